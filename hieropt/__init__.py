@@ -1,0 +1,1 @@
+"""hieropt: exact per-dimension bandwidth optimization of multi-dimensional hierarchical training networks."""

@@ -1,0 +1,64 @@
+"""Error hierarchy of hieropt: one root, each class with the process exit code the CLI uses.
+
+Exit codes: 0 certified optimum; 1 a bug (uncaught exception); 2 bad input or usage; 3 no certified answer
+(infeasible, unbounded, solver failure, failed verification).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class HieroptError(Exception):
+    """Root of every error hieropt raises on purpose. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class InputError(HieroptError):
+    """Bad input the user can fix: names the file, the field, the problem and the fix (exit 2).
+
+    Args:
+        source: the file (path) or the origin of the data (e.g. ``"--constraint"``, ``"<inline>"``).
+        field: the field inside that source, e.g. ``"line 7, field 4 (forward collective)"`` or ``"network.dims[2].npus"``.
+        problem: what is wrong, e.g. ``"unknown collective 'ALLREDUCEX'"``.
+        fix: what to do about it, e.g. ``"use one of NONE, ALLREDUCE, REDUCESCATTER, ALLGATHER, ALLTOALL"``.
+    """
+
+    exit_code = 2
+
+    def __init__(self, source: str | Path | None, field: str | None, problem: str, fix: str | None = None):
+        self.source = str(source) if source is not None else None
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        """The message as one line: ``SOURCE: FIELD: PROBLEM; fix: FIX``."""
+        parts = [p for p in (self.source, self.field) if p]
+        head = ": ".join(parts + [self.problem])
+        return f"{head}; fix: {self.fix}" if self.fix else head
+
+    def with_source(self, source: str | Path) -> InputError:
+        """The same error attributed to ``source`` (used when a reader is called on inline data)."""
+        return InputError(source, self.field, self.problem, self.fix)
+
+
+class NoSolutionError(HieroptError):
+    """The problem has no certified answer: infeasible or unbounded constraints (exit 3).
+
+    ``kind`` is ``"infeasible"`` or ``"unbounded"``; the message says why and what to change.
+    """
+
+    exit_code = 3
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(f"{kind}: {message}")
+
+
+class SolverError(HieroptError):
+    """The solver failed, hit a limit, or its result failed independent verification (exit 3)."""
+
+    exit_code = 3

@@ -1,0 +1,109 @@
+"""Pyomo formulation of the performance problem on t_d = 1/B_d (design.md §3). Builds; never solves or opens files.
+
+Variables (scaled units: MB, GB/s, ms, so t_d in ms/MB equals 1/B_d exactly):
+
+- ``B[d] >= 0``: per-NPU bandwidth of dimension d (GB/s), in the user's linear design constraints and bounds (exact);
+- ``t[d]``: for each dimension that carries traffic, an upper estimate of 1/B_d;
+- ``tau[k] >= 0``: epigraph of collective term k, ``tau[k] >= A[k, d] * t[d]`` for every d with A[k, d] > 0.
+
+Objective: ``min sum_k tau[k]`` (ms); the iteration time adds the constant compute time.
+The convex link ``t_d >= 1/B_d`` is outer-approximated by tangent cuts ``t_d >= 2/b - B_d/b^2`` (exact at B_d = b),
+so every LP optimum is a lower bound and its B is feasible (an upper bound once T(B) is evaluated exactly).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+
+from .spec import Instance
+from .timing import TimeModel
+
+MB = 1e6
+"""Scale: bytes per model unit of traffic (MB)."""
+MS_NS = 1e6
+"""Scale: ns per model unit of time (ms)."""
+
+
+@dataclass
+class PerfLP:
+    """A built performance LP: the Pyomo ``model`` plus what is needed to read results back in GB/s and ns.
+
+    Attributes:
+        model: the Pyomo ConcreteModel (components ``B``, ``t``, ``tau``, ``epi``, ``design``, ``cuts``, ``time``,
+            ``reach``).
+        loaded: indices of the dimensions that carry traffic (those with a ``t`` variable).
+        compute_ns: constant compute time added to the LP objective to give the iteration time.
+    """
+
+    model: pyo.ConcreteModel
+    loaded: tuple[int, ...]
+    compute_ns: float
+
+    def bw_gbps(self) -> np.ndarray:
+        """Current values of B (GB/s), shape (D,)."""
+        return np.array([pyo.value(self.model.B[d]) for d in self.model.B], dtype=float)
+
+    def t_values(self) -> dict[int, float]:
+        """Current values of t_d (ms/MB = 1/(GB/s)) for loaded dimensions."""
+        return {d: float(pyo.value(self.model.t[d])) for d in self.loaded}
+
+    def add_cut(self, d: int, b_gbps: float) -> None:
+        """Add the tangent cut of t_d >= 1/B_d at B_d = ``b_gbps`` (> 0)."""
+        m = self.model
+        m.cuts.add(m.t[d] + m.B[d] / b_gbps**2 >= 2.0 / b_gbps)
+
+    def use_time_objective(self) -> None:
+        """Minimise the collective time (ms); the default objective."""
+        self.model.reach.deactivate()
+        self.model.time.activate()
+
+    def use_reach_objective(self) -> None:
+        """Maximise the summed bandwidth of loaded dimensions: unbounded iff some loaded dimension is unbounded."""
+        self.model.time.deactivate()
+        self.model.reach.activate()
+
+
+def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
+    """Build the performance LP (no cuts yet) for ``instance`` with its aggregated time model ``tm``.
+
+    Args:
+        instance: supplies the design constraints and bounds (GB/s per NPU).
+        tm: the aggregated time model, ``terms_bytes`` of shape (K, D).
+
+    Returns:
+        :class:`PerfLP`; the caller adds tangent cuts and solves.
+    """
+    D = tm.n_dims
+    A = tm.terms_bytes / MB  # (K, D) MB
+    loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
+    bounds = instance.bounds_or_default
+    m = pyo.ConcreteModel(name=instance.name)
+    m.B = pyo.Var(range(D), bounds=lambda _m, d: (bounds[d].lower_gbps, bounds[d].upper_gbps))
+    m.t = pyo.Var(loaded, bounds=lambda _m, d: (_t_floor(bounds[d].upper_gbps), None))
+    m.tau = pyo.Var(range(A.shape[0]), domain=pyo.NonNegativeReals)
+    pairs = [(k, d) for k in range(A.shape[0]) for d in loaded if A[k, d] > 0]
+    m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= float(A[k, d]) * _m.t[d])
+    m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
+    m.cuts = pyo.ConstraintList()
+    m.time = pyo.Objective(expr=sum(m.tau[k] for k in m.tau) if len(m.tau) else 0.0, sense=pyo.minimize)
+    m.reach = pyo.Objective(expr=sum(m.B[d] for d in loaded) if loaded else 0.0, sense=pyo.maximize)
+    m.reach.deactivate()
+    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns)
+
+
+def _t_floor(upper_gbps: float | None) -> float:
+    return 1.0 / upper_gbps if upper_gbps is not None and math.isfinite(upper_gbps) else 0.0
+
+
+def _design_row(m: pyo.ConcreteModel, instance: Instance, i: int):
+    c = instance.constraints[i]
+    lhs = sum(float(a) * m.B[d] for d, a in enumerate(c.coefficients) if a != 0)
+    if c.sense == "<=":
+        return lhs <= c.rhs
+    if c.sense == ">=":
+        return lhs >= c.rhs
+    return lhs == c.rhs

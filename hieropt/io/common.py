@@ -1,0 +1,61 @@
+"""Shared helpers of the readers: opening files and turning pydantic errors into one-line InputErrors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import InputError
+
+
+def read_text(path: Path, what: str) -> str:
+    """Read a text file (UTF-8, CRLF tolerated); missing or unreadable files raise :class:`InputError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, f"{what} file not found", "check the path (relative paths in an instance file "
+                         "are taken from the instance file's folder)")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file") from e
+
+
+def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
+    """Parse a YAML file whose top level must be a mapping."""
+    text = read_text(path, what)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else None
+        raise InputError(path, where, f"invalid YAML: {getattr(e, 'problem', e)}", "fix the YAML syntax") from e
+    if not isinstance(data, dict):
+        raise InputError(path, None, f"expected a YAML mapping of keys for the {what}", "see the LIBRA input format")
+    return data
+
+
+def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -> InputError:
+    """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError`.
+
+    The field is pydantic's ``loc`` joined with dots (prefixed by ``prefix``); messages written as
+    ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are split into their parts.
+    """
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    field = ".".join(p for p in (prefix, loc) if p) or None
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    fix = None
+    if "; fix: " in msg:
+        msg, fix = msg.split("; fix: ", 1)
+    if err["type"] == "missing":
+        fix = fix or "add it"
+    elif err["type"] == "extra_forbidden":
+        msg, fix = "unknown key", fix or "remove it or check its spelling"
+    elif fix is None:
+        fix = f"got {err.get('input')!r}; correct the value"
+    if ": " in msg and field is None:
+        field, msg = msg.split(": ", 1)
+    return InputError(source, field, msg, fix)

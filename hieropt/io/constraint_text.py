@@ -1,0 +1,413 @@
+"""Safe parser of linear design constraints on per-dimension bandwidth, e.g. ``sum(bw[1:]) <= 3 * bw[0]``.
+
+The text is never evaluated: a small tokenizer and a recursive-descent parser turn it into a
+:class:`hieropt.spec.LinearConstraint` (``sum_d coefficients[d] * bw[d]  sense  rhs``). Every mistake raises a
+one-line :class:`hieropt.errors.InputError` naming the constraint, the problem (with the column where it applies)
+and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..spec import LinearConstraint
+
+__all__ = ["parse_constraint"]
+
+_MAX_DEPTH = 64  # nesting of parentheses / unary signs; keeps the recursion far from Python's limit
+_EXAMPLE = "e.g. 'sum(bw) <= 500' or '2*bw[0] - bw[1] >= 0'"
+_OPERAND = "a number, bw[i], sum(bw), sum(bw[a:b]) or '('"
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+  | (?P<name>[A-Za-z_]\w*)
+  | (?P<sense><=|>=|==)
+  | (?P<badsense>=<|=>|!=|<>|<|>|=)
+  | (?P<op>\*\*|[-+*/()\[\]:])
+    """,
+    re.VERBOSE | re.ASCII,
+)
+_NUMBER_TAIL_RE = re.compile(r"[\w.]*", re.ASCII)
+_BAD_SENSE_FIX = {
+    "=": "use == for equality",
+    "=<": "use <=",
+    "=>": "use >=",
+    "<": "use <= (strict inequalities are not supported)",
+    ">": "use >= (strict inequalities are not supported)",
+    "!=": "'not equal' is not a linear constraint; use <=, >= or ==",
+    "<>": "'not equal' is not a linear constraint; use <=, >= or ==",
+}
+_UNICODE_SENSE_FIX = {"≤": "use <=", "≥": "use >=", "≠": "'not equal' is not a linear constraint; use <=, >= or =="}
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # "num", "name", "sense", "op" or "end"
+    text: str
+    pos: int  # 0-based offset into the original text
+
+
+@dataclass(frozen=True)
+class _Lin:
+    """A linear expression ``coeffs . bw + const`` with the span of text it came from.
+
+    ``has_bw`` is structural (the text names a bandwidth), so ``(bw[0] - bw[0]) * bw[1]`` is still rejected as
+    non-linear even though the first factor's coefficients are all zero.
+    """
+
+    coeffs: tuple[float, ...]
+    const: float
+    has_bw: bool
+    start: int
+    end: int
+
+
+def _dims_phrase(n: int) -> str:
+    return f"the network has {n} dimension{'s' if n != 1 else ''}"
+
+
+def _valid_refs(n: int) -> str:
+    return "bw[0]" if n == 1 else f"bw[0]..bw[{n - 1}]"
+
+
+class _Parser:
+    """Grammar (``bw`` indices are non-negative integer literals)::
+
+        constraint := expr SENSE expr END          SENSE := '<=' | '>=' | '=='
+        expr       := term (('+' | '-') term)*
+        term       := unary (('*' | '/') unary)*
+        unary      := ('+' | '-') unary | primary
+        primary    := NUMBER | '(' expr ')' | 'bw' '[' INT ']'
+                    | 'sum' '(' 'bw' ['[' [INT] ':' [INT] ']'] ')'
+    """
+
+    def __init__(self, text: str, n_dims: int, source: str):
+        self.text = text
+        self.n = n_dims
+        self.source = source
+        self.depth = 0
+        self.tokens = self._tokenize()
+        self.i = 0
+
+    # ----------------------------------------------------------------------------------------------- helpers
+    def _error(self, problem: str, fix: str) -> InputError:
+        return InputError(self.source, f"constraint '{self.text}'", problem, fix)
+
+    def _syntax(self, pos: int, problem: str, fix: str) -> InputError:
+        return self._error(f"syntax error at column {pos + 1}: {problem}", fix)
+
+    def _snip(self, e: _Lin) -> str:
+        return self.text[e.start : e.end]
+
+    @staticmethod
+    def _describe(tok: _Token) -> str:
+        return "the end of the text" if tok.kind == "end" else f"'{tok.text}'"
+
+    def _peek(self) -> _Token:
+        return self.tokens[self.i]
+
+    def _next(self) -> _Token:
+        tok = self.tokens[self.i]
+        if tok.kind != "end":
+            self.i += 1
+        return tok
+
+    def _is(self, tok: _Token, op: str) -> bool:
+        return tok.kind == "op" and tok.text == op
+
+    def _expect(self, op: str, what: str, fix: str) -> _Token:
+        tok = self._peek()
+        if not self._is(tok, op):
+            raise self._syntax(tok.pos, f"expected '{op}' {what}, found {self._describe(tok)}", fix)
+        return self._next()
+
+    def _const(self, value: float, start: int, end: int) -> _Lin:
+        return _Lin((0.0,) * self.n, value, False, start, end)
+
+    def _enter(self, pos: int) -> None:
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self._syntax(pos, f"nested more than {_MAX_DEPTH} levels deep", "simplify the expression")
+
+    # --------------------------------------------------------------------------------------------- tokenizer
+    def _tokenize(self) -> list[_Token]:
+        text, pos, tokens = self.text, 0, []
+        while pos < len(text):
+            m = _TOKEN_RE.match(text, pos)
+            if m is None:
+                ch = text[pos]
+                fix = _UNICODE_SENSE_FIX.get(ch, f"write the constraint with numbers, bw[i], sum(...), + - * / ( ) "
+                                                 f"and one of <=, >=, ==; {_EXAMPLE}")
+                raise self._syntax(pos, f"unexpected character {ch!r}", fix)
+            kind, tok = m.lastgroup, m.group()
+            if kind == "num":
+                tail = _NUMBER_TAIL_RE.match(text, m.end()).group()
+                if tail:
+                    raise self._syntax(
+                        pos, f"malformed number '{tok + tail}'",
+                        "separate a factor with *, e.g. 2*bw[0]; write exponents as 1e3 or 2.5e-4",
+                    )
+            elif kind == "badsense":
+                raise self._syntax(pos, f"'{tok}' is not a comparison operator", _BAD_SENSE_FIX[tok])
+            if kind != "ws":
+                tokens.append(_Token(kind, tok, pos))
+            pos = m.end()
+        tokens.append(_Token("end", "", len(text)))
+        return tokens
+
+    # ------------------------------------------------------------------------------------------------ parser
+    def parse(self) -> tuple[_Lin, str, _Lin]:
+        lhs = self._expr()
+        tok = self._peek()
+        if tok.kind != "sense":
+            if tok.kind == "end":
+                raise self._error(
+                    "missing comparison operator: expected one of <=, >=, ==",
+                    f"compare two sides, {_EXAMPLE}",
+                )
+            raise self._syntax(tok.pos, f"unexpected {self._describe(tok)}",
+                               f"check the operators and parentheses; {_EXAMPLE}")
+        sense = self._next().text
+        rhs = self._expr()
+        tok = self._peek()
+        if tok.kind == "sense":
+            raise self._error(
+                f"more than one comparison operator ('{sense}' and '{tok.text}' at column {tok.pos + 1})",
+                "write one comparison per constraint; split 'a <= b <= c' into 'a <= b' and 'b <= c'",
+            )
+        if tok.kind != "end":
+            raise self._syntax(tok.pos, f"unexpected {self._describe(tok)}",
+                               f"check the operators and parentheses; {_EXAMPLE}")
+        return lhs, sense, rhs
+
+    def _expr(self) -> _Lin:
+        left = self._term()
+        while (tok := self._peek()).kind == "op" and tok.text in "+-":
+            self._next()
+            right = self._term()
+            sign = 1.0 if tok.text == "+" else -1.0
+            left = _Lin(
+                tuple(a + sign * b for a, b in zip(left.coeffs, right.coeffs, strict=True)),
+                left.const + sign * right.const,
+                left.has_bw or right.has_bw,
+                left.start,
+                right.end,
+            )
+        return left
+
+    def _term(self) -> _Lin:
+        left = self._unary()
+        while True:
+            tok = self._peek()
+            if self._is(tok, "*"):
+                self._next()
+                left = self._mul(left, self._unary())
+            elif self._is(tok, "/"):
+                self._next()
+                left = self._div(left, self._unary())
+            elif self._is(tok, "**"):
+                raise self._error(f"not linear: powers ('**' at column {tok.pos + 1}) are not supported",
+                                  "a linear constraint multiplies bandwidth only by constants, e.g. 2*bw[0]")
+            elif tok.kind in ("num", "name") or self._is(tok, "("):
+                raise self._syntax(
+                    tok.pos, f"missing operator between '{self.text[left.start:left.end]}' and '{tok.text}'",
+                    "write products with *, e.g. 2*bw[0], and join terms with + or -",
+                )
+            else:
+                return left
+
+    def _mul(self, a: _Lin, b: _Lin) -> _Lin:
+        if a.has_bw and b.has_bw:
+            raise self._error(
+                f"not linear: '{self._snip(a)}' * '{self._snip(b)}' multiplies two bandwidth expressions",
+                "multiply bandwidth only by constants, e.g. 2*bw[0]",
+            )
+        lin, k = (a, b.const) if a.has_bw else (b, a.const)
+        return _Lin(tuple(c * k for c in lin.coeffs), lin.const * k, lin.has_bw, a.start, b.end)
+
+    def _div(self, a: _Lin, b: _Lin) -> _Lin:
+        if b.has_bw:
+            raise self._error(
+                f"not linear: '{self._snip(a)}' / '{self._snip(b)}' divides by a bandwidth expression",
+                "divide only by non-zero constants, e.g. (bw[0] + bw[1]) / 2",
+            )
+        if b.const == 0:
+            raise self._error(
+                f"division by zero: '{self._snip(b)}' at column {b.start + 1} is 0",
+                "divide by a non-zero constant",
+            )
+        k = b.const
+        return _Lin(tuple(c / k for c in a.coeffs), a.const / k, a.has_bw, a.start, b.end)
+
+    def _unary(self) -> _Lin:
+        tok = self._peek()
+        if tok.kind == "op" and tok.text in "+-":
+            self._enter(tok.pos)
+            self._next()
+            inner = self._unary()
+            self.depth -= 1
+            k = -1.0 if tok.text == "-" else 1.0
+            return _Lin(tuple(k * c for c in inner.coeffs), k * inner.const, inner.has_bw, tok.pos, inner.end)
+        return self._primary()
+
+    def _primary(self) -> _Lin:
+        tok = self._peek()
+        if tok.kind == "num":
+            self._next()
+            value = float(tok.text)
+            if not math.isfinite(value):
+                raise self._syntax(tok.pos, f"number '{tok.text}' is too large", "use a finite number below 1e308")
+            return self._const(value, tok.pos, tok.pos + len(tok.text))
+        if self._is(tok, "("):
+            self._enter(tok.pos)
+            self._next()
+            inner = self._expr()
+            close = self._expect(")", f"to close '(' at column {tok.pos + 1}", "balance the parentheses")
+            self.depth -= 1
+            return _Lin(inner.coeffs, inner.const, inner.has_bw, tok.pos, close.pos + 1)
+        if tok.kind == "name":
+            if tok.text == "bw":
+                return self._bw()
+            if tok.text == "sum":
+                return self._sum()
+            raise self._error(
+                f"unknown name '{tok.text}' at column {tok.pos + 1}",
+                f"write a bandwidth as bw[i] ({_valid_refs(self.n)}), or sum(bw) / sum(bw[a:b]) for sums",
+            )
+        raise self._syntax(tok.pos, f"expected {_OPERAND}, found {self._describe(tok)}", f"complete the expression; "
+                           f"{_EXAMPLE}")
+
+    def _index(self, what: str) -> int:
+        """A non-negative integer literal (the current token)."""
+        tok = self._peek()
+        if self._is(tok, "-") and self.tokens[self.i + 1].kind == "num":
+            value = self.tokens[self.i + 1].text
+            raise self._syntax(
+                tok.pos, f"negative {what} -{value}",
+                f"count dimensions from 0: {_valid_refs(self.n)} ({_dims_phrase(self.n)})",
+            )
+        if tok.kind != "num" or not tok.text.isdigit():
+            raise self._syntax(
+                tok.pos, f"{what} must be a non-negative integer, found {self._describe(tok)}",
+                f"use an integer literal, {_valid_refs(self.n)} ({_dims_phrase(self.n)})",
+            )
+        self._next()
+        return int(tok.text)
+
+    def _bw(self) -> _Lin:
+        name = self._next()
+        if not self._is(self._peek(), "["):
+            raise self._syntax(
+                name.pos, "bare 'bw' without an index",
+                f"use bw[i] for one dimension ({_valid_refs(self.n)}) or sum(bw) for the sum over all dimensions",
+            )
+        self._next()
+        i = self._index("index")
+        if self._is(self._peek(), ":"):
+            raise self._syntax(self._peek().pos, "a slice of bw is only allowed inside sum(...)",
+                               "write sum(bw[a:b])")
+        close = self._expect("]", "after the index", f"write bw[i] with i in 0..{self.n - 1}")
+        if i >= self.n:
+            raise self._error(
+                f"bw[{i}] at column {name.pos + 1} is out of range: {_dims_phrase(self.n)}",
+                f"use {_valid_refs(self.n)}",
+            )
+        coeffs = tuple(1.0 if d == i else 0.0 for d in range(self.n))
+        return _Lin(coeffs, 0.0, True, name.pos, close.pos + 1)
+
+    def _sum(self) -> _Lin:
+        name = self._next()
+        sum_fix = "write sum(bw) or sum(bw[a:b]); write other sums out with +"
+        self._expect("(", "after 'sum'", sum_fix)
+        arg = self._peek()
+        if not (arg.kind == "name" and arg.text == "bw"):
+            raise self._syntax(arg.pos, f"sum(...) takes bw or a slice bw[a:b], found {self._describe(arg)}", sum_fix)
+        self._next()
+        lo, hi = 0, self.n
+        if self._is(self._peek(), "["):
+            self._next()
+            if not self._is(self._peek(), ":"):
+                lo = self._index("slice start")
+            if self._is(self._peek(), "]"):
+                raise self._syntax(self._peek().pos, f"sum(bw[{lo}]) sums a single dimension",
+                                   f"write bw[{lo}], or a slice such as sum(bw[{lo}:])")
+            self._expect(":", "in the slice bw[a:b]", sum_fix)
+            if not self._is(self._peek(), "]"):
+                if self._is(self._peek(), ":"):
+                    raise self._syntax(self._peek().pos, "slice steps are not supported", "use sum(bw[a:b])")
+                hi = self._index("slice end")
+            if self._is(self._peek(), ":"):
+                raise self._syntax(self._peek().pos, "slice steps are not supported", "use sum(bw[a:b])")
+            self._expect("]", "to close the slice", sum_fix)
+        close = self._expect(")", f"to close 'sum(' at column {name.pos + 1}", sum_fix)
+        dims = range(self.n)[lo:hi]  # Python slice semantics: bounds past the end are clamped
+        if not dims:
+            raise self._error(
+                f"'{self.text[name.pos:close.pos + 1]}' at column {name.pos + 1} selects no dimension "
+                f"({_dims_phrase(self.n)})",
+                f"use a slice bw[a:b] with a < b and a < {self.n}",
+            )
+        coeffs = tuple(1.0 if d in dims else 0.0 for d in range(self.n))
+        return _Lin(coeffs, 0.0, True, name.pos, close.pos + 1)
+
+
+def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> LinearConstraint:
+    """Parse a linear design constraint on per-dimension bandwidth (GB/s per NPU) without evaluating any code.
+
+    Grammar::
+
+        constraint := expr SENSE expr                SENSE := '<=' | '>=' | '=='
+        expr       := term (('+' | '-') term)*
+        term       := unary (('*' | '/') unary)*
+        unary      := ('+' | '-') unary | primary
+        primary    := NUMBER | '(' expr ')' | bw[i] | sum(bw) | sum(bw[a:b])
+
+    ``NUMBER`` is an int, decimal or scientific literal (``500``, ``0.5``, ``.5``, ``1e3``, ``2.5E-4``); ``i`` is a
+    non-negative integer literal below ``n_dims``; ``sum(bw[a:b])`` sums ``bw[a] + ... + bw[b-1]`` with Python
+    slice semantics (``a``, ``b`` optional, non-negative; bounds past the end are clamped, but the slice must select
+    at least one dimension). Products need an explicit ``*`` and at least one constant factor; divisors must be
+    non-zero constants. Everything is moved to the left: ``lhs - rhs  SENSE  0`` becomes
+    ``coefficients . bw  SENSE  rhs`` with ``rhs = -(constant part)``.
+
+    Examples: ``sum(bw) == 500``, ``bw[0] >= bw[1]``, ``2*bw[0] - 0.5*bw[1] <= 1e3``,
+    ``sum(bw[1:]) <= 3 * bw[0]``, ``(bw[0] + bw[1]) / 2 >= 10``.
+
+    Args:
+        text: the constraint as the user wrote it.
+        n_dims: number of network dimensions (length of ``coefficients``), at least 1.
+        source: where the text came from, used as the error's source (default ``"--constraint"``).
+
+    Returns:
+        ``LinearConstraint(coefficients, sense, rhs, text=text.strip())`` with ``len(coefficients) == n_dims``.
+
+    Raises:
+        InputError: ``InputError(source, f"constraint '{text}'", problem, fix)`` for: empty text; a syntax error
+            (unexpected character or token, malformed number, missing operator as in ``2 bw[0]``, unbalanced
+            parentheses; the problem gives the column); an unknown name (e.g. ``bandwidth[0]``); a negative,
+            non-integer or out-of-range index, or an empty slice; a missing or extra comparison operator, or
+            ``=``, ``<``, ``>``, ``!=`` instead of ``<=``, ``>=``, ``==``; a non-linear term (problem starts with
+            ``"not linear: "``: bandwidth times bandwidth, division by a bandwidth expression, ``**``); division
+            by zero; no bandwidth term (only constants, or all coefficients cancel); a number that overflows.
+        ValueError: ``n_dims`` is not a positive integer (a programming error, not bad input).
+    """
+    if not isinstance(n_dims, int) or isinstance(n_dims, bool) or n_dims < 1:
+        raise ValueError(f"n_dims must be a positive integer, got {n_dims!r}")
+    parser = _Parser(text, n_dims, source)
+    if not text.strip():
+        raise parser._error("empty constraint", f"write a comparison, {_EXAMPLE}")
+    lhs, sense, rhs = parser.parse()
+    coeffs = tuple(a - b + 0.0 for a, b in zip(lhs.coeffs, rhs.coeffs, strict=True))  # + 0.0 turns -0.0 into 0.0
+    rhs_value = rhs.const - lhs.const + 0.0
+    if not all(math.isfinite(c) for c in (*coeffs, rhs_value)):
+        raise parser._error("number too large: a coefficient or the constant overflows a 64-bit float",
+                            "use smaller numbers (e.g. change units)")
+    if not any(coeffs):
+        why = "the bandwidth terms cancel out" if lhs.has_bw or rhs.has_bw else "it compares constants only"
+        raise parser._error(f"no bandwidth term: {why}",
+                            "name at least one bw[i] or sum(bw) with a non-zero coefficient")
+    return LinearConstraint(coefficients=coeffs, sense=sense, rhs=rhs_value, text=text.strip())

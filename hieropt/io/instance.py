@@ -1,0 +1,224 @@
+"""Native instance files (TOML) and LIBRA file sets -> :class:`hieropt.spec.Instance`.
+
+An instance file names its parts by path (relative to the instance file) or inlines them::
+
+    name = "gpt3-175b-4d"
+    objective = "performance"          # required
+    training_loop = "no_overlap"       # required
+    network = "net.yml"                # LIBRA network YAML, or inline: [network] dims = [{block=..., npus=..., cost_class=...}]
+    workload = "../models/gpt3-175b.toml"  # .toml workload model (generated) or .txt ASTRA-sim 1.0 text
+    mapping = "comm.yml"               # LIBRA communicator, or inline: [mapping] forward = [...] (-1 or 1: not spanned)
+    cost = "cost.yml"                  # LIBRA cost model, or inline: [cost.InterPod] link_usd_per_gbps = 7.8 ...
+    constraints = ["sum(bw) == 500", "bw[0] >= bw[1]"]       # linear, GB/s per NPU
+    bounds = [{dim = 3, lower_gbps = 10, upper_gbps = 200}]  # optional per-dimension bounds, GB/s per NPU
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Mapping, Network, Workload
+from ..workloads import transformer
+from .astrasim1 import read_workload
+from .common import read_text, validation_error
+from .constraint_text import parse_constraint
+from .libra import parse_group, read_communicator, read_cost_model, read_network
+
+_TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
+             "constraints", "bounds")
+GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate)}
+"""Workload generators usable from a model file: name -> (parameter model, generate function)."""
+
+
+def _read_toml(path: Path, what: str) -> dict[str, Any]:
+    text = read_text(path, what)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(path, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+
+
+def read_model(path: str | Path) -> Workload:
+    """Generate a workload from a model file (TOML: ``generator = "transformer"`` and a ``[params]`` table).
+
+    Raises:
+        InputError: missing file, unknown generator, invalid parameters.
+    """
+    path = Path(path)
+    data = _read_toml(path, "workload model")
+    return _generate(data, path)
+
+
+def _generate(data: dict[str, Any], source: Path | str) -> Workload:
+    gen = data.get("generator")
+    if gen not in GENERATORS:
+        raise InputError(source, "generator", f"unknown or missing generator {gen!r}",
+                         f"use one of {', '.join(GENERATORS)}")
+    extra = set(data) - {"generator", "params", "description"}
+    if extra:
+        raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
+    params_cls, generate = GENERATORS[gen]
+    try:
+        params = params_cls(**data.get("params", {}))
+    except ValidationError as e:
+        raise validation_error(e, source, "params") from e
+    return generate(params)
+
+
+def _path(base: Path, value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else base / p
+
+
+def _network(value: Any, base: Path, src: str) -> Network:
+    if isinstance(value, str):
+        return read_network(_path(base, value))
+    try:
+        return Network(**value) if isinstance(value, dict) else Network(dims=value)
+    except (ValidationError, TypeError) as e:
+        if isinstance(e, ValidationError):
+            raise validation_error(e, src, "network") from e
+        raise InputError(src, "network", "expected a file name or a table with dims", "see the README") from e
+
+
+def _workload(value: Any, base: Path, src: str) -> Workload:
+    if isinstance(value, dict):
+        if "generator" in value:
+            return _generate(value, src)
+        if set(value) == {"file"}:
+            value = value["file"]
+        elif set(value) == {"model"}:
+            return read_model(_path(base, value["model"]))
+        else:
+            raise InputError(src, "workload", "expected a file name, {file = ...}, {model = ...} or an inline "
+                             "generator table", "see the README")
+    if not isinstance(value, str):
+        raise InputError(src, "workload", f"expected a file name, got {value!r}", "give a path")
+    path = _path(base, value)
+    return read_model(path) if path.suffix == ".toml" else read_workload(path)
+
+
+def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
+    if isinstance(value, str):
+        return read_communicator(_path(base, value), network)
+    if not isinstance(value, dict):
+        raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}", "see the README")
+    extra = set(value) - {"forward", "input_grad", "weight_grad"}
+    if extra:
+        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key", "use forward, input_grad, weight_grad")
+    groups = {}
+    for phase in ("forward", "input_grad", "weight_grad"):
+        if phase not in value:
+            raise InputError(src, f"mapping.{phase}", "missing", "give one group size per dimension (1: not spanned)")
+        if not isinstance(value[phase], list):
+            raise InputError(src, f"mapping.{phase}", "expected a list", "write e.g. [4, 4, 1, 1]")
+        groups[phase] = parse_group(value[phase], f"mapping.{phase}", src, network)
+    return Mapping(**groups)
+
+
+def _cost(value: Any, base: Path, src: str) -> CostModel:
+    if isinstance(value, str):
+        return read_cost_model(_path(base, value))
+    try:
+        return CostModel(classes=value)
+    except ValidationError as e:
+        raise validation_error(e, src, "cost") from e
+
+
+def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise InputError(src, "bounds", "expected a list of tables", "write bounds = [{dim = 0, upper_gbps = 400}]")
+    out: list[Bound] = [Bound() for _ in range(n_dims)]
+    seen = set()
+    for i, b in enumerate(value):
+        if not isinstance(b, dict) or not isinstance(b.get("dim"), int) or not 0 <= b["dim"] < n_dims:
+            raise InputError(src, f"bounds[{i}].dim", f"expected a dimension index 0..{n_dims - 1}",
+                             "write {dim = 0, lower_gbps = ..., upper_gbps = ...}")
+        d = b["dim"]
+        if d in seen:
+            raise InputError(src, f"bounds[{i}].dim", f"dimension {d} bounded twice", "merge the two entries")
+        seen.add(d)
+        try:
+            out[d] = Bound(**{k: v for k, v in b.items() if k != "dim"})
+        except ValidationError as e:
+            raise validation_error(e, src, f"bounds[{i}]") from e
+    return tuple(out)
+
+
+def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], src: str) -> str:
+    if key not in data:
+        raise InputError(src, key, "missing", f"add {key} = \"{allowed[0]}\" (one of {', '.join(allowed)})")
+    if data[key] not in allowed:
+        raise InputError(src, key, f"unknown value {data[key]!r}", f"use one of {', '.join(allowed)}")
+    return data[key]
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read an instance TOML file and the files it names (see the module docstring for the format).
+
+    Raises:
+        InputError: any bad file or field, naming the file, the field and the fix.
+    """
+    path = Path(path)
+    src = str(path)
+    data = _read_toml(path, "instance")
+    for k in data:
+        if k not in _TOP_KEYS:
+            raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
+    for k in ("network", "workload", "mapping", "cost"):
+        if k not in data:
+            raise InputError(src, k, "missing", f"name the {k} file or inline it")
+    objective = _choice(data, "objective", OBJECTIVES, src)
+    loop = _choice(data, "training_loop", TRAINING_LOOPS, src)
+    base = path.parent
+    network = _network(data["network"], base, src)
+    workload = _workload(data["workload"], base, src)
+    mapping = _mapping(data["mapping"], base, src, network)
+    cost = _cost(data["cost"], base, src)
+    texts = data.get("constraints", [])
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
+    constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
+    return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
+                     mapping=mapping, cost=cost, constraints=constraints,
+                     bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop)
+
+
+def _instance(src: str, **parts: Any) -> Instance:
+    try:
+        return Instance(**parts)
+    except ValidationError as e:
+        raise validation_error(e, src) from e
+
+
+def load_libra(network: str | Path, workload: str | Path, communicator: str | Path, cost: str | Path,
+               constraints: Sequence[str] = (), objective: str = "performance", name: str | None = None) -> Instance:
+    """Build an instance from LIBRA's files (paths) and constraint strings, as the CLI's LIBRA flags do.
+
+    ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's ``no_overlap``.
+
+    Raises:
+        InputError: any bad file, flag or constraint.
+    """
+    if objective not in OBJECTIVES:
+        raise InputError("--objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
+    net = read_network(network)
+    wl = read_workload(workload)
+    mapping = read_communicator(communicator, net)
+    cm = read_cost_model(cost)
+    cons = tuple(parse_constraint(t, net.n_dims, "--constraint") for t in constraints)
+    try:
+        return _instance(str(network), name=name or Path(workload).stem, network=net, workload=wl, mapping=mapping,
+                         cost=cm, constraints=cons, bounds=None, objective=objective, training_loop="no_overlap")
+    except InputError as e:
+        if e.field and e.field.startswith("cost."):  # a price missing for the network's Switch: the cost file's fault
+            raise e.with_source(cost) from None
+        raise

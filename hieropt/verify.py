@@ -1,0 +1,70 @@
+"""Independent verification of a solver's answer: re-evaluate T(B) and cost(B) layer by layer and check the design
+constraints, without the formulation or the solver (imports only spec, timing and cost)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .spec import Instance
+from .timing import Breakdown, evaluate
+
+FEAS_TOL = 1e-6
+"""Allowed violation of a design constraint, relative to max(1, |rhs|) (the LP's own tolerance is 1e-9)."""
+TIME_TOL = 1e-9
+"""Allowed relative difference between a reported iteration time and the evaluator's."""
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """The outcome of :func:`verify`.
+
+    Attributes:
+        ok: every check passed.
+        breakdown: the evaluator's breakdown at the checked bandwidths.
+        max_violation: largest relative constraint or bound violation (0 when feasible).
+        problems: one line per failed check.
+    """
+
+    ok: bool
+    breakdown: Breakdown
+    max_violation: float
+    problems: tuple[str, ...]
+
+
+def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple[str, float]]:
+    """Violated constraints and bounds at ``bw_gbps`` (GB/s, shape (D,)) as (description, relative violation)."""
+    bw = np.asarray(bw_gbps, dtype=float)
+    out = []
+    for c in instance.constraints:
+        lhs = float(np.dot(c.coefficients, bw))
+        scale = max(1.0, abs(c.rhs))
+        v = {"<=": lhs - c.rhs, ">=": c.rhs - lhs, "==": abs(lhs - c.rhs)}[c.sense] / scale
+        if v > FEAS_TOL:
+            out.append((f"'{c.text}' (lhs {lhs:.9g} vs {c.rhs:.9g})", v))
+    for d, b in enumerate(instance.bounds_or_default):
+        if bw[d] < b.lower_gbps - FEAS_TOL * max(1.0, b.lower_gbps):
+            out.append((f"bw[{d}] >= {b.lower_gbps}", (b.lower_gbps - bw[d]) / max(1.0, b.lower_gbps)))
+        if b.upper_gbps is not None and bw[d] > b.upper_gbps * (1 + FEAS_TOL):
+            out.append((f"bw[{d}] <= {b.upper_gbps}", (bw[d] - b.upper_gbps) / b.upper_gbps))
+    return out
+
+
+def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | None = None) -> Certificate:
+    """Check a claimed answer: feasibility of ``bw_gbps`` and, if given, that T(bw) equals ``iteration_time_ns``.
+
+    Args:
+        instance: the problem.
+        bw_gbps: per-NPU bandwidths, GB/s, shape (D,).
+        iteration_time_ns: the solver's reported iteration time (ns), or None to skip that check.
+    """
+    bd = evaluate(instance, bw_gbps)
+    problems = [f"violates {text}" for text, _ in constraint_violations(instance, bw_gbps)]
+    viol = max((v for _, v in constraint_violations(instance, bw_gbps)), default=0.0)
+    if iteration_time_ns is not None:
+        rel = abs(bd.iteration_time_ns - iteration_time_ns) / max(bd.iteration_time_ns, 1e-300)
+        if rel > TIME_TOL:
+            problems.append(f"reported iteration time {iteration_time_ns:.12g} ns but the evaluator gives "
+                            f"{bd.iteration_time_ns:.12g} ns (relative difference {rel:.3g})")
+    return Certificate(ok=not problems, breakdown=bd, max_violation=viol, problems=tuple(problems))
