@@ -20,7 +20,8 @@ class InputError(HieroptError):
 
     Args:
         source: the file (path) or the origin of the data (e.g. ``"--constraint"``, ``"<inline>"``).
-        field: the field inside that source, e.g. ``"line 7, field 4 (forward collective)"`` or ``"network.dims[2].npus"``.
+        field: the field inside that source, e.g. ``"line 7, field 4 (forward collective)"`` or
+            ``"network.dims[2].npus"``.
         problem: what is wrong, e.g. ``"unknown collective 'ALLREDUCEX'"``.
         fix: what to do about it, e.g. ``"use one of NONE, ALLREDUCE, REDUCESCATTER, ALLGATHER, ALLTOALL"``.
     """

@@ -33,8 +33,8 @@ class PerfLP:
     """A built performance LP: the Pyomo ``model`` plus what is needed to read results back in GB/s and ns.
 
     Attributes:
-        model: the Pyomo ConcreteModel (components ``B``, ``t``, ``tau``, ``epi``, ``design``, ``cuts``, ``time``,
-            ``reach``).
+        model: the Pyomo ConcreteModel (components ``B``, ``t``, ``tau``, ``epi``, ``design``, ``time``, ``reach``);
+            the solver adds the tangent cuts (:meth:`tangent_cut`) to its HiGHS copy of the model.
         loaded: indices of the dimensions that carry traffic (those with a ``t`` variable).
         compute_ns: constant compute time added to the LP objective to give the iteration time.
     """
@@ -43,28 +43,22 @@ class PerfLP:
     loaded: tuple[int, ...]
     compute_ns: float
 
-    def bw_gbps(self) -> np.ndarray:
-        """Current values of B (GB/s), shape (D,)."""
-        return np.array([pyo.value(self.model.B[d]) for d in self.model.B], dtype=float)
+    @staticmethod
+    def tangent_cut(b_gbps: float) -> tuple[float, float, float]:
+        """The tangent of t >= 1/B at B = ``b_gbps`` (> 0) as ``t + coef_B * B >= lower``: (lower, 1, coef_B)."""
+        return 2.0 / b_gbps, 1.0, 1.0 / b_gbps**2
 
-    def t_values(self) -> dict[int, float]:
-        """Current values of t_d (ms/MB = 1/(GB/s)) for loaded dimensions."""
-        return {d: float(pyo.value(self.model.t[d])) for d in self.loaded}
-
-    def add_cut(self, d: int, b_gbps: float) -> None:
-        """Add the tangent cut of t_d >= 1/B_d at B_d = ``b_gbps`` (> 0)."""
-        m = self.model
-        m.cuts.add(m.t[d] + m.B[d] / b_gbps**2 >= 2.0 / b_gbps)
-
-    def use_time_objective(self) -> None:
-        """Minimise the collective time (ms); the default objective."""
+    def use_time_objective(self) -> pyo.Objective:
+        """Minimise the collective time (ms), the default objective; returns it."""
         self.model.reach.deactivate()
         self.model.time.activate()
+        return self.model.time
 
-    def use_reach_objective(self) -> None:
-        """Maximise the summed bandwidth of loaded dimensions: unbounded iff some loaded dimension is unbounded."""
+    def use_reach_objective(self) -> pyo.Objective:
+        """Maximise the summed bandwidth of loaded dimensions (unbounded iff some loaded dimension is); returns it."""
         self.model.time.deactivate()
         self.model.reach.activate()
+        return self.model.reach
 
 
 def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
@@ -75,7 +69,7 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
         tm: the aggregated time model, ``terms_bytes`` of shape (K, D).
 
     Returns:
-        :class:`PerfLP`; the caller adds tangent cuts and solves.
+        :class:`PerfLP`; the solver adds tangent cuts and solves.
     """
     D = tm.n_dims
     A = tm.terms_bytes / MB  # (K, D) MB
@@ -88,7 +82,6 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
     pairs = [(k, d) for k in range(A.shape[0]) for d in loaded if A[k, d] > 0]
     m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= float(A[k, d]) * _m.t[d])
     m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
-    m.cuts = pyo.ConstraintList()
     m.time = pyo.Objective(expr=sum(m.tau[k] for k in m.tau) if len(m.tau) else 0.0, sense=pyo.minimize)
     m.reach = pyo.Objective(expr=sum(m.B[d] for d in loaded) if loaded else 0.0, sense=pyo.maximize)
     m.reach.deactivate()

@@ -114,9 +114,11 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     D = instance.network.n_dims
     bw = np.asarray(bw_gbps, dtype=float).reshape(-1)
     if bw.shape != (D,):
-        raise InputError("--bw", None, f"{bw.size} bandwidths given for {D} dimensions", f"give {D} comma-separated GB/s values")
+        raise InputError("--bw", None, f"{bw.size} bandwidths given for {D} dimensions",
+                         f"give {D} comma-separated GB/s values")
     if not np.all(np.isfinite(bw)) or np.any(bw < 0):
-        raise InputError("--bw", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}", "fix the values")
+        raise InputError("--bw", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
+                         "fix the values")
     traffic = phase_traffic(instance)  # (L, 3, D)
     bytes_per_dim = traffic.sum(axis=(0, 1))
     starved = (bw == 0) & (bytes_per_dim > 0)

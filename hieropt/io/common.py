@@ -37,23 +37,44 @@ def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+_BOUND_OPS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}  # pydantic error ctx keys of numeric bounds
+
+
+def _field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
+    """``prefix`` and pydantic's ``loc`` as one field path, list positions as ``[i]``: ``network.dims[0].npus``."""
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
 def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -> InputError:
     """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError`.
 
-    The field is pydantic's ``loc`` joined with dots (prefixed by ``prefix``); messages written as
+    The field is pydantic's ``loc`` joined with dots, list positions as ``[i]`` (prefixed by ``prefix``); a numeric
+    bound or a choice the value breaks becomes the fix (``use a number >= 2``). Messages written as
     ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are split into their parts.
     """
     err = e.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    field = ".".join(p for p in (prefix, loc) if p) or None
+    field = _field_path(prefix, err["loc"]) or None
     msg = str(err["msg"]).removeprefix("Value error, ")
     fix = None
     if "; fix: " in msg:
         msg, fix = msg.split("; fix: ", 1)
+    ctx = err.get("ctx") or {}
+    bound = next(((op, ctx[k]) for k, op in _BOUND_OPS.items() if k in ctx), None)
     if err["type"] == "missing":
         fix = fix or "add it"
     elif err["type"] == "extra_forbidden":
         msg, fix = "unknown key", fix or "remove it or check its spelling"
+    elif fix is None and bound is not None:
+        limit = f"{bound[1]:g}" if isinstance(bound[1], int | float) else str(bound[1])
+        fix = f"got {err.get('input')!r}; use a number {bound[0]} {limit}"
+    elif fix is None and err["type"] == "literal_error" and "expected" in ctx:
+        fix = f"got {err.get('input')!r}; use {ctx['expected']}"
     elif fix is None:
         fix = f"got {err.get('input')!r}; correct the value"
     if ": " in msg and field is None:

@@ -90,19 +90,21 @@ class _Parser:
         self.text = text
         self.n = n_dims
         self.source = source
+        # shown in messages: line breaks and tabs as single spaces, so the message stays one line and columns match
+        self.shown = "".join(" " if c.isspace() else c for c in text)
         self.depth = 0
         self.tokens = self._tokenize()
         self.i = 0
 
     # ----------------------------------------------------------------------------------------------- helpers
     def _error(self, problem: str, fix: str) -> InputError:
-        return InputError(self.source, f"constraint '{self.text}'", problem, fix)
+        return InputError(self.source, f"constraint '{self.shown}'", problem, fix)
 
     def _syntax(self, pos: int, problem: str, fix: str) -> InputError:
         return self._error(f"syntax error at column {pos + 1}: {problem}", fix)
 
     def _snip(self, e: _Lin) -> str:
-        return self.text[e.start : e.end]
+        return self.shown[e.start : e.end]
 
     @staticmethod
     def _describe(tok: _Token) -> str:
@@ -215,7 +217,7 @@ class _Parser:
                                   "a linear constraint multiplies bandwidth only by constants, e.g. 2*bw[0]")
             elif tok.kind in ("num", "name") or self._is(tok, "("):
                 raise self._syntax(
-                    tok.pos, f"missing operator between '{self.text[left.start:left.end]}' and '{tok.text}'",
+                    tok.pos, f"missing operator between '{self._snip(left)}' and '{tok.text}'",
                     "write products with *, e.g. 2*bw[0], and join terms with + or -",
                 )
             else:
@@ -348,7 +350,7 @@ class _Parser:
         dims = range(self.n)[lo:hi]  # Python slice semantics: bounds past the end are clamped
         if not dims:
             raise self._error(
-                f"'{self.text[name.pos:close.pos + 1]}' at column {name.pos + 1} selects no dimension "
+                f"'{self.shown[name.pos:close.pos + 1]}' at column {name.pos + 1} selects no dimension "
                 f"({_dims_phrase(self.n)})",
                 f"use a slice bw[a:b] with a < b and a < {self.n}",
             )
@@ -386,7 +388,8 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> Li
         ``LinearConstraint(coefficients, sense, rhs, text=text.strip())`` with ``len(coefficients) == n_dims``.
 
     Raises:
-        InputError: ``InputError(source, f"constraint '{text}'", problem, fix)`` for: empty text; a syntax error
+        InputError: ``InputError(source, f"constraint '{text}'", problem, fix)`` (whitespace such as line breaks
+            shown as spaces, so the message is one line and columns still match) for: empty text; a syntax error
             (unexpected character or token, malformed number, missing operator as in ``2 bw[0]``, unbalanced
             parentheses; the problem gives the column); an unknown name (e.g. ``bandwidth[0]``); a negative,
             non-integer or out-of-range index, or an empty slice; a missing or extra comparison operator, or

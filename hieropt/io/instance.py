@@ -5,7 +5,8 @@ An instance file names its parts by path (relative to the instance file) or inli
     name = "gpt3-175b-4d"
     objective = "performance"          # required
     training_loop = "no_overlap"       # required
-    network = "net.yml"                # LIBRA network YAML, or inline: [network] dims = [{block=..., npus=..., cost_class=...}]
+    network = "net.yml"                # LIBRA network YAML, or inline:
+                                       # [network] dims = [{block = ..., npus = ..., cost_class = ...}]
     workload = "../models/gpt3-175b.toml"  # .toml workload model (generated) or .txt ASTRA-sim 1.0 text
     mapping = "comm.yml"               # LIBRA communicator, or inline: [mapping] forward = [...] (-1 or 1: not spanned)
     cost = "cost.yml"                  # LIBRA cost model, or inline: [cost.InterPod] link_usd_per_gbps = 7.8 ...

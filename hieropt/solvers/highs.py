@@ -1,6 +1,10 @@
-"""The HiGHS backend through Pyomo's persistent solver interface (``pyomo.contrib.solver`` factory name ``highs``).
+"""The HiGHS backend: a Pyomo model translated once into a persistent highspy LP, then re-solved in place.
 
-Options persist on that interface between calls (research/solver_probe.md P1), so every call passes them all.
+Pyomo's persistent ``Highs`` interface (``pyomo.contrib.solver.solvers.highs``) declares the model to HiGHS
+(``set_instance``) and switches objectives (``set_objective``). The cutting-plane loops then add their rows to the
+same highspy object and call ``run`` directly: a Pyomo ``solve()`` costs ~2.5 ms of configuration and output
+capture per call, ten times HiGHS's warm-started re-solve of these LPs (research/solver_probe.md §3a, §6.1).
+Options are set explicitly on the highspy object once, so nothing persists by accident (probe pitfall P1).
 """
 
 from __future__ import annotations
@@ -11,42 +15,41 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import TerminationCondition
+import highspy
+import numpy as np
+from pyomo.contrib.solver.solvers.highs import Highs
 
+from ..errors import SolverError
 from ..result import Status
 
 LP_TOLERANCE = 1e-9
 """HiGHS primal and dual feasibility tolerances; relative gaps below ~2.5e-9 are not reachable with them."""
 
-_TC = TerminationCondition
-STATUS_OF: dict[TerminationCondition, Status] = {
-    _TC.convergenceCriteriaSatisfied: Status.OPTIMAL,
-    _TC.maxTimeLimit: Status.LIMIT,
-    _TC.iterationLimit: Status.LIMIT,
-    _TC.objectiveLimit: Status.LIMIT,
-    _TC.minStepLength: Status.ERROR,
-    _TC.unbounded: Status.UNBOUNDED,
-    _TC.provenInfeasible: Status.INFEASIBLE,
-    _TC.locallyInfeasible: Status.INFEASIBLE,
-    _TC.infeasibleOrUnbounded: Status.INFEASIBLE,
-    _TC.error: Status.ERROR,
-    _TC.interrupted: Status.ERROR,
-    _TC.licensingProblems: Status.ERROR,
-    _TC.emptyModel: Status.ERROR,
-    _TC.unknown: Status.ERROR,
+_MS = highspy.HighsModelStatus
+STATUS_OF: dict[Any, Status] = {
+    _MS.kOptimal: Status.OPTIMAL,
+    _MS.kTimeLimit: Status.LIMIT,
+    _MS.kIterationLimit: Status.LIMIT,
+    _MS.kSolutionLimit: Status.LIMIT,
+    _MS.kObjectiveBound: Status.LIMIT,
+    _MS.kObjectiveTarget: Status.LIMIT,
+    _MS.kMemoryLimit: Status.ERROR,
+    _MS.kInfeasible: Status.INFEASIBLE,
+    _MS.kUnbounded: Status.UNBOUNDED,
+    _MS.kUnboundedOrInfeasible: Status.UNBOUNDED,  # callers re-check feasibility with a bounded objective
+    _MS.kModelEmpty: Status.OPTIMAL,
 }
-"""Total map from Pyomo's termination conditions to :class:`Status` (unlisted members fall back to ERROR)."""
+"""Map from HiGHS model statuses to :class:`Status`; every other status (errors, interrupts, unknown) is ERROR."""
 
 
-def map_status(tc: TerminationCondition) -> Status:
-    """Map a Pyomo termination condition to a :class:`Status` (ERROR for anything unknown)."""
-    return STATUS_OF.get(tc, Status.ERROR)
+def map_status(model_status: Any) -> Status:
+    """Map a ``highspy.HighsModelStatus`` to a :class:`Status` (ERROR for anything not in :data:`STATUS_OF`)."""
+    return STATUS_OF.get(model_status, Status.ERROR)
 
 
 @contextmanager
 def quiet_stdout():
-    """Send file-descriptor-level stdout to stderr while HiGHS is created (its banner would corrupt JSON output)."""
+    """Send file-descriptor-level stdout to stderr while HiGHS starts (its banner would corrupt JSON on stdout)."""
     try:
         sys.stdout.flush()
         saved = os.dup(1)
@@ -62,47 +65,75 @@ def quiet_stdout():
         os.close(saved)
 
 
-@dataclass
+@dataclass(frozen=True)
 class LPResult:
-    """Status and objective of one LP solve (values are loaded into the Pyomo model when optimal)."""
+    """One LP solve: mapped status, HiGHS's model status name, objective value and column values (when optimal)."""
 
     status: Status
-    objective: float
     termination: str
+    objective: float
+    x: np.ndarray
 
 
 class PersistentHighs:
-    """One persistent HiGHS LP/MILP solver owned by one solve call (no global state).
+    """One persistent HiGHS LP for one Pyomo model, owned by one solve call (no global state).
 
     Args:
-        time_limit_s: wall-clock limit passed to every solve.
+        model: a Pyomo model with exactly one active objective; later rows are added with :meth:`add_row`.
+        time_limit_s: wall-clock limit of each solve, s.
+
+    Raises:
+        SolverError: highspy is not available or this Pyomo version's interface is not the one expected.
     """
 
-    def __init__(self, time_limit_s: float = 60.0):
+    def __init__(self, model: Any, time_limit_s: float = 60.0):
+        opt = Highs()
+        if not opt.available():
+            raise SolverError("HiGHS (highspy) is not available: pip install highspy")
         with quiet_stdout():
-            self._opt = SolverFactory("highs")
-            if not self._opt.available():
-                raise RuntimeError("HiGHS (highspy) is not available: pip install highspy")
-        self.time_limit_s = time_limit_s
+            opt.set_instance(model)
+        try:
+            self._h: highspy.Highs = opt._solver_model
+            self._cols: dict[int, int] = opt._pyomo_var_to_solver_var_map
+            self._rows: dict[Any, int] = opt._pyomo_con_to_solver_con_map
+        except AttributeError as e:  # pragma: no cover - depends on the installed Pyomo
+            raise SolverError(f"unsupported Pyomo version (persistent HiGHS interface changed: {e})") from e
+        self._opt = opt
+        for name, value in (("output_flag", False), ("primal_feasibility_tolerance", LP_TOLERANCE),
+                            ("dual_feasibility_tolerance", LP_TOLERANCE), ("time_limit", float(time_limit_s))):
+            self._h.setOptionValue(name, value)
 
-    def solve(self, model: Any) -> LPResult:
-        """Solve ``model`` (re-using the persistent instance), load values when optimal, and map the status."""
-        with quiet_stdout():
-            res = self._opt.solve(
-                model,
-                time_limit=self.time_limit_s,
-                rel_gap=1e-9,
-                load_solutions=False,
-                raise_exception_on_nonoptimal_result=False,
-                solver_options={
-                    "primal_feasibility_tolerance": LP_TOLERANCE,
-                    "dual_feasibility_tolerance": LP_TOLERANCE,
-                    "output_flag": False,
-                },
-            )
-        status = map_status(res.termination_condition)
-        obj = float("nan")
-        if status is Status.OPTIMAL:
-            res.solution_loader.load_vars()
-            obj = float(res.incumbent_objective) if res.incumbent_objective is not None else 0.0
-        return LPResult(status=status, objective=obj, termination=res.termination_condition.name)
+    def col(self, var: Any) -> int:
+        """HiGHS column index of a Pyomo variable."""
+        return self._cols[id(var)]
+
+    def row(self, con: Any) -> int:
+        """HiGHS row index of a Pyomo constraint declared before :meth:`__init__`."""
+        return self._rows[con]
+
+    def set_objective(self, obj: Any) -> None:
+        """Make the Pyomo objective ``obj`` (of the same model) the one HiGHS optimizes."""
+        self._opt.set_objective(obj)
+
+    def add_row(self, lower: float, upper: float, cols: list[int], vals: list[float]) -> int:
+        """Add the row ``lower <= sum vals[i] x[cols[i]] <= upper``; returns its index."""
+        self._h.addRow(lower, upper, len(cols), np.asarray(cols, dtype=np.int32), np.asarray(vals, dtype=float))
+        return self._h.getNumRow() - 1
+
+    def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
+        """Change the bounds of row ``row``."""
+        self._h.changeRowBounds(row, lower, upper)
+
+    def row_duals(self) -> np.ndarray:
+        """Row duals of the last optimal solve (d objective / d rhs, HiGHS's sign convention)."""
+        return np.asarray(self._h.getSolution().row_dual, dtype=float)
+
+    def solve(self) -> LPResult:
+        """Solve in place (warm-started from the previous basis) and return status, objective and column values."""
+        self._h.run()
+        status = map_status(self._h.getModelStatus())
+        name = self._h.modelStatusToString(self._h.getModelStatus())
+        if status is not Status.OPTIMAL:
+            return LPResult(status, name, float("nan"), np.zeros(0))
+        x = np.asarray(self._h.getSolution().col_value, dtype=float)
+        return LPResult(status, name, float(self._h.getInfo().objective_function_value), x)

@@ -38,16 +38,39 @@ class OAResult:
         return max(0.0, (self.upper_ns - self.lower_ns) / self.upper_ns) if self.upper_ns > 0 else 0.0
 
 
-def _reach(lp: PerfLP, solver: PersistentHighs, instance: Instance) -> float:
+class _Loop:
+    """The performance LP in HiGHS with column indices of B and t, and the cut bookkeeping."""
+
+    def __init__(self, lp: PerfLP, time_limit_s: float):
+        self.lp = lp
+        self.solver = PersistentHighs(lp.model, time_limit_s)
+        self.b_col = [self.solver.col(lp.model.B[d]) for d in lp.model.B]
+        self.t_col = {d: self.solver.col(lp.model.t[d]) for d in lp.loaded}
+        self.cuts = 0
+
+    def cut(self, d: int, b_gbps: float) -> None:
+        lower, ct, cb = PerfLP.tangent_cut(b_gbps)
+        self.solver.add_row(lower, np.inf, [self.t_col[d], self.b_col[d]], [ct, cb])
+        self.cuts += 1
+
+    def bw(self, x: np.ndarray) -> np.ndarray:
+        return x[self.b_col]
+
+    def t(self, x: np.ndarray) -> dict[int, float]:
+        return {d: float(x[c]) for d, c in self.t_col.items()}
+
+
+def _reach(loop: _Loop, instance: Instance) -> float:
     """Check feasibility and boundedness; return the largest summed bandwidth of the loaded dimensions (GB/s)."""
-    lp.use_reach_objective()
-    res = solver.solve(lp.model)
-    lp.use_time_objective()
+    lp, solver = loop.lp, loop.solver
+    solver.set_objective(lp.use_reach_objective())
+    res = solver.solve()
+    solver.set_objective(lp.use_time_objective())
     if res.status is Status.OPTIMAL:
         return res.objective
     if res.status in (Status.INFEASIBLE, Status.UNBOUNDED):
-        check = solver.solve(lp.model)  # time objective is bounded below by 0: infeasible here means infeasible
-        if check.status is Status.INFEASIBLE or res.status is Status.INFEASIBLE and check.status is not Status.OPTIMAL:
+        check = solver.solve()  # the time objective is bounded below by 0: not optimal here means infeasible
+        if check.status is not Status.OPTIMAL:
             raise NoSolutionError("infeasible", "the design constraints and bounds cannot all hold: "
                                   + "; ".join(c.text for c in instance.constraints) + " (check the numbers)")
         dims = ", ".join(f"bw[{d}]" for d in lp.loaded)
@@ -57,16 +80,17 @@ def _reach(lp: PerfLP, solver: PersistentHighs, instance: Instance) -> float:
     raise SolverError(f"HiGHS failed on the feasibility LP ({res.termination})")
 
 
-def _forced_zero(lp: PerfLP, solver: PersistentHighs, d: int) -> bool:
+def _forced_zero(loop: _Loop, d: int) -> bool:
     """True when the design constraints force B_d = 0 (solved as max B_d)."""
     import pyomo.environ as pyo
 
-    m = lp.model
+    m, solver = loop.lp.model, loop.solver
     m.time.deactivate()
     m.probe = pyo.Objective(expr=m.B[d], sense=pyo.maximize)
-    res = solver.solve(m)
+    solver.set_objective(m.probe)
+    res = solver.solve()
     m.del_component(m.probe)
-    m.time.activate()
+    solver.set_objective(loop.lp.use_time_objective())
     return res.status is Status.OPTIMAL and res.objective <= 1e-12
 
 
@@ -88,42 +112,40 @@ def minimize_time(instance: Instance, tm: TimeModel, rel_gap: float = REL_GAP, m
         NoSolutionError: infeasible constraints, a loaded dimension forced to zero bandwidth, or unbounded bandwidth.
         SolverError: HiGHS failed.
     """
-    lp = build_perf_lp(instance, tm)
-    solver = PersistentHighs(time_limit_s)
-    reach = _reach(lp, solver, instance)
-    if not lp.loaded:
-        res = solver.solve(lp.model)
-        bw = lp.bw_gbps()
-        return OAResult(Status.OPTIMAL, bw, tm.compute_ns, tm.compute_ns, 1, 0, "no collective traffic")
+    loop = _Loop(build_perf_lp(instance, tm), time_limit_s)
+    reach = _reach(loop, instance)
+    if not loop.lp.loaded:
+        res = loop.solver.solve()
+        if res.status is not Status.OPTIMAL:
+            raise SolverError(f"HiGHS stopped with '{res.termination}'")
+        return OAResult(Status.OPTIMAL, loop.bw(res.x), tm.compute_ns, tm.compute_ns, 1, 0, "no collective traffic")
     low = max(reach * 1e-6, 1e-9)
-    cuts = 0
-    for d in lp.loaded:
+    for d in loop.lp.loaded:
         for b in np.geomspace(low, reach, SEED_CUTS):
-            lp.add_cut(d, float(b))
-            cuts += 1
+            loop.cut(d, float(b))
     best_bw, upper, lower = None, np.inf, -np.inf
     for it in range(1, max_iterations + 1):
-        res = solver.solve(lp.model)
+        res = loop.solver.solve()
         if res.status is not Status.OPTIMAL:
             raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}'")
         lower = max(lower, tm.compute_ns + res.objective * MS_NS)
-        bw = lp.bw_gbps()
-        t = lp.t_values()
+        bw, t = loop.bw(res.x), loop.t(res.x)
         value = tm.time_ns(bw)
         if value < upper:
             best_bw, upper = bw, value
         if upper - lower <= rel_gap * upper:
-            return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, cuts, "optimal within the gap target")
-        for d in lp.loaded:
+            return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, loop.cuts, "optimal within the gap target")
+        for d in loop.lp.loaded:
             b = bw[d]
             if b <= 0:
-                if _forced_zero(lp, solver, d):
+                if _forced_zero(loop, d):
                     raise NoSolutionError("infeasible", f"dimension {d} carries traffic but the design constraints "
                                           f"force bw[{d}] = 0; allow it a positive bandwidth")
                 b = low * 1e-3
             if t[d] * b < 1.0 - 1e-12:
-                lp.add_cut(d, float(b))
-                cuts += 1
+                loop.cut(d, float(b))
+                if t[d] > 0:  # also where the LP's t is exact: brackets the optimum from the other side
+                    loop.cut(d, float(1.0 / t[d]))
     gap = (upper - lower) / upper
-    return OAResult(Status.LIMIT, best_bw, upper, lower, max_iterations, cuts,
+    return OAResult(Status.LIMIT, best_bw, upper, lower, max_iterations, loop.cuts,
                     f"stopped after {max_iterations} LPs at relative gap {gap:.3g}")

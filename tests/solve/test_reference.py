@@ -1,0 +1,48 @@
+"""LIBRA reference optima (Gurobi at tight tolerances, confirmed by SCIP): hieropt must match them to 2e-8."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hieropt import api
+from tests.conftest import shared_data_dir
+
+CONSTRAINTS = {
+    "total_bw_500gbps": ["sum(bw) == 500"],
+    "multiple_constraints": ["sum(bw) == 1000", "bw[0] == 500", "bw[0] >= bw[1]", "bw[1] >= bw[2]",
+                             "bw[2] + bw[3] == 200"],
+}
+
+
+def _cases(objective: str) -> list[dict]:
+    d = shared_data_dir()
+    if d is None:
+        return []
+    ref = json.loads((d / "reference" / "libra_optima.json").read_text())
+    return [c for c in ref["cases"] if c["objective"] == objective]
+
+
+def _id(c: dict) -> str:
+    return f"{c['workload'].split('/')[-1][:-4]}-{c['network'].split('/')[-1][:2]}-{c['constraints']}"
+
+
+@pytest.mark.parametrize("case", _cases("performance"), ids=_id)
+def test_performance_reference(case, shared_data):
+    inst = api.load_libra(shared_data / case["network"], shared_data / case["workload"],
+                          shared_data / case["communicator"], shared_data / case["cost_model"],
+                          CONSTRAINTS[case["constraints"]])
+    sol = api.solve(inst)
+    assert sol.success
+    assert sol.gap <= 1e-8
+    assert sol.iteration_time_ns == pytest.approx(case["iteration_time_ns"], rel=2e-8)
+    # the proven bound brackets the reference optimum
+    assert sol.lower_bound_ns <= case["iteration_time_ns"] * (1 + 1e-9)
+    # the reference's own point evaluates to its time under our evaluator (same time model)
+    assert api.evaluate(inst, case["bw_gbps_per_dim"]).iteration_time_ns == pytest.approx(
+        case["iteration_time_ns"], rel=1e-7)
+
+
+def test_reference_cases_present(shared_data):
+    assert len(_cases("performance")) >= 8
