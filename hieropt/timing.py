@@ -19,7 +19,7 @@ import numpy as np
 from .cost import cost_per_dim_usd
 from .errors import InputError
 from .spec import PHASES, Instance
-from .traffic import aggregate, phase_traffic
+from .traffic import aggregate, phase_traffic, workload_terms
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,12 @@ def _sum_max(traffic: np.ndarray, bw: np.ndarray) -> float:
 
 def build_time_model(instance: Instance) -> TimeModel:
     """Aggregate the workload's collectives into the compact :class:`TimeModel` the formulations use."""
-    traffic = phase_traffic(instance).reshape(-1, instance.network.n_dims)
+    traffic, count = workload_terms(instance)
     terms = aggregate(traffic)
     return TimeModel(
         compute_ns=float(instance.workload.table.compute_ns.sum()),
         terms_bytes=terms.bytes,
-        n_collectives=int(terms.count.sum()),
+        n_collectives=int(count.sum()),
     )
 
 
@@ -112,7 +112,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         InputError: wrong length, a negative or non-finite entry, or zero bandwidth on a dimension with traffic.
     """
     D = instance.network.n_dims
-    bw = np.asarray(bw_gbps, dtype=float).reshape(-1)
+    bw = np.asarray(bw_gbps, dtype=float)
     if bw.shape != (D,):
         raise InputError("--bw", None, f"{bw.size} bandwidths given for {D} dimensions",
                          f"give {D} comma-separated GB/s values")

@@ -31,12 +31,16 @@ def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
     Returns:
         float array of shape (D,), bytes per byte of ``size_bytes``.
 
+    Raises:
+        ValueError: ``collective`` is not a :class:`Collective` name.
+
     Source: LIBRA's per-dimension decomposition (design.md §2.1); all-gather walks dimensions downwards.
     """
     D = len(group)
     m = np.zeros(D)
     spanned = [d for d, p in enumerate(group) if p > 1]
     c = 1.0
+    collective = Collective(collective)  # raises ValueError on an unknown name
     if collective is Collective.ALL_REDUCE:
         for d in spanned:
             p = group[d]
@@ -56,7 +60,7 @@ def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
         for d in spanned:
             p = group[d]
             m[d] = (p - 1) / p
-    return m
+    return m  # NONE: no traffic
 
 
 def collective_traffic(collective: Collective, size_bytes: float, group: tuple[int, ...]) -> np.ndarray:
@@ -102,19 +106,52 @@ def aggregate(traffic: np.ndarray) -> AggregatedTerms:
         traffic: shape (n, D), bytes per collective and dimension; all-zero rows are dropped.
 
     Returns:
-        :class:`AggregatedTerms` with K <= n distinct directions. Two vectors are merged when their max-normalised
-        forms agree to 12 significant digits (they are exactly proportional up to floating-point rounding).
+        :class:`AggregatedTerms` with K <= n distinct directions. Two rows merge when their max-normalised forms agree
+        entry by entry to 12 significant digits (exactly proportional vectors differ only by floating-point
+        rounding); the merged term keeps the first member's own direction.
     """
     traffic = np.asarray(traffic, dtype=float)
-    peak = traffic.max(axis=1) if traffic.size else np.zeros(0)
-    keep = peak > 0
-    traffic, peak = traffic[keep], peak[keep]
-    if traffic.shape[0] == 0:
-        return AggregatedTerms(bytes=np.zeros((0, traffic.shape[1])), count=np.zeros(0, dtype=int))
-    direction = np.round(traffic / peak[:, None], 12)
-    _, first, inverse = np.unique(direction, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    weight = np.bincount(inverse, weights=peak, minlength=len(first))
-    count = np.bincount(inverse, minlength=len(first))
-    exact_direction = traffic[first] / peak[first, None]  # a member's own direction, not the rounded key
-    return AggregatedTerms(bytes=exact_direction * weight[:, None], count=count)
+    D = traffic.shape[1] if traffic.ndim == 2 else 0
+    keys: dict[tuple[str, ...], int] = {}
+    directions: list[np.ndarray] = []
+    weight: list[float] = []
+    count: list[int] = []
+    for row in traffic:
+        peak = float(row.max()) if row.size else 0.0
+        if peak <= 0:
+            continue
+        direction = row / peak
+        key = tuple(f"{x:.12g}" for x in direction)
+        k = keys.setdefault(key, len(directions))
+        if k == len(directions):
+            directions.append(direction)
+            weight.append(0.0)
+            count.append(0)
+        weight[k] += peak
+        count[k] += 1
+    if not directions:
+        return AggregatedTerms(bytes=np.zeros((0, D)), count=np.zeros(0, dtype=int))
+    return AggregatedTerms(bytes=np.array(directions) * np.array(weight)[:, None], count=np.array(count))
+
+
+def workload_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """Traffic of the whole workload summed per (phase, collective type): exact, since traffic is linear in size.
+
+    Returns:
+        (traffic, count): shape (n, D) bytes per NPU per dimension, and how many non-empty collectives each row sums;
+        n <= 3 phases x 4 collective types, independent of the layer count.
+    """
+    table = instance.workload.table
+    rows, counts = [], []
+    for j, phase in enumerate(PHASES):
+        group = instance.mapping.group(phase)
+        col = table.collective[:, j]
+        for kind in Collective:
+            if kind is Collective.NONE:
+                continue
+            sel = (col == kind) & (table.size_bytes[:, j] > 0)
+            if sel.any():
+                rows.append(table.size_bytes[sel, j].sum() * unit_traffic(kind, group))
+                counts.append(int(sel.sum()))
+    D = instance.network.n_dims
+    return (np.array(rows) if rows else np.zeros((0, D))), np.array(counts, dtype=int)

@@ -16,6 +16,7 @@ An instance file names its parts by path (relative to the instance file) or inli
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -222,4 +223,7 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
     except InputError as e:
         if e.field and e.field.startswith("cost."):  # a price missing for the network's Switch: the cost file's fault
             raise e.with_source(cost) from None
+        m = re.fullmatch(r"network\.dims\[(\d+)\]\.cost_class", e.field or "")
+        if m:  # a cost class the cost model lacks: name the network file's own key, and the cost file
+            raise InputError(network, f"CostDimension[{m[1]}]", e.problem, f"{e.fix} ({cost})") from None
         raise

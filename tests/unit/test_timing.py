@@ -1,0 +1,332 @@
+"""No-overlap iteration time, its breakdown and LIBRA's linear cost (design.md §2.2, §2.4): hand-computed values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hieropt.errors import InputError
+from hieropt.spec import (
+    Collective,
+    CostClass,
+    CostModel,
+    Dimension,
+    Instance,
+    Layer,
+    LinearConstraint,
+    Mapping,
+    Network,
+    Phase,
+    Workload,
+)
+from hieropt.timing import build_time_model, evaluate
+
+AR = Collective.ALL_REDUCE
+RS = Collective.REDUCE_SCATTER
+AG = Collective.ALL_GATHER
+A2A = Collective.ALL_TO_ALL
+NONE = Collective.NONE
+
+FAST = settings(max_examples=50, deadline=None)
+
+
+def _ph(compute_ns: float, collective: Collective = NONE, size_bytes: float = 0.0) -> Phase:
+    return Phase(compute_ns=compute_ns, collective=collective, size_bytes=size_bytes)
+
+
+def _instance(dims, layers, forward, input_grad, weight_grad, classes, constraints=()) -> Instance:
+    return Instance(
+        name="t",
+        network=Network(dims=tuple(dims)),
+        workload=Workload(name="w", layers=tuple(layers)),
+        mapping=Mapping(forward=forward, input_grad=input_grad, weight_grad=weight_grad),
+        cost=CostModel(classes=classes),
+        constraints=tuple(constraints),
+        objective="performance",
+        training_loop="no_overlap",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Instance A: Ring 4 x Switch 8 (N = 32), two layers, every collective type.
+#   class "A" (Ring): link $2/GB/s; it also lists switch and NIC prices, which a Ring dimension must NOT pay.
+#   class "B" (Switch): link 1 + switch 3 + NIC 5 -> u_1 = $9/GB/s.
+#   mapping: forward (4, 1), input_grad (1, 8), weight_grad (4, 8).
+#
+#   phase      compute  collective  S    group   traffic [dim0, dim1]
+#   l0 fwd     100      AR          64   (4,1)   [2*64*3/4 = 96, 0]
+#   l0 ig       50      NONE       999   (1,8)   [0, 0]
+#   l0 wg       30      AR          64   (4,8)   [96, 2*16*7/8 = 28]
+#   l1 fwd      10      AG           8   (4,1)   [8*3 = 24, 0]
+#   l1 ig       20      RS          32   (1,8)   [0, 32*7/8 = 28]
+#   l1 wg       40      A2A         16   (4,8)   [16*3/4 = 12, 16*7/8 = 14]
+#   update_ns 1000 and 500: not part of the no_overlap loop.
+#
+# At bw = [4, 2] GB/s (bytes/ns), per-dimension ns and collective time (max):
+#   l0 fwd [24, 0] -> 24 (dim0);  l0 ig [0, 0] -> 0;  l0 wg [24, 14] -> 24 (dim0)
+#   l1 fwd [ 6, 0] ->  6 (dim0);  l1 ig [0, 14] -> 14 (dim1);  l1 wg [3, 7] -> 7 (dim1)
+#   compute = 100 + 50 + 30 + 10 + 20 + 40 = 250;  communication = 24 + 0 + 24 + 6 + 14 + 7 = 75;  T = 325
+#   by phase: forward 24 + 6 = 30, input_grad 0 + 14 = 14, weight_grad 24 + 7 = 31
+#   bytes: dim0 = 96 + 96 + 24 + 12 = 228; dim1 = 28 + 28 + 14 = 70
+#   busy:  dim0 = 24 + 24 + 6 + 3 = 57 (= 228/4); dim1 = 14 + 14 + 7 = 35 (= 70/2)
+#   utilisation: 57/325, 35/325
+#   bottleneck: dim0 = 24 + 24 + 6 = 54; dim1 = 14 + 7 = 21  (sum 75 = communication)
+#   cost: dim0 = 32 * 2 * 4 = 256; dim1 = 32 * 9 * 2 = 576; total 832
+# ---------------------------------------------------------------------------------------------------------------------
+CLASSES_A = {
+    "A": CostClass(link_usd_per_gbps=2.0, switch_usd_per_gbps=100.0, nic_usd_per_gbps=100.0),
+    "B": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=3.0, nic_usd_per_gbps=5.0),
+}
+DIMS_A = [Dimension(block="Ring", npus=4, cost_class="A"), Dimension(block="Switch", npus=8, cost_class="B")]
+
+
+def _layers_a(update0: float = 1000.0, update1: float = 500.0) -> list[Layer]:
+    return [
+        Layer(
+            name="l0",
+            forward=_ph(100, AR, 64),
+            input_grad=_ph(50, NONE, 999),
+            weight_grad=_ph(30, AR, 64),
+            update_ns=update0,
+        ),
+        Layer(
+            name="l1",
+            forward=_ph(10, AG, 8),
+            input_grad=_ph(20, RS, 32),
+            weight_grad=_ph(40, A2A, 16),
+            update_ns=update1,
+        ),
+    ]
+
+
+def instance_a(update0: float = 1000.0, update1: float = 500.0) -> Instance:
+    return _instance(DIMS_A, _layers_a(update0, update1), (4, 1), (1, 8), (4, 8), CLASSES_A)
+
+
+def test_evaluate_instance_a_hand_values():
+    b = evaluate(instance_a(), [4.0, 2.0])
+    np.testing.assert_array_equal(b.bw_gbps, [4.0, 2.0])
+    assert b.iteration_time_ns == pytest.approx(325.0, rel=1e-12)
+    assert b.compute_ns == pytest.approx(250.0, rel=1e-12)
+    assert b.communication_ns == pytest.approx(75.0, rel=1e-12)
+    assert b.communication_by_phase_ns == pytest.approx({"forward": 30.0, "input_grad": 14.0, "weight_grad": 31.0})
+    np.testing.assert_allclose(b.bytes_per_dim, [228.0, 70.0], rtol=1e-12)
+    np.testing.assert_allclose(b.busy_ns_per_dim, [57.0, 35.0], rtol=1e-12)
+    np.testing.assert_allclose(b.utilisation_per_dim, [57.0 / 325.0, 35.0 / 325.0], rtol=1e-12)
+    np.testing.assert_allclose(b.bottleneck_ns_per_dim, [54.0, 21.0], rtol=1e-12)
+    np.testing.assert_allclose(b.cost_per_dim_usd, [256.0, 576.0], rtol=1e-12)
+    assert b.network_cost_usd == pytest.approx(832.0, rel=1e-12)
+
+
+def test_evaluate_instance_a_other_bw_moves_the_bottleneck():
+    # bw = [16, 1]: per-dimension ns
+    #   l0 fwd [6, 0] -> 6 (dim0);  l0 wg [6, 28] -> 28 (dim1);  l1 fwd [1.5, 0] -> 1.5 (dim0)
+    #   l1 ig [0, 28] -> 28 (dim1); l1 wg [0.75, 14] -> 14 (dim1)
+    #   communication = 6 + 28 + 1.5 + 28 + 14 = 77.5; T = 250 + 77.5 = 327.5
+    #   by phase: forward 6 + 1.5 = 7.5; input_grad 28; weight_grad 28 + 14 = 42
+    #   busy: dim0 = 228/16 = 14.25; dim1 = 70/1 = 70
+    #   bottleneck: dim0 = 6 + 1.5 = 7.5; dim1 = 28 + 28 + 14 = 70
+    #   cost: 32*2*16 = 1024; 32*9*1 = 288; total 1312
+    b = evaluate(instance_a(), np.array([16.0, 1.0]))
+    assert b.iteration_time_ns == pytest.approx(327.5, rel=1e-12)
+    assert b.communication_by_phase_ns == pytest.approx({"forward": 7.5, "input_grad": 28.0, "weight_grad": 42.0})
+    np.testing.assert_allclose(b.busy_ns_per_dim, [14.25, 70.0], rtol=1e-12)
+    np.testing.assert_allclose(b.utilisation_per_dim, [14.25 / 327.5, 70.0 / 327.5], rtol=1e-12)
+    np.testing.assert_allclose(b.bottleneck_ns_per_dim, [7.5, 70.0], rtol=1e-12)
+    np.testing.assert_allclose(b.cost_per_dim_usd, [1024.0, 288.0], rtol=1e-12)
+    assert b.network_cost_usd == pytest.approx(1312.0, rel=1e-12)
+
+
+def test_update_ns_is_not_counted():
+    # same workload with update_ns 1000/500 and 0/0: identical time (325, not 325 + 1500)
+    with_update = evaluate(instance_a(1000.0, 500.0), [4.0, 2.0])
+    without = evaluate(instance_a(0.0, 0.0), [4.0, 2.0])
+    assert with_update.iteration_time_ns == pytest.approx(325.0, rel=1e-12)
+    assert without.iteration_time_ns == pytest.approx(325.0, rel=1e-12)
+    assert with_update.compute_ns == pytest.approx(250.0, rel=1e-12)
+    assert build_time_model(instance_a(1000.0, 500.0)).compute_ns == pytest.approx(250.0, rel=1e-12)
+
+
+def test_time_model_instance_a_hand_values():
+    tm = build_time_model(instance_a())
+    assert tm.compute_ns == pytest.approx(250.0, rel=1e-12)
+    assert tm.n_dims == 2
+    # 5 collectives with traffic (the NONE one has none); directions: [96,0] and [24,0] merge (dim0 only);
+    # [96,28], [0,28], [12,14] stay apart -> 4 terms
+    assert tm.n_collectives == 5
+    assert tm.terms_bytes.shape == (4, 2)
+    np.testing.assert_array_equal(tm.carries_traffic, [True, True])
+    assert tm.time_ns(np.array([4.0, 2.0])) == pytest.approx(325.0, rel=1e-12)
+    assert tm.time_ns(np.array([16.0, 1.0])) == pytest.approx(327.5, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Instance B: FullyConnected 2 x Ring 3 x Switch 4 (N = 24), one layer, a group that skips the middle dimension.
+#   classes: "chip" link 5; "node" link 2; "pod" link 1 + switch 2 + NIC 3 = 6.
+#   mapping: forward (2, 1, 4), input_grad (1, 1, 1), weight_grad (2, 3, 4).
+#   fwd: compute 7, AR 40 over (2,1,4): dim0 = 2*40/2 = 40, c = 20; dim2 = 2*20*3/4 = 30   -> [40, 0, 30]
+#   ig:  compute 3, AR 100 over (1,1,1): nothing spanned                                    -> [0, 0, 0]
+#   wg:  compute 5, AG 24 over (2,3,4): dim2 = 24*3 = 72, c = 96; dim1 = 96*2 = 192, c = 288; dim0 = 288
+#                                                                                            -> [288, 192, 72]
+# At bw = [8, 16, 3]:
+#   fwd [5, 0, 10] -> 10 (dim2);  ig 0;  wg [36, 12, 24] -> 36 (dim0)
+#   compute 15; communication 46; T = 61
+#   bytes [328, 192, 102]; busy [41, 12, 34]; bottleneck [36, 0, 10]
+#   cost: 24*5*8 = 960; 24*2*16 = 768; 24*6*3 = 432; total 2160
+# ---------------------------------------------------------------------------------------------------------------------
+def instance_b() -> Instance:
+    return _instance(
+        [
+            Dimension(block="FullyConnected", npus=2, cost_class="chip"),
+            Dimension(block="Ring", npus=3, cost_class="node"),
+            Dimension(block="Switch", npus=4, cost_class="pod"),
+        ],
+        [Layer(name="only", forward=_ph(7, AR, 40), input_grad=_ph(3, AR, 100), weight_grad=_ph(5, AG, 24))],
+        (2, 1, 4),
+        (1, 1, 1),
+        (2, 3, 4),
+        {
+            "chip": CostClass(link_usd_per_gbps=5.0),
+            "node": CostClass(link_usd_per_gbps=2.0),
+            "pod": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=2.0, nic_usd_per_gbps=3.0),
+        },
+    )
+
+
+def test_evaluate_instance_b_hand_values():
+    b = evaluate(instance_b(), [8.0, 16.0, 3.0])
+    assert b.iteration_time_ns == pytest.approx(61.0, rel=1e-12)
+    assert b.compute_ns == pytest.approx(15.0, rel=1e-12)
+    assert b.communication_ns == pytest.approx(46.0, rel=1e-12)
+    assert b.communication_by_phase_ns == pytest.approx({"forward": 10.0, "input_grad": 0.0, "weight_grad": 36.0})
+    np.testing.assert_allclose(b.bytes_per_dim, [328.0, 192.0, 102.0], rtol=1e-12)
+    np.testing.assert_allclose(b.busy_ns_per_dim, [41.0, 12.0, 34.0], rtol=1e-12)
+    np.testing.assert_allclose(b.utilisation_per_dim, [41 / 61, 12 / 61, 34 / 61], rtol=1e-12)
+    np.testing.assert_allclose(b.bottleneck_ns_per_dim, [36.0, 0.0, 10.0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b.cost_per_dim_usd, [960.0, 768.0, 432.0], rtol=1e-12)
+    assert b.network_cost_usd == pytest.approx(2160.0, rel=1e-12)
+    assert build_time_model(instance_b()).time_ns(np.array([8.0, 16.0, 3.0])) == pytest.approx(61.0, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Instance C: like A but every group is (4, 1), so dimension 1 (the Switch) carries no traffic.
+#   l0: fwd 100 + AR 64 -> [96, 0]; ig 50 + NONE; wg 30 + AR 64 -> [96, 0]
+#   l1: fwd 10 + AG 8 -> [24, 0]; ig 20 + RS 32 -> [24, 0]; wg 40 + A2A 16 -> [12, 0]
+#   at bw = [4, 0]: comm = (96 + 96 + 24 + 24 + 12)/4 = 252/4 = 63; T = 250 + 63 = 313
+#   cost: dim0 = 32*2*4 = 256; dim1 = 32*9*0 = 0
+# ---------------------------------------------------------------------------------------------------------------------
+def instance_c() -> Instance:
+    return _instance(DIMS_A, _layers_a(), (4, 1), (4, 1), (4, 1), CLASSES_A)
+
+
+def test_zero_bw_on_a_dimension_without_traffic_is_fine():
+    b = evaluate(instance_c(), [4.0, 0.0])
+    assert b.iteration_time_ns == pytest.approx(313.0, rel=1e-12)
+    assert b.communication_by_phase_ns == pytest.approx({"forward": 30.0, "input_grad": 6.0, "weight_grad": 27.0})
+    np.testing.assert_allclose(b.bytes_per_dim, [252.0, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(b.busy_ns_per_dim, [63.0, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(b.bottleneck_ns_per_dim, [63.0, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(b.cost_per_dim_usd, [256.0, 0.0], rtol=1e-12)
+    assert np.all(np.isfinite(b.utilisation_per_dim))
+    tm = build_time_model(instance_c())
+    np.testing.assert_array_equal(tm.carries_traffic, [True, False])
+    assert tm.time_ns(np.array([4.0, 0.0])) == pytest.approx(313.0, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "bw",
+    [
+        pytest.param([4.0], id="too-short"),
+        pytest.param([4.0, 2.0, 1.0], id="too-long"),
+        pytest.param([4.0, -1.0], id="negative"),
+        pytest.param([-0.5, 2.0], id="negative-dim0"),
+        pytest.param([0.0, 2.0], id="zero-on-loaded-dim0"),
+        pytest.param([4.0, 0.0], id="zero-on-loaded-dim1"),
+        pytest.param([float("nan"), 2.0], id="nan"),
+        pytest.param([4.0, float("inf")], id="inf"),
+    ],
+)
+def test_evaluate_rejects_bad_bandwidths(bw):
+    with pytest.raises(InputError):
+        evaluate(instance_a(), bw)
+
+
+def test_zero_bw_error_names_the_dimension():
+    with pytest.raises(InputError) as exc:
+        evaluate(instance_a(), [4.0, 0.0])
+    assert exc.value.field == "bw[1]"
+    assert exc.value.exit_code == 2
+
+
+def test_constraints_do_not_affect_evaluation():
+    # a design constraint limits the optimiser, not the evaluator: T at [4, 2] is still 325
+    inst = _instance(
+        DIMS_A,
+        _layers_a(),
+        (4, 1),
+        (1, 8),
+        (4, 8),
+        CLASSES_A,
+        constraints=[LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=1.0, text="bw[0] + bw[1] <= 1")],
+    )
+    assert evaluate(inst, [4.0, 2.0]).iteration_time_ns == pytest.approx(325.0, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# build_time_model(inst).time_ns(bw) == evaluate(inst, bw).iteration_time_ns on random small workloads
+# ---------------------------------------------------------------------------------------------------------------------
+_KINDS = [AR, RS, AG, A2A, NONE]
+_CLASSES = {
+    "c0": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=2.0, nic_usd_per_gbps=3.0),
+    "c1": CostClass(link_usd_per_gbps=7.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0),
+}
+
+
+@st.composite
+def random_instances(draw):
+    D = draw(st.integers(1, 3))
+    dims = [
+        Dimension(
+            block=draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])),
+            npus=draw(st.integers(2, 6)),
+            cost_class=draw(st.sampled_from(sorted(_CLASSES))),
+        )
+        for _ in range(D)
+    ]
+    groups = [tuple(draw(st.integers(1, dim.npus)) for dim in dims) for _ in range(3)]
+    compute = st.floats(0, 1e4, allow_nan=False, allow_infinity=False)
+    size = st.one_of(st.just(0.0), st.integers(1, 10**6).map(float), st.floats(1e-3, 1e9))
+
+    def phase() -> Phase:
+        return Phase(compute_ns=draw(compute), collective=draw(st.sampled_from(_KINDS)), size_bytes=draw(size))
+
+    n_layers = draw(st.integers(1, 60))
+    layers = [
+        Layer(name=f"l{i}", forward=phase(), input_grad=phase(), weight_grad=phase(), update_ns=draw(compute))
+        for i in range(n_layers)
+    ]
+    inst = _instance(dims, layers, *groups, _CLASSES)
+    bw = np.array(draw(st.lists(st.floats(1e-2, 1e4), min_size=D, max_size=D)))
+    return inst, bw
+
+
+@FAST
+@given(data=random_instances())
+def test_time_model_matches_evaluate(data):
+    inst, bw = data
+    b = evaluate(inst, bw)
+    tm = build_time_model(inst)
+    assert tm.time_ns(bw) == pytest.approx(b.iteration_time_ns, rel=1e-9, abs=1e-9)
+    assert tm.compute_ns == pytest.approx(b.compute_ns, rel=1e-12, abs=1e-12)
+    # internal consistency of the breakdown
+    assert b.iteration_time_ns == pytest.approx(b.compute_ns + b.communication_ns, rel=1e-12, abs=1e-12)
+    assert sum(b.communication_by_phase_ns.values()) == pytest.approx(b.communication_ns, rel=1e-9, abs=1e-9)
+    assert b.bottleneck_ns_per_dim.sum() == pytest.approx(b.communication_ns, rel=1e-9, abs=1e-9)
+    np.testing.assert_allclose(b.busy_ns_per_dim, b.bytes_per_dim / bw, rtol=1e-9, atol=1e-12)
+    # compute excludes update_ns: sum of the three phases' compute, computed here from the layers directly
+    direct = sum(
+        ly.forward.compute_ns + ly.input_grad.compute_ns + ly.weight_grad.compute_ns for ly in inst.workload.layers
+    )
+    assert b.compute_ns == pytest.approx(direct, rel=1e-12, abs=1e-12)
