@@ -33,7 +33,7 @@ class PerfLP:
     """A built performance LP: the Pyomo ``model`` plus what is needed to read results back in GB/s and ns.
 
     Attributes:
-        model: the Pyomo ConcreteModel (components ``B``, ``t``, ``tau``, ``epi``, ``design``, ``time``, ``reach``);
+        model: the Pyomo ConcreteModel (components ``B``, ``t``, ``tau``, ``epi``, ``design``, ``time``);
             the solver adds the tangent cuts (:meth:`tangent_cut`) to its HiGHS copy of the model.
         loaded: indices of the dimensions that carry traffic (those with a ``t`` variable).
         compute_ns: constant compute time added to the LP objective to give the iteration time.
@@ -47,18 +47,6 @@ class PerfLP:
     def tangent_cut(b_gbps: float) -> tuple[float, float, float]:
         """The tangent of t >= 1/B at B = ``b_gbps`` (> 0) as ``t + coef_B * B >= lower``: (lower, 1, coef_B)."""
         return 2.0 / b_gbps, 1.0, 1.0 / b_gbps**2
-
-    def use_time_objective(self) -> pyo.Objective:
-        """Minimise the collective time (ms), the default objective; returns it."""
-        self.model.reach.deactivate()
-        self.model.time.activate()
-        return self.model.time
-
-    def use_reach_objective(self) -> pyo.Objective:
-        """Maximise the summed bandwidth of loaded dimensions (unbounded iff some loaded dimension is); returns it."""
-        self.model.time.deactivate()
-        self.model.reach.activate()
-        return self.model.reach
 
 
 def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
@@ -83,8 +71,6 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
     m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= float(A[k, d]) * _m.t[d])
     m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
     m.time = pyo.Objective(expr=sum(m.tau[k] for k in m.tau) if len(m.tau) else 0.0, sense=pyo.minimize)
-    m.reach = pyo.Objective(expr=sum(m.B[d] for d in loaded) if loaded else 0.0, sense=pyo.maximize)
-    m.reach.deactivate()
     return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns)
 
 

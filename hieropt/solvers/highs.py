@@ -17,6 +17,7 @@ from typing import Any
 
 import highspy
 import numpy as np
+import pyomo.environ as pyo
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from ..errors import SolverError
@@ -98,6 +99,11 @@ class PersistentHighs:
             self._rows: dict[Any, int] = opt._pyomo_con_to_solver_con_map
         except AttributeError as e:  # pragma: no cover - depends on the installed Pyomo
             raise SolverError(f"unsupported Pyomo version (persistent HiGHS interface changed: {e})") from e
+        # Pyomo declares only variables that appear in a constraint or the objective; a dimension no constraint
+        # names still needs its column (with its bounds) for the other objectives and the cuts.
+        unused = [v for v in model.component_data_objects(pyo.Var, descend_into=True) if id(v) not in self._cols]
+        if unused:
+            opt.add_variables(unused)
         self._opt = opt
         for name, value in (("output_flag", False), ("primal_feasibility_tolerance", LP_TOLERANCE),
                             ("dual_feasibility_tolerance", LP_TOLERANCE), ("time_limit", float(time_limit_s))):
@@ -111,9 +117,20 @@ class PersistentHighs:
         """HiGHS row index of a Pyomo constraint declared before :meth:`__init__`."""
         return self._rows[con]
 
-    def set_objective(self, obj: Any) -> None:
-        """Make the Pyomo objective ``obj`` (of the same model) the one HiGHS optimizes."""
-        self._opt.set_objective(obj)
+    def objective_costs(self) -> np.ndarray:
+        """The current objective coefficients of all columns (to restore them after :meth:`set_costs`)."""
+        return np.asarray(self._h.getLp().col_cost_, dtype=float)
+
+    def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
+        """Replace the objective by ``costs @ x`` (one coefficient per column), minimised or maximised.
+
+        Objectives are switched here, on the HiGHS side, not through Pyomo's ``set_objective``: Pyomo would drop
+        the columns only the old objective referenced and so shift the column indices of later variables.
+        """
+        n = self._h.getNumCol()
+        self._h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(costs, dtype=float))
+        sense = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
+        self._h.changeObjectiveSense(sense)
 
     def add_row(self, lower: float, upper: float, cols: list[int], vals: list[float]) -> int:
         """Add the row ``lower <= sum vals[i] x[cols[i]] <= upper``; returns its index."""

@@ -60,20 +60,28 @@ class _Loop:
         return {d: float(x[c]) for d, c in self.t_col.items()}
 
 
+def _maximize(loop: _Loop, dims: tuple[int, ...]):
+    """Solve max sum_{d in dims} B_d on the same LP, then restore the time objective."""
+    time_costs = loop.solver.objective_costs()
+    costs = np.zeros_like(time_costs)
+    costs[[loop.b_col[d] for d in dims]] = 1.0
+    loop.solver.set_costs(costs, maximize=True)
+    res = loop.solver.solve()
+    loop.solver.set_costs(time_costs)
+    return res
+
+
 def _reach(loop: _Loop, instance: Instance) -> float:
     """Check feasibility and boundedness; return the largest summed bandwidth of the loaded dimensions (GB/s)."""
-    lp, solver = loop.lp, loop.solver
-    solver.set_objective(lp.use_reach_objective())
-    res = solver.solve()
-    solver.set_objective(lp.use_time_objective())
+    res = _maximize(loop, loop.lp.loaded)
     if res.status is Status.OPTIMAL:
         return res.objective
     if res.status in (Status.INFEASIBLE, Status.UNBOUNDED):
-        check = solver.solve()  # the time objective is bounded below by 0: not optimal here means infeasible
+        check = loop.solver.solve()  # the time objective is bounded below by 0: not optimal here means infeasible
         if check.status is not Status.OPTIMAL:
             raise NoSolutionError("infeasible", "the design constraints and bounds cannot all hold: "
                                   + "; ".join(c.text for c in instance.constraints) + " (check the numbers)")
-        dims = ", ".join(f"bw[{d}]" for d in lp.loaded)
+        dims = ", ".join(f"bw[{d}]" for d in loop.lp.loaded)
         raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
                               f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time has "
                               f"no minimum; e.g. --constraint 'sum(bw) == 500'")
@@ -82,15 +90,7 @@ def _reach(loop: _Loop, instance: Instance) -> float:
 
 def _forced_zero(loop: _Loop, d: int) -> bool:
     """True when the design constraints force B_d = 0 (solved as max B_d)."""
-    import pyomo.environ as pyo
-
-    m, solver = loop.lp.model, loop.solver
-    m.time.deactivate()
-    m.probe = pyo.Objective(expr=m.B[d], sense=pyo.maximize)
-    solver.set_objective(m.probe)
-    res = solver.solve()
-    m.del_component(m.probe)
-    solver.set_objective(loop.lp.use_time_objective())
+    res = _maximize(loop, (d,))
     return res.status is Status.OPTIMAL and res.objective <= 1e-12
 
 
