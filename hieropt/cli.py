@@ -101,7 +101,7 @@ def solve(
     constraint: ConstraintOpt = None,
     objective: ObjectiveOpt = "performance",
     json_out: JsonOpt = None,
-    gap: Annotated[float, typer.Option("--gap", help="Target relative optimality gap (>= 1e-8).")] = 1e-8,
+    gap: Annotated[float, typer.Option("--gap", help="Target relative optimality gap, in [5e-9, 1).")] = 1e-8,
 ) -> None:
     """Find the per-NPU bandwidth of every dimension that minimises the iteration time, proven optimal.
 

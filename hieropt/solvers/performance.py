@@ -49,14 +49,17 @@ class _Loop:
         self.cuts = 0
 
     def cut(self, d: int, b_gbps: float) -> None:
+        """Add the tangent cut of t_d >= 1/B_d at B_d = ``b_gbps`` (GB/s) to the HiGHS LP."""
         lower, ct, cb = PerfLP.tangent_cut(b_gbps)
         self.solver.add_row(lower, np.inf, [self.t_col[d], self.b_col[d]], [ct, cb])
         self.cuts += 1
 
     def bw(self, x: np.ndarray) -> np.ndarray:
+        """B (GB/s, shape (D,)) from the LP's column values ``x``."""
         return x[self.b_col]
 
     def t(self, x: np.ndarray) -> dict[int, float]:
+        """t_d (1/(GB/s)) of the loaded dimensions from the LP's column values ``x``."""
         return {d: float(x[c]) for d, c in self.t_col.items()}
 
 
