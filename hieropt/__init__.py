@@ -6,12 +6,14 @@ Library API (units: GB/s per NPU per dimension, ns, bytes, $)::
     inst = hieropt.load_instance("instances/gpt3-4d.toml")    # or hieropt.load_libra(network=..., ...)
     sol = hieropt.solve(inst)                                  # -> Solution (status, bw_gbps, gap, ...)
     bd = hieropt.evaluate(inst, [250, 125, 75, 50])            # -> Breakdown
+    sol = hieropt.solve(inst, objective="performance_per_cost")  # also "min_cost" with max_iteration_time_ns=...
+    front = hieropt.pareto(inst, points=50)                    # -> Front (exact time-cost Pareto front)
 """
 
-from .api import Breakdown, Certificate, Solution, evaluate, load_instance, load_libra, solve, verify
+from .api import Breakdown, Certificate, Front, Solution, evaluate, load_instance, load_libra, pareto, solve, verify
 from .errors import HieroptError, InputError, NoSolutionError, SolverError
 from .result import Status
 
-__all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "Solution", "Breakdown", "Certificate",
-           "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
+__all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
+           "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
 __version__ = "0.1.0"

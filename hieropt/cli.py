@@ -40,14 +40,20 @@ CostOpt = Annotated[Path | None, typer.Option("--cost", help="LIBRA cost-model Y
 ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500', "
     "'bw[0] >= bw[1]'; repeatable. With an INSTANCE, added to its constraints.")]
-ObjectiveOpt = Annotated[str, typer.Option("--objective", help="Objective with the LIBRA flags: performance "
-                                           "(minimum iteration time).")]
+ObjectiveOpt = Annotated[str | None, typer.Option(
+    "--objective", help="performance (minimum iteration time), performance_per_cost (minimum time x cost, global), "
+    "or min_cost (cheapest network meeting --max-time-ns). Default: the instance's; performance with LIBRA flags.")]
+MaxTimeOpt = Annotated[float | None, typer.Option(
+    "--max-time-ns", help="Iteration-time target, ns (required by min_cost; a cap otherwise).")]
+BudgetOpt = Annotated[float | None, typer.Option(
+    "--budget-usd", help="Network-cost cap, $ (with performance: the fastest network within the budget).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the full result as JSON to FILE "
                                               "('-' for stdout, then tables go to stderr).")]
 
 
 def _load(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
-          cost: Path | None, constraint: list[str] | None, objective: str) -> Instance:
+          cost: Path | None, constraint: list[str] | None) -> Instance:
+    """The instance from an instance file or from LIBRA's files (objective performance; solve's flags override)."""
     libra = {"--network": network, "--workload": workload, "--communicator": communicator, "--cost": cost}
     given = [k for k, v in libra.items() if v is not None]
     if instance is not None:
@@ -69,7 +75,7 @@ def _load(instance: Path | None, network: Path | None, workload: Path | None, co
         raise InputError("command line", missing[0], "missing LIBRA flag",
                          "give all of --network, --workload, --communicator and --cost "
                          f"(missing: {', '.join(missing)})")
-    return api.load_libra(network, workload, communicator, cost, constraint or [], objective=objective)
+    return api.load_libra(network, workload, communicator, cost, constraint or [])
 
 
 def _console() -> Console:
@@ -99,22 +105,29 @@ def solve(
     communicator: CommOpt = None,
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
-    objective: ObjectiveOpt = "performance",
+    objective: ObjectiveOpt = None,
+    max_time_ns: MaxTimeOpt = None,
+    budget_usd: BudgetOpt = None,
     json_out: JsonOpt = None,
-    gap: Annotated[float, typer.Option("--gap", help="Target relative optimality gap, in [5e-9, 1).")] = 1e-8,
+    gap: Annotated[float | None, typer.Option(
+        "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
+        show_default=False)] = None,
 ) -> None:
-    """Find the per-NPU bandwidth of every dimension that minimises the iteration time, proven optimal.
+    """Find the optimal per-NPU bandwidth of every dimension, with a proven optimality gap.
 
-    Prints the bandwidth table, iteration time with its compute / communication split, per-dimension utilisation,
-    network cost, the proven gap and the solve time. Exit 3 when the constraints are infeasible or leave bandwidth
-    unbounded.
+    Objectives: the fastest network (performance), the most training per dollar (performance_per_cost), the
+    cheapest network meeting a time target (min_cost --max-time-ns T), the fastest within a budget (performance
+    --budget-usd X). Prints the bandwidth table, iteration time with its compute / communication split,
+    per-dimension utilisation, network cost, the proven gap and the solve time. Exit 3 when the problem is
+    infeasible (e.g. a time target below the fastest possible time) or unbounded.
     """
     err = Console(stderr=True)
     to_stdout = json_out is not None and str(json_out) == "-"
     out = err if to_stdout else _console()
     try:
-        inst = _load(instance, network, workload, communicator, cost, constraint, objective)
-        sol = api.solve(inst, rel_gap=gap)
+        inst = _load(instance, network, workload, communicator, cost, constraint)
+        sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
+                        max_network_cost_usd=budget_usd)
     except HieroptError as e:
         raise _fail(err, e) from None
     for line in report.summary_lines(inst, sol):
@@ -143,7 +156,7 @@ def evaluate(
     to_stdout = json_out is not None and str(json_out) == "-"
     out = err if to_stdout else _console()
     try:
-        inst = _load(instance, network, workload, communicator, cost, constraint, "performance")
+        inst = _load(instance, network, workload, communicator, cost, constraint)
         values = _parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
@@ -154,6 +167,42 @@ def evaluate(
     out.print(report.time_table(bd))
     if json_out is not None:
         _write_json(json_out, {"breakdown": report.breakdown_dict(bd), "instance": report.instance_dict(inst)})
+
+
+@app.command()
+def pareto(
+    instance: InstanceArg = None,
+    points: Annotated[int, typer.Option("--points", help="Number of budgets on the front (>= 2).")] = 50,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write the points as CSV to FILE.")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")] = None,
+    network: NetworkOpt = None,
+    workload: WorkloadOpt = None,
+    communicator: CommOpt = None,
+    cost: CostOpt = None,
+    constraint: ConstraintOpt = None,
+    json_out: JsonOpt = None,
+) -> None:
+    """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each point the fastest
+    network within its budget (proven to 1e-8), with the performance and performance-per-cost optima marked."""
+    err = Console(stderr=True)
+    to_stdout = json_out is not None and str(json_out) == "-"
+    out = err if to_stdout else _console()
+    try:
+        inst = _load(instance, network, workload, communicator, cost, constraint)
+        front = api.pareto(inst, points=points)
+    except HieroptError as e:
+        raise _fail(err, e) from None
+    out.print(report.front_table(inst, front))
+    for line in report.front_lines(front):
+        out.print(line, highlight=False, soft_wrap=True)
+    if csv_out is not None:
+        csv_out.write_text(report.front_csv(inst, front), encoding="utf-8")
+        out.print(f"wrote {csv_out}", highlight=False)
+    if plot is not None:
+        report.plot_front(inst, front, plot)
+        out.print(f"wrote {plot}", highlight=False)
+    if json_out is not None:
+        _write_json(json_out, report.front_dict(inst, front))
 
 
 def _parse_bw(text: str, n_dims: int) -> list[float]:

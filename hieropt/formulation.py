@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
+from .cost import unit_cost_usd_per_gbps
 from .spec import Instance
 from .timing import TimeModel
 
@@ -26,6 +27,8 @@ MB = 1e6
 """Scale: bytes per model unit of traffic (MB)."""
 MS_NS = 1e6
 """Scale: ns per model unit of time (ms)."""
+MUSD = 1e6
+"""Scale: $ per model unit of cost (M$)."""
 
 
 @dataclass
@@ -37,11 +40,17 @@ class PerfLP:
             the solver adds the tangent cuts (:meth:`tangent_cut`) to its HiGHS copy of the model.
         loaded: indices of the dimensions that carry traffic (those with a ``t`` variable).
         compute_ns: constant compute time added to the LP objective to give the iteration time.
+        cost_musd_per_gbps: (D,) network cost per GB/s of each dimension's per-NPU bandwidth, M$ (N * u_d / 1e6):
+            the coefficients of the budget row ``sum_d c_d B_d <= kappa`` and of the min-cost objective.
+
+    The procurement solvers add two rows of their own, with bounds they change between solves: the budget row above
+    (M$) and the time-target row ``sum_k tau[k] <= (target - compute) / 1e6`` (ms).
     """
 
     model: pyo.ConcreteModel
     loaded: tuple[int, ...]
     compute_ns: float
+    cost_musd_per_gbps: np.ndarray
 
     @staticmethod
     def tangent_cut(b_gbps: float) -> tuple[float, float, float]:
@@ -71,7 +80,8 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
     m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= float(A[k, d]) * _m.t[d])
     m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
     m.time = pyo.Objective(expr=sum(m.tau[k] for k in m.tau) if len(m.tau) else 0.0, sense=pyo.minimize)
-    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns)
+    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance) / MUSD
+    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns, cost_musd_per_gbps=cost)
 
 
 def _t_floor(upper_gbps: float | None) -> float:

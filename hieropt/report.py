@@ -53,13 +53,22 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         f"instance {instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions, "
         f"objective {sol.objective}, loop {instance.training_loop}",
         f"status: {sol.status.value} ({sol.message})",
-        f"iteration time: {sol.iteration_time_ns:,.1f} ns ({sol.iteration_time_ns / 1e6:,.6f} ms); proven lower bound "
-        f"{sol.lower_bound_ns:,.1f} ns; relative gap {sol.gap:.2e}",
+        f"iteration time: {sol.iteration_time_ns:,.1f} ns ({sol.iteration_time_ns / 1e6:,.6f} ms)"
+        + (f"; proven lower bound {sol.lower_bound_ns:,.1f} ns" if sol.lower_bound_ns is not None else ""),
         f"network cost: ${sol.network_cost_usd:,.0f}",
-        f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, {sol.extra.get('cuts', 0)} cuts, "
-        f"{sol.extra.get('collectives', 0)} collectives aggregated into {sol.extra.get('terms', 0)} terms; "
-        "verified by the independent evaluator",
     ]
+    if sol.objective != "performance":
+        unit = {"USD": "$", "ns*USD": "ns x $"}[sol.objective_unit]
+        lines.append(f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
+                     f"{sol.objective_bound:.10g} {unit}")
+    lines.append(f"relative gap {sol.gap:.2e} (proven)")
+    if "kappa_evaluations" in sol.extra:
+        lines.append(f"global search: {sol.extra['kappa_nodes']} branch-and-bound nodes, "
+                     f"{sol.extra['kappa_evaluations']} convex sub-solves over costs "
+                     f"${sol.extra['kappa_range_usd'][0]:,.0f} .. ${sol.extra['kappa_range_usd'][1]:,.0f}")
+    lines.append(f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, {sol.extra.get('cuts', 0)} cuts, "
+                 f"{sol.extra.get('collectives', 0)} collectives aggregated into {sol.extra.get('terms', 0)} terms; "
+                 "verified by the independent evaluator")
     lines += [f"note: {n}" for n in sol.notes]
     return lines
 
@@ -107,6 +116,8 @@ def instance_dict(instance: Instance) -> dict[str, Any]:
         "mapping": instance.mapping.model_dump(),
         "cost": {k: v.model_dump() for k, v in instance.cost.classes.items()},
         "constraints": [c.text for c in instance.constraints],
+        "max_iteration_time_ns": instance.max_iteration_time_ns,
+        "max_network_cost_usd": instance.max_network_cost_usd,
         "bounds": [b.model_dump() for b in instance.bounds_or_default],
     }
 
@@ -122,6 +133,9 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
         "bw_gbps_per_dim": _arr(sol.bw_gbps),
         "iteration_time_ns": sol.iteration_time_ns,
         "lower_bound_ns": sol.lower_bound_ns,
+        "objective_value": sol.objective_value,
+        "objective_bound": sol.objective_bound,
+        "objective_unit": sol.objective_unit,
         "gap": sol.gap,
         "network_cost_usd": sol.network_cost_usd,
         "iterations": sol.iterations,
@@ -132,3 +146,89 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
         "breakdown": breakdown_dict(sol.breakdown),
         "instance": instance_dict(instance),
     }
+
+
+def front_table(instance: Instance, front: Any) -> Table:
+    """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension."""
+    t = Table(title=f"Time-cost Pareto front ({len(front.points)} budgets, each point proven optimal)",
+              title_justify="left")
+    for col in ("#", "budget $", "cost $", "iteration ms", "gap"):
+        t.add_column(col, justify="right")
+    for d in range(instance.network.n_dims):
+        t.add_column(f"bw[{d}] GB/s", justify="right")
+    for i, p in enumerate(front.points):
+        t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", _ms(p.iteration_time_ns),
+                  f"{p.gap:.1e}", *(f"{b:,.3f}" for b in p.bw))
+    return t
+
+
+def front_lines(front: Any) -> list[str]:
+    """The marked optima, notes and timing of a front."""
+    f = front.fastest
+    lines = [f"fastest (performance optimum): {_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
+    b = front.best_per_cost
+    if b is not None:
+        lines.append(f"best performance per cost: {_ms(b.iteration_time_ns)} ms at ${b.network_cost_usd:,.0f} "
+                     f"(time x cost {b.objective_value:.6g} ns x $, gap {b.gap:.1e})")
+    lines += [f"note: {n}" for n in front.notes]
+    lines.append(f"front solved in {front.solve_seconds * 1e3:.0f} ms ({front.lps} LPs on one persistent LP)")
+    return lines
+
+
+def _point_dict(p: Any) -> dict[str, Any]:
+    return {"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
+            "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns, "gap": p.gap,
+            "bw_gbps_per_dim": _arr(p.bw)}
+
+
+def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
+    """JSON-ready front: points, the two marked optima, notes, timing, instance echo."""
+    return {
+        "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD"},
+        "points": [_point_dict(p) for p in front.points],
+        "fastest": solution_dict(instance, front.fastest),
+        "best_per_cost": solution_dict(instance, front.best_per_cost) if front.best_per_cost else None,
+        "notes": list(front.notes),
+        "solve_seconds": front.solve_seconds,
+        "lps": front.lps,
+        "instance": instance_dict(instance),
+    }
+
+
+def front_csv(instance: Instance, front: Any) -> str:
+    """The front as CSV text (one row per budget; units in the header)."""
+    head = ["budget_usd", "network_cost_usd", "iteration_time_ns", "lower_bound_ns", "gap"]
+    head += [f"bw{d}_gbps" for d in range(instance.network.n_dims)]
+    rows = [",".join(head)]
+    for p in front.points:
+        vals = [p.budget_usd, p.network_cost_usd, p.iteration_time_ns, p.lower_bound_ns, p.gap, *p.bw]
+        rows.append(",".join(repr(float(v)) for v in vals))
+    return "\n".join(rows) + "\n"
+
+
+def plot_front(instance: Instance, front: Any, path: Any) -> None:
+    """Draw the front (cost $M vs iteration time ms) with the two optima marked, to a PNG at ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    cost = [p.network_cost_usd / 1e6 for p in front.points]
+    time_ms = [p.iteration_time_ns / 1e6 for p in front.points]
+    ax.plot(cost, time_ms, "o-", ms=3, lw=1.2, label="Pareto front (fastest network per budget)")
+    f = front.fastest
+    ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
+            label="performance optimum")
+    b = front.best_per_cost
+    if b is not None:
+        ax.plot(b.network_cost_usd / 1e6, b.iteration_time_ns / 1e6, "*", ms=13, color="tab:green",
+                label="performance-per-cost optimum")
+    ax.set_xlabel("network cost (M$)")
+    ax.set_ylabel("iteration time (ms)")
+    ax.set_title(f"{instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -31,11 +31,15 @@ class Solution:
         objective: the objective that was optimized (e.g. ``"performance"``).
         bw_gbps: (D,) optimal per-NPU bandwidth of each dimension, GB/s. At a relative gap g the objective is known
             to about g, the bandwidths only to roughly sqrt(g) where the optimum is flat (research/solver_probe.md P4).
-        iteration_time_ns: T(bw_gbps), re-evaluated by the independent evaluator (the proven upper bound).
+        iteration_time_ns: T(bw_gbps), re-evaluated by the independent evaluator.
         network_cost_usd: cost(bw_gbps), $.
-        lower_bound_ns: proven lower bound on the optimal iteration time, ns.
-        gap: relative gap (iteration_time_ns - lower_bound_ns) / iteration_time_ns, >= 0.
-        iterations: solver iterations (LPs solved in the cutting-plane loop).
+        objective_value: the objective at ``bw_gbps`` (re-evaluated), in ``objective_unit``: ns for performance,
+            $ for min_cost, ns * $ for performance_per_cost.
+        objective_bound: proven lower bound on the optimal objective value (same unit).
+        objective_unit: ``"ns"``, ``"USD"`` or ``"ns*USD"``.
+        lower_bound_ns: proven lower bound on the optimal iteration time (performance objective), else None.
+        gap: relative gap (objective_value - objective_bound) / objective_value, >= 0.
+        iterations: LPs solved (all sub-solves included).
         solve_seconds: wall time of build + solve + verify, s.
         breakdown: the evaluator's breakdown at ``bw_gbps``.
         method: the algorithm used.
@@ -49,7 +53,10 @@ class Solution:
     bw_gbps: np.ndarray
     iteration_time_ns: float
     network_cost_usd: float
-    lower_bound_ns: float
+    objective_value: float
+    objective_bound: float
+    objective_unit: str
+    lower_bound_ns: float | None
     gap: float
     iterations: int
     solve_seconds: float

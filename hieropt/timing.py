@@ -55,7 +55,7 @@ def _sum_max(traffic: np.ndarray, bw: np.ndarray) -> float:
     if traffic.shape[0] == 0:
         return 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_dim = np.where(traffic > 0, traffic / bw, 0.0)
+        per_dim = np.where(traffic > 0, np.where(bw > 0, traffic / bw, np.inf), 0.0)
     return float(per_dim.max(axis=1).sum())
 
 

@@ -12,6 +12,8 @@ An instance file names its parts by path (relative to the instance file) or inli
     cost = "cost.yml"                  # LIBRA cost model, or inline: [cost.InterPod] link_usd_per_gbps = 7.8 ...
     constraints = ["sum(bw) == 500", "bw[0] >= bw[1]"]       # linear, GB/s per NPU
     bounds = [{dim = 3, lower_gbps = 10, upper_gbps = 200}]  # optional per-dimension bounds, GB/s per NPU
+    max_iteration_time_ns = 1.2e9      # optional time target (required by objective "min_cost"), ns
+    max_network_cost_usd = 1.5e7       # optional network budget, $
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from .constraint_text import parse_constraint
 from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
-             "constraints", "bounds")
+             "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd")
 GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate)}
 """Workload generators usable from a model file: name -> (parameter model, generate function)."""
 
@@ -191,7 +193,9 @@ def load_instance(path: str | Path) -> Instance:
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
                      mapping=mapping, cost=cost, constraints=constraints,
-                     bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop)
+                     bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop,
+                     max_iteration_time_ns=data.get("max_iteration_time_ns"),
+                     max_network_cost_usd=data.get("max_network_cost_usd"))
 
 
 def _instance(src: str, **parts: Any) -> Instance:
@@ -202,10 +206,12 @@ def _instance(src: str, **parts: Any) -> Instance:
 
 
 def load_libra(network: str | Path, workload: str | Path, communicator: str | Path, cost: str | Path,
-               constraints: Sequence[str] = (), objective: str = "performance", name: str | None = None) -> Instance:
+               constraints: Sequence[str] = (), objective: str = "performance", name: str | None = None,
+               max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None) -> Instance:
     """Build an instance from LIBRA's files (paths) and constraint strings, as the CLI's LIBRA flags do.
 
     ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's ``no_overlap``.
+    ``max_iteration_time_ns`` (ns; required by ``min_cost``) and ``max_network_cost_usd`` ($) are optional caps.
 
     Raises:
         InputError: any bad file, flag or constraint.
@@ -219,7 +225,8 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
     cons = tuple(parse_constraint(t, net.n_dims, "--constraint") for t in constraints)
     try:
         return _instance(str(network), name=name or Path(workload).stem, network=net, workload=wl, mapping=mapping,
-                         cost=cm, constraints=cons, bounds=None, objective=objective, training_loop="no_overlap")
+                         cost=cm, constraints=cons, bounds=None, objective=objective, training_loop="no_overlap",
+                         max_iteration_time_ns=max_iteration_time_ns, max_network_cost_usd=max_network_cost_usd)
     except InputError as e:
         if e.field and e.field.startswith("cost."):  # a price missing for the network's Switch: the cost file's fault
             raise e.with_source(cost) from None

@@ -46,3 +46,22 @@ def test_performance_reference(case, shared_data):
 
 def test_reference_cases_present(shared_data):
     assert len(_cases("performance")) >= 8
+
+
+@pytest.mark.parametrize("case", _cases("performance_per_cost"), ids=_id)
+def test_performance_per_cost_reference(case, shared_data):
+    inst = api.load_libra(shared_data / case["network"], shared_data / case["workload"],
+                          shared_data / case["communicator"], shared_data / case["cost_model"],
+                          CONSTRAINTS[case["constraints"]], objective="performance_per_cost")
+    sol = api.solve(inst)
+    assert sol.success
+    assert sol.gap <= 1e-7
+    assert sol.objective_unit == "ns*USD"
+    assert sol.objective_value == pytest.approx(case["time_x_cost"], rel=1e-7)
+    assert sol.objective_value == pytest.approx(sol.iteration_time_ns * sol.network_cost_usd, rel=1e-12)
+    assert sol.objective_bound <= case["time_x_cost"] * (1 + 1e-9)
+    assert sol.extra["kappa_evaluations"] >= 2
+
+
+def test_performance_per_cost_cases_present(shared_data):
+    assert len(_cases("performance_per_cost")) >= 4

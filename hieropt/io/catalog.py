@@ -1,0 +1,239 @@
+"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.catalog.Catalog`, checked against an instance.
+
+Format (TOML; the same keys in YAML)::
+
+    name = "example-4d"
+    description = "EXAMPLE prices, invented"
+
+    [classes.InterNode]                                   # a cost class of the instance's network
+    links = [                                             # Ring / FullyConnected dimensions: link ports
+      { name = "link-200g", gbit_per_s = 200, usd = 300, max_per_npu = 8 },   # Gb/s, converted: / 8 -> 25 GB/s
+      { name = "link-50GBs", gbps = 50, usd = 550, max_per_npu = 4 },         # GB/s per direction
+    ]
+
+    [classes.InterPod]                                    # Switch dimensions: NICs and switches
+    nics = [
+      { name = "nic-400g", gbit_per_s = 400, usd = 1500, max_per_npu = 2 },
+      { name = "nic-800g-node", gbit_per_s = 800, usd = 2600, max_per_node = 4, node_npus = 4 },
+    ]
+    switches = [
+      { name = "sw-64p", radix = 64, usd_per_switch = 40000, port_gbit_per_s = 400 },
+      { name = "sw-128p", radix = 128, usd_per_port = 700 },
+    ]
+
+Every problem is a one-line :class:`hieropt.errors.InputError` (exit 2) naming the file, the field and the fix:
+unknown keys, a missing price, zero or negative bandwidth, a cost class the instance's network does not use (or one
+it uses with no parts), parts of the wrong kind for the dimension's building block, a node size that does not divide
+the cluster, and a part that can never meet a design constraint or bound of the instance (checked by interval
+arithmetic over the other dimensions' reachable bandwidths, so no usable part is ever rejected).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..catalog import LINK_BLOCKS, Catalog, Part
+from ..errors import InputError
+from ..spec import Instance
+from .common import _field_path, read_text, read_yaml_mapping, validation_error
+
+__all__ = ["read_catalog", "check_catalog"]
+
+_KINDS = {"links": "link port", "nics": "NIC", "switches": "switch"}
+
+
+def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
+    """Read a catalog file (``.toml``, or ``.yml`` / ``.yaml``) and, if ``instance`` is given, check it against the
+    instance (:func:`check_catalog`).
+
+    Raises:
+        InputError: any bad file, key or value, naming the file, the field and the fix.
+    """
+    path = Path(path)
+    src = str(path)
+    if path.suffix.lower() in (".yml", ".yaml"):
+        data = read_yaml_mapping(path, "parts catalog")
+    else:
+        text = read_text(path, "parts catalog")
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(src, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+    catalog = parse_catalog(data, src)
+    if instance is not None:
+        check_catalog(catalog, instance, src)
+    return catalog
+
+
+def parse_catalog(data: dict[str, Any], source: str) -> Catalog:
+    """Validate a catalog given as a mapping (as read from TOML / YAML); ``source`` names it in errors."""
+    if not isinstance(data, dict):
+        raise InputError(source, None, "expected a mapping with a 'classes' table", "see the README")
+    for k in data:
+        if k not in ("name", "description", "classes"):
+            raise InputError(source, str(k), "unknown key", "use only name, description and [classes.<cost class>]")
+    classes = data.get("classes")
+    if not isinstance(classes, dict) or not classes:
+        raise InputError(source, "classes", "missing or empty",
+                         "add one [classes.<cost class>] table per cost class of the network")
+    for cname, pc in classes.items():
+        if not isinstance(pc, dict):
+            raise InputError(source, f"classes.{cname}", "expected a table of parts",
+                             "give links = [...] (Ring / FullyConnected) or nics = [...] and switches = [...] (Switch)")
+        for kind, parts in pc.items():
+            if kind in _KINDS and not isinstance(parts, list):
+                raise InputError(source, f"classes.{cname}.{kind}", "expected a list of tables",
+                                 f"write {kind} = [{{ name = ..., ... }}]")
+            for i, p in enumerate(parts if kind in _KINDS else []):
+                _precheck(p, f"classes.{cname}.{kind}[{i}]", kind, source)
+    try:
+        return Catalog(**data)
+    except ValidationError as e:
+        raise _catalog_error(e, data, source) from e
+
+
+def _precheck(p: Any, field: str, kind: str, source: str) -> None:
+    """Messages pydantic would phrase poorly: a part that is not a table, a missing price."""
+    if not isinstance(p, dict):
+        raise InputError(source, field, f"expected a table, got {p!r}", "write { name = ..., ... }")
+    name = f"{field} ('{p['name']}')" if isinstance(p.get("name"), str) else field
+    if kind in ("links", "nics") and "usd" not in p:
+        raise InputError(source, f"{name}.usd", "missing price", f"add usd = <price of one {_KINDS[kind]} in $>")
+    if kind == "switches" and "usd_per_switch" not in p and "usd_per_port" not in p:
+        raise InputError(source, f"{name}.usd_per_switch", "missing price",
+                         "add usd_per_switch = <$ per switch> or usd_per_port = <$ per port>")
+
+
+def _catalog_error(e: ValidationError, data: dict[str, Any], source: str) -> InputError:
+    """The first pydantic error as an InputError, with the part's name added to its field."""
+    err = e.errors()[0]
+    loc = err["loc"]
+    out = validation_error(e, source)
+    if len(loc) >= 4 and loc[0] == "classes" and loc[2] in _KINDS and isinstance(loc[3], int):
+        try:
+            name = data["classes"][loc[1]][loc[2]][loc[3]].get("name")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            name = None
+        if isinstance(name, str):
+            head = _field_path("", loc[:4])
+            field = (out.field or head).replace(head, f"{head} ('{name}')", 1)
+            return InputError(source, field, out.problem, out.fix)
+    return out
+
+
+def _part_label(cname: str, kind: str, i: int, part: Any) -> str:
+    return f"classes.{cname}.{kind}[{i}] ('{part.name}')"
+
+
+def check_catalog(catalog: Catalog, instance: Instance, source: str | Path = "catalog") -> None:
+    """Check ``catalog`` against ``instance``'s network, design constraints and bounds.
+
+    Raises:
+        InputError: a catalog class the network does not use, a network class without parts, parts of the wrong
+            kind for a building block, a node size that does not divide the NPU count, or a part that can never meet a
+            design constraint or bound.
+    """
+    src = str(source)
+    net = instance.network
+    N = net.npus_total
+    used = {dim.cost_class for dim in net.dims}
+    for cname in catalog.classes:
+        if cname not in used:
+            raise InputError(src, f"classes.{cname}", f"unknown cost class '{cname}': the instance's network uses "
+                             f"{', '.join(sorted(used))}", "rename the class to one of those, or remove it")
+    for d, dim in enumerate(net.dims):
+        pc = catalog.classes.get(dim.cost_class)
+        need = ("links",) if dim.block in LINK_BLOCKS else ("nics", "switches")
+        if pc is None:
+            raise InputError(src, f"classes.{dim.cost_class}", f"missing: dimension {d} ({dim.block}) uses cost class "
+                             f"'{dim.cost_class}' but the catalog has no parts for it",
+                             f"add [classes.{dim.cost_class}] with {' and '.join(need)}")
+        for kind in need:
+            if not getattr(pc, kind):
+                raise InputError(src, f"classes.{dim.cost_class}.{kind}", f"missing: dimension {d} is a {dim.block}",
+                                 f"add {kind} = [...] ({'link ports' if kind == 'links' else _KINDS[kind] + 's'})")
+    for cname, pc in catalog.classes.items():
+        blocks = {dim.block for dim in net.dims if dim.cost_class == cname}
+        for kind in ("links", "nics", "switches"):
+            wanted = bool(blocks & set(LINK_BLOCKS)) if kind == "links" else "Switch" in blocks
+            if getattr(pc, kind) and not wanted:
+                use = "nics and switches" if kind == "links" else "links"
+                raise InputError(src, f"classes.{cname}.{kind}", f"class '{cname}' is used only by "
+                                 f"{'/'.join(sorted(blocks))} dimensions, which are provisioned with {use}",
+                                 f"remove {kind} or give {use}")
+        for kind in ("links", "nics"):
+            for i, part in enumerate(getattr(pc, kind)):
+                if part.node_npus is not None and (part.node_npus > N or N % part.node_npus):
+                    raise InputError(src, f"{_part_label(cname, kind, i, part)}.node_npus",
+                                     f"a node of {part.node_npus} NPUs does not divide the cluster's {N:,} NPUs",
+                                     f"use a divisor of {N}")
+    _check_reachable(catalog, instance, src)
+
+
+def _parts(catalog: Catalog, instance: Instance, d: int) -> list[tuple[str, int, Part]]:
+    dim = instance.network.dims[d]
+    kind = "links" if dim.block in LINK_BLOCKS else "nics"
+    return [(kind, i, p) for i, p in enumerate(getattr(catalog.classes[dim.cost_class], kind))]
+
+
+def _range(part: Part) -> tuple[float, float]:
+    return part.bw_gbps(1), part.bw_gbps(part.max_units)
+
+
+def _check_reachable(catalog: Catalog, instance: Instance, src: str) -> None:
+    """Reject a part whose bandwidth range can never satisfy a bound or a design constraint, whatever the other
+    dimensions choose (interval arithmetic over their reachable ranges)."""
+    D = instance.network.n_dims
+    ranges = []
+    for d in range(D):
+        rs = [_range(p) for _, _, p in _parts(catalog, instance, d)]
+        ranges.append((min(r[0] for r in rs), max(r[1] for r in rs)))
+    for d in range(D):
+        cname = instance.network.dims[d].cost_class
+        bound = instance.bounds_or_default[d]
+        for kind, i, part in _parts(catalog, instance, d):
+            lo, hi = _range(part)
+            label = _part_label(cname, kind, i, part)
+            reach = (f"{part.max_units} x {part.unit_gbps:g} GB/s"
+                     + (f" per node of {part.share}" if part.share > 1 else "") + f" = {hi:g} GB/s per NPU")
+            if hi < bound.lower_gbps * (1 - 1e-9):
+                raise InputError(src, label, f"reaches at most {reach} on dimension {d}, below the instance's "
+                                 f"bound bw[{d}] >= {bound.lower_gbps:g}", _more_units(part, bound.lower_gbps))
+            if bound.upper_gbps is not None and lo > bound.upper_gbps * (1 + 1e-9):
+                raise InputError(src, label, f"one unit gives {lo:g} GB/s per NPU on dimension {d}, above the "
+                                 f"instance's bound bw[{d}] <= {bound.upper_gbps:g}", "use a slower part or remove it")
+            for con in instance.constraints:
+                a = con.coefficients
+                others_lo = sum(min(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d)
+                others_hi = sum(max(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d)
+                lhs_lo = others_lo + min(a[d] * lo, a[d] * hi)
+                lhs_hi = others_hi + max(a[d] * lo, a[d] * hi)
+                tol = 1e-9 * max(1.0, abs(con.rhs))
+                too_low = con.sense in (">=", "==") and lhs_hi < con.rhs - tol
+                too_high = con.sense in ("<=", "==") and lhs_lo > con.rhs + tol
+                if not (too_low or too_high) or a[d] == 0:
+                    continue
+                alone = sum(1 for x in a if x != 0) == 1
+                if alone and too_low == (a[d] > 0):
+                    need = con.rhs / a[d]
+                    raise InputError(src, label, f"reaches at most {reach} on dimension {d}, but constraint "
+                                     f"'{con.text}' needs {need:g}", _more_units(part, need))
+                if alone:
+                    raise InputError(src, label, f"one unit gives {lo:g} GB/s per NPU on dimension {d}, but "
+                                     f"constraint '{con.text}' allows at most {con.rhs / a[d]:g}",
+                                     "use a slower part or remove it")
+                side = f"reaches at most {lhs_hi:g}" if too_low else f"is at least {lhs_lo:g}"
+                raise InputError(src, label, f"with this part on dimension {d} ({lo:g} to {hi:g} GB/s per NPU) the "
+                                 f"left-hand side of constraint '{con.text}' {side} whatever the other dimensions "
+                                 "choose", "change the part's unit bandwidth or unit limit, or remove it")
+
+
+def _more_units(part: Part, need_gbps: float) -> str:
+    units = math.ceil(need_gbps * part.share / part.unit_gbps - 1e-9)
+    key = "max_per_npu" if part.per == "NPU" else "max_per_node"
+    return f"raise {key} to at least {units}, use a faster part, or remove it"

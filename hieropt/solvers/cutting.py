@@ -1,0 +1,312 @@
+"""The convex core: one persistent HiGHS LP of the time model with tangent cuts, reused by every objective.
+
+Kelley's cutting planes (Kelley 1960, "The cutting-plane method for solving convex programs"; design.md §3): the LP
+of :mod:`hieropt.formulation` relaxes t_d = 1/B_d to tangent cuts ``t_d >= 2/b - B_d/b^2``. Cuts are valid for any
+budget or time target, so they accumulate across sub-solves: after the first solve, each further one (another budget
+on a Pareto front, another kappa of the perf-per-cost search) needs only a few warm-started LPs.
+
+- :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]: LP value = proven lower bound,
+  T at the LP's B (which satisfies every linear row exactly) = upper bound. It also returns the budget row's dual,
+  a subgradient of the final LP's value function in the budget (the tangent bound of the kappa search).
+- :meth:`TimeLP.min_cost` — min cost(B) s.t. T(B) <= target: LP value = lower bound; a feasible upper bound comes
+  from the segment between the LP's B and a point that meets the target (T is convex, cost linear).
+- :meth:`TimeLP.cost_range` — cheapest and dearest feasible network (two LPs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import NoSolutionError, SolverError
+from ..formulation import MS_NS, MUSD, PerfLP, build_perf_lp
+from ..result import Status
+from ..spec import Instance
+from ..timing import TimeModel
+from .highs import PersistentHighs
+
+REL_GAP = 1e-8
+"""Default target relative gap; the LP tolerances (1e-9) put the floor near 2.5e-9."""
+SEED_CUTS = 8
+"""Initial tangent cuts per loaded dimension, on a geometric grid over the reachable bandwidth range."""
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class OAResult:
+    """Outcome of one cutting-plane solve.
+
+    Attributes:
+        status: OPTIMAL when the gap target was met, LIMIT otherwise.
+        bw: (D,) best feasible bandwidths found, GB/s.
+        upper: objective at ``bw`` (ns for time, $ for cost).
+        lower: proven lower bound on the optimum (same unit).
+        iterations: LPs solved.
+        message: one line.
+        budget_dual_ns_per_usd: d(LP value)/d(budget) of the final LP (<= 0), ns per $; 0 when no budget row binds.
+        lp_lower_ns: the final LP's value in ns (the anchor of the budget-dual tangent).
+    """
+
+    status: Status
+    bw: np.ndarray
+    upper: float
+    lower: float
+    iterations: int
+    message: str
+    budget_dual_ns_per_usd: float = 0.0
+    lp_lower_ns: float = 0.0
+
+    @property
+    def gap(self) -> float:
+        """Relative gap (upper - lower)/upper, clipped at 0."""
+        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
+
+
+class TimeLP:
+    """The performance LP in HiGHS, its cuts, and the budget and time-target rows (owned by one solve call).
+
+    Args:
+        instance: design constraints, bounds and cost model.
+        tm: the aggregated time model.
+        time_limit_s: time limit of each LP, s.
+
+    Raises:
+        NoSolutionError: the design constraints are infeasible (checked here, once).
+    """
+
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0):
+        self.instance, self.tm = instance, tm
+        self.lp: PerfLP = build_perf_lp(instance, tm)
+        self.solver = PersistentHighs(self.lp.model, time_limit_s)
+        m = self.lp.model
+        self.b_col = [self.solver.col(m.B[d]) for d in m.B]
+        self.t_col = {d: self.solver.col(m.t[d]) for d in self.lp.loaded}
+        self.tau_col = [self.solver.col(m.tau[k]) for k in m.tau]
+        n = self.solver.objective_costs().size
+        self.time_costs = np.zeros(n)
+        self.time_costs[self.tau_col] = 1.0
+        self.cost_costs = np.zeros(n)
+        self.cost_costs[self.b_col] = self.lp.cost_musd_per_gbps
+        self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(self.lp.cost_musd_per_gbps))
+        self.time_row = (self.solver.add_row(-INF, INF, self.tau_col, [1.0] * len(self.tau_col))
+                         if self.tau_col else None)
+        self.cuts = 0
+        self.lps = 0
+        self._seeded = False
+
+    # ----------------------------------------------------------------------------------------------- LP plumbing
+    @property
+    def loaded(self) -> tuple[int, ...]:
+        """Dimensions that carry traffic."""
+        return self.lp.loaded
+
+    def _solve(self, costs: np.ndarray, maximize: bool = False):
+        self.solver.set_costs(costs, maximize)
+        self.lps += 1
+        return self.solver.solve()
+
+    def _set_budget(self, budget_usd: float | None) -> None:
+        self.solver.change_row_bounds(self.budget_row, -INF, INF if budget_usd is None else budget_usd / MUSD)
+
+    def _set_time_target(self, target_ns: float | None) -> None:
+        if self.time_row is not None:
+            hi = INF if target_ns is None else (target_ns - self.tm.compute_ns) / MS_NS
+            self.solver.change_row_bounds(self.time_row, -INF, hi)
+
+    def _bw(self, x: np.ndarray) -> np.ndarray:
+        """B (GB/s) from the LP's columns, with LP round-off below zero (and -0.0) clipped to 0."""
+        return np.maximum(x[self.b_col], 0.0) + 0.0
+
+    def cut(self, d: int, b_gbps: float) -> None:
+        """Add the tangent cut of t_d >= 1/B_d at B_d = ``b_gbps`` (GB/s)."""
+        lower, ct, cb = PerfLP.tangent_cut(b_gbps)
+        self.solver.add_row(lower, INF, [self.t_col[d], self.b_col[d]], [ct, cb])
+        self.cuts += 1
+
+    def _cut_at(self, x: np.ndarray, floor: float) -> None:
+        """Cuts at the LP's point for every loaded dimension where t_d < 1/B_d, plus where the LP's t is exact."""
+        for d in self.loaded:
+            b, t = x[self.b_col[d]], x[self.t_col[d]]
+            b = b if b > 0 else floor
+            if t * b < 1.0 - 1e-12:
+                self.cut(d, float(b))
+                if t > 0:  # brackets the optimum from the other side: fewer rounds than Kelley's single cut
+                    self.cut(d, float(1.0 / t))
+
+    def _max_cost_like(self, dims: tuple[int, ...] | None):
+        """max sum of B over ``dims`` (None: max cost) under the current rows."""
+        if dims is None:
+            return self._solve(self.cost_costs, maximize=True)
+        costs = np.zeros_like(self.time_costs)
+        costs[[self.b_col[d] for d in dims]] = 1.0
+        return self._solve(costs, maximize=True)
+
+    def _infeasible(self, what: str) -> NoSolutionError:
+        texts = "; ".join(c.text for c in self.instance.constraints) or "(no constraints)"
+        return NoSolutionError("infeasible", f"{what} cannot all hold: {texts}")
+
+    # ----------------------------------------------------------------------------------------------- set-up checks
+    def cost_range(self) -> tuple[float, float]:
+        """(cheapest, dearest) feasible network cost in $ (dearest may be inf), without budget or time rows.
+
+        Raises:
+            NoSolutionError: the design constraints are infeasible.
+        """
+        self._set_budget(None)
+        self._set_time_target(None)
+        lo = self._solve(self.cost_costs)
+        if lo.status is not Status.OPTIMAL:
+            raise self._infeasible("the design constraints and bounds")
+        hi = self._solve(self.cost_costs, maximize=True)
+        return lo.objective * MUSD, (hi.objective * MUSD if hi.status is Status.OPTIMAL else INF)
+
+    def _seed(self, budget_usd: float | None) -> None:
+        """Check feasibility and boundedness under ``budget_usd``, then place the initial cuts (once)."""
+        res = self._max_cost_like(self.loaded)
+        if res.status is Status.OPTIMAL:
+            reach = res.objective
+        else:
+            check = self._solve(self.time_costs)  # bounded below by 0: not optimal means infeasible
+            if check.status is not Status.OPTIMAL:
+                if budget_usd is not None:
+                    self._set_budget(None)
+                    cheapest = self._solve(self.cost_costs)
+                    self._set_budget(budget_usd)
+                    if cheapest.status is Status.OPTIMAL:
+                        cheapest_usd = cheapest.objective * MUSD
+                        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.0f} is below the cheapest "
+                                              f"network the design constraints allow, ${cheapest_usd:,.0f}")
+                raise self._infeasible("the design constraints and bounds")
+            dims = ", ".join(f"bw[{d}]" for d in self.loaded)
+            raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
+                                  f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
+                                  f"has no minimum; e.g. --constraint 'sum(bw) == 500'")
+        if not self._seeded:
+            self.reach = reach
+            self.floor = max(reach * 1e-9, 1e-12)
+            for d in self.loaded:
+                for b in np.geomspace(max(reach * 1e-6, 1e-9), reach, SEED_CUTS):
+                    self.cut(d, float(b))
+            self._seeded = True
+
+    def _forced_zero(self, d: int) -> bool:
+        res = self._max_cost_like((d,))
+        return res.status is Status.OPTIMAL and res.objective <= 1e-9 * max(1.0, self.reach)
+
+    # ----------------------------------------------------------------------------------------------- objectives
+    def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
+                 max_iterations: int = 500) -> OAResult:
+        """Minimise T(B) (ns) under the design constraints and, if given, cost(B) <= ``budget_usd``.
+
+        Raises:
+            NoSolutionError: infeasible (constraints or budget), a loaded dimension forced to zero bandwidth, or no
+                upper limit on the bandwidth of a loaded dimension.
+            SolverError: HiGHS failed.
+        """
+        tm = self.tm
+        self._set_time_target(None)
+        self._set_budget(budget_usd)
+        self._seed(budget_usd)
+        if not self.loaded:
+            res = self._solve(self.time_costs)
+            if res.status is not Status.OPTIMAL:
+                raise SolverError(f"HiGHS stopped with '{res.termination}'")
+            bw = self._bw(res.x)
+            return OAResult(Status.OPTIMAL, bw, tm.compute_ns, tm.compute_ns, 1, "no collective traffic")
+        best_bw, upper, lower = None, INF, -INF
+        for it in range(1, max_iterations + 1):
+            res = self._solve(self.time_costs)
+            if res.status is not Status.OPTIMAL:
+                raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}'")
+            lp_ns = tm.compute_ns + res.objective * MS_NS
+            lower = max(lower, lp_ns)
+            bw = self._bw(res.x)
+            value = tm.time_ns(bw)
+            if value < upper:
+                best_bw, upper = bw, value
+            if best_bw is not None and upper - lower <= rel_gap * upper:
+                dual = float(self.solver.row_duals()[self.budget_row]) * MS_NS / MUSD if budget_usd else 0.0
+                return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target",
+                                budget_dual_ns_per_usd=min(dual, 0.0), lp_lower_ns=lp_ns)
+            for d in self.loaded:
+                if bw[d] <= 0 and self._forced_zero(d):
+                    raise NoSolutionError("infeasible", f"dimension {d} carries traffic but the design constraints "
+                                          f"{'and the budget ' if budget_usd else ''}force bw[{d}] = 0")
+            self._cut_at(res.x, self.floor)
+        if best_bw is None:
+            raise NoSolutionError("infeasible", f"no bandwidth vector with a finite iteration time was found in "
+                                  f"{max_iterations} LPs: the constraints{' and the budget' if budget_usd else ''} "
+                                  "leave a dimension that carries traffic with (almost) no bandwidth")
+        gap = (upper - lower) / upper
+        return OAResult(Status.LIMIT, best_bw, upper, lower, max_iterations,
+                        f"stopped after {max_iterations} LPs at relative gap {gap:.3g}")
+
+    def network_cost(self, bw: np.ndarray) -> float:
+        """cost(B) in $ (the LP's own coefficients)."""
+        return float(np.dot(self.lp.cost_musd_per_gbps, bw)) * MUSD
+
+    def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
+                 budget_usd: float | None = None, max_iterations: int = 500) -> OAResult:
+        """Minimise cost(B) ($) s.t. T(B) <= ``target_ns`` and the design constraints.
+
+        Args:
+            target_ns: the iteration-time target, ns.
+            meets: (D,) a feasible point with T(meets) < target_ns (e.g. the performance optimum): the segment from
+                it to the LP's B gives the feasible upper bounds.
+            rel_gap: target relative gap on the cost.
+            budget_usd: optional cost cap (an infeasibility check only).
+        """
+        tm = self.tm
+        t_meets = tm.time_ns(meets)
+        if t_meets > target_ns:
+            raise ValueError("min_cost needs a point that meets the target")
+        self._set_budget(budget_usd)
+        self._set_time_target(target_ns)
+        self._seed(budget_usd)
+        best_bw, upper, lower = meets, self.network_cost(meets), -INF
+        for it in range(1, max_iterations + 1):
+            res = self._solve(self.cost_costs)
+            if res.status is not Status.OPTIMAL:
+                self._set_time_target(None)
+                raise SolverError(f"HiGHS stopped on min-cost LP {it} with '{res.termination}'")
+            lower = max(lower, res.objective * MUSD)
+            bw = self._bw(res.x)
+            point = self._meet_target(bw, meets, t_meets, target_ns)
+            c = self.network_cost(point)
+            if c < upper:
+                best_bw, upper = point, c
+            if upper - lower <= rel_gap * upper:
+                self._set_time_target(None)
+                return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target")
+            self._cut_at(res.x, self.floor)
+        self._set_time_target(None)
+        gap = (upper - lower) / upper
+        return OAResult(Status.LIMIT, best_bw, upper, lower, max_iterations,
+                        f"stopped after {max_iterations} LPs at relative gap {gap:.3g}")
+
+    def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
+        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex)."""
+        t_bw = self.tm.time_ns(bw)
+        if t_bw <= target_ns:
+            return bw
+        lo = (target_ns - t_meets) / (t_bw - t_meets)  # feasible by convexity
+        hi = 1.0
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            if self.tm.time_ns(meets + mid * (bw - meets)) <= target_ns:
+                lo = mid
+            else:
+                hi = mid
+        return meets + lo * (bw - meets)
+
+
+def minimize_time(instance: Instance, tm: TimeModel, rel_gap: float = REL_GAP, max_iterations: int = 500,
+                  time_limit_s: float = 60.0) -> OAResult:
+    """Minimise the iteration time T(B) (ns) of ``tm`` under the instance's design constraints (one-shot helper).
+
+    Raises:
+        NoSolutionError: infeasible constraints, a loaded dimension forced to zero bandwidth, or unbounded bandwidth.
+        SolverError: HiGHS failed.
+    """
+    return TimeLP(instance, tm, time_limit_s).min_time(rel_gap, max_iterations=max_iterations)
