@@ -1,0 +1,86 @@
+"""The procurement questions from the command line: one command each, exit codes and messages."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from typer.testing import CliRunner
+
+from hieropt.cli import app
+from tests.conftest import REPO
+
+runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
+INSTANCE = str(REPO / "instances" / "gpt3-4d.toml")
+
+
+def _json(args: list[str]) -> dict:
+    result = runner.invoke(app, [*args, "--json", "-"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_performance_per_cost_command():
+    out = _json(["solve", INSTANCE, "--objective", "performance_per_cost"])
+    assert out["status"] == "optimal" and out["objective"] == "performance_per_cost"
+    assert out["objective_unit"] == "ns*USD"
+    assert out["gap"] <= 1e-7
+    assert out["objective_value"] == out["iteration_time_ns"] * out["network_cost_usd"]
+    assert out["extra"]["kappa_evaluations"] >= 2
+    fastest = _json(["solve", INSTANCE])
+    assert out["network_cost_usd"] < fastest["network_cost_usd"]
+    assert out["iteration_time_ns"] > fastest["iteration_time_ns"]
+
+
+def test_min_cost_command_and_budget_command_agree():
+    budget = _json(["solve", INSTANCE, "--budget-usd", "8e6"])
+    assert budget["network_cost_usd"] <= 8e6 * (1 + 1e-9)
+    target = budget["iteration_time_ns"] * (1 + 1e-9)
+    cheap = _json(["solve", INSTANCE, "--objective", "min_cost", "--max-time-ns", repr(target)])
+    assert cheap["iteration_time_ns"] <= target * (1 + 1e-9)
+    assert abs(cheap["network_cost_usd"] - 8e6) <= 1e-6 * 8e6
+
+
+def test_time_target_below_fastest_exit_3():
+    fastest = _json(["solve", INSTANCE])["iteration_time_ns"]
+    result = runner.invoke(app, ["solve", INSTANCE, "--objective", "min_cost", "--max-time-ns", str(fastest * 0.9)])
+    assert result.exit_code == 3
+    assert "infeasible: time target" in result.stderr and "fastest possible is" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_min_cost_without_target_exit_2():
+    result = runner.invoke(app, ["solve", INSTANCE, "--objective", "min_cost"])
+    assert result.exit_code == 2
+    assert "max_iteration_time_ns" in result.stderr and "fix:" in result.stderr
+
+
+def test_perf_per_cost_without_floor_exit_3(tmp_path):
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"sum(bw) == 500"', '"sum(bw) <= 500"')
+    inst = tmp_path / "nofloor.toml"
+    inst.write_text(text.replace('workload = "../models/', f'workload = "{REPO}/models/'))
+    result = runner.invoke(app, ["solve", str(inst), "--objective", "performance_per_cost"])
+    assert result.exit_code == 3
+    assert "no minimiser at positive bandwidth" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_pareto_command_writes_csv_plot_and_json(tmp_path):
+    csv_path, png = tmp_path / "front.csv", tmp_path / "front.png"
+    result = runner.invoke(app, ["pareto", INSTANCE, "--points", "8", "--csv", str(csv_path), "--plot", str(png)])
+    assert result.exit_code == 0, result.stderr
+    assert "Pareto front" in result.stdout and "best performance per cost" in result.stdout
+    rows = list(csv.DictReader(io.StringIO(csv_path.read_text())))
+    assert len(rows) == 8
+    times = [float(r["iteration_time_ns"]) for r in rows]
+    assert times == sorted(times, reverse=True)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    out = _json(["pareto", INSTANCE, "--points", "4"])
+    assert len(out["points"]) == 4 and out["best_per_cost"]["objective"] == "performance_per_cost"
+    assert out["points"][-1]["iteration_time_ns"] <= out["points"][0]["iteration_time_ns"]
+
+
+def test_pareto_points_validation():
+    result = runner.invoke(app, ["pareto", INSTANCE, "--points", "1"])
+    assert result.exit_code == 2 and "at least 2 points" in result.stderr
