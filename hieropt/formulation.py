@@ -4,9 +4,12 @@ Variables (scaled units: MB, GB/s, ms, so t_d in ms/MB equals 1/B_d exactly):
 
 - ``B[d] >= 0``: per-NPU bandwidth of dimension d (GB/s), in the user's linear design constraints and bounds (exact);
 - ``t[d]``: for each dimension that carries traffic, an upper estimate of 1/B_d;
-- ``tau[k] >= 0``: epigraph of collective term k, ``tau[k] >= A[k, d] * t[d]`` for every d with A[k, d] > 0.
+- ``tau[k] >= 0``: epigraph of collective term k: ``tau[k] >= A[k, d] * t[d] + lat[k, d]`` for every d the term
+  uses (dimensions working concurrently), or one row ``tau[k] >= sum_d (A[k, d] * t[d] + lat[k, d])`` (sequentially);
+- ``y[v] >= 0``: epigraph of max node v of the training loop, one row per piece
+  ``y[v] >= c + sum a * tau[k] + sum b * y[u]`` (all coefficients >= 0, so the epigraphs are exact at the optimum).
 
-Objective: ``min sum_k tau[k]`` (ms); the iteration time adds the constant compute time.
+Objective: ``min sum_k w_k tau[k] + sum_v omega_v y[v]`` (ms); the iteration time adds the constant part.
 The convex link ``t_d >= 1/B_d`` is outer-approximated by tangent cuts ``t_d >= 2/b - B_d/b^2`` (exact at B_d = b),
 so every LP optimum is a lower bound and its B is feasible (an upper bound once T(B) is evaluated exactly).
 """
@@ -70,18 +73,37 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
     """
     D = tm.n_dims
     A = tm.terms_bytes / MB  # (K, D) MB
+    lat = tm.terms_latency_ns / MS_NS  # (K, D) ms
+    K = A.shape[0]
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     bounds = instance.bounds_or_default
     m = pyo.ConcreteModel(name=instance.name)
     m.B = pyo.Var(range(D), bounds=lambda _m, d: (bounds[d].lower_gbps, bounds[d].upper_gbps))
     m.t = pyo.Var(loaded, bounds=lambda _m, d: (_t_floor(bounds[d].upper_gbps), None))
-    m.tau = pyo.Var(range(A.shape[0]), domain=pyo.NonNegativeReals)
-    pairs = [(k, d) for k in range(A.shape[0]) for d in loaded if A[k, d] > 0]
-    m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= float(A[k, d]) * _m.t[d])
+    m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
+    m.y = pyo.Var(range(len(tm.nodes)), domain=pyo.NonNegativeReals)
+
+    def part(_m, k, d):  # one dimension's share of term k: bytes x t + latency (ms)
+        return (float(A[k, d]) * _m.t[d] if A[k, d] > 0 else 0.0) + float(lat[k, d])
+
+    if tm.dimension_mode == "sequential":
+        m.epi = pyo.Constraint(range(K), rule=lambda _m, k: _m.tau[k] >= sum(part(_m, k, d) for d in range(D)))
+    else:
+        pairs = [(k, d) for k in range(K) for d in range(D) if A[k, d] > 0 or lat[k, d] > 0]
+        m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= part(_m, k, d))
+    pieces = [(v, i) for v, node in enumerate(tm.nodes) for i in range(len(node))]
+    m.node = pyo.Constraint(pieces, rule=lambda _m, v, i: _node_row(_m, tm.nodes[v][i], v))
     m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
-    m.time = pyo.Objective(expr=sum(m.tau[k] for k in m.tau) if len(m.tau) else 0.0, sense=pyo.minimize)
+    obj = sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
+    obj += sum(float(tm.node_weights[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
+    m.time = pyo.Objective(expr=obj if K or tm.nodes else 0.0, sense=pyo.minimize)
     cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance) / MUSD
     return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns, cost_musd_per_gbps=cost)
+
+
+def _node_row(m: pyo.ConcreteModel, piece, v: int):
+    rhs = piece.const_ns / MS_NS + sum(a * m.tau[k] for k, a in piece.terms) + sum(b * m.y[u] for u, b in piece.nodes)
+    return m.y[v] >= rhs
 
 
 def _t_floor(upper_gbps: float | None) -> float:

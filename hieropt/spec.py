@@ -23,7 +23,10 @@ BLOCKS = ("Ring", "FullyConnected", "Switch")
 Block = Literal["Ring", "FullyConnected", "Switch"]
 PHASES = ("forward", "input_grad", "weight_grad")
 OBJECTIVES = ("performance", "performance_per_cost", "min_cost")
-TRAINING_LOOPS = ("no_overlap",)
+TRAINING_LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline")
+ALGORITHMS = ("ring", "direct", "halving_doubling")
+DEFAULT_ALGORITHM = {"Ring": "ring", "FullyConnected": "direct", "Switch": "direct"}
+"""Collective algorithm of each building block unless a dimension names another (latency step counts)."""
 SENSES = ("<=", ">=", "==")
 POLICIES = ("DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
             "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "HYBRID_CUSTOMIZED", "MICRO",
@@ -57,11 +60,20 @@ class Collective(StrEnum):
 
 
 class Dimension(_Frozen):
-    """One network dimension: building block, NPUs along it (>= 2), and the cost class of its parts."""
+    """One network dimension: building block, NPUs along it (>= 2), the cost class of its parts, and optionally the
+    per-step link latency (ns) and the collective algorithm whose step count multiplies it (see
+    :func:`hieropt.traffic.collective_steps`; default: ``ring`` on Ring, ``direct`` on FullyConnected and Switch)."""
 
     block: Block
     npus: int = Field(ge=2)
     cost_class: str = Field(min_length=1)
+    latency_ns: NonNegFloat = 0.0
+    algorithm: Literal["ring", "direct", "halving_doubling"] | None = None
+
+    @property
+    def collective_algorithm(self) -> str:
+        """The algorithm used for step counts: the explicit one or the building block's default."""
+        return self.algorithm or DEFAULT_ALGORITHM[self.block]
 
 
 class Network(_Frozen):
@@ -363,6 +375,42 @@ class Bound(_Frozen):
         return self
 
 
+class Pipeline(_Frozen):
+    """Pipeline parallelism for the ``pipeline`` training loop: the workload is ONE stage's layers for one
+    micro-batch; ``p2p_bytes`` of activations go to the next stage (and as many gradient bytes come back) per
+    micro-batch over dimension ``p2p_dim``."""
+
+    stages: int = Field(ge=2)
+    microbatches: int = Field(ge=1)
+    p2p_bytes: NonNegFloat
+    p2p_dim: int = Field(ge=0)
+
+
+class Job(_Frozen):
+    """A further workload sharing the fabric: its mapping and its weight in the objective (e.g. share of hours)."""
+
+    workload: Workload
+    mapping: Mapping
+    weight: float = Field(gt=0, allow_inf_nan=False)
+
+
+def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
+    D = network.n_dims
+    for phase in PHASES:
+        g = mapping.group(phase)
+        if len(g) != D:
+            raise ValueError(
+                f"{label}.{phase}: has {len(g)} entries but the network has {D} dimensions; "
+                f"fix: give one group size per dimension"
+            )
+        for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
+            if p > dim.npus:
+                raise ValueError(
+                    f"{label}.{phase}[{d}]: group of {p} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
+                    f"fix: use a group size between 1 and {dim.npus}"
+                )
+
+
 class Instance(_Frozen):
     """A complete problem: network, workload, mapping, cost model, design constraints, objective, training loop.
 
@@ -372,6 +420,12 @@ class Instance(_Frozen):
     ``max_network_cost_usd`` caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the
     iteration time (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
     the readers) when the parts disagree.
+
+    Training loops (formulas in :mod:`hieropt.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
+    ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``). ``dimension_mode``: dimensions of a
+    collective work ``concurrent`` ly (max over dimensions, LIBRA) or ``sequential`` ly (sum). Several workloads:
+    ``workload``/``mapping`` with ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum
+    of their iteration times.
     """
 
     name: str
@@ -382,26 +436,28 @@ class Instance(_Frozen):
     constraints: tuple[LinearConstraint, ...] = ()
     bounds: tuple[Bound, ...] | None = None
     objective: Literal["performance", "performance_per_cost", "min_cost"]
-    training_loop: Literal["no_overlap"]
+    training_loop: Literal["no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline"]
+    pipeline: Pipeline | None = None
+    dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    workload_weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    more_workloads: tuple[Job, ...] = ()
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    heuristic_ratios: dict[str, tuple[float, ...]] | None = None
+    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (see hieropt.heuristics)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         D = self.network.n_dims
-        for phase in PHASES:
-            g = self.mapping.group(phase)
-            if len(g) != D:
-                raise ValueError(
-                    f"mapping.{phase}: has {len(g)} entries but the network has {D} dimensions; "
-                    f"fix: give one group size per dimension"
-                )
-            for d, (p, dim) in enumerate(zip(g, self.network.dims, strict=True)):
-                if p > dim.npus:
-                    raise ValueError(
-                        f"mapping.{phase}[{d}]: group of {p} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
-                        f"fix: use a group size between 1 and {dim.npus}"
-                    )
+        _check_mapping(self.mapping, self.network, "mapping")
+        for j, job in enumerate(self.more_workloads):
+            _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
+        if (self.training_loop == "pipeline") != (self.pipeline is not None):
+            raise ValueError("pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
+                             "p2p_dim) and only it uses them; fix: set both or neither")
+        if self.pipeline is not None and self.pipeline.p2p_dim >= D:
+            raise ValueError(f"pipeline.p2p_dim: dimension {self.pipeline.p2p_dim} does not exist; fix: use 0.."
+                             f"{D - 1}")
         for d, dim in enumerate(self.network.dims):
             cc = self.cost.classes.get(dim.cost_class)
             if cc is None:
@@ -429,6 +485,11 @@ class Instance(_Frozen):
         if self.bounds is not None and len(self.bounds) != D:
             raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
         return self
+
+    @property
+    def jobs(self) -> tuple[Job, ...]:
+        """Every workload on the fabric with its mapping and weight, the primary one first."""
+        return (Job(workload=self.workload, mapping=self.mapping, weight=self.workload_weight),) + self.more_workloads
 
     @property
     def bounds_or_default(self) -> tuple[Bound, ...]:

@@ -14,11 +14,12 @@ Every rule is linear in S, so a collective's traffic is ``S * unit_traffic(kind,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .spec import PHASES, Collective, Instance
+from .spec import PHASES, Collective, Instance, Job
 
 
 def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
@@ -68,21 +69,63 @@ def collective_traffic(collective: Collective, size_bytes: float, group: tuple[i
     return size_bytes * unit_traffic(collective, group)
 
 
-def phase_traffic(instance: Instance) -> np.ndarray:
-    """Bytes per NPU on each dimension for every phase of every layer.
+def collective_steps(collective: Collective, group: tuple[int, ...], algorithms: tuple[str, ...]) -> np.ndarray:
+    """Latency steps of one collective on each dimension (shape (D,)); the latency is steps x the dimension's
+    per-step latency (ns).
+
+    Per reduce-scatter or all-gather phase on a dimension of p NPUs: ``ring`` p-1 steps, ``direct``
+    (FullyConnected, single-hop Switch) 1 step, ``halving_doubling`` ceil(log2 p) steps (Thakur, Rabenseifner and
+    Gropp 2005). An all-reduce is a reduce-scatter plus an all-gather (two phases); an all-to-all is one phase
+    (ring p-1, direct 1, halving-doubling ceil(log2 p)). Dimensions the group does not span take 0 steps.
+    """
+    collective = Collective(collective)
+    phases = {Collective.ALL_REDUCE: 2, Collective.REDUCE_SCATTER: 1, Collective.ALL_GATHER: 1,
+              Collective.ALL_TO_ALL: 1, Collective.NONE: 0}[collective]
+    out = np.zeros(len(group))
+    for d, (p, algo) in enumerate(zip(group, algorithms, strict=True)):
+        if p > 1 and phases:
+            per_phase = {"ring": p - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(p))}[algo]
+            out[d] = phases * per_phase
+    return out
+
+
+def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
+    """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the primary workload).
 
     Returns:
         array of shape (n_layers, 3, D), phases in :data:`hieropt.spec.PHASES` order.
     """
-    table = instance.workload.table
+    job = job or instance.jobs[0]
+    table = job.workload.table
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
-        group = instance.mapping.group(phase)
+        group = job.mapping.group(phase)
         col = table.collective[:, j]
         for kind in set(col):
             rows = col == kind
             out[rows, j, :] = table.size_bytes[rows, j, None] * unit_traffic(kind, group)[None, :]
+    return out
+
+
+def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
+    """Latency (ns) of every phase's collective on each dimension, shape (n_layers, 3, D): steps x per-step latency;
+    0 for NONE and for zero-byte collectives (no collective is issued)."""
+    job = job or instance.jobs[0]
+    table = job.workload.table
+    dims = instance.network.dims
+    alpha = np.array([d.latency_ns for d in dims])
+    algos = tuple(d.collective_algorithm for d in dims)
+    L = table.size_bytes.shape[0]
+    out = np.zeros((L, 3, len(dims)))
+    if not alpha.any():
+        return out
+    for j, phase in enumerate(PHASES):
+        group = job.mapping.group(phase)
+        col = table.collective[:, j]
+        for kind in set(col):
+            rows = (col == kind) & (table.size_bytes[:, j] > 0)
+            out[rows, j, :] = (collective_steps(kind, group, algos) * alpha)[None, :]
     return out
 
 
@@ -132,26 +175,3 @@ def aggregate(traffic: np.ndarray) -> AggregatedTerms:
     if not directions:
         return AggregatedTerms(bytes=np.zeros((0, D)), count=np.zeros(0, dtype=int))
     return AggregatedTerms(bytes=np.array(directions) * np.array(weight)[:, None], count=np.array(count))
-
-
-def workload_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
-    """Traffic of the whole workload summed per (phase, collective type): exact, since traffic is linear in size.
-
-    Returns:
-        (traffic, count): shape (n, D) bytes per NPU per dimension, and how many non-empty collectives each row sums;
-        n <= 3 phases x 4 collective types, independent of the layer count.
-    """
-    table = instance.workload.table
-    rows, counts = [], []
-    for j, phase in enumerate(PHASES):
-        group = instance.mapping.group(phase)
-        col = table.collective[:, j]
-        for kind in Collective:
-            if kind is Collective.NONE:
-                continue
-            sel = (col == kind) & (table.size_bytes[:, j] > 0)
-            if sel.any():
-                rows.append(table.size_bytes[sel, j].sum() * unit_traffic(kind, group))
-                counts.append(int(sel.sum()))
-    D = instance.network.n_dims
-    return (np.array(rows) if rows else np.zeros((0, D))), np.array(counts, dtype=int)

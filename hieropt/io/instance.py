@@ -27,16 +27,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Mapping, Network, Workload
-from ..workloads import transformer
+from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Job, Mapping, Network, Workload
+from ..workloads import cnn, dlrm, transformer
 from .astrasim1 import read_workload
 from .common import read_text, validation_error
 from .constraint_text import parse_constraint
 from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
-             "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd")
-GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate)}
+             "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "dimension_mode",
+             "workloads")
+_TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.heuristics)
+GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate),
+              "dlrm": (dlrm.DLRMParams, dlrm.generate),
+              "cnn": (cnn.CNNParams, cnn.generate)}
 """Workload generators usable from a model file: name -> (parameter model, generate function)."""
 
 
@@ -177,25 +181,61 @@ def load_instance(path: str | Path) -> Instance:
     for k in data:
         if k not in _TOP_KEYS:
             raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
-    for k in ("network", "workload", "mapping", "cost"):
+    for k in ("network", "cost"):
         if k not in data:
             raise InputError(src, k, "missing", f"name the {k} file or inline it")
     objective = _choice(data, "objective", OBJECTIVES, src)
     loop = _choice(data, "training_loop", TRAINING_LOOPS, src)
     base = path.parent
     network = _network(data["network"], base, src)
-    workload = _workload(data["workload"], base, src)
-    mapping = _mapping(data["mapping"], base, src, network)
+    jobs = _jobs(data, base, src, network)
     cost = _cost(data["cost"], base, src)
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
+    (workload, mapping, weight), more = jobs[0], jobs[1:]
+    extra = {k: data[k] for k in ("pipeline", "dimension_mode") if k in data}
+    if "heuristic_ratios" in data:
+        extra["heuristic_ratios"] = data["heuristic_ratios"]
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
-                     mapping=mapping, cost=cost, constraints=constraints,
+                     mapping=mapping, workload_weight=weight,
+                     more_workloads=tuple(Job(workload=w, mapping=mp, weight=wt) for w, mp, wt in more), **extra,
+                     cost=cost, constraints=constraints,
                      bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop,
                      max_iteration_time_ns=data.get("max_iteration_time_ns"),
                      max_network_cost_usd=data.get("max_network_cost_usd"))
+
+
+def _jobs(data: dict[str, Any], base: Path, src: str, network: Network) -> list[tuple[Workload, Mapping, float]]:
+    """The workloads: ``workload`` + ``mapping`` (weight 1), or ``[[workloads]]`` entries with a ``weight`` each."""
+    if "workloads" in data:
+        if "workload" in data or "mapping" in data:
+            raise InputError(src, "workloads", "given together with workload/mapping",
+                             "use either workload + mapping or [[workloads]] entries")
+        entries = data["workloads"]
+        if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+            raise InputError(src, "workloads", "expected one or more [[workloads]] tables",
+                             "write [[workloads]] with workload = ..., mapping = ..., weight = ...")
+        out = []
+        for i, e in enumerate(entries):
+            extra = set(e) - {"workload", "mapping", "weight"}
+            if extra:
+                raise InputError(src, f"workloads[{i}].{sorted(extra)[0]}", "unknown key",
+                                 "use workload, mapping, weight")
+            for k in ("workload", "mapping", "weight"):
+                if k not in e:
+                    raise InputError(src, f"workloads[{i}].{k}", "missing", f"give the {k}")
+            w = e["weight"]
+            if isinstance(w, bool) or not isinstance(w, int | float) or not w > 0:
+                raise InputError(src, f"workloads[{i}].weight", f"{w!r} is not a positive number",
+                                 "give the workload's weight, e.g. its share of cluster hours")
+            out.append((_workload(e["workload"], base, src), _mapping(e["mapping"], base, src, network), float(w)))
+        return out
+    for k in ("workload", "mapping"):
+        if k not in data:
+            raise InputError(src, k, "missing", f"name the {k} file or inline it (or use [[workloads]])")
+    return [(_workload(data["workload"], base, src), _mapping(data["mapping"], base, src, network), 1.0)]
 
 
 def _instance(src: str, **parts: Any) -> Instance:

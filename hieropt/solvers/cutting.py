@@ -82,15 +82,18 @@ class TimeLP:
         m = self.lp.model
         self.b_col = [self.solver.col(m.B[d]) for d in m.B]
         self.t_col = {d: self.solver.col(m.t[d]) for d in self.lp.loaded}
-        self.tau_col = [self.solver.col(m.tau[k]) for k in m.tau]
+        tau_col = [self.solver.col(m.tau[k]) for k in m.tau]
+        y_col = [self.solver.col(m.y[v]) for v in m.y]
         n = self.solver.objective_costs().size
-        self.time_costs = np.zeros(n)
-        self.time_costs[self.tau_col] = 1.0
+        self.time_costs = np.zeros(n)  # the time objective: w_k on tau, omega_v on y (ms)
+        self.time_costs[tau_col] = tm.term_weights
+        self.time_costs[y_col] = tm.node_weights
         self.cost_costs = np.zeros(n)
         self.cost_costs[self.b_col] = self.lp.cost_musd_per_gbps
         self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(self.lp.cost_musd_per_gbps))
-        self.time_row = (self.solver.add_row(-INF, INF, self.tau_col, [1.0] * len(self.tau_col))
-                         if self.tau_col else None)
+        used = np.flatnonzero(self.time_costs)
+        self.time_row = (self.solver.add_row(-INF, INF, list(used), list(self.time_costs[used]))
+                         if used.size else None)
         self.cuts = 0
         self.lps = 0
         self._seeded = False
