@@ -16,6 +16,9 @@ import typer
 from rich.console import Console
 
 from . import api, report
+from .cli_compare import compare_command, report_command
+from .cli_provision import provision_command
+from .cli_workload import export_command, workload_app
 from .errors import HieroptError, InputError
 from .spec import Instance
 
@@ -35,7 +38,9 @@ InstanceArg = Annotated[Path | None, typer.Argument(help="Instance TOML file (or
                                                     show_default=False)]
 NetworkOpt = Annotated[Path | None, typer.Option("--network", help="LIBRA network YAML (instead of INSTANCE).")]
 WorkloadOpt = Annotated[Path | None, typer.Option("--workload", help="ASTRA-sim 1.0 / LIBRA workload text.")]
-CommOpt = Annotated[Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")]
+CommOpt = Annotated[Path | None, typer.Option(
+    "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
+    "ASTRA-sim header policy (model parallel on the lowest dimensions, data parallel on the rest).")]
 CostOpt = Annotated[Path | None, typer.Option("--cost", help="LIBRA cost-model YAML ($ per GB/s).")]
 ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500', "
@@ -67,14 +72,14 @@ def _load(instance: Path | None, network: Path | None, workload: Path | None, co
             extra = tuple(parse_constraint(t, inst.network.n_dims) for t in constraint)
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})
         return inst
-    missing = [k for k, v in libra.items() if v is None]
-    if len(missing) == len(libra):
+    missing = [k for k, v in libra.items() if v is None and k != "--communicator"]  # optional: header-derived
+    if not given:
         raise InputError("command line", None, "no instance given",
                          "pass an instance TOML file, or --network, --workload, --communicator and --cost")
     if missing:
         raise InputError("command line", missing[0], "missing LIBRA flag",
-                         "give all of --network, --workload, --communicator and --cost "
-                         f"(missing: {', '.join(missing)})")
+                         "give all of --network, --workload and --cost, and --communicator unless the workload's "
+                         f"header implies the mapping (missing: {', '.join(missing)})")
     return api.load_libra(network, workload, communicator, cost, constraint or [])
 
 
@@ -226,3 +231,10 @@ def _parse_bw(text: str, n_dims: int) -> list[float]:
 def main() -> None:
     """Entry point of the ``hieropt`` console script."""
     app()
+
+
+app.command("provision")(provision_command)
+app.add_typer(workload_app, name="workload")
+app.command("export")(export_command)
+app.command("compare")(compare_command)
+app.command("report")(report_command)

@@ -57,6 +57,10 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         + (f"; proven lower bound {sol.lower_bound_ns:,.1f} ns" if sol.lower_bound_ns is not None else ""),
         f"network cost: ${sol.network_cost_usd:,.0f}",
     ]
+    mp = instance.mapping
+    lines.insert(1, f"mapping (group size per dimension): forward {list(mp.forward)}, input_grad "
+                 f"{list(mp.input_grad)}, weight_grad {list(mp.weight_grad)}"
+                 + (f" — {instance.mapping_note}" if instance.mapping_note else ""))
     if sol.objective != "performance":
         unit = {"USD": "$", "ns*USD": "ns x $"}[sol.objective_unit]
         lines.append(f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
@@ -115,6 +119,12 @@ def instance_dict(instance: Instance) -> dict[str, Any]:
                      "policy": instance.workload.policy},
         "mapping": instance.mapping.model_dump(),
         "cost": {k: v.model_dump() for k, v in instance.cost.classes.items()},
+        "mapping_note": instance.mapping_note,
+        "more_workloads": [{"name": j.workload.name, "layers": len(j.workload.layers), "weight": j.weight,
+                            "mapping": j.mapping.model_dump()} for j in instance.more_workloads],
+        "workload_weight": instance.workload_weight,
+        "dimension_mode": instance.dimension_mode,
+        "pipeline": instance.pipeline.model_dump() if instance.pipeline else None,
         "constraints": [c.text for c in instance.constraints],
         "max_iteration_time_ns": instance.max_iteration_time_ns,
         "max_network_cost_usd": instance.max_network_cost_usd,

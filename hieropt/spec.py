@@ -441,6 +441,7 @@ class Instance(_Frozen):
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     workload_weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     more_workloads: tuple[Job, ...] = ()
+    mapping_note: str | None = None
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None

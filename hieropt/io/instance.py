@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
+from ..mapping import derive_mapping
 from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Job, Mapping, Network, Workload
 from ..workloads import cnn, dlrm, transformer
 from .astrasim1 import read_workload
@@ -194,20 +195,22 @@ def load_instance(path: str | Path) -> Instance:
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
-    (workload, mapping, weight), more = jobs[0], jobs[1:]
+    (workload, mapping, _, weight), more = jobs[0], jobs[1:]
+    notes = "; ".join(n for _, _, n, _ in jobs if n) or None
     extra = {k: data[k] for k in ("pipeline", "dimension_mode") if k in data}
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
-                     mapping=mapping, workload_weight=weight,
-                     more_workloads=tuple(Job(workload=w, mapping=mp, weight=wt) for w, mp, wt in more), **extra,
+                     mapping=mapping, workload_weight=weight, mapping_note=notes,
+                     more_workloads=tuple(Job(workload=w, mapping=mp, weight=wt) for w, mp, _, wt in more), **extra,
                      cost=cost, constraints=constraints,
                      bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop,
                      max_iteration_time_ns=data.get("max_iteration_time_ns"),
                      max_network_cost_usd=data.get("max_network_cost_usd"))
 
 
-def _jobs(data: dict[str, Any], base: Path, src: str, network: Network) -> list[tuple[Workload, Mapping, float]]:
+def _jobs(data: dict[str, Any], base: Path, src: str,
+          network: Network) -> list[tuple[Workload, Mapping, str | None, float]]:
     """The workloads: ``workload`` + ``mapping`` (weight 1), or ``[[workloads]]`` entries with a ``weight`` each."""
     if "workloads" in data:
         if "workload" in data or "mapping" in data:
@@ -223,19 +226,29 @@ def _jobs(data: dict[str, Any], base: Path, src: str, network: Network) -> list[
             if extra:
                 raise InputError(src, f"workloads[{i}].{sorted(extra)[0]}", "unknown key",
                                  "use workload, mapping, weight")
-            for k in ("workload", "mapping", "weight"):
+            for k in ("workload", "weight"):
                 if k not in e:
                     raise InputError(src, f"workloads[{i}].{k}", "missing", f"give the {k}")
             w = e["weight"]
             if isinstance(w, bool) or not isinstance(w, int | float) or not w > 0:
                 raise InputError(src, f"workloads[{i}].weight", f"{w!r} is not a positive number",
                                  "give the workload's weight, e.g. its share of cluster hours")
-            out.append((_workload(e["workload"], base, src), _mapping(e["mapping"], base, src, network), float(w)))
+            wl = _workload(e["workload"], base, src)
+            out.append((wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w)))
         return out
-    for k in ("workload", "mapping"):
-        if k not in data:
-            raise InputError(src, k, "missing", f"name the {k} file or inline it (or use [[workloads]])")
-    return [(_workload(data["workload"], base, src), _mapping(data["mapping"], base, src, network), 1.0)]
+    if "workload" not in data:
+        raise InputError(src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])")
+    wl = _workload(data["workload"], base, src)
+    return [(wl, *_mapping_or_derived(data.get("mapping"), wl, base, src, network), 1.0)]
+
+
+def _mapping_or_derived(value: Any, workload: Workload, base: Path, src: str,
+                        network: Network) -> tuple[Mapping, str | None]:
+    """The given mapping, or the one the workload header implies with a note saying so."""
+    if value is not None:
+        return _mapping(value, base, src, network), None
+    mapping, why = derive_mapping(workload, network, src)
+    return mapping, f"mapping of {workload.name} derived from its header: {why}"
 
 
 def _instance(src: str, **parts: Any) -> Instance:
@@ -245,13 +258,14 @@ def _instance(src: str, **parts: Any) -> Instance:
         raise validation_error(e, src) from e
 
 
-def load_libra(network: str | Path, workload: str | Path, communicator: str | Path, cost: str | Path,
+def load_libra(network: str | Path, workload: str | Path, communicator: str | Path | None, cost: str | Path,
                constraints: Sequence[str] = (), objective: str = "performance", name: str | None = None,
                max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None) -> Instance:
     """Build an instance from LIBRA's files (paths) and constraint strings, as the CLI's LIBRA flags do.
 
     ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's ``no_overlap``.
     ``max_iteration_time_ns`` (ns; required by ``min_cost``) and ``max_network_cost_usd`` ($) are optional caps.
+    ``communicator=None`` derives the mapping from the workload's ASTRA-sim header (:mod:`hieropt.mapping`).
 
     Raises:
         InputError: any bad file, flag or constraint.
@@ -260,12 +274,18 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
         raise InputError("--objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
     net = read_network(network)
     wl = read_workload(workload)
-    mapping = read_communicator(communicator, net)
+    note = None
+    if communicator is None:
+        mapping, why = derive_mapping(wl, net, str(workload))
+        note = f"mapping derived from the workload header: {why}"
+    else:
+        mapping = read_communicator(communicator, net)
     cm = read_cost_model(cost)
     cons = tuple(parse_constraint(t, net.n_dims, "--constraint") for t in constraints)
     try:
         return _instance(str(network), name=name or Path(workload).stem, network=net, workload=wl, mapping=mapping,
-                         cost=cm, constraints=cons, bounds=None, objective=objective, training_loop="no_overlap",
+                         mapping_note=note, cost=cm, constraints=cons, bounds=None, objective=objective,
+                         training_loop="no_overlap",
                          max_iteration_time_ns=max_iteration_time_ns, max_network_cost_usd=max_network_cost_usd)
     except InputError as e:
         if e.field and e.field.startswith("cost."):  # a price missing for the network's Switch: the cost file's fault

@@ -24,7 +24,7 @@ from ..formulation import MS_NS, MUSD, PerfLP, build_perf_lp
 from ..result import Status
 from ..spec import Instance
 from ..timing import TimeModel
-from .highs import PersistentHighs
+from .highs import TIGHT_TOLERANCE, PersistentHighs
 
 REL_GAP = 1e-8
 """Default target relative gap; the LP tolerances (1e-9) put the floor near 2.5e-9."""
@@ -61,6 +61,33 @@ class OAResult:
     def gap(self) -> float:
         """Relative gap (upper - lower)/upper, clipped at 0."""
         return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
+
+
+class _Stall:
+    """Detects a cutting-plane loop that no longer progresses (the LP tolerances' floor, research/solver_probe.md
+    P3): after 6 rounds without a better bound it tightens HiGHS's tolerances to 1e-10 once; after 6 more it asks
+    the loop to stop (status LIMIT, with the proven gap reached)."""
+
+    def __init__(self, solver: PersistentHighs):
+        self.solver, self.rounds, self.tightened = solver, 0, False
+
+    def check(self, value: float, best: float, cuts: int) -> bool:
+        if value > best + 1e-12 * abs(best):
+            self.rounds = 0
+            return False
+        self.rounds += 1
+        if self.rounds < 6:
+            return False
+        if not self.tightened:
+            self.solver.set_tolerance(TIGHT_TOLERANCE)
+            self.tightened, self.rounds = True, 0
+            return False
+        return True
+
+    def message(self, lps: int, gap: float) -> str:
+        """Why the loop stopped short of its gap target."""
+        why = "no further progress at the LP tolerance floor" if self.rounds >= 6 else "iteration limit"
+        return f"stopped after {lps} LPs at proven relative gap {gap:.3g} ({why})"
 
 
 class TimeLP:
@@ -218,11 +245,14 @@ class TimeLP:
             bw = self._bw(res.x)
             return OAResult(Status.OPTIMAL, bw, tm.compute_ns, tm.compute_ns, 1, "no collective traffic")
         best_bw, upper, lower = None, INF, -INF
+        stall = _Stall(self.solver)
         for it in range(1, max_iterations + 1):
             res = self._solve(self.time_costs)
             if res.status is not Status.OPTIMAL:
                 raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}'")
             lp_ns = tm.compute_ns + res.objective * MS_NS
+            if stall.check(lp_ns, lower, self.cuts):
+                break
             lower = max(lower, lp_ns)
             bw = self._bw(res.x)
             value = tm.time_ns(bw)
@@ -241,9 +271,7 @@ class TimeLP:
             raise NoSolutionError("infeasible", f"no bandwidth vector with a finite iteration time was found in "
                                   f"{max_iterations} LPs: the constraints{' and the budget' if budget_usd else ''} "
                                   "leave a dimension that carries traffic with (almost) no bandwidth")
-        gap = (upper - lower) / upper
-        return OAResult(Status.LIMIT, best_bw, upper, lower, max_iterations,
-                        f"stopped after {max_iterations} LPs at relative gap {gap:.3g}")
+        return OAResult(Status.LIMIT, best_bw, upper, lower, it, stall.message(it, (upper - lower) / upper))
 
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ (the LP's own coefficients)."""
@@ -268,11 +296,14 @@ class TimeLP:
         self._set_time_target(target_ns)
         self._seed(budget_usd)
         best_bw, upper, lower = meets, self.network_cost(meets), -INF
+        stall = _Stall(self.solver)
         for it in range(1, max_iterations + 1):
             res = self._solve(self.cost_costs)
             if res.status is not Status.OPTIMAL:
                 self._set_time_target(None)
                 raise SolverError(f"HiGHS stopped on min-cost LP {it} with '{res.termination}'")
+            if stall.check(res.objective * MUSD, lower, self.cuts):
+                break
             lower = max(lower, res.objective * MUSD)
             bw = self._bw(res.x)
             point = self._meet_target(bw, meets, t_meets, target_ns)
@@ -284,9 +315,7 @@ class TimeLP:
                 return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target")
             self._cut_at(res.x, self.floor)
         self._set_time_target(None)
-        gap = (upper - lower) / upper
-        return OAResult(Status.LIMIT, best_bw, upper, lower, max_iterations,
-                        f"stopped after {max_iterations} LPs at relative gap {gap:.3g}")
+        return OAResult(Status.LIMIT, best_bw, upper, lower, it, stall.message(it, (upper - lower) / upper))
 
     def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
         """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex)."""

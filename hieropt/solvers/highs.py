@@ -25,6 +25,8 @@ from ..result import Status
 
 LP_TOLERANCE = 1e-9
 """HiGHS primal and dual feasibility tolerances; relative gaps below ~2.5e-9 are not reachable with them."""
+TIGHT_TOLERANCE = 1e-10
+"""Tolerances used once a cutting-plane loop stalls above its gap target (HiGHS's smallest)."""
 
 _MS = highspy.HighsModelStatus
 STATUS_OF: dict[Any, Status] = {
@@ -108,6 +110,11 @@ class PersistentHighs:
         for name, value in (("output_flag", False), ("primal_feasibility_tolerance", LP_TOLERANCE),
                             ("dual_feasibility_tolerance", LP_TOLERANCE), ("time_limit", float(time_limit_s))):
             self._h.setOptionValue(name, value)
+
+    def set_tolerance(self, tol: float) -> None:
+        """Set HiGHS's primal and dual feasibility tolerances (HiGHS accepts down to 1e-10)."""
+        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+            self._h.setOptionValue(name, tol)
 
     def col(self, var: Any) -> int:
         """HiGHS column index of a Pyomo variable."""

@@ -1,0 +1,509 @@
+"""Integer provisioning from a parts catalog: an exact MILP on Pyomo's persistent HiGHS interface (issue 4).
+
+Algorithm (design.md §3 "Discrete provisioning"; research/solver_probe.md §5 (iii)):
+
+1. Enumerate every option of every dimension (:func:`hieropt.catalog.dimension_options`: part x unit count x switch
+   model), drop those outside the instance's per-dimension bounds, and keep the cheapest option of each bandwidth
+   value (options of equal bandwidth are interchangeable in time and in every design constraint).
+2. Build the unary MILP of :mod:`hieropt.formulation_milp` (B_d and t_d = 1/B_d linear in the binaries, exact) with
+   the instance's design constraints, plus a time-target row (``max_iteration_time_ns``) and a budget row
+   (``max_cost_usd``) when given.
+3. Solve with ``pyomo.contrib.solver.solvers.highs.Highs`` (``set_instance`` once; ``time_limit``, ``rel_gap = 1e-9``
+   and ``abs_gap = 0`` passed on every call; HiGHS's proven dual bound read from ``objective_bound``):
+
+   - ``performance``: min iteration time, then (second solve) the cheapest design among those within 1e-9 of it;
+   - ``min_cost``: min catalog cost with iteration time <= the target, then the fastest design of that cost;
+   - ``performance_per_cost``: min (iteration time x cost) as one exact MILP (binary x continuous products
+     linearised exactly), so the proven bound comes from HiGHS directly.
+
+4. Read the chosen option per dimension (the largest binary), recompute bandwidth, time and cost exactly, and re-check
+   them with the independent evaluator (:func:`hieropt.timing.evaluate`) and the constraint check of
+   :mod:`hieropt.verify`; any disagreement raises :class:`SolverError` instead of returning.
+5. Compare with the continuous optimum (:func:`hieropt.api.solve` on the same instance with each dimension bounded by
+   the catalog's reachable bandwidth range: a relaxation, so its time is a lower bound for ``performance``) and with
+   roundings of it to whole units (each part line rounded down / up / either way per dimension; the part choice
+   among the rounded options is optimised by the same MILP restricted to them, so the baseline is the best such
+   rounding, not an arbitrary one).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.results import TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from ..catalog import BomLine, Catalog, Option, dimension_options
+from ..errors import HieroptError, InputError, NoSolutionError, SolverError
+from ..formulation import MS_NS
+from ..formulation_milp import MUSD, ProvisionMILP, build_provision_milp
+from ..result import Solution, Status
+from ..spec import Bound, Instance
+from ..timing import Breakdown, TimeModel, build_time_model, evaluate
+from ..verify import constraint_violations
+from .highs import quiet_stdout
+
+__all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
+
+PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost")
+MILP_REL_GAP = 1e-9
+"""HiGHS ``mip_rel_gap`` of every MILP solve."""
+MILP_TOLERANCE = 1e-9
+"""HiGHS primal and MIP feasibility tolerances (the chosen binaries are re-read exactly anyway)."""
+CLAIM_TOL = 1e-6
+"""Allowed relative difference between the MILP's objective and the exact re-evaluation of its design."""
+TIE_TOL = 1e-9
+"""Relative slack on the first objective when the second solve breaks ties."""
+UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
+_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost", "performance_per_cost": "obj_product"}
+_NS_USD = MS_NS * MUSD  # ns*$ per model unit of the product objective (ms * M$)
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """The continuous optimum rounded to whole units of the catalog's parts.
+
+    Attributes:
+        name: ``"down"``, ``"up"`` or ``"best"`` (each dimension down or up).
+        description: one line saying how the rounding was made.
+        feasible: whether any such rounding meets the constraints (and the time target / budget).
+        design: the best such rounding (one option per dimension), or None.
+        iteration_time_ns, network_cost_usd, objective_value: its figures (None when infeasible).
+        saving: (rounding's objective - exact objective) / rounding's objective, >= 0 (None when infeasible).
+    """
+
+    name: str
+    description: str
+    feasible: bool
+    design: tuple[Option, ...] | None = None
+    iteration_time_ns: float | None = None
+    network_cost_usd: float | None = None
+    objective_value: float | None = None
+    saving: float | None = None
+
+    @property
+    def bw_gbps(self) -> np.ndarray | None:
+        """Per-NPU bandwidths of the rounded design (GB/s), or None."""
+        return None if self.design is None else np.array([o.bw_gbps for o in self.design])
+
+
+@dataclass(frozen=True)
+class Provisioning:
+    """The exact integer design and how it compares with the continuous optimum and its roundings.
+
+    Attributes:
+        status: OPTIMAL when HiGHS proved the gap target; LIMIT when it stopped at its time limit with a design.
+        message: one line.
+        objective: ``performance`` | ``min_cost`` | ``performance_per_cost``; ``objective_unit`` ns | USD | ns*USD.
+        design: the chosen option of every dimension (part, units per NPU / node, totals, switches, BOM lines).
+        bw_gbps: (D,) per-NPU bandwidths of the design, GB/s.
+        iteration_time_ns: T(bw_gbps) by the independent evaluator.
+        network_cost_usd: the bill of materials' total, $.
+        objective_value: the objective at the design (exact); objective_bound: HiGHS's proven lower bound;
+            gap: (value - bound) / value.
+        max_iteration_time_ns, max_cost_usd: the time target and budget applied (None: none).
+        bom: every bill-of-materials line.
+        breakdown: the evaluator's breakdown at ``bw_gbps`` (its ``cost_per_dim_usd`` uses the instance's $/GB/s
+            cost model, not the catalog; use ``design`` / ``bom`` for catalog costs).
+        continuous: the continuous performance optimum over the catalog's bandwidth ranges, or None.
+        continuous_note: why ``continuous`` is None, or what it means.
+        roundings: the roundings of the continuous optimum (see :class:`Rounding`).
+        catalog: the catalog's name.
+        options: options per dimension given to the MILP (after bounds and de-duplication).
+        milp_solves: MILP solves (including tie-breaks, diagnostics and roundings); milp_seconds: their wall time.
+        solve_seconds: wall time of the whole call.
+        method: the algorithm; notes: remarks a user should read.
+    """
+
+    status: Status
+    message: str
+    objective: str
+    objective_unit: str
+    design: tuple[Option, ...]
+    bw_gbps: np.ndarray
+    iteration_time_ns: float
+    network_cost_usd: float
+    objective_value: float
+    objective_bound: float
+    gap: float
+    max_iteration_time_ns: float | None
+    max_cost_usd: float | None
+    bom: tuple[BomLine, ...]
+    breakdown: Breakdown
+    continuous: Solution | None
+    continuous_note: str
+    roundings: tuple[Rounding, ...]
+    catalog: str
+    options: tuple[int, ...]
+    milp_solves: int
+    milp_seconds: float
+    solve_seconds: float
+    method: str
+    notes: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        """True when the design is a certified optimum."""
+        return self.status is Status.OPTIMAL
+
+    @property
+    def continuous_gap(self) -> float | None:
+        """(T_integer - T_continuous) / T_integer: how far the integer design is from the continuous bound."""
+        if self.continuous is None:
+            return None
+        return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
+
+
+@dataclass(frozen=True)
+class _Run:
+    status: Status
+    termination: str
+    choice: tuple[int, ...] | None
+    incumbent: float | None
+    bound: float | None
+
+
+class _MILP:
+    """One persistent HiGHS MILP for one provisioning model (owned by one :func:`provision` call)."""
+
+    def __init__(self, milp: ProvisionMILP, time_limit_s: float):
+        self.milp = milp
+        self.time_limit_s = float(time_limit_s)
+        opt = Highs()
+        if not opt.available():
+            raise SolverError("HiGHS (highspy) is not available: pip install highspy")
+        with quiet_stdout():
+            opt.set_instance(milp.model)
+        self.opt = opt
+        self.solves = 0
+        self.seconds = 0.0
+
+    def solve(self, objective: str) -> _Run:
+        """Minimise the objective component named ``objective`` (the others are deactivated)."""
+        m = self.milp.model
+        for obj in m.component_objects(pyo.Objective):
+            obj.activate() if obj.local_name == objective else obj.deactivate()
+        start = time.perf_counter()
+        with quiet_stdout():
+            res = self.opt.solve(
+                m, time_limit=self.time_limit_s, rel_gap=MILP_REL_GAP, abs_gap=0.0, load_solutions=False,
+                raise_exception_on_nonoptimal_result=False,
+                solver_options={"mip_feasibility_tolerance": MILP_TOLERANCE,
+                                "primal_feasibility_tolerance": MILP_TOLERANCE, "output_flag": False})
+        self.seconds += time.perf_counter() - start
+        self.solves += 1
+        tc = res.termination_condition
+        if tc == TerminationCondition.convergenceCriteriaSatisfied:
+            status = Status.OPTIMAL
+        elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+            return _Run(Status.INFEASIBLE, tc.name, None, None, None)
+        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit):
+            status = Status.LIMIT
+        else:
+            return _Run(Status.ERROR, tc.name, None, None, None)
+        if res.incumbent_objective is None:
+            return _Run(Status.ERROR if status is Status.OPTIMAL else status, tc.name, None, None, res.objective_bound)
+        res.solution_loader.load_vars()
+        choice = tuple(int(np.argmax([m.z[d, o].value or 0.0 for o in range(len(self.milp.bw_gbps[d]))]))
+                       for d in range(len(self.milp.bw_gbps)))
+        return _Run(status, tc.name, choice, float(res.incumbent_objective),
+                    None if res.objective_bound is None else float(res.objective_bound))
+
+
+def provision(instance: Instance, catalog: Catalog | str | Path, objective: str | None = None,
+              max_iteration_time_ns: float | None = None, max_cost_usd: float | None = None, *,
+              compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:
+    """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap).
+
+    Args:
+        instance: the problem (network, workload, mapping, design constraints, bounds).
+        catalog: a :class:`Catalog` or the path of a catalog file (TOML / YAML); checked against ``instance``.
+        objective: ``"performance"`` (min iteration time), ``"min_cost"`` (cheapest design with iteration time <=
+            ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x cost); default: the instance's.
+        max_iteration_time_ns: time target, ns (required for min_cost; a constraint with the other objectives).
+            Default: the instance's ``max_iteration_time_ns``, if it has one.
+        max_cost_usd: budget on the catalog cost, $ (default: the instance's ``max_network_cost_usd``, if any).
+        compare: also solve the continuous optimum and its roundings (a few more solves).
+        time_limit_s: time limit of each MILP solve, s.
+
+    Returns:
+        A verified :class:`Provisioning`.
+
+    Raises:
+        InputError: a bad catalog, an unknown objective, min_cost without a time target, a non-positive target.
+        NoSolutionError: no catalog design meets the constraints, the time target or the budget (exit code 3).
+        SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code 3).
+    """
+    from ..io.catalog import check_catalog, read_catalog
+
+    start = time.perf_counter()
+    objective = objective or instance.objective
+    if objective not in PROVISION_OBJECTIVES:
+        raise InputError("--objective", None, f"unknown objective {objective!r}",
+                         f"use one of {', '.join(PROVISION_OBJECTIVES)}")
+    if max_iteration_time_ns is None:
+        max_iteration_time_ns = getattr(instance, "max_iteration_time_ns", None)
+    if max_cost_usd is None:
+        max_cost_usd = getattr(instance, "max_network_cost_usd", None)
+    for flag, value in (("--max-time-ns", max_iteration_time_ns), ("--max-cost-usd", max_cost_usd)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(flag, None, f"{value:g} is not a positive number", "give a finite value > 0")
+    if objective == "min_cost" and max_iteration_time_ns is None:
+        raise InputError("--max-time-ns", None, "missing for objective min_cost",
+                         "give the iteration-time target in ns, e.g. --max-time-ns 1.3e9")
+    if isinstance(catalog, str | Path):
+        catalog = read_catalog(catalog, instance)
+    else:
+        check_catalog(catalog, instance, "catalog")
+
+    tm = build_time_model(instance)
+    if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
+        raise NoSolutionError("infeasible", f"time target {max_iteration_time_ns:,.1f} ns: the compute alone takes "
+                              f"{tm.compute_ns:,.1f} ns; raise the target")
+    options = _options(catalog, instance)
+    milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
+                                [[o.cost_usd for o in opts] for opts in options],
+                                product=objective == "performance_per_cost")
+    m = milp.model
+    if max_iteration_time_ns is not None:
+        m.time_cap = pyo.Constraint(expr=m.comm <= (max_iteration_time_ns - tm.compute_ns) / MS_NS)
+    if max_cost_usd is not None:
+        m.budget = pyo.Constraint(expr=m.cost <= max_cost_usd / MUSD)
+    solver = _MILP(milp, time_limit_s)
+    run = solver.solve(_PRIMARY[objective])
+    if run.status is Status.INFEASIBLE:
+        raise _infeasible(solver, instance, tm, options, max_iteration_time_ns, max_cost_usd)
+    if run.choice is None:
+        raise SolverError(f"HiGHS found no design ({run.termination})")
+    final, claim = run, (_PRIMARY[objective], run.incumbent)
+    first_value = _value(objective, milp, tm, run.choice)
+    if run.status is Status.OPTIMAL and objective in ("performance", "min_cost"):
+        tie = _tie_break(solver, objective, milp, tm, run.choice)
+        if tie is not None:
+            final, claim = tie, ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent)
+    design = tuple(options[d][o] for d, o in enumerate(final.choice))
+    bd, value = _verified(instance, tm, milp, objective, final.choice, design, claim, max_iteration_time_ns,
+                          max_cost_usd)
+    scale = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": _NS_USD}[objective]
+    offset = tm.compute_ns if objective == "performance" else 0.0
+    bound = offset + run.bound * scale if run.bound is not None else -math.inf
+    bound = min(bound, value, first_value)
+    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    notes = [f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
+             for d in np.flatnonzero(~tm.carries_traffic)]
+    continuous, cnote, roundings = None, "not computed (compare=False)", ()
+    if compare:
+        continuous, cnote = _continuous(instance, options)
+        if continuous is not None:
+            roundings = _roundings(solver, objective, instance, catalog, tm, milp, options, continuous.bw_gbps, value,
+                                   max_iteration_time_ns, max_cost_usd)
+    status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
+    message = ("optimal within the gap target" if status is Status.OPTIMAL
+               else f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}")
+    return Provisioning(
+        status=status, message=message, objective=objective, objective_unit=UNITS[objective], design=design,
+        bw_gbps=bd.bw_gbps, iteration_time_ns=bd.iteration_time_ns,
+        network_cost_usd=float(sum(o.cost_usd for o in design)), objective_value=value, objective_bound=bound,
+        gap=gap, max_iteration_time_ns=max_iteration_time_ns, max_cost_usd=max_cost_usd,
+        bom=tuple(line for o in design for line in o.bom), breakdown=bd, continuous=continuous,
+        continuous_note=cnote, roundings=roundings, catalog=catalog.name, options=tuple(len(o) for o in options),
+        milp_solves=solver.solves, milp_seconds=solver.seconds, solve_seconds=time.perf_counter() - start,
+        method=_method(objective), notes=tuple(notes),
+        extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(), "columns": m.nvariables()},
+    )
+
+
+def _method(objective: str) -> str:
+    base = "unary MILP (one binary per dimension x part x unit count [x switch]; B and 1/B exact) on HiGHS"
+    return {"performance": base + "; then the cheapest design of that time",
+            "min_cost": base + "; then the fastest design of that cost",
+            "performance_per_cost": base + "; time x cost linearised exactly (binary x continuous)"}[objective]
+
+
+def _options(catalog: Catalog, instance: Instance) -> list[list[Option]]:
+    """Options per dimension within the instance's bounds, the cheapest of each bandwidth value, by bandwidth."""
+    out = []
+    for d, b in enumerate(instance.bounds_or_default):
+        best: dict[float, Option] = {}
+        for o in dimension_options(catalog, instance.network, d):
+            if o.bw_gbps < b.lower_gbps * (1 - 1e-12) or (b.upper_gbps is not None
+                                                           and o.bw_gbps > b.upper_gbps * (1 + 1e-12)):
+                continue
+            key = _key(o.bw_gbps)
+            if key not in best or o.cost_usd < best[key].cost_usd:
+                best[key] = o
+        if not best:  # check_catalog rejects parts outside the bounds; this is a safety net
+            raise InputError("catalog", f"dimension {d}", "no option within the instance's bounds",
+                             "add a part whose bandwidth fits the bounds")
+        out.append(sorted(best.values(), key=lambda o: o.bw_gbps))
+    return out
+
+
+def _key(bw: float) -> float:
+    return float(f"{bw:.12g}")
+
+
+def _value(objective: str, milp: ProvisionMILP, tm: TimeModel, choice: tuple[int, ...]) -> float:
+    """Exact objective value of ``choice`` from the aggregated time model and the option costs."""
+    T = tm.compute_ns + milp.comm_ms(choice, tm) * MS_NS
+    C = milp.cost(choice)
+    return {"performance": T, "min_cost": C, "performance_per_cost": T * C}[objective]
+
+
+def _tie_break(solver: _MILP, objective: str, milp: ProvisionMILP, tm: TimeModel,
+               choice: tuple[int, ...]) -> _Run | None:
+    """Second solve: cheapest design of (nearly) the optimal time, or fastest design of the optimal cost."""
+    m = milp.model
+    comm, cost = milp.comm_ms(choice, tm), milp.cost(choice) / MUSD
+    if objective == "performance":
+        m.tie = pyo.Constraint(expr=m.comm <= comm * (1 + TIE_TOL))
+        run = solver.solve("obj_cost")
+    else:
+        m.tie = pyo.Constraint(expr=m.cost <= cost * (1 + TIE_TOL))
+        run = solver.solve("obj_time")
+    m.del_component(m.tie)
+    if run.status is not Status.OPTIMAL or run.choice is None:
+        return None
+    c2, k2 = milp.comm_ms(run.choice, tm), milp.cost(run.choice) / MUSD
+    better = (c2 <= comm * (1 + TIE_TOL) and k2 < cost) if objective == "performance" else \
+        (k2 <= cost * (1 + TIE_TOL) and c2 < comm)
+    return run if better else None
+
+
+def _verified(instance: Instance, tm: TimeModel, milp: ProvisionMILP, objective: str, choice: tuple[int, ...],
+              design: tuple[Option, ...], claim: tuple[str, float], max_time: float | None,
+              max_cost: float | None) -> tuple[Breakdown, float]:
+    """Re-check a MILP design with the independent evaluator; return its breakdown and exact objective value."""
+    bw = np.array([o.bw_gbps for o in design])
+    bd = evaluate(instance, bw)
+    T = bd.iteration_time_ns
+    C = float(sum(line.cost_usd for o in design for line in o.bom))
+    problems = [f"violates {text}" for text, _ in constraint_violations(instance, bw)]
+    if abs(tm.time_ns(bw) - T) > 1e-9 * T:
+        problems.append(f"the aggregated time model gives {tm.time_ns(bw):.12g} ns, the evaluator {T:.12g} ns")
+    if abs(C - milp.cost(choice)) > 1e-9 * max(C, 1.0):
+        problems.append(f"bill of materials ${C:,.2f} differs from the MILP's option cost ${milp.cost(choice):,.2f}")
+    name, incumbent = claim
+    claimed = {"obj_time": tm.compute_ns + incumbent * MS_NS, "obj_cost": incumbent * MUSD,
+               "obj_product": incumbent * _NS_USD}[name]
+    exact = {"obj_time": T, "obj_cost": C, "obj_product": T * C}[name]
+    if abs(claimed - exact) > CLAIM_TOL * max(abs(exact), 1e-300):
+        problems.append(f"the MILP claims {claimed:.12g} but the design evaluates to {exact:.12g}")
+    if max_time is not None and T > max_time * (1 + 1e-9):
+        problems.append(f"iteration time {T:,.1f} ns exceeds the target {max_time:,.1f} ns")
+    if max_cost is not None and C > max_cost * (1 + 1e-9):
+        problems.append(f"cost ${C:,.2f} exceeds the budget ${max_cost:,.2f}")
+    if problems:
+        raise SolverError("independent verification of the integer design failed: " + "; ".join(problems))
+    return bd, {"performance": T, "min_cost": C, "performance_per_cost": T * C}[objective]
+
+
+def _infeasible(solver: _MILP, instance: Instance, tm: TimeModel, options: list[list[Option]],
+                max_time: float | None, max_cost: float | None) -> NoSolutionError:
+    """Explain why no design exists: the time target or the budget (with the best achievable), or the constraints."""
+    m = solver.milp.model
+    for name, what in (("time_cap", "time"), ("budget", "cost")):
+        if not hasattr(m, name):
+            continue
+        getattr(m, name).deactivate()
+        run = solver.solve("obj_time" if what == "time" else "obj_cost")
+        getattr(m, name).activate()
+        if run.choice is None:
+            continue
+        if what == "time":
+            best = tm.compute_ns + solver.milp.comm_ms(run.choice, tm) * MS_NS
+            within = f" within the budget ${max_cost:,.0f}" if max_cost is not None else ""
+            return NoSolutionError("infeasible", f"time target {max_time:,.1f} ns: the fastest design from the "
+                                   f"catalog{within} takes {best:,.1f} ns; raise the target or add faster parts")
+        best = solver.milp.cost(run.choice)
+        return NoSolutionError("infeasible", f"budget ${max_cost:,.0f}: the cheapest design from the catalog that "
+                               f"meets the constraints costs ${best:,.0f}; raise the budget or add cheaper parts")
+    ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
+    cons = "; ".join(c.text for c in instance.constraints) or "(none)"
+    return NoSolutionError("infeasible", f"no combination of the catalog's parts meets the design constraints "
+                           f"{cons}: the parts give {ranges} GB/s per NPU; change the constraints or the parts")
+
+
+def _values(opts: list[Option], show: int = 6) -> str:
+    vals = [f"{o.bw_gbps:g}" for o in opts]
+    return ", ".join(vals) if len(vals) <= show else ", ".join(vals[:3] + ["..."] + vals[-2:])
+
+
+def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Solution | None, str]:
+    """The continuous performance optimum with each dimension bounded by the catalog's reachable range."""
+    from ..api import solve  # late import: hieropt.api imports this module
+
+    bounds = []
+    for b, opts in zip(instance.bounds_or_default, options, strict=True):
+        lo, hi = min(o.bw_gbps for o in opts), max(o.bw_gbps for o in opts)
+        bounds.append(Bound(lower_gbps=max(b.lower_gbps, lo),
+                            upper_gbps=hi if b.upper_gbps is None else min(b.upper_gbps, hi)))
+    update: dict[str, Any] = {"bounds": tuple(bounds), "objective": "performance"}
+    for k in ("max_iteration_time_ns", "max_network_cost_usd"):  # catalog targets are not the LIBRA cost model's
+        if k in type(instance).model_fields:
+            update[k] = None
+    relaxed = instance.model_copy(update=update)
+    try:
+        sol = solve(relaxed)
+    except HieroptError as e:
+        return None, f"continuous optimum not available: {e}"
+    if not sol.success:
+        return None, f"continuous optimum not certified: {sol.message}"
+    return sol, ("continuous performance optimum with each bandwidth within the catalog's range: a lower bound on "
+                 "the iteration time of every integer design")
+
+
+def _roundings(solver: _MILP, objective: str, instance: Instance, catalog: Catalog, tm: TimeModel,
+               milp: ProvisionMILP, options: list[list[Option]], bw_cont: np.ndarray, exact_value: float,
+               max_time: float | None, max_cost: float | None) -> tuple[Rounding, ...]:
+    """Round the continuous optimum to whole units of each part line (down, up, either per dimension) and let the
+    MILP pick the best part per dimension among those roundings."""
+    index = [{_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
+    down: list[set[int]] = [set() for _ in options]
+    up: list[set[int]] = [set() for _ in options]
+    for d in range(len(options)):
+        lines: dict[tuple, list[Option]] = {}
+        for o in dimension_options(catalog, instance.network, d):
+            lines.setdefault(o.line, []).append(o)
+        for line_opts in lines.values():
+            part = line_opts[0].part
+            exact_units = bw_cont[d] * part.share / part.unit_gbps
+            n_down = min(max(math.floor(exact_units + 1e-9), 1), part.max_units)
+            n_up = min(max(math.ceil(exact_units - 1e-9), 1), part.max_units)
+            for n, target in ((n_down, down[d]), (n_up, up[d])):
+                i = index[d].get(_key(part.bw_gbps(n)))
+                if i is not None:  # None: outside the instance's bounds
+                    target.add(i)
+    kinds = (("down", "every dimension rounded down to whole units (at least 1) of each part", down),
+             ("up", "every dimension rounded up to whole units (at most the unit limit) of each part", up),
+             ("best", "each dimension rounded down or up, whichever is best", [a | b for a, b in zip(down, up,
+                                                                                                      strict=True)]))
+    out = []
+    m = milp.model
+    for name, text, allowed in kinds:
+        banned = [(d, o) for d in range(len(options)) for o in range(len(options[d])) if o not in allowed[d]]
+        if any(not a for a in allowed):
+            out.append(Rounding(name, text, False))
+            continue
+        if banned:
+            m.rounding = pyo.Constraint(expr=sum(m.z[d, o] for d, o in banned) == 0)
+        run = solver.solve(_PRIMARY[objective])
+        if banned:
+            m.del_component(m.rounding)
+        if run.choice is None:
+            out.append(Rounding(name, text, False))
+            continue
+        design = tuple(options[d][o] for d, o in enumerate(run.choice))
+        bd, value = _verified(instance, tm, milp, objective, run.choice, design, (_PRIMARY[objective], run.incumbent),
+                              max_time, max_cost)
+        out.append(Rounding(name, text, True, design, bd.iteration_time_ns, milp.cost(run.choice), value,
+                            max(0.0, (value - exact_value) / value) if value > 0 else 0.0))
+    return tuple(out)
+
