@@ -10,18 +10,14 @@ cycles at its default 1 GHz clock), sizes bytes; all-gather sizes are the per-NP
 
 Header line 1, by policy (:class:`hieropt.spec.WorkloadHeader` holds the parsed values):
 
-=================================  ==========================================================================
-``DATA``, ``MODEL``, ``MICRO``,    the policy alone
-``HYBRID_DATA_MODEL``,
-``HYBRID_MODEL_DATA``,
-``DISTRIBUTED_INFERENCE``,
-``HYBRID_CUSTOMIZED``
-``HYBRID_TRANSFORMER``             ``model_parallel_NPU_group: N`` (required)
-``HYBRID_TRANSFORMER_FWD_IN_BCKWD``  the same, then ``checkpoints: k l1..lk checkpoint_initiates: m i1..im``
-``HYBRID_DLRM``,                   the number of the last bottom-MLP layer (required), bare as in ASTRA-sim 1.0
-``HYBRID_DLRM_ENHANCED``           or as SimAI's ``DLRM_LAST_BOTTOM_LAYER: n``
-SimAI (transformer policies)       also ``ep: pp: vpp: ga: all_gpus:`` and ``pp_comm B`` / ``pp_comm: B`` (bytes)
-=================================  ==========================================================================
+- ``DATA``, ``MODEL``, ``HYBRID_DATA_MODEL``, ``HYBRID_MODEL_DATA``, ``MICRO``, ``DISTRIBUTED_INFERENCE``,
+  ``HYBRID_CUSTOMIZED``: the policy alone;
+- ``HYBRID_TRANSFORMER``: ``model_parallel_NPU_group: N`` (required);
+- ``HYBRID_TRANSFORMER_FWD_IN_BCKWD``: the same, then ``checkpoints: k l1..lk checkpoint_initiates: m i1..im``;
+- ``HYBRID_DLRM``, ``HYBRID_DLRM_ENHANCED``: the number of the last bottom-MLP layer (required), bare as in ASTRA-sim
+  1.0 or as SimAI's ``DLRM_LAST_BOTTOM_LAYER: n``;
+- SimAI's extension of the transformer policies: also ``ep: pp: vpp: ga: all_gpus:``, and ``pp_comm B`` or
+  ``pp_comm: B`` (bytes) with any policy.
 
 Keys are case-insensitive and their colon is optional; an unknown token, a key the policy does not take, a repeated
 key or a missing value is an error. Collective names are case-insensitive: ``NONE``, ``ALLREDUCE``,

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..spec import Collective, Layer, Phase, Workload
+from ..spec import Collective, Layer, Phase, Workload, WorkloadHeader
 
 POLICY = "HYBRID_TRANSFORMER"
 """ASTRA-sim header policy written into generated workloads (TP inside a block, DP across replicas)."""
@@ -165,4 +165,5 @@ def generate(params: TransformerParams) -> Workload:
     for i in range(1, params.layers + 1):
         layers.append(_layer(f"attn{i}", attn_f, attn_w, params))
         layers.append(_layer(f"mlp{i}", mlp_f, mlp_w, params))
-    return Workload(name=params.name, layers=tuple(layers), policy=POLICY)
+    header = WorkloadHeader(policy=POLICY, model_parallel_npu_group=params.tp, declared_layers=len(layers))
+    return Workload(name=params.name, layers=tuple(layers), header=header)

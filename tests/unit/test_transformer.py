@@ -45,7 +45,9 @@ def test_layer_names_count_and_header():
     w = generate(_params())
     assert [layer.name for layer in w.layers] == ["attn1", "mlp1", "attn2", "mlp2"]
     assert w.name == "tiny"
-    assert w.policy == "HYBRID_TRANSFORMER"
+    assert w.header.policy == "HYBRID_TRANSFORMER"
+    assert w.header.model_parallel_npu_group == 2  # tp: the model-parallel group the header implies
+    assert w.policy == "HYBRID_TRANSFORMER model_parallel_NPU_group: 2"
     assert all(layer.update_ns == 0 for layer in w.layers)
 
 

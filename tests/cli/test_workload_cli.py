@@ -1,0 +1,203 @@
+"""``hieropt workload show | transformer | dlrm | cnn`` and ``hieropt export --astra-sim``: output on good files,
+exit 2 with one line ``error: ...`` on bad ones, generated text that reads back, and the export round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from hieropt.cli import app
+from hieropt.io.astrasim1 import read_workload
+from hieropt.io.astrasim2 import read_network_yml
+from hieropt.io.instance import load_instance, read_model
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+
+WORKLOAD_TXT = """\
+DATA
+2
+L1 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10
+L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10
+"""
+INSTANCE_TOML = """\
+name = "small"
+objective = "performance"
+training_loop = "no_overlap"
+workload = "wl.txt"
+constraints = ["sum(bw) == 100"]
+
+[network]
+dims = [
+  { block = "Ring", npus = 4, cost_class = "Inner" },
+  { block = "FullyConnected", npus = 4, cost_class = "Inner" },
+  { block = "Switch", npus = 8, cost_class = "Outer" },
+]
+[mapping]
+forward = [1, 1, 1]
+input_grad = [1, 1, 1]
+weight_grad = [4, 4, 8]
+
+[cost.Inner]
+link_usd_per_gbps = 2.0
+[cost.Outer]
+link_usd_per_gbps = 8.0
+switch_usd_per_gbps = 18.0
+nic_usd_per_gbps = 30.0
+"""
+
+
+def run(*args: str | Path) -> Result:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def assert_ok(result: Result) -> None:
+    assert result.exit_code == 0, result.output
+    assert result.exception is None, result.exc_info
+
+
+def assert_error(result: Result, code: int, *parts: str) -> None:
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    assert result.exit_code == code, result.output
+    assert result.stdout == ""
+    msg = result.stderr.strip()
+    assert msg.startswith("error: ") and "\n" not in msg, msg
+    for p in parts:
+        assert p in msg, f"{p!r} not in {msg!r}"
+
+
+# ------------------------------------------------------------------------------------------------------------ show
+def test_show_dlrm_file(shared_data: Path) -> None:
+    r = run("workload", "show", shared_data / "astrasim1" / "DLRM_HybridParallel.txt")
+    assert_ok(r)
+    out = r.stdout
+    assert "workload DLRM_HybridParallel: 8 layers" in out
+    assert "header: HYBRID_DLRM 4" in out and "last bottom layer: 4" in out
+    assert "ALLTOALL 98,304" in out  # layer 0's forward all-to-all
+    assert "3,191,808" in out  # weight-gradient all-reduce bytes in total (7 layers)
+    assert "Totals per collective type" in out
+
+
+def test_show_simai_summary(shared_data: Path) -> None:
+    r = run("workload", "show", "--summary", shared_data / "simai" / "workload_analytical.txt")
+    assert_ok(r)
+    out = r.stdout
+    assert "1,789 layers" in out and "ep: 16" in out and "pp_comm (bytes): 50,331,648" in out
+    assert "Layers" not in out  # --summary: no per-layer table
+    row = next(line for line in out.splitlines() if "ALLTOALL_EP" in line and "77,309,411,328" in line)
+    assert "768" in row
+
+
+def test_show_customized_and_model_file(shared_data: Path) -> None:
+    r = run("workload", "show", shared_data / "astrasim1" / "sample_per_layer_parallel_HybridCustomized.txt")
+    assert_ok(r)
+    assert "HYBRID_MODEL_DATA" in r.stdout and "policy" in r.stdout
+    r = run("workload", "show", "--summary", REPO / "models" / "dlrm.toml")
+    assert_ok(r)
+    assert "header: HYBRID_DLRM 3" in r.stdout
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("DATA\n3\n" + WORKLOAD_TXT.split("\n", 2)[2], ("header layer count", "says 3 layers", "has 2 layer lines")),
+    (WORKLOAD_TXT.replace("ALLREDUCE 2000000 10\nL2", "ALLREDUCEX 2000000 10\nL2"),
+     ("line 3, field 10 (collective)", "unknown collective 'ALLREDUCEX'")),
+    (WORKLOAD_TXT.replace("DATA", "HYBRID_PIPELINE"), ("line 1 (header)", "unknown header policy")),
+    (WORKLOAD_TXT.replace("NONE 0 1000 ALLREDUCE 2000000 10\nL2", "ALLTOALL_XP 0 1000 ALLREDUCE 2000000 10\nL2"),
+     ("unknown collective scope",)),
+])
+def test_show_bad_file_exit_2(tmp_path: Path, text: str, parts: tuple[str, ...]) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    assert_error(run("workload", "show", path), 2, str(path), *parts)
+
+
+def test_show_missing_file(tmp_path: Path) -> None:
+    assert_error(run("workload", "show", tmp_path / "nope.txt"), 2, "workload file not found")
+
+
+# -------------------------------------------------------------------------------------------------------- generate
+def test_generate_transformer_from_model(tmp_path: Path) -> None:
+    out = tmp_path / "gpt3.txt"
+    r = run("workload", "transformer", "--model", REPO / "models" / "gpt3-175b.toml", "-o", out)
+    assert_ok(r)
+    assert f"wrote {out}" in r.stdout.replace("\n", "")
+    w = read_workload(out)
+    assert w.header.policy == "HYBRID_TRANSFORMER" and w.header.model_parallel_npu_group == 16
+    assert len(w.layers) == 192
+    ref = read_model(REPO / "models" / "gpt3-175b.toml")
+    assert [layer.weight_grad.size_bytes for layer in w.layers] == \
+        [layer.weight_grad.size_bytes for layer in ref.layers]
+    assert w.layers[0].forward.compute_ns == round(ref.layers[0].forward.compute_ns)
+
+
+def test_generate_exact_with_overrides(tmp_path: Path) -> None:
+    out = tmp_path / "t.txt"
+    r = run("workload", "transformer", "--model", REPO / "models" / "gpt3-175b.toml", "--set", "layers=2",
+            "--set", "tp=8", "--set", "name=small", "--exact", "-o", out)
+    assert_ok(r)
+    w = read_workload(out)
+    assert len(w.layers) == 4 and w.header.model_parallel_npu_group == 8
+    ref = read_model(REPO / "models" / "gpt3-175b.toml")
+    assert w.layers[0].forward.compute_ns != round(w.layers[0].forward.compute_ns)  # exact: fractions kept
+    assert w.layers[0].forward.size_bytes == ref.layers[0].forward.size_bytes  # b s h B does not depend on tp
+
+
+def test_generate_from_options_only_to_stdout() -> None:
+    r = run("workload", "dlrm", "-o", "-", "--set", "name=d", "--set", "dense_features=4", "--set", "bottom_mlp=[8, 4]",
+            "--set", "top_mlp=[6, 1]", "--set", "num_tables=3", "--set", "embedding_dim=4", "--set", "micro_batch=2",
+            "--set", "bytes_per_element=4", "--set", "npus=8", "--set", "npu_peak_tflops=1.0",
+            "--set", "efficiency=1.0", "--set", "embedding_gbps=1.0")
+    assert_ok(r)
+    lines = r.stdout.splitlines()
+    assert lines[:3] == ["HYBRID_DLRM 2", "6", "embedding\t-1\t96\tALLTOALL\t96\t0\tALLTOALL\t96\t192\tNONE\t0\t0"]
+
+
+def test_generate_dlrm_and_cnn_models(tmp_path: Path) -> None:
+    for kind, model, n, policy in (("dlrm", "dlrm.toml", 10, "HYBRID_DLRM"), ("cnn", "resnet50.toml", 54, "DATA")):
+        out = tmp_path / f"{kind}.txt"
+        assert_ok(run("workload", kind, "--model", REPO / "models" / model, "-o", out))
+        w = read_workload(out)
+        assert len(w.layers) == n and w.header.policy == policy
+
+
+def test_generate_errors(tmp_path: Path) -> None:
+    assert_error(run("workload", "cnn", "--model", REPO / "models" / "dlrm.toml", "-o", tmp_path / "x.txt"), 2,
+                 "generator", "not 'cnn'", "hieropt workload dlrm")
+    assert_error(run("workload", "transformer", "--model", REPO / "models" / "gpt3-175b.toml", "--set", "tp=7",
+                     "-o", tmp_path / "x.txt"), 2, "gpt3-175b.toml", "not divisible by tp 7")
+    assert_error(run("workload", "cnn", "-o", tmp_path / "x.txt", "--set", "oops"), 2, "--set", "not KEY=VALUE")
+    assert_error(run("workload", "dlrm", "-o", tmp_path / "x.txt", "--set", "name=d"), 2, "command line",
+                 "params.dense_features")
+    assert not (tmp_path / "x.txt").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------- export
+def test_export_round_trip(tmp_path: Path) -> None:
+    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
+    inst = tmp_path / "inst.toml"
+    inst.write_text(INSTANCE_TOML)
+    yml = tmp_path / "network.yml"
+    r = run("export", inst, "--astra-sim", yml)
+    assert_ok(r)
+    assert f"Wrote {yml}" in r.stdout.replace("\n", "")
+    net = read_network_yml(yml)
+    assert net.topology == ("Ring", "FullyConnected", "Switch") and net.npus_count == (4, 4, 8)
+    assert net.latency == (0.0, 0.0, 0.0)
+    from hieropt import api
+
+    sol = api.solve(load_instance(inst))
+    for got, want in zip(net.bw_gbps, sol.bw_gbps, strict=True):
+        assert got == pytest.approx(want, rel=1e-7)  # same optimum (to the solver's gap), same units
+    assert sum(net.bw_gbps) == pytest.approx(100, rel=1e-9)  # the instance's budget, in per-NPU 1e9-byte GB/s
+
+
+def test_export_errors(tmp_path: Path) -> None:
+    assert_error(run("export", tmp_path / "none.toml", "--astra-sim", tmp_path / "n.yml"), 2, "instance file not found")
+    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT.replace("DATA", "HYBRID_PIPELINE"))
+    inst = tmp_path / "inst.toml"
+    inst.write_text(INSTANCE_TOML)
+    assert_error(run("export", inst, "--astra-sim", tmp_path / "n.yml"), 2, "unknown header policy")
+    assert not (tmp_path / "n.yml").exists()
