@@ -7,18 +7,22 @@ With one binary z_do per option ("unary" formulation, research/solver_probe.md �
 - ``one[d]``:      sum_o z_do = 1                          (exactly one option per dimension);
 - B_d = sum_o v_do z_do and t_d = sum_o z_do / v_do        (both **linear and exact** at every integer point, so
   the convex link t = 1/B needs no cuts);
-- ``epi[k, d]``:   tau_k >= A_kd t_d                        (epigraph of collective term k of the aggregated
-  :class:`hieropt.timing.TimeModel`);
+- ``epi``:         tau_k >= A_kd t_d + lat_kd for every d (dimensions working concurrently), or one row
+  tau_k >= sum_d (A_kd t_d + lat_kd) (sequentially): the epigraph of collective term k of the aggregated
+  :class:`hieropt.timing.TimeModel`, as in :mod:`hieropt.formulation`;
+- ``node``:        y_v >= c + sum a tau_k + sum b y_u, one row per piece of max node v of the training loop (all
+  coefficients >= 0, so every epigraph is tight wherever the objective pushes the time down);
 - ``design[i]``:   the instance's linear design constraints on B (exact), bounds by filtering the options;
-- comm = sum_k tau_k (ms), cost = sum c_do z_do (M$).
+- comm = sum_k w_k tau_k + sum_v omega_v y_v (ms; T = constant + comm), cost = sum c_do z_do (M$).
 
 Scaled units as in :mod:`hieropt.formulation`: traffic in MB, bandwidth GB/s, time ms (t in ms/MB), cost in M$.
 
 Objectives (one active at a time; the solver switches them): ``obj_time`` (min comm), ``obj_cost`` (min cost) and,
 when built with ``product=True``, ``obj_product`` = (compute + comm) x cost, linearised exactly: with
 w_do = z_do * comm (binary times continuous), sum_o w_do = comm for every d and ``lo z_do <= w_do <= hi z_do``
-(lo, hi: bounds on comm over all options) force w_do = comm when z_do = 1 and 0 otherwise, so
-comm x cost = sum_do c_do w_do at every integer point — one exact MILP, no sweep over cost levels.
+(lo, hi: comm at the fastest and at the slowest options, as T is non-increasing in every B_d) force w_do = comm
+when z_do = 1 and 0 otherwise, so comm x cost = sum_do c_do w_do at every integer point — one exact MILP, no sweep
+over cost levels.
 """
 
 from __future__ import annotations
@@ -69,6 +73,11 @@ class ProvisionMILP:
         return float(sum(self.cost_usd[d][o] for d, o in enumerate(choice)))
 
 
+def _node_row(m: pyo.ConcreteModel, piece, v: int):
+    rhs = piece.const_ns / MS_NS + sum(a * m.tau[k] for k, a in piece.terms) + sum(b * m.y[u] for u, b in piece.nodes)
+    return m.y[v] >= rhs
+
+
 def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Sequence[float]],
                          cost_usd: Sequence[Sequence[float]], product: bool = False) -> ProvisionMILP:
     """Build the unary provisioning MILP.
@@ -83,7 +92,8 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
     D = tm.n_dims
     v = [np.asarray(x, dtype=float) for x in bw_gbps]
     c = [np.asarray(x, dtype=float) for x in cost_usd]
-    A = tm.terms_bytes / MB
+    A = tm.terms_bytes / MB  # (K, D) MB
+    lat = tm.terms_latency_ns / MS_NS  # (K, D) ms
     K = A.shape[0]
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     idx = [(d, o) for d in range(D) for o in range(len(v[d]))]
@@ -95,8 +105,18 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
     m.tdef = pyo.Constraint(loaded, rule=lambda _m, d: _m.t[d] == sum(float(inv[d][o]) * _m.z[d, o]
                                                                        for o in range(len(v[d]))))
     m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
-    pairs = [(k, d) for k in range(K) for d in loaded if A[k, d] > 0]
-    m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= float(A[k, d]) * _m.t[d])
+    m.y = pyo.Var(range(len(tm.nodes)), domain=pyo.NonNegativeReals)
+
+    def part(_m, k, d):  # one dimension's share of term k: bytes x t + latency (ms)
+        return (float(A[k, d]) * _m.t[d] if A[k, d] > 0 else 0.0) + float(lat[k, d])
+
+    if tm.dimension_mode == "sequential":
+        m.epi = pyo.Constraint(range(K), rule=lambda _m, k: _m.tau[k] >= sum(part(_m, k, d) for d in range(D)))
+    else:
+        pairs = [(k, d) for k in range(K) for d in range(D) if A[k, d] > 0 or lat[k, d] > 0]
+        m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= part(_m, k, d))
+    pieces = [(n, i) for n, node in enumerate(tm.nodes) for i in range(len(node))]
+    m.node = pyo.Constraint(pieces, rule=lambda _m, n, i: _node_row(_m, tm.nodes[n][i], n))
 
     def bw_expr(_m, d):
         return sum(float(v[d][o]) * _m.z[d, o] for o in range(len(v[d])))
@@ -107,14 +127,18 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
         return {"<=": lhs <= con.rhs, ">=": lhs >= con.rhs, "==": lhs == con.rhs}[con.sense]
 
     m.design = pyo.Constraint(range(len(instance.constraints)), rule=design)
-    m.comm = pyo.Expression(expr=sum(m.tau[k] for k in range(K)) if K else 0.0)
+    comm = sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
+    comm += sum(float(tm.node_weights[n]) * m.y[n] for n in range(len(tm.nodes)) if tm.node_weights[n] > 0)
+    m.comm = pyo.Expression(expr=comm)
     m.cost = pyo.Expression(expr=sum(float(c[d][o] / MUSD) * m.z[d, o] for d, o in idx))
     zero = 0.0 * m.z[idx[0]]  # keeps objectives non-constant when nothing carries traffic
     m.obj_time = pyo.Objective(expr=m.comm + zero, sense=pyo.minimize)
     m.obj_cost = pyo.Objective(expr=m.cost, sense=pyo.minimize)
     m.obj_cost.deactivate()
-    lo = float(sum(max((A[k, d] * inv[d].min() for d in loaded if A[k, d] > 0), default=0.0) for k in range(K)))
-    hi = float(sum(max((A[k, d] * inv[d].max() for d in loaded if A[k, d] > 0), default=0.0) for k in range(K)))
+    slowest = np.array([x.min() for x in v])
+    fastest = np.array([x.max() for x in v])
+    lo = (tm.time_ns(fastest) - tm.compute_ns) / MS_NS  # T is non-increasing in every B_d
+    hi = (tm.time_ns(slowest) - tm.compute_ns) / MS_NS
     if product:
         compute_ms = tm.compute_ns / MS_NS
         m.w = pyo.Var(idx, bounds=(0.0, hi))

@@ -54,8 +54,11 @@ __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MIL
 PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost")
 MILP_REL_GAP = 1e-9
 """HiGHS ``mip_rel_gap`` of every MILP solve."""
-MILP_TOLERANCE = 1e-9
-"""HiGHS primal and MIP feasibility tolerances (the chosen binaries are re-read exactly anyway)."""
+MILP_TOLERANCES = ({"primal_feasibility_tolerance": 1e-9, "mip_feasibility_tolerance": 1e-9},
+                   {"primal_feasibility_tolerance": 1e-7, "mip_feasibility_tolerance": 1e-6})
+"""HiGHS feasibility tolerances: tight first; HiGHS's defaults when HiGHS rejects its own answer at the tight ones
+("MIP solver claims optimality, but with ... primal infeasibilities", seen at 1e-9). The chosen design is re-read and
+re-checked exactly either way."""
 CLAIM_TOL = 1e-6
 """Allowed relative difference between the MILP's objective and the exact re-evaluation of its design."""
 TIE_TOL = 1e-9
@@ -190,15 +193,16 @@ class _MILP:
         m = self.milp.model
         for obj in m.component_objects(pyo.Objective):
             obj.activate() if obj.local_name == objective else obj.deactivate()
-        start = time.perf_counter()
-        with quiet_stdout():
-            res = self.opt.solve(
-                m, time_limit=self.time_limit_s, rel_gap=MILP_REL_GAP, abs_gap=0.0, load_solutions=False,
-                raise_exception_on_nonoptimal_result=False,
-                solver_options={"mip_feasibility_tolerance": MILP_TOLERANCE,
-                                "primal_feasibility_tolerance": MILP_TOLERANCE, "output_flag": False})
-        self.seconds += time.perf_counter() - start
-        self.solves += 1
+        for tolerances in MILP_TOLERANCES:
+            start = time.perf_counter()
+            with quiet_stdout():
+                res = self.opt.solve(
+                    m, time_limit=self.time_limit_s, rel_gap=MILP_REL_GAP, abs_gap=0.0, load_solutions=False,
+                    raise_exception_on_nonoptimal_result=False, solver_options={**tolerances, "output_flag": False})
+            self.seconds += time.perf_counter() - start
+            self.solves += 1
+            if res.termination_condition != TerminationCondition.error:
+                break
         tc = res.termination_condition
         if tc == TerminationCondition.convergenceCriteriaSatisfied:
             status = Status.OPTIMAL

@@ -1,0 +1,172 @@
+"""``hieropt provision`` end to end: the default instance with the example catalog (NIC counts, bill of materials,
+gap to the continuous bound, JSON), and bad catalogs (exit 2, one line naming file, field and fix)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner, Result
+
+from hieropt.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+INSTANCE = REPO / "instances" / "gpt3-4d.toml"
+CATALOG = REPO / "catalogs" / "example-4d.toml"
+
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+
+
+def run(*args: str | Path) -> Result:
+    return runner.invoke(app, ["provision", *(str(a) for a in args)])
+
+
+def assert_error(result: Result, code: int, *parts: str) -> str:
+    """Exit ``code``, no traceback, nothing on stdout, one line ``error: ...`` on stderr containing ``parts``."""
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    assert result.exit_code == code, result.output
+    assert result.stdout == ""
+    msg = result.stderr.strip()
+    assert msg.startswith("error: "), msg
+    assert "\n" not in msg, f"not one line: {msg!r}"
+    for p in parts:
+        assert p in msg, f"{p!r} not in {msg!r}"
+    return msg
+
+
+def variant(tmp_path: Path, old: str, new: str, name: str = "cat.toml") -> Path:
+    text = CATALOG.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path = tmp_path / name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------ the default instance
+def test_default_instance_report():
+    start = time.perf_counter()
+    result = run(INSTANCE, "--catalog", CATALOG)
+    wall = time.perf_counter() - start
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "status: optimal" in out and "relative gap" in out and "proven lower bound" in out
+    # NIC count per NPU and in the cluster, switches, bill of materials, continuous bound and roundings
+    assert "dimension 3 (Switch 32, InterPod) NICs: 2 x nic-800G-per-node per node of 4 NPUs (0.5 per NPU), 2,048 in " \
+           "the cluster; switches: 128 x switch-64x400G" in out
+    assert "Bill of materials" in out and "total" in out and "21,488,640" in out
+    assert "continuous optimum" in out and "lower bound on every integer design's time" in out
+    assert "round best" in out and "round down" in out and "none feasible" in out
+    assert wall < 10  # measured ~0.2 s; generous for slow CI machines
+
+
+def test_default_instance_json():
+    result = run(INSTANCE, "--catalog", CATALOG, "--json", "-")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)  # nothing but JSON on stdout (HiGHS's banner kept off it)
+    assert data["status"] == "optimal" and data["gap"] <= 1e-8
+    assert data["bw_gbps_per_dim"] == [225.0, 125.0, 100.0, 50.0]
+    assert sum(data["bw_gbps_per_dim"]) == 500.0  # the instance's sum(bw) == 500, met exactly
+    nic = data["design"][3]
+    assert (nic["kind"], nic["units"], nic["units_per"], nic["units_per_npu"], nic["units_total"]) == \
+        ("nic", 2, "node", 0.5, 2048)
+    assert (nic["switches_total"], nic["switch_tiers"]) == (128, 1)
+    assert sum(line["cost_usd"] for line in data["bom"]) == data["network_cost_usd"] == 21_488_640
+    cont = data["continuous"]
+    assert cont["iteration_time_ns"] <= data["iteration_time_ns"]
+    assert 0 < cont["integer_premium"] < 0.05
+    assert data["solve_seconds"] < 5
+
+
+@pytest.mark.parametrize("objective", ["min_cost", "performance_per_cost"])
+def test_default_instance_other_objectives(objective: str):
+    result = run(INSTANCE, "--catalog", CATALOG, "--objective", objective, "--max-time-ns", "1.25e9", "--json", "-")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["objective"] == objective and data["gap"] <= 1e-8
+    assert data["iteration_time_ns"] <= 1.25e9
+
+
+def test_yaml_catalog(tmp_path: Path):
+    import tomllib
+
+    path = tmp_path / "cat.yaml"
+    path.write_text(yaml.safe_dump(tomllib.loads(CATALOG.read_text(encoding="utf-8"))), encoding="utf-8")
+    result = run(INSTANCE, "--catalog", path, "--no-compare")
+    assert result.exit_code == 0, result.output
+
+
+# ------------------------------------------------------------------------------------------------ bad catalogs
+def test_missing_price(tmp_path: Path):
+    cat = variant(tmp_path, 'gbps = 25, usd = 60, max_per_npu = 16', 'gbps = 25, max_per_npu = 16')
+    assert_error(run(INSTANCE, "--catalog", cat), 2, str(cat), "classes.InterChiplet.links[0] ('d2d-port-25GBs').usd",
+                 "missing price", "fix: add usd = <price of one link port in $>")
+
+
+def test_missing_switch_price(tmp_path: Path):
+    cat = variant(tmp_path, ', usd_per_switch = 45000', '')
+    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.switches[0] ('switch-64x400G')",
+                 "missing price", "fix: add usd_per_switch")
+
+
+def test_zero_bandwidth(tmp_path: Path):
+    cat = variant(tmp_path, 'gbit_per_s = 400, usd = 1500', 'gbit_per_s = 0, usd = 1500')
+    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.nics[1] ('nic-400G').gbit_per_s",
+                 "bandwidth per unit is 0", "fix: give a bandwidth > 0")
+
+
+def test_unknown_cost_class(tmp_path: Path):
+    cat = variant(tmp_path, "[classes.InterNode]", "[classes.InterRack]")
+    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterRack", "unknown cost class 'InterRack'",
+                 "fix: rename the class")
+
+
+def test_class_without_parts(tmp_path: Path):
+    cat = variant(tmp_path, "nics = [", "links = [")
+    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.nics", "dimension 3 is a Switch",
+                 "fix: add nics")
+
+
+def test_part_that_never_meets_a_constraint(tmp_path: Path):
+    """bw[3] >= 150, but nic-200G reaches at most 4 x 25 = 100 GB/s per NPU."""
+    text = INSTANCE.read_text(encoding="utf-8")
+    text = text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "{REPO / "models" / "gpt3-175b.toml"}"')
+    text = text.replace('constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500", "bw[3] >= 150"]')
+    inst = tmp_path / "inst.toml"
+    inst.write_text(text, encoding="utf-8")
+    assert_error(run(inst, "--catalog", CATALOG), 2, str(CATALOG), "classes.InterPod.nics[0] ('nic-200G')",
+                 "reaches at most 4 x 25 GB/s = 100 GB/s per NPU on dimension 3",
+                 "constraint 'bw[3] >= 150' needs 150", "fix: raise max_per_npu to at least 6")
+
+
+def test_unknown_key(tmp_path: Path):
+    cat = variant(tmp_path, "max_per_npu = 8 },\n]\n\n[classes.InterPackage]",
+                  "max_per_nup = 8 },\n]\n\n[classes.InterPackage]")
+    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterChiplet.links[1] ('d2d-port-50GBs')", "unknown key")
+
+
+def test_missing_catalog_file(tmp_path: Path):
+    assert_error(run(INSTANCE, "--catalog", tmp_path / "none.toml"), 2, "none.toml", "parts catalog file not found")
+
+
+def test_min_cost_needs_a_time_target():
+    assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost"), 2, "--max-time-ns",
+                 "missing for objective min_cost")
+
+
+def test_unknown_objective():
+    assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", "fastest"), 2, "unknown objective 'fastest'")
+
+
+def test_unreachable_time_target():
+    assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost", "--max-time-ns", "1.1e9"), 3,
+                 "infeasible: time target 1,100,000,000.0 ns: the fastest design from the catalog takes "
+                 "1,182,943,724.8 ns")
+
+
+def test_budget_below_the_cheapest_design():
+    assert_error(run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "1e6"), 3,
+                 "infeasible: budget $1,000,000: the cheapest design from the catalog that meets the constraints costs")
