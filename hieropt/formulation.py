@@ -72,14 +72,26 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
         :class:`PerfLP`; the solver adds tangent cuts and solves.
     """
     D = tm.n_dims
-    A = tm.terms_bytes / MB  # (K, D) MB
-    lat = tm.terms_latency_ns / MS_NS  # (K, D) ms
-    K = A.shape[0]
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     bounds = instance.bounds_or_default
     m = pyo.ConcreteModel(name=instance.name)
     m.B = pyo.Var(range(D), bounds=lambda _m, d: (bounds[d].lower_gbps, bounds[d].upper_gbps))
     m.t = pyo.Var(loaded, bounds=lambda _m, d: (_t_floor(bounds[d].upper_gbps), None))
+    obj = add_time_epigraph(m, tm)
+    m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
+    m.time = pyo.Objective(expr=obj if len(m.tau) or len(m.y) else 0.0, sense=pyo.minimize)
+    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance) / MUSD
+    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns, cost_musd_per_gbps=cost)
+
+
+def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel):
+    """Add the epigraph of T's bandwidth-dependent part to ``m`` (which already has ``m.t[d]`` for the loaded
+    dimensions): variables ``tau``, ``y`` and the rows ``epi`` and ``node`` of the module docstring, in ms.
+    Shared by the LP here and the provisioning MILP. Returns the expression sum_k w_k tau_k + sum_v omega_v y_v."""
+    D = tm.n_dims
+    A = tm.terms_bytes / MB  # (K, D) MB
+    lat = tm.terms_latency_ns / MS_NS  # (K, D) ms
+    K = A.shape[0]
     m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
     m.y = pyo.Var(range(len(tm.nodes)), domain=pyo.NonNegativeReals)
 
@@ -93,12 +105,8 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
         m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= part(_m, k, d))
     pieces = [(v, i) for v, node in enumerate(tm.nodes) for i in range(len(node))]
     m.node = pyo.Constraint(pieces, rule=lambda _m, v, i: _node_row(_m, tm.nodes[v][i], v))
-    m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
     obj = sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
-    obj += sum(float(tm.node_weights[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
-    m.time = pyo.Objective(expr=obj if K or tm.nodes else 0.0, sense=pyo.minimize)
-    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance) / MUSD
-    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns, cost_musd_per_gbps=cost)
+    return obj + sum(float(tm.node_weights[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
 
 
 def _node_row(m: pyo.ConcreteModel, piece, v: int):

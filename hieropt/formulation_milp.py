@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from .formulation import MB, MS_NS
+from .formulation import MS_NS, add_time_epigraph
 from .spec import Instance
 from .timing import TimeModel
 
@@ -73,11 +73,6 @@ class ProvisionMILP:
         return float(sum(self.cost_usd[d][o] for d, o in enumerate(choice)))
 
 
-def _node_row(m: pyo.ConcreteModel, piece, v: int):
-    rhs = piece.const_ns / MS_NS + sum(a * m.tau[k] for k, a in piece.terms) + sum(b * m.y[u] for u, b in piece.nodes)
-    return m.y[v] >= rhs
-
-
 def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Sequence[float]],
                          cost_usd: Sequence[Sequence[float]], product: bool = False) -> ProvisionMILP:
     """Build the unary provisioning MILP.
@@ -92,9 +87,6 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
     D = tm.n_dims
     v = [np.asarray(x, dtype=float) for x in bw_gbps]
     c = [np.asarray(x, dtype=float) for x in cost_usd]
-    A = tm.terms_bytes / MB  # (K, D) MB
-    lat = tm.terms_latency_ns / MS_NS  # (K, D) ms
-    K = A.shape[0]
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     idx = [(d, o) for d in range(D) for o in range(len(v[d]))]
     m = pyo.ConcreteModel(name=f"{instance.name}-provision")
@@ -104,19 +96,7 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
     m.t = pyo.Var(loaded, bounds=lambda _m, d: (float(inv[d].min()), float(inv[d].max())))
     m.tdef = pyo.Constraint(loaded, rule=lambda _m, d: _m.t[d] == sum(float(inv[d][o]) * _m.z[d, o]
                                                                        for o in range(len(v[d]))))
-    m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
-    m.y = pyo.Var(range(len(tm.nodes)), domain=pyo.NonNegativeReals)
-
-    def part(_m, k, d):  # one dimension's share of term k: bytes x t + latency (ms)
-        return (float(A[k, d]) * _m.t[d] if A[k, d] > 0 else 0.0) + float(lat[k, d])
-
-    if tm.dimension_mode == "sequential":
-        m.epi = pyo.Constraint(range(K), rule=lambda _m, k: _m.tau[k] >= sum(part(_m, k, d) for d in range(D)))
-    else:
-        pairs = [(k, d) for k in range(K) for d in range(D) if A[k, d] > 0 or lat[k, d] > 0]
-        m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= part(_m, k, d))
-    pieces = [(n, i) for n, node in enumerate(tm.nodes) for i in range(len(node))]
-    m.node = pyo.Constraint(pieces, rule=lambda _m, n, i: _node_row(_m, tm.nodes[n][i], n))
+    comm = add_time_epigraph(m, tm)  # tau, y and their rows, shared with the LP
 
     def bw_expr(_m, d):
         return sum(float(v[d][o]) * _m.z[d, o] for o in range(len(v[d])))
@@ -127,8 +107,6 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
         return {"<=": lhs <= con.rhs, ">=": lhs >= con.rhs, "==": lhs == con.rhs}[con.sense]
 
     m.design = pyo.Constraint(range(len(instance.constraints)), rule=design)
-    comm = sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
-    comm += sum(float(tm.node_weights[n]) * m.y[n] for n in range(len(tm.nodes)) if tm.node_weights[n] > 0)
     m.comm = pyo.Expression(expr=comm)
     m.cost = pyo.Expression(expr=sum(float(c[d][o] / MUSD) * m.z[d, o] for d, o in idx))
     zero = 0.0 * m.z[idx[0]]  # keeps objectives non-constant when nothing carries traffic
