@@ -26,6 +26,7 @@ UNITS = ("Units: bandwidth in GB/s per NPU per dimension (1 GB = 1e9 bytes, so 1
          "times in ns (ASTRA-sim 1.0 cycles at 1 GHz); cost in $ (cost models in $ per GB/s).")
 
 app = typer.Typer(
+    rich_markup_mode="markdown",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
