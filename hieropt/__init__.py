@@ -13,6 +13,7 @@ Library API (units: GB/s per NPU per dimension, ns, bytes, $)::
 from .api import Breakdown, Certificate, Front, Solution, evaluate, load_instance, load_libra, pareto, solve, verify
 from .catalog import Catalog
 from .errors import HieroptError, InputError, NoSolutionError, SolverError
+from .explore import Exploration, explore, load_space
 from .io.catalog import read_catalog as load_catalog
 from .result import Status
 from .solvers.provision import Provisioning, provision
@@ -20,4 +21,5 @@ from .solvers.provision import Provisioning, provision
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
 __all__ += ["provision", "load_catalog", "Catalog", "Provisioning"]
+__all__ += ["explore", "load_space", "Exploration"]
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from . import api, report
 from .cli_compare import compare_command, report_command
+from .cli_explore import explore_command
 from .cli_provision import provision_command
 from .cli_workload import export_command, workload_app
 from .errors import HieroptError, InputError
@@ -239,3 +240,4 @@ app.add_typer(workload_app, name="workload")
 app.command("export")(export_command)
 app.command("compare")(compare_command)
 app.command("report")(report_command)
+app.command("explore")(explore_command)

@@ -150,8 +150,9 @@ class _Builder:
         self.roots: dict[tuple, int] = {}
         self.collectives = 0
 
-    def term(self, m: np.ndarray, lam: np.ndarray) -> Ref | None:
-        """Register a collective row (bytes, latency); returns (term, coefficient) or None when it takes no time."""
+    def term(self, m: np.ndarray, lam: np.ndarray, count: int = 1) -> Ref | None:
+        """Register ``count`` identical collective rows (bytes, latency); returns (term, coefficient) or None when the
+        collective takes no time."""
         peak = float(m.max())
         if peak <= 0:
             peak = float(lam.max())
@@ -164,13 +165,20 @@ class _Builder:
             self.bytes.append(m.copy())
             self.latency.append(lam.copy())
             self.peaks.append(peak)
-        self.collectives += 1
+        self.collectives += count
         return k, peak / self.peaks[k]
 
     def add(self, ref: Ref | None, weight: float) -> None:
         """Add ``weight`` x the collective to T."""
         if ref is not None:
             self.linear[ref[0]] = self.linear.get(ref[0], 0.0) + weight * ref[1]
+
+    def add_all(self, refs: _Refs, weights: np.ndarray) -> None:
+        """Add every collective of phase column j with weight ``weights[j]`` (vectorised :meth:`add`)."""
+        sel = refs.k >= 0
+        total = np.bincount(refs.k[sel], weights=(refs.a * weights[None, :])[sel])
+        for k in np.flatnonzero(total):
+            self.linear[int(k)] = self.linear.get(int(k), 0.0) + float(total[k])
 
     def node(self, pieces: list[tuple[float, list[Ref | None], list[tuple[int, float]]]], weight: float) -> int:
         """Add a max node ``y >= max(pieces)``; identical root nodes (weight > 0, no node references) merge."""
@@ -210,39 +218,60 @@ class _Builder:
                          dimension_mode=mode, n_collectives=self.collectives)
 
 
-def _refs(b: _Builder, traffic: np.ndarray, latency: np.ndarray) -> list[list[Ref | None]]:
-    return [[b.term(traffic[lay, j], latency[lay, j]) for j in range(3)] for lay in range(traffic.shape[0])]
+@dataclass(frozen=True)
+class _Refs:
+    """Term index ``k`` (-1: no collective) and coefficient ``a`` of every layer's phases, arrays of shape (L, 3)."""
+
+    k: np.ndarray
+    a: np.ndarray
+
+    def __call__(self, layer: int, j: int) -> Ref | None:
+        k = int(self.k[layer, j])
+        return None if k < 0 else (k, float(self.a[layer, j]))
+
+    def rows(self) -> list[tuple[Ref | None, Ref | None, Ref | None]]:
+        return [(self(lay, 0), self(lay, 1), self(lay, 2)) for lay in range(self.k.shape[0])]
 
 
-def _loop_no_overlap(b: _Builder, C: np.ndarray, refs, w: float, instance: Instance) -> None:
+def _refs(b: _Builder, traffic: np.ndarray, latency: np.ndarray) -> _Refs:
+    """Register every phase's collective; identical rows are registered once (fast for replicated layers)."""
+    L, _, D = traffic.shape
+    rows = np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D)
+    uniq, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    k = np.full(len(uniq), -1, dtype=int)
+    a = np.zeros(len(uniq))
+    for i, row in enumerate(uniq):
+        ref = b.term(row[:D], row[D:], int(counts[i]))
+        if ref is not None:
+            k[i], a[i] = ref
+    inverse = inverse.reshape(-1)
+    return _Refs(k=k[inverse].reshape(L, 3), a=a[inverse].reshape(L, 3))
+
+
+def _loop_no_overlap(b: _Builder, C: np.ndarray, refs: _Refs, w: float, instance: Instance) -> None:
     b.constant += w * float(C.sum())
-    for row in refs:
-        for r in row:
-            b.add(r, w)
+    b.add_all(refs, np.array([w, w, w]))
 
 
-def _loop_recompute(b: _Builder, C: np.ndarray, refs, w: float, instance: Instance) -> None:
+def _loop_recompute(b: _Builder, C: np.ndarray, refs: _Refs, w: float, instance: Instance) -> None:
     b.constant += w * float(C.sum() + C[:, 0].sum())
-    for f, ig, wg in refs:
-        b.add(f, 2 * w)
-        b.add(ig, w)
-        b.add(wg, w)
+    b.add_all(refs, np.array([2 * w, w, w]))
 
 
-def _loop_tp_dp_overlap(b: _Builder, C: np.ndarray, refs, w: float, instance: Instance) -> None:
+def _loop_tp_dp_overlap(b: _Builder, C: np.ndarray, refs: _Refs, w: float, instance: Instance) -> None:
     b.constant += w * float(C[:, 0].sum())
-    for (f, ig, wg), (_, c_ig, c_wg) in zip(refs, C, strict=True):
-        b.add(f, w)
+    b.add_all(refs, np.array([w, 0.0, 0.0]))
+    for (_, ig, wg), (_, c_ig, c_wg) in zip(refs.rows(), C, strict=True):
         b.node([(c_ig, [ig], []), (c_ig + c_wg, [wg], [])], w)
 
 
-def _loop_tp_dp_overlap_cross(b: _Builder, C: np.ndarray, refs, w: float, instance: Instance) -> None:
+def _loop_tp_dp_overlap_cross(b: _Builder, C: np.ndarray, refs: _Refs, w: float, instance: Instance) -> None:
     b.constant += w * float(C[:, 0].sum())
-    for f, _, _ in refs:
-        b.add(f, w)
+    b.add_all(refs, np.array([w, 0.0, 0.0]))
+    rows = refs.rows()
     r_prev = y_prev = None
-    for lay in reversed(range(len(refs))):
-        _, ig, wg = refs[lay]
+    for lay in reversed(range(len(rows))):
+        _, ig, wg = rows[lay]
         _, c_ig, c_wg = C[lay]
         r = b.node([(c_ig + c_wg, [ig], [] if r_prev is None else [(r_prev, 1.0)])], 0.0)
         if wg is not None:
@@ -267,14 +296,11 @@ def _p2p_row(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     return m, lam
 
 
-def _loop_pipeline(b: _Builder, C: np.ndarray, refs, w: float, instance: Instance) -> None:
+def _loop_pipeline(b: _Builder, C: np.ndarray, refs: _Refs, w: float, instance: Instance) -> None:
     pp = instance.pipeline
     factor = pp.microbatches + pp.stages - 1
     b.constant += w * factor * float(C.sum())
-    for f, ig, wg in refs:
-        b.add(f, w * factor)
-        b.add(ig, w * factor)
-        b.add(wg, w)
+    b.add_all(refs, np.array([w * factor, w * factor, w]))
     b.add(b.term(*_p2p_row(instance)), 2 * w * factor)
 
 

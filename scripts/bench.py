@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Benchmark ``hieropt.api.solve`` on the LIBRA performance cases against a direct SCIP model, and its layer scaling.
+"""Benchmark ``hieropt.api.solve`` on the LIBRA cases against direct SCIP models (performance, performance per cost),
+its layer scaling, and the 50-point Pareto front against 50 independent solves.
 
 Usage::
 
-    python scripts/bench.py [--data ../shared/data/libra] [--repeats 7] [--scip-repeats 3]
+    python scripts/bench.py [--data ../shared/data/libra] [--repeats 7] [--scip-repeats 3] [--ppc-repeats 5]
+                            [--scip-ppc-repeats 1] [--scip-time-limit 60] [--front-points 50] [--front-repeats 3]
 
 (a) For the ``total_bw_500gbps`` cases of GPT_3, MSFT_1T, Turing_NLG and ResNet_50 on the 3D and 4D networks: the
 median wall time of ``api.solve`` (build + solve + verify; the instance is loaded once, outside the timing) and of an
@@ -14,6 +16,15 @@ true optimum (research/solver_probe.md P5).
 (b) GPT_3 on the 4D network with its layers replicated x1, x100, x10,000 (built in memory, outside the timing): the
 collectives, aggregated LP terms, LP rows, the first solve (which includes building the workload's numpy table) and
 the median of the following solves.
+
+(c) Performance per cost (min iteration time x network cost) on the same ``total_bw_500gbps`` cases: the median wall
+time of ``api.solve(objective="performance_per_cost")`` against an independent SCIP model of the bilinear product
+(``z >= T * C``, spatial branch and bound, 60 s time limit; SCIP's status, and its gap when it stops at the limit),
+their ratio, and the agreement of the two products (SCIP's re-evaluated with ``api.evaluate``). Target: <= 100 ms per
+case.
+
+(d) The exact time-cost Pareto front of ``instances/gpt3-4d.toml`` with 50 points (``api.pareto``, one persistent LP)
+against 50 independent ``api.solve(max_network_cost_usd=X)`` calls at the same budgets. Target: front <= 1 s.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hieropt import api
+from hieropt.errors import HieroptError
 from hieropt.spec import Instance, Workload
 from hieropt.traffic import aggregate, phase_traffic
 
@@ -40,6 +52,7 @@ NETWORKS = {"3d": ("3d_network.yml", "3d_cost_model.yml"), "4d": ("4d_network.ym
 CONSTRAINTS = ["sum(bw) == 500"]
 SCALES = (1, 100, 10_000)
 MB, MS_NS = 1e6, 1e6
+FRONT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "gpt3-4d.toml"
 
 
 def load(data: Path, workload: str, dims: str) -> Instance:
@@ -98,6 +111,110 @@ def scip_oracle(instance: Instance, time_limit_s: float = 60.0) -> dict[str, Any
     compute_ns = float(instance.workload.table.compute_ns.sum())
     return {"status": status, "objective_ns": compute_ns + m.getObjVal() * MS_NS,
             "bw": np.array([m.getVal(b) for b in B]), "nodes": m.getNNodes()}
+
+
+def _unit_cost_usd(instance: Instance) -> np.ndarray:
+    """N * u_d, $ per GB/s of per-NPU bandwidth for the whole cluster, straight from the cost classes."""
+    out = []
+    for dim in instance.network.dims:
+        cc = instance.cost.classes[dim.cost_class]
+        price = cc.link_usd_per_gbps
+        if dim.block == "Switch":
+            price += (cc.switch_usd_per_gbps or 0.0) + (cc.nic_usd_per_gbps or 0.0)
+        out.append(price * instance.network.npus_total)
+    return np.array(out)
+
+
+def _design(m: Model, instance: Instance) -> list:
+    bounds = instance.bounds_or_default
+    B = [m.addVar(f"B{d}", lb=bounds[d].lower_gbps, ub=bounds[d].upper_gbps) for d in range(instance.network.n_dims)]
+    for c in instance.constraints:
+        lhs = quicksum(float(a) * B[d] for d, a in enumerate(c.coefficients) if a != 0)
+        m.addCons(lhs <= c.rhs if c.sense == "<=" else lhs >= c.rhs if c.sense == ">=" else lhs == c.rhs)
+    return B
+
+
+def _lp(instance: Instance, objective: Callable[[list], Any], sense: str) -> tuple[float, np.ndarray]:
+    m = Model("lp")
+    m.hideOutput()
+    m.setParam("numerics/feastol", 1e-9)
+    B = _design(m, instance)
+    m.setObjective(objective(B), sense)
+    m.optimize()
+    if m.getStatus() != "optimal":
+        raise RuntimeError(f"SCIP LP stopped with status {m.getStatus()!r}")
+    return m.getObjVal(), np.array([m.getVal(b) for b in B])
+
+
+def scip_ppc_oracle(instance: Instance, time_limit_s: float = 60.0) -> dict[str, Any]:
+    """Minimum iteration time x network cost by SCIP (spatial branch and bound on the bilinear product).
+
+    ``min z`` s.t. ``z >= T * C``, ``T = compute + sum_k tau_k``, ``C = sum_d c_d B_d``, ``tau_k >= m_kd t_d`` for
+    every collective k (unaggregated, from :func:`hieropt.traffic.phase_traffic`), ``B_d t_d >= 1`` (convex; the
+    same optimum as ``== 1``, with which SCIP 10 failed with LP errors on small cases, see
+    tests/oracle/test_scip_product.py) and the design rows. Time and cost are in units of T(B0) and C(B0) at a
+    feasible point B0 (max-min loaded bandwidth, one LP), so T, C and z are ~1; valid bounds from P0 = T(B0) C(B0):
+    C in [C_min, min(C_max, P0 / compute)], T <= P0 / C_min. Gap target 1e-7, ``numerics/feastol`` 1e-9.
+    """
+    D = instance.network.n_dims
+    traffic = phase_traffic(instance).reshape(-1, D)
+    traffic = traffic[traffic.max(axis=1) > 0]
+    loaded = [d for d in range(D) if traffic[:, d].max(initial=0.0) > 0]
+    compute_ns = float(instance.workload.table.compute_ns.sum())
+    c_usd = _unit_cost_usd(instance)
+    start = time.perf_counter()
+    m0 = Model("b0")
+    m0.hideOutput()
+    m0.setParam("numerics/feastol", 1e-9)
+    B0 = _design(m0, instance)
+    s = m0.addVar("s", lb=None)
+    for d in loaded:
+        m0.addCons(s <= B0[d])
+    m0.setObjective(s, "maximize")
+    m0.optimize()
+    b0 = np.array([m0.getVal(b) for b in B0])
+    t0 = compute_ns + float(sum(max(row[d] / b0[d] for d in np.flatnonzero(row > 0)) for row in traffic))
+    c0 = float(c_usd @ b0)
+    mt, compute, c = traffic / t0, compute_ns / t0, c_usd / c0
+    c_min, _ = _lp(instance, lambda B: quicksum(float(c[d]) * B[d] for d in range(D)), "minimize")
+    c_max, _ = _lp(instance, lambda B: quicksum(float(c[d]) * B[d] for d in range(D)), "maximize")
+    p0 = 1.0 + 1e-4  # T(B0) C(B0) in these units, with a margin
+    t_max = p0 / c_min
+    if compute > 0:
+        c_max = min(c_max, p0 / compute)
+    m = Model("scip-ppc-oracle")
+    m.hideOutput()
+    m.setParam("display/verblevel", 0)
+    m.setParam("numerics/feastol", 1e-9)
+    m.setParam("limits/gap", 1e-7)
+    m.setParam("limits/time", time_limit_s)
+    B = _design(m, instance)
+    t = {d: m.addVar(f"t{d}", lb=0.0, ub=(t_max - compute) / mt[:, d].max()) for d in loaded}
+    for d in loaded:
+        m.addCons(B[d] * t[d] >= 1)
+    tau = [m.addVar(f"tau{k}", lb=0.0, ub=t_max - compute) for k in range(mt.shape[0])]
+    for k in range(mt.shape[0]):
+        for d in loaded:
+            if mt[k, d] > 0:
+                m.addCons(tau[k] >= float(mt[k, d]) * t[d])
+    T = m.addVar("T", lb=compute, ub=t_max)
+    C = m.addVar("C", lb=c_min, ub=c_max)
+    z = m.addVar("z", lb=0.0)
+    m.addCons(T == compute + quicksum(tau))
+    m.addCons(C == quicksum(float(c[d]) * B[d] for d in range(D)))
+    m.addCons(z >= T * C)
+    m.setObjective(z, "minimize")
+    try:
+        m.optimize()
+    except Exception as e:  # pyscipopt raises a bare Exception for SCIP error codes
+        return {"status": f"error: {e}", "bw": None, "seconds": time.perf_counter() - start}
+    status = m.getStatus()
+    out = {"status": status, "gap": m.getGap(), "nodes": m.getNNodes(), "seconds": time.perf_counter() - start,
+           "bw": None}
+    if m.getNSols() > 0:
+        out.update(bw=np.array([max(0.0, m.getVal(b)) for b in B]), objective=m.getObjVal() * t0 * c0,
+                   dual_bound=m.getDualbound() * t0 * c0)
+    return out
 
 
 def lp_rows(instance: Instance, cuts: int) -> int:
@@ -162,13 +279,104 @@ def scaling(console: Console, data: Path, repeats: int) -> None:
     console.print(table)
 
 
+def _ppc(inst: Instance):
+    return api.solve(inst, objective="performance_per_cost")
+
+
+def ppc_cases(console: Console, data: Path, repeats: int, scip_repeats: int,
+              time_limit_s: float) -> tuple[list[float], list[float]]:
+    table = Table(title=f"(c) LIBRA performance-per-cost cases, {CONSTRAINTS[0]}: hieropt (median of {repeats}) vs "
+                  f"SCIP bilinear model (median of {scip_repeats}, limit {time_limit_s:g} s)", title_justify="left")
+    for col in ("case", "hieropt ms", "(min)", "kappa evals", "hieropt gap", "SCIP ms", "SCIP/hieropt",
+                "hieropt T x C", "SCIP T x C (re-eval)", "rel diff", "SCIP status", "SCIP gap", "SCIP nodes"):
+        table.add_column(col, justify="left" if col in ("case", "SCIP status") else "right")
+    ours, ratios = [], []
+    for dims in NETWORKS:
+        for wl in WORKLOADS:
+            inst = load(data, wl, dims)
+            try:
+                _ppc(inst)  # untimed warm-up
+                t_ours, min_ours, sol = timed(lambda inst=inst: _ppc(inst), repeats)
+            except HieroptError as e:
+                sol, t_ours, min_ours = None, float("nan"), float("nan")
+                err = f"{type(e).__name__}: {e}"
+            t_scip, _, sc = timed(lambda inst=inst: scip_ppc_oracle(inst, time_limit_s), scip_repeats)
+            if sol is not None:
+                ours.append(t_ours)
+                ratios.append(t_scip / t_ours)
+            scip_val = float("nan")
+            if sc["bw"] is not None:
+                bd = api.evaluate(inst, sc["bw"])
+                scip_val = bd.iteration_time_ns * bd.network_cost_usd
+            ppc_val = sol.objective_value if sol is not None else float("nan")
+            diff = (scip_val - ppc_val) / ppc_val if sol is not None and sc["bw"] is not None else float("nan")
+            status = str(sc["status"])
+            limit = status not in ("optimal", "gaplimit")
+            table.add_row(
+                f"{wl} {dims}",
+                f"{t_ours * 1e3:.1f}" if sol is not None else "[red]error[/red]",
+                f"{min_ours * 1e3:.1f}" if sol is not None else "-",
+                str(sol.extra["kappa_evaluations"]) if sol is not None else "-",
+                f"{sol.gap:.1e}" if sol is not None else "-",
+                f"{t_scip * 1e3:,.0f}",
+                f"{t_scip / t_ours:,.1f}x" if sol is not None else "-",
+                f"{ppc_val / 1e12:,.6f}" if sol is not None else "-",
+                f"{scip_val / 1e12:,.6f}" if sc["bw"] is not None else "-",
+                f"{diff:+.1e}" if np.isfinite(diff) else "-",
+                f"[yellow]{status}[/yellow]" if limit else status,
+                f"{sc.get('gap', float('nan')):.1e}",
+                f"{sc.get('nodes', 0):,}",
+            )
+            if sol is None:
+                console.print(f"[red]{wl} {dims}: hieropt {err}[/red]")
+    table.caption = ("T x C in ms x M$ (1e12 ns x $). rel diff = (SCIP's point re-evaluated - hieropt) / hieropt; "
+                     "negative: SCIP's point is better. SCIP gap: its own (primal - dual) / primal at the end; the "
+                     "gap target is 1e-7 for both. Target: hieropt <= 100 ms per case")
+    console.print(table)
+    return ours, ratios
+
+
+def front_vs_solves(console: Console, instance_path: Path, points: int, repeats: int) -> tuple[float, float]:
+    inst = api.load_instance(instance_path)
+    api.pareto(inst, points=points)  # untimed warm-up
+    t_front, min_front, front = timed(lambda: api.pareto(inst, points=points), repeats)
+    budgets = [p.budget_usd for p in front.points]
+
+    def independent() -> list:
+        return [api.solve(inst, max_network_cost_usd=b) for b in budgets]
+
+    t_solo, min_solo, sols = timed(independent, repeats)
+    worst = max(abs(s.iteration_time_ns - p.iteration_time_ns) / p.iteration_time_ns
+                for s, p in zip(sols, front.points, strict=True))
+    table = Table(title=f"(d) Pareto front of {instance_path.name}, {points} points: api.pareto (one persistent LP) "
+                  f"vs {points} independent api.solve(max_network_cost_usd=X) (median of {repeats})",
+                  title_justify="left")
+    for col in ("method", "wall s", "(min)", "LPs", "per point ms", "ratio"):
+        table.add_column(col, justify="left" if col == "method" else "right")
+    table.add_row("api.pareto (front + fastest + perf-per-cost optimum)", f"{t_front:.3f}", f"{min_front:.3f}",
+                  f"{front.lps:,}", f"{t_front / points * 1e3:.1f}", "1.0x")
+    table.add_row("  of which the front points (Front.solve_seconds)", f"{front.solve_seconds:.3f}", "-", "-",
+                  f"{front.solve_seconds / points * 1e3:.1f}", "-")
+    table.add_row(f"{points} independent solves", f"{t_solo:.3f}", f"{min_solo:.3f}",
+                  f"{sum(s.iterations for s in sols):,}", f"{t_solo / points * 1e3:.1f}", f"{t_solo / t_front:.1f}x")
+    table.caption = (f"same budgets; largest relative time difference between the two: {worst:.1e}. "
+                     "Target: front <= 1 s")
+    console.print(table)
+    return t_front, t_solo
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=Path("../shared/data/libra"), help="LIBRA data folder")
     p.add_argument("--repeats", type=int, default=7, help="timed repeats of each hieropt solve")
     p.add_argument("--scip-repeats", type=int, default=3, help="timed repeats of each SCIP solve")
+    p.add_argument("--ppc-repeats", type=int, default=5, help="timed repeats of each perf-per-cost solve")
+    p.add_argument("--scip-ppc-repeats", type=int, default=1, help="timed repeats of each SCIP perf-per-cost solve")
+    p.add_argument("--scip-time-limit", type=float, default=60.0, help="SCIP time limit per perf-per-cost solve, s")
+    p.add_argument("--front-points", type=int, default=50, help="points of the Pareto front in (d)")
+    p.add_argument("--front-repeats", type=int, default=3, help="timed repeats of the front and of the solves")
     args = p.parse_args(argv)
-    if args.repeats < 1 or args.scip_repeats < 1:
+    if min(args.repeats, args.scip_repeats, args.ppc_repeats, args.scip_ppc_repeats, args.front_repeats) < 1:
         p.error("repeats must be >= 1")
     console = Console(width=200)
     if not (args.data / "network").is_dir():
@@ -177,8 +385,17 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     ours, speedups = performance_cases(console, args.data, args.repeats, args.scip_repeats)
     scaling(console, args.data, args.repeats)
+    ppc, ratios = ppc_cases(console, args.data, args.ppc_repeats, args.scip_ppc_repeats, args.scip_time_limit)
+    t_front, t_solo = front_vs_solves(console, FRONT_INSTANCE, args.front_points, args.front_repeats)
     console.print(f"median hieropt solve per LIBRA case: {statistics.median(ours) * 1e3:.1f} ms; median speed-up "
-                  f"over SCIP: {statistics.median(speedups):.1f}x (benchmark took {time.perf_counter() - start:.1f} s)")
+                  f"over SCIP: {statistics.median(speedups):.1f}x")
+    if ppc:
+        console.print(f"perf-per-cost: median {statistics.median(ppc) * 1e3:.1f} ms per case, max "
+                      f"{max(ppc) * 1e3:.1f} ms (target <= 100 ms), {len(ppc)} of {len(NETWORKS) * len(WORKLOADS)} "
+                      f"cases solved; median speed-up over SCIP {statistics.median(ratios):.1f}x")
+    console.print(f"Pareto front, {args.front_points} points: {t_front:.2f} s (target <= 1 s), "
+                  f"{t_solo / t_front:.1f}x faster than independent solves "
+                  f"(benchmark took {time.perf_counter() - start:.1f} s)")
     return 0
 
 

@@ -212,11 +212,15 @@ class TimeLP:
             raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
                                   f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
                                   f"has no minimum; e.g. --constraint 'sum(bw) == 500'")
+        if reach <= 0:
+            raise NoSolutionError("infeasible", "the design constraints"
+                                  f"{' and the budget' if budget_usd is not None else ''} force zero bandwidth on "
+                                  "every dimension that carries traffic")
         if not self._seeded:
             self.reach = reach
             self.floor = max(reach * 1e-9, 1e-12)
-            for d in self.loaded:
-                for b in np.geomspace(max(reach * 1e-6, 1e-9), reach, SEED_CUTS):
+            for d in self.loaded:  # cut coefficients 1/b^2 then span 1e8: wide enough, and tame for the simplex
+                for b in np.geomspace(reach * 1e-4, reach, SEED_CUTS):
                     self.cut(d, float(b))
             self._seeded = True
 

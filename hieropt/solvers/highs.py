@@ -107,8 +107,9 @@ class PersistentHighs:
         if unused:
             opt.add_variables(unused)
         self._opt = opt
+        self.time_limit_s = float(time_limit_s)
         for name, value in (("output_flag", False), ("primal_feasibility_tolerance", LP_TOLERANCE),
-                            ("dual_feasibility_tolerance", LP_TOLERANCE), ("time_limit", float(time_limit_s))):
+                            ("dual_feasibility_tolerance", LP_TOLERANCE)):
             self._h.setOptionValue(name, value)
 
     def set_tolerance(self, tol: float) -> None:
@@ -152,9 +153,21 @@ class PersistentHighs:
         """Row duals of the last optimal solve (d objective / d rhs, HiGHS's sign convention)."""
         return np.asarray(self._h.getSolution().row_dual, dtype=float)
 
-    def solve(self) -> LPResult:
-        """Solve in place (warm-started from the previous basis) and return status, objective and column values."""
+    def _run(self) -> None:
+        # HiGHS's time_limit counts the object's total run time, so each solve gets the limit on top of it
+        self._h.setOptionValue("time_limit", self._h.getRunTime() + self.time_limit_s)
         self._h.run()
+
+    def solve(self) -> LPResult:
+        """Solve in place (warm-started from the previous basis) and return status, objective and column values.
+
+        A warm start can fail on these badly scaled cut rows (HiGHS: "excessive dual values", a false Infeasible or
+        an error); any status other than Optimal is therefore confirmed by one cold solve (``clearSolver``).
+        """
+        self._run()
+        if self._h.getModelStatus() != _MS.kOptimal:
+            self._h.clearSolver()
+            self._run()
         status = map_status(self._h.getModelStatus())
         name = self._h.modelStatusToString(self._h.getModelStatus())
         if status is not Status.OPTIMAL:

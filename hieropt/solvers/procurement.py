@@ -37,6 +37,7 @@ FASTEST_SLACK = 1e-7
 class _Eval:
     kappa: float
     f_lower: float  # proven lower bound of f(kappa), ns (inf when infeasible)
+    f_upper: float  # T at the sub-solve's point, an upper bound of f(kappa), ns
     line: tuple[float, float] | None  # (p, q): f(k) >= p + q k for all k
     bw: np.ndarray | None
     product: float  # T(bw) * cost(bw), ns * $
@@ -81,12 +82,12 @@ def _evaluate(core: TimeLP, kappa: float) -> _Eval:
     try:
         res: OAResult = core.min_time(SUB_GAP, budget_usd=kappa)
     except NoSolutionError:  # the budget leaves a loaded dimension without bandwidth: f = inf
-        return _Eval(kappa, INF, None, None, INF)
+        return _Eval(kappa, INF, INF, None, None, INF)
     if res.status is not Status.OPTIMAL:  # not certified: its LP bound and point are still valid
-        return _Eval(kappa, res.lower, None, res.bw, res.upper * core.network_cost(res.bw))
+        return _Eval(kappa, res.lower, res.upper, None, res.bw, res.upper * core.network_cost(res.bw))
     s = res.budget_dual_ns_per_usd
     line = (res.lp_lower_ns - s * kappa, s)
-    return _Eval(kappa, res.lower, line, res.bw, res.upper * core.network_cost(res.bw))
+    return _Eval(kappa, res.lower, res.upper, line, res.bw, res.upper * core.network_cost(res.bw))
 
 
 def _no_floor() -> NoSolutionError:
@@ -139,7 +140,10 @@ def min_time_cost_product(core: TimeLP, rel_gap: float = PPC_GAP, budget_usd: fl
                              "the constraints fix the network cost", (lo, hi))
 
     def lines() -> list[tuple[float, float]]:
-        return [e.line for e in evals if e.line is not None]
+        """Tangent lines that no evaluation contradicts: a line above f's upper bound at any evaluated kappa comes
+        from inaccurate LP duals (seen with HiGHS on badly scaled cut rows) and would give a false bound."""
+        return [e.line for e in evals if e.line is not None
+                and all(e.line[0] + e.line[1] * o.kappa <= o.f_upper * (1 + 1e-9) + 1e-9 for o in evals)]
 
     f_hi = first[-1].f_lower
     heap = [(_bound(lines(), lo, hi, f_hi), lo, hi, f_hi)]
@@ -197,7 +201,7 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
     right = core.min_cost(target, fastest.bw, rel_gap)
     k_min, _ = core.cost_range()
     k_hi = right.upper
-    first = _evaluate(core, k_min) if k_min > 0 else _Eval(k_min, INF, None, None, INF)
+    first = _evaluate(core, k_min) if k_min > 0 else _Eval(k_min, INF, INF, None, None, INF)
     k_lo = k_min
     if first.bw is None:
         k_lo = k_min + 0.01 * (k_hi - k_min)
