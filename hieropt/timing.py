@@ -236,8 +236,13 @@ class _Refs:
 def _refs(b: _Builder, traffic: np.ndarray, latency: np.ndarray) -> _Refs:
     """Register every phase's collective; identical rows are registered once (fast for replicated layers)."""
     L, _, D = traffic.shape
-    rows = np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D)
-    uniq, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    rows = np.ascontiguousarray(np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D))
+    ids: dict[bytes, int] = {}
+    inverse = np.fromiter((ids.setdefault(r.tobytes(), len(ids)) for r in rows), dtype=np.int64, count=len(rows))
+    counts = np.bincount(inverse, minlength=len(ids))
+    first = np.full(len(ids), -1, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(rows) - 1, -1, -1)  # first occurrence of each distinct row
+    uniq = rows[first]
     k = np.full(len(uniq), -1, dtype=int)
     a = np.zeros(len(uniq))
     for i, row in enumerate(uniq):
