@@ -479,8 +479,11 @@ def _roundings(solver: _MILP, objective: str, instance: Instance, catalog: Catal
         for line_opts in lines.values():
             part = line_opts[0].part
             exact_units = bw_cont[d] * part.share / part.unit_gbps
-            n_down = min(max(math.floor(exact_units + 1e-9), 1), part.max_units)
-            n_up = min(max(math.ceil(exact_units - 1e-9), 1), part.max_units)
+            # the continuous optimum's bandwidths are known to ~1e-4 relative where it is flat (solver_probe P4):
+            # a value that close to a whole number of units is that number, not a reason to round both ways
+            slack = 1e-4 * max(exact_units, 1.0)
+            n_down = min(max(math.floor(exact_units + slack), 1), part.max_units)
+            n_up = min(max(math.ceil(exact_units - slack), 1), part.max_units)
             for n, target in ((n_down, down[d]), (n_up, up[d])):
                 i = index[d].get(_key(part.bw_gbps(n)))
                 if i is not None:  # None: outside the instance's bounds
