@@ -124,6 +124,7 @@ class TimeLP:
         self.cuts = 0
         self.lps = 0
         self._seeded = False
+        self.reach, self.floor = 0.0, 1e-12  # set by _seed from the reachable bandwidth
 
     # ----------------------------------------------------------------------------------------------- LP plumbing
     @property
@@ -212,11 +213,11 @@ class TimeLP:
             raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
                                   f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
                                   f"has no minimum; e.g. --constraint 'sum(bw) == 500'")
-        if reach <= 0:
+        if reach <= 0 and self.loaded:
             raise NoSolutionError("infeasible", "the design constraints"
                                   f"{' and the budget' if budget_usd is not None else ''} force zero bandwidth on "
                                   "every dimension that carries traffic")
-        if not self._seeded:
+        if not self._seeded and self.loaded:
             self.reach = reach
             self.floor = max(reach * 1e-9, 1e-12)
             for d in self.loaded:  # cut coefficients 1/b^2 then span 1e8: wide enough, and tame for the simplex

@@ -159,4 +159,5 @@ def test_report_matches_a_fresh_comparison(report_dir):
     for p in data["figures"]["front.png"]["points"]:
         within = [t for c, t in front if c <= p["cost_usd"] * (1 + 1e-9)]
         if within:  # the fastest network within this design's cost is at least as fast as the design
-            assert min(within) <= p["time_ns"] * (1 + 1e-7)
+            # the front's fastest point is the cheapest network within FASTEST_SLACK (1e-7) of the minimum time
+            assert min(within) <= p["time_ns"] * (1 + 2e-7)

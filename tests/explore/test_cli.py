@@ -1,0 +1,93 @@
+"""``hieropt explore`` end to end, the space reader's one-line errors, and the shipped example space."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hieropt.cli import app
+from hieropt.errors import InputError
+from hieropt.explore import candidates, load_space, read_results
+
+from .util import space_text, write_space
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+
+
+def test_cli_ranked_table_summary_and_pareto(tmp_path):
+    space = write_space(tmp_path, tp=4, rule="all_placements")
+    out = tmp_path / "r.csv"
+    res = runner.invoke(app, ["explore", str(space), "--workers", "1", "--top", "3", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    assert "Top 3 of 14 shapes by proven optimum" in text
+    assert "Scale-out (NIC) spend vs dimension count" in text and "Pareto set of shapes" in text
+    assert "58 candidates" in text and "44 exact duplicates pruned" in text
+    assert len(read_results(out)) == 14
+    again = runner.invoke(app, ["explore", str(space), "--workers", "1", "--out", str(out)])
+    assert again.exit_code == 0 and "0 solved now, 14 read back" in again.stdout
+    small = write_space(tmp_path, "small.toml")  # 16 shapes under tp_lowest
+    ppc = runner.invoke(app, ["explore", str(small), "--workers", "1", "--objective", "performance_per_cost",
+                              "--no-prune", "--top", "2"])
+    assert ppc.exit_code == 0, ppc.output
+    assert "time x cost" in ppc.stdout and "0 exact duplicates pruned" in ppc.stdout
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("npus = 16\n", "npus = 16\ncolour = 3\n"), "colour: unknown key; fix: use only"),
+    (('rule = "tp_lowest"', 'rule = "tp_everywhere"'), "mapping.rule: unknown rule 'tp_everywhere'; fix: use one of"),
+    (('cost_class = "A"', 'cost_class = "Z"'), "levels[0].cost_class: unknown cost class 'Z'"),
+    (("npus = [2, 4]", "npus = [4, 2]"), "levels[0].npus: range [4, 2] is empty"),
+    (('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[2] <= 100"]'),
+     "constraints[1]: 'bw[2] <= 100' does not fit 2 dimensions"),
+    (("tp = 2\n", "tp = 4\n"), "mapping.tp: tp 4 differs from the workload's model_parallel_NPU_group 2"),
+    (('objective = "performance"', 'objective = "min_cost"'), "max_iteration_time_ns: missing for objective min_cost"),
+    (('training_loop = "no_overlap"', 'training_loop = "pipeline"'), "training_loop: the pipeline loop is not"),
+    (("link_usd_per_gbps = 7.8\nswitch_usd_per_gbps = 18.0\n", "link_usd_per_gbps = 7.8\n"),
+     "cost.B: level 'b' allows a Switch but its cost class has no switch or NIC price"),
+])
+def test_bad_spaces_one_line_errors(tmp_path, change, message):
+    path = tmp_path / "bad.toml"
+    text = space_text()
+    assert change[0] in text
+    path.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        load_space(path)
+    assert message in str(e.value) and "\n" not in str(e.value) and str(path) in str(e.value)
+    res = runner.invoke(app, ["explore", str(path)])
+    assert res.exit_code == 2 and message in res.stderr.replace("\n", "")
+
+
+def test_top_constraint_fits_every_dimension_count(tmp_path):
+    path = tmp_path / "top.toml"
+    path.write_text(space_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] <= 100"]'))
+    space = load_space(path)
+    assert [c.coefficients for c in space.constraints_for(2)][1] == (0.0, 1.0)
+    assert [c.coefficients for c in space.constraints_for(3)][1] == (0.0, 0.0, 1.0)
+
+
+def test_cli_bad_options(tmp_path):
+    space = write_space(tmp_path)
+    res = runner.invoke(app, ["explore", str(space), "--objective", "fastest"])
+    assert res.exit_code == 2 and "unknown objective 'fastest'" in res.stderr
+    res = runner.invoke(app, ["explore", str(space), "--objective", "min_cost"])
+    assert res.exit_code == 2 and "missing for objective min_cost" in res.stderr
+    res = runner.invoke(app, ["explore", str(space), "--workers", "0"])
+    assert res.exit_code == 2 and "--workers" in res.stderr
+    infeasible = tmp_path / "inf.toml"
+    infeasible.write_text(space_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] >= 600"]'))
+    res = runner.invoke(app, ["explore", str(infeasible), "--workers", "1"])
+    assert res.exit_code == 3 and "no shape has a certified answer" in res.stderr
+    assert "5 infeasible" in res.stdout
+
+
+def test_shipped_space_enumerates():
+    # The full sweep takes 10-25 s (README); here only the enumeration and its duplicate pruning.
+    space = load_space(REPO / "spaces" / "gpt3-4096.toml")
+    enum = candidates(space)
+    assert space.npus == 4096 and (space.min_dims, space.max_dims) == (2, 5)
+    assert enum.shapes == enum.placements == 2186 and len(enum.candidates) == 134
+    assert {c.n_dims for c in enum.candidates} == {2, 3, 4, 5}
