@@ -195,6 +195,8 @@ def pareto(
     to_stdout = json_out is not None and str(json_out) == "-"
     out = err if to_stdout else _console()
     try:
+        if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
         inst = _load(instance, network, workload, communicator, cost, constraint)
         front = api.pareto(inst, points=points)
     except HieroptError as e:
@@ -231,8 +233,15 @@ def _parse_bw(text: str, n_dims: int) -> list[float]:
 
 
 def main() -> None:
-    """Entry point of the ``hieropt`` console script."""
-    app()
+    """Entry point of the ``hieropt`` console script. A file that cannot be written (a folder, a missing folder,
+    no permission) ends with a one-line message and exit 2, not a traceback."""
+    try:
+        app()
+    except OSError as e:
+        Console(stderr=True).print(f"[bold red]error:[/] {e.filename or ''}: cannot write or read: {e.strerror or e}; "
+                                   "fix: give a writable file path (its folder must exist)", highlight=False,
+                                   soft_wrap=True)
+        raise SystemExit(2) from None
 
 
 app.command("provision")(provision_command)

@@ -54,6 +54,7 @@ class PerfLP:
     loaded: tuple[int, ...]
     compute_ns: float
     cost_musd_per_gbps: np.ndarray
+    bw_scale: float = 1.0
 
     @staticmethod
     def tangent_cut(b_gbps: float) -> tuple[float, float, float]:
@@ -72,25 +73,41 @@ def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
         :class:`PerfLP`; the solver adds tangent cuts and solves.
     """
     D = tm.n_dims
+    s = bandwidth_scale(instance)
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     bounds = instance.bounds_or_default
     m = pyo.ConcreteModel(name=instance.name)
-    m.B = pyo.Var(range(D), bounds=lambda _m, d: (bounds[d].lower_gbps, bounds[d].upper_gbps))
-    m.t = pyo.Var(loaded, bounds=lambda _m, d: (_t_floor(bounds[d].upper_gbps), None))
-    obj = add_time_epigraph(m, tm)
-    m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i))
+    m.B = pyo.Var(range(D), bounds=lambda _m, d: (bounds[d].lower_gbps / s,
+                                                  None if bounds[d].upper_gbps is None else bounds[d].upper_gbps / s))
+    m.t = pyo.Var(loaded, bounds=lambda _m, d: (_t_floor(bounds[d].upper_gbps) * s, None))
+    obj = add_time_epigraph(m, tm, s)
+    m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i, s))
     m.time = pyo.Objective(expr=obj if len(m.tau) or len(m.y) else 0.0, sense=pyo.minimize)
     cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance) / MUSD
-    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns, cost_musd_per_gbps=cost)
+    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns, cost_musd_per_gbps=cost, bw_scale=s)
 
 
-def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel):
+def bandwidth_scale(instance: Instance) -> float:
+    """The LP's unit of bandwidth, s GB/s (a power of ten), chosen so that the bandwidths the constraints speak of are
+    of order 100 model units: tangent-cut coefficients 1/b^2 then stay far inside HiGHS's matrix range (values below
+    1e-9 are dropped, which would turn a cut into a false, too strong one: research/solver_probe.md P2). Times are
+    scaled with it (model time = s x ms), so the epigraph coefficients do not change. s = 1 for 10..10,000 GB/s."""
+    sizes = [abs(c.rhs) / max(abs(a) for a in c.coefficients) for c in instance.constraints if c.rhs != 0]
+    sizes += [b.upper_gbps for b in instance.bounds_or_default if b.upper_gbps is not None]
+    sizes += [b.lower_gbps for b in instance.bounds_or_default if b.lower_gbps > 0]
+    if not sizes:
+        return 1.0
+    return float(10.0 ** math.floor(math.log10(max(sizes))))
+
+
+def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel, bw_scale: float = 1.0):
     """Add the epigraph of T's bandwidth-dependent part to ``m`` (which already has ``m.t[d]`` for the loaded
-    dimensions): variables ``tau``, ``y`` and the rows ``epi`` and ``node`` of the module docstring, in ms.
-    Shared by the LP here and the provisioning MILP. Returns the expression sum_k w_k tau_k + sum_v omega_v y_v."""
+    dimensions, in 1/(``bw_scale`` GB/s)): variables ``tau``, ``y`` and the rows ``epi`` and ``node`` of the module
+    docstring, in units of 1/``bw_scale`` ms (ms when the scale is 1). Shared by the LP here and the provisioning
+    MILP. Returns sum_k w_k tau_k + sum_v omega_v y_v in those units."""
     D = tm.n_dims
-    A = tm.terms_bytes / MB  # (K, D) MB
-    lat = tm.terms_latency_ns / MS_NS  # (K, D) ms
+    A = tm.terms_bytes / MB  # (K, D) MB; with t and tau both scaled by s the coefficients do not change
+    lat = tm.terms_latency_ns / MS_NS * bw_scale  # (K, D) model time units
     K = A.shape[0]
     m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
     m.y = pyo.Var(range(len(tm.nodes)), domain=pyo.NonNegativeReals)
@@ -104,25 +121,26 @@ def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel):
         pairs = [(k, d) for k in range(K) for d in range(D) if A[k, d] > 0 or lat[k, d] > 0]
         m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= part(_m, k, d))
     pieces = [(v, i) for v, node in enumerate(tm.nodes) for i in range(len(node))]
-    m.node = pyo.Constraint(pieces, rule=lambda _m, v, i: _node_row(_m, tm.nodes[v][i], v))
+    m.node = pyo.Constraint(pieces, rule=lambda _m, v, i: _node_row(_m, tm.nodes[v][i], v, bw_scale))
     obj = sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
     return obj + sum(float(tm.node_weights[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
 
 
-def _node_row(m: pyo.ConcreteModel, piece, v: int):
-    rhs = piece.const_ns / MS_NS + sum(a * m.tau[k] for k, a in piece.terms) + sum(b * m.y[u] for u, b in piece.nodes)
-    return m.y[v] >= rhs
+def _node_row(m: pyo.ConcreteModel, piece, v: int, s: float):
+    rhs = piece.const_ns / MS_NS * s + sum(a * m.tau[k] for k, a in piece.terms)
+    return m.y[v] >= rhs + sum(b * m.y[u] for u, b in piece.nodes)
 
 
 def _t_floor(upper_gbps: float | None) -> float:
     return 1.0 / upper_gbps if upper_gbps is not None and math.isfinite(upper_gbps) else 0.0
 
 
-def _design_row(m: pyo.ConcreteModel, instance: Instance, i: int):
+def _design_row(m: pyo.ConcreteModel, instance: Instance, i: int, s: float):
     c = instance.constraints[i]
     lhs = sum(float(a) * m.B[d] for d, a in enumerate(c.coefficients) if a != 0)
+    rhs = c.rhs / s
     if c.sense == "<=":
-        return lhs <= c.rhs
+        return lhs <= rhs
     if c.sense == ">=":
-        return lhs >= c.rhs
-    return lhs == c.rhs
+        return lhs >= rhs
+    return lhs == rhs

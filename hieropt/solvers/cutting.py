@@ -115,9 +115,10 @@ class TimeLP:
         self.time_costs = np.zeros(n)  # the time objective: w_k on tau, omega_v on y (ms)
         self.time_costs[tau_col] = tm.term_weights
         self.time_costs[y_col] = tm.node_weights
+        self.s = self.lp.bw_scale  # model bandwidth unit, GB/s: B = s * B_model, t = t_model / s
         self.cost_costs = np.zeros(n)
-        self.cost_costs[self.b_col] = self.lp.cost_musd_per_gbps
-        self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(self.lp.cost_musd_per_gbps))
+        self.cost_costs[self.b_col] = self.lp.cost_musd_per_gbps * self.s
+        self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(self.lp.cost_musd_per_gbps * self.s))
         used = np.flatnonzero(self.time_costs)
         self.time_row = (self.solver.add_row(-INF, INF, list(used), list(self.time_costs[used]))
                          if used.size else None)
@@ -142,16 +143,16 @@ class TimeLP:
 
     def _set_time_target(self, target_ns: float | None) -> None:
         if self.time_row is not None:
-            hi = INF if target_ns is None else (target_ns - self.tm.compute_ns) / MS_NS
+            hi = INF if target_ns is None else (target_ns - self.tm.compute_ns) / MS_NS * self.s
             self.solver.change_row_bounds(self.time_row, -INF, hi)
 
     def _bw(self, x: np.ndarray) -> np.ndarray:
         """B (GB/s) from the LP's columns, with LP round-off below zero (and -0.0) clipped to 0."""
-        return np.maximum(x[self.b_col], 0.0) + 0.0
+        return np.maximum(x[self.b_col], 0.0) * self.s + 0.0
 
-    def cut(self, d: int, b_gbps: float) -> None:
-        """Add the tangent cut of t_d >= 1/B_d at B_d = ``b_gbps`` (GB/s)."""
-        lower, ct, cb = PerfLP.tangent_cut(b_gbps)
+    def cut(self, d: int, b: float) -> None:
+        """Add the tangent cut of t_d >= 1/B_d at B_d = ``b`` (model units of ``s`` GB/s)."""
+        lower, ct, cb = PerfLP.tangent_cut(b)
         self.solver.add_row(lower, INF, [self.t_col[d], self.b_col[d]], [ct, cb])
         self.cuts += 1
 
@@ -248,14 +249,15 @@ class TimeLP:
             if res.status is not Status.OPTIMAL:
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)
-            return OAResult(Status.OPTIMAL, bw, tm.compute_ns, tm.compute_ns, 1, "no collective traffic")
+            T = tm.time_ns(bw)  # does not depend on bandwidth (latency-only collectives and max nodes included)
+            return OAResult(Status.OPTIMAL, bw, T, T, 1, "no collective traffic")
         best_bw, upper, lower = None, INF, -INF
         stall = _Stall(self.solver)
         for it in range(1, max_iterations + 1):
             res = self._solve(self.time_costs)
             if res.status is not Status.OPTIMAL:
                 raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}'")
-            lp_ns = tm.compute_ns + res.objective * MS_NS
+            lp_ns = tm.compute_ns + res.objective / self.s * MS_NS
             if stall.check(lp_ns, lower, self.cuts):
                 break
             lower = max(lower, lp_ns)
@@ -264,7 +266,8 @@ class TimeLP:
             if value < upper:
                 best_bw, upper = bw, value
             if best_bw is not None and upper - lower <= rel_gap * upper:
-                dual = float(self.solver.row_duals()[self.budget_row]) * MS_NS / MUSD if budget_usd else 0.0
+                duals = self.solver.row_duals()
+                dual = float(duals[self.budget_row]) / self.s * MS_NS / MUSD if budget_usd else 0.0
                 return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target",
                                 budget_dual_ns_per_usd=min(dual, 0.0), lp_lower_ns=lp_ns)
             for d in self.loaded:
