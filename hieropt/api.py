@@ -43,6 +43,9 @@ def _with_overrides(instance: Instance, objective: str | None, max_iteration_tim
                                 ("max_network_cost_usd", max_network_cost_usd)) if v is not None}
     if not update:
         return instance
+    for name, v in (("max_iteration_time_ns", max_iteration_time_ns), ("max_network_cost_usd", max_network_cost_usd)):
+        if v is not None and not (v > 0 and v < float("inf")):
+            raise InputError(name, None, f"{v!r} is not a positive number", "give a positive, finite value")
     if objective is not None and objective not in OBJECTIVES:
         raise InputError("objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
     out = instance.model_copy(update=update)

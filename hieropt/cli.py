@@ -180,7 +180,8 @@ def evaluate(
 def pareto(
     instance: InstanceArg = None,
     points: Annotated[int, typer.Option("--points", help="Number of budgets on the front (>= 2).")] = 50,
-    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write the points as CSV to FILE.")] = None,
+    csv_out: Annotated[Path | None, typer.Option(
+        "--csv", help="Write the points as CSV to FILE ('-' for stdout).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")] = None,
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
@@ -192,7 +193,7 @@ def pareto(
     """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each point the fastest
     network within its budget (proven to 1e-8), with the performance and performance-per-cost optima marked."""
     err = Console(stderr=True)
-    to_stdout = json_out is not None and str(json_out) == "-"
+    to_stdout = any(f is not None and str(f) == "-" for f in (json_out, csv_out))
     out = err if to_stdout else _console()
     try:
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -205,8 +206,11 @@ def pareto(
     for line in report.front_lines(front):
         out.print(line, highlight=False, soft_wrap=True)
     if csv_out is not None:
-        csv_out.write_text(report.front_csv(inst, front), encoding="utf-8")
-        out.print(f"wrote {csv_out}", highlight=False)
+        if str(csv_out) == "-":
+            sys.stdout.write(report.front_csv(inst, front))
+        else:
+            csv_out.write_text(report.front_csv(inst, front), encoding="utf-8")
+            out.print(f"wrote {csv_out}", highlight=False)
     if plot is not None:
         report.plot_front(inst, front, plot)
         out.print(f"wrote {plot}", highlight=False)
