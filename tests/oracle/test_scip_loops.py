@@ -79,9 +79,10 @@ REL_MATCH = 1e-6  # hieropt's optimum vs SCIP's (re-evaluated) point
 # in KB (at most 0.32 s each). The oracle therefore tries, in order: the scaled model in KB, then in MB, the plain
 # model (B_d t_d == 1 literally) in KB and MB, then the scaled model in KB without cutting-plane separation, without
 # presolving, with a 10x tighter LP feasibility tolerance. The LP errors are erratic (a setting that fails on one
-# instance solves the next): over 500 further random instances 2 failed the first four attempts, and each was
-# solved by one of the last three. Every attempt is the same exact model and is checked the same way; each gets
-# ATTEMPT_TIME_LIMIT_S of CPU (a failing attempt mostly fails fast, but some run into the time limit).
+# instance solves the next): with the attempts in this order, 500 further random instances all passed, 499 at the
+# first attempt and one at the fourth (an earlier order without the plain model in KB failed 2 of 500 outright).
+# Every attempt is the same exact model and is checked the same way; each gets ATTEMPT_TIME_LIMIT_S of CPU (a
+# failing attempt mostly fails fast, but some run into the time limit).
 ATTEMPT_TIME_LIMIT_S = 10.0
 LOOP_ATTEMPTS: tuple[tuple[bool, dict, float], ...] = tuple(
     (scaled, {"limits/time": ATTEMPT_TIME_LIMIT_S, **extra}, unit)
@@ -393,7 +394,7 @@ def test_no_traffic_overlap_loops(loop: str):
     nodes (tp_dp_overlap: T = C_f + max(C_ig, C_ig + C_wg) = 1000 ns; likewise the cross loop). At commit d0d23b1
     hieropt.solve raised SolverError "the solver reports 0 ns but the evaluator gives 1000": with no loaded dimension
     TimeLP.min_time (hieropt/solvers/cutting.py) returns tm.compute_ns, the constant part only, which omits the max
-    nodes' constant pieces (TimeModel.time_ns gives 1000 ns)."""
+    nodes' constant pieces (TimeModel.time_ns gives 1000 ns). Fixed in d44a6a0 (it returns tm.time_ns(bw))."""
     inst = _no_traffic(loop)
     assert oracle_time_ns(inst, np.array([50.0, 50.0])) == 1000.0
     check_against_scip(inst, print)
@@ -405,7 +406,7 @@ def test_lower_bound_stall_two_reduce_scatters():
     T = 3.5e7/B1 + max(5e4/B0, 2.5e4/B1). At the optimum 5e4/B0 is the max: B0 = 500 sqrt(5e4) / (sqrt(5e4) +
     sqrt(3.5e7)) and T = (sqrt(5e4) + sqrt(3.5e7))^2 / 500. At commit d0d23b1 hieropt found T to 1e-10 but stopped
     with status LIMIT after 26 LPs at proven gap 1.2e-8 ("no further progress at the LP tolerance floor"): its lower
-    bound, not its point, misses the 1e-8 target (bandwidths about 26:1)."""
+    bound, not its point, missed the 1e-8 target (bandwidths about 26:1). Fixed in d44a6a0 (scaled LP)."""
     RS = Collective.REDUCE_SCATTER
     idle = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
     inst = Instance(
