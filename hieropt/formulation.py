@@ -97,7 +97,7 @@ def bandwidth_scale(instance: Instance) -> float:
     sizes += [b.lower_gbps for b in instance.bounds_or_default if b.lower_gbps > 0]
     if not sizes:
         return 1.0
-    return float(10.0 ** math.floor(math.log10(max(sizes))))
+    return float(10.0 ** (math.floor(math.log10(max(sizes))) - 2)) if not 10 <= max(sizes) < 10_000 else 1.0
 
 
 def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel, bw_scale: float = 1.0):
