@@ -92,11 +92,13 @@ def bandwidth_scale(instance: Instance) -> float:
     of order 100 model units: tangent-cut coefficients 1/b^2 then stay far inside HiGHS's matrix range (values below
     1e-9 are dropped, which would turn a cut into a false, too strong one: research/solver_probe.md P2). Times are
     scaled with it (model time = s x ms), so the epigraph coefficients do not change. s = 1 for 10..10,000 GB/s."""
-    sizes = [abs(c.rhs) / max(abs(a) for a in c.coefficients) for c in instance.constraints if c.rhs != 0]
+    # the tightest upper limit (a "<=" or "==" row with non-negative coefficients, or an upper bound) sets the scale
+    sizes = [c.rhs / max(c.coefficients) for c in instance.constraints
+             if c.sense != ">=" and c.rhs > 0 and min(c.coefficients) >= 0]
     sizes += [b.upper_gbps for b in instance.bounds_or_default if b.upper_gbps is not None]
-    sizes += [b.lower_gbps for b in instance.bounds_or_default if b.lower_gbps > 0]
     if not sizes:
         return 1.0
+    sizes = [min(sizes)]
     return float(10.0 ** (math.floor(math.log10(max(sizes))) - 2)) if not 10 <= max(sizes) < 10_000 else 1.0
 
 

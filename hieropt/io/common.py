@@ -14,6 +14,8 @@ from ..errors import InputError
 def read_text(path: Path, what: str) -> str:
     """Read a text file (UTF-8, CRLF tolerated); missing or unreadable files raise :class:`InputError`."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(path, None, f"is a folder, not a {what} file", f"give the {what} file's path")
     if not path.is_file():
         raise InputError(path, None, f"{what} file not found", "check the path (relative paths in an instance file "
                          "are taken from the instance file's folder)")

@@ -84,3 +84,24 @@ def test_pareto_command_writes_csv_plot_and_json(tmp_path):
 def test_pareto_points_validation():
     result = runner.invoke(app, ["pareto", INSTANCE, "--points", "1"])
     assert result.exit_code == 2 and "at least 2 points" in result.stderr
+
+
+def test_folder_given_as_a_file_is_named_as_such(tmp_path):
+    result = runner.invoke(app, ["solve", "--network", str(tmp_path), "--workload", str(tmp_path),
+                                 "--cost", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "is a folder, not a network file" in result.stderr
+
+
+def test_huge_budget_is_not_a_false_optimum(tmp_path):
+    """At 1e9 GB/s per NPU the tangent cuts' coefficients once fell below HiGHS's 1e-9 threshold and a false
+    'proven' optimum came back (slower than the equal split). The LP is now scaled: the optimum must beat it."""
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"sum(bw) == 500"', '"sum(bw) == 1e9"')
+    inst = tmp_path / "huge.toml"
+    inst.write_text(text.replace('workload = "../models/', f'workload = "{REPO}/models/'))
+    out = _json(["solve", str(inst)])
+    equal = runner.invoke(app, ["evaluate", str(inst), "--bw", "2.5e8,2.5e8,2.5e8,2.5e8", "--json", "-"])
+    t_equal = json.loads(equal.stdout)["breakdown"]["iteration_time_ns"]
+    assert out["status"] == "optimal"
+    assert out["iteration_time_ns"] <= t_equal
+    assert out["lower_bound_ns"] <= t_equal
