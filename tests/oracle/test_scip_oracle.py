@@ -212,6 +212,34 @@ def test_two_dim_all_reduce_closed_form():
 # ---------------------------------------------------------------------------------------------- random instances
 
 
+def extra_rows(draw, D: int, e: float, most: int) -> list[LinearConstraint]:
+    """0..``most`` random design rows that all hold at the equal split ``e`` GB/s per dimension (so the instance stays
+    feasible): bw[i] >= bw[j]; bw[i] + bw[j] <= c with c >= 2e; a bw[i] >= b with b <= a e; bw[i] <= u with u >= e.
+    Shared by the SCIP oracle tests (``draw`` is hypothesis's, inside an ``@st.composite``)."""
+    rows = []
+    for _ in range(draw(st.integers(0, most))):
+        kind = draw(st.sampled_from(["order", "pair_cap", "scaled_floor", "cap"]))
+        i, j = draw(st.permutations(range(D)))[:2]
+        coef = [0.0] * D
+        if kind == "order":
+            coef[i], coef[j] = 1.0, -1.0
+            rows.append(LinearConstraint(coefficients=tuple(coef), sense=">=", rhs=0.0, text=f"bw[{i}] >= bw[{j}]"))
+        elif kind == "pair_cap":
+            coef[i] = coef[j] = 1.0
+            c = 2 * e * (1 + draw(_unit()))
+            rows.append(LinearConstraint(coefficients=tuple(coef), sense="<=", rhs=c, text=f"bw[{i}] + bw[{j}] <= c"))
+        elif kind == "scaled_floor":
+            a = draw(st.integers(1, 8)) / 2
+            coef[i] = a
+            rows.append(LinearConstraint(coefficients=tuple(coef), sense=">=", rhs=a * e * draw(_unit()),
+                                         text=f"a*bw[{i}] >= b"))
+        else:
+            coef[i] = 1.0
+            u = e * (1 + 2 * draw(_unit()))
+            rows.append(LinearConstraint(coefficients=tuple(coef), sense="<=", rhs=u, text=f"bw[{i}] <= u"))
+    return rows
+
+
 def _unit(n: int = 1000):
     """A round fraction in [0, 1]: SCIP without GMP chokes on hypothesis's subnormal floats (e.g. a bound of 4e-306)."""
     return st.integers(0, n).map(lambda i: i / n)
@@ -237,26 +265,7 @@ def instances(draw) -> Instance:
     e = S / D  # the equal split, where every row below holds
     rows = [LinearConstraint(coefficients=(1.0,) * D, sense=draw(st.sampled_from(["==", "<="])), rhs=S,
                              text="sum(bw) budget")]
-    for _ in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["order", "pair_cap", "scaled_floor", "cap"]))
-        i, j = draw(st.permutations(range(D)))[:2]
-        coef = [0.0] * D
-        if kind == "order":  # bw[i] >= bw[j]
-            coef[i], coef[j] = 1.0, -1.0
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense=">=", rhs=0.0, text=f"bw[{i}] >= bw[{j}]"))
-        elif kind == "pair_cap":  # bw[i] + bw[j] <= c with c >= 2e
-            coef[i] = coef[j] = 1.0
-            c = 2 * e * (1 + draw(_unit()))
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense="<=", rhs=c, text=f"bw[{i}] + bw[{j}] <= c"))
-        elif kind == "scaled_floor":  # a bw[i] >= b with b <= a e
-            a = draw(st.integers(1, 8)) / 2
-            coef[i] = a
-            b = a * e * draw(_unit())
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense=">=", rhs=b, text=f"a*bw[{i}] >= b"))
-        else:  # bw[i] <= u with u >= e
-            coef[i] = 1.0
-            u = e * (1 + 2 * draw(_unit()))
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense="<=", rhs=u, text=f"bw[{i}] <= u"))
+    rows += extra_rows(draw, D, e, 3)
     bounds = None
     if draw(st.booleans()):
         bounds = tuple(

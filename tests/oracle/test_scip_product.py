@@ -62,6 +62,7 @@ from tests.oracle.test_scip_oracle import (  # noqa: E402
     _feasible_point,
     _scip_model,
     _unit,
+    extra_rows,
 )
 
 SCIP_TIME_LIMIT_S = 20.0  # CPU seconds per attempt (the imported model uses SCIP's CPU clock)
@@ -237,26 +238,7 @@ def instances(draw) -> Instance:
                                          text="sum(bw) <= U"))
         else:
             bounds = tuple(Bound(upper_gbps=e * (1 + 2 * draw(_unit()))) for _ in range(D))
-    for _ in range(draw(st.integers(0, 2))):
-        kind = draw(st.sampled_from(["order", "pair_cap", "scaled_floor", "cap"]))
-        i, j = draw(st.permutations(range(D)))[:2]
-        coef = [0.0] * D
-        if kind == "order":  # bw[i] >= bw[j]
-            coef[i], coef[j] = 1.0, -1.0
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense=">=", rhs=0.0, text=f"bw[{i}] >= bw[{j}]"))
-        elif kind == "pair_cap":  # bw[i] + bw[j] <= c, c >= 2e
-            coef[i] = coef[j] = 1.0
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense="<=", rhs=2 * e * (1 + draw(_unit())),
-                                         text=f"bw[{i}] + bw[{j}] <= c"))
-        elif kind == "scaled_floor":  # a bw[i] >= b, b <= a e
-            a = draw(st.integers(1, 8)) / 2
-            coef[i] = a
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense=">=", rhs=a * e * draw(_unit()),
-                                         text=f"a*bw[{i}] >= b"))
-        else:  # bw[i] <= u, u >= e
-            coef[i] = 1.0
-            rows.append(LinearConstraint(coefficients=tuple(coef), sense="<=", rhs=e * (1 + 2 * draw(_unit())),
-                                         text=f"bw[{i}] <= u"))
+    rows += extra_rows(draw, D, e, 2)
     inst = Instance(
         name="random-ppc",
         network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class=f"c{d}") for d, (b, p) in enumerate(dims))),
