@@ -1,7 +1,7 @@
 """Random valid instances for the fuzz suites (hypothesis), built only from the public spec classes.
 
-A :class:`Spec` holds the raw draws at "magnitude 1" (bytes 1e2..1e11, bandwidth limits around a random feasible point
-of 1..1000 GB/s per NPU, prices 0.01..1000 $ per GB/s) and builds the :class:`hieropt.spec.Instance` at any
+A :class:`Spec` holds the raw draws at "magnitude 1" (bytes 1..3e11, bandwidth limits around a random feasible point
+of 1..1000 GB/s per NPU (0.1..1e4 in a quarter of the draws), prices 0.01..1000 $ per GB/s) and builds the :class:`hieropt.spec.Instance` at any
 magnitude: :meth:`Spec.instance` multiplies every byte count (collective sizes, pipeline transfers) and every
 bandwidth limit (right-hand sides of the design rows, bounds) by ``bw_scale`` and every price by ``price_scale``.
 With B' = s B and m' = s m every m/B is unchanged, so the optimal iteration time must not change, the optimal
@@ -207,9 +207,13 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
                     0.0 if draw(st.booleans()) else draw(_log_uniform(3, 9)), draw(st.integers(0, D - 1)))
 
     # the feasible point x0 and design rows that hold at it (inequalities with slack)
-    x0 = [draw(_log_uniform(0, 3)) for _ in range(D)]
-    if draw(st.integers(0, 3)) == 0:
-        x0 = [x0[0]] * D  # the equal split
+    spread = draw(st.integers(0, 3))
+    if spread == 0:
+        x0 = [draw(_log_uniform(0, 3))] * D  # the equal split
+    elif spread == 1:  # bandwidths four to five decades apart (one dimension far below the others)
+        x0 = [draw(_log_uniform(-1, 4)) for _ in range(D)]
+    else:
+        x0 = [draw(_log_uniform(0, 3)) for _ in range(D)]
     total = float(sum(x0))
     rows: list[Row] = []
     ones = (1.0,) * D

@@ -13,6 +13,8 @@ import importlib
 import multiprocessing as mp
 import os
 import signal
+import threading
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -43,9 +45,18 @@ class Raised:
         return f"{self.module}.{self.type}"
 
 
-def _child(conn) -> None:  # pragma: no cover - runs in the child process
+def _watch_parent(parent: int) -> None:  # pragma: no cover - runs in the child process
+    """End the child (and its process group) when the test process is gone, even in the middle of a hung task."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def _child(conn, parent: int) -> None:  # pragma: no cover - runs in the child process
     os.setsid()  # own process group: the parent can kill it together with anything it started
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the terminal is the parent's business
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     while True:
         try:
             msg = conn.recv()
@@ -74,7 +85,7 @@ class Worker:
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
-        self._proc = self._ctx.Process(target=_child, args=(child,), daemon=False)
+        self._proc = self._ctx.Process(target=_child, args=(child, os.getpid()), daemon=False)
         self._proc.start()
         child.close()
         self._conn = parent
