@@ -1,0 +1,1 @@
+"""Studies built on the model and the solvers: comparisons, heuristics, exploration, simulator validation."""

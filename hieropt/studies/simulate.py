@@ -1,0 +1,143 @@
+"""Run ASTRA-sim 2.0 on hieropt's bundle and compare its iteration time with hieropt's prediction.
+
+``simulate(instance, bw, binary)`` writes the bundle (:mod:`hieropt.io.astrasim_bundle`), runs the binary once per
+workload (subprocess with a timeout), reads ``sys[i] finished, C cycles`` (1 cycle = 1 ns) and takes the slowest
+NPU as the iteration time; several workloads combine with the instance's weights, as hieropt's objective does.
+The prediction is hieropt's evaluator (:func:`hieropt.timing.evaluate`) on the instance in the mode that matches
+the simulator run: one chunk per collective = sequential dimensions (ASTRA-sim then runs a collective's
+dimensions one after another), see :func:`matching_instance`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError, SolverError
+from ..io.astrasim_bundle import Bundle, write_bundle
+from ..spec import Instance
+from ..timing import evaluate
+
+RESULT = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
+DEFAULT_TIMEOUT_S = 600.0
+TOLERANCE = 0.03
+"""Relative agreement the CLI's exit code asks for (the whole-workload acceptance bound)."""
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """Predicted vs simulated iteration time at one allocation (ns).
+
+    Attributes:
+        bw_gbps: the allocation, GB/s per NPU per dimension.
+        predicted_iteration_time_ns: hieropt's evaluator in the simulator's matching mode.
+        simulated_iteration_time_ns: ASTRA-sim's slowest NPU (weighted over workloads).
+        per_workload_ns: simulated time of each workload (unweighted).
+        bundle: the bundle that was run.
+    """
+
+    bw_gbps: tuple[float, ...]
+    predicted_iteration_time_ns: float
+    simulated_iteration_time_ns: float
+    per_workload_ns: tuple[float, ...]
+    bundle: Bundle
+
+    @property
+    def ratio(self) -> float:
+        """simulated / predicted."""
+        return self.simulated_iteration_time_ns / self.predicted_iteration_time_ns
+
+    @property
+    def relative_error(self) -> float:
+        """|simulated - predicted| / simulated."""
+        return abs(self.simulated_iteration_time_ns - self.predicted_iteration_time_ns) / \
+            self.simulated_iteration_time_ns
+
+
+def check_binary(binary: str | Path | None) -> Path:
+    """The simulator binary as a path; InputError (exit 2) when missing, not a file, or not executable."""
+    if binary is None or str(binary) == "":
+        raise InputError("--astra-sim", None, "no simulator binary given",
+                         "pass --astra-sim PATH to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)")
+    p = Path(binary)
+    if not p.exists():
+        raise InputError("--astra-sim", str(p), "no such file", "give the path of the ASTRA-sim binary")
+    if not p.is_file():
+        raise InputError("--astra-sim", str(p), "is not a file", "give the path of the ASTRA-sim binary")
+    if not os.access(p, os.X_OK):
+        raise InputError("--astra-sim", str(p), "is not executable", f"chmod +x {p}")
+    return p
+
+
+def _last_message(out: str, err: str) -> str:
+    lines = [ln.strip() for ln in (err + "\n" + out).splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[float, ...]:
+    """Simulate every workload of ``bundle``; returns each one's iteration time (slowest NPU, ns).
+
+    Raises:
+        InputError: the binary is missing or not executable (exit 2).
+        SolverError: the run failed, timed out or printed no result (exit 3), with the simulator's last message.
+    """
+    binary = check_binary(binary)
+    out = []
+    for k, w in enumerate(bundle.workloads):
+        args = bundle.simulator_args(binary, k)
+        try:
+            r = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, cwd=bundle.folder)
+        except subprocess.TimeoutExpired as e:
+            raise SolverError(f"ASTRA-sim did not finish workload {w.name!r} within {timeout_s:g} s") from e
+        except OSError as e:
+            raise SolverError(f"ASTRA-sim could not be started: {e}") from e
+        if r.returncode != 0:
+            raise SolverError(f"ASTRA-sim failed on workload {w.name!r} (exit {r.returncode}): "
+                              f"{_last_message(r.stdout, r.stderr)}")
+        cycles = [int(m.group(2)) for m in RESULT.finditer(r.stdout)]
+        if not cycles:
+            raise SolverError(f"ASTRA-sim printed no result for workload {w.name!r}: "
+                              f"{_last_message(r.stdout, r.stderr)}")
+        if len(cycles) != bundle.npus:
+            raise SolverError(f"ASTRA-sim reported {len(cycles)} of {bundle.npus} NPUs for workload {w.name!r}: "
+                              f"{_last_message(r.stdout, r.stderr)}")
+        out.append(float(max(cycles)))
+    return tuple(out)
+
+
+def matching_instance(instance: Instance, chunks: int = 1) -> Instance:
+    """The instance in the time-model mode the simulator run reproduces: one chunk -> sequential dimensions."""
+    if chunks == 1 and instance.dimension_mode != "sequential":
+        return instance.model_copy(update={"dimension_mode": "sequential"})
+    return instance
+
+
+def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, chunks: int = 1,
+             folder: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Simulated:
+    """Export ``instance`` at ``bw_gbps`` (GB/s per NPU), run ASTRA-sim, and compare with hieropt's prediction.
+
+    Args:
+        folder: where the bundle goes (default: a temporary folder, removed afterwards).
+
+    Raises:
+        InputError (exit 2) / SolverError (exit 3): see :func:`run_bundle` and
+        :func:`hieropt.io.astrasim_bundle.write_bundle`.
+    """
+    check_binary(binary)
+    bw = tuple(float(b) for b in bw_gbps)
+    predicted = evaluate(matching_instance(instance, chunks), list(bw)).iteration_time_ns
+    if folder is None:
+        with tempfile.TemporaryDirectory(prefix="hieropt-astrasim-") as tmp:
+            return simulate(instance, bw, binary, chunks, tmp, timeout_s)
+    bundle = write_bundle(instance, bw, folder, chunks)
+    per = run_bundle(bundle, binary, timeout_s)
+    total = sum(w.weight * t for w, t in zip(bundle.workloads, per, strict=True))
+    return Simulated(bw, predicted, total, per, bundle)
+
+
+__all__ = ["Simulated", "simulate", "run_bundle", "check_binary", "matching_instance", "TOLERANCE"]
