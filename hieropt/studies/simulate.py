@@ -75,8 +75,12 @@ def check_binary(binary: str | Path | None) -> Path:
 
 
 def _last_message(out: str, err: str) -> str:
-    lines = [ln.strip() for ln in (err + "\n" + out).splitlines() if ln.strip()]
-    return lines[-1][:300] if lines else "(no output)"
+    """The simulator's last message: the last line on stderr, else on stdout (at most 300 characters)."""
+    for text in (err, out):
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if lines:
+            return lines[-1][:300]
+    return "(no output)"
 
 
 def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[float, ...]:
@@ -97,7 +101,8 @@ def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TI
         except OSError as e:
             raise SolverError(f"ASTRA-sim could not be started: {e}") from e
         if r.returncode != 0:
-            raise SolverError(f"ASTRA-sim failed on workload {w.name!r} (exit {r.returncode}): "
+            how = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
+            raise SolverError(f"ASTRA-sim failed on workload {w.name!r} ({how}): "
                               f"{_last_message(r.stdout, r.stderr)}")
         cycles = [int(m.group(2)) for m in RESULT.finditer(r.stdout)]
         if not cycles:
