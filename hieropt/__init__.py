@@ -11,12 +11,12 @@ Library API (units: GB/s per NPU per dimension, ns, bytes, $)::
 """
 
 from .api import Breakdown, Certificate, Front, Solution, evaluate, load_instance, load_libra, pareto, solve, verify
-from .catalog import Catalog
 from .errors import HieroptError, InputError, NoSolutionError, SolverError
-from .explore import Exploration, explore, load_space
 from .io.catalog import read_catalog as load_catalog
+from .model.catalog import Catalog
 from .result import Status
 from .solvers.provision import Provisioning, provision
+from .studies.explore import Exploration, explore, load_space
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]

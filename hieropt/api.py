@@ -8,16 +8,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .catalog import Catalog
 from .errors import InputError, NoSolutionError, SolverError
 from .io.catalog import read_catalog as load_catalog
 from .io.instance import load_instance, load_libra
+from .model.catalog import Catalog
+from .model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from .result import Solution, Status
 from .solvers.cutting import REL_GAP, OAResult, TimeLP
 from .solvers.procurement import PPC_GAP, FrontPoint, min_time_cost_product, pareto_front
 from .solvers.provision import Provisioning, provision
 from .spec import OBJECTIVES, Instance
-from .timing import Breakdown, TimeModel, build_time_model, evaluate
 from .verify import Certificate, verify
 
 MIN_REL_GAP = 5e-9

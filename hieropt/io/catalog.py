@@ -1,4 +1,4 @@
-"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.catalog.Catalog`, checked against an instance.
+"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.model.catalog.Catalog`, checked against an instance.
 
 Format (TOML; the same keys in YAML)::
 
@@ -37,8 +37,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..catalog import LINK_BLOCKS, Catalog, Part
 from ..errors import InputError
+from ..model.catalog import LINK_BLOCKS, Catalog, Part
 from ..spec import Instance
 from .common import _field_path, read_text, read_yaml_mapping, validation_error
 

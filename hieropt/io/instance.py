@@ -27,18 +27,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..mapping import derive_mapping
+from ..model.mapping import derive_mapping
 from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Job, Mapping, Network, Workload
+from ..spec.constraint_text import parse_constraint
 from ..workloads import cnn, dlrm, transformer
 from .astrasim1 import read_workload
 from .common import read_text, validation_error
-from .constraint_text import parse_constraint
 from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
              "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "dimension_mode",
              "workloads")
-_TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.heuristics)
+_TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
 GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate),
               "dlrm": (dlrm.DLRMParams, dlrm.generate),
               "cnn": (cnn.CNNParams, cnn.generate)}
@@ -265,7 +265,7 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
 
     ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's ``no_overlap``.
     ``max_iteration_time_ns`` (ns; required by ``min_cost``) and ``max_network_cost_usd`` ($) are optional caps.
-    ``communicator=None`` derives the mapping from the workload's ASTRA-sim header (:mod:`hieropt.mapping`).
+    ``communicator=None`` derives the mapping from the workload's ASTRA-sim header (:mod:`hieropt.model.mapping`).
 
     Raises:
         InputError: any bad file, flag or constraint.

@@ -1,4 +1,4 @@
-"""Shape-space files (TOML) -> :class:`hieropt.space.ShapeSpace` (issue 7). Example (``spaces/gpt3-4096.toml``)::
+"""Shape-space files (TOML) -> :class:`hieropt.spec.space.ShapeSpace` (issue 7). Example (``spaces/gpt3-4096.toml``)::
 
     name = "gpt3-4096"
     npus = 4096
@@ -38,8 +38,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..space import MAPPING_RULES, ShapeSpace
 from ..spec import OBJECTIVES, Workload
+from ..spec.space import MAPPING_RULES, ShapeSpace
 from .common import validation_error
 from .instance import _choice, _cost, _read_toml, _workload
 

@@ -2,10 +2,11 @@
 
 Algorithm (design.md §3 "Discrete provisioning"; research/solver_probe.md §5 (iii)):
 
-1. Enumerate every option of every dimension (:func:`hieropt.catalog.dimension_options`: part x unit count x switch
+1. Enumerate every option of every dimension (:func:`hieropt.model.catalog.dimension_options`: part x unit count x
+   switch
    model), drop those outside the instance's per-dimension bounds, and keep the cheapest option of each bandwidth
    value (options of equal bandwidth are interchangeable in time and in every design constraint).
-2. Build the unary MILP of :mod:`hieropt.formulation_milp` (B_d and t_d = 1/B_d linear in the binaries, exact) with
+2. Build the unary MILP of :mod:`hieropt.formulation.milp` (B_d and t_d = 1/B_d linear in the binaries, exact) with
    the instance's design constraints, plus a time-target row (``max_iteration_time_ns``) and a budget row
    (``max_cost_usd``) when given.
 3. Solve with ``pyomo.contrib.solver.solvers.highs.Highs`` (``set_instance`` once; ``time_limit``, ``rel_gap = 1e-9``
@@ -17,7 +18,7 @@ Algorithm (design.md §3 "Discrete provisioning"; research/solver_probe.md §5 (
      linearised exactly), so the proven bound comes from HiGHS directly.
 
 4. Read the chosen option per dimension (the largest binary), recompute bandwidth, time and cost exactly, and re-check
-   them with the independent evaluator (:func:`hieropt.timing.evaluate`) and the constraint check of
+   them with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and the constraint check of
    :mod:`hieropt.verify`; any disagreement raises :class:`SolverError` instead of returning.
 5. Compare with the continuous optimum (:func:`hieropt.api.solve` on the same instance with each dimension bounded by
    the catalog's reachable bandwidth range: a relaxation, so its time is a lower bound for ``performance``) and with
@@ -39,13 +40,13 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
-from ..catalog import BomLine, Catalog, Option, dimension_options
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
-from ..formulation import MS_NS
-from ..formulation_milp import MUSD, ProvisionMILP, build_provision_milp
+from ..formulation.lp import MS_NS
+from ..formulation.milp import MUSD, ProvisionMILP, build_provision_milp
+from ..model.catalog import BomLine, Catalog, Option, dimension_options
+from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution, Status
 from ..spec import Bound, Instance
-from ..timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..verify import constraint_violations
 from .highs import quiet_stdout
 

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 import hieropt
-from hieropt import report_compare as rc
 from hieropt.cli import app
-from hieropt.compare import compare
+from hieropt.report import compare as rc
+from hieropt.studies.compare import compare
 from tests.conftest import REPO
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})

@@ -1,4 +1,4 @@
-"""Which network to build: enumerate every shape of a :class:`~hieropt.space.ShapeSpace` and solve each exactly
+"""Which network to build: enumerate every shape of a :class:`~hieropt.spec.space.ShapeSpace` and solve each exactly
 (issue 7).
 
 Flow: :func:`enumerate_shapes` lists every valid shape (ordered factorisations of N into ``min_dims`` ..
@@ -55,14 +55,14 @@ from typing import Any
 
 import numpy as np
 
-from .cost import unit_cost_usd_per_gbps
-from .errors import HieroptError, InputError, NoSolutionError
-from .mapping import derive_mapping, lowest_dims_group
-from .solvers.cutting import REL_GAP
-from .solvers.procurement import PPC_GAP
-from .space import ShapeSpace
-from .spec import OBJECTIVES, PHASES, Collective, Dimension, Instance, Job, LinearConstraint, Mapping, Network
-from .traffic import collective_steps, collective_traffic
+from ...errors import HieroptError, InputError, NoSolutionError
+from ...model.cost import unit_cost_usd_per_gbps
+from ...model.mapping import derive_mapping, lowest_dims_group
+from ...model.traffic import collective_steps, collective_traffic
+from ...solvers.cutting import REL_GAP
+from ...solvers.procurement import PPC_GAP
+from ...spec import OBJECTIVES, PHASES, Collective, Dimension, Instance, Job, LinearConstraint, Mapping, Network
+from ...spec.space import ShapeSpace
 
 __all__ = ["explore", "Exploration", "Candidate", "DimChoice", "Enumeration", "enumerate_shapes", "candidates",
            "build_instance", "problem_key", "solve_candidate", "COLUMNS", "read_results", "load_space"]
@@ -77,7 +77,7 @@ SOLVED = ("optimal", "limit")
 
 def load_space(path: str | Path) -> ShapeSpace:
     """Read a shape-space TOML file (see :mod:`hieropt.io.space`)."""
-    from .io.space import load_space as _load
+    from ...io.space import load_space as _load
 
     return _load(path)
 
@@ -298,7 +298,7 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
 
 @lru_cache(maxsize=256)
 def _constraints(texts: tuple[str, ...], n_dims: int) -> tuple[LinearConstraint, ...]:
-    from .space import constraint_for
+    from ...spec.space import constraint_for
 
     return tuple(constraint_for(t, n_dims) for t in texts)
 
@@ -432,7 +432,7 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
     their costs differ; the row then reports the cheapest design whose time is within the gap target (1e-8) of the
     optimum (a second, min_cost solve), so cost, bandwidths and scale-out figures are well defined. The objective
     value, bound and gap are those of the performance solve."""
-    from .api import solve
+    from ...api import solve
 
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     row.update(shape_id=cand.id, n_dims=cand.n_dims, levels=",".join(space.levels[d.level].name for d in cand.dims),
@@ -806,7 +806,7 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
     """Enumerate every shape of ``space``, solve each candidate exactly and rank them by their proven optimum.
 
     Args:
-        space: a :class:`~hieropt.space.ShapeSpace` or the path of a space TOML file.
+        space: a :class:`~hieropt.spec.space.ShapeSpace` or the path of a space TOML file.
         objective, max_iteration_time_ns, max_network_cost_usd: override the space's (as :func:`hieropt.solve`).
         out: results file, ``.csv`` (or ``.parquet``, needs pyarrow): one row per candidate, written as results
             arrive; when it exists, its rows are kept and their candidates not solved again (resume).

@@ -1,9 +1,10 @@
-"""Exact versus heuristics: every rule of thumb of :mod:`hieropt.heuristics` next to the exact optimum, with the gap
+"""Exact versus heuristics: every rule of thumb of :mod:`hieropt.studies.heuristics` next to the exact optimum, with
+the gap
 each one leaves and a one-line explanation of where it loses.
 
 ``compare(instance, objective)`` solves the instance exactly (:func:`hieropt.api.solve`, verified), runs every
 heuristic for the same objective (each made feasible for the same constraints, bounds, budget and time target),
-evaluates every vector with the independent evaluator (:func:`hieropt.timing.evaluate`) and returns a
+evaluates every vector with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and returns a
 :class:`Comparison`. The gap of a heuristic is (its objective value - the optimum's) / the optimum's, in %, for the
 chosen objective: iteration time (performance), network cost (min_cost) or time x cost (performance_per_cost).
 
@@ -20,13 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .api import solve
-from .cost import unit_cost_usd_per_gbps
-from .errors import InputError
+from ..api import solve
+from ..errors import InputError
+from ..model.cost import unit_cost_usd_per_gbps
+from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
+from ..result import Solution
+from ..spec import Instance
 from .heuristics import HeuristicResult, ratio_problems, relative_gap, run_all
-from .result import Solution
-from .spec import Instance
-from .timing import Breakdown, TimeModel, build_time_model, evaluate
 
 MATCH_REL = 1e-6
 """A heuristic within this relative gap of the optimum is reported as matching it."""

@@ -5,7 +5,8 @@ A :class:`ShapeSpace` gives the total number of NPUs; the **levels** of the pack
 dimensions, its cost class and per-step latency, and how many dimensions it may contribute; limits (NPUs per level,
 NPUs inside one unit of a level, Switch only at the top, the number of dimensions); the workload(s) with their
 tensor-parallel degree; how parallel groups are mapped onto a shape; the cost model; the design constraints (text,
-as in instance files, parsed for every dimension count); and the objective. :mod:`hieropt.explore` enumerates every
+as in instance files, parsed for every dimension count); and the objective. :mod:`hieropt.studies.explore` enumerates
+every
 valid shape and solves each one exactly.
 
 A **shape** is a sequence of dimensions, innermost first, each a (level, building block, NPU count); the levels never
@@ -13,14 +14,15 @@ decrease along the sequence and the NPU counts multiply to N.
 
 Mapping rules (``mapping_rule``), for every workload (``tp``: its tensor-parallel degree):
 
-- ``tp_lowest``: the TP group fills the lowest dimensions (:func:`hieropt.mapping.lowest_dims_group`: whole
+- ``tp_lowest``: the TP group fills the lowest dimensions (:func:`hieropt.model.mapping.lowest_dims_group`: whole
   dimensions, then a divisor of the next one); the data-parallel (DP) group is the rest. Forward and input-gradient
   collectives run on the TP group, weight-gradient collectives on the DP group (Megatron-LM TP x DP, as hieropt
   derives from a ``HYBRID_TRANSFORMER`` header). A shape on which the TP group does not fill the lowest dimensions
   that way is skipped (and reported).
 - ``all_placements``: every way to place the TP group's factors on the dimensions (a group size g_d dividing p_d on
   every dimension with product tp); DP is p_d / g_d. Each placement is a separate candidate.
-- ``header``: the mapping the workload's ASTRA-sim header implies (:func:`hieropt.mapping.derive_mapping`), e.g. for
+- ``header``: the mapping the workload's ASTRA-sim header implies (:func:`hieropt.model.mapping.derive_mapping`), e.g.
+  for
   DLRM or data-parallel workloads.
 
 Constraint texts may write ``top`` for the index of the last dimension (``bw[top] <= 100``, ``sum(bw[:top]) >= 300``),
@@ -34,8 +36,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .errors import InputError
-from .spec import BLOCKS, Block, CostModel, LinearConstraint, NonNegFloat, Workload
+from ..errors import InputError
+from . import BLOCKS, Block, CostModel, LinearConstraint, NonNegFloat, Workload
 
 MAPPING_RULES = ("tp_lowest", "all_placements", "header")
 MAX_DIMS = 8
@@ -185,7 +187,7 @@ def constraint_for(text: str, n_dims: int) -> LinearConstraint:
     Raises:
         InputError: the text is not a linear constraint on ``n_dims`` dimensions.
     """
-    from .io.constraint_text import parse_constraint
+    from .constraint_text import parse_constraint
 
     c = parse_constraint(_TOP_RE.sub(str(n_dims - 1), text), n_dims, "constraints")
     return c.model_copy(update={"text": text})

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
+from ..spec import PHASES, Instance
 from .cost import cost_per_dim_usd
-from .errors import InputError
-from .spec import PHASES, Instance
 from .traffic import phase_latency, phase_traffic
 
 Ref = tuple[int, float]

@@ -8,10 +8,10 @@ import numpy as np
 from rich.table import Table
 from rich.text import Text
 
-from .result import Solution
-from .spec import Instance
-from .timing import Breakdown
-from .verify import constraint_violations
+from ..model.timing import Breakdown
+from ..result import Solution
+from ..spec import Instance
+from ..verify import constraint_violations
 
 
 def _ms(ns: float) -> str:

@@ -1,4 +1,5 @@
-"""Presentation of a :class:`hieropt.compare.Comparison`: the formatted tables (shared by the command line, the JSON
+"""Presentation of a :class:`hieropt.studies.compare.Comparison`: the formatted tables (shared by the command line, the
+JSON
 and the HTML page, so their numbers are the same strings), JSON-ready dicts, matplotlib figures and one
 self-contained HTML page. Returns values or writes the files it is given; never prints."""
 
@@ -14,9 +15,9 @@ import numpy as np
 from rich.table import Table
 from rich.text import Text
 
-from .compare import Comparison, Row, dimension_name
-from .cost import unit_cost_usd_per_gbps
-from .report import breakdown_dict, instance_dict, solution_dict
+from ..model.cost import unit_cost_usd_per_gbps
+from ..studies.compare import Comparison, Row, dimension_name
+from .text import breakdown_dict, instance_dict, solution_dict
 
 OBJECTIVE_WORDS = {"performance": "iteration time", "performance_per_cost": "time x cost",
                    "min_cost": "network cost"}
@@ -372,7 +373,7 @@ def _table_html(data: dict[str, list], numeric_from: int = 1, classes: list[str]
 
 def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes], notes: list[str]) -> str:
     """One self-contained HTML page: the display tables of :func:`display_dict` and the PNGs as data URIs."""
-    from . import __version__
+    from .. import __version__
 
     inst = comp.instance
     classes = ["optimum" if r.kind == "optimum" else ("" if r.feasible else "infeasible") for r in comp.rows]
@@ -426,7 +427,7 @@ def report_notes(comp: Comparison, front: Any | None, front_error: str | None) -
     """Method notes for the page and the JSON."""
     notes = [f"exact optimum: {comp.optimum.method}; re-checked by the independent evaluator",
              "heuristics are placed on their ratios when the constraints allow it, otherwise projected onto the "
-             "constraints (Euclidean projection, a convex QP solved by HiGHS); see hieropt.heuristics",
+             "constraints (Euclidean projection, a convex QP solved by HiGHS); see hieropt.studies.heuristics",
              f"comparison computed in {comp.seconds:,.2f} s"]
     if front is not None:
         notes += list(front.notes)

@@ -1,7 +1,8 @@
 """Pyomo MILP of integer provisioning (design.md §3 "Discrete provisioning"). Builds; never solves or opens files.
 
 Each dimension d has a finite list of options o (a part, a unit count and, on Switch dimensions, a switch model; see
-:func:`hieropt.catalog.dimension_options`), each giving a per-NPU bandwidth v_do (GB/s) at a cluster cost c_do ($).
+:func:`hieropt.model.catalog.dimension_options`), each giving a per-NPU bandwidth v_do (GB/s) at a cluster cost c_do
+($).
 With one binary z_do per option ("unary" formulation, research/solver_probe.md §5 (iii)):
 
 - ``one[d]``:      sum_o z_do = 1                          (exactly one option per dimension);
@@ -9,13 +10,13 @@ With one binary z_do per option ("unary" formulation, research/solver_probe.md �
   the convex link t = 1/B needs no cuts);
 - ``epi``:         tau_k >= A_kd t_d + lat_kd for every d (dimensions working concurrently), or one row
   tau_k >= sum_d (A_kd t_d + lat_kd) (sequentially): the epigraph of collective term k of the aggregated
-  :class:`hieropt.timing.TimeModel`, as in :mod:`hieropt.formulation`;
+  :class:`hieropt.model.timing.TimeModel`, as in :mod:`hieropt.formulation.lp`;
 - ``node``:        y_v >= c + sum a tau_k + sum b y_u, one row per piece of max node v of the training loop (all
   coefficients >= 0, so every epigraph is tight wherever the objective pushes the time down);
 - ``design[i]``:   the instance's linear design constraints on B (exact), bounds by filtering the options;
 - comm = sum_k w_k tau_k + sum_v omega_v y_v (ms; T = constant + comm), cost = sum c_do z_do (M$).
 
-Scaled units as in :mod:`hieropt.formulation`: traffic in MB, bandwidth GB/s, time ms (t in ms/MB), cost in M$.
+Scaled units as in :mod:`hieropt.formulation.lp`: traffic in MB, bandwidth GB/s, time ms (t in ms/MB), cost in M$.
 
 Objectives (one active at a time; the solver switches them): ``obj_time`` (min comm), ``obj_cost`` (min cost) and,
 when built with ``product=True``, ``obj_product`` = (compute + comm) x cost, linearised exactly: with
@@ -33,9 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from .formulation import MS_NS, add_time_epigraph
-from .spec import Instance
-from .timing import TimeModel
+from ..model.timing import TimeModel
+from ..spec import Instance
+from .lp import MS_NS, add_time_epigraph
 
 MUSD = 1e6
 """Scale: $ per model unit of cost (M$)."""

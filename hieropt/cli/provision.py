@@ -11,10 +11,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from . import report_provision
-from .errors import HieroptError
-from .io.instance import load_instance
-from .solvers.provision import PROVISION_OBJECTIVES, provision
+from ..errors import HieroptError
+from ..io.instance import load_instance
+from ..report import provision as report_provision
+from ..solvers.provision import PROVISION_OBJECTIVES, provision
 
 
 def provision_command(

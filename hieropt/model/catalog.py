@@ -28,7 +28,7 @@ So a group of 128 NIC ports on radix-64 switches has 4 leaves and 2 spines. Cabl
 wiring granularity are not priced. The cluster has G times the switches of one group.
 
 This module is pure (no solver, no files): :func:`dimension_options` enumerates every way to provision one dimension
-with its bandwidth, cost and bill-of-materials lines; the MILP (:mod:`hieropt.formulation_milp`) picks one per
+with its bandwidth, cost and bill-of-materials lines; the MILP (:mod:`hieropt.formulation.milp`) picks one per
 dimension.
 """
 
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .spec import Network
-from .units import gbit_to_gbyte
+from ..spec import Network
+from ..units import gbit_to_gbyte
 
 __all__ = ["Part", "Switch", "PartClass", "Catalog", "BomLine", "Option", "fabric", "dimension_options",
            "LINK_BLOCKS"]

@@ -12,9 +12,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .errors import HieroptError
-from .explore import Exploration, explore
-from .spec import OBJECTIVES
+from ..errors import HieroptError
+from ..spec import OBJECTIVES
+from ..studies.explore import Exploration, explore
 
 _UNIT_LABEL = {"performance": "time ms", "min_cost": "cost $", "performance_per_cost": "time x cost (ms x M$)"}
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from .cost import unit_cost_usd_per_gbps
-from .spec import Instance
-from .timing import TimeModel
+from ..model.cost import unit_cost_usd_per_gbps
+from ..model.timing import TimeModel
+from ..spec import Instance
 
 MB = 1e6
 """Scale: bytes per model unit of traffic (MB)."""

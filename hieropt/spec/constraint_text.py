@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..spec import LinearConstraint
+from . import LinearConstraint
 
 __all__ = ["parse_constraint"]
 

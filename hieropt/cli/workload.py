@@ -23,13 +23,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import api, report
-from .errors import HieroptError, InputError, SolverError
-from .io.astrasim1 import format_workload, read_workload
-from .io.astrasim2 import links_per_npu, write_network_yml
-from .io.common import read_text, validation_error
-from .io.instance import GENERATORS, read_model
-from .spec import PHASES, TRANSFORMER_POLICIES, Workload, WorkloadHeader
+from .. import api
+from ..errors import HieroptError, InputError, SolverError
+from ..io.astrasim1 import format_workload, read_workload
+from ..io.astrasim2 import links_per_npu, write_network_yml
+from ..io.common import read_text, validation_error
+from ..io.instance import GENERATORS, read_model
+from ..report import text as report
+from ..spec import PHASES, TRANSFORMER_POLICIES, Workload, WorkloadHeader
 
 workload_app = typer.Typer(
     add_completion=False,

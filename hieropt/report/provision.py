@@ -7,9 +7,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from .catalog import Option
-from .solvers.provision import Provisioning
-from .spec import Instance
+from ..model.catalog import Option
+from ..solvers.provision import Provisioning
+from ..spec import Instance
 
 
 def _units_per_npu(o: Option) -> str:

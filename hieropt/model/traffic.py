@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .spec import PHASES, Collective, Instance, Job
+from ..spec import PHASES, Collective, Instance, Job
 
 
 def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:

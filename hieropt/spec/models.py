@@ -62,7 +62,8 @@ class Collective(StrEnum):
 class Dimension(_Frozen):
     """One network dimension: building block, NPUs along it (>= 2), the cost class of its parts, and optionally the
     per-step link latency (ns) and the collective algorithm whose step count multiplies it (see
-    :func:`hieropt.traffic.collective_steps`; default: ``ring`` on Ring, ``direct`` on FullyConnected and Switch)."""
+    :func:`hieropt.model.traffic.collective_steps`; default: ``ring`` on Ring, ``direct`` on FullyConnected and
+    Switch)."""
 
     block: Block
     npus: int = Field(ge=2)
@@ -421,7 +422,7 @@ class Instance(_Frozen):
     iteration time (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
     the readers) when the parts disagree.
 
-    Training loops (formulas in :mod:`hieropt.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
+    Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
     ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``). ``dimension_mode``: dimensions of a
     collective work ``concurrent`` ly (max over dimensions, LIBRA) or ``sequential`` ly (sum). Several workloads:
     ``workload``/``mapping`` with ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum
@@ -445,7 +446,8 @@ class Instance(_Frozen):
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None
-    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (see hieropt.heuristics)."""
+    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (see
+    hieropt.studies.heuristics)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Instance:

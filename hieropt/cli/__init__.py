@@ -15,13 +15,14 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from . import api, report
-from .cli_compare import compare_command, report_command
-from .cli_explore import explore_command
-from .cli_provision import provision_command
-from .cli_workload import export_command, workload_app
-from .errors import HieroptError, InputError
-from .spec import Instance
+from .. import api
+from ..errors import HieroptError, InputError
+from ..report import text as report
+from ..spec import Instance
+from .compare import compare_command, report_command
+from .explore import explore_command
+from .provision import provision_command
+from .workload import export_command, workload_app
 
 UNITS = ("Units: bandwidth in GB/s per NPU per dimension (1 GB = 1e9 bytes, so 1 GB/s = 1 byte/ns); sizes in bytes; "
          "times in ns (ASTRA-sim 1.0 cycles at 1 GHz); cost in $ (cost models in $ per GB/s).")
@@ -69,7 +70,7 @@ def _load(instance: Path | None, network: Path | None, workload: Path | None, co
                              "give either an instance file or --network, --workload, --communicator and --cost")
         inst = api.load_instance(instance)
         if constraint:
-            from .io.constraint_text import parse_constraint
+            from ..spec.constraint_text import parse_constraint
 
             extra = tuple(parse_constraint(t, inst.network.n_dims) for t in constraint)
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})

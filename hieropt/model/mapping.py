@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from .errors import InputError
-from .spec import Mapping, Network, Workload
+from ..errors import InputError
+from ..spec import Mapping, Network, Workload
 
 _WHOLE = ("MODEL", "MICRO", "DISTRIBUTED_INFERENCE", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED")
 

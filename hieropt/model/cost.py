@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spec import Instance
+from ..spec import Instance
 
 
 def unit_cost_usd_per_gbps(instance: Instance) -> np.ndarray:

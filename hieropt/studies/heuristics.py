@@ -31,7 +31,7 @@ The heuristics:
 
 - :func:`equal_split`: B_d equal on every dimension.
 - :func:`traffic_proportional`: B_d proportional to the bytes each NPU sends on dimension d per iteration
-  (:mod:`hieropt.traffic`; the bytes do not depend on bandwidth).
+  (:mod:`hieropt.model.traffic`; the bytes do not depend on bandwidth).
 - :func:`square_root`: B_d proportional to sqrt(m_d / p_d) with m_d those bytes and p_d the dimension's $ per GB/s:
   Kleinrock's square-root capacity assignment (L. Kleinrock, *Communication Nets: Stochastic Message Flow and Delay*,
   McGraw-Hill 1964, ch. 5), the closed-form optimum of the separable relaxation
@@ -60,11 +60,11 @@ from typing import Any
 import highspy
 import numpy as np
 
-from .cost import unit_cost_usd_per_gbps
-from .errors import InputError
-from .spec import Instance
-from .timing import TimeModel, build_time_model, evaluate
-from .verify import constraint_violations
+from ..errors import InputError
+from ..model.cost import unit_cost_usd_per_gbps
+from ..model.timing import TimeModel, build_time_model, evaluate
+from ..spec import Instance
+from ..verify import constraint_violations
 
 OBJECTIVES_PLACED = ("performance", "performance_per_cost", "min_cost")
 ROW_TOL = 1e-9
@@ -164,7 +164,7 @@ class FeasibleSet:
         self._proj: highspy.Highs | None = None
 
     def _highs(self, n_cols: int, lb: np.ndarray, ub: np.ndarray, a_cols: np.ndarray) -> highspy.Highs:
-        from .solvers.highs import quiet_stdout
+        from ..solvers.highs import quiet_stdout
 
         with quiet_stdout():
             h = highspy.Highs()
@@ -546,7 +546,7 @@ def gradient_descent(instance: Instance, objective: str | None = None, optimum: 
     gap = None
     if placed.bw is not None:
         if optimum is None:
-            from .api import solve
+            from ..api import solve
 
             optimum = solve(instance, objective=obj).objective_value
         gap = relative_gap(objective_value(instance, tm, placed.bw, obj), optimum)

@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from . import report_compare as rc
-from .compare import Comparison, compare
-from .errors import HieroptError, InputError
-from .spec import Instance
+from ..errors import HieroptError, InputError
+from ..report import compare as rc
+from ..spec import Instance
+from ..studies.compare import Comparison, compare
 
 InstanceArg = Annotated[Path | None, typer.Argument(help="Instance TOML file (or use the LIBRA flags).",
                                                     show_default=False)]
@@ -35,7 +35,7 @@ ConstraintOpt = Annotated[list[str] | None, typer.Option(
 def _instance(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
               cost: Path | None, constraint: list[str] | None, max_time_ns: float | None,
               budget_usd: float | None) -> Instance:
-    from .cli import _load
+    from . import _load
 
     inst = _load(instance, network, workload, communicator, cost, constraint)
     update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd))
@@ -74,7 +74,7 @@ def compare_command(
     rule, projected gradient descent (with its iterations and gap), greedy water-filling and the instance's vendor
     ratios (heuristic_ratios). Every heuristic is made feasible for the same constraints; prints iteration time,
     cost, time x cost, the gap to the optimum, the bottleneck dimension and where each heuristic loses."""
-    from .cli import _console, _fail, _write_json
+    from . import _console, _fail, _write_json
 
     err = Console(stderr=True)
     to_stdout = json_out is not None and str(json_out) == "-"
@@ -107,8 +107,8 @@ def report_command(
     """Write a visual report of the exact optimum versus the heuristics: PNG figures (bandwidth per dimension,
     utilisation, gap, the exact Pareto front with every design as a point), one self-contained HTML page with the
     tables (the same numbers as `hieropt compare`) and report.json."""
-    from . import api
-    from .cli import _console, _fail
+    from .. import api
+    from . import _console, _fail
 
     err = Console(stderr=True)
     out = _console()
