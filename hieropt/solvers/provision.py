@@ -20,7 +20,8 @@ Algorithm (design.md §3 "Discrete provisioning"; research/solver_probe.md §5 (
 4. Read the chosen option per dimension (the largest binary), recompute bandwidth, time and cost exactly, and re-check
    them with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and the constraint check of
    :mod:`hieropt.verify`; any disagreement raises :class:`SolverError` instead of returning.
-5. Compare with the continuous optimum (:func:`hieropt.api.solve` on the same instance with each dimension bounded by
+5. Compare with the continuous optimum (:func:`hieropt.solvers.objectives.solve` on the same instance with each
+   dimension bounded by
    the catalog's reachable bandwidth range: a relaxation, so its time is a lower bound for ``performance``) and with
    roundings of it to whole units (each part line rounded down / up / either way per dimension; the part choice
    among the rounded options is optimised by the same MILP restricted to them, so the baseline is the best such
@@ -49,6 +50,7 @@ from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..verify import constraint_violations
 from .highs import quiet_stdout
+from .objectives import solve
 
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
 
@@ -443,8 +445,6 @@ def _values(opts: list[Option], show: int = 6) -> str:
 
 def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Solution | None, str]:
     """The continuous performance optimum with each dimension bounded by the catalog's reachable range."""
-    from ..api import solve  # late import: hieropt.api imports this module
-
     bounds = []
     for b, opts in zip(instance.bounds_or_default, options, strict=True):
         lo, hi = min(o.bw_gbps for o in opts), max(o.bw_gbps for o in opts)

@@ -2,7 +2,8 @@
 the gap
 each one leaves and a one-line explanation of where it loses.
 
-``compare(instance, objective)`` solves the instance exactly (:func:`hieropt.api.solve`, verified), runs every
+``compare(instance, objective)`` solves the instance exactly (:func:`hieropt.solvers.objectives.solve`, verified), runs
+every
 heuristic for the same objective (each made feasible for the same constraints, bounds, budget and time target),
 evaluates every vector with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and returns a
 :class:`Comparison`. The gap of a heuristic is (its objective value - the optimum's) / the optimum's, in %, for the
@@ -21,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import solve
 from ..errors import InputError
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution
+from ..solvers.objectives import solve
 from ..spec import Instance
 from .heuristics import HeuristicResult, ratio_problems, relative_gap, run_all
 

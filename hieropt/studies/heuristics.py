@@ -485,7 +485,7 @@ def gradient_descent(instance: Instance, objective: str | None = None, optimum: 
 
     Args:
         optimum: the exact optimal objective value (ns, $ or ns * $), for the reported ``gap``; when None, the
-            exact optimum is computed with :func:`hieropt.api.solve`.
+            exact optimum is computed with :func:`hieropt.solvers.objectives.solve`.
         max_iter: iteration limit.
     """
     start = time.perf_counter()
@@ -546,7 +546,7 @@ def gradient_descent(instance: Instance, objective: str | None = None, optimum: 
     gap = None
     if placed.bw is not None:
         if optimum is None:
-            from ..api import solve
+            from ..solvers.objectives import solve
 
             optimum = solve(instance, objective=obj).objective_value
         gap = relative_gap(objective_value(instance, tm, placed.bw, obj), optimum)

@@ -5,7 +5,8 @@ Flow: :func:`enumerate_shapes` lists every valid shape (ordered factorisations o
 ``max_dims`` factors, each a dimension at some level with a building block the level allows, levels never decreasing,
 sizes within the levels' ranges and limits); :func:`candidates` attaches the parallel mapping (one candidate per shape
 under ``tp_lowest`` and ``header``, one per placement under ``all_placements``) and removes exact duplicates
-(below); :func:`explore` solves every remaining candidate with :func:`hieropt.api.solve` (the space's objective,
+(below); :func:`explore` solves every remaining candidate with :func:`hieropt.solvers.objectives.solve` (the space's
+objective,
 proven gap), in a process pool or on a Dask cluster, streams one row per candidate to a CSV / Parquet file as results
 arrive, resumes from that file, and ranks the candidates by their proven optimum.
 
@@ -424,7 +425,8 @@ def _group_text(mappings: tuple[Mapping, ...], phase: str) -> str:
 
 
 def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
-    """Solve one candidate with the space's objective (:func:`hieropt.api.solve`, proven gap) and return its row
+    """Solve one candidate with the space's objective (:func:`hieropt.solvers.objectives.solve`, proven gap) and return
+    its row
     (see :data:`COLUMNS`; ``space_hash`` and the equivalents are filled in by :func:`explore`). A shape without a
     certified answer gets its status (``infeasible``, ``unbounded``, ``error``) and the message.
 
@@ -432,7 +434,7 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
     their costs differ; the row then reports the cheapest design whose time is within the gap target (1e-8) of the
     optimum (a second, min_cost solve), so cost, bandwidths and scale-out figures are well defined. The objective
     value, bound and gap are those of the performance solve."""
-    from ...api import solve
+    from ...solvers.objectives import solve
 
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     row.update(shape_id=cand.id, n_dims=cand.n_dims, levels=",".join(space.levels[d.level].name for d in cand.dims),
