@@ -373,7 +373,7 @@ def _table_html(data: dict[str, list], numeric_from: int = 1, classes: list[str]
 
 def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes], notes: list[str]) -> str:
     """One self-contained HTML page: the display tables of :func:`display_dict` and the PNGs as data URIs."""
-    from .. import __version__
+    from ..version import __version__
 
     inst = comp.instance
     classes = ["optimum" if r.kind == "optimum" else ("" if r.feasible else "infeasible") for r in comp.rows]
