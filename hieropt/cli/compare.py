@@ -1,33 +1,39 @@
 """``hieropt compare`` and ``hieropt report``: the exact optimum against the rules of thumb, as a table or as a
-self-contained HTML report with figures. Registered in :mod:`hieropt.cli`; shares its loading and error handling
-(imported when a command runs, since :mod:`hieropt.cli` imports this module)."""
+self-contained HTML report with figures. Registered in :mod:`hieropt.cli`; loading and error handling from
+:mod:`hieropt.cli.common`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from ..errors import HieroptError, InputError
-from ..report import compare as rc
-from ..spec import Instance
-from ..studies.compare import Comparison, compare
+from .common import (
+    CostOpt,
+    InstanceArg,
+    MaxTimeOpt,
+    NetworkOpt,
+    WorkloadOpt,
+    console,
+    error_console,
+    fail,
+    load_instance_args,
+    to_stdout,
+    write_json,
+)
 
-InstanceArg = Annotated[Path | None, typer.Argument(help="Instance TOML file (or use the LIBRA flags).",
-                                                    show_default=False)]
+if TYPE_CHECKING:
+    from ..spec import Instance
+    from ..studies.compare import Comparison
+
 ObjectiveOpt = Annotated[str | None, typer.Option(
     "--objective", help="performance (iteration time), performance_per_cost (time x cost) or min_cost (network "
     "cost meeting --max-time-ns): what the gap is measured on and what the heuristics are placed for. Default: the "
     "instance's.")]
-MaxTimeOpt = Annotated[float | None, typer.Option(
-    "--max-time-ns", help="Iteration-time target, ns (required by min_cost; a cap otherwise).")]
 BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Network-cost cap, $.")]
-NetworkOpt = Annotated[Path | None, typer.Option("--network", help="LIBRA network YAML (instead of INSTANCE).")]
-WorkloadOpt = Annotated[Path | None, typer.Option("--workload", help="ASTRA-sim 1.0 / LIBRA workload text.")]
 CommOpt = Annotated[Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")]
-CostOpt = Annotated[Path | None, typer.Option("--cost", help="LIBRA cost-model YAML ($ per GB/s).")]
 ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500'; repeatable.")]
 
@@ -35,9 +41,9 @@ ConstraintOpt = Annotated[list[str] | None, typer.Option(
 def _instance(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
               cost: Path | None, constraint: list[str] | None, max_time_ns: float | None,
               budget_usd: float | None) -> Instance:
-    from . import _load
+    from ..errors import InputError
 
-    inst = _load(instance, network, workload, communicator, cost, constraint)
+    inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
     update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd))
               if v is not None}
     for k, v in update.items():
@@ -48,6 +54,8 @@ def _instance(instance: Path | None, network: Path | None, workload: Path | None
 
 
 def _print_comparison(out: Console, comp: Comparison) -> None:
+    from ..report import compare as rc
+
     for line in rc.headline_lines(comp):
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(rc.comparison_rich_table(comp))
@@ -74,19 +82,20 @@ def compare_command(
     rule, projected gradient descent (with its iterations and gap), greedy water-filling and the instance's vendor
     ratios (heuristic_ratios). Every heuristic is made feasible for the same constraints; prints iteration time,
     cost, time x cost, the gap to the optimum, the bottleneck dimension and where each heuristic loses."""
-    from . import _console, _fail, _write_json
+    from ..errors import HieroptError
+    from ..report import compare as rc
+    from ..studies.compare import compare
 
-    err = Console(stderr=True)
-    to_stdout = json_out is not None and str(json_out) == "-"
-    out = err if to_stdout else _console()
+    err = error_console()
+    out = err if to_stdout(json_out) else console()
     try:
         inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
         comp = compare(inst, objective=objective)
     except HieroptError as e:
-        raise _fail(err, e) from None
+        raise fail(err, e) from None
     _print_comparison(out, comp)
     if json_out is not None:
-        _write_json(json_out, rc.comparison_dict(comp))
+        write_json(json_out, rc.comparison_dict(comp))
     raise typer.Exit(0 if comp.optimum.success else 3)
 
 
@@ -108,25 +117,27 @@ def report_command(
     utilisation, gap, the exact Pareto front with every design as a point), one self-contained HTML page with the
     tables (the same numbers as `hieropt compare`) and report.json."""
     from .. import api
-    from . import _console, _fail
+    from ..errors import HieroptError, InputError
+    from ..report import html
+    from ..studies.compare import compare
 
-    err = Console(stderr=True)
-    out = _console()
+    err = error_console()
+    out = console()
     try:
         inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
         comp = compare(inst, objective=objective)
     except HieroptError as e:
-        raise _fail(err, e) from None
+        raise fail(err, e) from None
     front, front_error = None, None
     try:
         front = api.pareto(comp.instance, points=points)
     except HieroptError as e:
         if isinstance(e, InputError):
-            raise _fail(err, e) from None
+            raise fail(err, e) from None
         front_error = str(e)
         err.print(f"[yellow]note:[/] no Pareto front: {e}", highlight=False, soft_wrap=True)
     _print_comparison(out, comp)
-    data = rc.write_report(comp, front, out_dir, front_error)
+    data = html.write_report(comp, front, out_dir, front_error)
     for name in data["files"]:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(0 if comp.optimum.success else 3)

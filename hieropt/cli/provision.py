@@ -3,18 +3,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from ..errors import HieroptError
-from ..io.instance import load_instance
-from ..report import provision as report_provision
-from ..solvers.provision import PROVISION_OBJECTIVES, provision
+from ..names import PROVISION_OBJECTIVES
+from .common import console, error_console, fail, to_stdout, write_json
 
 
 def provision_command(
@@ -40,16 +35,19 @@ def provision_command(
     materials; the proven gap; and the comparison with the continuous optimum (a lower bound on time) and with its
     roundings to whole units. Exit 3 when no catalog design meets the constraints, the time target or the budget.
     """
-    err = Console(stderr=True)
-    to_stdout = json_out is not None and str(json_out) == "-"
-    out = err if to_stdout else _console()
+    from ..errors import HieroptError
+    from ..io.instance import load_instance
+    from ..report import provision as report_provision
+    from ..solvers.provision import provision
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console()
     try:
         inst = load_instance(instance)
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, compare=compare)
     except HieroptError as e:
-        err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
-        raise typer.Exit(e.exit_code) from None
+        raise fail(err, e) from None
     for line in report_provision.summary_lines(inst, result):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))
@@ -59,15 +57,5 @@ def provision_command(
         for line in report_provision.rounding_lines(result):
             out.print(line, highlight=False, soft_wrap=True)
     if json_out is not None:
-        text = json.dumps(report_provision.provision_dict(inst, result), indent=2)
-        if to_stdout:
-            sys.stdout.write(text + "\n")
-        else:
-            json_out.write_text(text + "\n", encoding="utf-8")
+        write_json(json_out, report_provision.provision_dict(inst, result))
     raise typer.Exit(0 if result.success else 3)
-
-
-def _console() -> Console:
-    """stdout console, at least 120 columns wide when not a terminal (files, pipes) so tables are not truncated."""
-    c = Console()
-    return c if c.is_terminal else Console(width=max(c.width, 120))

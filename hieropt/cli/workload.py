@@ -12,25 +12,16 @@ and the fix); 3 no certified optimum to export.
 from __future__ import annotations
 
 import sys
-import tomllib
-from collections import defaultdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from .. import api
-from ..errors import HieroptError, InputError, SolverError
-from ..io.astrasim1 import format_workload, read_workload
-from ..io.astrasim2 import links_per_npu, write_network_yml
-from ..io.common import read_text, validation_error
-from ..io.instance import GENERATORS, read_model
-from ..report import text as report
-from ..spec import PHASES, TRANSFORMER_POLICIES, Workload, WorkloadHeader
+from .common import console, error_console, fail
+
+if TYPE_CHECKING:
+    from ..spec import Workload, WorkloadHeader
 
 workload_app = typer.Typer(
     add_completion=False,
@@ -40,117 +31,13 @@ workload_app = typer.Typer(
     "(transformer, DLRM, CNN). Times in ns, sizes in bytes per NPU.",
 )
 
-_PHASE_LABEL = {"forward": "forward", "input_grad": "input-grad", "weight_grad": "weight-grad"}
-_HEADER_FIELDS = (("model_parallel_npu_group", "model_parallel_NPU_group"), ("last_bottom_layer", "last bottom layer"),
-                  ("checkpoints", "checkpoints"), ("checkpoint_initiates", "checkpoint_initiates"), ("ep", "ep"),
-                  ("pp", "pp"), ("vpp", "vpp"), ("ga", "ga"), ("all_gpus", "all_gpus"),
-                  ("pp_comm_bytes", "pp_comm (bytes)"), ("declared_layers", "layer count (line 2)"))
-
-
-def _console(width: int = 120) -> Console:
-    """stdout console, at least ``width`` columns wide when not a terminal (files, pipes): tables are not cut."""
-    c = Console()
-    return c if c.is_terminal else Console(width=max(c.width, width))
-
-
-def _fail(err: Console, e: HieroptError) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
-    return typer.Exit(e.exit_code)
-
-
-def _num(v: float) -> str:
-    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.3f}"
-
 
 def load_workload(path: Path) -> Workload:
     """A workload from ASTRA-sim 1.0 text, or from a workload model (``.toml``: generator and parameters)."""
+    from ..io.astrasim1 import read_workload
+    from ..io.instance import read_model
+
     return read_model(path) if Path(path).suffix == ".toml" else read_workload(path)
-
-
-# ------------------------------------------------------------------------------------------------------------- show
-def header_lines(w: Workload) -> list[str]:
-    """The workload's name, size and header, field by field."""
-    lines = [f"workload {w.name}: {len(w.layers):,} layers"]
-    h = w.header
-    if h is None:
-        lines.append("header: none (a header-less LIBRA file, or a generated workload without one)")
-        return lines
-    lines.append(f"header: {h.line}")
-    lines.append(f"  policy: {h.policy}")
-    for key, label in _HEADER_FIELDS:
-        v = getattr(h, key)
-        if v is not None:
-            text = ", ".join(str(i) for i in v) if isinstance(v, tuple) else _num(v) if key == "pp_comm_bytes" else v
-            lines.append(f"  {label}: {text if text != '' else '(none)'}")
-    return lines
-
-
-def layer_table(w: Workload) -> Table:
-    """One row per layer: compute ns and collective (bytes) of every phase, update ns (and the per-layer policy)."""
-    t = Table(title="Layers (compute ns; collective and bytes per NPU)", title_justify="left")
-    t.add_column("#", justify="right")
-    t.add_column("layer", overflow="fold")
-    for p in PHASES:
-        t.add_column(f"{_PHASE_LABEL[p]} ns", justify="right", overflow="fold")
-        t.add_column(f"{_PHASE_LABEL[p]} collective", overflow="fold")
-    t.add_column("update ns", justify="right")
-    customized = any(layer.policy is not None for layer in w.layers)
-    if customized:
-        t.add_column("policy", overflow="fold")
-    for i, layer in enumerate(w.layers):
-        row = [str(i), escape(layer.name)]
-        for p in PHASES:
-            ph = getattr(layer, p)
-            coll = "-" if ph.collective.value == "NONE" and ph.size_bytes == 0 else \
-                f"{ph.collective_name} {_num(ph.size_bytes)}"
-            row += [_num(ph.compute_ns), coll]
-        row.append(_num(layer.update_ns))
-        if customized:
-            row.append(layer.policy or "")
-        t.add_row(*row)
-    return t
-
-
-def totals(w: Workload) -> tuple[dict[str, float], dict[tuple[str, str], list[float]], dict[str, list[float]]]:
-    """(compute ns per phase, [count, bytes] per (phase, collective), [count, bytes] per collective); collectives
-    by their written name (with scope), NONE left out."""
-    compute = {p: 0.0 for p in PHASES}
-    by_phase: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
-    by_type: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
-    for layer in w.layers:
-        for p in PHASES:
-            ph = getattr(layer, p)
-            compute[p] += ph.compute_ns
-            if ph.collective.value != "NONE":
-                for acc in (by_phase[(p, ph.collective_name)], by_type[ph.collective_name]):
-                    acc[0] += 1
-                    acc[1] += ph.size_bytes
-    return compute, dict(by_phase), dict(by_type)
-
-
-def totals_tables(w: Workload) -> tuple[Table, Table]:
-    """Totals per phase (compute, and count and bytes of each collective) and per collective type."""
-    compute, by_phase, by_type = totals(w)
-    t = Table(title="Totals per phase", title_justify="left")
-    for col in ("phase", "compute ns", "collective", "count", "bytes"):
-        t.add_column(col, justify="left" if col in ("phase", "collective") else "right")
-    for p in PHASES:
-        rows = sorted((k[1], v) for k, v in by_phase.items() if k[0] == p)
-        if not rows:
-            t.add_row(_PHASE_LABEL[p], _num(compute[p]), "none", "0", "0")
-        for j, (name, (count, size)) in enumerate(rows):
-            t.add_row(_PHASE_LABEL[p] if j == 0 else "", _num(compute[p]) if j == 0 else "", name, f"{count:,}",
-                      _num(size))
-    t.add_row("all", _num(sum(compute.values())), "", f"{sum(int(v[0]) for v in by_type.values()):,}",
-              _num(sum(v[1] for v in by_type.values())))
-    u = Table(title="Totals per collective type", title_justify="left")
-    for col in ("collective", "count", "bytes"):
-        u.add_column(col, justify="left" if col == "collective" else "right")
-    for name, (count, size) in sorted(by_type.items()):
-        u.add_row(name, f"{count:,}", _num(size))
-    if not by_type:
-        u.add_row("none", "0", "0")
-    return t, u
 
 
 @workload_app.command("show")
@@ -160,12 +47,15 @@ def show(
     summary: Annotated[bool, typer.Option("--summary", help="Header and totals only, no per-layer table.")] = False,
 ) -> None:
     """Print a workload: its header, every layer's compute and collectives, and totals per phase and collective."""
-    err = Console(stderr=True)
+    from ..errors import HieroptError
+    from ..report.workload import header_lines, layer_table, totals_tables
+
+    err = error_console()
     try:
         w = load_workload(file)
     except HieroptError as e:
-        raise _fail(err, e) from None
-    out = _console(160)
+        raise fail(err, e) from None
+    out = console(160)
     for line in header_lines(w):
         out.print(escape(line), highlight=False, soft_wrap=True)
     if not summary:
@@ -186,6 +76,10 @@ ExactOpt = Annotated[bool, typer.Option("--exact", help="Write exact values inst
 
 
 def _set_value(text: str) -> tuple[str, Any]:
+    import tomllib
+
+    from ..errors import InputError
+
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -200,6 +94,16 @@ def _set_value(text: str) -> tuple[str, Any]:
 def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> tuple[Workload, WorkloadHeader]:
     """Run generator ``kind`` on the model file's parameters (if any) with ``--set`` overrides; returns the workload
     and the header to write (for the transformer, ``model_parallel_NPU_group`` = its ``tp``)."""
+    import tomllib
+
+    from pydantic import ValidationError
+
+    from ..errors import InputError
+    from ..io.common import read_text, validation_error
+    from ..io.instance import GENERATORS
+    from ..names import TRANSFORMER_POLICIES
+    from ..spec import WorkloadHeader
+
     params_cls, generate = GENERATORS[kind]
     params: dict[str, Any] = {}
     source: str | Path = "command line"
@@ -230,7 +134,11 @@ def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> 
 
 
 def _generate_command(kind: str, model: Path | None, output: Path, sets: list[str] | None, exact: bool) -> None:
-    err = Console(stderr=True)
+    from ..errors import HieroptError, InputError
+    from ..io.astrasim1 import format_workload
+    from ..report.workload import totals
+
+    err = error_console()
     to_stdout = str(output) == "-"
     try:
         w, h = generate_workload(kind, model, sets)
@@ -242,12 +150,12 @@ def _generate_command(kind: str, model: Path | None, output: Path, sets: list[st
                 raise InputError(output, None, f"cannot write the workload file: {e}",
                                  "check the folder exists and is writable") from e
     except HieroptError as e:
-        raise _fail(err, e) from None
+        raise fail(err, e) from None
     if to_stdout:
         sys.stdout.write(text)
         return
     compute, _, by_type = totals(w)
-    out = _console()
+    out = console()
     out.print(f"wrote {escape(str(output))}: ASTRA-sim 1.0 workload '{escape(w.name)}', {len(w.layers):,} layers, "
               f"header '{escape(text.splitlines()[0])}'", highlight=False, soft_wrap=True)
     out.print(f"compute {sum(compute.values()):,.0f} ns per iteration; collectives: "
@@ -290,7 +198,14 @@ def export_command(
     links of B/2, FullyConnected: p-1 links of B/(p-1), Switch: 1 link of B); latency 0 ns (hieropt's model has no
     link latency). Exit 3, writing nothing, when there is no certified optimum.
     """
-    err = Console(stderr=True)
+    from rich.table import Table
+
+    from .. import api
+    from ..errors import HieroptError, SolverError
+    from ..io.astrasim2 import links_per_npu, write_network_yml
+    from ..report import text as report
+
+    err = error_console()
     try:
         inst = api.load_instance(instance)
         sol = api.solve(inst, rel_gap=gap)
@@ -299,8 +214,8 @@ def export_command(
                                f"{astra_sim}")
         an = write_network_yml(inst, sol.bw_gbps, astra_sim)
     except HieroptError as e:
-        raise _fail(err, e) from None
-    out = _console()
+        raise fail(err, e) from None
+    out = console()
     for line in report.summary_lines(inst, sol):
         out.print(escape(line), highlight=False, soft_wrap=True)
     t = Table(title=f"Wrote {escape(str(astra_sim))} (ASTRA-sim 2.0 analytical network)", title_justify="left")

@@ -37,9 +37,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..spec import Network
+from ..spec.base import Frozen
 from ..units import gbit_to_gbyte
 
 __all__ = ["Part", "Switch", "PartClass", "Catalog", "BomLine", "Option", "fabric", "dimension_options",
@@ -49,9 +50,6 @@ LINK_BLOCKS = ("Ring", "FullyConnected")
 """Building blocks provisioned with link ports; Switch dimensions use NICs and switches."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
 
 def _positive_bw(v: float | None) -> float | None:
     if v is not None and not (math.isfinite(v) and v > 0):
@@ -60,7 +58,7 @@ def _positive_bw(v: float | None) -> float | None:
     return v
 
 
-class Part(_Frozen):
+class Part(Frozen):
     """A link port or NIC: bandwidth per unit (GB/s per direction), price per unit ($), how many fit.
 
     Exactly one of ``gbps`` (GB/s) and ``gbit_per_s`` (Gb/s, converted by dividing by 8); exactly one of
@@ -119,7 +117,7 @@ class Part(_Frozen):
         return units * self.unit_gbps / self.share
 
 
-class Switch(_Frozen):
+class Switch(Frozen):
     """A switch: ``radix`` ports, priced per switch or per port; optional port speed (``port_gbps`` GB/s or
     ``port_gbit_per_s`` Gb/s) so that a NIC faster than a port takes ``ceil(nic / port)`` ports."""
 
@@ -163,7 +161,7 @@ class Switch(_Frozen):
         return 1 if q is None else max(1, math.ceil(nic_gbps / q - 1e-9))
 
 
-class PartClass(_Frozen):
+class PartClass(Frozen):
     """The parts of one cost class: ``links`` for Ring / FullyConnected dimensions, ``nics`` and ``switches`` for
     Switch dimensions."""
 
@@ -172,7 +170,7 @@ class PartClass(_Frozen):
     switches: tuple[Switch, ...] = ()
 
 
-class Catalog(_Frozen):
+class Catalog(Frozen):
     """A parts catalog: cost class name -> :class:`PartClass`. Prices in $, bandwidths in GB/s per direction."""
 
     name: str = "catalog"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from rich.table import Table
 from rich.text import Text
 
@@ -12,10 +11,7 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from ..verify import constraint_violations
-
-
-def _ms(ns: float) -> str:
-    return f"{ns / 1e6:,.4f}"
+from .common import fmt_ms
 
 
 def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
@@ -28,8 +24,9 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
                  "it is the slowest dimension")
     for d, dim in enumerate(instance.network.dims):
         t.add_row(str(d), dim.block, str(dim.npus), dim.cost_class, f"{bd.bw_gbps[d]:,.3f}",
-                  f"{bd.bytes_per_dim[d] / 1e9:,.4f}", _ms(bd.busy_ns_per_dim[d]), f"{bd.utilisation_per_dim[d]:.1%}",
-                  _ms(bd.bottleneck_ns_per_dim[d]), f"{bd.cost_per_dim_usd[d]:,.0f}")
+                  f"{bd.bytes_per_dim[d] / 1e9:,.4f}", fmt_ms(bd.busy_ns_per_dim[d]),
+                  f"{bd.utilisation_per_dim[d]:.1%}",
+                  fmt_ms(bd.bottleneck_ns_per_dim[d]), f"{bd.cost_per_dim_usd[d]:,.0f}")
     return t
 
 
@@ -42,8 +39,8 @@ def time_table(bd: Breakdown) -> Table:
     T = bd.iteration_time_ns
     rows = [("compute", bd.compute_ns)] + [(f"communication: {p}", v) for p, v in bd.communication_by_phase_ns.items()]
     for name, v in rows:
-        t.add_row(name, _ms(v), f"{v / T:.1%}" if T > 0 else "-")
-    t.add_row(Text("iteration", style="bold"), Text(_ms(T), style="bold"), "100.0%")
+        t.add_row(name, fmt_ms(v), f"{v / T:.1%}" if T > 0 else "-")
+    t.add_row(Text("iteration", style="bold"), Text(fmt_ms(T), style="bold"), "100.0%")
     return t
 
 
@@ -86,78 +83,6 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
     return lines
 
 
-def _arr(a: np.ndarray) -> list[float]:
-    return [float(x) for x in a]
-
-
-def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
-    """JSON-ready breakdown (units in the keys)."""
-    return {
-        "bw_gbps_per_dim": _arr(bd.bw_gbps),
-        "iteration_time_ns": bd.iteration_time_ns,
-        "compute_ns": bd.compute_ns,
-        "communication_ns": bd.communication_ns,
-        "communication_by_phase_ns": bd.communication_by_phase_ns,
-        "bytes_per_dim": _arr(bd.bytes_per_dim),
-        "busy_ns_per_dim": _arr(bd.busy_ns_per_dim),
-        "utilisation_per_dim": _arr(bd.utilisation_per_dim),
-        "bottleneck_ns_per_dim": _arr(bd.bottleneck_ns_per_dim),
-        "cost_usd_per_dim": _arr(bd.cost_per_dim_usd),
-        "network_cost_usd": bd.network_cost_usd,
-    }
-
-
-def instance_dict(instance: Instance) -> dict[str, Any]:
-    """The instance echoed into JSON output (workload summarised by name and layer count)."""
-    return {
-        "name": instance.name,
-        "objective": instance.objective,
-        "training_loop": instance.training_loop,
-        "network": [d.model_dump() for d in instance.network.dims],
-        "npus": instance.network.npus_total,
-        "workload": {"name": instance.workload.name, "layers": len(instance.workload.layers),
-                     "policy": instance.workload.policy},
-        "mapping": instance.mapping.model_dump(),
-        "cost": {k: v.model_dump() for k, v in instance.cost.classes.items()},
-        "mapping_note": instance.mapping_note,
-        "more_workloads": [{"name": j.workload.name, "layers": len(j.workload.layers), "weight": j.weight,
-                            "mapping": j.mapping.model_dump()} for j in instance.more_workloads],
-        "workload_weight": instance.workload_weight,
-        "dimension_mode": instance.dimension_mode,
-        "pipeline": instance.pipeline.model_dump() if instance.pipeline else None,
-        "constraints": [c.text for c in instance.constraints],
-        "max_iteration_time_ns": instance.max_iteration_time_ns,
-        "max_network_cost_usd": instance.max_network_cost_usd,
-        "bounds": [b.model_dump() for b in instance.bounds_or_default],
-    }
-
-
-def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
-    """JSON-ready solution: status, bandwidths, times, bound, gap, cost, statistics, breakdown, instance echo."""
-    return {
-        "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",
-                  "bytes": "bytes per NPU"},
-        "status": sol.status.value,
-        "message": sol.message,
-        "objective": sol.objective,
-        "bw_gbps_per_dim": _arr(sol.bw_gbps),
-        "iteration_time_ns": sol.iteration_time_ns,
-        "lower_bound_ns": sol.lower_bound_ns,
-        "objective_value": sol.objective_value,
-        "objective_bound": sol.objective_bound,
-        "objective_unit": sol.objective_unit,
-        "gap": sol.gap,
-        "network_cost_usd": sol.network_cost_usd,
-        "iterations": sol.iterations,
-        "solve_seconds": sol.solve_seconds,
-        "method": sol.method,
-        "notes": list(sol.notes),
-        "extra": sol.extra,
-        "breakdown": breakdown_dict(sol.breakdown),
-        "instance": instance_dict(instance),
-    }
-
-
 def front_table(instance: Instance, front: Any) -> Table:
     """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension."""
     t = Table(title=f"Time-cost Pareto front ({len(front.points)} budgets, each point proven optimal)",
@@ -167,7 +92,7 @@ def front_table(instance: Instance, front: Any) -> Table:
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
     for i, p in enumerate(front.points):
-        t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", _ms(p.iteration_time_ns),
+        t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
                   f"{p.gap:.1e}", *(f"{b:,.3f}" for b in p.bw))
     return t
 
@@ -175,70 +100,13 @@ def front_table(instance: Instance, front: Any) -> Table:
 def front_lines(front: Any) -> list[str]:
     """The marked optima, notes and timing of a front."""
     f = front.fastest
-    lines = [f"fastest (performance optimum): {_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
+    lines = [f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
     b = front.best_per_cost
     if b is not None:
-        lines.append(f"best performance per cost: {_ms(b.iteration_time_ns)} ms at ${b.network_cost_usd:,.0f} "
+        lines.append(f"best performance per cost: {fmt_ms(b.iteration_time_ns)} ms at ${b.network_cost_usd:,.0f} "
                      f"(time x cost {b.objective_value:.6g} ns x $, gap {b.gap:.1e})")
     lines += [f"note: {n}" for n in front.notes]
     lines.append(f"front solved in {front.solve_seconds * 1e3:.0f} ms ({front.lps} LPs on one persistent LP)")
     return lines
 
 
-def _point_dict(p: Any) -> dict[str, Any]:
-    return {"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
-            "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns, "gap": p.gap,
-            "bw_gbps_per_dim": _arr(p.bw)}
-
-
-def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
-    """JSON-ready front: points, the two marked optima, notes, timing, instance echo."""
-    return {
-        "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD"},
-        "points": [_point_dict(p) for p in front.points],
-        "fastest": solution_dict(instance, front.fastest),
-        "best_per_cost": solution_dict(instance, front.best_per_cost) if front.best_per_cost else None,
-        "notes": list(front.notes),
-        "solve_seconds": front.solve_seconds,
-        "lps": front.lps,
-        "instance": instance_dict(instance),
-    }
-
-
-def front_csv(instance: Instance, front: Any) -> str:
-    """The front as CSV text (one row per budget; units in the header)."""
-    head = ["budget_usd", "network_cost_usd", "iteration_time_ns", "lower_bound_ns", "gap"]
-    head += [f"bw{d}_gbps" for d in range(instance.network.n_dims)]
-    rows = [",".join(head)]
-    for p in front.points:
-        vals = [p.budget_usd, p.network_cost_usd, p.iteration_time_ns, p.lower_bound_ns, p.gap, *p.bw]
-        rows.append(",".join(repr(float(v)) for v in vals))
-    return "\n".join(rows) + "\n"
-
-
-def plot_front(instance: Instance, front: Any, path: Any) -> None:
-    """Draw the front (cost $M vs iteration time ms) with the two optima marked, to a PNG at ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    cost = [p.network_cost_usd / 1e6 for p in front.points]
-    time_ms = [p.iteration_time_ns / 1e6 for p in front.points]
-    ax.plot(cost, time_ms, "o-", ms=3, lw=1.2, label="Pareto front (fastest network per budget)")
-    f = front.fastest
-    ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
-            label="performance optimum")
-    b = front.best_per_cost
-    if b is not None:
-        ax.plot(b.network_cost_usd / 1e6, b.iteration_time_ns / 1e6, "*", ms=13, color="tab:green",
-                label="performance-per-cost optimum")
-    ax.set_xlabel("network cost (M$)")
-    ax.set_ylabel("iteration time (ms)")
-    ax.set_title(f"{instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)

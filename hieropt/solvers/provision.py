@@ -46,6 +46,7 @@ from ..formulation.lp import MS_NS
 from ..formulation.milp import MUSD, ProvisionMILP, build_provision_milp
 from ..model.catalog import BomLine, Catalog, Option, dimension_options
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
+from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..verify import constraint_violations
@@ -54,7 +55,6 @@ from .objectives import solve
 
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
 
-PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost")
 MILP_REL_GAP = 1e-9
 """HiGHS ``mip_rel_gap`` of every MILP solve."""
 MILP_TOLERANCES = ({"primal_feasibility_tolerance": 1e-9, "mip_feasibility_tolerance": 1e-9},

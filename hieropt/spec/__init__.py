@@ -2,7 +2,7 @@
 the design constraints, joined in :class:`Instance` (plus the shape space of ``hieropt explore``). Imports only
 :mod:`hieropt.errors`, :mod:`hieropt.units` and pydantic; every name is re-exported here."""
 
-from .models import (
+from ..names import (
     ALGORITHMS,
     BLOCKS,
     COLLECTIVE_SCOPES,
@@ -15,27 +15,14 @@ from .models import (
     SENSES,
     TRAINING_LOOPS,
     TRANSFORMER_POLICIES,
-    Block,
-    Bound,
-    Collective,
-    CostClass,
-    CostModel,
-    Dimension,
-    Instance,
-    Job,
-    Layer,
-    LinearConstraint,
-    Mapping,
-    Network,
-    NonNegFloat,
-    Phase,
-    PhaseTable,
-    Pipeline,
-    Workload,
-    WorkloadHeader,
 )
+from .base import Block, Frozen, NonNegFloat
+from .instance import Bound, CostClass, CostModel, Instance, Job, LinearConstraint, Mapping, Pipeline
+from .network import Collective, Dimension, Network
+from .workload import Layer, Phase, PhaseTable, Workload, WorkloadHeader
 
 __all__ = ["ALGORITHMS", "BLOCKS", "COLLECTIVE_SCOPES", "DEFAULT_ALGORITHM", "DLRM_POLICIES", "LAYER_POLICIES",
            "OBJECTIVES", "PHASES", "POLICIES", "SENSES", "TRAINING_LOOPS", "TRANSFORMER_POLICIES", "Block", "Bound",
-           "Collective", "CostClass", "CostModel", "Dimension", "Instance", "Job", "Layer", "LinearConstraint",
-           "Mapping", "Network", "NonNegFloat", "Phase", "PhaseTable", "Pipeline", "Workload", "WorkloadHeader"]
+           "Frozen", "Collective", "CostClass", "CostModel", "Dimension", "Instance", "Job", "Layer",
+           "LinearConstraint", "Mapping", "Network", "NonNegFloat", "Phase", "PhaseTable", "Pipeline", "Workload",
+           "WorkloadHeader"]

@@ -34,10 +34,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from ..errors import InputError
 from . import BLOCKS, Block, CostModel, LinearConstraint, NonNegFloat, Workload
+from .base import Frozen
 
 MAPPING_RULES = ("tp_lowest", "all_placements", "header")
 MAX_DIMS = 8
@@ -46,11 +47,8 @@ MAX_DIMS = 8
 _TOP_RE = re.compile(r"\btop\b")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-class Level(_Frozen):
+class Level(Frozen):
     """One level of the packaging hierarchy (innermost first).
 
     Attributes:
@@ -89,7 +87,7 @@ class Level(_Frozen):
         return self
 
 
-class SpaceJob(_Frozen):
+class SpaceJob(Frozen):
     """A workload of the space, its weight in the objective, and its tensor-parallel degree (None under the
     ``header`` rule, which takes the groups from the workload's header)."""
 
@@ -98,7 +96,7 @@ class SpaceJob(_Frozen):
     tp: int | None = Field(default=None, ge=1)
 
 
-class ShapeSpace(_Frozen):
+class ShapeSpace(Frozen):
     """Every network shape worth considering for ``npus`` NPUs, with the problem each shape is solved for.
 
     See the module docstring for the meaning of shapes, levels and mapping rules. Raises pydantic's

@@ -191,3 +191,22 @@ def test_checker_fails_on_a_circle_a_private_import_and_a_long_module(tmp_path):
     assert "import circle: pkg.model.cost -> pkg.model.timing -> pkg.model.cost" in problems
     assert "pkg.model.cost:1: imports the private name _helper from pkg.model.timing" in problems
     assert "pkg.errors: 401 lines (> 400); split it by concept" in problems
+
+
+def test_every_module_imports():
+    """Every module loads (a moved name left behind in an import fails here, not in a rarely run command)."""
+    import importlib
+
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importlib.import_module(module_name(path, PACKAGE))
+
+
+def test_cli_help_loads_no_heavy_module():
+    """``hieropt --help`` imports the command line only: no Pyomo, numpy or pydantic (a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, hieropt.cli; heavy = [m for m in ('pyomo', 'numpy', 'pydantic', 'matplotlib') "
+            "if m in sys.modules]; print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
