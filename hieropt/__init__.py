@@ -16,6 +16,8 @@ Pyomo, numpy or pydantic until a name is needed. See docs/architecture.md for th
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from .version import __version__ as __version__
@@ -49,6 +51,21 @@ def __getattr__(name: str) -> Any:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
     globals()[name] = value
     return value
+
+
+class _Package(types.ModuleType):
+    """The package module. The submodule :mod:`hieropt.verify` shares its name with the public function
+    :func:`hieropt.verify`; Python binds a submodule on its package once it is imported, which would hide the function
+    (an eager ``__init__`` re-bound it afterwards). Binding the function instead keeps ``hieropt.verify(...)``
+    working; ``from hieropt.verify import ...`` is unaffected (it reads ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "verify" and isinstance(value, types.ModuleType):
+            value = value.verify
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:
