@@ -28,7 +28,8 @@ from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution
 from ..solvers.objectives import solve
 from ..spec import Instance
-from .heuristics import HeuristicResult, ratio_problems, relative_gap, run_all
+from .heuristics import HeuristicResult, ratio_problems, run_all
+from .placement import relative_gap
 
 MATCH_REL = 1e-6
 """A heuristic within this relative gap of the optimum is reported as matching it."""
