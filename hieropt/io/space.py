@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
+from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
 from ..spec.space import MAPPING_RULES, ShapeSpace
 from .common import validation_error
@@ -49,7 +50,6 @@ _TOP_KEYS = ("name", "description", "npus", "dims", "objective", "training_loop"
 _LEVEL_KEYS = ("name", "blocks", "npus", "cost_class", "latency_ns", "algorithm", "min_dims", "max_dims", "max_npus",
                "max_npus_within")
 _LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute")
-_TRANSFORMER = ("HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD")
 
 
 def load_space(path: str | Path) -> ShapeSpace:
@@ -188,7 +188,8 @@ def _jobs(data: dict[str, Any], base: Path, src: str, rule: str, tp_default: Any
                                  "its header", "give tp = <tensor-parallel degree> (1: data parallel only)")
             tp = header_tp
         tp = _int(tp, src, f"{where}.tp" if "tp" in e else "mapping.tp", "give the tensor-parallel degree")
-        if header_tp is not None and wl.header is not None and wl.header.policy in _TRANSFORMER and tp != header_tp:
+        if (header_tp is not None and wl.header is not None and wl.header.policy in TRANSFORMER_POLICIES
+                and tp != header_tp):
             raise InputError(src, f"{where}.tp" if "tp" in e else "mapping.tp",
                              f"tp {tp} differs from the workload's model_parallel_NPU_group {header_tp} (its "
                              "collective sizes were generated for that degree)",

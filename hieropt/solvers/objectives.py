@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import InputError, NoSolutionError, SolverError
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
-from ..spec import OBJECTIVES, Instance
+from ..spec import Instance
+from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
 from .procurement import PPC_GAP, min_time_cost_product
@@ -30,23 +31,6 @@ _METHOD = {
 }
 _UNIT = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
 
-
-def _with_overrides(instance: Instance, objective: str | None, max_iteration_time_ns: float | None,
-                    max_network_cost_usd: float | None) -> Instance:
-    update = {k: v for k, v in (("objective", objective), ("max_iteration_time_ns", max_iteration_time_ns),
-                                ("max_network_cost_usd", max_network_cost_usd)) if v is not None}
-    if not update:
-        return instance
-    for name, v in (("max_iteration_time_ns", max_iteration_time_ns), ("max_network_cost_usd", max_network_cost_usd)):
-        if v is not None and not (v > 0 and v < float("inf")):
-            raise InputError(name, None, f"{v!r} is not a positive number", "give a positive, finite value")
-    if objective is not None and objective not in OBJECTIVES:
-        raise InputError("objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
-    out = instance.model_copy(update=update)
-    if out.objective == "min_cost" and out.max_iteration_time_ns is None:
-        raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
-                         "give the iteration-time target in ns (--max-time-ns)")
-    return out
 
 
 def _fastest(core: TimeLP, instance: Instance, rel_gap: float) -> OAResult:
@@ -100,7 +84,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
             limit on bandwidth, or (performance_per_cost) no floor on bandwidth (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the solver (exit code 3).
     """
-    instance = _with_overrides(instance, objective, max_iteration_time_ns, max_network_cost_usd)
+    instance = with_targets(instance, objective, max_iteration_time_ns, max_network_cost_usd)
     obj = instance.objective
     gap = rel_gap if rel_gap is not None else (PPC_GAP if obj == "performance_per_cost" else REL_GAP)
     if not MIN_REL_GAP <= gap < 1:

@@ -42,7 +42,6 @@ import bisect
 import hashlib
 import itertools
 import json
-import math
 import os
 import time
 from collections.abc import Callable
@@ -53,7 +52,7 @@ from typing import Any
 from ...errors import InputError
 from ...solvers.cutting import REL_GAP
 from ...solvers.procurement import PPC_GAP
-from ...spec import OBJECTIVES
+from ...spec.overrides import with_targets
 from ...spec.space import ShapeSpace
 from .enumerate import Enumeration
 from .executors import client_address, run_dask, run_pool, run_serial
@@ -180,24 +179,6 @@ def space_fingerprint(space: ShapeSpace) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _with_overrides(space: ShapeSpace, objective: str | None, max_iteration_time_ns: float | None,
-                    max_network_cost_usd: float | None) -> ShapeSpace:
-    update = {k: v for k, v in (("objective", objective), ("max_iteration_time_ns", max_iteration_time_ns),
-                                ("max_network_cost_usd", max_network_cost_usd)) if v is not None}
-    if not update:
-        return space
-    if objective is not None and objective not in OBJECTIVES:
-        raise InputError("--objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
-    for k in ("max_iteration_time_ns", "max_network_cost_usd"):
-        v = update.get(k)
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise InputError(f"--{k}", None, f"{v:g} is not a positive number", "give a finite value > 0")
-    out = space.model_copy(update=update)
-    if out.objective == "min_cost" and out.max_iteration_time_ns is None:
-        raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
-                         "give the iteration-time target in ns (--max-time-ns)")
-    return out
-
 
 def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
             max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None,
@@ -227,7 +208,7 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
     start = time.perf_counter()
     if not isinstance(space, ShapeSpace):
         space = load_space(space)
-    space = _with_overrides(space, objective, max_iteration_time_ns, max_network_cost_usd)
+    space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd, flag_prefix="--")
     if prune is not None and prune != space.prune_symmetric:
         space = space.model_copy(update={"prune_symmetric": prune})
     if workers is not None and workers < 1:
