@@ -20,16 +20,19 @@ from .procurement import PPC_GAP, min_time_cost_product
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9 LP tolerances)."""
 
-__all__ = ["solve", "MIN_REL_GAP"]
+__all__ = ["solve", "MIN_REL_GAP", "METHODS", "UNITS"]
 
-_METHOD = {
+METHODS = {
     "performance": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP",
     "min_cost": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP, feasible points by "
                 "convex combination with the fastest network",
     "performance_per_cost": "branch and bound on the cost level kappa with LP-dual tangent bounds; each f(kappa) "
                             "by cutting planes on one persistent HiGHS LP",
 }
-_UNIT = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
+"""How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
+:data:`hieropt.names.OBJECTIVES`."""
+UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
+"""Unit of each objective's value."""
 
 
 
@@ -114,7 +117,7 @@ def _verified(instance: Instance, tm: TimeModel, core: TimeLP, res, obj: str, st
     value = {"performance": bd.iteration_time_ns, "min_cost": bd.network_cost_usd,
              "performance_per_cost": bd.iteration_time_ns * bd.network_cost_usd}[obj]
     if abs(value - res.upper) > 1e-9 * abs(value):
-        raise SolverError(f"independent verification failed: the solver reports {res.upper:.12g} {_UNIT[obj]} but "
+        raise SolverError(f"independent verification failed: the solver reports {res.upper:.12g} {UNITS[obj]} but "
                           f"the evaluator gives {value:.12g}")
     problems = []
     target = instance.max_iteration_time_ns
@@ -140,13 +143,13 @@ def _verified(instance: Instance, tm: TimeModel, core: TimeLP, res, obj: str, st
         network_cost_usd=bd.network_cost_usd,
         objective_value=value,
         objective_bound=bound,
-        objective_unit=_UNIT[obj],
+        objective_unit=UNITS[obj],
         lower_bound_ns=bound if obj == "performance" else None,
         gap=max(0.0, (value - bound) / value) if value > 0 else 0.0,
         iterations=core.lps,
         solve_seconds=time.perf_counter() - start,
         breakdown=bd,
-        method=_METHOD[obj],
+        method=METHODS[obj],
         notes=notes,
         extra=extra,
     )

@@ -6,8 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Block = Literal["Ring", "FullyConnected", "Switch"]
-"""A building block (the names of :data:`hieropt.names.BLOCKS`)."""
+from ..names import BLOCKS
+
+Block = Literal[BLOCKS]
+"""A building block: one of :data:`hieropt.names.BLOCKS` (the literal is built from that tuple)."""
 
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """A finite float >= 0."""

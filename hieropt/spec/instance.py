@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..names import PHASES
+from ..names import OBJECTIVES, PHASES, TRAINING_LOOPS
 from .base import Frozen, NonNegFloat
 from .network import Network
 from .workload import Workload
@@ -157,8 +157,8 @@ class Instance(Frozen):
     cost: CostModel
     constraints: tuple[LinearConstraint, ...] = ()
     bounds: tuple[Bound, ...] | None = None
-    objective: Literal["performance", "performance_per_cost", "min_cost"]
-    training_loop: Literal["no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline"]
+    objective: Literal[OBJECTIVES]
+    training_loop: Literal[TRAINING_LOOPS]
     pipeline: Pipeline | None = None
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     workload_weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)

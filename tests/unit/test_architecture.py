@@ -210,3 +210,14 @@ def test_cli_help_loads_no_heavy_module():
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+def test_registries_agree_with_the_vocabulary():
+    """Each registry has one home and the vocabulary of :mod:`hieropt.names` lists exactly its keys, so adding a
+    training loop or an objective in its file without naming it (or the reverse) fails here."""
+    from hieropt import names
+    from hieropt.model.loops import LOOPS
+    from hieropt.solvers.objectives import METHODS
+
+    assert tuple(LOOPS) == names.TRAINING_LOOPS
+    assert set(METHODS) == set(names.OBJECTIVES)
