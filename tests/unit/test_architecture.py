@@ -137,12 +137,32 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
                 if w == v:
                     break
             if len(comp) > 1:
-                out.append(sorted(comp) + [sorted(comp)[0]])
+                out.append(_cycle_through(min(comp), set(comp), edges))
 
     for v in sorted(edges):
         if v not in index:
             visit(v)
     return out
+
+
+def _cycle_through(start: str, comp: set[str], edges: dict[str, set[str]]) -> list[str]:
+    """A shortest import path start -> ... -> start inside one strongly connected component (breadth first)."""
+    prev: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(edges[v] & comp):
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(prev[path[-1]])
+                    return [start] + path[::-1][1:] + [start] if v != start else [start, start]
+                if w not in prev:
+                    prev[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    raise AssertionError("not a cycle")
 
 
 def test_package_follows_the_import_rule():
