@@ -21,7 +21,7 @@ from pathlib import Path
 from ..errors import InputError, SolverError
 from ..io.astrasim_bundle import Bundle, write_bundle
 from ..spec import Instance
-from ..timing import evaluate
+from ..model.timing import evaluate
 
 RESULT = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
 DEFAULT_TIMEOUT_S = 600.0

@@ -11,7 +11,7 @@ import pytest
 
 from hieropt.spec import Layer
 from hieropt.studies.simulate import simulate
-from hieropt.timing import evaluate
+from hieropt.model.timing import evaluate
 
 from .conftest import make_instance, ph
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import hieropt
-from hieropt.heuristics import equal_split, traffic_proportional
+from hieropt.studies.heuristics import equal_split, traffic_proportional
 from hieropt.studies.simulate import simulate
 
 LOOPS = ("no_overlap", "recompute", "pipeline")
