@@ -25,11 +25,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import hieropt  # noqa: E402
-from hieropt.studies.heuristics import equal_split, traffic_proportional  # noqa: E402
 from hieropt.io.astrasim_bundle import write_bundle  # noqa: E402
-from hieropt.spec import CostClass, CostModel, Dimension, Instance, Layer, Mapping, Network, Phase, Workload  # noqa: E402
-from hieropt.studies.simulate import matching_instance, simulate  # noqa: E402
 from hieropt.model.timing import evaluate  # noqa: E402
+from hieropt.spec import CostClass, CostModel, Dimension, Instance, Layer, Mapping, Network, Phase, Workload  # noqa: E402
+from hieropt.studies.heuristics import equal_split, traffic_proportional  # noqa: E402
+from hieropt.studies.simulate import matching_instance, simulate  # noqa: E402
 
 MIB, GIB = 2**20, 2**30
 BLOCKS = ("Ring", "FullyConnected", "Switch")

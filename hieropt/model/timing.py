@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import InputError
 from ..spec import PHASES, Instance
 from .cost import cost_per_dim_usd
-from .loops import LOOPS, executions, loop_time, p2p_row
+from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
 from .terms import Piece, TermBuilder, TimeModel, collective_times, phase_refs
 from .traffic import phase_latency, phase_traffic
 
@@ -45,8 +45,9 @@ def build_time_model(instance: Instance) -> TimeModel:
     b = TermBuilder(instance.network.n_dims)
     loop = LOOPS[instance.training_loop]
     for job in instance.jobs:
-        refs = phase_refs(b, phase_traffic(instance, job), phase_latency(instance, job))
-        loop(b, job.workload.table.compute_ns, refs, job.weight, instance)
+        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
+        refs = phase_refs(b, traffic, latency)
+        loop(b, job.workload.table.compute_ns, refs, job.weight, instance, DimRefs(b, traffic, latency))
     return b.build(instance.dimension_mode)
 
 
@@ -130,7 +131,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
         p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
         C = job.workload.table.compute_ns
-        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance)
+        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim)
         T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance)
         w = job.weight
         by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T

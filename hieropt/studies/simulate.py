@@ -3,9 +3,10 @@
 ``simulate(instance, bw, binary)`` writes the bundle (:mod:`hieropt.io.astrasim_bundle`), runs the binary once per
 workload (subprocess with a timeout), reads ``sys[i] finished, C cycles`` (1 cycle = 1 ns) and takes the slowest
 NPU as the iteration time; several workloads combine with the instance's weights, as hieropt's objective does.
-The prediction is hieropt's evaluator (:func:`hieropt.timing.evaluate`) on the instance in the mode that matches
-the simulator run: one chunk per collective = sequential dimensions (ASTRA-sim then runs a collective's
-dimensions one after another), see :func:`matching_instance`.
+The prediction is hieropt's evaluator (:func:`hieropt.model.timing.evaluate`) on the instance in the mode that
+matches the simulator run (:func:`matching_instance`): one collective in flight, and with one chunk per collective
+sequential dimensions (ASTRA-sim then runs a collective's dimensions one after another). The instance's own model
+(``predicted_own_ns``) is reported beside it: where the two differ is where the models differ by design.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 
 from ..errors import InputError, SolverError
 from ..io.astrasim_bundle import Bundle, write_bundle
-from ..spec import Instance
 from ..model.timing import evaluate
+from ..spec import Instance
 
 RESULT = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
 DEFAULT_TIMEOUT_S = 600.0
@@ -36,6 +37,7 @@ class Simulated:
     Attributes:
         bw_gbps: the allocation, GB/s per NPU per dimension.
         predicted_iteration_time_ns: hieropt's evaluator in the simulator's matching mode.
+        predicted_own_ns: hieropt's evaluator with the instance's own modes (what ``solve`` optimises).
         simulated_iteration_time_ns: ASTRA-sim's slowest NPU (weighted over workloads).
         per_workload_ns: simulated time of each workload (unweighted).
         bundle: the bundle that was run.
@@ -43,6 +45,7 @@ class Simulated:
 
     bw_gbps: tuple[float, ...]
     predicted_iteration_time_ns: float
+    predicted_own_ns: float
     simulated_iteration_time_ns: float
     per_workload_ns: tuple[float, ...]
     bundle: Bundle
@@ -116,10 +119,12 @@ def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TI
 
 
 def matching_instance(instance: Instance, chunks: int = 1) -> Instance:
-    """The instance in the time-model mode the simulator run reproduces: one chunk -> sequential dimensions."""
-    if chunks == 1 and instance.dimension_mode != "sequential":
-        return instance.model_copy(update={"dimension_mode": "sequential"})
-    return instance
+    """The instance in the time-model mode a simulator run with ``chunks`` chunks per collective reproduces: one
+    collective in flight (ASTRA-sim's single collective slot per NPU), latency paid per chunk, and the dimensions of
+    a collective sequential with one chunk (exact) or concurrent with several (the simulator approaches it from
+    above, by about (sequential - concurrent) / chunks)."""
+    mode = "sequential" if chunks == 1 else "concurrent"
+    return instance.model_copy(update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks})
 
 
 def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, chunks: int = 1,
@@ -135,14 +140,15 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
     """
     check_binary(binary)
     bw = tuple(float(b) for b in bw_gbps)
-    predicted = evaluate(matching_instance(instance, chunks), list(bw)).iteration_time_ns
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="hieropt-astrasim-") as tmp:
             return simulate(instance, bw, binary, chunks, tmp, timeout_s)
+    predicted = evaluate(matching_instance(instance, chunks), list(bw)).iteration_time_ns
+    own = evaluate(instance, list(bw)).iteration_time_ns
     bundle = write_bundle(instance, bw, folder, chunks)
     per = run_bundle(bundle, binary, timeout_s)
     total = sum(w.weight * t for w, t in zip(bundle.workloads, per, strict=True))
-    return Simulated(bw, predicted, total, per, bundle)
+    return Simulated(bw, predicted, own, total, per, bundle)
 
 
 __all__ = ["Simulated", "simulate", "run_bundle", "check_binary", "matching_instance", "TOLERANCE"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from hieropt.model.timing import evaluate
 from hieropt.spec import Layer
 from hieropt.studies.simulate import simulate
-from hieropt.model.timing import evaluate
 
 from .conftest import make_instance, ph
 
