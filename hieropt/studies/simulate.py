@@ -28,6 +28,8 @@ RESULT = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
 DEFAULT_TIMEOUT_S = 600.0
 TOLERANCE = 0.03
 """Relative agreement the CLI's exit code asks for (the whole-workload acceptance bound)."""
+TIE = 1e-6
+"""Predicted times closer than this (relative) are ties when rankings are compared."""
 
 
 @dataclass(frozen=True)
@@ -143,12 +145,93 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="hieropt-astrasim-") as tmp:
             return simulate(instance, bw, binary, chunks, tmp, timeout_s)
-    predicted = evaluate(matching_instance(instance, chunks), list(bw)).iteration_time_ns
-    own = evaluate(instance, list(bw)).iteration_time_ns
+    predicted = float(evaluate(matching_instance(instance, chunks), list(bw)).iteration_time_ns)
+    own = float(evaluate(instance, list(bw)).iteration_time_ns)
     bundle = write_bundle(instance, bw, folder, chunks)
     per = run_bundle(bundle, binary, timeout_s)
-    total = sum(w.weight * t for w, t in zip(bundle.workloads, per, strict=True))
+    total = float(sum(w.weight * t for w, t in zip(bundle.workloads, per, strict=True)))
     return Simulated(bw, predicted, own, total, per, bundle)
 
 
-__all__ = ["Simulated", "simulate", "run_bundle", "check_binary", "matching_instance", "TOLERANCE"]
+@dataclass(frozen=True)
+class SimulationStudy:
+    """Predicted vs simulated at several allocations (:func:`simulate_allocations`).
+
+    Attributes:
+        instance: the instance name.
+        chunks: chunks per collective of the simulator runs.
+        tolerance: the agreement asked for (relative, :data:`TOLERANCE`).
+        rows: (name, label, :class:`Simulated`) per allocation, in the order run.
+        notes: allocations that could not be made (e.g. an infeasible heuristic), one line each.
+    """
+
+    instance: str
+    chunks: int
+    tolerance: float
+    rows: tuple[tuple[str, str, Simulated], ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ranking_predicted(self) -> tuple[str, ...]:
+        """Allocation names, fastest first, by hieropt's prediction (matching mode)."""
+        return tuple(n for n, _, r in sorted(self.rows, key=lambda row: row[2].predicted_iteration_time_ns))
+
+    @property
+    def ranking_simulated(self) -> tuple[str, ...]:
+        """Allocation names, fastest first, by the simulator."""
+        return tuple(n for n, _, r in sorted(self.rows, key=lambda row: row[2].simulated_iteration_time_ns))
+
+    @property
+    def same_ranking(self) -> bool:
+        """No two allocations ranked the other way round by the simulator; allocations whose predicted times are
+        within :data:`TIE` of each other are ties (e.g. the same allocation twice) and may come in either order."""
+        rows = [r for *_, r in self.rows]
+        for a in rows:
+            for b in rows:
+                pa, pb = a.predicted_iteration_time_ns, b.predicted_iteration_time_ns
+                if pa < pb * (1 - TIE) and not a.simulated_iteration_time_ns < b.simulated_iteration_time_ns:
+                    return False
+        return True
+
+    @property
+    def agree(self) -> bool:
+        """Every allocation within the tolerance and the same ranking by both."""
+        return all(r.relative_error <= self.tolerance for *_, r in self.rows) and self.same_ranking
+
+
+def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequence[float] | None = None,
+                         chunks: int = 1, folder: str | Path | None = None,
+                         timeout_s: float = DEFAULT_TIMEOUT_S) -> SimulationStudy:
+    """Simulate ``bw_gbps`` (GB/s per NPU), or without it the instance's optimum (the solve of its own model), the
+    equal split and the traffic-proportional split, each in its own bundle (``folder/<name>`` when given).
+
+    Raises:
+        InputError (exit 2): bad binary or bandwidths; SolverError (exit 3): no certified optimum, or a failed run.
+    """
+    from ..solvers.objectives import solve
+    from .heuristics import equal_split, traffic_proportional
+
+    check_binary(binary)
+    if bw_gbps is not None:
+        allocations = [("given", "--bw", list(bw_gbps))]
+        notes: list[str] = []
+    else:
+        sol = solve(instance)
+        if not sol.success:
+            raise SolverError(f"no certified optimum to simulate ({sol.status.value}: {sol.message})")
+        allocations = [("optimum", "optimum", list(sol.bw_gbps))]
+        notes = []
+        for h in (equal_split(instance), traffic_proportional(instance)):
+            if h.feasible:
+                allocations.append((h.name, h.label, list(h.bw)))
+            else:
+                notes.append(f"{h.label}: {h.message}")
+    rows = []
+    for name, label, bw in allocations:
+        sub = None if folder is None else Path(folder) / name
+        rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s)))
+    return SimulationStudy(instance.name, chunks, TOLERANCE, tuple(rows), tuple(notes))
+
+
+__all__ = ["Simulated", "SimulationStudy", "simulate", "simulate_allocations", "run_bundle", "check_binary",
+           "matching_instance", "TOLERANCE"]
