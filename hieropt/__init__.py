@@ -26,6 +26,7 @@ _NAMES = {
     "load_instance": "api", "load_libra": "api", "solve": "api", "evaluate": "api", "verify": "api",
     "pareto": "api", "Solution": "api", "Breakdown": "api", "Certificate": "api", "Front": "api",
     "provision": "api", "load_catalog": "api", "Catalog": "api", "Provisioning": "api",
+    "export_astrasim": "api", "simulate": "api", "SimulationStudy": "api",
     "Status": "result",
     "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
@@ -36,6 +37,7 @@ __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto
            "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
 __all__ += ["provision", "load_catalog", "Catalog", "Provisioning"]
 __all__ += ["explore", "load_space", "Exploration"]
+__all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 
 
 def __getattr__(name: str) -> Any:
