@@ -45,6 +45,8 @@ def instance_dict(instance: Instance) -> dict[str, Any]:
                             "mapping": j.mapping.model_dump()} for j in instance.more_workloads],
         "workload_weight": instance.workload_weight,
         "dimension_mode": instance.dimension_mode,
+        "collectives_in_flight": instance.collectives_in_flight,
+        "chunks": instance.chunks,
         "pipeline": instance.pipeline.model_dump() if instance.pipeline else None,
         "constraints": [c.text for c in instance.constraints],
         "max_iteration_time_ns": instance.max_iteration_time_ns,

@@ -89,3 +89,29 @@ def test_workload_three_allocations(which, loop, astra_sim, request, tmp_path):
     assert pred[0] == "optimum"
     spread = runs[pred[-1]].predicted_iteration_time_ns / runs[pred[0]].predicted_iteration_time_ns - 1
     assert spread > 0.01  # the allocations really differ, so the ranking is a real check
+
+
+def test_two_workloads_weighted(astra_sim, shared_data, tmp_path):
+    """Two workloads on one fabric: one simulator run each, combined with the instance's weights like hieropt's
+    objective; the weighted sum within 3 % (both workloads' traces in one bundle, traces/0 and traces/1)."""
+    (tmp_path / "small.toml").write_text(GENERATED)
+    mlp = shared_data / "astrasim1" / "MLP_ModelParallel.txt"
+    text = INSTANCE.format(name="two", loop="tp_dp_overlap", workload="unused", budget=70, mapping="")
+    text = text.replace('workload = "unused"\n', "")
+    text += f'''
+[[workloads]]
+workload = "{tmp_path / 'small.toml'}"
+weight = 2.0
+mapping = {{ forward = [4, 1, 1], input_grad = [4, 1, 1], weight_grad = [1, 2, 4] }}
+
+[[workloads]]
+workload = "{mlp}"
+weight = 0.5
+'''
+    (tmp_path / "instance.toml").write_text(text)
+    inst = hieropt.load_instance(tmp_path / "instance.toml")
+    assert len(inst.jobs) == 2
+    r = simulate(inst, [30.0, 10.0, 7.5], astra_sim, folder=tmp_path / "b")
+    assert len(r.per_workload_ns) == 2 and len(r.bundle.workloads) == 2
+    assert r.simulated_iteration_time_ns == pytest.approx(2.0 * r.per_workload_ns[0] + 0.5 * r.per_workload_ns[1])
+    assert r.relative_error < 0.03
