@@ -23,8 +23,10 @@ from .common import console, error_console, fail, parse_bw, to_stdout, write_jso
 
 BwOpt = Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU, one per dimension "
                                            "(default: the instance's optimum).", show_default=False)]
-ChunksOpt = Annotated[int, typer.Option("--chunks", help="Chunks per collective (ASTRA-sim preferred-dataset-splits)"
-                                        "; 1 reproduces hieropt's sequential dimension mode exactly.", min=1)]
+ChunksOpt = Annotated[int | None, typer.Option("--chunks", help="Chunks per collective (ASTRA-sim "
+                                               "preferred-dataset-splits; default: the instance's chunks, 1); 1 "
+                                               "reproduces hieropt's sequential dimension mode exactly.", min=1,
+                                               show_default=False)]
 GapOpt = Annotated[float, typer.Option("--gap", help="Target relative optimality gap of the solve, in [5e-9, 1).")]
 
 
@@ -46,7 +48,7 @@ def export_command(
     astra_sim: Annotated[Path, typer.Option("--astra-sim", help="Bundle folder to write; a path ending in .yml "
                                             "writes the network file alone; '-' prints it.", show_default=False)],
     bw: BwOpt = None,
-    chunks: ChunksOpt = 1,
+    chunks: ChunksOpt = None,
     gap: GapOpt = 1e-8,
 ) -> None:
     """Write an ASTRA-sim 2.0 bundle for INSTANCE: network.yml, system.json, Chakra traces of every NPU,
@@ -80,7 +82,7 @@ def export_command(
                     raise InputError(astra_sim, None, f"cannot write the network file: {e.strerror or e}",
                                      "check the folder exists and is writable") from e
         else:
-            bundle = write_bundle(inst, values, astra_sim, chunks, simnet)
+            bundle = write_bundle(inst, values, astra_sim, chunks or inst.chunks, simnet)
     except HieroptError as e:
         raise fail(err, e) from None
     out.print(f"allocation: {what}: {', '.join(f'{b:.6g}' for b in values)} GB/s per NPU", highlight=False,
@@ -119,7 +121,7 @@ def simulate_command(
     bw: Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU (default: the optimum, the "
                                            "equal split and the traffic-proportional split).",
                                            show_default=False)] = None,
-    chunks: ChunksOpt = 1,
+    chunks: ChunksOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per simulator run.", min=1)] = 3600.0,
     keep: Annotated[Path | None, typer.Option("--keep", help="Keep the bundles in this folder (one per "
                                               "allocation).", show_default=False)] = None,
@@ -145,7 +147,7 @@ def simulate_command(
     try:
         inst = load_instance(instance)
         values = parse_bw(bw, inst.network.n_dims) if bw is not None else None
-        study = simulate_allocations(inst, binary, values, chunks, keep, timeout)
+        study = simulate_allocations(inst, binary, values, chunks or inst.chunks, keep, timeout)
     except HieroptError as e:
         raise fail(err, e) from None
     out.print(simulate_table(study))
