@@ -97,15 +97,14 @@ class TimeLP:
         instance: design constraints, bounds and cost model.
         tm: the aggregated time model.
         time_limit_s: time limit of each LP, s.
-        bw_scale: the LP's unit of bandwidth, GB/s (default: from the instance's limits).
 
     Raises:
         NoSolutionError: the design constraints are infeasible (checked here, once).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None):
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0):
         self.instance, self.tm = instance, tm
-        self.lp: PerfLP = build_perf_lp(instance, tm, bw_scale)
+        self.lp: PerfLP = build_perf_lp(instance, tm)
         self.solver = PersistentHighs(self.lp.model, time_limit_s)
         m = self.lp.model
         self.b_col = [self.solver.col(m.B[d]) for d in m.B]

@@ -157,8 +157,7 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     B*_d <= C(B1) / p_d on every dimension** (p_d > 0 is the dimension's price per GB/s, spec.CostClass). So a
     design that meets T* is found first, as the fastest design within budgets kappa = C_0, 4 C_0, 16 C_0, ...
     (C_0: the cost of the bandwidth that meets T* on every dimension), and cost <= C(B1) is then added as a budget
-    row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is
-    built in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
+    row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded.
 
     Returns:
         an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT with the honest gap
@@ -181,9 +180,7 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
         cap = cost if budget_usd is None else min(budget_usd, cost)
     else:
         counts.add(core)
-    scale = _target_scale(instance, tm, target_ns, core.s)
-    cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
-    lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
+    cheap, lps0, cuts0 = core, core.lps, core.cuts
     try:
         res = cheap.min_cost(target_ns, meets, rel_gap, cap)
     except SolverError as e:  # an LP failed: the target-meeting design is still a valid answer, without a bound
@@ -191,15 +188,6 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     counts.lps += cheap.lps - lps0
     counts.cuts += cheap.cuts - cuts0
     return res
-
-
-def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
-    """A bandwidth unit for the min-cost LP when the bandwidth that meets ``target_ns`` on every dimension is far
-    (outside 1..1e5 model units) from the instance's unit ``s``; None to keep ``s``."""
-    beta = typical_bandwidth(instance, tm, target_ns)
-    if 1.0 <= beta / s <= 1e5:
-        return None
-    return float(10.0 ** (np.floor(np.log10(beta)) - 2))
 
 
 def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budget_usd: float | None,
