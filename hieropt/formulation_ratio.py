@@ -7,8 +7,8 @@ For a design B (GB/s per NPU) with network cost C = sum_d p_d B_d ($; p_d = N u_
   by a budget, since the network may then cost less than it), so B_d = x_d C / p_d;
 - ``u = K / C`` and ``kap >= 1/u`` (= C / K; tangent cuts ``kap >= 2/v - u/v^2``), K the cost unit ($);
 - ``r[d] >= 1/x_d`` for every dimension that carries traffic (tangent cuts; ``r_d = C t_d / p_d`` with t_d = 1/B_d);
-- ``tau[k]``, ``y[v]``: the epigraph of C x T (the time model's terms and max nodes, multiplied by the cost), in units
-  of P0 (ms x $).
+- ``tau[k]``, ``y[v]``: the epigraph of C x T (the time model's terms and max nodes, multiplied by the cost), each in
+  its own unit (P0 ms x $ times the largest coefficient of its row, so that every row's largest coefficient is 1).
 
 Multiplying T by C makes every row linear (Charnes and Cooper 1962, "Programming with linear fractional
 functionals", applied to the product): a collective term's C x bytes / B_d is bytes x p_d / x_d = bytes x p_d r_d, a
@@ -137,9 +137,20 @@ def build_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> Ra
     m.r_floor = pyo.Constraint([d for d in hi if d in loaded],
                                rule=lambda _m, d: _m.r[d] >= float(K / (p[d] * bounds[d].upper_gbps)) * _m.kap)
 
+    # each term and node in its own unit (tau_k = sig_k x tau[k]) so that its row's largest coefficient is 1: a term
+    # of a few hundred bytes next to the cost unit would otherwise get coefficients below HiGHS's 1e-9 matrix
+    # tolerance, which drops them (the LP then misses that term's time: a gap that never closes)
+    sig = np.maximum(A, lat).max(axis=1) if K_terms else np.zeros(0)
+    sig = np.where(sig > 0, sig, 1.0)
+    sig_y = np.ones(len(tm.nodes))
+    for v, node in enumerate(tm.nodes):  # nodes refer to earlier nodes only
+        top = max([pc.const_ns * node_scale for pc in node] + [a * sig[k] for pc in node for k, a in pc.terms]
+                  + [b * sig_y[w] for pc in node for w, b in pc.nodes])
+        sig_y[v] = top if top > 0 else 1.0
+
     def part(_m, k, d):
-        return (float(A[k, d]) * _m.r[d] if A[k, d] > 0 else 0.0) + (float(lat[k, d]) * _m.kap if lat[k, d] > 0
-                                                                     else 0.0)
+        return ((float(A[k, d] / sig[k]) * _m.r[d] if A[k, d] > 0 else 0.0)
+                + (float(lat[k, d] / sig[k]) * _m.kap if lat[k, d] > 0 else 0.0))
 
     if tm.dimension_mode == "sequential":
         m.epi = pyo.Constraint(range(K_terms), rule=lambda _m, k: _m.tau[k] >= sum(part(_m, k, d) for d in range(D)))
@@ -149,15 +160,16 @@ def build_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> Ra
     pieces = [(v, i) for v, node in enumerate(tm.nodes) for i in range(len(node))]
 
     def node(_m, v, i):
-        pc = tm.nodes[v][i]
-        rhs = float(pc.const_ns * node_scale) * _m.kap + sum(a * _m.tau[k] for k, a in pc.terms)
-        return _m.y[v] >= rhs + sum(b * _m.y[w] for w, b in pc.nodes)
+        pc, sv = tm.nodes[v][i], sig_y[v]
+        rhs = float(pc.const_ns * node_scale / sv) * _m.kap + sum(float(a * sig[k] / sv) * _m.tau[k]
+                                                                  for k, a in pc.terms)
+        return _m.y[v] >= rhs + sum(float(b * sig_y[w] / sv) * _m.y[w] for w, b in pc.nodes)
 
     m.node = pyo.Constraint(pieces, rule=node)
     compute_coef = float(tm.compute_ns * node_scale)
     obj = compute_coef * m.kap
-    obj += sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K_terms) if tm.term_weights[k] > 0)
-    obj += sum(float(tm.node_weights[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
+    obj += sum(float(tm.term_weights[k] * sig[k]) * m.tau[k] for k in range(K_terms) if tm.term_weights[k] > 0)
+    obj += sum(float(tm.node_weights[v] * sig_y[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
     m.product = pyo.Objective(expr=obj, sense=pyo.minimize)
     return RatioLP(model=m, loaded=loaded, price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
                    bw_unit_gbps=s, compute_coef=compute_coef)

@@ -183,8 +183,10 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     cheap, lps0, cuts0 = core, core.lps, core.cuts
     try:
         res = cheap.min_cost(target_ns, meets, rel_gap, cap)
-    except SolverError as e:  # an LP failed: the target-meeting design is still a valid answer, without a bound
-        res = OAResult(Status.LIMIT, meets, core.network_cost(meets), 0.0, cheap.lps, f"{e}; bound not proven")
+    except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
+        floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
+        res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
+                       f"{e}; proven bound only the cheapest feasible network")
     counts.lps += cheap.lps - lps0
     counts.cuts += cheap.cuts - cuts0
     return res
@@ -225,7 +227,7 @@ def _has_time(core: TimeLP, budget_usd: float) -> bool:
         return False
     try:
         core.min_time(SUB_GAP, budget_usd=budget_usd)
-    except NoSolutionError:
+    except (NoSolutionError, SolverError):  # at exactly the cheapest cost the LP is a single face: may fail
         return False
     return True
 
