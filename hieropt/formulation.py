@@ -65,18 +65,20 @@ class PerfLP:
         return 2.0, b_gbps, 1.0 / b_gbps
 
 
-def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
+def build_perf_lp(instance: Instance, tm: TimeModel, bw_scale: float | None = None) -> PerfLP:
     """Build the performance LP (no cuts yet) for ``instance`` with its aggregated time model ``tm``.
 
     Args:
         instance: supplies the design constraints and bounds (GB/s per NPU).
         tm: the aggregated time model, ``terms_bytes`` of shape (K, D).
+        bw_scale: the LP's unit of bandwidth (GB/s); default :func:`bandwidth_scale` of the instance. The cheapest
+            design for a time target can need bandwidths far below the instance's limits, and its own unit.
 
     Returns:
         :class:`PerfLP`; the solver adds tangent cuts and solves.
     """
     D = tm.n_dims
-    s = bandwidth_scale(instance)
+    s = bandwidth_scale(instance) if bw_scale is None else float(bw_scale)
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     bounds = instance.bounds_or_default
     m = pyo.ConcreteModel(name=instance.name)

@@ -175,7 +175,8 @@ def front_table(instance: Instance, front: Any) -> Table:
 def front_lines(front: Any) -> list[str]:
     """The marked optima, notes and timing of a front."""
     f = front.fastest
-    lines = [f"fastest (performance optimum): {_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
+    lines = [] if f is None else [
+        f"fastest (performance optimum): {_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
     b = front.best_per_cost
     if b is not None:
         lines.append(f"best performance per cost: {_ms(b.iteration_time_ns)} ms at ${b.network_cost_usd:,.0f} "
@@ -196,7 +197,7 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
     return {
         "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD"},
         "points": [_point_dict(p) for p in front.points],
-        "fastest": solution_dict(instance, front.fastest),
+        "fastest": solution_dict(instance, front.fastest) if front.fastest else None,
         "best_per_cost": solution_dict(instance, front.best_per_cost) if front.best_per_cost else None,
         "notes": list(front.notes),
         "solve_seconds": front.solve_seconds,
@@ -228,8 +229,9 @@ def plot_front(instance: Instance, front: Any, path: Any) -> None:
     time_ms = [p.iteration_time_ns / 1e6 for p in front.points]
     ax.plot(cost, time_ms, "o-", ms=3, lw=1.2, label="Pareto front (fastest network per budget)")
     f = front.fastest
-    ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
-            label="performance optimum")
+    if f is not None:
+        ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
+                label="performance optimum")
     b = front.best_per_cost
     if b is not None:
         ax.plot(b.network_cost_usd / 1e6, b.iteration_time_ns / 1e6, "*", ms=13, color="tab:green",

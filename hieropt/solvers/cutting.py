@@ -97,14 +97,15 @@ class TimeLP:
         instance: design constraints, bounds and cost model.
         tm: the aggregated time model.
         time_limit_s: time limit of each LP, s.
+        bw_scale: the LP's unit of bandwidth, GB/s (default: from the instance's limits).
 
     Raises:
         NoSolutionError: the design constraints are infeasible (checked here, once).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0):
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None):
         self.instance, self.tm = instance, tm
-        self.lp: PerfLP = build_perf_lp(instance, tm)
+        self.lp: PerfLP = build_perf_lp(instance, tm, bw_scale)
         self.solver = PersistentHighs(self.lp.model, time_limit_s)
         m = self.lp.model
         self.b_col = [self.solver.col(m.B[d]) for d in m.B]
@@ -311,14 +312,20 @@ class TimeLP:
         self._seed(budget_usd)
         best_bw, upper, lower = meets, self.network_cost(meets), -INF
         stall = _Stall(self.solver)
+        # the objective is rescaled so that the last LP value is 1: HiGHS's dual tolerance (1e-9) is absolute, and
+        # an LP value of 1e-3 (a bandwidth cap far above the design) let it stop at a vertex 1e-3 above the minimum
+        unit = self.cost_unit
         for it in range(1, max_iterations + 1):
-            res = self._solve(self.cost_costs)
+            res = self._solve(self.cost_costs * (self.cost_unit / unit))
             if res.status is not Status.OPTIMAL:
                 self._set_time_target(None)
                 raise SolverError(f"HiGHS stopped on min-cost LP {it} with '{res.termination}'")
-            if stall.check(res.objective * self.cost_unit, lower, self.cuts):
+            value = res.objective * unit
+            if value > 0:
+                unit = value
+            if stall.check(value, lower, self.cuts):
                 break
-            lower = max(lower, res.objective * self.cost_unit)
+            lower = max(lower, value)
             bw = self._bw(res.x)
             point = self._meet_target(bw, meets, t_meets, target_ns)
             c = self.network_cost(point)

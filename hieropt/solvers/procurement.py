@@ -15,7 +15,7 @@ cheapest among the fastest; each point is an exact optimum of its budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..result import Status
 from ..spec import Instance
 from ..timing import TimeModel
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .ratio import RatioCore
+from .ratio import BOUND_SLACK, RatioCore
 
 PPC_GAP = 1e-7
 """Default relative gap of the performance-per-cost search."""
@@ -122,7 +122,10 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
         NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), or the target is below the fastest
             possible time ("fastest possible is ... ns") or within the optimality gap of it.
     """
-    res = core.min_time(rel_gap, budget_usd=budget_usd)
+    if budget_usd is not None and _budget_far_below_scale(core, budget_usd):
+        res = _fastest_by_shares(core, budget_usd, rel_gap)
+    else:
+        res = core.min_time(rel_gap, budget_usd=budget_usd)
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:
         raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest possible is {res.upper:,.1f} "
@@ -131,6 +134,24 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
         raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns is within the optimality gap of the "
                               f"fastest possible time {res.upper:,.1f} ns (proven >= {res.lower:,.1f} ns){within}")
     return res
+
+
+def _budget_far_below_scale(core: TimeLP, budget_usd: float) -> bool:
+    """Whether the bandwidth a budget buys (budget / sum of prices, GB/s on every dimension) is more than 100 x below
+    the LP's bandwidth unit (set by the instance's tightest upper limit, e.g. a cap far above what the
+    budget buys): the time LP's cuts would then sit at 1e-4 model units and below."""
+    per_dim = budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6)
+    return per_dim < 1e-2 * core.s
+
+
+def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResult:
+    """The fastest design within ``budget_usd`` on the cost-share LP, whose units follow the budget."""
+    rc = RatioCore(core.instance, core.tm, budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
+                   core.solver.time_limit_s)
+    rc.cost_range()  # infeasible constraints are reported as such
+    out = rc.fastest_within(budget_usd, rel_gap)
+    core.lps += rc.lps
+    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
 
 
 @dataclass
@@ -157,7 +178,8 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     B*_d <= C(B1) / p_d on every dimension** (p_d > 0 is the dimension's price per GB/s, spec.CostClass). So a
     design that meets T* is found first, as the fastest design within budgets kappa = C_0, 4 C_0, 16 C_0, ...
     (C_0: the cost of the bandwidth that meets T* on every dimension), and cost <= C(B1) is then added as a budget
-    row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded.
+    row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is
+    built in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
 
     Returns:
         an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT with the honest gap
@@ -180,7 +202,9 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
         cap = cost if budget_usd is None else min(budget_usd, cost)
     else:
         counts.add(core)
-    cheap, lps0, cuts0 = core, core.lps, core.cuts
+    scale = _target_scale(instance, tm, target_ns, core.s)
+    cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
+    lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
     try:
         res = cheap.min_cost(target_ns, meets, rel_gap, cap)
     except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
@@ -189,7 +213,19 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
                        f"{e}; proven bound only the cheapest feasible network")
     counts.lps += cheap.lps - lps0
     counts.cuts += cheap.cuts - cuts0
-    return res
+    lower = min(res.lower, res.upper) * (1 - BOUND_SLACK)  # an LP value is exact only to HiGHS's tolerances
+    status = res.status if res.upper - lower <= rel_gap * res.upper else Status.LIMIT
+    return replace(res, lower=lower, status=status)
+
+
+def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
+    """A bandwidth unit (GB/s) for the min-cost LP when the bandwidth that meets ``target_ns`` on every dimension
+    lies outside 1 .. 1e4 units of the instance's unit ``s`` (e.g. a cap far above what the target needs); None to
+    keep ``s``. The LP's values are then of order 1 (HiGHS's tolerances are absolute)."""
+    beta = typical_bandwidth(instance, tm, target_ns)
+    if 1.0 <= beta / s <= 1e4:
+        return None
+    return float(10.0 ** (np.floor(np.log10(beta)) - 2))
 
 
 def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budget_usd: float | None,
@@ -244,29 +280,43 @@ class FrontPoint:
     gap: float
 
 
+TAIL_GAIN = 0.01
+"""Without an upper limit on bandwidth the front has no fastest end; it is cut where 4 x the budget saves less than
+this share of the iteration time."""
+
+
 def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[list[FrontPoint], list[str]]:
     """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest.
 
-    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time; the left end the
-    cheapest feasible network, or, when that leaves a loaded dimension without bandwidth (infinite time), 1 % of the
-    way to the right end. Returns the points (budget ascending) and notes on how the range was chosen.
+    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without an upper limit
+    on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
+    :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network, or, when that leaves a loaded
+    dimension without bandwidth (infinite time), 1 % of the way to the right end. Returns the points (budget
+    ascending) and notes on how the range was chosen.
 
     Raises:
-        NoSolutionError: infeasible or unbounded constraints.
+        NoSolutionError: infeasible constraints.
     """
     notes: list[str] = []
-    fastest = core.min_time(rel_gap)
-    target = fastest.upper * (1 + FASTEST_SLACK)
-    right = core.min_cost(target, fastest.bw, rel_gap)
     k_min, _ = core.cost_range()
-    k_hi = right.upper
+    try:
+        fastest = core.min_time(rel_gap)
+    except NoSolutionError as e:
+        if e.kind != "unbounded":
+            raise
+        k_hi = _tail_budget(core, k_min, rel_gap)
+        notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at ${k_hi:,.6g}, where "
+                     f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time")
+    else:
+        right = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap)
+        k_hi = right.upper
+        notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
+                     f"{fastest.upper:,.1f} ns")
     k_lo = k_min
     if not _has_time(core, k_min):
         k_lo = k_min + 0.01 * (k_hi - k_min)
-        notes.append(f"the cheapest feasible network (${k_min:,.0f}) leaves a dimension that carries traffic without "
-                     f"bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.0f})")
-    notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
-                 f"{fastest.upper:,.1f} ns")
+        notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
+                     f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")
     budgets = np.linspace(k_lo, k_hi, points) if points > 1 else np.array([k_hi])
     out = []
     for kappa in budgets:
@@ -274,3 +324,20 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
                               network_cost_usd=core.network_cost(res.bw), lower_bound_ns=res.lower, gap=res.gap))
     return out, notes
+
+
+def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
+    """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0) whose fastest time
+    is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget (at most 60 steps)."""
+    kappa = 2.0 * k_min if k_min > 0 else 1.0
+    prev = None
+    for _ in range(60):
+        try:
+            t = core.min_time(rel_gap, budget_usd=kappa).upper
+        except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
+            t = INF
+        if prev is not None and prev[1] - t < TAIL_GAIN * t:
+            return prev[0]
+        prev = (kappa, t)
+        kappa *= 4.0
+    return prev[0]

@@ -33,6 +33,10 @@ STALL_ROUNDS = 8
 """LPs without a better lower bound before the tolerances are tightened (once), then before the loop stops."""
 ROW_TOL = 1e-9
 """Relative violation of a design row or bound accepted for a candidate design (the LP's own tolerance)."""
+BOUND_SLACK = 1e-9
+"""Every LP value is lowered by this relative amount before it counts as a proven bound: HiGHS meets its dual
+feasibility tolerance (1e-9), not exact optimality, so an LP value can sit that far above the LP's true minimum. A
+gap is therefore never reported as 0."""
 
 
 @dataclass(frozen=True)
@@ -214,7 +218,7 @@ class RatioCore:
                     raise NoSolutionError("infeasible", f"{what}: no design satisfies the constraints")
                 why = f"HiGHS stopped on LP {it} with '{res.termination}'"
                 break
-            value = lower_of(res.objective)
+            value = lower_of(res.objective) * (1 - BOUND_SLACK)
             if lower == -INF or value > lower + 1e-12 * abs(lower):
                 lower, stall = value, 0
             else:
