@@ -125,7 +125,12 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
     if budget_usd is not None and _budget_far_below_scale(core, budget_usd):
         res = _fastest_by_shares(core, budget_usd, rel_gap)
     else:
-        res = core.min_time(rel_gap, budget_usd=budget_usd)
+        try:
+            res = core.min_time(rel_gap, budget_usd=budget_usd)
+        except SolverError:
+            if budget_usd is None:
+                raise
+            res = _fastest_by_shares(core, budget_usd, rel_gap)  # the cost-share LP's units follow the budget
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:
         raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest possible is {res.upper:,.1f} "
@@ -148,7 +153,10 @@ def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OARes
     """The fastest design within ``budget_usd`` on the cost-share LP, whose units follow the budget."""
     rc = RatioCore(core.instance, core.tm, budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
                    core.solver.time_limit_s)
-    rc.cost_range()  # infeasible constraints are reported as such
+    k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
+    if budget_usd < k_min * (1 - 1e-9):
+        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
+                              f"constraints allow, ${k_min:,.6g}")
     out = rc.fastest_within(budget_usd, rel_gap)
     core.lps += rc.lps
     return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
