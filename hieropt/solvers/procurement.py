@@ -330,7 +330,8 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
     for kappa in budgets:
         res = core.min_time(rel_gap, budget_usd=float(kappa))
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
-                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=res.lower, gap=res.gap))
+                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
+                              gap=res.gap))
     return out, notes
 
 
