@@ -213,8 +213,8 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     scale = _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
-    try:
-        res = cheap.min_cost(target_ns, meets, rel_gap, cap)
+    try:  # 0.8: room for the bound's LP-tolerance slack below
+        res = cheap.min_cost(target_ns, meets, 0.8 * rel_gap, cap)
     except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
         floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
         res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
@@ -222,8 +222,11 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     counts.lps += cheap.lps - lps0
     counts.cuts += cheap.cuts - cuts0
     lower = min(res.lower, res.upper) * (1 - BOUND_SLACK)  # an LP value is exact only to HiGHS's tolerances
-    status = res.status if res.upper - lower <= rel_gap * res.upper else Status.LIMIT
-    return replace(res, lower=lower, status=status)
+    if res.upper - lower <= rel_gap * res.upper:
+        return replace(res, lower=lower)
+    gap = (res.upper - lower) / res.upper
+    msg = res.message if res.status is Status.LIMIT else f"stopped at proven relative gap {gap:.3g}"
+    return replace(res, lower=lower, status=Status.LIMIT, message=msg)
 
 
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
@@ -328,7 +331,7 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
     budgets = np.linspace(k_lo, k_hi, points) if points > 1 else np.array([k_hi])
     out = []
     for kappa in budgets:
-        res = core.min_time(rel_gap, budget_usd=float(kappa))
+        res = fastest_design(core, rel_gap, float(kappa))
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
                               network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
                               gap=res.gap))
