@@ -328,6 +328,7 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
         k_lo = k_min + 0.01 * (k_hi - k_min)
         notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
                      f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")
+    k_hi = max(k_hi, k_lo)  # the constraints may fix the cost (the two ends then differ by round-off only)
     budgets = np.linspace(k_lo, k_hi, points) if points > 1 else np.array([k_hi])
     out = []
     for kappa in budgets:
