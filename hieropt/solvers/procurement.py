@@ -1,7 +1,7 @@
 """Procurement objectives on the convex core: performance per cost (global), and the time-cost Pareto front.
 
 **Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex in B, but it is in the
-homogeneous variables of :mod:`hieropt.formulation_ratio`: each dimension's share of the cost x_d = p_d B_d / C and
+homogeneous variables of :mod:`hieropt.formulation.ratio`: each dimension's share of the cost x_d = p_d B_d / C and
 u = K / C. Multiplying the time model by C makes every row linear (Charnes-Cooper), so the global minimum is one
 convex program, solved by the same tangent cuts as the performance objective on one persistent HiGHS LP
 (:class:`hieropt.solvers.ratio.RatioCore`): every LP optimum is a proven lower bound on min T x cost, every LP
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation_ratio import typical_bandwidth
+from ..formulation.ratio import typical_bandwidth
+from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from ..timing import TimeModel
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .ratio import BOUND_SLACK, RatioCore
 

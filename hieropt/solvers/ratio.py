@@ -1,4 +1,4 @@
-"""Cutting planes on the procurement LP (:mod:`hieropt.formulation_ratio`): one persistent HiGHS LP in cost-share
+"""Cutting planes on the procurement LP (:mod:`hieropt.formulation.ratio`): one persistent HiGHS LP in cost-share
 variables for time x cost (global, one convex solve) and for the fastest network within a budget.
 
 Kelley's cutting planes as in :mod:`hieropt.solvers.cutting`: ``r_d >= 1/x_d`` and ``kap >= 1/u`` are
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError
-from ..formulation import MS_NS, PerfLP
-from ..formulation_ratio import RatioLP, build_ratio_lp
+from ..formulation.lp import MS_NS, PerfLP
+from ..formulation.ratio import RatioLP, build_ratio_lp
+from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from ..timing import TimeModel
 from .highs import TIGHT_TOLERANCE, PersistentHighs
 
 INF = float("inf")

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt.model.traffic import phase_traffic
 from hieropt.spec import PHASES, Instance
-from hieropt.traffic import phase_traffic
 from tests.solve.test_procurement_trust import kept
 
 LONG = os.environ.get("HIEROPT_FUZZ") == "long"
