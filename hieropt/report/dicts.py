@@ -92,7 +92,7 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
     return {
         "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD"},
         "points": [_point_dict(p) for p in front.points],
-        "fastest": solution_dict(instance, front.fastest),
+        "fastest": solution_dict(instance, front.fastest) if front.fastest else None,
         "best_per_cost": solution_dict(instance, front.best_per_cost) if front.best_per_cost else None,
         "notes": list(front.notes),
         "solve_seconds": front.solve_seconds,

@@ -8,14 +8,14 @@ import time
 
 import numpy as np
 
-from ..errors import InputError, NoSolutionError, SolverError
+from ..errors import InputError, SolverError
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
-from .procurement import PPC_GAP, min_time_cost_product
+from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
 
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9 LP tolerances)."""
@@ -26,8 +26,8 @@ METHODS = {
     "performance": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP",
     "min_cost": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP, feasible points by "
                 "convex combination with the fastest network",
-    "performance_per_cost": "branch and bound on the cost level kappa with LP-dual tangent bounds; each f(kappa) "
-                            "by cutting planes on one persistent HiGHS LP",
+    "performance_per_cost": "one convex LP in cost-share variables (time x cost made linear by Charnes-Cooper "
+                            "homogenisation), Kelley cutting planes on a persistent HiGHS LP",
 }
 """How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
 :data:`hieropt.names.OBJECTIVES`."""
@@ -38,28 +38,25 @@ UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD
 
 def _fastest(core: TimeLP, instance: Instance, rel_gap: float) -> OAResult:
     """The performance optimum under the instance's budget (and its time target as a feasibility check)."""
-    res = core.min_time(rel_gap, budget_usd=instance.max_network_cost_usd)
+    return fastest_design(core, rel_gap, instance.max_network_cost_usd, instance.max_iteration_time_ns)
+
+
+def _min_cost(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts) -> OAResult:
+    return cheapest_meeting(instance, tm, instance.max_iteration_time_ns, rel_gap, instance.max_network_cost_usd,
+                            time_limit_s, counts)
+
+
+def _product(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts):
+    floor = meets = None
     target = instance.max_iteration_time_ns
-    if target is not None and res.lower > target:
-        raise NoSolutionError("infeasible", f"time target {target:,.1f} ns: fastest possible is {res.upper:,.1f} ns"
-                              + (f" within the budget ${instance.max_network_cost_usd:,.0f}"
-                                 if instance.max_network_cost_usd is not None else ""))
-    if target is not None and res.upper > target:
-        raise NoSolutionError("infeasible", f"time target {target:,.1f} ns is within the optimality gap of the "
-                              f"fastest possible time {res.upper:,.1f} ns (proven >= {res.lower:,.1f} ns)")
+    if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
+        cheapest = _min_cost(instance, tm, REL_GAP, time_limit_s, counts)
+        floor, meets = cheapest.lower, cheapest.bw
+    res = min_time_cost_product(instance, tm, rel_gap, budget_usd=instance.max_network_cost_usd,
+                                cost_floor_usd=floor, target_ns=target, meets=meets, time_limit_s=time_limit_s)
+    counts.lps += res.evaluations
+    counts.cuts += res.extra.get("cuts", 0)
     return res
-
-
-def _min_cost(core: TimeLP, instance: Instance, rel_gap: float) -> OAResult:
-    fastest = _fastest(core, instance, min(rel_gap, REL_GAP))
-    return core.min_cost(instance.max_iteration_time_ns, fastest.bw, rel_gap, instance.max_network_cost_usd)
-
-
-def _product(core: TimeLP, instance: Instance, rel_gap: float):
-    floor = None
-    if instance.max_iteration_time_ns is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
-        floor = _min_cost(core, instance, REL_GAP).lower
-    return min_time_cost_product(core, rel_gap, budget_usd=instance.max_network_cost_usd, kappa_floor=floor)
 
 
 def solve(instance: Instance, objective: str | None = None, rel_gap: float | None = None,
@@ -95,20 +92,23 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
                          f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the floor there")
     start = time.perf_counter()
     tm = build_time_model(instance)
-    core = TimeLP(instance, tm, time_limit_s)
     extra: dict = {}
+    counts = Counts()
     if obj == "performance":
+        core = TimeLP(instance, tm, time_limit_s)
         res = _fastest(core, instance, gap)
+        counts.add(core)
     elif obj == "min_cost":
-        res = _min_cost(core, instance, gap)
+        res = _min_cost(instance, tm, gap, time_limit_s, counts)
     else:
-        res = _product(core, instance, gap)
+        res = _product(instance, tm, gap, time_limit_s, counts)
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
-    return _verified(instance, tm, core, res, obj, start, extra)
+    return _verified(instance, tm, counts, res, obj, start, extra)
 
 
-def _verified(instance: Instance, tm: TimeModel, core: TimeLP, res, obj: str, start: float, extra: dict) -> Solution:
+def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float,
+              extra: dict) -> Solution:
     """Re-check the solver's point with the independent evaluator and package the :class:`Solution`."""
     cert = verify(instance, res.bw)
     if not cert.ok:
@@ -133,7 +133,7 @@ def _verified(instance: Instance, tm: TimeModel, core: TimeLP, res, obj: str, st
         for d in np.flatnonzero(~tm.carries_traffic)
     )
     bound = min(res.lower, value)
-    extra.update(cuts=core.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
+    extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(
         status=Status.OPTIMAL if res.status is Status.OPTIMAL else res.status,
         message=res.message,
@@ -146,7 +146,7 @@ def _verified(instance: Instance, tm: TimeModel, core: TimeLP, res, obj: str, st
         objective_unit=UNITS[obj],
         lower_bound_ns=bound if obj == "performance" else None,
         gap=max(0.0, (value - bound) / value) if value > 0 else 0.0,
-        iterations=core.lps,
+        iterations=counts.lps,
         solve_seconds=time.perf_counter() - start,
         breakdown=bd,
         method=METHODS[obj],
