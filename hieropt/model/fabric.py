@@ -379,6 +379,7 @@ class Optic:
         ports: ports one module serves (twin-port OSFP: 2), or links one cable serves (splitter: > 1).
         kind: ``"transceiver"`` (one per link end) or ``"cable"`` (both ends).
         fits: ``"switch"``, ``"nic"`` or ``"both"``: which end a transceiver plugs into.
+        gbps: the port speed it serves, GB/s per direction (None: any speed).
     """
 
     name: str
@@ -388,6 +389,11 @@ class Optic:
     ports: int = 1
     kind: str = "transceiver"
     fits: str = "both"
+    gbps: float | None = None
+
+    def serves(self, link_gbps: float | None) -> bool:
+        """True when the part works at links of ``link_gbps`` GB/s (None: the speed is not known, any part)."""
+        return self.gbps is None or link_gbps is None or abs(self.gbps - link_gbps) <= 1e-9 * link_gbps
 
 
 @dataclass(frozen=True)
@@ -410,8 +416,9 @@ class LinkLevel:
         return sum(o.watts * q for o, q in self.parts)
 
 
-def _level_parts(level: int, links: int, length_m: float, optics: Sequence[Optic]) -> LinkLevel:
-    reach = [o for o in optics if o.reach_m >= length_m * (1 - 1e-12)]
+def _level_parts(level: int, links: int, length_m: float, optics: Sequence[Optic],
+                 link_gbps: float | None) -> LinkLevel:
+    reach = [o for o in optics if o.reach_m >= length_m * (1 - 1e-12) and o.serves(link_gbps)]
     lower_end = "nic" if level == 0 else "switch"
     cands: list[tuple[tuple[float, float, str], tuple[tuple[Optic, int], ...]]] = []
     for o in reach:
@@ -424,19 +431,23 @@ def _level_parts(level: int, links: int, length_m: float, optics: Sequence[Optic
         qa, qb = math.ceil(links / a.ports), math.ceil(links / b.ports)
         cands.append((key, ((a, qa + qb),) if a == b else ((a, qa), (b, qb))))
     if not cands:
+        speed = "" if link_gbps is None else f" at {link_gbps:g} GB/s"
         raise ValueError(f"link level {level} ({'NIC to leaf' if level == 0 else f'tier {level} to {level + 1}'}, "
-                         f"{length_m:g} m): no cable or transceiver pair reaches it; fix: add an optic with reach_m >= "
-                         f"{length_m:g}")
+                         f"{length_m:g} m{speed}): no cable or transceiver pair reaches it; fix: add an optic with "
+                         f"reach_m >= {length_m:g}{' for that port speed' if speed else ''}")
     return LinkLevel(level, links, length_m, min(cands, key=lambda c: c[0])[1])
 
 
-def link_levels(fabric: SwitchFabric, lengths_m: Sequence[float], optics: Sequence[Optic]) -> tuple[LinkLevel, ...]:
+def link_levels(fabric: SwitchFabric, lengths_m: Sequence[float], optics: Sequence[Optic],
+                nic_link_gbps: float | None = None, switch_port_gbps: float | None = None) -> tuple[LinkLevel, ...]:
     """The cheapest cables or transceivers for every link level of ``fabric``.
 
     Args:
         fabric: the dimension's fabrics.
         lengths_m: link length per level, m (level 0: NIC to leaf); at least one entry per level.
         optics: the candidate parts.
+        nic_link_gbps: speed of a NIC-to-leaf link, GB/s (None: any part); switch_port_gbps: speed of the links
+            between switches (None: any part). Parts with a stated speed serve only links of that speed.
 
     Raises:
         ValueError: fewer lengths than levels, or a level no part reaches.
@@ -445,7 +456,8 @@ def link_levels(fabric: SwitchFabric, lengths_m: Sequence[float], optics: Sequen
     if len(lengths_m) < len(levels):
         raise ValueError(f"the fabric has {len(levels)} link levels but link_length_m gives {len(lengths_m)}; fix: "
                          "give one length per level (NIC to leaf, leaf to spine, spine to core, ...)")
-    return tuple(_level_parts(i, k, float(lengths_m[i]), optics) for i, k in enumerate(levels))
+    return tuple(_level_parts(i, k, float(lengths_m[i]), optics, nic_link_gbps if i == 0 else switch_port_gbps)
+                 for i, k in enumerate(levels))
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ Extends the catalog schema (every existing catalog file stays valid) with:
 - a source per figure: ``source`` (the key of a ``[sources.<key>]`` table, for the price and, unless
   ``watts_source`` is given, the power) and ``watts_source``; each source has a ``ref`` (URL or citation), a ``date``
   (YYYY-MM-DD) and a ``kind`` (:data:`SOURCE_KINDS`: a vendor ``list`` price, a ``street`` price, an
-  ``estimate``, a ``vendor-spec`` data-sheet figure, an ``assumption`` with no public figure behind it, or
+  ``estimate``, a ``spec`` figure from a data sheet, an ``assumption`` with no public figure behind it, or
   ``invented``). With ``require_sources = true`` at the top of the file every priced part must name its source,
   and every part with ``watts`` a source for them;
-- ``optics`` per cost class: transceivers and cables with their reach (m), ports per module, price and power;
+- ``optics`` per cost class: transceivers and cables with their reach (m), ports per module, port speed (optional:
+  ``port_gbps`` or ``port_gbit_per_s``; then only links of that speed use it), price and power;
 - ``fabric`` per Switch class: ``placement`` (``per_group`` | ``multi_plane`` | ``rail_optimized``, or a list to
   choose from), ``oversubscription`` per tier, leaves first (each a ratio >= 1, or a list of ratios to choose from;
   tiers not listed are non-blocking), ``max_tiers`` and ``link_length_m`` (one length per link level: NIC to leaf,
@@ -30,14 +31,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..catalog import Catalog, Part, PartClass, Switch
+from ..units import gbit_to_gbyte
 from .fabric import PLACEMENTS, Optic, check_radix, check_ratio
 
 __all__ = ["SOURCE_KINDS", "Source", "SourcedPart", "SourcedSwitch", "OpticPart", "FabricSpec", "SourcedPartClass",
            "SourcedCatalog"]
 
-SOURCE_KINDS = ("list", "street", "estimate", "vendor-spec", "assumption", "invented")
-"""What a figure is: vendor list price, street (reseller / reported) price, estimate, vendor data-sheet figure,
-assumption without a public figure, or invented example."""
+SOURCE_KINDS = ("list", "street", "estimate", "spec", "assumption", "invented")
+"""What a figure is: a vendor list price, a street (reseller or reported) price, an estimate, a technical
+specification (data sheet or spec summary; the ref says whose), an assumption with no public figure behind it, or an
+invented example."""
 
 Watts = float | None
 
@@ -57,7 +60,7 @@ class Source(_Frozen):
 
     ref: str = Field(min_length=1)
     date: str
-    kind: Literal["list", "street", "estimate", "vendor-spec", "assumption", "invented"]
+    kind: Literal["list", "street", "estimate", "spec", "assumption", "invented"]
     note: str = ""
 
     @field_validator("date")
@@ -108,6 +111,8 @@ class OpticPart(_Frozen):
     ports: int = Field(default=1, ge=1)
     kind: Literal["transceiver", "cable"] = "transceiver"
     fits: Literal["switch", "nic", "both"] = "both"
+    port_gbps: float | None = None
+    port_gbit_per_s: float | None = None
     source: str | None = None
     watts_source: str | None = None
     note: str = ""
@@ -117,9 +122,30 @@ class OpticPart(_Frozen):
     def _w(cls, v: float | None) -> float | None:
         return _watts(v)
 
+    @field_validator("port_gbps", "port_gbit_per_s")
+    @classmethod
+    def _speed(cls, v: float | None) -> float | None:
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise ValueError(f"port speed {v:g}; fix: give a speed > 0 (port_gbps in GB/s, port_gbit_per_s in Gb/s)")
+        return v
+
+    @model_validator(mode="after")
+    def _one_speed(self) -> OpticPart:
+        if self.port_gbps is not None and self.port_gbit_per_s is not None:
+            raise ValueError(f"optic '{self.name}' has two port speeds; fix: give port_gbps or port_gbit_per_s")
+        return self
+
+    @property
+    def speed_gbps(self) -> float | None:
+        """Port speed served, GB/s per direction (None: any)."""
+        if self.port_gbps is not None:
+            return self.port_gbps
+        return gbit_to_gbyte(self.port_gbit_per_s) if self.port_gbit_per_s is not None else None
+
     def to_optic(self) -> Optic:
         """The part as a :class:`hieropt.model.fabric.Optic` (no power figure: 0 W)."""
-        return Optic(self.name, self.reach_m, self.usd, self.watts or 0.0, self.ports, self.kind, self.fits)
+        return Optic(self.name, self.reach_m, self.usd, self.watts or 0.0, self.ports, self.kind, self.fits,
+                     self.speed_gbps)
 
 
 Ratio = float | tuple[float, ...]
