@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..catalog import Catalog, Part, PartClass, Switch
+from .catalog import Catalog, Part, PartClass, Switch
 from ..units import gbit_to_gbyte
 from .fabric import PLACEMENTS, Optic, check_radix, check_ratio
 
