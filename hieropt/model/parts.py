@@ -30,9 +30,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .catalog import Catalog, Part, PartClass, Switch
 from ..units import gbit_to_gbyte
-from .fabric import PLACEMENTS, Optic, check_radix, check_ratio
+from .catalog import Catalog, Part, PartClass, Switch
+from .fabric import PLACEMENTS, check_radix, check_ratio
+from .optics import Optic
 
 __all__ = ["SOURCE_KINDS", "Source", "SourcedPart", "SourcedSwitch", "OpticPart", "FabricSpec", "SourcedPartClass",
            "SourcedCatalog"]

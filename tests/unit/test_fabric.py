@@ -11,15 +11,8 @@ import math
 
 import pytest
 
-from hieropt.model.fabric import (
-    Optic,
-    design_fat_tree,
-    fabric_lines,
-    fat_tree,
-    link_levels,
-    port_splits,
-    switch_fabric,
-)
+from hieropt.model.fabric import design_fat_tree, fat_tree, port_splits, switch_fabric
+from hieropt.model.optics import Optic, fabric_lines, link_levels
 
 
 def counts(tree):
