@@ -1,6 +1,6 @@
-"""Sourced parts catalogs: the parts catalog of :mod:`hieropt.catalog` plus power, sources, optics and fabrics.
+"""The parts of a catalog beyond links, NICs and switches: sources, optics, fabric settings, power checks.
 
-Extends the catalog schema (every existing catalog file stays valid) with:
+They extend the catalog schema of :mod:`hieropt.model.catalog` (every older catalog file stays valid) with:
 
 - ``watts`` on every link port, NIC and switch (W per unit, >= 0; optional, but a power objective or budget needs it
   on every part it may choose);
@@ -17,8 +17,9 @@ Extends the catalog schema (every existing catalog file stays valid) with:
   tiers not listed are non-blocking), ``max_tiers`` and ``link_length_m`` (one length per link level: NIC to leaf,
   leaf to spine, spine to core, ...). Switch radix must be >= 4 (:data:`hieropt.model.fabric.MIN_RADIX`).
 
-Counting, tiers and optics follow :mod:`hieropt.model.fabric`. Validation errors are ``ValueError`` messages of the
-form ``"<problem>; fix: <fix>"`` that :mod:`hieropt.io.fabric_catalog` turns into one-line InputErrors.
+Counting, tiers and optics follow :mod:`hieropt.model.fabric` and :mod:`hieropt.model.optics`. Validation errors are
+``ValueError`` messages of the form ``"<problem>; fix: <fix>"`` that :mod:`hieropt.io.catalog` turns into one-line
+InputErrors.
 """
 
 from __future__ import annotations
@@ -26,37 +27,32 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import math
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from ..spec.base import Frozen
 from ..units import gbit_to_gbyte
-from .catalog import Catalog, Part, PartClass, Switch
-from .fabric import PLACEMENTS, check_radix, check_ratio
+from .fabric import PLACEMENTS, check_ratio
 from .optics import Optic
 
-__all__ = ["SOURCE_KINDS", "Source", "SourcedPart", "SourcedSwitch", "OpticPart", "FabricSpec", "SourcedPartClass",
-           "SourcedCatalog"]
+__all__ = ["SOURCE_KINDS", "Source", "OpticPart", "FabricSpec", "check_power", "check_sources"]
 
 SOURCE_KINDS = ("list", "street", "estimate", "spec", "assumption", "invented")
 """What a figure is: a vendor list price, a street (reseller or reported) price, an estimate, a technical
 specification (data sheet or spec summary; the ref says whose), an assumption with no public figure behind it, or an
 invented example."""
 
-Watts = float | None
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-def _watts(v: float | None) -> float | None:
+def check_power(v: float | None) -> float | None:
+    """Return ``v`` (W per unit) if it is None or a finite number >= 0, else raise ValueError."""
     if v is not None and not (math.isfinite(v) and v >= 0):
         raise ValueError(f"power {v:g} W is negative (or not finite); fix: give watts >= 0 (W per unit)")
     return v
 
 
-class Source(_Frozen):
+class Source(Frozen):
     """Where a figure comes from: ``ref`` (URL or citation), ``date`` it was read (YYYY-MM-DD), ``kind``."""
 
     ref: str = Field(min_length=1)
@@ -75,33 +71,7 @@ class Source(_Frozen):
         return v
 
 
-class _Sourced(BaseModel):
-    """Power and source fields shared by every part (mixed into the part models)."""
-
-    watts: float | None = None
-    source: str | None = None
-    watts_source: str | None = None
-
-    @field_validator("watts")
-    @classmethod
-    def _w(cls, v: float | None) -> float | None:
-        return _watts(v)
-
-
-class SourcedPart(_Sourced, Part):
-    """A link port or NIC (:class:`hieropt.catalog.Part`) with ``watts`` (W per unit) and sources."""
-
-
-class SourcedSwitch(_Sourced, Switch):
-    """A switch (:class:`hieropt.catalog.Switch`) with ``watts`` (W per switch) and sources; radix >= 4."""
-
-    @field_validator("radix")
-    @classmethod
-    def _radix(cls, v: int) -> int:
-        return check_radix(v)
-
-
-class OpticPart(_Frozen):
+class OpticPart(Frozen):
     """A transceiver (one per link end; ``ports`` switch or NIC ports per module) or a cable (both ends; ``ports``
     links per cable, > 1 for a splitter), reaching ``reach_m`` m, at ``usd`` $ and ``watts`` W each."""
 
@@ -121,7 +91,7 @@ class OpticPart(_Frozen):
     @field_validator("watts")
     @classmethod
     def _w(cls, v: float | None) -> float | None:
-        return _watts(v)
+        return check_power(v)
 
     @field_validator("port_gbps", "port_gbit_per_s")
     @classmethod
@@ -152,7 +122,7 @@ class OpticPart(_Frozen):
 Ratio = float | tuple[float, ...]
 
 
-class FabricSpec(_Frozen):
+class FabricSpec(Frozen):
     """How a Switch class's fabric is built (see :mod:`hieropt.model.fabric`)."""
 
     placement: tuple[Literal["per_group", "multi_plane", "rail_optimized"], ...] = ("per_group",)
@@ -193,48 +163,21 @@ class FabricSpec(_Frozen):
         return [tuple(float(x) for x in c) for c in itertools.product(*per_tier)] if per_tier else [()]
 
 
-class SourcedPartClass(PartClass):
-    """The parts of one cost class with power and sources, plus ``optics`` and a ``fabric`` (Switch classes)."""
+def check_sources(catalog: Any) -> None:
+    """Every ``source`` / ``watts_source`` key of ``catalog``'s parts names one of its ``sources``; with
+    ``require_sources``, every part names a source (for its price, and its power unless ``watts_source``).
 
-    links: tuple[SourcedPart, ...] = ()
-    nics: tuple[SourcedPart, ...] = ()
-    switches: tuple[SourcedSwitch, ...] = ()
-    optics: tuple[OpticPart, ...] = ()
-    fabric: FabricSpec | None = None
-
-
-def _parts_of(pc: SourcedPartClass):
-    for kind in ("links", "nics", "switches", "optics"):
-        for i, p in enumerate(getattr(pc, kind)):
-            yield kind, i, p
-
-
-class SourcedCatalog(Catalog):
-    """A parts catalog with power figures, sources, optics and fabric settings (module docstring)."""
-
-    require_sources: bool = False
-    sources: dict[str, Source] = Field(default_factory=dict)
-    classes: dict[str, SourcedPartClass] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _sources_known_and_present(self) -> SourcedCatalog:
-        keys = ", ".join(sorted(self.sources)) or "none defined"
-        for cname, pc in self.classes.items():
-            for kind, i, p in _parts_of(pc):
-                field = f"classes.{cname}.{kind}[{i}] ('{p.name}')"
-                for attr in ("source", "watts_source"):
-                    key = getattr(p, attr)
-                    if key is not None and key not in self.sources:
-                        raise ValueError(f"{field}.{attr}: unknown source '{key}' (known: {keys}); fix: add "
-                                         f"[sources.{key}] with ref, date and kind, or use a known key")
-                if not self.require_sources:
-                    continue
-                if p.source is None:
-                    raise ValueError(f"{field}.source: missing: the catalog sets require_sources = true, so every "
-                                     "price needs a source; fix: add source = \"<key of a [sources.<key>] table>\"")
-        return self
-
-    def missing_power(self) -> list[str]:
-        """Fields of parts without a power figure (a power objective needs none missing)."""
-        return [f"classes.{c}.{k}[{i}] ('{p.name}').watts" for c, pc in self.classes.items()
-                for k, i, p in _parts_of(pc) if p.watts is None]
+    Raises:
+        ValueError: ``"<field>: <problem>; fix: <fix>"`` for the first offending part.
+    """
+    keys = ", ".join(sorted(catalog.sources)) or "none defined"
+    for cname, kind, i, p in catalog.parts():
+        field = f"classes.{cname}.{kind}[{i}] ('{p.name}')"
+        for attr in ("source", "watts_source"):
+            key = getattr(p, attr)
+            if key is not None and key not in catalog.sources:
+                raise ValueError(f"{field}.{attr}: unknown source '{key}' (known: {keys}); fix: add "
+                                 f"[sources.{key}] with ref, date and kind, or use a known key")
+        if catalog.require_sources and p.source is None:
+            raise ValueError(f"{field}.source: missing: the catalog sets require_sources = true, so every price "
+                             "needs a source; fix: add source = \"<key of a [sources.<key>] table>\"")

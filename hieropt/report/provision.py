@@ -7,7 +7,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from ..model.catalog import Option
+from ..model.options import Option
 from ..solvers.provision import Provisioning
 from ..spec import Instance
 

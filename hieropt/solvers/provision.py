@@ -42,7 +42,8 @@ import pyomo.environ as pyo
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..formulation.lp import MS_NS
 from ..formulation.milp import MUSD, ProvisionMILP, build_provision_milp
-from ..model.catalog import BomLine, Catalog, Option, dimension_options
+from ..model.catalog import Catalog
+from ..model.options import BomLine, Option, dimension_options
 from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status

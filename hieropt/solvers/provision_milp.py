@@ -15,7 +15,7 @@ from pyomo.contrib.solver.solvers.highs import Highs
 from ..errors import NoSolutionError, SolverError
 from ..formulation.lp import MS_NS
 from ..formulation.milp import MUSD, ProvisionMILP
-from ..model.catalog import Option
+from ..model.options import Option
 from ..model.terms import TimeModel
 from ..model.timing import Breakdown, evaluate
 from ..result import Status

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hieropt.errors import InputError
-from hieropt.io.fabric_catalog import read_sourced_catalog
+from hieropt.io.catalog import read_catalog as read_sourced_catalog
 from hieropt.io.instance import load_instance
 
 ROOT = Path(__file__).resolve().parents[2]
