@@ -47,5 +47,5 @@ LAYER_POLICIES = tuple(p for p in POLICIES if p != "HYBRID_CUSTOMIZED")
 COLLECTIVE_SCOPES = ("EP", "DP_EP")
 """Collective scopes of SimAI's dialect, written as a suffix of the collective name (``ALLTOALL_EP``,
 ``ALLGATHER_DP_EP``): the expert-parallel group, and the data-parallel x expert-parallel group."""
-PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost")
+PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_power")
 """Objectives of ``hieropt provision`` (:func:`hieropt.solvers.provision.provision`), in its help order."""
