@@ -9,6 +9,7 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from .common import floats
+from .sensitivity import sensitivity_dict
 
 
 def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
@@ -75,6 +76,7 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
         "notes": list(sol.notes),
         "extra": sol.extra,
         "breakdown": breakdown_dict(sol.breakdown),
+        "sensitivity": sensitivity_dict(sol.sensitivity),
         "instance": instance_dict(instance),
     }
 

@@ -123,6 +123,7 @@ class TimeLP:
         self.time_row = (self.solver.add_row(-INF, INF, list(used), list(self.time_costs[used]))
                          if used.size else None)
         self.cuts = 0
+        self.cut_rows: list[tuple[int, int, float]] = []  # (dimension, HiGHS row, coefficient of B) of every cut
         self.lps = 0
         self._seeded = False
         self.reach, self.floor = 0.0, 1e-12  # set by _seed from the reachable bandwidth
@@ -153,7 +154,8 @@ class TimeLP:
     def cut(self, d: int, b: float) -> None:
         """Add the tangent cut of t_d >= 1/B_d at B_d = ``b`` (model units of ``s`` GB/s)."""
         lower, ct, cb = PerfLP.tangent_cut(b)
-        self.solver.add_row(lower, INF, [self.t_col[d], self.b_col[d]], [ct, cb])
+        row = self.solver.add_row(lower, INF, [self.t_col[d], self.b_col[d]], [ct, cb])
+        self.cut_rows.append((d, row, cb))
         self.cuts += 1
 
     def _cut_at(self, x: np.ndarray, floor: float) -> None:

@@ -5,6 +5,7 @@ performance_per_cost) on the cutting-plane LP, its result re-checked by the inde
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -64,7 +65,8 @@ def _product(core: TimeLP, instance: Instance, rel_gap: float):
 
 def solve(instance: Instance, objective: str | None = None, rel_gap: float | None = None,
           time_limit_s: float = 60.0, max_iteration_time_ns: float | None = None,
-          max_network_cost_usd: float | None = None) -> Solution:
+          max_network_cost_usd: float | None = None, *, sensitivity: bool = False,
+          sensitivity_ranges: bool = False) -> Solution:
     """Solve ``instance`` for its objective (or ``objective``) and return a verified :class:`Solution`.
 
     Args:
@@ -77,6 +79,11 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         max_iteration_time_ns: overrides the instance's time target (ns).
         max_network_cost_usd: overrides the instance's budget ($); with ``performance``: the fastest network within
             the budget.
+        sensitivity: also compute the marginal value of every constraint, active bound, dimension's bandwidth and
+            the budget or time target (:mod:`hieropt.solvers.sensitivity`; a few warm re-solves per parameter), in
+            ``Solution.sensitivity``.
+        sensitivity_ranges: with ``sensitivity``, also the range over which each marginal value holds (more
+            re-solves).
 
     Returns:
         A :class:`Solution`; ``status`` is OPTIMAL when the gap target was met, LIMIT otherwise.
@@ -105,7 +112,18 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         res = _product(core, instance, gap)
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
-    return _verified(instance, tm, core, res, obj, start, extra)
+    sol = _verified(instance, tm, core, res, obj, start, extra)
+    if sensitivity and sol.success:
+        from .sensitivity import sensitivity as analyse
+
+        try:
+            sens = analyse(instance, core, obj, sol.bw_gbps, ranges=sensitivity_ranges,
+                           budget_usd=instance.max_network_cost_usd, target_ns=instance.max_iteration_time_ns)
+        except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing
+            sol = replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
+        else:
+            sol = replace(sol, sensitivity=sens, solve_seconds=time.perf_counter() - start)
+    return sol
 
 
 def _verified(instance: Instance, tm: TimeModel, core: TimeLP, res, obj: str, start: float, extra: dict) -> Solution:
