@@ -66,11 +66,42 @@ class Solution:
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     sensitivity: Sensitivity | None = None
+    portfolio: Portfolio | None = None
 
     @property
     def success(self) -> bool:
         """True when the result is a certified optimum."""
         return self.status is Status.OPTIMAL
+
+
+@dataclass(frozen=True)
+class Portfolio:
+    """Every workload of a multi-workload instance on the chosen fabric, against its own optimum.
+
+    Attributes:
+        names: workload names (``Instance.jobs`` order); weights: their weights in the weighted objective.
+        times_ns: T_w(B) of each workload on the chosen fabric (unweighted, re-evaluated independently), ns.
+        own_optima_ns: T_w*, each workload's own optimum under the same constraints, bounds and budget (the best
+            time found, certified to the gap target), ns; own_bounds_ns: their proven lower bounds.
+        max_regret: the min_cost form's bound on every slowdown (None otherwise).
+    """
+
+    names: tuple[str, ...]
+    weights: tuple[float, ...]
+    times_ns: tuple[float, ...]
+    own_optima_ns: tuple[float, ...]
+    own_bounds_ns: tuple[float, ...]
+    max_regret: float | None = None
+
+    @property
+    def slowdowns(self) -> tuple[float, ...]:
+        """T_w(B) / T_w* - 1 of each workload (0 = as fast as on its own best fabric)."""
+        return tuple(t / u - 1.0 for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+
+    @property
+    def worst_ratio(self) -> float:
+        """max_w T_w(B) / T_w*: the min-max-regret objective at this fabric."""
+        return max(t / u for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from .common import floats
+from .portfolio import portfolio_dict
 from .sensitivity import sensitivity_dict
 
 
@@ -77,6 +78,7 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
         "extra": sol.extra,
         "breakdown": breakdown_dict(sol.breakdown),
         "sensitivity": sensitivity_dict(sol.sensitivity),
+        "portfolio": portfolio_dict(sol.portfolio),
         "instance": instance_dict(instance),
     }
 
