@@ -42,7 +42,7 @@ def scip_min_max_regret(inst, own_ns: list[float], z0: float) -> np.ndarray:
         m.addCons(lhs == c.rhs if c.sense == "==" else (lhs <= c.rhs if c.sense == "<=" else lhs >= c.rhs))
     z = m.addVar("z", lb=0.0, ub=z0)
     traffic = []
-    for w, job in enumerate(inst.jobs):
+    for job in inst.jobs:
         tr = phase_traffic(inst, job).reshape(-1, D) / MB
         traffic.append(tr[(tr > 0).any(axis=1)])
     peak = np.max([t.max(axis=0) for t in traffic], axis=0)
