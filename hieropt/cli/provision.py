@@ -29,6 +29,9 @@ def provision_command(
         "--max-power-w", help="Power budget of the network's parts, W (every part needs watts).")] = None,
     json_out: Annotated[Path | None, typer.Option(
         "--json", help="Also write the full result as JSON to FILE ('-': stdout, tables then go to stderr).")] = None,
+    tradeoff: Annotated[int | None, typer.Option(
+        "--tradeoff", help="Instead of one design: the exact time-cost-power trade-off on an N x N grid of cost and "
+        "power levels (epsilon-constraint; every part needs watts).")] = None,
     compare: Annotated[bool, typer.Option(
         "--compare/--no-compare", help="Compare with the continuous optimum and its roundings to units.")] = True,
 ) -> None:
@@ -47,6 +50,17 @@ def provision_command(
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
+    if tradeoff is not None:
+        from ..solvers.tradeoff import provision_tradeoff
+
+        try:
+            tr = provision_tradeoff(load_instance(instance), catalog, tradeoff)
+        except HieroptError as e:
+            raise fail(err, e) from None
+        out.print(report_provision.tradeoff_table(tr))
+        if json_out is not None:
+            write_json(json_out, report_provision.tradeoff_dict(tr))
+        raise typer.Exit(0)
     try:
         inst = load_instance(instance)
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,

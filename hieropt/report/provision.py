@@ -144,6 +144,27 @@ def comparison_table(p: Provisioning) -> Table:
     return t
 
 
+def tradeoff_table(tr: Any) -> Table:
+    """The non-dominated time-cost-power designs of :func:`hieropt.solvers.tradeoff.provision_tradeoff`."""
+    t = Table(title=f"Time-cost-power trade-off (epsilon-constraint, {tr.grid[0]} x {tr.grid[1]} cost x power levels; "
+              f"{len(tr.points)} non-dominated designs)", title_justify="left")
+    for col in ("time ms", "cost $", "power W", "GB/s per NPU", "design"):
+        t.add_column(col, justify="left" if col in ("GB/s per NPU", "design") else "right")
+    t.caption = "each design is the fastest whole-part design within its cost and power level (an exact MILP)"
+    for q in tr.points:
+        t.add_row(f"{q.iteration_time_ns / 1e6:,.4f}", f"{q.network_cost_usd:,.0f}", f"{q.power_w:,.0f}",
+                  ", ".join(f"{o.bw_gbps:,.4g}" for o in q.design), "; ".join(o.label() for o in q.design))
+    return t
+
+
+def tradeoff_dict(tr: Any) -> dict[str, Any]:
+    """JSON-ready trade-off (times ns, cost $, power W)."""
+    return {"grid": list(tr.grid), "solves": tr.solves, "solve_seconds": tr.solve_seconds,
+            "points": [{"iteration_time_ns": q.iteration_time_ns, "network_cost_usd": q.network_cost_usd,
+                        "power_w": q.power_w, "max_cost_usd": q.max_cost_usd, "max_power_w": q.max_power_w,
+                        "gap": q.gap, "design": [_option_dict(o) for o in q.design]} for q in tr.points]}
+
+
 def rounding_lines(p: Provisioning) -> list[str]:
     """One line per rounding: how it was made, and whether it is feasible."""
     out = []

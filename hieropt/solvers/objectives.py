@@ -113,7 +113,11 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     start = time.perf_counter()
     tm = build_time_model(instance)
     if obj == "min_max_regret" or instance.max_regret is not None:
-        return _portfolio_solve(instance, tm, gap, time_limit_s, start)
+        sol = _portfolio_solve(instance, tm, gap, time_limit_s, start)
+        if sensitivity:
+            sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for the portfolio objectives (each "
+                                                  "workload's regret is in the portfolio table)",))
+        return sol
     core = TimeLP(instance, tm, time_limit_s)
     extra: dict = {}
     if obj == "performance":

@@ -110,3 +110,15 @@ def test_power_needs_every_figure(tmp_path: Path):
     # without a power objective or budget the same catalog solves, and the power is reported as unknown
     p = hieropt.provision(inst, cat, compare=False)
     assert p.power_w is None and p.design[0].switches == 6
+
+
+def test_time_cost_power_tradeoff(problem):
+    # the grid of cost levels 6,840..7,920 $ and power levels 458..524 W has two non-dominated designs: the 1:1
+    # fabric (fastest) and the 2:1 fabric (cheapest and lowest power)
+    from hieropt.solvers.tradeoff import provision_tradeoff
+
+    inst, cat = problem
+    tr = provision_tradeoff(inst, cat, levels=3)
+    got = [(q.iteration_time_ns, q.network_cost_usd, q.power_w) for q in tr.points]
+    assert got == [(pytest.approx(T50, rel=1e-12), 7920.0, 524.0), (pytest.approx(T25, rel=1e-12), 6840.0, 458.0)]
+    assert all(q.gap <= 1e-9 for q in tr.points)
