@@ -26,6 +26,7 @@ _NAMES = {
     "load_instance": "api", "load_libra": "api", "solve": "api", "evaluate": "api", "verify": "api",
     "pareto": "api", "Solution": "api", "Breakdown": "api", "Certificate": "api", "Front": "api",
     "provision": "api", "load_catalog": "api", "Catalog": "api", "Provisioning": "api",
+    "provision_tradeoff": "api", "Tradeoff": "api", "Sensitivity": "api", "Marginal": "api", "Portfolio": "api",
     "Status": "result",
     "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
@@ -34,7 +35,8 @@ _NAMES = {
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
-__all__ += ["provision", "load_catalog", "Catalog", "Provisioning"]
+__all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
+            "Marginal", "Portfolio"]
 __all__ += ["explore", "load_space", "Exploration"]
 
 

@@ -195,3 +195,14 @@ def test_huge_fabrics_terminate():
     assert design_fat_tree(10**18, 4).n_tiers == 59
     assert port_splits(4, 1) == ((2, 2),)
     assert port_splits(64, 2)[0] == (42, 21) and port_splits(64, 1)[0] == (32, 32)
+
+
+def test_cost_per_endpoint_near_deepseek_v3():
+    # Two-tier 64-port 400G fat tree at its full 2,048 endpoints: 64 leaves + 32 spines at $35,000; optics at the
+    # catalog estimates ($700 NIC module, $1,250 twin-port switch module): 2,048 NIC modules and 1,024 + 2 x 1,024
+    # twin modules. (96 x 35,000 + 2,048 x 700 + 3,072 x 1,250) / 2,048 = 8,633,600 / 2,048 = $4,215.6 per endpoint
+    # without NICs; DeepSeek-V3 (arXiv 2505.09343, Table 3) reports $4.39k per endpoint for FT2 on 64-port 400G IB.
+    f = switch_fabric(1, 2048, 2048, 64)
+    levels = link_levels(f, [30, 100], OPTICS)
+    usd, _ = totals(fabric_lines(f, ("QM9700", 35000, 750), levels))
+    assert f.switches == 96 and usd / 2048 == pytest.approx(4215.625)
