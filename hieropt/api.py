@@ -11,11 +11,12 @@ from .io.catalog import read_catalog as load_catalog
 from .io.instance import load_instance, load_libra
 from .model.catalog import Catalog
 from .model.timing import Breakdown, TimeModel, build_time_model, evaluate
-from .result import Solution, Status
+from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers.front import Front, pareto
 from .solvers.objectives import MIN_REL_GAP, solve
 from .solvers.procurement import FrontPoint
 from .solvers.provision import Provisioning, provision
+from .solvers.tradeoff import Tradeoff, provision_tradeoff
 from .spec import Instance
 from .studies.simulate import SimulationStudy
 from .studies.simulate import simulate_allocations as simulate
@@ -23,7 +24,8 @@ from .verify import Certificate, verify
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front"]
-__all__ += ["provision", "load_catalog", "Catalog", "Provisioning"]
+__all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
+            "Marginal", "Portfolio"]
 __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP", "InputError",
             "NoSolutionError", "SolverError"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]

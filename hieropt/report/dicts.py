@@ -9,6 +9,8 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from .common import floats
+from .portfolio import portfolio_dict
+from .sensitivity import sensitivity_dict
 
 
 def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
@@ -77,6 +79,8 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
         "notes": list(sol.notes),
         "extra": sol.extra,
         "breakdown": breakdown_dict(sol.breakdown),
+        "sensitivity": sensitivity_dict(sol.sensitivity),
+        "portfolio": portfolio_dict(sol.portfolio),
         "instance": instance_dict(instance),
     }
 

@@ -15,6 +15,7 @@ on a Pareto front, another kappa of the perf-per-cost search) needs only a few w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,9 +104,12 @@ class TimeLP:
         NoSolutionError: the design constraints are infeasible (checked here, once).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None):
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None,
+                 extend: Callable[[PerfLP], None] | None = None):
         self.instance, self.tm = instance, tm
         self.lp: PerfLP = build_perf_lp(instance, tm, bw_scale)
+        if extend is not None:  # further rows and variables (e.g. a portfolio's epigraphs) before HiGHS sees it
+            extend(self.lp)
         self.solver = PersistentHighs(self.lp.model, time_limit_s)
         m = self.lp.model
         self.b_col = [self.solver.col(m.B[d]) for d in m.B]
@@ -130,6 +134,7 @@ class TimeLP:
         self.time_row = (self.solver.add_row(-INF, INF, list(used), list(self.time_costs[used]))
                          if used.size else None)
         self.cuts = 0
+        self.cut_rows: list[tuple[int, int, float]] = []  # (dimension, HiGHS row, coefficient of B) of every cut
         self.lps = 0
         self._seeded = False
         self.reach, self.floor = 0.0, 1e-12  # set by _seed from the reachable bandwidth
@@ -160,7 +165,8 @@ class TimeLP:
     def cut(self, d: int, b: float) -> None:
         """Add the tangent cut of t_d >= 1/B_d at B_d = ``b`` (model units of ``s`` GB/s)."""
         lower, ct, cb = PerfLP.tangent_cut(b)
-        self.solver.add_row(lower, INF, [self.t_col[d], self.b_col[d]], [ct, cb])
+        row = self.solver.add_row(lower, INF, [self.t_col[d], self.b_col[d]], [ct, cb])
+        self.cut_rows.append((d, row, cb))
         self.cuts += 1
 
     def _cut_at(self, x: np.ndarray, floor: float) -> None:
@@ -236,6 +242,26 @@ class TimeLP:
     def _forced_zero(self, d: int) -> bool:
         res = self._max_cost_like((d,))
         return res.status is Status.OPTIMAL and res.objective <= 1e-9 * max(1.0, self.reach)
+
+    # ----------------------------------------------------------------------------------------------- for other loops
+    def prepare(self, budget_usd: float | None = None) -> None:
+        """Set the budget row, clear the time target, check feasibility and place the initial cuts (once): what a
+        cutting-plane loop over another objective (:mod:`hieropt.solvers.portfolio`) needs before its first LP."""
+        self._set_time_target(None)
+        self._set_budget(budget_usd)
+        self._seed(budget_usd)
+
+    def solve_costs(self, costs: np.ndarray):
+        """Solve the LP with objective ``costs @ x`` (one coefficient per column); an ``LPResult``."""
+        return self._solve(costs)
+
+    def bandwidth(self, x: np.ndarray) -> np.ndarray:
+        """B (GB/s) of an LP solution."""
+        return self._bw(x)
+
+    def cut_at(self, x: np.ndarray) -> None:
+        """Tangent cuts at the LP solution ``x`` wherever t_d < 1/B_d there (the loop's refinement step)."""
+        self._cut_at(x, self.floor)
 
     # ----------------------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
