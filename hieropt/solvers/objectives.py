@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import InputError, SolverError
+from ..errors import InputError, NoSolutionError, SolverError
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
