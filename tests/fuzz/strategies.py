@@ -1,9 +1,10 @@
 """Random valid instances for the fuzz suites (hypothesis), built only from the public spec classes.
 
 A :class:`Spec` holds the raw draws at "magnitude 1" (bytes 1..3e11, bandwidth limits around a random feasible point
-of 1..1000 GB/s per NPU (0.1..1e4 in a quarter of the draws), prices 0.01..1000 $ per GB/s) and builds the :class:`hieropt.spec.Instance` at any
-magnitude: :meth:`Spec.instance` multiplies every byte count (collective sizes, pipeline transfers) and every
-bandwidth limit (right-hand sides of the design rows, bounds) by ``bw_scale`` and every price by ``price_scale``.
+of 1..1000 GB/s per NPU (0.1..1e4 in a quarter of the draws), prices 0.01..1000 $ per GB/s) and builds the
+:class:`hieropt.spec.Instance` at any magnitude: :meth:`Spec.instance` multiplies every byte count (collective
+sizes, pipeline transfers) and every bandwidth limit (right-hand sides of the design rows, bounds) by ``bw_scale``
+and every price by ``price_scale``.
 With B' = s B and m' = s m every m/B is unchanged, so the optimal iteration time must not change, the optimal
 bandwidths must scale by s and every cost by s x price_scale (the rescaling invariance of issue 10).
 
