@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .model.timing import Breakdown
+from .spec import Instance
 
 
 class Status(StrEnum):
@@ -67,11 +68,42 @@ class Solution:
     extra: dict[str, Any] = field(default_factory=dict)
     sensitivity: Sensitivity | None = None
     portfolio: Portfolio | None = None
+    instance: Instance | None = field(default=None, repr=False, compare=False)
 
     @property
     def success(self) -> bool:
         """True when the result is a certified optimum."""
         return self.status is Status.OPTIMAL
+
+    def to_dict(self, instance: Instance | None = None) -> dict[str, Any]:
+        """The solution as JSON-ready data: exactly the dict ``hieropt solve --json`` writes (status, bandwidths,
+        times, bound, gap, cost, statistics, breakdown, sensitivity, portfolio, and the instance echo of
+        ``instance`` or of the instance it was solved for; None when neither is known)."""
+        inst = instance if instance is not None else self.instance
+        return {
+            "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",
+                      "bytes": "bytes per NPU"},
+            "status": self.status.value,
+            "message": self.message,
+            "objective": self.objective,
+            "bw_gbps_per_dim": [float(x) for x in self.bw_gbps],
+            "iteration_time_ns": self.iteration_time_ns,
+            "lower_bound_ns": self.lower_bound_ns,
+            "objective_value": self.objective_value,
+            "objective_bound": self.objective_bound,
+            "objective_unit": self.objective_unit,
+            "gap": self.gap,
+            "network_cost_usd": self.network_cost_usd,
+            "iterations": self.iterations,
+            "solve_seconds": self.solve_seconds,
+            "method": self.method,
+            "notes": list(self.notes),
+            "extra": self.extra,
+            "breakdown": self.breakdown.to_dict(),
+            "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
+            "portfolio": None if self.portfolio is None else self.portfolio.to_dict(),
+            "instance": None if inst is None else inst.summary_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -102,6 +134,15 @@ class Portfolio:
     def worst_ratio(self) -> float:
         """max_w T_w(B) / T_w*: the min-max-regret objective at this fabric."""
         return max(t / u for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready portfolio (times ns)."""
+        return {"workloads": [{"name": n, "weight": w, "time_ns": t, "own_optimum_ns": u, "own_bound_ns": lb,
+                               "slowdown": sd}
+                              for n, w, t, u, lb, sd in zip(self.names, self.weights, self.times_ns,
+                                                            self.own_optima_ns, self.own_bounds_ns, self.slowdowns,
+                                                            strict=True)],
+                "worst_ratio": self.worst_ratio, "max_regret": self.max_regret}
 
 
 @dataclass(frozen=True)
@@ -162,3 +203,19 @@ class Sensitivity:
     usd_per_ms_note: str
     method: str
     seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready sensitivity (marginal values in the unit each names; a range end of None is unbounded)."""
+
+        def f(x: float | None) -> float | None:
+            return None if x is None or abs(x) == float("inf") else float(x)
+
+        return {
+            "objective": self.objective, "value_unit": self.value_unit, "method": self.method,
+            "seconds": self.seconds, "usd_per_ms": f(self.usd_per_ms), "usd_per_ms_note": self.usd_per_ms_note,
+            "marginals": [{"name": m.name, "kind": m.kind, "unit": m.unit, "current": m.current, "value": f(m.value),
+                           "increase": f(m.increase), "decrease": f(m.decrease), "binding": m.binding,
+                           "differentiable": m.differentiable,
+                           "range": None if m.range is None else [f(m.range[0]), f(m.range[1])]}
+                          for m in self.marginals],
+        }

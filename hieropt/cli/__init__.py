@@ -27,11 +27,10 @@ def main() -> None:
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except OSError as e:
-        from .common import error_console
+        from .common import error_console, error_line
 
-        error_console().print(f"[bold red]error:[/] {e.filename or ''}: cannot write or read: "
-                              f"{e.strerror or e}; fix: give a writable file path (its folder must exist)",
-                              highlight=False, soft_wrap=True)
+        error_line(error_console(), f"{e.filename or ''}: cannot write or read: {e.strerror or e}; fix: give a "
+                   "writable file path (its folder must exist)")
         raise SystemExit(2) from None
 
 

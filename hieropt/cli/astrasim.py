@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from .common import console, error_console, fail, parse_bw, to_stdout, write_json
 
@@ -90,13 +89,13 @@ def export_command(
     out.print(_sim_table(simnet))
     if alone:
         if str(astra_sim) != "-":
-            out.print(f"wrote {escape(str(astra_sim))} (network only; its algorithms are in the comments)",
+            out.print(f"wrote {str(astra_sim)} (network only; its algorithms are in the comments)",
                       highlight=False, soft_wrap=True)
         return
     t = bundle.workloads
-    out.print(f"wrote {escape(str(astra_sim))}: {bundle.files:,} files ({bundle.npus:,} trace names per workload, hard "
+    out.print(f"wrote {str(astra_sim)}: {bundle.files:,} files ({bundle.npus:,} trace names per workload, hard "
               f"links to one file each), {bundle.bytes_on_disk:,} bytes; {len(t)} workload(s), "
-              f"{sum(w.nodes for w in t):,} trace nodes; run: {escape(str(astra_sim))}/run.sh BIN", highlight=False,
+              f"{sum(w.nodes for w in t):,} trace nodes; run: {str(astra_sim)}/run.sh BIN", highlight=False,
               soft_wrap=True)
 
 
@@ -152,7 +151,7 @@ def simulate_command(
         raise fail(err, e) from None
     out.print(simulate_table(study))
     for note in study.notes:
-        out.print(f"note: {escape(note)}", highlight=False)
+        out.print(f"note: {note}", highlight=False)
     if json_out is not None:
         write_json(json_out, simulate_dict(study))
     if not study.agree:

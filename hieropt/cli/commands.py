@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from .astrasim import export_command, simulate_command
-from .common import UNITS
+from .common import UNITS, Command, Group
 from .compare import compare_command, report_command
 from .explore import explore_command
 from .provision import provision_command
@@ -14,6 +14,7 @@ from .solve import evaluate_command, pareto_command, solve_command
 from .workload import workload_app
 
 app = typer.Typer(
+    cls=Group,
     rich_markup_mode="markdown",
     add_completion=False,
     no_args_is_help=True,
@@ -22,13 +23,13 @@ app = typer.Typer(
     "(LIBRA's problem on Pyomo + HiGHS, with proven optimality gaps). " + UNITS + " Exit codes: 0 success, "
     "2 bad input, 3 infeasible / unbounded / not certified.",
 )
-app.command("solve")(solve_command)
-app.command("evaluate")(evaluate_command)
-app.command("pareto")(pareto_command)
-app.command("provision")(provision_command)
+app.command("solve", cls=Command)(solve_command)
+app.command("evaluate", cls=Command)(evaluate_command)
+app.command("pareto", cls=Command)(pareto_command)
+app.command("provision", cls=Command)(provision_command)
 app.add_typer(workload_app, name="workload")
-app.command("export")(export_command)
-app.command("simulate")(simulate_command)
-app.command("compare")(compare_command)
-app.command("report")(report_command)
-app.command("explore")(explore_command)
+app.command("export", cls=Command)(export_command)
+app.command("simulate", cls=Command)(simulate_command)
+app.command("compare", cls=Command)(compare_command)
+app.command("report", cls=Command)(report_command)
+app.command("explore", cls=Command)(explore_command)

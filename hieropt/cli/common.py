@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
     from ..errors import HieroptError
@@ -29,20 +30,66 @@ MaxTimeOpt = Annotated[float | None, typer.Option(
     "--max-time-ns", help="Iteration-time target, ns (required by min_cost; a cap otherwise).")]
 
 
+def _untyped_flags(params: list) -> list:
+    """Flags take no value: show no value type for them (``--help``, ``--compare/--no-compare``), not ``<bool>``."""
+    for p in params:
+        if getattr(p, "is_flag", False) and p.metavar is None:
+            p.metavar = ""
+    return params
+
+
+class Command(TyperCommand):
+    """typer's command with flags shown without a value type in ``--help``."""
+
+    def get_params(self, ctx):  # noqa: D102 - click's
+        return _untyped_flags(super().get_params(ctx))
+
+
+class Group(TyperGroup):
+    """typer's command group with flags shown without a value type in ``--help``."""
+
+    def get_params(self, ctx):  # noqa: D102 - click's
+        return _untyped_flags(super().get_params(ctx))
+
+
 def console(width: int = 120) -> Console:
-    """stdout console, at least ``width`` columns wide when not a terminal (files, pipes) so tables are not cut."""
-    c = Console()
-    return c if c.is_terminal else Console(width=max(c.width, width))
+    """The stdout console. Markup is off: every text (file names, instance names, constraints such as
+    ``bw[top] <= 20``, collective names) prints literally, in lines and in table cells. When stdout is not a
+    terminal (a file, a pipe, a CI log) the console is as wide as the widest line, so no table is cut with "…"."""
+    c = Console(markup=False)
+    return c if c.is_terminal else Console(markup=False, width=max(c.width, width, NOT_A_TERMINAL_WIDTH))
+
+
+NOT_A_TERMINAL_WIDTH = 400
+"""Columns of the stdout console when stdout is not a terminal (wider than any table hieropt prints)."""
 
 
 def error_console() -> Console:
-    """The stderr console: errors, notes and progress (stdout carries results only)."""
-    return Console(stderr=True)
+    """The stderr console: errors, notes and progress (stdout carries results only); markup off as :func:`console`."""
+    return Console(stderr=True, markup=False)
+
+
+def error_line(err: Console, message: str, label: str = "error:", style: str = "bold red") -> None:
+    """Print ``label message`` as one line on ``err``; ``message`` is printed literally (no markup)."""
+    err.print(Text.assemble((label, style), " ", message), highlight=False, soft_wrap=True)
+
+
+FLAGS = {"bw_gbps": "--bw", "points": "--points", "objective": "--objective", "rel_gap": "--gap",
+         "max_iteration_time_ns": "--max-time-ns", "max_network_cost_usd": "--budget-usd",
+         "max_cost_usd": "--max-cost-usd", "max_power_w": "--max-power-w", "max_regret": "--max-regret",
+         "workers": "--workers", "dask": "--dask", "levels": "--tradeoff", "out": "--out"}
+"""Library argument -> the command-line flag that sets it: library errors name the argument, the command line
+names its flag."""
 
 
 def fail(err: Console, e: HieroptError) -> typer.Exit:
-    """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its exit code."""
-    err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+    """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its exit code. An
+    InputError about a library argument (``bw_gbps``) is shown with the flag that sets it (``--bw``)."""
+    from ..errors import InputError
+
+    if isinstance(e, InputError) and e.source in FLAGS:
+        e = e.with_source(FLAGS[e.source])
+    error_line(err, str(e))
     return typer.Exit(e.exit_code)
 
 

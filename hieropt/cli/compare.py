@@ -18,6 +18,7 @@ from .common import (
     WorkloadOpt,
     console,
     error_console,
+    error_line,
     fail,
     load_instance_args,
     to_stdout,
@@ -135,7 +136,7 @@ def report_command(
         if isinstance(e, InputError):
             raise fail(err, e) from None
         front_error = str(e)
-        err.print(f"[yellow]note:[/] no Pareto front: {e}", highlight=False, soft_wrap=True)
+        error_line(err, f"no Pareto front: {e}", label="note:", style="yellow")
     _print_comparison(out, comp)
     data = html.write_report(comp, front, out_dir, front_error)
     for name in data["files"]:

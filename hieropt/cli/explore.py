@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ..names import OBJECTIVES
-from .common import error_console, fail
+from .common import console, error_console, error_line, fail
 
 
 def explore_command(
@@ -42,20 +41,21 @@ def explore_command(
     from ..studies.explore import explore
 
     err = error_console()
-    out_console = Console(width=max(Console().width, 160))
+    out_console = console(160)
     try:
         result = explore(space, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
                          out=out, workers=workers, dask=dask, prune=None if prune else False, progress=True)
     except HieroptError as e:
         raise fail(err, e) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:  # Ctrl-C (exit 130), or SIGTERM during a pool sweep (143)
         where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
-        err.print(f"interrupted: {where}", highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
+        terminated = type(e).__name__ == "Terminated"
+        err.print(f"{'terminated' if terminated else 'interrupted'}: {where}", highlight=False, soft_wrap=True)
+        raise typer.Exit(143 if terminated else 130) from None
     for line in summary_lines(result):
         out_console.print(line, highlight=False, soft_wrap=True)
     if not result.ranking:
-        err.print("[bold red]error:[/] no shape has a certified answer (see the failures above)", highlight=False)
+        error_line(err, "no shape has a certified answer (see the failures above)")
         raise typer.Exit(3)
     out_console.print(ranking_table(result, top))
     out_console.print(dims_table(result))

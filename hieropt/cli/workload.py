@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from .common import console, error_console, fail
+from .common import Command, Group, console, error_console, fail
 
 if TYPE_CHECKING:
     from ..spec import Workload, WorkloadHeader
 
 workload_app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -40,7 +40,7 @@ def load_workload(path: Path) -> Workload:
     return read_model(path) if Path(path).suffix == ".toml" else read_workload(path)
 
 
-@workload_app.command("show")
+@workload_app.command("show", cls=Command)
 def show(
     file: Annotated[Path, typer.Argument(help="ASTRA-sim 1.0 workload text (any dialect, or LIBRA's header-less "
                                          "file) or a workload model (.toml).", show_default=False)],
@@ -57,7 +57,7 @@ def show(
         raise fail(err, e) from None
     out = console(160)
     for line in header_lines(w):
-        out.print(escape(line), highlight=False, soft_wrap=True)
+        out.print(line, highlight=False, soft_wrap=True)
     if not summary:
         out.print(layer_table(w))
     for t in totals_tables(w):
@@ -86,7 +86,7 @@ def _set_value(text: str) -> tuple[str, Any]:
         raise InputError("--set", None, f"'{text}' is not KEY=VALUE", "write e.g. --set tp=8")
     try:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
+    except ValueError:  # not a TOML value (or an integer of thousands of digits): the text itself
         value = raw.strip()  # a bare word: a string
     return key, value
 
@@ -94,13 +94,10 @@ def _set_value(text: str) -> tuple[str, Any]:
 def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> tuple[Workload, WorkloadHeader]:
     """Run generator ``kind`` on the model file's parameters (if any) with ``--set`` overrides; returns the workload
     and the header to write (for the transformer, ``model_parallel_NPU_group`` = its ``tp``)."""
-    import tomllib
-
-    from pydantic import ValidationError
 
     from ..errors import InputError
-    from ..io.common import read_text, validation_error
-    from ..io.instance import GENERATORS
+    from ..io.common import parse_toml, read_text
+    from ..io.instance import GENERATORS, run_generator
     from ..names import TRANSFORMER_POLICIES
     from ..spec import WorkloadHeader
 
@@ -109,10 +106,7 @@ def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> 
     source: str | Path = "command line"
     if model is not None:
         source = model
-        try:
-            data = tomllib.loads(read_text(model, "workload model"))
-        except tomllib.TOMLDecodeError as e:
-            raise InputError(model, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+        data = parse_toml(read_text(model, "workload model"), model)
         gen = data.get("generator")
         if gen != kind:
             raise InputError(model, "generator", f"the model is for generator {gen!r}, not {kind!r}",
@@ -122,14 +116,10 @@ def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> 
     for text in sets or []:
         key, value = _set_value(text)
         params[key] = value
-    try:
-        p = params_cls(**params)
-    except ValidationError as e:
-        raise validation_error(e, source, "params") from e
-    w = generate(p)
+    w = run_generator(params_cls, generate, params, source)
     h = w.header if w.header is not None else WorkloadHeader(policy="DATA")
-    if h.policy in TRANSFORMER_POLICIES and h.model_parallel_npu_group is None and hasattr(p, "tp"):
-        h = h.model_copy(update={"model_parallel_npu_group": p.tp})
+    if h.policy in TRANSFORMER_POLICIES and h.model_parallel_npu_group is None and "tp" in params:
+        h = h.model_copy(update={"model_parallel_npu_group": params["tp"]})
     return w, h
 
 
@@ -156,29 +146,29 @@ def _generate_command(kind: str, model: Path | None, output: Path, sets: list[st
         return
     compute, _, by_type = totals(w)
     out = console()
-    out.print(f"wrote {escape(str(output))}: ASTRA-sim 1.0 workload '{escape(w.name)}', {len(w.layers):,} layers, "
-              f"header '{escape(text.splitlines()[0])}'", highlight=False, soft_wrap=True)
+    out.print(f"wrote {str(output)}: ASTRA-sim 1.0 workload '{w.name}', {len(w.layers):,} layers, "
+              f"header '{text.splitlines()[0]}'", highlight=False, soft_wrap=True)
     out.print(f"compute {sum(compute.values()):,.0f} ns per iteration; collectives: "
               + (", ".join(f"{n} x{int(c)} {s:,.0f} bytes" for n, (c, s) in sorted(by_type.items())) or "none")
               + ("" if exact else " (times rounded to whole ns, sizes to whole bytes)"), highlight=False,
               soft_wrap=True)
 
 
-@workload_app.command("transformer")
+@workload_app.command("transformer", cls=Command)
 def transformer_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exact: ExactOpt = False) -> None:
     """Generate a Megatron-LM TP x DP transformer workload (hieropt/workloads/transformer.py) as ASTRA-sim 1.0 text
     (header HYBRID_TRANSFORMER, model_parallel_NPU_group = tp)."""
     _generate_command("transformer", model, output, set_, exact)
 
 
-@workload_app.command("dlrm")
+@workload_app.command("dlrm", cls=Command)
 def dlrm_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exact: ExactOpt = False) -> None:
     """Generate a DLRM workload (hieropt/workloads/dlrm.py: embedding all-to-all, data-parallel MLPs) as ASTRA-sim
     1.0 text (header HYBRID_DLRM with the last bottom-MLP layer)."""
     _generate_command("dlrm", model, output, set_, exact)
 
 
-@workload_app.command("cnn")
+@workload_app.command("cnn", cls=Command)
 def cnn_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exact: ExactOpt = False) -> None:
     """Generate a data-parallel CNN workload (hieropt/workloads/cnn.py, e.g. models/resnet50.toml) as ASTRA-sim 1.0
     text (header DATA)."""

@@ -64,7 +64,6 @@ ever rejected).
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +72,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..model.catalog import LINK_BLOCKS, Catalog, Part
 from ..spec import Instance
-from .common import read_text, read_yaml_mapping, validation_error
+from .common import parse_toml, read_text, read_yaml_mapping, validation_error
 
 __all__ = ["read_catalog", "check_catalog"]
 
@@ -94,11 +93,7 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
     if path.suffix.lower() in (".yml", ".yaml"):
         data = read_yaml_mapping(path, "parts catalog")
     else:
-        text = read_text(path, "parts catalog")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise InputError(src, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+        data = parse_toml(read_text(path, "parts catalog"), src)
     catalog = parse_catalog(data, src)
     if instance is not None:
         check_catalog(catalog, instance, src)
@@ -208,7 +203,35 @@ def check_catalog(catalog: Catalog, instance: Instance, source: str | Path = "ca
                                      f"a node of {part.node_npus} NPUs does not divide the cluster's {N:,} NPUs",
                                      f"use a divisor of {N}")
     _check_fabrics(catalog, instance, src)
+    _check_option_count(catalog, instance, src)
     _check_reachable(catalog, instance, src)
+
+
+MAX_OPTIONS = 20_000
+"""Most provisioning options (part x unit count x switch model x fabric choice) of one dimension: the MILP has one
+binary per option, so a unit limit of a million would take minutes and gigabytes before the first solve."""
+
+
+def _check_option_count(catalog: Catalog, instance: Instance, src: str) -> None:
+    """Reject a catalog whose unit limits give a dimension more than :data:`MAX_OPTIONS` options (naming the part
+    with the largest limit)."""
+    for d, dim in enumerate(instance.network.dims):
+        pc = catalog.classes[dim.cost_class]
+        per_unit = 1
+        if dim.block not in LINK_BLOCKS:
+            spec = pc.fabric
+            fabric_choices = len(spec.placement) * len(spec.ratio_choices()) if spec is not None else 1
+            per_unit = max(1, len(pc.switches)) * max(1, fabric_choices)
+        parts = _parts(catalog, instance, d)
+        count = sum(p.max_units for _, _, p in parts) * per_unit
+        if count > MAX_OPTIONS:
+            kind, i, part = max(parts, key=lambda e: e[2].max_units)
+            key = "max_per_npu" if part.per == "NPU" else "max_per_node"
+            raise InputError(src, f"{_part_label(dim.cost_class, kind, i, part)}.{key}",
+                             f"{part.max_units:,} units per {part.per} give dimension {d} {count:,} options (one "
+                             f"MILP binary each; at most {MAX_OPTIONS:,})",
+                             f"lower {key} to the most units an NPU can really take (a few dozen), or use a faster "
+                             "part")
 
 
 def _check_fabrics(catalog: Catalog, instance: Instance, src: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,32 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file") from e
 
 
+_DIGITS = "a number with more digits than Python reads (4,300)"
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, safe for integers with thousands of digits (whose ``repr`` would
+    raise ValueError past 4,300 digits): those are described by their digit count."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    try:
+        text = repr(value)
+    except ValueError:  # a container holding such an integer
+        return f"a {type(value).__name__} holding {_DIGITS}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
+    """Parse TOML ``text`` from ``source``; bad syntax (or an integer Python cannot read) is an InputError."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(source, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+    except ValueError as e:  # tomllib's int() of a number with more than 4,300 digits
+        raise InputError(source, None, f"invalid TOML: {_DIGITS} ({e.args[0].split(':')[0]})",
+                         "give a number of realistic size") from e
+
+
 def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     """Parse a YAML file whose top level must be a mapping."""
     text = read_text(path, what)
@@ -34,6 +61,8 @@ def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None
         raise InputError(path, where, f"invalid YAML: {getattr(e, 'problem', e)}", "fix the YAML syntax") from e
+    except ValueError as e:  # PyYAML's int() of a number with more than 4,300 digits
+        raise InputError(path, None, f"invalid YAML: {_DIGITS}", "give a number of realistic size") from e
     if not isinstance(data, dict):
         raise InputError(path, None, f"expected a YAML mapping of keys for the {what}", "see the LIBRA input format")
     return data
@@ -74,11 +103,11 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -
         msg, fix = "unknown key", fix or "remove it or check its spelling"
     elif fix is None and bound is not None:
         limit = f"{bound[1]:g}" if isinstance(bound[1], int | float) else str(bound[1])
-        fix = f"got {err.get('input')!r}; use a number {bound[0]} {limit}"
+        fix = f"got {short_repr(err.get('input'))}; use a number {bound[0]} {limit}"
     elif fix is None and err["type"] == "literal_error" and "expected" in ctx:
-        fix = f"got {err.get('input')!r}; use {ctx['expected']}"
+        fix = f"got {short_repr(err.get('input'))}; use {ctx['expected']}"
     elif fix is None:
-        fix = f"got {err.get('input')!r}; correct the value"
+        fix = f"got {short_repr(err.get('input'))}; correct the value"
     if ": " in msg and field is None:
         field, msg = msg.split(": ", 1)
     return InputError(source, field, msg, fix)

@@ -19,8 +19,8 @@ An instance file names its parts by path (relative to the instance file) or inli
 
 from __future__ import annotations
 
+import math
 import re
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Job, 
 from ..spec.constraint_text import parse_constraint
 from ..workloads import cnn, dlrm, transformer
 from .astrasim1 import read_workload
-from .common import read_text, validation_error
+from .common import parse_toml, read_text, short_repr, validation_error
 from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
@@ -48,11 +48,7 @@ GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generat
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing file or bad TOML."""
-    text = read_text(path, what)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(path, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+    return parse_toml(read_text(path, what), path)
 
 
 def read_model(path: str | Path) -> Workload:
@@ -75,11 +71,28 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     if extra:
         raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
     params_cls, generate = GENERATORS[gen]
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
+                         "write [params] with the generator's parameters")
+    return run_generator(params_cls, generate, params, source)
+
+
+def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str) -> Workload:
+    """Validate ``params`` with the generator's parameter model and generate the workload. Parameters that are each
+    valid but together give a workload hieropt cannot represent (a compute time that overflows to inf, e.g.
+    ``efficiency = 1e-310``) are an InputError naming ``source`` and ``params``, like any other bad value."""
     try:
-        params = params_cls(**data.get("params", {}))
+        p = params_cls(**params)
     except ValidationError as e:
         raise validation_error(e, source, "params") from e
-    return generate(params)
+    try:
+        return generate(p)
+    except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
+        detail = validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
+        raise InputError(source, "params", f"the parameters give a workload that cannot be evaluated "
+                         f"({detail.removeprefix(str(source) + ': ')[:200]})",
+                         "check the parameters for values far out of range (efficiency, peak, sizes)") from e
 
 
 def _path(base: Path, value: str) -> Path:
@@ -210,7 +223,8 @@ def load_instance(path: str | Path) -> Instance:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
                      mapping=mapping, workload_weight=weight, mapping_note=notes,
-                     more_workloads=tuple(Job(workload=w, mapping=mp, weight=wt) for w, mp, _, wt in more), **extra,
+                     more_workloads=tuple(_job(src, i + 1, w, mp, wt) for i, (w, mp, _, wt) in enumerate(more)),
+                     **extra,
                      cost=cost, constraints=constraints,
                      bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop,
                      max_iteration_time_ns=data.get("max_iteration_time_ns"),
@@ -238,8 +252,8 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
                 if k not in e:
                     raise InputError(src, f"workloads[{i}].{k}", "missing", f"give the {k}")
             w = e["weight"]
-            if isinstance(w, bool) or not isinstance(w, int | float) or not w > 0:
-                raise InputError(src, f"workloads[{i}].weight", f"{w!r} is not a positive number",
+            if isinstance(w, bool) or not isinstance(w, int | float) or not 0 < w < math.inf:
+                raise InputError(src, f"workloads[{i}].weight", f"{short_repr(w)} is not a positive, finite number",
                                  "give the workload's weight, e.g. its share of cluster hours")
             wl = workload_entry(e["workload"], base, src)
             out.append((wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w)))
@@ -259,11 +273,33 @@ def _mapping_or_derived(value: Any, workload: Workload, base: Path, src: str,
     return mapping, f"mapping of {workload.name} derived from its header: {why}"
 
 
+def _job(src: str, i: int, workload: Workload, mapping: Mapping, weight: float) -> Job:
+    try:
+        return Job(workload=workload, mapping=mapping, weight=weight)
+    except ValidationError as e:
+        raise validation_error(e, src, f"workloads[{i}]") from e
+
+
 def _instance(src: str, **parts: Any) -> Instance:
     try:
         return Instance(**parts)
     except ValidationError as e:
         raise validation_error(e, src) from e
+
+
+def as_instance(value: Any, argument: str = "instance") -> Instance:
+    """``value`` as an :class:`Instance`: an Instance itself, or the path (str or Path) of an instance file, read
+    with :func:`load_instance`.
+
+    Raises:
+        InputError: a missing or bad file, or a value of another type (naming ``argument``).
+    """
+    if isinstance(value, Instance):
+        return value
+    if isinstance(value, str | Path):
+        return load_instance(value)
+    raise InputError(argument, None, f"expected an Instance or the path of an instance file, got a "
+                     f"{type(value).__name__}", "pass hieropt.load_instance(path) or the path itself")
 
 
 def load_libra(network: str | Path, workload: str | Path, communicator: str | Path | None, cost: str | Path,
@@ -296,6 +332,8 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
                          training_loop="no_overlap",
                          max_iteration_time_ns=max_iteration_time_ns, max_network_cost_usd=max_network_cost_usd)
     except InputError as e:
+        if communicator is not None and e.field and e.field.startswith("mapping"):  # the communicator's groups
+            raise e.with_source(communicator) from None
         if e.field and e.field.startswith("cost."):  # a price missing for the network's Switch: the cost file's fault
             raise e.with_source(cost) from None
         m = re.fullmatch(r"network\.dims\[(\d+)\]\.cost_class", e.field or "")

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..spec import BLOCKS, CostClass, CostModel, Dimension, Mapping, Network
-from .common import read_yaml_mapping, validation_error
+from ..spec.base import MAX_NPUS
+from .common import read_yaml_mapping, short_repr, validation_error
 
 _BLOCK_NAMES = {b.lower(): b for b in BLOCKS}
 _PHASE_KEYS = (("Forward", "forward"), ("InputGrad", "input_grad"), ("WeightGrad", "weight_grad"))
@@ -27,7 +28,7 @@ def _list(data: dict[str, Any], key: str, source: str) -> list[Any]:
         raise InputError(source, key, "missing", f"add '{key}: [...]' with one entry per dimension")
     v = data[key]
     if not isinstance(v, list) or not v:
-        raise InputError(source, key, f"expected a non-empty list, got {v!r}", f"write '{key}: [a, b, ...]'")
+        raise InputError(source, key, f"expected a non-empty list, got {short_repr(v)}", f"write '{key}: [a, b, ...]'")
     return v
 
 
@@ -55,9 +56,12 @@ def read_network(path: str | Path) -> Network:
         block = _BLOCK_NAMES.get(str(b).lower())
         if block is None:
             raise InputError(src, f"Topology[{d}]", f"unknown building block '{b}'", f"use one of {', '.join(BLOCKS)}")
-        if not isinstance(p, int) or isinstance(p, bool) or p < 2:
-            raise InputError(src, f"NpusCount[{d}]", f"dimension size {p!r} is not an integer >= 2",
-                             "a dimension connects at least 2 NPUs; remove size-1 dimensions")
+        if not isinstance(p, int) or isinstance(p, bool) or not 2 <= p <= MAX_NPUS:
+            raise InputError(src, f"NpusCount[{d}]", f"dimension size {short_repr(p)} is not an integer from 2 to "
+                             f"{MAX_NPUS:.0e}", "a dimension connects at least 2 NPUs; remove size-1 dimensions")
+        if c is None or isinstance(c, list | dict) or str(c) == "":
+            raise InputError(src, f"CostDimension[{d}]", f"cost class {short_repr(c)} is not a name",
+                             "give the name of a cost class of the cost model, e.g. InterPod")
         dims.append(Dimension(block=block, npus=p, cost_class=str(c)))
     try:
         return Network(dims=tuple(dims))
@@ -75,7 +79,7 @@ def parse_group(values: list[Any], field: str, source: str, network: Network | N
     out = []
     for d, v in enumerate(values):
         if not isinstance(v, int) or isinstance(v, bool) or v == 0 or v < -1:
-            raise InputError(source, f"{field}[{d}]", f"group size {v!r} is invalid",
+            raise InputError(source, f"{field}[{d}]", f"group size {short_repr(v)} is invalid",
                              "use an integer >= 1, or -1 (or 1) for a dimension the group does not span")
         out.append(1 if v == -1 else v)
     if network is not None:
@@ -84,8 +88,12 @@ def parse_group(values: list[Any], field: str, source: str, network: Network | N
                              "dimensions", "give one group size per dimension")
         for d, (p, dim) in enumerate(zip(out, network.dims, strict=True)):
             if p > dim.npus:
-                raise InputError(source, f"{field}[{d}]", f"group of {p} NPUs exceeds dimension {d}'s {dim.npus} NPUs",
-                                 f"use a group size between 1 and {dim.npus} (or -1)")
+                raise InputError(source, f"{field}[{d}]", f"group of {short_repr(p)} NPUs exceeds dimension {d}'s "
+                                 f"{dim.npus} NPUs", f"use a group size between 1 and {dim.npus} (or -1)")
+            if dim.npus % p:
+                raise InputError(source, f"{field}[{d}]", f"a group of {p} NPUs does not divide dimension {d}'s "
+                                 f"{dim.npus} NPUs (the groups must tile the dimension)",
+                                 f"use a divisor of {dim.npus} (or -1)")
     return tuple(out)
 
 
@@ -117,7 +125,7 @@ def read_cost_model(path: str | Path) -> CostModel:
             if key is None:
                 raise InputError(src, f"{name}.{part}", "unknown part", "use Link, Switch or Nic ($ per GB/s)")
             if isinstance(price, bool) or not isinstance(price, int | float) or not price > 0:
-                raise InputError(src, f"{name}.{part}", f"price {price!r} is not a positive number",
+                raise InputError(src, f"{name}.{part}", f"price {short_repr(price)} is not a positive number",
                                  "give the price in $ per GB/s, > 0")
             prices[key] = float(price)
         if "link_usd_per_gbps" not in prices:

@@ -33,3 +33,20 @@ def cost_per_dim_usd(instance: Instance, bw_gbps: np.ndarray) -> np.ndarray:
 def network_cost_usd(instance: Instance, bw_gbps: np.ndarray) -> float:
     """Total network cost ($) of per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s)."""
     return float(cost_per_dim_usd(instance, bw_gbps).sum())
+
+
+def ignored_price_notes(instance: Instance) -> tuple[str, ...]:
+    """One note per cost class whose switch or NIC price no dimension pays: LIBRA's counting charges them only on
+    Switch dimensions, so on a class used only by Ring / FullyConnected dimensions they are not part of the cost
+    (LIBRA's own 4-D cost model gives InterPackage and InterNode a Switch price)."""
+    out = []
+    for name, cc in instance.cost.classes.items():
+        blocks = {dim.block for dim in instance.network.dims if dim.cost_class == name}
+        if not blocks or "Switch" in blocks:
+            continue
+        parts = [p for p, v in (("switch", cc.switch_usd_per_gbps), ("NIC", cc.nic_usd_per_gbps)) if v is not None]
+        if parts:
+            out.append(f"cost class '{name}' gives a {' and a '.join(parts)} price, which is not charged: only "
+                       f"Switch dimensions pay for switches and NICs, and '{name}' is used by "
+                       f"{' / '.join(sorted(blocks))} dimensions only (cost = N x link price x bandwidth there)")
+    return tuple(out)

@@ -43,6 +43,7 @@ formulas above, layer by layer, as an independent check.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -114,19 +115,42 @@ class Breakdown:
     network_cost_usd: float
     iteration_time_by_workload_ns: dict[str, float]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready breakdown (plain floats and lists; units in the keys): the ``breakdown`` of ``--json``."""
+        return {
+            "bw_gbps_per_dim": [float(x) for x in self.bw_gbps],
+            "iteration_time_ns": self.iteration_time_ns,
+            "compute_ns": self.compute_ns,
+            "communication_ns": self.communication_ns,
+            "communication_by_phase_ns": self.communication_by_phase_ns,
+            "bytes_per_dim": [float(x) for x in self.bytes_per_dim],
+            "busy_ns_per_dim": [float(x) for x in self.busy_ns_per_dim],
+            "utilisation_per_dim": [float(x) for x in self.utilisation_per_dim],
+            "bottleneck_ns_per_dim": [float(x) for x in self.bottleneck_ns_per_dim],
+            "cost_usd_per_dim": [float(x) for x in self.cost_per_dim_usd],
+            "network_cost_usd": self.network_cost_usd,
+        }
+
 
 def _check_bw(instance: Instance, bw_gbps) -> np.ndarray:
     D = instance.network.n_dims
-    bw = np.asarray(bw_gbps, dtype=float)
+    if isinstance(bw_gbps, dict | str | bytes) or not hasattr(bw_gbps, "__len__"):
+        raise InputError("bw_gbps", None, f"expected one bandwidth (GB/s) per dimension as a list or array, got a "
+                         f"{type(bw_gbps).__name__}", f"give a sequence of {D} numbers, dimension 0 first")
+    try:
+        bw = np.asarray(bw_gbps, dtype=float)
+    except (TypeError, ValueError) as e:
+        raise InputError("bw_gbps", None, f"not a sequence of numbers ({e})", f"give {D} numbers (GB/s)") from None
     if bw.shape != (D,):
-        raise InputError("--bw", None, f"{bw.size} bandwidths given for {D} dimensions",
-                         f"give {D} comma-separated GB/s values")
+        raise InputError("bw_gbps", None, f"{bw.size} bandwidths given for {D} dimensions",
+                         f"give {D} values (GB/s), one per dimension")
     if not np.all(np.isfinite(bw)) or np.any(bw < 0):
-        raise InputError("--bw", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
+        raise InputError("bw_gbps", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
                          "fix the values")
     return bw
 
 
+@np.errstate(over="ignore", invalid="ignore")  # an overflow to inf is reported as an InputError below
 def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown:
     """Evaluate the iteration time of the instance's training loop and its breakdown at ``bw_gbps``, layer by layer
     from the formulas of the module docstring (no aggregation, no solver): the independent check of every result.
@@ -136,7 +160,8 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         bw_gbps: per-NPU bandwidth of each dimension, GB/s, shape (D,).
 
     Raises:
-        InputError: wrong length, a negative or non-finite entry, or zero bandwidth on a dimension with traffic.
+        InputError (naming ``bw_gbps``): not a sequence of D numbers, a negative or non-finite entry, zero bandwidth on
+            a dimension with traffic, or bandwidths so small (or large) that the time (or cost) overflows.
     """
     bw = _check_bw(instance, bw_gbps)
     D = instance.network.n_dims
@@ -153,9 +178,9 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         starved = (bw == 0) & (job_bytes > 0)
         if starved.any():
             d = int(np.flatnonzero(starved)[0])
-            raise InputError("--bw", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
+            raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
                              "iteration", "give it a positive bandwidth")
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             per_dim = np.where(traffic > 0, traffic / bw, 0.0) + latency  # (L, 3, D)
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
         p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
@@ -169,7 +194,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         for j, p in enumerate(PHASES):
             by_phase[p] += w * execs[j] * float(coll[:, j].sum())
         bytes_per_dim += w * job_bytes
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
         busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)
         slowest = per_dim.argmax(axis=2)
@@ -178,7 +203,13 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         if p2p_count:
             by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * p2p_ns
             bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * p2p_ns
-    costs = cost_per_dim_usd(instance, bw)
+    with np.errstate(over="ignore"):
+        costs = cost_per_dim_usd(instance, bw)
+    if not (np.isfinite(total) and np.all(np.isfinite(costs))):
+        what = "iteration time" if not np.isfinite(total) else "network cost"
+        raise InputError("bw_gbps", None, f"the {what} overflows (inf) at bandwidths {bw.tolist()} GB/s",
+                         "give bandwidths of realistic size (the time is bytes / bandwidth: 1e-300 GB/s takes "
+                         "longer than a float can hold)")
     return Breakdown(
         bw_gbps=bw,
         iteration_time_ns=total,

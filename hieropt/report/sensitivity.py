@@ -91,19 +91,5 @@ def sensitivity_lines(sens: Sensitivity | None) -> list[str]:
 
 
 def sensitivity_dict(sens: Sensitivity | None) -> dict[str, Any] | None:
-    """JSON-ready sensitivity (marginal values in the unit each names; a range end of None is unbounded), or None."""
-    if sens is None:
-        return None
-
-    def f(x: float | None) -> float | None:
-        return None if x is None or abs(x) == float("inf") else float(x)
-
-    return {
-        "objective": sens.objective, "value_unit": sens.value_unit, "method": sens.method, "seconds": sens.seconds,
-        "usd_per_ms": f(sens.usd_per_ms), "usd_per_ms_note": sens.usd_per_ms_note,
-        "marginals": [{"name": m.name, "kind": m.kind, "unit": m.unit, "current": m.current, "value": f(m.value),
-                       "increase": f(m.increase), "decrease": f(m.decrease), "binding": m.binding,
-                       "differentiable": m.differentiable,
-                       "range": None if m.range is None else [f(m.range[0]), f(m.range[1])]}
-                      for m in sens.marginals],
-    }
+    """JSON-ready sensitivity, or None: :meth:`hieropt.result.Sensitivity.to_dict`."""
+    return None if sens is None else sens.to_dict()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from rich.markup import escape
 from rich.table import Table
 
 from ..names import PHASES
@@ -55,7 +54,7 @@ def layer_table(w: Workload) -> Table:
     if customized:
         t.add_column("policy", overflow="fold")
     for i, layer in enumerate(w.layers):
-        row = [str(i), escape(layer.name)]
+        row = [str(i), layer.name]
         for p in PHASES:
             ph = getattr(layer, p)
             coll = "-" if ph.collective.value == "NONE" and ph.size_bytes == 0 else \

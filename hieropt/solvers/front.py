@@ -48,7 +48,7 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> 
         NoSolutionError: infeasible constraints.
     """
     if points < 2:
-        raise InputError("--points", None, f"{points} points", "ask for at least 2 points")
+        raise InputError("points", None, f"{points} points", "ask for at least 2 points")
     start = time.perf_counter()
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -50,22 +51,42 @@ def map_status(model_status: Any) -> Status:
     return STATUS_OF.get(model_status, Status.ERROR)
 
 
+_OUTPUT_LOCK = threading.RLock()
+"""Held while file descriptor 1 is redirected and while Pyomo captures solver output (``set_instance``, Pyomo's
+``solve``): both are process-wide, so two threads doing it at once swap each other's stdout (and Pyomo's TeeStream
+reader threads deadlock). Independent solves in threads stay independent; only these short sections take turns."""
+
+
+def _after_fork_in_child() -> None:
+    """A forked child starts with a fresh output lock (another thread of the parent may have held it) and a fresh
+    HiGHS task scheduler: the parent's scheduler threads do not exist in the child, and a MIP solve would wait for
+    them forever (issue 10: provision() in a forked child after one in the parent never returned)."""
+    global _OUTPUT_LOCK
+    _OUTPUT_LOCK = threading.RLock()
+    highspy.Highs.resetGlobalScheduler(True)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 @contextmanager
 def quiet_stdout():
-    """Send file-descriptor-level stdout to stderr while HiGHS starts (its banner would corrupt JSON on stdout)."""
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError):  # no real fd (e.g. captured by a test runner)
-        yield
-        return
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+    """Send file-descriptor-level stdout to stderr while HiGHS starts (its banner would corrupt JSON on stdout), one
+    thread at a time (:data:`_OUTPUT_LOCK`)."""
+    with _OUTPUT_LOCK:
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError):  # no real fd (e.g. captured by a test runner)
+            yield
+            return
+        try:
+            os.dup2(2, 1)
+            yield
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import InputError, NoSolutionError, SolverError
+from ..model.cost import ignored_price_notes
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
@@ -195,7 +196,7 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         f"dimension {d} carries no traffic: its bandwidth ({res.bw[d]:.6g} GB/s) is whatever the constraints allow; "
         "any feasible value is equally good"
         for d in np.flatnonzero(~tm.carries_traffic)
-    )
+    ) + ignored_price_notes(instance)
     bound = min(res.lower, value)
     extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(
@@ -216,4 +217,5 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         method=METHODS[obj],
         notes=notes,
         extra=extra,
+        instance=instance,
     )

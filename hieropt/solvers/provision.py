@@ -202,19 +202,19 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     start = time.perf_counter()
     objective = objective or instance.objective
     if objective not in PROVISION_OBJECTIVES:
-        raise InputError("--objective", None, f"unknown objective {objective!r}",
+        raise InputError("objective", None, f"unknown objective {objective!r}",
                          f"use one of {', '.join(PROVISION_OBJECTIVES)}")
     if max_iteration_time_ns is None:
         max_iteration_time_ns = getattr(instance, "max_iteration_time_ns", None)
     if max_cost_usd is None:
         max_cost_usd = getattr(instance, "max_network_cost_usd", None)
-    for flag, value in (("--max-time-ns", max_iteration_time_ns), ("--max-cost-usd", max_cost_usd),
-                        ("--max-power-w", max_power_w)):
+    for flag, value in (("max_iteration_time_ns", max_iteration_time_ns), ("max_cost_usd", max_cost_usd),
+                        ("max_power_w", max_power_w)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(flag, None, f"{value:g} is not a positive number", "give a finite value > 0")
     if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
-        raise InputError("--max-time-ns", None, f"missing for objective {objective}",
-                         "give the iteration-time target in ns, e.g. --max-time-ns 1.3e9")
+        raise InputError("max_iteration_time_ns", None, f"missing for objective {objective}",
+                         "give the iteration-time target in ns, e.g. 1.3e9")
     if isinstance(catalog, str | Path):
         catalog = read_catalog(catalog, instance)
     else:

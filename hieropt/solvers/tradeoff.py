@@ -75,7 +75,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
 
     start = time.perf_counter()
     if levels < 2:
-        raise InputError("--tradeoff", None, f"{levels} levels", "ask for at least 2 levels per axis")
+        raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
     if isinstance(catalog, str | Path):
         catalog = read_catalog(catalog, instance)
     else:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import types
+from functools import cache, cached_property
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..names import BLOCKS
 
@@ -14,8 +16,62 @@ Block = Literal[BLOCKS]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """A finite float >= 0."""
 
+MAX_NPUS = 10**9
+"""Most NPUs along one dimension (any real system has far fewer; the bound keeps counts exact in floating point)."""
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field holds numbers: int or float, optional, or a tuple of them."""
+    if annotation in (int, float):
+        return True
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _numeric(args[0])
+    if origin in (Union, types.UnionType):
+        return any(_numeric(a) for a in args if a is not type(None))
+    if origin in (tuple, list):
+        return bool(args) and _numeric(args[0])
+    return False
+
+
+@cache
+def _cached_names(cls: type) -> tuple[str, ...]:
+    return tuple(name for klass in cls.__mro__ for name, v in vars(klass).items() if isinstance(v, cached_property))
+
+
+@cache
+def _numeric_fields(cls: type) -> tuple[str, ...]:
+    return tuple(name for name, f in cls.model_fields.items() if _numeric(f.annotation))
+
+
+def _not_a_number(v: Any) -> bool:
+    return isinstance(v, str | bytes | bool)
+
 
 class Frozen(BaseModel):
-    """Base of every input model: immutable (hashable) and strict (an unknown key is an error, never ignored)."""
+    """Base of every input model: immutable (hashable) and strict (an unknown key is an error, never ignored; a
+    number given as text, ``npus = "32"``, or as true / false is an error, never converted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in _numeric_fields(cls):
+                v = data.get(name)
+                items = v if isinstance(v, list | tuple) else (v,)
+                bad = next((x for x in items if _not_a_number(x)), None)
+                if bad is not None:
+                    raise ValueError(f"{name}: {bad!r} is {'text' if isinstance(bad, str | bytes) else 'a boolean'}, "
+                                     "not a number; fix: write the number without quotes")
+        return data
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
+        """pydantic's ``model_copy``; with ``update``, values cached from the old fields (``cached_property``, e.g.
+        :attr:`hieropt.spec.Workload.table`) are dropped from the copy instead of describing the old fields."""
+        out = super().model_copy(update=update, deep=deep)
+        if update:
+            for name in _cached_names(type(self)):
+                out.__dict__.pop(name, None)
+        return out

@@ -354,7 +354,14 @@ class ConstraintParser:
                 raise self._syntax(self._peek().pos, "slice steps are not supported", "use sum(bw[a:b])")
             self._expect("]", "to close the slice", sum_fix)
         close = self._expect(")", f"to close 'sum(' at column {name.pos + 1}", sum_fix)
-        dims = range(self.n)[lo:hi]  # Python slice semantics: bounds past the end are clamped
+        if hi > self.n:  # not clamped like a Python slice: a bound past the last dimension is a mistake
+            raise self.error(
+                f"'{self.shown[name.pos:close.pos + 1]}' at column {name.pos + 1} reaches past the last dimension "
+                f"({_dims_phrase(self.n)})",
+                f"end the slice at {self.n} at most, e.g. sum(bw[{min(lo, self.n - 1)}:{self.n}]) or "
+                f"sum(bw[{min(lo, self.n - 1)}:])",
+            )
+        dims = range(self.n)[lo:hi]
         if not dims:
             raise self.error(
                 f"'{self.shown[name.pos:close.pos + 1]}' at column {name.pos + 1} selects no dimension "

@@ -12,7 +12,7 @@ messages start with the field path and end with the fix, so readers can turn the
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -116,7 +116,9 @@ class Job(Frozen):
     weight: float = Field(gt=0, allow_inf_nan=False)
 
 
-def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
+def _check_mapping(mapping: Mapping, network: Network, label: str, workload: Workload | None = None) -> None:
+    """A group tiles its dimensions (its size divides the dimension's NPU count), and the model-parallel groups
+    (forward and input-gradient) have the size the workload's header states, when it states one."""
     D = network.n_dims
     for phase in PHASES:
         g = mapping.group(phase)
@@ -128,9 +130,33 @@ def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
         for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
             if p > dim.npus:
                 raise ValueError(
-                    f"{label}.{phase}[{d}]: group of {p} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
+                    f"{label}.{phase}[{d}]: group of {_count(p)} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
                     f"fix: use a group size between 1 and {dim.npus}"
                 )
+            if dim.npus % p:
+                divisors = [k for k in range(1, dim.npus + 1) if dim.npus % k == 0] if dim.npus <= 10**6 else []
+                raise ValueError(
+                    f"{label}.{phase}[{d}]: a group of {p} NPUs does not divide dimension {d}'s {dim.npus} NPUs "
+                    f"(the groups must tile the dimension); fix: use a divisor of {dim.npus}"
+                    + (f" ({', '.join(map(str, divisors[:12]))}{', ...' if len(divisors) > 12 else ''})"
+                       if divisors else "")
+                )
+    header = workload.header if workload is not None else None
+    mp = header.model_parallel_npu_group if header is not None else None
+    if mp is not None:
+        for phase in ("forward", "input_grad"):
+            size = math.prod(mapping.group(phase))
+            if size != mp:
+                raise ValueError(
+                    f"{label}.{phase}: groups of {size} NPUs ({list(mapping.group(phase))}) but workload "
+                    f"'{workload.name}' is model parallel over {mp} NPUs (its header's model_parallel_NPU_group); "
+                    f"fix: give {phase} group sizes whose product is {mp}, or a workload with that group"
+                )
+
+
+def _count(n: int) -> str:
+    """An NPU count for a message (an integer of thousands of digits by its length)."""
+    return str(n) if n.bit_length() <= 200 else f"an integer of about {int(n.bit_length() * 0.30103) + 1} digits"
 
 
 class Instance(Frozen):
@@ -182,9 +208,9 @@ class Instance(Frozen):
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         D = self.network.n_dims
-        _check_mapping(self.mapping, self.network, "mapping")
+        _check_mapping(self.mapping, self.network, "mapping", self.workload)
         for j, job in enumerate(self.more_workloads):
-            _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
+            _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping", job.workload)
         if (self.training_loop == "pipeline") != (self.pipeline is not None):
             raise ValueError("pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
                              "p2p_dim) and only it uses them; fix: set both or neither")
@@ -227,6 +253,33 @@ class Instance(Frozen):
         if self.bounds is not None and len(self.bounds) != D:
             raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
         return self
+
+    def summary_dict(self) -> dict[str, Any]:
+        """The instance echoed into JSON output (the ``instance`` of ``--json``; workloads summarised by name and
+        layer count)."""
+        return {
+            "name": self.name,
+            "objective": self.objective,
+            "training_loop": self.training_loop,
+            "network": [d.model_dump(mode="json") for d in self.network.dims],
+            "npus": self.network.npus_total,
+            "workload": {"name": self.workload.name, "layers": len(self.workload.layers),
+                         "policy": self.workload.policy},
+            "mapping": self.mapping.model_dump(mode="json"),
+            "cost": {k: v.model_dump(mode="json") for k, v in self.cost.classes.items()},
+            "mapping_note": self.mapping_note,
+            "more_workloads": [{"name": j.workload.name, "layers": len(j.workload.layers), "weight": j.weight,
+                                "mapping": j.mapping.model_dump(mode="json")} for j in self.more_workloads],
+            "workload_weight": self.workload_weight,
+            "dimension_mode": self.dimension_mode,
+            "collectives_in_flight": self.collectives_in_flight,
+            "chunks": self.chunks,
+            "pipeline": self.pipeline.model_dump(mode="json") if self.pipeline else None,
+            "constraints": [c.text for c in self.constraints],
+            "max_iteration_time_ns": self.max_iteration_time_ns,
+            "max_network_cost_usd": self.max_network_cost_usd,
+            "bounds": [b.model_dump(mode="json") for b in self.bounds_or_default],
+        }
 
     @property
     def jobs(self) -> tuple[Job, ...]:

@@ -7,10 +7,10 @@ import math
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..names import DEFAULT_ALGORITHM
-from .base import Block, Frozen, NonNegFloat
+from .base import MAX_NPUS, Block, Frozen, NonNegFloat
 
 
 class Collective(StrEnum):
@@ -30,7 +30,7 @@ class Dimension(Frozen):
     Switch)."""
 
     block: Block
-    npus: int = Field(ge=2)
+    npus: int = Field(ge=2, le=MAX_NPUS)
     cost_class: str = Field(min_length=1)
     latency_ns: NonNegFloat = 0.0
     algorithm: Literal["ring", "direct", "halving_doubling"] | None = None
@@ -45,6 +45,13 @@ class Network(Frozen):
     """A multi-dimensional hierarchical network, dimension 0 first (innermost, e.g. chiplet)."""
 
     dims: tuple[Dimension, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _countable(self) -> Network:
+        if self.npus_total > 2**53:
+            raise ValueError(f"dims: {self.npus_total:.3g} NPUs in total; fix: use at most 2^53 (about 9e15) NPUs, so "
+                             "that counts and costs stay exact")
+        return self
 
     @property
     def n_dims(self) -> int:

@@ -54,7 +54,7 @@ class TransformerParams(BaseModel):
 
     Attributes:
         name: workload name.
-        layers: number of transformer blocks (each gives two workload layers).
+        layers: number of transformer blocks (each gives two workload layers), 1 to 100,000.
         hidden_size: model width h (elements); must be divisible by ``tp``.
         sequence_length: tokens per sequence s.
         micro_batch: sequences per data-parallel replica per iteration b.
@@ -69,7 +69,7 @@ class TransformerParams(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1)
-    layers: int = Field(ge=1)
+    layers: int = Field(ge=1, le=100_000)
     hidden_size: int = Field(gt=0)
     sequence_length: int = Field(gt=0)
     micro_batch: int = Field(gt=0)

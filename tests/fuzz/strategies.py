@@ -278,3 +278,10 @@ def small(spec: Spec) -> bool:
     """Whether SCIP can be asked for the global optimum in a few seconds (few dimensions and collectives)."""
     phases = sum(len(w.layers) for w in spec.workloads) * 3
     return spec.D <= 3 and phases <= 9 and max(p for _, p, *_ in spec.dims) <= 64 and math.isfinite(sum(spec.x0))
+
+
+def tiled(npus: int, *groups: int) -> int:
+    """The smallest multiple of ``npus`` that every group size in ``groups`` divides (lcm): kept test instances
+    from before groups had to tile their dimension keep their traffic (which depends only on the group sizes) and
+    only change the cluster size (a uniform factor on every cost)."""
+    return math.lcm(npus, *groups)

@@ -59,8 +59,6 @@ def _run(target: str, *args, timeout: float = 240.0, **kwargs):
     return r
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: 8 threads solving at once deadlock in Pyomo's output capture "
-                   "(pyomo/common/tee.py) or fail")
 def test_eight_threads_same_answers_as_serial():
     r = _run("tests.fuzz.tasks:threads_vs_serial", _instances(8), threads=8, timeout=90.0)
     _same(r["serial"], r["parallel"])
@@ -72,8 +70,6 @@ def test_four_processes_same_answers_as_serial(method: str):
     _same(r["serial"], r["parallel"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: provision() in a forked child after one in the parent never "
-                   "returns (HiGHS's thread pool does not survive fork)")
 def test_provision_in_forked_child_after_parent():
     import hieropt
 
@@ -124,9 +120,7 @@ def _alive(procs: list) -> list:
 
 @pytest.mark.skipif(not HIEROPT.exists(), reason="the hieropt console script is not installed next to Python")
 @pytest.mark.parametrize("sig, to_group", [
-    pytest.param(signal.SIGTERM, False, marks=pytest.mark.xfail(
-        strict=True, reason="issue 10: SIGTERM to explore --workers 2 leaves both pool workers orphaned and "
-        "running")),
+    (signal.SIGTERM, False),
     (signal.SIGINT, False),
     (signal.SIGINT, True),
 ], ids=["SIGTERM", "SIGINT", "SIGINT-to-group"])

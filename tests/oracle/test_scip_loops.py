@@ -65,6 +65,7 @@ from hieropt.spec import (
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
+from tests.fuzz.strategies import divisors as _divisors  # noqa: E402
 from tests.oracle.test_scip_oracle import (  # noqa: E402
     COST,
     SCIP_ATTEMPTS,
@@ -325,7 +326,7 @@ def loop_instances(draw, loop: str | None = None) -> Instance:
         for _ in range(D))
 
     def mapping() -> Mapping:
-        return Mapping(**{ph: tuple(draw(st.integers(1, d.npus)) for d in dims) for ph in PHASES})
+        return Mapping(**{ph: tuple(draw(st.sampled_from(_divisors(d.npus))) for d in dims) for ph in PHASES})
 
     loop = loop or draw(st.sampled_from(TRAINING_LOOPS))
     pipeline = None

@@ -36,6 +36,8 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.fuzz.strategies import divisors as _divisors
+from tests.fuzz.strategies import tiled
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
@@ -173,7 +175,8 @@ def scip_min_time(instance: Instance) -> tuple[np.ndarray, float]:
 def _instance(dims, layers, mapping, constraints, bounds=None, name="oracle") -> Instance:
     return Instance(
         name=name,
-        network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims)),
+        network=Network(dims=tuple(Dimension(block=b, npus=tiled(p, *(mapping.group(ph)[d] for ph in PHASES)),
+                                              cost_class="C") for d, (b, p) in enumerate(dims))),
         workload=Workload(name=name, layers=tuple(layers)),
         mapping=mapping,
         cost=COST,
@@ -251,7 +254,7 @@ def instances(draw) -> Instance:
     total bandwidth by S (bounded)."""
     D = draw(st.integers(2, 4))
     dims = [(draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])), draw(st.integers(2, 8))) for _ in range(D)]
-    groups = {ph: tuple(draw(st.integers(1, p)) for _, p in dims) for ph in PHASES}
+    groups = {ph: tuple(draw(st.sampled_from(_divisors(p))) for _, p in dims) for ph in PHASES}
 
     def phase() -> Phase:
         return Phase(compute_ns=draw(st.sampled_from([0.0, 1e3, 1e5]) | st.integers(0, 10**6).map(float)),

@@ -51,6 +51,8 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.fuzz.strategies import divisors as _divisors
+from tests.fuzz.strategies import tiled
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
@@ -207,7 +209,7 @@ def instances(draw) -> Instance:
     dims = [(draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])), draw(st.integers(2, 8))) for _ in range(D)]
     groups = {}
     for ph in PHASES:  # every phase's group spans at least one dimension (else its collective carries no traffic)
-        g = [draw(st.integers(1, p)) for _, p in dims]
+        g = [draw(st.sampled_from(_divisors(p))) for _, p in dims]
         if max(g) == 1:
             i = draw(st.integers(0, D - 1))
             g[i] = dims[i][1]
@@ -259,7 +261,8 @@ def _kept(dims, prices, layers, groups, rows, bounds=None) -> Instance:
     ((compute_ns, collective, size_bytes) x 3 phases), groups per phase, rows as (coefficients, sense, rhs)."""
     return Instance(
         name="kept",
-        network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class=f"c{d}") for d, (b, p) in enumerate(dims))),
+        network=Network(dims=tuple(Dimension(block=b, npus=tiled(p, *(g[d] for g in groups)), cost_class=f"c{d}")
+                                    for d, (b, p) in enumerate(dims))),
         workload=Workload(name="kept", layers=tuple(
             Layer(name=f"l{i}", **{ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=sz)
                                    for ph, (c, k, sz) in zip(PHASES, phases, strict=True)})

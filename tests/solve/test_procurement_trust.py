@@ -33,6 +33,7 @@ from hieropt.spec import (
     Workload,
 )
 from tests.conftest import REPO
+from tests.fuzz.strategies import tiled
 
 
 def kept(dims, prices, layers, groups, rows, bounds=None, objective="performance") -> Instance:
@@ -40,7 +41,8 @@ def kept(dims, prices, layers, groups, rows, bounds=None, objective="performance
     ((compute_ns, collective, size_bytes) x 3 phases), groups per phase, rows as (coefficients, sense, rhs)."""
     return Instance(
         name="kept", objective=objective, training_loop="no_overlap",
-        network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class=f"c{d}") for d, (b, p) in enumerate(dims))),
+        network=Network(dims=tuple(Dimension(block=b, npus=tiled(p, *(g[d] for g in groups)), cost_class=f"c{d}")
+                                    for d, (b, p) in enumerate(dims))),
         workload=Workload(name="kept", layers=tuple(
             Layer(name=f"l{i}", **{ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=sz)
                                    for ph, (c, k, sz) in zip(PHASES, phases, strict=True)})

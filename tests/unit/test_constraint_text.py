@@ -29,7 +29,7 @@ from hieropt.spec.constraint_text import parse_constraint
         ("bw[0]*2 >= 2*(bw[1]+bw[2])", (2, -2, -2, 0), ">=", 0),
         ("sum(bw[:2]) - sum(bw[2:4]) <= -7.5", (1, 1, -1, -1), "<=", -7.5),
         ("sum(bw[:]) + 10 >= 3 + 2.5E2", (1, 1, 1, 1), ">=", 243),
-        ("sum(bw[1:100]) <= 1", (0, 1, 1, 1), "<=", 1),  # Python slice semantics: the end is clamped
+        ("sum(bw[1:4]) <= 1", (0, 1, 1, 1), "<=", 1),  # the end is the dimension count at most (not clamped)
         ("-bw[0] * 2 + -(-bw[3]) / 4 <= .5", (-2, 0, 0, 0.25), "<=", 0.5),
         ("bw[0] - bw[1] - bw[2] == 0", (1, -1, -1, 0), "==", 0),  # left associative
         ("1 + 2 * bw[0] <= 5", (2, 0, 0, 0), "<=", 4),  # * binds tighter than +
@@ -128,6 +128,14 @@ def test_non_integer_index(text: str) -> None:
 def test_empty_slice(text: str) -> None:
     e = _error(text)
     assert "selects no dimension" in e.problem
+
+
+@pytest.mark.parametrize("text", ["sum(bw[1:5]) <= 300", "sum(bw[0:100]) <= 1", "sum(bw[:5]) <= 1"])
+def test_slice_past_the_last_dimension(text: str) -> None:
+    """Issue 10: not clamped like a Python slice (4 dimensions: bw[1:5] would silently mean bw[1:4])."""
+    e = _error(text)
+    assert "reaches past the last dimension" in e.problem
+    assert ":4]" in e.fix or "bw[" in e.fix
 
 
 @pytest.mark.parametrize(
@@ -348,7 +356,7 @@ def _lin_expr(draw: st.DrawFn, n: int, depth: int) -> tuple[str, int, Fraction, 
         if leaf == "sum":
             return f"sum({draw(_SP)}bw{draw(_SP)})", 4, Fraction(0), [Fraction(1)] * n
         lo = draw(st.integers(0, n - 1))
-        hi = draw(st.integers(lo + 1, n + 2))  # past the end: clamped
+        hi = draw(st.integers(lo + 1, n))  # past the end is an error (tested separately)
         lo_text = draw(st.sampled_from([str(lo), ""] if lo == 0 else [str(lo)]))
         hi_text = draw(st.sampled_from([str(hi), ""] if hi >= n else [str(hi)]))
         coeffs = [Fraction(lo <= d < hi) for d in range(n)]

@@ -22,6 +22,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.fuzz.strategies import divisors as _divisors
 
 AR = Collective.ALL_REDUCE
 RS = Collective.REDUCE_SCATTER
@@ -295,7 +296,7 @@ def random_instances(draw):
         )
         for _ in range(D)
     ]
-    groups = [tuple(draw(st.integers(1, dim.npus)) for dim in dims) for _ in range(3)]
+    groups = [tuple(draw(st.sampled_from(_divisors(dim.npus))) for dim in dims) for _ in range(3)]
     compute = st.floats(0, 1e4, allow_nan=False, allow_infinity=False)
     size = st.one_of(st.just(0.0), st.integers(1, 10**6).map(float), st.floats(1e-3, 1e9))
 

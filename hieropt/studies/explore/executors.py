@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -84,9 +86,27 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
 _WORKER_SPACE: ShapeSpace | None = None
 
 
-def _init_worker(space: ShapeSpace) -> None:
+def _init_worker(space: ShapeSpace, parent: int) -> None:
+    """Pool worker set-up: the space; Ctrl-C is the parent's to handle (no traceback from every worker); and the
+    worker ends when its parent is gone (killed), instead of running on as an orphan."""
     global _WORKER_SPACE
     _WORKER_SPACE = space
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
+
+
+def _end_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived during a pool sweep (handled like Ctrl-C: the pool is stopped, the rows so far are kept)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
 
 
 def _pool_task(cand: Candidate) -> dict[str, Any]:
@@ -102,14 +122,28 @@ def run_serial(space: ShapeSpace, todo: list[Candidate]) -> Iterator[dict[str, A
 
 def run_pool(space: ShapeSpace, todo: list[Candidate], workers: int, started: Callable[[], None]):
     """Solve ``todo`` in a local process pool of ``workers`` processes; yields rows as they finish."""
-    ex = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(space,))
+    ex = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(space, os.getpid()))
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+    done = False
     try:
         futures = [ex.submit(_pool_task, cand) for cand in todo]  # workers start here, before any progress thread
         started()
         for f in as_completed(futures):
             yield f.result()
+        done = True
     finally:
-        ex.shutdown(wait=True, cancel_futures=True)
+        if done:
+            ex.shutdown(wait=True)
+        else:  # interrupted (Ctrl-C, SIGTERM) or failed: stop the workers now, do not wait for their running solves
+            procs = list(getattr(ex, "_processes", {}).values())
+            ex.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.join(5)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def client_address(client: Any) -> str:
@@ -126,13 +160,13 @@ def run_dask(space: ShapeSpace, todo: list[Candidate], address: Any, started: Ca
         from distributed import Client
         from distributed import as_completed as dask_completed
     except ImportError:
-        raise InputError("--dask", None, "Dask is not installed",
+        raise InputError("dask", None, "Dask is not installed",
                          "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
     own = not isinstance(address, Client)
     try:
         client = Client(address, timeout="20s") if own else address
     except (OSError, TimeoutError) as e:
-        raise InputError("--dask", str(address), f"cannot reach the Dask scheduler: {e}",
+        raise InputError("dask", str(address), f"cannot reach the Dask scheduler: {e}",
                          "start one (dask scheduler; dask worker ADDRESS) or check the address") from None
     try:
         space_f = client.scatter(space, broadcast=True)

@@ -117,9 +117,15 @@ class ResultSink:
     (``OUT.partial.csv``), rewritten into the Parquet file when the sweep completes."""
 
     def __init__(self, out: Path, space_hash: str):
+        if out.suffix.lower() not in (".csv", ".parquet"):
+            raise InputError("out", str(out), f"unknown results format '{out.suffix or '(no suffix)'}'",
+                             "name a .csv file (or .parquet with pyarrow installed)")
+        if not out.parent.is_dir():
+            raise InputError("out", str(out), f"folder '{out.parent}' does not exist",
+                             "create it first, or name a file in an existing folder")
         self.out = out
         self.hash = space_hash
-        self.parquet = out.suffix == ".parquet"
+        self.parquet = out.suffix.lower() == ".parquet"
         self.journal = out.with_name(out.name + ".partial.csv") if self.parquet else out
         self.previous: list[dict[str, Any]] = []
         if self.parquet:
@@ -132,7 +138,6 @@ class ResultSink:
                 self.previous = [_check_hash(typed_row(r), out, i, self.hash)
                                  for i, r in enumerate(table.to_pylist(), start=1)]
         self.previous += _read_csv(self.journal, self.hash, repair=True)
-        self.journal.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.journal.exists() or self.journal.stat().st_size == 0
         self.file = self.journal.open("a", encoding="utf-8", newline="")
         self.writer = csv.writer(self.file, lineterminator="\n")

@@ -208,11 +208,11 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
     start = time.perf_counter()
     if not isinstance(space, ShapeSpace):
         space = load_space(space)
-    space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd, flag_prefix="--")
+    space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd)
     if prune is not None and prune != space.prune_symmetric:
         space = space.model_copy(update={"prune_symmetric": prune})
     if workers is not None and workers < 1:
-        raise InputError("--workers", None, f"{workers} workers", "give at least 1")
+        raise InputError("workers", None, f"{workers} workers", "give at least 1")
     digest = space_fingerprint(space)
     enum = candidates(space)
     sink = ResultSink(Path(out), digest) if out is not None else None
@@ -264,11 +264,13 @@ class _Progress:
         self.bar = None
         if enabled:
             from rich.console import Console
+            from rich.markup import escape
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
             self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
-            self.task = self.bar.add_task(f"explore {name} [{backend}]", total=total)
+            # the description is markup: escaped, so a space named 'x[/b]' or the '[pool]' backend prints as written
+            self.task = self.bar.add_task(escape(f"explore {name} [{backend}]"), total=total)
 
     def start(self) -> None:
         if self.bar is not None:
