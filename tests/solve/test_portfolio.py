@@ -32,6 +32,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.fuzz.strategies import divisors
 
 COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
 
@@ -47,7 +48,7 @@ def random_portfolio(rng: np.random.Generator, W: int, D: int = 2, total: float 
                          size_bytes=float(10 ** rng.uniform(6, 9)))
         layers = tuple(Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
                        for i in range(int(rng.integers(1, 4))))
-        groups = {ph: tuple(int(rng.integers(1, p + 1)) for _, p in dims) for ph in PHASES}
+        groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
         groups["weight_grad"] = tuple(p for _, p in dims)  # every workload loads every dimension
         return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
 

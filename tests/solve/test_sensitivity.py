@@ -32,6 +32,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.fuzz.strategies import divisors
 
 COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
 GAP = 5e-9
@@ -50,7 +51,7 @@ def random_instance(rng: np.random.Generator) -> Instance:
     lower bounds that all hold at the equal split (feasible, bounded)."""
     D = int(rng.integers(2, 4))
     dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9))) for _ in range(D)]
-    groups = {ph: tuple(int(rng.integers(1, p + 1)) for _, p in dims) for ph in PHASES}
+    groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
 
     def phase() -> Phase:
         return Phase(compute_ns=float(rng.choice([0.0, 1e3, 1e5])),
