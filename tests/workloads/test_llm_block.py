@@ -20,18 +20,10 @@ from hieropt.model.memory import (
     moe_activation_bytes,
     stage_activation_bytes,
 )
-from hieropt.workloads.llm import NPU, Architecture, LLMParams, MoE, Plan, build_step
+from hieropt.workloads.llm import NPU, MoE, Plan, build_step
 from hieropt.workloads.llm.counts import attention_flops, attention_params, ffn_flops, ffn_params, moe_flops
 
-ARCH = dict(name="tiny", layers=4, hidden_size=8, heads=4, kv_heads=2, ffn_size=16, gated_ffn=True, vocab_size=32,
-            sequence_length=4, norm="rmsnorm", biases=False, dropout=False, position_embedding="rotary",
-            tied_embeddings=False)
-PLAN = dict(tp=2, pp=2, dp=2, micro_batch_size=2, global_batch_size=16, vocab_pad_multiple=1)
-NPU1 = NPU(peak_tflops=1.0, efficiency=1.0, hbm_gib=1.0)
-
-
-def params(arch=None, **plan) -> LLMParams:
-    return LLMParams(model=Architecture(**{**ARCH, **(arch or {})}), plan=Plan(**{**PLAN, **plan}), npu=NPU1)
+from .tiny import PLAN, params
 
 
 def comms(op, phase=None):
