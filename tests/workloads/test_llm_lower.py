@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hieropt.errors import InputError
-from hieropt.model.placement import place_lowest, placements, spec_parts
+from hieropt.model.groups import place_lowest, placements, spec_parts
 from hieropt.spec import CostClass, CostModel, Dimension, Instance, Network
 from hieropt.timing import evaluate
 from hieropt.workloads.llm import MoE, build_step

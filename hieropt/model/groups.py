@@ -1,4 +1,4 @@
-"""Where the parallel groups of a training plan sit on the network's dimensions.
+"""Where the parallel groups of a training plan (tp, pp, dp, ep, edp) sit on the network's dimensions.
 
 A **placement** gives every group X (``tp``, ``pp``, ``dp``, and ``ep`` / ``edp`` inside ``dp``) its size on each
 dimension, g^X_d, as hieropt's mappings do: g^X_d divides p_d, prod_d g^X_d = |X|, and the groups tile every
