@@ -40,6 +40,7 @@ the framework's own memory (the NPU's ``hbm_reserve_gib`` stands for these).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ..units import GB, GIB
@@ -195,12 +196,17 @@ def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
     blocks = [op for op in st.ops if op.kind in ("attention", "mlp", "moe")]
     edges = [op for op in st.ops if op.kind not in ("attention", "mlp", "moe")]
     edge = sum(_op_activations(p, op, True) for op in edges) * st.in_flight
+    kinds = Counter(op.kind for op in blocks)
     if mode == "full":
-        working = max((_op_activations(p, a, True) + _op_activations(p, f, True)
-                       for a, f in zip(blocks[::2], blocks[1::2], strict=True)), default=0.0)
+        ffn = max((_kind_activations(p, k, True) for k in kinds if k != "attention"), default=0.0)
+        working = _kind_activations(p, "attention", True) + ffn if blocks else 0.0
         return st.blocks * checkpoint_bytes(p) * st.in_flight + working + edge
-    per_mb = sum(_op_activations(p, op, mode == "none") for op in blocks)
+    per_mb = sum(n * _kind_activations(p, k, mode == "none") for k, n in kinds.items())
     return per_mb * st.in_flight + edge
+
+
+def _kind_activations(p: LLMParams, kind: str, core: bool) -> float:
+    return _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core)
 
 
 # ------------------------------------------------------------------------------------------------- the report

@@ -178,7 +178,7 @@ def in_flight(p: LLMParams, stage: int) -> float:
     return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1) / v
 
 
-def _tp(p: LLMParams, tokens: float, what: str) -> list[Comm]:
+def _tp(p: LLMParams, tokens: float) -> list[Comm]:
     x = shape(p)
     if x.t == 1:
         return []
@@ -186,20 +186,20 @@ def _tp(p: LLMParams, tokens: float, what: str) -> list[Comm]:
     shard = full / x.t
     full_re = p.plan.recompute == "full"
     if not x.sp:
-        out = [Comm("tp", AR, full, "forward", f"{what} output all-reduce"),
-               Comm("tp", AR, full, "input_grad", f"{what} input-gradient all-reduce")]
+        out = [Comm("tp", AR, full, "forward", "output all-reduce"),
+               Comm("tp", AR, full, "input_grad", "input-gradient all-reduce")]
         if full_re:
-            out.append(Comm("tp", AR, full, "input_grad", f"{what} recomputed output all-reduce"))
+            out.append(Comm("tp", AR, full, "input_grad", "recomputed output all-reduce"))
         return out
-    out = [Comm("tp", AG, shard, "forward", f"{what} input all-gather (sequence parallel)"),
-           Comm("tp", RS, full, "forward", f"{what} output reduce-scatter (sequence parallel)"),
-           Comm("tp", AG, shard, "input_grad", f"{what} output-gradient all-gather"),
-           Comm("tp", RS, full, "input_grad", f"{what} input-gradient reduce-scatter")]
+    out = [Comm("tp", AG, shard, "forward", "input all-gather (sequence parallel)"),
+           Comm("tp", RS, full, "forward", "output reduce-scatter (sequence parallel)"),
+           Comm("tp", AG, shard, "input_grad", "output-gradient all-gather"),
+           Comm("tp", RS, full, "input_grad", "input-gradient reduce-scatter")]
     if full_re:
-        out += [Comm("tp", AG, shard, "input_grad", f"{what} recomputed input all-gather"),
-                Comm("tp", RS, full, "input_grad", f"{what} recomputed output reduce-scatter")]
+        out += [Comm("tp", AG, shard, "input_grad", "recomputed input all-gather"),
+                Comm("tp", RS, full, "input_grad", "recomputed output reduce-scatter")]
     else:
-        out.append(Comm("tp", AG, shard, "input_grad", f"{what} input all-gather again for the weight gradient"))
+        out.append(Comm("tp", AG, shard, "input_grad", "input all-gather again for the weight gradient"))
     return out
 
 
@@ -210,16 +210,16 @@ def _dp(p: LLMParams, params: int, group: str, size: int, what: str) -> list[Com
     grads, shard = params * pr.gradient_bytes, params * pr.weight_bytes / size
     zero = p.plan.zero_stage
     if zero == 0:
-        return [Comm(group, AR, grads, "weight_grad", f"{what} gradient all-reduce")]
-    after_step = Comm(group, AG, shard, "weight_grad", f"{what} updated-parameter all-gather after the optimizer step")
+        return [Comm(group, AR, grads, "weight_grad", f"{what}gradient all-reduce")]
+    after_step = Comm(group, AG, shard, "weight_grad", f"{what}updated-parameter all-gather after the optimizer step")
     if zero == 1:
-        return [Comm(group, RS, grads, "weight_grad", f"{what} gradient reduce-scatter"), after_step]
+        return [Comm(group, RS, grads, "weight_grad", f"{what}gradient reduce-scatter"), after_step]
     if zero == 2:
-        return [Comm(group, RS, grads, "input_grad", f"{what} gradient reduce-scatter (every micro-batch)"),
+        return [Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter (every micro-batch)"),
                 after_step]
-    return [Comm(group, AG, shard, "forward", f"{what} parameter all-gather before the forward"),
-            Comm(group, AG, shard, "input_grad", f"{what} parameter all-gather before the backward"),
-            Comm(group, RS, grads, "input_grad", f"{what} gradient reduce-scatter")]
+    return [Comm(group, AG, shard, "forward", f"{what}parameter all-gather before the forward"),
+            Comm(group, AG, shard, "input_grad", f"{what}parameter all-gather before the backward"),
+            Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter")]
 
 
 def _update_ns(p: LLMParams, dense: int, expert: int) -> float:
@@ -234,37 +234,47 @@ def _update_ns(p: LLMParams, dense: int, expert: int) -> float:
 def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute: float, dense: int, expert: int,
         comms: list[Comm]) -> Op:
     pl = p.plan
-    comms = comms + _dp(p, dense, "dp", pl.dp, name) + _dp(p, expert, "edp", pl.edp, f"{name} expert")
+    comms = comms + _dp(p, dense, "dp", pl.dp, "") + _dp(p, expert, "edp", pl.edp, "expert ")
     return Op(name, kind, block, tuple(float(f) for f in flops), float(recompute), dense, expert, tuple(comms),
               _update_ns(p, dense, expert))
 
 
-def _block_ops(p: LLMParams, i: int) -> list[Op]:
+def _block_ops(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:
+    """Block i's attention and FFN layers; blocks of one kind (dense or MoE) differ only in names, so they are
+    built once per kind and copied."""
+    moe = p.model.is_moe(i)
+    if moe not in cache:
+        cache[moe] = _template(p, moe)
+    ffn = "moe" if moe else "mlp"
+    return [replace(op, name=f"{'attn' if k == 0 else ffn}{i + 1}", block=i) for k, op in enumerate(cache[moe])]
+
+
+def _template(p: LLMParams, moe: bool) -> list[Op]:
     x, re = shape(p), p.plan.recompute
+    i = -1
     fa = attention_flops(p)
     re_attn = fa[0] if re == "full" else attention_core_flops(p) if re == "selective" else 0
-    ops = [_op(p, f"attn{i + 1}", "attention", i, fa, re_attn, attention_params(p), 0,
-               _tp(p, x.n, f"attn{i + 1}"))]
-    if p.model.is_moe(i):
+    ops = [_op(p, "attn", "attention", i, fa, re_attn, attention_params(p), 0, _tp(p, x.n))]
+    if moe:
         ff = moe_flops(p)
         dense, expert = moe_params(p)
         r = routed_tokens(p)
         comms = []
         if p.plan.ep > 1:
             size = r * x.h * p.precision.activation_bytes / x.seq_split
-            comms = [Comm("ep", A2A, size, "forward", f"moe{i + 1} dispatch all-to-all"),
-                     Comm("ep", A2A, size, "forward", f"moe{i + 1} combine all-to-all"),
-                     Comm("ep", A2A, size, "input_grad", f"moe{i + 1} combine-gradient all-to-all"),
-                     Comm("ep", A2A, size, "input_grad", f"moe{i + 1} dispatch-gradient all-to-all")]
+            comms = [Comm("ep", A2A, size, "forward", "dispatch all-to-all"),
+                     Comm("ep", A2A, size, "forward", "combine all-to-all"),
+                     Comm("ep", A2A, size, "input_grad", "combine-gradient all-to-all"),
+                     Comm("ep", A2A, size, "input_grad", "dispatch-gradient all-to-all")]
             if re == "full":
-                comms += [Comm("ep", A2A, size, "input_grad", f"moe{i + 1} recomputed dispatch all-to-all"),
-                          Comm("ep", A2A, size, "input_grad", f"moe{i + 1} recomputed combine all-to-all")]
-        comms += _tp(p, r, f"moe{i + 1}")
-        ops.append(_op(p, f"moe{i + 1}", "moe", i, ff, ff[0] if re == "full" else 0, dense, expert, comms))
+                comms += [Comm("ep", A2A, size, "input_grad", "recomputed dispatch all-to-all"),
+                          Comm("ep", A2A, size, "input_grad", "recomputed combine all-to-all")]
+        comms += _tp(p, r)
+        ops.append(_op(p, "moe", "moe", i, ff, ff[0] if re == "full" else 0, dense, expert, comms))
     else:
         ff = ffn_flops(p, x.f_t)
-        ops.append(_op(p, f"mlp{i + 1}", "mlp", i, ff, ff[0] if re == "full" else 0, ffn_params(p, x.f_t), 0,
-                       _tp(p, x.n, f"mlp{i + 1}")))
+        ops.append(_op(p, "mlp", "mlp", i, ff, ff[0] if re == "full" else 0, ffn_params(p, x.f_t), 0,
+                       _tp(p, x.n)))
     return ops
 
 
@@ -311,13 +321,14 @@ def build_step(p: LLMParams) -> Step:
     tied = p.model.tied_embeddings and pl.pp > 1
     tied_bytes = x.v_t * x.h * p.precision.gradient_bytes
     stages = []
+    cache: dict[bool, list[Op]] = {}
     for r, stage_chunks in enumerate(chunks):
         ops: list[Op] = []
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
             chunk = [_embedding_op(p)] if c == 0 else []
             for i in blocks:
-                chunk += _block_ops(p, i)
+                chunk += _block_ops(p, i, cache)
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:

@@ -1,0 +1,1 @@
+"""Studies: many solves (compare, explore, co-design)."""
