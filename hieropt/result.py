@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .timing import Breakdown
+from .model.timing import Breakdown
 
 
 class Status(StrEnum):

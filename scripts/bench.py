@@ -44,8 +44,8 @@ from rich.table import Table
 
 from hieropt import api
 from hieropt.errors import HieroptError
+from hieropt.model.traffic import aggregate, phase_traffic
 from hieropt.spec import Instance, Workload
-from hieropt.traffic import aggregate, phase_traffic
 
 WORKLOADS = ("GPT_3", "MSFT_1T", "Turing_NLG", "ResNet_50")
 NETWORKS = {"3d": ("3d_network.yml", "3d_cost_model.yml"), "4d": ("4d_network.yml", "4d_cost_model.yml")}
@@ -77,7 +77,8 @@ def scip_oracle(instance: Instance, time_limit_s: float = 60.0) -> dict[str, Any
     """Minimum iteration time by SCIP (spatial branch-and-bound) on the unaggregated model.
 
     Units MB, GB/s, ms. Variables B_d (GB/s), t_d = 1/B_d (``B_d * t_d == 1``) for every dimension with traffic,
-    tau_k >= m_kd * t_d for every collective k (from :func:`hieropt.traffic.phase_traffic`, one per layer and phase);
+    tau_k >= m_kd * t_d for every collective k (from :func:`hieropt.model.traffic.phase_traffic`, one per layer and
+    phase);
     objective sum_k tau_k; the instance's linear design constraints and bounds on B.
     """
     D = instance.network.n_dims
@@ -150,7 +151,7 @@ def scip_ppc_oracle(instance: Instance, time_limit_s: float = 60.0) -> dict[str,
     """Minimum iteration time x network cost by SCIP (spatial branch and bound on the bilinear product).
 
     ``min z`` s.t. ``z >= T * C``, ``T = compute + sum_k tau_k``, ``C = sum_d c_d B_d``, ``tau_k >= m_kd t_d`` for
-    every collective k (unaggregated, from :func:`hieropt.traffic.phase_traffic`), ``B_d t_d >= 1`` (convex; the
+    every collective k (unaggregated, from :func:`hieropt.model.traffic.phase_traffic`), ``B_d t_d >= 1`` (convex; the
     same optimum as ``== 1``, with which SCIP 10 failed with LP errors on small cases, see
     tests/oracle/test_scip_product.py) and the design rows. Time and cost are in units of T(B0) and C(B0) at a
     feasible point B0 (max-min loaded bandwidth, one LP), so T, C and z are ~1; valid bounds from P0 = T(B0) C(B0):

@@ -1,4 +1,4 @@
-"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.catalog.Catalog`, checked against an instance.
+"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.model.catalog.Catalog`, checked against an instance.
 
 Format (TOML; the same keys in YAML)::
 
@@ -37,10 +37,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..catalog import LINK_BLOCKS, Catalog, Part
 from ..errors import InputError
+from ..model.catalog import LINK_BLOCKS, Catalog, Part
 from ..spec import Instance
-from .common import _field_path, read_text, read_yaml_mapping, validation_error
+from .common import field_path, read_text, read_yaml_mapping, validation_error
 
 __all__ = ["read_catalog", "check_catalog"]
 
@@ -120,7 +120,7 @@ def _catalog_error(e: ValidationError, data: dict[str, Any], source: str) -> Inp
         except (KeyError, IndexError, TypeError, AttributeError):
             name = None
         if isinstance(name, str):
-            head = _field_path("", loc[:4])
+            head = field_path("", loc[:4])
             field = (out.field or head).replace(head, f"{head} ('{name}')", 1)
             return InputError(source, field, out.problem, out.fix)
     return out

@@ -1,7 +1,7 @@
 """The convex core: one persistent HiGHS LP of the time model with tangent cuts, reused by every objective.
 
 Kelley's cutting planes (Kelley 1960, "The cutting-plane method for solving convex programs"; design.md §3): the LP
-of :mod:`hieropt.formulation` relaxes t_d = 1/B_d to tangent cuts ``t_d >= 2/b - B_d/b^2``. Cuts are valid for any
+of :mod:`hieropt.formulation.lp` relaxes t_d = 1/B_d to tangent cuts ``t_d >= 2/b - B_d/b^2``. Cuts are valid for any
 budget or time target, so they accumulate across sub-solves: after the first solve, each further one (another budget
 on a Pareto front, another kappa of the perf-per-cost search) needs only a few warm-started LPs.
 
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation import MS_NS, MUSD, PerfLP, build_perf_lp
+from ..formulation.lp import MS_NS, MUSD, PerfLP, build_perf_lp
+from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from ..timing import TimeModel
 from .highs import TIGHT_TOLERANCE, PersistentHighs
 
 REL_GAP = 1e-8

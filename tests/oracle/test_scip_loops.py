@@ -1,7 +1,8 @@
 """SCIP as an independent global oracle for every training loop, latency, dimension mode and several workloads
-(hieropt/timing.py module docstring; design.md §2.2, §3).
+(hieropt/model/timing.py module docstring; design.md §2.2, §3).
 
-The oracle states each loop straight from the formulas of the :mod:`hieropt.timing` docstring, per layer and phase,
+The oracle states each loop straight from the formulas of the :mod:`hieropt.model.timing` docstring, per layer and
+phase,
 from ``phase_traffic`` / ``phase_latency`` (no aggregation, nothing from hieropt's time model, formulation or
 solvers), with pyscipopt, in KB (or MB), GB/s and us (or ms):
 
@@ -40,6 +41,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt.model.traffic import phase_latency, phase_traffic
 from hieropt.spec import (
     PHASES,
     TRAINING_LOOPS,
@@ -55,7 +57,6 @@ from hieropt.spec import (
     Pipeline,
     Workload,
 )
-from hieropt.traffic import phase_latency, phase_traffic
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
@@ -102,7 +103,7 @@ LOOP_ATTEMPTS: tuple[tuple[bool, dict, float], ...] = tuple(
 
 
 def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callable[[list], object]):
-    """One workload's iteration time, straight from the formulas of the hieropt.timing docstring.
+    """One workload's iteration time, straight from the formulas of the hieropt.model.timing docstring.
 
     ``C`` (L, 3) compute times; ``T[l][j]`` collective times and ``p2p`` the pipeline transfer time (numbers or SCIP
     expressions, in the same unit as C); ``mx`` the maximum of a list (``max`` for numbers, an epigraph variable for

@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, assume, example, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt.model.traffic import phase_traffic
 from hieropt.spec import (
     PHASES,
     Bound,
@@ -50,7 +51,6 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from hieropt.traffic import phase_traffic
 
 pyscipopt = pytest.importorskip("pyscipopt")
 

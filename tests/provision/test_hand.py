@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import hieropt
-from hieropt.catalog import Part, Switch, fabric
+from hieropt.model.catalog import Part, Switch, fabric
 from hieropt.result import Status
 
 from .util import load

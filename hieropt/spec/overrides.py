@@ -1,0 +1,40 @@
+"""Objective and target overrides of a spec model (one home for :func:`hieropt.solve` and ``hieropt explore``)."""
+
+from __future__ import annotations
+
+import math
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from ..errors import InputError
+from ..names import OBJECTIVES
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def with_targets(model: M, objective: str | None, max_iteration_time_ns: float | None,
+                 max_network_cost_usd: float | None, flag_prefix: str = "") -> M:
+    """``model`` (an :class:`~hieropt.spec.Instance` or a :class:`~hieropt.spec.space.ShapeSpace`) with the given
+    objective, iteration-time target (ns) and budget ($) replacing its own; None keeps the model's value.
+
+    Raises:
+        InputError: an unknown objective, a target or budget that is not a finite number > 0, or objective min_cost
+            without a time target. Fields are named with ``flag_prefix`` (``"--"`` for command-line flags).
+    """
+    update = {k: v for k, v in (("objective", objective), ("max_iteration_time_ns", max_iteration_time_ns),
+                                ("max_network_cost_usd", max_network_cost_usd)) if v is not None}
+    if not update:
+        return model
+    if objective is not None and objective not in OBJECTIVES:
+        raise InputError(f"{flag_prefix}objective", None, f"unknown objective {objective!r}",
+                         f"use one of {', '.join(OBJECTIVES)}")
+    for k in ("max_iteration_time_ns", "max_network_cost_usd"):
+        v = update.get(k)
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise InputError(f"{flag_prefix}{k}", None, f"{v:g} is not a positive number", "give a finite value > 0")
+    out = model.model_copy(update=update)
+    if out.objective == "min_cost" and out.max_iteration_time_ns is None:
+        raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
+                         "give the iteration-time target in ns (--max-time-ns)")
+    return out
