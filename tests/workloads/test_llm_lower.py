@@ -7,8 +7,8 @@ import pytest
 
 from hieropt.errors import InputError
 from hieropt.model.groups import place_lowest, placements, spec_parts
+from hieropt.model.timing import evaluate
 from hieropt.spec import CostClass, CostModel, Dimension, Instance, Network
-from hieropt.timing import evaluate
 from hieropt.workloads.llm import MoE, build_step
 from hieropt.workloads.llm.lower import bottleneck_stage, fold_microbatches, lower_stage
 
