@@ -11,9 +11,8 @@ pipeline crosses one of them (stages ordered so that neighbours differ in one co
   then a divisor of the next one (:func:`hieropt.mapping.lowest_dims_group` generalised to several groups);
 - :func:`placements`: every placement (for searches).
 
-:func:`spec_parts` turns a lowered stage and a placement into what today's :class:`~hieropt.spec.Instance` takes
-(a workload, a per-phase :class:`~hieropt.spec.Mapping`, the training loop and its :class:`~hieropt.spec.Pipeline`)
-when that is exact, and says why not otherwise.
+:func:`instance_for` builds the :class:`~hieropt.spec.Instance` of a plan on a network: the bottleneck stage's
+workload, a :class:`~hieropt.spec.Mapping` with the placement's named groups, and loop ``step``.
 """
 
 from __future__ import annotations
@@ -22,8 +21,10 @@ import math
 from collections.abc import Iterator, Sequence
 
 from ..errors import InputError
-from ..spec import Mapping, Pipeline, Workload
-from ..workloads.llm.lower import LoweredStage, fold_microbatches
+from ..spec import CostModel, Instance, LinearConstraint, Mapping, Network
+from ..workloads.llm.lower import lower_stage, schedule
+from ..workloads.llm.params import LLMParams
+from ..workloads.llm.step import build_step
 
 Placement = dict[str, tuple[int, ...]]
 """Group name -> size on each dimension."""
@@ -103,42 +104,52 @@ def spans(group: tuple[int, ...]) -> list[int]:
     return [d for d, g in enumerate(group) if g > 1]
 
 
-def spec_parts(lowered: LoweredStage, placement: Placement, pp: int, schedule: str,
-               source: str = "plan") -> tuple[Workload, Mapping, str, Pipeline | None]:
-    """(workload, mapping, training loop, pipeline) of today's :class:`~hieropt.spec.Instance` for a lowered stage.
+def plan_groups(p: LLMParams) -> list[tuple[str, int]]:
+    """The groups of plan ``p`` to place, innermost first in Megatron-LM's rank order: tp, the data-parallel
+    group(s) (dp, or ep and edp for an MoE model), pp."""
+    pl = p.plan
+    dp = [("ep", pl.ep), ("edp", pl.edp)] if p.model.moe is not None else [("dp", pl.dp)]
+    return [("tp", pl.tp), *dp, ("pp", pl.pp)]
 
-    Exact when every forward and input-gradient collective runs on ``tp`` and every weight-gradient one on ``dp``
-    (TP with or without sequence parallelism, DP with ZeRO 0 or 1, no EP), with pp = 1 (``no_overlap`` over the
-    folded micro-batches) or with the 1F1B schedule and the pipeline group on one dimension (``pipeline``; its
-    point-to-point bytes are the larger of the stage's per-direction sends, as the loop charges two per slot).
+
+def complete(placement: Placement) -> Placement:
+    """``placement`` with the groups it implies: dp = ep x edp on every dimension (MoE), edp = dp (dense)."""
+    out = dict(placement)
+    if "dp" not in out and "ep" in out and "edp" in out:
+        out["dp"] = tuple(a * b for a, b in zip(out["ep"], out["edp"], strict=True))
+    if "edp" not in out and "dp" in out:
+        out["edp"] = out["dp"]
+    if "ep" not in out and "dp" in out:
+        out["ep"] = tuple(1 for _ in out["dp"])
+    return out
+
+
+def mapping_for(placement: Placement) -> Mapping:
+    """A :class:`~hieropt.spec.Mapping` with the placement's named groups (the per-phase defaults: tp, tp, dp)."""
+    full = complete(placement)
+    return Mapping(forward=full["tp"], input_grad=full["tp"], weight_grad=full["dp"], groups=full)
+
+
+def instance_for(p: LLMParams, network: Network, cost: CostModel, placement: Placement | None = None, *,
+                 objective: str = "performance", constraints: tuple[LinearConstraint, ...] = (),
+                 stage: int | None = None, name: str | None = None, **extra) -> Instance:
+    """The :class:`~hieropt.spec.Instance` of plan ``p`` on ``network``: the bottleneck stage (or ``stage``) as the
+    workload, the placement's named groups as the mapping (default: :func:`place_lowest` of
+    :func:`plan_groups`), training loop ``step`` with the plan's schedule. ``extra``: further Instance fields
+    (``max_iteration_time_ns``, ``dimension_mode``, ...).
 
     Raises:
-        InputError: the plan needs a feature today's per-phase mapping cannot express (several groups in one
-            phase, an interleaved schedule, a pipeline over several dimensions, per-iteration sends).
+        InputError: the groups cannot be placed lowest-first on the network.
+        pydantic.ValidationError: the parts disagree (see :class:`~hieropt.spec.Instance`).
     """
-    for phase, allowed in (("forward", "tp"), ("input_grad", "tp"), ("weight_grad", "dp")):
-        used = lowered.groups_of(phase)
-        if used - {allowed}:
-            raise InputError(source, phase, f"the {phase} collectives use the groups {sorted(used)}; a per-phase "
-                             f"mapping holds one ({allowed})", "use hieropt's named-group mappings (plan without "
-                             "EP, ZeRO 2/3 for the per-phase mapping)")
-    mapping = Mapping(forward=placement["tp"], input_grad=placement["tp"], weight_grad=placement["dp"])
-    if pp == 1:
-        return fold_microbatches(lowered), mapping, "no_overlap", None
-    if schedule != "1f1b":
-        raise InputError(source, "schedule", f"the pipeline loop models 1F1B, not {schedule}",
-                         "use schedule 1f1b for the per-phase mapping")
-    dims = spans(placement["pp"])
-    if len(dims) != 1:
-        raise InputError(source, "pp", f"the pipeline group spans dimensions {dims}; the pipeline loop sends over "
-                         "one", "place the pipeline group on one dimension")
-    if lowered.p2p_iteration_bytes:
-        raise InputError(source, "tied_embeddings", "the tied-embedding gradient exchange between the first and "
-                         "the last stage is not expressible in the pipeline loop", "untie the embeddings or use "
-                         "named-group mappings")
-    pipe = Pipeline(stages=pp, microbatches=lowered.microbatches, p2p_bytes=max(lowered.p2p_bytes),
-                    p2p_dim=dims[0])
-    return lowered.workload, mapping, "pipeline", pipe
+    sizes = tuple(d.npus for d in network.dims)
+    if placement is None:
+        placement = place_lowest(sizes, plan_groups(p), name or p.workload_name)
+    workload = lower_stage(build_step(p), stage)
+    return Instance(name=name or workload.name, network=network, workload=workload, mapping=mapping_for(placement),
+                    cost=cost, constraints=constraints, objective=objective, training_loop="step",
+                    step=schedule(p), **extra)
 
 
-__all__ = ["Placement", "place_lowest", "placements", "spans", "spec_parts"]
+__all__ = ["Placement", "place_lowest", "placements", "spans", "plan_groups", "complete", "mapping_for",
+           "instance_for"]

@@ -19,6 +19,13 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
   micro-batch): T = (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg, where T_p2p sends
   the stage's activations (and, backwards, their gradients) over one dimension; the bubble is (p - 1)/m of the
   m (...) ideal, and the data-parallel gradient collectives run once per iteration.
+- ``step`` (the composed training step of an LLM plan, :class:`hieropt.spec.StepSchedule`; the workload is one
+  stage for one micro-batch, its collectives on named groups, pipeline sends included as ``P2P`` collectives):
+  with F = m + (p - 1)/v micro-batch slots (1F1B: v = 1; interleaved: v chunks per stage; Narayanan et al. 2021
+  §2.2), T = F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, U the optimizer step (``update_ns``);
+  with ``overlap_dp`` the last micro-batch's backward runs as ``tp_dp_overlap_cross`` (the per-iteration
+  collectives on their own stream): T = F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + max(r_0, y_0)
+  + U. m = 1, p = 1 is ``no_overlap`` plus U.
 
 Several workloads: T = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and non-negative
 sums of affine functions of t), so the exact solvers apply unchanged. :class:`TimeModel` states T in that form
@@ -46,7 +53,8 @@ def build_time_model(instance: Instance) -> TimeModel:
     loop = LOOPS[instance.training_loop]
     for job in instance.jobs:
         refs = phase_refs(b, phase_traffic(instance, job), phase_latency(instance, job))
-        loop(b, job.workload.table.compute_ns, refs, job.weight, instance)
+        table = job.workload.table
+        loop(b, table.compute_ns, refs, job.weight, instance, float(table.update_ns.sum()))
     return b.build(instance.dimension_mode)
 
 
@@ -130,8 +138,9 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
         p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
         C = job.workload.table.compute_ns
-        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance)
-        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance)
+        U = float(job.workload.table.update_ns.sum())
+        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, U)
+        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, U)
         w = job.weight
         by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T
         total += w * T

@@ -62,7 +62,7 @@ def test_same_as_transformer_generator_on_its_plan():
                         sequence_length=2048)
     p = LLMParams(model=arch, plan=Plan(tp=16, dp=256, global_batch_size=256),
                   npu=NPU(peak_tflops=312, efficiency=0.5, hbm_gib=80))
-    new = [layer for layer in lower_stage(build_step(p)).workload.layers if layer.name[0] in "am" and "+" not in
+    new = [layer for layer in lower_stage(build_step(p)).layers if layer.name[0] in "am" and "+" not in
            layer.name]
     assert [x.name for x in new] == [x.name for x in old.layers]
     h, t = 12288, 16

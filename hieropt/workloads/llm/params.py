@@ -161,6 +161,8 @@ class Plan(_Frozen):
             ``full`` (every block from its input checkpoint).
         vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
             make-vocab-size-divisible-by, 128).
+        overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
+            (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
     """
 
     npus: int | None = Field(default=None, ge=1)
@@ -177,6 +179,7 @@ class Plan(_Frozen):
     global_batch_size: int = Field(ge=1)
     recompute: Literal["none", "selective", "full"] = "none"
     vocab_pad_multiple: int = Field(default=128, ge=1)
+    overlap_grad_reduce: bool = False
 
     @property
     def microbatches(self) -> int:
