@@ -132,18 +132,20 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
     named = value.get("groups", {})
     if not isinstance(named, dict):
         raise InputError(src, "mapping.groups", "expected a table", "write [mapping.groups] tp = [4, 2, 1, 1] ...")
+    for name, g in named.items():
+        if not isinstance(g, list):
+            raise InputError(src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2, 1, 1]")
+    parsed = {name: parse_group(g, f"mapping.groups.{name}", src, network) for name, g in named.items()}
     for phase in ("forward", "input_grad", "weight_grad"):
-        if phase not in value and "tp" in named and "dp" in named:
-            value = {**value, phase: named["dp" if phase == "weight_grad" else "tp"]}  # defaults of a plan's groups
+        default = parsed.get("dp" if phase == "weight_grad" else "tp")
+        if phase not in value and default is not None and "tp" in parsed and "dp" in parsed:
+            groups[phase] = default  # a plan's groups: tp for forward and input_grad, dp for weight_grad
+            continue
         if phase not in value:
             raise InputError(src, f"mapping.{phase}", "missing", "give one group size per dimension (1: not spanned)")
         if not isinstance(value[phase], list):
             raise InputError(src, f"mapping.{phase}", "expected a list", "write e.g. [4, 4, 1, 1]")
         groups[phase] = parse_group(value[phase], f"mapping.{phase}", src, network)
-    for name, g in named.items():
-        if not isinstance(g, list):
-            raise InputError(src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2, 1, 1]")
-    parsed = {name: parse_group(g, f"mapping.groups.{name}", src, network) for name, g in named.items()}
     return Mapping(**groups, groups=parsed)
 
 
