@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hieropt.studies.codesign.plans import PlanChoices, enumerate_plans
+from hieropt.studies.codesign.plans import enumerate_plans
+from hieropt.workloads.llm.space import PlanChoices
 
 from .tiny import NPU1, params
 

@@ -16,26 +16,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from ...model.memory import MemoryReport, memory
 from ...workloads.llm.params import LLMParams
+from ...workloads.llm.space import PlanChoices
 from ...workloads.llm.step import Step, build_step
-
-
-class PlanChoices(BaseModel):
-    """The values each plan field may take (each a non-empty list; ``dp`` follows from N / (tp pp))."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tp: tuple[int, ...] = Field(default=(1,), min_length=1)
-    pp: tuple[int, ...] = Field(default=(1,), min_length=1)
-    ep: tuple[int, ...] = Field(default=(1,), min_length=1)
-    zero_stage: tuple[int, ...] = Field(default=(0,), min_length=1)
-    recompute: tuple[str, ...] = Field(default=("none",), min_length=1)
-    sequence_parallel: tuple[bool, ...] = Field(default=(False,), min_length=1)
-    virtual_stages: tuple[int, ...] = Field(default=(1,), min_length=1)
-    micro_batch_size: tuple[int, ...] = Field(default=(1,), min_length=1)
 
 
 @dataclass(frozen=True)
@@ -76,7 +62,7 @@ def plan_id(p: LLMParams) -> str:
     pl = p.plan
     re = {"none": "nore", "selective": "sel", "full": "full"}[pl.recompute]
     return (f"tp{pl.tp} pp{pl.pp} dp{pl.dp} ep{pl.ep} z{pl.zero_stage} {re} {'sp' if pl.sequence_parallel else 'nosp'}"
-            f" v{pl.virtual_stages} mb{pl.micro_batch_size}")
+            f" v{pl.virtual_stages} mb{pl.micro_batch_size}" + (" ovl" if pl.overlap_grad_reduce else ""))
 
 
 def _reason(e: ValidationError) -> str:
@@ -101,8 +87,7 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     invalid: Counter[str] = Counter()
     too_big: list[tuple[str, MemoryReport]] = []
     n = 0
-    keys: Sequence[str] = ("tp", "pp", "ep", "zero_stage", "recompute", "sequence_parallel", "virtual_stages",
-                           "micro_batch_size")
+    keys: Sequence[str] = tuple(PlanChoices.model_fields)
     for values in itertools.product(*(getattr(choices, k) for k in keys)):
         n += 1
         upd = dict(zip(keys, values, strict=True))
@@ -130,4 +115,4 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     return PlanEnumeration(tuple(fitting), n, dict(invalid), tuple(too_big))
 
 
-__all__ = ["PlanChoices", "PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id"]
+__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id"]
