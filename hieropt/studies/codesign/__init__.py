@@ -1,0 +1,1 @@
+"""Co-design of the training plan with the network (issue 14)."""

@@ -1,0 +1,132 @@
+"""The candidates of a co-design space: (plan, network shape, placement of the plan's groups), each with a proven
+lower bound on its objective, in best-bound-first order.
+
+**Lower bound (exact).** Loop ``step`` gives T(B) = F sum_l (compute) + U + (communication >= 0), F = m + (p - 1)/v
+micro-batch slots, U the optimizer step; with ``overlap_dp`` T is at least the same (the overlapped backward still
+computes). So T(B) >= T0 = F C + U for every bandwidth B, where C is the compute of one micro-batch on the plan's
+slowest stage (the stage the candidate's workload is): T0 bounds the performance objective of every shape and
+placement of that plan, and a min_cost candidate whose T0 exceeds the time target is infeasible. (For
+performance_per_cost the bound is 0: no candidate is pruned.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import InputError
+from ...model.groups import Placement, place_lowest, placements, plan_groups
+from ...spec import Network
+from ...spec.space import ShapeSpace, SpaceJob
+from ...workloads.llm.lower import bottleneck_stage, lower_stage
+from ...workloads.llm.params import LLMParams
+from ...workloads.llm.space import CodesignSpace
+from ..explore.enumerate import enumerate_shapes, shape_id, shape_network
+from .plans import PlanEnumeration, enumerate_plans
+
+
+@dataclass(frozen=True)
+class CodesignCandidate:
+    """One (plan, shape, placement): what one solve is about.
+
+    Attributes:
+        id: ``"<plan> | <shape> | <placement>"``, e.g. ``"tp8 pp8 dp64 ... | node:R4 pod:SW32 | tp 4x2 dp 1x32 ..."``.
+        plan_id, shape_id: the parts of the id.
+        params: the plan (model, NPU, precision included).
+        network: the shape as a network.
+        placement: the group sizes per dimension.
+        lower_bound: the proven bound on the candidate's objective (module docstring; ns for performance).
+        compute_ns: T0 = F C + U of the plan.
+        memory_bytes: the plan's fullest stage, bytes per NPU.
+    """
+
+    id: str
+    plan_id: str
+    shape_id: str
+    params: LLMParams
+    network: Network
+    placement: Placement
+    lower_bound: float
+    compute_ns: float
+    memory_bytes: float
+
+
+@dataclass(frozen=True)
+class CodesignEnumeration:
+    """The plans (classified), the shapes, and the candidates in best-bound-first order.
+
+    Attributes:
+        plans: the plan enumeration (invalid ones by reason, too big, fitting).
+        shapes: (shape id, network) of every shape.
+        candidates: (plan, shape, placement) of every fitting plan, sorted by lower bound then id.
+        skipped: (plan id | shape id, reason) of plan-shape pairs whose groups the mapping rule cannot place.
+    """
+
+    plans: PlanEnumeration
+    shapes: tuple[tuple[str, Network], ...]
+    candidates: tuple[CodesignCandidate, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+def plan_compute_ns(p: LLMParams, step) -> float:
+    """T0 of plan ``p`` (module docstring): F x one micro-batch's compute of the slowest stage + its optimizer step."""
+    r = bottleneck_stage(step)
+    pl = p.plan
+    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
+    return F * sum(step.compute_ns(r)) + step.update_ns(r)
+
+
+def shapes_of(space: CodesignSpace, placeholder) -> list[tuple[str, Network]]:
+    """(id, network) of the space's fixed network, or of every shape of its shape space (explore's enumeration)."""
+    if space.network is not None:
+        return [("fixed " + " x ".join(f"{d.block}{d.npus}" for d in space.network.dims), space.network)]
+    shim = ShapeSpace(name=space.name, npus=space.npus, min_dims=space.min_dims, max_dims=space.max_dims,
+                      levels=space.levels, switch_only_at_top=space.switch_only_at_top,
+                      jobs=(SpaceJob(workload=placeholder),), mapping_rule="header", cost=space.cost,
+                      objective="performance", training_loop="no_overlap")
+    return [(shape_id(shim, s), shape_network(shim, s)) for s in enumerate_shapes(shim)]
+
+
+def _placement_text(pl: Placement) -> str:
+    return " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in pl.items())
+
+
+def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
+    """Every candidate of ``space`` with its lower bound, best bound first (module docstring).
+
+    Raises:
+        InputError: the network family has no shape.
+    """
+    plans = enumerate_plans(space.base, space.npus, space.plans)
+    placeholder = lower_stage(plans.fitting[0].step) if plans.fitting else None
+    shapes = shapes_of(space, placeholder) if placeholder is not None or space.network is not None else []
+    if placeholder is not None and not shapes:
+        raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
+                         f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
+                         "widen the levels' npus ranges, max_dims or limits")
+    out: list[CodesignCandidate] = []
+    skipped: list[tuple[str, str]] = []
+    for pc in plans.fitting:
+        t0 = plan_compute_ns(pc.params, pc.step)
+        bound = t0 if space.objective == "performance" else 0.0
+        groups = plan_groups(pc.params)
+        for sid, net in shapes:
+            sizes = tuple(d.npus for d in net.dims)
+            if space.mapping_rule == "lowest":
+                try:
+                    options = [place_lowest(sizes, groups, sid)]
+                except InputError as e:
+                    skipped.append((f"{pc.id} | {sid}", e.problem))
+                    continue
+            else:
+                options = list(placements(sizes, groups))
+                if not options:
+                    skipped.append((f"{pc.id} | {sid}", "no placement of the groups on this shape"))
+                    continue
+            for pl in options:
+                out.append(CodesignCandidate(f"{pc.id} | {sid} | {_placement_text(pl)}", pc.id, sid, pc.params, net,
+                                             pl, bound, t0, pc.memory.peak.total_bytes))
+    out.sort(key=lambda c: (c.lower_bound, c.id))
+    return CodesignEnumeration(plans, tuple(shapes), tuple(out), tuple(skipped))
+
+
+__all__ = ["CodesignCandidate", "CodesignEnumeration", "enumerate_candidates", "plan_compute_ns", "shapes_of"]
