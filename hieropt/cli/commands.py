@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from .codesign import codesign_command
 from .common import UNITS
 from .compare import compare_command, report_command
 from .explore import explore_command
@@ -30,3 +31,4 @@ app.command("export")(export_command)
 app.command("compare")(compare_command)
 app.command("report")(report_command)
 app.command("explore")(explore_command)
+app.command("codesign")(codesign_command)
