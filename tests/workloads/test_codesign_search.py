@@ -58,7 +58,7 @@ def test_pruned_search_equals_brute_force_lowest_rule():
     pruned, _ = _check_pruned_equals_brute_force(space(plans=PlanChoices(
         tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"), overlap_grad_reduce=(False, True))))
     assert pruned.pruned > pruned.solved  # the bound does work here
-    assert pruned.best["plan"] == "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
+    assert pruned.best["plan"] == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"  # DP overlap hides its all-reduce
 
 
 def test_pruned_search_equals_brute_force_all_placements():
@@ -68,7 +68,12 @@ def test_pruned_search_equals_brute_force_all_placements():
     assert len(brute.enumeration.candidates) > len(lowest.enumeration.candidates)  # several placements per shape
 
 
-def test_min_cost_prunes_by_the_time_target_only():
+def test_pruned_search_equals_brute_force_performance_per_cost():
+    pruned, _ = _check_pruned_equals_brute_force(space(objective="performance_per_cost"))
+    assert pruned.pruned > 0
+
+
+def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
     brute = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1, prune=False)
     pruned = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
     assert pruned.best["objective_value"] == pytest.approx(brute.best["objective_value"], rel=1e-12)

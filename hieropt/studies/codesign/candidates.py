@@ -14,9 +14,10 @@ shape, placement and bandwidth B:
   >= S.
 
 With sum_d B_d <= S_cap (the tightest ``sum(bw) <= / == S`` row of the space's constraints, all coefficients equal;
-infinite without one), T(B) >= T0 + V / S_cap =: bound, V = sum_k w_k vol_k. The bound holds for every shape and
-placement of the plan; the performance objective prunes with it, and a min_cost candidate whose bound exceeds the
-time target is infeasible. (For performance_per_cost the bound is 0: nothing is pruned.)
+infinite without one), T(B) >= T0 + V / S_cap =: T_lb, V = sum_k w_k vol_k, for every shape and placement of the
+plan. The network cost N sum_d u_d B_d is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
+of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is T_lb (performance), T_lb C_lb
+(performance_per_cost) or C_lb (min_cost, where a candidate with T_lb above the time target is infeasible).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import InputError
+from ...model.cost import unit_costs
 from ...model.groups import Placement, place_lowest, placements, plan_groups
 from ...spec import Network
 from ...spec.space import ShapeSpace, SpaceJob, constraint_for
@@ -108,13 +110,30 @@ def plan_volume_bytes(p: LLMParams, step) -> float:
 
 def bandwidth_cap(space: CodesignSpace, n_dims: int) -> float:
     """S_cap: an upper bound on sum_d B_d from the space's rows ``c sum(bw) <= / == S`` (inf without one)."""
-    cap = float("inf")
+    return _sum_rows(space, n_dims, ("<=", "=="), min, float("inf"))
+
+
+def bandwidth_floor(space: CodesignSpace, n_dims: int) -> float:
+    """S_floor: a lower bound on sum_d B_d from the space's rows ``c sum(bw) >= / == S`` (0 without one)."""
+    return max(0.0, _sum_rows(space, n_dims, (">=", "=="), max, 0.0))
+
+
+def _sum_rows(space: CodesignSpace, n_dims: int, senses: tuple[str, ...], pick, start: float) -> float:
+    out = start
     for text in space.constraints:
         c = constraint_for(text, n_dims)
         co = c.coefficients
-        if c.sense in ("<=", "==") and co[0] > 0 and all(x == co[0] for x in co):
-            cap = min(cap, c.rhs / co[0])
-    return cap
+        if c.sense in senses and co[0] > 0 and all(x == co[0] for x in co):
+            out = pick(out, c.rhs / co[0])
+    return out
+
+
+def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> float:
+    """The candidate's bound on the space's objective from its time bound ``t_lb`` (module docstring)."""
+    if space.objective == "performance":
+        return t_lb
+    c_lb = space.npus * float(unit_costs(network, space.cost).min()) * bandwidth_floor(space, network.n_dims)
+    return t_lb * c_lb if space.objective == "performance_per_cost" else c_lb
 
 
 def shapes_of(space: CodesignSpace, placeholder) -> list[tuple[str, Network]]:
@@ -154,7 +173,7 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
         groups = plan_groups(pc.params)
         for sid, net in shapes:
             t_lb = t0 + vol / caps[net.n_dims]
-            bound = t_lb if space.objective == "performance" else 0.0
+            bound = objective_bound(space, net, t_lb)
             sizes = tuple(d.npus for d in net.dims)
             if space.mapping_rule == "lowest":
                 try:
@@ -175,4 +194,4 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
 
 
 __all__ = ["CodesignCandidate", "CodesignEnumeration", "enumerate_candidates", "plan_compute_ns",
-           "plan_volume_bytes", "bandwidth_cap", "shapes_of"]
+           "plan_volume_bytes", "bandwidth_cap", "bandwidth_floor", "objective_bound", "shapes_of"]

@@ -203,10 +203,11 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                else "serial" if n == 1 or len(todo) <= 1 else f"pool({min(n, len(todo))})")
     best = [min((r["objective_value"] for r in done.values() if r["status"] in SOLVED), default=float("inf"))]
 
+    def infeasible(cand: CodesignCandidate) -> bool:
+        return space.objective == "min_cost" and cand.compute_ns > space.max_iteration_time_ns
+
     def admit(cand: CodesignCandidate) -> bool:
-        if space.objective == "min_cost" and cand.compute_ns > space.max_iteration_time_ns:
-            return False  # its time bound exceeds the time target: infeasible
-        return not (space.prune and cand.lower_bound >= best[0])
+        return not infeasible(cand) and not (space.prune and cand.lower_bound >= best[0])
 
     solved = pruned = 0
     complete = False
@@ -215,9 +216,11 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                                       solve_codesign_candidate, admit, dask):
             if row is None:
                 row = _row(space, cand)
-                why = ("its time bound exceeds the time target" if space.objective == "min_cost" else
-                       f"lower bound {cand.lower_bound:.10g} >= incumbent {best[0]:.10g}")
-                row.update(status="pruned" if space.objective != "min_cost" else "infeasible", message=why)
+                if infeasible(cand):
+                    row.update(status="infeasible", message="its time bound exceeds the time target")
+                else:
+                    row.update(status="pruned", message=f"lower bound {cand.lower_bound:.10g} >= incumbent "
+                               f"{best[0]:.10g}")
                 pruned += 1
             else:
                 solved += 1
