@@ -128,4 +128,7 @@ def read_llm(path: str | Path, overrides: Iterable[str] = ()) -> LLMParams:
     return llm_params(data, path, overrides)
 
 
-__all__ = ["read_llm", "llm_params", "apply_overrides", "override_path", "SECTIONS"]
+load_llm = read_llm
+"""Public alias (``hieropt.load_llm``): an LLM model file as :class:`~hieropt.workloads.llm.LLMParams`."""
+
+__all__ = ["read_llm", "load_llm", "llm_params", "apply_overrides", "override_path", "SECTIONS"]

@@ -36,6 +36,8 @@ def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
     assert pruned.solved + pruned.pruned == len(pruned.enumeration.candidates)
     value = {r["id"]: r["objective_value"] for r in brute.rows}
     best = brute.best["objective_value"]
+    for r in brute.rows:  # the bound is a lower bound of every candidate's proven optimum
+        assert r["lower_bound"] <= r["objective_value"] * (1 + 1e-9), r["id"]
     assert pruned.best["objective_value"] == pytest.approx(best, rel=1e-12)
     for r in pruned.rows:
         if r["status"] == "pruned":  # its optimum is >= its bound >= the incumbent >= the best
@@ -53,9 +55,10 @@ def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
 
 
 def test_pruned_search_equals_brute_force_lowest_rule():
-    pruned, _ = _check_pruned_equals_brute_force(space())
+    pruned, _ = _check_pruned_equals_brute_force(space(plans=PlanChoices(
+        tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"), overlap_grad_reduce=(False, True))))
     assert pruned.pruned > pruned.solved  # the bound does work here
-    assert pruned.best["plan"] == "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
+    assert pruned.best["plan"] == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"  # DP overlap hides its all-reduce
 
 
 def test_pruned_search_equals_brute_force_all_placements():
@@ -65,11 +68,16 @@ def test_pruned_search_equals_brute_force_all_placements():
     assert len(brute.enumeration.candidates) > len(lowest.enumeration.candidates)  # several placements per shape
 
 
-def test_min_cost_prunes_by_the_time_target_only():
+def test_pruned_search_equals_brute_force_performance_per_cost():
+    pruned, _ = _check_pruned_equals_brute_force(space(objective="performance_per_cost"))
+    assert pruned.pruned > 0
+
+
+def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
     brute = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1, prune=False)
     pruned = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
     assert pruned.best["objective_value"] == pytest.approx(brute.best["objective_value"], rel=1e-12)
-    dropped = [r for r in pruned.rows if r["message"] == "its compute alone exceeds the time target"]
+    dropped = [r for r in pruned.rows if r["message"] == "its time bound exceeds the time target"]
     assert dropped and all(r["status"] == "infeasible" for r in dropped)
 
 

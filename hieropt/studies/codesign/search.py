@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import time
@@ -48,7 +49,8 @@ COLUMNS: tuple[tuple[str, type], ...] = (
     ("objective", str), ("objective_value", float), ("objective_bound", float), ("objective_unit", str),
     ("gap", float), ("lower_bound", float), ("iteration_time_ns", float), ("compute_ns", float),
     ("bubble_ns", float), ("communication_ns", float), ("communication_by_group_ns", str), ("memory_bytes", float),
-    ("network_cost_usd", float), ("bw_gbps", str), ("solve_seconds", float), ("worker", str),
+    ("network_cost_usd", float), ("bw_gbps", str), ("scaleout_gbps_per_npu", float), ("nics", int),
+    ("solve_seconds", float), ("worker", str),
 )
 """Columns of a co-design results file, with their types (empty: not applicable). ``status`` is ``optimal``,
 ``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent, not solved)."""
@@ -114,6 +116,11 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
                    communication_ns=sol.iteration_time_ns - compute - bubble,
                    communication_by_group_ns=";".join(f"{g}={t!r}" for g, t in sorted(by_group.items())),
                    network_cost_usd=sol.network_cost_usd, bw_gbps=";".join(repr(float(b)) for b in sol.bw_gbps))
+        top = [d for d, dim in enumerate(cand.network.dims) if dim.cost_class == space.scale_out_class]
+        scale = float(sum(sol.bw_gbps[d] for d in top))
+        row["scaleout_gbps_per_npu"] = scale
+        if space.nic_gbps is not None:
+            row["nics"] = math.ceil(space.npus * scale / space.nic_gbps * (1 - 1e-12))
     row["solve_seconds"] = time.perf_counter() - start
     return row
 
@@ -196,10 +203,11 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                else "serial" if n == 1 or len(todo) <= 1 else f"pool({min(n, len(todo))})")
     best = [min((r["objective_value"] for r in done.values() if r["status"] in SOLVED), default=float("inf"))]
 
+    def infeasible(cand: CodesignCandidate) -> bool:
+        return space.objective == "min_cost" and cand.compute_ns > space.max_iteration_time_ns
+
     def admit(cand: CodesignCandidate) -> bool:
-        if space.objective == "min_cost" and cand.compute_ns > space.max_iteration_time_ns:
-            return False  # its compute alone exceeds the time target: infeasible
-        return not (space.prune and cand.lower_bound >= best[0])
+        return not infeasible(cand) and not (space.prune and cand.lower_bound >= best[0])
 
     solved = pruned = 0
     complete = False
@@ -208,9 +216,11 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                                       solve_codesign_candidate, admit, dask):
             if row is None:
                 row = _row(space, cand)
-                why = ("its compute alone exceeds the time target" if space.objective == "min_cost" else
-                       f"lower bound {cand.lower_bound:.10g} >= incumbent {best[0]:.10g}")
-                row.update(status="pruned" if space.objective != "min_cost" else "infeasible", message=why)
+                if infeasible(cand):
+                    row.update(status="infeasible", message="its time bound exceeds the time target")
+                else:
+                    row.update(status="pruned", message=f"lower bound {cand.lower_bound:.10g} >= incumbent "
+                               f"{best[0]:.10g}")
                 pruned += 1
             else:
                 solved += 1

@@ -64,6 +64,9 @@ class CodesignSpace(_Frozen):
         cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns, max_network_cost_usd,
             dimension_mode: as in instance files.
         prune: skip candidates whose proven lower bound cannot beat the incumbent (exact; False solves all).
+        nic_gbps: GB/s of one scale-out NIC port: each row's ``nics`` = ceil(N x scale-out GB/s per NPU / nic_gbps),
+            the scale-out dimensions being those of the last level's cost class (of the last dimension for a fixed
+            network).
     """
 
     name: str = Field(min_length=1)
@@ -83,6 +86,12 @@ class CodesignSpace(_Frozen):
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     prune: bool = True
+    nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @property
+    def scale_out_class(self) -> str:
+        """The cost class of the scale-out dimensions: the last level's (shape space) or the last dimension's."""
+        return self.levels[-1].cost_class if self.levels else self.network.dims[-1].cost_class
 
     @model_validator(mode="after")
     def _network_family(self) -> CodesignSpace:
