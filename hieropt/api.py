@@ -15,11 +15,12 @@ from .model.catalog import Catalog
 from .model.memory import memory
 from .model.plan import plan_figures
 from .model.timing import Breakdown, TimeModel, build_time_model, evaluate
-from .result import Solution, Status
+from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers.front import Front, pareto
 from .solvers.objectives import MIN_REL_GAP, solve
 from .solvers.procurement import FrontPoint
 from .solvers.provision import Provisioning, provision
+from .solvers.tradeoff import Tradeoff, provision_tradeoff
 from .spec import Instance
 from .studies.codesign import Codesign, codesign
 from .studies.simulate import SimulationStudy
@@ -28,7 +29,8 @@ from .verify import Certificate, verify
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front"]
-__all__ += ["provision", "load_catalog", "Catalog", "Provisioning"]
+__all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
+            "Marginal", "Portfolio"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP", "InputError",
             "NoSolutionError", "SolverError"]

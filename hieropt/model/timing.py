@@ -76,6 +76,18 @@ def build_time_model(instance: Instance) -> TimeModel:
     return b.build(instance.dimension_mode)
 
 
+def job_time_models(instance: Instance) -> list[TimeModel]:
+    """One :class:`TimeModel` per workload of ``instance`` (``instance.jobs`` order), each unweighted: T_w(B)."""
+    loop = LOOPS[instance.training_loop]
+    out = []
+    for job in instance.jobs:
+        b = TermBuilder(instance.network.n_dims)
+        refs = phase_refs(b, phase_traffic(instance, job), phase_latency(instance, job))
+        loop(b, job.workload.table.compute_ns, refs, 1.0, instance)
+        out.append(b.build(instance.dimension_mode))
+    return out
+
+
 # --------------------------------------------------------------------------------------------------- evaluator
 @dataclass(frozen=True)
 class Breakdown:
