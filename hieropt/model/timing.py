@@ -66,24 +66,26 @@ from .traffic import phase_latency, phase_traffic
 def build_time_model(instance: Instance) -> TimeModel:
     """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations."""
     b = TermBuilder(instance.network.n_dims)
-    loop = LOOPS[instance.training_loop]
     for job in instance.jobs:
-        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
-        refs = phase_refs(b, traffic, latency)
-        table = job.workload.table
-        loop(b, table.compute_ns, refs, job.weight, instance, DimRefs(b, traffic, latency),
-             float(table.update_ns.sum()))
+        _add_job(b, instance, job, job.weight)
     return b.build(instance.dimension_mode)
+
+
+def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
+    """Add ``weight`` x one workload's T, by its training loop, to the builder."""
+    traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
+    refs = phase_refs(b, traffic, latency)
+    table = job.workload.table
+    LOOPS[instance.training_loop](b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
+                                  float(table.update_ns.sum()))
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:
     """One :class:`TimeModel` per workload of ``instance`` (``instance.jobs`` order), each unweighted: T_w(B)."""
-    loop = LOOPS[instance.training_loop]
     out = []
     for job in instance.jobs:
         b = TermBuilder(instance.network.n_dims)
-        refs = phase_refs(b, phase_traffic(instance, job), phase_latency(instance, job))
-        loop(b, job.workload.table.compute_ns, refs, 1.0, instance)
+        _add_job(b, instance, job, 1.0)
         out.append(b.build(instance.dimension_mode))
     return out
 

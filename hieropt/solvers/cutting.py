@@ -127,6 +127,7 @@ class TimeLP:
         usd_per_unit_bw = self.lp.cost_musd_per_gbps * MUSD * self.s  # $ per model unit of bandwidth
         top = float(usd_per_unit_bw.max()) if usd_per_unit_bw.size else 0.0
         self.cost_unit = top if top > 0 else 1.0
+        self.objective_usd = self.cost_unit  # $ per unit of the last min-cost LP objective (set by min_cost)
         self.cost_costs = np.zeros(n)
         self.cost_costs[self.b_col] = usd_per_unit_bw / self.cost_unit
         self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(usd_per_unit_bw / self.cost_unit))
@@ -343,6 +344,7 @@ class TimeLP:
         unit = self.cost_unit
         for it in range(1, max_iterations + 1):
             res = self._solve(self.cost_costs * (self.cost_unit / unit))
+            self.objective_usd = unit  # $ per unit of this LP's objective (duals are read in it)
             if res.status is not Status.OPTIMAL:
                 self._set_time_target(None)
                 raise SolverError(f"HiGHS stopped on min-cost LP {it} with '{res.termination}'")
