@@ -26,6 +26,8 @@ _NAMES = {
     "load_instance": "api", "load_libra": "api", "solve": "api", "evaluate": "api", "verify": "api",
     "pareto": "api", "Solution": "api", "Breakdown": "api", "Certificate": "api", "Front": "api",
     "provision": "api", "load_catalog": "api", "Catalog": "api", "Provisioning": "api",
+    "export_astrasim": "api", "simulate": "api", "SimulationStudy": "api",
+    "provision_tradeoff": "api", "Tradeoff": "api", "Sensitivity": "api", "Marginal": "api", "Portfolio": "api",
     "Status": "result",
     "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
@@ -36,9 +38,11 @@ _NAMES = {
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
-__all__ += ["provision", "load_catalog", "Catalog", "Provisioning"]
+__all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
+            "Marginal", "Portfolio"]
 __all__ += ["explore", "load_space", "Exploration"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
+__all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 
 
 def __getattr__(name: str) -> Any:

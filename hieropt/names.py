@@ -10,7 +10,7 @@ BLOCKS = ("Ring", "FullyConnected", "Switch")
 PHASES = ("forward", "input_grad", "weight_grad")
 
 
-OBJECTIVES = ("performance", "performance_per_cost", "min_cost")
+OBJECTIVES = ("performance", "performance_per_cost", "min_cost", "min_max_regret")
 
 
 TRAINING_LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline", "step")
@@ -47,5 +47,5 @@ LAYER_POLICIES = tuple(p for p in POLICIES if p != "HYBRID_CUSTOMIZED")
 COLLECTIVE_SCOPES = ("EP", "DP_EP")
 """Collective scopes of SimAI's dialect, written as a suffix of the collective name (``ALLTOALL_EP``,
 ``ALLGATHER_DP_EP``): the expert-parallel group, and the data-parallel x expert-parallel group."""
-PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost")
+PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_power")
 """Objectives of ``hieropt provision`` (:func:`hieropt.solvers.provision.provision`), in its help order."""

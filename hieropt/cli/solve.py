@@ -6,7 +6,6 @@ Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or us
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -23,6 +22,7 @@ from .common import (
     error_console,
     fail,
     load_instance_args,
+    parse_bw,
     to_stdout,
     write_json,
 )
@@ -35,7 +35,9 @@ ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "'bw[0] >= bw[1]'; repeatable. With an INSTANCE, added to its constraints.")]
 ObjectiveOpt = Annotated[str | None, typer.Option(
     "--objective", help="performance (minimum iteration time), performance_per_cost (minimum time x cost, global), "
-    "or min_cost (cheapest network meeting --max-time-ns). Default: the instance's; performance with LIBRA flags.")]
+    "min_cost (cheapest network meeting --max-time-ns, or with every workload within --max-regret of its own "
+    "optimum), or min_max_regret (several workloads: minimise the largest slowdown against each one's own "
+    "optimum). Default: the instance's; performance with LIBRA flags.")]
 BudgetOpt = Annotated[float | None, typer.Option(
     "--budget-usd", help="Network-cost cap, $ (with performance: the fastest network within the budget).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the full result as JSON to FILE "
@@ -56,6 +58,16 @@ def solve_command(
     gap: Annotated[float | None, typer.Option(
         "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
         show_default=False)] = None,
+    sensitivity: Annotated[bool, typer.Option(
+        "--sensitivity/--no-sensitivity", help="Marginal values at the optimum: ms (or $) per GB/s on each "
+        "dimension, per unit of each constraint and bound, per $ of budget, and the $ per ms of the time-cost "
+        "front (LP duals of a few warm re-solves).")] = True,
+    max_regret: Annotated[float | None, typer.Option(
+        "--max-regret", help="With --objective min_cost: the cheapest network on which every workload is within "
+        "this fraction of its own optimum (0.05 = 5 %), instead of --max-time-ns.")] = None,
+    ranges: Annotated[bool, typer.Option(
+        "--ranges", help="With --sensitivity: also the range over which each marginal value holds within 10 % "
+        "(more re-solves).")] = False,
 ) -> None:
     """Find the optimal per-NPU bandwidth of every dimension, with a proven optimality gap.
 
@@ -74,13 +86,22 @@ def solve_command(
     try:
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
         sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
-                        max_network_cost_usd=budget_usd)
+                        max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
+                        max_regret=max_regret, portfolio=True)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report.portfolio import portfolio_table
+    from ..report.sensitivity import sensitivity_lines
+
     for line in text.summary_lines(inst, sol):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
     out.print(text.time_table(sol.breakdown, inst.training_loop))
+    table = portfolio_table(sol.portfolio, sol.objective)
+    if table is not None:
+        out.print(table)
+    for line in sensitivity_lines(sol.sensitivity):
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
     if json_out is not None:
         write_json(json_out, dicts.solution_dict(inst, sol))
     raise typer.Exit(0 if sol.success else 3)
@@ -106,7 +127,7 @@ def evaluate_command(
     out = err if to_stdout(json_out) else console()
     try:
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-        values = _parse_bw(bw, inst.network.n_dims)
+        values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e) from None
@@ -160,23 +181,3 @@ def pareto_command(
         out.print(f"wrote {plot}", highlight=False)
     if json_out is not None:
         write_json(json_out, dicts.front_dict(inst, front))
-
-
-def _parse_bw(text: str, n_dims: int) -> list[float]:
-    from ..errors import InputError
-
-    if not text.strip():
-        raise InputError("--bw", None, "no bandwidths given", f"give {n_dims} comma-separated GB/s values")
-    try:
-        values = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise InputError("--bw", None, f"'{text}' is not a comma-separated list of numbers",
-                         "write e.g. --bw 250,125,75,50") from None
-    if len(values) != n_dims:
-        raise InputError("--bw", None, f"{len(values)} value{'s' if len(values) != 1 else ''} given but the network "
-                         f"has {n_dims} dimensions", f"give {n_dims} comma-separated GB/s values, one per dimension")
-    for d, v in enumerate(values):
-        if not math.isfinite(v) or v < 0:
-            raise InputError("--bw", f"bw[{d}]", f"{v:g} is not a finite number >= 0",
-                             "give a bandwidth >= 0 GB/s (> 0 on a dimension that carries traffic)")
-    return values

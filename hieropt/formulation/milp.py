@@ -14,11 +14,13 @@ With one binary z_do per option ("unary" formulation, research/solver_probe.md Â
 - ``node``:        y_v >= c + sum a tau_k + sum b y_u, one row per piece of max node v of the training loop (all
   coefficients >= 0, so every epigraph is tight wherever the objective pushes the time down);
 - ``design[i]``:   the instance's linear design constraints on B (exact), bounds by filtering the options;
-- comm = sum_k w_k tau_k + sum_v omega_v y_v (ms; T = constant + comm), cost = sum c_do z_do (M$).
+- comm = sum_k w_k tau_k + sum_v omega_v y_v (ms; T = constant + comm), cost = sum c_do z_do (M$), power =
+  sum p_do z_do (kW).
 
 Scaled units as in :mod:`hieropt.formulation.lp`: traffic in MB, bandwidth GB/s, time ms (t in ms/MB), cost in M$.
 
-Objectives (one active at a time; the solver switches them): ``obj_time`` (min comm), ``obj_cost`` (min cost) and,
+Objectives (one active at a time; the solver switches them): ``obj_time`` (min comm), ``obj_cost`` (min cost),
+``obj_power`` (min power) and,
 when built with ``product=True``, ``obj_product`` = (compute + comm) x cost, linearised exactly: with
 w_do = z_do * comm (binary times continuous), sum_o w_do = comm for every d and ``lo z_do <= w_do <= hi z_do``
 (lo, hi: comm at the fastest and at the slowest options, as T is non-increasing in every B_d) force w_do = comm
@@ -40,6 +42,8 @@ from .lp import MS_NS, add_time_epigraph
 
 MUSD = 1e6
 """Scale: $ per model unit of cost (M$)."""
+KW = 1e3
+"""Scale: W per model unit of power (kW)."""
 
 
 @dataclass
@@ -48,9 +52,11 @@ class ProvisionMILP:
 
     Attributes:
         model: the Pyomo model (``z``, ``t``, ``tau``, ``one``, ``tdef``, ``epi``, ``design``, expressions ``comm``
-            (ms) and ``cost`` (M$), objectives ``obj_time``, ``obj_cost`` and optionally ``obj_product``).
+            (ms), ``cost`` (M$) and ``power`` (kW), objectives ``obj_time``, ``obj_cost``, ``obj_power`` and
+            optionally ``obj_product``).
         bw_gbps: per dimension, the option bandwidths v_do (GB/s).
         cost_usd: per dimension, the option costs c_do ($).
+        power_w: per dimension, the option power p_do (W; 0 where the catalog gives none).
         loaded: dimensions that carry traffic.
         compute_ns: constant compute time of one iteration (ns).
         comm_lo_ms, comm_hi_ms: bounds on comm over all option choices (ms).
@@ -59,6 +65,7 @@ class ProvisionMILP:
     model: pyo.ConcreteModel
     bw_gbps: list[np.ndarray]
     cost_usd: list[np.ndarray]
+    power_w: list[np.ndarray]
     loaded: tuple[int, ...]
     compute_ns: float
     comm_lo_ms: float
@@ -73,9 +80,14 @@ class ProvisionMILP:
         """Exact cost ($) of ``choice``."""
         return float(sum(self.cost_usd[d][o] for d, o in enumerate(choice)))
 
+    def power(self, choice: Sequence[int]) -> float:
+        """Exact power (W) of ``choice``."""
+        return float(sum(self.power_w[d][o] for d, o in enumerate(choice)))
+
 
 def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Sequence[float]],
-                         cost_usd: Sequence[Sequence[float]], product: bool = False) -> ProvisionMILP:
+                         cost_usd: Sequence[Sequence[float]], product: bool = False,
+                         power_w: Sequence[Sequence[float]] | None = None) -> ProvisionMILP:
     """Build the unary provisioning MILP.
 
     Args:
@@ -84,10 +96,12 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
         bw_gbps: per dimension, the bandwidth of each option (GB/s, > 0).
         cost_usd: per dimension, the cluster cost of each option ($).
         product: also build the exact linearisation of (compute + comm) x cost and ``obj_product``.
+        power_w: per dimension, the power of each option (W); None: 0 everywhere.
     """
     D = tm.n_dims
     v = [np.asarray(x, dtype=float) for x in bw_gbps]
     c = [np.asarray(x, dtype=float) for x in cost_usd]
+    pw = [np.asarray(x, dtype=float) for x in power_w] if power_w is not None else [np.zeros(len(x)) for x in v]
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     idx = [(d, o) for d in range(D) for o in range(len(v[d]))]
     m = pyo.ConcreteModel(name=f"{instance.name}-provision")
@@ -114,6 +128,9 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
     m.obj_time = pyo.Objective(expr=m.comm + zero, sense=pyo.minimize)
     m.obj_cost = pyo.Objective(expr=m.cost, sense=pyo.minimize)
     m.obj_cost.deactivate()
+    m.power = pyo.Expression(expr=sum(float(pw[d][o] / KW) * m.z[d, o] for d, o in idx))
+    m.obj_power = pyo.Objective(expr=m.power + zero, sense=pyo.minimize)
+    m.obj_power.deactivate()
     slowest = np.array([x.min() for x in v])
     fastest = np.array([x.max() for x in v])
     lo = (tm.time_ns(fastest) - tm.compute_ns) / MS_NS  # T is non-increasing in every B_d
@@ -127,5 +144,5 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
         m.obj_product = pyo.Objective(
             expr=compute_ms * m.cost + sum(float(c[d][o] / MUSD) * m.w[d, o] for d, o in idx), sense=pyo.minimize)
         m.obj_product.deactivate()
-    return ProvisionMILP(model=m, bw_gbps=v, cost_usd=c, loaded=loaded, compute_ns=tm.compute_ns, comm_lo_ms=lo,
-                         comm_hi_ms=hi)
+    return ProvisionMILP(model=m, bw_gbps=v, cost_usd=c, power_w=pw, loaded=loaded, compute_ns=tm.compute_ns,
+                         comm_lo_ms=lo, comm_hi_ms=hi)

@@ -14,6 +14,7 @@ An instance file names its parts by path (relative to the instance file) or inli
     bounds = [{dim = 3, lower_gbps = 10, upper_gbps = 200}]  # optional per-dimension bounds, GB/s per NPU
     max_iteration_time_ns = 1.2e9      # optional time target (required by objective "min_cost"), ns
     max_network_cost_usd = 1.5e7       # optional network budget, $
+    max_regret = 0.05                  # optional, objective min_cost: every workload within 5 % of its own optimum
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
              "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "step",
-             "dimension_mode", "workloads")
+             "dimension_mode", "collectives_in_flight", "chunks", "workloads", "max_regret")
 _TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
 GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate),
               "dlrm": (dlrm.DLRMParams, dlrm.generate),
@@ -218,7 +219,8 @@ def load_instance(path: str | Path) -> Instance:
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
     (workload, mapping, _, weight), more = jobs[0], jobs[1:]
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
-    extra = {k: data[k] for k in ("pipeline", "dimension_mode") if k in data}
+    extra = {k: data[k] for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
+             if k in data}
     if "step" in data or loop == "step":
         extra["step"] = step_entry(data.get("step"), workload, src)
     if "heuristic_ratios" in data:

@@ -15,36 +15,28 @@ vendors rate NICs and ports), converted explicitly with :func:`hieropt.units.gbi
 fitted either per NPU (``max_per_npu``) or per node (``max_per_node`` with ``node_npus``: ``n`` parts shared by a node
 of ``s`` NPUs give each NPU ``n * gbps / s`` GB/s and the cluster ``N / s * n`` parts).
 
-**Switch counting.** A Switch dimension of p NPUs splits the N NPUs into G = N / p switch groups (LIBRA's building
-blocks; each group is its own fabric). Its NICs need P = (NICs in the cluster) x (ports per NIC) switch ports, i.e.
-``ceil(P / G)`` per group. A group is built as a non-blocking folded Clos (fat tree) of switches of radix R:
+**Power and sources** (:mod:`hieropt.model.parts`): every part may carry ``watts`` (W per unit) and ``source`` /
+``watts_source`` (keys of the catalog's ``sources``); ``require_sources = true`` makes a source mandatory for every
+price. **Fabrics**: a Switch class may list ``optics`` (transceivers and cables by reach) and a ``fabric`` table
+(placement, oversubscription per tier, max tiers, link lengths); switches need radix >= 4. How the fabric of a Switch
+dimension is counted is :mod:`hieropt.model.fabric` (tiers, switches, links) and :mod:`hieropt.model.optics`
+(optics per link level); :mod:`hieropt.model.options` turns a catalog into the options the MILP picks from.
 
-- one tier, **one switch**, when the group needs at most R ports;
-- otherwise the fewest tiers L >= 2 with ports <= 2 (R/2)^L (two tiers, leaf-spine: up to R^2/2 ports): each of the
-  L - 1 lower tiers has ``ceil(2 ports / R)`` switches (half their ports down, half up), the top tier
-  ``ceil(ports / R)`` (all ports down).
-
-So a group of 128 NIC ports on radix-64 switches has 4 leaves and 2 spines. Cables between tiers, rack space and
-wiring granularity are not priced. The cluster has G times the switches of one group.
-
-This module is pure (no solver, no files): :func:`dimension_options` enumerates every way to provision one dimension
-with its bandwidth, cost and bill-of-materials lines; the MILP (:mod:`hieropt.formulation.milp`) picks one per
-dimension.
+This module is the schema only (pydantic, no solver, no files).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from pydantic import Field, field_validator, model_validator
 
-from ..spec import Network
 from ..spec.base import Frozen
 from ..units import gbit_to_gbyte
+from .fabric import check_radix
+from .parts import FabricSpec, OpticPart, Source, check_power, check_sources
 
-__all__ = ["Part", "Switch", "PartClass", "Catalog", "BomLine", "Option", "fabric", "dimension_options",
-           "LINK_BLOCKS"]
+__all__ = ["Part", "Switch", "PartClass", "Catalog", "LINK_BLOCKS"]
 
 LINK_BLOCKS = ("Ring", "FullyConnected")
 """Building blocks provisioned with link ports; Switch dimensions use NICs and switches."""
@@ -59,7 +51,8 @@ def _positive_bw(v: float | None) -> float | None:
 
 
 class Part(Frozen):
-    """A link port or NIC: bandwidth per unit (GB/s per direction), price per unit ($), how many fit.
+    """A link port or NIC: bandwidth per unit (GB/s per direction), price per unit ($), power per unit (W,
+    optional), how many fit, and the keys of the sources of its price and power.
 
     Exactly one of ``gbps`` (GB/s) and ``gbit_per_s`` (Gb/s, converted by dividing by 8); exactly one of
     ``max_per_npu`` and ``max_per_node`` (the latter with ``node_npus``, the NPUs sharing a node's parts).
@@ -72,12 +65,20 @@ class Part(Frozen):
     max_per_npu: int | None = Field(default=None, ge=1)
     max_per_node: int | None = Field(default=None, ge=1)
     node_npus: int | None = Field(default=None, ge=1)
+    watts: float | None = None
+    source: str | None = None
+    watts_source: str | None = None
     note: str = ""
 
     @field_validator("gbps", "gbit_per_s")
     @classmethod
     def _bw(cls, v: float | None) -> float | None:
         return _positive_bw(v)
+
+    @field_validator("watts")
+    @classmethod
+    def _w(cls, v: float | None) -> float | None:
+        return check_power(v)
 
     @model_validator(mode="after")
     def _one_of_each(self) -> Part:
@@ -118,21 +119,37 @@ class Part(Frozen):
 
 
 class Switch(Frozen):
-    """A switch: ``radix`` ports, priced per switch or per port; optional port speed (``port_gbps`` GB/s or
-    ``port_gbit_per_s`` Gb/s) so that a NIC faster than a port takes ``ceil(nic / port)`` ports."""
+    """A switch: ``radix`` ports (>= 4), priced per switch or per port, power per switch (W, optional); optional port
+    speed (``port_gbps`` GB/s or ``port_gbit_per_s`` Gb/s) so that a NIC faster than a port takes
+    ``ceil(nic / port)`` ports."""
 
     name: str = Field(min_length=1)
-    radix: int = Field(ge=2)
+    radix: int
     usd_per_switch: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     usd_per_port: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     port_gbps: float | None = None
     port_gbit_per_s: float | None = None
+    watts: float | None = None
+    source: str | None = None
+    watts_source: str | None = None
     note: str = ""
+
+    @field_validator("radix", mode="before")
+    @classmethod
+    def _radix(cls, v):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"radix {v!r} is not a whole number of ports; fix: give an integer radix >= 4")
+        return check_radix(v)
 
     @field_validator("port_gbps", "port_gbit_per_s")
     @classmethod
     def _bw(cls, v: float | None) -> float | None:
         return _positive_bw(v)
+
+    @field_validator("watts")
+    @classmethod
+    def _w(cls, v: float | None) -> float | None:
+        return check_power(v)
 
     @model_validator(mode="after")
     def _one_price(self) -> Switch:
@@ -162,138 +179,39 @@ class Switch(Frozen):
 
 
 class PartClass(Frozen):
-    """The parts of one cost class: ``links`` for Ring / FullyConnected dimensions, ``nics`` and ``switches`` for
-    Switch dimensions."""
+    """The parts of one cost class: ``links`` for Ring / FullyConnected dimensions, ``nics``, ``switches``,
+    ``optics`` and a ``fabric`` (how it is built; default: one non-blocking fat tree per group) for Switch
+    dimensions."""
 
     links: tuple[Part, ...] = ()
     nics: tuple[Part, ...] = ()
     switches: tuple[Switch, ...] = ()
+    optics: tuple[OpticPart, ...] = ()
+    fabric: FabricSpec | None = None
 
 
 class Catalog(Frozen):
-    """A parts catalog: cost class name -> :class:`PartClass`. Prices in $, bandwidths in GB/s per direction."""
+    """A parts catalog: cost class name -> :class:`PartClass`. Prices in $, power in W, bandwidths in GB/s per
+    direction; ``sources`` by key; ``require_sources``: every price must name its source."""
 
     name: str = "catalog"
     description: str = ""
+    require_sources: bool = False
+    sources: dict[str, Source] = Field(default_factory=dict)
     classes: dict[str, PartClass] = Field(min_length=1)
 
+    @model_validator(mode="after")
+    def _sources(self) -> Catalog:
+        check_sources(self)
+        return self
 
-def fabric(ports: int, radix: int) -> tuple[int, int]:
-    """Switches and tiers of a non-blocking folded-Clos fabric with ``ports`` end ports of radix-``radix`` switches.
+    def parts(self):
+        """Every part as (class name, kind, index, part), kind in links | nics | switches | optics."""
+        for cname, pc in self.classes.items():
+            for kind in ("links", "nics", "switches", "optics"):
+                for i, p in enumerate(getattr(pc, kind)):
+                    yield cname, kind, i, p
 
-    One switch (one tier) when ``ports <= radix``; else the fewest tiers L >= 2 with ``ports <= 2 (radix//2)^L``,
-    with ``ceil(2 ports / radix)`` switches on each of the L - 1 lower tiers and ``ceil(ports / radix)`` on top.
-    """
-    if ports <= 0:
-        return 0, 0
-    if ports <= radix:
-        return 1, 1
-    half = radix // 2
-    tiers = 2
-    while ports > 2 * half**tiers:
-        tiers += 1
-    return (tiers - 1) * math.ceil(2 * ports / radix) + math.ceil(ports / radix), tiers
-
-
-@dataclass(frozen=True)
-class BomLine:
-    """One bill-of-materials line: ``quantity`` x ``item`` at ``unit_usd`` each, for dimension ``dim``."""
-
-    dim: int
-    kind: str  # "link", "nic" or "switch"
-    item: str
-    quantity: int
-    unit_usd: float
-
-    @property
-    def cost_usd(self) -> float:
-        """quantity x unit price, $."""
-        return self.quantity * self.unit_usd
-
-
-@dataclass(frozen=True)
-class Option:
-    """One way to provision dimension ``dim``: ``units`` of ``part`` per NPU (or per node), plus switches.
-
-    Attributes:
-        dim: dimension index.
-        kind: ``"link"`` or ``"nic"``.
-        part: the link port or NIC.
-        units: parts per NPU (``part.per == "NPU"``) or per node of ``part.share`` NPUs.
-        bw_gbps: per-NPU bandwidth it gives, GB/s per direction.
-        units_total: parts in the whole cluster.
-        switch: the switch model (Switch dimensions), else None.
-        switches: switches in the whole cluster (0 without a switch).
-        tiers: fabric tiers of each switch group (0 without a switch).
-        groups: switch groups (N / p) of a Switch dimension (0 otherwise).
-        ports_per_group: switch ports each group's NICs need.
-        bom: bill-of-materials lines; ``cost_usd`` their sum.
-    """
-
-    dim: int
-    kind: str
-    part: Part
-    units: int
-    bw_gbps: float
-    units_total: int
-    switch: Switch | None
-    switches: int
-    tiers: int
-    groups: int
-    ports_per_group: int
-    bom: tuple[BomLine, ...]
-
-    @property
-    def cost_usd(self) -> float:
-        """Cost of this option for the whole cluster, $."""
-        return sum(line.cost_usd for line in self.bom)
-
-    @property
-    def units_per_npu(self) -> float:
-        """Parts per NPU (a fraction when parts are shared by a node)."""
-        return self.units / self.part.share
-
-    @property
-    def line(self) -> tuple[str, str | None]:
-        """(part name, switch name): the product line; options of one line differ only in the unit count."""
-        return self.part.name, self.switch.name if self.switch is not None else None
-
-    def label(self) -> str:
-        """Short human-readable description, e.g. ``2 x nic-400g per NPU + 256 x sw-64 (2 tiers)``."""
-        s = f"{self.units} x {self.part.name} per {self.part.per}"
-        if self.part.per == "node":
-            s += f" of {self.part.share}"
-        if self.switch is not None:
-            s += f" + {self.switches:,} x {self.switch.name} ({self.tiers} tier{'s' if self.tiers > 1 else ''})"
-        return s
-
-
-def dimension_options(catalog: Catalog, network: Network, d: int) -> list[Option]:
-    """Every way to provision dimension ``d`` from ``catalog`` (each part, 1 .. max units, each switch).
-
-    Assumes the catalog has been checked against the network (:func:`hieropt.io.catalog.check_catalog`): the class
-    exists, has the parts the building block needs, and node sizes divide the NPU count.
-    """
-    dim = network.dims[d]
-    pc = catalog.classes[dim.cost_class]
-    N = network.npus_total
-    out: list[Option] = []
-    if dim.block in LINK_BLOCKS:
-        for part in pc.links:
-            for n in range(1, part.max_units + 1):
-                total = N // part.share * n
-                bom = (BomLine(d, "link", part.name, total, part.usd),)
-                out.append(Option(d, "link", part, n, part.bw_gbps(n), total, None, 0, 0, 0, 0, bom))
-        return out
-    groups = N // dim.npus
-    for part in pc.nics:
-        for n in range(1, part.max_units + 1):
-            total = N // part.share * n
-            for sw in pc.switches:
-                ports = math.ceil(total * sw.ports_per_nic(part.unit_gbps) / groups)
-                per_group, tiers = fabric(ports, sw.radix)
-                bom = (BomLine(d, "nic", part.name, total, part.usd),
-                       BomLine(d, "switch", sw.name, per_group * groups, sw.price_usd))
-                out.append(Option(d, "nic", part, n, part.bw_gbps(n), total, sw, per_group * groups, tiers, groups,
-                                  ports, bom))
-    return out
+    def missing_power(self) -> list[str]:
+        """Fields of parts without a power figure (a power objective or budget needs none missing)."""
+        return [f"classes.{c}.{k}[{i}] ('{p.name}').watts" for c, k, i, p in self.parts() if p.watts is None]

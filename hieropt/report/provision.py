@@ -7,7 +7,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from ..model.catalog import Option
+from ..model.options import Option
 from ..solvers.provision import Provisioning
 from ..spec import Instance
 
@@ -31,7 +31,25 @@ def _obj(value: float | None, unit: str) -> str:
         return f"{value / 1e6:,.4f} ms"
     if unit == "USD":
         return f"${value:,.0f}"
+    if unit == "W":
+        return f"{value:,.0f} W"
     return f"{value:.6g} ns*$"
+
+
+def _fabric(o: Option) -> str:
+    """How a Switch dimension's fabric is built, e.g. '72 switch groups of 128 ports, 2 tiers each'."""
+    f = o.fabric
+    if f is None:
+        return f"{o.groups:,} switch groups of {o.ports_per_group:,} ports, {o.tiers} tier{'s' * (o.tiers > 1)} each"
+    (tree, copies), = f.trees
+    what = {"per_group": f"{copies:,} switch groups of {tree.endpoints:,} ports",
+            "multi_plane": f"{copies:,} planes of {tree.endpoints:,} ports ({copies // o.groups} per group)",
+            "rail_optimized": f"one rail-optimized fabric of {tree.endpoints:,} ports in {tree.rails:,} rails"}[
+        f.placement]
+    tiers = " + ".join(f"{t.switches:,}" for t in tree.tiers)
+    ratio = "" if f.bandwidth_factor == 1 else f"; oversubscribed: each NPU keeps {f.bandwidth_factor:.3g} of its NICs"
+    count = f"{tiers} switch{'es' * (tree.switches > 1)}{' each' * (copies > 1)}"
+    return f"{what}, {tree.n_tiers} tier{'s' * (tree.n_tiers > 1)} ({count}){ratio}"
 
 
 def summary_lines(instance: Instance, p: Provisioning) -> list[str]:
@@ -40,10 +58,12 @@ def summary_lines(instance: Instance, p: Provisioning) -> list[str]:
         f"instance {instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions; "
         f"catalog {p.catalog}; objective {p.objective}"
         + (f"; time target {p.max_iteration_time_ns:,.1f} ns" if p.max_iteration_time_ns is not None else "")
-        + (f"; budget ${p.max_cost_usd:,.0f}" if p.max_cost_usd is not None else ""),
+        + (f"; budget ${p.max_cost_usd:,.0f}" if p.max_cost_usd is not None else "")
+        + (f"; power budget {p.max_power_w:,.0f} W" if p.max_power_w is not None else ""),
         f"status: {p.status.value} ({p.message})",
         f"iteration time: {p.iteration_time_ns:,.1f} ns ({p.iteration_time_ns / 1e6:,.6f} ms); "
-        f"network cost (catalog): ${p.network_cost_usd:,.0f}",
+        f"network cost (catalog): ${p.network_cost_usd:,.0f}; power: "
+        + (f"{p.power_w:,.0f} W" if p.power_w is not None else "not known (a part has no watts)"),
         f"objective {_obj(p.objective_value, p.objective_unit)}; proven lower bound "
         f"{_obj(p.objective_bound, p.objective_unit)}; relative gap {p.gap:.2e}",
     ]
@@ -57,8 +77,7 @@ def summary_lines(instance: Instance, p: Provisioning) -> list[str]:
         if o.kind == "nic":
             lines.append(f"dimension {o.dim} ({dim.block} {dim.npus}, {dim.cost_class}) NICs: {_count(o)}, "
                          f"{o.units_total:,} in the cluster; switches: {o.switches:,} x {o.switch.name} "
-                         f"({o.groups:,} switch groups of {o.ports_per_group:,} ports, {o.tiers} "
-                         f"tier{'s' * (o.tiers > 1)} each)")
+                         f"({_fabric(o)})")
     lines.append(f"solved in {p.solve_seconds * 1e3:.1f} ms ({p.milp_solves} MILP solves, {p.milp_seconds * 1e3:.1f} "
                  f"ms; {p.extra.get('binaries', 0)} binaries); verified by the independent evaluator")
     lines += [f"note: {n}" for n in p.notes]
@@ -82,14 +101,20 @@ def design_table(instance: Instance, p: Provisioning) -> Table:
 
 
 def bom_table(p: Provisioning) -> Table:
-    """Bill of materials: one line per part and switch, with quantity, unit price and cost, and the total."""
-    t = Table(title="Bill of materials (catalog prices)", title_justify="left")
-    for col in ("dim", "kind", "item", "quantity", "unit $", "cost $"):
+    """Bill of materials: one line per part, switch and optic, with quantity, unit price, cost and power, and the
+    totals."""
+    t = Table(title="Bill of materials (catalog prices and power)", title_justify="left")
+    for col in ("dim", "kind", "item", "quantity", "unit $", "cost $", "unit W", "power W"):
         t.add_column(col, justify="left" if col in ("kind", "item") else "right")
+
+    def w(x: float | None, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+
     for line in p.bom:
         t.add_row(str(line.dim), line.kind, line.item, f"{line.quantity:,}", f"{line.unit_usd:,.2f}",
-                  f"{line.cost_usd:,.0f}")
-    t.add_row("", Text("total", style="bold"), "", "", "", Text(f"{p.network_cost_usd:,.0f}", style="bold"))
+                  f"{line.cost_usd:,.0f}", w(line.unit_watts, ",.1f"), w(line.watts, ",.0f"))
+    t.add_row("", Text("total", style="bold"), "", "", "", Text(f"{p.network_cost_usd:,.0f}", style="bold"), "",
+              Text(w(p.power_w, ",.0f"), style="bold"))
     return t
 
 
@@ -119,6 +144,27 @@ def comparison_table(p: Provisioning) -> Table:
     return t
 
 
+def tradeoff_table(tr: Any) -> Table:
+    """The non-dominated time-cost-power designs of :func:`hieropt.solvers.tradeoff.provision_tradeoff`."""
+    t = Table(title=f"Time-cost-power trade-off (epsilon-constraint, {tr.grid[0]} x {tr.grid[1]} cost x power levels; "
+              f"{len(tr.points)} non-dominated designs)", title_justify="left")
+    for col in ("time ms", "cost $", "power W", "GB/s per NPU", "design"):
+        t.add_column(col, justify="left" if col in ("GB/s per NPU", "design") else "right")
+    t.caption = "each design is the fastest whole-part design within its cost and power level (an exact MILP)"
+    for q in tr.points:
+        t.add_row(f"{q.iteration_time_ns / 1e6:,.4f}", f"{q.network_cost_usd:,.0f}", f"{q.power_w:,.0f}",
+                  ", ".join(f"{o.bw_gbps:,.4g}" for o in q.design), "; ".join(o.label() for o in q.design))
+    return t
+
+
+def tradeoff_dict(tr: Any) -> dict[str, Any]:
+    """JSON-ready trade-off (times ns, cost $, power W)."""
+    return {"grid": list(tr.grid), "solves": tr.solves, "solve_seconds": tr.solve_seconds,
+            "points": [{"iteration_time_ns": q.iteration_time_ns, "network_cost_usd": q.network_cost_usd,
+                        "power_w": q.power_w, "max_cost_usd": q.max_cost_usd, "max_power_w": q.max_power_w,
+                        "gap": q.gap, "design": [_option_dict(o) for o in q.design]} for q in tr.points]}
+
+
 def rounding_lines(p: Provisioning) -> list[str]:
     """One line per rounding: how it was made, and whether it is feasible."""
     out = []
@@ -135,6 +181,13 @@ def _option_dict(o: Option) -> dict[str, Any]:
         "units_total": o.units_total, "bw_gbps": o.bw_gbps,
         "switch": None if o.switch is None else o.switch.name, "switches_total": o.switches, "switch_tiers": o.tiers,
         "switch_groups": o.groups, "ports_per_group": o.ports_per_group, "cost_usd": o.cost_usd,
+        "power_w": o.power_w, "placement": o.placement or None, "oversubscription": list(o.oversubscription),
+        "bandwidth_factor": o.bandwidth_factor,
+        "fabric": None if o.fabric is None else [
+            {"copies": n, "endpoints": tr.endpoints, "rails": tr.rails,
+             "switches_per_tier": [x.switches for x in tr.tiers], "port_splits": [list(sp) for sp in tr.splits],
+             "links_per_level": list(tr.links)}
+            for tr, n in o.fabric.trees],
     }
 
 
@@ -142,7 +195,7 @@ def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
     """JSON-ready provisioning result (units in the keys)."""
     return {
         "units": {"bw": "GB/s per NPU per dimension, per direction (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",
-                  "objective": p.objective_unit},
+                  "power": "W", "objective": p.objective_unit},
         "instance": instance.name,
         "catalog": p.catalog,
         "status": p.status.value,
@@ -150,15 +203,17 @@ def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
         "objective": p.objective,
         "max_iteration_time_ns": p.max_iteration_time_ns,
         "max_cost_usd": p.max_cost_usd,
+        "max_power_w": p.max_power_w,
         "objective_value": p.objective_value,
         "objective_bound": p.objective_bound,
         "gap": p.gap,
         "iteration_time_ns": p.iteration_time_ns,
         "network_cost_usd": p.network_cost_usd,
+        "power_w": p.power_w,
         "bw_gbps_per_dim": [float(x) for x in p.bw_gbps],
         "design": [_option_dict(o) for o in p.design],
         "bom": [{"dim": b.dim, "kind": b.kind, "item": b.item, "quantity": b.quantity, "unit_usd": b.unit_usd,
-                 "cost_usd": b.cost_usd} for b in p.bom],
+                 "cost_usd": b.cost_usd, "unit_watts": b.unit_watts, "watts": b.watts} for b in p.bom],
         "continuous": None if p.continuous is None else {
             "bw_gbps_per_dim": [float(x) for x in p.continuous.bw_gbps],
             "iteration_time_ns": p.continuous.iteration_time_ns, "gap": p.continuous.gap,

@@ -41,8 +41,9 @@ import pyomo.environ as pyo
 
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..formulation.lp import MS_NS
-from ..formulation.milp import MUSD, ProvisionMILP, build_provision_milp
-from ..model.catalog import BomLine, Catalog, Option, dimension_options
+from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
+from ..model.catalog import Catalog
+from ..model.options import BomLine, Option, dimension_options
 from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
@@ -52,8 +53,10 @@ from .provision_milp import (
     MILP_REL_GAP,
     NS_USD_PER_UNIT,
     ProvisionSolver,
+    check_power_figures,
     design_value,
     explain_infeasible,
+    instance_options,
     option_key,
     tie_break,
     verify_design,
@@ -61,8 +64,9 @@ from .provision_milp import (
 
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
 
-UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
-_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost", "performance_per_cost": "obj_product"}
+UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_power": "W"}
+_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost", "performance_per_cost": "obj_product",
+            "min_power": "obj_power"}
 
 
 @dataclass(frozen=True)
@@ -100,14 +104,17 @@ class Provisioning:
     Attributes:
         status: OPTIMAL when HiGHS proved the gap target; LIMIT when it stopped at its time limit with a design.
         message: one line.
-        objective: ``performance`` | ``min_cost`` | ``performance_per_cost``; ``objective_unit`` ns | USD | ns*USD.
+        objective: ``performance`` | ``min_cost`` | ``performance_per_cost`` | ``min_power``; ``objective_unit`` ns |
+            USD | ns*USD | W.
         design: the chosen option of every dimension (part, units per NPU / node, totals, switches, BOM lines).
         bw_gbps: (D,) per-NPU bandwidths of the design, GB/s.
         iteration_time_ns: T(bw_gbps) by the independent evaluator.
         network_cost_usd: the bill of materials' total, $.
+        power_w: the bill of materials' power, W (None when a part of the design has no power figure).
         objective_value: the objective at the design (exact); objective_bound: HiGHS's proven lower bound;
             gap: (value - bound) / value.
-        max_iteration_time_ns, max_cost_usd: the time target and budget applied (None: none).
+        max_iteration_time_ns, max_cost_usd, max_power_w: the time target, budget and power budget applied (None:
+            none).
         bom: every bill-of-materials line.
         breakdown: the evaluator's breakdown at ``bw_gbps`` (its ``cost_per_dim_usd`` uses the instance's $/GB/s
             cost model, not the catalog; use ``design`` / ``bom`` for catalog costs).
@@ -129,11 +136,13 @@ class Provisioning:
     bw_gbps: np.ndarray
     iteration_time_ns: float
     network_cost_usd: float
+    power_w: float | None
     objective_value: float
     objective_bound: float
     gap: float
     max_iteration_time_ns: float | None
     max_cost_usd: float | None
+    max_power_w: float | None
     bom: tuple[BomLine, ...]
     breakdown: Breakdown
     continuous: Solution | None
@@ -163,17 +172,19 @@ class Provisioning:
 
 def provision(instance: Instance, catalog: Catalog | str | Path, objective: str | None = None,
               max_iteration_time_ns: float | None = None, max_cost_usd: float | None = None, *,
-              compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:
+              max_power_w: float | None = None, compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:
     """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap).
 
     Args:
         instance: the problem (network, workload, mapping, design constraints, bounds).
         catalog: a :class:`Catalog` or the path of a catalog file (TOML / YAML); checked against ``instance``.
         objective: ``"performance"`` (min iteration time), ``"min_cost"`` (cheapest design with iteration time <=
-            ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x cost); default: the instance's.
-        max_iteration_time_ns: time target, ns (required for min_cost; a constraint with the other objectives).
+            ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x cost), ``"min_power"`` (the design
+            drawing the least power, W, with iteration time <= ``max_iteration_time_ns``); default: the instance's.
+        max_iteration_time_ns: time target, ns (required for min_cost and min_power; a constraint with the others).
             Default: the instance's ``max_iteration_time_ns``, if it has one.
         max_cost_usd: budget on the catalog cost, $ (default: the instance's ``max_network_cost_usd``, if any).
+        max_power_w: power budget of the network's parts, W (needs ``watts`` on every part the design may use).
         compare: also solve the continuous optimum and its roundings (a few more solves).
         time_limit_s: time limit of each MILP solve, s.
 
@@ -181,7 +192,8 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         A verified :class:`Provisioning`.
 
     Raises:
-        InputError: a bad catalog, an unknown objective, min_cost without a time target, a non-positive target.
+        InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target, a non-positive
+            target or budget, a power objective or budget with a part that has no power figure.
         NoSolutionError: no catalog design meets the constraints, the time target or the budget (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code 3).
     """
@@ -196,46 +208,54 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         max_iteration_time_ns = getattr(instance, "max_iteration_time_ns", None)
     if max_cost_usd is None:
         max_cost_usd = getattr(instance, "max_network_cost_usd", None)
-    for flag, value in (("--max-time-ns", max_iteration_time_ns), ("--max-cost-usd", max_cost_usd)):
+    for flag, value in (("--max-time-ns", max_iteration_time_ns), ("--max-cost-usd", max_cost_usd),
+                        ("--max-power-w", max_power_w)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(flag, None, f"{value:g} is not a positive number", "give a finite value > 0")
-    if objective == "min_cost" and max_iteration_time_ns is None:
-        raise InputError("--max-time-ns", None, "missing for objective min_cost",
+    if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
+        raise InputError("--max-time-ns", None, f"missing for objective {objective}",
                          "give the iteration-time target in ns, e.g. --max-time-ns 1.3e9")
     if isinstance(catalog, str | Path):
         catalog = read_catalog(catalog, instance)
     else:
         check_catalog(catalog, instance, "catalog")
+    power = objective == "min_power" or max_power_w is not None
+    if power:
+        check_power_figures(catalog, instance, "objective min_power" if objective == "min_power" else "--max-power-w")
 
     tm = build_time_model(instance)
     if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
         raise NoSolutionError("infeasible", f"time target {max_iteration_time_ns:,.1f} ns: the compute alone takes "
                               f"{tm.compute_ns:,.1f} ns; raise the target")
-    options = _options(catalog, instance)
+    options = instance_options(catalog, instance, power)
     milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
                                 [[o.cost_usd for o in opts] for opts in options],
-                                product=objective == "performance_per_cost")
+                                product=objective == "performance_per_cost",
+                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
     m = milp.model
     if max_iteration_time_ns is not None:
         m.time_cap = pyo.Constraint(expr=m.comm <= (max_iteration_time_ns - tm.compute_ns) / MS_NS)
     if max_cost_usd is not None:
         m.budget = pyo.Constraint(expr=m.cost <= max_cost_usd / MUSD)
+    if max_power_w is not None:
+        m.power_cap = pyo.Constraint(expr=m.power <= max_power_w / KW)
     solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(_PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
-        raise explain_infeasible(solver, instance, tm, options, max_iteration_time_ns, max_cost_usd)
+        raise explain_infeasible(solver, instance, tm, options, max_iteration_time_ns, max_cost_usd, max_power_w)
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
     final, claim = run, (_PRIMARY[objective], run.incumbent)
     first_value = design_value(objective, milp, tm, run.choice)
-    if run.status is Status.OPTIMAL and objective in ("performance", "min_cost"):
+    if run.status is Status.OPTIMAL and objective in ("performance", "min_cost", "min_power"):
         tie = tie_break(solver, objective, milp, tm, run.choice)
         if tie is not None:
             final, claim = tie, ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent)
     design = tuple(options[d][o] for d, o in enumerate(final.choice))
     bd, value = verify_design(instance, tm, milp, objective, final.choice, design, claim, max_iteration_time_ns,
-                          max_cost_usd)
-    scale = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": NS_USD_PER_UNIT}[objective]
+                              max_cost_usd, max_power_w)
+    scale = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": NS_USD_PER_UNIT, "min_power": KW}[
+        objective]
     offset = tm.compute_ns if objective == "performance" else 0.0
     bound = offset + run.bound * scale if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
@@ -247,15 +267,16 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         continuous, cnote = _continuous(instance, options)
         if continuous is not None:
             roundings = _roundings(solver, objective, instance, catalog, tm, milp, options, continuous.bw_gbps, value,
-                                   max_iteration_time_ns, max_cost_usd)
+                                   (max_iteration_time_ns, max_cost_usd, max_power_w))
     status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
     message = ("optimal within the gap target" if status is Status.OPTIMAL
                else f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}")
     return Provisioning(
         status=status, message=message, objective=objective, objective_unit=UNITS[objective], design=design,
         bw_gbps=bd.bw_gbps, iteration_time_ns=bd.iteration_time_ns,
-        network_cost_usd=float(sum(o.cost_usd for o in design)), objective_value=value, objective_bound=bound,
-        gap=gap, max_iteration_time_ns=max_iteration_time_ns, max_cost_usd=max_cost_usd,
+        network_cost_usd=float(sum(o.cost_usd for o in design)), power_w=_power(design), objective_value=value,
+        objective_bound=bound, gap=gap, max_iteration_time_ns=max_iteration_time_ns, max_cost_usd=max_cost_usd,
+        max_power_w=max_power_w,
         bom=tuple(line for o in design for line in o.bom), breakdown=bd, continuous=continuous,
         continuous_note=cnote, roundings=roundings, catalog=catalog.name, options=tuple(len(o) for o in options),
         milp_solves=solver.solves, milp_seconds=solver.seconds, solve_seconds=time.perf_counter() - start,
@@ -268,26 +289,13 @@ def _method(objective: str) -> str:
     base = "unary MILP (one binary per dimension x part x unit count [x switch]; B and 1/B exact) on HiGHS"
     return {"performance": base + "; then the cheapest design of that time",
             "min_cost": base + "; then the fastest design of that cost",
-            "performance_per_cost": base + "; time x cost linearised exactly (binary x continuous)"}[objective]
+            "performance_per_cost": base + "; time x cost linearised exactly (binary x continuous)",
+            "min_power": base + "; then the fastest design of that power"}[objective]
 
 
-def _options(catalog: Catalog, instance: Instance) -> list[list[Option]]:
-    """Options per dimension within the instance's bounds, the cheapest of each bandwidth value, by bandwidth."""
-    out = []
-    for d, b in enumerate(instance.bounds_or_default):
-        best: dict[float, Option] = {}
-        for o in dimension_options(catalog, instance.network, d):
-            if o.bw_gbps < b.lower_gbps * (1 - 1e-12) or (b.upper_gbps is not None
-                                                           and o.bw_gbps > b.upper_gbps * (1 + 1e-12)):
-                continue
-            key = option_key(o.bw_gbps)
-            if key not in best or o.cost_usd < best[key].cost_usd:
-                best[key] = o
-        if not best:  # check_catalog rejects parts outside the bounds; this is a safety net
-            raise InputError("catalog", f"dimension {d}", "no option within the instance's bounds",
-                             "add a part whose bandwidth fits the bounds")
-        out.append(sorted(best.values(), key=lambda o: o.bw_gbps))
-    return out
+def _power(design: tuple[Option, ...]) -> float | None:
+    watts = [o.power_w for o in design]
+    return None if any(w is None for w in watts) else float(sum(watts))
 
 
 def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Solution | None, str]:
@@ -314,7 +322,7 @@ def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Soluti
 
 def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, catalog: Catalog, tm: TimeModel,
                milp: ProvisionMILP, options: list[list[Option]], bw_cont: np.ndarray, exact_value: float,
-               max_time: float | None, max_cost: float | None) -> tuple[Rounding, ...]:
+               limits: tuple[float | None, float | None, float | None]) -> tuple[Rounding, ...]:
     """Round the continuous optimum to whole units of each part line (down, up, either per dimension) and let the
     MILP pick the best part per dimension among those roundings."""
     index = [{option_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
@@ -356,9 +364,8 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
             out.append(Rounding(name, text, False))
             continue
         design = tuple(options[d][o] for d, o in enumerate(run.choice))
-        bd, value = verify_design(instance, tm, milp, objective, run.choice, design, (_PRIMARY[objective],
-        run.incumbent),
-                              max_time, max_cost)
+        bd, value = verify_design(instance, tm, milp, objective, run.choice, design,
+                                  (_PRIMARY[objective], run.incumbent), *limits)
         out.append(Rounding(name, text, True, design, bd.iteration_time_ns, milp.cost(run.choice), value,
                             max(0.0, (value - exact_value) / value) if value > 0 else 0.0))
     return tuple(out)

@@ -223,7 +223,9 @@ class Instance(Frozen):
 
     ``bounds`` has one entry per dimension (default: ``0 <= bw[d]``, no upper bound). Objectives:
     ``performance`` (min iteration time), ``performance_per_cost`` (min iteration time x network cost, LIBRA's
-    PerfPerCostOpt), ``min_cost`` (cheapest network with iteration time <= ``max_iteration_time_ns``).
+    PerfPerCostOpt), ``min_cost`` (cheapest network with iteration time <= ``max_iteration_time_ns``, or, with
+    ``max_regret``, the cheapest on which every workload is within ``max_regret`` (0.05 = 5 %) of its own optimum),
+    ``min_max_regret`` (several workloads: minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum).
     ``max_network_cost_usd`` caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the
     iteration time (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
     the readers) when the parts disagree.
@@ -231,7 +233,10 @@ class Instance(Frozen):
     Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
     ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``), ``step`` (needs ``step``).
     ``dimension_mode``: dimensions of a collective work ``concurrent`` ly (max over dimensions, LIBRA) or
-    ``sequential`` ly (sum). Several workloads: ``workload``/``mapping`` with ``workload_weight`` plus
+    ``sequential`` ly (sum). ``collectives_in_flight``: None (default) lets collectives of the overlap loops run at
+    the same time, sharing each dimension's bandwidth; 1 runs one collective at a time (ASTRA-sim's behaviour).
+    ``chunks``: collectives are split into this many chunks, each paying the per-step latency (latency x chunks;
+    bandwidth terms unchanged). Several workloads: ``workload``/``mapping`` with ``workload_weight`` plus
     ``more_workloads``; the time objective is the weighted sum of their iteration times.
     """
 
@@ -247,11 +252,14 @@ class Instance(Frozen):
     pipeline: Pipeline | None = None
     step: StepSchedule | None = None
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    collectives_in_flight: Literal[1] | None = None
+    chunks: int = Field(default=1, ge=1)
     workload_weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     more_workloads: tuple[Job, ...] = ()
     mapping_note: str | None = None
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_regret: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None
     """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (see
     hieropt.studies.heuristics)."""
@@ -294,9 +302,18 @@ class Instance(Frozen):
                     f"constraints[{i}] '{c.text}': has {len(c.coefficients)} coefficients for {D} dimensions; "
                     f"fix: name only bw[0] .. bw[{D - 1}]"
                 )
-        if self.objective == "min_cost" and self.max_iteration_time_ns is None:
+        if self.objective == "min_cost" and self.max_iteration_time_ns is None and self.max_regret is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost (the cheapest network that trains "
-                             "an iteration within the target); fix: give the time target in ns")
+                             "an iteration within the target); fix: give the time target in ns, or max_regret")
+        if self.max_iteration_time_ns is not None and (self.max_regret is not None
+                                                       or self.objective == "min_max_regret"):
+            raise ValueError("max_iteration_time_ns: a portfolio objective (min_max_regret, or min_cost with "
+                             "max_regret) bounds each workload against its own optimum, not the weighted time; fix: "
+                             "remove max_iteration_time_ns or the portfolio setting")
+        if self.max_regret is not None and self.objective != "min_cost":
+            raise ValueError("max_regret: only the min_cost objective takes it (the cheapest network with every "
+                             "workload within max_regret of its own optimum); fix: set objective = \"min_cost\" "
+                             "or remove max_regret")
         if self.bounds is not None and len(self.bounds) != D:
             raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
         return self
