@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from .astrasim import export_command, simulate_command
+from .codesign import codesign_command
 from .common import UNITS
 from .compare import compare_command, report_command
 from .explore import explore_command
@@ -32,3 +33,4 @@ app.command("simulate")(simulate_command)
 app.command("compare")(compare_command)
 app.command("report")(report_command)
 app.command("explore")(explore_command)
+app.command("codesign")(codesign_command)
