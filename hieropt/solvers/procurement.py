@@ -183,6 +183,7 @@ class FrontPoint:
     network_cost_usd: float
     lower_bound_ns: float
     gap: float
+    usd_per_ms: float | None = None  # the budget row's dual as $ per ms: the front's slope there (None: not binding)
 
 
 def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[list[FrontPoint], list[str]]:
@@ -213,6 +214,8 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
     out = []
     for kappa in budgets:
         res = core.min_time(rel_gap, budget_usd=float(kappa))
+        dual = res.budget_dual_ns_per_usd
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
-                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=res.lower, gap=res.gap))
+                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=res.lower, gap=res.gap,
+                              usd_per_ms=1e6 / abs(dual) if dual < 0 else None))
     return out, notes
