@@ -26,6 +26,7 @@ _NAMES = {
     "load_instance": "api", "load_libra": "api", "solve": "api", "evaluate": "api", "verify": "api",
     "pareto": "api", "Solution": "api", "Breakdown": "api", "Certificate": "api", "Front": "api",
     "provision": "api", "load_catalog": "api", "Catalog": "api", "Provisioning": "api",
+    "export_astrasim": "api", "simulate": "api", "SimulationStudy": "api",
     "provision_tradeoff": "api", "Tradeoff": "api", "Sensitivity": "api", "Marginal": "api", "Portfolio": "api",
     "Status": "result",
     "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
@@ -38,6 +39,7 @@ __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto
 __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
             "Marginal", "Portfolio"]
 __all__ += ["explore", "load_space", "Exploration"]
+__all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import typer
 
+from .astrasim import export_command, simulate_command
 from .common import UNITS
 from .compare import compare_command, report_command
 from .explore import explore_command
 from .provision import provision_command
 from .solve import evaluate_command, pareto_command, solve_command
-from .workload import export_command, workload_app
+from .workload import workload_app
 
 app = typer.Typer(
     rich_markup_mode="markdown",
@@ -27,6 +28,7 @@ app.command("pareto")(pareto_command)
 app.command("provision")(provision_command)
 app.add_typer(workload_app, name="workload")
 app.command("export")(export_command)
+app.command("simulate")(simulate_command)
 app.command("compare")(compare_command)
 app.command("report")(report_command)
 app.command("explore")(explore_command)

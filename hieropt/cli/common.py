@@ -90,3 +90,27 @@ def load_instance_args(instance: Path | None, network: Path | None, workload: Pa
     from ..io.instance import load_libra
 
     return load_libra(network, workload, communicator, cost, constraint or [])
+
+
+def parse_bw(text: str, n_dims: int) -> list[float]:
+    """``--bw`` text (comma-separated GB/s per NPU) as one float per dimension; InputError (exit 2) when empty,
+    not numbers, the wrong count, or negative / non-finite."""
+    import math
+
+    from ..errors import InputError
+
+    if not text.strip():
+        raise InputError("--bw", None, "no bandwidths given", f"give {n_dims} comma-separated GB/s values")
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise InputError("--bw", None, f"'{text}' is not a comma-separated list of numbers",
+                         "write e.g. --bw 250,125,75,50") from None
+    if len(values) != n_dims:
+        raise InputError("--bw", None, f"{len(values)} value{'s' if len(values) != 1 else ''} given but the network "
+                         f"has {n_dims} dimensions", f"give {n_dims} comma-separated GB/s values, one per dimension")
+    for d, v in enumerate(values):
+        if not math.isfinite(v) or v < 0:
+            raise InputError("--bw", f"bw[{d}]", f"{v:g} is not a finite number >= 0",
+                             "give a bandwidth >= 0 GB/s (> 0 on a dimension that carries traffic)")
+    return values

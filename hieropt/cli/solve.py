@@ -6,7 +6,6 @@ Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or us
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -23,6 +22,7 @@ from .common import (
     error_console,
     fail,
     load_instance_args,
+    parse_bw,
     to_stdout,
     write_json,
 )
@@ -127,7 +127,7 @@ def evaluate_command(
     out = err if to_stdout(json_out) else console()
     try:
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-        values = _parse_bw(bw, inst.network.n_dims)
+        values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e) from None
@@ -181,23 +181,3 @@ def pareto_command(
         out.print(f"wrote {plot}", highlight=False)
     if json_out is not None:
         write_json(json_out, dicts.front_dict(inst, front))
-
-
-def _parse_bw(text: str, n_dims: int) -> list[float]:
-    from ..errors import InputError
-
-    if not text.strip():
-        raise InputError("--bw", None, "no bandwidths given", f"give {n_dims} comma-separated GB/s values")
-    try:
-        values = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise InputError("--bw", None, f"'{text}' is not a comma-separated list of numbers",
-                         "write e.g. --bw 250,125,75,50") from None
-    if len(values) != n_dims:
-        raise InputError("--bw", None, f"{len(values)} value{'s' if len(values) != 1 else ''} given but the network "
-                         f"has {n_dims} dimensions", f"give {n_dims} comma-separated GB/s values, one per dimension")
-    for d, v in enumerate(values):
-        if not math.isfinite(v) or v < 0:
-            raise InputError("--bw", f"bw[{d}]", f"{v:g} is not a finite number >= 0",
-                             "give a bandwidth >= 0 GB/s (> 0 on a dimension that carries traffic)")
-    return values

@@ -1,12 +1,12 @@
-"""Command line for workloads and export: ``hieropt workload show | transformer | dlrm | cnn`` and ``hieropt export``.
+"""Command line for workloads: ``hieropt workload show | transformer | dlrm | cnn``.
 
 ``workload show FILE`` prints an ASTRA-sim 1.0 workload (any dialect) or a workload model: the header, every layer's
 compute and collectives, and totals per phase and per collective type. ``workload transformer|dlrm|cnn`` runs a
-generator and writes ASTRA-sim 1.0 text. ``export INSTANCE --astra-sim network.yml`` solves an instance and writes the
-optimum as an ASTRA-sim 2.0 analytical network file. Registered on :data:`hieropt.cli.app`.
+generator and writes ASTRA-sim 1.0 text (``hieropt export`` for ASTRA-sim 2.0 lives in :mod:`hieropt.cli.astrasim`).
+Registered on :data:`hieropt.cli.app`.
 
 Exit codes as ``hieropt solve``: 0 done; 2 bad input (one line ``error: ...`` on stderr naming the file, the field
-and the fix); 3 no certified optimum to export.
+and the fix).
 """
 
 from __future__ import annotations
@@ -183,47 +183,3 @@ def cnn_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exa
     """Generate a data-parallel CNN workload (hieropt/workloads/cnn.py, e.g. models/resnet50.toml) as ASTRA-sim 1.0
     text (header DATA)."""
     _generate_command("cnn", model, output, set_, exact)
-
-
-# ---------------------------------------------------------------------------------------------------------- export
-def export_command(
-    instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
-    astra_sim: Annotated[Path, typer.Option("--astra-sim", help="Write the optimum as an ASTRA-sim 2.0 analytical "
-                                            "network YAML (per-link GB/s, 1 GB = 2^30 bytes).", show_default=False)],
-    gap: Annotated[float, typer.Option("--gap", help="Target relative optimality gap, in [5e-9, 1).")] = 1e-8,
-) -> None:
-    """Solve INSTANCE and write its optimal bandwidths for ASTRA-sim 2.0's analytical network backend.
-
-    Per-NPU GB/s (1 GB = 1e9 bytes) become per-link GB/s of ASTRA-sim's convention (1 GB = 2^30 bytes; Ring: 2
-    links of B/2, FullyConnected: p-1 links of B/(p-1), Switch: 1 link of B); latency 0 ns (hieropt's model has no
-    link latency). Exit 3, writing nothing, when there is no certified optimum.
-    """
-    from rich.table import Table
-
-    from .. import api
-    from ..errors import HieroptError, SolverError
-    from ..io.astrasim2 import links_per_npu, write_network_yml
-    from ..report import text as report
-
-    err = error_console()
-    try:
-        inst = api.load_instance(instance)
-        sol = api.solve(inst, rel_gap=gap)
-        if not sol.success:
-            raise SolverError(f"no certified optimum ({sol.status.value}: {sol.message}); nothing written to "
-                               f"{astra_sim}")
-        an = write_network_yml(inst, sol.bw_gbps, astra_sim)
-    except HieroptError as e:
-        raise fail(err, e) from None
-    out = console()
-    for line in report.summary_lines(inst, sol):
-        out.print(escape(line), highlight=False, soft_wrap=True)
-    t = Table(title=f"Wrote {escape(str(astra_sim))} (ASTRA-sim 2.0 analytical network)", title_justify="left")
-    for col in ("dim", "topology", "npus_count", "GB/s per NPU (1e9)", "links", "bandwidth: GB/s per link (2^30)",
-                "latency ns"):
-        t.add_column(col, justify="left" if col == "topology" else "right")
-    for d, dim in enumerate(inst.network.dims):
-        t.add_row(str(d), dim.block, str(dim.npus), f"{sol.bw_gbps[d]:,.6g}", str(links_per_npu(dim.block, dim.npus)),
-                  f"{an.bandwidth[d]:,.6g}", f"{an.latency[d]:g}")
-    t.caption = "bandwidth[d] = per-NPU GB/s / links x 1e9 / 2^30; latency 0: hieropt's model has no link latency"
-    out.print(t)

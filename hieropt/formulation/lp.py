@@ -58,22 +58,27 @@ class PerfLP:
 
     @staticmethod
     def tangent_cut(b_gbps: float) -> tuple[float, float, float]:
-        """The tangent of t >= 1/B at B = ``b_gbps`` (> 0) as ``t + coef_B * B >= lower``: (lower, 1, coef_B)."""
-        return 2.0 / b_gbps, 1.0, 1.0 / b_gbps**2
+        """The tangent of t >= 1/B at B = ``b_gbps`` (> 0) as ``coef_t * t + coef_B * B >= lower``:
+        (lower, coef_t, coef_B) = (2, b, 1/b), i.e. t >= 2/b - B/b^2 multiplied by b. In that form no coefficient
+        falls below HiGHS's 1e-9 matrix tolerance for b in 1e-9 .. 1e9 model units (1/b^2 did beyond b = 3e4, and a
+        dropped coefficient turns the cut into a false, too strong one: research/solver_probe.md P2)."""
+        return 2.0, b_gbps, 1.0 / b_gbps
 
 
-def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
+def build_perf_lp(instance: Instance, tm: TimeModel, bw_scale: float | None = None) -> PerfLP:
     """Build the performance LP (no cuts yet) for ``instance`` with its aggregated time model ``tm``.
 
     Args:
         instance: supplies the design constraints and bounds (GB/s per NPU).
         tm: the aggregated time model, ``terms_bytes`` of shape (K, D).
+        bw_scale: the LP's unit of bandwidth (GB/s); default :func:`bandwidth_scale` of the instance. The cheapest
+            design for a time target can need bandwidths far below the instance's limits, and its own unit.
 
     Returns:
         :class:`PerfLP`; the solver adds tangent cuts and solves.
     """
     D = tm.n_dims
-    s = bandwidth_scale(instance)
+    s = bandwidth_scale(instance) if bw_scale is None else float(bw_scale)
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     bounds = instance.bounds_or_default
     m = pyo.ConcreteModel(name=instance.name)

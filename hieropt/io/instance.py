@@ -38,7 +38,7 @@ from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
              "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "dimension_mode",
-             "workloads", "max_regret")
+             "collectives_in_flight", "chunks", "workloads", "max_regret")
 _TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
 GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate),
               "dlrm": (dlrm.DLRMParams, dlrm.generate),
@@ -204,7 +204,8 @@ def load_instance(path: str | Path) -> Instance:
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
     (workload, mapping, _, weight), more = jobs[0], jobs[1:]
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
-    extra = {k: data[k] for k in ("pipeline", "dimension_mode", "max_regret") if k in data}
+    extra = {k: data[k] for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
+             if k in data}
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,

@@ -121,7 +121,8 @@ class TermBuilder:
 
     def term(self, m: np.ndarray, lam: np.ndarray, count: int = 1) -> Ref | None:
         """Register ``count`` identical collective rows (bytes, latency); returns (term, coefficient) or None when the
-        collective takes no time."""
+        collective takes no time. ``count = 0`` registers a term that is no collective of its own (e.g. the part of
+        one on a single dimension)."""
         peak = float(m.max())
         if peak <= 0:
             peak = float(lam.max())

@@ -7,18 +7,32 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
 
 - ``no_overlap`` (LIBRA, ``inputs/training_loop/no_overlap.py``):
   T = sum_l (C_f + T_f) + sum_l (C_ig + T_ig + C_wg + T_wg).
-- ``tp_dp_overlap``: a layer's weight-gradient collective runs concurrently with the rest of its back-propagation:
-  T = sum_l (C_f + T_f) + sum_l max(C_ig + T_ig, C_ig + C_wg + T_wg).
+- ``tp_dp_overlap``: a layer's weight-gradient collective runs concurrently with the rest of its back-propagation,
+  and the two collectives share the bandwidth of every dimension they both use. With S_j,d = m_j,d / B_d + lambda_j,d
+  the time collective j keeps dimension d busy:
+  T = sum_l (C_f + T_f) + sum_l max(C_ig + T_ig, C_ig + C_wg + T_wg, C_ig + S_ig,d + S_wg,d for every d).
+  The last pieces are the shared links: once the input-gradient collective starts, dimension d must still carry the
+  bytes of both (for one dimension this is the exact makespan of the two under any work-conserving sharing).
 - ``tp_dp_overlap_cross``: the weight-gradient collectives run on their own stream, in backward order, overlapping the
-  following layers' backward compute: going backwards, the compute stream reaches r_l = r_(l+1) + C_ig + T_ig + C_wg
-  (input-gradient collectives block it), the collective stream finishes y_l = max(y_(l+1), r_l) + T_wg,l, and the
-  backward pass ends at max(r_0, y_0). Collectives of the two streams are assumed not to contend for a dimension.
+  following layers' backward compute. Going backwards, the compute stream reaches r_l = r_(l+1) + C_ig + T_ig + C_wg
+  (input-gradient collectives block it, and go first on a shared dimension: they are on the critical path); the
+  gradient stream finishes y_l = max(max(y_(l+1), r_l) + T_wg,l, Z_l,d for every d), where
+  Z_l,d = max(r_l, Z_(l+1),d + S_ig(l),d) + S_wg(l),d is the gradient stream's backlog on dimension d: an
+  input-gradient collective that starts while gradient bytes wait on d delays them by its own time on d (in a layer
+  without a weight-gradient collective, Z_d += S_ig,d). The backward pass ends at max(r_0, y_0, Z_0,d).
+- ``collectives_in_flight = 1`` (the simulator's behaviour: one collective at a time per NPU, compute still
+  overlapping): ``tp_dp_overlap`` becomes sum_l (C_f + T_f) + sum_l (C_ig + max(T_ig, C_wg) + T_wg);
+  ``tp_dp_overlap_cross`` one collective slot s: going backwards, r += C_ig, then r = s = max(r, s) + T_ig,
+  r += C_wg, then s = max(r, s) + T_wg; the end is max(r, s). The other loops never overlap two collectives.
 - ``recompute`` (ASTRA-sim's FWD_IN_BCKWD, full activation recomputation): the forward compute and collective of
   every layer run again in the backward pass: T = no_overlap + sum_l (C_f + T_f).
 - ``pipeline`` (GPipe / 1F1B schedule with p stages and m micro-batches; the workload is one stage's layers for one
   micro-batch): T = (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg, where T_p2p sends
   the stage's activations (and, backwards, their gradients) over one dimension; the bubble is (p - 1)/m of the
   m (...) ideal, and the data-parallel gradient collectives run once per iteration.
+
+``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
+times larger (the bandwidth terms do not change).
 
 Several workloads: T = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and non-negative
 sums of affine functions of t), so the exact solvers apply unchanged. :class:`TimeModel` states T in that form
@@ -35,7 +49,7 @@ import numpy as np
 from ..errors import InputError
 from ..spec import PHASES, Instance
 from .cost import cost_per_dim_usd
-from .loops import LOOPS, executions, loop_time, p2p_row
+from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
 from .terms import Piece, TermBuilder, TimeModel, collective_times, phase_refs
 from .traffic import phase_latency, phase_traffic
 
@@ -43,21 +57,25 @@ from .traffic import phase_latency, phase_traffic
 def build_time_model(instance: Instance) -> TimeModel:
     """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations."""
     b = TermBuilder(instance.network.n_dims)
-    loop = LOOPS[instance.training_loop]
     for job in instance.jobs:
-        refs = phase_refs(b, phase_traffic(instance, job), phase_latency(instance, job))
-        loop(b, job.workload.table.compute_ns, refs, job.weight, instance)
+        _add_job(b, instance, job, job.weight)
     return b.build(instance.dimension_mode)
+
+
+def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
+    """Add ``weight`` x one workload's T, by its training loop, to the builder."""
+    traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
+    refs = phase_refs(b, traffic, latency)
+    LOOPS[instance.training_loop](b, job.workload.table.compute_ns, refs, weight, instance,
+                                  DimRefs(b, traffic, latency))
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:
     """One :class:`TimeModel` per workload of ``instance`` (``instance.jobs`` order), each unweighted: T_w(B)."""
-    loop = LOOPS[instance.training_loop]
     out = []
     for job in instance.jobs:
         b = TermBuilder(instance.network.n_dims)
-        refs = phase_refs(b, phase_traffic(instance, job), phase_latency(instance, job))
-        loop(b, job.workload.table.compute_ns, refs, 1.0, instance)
+        _add_job(b, instance, job, 1.0)
         out.append(b.build(instance.dimension_mode))
     return out
 
@@ -142,7 +160,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
         p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
         C = job.workload.table.compute_ns
-        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance)
+        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim)
         T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance)
         w = job.weight
         by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T

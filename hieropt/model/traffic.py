@@ -109,12 +109,13 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
 
 
 def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
-    """Latency (ns) of every phase's collective on each dimension, shape (n_layers, 3, D): steps x per-step latency;
-    0 for NONE and for zero-byte collectives (no collective is issued)."""
+    """Latency (ns) of every phase's collective on each dimension, shape (n_layers, 3, D): steps x per-step latency
+    x ``instance.chunks`` (every chunk of a collective pays the steps' latency, as in ASTRA-sim); 0 for NONE and for
+    zero-byte collectives (no collective is issued)."""
     job = job or instance.jobs[0]
     table = job.workload.table
     dims = instance.network.dims
-    alpha = np.array([d.latency_ns for d in dims])
+    alpha = np.array([d.latency_ns for d in dims]) * instance.chunks
     algos = tuple(d.collective_algorithm for d in dims)
     L = table.size_bytes.shape[0]
     out = np.zeros((L, 3, len(dims)))

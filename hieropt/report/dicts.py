@@ -47,6 +47,8 @@ def instance_dict(instance: Instance) -> dict[str, Any]:
                             "mapping": j.mapping.model_dump()} for j in instance.more_workloads],
         "workload_weight": instance.workload_weight,
         "dimension_mode": instance.dimension_mode,
+        "collectives_in_flight": instance.collectives_in_flight,
+        "chunks": instance.chunks,
         "pipeline": instance.pipeline.model_dump() if instance.pipeline else None,
         "constraints": [c.text for c in instance.constraints],
         "max_iteration_time_ns": instance.max_iteration_time_ns,
@@ -94,7 +96,7 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
     return {
         "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD"},
         "points": [_point_dict(p) for p in front.points],
-        "fastest": solution_dict(instance, front.fastest),
+        "fastest": solution_dict(instance, front.fastest) if front.fastest else None,
         "best_per_cost": solution_dict(instance, front.best_per_cost) if front.best_per_cost else None,
         "notes": list(front.notes),
         "solve_seconds": front.solve_seconds,

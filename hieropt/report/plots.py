@@ -24,8 +24,9 @@ def plot_front(instance: Instance, front: Any, path: Any) -> None:
     time_ms = [p.iteration_time_ns / 1e6 for p in front.points]
     ax.plot(cost, time_ms, "o-", ms=3, lw=1.2, label="Pareto front (fastest network per budget)")
     f = front.fastest
-    ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
-            label="performance optimum")
+    if f is not None:
+        ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
+                label="performance optimum")
     b = front.best_per_cost
     if b is not None:
         ax.plot(b.network_cost_usd / 1e6, b.iteration_time_ns / 1e6, "*", ms=13, color="tab:green",

@@ -66,9 +66,8 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
                      f"{sol.objective_bound:.10g} {unit}")
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
-        lines.append(f"global search: {sol.extra['kappa_nodes']} branch-and-bound nodes, "
-                     f"{sol.extra['kappa_evaluations']} convex sub-solves over costs "
-                     f"${sol.extra['kappa_range_usd'][0]:,.0f} .. ${sol.extra['kappa_range_usd'][1]:,.0f}")
+        lines.append(f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} LPs over costs "
+                     f"${sol.extra['kappa_range_usd'][0]:,.6g} .. ${sol.extra['kappa_range_usd'][1]:,.6g}")
     lines.append(f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, {sol.extra.get('cuts', 0)} cuts, "
                  f"{sol.extra.get('collectives', 0)} collectives aggregated into {sol.extra.get('terms', 0)} terms; "
                  "verified by the independent evaluator")
@@ -104,7 +103,8 @@ def front_table(instance: Instance, front: Any) -> Table:
 def front_lines(front: Any) -> list[str]:
     """The marked optima, notes and timing of a front."""
     f = front.fastest
-    lines = [f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
+    lines = [] if f is None else [
+        f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
     b = front.best_per_cost
     if b is not None:
         lines.append(f"best performance per cost: {fmt_ms(b.iteration_time_ns)} ms at ${b.network_cost_usd:,.0f} "

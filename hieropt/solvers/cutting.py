@@ -98,15 +98,16 @@ class TimeLP:
         instance: design constraints, bounds and cost model.
         tm: the aggregated time model.
         time_limit_s: time limit of each LP, s.
+        bw_scale: the LP's unit of bandwidth, GB/s (default: from the instance's limits).
 
     Raises:
         NoSolutionError: the design constraints are infeasible (checked here, once).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0,
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None,
                  extend: Callable[[PerfLP], None] | None = None):
         self.instance, self.tm = instance, tm
-        self.lp: PerfLP = build_perf_lp(instance, tm)
+        self.lp: PerfLP = build_perf_lp(instance, tm, bw_scale)
         if extend is not None:  # further rows and variables (e.g. a portfolio's epigraphs) before HiGHS sees it
             extend(self.lp)
         self.solver = PersistentHighs(self.lp.model, time_limit_s)
@@ -120,9 +121,16 @@ class TimeLP:
         self.time_costs[tau_col] = tm.term_weights
         self.time_costs[y_col] = tm.node_weights
         self.s = self.lp.bw_scale  # model bandwidth unit, GB/s: B = s * B_model, t = t_model / s
+        # cost row and min-cost objective in units of cost_unit $, so that the largest coefficient is 1: in fixed
+        # units (M$) prices x bandwidth of a few $ give coefficients below HiGHS's 1e-9 matrix and dual tolerances,
+        # which then drop the budget row or stop the simplex at a vertex that is not optimal (a false bound)
+        usd_per_unit_bw = self.lp.cost_musd_per_gbps * MUSD * self.s  # $ per model unit of bandwidth
+        top = float(usd_per_unit_bw.max()) if usd_per_unit_bw.size else 0.0
+        self.cost_unit = top if top > 0 else 1.0
+        self.objective_usd = self.cost_unit  # $ per unit of the last min-cost LP objective (set by min_cost)
         self.cost_costs = np.zeros(n)
-        self.cost_costs[self.b_col] = self.lp.cost_musd_per_gbps * self.s
-        self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(self.lp.cost_musd_per_gbps * self.s))
+        self.cost_costs[self.b_col] = usd_per_unit_bw / self.cost_unit
+        self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(usd_per_unit_bw / self.cost_unit))
         used = np.flatnonzero(self.time_costs)
         self.time_row = (self.solver.add_row(-INF, INF, list(used), list(self.time_costs[used]))
                          if used.size else None)
@@ -144,7 +152,7 @@ class TimeLP:
         return self.solver.solve()
 
     def _set_budget(self, budget_usd: float | None) -> None:
-        self.solver.change_row_bounds(self.budget_row, -INF, INF if budget_usd is None else budget_usd / MUSD)
+        self.solver.change_row_bounds(self.budget_row, -INF, INF if budget_usd is None else budget_usd / self.cost_unit)
 
     def _set_time_target(self, target_ns: float | None) -> None:
         if self.time_row is not None:
@@ -197,7 +205,7 @@ class TimeLP:
         if lo.status is not Status.OPTIMAL:
             raise self._infeasible("the design constraints and bounds")
         hi = self._solve(self.cost_costs, maximize=True)
-        return lo.objective * MUSD, (hi.objective * MUSD if hi.status is Status.OPTIMAL else INF)
+        return lo.objective * self.cost_unit, (hi.objective * self.cost_unit if hi.status is Status.OPTIMAL else INF)
 
     def _seed(self, budget_usd: float | None) -> None:
         """Check feasibility and boundedness under ``budget_usd``, then place the initial cuts (once)."""
@@ -212,7 +220,7 @@ class TimeLP:
                     cheapest = self._solve(self.cost_costs)
                     self._set_budget(budget_usd)
                     if cheapest.status is Status.OPTIMAL:
-                        cheapest_usd = cheapest.objective * MUSD
+                        cheapest_usd = cheapest.objective * self.cost_unit
                         raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.0f} is below the cheapest "
                                               f"network the design constraints allow, ${cheapest_usd:,.0f}")
                 raise self._infeasible("the design constraints and bounds")
@@ -293,7 +301,7 @@ class TimeLP:
                 best_bw, upper = bw, value
             if best_bw is not None and upper - lower <= rel_gap * upper:
                 duals = self.solver.row_duals()
-                dual = float(duals[self.budget_row]) / self.s * MS_NS / MUSD if budget_usd else 0.0
+                dual = float(duals[self.budget_row]) / self.s * MS_NS / self.cost_unit if budget_usd else 0.0
                 return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target",
                                 budget_dual_ns_per_usd=min(dual, 0.0), lp_lower_ns=lp_ns)
             for d in self.loaded:
@@ -331,14 +339,21 @@ class TimeLP:
         self._seed(budget_usd)
         best_bw, upper, lower = meets, self.network_cost(meets), -INF
         stall = _Stall(self.solver)
+        # the objective is rescaled so that the last LP value is 1: HiGHS's dual tolerance (1e-9) is absolute, and
+        # an LP value of 1e-3 (a bandwidth cap far above the design) let it stop at a vertex 1e-3 above the minimum
+        unit = self.cost_unit
         for it in range(1, max_iterations + 1):
-            res = self._solve(self.cost_costs)
+            res = self._solve(self.cost_costs * (self.cost_unit / unit))
+            self.objective_usd = unit  # $ per unit of this LP's objective (duals are read in it)
             if res.status is not Status.OPTIMAL:
                 self._set_time_target(None)
                 raise SolverError(f"HiGHS stopped on min-cost LP {it} with '{res.termination}'")
-            if stall.check(res.objective * MUSD, lower, self.cuts):
+            value = res.objective * unit
+            if value > 0:
+                unit = value
+            if stall.check(value, lower, self.cuts):
                 break
-            lower = max(lower, res.objective * MUSD)
+            lower = max(lower, value)
             bw = self._bw(res.x)
             point = self._meet_target(bw, meets, t_meets, target_ns)
             c = self.network_cost(point)

@@ -24,7 +24,7 @@ class Front:
 
     Attributes:
         points: budget-ascending :class:`FrontPoint` s (budget $, bw GB/s, iteration time ns, cost $, bound, gap).
-        fastest: the performance optimum (a :class:`Solution`).
+        fastest: the performance optimum (a :class:`Solution`), or None without an upper limit on bandwidth.
         best_per_cost: the performance-per-cost optimum, or None when it does not exist (no bandwidth floor).
         notes: how the budget range was chosen.
         solve_seconds: wall time of the whole front, s.
@@ -32,7 +32,7 @@ class Front:
     """
 
     points: tuple[FrontPoint, ...]
-    fastest: Solution
+    fastest: Solution | None
     best_per_cost: Solution | None
     notes: tuple[str, ...]
     solve_seconds: float
@@ -45,7 +45,7 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> 
 
     Raises:
         InputError: ``points`` < 2.
-        NoSolutionError: infeasible or unbounded constraints.
+        NoSolutionError: infeasible constraints.
     """
     if points < 2:
         raise InputError("--points", None, f"{points} points", "ask for at least 2 points")
@@ -59,7 +59,12 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> 
             raise SolverError("independent verification of a front point failed: " + "; ".join(cert.problems))
     lps = core.lps
     seconds = time.perf_counter() - start
-    fastest = solve(instance, objective="performance", time_limit_s=time_limit_s)
+    try:
+        fastest = solve(instance, objective="performance", time_limit_s=time_limit_s)
+    except NoSolutionError as e:  # no upper limit on bandwidth: the front has no fastest end
+        if e.kind != "unbounded":
+            raise
+        fastest = None
     try:
         best = solve(instance, objective="performance_per_cost", time_limit_s=time_limit_s)
     except NoSolutionError as e:

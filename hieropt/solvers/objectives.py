@@ -17,7 +17,7 @@ from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
 from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
-from .procurement import PPC_GAP, min_time_cost_product
+from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
 
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9 LP tolerances)."""
@@ -28,8 +28,8 @@ METHODS = {
     "performance": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP",
     "min_cost": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP, feasible points by "
                 "convex combination with the fastest network",
-    "performance_per_cost": "branch and bound on the cost level kappa with LP-dual tangent bounds; each f(kappa) "
-                            "by cutting planes on one persistent HiGHS LP",
+    "performance_per_cost": "one convex LP in cost-share variables (time x cost made linear by Charnes-Cooper "
+                            "homogenisation), Kelley cutting planes on a persistent HiGHS LP",
     "min_max_regret": "each workload's own optimum, then min z with T_w(B) <= z T_w* for every workload by cutting "
                       "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B)",
 }
@@ -44,28 +44,25 @@ UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD
 
 def _fastest(core: TimeLP, instance: Instance, rel_gap: float) -> OAResult:
     """The performance optimum under the instance's budget (and its time target as a feasibility check)."""
-    res = core.min_time(rel_gap, budget_usd=instance.max_network_cost_usd)
+    return fastest_design(core, rel_gap, instance.max_network_cost_usd, instance.max_iteration_time_ns)
+
+
+def _min_cost(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts) -> OAResult:
+    return cheapest_meeting(instance, tm, instance.max_iteration_time_ns, rel_gap, instance.max_network_cost_usd,
+                            time_limit_s, counts)
+
+
+def _product(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts):
+    floor = meets = None
     target = instance.max_iteration_time_ns
-    if target is not None and res.lower > target:
-        raise NoSolutionError("infeasible", f"time target {target:,.1f} ns: fastest possible is {res.upper:,.1f} ns"
-                              + (f" within the budget ${instance.max_network_cost_usd:,.0f}"
-                                 if instance.max_network_cost_usd is not None else ""))
-    if target is not None and res.upper > target:
-        raise NoSolutionError("infeasible", f"time target {target:,.1f} ns is within the optimality gap of the "
-                              f"fastest possible time {res.upper:,.1f} ns (proven >= {res.lower:,.1f} ns)")
+    if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
+        cheapest = _min_cost(instance, tm, REL_GAP, time_limit_s, counts)
+        floor, meets = cheapest.lower, cheapest.bw
+    res = min_time_cost_product(instance, tm, rel_gap, budget_usd=instance.max_network_cost_usd,
+                                cost_floor_usd=floor, target_ns=target, meets=meets, time_limit_s=time_limit_s)
+    counts.lps += res.evaluations
+    counts.cuts += res.extra.get("cuts", 0)
     return res
-
-
-def _min_cost(core: TimeLP, instance: Instance, rel_gap: float) -> OAResult:
-    fastest = _fastest(core, instance, min(rel_gap, REL_GAP))
-    return core.min_cost(instance.max_iteration_time_ns, fastest.bw, rel_gap, instance.max_network_cost_usd)
-
-
-def _product(core: TimeLP, instance: Instance, rel_gap: float):
-    floor = None
-    if instance.max_iteration_time_ns is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
-        floor = _min_cost(core, instance, REL_GAP).lower
-    return min_time_cost_product(core, rel_gap, budget_usd=instance.max_network_cost_usd, kappa_floor=floor)
 
 
 def solve(instance: Instance, objective: str | None = None, rel_gap: float | None = None,
@@ -118,17 +115,19 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
             sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for the portfolio objectives (each "
                                                   "workload's regret is in the portfolio table)",))
         return sol
-    core = TimeLP(instance, tm, time_limit_s)
     extra: dict = {}
+    counts = Counts()
     if obj == "performance":
+        core = TimeLP(instance, tm, time_limit_s)
         res = _fastest(core, instance, gap)
+        counts.add(core)
     elif obj == "min_cost":
-        res = _min_cost(core, instance, gap)
+        res = _min_cost(instance, tm, gap, time_limit_s, counts)
     else:
-        res = _product(core, instance, gap)
+        res = _product(instance, tm, gap, time_limit_s, counts)
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
-    sol = _verified(instance, tm, res, obj, start, extra, core.lps, core.cuts)
+    sol = _verified(instance, tm, counts, res, obj, start, extra)
     if portfolio and len(instance.jobs) > 1 and sol.success:
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
@@ -137,6 +136,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         from .sensitivity import sensitivity as analyse
 
         try:
+            core = TimeLP(instance, tm, time_limit_s)  # sensitivity re-solves the optimum on a time LP of its own
             sens = analyse(instance, core, obj, sol.bw_gbps, ranges=sensitivity_ranges,
                            budget_usd=instance.max_network_cost_usd, target_ns=instance.max_iteration_time_ns)
         except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing
@@ -163,13 +163,13 @@ def _portfolio_solve(instance: Instance, tm: TimeModel, gap: float, time_limit_s
     if instance.max_regret is not None and pf.worst_ratio > (1 + instance.max_regret) * (1 + 1e-9):
         raise SolverError(f"independent verification failed: a workload is {pf.worst_ratio - 1:.6g} slower than its "
                           f"own optimum, above max_regret {instance.max_regret:g}")
-    sol = _verified(instance, tm, res, obj, start, extra, lps, 0, value)
+    sol = _verified(instance, tm, Counts(lps=lps), res, obj, start, extra, value)
     if obj == "min_cost":
         sol = replace(sol, method=REGRET_COST_METHOD)
     return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - start)
 
 
-def _verified(instance: Instance, tm: TimeModel, res, obj: str, start: float, extra: dict, lps: int, cuts: int,
+def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float, extra: dict,
               value: float | None = None) -> Solution:
     """Re-check the solver's point with the independent evaluator and package the :class:`Solution` (``value``:
     the objective re-evaluated elsewhere, for the portfolio objectives)."""
@@ -197,7 +197,7 @@ def _verified(instance: Instance, tm: TimeModel, res, obj: str, start: float, ex
         for d in np.flatnonzero(~tm.carries_traffic)
     )
     bound = min(res.lower, value)
-    extra.update(cuts=cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
+    extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(
         status=Status.OPTIMAL if res.status is Status.OPTIMAL else res.status,
         message=res.message,
@@ -210,7 +210,7 @@ def _verified(instance: Instance, tm: TimeModel, res, obj: str, start: float, ex
         objective_unit=UNITS[obj],
         lower_bound_ns=bound if obj == "performance" else None,
         gap=max(0.0, (value - bound) / value) if value > 0 else 0.0,
-        iterations=lps,
+        iterations=counts.lps,
         solve_seconds=time.perf_counter() - start,
         breakdown=bd,
         method=METHODS[obj],

@@ -87,8 +87,12 @@ class _Analysis:
         self.target_delta = 0.0
         self.polished: Polished | None = None
         self.polish_ok = self.polish_tries = 0
-        # dV/d(model dual) -> user units: time objective in s x ms units, cost objective in M$
-        self.to_user = MS_NS / self.s if objective != "min_cost" else MUSD
+
+    @property
+    def to_user(self) -> float:
+        """dV/d(model dual) -> user units: time objective in s x ms units, cost objective in the $ unit of the last
+        min-cost LP (:attr:`TimeLP.objective_usd`)."""
+        return MS_NS / self.s if self.objective != "min_cost" else self.core.objective_usd
 
     # ------------------------------------------------------------------------------------------------ re-solves
     def resolve(self) -> float:
@@ -148,10 +152,10 @@ class _Analysis:
                               self._bonus_setter(d), lambda d=d: self._bonus_derivative(d)))
         if self.budget is not None and self.objective != "performance_per_cost":
             out.append(_Param("budget", "budget", self.budget, self.budget, self._set_budget_delta,
-                              lambda: self.row_dual(core.budget_row) * self.to_user / MUSD))
+                              lambda: self.row_dual(core.budget_row) * self.to_user / core.cost_unit))
         if self.objective == "min_cost" and core.time_row is not None:
             out.append(_Param("time target", "time_target", self.target, self.target, self._set_target_delta,
-                              lambda: self.row_dual(core.time_row) * MUSD * s / MS_NS))
+                              lambda: self.row_dual(core.time_row) * core.objective_usd * s / MS_NS))
         return out
 
     def _row_setter(self, row: int, base: tuple[float, float], sense: str) -> Callable[[float], None]:
@@ -325,8 +329,9 @@ def _front_slope(a: _Analysis, marginals: list[Marginal], v0: float) -> tuple[fl
     try:
         fastest = a.core.min_time(SENS_GAP, budget_usd=a.budget)
         a.core.min_cost(target, fastest.bw, SENS_GAP, a.budget)
-        g = float(a.core.solver.row_duals()[a.core.time_row]) * MUSD * a.s / MS_NS if a.core.time_row is not None \
-            else 0.0
+        core = a.core
+        g = float(core.solver.row_duals()[core.time_row]) * core.objective_usd * a.s / MS_NS \
+            if core.time_row is not None else 0.0
     except (NoSolutionError, SolverError):
         return None, "not available (the min-cost solve at the optimal time failed)"
     if not math.isfinite(g) or g == 0:

@@ -147,7 +147,11 @@ class Instance(Frozen):
 
     Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
     ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``). ``dimension_mode``: dimensions of a
-    collective work ``concurrent`` ly (max over dimensions, LIBRA) or ``sequential`` ly (sum). Several workloads:
+    collective work ``concurrent`` ly (max over dimensions, LIBRA) or ``sequential`` ly (sum).
+    ``collectives_in_flight``: None (default) lets collectives of the overlap loops run at the same time, sharing
+    each dimension's bandwidth; 1 runs one collective at a time (ASTRA-sim's behaviour). ``chunks``: collectives are
+    split into this many chunks, each paying the per-step latency (latency x chunks; bandwidth terms unchanged).
+    Several workloads:
     ``workload``/``mapping`` with ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum
     of their iteration times.
     """
@@ -163,6 +167,8 @@ class Instance(Frozen):
     training_loop: Literal[TRAINING_LOOPS]
     pipeline: Pipeline | None = None
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    collectives_in_flight: Literal[1] | None = None
+    chunks: int = Field(default=1, ge=1)
     workload_weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     more_workloads: tuple[Job, ...] = ()
     mapping_note: str | None = None
