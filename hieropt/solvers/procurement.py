@@ -289,6 +289,7 @@ class FrontPoint:
     network_cost_usd: float
     lower_bound_ns: float
     gap: float
+    usd_per_ms: float | None = None  # the budget row's dual as $ per ms: the front's slope there (None: not binding)
 
 
 TAIL_GAIN = 0.01
@@ -334,9 +335,10 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
     out = []
     for kappa in budgets:
         res = fastest_design(core, rel_gap, float(kappa))
+        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # 0 when the budget row does not bind (or no dual)
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
                               network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
-                              gap=res.gap))
+                              gap=res.gap, usd_per_ms=1e6 / abs(dual) if dual < 0 else None))
     return out, notes
 
 
