@@ -24,6 +24,7 @@ compute, NONE and zero-byte collectives, and collectives whose group spans no di
 
 from __future__ import annotations
 
+from ..errors import InputError
 from ..spec import PHASES, Collective, Instance, Job
 from .astrasim_network import SimNetwork
 from .chakra import EtNode
@@ -106,6 +107,11 @@ def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
     Returns:
         nodes with ids 0..n-1 in issue-priority order; the same list serves every NPU.
     """
+    if instance.training_loop == "step" or job.workload.named_groups:
+        raise InputError(instance.name, "training_loop" if instance.training_loop == "step" else "workload",
+                         "the ASTRA-sim trace export does not model loop step or collectives on named groups (an LLM "
+                         "plan's workload)", "export instances with one group per phase and the loops no_overlap, "
+                         "recompute, tp_dp_overlap, tp_dp_overlap_cross or pipeline")
     g = _Graph(simnet)
     w = _Layers(g, job)
     loop = instance.training_loop
