@@ -41,8 +41,8 @@ __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto
 __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
             "Marginal", "Portfolio"]
 __all__ += ["explore", "load_space", "Exploration"]
-__all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
+__all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 
 
 def __getattr__(name: str) -> Any:

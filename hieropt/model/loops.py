@@ -96,8 +96,9 @@ def _loop_tp_dp_overlap_cross(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w:
 def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
                    dims: DimRefs) -> None:
     """Add w x one backward pass with the weight-gradient collectives on their own stream (loop
-    ``tp_dp_overlap_cross``, contention and ``collectives_in_flight`` included): its compute and input-gradient
-    collectives as max nodes (not as constant and terms)."""
+    ``tp_dp_overlap_cross``, and the last micro-batch of loop ``step`` with ``overlap_dp``): its compute and
+    input-gradient collectives as max nodes (not as constant and terms); concurrent collectives share every
+    dimension's bandwidth, or run one at a time when ``instance.collectives_in_flight == 1``."""
     rows = refs.rows()
     if not rows:
         return
@@ -152,8 +153,8 @@ def _loop_pipeline(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
     b.add(b.term(*p2p_row(instance)), 2 * w * factor)
 
 
-def _loop_step(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance, dims: DimRefs,
-               update_ns: float = 0.0) -> None:
+def _loop_step(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
+               dims: DimRefs, update_ns: float = 0.0) -> None:
     st = instance.step
     F = st.slots
     b.constant += w * update_ns
@@ -200,9 +201,9 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,
               per_dim: np.ndarray | None = None, update_ns: float = 0.0) -> float:
-    """The training-loop formulas of the timing docstring, numerically (C, T: (L, 3) compute and collective ns;
-    ``per_dim``: (L, 3, D) ns each collective keeps each dimension busy, needed by the overlap loops;
-    ``update_ns``: the workload's optimizer step, counted by loop ``step``)."""
+    """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T: (L, 3) compute
+    and collective ns; ``per_dim``: (L, 3, D) ns each collective keeps each dimension busy, needed by the overlap
+    loops and ``step`` with ``overlap_dp``; ``update_ns``: the workload's optimizer step, counted by loop ``step``)."""
     serial = instance.collectives_in_flight == 1
     if per_dim is None:
         per_dim = np.zeros(T.shape + (instance.network.n_dims,))
@@ -219,10 +220,6 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
         return float(C[:, 0].sum() + T[:, 0].sum() + bwd.sum())
     if loop == "tp_dp_overlap_cross":
         return float(C[:, 0].sum() + T[:, 0].sum()) + _cross_time(C, T, per_dim, serial)
-    if loop == "pipeline":
-        pp = instance.pipeline
-        per_micro = C.sum() + T[:, 0].sum() + T[:, 1].sum() + 2 * p2p_ns
-        return float((pp.microbatches + pp.stages - 1) * per_micro + T[:, 2].sum())
     if loop == "step":
         st = instance.step
         F = st.slots
@@ -231,6 +228,10 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
         forward = C[:, 0].sum() + T[:, 0].sum()
         backward = C[:, 1].sum() + T[:, 1].sum() + C[:, 2].sum()
         return float(F * forward + (F - 1) * backward + _cross_time(C, T, per_dim, serial) + update_ns)
+    if loop == "pipeline":
+        pp = instance.pipeline
+        per_micro = C.sum() + T[:, 0].sum() + T[:, 1].sum() + 2 * p2p_ns
+        return float((pp.microbatches + pp.stages - 1) * per_micro + T[:, 2].sum())
     raise ValueError(f"unknown training loop {loop!r}")
 
 

@@ -23,7 +23,8 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
 - ``collectives_in_flight = 1`` (the simulator's behaviour: one collective at a time per NPU, compute still
   overlapping): ``tp_dp_overlap`` becomes sum_l (C_f + T_f) + sum_l (C_ig + max(T_ig, C_wg) + T_wg);
   ``tp_dp_overlap_cross`` one collective slot s: going backwards, r += C_ig, then r = s = max(r, s) + T_ig,
-  r += C_wg, then s = max(r, s) + T_wg; the end is max(r, s). The other loops never overlap two collectives.
+  r += C_wg, then s = max(r, s) + T_wg; the end is max(r, s); ``step`` with ``overlap_dp`` uses the same for its
+  last backward. The other loops never overlap two collectives.
 - ``recompute`` (ASTRA-sim's FWD_IN_BCKWD, full activation recomputation): the forward compute and collective of
   every layer run again in the backward pass: T = no_overlap + sum_l (C_f + T_f).
 - ``pipeline`` (GPipe / 1F1B schedule with p stages and m micro-batches; the workload is one stage's layers for one
@@ -35,8 +36,9 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
   with F = m + (p - 1)/v micro-batch slots (1F1B: v = 1; interleaved: v chunks per stage; Narayanan et al. 2021
   §2.2), T = F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, U the optimizer step (``update_ns``);
   with ``overlap_dp`` the last micro-batch's backward runs as ``tp_dp_overlap_cross`` (the per-iteration
-  collectives on their own stream): T = F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + max(r_0, y_0)
-  + U. m = 1, p = 1 is ``no_overlap`` plus U.
+  collectives on their own stream, sharing each dimension's bandwidth with the input-gradient collectives exactly
+  as there): T = F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + max(r_0, y_0, Z_0,d) + U.
+  m = 1, p = 1 is ``no_overlap`` plus U.
 
 ``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
 times larger (the bandwidth terms do not change).
@@ -170,7 +172,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         C = job.workload.table.compute_ns
         U = float(job.workload.table.update_ns.sum())
         T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
-        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, None, U)
+        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, update_ns=U)
         w = job.weight
         by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T
         total += w * T

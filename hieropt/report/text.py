@@ -95,13 +95,15 @@ def front_table(instance: Instance, front: Any) -> Table:
     """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension."""
     t = Table(title=f"Time-cost Pareto front ({len(front.points)} budgets, each point proven optimal)",
               title_justify="left")
-    for col in ("#", "budget $", "cost $", "iteration ms", "gap"):
+    for col in ("#", "budget $", "cost $", "iteration ms", "gap", "$ per ms"):
         t.add_column(col, justify="right")
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
+    t.caption = "$ per ms: the budget row's dual at that point, what one more ms of iteration time saved costs"
     for i, p in enumerate(front.points):
         t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
-                  f"{p.gap:.1e}", *(f"{b:,.3f}" for b in p.bw))
+                  f"{p.gap:.1e}", "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
+                  *(f"{b:,.3f}" for b in p.bw))
     return t
 
 

@@ -233,11 +233,11 @@ class Instance(Frozen):
     Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
     ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``), ``step`` (needs ``step``).
     ``dimension_mode``: dimensions of a collective work ``concurrent`` ly (max over dimensions, LIBRA) or
-    ``sequential`` ly (sum). ``collectives_in_flight``: None (default) lets collectives of the overlap loops run at
-    the same time, sharing each dimension's bandwidth; 1 runs one collective at a time (ASTRA-sim's behaviour).
-    ``chunks``: collectives are split into this many chunks, each paying the per-step latency (latency x chunks;
-    bandwidth terms unchanged). Several workloads: ``workload``/``mapping`` with ``workload_weight`` plus
-    ``more_workloads``; the time objective is the weighted sum of their iteration times.
+    ``sequential`` ly (sum). ``collectives_in_flight``: None (default) lets collectives of the overlap loops (and of
+    ``step`` with ``overlap_dp``) run at the same time, sharing each dimension's bandwidth; 1 runs one collective at
+    a time (ASTRA-sim's behaviour). ``chunks``: collectives are split into this many chunks, each paying the
+    per-step latency (latency x chunks; bandwidth terms unchanged). Several workloads: ``workload``/``mapping`` with
+    ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum of their iteration times.
     """
 
     name: str

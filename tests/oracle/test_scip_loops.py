@@ -26,8 +26,8 @@ argument for every max (convex, minimised, so z is the max at the optimum):
 - pipeline: (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg with
   T_p2p >= p2p_bytes t_(p2p_dim) + one step of that dimension's latency (none when p2p_bytes is 0);
 - step: with F = m + (p - 1)/v, F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, or with overlap_dp
-  F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + (the tp_dp_overlap_cross backward) + U (U: the
-  optimizer step, sum_l update_ns);
+  F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + (the tp_dp_overlap_cross backward above, shared links
+  or one collective in flight) + U (U: the optimizer step, sum_l update_ns);
 
 and the objective sum_j weight_j T_j over the workloads. For SCIP's numerics t_d enters as u_d / b0_d with
 B_d u_d == b0_d (the same equality scaled by a feasible point b0; see :data:`LOOP_ATTEMPTS`). The same loop code, with
@@ -141,8 +141,9 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
         return forward + sum(mx([C[lay, ig] + T[lay][ig], C[lay, ig] + C[lay, wg] + T[lay][wg]]
                                 + [C[lay, ig] + S[lay][ig][d] + S[lay][wg][d] for d in range(D)
                                    if busy(S[lay][ig][d]) and busy(S[lay][wg][d])]) for lay in range(L))
+
     def cross_backward():
-        """The backward pass of tp_dp_overlap_cross: compute stream and weight-gradient collective stream."""
+        """The backward pass of tp_dp_overlap_cross (also the last micro-batch's backward of step + overlap_dp)."""
         if serial:
             r = slot = 0.0  # compute position and the end of the last collective (one at a time)
             for lay in reversed(range(L)):

@@ -212,6 +212,10 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
     if not isinstance(space, ShapeSpace):
         space = load_space(space)
     space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd, flag_prefix="--")
+    if space.objective == "min_max_regret":
+        raise InputError("--objective", None, "explore does not rank shapes by min_max_regret",
+                         "use performance, performance_per_cost or min_cost; solve a shortlisted shape's instance "
+                         "with --objective min_max_regret")
     if prune is not None and prune != space.prune_symmetric:
         space = space.model_copy(update={"prune_symmetric": prune})
     if workers is not None and workers < 1:

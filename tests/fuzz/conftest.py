@@ -1,0 +1,39 @@
+"""Fuzz-suite plumbing: the shared worker process and the end-of-session summary (see tests/fuzz/tally.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.tally import MODE, TALLY
+from tests.fuzz.worker import Worker
+
+_WORKER: Worker | None = None
+
+
+def worker() -> Worker:
+    """The session's worker process (started on first use, stopped at the end of the session)."""
+    global _WORKER
+    if _WORKER is None:
+        _WORKER = Worker()
+    return _WORKER
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _WORKER is not None:
+        _WORKER.close()
+    if MODE != "short" and TALLY.problems:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not TALLY.counts:
+        return
+    for line in TALLY.lines():
+        terminalreporter.write_line(line)
+    if TALLY.problems:
+        path = Path(os.environ.get("HIEROPT_FUZZ_OUT", Path(config.rootpath) / "out" / "fuzz-findings.jsonl"))
+        TALLY.write(path)
+        terminalreporter.write_line(f"  {len(TALLY.problems)} problems written to {path}")

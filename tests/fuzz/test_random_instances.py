@@ -1,0 +1,119 @@
+"""Fuzz: random valid instances, objective performance (the fastest network, optionally within a budget).
+
+Every training loop, both dimension modes, every building block, latency on and off, one to three workloads, and
+magnitudes from 1e-6 to 1e6 (every byte count and every bandwidth limit multiplied by the same factor, prices by
+another). For each instance (see tests/fuzz/strategies.py: feasible and bounded by construction):
+
+- ``hieropt.solve`` ends (no hang) with OPTIMAL within its gap target or an honest LIMIT, never SolverError, a false
+  "infeasible" or "unbounded";
+- the returned point is feasible, and its time and cost are what the answer says (checked here, independently);
+- no feasible point does better than the proven lower bound: sampled points, the equal and traffic-proportional
+  splits, a local descent from the returned point, and SCIP's global optimum on small instances;
+- the rescaled copy has the same optimal time (certified intervals overlap).
+
+Counts are printed at the end of the session (tests/fuzz/tally.py); ``HIEROPT_FUZZ=long`` runs 10,000 instances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.fuzz import checks
+from tests.fuzz.certify import REL_GAP, bound_holds, intervals_meet, point_ok, status_ok
+from tests.fuzz.run import call
+from tests.fuzz.strategies import Spec, magnitudes, small, specs
+from tests.fuzz.tally import BUDGET, MODE, TALLY
+
+SUITE = "random instances"
+SCIP_SHARE = 0.25 if MODE == "short" else 0.1
+"""Share of small instances also solved by SCIP (the global oracle of tests/oracle)."""
+
+FUZZ_SETTINGS = settings(
+    max_examples=BUDGET["instances"], deadline=None, derandomize=MODE == "short", database=None,
+    phases=(Phase.explicit, Phase.generate) if MODE == "short" else (Phase.generate,),
+    suppress_health_check=list(HealthCheck), print_blob=True)
+
+
+def _repro(spec: Spec, scale: float, price: float, budget: float | None) -> str:
+    return (f"spec = {spec.describe()}; inst = spec.instance(bw_scale={scale!r}, price_scale={price!r}"
+            + (f", max_network_cost_usd={budget!r}" if budget is not None else "") + ")")
+
+
+def _scip_point(inst) -> np.ndarray | None:
+    pytest.importorskip("pyscipopt")
+    from tests.oracle.test_scip_loops import ScipFailed, scip_min_time
+
+    try:
+        bw, _ = scip_min_time(inst)
+    except ScipFailed:
+        TALLY.count("SCIP failed")
+        return None
+    TALLY.count("SCIP solved")
+    return bw
+
+
+def check_performance(spec: Spec, scale: float, price: float, budget_share: float | None, rng: np.random.Generator,
+                      use_scip: bool) -> None:
+    """All checks of the module docstring for one instance (at magnitude 1 and rescaled)."""
+    TALLY.count("examples")
+    base = spec.instance()
+    x0 = spec.x0_at(1.0)
+    budget = None
+    if budget_share is not None:  # a budget at or above the cost of a known feasible point: feasible
+        budget = float(checks.unit_costs(base) @ x0) * budget_share
+        base = spec.instance(max_network_cost_usd=budget)
+    extra = () if budget is None else ((checks.unit_costs(base), budget),)
+    poly = checks.Polytope(base, extra)
+    repro = _repro(spec, 1.0, 1.0, budget)
+    r = call("tests.fuzz.tasks:solve", base, suite=SUITE, reproducer=repro)
+    if r is None:
+        return
+    if not point_ok(SUITE, repro, base, r, poly, "performance", budget_usd=budget):
+        return
+    n = 60 if MODE == "short" else 30
+    cands = checks.candidate_points(base, poly, x0, rng, n, around=np.array(r["bw"]))
+    evidence = [(name, checks.time_ns(base, x)) for name, x in cands]
+    _, descended = checks.descend(lambda x: checks.time_ns(base, x), poly, np.array(r["bw"]), rng)
+    evidence.append(("local descent from the returned point", descended))
+    if use_scip:
+        bw = _scip_point(base)
+        if bw is not None and poly.violation(bw) <= 1e-9:
+            evidence.append(("SCIP's global optimum", checks.time_ns(base, bw)))
+    if not status_ok(SUITE, repro, r, REL_GAP, "performance", [v for _, v in evidence]):
+        return
+    bound_holds(SUITE, repro, r, evidence, "performance")
+
+    if scale == 1.0 and price == 1.0:
+        return
+    TALLY.count("rescaled copies")
+    scaled_budget = None if budget is None else budget * scale * price
+    inst_s = spec.instance(bw_scale=scale, price_scale=price, max_network_cost_usd=scaled_budget)
+    repro_s = _repro(spec, scale, price, scaled_budget)
+    rs = call("tests.fuzz.tasks:solve", inst_s, suite=SUITE, reproducer=repro_s)
+    if rs is None:
+        return
+    extra_s = () if scaled_budget is None else ((checks.unit_costs(inst_s), scaled_budget),)
+    poly_s = checks.Polytope(inst_s, extra_s)
+    if not point_ok(SUITE, repro_s, inst_s, rs, poly_s, f"performance, rescaled x{scale:g}",
+                    budget_usd=scaled_budget):
+        return
+    # the original's points, rescaled, are feasible points of the copy with the same time
+    evidence_s = [(f"{name} (rescaled)", checks.time_ns(inst_s, x * scale)) for name, x in cands[:20]]
+    if not status_ok(SUITE, repro_s, rs, REL_GAP, f"performance, rescaled x{scale:g}", [v for _, v in evidence_s]):
+        return
+    bound_holds(SUITE, repro_s, rs, evidence_s, f"performance, rescaled x{scale:g}")
+    intervals_meet(SUITE, repro_s, r, rs, 1.0, f"performance, rescaled x{scale:g} (time is invariant)")
+
+
+@pytest.mark.xfail(strict=MODE == "short", reason="issue 10 (open): a budget row with tiny prices x bandwidth is "
+                   "ignored (SolverError 'cost exceeds the budget'); HiGHS 'Solve error' / 'Not Set' at magnitudes "
+                   "1e-6 and 1e6 (tests/fuzz/FINDINGS: LP units fixed in MB, ms, M$)")
+@FUZZ_SETTINGS
+@given(spec=specs(), scale=magnitudes(), price=magnitudes(), budget=st.none() | st.sampled_from([1.0, 1.05, 1.5]),
+       seed=st.integers(0, 2**32 - 1), scip=st.floats(0, 1))
+def test_performance_certificates(spec: Spec, scale: float, price: float, budget, seed: int, scip: float):
+    check_performance(spec, scale, price, budget, np.random.default_rng(seed),
+                      use_scip=small(spec) and scip < SCIP_SHARE)
