@@ -31,6 +31,8 @@ _NAMES = {
     "Status": "result",
     "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
+    "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
+    "memory": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
@@ -40,6 +42,7 @@ __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_t
             "Marginal", "Portfolio"]
 __all__ += ["explore", "load_space", "Exploration"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
+__all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 
 
 def __getattr__(name: str) -> Any:
@@ -94,5 +97,10 @@ if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
         verify,
     )
     from .errors import HieroptError, InputError, NoSolutionError, SolverError
+    from .io.codesign import load_codesign
+    from .io.llm import load_llm
+    from .model.memory import memory
+    from .model.plan import plan_figures
     from .result import Status
+    from .studies.codesign import Codesign, codesign
     from .studies.explore import Exploration, explore, load_space

@@ -11,9 +11,13 @@ from typing import Any
 from .errors import InputError, NoSolutionError, SolverError
 from .io.astrasim_bundle import write_bundle as export_astrasim
 from .io.catalog import read_catalog as load_catalog
+from .io.codesign import load_codesign
 from .io.instance import as_instance, load_instance, load_libra
+from .io.llm import load_llm
 from .model import timing
 from .model.catalog import Catalog
+from .model.memory import memory
+from .model.plan import plan_figures
 from .model.timing import Breakdown, TimeModel, build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers import front, objectives, tradeoff
@@ -24,6 +28,7 @@ from .solvers.procurement import FrontPoint
 from .solvers.provision import Provisioning
 from .solvers.tradeoff import Tradeoff
 from .spec import Instance
+from .studies.codesign import Codesign, codesign
 from .studies.simulate import SimulationStudy
 from .studies.simulate import simulate_allocations as simulate
 from .verify import Certificate
@@ -52,6 +57,7 @@ __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto
            "Certificate", "Front"]
 __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
             "Marginal", "Portfolio"]
+__all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP", "InputError",
             "NoSolutionError", "SolverError"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]

@@ -13,7 +13,7 @@ PHASES = ("forward", "input_grad", "weight_grad")
 OBJECTIVES = ("performance", "performance_per_cost", "min_cost", "min_max_regret")
 
 
-TRAINING_LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline")
+TRAINING_LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline", "step")
 
 
 ALGORITHMS = ("ring", "direct", "halving_doubling")

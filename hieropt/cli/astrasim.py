@@ -61,6 +61,7 @@ def export_command(
     from ..errors import HieroptError, InputError
     from ..io.astrasim_bundle import write_bundle
     from ..io.astrasim_network import network_yml, sim_network
+    from ..io.astrasim_trace import check_traceable
     from ..io.instance import load_instance
 
     err = error_console()
@@ -68,6 +69,8 @@ def export_command(
     out = err if to_stdout(astra_sim) else console()
     try:
         inst = load_instance(instance)
+        if not alone:
+            check_traceable(inst, str(instance))  # before solving: refuse what the bundle cannot state
         values, what = _allocation(inst, bw, gap)
         simnet = sim_network(inst, values)
         if alone:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from .astrasim import export_command, simulate_command
+from .codesign import codesign_command
 from .common import UNITS, Command, Group
 from .compare import compare_command, report_command
 from .explore import explore_command
@@ -33,3 +34,4 @@ app.command("simulate", cls=Command)(simulate_command)
 app.command("compare", cls=Command)(compare_command)
 app.command("report", cls=Command)(report_command)
 app.command("explore", cls=Command)(explore_command)
+app.command("codesign", cls=Command)(codesign_command)

@@ -32,6 +32,11 @@ def explore_command(
         "--workers", help="Processes of the local pool (default: CPU count; 1: no pool).")] = None,
     prune: Annotated[bool, typer.Option(
         "--prune/--no-prune", help="Solve one shape per class of exact duplicates (see the README).")] = True,
+    catalog: Annotated[Path | None, typer.Option(
+        "--catalog", help="Parts catalog: also provision the best --provision-top shapes with whole parts and rank "
+        "them by the integer bill of materials.")] = None,
+    provision_top: Annotated[int, typer.Option(
+        "--provision-top", help="With --catalog: how many of the best shapes to provision.")] = 5,
 ) -> None:
     """Which network to build: every shape of the space (dimension count, sizes, building blocks, group placement),
     each solved exactly; prints the ranking by proven optimum, the scale-out (NIC) spend per dimension count and the
@@ -60,3 +65,12 @@ def explore_command(
     out_console.print(ranking_table(result, top))
     out_console.print(dims_table(result))
     out_console.print(pareto_table(result))
+    if catalog is not None:
+        from ..report.explore import provision_table
+        from ..studies.explore import provision_shortlist
+
+        try:
+            rows = provision_shortlist(result, catalog, provision_top)
+        except HieroptError as e:
+            raise fail(err, e) from None
+        out_console.print(provision_table(rows))

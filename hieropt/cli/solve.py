@@ -96,7 +96,7 @@ def solve_command(
     for line in text.summary_lines(inst, sol):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
-    out.print(text.time_table(sol.breakdown))
+    out.print(text.time_table(sol.breakdown, inst.training_loop))
     table = portfolio_table(sol.portfolio, sol.objective)
     if table is not None:
         out.print(table)
@@ -134,7 +134,7 @@ def evaluate_command(
     for line in text.evaluation_lines(inst, bd):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
-    out.print(text.time_table(bd))
+    out.print(text.time_table(bd, inst.training_loop))
     if json_out is not None:
         write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "instance": dicts.instance_dict(inst)})
 

@@ -1,12 +1,13 @@
-"""Command line for workloads: ``hieropt workload show | transformer | dlrm | cnn``.
+"""Command line for workloads: ``hieropt workload show | transformer | dlrm | cnn | plan``.
 
 ``workload show FILE`` prints an ASTRA-sim 1.0 workload (any dialect) or a workload model: the header, every layer's
 compute and collectives, and totals per phase and per collective type. ``workload transformer|dlrm|cnn`` runs a
 generator and writes ASTRA-sim 1.0 text (``hieropt export`` for ASTRA-sim 2.0 lives in :mod:`hieropt.cli.astrasim`).
-Registered on :data:`hieropt.cli.app`.
+``workload plan MODEL.toml --set tp=8 ...`` prints one LLM training plan's memory per NPU (per pipeline stage),
+compute and collectives per parallel group. Registered on :data:`hieropt.cli.app`.
 
 Exit codes as ``hieropt solve``: 0 done; 2 bad input (one line ``error: ...`` on stderr naming the file, the field
-and the fix).
+and the fix); 3 a plan that does not fit in the NPU's memory.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ workload_app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Show ASTRA-sim 1.0 workloads (every dialect) and generate them from workload models "
-    "(transformer, DLRM, CNN). Times in ns, sizes in bytes per NPU.",
+    help="Show ASTRA-sim 1.0 workloads (every dialect), generate them from workload models "
+    "(transformer, DLRM, CNN), and size LLM training plans (memory, compute, collectives). Times in ns, sizes in "
+    "bytes per NPU.",
 )
 
 
@@ -173,3 +175,42 @@ def cnn_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exa
     """Generate a data-parallel CNN workload (hieropt/workloads/cnn.py, e.g. models/resnet50.toml) as ASTRA-sim 1.0
     text (header DATA)."""
     _generate_command("cnn", model, output, set_, exact)
+
+
+# ------------------------------------------------------------------------------------------------------------ plan
+@workload_app.command("plan")
+def plan_command(
+    model: Annotated[Path, typer.Argument(help="LLM model TOML (generator = \"llm\"), e.g. models/llama3-70b.toml.",
+                                          show_default=False)],
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a model, plan, NPU or precision field, "
+                                                   "KEY=VALUE with a TOML value: tp=8, pp=8, dp=64, ep=8, "
+                                                   "zero_stage=1, recompute=full, sequence_parallel=true, "
+                                                   "schedule=interleaved, virtual_stages=2, micro_batch_size=2, "
+                                                   "hbm_gib=96, model.layers=64; repeatable.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the figures as JSON ('-': JSON on "
+                                                  "stdout, tables on stderr).")] = None,
+) -> None:
+    """Size one LLM training plan: memory per NPU (weights, gradients, optimizer state, activations; per pipeline
+    stage where they differ) against the HBM less its reserve, compute per iteration and pipeline bubble, and every
+    parallel group's collectives with their bytes (hieropt/workloads/llm, hieropt/model/memory.py). Exit 3 when the
+    plan does not fit in memory (the figures are still printed)."""
+    from ..errors import HieroptError
+    from ..io.llm import read_llm
+    from ..model.plan import plan_figures
+    from ..report.plan import collectives_table, memory_table, summary_lines
+    from .common import to_stdout, write_json
+
+    err = error_console()
+    try:
+        fig = plan_figures(read_llm(model, set_ or []))
+    except HieroptError as e:
+        raise fail(err, e) from None
+    out = err if to_stdout(json_out) else console(140)
+    for line in summary_lines(fig):
+        out.print(line, highlight=False, soft_wrap=True)
+    out.print(memory_table(fig))
+    out.print(collectives_table(fig))
+    if json_out is not None:
+        write_json(json_out, fig.as_dict())
+    if not fig.memory.fits:
+        raise typer.Exit(3)

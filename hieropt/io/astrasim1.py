@@ -53,12 +53,13 @@ from ..spec import (
     Workload,
     WorkloadHeader,
 )
+from ..spec.network import TEXT_COLLECTIVES
 from .common import read_text, validation_error
 
 _FIELDS = 12
-_NAMES = {c.value: c for c in Collective}
+_NAMES = {c.value: c for c in TEXT_COLLECTIVES}
 _PHASE_FIELDS = (("forward", 2), ("input_grad", 5), ("weight_grad", 8))
-_SCOPED_BASES = sorted((c.value for c in Collective if c is not Collective.NONE), key=len, reverse=True)
+_SCOPED_BASES = sorted((c.value for c in TEXT_COLLECTIVES if c is not Collective.NONE), key=len, reverse=True)
 _UNMODELLED = {"ALLREDUCEALLTOALL": "ASTRA-sim's ALLREDUCEALLTOALL (an all-reduce then an all-to-all in one phase) "
                "is not modelled by hieropt"}
 _HEADER_KEYS = {
@@ -366,6 +367,11 @@ def format_workload(workload: Workload, header: WorkloadHeader | None = None, ex
         toks = [layer.name, "-1"]
         for phase in PHASES:
             p: Phase = getattr(layer, phase)
+            if p.collective is Collective.P2P or p.group is not None:
+                what = "a point-to-point send" if p.collective is Collective.P2P else f"named group '{p.group}'"
+                raise InputError(workload.name, f"layers[{i}].{phase}", f"{what} has no ASTRA-sim 1.0 text form",
+                                 "keep the workload in hieropt (an instance file naming the model), or lower the "
+                                 "plan to one group per phase")
             toks += [_text(p.compute_ns, exact), p.collective_name, _text(p.size_bytes, exact)]
         toks.append(_text(layer.update_ns, exact))
         if customized:

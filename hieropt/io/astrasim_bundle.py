@@ -28,7 +28,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..spec import Instance
 from .astrasim_network import SimNetwork, network_yml, sim_network, system_config
-from .astrasim_trace import job_trace
+from .astrasim_trace import check_traceable, job_trace
 from .chakra import encode_trace
 
 REMOTE_MEMORY = {"memory-type": "NO_MEMORY_EXPANSION"}
@@ -124,9 +124,11 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
             mode, many approach the concurrent mode from above.
 
     Raises:
-        InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`), chunks < 1, or
-            the folder cannot be written.
+        InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`), chunks < 1, a
+            loop or collective without a trace (:func:`hieropt.io.astrasim_trace.check_traceable`), or the folder
+            cannot be written.
     """
+    check_traceable(instance)
     folder = Path(folder)
     simnet = simnet or sim_network(instance, bw_gbps)
     system = system_config(simnet, chunks)

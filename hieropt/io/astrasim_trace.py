@@ -16,6 +16,9 @@ compute nodes, T collectives, f / ig / wg a layer's forward, input-gradient and 
   same bytes per NPU at the same bandwidth (latency: one step with ``direct``, q - 1 with ``ring``), so that one
   trace serves every NPU.
 
+Loop ``step`` (the composed LLM training step), point-to-point (``P2P``) collectives and collectives on named
+groups (``mapping.groups``) have no trace yet: :func:`check_traceable` refuses them with one line.
+
 Node ids follow the order above; among ready nodes the simulator issues the lowest id first, which makes the
 order of collectives on its single collective slot (at most one collective in flight per NPU) the backward order
 ig(l), wg(l), ig(l-1), ... . Compute is written as integer ns (rounded to the nearest ns per node); zero-time
@@ -24,6 +27,7 @@ compute, NONE and zero-byte collectives, and collectives whose group spans no di
 
 from __future__ import annotations
 
+from ..errors import InputError
 from ..spec import PHASES, Collective, Instance, Job
 from .astrasim_network import SimNetwork
 from .chakra import EtNode
@@ -100,12 +104,40 @@ def _p2p(g: _Graph, instance: Instance, deps: Deps, name: str) -> Deps:
     return g.coll(name, "REDUCE_SCATTER", pp.p2p_bytes * q / (q - 1), involved, deps)
 
 
+def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> None:
+    """Refuse what the trace writer cannot state yet: loop ``step``, ``P2P`` collectives, named groups.
+
+    Raises:
+        InputError: naming the field and the fix (export the network file alone, or use another loop / mapping).
+    """
+    alone = "export the network file alone (--astra-sim FILE.yml)"
+    if instance.training_loop == "step":
+        raise InputError(source, "training_loop", "loop 'step' (the composed LLM training step) has no ASTRA-sim "
+                         "trace yet", f"{alone}, or simulate the plan under loop 'pipeline' or 'no_overlap'")
+    for job in instance.jobs:
+        table = job.workload.table
+        if (table.collective == Collective.P2P).any():
+            raise InputError(source, f"workload {job.workload.name}", "point-to-point (P2P) sends have no ASTRA-sim "
+                             "trace yet", f"{alone}, or state the pipeline as loop 'pipeline' with [pipeline] "
+                             "p2p_bytes")
+        named = sorted(job.workload.named_groups)
+        if named:
+            raise InputError(source, f"workload {job.workload.name}", f"collectives on named groups "
+                             f"({', '.join(named)}) have no ASTRA-sim trace yet", f"{alone}, or map the workload "
+                             "with the phase groups forward / input_grad / weight_grad only")
+
+
 def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
     """The nodes of ``job``'s iteration under ``instance.training_loop`` on ``simnet`` (see the module docstring).
 
     Returns:
         nodes with ids 0..n-1 in issue-priority order; the same list serves every NPU.
     """
+    if instance.training_loop == "step" or job.workload.named_groups:
+        raise InputError(instance.name, "training_loop" if instance.training_loop == "step" else "workload",
+                         "the ASTRA-sim trace export does not model loop step or collectives on named groups (an LLM "
+                         "plan's workload)", "export instances with one group per phase and the loops no_overlap, "
+                         "recompute, tp_dp_overlap, tp_dp_overlap_cross or pipeline")
     g = _Graph(simnet)
     w = _Layers(g, job)
     loop = instance.training_loop
@@ -147,4 +179,4 @@ def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
     return g.nodes
 
 
-__all__ = ["job_trace", "COMM_NAME"]
+__all__ = ["job_trace", "check_traceable", "COMM_NAME"]

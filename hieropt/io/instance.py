@@ -32,17 +32,20 @@ from ..model.mapping import derive_mapping
 from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Job, Mapping, Network, Workload
 from ..spec.constraint_text import parse_constraint
 from ..workloads import cnn, dlrm, transformer
+from ..workloads.llm.lower import generate as llm_generate
+from ..workloads.llm.params import LLMParams
 from .astrasim1 import read_workload
 from .common import parse_toml, read_text, short_repr, validation_error
 from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
-             "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "dimension_mode",
-             "collectives_in_flight", "chunks", "workloads", "max_regret")
+             "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "step",
+             "dimension_mode", "collectives_in_flight", "chunks", "workloads", "max_regret")
 _TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
 GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate),
               "dlrm": (dlrm.DLRMParams, dlrm.generate),
-              "cnn": (cnn.CNNParams, cnn.generate)}
+              "cnn": (cnn.CNNParams, cnn.generate),
+              "llm": (LLMParams, llm_generate)}
 """Workload generators usable from a model file: name -> (parameter model, generate function)."""
 
 
@@ -135,17 +138,29 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
         return read_communicator(_path(base, value), network)
     if not isinstance(value, dict):
         raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}", "see the README")
-    extra = set(value) - {"forward", "input_grad", "weight_grad"}
+    extra = set(value) - {"forward", "input_grad", "weight_grad", "groups"}
     if extra:
-        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key", "use forward, input_grad, weight_grad")
+        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key",
+                         "use forward, input_grad, weight_grad and [mapping.groups]")
     groups = {}
+    named = value.get("groups", {})
+    if not isinstance(named, dict):
+        raise InputError(src, "mapping.groups", "expected a table", "write [mapping.groups] tp = [4, 2, 1, 1] ...")
+    for name, g in named.items():
+        if not isinstance(g, list):
+            raise InputError(src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2, 1, 1]")
+    parsed = {name: parse_group(g, f"mapping.groups.{name}", src, network) for name, g in named.items()}
     for phase in ("forward", "input_grad", "weight_grad"):
+        default = parsed.get("dp" if phase == "weight_grad" else "tp")
+        if phase not in value and default is not None and "tp" in parsed and "dp" in parsed:
+            groups[phase] = default  # a plan's groups: tp for forward and input_grad, dp for weight_grad
+            continue
         if phase not in value:
             raise InputError(src, f"mapping.{phase}", "missing", "give one group size per dimension (1: not spanned)")
         if not isinstance(value[phase], list):
             raise InputError(src, f"mapping.{phase}", "expected a list", "write e.g. [4, 4, 1, 1]")
         groups[phase] = parse_group(value[phase], f"mapping.{phase}", src, network)
-    return Mapping(**groups)
+    return Mapping(**groups, groups=parsed)
 
 
 def cost_entry(value: Any, base: Path, src: str) -> CostModel:
@@ -219,6 +234,8 @@ def load_instance(path: str | Path) -> Instance:
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
     extra = {k: data[k] for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
              if k in data}
+    if "step" in data or loop == "step":
+        extra["step"] = step_entry(data.get("step"), workload, src)
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
@@ -229,6 +246,26 @@ def load_instance(path: str | Path) -> Instance:
                      bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop,
                      max_iteration_time_ns=data.get("max_iteration_time_ns"),
                      max_network_cost_usd=data.get("max_network_cost_usd"))
+
+
+def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
+    """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's header (``ga``:
+    micro-batches, ``pp``: stages, ``vpp``: virtual stages), as the LLM generator writes them.
+
+    Raises:
+        InputError: not a table, or the micro-batch count neither given nor in the header.
+    """
+    if value is not None and not isinstance(value, dict):
+        raise InputError(src, "step", "expected a table", "write [step] microbatches = 24 ...")
+    out = dict(value or {})
+    h = workload.header
+    for key, attr in (("microbatches", "ga"), ("stages", "pp"), ("virtual_stages", "vpp")):
+        if key not in out and h is not None and getattr(h, attr) is not None:
+            out[key] = getattr(h, attr)
+    if "microbatches" not in out:
+        raise InputError(src, "step.microbatches", "missing, and the workload's header has no ga (micro-batches)",
+                         "give [step] microbatches (and stages, virtual_stages)")
+    return out
 
 
 def _jobs(data: dict[str, Any], base: Path, src: str,

@@ -75,7 +75,7 @@ def load_space(path: str | Path) -> ShapeSpace:
                          "dimension depends on the shape)", f"use one of {', '.join(_LOOPS)}")
     loop = required_choice(data, "training_loop", _LOOPS, src)
     base = path.parent
-    min_dims, max_dims = _dims(data.get("dims", [2, 4]), src)
+    min_dims, max_dims = dims_entry(data.get("dims", [2, 4]), src)
     mapping = data.get("mapping", {})
     if not isinstance(mapping, dict):
         raise InputError(src, "mapping", "expected a table", 'write [mapping] rule = "tp_lowest", tp = 16')
@@ -89,7 +89,7 @@ def load_space(path: str | Path) -> ShapeSpace:
     levels = data["levels"]
     if not isinstance(levels, list) or not levels or not all(isinstance(lv, dict) for lv in levels):
         raise InputError(src, "levels", "expected one or more [[levels]] tables", "see spaces/gpt3-4096.toml")
-    levels = [_level(lv, i, src) for i, lv in enumerate(levels)]
+    levels = [level_entry(lv, i, src) for i, lv in enumerate(levels)]
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
@@ -114,7 +114,8 @@ def _int(value: Any, src: str, field: str, fix: str) -> int:
     return value
 
 
-def _dims(value: Any, src: str) -> tuple[int, int]:
+def dims_entry(value: Any, src: str) -> tuple[int, int]:
+    """A ``dims`` entry: ``[min, max]`` or one number, as (min, max); InputError otherwise."""
     fix = "write dims = [2, 5] (fewest and most dimensions) or dims = 4"
     if isinstance(value, list) and len(value) == 2:
         return _int(value[0], src, "dims[0]", fix), _int(value[1], src, "dims[1]", fix)
@@ -122,7 +123,8 @@ def _dims(value: Any, src: str) -> tuple[int, int]:
     return n, n
 
 
-def _level(value: dict[str, Any], i: int, src: str) -> dict[str, Any]:
+def level_entry(value: dict[str, Any], i: int, src: str) -> dict[str, Any]:
+    """One ``[[levels]]`` table as Level fields (``npus`` as (min, max)); InputError on unknown keys or values."""
     extra = set(value) - set(_LEVEL_KEYS)
     if extra:
         raise InputError(src, f"levels[{i}].{sorted(extra)[0]}", "unknown key", f"use only {', '.join(_LEVEL_KEYS)}")

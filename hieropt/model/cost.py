@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import Instance
+from ..spec import CostModel, Instance, Network
 
 
 def unit_cost_usd_per_gbps(instance: Instance) -> np.ndarray:
     """u_d, $ per GB/s of per-NPU bandwidth for one NPU, shape (D,)."""
+    return unit_costs(instance.network, instance.cost)
+
+
+def unit_costs(network: Network, cost: CostModel) -> np.ndarray:
+    """u_d of ``network`` under ``cost`` ($ per GB/s of per-NPU bandwidth for one NPU, shape (D,)): the link price,
+    plus the switch and NIC prices on Switch dimensions. Raises KeyError for a cost class ``cost`` lacks."""
     u = []
-    for dim in instance.network.dims:
-        cc = instance.cost.classes[dim.cost_class]
+    for dim in network.dims:
+        cc = cost.classes[dim.cost_class]
         price = cc.link_usd_per_gbps
         if dim.block == "Switch":
             price += (cc.switch_usd_per_gbps or 0.0) + (cc.nic_usd_per_gbps or 0.0)

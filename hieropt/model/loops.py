@@ -13,13 +13,13 @@ from .terms import PhaseRefs, Ref, TermBuilder
 
 
 def _loop_no_overlap(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                     dims: DimRefs) -> None:
+                     dims: DimRefs, update_ns: float = 0.0) -> None:
     b.constant += w * float(C.sum())
     b.add_all(refs, np.array([w, w, w]))
 
 
 def _loop_recompute(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                    dims: DimRefs) -> None:
+                    dims: DimRefs, update_ns: float = 0.0) -> None:
     b.constant += w * float(C.sum() + C[:, 0].sum())
     b.add_all(refs, np.array([2 * w, w, w]))
 
@@ -48,7 +48,7 @@ class DimRefs:
 
 
 def _loop_tp_dp_overlap(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                        dims: DimRefs) -> None:
+                        dims: DimRefs, update_ns: float = 0.0) -> None:
     b.constant += w * float(C[:, 0].sum())
     b.add_all(refs, np.array([w, 0.0, 0.0]))
     serial = instance.collectives_in_flight == 1
@@ -87,9 +87,18 @@ def _cross_serial(b: TermBuilder, C: np.ndarray, rows: list, w: float) -> None:
 
 
 def _loop_tp_dp_overlap_cross(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                              dims: DimRefs) -> None:
+                              dims: DimRefs, update_ns: float = 0.0) -> None:
     b.constant += w * float(C[:, 0].sum())
     b.add_all(refs, np.array([w, 0.0, 0.0]))
+    cross_backward(b, C, refs, w, instance, dims)
+
+
+def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
+                   dims: DimRefs) -> None:
+    """Add w x one backward pass with the weight-gradient collectives on their own stream (loop
+    ``tp_dp_overlap_cross``, and the last micro-batch of loop ``step`` with ``overlap_dp``): its compute and
+    input-gradient collectives as max nodes (not as constant and terms); concurrent collectives share every
+    dimension's bandwidth, or run one at a time when ``instance.collectives_in_flight == 1``."""
     rows = refs.rows()
     if not rows:
         return
@@ -136,12 +145,26 @@ def p2p_row(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _loop_pipeline(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                   dims: DimRefs) -> None:
+                   dims: DimRefs, update_ns: float = 0.0) -> None:
     pp = instance.pipeline
     factor = pp.microbatches + pp.stages - 1
     b.constant += w * factor * float(C.sum())
     b.add_all(refs, np.array([w * factor, w * factor, w]))
     b.add(b.term(*p2p_row(instance)), 2 * w * factor)
+
+
+def _loop_step(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
+               dims: DimRefs, update_ns: float = 0.0) -> None:
+    st = instance.step
+    F = st.slots
+    b.constant += w * update_ns
+    if not st.overlap_dp:
+        b.constant += w * F * float(C.sum())
+        b.add_all(refs, np.array([w * F, w * F, w]))
+        return
+    b.constant += w * (F * float(C[:, 0].sum()) + (F - 1) * float(C[:, 1:].sum()))
+    b.add_all(refs, np.array([w * F, w * (F - 1), 0.0]))
+    cross_backward(b, C, refs, w, instance, dims)
 
 
 LOOPS: dict[str, Callable[..., None]] = {
@@ -150,6 +173,7 @@ LOOPS: dict[str, Callable[..., None]] = {
     "tp_dp_overlap_cross": _loop_tp_dp_overlap_cross,
     "recompute": _loop_recompute,
     "pipeline": _loop_pipeline,
+    "step": _loop_step,
 }
 """Training loops by name: each adds one workload's T, in the form of :class:`TimeModel`, to the builder."""
 
@@ -176,9 +200,10 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
 
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,
-              per_dim: np.ndarray | None = None) -> float:
-    """The training-loop formulas of the timing docstring, numerically (C, T: (L, 3) compute and collective ns;
-    ``per_dim``: (L, 3, D) ns each collective keeps each dimension busy, needed by the overlap loops)."""
+              per_dim: np.ndarray | None = None, update_ns: float = 0.0) -> float:
+    """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T: (L, 3) compute
+    and collective ns; ``per_dim``: (L, 3, D) ns each collective keeps each dimension busy, needed by the overlap
+    loops and ``step`` with ``overlap_dp``; ``update_ns``: the workload's optimizer step, counted by loop ``step``)."""
     serial = instance.collectives_in_flight == 1
     if per_dim is None:
         per_dim = np.zeros(T.shape + (instance.network.n_dims,))
@@ -195,6 +220,14 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
         return float(C[:, 0].sum() + T[:, 0].sum() + bwd.sum())
     if loop == "tp_dp_overlap_cross":
         return float(C[:, 0].sum() + T[:, 0].sum()) + _cross_time(C, T, per_dim, serial)
+    if loop == "step":
+        st = instance.step
+        F = st.slots
+        if not st.overlap_dp:
+            return float(F * (C.sum() + T[:, 0].sum() + T[:, 1].sum()) + T[:, 2].sum() + update_ns)
+        forward = C[:, 0].sum() + T[:, 0].sum()
+        backward = C[:, 1].sum() + T[:, 1].sum() + C[:, 2].sum()
+        return float(F * forward + (F - 1) * backward + _cross_time(C, T, per_dim, serial) + update_ns)
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = C.sum() + T[:, 0].sum() + T[:, 1].sum() + 2 * p2p_ns
@@ -209,4 +242,7 @@ def executions(instance: Instance) -> tuple[np.ndarray, float]:
     if instance.training_loop == "pipeline":
         m = float(instance.pipeline.microbatches)
         return np.array([m, m, 1.0]), 2 * m
+    if instance.training_loop == "step":
+        m = float(instance.step.microbatches)
+        return np.array([m, m, 1.0]), 0.0
     return np.ones(3), 0.0

@@ -6,7 +6,9 @@ MODEL, MICRO, DISTRIBUTED_INFERENCE and the DLRM policies (their all-to-all and 
 none for DATA, and the first dimension for HYBRID_MODEL_DATA. HYBRID_DATA_MODEL without a group size puts the data
 group on the first dimension and the model group on the rest. Forward and input-gradient collectives use the
 model-parallel group, weight-gradient collectives the data-parallel group; under DATA and the whole-cluster policies
-every phase uses the whole cluster. HYBRID_CUSTOMIZED (a policy per layer) needs an explicit mapping.
+every phase uses the whole cluster. HYBRID_CUSTOMIZED (a policy per layer) needs an explicit mapping. A workload
+whose collectives name their groups (the LLM generator's) gets the plan's groups from its header (tp, pp, ep, all
+NPUs) placed lowest first in Megatron-LM's order: tp, ep and expert-DP (or DP), pp.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 
 from ..errors import InputError
 from ..spec import Mapping, Network, Workload
+from .groups import mapping_for, place_lowest
 
 _WHOLE = ("MODEL", "MICRO", "DISTRIBUTED_INFERENCE", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED")
 
@@ -45,6 +48,27 @@ def lowest_dims_group(network: Network, size: int, source: str) -> tuple[int, ..
     return tuple(out)
 
 
+def _plan_mapping(workload: Workload, network: Network, source: str) -> tuple[Mapping, str]:
+    """Named groups from a plan header (tp, SimAI's pp and ep), placed lowest first: tp, ep, edp (or dp), pp."""
+    h = workload.header
+    N = network.npus_total
+    tp = h.model_parallel_npu_group or 1
+    pp = h.pp or 1
+    ep = h.ep or 1
+    if N % (tp * pp):
+        raise InputError(source, "mapping", f"the plan's tp {tp} x pp {pp} does not divide the network's {N} NPUs",
+                         "give a network of tp x pp x dp NPUs or an explicit mapping")
+    dp = N // (tp * pp)
+    if h.all_gpus is not None and h.all_gpus != N:
+        raise InputError(source, "mapping", f"the workload is planned for {h.all_gpus} NPUs but the network has {N}",
+                         "regenerate the workload for this network (e.g. --set dp=...) or give another network")
+    uses = workload.named_groups
+    order = [("tp", tp)] + ([("ep", ep), ("edp", dp // ep)] if {"ep", "edp"} & uses else [("dp", dp)]) + [("pp", pp)]
+    placement = place_lowest(tuple(d.npus for d in network.dims), order, source)
+    text = ", ".join(f"{k} {list(v)}" for k, v in placement.items())
+    return mapping_for(placement), f"the plan's groups placed on the lowest dimensions first: {text}"
+
+
 def derive_mapping(workload: Workload, network: Network, source: str) -> tuple[Mapping, str]:
     """The mapping implied by the workload's header policy, and a one-line explanation of it.
 
@@ -58,6 +82,8 @@ def derive_mapping(workload: Workload, network: Network, source: str) -> tuple[M
                          "give the mapping (per phase, group size on each dimension) or a LIBRA communicator")
     full = tuple(d.npus for d in network.dims)
     group = getattr(header, "model_parallel_npu_group", None)
+    if workload.named_groups:
+        return _plan_mapping(workload, network, source)
     if policy == "HYBRID_CUSTOMIZED":
         raise InputError(source, "mapping", "HYBRID_CUSTOMIZED gives a policy per layer, which a per-phase mapping "
                          "cannot express", "give the mapping explicitly")

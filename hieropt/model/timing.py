@@ -23,13 +23,22 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
 - ``collectives_in_flight = 1`` (the simulator's behaviour: one collective at a time per NPU, compute still
   overlapping): ``tp_dp_overlap`` becomes sum_l (C_f + T_f) + sum_l (C_ig + max(T_ig, C_wg) + T_wg);
   ``tp_dp_overlap_cross`` one collective slot s: going backwards, r += C_ig, then r = s = max(r, s) + T_ig,
-  r += C_wg, then s = max(r, s) + T_wg; the end is max(r, s). The other loops never overlap two collectives.
+  r += C_wg, then s = max(r, s) + T_wg; the end is max(r, s); ``step`` with ``overlap_dp`` uses the same for its
+  last backward. The other loops never overlap two collectives.
 - ``recompute`` (ASTRA-sim's FWD_IN_BCKWD, full activation recomputation): the forward compute and collective of
   every layer run again in the backward pass: T = no_overlap + sum_l (C_f + T_f).
 - ``pipeline`` (GPipe / 1F1B schedule with p stages and m micro-batches; the workload is one stage's layers for one
   micro-batch): T = (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg, where T_p2p sends
   the stage's activations (and, backwards, their gradients) over one dimension; the bubble is (p - 1)/m of the
   m (...) ideal, and the data-parallel gradient collectives run once per iteration.
+- ``step`` (the composed training step of an LLM plan, :class:`hieropt.spec.StepSchedule`; the workload is one
+  stage for one micro-batch, its collectives on named groups, pipeline sends included as ``P2P`` collectives):
+  with F = m + (p - 1)/v micro-batch slots (1F1B: v = 1; interleaved: v chunks per stage; Narayanan et al. 2021
+  §2.2), T = F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, U the optimizer step (``update_ns``);
+  with ``overlap_dp`` the last micro-batch's backward runs as ``tp_dp_overlap_cross`` (the per-iteration
+  collectives on their own stream, sharing each dimension's bandwidth with the input-gradient collectives exactly
+  as there): T = F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + max(r_0, y_0, Z_0,d) + U.
+  m = 1, p = 1 is ``no_overlap`` plus U.
 
 ``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
 times larger (the bandwidth terms do not change).
@@ -67,8 +76,9 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
     """Add ``weight`` x one workload's T, by its training loop, to the builder."""
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
     refs = phase_refs(b, traffic, latency)
-    LOOPS[instance.training_loop](b, job.workload.table.compute_ns, refs, weight, instance,
-                                  DimRefs(b, traffic, latency))
+    table = job.workload.table
+    LOOPS[instance.training_loop](b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
+                                  float(table.update_ns.sum()))
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:
@@ -185,8 +195,9 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
         p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
         C = job.workload.table.compute_ns
-        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim)
-        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance)
+        U = float(job.workload.table.update_ns.sum())
+        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
+        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, update_ns=U)
         w = job.weight
         by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T
         total += w * T

@@ -8,6 +8,9 @@ hierarchically, dimension by dimension, as LIBRA (Won et al., arXiv 2109.11762, 
 - reduce-scatter, ascending d: m_d = c (p-1)/p, then c <- c/p
 - all-gather, descending d, S = per-NPU input shard: m_d = c (p-1), then c <- c p
 - all-to-all, every spanned d: m_d = S (p-1)/p  (no resize)
+- point-to-point (``P2P``), every spanned d: m_d = S. Each NPU sends S to its neighbour in the group, which (stages
+  ordered so that neighbours differ in one coordinate, e.g. boustrophedon) is across one of the spanned dimensions;
+  the slowest such send, max_d S / B_d, paces the pipeline, and that is the collective's time in concurrent mode.
 
 Every rule is linear in S, so a collective's traffic is ``S * unit_traffic(kind, group)``.
 """
@@ -61,6 +64,8 @@ def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
         for d in spanned:
             p = group[d]
             m[d] = (p - 1) / p
+    elif collective is Collective.P2P:
+        m[spanned] = 1.0
     return m  # NONE: no traffic
 
 
@@ -76,12 +81,16 @@ def collective_steps(collective: Collective, group: tuple[int, ...], algorithms:
     Per reduce-scatter or all-gather phase on a dimension of p NPUs: ``ring`` p-1 steps, ``direct``
     (FullyConnected, single-hop Switch) 1 step, ``halving_doubling`` ceil(log2 p) steps (Thakur, Rabenseifner and
     Gropp 2005). An all-reduce is a reduce-scatter plus an all-gather (two phases); an all-to-all is one phase
-    (ring p-1, direct 1, halving-doubling ceil(log2 p)). Dimensions the group does not span take 0 steps.
+    (ring p-1, direct 1, halving-doubling ceil(log2 p)). A point-to-point send takes 1 step on each spanned
+    dimension (one hop to the neighbour). Dimensions the group does not span take 0 steps.
     """
     collective = Collective(collective)
     phases = {Collective.ALL_REDUCE: 2, Collective.REDUCE_SCATTER: 1, Collective.ALL_GATHER: 1,
-              Collective.ALL_TO_ALL: 1, Collective.NONE: 0}[collective]
+              Collective.ALL_TO_ALL: 1, Collective.NONE: 0, Collective.P2P: 0}[collective]
     out = np.zeros(len(group))
+    if collective is Collective.P2P:
+        out[[d for d, p in enumerate(group) if p > 1]] = 1.0
+        return out
     for d, (p, algo) in enumerate(zip(group, algorithms, strict=True)):
         if p > 1 and phases:
             per_phase = {"ring": p - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(p))}[algo]
@@ -90,7 +99,9 @@ def collective_steps(collective: Collective, group: tuple[int, ...], algorithms:
 
 
 def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
-    """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the primary workload).
+    """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the primary workload);
+    a collective of a named group (:attr:`hieropt.spec.Phase.group`) uses that group's sizes, the others the
+    phase's group of the mapping.
 
     Returns:
         array of shape (n_layers, 3, D), phases in :data:`hieropt.spec.PHASES` order.
@@ -100,11 +111,20 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
-        group = job.mapping.group(phase)
-        col = table.collective[:, j]
-        for kind in set(col):
-            rows = col == kind
+        for kind, name, rows in _classes(table, j):
+            group = job.mapping.group(phase, name)
             out[rows, j, :] = table.size_bytes[rows, j, None] * unit_traffic(kind, group)[None, :]
+    return out
+
+
+def _classes(table, j: int) -> list[tuple[Collective, str | None, np.ndarray]]:
+    """(kind, named group, row mask) of phase column j: the rows that share a collective kind and a group."""
+    col, grp = table.collective[:, j], table.group[:, j]
+    out = []
+    for kind in set(col):
+        of_kind = col == kind
+        for name in {g for g in grp[of_kind]}:
+            out.append((kind, name, of_kind & (grp == name) if name is not None else of_kind & np.equal(grp, None)))
     return out
 
 
@@ -122,11 +142,9 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
     if not alpha.any():
         return out
     for j, phase in enumerate(PHASES):
-        group = job.mapping.group(phase)
-        col = table.collective[:, j]
-        for kind in set(col):
-            rows = (col == kind) & (table.size_bytes[:, j] > 0)
-            out[rows, j, :] = (collective_steps(kind, group, algos) * alpha)[None, :]
+        for kind, name, rows in _classes(table, j):
+            rows = rows & (table.size_bytes[:, j] > 0)
+            out[rows, j, :] = (collective_steps(kind, job.mapping.group(phase, name), algos) * alpha)[None, :]
     return out
 
 

@@ -29,7 +29,7 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
 def _point_dict(p: Any) -> dict[str, Any]:
     return {"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
             "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns, "gap": p.gap,
-            "bw_gbps_per_dim": floats(p.bw)}
+            "bw_gbps_per_dim": floats(p.bw), "usd_per_ms": p.usd_per_ms}
 
 
 def front_dict(instance: Instance, front: Any) -> dict[str, Any]:

@@ -110,3 +110,19 @@ def pareto_table(result: Exploration) -> Table:
         t.add_row(r["shape_id"], _ms(r["iteration_time_ns"]), _usd(r["network_cost_usd"]), _bw(r),
                   "-" if r["nics"] is None else f"{r['nics']:,}")
     return t
+
+
+def provision_table(rows: list[dict[str, Any]]) -> Table:
+    """The shortlisted shapes provisioned from a catalog, ranked by the integer design (catalog prices)."""
+    t = Table(title="Shortlist provisioned from the catalog (integer designs, catalog prices; ranked by the integer "
+              "objective)", title_justify="left")
+    for col in ("bom rank", "continuous rank", "shape", "time ms", "catalog cost $", "power W", "gap", "parts"):
+        t.add_column(col, justify="left" if col in ("shape", "parts") else "right")
+    for r in rows:
+        if r["bom_rank"] is None:
+            t.add_row("-", str(r["continuous_rank"]), r["shape_id"], "-", "-", "-", "-", r["message"])
+            continue
+        t.add_row(str(r["bom_rank"]), str(r["continuous_rank"]), r["shape_id"], _ms(r["iteration_time_ns"]),
+                  f"{r['network_cost_usd']:,.0f}", "-" if r["power_w"] is None else f"{r['power_w']:,.0f}",
+                  f"{r['gap']:.1e}", "; ".join(r["parts"]))
+    return t

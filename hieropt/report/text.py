@@ -30,14 +30,21 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
     return t
 
 
-def time_table(bd: Breakdown) -> Table:
-    """Iteration time split into compute and per-phase communication (ms)."""
-    t = Table(title="Iteration time (no_overlap)", title_justify="left")
+def time_table(bd: Breakdown, loop: str = "no_overlap") -> Table:
+    """Iteration time split into compute and per-phase communication (ms). Under loops that overlap or repeat
+    collectives (pipeline bubbles, overlap streams) the per-phase rows are the collective time issued per
+    iteration, and the exposed communication (iteration - compute) is its own row."""
+    t = Table(title=f"Iteration time ({loop})", title_justify="left")
     t.add_column("part")
     t.add_column("time (ms)", justify="right")
     t.add_column("share", justify="right")
     T = bd.iteration_time_ns
-    rows = [("compute", bd.compute_ns)] + [(f"communication: {p}", v) for p, v in bd.communication_by_phase_ns.items()]
+    issued = sum(bd.communication_by_phase_ns.values())
+    exposed_row = abs(issued - bd.communication_ns) > 1e-9 * max(T, 1.0)
+    label = "issued in" if exposed_row else "communication:"
+    rows = [("compute", bd.compute_ns)] + [(f"{label} {p}", v) for p, v in bd.communication_by_phase_ns.items()]
+    if exposed_row:
+        rows.append(("exposed communication", bd.communication_ns))
     for name, v in rows:
         t.add_row(name, fmt_ms(v), f"{v / T:.1%}" if T > 0 else "-")
     t.add_row(Text("iteration", style="bold"), Text(fmt_ms(T), style="bold"), "100.0%")
@@ -88,13 +95,15 @@ def front_table(instance: Instance, front: Any) -> Table:
     """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension."""
     t = Table(title=f"Time-cost Pareto front ({len(front.points)} budgets, each point proven optimal)",
               title_justify="left")
-    for col in ("#", "budget $", "cost $", "iteration ms", "gap"):
+    for col in ("#", "budget $", "cost $", "iteration ms", "gap", "$ per ms"):
         t.add_column(col, justify="right")
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
+    t.caption = "$ per ms: the budget row's dual at that point, what one more ms of iteration time saved costs"
     for i, p in enumerate(front.points):
         t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
-                  f"{p.gap:.1e}", *(f"{b:,.3f}" for b in p.bw))
+                  f"{p.gap:.1e}", "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
+                  *(f"{b:,.3f}" for b in p.bw))
     return t
 
 

@@ -289,6 +289,7 @@ class FrontPoint:
     network_cost_usd: float
     lower_bound_ns: float
     gap: float
+    usd_per_ms: float | None = None  # the budget row's dual as $ per ms: the front's slope there (None: not binding)
 
 
 TAIL_GAIN = 0.01
@@ -317,7 +318,8 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
             raise
         k_hi = _tail_budget(core, k_min, rel_gap)
         notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at ${k_hi:,.6g}, where "
-                     f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time")
+                     f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the "
+                     "cheapest network)")
     else:
         right = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap)
         k_hi = right.upper
@@ -333,22 +335,28 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
     out = []
     for kappa in budgets:
         res = fastest_design(core, rel_gap, float(kappa))
+        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # 0 when the budget row does not bind (or no dual)
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
                               network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
-                              gap=res.gap))
+                              gap=res.gap, usd_per_ms=1e6 / abs(dual) if dual < 0 else None))
     return out, notes
 
 
 def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
     """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0) whose fastest time
-    is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget (at most 60 steps)."""
+    is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget, at most 4^10 (about 1e6) x kappa_0 (without
+    compute or latency the time keeps falling as 1/budget)."""
     kappa = 2.0 * k_min if k_min > 0 else 1.0
     prev = None
-    for _ in range(60):
+    for _ in range(11):
         try:
-            t = core.min_time(rel_gap, budget_usd=kappa).upper
+            t = fastest_design(core, rel_gap, kappa).upper
         except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
             t = INF
+        except SolverError:  # the budgets have grown beyond what the LPs resolve: the front ends here
+            if prev is None:
+                raise
+            return prev[0]
         if prev is not None and prev[1] - t < TAIL_GAIN * t:
             return prev[0]
         prev = (kappa, t)

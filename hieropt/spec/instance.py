@@ -16,37 +16,80 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..names import OBJECTIVES, PHASES, TRAINING_LOOPS
+from ..names import OBJECTIVES, PHASES, TRAINING_LOOPS, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
-from .network import Network
+from .network import Collective, Network
 from .workload import Workload
 
 
+def _positive_sizes(v: tuple[int, ...]) -> tuple[int, ...]:
+    for i, g in enumerate(v):
+        if g < 1:
+            raise ValueError(
+                f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; "
+                "fix: use 1 (or -1 in LIBRA files) for a dimension the group does not span"
+            )
+    return v
+
+
 class Mapping(Frozen):
-    """Parallel mapping (LIBRA's 'communicator'): per phase, the group size on each dimension (1 = not spanned).
+    """Parallel mapping (LIBRA's 'communicator'): per phase, the group size on each dimension (1 = not spanned), and
+    optionally named groups (``groups``) for collectives whose phase names one (:attr:`hieropt.spec.Phase.group`).
 
     Readers turn LIBRA's -1 into 1. Example for TP-16 / DP-256 on 4 x 8 x 4 x 32:
-    ``forward = input_grad = (4, 4, 1, 1)``, ``weight_grad = (1, 2, 4, 32)``.
+    ``forward = input_grad = (4, 4, 1, 1)``, ``weight_grad = (1, 2, 4, 32)``. A TP 8 x PP 8 x DP 64 plan there:
+    ``groups = {"tp": (4, 2, 1, 1), "pp": (1, 4, 2, 1), "dp": (1, 1, 2, 32)}``.
     """
 
     forward: tuple[int, ...]
     input_grad: tuple[int, ...]
     weight_grad: tuple[int, ...]
+    groups: dict[str, tuple[int, ...]] = Field(default_factory=dict)
 
     @field_validator("forward", "input_grad", "weight_grad")
     @classmethod
     def _positive(cls, v: tuple[int, ...]) -> tuple[int, ...]:
-        for i, g in enumerate(v):
-            if g < 1:
-                raise ValueError(
-                    f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; "
-                    "fix: use 1 (or -1 in LIBRA files) for a dimension the group does not span"
-                )
+        return _positive_sizes(v)
+
+    @field_validator("groups")
+    @classmethod
+    def _named_positive(cls, v: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+        for name, g in v.items():
+            try:
+                _positive_sizes(g)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
         return v
 
-    def group(self, phase: str) -> tuple[int, ...]:
-        """The group sizes of ``phase`` (one of :data:`PHASES`)."""
-        return getattr(self, phase)
+    def group(self, phase: str, name: str | None = None) -> tuple[int, ...]:
+        """The group sizes of ``phase`` (one of :data:`PHASES`), or of the named group ``name`` when given."""
+        return self.groups[name] if name is not None else getattr(self, phase)
+
+
+class StepSchedule(Frozen):
+    """The composed training step of loop ``step`` (formula in :mod:`hieropt.model.timing`): the workload is ONE
+    pipeline stage for one micro-batch, its forward and input-gradient collectives (point-to-point sends included)
+    run every micro-batch, its weight-gradient collectives and its optimizer step (``update_ns``) once per
+    iteration.
+
+    Attributes:
+        microbatches: m per iteration.
+        stages: pipeline stages p (1: no pipeline).
+        virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble is (p - 1) / v
+            micro-batch slots.
+        overlap_dp: the per-iteration collectives run on their own stream during the last micro-batch's backward
+            pass (in backward order, as loop ``tp_dp_overlap_cross``) instead of after it.
+    """
+
+    microbatches: int = Field(ge=1)
+    stages: int = Field(default=1, ge=1)
+    virtual_stages: int = Field(default=1, ge=1)
+    overlap_dp: bool = False
+
+    @property
+    def slots(self) -> float:
+        """Micro-batch slots of the stage per iteration: m + (p - 1) / v."""
+        return self.microbatches + (self.stages - 1) / self.virtual_stages
 
 
 class CostClass(Frozen):
@@ -116,47 +159,76 @@ class Job(Frozen):
     weight: float = Field(gt=0, allow_inf_nan=False)
 
 
-def _check_mapping(mapping: Mapping, network: Network, label: str, workload: Workload | None = None) -> None:
-    """A group tiles its dimensions (its size divides the dimension's NPU count), and the model-parallel groups
-    (forward and input-gradient) have the size the workload's header states, when it states one."""
+def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
     D = network.n_dims
-    for phase in PHASES:
-        g = mapping.group(phase)
+    named = [(f"groups.{k}", g) for k, g in mapping.groups.items()]
+    for key, g in [(phase, mapping.group(phase)) for phase in PHASES] + named:
         if len(g) != D:
             raise ValueError(
-                f"{label}.{phase}: has {len(g)} entries but the network has {D} dimensions; "
+                f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; "
                 f"fix: give one group size per dimension"
             )
         for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
             if p > dim.npus:
                 raise ValueError(
-                    f"{label}.{phase}[{d}]: group of {_count(p)} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
+                    f"{label}.{key}[{d}]: group of {_count(p)} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
                     f"fix: use a group size between 1 and {dim.npus}"
                 )
-            if dim.npus % p:
+            if dim.npus % p:  # issue 10: a group must tile its dimension (100 on a Switch of 128 is a mistake)
                 divisors = [k for k in range(1, dim.npus + 1) if dim.npus % k == 0] if dim.npus <= 10**6 else []
                 raise ValueError(
-                    f"{label}.{phase}[{d}]: a group of {p} NPUs does not divide dimension {d}'s {dim.npus} NPUs "
+                    f"{label}.{key}[{d}]: a group of {p} NPUs does not divide dimension {d}'s {dim.npus} NPUs "
                     f"(the groups must tile the dimension); fix: use a divisor of {dim.npus}"
                     + (f" ({', '.join(map(str, divisors[:12]))}{', ...' if len(divisors) > 12 else ''})"
                        if divisors else "")
-                )
-    header = workload.header if workload is not None else None
-    mp = header.model_parallel_npu_group if header is not None else None
-    if mp is not None:
-        for phase in ("forward", "input_grad"):
-            size = math.prod(mapping.group(phase))
-            if size != mp:
-                raise ValueError(
-                    f"{label}.{phase}: groups of {size} NPUs ({list(mapping.group(phase))}) but workload "
-                    f"'{workload.name}' is model parallel over {mp} NPUs (its header's model_parallel_NPU_group); "
-                    f"fix: give {phase} group sizes whose product is {mp}, or a workload with that group"
                 )
 
 
 def _count(n: int) -> str:
     """An NPU count for a message (an integer of thousands of digits by its length)."""
     return str(n) if n.bit_length() <= 200 else f"an integer of about {int(n.bit_length() * 0.30103) + 1} digits"
+
+
+_HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep"))
+"""Named groups whose size a workload header states (``model_parallel_NPU_group``, SimAI's ``pp`` and ``ep``)."""
+
+
+def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
+    """The named groups the workload uses exist, fit its header, and its point-to-point sends cross one dimension
+    in sequential mode; a transformer header's model-parallel size matches the forward group it is given."""
+    missing = sorted(workload.named_groups - set(mapping.groups))
+    if missing:
+        raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
+                         f"which the mapping does not name; fix: add {label}.groups.{missing[0]} (its size on every "
+                         "dimension)")
+    h = workload.header
+    if h is not None:
+        for name, key in _HEADER_GROUPS:
+            want = getattr(h, key)
+            if want is not None and name in workload.named_groups and math.prod(mapping.groups[name]) != want:
+                raise ValueError(f"{label}.groups.{name}: {list(mapping.groups[name])} has "
+                                 f"{math.prod(mapping.groups[name])} NPUs but the workload's header says {key} = "
+                                 f"{want}; fix: give the {name} group {want} NPUs")
+        mp = h.model_parallel_npu_group
+        t = workload.table
+        tp_comm = any(t.collective[i, j] is not Collective.NONE and t.group[i, j] is None and t.size_bytes[i, j] > 0
+                      for i in range(len(workload.layers)) for j in (0, 1))
+        if mp is not None and tp_comm and h.policy in TRANSFORMER_POLICIES:
+            size = math.prod(mapping.forward)
+            if size != mp:
+                raise ValueError(f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
+                                 f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
+                                 f"forward (and input_grad) group {mp} NPUs")
+    if mode == "sequential":
+        t = workload.table
+        for j, phase in enumerate(PHASES):
+            for g in {t.group[i, j] for i in range(len(workload.layers)) if t.collective[i, j] is Collective.P2P}:
+                sizes = mapping.group(phase, g)
+                if sum(x > 1 for x in sizes) > 1:
+                    raise ValueError(f"{label}.{'groups.' + g if g else phase}: a point-to-point send over a group "
+                                     f"spanning several dimensions {list(sizes)} crosses one of them, which "
+                                     "dimension_mode 'sequential' cannot state; fix: place the group on one "
+                                     "dimension or use dimension_mode 'concurrent'")
 
 
 class Instance(Frozen):
@@ -172,14 +244,13 @@ class Instance(Frozen):
     the readers) when the parts disagree.
 
     Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
-    ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``). ``dimension_mode``: dimensions of a
-    collective work ``concurrent`` ly (max over dimensions, LIBRA) or ``sequential`` ly (sum).
-    ``collectives_in_flight``: None (default) lets collectives of the overlap loops run at the same time, sharing
-    each dimension's bandwidth; 1 runs one collective at a time (ASTRA-sim's behaviour). ``chunks``: collectives are
-    split into this many chunks, each paying the per-step latency (latency x chunks; bandwidth terms unchanged).
-    Several workloads:
-    ``workload``/``mapping`` with ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum
-    of their iteration times.
+    ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``), ``step`` (needs ``step``).
+    ``dimension_mode``: dimensions of a collective work ``concurrent`` ly (max over dimensions, LIBRA) or
+    ``sequential`` ly (sum). ``collectives_in_flight``: None (default) lets collectives of the overlap loops (and of
+    ``step`` with ``overlap_dp``) run at the same time, sharing each dimension's bandwidth; 1 runs one collective at
+    a time (ASTRA-sim's behaviour). ``chunks``: collectives are split into this many chunks, each paying the
+    per-step latency (latency x chunks; bandwidth terms unchanged). Several workloads: ``workload``/``mapping`` with
+    ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum of their iteration times.
     """
 
     name: str
@@ -192,6 +263,7 @@ class Instance(Frozen):
     objective: Literal[OBJECTIVES]
     training_loop: Literal[TRAINING_LOOPS]
     pipeline: Pipeline | None = None
+    step: StepSchedule | None = None
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     collectives_in_flight: Literal[1] | None = None
     chunks: int = Field(default=1, ge=1)
@@ -208,12 +280,17 @@ class Instance(Frozen):
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         D = self.network.n_dims
-        _check_mapping(self.mapping, self.network, "mapping", self.workload)
+        _check_mapping(self.mapping, self.network, "mapping")
+        _check_job(self.workload, self.mapping, "mapping", self.dimension_mode)
         for j, job in enumerate(self.more_workloads):
-            _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping", job.workload)
+            _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
+            _check_job(job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode)
         if (self.training_loop == "pipeline") != (self.pipeline is not None):
             raise ValueError("pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
                              "p2p_dim) and only it uses them; fix: set both or neither")
+        if (self.training_loop == "step") != (self.step is not None):
+            raise ValueError("step: the step loop needs [step] (microbatches, stages, virtual_stages, overlap_dp) "
+                             "and only it uses them; fix: set both or neither")
         if self.pipeline is not None and self.pipeline.p2p_dim >= D:
             raise ValueError(f"pipeline.p2p_dim: dimension {self.pipeline.p2p_dim} does not exist; fix: use 0.."
                              f"{D - 1}")

@@ -14,13 +14,19 @@ from .base import MAX_NPUS, Block, Frozen, NonNegFloat
 
 
 class Collective(StrEnum):
-    """Collective communication types (ASTRA-sim 1.0 / LIBRA names)."""
+    """Collective communication types (ASTRA-sim 1.0 / LIBRA names), and ``P2P``: a point-to-point send of the
+    phase's bytes to the neighbouring NPU of its group (pipeline stages; not an ASTRA-sim 1.0 name)."""
 
     NONE = "NONE"
     ALL_REDUCE = "ALLREDUCE"
     REDUCE_SCATTER = "REDUCESCATTER"
     ALL_GATHER = "ALLGATHER"
     ALL_TO_ALL = "ALLTOALL"
+    P2P = "P2P"
+
+
+TEXT_COLLECTIVES = tuple(c for c in Collective if c is not Collective.P2P)
+"""The collectives ASTRA-sim 1.0 text names (every kind but ``P2P``)."""
 
 
 class Dimension(Frozen):

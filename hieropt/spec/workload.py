@@ -22,15 +22,22 @@ class Phase(Frozen):
 
     ``scope`` is the group suffix of SimAI's scoped collective names (``"EP"`` for ``ALLTOALL_EP``, ``"DP_EP"`` for
     ``ALLGATHER_DP_EP``; one of :data:`COLLECTIVE_SCOPES`), None for a plain name.
+
+    ``group`` names the parallel group the collective runs on (e.g. ``"tp"``, ``"dp"``, ``"ep"``, ``"pp"``): the
+    instance's mapping gives its size on each dimension in ``Mapping.groups``; None (default) uses the mapping's
+    group for the phase (``forward`` / ``input_grad`` / ``weight_grad``), as LIBRA's communicators do.
     """
 
     compute_ns: NonNegFloat
     collective: Collective
     size_bytes: NonNegFloat
     scope: str | None = None
+    group: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
 
     @model_validator(mode="after")
     def _scope_known(self) -> Phase:
+        if self.group is not None and self.collective is Collective.NONE:
+            raise ValueError(f"group: a NONE collective runs on no group (got {self.group!r}); fix: drop the group")
         if self.scope is not None:
             if self.scope not in COLLECTIVE_SCOPES:
                 raise ValueError(f"scope: unknown collective scope {self.scope!r}; fix: use one of "
@@ -73,6 +80,8 @@ class PhaseTable(BaseModel):
     compute_ns: np.ndarray
     size_bytes: np.ndarray
     collective: np.ndarray  # dtype object: Collective members
+    group: np.ndarray  # dtype object: the named group of each phase's collective, None for the phase's default
+    update_ns: np.ndarray  # (n_layers,): ASTRA-sim's weight-update time (the optimizer step, loop ``step``)
 
 
 def _int_text(v: float) -> str:
@@ -219,4 +228,12 @@ class Workload(Frozen):
             compute_ns=np.array([[p.compute_ns for p in r] for r in rows], dtype=float),
             size_bytes=np.array([[p.size_bytes for p in r] for r in rows], dtype=float),
             collective=np.array([[p.collective for p in r] for r in rows], dtype=object),
+            group=np.array([[p.group for p in r] for r in rows], dtype=object).reshape(len(rows), len(PHASES)),
+            update_ns=np.array([layer.update_ns for layer in self.layers], dtype=float),
         )
+
+    @property
+    def named_groups(self) -> set[str]:
+        """The named groups the workload's collectives run on (:attr:`Phase.group`)."""
+        g = self.table.group
+        return {x for x in g.ravel() if x is not None}

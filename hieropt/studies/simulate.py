@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..errors import InputError, SolverError
 from ..io.astrasim_bundle import Bundle, write_bundle
+from ..io.astrasim_trace import check_traceable
 from ..model.timing import evaluate
 from ..spec import Instance
 
@@ -212,6 +213,7 @@ def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequen
     from .heuristics import equal_split, traffic_proportional
 
     check_binary(binary)
+    check_traceable(instance)
     if bw_gbps is not None:
         allocations = [("given", "--bw", list(bw_gbps))]
         notes: list[str] = []

@@ -119,3 +119,19 @@ def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
         assert a["simulated_iteration_time_ns"] == pytest.approx(a["predicted_iteration_time_ns"], rel=0.01)
     assert data["agree"] and data["same_ranking"]
     assert (tmp_path / "keep" / "optimum" / "run.sh").exists()
+
+
+def test_export_refuses_loop_step_bundle(tmp_path: Path) -> None:
+    """An LLM plan under loop 'step' (named groups, P2P sends): the bundle is refused in one line before solving,
+    the network file alone is written."""
+    inst = REPO / "instances" / "gpt3-plan-4d.toml"
+    folder = tmp_path / "bundle"
+    r = run("export", inst, "--astra-sim", folder, "--bw", "200,150,100,50")
+    assert_error(r, 2, "gpt3-plan-4d.toml", "training_loop", "loop 'step'", "FILE.yml")
+    assert not folder.exists()
+    yml = tmp_path / "net.yml"
+    r = run("export", inst, "--astra-sim", yml, "--bw", "200,150,100,50")
+    assert_ok(r)
+    import math
+
+    assert math.prod(read_network_yml(yml).npus_count) == 4096

@@ -119,3 +119,42 @@ def test_run_sh_needs_a_binary(tmp_path):
     assert r.returncode == 2 and "give the ASTRA-sim binary" in r.stderr
     r = subprocess.run([str(tmp_path / "b" / "run.sh"), str(tmp_path / "nope")], capture_output=True, text=True)
     assert r.returncode == 2 and "is not an executable file" in r.stderr
+
+
+# ------------------------------------------------------------------ what the trace writer refuses (codesign features)
+def _refused(inst, tmp_path, *parts):
+    folder = tmp_path / "refused"
+    with pytest.raises(InputError) as e:
+        write_bundle(inst, [100.0] * inst.network.n_dims, folder)
+    msg = str(e.value)
+    assert "\n" not in msg and "FILE.yml" in msg, msg
+    for p in parts:
+        assert p in msg, msg
+    assert not folder.exists()  # refused before anything is written
+
+
+def test_bundle_refuses_loop_step(tmp_path):
+    from hieropt.spec import StepSchedule
+
+    layers = [Layer(name="l0", forward=ph(100.0, "ALLREDUCE", 1e6), input_grad=ph(100.0, "ALLREDUCE", 1e6),
+                    weight_grad=ph(100.0, "ALLREDUCE", 1e6))]
+    inst = make_instance([("Ring", 4), ("Switch", 8)], layers, (4, 1), (4, 1), (1, 8), training_loop="step",
+                         step=StepSchedule(microbatches=4, stages=2, overlap_dp=True))
+    _refused(inst, tmp_path, "training_loop", "loop 'step'")
+
+
+def test_bundle_refuses_p2p_and_named_groups(tmp_path):
+    from hieropt.spec import Mapping, Phase, Workload
+
+    p2p = [Layer(name="l0", forward=ph(100.0, "P2P", 1e6), input_grad=ph(100.0, "ALLREDUCE", 1e6),
+                 weight_grad=ph(100.0))]
+    inst = make_instance([("Ring", 4), ("Switch", 8)], p2p, (1, 8), (4, 1), (1, 8), dimension_mode="concurrent")
+    _refused(inst, tmp_path, "workload w", "P2P")
+    named = [Layer(name="l0", forward=Phase(compute_ns=100.0, collective="ALLREDUCE", size_bytes=1e6, group="tp"),
+                   input_grad=ph(100.0, "ALLREDUCE", 1e6), weight_grad=ph(100.0, "ALLREDUCE", 1e6))]
+    plain = [Layer(name="l0", forward=ph(100.0), input_grad=ph(100.0), weight_grad=ph(100.0))]
+    base = make_instance([("Ring", 4), ("Switch", 8)], plain, (4, 1), (4, 1), (1, 8))
+    inst = type(base).model_validate({**dict(base), "workload": Workload(name="w", layers=tuple(named)),
+                                      "mapping": Mapping(forward=(4, 1), input_grad=(4, 1), weight_grad=(1, 8),
+                                                         groups={"tp": (4, 1)})})
+    _refused(inst, tmp_path, "workload w", "named groups (tp)")

@@ -25,6 +25,9 @@ argument for every max (convex, minimised, so z is the max at the optimum):
 - recompute: no_overlap + sum_l (C_f + T_f);
 - pipeline: (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg with
   T_p2p >= p2p_bytes t_(p2p_dim) + one step of that dimension's latency (none when p2p_bytes is 0);
+- step: with F = m + (p - 1)/v, F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, or with overlap_dp
+  F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + (the tp_dp_overlap_cross backward above, shared links
+  or one collective in flight) + U (U: the optimizer step, sum_l update_ns);
 
 and the objective sum_j weight_j T_j over the workloads. For SCIP's numerics t_d enters as u_d / b0_d with
 B_d u_d == b0_d (the same equality scaled by a feasible point b0; see :data:`LOOP_ATTEMPTS`). The same loop code, with
@@ -60,6 +63,7 @@ from hieropt.spec import (
     Network,
     Phase,
     Pipeline,
+    StepSchedule,
     Workload,
 )
 
@@ -108,8 +112,10 @@ LOOP_ATTEMPTS: tuple[tuple[bool, dict, float], ...] = tuple(
 # ------------------------------------------------------------------------------------------------------ the loops
 
 
-def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callable[[list], object], S: list[list]):
-    """One workload's iteration time, straight from the formulas of the hieropt.model.timing docstring.
+def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callable[[list], object], S: list[list],
+              U: float = 0.0):
+    """One workload's iteration time, straight from the formulas of the hieropt.model.timing docstring (``U``: the
+    workload's optimizer step, loop ``step`` only).
 
     ``C`` (L, 3) compute times; ``T[l][j]`` collective times, ``S[l][j][d]`` the time the collective keeps dimension
     d busy (0.0: not at all) and ``p2p`` the pipeline transfer time (numbers or SCIP expressions, in the same unit as
@@ -136,17 +142,19 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
         return forward + sum(mx([C[lay, ig] + T[lay][ig], C[lay, ig] + C[lay, wg] + T[lay][wg]]
                                 + [C[lay, ig] + S[lay][ig][d] + S[lay][wg][d] for d in range(D)
                                    if busy(S[lay][ig][d]) and busy(S[lay][wg][d])]) for lay in range(L))
-    if loop == "tp_dp_overlap_cross" and serial:
-        r = slot = 0.0  # compute position and the end of the last collective (one at a time)
-        for lay in reversed(range(L)):
-            r = r + C[lay, ig]
-            if busy(T[lay][ig]):
-                r = slot = mx([r, slot]) + T[lay][ig]
-            r = r + C[lay, wg]
-            if busy(T[lay][wg]):
-                slot = mx([r, slot]) + T[lay][wg]
-        return forward + mx([r, slot])
-    if loop == "tp_dp_overlap_cross":
+
+    def cross_backward():
+        """The backward pass of tp_dp_overlap_cross (also the last micro-batch's backward of step + overlap_dp)."""
+        if serial:
+            r = slot = 0.0  # compute position and the end of the last collective (one at a time)
+            for lay in reversed(range(L)):
+                r = r + C[lay, ig]
+                if busy(T[lay][ig]):
+                    r = slot = mx([r, slot]) + T[lay][ig]
+                r = r + C[lay, wg]
+                if busy(T[lay][wg]):
+                    slot = mx([r, slot]) + T[lay][wg]
+            return mx([r, slot])
         r = y = 0.0  # compute stream and weight-gradient collective stream, going backwards from the last layer
         Z: dict[int, object] = {}  # the gradient stream's backlog on each dimension (TP collectives go first)
         for lay in reversed(range(L)):
@@ -158,7 +166,17 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
                     if busy(S[lay][wg][d]) or d in Z:
                         Z[d] = mx([r, Z[d]]) + S[lay][wg][d] if d in Z else r + S[lay][wg][d]
                 y = mx([mx([y, r]) + T[lay][wg]] + list(Z.values()))
-        return forward + mx([r, y] + list(Z.values()))
+        return mx([r, y] + list(Z.values()))
+
+    if loop == "tp_dp_overlap_cross":
+        return forward + cross_backward()
+    if loop == "step":
+        st_ = instance.step
+        F = st_.microbatches + (st_.stages - 1) / st_.virtual_stages
+        backward = sum(C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L))
+        if not st_.overlap_dp:
+            return F * (forward + backward) + sum(T[lay][wg] for lay in range(L)) + U
+        return F * forward + (F - 1) * backward + cross_backward() + U
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = sum(C[lay, f] + T[lay][f] + C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L)) + 2 * p2p
@@ -195,13 +213,13 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against hieropt.evaluate)."""
     total = 0.0
     pd, pb, pl = _p2p(instance)
-    for w, traffic, latency, C in _rows(instance):
+    for job, (w, traffic, latency, C) in zip(instance.jobs, _rows(instance), strict=True):
         T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, instance.dimension_mode) for j in range(3)]
              for lay in range(traffic.shape[0])]
         S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
              for lay in range(traffic.shape[0])]
         p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-        total += w * loop_time(instance, C, T, p2p, max, S)
+        total += w * loop_time(instance, C, T, p2p, max, S, float(job.workload.table.update_ns.sum()))
     return total
 
 
@@ -249,7 +267,7 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
         return v
 
     objective = 0.0
-    for w, traffic, latency, C in rows:
+    for job, (w, traffic, latency, C) in zip(instance.jobs, rows, strict=True):
         ub = t0 / w
         L = traffic.shape[0]
         T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub) for j in range(3)]
@@ -269,7 +287,8 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
 
         S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
                + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)] for lay in range(L)]
-        objective = objective + w * loop_time(instance, C / unit_bytes, T, p2p, mx, S)
+        U = float(job.workload.table.update_ns.sum()) / unit_bytes
+        objective = objective + w * loop_time(instance, C / unit_bytes, T, p2p, mx, S, U)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")
@@ -302,13 +321,17 @@ def _sizes():
     return st.integers(500, 900).map(lambda i: 10.0 ** (i / 100))
 
 
-def _layers(draw, n: int, prefix: str) -> tuple[Layer, ...]:
+def _layers(draw, n: int, prefix: str, mode: str = "concurrent") -> tuple[Layer, ...]:
+    # a point-to-point send over a group spanning several dimensions has no sequential form (the instance refuses it)
+    kinds = [c for c in Collective if mode == "concurrent" or c is not Collective.P2P]
+
     def phase() -> Phase:
         return Phase(compute_ns=float(draw(st.sampled_from([0, 1000, 100_000]) | st.integers(0, 10**6))),
-                     collective=draw(st.sampled_from(list(Collective))),
+                     collective=draw(st.sampled_from(kinds)),
                      size_bytes=draw(_sizes()))
 
-    return tuple(Layer(name=f"{prefix}{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
+    return tuple(Layer(name=f"{prefix}{i}", forward=phase(), input_grad=phase(), weight_grad=phase(),
+                       update_ns=float(draw(st.sampled_from([0, 0, 5000]))))
                  for i in range(n))
 
 
@@ -329,7 +352,11 @@ def loop_instances(draw, loop: str | None = None) -> Instance:
         return Mapping(**{ph: tuple(draw(st.sampled_from(_divisors(d.npus))) for d in dims) for ph in PHASES})
 
     loop = loop or draw(st.sampled_from(TRAINING_LOOPS))
-    pipeline = None
+    mode = draw(st.sampled_from(["concurrent", "sequential"]))
+    pipeline = step = None
+    if loop == "step":
+        step = StepSchedule(microbatches=draw(st.integers(1, 8)), stages=draw(st.integers(1, 8)),
+                            virtual_stages=draw(st.integers(1, 3)), overlap_dp=draw(st.booleans()))
     if loop == "pipeline":
         pipeline = Pipeline(stages=draw(st.integers(2, 8)), microbatches=draw(st.integers(1, 8)),
                             p2p_bytes=draw(st.sampled_from([0.0]) | _sizes()),
@@ -338,7 +365,7 @@ def loop_instances(draw, loop: str | None = None) -> Instance:
     weight = 1.0
     if draw(st.booleans()):
         weight = draw(st.integers(1, 20)) / 10
-        more = (Job(workload=Workload(name="w1", layers=_layers(draw, draw(st.integers(1, 3)), "m")),
+        more = (Job(workload=Workload(name="w1", layers=_layers(draw, draw(st.integers(1, 3)), "m", mode)),
                     mapping=mapping(), weight=draw(st.integers(1, 20)) / 10),)
 
     S = float(draw(st.integers(100, 1000)))
@@ -346,10 +373,11 @@ def loop_instances(draw, loop: str | None = None) -> Instance:
     rows = [LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=S, text="sum(bw) == S")]
     rows += extra_rows(draw, D, e, 2)
     return Instance(
-        name="loops-oracle", objective="performance", training_loop=loop, pipeline=pipeline,
-        dimension_mode=draw(st.sampled_from(["concurrent", "sequential"])),
+        name="loops-oracle", objective="performance", training_loop=loop, pipeline=pipeline, step=step,
+        dimension_mode=mode,
         collectives_in_flight=draw(st.sampled_from([None, 1])), chunks=draw(st.sampled_from([1, 1, 3])),
-        network=Network(dims=dims), workload=Workload(name="w0", layers=_layers(draw, draw(st.integers(1, 4)), "l")),
+        network=Network(dims=dims),
+        workload=Workload(name="w0", layers=_layers(draw, draw(st.integers(1, 4)), "l", mode)),
         mapping=mapping(), cost=COST, constraints=tuple(rows), workload_weight=weight, more_workloads=more)
 
 

@@ -25,6 +25,7 @@ from hieropt.spec import (
     Mapping,
     Network,
     Phase,
+    StepSchedule,
     Workload,
 )
 
@@ -144,3 +145,77 @@ def test_chunks_pay_latency_per_chunk():
     assert hieropt.evaluate(one, bw).iteration_time_ns == pytest.approx(t1, rel=1e-12)
     assert hieropt.evaluate(three, bw).iteration_time_ns == pytest.approx(t3, rel=1e-12)
     assert build_time_model(three).time_ns(np.array(bw)) == pytest.approx(t3, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------- loop step: the same DP overlap
+STEP = StepSchedule(microbatches=4, stages=3, virtual_stages=2, overlap_dp=True)  # F = 4 + 2/2 = 5 slots
+UPDATE_NS = 700.0  # optimizer step, on layer l0
+
+
+def _step_inst(in_flight, mode: str = "concurrent", step: StepSchedule = STEP) -> Instance:
+    base = _inst("tp_dp_overlap_cross", 2, in_flight, mode)
+    layers = (base.workload.layers[0].model_copy(update={"update_ns": UPDATE_NS}), base.workload.layers[1])
+    return base.model_copy(update={"training_loop": "step", "step": step,
+                                   "workload": Workload(name="w", layers=layers)})
+
+
+def hand_step(in_flight, b0: float, b1: float, mode: str = "concurrent") -> float:
+    """F forward passes, F - 1 plain backward passes, the last backward as tp_dp_overlap_cross (shared dimension 1,
+    or one collective in flight), the optimizer step once."""
+    sf, sig, swg, tf, tig, twg = _parts(b0, b1, mode)
+    F = STEP.slots
+    cross_backward = hand("tp_dp_overlap_cross", in_flight, 2, b0, b1, mode) - 2 * (CF + tf)
+    return F * 2 * (CF + tf) + (F - 1) * 2 * (CIG + tig + CWG) + cross_backward + UPDATE_NS
+
+
+@pytest.mark.parametrize("mode", ["concurrent", "sequential"])
+@pytest.mark.parametrize("in_flight", [None, 1])
+@pytest.mark.parametrize("bw", [(50.0, 50.0), (90.0, 10.0), (10.0, 90.0)])
+def test_step_overlap_dp_by_hand(in_flight, bw, mode):
+    inst = _step_inst(in_flight, mode)
+    want = hand_step(in_flight, *bw, mode=mode)
+    assert hieropt.evaluate(inst, list(bw)).iteration_time_ns == pytest.approx(want, rel=1e-12)
+    assert build_time_model(inst).time_ns(np.array(bw)) == pytest.approx(want, rel=1e-12)
+
+
+def test_step_sharing_binds():
+    """At (50, 50) loop step's last backward is slower with shared links than with independent streams (the model
+    before shared links), and slower still with one collective in flight."""
+    sf, sig, swg, tf, tig, twg = _parts(50.0, 50.0)
+    F = STEP.slots
+    r1 = CIG + tig + CWG
+    r0 = 2 * r1
+    independent = max(r0, max(r1 + twg, r0) + twg)
+    old = F * 2 * (CF + tf) + (F - 1) * 2 * (CIG + tig + CWG) + independent + UPDATE_NS
+    assert old < hand_step(None, 50.0, 50.0) < hand_step(1, 50.0, 50.0)
+    assert hieropt.evaluate(_step_inst(None), [50.0, 50.0]).iteration_time_ns > old * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("in_flight", [None, 1])
+def test_step_optimum_against_dense_search(in_flight):
+    sol = hieropt.solve(_step_inst(in_flight))
+    assert sol.success and sol.gap <= 1e-8
+    xs = np.linspace(0.05, 99.95, 2000)
+    for _ in range(6):
+        v = np.array([hand_step(in_flight, x, 100 - x) for x in xs])
+        i = int(np.argmin(v))
+        xs = np.linspace(xs[max(i - 2, 0)], xs[min(i + 2, len(xs) - 1)], 400)
+    best = min(hand_step(in_flight, x, 100 - x) for x in xs)
+    assert sol.iteration_time_ns == pytest.approx(best, rel=1e-7)
+
+
+@pytest.mark.parametrize("overlap_dp", [False, True])
+def test_step_chunks_pay_latency_per_chunk(overlap_dp):
+    """chunks = 3 on loop step is the same as three times every dimension's latency."""
+    lat = (Dimension(block="Ring", npus=4, cost_class="a", latency_ns=1000.0),
+           Dimension(block="Switch", npus=8, cost_class="b", latency_ns=500.0))
+    lat3 = tuple(d.model_copy(update={"latency_ns": 3 * d.latency_ns}) for d in lat)
+    step = STEP.model_copy(update={"overlap_dp": overlap_dp})
+    one = _step_inst(None, step=step).model_copy(update={"network": Network(dims=lat)})
+    three_chunks = one.model_copy(update={"chunks": 3})
+    three_latency = one.model_copy(update={"network": Network(dims=lat3)})
+    bw = [70.0, 30.0]
+    want = hieropt.evaluate(three_latency, bw).iteration_time_ns
+    assert want > hieropt.evaluate(one, bw).iteration_time_ns
+    assert hieropt.evaluate(three_chunks, bw).iteration_time_ns == pytest.approx(want, rel=1e-12)
+    assert build_time_model(three_chunks).time_ns(np.array(bw)) == pytest.approx(want, rel=1e-12)

@@ -10,7 +10,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
+from contextlib import contextmanager
 from typing import Any
 
 from ...errors import HieroptError, InputError, NoSolutionError
@@ -83,14 +84,16 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
     return row
 
 
-_WORKER_SPACE: ShapeSpace | None = None
+Task = Callable[[Any, Any], dict[str, Any]]
+"""A solve task: (space, candidate) -> result row; a module-level function, so that it pickles to workers."""
+_WORKER: tuple[Any, Task] | None = None
 
 
-def _init_worker(space: ShapeSpace, parent: int) -> None:
-    """Pool worker set-up: the space; Ctrl-C is the parent's to handle (no traceback from every worker); and the
-    worker ends when its parent is gone (killed), instead of running on as an orphan."""
-    global _WORKER_SPACE
-    _WORKER_SPACE = space
+def _init_worker(space: Any, parent: int, task: Task = solve_candidate) -> None:
+    """Pool worker set-up: the space and the task; Ctrl-C is the parent's to handle (no traceback from every
+    worker); and the worker ends when its parent is gone (killed), instead of running on as an orphan."""
+    global _WORKER
+    _WORKER = (space, task)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
 
@@ -109,34 +112,34 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated()
 
 
-def _pool_task(cand: Candidate) -> dict[str, Any]:
-    assert _WORKER_SPACE is not None
-    return solve_candidate(_WORKER_SPACE, cand)
+def _pool_task(cand: Any) -> dict[str, Any]:
+    assert _WORKER is not None
+    space, task = _WORKER
+    return task(space, cand)
 
 
-def run_serial(space: ShapeSpace, todo: list[Candidate]) -> Iterator[dict[str, Any]]:
+def run_serial(space: ShapeSpace, todo: list[Candidate], task: Task = solve_candidate) -> Iterator[dict[str, Any]]:
     """Solve ``todo`` one after another in this process; yields one result row per candidate."""
     for cand in todo:
-        yield solve_candidate(space, cand)
+        yield task(space, cand)
 
 
-def run_pool(space: ShapeSpace, todo: list[Candidate], workers: int, started: Callable[[], None]):
-    """Solve ``todo`` in a local process pool of ``workers`` processes; yields rows as they finish."""
-    ex = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(space, os.getpid()))
+@contextmanager
+def _pool(space: Any, workers: int, task: Task):
+    """A local process pool for ``task`` on ``space``. SIGTERM in the main thread is raised as :class:`Terminated`
+    while it runs; leaving the block after a complete sweep waits for the pool, leaving it any other way (Ctrl-C,
+    SIGTERM, an error) terminates the workers at once, so no process outlives the sweep."""
+    ex = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(space, os.getpid(), task))
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
-    done = False
+    state = {"done": False}
     try:
-        futures = [ex.submit(_pool_task, cand) for cand in todo]  # workers start here, before any progress thread
-        started()
-        for f in as_completed(futures):
-            yield f.result()
-        done = True
+        yield ex, state
     finally:
-        if done:
+        if state["done"]:
             ex.shutdown(wait=True)
-        else:  # interrupted (Ctrl-C, SIGTERM) or failed: stop the workers now, do not wait for their running solves
-            procs = list(getattr(ex, "_processes", {}).values())
+        else:
+            procs = list((getattr(ex, "_processes", None) or {}).values())
             ex.shutdown(wait=False, cancel_futures=True)
             for proc in procs:
                 proc.terminate()
@@ -144,6 +147,78 @@ def run_pool(space: ShapeSpace, todo: list[Candidate], workers: int, started: Ca
                 proc.join(5)
         if main:
             signal.signal(signal.SIGTERM, previous)
+
+
+def run_pool(space: ShapeSpace, todo: list[Candidate], workers: int, started: Callable[[], None],
+             task: Task = solve_candidate):
+    """Solve ``todo`` in a local process pool of ``workers`` processes; yields rows as they finish."""
+    with _pool(space, workers, task) as (ex, state):
+        futures = [ex.submit(_pool_task, cand) for cand in todo]  # workers start here, before any progress thread
+        started()
+        for f in as_completed(futures):
+            yield f.result()
+        state["done"] = True
+
+
+def run_admitted(space: Any, todo: list[Any], workers: int, task: Task, admit: Callable[[Any], bool],
+                 dask: Any = None) -> Iterator[tuple[Any, dict[str, Any] | None]]:
+    """Solve ``todo`` in its order, asking ``admit(candidate)`` just before each one is started: (candidate, row)
+    as solves finish, (candidate, None) for a candidate not admitted (not solved). At most 2 x ``workers`` solves
+    are in flight, so ``admit`` sees the rows of all but those; serial in this process when ``workers`` is 1, a
+    local process pool otherwise, or the Dask cluster ``dask`` (an address or a ``distributed.Client``)."""
+    if dask is None and workers <= 1:
+        for cand in todo:
+            yield (cand, task(space, cand)) if admit(cand) else (cand, None)
+        return
+    if dask is not None:
+        yield from _dask_admitted(space, todo, task, admit, dask)
+        return
+    with _pool(space, workers, task) as (ex, state):
+        yield from _windowed(todo, 2 * workers, admit, lambda cand: ex.submit(_pool_task, cand),
+                             lambda pending: wait(pending, return_when=FIRST_COMPLETED)[0])
+        state["done"] = True
+
+
+def _windowed(todo, window, admit, submit, wait_some):
+    pending: dict[Any, Any] = {}
+    it = iter(todo)
+    exhausted = False
+    while True:
+        while not exhausted and len(pending) < window:
+            cand = next(it, None)
+            if cand is None:
+                exhausted = True
+            elif admit(cand):
+                pending[submit(cand)] = cand
+            else:
+                yield cand, None
+        if not pending:
+            return
+        for f in wait_some(list(pending)):
+            yield pending.pop(f), f.result()
+
+
+def _dask_admitted(space, todo, task, admit, address):
+    try:
+        from distributed import Client
+        from distributed import wait as dask_wait
+    except ImportError:
+        raise InputError("dask", None, "Dask is not installed",
+                         "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
+    own = not isinstance(address, Client)
+    try:
+        client = Client(address, timeout="20s") if own else address
+    except (OSError, TimeoutError) as e:
+        raise InputError("dask", str(address), f"cannot reach the Dask scheduler: {e}",
+                         "start one (dask scheduler; dask worker ADDRESS) or check the address") from None
+    try:
+        space_f = client.scatter(space, broadcast=True)
+        window = 2 * max(1, len(client.scheduler_info().get("workers", {})) or 1)
+        yield from _windowed(todo, window, admit, lambda cand: client.submit(task, space_f, cand, pure=False),
+                             lambda pending: dask_wait(pending, return_when="FIRST_COMPLETED").done)
+    finally:
+        if own:
+            client.close()
 
 
 def client_address(client: Any) -> str:
@@ -154,7 +229,8 @@ def client_address(client: Any) -> str:
         return "client"
 
 
-def run_dask(space: ShapeSpace, todo: list[Candidate], address: Any, started: Callable[[], None]):
+def run_dask(space: ShapeSpace, todo: list[Candidate], address: Any, started: Callable[[], None],
+             task: Task = solve_candidate):
     """Solve ``todo`` on the Dask cluster at ``address``; yields rows as they finish. InputError without distributed."""
     try:
         from distributed import Client
@@ -170,7 +246,7 @@ def run_dask(space: ShapeSpace, todo: list[Candidate], address: Any, started: Ca
                          "start one (dask scheduler; dask worker ADDRESS) or check the address") from None
     try:
         space_f = client.scatter(space, broadcast=True)
-        futures = [client.submit(solve_candidate, space_f, cand, pure=False) for cand in todo]
+        futures = [client.submit(task, space_f, cand, pure=False) for cand in todo]
         started()
         for f in dask_completed(futures):
             yield f.result()

@@ -73,19 +73,22 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
 
 
 # -------------------------------------------------------------------------------------------- duplicate key
-_DISTINCT: dict[int, tuple[Any, list[list[tuple[Collective, float]]]]] = {}
+_DISTINCT: dict[int, tuple[Any, list[list[tuple[Collective, str | None, float]]]]] = {}
 
 
-def _distinct(workload: Any) -> list[list[tuple[Collective, float]]]:
-    """Per phase, the distinct (collective, size) pairs of a workload that send bytes (cached per workload)."""
+def _distinct(workload: Any) -> list[list[tuple[Collective, str | None, float]]]:
+    """Per phase, the distinct (collective, named group, size) triples of a workload that send bytes (cached per
+    workload)."""
     hit = _DISTINCT.get(id(workload))
     if hit is not None and hit[0] is workload:
         return hit[1]
     table = workload.table
     out = []
     for j in range(len(PHASES)):
-        pairs = {(str(k), float(s)) for k, s in zip(table.collective[:, j], table.size_bytes[:, j], strict=True)}
-        out.append([(Collective(k), s) for k, s in sorted(pairs) if Collective(k) is not Collective.NONE and s > 0])
+        triples = {(str(k), g or "", float(s)) for k, g, s in
+                   zip(table.collective[:, j], table.group[:, j], table.size_bytes[:, j], strict=True)}
+        out.append([(Collective(k), g or None, s) for k, g, s in sorted(triples)
+                    if Collective(k) is not Collective.NONE and s > 0])
     _DISTINCT[id(workload)] = (workload, out)
     return out
 
@@ -98,9 +101,9 @@ def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray
     algos = tuple(d.collective_algorithm for d in network.dims)
     traffic, latency = [], []
     for workload, mapping in jobs:
-        for phase, pairs in zip(PHASES, _distinct(workload), strict=True):
-            group = mapping.group(phase)
-            for kind, size in pairs:
+        for phase, triples in zip(PHASES, _distinct(workload), strict=True):
+            for kind, name, size in triples:
+                group = mapping.group(phase, name)
                 traffic.append(collective_traffic(kind, size, group))
                 latency.append(collective_steps(kind, group, algos) * alpha)
     return np.array(traffic).reshape(-1, D), np.array(latency).reshape(-1, D)

@@ -35,10 +35,11 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def typed_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A row read back from a results file with every column converted to its type of :data:`COLUMNS`."""
+def typed_row(row: dict[str, Any], columns: tuple[tuple[str, type], ...] = COLUMNS) -> dict[str, Any]:
+    """A row read back from a results file with every column converted to its type of ``columns``
+    (default :data:`COLUMNS`)."""
     out = {}
-    for name, kind in COLUMNS:
+    for name, kind in columns:
         v = row.get(name)
         if v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
             out[name] = None if kind is not str else ("" if name in ("equivalent_ids", "message") else None)
@@ -47,7 +48,8 @@ def typed_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_csv(path: Path, space_hash: str, repair: bool) -> list[dict[str, Any]]:
+def _read_csv(path: Path, space_hash: str, repair: bool,
+              columns: tuple[tuple[str, type], ...] = COLUMNS) -> list[dict[str, Any]]:
     """Rows of a results CSV; a last line cut off by an interruption is dropped (and removed when ``repair``)."""
     if not path.exists() or path.stat().st_size == 0:
         return []
@@ -63,15 +65,16 @@ def _read_csv(path: Path, space_hash: str, repair: bool) -> list[dict[str, Any]]
         return []
     reader = csv.reader(lines)
     header = next(reader)
-    if tuple(header) != COLUMN_NAMES:
+    names = tuple(n for n, _ in columns)
+    if tuple(header) != names:
         raise InputError(path, "header", "not a results file of this hieropt explore (other columns)",
                          "give another --out file, or delete this one to start over")
     rows = []
     for i, values in enumerate(reader, start=2):
-        if len(values) != len(COLUMN_NAMES):
-            raise InputError(path, f"line {i}", f"{len(values)} fields, expected {len(COLUMN_NAMES)}",
+        if len(values) != len(names):
+            raise InputError(path, f"line {i}", f"{len(values)} fields, expected {len(names)}",
                              "delete the damaged line (it is solved again) or the file")
-        rows.append(_check_hash(typed_row(dict(zip(COLUMN_NAMES, values, strict=True))), path, i, space_hash))
+        rows.append(_check_hash(typed_row(dict(zip(names, values, strict=True)), columns), path, i, space_hash))
     return rows
 
 
@@ -83,16 +86,16 @@ def _check_hash(row: dict[str, Any], path: Path, where: Any, space_hash: str) ->
     return row
 
 
-def read_results(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of a results file written by :func:`explore` (CSV, or Parquet with pyarrow), typed per
-    :data:`COLUMNS`, without checking which space wrote them."""
+def read_results(path: str | Path, columns: tuple[tuple[str, type], ...] = COLUMNS) -> list[dict[str, Any]]:
+    """The rows of a results file written by :func:`explore` (or a study with its own ``columns``; CSV, or Parquet
+    with pyarrow), typed per ``columns``, without checking which space wrote them."""
     path = Path(path)
     if path.suffix == ".parquet":
         pq = _pyarrow(path)
-        return [typed_row(r) for r in pq.read_table(path).to_pylist()]
+        return [typed_row(r, columns) for r in pq.read_table(path).to_pylist()]
     raw = path.read_text(encoding="utf-8")
     lines = raw.splitlines() if raw.endswith("\n") else raw.splitlines()[:-1]  # drop a line cut off mid-write
-    return [typed_row(r) for r in csv.DictReader(lines)]
+    return [typed_row(r, columns) for r in csv.DictReader(lines)]
 
 
 def _pyarrow(path: Path):
@@ -105,18 +108,18 @@ def _pyarrow(path: Path):
     return pq
 
 
-def _arrow_schema():
+def _arrow_schema(columns: tuple[tuple[str, type], ...] = COLUMNS):
     import pyarrow as pa
 
     types = {str: pa.string(), int: pa.int64(), float: pa.float64()}
-    return pa.schema([(n, types[k]) for n, k in COLUMNS])
+    return pa.schema([(n, types[k]) for n, k in columns])
 
 
 class ResultSink:
     """Streams rows to ``out`` as they arrive: CSV directly; Parquet through a CSV journal beside it
     (``OUT.partial.csv``), rewritten into the Parquet file when the sweep completes."""
 
-    def __init__(self, out: Path, space_hash: str):
+    def __init__(self, out: Path, space_hash: str, columns: tuple[tuple[str, type], ...] = COLUMNS):
         if out.suffix.lower() not in (".csv", ".parquet"):
             raise InputError("out", str(out), f"unknown results format '{out.suffix or '(no suffix)'}'",
                              "name a .csv file (or .parquet with pyarrow installed)")
@@ -125,6 +128,8 @@ class ResultSink:
                              "create it first, or name a file in an existing folder")
         self.out = out
         self.hash = space_hash
+        self.columns = columns
+        self.names = tuple(n for n, _ in columns)
         self.parquet = out.suffix.lower() == ".parquet"
         self.journal = out.with_name(out.name + ".partial.csv") if self.parquet else out
         self.previous: list[dict[str, Any]] = []
@@ -132,22 +137,22 @@ class ResultSink:
             pq = _pyarrow(out)
             if out.exists():
                 table = pq.read_table(out)
-                if tuple(table.column_names) != COLUMN_NAMES:
+                if tuple(table.column_names) != self.names:
                     raise InputError(out, "columns", "not a results file of this hieropt explore (other columns)",
                                      "give another --out file, or delete this one to start over")
-                self.previous = [_check_hash(typed_row(r), out, i, self.hash)
+                self.previous = [_check_hash(typed_row(r, columns), out, i, self.hash)
                                  for i, r in enumerate(table.to_pylist(), start=1)]
-        self.previous += _read_csv(self.journal, self.hash, repair=True)
+        self.previous += _read_csv(self.journal, self.hash, repair=True, columns=columns)
         fresh = not self.journal.exists() or self.journal.stat().st_size == 0
         self.file = self.journal.open("a", encoding="utf-8", newline="")
         self.writer = csv.writer(self.file, lineterminator="\n")
         if fresh:
-            self.writer.writerow(COLUMN_NAMES)
+            self.writer.writerow(self.names)
             self.file.flush()
         self.new: list[dict[str, Any]] = []
 
     def write(self, row: dict[str, Any]) -> None:
-        self.writer.writerow([_text(row[n]) for n in COLUMN_NAMES])
+        self.writer.writerow([_text(row[n]) for n in self.names])
         self.file.flush()
         self.new.append(row)
 
@@ -160,7 +165,7 @@ class ResultSink:
         pq = _pyarrow(self.out)
         rows = self.previous + self.new
         tmp = self.out.with_name(self.out.name + ".tmp")
-        pq.write_table(pa.Table.from_pylist([{n: r[n] for n in COLUMN_NAMES} for r in rows], schema=_arrow_schema()),
-        tmp)
+        pq.write_table(pa.Table.from_pylist([{n: r[n] for n in self.names} for r in rows],
+                                            schema=_arrow_schema(self.columns)), tmp)
         os.replace(tmp, self.out)
         self.journal.unlink(missing_ok=True)

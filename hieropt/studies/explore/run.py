@@ -59,7 +59,7 @@ from .executors import client_address, run_dask, run_pool, run_serial
 from .keys import candidates
 from .results import ResultSink, typed_row
 
-__all__ = ["explore", "Exploration", "load_space", "space_fingerprint", "SOLVED"]
+__all__ = ["explore", "Exploration", "load_space", "space_fingerprint", "rank_rows", "SOLVED"]
 
 SOLVED = ("optimal", "limit")
 """Row statuses that carry an objective value (``limit``: the gap target was not reached)."""
@@ -109,7 +109,7 @@ class Exploration:
         time otherwise), then by id.
         """
         if "ranking" not in self._cache:
-            self._cache["ranking"] = _rank([r for r in self.rows if r["status"] in SOLVED], self.space.objective)
+            self._cache["ranking"] = rank_rows([r for r in self.rows if r["status"] in SOLVED], self.space.objective)
         return self._cache["ranking"]
 
     @property
@@ -156,10 +156,13 @@ class Exploration:
         return out
 
 
-def _rank(rows: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
+def rank_rows(rows: list[dict[str, Any]], objective: str, key: str = "shape_id") -> list[dict[str, Any]]:
+    """Rows with an objective value, best first, each with its ``rank``: optima within the solver's gap target of
+    each other share a rank and are ordered by the other figure (network cost for performance, iteration time
+    otherwise), then by ``key``."""
     tol = PPC_GAP if objective == "performance_per_cost" else REL_GAP
     second = "network_cost_usd" if objective == "performance" else "iteration_time_ns"
-    rows = sorted(rows, key=lambda r: (r["objective_value"], r["shape_id"]))
+    rows = sorted(rows, key=lambda r: (r["objective_value"], r[key]))
     out: list[dict[str, Any]] = []
     i = 0
     while i < len(rows):
@@ -167,7 +170,7 @@ def _rank(rows: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
         j = i
         while j < len(rows) and rows[j]["objective_value"] <= lead + tol * abs(lead):
             j += 1
-        tied = sorted(rows[i:j], key=lambda r: (r[second], r["shape_id"]))
+        tied = sorted(rows[i:j], key=lambda r: (r[second], r[key]))
         out += [{**r, "rank": i + 1} for r in tied]
         i = j
     return out
@@ -209,6 +212,10 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
     if not isinstance(space, ShapeSpace):
         space = load_space(space)
     space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd)
+    if space.objective == "min_max_regret":
+        raise InputError("objective", None, "explore does not rank shapes by min_max_regret",
+                         "use performance, performance_per_cost or min_cost; solve a shortlisted shape's instance "
+                         "with the min_max_regret objective")
     if prune is not None and prune != space.prune_symmetric:
         space = space.model_copy(update={"prune_symmetric": prune})
     if workers is not None and workers < 1:

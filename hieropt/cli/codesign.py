@@ -1,0 +1,64 @@
+"""``hieropt codesign SPACE.toml``: the training plan and the network chosen jointly, each candidate solved exactly
+or pruned by a proven bound (registered in :mod:`hieropt.cli`). Exit codes: 0 done, 2 bad input, 3 no plan fits in
+memory or no candidate has a certified answer, 130 interrupted (rerun with the same ``--out`` to resume)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..names import OBJECTIVES
+from .common import error_console, fail
+
+
+def codesign_command(
+    space: Annotated[Path, typer.Argument(help="Co-design space TOML (see spaces/codesign-gpt3-4096.toml).",
+                                          show_default=False)],
+    objective: Annotated[str | None, typer.Option(
+        "--objective", help=f"One of {', '.join(OBJECTIVES)} (default: the space's).")] = None,
+    top: Annotated[int, typer.Option("--top", help="Rows of the ranked table.")] = 15,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an existing FILE is "
+        "resumed: its candidates are not solved again.")] = None,
+    dask: Annotated[str | None, typer.Option(
+        "--dask", help="Run the solves on a Dask cluster at this scheduler address (tcp://host:8786).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Processes of the local pool (default: CPU count; 1: no pool).")] = None,
+    prune: Annotated[bool, typer.Option(
+        "--prune/--no-prune", help="Skip candidates whose proven bound (compute + bubble) cannot beat the best found "
+        "(exact; default: the space's).")] = True,
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", help="Also write the summary as JSON ('-': stdout).")] = None,
+) -> None:
+    """Choose the training plan (TP, PP, DP, EP, ZeRO, recompute, micro-batch) and the network (shape, group
+    placement, per-dimension bandwidth) together: every plan that fits in memory on every shape of the space, each
+    solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
+    count with its scale-out bandwidth."""
+    from ..errors import HieroptError
+    from ..report.codesign import codesign_dict, dims_table, ranking_table, summary_lines
+    from ..studies.codesign import codesign
+    from .common import to_stdout, write_json
+
+    err = error_console()
+    console = err if to_stdout(json_out) else Console(width=max(Console().width, 160))
+    try:
+        result = codesign(space, objective, out=out, workers=workers, dask=dask, prune=None if prune else False)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    except KeyboardInterrupt:
+        where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
+        err.print(f"interrupted: {where}", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+    for line in summary_lines(result):
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    if json_out is not None:
+        write_json(json_out, codesign_dict(result, top))
+    if result.best is None:
+        err.print("[bold red]error:[/] no candidate has a certified answer", highlight=False)
+        raise typer.Exit(3)
+    console.print(ranking_table(result, top))
+    console.print(dims_table(result))

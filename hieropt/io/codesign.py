@@ -1,0 +1,114 @@
+"""Co-design space files (TOML) -> :class:`hieropt.workloads.llm.space.CodesignSpace`. Example
+(``spaces/codesign-gpt3-4096.toml``)::
+
+    name = "codesign-gpt3-4096"
+    model = "../models/gpt3-175b-llm.toml"   # LLM model file: architecture, NPU (HBM), precision, base plan
+    set = ["global_batch_size=1536"]         # optional KEY=VALUE overrides of the model file (as --set)
+    npus = 4096
+    objective = "performance"                # performance | performance_per_cost | min_cost (+ max_iteration_time_ns)
+    constraints = ["sum(bw) == 500"]         # parsed for every dimension count; 'top' = the last dimension
+    mapping_rule = "lowest"                  # lowest | all_placements
+    prune = true                             # skip candidates whose proven bound cannot beat the incumbent
+
+    [plans]                                  # the values each plan field may take (lists)
+    tp = [1, 2, 4, 8, 16]
+    pp = [1, 2, 4, 8, 16]
+    zero_stage = [0, 1]
+    recompute = ["none", "selective", "full"]
+    sequence_parallel = [false, true]        # also: ep, virtual_stages, micro_batch_size, overlap_grad_reduce
+
+    [network]                                # one fixed network: dims = [{block, npus, cost_class}, ...]
+    # or, instead of [network], a shape space as in hieropt explore: dims = [2, 4], switch_only_at_top,
+    # [[levels]] tables (name, blocks, npus, cost_class, max_npus_within, ...)
+
+    [cost.InterPod]                          # or cost = "cost.yml" (LIBRA format), $ per GB/s
+    link_usd_per_gbps = 7.8
+
+Every mistake raises a one-line :class:`hieropt.errors.InputError` naming the file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+from ..spec import OBJECTIVES, Network
+from ..workloads.llm.space import CodesignSpace, PlanChoices
+from .common import validation_error
+from .instance import cost_entry, read_toml, required_choice
+from .llm import read_llm
+from .space import dims_entry, level_entry
+
+_TOP_KEYS = ("name", "description", "model", "set", "npus", "objective", "constraints", "mapping_rule", "prune",
+             "plans", "network", "dims", "levels", "switch_only_at_top", "cost", "max_iteration_time_ns",
+             "max_network_cost_usd", "dimension_mode", "nic_gbps")
+
+
+def load_codesign(path: str | Path) -> CodesignSpace:
+    """Read a co-design space file and the model and cost files it names (paths relative to the file).
+
+    Raises:
+        InputError: any bad file or field, naming the file, the field and the fix.
+    """
+    path = Path(path)
+    src = str(path)
+    data = read_toml(path, "co-design space")
+    for k in data:
+        if k not in _TOP_KEYS:
+            raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
+    for k, fix in (("model", 'name the LLM model file, e.g. model = "../models/gpt3-175b-llm.toml"'),
+                   ("npus", "give the total number of NPUs, e.g. npus = 4096"),
+                   ("cost", "inline [cost.<class>] tables or name a LIBRA cost file")):
+        if k not in data:
+            raise InputError(src, k, "missing", fix)
+    sets = data.get("set", [])
+    if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
+        raise InputError(src, "set", "expected a list of KEY=VALUE strings", 'write set = ["global_batch_size=1536"]')
+    base = read_llm(_path(path.parent, data["model"]), sets)
+    objective = required_choice(data, "objective", OBJECTIVES, src) if "objective" in data else "performance"
+    parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
+                                                   "max_iteration_time_ns", "max_network_cost_usd",
+                                                   "dimension_mode", "nic_gbps") if k in data}
+    plans = data.get("plans", {})
+    if not isinstance(plans, dict):
+        raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
+    try:
+        choices = PlanChoices(**{k: v if isinstance(v, list) else [v] for k, v in plans.items()})
+    except ValidationError as e:
+        raise validation_error(e, src, "plans") from e
+    if "network" in data:
+        net = data["network"]
+        try:
+            parts["network"] = Network(**net) if isinstance(net, dict) else Network(dims=net)
+        except (ValidationError, TypeError) as e:
+            if isinstance(e, ValidationError):
+                raise validation_error(e, src, "network") from e
+            raise InputError(src, "network", "expected a table with dims", "write [network] dims = [...]") from e
+    if "levels" in data:
+        levels = data["levels"]
+        if not isinstance(levels, list) or not all(isinstance(lv, dict) for lv in levels):
+            raise InputError(src, "levels", "expected one or more [[levels]] tables", "see spaces/gpt3-4096.toml")
+        parts["levels"] = [level_entry(lv, i, src) for i, lv in enumerate(levels)]
+        parts["min_dims"], parts["max_dims"] = dims_entry(data.get("dims", [2, 4]), src)
+    texts = data.get("constraints", [])
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
+    try:
+        return CodesignSpace(name=str(data.get("name", path.stem)), base=base, npus=data["npus"], plans=choices,
+                             cost=cost_entry(data["cost"], path.parent, src), constraints=tuple(texts),
+                             objective=objective, **parts)
+    except ValidationError as e:
+        raise validation_error(e, src) from e
+
+
+def _path(base: Path, value: Any) -> Path:
+    if not isinstance(value, str):
+        raise InputError(base, "model", f"expected a file name, got {value!r}", "give the model file's path")
+    p = Path(value)
+    return p if p.is_absolute() else base / p
+
+
+__all__ = ["load_codesign"]

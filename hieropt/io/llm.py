@@ -1,0 +1,134 @@
+"""LLM model files (TOML) -> :class:`hieropt.workloads.llm.LLMParams`, with ``KEY=VALUE`` overrides.
+
+A model file::
+
+    generator = "llm"
+    description = "..."              # optional
+    [params]
+    name = "gpt3-175b"               # optional: the workload's name (default: the model's)
+    [params.model]                   # hieropt.workloads.llm.Architecture (layers, hidden_size, heads, ...)
+    [params.model.moe]               # optional: MoE layers
+    [params.plan]                    # hieropt.workloads.llm.Plan (tp, pp, dp, ep, zero_stage, ...)
+    [params.npu]                     # hieropt.workloads.llm.NPU (peak_tflops, efficiency, hbm_gib, ...)
+    [params.precision]               # optional: bytes per element
+
+Overrides (``hieropt workload plan FILE --set tp=8 --set recompute=full``): ``KEY`` is a dotted path below
+``params`` (``plan.tp``, ``model.moe.experts``, ``npu.hbm_gib``) or a bare field name found in exactly one of plan,
+npu, precision, model and model.moe (``tp``, ``hbm_gib``); ``VALUE`` is a TOML value (``8``, ``true``, ``[7, 8]``,
+``"x"``), a bare word standing for a string (``schedule=interleaved``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
+from .common import read_text, validation_error
+
+SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
+                                          ("model", Architecture), ("model.moe", MoE))
+"""Where a bare override key is looked up, in this order (a key must name a field of exactly one)."""
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def override_path(key: str, source: str = "--set") -> list[str]:
+    """The dotted path below ``params`` an override key stands for (``"tp"`` -> ``["plan", "tp"]``).
+
+    Raises:
+        InputError: the key names no field, or a field of several sections.
+    """
+    if "." in key:
+        parts = key.split(".")
+        if parts[0] == "params":
+            parts = parts[1:]
+        return parts
+    hits = [sec for sec, cls in SECTIONS if key in cls.model_fields]
+    if not hits:
+        known = sorted({f for _, cls in SECTIONS for f in cls.model_fields})
+        raise InputError(source, key, "unknown key", f"use one of {', '.join(known)} (or a dotted path like plan.tp)")
+    if len(hits) > 1:
+        raise InputError(source, key, f"ambiguous: a field of {' and '.join(hits)}",
+                         f"write {hits[0]}.{key} or {hits[1]}.{key}")
+    return hits[0].split(".") + [key]
+
+
+def apply_overrides(params: dict[str, Any], overrides: Iterable[str], source: str = "--set") -> dict[str, Any]:
+    """``params`` (the file's ``[params]`` table) with ``KEY=VALUE`` overrides applied (a new dict).
+
+    Raises:
+        InputError: an override without ``=`` or with an unknown key.
+    """
+    out = _deep_copy(params)
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(source, item, "expected KEY=VALUE", "write e.g. --set tp=8")
+        path = override_path(key, source)
+        node = out
+        for part in path[:-1]:
+            nxt = node.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise InputError(source, key, f"{part} is not a table", "check the key's path")
+            node = nxt
+        node[path[-1]] = _parse_value(value.strip())
+    return out
+
+
+def _deep_copy(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in d.items()}
+
+
+def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str] = ()) -> LLMParams:
+    """Validate a model file's parsed TOML (``generator = "llm"``) with ``overrides`` into :class:`LLMParams`.
+
+    Raises:
+        InputError: another generator, unknown keys, or a plan that does not fit the model (the field and the fix).
+    """
+    if data.get("generator") != "llm":
+        raise InputError(source, "generator", f"{data.get('generator')!r} is not the LLM generator",
+                         'use a model file with generator = "llm" (e.g. models/gpt3-175b-llm.toml)')
+    extra = set(data) - {"generator", "params", "description"}
+    if extra:
+        raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
+    params = data.get("params")
+    if not isinstance(params, dict):
+        raise InputError(source, "params", "missing", "add [params.model], [params.plan] and [params.npu]")
+    merged = apply_overrides(params, overrides)
+    try:
+        return LLMParams(**merged)
+    except ValidationError as e:
+        raise validation_error(e, source, "params") from e
+
+
+def read_llm(path: str | Path, overrides: Iterable[str] = ()) -> LLMParams:
+    """Read an LLM model file (module docstring) and apply ``overrides``.
+
+    Raises:
+        InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
+    """
+    path = Path(path)
+    text = read_text(path, "model")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(path, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+    return llm_params(data, path, overrides)
+
+
+load_llm = read_llm
+"""Public alias (``hieropt.load_llm``): an LLM model file as :class:`~hieropt.workloads.llm.LLMParams`."""
+
+__all__ = ["read_llm", "load_llm", "llm_params", "apply_overrides", "override_path", "SECTIONS"]

@@ -1,0 +1,155 @@
+"""Where the parallel groups of a training plan (tp, pp, dp, ep, edp) sit on the network's dimensions.
+
+A **placement** gives every group X (``tp``, ``pp``, ``dp``, and ``ep`` / ``edp`` inside ``dp``) its size on each
+dimension, g^X_d, as hieropt's mappings do: g^X_d divides p_d, prod_d g^X_d = |X|, and the groups tile every
+dimension, prod_X g^X_d = p_d (ep and edp are a split of dp: g^ep_d g^edp_d = g^dp_d). A group spans the dimensions
+where g^X_d > 1; a collective over X puts its traffic there (:mod:`hieropt.traffic`), a point-to-point send of the
+pipeline crosses one of them (stages ordered so that neighbours differ in one coordinate, e.g. boustrophedon).
+
+- :func:`place_lowest`: the groups in the order given (innermost first; Megatron-LM's rank order is tp, then the
+  data-parallel groups, then pp) fill the dimensions from dimension 0 upwards, each taking whole dimensions and
+  then a divisor of the next one (:func:`hieropt.mapping.lowest_dims_group` generalised to several groups);
+- :func:`placements`: every placement (for searches).
+
+:func:`instance_for` builds the :class:`~hieropt.spec.Instance` of a plan on a network: the bottleneck stage's
+workload, a :class:`~hieropt.spec.Mapping` with the placement's named groups, and loop ``step``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+from ..errors import InputError
+from ..spec import CostModel, Instance, LinearConstraint, Mapping, Network
+from ..workloads.llm.lower import lower_stage, schedule
+from ..workloads.llm.params import LLMParams
+from ..workloads.llm.step import build_step
+
+Placement = dict[str, tuple[int, ...]]
+"""Group name -> size on each dimension."""
+
+
+def place_lowest(sizes: Sequence[int], groups: Sequence[tuple[str, int]], source: str = "placement") -> Placement:
+    """Place ``groups`` ((name, NPUs), innermost first) on dimensions of ``sizes`` NPUs from dimension 0 upwards.
+
+    Each group takes the remaining room of the lowest dimensions: a whole dimension while its size divides what the
+    group still needs, then a divisor of the next dimension; the next group starts where it stopped.
+
+    Raises:
+        InputError: the group sizes do not multiply to the NPU count, or a group does not fill the remaining
+            dimensions that way (e.g. 6 NPUs on 4 x 8).
+    """
+    room = list(sizes)
+    total = math.prod(sizes)
+    need = math.prod(n for _, n in groups)
+    if need != total:
+        raise InputError(source, "groups", f"the groups {' x '.join(f'{k} {n}' for k, n in groups)} = {need} NPUs do "
+                         f"not fill the {' x '.join(map(str, sizes))} = {total} NPUs", "choose degrees whose product "
+                         "is the NPU count")
+    out: Placement = {}
+    d = 0
+    for name, n in groups:
+        g = [1] * len(sizes)
+        left = n
+        while left > 1:
+            while d < len(room) and room[d] == 1:
+                d += 1
+            if d == len(room):
+                break
+            if left % room[d] == 0:
+                g[d], left, room[d] = room[d], left // room[d], 1
+            elif room[d] % left == 0:
+                g[d], room[d], left = left, room[d] // left, 1
+            else:
+                raise InputError(source, name, f"a group of {n} NPUs does not fill the lowest free dimensions of "
+                                 f"the {' x '.join(map(str, sizes))} network (room {room[d]} on dimension {d})",
+                                 "give the placement explicitly or choose degrees that fit the dimensions")
+        out[name] = tuple(g)
+    return out
+
+
+def _vectors(room: tuple[int, ...], n: int) -> Iterator[tuple[int, ...]]:
+    """Every g with g_d | room_d and prod g = n, lexicographically."""
+    if not room:
+        if n == 1:
+            yield ()
+        return
+    for g in range(1, room[0] + 1):
+        if room[0] % g == 0 and n % g == 0:
+            for rest in _vectors(room[1:], n // g):
+                yield (g,) + rest
+
+
+def placements(sizes: Sequence[int], groups: Sequence[tuple[str, int]]) -> Iterator[Placement]:
+    """Every placement of ``groups`` on dimensions of ``sizes`` NPUs (the groups' sizes multiply to the total)."""
+    if math.prod(n for _, n in groups) != math.prod(sizes):
+        return
+
+    def rec(k: int, room: tuple[int, ...], acc: Placement) -> Iterator[Placement]:
+        if k == len(groups):
+            yield dict(acc)
+            return
+        name, n = groups[k]
+        for g in _vectors(room, n):
+            acc[name] = g
+            yield from rec(k + 1, tuple(r // x for r, x in zip(room, g, strict=True)), acc)
+        acc.pop(name, None)
+
+    yield from rec(0, tuple(sizes), {})
+
+
+def spans(group: tuple[int, ...]) -> list[int]:
+    """Dimensions a group spans (size > 1 there)."""
+    return [d for d, g in enumerate(group) if g > 1]
+
+
+def plan_groups(p: LLMParams) -> list[tuple[str, int]]:
+    """The groups of plan ``p`` to place, innermost first in Megatron-LM's rank order: tp, the data-parallel
+    group(s) (dp, or ep and edp for an MoE model), pp."""
+    pl = p.plan
+    dp = [("ep", pl.ep), ("edp", pl.edp)] if p.model.moe is not None else [("dp", pl.dp)]
+    return [("tp", pl.tp), *dp, ("pp", pl.pp)]
+
+
+def complete(placement: Placement) -> Placement:
+    """``placement`` with the groups it implies: dp = ep x edp on every dimension (MoE), edp = dp (dense)."""
+    out = dict(placement)
+    if "dp" not in out and "ep" in out and "edp" in out:
+        out["dp"] = tuple(a * b for a, b in zip(out["ep"], out["edp"], strict=True))
+    if "edp" not in out and "dp" in out:
+        out["edp"] = out["dp"]
+    if "ep" not in out and "dp" in out:
+        out["ep"] = tuple(1 for _ in out["dp"])
+    return out
+
+
+def mapping_for(placement: Placement) -> Mapping:
+    """A :class:`~hieropt.spec.Mapping` with the placement's named groups (the per-phase defaults: tp, tp, dp)."""
+    full = complete(placement)
+    return Mapping(forward=full["tp"], input_grad=full["tp"], weight_grad=full["dp"], groups=full)
+
+
+def instance_for(p: LLMParams, network: Network, cost: CostModel, placement: Placement | None = None, *,
+                 objective: str = "performance", constraints: tuple[LinearConstraint, ...] = (),
+                 stage: int | None = None, name: str | None = None, **extra) -> Instance:
+    """The :class:`~hieropt.spec.Instance` of plan ``p`` on ``network``: the bottleneck stage (or ``stage``) as the
+    workload, the placement's named groups as the mapping (default: :func:`place_lowest` of
+    :func:`plan_groups`), training loop ``step`` with the plan's schedule. ``extra``: further Instance fields
+    (``max_iteration_time_ns``, ``dimension_mode``, ...).
+
+    Raises:
+        InputError: the groups cannot be placed lowest-first on the network.
+        pydantic.ValidationError: the parts disagree (see :class:`~hieropt.spec.Instance`).
+    """
+    sizes = tuple(d.npus for d in network.dims)
+    if placement is None:
+        placement = place_lowest(sizes, plan_groups(p), name or p.workload_name)
+    workload = lower_stage(build_step(p), stage)
+    return Instance(name=name or workload.name, network=network, workload=workload, mapping=mapping_for(placement),
+                    cost=cost, constraints=constraints, objective=objective, training_loop="step",
+                    step=schedule(p), **extra)
+
+
+__all__ = ["Placement", "place_lowest", "placements", "spans", "plan_groups", "complete", "mapping_for",
+           "instance_for"]

@@ -1,0 +1,252 @@
+"""Memory per NPU of an LLM training plan, per pipeline stage, against the NPU's HBM.
+
+Four parts (bytes on one NPU of stage r; P, X: the stage's dense and expert parameters on that NPU, after TP and
+PP; dp, edp = dp / ep the groups that replicate them; w, g: weight and gradient bytes; K optimizer bytes per
+parameter):
+
+- **weights** P w + X w, divided by dp (edp) under ZeRO 3, which then also holds the gathered parameters of
+  ``ZERO3_LIVE_LAYERS`` layers (the one computing and the one prefetched, FSDP's default) in full;
+- **gradients** (P + X) g, divided by dp (edp) from ZeRO 2 on, which then also holds one layer's full gradient
+  before its reduce-scatter;
+- **optimizer** (P + X) K, divided by dp (edp) from ZeRO 1 on (Rajbhandari et al. 2020, arXiv 1910.02054, §5: with
+  mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
+- **activations** of the in-flight micro-batches (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps
+  min(m, p - r), the interleaved schedule (2 (p - r - 1) + (v - 1) p + 1) / v; Korthikanti et al. 2022, arXiv
+  2205.05198, §4.2.3).
+
+Activations of one block for one micro-batch (Korthikanti et al. 2022 §4.1-4.2, generalised to GQA, gated FFNs,
+MoE and no dropout; e activation bytes, u mask bytes (0 without dropout), T = t with sequence parallelism else 1):
+
+- attention: norm input and QKV input 2 n h e / T; Q, K, V n (a_t + 2 g_t) d e; scores' softmax output
+  a_t b s^2 e, with dropout its mask a_t b s^2 u and output a_t b s^2 e (the "5 a s^2 b" of Korthikanti et al.);
+  output-projection input n a_t d e; residual-dropout mask n h u / T;
+- dense FFN: norm input and FC1 input 2 n h e / T; FC2 input n f_t e, activation input n f_t e (x 2 gated: gate and
+  up outputs); dropout mask n h u / T;
+- MoE FFN: norm input and router input 2 n h e / T, router output n E e / T; for the r routed copies expert input
+  and output 2 r h e / T, FC2 and activation inputs as the dense FFN with width f_e / t; shared experts as a dense
+  FFN; dropout mask n h u / T.
+
+For GPT-3-style blocks (q = kv = h, f = 4h, dropout, e = 2, u = 1) this is Korthikanti et al.'s
+s b h (10 + 24 / t + 5 a s / (h t)) without and s b h (34 / t + 5 a s / (h t)) with sequence parallelism. Selective
+recompute drops the softmax terms (a_t b s^2 (2e + u), or a_t b s^2 e without dropout). Full recompute keeps each
+block's input n h e / T (a checkpoint, split over TP with sequence parallelism as Megatron-LM stores it) per
+in-flight micro-batch, plus the whole activations of the one block being recomputed. The embedding stores its
+dropout mask n h u / T; the output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
+``logits_bytes`` for the cross-entropy loss.
+
+Not counted: activation gradients and temporary buffers of the layer being back-propagated, communication buffers,
+the framework's own memory (the NPU's ``hbm_reserve_gib`` stands for these).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from ..units import GB, GIB
+from ..workloads.llm.counts import routed_tokens, shape
+from ..workloads.llm.params import LLMParams
+from ..workloads.llm.step import Op, Step, build_step
+
+ZERO3_LIVE_LAYERS = 2
+"""Layers whose parameters ZeRO 3 holds gathered at once (the current one and the prefetched next one)."""
+
+
+@dataclass(frozen=True)
+class StageMemory:
+    """Bytes per NPU of one pipeline stage, by part."""
+
+    stage: int
+    weights_bytes: float
+    gradients_bytes: float
+    optimizer_bytes: float
+    activations_bytes: float
+
+    @property
+    def total_bytes(self) -> float:
+        """Sum of the four parts."""
+        return self.weights_bytes + self.gradients_bytes + self.optimizer_bytes + self.activations_bytes
+
+    def as_dict(self) -> dict[str, float]:
+        """The parts and the total, keyed ``weights_bytes`` ... ``total_bytes`` (and ``stage``)."""
+        return {"stage": self.stage, "weights_bytes": self.weights_bytes, "gradients_bytes": self.gradients_bytes,
+                "optimizer_bytes": self.optimizer_bytes, "activations_bytes": self.activations_bytes,
+                "total_bytes": self.total_bytes}
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """Per-stage memory of a plan and whether the fullest stage fits in the HBM less the reserve.
+
+    Attributes:
+        stages: one :class:`StageMemory` per pipeline stage, first stage first.
+        capacity_bytes: HBM per NPU; reserve_bytes: the part kept free.
+    """
+
+    stages: tuple[StageMemory, ...]
+    capacity_bytes: float
+    reserve_bytes: float
+
+    @property
+    def available_bytes(self) -> float:
+        """HBM the plan may use: capacity less reserve."""
+        return self.capacity_bytes - self.reserve_bytes
+
+    @property
+    def peak(self) -> StageMemory:
+        """The stage needing the most memory (the first of equals)."""
+        return max(self.stages, key=lambda m: (m.total_bytes, -m.stage))
+
+    @property
+    def fits(self) -> bool:
+        """Every stage fits in the available HBM."""
+        return self.peak.total_bytes <= self.available_bytes
+
+    @property
+    def over_bytes(self) -> float:
+        """How far the fullest stage exceeds the available HBM (<= 0 when it fits)."""
+        return self.peak.total_bytes - self.available_bytes
+
+    def message(self) -> str:
+        """One line: the peak stage's need against the available HBM, and by how much it does not fit."""
+        pk = self.peak
+        need = f"stage {pk.stage} needs {pk.total_bytes / GB:,.2f} GB per NPU"
+        have = (f"{self.available_bytes / GB:,.2f} GB available ({self.capacity_bytes / GIB:g} GiB HBM less "
+                f"{self.reserve_bytes / GIB:g} GiB reserve)")
+        if self.fits:
+            return f"fits: {need} of {have}"
+        return f"does not fit: {need}, {self.over_bytes / GB:,.2f} GB more than the {have}"
+
+    def distinct(self) -> list[StageMemory]:
+        """The stages whose parts differ from the previous stage's (the first always): "per stage where they
+        differ"."""
+        out: list[StageMemory] = []
+        for m in self.stages:
+            parts = (m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes)
+            if not out or parts != (out[-1].weights_bytes, out[-1].gradients_bytes, out[-1].optimizer_bytes,
+                                    out[-1].activations_bytes):
+                out.append(m)
+        return out
+
+
+# ----------------------------------------------------------------------------------------------- activations
+def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
+    """Stored activations of one attention layer (with its norm) per micro-batch on one NPU, bytes; ``core=False``
+    leaves out the softmax terms (selective recompute). Formula: module docstring."""
+    x, pr, mdl = shape(p), p.precision, p.model
+    e, u = pr.activation_bytes, pr.mask_bytes if mdl.dropout else 0
+    T = x.seq_split
+    out = 2 * x.n * x.h * e / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * e + x.n * x.h * u / T
+    if core:
+        out += x.a_t * x.b * x.s * x.s * ((2 * e + u) if mdl.dropout else e)
+    return out
+
+
+def _ffn_body(p: LLMParams, tokens: float, width_t: int) -> float:
+    x, e = shape(p), p.precision.activation_bytes
+    return tokens * width_t * e * (x.m - 1) + tokens * width_t * e  # activation input(s) + FC2 input
+
+
+def ffn_activation_bytes(p: LLMParams) -> float:
+    """Stored activations of one dense FFN layer (with its norm) per micro-batch on one NPU, bytes."""
+    x, pr = shape(p), p.precision
+    u = pr.mask_bytes if p.model.dropout else 0
+    T = x.seq_split
+    return 2 * x.n * x.h * pr.activation_bytes / T + _ffn_body(p, x.n, x.f_t) + x.n * x.h * u / T
+
+
+def moe_activation_bytes(p: LLMParams) -> float:
+    """Stored activations of one MoE FFN layer (with its norm) per micro-batch on one NPU, bytes."""
+    moe = p.model.moe
+    assert moe is not None
+    x, pr = shape(p), p.precision
+    e, u, T = pr.activation_bytes, pr.mask_bytes if p.model.dropout else 0, x.seq_split
+    fe_t = moe.expert_ffn_size // x.t
+    r = routed_tokens(p)
+    out = 2 * x.n * x.h * e / T + x.n * moe.experts * e / T + 2 * r * x.h * e / T + _ffn_body(p, r, fe_t)
+    if moe.shared_experts:
+        out += _ffn_body(p, x.n, moe.shared_experts * fe_t)
+    return out + x.n * x.h * u / T
+
+
+def checkpoint_bytes(p: LLMParams) -> float:
+    """A block's input kept by full recompute, per micro-batch on one NPU: n h e / T bytes."""
+    x = shape(p)
+    return x.n * x.h * p.precision.activation_bytes / x.seq_split
+
+
+def _op_activations(p: LLMParams, op: Op, core: bool) -> float:
+    x, pr = shape(p), p.precision
+    if op.kind == "attention":
+        return attention_activation_bytes(p, core)
+    if op.kind == "mlp":
+        return ffn_activation_bytes(p)
+    if op.kind == "moe":
+        return moe_activation_bytes(p)
+    if op.kind == "embedding":
+        return x.n * x.h * (pr.mask_bytes if p.model.dropout else 0) / x.seq_split
+    return 2 * x.n * x.h * pr.activation_bytes / x.seq_split + x.n * x.v_t * pr.logits_bytes
+
+
+def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
+    """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x in-flight
+    micro-batches (module docstring)."""
+    st = step.stages[stage]
+    mode = p.plan.recompute
+    blocks = [op for op in st.ops if op.kind in ("attention", "mlp", "moe")]
+    edges = [op for op in st.ops if op.kind not in ("attention", "mlp", "moe")]
+    edge = sum(_op_activations(p, op, True) for op in edges) * st.in_flight
+    kinds = Counter(op.kind for op in blocks)
+    if mode == "full":
+        ffn = max((_kind_activations(p, k, True) for k in kinds if k != "attention"), default=0.0)
+        working = _kind_activations(p, "attention", True) + ffn if blocks else 0.0
+        return st.blocks * checkpoint_bytes(p) * st.in_flight + working + edge
+    per_mb = sum(n * _kind_activations(p, k, mode == "none") for k, n in kinds.items())
+    return per_mb * st.in_flight + edge
+
+
+def _kind_activations(p: LLMParams, kind: str, core: bool) -> float:
+    return _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core)
+
+
+# ------------------------------------------------------------------------------------------------- the report
+def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
+    """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module docstring)."""
+    pl, pr = p.plan, p.precision
+    ops = step.stages[stage].ops
+    dense = sum(op.dense_params for op in ops)
+    expert = sum(op.expert_params for op in ops)
+    largest = max((op.dense_params + op.expert_params for op in ops), default=0)
+
+    def split(zero_from: int) -> float:
+        return dense / pl.dp + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
+
+    weights = split(3) * pr.weight_bytes
+    if pl.zero_stage >= 3:
+        weights += ZERO3_LIVE_LAYERS * largest * pr.weight_bytes
+    grads = split(2) * pr.gradient_bytes
+    if pl.zero_stage >= 2:
+        grads += largest * pr.gradient_bytes
+    optimizer = split(1) * pr.optimizer_bytes_per_param
+    return StageMemory(stage, weights, grads, optimizer, stage_activation_bytes(p, step, stage))
+
+
+def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
+    """Memory per NPU of every pipeline stage of plan ``p``, against the NPU's HBM less its reserve.
+
+    Args:
+        p: validated model, plan, NPU and precision.
+        step: ``build_step(p)`` if already built.
+
+    Returns:
+        a :class:`MemoryReport` (``fits``, ``over_bytes`` and ``message()`` say whether and by how much the
+        fullest stage exceeds the available HBM). Formulas and sources: module docstring.
+    """
+    step = step if step is not None else build_step(p)
+    stages = tuple(stage_memory(p, step, r) for r in range(len(step.stages)))
+    return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
+
+
+__all__ = ["StageMemory", "MemoryReport", "memory", "stage_memory", "stage_activation_bytes",
+           "attention_activation_bytes", "ffn_activation_bytes", "moe_activation_bytes", "checkpoint_bytes",
+           "ZERO3_LIVE_LAYERS"]

@@ -1,0 +1,100 @@
+"""The figures of one LLM training plan: memory per NPU per stage, compute per stage, and the collectives of every
+parallel group with their bytes (what ``hieropt workload plan`` prints).
+
+Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for the slowest
+stage the iteration's compute m (F + B), the pipeline bubble (p - 1) / v (F + B) (Narayanan et al. 2021 §2.2: the
+bubble fraction of 1F1B is (p - 1) / m, of the interleaved schedule (p - 1) / (v m)) and the optimizer step;
+``ideal_iteration_ns`` is their sum, the iteration time with free communication and equal stages.
+
+Collectives: per stage, grouped by (group, kind, phase): how many per micro-batch (forward, input_grad) or per
+iteration (weight_grad), and their bytes (hieropt's convention: all-gathers by the per-NPU input shard); per group,
+the bytes per iteration m x per-micro-batch + per-iteration.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..workloads.llm.params import LLMParams
+from ..workloads.llm.step import Step, build_step
+from .memory import MemoryReport, memory
+
+
+@dataclass(frozen=True)
+class PlanFigures:
+    """Everything about one plan: its step, memory report and derived compute and communication figures."""
+
+    params: LLMParams
+    step: Step
+    memory: MemoryReport
+
+    @property
+    def slowest_stage(self) -> int:
+        """The stage with the most compute per micro-batch (the first of equals)."""
+        tot = [sum(self.step.compute_ns(r)) for r in range(len(self.step.stages))]
+        return max(range(len(tot)), key=lambda r: (tot[r], -r))
+
+    def compute(self) -> dict:
+        """Compute figures in ns (module docstring)."""
+        pl = self.params.plan
+        stages = []
+        for r in range(len(self.step.stages)):
+            f, b = self.step.compute_ns(r)
+            stages.append({"stage": r, "forward_ns": f, "backward_ns": b, "optimizer_ns": self.step.update_ns(r)})
+        s = stages[self.slowest_stage]
+        fb = s["forward_ns"] + s["backward_ns"]
+        compute = self.step.microbatches * fb
+        bubble = (pl.pp - 1) / pl.virtual_stages * fb
+        return {"microbatches": self.step.microbatches, "slowest_stage": self.slowest_stage,
+                "iteration_compute_ns": compute, "bubble_ns": bubble, "optimizer_ns": s["optimizer_ns"],
+                "ideal_iteration_ns": compute + bubble + s["optimizer_ns"], "stages": stages}
+
+    def collectives(self, stage: int) -> list[dict]:
+        """The collectives of ``stage`` grouped by (group, kind, phase), in first-seen order."""
+        acc: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+        for op in self.step.stages[stage].ops:
+            for c in op.comms:
+                a = acc[(c.group, c.kind, c.phase)]
+                a[0] += 1
+                a[1] += c.size_bytes
+        sizes = self.step.group_sizes
+        return [{"group": g, "npus": sizes[g], "collective": k, "phase": ph,
+                 "per": "iteration" if ph == "weight_grad" else "microbatch", "count": int(n), "bytes": b}
+                for (g, k, ph), (n, b) in acc.items()]
+
+    def group_totals(self, stage: int) -> dict[str, float]:
+        """Bytes per iteration of each group on ``stage``: m x per-micro-batch + per-iteration collectives."""
+        m = self.step.microbatches
+        out: dict[str, float] = {}
+        for c in self.collectives(stage):
+            out[c["group"]] = out.get(c["group"], 0.0) + c["bytes"] * (m if c["per"] == "microbatch" else 1)
+        return out
+
+    def as_dict(self) -> dict:
+        """JSON-ready: plan, memory (per distinct stage and the peak), compute, collectives per stage."""
+        pl, mem = self.params.plan, self.memory
+        return {
+            "model": self.params.model.name,
+            "plan": {"npus": pl.total_npus, "tp": pl.tp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep, "edp": pl.edp,
+                     "sequence_parallel": pl.sequence_parallel, "schedule": pl.schedule,
+                     "virtual_stages": pl.virtual_stages, "zero_stage": pl.zero_stage,
+                     "micro_batch_size": pl.micro_batch_size, "global_batch_size": pl.global_batch_size,
+                     "microbatches": pl.microbatches, "recompute": pl.recompute},
+            "memory": {"fits": mem.fits, "message": mem.message(), "capacity_bytes": mem.capacity_bytes,
+                       "reserve_bytes": mem.reserve_bytes, "available_bytes": mem.available_bytes,
+                       "over_bytes": max(mem.over_bytes, 0.0), "peak": mem.peak.as_dict(),
+                       "stages": [m.as_dict() for m in mem.distinct()]},
+            "compute": self.compute(),
+            "collectives": [{"stage": r, "bytes_per_iteration": self.group_totals(r), "by_kind": self.collectives(r)}
+                            for r in range(len(self.step.stages))],
+        }
+
+
+def plan_figures(params: LLMParams) -> PlanFigures:
+    """Build the step of ``params`` and its memory report (see :class:`PlanFigures`)."""
+    step = build_step(params)
+    return PlanFigures(params, step, memory(params, step))
+
+
+__all__ = ["PlanFigures", "plan_figures"]

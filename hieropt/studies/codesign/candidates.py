@@ -1,0 +1,197 @@
+"""The candidates of a co-design space: (plan, network shape, placement of the plan's groups), each with a proven
+lower bound on its objective, in best-bound-first order.
+
+**Lower bound (exact).** Loop ``step`` gives T(B) = F C + U + sum_k w_k tau_k(B), F = m + (p - 1)/v micro-batch
+slots, C one micro-batch's compute on the plan's slowest stage (the candidate's workload), U its optimizer step,
+w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with ``overlap_dp``, which may hide them:
+T is then still at least F (C + per-micro-batch communication) + U). Two facts bound the communication for every
+shape, placement and bandwidth B:
+
+- tau_k(B) >= max_d m_kd / B_d >= (sum_d m_kd) / (sum_d B_d) (the largest ratio is at least the ratio of the sums);
+- the volume sum_d m_kd of the hierarchical decomposition (:mod:`hieropt.model.traffic`) depends only on the group's
+  size P, not on its placement: 2S (1 - 1/P) for an all-reduce, S (1 - 1/P) for a reduce-scatter, S (P - 1) for an
+  all-gather of shard S; an all-to-all puts S sum_d (1 - 1/p_d) >= S (1 - 1/P), a send S on each spanned dimension,
+  >= S.
+
+With sum_d B_d <= S_cap (the tightest ``sum(bw) <= / == S`` row of the space's constraints, all coefficients equal;
+infinite without one), T(B) >= T0 + V / S_cap =: T_lb, V = sum_k w_k vol_k, for every shape and placement of the
+plan. The network cost N sum_d u_d B_d is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
+of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is T_lb (performance), T_lb C_lb
+(performance_per_cost) or C_lb (min_cost, where a candidate with T_lb above the time target is infeasible).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import InputError
+from ...model.cost import unit_costs
+from ...model.groups import Placement, place_lowest, placements, plan_groups
+from ...spec import Network
+from ...spec.space import ShapeSpace, SpaceJob, constraint_for
+from ...workloads.llm.lower import bottleneck_stage, lower_stage
+from ...workloads.llm.params import LLMParams
+from ...workloads.llm.space import CodesignSpace
+from ..explore.enumerate import enumerate_shapes, shape_id, shape_network
+from .plans import PlanEnumeration, enumerate_plans
+
+
+@dataclass(frozen=True)
+class CodesignCandidate:
+    """One (plan, shape, placement): what one solve is about.
+
+    Attributes:
+        id: ``"<plan> | <shape> | <placement>"``, e.g. ``"tp8 pp8 dp64 ... | node:R4 pod:SW32 | tp 4x2 dp 1x32 ..."``.
+        plan_id, shape_id: the parts of the id.
+        params: the plan (model, NPU, precision included).
+        network: the shape as a network.
+        placement: the group sizes per dimension.
+        lower_bound: the proven bound on the candidate's objective (module docstring; ns for performance).
+        compute_ns: the time bound T0 + V / S_cap of the candidate (ns), whatever the objective.
+        memory_bytes: the plan's fullest stage, bytes per NPU.
+    """
+
+    id: str
+    plan_id: str
+    shape_id: str
+    params: LLMParams
+    network: Network
+    placement: Placement
+    lower_bound: float
+    compute_ns: float
+    memory_bytes: float
+
+
+@dataclass(frozen=True)
+class CodesignEnumeration:
+    """The plans (classified), the shapes, and the candidates in best-bound-first order.
+
+    Attributes:
+        plans: the plan enumeration (invalid ones by reason, too big, fitting).
+        shapes: (shape id, network) of every shape.
+        candidates: (plan, shape, placement) of every fitting plan, sorted by lower bound then id.
+        skipped: (plan id | shape id, reason) of plan-shape pairs whose groups the mapping rule cannot place.
+    """
+
+    plans: PlanEnumeration
+    shapes: tuple[tuple[str, Network], ...]
+    candidates: tuple[CodesignCandidate, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+def plan_compute_ns(p: LLMParams, step) -> float:
+    """T0 of plan ``p`` (module docstring): F x one micro-batch's compute of the slowest stage + its optimizer step."""
+    r = bottleneck_stage(step)
+    pl = p.plan
+    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
+    return F * sum(step.compute_ns(r)) + step.update_ns(r)
+
+
+def _volume(kind: str, size: float, P: int) -> float:
+    if P <= 1:
+        return 0.0
+    return {"ALLREDUCE": 2 * size * (1 - 1 / P), "REDUCESCATTER": size * (1 - 1 / P), "ALLGATHER": size * (P - 1),
+            "ALLTOALL": size * (1 - 1 / P), "P2P": size}[kind]
+
+
+def plan_volume_bytes(p: LLMParams, step) -> float:
+    """V of plan ``p`` (module docstring): the weighted placement-free volume of the slowest stage's collectives per
+    iteration, bytes per NPU."""
+    pl = p.plan
+    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
+    sizes = step.group_sizes
+    total = 0.0
+    for op in step.stages[bottleneck_stage(step)].ops:
+        for c in op.comms:
+            w = (0.0 if pl.overlap_grad_reduce else 1.0) if c.per_iteration else F
+            total += w * _volume(c.kind, c.size_bytes, sizes[c.group])
+    return total
+
+
+def bandwidth_cap(space: CodesignSpace, n_dims: int) -> float:
+    """S_cap: an upper bound on sum_d B_d from the space's rows ``c sum(bw) <= / == S`` (inf without one)."""
+    return _sum_rows(space, n_dims, ("<=", "=="), min, float("inf"))
+
+
+def bandwidth_floor(space: CodesignSpace, n_dims: int) -> float:
+    """S_floor: a lower bound on sum_d B_d from the space's rows ``c sum(bw) >= / == S`` (0 without one)."""
+    return max(0.0, _sum_rows(space, n_dims, (">=", "=="), max, 0.0))
+
+
+def _sum_rows(space: CodesignSpace, n_dims: int, senses: tuple[str, ...], pick, start: float) -> float:
+    out = start
+    for text in space.constraints:
+        c = constraint_for(text, n_dims)
+        co = c.coefficients
+        if c.sense in senses and co[0] > 0 and all(x == co[0] for x in co):
+            out = pick(out, c.rhs / co[0])
+    return out
+
+
+def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> float:
+    """The candidate's bound on the space's objective from its time bound ``t_lb`` (module docstring)."""
+    if space.objective == "performance":
+        return t_lb
+    c_lb = space.npus * float(unit_costs(network, space.cost).min()) * bandwidth_floor(space, network.n_dims)
+    return t_lb * c_lb if space.objective == "performance_per_cost" else c_lb
+
+
+def shapes_of(space: CodesignSpace, placeholder) -> list[tuple[str, Network]]:
+    """(id, network) of the space's fixed network, or of every shape of its shape space (explore's enumeration)."""
+    if space.network is not None:
+        return [("fixed " + " x ".join(f"{d.block}{d.npus}" for d in space.network.dims), space.network)]
+    shim = ShapeSpace(name=space.name, npus=space.npus, min_dims=space.min_dims, max_dims=space.max_dims,
+                      levels=space.levels, switch_only_at_top=space.switch_only_at_top,
+                      jobs=(SpaceJob(workload=placeholder),), mapping_rule="header", cost=space.cost,
+                      objective="performance", training_loop="no_overlap")
+    return [(shape_id(shim, s), shape_network(shim, s)) for s in enumerate_shapes(shim)]
+
+
+def _placement_text(pl: Placement) -> str:
+    return " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in pl.items())
+
+
+def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
+    """Every candidate of ``space`` with its lower bound, best bound first (module docstring).
+
+    Raises:
+        InputError: the network family has no shape.
+    """
+    plans = enumerate_plans(space.base, space.npus, space.plans)
+    placeholder = lower_stage(plans.fitting[0].step) if plans.fitting else None
+    shapes = shapes_of(space, placeholder) if placeholder is not None or space.network is not None else []
+    if placeholder is not None and not shapes:
+        raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
+                         f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
+                         "widen the levels' npus ranges, max_dims or limits")
+    out: list[CodesignCandidate] = []
+    skipped: list[tuple[str, str]] = []
+    caps = {n: bandwidth_cap(space, n) for n in {net.n_dims for _, net in shapes}}
+    for pc in plans.fitting:
+        t0 = plan_compute_ns(pc.params, pc.step)
+        vol = plan_volume_bytes(pc.params, pc.step)
+        groups = plan_groups(pc.params)
+        for sid, net in shapes:
+            t_lb = t0 + vol / caps[net.n_dims]
+            bound = objective_bound(space, net, t_lb)
+            sizes = tuple(d.npus for d in net.dims)
+            if space.mapping_rule == "lowest":
+                try:
+                    options = [place_lowest(sizes, groups, sid)]
+                except InputError as e:
+                    skipped.append((f"{pc.id} | {sid}", e.problem))
+                    continue
+            else:
+                options = list(placements(sizes, groups))
+                if not options:
+                    skipped.append((f"{pc.id} | {sid}", "no placement of the groups on this shape"))
+                    continue
+            for pl in options:
+                out.append(CodesignCandidate(f"{pc.id} | {sid} | {_placement_text(pl)}", pc.id, sid, pc.params, net,
+                                             pl, bound, t_lb, pc.memory.peak.total_bytes))
+    out.sort(key=lambda c: (c.lower_bound, c.id))
+    return CodesignEnumeration(plans, tuple(shapes), tuple(out), tuple(skipped))
+
+
+__all__ = ["CodesignCandidate", "CodesignEnumeration", "enumerate_candidates", "plan_compute_ns",
+           "plan_volume_bytes", "bandwidth_cap", "bandwidth_floor", "objective_bound", "shapes_of"]

@@ -1,0 +1,118 @@
+"""The training plans of a co-design space: every combination of the plan choices for a model on N NPUs, the ones
+that are valid for the model, and of those the ones that fit in memory.
+
+A combination fixes tp, pp (dp = N / (tp pp)), ep, ZeRO stage, recompute, sequence parallelism, schedule with its
+virtual stages, and micro-batch size; everything else (global batch, stage_layers, vocabulary padding) comes from
+the model file's plan. It is **invalid** when :class:`hieropt.workloads.llm.LLMParams` rejects it (degrees that do
+not divide N, heads or layers not divisible, experts not divisible by ep, fewer micro-batches than stages, ...), and
+**too big** when :func:`hieropt.model.memory.memory` says its fullest stage exceeds the HBM less the reserve. Both are
+counted by reason; the fitting plans go on to the network search.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from ...model.memory import MemoryReport, memory
+from ...workloads.llm.params import LLMParams
+from ...workloads.llm.space import PlanChoices
+from ...workloads.llm.step import Step, build_step
+
+
+@dataclass(frozen=True)
+class PlanCandidate:
+    """A valid plan that fits: its parameters, step and memory report, and a stable id."""
+
+    id: str
+    params: LLMParams
+    step: Step
+    memory: MemoryReport
+
+
+@dataclass(frozen=True)
+class PlanEnumeration:
+    """Every combination of the choices, classified.
+
+    Attributes:
+        fitting: valid plans that fit in memory, in enumeration order.
+        combinations: combinations enumerated.
+        invalid: reason -> count of combinations the model rejects (first clause of the message).
+        too_big: ids and memory reports of valid plans that do not fit.
+    """
+
+    fitting: tuple[PlanCandidate, ...]
+    combinations: int
+    invalid: dict[str, int] = field(default_factory=dict)
+    too_big: tuple[tuple[str, MemoryReport], ...] = ()
+
+    @property
+    def smallest_need_bytes(self) -> float | None:
+        """The least per-NPU memory any valid plan needs (None without valid plans)."""
+        needs = [m.peak.total_bytes for _, m in self.too_big] + [c.memory.peak.total_bytes for c in self.fitting]
+        return min(needs) if needs else None
+
+
+def plan_id(p: LLMParams) -> str:
+    """e.g. ``tp8 pp8 dp64 ep1 z1 sel sp v1 mb1``."""
+    pl = p.plan
+    re = {"none": "nore", "selective": "sel", "full": "full"}[pl.recompute]
+    return (f"tp{pl.tp} pp{pl.pp} dp{pl.dp} ep{pl.ep} z{pl.zero_stage} {re} {'sp' if pl.sequence_parallel else 'nosp'}"
+            f" v{pl.virtual_stages} mb{pl.micro_batch_size}" + (" ovl" if pl.overlap_grad_reduce else ""))
+
+
+def _reason(e: ValidationError) -> str:
+    msg = str(e.errors()[0]["msg"]).removeprefix("Value error, ")
+    field_, _, rest = msg.partition(": ")
+    words = rest.split(";")[0].split()
+    return f"{field_}: {' '.join(w for w in words if not any(ch.isdigit() for ch in w))}" if rest else msg
+
+
+def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnumeration:
+    """Classify every combination of ``choices`` for ``base``'s model on ``npus`` NPUs (module docstring).
+
+    Args:
+        base: the model, NPU, precision and the plan fields the choices do not set (global batch, ...).
+        npus: N; dp = N / (tp pp) (combinations where tp pp does not divide N are invalid).
+        choices: the values of the varied plan fields.
+
+    Returns:
+        a :class:`PlanEnumeration`.
+    """
+    fitting: list[PlanCandidate] = []
+    invalid: Counter[str] = Counter()
+    too_big: list[tuple[str, MemoryReport]] = []
+    n = 0
+    keys: Sequence[str] = tuple(PlanChoices.model_fields)
+    for values in itertools.product(*(getattr(choices, k) for k in keys)):
+        n += 1
+        upd = dict(zip(keys, values, strict=True))
+        if npus % (upd["tp"] * upd["pp"]):
+            invalid["plan.npus: tp x pp does not divide the NPU count"] += 1
+            continue
+        upd["dp"] = npus // (upd["tp"] * upd["pp"])
+        upd["npus"] = npus
+        upd["schedule"] = "interleaved" if upd["virtual_stages"] > 1 else "1f1b"
+        plan = base.plan.model_dump() | upd
+        if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
+            plan["stage_layers"] = None
+        try:
+            p = LLMParams(name=base.name, model=base.model, plan=plan, npu=base.npu, precision=base.precision)
+        except ValidationError as e:
+            invalid[_reason(e)] += 1
+            continue
+        step = build_step(p)
+        rep = memory(p, step)
+        pid = plan_id(p)
+        if rep.fits:
+            fitting.append(PlanCandidate(pid, p, step, rep))
+        else:
+            too_big.append((pid, rep))
+    return PlanEnumeration(tuple(fitting), n, dict(invalid), tuple(too_big))
+
+
+__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id"]

@@ -1,0 +1,258 @@
+"""The joint search over training plans and networks (issue 14): every candidate (plan, shape, placement) of a
+:class:`~hieropt.workloads.llm.space.CodesignSpace` solved exactly for its bandwidths, or pruned by a proven bound.
+
+Flow: :func:`~hieropt.studies.codesign.candidates.enumerate_candidates` classifies the plans (invalid, too big for
+the HBM, fitting), attaches every shape and placement and sorts the candidates by their lower bound; the candidates
+are then taken in that order and a candidate is **pruned** when its bound is at least the best objective value found
+so far (the incumbent), which only falls: with the bounds sorted, every later candidate is pruned too. A pruned
+candidate's optimum is >= its bound >= the incumbent, so it cannot beat the best: the optimum, and the ranking of
+every candidate better than the incumbent, are those of solving everything (``prune=False``; the test suite checks
+this on small spaces). The solves run serially, in a process pool or on a Dask cluster (explore's executors, with at
+most 2 x workers solves in flight so the incumbent prunes early), stream one row per candidate to a CSV / Parquet
+file (explore's results sink, with the columns :data:`COLUMNS`), and resume from it.
+
+Each solved row reports the plan, the shape and placement, the bandwidths, the time split at the optimum (compute
+m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time, and the communication of every group per
+iteration: m x its per-micro-batch collectives + its per-iteration ones; these add up to the iteration time without
+``overlap_dp``), the memory per NPU of the plan's fullest stage, the network cost and the proven gap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import HieroptError, InputError, NoSolutionError
+from ...model.groups import instance_for
+from ...model.terms import collective_times
+from ...model.traffic import phase_latency, phase_traffic
+from ...spec.space import constraint_for
+from ...workloads.llm.space import CodesignSpace
+from ..explore.executors import client_address, run_admitted
+from ..explore.results import ResultSink, typed_row
+from ..explore.run import SOLVED, rank_rows
+from .candidates import CodesignCandidate, CodesignEnumeration, enumerate_candidates
+
+COLUMNS: tuple[tuple[str, type], ...] = (
+    ("id", str), ("space_hash", str), ("plan", str), ("shape", str), ("placement", str), ("n_dims", int),
+    ("tp", int), ("pp", int), ("dp", int), ("ep", int), ("zero_stage", int), ("recompute", str),
+    ("sequence_parallel", int), ("virtual_stages", int), ("micro_batch_size", int), ("status", str), ("message", str),
+    ("objective", str), ("objective_value", float), ("objective_bound", float), ("objective_unit", str),
+    ("gap", float), ("lower_bound", float), ("iteration_time_ns", float), ("compute_ns", float),
+    ("bubble_ns", float), ("communication_ns", float), ("communication_by_group_ns", str), ("memory_bytes", float),
+    ("network_cost_usd", float), ("bw_gbps", str), ("scaleout_gbps_per_npu", float), ("nics", int),
+    ("solve_seconds", float), ("worker", str),
+)
+"""Columns of a co-design results file, with their types (empty: not applicable). ``status`` is ``optimal``,
+``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent, not solved)."""
+NAMES = tuple(n for n, _ in COLUMNS)
+
+
+def _constraints(space: CodesignSpace, n_dims: int):
+    return tuple(constraint_for(t, n_dims) for t in space.constraints)
+
+
+def split_ns(inst, bw: np.ndarray) -> tuple[float, float, dict[str, float]]:
+    """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop instance at
+    ``bw`` (ns); see the module docstring."""
+    st = inst.step
+    table = inst.workload.table
+    coll = collective_times(phase_traffic(inst), phase_latency(inst), bw, inst.dimension_mode)  # (L, 3)
+    C = float(table.compute_ns.sum())
+    U = float(table.update_ns.sum())
+    per_micro = C + float(coll[:, :2].sum())
+    by_group: dict[str, float] = {}
+    for j, times in ((0, st.microbatches), (1, st.microbatches), (2, 1)):
+        for g, t in zip(table.group[:, j], coll[:, j], strict=True):
+            if t > 0:
+                name = g or ("tp" if j < 2 else "dp")
+                by_group[name] = by_group.get(name, 0.0) + times * float(t)
+    return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
+
+
+def _row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
+    pl = cand.params.plan
+    row: dict[str, Any] = dict.fromkeys(NAMES)
+    row.update(id=cand.id, plan=cand.plan_id, shape=cand.shape_id,
+               placement=cand.id.rsplit(" | ", 1)[-1], n_dims=cand.network.n_dims, tp=pl.tp, pp=pl.pp, dp=pl.dp,
+               ep=pl.ep, zero_stage=pl.zero_stage, recompute=pl.recompute, sequence_parallel=int(pl.sequence_parallel),
+               virtual_stages=pl.virtual_stages, micro_batch_size=pl.micro_batch_size, objective=space.objective,
+               lower_bound=cand.lower_bound, memory_bytes=cand.memory_bytes)
+    return row
+
+
+def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
+    """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`) and return its
+    row (:data:`COLUMNS`); a candidate without a certified answer gets its status and message."""
+    from ...solvers.objectives import solve
+
+    row = _row(space, cand)
+    row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    start = time.perf_counter()
+    try:
+        inst = instance_for(cand.params, cand.network, space.cost, cand.placement, objective=space.objective,
+                            constraints=_constraints(space, cand.network.n_dims), name=cand.id,
+                            max_iteration_time_ns=space.max_iteration_time_ns,
+                            max_network_cost_usd=space.max_network_cost_usd, dimension_mode=space.dimension_mode)
+        sol = solve(inst)
+    except NoSolutionError as e:
+        row.update(status=e.kind, message=str(e))
+    except HieroptError as e:
+        row.update(status="error", message=str(e))
+    else:
+        compute, bubble, by_group = split_ns(inst, sol.bw_gbps)
+        row.update(status=str(sol.status), message=sol.message, objective_value=sol.objective_value,
+                   objective_bound=sol.objective_bound, objective_unit=sol.objective_unit, gap=sol.gap,
+                   iteration_time_ns=sol.iteration_time_ns, compute_ns=compute, bubble_ns=bubble,
+                   communication_ns=sol.iteration_time_ns - compute - bubble,
+                   communication_by_group_ns=";".join(f"{g}={t!r}" for g, t in sorted(by_group.items())),
+                   network_cost_usd=sol.network_cost_usd, bw_gbps=";".join(repr(float(b)) for b in sol.bw_gbps))
+        top = [d for d, dim in enumerate(cand.network.dims) if dim.cost_class == space.scale_out_class]
+        scale = float(sum(sol.bw_gbps[d] for d in top))
+        row["scaleout_gbps_per_npu"] = scale
+        if space.nic_gbps is not None:
+            row["nics"] = math.ceil(space.npus * scale / space.nic_gbps * (1 - 1e-12))
+    row["solve_seconds"] = time.perf_counter() - start
+    return row
+
+
+@dataclass(frozen=True)
+class Codesign:
+    """The outcome of :func:`codesign`.
+
+    Attributes:
+        space: the space as searched; space_hash: its fingerprint (in every row).
+        enumeration: plans (classified), shapes and candidates.
+        rows: one row per candidate (solved, pruned, or read back from the results file), in bound order.
+        backend: ``serial``, ``pool(n)`` or ``dask(address)``; seconds: wall time (enumeration included).
+        solved, pruned, resumed: how many candidates this call solved, pruned, read back.
+    """
+
+    space: CodesignSpace
+    space_hash: str
+    enumeration: CodesignEnumeration
+    rows: tuple[dict[str, Any], ...]
+    backend: str
+    seconds: float
+    solved: int
+    pruned: int
+    resumed: int
+
+    @property
+    def ranking(self) -> list[dict[str, Any]]:
+        """Solved rows best first with their ``rank`` (ties within the gap target share a rank)."""
+        return rank_rows([r for r in self.rows if r["status"] in SOLVED], self.space.objective, key="id")
+
+    @property
+    def best(self) -> dict[str, Any] | None:
+        """The best candidate's row (None when none was solved)."""
+        r = self.ranking
+        return r[0] if r else None
+
+
+def codesign_fingerprint(space: CodesignSpace) -> str:
+    """Short sha256 of the space: a results file belongs to one fingerprint."""
+    return hashlib.sha256(json.dumps(space.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *, out: str | Path | None = None,
+             workers: int | None = None, dask: Any = None, prune: bool | None = None) -> Codesign:
+    """Search plans and networks jointly and rank the candidates by their proven optimum (module docstring).
+
+    Args:
+        space: a :class:`~hieropt.workloads.llm.space.CodesignSpace` or the path of a co-design space TOML file.
+        objective: override the space's objective.
+        out: results file (``.csv`` or ``.parquet``), streamed and resumed as in ``hieropt explore``.
+        workers: local processes (default: CPU count; 1: this process); dask: a Dask scheduler address or client.
+        prune: skip candidates whose bound cannot beat the incumbent (default: the space's ``prune``).
+
+    Returns:
+        a :class:`Codesign`.
+
+    Raises:
+        InputError: bad space or results file. NoSolutionError (exit 3): no plan fits in memory ("no plan fits: the
+            smallest needs X GB per NPU") or no plan is valid.
+    """
+    start = time.perf_counter()
+    if not isinstance(space, CodesignSpace):
+        from ...io.codesign import load_codesign
+
+        space = load_codesign(space)
+    update = {k: v for k, v in (("objective", objective), ("prune", prune)) if v is not None}
+    if update:
+        space = CodesignSpace(**{**dict(space), **update})
+    if workers is not None and workers < 1:
+        raise InputError("--workers", None, f"{workers} workers", "give at least 1")
+    enum = enumerate_candidates(space)
+    _no_plan(space, enum)
+    digest = codesign_fingerprint(space)
+    sink = ResultSink(Path(out), digest, COLUMNS) if out is not None else None
+    done = {r["id"]: r for r in (sink.previous if sink else [])}
+    todo = [c for c in enum.candidates if c.id not in done]
+    n = workers or os.cpu_count() or 1
+    backend = (f"dask({dask if isinstance(dask, str) else client_address(dask)})" if dask is not None
+               else "serial" if n == 1 or len(todo) <= 1 else f"pool({min(n, len(todo))})")
+    best = [min((r["objective_value"] for r in done.values() if r["status"] in SOLVED), default=float("inf"))]
+
+    def infeasible(cand: CodesignCandidate) -> bool:
+        return space.objective == "min_cost" and cand.compute_ns > space.max_iteration_time_ns
+
+    def admit(cand: CodesignCandidate) -> bool:
+        return not infeasible(cand) and not (space.prune and cand.lower_bound >= best[0])
+
+    solved = pruned = 0
+    complete = False
+    try:
+        for cand, row in run_admitted(space, todo, 1 if backend == "serial" else min(n, len(todo)),
+                                      solve_codesign_candidate, admit, dask):
+            if row is None:
+                row = _row(space, cand)
+                if infeasible(cand):
+                    row.update(status="infeasible", message="its time bound exceeds the time target")
+                else:
+                    row.update(status="pruned", message=f"lower bound {cand.lower_bound:.10g} >= incumbent "
+                               f"{best[0]:.10g}")
+                pruned += 1
+            else:
+                solved += 1
+                if row["status"] in SOLVED:
+                    best[0] = min(best[0], row["objective_value"])
+            row["space_hash"] = digest
+            row = typed_row(row, COLUMNS)
+            done[row["id"]] = row
+            if sink is not None:
+                sink.write(row)
+        complete = True
+    finally:
+        if sink is not None:
+            sink.close(complete)
+    rows = tuple(done[c.id] for c in enum.candidates if c.id in done)
+    return Codesign(space, digest, enum, rows, backend, time.perf_counter() - start, solved, pruned,
+                    len(enum.candidates) - len(todo))
+
+
+def _no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
+    plans = enum.plans
+    if plans.fitting:
+        return
+    need = plans.smallest_need_bytes
+    if need is None:
+        reasons = ", ".join(f"{k} ({v})" for k, v in sorted(plans.invalid.items(), key=lambda kv: -kv[1])[:3])
+        raise InputError(space.name, "plans", f"none of the {plans.combinations} plan combinations is valid for "
+                         f"the model ({reasons})", "widen the plan choices")
+    avail = space.base.npu.hbm_gib - space.base.npu.hbm_reserve_gib
+    raise NoSolutionError("infeasible", f"no plan fits: the smallest needs {need / 1e9:,.2f} GB per NPU, "
+                          f"{avail * 2**30 / 1e9:,.2f} GB are available (HBM less reserve); allow more sharding, "
+                          "recompute or pipeline stages, or more HBM")
+
+
+__all__ = ["codesign", "Codesign", "COLUMNS", "solve_codesign_candidate", "split_ns", "codesign_fingerprint"]

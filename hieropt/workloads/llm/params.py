@@ -1,0 +1,367 @@
+"""Inputs of the LLM training generator: the model architecture, the parallel training plan, the NPU and the
+number formats (pydantic, frozen, unknown keys rejected, units in the field names).
+
+:class:`LLMParams` bundles them and checks the cross-field rules a real plan must meet (degrees multiply to the NPU
+count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; layers over the PP stages and virtual
+chunks; experts over EP and EP inside DP; the global batch over DP x micro-batch; at least as many micro-batches as
+stages). Every violation is a ``ValueError`` of the form ``"<field>: <problem>; fix: <fix>"``, which the readers turn
+into a one-line :class:`hieropt.errors.InputError` naming the file and the field.
+
+Sources of the defaults: Megatron-LM (Shoeybi et al. 2019, arXiv 1909.08053; Narayanan et al. 2021, arXiv
+2104.04473) for TP, PP and the interleaved schedule, Korthikanti et al. 2022 (arXiv 2205.05198) for sequence
+parallelism and selective recompute, Rajbhandari et al. 2020 (ZeRO, arXiv 1910.02054) for the ZeRO stages and the
+K = 12 bytes per parameter of mixed-precision Adam.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEDULES = ("1f1b", "interleaved")
+RECOMPUTE = ("none", "selective", "full")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _divisors(n: int, limit: int = 128) -> list[int]:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+class MoE(_Frozen):
+    """Mixture-of-experts feed-forward layers (GShard / Switch / Mixtral / DeepSeek style).
+
+    Attributes:
+        experts: routed experts per MoE layer E (>= 2).
+        top_k: experts each token is routed to k (1 <= k <= E).
+        expert_ffn_size: FFN width of one expert f_e (elements); gated like the dense FFN (``gated_ffn``).
+        shared_experts: always-active experts of width ``expert_ffn_size`` each (DeepSeek); they run on every token,
+            are data-parallel like the dense layers and need no all-to-all.
+        first_dense_layers: the first layers keep a dense FFN (DeepSeek-V3: 3).
+        moe_layer_interval: from ``first_dense_layers`` on, every n-th layer is MoE (1: all; GShard: 2).
+        capacity_factor: routed token copies per expert relative to a perfectly balanced load (1.0: balanced,
+            no padding); scales the expert compute, the all-to-all bytes and the expert activations.
+    """
+
+    experts: int = Field(ge=2)
+    top_k: int = Field(ge=1)
+    expert_ffn_size: int = Field(gt=0)
+    shared_experts: int = Field(default=0, ge=0)
+    first_dense_layers: int = Field(default=0, ge=0)
+    moe_layer_interval: int = Field(default=1, ge=1)
+    capacity_factor: float = Field(default=1.0, ge=1.0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _k(self) -> MoE:
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k: {self.top_k} exceeds the {self.experts} experts; fix: use 1 .. {self.experts}")
+        return self
+
+
+class Architecture(_Frozen):
+    """A decoder-only transformer (GPT / Llama family).
+
+    Attributes:
+        name: the model's name.
+        layers: transformer blocks L.
+        hidden_size: model width h.
+        heads: attention (query) heads a.
+        kv_heads: key/value heads g for grouped-query attention (default ``heads``: multi-head attention;
+            1: multi-query attention).
+        head_dim: width of one head d (default h / a).
+        ffn_size: width of the dense feed-forward layer f.
+        gated_ffn: SwiGLU-style gated FFN (three h x f matrices) instead of two (GeLU).
+        vocab_size: tokenizer vocabulary V (padded by the plan's ``vocab_pad_multiple`` x TP as Megatron-LM does).
+        sequence_length: tokens per training sequence s.
+        norm: ``layernorm`` (scale and shift, 2h parameters) or ``rmsnorm`` (scale only, h).
+        biases: linear layers carry biases (GPT-3: yes; Llama: no).
+        dropout: dropout after attention softmax and after each block (its 1-byte masks are stored activations).
+        position_embedding: ``learned`` (s x h parameters, GPT-3) or ``rotary`` (none, Llama).
+        tied_embeddings: the output layer reuses the input embedding matrix (GPT-3) or has its own (Llama).
+        moe: mixture-of-experts layers, or None for a dense model.
+    """
+
+    name: str = Field(min_length=1)
+    layers: int = Field(ge=1)
+    hidden_size: int = Field(gt=0)
+    heads: int = Field(ge=1)
+    kv_heads: int | None = Field(default=None, ge=1)
+    head_dim: int | None = Field(default=None, gt=0)
+    ffn_size: int = Field(gt=0)
+    gated_ffn: bool = False
+    vocab_size: int = Field(gt=0)
+    sequence_length: int = Field(gt=0)
+    norm: Literal["layernorm", "rmsnorm"] = "layernorm"
+    biases: bool = True
+    dropout: bool = True
+    position_embedding: Literal["learned", "rotary"] = "learned"
+    tied_embeddings: bool = True
+    moe: MoE | None = None
+
+    @model_validator(mode="after")
+    def _shapes(self) -> Architecture:
+        if self.kv_heads is not None and self.heads % self.kv_heads:
+            raise ValueError(f"kv_heads: {self.kv_heads} does not divide the {self.heads} heads (grouped-query "
+                             f"attention shares each KV head among heads/kv_heads query heads); fix: use one of "
+                             f"{_divisors(self.heads)}")
+        if self.head_dim is None and self.hidden_size % self.heads:
+            raise ValueError(f"head_dim: missing, and hidden_size {self.hidden_size} is not divisible by the "
+                             f"{self.heads} heads; fix: give head_dim")
+        if self.moe is not None and self.moe.first_dense_layers >= self.layers:
+            raise ValueError(f"moe.first_dense_layers: {self.moe.first_dense_layers} leaves no MoE layer among "
+                             f"{self.layers}; fix: use fewer than {self.layers}")
+        return self
+
+    @property
+    def kv(self) -> int:
+        """KV heads g."""
+        return self.kv_heads if self.kv_heads is not None else self.heads
+
+    @property
+    def d_head(self) -> int:
+        """Head width d."""
+        return self.head_dim if self.head_dim is not None else self.hidden_size // self.heads
+
+    @property
+    def norm_params(self) -> int:
+        """Parameters of one normalisation layer: 2h (LayerNorm) or h (RMSNorm)."""
+        return (2 if self.norm == "layernorm" else 1) * self.hidden_size
+
+    def is_moe(self, layer: int) -> bool:
+        """Whether block ``layer`` (0-based) has an MoE feed-forward layer."""
+        m = self.moe
+        return m is not None and layer >= m.first_dense_layers and (layer - m.first_dense_layers) % \
+            m.moe_layer_interval == 0
+
+
+class Plan(_Frozen):
+    """How the model is trained: parallel degrees, schedule, sharding, batch and recompute.
+
+    Attributes:
+        npus: NPUs in the job (default: tp x pp x dp); when given it must equal tp x pp x dp.
+        tp: tensor-parallel degree t (Megatron-LM, Shoeybi et al. 2019).
+        pp: pipeline stages p.
+        dp: data-parallel degree (replicas of each stage's TP shard); the expert-parallel group lies inside it.
+        ep: expert-parallel degree (NPUs sharing one MoE layer's experts); divides dp and the expert count.
+        sequence_parallel: Megatron sequence parallelism (Korthikanti et al. 2022): TP all-reduces become
+            reduce-scatter + all-gather and norm/dropout activations are split over TP.
+        schedule: ``1f1b`` (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) or ``interleaved`` (§2.2.2).
+        virtual_stages: model chunks per stage v of the interleaved schedule (>= 2 there, 1 with 1f1b).
+        stage_layers: blocks per stage, first stage first (default: layers / pp each), e.g. Llama 3 405B's one
+            block fewer on the first and the last stage; 1f1b only.
+        zero_stage: ZeRO stage (Rajbhandari et al. 2020) over the DP group: 0 none, 1 optimizer state, 2 + gradients,
+            3 + parameters (FSDP).
+        micro_batch_size: sequences per micro-batch b.
+        global_batch_size: sequences per iteration B (fixed); micro-batches per iteration m = B / (dp b).
+        recompute: activation recompute ``none``, ``selective`` (attention core, Korthikanti et al. 2022 §5) or
+            ``full`` (every block from its input checkpoint).
+        vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
+            make-vocab-size-divisible-by, 128).
+        overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
+            (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+    """
+
+    npus: int | None = Field(default=None, ge=1)
+    tp: int = Field(default=1, ge=1)
+    pp: int = Field(default=1, ge=1)
+    dp: int = Field(default=1, ge=1)
+    ep: int = Field(default=1, ge=1)
+    sequence_parallel: bool = False
+    schedule: Literal["1f1b", "interleaved"] = "1f1b"
+    virtual_stages: int = Field(default=1, ge=1)
+    stage_layers: tuple[int, ...] | None = None
+    zero_stage: int = Field(default=0, ge=0, le=3)
+    micro_batch_size: int = Field(default=1, ge=1)
+    global_batch_size: int = Field(ge=1)
+    recompute: Literal["none", "selective", "full"] = "none"
+    vocab_pad_multiple: int = Field(default=128, ge=1)
+    overlap_grad_reduce: bool = False
+
+    @property
+    def microbatches(self) -> int:
+        """Micro-batches per iteration per DP replica m = B / (dp b) (exact once :class:`LLMParams` validated)."""
+        return self.global_batch_size // (self.dp * self.micro_batch_size)
+
+    @property
+    def total_npus(self) -> int:
+        """tp x pp x dp."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def edp(self) -> int:
+        """Expert-data-parallel degree dp / ep: replicas of one expert shard, which all-reduce its gradients."""
+        return self.dp // self.ep
+
+
+class NPU(_Frozen):
+    """The accelerator: compute throughput and memory.
+
+    Attributes:
+        name: e.g. ``"A100-80GB"``.
+        peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s).
+        efficiency: fraction of peak the matrix work sustains, 0 < efficiency <= 1 (one number for all layers).
+        hbm_gib: HBM capacity, GiB (2^30 bytes; an "80GB" A100 or H100 has 80 GiB).
+        hbm_reserve_gib: HBM kept free for the framework, communication buffers and fragmentation, GiB.
+        hbm_gbps: HBM bandwidth, GB/s (1e9 bytes/s), for the optimizer step's time; None: the step takes 0 ns.
+    """
+
+    name: str = Field(default="npu", min_length=1)
+    peak_tflops: float = Field(gt=0, allow_inf_nan=False)
+    efficiency: float = Field(gt=0, le=1, allow_inf_nan=False)
+    hbm_gib: float = Field(gt=0, allow_inf_nan=False)
+    hbm_reserve_gib: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    hbm_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _reserve(self) -> NPU:
+        if self.hbm_reserve_gib >= self.hbm_gib:
+            raise ValueError(f"hbm_reserve_gib: {self.hbm_reserve_gib:g} GiB leaves nothing of the {self.hbm_gib:g} "
+                             f"GiB HBM; fix: use a reserve below {self.hbm_gib:g}")
+        return self
+
+    @property
+    def flops_per_ns(self) -> float:
+        """Sustained FLOP per ns: peak x efficiency."""
+        return self.peak_tflops * 1e3 * self.efficiency
+
+
+class Precision(_Frozen):
+    """Bytes per element of each kind of data (mixed-precision training by default).
+
+    Attributes:
+        activation_bytes: stored activations and the TP / PP / EP messages (2: bf16).
+        weight_bytes: the working copy of the weights and their all-gathers (2: bf16).
+        gradient_bytes: weight gradients and their reduction (2: bf16; 4 for fp32 accumulation).
+        optimizer_bytes_per_param: optimizer state per parameter (12: Adam's fp32 master weight, momentum and
+            variance, Rajbhandari et al.'s K = 12).
+        mask_bytes: one dropout-mask element (1, Korthikanti et al. 2022).
+        logits_bytes: one element of the logits kept for the cross-entropy loss (4: fp32).
+    """
+
+    activation_bytes: int = Field(default=2, ge=1)
+    weight_bytes: int = Field(default=2, ge=1)
+    gradient_bytes: int = Field(default=2, ge=1)
+    optimizer_bytes_per_param: int = Field(default=12, ge=0)
+    mask_bytes: int = Field(default=1, ge=0)
+    logits_bytes: int = Field(default=4, ge=1)
+
+
+class LLMParams(_Frozen):
+    """One model trained with one plan on one kind of NPU: the input of :func:`hieropt.workloads.llm.build_step`.
+
+    Raises pydantic's ``ValidationError`` (messages ``"<field>: <problem>; fix: <fix>"``) when the plan does not fit
+    the model (see the module docstring for the rules).
+    """
+
+    name: str | None = None
+    model: Architecture
+    plan: Plan
+    npu: NPU
+    precision: Precision = Precision()
+
+    @model_validator(mode="after")
+    def _fits(self) -> LLMParams:
+        m, p = self.model, self.plan
+        _check_degrees(p)
+        _check_tp(m, p)
+        _check_pp(m, p)
+        _check_moe(m, p)
+        _check_batch(m, p)
+        return self
+
+    @property
+    def workload_name(self) -> str:
+        """``name``, or the model's name."""
+        return self.name or self.model.name
+
+    @property
+    def padded_vocab(self) -> int:
+        """V padded up to a multiple of ``vocab_pad_multiple`` x tp (Megatron-LM)."""
+        q = self.plan.vocab_pad_multiple * self.plan.tp
+        return -(-self.model.vocab_size // q) * q
+
+
+def _check_degrees(p: Plan) -> None:
+    if p.npus is not None and p.total_npus != p.npus:
+        raise ValueError(f"plan.npus: tp x pp x dp = {p.tp} x {p.pp} x {p.dp} = {p.total_npus} is not the {p.npus} "
+                         f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / (tp x pp))")
+    if (p.schedule == "interleaved") != (p.virtual_stages > 1):
+        raise ValueError(f"plan.virtual_stages: {p.virtual_stages} with schedule {p.schedule}; fix: the interleaved "
+                         "schedule needs virtual_stages >= 2 and 1f1b needs 1")
+    if p.schedule == "interleaved" and p.pp < 2:
+        raise ValueError("plan.schedule: the interleaved schedule needs pipeline stages; fix: set pp >= 2 or use 1f1b")
+
+
+def _check_tp(m: Architecture, p: Plan) -> None:
+    t = p.tp
+    if m.heads % t:
+        raise ValueError(f"plan.tp: {t} does not divide the {m.heads} attention heads; fix: use one of "
+                         f"{_divisors(m.heads)}")
+    if m.kv % t and t % m.kv:
+        raise ValueError(f"plan.tp: {t} neither divides nor is a multiple of the {m.kv} KV heads (each TP rank holds "
+                         f"kv_heads/tp heads, or one replicated head); fix: use a divisor or multiple of {m.kv}")
+    widths = [("ffn_size", m.ffn_size)]
+    if m.moe is not None:
+        widths.append(("moe.expert_ffn_size", m.moe.expert_ffn_size))
+    for name, w in widths:
+        if w % t:
+            raise ValueError(f"plan.tp: {t} does not divide model.{name} {w}; fix: use one of {_divisors(w)}")
+    if p.sequence_parallel and m.sequence_length % t:
+        raise ValueError(f"plan.sequence_parallel: sequence_length {m.sequence_length} is not divisible by tp {t}; "
+                         "fix: use a tp that divides the sequence length or turn sequence parallelism off")
+    if p.sequence_parallel and t == 1:
+        raise ValueError("plan.sequence_parallel: needs tp > 1 (it splits activations over the TP group); fix: set "
+                         "tp > 1 or sequence_parallel = false")
+
+
+def _check_pp(m: Architecture, p: Plan) -> None:
+    if p.stage_layers is not None:
+        if p.schedule != "1f1b":
+            raise ValueError("plan.stage_layers: uneven stages are modelled with the 1f1b schedule only; fix: drop "
+                             "stage_layers or use schedule 1f1b")
+        if len(p.stage_layers) != p.pp or sum(p.stage_layers) != m.layers or min(p.stage_layers) < 1:
+            raise ValueError(f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} positive block counts "
+                             f"adding up to the {m.layers} layers; fix: list one count per stage")
+        return
+    chunks = p.pp * p.virtual_stages
+    if m.layers % chunks:
+        what = f"pp x virtual_stages = {p.pp} x {p.virtual_stages}" if p.virtual_stages > 1 else f"pp {p.pp}"
+        raise ValueError(f"plan.pp: {what} does not divide the {m.layers} layers; fix: use a pp (x virtual_stages) "
+                         f"among {_divisors(m.layers)}, or give stage_layers")
+
+
+def _check_moe(m: Architecture, p: Plan) -> None:
+    if m.moe is None:
+        if p.ep > 1:
+            raise ValueError(f"plan.ep: expert parallelism ({p.ep}) needs an MoE model; fix: set ep = 1 or add "
+                             "[model.moe]")
+        return
+    if m.moe.experts % p.ep:
+        raise ValueError(f"plan.ep: {p.ep} does not divide the {m.moe.experts} experts; fix: use one of "
+                         f"{_divisors(m.moe.experts)}")
+    if p.dp % p.ep:
+        raise ValueError(f"plan.ep: {p.ep} does not divide dp {p.dp} (the expert-parallel group lies inside the "
+                         f"data-parallel group); fix: use an ep among {_divisors(math.gcd(p.dp, m.moe.experts))}")
+
+
+def _check_batch(m: Architecture, p: Plan) -> None:
+    per = p.dp * p.micro_batch_size
+    if p.global_batch_size % per:
+        raise ValueError(f"plan.global_batch_size: {p.global_batch_size} sequences are not a multiple of dp x "
+                         f"micro_batch_size = {p.dp} x {p.micro_batch_size} = {per}; fix: use a micro_batch_size "
+                         f"or dp dividing the global batch")
+    mb = p.global_batch_size // per
+    if mb < p.pp:
+        raise ValueError(f"plan.global_batch_size: {mb} micro-batches per iteration are fewer than the {p.pp} pipeline "
+                         f"stages ({p.schedule} keeps every stage busy only with m >= pp); fix: lower pp or "
+                         f"micro_batch_size, or raise the global batch to >= {p.pp * per}")
+    if p.schedule == "interleaved" and mb % p.pp:
+        raise ValueError(f"plan.global_batch_size: the interleaved schedule needs the micro-batch count ({mb}) to be "
+                         f"a multiple of pp {p.pp} (Megatron-LM); fix: choose the batch, dp or micro_batch_size so")
+
+
+__all__ = ["MoE", "Architecture", "Plan", "NPU", "Precision", "LLMParams", "SCHEDULES", "RECOMPUTE"]

@@ -1,0 +1,109 @@
+"""A co-design space: one model on N NPUs, the training-plan choices, the network family (one fixed network or the
+shapes of a shape space), how the plan's groups map onto a network, the cost model, the design constraints and the
+objective. :func:`hieropt.studies.codesign.codesign` searches it exactly; :func:`hieropt.io.codesign.load_codesign`
+reads it from TOML.
+
+Mapping rules: ``lowest`` places the groups on the lowest dimensions first in Megatron-LM's rank order (tp, the
+data-parallel group(s), pp; :func:`hieropt.model.groups.place_lowest`), one candidate per (plan, shape);
+``all_placements`` tries every placement of the groups on the dimensions (:func:`hieropt.model.groups.placements`),
+one candidate each.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ...names import OBJECTIVES
+from ...spec import CostModel, Network
+from ...spec.space import Level
+from .params import LLMParams
+
+CODESIGN_RULES = ("lowest", "all_placements")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PlanChoices(_Frozen):
+    """The values each plan field may take (each a non-empty list; ``dp`` follows from N / (tp pp)); the model
+    file's plan gives every other field (global batch, vocabulary padding, ...)."""
+
+    tp: tuple[int, ...] = Field(default=(1,), min_length=1)
+    pp: tuple[int, ...] = Field(default=(1,), min_length=1)
+    ep: tuple[int, ...] = Field(default=(1,), min_length=1)
+    zero_stage: tuple[int, ...] = Field(default=(0,), min_length=1)
+    recompute: tuple[Literal["none", "selective", "full"], ...] = Field(default=("none",), min_length=1)
+    sequence_parallel: tuple[bool, ...] = Field(default=(False,), min_length=1)
+    virtual_stages: tuple[int, ...] = Field(default=(1,), min_length=1)
+    micro_batch_size: tuple[int, ...] = Field(default=(1,), min_length=1)
+    overlap_grad_reduce: tuple[bool, ...] = Field(default=(False,), min_length=1)
+
+    @property
+    def combinations(self) -> int:
+        """Number of combinations (the product of the list lengths)."""
+        n = 1
+        for v in self.model_dump().values():
+            n *= len(v)
+        return n
+
+
+class CodesignSpace(_Frozen):
+    """Everything a joint plan-and-network search needs (module docstring).
+
+    Attributes:
+        name: the space's name.
+        base: the model, NPU (HBM), precision and the plan fields the choices do not vary.
+        npus: N.
+        plans: the plan choices.
+        network: one fixed network (its NPUs multiply to N), or None with ``levels``: every shape of the shape space
+            (``levels``, ``min_dims``, ``max_dims``, ``switch_only_at_top``, as :class:`hieropt.spec.space.ShapeSpace`).
+        mapping_rule: ``lowest`` or ``all_placements``.
+        cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns, max_network_cost_usd,
+            dimension_mode: as in instance files.
+        prune: skip candidates whose proven lower bound cannot beat the incumbent (exact; False solves all).
+        nic_gbps: GB/s of one scale-out NIC port: each row's ``nics`` = ceil(N x scale-out GB/s per NPU / nic_gbps),
+            the scale-out dimensions being those of the last level's cost class (of the last dimension for a fixed
+            network).
+    """
+
+    name: str = Field(min_length=1)
+    base: LLMParams
+    npus: int = Field(ge=2)
+    plans: PlanChoices = PlanChoices()
+    network: Network | None = None
+    levels: tuple[Level, ...] = ()
+    min_dims: int = Field(default=2, ge=1)
+    max_dims: int = Field(default=4, ge=1, le=8)
+    switch_only_at_top: bool = True
+    mapping_rule: Literal["lowest", "all_placements"] = "lowest"
+    cost: CostModel
+    constraints: tuple[str, ...] = ()
+    objective: Literal[OBJECTIVES] = "performance"
+    max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    prune: bool = True
+    nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @property
+    def scale_out_class(self) -> str:
+        """The cost class of the scale-out dimensions: the last level's (shape space) or the last dimension's."""
+        return self.levels[-1].cost_class if self.levels else self.network.dims[-1].cost_class
+
+    @model_validator(mode="after")
+    def _network_family(self) -> CodesignSpace:
+        if (self.network is None) == (not self.levels):
+            raise ValueError("network: give either one network ([network] dims) or a shape space ([[levels]]); fix: "
+                             "keep one of them")
+        if self.network is not None and self.network.npus_total != self.npus:
+            raise ValueError(f"network: its dimensions hold {self.network.npus_total} NPUs, not npus = {self.npus}; "
+                             "fix: make them multiply to npus")
+        if self.objective == "min_cost" and self.max_iteration_time_ns is None:
+            raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
+        return self
+
+
+__all__ = ["PlanChoices", "CodesignSpace", "CODESIGN_RULES"]

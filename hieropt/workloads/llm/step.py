@@ -1,0 +1,350 @@
+"""One training iteration of an LLM under a plan, per pipeline stage: layers with FLOPs, parameters and every
+collective with its parallel group, phase and bytes (the generator's own representation, lowered to hieropt
+workloads by :mod:`hieropt.workloads.llm.lower`).
+
+**Layers.** Stage r holds its blocks in forward order (with the interleaved schedule its v chunks, chunk j being
+model chunk j p + r); the first chunk of the model starts with ``embed``, the last ends with ``output``; block i
+(1-based) gives ``attn{i}`` and ``mlp{i}`` (``moe{i}`` for an MoE layer). FLOPs and parameters: :mod:`.counts`.
+
+**Phases.** ``forward`` and ``input_grad`` hold what runs once per micro-batch (the forward pass; the backward pass
+with any recompute); ``weight_grad`` holds the weight-gradient compute (per micro-batch) and the collectives that run
+once per iteration (gradient reduction, parameter all-gather after the optimizer step): the convention of hieropt's
+``pipeline`` training loop. Sizes follow :class:`hieropt.spec.Phase`: all-gather bytes are the per-NPU input shard;
+all-reduce, reduce-scatter and all-to-all bytes the per-NPU buffer; a point-to-point (``P2P``) send its bytes.
+
+**Groups** (NPUs a collective spans): ``tp`` (t), ``pp`` (p; point-to-point to the neighbouring stage), ``dp`` (the
+dp replicas of a dense parameter shard), ``ep`` (the expert-parallel group, inside DP), ``edp`` (dp / ep replicas of
+an expert shard). Per micro-batch and NPU, with e bytes per activation, n tokens, r routed token copies:
+
+- TP (t > 1; Shoeybi et al. 2019 §3; Korthikanti et al. 2022 §4.2.2), per attention and per FFN layer: without
+  sequence parallelism an all-reduce of n h e in the forward (after the row-parallel matmul) and in the input
+  gradient (before the column-parallel one); with it an all-gather of the shard n h e / t and a reduce-scatter of
+  n h e in the forward, their conjugates (all-gather, reduce-scatter) in the input gradient, and a second all-gather
+  of the input in the input gradient (the layer keeps its input split and gathers it again for the weight gradient).
+  The MoE layer has the same pattern on its r routed tokens. Full recompute repeats the forward's collectives in the
+  input gradient (no extra all-gather then). The embedding all-reduces (reduce-scatters) its output in the forward;
+  the output layer all-reduces (reduce-scatters) its input gradient and, with sequence parallelism, all-gathers
+  its input in the forward and again in the input gradient.
+- EP (ep > 1): per MoE layer an all-to-all dispatch and combine of r h e / (t with sequence parallelism) bytes in
+  the forward, and both again in the input gradient (and again with full recompute).
+- PP (p > 1; Narayanan et al. 2021 §2.2): the last layer of each chunk except the model's last sends its output,
+  n h e / (t with sequence parallelism), to the next stage in the forward; the first layer of each chunk except the
+  model's first sends the input gradient back in the input gradient. Tied embeddings with p > 1: the first and the
+  last stage exchange the embedding gradient once per iteration (an all-reduce of two NPUs: one send each).
+- DP (Rajbhandari et al. 2020, ZeRO), per layer with P parameters (gradient bytes G = P x gradient_bytes, shard
+  S = P x weight_bytes / dp): ZeRO 0 all-reduces G once per iteration; ZeRO 1 reduce-scatters G once per iteration
+  and all-gathers the updated shard S after the optimizer step; ZeRO 2 reduce-scatters G every micro-batch (in the
+  input gradient: only the shard is kept) and all-gathers S after the step; ZeRO 3 all-gathers S before the forward
+  and again before the backward and reduce-scatters G, every micro-batch. Expert parameters do the same over
+  ``edp``.
+
+**Optimizer step** (``update_ns``, once per iteration): each NPU updates its (ZeRO-sharded) parameters, reading and
+writing the optimizer state, reading the gradient and writing the weight: (2 K + gradient_bytes + weight_bytes)
+bytes per parameter at the HBM bandwidth (0 ns when the NPU gives none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .counts import (
+    attention_core_flops,
+    attention_flops,
+    attention_params,
+    embedding_params,
+    ffn_flops,
+    ffn_params,
+    moe_flops,
+    moe_params,
+    output_flops,
+    output_params,
+    routed_tokens,
+    shape,
+)
+from .params import LLMParams
+
+AR, RS, AG, A2A, P2P = "ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "ALLTOALL", "P2P"
+GROUPS = ("tp", "pp", "dp", "ep", "edp")
+"""Parallel groups, innermost first in Megatron-LM's default rank order (tp, ep inside dp, dp, pp)."""
+STEP_PHASES = ("forward", "input_grad", "weight_grad")
+
+
+@dataclass(frozen=True)
+class Comm:
+    """One collective of a layer: its group, kind, bytes (hieropt's size convention), phase and what it is."""
+
+    group: str
+    kind: str
+    size_bytes: float
+    phase: str
+    what: str
+
+    @property
+    def per_iteration(self) -> bool:
+        """Runs once per iteration (weight_grad phase), not once per micro-batch."""
+        return self.phase == "weight_grad"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One layer on one NPU of a stage, for one micro-batch.
+
+    Attributes:
+        name: ``embed``, ``attn{i}``, ``mlp{i}``, ``moe{i}`` or ``output`` (i: 1-based block).
+        kind: ``embedding``, ``attention``, ``mlp``, ``moe`` or ``output``.
+        block: the 0-based block, None for the embedding and output layers.
+        flops: (forward, input gradient, weight gradient) FLOPs per micro-batch.
+        recompute_flops: forward FLOPs repeated in the backward pass per micro-batch.
+        dense_params: parameters data-parallel over ``dp``; expert_params: over ``edp``.
+        comms: the layer's collectives.
+        update_ns: optimizer-step time of the layer's parameters, ns per iteration.
+    """
+
+    name: str
+    kind: str
+    block: int | None
+    flops: tuple[float, float, float]
+    recompute_flops: float
+    dense_params: int
+    expert_params: int
+    comms: tuple[Comm, ...] = ()
+    update_ns: float = 0.0
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The layers of pipeline stage ``index`` (0 = first) in forward order, and ``in_flight``: micro-batches whose
+    activations every block of the stage holds at the peak of the schedule (1F1B: min(m, p - r); interleaved:
+    min(m v, 2 (p - r - 1) + (v - 1) p + 1) chunk micro-batches / v; Narayanan et al. 2021, Megatron-LM's warm-up
+    counts)."""
+
+    index: int
+    ops: tuple[Op, ...]
+    in_flight: float
+
+    @property
+    def blocks(self) -> int:
+        """Transformer blocks on this stage."""
+        return sum(op.kind == "attention" for op in self.ops)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One iteration of ``params``: its stages, micro-batch count and group sizes."""
+
+    params: LLMParams
+    stages: tuple[Stage, ...]
+    microbatches: int
+
+    @property
+    def group_sizes(self) -> dict[str, int]:
+        """NPUs in each parallel group."""
+        pl = self.params.plan
+        return {"tp": pl.tp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep, "edp": pl.edp}
+
+    def compute_ns(self, stage: int) -> tuple[float, float]:
+        """(forward, backward) compute of one micro-batch on ``stage``, ns; the backward includes recompute."""
+        rate = self.params.npu.flops_per_ns
+        ops = self.stages[stage].ops
+        fwd = sum(op.flops[0] for op in ops)
+        bwd = sum(op.flops[1] + op.flops[2] + op.recompute_flops for op in ops)
+        return fwd / rate, bwd / rate
+
+    def update_ns(self, stage: int) -> float:
+        """Optimizer-step time of ``stage``, ns per iteration."""
+        return sum(op.update_ns for op in self.stages[stage].ops)
+
+
+def _chunks(p: LLMParams) -> list[list[list[int]]]:
+    """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th chunk."""
+    pl, L = p.plan, p.model.layers
+    if pl.stage_layers is not None:
+        out, start = [], 0
+        for n in pl.stage_layers:
+            out.append([list(range(start, start + n))])
+            start += n
+        return out
+    v = pl.virtual_stages
+    per = L // (pl.pp * v)
+    return [[list(range((j * pl.pp + r) * per, (j * pl.pp + r + 1) * per)) for j in range(v)] for r in range(pl.pp)]
+
+
+def in_flight(p: LLMParams, stage: int) -> float:
+    """Micro-batches of activations each block of ``stage`` holds at peak (see :class:`Stage`)."""
+    pl = p.plan
+    m, pp, v = pl.microbatches, pl.pp, pl.virtual_stages
+    if pl.schedule == "1f1b":
+        return float(min(m, pp - stage))
+    return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1) / v
+
+
+def _tp(p: LLMParams, tokens: float) -> list[Comm]:
+    x = shape(p)
+    if x.t == 1:
+        return []
+    full = tokens * x.h * p.precision.activation_bytes
+    shard = full / x.t
+    full_re = p.plan.recompute == "full"
+    if not x.sp:
+        out = [Comm("tp", AR, full, "forward", "output all-reduce"),
+               Comm("tp", AR, full, "input_grad", "input-gradient all-reduce")]
+        if full_re:
+            out.append(Comm("tp", AR, full, "input_grad", "recomputed output all-reduce"))
+        return out
+    out = [Comm("tp", AG, shard, "forward", "input all-gather (sequence parallel)"),
+           Comm("tp", RS, full, "forward", "output reduce-scatter (sequence parallel)"),
+           Comm("tp", AG, shard, "input_grad", "output-gradient all-gather"),
+           Comm("tp", RS, full, "input_grad", "input-gradient reduce-scatter")]
+    if full_re:
+        out += [Comm("tp", AG, shard, "input_grad", "recomputed input all-gather"),
+                Comm("tp", RS, full, "input_grad", "recomputed output reduce-scatter")]
+    else:
+        out.append(Comm("tp", AG, shard, "input_grad", "input all-gather again for the weight gradient"))
+    return out
+
+
+def _dp(p: LLMParams, params: int, group: str, size: int, what: str) -> list[Comm]:
+    if size == 1 or params == 0:
+        return []
+    pr = p.precision
+    grads, shard = params * pr.gradient_bytes, params * pr.weight_bytes / size
+    zero = p.plan.zero_stage
+    if zero == 0:
+        return [Comm(group, AR, grads, "weight_grad", f"{what}gradient all-reduce")]
+    after_step = Comm(group, AG, shard, "weight_grad", f"{what}updated-parameter all-gather after the optimizer step")
+    if zero == 1:
+        return [Comm(group, RS, grads, "weight_grad", f"{what}gradient reduce-scatter"), after_step]
+    if zero == 2:
+        return [Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter (every micro-batch)"),
+                after_step]
+    return [Comm(group, AG, shard, "forward", f"{what}parameter all-gather before the forward"),
+            Comm(group, AG, shard, "input_grad", f"{what}parameter all-gather before the backward"),
+            Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter")]
+
+
+def _update_ns(p: LLMParams, dense: int, expert: int) -> float:
+    npu, pr, pl = p.npu, p.precision, p.plan
+    if npu.hbm_gbps is None:
+        return 0.0
+    sharded = pl.zero_stage >= 1
+    n = dense / (pl.dp if sharded else 1) + expert / (pl.edp if sharded else 1)
+    return n * (2 * pr.optimizer_bytes_per_param + pr.gradient_bytes + pr.weight_bytes) / npu.hbm_gbps
+
+
+def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute: float, dense: int, expert: int,
+        comms: list[Comm]) -> Op:
+    pl = p.plan
+    comms = comms + _dp(p, dense, "dp", pl.dp, "") + _dp(p, expert, "edp", pl.edp, "expert ")
+    return Op(name, kind, block, tuple(float(f) for f in flops), float(recompute), dense, expert, tuple(comms),
+              _update_ns(p, dense, expert))
+
+
+def _block_ops(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:
+    """Block i's attention and FFN layers; blocks of one kind (dense or MoE) differ only in names, so they are
+    built once per kind and copied."""
+    moe = p.model.is_moe(i)
+    if moe not in cache:
+        cache[moe] = _template(p, moe)
+    ffn = "moe" if moe else "mlp"
+    return [replace(op, name=f"{'attn' if k == 0 else ffn}{i + 1}", block=i) for k, op in enumerate(cache[moe])]
+
+
+def _template(p: LLMParams, moe: bool) -> list[Op]:
+    x, re = shape(p), p.plan.recompute
+    i = -1
+    fa = attention_flops(p)
+    re_attn = fa[0] if re == "full" else attention_core_flops(p) if re == "selective" else 0
+    ops = [_op(p, "attn", "attention", i, fa, re_attn, attention_params(p), 0, _tp(p, x.n))]
+    if moe:
+        ff = moe_flops(p)
+        dense, expert = moe_params(p)
+        r = routed_tokens(p)
+        comms = []
+        if p.plan.ep > 1:
+            size = r * x.h * p.precision.activation_bytes / x.seq_split
+            comms = [Comm("ep", A2A, size, "forward", "dispatch all-to-all"),
+                     Comm("ep", A2A, size, "forward", "combine all-to-all"),
+                     Comm("ep", A2A, size, "input_grad", "combine-gradient all-to-all"),
+                     Comm("ep", A2A, size, "input_grad", "dispatch-gradient all-to-all")]
+            if re == "full":
+                comms += [Comm("ep", A2A, size, "input_grad", "recomputed dispatch all-to-all"),
+                          Comm("ep", A2A, size, "input_grad", "recomputed combine all-to-all")]
+        comms += _tp(p, r)
+        ops.append(_op(p, "moe", "moe", i, ff, ff[0] if re == "full" else 0, dense, expert, comms))
+    else:
+        ff = ffn_flops(p, x.f_t)
+        ops.append(_op(p, "mlp", "mlp", i, ff, ff[0] if re == "full" else 0, ffn_params(p, x.f_t), 0,
+                       _tp(p, x.n)))
+    return ops
+
+
+def _embedding_op(p: LLMParams) -> Op:
+    x = shape(p)
+    comms = []
+    if x.t > 1:
+        full = x.n * x.h * p.precision.activation_bytes
+        comms = [Comm("tp", AR, full, "forward", "embedding output all-reduce")] if not x.sp else \
+            [Comm("tp", RS, full, "forward", "embedding output reduce-scatter (sequence parallel)"),
+             Comm("tp", AG, full / x.t, "input_grad", "embedding output-gradient all-gather")]
+    return _op(p, "embed", "embedding", None, (0, 0, 0), 0, embedding_params(p), 0, comms)
+
+
+def _output_op(p: LLMParams) -> Op:
+    x = shape(p)
+    comms = []
+    if x.t > 1:
+        full = x.n * x.h * p.precision.activation_bytes
+        comms = [Comm("tp", AR, full, "input_grad", "output-layer input-gradient all-reduce")] if not x.sp else \
+            [Comm("tp", AG, full / x.t, "forward", "output-layer input all-gather (sequence parallel)"),
+             Comm("tp", RS, full, "input_grad", "output-layer input-gradient reduce-scatter"),
+             Comm("tp", AG, full / x.t, "input_grad", "output-layer input all-gather again for the weight gradient")]
+    return _op(p, "output", "output", None, output_flops(p), 0, output_params(p), 0, comms)
+
+
+def _with(op: Op, comm: Comm) -> Op:
+    return replace(op, comms=op.comms + (comm,))
+
+
+def build_step(p: LLMParams) -> Step:
+    """The iteration of ``p``: every stage's layers with FLOPs, parameters, collectives and optimizer time.
+
+    Args:
+        p: validated model, plan, NPU and precision.
+
+    Returns:
+        a :class:`Step`; formulas and sources in the module docstring and :mod:`hieropt.workloads.llm.counts`.
+    """
+    x, pl = shape(p), p.plan
+    chunks = _chunks(p)
+    last_chunk = pl.pp * len(chunks[0]) - 1
+    send = x.n * x.h * p.precision.activation_bytes / x.seq_split
+    tied = p.model.tied_embeddings and pl.pp > 1
+    tied_bytes = x.v_t * x.h * p.precision.gradient_bytes
+    stages = []
+    cache: dict[bool, list[Op]] = {}
+    for r, stage_chunks in enumerate(chunks):
+        ops: list[Op] = []
+        for j, blocks in enumerate(stage_chunks):
+            c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
+            chunk = [_embedding_op(p)] if c == 0 else []
+            for i in blocks:
+                chunk += _block_ops(p, i, cache)
+            if c == last_chunk:
+                chunk.append(_output_op(p))
+            if pl.pp > 1 and c != last_chunk:
+                chunk[-1] = _with(chunk[-1], Comm("pp", P2P, send, "forward", "activation send to the next stage"))
+            if pl.pp > 1 and c != 0:
+                chunk[0] = _with(chunk[0], Comm("pp", P2P, send, "input_grad",
+                                                "activation-gradient send to the previous stage"))
+            ops += chunk
+        if tied:
+            k = next((i for i, op in enumerate(ops) if op.kind in ("embedding", "output")), None)
+            if k is not None:
+                ops[k] = _with(ops[k], Comm("pp", P2P, tied_bytes, "weight_grad",
+                                            "tied-embedding gradient exchange between the first and last stage"))
+        stages.append(Stage(r, tuple(ops), in_flight(p, r)))
+    return Step(p, tuple(stages), pl.microbatches)
+
+
+__all__ = ["Comm", "Op", "Stage", "Step", "build_step", "in_flight", "GROUPS", "STEP_PHASES", "AR", "RS", "AG", "A2A",
+           "P2P"]

@@ -1,0 +1,32 @@
+"""Co-design plan enumeration: combinations, invalid ones by reason, the ones that do not fit, the fitting ones."""
+
+from __future__ import annotations
+
+from hieropt.studies.codesign.plans import enumerate_plans
+from hieropt.workloads.llm.space import PlanChoices
+
+from .tiny import NPU1, params
+
+
+def test_enumeration_classifies_every_combination():
+    base = params()
+    ch = PlanChoices(tp=(1, 2, 3), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"))
+    e = enumerate_plans(base, 8, ch)
+    assert e.combinations == 3 * 2 * 2 * 2
+    # tp 3 never divides 8 NPUs (8 combinations); the others: tp 1, 2 x pp 1, 2 x 2 x 2 = 16 valid, all tiny
+    assert e.invalid == {"plan.npus: tp x pp does not divide the NPU count": 8}
+    assert len(e.fitting) == 16 and not e.too_big
+    assert e.fitting[0].id == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1"
+    # the global batch of 16 over dp 4: micro-batch 4 gives m = 1 < pp 2, micro-batch 3 does not divide it
+    e = enumerate_plans(base, 8, PlanChoices(tp=(1,), pp=(2,), micro_batch_size=(1, 3, 4)))
+    assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"]
+    assert sorted(e.invalid.values()) == [1, 1] and len(e.invalid) == 2
+
+
+def test_memory_filter_and_smallest_need():
+    tiny_hbm = params().model_copy(update={"npu": NPU1.model_copy(update={"hbm_gib": 4e-6})})
+    e = enumerate_plans(tiny_hbm, 8, PlanChoices(tp=(1, 2), zero_stage=(0, 3)))
+    needs = sorted(m.peak.total_bytes for _, m in e.too_big) + sorted(c.memory.peak.total_bytes for c in e.fitting)
+    assert e.smallest_need_bytes == min(needs)
+    assert all(c.memory.fits for c in e.fitting) and all(not m.fits for _, m in e.too_big)
+    assert len(e.fitting) + len(e.too_big) == 4

@@ -1,0 +1,111 @@
+"""The joint plan-and-network search: on small spaces the pruned search gives the optimum and the ranking of solving
+every candidate directly (brute force), every pruned candidate's true optimum is no better than the best, the pool
+gives the same rows as the serial run, and a results file resumes."""
+
+from __future__ import annotations
+
+import pytest
+
+from hieropt.errors import InputError, NoSolutionError
+from hieropt.spec import CostClass, CostModel
+from hieropt.spec.space import Level
+from hieropt.studies.codesign.search import codesign
+from hieropt.workloads.llm import NPU
+from hieropt.workloads.llm.space import CodesignSpace, PlanChoices
+
+from .tiny import params
+
+# a slow NPU (0.1 GFLOP/s) makes compute dominate, as in real plans, so the bound prunes
+SLOW = params().model_copy(update={"npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1.0)})
+LEVELS = (Level(name="a", blocks=("Ring", "FullyConnected"), npus=(2, 8), cost_class="A", max_dims=2),
+          Level(name="b", blocks=("Switch",), npus=(2, 8), cost_class="B"))
+COST = CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0),
+                          "B": CostClass(link_usd_per_gbps=2.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
+
+
+def space(**kw) -> CodesignSpace:
+    base = dict(name="tiny", base=SLOW, npus=8, levels=LEVELS, min_dims=1, max_dims=2, cost=COST,
+                constraints=("sum(bw) == 3",),
+                plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full")))
+    return CodesignSpace(**{**base, **kw})
+
+
+def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
+    pruned, brute = codesign(sp, workers=1), codesign(sp, workers=1, prune=False)
+    assert brute.pruned == 0 and brute.solved == len(brute.enumeration.candidates)
+    assert pruned.solved + pruned.pruned == len(pruned.enumeration.candidates)
+    value = {r["id"]: r["objective_value"] for r in brute.rows}
+    best = brute.best["objective_value"]
+    for r in brute.rows:  # the bound is a lower bound of every candidate's proven optimum
+        assert r["lower_bound"] <= r["objective_value"] * (1 + 1e-9), r["id"]
+    assert pruned.best["objective_value"] == pytest.approx(best, rel=1e-12)
+    for r in pruned.rows:
+        if r["status"] == "pruned":  # its optimum is >= its bound >= the incumbent >= the best
+            assert r["lower_bound"] <= value[r["id"]] * (1 + 1e-9)
+            assert value[r["id"]] >= best * (1 - 1e-9)
+        else:
+            assert r["objective_value"] == pytest.approx(value[r["id"]], rel=1e-12)
+    # the ranking of what the pruned search solved is the brute-force ranking of the same candidates, and it starts
+    # with every candidate that ties the optimum in the brute force
+    solved = {r["id"] for r in pruned.rows if r["status"] != "pruned"}
+    assert [r["id"] for r in pruned.ranking] == [r["id"] for r in brute.ranking if r["id"] in solved]
+    assert {r["id"] for r in brute.ranking if r["rank"] == 1} <= solved | {
+        r["id"] for r in pruned.rows if r["status"] == "pruned" and value[r["id"]] <= best * (1 + 1e-8)}
+    return pruned, brute
+
+
+def test_pruned_search_equals_brute_force_lowest_rule():
+    pruned, _ = _check_pruned_equals_brute_force(space(plans=PlanChoices(
+        tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"), overlap_grad_reduce=(False, True))))
+    assert pruned.pruned > pruned.solved  # the bound does work here
+    assert pruned.best["plan"] == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"  # DP overlap hides its all-reduce
+
+
+def test_pruned_search_equals_brute_force_all_placements():
+    sp = space(mapping_rule="all_placements", plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")))
+    pruned, brute = _check_pruned_equals_brute_force(sp)
+    lowest = codesign(space(plans=sp.plans), workers=1)
+    assert len(brute.enumeration.candidates) > len(lowest.enumeration.candidates)  # several placements per shape
+
+
+def test_pruned_search_equals_brute_force_performance_per_cost():
+    pruned, _ = _check_pruned_equals_brute_force(space(objective="performance_per_cost"))
+    assert pruned.pruned > 0
+
+
+def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
+    brute = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1, prune=False)
+    pruned = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
+    assert pruned.best["objective_value"] == pytest.approx(brute.best["objective_value"], rel=1e-12)
+    dropped = [r for r in pruned.rows if r["message"] == "its time bound exceeds the time target"]
+    assert dropped and all(r["status"] == "infeasible" for r in dropped)
+
+
+def test_pool_gives_the_serial_rows_and_resume(tmp_path):
+    sp = space(plans=PlanChoices(tp=(1, 2), pp=(1, 2)))
+    serial = codesign(sp, workers=1, prune=False)
+    out = tmp_path / "rows.csv"
+    pool = codesign(sp, workers=2, out=out, prune=False)
+    assert pool.backend.startswith("pool")
+    a = {r["id"]: r["objective_value"] for r in serial.rows}
+    b = {r["id"]: r["objective_value"] for r in pool.rows}
+    assert a.keys() == b.keys() and all(b[k] == pytest.approx(a[k], rel=1e-12) for k in a)
+    again = codesign(sp, workers=1, out=out, prune=False)
+    assert again.solved == 0 and again.resumed == len(a)
+    assert {r["id"]: r["objective_value"] for r in again.rows} == b
+
+
+def test_time_split_adds_up():
+    best = codesign(space(), workers=1).best
+    groups = dict(kv.split("=") for kv in best["communication_by_group_ns"].split(";"))
+    total = best["compute_ns"] + best["bubble_ns"] + sum(float(v) for v in groups.values())
+    assert total == pytest.approx(best["iteration_time_ns"], rel=1e-9)
+    assert best["communication_ns"] == pytest.approx(sum(float(v) for v in groups.values()), rel=1e-9)
+
+
+def test_no_plan_fits():
+    tiny_hbm = SLOW.model_copy(update={"npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1e-6)})
+    with pytest.raises(NoSolutionError, match=r"no plan fits: the smallest needs 0.00 GB per NPU"):
+        codesign(space(base=tiny_hbm), workers=1)
+    with pytest.raises(InputError, match="none of the .* plan combinations is valid"):
+        codesign(space(plans=PlanChoices(tp=(3,))), workers=1)

@@ -1,0 +1,86 @@
+"""Instance files with an LLM model as the workload: the plan's groups and schedule from the workload's header,
+explicit named groups, an exact solve, and one-line errors for mappings that do not match the workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hieropt.errors import InputError
+from hieropt.io.instance import load_instance
+from hieropt.model.timing import evaluate
+from hieropt.solvers.objectives import solve
+
+REPO = Path(__file__).resolve().parents[2]
+PLAN_4D = REPO / "instances" / "gpt3-plan-4d.toml"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    base = PLAN_4D.read_text(encoding="utf-8").replace('"../models/', f'"{REPO}/models/')
+    path = tmp_path / "inst.toml"
+    path.write_text(base + text, encoding="utf-8")
+    return path
+
+
+def test_plan_instance_from_the_header():
+    inst = load_instance(PLAN_4D)
+    g = inst.mapping.groups
+    assert (g["tp"], g["dp"], g["pp"]) == ((4, 2, 1, 1), (1, 4, 4, 4), (1, 1, 1, 8))
+    assert (inst.step.microbatches, inst.step.stages, inst.step.virtual_stages) == (24, 8, 1)
+    assert "placed on the lowest dimensions first" in inst.mapping_note
+    sol = solve(inst)
+    assert sol.success and sol.gap <= 1e-8
+    bd = evaluate(inst, sol.bw_gbps)
+    assert bd.iteration_time_ns == pytest.approx(sol.iteration_time_ns, rel=1e-9)
+    assert bd.compute_ns == pytest.approx(7_075_154_763.9, rel=1e-9)  # = hieropt workload plan's ideal iteration
+    assert sol.iteration_time_ns > bd.compute_ns
+
+
+def test_explicit_named_groups_and_step(tmp_path):
+    path = _write(tmp_path, '''
+[mapping.groups]
+tp = [4, 2, 1, 1]
+pp = [1, 4, 2, 1]
+dp = [1, 1, 2, 32]
+[step]
+overlap_dp = true
+''')
+    inst = load_instance(path)
+    assert inst.mapping.forward == (4, 2, 1, 1) and inst.mapping.weight_grad == (1, 1, 2, 32)
+    assert inst.step.overlap_dp and inst.step.microbatches == 24
+    assert solve(inst).success
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("[mapping.groups]\ntp = [4, 2, 1, 1]\ndp = [1, 4, 4, 4]\n",
+     "mapping.groups: the workload gpt3-175b-stage7 runs collectives on group 'pp', which the mapping does not name"),
+    ("[mapping.groups]\ntp = [4, 1, 1, 1]\npp = [1, 8, 1, 1]\ndp = [1, 1, 4, 32]\n",
+     "mapping.groups.tp: [4, 1, 1, 1] has 4 NPUs but the workload's header says model_parallel_npu_group = 8"),
+    ("[mapping.groups]\ntp = [4, 2, 1, 1]\npp = [1, 4, 2, 1]\ndp = [1, 1, 2, 64]\n",
+     "mapping.groups.dp[3]: group of 64 NPUs exceeds dimension 3's 32 NPUs"),
+])
+def test_mappings_that_do_not_match_the_plan(tmp_path, extra, message):
+    with pytest.raises(InputError) as e:
+        load_instance(_write(tmp_path, extra))
+    assert message in str(e.value) and "fix: " in str(e.value) and "\n" not in str(e.value)
+
+
+def test_network_of_another_size(tmp_path):
+    text = PLAN_4D.read_text(encoding="utf-8").replace('"../models/', f'"{REPO}/models/').replace(
+        "npus = 32, cost_class", "npus = 16, cost_class")
+    path = tmp_path / "small.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match="the workload is planned for 4096 NPUs but the network has 2048"):
+        load_instance(path)
+
+
+def test_tp_workload_given_a_smaller_forward_group(tmp_path):
+    """Issue 14: a TP-16 workload (header model_parallel_NPU_group: 16) given a forward group of 4 is refused."""
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text(encoding="utf-8").replace(
+        '"../models/', f'"{REPO}/models/').replace("forward = [4, 4, 1, 1]", "forward = [4, 1, 1, 1]")
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=r"mapping.forward: \[4, 1, 1, 1\] has 4 NPUs but the workload gpt3-175b's "
+                       "header says model_parallel_NPU_group = 16"):
+        load_instance(path)

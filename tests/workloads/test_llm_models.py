@@ -1,0 +1,129 @@
+"""Shipped LLM model files, whole-model FLOPs against Narayanan et al. 2021, agreement with the older TP x DP
+transformer generator, and one-line errors for plans that do not fit the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hieropt.errors import InputError
+from hieropt.io.instance import read_model
+from hieropt.io.llm import apply_overrides, override_path, read_llm
+from hieropt.model.memory import memory
+from hieropt.workloads.llm import NPU, Architecture, LLMParams, Plan, build_step
+from hieropt.workloads.llm.lower import lower_stage
+
+REPO = Path(__file__).resolve().parents[2]
+MODELS = REPO / "models"
+
+# published parameter counts (billions): Brown et al. 2020; Narayanan et al. 2021 (1008B); Llama 3 paper Table 3;
+# Mixtral: Jiang et al. 2024 (46.7B total, 12.9B active)
+PUBLISHED = {"gpt3-175b-llm.toml": 175.0, "megatron-1t.toml": 1008.0, "llama3-70b.toml": 70.6,
+             "llama3-405b.toml": 405.0, "mixtral-8x7b.toml": 46.7}
+
+
+def total_params(p: LLMParams) -> float:
+    """Every distinct parameter of the model: per stage, TP-split parameters x t plus replicated ones once; expert
+    parameters x ep."""
+    single = LLMParams(model=p.model, plan=Plan(global_batch_size=1, vocab_pad_multiple=1), npu=p.npu)
+    step = build_step(single)
+    return sum(op.dense_params + op.expert_params for st in step.stages for op in st.ops)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_model_files_load_fit_and_match_published_size(name):
+    p = read_llm(MODELS / name)
+    assert memory(p).fits, memory(p).message()
+    assert total_params(p) / 1e9 == pytest.approx(PUBLISHED[name], rel=0.01)
+
+
+def test_narayanan_flops_per_iteration():
+    """Sum over NPUs and micro-batches of every layer's FLOPs = Narayanan et al. 2021 eq. (3):
+    96 B s l h^2 (1 + s / 6h + V / (16 l h)) with full recompute, 72 B s l h^2 (1 + s / 6h + V / (12 l h)) without."""
+    arch = Architecture(name="gpt3", layers=96, hidden_size=12288, heads=96, ffn_size=49152, vocab_size=51200,
+                        sequence_length=2048, biases=False)
+    B, s, L, h, V = 1536, 2048, 96, 12288, 51200
+    for re, expect in (("full", 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))),
+                       ("none", 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h)))):
+        p = LLMParams(model=arch, plan=Plan(tp=8, pp=8, dp=16, global_batch_size=B, recompute=re),
+                      npu=NPU(peak_tflops=312, efficiency=1, hbm_gib=80))
+        step = build_step(p)
+        per_npu = sum(sum(op.flops) + op.recompute_flops for st in step.stages for op in st.ops)
+        assert per_npu * 8 * 16 * step.microbatches == pytest.approx(expect, rel=1e-14)
+
+
+def test_same_as_transformer_generator_on_its_plan():
+    """The older generator's GPT-3 TP 16 x DP 256 workload (models/gpt3-175b.toml): identical compute and TP bytes;
+    DP bytes larger by what it leaves out (its docstring): the LayerNorm (2h) and the row-parallel bias it splits
+    over t (h - h/t), 3h - h/t parameters per attention or MLP layer."""
+    old = read_model(MODELS / "gpt3-175b.toml")
+    arch = Architecture(name="gpt3-175b", layers=96, hidden_size=12288, heads=96, ffn_size=49152, vocab_size=50257,
+                        sequence_length=2048)
+    p = LLMParams(model=arch, plan=Plan(tp=16, dp=256, global_batch_size=256),
+                  npu=NPU(peak_tflops=312, efficiency=0.5, hbm_gib=80))
+    new = [layer for layer in lower_stage(build_step(p)).layers if layer.name[0] in "am" and "+" not in
+           layer.name]
+    assert [x.name for x in new] == [x.name for x in old.layers]
+    h, t = 12288, 16
+    for a, b in zip(old.layers, new, strict=True):
+        for ph in ("forward", "input_grad", "weight_grad"):
+            assert getattr(b, ph).compute_ns == pytest.approx(getattr(a, ph).compute_ns, rel=1e-15)
+        assert (b.forward.size_bytes, b.input_grad.size_bytes) == (a.forward.size_bytes, a.input_grad.size_bytes)
+        assert b.weight_grad.size_bytes - a.weight_grad.size_bytes == (3 * h - h // t) * 2
+
+
+BAD = [
+    ({"plan.npus": 4096, "dp": 32}, "params: plan.npus: tp x pp x dp = 8 x 8 x 32 = 2048 is not the 4096 NPUs"),
+    ({"tp": 5, "npus": 2560}, "plan.tp: 5 does not divide the 96 attention heads"),
+    ({"pp": 7, "npus": 3584}, "plan.pp: pp 7 does not divide the 96 layers"),
+    ({"pp": 16, "dp": 32, "global_batch_size": 256}, "8 micro-batches per iteration are fewer than the 16 pipeline"),
+    ({"global_batch_size": 1000}, "not a multiple of dp x micro_batch_size"),
+    ({"schedule": "interleaved"}, "plan.virtual_stages: 1 with schedule interleaved"),
+    ({"ep": 2}, "plan.ep: expert parallelism (2) needs an MoE model"),
+    ({"zero_stage": 4}, "plan.zero_stage"),
+]
+
+
+@pytest.mark.parametrize("overrides, message", BAD)
+def test_bad_plans_are_one_line_errors(overrides, message):
+    with pytest.raises(InputError) as e:
+        read_llm(MODELS / "gpt3-175b-llm.toml", [f"{k}={v}" for k, v in overrides.items()])
+    text = str(e.value)
+    assert message in text and "\n" not in text and "fix: " in text
+    assert text.startswith(str(MODELS / "gpt3-175b-llm.toml"))
+
+
+def test_moe_errors():
+    with pytest.raises(InputError, match="plan.ep: 3 does not divide the 8 experts"):
+        read_llm(MODELS / "mixtral-8x7b.toml", ["ep=3"])
+    with pytest.raises(InputError, match="plan.ep: 8 does not divide dp 4"):
+        read_llm(MODELS / "mixtral-8x7b.toml", ["dp=4", "pp=32", "npus=256", "global_batch_size=128"])
+
+
+def test_overrides():
+    assert override_path("tp") == ["plan", "tp"]
+    assert override_path("hbm_gib") == ["npu", "hbm_gib"]
+    assert override_path("experts") == ["model", "moe", "experts"]
+    assert override_path("model.moe.top_k") == ["model", "moe", "top_k"]
+    with pytest.raises(InputError, match="ambiguous: a field of npu and model; fix: write npu.name or model.name"):
+        override_path("name")
+    with pytest.raises(InputError, match="tpp: unknown key"):
+        override_path("tpp")
+    with pytest.raises(InputError, match="expected KEY=VALUE"):
+        apply_overrides({}, ["tp"])
+    out = apply_overrides({"plan": {"tp": 1}}, ["tp=8", "schedule=interleaved", "stage_layers=[1, 2]",
+                                                "sequence_parallel=true"])
+    assert out["plan"] == {"tp": 8, "schedule": "interleaved", "stage_layers": [1, 2], "sequence_parallel": True}
+    p = read_llm(MODELS / "llama3-70b.toml", ["tp=4", "dp=256", "recompute=full"])
+    assert (p.plan.tp, p.plan.dp, p.plan.recompute) == (4, 256, "full")
+
+
+def test_memory_says_how_much_too_big():
+    # GPT-3 at TP 16 x DP 256 without PP, sharding or recompute (issue 14): far more than 80 GB per NPU
+    p = read_llm(MODELS / "gpt3-175b-llm.toml", ["tp=16", "pp=1", "dp=256", "zero_stage=0", "recompute=none",
+                                                 "sequence_parallel=false", "global_batch_size=1536"])
+    rep = memory(p)
+    assert not rep.fits
+    assert rep.over_bytes > 100e9
+    assert rep.message().startswith("does not fit: stage 0 needs")
