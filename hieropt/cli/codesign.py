@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from ..names import OBJECTIVES
-from .common import error_console, fail
+from .common import console as stdout_console
+from .common import error_console, error_line, fail
 
 
 def codesign_command(
@@ -44,7 +43,7 @@ def codesign_command(
     from .common import to_stdout, write_json
 
     err = error_console()
-    console = err if to_stdout(json_out) else Console(width=max(Console().width, 160))
+    console = err if to_stdout(json_out) else stdout_console(160)
     try:
         result = codesign(space, objective, out=out, workers=workers, dask=dask, prune=None if prune else False)
     except HieroptError as e:
@@ -54,11 +53,11 @@ def codesign_command(
         err.print(f"interrupted: {where}", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     for line in summary_lines(result):
-        console.print(escape(line), highlight=False, soft_wrap=True)
+        console.print(line, highlight=False, soft_wrap=True)
     if json_out is not None:
         write_json(json_out, codesign_dict(result, top))
     if result.best is None:
-        err.print("[bold red]error:[/] no candidate has a certified answer", highlight=False)
+        error_line(err, "no candidate has a certified answer")
         raise typer.Exit(3)
     console.print(ranking_table(result, top))
     console.print(dims_table(result))
