@@ -38,12 +38,15 @@ from hieropt.spec import (
     Network,
     Phase,
     Pipeline,
+    StepSchedule,
     Workload,
 )
 
 NPUS = (2, 2, 3, 4, 4, 5, 6, 8, 8, 16, 32, 64, 128)
 """NPU counts per dimension (small ones more often)."""
 KINDS = tuple(Collective)
+SEQUENTIAL_KINDS = tuple(k for k in Collective if k is not Collective.P2P)
+"""A point-to-point send over a group spanning several dimensions has no sequential form (the instance refuses it)."""
 CLASS_NAMES = ("A", "B", "C", "D")
 
 
@@ -84,6 +87,7 @@ class Spec:
     bounds: tuple[tuple[float, float | None], ...] | None
     x0: tuple[float, ...]
     pipeline: tuple[int, int, float, int] | None = None  # stages, microbatches, p2p bytes, p2p dim
+    step: tuple[int, int, int, bool] | None = None  # microbatches, stages, virtual stages, overlap_dp (loop step)
     objective: str = "performance"
     extra: dict = field(default_factory=dict)
 
@@ -121,6 +125,10 @@ class Spec:
         if self.pipeline is not None:
             st_, mb, pb, pd = self.pipeline
             pipeline = Pipeline(stages=st_, microbatches=mb, p2p_bytes=pb * s, p2p_dim=pd)
+        step = None
+        if self.step is not None:
+            mb, stages, v, ovl = self.step
+            step = StepSchedule(microbatches=mb, stages=stages, virtual_stages=v, overlap_dp=ovl)
         rows = tuple(LinearConstraint(coefficients=r.coef, sense=r.sense, rhs=r.rhs * s, text=r.text)
                      for r in self.rows)
         bounds = None if self.bounds is None else tuple(
@@ -132,7 +140,7 @@ class Spec:
             more_workloads=tuple(Job(workload=workload(w, f"w{j + 1}"),
                                      mapping=Mapping(**dict(zip(PHASES, w.groups, strict=True))), weight=w.weight)
                                  for j, w in enumerate(more)),
-            cost=CostModel(classes=classes), constraints=rows, bounds=bounds, pipeline=pipeline)
+            cost=CostModel(classes=classes), constraints=rows, bounds=bounds, pipeline=pipeline, step=step)
         parts.update(overrides)
         return Instance(**parts)
 
@@ -187,7 +195,7 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
 
     def phase() -> tuple[float, str, float]:
         compute = 0.0 if draw(st.booleans()) else draw(_log_uniform(2, 8))
-        kind = draw(st.sampled_from(KINDS))
+        kind = draw(st.sampled_from(KINDS if mode == "concurrent" else SEQUENTIAL_KINDS))
         return compute, kind.value, 0.0 if kind is Collective.NONE and draw(st.booleans()) else size()
 
     def groups() -> tuple[tuple[int, ...], ...]:
@@ -206,6 +214,9 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     if loop == "pipeline":
         pipeline = (draw(st.integers(2, 8)), draw(st.integers(1, 16)),
                     0.0 if draw(st.booleans()) else draw(_log_uniform(3, 9)), draw(st.integers(0, D - 1)))
+    step = None
+    if loop == "step":
+        step = (draw(st.integers(1, 16)), draw(st.integers(1, 8)), draw(st.integers(1, 3)), draw(st.booleans()))
 
     # the feasible point x0 and design rows that hold at it (inequalities with slack)
     spread = draw(st.integers(0, 3))
@@ -262,7 +273,7 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     if any(lo > 0 for lo in lower) or any(u is not None for u in upper):
         bounds = tuple((lo, u) for lo, u in zip(lower, upper, strict=True))
     return Spec(dims=tuple(dims), prices=prices, workloads=tuple(workloads), loop=loop, mode=mode, rows=tuple(rows),
-                bounds=bounds, x0=tuple(x0), pipeline=pipeline, objective=objective)
+                bounds=bounds, x0=tuple(x0), pipeline=pipeline, step=step, objective=objective)
 
 
 MAGNITUDES = tuple(10.0**k for k in range(-6, 7))
