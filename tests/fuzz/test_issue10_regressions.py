@@ -141,8 +141,6 @@ def _tiny_budget() -> Instance:
                                              "B": CostClass(link_usd_per_gbps=3.0)}))
 
 
-@xfail("a budget that binds is ignored when prices x bandwidth are tiny (the budget row in M$ is below HiGHS's "
-       "1e-9 feasibility tolerance): SolverError 'network cost exceeds the budget'")
 @pytest.mark.parametrize("budget", [0.04, 0.02])
 def test_tiny_budget_binds(budget: float):
     inst = _tiny_budget()
@@ -156,7 +154,6 @@ def test_tiny_budget_binds(budget: float):
 
 
 # -------------------------------------------------------------------------------------- catalog / provisioning
-@xfail("a catalog switch with radix 3 (or 2) makes 'hieropt provision' loop forever (fabric(): radix // 2 == 1)")
 @pytest.mark.parametrize("radix", [2, 3])
 def test_radix_below_4_is_an_input_error(sandbox: Path, radix: int):
     _edit(sandbox / "catalogs/example-4d.toml", "radix = 64", f"radix = {radix}")
@@ -177,9 +174,9 @@ def test_huge_unit_limit_ends_quickly(sandbox: Path):
 
 
 # --------------------------------------------------------------------------------------------- input validation
-@xfail("rich markup in an instance name, a file name, a constraint or a collective name raises MarkupError "
-       "(exit 1) or is swallowed")
-@pytest.mark.parametrize("where", ["name", "file name", "constraint", "collective"])
+@pytest.mark.parametrize("where", [
+    pytest.param("name", marks=xfail("rich markup in an instance name is swallowed in the printed summary")),
+    "file name", "constraint", "collective"])
 def test_markup_in_names(sandbox: Path, where: str):
     inst = sandbox / "instances/gpt3-4d.toml"
     if where == "name":
@@ -249,7 +246,6 @@ TP8 = "HYBRID_TRANSFORMER model_parallel_NPU_group: 8\n1\nl0 -1 100 ALLREDUCE 10
       "ALLREDUCE 2000000 10\n"
 
 
-@xfail("a mapping that contradicts the workload (a TP-8 workload given forward = [4, 1]) solves with exit 0")
 def test_mapping_contradicting_the_workload_header(tmp_path: Path):
     (tmp_path / "w.txt").write_text(TP8, encoding="utf-8")
     (tmp_path / "i.toml").write_text("""

@@ -30,9 +30,6 @@ def _overlap(a: hieropt.Solution, b: hieropt.Solution, factor: float, tol: float
                                                                                          b.objective_value)
 
 
-@xfail("S2: a dimension bounded to 1,055 GB/s under a bandwidth scale set by another's 9 GB/s: seed-cut coefficients "
-       "below 1e-9 are dropped, the cuts become t >= 2/b, the LP bound exceeds the point's time, and pareto (or "
-       "min_cost just above the fastest time) reports the feasible instance infeasible")
 def test_false_bound_from_dropped_cut_coefficients():
     inst = found.PARETO_INFEASIBLE.instance()
     fastest = hieropt.solve(inst)
@@ -66,24 +63,17 @@ def test_rescaled_copy_has_the_same_optimal_time():
     _overlap(a, b, 1.0)
 
 
-@xfail("S2: HiGHS stops with model status 'Not Set' on a valid instance at bandwidth x 0.01, prices x 1e6 "
-       "(SolverError)")
 def test_no_solver_error_at_small_bandwidth_and_large_prices():
     sol = hieropt.solve(found.NOT_SET.instance(bw_scale=0.01, price_scale=1e6))
     assert sol.success
 
 
-@xfail("S5: performance_per_cost says 'unbounded: no minimiser at positive bandwidth' at prices x 1e-6 although "
-       "every dimension has a positive lower bound (absolute 1e-12 test on the cheapest network's cost)")
 def test_performance_per_cost_with_a_floor_at_tiny_prices():
     sol = hieropt.solve(found.PPC_UNBOUNDED.instance(bw_scale=1e-06, price_scale=1e-06),
                         objective="performance_per_cost")
     assert sol.success
 
 
-@xfail("S1/S5: performance_per_cost on a 3-dimension, 3-layer instance at prices x 1e-6 does not end within 30 s "
-       "(sub-solve points exceed their budget; the kappa search bisects towards the cheapest network for 10,000 "
-       "nodes)")
 def test_performance_per_cost_ends_in_bounded_time():
     inst = found.PPC_HANG.instance(bw_scale=10.0, price_scale=1e-06)
     try:
@@ -96,8 +86,6 @@ def test_performance_per_cost_ends_in_bounded_time():
         assert r["bound"] <= r["value"]
 
 
-@xfail("S1: min_cost's certified cheapest cost changes by 255 % when bytes, bandwidth limits and prices are all "
-       "scaled by 1e-4 (the cost must scale by exactly 1e-8)")
 def test_min_cost_rescaled_copy():
     spec = found.MIN_COST_RESCALE
     target = 5406191514.160625

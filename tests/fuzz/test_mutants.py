@@ -110,7 +110,6 @@ def test_mutated_inputs(sandbox: Path):
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
 
 
-@OPEN
 @pytest.mark.skipif(not HIEROPT.exists(), reason="the hieropt console script is not installed next to Python")
 def test_mutants_as_real_subprocesses(sandbox: Path):
     """A few mutants through the real console script, with a timeout: the same judgement as in-process."""
