@@ -366,7 +366,7 @@ def test_export_to_stdout(sandbox: Path):
     assert set(net["topology"]) <= {"Ring", "FullyConnected", "Switch"} and net["npus_count"]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 10 (open, timing-dependent: passes when the signal lands after start-up): "
+@pytest.mark.xfail(strict=False, reason="issue 10 (open, timing-dependent: passes when the signal lands late): "
                    "Ctrl-C in the first ~0.1 s, while Python itself starts up and before hieropt's handler is "
                    "installed, still prints a KeyboardInterrupt traceback")
 @pytest.mark.skipif(not HIEROPT.exists(), reason="the hieropt console script is not installed next to Python")
