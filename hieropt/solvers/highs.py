@@ -178,15 +178,6 @@ class PersistentHighs:
         """Column duals (reduced costs) of the last optimal solve: d objective / d the bound a column sits at."""
         return np.asarray(self._h.getSolution().col_dual, dtype=float)
 
-    def row_activity(self) -> np.ndarray:
-        """Row activities (the left-hand sides) of the last optimal solve."""
-        return np.asarray(self._h.getSolution().row_value, dtype=float)
-
-    def add_col(self, lower: float, upper: float, rows: list[int], vals: list[float]) -> int:
-        """Add a column with bounds [lower, upper], cost 0 and coefficients ``vals`` in ``rows``; returns its index."""
-        self._h.addCol(0.0, lower, upper, len(rows), np.asarray(rows, dtype=np.int32), np.asarray(vals, dtype=float))
-        return self._h.getNumCol() - 1
-
     def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
         """Change the bounds of column ``col``."""
         self._h.changeColBounds(col, lower, upper)
@@ -220,13 +211,6 @@ class PersistentHighs:
         return {"A": A, "cost": arr(lp.col_cost_), "col_lower": arr(lp.col_lower_), "col_upper": arr(lp.col_upper_),
                 "row_lower": arr(lp.row_lower_), "row_upper": arr(lp.row_upper_), "x": arr(sol.col_value),
                 "row_value": arr(sol.row_value), "row_dual": arr(sol.row_dual), "col_dual": arr(sol.col_dual)}
-
-    def ranging(self) -> Any:
-        """HiGHS's sensitivity ranging of the last optimal basis (``highspy.HighsRanging``: ``row_bound_up`` /
-        ``row_bound_dn`` and ``col_bound_up`` / ``col_bound_dn``, each with ``value_`` (the bound up or down to which
-        the basis stays optimal) and ``objective_`` (the objective there)), or None when HiGHS gives none."""
-        status, r = self._h.getRanging()
-        return r if status == highspy.HighsStatus.kOk and r.valid else None
 
     def _run(self) -> None:
         # HiGHS's time_limit counts the object's total run time, so each solve gets the limit on top of it
