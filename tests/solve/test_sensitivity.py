@@ -197,7 +197,13 @@ def test_random_performance_matches_finite_differences(seed):
     check_against_differences(inst, sol)
 
 
-@pytest.mark.parametrize("seed", range(12 if SLOW else 2))
+@pytest.mark.parametrize("seed", [
+    0, pytest.param(1, marks=pytest.mark.xfail(strict=True, reason="issue 10 (found when the random groups were "
+                                               "made to tile their dimensions): the min_cost dual of 'sum(bw)' is "
+                                               "-14.6599 $/unit, the finite difference -14.6625 (1.8e-4 apart, "
+                                               "beyond the test's 1e-4 + 2 step-error tolerance); see "
+                                               "/work/helpers/fuzz-findings.md S6")),
+    *range(2, 12 if SLOW else 2)])
 def test_random_budget_and_min_cost_match_finite_differences(seed):
     rng = np.random.default_rng(100 + seed)
     inst = random_instance(rng)
