@@ -38,12 +38,14 @@ from hieropt.spec import (
     Network,
     Phase,
     Pipeline,
+    StepSchedule,
     Workload,
 )
 
 NPUS = (2, 2, 3, 4, 4, 5, 6, 8, 8, 16, 32, 64, 128)
 """NPU counts per dimension (small ones more often)."""
-KINDS = tuple(Collective)
+KINDS = tuple(c for c in Collective if c is not Collective.P2P)
+"""Collective kinds drawn (point-to-point sends have their own rules for sequential mode and are not drawn)."""
 CLASS_NAMES = ("A", "B", "C", "D")
 
 
@@ -84,6 +86,7 @@ class Spec:
     bounds: tuple[tuple[float, float | None], ...] | None
     x0: tuple[float, ...]
     pipeline: tuple[int, int, float, int] | None = None  # stages, microbatches, p2p bytes, p2p dim
+    step: tuple[int, int, int, bool] | None = None  # microbatches, stages, virtual stages, overlap_dp (loop step)
     objective: str = "performance"
     extra: dict = field(default_factory=dict)
 
@@ -121,6 +124,8 @@ class Spec:
         if self.pipeline is not None:
             st_, mb, pb, pd = self.pipeline
             pipeline = Pipeline(stages=st_, microbatches=mb, p2p_bytes=pb * s, p2p_dim=pd)
+        step = None if self.step is None else StepSchedule(
+            microbatches=self.step[0], stages=self.step[1], virtual_stages=self.step[2], overlap_dp=self.step[3])
         rows = tuple(LinearConstraint(coefficients=r.coef, sense=r.sense, rhs=r.rhs * s, text=r.text)
                      for r in self.rows)
         bounds = None if self.bounds is None else tuple(
@@ -132,7 +137,7 @@ class Spec:
             more_workloads=tuple(Job(workload=workload(w, f"w{j + 1}"),
                                      mapping=Mapping(**dict(zip(PHASES, w.groups, strict=True))), weight=w.weight)
                                  for j, w in enumerate(more)),
-            cost=CostModel(classes=classes), constraints=rows, bounds=bounds, pipeline=pipeline)
+            cost=CostModel(classes=classes), constraints=rows, bounds=bounds, pipeline=pipeline, step=step)
         parts.update(overrides)
         return Instance(**parts)
 
@@ -206,6 +211,9 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     if loop == "pipeline":
         pipeline = (draw(st.integers(2, 8)), draw(st.integers(1, 16)),
                     0.0 if draw(st.booleans()) else draw(_log_uniform(3, 9)), draw(st.integers(0, D - 1)))
+    step = None
+    if loop == "step":
+        step = (draw(st.integers(1, 16)), draw(st.integers(1, 8)), draw(st.integers(1, 4)), draw(st.booleans()))
 
     # the feasible point x0 and design rows that hold at it (inequalities with slack)
     spread = draw(st.integers(0, 3))
@@ -262,7 +270,7 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     if any(lo > 0 for lo in lower) or any(u is not None for u in upper):
         bounds = tuple((lo, u) for lo, u in zip(lower, upper, strict=True))
     return Spec(dims=tuple(dims), prices=prices, workloads=tuple(workloads), loop=loop, mode=mode, rows=tuple(rows),
-                bounds=bounds, x0=tuple(x0), pipeline=pipeline, objective=objective)
+                bounds=bounds, x0=tuple(x0), pipeline=pipeline, step=step, objective=objective)
 
 
 MAGNITUDES = tuple(10.0**k for k in range(-6, 7))

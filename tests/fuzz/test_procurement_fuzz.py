@@ -19,7 +19,6 @@ a certificate or an honest LIMIT. The checks (tolerances in tests/fuzz/checks.py
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -176,12 +175,6 @@ def check_pareto(spec: Spec, rng: np.random.Generator) -> None:
         bound_holds(SUITE, repro, best, evidence, "pareto's performance-per-cost optimum", tol=PPC_TOL)
 
 
-OPEN = pytest.mark.xfail(strict=MODE == "short", reason="issue 10 (open): tiny budget rows ignored, "
-                         "performance_per_cost hangs / false 'unbounded' at tiny prices, min_cost answers that "
-                         "change under rescaling, pareto false 'infeasible'")
-
-
-@OPEN
 @PROC_SETTINGS
 @given(spec=procurement_specs, slack=st.sampled_from([1e-6, 1e-3, 0.01, 0.1, 1.0, 10.0, 1e3, 1e6, 1e9]),
        scale=magnitudes(), price=magnitudes(), seed=st.integers(0, 2**32 - 1))
@@ -189,14 +182,12 @@ def test_min_cost_certificates(spec: Spec, slack: float, scale: float, price: fl
     check_min_cost(spec, slack, scale, price, np.random.default_rng(seed))
 
 
-@OPEN
 @PROC_SETTINGS
 @given(spec=procurement_specs, scale=magnitudes(), price=magnitudes(), seed=st.integers(0, 2**32 - 1))
 def test_performance_per_cost_certificates(spec: Spec, scale: float, price: float, seed: int):
     check_ppc(spec, scale, price, np.random.default_rng(seed))
 
 
-@OPEN
 @PROC_SETTINGS
 @given(spec=procurement_specs, seed=st.integers(0, 2**32 - 1))
 def test_pareto_certificates(spec: Spec, seed: int):

@@ -108,9 +108,6 @@ def check_performance(spec: Spec, scale: float, price: float, budget_share: floa
     intervals_meet(SUITE, repro_s, r, rs, 1.0, f"performance, rescaled x{scale:g} (time is invariant)")
 
 
-@pytest.mark.xfail(strict=MODE == "short", reason="issue 10 (open): a budget row with tiny prices x bandwidth is "
-                   "ignored (SolverError 'cost exceeds the budget'); HiGHS 'Solve error' / 'Not Set' at magnitudes "
-                   "1e-6 and 1e6 (tests/fuzz/FINDINGS: LP units fixed in MB, ms, M$)")
 @FUZZ_SETTINGS
 @given(spec=specs(), scale=magnitudes(), price=magnitudes(), budget=st.none() | st.sampled_from([1.0, 1.05, 1.5]),
        seed=st.integers(0, 2**32 - 1), scip=st.floats(0, 1))
