@@ -132,12 +132,11 @@ def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
 
     Returns:
         nodes with ids 0..n-1 in issue-priority order; the same list serves every NPU.
+
+    Raises:
+        InputError: what :func:`check_traceable` refuses.
     """
-    if instance.training_loop == "step" or job.workload.named_groups:
-        raise InputError(instance.name, "training_loop" if instance.training_loop == "step" else "workload",
-                         "the ASTRA-sim trace export does not model loop step or collectives on named groups (an LLM "
-                         "plan's workload)", "export instances with one group per phase and the loops no_overlap, "
-                         "recompute, tp_dp_overlap, tp_dp_overlap_cross or pipeline")
+    check_traceable(instance, instance.name)
     g = _Graph(simnet)
     w = _Layers(g, job)
     loop = instance.training_loop

@@ -156,7 +156,7 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
         r = core.solve_costs(core.cost_costs)
         if r.status is not Status.OPTIMAL:
             raise SolverError(f"HiGHS stopped on min-cost-within-regret LP {it} with '{r.termination}'")
-        value = r.objective * 1e6  # M$ -> $
+        value = r.objective * core.cost_unit  # the cost objective is in units of core.cost_unit $
         stall = 0 if value > lower + 1e-12 * abs(lower) else stall + 1
         lower = max(lower, value)
         point = _within(rl, meets, core.bandwidth(r.x), cap)

@@ -44,8 +44,9 @@ from hieropt.spec import (
 
 NPUS = (2, 2, 3, 4, 4, 5, 6, 8, 8, 16, 32, 64, 128)
 """NPU counts per dimension (small ones more often)."""
-KINDS = tuple(c for c in Collective if c is not Collective.P2P)
-"""Collective kinds drawn (point-to-point sends have their own rules for sequential mode and are not drawn)."""
+KINDS = tuple(Collective)
+SEQUENTIAL_KINDS = tuple(k for k in Collective if k is not Collective.P2P)
+"""A point-to-point send over a group spanning several dimensions has no sequential form (the instance refuses it)."""
 CLASS_NAMES = ("A", "B", "C", "D")
 
 
@@ -124,8 +125,10 @@ class Spec:
         if self.pipeline is not None:
             st_, mb, pb, pd = self.pipeline
             pipeline = Pipeline(stages=st_, microbatches=mb, p2p_bytes=pb * s, p2p_dim=pd)
-        step = None if self.step is None else StepSchedule(
-            microbatches=self.step[0], stages=self.step[1], virtual_stages=self.step[2], overlap_dp=self.step[3])
+        step = None
+        if self.step is not None:
+            mb, stages, v, ovl = self.step
+            step = StepSchedule(microbatches=mb, stages=stages, virtual_stages=v, overlap_dp=ovl)
         rows = tuple(LinearConstraint(coefficients=r.coef, sense=r.sense, rhs=r.rhs * s, text=r.text)
                      for r in self.rows)
         bounds = None if self.bounds is None else tuple(
@@ -192,7 +195,7 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
 
     def phase() -> tuple[float, str, float]:
         compute = 0.0 if draw(st.booleans()) else draw(_log_uniform(2, 8))
-        kind = draw(st.sampled_from(KINDS))
+        kind = draw(st.sampled_from(KINDS if mode == "concurrent" else SEQUENTIAL_KINDS))
         return compute, kind.value, 0.0 if kind is Collective.NONE and draw(st.booleans()) else size()
 
     def groups() -> tuple[tuple[int, ...], ...]:
@@ -213,7 +216,7 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
                     0.0 if draw(st.booleans()) else draw(_log_uniform(3, 9)), draw(st.integers(0, D - 1)))
     step = None
     if loop == "step":
-        step = (draw(st.integers(1, 16)), draw(st.integers(1, 8)), draw(st.integers(1, 4)), draw(st.booleans()))
+        step = (draw(st.integers(1, 16)), draw(st.integers(1, 8)), draw(st.integers(1, 3)), draw(st.booleans()))
 
     # the feasible point x0 and design rows that hold at it (inequalities with slack)
     spread = draw(st.integers(0, 3))

@@ -175,6 +175,8 @@ def check_pareto(spec: Spec, rng: np.random.Generator) -> None:
         bound_holds(SUITE, repro, best, evidence, "pareto's performance-per-cost optimum", tol=PPC_TOL)
 
 
+
+
 @PROC_SETTINGS
 @given(spec=procurement_specs, slack=st.sampled_from([1e-6, 1e-3, 0.01, 0.1, 1.0, 10.0, 1e3, 1e6, 1e9]),
        scale=magnitudes(), price=magnitudes(), seed=st.integers(0, 2**32 - 1))
