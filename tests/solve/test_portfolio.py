@@ -122,9 +122,6 @@ def test_min_max_regret_matches_dense_search_on_two_dimensions(seed):
         api.solve(inst, objective="min_cost", max_regret=max(z_dense - 1 - 0.01, 0.0) if z_dense > 1.011 else 0.0)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 (found when the random groups were made to tile their dimensions): "
-                   "min_cost with max_regret certifies $54,277.6 'optimal' while a grid design meeting every "
-                   "slowdown bound costs $54,153 (0.23 % cheaper); see /work/helpers/fuzz-findings.md S6")
 def test_time_target_form_matches_dense_search_on_cost():
     # with a cost row that differs per dimension, the cheapest fabric within x of every optimum is a 1-D problem too
     rng = np.random.default_rng(7)
