@@ -67,8 +67,8 @@ def read_model(path: str | Path) -> Workload:
 
 def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     gen = data.get("generator")
-    if gen not in GENERATORS:
-        raise InputError(source, "generator", f"unknown or missing generator {gen!r}",
+    if not isinstance(gen, str) or gen not in GENERATORS:
+        raise InputError(source, "generator", f"unknown or missing generator {short_repr(gen)}",
                          f"use one of {', '.join(GENERATORS)}")
     extra = set(data) - {"generator", "params", "description"}
     if extra:
@@ -98,14 +98,24 @@ def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source
                          "check the parameters for values far out of range (efficiency, peak, sizes)") from e
 
 
-def _path(base: Path, value: str) -> Path:
+def _path(base: Path, value: Any, src: str, field: str, what: str) -> Path:
+    """The file ``value`` names, relative to ``base``; a missing file, a folder or an empty name is an InputError
+    naming the referring file ``src`` and its ``field`` (not only the path that was not found)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(src, field, f"expected the name of a {what} file, got {short_repr(value)}", "give a path")
     p = Path(value)
-    return p if p.is_absolute() else base / p
+    p = p if p.is_absolute() else base / p
+    if p.is_dir():
+        raise InputError(src, field, f"'{value}' is a folder ({p}), not a {what} file", f"give the {what} file's path")
+    if not p.is_file():
+        raise InputError(src, field, f"{what} file not found: '{value}' (looked for {p})",
+                         "check the path; relative paths are taken from this file's folder")
+    return p
 
 
 def _network(value: Any, base: Path, src: str) -> Network:
     if isinstance(value, str):
-        return read_network(_path(base, value))
+        return read_network(_path(base, value, src, "network", "network"))
     try:
         return Network(**value) if isinstance(value, dict) else Network(dims=value)
     except (ValidationError, TypeError) as e:
@@ -123,19 +133,19 @@ def workload_entry(value: Any, base: Path, src: str) -> Workload:
         if set(value) == {"file"}:
             value = value["file"]
         elif set(value) == {"model"}:
-            return read_model(_path(base, value["model"]))
+            return read_model(_path(base, value["model"], src, "workload.model", "workload model"))
         else:
             raise InputError(src, "workload", "expected a file name, {file = ...}, {model = ...} or an inline "
                              "generator table", "see the README")
     if not isinstance(value, str):
         raise InputError(src, "workload", f"expected a file name, got {value!r}", "give a path")
-    path = _path(base, value)
+    path = _path(base, value, src, "workload", "workload")
     return read_model(path) if path.suffix == ".toml" else read_workload(path)
 
 
 def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
     if isinstance(value, str):
-        return read_communicator(_path(base, value), network)
+        return read_communicator(_path(base, value, src, "mapping", "communicator"), network)
     if not isinstance(value, dict):
         raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}", "see the README")
     extra = set(value) - {"forward", "input_grad", "weight_grad", "groups"}
@@ -167,7 +177,7 @@ def cost_entry(value: Any, base: Path, src: str) -> CostModel:
     """A ``cost`` entry of file ``src``: a LIBRA cost-model path (relative to ``base``) or an inline table ($ per
     GB/s). Raises InputError naming ``src`` and the field."""
     if isinstance(value, str):
-        return read_cost_model(_path(base, value))
+        return read_cost_model(_path(base, value, src, "cost", "cost model"))
     try:
         return CostModel(classes=value)
     except ValidationError as e:

@@ -43,10 +43,15 @@ LINK_BLOCKS = ("Ring", "FullyConnected")
 
 
 
+UNIT_BW_RANGE = (1e-9, 1e12)
+"""Bandwidths a part may state per unit (GB/s or Gb/s): far beyond any real part either way, and inside the range
+where 1 / bandwidth and bytes / bandwidth stay finite (a NIC of 1e-310 Gb/s made every time overflow)."""
+
+
 def _positive_bw(v: float | None) -> float | None:
-    if v is not None and not (math.isfinite(v) and v > 0):
-        raise ValueError(f"bandwidth per unit is {v:g}; fix: give a bandwidth > 0 (gbps in GB/s per direction, "
-                         "or gbit_per_s in Gb/s)")
+    if v is not None and not (math.isfinite(v) and UNIT_BW_RANGE[0] <= v <= UNIT_BW_RANGE[1]):
+        raise ValueError(f"bandwidth per unit is {v:g}; fix: give a bandwidth > 0, from {UNIT_BW_RANGE[0]:g} to "
+                         f"{UNIT_BW_RANGE[1]:g} (gbps in GB/s per direction, or gbit_per_s in Gb/s)")
     return v
 
 

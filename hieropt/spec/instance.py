@@ -92,13 +92,18 @@ class StepSchedule(Frozen):
         return self.microbatches + (self.stages - 1) / self.virtual_stages
 
 
-class CostClass(Frozen):
-    """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model). Switch dimensions also pay
-    for the switch and the NIC."""
+PRICE_RANGE = (1e-12, 1e12)
+"""Prices a cost class may state, $ per GB/s: far beyond any real part either way, and inside the range where costs,
+their reciprocals and their products with times stay finite floating-point numbers (a price of 1e-320 overflowed)."""
 
-    link_usd_per_gbps: float = Field(gt=0, allow_inf_nan=False)
-    switch_usd_per_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    nic_usd_per_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+class CostClass(Frozen):
+    """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model), each in :data:`PRICE_RANGE`.
+    Switch dimensions also pay for the switch and the NIC."""
+
+    link_usd_per_gbps: float = Field(ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
+    switch_usd_per_gbps: float | None = Field(default=None, ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
+    nic_usd_per_gbps: float | None = Field(default=None, ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
 
 
 class CostModel(Frozen):

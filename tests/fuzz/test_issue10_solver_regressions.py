@@ -96,10 +96,17 @@ def test_min_cost_rescaled_copy():
     _overlap(a, b, 1e-8, tol=1e-8)
 
 
+@xfail("S2: HiGHS stops with 'Solve error' on cutting-plane LP 10 of a valid 3-dimension recompute instance at "
+       "magnitude 1 (latency on two dimensions, a 64-NPU Ring beside a Ring of 2; SolverError)")
+def test_no_solve_error_at_magnitude_one():
+    sol = hieropt.solve(found.SOLVE_ERROR.instance())
+    assert sol.status.value in ("optimal", "limit")
+
+
 def test_found_instances_are_feasible_at_their_x0():
     """The kept instances are valid: every design row and bound holds at the point they were drawn around."""
     for name in ("PARETO_INFEASIBLE", "BEATEN_AT_1E6", "RESCALE_1E6", "NOT_SET", "PPC_UNBOUNDED", "PPC_HANG",
-                 "MIN_COST_RESCALE"):
+                 "MIN_COST_RESCALE", "SOLVE_ERROR"):
         spec = getattr(found, name)
         inst = spec.instance()
         assert checks.Polytope(inst).violation(spec.x0_at()) <= 1e-12, name

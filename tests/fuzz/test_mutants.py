@@ -82,11 +82,6 @@ def _targets() -> tuple:
     return tuple(t for t in TARGETS if not t.shared or shared_data_dir() is not None)
 
 
-OPEN = pytest.mark.xfail(strict=MODE == "short", reason="issue 10 (open): tracebacks (OverflowError on huge integers, "
-                         "MarkupError on '[/b]' in names), hangs (radix 3, max_per_npu = 1e6, layers = 10**4000)")
-
-
-@OPEN
 def test_mutated_inputs(sandbox: Path):
     """BUDGET['mutants'] mutants, seeds 0, 1, 2, ... (deterministic)."""
     rng0 = random.Random(int(os.environ.get("HIEROPT_FUZZ_SEED", "0")))

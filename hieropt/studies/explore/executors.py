@@ -95,6 +95,7 @@ def _init_worker(space: Any, parent: int, task: Task = solve_candidate) -> None:
     global _WORKER
     _WORKER = (space, task)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (forked after it was installed)
     threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
 
 
