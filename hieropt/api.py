@@ -116,14 +116,17 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)
     extra: dict = {}
-    if obj == "performance":
-        res = _fastest(core, instance, gap)
-    elif obj == "min_cost":
-        res = _min_cost(core, instance, gap)
-    else:
-        res = _product(core, instance, gap)
-        extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
-                     kappa_range_usd=[float(k) for k in res.kappa_range])
+    try:
+        if obj == "performance":
+            res = _fastest(core, instance, gap)
+        elif obj == "min_cost":
+            res = _min_cost(core, instance, gap)
+        else:
+            res = _product(core, instance, gap)
+            extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
+                         kappa_range_usd=[float(k) for k in res.kappa_range])
+    finally:
+        core.close()
     return _verified(instance, tm, core, res, obj, start, extra)
 
 
@@ -208,7 +211,10 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> 
     start = time.perf_counter()
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)
-    front, notes = pareto_front(core, points)
+    try:
+        front, notes = pareto_front(core, points)
+    finally:
+        core.close()
     for p in front:
         cert = verify(instance, p.bw)
         if not cert.ok or abs(cert.breakdown.iteration_time_ns - p.iteration_time_ns) > 1e-9 * p.iteration_time_ns:

@@ -1,112 +1,393 @@
-"""Pyomo formulation of the performance problem on t_d = 1/B_d (design.md §3). Builds; never solves or opens files.
+"""The performance LP on t_d = 1/B_d (design.md §3): its statement as a Pyomo model, and the same LP compiled to
+numpy arrays for HiGHS. Builds; never solves or opens files.
 
-Variables (scaled units: MB, GB/s, ms, so t_d in ms/MB equals 1/B_d exactly):
+Variables, in scaled units (:class:`Scale`: a bandwidth unit b_d per dimension, a time unit and a cost unit, chosen
+from the instance so that the optimum is of order 1 on every axis):
 
-- ``B[d] >= 0``: per-NPU bandwidth of dimension d (GB/s), in the user's linear design constraints and bounds (exact);
-- ``t[d]``: for each dimension that carries traffic, an upper estimate of 1/B_d;
+- ``B[d] >= 0``: per-NPU bandwidth of dimension d in units of b_d, in the user's linear design constraints and
+  bounds (exact);
+- ``t[d]``: for each dimension that carries traffic, an upper estimate of 1/B[d] (= b_d / bandwidth);
 - ``tau[k] >= 0``: epigraph of collective term k: ``tau[k] >= A[k, d] * t[d] + lat[k, d]`` for every d the term
-  uses (dimensions working concurrently), or one row ``tau[k] >= sum_d (A[k, d] * t[d] + lat[k, d])`` (sequentially);
+  uses (dimensions working concurrently), or one row ``tau[k] >= sum_d (A[k, d] * t[d] + lat[k, d])`` (sequentially),
+  with A = bytes / (b_d * time unit) and lat = latency / time unit;
 - ``y[v] >= 0``: epigraph of max node v of the training loop, one row per piece
   ``y[v] >= c + sum a * tau[k] + sum b * y[u]`` (all coefficients >= 0, so the epigraphs are exact at the optimum).
 
-Objective: ``min sum_k w_k tau[k] + sum_v omega_v y[v]`` (ms); the iteration time adds the constant part.
-The convex link ``t_d >= 1/B_d`` is outer-approximated by tangent cuts ``t_d >= 2/b - B_d/b^2`` (exact at B_d = b),
-so every LP optimum is a lower bound and its B is feasible (an upper bound once T(B) is evaluated exactly).
+Rows, in this order: the design constraints (each divided by its largest coefficient), the epigraph rows, the node
+rows, the budget row ``sum_d c_d B[d] <= kappa`` and the time-target row ``sum_k w_k tau[k] + sum_v omega_v y[v] <=
+target``; the last two are free (infinite bounds) until a procurement objective sets them. Objective:
+``min sum_k w_k tau[k] + sum_v omega_v y[v]``; the iteration time is the time unit times that, plus the compute.
+The convex link ``t_d >= 1/B_d`` is outer-approximated by tangent cuts ``t_d >= 2/b - B_d/b^2`` (exact at B_d = b)
+that the solver appends, so every LP optimum is a lower bound and its B is feasible.
+
+Why the scaling: HiGHS drops matrix entries below 1e-9 and its feasibility tolerances (1e-9) are absolute; in
+bytes and bytes/s a tangent cut's coefficient 1/b^2 is ~1e-22 (research/solver_probe.md P2), and with one common
+bandwidth unit a dimension whose optimum is 1e-7 of another's gets cuts far outside the matrix range (issue 10).
+The scale is homogeneous in the data (bandwidth limits, bytes, prices), so rescaling an instance rescales the scale
+and leaves the scaled LP, hence every certificate, unchanged.
+
+:func:`build_perf_lp` (Pyomo) is the readable, exportable statement; :func:`compile_perf_lp` builds the identical
+matrix with numpy (tests/unit/test_formulation.py checks row by row) for the solvers, which pay Pyomo's cost
+(~3 ms per model) nowhere on the hot path.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-import pyomo.environ as pyo
 
 from .cost import unit_cost_usd_per_gbps
 from .spec import Instance
 from .timing import TimeModel
 
 MB = 1e6
-"""Scale: bytes per model unit of traffic (MB)."""
+"""Scale of the provisioning MILP: bytes per model unit of traffic (MB)."""
 MS_NS = 1e6
-"""Scale: ns per model unit of time (ms)."""
+"""Scale of the provisioning MILP: ns per model unit of time (ms)."""
 MUSD = 1e6
-"""Scale: $ per model unit of cost (M$)."""
+"""Scale of the provisioning MILP: $ per model unit of cost (M$)."""
+INF = float("inf")
 
 
+@dataclass(frozen=True)
+class Scale:
+    """The LP's units: bandwidth of dimension d in units of ``bw_gbps[d]`` GB/s, time in units of ``time_ns`` ns,
+    cost in units of ``cost_usd`` $. All positive and finite."""
+
+    bw_gbps: np.ndarray
+    time_ns: float
+    cost_usd: float
+
+    def rescaled(self, tm: TimeModel, cost_usd_per_gbps: np.ndarray, bw_gbps: np.ndarray) -> Scale:
+        """The scale centred on ``bw_gbps`` (GB/s): b_d = bw_gbps[d] where it is positive, unchanged elsewhere."""
+        b = np.where(np.asarray(bw_gbps) > 0, bw_gbps, self.bw_gbps).astype(float)
+        return _finish(tm, cost_usd_per_gbps, b)
+
+
+def _finish(tm: TimeModel, cost_usd_per_gbps: np.ndarray, b: np.ndarray) -> Scale:
+    comm = tm.time_ns(b) - tm.constant_ns
+    if not (math.isfinite(comm) and comm > 0):
+        comm = float(np.max(tm.terms_bytes / b, initial=0.0) + np.max(tm.terms_latency_ns, initial=0.0))
+    cost = float(np.dot(cost_usd_per_gbps, b))
+    return Scale(bw_gbps=b, time_ns=comm if comm > 0 else 1.0, cost_usd=cost if cost > 0 else 1.0)
+
+
+def upper_limits_gbps(instance: Instance, budget_usd: float | None = None) -> np.ndarray:
+    """Per dimension, the smallest upper limit on B_d (GB/s) that one design row, bound or the budget states alone
+    (inf when none does): rows with non-negative coefficients and sense <= or ==, upper bounds, budget / price."""
+    D = instance.network.n_dims
+    lim = np.full(D, INF)
+    for c in instance.constraints:
+        a = np.asarray(c.coefficients, dtype=float)
+        if c.sense != ">=" and a.min() >= 0:
+            pos = a > 0
+            lim[pos] = np.minimum(lim[pos], max(c.rhs, 0.0) / a[pos])
+    for d, bd in enumerate(instance.bounds_or_default):
+        if bd.upper_gbps is not None:
+            lim[d] = min(lim[d], bd.upper_gbps)
+    if budget_usd is not None:
+        lim = np.minimum(lim, budget_usd / (instance.network.npus_total * unit_cost_usd_per_gbps(instance)))
+    return lim
+
+
+def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = None,
+                 target_ns: float | None = None) -> Scale:
+    """The initial scale (one rule for every instance): R = the tightest per-dimension upper limit among the loaded
+    dimensions (:func:`upper_limits_gbps`; without one, the bandwidth that carries all bytes within the time target;
+    else 1 GB/s); b_d = R sqrt(M_d) / max_e sqrt(M_e) on loaded dimensions (M_d: bytes on d; the square-root rule is
+    the optimum of sum_d M_d / B_d under sum_d B_d fixed), clipped to d's own limit; R elsewhere. The solver
+    re-centres it on its incumbent (:meth:`Scale.rescaled`) when the optimum lies far from it."""
+    D = tm.n_dims
+    w = np.where(tm.term_weights > 0, tm.term_weights, 1.0)
+    M = (tm.terms_bytes * w[:, None]).sum(axis=0) if tm.terms_bytes.size else np.zeros(D)
+    lim = upper_limits_gbps(instance, budget_usd)
+    loaded = M > 0
+    finite = lim[loaded & np.isfinite(lim)]
+    if finite.size and finite.min() > 0:
+        R = float(finite.min())
+    elif target_ns is not None and target_ns > tm.constant_ns and M.sum() > 0:
+        R = float(M.sum() / (target_ns - tm.constant_ns))
+    else:
+        R = float(lim[np.isfinite(lim) & (lim > 0)].min(initial=1.0)) if not loaded.any() else 1.0
+    b = np.full(D, R)
+    if loaded.any():
+        root = np.sqrt(M)
+        b[loaded] = R * root[loaded] / root.max()
+    b = np.where(np.isfinite(lim) & (lim > 0), np.minimum(b, lim), b)
+    for d, bd in enumerate(instance.bounds_or_default):
+        b[d] = max(b[d], bd.lower_gbps)
+    b = np.where(b > 0, b, R if R > 0 else 1.0)
+    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    return _finish(tm, cost, b)
+
+
+def tangent_cut(beta: float) -> tuple[float, float]:
+    """The tangent of t >= 1/B at B = ``beta`` > 0 (scaled units) as ``t + coef * B >= lower``: (lower, coef)."""
+    return 2.0 / beta, 1.0 / (beta * beta)
+
+
+# ------------------------------------------------------------------------------------------------ compiled arrays
+@dataclass
+class LPArrays:
+    """The performance LP as arrays (row-wise sparse matrix), with the column and row layout the solvers need.
+
+    Columns: ``b_col[d]`` (B of every dimension), ``t_col[d]`` (t of loaded dimensions, -1 elsewhere), then
+    ``tau`` (K) and ``y`` (V) from ``z0``. Rows: ``design`` (slice), ``epi`` (slice; ``epi_term[i]`` is the term of
+    row i), ``node`` (slice; ``node_of_row[i]`` the node), ``budget_row``, ``time_row``. ``time_costs`` is the time
+    objective (units of ``scale.time_ns``), ``cost_costs`` the cost objective (units of ``scale.cost_usd``).
+    """
+
+    scale: Scale
+    loaded: tuple[int, ...]
+    b_col: np.ndarray
+    t_col: np.ndarray
+    z0: int
+    n_terms: int
+    n_nodes: int
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    time_costs: np.ndarray
+    cost_costs: np.ndarray
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    start: np.ndarray
+    index: np.ndarray
+    value: np.ndarray
+    design: slice
+    epi: slice
+    node: slice
+    budget_row: int
+    time_row: int
+    epi_term: np.ndarray
+    node_of_row: np.ndarray
+    row_scale: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cache: dict = field(default_factory=dict)
+    """Derived arrays the solvers compute once per LP (e.g. the dense matrix)."""
+
+    @property
+    def n_cols(self) -> int:
+        """Number of columns."""
+        return self.col_lower.size
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows."""
+        return self.row_lower.size
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Columns and values of row ``i``."""
+        s, e = self.start[i], self.start[i + 1]
+        return self.index[s:e], self.value[s:e]
+
+
+def _design_rows(instance: Instance, b: np.ndarray):
+    """Design rows in scaled units, each divided by its largest coefficient: (lower, upper, coefficient matrix,
+    divisors)."""
+    n = len(instance.constraints)
+    D = b.size
+    coef = np.zeros((n, D))
+    lo, hi, div = np.full(n, -INF), np.full(n, INF), np.ones(n)
+    for i, c in enumerate(instance.constraints):
+        row = np.asarray(c.coefficients, dtype=float) * b
+        div[i] = float(np.abs(row).max())
+        coef[i] = row / div[i]
+        rhs = c.rhs / div[i]
+        if c.sense != ">=":
+            hi[i] = rhs
+        if c.sense != "<=":
+            lo[i] = rhs
+    return lo, hi, coef, div
+
+
+def _node_arrays(tm: TimeModel):
+    """The max nodes as flat arrays: per piece its node, constant (ns) and merged term / node references."""
+    node, const, terms, nodes = [], [], [], []
+    for v, pieces in enumerate(tm.nodes):
+        for p in pieces:
+            node.append(v)
+            const.append(p.const_ns)
+            t: dict[int, float] = {}
+            for k, a in p.terms:
+                t[k] = t.get(k, 0.0) + a
+            u: dict[int, float] = {}
+            for j, bb in p.nodes:
+                u[j] = u.get(j, 0.0) + bb
+            terms.append(t)
+            nodes.append(u)
+    return node, const, terms, nodes
+
+
+def compile_perf_lp(instance: Instance, tm: TimeModel, scale: Scale, budget_usd: float | None = None,
+                    target_ns: float | None = None) -> LPArrays:
+    """The LP of the module docstring as arrays (identical to :func:`build_perf_lp`'s matrix), without cuts.
+
+    Args:
+        instance: design constraints, bounds and cost model.
+        tm: the aggregated time model, ``terms_bytes`` (K, D) bytes.
+        scale: the units (:func:`choose_scale`).
+        budget_usd: the budget row's upper bound ($), None: free.
+        target_ns: the time-target row's upper bound (iteration time, ns), None: free.
+    """
+    D, K, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
+    b = scale.bw_gbps
+    loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
+    nt = len(loaded)
+    t_col = np.full(D, -1, dtype=np.int64)
+    t_col[list(loaded)] = D + np.arange(nt)
+    z0 = D + nt
+    n = z0 + K + V
+    bounds = instance.bounds_or_default
+    col_lower, col_upper = np.zeros(n), np.full(n, INF)
+    for d, bd in enumerate(bounds):
+        col_lower[d] = bd.lower_gbps / b[d]
+        if bd.upper_gbps is not None:
+            col_upper[d] = bd.upper_gbps / b[d]
+            if t_col[d] >= 0:
+                col_lower[t_col[d]] = b[d] / bd.upper_gbps
+    time_costs = np.zeros(n)
+    time_costs[z0:z0 + K] = tm.term_weights
+    time_costs[z0 + K:] = tm.node_weights
+    unit = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    cost_b = unit * b / scale.cost_usd
+    cost_costs = np.zeros(n)
+    cost_costs[:D] = cost_b
+
+    lows, highs, starts, idx, vals = [], [], [], [], []
+
+    def add(lo: float, hi: float, cols, coefs) -> None:
+        lows.append(lo)
+        highs.append(hi)
+        starts.append(len(idx))
+        idx.extend(int(c) for c in cols)
+        vals.extend(float(x) for x in coefs)
+
+    dlo, dhi, dcoef, ddiv = _design_rows(instance, b)
+    for i in range(dcoef.shape[0]):
+        nz = np.flatnonzero(dcoef[i])
+        add(dlo[i], dhi[i], nz, dcoef[i, nz])
+    n_design = dcoef.shape[0]
+    A = tm.terms_bytes / b[None, :] / scale.time_ns
+    lat = tm.terms_latency_ns / scale.time_ns
+    epi_term = []
+    if tm.dimension_mode == "sequential":
+        for k in range(K):
+            nz = np.flatnonzero(A[k] > 0)
+            add(float(lat[k].sum()), INF, [z0 + k, *t_col[nz]], [1.0, *(-A[k, nz])])
+            epi_term.append(k)
+    else:
+        for k in range(K):
+            for d in range(D):
+                if A[k, d] > 0:
+                    add(float(lat[k, d]), INF, [z0 + k, t_col[d]], [1.0, -A[k, d]])
+                elif lat[k, d] > 0:
+                    add(float(lat[k, d]), INF, [z0 + k], [1.0])
+                else:
+                    continue
+                epi_term.append(k)
+    n_epi = len(epi_term)
+    node, const, terms, refs = _node_arrays(tm)
+    for v, c, t, u in zip(node, const, terms, refs, strict=True):
+        cols = [z0 + K + v] + [z0 + k for k in t] + [z0 + K + j for j in u]
+        coefs = [1.0] + [-a for a in t.values()] + [-bb for bb in u.values()]
+        add(c / scale.time_ns, INF, cols, coefs)
+    n_node = len(node)
+    bnz = np.flatnonzero(cost_b)
+    add(-INF, INF if budget_usd is None else budget_usd / scale.cost_usd, bnz, cost_b[bnz])
+    tnz = np.flatnonzero(time_costs)
+    add(-INF, INF if target_ns is None else (target_ns - tm.constant_ns) / scale.time_ns, tnz, time_costs[tnz])
+    starts.append(len(idx))
+    r0 = n_design
+    return LPArrays(
+        scale=scale, loaded=loaded, b_col=np.arange(D), t_col=t_col, z0=z0, n_terms=K, n_nodes=V,
+        col_lower=col_lower, col_upper=col_upper, time_costs=time_costs, cost_costs=cost_costs,
+        row_lower=np.array(lows), row_upper=np.array(highs), start=np.array(starts, dtype=np.int32),
+        index=np.array(idx, dtype=np.int32), value=np.array(vals, dtype=float),
+        design=slice(0, r0), epi=slice(r0, r0 + n_epi), node=slice(r0 + n_epi, r0 + n_epi + n_node),
+        budget_row=r0 + n_epi + n_node, time_row=r0 + n_epi + n_node + 1,
+        epi_term=np.array(epi_term, dtype=np.int64), node_of_row=np.array(node, dtype=np.int64), row_scale=ddiv)
+
+
+# ------------------------------------------------------------------------------------------------ Pyomo statement
 @dataclass
 class PerfLP:
     """A built performance LP: the Pyomo ``model`` plus what is needed to read results back in GB/s and ns.
 
     Attributes:
-        model: the Pyomo ConcreteModel (components ``B``, ``t``, ``tau``, ``epi``, ``design``, ``time``);
-            the solver adds the tangent cuts (:meth:`tangent_cut`) to its HiGHS copy of the model.
+        model: the Pyomo ConcreteModel (components ``B``, ``t``, ``tau``, ``y``, ``design``, ``epi``, ``node``,
+            ``budget``, ``time_target``, objective ``time``), in the units of ``scale``.
         loaded: indices of the dimensions that carry traffic (those with a ``t`` variable).
-        compute_ns: constant compute time added to the LP objective to give the iteration time.
-        cost_musd_per_gbps: (D,) network cost per GB/s of each dimension's per-NPU bandwidth, M$ (N * u_d / 1e6):
-            the coefficients of the budget row ``sum_d c_d B_d <= kappa`` and of the min-cost objective.
-
-    The procurement solvers add two rows of their own, with bounds they change between solves: the budget row above
-    (M$) and the time-target row ``sum_k tau[k] <= (target - compute) / 1e6`` (ms).
+        compute_ns: constant compute time added to the LP objective (times ``scale.time_ns``) to give the iteration
+            time.
+        scale: the units.
     """
 
-    model: pyo.ConcreteModel
+    model: object
     loaded: tuple[int, ...]
     compute_ns: float
-    cost_musd_per_gbps: np.ndarray
-    bw_scale: float = 1.0
-
-    @staticmethod
-    def tangent_cut(b_gbps: float) -> tuple[float, float, float]:
-        """The tangent of t >= 1/B at B = ``b_gbps`` (> 0) as ``t + coef_B * B >= lower``: (lower, 1, coef_B)."""
-        return 2.0 / b_gbps, 1.0, 1.0 / b_gbps**2
+    scale: Scale
 
 
-def build_perf_lp(instance: Instance, tm: TimeModel) -> PerfLP:
-    """Build the performance LP (no cuts yet) for ``instance`` with its aggregated time model ``tm``.
+def build_perf_lp(instance: Instance, tm: TimeModel, scale: Scale | None = None, budget_usd: float | None = None,
+                  target_ns: float | None = None) -> PerfLP:
+    """The performance LP of the module docstring as a Pyomo model (no cuts), in the units of ``scale`` (default
+    :func:`choose_scale`); the same rows, columns and order as :func:`compile_perf_lp`.
 
     Args:
-        instance: supplies the design constraints and bounds (GB/s per NPU).
+        instance: supplies the design constraints and bounds (GB/s per NPU) and the cost model.
         tm: the aggregated time model, ``terms_bytes`` of shape (K, D).
-
-    Returns:
-        :class:`PerfLP`; the solver adds tangent cuts and solves.
+        budget_usd, target_ns: bounds of the budget and time-target rows (None: free rows).
     """
-    D = tm.n_dims
-    s = bandwidth_scale(instance)
-    loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
-    bounds = instance.bounds_or_default
+    import pyomo.environ as pyo
+
+    scale = scale or choose_scale(instance, tm)
+    arr = compile_perf_lp(instance, tm, scale, budget_usd, target_ns)  # the bounds of B and t, shared
+    D, K, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
+    b = scale.bw_gbps
     m = pyo.ConcreteModel(name=instance.name)
-    m.B = pyo.Var(range(D), bounds=lambda _m, d: (bounds[d].lower_gbps / s,
-                                                  None if bounds[d].upper_gbps is None else bounds[d].upper_gbps / s))
-    m.t = pyo.Var(loaded, bounds=lambda _m, d: (_t_floor(bounds[d].upper_gbps) * s, None))
-    obj = add_time_epigraph(m, tm, s)
-    m.design = pyo.Constraint(range(len(instance.constraints)), rule=lambda _m, i: _design_row(_m, instance, i, s))
-    m.time = pyo.Objective(expr=obj if len(m.tau) or len(m.y) else 0.0, sense=pyo.minimize)
-    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance) / MUSD
-    return PerfLP(model=m, loaded=loaded, compute_ns=tm.compute_ns, cost_musd_per_gbps=cost, bw_scale=s)
+    m.B = pyo.Var(range(D), bounds=lambda _m, d: (arr.col_lower[d], _none(arr.col_upper[d])))
+    m.t = pyo.Var(arr.loaded, bounds=lambda _m, d: (arr.col_lower[arr.t_col[d]], None))
+    m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
+    m.y = pyo.Var(range(V), domain=pyo.NonNegativeReals)
+    dlo, dhi, dcoef, _ = _design_rows(instance, b)
+    m.design = pyo.Constraint(range(dcoef.shape[0]), rule=lambda _m, i: (
+        _none(dlo[i]), sum(float(dcoef[i, d]) * _m.B[d] for d in range(D) if dcoef[i, d] != 0), _none(dhi[i])))
+    A = tm.terms_bytes / b[None, :] / scale.time_ns
+    lat = tm.terms_latency_ns / scale.time_ns
+    if tm.dimension_mode == "sequential":
+        m.epi = pyo.Constraint(range(K), rule=lambda _m, k: _m.tau[k] - sum(
+            float(A[k, d]) * _m.t[d] for d in range(D) if A[k, d] > 0) >= float(lat[k].sum()))
+    else:
+        pairs = [(k, d) for k in range(K) for d in range(D) if A[k, d] > 0 or lat[k, d] > 0]
+        m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: (
+            _m.tau[k] - (float(A[k, d]) * _m.t[d] if A[k, d] > 0 else 0.0) >= float(lat[k, d])))
+    node, const, terms, refs = _node_arrays(tm)
+    m.node = pyo.Constraint(range(len(node)), rule=lambda _m, i: (
+        _m.y[node[i]] - sum(a * _m.tau[k] for k, a in terms[i].items())
+        - sum(bb * _m.y[j] for j, bb in refs[i].items()) >= const[i] / scale.time_ns))
+    bcols = arr.row(arr.budget_row)
+    m.budget = pyo.Constraint(expr=(None, sum(float(v) * m.B[int(c)] for c, v in zip(*bcols, strict=True)),
+                                    _none(arr.row_upper[arr.budget_row])))
+    objective = (sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
+                 + sum(float(tm.node_weights[v]) * m.y[v] for v in range(V) if tm.node_weights[v] > 0))
+    m.time_target = pyo.Constraint(expr=(None, objective, _none(arr.row_upper[arr.time_row])))
+    m.time = pyo.Objective(expr=objective if K or V else 0.0, sense=pyo.minimize)
+    return PerfLP(model=m, loaded=arr.loaded, compute_ns=tm.constant_ns, scale=scale)
 
 
-def bandwidth_scale(instance: Instance) -> float:
-    """The LP's unit of bandwidth, s GB/s (a power of ten), chosen so that the bandwidths the constraints speak of are
-    of order 100 model units: tangent-cut coefficients 1/b^2 then stay far inside HiGHS's matrix range (values below
-    1e-9 are dropped, which would turn a cut into a false, too strong one: research/solver_probe.md P2). Times are
-    scaled with it (model time = s x ms), so the epigraph coefficients do not change. s = 1 for 10..10,000 GB/s."""
-    # the tightest upper limit (a "<=" or "==" row with non-negative coefficients, or an upper bound) sets the scale
-    sizes = [c.rhs / max(c.coefficients) for c in instance.constraints
-             if c.sense != ">=" and c.rhs > 0 and min(c.coefficients) >= 0]
-    sizes += [b.upper_gbps for b in instance.bounds_or_default if b.upper_gbps is not None]
-    if not sizes:
-        return 1.0
-    sizes = [min(sizes)]
-    return float(10.0 ** (math.floor(math.log10(max(sizes))) - 2)) if not 10 <= max(sizes) < 10_000 else 1.0
+def _none(x: float) -> float | None:
+    return None if not math.isfinite(x) else float(x)
 
 
-def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel, bw_scale: float = 1.0):
-    """Add the epigraph of T's bandwidth-dependent part to ``m`` (which already has ``m.t[d]`` for the loaded
-    dimensions, in 1/(``bw_scale`` GB/s)): variables ``tau``, ``y`` and the rows ``epi`` and ``node`` of the module
-    docstring, in units of 1/``bw_scale`` ms (ms when the scale is 1). Shared by the LP here and the provisioning
-    MILP. Returns sum_k w_k tau_k + sum_v omega_v y_v in those units."""
+# ------------------------------------------------------------------------------------------------ shared epigraph
+def add_time_epigraph(m, tm: TimeModel, bw_scale: float = 1.0):
+    """Add the epigraph of T's bandwidth-dependent part to the Pyomo model ``m`` (which already has ``m.t[d]`` for the
+    loaded dimensions, in ms/MB / ``bw_scale``): variables ``tau``, ``y`` and the rows ``epi`` and ``node`` of the
+    module docstring, with traffic in MB and time in ms / ``bw_scale``. Used by the provisioning MILP. Returns
+    sum_k w_k tau_k + sum_v omega_v y_v in those units."""
+    import pyomo.environ as pyo
+
     D = tm.n_dims
     A = tm.terms_bytes / MB  # (K, D) MB; with t and tau both scaled by s the coefficients do not change
     lat = tm.terms_latency_ns / MS_NS * bw_scale  # (K, D) model time units
@@ -123,26 +404,12 @@ def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel, bw_scale: float = 1.0
         pairs = [(k, d) for k in range(K) for d in range(D) if A[k, d] > 0 or lat[k, d] > 0]
         m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= part(_m, k, d))
     pieces = [(v, i) for v, node in enumerate(tm.nodes) for i in range(len(node))]
-    m.node = pyo.Constraint(pieces, rule=lambda _m, v, i: _node_row(_m, tm.nodes[v][i], v, bw_scale))
+
+    def node_row(_m, v, i):
+        piece = tm.nodes[v][i]
+        rhs = piece.const_ns / MS_NS * bw_scale + sum(a * _m.tau[k] for k, a in piece.terms)
+        return _m.y[v] >= rhs + sum(bb * _m.y[u] for u, bb in piece.nodes)
+
+    m.node = pyo.Constraint(pieces, rule=node_row)
     obj = sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
     return obj + sum(float(tm.node_weights[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
-
-
-def _node_row(m: pyo.ConcreteModel, piece, v: int, s: float):
-    rhs = piece.const_ns / MS_NS * s + sum(a * m.tau[k] for k, a in piece.terms)
-    return m.y[v] >= rhs + sum(b * m.y[u] for u, b in piece.nodes)
-
-
-def _t_floor(upper_gbps: float | None) -> float:
-    return 1.0 / upper_gbps if upper_gbps is not None and math.isfinite(upper_gbps) else 0.0
-
-
-def _design_row(m: pyo.ConcreteModel, instance: Instance, i: int, s: float):
-    c = instance.constraints[i]
-    lhs = sum(float(a) * m.B[d] for d, a in enumerate(c.coefficients) if a != 0)
-    rhs = c.rhs / s
-    if c.sense == "<=":
-        return lhs <= rhs
-    if c.sense == ">=":
-        return lhs >= rhs
-    return lhs == rhs

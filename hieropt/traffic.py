@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -89,6 +90,42 @@ def collective_steps(collective: Collective, group: tuple[int, ...], algorithms:
     return out
 
 
+KINDS: tuple[Collective, ...] = tuple(Collective)
+"""Collective kinds in code order (:func:`collective_codes`)."""
+_CODES: list[tuple[object, np.ndarray]] = []
+
+
+def collective_codes(table) -> np.ndarray:
+    """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
+    :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept)."""
+    for t, codes in _CODES:
+        if t is table:
+            return codes
+    codes = np.zeros(table.collective.shape, dtype=np.int8)
+    for i, kind in enumerate(KINDS[1:], 1):
+        codes[table.collective == kind] = i
+    codes.flags.writeable = False
+    _CODES.insert(0, (table, codes))
+    del _CODES[4:]
+    return codes
+
+
+@lru_cache(maxsize=4096)
+def unit_rows(group: tuple[int, ...]) -> np.ndarray:
+    """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group``, shape (len(KINDS), D), read-only."""
+    out = np.array([unit_traffic(k, group) for k in KINDS])
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=4096)
+def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...]) -> np.ndarray:
+    """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only."""
+    out = np.array([collective_steps(k, group, algorithms) for k in KINDS])
+    out.flags.writeable = False
+    return out
+
+
 def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the primary workload).
 
@@ -97,14 +134,11 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     """
     job = job or instance.jobs[0]
     table = job.workload.table
+    codes = collective_codes(table)
     L, D = table.size_bytes.shape[0], instance.network.n_dims
-    out = np.zeros((L, 3, D))
+    out = np.empty((L, 3, D))
     for j, phase in enumerate(PHASES):
-        group = job.mapping.group(phase)
-        col = table.collective[:, j]
-        for kind in set(col):
-            rows = col == kind
-            out[rows, j, :] = table.size_bytes[rows, j, None] * unit_traffic(kind, group)[None, :]
+        np.multiply(table.size_bytes[:, j, None], unit_rows(job.mapping.group(phase))[codes[:, j]], out=out[:, j, :])
     return out
 
 
@@ -115,17 +149,15 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
     table = job.workload.table
     dims = instance.network.dims
     alpha = np.array([d.latency_ns for d in dims])
-    algos = tuple(d.collective_algorithm for d in dims)
     L = table.size_bytes.shape[0]
-    out = np.zeros((L, 3, len(dims)))
     if not alpha.any():
-        return out
+        return np.zeros((L, 3, len(dims)))
+    algos = tuple(d.collective_algorithm for d in dims)
+    codes = collective_codes(table)
+    out = np.empty((L, 3, len(dims)))
     for j, phase in enumerate(PHASES):
-        group = job.mapping.group(phase)
-        col = table.collective[:, j]
-        for kind in set(col):
-            rows = (col == kind) & (table.size_bytes[:, j] > 0)
-            out[rows, j, :] = (collective_steps(kind, group, algos) * alpha)[None, :]
+        steps = step_rows(job.mapping.group(phase), algos) * alpha
+        np.multiply(steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :])
     return out
 
 

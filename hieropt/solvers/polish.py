@@ -1,0 +1,163 @@
+"""Active-set Newton polish of a cutting-plane LP's solution: the exact optimum in a few dense Newton steps.
+
+At the LP optimum the tangent cuts only approximate t_d = 1/B_d, so the LP's point and duals are a few digits off
+(research/solver_probe.md P4: the bandwidths converge like the square root of the gap). But the LP already tells
+nearly the whole active set: the rows with non-zero duals and the columns held at a bound. Taking those rows as
+equalities and replacing the cuts by t_d = 1/B_d gives a square system of KKT conditions (stationarity of the free
+columns, the active rows, the links) in the free columns, the active rows' multipliers and one multiplier per link,
+which Newton's method solves to machine precision in 2-5 steps (Nocedal and Wright 2006, "Numerical Optimization",
+§18.1). A primal-dual active-set correction follows (§16.5): rows the point violates join the active set, active
+inequality rows whose multiplier has the wrong sign leave it, and Newton runs again, until the point is a KKT point
+of the true convex problem, hence its optimum.
+
+The result is never trusted by itself: the solver evaluates T exactly at the polished B (after checking it meets
+every design row) for the upper bound, and computes the rigorous Lagrangian bound of
+:mod:`hieropt.solvers.dual_bound` from the polished multipliers for the lower bound. A wrong answer shows as a gap
+that does not close, and the cutting-plane loop continues (with a cut at the polished point).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dual_bound import DENSE, dense_matrix
+
+MAX_UNKNOWNS = 400
+"""Polish only LPs with at most this many unknowns (dense linear algebra)."""
+ROUNDS = 6
+"""Active-set corrections at most."""
+
+
+@dataclass(frozen=True)
+class Polished:
+    """A polished primal point ``x`` (scaled columns) and row multipliers ``duals`` (one per base row)."""
+
+    x: np.ndarray
+    duals: np.ndarray
+
+
+def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
+           row_upper: np.ndarray) -> Polished | None:
+    """The KKT point of the true problem near the LP solution (``x``, ``duals``) of ``arr`` with objective ``costs``
+    (minimised), by Newton and active-set corrections; None when the system is too large, Newton does not converge,
+    or the active set does not settle within :data:`ROUNDS` corrections."""
+    m, n = arr.n_rows, arr.n_cols
+    if m * n > DENSE:
+        return None
+    x = np.array(x[:n], dtype=float)
+    loaded = np.array(arr.loaded, dtype=np.int64)
+    ct, cb = arr.t_col[loaded], arr.b_col[loaded]
+    if (x[cb] <= 0).any():
+        return None
+    y = np.asarray(duals[:m], dtype=float)
+    lo, hi = row_lower[:m], row_upper[:m]
+    A = dense_matrix(arr)
+    scale = max(1.0, float(np.abs(y).max(initial=0.0)))
+    tol = 1e-9 * scale
+    active = (np.abs(y) > 1e-10 * scale) & np.where(y > 0, np.isfinite(lo), np.isfinite(hi))
+    upper_side = y < 0  # an active row sits at its upper bound (else its lower)
+    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
+    # is optimal) and columns no active row touches
+    r = costs - A.T @ y
+    nu = np.maximum(r[ct], 0.0)
+    rc = r.copy()
+    rc[ct] -= nu
+    rc[cb] -= nu / x[cb] ** 2
+    cl, cu = arr.col_lower, arr.col_upper
+    at_lo = (np.abs(x - cl) <= 1e-9 * (1 + np.abs(cl))) & (rc > tol)
+    at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
+    x[at_lo], x[at_hi] = cl[at_lo], cu[at_hi]
+    fixed = at_lo | at_hi
+    fixed[arr.b_col] |= arr.t_col < 0
+    for _ in range(ROUNDS):
+        E = np.flatnonzero(active)
+        touched = np.zeros(n, dtype=bool)
+        touched[np.flatnonzero(np.abs(A[E]).sum(axis=0))] = True
+        touched[ct] = touched[cb] = True
+        free = np.flatnonzero(~fixed & (touched | (costs != 0)))
+        rhs = np.where(upper_side[E], hi[E], lo[E])
+        sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb)
+        if sol is None:
+            return None
+        x, yE, nu = sol
+        y = np.zeros(m)
+        y[E] = yE
+        ax = A @ x
+        tiny = 1e-12 * (1 + np.abs(ax))
+        joins = ~active & ((ax < lo - tiny) | (ax > hi + tiny))
+        leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
+        b = arr.b_col
+        if (x[b] < cl[b] - 1e-12 * (1 + np.abs(cl[b]))).any() or (x[b] > cu[b] + 1e-12 * (1 + np.abs(cu[b]))).any():
+            return None
+        if not joins.any() and not leaves.any():
+            x[b] = np.clip(x[b], cl[b], cu[b])
+            return Polished(x, y)
+        upper_side = np.where(joins, ax > hi, upper_side)
+        active = (active & ~leaves) | joins
+        _regroup(arr, ax - lo, tiny, joins, active)
+    return None
+
+
+def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray) -> None:
+    """A term (or node) with a violated piece is a max whose argmax moved: its active rows become the pieces
+    tied with its largest one (smallest slack); its other rows leave (in place on ``active``)."""
+    for rows, group in ((np.arange(arr.epi.start, arr.epi.stop), arr.epi_term),
+                        (np.arange(arr.node.start, arr.node.stop), arr.node_of_row)):
+        if not rows.size or not joins[rows].any():
+            continue
+        s = slack[rows]
+        lowest = np.full(int(group.max()) + 1, np.inf)
+        np.minimum.at(lowest, group, s)
+        moved = np.zeros(lowest.size, dtype=bool)
+        moved[group[joins[rows]]] = True
+        sel = moved[group]
+        active[rows[sel]] = s[sel] <= lowest[group[sel]] + tiny[rows[sel]]
+
+
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
+    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]; (x, y_E, nu) or None."""
+    nf, ne, nl = free.size, E.size, ct.size
+    N = nf + ne + nl
+    if N > MAX_UNKNOWNS or N == 0:
+        return None
+    pos = np.full(x.size, -1)
+    pos[free] = np.arange(nf)
+    if (pos[ct] < 0).any() or (pos[cb] < 0).any():
+        return None
+    AE = A[E]
+    AEf = AE[:, free]
+    J = np.zeros((N, N))
+    J[:nf, nf:nf + ne] = -AEf.T
+    J[nf:nf + ne, :nf] = AEf
+    li = np.arange(nl)
+    J[nf + ne + li, pos[ct]] = 1.0
+    J[pos[ct], nf + ne + li] = -1.0
+    pb = pos[cb]
+    cf = costs[free]
+    x, yE, nu = x.copy(), yE.copy(), nu.copy()
+    for _ in range(max_steps):
+        Bl = x[cb]
+        if (Bl <= 0).any():
+            return None
+        inv2 = 1.0 / Bl**2
+        grad = cf - AEf.T @ yE
+        grad[pos[ct]] -= nu
+        grad[pb] -= nu * inv2
+        F = np.concatenate([grad, AE @ x - rhs, x[ct] - 1.0 / Bl])
+        if np.abs(F).max() <= 1e-14 * (1.0 + np.abs(x).max() + np.abs(yE).max(initial=0.0)):
+            return x, yE, nu
+        J[pb, pb] = 2.0 * nu * inv2 / Bl  # d/dB of -nu / B^2
+        J[nf + ne + li, pb] = inv2
+        J[pb, nf + ne + li] = -inv2
+        try:
+            step = np.linalg.solve(J, -F)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(J, -F, rcond=1e-12)[0]
+        if not np.all(np.isfinite(step)):
+            return None
+        x[free] += step[:nf]
+        yE = yE + step[nf:nf + ne]
+        nu = nu + step[nf + ne:]
+    return None
