@@ -36,7 +36,7 @@ from ..spec import Instance
 from ..timing import TimeModel
 from .dual_bound import lagrangian_bound
 from .highs import TIGHT_TOLERANCE, HighsLP, LPResult
-from .polish import polish
+from .kkt import polish
 
 REL_GAP = 1e-8
 """Default target relative gap."""
