@@ -8,18 +8,91 @@ Library API (units: GB/s per NPU per dimension, ns, bytes, $)::
     bd = hieropt.evaluate(inst, [250, 125, 75, 50])            # -> Breakdown
     sol = hieropt.solve(inst, objective="performance_per_cost")  # also "min_cost" with max_iteration_time_ns=...
     front = hieropt.pareto(inst, points=50)                    # -> Front (exact time-cost Pareto front)
+
+Names are imported on first use (module ``__getattr__``), so ``import hieropt`` and ``hieropt --help`` do not load
+Pyomo, numpy or pydantic until a name is needed. See docs/architecture.md for the package layout.
 """
 
-from .api import Breakdown, Certificate, Front, Solution, evaluate, load_instance, load_libra, pareto, solve, verify
-from .catalog import Catalog
-from .errors import HieroptError, InputError, NoSolutionError, SolverError
-from .explore import Exploration, explore, load_space
-from .io.catalog import read_catalog as load_catalog
-from .result import Status
-from .solvers.provision import Provisioning, provision
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from .version import __version__ as __version__
+
+_NAMES = {
+    "load_instance": "api", "load_libra": "api", "solve": "api", "evaluate": "api", "verify": "api",
+    "pareto": "api", "Solution": "api", "Breakdown": "api", "Certificate": "api", "Front": "api",
+    "provision": "api", "load_catalog": "api", "Catalog": "api", "Provisioning": "api",
+    "export_astrasim": "api", "simulate": "api", "SimulationStudy": "api",
+    "provision_tradeoff": "api", "Tradeoff": "api", "Sensitivity": "api", "Marginal": "api", "Portfolio": "api",
+    "Status": "result",
+    "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
+    "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
+}
+"""Public name -> the module (relative to this package) that defines or re-exports it."""
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
-__all__ += ["provision", "load_catalog", "Catalog", "Provisioning"]
+__all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
+            "Marginal", "Portfolio"]
 __all__ += ["explore", "load_space", "Exploration"]
-__version__ = "0.1.0"
+__all__ += ["export_astrasim", "simulate", "SimulationStudy"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or a subpackage such as ``hieropt.model``) on first use."""
+    if name in _NAMES:
+        value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """The package module. The submodule :mod:`hieropt.verify` shares its name with the public function
+    :func:`hieropt.verify`; Python binds a submodule on its package once it is imported, which would hide the function
+    (an eager ``__init__`` re-bound it afterwards). Binding the function instead keeps ``hieropt.verify(...)``
+    working; ``from hieropt.verify import ...`` is unaffected (it reads ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "verify" and isinstance(value, types.ModuleType):
+            value = value.verify
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
+    from .api import (
+        Breakdown,
+        Catalog,
+        Certificate,
+        Front,
+        Provisioning,
+        Solution,
+        evaluate,
+        load_catalog,
+        load_instance,
+        load_libra,
+        pareto,
+        provision,
+        solve,
+        verify,
+    )
+    from .errors import HieroptError, InputError, NoSolutionError, SolverError
+    from .result import Status
+    from .studies.explore import Exploration, explore, load_space

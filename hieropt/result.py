@@ -1,4 +1,5 @@
-"""Result types shared by every solver: :class:`Status` and :class:`Solution` (scipy/Pyomo-style result object)."""
+"""Result types shared by every solver: :class:`Status`, :class:`Solution` (scipy/Pyomo-style result object) and
+the sensitivity of an optimum (:class:`Marginal`, :class:`Sensitivity`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .timing import Breakdown
+from .model.timing import Breakdown
 
 
 class Status(StrEnum):
@@ -64,8 +65,100 @@ class Solution:
     method: str
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    sensitivity: Sensitivity | None = None
+    portfolio: Portfolio | None = None
 
     @property
     def success(self) -> bool:
         """True when the result is a certified optimum."""
         return self.status is Status.OPTIMAL
+
+
+@dataclass(frozen=True)
+class Portfolio:
+    """Every workload of a multi-workload instance on the chosen fabric, against its own optimum.
+
+    Attributes:
+        names: workload names (``Instance.jobs`` order); weights: their weights in the weighted objective.
+        times_ns: T_w(B) of each workload on the chosen fabric (unweighted, re-evaluated independently), ns.
+        own_optima_ns: T_w*, each workload's own optimum under the same constraints, bounds and budget (the best
+            time found, certified to the gap target), ns; own_bounds_ns: their proven lower bounds.
+        max_regret: the min_cost form's bound on every slowdown (None otherwise).
+    """
+
+    names: tuple[str, ...]
+    weights: tuple[float, ...]
+    times_ns: tuple[float, ...]
+    own_optima_ns: tuple[float, ...]
+    own_bounds_ns: tuple[float, ...]
+    max_regret: float | None = None
+
+    @property
+    def slowdowns(self) -> tuple[float, ...]:
+        """T_w(B) / T_w* - 1 of each workload (0 = as fast as on its own best fabric)."""
+        return tuple(t / u - 1.0 for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+
+    @property
+    def worst_ratio(self) -> float:
+        """max_w T_w(B) / T_w*: the min-max-regret objective at this fabric."""
+        return max(t / u for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+
+
+@dataclass(frozen=True)
+class Marginal:
+    """How the optimal value moves with one parameter of the problem (units in ``unit``).
+
+    Attributes:
+        name: what the parameter is, e.g. ``"constraint 'sum(bw) == 500'"``, ``"bandwidth of dimension 3"``.
+        kind: ``"constraint"`` (a design row's right-hand side), ``"bound"`` (a per-dimension bound),
+            ``"bandwidth"`` (a free extra GB/s on one dimension, beyond constraints, bounds and budget), ``"budget"``
+            (the cost cap, $) or ``"time_target"`` (the min_cost target, ns).
+        unit: of the marginal values, e.g. ``"ns per GB/s"``, ``"ns per $"``, ``"$ per ns"``.
+        current: the parameter's value at the optimum (GB/s, $ or ns).
+        value: dV/dparameter where V is differentiable in it; None at a kink (then only one-sided values).
+        increase: the right derivative (the parameter increased); None when increasing it is infeasible.
+        decrease: the left derivative (the parameter decreased); None when decreasing it is infeasible.
+        binding: False when the parameter does not constrain the optimum (marginal value 0 on both sides).
+        range: (lo, hi), parameter values over which the marginal value stays within 10 % of ``value`` (or of
+            the one-sided value on that side): checked by exact re-solves at growing steps, so "at least this
+            range"; None when not computed.
+    """
+
+    name: str
+    kind: str
+    unit: str
+    current: float
+    value: float | None
+    increase: float | None
+    decrease: float | None
+    binding: bool
+    range: tuple[float, float] | None = None
+
+    @property
+    def differentiable(self) -> bool:
+        """True when the left and right derivatives agree (within 0.1 %)."""
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """The sensitivity of an optimum: one :class:`Marginal` per parameter, and the $ per ms of the time-cost front.
+
+    Attributes:
+        objective: the objective whose optimal value V the marginals differentiate (``value_unit`` ns or USD; for
+            performance_per_cost: ns*USD).
+        marginals: constraints, active bounds, each dimension's bandwidth, the budget or the time target.
+        usd_per_ms: $ saved per ms of iteration time given up (or spent per ms gained) along the exact time-cost
+            front at this point; None when not defined (e.g. performance_per_cost).
+        usd_per_ms_note: how ``usd_per_ms`` was obtained.
+        method: how the values were computed.
+        seconds: wall time of the analysis.
+    """
+
+    objective: str
+    value_unit: str
+    marginals: tuple[Marginal, ...]
+    usd_per_ms: float | None
+    usd_per_ms_note: str
+    method: str
+    seconds: float

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .model.timing import Breakdown, evaluate
 from .spec import Instance
-from .timing import Breakdown, evaluate
 
 FEAS_TOL = 1e-6
 """Allowed violation of a design constraint, relative to max(1, |rhs|) (the LP's own tolerance is 1e-9)."""

@@ -32,11 +32,11 @@ def main() -> None:
     space = hieropt.load_space(args.space)
     print(f"{args.space}: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     t = time.perf_counter()
-    serial = hieropt.explore(space, args.objective, workers=1)
+    serial = hieropt.studies.explore(space, args.objective, workers=1)
     t_serial = time.perf_counter() - t
     print(f"serial: {t_serial:.2f} s ({len(serial.solved_ids)} solves)")
     t = time.perf_counter()
-    pool = hieropt.explore(space, args.objective, workers=args.workers)
+    pool = hieropt.studies.explore(space, args.objective, workers=args.workers)
     t_pool = time.perf_counter() - t
     print(f"{pool.backend}: {t_pool:.2f} s; serial / pool = {t_serial / t_pool:.2f}")
     try:
@@ -49,7 +49,7 @@ def main() -> None:
             Client(cl) as client:
         t_up = time.perf_counter() - t
         t = time.perf_counter()
-        dask = hieropt.explore(space, args.objective, dask=client)
+        dask = hieropt.studies.explore(space, args.objective, dask=client)
         t_dask = time.perf_counter() - t
     print(f"dask LocalCluster ({args.workers} workers): {t_dask:.2f} s (+ {t_up:.2f} s to start the cluster); "
           f"serial / dask = {t_serial / t_dask:.2f}")

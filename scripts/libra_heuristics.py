@@ -11,7 +11,8 @@ For the 3D and 4D networks x 5 workloads x the constraint sets ``total_bw_500gbp
 - the **speed-up** of the performance optimum over equal split and over traffic-proportional bandwidth:
   T(heuristic) / T(optimum), the heuristics placed for the performance objective;
 - the **perf-per-cost gain** of the performance-per-cost optimum over the same two heuristics:
-  (T x cost)(heuristic) / (T x cost)(optimum), the heuristics placed for that objective (hieropt.heuristics; under
+  (T x cost)(heuristic) / (T x cost)(optimum), the heuristics placed for that objective (hieropt.studies.heuristics;
+  under
   these equality budgets they are the same vectors).
 
 DLRM ships without a communicator; one whose three groups span every dimension fully is written to a temporary
@@ -33,7 +34,7 @@ from rich.table import Table
 
 from hieropt import api
 from hieropt.errors import HieroptError
-from hieropt.heuristics import equal_split, traffic_proportional
+from hieropt.studies.heuristics import equal_split, traffic_proportional
 
 CONSTRAINT_SETS: dict[str, list[str]] = {
     "total_bw_500gbps": ["sum(bw) == 500"],
@@ -125,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                     table.add_row(net, wl, cset, _cell(perf, "equal"), _cell(perf, "traffic"), _cell(ppc, "equal"),
                                   _cell(ppc, "traffic"), "; ".join(notes)[:90])
     table.caption = ("speed-up: T(heuristic) / T(performance optimum); perf/$ gain: (T x cost)(heuristic) / "
-                     "(T x cost)(performance-per-cost optimum); heuristics made feasible as in hieropt.heuristics")
+                     "(T x cost)(performance-per-cost optimum); heuristics made feasible as in "
+                     "hieropt.studies.heuristics")
     console.print(table)
     ok = sum(r.get("status") == "ok" for r in records)
     console.print(f"{ok} cases compared, {sum(r['status'].startswith('not') for r in records)} not applicable, "

@@ -12,7 +12,12 @@ Conventions differ from hieropt's, and every conversion is explicit (:mod:`hiero
   (B/(p - 1) each), Switch 1 (B).
 
 So ``bandwidth[d] = B_d / links_d * 1e9 / 2^30`` and, reading back, ``B_d = bandwidth[d] * links_d * 2^30 / 1e9``.
-hieropt's model, like LIBRA's, has no link latency: exported files say ``latency: 0`` unless latencies are given.
+Files written here say ``latency: 0`` unless latencies are given.
+
+This is the physical link count. To make ASTRA-sim's collective *algorithms* reproduce hieropt's time model (its
+ring algorithm sends one way round, ``direct`` sends to all peers at once), ``hieropt export`` uses the simulator
+conventions of :mod:`hieropt.io.astrasim_network` instead (Ring: one link of B; direct: B / (p - 1); latency per
+hop).
 """
 
 from __future__ import annotations

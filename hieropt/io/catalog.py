@@ -1,4 +1,4 @@
-"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.catalog.Catalog`, checked against an instance.
+"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.model.catalog.Catalog`, checked against an instance.
 
 Format (TOML; the same keys in YAML)::
 
@@ -21,11 +21,44 @@ Format (TOML; the same keys in YAML)::
       { name = "sw-128p", radix = 128, usd_per_port = 700 },
     ]
 
+Sources, power, optics and fabrics (:mod:`hieropt.model.parts`; ``catalogs/nvl72-infiniband.toml`` is a full
+example)::
+
+    require_sources = true                       # every price needs a source
+    [sources.vendor-sheet]
+    ref = "https://... (vendor data sheet)"
+    date = "2026-12-01"
+    kind = "spec"                                # list | street | estimate | spec | assumption | invented
+
+    [[classes.InterPod.nics]]                    # (arrays of tables read best with comments per figure)
+    name = "nic-400g"
+    gbit_per_s = 400
+    max_per_npu = 1
+    usd = 1500
+    watts = 25                                   # W per unit
+    source = "vendor-sheet"                      # covers the price (and the power unless watts_source is given)
+    [[classes.InterPod.optics]]
+    name = "2x400G OSFP DR4"
+    reach_m = 100
+    ports = 2                                    # switch ports per module (twin-port OSFP)
+    fits = "switch"                              # switch | nic | both; kind = "cable" for DAC / AOC
+    port_gbit_per_s = 400
+    usd = 1250
+    watts = 17
+    [classes.InterPod.fabric]
+    placement = ["per_group", "rail_optimized"]  # or multi_plane; one value or a list to choose from
+    oversubscription = [[1, 2]]                  # per tier, leaves first: a ratio >= 1 or a list of choices
+    max_tiers = 3
+    link_length_m = [30, 100, 500]               # NIC-leaf, leaf-spine, spine-core
+
 Every problem is a one-line :class:`hieropt.errors.InputError` (exit 2) naming the file, the field and the fix:
-unknown keys, a missing price, zero or negative bandwidth, a cost class the instance's network does not use (or one
-it uses with no parts), parts of the wrong kind for the dimension's building block, a node size that does not divide
-the cluster, and a part that can never meet a design constraint or bound of the instance (checked by interval
-arithmetic over the other dimensions' reachable bandwidths, so no usable part is ever rejected).
+unknown keys, a missing price, a price without a source where the catalog requires one, an unknown source key, a
+bad source date or kind, negative power, a switch radix below 4, an oversubscription below 1, optics or a fabric on a
+class without Switch dimensions, optics without link lengths, zero or negative bandwidth, a cost class the
+instance's network does not use (or one it uses with no parts), parts of the wrong kind for the dimension's building
+block, a node size that does not divide the cluster, and a part that can never meet a design constraint or bound of
+the instance (checked by interval arithmetic over the other dimensions' reachable bandwidths, so no usable part is
+ever rejected).
 """
 
 from __future__ import annotations
@@ -37,14 +70,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..catalog import LINK_BLOCKS, Catalog, Part
 from ..errors import InputError
+from ..model.catalog import LINK_BLOCKS, Catalog, Part
 from ..spec import Instance
-from .common import _field_path, read_text, read_yaml_mapping, validation_error
+from .common import read_text, read_yaml_mapping, validation_error
 
 __all__ = ["read_catalog", "check_catalog"]
 
-_KINDS = {"links": "link port", "nics": "NIC", "switches": "switch"}
+_KINDS = {"links": "link port", "nics": "NIC", "switches": "switch", "optics": "optic"}
+_TOP = ("name", "description", "classes", "sources", "require_sources")
+_CLASS_KEYS = (*_KINDS, "fabric")
 
 
 def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
@@ -70,13 +105,13 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
     return catalog
 
 
-def parse_catalog(data: dict[str, Any], source: str) -> Catalog:
+def parse_catalog(data: Any, source: str) -> Catalog:
     """Validate a catalog given as a mapping (as read from TOML / YAML); ``source`` names it in errors."""
     if not isinstance(data, dict):
         raise InputError(source, None, "expected a mapping with a 'classes' table", "see the README")
     for k in data:
-        if k not in ("name", "description", "classes"):
-            raise InputError(source, str(k), "unknown key", "use only name, description and [classes.<cost class>]")
+        if k not in _TOP:
+            raise InputError(source, str(k), "unknown key", f"use only {', '.join(_TOP)}")
     classes = data.get("classes")
     if not isinstance(classes, dict) or not classes:
         raise InputError(source, "classes", "missing or empty",
@@ -84,8 +119,10 @@ def parse_catalog(data: dict[str, Any], source: str) -> Catalog:
     for cname, pc in classes.items():
         if not isinstance(pc, dict):
             raise InputError(source, f"classes.{cname}", "expected a table of parts",
-                             "give links = [...] (Ring / FullyConnected) or nics = [...] and switches = [...] (Switch)")
+                             "give links = [...] (Ring / FullyConnected) or nics, switches, optics and fabric (Switch)")
         for kind, parts in pc.items():
+            if kind not in _CLASS_KEYS:
+                raise InputError(source, f"classes.{cname}.{kind}", "unknown key", f"use only {', '.join(_CLASS_KEYS)}")
             if kind in _KINDS and not isinstance(parts, list):
                 raise InputError(source, f"classes.{cname}.{kind}", "expected a list of tables",
                                  f"write {kind} = [{{ name = ..., ... }}]")
@@ -94,35 +131,33 @@ def parse_catalog(data: dict[str, Any], source: str) -> Catalog:
     try:
         return Catalog(**data)
     except ValidationError as e:
-        raise _catalog_error(e, data, source) from e
+        raise _error(e, data, source) from e
 
 
 def _precheck(p: Any, field: str, kind: str, source: str) -> None:
-    """Messages pydantic would phrase poorly: a part that is not a table, a missing price."""
+    """Errors pydantic would word poorly: a part that is not a table, a missing price."""
     if not isinstance(p, dict):
         raise InputError(source, field, f"expected a table, got {p!r}", "write { name = ..., ... }")
     name = f"{field} ('{p['name']}')" if isinstance(p.get("name"), str) else field
-    if kind in ("links", "nics") and "usd" not in p:
+    if kind in ("links", "nics", "optics") and "usd" not in p:
         raise InputError(source, f"{name}.usd", "missing price", f"add usd = <price of one {_KINDS[kind]} in $>")
     if kind == "switches" and "usd_per_switch" not in p and "usd_per_port" not in p:
         raise InputError(source, f"{name}.usd_per_switch", "missing price",
                          "add usd_per_switch = <$ per switch> or usd_per_port = <$ per port>")
 
 
-def _catalog_error(e: ValidationError, data: dict[str, Any], source: str) -> InputError:
+def _error(e: ValidationError, data: dict[str, Any], source: str) -> InputError:
     """The first pydantic error as an InputError, with the part's name added to its field."""
-    err = e.errors()[0]
-    loc = err["loc"]
     out = validation_error(e, source)
-    if len(loc) >= 4 and loc[0] == "classes" and loc[2] in _KINDS and isinstance(loc[3], int):
+    loc = e.errors()[0]["loc"]
+    if len(loc) >= 4 and loc[0] == "classes" and loc[2] in _KINDS and isinstance(loc[3], int) and out.field:
         try:
             name = data["classes"][loc[1]][loc[2]][loc[3]].get("name")
         except (KeyError, IndexError, TypeError, AttributeError):
             name = None
-        if isinstance(name, str):
-            head = _field_path("", loc[:4])
-            field = (out.field or head).replace(head, f"{head} ('{name}')", 1)
-            return InputError(source, field, out.problem, out.fix)
+        head = f"classes.{loc[1]}.{loc[2]}[{loc[3]}]"
+        if isinstance(name, str) and out.field.startswith(head):
+            return InputError(source, out.field.replace(head, f"{head} ('{name}')", 1), out.problem, out.fix)
     return out
 
 
@@ -172,7 +207,23 @@ def check_catalog(catalog: Catalog, instance: Instance, source: str | Path = "ca
                     raise InputError(src, f"{_part_label(cname, kind, i, part)}.node_npus",
                                      f"a node of {part.node_npus} NPUs does not divide the cluster's {N:,} NPUs",
                                      f"use a divisor of {N}")
+    _check_fabrics(catalog, instance, src)
     _check_reachable(catalog, instance, src)
+
+
+def _check_fabrics(catalog: Catalog, instance: Instance, src: str) -> None:
+    """Optics and fabric tables only on classes with Switch dimensions; link lengths wherever optics are given."""
+    for cname, pc in catalog.classes.items():
+        blocks = {dim.block for dim in instance.network.dims if dim.cost_class == cname}
+        for key in ("optics", "fabric"):
+            if getattr(pc, key) and "Switch" not in blocks:
+                raise InputError(src, f"classes.{cname}.{key}", f"class '{cname}' has no Switch dimension (it is "
+                                 f"used by {'/'.join(sorted(blocks))} dimensions)",
+                                 f"remove {key}; a link port's price includes its cable")
+        if pc.optics and (pc.fabric is None or not pc.fabric.link_length_m):
+            raise InputError(src, f"classes.{cname}.fabric.link_length_m", "missing: optics are chosen by the "
+                             "length of each link level", "add [classes.<class>.fabric] link_length_m = [NIC-leaf, "
+                             "leaf-spine, ...] in m")
 
 
 def _parts(catalog: Catalog, instance: Instance, d: int) -> list[tuple[str, int, Part]]:

@@ -42,7 +42,7 @@ def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
 _BOUND_OPS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}  # pydantic error ctx keys of numeric bounds
 
 
-def _field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
+def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     """``prefix`` and pydantic's ``loc`` as one field path, list positions as ``[i]``: ``network.dims[0].npus``."""
     out = prefix
     for part in loc:
@@ -61,7 +61,7 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -
     ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are split into their parts.
     """
     err = e.errors()[0]
-    field = _field_path(prefix, err["loc"]) or None
+    field = field_path(prefix, err["loc"]) or None
     msg = str(err["msg"]).removeprefix("Value error, ")
     fix = None
     if "; fix: " in msg:

@@ -14,6 +14,7 @@ An instance file names its parts by path (relative to the instance file) or inli
     bounds = [{dim = 3, lower_gbps = 10, upper_gbps = 200}]  # optional per-dimension bounds, GB/s per NPU
     max_iteration_time_ns = 1.2e9      # optional time target (required by objective "min_cost"), ns
     max_network_cost_usd = 1.5e7       # optional network budget, $
+    max_regret = 0.05                  # optional, objective min_cost: every workload within 5 % of its own optimum
 """
 
 from __future__ import annotations
@@ -27,25 +28,26 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..mapping import derive_mapping
+from ..model.mapping import derive_mapping
 from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Job, Mapping, Network, Workload
+from ..spec.constraint_text import parse_constraint
 from ..workloads import cnn, dlrm, transformer
 from .astrasim1 import read_workload
 from .common import read_text, validation_error
-from .constraint_text import parse_constraint
 from .libra import parse_group, read_communicator, read_cost_model, read_network
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
              "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "dimension_mode",
-             "workloads")
-_TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.heuristics)
+             "collectives_in_flight", "chunks", "workloads", "max_regret")
+_TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
 GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate),
               "dlrm": (dlrm.DLRMParams, dlrm.generate),
               "cnn": (cnn.CNNParams, cnn.generate)}
 """Workload generators usable from a model file: name -> (parameter model, generate function)."""
 
 
-def _read_toml(path: Path, what: str) -> dict[str, Any]:
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing file or bad TOML."""
     text = read_text(path, what)
     try:
         return tomllib.loads(text)
@@ -60,7 +62,7 @@ def read_model(path: str | Path) -> Workload:
         InputError: missing file, unknown generator, invalid parameters.
     """
     path = Path(path)
-    data = _read_toml(path, "workload model")
+    data = read_toml(path, "workload model")
     return _generate(data, path)
 
 
@@ -96,7 +98,9 @@ def _network(value: Any, base: Path, src: str) -> Network:
         raise InputError(src, "network", "expected a file name or a table with dims", "see the README") from e
 
 
-def _workload(value: Any, base: Path, src: str) -> Workload:
+def workload_entry(value: Any, base: Path, src: str) -> Workload:
+    """A ``workload`` entry of file ``src``: a path (relative to ``base``), an inline generator table or a
+    workload table. Raises InputError naming ``src`` and the field."""
     if isinstance(value, dict):
         if "generator" in value:
             return _generate(value, src)
@@ -131,7 +135,9 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
     return Mapping(**groups)
 
 
-def _cost(value: Any, base: Path, src: str) -> CostModel:
+def cost_entry(value: Any, base: Path, src: str) -> CostModel:
+    """A ``cost`` entry of file ``src``: a LIBRA cost-model path (relative to ``base``) or an inline table ($ per
+    GB/s). Raises InputError naming ``src`` and the field."""
     if isinstance(value, str):
         return read_cost_model(_path(base, value))
     try:
@@ -162,7 +168,8 @@ def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
     return tuple(out)
 
 
-def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], src: str) -> str:
+def required_choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], src: str) -> str:
+    """``data[key]``, which must be one of ``allowed``; InputError naming ``src`` and ``key`` otherwise."""
     if key not in data:
         raise InputError(src, key, "missing", f"add {key} = \"{allowed[0]}\" (one of {', '.join(allowed)})")
     if data[key] not in allowed:
@@ -178,26 +185,27 @@ def load_instance(path: str | Path) -> Instance:
     """
     path = Path(path)
     src = str(path)
-    data = _read_toml(path, "instance")
+    data = read_toml(path, "instance")
     for k in data:
         if k not in _TOP_KEYS:
             raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
     for k in ("network", "cost"):
         if k not in data:
             raise InputError(src, k, "missing", f"name the {k} file or inline it")
-    objective = _choice(data, "objective", OBJECTIVES, src)
-    loop = _choice(data, "training_loop", TRAINING_LOOPS, src)
+    objective = required_choice(data, "objective", OBJECTIVES, src)
+    loop = required_choice(data, "training_loop", TRAINING_LOOPS, src)
     base = path.parent
     network = _network(data["network"], base, src)
     jobs = _jobs(data, base, src, network)
-    cost = _cost(data["cost"], base, src)
+    cost = cost_entry(data["cost"], base, src)
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
     (workload, mapping, _, weight), more = jobs[0], jobs[1:]
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
-    extra = {k: data[k] for k in ("pipeline", "dimension_mode") if k in data}
+    extra = {k: data[k] for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
+             if k in data}
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
@@ -233,12 +241,12 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
             if isinstance(w, bool) or not isinstance(w, int | float) or not w > 0:
                 raise InputError(src, f"workloads[{i}].weight", f"{w!r} is not a positive number",
                                  "give the workload's weight, e.g. its share of cluster hours")
-            wl = _workload(e["workload"], base, src)
+            wl = workload_entry(e["workload"], base, src)
             out.append((wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w)))
         return out
     if "workload" not in data:
         raise InputError(src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])")
-    wl = _workload(data["workload"], base, src)
+    wl = workload_entry(data["workload"], base, src)
     return [(wl, *_mapping_or_derived(data.get("mapping"), wl, base, src, network), 1.0)]
 
 
@@ -265,7 +273,7 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
 
     ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's ``no_overlap``.
     ``max_iteration_time_ns`` (ns; required by ``min_cost``) and ``max_network_cost_usd`` ($) are optional caps.
-    ``communicator=None`` derives the mapping from the workload's ASTRA-sim header (:mod:`hieropt.mapping`).
+    ``communicator=None`` derives the mapping from the workload's ASTRA-sim header (:mod:`hieropt.model.mapping`).
 
     Raises:
         InputError: any bad file, flag or constraint.

@@ -1,4 +1,4 @@
-"""Shape-space files (TOML) -> :class:`hieropt.space.ShapeSpace` (issue 7). Example (``spaces/gpt3-4096.toml``)::
+"""Shape-space files (TOML) -> :class:`hieropt.spec.space.ShapeSpace` (issue 7). Example (``spaces/gpt3-4096.toml``)::
 
     name = "gpt3-4096"
     npus = 4096
@@ -38,10 +38,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..space import MAPPING_RULES, ShapeSpace
+from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
+from ..spec.space import MAPPING_RULES, ShapeSpace
 from .common import validation_error
-from .instance import _choice, _cost, _read_toml, _workload
+from .instance import cost_entry, read_toml, required_choice, workload_entry
 
 _TOP_KEYS = ("name", "description", "npus", "dims", "objective", "training_loop", "dimension_mode", "workload",
              "workloads", "mapping", "levels", "cost", "constraints", "nic_gbps", "switch_only_at_top",
@@ -49,7 +50,6 @@ _TOP_KEYS = ("name", "description", "npus", "dims", "objective", "training_loop"
 _LEVEL_KEYS = ("name", "blocks", "npus", "cost_class", "latency_ns", "algorithm", "min_dims", "max_dims", "max_npus",
                "max_npus_within")
 _LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute")
-_TRANSFORMER = ("HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD")
 
 
 def load_space(path: str | Path) -> ShapeSpace:
@@ -60,7 +60,7 @@ def load_space(path: str | Path) -> ShapeSpace:
     """
     path = Path(path)
     src = str(path)
-    data = _read_toml(path, "shape space")
+    data = read_toml(path, "shape space")
     for k in data:
         if k not in _TOP_KEYS:
             raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
@@ -69,11 +69,11 @@ def load_space(path: str | Path) -> ShapeSpace:
                    ("cost", "inline [cost.<class>] tables or name a LIBRA cost file")):
         if k not in data:
             raise InputError(src, k, "missing", fix)
-    objective = _choice(data, "objective", OBJECTIVES, src)
+    objective = required_choice(data, "objective", OBJECTIVES, src)
     if data.get("training_loop") == "pipeline":
         raise InputError(src, "training_loop", "the pipeline loop is not supported in shape spaces (its p2p "
                          "dimension depends on the shape)", f"use one of {', '.join(_LOOPS)}")
-    loop = _choice(data, "training_loop", _LOOPS, src)
+    loop = required_choice(data, "training_loop", _LOOPS, src)
     base = path.parent
     min_dims, max_dims = _dims(data.get("dims", [2, 4]), src)
     mapping = data.get("mapping", {})
@@ -98,7 +98,7 @@ def load_space(path: str | Path) -> ShapeSpace:
     try:
         return ShapeSpace(name=str(data.get("name", path.stem)), npus=data["npus"], min_dims=min_dims,
                           max_dims=max_dims, levels=levels, jobs=jobs, mapping_rule=rule,
-                          cost=_cost(data["cost"], base, src), constraints=tuple(texts), objective=objective,
+                          cost=cost_entry(data["cost"], base, src), constraints=tuple(texts), objective=objective,
                           training_loop=loop, **parts)
     except ValidationError as e:
         err = validation_error(e, src)
@@ -173,7 +173,7 @@ def _jobs(data: dict[str, Any], base: Path, src: str, rule: str, tp_default: Any
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
             raise InputError(src, f"{where}.weight", f"{weight!r} is not a positive number",
                              "give the workload's weight, e.g. its share of cluster hours")
-        wl = _workload(e["workload"], base, src)
+        wl = workload_entry(e["workload"], base, src)
         tp = e.get("tp", tp_default)
         if rule == "header":
             if tp is not None:
@@ -188,7 +188,8 @@ def _jobs(data: dict[str, Any], base: Path, src: str, rule: str, tp_default: Any
                                  "its header", "give tp = <tensor-parallel degree> (1: data parallel only)")
             tp = header_tp
         tp = _int(tp, src, f"{where}.tp" if "tp" in e else "mapping.tp", "give the tensor-parallel degree")
-        if header_tp is not None and wl.header is not None and wl.header.policy in _TRANSFORMER and tp != header_tp:
+        if (header_tp is not None and wl.header is not None and wl.header.policy in TRANSFORMER_POLICIES
+                and tp != header_tp):
             raise InputError(src, f"{where}.tp" if "tp" in e else "mapping.tp",
                              f"tp {tp} differs from the workload's model_parallel_NPU_group {header_tp} (its "
                              "collective sizes were generated for that degree)",

@@ -1,1 +1,2 @@
-"""Exact solvers; each returns raw results that :mod:`hieropt.api` turns into a verified :class:`Solution`."""
+"""Exact solvers on HiGHS; :func:`hieropt.solvers.objectives.solve` is the one entry for every objective and
+returns a verified :class:`hieropt.result.Solution`."""

@@ -1,25 +1,15 @@
-"""The convex core: one persistent HiGHS LP of the time model with tangent cuts, reused by every objective.
+"""The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent cuts, reused by
+every objective that optimises over the bandwidths directly.
 
-Kelley's cutting planes (Kelley 1960, "The cutting-plane method for solving convex programs"; design.md §3): the LP
-of :mod:`hieropt.formulation` relaxes t_d = 1/B_d to tangent cuts ``t_d >= 2/b - B_d/b^2``. Cuts are valid for any
+The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s. Cuts are valid for any
 budget or time target, so they accumulate across sub-solves: after the first solve, each further one (another budget
-on a Pareto front, another kappa of the perf-per-cost search) needs only a few warm-started LPs.
-
-Each round: the LP's B satisfies every linear row, so T(B) is an upper bound; the lower bound is the Lagrangian
-dual function of the true problem at the LP's duals (:mod:`hieropt.solvers.dual_bound`), exact up to rounding and at
-least the LP's value. New cuts go where the LP's t undercuts 1/B, at 1/t, and at the Lagrangian's own minimiser
-(the optimum itself once the duals are right: the next LP is then exact there), so a solve takes 2-5 LPs.
+on a Pareto front) needs a warm LP or two.
 
 - :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]; also returns the budget row's
-  multiplier, the slope of a line under the value function f(budget) (the tangent bound of the kappa search).
+  multiplier, the slope of a line under the value function f(budget).
 - :meth:`TimeLP.min_cost` — min cost(B) s.t. T(B) <= target: feasible upper bounds from the segment between the
   LP's B and a point that meets the target (T is convex, cost linear).
 - :meth:`TimeLP.cost_range` — cheapest and dearest feasible network (two LPs).
-
-Numerical safety (issue 10): the LP is scaled per dimension (:class:`hieropt.formulation.Scale`) and re-centred on
-the incumbent when the optimum lies outside [1e-2, 1e2] of a unit; a failed LP is re-tried (cold, primal simplex,
-interior point: :meth:`hieropt.solvers.highs.HighsLP.solve`), then re-built at a new scale; a loop that stops
-improving tightens the LP tolerances, then re-scales, then stops with status LIMIT and the gap it proved.
 """
 
 from __future__ import annotations
@@ -28,218 +18,111 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cost import unit_cost_usd_per_gbps
 from ..errors import NoSolutionError, SolverError
-from ..formulation import LPArrays, Scale, choose_scale, compile_perf_lp, upper_limits_gbps
+from ..formulation.arrays import LPArrays, compile_perf_lp
+from ..formulation.scale import Scale, choose_scale, upper_limits_gbps
+from ..model.cost import unit_cost_usd_per_gbps
+from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from ..timing import TimeModel
-from .dual_bound import lagrangian_bound
-from .highs import TIGHT_TOLERANCE, HighsLP, LPResult
-from .kkt import polish
+from .cut_lp import INF, CutLP, Loop, OAResult
+
+__all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
 
 REL_GAP = 1e-8
 """Default target relative gap."""
-SEED_POINTS = np.array([0.1, 0.5, 2.0])
-"""Initial tangent cuts per loaded dimension, at these multiples of the dimension's bandwidth unit."""
-CUT_RANGE = (1e-5, 1e5)
-"""Cuts only at scaled bandwidths in this range (coefficients 1/b^2 within 1e-10..1e10, inside HiGHS's matrix range:
-a dropped coefficient would turn a cut into a false, too strong one)."""
-CENTRE = (1e-2, 1e2)
-"""The scale is re-centred when a loaded dimension's incumbent bandwidth leaves this range of its unit."""
-MAX_RESCALES = 6
-STALL_ROUNDS = 4
-INF = float("inf")
 
 
 @dataclass(frozen=True)
-class OAResult:
-    """Outcome of one cutting-plane solve.
+class _Prices:
+    """The network's prices as the procurement solvers read them: (D,) M$ per GB/s of per-NPU bandwidth."""
 
-    Attributes:
-        status: OPTIMAL when the gap target was met, LIMIT otherwise.
-        bw: (D,) best feasible bandwidths found, GB/s.
-        upper: objective at ``bw`` (ns for time, $ for cost).
-        lower: proven lower bound on the optimum (same unit).
-        iterations: LPs solved.
-        message: one line.
-        budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget, lp_lower_ns);
-            0 when no budget row was set.
-        lp_lower_ns: the anchor of that line, a proven lower bound of f at this budget, ns.
-    """
-
-    status: Status
-    bw: np.ndarray
-    upper: float
-    lower: float
-    iterations: int
-    message: str
-    budget_dual_ns_per_usd: float = 0.0
-    lp_lower_ns: float = 0.0
-
-    @property
-    def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0."""
-        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
+    cost_musd_per_gbps: np.ndarray
 
 
-class _Stall:
-    """Rounds without progress; asks for, in turn, tighter LP tolerances, a re-scale, and a stop."""
-
-    def __init__(self) -> None:
-        self.rounds, self.step = 0, 0
-
-    def progress(self, improved: bool) -> str | None:
-        """Record one round; returns "tighten", "rescale", "stop" or None."""
-        self.rounds = 0 if improved else self.rounds + 1
-        if self.rounds < STALL_ROUNDS:
-            return None
-        self.rounds = 0
-        self.step += 1
-        return ("tighten", "rescale", "stop")[min(self.step, 3) - 1]
-
-
-class TimeLP:
+class TimeLP(CutLP):
     """The performance LP in HiGHS, its cuts, and the budget and time-target rows (owned by one solve call).
 
     Args:
         instance: design constraints, bounds and cost model.
         tm: the aggregated time model.
         time_limit_s: time limit of each LP, s.
+        bw_scale: a bandwidth unit (GB/s) to start from on every dimension (default: the instance's).
 
     Call :meth:`close` when done (it hands the HiGHS object back for re-use; forgetting it only costs speed).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0):
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None):
         self.instance, self.tm = instance, tm
         self.unit_cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)  # $ per GB/s, (D,)
+        self.lp = _Prices(self.unit_cost / 1e6)
         self.scale: Scale = choose_scale(instance, tm, instance.max_network_cost_usd, instance.max_iteration_time_ns)
-        self.lps = 0
-        self.rescales = 0
+        if bw_scale is not None:
+            self.scale = self.scale.rescaled(tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale)))
         self._budget: float | None = None
         self._target: float | None = None
-        self._cut_d: list[int] = []
-        self._cut_b: list[float] = []  # GB/s: cuts survive a re-scale
         self._checked = False
         self._cheapest: float | None = None
         self._ub_key: tuple | None = None
         self._ub = np.zeros(0)
-        self.arr: LPArrays = compile_perf_lp(instance, tm, self.scale)
-        self.lp = HighsLP(self.arr, time_limit_s)
-        self._bounds()
-        for d in self.loaded:
-            self._add_cuts([(d, float(p * self.scale.bw_gbps[d])) for p in SEED_POINTS])
+        self._start(time_limit_s)
 
-    # ----------------------------------------------------------------------------------------------- LP plumbing
+    # ----------------------------------------------------------------------------------------------- CutLP hooks
+    def _compile(self, scale: Scale) -> LPArrays:
+        return compile_perf_lp(self.instance, self.tm, scale, self._budget, self._target)
+
+    def _unit(self) -> np.ndarray:
+        return self.scale.bw_gbps[self.arr.pair_b]
+
+    def _link_values(self, design: np.ndarray) -> np.ndarray:
+        return design[self.arr.pair_b]
+
+    def _rescaled(self, design: np.ndarray) -> Scale:
+        return self.scale.rescaled(self.tm, self.unit_cost, design)
+
+    def _centre_default(self) -> np.ndarray:
+        return self.scale.bw_gbps
+
+    def _col_upper(self) -> np.ndarray:
+        """Upper limits on the scaled columns that single design rows, bounds and the budget imply."""
+        key = (self._budget, id(self.arr))
+        if self._ub_key != key:
+            self._ub_key = key
+            ub = np.full(self.arr.n_cols, INF)
+            ub[self.arr.b_col] = upper_limits_gbps(self.instance, self._budget) / self.scale.bw_gbps
+            self._ub = ub
+        return self._ub
+
+    # ----------------------------------------------------------------------------------------------- plumbing
+    @property
+    def s(self) -> float:
+        """The smallest bandwidth unit (GB/s) of the loaded dimensions (every dimension has its own)."""
+        loaded = list(self.loaded) or list(range(self.tm.n_dims))
+        return float(self.scale.bw_gbps[loaded].min())
+
     @property
     def loaded(self) -> tuple[int, ...]:
         """Dimensions that carry traffic."""
         return self.arr.loaded
 
-    @property
-    def cuts(self) -> int:
-        """Tangent cuts in the LP."""
-        return len(self._cut_d)
-
-    def close(self) -> None:
-        """Release the HiGHS object."""
-        self.lp.close()
-
-    def _bounds(self) -> None:
-        self._row_lower = self.arr.row_lower.copy()
-        self._row_upper = self.arr.row_upper.copy()
-
-    def _rebuild(self, scale: Scale) -> None:
-        """Re-build the LP in ``scale`` with every cut so far (cold: the next solve has no basis)."""
-        self.scale = scale
-        self.arr = compile_perf_lp(self.instance, self.tm, scale, self._budget, self._target)
-        self.lp.load(self.arr)
-        self._bounds()
-        cuts = list(zip(self._cut_d, self._cut_b, strict=True))
-        self._cut_d, self._cut_b = [], []
-        self._add_cuts(cuts)
-        self.rescales += 1
-
-    def _solve(self, costs: np.ndarray, maximize: bool = False) -> LPResult:
-        self.lp.set_costs(costs, maximize)
-        self.lps += 1
-        return self.lp.solve()
-
     def _set_budget(self, budget_usd: float | None) -> None:
-        if budget_usd == self._budget:
-            return
-        self._budget = budget_usd
-        hi = INF if budget_usd is None else budget_usd / self.scale.cost_usd
-        self.lp.change_row_bounds(self.arr.budget_row, -INF, hi)
-        self._row_upper[self.arr.budget_row] = hi
+        if budget_usd != self._budget:
+            self._budget = budget_usd
+            self._set_row_upper(self.arr.budget_row, INF if budget_usd is None else budget_usd / self.scale.cost_usd)
 
     def _set_target(self, target_ns: float | None) -> None:
-        if target_ns == self._target:
-            return
-        self._target = target_ns
-        hi = INF if target_ns is None else (target_ns - self.tm.constant_ns) / self.scale.time_ns
-        self.lp.change_row_bounds(self.arr.time_row, -INF, hi)
-        self._row_upper[self.arr.time_row] = hi
-
-    def _bw_upper(self) -> np.ndarray:
-        """Upper limits on every dimension's scaled B that single design rows, bounds and the budget imply."""
-        key = (self._budget, id(self.arr))
-        if self._ub_key != key:
-            self._ub_key = key
-            self._ub = upper_limits_gbps(self.instance, self._budget) / self.scale.bw_gbps
-        return self._ub
+        if target_ns != self._target:
+            self._target = target_ns
+            self._set_row_upper(self.arr.time_row, INF if target_ns is None else
+                                (target_ns - self.tm.constant_ns) / self.scale.time_ns)
 
     def _bw(self, x: np.ndarray) -> np.ndarray:
         """B (GB/s) from the LP's columns, with LP round-off below zero (and -0.0) clipped to 0."""
         return np.maximum(x[self.arr.b_col], 0.0) * self.scale.bw_gbps + 0.0
 
-    def _add_cuts(self, points: list[tuple[int, float]]) -> None:
-        """Tangent cuts of t_d >= 1/B_d at (d, b GB/s), skipping points outside :data:`CUT_RANGE` of d's unit."""
-        b_unit, t_col = self.scale.bw_gbps, self.arr.t_col
-        rows = []
-        for d, b in points:
-            beta = b / b_unit[d]
-            if CUT_RANGE[0] <= beta <= CUT_RANGE[1] and np.isfinite(beta):
-                rows.append((d, beta))
-                self._cut_d.append(d)
-                self._cut_b.append(float(b))
-        if not rows:
-            return
-        d = np.array([r[0] for r in rows])
-        beta = np.array([r[1] for r in rows])
-        n = len(rows)
-        index = np.empty(2 * n, dtype=np.int32)
-        index[0::2], index[1::2] = t_col[d], self.arr.b_col[d]
-        value = np.empty(2 * n)
-        value[0::2], value[1::2] = 1.0, 1.0 / beta**2
-        self.lp.add_rows(2.0 / beta, np.full(n, INF), np.arange(0, 2 * n, 2, dtype=np.int32), index, value)
-
-    def _cut_points(self, x: np.ndarray, lagrange_bw: np.ndarray) -> list[tuple[int, float]]:
-        """Where to cut next (GB/s): the LP's B where its t undercuts 1/B, 1/t, and the Lagrangian minimiser."""
-        out = []
-        unit = self.scale.bw_gbps
-        for d in self.loaded:
-            bh, th = x[self.arr.b_col[d]], x[self.arr.t_col[d]]
-            if bh * th < 1.0 - 1e-9:
-                out.append((d, max(bh, CUT_RANGE[0]) * unit[d]))
-                if th > 0:
-                    out.append((d, unit[d] / th))
-            bl = lagrange_bw[d]
-            if np.isfinite(bl) and bl > 0 and abs(bl - bh) > 1e-12 * bh:
-                out.append((d, bl * unit[d]))
-        return out
-
-    def _centre(self, bw: np.ndarray | None, force: bool = False) -> bool:
-        """Re-centre the scale on ``bw`` (GB/s) when a loaded dimension is outside :data:`CENTRE` (or ``force``)."""
-        if bw is None or self.rescales >= MAX_RESCALES or not self.loaded:
-            return False
-        loaded = np.array(self.loaded)
-        ratio = bw[loaded] / self.scale.bw_gbps[loaded]
-        ratio = ratio[ratio > 0]
-        if not force and (ratio.size == 0 or (ratio.min() >= CENTRE[0] and ratio.max() <= CENTRE[1])):
-            return False
-        self._rebuild(self.scale.rescaled(self.tm, self.unit_cost, bw))
-        return True
+    def network_cost(self, bw: np.ndarray) -> float:
+        """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
+        return float(np.dot(self.unit_cost, bw))
 
     def _infeasible(self, what: str) -> NoSolutionError:
         texts = "; ".join(c.text for c in self.instance.constraints) or "(no constraints)"
@@ -307,24 +190,26 @@ class TimeLP:
         self._cheapest = self.network_cost(self._bw(lo.x))
         return self._cheapest, (self.network_cost(self._bw(hi.x)) if hi.status is Status.OPTIMAL else INF)
 
-    def _diagnose_infeasible(self) -> None:
-        """The first LP of a loop is infeasible (cuts are always satisfiable, so the rows are): raise the reason when
-        the design rows or the budget are; return when they are not (a numerical failure, handled by the caller)."""
-        budget = self._budget
-        self.cost_range()  # raises when the design rows alone are infeasible
-        if budget is not None and budget < self._cheapest * (1 - 1e-12):
-            raise NoSolutionError("infeasible", f"the budget ${budget:,.6g} is below the cheapest network the "
-                                  f"design constraints allow, ${self._cheapest:,.6g}")
+    def _diagnose_empty(self, x: np.ndarray) -> None:
+        """No design with a finite time yet: the first LP is infeasible, or it left a loaded dimension at zero."""
+        if x.size == 0:
+            budget = self._budget
+            self.cost_range()  # raises when the design rows alone are infeasible
+            if budget is not None and budget < self._cheapest * (1 - 1e-12):
+                raise NoSolutionError("infeasible", f"the budget ${budget:,.6g} is below the cheapest network the "
+                                      f"design constraints allow, ${self._cheapest:,.6g}")
+            return
+        bw = self._bw(x)
+        for d in self.loaded:
+            if bw[d] <= 0 and self._forced_zero(d):
+                raise NoSolutionError("infeasible", f"dimension {d} carries traffic but the design constraints "
+                                      f"{'and the budget ' if self._budget is not None else ''}force bw[{d}] = 0")
 
     def _forced_zero(self, d: int) -> bool:
         costs = np.zeros(self.arr.n_cols)
         costs[self.arr.b_col[d]] = 1.0
         res = self._solve(costs, maximize=True)
         return res.status is Status.OPTIMAL and res.objective <= 1e-12
-
-    def network_cost(self, bw: np.ndarray) -> float:
-        """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
-        return float(np.dot(self.unit_cost, bw))
 
     # ----------------------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
@@ -343,103 +228,21 @@ class TimeLP:
         if not self.loaded:
             res = self._solve(self.arr.time_costs)
             if res.status is not Status.OPTIMAL:
+                self._diagnose_empty(res.x)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)
             T = tm.time_ns(bw)  # does not depend on bandwidth (latency-only collectives and max nodes included)
             return OAResult(Status.OPTIMAL, bw, T, T, 1, "no collective traffic")
-
-        def point(bw: np.ndarray) -> tuple[float, np.ndarray]:
-            return tm.time_ns(bw), bw
-
-        out = self._loop(self.arr.time_costs, lambda v: tm.constant_ns + v * self.scale.time_ns, point, None,
-                         rel_gap, max_iterations, budget_usd is not None)
-        if out.bw is None:
+        spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: tm.constant_ns + v * self.scale.time_ns,
+                    candidates=lambda x: [self._bw(x)], score=tm.time_ns,
+                    slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
+                    on_empty=self._diagnose_empty)
+        out = self._loop(spec, rel_gap, max_iterations)
+        if out.bw is None or not np.isfinite(out.upper):
             raise NoSolutionError("infeasible", f"no bandwidth vector with a finite iteration time was found in "
                                   f"{out.iterations} LPs: the constraints{' and the budget' if budget_usd else ''} "
                                   "leave a dimension that carries traffic with (almost) no bandwidth")
         return out
-
-    def _loop(self, costs: np.ndarray, native, point, start: np.ndarray | None, rel_gap: float,
-              max_iterations: int, budget: bool) -> OAResult:
-        """The cutting-plane loop shared by the objectives: ``costs`` the scaled objective, ``native(v)`` a scaled
-        bound in the objective's unit, ``point(bw)`` the (objective value, feasible point) an LP's bandwidths give,
-        ``start`` an initial feasible point (or None)."""
-        best_bw, upper, lower, anchor = start, INF, -INF, (-INF, 0.0)
-        if start is not None:
-            upper = point(start)[0]
-        stall = _Stall()
-        it = 0
-
-        def bounds(duals: np.ndarray) -> tuple[bool, np.ndarray]:
-            nonlocal lower, anchor
-            db = lagrangian_bound(self.arr, costs, duals, self._row_lower, self._row_upper, self._bw_upper())
-            lb = native(db.value)
-            better = lb > lower + 1e-13 * abs(lower)
-            if lb > lower:
-                lower = lb
-                slope = db.budget_multiplier * self.scale.time_ns / self.scale.cost_usd if budget else 0.0
-                anchor = (lb, min(slope, 0.0))
-            return better, db.bw
-
-        def offer(bw: np.ndarray) -> bool:
-            nonlocal best_bw, upper
-            value, pt = point(bw)
-            if value < upper:
-                better = value < upper * (1 - 1e-13)
-                best_bw, upper = pt, value
-                return better
-            return False
-
-        def done() -> bool:
-            return best_bw is not None and upper - lower <= rel_gap * upper
-
-        for it in range(1, max_iterations + 1):
-            res = self._solve(costs)
-            if res.status is Status.INFEASIBLE and best_bw is None and it == 1:
-                self._diagnose_infeasible()
-            if res.status is not Status.OPTIMAL:
-                if self._centre(best_bw if best_bw is not None else self.scale.bw_gbps, force=True):
-                    continue
-                if best_bw is None:
-                    raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}' on every "
-                                      "retry")
-                break
-            improved = offer(self._bw(res.x))
-            duals = self.lp.row_duals()
-            better, lagrange_bw = bounds(duals)
-            improved = improved or better
-            if done():
-                break
-            points = self._cut_points(res.x, lagrange_bw)
-            pol = polish(self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
-            if pol is not None:
-                improved = offer(self._bw(pol.x)) or improved
-                improved = bounds(pol.duals)[0] or improved
-                if done():
-                    break
-                bp = pol.x[self.arr.b_col]
-                points += [(d, bp[d] * self.scale.bw_gbps[d]) for d in self.loaded if bp[d] > 0]
-            if best_bw is None:
-                bw = self._bw(res.x)
-                for d in self.loaded:
-                    if bw[d] <= 0 and self._forced_zero(d):
-                        raise NoSolutionError("infeasible", f"dimension {d} carries traffic but the design "
-                                              f"constraints {'and the budget ' if budget else ''}force bw[{d}] = 0")
-            self._add_cuts(points)
-            if self._centre(best_bw):
-                continue
-            action = stall.progress(improved)
-            if action == "tighten":
-                self.lp.set_tolerance(TIGHT_TOLERANCE)
-            elif action == "rescale":
-                self._centre(best_bw, force=True)
-            elif action == "stop":
-                break
-        if done():
-            return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target",
-                            budget_dual_ns_per_usd=anchor[1], lp_lower_ns=anchor[0])
-        return OAResult(Status.LIMIT, best_bw, upper, lower, it, _limit_message(it, upper, lower, max_iterations),
-                        budget_dual_ns_per_usd=anchor[1], lp_lower_ns=anchor[0])
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
                  budget_usd: float | None = None, max_iterations: int = 500) -> OAResult:
@@ -452,21 +255,19 @@ class TimeLP:
             rel_gap: target relative gap on the cost.
             budget_usd: optional cost cap (an infeasibility check only).
         """
-        tm = self.tm
-        t_meets = tm.time_ns(meets)
+        t_meets = self.tm.time_ns(meets)
         if t_meets > target_ns:
             raise ValueError("min_cost needs a point that meets the target")
         self._require(budget_usd)
         self._set_budget(budget_usd)
         self._set_target(target_ns)
-
-        def point(bw: np.ndarray) -> tuple[float, np.ndarray]:
-            pt = self._meet_target(bw, meets, t_meets, target_ns)
-            return self.network_cost(pt), pt
-
+        meets = np.asarray(meets, dtype=float)
+        self._add_cuts([(j, float(meets[d])) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0])
+        spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
+                    candidates=lambda x: [self._meet_target(self._bw(x), meets, t_meets, target_ns)],
+                    score=self.network_cost, start=meets)
         try:
-            return self._loop(self.arr.cost_costs, lambda v: v * self.scale.cost_usd, point, meets, rel_gap,
-                              max_iterations, False)
+            return self._loop(spec, rel_gap, max_iterations)
         finally:
             self._set_target(None)
 
@@ -486,12 +287,6 @@ class TimeLP:
             if hi - lo <= 1e-15:
                 break
         return meets + lo * (bw - meets)
-
-
-def _limit_message(lps: int, upper: float, lower: float, max_iterations: int) -> str:
-    gap = (upper - lower) / upper if upper > 0 else 0.0
-    why = "iteration limit" if lps >= max_iterations else "no further progress at the LP tolerance floor"
-    return f"stopped after {lps} LPs at proven relative gap {gap:.3g} ({why})"
 
 
 def minimize_time(instance: Instance, tm: TimeModel, rel_gap: float = REL_GAP, max_iterations: int = 500,

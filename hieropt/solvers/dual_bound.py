@@ -7,8 +7,10 @@ multipliers u for the rows other than the tangent cuts. Weak duality gives, for 
     min c'x  >=  sum_r bound_r(u_r) + min over tau, y >= 0 of r_z' z + sum_d min_{B_d} (P_d / B_d + g_d B_d)
 
 with bound_r(u) = u lower_r (u > 0) or u upper_r (u < 0), reduced costs r = c - A'u, P_d = r_{t_d} (bytes-weighted
-multipliers of the epigraph rows) and g_d = r_{B_d}. The middle term is 0 when every r_z >= 0; HiGHS's duals meet
-that only to its dual tolerance, so the multipliers of the rows that define each tau or y column are scaled down
+multipliers of the epigraph rows) and g_d = r_{B_d}, for every reciprocal pair (B_d, t_d) of the LP; other columns
+before the epigraph variables contribute min g x over their box. The middle term is 0 when every r_z >= 0; HiGHS's
+duals meet that only to its dual tolerance, so the multipliers of the rows that define each tau or y column are
+scaled down
 where its reduced cost is negative (nodes from the last to the first, since a node's rows reference earlier nodes
 and terms only; then the terms). What remains is a valid bound for any u, exact up to floating-point rounding of
 this evaluation: it does not inherit the LP's tolerance, and it is at least the LP's own value for the LP's optimal
@@ -30,12 +32,13 @@ INF = float("inf")
 @dataclass(frozen=True)
 class DualBound:
     """A lower bound (scaled objective units), the budget and time-target rows' cleaned multipliers, and the
-    minimiser B of the Lagrangian (scaled units, one per dimension; a good next cutting point)."""
+    Lagrangian's minimiser ``point`` (one value per column; NaN on the t of a pair and the epigraph columns): at the
+    pairs' B columns, a good next cutting point."""
 
     value: float
     budget_multiplier: float
     time_multiplier: float
-    bw: np.ndarray
+    point: np.ndarray
 
 
 DENSE = 100_000
@@ -67,14 +70,14 @@ def transpose_product(arr, u: np.ndarray) -> np.ndarray:
 
 
 def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
-                     row_upper: np.ndarray, bw_upper: np.ndarray | None = None) -> DualBound:
+                     row_upper: np.ndarray, col_upper: np.ndarray | None = None) -> DualBound:
     """The bound of the module docstring for the LP ``arr`` (:class:`hieropt.formulation.LPArrays`) with objective
     ``costs`` (minimised), from the row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond them are
     ignored) and the rows' current bounds ``row_lower``, ``row_upper`` (same length).
 
-    ``bw_upper`` (scaled, one per dimension) are upper limits on B that every feasible point meets (e.g. implied by
-    a single design row); with them a reduced cost that is negative only by round-off on a column without an upper
-    bound costs round-off, not the whole bound."""
+    ``col_upper`` (one per column) are upper limits that every feasible point meets (e.g. implied by a single design
+    row); with them a reduced cost that is negative only by round-off on a column without an upper bound costs
+    round-off, not the whole bound."""
     m = arr.n_rows
     u = np.array(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
@@ -110,24 +113,27 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
             r = costs - transpose_product(arr, u)
     pos, neg = u > 0, u < 0
     const = float(u[pos] @ lo[pos] + u[neg] @ hi[neg])
-    D = arr.b_col.size
-    P = np.zeros(D)
-    has_t = arr.t_col >= 0
-    P[has_t] = np.maximum(r[arr.t_col[has_t]], 0.0)
-    g = r[arr.b_col]
-    lb, ub = arr.col_lower[arr.b_col], arr.col_upper[arr.b_col]
-    if bw_upper is not None:
-        ub = np.minimum(ub, bw_upper)
     budget, time = float(u[arr.budget_row]), float(u[arr.time_row])
-    # min over lb <= B <= ub of P/B + g B, per dimension
+    # every column before z0 but the t of a pair enters linearly: min over its box of P/B + g B (P = 0 off pairs)
+    lin = np.ones(z0, dtype=bool)
+    lin[arr.pair_t] = False
+    cols = np.flatnonzero(lin)
+    P = np.zeros(z0)
+    P[arr.pair_b] = np.maximum(r[arr.pair_t], 0.0)
+    P, g = P[cols], r[cols]
+    lb, ub = arr.col_lower[cols], arr.col_upper[cols]
+    if col_upper is not None:
+        ub = np.minimum(ub, col_upper[cols])
     with np.errstate(divide="ignore", invalid="ignore"):
-        interior = np.where((P > 0) & (g > 0), np.sqrt(P / g), np.where(g > 0, lb, ub))
-    interior = np.where((P == 0) & (g == 0), lb, interior)
-    bw = np.minimum(np.maximum(interior, lb), ub)
-    if np.any(~np.isfinite(bw) & (g < 0)):
-        return DualBound(-INF, budget, time, bw)
-    if np.any((P > 0) & (bw <= 0)):  # a loaded dimension without bandwidth: the time is infinite
-        return DualBound(INF, budget, time, bw)
+        best = np.where((P > 0) & (g > 0), np.sqrt(P / g), np.where(g > 0, lb, ub))
+    best = np.where((P == 0) & (g == 0), lb, best)
+    best = np.minimum(np.maximum(best, lb), ub)
+    point = np.full(arr.n_cols, np.nan)
+    point[cols] = best
+    if np.any(~np.isfinite(best) & (g < 0)):
+        return DualBound(-INF, budget, time, point)
+    if np.any((P > 0) & (best <= 0)):  # a loaded dimension without bandwidth: the time is infinite
+        return DualBound(INF, budget, time, point)
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(P > 0, P / bw, 0.0) + np.where(np.isfinite(bw), g * bw, 0.0)
-    return DualBound(const + float(terms.sum()), budget, time, bw)
+        terms = np.where(P > 0, P / best, 0.0) + np.where(np.isfinite(best), g * best, 0.0)
+    return DualBound(const + float(terms.sum()), budget, time, point)

@@ -47,8 +47,7 @@ def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: 
     if m * n > DENSE:
         return None
     x = np.array(x[:n], dtype=float)
-    loaded = np.array(arr.loaded, dtype=np.int64)
-    ct, cb = arr.t_col[loaded], arr.b_col[loaded]
+    ct, cb = arr.pair_t, arr.pair_b
     if (x[cb] <= 0).any():
         return None
     y = np.asarray(duals[:m], dtype=float)
@@ -70,7 +69,10 @@ def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: 
     at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
     x[at_lo], x[at_hi] = cl[at_lo], cu[at_hi]
     fixed = at_lo | at_hi
-    fixed[arr.b_col] |= arr.t_col < 0
+    linear = np.zeros(n, dtype=bool)  # columns outside the pairs and the epigraph: with no cost, any feasible value
+    linear[:arr.z0] = True            # of theirs is optimal; they stay at the LP's
+    linear[ct] = linear[cb] = False
+    fixed |= linear & (costs == 0)
     for _ in range(ROUNDS):
         E = np.flatnonzero(active)
         touched = np.zeros(n, dtype=bool)
@@ -88,7 +90,7 @@ def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: 
         tiny = 1e-12 * (1 + np.abs(ax))
         joins = ~active & ((ax < lo - tiny) | (ax > hi + tiny))
         leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
-        b = arr.b_col
+        b = np.arange(arr.z0)
         if (x[b] < cl[b] - 1e-12 * (1 + np.abs(cl[b]))).any() or (x[b] > cu[b] + 1e-12 * (1 + np.abs(cu[b]))).any():
             return None
         if not joins.any() and not leaves.any():

@@ -1,14 +1,13 @@
 """Procurement objectives on the convex core: performance per cost (global), and the time-cost Pareto front.
 
-**Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex. With
-f(kappa) = min{T(B) : B feasible, cost(B) <= kappa}, convex and non-increasing (the value function of a convex program
-in a right-hand side), min T * cost = min over kappa of kappa * f(kappa) (design.md §3): any B gives kappa = cost(B),
-and the minimiser of f(kappa) costs at most kappa. A best-first branch and bound on kappa proves the global optimum:
-on [a, b], f >= h = max(f_LB(b), tangent lines), where every f evaluation contributes the line
-LB_i + s_i (kappa - kappa_i) anchored at its final LP value LB_i with the budget row's dual s_i (valid for all
-kappa by LP duality, research/solver_probe.md §3d, pitfall P14). kappa * h is concave on each piece of h, so its
-minimum over [a, b] lies at a, b or a breakpoint: the bound is exact enumeration. Each f evaluation is a warm
-re-solve of one persistent LP whose cuts stay valid for every kappa.
+**Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex in B, but it is in the
+homogeneous variables of :mod:`hieropt.formulation.ratio`: each dimension's share of the cost x_d = p_d B_d / C and
+u = K / C. Multiplying the time model by C makes every row linear (Charnes-Cooper), so the global minimum is one
+convex program, solved by the same tangent cuts as the performance objective on one persistent HiGHS LP
+(:class:`hieropt.solvers.ratio.RatioCore`): every LP optimum is a proven lower bound on min T x cost, every LP
+point a design whose T x cost is evaluated exactly. (Before: a branch and bound on the cost level kappa over
+f(kappa) = min{T : cost <= kappa}, whose tangent-line bounds could not close the bracket where T x cost is nearly
+flat in kappa, e.g. one dimension under a floor: 10,000 nodes, minutes.)
 
 **Pareto front**: the fastest network within each budget, for budgets from the cheapest feasible network to the
 cheapest among the fastest; each point is an exact optimum of its budget.
@@ -16,31 +15,24 @@ cheapest among the fastest; each point is an exact optimum of its budget.
 
 from __future__ import annotations
 
-import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import NoSolutionError
+from ..errors import NoSolutionError, SolverError
+from ..formulation.ratio import typical_bandwidth
+from ..model.timing import TimeModel
 from ..result import Status
-from .cutting import INF, OAResult, TimeLP
+from ..spec import Instance
+from .cutting import INF, REL_GAP, OAResult, TimeLP
+from .ratio import BOUND_SLACK, RatioCore
 
 PPC_GAP = 1e-7
 """Default relative gap of the performance-per-cost search."""
 SUB_GAP = 1e-8
-"""Relative gap of each f(kappa) sub-solve."""
+"""Relative gap of each fastest-within-a-budget solve."""
 FASTEST_SLACK = 1e-7
 """The front's fastest point is the cheapest network within this relative slack of the minimum time."""
-
-
-@dataclass
-class _Eval:
-    kappa: float
-    f_lower: float  # proven lower bound of f(kappa), ns (inf when infeasible)
-    f_upper: float  # T at the sub-solve's point, an upper bound of f(kappa), ns
-    line: tuple[float, float] | None  # (p, q): f(k) >= p + q k for all k
-    bw: np.ndarray | None
-    product: float  # T(bw) * cost(bw), ns * $
 
 
 @dataclass
@@ -63,33 +55,6 @@ class ProductResult:
         return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
 
 
-def _bound(lines: list[tuple[float, float]], a: float, b: float, f_lower_b: float) -> float:
-    """min over kappa in [a, b] of kappa * max(f_lower_b, lines): enumerate ends and line intersections."""
-    L = [(f_lower_b, 0.0)] + lines
-    cand = [a, b]
-    for i, (p, q) in enumerate(L):
-        for r, w in L[i + 1:]:
-            if abs(q - w) > 1e-300:
-                k = (r - p) / (q - w)
-                if a < k < b:
-                    cand.append(k)
-    ks = np.array(cand)
-    h = np.max([p + q * ks for p, q in L], axis=0)
-    return float(np.min(ks * h))
-
-
-def _evaluate(core: TimeLP, kappa: float) -> _Eval:
-    try:
-        res: OAResult = core.min_time(SUB_GAP, budget_usd=kappa)
-    except NoSolutionError:  # the budget leaves a loaded dimension without bandwidth: f = inf
-        return _Eval(kappa, INF, INF, None, None, INF)
-    if res.status is not Status.OPTIMAL:  # not certified: its LP bound and point are still valid
-        return _Eval(kappa, res.lower, res.upper, None, res.bw, res.upper * core.network_cost(res.bw))
-    s = res.budget_dual_ns_per_usd
-    line = (res.lp_lower_ns - s * kappa, s)
-    return _Eval(kappa, res.lower, res.upper, line, res.bw, res.upper * core.network_cost(res.bw))
-
-
 def _no_floor() -> NoSolutionError:
     return NoSolutionError(
         "unbounded", "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, so time x "
@@ -97,80 +62,221 @@ def _no_floor() -> NoSolutionError:
         "e.g. 'sum(bw) == 500' or 'bw[3] >= 25'")
 
 
-def min_time_cost_product(core: TimeLP, rel_gap: float = PPC_GAP, budget_usd: float | None = None,
-                          kappa_floor: float | None = None, max_nodes: int = 10_000) -> ProductResult:
-    """Globally minimise T(B) * cost(B) (ns * $) by branch and bound on the cost level kappa.
+def _scale_free(tm: TimeModel) -> bool:
+    """True when T x cost does not change if every bandwidth is scaled (no compute, latency or constant time)."""
+    consts = any(p.const_ns > 0 for node in tm.nodes for p in node)
+    return tm.compute_ns <= 0 and not tm.terms_latency_ns.any() and not consts
+
+
+def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,
+                          budget_usd: float | None = None, cost_floor_usd: float | None = None,
+                          target_ns: float | None = None, meets: np.ndarray | None = None,
+                          time_limit_s: float = 60.0) -> ProductResult:
+    """Globally minimise T(B) * cost(B) (ns * $): one convex cutting-plane solve in cost-share variables.
 
     Args:
-        core: the persistent time LP.
+        instance, tm: the problem and its aggregated time model.
         rel_gap: target relative gap on the product.
-        budget_usd: optional cap on the network cost.
-        kappa_floor: optional lower end of the kappa range (e.g. the cheapest network meeting a time target).
+        budget_usd: optional cap on the network cost ($).
+        cost_floor_usd: optional lower end of the cost range: a proven lower bound on the cheapest design that
+            meets ``target_ns``.
+        target_ns: optional iteration-time target (ns); ``meets``: a design that meets it.
+        time_limit_s: limit of each LP and of the whole search, s.
+
+    Returns:
+        :class:`ProductResult`; status LIMIT (with the proven gap) when the gap target was not reached within
+        :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time limit.
 
     Raises:
         NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away from zero
             (then the product has no minimiser at positive bandwidth).
     """
+    core = RatioCore(instance, tm, typical_bandwidth(instance, tm, target_ns), time_limit_s)
     k_min, k_max = core.cost_range()
     if budget_usd is not None:
-        if budget_usd < k_min:
-            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.0f} is below the cheapest network the "
-                                  f"design constraints allow, ${k_min:,.0f}")
+        if budget_usd < k_min * (1 - 1e-9):
+            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
+                                  f"design constraints allow, ${k_min:,.6g}")
         k_max = min(k_max, budget_usd)
-    if k_min <= 1e-12 * max(1.0, k_max if np.isfinite(k_max) else 1.0) and kappa_floor is None:
+    lo = max(k_min, cost_floor_usd or 0.0)
+    if lo <= 0 or (np.isfinite(k_max) and lo <= 1e-12 * k_max):
         raise _no_floor()
-    lo = max(k_min, kappa_floor or 0.0)
-    evals: list[_Eval] = []
-    if np.isfinite(k_max):
-        hi = k_max
-    else:  # kappa* f(kappa*) <= P0 and f >= compute time, so kappa* <= P0 / compute
-        if core.tm.compute_ns <= 0:
-            raise NoSolutionError("unbounded", "no compute time and no upper limit on bandwidth: time x cost is the "
-                                  "same at every scale; add a bandwidth budget")
-        probe = _evaluate(core, 2.0 * lo)
-        evals.append(probe)
-        hi = max(probe.product / core.tm.compute_ns, 2.0 * lo)
-    first = [_evaluate(core, lo), _evaluate(core, hi)] if hi > lo else [_evaluate(core, lo)]
-    evals += first
-    best = min(evals, key=lambda e: e.product)
-    if best.bw is None:
-        raise NoSolutionError("infeasible", "no network within the cost range gives every loaded dimension bandwidth")
-    if hi <= lo:
-        return ProductResult(Status.OPTIMAL, best.bw, best.product, best.product, len(evals), 0,
-                             "the constraints fix the network cost", (lo, hi))
+    if not np.isfinite(k_max) and _scale_free(tm):
+        raise NoSolutionError("unbounded", "no compute time and no upper limit on bandwidth: time x cost is the "
+                              "same at every scale; add a bandwidth budget")
+    hi = max(k_max, lo)
+    out = core.min_product(rel_gap, lo, hi, target_ns, meets)
+    if out.bw is None:
+        raise NoSolutionError("infeasible", "no network within the cost range gives every loaded dimension "
+                              f"bandwidth ({out.message})")
+    msg = out.message if hi > lo else "the constraints fix the network cost; " + out.message
+    return ProductResult(out.status, out.bw, out.upper, out.lower, core.lps, 0, msg, (lo, hi),
+                         extra={"cuts": core.cuts})
 
-    def lines() -> list[tuple[float, float]]:
-        """Tangent lines that no evaluation contradicts: a line above f's upper bound at any evaluated kappa comes
-        from inaccurate LP duals (seen with HiGHS on badly scaled cut rows) and would give a false bound."""
-        return [e.line for e in evals if e.line is not None
-                and all(e.line[0] + e.line[1] * o.kappa <= o.f_upper * (1 + 1e-9) + 1e-9 for o in evals)]
 
-    f_hi = first[-1].f_lower
-    heap = [(_bound(lines(), lo, hi, f_hi), lo, hi, f_hi)]
-    pruned = INF
-    nodes = 0
-    while heap and nodes < max_nodes:
-        bound, a, b, fb = heapq.heappop(heap)
-        bound = max(bound, _bound(lines(), a, b, fb))  # lines found since the push tighten it
-        if best.product - bound <= rel_gap * best.product:
-            heapq.heappush(heap, (bound, a, b, fb))
-            break
-        nodes += 1
-        mid = 0.5 * (a + b)
-        e = _evaluate(core, mid)
-        evals.append(e)
-        if e.product < best.product:
-            best = e
-        for x, y, fy in ((a, mid, e.f_lower), (mid, b, fb)):
-            bd = _bound(lines(), x, y, fy)
-            if bd < best.product * (1 - rel_gap):
-                heapq.heappush(heap, (bd, x, y, fy))
-            else:
-                pruned = min(pruned, bd)
-    lower = min(heap[0][0] if heap else INF, pruned, best.product)
-    status = Status.OPTIMAL if best.product - lower <= rel_gap * best.product else Status.LIMIT
-    msg = "optimal within the gap target" if status is Status.OPTIMAL else f"stopped after {max_nodes} nodes"
-    return ProductResult(status, best.bw, best.product, lower, len(evals), nodes, msg, (lo, hi))
+def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None,
+                   target_ns: float | None = None) -> OAResult:
+    """The performance optimum within ``budget_usd`` (ns), checked against ``target_ns`` when given.
+
+    Raises:
+        NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), or the target is below the fastest
+            possible time ("fastest possible is ... ns") or within the optimality gap of it.
+    """
+    if budget_usd is not None and _budget_far_below_scale(core, budget_usd):
+        res = _fastest_by_shares(core, budget_usd, rel_gap)
+    else:
+        try:
+            res = core.min_time(rel_gap, budget_usd=budget_usd)
+        except SolverError:
+            if budget_usd is None:
+                raise
+            res = _fastest_by_shares(core, budget_usd, rel_gap)  # the cost-share LP's units follow the budget
+    within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
+    if target_ns is not None and res.lower > target_ns:
+        raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest possible is {res.upper:,.1f} "
+                              f"ns{within}")
+    if target_ns is not None and res.upper > target_ns:
+        raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns is within the optimality gap of the "
+                              f"fastest possible time {res.upper:,.1f} ns (proven >= {res.lower:,.1f} ns){within}")
+    return res
+
+
+def _budget_far_below_scale(core: TimeLP, budget_usd: float) -> bool:
+    """Whether the bandwidth a budget buys (budget / sum of prices, GB/s on every dimension) is more than 100 x below
+    the LP's bandwidth unit (set by the instance's tightest upper limit, e.g. a cap far above what the
+    budget buys): the time LP's cuts would then sit at 1e-4 model units and below."""
+    per_dim = budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6)
+    return per_dim < 1e-2 * core.s
+
+
+def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResult:
+    """The fastest design within ``budget_usd`` on the cost-share LP, whose units follow the budget."""
+    rc = RatioCore(core.instance, core.tm, budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
+                   core.solver.time_limit_s)
+    k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
+    if budget_usd < k_min * (1 - 1e-9):
+        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
+                              f"constraints allow, ${k_min:,.6g}")
+    out = rc.fastest_within(budget_usd, rel_gap)
+    core.lps += rc.lps
+    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
+
+
+@dataclass
+class Counts:
+    """LPs solved and cuts added over the cores of one call."""
+
+    lps: int = 0
+    cuts: int = 0
+
+    def add(self, core) -> None:
+        """Add ``core``'s counters (a :class:`TimeLP` or :class:`RatioCore`)."""
+        self.lps += core.lps
+        self.cuts += core.cuts
+
+
+def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_gap: float = REL_GAP,
+                     budget_usd: float | None = None, time_limit_s: float = 60.0,
+                     counts: Counts | None = None) -> OAResult:
+    """The cheapest network ($) whose iteration time is at most ``target_ns``, with or without a bandwidth cap.
+
+    With an upper limit on bandwidth, the fastest design meets the target (else: infeasible, "fastest possible is
+    ..."). Without one, the fastest time is only approached as bandwidth grows, but the cheapest design meeting T* is
+    still bounded: **any design B1 with T(B1) <= T* bounds the optimum's cost, C* <= C(B1), and so its bandwidth,
+    B*_d <= C(B1) / p_d on every dimension** (p_d > 0 is the dimension's price per GB/s, spec.CostClass). So a
+    design that meets T* is found first, as the fastest design within budgets kappa = C_0, 4 C_0, 16 C_0, ...
+    (C_0: the cost of the bandwidth that meets T* on every dimension), and cost <= C(B1) is then added as a budget
+    row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is
+    built in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
+
+    Returns:
+        an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT with the honest gap
+        when the gap target was not reached).
+
+    Raises:
+        NoSolutionError: infeasible constraints, budget or target.
+    """
+    counts = counts if counts is not None else Counts()
+    core = TimeLP(instance, tm, time_limit_s)
+    cap = budget_usd
+    try:
+        meets = fastest_design(core, min(rel_gap, REL_GAP), budget_usd, target_ns).bw
+    except NoSolutionError as e:
+        counts.add(core)
+        if e.kind != "unbounded":
+            raise
+        meets = _meets_without_cap(instance, tm, target_ns, budget_usd, time_limit_s, counts)
+        cost = core.network_cost(meets)
+        cap = cost if budget_usd is None else min(budget_usd, cost)
+    else:
+        counts.add(core)
+    scale = _target_scale(instance, tm, target_ns, core.s)
+    cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
+    lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
+    try:  # 0.8: room for the bound's LP-tolerance slack below
+        res = cheap.min_cost(target_ns, meets, 0.8 * rel_gap, cap)
+    except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
+        floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
+        res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
+                       f"{e}; proven bound only the cheapest feasible network")
+    counts.lps += cheap.lps - lps0
+    counts.cuts += cheap.cuts - cuts0
+    lower = min(res.lower, res.upper) * (1 - BOUND_SLACK)  # an LP value is exact only to HiGHS's tolerances
+    if res.upper - lower <= rel_gap * res.upper:
+        return replace(res, lower=lower)
+    gap = (res.upper - lower) / res.upper
+    msg = res.message if res.status is Status.LIMIT else f"stopped at proven relative gap {gap:.3g}"
+    return replace(res, lower=lower, status=Status.LIMIT, message=msg)
+
+
+def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
+    """A bandwidth unit (GB/s) for the min-cost LP when the bandwidth that meets ``target_ns`` on every dimension
+    lies outside 1 .. 1e4 units of the instance's unit ``s`` (e.g. a cap far above what the target needs); None to
+    keep ``s``. The LP's values are then of order 1 (HiGHS's tolerances are absolute)."""
+    beta = typical_bandwidth(instance, tm, target_ns)
+    if 1.0 <= beta / s <= 1e4:
+        return None
+    return float(10.0 ** (np.floor(np.log10(beta)) - 2))
+
+
+def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budget_usd: float | None,
+                       time_limit_s: float, counts: Counts) -> np.ndarray:
+    """A design with T < ``target_ns`` when bandwidth has no upper limit: the fastest within growing budgets."""
+    rc = RatioCore(instance, tm, typical_bandwidth(instance, tm, target_ns), time_limit_s)
+    k_min, _ = rc.cost_range()
+    kappa = max(rc.network_cost(np.full(tm.n_dims, typical_bandwidth(instance, tm, target_ns))), 2.0 * k_min)
+    best = INF
+    try:
+        for _ in range(60):
+            if budget_usd is not None:
+                kappa = min(kappa, budget_usd)
+            try:
+                out = rc.fastest_within(kappa, 1e-6)
+            except NoSolutionError:  # this budget leaves a loaded dimension without bandwidth: spend more
+                out = None
+            if out is not None and out.bw is not None:
+                if out.upper < target_ns:
+                    return out.bw
+                best = min(best, out.upper)
+            if budget_usd is not None and kappa >= budget_usd:
+                raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest possible is "
+                                      f"{best:,.1f} ns within the budget ${budget_usd:,.6g}")
+            kappa *= 4.0
+    finally:
+        counts.add(rc)
+    raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to ${kappa / 4:,.6g} meets "
+                          f"it (the fastest found takes {best:,.1f} ns)")
+
+
+def _has_time(core: TimeLP, budget_usd: float) -> bool:
+    """Whether the fastest network within ``budget_usd`` has a finite time (every loaded dimension gets bandwidth)."""
+    if budget_usd <= 0:
+        return False
+    try:
+        core.min_time(SUB_GAP, budget_usd=budget_usd)
+    except (NoSolutionError, SolverError):  # at exactly the cheapest cost the LP is a single face: may fail
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -185,34 +291,66 @@ class FrontPoint:
     gap: float
 
 
+TAIL_GAIN = 0.01
+"""Without an upper limit on bandwidth the front has no fastest end; it is cut where 4 x the budget saves less than
+this share of the iteration time."""
+
+
 def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[list[FrontPoint], list[str]]:
     """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest.
 
-    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time; the left end the
-    cheapest feasible network, or, when that leaves a loaded dimension without bandwidth (infinite time), 1 % of the
-    way to the right end. Returns the points (budget ascending) and notes on how the range was chosen.
+    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without an upper limit
+    on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
+    :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network, or, when that leaves a loaded
+    dimension without bandwidth (infinite time), 1 % of the way to the right end. Returns the points (budget
+    ascending) and notes on how the range was chosen.
 
     Raises:
-        NoSolutionError: infeasible or unbounded constraints.
+        NoSolutionError: infeasible constraints.
     """
     notes: list[str] = []
-    fastest = core.min_time(rel_gap)
-    target = fastest.upper * (1 + FASTEST_SLACK)
-    right = core.min_cost(target, fastest.bw, rel_gap)
     k_min, _ = core.cost_range()
-    k_hi = right.upper
-    first = _evaluate(core, k_min) if k_min > 0 else _Eval(k_min, INF, INF, None, None, INF)
+    try:
+        fastest = core.min_time(rel_gap)
+    except NoSolutionError as e:
+        if e.kind != "unbounded":
+            raise
+        k_hi = _tail_budget(core, k_min, rel_gap)
+        notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at ${k_hi:,.6g}, where "
+                     f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time")
+    else:
+        right = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap)
+        k_hi = right.upper
+        notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
+                     f"{fastest.upper:,.1f} ns")
     k_lo = k_min
-    if first.bw is None:
+    if not _has_time(core, k_min):
         k_lo = k_min + 0.01 * (k_hi - k_min)
-        notes.append(f"the cheapest feasible network (${k_min:,.0f}) leaves a dimension that carries traffic without "
-                     f"bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.0f})")
-    notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
-                 f"{fastest.upper:,.1f} ns")
+        notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
+                     f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")
+    k_hi = max(k_hi, k_lo)  # the constraints may fix the cost (the two ends then differ by round-off only)
     budgets = np.linspace(k_lo, k_hi, points) if points > 1 else np.array([k_hi])
     out = []
     for kappa in budgets:
-        res = core.min_time(rel_gap, budget_usd=float(kappa))
+        res = fastest_design(core, rel_gap, float(kappa))
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
-                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=res.lower, gap=res.gap))
+                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
+                              gap=res.gap))
     return out, notes
+
+
+def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
+    """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0) whose fastest time
+    is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget (at most 60 steps)."""
+    kappa = 2.0 * k_min if k_min > 0 else 1.0
+    prev = None
+    for _ in range(60):
+        try:
+            t = core.min_time(rel_gap, budget_usd=kappa).upper
+        except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
+            t = INF
+        if prev is not None and prev[1] - t < TAIL_GAIN * t:
+            return prev[0]
+        prev = (kappa, t)
+        kappa *= 4.0
+    return prev[0]

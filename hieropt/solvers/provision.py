@@ -2,10 +2,11 @@
 
 Algorithm (design.md §3 "Discrete provisioning"; research/solver_probe.md §5 (iii)):
 
-1. Enumerate every option of every dimension (:func:`hieropt.catalog.dimension_options`: part x unit count x switch
+1. Enumerate every option of every dimension (:func:`hieropt.model.catalog.dimension_options`: part x unit count x
+   switch
    model), drop those outside the instance's per-dimension bounds, and keep the cheapest option of each bandwidth
    value (options of equal bandwidth are interchangeable in time and in every design constraint).
-2. Build the unary MILP of :mod:`hieropt.formulation_milp` (B_d and t_d = 1/B_d linear in the binaries, exact) with
+2. Build the unary MILP of :mod:`hieropt.formulation.milp` (B_d and t_d = 1/B_d linear in the binaries, exact) with
    the instance's design constraints, plus a time-target row (``max_iteration_time_ns``) and a budget row
    (``max_cost_usd``) when given.
 3. Solve with ``pyomo.contrib.solver.solvers.highs.Highs`` (``set_instance`` once; ``time_limit``, ``rel_gap = 1e-9``
@@ -17,9 +18,10 @@ Algorithm (design.md §3 "Discrete provisioning"; research/solver_probe.md §5 (
      linearised exactly), so the proven bound comes from HiGHS directly.
 
 4. Read the chosen option per dimension (the largest binary), recompute bandwidth, time and cost exactly, and re-check
-   them with the independent evaluator (:func:`hieropt.timing.evaluate`) and the constraint check of
+   them with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and the constraint check of
    :mod:`hieropt.verify`; any disagreement raises :class:`SolverError` instead of returning.
-5. Compare with the continuous optimum (:func:`hieropt.api.solve` on the same instance with each dimension bounded by
+5. Compare with the continuous optimum (:func:`hieropt.solvers.objectives.solve` on the same instance with each
+   dimension bounded by
    the catalog's reachable bandwidth range: a relaxation, so its time is a lower bound for ``performance``) and with
    roundings of it to whole units (each part line rounded down / up / either way per dimension; the part choice
    among the rounded options is optimised by the same MILP restricted to them, so the baseline is the best such
@@ -36,36 +38,35 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.results import TerminationCondition
-from pyomo.contrib.solver.solvers.highs import Highs
 
-from ..catalog import BomLine, Catalog, Option, dimension_options
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
-from ..formulation import MS_NS
-from ..formulation_milp import MUSD, ProvisionMILP, build_provision_milp
+from ..formulation.lp import MS_NS
+from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
+from ..model.catalog import Catalog
+from ..model.options import BomLine, Option, dimension_options
+from ..model.timing import Breakdown, TimeModel, build_time_model
+from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
-from ..timing import Breakdown, TimeModel, build_time_model, evaluate
-from ..verify import constraint_violations
-from .highs import quiet_stdout
+from .objectives import solve
+from .provision_milp import (
+    MILP_REL_GAP,
+    NS_USD_PER_UNIT,
+    ProvisionSolver,
+    check_power_figures,
+    design_value,
+    explain_infeasible,
+    instance_options,
+    option_key,
+    tie_break,
+    verify_design,
+)
 
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
 
-PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost")
-MILP_REL_GAP = 1e-9
-"""HiGHS ``mip_rel_gap`` of every MILP solve."""
-MILP_TOLERANCES = ({"primal_feasibility_tolerance": 1e-9, "mip_feasibility_tolerance": 1e-9},
-                   {"primal_feasibility_tolerance": 1e-7, "mip_feasibility_tolerance": 1e-6})
-"""HiGHS feasibility tolerances: tight first; HiGHS's defaults when HiGHS rejects its own answer at the tight ones
-("MIP solver claims optimality, but with ... primal infeasibilities", seen at 1e-9). The chosen design is re-read and
-re-checked exactly either way."""
-CLAIM_TOL = 1e-6
-"""Allowed relative difference between the MILP's objective and the exact re-evaluation of its design."""
-TIE_TOL = 1e-9
-"""Relative slack on the first objective when the second solve breaks ties."""
-UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
-_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost", "performance_per_cost": "obj_product"}
-_NS_USD = MS_NS * MUSD  # ns*$ per model unit of the product objective (ms * M$)
+UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_power": "W"}
+_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost", "performance_per_cost": "obj_product",
+            "min_power": "obj_power"}
 
 
 @dataclass(frozen=True)
@@ -103,14 +104,17 @@ class Provisioning:
     Attributes:
         status: OPTIMAL when HiGHS proved the gap target; LIMIT when it stopped at its time limit with a design.
         message: one line.
-        objective: ``performance`` | ``min_cost`` | ``performance_per_cost``; ``objective_unit`` ns | USD | ns*USD.
+        objective: ``performance`` | ``min_cost`` | ``performance_per_cost`` | ``min_power``; ``objective_unit`` ns |
+            USD | ns*USD | W.
         design: the chosen option of every dimension (part, units per NPU / node, totals, switches, BOM lines).
         bw_gbps: (D,) per-NPU bandwidths of the design, GB/s.
         iteration_time_ns: T(bw_gbps) by the independent evaluator.
         network_cost_usd: the bill of materials' total, $.
+        power_w: the bill of materials' power, W (None when a part of the design has no power figure).
         objective_value: the objective at the design (exact); objective_bound: HiGHS's proven lower bound;
             gap: (value - bound) / value.
-        max_iteration_time_ns, max_cost_usd: the time target and budget applied (None: none).
+        max_iteration_time_ns, max_cost_usd, max_power_w: the time target, budget and power budget applied (None:
+            none).
         bom: every bill-of-materials line.
         breakdown: the evaluator's breakdown at ``bw_gbps`` (its ``cost_per_dim_usd`` uses the instance's $/GB/s
             cost model, not the catalog; use ``design`` / ``bom`` for catalog costs).
@@ -132,11 +136,13 @@ class Provisioning:
     bw_gbps: np.ndarray
     iteration_time_ns: float
     network_cost_usd: float
+    power_w: float | None
     objective_value: float
     objective_bound: float
     gap: float
     max_iteration_time_ns: float | None
     max_cost_usd: float | None
+    max_power_w: float | None
     bom: tuple[BomLine, ...]
     breakdown: Breakdown
     continuous: Solution | None
@@ -164,76 +170,21 @@ class Provisioning:
         return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
 
 
-@dataclass(frozen=True)
-class _Run:
-    status: Status
-    termination: str
-    choice: tuple[int, ...] | None
-    incumbent: float | None
-    bound: float | None
-
-
-class _MILP:
-    """One persistent HiGHS MILP for one provisioning model (owned by one :func:`provision` call)."""
-
-    def __init__(self, milp: ProvisionMILP, time_limit_s: float):
-        self.milp = milp
-        self.time_limit_s = float(time_limit_s)
-        opt = Highs()
-        if not opt.available():
-            raise SolverError("HiGHS (highspy) is not available: pip install highspy")
-        with quiet_stdout():
-            opt.set_instance(milp.model)
-        self.opt = opt
-        self.solves = 0
-        self.seconds = 0.0
-
-    def solve(self, objective: str) -> _Run:
-        """Minimise the objective component named ``objective`` (the others are deactivated)."""
-        m = self.milp.model
-        for obj in m.component_objects(pyo.Objective):
-            obj.activate() if obj.local_name == objective else obj.deactivate()
-        for tolerances in MILP_TOLERANCES:
-            start = time.perf_counter()
-            with quiet_stdout():
-                res = self.opt.solve(
-                    m, time_limit=self.time_limit_s, rel_gap=MILP_REL_GAP, abs_gap=0.0, load_solutions=False,
-                    raise_exception_on_nonoptimal_result=False, solver_options={**tolerances, "output_flag": False})
-            self.seconds += time.perf_counter() - start
-            self.solves += 1
-            if res.termination_condition != TerminationCondition.error:
-                break
-        tc = res.termination_condition
-        if tc == TerminationCondition.convergenceCriteriaSatisfied:
-            status = Status.OPTIMAL
-        elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
-            return _Run(Status.INFEASIBLE, tc.name, None, None, None)
-        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit):
-            status = Status.LIMIT
-        else:
-            return _Run(Status.ERROR, tc.name, None, None, None)
-        if res.incumbent_objective is None:
-            return _Run(Status.ERROR if status is Status.OPTIMAL else status, tc.name, None, None, res.objective_bound)
-        res.solution_loader.load_vars()
-        choice = tuple(int(np.argmax([m.z[d, o].value or 0.0 for o in range(len(self.milp.bw_gbps[d]))]))
-                       for d in range(len(self.milp.bw_gbps)))
-        return _Run(status, tc.name, choice, float(res.incumbent_objective),
-                    None if res.objective_bound is None else float(res.objective_bound))
-
-
 def provision(instance: Instance, catalog: Catalog | str | Path, objective: str | None = None,
               max_iteration_time_ns: float | None = None, max_cost_usd: float | None = None, *,
-              compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:
+              max_power_w: float | None = None, compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:
     """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap).
 
     Args:
         instance: the problem (network, workload, mapping, design constraints, bounds).
         catalog: a :class:`Catalog` or the path of a catalog file (TOML / YAML); checked against ``instance``.
         objective: ``"performance"`` (min iteration time), ``"min_cost"`` (cheapest design with iteration time <=
-            ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x cost); default: the instance's.
-        max_iteration_time_ns: time target, ns (required for min_cost; a constraint with the other objectives).
+            ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x cost), ``"min_power"`` (the design
+            drawing the least power, W, with iteration time <= ``max_iteration_time_ns``); default: the instance's.
+        max_iteration_time_ns: time target, ns (required for min_cost and min_power; a constraint with the others).
             Default: the instance's ``max_iteration_time_ns``, if it has one.
         max_cost_usd: budget on the catalog cost, $ (default: the instance's ``max_network_cost_usd``, if any).
+        max_power_w: power budget of the network's parts, W (needs ``watts`` on every part the design may use).
         compare: also solve the continuous optimum and its roundings (a few more solves).
         time_limit_s: time limit of each MILP solve, s.
 
@@ -241,7 +192,8 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         A verified :class:`Provisioning`.
 
     Raises:
-        InputError: a bad catalog, an unknown objective, min_cost without a time target, a non-positive target.
+        InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target, a non-positive
+            target or budget, a power objective or budget with a part that has no power figure.
         NoSolutionError: no catalog design meets the constraints, the time target or the budget (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code 3).
     """
@@ -256,46 +208,54 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         max_iteration_time_ns = getattr(instance, "max_iteration_time_ns", None)
     if max_cost_usd is None:
         max_cost_usd = getattr(instance, "max_network_cost_usd", None)
-    for flag, value in (("--max-time-ns", max_iteration_time_ns), ("--max-cost-usd", max_cost_usd)):
+    for flag, value in (("--max-time-ns", max_iteration_time_ns), ("--max-cost-usd", max_cost_usd),
+                        ("--max-power-w", max_power_w)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(flag, None, f"{value:g} is not a positive number", "give a finite value > 0")
-    if objective == "min_cost" and max_iteration_time_ns is None:
-        raise InputError("--max-time-ns", None, "missing for objective min_cost",
+    if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
+        raise InputError("--max-time-ns", None, f"missing for objective {objective}",
                          "give the iteration-time target in ns, e.g. --max-time-ns 1.3e9")
     if isinstance(catalog, str | Path):
         catalog = read_catalog(catalog, instance)
     else:
         check_catalog(catalog, instance, "catalog")
+    power = objective == "min_power" or max_power_w is not None
+    if power:
+        check_power_figures(catalog, instance, "objective min_power" if objective == "min_power" else "--max-power-w")
 
     tm = build_time_model(instance)
     if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
         raise NoSolutionError("infeasible", f"time target {max_iteration_time_ns:,.1f} ns: the compute alone takes "
                               f"{tm.compute_ns:,.1f} ns; raise the target")
-    options = _options(catalog, instance)
+    options = instance_options(catalog, instance, power)
     milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
                                 [[o.cost_usd for o in opts] for opts in options],
-                                product=objective == "performance_per_cost")
+                                product=objective == "performance_per_cost",
+                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
     m = milp.model
     if max_iteration_time_ns is not None:
         m.time_cap = pyo.Constraint(expr=m.comm <= (max_iteration_time_ns - tm.compute_ns) / MS_NS)
     if max_cost_usd is not None:
         m.budget = pyo.Constraint(expr=m.cost <= max_cost_usd / MUSD)
-    solver = _MILP(milp, time_limit_s)
+    if max_power_w is not None:
+        m.power_cap = pyo.Constraint(expr=m.power <= max_power_w / KW)
+    solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(_PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
-        raise _infeasible(solver, instance, tm, options, max_iteration_time_ns, max_cost_usd)
+        raise explain_infeasible(solver, instance, tm, options, max_iteration_time_ns, max_cost_usd, max_power_w)
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
     final, claim = run, (_PRIMARY[objective], run.incumbent)
-    first_value = _value(objective, milp, tm, run.choice)
-    if run.status is Status.OPTIMAL and objective in ("performance", "min_cost"):
-        tie = _tie_break(solver, objective, milp, tm, run.choice)
+    first_value = design_value(objective, milp, tm, run.choice)
+    if run.status is Status.OPTIMAL and objective in ("performance", "min_cost", "min_power"):
+        tie = tie_break(solver, objective, milp, tm, run.choice)
         if tie is not None:
             final, claim = tie, ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent)
     design = tuple(options[d][o] for d, o in enumerate(final.choice))
-    bd, value = _verified(instance, tm, milp, objective, final.choice, design, claim, max_iteration_time_ns,
-                          max_cost_usd)
-    scale = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": _NS_USD}[objective]
+    bd, value = verify_design(instance, tm, milp, objective, final.choice, design, claim, max_iteration_time_ns,
+                              max_cost_usd, max_power_w)
+    scale = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": NS_USD_PER_UNIT, "min_power": KW}[
+        objective]
     offset = tm.compute_ns if objective == "performance" else 0.0
     bound = offset + run.bound * scale if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
@@ -307,15 +267,16 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         continuous, cnote = _continuous(instance, options)
         if continuous is not None:
             roundings = _roundings(solver, objective, instance, catalog, tm, milp, options, continuous.bw_gbps, value,
-                                   max_iteration_time_ns, max_cost_usd)
+                                   (max_iteration_time_ns, max_cost_usd, max_power_w))
     status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
     message = ("optimal within the gap target" if status is Status.OPTIMAL
                else f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}")
     return Provisioning(
         status=status, message=message, objective=objective, objective_unit=UNITS[objective], design=design,
         bw_gbps=bd.bw_gbps, iteration_time_ns=bd.iteration_time_ns,
-        network_cost_usd=float(sum(o.cost_usd for o in design)), objective_value=value, objective_bound=bound,
-        gap=gap, max_iteration_time_ns=max_iteration_time_ns, max_cost_usd=max_cost_usd,
+        network_cost_usd=float(sum(o.cost_usd for o in design)), power_w=_power(design), objective_value=value,
+        objective_bound=bound, gap=gap, max_iteration_time_ns=max_iteration_time_ns, max_cost_usd=max_cost_usd,
+        max_power_w=max_power_w,
         bom=tuple(line for o in design for line in o.bom), breakdown=bd, continuous=continuous,
         continuous_note=cnote, roundings=roundings, catalog=catalog.name, options=tuple(len(o) for o in options),
         milp_solves=solver.solves, milp_seconds=solver.seconds, solve_seconds=time.perf_counter() - start,
@@ -328,122 +289,17 @@ def _method(objective: str) -> str:
     base = "unary MILP (one binary per dimension x part x unit count [x switch]; B and 1/B exact) on HiGHS"
     return {"performance": base + "; then the cheapest design of that time",
             "min_cost": base + "; then the fastest design of that cost",
-            "performance_per_cost": base + "; time x cost linearised exactly (binary x continuous)"}[objective]
+            "performance_per_cost": base + "; time x cost linearised exactly (binary x continuous)",
+            "min_power": base + "; then the fastest design of that power"}[objective]
 
 
-def _options(catalog: Catalog, instance: Instance) -> list[list[Option]]:
-    """Options per dimension within the instance's bounds, the cheapest of each bandwidth value, by bandwidth."""
-    out = []
-    for d, b in enumerate(instance.bounds_or_default):
-        best: dict[float, Option] = {}
-        for o in dimension_options(catalog, instance.network, d):
-            if o.bw_gbps < b.lower_gbps * (1 - 1e-12) or (b.upper_gbps is not None
-                                                           and o.bw_gbps > b.upper_gbps * (1 + 1e-12)):
-                continue
-            key = _key(o.bw_gbps)
-            if key not in best or o.cost_usd < best[key].cost_usd:
-                best[key] = o
-        if not best:  # check_catalog rejects parts outside the bounds; this is a safety net
-            raise InputError("catalog", f"dimension {d}", "no option within the instance's bounds",
-                             "add a part whose bandwidth fits the bounds")
-        out.append(sorted(best.values(), key=lambda o: o.bw_gbps))
-    return out
-
-
-def _key(bw: float) -> float:
-    return float(f"{bw:.12g}")
-
-
-def _value(objective: str, milp: ProvisionMILP, tm: TimeModel, choice: tuple[int, ...]) -> float:
-    """Exact objective value of ``choice`` from the aggregated time model and the option costs."""
-    T = tm.compute_ns + milp.comm_ms(choice, tm) * MS_NS
-    C = milp.cost(choice)
-    return {"performance": T, "min_cost": C, "performance_per_cost": T * C}[objective]
-
-
-def _tie_break(solver: _MILP, objective: str, milp: ProvisionMILP, tm: TimeModel,
-               choice: tuple[int, ...]) -> _Run | None:
-    """Second solve: cheapest design of (nearly) the optimal time, or fastest design of the optimal cost."""
-    m = milp.model
-    comm, cost = milp.comm_ms(choice, tm), milp.cost(choice) / MUSD
-    if objective == "performance":
-        m.tie = pyo.Constraint(expr=m.comm <= comm * (1 + TIE_TOL))
-        run = solver.solve("obj_cost")
-    else:
-        m.tie = pyo.Constraint(expr=m.cost <= cost * (1 + TIE_TOL))
-        run = solver.solve("obj_time")
-    m.del_component(m.tie)
-    if run.status is not Status.OPTIMAL or run.choice is None:
-        return None
-    c2, k2 = milp.comm_ms(run.choice, tm), milp.cost(run.choice) / MUSD
-    better = (c2 <= comm * (1 + TIE_TOL) and k2 < cost) if objective == "performance" else \
-        (k2 <= cost * (1 + TIE_TOL) and c2 < comm)
-    return run if better else None
-
-
-def _verified(instance: Instance, tm: TimeModel, milp: ProvisionMILP, objective: str, choice: tuple[int, ...],
-              design: tuple[Option, ...], claim: tuple[str, float], max_time: float | None,
-              max_cost: float | None) -> tuple[Breakdown, float]:
-    """Re-check a MILP design with the independent evaluator; return its breakdown and exact objective value."""
-    bw = np.array([o.bw_gbps for o in design])
-    bd = evaluate(instance, bw)
-    T = bd.iteration_time_ns
-    C = float(sum(line.cost_usd for o in design for line in o.bom))
-    problems = [f"violates {text}" for text, _ in constraint_violations(instance, bw)]
-    if abs(tm.time_ns(bw) - T) > 1e-9 * T:
-        problems.append(f"the aggregated time model gives {tm.time_ns(bw):.12g} ns, the evaluator {T:.12g} ns")
-    if abs(C - milp.cost(choice)) > 1e-9 * max(C, 1.0):
-        problems.append(f"bill of materials ${C:,.2f} differs from the MILP's option cost ${milp.cost(choice):,.2f}")
-    name, incumbent = claim
-    claimed = {"obj_time": tm.compute_ns + incumbent * MS_NS, "obj_cost": incumbent * MUSD,
-               "obj_product": incumbent * _NS_USD}[name]
-    exact = {"obj_time": T, "obj_cost": C, "obj_product": T * C}[name]
-    if abs(claimed - exact) > CLAIM_TOL * max(abs(exact), 1e-300):
-        problems.append(f"the MILP claims {claimed:.12g} but the design evaluates to {exact:.12g}")
-    if max_time is not None and T > max_time * (1 + 1e-9):
-        problems.append(f"iteration time {T:,.1f} ns exceeds the target {max_time:,.1f} ns")
-    if max_cost is not None and C > max_cost * (1 + 1e-9):
-        problems.append(f"cost ${C:,.2f} exceeds the budget ${max_cost:,.2f}")
-    if problems:
-        raise SolverError("independent verification of the integer design failed: " + "; ".join(problems))
-    return bd, {"performance": T, "min_cost": C, "performance_per_cost": T * C}[objective]
-
-
-def _infeasible(solver: _MILP, instance: Instance, tm: TimeModel, options: list[list[Option]],
-                max_time: float | None, max_cost: float | None) -> NoSolutionError:
-    """Explain why no design exists: the time target or the budget (with the best achievable), or the constraints."""
-    m = solver.milp.model
-    for name, what in (("time_cap", "time"), ("budget", "cost")):
-        if not hasattr(m, name):
-            continue
-        getattr(m, name).deactivate()
-        run = solver.solve("obj_time" if what == "time" else "obj_cost")
-        getattr(m, name).activate()
-        if run.choice is None:
-            continue
-        if what == "time":
-            best = tm.compute_ns + solver.milp.comm_ms(run.choice, tm) * MS_NS
-            within = f" within the budget ${max_cost:,.0f}" if max_cost is not None else ""
-            return NoSolutionError("infeasible", f"time target {max_time:,.1f} ns: the fastest design from the "
-                                   f"catalog{within} takes {best:,.1f} ns; raise the target or add faster parts")
-        best = solver.milp.cost(run.choice)
-        return NoSolutionError("infeasible", f"budget ${max_cost:,.0f}: the cheapest design from the catalog that "
-                               f"meets the constraints costs ${best:,.0f}; raise the budget or add cheaper parts")
-    ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
-    cons = "; ".join(c.text for c in instance.constraints) or "(none)"
-    return NoSolutionError("infeasible", f"no combination of the catalog's parts meets the design constraints "
-                           f"{cons}: the parts give {ranges} GB/s per NPU; change the constraints or the parts")
-
-
-def _values(opts: list[Option], show: int = 6) -> str:
-    vals = [f"{o.bw_gbps:g}" for o in opts]
-    return ", ".join(vals) if len(vals) <= show else ", ".join(vals[:3] + ["..."] + vals[-2:])
+def _power(design: tuple[Option, ...]) -> float | None:
+    watts = [o.power_w for o in design]
+    return None if any(w is None for w in watts) else float(sum(watts))
 
 
 def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Solution | None, str]:
     """The continuous performance optimum with each dimension bounded by the catalog's reachable range."""
-    from ..api import solve  # late import: hieropt.api imports this module
-
     bounds = []
     for b, opts in zip(instance.bounds_or_default, options, strict=True):
         lo, hi = min(o.bw_gbps for o in opts), max(o.bw_gbps for o in opts)
@@ -464,12 +320,12 @@ def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Soluti
                  "the iteration time of every integer design")
 
 
-def _roundings(solver: _MILP, objective: str, instance: Instance, catalog: Catalog, tm: TimeModel,
+def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, catalog: Catalog, tm: TimeModel,
                milp: ProvisionMILP, options: list[list[Option]], bw_cont: np.ndarray, exact_value: float,
-               max_time: float | None, max_cost: float | None) -> tuple[Rounding, ...]:
+               limits: tuple[float | None, float | None, float | None]) -> tuple[Rounding, ...]:
     """Round the continuous optimum to whole units of each part line (down, up, either per dimension) and let the
     MILP pick the best part per dimension among those roundings."""
-    index = [{_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
+    index = [{option_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
     down: list[set[int]] = [set() for _ in options]
     up: list[set[int]] = [set() for _ in options]
     for d in range(len(options)):
@@ -485,7 +341,7 @@ def _roundings(solver: _MILP, objective: str, instance: Instance, catalog: Catal
             n_down = min(max(math.floor(exact_units + slack), 1), part.max_units)
             n_up = min(max(math.ceil(exact_units - slack), 1), part.max_units)
             for n, target in ((n_down, down[d]), (n_up, up[d])):
-                i = index[d].get(_key(part.bw_gbps(n)))
+                i = index[d].get(option_key(part.bw_gbps(n)))
                 if i is not None:  # None: outside the instance's bounds
                     target.add(i)
     kinds = (("down", "every dimension rounded down to whole units (at least 1) of each part", down),
@@ -508,8 +364,8 @@ def _roundings(solver: _MILP, objective: str, instance: Instance, catalog: Catal
             out.append(Rounding(name, text, False))
             continue
         design = tuple(options[d][o] for d, o in enumerate(run.choice))
-        bd, value = _verified(instance, tm, milp, objective, run.choice, design, (_PRIMARY[objective], run.incumbent),
-                              max_time, max_cost)
+        bd, value = verify_design(instance, tm, milp, objective, run.choice, design,
+                                  (_PRIMARY[objective], run.incumbent), *limits)
         out.append(Rounding(name, text, True, design, bd.iteration_time_ns, milp.cost(run.choice), value,
                             max(0.0, (value - exact_value) / value) if value > 0 else 0.0))
     return tuple(out)

@@ -105,3 +105,20 @@ def test_huge_budget_is_not_a_false_optimum(tmp_path):
     assert out["status"] == "optimal"
     assert out["iteration_time_ns"] <= t_equal
     assert out["lower_bound_ns"] <= t_equal
+
+
+def test_min_cost_command_without_a_bandwidth_cap(tmp_path):
+    """Issue 15: the default instance without its 'sum(bw) == 500' cap: min_cost for 1.3e9 ns solves (exit 0) and
+    is cheaper than with the cap; the fastest network does not exist (exit 3, 'unbounded')."""
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text()
+    assert 'constraints = ["sum(bw) == 500"]' in text
+    inst = tmp_path / "nocap.toml"
+    inst.write_text(text.replace('constraints = ["sum(bw) == 500"]', "constraints = []")
+                    .replace('"../models/', f'"{REPO / "models"}/'))
+    free = _json(["solve", str(inst), "--objective", "min_cost", "--max-time-ns", "1.3e9"])
+    capped = _json(["solve", INSTANCE, "--objective", "min_cost", "--max-time-ns", "1.3e9"])
+    assert free["status"] == capped["status"] == "optimal"
+    assert free["iteration_time_ns"] <= 1.3e9 * (1 + 1e-9)
+    assert free["network_cost_usd"] < capped["network_cost_usd"]
+    result = runner.invoke(app, ["solve", str(inst)])
+    assert result.exit_code == 3 and "unbounded" in result.output

@@ -1,5 +1,5 @@
-"""``hieropt workload show | transformer | dlrm | cnn`` and ``hieropt export --astra-sim``: output on good files,
-exit 2 with one line ``error: ...`` on bad ones, generated text that reads back, and the export round trip."""
+"""``hieropt workload show | transformer | dlrm | cnn``: output on good files, exit 2 with one line ``error: ...`` on
+bad ones, and generated text that reads back (``hieropt export``: tests/cli/test_astrasim_cli.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from typer.testing import CliRunner, Result
 
 from hieropt.cli import app
 from hieropt.io.astrasim1 import read_workload
-from hieropt.io.astrasim2 import read_network_yml
-from hieropt.io.instance import load_instance, read_model
+from hieropt.io.instance import read_model
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
@@ -172,32 +171,3 @@ def test_generate_errors(tmp_path: Path) -> None:
     assert_error(run("workload", "dlrm", "-o", tmp_path / "x.txt", "--set", "name=d"), 2, "command line",
                  "params.dense_features")
     assert not (tmp_path / "x.txt").exists()
-
-
-# ---------------------------------------------------------------------------------------------------------- export
-def test_export_round_trip(tmp_path: Path) -> None:
-    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
-    inst = tmp_path / "inst.toml"
-    inst.write_text(INSTANCE_TOML)
-    yml = tmp_path / "network.yml"
-    r = run("export", inst, "--astra-sim", yml)
-    assert_ok(r)
-    assert f"Wrote {yml}" in r.stdout.replace("\n", "")
-    net = read_network_yml(yml)
-    assert net.topology == ("Ring", "FullyConnected", "Switch") and net.npus_count == (4, 4, 8)
-    assert net.latency == (0.0, 0.0, 0.0)
-    from hieropt import api
-
-    sol = api.solve(load_instance(inst))
-    for got, want in zip(net.bw_gbps, sol.bw_gbps, strict=True):
-        assert got == pytest.approx(want, rel=1e-7)  # same optimum (to the solver's gap), same units
-    assert sum(net.bw_gbps) == pytest.approx(100, rel=1e-9)  # the instance's budget, in per-NPU 1e9-byte GB/s
-
-
-def test_export_errors(tmp_path: Path) -> None:
-    assert_error(run("export", tmp_path / "none.toml", "--astra-sim", tmp_path / "n.yml"), 2, "instance file not found")
-    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT.replace("DATA", "HYBRID_PIPELINE"))
-    inst = tmp_path / "inst.toml"
-    inst.write_text(INSTANCE_TOML)
-    assert_error(run("export", inst, "--astra-sim", tmp_path / "n.yml"), 2, "unknown header policy")
-    assert not (tmp_path / "n.yml").exists()

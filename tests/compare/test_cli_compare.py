@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 import hieropt
-from hieropt import report_compare as rc
 from hieropt.cli import app
-from hieropt.compare import compare
+from hieropt.report import common as rc
+from hieropt.report.plots import FIGURES
+from hieropt.studies.compare import compare
 from tests.conftest import REPO
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
@@ -97,8 +98,8 @@ def report_dir(tmp_path_factory):
 
 def test_report_writes_nonempty_pngs(report_dir):
     data = json.loads((report_dir / "report.json").read_text())
-    assert sorted(data["files"]) == sorted([*rc.FIGURES, "report.html", "report.json"])
-    for name in rc.FIGURES:
+    assert sorted(data["files"]) == sorted([*FIGURES, "report.html", "report.json"])
+    for name in FIGURES:
         png = (report_dir / name).read_bytes()
         assert png.startswith(PNG) and len(png) > 10_000, name
 
@@ -108,8 +109,8 @@ def test_report_html_is_self_contained_with_the_figures(report_dir):
     assert page.startswith("<!DOCTYPE html>")
     assert not re.search(r"""(src|href)=['"]?(https?:|//)""", page)  # nothing fetched from outside
     embedded = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
-    assert len(embedded) == len(rc.FIGURES)
-    files = {(report_dir / n).read_bytes() for n in rc.FIGURES}
+    assert len(embedded) == len(FIGURES)
+    files = {(report_dir / n).read_bytes() for n in FIGURES}
     assert {base64.b64decode(b) for b in embedded} == files
 
 

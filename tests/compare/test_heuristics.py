@@ -9,11 +9,8 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
-from hieropt import heuristics as H
-from hieropt.compare import compare
-from hieropt.cost import unit_cost_usd_per_gbps
 from hieropt.errors import InputError, NoSolutionError
-from hieropt.io.constraint_text import parse_constraint
+from hieropt.model.cost import unit_cost_usd_per_gbps
 from hieropt.spec import (
     Bound,
     Collective,
@@ -27,6 +24,9 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from hieropt.spec.constraint_text import parse_constraint
+from hieropt.studies import heuristics as H
+from hieropt.studies.compare import compare
 from hieropt.verify import constraint_violations
 from tests.compare.conftest import CONSTRAINTS, case_id, libra_cases
 from tests.conftest import REPO
@@ -237,7 +237,7 @@ def test_heuristics_on_an_overlap_loop():
     evaluator's bottleneck data; both stay feasible and never beat the optimum."""
     inst = _two_dim(sizes=(8e8, 2e8, 5e8))
     inst = inst.model_copy(update={"training_loop": "tp_dp_overlap"})
-    assert not hieropt.timing.build_time_model(inst).is_simple
+    assert not hieropt.model.timing.build_time_model(inst).is_simple
     sol = hieropt.solve(inst)
     for r in H.run_all(inst, optimum=sol.objective_value):
         _check_feasible(inst, r)

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from hieropt.cli import app
 from hieropt.errors import InputError
-from hieropt.explore import candidates, load_space, read_results
+from hieropt.studies.explore import candidates, load_space, read_results
 
 from .util import space_text, write_space
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from hieropt.explore import explore, load_space, read_results
+from hieropt.studies.explore import explore, load_space, read_results
 
 from .util import write_space
 

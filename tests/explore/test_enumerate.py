@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hieropt.errors import InputError
-from hieropt.explore import candidates, enumerate_shapes, load_space, shape_id
+from hieropt.studies.explore import candidates, enumerate_shapes, load_space, shape_id
 
 from .util import write_space
 
@@ -95,7 +95,7 @@ def test_latency_tells_blocks_apart(tmp_path):
 
 
 def test_no_duplicate_keys_among_kept(tmp_path):
-    from hieropt.explore import build_instance, problem_key
+    from hieropt.studies.explore import build_instance, problem_key
 
     space = load_space(write_space(tmp_path, tp=4, rule="all_placements"))
     enum = candidates(space)

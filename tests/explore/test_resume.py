@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from hieropt.errors import InputError
-from hieropt.explore import candidates, explore, load_space, read_results
+from hieropt.studies.explore import candidates, explore, load_space, read_results
 
 from .util import write_space
 
 SWEEP = """
 import sys, time
-from hieropt.explore import explore
+from hieropt.studies.explore import explore
 space, out, log = sys.argv[1:4]
 def slow(row):  # a slow sweep, so that the test can kill it part-way
     with open(log, "a") as f:

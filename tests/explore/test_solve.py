@@ -8,7 +8,7 @@ import math
 import pytest
 
 import hieropt
-from hieropt.explore import build_instance, candidates, explore, load_space
+from hieropt.studies.explore import build_instance, candidates, explore, load_space
 
 from .util import WORKLOAD, write_space
 

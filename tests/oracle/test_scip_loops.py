@@ -1,7 +1,8 @@
 """SCIP as an independent global oracle for every training loop, latency, dimension mode and several workloads
-(hieropt/timing.py module docstring; design.md §2.2, §3).
+(hieropt/model/timing.py module docstring; design.md §2.2, §3).
 
-The oracle states each loop straight from the formulas of the :mod:`hieropt.timing` docstring, per layer and phase,
+The oracle states each loop straight from the formulas of the :mod:`hieropt.model.timing` docstring, per layer and
+phase,
 from ``phase_traffic`` / ``phase_latency`` (no aggregation, nothing from hieropt's time model, formulation or
 solvers), with pyscipopt, in KB (or MB), GB/s and us (or ms):
 
@@ -13,9 +14,14 @@ then the loop's structure over the collective times T and compute times C, with 
 argument for every max (convex, minimised, so z is the max at the optimum):
 
 - no_overlap: sum_l (C_f + T_f + C_ig + T_ig + C_wg + T_wg);
-- tp_dp_overlap: sum_l (C_f + T_f) + sum_l max(C_ig + T_ig, C_ig + C_wg + T_wg);
-- tp_dp_overlap_cross: backwards, r_l = r_(l+1) + C_ig + T_ig + C_wg, y_l = max(y_(l+1), r_l) + T_wg (r, y = 0
-  past the last layer), end max(r_0, y_0), plus the forward sum;
+- tp_dp_overlap: sum_l (C_f + T_f) + sum_l max(C_ig + T_ig, C_ig + C_wg + T_wg, C_ig + S_ig,d + S_wg,d for every
+  dimension d) (shared links; S_ljd = m_ljd t_d + lat_ljd the time a collective keeps d busy), or with
+  collectives_in_flight = 1: sum_l (C_f + T_f) + sum_l (C_ig + max(T_ig, C_wg) + T_wg);
+- tp_dp_overlap_cross: backwards, r_l = r_(l+1) + C_ig + T_ig + C_wg, Z_d = max(r_l, Z_d + S_ig,d) + S_wg,d (a
+  dimension's gradient backlog; Z_d += S_ig,d in layers without a weight-gradient collective), y_l = max(max(y_(l+1),
+  r_l) + T_wg, Z_d for every d) (r, y = 0 past the last layer), end max(r_0, y_0, Z_d), plus the forward sum; with
+  collectives_in_flight = 1 one slot s: r += C_ig, r = s = max(r, s) + T_ig, r += C_wg, s = max(r, s) + T_wg,
+  end max(r, s);
 - recompute: no_overlap + sum_l (C_f + T_f);
 - pipeline: (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg with
   T_p2p >= p2p_bytes t_(p2p_dim) + one step of that dimension's latency (none when p2p_bytes is 0);
@@ -40,6 +46,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt.model.traffic import phase_latency, phase_traffic
 from hieropt.spec import (
     PHASES,
     TRAINING_LOOPS,
@@ -55,7 +62,6 @@ from hieropt.spec import (
     Pipeline,
     Workload,
 )
-from hieropt.traffic import phase_latency, phase_traffic
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
@@ -101,12 +107,13 @@ LOOP_ATTEMPTS: tuple[tuple[bool, dict, float], ...] = tuple(
 # ------------------------------------------------------------------------------------------------------ the loops
 
 
-def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callable[[list], object]):
-    """One workload's iteration time, straight from the formulas of the hieropt.timing docstring.
+def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callable[[list], object], S: list[list]):
+    """One workload's iteration time, straight from the formulas of the hieropt.model.timing docstring.
 
-    ``C`` (L, 3) compute times; ``T[l][j]`` collective times and ``p2p`` the pipeline transfer time (numbers or SCIP
-    expressions, in the same unit as C); ``mx`` the maximum of a list (``max`` for numbers, an epigraph variable for
-    SCIP). Only sums, non-negative multiples and ``mx`` are used, so the result is a number or a linear expression.
+    ``C`` (L, 3) compute times; ``T[l][j]`` collective times, ``S[l][j][d]`` the time the collective keeps dimension
+    d busy (0.0: not at all) and ``p2p`` the pipeline transfer time (numbers or SCIP expressions, in the same unit as
+    C); ``mx`` the maximum of a list (``max`` for numbers, an epigraph variable for SCIP). Only sums, non-negative
+    multiples and ``mx`` are used, so the result is a number or a linear expression.
     """
     L = len(T)
     f, ig, wg = (0, 1, 2)
@@ -116,14 +123,41 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
         return forward + sum(C[lay, ig] + T[lay][ig] + C[lay, wg] + T[lay][wg] for lay in range(L))
     if loop == "recompute":
         return 2 * forward + sum(C[lay, ig] + T[lay][ig] + C[lay, wg] + T[lay][wg] for lay in range(L))
+    serial = instance.collectives_in_flight == 1
+    D = instance.network.n_dims
+
+    def busy(x) -> bool:
+        return not (isinstance(x, float) and x == 0.0)
+
+    if loop == "tp_dp_overlap" and serial:
+        return forward + sum(C[lay, ig] + mx([T[lay][ig], C[lay, wg]]) + T[lay][wg] for lay in range(L))
     if loop == "tp_dp_overlap":
-        return forward + sum(mx([C[lay, ig] + T[lay][ig], C[lay, ig] + C[lay, wg] + T[lay][wg]]) for lay in range(L))
+        return forward + sum(mx([C[lay, ig] + T[lay][ig], C[lay, ig] + C[lay, wg] + T[lay][wg]]
+                                + [C[lay, ig] + S[lay][ig][d] + S[lay][wg][d] for d in range(D)
+                                   if busy(S[lay][ig][d]) and busy(S[lay][wg][d])]) for lay in range(L))
+    if loop == "tp_dp_overlap_cross" and serial:
+        r = slot = 0.0  # compute position and the end of the last collective (one at a time)
+        for lay in reversed(range(L)):
+            r = r + C[lay, ig]
+            if busy(T[lay][ig]):
+                r = slot = mx([r, slot]) + T[lay][ig]
+            r = r + C[lay, wg]
+            if busy(T[lay][wg]):
+                slot = mx([r, slot]) + T[lay][wg]
+        return forward + mx([r, slot])
     if loop == "tp_dp_overlap_cross":
         r = y = 0.0  # compute stream and weight-gradient collective stream, going backwards from the last layer
+        Z: dict[int, object] = {}  # the gradient stream's backlog on each dimension (TP collectives go first)
         for lay in reversed(range(L)):
             r = r + C[lay, ig] + T[lay][ig] + C[lay, wg]
-            y = mx([y, r]) + T[lay][wg]  # (hieropt.evaluate skips layers without one: the end is the same)
-        return forward + mx([r, y])
+            for d in list(Z):
+                Z[d] = Z[d] + S[lay][ig][d]
+            if busy(T[lay][wg]):  # (hieropt.evaluate skips layers without one: the end is the same)
+                for d in range(D):
+                    if busy(S[lay][wg][d]) or d in Z:
+                        Z[d] = mx([r, Z[d]]) + S[lay][wg][d] if d in Z else r + S[lay][wg][d]
+                y = mx([mx([y, r]) + T[lay][wg]] + list(Z.values()))
+        return forward + mx([r, y] + list(Z.values()))
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = sum(C[lay, f] + T[lay][f] + C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L)) + 2 * p2p
@@ -142,7 +176,7 @@ def _p2p(instance: Instance) -> tuple[int, float, float]:
     pp = instance.pipeline
     if pp is None or pp.p2p_bytes <= 0:
         return 0, 0.0, 0.0
-    return pp.p2p_dim, pp.p2p_bytes, instance.network.dims[pp.p2p_dim].latency_ns
+    return pp.p2p_dim, pp.p2p_bytes, instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks
 
 
 def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, mode: str) -> float:
@@ -152,6 +186,10 @@ def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, mode: str)
     return float(sum(per_dim) if mode == "sequential" else max(per_dim))
 
 
+def _per_dim_values(m: np.ndarray, lam: np.ndarray, bw: np.ndarray) -> list[float]:
+    return [float(m[d] / bw[d] + lam[d]) if (m[d] > 0 or lam[d] > 0) else 0.0 for d in range(len(m))]
+
+
 def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against hieropt.evaluate)."""
     total = 0.0
@@ -159,8 +197,10 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     for w, traffic, latency, C in _rows(instance):
         T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, instance.dimension_mode) for j in range(3)]
              for lay in range(traffic.shape[0])]
+        S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
+             for lay in range(traffic.shape[0])]
         p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-        total += w * loop_time(instance, C, T, p2p, max)
+        total += w * loop_time(instance, C, T, p2p, max, S)
     return total
 
 
@@ -226,7 +266,9 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
                 m.addCons(z >= e)
             return z
 
-        objective = objective + w * loop_time(instance, C / unit_bytes, T, p2p, mx)
+        S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
+               + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)] for lay in range(L)]
+        objective = objective + w * loop_time(instance, C / unit_bytes, T, p2p, mx, S)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")
@@ -272,7 +314,8 @@ def _layers(draw, n: int, prefix: str) -> tuple[Layer, ...]:
 @st.composite
 def loop_instances(draw, loop: str | None = None) -> Instance:
     """2-3 dimensions with random latencies (0-5000 ns per step) and algorithms, 1-4 layers, the training ``loop``
-    (default: a random one), a random dimension mode, sometimes a second weighted workload; ``sum(bw) == S`` plus up
+    (default: a random one), a random dimension mode, collectives in flight (any, or 1) and chunks (1 or 3),
+    sometimes a second weighted workload; ``sum(bw) == S`` plus up
     to two extra rows that all hold at the equal split (feasible)."""
     D = draw(st.integers(2, 3))
     dims = tuple(
@@ -304,6 +347,7 @@ def loop_instances(draw, loop: str | None = None) -> Instance:
     return Instance(
         name="loops-oracle", objective="performance", training_loop=loop, pipeline=pipeline,
         dimension_mode=draw(st.sampled_from(["concurrent", "sequential"])),
+        collectives_in_flight=draw(st.sampled_from([None, 1])), chunks=draw(st.sampled_from([1, 1, 3])),
         network=Network(dims=dims), workload=Workload(name="w0", layers=_layers(draw, draw(st.integers(1, 4)), "l")),
         mapping=mapping(), cost=COST, constraints=tuple(rows), workload_weight=weight, more_workloads=more)
 
@@ -354,7 +398,8 @@ def check_against_scip(inst: Instance, note: Callable[[str], None] = note) -> No
 def test_loops_match_scip(loop: str, data):
     inst = data.draw(loop_instances(loop))
     event(f"{inst.dimension_mode}, {len(inst.jobs)} workload(s), "
-          f"{'latency' if any(d.latency_ns > 0 for d in inst.network.dims) else 'no latency'}")
+          f"{'latency' if any(d.latency_ns > 0 for d in inst.network.dims) else 'no latency'}, "
+          f"{'one collective in flight' if inst.collectives_in_flight == 1 else 'shared links'}")
     check_against_scip(inst)
 
 

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from hieropt import api
+from hieropt.model.traffic import phase_traffic
 from hieropt.spec import (
     PHASES,
     Bound,
@@ -35,7 +36,6 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from hieropt.traffic import phase_traffic
 
 pyscipopt = pytest.importorskip("pyscipopt")
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import hieropt
-from hieropt.catalog import dimension_options
+from hieropt.model.options import dimension_options
 from hieropt.verify import constraint_violations
 
 from .util import load

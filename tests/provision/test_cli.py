@@ -170,3 +170,44 @@ def test_unreachable_time_target():
 def test_budget_below_the_cheapest_design():
     assert_error(run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "1e6"), 3,
                  "infeasible: budget $1,000,000: the cheapest design from the catalog that meets the constraints costs")
+
+
+# ------------------------------------------------------------------------------------ sourced catalogs (issue 15)
+NVL = REPO / "instances" / "gpt3-nvl72-2304.toml"
+IB = REPO / "catalogs" / "nvl72-infiniband.toml"
+
+
+def ib_variant(tmp_path: Path, old: str, new: str) -> Path:
+    text = IB.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path = tmp_path / "ib.toml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "parts"), [
+    ("watts = 25                  # assumption (no-power)", "watts = -25",
+     ("classes.ScaleOut.nics[0] ('ConnectX-7 400G NDR').watts", "negative", "fix:")),
+    ("radix = 64                  # 32 OSFP cages", "radix = 3 #",
+     ("classes.ScaleOut.switches[0] ('Quantum-2 QM9700 64x400G').radix", "below 4", "fix:")),
+    ("oversubscription = [[1, 2]]", "oversubscription = [[1, 0.5]]",
+     ("classes.ScaleOut.fabric.oversubscription", "below 1", "fix:")),
+    ('usd = 12000                 # ~$12k (infra-economics, estimate)\nwatts = 25                  # assumption '
+     '(no-power)\nsource = "infra-economics"\n', "usd = 12000\nwatts = 25\n",
+     ("classes.ScaleOut.nics[0] ('ConnectX-7 400G NDR').source", "require_sources", "fix:")),
+], ids=["negative-power", "radix-3", "oversubscription-0.5", "price-without-source"])
+def test_sourced_catalog_bad_input(tmp_path, old, new, parts):
+    assert_error(run(NVL, "--catalog", ib_variant(tmp_path, old, new)), 2, str(tmp_path), *parts)
+
+
+def test_sourced_catalogs_end_to_end(tmp_path):
+    out = tmp_path / "p.json"
+    for cat in (IB, REPO / "catalogs" / "nvl72-ethernet.toml"):
+        r = run(NVL, "--catalog", cat, "--objective", "min_power", "--max-time-ns", "4.1e8", "--no-compare",
+                "--json", out)
+        assert r.exit_code == 0, r.output
+        data = json.loads(out.read_text())
+        assert data["units"]["objective"] == "W" and data["objective_value"] == pytest.approx(data["power_w"])
+        assert data["power_w"] == pytest.approx(sum(b["watts"] for b in data["bom"]))
+        assert data["iteration_time_ns"] <= 4.1e8 and data["design"][0]["placement"] == "multi_plane"
+        assert data["design"][0]["switches_total"] == 32 * 18  # 18 NVLink switch chips per NVL72 rack

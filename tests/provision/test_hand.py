@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import hieropt
-from hieropt.catalog import Part, Switch, fabric
+from hieropt.model.catalog import Part, Switch
+from hieropt.model.options import fabric
 from hieropt.result import Status
 
 from .util import load

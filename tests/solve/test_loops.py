@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt.model.timing import build_time_model
 from hieropt.spec import (
     Collective,
     CostClass,
@@ -22,7 +23,6 @@ from hieropt.spec import (
     Pipeline,
     Workload,
 )
-from hieropt.timing import build_time_model
 
 AR = Collective.ALL_REDUCE
 SF, SIG, SWG = 4e8, 6e8, 8e8  # bytes of the forward, input-gradient and weight-gradient all-reduces

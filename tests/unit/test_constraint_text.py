@@ -1,4 +1,4 @@
-"""Tests of the safe linear-constraint parser :func:`hieropt.io.constraint_text.parse_constraint`."""
+"""Tests of the safe linear-constraint parser :func:`hieropt.spec.constraint_text.parse_constraint`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hieropt.errors import InputError
-from hieropt.io.constraint_text import parse_constraint
 from hieropt.spec import LinearConstraint
+from hieropt.spec.constraint_text import parse_constraint
 
 # ------------------------------------------------------------------------------------------------ exact examples
 

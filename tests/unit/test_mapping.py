@@ -1,4 +1,4 @@
-"""Parallel groups derived from ASTRA-sim 1.0 header policies (hieropt.mapping)."""
+"""Parallel groups derived from ASTRA-sim 1.0 header policies (hieropt.model.mapping)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from hieropt.errors import InputError
 from hieropt.io.astrasim1 import parse_workload
-from hieropt.mapping import derive_mapping, lowest_dims_group
+from hieropt.model.mapping import derive_mapping, lowest_dims_group
 from hieropt.spec import Dimension, Network
 
 NET = Network(dims=(Dimension(block="Ring", npus=4, cost_class="a"), Dimension(block="FullyConnected", npus=8,

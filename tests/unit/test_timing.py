@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hieropt.errors import InputError
+from hieropt.model.timing import build_time_model, evaluate
 from hieropt.spec import (
     Collective,
     CostClass,
@@ -21,7 +22,6 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from hieropt.timing import build_time_model, evaluate
 
 AR = Collective.ALL_REDUCE
 RS = Collective.REDUCE_SCATTER

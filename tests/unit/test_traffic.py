@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hieropt.model.traffic import aggregate, collective_traffic, unit_traffic
 from hieropt.spec import Collective
-from hieropt.traffic import aggregate, collective_traffic, unit_traffic
 
 AR = Collective.ALL_REDUCE
 RS = Collective.REDUCE_SCATTER

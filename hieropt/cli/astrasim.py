@@ -1,0 +1,164 @@
+"""Command line for ASTRA-sim 2.0: ``hieropt export INSTANCE --astra-sim DIR`` and ``hieropt simulate INSTANCE
+--astra-sim BIN``. Registered on :data:`hieropt.cli.app`.
+
+``export`` writes the complete simulator bundle of an allocation (the optimum unless ``--bw``) into a folder; a path
+ending in ``.yml`` / ``.yaml`` writes the network file alone, ``-`` prints it on stdout. ``simulate`` writes the
+bundle of every allocation (``--bw``, or the optimum, the equal split and the traffic-proportional split), runs the
+binary and prints predicted vs simulated. Exit codes: 0 done (simulate: every allocation within the tolerance and
+the same ranking); 2 bad input (one line ``error: ...`` naming the file, the field and the fix), including a
+missing or non-executable binary; 3 no certified optimum, a failed simulator run (its last message), or predicted
+and simulated disagree.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from .common import console, error_console, fail, parse_bw, to_stdout, write_json
+
+BwOpt = Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU, one per dimension "
+                                           "(default: the instance's optimum).", show_default=False)]
+ChunksOpt = Annotated[int | None, typer.Option("--chunks", help="Chunks per collective (ASTRA-sim "
+                                               "preferred-dataset-splits; default: the instance's chunks, 1); 1 "
+                                               "reproduces hieropt's sequential dimension mode exactly.", min=1,
+                                               show_default=False)]
+GapOpt = Annotated[float, typer.Option("--gap", help="Target relative optimality gap of the solve, in [5e-9, 1).")]
+
+
+def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
+    from .. import api
+    from ..errors import SolverError
+
+    if bw is not None:
+        return parse_bw(bw, inst.network.n_dims), "given"
+    sol = api.solve(inst, rel_gap=gap)
+    if not sol.success:
+        raise SolverError(f"no certified optimum to export ({sol.status.value}: {sol.message}); nothing written "
+                          "(pass --bw to export a given allocation)")
+    return list(sol.bw_gbps), f"optimum ({sol.iteration_time_ns / 1e6:,.6f} ms, relative gap {sol.gap:.2g})"
+
+
+def export_command(
+    instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
+    astra_sim: Annotated[Path, typer.Option("--astra-sim", help="Bundle folder to write; a path ending in .yml "
+                                            "writes the network file alone; '-' prints it.", show_default=False)],
+    bw: BwOpt = None,
+    chunks: ChunksOpt = None,
+    gap: GapOpt = 1e-8,
+) -> None:
+    """Write an ASTRA-sim 2.0 bundle for INSTANCE: network.yml, system.json, Chakra traces of every NPU,
+    remote_memory.json and run.sh (`DIR/run.sh [BIN]`, BIN default `$ASTRA_SIM`).
+
+    The network uses the conventions that make ASTRA-sim's collective algorithms reproduce hieropt's per-NPU
+    bandwidth per building block (Ring: one link of B with the ring algorithm; FullyConnected / Switch: B/(p-1) per
+    link with direct; GB = 2^30 bytes per link) and the instance's latency per hop; groups spanning part of a
+    dimension become simulator dimensions of their own. The traces follow the instance's training loop.
+    """
+    from ..errors import HieroptError, InputError
+    from ..io.astrasim_bundle import write_bundle
+    from ..io.astrasim_network import network_yml, sim_network
+    from ..io.instance import load_instance
+
+    err = error_console()
+    alone = str(astra_sim) == "-" or astra_sim.suffix.lower() in (".yml", ".yaml")
+    out = err if to_stdout(astra_sim) else console()
+    try:
+        inst = load_instance(instance)
+        values, what = _allocation(inst, bw, gap)
+        simnet = sim_network(inst, values)
+        if alone:
+            text = network_yml(simnet, f"instance '{inst.name}'")
+            if str(astra_sim) == "-":
+                sys.stdout.write(text)
+            else:
+                try:
+                    astra_sim.write_text(text, encoding="utf-8")
+                except OSError as e:
+                    raise InputError(astra_sim, None, f"cannot write the network file: {e.strerror or e}",
+                                     "check the folder exists and is writable") from e
+        else:
+            bundle = write_bundle(inst, values, astra_sim, chunks or inst.chunks, simnet)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    out.print(f"allocation: {what}: {', '.join(f'{b:.6g}' for b in values)} GB/s per NPU", highlight=False,
+              soft_wrap=True)
+    out.print(_sim_table(simnet))
+    if alone:
+        if str(astra_sim) != "-":
+            out.print(f"wrote {escape(str(astra_sim))} (network only; its algorithms are in the comments)",
+                      highlight=False, soft_wrap=True)
+        return
+    t = bundle.workloads
+    out.print(f"wrote {escape(str(astra_sim))}: {bundle.files:,} files ({bundle.npus:,} trace names per workload, hard "
+              f"links to one file each), {bundle.bytes_on_disk:,} bytes; {len(t)} workload(s), "
+              f"{sum(w.nodes for w in t):,} trace nodes; run: {escape(str(astra_sim))}/run.sh BIN", highlight=False,
+              soft_wrap=True)
+
+
+def _sim_table(simnet):
+    from rich.table import Table
+
+    t = Table(title="ASTRA-sim network (simulator dimensions)", title_justify="left")
+    for col in ("sim dim", "hieropt dim", "block", "NPUs", "GB/s per NPU", "algorithm", "all-to-all",
+                "link GB/s (2^30)", "latency ns/hop"):
+        t.add_column(col, justify="left" if col in ("block", "algorithm", "all-to-all") else "right")
+    for i, s in enumerate(simnet.dims):
+        t.add_row(str(i), str(s.parent), s.block, str(s.npus), f"{s.bw_gbps:,.6g}", s.implementation,
+                  s.all_to_all_implementation, f"{s.link_gib:,.6g}", f"{s.link_latency_ns:g}")
+    return t
+
+
+def simulate_command(
+    instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
+    astra_sim: Annotated[Path | None, typer.Option("--astra-sim", help="The simulator binary "
+                                                   "(AstraSim_Analytical_Congestion_Unaware; default $ASTRA_SIM).",
+                                                   show_default=False)] = None,
+    bw: Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU (default: the optimum, the "
+                                           "equal split and the traffic-proportional split).",
+                                           show_default=False)] = None,
+    chunks: ChunksOpt = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per simulator run.", min=1)] = 3600.0,
+    keep: Annotated[Path | None, typer.Option("--keep", help="Keep the bundles in this folder (one per "
+                                              "allocation).", show_default=False)] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON ('-': stdout).",
+                                                  show_default=False)] = None,
+) -> None:
+    """Run ASTRA-sim on INSTANCE's bundle and compare its iteration time with hieropt's prediction.
+
+    Predicted: hieropt in the mode the simulator reproduces (one collective in flight, latency per chunk, sequential
+    dimensions with one chunk); its own model (what solve optimises) is shown beside it. Exit 0 when every
+    allocation agrees within 3 % and the allocations rank the same; 3 otherwise.
+    """
+    import os
+
+    from ..errors import HieroptError, SolverError
+    from ..io.instance import load_instance
+    from ..report.simulate import simulate_dict, simulate_table
+    from ..studies.simulate import simulate_allocations
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console()
+    binary = astra_sim if astra_sim is not None else os.environ.get("ASTRA_SIM")
+    try:
+        inst = load_instance(instance)
+        values = parse_bw(bw, inst.network.n_dims) if bw is not None else None
+        study = simulate_allocations(inst, binary, values, chunks or inst.chunks, keep, timeout)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    out.print(simulate_table(study))
+    for note in study.notes:
+        out.print(f"note: {escape(note)}", highlight=False)
+    if json_out is not None:
+        write_json(json_out, simulate_dict(study))
+    if not study.agree:
+        worst = max(r.relative_error for *_, r in study.rows)
+        raise fail(err, SolverError(f"predicted and simulated disagree: largest difference {100 * worst:.3g} % "
+                                    f"(tolerance {100 * study.tolerance:g} %), ranking "
+                                    f"{' < '.join(study.ranking_predicted)} predicted vs "
+                                    f"{' < '.join(study.ranking_simulated)} simulated"
+                                    f"{'' if study.same_ranking else ' (different)'}"))

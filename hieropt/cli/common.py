@@ -1,0 +1,116 @@
+"""Helpers shared by every command module (one home): consoles, the one-line error exit, JSON output, the instance
+from an INSTANCE file or LIBRA's flags, and the option declarations several commands share. Imports only typer,
+rich and the standard library at load time (the library is imported when a helper runs)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from ..errors import HieroptError
+    from ..spec import Instance
+
+UNITS = ("Units: bandwidth in GB/s per NPU per dimension (1 GB = 1e9 bytes, so 1 GB/s = 1 byte/ns); sizes in bytes; "
+         "times in ns (ASTRA-sim 1.0 cycles at 1 GHz); cost in $ (cost models in $ per GB/s).")
+
+InstanceArg = Annotated[Path | None, typer.Argument(help="Instance TOML file (or use the LIBRA flags).",
+                                                    show_default=False)]
+NetworkOpt = Annotated[Path | None, typer.Option("--network", help="LIBRA network YAML (instead of INSTANCE).")]
+WorkloadOpt = Annotated[Path | None, typer.Option("--workload", help="ASTRA-sim 1.0 / LIBRA workload text.")]
+CostOpt = Annotated[Path | None, typer.Option("--cost", help="LIBRA cost-model YAML ($ per GB/s).")]
+MaxTimeOpt = Annotated[float | None, typer.Option(
+    "--max-time-ns", help="Iteration-time target, ns (required by min_cost; a cap otherwise).")]
+
+
+def console(width: int = 120) -> Console:
+    """stdout console, at least ``width`` columns wide when not a terminal (files, pipes) so tables are not cut."""
+    c = Console()
+    return c if c.is_terminal else Console(width=max(c.width, width))
+
+
+def error_console() -> Console:
+    """The stderr console: errors, notes and progress (stdout carries results only)."""
+    return Console(stderr=True)
+
+
+def fail(err: Console, e: HieroptError) -> typer.Exit:
+    """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its exit code."""
+    err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+    return typer.Exit(e.exit_code)
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
+    text = json.dumps(data, indent=2)
+    if str(path) == "-":
+        sys.stdout.write(text + "\n")
+    else:
+        path.write_text(text + "\n", encoding="utf-8")
+
+
+def to_stdout(*files: Path | None) -> bool:
+    """Whether any of ``files`` is ``-`` (stdout): the tables then go to stderr."""
+    return any(f is not None and str(f) == "-" for f in files)
+
+
+def load_instance_args(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
+                       cost: Path | None, constraint: list[str] | None) -> Instance:
+    """The instance from an instance file or from LIBRA's files (objective performance; solve's flags override)."""
+    from ..errors import InputError
+
+    libra = {"--network": network, "--workload": workload, "--communicator": communicator, "--cost": cost}
+    given = [k for k, v in libra.items() if v is not None]
+    if instance is not None:
+        if given:
+            raise InputError(given[0], None, "both an INSTANCE file and LIBRA flags were given",
+                             "give either an instance file or --network, --workload, --communicator and --cost")
+        from ..io.instance import load_instance
+        from ..spec.constraint_text import parse_constraint
+
+        inst = load_instance(instance)
+        if constraint:
+            extra = tuple(parse_constraint(t, inst.network.n_dims) for t in constraint)
+            inst = inst.model_copy(update={"constraints": inst.constraints + extra})
+        return inst
+    missing = [k for k, v in libra.items() if v is None and k != "--communicator"]  # optional: header-derived
+    if not given:
+        raise InputError("command line", None, "no instance given",
+                         "pass an instance TOML file, or --network, --workload, --communicator and --cost")
+    if missing:
+        raise InputError("command line", missing[0], "missing LIBRA flag",
+                         "give all of --network, --workload and --cost, and --communicator unless the workload's "
+                         f"header implies the mapping (missing: {', '.join(missing)})")
+    from ..io.instance import load_libra
+
+    return load_libra(network, workload, communicator, cost, constraint or [])
+
+
+def parse_bw(text: str, n_dims: int) -> list[float]:
+    """``--bw`` text (comma-separated GB/s per NPU) as one float per dimension; InputError (exit 2) when empty,
+    not numbers, the wrong count, or negative / non-finite."""
+    import math
+
+    from ..errors import InputError
+
+    if not text.strip():
+        raise InputError("--bw", None, "no bandwidths given", f"give {n_dims} comma-separated GB/s values")
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise InputError("--bw", None, f"'{text}' is not a comma-separated list of numbers",
+                         "write e.g. --bw 250,125,75,50") from None
+    if len(values) != n_dims:
+        raise InputError("--bw", None, f"{len(values)} value{'s' if len(values) != 1 else ''} given but the network "
+                         f"has {n_dims} dimensions", f"give {n_dims} comma-separated GB/s values, one per dimension")
+    for d, v in enumerate(values):
+        if not math.isfinite(v) or v < 0:
+            raise InputError("--bw", f"bw[{d}]", f"{v:g} is not a finite number >= 0",
+                             "give a bandwidth >= 0 GB/s (> 0 on a dimension that carries traffic)")
+    return values

@@ -1,0 +1,143 @@
+"""``hieropt compare`` and ``hieropt report``: the exact optimum against the rules of thumb, as a table or as a
+self-contained HTML report with figures. Registered in :mod:`hieropt.cli`; loading and error handling from
+:mod:`hieropt.cli.common`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from .common import (
+    CostOpt,
+    InstanceArg,
+    MaxTimeOpt,
+    NetworkOpt,
+    WorkloadOpt,
+    console,
+    error_console,
+    fail,
+    load_instance_args,
+    to_stdout,
+    write_json,
+)
+
+if TYPE_CHECKING:
+    from ..spec import Instance
+    from ..studies.compare import Comparison
+
+ObjectiveOpt = Annotated[str | None, typer.Option(
+    "--objective", help="performance (iteration time), performance_per_cost (time x cost) or min_cost (network "
+    "cost meeting --max-time-ns): what the gap is measured on and what the heuristics are placed for. Default: the "
+    "instance's.")]
+BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Network-cost cap, $.")]
+CommOpt = Annotated[Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")]
+ConstraintOpt = Annotated[list[str] | None, typer.Option(
+    "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500'; repeatable.")]
+
+
+def _instance(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
+              cost: Path | None, constraint: list[str] | None, max_time_ns: float | None,
+              budget_usd: float | None) -> Instance:
+    from ..errors import InputError
+
+    inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+    update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd))
+              if v is not None}
+    for k, v in update.items():
+        if not v > 0:
+            raise InputError("--max-time-ns" if k.startswith("max_it") else "--budget-usd", None,
+                             f"{v:g} is not a positive number", "give a positive value")
+    return inst.model_copy(update=update) if update else inst
+
+
+def _print_comparison(out: Console, comp: Comparison) -> None:
+    from ..report import compare as rc
+
+    for line in rc.headline_lines(comp):
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
+    out.print(rc.comparison_rich_table(comp))
+    out.print(rc.rich_table(rc.bandwidth_table(comp), "Bandwidth per dimension (GB/s per NPU)"))
+    out.print("Where each heuristic loses (and how its vector was obtained):", highlight=False)
+    for label, why, how in rc.explanation_table(comp)["rows"]:
+        out.print(f"  {label}: {why} ({how})", highlight=False, soft_wrap=True, markup=False)
+
+
+def compare_command(
+    instance: InstanceArg = None,
+    objective: ObjectiveOpt = None,
+    max_time_ns: MaxTimeOpt = None,
+    budget_usd: BudgetOpt = None,
+    network: NetworkOpt = None,
+    workload: WorkloadOpt = None,
+    communicator: CommOpt = None,
+    cost: CostOpt = None,
+    constraint: ConstraintOpt = None,
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", help="Also write the comparison as JSON to FILE ('-' for stdout, then tables go to stderr).")] = None,
+) -> None:
+    """Compare the exact optimum with the rules of thumb: equal split, traffic-proportional, Kleinrock's square-root
+    rule, projected gradient descent (with its iterations and gap), greedy water-filling and the instance's vendor
+    ratios (heuristic_ratios). Every heuristic is made feasible for the same constraints; prints iteration time,
+    cost, time x cost, the gap to the optimum, the bottleneck dimension and where each heuristic loses."""
+    from ..errors import HieroptError
+    from ..report import compare as rc
+    from ..studies.compare import compare
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console()
+    try:
+        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
+        comp = compare(inst, objective=objective)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    _print_comparison(out, comp)
+    if json_out is not None:
+        write_json(json_out, rc.comparison_dict(comp))
+    raise typer.Exit(0 if comp.optimum.success else 3)
+
+
+def report_command(
+    instance: InstanceArg = None,
+    out_dir: Annotated[Path, typer.Option("-o", "--out", help="Directory for the PNG figures, report.html and "
+                                          "report.json (created if missing).")] = Path("report"),
+    objective: ObjectiveOpt = None,
+    points: Annotated[int, typer.Option("--points", help="Budgets on the Pareto front (>= 2).")] = 30,
+    max_time_ns: MaxTimeOpt = None,
+    budget_usd: BudgetOpt = None,
+    network: NetworkOpt = None,
+    workload: WorkloadOpt = None,
+    communicator: CommOpt = None,
+    cost: CostOpt = None,
+    constraint: ConstraintOpt = None,
+) -> None:
+    """Write a visual report of the exact optimum versus the heuristics: PNG figures (bandwidth per dimension,
+    utilisation, gap, the exact Pareto front with every design as a point), one self-contained HTML page with the
+    tables (the same numbers as `hieropt compare`) and report.json."""
+    from .. import api
+    from ..errors import HieroptError, InputError
+    from ..report import html
+    from ..studies.compare import compare
+
+    err = error_console()
+    out = console()
+    try:
+        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
+        comp = compare(inst, objective=objective)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    front, front_error = None, None
+    try:
+        front = api.pareto(comp.instance, points=points)
+    except HieroptError as e:
+        if isinstance(e, InputError):
+            raise fail(err, e) from None
+        front_error = str(e)
+        err.print(f"[yellow]note:[/] no Pareto front: {e}", highlight=False, soft_wrap=True)
+    _print_comparison(out, comp)
+    data = html.write_report(comp, front, out_dir, front_error)
+    for name in data["files"]:
+        out.print(f"wrote {out_dir / name}", highlight=False)
+    raise typer.Exit(0 if comp.optimum.success else 3)

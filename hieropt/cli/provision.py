@@ -1,0 +1,80 @@
+"""``hieropt provision INSTANCE --catalog FILE``: integer provisioning from a parts catalog (registered in
+:mod:`hieropt.cli`). Exit codes as the other commands: 0 certified optimum, 2 bad input, 3 no certified answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..names import PROVISION_OBJECTIVES
+from .common import console, error_console, fail, to_stdout, write_json
+
+
+def provision_command(
+    instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
+    catalog: Annotated[Path, typer.Option("--catalog", help="Parts catalog (TOML or YAML): per cost class the link "
+                                          "ports, NICs and switches with GB/s (or Gb/s) per unit and $ per unit.",
+                                          show_default=False)],
+    objective: Annotated[str | None, typer.Option(
+        "--objective", help=f"One of {', '.join(PROVISION_OBJECTIVES)} (default: the instance's): min iteration "
+        "time; cheapest design with iteration time <= --max-time-ns; min time x cost; least power with iteration "
+        "time <= --max-time-ns.")] = None,
+    max_time_ns: Annotated[float | None, typer.Option(
+        "--max-time-ns", help="Iteration-time target, ns (required with min_cost and min_power).")] = None,
+    max_cost_usd: Annotated[float | None, typer.Option(
+        "--max-cost-usd", help="Budget on the catalog cost of the network, $.")] = None,
+    max_power_w: Annotated[float | None, typer.Option(
+        "--max-power-w", help="Power budget of the network's parts, W (every part needs watts).")] = None,
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", help="Also write the full result as JSON to FILE ('-': stdout, tables then go to stderr).")] = None,
+    tradeoff: Annotated[int | None, typer.Option(
+        "--tradeoff", help="Instead of one design: the exact time-cost-power trade-off on an N x N grid of cost and "
+        "power levels (epsilon-constraint; every part needs watts).")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare/--no-compare", help="Compare with the continuous optimum and its roundings to units.")] = True,
+) -> None:
+    """Choose whole parts (link ports, NICs, switches, optics) from a catalog for every dimension, exactly (MILP, proven
+    gap).
+
+    Prints per dimension the part, parts per NPU and in the cluster, switches and fabric, bandwidth and cost; the bill
+    of materials with power; the proven gap; and the comparison with the continuous optimum (a lower bound on time)
+    and with its roundings to whole units. Exit 3 when no catalog design meets the constraints, the time target, the
+    budget or the power budget.
+    """
+    from ..errors import HieroptError
+    from ..io.instance import load_instance
+    from ..report import provision as report_provision
+    from ..solvers.provision import provision
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console()
+    if tradeoff is not None:
+        from ..solvers.tradeoff import provision_tradeoff
+
+        try:
+            tr = provision_tradeoff(load_instance(instance), catalog, tradeoff)
+        except HieroptError as e:
+            raise fail(err, e) from None
+        out.print(report_provision.tradeoff_table(tr))
+        if json_out is not None:
+            write_json(json_out, report_provision.tradeoff_dict(tr))
+        raise typer.Exit(0)
+    try:
+        inst = load_instance(instance)
+        result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
+                           max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    for line in report_provision.summary_lines(inst, result):
+        out.print(line, highlight=False, soft_wrap=True)
+    out.print(report_provision.design_table(inst, result))
+    out.print(report_provision.bom_table(result))
+    if compare:
+        out.print(report_provision.comparison_table(result))
+        for line in report_provision.rounding_lines(result):
+            out.print(line, highlight=False, soft_wrap=True)
+    if json_out is not None:
+        write_json(json_out, report_provision.provision_dict(inst, result))
+    raise typer.Exit(0 if result.success else 3)

@@ -1,0 +1,183 @@
+"""``hieropt solve``, ``hieropt evaluate`` and ``hieropt pareto`` (registered in :mod:`hieropt.cli`).
+
+Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or usage; 3 no certified answer
+(infeasible, unbounded, limit reached, solver failure, failed verification).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import (
+    CostOpt,
+    InstanceArg,
+    MaxTimeOpt,
+    NetworkOpt,
+    WorkloadOpt,
+    console,
+    error_console,
+    fail,
+    load_instance_args,
+    parse_bw,
+    to_stdout,
+    write_json,
+)
+
+CommOpt = Annotated[Path | None, typer.Option(
+    "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
+    "ASTRA-sim header policy (model parallel on the lowest dimensions, data parallel on the rest).")]
+ConstraintOpt = Annotated[list[str] | None, typer.Option(
+    "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500', "
+    "'bw[0] >= bw[1]'; repeatable. With an INSTANCE, added to its constraints.")]
+ObjectiveOpt = Annotated[str | None, typer.Option(
+    "--objective", help="performance (minimum iteration time), performance_per_cost (minimum time x cost, global), "
+    "min_cost (cheapest network meeting --max-time-ns, or with every workload within --max-regret of its own "
+    "optimum), or min_max_regret (several workloads: minimise the largest slowdown against each one's own "
+    "optimum). Default: the instance's; performance with LIBRA flags.")]
+BudgetOpt = Annotated[float | None, typer.Option(
+    "--budget-usd", help="Network-cost cap, $ (with performance: the fastest network within the budget).")]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the full result as JSON to FILE "
+                                              "('-' for stdout, then tables go to stderr).")]
+
+
+def solve_command(
+    instance: InstanceArg = None,
+    network: NetworkOpt = None,
+    workload: WorkloadOpt = None,
+    communicator: CommOpt = None,
+    cost: CostOpt = None,
+    constraint: ConstraintOpt = None,
+    objective: ObjectiveOpt = None,
+    max_time_ns: MaxTimeOpt = None,
+    budget_usd: BudgetOpt = None,
+    json_out: JsonOpt = None,
+    gap: Annotated[float | None, typer.Option(
+        "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
+        show_default=False)] = None,
+    sensitivity: Annotated[bool, typer.Option(
+        "--sensitivity/--no-sensitivity", help="Marginal values at the optimum: ms (or $) per GB/s on each "
+        "dimension, per unit of each constraint and bound, per $ of budget, and the $ per ms of the time-cost "
+        "front (LP duals of a few warm re-solves).")] = True,
+    max_regret: Annotated[float | None, typer.Option(
+        "--max-regret", help="With --objective min_cost: the cheapest network on which every workload is within "
+        "this fraction of its own optimum (0.05 = 5 %), instead of --max-time-ns.")] = None,
+    ranges: Annotated[bool, typer.Option(
+        "--ranges", help="With --sensitivity: also the range over which each marginal value holds within 10 % "
+        "(more re-solves).")] = False,
+) -> None:
+    """Find the optimal per-NPU bandwidth of every dimension, with a proven optimality gap.
+
+    Objectives: the fastest network (performance), the most training per dollar (performance_per_cost), the
+    cheapest network meeting a time target (min_cost --max-time-ns T), the fastest within a budget (performance
+    --budget-usd X). Prints the bandwidth table, iteration time with its compute / communication split,
+    per-dimension utilisation, network cost, the proven gap and the solve time. Exit 3 when the problem is
+    infeasible (e.g. a time target below the fastest possible time) or unbounded.
+    """
+    from .. import api
+    from ..errors import HieroptError
+    from ..report import dicts, text
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console()
+    try:
+        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
+                        max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
+                        max_regret=max_regret, portfolio=True)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    from ..report.portfolio import portfolio_table
+    from ..report.sensitivity import sensitivity_lines
+
+    for line in text.summary_lines(inst, sol):
+        out.print(line, highlight=False, soft_wrap=True)
+    out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
+    out.print(text.time_table(sol.breakdown))
+    table = portfolio_table(sol.portfolio, sol.objective)
+    if table is not None:
+        out.print(table)
+    for line in sensitivity_lines(sol.sensitivity):
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
+    if json_out is not None:
+        write_json(json_out, dicts.solution_dict(inst, sol))
+    raise typer.Exit(0 if sol.success else 3)
+
+
+def evaluate_command(
+    instance: InstanceArg = None,
+    bw: Annotated[str, typer.Option("--bw", help="Comma-separated GB/s per NPU, one per dimension, "
+                                    "e.g. 250,125,75,50.")] = "",
+    network: NetworkOpt = None,
+    workload: WorkloadOpt = None,
+    communicator: CommOpt = None,
+    cost: CostOpt = None,
+    constraint: ConstraintOpt = None,
+    json_out: JsonOpt = None,
+) -> None:
+    """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver)."""
+    from .. import api
+    from ..errors import HieroptError
+    from ..report import dicts, text
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console()
+    try:
+        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        values = parse_bw(bw, inst.network.n_dims)
+        bd = api.evaluate(inst, values)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    for line in text.evaluation_lines(inst, bd):
+        out.print(line, highlight=False, soft_wrap=True)
+    out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
+    out.print(text.time_table(bd))
+    if json_out is not None:
+        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "instance": dicts.instance_dict(inst)})
+
+
+def pareto_command(
+    instance: InstanceArg = None,
+    points: Annotated[int, typer.Option("--points", help="Number of budgets on the front (>= 2).")] = 50,
+    csv_out: Annotated[Path | None, typer.Option(
+        "--csv", help="Write the points as CSV to FILE ('-' for stdout).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")] = None,
+    network: NetworkOpt = None,
+    workload: WorkloadOpt = None,
+    communicator: CommOpt = None,
+    cost: CostOpt = None,
+    constraint: ConstraintOpt = None,
+    json_out: JsonOpt = None,
+) -> None:
+    """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each point the fastest
+    network within its budget (proven to 1e-8), with the performance and performance-per-cost optima marked."""
+    from .. import api
+    from ..errors import HieroptError, InputError
+    from ..report import dicts, plots, text
+
+    err = error_console()
+    out = err if to_stdout(json_out, csv_out) else console()
+    try:
+        if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
+        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        front = api.pareto(inst, points=points)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    out.print(text.front_table(inst, front))
+    for line in text.front_lines(front):
+        out.print(line, highlight=False, soft_wrap=True)
+    if csv_out is not None:
+        if str(csv_out) == "-":
+            sys.stdout.write(dicts.front_csv(inst, front))
+        else:
+            csv_out.write_text(dicts.front_csv(inst, front), encoding="utf-8")
+            out.print(f"wrote {csv_out}", highlight=False)
+    if plot is not None:
+        plots.plot_front(inst, front, plot)
+        out.print(f"wrote {plot}", highlight=False)
+    if json_out is not None:
+        write_json(json_out, dicts.front_dict(inst, front))

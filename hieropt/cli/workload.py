@@ -1,0 +1,185 @@
+"""Command line for workloads: ``hieropt workload show | transformer | dlrm | cnn``.
+
+``workload show FILE`` prints an ASTRA-sim 1.0 workload (any dialect) or a workload model: the header, every layer's
+compute and collectives, and totals per phase and per collective type. ``workload transformer|dlrm|cnn`` runs a
+generator and writes ASTRA-sim 1.0 text (``hieropt export`` for ASTRA-sim 2.0 lives in :mod:`hieropt.cli.astrasim`).
+Registered on :data:`hieropt.cli.app`.
+
+Exit codes as ``hieropt solve``: 0 done; 2 bad input (one line ``error: ...`` on stderr naming the file, the field
+and the fix).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from .common import console, error_console, fail
+
+if TYPE_CHECKING:
+    from ..spec import Workload, WorkloadHeader
+
+workload_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Show ASTRA-sim 1.0 workloads (every dialect) and generate them from workload models "
+    "(transformer, DLRM, CNN). Times in ns, sizes in bytes per NPU.",
+)
+
+
+def load_workload(path: Path) -> Workload:
+    """A workload from ASTRA-sim 1.0 text, or from a workload model (``.toml``: generator and parameters)."""
+    from ..io.astrasim1 import read_workload
+    from ..io.instance import read_model
+
+    return read_model(path) if Path(path).suffix == ".toml" else read_workload(path)
+
+
+@workload_app.command("show")
+def show(
+    file: Annotated[Path, typer.Argument(help="ASTRA-sim 1.0 workload text (any dialect, or LIBRA's header-less "
+                                         "file) or a workload model (.toml).", show_default=False)],
+    summary: Annotated[bool, typer.Option("--summary", help="Header and totals only, no per-layer table.")] = False,
+) -> None:
+    """Print a workload: its header, every layer's compute and collectives, and totals per phase and collective."""
+    from ..errors import HieroptError
+    from ..report.workload import header_lines, layer_table, totals_tables
+
+    err = error_console()
+    try:
+        w = load_workload(file)
+    except HieroptError as e:
+        raise fail(err, e) from None
+    out = console(160)
+    for line in header_lines(w):
+        out.print(escape(line), highlight=False, soft_wrap=True)
+    if not summary:
+        out.print(layer_table(w))
+    for t in totals_tables(w):
+        out.print(t)
+
+
+# -------------------------------------------------------------------------------------------------------- generate
+ModelOpt = Annotated[Path | None, typer.Option("--model", help="Workload model TOML (generator and [params]), e.g. "
+                                               "models/gpt3-175b.toml.")]
+OutOpt = Annotated[Path, typer.Option("-o", "--output", help="ASTRA-sim 1.0 text file to write ('-': stdout).",
+                                      show_default=False)]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Override or give a parameter, KEY=VALUE with a TOML "
+                                                  "value (e.g. --set tp=8 --set 'bottom_mlp=[64, 16]'); repeatable.")]
+ExactOpt = Annotated[bool, typer.Option("--exact", help="Write exact values instead of whole ns and bytes (ASTRA-sim "
+                                        "1.0 reads integers; hieropt and LIBRA read either).")]
+
+
+def _set_value(text: str) -> tuple[str, Any]:
+    import tomllib
+
+    from ..errors import InputError
+
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise InputError("--set", None, f"'{text}' is not KEY=VALUE", "write e.g. --set tp=8")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()  # a bare word: a string
+    return key, value
+
+
+def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> tuple[Workload, WorkloadHeader]:
+    """Run generator ``kind`` on the model file's parameters (if any) with ``--set`` overrides; returns the workload
+    and the header to write (for the transformer, ``model_parallel_NPU_group`` = its ``tp``)."""
+    import tomllib
+
+    from pydantic import ValidationError
+
+    from ..errors import InputError
+    from ..io.common import read_text, validation_error
+    from ..io.instance import GENERATORS
+    from ..names import TRANSFORMER_POLICIES
+    from ..spec import WorkloadHeader
+
+    params_cls, generate = GENERATORS[kind]
+    params: dict[str, Any] = {}
+    source: str | Path = "command line"
+    if model is not None:
+        source = model
+        try:
+            data = tomllib.loads(read_text(model, "workload model"))
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(model, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+        gen = data.get("generator")
+        if gen != kind:
+            raise InputError(model, "generator", f"the model is for generator {gen!r}, not {kind!r}",
+                             f"use 'hieropt workload {gen}' for it" if gen in GENERATORS else
+                             f"give a model with generator = \"{kind}\"")
+        params = dict(data.get("params", {}))
+    for text in sets or []:
+        key, value = _set_value(text)
+        params[key] = value
+    try:
+        p = params_cls(**params)
+    except ValidationError as e:
+        raise validation_error(e, source, "params") from e
+    w = generate(p)
+    h = w.header if w.header is not None else WorkloadHeader(policy="DATA")
+    if h.policy in TRANSFORMER_POLICIES and h.model_parallel_npu_group is None and hasattr(p, "tp"):
+        h = h.model_copy(update={"model_parallel_npu_group": p.tp})
+    return w, h
+
+
+def _generate_command(kind: str, model: Path | None, output: Path, sets: list[str] | None, exact: bool) -> None:
+    from ..errors import HieroptError, InputError
+    from ..io.astrasim1 import format_workload
+    from ..report.workload import totals
+
+    err = error_console()
+    to_stdout = str(output) == "-"
+    try:
+        w, h = generate_workload(kind, model, sets)
+        text = format_workload(w, header=h, exact=exact)
+        if not to_stdout:
+            try:
+                output.write_text(text, encoding="utf-8")
+            except OSError as e:
+                raise InputError(output, None, f"cannot write the workload file: {e}",
+                                 "check the folder exists and is writable") from e
+    except HieroptError as e:
+        raise fail(err, e) from None
+    if to_stdout:
+        sys.stdout.write(text)
+        return
+    compute, _, by_type = totals(w)
+    out = console()
+    out.print(f"wrote {escape(str(output))}: ASTRA-sim 1.0 workload '{escape(w.name)}', {len(w.layers):,} layers, "
+              f"header '{escape(text.splitlines()[0])}'", highlight=False, soft_wrap=True)
+    out.print(f"compute {sum(compute.values()):,.0f} ns per iteration; collectives: "
+              + (", ".join(f"{n} x{int(c)} {s:,.0f} bytes" for n, (c, s) in sorted(by_type.items())) or "none")
+              + ("" if exact else " (times rounded to whole ns, sizes to whole bytes)"), highlight=False,
+              soft_wrap=True)
+
+
+@workload_app.command("transformer")
+def transformer_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exact: ExactOpt = False) -> None:
+    """Generate a Megatron-LM TP x DP transformer workload (hieropt/workloads/transformer.py) as ASTRA-sim 1.0 text
+    (header HYBRID_TRANSFORMER, model_parallel_NPU_group = tp)."""
+    _generate_command("transformer", model, output, set_, exact)
+
+
+@workload_app.command("dlrm")
+def dlrm_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exact: ExactOpt = False) -> None:
+    """Generate a DLRM workload (hieropt/workloads/dlrm.py: embedding all-to-all, data-parallel MLPs) as ASTRA-sim
+    1.0 text (header HYBRID_DLRM with the last bottom-MLP layer)."""
+    _generate_command("dlrm", model, output, set_, exact)
+
+
+@workload_app.command("cnn")
+def cnn_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exact: ExactOpt = False) -> None:
+    """Generate a data-parallel CNN workload (hieropt/workloads/cnn.py, e.g. models/resnet50.toml) as ASTRA-sim 1.0
+    text (header DATA)."""
+    _generate_command("cnn", model, output, set_, exact)

@@ -1,0 +1,173 @@
+"""A complete, runnable ASTRA-sim 2.0 input bundle for an instance at given per-NPU bandwidths.
+
+Folder layout (``write_bundle``)::
+
+    DIR/network.yml           analytical network (hieropt/io/astrasim_network.py conventions, with latency)
+    DIR/system.json           collective algorithm per simulator dimension, localBWAware, chunks, endpoint delay
+    DIR/remote_memory.json    {"memory-type": "NO_MEMORY_EXPANSION"}
+    DIR/traces/K/et.I.et      Chakra trace of workload K for NPU I (one file per workload, hard links for the NPUs)
+    DIR/bundle.json           what was written: instance, bandwidths, chunks, simulator dimensions, workloads
+    DIR/run.sh                DIR/run.sh [BIN] runs BIN (default $ASTRA_SIM) on every workload, prints its output
+
+The simulator names per-NPU traces ``PREFIX.I.et`` (I = 0 .. N-1, Workload.cc opens ``PREFIX.<id>.et``); every NPU
+runs the same graph, so the files of one workload are hard links to one file (a copy where the file system has
+no hard links). Several workloads of an instance are simulated one after another (``traces/0``, ``traces/1``,
+...); their iteration times combine with the instance's weights.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..spec import Instance
+from .astrasim_network import SimNetwork, network_yml, sim_network, system_config
+from .astrasim_trace import job_trace
+from .chakra import encode_trace
+
+REMOTE_MEMORY = {"memory-type": "NO_MEMORY_EXPANSION"}
+"""The remote-memory configuration every run needs (no memory expansion)."""
+SIM_FLAGS = ("--num-queues-per-dim=1",)
+"""Extra simulator flags (one queue per dimension, as the conventions were measured)."""
+
+
+@dataclass(frozen=True)
+class BundleWorkload:
+    """One simulated workload: its name, weight in the objective, trace prefix (relative to the bundle folder),
+    node count of its trace, and the size of the one trace file (bytes)."""
+
+    name: str
+    weight: float
+    prefix: str
+    nodes: int
+    trace_bytes: int
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """What :func:`write_bundle` wrote.
+
+    Attributes:
+        folder: the bundle folder.
+        npus: simulated NPUs (trace names per workload).
+        bw_gbps: per-NPU bandwidths written, GB/s per hieropt dimension.
+        chunks: ``preferred-dataset-splits``.
+        workloads: one :class:`BundleWorkload` per workload.
+        files: files (names) in the bundle, trace hard links included.
+        bytes_on_disk: bytes of the distinct files (each hard-linked trace counted once).
+    """
+
+    folder: Path
+    npus: int
+    bw_gbps: tuple[float, ...]
+    chunks: int
+    workloads: tuple[BundleWorkload, ...]
+    files: int
+    bytes_on_disk: int
+
+    def simulator_args(self, binary: str | Path, k: int) -> list[str]:
+        """The command line that simulates workload ``k`` (absolute paths)."""
+        f = self.folder.resolve()
+        return [str(binary), f"--workload-configuration={f / self.workloads[k].prefix}",
+                f"--system-configuration={f / 'system.json'}",
+                f"--remote-memory-configuration={f / 'remote_memory.json'}",
+                f"--network-configuration={f / 'network.yml'}", *SIM_FLAGS]
+
+
+def _run_sh(instance: Instance, workloads: Sequence[BundleWorkload]) -> str:
+    lines = [
+        "#!/bin/sh",
+        f"# ASTRA-sim 2.0 bundle written by hieropt for instance '{instance.name}'.",
+        "# Usage: DIR/run.sh [BIN]   BIN: AstraSim_Analytical_Congestion_Unaware (default: $ASTRA_SIM).",
+        "# Prints the simulator's output for every workload; one cycle = 1 ns.",
+        'DIR=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
+        'BIN=${1:-${ASTRA_SIM:-}}',
+        'if [ -z "$BIN" ]; then',
+        '  echo "run.sh: give the ASTRA-sim binary as the argument or in ASTRA_SIM" >&2; exit 2',
+        "fi",
+        'if [ ! -f "$BIN" ] || [ ! -x "$BIN" ]; then',
+        '  echo "run.sh: $BIN is not an executable file" >&2; exit 2',
+        "fi",
+        "status=0",
+    ]
+    for k, w in enumerate(workloads):
+        lines.append(f'echo "== workload {k}: {w.name} (weight {w.weight:g}) =="')
+        lines.append(f'"$BIN" --workload-configuration="$DIR/{w.prefix}" --system-configuration="$DIR/system.json" '
+                     '--remote-memory-configuration="$DIR/remote_memory.json" '
+                     f'--network-configuration="$DIR/network.yml" {" ".join(SIM_FLAGS)} || status=$?')
+    lines.append("exit $status")
+    return "\n".join(lines) + "\n"
+
+
+def _link_all(first: Path, prefix: Path, n: int) -> None:
+    for i in range(1, n):
+        target = Path(f"{prefix}.{i}.et")
+        try:
+            os.link(first, target)
+        except OSError:
+            shutil.copyfile(first, target)
+
+
+def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Path, chunks: int = 1,
+                 simnet: SimNetwork | None = None) -> Bundle:
+    """Write the ASTRA-sim bundle of ``instance`` at ``bw_gbps`` (GB/s per NPU, one per dimension) into ``folder``
+    (created if missing; an existing ``traces/`` in it is replaced).
+
+    Args:
+        chunks: chunks per collective (``preferred-dataset-splits``); 1 reproduces hieropt's sequential dimension
+            mode, many approach the concurrent mode from above.
+
+    Raises:
+        InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`), chunks < 1, or
+            the folder cannot be written.
+    """
+    folder = Path(folder)
+    simnet = simnet or sim_network(instance, bw_gbps)
+    system = system_config(simnet, chunks)
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise InputError(folder, None, "exists and is not a folder", "give a folder path for the bundle")
+        folder.mkdir(parents=True, exist_ok=True)
+        traces = folder / "traces"
+        if traces.exists():
+            shutil.rmtree(traces)
+        (folder / "network.yml").write_text(network_yml(simnet, f"instance '{instance.name}'"), encoding="utf-8")
+        (folder / "system.json").write_text(json.dumps(system, indent=2) + "\n", encoding="utf-8")
+        (folder / "remote_memory.json").write_text(json.dumps(REMOTE_MEMORY) + "\n", encoding="utf-8")
+        workloads = []
+        for k, job in enumerate(instance.jobs):
+            nodes = job_trace(instance, job, simnet)
+            (traces / str(k)).mkdir(parents=True)
+            prefix = traces / str(k) / "et"
+            data = encode_trace(nodes)
+            first = Path(f"{prefix}.0.et")
+            first.write_bytes(data)
+            _link_all(first, prefix, simnet.npus)
+            workloads.append(BundleWorkload(job.workload.name, job.weight, f"traces/{k}/et", len(nodes), len(data)))
+        run = folder / "run.sh"
+        run.write_text(_run_sh(instance, workloads), encoding="utf-8")
+        run.chmod(run.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        manifest = {
+            "instance": instance.name, "training_loop": instance.training_loop,
+            "bw_gbps": [float(b) for b in bw_gbps], "chunks": chunks, "npus": simnet.npus,
+            "sim_dims": [asdict(s) for s in simnet.dims],
+            "workloads": [asdict(w) for w in workloads],
+        }
+        (folder / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise InputError(folder, None, f"cannot write the ASTRA-sim bundle: {e.strerror or e}",
+                         "check the folder is writable and the disk has space") from e
+    files = 5 + len(workloads) * simnet.npus
+    size = sum((folder / n).stat().st_size for n in ("network.yml", "system.json", "remote_memory.json",
+                                                    "bundle.json", "run.sh"))
+    size += sum(w.trace_bytes for w in workloads)
+    return Bundle(folder, simnet.npus, tuple(float(b) for b in bw_gbps), chunks, tuple(workloads), files, size)
+
+
+__all__ = ["Bundle", "BundleWorkload", "write_bundle", "REMOTE_MEMORY"]

@@ -1,0 +1,258 @@
+"""hieropt's network as ASTRA-sim 2.0 sees it: simulator dimensions, link bandwidths, latencies, algorithms.
+
+The conventions below make ASTRA-sim's collective algorithms reproduce hieropt's per-NPU bandwidth model
+(design.md §2) and its latency steps. They were measured with the prebuilt analytical (congestion-unaware) binary
+(``../shared/tools/astra-sim``, astra-sim c459ab6); ``tests/fidelity`` re-measures them. The backend charges a
+message ``hops x latency + bytes / link bandwidth`` and never shares a link, so what matters is how many messages an
+algorithm sends at once and over how many hops:
+
+=================== ======================= =========== ============ ==========================================
+hieropt algorithm   simulator RS / AG / AR  all-to-all  link (B/NPU) latency per hop (a = hieropt's per step)
+=================== ======================= =========== ============ ==========================================
+``ring``            ``ring``                ``direct1`` B            Ring a, FullyConnected a, Switch a/2
+``direct``          ``direct``              ``direct``  B / (p - 1)  Ring a / floor(p/2), FullyConnected a, Switch a/2
+``halving_doubling`` ``halvingDoubling``    ``direct1`` B            Ring a log2(p)/(p-1), FullyConnected a, Switch a/2
+=================== ======================= =========== ============ ==========================================
+
+(a: hieropt's ``latency_ns`` per step; p: NPUs of the simulator dimension; a Switch message takes 2 hops.) With
+these, every reduce-scatter / all-gather / all-reduce / all-to-all takes hieropt's bytes / B on every building block,
+and the latency of hieropt's step count, except: all-to-all on a ``ring`` Ring (the simulator sends to the j-th
+neighbour over min(j, p - j) hops: sum_j min(j, p - j) hops instead of p - 1 steps) and all-to-all with
+``halving_doubling`` (p - 1 steps instead of ceil(log2 p)). ASTRA-sim's ring algorithm sends in one direction, so a
+Ring's whole per-NPU bandwidth goes on one link (the old export's two links of B/2 made every Ring-bound collective
+2x slower); ``halvingDoubling`` needs a power of two.
+
+Groups that span part of a dimension (LIBRA's GPT-3 mapping: TP 4 of the 8 NPUs of a FullyConnected dimension, DP
+the other factor 2): the simulator's ``involved_dim`` takes whole dimensions only (its communicator groups fall back
+to a flat ring), so such a dimension becomes several simulator dimensions, e.g. FullyConnected 8 -> FullyConnected 4
+x FullyConnected 2, each with the dimension's per-NPU bandwidth B — hieropt's assumption that a group spanning part
+of a dimension still has all of its per-NPU bandwidth. A group spanning several of those simulator dimensions is
+exact with one chunk (sequential dimensions); with many chunks the simulator runs them concurrently, each at B,
+where hieropt has them share one B.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..spec import PHASES, Instance
+from ..units import GB, GIB
+
+HOPS_SWITCH = 2
+"""Hops of one message through a Switch (NPU -> switch -> NPU) in the analytical backend."""
+
+
+@dataclass(frozen=True)
+class SimDim:
+    """One dimension of the simulator's network.
+
+    Attributes:
+        parent: the hieropt dimension it belongs to.
+        block: ``Ring``, ``FullyConnected`` or ``Switch`` (the parent's block).
+        npus: NPUs along it (>= 2).
+        bw_gbps: hieropt per-NPU bandwidth B of the parent, GB/s (1 GB = 1e9 bytes).
+        algorithm: hieropt's algorithm of the parent (``ring``, ``direct``, ``halving_doubling``).
+        latency_ns: hieropt's per-step latency of the parent, ns.
+    """
+
+    parent: int
+    block: str
+    npus: int
+    bw_gbps: float
+    algorithm: str
+    latency_ns: float
+
+    @property
+    def implementation(self) -> str:
+        """Simulator algorithm for reduce-scatter, all-gather and all-reduce on this dimension."""
+        return {"ring": "ring", "direct": "direct", "halving_doubling": "halvingDoubling"}[self.algorithm]
+
+    @property
+    def all_to_all_implementation(self) -> str:
+        """Simulator algorithm for all-to-all: ``direct`` with the direct convention, else one message at a time."""
+        return "direct" if self.algorithm == "direct" else "direct1"
+
+    @property
+    def link_gbps(self) -> float:
+        """Per-link bandwidth in hieropt's unit (GB/s, 1e9 bytes): B, or B / (p - 1) for ``direct``."""
+        return self.bw_gbps / (self.npus - 1) if self.algorithm == "direct" else self.bw_gbps
+
+    @property
+    def link_gib(self) -> float:
+        """Per-link bandwidth in the simulator's unit: GB/s with 1 GB = 2^30 bytes."""
+        return self.link_gbps * GB / GIB
+
+    @property
+    def hops_per_step(self) -> float:
+        """Hops per step of hieropt's step count (so ``latency per hop = latency_ns / hops_per_step``)."""
+        if self.block == "Switch":
+            return HOPS_SWITCH
+        if self.block == "FullyConnected":
+            return 1.0
+        if self.algorithm == "direct":
+            return float(self.npus // 2)
+        if self.algorithm == "halving_doubling":
+            return (self.npus - 1) / math.log2(self.npus)
+        return 1.0
+
+    @property
+    def link_latency_ns(self) -> float:
+        """The simulator's per-hop latency, ns."""
+        return self.latency_ns / self.hops_per_step
+
+
+@dataclass(frozen=True)
+class SimNetwork:
+    """The simulator's dimensions and how hieropt's groups map onto them.
+
+    ``subdims[d]`` lists the simulator dimensions of hieropt dimension d (innermost first); ``placement[d][g]`` the
+    ones a group of g NPUs on d spans (for the model-parallel phases and the weight-gradient phase, which may differ
+    when both are partial: ``placement_wg``).
+    """
+
+    dims: tuple[SimDim, ...]
+    subdims: tuple[tuple[int, ...], ...]
+    placement: tuple[dict[int, tuple[int, ...]], ...]
+    placement_wg: tuple[dict[int, tuple[int, ...]], ...]
+
+    @property
+    def npus(self) -> int:
+        """Total NPUs (= the instance's)."""
+        return math.prod(d.npus for d in self.dims)
+
+    def involved(self, group: Sequence[int], phase: str) -> tuple[bool, ...]:
+        """``involved_dim`` of a collective over ``group`` (sizes per hieropt dimension) in ``phase``."""
+        out = [False] * len(self.dims)
+        table = self.placement_wg if phase == "weight_grad" else self.placement
+        for d, g in enumerate(group):
+            if g > 1:
+                for s in table[d][g]:
+                    out[s] = True
+        return tuple(out)
+
+    def p2p_dim(self, dim: int) -> int:
+        """The simulator dimension that carries pipeline transfers of hieropt dimension ``dim`` (its largest)."""
+        return max(self.subdims[dim], key=lambda s: self.dims[s].npus)
+
+
+def _split(p: int, low: set[int], high: set[int], where: str) -> tuple[list[int], dict[int, tuple[int, ...]],
+                                                                       dict[int, tuple[int, ...]]]:
+    """Factor a dimension of p NPUs so every partial group is a run of whole factors.
+
+    ``low``: partial sizes of model-parallel (forward / input-gradient) groups, ``high``: of data-parallel
+    (weight-gradient) groups. One of each with g x h = p (a model-parallel group and its complement, as LIBRA maps
+    GPT-3): factors (g, h), model-parallel innermost (hieropt.mapping's rule). Otherwise the sizes must form a
+    divisibility chain g1 | g2 | ... | p: factors g1, g2/g1, ..., every group a prefix. Returns the factors and the
+    factor indices of each group size (model-parallel, data-parallel).
+    """
+    if not low and not high:
+        return [p], {}, {}
+    if len(low) <= 1 and len(high) <= 1:
+        g = next(iter(low), None)
+        h = next(iter(high), None)
+        if g is not None and h is not None and g * h == p:
+            return [g, h], {g: (0,)}, {h: (1,)}
+        if h is None and p % g == 0:
+            return [g, p // g], {g: (0,)}, {}
+        if g is None and p % h == 0:
+            return [p // h, h], {}, {h: (1,)}
+    chain = sorted(low | high) + [p]
+    if all(b % a == 0 for a, b in zip(chain, chain[1:], strict=False)):
+        fac = [chain[0]] + [b // a for a, b in zip(chain, chain[1:], strict=False)]
+        prefix = {g: tuple(range(i + 1)) for i, g in enumerate(chain[:-1])}
+        return fac, prefix, prefix
+    raise InputError(where, None, f"groups of {', '.join(str(s) for s in chain[:-1])} NPUs on a dimension of {p} "
+                     "NPUs cannot be whole simulator dimensions (ASTRA-sim collectives span whole dimensions)",
+                     "use group sizes that divide each other, or a model-parallel size and its complement")
+
+
+def sim_network(instance: Instance, bw_gbps: Sequence[float], source: str = "ASTRA-sim export") -> SimNetwork:
+    """The simulator network of ``instance`` at per-NPU bandwidths ``bw_gbps`` (GB/s, one per dimension).
+
+    Raises:
+        InputError: wrong number of bandwidths, a bandwidth not > 0 (the simulator needs one on every dimension),
+            groups that cannot be whole simulator dimensions, ``halving_doubling`` on a dimension whose simulator
+            dimensions are not powers of two.
+    """
+    net = instance.network
+    D = net.n_dims
+    bw = [float(b) for b in bw_gbps]
+    if len(bw) != D:
+        raise InputError(source, "--bw", f"{len(bw)} bandwidths for {D} dimensions", f"give {D} values (GB/s)")
+    for d, b in enumerate(bw):
+        if not math.isfinite(b) or b <= 0:
+            raise InputError(source, f"bw[{d}]", f"{b:g} GB/s per NPU: ASTRA-sim needs a bandwidth > 0 on every "
+                             "dimension", f"bound dimension {d} from below (e.g. bounds = [{{dim = {d}, lower_gbps = "
+                             "1}]) or pass --bw")
+    jobs = instance.jobs
+    dims: list[SimDim] = []
+    subdims, placement, placement_wg = [], [], []
+    for d, dim in enumerate(net.dims):
+        p = dim.npus
+        low = {job.mapping.group(ph)[d] for job in jobs for ph in PHASES[:2]} - {1, p}
+        high = {job.mapping.group("weight_grad")[d] for job in jobs} - {1, p}
+        fac, lowmap, highmap = _split(p, low, high, f"{source}: dimension {d}")
+        first = len(dims)
+        for f in fac:
+            if dim.collective_algorithm == "halving_doubling" and f & (f - 1):
+                raise InputError(source, f"network.dims[{d}].algorithm", f"halving_doubling on a simulator "
+                                 f"dimension of {f} NPUs: ASTRA-sim's halvingDoubling needs a power of two",
+                                 "use ring or direct on this dimension")
+            dims.append(SimDim(d, dim.block, f, bw[d], dim.collective_algorithm, dim.latency_ns))
+        ids = tuple(range(first, len(dims)))
+        subdims.append(ids)
+        full = {p: ids}
+        placement.append({**{g: tuple(ids[i] for i in s) for g, s in lowmap.items()}, **full})
+        placement_wg.append({**{g: tuple(ids[i] for i in s) for g, s in highmap.items()}, **full})
+    return SimNetwork(tuple(dims), tuple(subdims), tuple(placement), tuple(placement_wg))
+
+
+def _flow(values) -> str:
+    return "[ " + ", ".join(str(v) for v in values) + " ]"
+
+
+def network_yml(simnet: SimNetwork, title: str = "") -> str:
+    """The analytical network YAML of ``simnet`` (bandwidth per link, GB/s with 1 GB = 2^30 bytes; latency ns per
+    hop), with a comment per simulator dimension giving its conversion."""
+    lines = [f"# ASTRA-sim 2.0 analytical network written by hieropt{' for ' + title if title else ''}.",
+             "# Conventions (hieropt/io/astrasim_network.py): link = B (ring, halvingDoubling) or B/(p-1) (direct);",
+             "# latency per hop = per-step latency / hops per step (Switch 2 hops); GB here = 2^30 bytes."]
+    for i, s in enumerate(simnet.dims):
+        lines.append(f"#   sim dim {i} (hieropt dim {s.parent}): {s.block} {s.npus}, B = {s.bw_gbps:.6g} GB/s per NPU, "
+                     f"{s.implementation}/{s.all_to_all_implementation}, link {s.link_gbps:.6g} GB/s (1e9) = "
+                     f"{s.link_gib:.6g} GB/s (2^30), {s.link_latency_ns:.6g} ns per hop")
+    lines += [f"topology: {_flow(s.block for s in simnet.dims)}",
+              f"npus_count: {_flow(s.npus for s in simnet.dims)}",
+              f"bandwidth: {_flow(repr(s.link_gib) for s in simnet.dims)}",
+              f"latency: {_flow(repr(s.link_latency_ns) for s in simnet.dims)}"]
+    return "\n".join(lines) + "\n"
+
+
+def system_config(simnet: SimNetwork, chunks: int = 1) -> dict:
+    """The system JSON: per-dimension collective algorithms, hierarchical ``localBWAware``, ``chunks`` splits per
+    collective, one active chunk per dimension, endpoint delay 1 ns (0 trips an assertion), roofline compute at
+    1 TFLOP/s peak so ``num_ops`` / 1000 = ns (:func:`hieropt.io.chakra.comp_num_ops`)."""
+    if chunks < 1:
+        raise InputError("ASTRA-sim export", "chunks", f"{chunks} chunks per collective", "use 1 or more")
+    impl = [s.implementation for s in simnet.dims]
+    return {
+        "scheduling-policy": "FIFO",
+        "endpoint-delay": 1,
+        "active-chunks-per-dimension": 1,
+        "preferred-dataset-splits": int(chunks),
+        "all-reduce-implementation": impl,
+        "reduce-scatter-implementation": impl,
+        "all-gather-implementation": impl,
+        "all-to-all-implementation": [s.all_to_all_implementation for s in simnet.dims],
+        "collective-optimization": "localBWAware",
+        "local-mem-bw": 1000000,
+        "boost-mode": 0,
+        "roofline-enabled": 1,
+        "peak-perf": 1,
+    }
+
+
+__all__ = ["SimDim", "SimNetwork", "sim_network", "network_yml", "system_config"]

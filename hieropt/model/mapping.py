@@ -1,0 +1,80 @@
+"""Parallel groups from an ASTRA-sim 1.0 header when no explicit mapping is given.
+
+Rule (issue 5; ASTRA-sim 1.0 policies): the model-parallel group occupies the lowest dimensions, the data-parallel
+group the rest. Model-parallel size N: ``model_parallel_NPU_group`` when the header gives it; else all NPUs for
+MODEL, MICRO, DISTRIBUTED_INFERENCE and the DLRM policies (their all-to-all and all-reduce span the whole cluster),
+none for DATA, and the first dimension for HYBRID_MODEL_DATA. HYBRID_DATA_MODEL without a group size puts the data
+group on the first dimension and the model group on the rest. Forward and input-gradient collectives use the
+model-parallel group, weight-gradient collectives the data-parallel group; under DATA and the whole-cluster policies
+every phase uses the whole cluster. HYBRID_CUSTOMIZED (a policy per layer) needs an explicit mapping.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import InputError
+from ..spec import Mapping, Network, Workload
+
+_WHOLE = ("MODEL", "MICRO", "DISTRIBUTED_INFERENCE", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED")
+
+
+def lowest_dims_group(network: Network, size: int, source: str) -> tuple[int, ...]:
+    """A group of ``size`` NPUs filling dimensions from dimension 0 upwards (whole dimensions, then a divisor of the
+    next one).
+
+    Raises:
+        InputError: ``size`` does not divide the network that way (e.g. 6 NPUs on 4 x 8).
+    """
+    out, left = [], size
+    for dim in network.dims:
+        if left >= dim.npus and left % dim.npus == 0:
+            out.append(dim.npus)
+            left //= dim.npus
+        elif left > 1 and dim.npus % left == 0:
+            out.append(left)
+            left = 1
+        elif left == 1:
+            out.append(1)
+        else:
+            break
+    if left != 1 or len(out) != network.n_dims:
+        shape = " x ".join(str(d.npus) for d in network.dims)
+        raise InputError(source, "model_parallel_NPU_group", f"a group of {size} NPUs does not fill the lowest "
+                         f"dimensions of the {shape} network", "give an explicit mapping")
+    return tuple(out)
+
+
+def derive_mapping(workload: Workload, network: Network, source: str) -> tuple[Mapping, str]:
+    """The mapping implied by the workload's header policy, and a one-line explanation of it.
+
+    Raises:
+        InputError: no header, HYBRID_CUSTOMIZED, or a group size that does not fit the network.
+    """
+    header = getattr(workload, "header", None)
+    policy = header.policy if header is not None else None
+    if policy is None:
+        raise InputError(source, "mapping", "missing, and the workload has no header to derive it from",
+                         "give the mapping (per phase, group size on each dimension) or a LIBRA communicator")
+    full = tuple(d.npus for d in network.dims)
+    group = getattr(header, "model_parallel_npu_group", None)
+    if policy == "HYBRID_CUSTOMIZED":
+        raise InputError(source, "mapping", "HYBRID_CUSTOMIZED gives a policy per layer, which a per-phase mapping "
+                         "cannot express", "give the mapping explicitly")
+    if group is None and policy in _WHOLE:
+        m = Mapping(forward=full, input_grad=full, weight_grad=full)
+        return m, f"every phase spans all {math.prod(full)} NPUs (policy {policy})"
+    if group is None and policy == "DATA":
+        m = Mapping(forward=full, input_grad=full, weight_grad=full)
+        return m, "data parallel over all NPUs (policy DATA)"
+    if group is None and policy == "HYBRID_DATA_MODEL":
+        dp = lowest_dims_group(network, network.dims[0].npus, source)
+        mp = tuple(p // g for p, g in zip(full, dp, strict=True))
+        m = Mapping(forward=mp, input_grad=mp, weight_grad=dp)
+        return m, f"data parallel on dimension 0, model parallel {list(mp)} on the rest (policy {policy})"
+    size = group if group is not None else network.dims[0].npus
+    mp = lowest_dims_group(network, size, source)
+    dp = tuple(p // g for p, g in zip(full, mp, strict=True))
+    m = Mapping(forward=mp, input_grad=mp, weight_grad=dp)
+    return m, (f"model parallel group of {size} NPUs {list(mp)} on the lowest dimensions, data parallel {list(dp)} "
+               f"on the rest (policy {policy})")

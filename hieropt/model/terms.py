@@ -1,0 +1,223 @@
+"""The time model's algebraic form, shared by every training loop: collective terms with exact aggregation, linear
+weights and max nodes (:class:`TimeModel`), and the builder the loops of :mod:`hieropt.model.loops` fill."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+Ref = tuple[int, float]
+"""A reference to collective term k with coefficient a (the collective is a times term k)."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One affine piece of a max node: ``const_ns + sum a * tau_k + sum b * y_u`` (earlier nodes u only)."""
+
+    const_ns: float
+    terms: tuple[Ref, ...]
+    nodes: tuple[tuple[int, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class TimeModel:
+    """T(B) = ``constant_ns + sum_k term_weights[k] tau_k + sum_v node_weights[v] y_v`` (ns), where
+    ``tau_k = max_d (terms_bytes[k, d] / B_d + terms_latency_ns[k, d])`` (or the sum over d when ``dimension_mode`` is
+    ``sequential``) and ``y_v = max over the pieces of node v``.
+
+    Exact aggregation (design.md §2.3): collectives with proportional (bytes, latency) rows share one term; terms
+    without latency that only enter linearly carry their total weight in ``terms_bytes`` (weight 1), so K does not
+    grow with the layer count under ``no_overlap``.
+
+    Attributes:
+        constant_ns: the part of T that does not depend on bandwidth (compute, and compute repeated by the loop).
+        terms_bytes: (K, D) bytes per term and dimension.
+        terms_latency_ns: (K, D) latency per term and dimension, ns.
+        term_weights: (K,) linear weights.
+        nodes: the max nodes, each a tuple of :class:`Piece`.
+        node_weights: (V,) weights of the nodes in T (0 for nodes only referenced by later nodes).
+        dimension_mode: ``concurrent`` or ``sequential``.
+        n_collectives: collectives issued per iteration before aggregation (all workloads).
+    """
+
+    constant_ns: float
+    terms_bytes: np.ndarray
+    terms_latency_ns: np.ndarray
+    term_weights: np.ndarray
+    nodes: tuple[tuple[Piece, ...], ...]
+    node_weights: np.ndarray
+    dimension_mode: str
+    n_collectives: int
+
+    @property
+    def compute_ns(self) -> float:
+        """Alias of ``constant_ns``: the bandwidth-independent part of T (ns); a lower bound on T."""
+        return self.constant_ns
+
+    @property
+    def n_dims(self) -> int:
+        """Number of dimensions D."""
+        return self.terms_bytes.shape[1]
+
+    @property
+    def carries_traffic(self) -> np.ndarray:
+        """Boolean (D,): whether any collective puts bytes on dimension d."""
+        return (self.terms_bytes > 0).any(axis=0)
+
+    @property
+    def is_simple(self) -> bool:
+        """True for LIBRA's form: T = constant + sum_k max_d bytes/B (no nodes, no latency, concurrent, weights 1)."""
+        return (not self.nodes and not self.terms_latency_ns.any() and self.dimension_mode == "concurrent"
+                and bool(np.all(self.term_weights == 1.0)))
+
+    def term_times_ns(self, bw_gbps: np.ndarray) -> np.ndarray:
+        """tau_k at ``bw_gbps`` (shape (K,), ns); inf where a dimension with traffic has B = 0."""
+        return collective_times(self.terms_bytes, self.terms_latency_ns, np.asarray(bw_gbps, dtype=float),
+                                 self.dimension_mode)
+
+    def node_values_ns(self, tau: np.ndarray) -> np.ndarray:
+        """y_v for term times ``tau`` (ns)."""
+        y = np.zeros(len(self.nodes))
+        for v, pieces in enumerate(self.nodes):
+            y[v] = max(p.const_ns + sum(a * tau[k] for k, a in p.terms) + sum(b * y[u] for u, b in p.nodes)
+                       for p in pieces)
+        return y
+
+    def time_ns(self, bw_gbps: np.ndarray) -> float:
+        """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded dimension has B = 0."""
+        tau = self.term_times_ns(bw_gbps)
+        total = self.constant_ns + float(np.dot(self.term_weights, tau)) if tau.size else self.constant_ns
+        if self.nodes:
+            total += float(np.dot(self.node_weights, self.node_values_ns(tau)))
+        return total
+
+
+def collective_times(traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, mode: str) -> np.ndarray:
+    """Time of each collective row (shape traffic.shape[:-1]), ns: max or sum over d of bytes/B + latency."""
+    if traffic.size == 0:
+        return np.zeros(traffic.shape[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_dim = np.where(traffic > 0, np.where(bw > 0, traffic / bw, np.inf), 0.0) + latency
+    return per_dim.sum(axis=-1) if mode == "sequential" else per_dim.max(axis=-1)
+
+
+# --------------------------------------------------------------------------------------------------- model building
+class TermBuilder:
+    """Collects the terms (with exact aggregation), the linear weights, the constant and the max nodes."""
+
+    def __init__(self, n_dims: int):
+        self.D = n_dims
+        self.keys: dict[tuple[str, ...], int] = {}
+        self.bytes: list[np.ndarray] = []
+        self.latency: list[np.ndarray] = []
+        self.peaks: list[float] = []
+        self.linear: dict[int, float] = {}
+        self.constant = 0.0
+        self.nodes: list[tuple[Piece, ...]] = []
+        self.node_w: list[float] = []
+        self.roots: dict[tuple, int] = {}
+        self.collectives = 0
+
+    def term(self, m: np.ndarray, lam: np.ndarray, count: int = 1) -> Ref | None:
+        """Register ``count`` identical collective rows (bytes, latency); returns (term, coefficient) or None when the
+        collective takes no time. ``count = 0`` registers a term that is no collective of its own (e.g. the part of
+        one on a single dimension)."""
+        peak = float(m.max())
+        if peak <= 0:
+            peak = float(lam.max())
+            if peak <= 0:
+                return None
+        key = tuple(f"{x:.12g}" for x in np.concatenate([m, lam]) / peak)
+        k = self.keys.get(key)
+        if k is None:  # the term is the first such collective itself (keeps tau in natural units for the LP)
+            k = self.keys[key] = len(self.bytes)
+            self.bytes.append(m.copy())
+            self.latency.append(lam.copy())
+            self.peaks.append(peak)
+        self.collectives += count
+        return k, peak / self.peaks[k]
+
+    def add(self, ref: Ref | None, weight: float) -> None:
+        """Add ``weight`` x the collective to T."""
+        if ref is not None:
+            self.linear[ref[0]] = self.linear.get(ref[0], 0.0) + weight * ref[1]
+
+    def add_all(self, refs: PhaseRefs, weights: np.ndarray) -> None:
+        """Add every collective of phase column j with weight ``weights[j]`` (vectorised :meth:`add`)."""
+        sel = refs.k >= 0
+        total = np.bincount(refs.k[sel], weights=(refs.a * weights[None, :])[sel])
+        for k in np.flatnonzero(total):
+            self.linear[int(k)] = self.linear.get(int(k), 0.0) + float(total[k])
+
+    def node(self, pieces: list[tuple[float, list[Ref | None], list[tuple[int, float]]]], weight: float) -> int:
+        """Add a max node ``y >= max(pieces)``; identical root nodes (weight > 0, no node references) merge."""
+        norm = tuple(Piece(float(c), tuple((r[0], r[1] * 1.0) for r in refs if r is not None), tuple(nodes))
+                     for c, refs, nodes in pieces)
+        root = weight > 0 and not any(p.nodes for p in norm)
+        if root:
+            key = tuple((f"{p.const_ns:.12g}",) + tuple((k, f"{a:.12g}") for k, a in p.terms) for p in norm)
+            v = self.roots.get(key)
+            if v is not None:
+                self.node_w[v] += weight
+                return v
+        self.nodes.append(norm)
+        self.node_w.append(weight)
+        if root:
+            self.roots[key] = len(self.nodes) - 1
+        return len(self.nodes) - 1
+
+    def build(self, mode: str) -> TimeModel:
+        K = len(self.bytes)
+        B = np.array(self.bytes) if K else np.zeros((0, self.D))
+        lam = np.array(self.latency) if K else np.zeros((0, self.D))
+        w = np.array([self.linear.get(k, 0.0) for k in range(K)])
+        referenced = {k for pieces in self.nodes for p in pieces for k, _ in p.terms}
+        for k in range(K):  # fold the weight of latency-free, linear-only terms into their bytes (exact)
+            if k not in referenced and not lam[k].any() and w[k] > 0:
+                B[k] *= w[k]
+                w[k] = 1.0
+        keep = np.array([w[k] > 0 or k in referenced for k in range(K)], dtype=bool)
+        if not keep.all():  # renumber (only unused terms drop; node references keep their terms)
+            new = np.cumsum(keep) - 1
+            self.nodes = [tuple(Piece(p.const_ns, tuple((int(new[k]), a) for k, a in p.terms), p.nodes)
+                                for p in pieces) for pieces in self.nodes]
+            B, lam, w = B[keep], lam[keep], w[keep]
+        return TimeModel(constant_ns=self.constant, terms_bytes=B, terms_latency_ns=lam, term_weights=w,
+                         nodes=tuple(self.nodes), node_weights=np.array(self.node_w, dtype=float),
+                         dimension_mode=mode, n_collectives=self.collectives)
+
+
+@dataclass(frozen=True)
+class PhaseRefs:
+    """Term index ``k`` (-1: no collective) and coefficient ``a`` of every layer's phases, arrays of shape (L, 3)."""
+
+    k: np.ndarray
+    a: np.ndarray
+
+    def __call__(self, layer: int, j: int) -> Ref | None:
+        k = int(self.k[layer, j])
+        return None if k < 0 else (k, float(self.a[layer, j]))
+
+    def rows(self) -> list[tuple[Ref | None, Ref | None, Ref | None]]:
+        return [(self(lay, 0), self(lay, 1), self(lay, 2)) for lay in range(self.k.shape[0])]
+
+
+def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> PhaseRefs:
+    """Register every phase's collective; identical rows are registered once (fast for replicated layers)."""
+    L, _, D = traffic.shape
+    rows = np.ascontiguousarray(np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D))
+    ids: dict[bytes, int] = {}
+    inverse = np.fromiter((ids.setdefault(r.tobytes(), len(ids)) for r in rows), dtype=np.int64, count=len(rows))
+    counts = np.bincount(inverse, minlength=len(ids))
+    first = np.full(len(ids), -1, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(rows) - 1, -1, -1)  # first occurrence of each distinct row
+    uniq = rows[first]
+    k = np.full(len(uniq), -1, dtype=int)
+    a = np.zeros(len(uniq))
+    for i, row in enumerate(uniq):
+        ref = b.term(row[:D], row[D:], int(counts[i]))
+        if ref is not None:
+            k[i], a[i] = ref
+    inverse = inverse.reshape(-1)
+    return PhaseRefs(k=k[inverse].reshape(L, 3), a=a[inverse].reshape(L, 3))

@@ -1,0 +1,198 @@
+"""Time model and the independent numpy evaluator of the training-iteration time (design.md §2.2).
+
+A collective with per-dimension traffic m (bytes) and latency lambda (ns) takes, at per-NPU bandwidths B (GB/s =
+bytes/ns), ``T_k = max_d (m_d / B_d + lambda_d)`` when the dimensions work concurrently (pipelined, LIBRA) or
+``sum_d (m_d / B_d + lambda_d)`` when they work one after another (``dimension_mode``). With C the compute times and
+T the collective times of each layer's forward (f), input-gradient (ig) and weight-gradient (wg) phases:
+
+- ``no_overlap`` (LIBRA, ``inputs/training_loop/no_overlap.py``):
+  T = sum_l (C_f + T_f) + sum_l (C_ig + T_ig + C_wg + T_wg).
+- ``tp_dp_overlap``: a layer's weight-gradient collective runs concurrently with the rest of its back-propagation,
+  and the two collectives share the bandwidth of every dimension they both use. With S_j,d = m_j,d / B_d + lambda_j,d
+  the time collective j keeps dimension d busy:
+  T = sum_l (C_f + T_f) + sum_l max(C_ig + T_ig, C_ig + C_wg + T_wg, C_ig + S_ig,d + S_wg,d for every d).
+  The last pieces are the shared links: once the input-gradient collective starts, dimension d must still carry the
+  bytes of both (for one dimension this is the exact makespan of the two under any work-conserving sharing).
+- ``tp_dp_overlap_cross``: the weight-gradient collectives run on their own stream, in backward order, overlapping the
+  following layers' backward compute. Going backwards, the compute stream reaches r_l = r_(l+1) + C_ig + T_ig + C_wg
+  (input-gradient collectives block it, and go first on a shared dimension: they are on the critical path); the
+  gradient stream finishes y_l = max(max(y_(l+1), r_l) + T_wg,l, Z_l,d for every d), where
+  Z_l,d = max(r_l, Z_(l+1),d + S_ig(l),d) + S_wg(l),d is the gradient stream's backlog on dimension d: an
+  input-gradient collective that starts while gradient bytes wait on d delays them by its own time on d (in a layer
+  without a weight-gradient collective, Z_d += S_ig,d). The backward pass ends at max(r_0, y_0, Z_0,d).
+- ``collectives_in_flight = 1`` (the simulator's behaviour: one collective at a time per NPU, compute still
+  overlapping): ``tp_dp_overlap`` becomes sum_l (C_f + T_f) + sum_l (C_ig + max(T_ig, C_wg) + T_wg);
+  ``tp_dp_overlap_cross`` one collective slot s: going backwards, r += C_ig, then r = s = max(r, s) + T_ig,
+  r += C_wg, then s = max(r, s) + T_wg; the end is max(r, s). The other loops never overlap two collectives.
+- ``recompute`` (ASTRA-sim's FWD_IN_BCKWD, full activation recomputation): the forward compute and collective of
+  every layer run again in the backward pass: T = no_overlap + sum_l (C_f + T_f).
+- ``pipeline`` (GPipe / 1F1B schedule with p stages and m micro-batches; the workload is one stage's layers for one
+  micro-batch): T = (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg, where T_p2p sends
+  the stage's activations (and, backwards, their gradients) over one dimension; the bubble is (p - 1)/m of the
+  m (...) ideal, and the data-parallel gradient collectives run once per iteration.
+
+``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
+times larger (the bandwidth terms do not change).
+
+Several workloads: T = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and non-negative
+sums of affine functions of t), so the exact solvers apply unchanged. :class:`TimeModel` states T in that form
+(collective terms, linear weights, and max nodes for the epigraph LP); :func:`evaluate` computes T directly from the
+formulas above, layer by layer, as an independent check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..spec import PHASES, Instance
+from .cost import cost_per_dim_usd
+from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
+from .terms import Piece, TermBuilder, TimeModel, collective_times, phase_refs
+from .traffic import phase_latency, phase_traffic
+
+
+def build_time_model(instance: Instance) -> TimeModel:
+    """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations."""
+    b = TermBuilder(instance.network.n_dims)
+    for job in instance.jobs:
+        _add_job(b, instance, job, job.weight)
+    return b.build(instance.dimension_mode)
+
+
+def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
+    """Add ``weight`` x one workload's T, by its training loop, to the builder."""
+    traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
+    refs = phase_refs(b, traffic, latency)
+    LOOPS[instance.training_loop](b, job.workload.table.compute_ns, refs, weight, instance,
+                                  DimRefs(b, traffic, latency))
+
+
+def job_time_models(instance: Instance) -> list[TimeModel]:
+    """One :class:`TimeModel` per workload of ``instance`` (``instance.jobs`` order), each unweighted: T_w(B)."""
+    out = []
+    for job in instance.jobs:
+        b = TermBuilder(instance.network.n_dims)
+        _add_job(b, instance, job, 1.0)
+        out.append(b.build(instance.dimension_mode))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- evaluator
+@dataclass(frozen=True)
+class Breakdown:
+    """Where the iteration time goes at one bandwidth vector (all times ns, bytes per NPU, cost $). With several
+    workloads, every figure is the weighted sum over them.
+
+    Attributes:
+        bw_gbps: (D,) the evaluated per-NPU bandwidths.
+        iteration_time_ns: T(B).
+        compute_ns: T with every collective taking no time (the compute on the critical path).
+        communication_ns: exposed communication, T - compute_ns.
+        communication_by_phase_ns: collective time issued in forward / input_grad / weight_grad phases (and
+            ``p2p`` for the pipeline loop), per iteration; under overlap loops part of it is hidden.
+        bytes_per_dim: (D,) bytes each NPU sends on each dimension in one iteration.
+        busy_ns_per_dim: (D,) time dimension d transmits (bytes/B plus latency).
+        utilisation_per_dim: (D,) busy time / iteration time.
+        bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties: lowest d).
+        cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
+        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name.
+    """
+
+    bw_gbps: np.ndarray
+    iteration_time_ns: float
+    compute_ns: float
+    communication_ns: float
+    communication_by_phase_ns: dict[str, float]
+    bytes_per_dim: np.ndarray
+    busy_ns_per_dim: np.ndarray
+    utilisation_per_dim: np.ndarray
+    bottleneck_ns_per_dim: np.ndarray
+    cost_per_dim_usd: np.ndarray
+    network_cost_usd: float
+    iteration_time_by_workload_ns: dict[str, float]
+
+
+def _check_bw(instance: Instance, bw_gbps) -> np.ndarray:
+    D = instance.network.n_dims
+    bw = np.asarray(bw_gbps, dtype=float)
+    if bw.shape != (D,):
+        raise InputError("--bw", None, f"{bw.size} bandwidths given for {D} dimensions",
+                         f"give {D} comma-separated GB/s values")
+    if not np.all(np.isfinite(bw)) or np.any(bw < 0):
+        raise InputError("--bw", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
+                         "fix the values")
+    return bw
+
+
+def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown:
+    """Evaluate the iteration time of the instance's training loop and its breakdown at ``bw_gbps``, layer by layer
+    from the formulas of the module docstring (no aggregation, no solver): the independent check of every result.
+
+    Args:
+        instance: the problem.
+        bw_gbps: per-NPU bandwidth of each dimension, GB/s, shape (D,).
+
+    Raises:
+        InputError: wrong length, a negative or non-finite entry, or zero bandwidth on a dimension with traffic.
+    """
+    bw = _check_bw(instance, bw_gbps)
+    D = instance.network.n_dims
+    mode = instance.dimension_mode
+    execs, p2p_count = executions(instance)
+    total = compute_total = 0.0
+    by_phase = dict.fromkeys(PHASES, 0.0)
+    bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
+    by_workload: dict[str, float] = {}
+    p2p = p2p_row(instance) if instance.pipeline is not None else (np.zeros(D), np.zeros(D))
+    for job in instance.jobs:
+        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
+        job_bytes = np.einsum("ljd,j->d", traffic, execs) + p2p_count * p2p[0]
+        starved = (bw == 0) & (job_bytes > 0)
+        if starved.any():
+            d = int(np.flatnonzero(starved)[0])
+            raise InputError("--bw", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
+                             "iteration", "give it a positive bandwidth")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_dim = np.where(traffic > 0, traffic / bw, 0.0) + latency  # (L, 3, D)
+        coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
+        p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
+        C = job.workload.table.compute_ns
+        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim)
+        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance)
+        w = job.weight
+        by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T
+        total += w * T
+        compute_total += w * T0
+        for j, p in enumerate(PHASES):
+            by_phase[p] += w * execs[j] * float(coll[:, j].sum())
+        bytes_per_dim += w * job_bytes
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
+        busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)
+        slowest = per_dim.argmax(axis=2)
+        for d in range(D):
+            bottleneck[d] += w * float((coll * (slowest == d) * execs[None, :]).sum())
+        if p2p_count:
+            by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * p2p_ns
+            bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * p2p_ns
+    costs = cost_per_dim_usd(instance, bw)
+    return Breakdown(
+        bw_gbps=bw,
+        iteration_time_ns=total,
+        compute_ns=compute_total,
+        communication_ns=total - compute_total,
+        communication_by_phase_ns=by_phase,
+        bytes_per_dim=bytes_per_dim,
+        busy_ns_per_dim=busy,
+        utilisation_per_dim=busy / total if total > 0 else np.zeros(D),
+        bottleneck_ns_per_dim=bottleneck,
+        cost_per_dim_usd=costs,
+        network_cost_usd=float(costs.sum()),
+        iteration_time_by_workload_ns=by_workload,
+    )
+
+
+__all__ = ["TimeModel", "Piece", "Breakdown", "LOOPS", "build_time_model", "evaluate"]

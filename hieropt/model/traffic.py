@@ -1,0 +1,210 @@
+"""Per-dimension traffic of collectives on a multi-dimensional hierarchical network (design.md §2.1).
+
+A collective over a group that spans ``p_d`` NPUs of dimension d (``p_d = 1``: not spanned) is decomposed
+hierarchically, dimension by dimension, as LIBRA (Won et al., arXiv 2109.11762, ``src/model/model.py``) and Themis
+(Rashidi et al., ISCA 2022) do. With chunk c starting at the size S (bytes):
+
+- all-reduce, ascending d:  m_d = 2 c (p-1)/p, then c <- c/p   (sum over d = 2 S (1 - 1/P), the flat-ring volume)
+- reduce-scatter, ascending d: m_d = c (p-1)/p, then c <- c/p
+- all-gather, descending d, S = per-NPU input shard: m_d = c (p-1), then c <- c p
+- all-to-all, every spanned d: m_d = S (p-1)/p  (no resize)
+
+Every rule is linear in S, so a collective's traffic is ``S * unit_traffic(kind, group)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..spec import PHASES, Collective, Instance, Job
+
+
+def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
+    """Bytes each NPU sends on every dimension per byte of collective size.
+
+    Args:
+        collective: the collective type.
+        group: group size on each dimension, length D; entries <= 1 mean "not spanned" (LIBRA's -1).
+
+    Returns:
+        float array of shape (D,), bytes per byte of ``size_bytes``.
+
+    Raises:
+        ValueError: ``collective`` is not a :class:`Collective` name.
+
+    Source: LIBRA's per-dimension decomposition (design.md §2.1); all-gather walks dimensions downwards.
+    """
+    D = len(group)
+    m = np.zeros(D)
+    spanned = [d for d, p in enumerate(group) if p > 1]
+    c = 1.0
+    collective = Collective(collective)  # raises ValueError on an unknown name
+    if collective is Collective.ALL_REDUCE:
+        for d in spanned:
+            p = group[d]
+            m[d] = 2.0 * c * (p - 1) / p
+            c /= p
+    elif collective is Collective.REDUCE_SCATTER:
+        for d in spanned:
+            p = group[d]
+            m[d] = c * (p - 1) / p
+            c /= p
+    elif collective is Collective.ALL_GATHER:
+        for d in reversed(spanned):
+            p = group[d]
+            m[d] = c * (p - 1)
+            c *= p
+    elif collective is Collective.ALL_TO_ALL:
+        for d in spanned:
+            p = group[d]
+            m[d] = (p - 1) / p
+    return m  # NONE: no traffic
+
+
+def collective_traffic(collective: Collective, size_bytes: float, group: tuple[int, ...]) -> np.ndarray:
+    """Per-dimension bytes (shape (D,)) of one collective of ``size_bytes`` over ``group``; see :func:`unit_traffic`."""
+    return size_bytes * unit_traffic(collective, group)
+
+
+def collective_steps(collective: Collective, group: tuple[int, ...], algorithms: tuple[str, ...]) -> np.ndarray:
+    """Latency steps of one collective on each dimension (shape (D,)); the latency is steps x the dimension's
+    per-step latency (ns).
+
+    Per reduce-scatter or all-gather phase on a dimension of p NPUs: ``ring`` p-1 steps, ``direct``
+    (FullyConnected, single-hop Switch) 1 step, ``halving_doubling`` ceil(log2 p) steps (Thakur, Rabenseifner and
+    Gropp 2005). An all-reduce is a reduce-scatter plus an all-gather (two phases); an all-to-all is one phase
+    (ring p-1, direct 1, halving-doubling ceil(log2 p)). Dimensions the group does not span take 0 steps.
+    """
+    collective = Collective(collective)
+    phases = {Collective.ALL_REDUCE: 2, Collective.REDUCE_SCATTER: 1, Collective.ALL_GATHER: 1,
+              Collective.ALL_TO_ALL: 1, Collective.NONE: 0}[collective]
+    out = np.zeros(len(group))
+    for d, (p, algo) in enumerate(zip(group, algorithms, strict=True)):
+        if p > 1 and phases:
+            per_phase = {"ring": p - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(p))}[algo]
+            out[d] = phases * per_phase
+    return out
+
+
+KINDS: tuple[Collective, ...] = tuple(Collective)
+"""Collective kinds in code order (:func:`collective_codes`)."""
+_CODES: list[tuple[object, np.ndarray]] = []
+
+
+def collective_codes(table) -> np.ndarray:
+    """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
+    :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept)."""
+    for t, codes in _CODES:
+        if t is table:
+            return codes
+    codes = np.zeros(table.collective.shape, dtype=np.int8)
+    for i, kind in enumerate(KINDS[1:], 1):
+        codes[table.collective == kind] = i
+    codes.flags.writeable = False
+    _CODES.insert(0, (table, codes))
+    del _CODES[4:]
+    return codes
+
+
+@lru_cache(maxsize=4096)
+def unit_rows(group: tuple[int, ...]) -> np.ndarray:
+    """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group``, shape (len(KINDS), D), read-only."""
+    out = np.array([unit_traffic(k, group) for k in KINDS])
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=4096)
+def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...]) -> np.ndarray:
+    """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only."""
+    out = np.array([collective_steps(k, group, algorithms) for k in KINDS])
+    out.flags.writeable = False
+    return out
+
+
+def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
+    """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the primary workload).
+
+    Returns:
+        array of shape (n_layers, 3, D), phases in :data:`hieropt.spec.PHASES` order.
+    """
+    job = job or instance.jobs[0]
+    table = job.workload.table
+    codes = collective_codes(table)
+    L, D = table.size_bytes.shape[0], instance.network.n_dims
+    out = np.empty((L, 3, D))
+    for j, phase in enumerate(PHASES):
+        np.multiply(table.size_bytes[:, j, None], unit_rows(job.mapping.group(phase))[codes[:, j]], out=out[:, j, :])
+    return out
+
+
+def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
+    """Latency (ns) of every phase's collective on each dimension, shape (n_layers, 3, D): steps x per-step latency
+    x ``instance.chunks`` (every chunk of a collective pays the steps' latency, as in ASTRA-sim); 0 for NONE and for
+    zero-byte collectives (no collective is issued)."""
+    job = job or instance.jobs[0]
+    table = job.workload.table
+    dims = instance.network.dims
+    alpha = np.array([d.latency_ns for d in dims]) * instance.chunks
+    L = table.size_bytes.shape[0]
+    if not alpha.any():
+        return np.zeros((L, 3, len(dims)))
+    algos = tuple(d.collective_algorithm for d in dims)
+    codes = collective_codes(table)
+    out = np.empty((L, 3, len(dims)))
+    for j, phase in enumerate(PHASES):
+        steps = step_rows(job.mapping.group(phase), algos) * alpha
+        np.multiply(steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :])
+    return out
+
+
+@dataclass(frozen=True)
+class AggregatedTerms:
+    """Distinct collective terms after exact aggregation (design.md §2.3).
+
+    ``bytes[k, d]`` is the summed per-dimension traffic of all collectives whose traffic vectors are proportional to
+    term k's; since ``max_d(a m_d t_d) = a max_d(m_d t_d)`` for a >= 0, ``sum_k max_d bytes[k, d] / bw[d]`` equals the
+    sum over the original collectives exactly. ``count[k]`` is how many collectives merged into term k.
+    """
+
+    bytes: np.ndarray  # (K, D)
+    count: np.ndarray  # (K,)
+
+
+def aggregate(traffic: np.ndarray) -> AggregatedTerms:
+    """Merge collectives with proportional traffic vectors into one term each.
+
+    Args:
+        traffic: shape (n, D), bytes per collective and dimension; all-zero rows are dropped.
+
+    Returns:
+        :class:`AggregatedTerms` with K <= n distinct directions. Two rows merge when their max-normalised forms agree
+        entry by entry to 12 significant digits (exactly proportional vectors differ only by floating-point
+        rounding); the merged term keeps the first member's own direction.
+    """
+    traffic = np.asarray(traffic, dtype=float)
+    D = traffic.shape[1] if traffic.ndim == 2 else 0
+    keys: dict[tuple[str, ...], int] = {}
+    directions: list[np.ndarray] = []
+    weight: list[float] = []
+    count: list[int] = []
+    for row in traffic:
+        peak = float(row.max()) if row.size else 0.0
+        if peak <= 0:
+            continue
+        direction = row / peak
+        key = tuple(f"{x:.12g}" for x in direction)
+        k = keys.setdefault(key, len(directions))
+        if k == len(directions):
+            directions.append(direction)
+            weight.append(0.0)
+            count.append(0)
+        weight[k] += peak
+        count[k] += 1
+    if not directions:
+        return AggregatedTerms(bytes=np.zeros((0, D)), count=np.zeros(0, dtype=int))
+    return AggregatedTerms(bytes=np.array(directions) * np.array(weight)[:, None], count=np.array(count))

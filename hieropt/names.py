@@ -1,0 +1,51 @@
+"""The vocabulary: names of building blocks, phases, objectives, training loops, collective algorithms, constraint
+senses and ASTRA-sim policies, as plain tuples. Imports nothing, so the command line builds its help from here without
+loading pydantic or numpy; :mod:`hieropt.spec` re-exports every name."""
+
+from __future__ import annotations
+
+BLOCKS = ("Ring", "FullyConnected", "Switch")
+
+
+PHASES = ("forward", "input_grad", "weight_grad")
+
+
+OBJECTIVES = ("performance", "performance_per_cost", "min_cost", "min_max_regret")
+
+
+TRAINING_LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline")
+
+
+ALGORITHMS = ("ring", "direct", "halving_doubling")
+
+
+DEFAULT_ALGORITHM = {"Ring": "ring", "FullyConnected": "direct", "Switch": "direct"}
+"""Collective algorithm of each building block unless a dimension names another (latency step counts)."""
+
+
+SENSES = ("<=", ">=", "==")
+
+
+POLICIES = ("DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
+            "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "HYBRID_CUSTOMIZED", "MICRO",
+            "DISTRIBUTED_INFERENCE")
+"""ASTRA-sim 1.0 header parallelism policies (line 1 of a workload file; research/peers.md §4.2)."""
+
+
+TRANSFORMER_POLICIES = ("HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD")
+"""Policies whose header gives ``model_parallel_NPU_group: N`` (and, in SimAI's dialect, ep/pp/vpp/ga/all_gpus)."""
+
+
+DLRM_POLICIES = ("HYBRID_DLRM", "HYBRID_DLRM_ENHANCED")
+"""Policies whose header gives the number of the last bottom-MLP layer."""
+
+
+LAYER_POLICIES = tuple(p for p in POLICIES if p != "HYBRID_CUSTOMIZED")
+"""Per-layer policies of a ``HYBRID_CUSTOMIZED`` workload (the 13th token of each layer line)."""
+
+
+COLLECTIVE_SCOPES = ("EP", "DP_EP")
+"""Collective scopes of SimAI's dialect, written as a suffix of the collective name (``ALLTOALL_EP``,
+``ALLGATHER_DP_EP``): the expert-parallel group, and the data-parallel x expert-parallel group."""
+PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_power")
+"""Objectives of ``hieropt provision`` (:func:`hieropt.solvers.provision.provision`), in its help order."""

@@ -1,0 +1,48 @@
+"""Shared formatters of every report (one home): numbers as the strings the tables, JSON and HTML show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+# ------------------------------------------------------------------------------------------------------ formatting
+def fmt_ms(ns: float | None) -> str:
+    """ns as ms with 4 decimals and thousands separators."""
+    return "-" if ns is None else f"{ns / 1e6:,.4f}"
+
+
+def fmt_usd(usd: float | None) -> str:
+    """$ rounded to the dollar."""
+    return "-" if usd is None else f"{usd:,.0f}"
+
+
+def fmt_product(x: float | None) -> str:
+    """time x cost, ns x $, 7 significant digits."""
+    return "-" if x is None else f"{x:.6e}"
+
+
+def fmt_gap(pct: float | None) -> str:
+    """A gap in % with its sign (scientific below 0.001 %)."""
+    if pct is None:
+        return "-"
+    return f"{pct:+.1e}%" if abs(pct) < 1e-3 else f"{pct:+,.3f}%"
+
+
+def fmt_ratio(x: float | None) -> str:
+    """A ratio such as a speed-up, e.g. ``1.0729x``."""
+    return "-" if x is None else f"{x:,.4f}x"
+
+
+def fmt_bw(x: float) -> str:
+    """GB/s with 3 decimals."""
+    return f"{x:,.3f}"
+
+
+def fmt_util(u: float) -> str:
+    """A utilisation as a percentage with 1 decimal."""
+    return f"{u:.1%}"
+
+
+def floats(a: Any) -> list[float] | None:
+    """An array (or any iterable of numbers) as a JSON-ready list of floats; None stays None."""
+    return None if a is None else [float(x) for x in a]

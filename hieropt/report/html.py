@@ -1,0 +1,130 @@
+"""The self-contained HTML page of ``hieropt report`` (tables as in ``hieropt compare``, figures inlined) and the
+writer of the whole report folder."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from ..model.cost import unit_cost_usd_per_gbps
+from ..studies.compare import Comparison
+from .common import floats
+from .compare import comparison_dict, figure_data
+from .plots import write_figures
+
+# ------------------------------------------------------------------------------------------------------------ HTML
+_CSS = """
+body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 24px auto; max-width: 1300px;
+       color: #222; padding: 0 16px; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid
+#ddd; padding-bottom: 4px; }
+table { border-collapse: collapse; margin: 8px 0; font-size: 0.88em; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; vertical-align: top; }
+th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.optimum td { background: #eef6ee; font-weight: 600; }
+tr.infeasible td { color: #a33; }
+ul.head li { margin: 2px 0; } img { max-width: 100%; border: 1px solid #eee; margin: 6px 0; }
+.small { color: #666; font-size: 0.85em; }
+"""
+
+
+def _table_html(data: dict[str, list], numeric_from: int = 1, classes: list[str] | None = None) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in data["columns"])
+    body = []
+    for i, row in enumerate(data["rows"]):
+        cls = f' class="{classes[i]}"' if classes and classes[i] else ""
+        cells = "".join(f'<td class="num">{html.escape(str(v))}</td>' if j >= numeric_from else
+                        f"<td>{html.escape(str(v))}</td>" for j, v in enumerate(row))
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes], notes: list[str]) -> str:
+    """One self-contained HTML page: the display tables of :func:`display_dict` and the PNGs as data URIs."""
+    from ..version import __version__
+
+    inst = comp.instance
+    classes = ["optimum" if r.kind == "optimum" else ("" if r.feasible else "infeasible") for r in comp.rows]
+    u = unit_cost_usd_per_gbps(inst)
+    dims = "".join(
+        f"<tr><td>{d}</td><td>{html.escape(dim.block)}</td><td class='num'>{dim.npus}</td>"
+        f"<td>{html.escape(dim.cost_class)}</td><td class='num'>{u[d]:,.2f}</td></tr>"
+        for d, dim in enumerate(inst.network.dims))
+    parts = [
+        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+        f"<title>hieropt: exact versus heuristics - {html.escape(inst.name)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>Exact optimum versus rules of thumb: {html.escape(inst.name)}</h1>",
+        "<ul class='head'>" + "".join(f"<li>{html.escape(line)}</li>" for line in display["headline"]) + "</ul>",
+        "<h2>Summary</h2>",
+        _table_html(display["summary"], classes=classes),
+        "<p class='small'>gap: (heuristic - optimum) / optimum for the objective; optimum's speed-up: heuristic's "
+        "iteration time / the optimum's; bottleneck: the dimension that is the slowest for the most collective "
+        "time (dimensions within 1e-6 of a collective's slowest count as tied). All times per training "
+        "iteration; cost = N x sum of $/GB/s x GB/s per NPU.</p>",
+        "<h2>Where each heuristic loses</h2>",
+        _table_html(display["explanations"], numeric_from=99),
+    ]
+    sections = (("bandwidth.png", "Bandwidth per dimension: optimum versus heuristics", None),
+                ("front.png", "The exact time-cost Pareto front, with every design as a point", None),
+                ("gap.png", "Gap to the optimum", None),
+                ("utilisation.png", "Utilisation per dimension (busy time / iteration time)", "utilisation"),
+                ("", "Bandwidth per dimension (GB/s per NPU)", "bandwidth"))
+    for name, title, table in sections:
+        if name not in images and table is None:
+            continue
+        parts.append(f"<h2>{title}</h2>")
+        if table is not None:
+            parts.append(_table_html(display[table], classes=classes))
+        if name in images:
+            b64 = base64.b64encode(images[name]).decode("ascii")
+            parts.append(f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'>")
+    parts += [
+        "<h2>Network</h2>",
+        "<table><thead><tr><th>dim</th><th>block</th><th>NPUs</th><th>cost class</th><th>$ per GB/s</th></tr>"
+        f"</thead><tbody>{dims}</tbody></table>",
+        "<h2>Notes</h2>", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>",
+        f"<p class='small'>hieropt {__version__}; units: bandwidth GB/s per NPU per dimension (1 GB = 1e9 bytes), "
+        "time ns (shown in ms), cost $.</p>",
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def report_notes(comp: Comparison, front: Any | None, front_error: str | None) -> list[str]:
+    """Method notes for the page and the JSON."""
+    notes = [f"exact optimum: {comp.optimum.method}; re-checked by the independent evaluator",
+             "heuristics are placed on their ratios when the constraints allow it, otherwise projected onto the "
+             "constraints (Euclidean projection, a convex QP solved by HiGHS); see hieropt.studies.heuristics",
+             f"comparison computed in {comp.seconds:,.2f} s"]
+    if front is not None:
+        notes += list(front.notes)
+    if front_error:
+        notes.append(f"no Pareto front figure: {front_error}")
+    return notes
+
+
+def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front_error: str | None = None
+                 ) -> dict[str, Any]:
+    """Write the PNG figures, ``report.html`` and ``report.json`` into ``out_dir`` (created if missing); returns
+    the report dict written to ``report.json``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    figs = figure_data(comp, front)
+    paths = write_figures(figs, out)
+    images = {p.name: p.read_bytes() for p in paths}
+    data = comparison_dict(comp)
+    notes = report_notes(comp, front, front_error)
+    data["figures"] = figs
+    data["notes"] = notes
+    if front is not None:
+        data["front"] = [{"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
+                          "iteration_time_ns": p.iteration_time_ns, "gap": p.gap, "bw_gbps_per_dim": floats(p.bw)}
+                         for p in front.points]
+    (out / "report.html").write_text(html_page(comp, data["display"], images, notes), encoding="utf-8")
+    data["files"] = [p.name for p in paths] + ["report.html", "report.json"]
+    (out / "report.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return data

@@ -1,0 +1,152 @@
+"""matplotlib figures (imported lazily, Agg backend): the Pareto front of ``hieropt pareto`` and the figures of
+``hieropt report``. Each function writes the file it is given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..spec import Instance
+from .common import fmt_gap
+
+
+def plot_front(instance: Instance, front: Any, path: Any) -> None:
+    """Draw the front (cost $M vs iteration time ms) with the two optima marked, to a PNG at ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    cost = [p.network_cost_usd / 1e6 for p in front.points]
+    time_ms = [p.iteration_time_ns / 1e6 for p in front.points]
+    ax.plot(cost, time_ms, "o-", ms=3, lw=1.2, label="Pareto front (fastest network per budget)")
+    f = front.fastest
+    if f is not None:
+        ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
+                label="performance optimum")
+    b = front.best_per_cost
+    if b is not None:
+        ax.plot(b.network_cost_usd / 1e6, b.iteration_time_ns / 1e6, "*", ms=13, color="tab:green",
+                label="performance-per-cost optimum")
+    ax.set_xlabel("network cost (M$)")
+    ax.set_ylabel("iteration time (ms)")
+    ax.set_title(f"{instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+FIGURES = ("bandwidth.png", "utilisation.png", "front.png", "gap.png")
+
+
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+            "#17becf")
+
+
+def _colors(labels: list[str]) -> list[str]:
+    return ["#222222" if lab == "exact optimum" else _PALETTE[i % len(_PALETTE)] for i, lab in enumerate(labels)]
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_grouped(data: dict[str, Any], path: Any, ylabel: str) -> None:
+    """Grouped bars: one group per dimension, one bar per design."""
+    plt = _plt()
+    series = data["series"]
+    n, D = len(series), len(data["dims"])
+    fig, ax = plt.subplots(figsize=(10, 4.6), dpi=110)
+    width = 0.8 / max(n, 1)
+    x = np.arange(D)
+    for i, (s, c) in enumerate(zip(series, _colors([s["label"] for s in series]), strict=True)):
+        ax.bar(x - 0.4 + width * (i + 0.5), s["values"], width, label=s["label"], color=c,
+               edgecolor="black" if s["label"] == "exact optimum" else "none", linewidth=0.6)
+    ax.set_xticks(x, data["dims"])
+    top = max((max(s["values"]) for s in series if s["values"]), default=1.0)
+    ax.set_ylim(0, top * (1.12 + 0.07 * ((n + 3) // 4)))  # headroom for the legend
+    ax.set_ylabel(ylabel)
+    ax.set_title(data["title"])
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=min(n, 4))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_front_points(data: dict[str, Any], path: Any) -> None:
+    """The exact Pareto front (cost M$ vs iteration time ms) with every design as a point."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
+    ax.plot(np.array(data["front_cost_usd"]) / 1e6, np.array(data["front_time_ns"]) / 1e6, "-", color="#999999",
+            lw=1.5, label="exact Pareto front (fastest network per budget)")
+    pts = data["points"]
+    for p, c in zip(pts, _colors([p["label"] for p in pts]), strict=True):
+        opt = p["label"] == "exact optimum"
+        ax.plot(p["cost_usd"] / 1e6, p["time_ns"] / 1e6, "*" if opt else "o", ms=14 if opt else 8, color=c,
+                markeredgecolor="black", label=p["label"], zorder=3)
+    iso = data.get("iso_time_x_cost")
+    if iso:  # the designs as good as the optimum per dollar lie on time = iso / cost
+        c = np.linspace(min(p["cost_usd"] for p in pts) * 0.5, max(p["cost_usd"] for p in pts) * 1.05, 200)
+        ax.plot(c / 1e6, iso / c / 1e6, "--", color="#222222", lw=0.8, alpha=0.6,
+                label="same time x cost as the optimum")
+    # zoom on the designs: the front's cheapest end can be orders of magnitude slower
+    times = [p["time_ns"] / 1e6 for p in pts] + [t / 1e6 for t in data["front_time_ns"]]
+    top = max(p["time_ns"] for p in pts) / 1e6
+    ax.set_ylim(min(times) - 0.05 * (top - min(times)) - 1e-9, top + 0.6 * (top - min(times)) + 1e-9)
+    ax.set_xlabel("network cost (M$)")
+    ax.set_ylabel("iteration time (ms)")
+    ax.set_title(data["title"] + " (zoomed on the designs)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_gap(data: dict[str, Any], path: Any) -> None:
+    """Horizontal bars of each heuristic's gap to the optimum (%), labelled with the table's strings."""
+    plt = _plt()
+    labels, gaps = data["labels"], data["gap_pct"]
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(labels) + 1.4), dpi=110)
+    y = np.arange(len(labels))
+    colors = [_PALETTE[(i + 1) % len(_PALETTE)] for i in range(len(labels))]
+    ax.barh(y, gaps, color=colors)
+    for yi, g in zip(y, gaps, strict=True):
+        ax.text(g, yi, " " + fmt_gap(g), va="center", fontsize=8)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("gap to the exact optimum (%)")
+    ax.set_title(data["title"])
+    ax.grid(axis="x", alpha=0.3)
+    ax.margins(x=0.18)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write_figures(figs: dict[str, Any], out_dir: Path) -> list[Path]:
+    """Draw every figure of :func:`figure_data` into ``out_dir``; returns the written paths."""
+    out = []
+    for name, data in figs.items():
+        path = out_dir / name
+        if name == "bandwidth.png":
+            plot_grouped(data, path, "GB/s per NPU")
+        elif name == "utilisation.png":
+            plot_grouped(data, path, "utilisation (%)")
+        elif name == "front.png":
+            plot_front_points(data, path)
+        elif name == "gap.png":
+            plot_gap(data, path)
+        out.append(path)
+    return out

@@ -1,0 +1,114 @@
+"""Presentation: rich tables and JSON-ready dicts of solutions and breakdowns. Returns values; never prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from ..model.timing import Breakdown
+from ..result import Solution
+from ..spec import Instance
+from ..verify import constraint_violations
+from .common import fmt_ms
+
+
+def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
+    """Per-dimension table: building block, NPUs, bandwidth, traffic, busy time, utilisation, cost."""
+    t = Table(title=title, title_justify="left")
+    for col in ("dim", "block", "NPUs", "class", "GB/s/NPU", "GB sent", "busy ms", "util", "slowest ms", "cost $"):
+        t.add_column(col, justify="left" if col in ("block", "class") else "right")
+    t.caption = ("GB/s/NPU: per-NPU bandwidth; GB sent: bytes each NPU sends on the dimension per iteration; busy: "
+                 "time the dimension transmits; util: busy / iteration time; slowest: collective time during which "
+                 "it is the slowest dimension")
+    for d, dim in enumerate(instance.network.dims):
+        t.add_row(str(d), dim.block, str(dim.npus), dim.cost_class, f"{bd.bw_gbps[d]:,.3f}",
+                  f"{bd.bytes_per_dim[d] / 1e9:,.4f}", fmt_ms(bd.busy_ns_per_dim[d]),
+                  f"{bd.utilisation_per_dim[d]:.1%}",
+                  fmt_ms(bd.bottleneck_ns_per_dim[d]), f"{bd.cost_per_dim_usd[d]:,.0f}")
+    return t
+
+
+def time_table(bd: Breakdown) -> Table:
+    """Iteration time split into compute and per-phase communication (ms)."""
+    t = Table(title="Iteration time (no_overlap)", title_justify="left")
+    t.add_column("part")
+    t.add_column("time (ms)", justify="right")
+    t.add_column("share", justify="right")
+    T = bd.iteration_time_ns
+    rows = [("compute", bd.compute_ns)] + [(f"communication: {p}", v) for p, v in bd.communication_by_phase_ns.items()]
+    for name, v in rows:
+        t.add_row(name, fmt_ms(v), f"{v / T:.1%}" if T > 0 else "-")
+    t.add_row(Text("iteration", style="bold"), Text(fmt_ms(T), style="bold"), "100.0%")
+    return t
+
+
+def summary_lines(instance: Instance, sol: Solution) -> list[str]:
+    """Headline lines: status, time with proven bound and gap, cost, solve statistics, notes."""
+    lines = [
+        f"instance {instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions, "
+        f"objective {sol.objective}, loop {instance.training_loop}",
+        f"status: {sol.status.value} ({sol.message})",
+        (f"weighted iteration time (sum over {len(instance.jobs)} workloads of weight x time; per workload below): "
+         if len(instance.jobs) > 1 else "iteration time: ")
+        + f"{sol.iteration_time_ns:,.1f} ns ({sol.iteration_time_ns / 1e6:,.6f} ms)"
+        + (f"; proven lower bound {sol.lower_bound_ns:,.1f} ns" if sol.lower_bound_ns is not None else ""),
+        f"network cost: ${sol.network_cost_usd:,.0f}",
+    ]
+    mp = instance.mapping
+    lines.insert(1, f"mapping (group size per dimension): forward {list(mp.forward)}, input_grad "
+                 f"{list(mp.input_grad)}, weight_grad {list(mp.weight_grad)}"
+                 + (f" — {instance.mapping_note}" if instance.mapping_note else ""))
+    if sol.objective != "performance":
+        unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)"}[sol.objective_unit]
+        lines.append(f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
+                     f"{sol.objective_bound:.10g} {unit}")
+    lines.append(f"relative gap {sol.gap:.2e} (proven)")
+    if "kappa_evaluations" in sol.extra:
+        lines.append(f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} LPs over costs "
+                     f"${sol.extra['kappa_range_usd'][0]:,.6g} .. ${sol.extra['kappa_range_usd'][1]:,.6g}")
+    lines.append(f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, {sol.extra.get('cuts', 0)} cuts, "
+                 f"{sol.extra.get('collectives', 0)} collectives aggregated into {sol.extra.get('terms', 0)} terms; "
+                 "verified by the independent evaluator")
+    lines += [f"note: {n}" for n in sol.notes]
+    return lines
+
+
+def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
+    """Headline lines of an evaluation, including any violated design constraint."""
+    lines = [f"iteration time: {bd.iteration_time_ns:,.1f} ns ({bd.iteration_time_ns / 1e6:,.6f} ms)",
+             f"network cost: ${bd.network_cost_usd:,.0f}"]
+    for text, v in constraint_violations(instance, bd.bw_gbps):
+        lines.append(f"warning: violates design constraint {text} (relative violation {v:.3g})")
+    return lines
+
+
+def front_table(instance: Instance, front: Any) -> Table:
+    """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension."""
+    t = Table(title=f"Time-cost Pareto front ({len(front.points)} budgets, each point proven optimal)",
+              title_justify="left")
+    for col in ("#", "budget $", "cost $", "iteration ms", "gap"):
+        t.add_column(col, justify="right")
+    for d in range(instance.network.n_dims):
+        t.add_column(f"bw[{d}] GB/s", justify="right")
+    for i, p in enumerate(front.points):
+        t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
+                  f"{p.gap:.1e}", *(f"{b:,.3f}" for b in p.bw))
+    return t
+
+
+def front_lines(front: Any) -> list[str]:
+    """The marked optima, notes and timing of a front."""
+    f = front.fastest
+    lines = [] if f is None else [
+        f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
+    b = front.best_per_cost
+    if b is not None:
+        lines.append(f"best performance per cost: {fmt_ms(b.iteration_time_ns)} ms at ${b.network_cost_usd:,.0f} "
+                     f"(time x cost {b.objective_value:.6g} ns x $, gap {b.gap:.1e})")
+    lines += [f"note: {n}" for n in front.notes]
+    lines.append(f"front solved in {front.solve_seconds * 1e3:.0f} ms ({front.lps} LPs on one persistent LP)")
+    return lines
+
+

@@ -1,0 +1,223 @@
+"""The objective dispatch: one :func:`solve` entry for every objective (performance, min_cost,
+performance_per_cost) on the cutting-plane LP, its result re-checked by the independent evaluator
+(:mod:`hieropt.verify`). :mod:`hieropt.api` and the studies call this; it never calls them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ..errors import InputError, NoSolutionError, SolverError
+from ..model.timing import TimeModel, build_time_model
+from ..result import Solution, Status
+from ..spec import Instance
+from ..spec.overrides import with_targets
+from ..verify import verify
+from .cutting import REL_GAP, OAResult, TimeLP
+from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
+from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
+
+MIN_REL_GAP = 5e-9
+"""Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9 LP tolerances)."""
+
+__all__ = ["solve", "MIN_REL_GAP", "METHODS", "UNITS"]
+
+METHODS = {
+    "performance": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP",
+    "min_cost": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP, feasible points by "
+                "convex combination with the fastest network",
+    "performance_per_cost": "one convex LP in cost-share variables (time x cost made linear by Charnes-Cooper "
+                            "homogenisation), Kelley cutting planes on a persistent HiGHS LP",
+    "min_max_regret": "each workload's own optimum, then min z with T_w(B) <= z T_w* for every workload by cutting "
+                      "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B)",
+}
+REGRET_COST_METHOD = ("each workload's own optimum and the min-max-regret optimum, then the cheapest network with "
+                      "T_w(B) <= (1 + max_regret) T_w* for every workload by cutting planes")
+"""How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
+:data:`hieropt.names.OBJECTIVES`."""
+UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_max_regret": "ratio"}
+"""Unit of each objective's value."""
+
+
+
+def _fastest(core: TimeLP, instance: Instance, rel_gap: float) -> OAResult:
+    """The performance optimum under the instance's budget (and its time target as a feasibility check)."""
+    return fastest_design(core, rel_gap, instance.max_network_cost_usd, instance.max_iteration_time_ns)
+
+
+def _min_cost(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts) -> OAResult:
+    return cheapest_meeting(instance, tm, instance.max_iteration_time_ns, rel_gap, instance.max_network_cost_usd,
+                            time_limit_s, counts)
+
+
+def _product(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts):
+    floor = meets = None
+    target = instance.max_iteration_time_ns
+    if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
+        cheapest = _min_cost(instance, tm, REL_GAP, time_limit_s, counts)
+        floor, meets = cheapest.lower, cheapest.bw
+    res = min_time_cost_product(instance, tm, rel_gap, budget_usd=instance.max_network_cost_usd,
+                                cost_floor_usd=floor, target_ns=target, meets=meets, time_limit_s=time_limit_s)
+    counts.lps += res.evaluations
+    counts.cuts += res.extra.get("cuts", 0)
+    return res
+
+
+def solve(instance: Instance, objective: str | None = None, rel_gap: float | None = None,
+          time_limit_s: float = 60.0, max_iteration_time_ns: float | None = None,
+          max_network_cost_usd: float | None = None, *, sensitivity: bool = False,
+          sensitivity_ranges: bool = False, max_regret: float | None = None, portfolio: bool = False) -> Solution:
+    """Solve ``instance`` for its objective (or ``objective``) and return a verified :class:`Solution`.
+
+    Args:
+        instance: a validated instance (see :func:`load_instance`, :func:`load_libra`).
+        objective: overrides the instance's: ``"performance"`` (min iteration time, ns), ``"min_cost"`` (cheapest
+            network, $, with iteration time <= ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x
+            cost, ns * $, global).
+        rel_gap: target relative optimality gap, in [5e-9, 1); default 1e-8 (1e-7 for performance_per_cost).
+        time_limit_s: time limit of each LP solve, s.
+        max_iteration_time_ns: overrides the instance's time target (ns).
+        max_network_cost_usd: overrides the instance's budget ($); with ``performance``: the fastest network within
+            the budget.
+        sensitivity: also compute the marginal value of every constraint, active bound, dimension's bandwidth and
+            the budget or time target (:mod:`hieropt.solvers.sensitivity`; a few warm re-solves per parameter), in
+            ``Solution.sensitivity``.
+        sensitivity_ranges: with ``sensitivity``, also the range over which each marginal value holds (more
+            re-solves).
+        max_regret: with ``min_cost``: the cheapest network on which every workload is within this fraction of its
+            own optimum (0.05 = 5 %), instead of a time target.
+        portfolio: with several workloads, also each workload's own optimum and its time and slowdown on the chosen
+            network (``Solution.portfolio``; one solve per workload). Always on for the portfolio objectives
+            (``min_max_regret``, ``min_cost`` with ``max_regret``).
+
+    Returns:
+        A :class:`Solution`; ``status`` is OPTIMAL when the gap target was met, LIMIT otherwise.
+
+    Raises:
+        InputError: ``rel_gap`` outside [5e-9, 1), an unknown objective, or min_cost without a time target.
+        NoSolutionError: infeasible constraints, budget or time target ("fastest possible is ... ns"), no upper
+            limit on bandwidth, or (performance_per_cost) no floor on bandwidth (exit code 3).
+        SolverError: HiGHS failed, or the independent evaluator disagrees with the solver (exit code 3).
+    """
+    instance = with_targets(instance, objective, max_iteration_time_ns, max_network_cost_usd, max_regret=max_regret)
+    obj = instance.objective
+    gap = rel_gap if rel_gap is not None else (PPC_GAP if obj == "performance_per_cost" else REL_GAP)
+    if not MIN_REL_GAP <= gap < 1:
+        raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
+                         f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the floor there")
+    start = time.perf_counter()
+    tm = build_time_model(instance)
+    if obj == "min_max_regret" or instance.max_regret is not None:
+        sol = _portfolio_solve(instance, tm, gap, time_limit_s, start)
+        if sensitivity:
+            sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for the portfolio objectives (each "
+                                                  "workload's regret is in the portfolio table)",))
+        return sol
+    extra: dict = {}
+    counts = Counts()
+    if obj == "performance":
+        core = TimeLP(instance, tm, time_limit_s)
+        try:
+            res = _fastest(core, instance, gap)
+        finally:
+            core.close()
+        counts.add(core)
+    elif obj == "min_cost":
+        res = _min_cost(instance, tm, gap, time_limit_s, counts)
+    else:
+        res = _product(instance, tm, gap, time_limit_s, counts)
+        extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
+                     kappa_range_usd=[float(k) for k in res.kappa_range])
+    sol = _verified(instance, tm, counts, res, obj, start, extra)
+    if portfolio and len(instance.jobs) > 1 and sol.success:
+        optima = own_optima(instance, REL_GAP, time_limit_s)
+        sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
+                      solve_seconds=time.perf_counter() - start)
+    if sensitivity and sol.success:
+        from .pyomo_core import PyomoTimeLP
+        from .sensitivity import sensitivity as analyse
+
+        try:
+            core = PyomoTimeLP(instance, tm, time_limit_s)  # sensitivity re-solves the optimum on a time LP of its own
+            sens = analyse(instance, core, obj, sol.bw_gbps, ranges=sensitivity_ranges,
+                           budget_usd=instance.max_network_cost_usd, target_ns=instance.max_iteration_time_ns)
+        except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing
+            sol = replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
+        else:
+            sol = replace(sol, sensitivity=sens, solve_seconds=time.perf_counter() - start)
+    return sol
+
+
+def _portfolio_solve(instance: Instance, tm: TimeModel, gap: float, time_limit_s: float, start: float) -> Solution:
+    """min_max_regret, or min_cost with max_regret: own optima, the regret optimum, then (target form) the cost."""
+    optima = own_optima(instance, min(gap, REL_GAP), time_limit_s)
+    regret = min_max_regret(instance, optima, min(gap, REL_GAP), time_limit_s)
+    lps = sum(r.iterations for r in optima) + regret.iterations
+    extra = {"own_optima_ns": [r.upper for r in optima], "own_optima_gap": max((r.upper - r.lower) / r.upper
+                                                                                 for r in optima)}
+    if instance.objective == "min_max_regret":
+        res, obj = regret, "min_max_regret"
+    else:
+        res, obj = min_cost_within_regret(instance, optima, instance.max_regret, regret, gap, time_limit_s), "min_cost"
+        lps += res.iterations
+    pf = portfolio_of(instance, res.bw, optima, instance.max_regret)
+    value = pf.worst_ratio if obj == "min_max_regret" else None
+    if instance.max_regret is not None and pf.worst_ratio > (1 + instance.max_regret) * (1 + 1e-9):
+        raise SolverError(f"independent verification failed: a workload is {pf.worst_ratio - 1:.6g} slower than its "
+                          f"own optimum, above max_regret {instance.max_regret:g}")
+    sol = _verified(instance, tm, Counts(lps=lps), res, obj, start, extra, value)
+    if obj == "min_cost":
+        sol = replace(sol, method=REGRET_COST_METHOD)
+    return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - start)
+
+
+def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float, extra: dict,
+              value: float | None = None) -> Solution:
+    """Re-check the solver's point with the independent evaluator and package the :class:`Solution` (``value``:
+    the objective re-evaluated elsewhere, for the portfolio objectives)."""
+    cert = verify(instance, res.bw)
+    if not cert.ok:
+        raise SolverError("independent verification failed: " + "; ".join(cert.problems))
+    bd = cert.breakdown
+    if value is None:
+        value = {"performance": bd.iteration_time_ns, "min_cost": bd.network_cost_usd,
+                 "performance_per_cost": bd.iteration_time_ns * bd.network_cost_usd}[obj]
+    if abs(value - res.upper) > 1e-9 * abs(value):
+        raise SolverError(f"independent verification failed: the solver reports {res.upper:.12g} {UNITS[obj]} but "
+                          f"the evaluator gives {value:.12g}")
+    problems = []
+    target = instance.max_iteration_time_ns
+    if target is not None and bd.iteration_time_ns > target * (1 + 1e-9):
+        problems.append(f"iteration time {bd.iteration_time_ns:.12g} ns exceeds the target")
+    if instance.max_network_cost_usd is not None and bd.network_cost_usd > instance.max_network_cost_usd * (1 + 1e-9):
+        problems.append(f"network cost ${bd.network_cost_usd:.12g} exceeds the budget")
+    if problems:
+        raise SolverError("independent verification failed: " + "; ".join(problems))
+    notes = tuple(
+        f"dimension {d} carries no traffic: its bandwidth ({res.bw[d]:.6g} GB/s) is whatever the constraints allow; "
+        "any feasible value is equally good"
+        for d in np.flatnonzero(~tm.carries_traffic)
+    )
+    bound = min(res.lower, value)
+    extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
+    return Solution(
+        status=Status.OPTIMAL if res.status is Status.OPTIMAL else res.status,
+        message=res.message,
+        objective=obj,
+        bw_gbps=res.bw,
+        iteration_time_ns=bd.iteration_time_ns,
+        network_cost_usd=bd.network_cost_usd,
+        objective_value=value,
+        objective_bound=bound,
+        objective_unit=UNITS[obj],
+        lower_bound_ns=bound if obj == "performance" else None,
+        gap=max(0.0, (value - bound) / value) if value > 0 else 0.0,
+        iterations=counts.lps,
+        solve_seconds=time.perf_counter() - start,
+        breakdown=bd,
+        method=METHODS[obj],
+        notes=notes,
+        extra=extra,
+    )

@@ -1,0 +1,134 @@
+"""The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint (issue 15).
+
+For a grid of cost levels C_i (from the cheapest catalog design to the cost of the fastest) and power levels P_j
+(from the lowest-power design to the power of the fastest), each point is the exact MILP
+
+    min T(B)   s.t.   cost <= C_i,   power <= P_j,   the instance's design rows, whole parts from the catalog,
+
+on one persistent HiGHS model (:mod:`hieropt.formulation.milp`; the cost and power rows only change their right-hand
+sides), each solved to the MILP gap target and re-checked by the independent evaluator. The points not dominated in
+(time, cost, power) form the reported front: every design on it is optimal for its (C_i, P_j), so no catalog
+design is faster within both limits (Haimes, Lasdon and Wismer 1971, the epsilon-constraint method).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..errors import InputError, SolverError
+from ..formulation.lp import MS_NS
+from ..formulation.milp import KW, MUSD, build_provision_milp
+from ..model.catalog import Catalog
+from ..model.options import Option
+from ..model.timing import build_time_model
+from ..result import Status
+from ..spec import Instance
+from .provision_milp import (
+    ProvisionSolver,
+    check_power_figures,
+    explain_infeasible,
+    instance_options,
+    verify_design,
+)
+
+__all__ = ["TradeoffPoint", "Tradeoff", "provision_tradeoff"]
+
+
+@dataclass(frozen=True)
+class TradeoffPoint:
+    """The fastest catalog design within a cost level ($) and a power level (W), and its figures."""
+
+    max_cost_usd: float
+    max_power_w: float
+    design: tuple[Option, ...]
+    iteration_time_ns: float
+    network_cost_usd: float
+    power_w: float
+    gap: float
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size and timing."""
+
+    points: tuple[TradeoffPoint, ...]
+    grid: tuple[int, int]
+    solves: int
+    solve_seconds: float
+
+
+def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels: int = 5,
+                       time_limit_s: float = 60.0) -> Tradeoff:
+    """Time-cost-power front of whole-part designs from ``catalog`` on a ``levels`` x ``levels`` grid.
+
+    Raises:
+        InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
+        NoSolutionError: no catalog design meets the design constraints.
+        SolverError: HiGHS failed, or a design failed independent verification.
+    """
+    from ..io.catalog import check_catalog, read_catalog
+
+    start = time.perf_counter()
+    if levels < 2:
+        raise InputError("--tradeoff", None, f"{levels} levels", "ask for at least 2 levels per axis")
+    if isinstance(catalog, str | Path):
+        catalog = read_catalog(catalog, instance)
+    else:
+        check_catalog(catalog, instance, "catalog")
+    check_power_figures(catalog, instance, "the time-cost-power trade-off")
+    tm = build_time_model(instance)
+    options = instance_options(catalog, instance, power=True)
+    milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
+                                [[o.cost_usd for o in opts] for opts in options],
+                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
+    m = milp.model
+    solver = ProvisionSolver(milp, time_limit_s)
+    ends = {}
+    for name, objective in (("fastest", "obj_time"), ("cheapest", "obj_cost"), ("lowest_power", "obj_power")):
+        run = solver.solve(objective)
+        if run.choice is None:
+            raise explain_infeasible(solver, instance, tm, options, None, None)
+        ends[name] = run.choice
+    c_hi, p_hi = milp.cost(ends["fastest"]), milp.power(ends["fastest"])
+    c_lo, p_lo = milp.cost(ends["cheapest"]), milp.power(ends["lowest_power"])
+    m.cost_cap = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
+    m.power_cap = pyo.Constraint(expr=m.power <= p_hi / KW)
+    found: dict[tuple[int, ...], TradeoffPoint] = {}
+    for c in np.linspace(c_lo, c_hi, levels):
+        for p in np.linspace(p_lo, p_hi, levels):
+            m.del_component(m.cost_cap)
+            m.del_component(m.power_cap)
+            m.cost_cap = pyo.Constraint(expr=m.cost <= c * (1 + 1e-12) / MUSD)
+            m.power_cap = pyo.Constraint(expr=m.power <= p * (1 + 1e-12) / KW + 1e-12)
+            run = solver.solve("obj_time")
+            if run.choice is None:  # no design within both levels
+                continue
+            if run.status is not Status.OPTIMAL:
+                raise SolverError(f"a trade-off point stopped at '{run.termination}'")
+            design = tuple(options[d][o] for d, o in enumerate(run.choice))
+            bd, value = verify_design(instance, tm, milp, "performance", run.choice, design,
+                                      ("obj_time", run.incumbent), None, float(c) * (1 + 1e-9),
+                                      float(p) * (1 + 1e-9) + 1e-9)
+            bound = tm.compute_ns + (run.bound if run.bound is not None else run.incumbent) * MS_NS
+            point = TradeoffPoint(float(c), float(p), design, value, milp.cost(run.choice), milp.power(run.choice),
+                                  max(0.0, (value - min(bound, value)) / value))
+            key = run.choice
+            if key not in found or found[key].iteration_time_ns > point.iteration_time_ns:
+                found[key] = point
+    pts = sorted(found.values(), key=lambda q: (q.iteration_time_ns, q.network_cost_usd, q.power_w))
+    front = [q for q in pts if not any(_dominates(o, q) for o in pts if o is not q)]
+    return Tradeoff(tuple(front), (levels, levels), solver.solves, time.perf_counter() - start)
+
+
+def _dominates(a: TradeoffPoint, b: TradeoffPoint) -> bool:
+    tol = 1e-9
+    le = (a.iteration_time_ns <= b.iteration_time_ns * (1 + tol) and a.network_cost_usd <= b.network_cost_usd
+          * (1 + tol) + tol and a.power_w <= b.power_w * (1 + tol) + tol)
+    lt = (a.iteration_time_ns < b.iteration_time_ns * (1 - tol) or a.network_cost_usd < b.network_cost_usd
+          * (1 - tol) - tol or a.power_w < b.power_w * (1 - tol) - tol)
+    return le and lt

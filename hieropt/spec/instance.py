@@ -1,0 +1,239 @@
+"""Frozen, validated statement of a problem instance (pydantic v2 models).
+
+Units are in the field names: ``*_ns`` nanoseconds, ``*_bytes`` bytes, ``*_gbps`` GB/s per NPU per dimension with
+1 GB = 1e9 bytes (so 1 GB/s = 1 byte/ns), ``*_usd_per_gbps`` dollars per GB/s of per-NPU bandwidth.
+
+Every model forbids unknown keys (a typo is an error, never a silent default) and is immutable. Cross-field rules
+(group sizes fit the dimensions, cost classes exist, constraint widths match) live on :class:`Instance`; their
+messages start with the field path and end with the fix, so readers can turn them into one-line
+:class:`hieropt.errors.InputError` messages.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..names import OBJECTIVES, PHASES, TRAINING_LOOPS
+from .base import Frozen, NonNegFloat
+from .network import Network
+from .workload import Workload
+
+
+class Mapping(Frozen):
+    """Parallel mapping (LIBRA's 'communicator'): per phase, the group size on each dimension (1 = not spanned).
+
+    Readers turn LIBRA's -1 into 1. Example for TP-16 / DP-256 on 4 x 8 x 4 x 32:
+    ``forward = input_grad = (4, 4, 1, 1)``, ``weight_grad = (1, 2, 4, 32)``.
+    """
+
+    forward: tuple[int, ...]
+    input_grad: tuple[int, ...]
+    weight_grad: tuple[int, ...]
+
+    @field_validator("forward", "input_grad", "weight_grad")
+    @classmethod
+    def _positive(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        for i, g in enumerate(v):
+            if g < 1:
+                raise ValueError(
+                    f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; "
+                    "fix: use 1 (or -1 in LIBRA files) for a dimension the group does not span"
+                )
+        return v
+
+    def group(self, phase: str) -> tuple[int, ...]:
+        """The group sizes of ``phase`` (one of :data:`PHASES`)."""
+        return getattr(self, phase)
+
+
+class CostClass(Frozen):
+    """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model). Switch dimensions also pay
+    for the switch and the NIC."""
+
+    link_usd_per_gbps: float = Field(gt=0, allow_inf_nan=False)
+    switch_usd_per_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    nic_usd_per_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
+class CostModel(Frozen):
+    """Cost classes by name (e.g. ``InterChiplet``, ``InterPod``)."""
+
+    classes: dict[str, CostClass] = Field(min_length=1)
+
+
+class LinearConstraint(Frozen):
+    """``sum_d coefficients[d] * bw[d]  sense  rhs`` with bw in GB/s per NPU. ``text`` is what the user wrote."""
+
+    coefficients: tuple[float, ...]
+    sense: Literal["<=", ">=", "=="]
+    rhs: float = Field(allow_inf_nan=False)
+    text: str = ""
+
+    @field_validator("coefficients")
+    @classmethod
+    def _finite(cls, v: tuple[float, ...]) -> tuple[float, ...]:
+        if not all(math.isfinite(c) for c in v):
+            raise ValueError("coefficients must be finite numbers")
+        if not any(c != 0 for c in v):
+            raise ValueError("the constraint has no bandwidth term; fix: name at least one bw[d]")
+        return v
+
+
+class Bound(Frozen):
+    """Per-dimension bandwidth bounds in GB/s per NPU (``upper_gbps = None``: no upper bound)."""
+
+    lower_gbps: NonNegFloat = 0.0
+    upper_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Bound:
+        if self.upper_gbps is not None and self.upper_gbps < self.lower_gbps:
+            raise ValueError(
+                f"lower_gbps {self.lower_gbps} exceeds upper_gbps {self.upper_gbps}; fix: swap or widen the bounds"
+            )
+        return self
+
+
+class Pipeline(Frozen):
+    """Pipeline parallelism for the ``pipeline`` training loop: the workload is ONE stage's layers for one
+    micro-batch; ``p2p_bytes`` of activations go to the next stage (and as many gradient bytes come back) per
+    micro-batch over dimension ``p2p_dim``."""
+
+    stages: int = Field(ge=2)
+    microbatches: int = Field(ge=1)
+    p2p_bytes: NonNegFloat
+    p2p_dim: int = Field(ge=0)
+
+
+class Job(Frozen):
+    """A further workload sharing the fabric: its mapping and its weight in the objective (e.g. share of hours)."""
+
+    workload: Workload
+    mapping: Mapping
+    weight: float = Field(gt=0, allow_inf_nan=False)
+
+
+def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
+    D = network.n_dims
+    for phase in PHASES:
+        g = mapping.group(phase)
+        if len(g) != D:
+            raise ValueError(
+                f"{label}.{phase}: has {len(g)} entries but the network has {D} dimensions; "
+                f"fix: give one group size per dimension"
+            )
+        for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
+            if p > dim.npus:
+                raise ValueError(
+                    f"{label}.{phase}[{d}]: group of {p} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
+                    f"fix: use a group size between 1 and {dim.npus}"
+                )
+
+
+class Instance(Frozen):
+    """A complete problem: network, workload, mapping, cost model, design constraints, objective, training loop.
+
+    ``bounds`` has one entry per dimension (default: ``0 <= bw[d]``, no upper bound). Objectives:
+    ``performance`` (min iteration time), ``performance_per_cost`` (min iteration time x network cost, LIBRA's
+    PerfPerCostOpt), ``min_cost`` (cheapest network with iteration time <= ``max_iteration_time_ns``, or, with
+    ``max_regret``, the cheapest on which every workload is within ``max_regret`` (0.05 = 5 %) of its own optimum),
+    ``min_max_regret`` (several workloads: minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum).
+    ``max_network_cost_usd`` caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the
+    iteration time (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
+    the readers) when the parts disagree.
+
+    Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
+    ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``). ``dimension_mode``: dimensions of a
+    collective work ``concurrent`` ly (max over dimensions, LIBRA) or ``sequential`` ly (sum).
+    ``collectives_in_flight``: None (default) lets collectives of the overlap loops run at the same time, sharing
+    each dimension's bandwidth; 1 runs one collective at a time (ASTRA-sim's behaviour). ``chunks``: collectives are
+    split into this many chunks, each paying the per-step latency (latency x chunks; bandwidth terms unchanged).
+    Several workloads:
+    ``workload``/``mapping`` with ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum
+    of their iteration times.
+    """
+
+    name: str
+    network: Network
+    workload: Workload
+    mapping: Mapping
+    cost: CostModel
+    constraints: tuple[LinearConstraint, ...] = ()
+    bounds: tuple[Bound, ...] | None = None
+    objective: Literal[OBJECTIVES]
+    training_loop: Literal[TRAINING_LOOPS]
+    pipeline: Pipeline | None = None
+    dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
+    collectives_in_flight: Literal[1] | None = None
+    chunks: int = Field(default=1, ge=1)
+    workload_weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    more_workloads: tuple[Job, ...] = ()
+    mapping_note: str | None = None
+    max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_regret: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    heuristic_ratios: dict[str, tuple[float, ...]] | None = None
+    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (see
+    hieropt.studies.heuristics)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Instance:
+        D = self.network.n_dims
+        _check_mapping(self.mapping, self.network, "mapping")
+        for j, job in enumerate(self.more_workloads):
+            _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
+        if (self.training_loop == "pipeline") != (self.pipeline is not None):
+            raise ValueError("pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
+                             "p2p_dim) and only it uses them; fix: set both or neither")
+        if self.pipeline is not None and self.pipeline.p2p_dim >= D:
+            raise ValueError(f"pipeline.p2p_dim: dimension {self.pipeline.p2p_dim} does not exist; fix: use 0.."
+                             f"{D - 1}")
+        for d, dim in enumerate(self.network.dims):
+            cc = self.cost.classes.get(dim.cost_class)
+            if cc is None:
+                raise ValueError(
+                    f"network.dims[{d}].cost_class: unknown cost class '{dim.cost_class}'; "
+                    f"fix: use one of {sorted(self.cost.classes)} or add it to the cost model"
+                )
+            if dim.block == "Switch" and (cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None):
+                prices = (("Switch", cc.switch_usd_per_gbps), ("Nic", cc.nic_usd_per_gbps))
+                missing = [n for n, v in prices if v is None]
+                raise ValueError(
+                    f"cost.{dim.cost_class}: dimension {d} is a Switch but its cost class has no "
+                    f"{' or '.join(missing)} price; fix: add {', '.join(missing)} ($ per GB/s) to cost class "
+                    f"'{dim.cost_class}'"
+                )
+        for i, c in enumerate(self.constraints):
+            if len(c.coefficients) != D:
+                raise ValueError(
+                    f"constraints[{i}] '{c.text}': has {len(c.coefficients)} coefficients for {D} dimensions; "
+                    f"fix: name only bw[0] .. bw[{D - 1}]"
+                )
+        if self.objective == "min_cost" and self.max_iteration_time_ns is None and self.max_regret is None:
+            raise ValueError("max_iteration_time_ns: missing for objective min_cost (the cheapest network that trains "
+                             "an iteration within the target); fix: give the time target in ns, or max_regret")
+        if self.max_iteration_time_ns is not None and (self.max_regret is not None
+                                                       or self.objective == "min_max_regret"):
+            raise ValueError("max_iteration_time_ns: a portfolio objective (min_max_regret, or min_cost with "
+                             "max_regret) bounds each workload against its own optimum, not the weighted time; fix: "
+                             "remove max_iteration_time_ns or the portfolio setting")
+        if self.max_regret is not None and self.objective != "min_cost":
+            raise ValueError("max_regret: only the min_cost objective takes it (the cheapest network with every "
+                             "workload within max_regret of its own optimum); fix: set objective = \"min_cost\" "
+                             "or remove max_regret")
+        if self.bounds is not None and len(self.bounds) != D:
+            raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
+        return self
+
+    @property
+    def jobs(self) -> tuple[Job, ...]:
+        """Every workload on the fabric with its mapping and weight, the primary one first."""
+        return (Job(workload=self.workload, mapping=self.mapping, weight=self.workload_weight),) + self.more_workloads
+
+    @property
+    def bounds_or_default(self) -> tuple[Bound, ...]:
+        """Per-dimension bounds, defaulting to ``0 <= bw[d]`` with no upper bound."""
+        return self.bounds if self.bounds is not None else tuple(Bound() for _ in self.network.dims)

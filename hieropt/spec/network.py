@@ -1,0 +1,57 @@
+"""The network: dimensions (building block, NPUs, cost class, latency, collective algorithm) and the collective
+kinds."""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from ..names import DEFAULT_ALGORITHM
+from .base import Block, Frozen, NonNegFloat
+
+
+class Collective(StrEnum):
+    """Collective communication types (ASTRA-sim 1.0 / LIBRA names)."""
+
+    NONE = "NONE"
+    ALL_REDUCE = "ALLREDUCE"
+    REDUCE_SCATTER = "REDUCESCATTER"
+    ALL_GATHER = "ALLGATHER"
+    ALL_TO_ALL = "ALLTOALL"
+
+
+class Dimension(Frozen):
+    """One network dimension: building block, NPUs along it (>= 2), the cost class of its parts, and optionally the
+    per-step link latency (ns) and the collective algorithm whose step count multiplies it (see
+    :func:`hieropt.model.traffic.collective_steps`; default: ``ring`` on Ring, ``direct`` on FullyConnected and
+    Switch)."""
+
+    block: Block
+    npus: int = Field(ge=2)
+    cost_class: str = Field(min_length=1)
+    latency_ns: NonNegFloat = 0.0
+    algorithm: Literal["ring", "direct", "halving_doubling"] | None = None
+
+    @property
+    def collective_algorithm(self) -> str:
+        """The algorithm used for step counts: the explicit one or the building block's default."""
+        return self.algorithm or DEFAULT_ALGORITHM[self.block]
+
+
+class Network(Frozen):
+    """A multi-dimensional hierarchical network, dimension 0 first (innermost, e.g. chiplet)."""
+
+    dims: tuple[Dimension, ...] = Field(min_length=1)
+
+    @property
+    def n_dims(self) -> int:
+        """Number of dimensions D."""
+        return len(self.dims)
+
+    @property
+    def npus_total(self) -> int:
+        """N = product of the dimensions' NPU counts."""
+        return math.prod(d.npus for d in self.dims)

@@ -1,0 +1,222 @@
+"""The workload: layers with compute times (ns) and collectives (bytes) per training phase, and the ASTRA-sim 1.0
+header."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..names import COLLECTIVE_SCOPES, DLRM_POLICIES, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
+from .base import Frozen, NonNegFloat
+from .network import Collective
+
+
+class Phase(Frozen):
+    """One phase of a layer: compute time (ns), then a collective of ``size_bytes`` bytes.
+
+    For all-gather the size is the per-NPU input shard (LIBRA and ASTRA-sim convention); for the other collectives
+    it is the per-NPU buffer being reduced / exchanged.
+
+    ``scope`` is the group suffix of SimAI's scoped collective names (``"EP"`` for ``ALLTOALL_EP``, ``"DP_EP"`` for
+    ``ALLGATHER_DP_EP``; one of :data:`COLLECTIVE_SCOPES`), None for a plain name.
+    """
+
+    compute_ns: NonNegFloat
+    collective: Collective
+    size_bytes: NonNegFloat
+    scope: str | None = None
+
+    @model_validator(mode="after")
+    def _scope_known(self) -> Phase:
+        if self.scope is not None:
+            if self.scope not in COLLECTIVE_SCOPES:
+                raise ValueError(f"scope: unknown collective scope {self.scope!r}; fix: use one of "
+                                 f"{', '.join(COLLECTIVE_SCOPES)} or none")
+            if self.collective is Collective.NONE:
+                raise ValueError(f"scope: a NONE collective has no scope (got {self.scope!r}); fix: drop the scope")
+        return self
+
+    @property
+    def collective_name(self) -> str:
+        """The collective as written in ASTRA-sim text: ``ALLREDUCE``, or with its scope ``ALLTOALL_EP``."""
+        return self.collective.value if self.scope is None else f"{self.collective.value}_{self.scope}"
+
+
+class Layer(Frozen):
+    """A layer: forward, input-gradient and weight-gradient phases; ``update_ns`` is ASTRA-sim's weight-update time
+    (field 12 of the text format), kept for round-tripping but not part of LIBRA's no_overlap loop. ``policy`` is the
+    layer's own parallelism policy in a ``HYBRID_CUSTOMIZED`` workload (the 13th token of its line; one of
+    :data:`LAYER_POLICIES`), None otherwise."""
+
+    name: str
+    forward: Phase
+    input_grad: Phase
+    weight_grad: Phase
+    update_ns: NonNegFloat = 0.0
+    policy: str | None = None
+
+    @field_validator("policy")
+    @classmethod
+    def _policy_known(cls, v: str | None) -> str | None:
+        if v is not None and v not in LAYER_POLICIES:
+            raise ValueError(f"unknown per-layer policy {v!r}; fix: use one of {', '.join(LAYER_POLICIES)}")
+        return v
+
+
+class PhaseTable(BaseModel):
+    """Columnar view of a workload (numpy, shape ``(n_layers, 3)``, phases in :data:`PHASES` order)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    compute_ns: np.ndarray
+    size_bytes: np.ndarray
+    collective: np.ndarray  # dtype object: Collective members
+
+
+def _int_text(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+class WorkloadHeader(Frozen):
+    """The two header lines of an ASTRA-sim 1.0 workload file (every dialect; research/peers.md §4.2).
+
+    Line 1 is the parallelism ``policy`` (one of :data:`POLICIES`) and the tokens that policy takes; line 2 the layer
+    count (``declared_layers``). Fields, each None when the file does not give it:
+
+    - ``model_parallel_npu_group``: ``model_parallel_NPU_group: N`` of the transformer policies (NPUs per
+      model-parallel group);
+    - ``checkpoints``, ``checkpoint_initiates``: the layer numbers (0-based) of ``checkpoints: k l1..lk`` and
+      ``checkpoint_initiates: m i1..im`` (``HYBRID_TRANSFORMER_FWD_IN_BCKWD``: activation checkpoints, and the layers
+      that start a forward-in-backward recomputation);
+    - ``last_bottom_layer``: the number (0-based) of the last bottom-MLP layer of the DLRM policies;
+    - ``ep``, ``pp``, ``vpp``, ``ga``, ``all_gpus``: SimAI's extension of the transformer header (expert-parallel,
+      pipeline-parallel and virtual-pipeline degrees, gradient-accumulation steps, total GPUs);
+    - ``pp_comm_bytes``: SimAI's ``pp_comm`` (``pp_comm: B`` or ``pp_comm B``), bytes of a pipeline-stage transfer.
+    """
+
+    policy: str
+    model_parallel_npu_group: int | None = Field(default=None, ge=1)
+    checkpoints: tuple[int, ...] | None = None
+    checkpoint_initiates: tuple[int, ...] | None = None
+    last_bottom_layer: int | None = Field(default=None, ge=0)
+    ep: int | None = Field(default=None, ge=1)
+    pp: int | None = Field(default=None, ge=1)
+    vpp: int | None = Field(default=None, ge=1)
+    ga: int | None = Field(default=None, ge=1)
+    all_gpus: int | None = Field(default=None, ge=1)
+    pp_comm_bytes: NonNegFloat | None = None
+    declared_layers: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _fits_policy(self) -> WorkloadHeader:
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy: unknown header policy {self.policy!r}; fix: use one of {', '.join(POLICIES)}")
+        for key in ("checkpoints", "checkpoint_initiates"):
+            v = getattr(self, key)
+            if v is not None and any(i < 0 for i in v):
+                raise ValueError(f"{key}: layer numbers must be >= 0 (got {list(v)}); fix: use 0-based layer numbers")
+        transformer = {"model_parallel_NPU_group": self.model_parallel_npu_group, "ep": self.ep, "pp": self.pp,
+                       "vpp": self.vpp, "ga": self.ga, "all_gpus": self.all_gpus}
+        rules = [(transformer, TRANSFORMER_POLICIES),
+                 ({"checkpoints": self.checkpoints, "checkpoint_initiates": self.checkpoint_initiates},
+                  ("HYBRID_TRANSFORMER_FWD_IN_BCKWD",)),
+                 ({"last bottom layer": self.last_bottom_layer}, DLRM_POLICIES)]
+        for keys, policies in rules:
+            for key, v in keys.items():
+                if v is not None and self.policy not in policies:
+                    raise ValueError(f"{key}: not read with policy {self.policy} (only with {' or '.join(policies)}); "
+                                     f"fix: remove it or change the policy")
+        return self
+
+    @property
+    def line(self) -> str:
+        """Line 1 as ASTRA-sim (and SimAI) read it, e.g. ``HYBRID_TRANSFORMER model_parallel_NPU_group: 4``."""
+        parts = [self.policy]
+        if self.last_bottom_layer is not None:
+            parts.append(str(self.last_bottom_layer))
+        if self.model_parallel_npu_group is not None:
+            parts += ["model_parallel_NPU_group:", str(self.model_parallel_npu_group)]
+        for key in ("ep", "pp", "vpp", "ga", "all_gpus"):
+            v = getattr(self, key)
+            if v is not None:
+                parts += [f"{key}:", str(v)]
+        if self.checkpoints is not None or self.checkpoint_initiates is not None:
+            for key in ("checkpoints", "checkpoint_initiates"):
+                v = getattr(self, key) or ()
+                parts += [f"{key}:", str(len(v)), *(str(i) for i in v)]
+        if self.pp_comm_bytes is not None:
+            parts += ["pp_comm:", _int_text(self.pp_comm_bytes)]
+        return " ".join(parts)
+
+
+class Workload(Frozen):
+    """A training workload: layers in forward order, and the ASTRA-sim ``header`` if the file had one.
+
+    ``Workload(..., policy="HYBRID_TRANSFORMER")`` is accepted for a header that is a bare policy name; the
+    :attr:`policy` property gives the header's policy line.
+    """
+
+    name: str
+    layers: tuple[Layer, ...] = Field(min_length=1)
+    header: WorkloadHeader | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _policy_argument(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "policy" not in data:
+            return data
+        data = dict(data)
+        policy = data.pop("policy")
+        if policy is None:
+            return data
+        if data.get("header") is not None:
+            raise ValueError("policy: both policy and header were given; fix: give the header only")
+        if not isinstance(policy, str) or len(policy.split()) != 1:
+            raise ValueError(f"policy: {policy!r} is not a bare policy name; fix: give header=WorkloadHeader(...) "
+                             "(hieropt.io.astrasim1.parse_header parses a header line)")
+        data["header"] = {"policy": policy.strip()}
+        return data
+
+    @model_validator(mode="after")
+    def _header_fits_layers(self) -> Workload:
+        n = len(self.layers)
+        h = self.header
+        if h is not None:
+            if h.declared_layers is not None and h.declared_layers != n:
+                raise ValueError(f"header.declared_layers: the header says {h.declared_layers} layers but there are "
+                                 f"{n}; fix: set it to {n}")
+            numbered = [("checkpoints", i) for i in h.checkpoints or ()]
+            numbered += [("checkpoint_initiates", i) for i in h.checkpoint_initiates or ()]
+            if h.last_bottom_layer is not None:
+                numbered.append(("last bottom layer", h.last_bottom_layer))
+            for key, i in numbered:
+                if i >= n:
+                    raise ValueError(f"header.{key}: layer {i} does not exist (layers are numbered 0 .. {n - 1}); "
+                                     f"fix: use a layer number below {n}")
+        customized = h is not None and h.policy == "HYBRID_CUSTOMIZED"
+        for i, layer in enumerate(self.layers):
+            if customized and layer.policy is None:
+                raise ValueError(f"layers[{i}].policy: missing; a HYBRID_CUSTOMIZED workload gives every layer its "
+                                 f"own policy; fix: give one of {', '.join(LAYER_POLICIES)}")
+            if not customized and layer.policy is not None:
+                raise ValueError(f"layers[{i}].policy: a per-layer policy ({layer.policy}) is only read under a "
+                                 "HYBRID_CUSTOMIZED header; fix: drop it or use policy HYBRID_CUSTOMIZED")
+        return self
+
+    @property
+    def policy(self) -> str | None:
+        """The header's policy line (e.g. ``"HYBRID_TRANSFORMER model_parallel_NPU_group: 4"``), None without a
+        header; the policy name alone is ``header.policy``."""
+        return self.header.line if self.header is not None else None
+
+    @cached_property
+    def table(self) -> PhaseTable:
+        """The layers as numpy arrays, built once (used by the traffic model and the evaluator)."""
+        rows = [[getattr(layer, p) for p in PHASES] for layer in self.layers]
+        return PhaseTable(
+            compute_ns=np.array([[p.compute_ns for p in r] for r in rows], dtype=float),
+            size_bytes=np.array([[p.size_bytes for p in r] for r in rows], dtype=float),
+            collective=np.array([[p.collective for p in r] for r in rows], dtype=object),
+        )

@@ -1,0 +1,253 @@
+"""Exact versus heuristics: every rule of thumb of :mod:`hieropt.studies.heuristics` next to the exact optimum, with
+the gap
+each one leaves and a one-line explanation of where it loses.
+
+``compare(instance, objective)`` solves the instance exactly (:func:`hieropt.solvers.objectives.solve`, verified), runs
+every
+heuristic for the same objective (each made feasible for the same constraints, bounds, budget and time target),
+evaluates every vector with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and returns a
+:class:`Comparison`. The gap of a heuristic is (its objective value - the optimum's) / the optimum's, in %, for the
+chosen objective: iteration time (performance), network cost (min_cost) or time x cost (performance_per_cost).
+
+Where a heuristic loses is read off the bandwidth difference to the optimum, priced per dimension, and the
+evaluator's bottleneck data: the dimension it starves (less bandwidth than the optimum, and the slowest dimension for
+the largest share of its communication time) and the dimension it over-provisions (the most dollars above the
+optimum, N x $/GB/s x extra GB/s).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..model.cost import unit_cost_usd_per_gbps
+from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
+from ..result import Solution
+from ..solvers.objectives import solve
+from ..spec import Instance
+from .heuristics import HeuristicResult, ratio_problems, run_all
+from .placement import relative_gap
+
+MATCH_REL = 1e-6
+"""A heuristic within this relative gap of the optimum is reported as matching it."""
+TIE_REL = 1e-6
+"""Dimensions within this relative time of a collective's slowest dimension tie as its bottleneck."""
+_UNIT = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One design in the comparison: the exact optimum or a heuristic (times ns, cost $, bandwidth GB/s per NPU).
+
+    Attributes:
+        name: ``"optimum"`` or the heuristic's registry key.
+        label: display name.
+        kind: ``"optimum"`` or ``"heuristic"``.
+        feasible: False when the heuristic cannot be made feasible (then the figures are None).
+        message: how the vector was obtained, or why it is not feasible.
+        bw: (D,) bandwidths, GB/s per NPU.
+        breakdown: the evaluator's breakdown at ``bw``.
+        objective_value: in the comparison's unit (ns, $ or ns x $).
+        gap_pct: 100 (value - optimum) / optimum for the chosen objective (0 for the optimum).
+        speedup: the optimum's speed-up over this design, T(this) / T(optimum).
+        bottleneck_dim: the dimension that is the slowest for the most collective time (None without
+            communication). The evaluator's ``bottleneck_ns_per_dim`` gives a tied collective to the lowest
+            dimension by floating-point noise, and at the optimum dimensions tie by design (the optimum balances
+            them); here a collective counts for every dimension within :data:`TIE_REL` of its slowest, so the answer
+            is reproducible (LIBRA's form of T; other training loops use ``bottleneck_ns_per_dim`` as it is).
+        bottleneck_tied: every dimension tied with ``bottleneck_dim`` (itself included).
+        explanation: one line: where this design loses against the optimum.
+        iterations: iterations of an iterative heuristic; LPs for the optimum.
+        seconds: wall time to produce the design, s.
+        heuristic: the raw :class:`HeuristicResult` (None for the optimum).
+    """
+
+    name: str
+    label: str
+    kind: str
+    feasible: bool
+    message: str
+    bw: np.ndarray | None
+    breakdown: Breakdown | None
+    objective_value: float | None
+    gap_pct: float | None
+    speedup: float | None
+    bottleneck_dim: int | None
+    explanation: str
+    iterations: int | None
+    seconds: float
+    heuristic: HeuristicResult | None = None
+    bottleneck_tied: tuple[int, ...] = ()
+
+    @property
+    def iteration_time_ns(self) -> float | None:
+        """T(bw), ns."""
+        return self.breakdown.iteration_time_ns if self.breakdown is not None else None
+
+    @property
+    def network_cost_usd(self) -> float | None:
+        """cost(bw), $."""
+        return self.breakdown.network_cost_usd if self.breakdown is not None else None
+
+    @property
+    def time_x_cost(self) -> float | None:
+        """T(bw) x cost(bw), ns x $ (the inverse of performance per cost)."""
+        bd = self.breakdown
+        return bd.iteration_time_ns * bd.network_cost_usd if bd is not None else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The exact optimum and every heuristic for one instance and objective.
+
+    Attributes:
+        instance: the instance.
+        objective: ``performance``, ``performance_per_cost`` or ``min_cost``.
+        objective_unit: ``ns``, ``ns*USD`` or ``USD``.
+        optimum: the exact, verified :class:`Solution`.
+        rows: the optimum first, then the heuristics in registry order, then the instance's vendor ratios.
+        seconds: wall time of the whole comparison, s.
+    """
+
+    instance: Instance
+    objective: str
+    objective_unit: str
+    optimum: Solution
+    rows: tuple[Row, ...]
+    seconds: float
+
+    @property
+    def heuristics(self) -> tuple[Row, ...]:
+        """The heuristic rows."""
+        return self.rows[1:]
+
+    def row(self, name: str) -> Row:
+        """The row called ``name`` (``"optimum"``, ``"equal"``, ...)."""
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+
+def dimension_name(instance: Instance, d: int, price: float | None = None) -> str:
+    """Short name of dimension d, e.g. ``dim 3 (Switch)`` or, with its price, ``dim 3 (Switch, 57.4 $/GB/s)``."""
+    block = instance.network.dims[d].block
+    return f"dim {d} ({block})" if price is None else f"dim {d} ({block}, {price:.1f} $/GB/s)"
+
+
+def bottleneck_dim(bd: Breakdown) -> int | None:
+    """The dimension with the largest ``bottleneck_ns_per_dim`` (None when there is no communication)."""
+    b = np.asarray(bd.bottleneck_ns_per_dim)
+    return int(np.argmax(b)) if b.size and float(b.max()) > 0 else None
+
+
+def bottleneck(tm: TimeModel, bd: Breakdown) -> tuple[int | None, tuple[int, ...]]:
+    """(bottleneck dimension, dimensions tied with it): each collective term counts its time for every dimension
+    within :data:`TIE_REL` of its slowest (LIBRA's form of T; otherwise :func:`bottleneck_dim` without ties)."""
+    M = tm.terms_bytes
+    if not tm.is_simple or M.shape[0] == 0:
+        d = bottleneck_dim(bd)
+        return d, (() if d is None else (d,))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(M > 0, M / bd.bw_gbps, 0.0)
+    top = t.max(axis=1)
+    slowest = (M > 0) & (t >= top[:, None] * (1 - TIE_REL))
+    credit = (slowest * (tm.term_weights * top)[:, None]).sum(axis=0)
+    best = float(credit.max())
+    if best <= 0:
+        return None, ()
+    return int(np.argmax(credit)), tuple(int(d) for d in np.flatnonzero(credit >= best * (1 - TIE_REL)))
+
+
+def explain(instance: Instance, h: Breakdown, opt: Breakdown, gap_pct: float, objective: str) -> str:
+    """One line: where a design with breakdown ``h`` loses against the optimum ``opt``.
+
+    The starved dimension is the one with less bandwidth than the optimum whose slowest-dimension time would shrink
+    the most at the optimum's bandwidth (bottleneck_ns x (1 - B_h / B_opt)); the over-provisioned one has the most
+    dollars above the optimum (N x $/GB/s x extra GB/s). For the cost objectives the line starts with the time and
+    cost differences.
+    """
+    if gap_pct <= 100 * MATCH_REL:
+        return f"matches the optimum (within {MATCH_REL:.0e})"
+    u = unit_cost_usd_per_gbps(instance)
+    N = instance.network.npus_total
+    dB = h.bw_gbps - opt.bw_gbps
+    tol = 1e-3 * max(1.0, float(np.max(opt.bw_gbps)))
+    parts = []
+    under = np.flatnonzero(dB < -tol)
+    if under.size:
+        bott = np.asarray(h.bottleneck_ns_per_dim)
+        # time the dimension is the slowest, scaled to the optimum's bandwidth: the first-order saving there
+        saving = bott[under] * (1 - h.bw_gbps[under] / opt.bw_gbps[under])
+        s = int(under[np.argmax(saving)]) if float(saving.max()) > 0 else int(under[np.argmin(dB[under])])
+        total = float(bott.sum())
+        share = f", the slowest dimension for {bott[s] / total:.0%} of its communication" if total > 0 else ""
+        parts.append(f"starves {dimension_name(instance, s)}: {h.bw_gbps[s]:,.1f} vs {opt.bw_gbps[s]:,.1f} GB/s"
+                     + share)
+    over = np.flatnonzero(dB > tol)
+    if over.size:
+        o = int(over[np.argmax(dB[over] * u[over])])
+        idle = " which carries no traffic" if h.bytes_per_dim[o] <= 0 else ""
+        parts.append(f"over-provisions {dimension_name(instance, o, u[o])}{idle}: {dB[o]:+,.1f} GB/s vs optimum "
+                     f"({N * u[o] * dB[o] / 1e6:+,.2f} M$)")
+    if not parts:
+        parts.append("same bandwidths as the optimum to within 0.1%; the difference is below the display precision")
+    dt = relative_gap(h.iteration_time_ns, opt.iteration_time_ns)
+    dc = relative_gap(h.network_cost_usd, opt.network_cost_usd)
+    if objective == "performance_per_cost":
+        parts.insert(0, f"time {dt:+.1%}, cost {dc:+.1%}")
+    elif objective == "min_cost":
+        parts.insert(0, f"cost {dc:+.1%} for the same time target")
+    order = parts if objective == "performance" else [parts[0]] + sorted(parts[1:], key=lambda p: "over" not in p)
+    return "; ".join(order)
+
+
+def _value(bd: Breakdown, objective: str) -> float:
+    return {"performance": bd.iteration_time_ns, "min_cost": bd.network_cost_usd,
+            "performance_per_cost": bd.iteration_time_ns * bd.network_cost_usd}[objective]
+
+
+def check_ratios(instance: Instance) -> None:
+    """Raise :class:`InputError` for an invalid ``heuristic_ratios`` entry (exit 2 on the command line)."""
+    for name, problem in ratio_problems(instance):
+        raise InputError("heuristic_ratios", name, problem,
+                         f"give {instance.network.n_dims} finite ratios >= 0, at least one positive")
+
+
+def compare(instance: Instance, objective: str | None = None) -> Comparison:
+    """Every heuristic and the exact optimum for ``objective`` (default: the instance's).
+
+    Raises:
+        InputError: invalid ``heuristic_ratios``, unknown objective, min_cost without a time target.
+        NoSolutionError: the instance has no optimum (infeasible, unbounded, no bandwidth floor for
+            performance_per_cost); the heuristics would have none either.
+        SolverError: HiGHS failed or the exact answer failed verification.
+    """
+    start = time.perf_counter()
+    check_ratios(instance)
+    sol = solve(instance, objective=objective)
+    obj = sol.objective
+    inst = instance if obj == instance.objective else instance.model_copy(update={"objective": obj})
+    opt_bd = sol.breakdown
+    T_opt = opt_bd.iteration_time_ns
+    tm = build_time_model(inst)
+    b, tied = bottleneck(tm, opt_bd)
+    rows = [Row("optimum", "exact optimum", "optimum", True,
+                f"{sol.status.value}: proven relative gap {sol.gap:.1e} ({sol.method})", sol.bw_gbps, opt_bd,
+                sol.objective_value, 0.0, 1.0, b, "", sol.iterations, sol.solve_seconds, None, tied)]
+    for h in run_all(inst, obj, optimum=sol.objective_value):
+        if not h.feasible or h.bw is None:
+            rows.append(Row(h.name, h.label, "heuristic", False, h.message, None, None, None, None, None, None,
+                            h.message, h.iterations, h.seconds, h))
+            continue
+        bd = evaluate(inst, h.bw)
+        value = _value(bd, obj)
+        gap = 100.0 * relative_gap(value, sol.objective_value)
+        b, tied = bottleneck(tm, bd)
+        rows.append(Row(h.name, h.label, "heuristic", True, h.message, h.bw, bd, value, gap,
+                        1.0 + relative_gap(bd.iteration_time_ns, T_opt), b, explain(inst, bd, opt_bd, gap, obj),
+                        h.iterations, h.seconds, h, tied))
+    return Comparison(inst, obj, _UNIT[obj], sol, tuple(rows), time.perf_counter() - start)

@@ -1,0 +1,162 @@
+"""Problem keys and pruning: the canonical form of a candidate's optimisation problem (merged, relabelled dimensions;
+see the :mod:`hieropt.studies.explore.run` docstring) and :func:`candidates`, which keeps one candidate per key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import InputError
+from ...model.cost import unit_cost_usd_per_gbps
+from ...model.traffic import collective_steps, collective_traffic
+from ...names import PHASES
+from ...spec import Instance, LinearConstraint, Mapping
+from ...spec.network import Collective, Network
+from ...spec.space import ShapeSpace
+from .enumerate import (
+    Candidate,
+    Enumeration,
+    enumerate_shapes,
+    shape_id,
+    shape_mappings,
+    shape_network,
+    space_constraints,
+)
+
+KEY_DIGITS = 10
+"""Significant digits of the numbers in a candidate's canonical form."""
+
+
+def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
+    """Every candidate of ``space`` (shape x mapping), exact duplicates pruned unless ``prune`` is False
+    (default: ``space.prune_symmetric``).
+
+    Raises:
+        InputError: no valid shape (the message says which limits to relax).
+    """
+    prune = space.prune_symmetric if prune is None else prune
+    shapes = enumerate_shapes(space)
+    if not shapes:
+        raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
+                         f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
+                         "widen the levels' npus ranges, max_dims or limits")
+    reps: list[Candidate] = []
+    equivalents: dict[str, list[str]] = {}
+    by_key: dict[Any, str] = {}
+    skipped: list[tuple[str, str]] = []
+    placements = 0
+    for shape in shapes:
+        sid = shape_id(space, shape)
+        try:
+            options = shape_mappings(space, shape, sid)
+        except InputError as e:
+            skipped.append((sid, e.problem))
+            continue
+        for cid, mappings in options:
+            placements += 1
+            cand = Candidate(cid, shape, mappings)
+            if prune:
+                key = _candidate_key(space, cand)
+                rep = by_key.setdefault(key, cid)
+                if rep != cid:
+                    equivalents[rep].append(cid)
+                    continue
+            reps.append(cand)
+            equivalents[cid] = []
+    if not reps:
+        raise InputError(space.name, "mapping", f"the {space.mapping_rule} rule places no group on any of the "
+                         f"{len(shapes)} shapes (e.g. {skipped[0][0]}: {skipped[0][1]})",
+                         "change tp or the levels' sizes")
+    return Enumeration(tuple(reps), {k: tuple(v) for k, v in equivalents.items()}, len(shapes), placements,
+                       tuple(skipped))
+
+
+# -------------------------------------------------------------------------------------------- duplicate key
+_DISTINCT: dict[int, tuple[Any, list[list[tuple[Collective, float]]]]] = {}
+
+
+def _distinct(workload: Any) -> list[list[tuple[Collective, float]]]:
+    """Per phase, the distinct (collective, size) pairs of a workload that send bytes (cached per workload)."""
+    hit = _DISTINCT.get(id(workload))
+    if hit is not None and hit[0] is workload:
+        return hit[1]
+    table = workload.table
+    out = []
+    for j in range(len(PHASES)):
+        pairs = {(str(k), float(s)) for k, s in zip(table.collective[:, j], table.size_bytes[:, j], strict=True)}
+        out.append([(Collective(k), s) for k, s in sorted(pairs) if Collective(k) is not Collective.NONE and s > 0])
+    _DISTINCT[id(workload)] = (workload, out)
+    return out
+
+
+def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray, np.ndarray]:
+    """Traffic (bytes) and latency (ns) per dimension of every distinct collective of every workload, shape
+    (R, D); rows depend on the workloads only, so they align between candidates of one space."""
+    D = network.n_dims
+    alpha = np.array([d.latency_ns for d in network.dims])
+    algos = tuple(d.collective_algorithm for d in network.dims)
+    traffic, latency = [], []
+    for workload, mapping in jobs:
+        for phase, pairs in zip(PHASES, _distinct(workload), strict=True):
+            group = mapping.group(phase)
+            for kind, size in pairs:
+                traffic.append(collective_traffic(kind, size, group))
+                latency.append(collective_steps(kind, group, algos) * alpha)
+    return np.array(traffic).reshape(-1, D), np.array(latency).reshape(-1, D)
+
+
+def _rank_one(block: np.ndarray) -> bool:
+    """Whether every row of ``block`` (non-negative) is a multiple of one common vector."""
+    norms = np.linalg.norm(block, axis=1)
+    if not norms.any():
+        return True
+    v = block[int(np.argmax(norms))] / norms.max()
+    resid = block - np.outer(block @ v, v)
+    return bool(np.all(np.linalg.norm(resid, axis=1) <= 1e-9 * norms))
+
+
+def _round(x: np.ndarray) -> tuple[float, ...]:
+    return tuple(float(f"{v:.{KEY_DIGITS}g}") + 0.0 for v in np.asarray(x, dtype=float).ravel())
+
+
+def problem_key(instance: Instance) -> tuple:
+    """Canonical form of a candidate's optimisation problem (module docstring): equal keys, equal optima.
+
+    Per dimension d the column (u_d, constraint coefficients, traffic and latency of every distinct collective);
+    maximal runs of adjacent mergeable dimensions (concurrent mode only) become one column with the summed traffic;
+    the columns are then sorted. The key is (D, senses and right-hand sides, sorted columns).
+    """
+    return _key(instance.network, [(j.workload, j.mapping) for j in instance.jobs], unit_cost_usd_per_gbps(instance),
+                instance.constraints, instance.dimension_mode)
+
+
+def _key(network: Network, jobs: list[tuple[Any, Mapping]], u: np.ndarray,
+         constraints: tuple[LinearConstraint, ...], mode: str) -> tuple:
+    D = network.n_dims
+    A = np.array([c.coefficients for c in constraints], dtype=float).reshape(-1, D)
+    M, L = _rows(network, jobs)
+    cols: list[tuple] = []
+    i = 0
+    while i < D:
+        j = i + 1
+        if mode == "concurrent" and not L[:, i].any():
+            while (j < D and not L[:, j].any() and abs(u[j] - u[i]) <= 1e-12 * abs(u[i])
+                   and np.array_equal(A[:, j], A[:, i]) and _rank_one(M[:, i:j + 1])):
+                j += 1
+        cols.append(_round(u[i:i + 1]) + _round(A[:, i]) + _round(M[:, i:j].sum(axis=1)) + _round(L[:, i]))
+        i = j
+    rhs = tuple((c.sense, float(f"{c.rhs:.{KEY_DIGITS}g}")) for c in constraints)
+    return D, rhs, tuple(sorted(cols))
+
+
+def _candidate_key(space: ShapeSpace, cand: Candidate) -> tuple:
+    """:func:`problem_key` of a candidate without building its Instance."""
+    u = []
+    for d in cand.dims:
+        cc = space.cost.classes[space.levels[d.level].cost_class]
+        extra = (cc.switch_usd_per_gbps or 0.0) + (cc.nic_usd_per_gbps or 0.0) if d.block == "Switch" else 0.0
+        u.append(cc.link_usd_per_gbps + extra)
+    jobs = [(j.workload, m) for j, m in zip(space.jobs, cand.mappings, strict=True)]
+    return _key(shape_network(space, cand.dims), jobs, np.array(u), space_constraints(space.constraints, cand.n_dims),
+                space.dimension_mode)

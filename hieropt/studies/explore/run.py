@@ -1,0 +1,283 @@
+"""Which network to build: enumerate every shape of a :class:`~hieropt.spec.space.ShapeSpace` and solve each exactly
+(issue 7).
+
+Flow: :func:`enumerate_shapes` lists every valid shape (ordered factorisations of N into ``min_dims`` ..
+``max_dims`` factors, each a dimension at some level with a building block the level allows, levels never decreasing,
+sizes within the levels' ranges and limits); :func:`candidates` attaches the parallel mapping (one candidate per shape
+under ``tp_lowest`` and ``header``, one per placement under ``all_placements``) and removes exact duplicates
+(below); :func:`explore` solves every remaining candidate with :func:`hieropt.solvers.objectives.solve` (the space's
+objective,
+proven gap), in a process pool or on a Dask cluster, streams one row per candidate to a CSV / Parquet file as results
+arrive, resumes from that file, and ranks the candidates by their proven optimum.
+
+**Duplicates pruned (exact).** Two candidates are duplicates when their optimisation problems are the same after
+(a) *merging* runs of adjacent dimensions the model cannot tell apart and (b) *relabelling* dimensions:
+
+- A run of adjacent dimensions i..j merges into one when, in concurrent-dimension mode, all of them have the same
+  unit price ($/GB/s per NPU), the same coefficient in every design constraint, no latency, and every collective's
+  traffic restricted to the run is proportional to one common vector v (e.g. every collective spans all of them or
+  none, as with identical adjacent levels fully inside the TP group or fully inside the DP group). Then for a fixed
+  total beta = B_i + ... + B_j the split B ∝ v minimises every collective's time max_d(m_d / B_d) at once, giving
+  (sum_d m_d) / beta, while cost and constraints see beta only; so the problem equals the one with a single
+  dimension of traffic sum_d m_d. E.g. Ring 4 x Ring 2 and Ring 2 x Ring 4 (or FullyConnected 8) at one level,
+  both all-reduced by DP, have the same optimum.
+- Relabelling: permuting dimensions together with all their data (price, constraint coefficients, traffic and
+  latency of every collective) does not change the problem; the canonical form sorts the (merged) dimensions.
+
+The key of a candidate is its dimension count and its canonical form (numbers rounded to 10 significant digits,
+below the solver's 1e-8 gap). Candidates with the same key have the same optimal objective value (all three
+objectives: time, cost and their product are unchanged); the first in enumeration order is solved and the others
+are listed as its ``equivalent_ids``. The test suite solves every pruned candidate and checks this.
+
+**Scale-out figures** per candidate: the dimensions at the space's scale-out level (default: the top level) carry
+the NIC traffic; ``scaleout_gbps_per_npu`` is their bandwidth per NPU, ``scaleout_usd`` their cost, ``nic_usd`` the
+NIC part of it (cost class NIC price x N x bandwidth), and ``nics`` = ceil(N x scale-out GB/s per NPU / ``nic_gbps``)
+when the space gives ``nic_gbps``: a derived figure from the continuous optimum, not an integer provisioning
+(:func:`hieropt.provision` needs a parts catalog per cost class; run it on the shapes you shortlist).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from ...solvers.cutting import REL_GAP
+from ...solvers.procurement import PPC_GAP
+from ...spec.overrides import with_targets
+from ...spec.space import ShapeSpace
+from .enumerate import Enumeration
+from .executors import client_address, run_dask, run_pool, run_serial
+from .keys import candidates
+from .results import ResultSink, typed_row
+
+__all__ = ["explore", "Exploration", "load_space", "space_fingerprint", "SOLVED"]
+
+SOLVED = ("optimal", "limit")
+"""Row statuses that carry an objective value (``limit``: the gap target was not reached)."""
+
+
+def load_space(path: str | Path) -> ShapeSpace:
+    """Read a shape-space TOML file (see :mod:`hieropt.io.space`)."""
+    from ...io.space import load_space as _load
+
+    return _load(path)
+
+
+# ----------------------------------------------------------------------------------------------- the sweep
+@dataclass(frozen=True)
+class Exploration:
+    """The outcome of :func:`explore`.
+
+    Attributes:
+        space: the space as solved (objective overrides applied).
+        space_hash: fingerprint of ``space`` written into every row (a resume checks it).
+        enumeration: the candidates, their duplicates and the skipped shapes.
+        rows: one row per candidate (see :data:`COLUMNS`), in enumeration order, this run's and resumed ones.
+        solved_ids: candidates solved by this call, in completion order.
+        resumed_ids: candidates read back from ``out`` and not solved again.
+        backend: ``"serial"``, ``"pool(n)"`` or ``"dask(address)"``.
+        seconds: wall time of the sweep (enumeration included).
+        out: the results file, or None.
+    """
+
+    space: ShapeSpace
+    space_hash: str
+    enumeration: Enumeration
+    rows: tuple[dict[str, Any], ...]
+    solved_ids: tuple[str, ...]
+    resumed_ids: tuple[str, ...]
+    backend: str
+    seconds: float
+    out: Path | None = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def ranking(self) -> list[dict[str, Any]]:
+        """Rows with an objective value, best first, each with its ``rank``.
+
+        Optima within the solver's gap target of each other (1e-8 relative; 1e-7 for performance_per_cost) are not
+        told apart: they share a rank and are ordered by the other figure (network cost for performance, iteration
+        time otherwise), then by id.
+        """
+        if "ranking" not in self._cache:
+            self._cache["ranking"] = _rank([r for r in self.rows if r["status"] in SOLVED], self.space.objective)
+        return self._cache["ranking"]
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        """Rows without a certified answer (infeasible, unbounded, error)."""
+        return [r for r in self.rows if r["status"] not in SOLVED]
+
+    @property
+    def pareto(self) -> list[dict[str, Any]]:
+        """Candidates on the (iteration time, network cost) Pareto front of their optima, fastest first.
+
+        A candidate is dominated when another is cheaper and not slower; times within the gap target (1e-8) of each
+        other count as equal (the optima are proven to that gap only), and so do costs: of equally fast candidates
+        only the cheapest is on the front, and of ties in both the first in (time, cost, id) order.
+        """
+        ok = sorted((r for r in self.rows if r["status"] in SOLVED),
+                    key=lambda r: (r["iteration_time_ns"], r["network_cost_usd"], r["shape_id"]))
+        times = [r["iteration_time_ns"] for r in ok]
+        prefix_min = list(itertools.accumulate((r["network_cost_usd"] for r in ok), min))
+        front = []
+        for i, r in enumerate(ok):
+            j = bisect.bisect_right(times, r["iteration_time_ns"] * (1 + REL_GAP)) - 1
+            cost = r["network_cost_usd"]
+            cheaper = prefix_min[j] < cost * (1 - REL_GAP)  # a cheaper one, at most as slow
+            tied = i > 0 and prefix_min[i - 1] <= cost * (1 + REL_GAP)  # an earlier one as fast and as cheap
+            if not (cheaper or tied):
+                front.append(r)
+        return front
+
+    def by_dims(self) -> list[dict[str, Any]]:
+        """Per dimension count: candidates (with duplicates), solved, the best one and its scale-out figures, and the
+        least scale-out spend and NIC count among that count's solved candidates."""
+        out = []
+        ranking = self.ranking
+        for D in range(self.space.min_dims, self.space.max_dims + 1):
+            rows = [r for r in self.rows if r["n_dims"] == D]
+            solved = [r for r in ranking if r["n_dims"] == D]
+            entry: dict[str, Any] = {"n_dims": D, "candidates": sum(1 + (r["equivalents"] or 0) for r in rows),
+                                     "solved": len(solved), "best": solved[0] if solved else None}
+            entry["min_scaleout_usd"] = min((r["scaleout_usd"] for r in solved), default=None)
+            nics = [r["nics"] for r in solved if r["nics"] is not None]
+            entry["min_nics"] = min(nics, default=None)
+            out.append(entry)
+        return out
+
+
+def _rank(rows: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
+    tol = PPC_GAP if objective == "performance_per_cost" else REL_GAP
+    second = "network_cost_usd" if objective == "performance" else "iteration_time_ns"
+    rows = sorted(rows, key=lambda r: (r["objective_value"], r["shape_id"]))
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(rows):
+        lead = rows[i]["objective_value"]
+        j = i
+        while j < len(rows) and rows[j]["objective_value"] <= lead + tol * abs(lead):
+            j += 1
+        tied = sorted(rows[i:j], key=lambda r: (r[second], r["shape_id"]))
+        out += [{**r, "rank": i + 1} for r in tied]
+        i = j
+    return out
+
+
+def space_fingerprint(space: ShapeSpace) -> str:
+    """Short sha256 of the space (objective and targets included): a results file belongs to one fingerprint."""
+    text = json.dumps(space.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+
+def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
+            max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None,
+            out: str | Path | None = None, workers: int | None = None, dask: Any = None, prune: bool | None = None,
+            progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None) -> Exploration:
+    """Enumerate every shape of ``space``, solve each candidate exactly and rank them by their proven optimum.
+
+    Args:
+        space: a :class:`~hieropt.spec.space.ShapeSpace` or the path of a space TOML file.
+        objective, max_iteration_time_ns, max_network_cost_usd: override the space's (as :func:`hieropt.solve`).
+        out: results file, ``.csv`` (or ``.parquet``, needs pyarrow): one row per candidate, written as results
+            arrive; when it exists, its rows are kept and their candidates not solved again (resume).
+        workers: processes of the local pool (default: CPU count); 1 solves in this process.
+        dask: a Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``: the same tasks run on
+            that cluster (``workers`` is then ignored); hieropt must be importable on its workers.
+        prune: remove exact duplicates (default: the space's ``prune_symmetric``).
+        progress: show a progress bar on stderr (rich).
+        on_row: called in this process with every new row once it is written.
+
+    Returns:
+        An :class:`Exploration` (rows, ranking, Pareto set of (time, cost), per-dimension-count summary).
+
+    Raises:
+        InputError: bad space, overrides, results file (another space or version), Parquet without pyarrow, Dask
+            not installed or not reachable.
+    """
+    start = time.perf_counter()
+    if not isinstance(space, ShapeSpace):
+        space = load_space(space)
+    space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd, flag_prefix="--")
+    if prune is not None and prune != space.prune_symmetric:
+        space = space.model_copy(update={"prune_symmetric": prune})
+    if workers is not None and workers < 1:
+        raise InputError("--workers", None, f"{workers} workers", "give at least 1")
+    digest = space_fingerprint(space)
+    enum = candidates(space)
+    sink = ResultSink(Path(out), digest) if out is not None else None
+    done = {r["shape_id"]: r for r in (sink.previous if sink else [])}
+    todo = [c for c in enum.candidates if c.id not in done]
+    resumed = tuple(c.id for c in enum.candidates if c.id in done)
+    n = workers or os.cpu_count() or 1
+    if dask is not None:
+        backend = f"dask({dask if isinstance(dask, str) else client_address(dask)})"
+    else:
+        backend = "serial" if n == 1 or len(todo) <= 1 else f"pool({min(n, len(todo))})"
+    bar = _Progress(progress, space.name, backend, len(todo))
+    if dask is not None:
+        results = run_dask(space, todo, dask, bar.start)
+    elif backend == "serial":
+        bar.start()
+        results = run_serial(space, todo)
+    else:
+        results = run_pool(space, todo, min(n, len(todo)), bar.start)
+    solved: list[str] = []
+    complete = False
+    try:
+        for row in results:
+            row["space_hash"] = digest
+            eq = enum.equivalents.get(row["shape_id"], ())
+            row["equivalents"], row["equivalent_ids"] = len(eq), ";".join(eq)
+            row = typed_row(row)
+            done[row["shape_id"]] = row
+            solved.append(row["shape_id"])
+            if sink is not None:
+                sink.write(row)
+            bar.advance()
+            if on_row is not None:
+                on_row(row)
+        complete = True
+    finally:
+        bar.stop()
+        if sink is not None:
+            sink.close(complete)
+    rows = tuple(done[c.id] for c in enum.candidates if c.id in done)
+    return Exploration(space, digest, enum, rows, tuple(solved), resumed, backend, time.perf_counter() - start,
+                       Path(out) if out is not None else None)
+
+
+class _Progress:
+    """A rich progress bar on stderr (or nothing)."""
+
+    def __init__(self, enabled: bool, name: str, backend: str, total: int):
+        self.bar = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            self.task = self.bar.add_task(f"explore {name} [{backend}]", total=total)
+
+    def start(self) -> None:
+        if self.bar is not None:
+            self.bar.start()
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()

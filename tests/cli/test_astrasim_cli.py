@@ -1,0 +1,121 @@
+"""``hieropt export --astra-sim`` and ``hieropt simulate``: the bundle, the network file alone, stdout, and one-line
+errors (exit 2 bad input, 3 failed run / disagreement); with the real binary when it is present."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from hieropt import api
+from hieropt.io.astrasim2 import read_network_yml
+from hieropt.io.instance import load_instance
+
+from .test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, assert_error, assert_ok, run
+
+REPO = Path(__file__).resolve().parents[2]
+BINARY = Path(os.environ.get("ASTRA_SIM") or REPO.parent / "shared" / "tools" / "astra-sim" /
+              "AstraSim_Analytical_Congestion_Unaware")
+G = 2**30 / 1e9
+
+
+def _instance(tmp_path: Path, loop: str = "no_overlap") -> Path:
+    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
+    inst = tmp_path / "inst.toml"
+    inst.write_text(INSTANCE_TOML.replace('training_loop = "no_overlap"', f'training_loop = "{loop}"'))
+    return inst
+
+
+def test_export_network_file_alone(tmp_path: Path) -> None:
+    inst = _instance(tmp_path)
+    yml = tmp_path / "network.yml"
+    r = run("export", inst, "--astra-sim", yml)
+    assert_ok(r)
+    assert f"wrote {yml}" in r.stdout.replace("\n", "")
+    net = read_network_yml(yml)
+    assert net.topology == ("Ring", "FullyConnected", "Switch") and net.npus_count == (4, 4, 8)
+    assert net.latency == (0.0, 0.0, 0.0)
+    sol = api.solve(load_instance(inst))
+    b = sol.bw_gbps
+    # Ring (ring algorithm): one link of B; FullyConnected and Switch (direct): B / (p - 1) per link; 2^30-byte GB
+    assert net.bandwidth == pytest.approx([b[0] / G, b[1] / 3 / G, b[2] / 7 / G], rel=1e-7)
+    assert not (tmp_path / "traces").exists()
+
+
+def test_export_bundle_and_stdout(tmp_path: Path) -> None:
+    inst = _instance(tmp_path)
+    r = run("export", inst, "--astra-sim", tmp_path / "b", "--bw", "50,30,20", "--chunks", "4")
+    assert_ok(r)
+    assert "wrote" in r.stdout and "133 files" in r.stdout.replace(",", "")  # 5 + 128 trace names
+    system = json.loads((tmp_path / "b" / "system.json").read_text())
+    assert system["preferred-dataset-splits"] == 4
+    assert (tmp_path / "b" / "traces" / "0" / "et.127.et").stat().st_nlink == 128
+    r = run("export", inst, "--astra-sim", "-", "--bw", "50,30,20")
+    assert_ok(r)
+    assert "topology: [ Ring, FullyConnected, Switch ]" in r.stdout
+    assert "allocation" not in r.stdout  # the tables go to stderr when the file goes to stdout
+    assert not Path("-").exists()
+
+
+def test_export_errors(tmp_path: Path) -> None:
+    assert_error(run("export", tmp_path / "none.toml", "--astra-sim", tmp_path / "n.yml"), 2, "instance file not found")
+    inst = _instance(tmp_path)
+    assert_error(run("export", inst, "--astra-sim", tmp_path / "n.yml", "--bw", "50,0,20"), 2, "bw[1]",
+                 "bandwidth > 0")
+    assert_error(run("export", inst, "--astra-sim", tmp_path / "n", "--bw", "1,2"), 2, "--bw", "3 dimensions")
+    (tmp_path / "file").write_text("x")
+    assert_error(run("export", inst, "--astra-sim", tmp_path / "file", "--bw", "1,2,3"), 2, "not a folder")
+    assert_error(run("export", inst, "--astra-sim", tmp_path / "no" / "such" / "n.yml", "--bw", "1,2,3"), 2,
+                 "cannot write")
+    assert not (tmp_path / "n.yml").exists() and not (tmp_path / "n").exists()
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_simulate_errors(tmp_path: Path) -> None:
+    inst = _instance(tmp_path)
+    assert_error(run("simulate", inst, "--astra-sim", tmp_path / "missing", "--bw", "50,30,20"), 2, "no such file")
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    assert_error(run("simulate", inst, "--astra-sim", plain, "--bw", "50,30,20"), 2, "not executable")
+    crash = _script(tmp_path / "crash", "echo 'Assertion `delay > 0` failed.' >&2; exit 134")
+    assert_error(run("simulate", inst, "--astra-sim", crash, "--bw", "50,30,20"), 3, "exit 134",
+                 "Assertion `delay > 0` failed.")
+    quiet = _script(tmp_path / "quiet", "echo starting")
+    assert_error(run("simulate", inst, "--astra-sim", quiet, "--bw", "50,30,20"), 3, "printed no result", "starting")
+
+
+def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
+    """A 'simulator' that reports 1 ns for every NPU: the comparison is printed, then exit 3 with the reason."""
+    inst = _instance(tmp_path)
+    fake = _script(tmp_path / "fake", 'i=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, 1 cycles, exposed '
+                   'communication 0 cycles."; i=$((i+1)); done')
+    r = run("simulate", inst, "--astra-sim", fake, "--bw", "50,30,20", "--json", tmp_path / "s.json")
+    assert r.exit_code == 3
+    assert "disagree" in r.stderr and "Traceback" not in r.output
+    data = json.loads((tmp_path / "s.json").read_text())
+    row = data["allocations"][0]
+    assert row["simulated_iteration_time_ns"] == 1.0 and row["predicted_iteration_time_ns"] > 1e3
+    assert data["agree"] is False
+
+
+@pytest.mark.skipif(not BINARY.is_file(), reason="ASTRA-sim binary not found (set ASTRA_SIM)")
+@pytest.mark.parametrize("loop", ["no_overlap", "tp_dp_overlap_cross"])
+def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
+    inst = _instance(tmp_path, loop)
+    r = run("simulate", inst, "--astra-sim", BINARY, "--json", tmp_path / "s.json", "--keep", tmp_path / "keep")
+    if "error while loading shared libraries" in r.output:
+        pytest.skip("ASTRA-sim cannot start (apt-get install -y libprotobuf32)")
+    assert_ok(r)
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert [a["name"] for a in data["allocations"]][0] == "optimum" and len(data["allocations"]) == 3
+    for a in data["allocations"]:
+        assert a["simulated_iteration_time_ns"] == pytest.approx(a["predicted_iteration_time_ns"], rel=0.01)
+    assert data["agree"] and data["same_ranking"]
+    assert (tmp_path / "keep" / "optimum" / "run.sh").exists()

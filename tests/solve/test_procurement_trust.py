@@ -1,0 +1,218 @@
+"""Procurement objectives on inputs that broke them (issue 10's procurement findings, issue 15 item 6): every
+answer is checked by hand or by a budget sweep (the fastest design within a budget just below a claimed bound must
+not beat the claim), never by hieropt's own bound alone.
+
+Failure classes, each with its root cause:
+- a budget that binds ignored, false min-cost certificates: the LP's cost row in M$ put tiny prices x bandwidth
+  below HiGHS's 1e-9 tolerances (now: the cost row's largest coefficient is 1);
+- performance per cost that never ends (1 dimension under a floor: T x cost is almost flat in the cost level, so the
+  kappa branch and bound's tangent-line bounds needed ~1e4 nodes) or stops at 10,000 nodes: now one convex LP in
+  cost-share variables, which ends in a few LPs;
+- min_cost refused without a bandwidth cap (issue 15 item 6).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hieropt
+from hieropt.spec import (
+    PHASES,
+    Bound,
+    Collective,
+    CostClass,
+    CostModel,
+    Dimension,
+    Instance,
+    Layer,
+    LinearConstraint,
+    Mapping,
+    Network,
+    Phase,
+    Workload,
+)
+from tests.conftest import REPO
+
+
+def kept(dims, prices, layers, groups, rows, bounds=None, objective="performance") -> Instance:
+    """An instance from plain tuples: prices per dimension (link[, switch, nic]) $/GB/s, layers as
+    ((compute_ns, collective, size_bytes) x 3 phases), groups per phase, rows as (coefficients, sense, rhs)."""
+    return Instance(
+        name="kept", objective=objective, training_loop="no_overlap",
+        network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class=f"c{d}") for d, (b, p) in enumerate(dims))),
+        workload=Workload(name="kept", layers=tuple(
+            Layer(name=f"l{i}", **{ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=sz)
+                                   for ph, (c, k, sz) in zip(PHASES, phases, strict=True)})
+            for i, phases in enumerate(layers))),
+        mapping=Mapping(**dict(zip(PHASES, groups, strict=True))),
+        cost=CostModel(classes={f"c{d}": CostClass(**dict(zip(("link_usd_per_gbps", "switch_usd_per_gbps",
+                                                                 "nic_usd_per_gbps"), pr, strict=False)))
+                                for d, pr in enumerate(prices)}),
+        constraints=tuple(LinearConstraint(coefficients=a, sense=op, rhs=r, text=f"{a} {op} {r}")
+                          for a, op, r in rows),
+        bounds=None if bounds is None else tuple(Bound(lower_gbps=lo, upper_gbps=hi) for lo, hi in bounds))
+
+
+def assert_min_cost_certified(inst: Instance, target_ns: float, sol: hieropt.Solution) -> None:
+    """The claimed cheapest design meets the target, and no design costing 1e-7 below the claimed bound does: the
+    fastest design within that budget is slower than the target (or the budget is below every network)."""
+    assert sol.iteration_time_ns <= target_ns * (1 + 1e-9)
+    assert 0 < sol.gap <= 1e-8, sol.message  # a bound always, never a claim of gap 0
+    budget = sol.objective_bound * (1 - 1e-7)
+    try:
+        fast = hieropt.solve(inst, objective="performance", max_network_cost_usd=budget)
+    except hieropt.NoSolutionError:
+        return
+    assert fast.iteration_time_ns > target_ns, (f"${fast.network_cost_usd!r} meets the target, below the claimed "
+                                                f"bound ${sol.objective_bound!r}")
+
+
+# 2 Ring-2 dimensions, $1 and $3 per GB/s, one 1 MB all-reduce, sum(bw) <= 0.01 (issue 10). Traffic: dim 0 carries
+# 2 S (1/2) = S, dim 1 2 (S/2)(1/2) = S/2, so the fastest split within a budget has b1 = b0 / 2 and costs
+# 4 NPUs x (1 b0 + 3 b1) = 10 b0.
+TINY = kept([("Ring", 2), ("Ring", 2)], [(1.0,), (3.0,)],
+            [((0.0, "NONE", 0.0), (0.0, "NONE", 0.0), (1e3, "ALLREDUCE", 1e6))], ((1, 1), (1, 1), (2, 2)),
+            [((1.0, 1.0), "<=", 0.01)])
+
+
+@pytest.mark.parametrize("budget", [0.02, 0.01, 0.005])
+def test_budget_binds_at_tiny_prices(budget):
+    sol = hieropt.solve(TINY, max_network_cost_usd=budget)
+    assert sol.network_cost_usd <= budget * (1 + 1e-9)
+    assert sol.bw_gbps == pytest.approx([budget / 10, budget / 20], rel=1e-6)
+    assert sol.iteration_time_ns == pytest.approx(1e3 + 1e6 / (budget / 10), rel=1e-8)
+
+
+@pytest.mark.parametrize("factor", [1e-6, 1e-3, 1e3, 1e6])
+def test_procurement_answers_scale_with_prices(factor):
+    """Scaling every price by ``factor`` scales min cost and time x cost by ``factor`` and changes no design."""
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    scaled = inst.model_copy(update={"cost": CostModel(classes={
+        k: CostClass(**{f: (v * factor if v is not None else None) for f, v in c.model_dump().items()})
+        for k, c in inst.cost.classes.items()})})
+    for objective, kw in (("min_cost", {"max_iteration_time_ns": 1.3e9}), ("performance_per_cost", {})):
+        a, b = hieropt.solve(inst, objective=objective, **kw), hieropt.solve(scaled, objective=objective, **kw)
+        assert b.objective_value == pytest.approx(a.objective_value * factor, rel=2e-7)
+        assert b.bw_gbps == pytest.approx(a.bw_gbps, rel=1e-3)
+
+
+# Found by a random sweep: min_cost claimed $100,594.1155 "optimal, gap 1e-16" while the fastest design within
+# $100,594.1055 met the target (the min-cost LP in M$, far below HiGHS's tolerances at these prices).
+FALSE_MIN_COST = kept(
+    [("Switch", 4), ("Switch", 3), ("Ring", 3)],
+    [(2.705573414914286, 1.3349868823590227, 0.7831923043172934), (2.3317770878537596, 1.4773854831439852,
+                                                                   0.19579807607932334), (1.9579807607932334,)],
+    [((1e6, "ALLGATHER", 95896.23961831938), (1e6, "REDUCESCATTER", 631979.6071326571),
+      (1e6, "ALLREDUCE", 60464.28420781693))],
+    ((1, 3, 3), (4, 3, 3), (1, 3, 2)), [((1.0, 1.0, 1.0), ">=", 995.7292660914422)],
+    [(0.0, 909.106793671153), (0.0, 839.7937516930025), (0.0, 583.122727806419)])
+
+
+@pytest.mark.parametrize("factor", [1.01, 3.0, 1e4])
+def test_min_cost_certificate_holds(factor):
+    target = hieropt.solve(FALSE_MIN_COST).iteration_time_ns * factor
+    sol = hieropt.solve(FALSE_MIN_COST, objective="min_cost", max_iteration_time_ns=target)
+    assert_min_cost_certified(FALSE_MIN_COST, target, sol)
+
+
+@pytest.mark.parametrize("target", [1.3e9, 1e12, 2e16])
+def test_min_cost_gpt3_certificate_holds(target):
+    """Including a target between 8e15 and 6e16 ns, where min_cost used to fail with 'Unbounded'."""
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+    assert_min_cost_certified(inst, target, sol)
+
+
+def test_min_cost_without_cap_closed_form():
+    """Ring 4 x Switch 8, one all-reduce of S (dim 0 carries 1.5 S, dim 1 0.4375 S), no constraint at all. The
+    cheapest design for T has the cost-weighted split of the balanced form max(1.5 S/b0, 0.4375 S/b1) = T - C: both
+    terms equal T - C (lowering either bandwidth alone breaks the target), so b0 = 1.5 S/(T - C), b1 =
+    0.4375 S/(T - C)."""
+    ph = Phase(compute_ns=1e6 / 3, collective=Collective.NONE, size_bytes=0)
+    wg = Phase(compute_ns=1e6 / 3, collective=Collective.ALL_REDUCE, size_bytes=8e8)
+    inst = Instance(
+        name="nocap", objective="min_cost", training_loop="no_overlap", max_iteration_time_ns=5e6,
+        network=Network(dims=(Dimension(block="Ring", npus=4, cost_class="in"),
+                              Dimension(block="Switch", npus=8, cost_class="out"))),
+        workload=Workload(name="w", layers=(Layer(name="l", forward=ph, input_grad=ph, weight_grad=wg),)),
+        mapping=Mapping(forward=(1, 1), input_grad=(1, 1), weight_grad=(4, 8)),
+        cost=CostModel(classes={"in": CostClass(link_usd_per_gbps=2.0),
+                                "out": CostClass(link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0,
+                                                 nic_usd_per_gbps=30.0)}))
+    with pytest.raises(hieropt.NoSolutionError, match="unbounded"):
+        hieropt.solve(inst, objective="performance")  # the fastest network does not exist without a cap
+    sol = hieropt.solve(inst)
+    comm = 5e6 - 1e6
+    assert sol.success
+    assert sol.bw_gbps == pytest.approx([1.5 * 8e8 / comm, 0.4375 * 8e8 / comm], rel=1e-6)
+    assert sol.network_cost_usd == pytest.approx(32 * (2 * 1.5 * 8e8 / comm + 56 * 0.4375 * 8e8 / comm), rel=1e-7)
+    assert_min_cost_certified(inst.model_copy(update={"constraints": (LinearConstraint(
+        coefficients=(1.0, 1.0), sense="<=", rhs=1e9, text="sum(bw) <= 1e9"),)}), 5e6, sol)
+
+
+def test_min_cost_gpt3_without_cap_equals_a_meaningless_cap():
+    """Issue 15: `--objective min_cost --max-time-ns 1.3e9` on GPT-3 4D without any bandwidth cap solves, and gives
+    what a cap far above the answer gives."""
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml").model_copy(update={"constraints": ()})
+    free = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=1.3e9)
+    capped = inst.model_copy(update={"constraints": (LinearConstraint(
+        coefficients=(1.0,) * 4, sense="<=", rhs=1e6, text="sum(bw) <= 1e6"),)})
+    ref = hieropt.solve(capped, objective="min_cost", max_iteration_time_ns=1.3e9)
+    assert free.success and ref.success
+    assert free.network_cost_usd == pytest.approx(ref.network_cost_usd, rel=2e-8)
+    assert_min_cost_certified(capped, 1.3e9, free)
+    # cheaper than with sum(bw) == 500 ($8.76 M), which forces more bandwidth than the target needs
+    assert free.network_cost_usd < 8.76e6
+
+
+# One Ring-2 dimension under a floor bw >= 0.0654 and nothing else (> 600 s before): T x cost = N p B (compute +
+# M / B) = N p (compute B + M) grows with B, so the optimum is the floor.
+FLOOR_1D = kept([("Ring", 2)], [(0.37759675799137704,)],
+                [((1000.0, "ALLGATHER", 12399072697.660717), (1e6, "REDUCESCATTER", 333023945.98552465),
+                  (0.0, "ALLTOALL", 9703737378.753918))],
+                ((2,), (2,), (2,)), [((1.0,), ">=", 0.06544067631398508)])
+
+
+def test_performance_per_cost_one_dimension_floor_closed_form():
+    sol = hieropt.solve(FLOOR_1D, objective="performance_per_cost")
+    b = 0.06544067631398508
+    m = 12399072697.660717 * 1 + 333023945.98552465 / 2 + 9703737378.753918 / 2  # AG S(p-1), RS S/2, A2A S/2
+    expected = (1001000.0 + m / b) * 2 * 0.37759675799137704 * b
+    assert sol.success and 0 < sol.gap <= 1e-7
+    assert sol.bw_gbps[0] == pytest.approx(b, rel=1e-9)
+    assert sol.objective_value == pytest.approx(expected, rel=1e-9)
+    assert sol.extra["kappa_evaluations"] <= 20  # LPs of the convex search (the kappa bisection never ended)
+
+
+# Two dimensions, floor and cap on the total (> 600 s before; a dense grid of the feasible triangle checks it).
+SLOW_2D = kept([("Switch", 5), ("Ring", 6)],
+               [(9.375378350400673, 0.6159007675445698, 0.6843341861606331), (2.668903326026469,)],
+               [((0.0, "REDUCESCATTER", 1242507840.95613), (0.0, "REDUCESCATTER", 842270537.1779721),
+                 (9531356.0, "ALLTOALL", 14375624492.712849)),
+                ((1e6, "ALLGATHER", 75098521054.42719), (0.0, "ALLTOALL", 18526229480.116985),
+                 (1e6, "ALLGATHER", 3417816920.648733))],
+               ((4, 6), (5, 4), (2, 2)), [((1.0, 1.0), ">=", 0.019296050678770535),
+                                          ((1.0, 1.0), "<=", 0.0556625538956853)])
+
+
+def test_performance_per_cost_two_dimensions_dense_grid():
+    sol = hieropt.solve(SLOW_2D, objective="performance_per_cost")
+    assert sol.success and 0 < sol.gap <= 1e-7
+    lo, hi = 0.019296050678770535, 0.0556625538956853
+    best = np.inf
+    for total in np.linspace(lo, hi, 41):
+        for share in np.linspace(1e-4, 1 - 1e-4, 401):
+            bd = hieropt.evaluate(SLOW_2D, [total * share, total * (1 - share)])
+            best = min(best, bd.iteration_time_ns * bd.network_cost_usd)
+    assert sol.objective_bound <= best
+    assert sol.objective_value <= best * (1 + 1e-7)
+
+
+def test_pareto_without_cap_ends():
+    """The time-cost front without an upper limit on bandwidth: exact points from the cheapest network on."""
+    front = hieropt.pareto(FLOOR_1D.model_copy(update={"objective": "performance"}), points=5)
+    times = [p.iteration_time_ns for p in front.points]
+    assert len(times) == 5 and all(b < a for a, b in zip(times, times[1:], strict=False))
+    assert all(p.gap <= 1e-8 for p in front.points)
+    assert any("no upper limit" in n for n in front.notes)

@@ -1,0 +1,242 @@
+"""Sensitivity at the optimum (hieropt.solvers.sensitivity) against finite differences of full re-solves.
+
+Every reported marginal value is checked against the optimal value of the modified instance, solved from scratch:
+central differences with h = 1e-3 of the parameter's scale and h / 2, Richardson-extrapolated, where the value is
+two-sided (relative 1e-4, plus the noise floor of solves at gap 5e-9, 8e-9 V / h); forward and backward
+differences with Richardson extrapolation against the one-sided values at kinks; rows reported as not binding leave
+V unchanged when moved. ``HIEROPT_SLOW=1`` runs 40 + 12 random instances instead of 5 + 2.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from hieropt import api
+from hieropt.errors import NoSolutionError
+from hieropt.model.cost import unit_cost_usd_per_gbps
+from hieropt.spec import (
+    PHASES,
+    Bound,
+    Collective,
+    CostClass,
+    CostModel,
+    Dimension,
+    Instance,
+    Layer,
+    LinearConstraint,
+    Mapping,
+    Network,
+    Phase,
+    Workload,
+)
+
+COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
+GAP = 5e-9
+
+
+def _instance(dims, layers, groups, rows, bounds=None, **kw) -> Instance:
+    return Instance(name="sens", network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C")
+                                                           for b, p in dims)),
+                    workload=Workload(name="sens", layers=tuple(layers)), mapping=Mapping(**groups), cost=COST,
+                    constraints=tuple(rows), bounds=bounds, objective=kw.pop("objective", "performance"),
+                    training_loop="no_overlap", **kw)
+
+
+def random_instance(rng: np.random.Generator) -> Instance:
+    """2-3 dimensions, 1-5 layers of random collectives, a total-bandwidth row (== or <=) and random extra rows and
+    lower bounds that all hold at the equal split (feasible, bounded)."""
+    D = int(rng.integers(2, 4))
+    dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9))) for _ in range(D)]
+    groups = {ph: tuple(int(rng.integers(1, p + 1)) for _, p in dims) for ph in PHASES}
+
+    def phase() -> Phase:
+        return Phase(compute_ns=float(rng.choice([0.0, 1e3, 1e5])),
+                     collective=Collective(str(rng.choice([c.value for c in Collective]))),
+                     size_bytes=float(10 ** rng.uniform(5, 9)))
+
+    layers = [Layer(name=f"l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
+              for i in range(int(rng.integers(1, 6)))]
+    S = float(rng.integers(100, 1000))
+    e = S / D
+    rows = [LinearConstraint(coefficients=(1.0,) * D, sense=str(rng.choice(["==", "<="])), rhs=S, text="sum(bw)")]
+    if rng.random() < 0.5:
+        i, j = rng.permutation(D)[:2]
+        c = [0.0] * D
+        c[i], c[j] = 1.0, -1.0
+        rows.append(LinearConstraint(coefficients=tuple(c), sense=">=", rhs=0.0, text=f"bw[{i}] >= bw[{j}]"))
+    if rng.random() < 0.5:
+        i = int(rng.integers(D))
+        c = [0.0] * D
+        c[i] = 1.0
+        rows.append(LinearConstraint(coefficients=tuple(c), sense="<=", rhs=round(e * (1 + rng.random()), 2),
+                                     text=f"bw[{i}] <= u"))
+    bounds = None
+    if rng.random() < 0.4:
+        bounds = tuple(Bound(lower_gbps=round(e * rng.random() * 0.5, 2), upper_gbps=None) for _ in range(D))
+    return _instance(dims, layers, groups, rows, bounds)
+
+
+def shifted(inst: Instance, m, delta: float) -> Instance:
+    """The instance with the parameter of marginal ``m`` moved by ``delta`` (its own units)."""
+    if m.kind == "constraint":
+        names = [f"constraint '{c.text}'" for c in inst.constraints]
+        cons = list(inst.constraints)
+        i = names.index(m.name)
+        cons[i] = cons[i].model_copy(update={"rhs": cons[i].rhs + delta})
+        return inst.model_copy(update={"constraints": tuple(cons)})
+    if m.kind == "bandwidth":  # B = B' + delta: rows, bounds and the budget hold for B'
+        d = int(m.name.rsplit(" ", 1)[1])
+        cons = tuple(c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) for c in inst.constraints)
+        b = list(inst.bounds_or_default)
+        b[d] = Bound(lower_gbps=b[d].lower_gbps + delta if b[d].lower_gbps > 0 else 0.0,
+                     upper_gbps=None if b[d].upper_gbps is None else b[d].upper_gbps + delta)
+        update = {"constraints": cons, "bounds": tuple(b)}
+        if inst.max_network_cost_usd is not None:
+            price = inst.network.npus_total * unit_cost_usd_per_gbps(inst)[d]  # $ per GB/s of dimension d
+            update["max_network_cost_usd"] = inst.max_network_cost_usd + price * delta
+        return inst.model_copy(update=update)
+    if m.kind == "bound":
+        d = int(m.name.split("bw[")[1].split("]")[0])
+        b = list(inst.bounds_or_default)
+        lo, hi = b[d].lower_gbps, b[d].upper_gbps
+        b[d] = Bound(lower_gbps=lo + delta, upper_gbps=hi) if m.name.startswith("lower") else \
+            Bound(lower_gbps=lo, upper_gbps=hi + delta)
+        return inst.model_copy(update={"bounds": tuple(b)})
+    if m.kind == "budget":
+        return inst.model_copy(update={"max_network_cost_usd": inst.max_network_cost_usd + delta})
+    return inst.model_copy(update={"max_iteration_time_ns": inst.max_iteration_time_ns + delta})
+
+
+def value(inst: Instance) -> float:
+    sol = api.solve(inst, rel_gap=GAP)
+    return sol.objective_value
+
+
+def scale_of(m, bw) -> float:
+    """The library's own scale of each parameter (see hieropt.solvers.sensitivity)."""
+    if m.kind == "constraint":
+        return max(abs(m.current), float(np.mean(bw[bw > 0])))
+    return max(abs(m.current), 1e-9)
+
+
+def check_against_differences(inst: Instance, sol) -> int:
+    """Assert every marginal of ``sol`` against finite differences; return the number of one-sided (kink) checks.
+
+    The bandwidth bonus is free: with min_cost, the cost of the solve (which prices every GB/s of B) is reduced by the
+    price of the bonus, N u_d delta."""
+    V0 = sol.objective_value
+    kinks = 0
+    price = inst.network.npus_total * unit_cost_usd_per_gbps(inst)
+    for m in sol.sensitivity.marginals:
+        h = 1e-3 * scale_of(m, sol.bw_gbps)
+        floor = 4 * GAP * abs(V0) / h
+
+        def value_at(delta: float, m=m) -> float:
+            v = value(shifted(inst, m, delta))
+            if m.kind == "bandwidth" and sol.objective == "min_cost":
+                v -= price[int(m.name.rsplit(" ", 1)[1])] * delta
+            return v
+
+        up, dn = value_at(h), value_at(-h)
+        if not m.binding:
+            assert m.value == 0 and abs(up - V0) <= 2 * GAP * abs(V0) and abs(dn - V0) <= 2 * GAP * abs(V0), m
+        elif m.value is not None:  # central differences, Richardson-extrapolated (error O(h^4))
+            fd = (4 * (value_at(h / 2) - value_at(-h / 2)) / h - (up - dn) / (2 * h)) / 3
+            assert abs(fd - m.value) <= 1e-4 * abs(m.value) + 2 * floor, (m, fd)
+        else:  # one-sided, Richardson-extrapolated differences
+            kinks += 1
+            up2, dn2 = value_at(h / 2), value_at(-h / 2)
+            right = 2 * (up2 - V0) / (h / 2) - (up - V0) / h
+            left = 2 * (V0 - dn2) / (h / 2) - (V0 - dn) / h
+            assert abs(right - m.increase) <= 1e-3 * abs(m.increase) + 4 * floor, (m, right)
+            assert abs(left - m.decrease) <= 1e-3 * abs(m.decrease) + 4 * floor, (m, left)
+    return kinks
+
+
+def test_hand_kink_and_not_binding():
+    # All-reduce of S = 4e9 bytes over Ring 4 x Ring 4: m0 = 2 S 3/4 = 6e9, m1 = 2 (S/4) 3/4 = 1.5e9 bytes per NPU.
+    # With bw[0] <= 100 and bw[1] <= 25 both dimensions take 6e7 ns: tied. More on one alone buys nothing (right
+    # derivative 0); less costs m0 / 100^2 = 6e5 ns per GB/s on dim 0 and m1 / 25^2 = 2.4e6 on dim 1.
+    # bw[0] + bw[1] <= 1000 has slack: not binding.
+    none = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
+    layer = Layer(name="l", forward=Phase(compute_ns=1e6, collective=Collective.ALL_REDUCE, size_bytes=4e9),
+                  input_grad=none, weight_grad=none)
+    rows = [LinearConstraint(coefficients=(1.0, 0.0), sense="<=", rhs=100.0, text="bw[0] <= 100"),
+            LinearConstraint(coefficients=(0.0, 1.0), sense="<=", rhs=25.0, text="bw[1] <= 25"),
+            LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=1000.0, text="bw[0] + bw[1] <= 1000")]
+    inst = _instance([("Ring", 4), ("Ring", 4)], [layer], {"forward": (4, 4), "input_grad": (1, 1),
+                                                            "weight_grad": (1, 1)}, rows)
+    sol = api.solve(inst, sensitivity=True, sensitivity_ranges=True)
+    by = {m.name: m for m in sol.sensitivity.marginals}
+    for name, left in (("constraint 'bw[0] <= 100'", -6e5), ("constraint 'bw[1] <= 25'", -2.4e6),
+                       ("bandwidth of dimension 0", -6e5), ("bandwidth of dimension 1", -2.4e6)):
+        m = by[name]
+        assert m.binding and m.value is None and not m.differentiable
+        assert abs(m.increase) <= 1e-6 * abs(left) and m.decrease == pytest.approx(left, rel=1e-6)
+    slack = by["constraint 'bw[0] + bw[1] <= 1000'"]
+    assert not slack.binding and slack.value == 0 and slack.range == (125.0, float("inf"))
+    assert check_against_differences(inst, sol) == 4
+
+
+SLOW = os.environ.get("HIEROPT_SLOW") == "1"
+
+
+@pytest.mark.parametrize("seed", range(40 if SLOW else 5))
+def test_random_performance_matches_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    inst = random_instance(rng)
+    try:
+        sol = api.solve(inst, sensitivity=True)
+    except NoSolutionError:
+        pytest.skip("random instance without a solution")
+    assert sol.sensitivity is not None, sol.notes
+    check_against_differences(inst, sol)
+
+
+@pytest.mark.parametrize("seed", range(12 if SLOW else 2))
+def test_random_budget_and_min_cost_match_finite_differences(seed):
+    rng = np.random.default_rng(100 + seed)
+    inst = random_instance(rng)
+    fastest = api.solve(inst)
+    for factor in (0.9, 0.97, 0.995):  # a budget that binds; the design rows may force most of the cost
+        budgeted = inst.model_copy(update={"max_network_cost_usd": factor * fastest.network_cost_usd})
+        try:
+            sol = api.solve(budgeted, sensitivity=True)
+            break
+        except NoSolutionError:
+            continue
+    else:
+        pytest.skip("no binding budget between the cheapest and the fastest network")
+    budget = next(m for m in sol.sensitivity.marginals if m.kind == "budget")
+    assert budget.binding and budget.value < 0
+    assert sol.sensitivity.usd_per_ms == pytest.approx(1e6 / abs(budget.value), rel=1e-12)
+    check_against_differences(budgeted, sol)
+    target = inst.model_copy(update={"objective": "min_cost",
+                                     "max_iteration_time_ns": 1.02 * fastest.iteration_time_ns})
+    cheap = api.solve(target, sensitivity=True)
+    tt = next(m for m in cheap.sensitivity.marginals if m.kind == "time_target")
+    assert tt.binding and tt.value < 0 and cheap.sensitivity.usd_per_ms == pytest.approx(abs(tt.value) * 1e6)
+    check_against_differences(target, cheap)
+
+
+def test_cli_prints_and_writes_the_sensitivity(tmp_path):
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from hieropt.cli import app
+
+    inst = Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml"
+    out = tmp_path / "s.json"
+    r = CliRunner().invoke(app, ["solve", str(inst), "--budget-usd", "1e7", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "1 GB/s more on dim 3 saves 8.341 ms per iteration" in r.output
+    assert "the budget row is worth $28,10" in r.output
+    data = json.loads(out.read_text())["sensitivity"]
+    dim3 = next(m for m in data["marginals"] if m["name"] == "bandwidth of dimension 3")
+    assert dim3["unit"] == "ns per GB/s" and dim3["value"] == pytest.approx(-8.3405e6, rel=1e-4)
+    assert data["usd_per_ms"] == pytest.approx(28102, rel=1e-4)
