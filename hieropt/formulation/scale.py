@@ -37,12 +37,19 @@ class Scale:
     cost_usd: float
 
     def rescaled(self, tm: TimeModel, cost_usd_per_gbps: np.ndarray, bw_gbps: np.ndarray) -> Scale:
-        """The scale centred on ``bw_gbps`` (GB/s): b_d = bw_gbps[d] where it is positive, unchanged elsewhere."""
+        """The scale centred on ``bw_gbps`` (GB/s): b_d = bw_gbps[d] where it is positive, unchanged elsewhere, and
+        never below :data:`SPREAD` of the largest unit (a design row's coefficients a_d b_d must stay within HiGHS's
+        matrix range: a dropped coefficient would free that dimension from the row)."""
         b = np.where(np.asarray(bw_gbps) > 0, bw_gbps, self.bw_gbps).astype(float)
         return _finish(tm, cost_usd_per_gbps, b)
 
 
+SPREAD = 1e-6
+"""The smallest ratio of one dimension's bandwidth unit to the largest's."""
+
+
 def _finish(tm: TimeModel, cost_usd_per_gbps: np.ndarray, b: np.ndarray) -> Scale:
+    b = np.maximum(b, SPREAD * b.max())
     comm = tm.time_ns(b) - tm.constant_ns
     if not (math.isfinite(comm) and comm > 0):
         comm = float(np.max(tm.terms_bytes / b, initial=0.0) + np.max(tm.terms_latency_ns, initial=0.0))
@@ -50,9 +57,11 @@ def _finish(tm: TimeModel, cost_usd_per_gbps: np.ndarray, b: np.ndarray) -> Scal
     return Scale(bw_gbps=b, time_ns=comm if comm > 0 else 1.0, cost_usd=cost if cost > 0 else 1.0)
 
 
-def upper_limits_gbps(instance: Instance, budget_usd: float | None = None) -> np.ndarray:
+def upper_limits_gbps(instance: Instance, budget_usd: float | None = None,
+                      unit_cost_usd_per_gbps_: np.ndarray | None = None) -> np.ndarray:
     """Per dimension, the smallest upper limit on B_d (GB/s) that one design row, bound or the budget states alone
-    (inf when none does): rows with non-negative coefficients and sense <= or ==, upper bounds, budget / price."""
+    (inf when none does): rows with non-negative coefficients and sense <= or ==, upper bounds, budget / price
+    (``unit_cost_usd_per_gbps_``: the cluster's $ per GB/s of each dimension, N u_d, if known)."""
     D = instance.network.n_dims
     lim = np.full(D, INF)
     for c in instance.constraints:
@@ -64,21 +73,27 @@ def upper_limits_gbps(instance: Instance, budget_usd: float | None = None) -> np
         if bd.upper_gbps is not None:
             lim[d] = min(lim[d], bd.upper_gbps)
     if budget_usd is not None:
-        lim = np.minimum(lim, budget_usd / (instance.network.npus_total * unit_cost_usd_per_gbps(instance)))
+        unit = (unit_cost_usd_per_gbps_ if unit_cost_usd_per_gbps_ is not None
+                else instance.network.npus_total * unit_cost_usd_per_gbps(instance))
+        lim = np.minimum(lim, budget_usd / unit)
     return lim
 
 
 def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = None,
-                 target_ns: float | None = None) -> Scale:
+                 target_ns: float | None = None, limits_gbps: np.ndarray | None = None) -> Scale:
     """The initial scale (one rule for every instance): R = the tightest per-dimension upper limit among the loaded
     dimensions (:func:`upper_limits_gbps`; without one, the bandwidth that carries all bytes within the time target;
     else 1 GB/s); b_d = R sqrt(M_d) / max_e sqrt(M_e) on loaded dimensions (M_d: bytes on d; the square-root rule is
     the optimum of sum_d M_d / B_d under sum_d B_d fixed), clipped to d's own limit; R elsewhere. The solver
-    re-centres it on its incumbent (:meth:`Scale.rescaled`) when the optimum lies far from it."""
+    re-centres it on its incumbent (:meth:`Scale.rescaled`) when the optimum lies far from it. ``limits_gbps``:
+    :func:`upper_limits_gbps` without the budget, if known."""
     D = tm.n_dims
     w = np.where(tm.term_weights > 0, tm.term_weights, 1.0)
     M = (tm.terms_bytes * w[:, None]).sum(axis=0) if tm.terms_bytes.size else np.zeros(D)
-    lim = upper_limits_gbps(instance, budget_usd)
+    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    lim = upper_limits_gbps(instance) if limits_gbps is None else limits_gbps
+    if budget_usd is not None:
+        lim = np.minimum(lim, budget_usd / cost)
     loaded = M > 0
     finite = lim[loaded & np.isfinite(lim)]
     if finite.size and finite.min() > 0:
@@ -95,5 +110,4 @@ def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = N
     for d, bd in enumerate(instance.bounds_or_default):
         b[d] = max(b[d], bd.lower_gbps)
     b = np.where(b > 0, b, R if R > 0 else 1.0)
-    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
     return _finish(tm, cost, b)

@@ -39,6 +39,9 @@ CUT_RANGE = (1e-6, 1e6)
 """Cuts only at scaled points in this range (coefficients b and 1/b well inside HiGHS's matrix range)."""
 CENTRE = (1e-2, 1e2)
 """The scale is re-centred when a link's incumbent leaves this range of its unit."""
+ROUNDING = 1e-12
+"""Relative margin taken off every Lagrangian bound: the floating-point error of evaluating it (a sum of a few
+dozen terms of the objective's size) is far below this, so a reported gap is never an artefact of rounding."""
 MAX_RESCALES = 6
 STALL_ROUNDS = 4
 INF = float("inf")
@@ -102,7 +105,9 @@ class Loop:
         score: design -> exact objective value (inf when infeasible).
         start: a known feasible design, or None.
         slope: the bound's multiplier of the budget row -> d bound / d budget in native units (0: none).
-        on_empty: called while no candidate has been found (e.g. to diagnose a dimension forced to zero).
+        on_empty: called with the LP's point (empty when the first LP is infeasible) while no candidate, or only one
+            with a dimension (almost) without bandwidth, has been found; raises NoSolutionError with the reason, or
+            returns True to have the LP solved again.
     """
 
     costs: Callable[[], np.ndarray]
@@ -111,7 +116,7 @@ class Loop:
     score: Callable[[np.ndarray], float]
     start: np.ndarray | None = None
     slope: Callable[[float], float] | None = None
-    on_empty: Callable[[np.ndarray], None] | None = None
+    on_empty: Callable[[np.ndarray], bool] | None = None
 
 
 class CutLP:
@@ -145,8 +150,12 @@ class CutLP:
         self.arr = self._compile(self.scale)
         self.solver = HighsLP(self.arr, time_limit_s)
         self._bounds()
+        self._add_cuts(self._seeds())
+
+    def _seeds(self) -> list[tuple[int, float]]:
+        """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's unit."""
         unit = self._unit()
-        self._add_cuts([(j, float(p * unit[j])) for j in range(unit.size) for p in SEED_POINTS])
+        return [(j, float(p * unit[j])) for j in range(unit.size) for p in SEED_POINTS]
 
     @property
     def cuts(self) -> int:
@@ -173,8 +182,7 @@ class CutLP:
         self._bounds()
         cuts = list(zip(self._cut_j, self._cut_b, strict=True))
         self._cut_j, self._cut_b = [], []
-        unit = self._unit()
-        self._add_cuts(cuts + [(j, float(p * unit[j])) for j in range(unit.size) for p in SEED_POINTS])
+        self._add_cuts(cuts + self._seeds())
         self.rescales += 1
 
     def _solve(self, costs: np.ndarray, maximize: bool = False) -> LPResult:
@@ -250,6 +258,7 @@ class CutLP:
             nonlocal lower, anchor
             db = lagrangian_bound(self.arr, spec.costs(), duals, self._row_lower, self._row_upper, self._col_upper())
             lb = spec.native(db.value)
+            lb -= ROUNDING * abs(lb)
             better = lb > lower + 1e-13 * abs(lower)
             if lb > lower:
                 lower = lb
@@ -272,8 +281,9 @@ class CutLP:
         for it in range(1, max_iterations + 1):
             costs = spec.costs()
             res = self._solve(costs)
-            if res.status is Status.INFEASIBLE and best is None and it == 1 and spec.on_empty is not None:
-                spec.on_empty(res.x)  # the rows themselves may be infeasible: raises with the reason if so
+            if res.status is Status.INFEASIBLE and best is None and it <= 2 and spec.on_empty is not None:
+                if spec.on_empty(res.x):  # the rows themselves may be infeasible: raises with the reason if so
+                    continue
             if res.status is not Status.OPTIMAL:
                 if self._centre(best if best is not None else self._centre_default(), force=True):
                     continue
@@ -283,20 +293,21 @@ class CutLP:
                 break
             improved = offer(res.x)
             duals = self.solver.row_duals()
-            better, point = bounds(duals)
-            improved = improved or better
-            if done():
-                break
-            points = self._cut_points(res.x, point)
             pol = polish(self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
-            if pol is not None:
+            points: list[tuple[int, float]] = []
+            if pol is not None:  # usually the exact optimum: its bound alone may close the gap
                 improved = offer(pol.x) or improved
                 improved = bounds(pol.duals)[0] or improved
                 if done():
                     break
                 unit = self._unit()
-                points += [(j, pol.x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if pol.x[cb] > 0]
-            if best is None and spec.on_empty is not None:
+                points = [(j, pol.x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if pol.x[cb] > 0]
+            better, point = bounds(duals)
+            improved = improved or better
+            if done():
+                break
+            points += self._cut_points(res.x, point)
+            if spec.on_empty is not None and (best is None or not np.isfinite(upper) or it == 1):
                 spec.on_empty(res.x)
             self._add_cuts(points)
             if self._centre(best):

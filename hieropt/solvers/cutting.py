@@ -56,7 +56,9 @@ class TimeLP(CutLP):
         self.instance, self.tm = instance, tm
         self.unit_cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)  # $ per GB/s, (D,)
         self.lp = _Prices(self.unit_cost / 1e6)
-        self.scale: Scale = choose_scale(instance, tm, instance.max_network_cost_usd, instance.max_iteration_time_ns)
+        self._limits = upper_limits_gbps(instance)  # GB/s, from single rows and bounds (the budget comes on top)
+        self.scale: Scale = choose_scale(instance, tm, instance.max_network_cost_usd, instance.max_iteration_time_ns,
+                                         self._limits)
         if bw_scale is not None:
             self.scale = self.scale.rescaled(tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale)))
         self._budget: float | None = None
@@ -89,7 +91,8 @@ class TimeLP(CutLP):
         if self._ub_key != key:
             self._ub_key = key
             ub = np.full(self.arr.n_cols, INF)
-            ub[self.arr.b_col] = upper_limits_gbps(self.instance, self._budget) / self.scale.bw_gbps
+            lim = self._limits if self._budget is None else np.minimum(self._limits, self._budget / self.unit_cost)
+            ub[self.arr.b_col] = lim / self.scale.bw_gbps
             self._ub = ub
         return self._ub
 
@@ -120,6 +123,31 @@ class TimeLP(CutLP):
         """B (GB/s) from the LP's columns, with LP round-off below zero (and -0.0) clipped to 0."""
         return np.maximum(x[self.arr.b_col], 0.0) * self.scale.bw_gbps + 0.0
 
+    def _within_budget(self, bw: np.ndarray) -> list[np.ndarray]:
+        """``bw`` as a candidate under the budget: an LP point meets the budget row only to HiGHS's tolerance, so a
+        point over budget by a hair is scaled down onto it (every bandwidth by the same factor: design rows move by as
+        little, and T is re-evaluated exactly); one further over is no candidate."""
+        if not self._meets_rows(bw):
+            return []
+        if self._budget is None:
+            return [bw]
+        cost = self.network_cost(bw)
+        if cost <= self._budget:
+            return [bw]
+        return [bw * (self._budget / cost)] if cost <= self._budget * (1 + 1e-6) else []
+
+    def _meets_rows(self, bw: np.ndarray) -> bool:
+        """Whether ``bw`` meets every design row and bound to 1e-9 relative (an LP point does unless HiGHS failed
+        silently: a candidate is never taken on trust)."""
+        for c in self.instance.constraints:
+            a = np.asarray(c.coefficients, dtype=float)
+            lhs = float(a @ bw)
+            scale = max(abs(c.rhs), float(np.abs(a * bw).sum()), 1e-300)
+            over = lhs - c.rhs if c.sense == "<=" else c.rhs - lhs if c.sense == ">=" else abs(lhs - c.rhs)
+            if over > 1e-9 * scale:
+                return False
+        return True
+
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
         return float(np.dot(self.unit_cost, bw))
@@ -137,7 +165,7 @@ class TimeLP(CutLP):
             return
         self._checked = True
         loaded = list(self.loaded)
-        limits = upper_limits_gbps(self.instance)[loaded]
+        limits = self._limits[loaded]
         if loaded and np.all(np.isfinite(limits)) and np.all(limits > 0):
             self.bounded, self.reach_gbps = True, float(limits.sum())
             return
@@ -188,28 +216,39 @@ class TimeLP(CutLP):
         self._set_budget(budget)
         self._set_target(target)
         self._cheapest = self.network_cost(self._bw(lo.x))
+        self._cheapest_lp = lo.objective * self.scale.cost_usd  # the LP's own value: its notion of the cheapest
         return self._cheapest, (self.network_cost(self._bw(hi.x)) if hi.status is Status.OPTIMAL else INF)
 
-    def _diagnose_empty(self, x: np.ndarray) -> None:
-        """No design with a finite time yet: the first LP is infeasible, or it left a loaded dimension at zero."""
+    def _diagnose_empty(self, x: np.ndarray) -> bool:
+        """No design with a finite time yet: the first LP is infeasible, or it left a loaded dimension (almost) at
+        zero. Raises NoSolutionError with the reason; returns True when the LP is worth solving again (a budget
+        at the cheapest network, which HiGHS's tolerances can make look infeasible, is set to the LP's own cheapest
+        cost, the same budget within round-off)."""
         if x.size == 0:
             budget = self._budget
             self.cost_range()  # raises when the design rows alone are infeasible
-            if budget is not None and budget < self._cheapest * (1 - 1e-12):
+            if budget is not None and budget < self._cheapest_lp * (1 - 1e-9):
                 raise NoSolutionError("infeasible", f"the budget ${budget:,.6g} is below the cheapest network the "
                                       f"design constraints allow, ${self._cheapest:,.6g}")
-            return
+            if budget is not None and budget < self._cheapest_lp * (1 + 1e-9):
+                self._set_row_upper(self.arr.budget_row, self._cheapest_lp * (1 + 1e-12) / self.scale.cost_usd)
+                return True
+            return False
         bw = self._bw(x)
+        top = float(bw.max(initial=0.0))
         for d in self.loaded:
-            if bw[d] <= 0 and self._forced_zero(d):
+            if bw[d] <= 1e-9 * top and self._forced_zero(d):
                 raise NoSolutionError("infeasible", f"dimension {d} carries traffic but the design constraints "
                                       f"{'and the budget ' if self._budget is not None else ''}force bw[{d}] = 0")
+        return False
 
     def _forced_zero(self, d: int) -> bool:
+        """Whether the rows (budget included) allow dimension ``d`` no bandwidth beyond round-off (one LP)."""
         costs = np.zeros(self.arr.n_cols)
         costs[self.arr.b_col[d]] = 1.0
         res = self._solve(costs, maximize=True)
-        return res.status is Status.OPTIMAL and res.objective <= 1e-12
+        return res.status is Status.OPTIMAL and res.objective <= 1e-9 * max(1.0, float(self.scale.bw_gbps.max() /
+                                                                                  self.scale.bw_gbps[d]))
 
     # ----------------------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
@@ -234,7 +273,7 @@ class TimeLP(CutLP):
             T = tm.time_ns(bw)  # does not depend on bandwidth (latency-only collectives and max nodes included)
             return OAResult(Status.OPTIMAL, bw, T, T, 1, "no collective traffic")
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: tm.constant_ns + v * self.scale.time_ns,
-                    candidates=lambda x: [self._bw(x)], score=tm.time_ns,
+                    candidates=lambda x: self._within_budget(self._bw(x)), score=tm.time_ns,
                     slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
                     on_empty=self._diagnose_empty)
         out = self._loop(spec, rel_gap, max_iterations)

@@ -113,7 +113,8 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
             r = costs - transpose_product(arr, u)
     pos, neg = u > 0, u < 0
     const = float(u[pos] @ lo[pos] + u[neg] @ hi[neg])
-    budget, time = float(u[arr.budget_row]), float(u[arr.time_row])
+    budget = float(u[arr.budget_row]) if arr.budget_row >= 0 else 0.0
+    time = float(u[arr.time_row]) if arr.time_row >= 0 else 0.0
     # every column before z0 but the t of a pair enters linearly: min over its box of P/B + g B (P = 0 off pairs)
     lin = np.ones(z0, dtype=bool)
     lin[arr.pair_t] = False

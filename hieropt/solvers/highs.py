@@ -199,6 +199,10 @@ class HighsLP:
         """Change the bounds of row ``row``."""
         self._h.changeRowBounds(row, lower, upper)
 
+    def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
+        """Change the bounds of column ``col``."""
+        self._h.changeColBounds(col, lower, upper)
+
     def row_duals(self) -> np.ndarray:
         """Row duals of the last optimal solve (d objective / d rhs, HiGHS's sign convention)."""
         return np.asarray(self._h.getSolution().row_dual, dtype=float)

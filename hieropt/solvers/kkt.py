@@ -24,6 +24,13 @@ import numpy as np
 
 from .dual_bound import DENSE, dense_matrix
 
+try:  # numpy's own LAPACK gufunc: np.linalg.solve without its ~20 us of checks and error-state set-up per call
+    from numpy.linalg import _umath_linalg
+
+    _solve = _umath_linalg.solve1
+except (ImportError, AttributeError):  # pragma: no cover - other numpy builds
+    _solve = np.linalg.solve
+
 MAX_UNKNOWNS = 400
 """Polish only LPs with at most this many unknowns (dense linear algebra)."""
 ROUNDS = 6
@@ -43,6 +50,11 @@ def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: 
     """The KKT point of the true problem near the LP solution (``x``, ``duals``) of ``arr`` with objective ``costs``
     (minimised), by Newton and active-set corrections; None when the system is too large, Newton does not converge,
     or the active set does not settle within :data:`ROUNDS` corrections."""
+    with np.errstate(all="ignore"):  # a singular Newton matrix gives NaNs, handled as such
+        return _polish(arr, costs, x, duals, row_lower, row_upper)
+
+
+def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     m, n = arr.n_rows, arr.n_cols
     if m * n > DENSE:
         return None
@@ -119,47 +131,56 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
 
 
 def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
-    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]; (x, y_E, nu) or None."""
+    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]; (x, y_E, nu) or None.
+
+    The system is linear but for the links' 1/B terms, so its matrix L is built once and each step only adds the
+    B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative)."""
     nf, ne, nl = free.size, E.size, ct.size
     N = nf + ne + nl
     if N > MAX_UNKNOWNS or N == 0:
         return None
     pos = np.full(x.size, -1)
     pos[free] = np.arange(nf)
-    if (pos[ct] < 0).any() or (pos[cb] < 0).any():
+    pt, pb = pos[ct], pos[cb]
+    if (pt < 0).any() or (pb < 0).any():
         return None
     AE = A[E]
     AEf = AE[:, free]
-    J = np.zeros((N, N))
-    J[:nf, nf:nf + ne] = -AEf.T
-    J[nf:nf + ne, :nf] = AEf
-    li = np.arange(nl)
-    J[nf + ne + li, pos[ct]] = 1.0
-    J[pos[ct], nf + ne + li] = -1.0
-    pb = pos[cb]
-    cf = costs[free]
-    x, yE, nu = x.copy(), yE.copy(), nu.copy()
+    L = np.zeros((N, N))
+    L[:nf, nf:nf + ne] = -AEf.T
+    L[nf:nf + ne, :nf] = AEf
+    li = nf + ne + np.arange(nl)
+    L[li, pt] = 1.0
+    L[pt, li] = -1.0
+    q = np.empty(N)
+    q[:nf] = -costs[free]
+    held = x.copy()
+    held[free] = 0.0
+    q[nf:nf + ne] = rhs - AE @ held  # the fixed columns move to the right-hand side
+    q[nf + ne:] = 0.0
+    z = np.concatenate([x[free], yE, nu])
+    scale = 1.0 + np.abs(z).max()
     for _ in range(max_steps):
-        Bl = x[cb]
-        if (Bl <= 0).any():
+        inv = 1.0 / z[pb]
+        inv2 = inv * inv
+        nu = z[nf + ne:]
+        F = L @ z - q
+        F[pb] -= nu * inv2
+        F[li] -= inv
+        if np.abs(F).max() <= 1e-14 * scale:
+            x = x.copy()
+            x[free] = z[:nf]
+            return x, z[nf:nf + ne], nu
+        J = L.copy()
+        J[pb, pb] = 2.0 * nu * inv2 * inv  # d/dB of -nu / B^2
+        J[li, pb] = inv2
+        J[pb, li] = -inv2
+        step = _solve(J, F)
+        if not np.isfinite(step).all():
+            step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
+            if not np.isfinite(step).all():
+                return None
+        z = z - step
+        if z[pb].min() <= 0:
             return None
-        inv2 = 1.0 / Bl**2
-        grad = cf - AEf.T @ yE
-        grad[pos[ct]] -= nu
-        grad[pb] -= nu * inv2
-        F = np.concatenate([grad, AE @ x - rhs, x[ct] - 1.0 / Bl])
-        if np.abs(F).max() <= 1e-14 * (1.0 + np.abs(x).max() + np.abs(yE).max(initial=0.0)):
-            return x, yE, nu
-        J[pb, pb] = 2.0 * nu * inv2 / Bl  # d/dB of -nu / B^2
-        J[nf + ne + li, pb] = inv2
-        J[pb, nf + ne + li] = -inv2
-        try:
-            step = np.linalg.solve(J, -F)
-        except np.linalg.LinAlgError:
-            step = np.linalg.lstsq(J, -F, rcond=1e-12)[0]
-        if not np.all(np.isfinite(step)):
-            return None
-        x[free] += step[:nf]
-        yE = yE + step[nf:nf + ne]
-        nu = nu + step[nf + ne:]
     return None
