@@ -87,7 +87,8 @@ class TimeModel:
     def time_ns(self, bw_gbps: np.ndarray) -> float:
         """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded dimension has B = 0."""
         tau = self.term_times_ns(bw_gbps)
-        total = self.constant_ns + float(np.dot(self.term_weights, tau)) if tau.size else self.constant_ns
+        w = self.term_weights
+        total = self.constant_ns + float(np.dot(w, np.where(w > 0, tau, 0.0))) if tau.size else self.constant_ns
         if self.nodes:
             total += float(np.dot(self.node_weights, self.node_values_ns(tau)))
         return total
