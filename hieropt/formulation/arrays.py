@@ -180,56 +180,64 @@ def compile_perf_lp(instance: Instance, tm: TimeModel, scale: Scale, budget_usd:
     cost_costs = np.zeros(n)
     cost_costs[:D] = cost_b
 
-    lows, highs, starts, idx, vals = [], [], [], [], []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # (lo, hi, len, idx, val)
 
-    def add(lo: float, hi: float, cols, coefs) -> None:
-        lows.append(lo)
-        highs.append(hi)
-        starts.append(len(idx))
-        idx.extend(int(c) for c in cols)
-        vals.extend(float(x) for x in coefs)
+    def block(lo, hi, lengths, idx, val) -> None:
+        parts.append((np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), np.asarray(lengths, dtype=np.int64),
+                      np.asarray(idx, dtype=np.int64), np.asarray(val, dtype=float)))
 
     dlo, dhi, dcoef, ddiv = _design_rows(instance, b)
-    for i in range(dcoef.shape[0]):
-        nz = np.flatnonzero(dcoef[i])
-        add(dlo[i], dhi[i], nz, dcoef[i, nz])
+    r_d, c_d = np.nonzero(dcoef)
+    block(dlo, dhi, np.bincount(r_d, minlength=dcoef.shape[0]), c_d, dcoef[r_d, c_d])
     n_design = dcoef.shape[0]
     A = tm.terms_bytes / b[None, :] / scale.time_ns
     lat = tm.terms_latency_ns / scale.time_ns
-    epi_term = []
     if tm.dimension_mode == "sequential":
+        kk, dd = np.nonzero(A > 0)
+        lengths = 1 + np.bincount(kk, minlength=K)
+        idx, val = [], []
         for k in range(K):
-            nz = np.flatnonzero(A[k] > 0)
-            add(float(lat[k].sum()), INF, [z0 + k, *t_col[nz]], [1.0, *(-A[k, nz])])
-            epi_term.append(k)
+            sel = dd[kk == k]
+            idx += [z0 + k, *t_col[sel]]
+            val += [1.0, *(-A[k, sel])]
+        block(lat.sum(axis=1), np.full(K, INF), lengths, idx, val)
+        epi_term = np.arange(K)
     else:
-        for k in range(K):
-            for d in range(D):
-                if A[k, d] > 0:
-                    add(float(lat[k, d]), INF, [z0 + k, t_col[d]], [1.0, -A[k, d]])
-                elif lat[k, d] > 0:
-                    add(float(lat[k, d]), INF, [z0 + k], [1.0])
-                else:
-                    continue
-                epi_term.append(k)
+        kk, dd = np.nonzero((A > 0) | (lat > 0))  # k-major, as the Pyomo statement's (k, d) pairs
+        with_t = A[kk, dd] > 0
+        lengths = 1 + with_t
+        idx = np.empty(int(lengths.sum()), dtype=np.int64)
+        val = np.empty(idx.size)
+        first = np.cumsum(lengths) - lengths
+        idx[first], val[first] = z0 + kk, 1.0
+        idx[first[with_t] + 1], val[first[with_t] + 1] = t_col[dd[with_t]], -A[kk[with_t], dd[with_t]]
+        block(lat[kk, dd], np.full(kk.size, INF), lengths, idx, val)
+        epi_term = kk
     n_epi = len(epi_term)
     node, const, terms, refs = _node_arrays(tm)
-    for v, c, t, u in zip(node, const, terms, refs, strict=True):
-        cols = [z0 + K + v] + [z0 + k for k in t] + [z0 + K + j for j in u]
-        coefs = [1.0] + [-a for a in t.values()] + [-bb for bb in u.values()]
-        add(c / scale.time_ns, INF, cols, coefs)
+    if node:
+        lengths, idx, val = [], [], []
+        for v, t, u in zip(node, terms, refs, strict=True):
+            lengths.append(1 + len(t) + len(u))
+            idx += [z0 + K + v] + [z0 + k for k in t] + [z0 + K + j for j in u]
+            val += [1.0] + [-a for a in t.values()] + [-bb for bb in u.values()]
+        block(np.array(const) / scale.time_ns, np.full(len(node), INF), lengths, idx, val)
     n_node = len(node)
     bnz = np.flatnonzero(cost_b)
-    add(-INF, INF if budget_usd is None else budget_usd / scale.cost_usd, bnz, cost_b[bnz])
     tnz = np.flatnonzero(time_costs)
-    add(-INF, INF if target_ns is None else (target_ns - tm.constant_ns) / scale.time_ns, tnz, time_costs[tnz])
-    starts.append(len(idx))
+    block([-INF, -INF], [INF if budget_usd is None else budget_usd / scale.cost_usd,
+                         INF if target_ns is None else (target_ns - tm.constant_ns) / scale.time_ns],
+          [bnz.size, tnz.size], np.concatenate([bnz, tnz]), np.concatenate([cost_b[bnz], time_costs[tnz]]))
+    lows = np.concatenate([p[0] for p in parts])
+    highs = np.concatenate([p[1] for p in parts])
+    starts = np.concatenate([[0], np.cumsum(np.concatenate([p[2] for p in parts]))]).astype(np.int32)
+    index = np.concatenate([p[3] for p in parts]).astype(np.int32)
+    value = np.concatenate([p[4] for p in parts])
     r0 = n_design
     return LPArrays(
         scale=scale, loaded=loaded, b_col=np.arange(D), t_col=t_col, z0=z0, n_terms=K, n_nodes=V,
         col_lower=col_lower, col_upper=col_upper, time_costs=time_costs, cost_costs=cost_costs,
-        row_lower=np.array(lows), row_upper=np.array(highs), start=np.array(starts, dtype=np.int32),
-        index=np.array(idx, dtype=np.int32), value=np.array(vals, dtype=float),
+        row_lower=lows, row_upper=highs, start=starts, index=index, value=value,
         design=slice(0, r0), epi=slice(r0, r0 + n_epi), node=slice(r0 + n_epi, r0 + n_epi + n_node),
         budget_row=r0 + n_epi + n_node, time_row=r0 + n_epi + n_node + 1,
         epi_term=np.array(epi_term, dtype=np.int64), node_of_row=np.array(node, dtype=np.int64), row_scale=ddiv,

@@ -98,6 +98,8 @@ _CODES: list[tuple[object, np.ndarray]] = []
 def collective_codes(table) -> np.ndarray:
     """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
     :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept)."""
+    if getattr(table, "kinds", None) is not None:
+        return table.kinds
     for t, codes in _CODES:
         if t is table:
             return codes
@@ -134,12 +136,22 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     """
     job = job or instance.jobs[0]
     table = job.workload.table
+    groups = tuple(job.mapping.group(p) for p in PHASES)
+    for t, g, out in _TRAFFIC:  # the last few results (read-only): the time model and the evaluator of one solve
+        if t is table and g == groups:
+            return out
     codes = collective_codes(table)
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     out = np.empty((L, 3, D))
-    for j, phase in enumerate(PHASES):
-        np.multiply(table.size_bytes[:, j, None], unit_rows(job.mapping.group(phase))[codes[:, j]], out=out[:, j, :])
+    for j in range(len(PHASES)):
+        np.multiply(table.size_bytes[:, j, None], unit_rows(groups[j])[codes[:, j]], out=out[:, j, :])
+    out.flags.writeable = False
+    _TRAFFIC.insert(0, (table, groups, out))
+    del _TRAFFIC[4:]
     return out
+
+
+_TRAFFIC: list[tuple[object, tuple, np.ndarray]] = []
 
 
 def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:

@@ -52,7 +52,7 @@ def dense_matrix(arr) -> np.ndarray:
         m = arr.n_rows
         A = np.zeros((m, arr.n_cols))
         rows = np.repeat(np.arange(m), np.diff(arr.start[:m + 1]))
-        np.add.at(A, (rows, arr.index[:arr.start[m]]), arr.value[:arr.start[m]])
+        A[rows, arr.index[:arr.start[m]]] = arr.value[:arr.start[m]]  # (a row names each column at most once)
         arr.cache["dense"] = A
     return A
 

@@ -134,53 +134,62 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
     """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]; (x, y_E, nu) or None.
 
     The system is linear but for the links' 1/B terms, so its matrix L is built once and each step only adds the
-    B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative)."""
-    nf, ne, nl = free.size, E.size, ct.size
+    B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The unknowns are ordered links'
+    B, links' t, the other free columns, the multipliers of the active rows, the links' multipliers, so that the
+    B-dependent entries are diagonals of contiguous blocks (views, no fancy indexing in the loop)."""
+    nl = ct.size
+    mask = np.zeros(x.size, dtype=bool)
+    mask[free] = True
+    if not (mask[cb].all() and mask[ct].all()):
+        return None  # a link's column is fixed: not a system for this method
+    mask[cb] = mask[ct] = False
+    rest = np.flatnonzero(mask)
+    order = np.concatenate([cb, ct, rest])
+    nf, ne = order.size, E.size
     N = nf + ne + nl
     if N > MAX_UNKNOWNS or N == 0:
         return None
-    pos = np.full(x.size, -1)
-    pos[free] = np.arange(nf)
-    pt, pb = pos[ct], pos[cb]
-    if (pt < 0).any() or (pb < 0).any():
-        return None
     AE = A[E]
-    AEf = AE[:, free]
+    AEf = AE[:, order]
     L = np.zeros((N, N))
     L[:nf, nf:nf + ne] = -AEf.T
     L[nf:nf + ne, :nf] = AEf
-    li = nf + ne + np.arange(nl)
-    L[li, pt] = 1.0
-    L[pt, li] = -1.0
+    d = np.arange(nl)
+    L[nf + ne + d, nl + d] = 1.0  # link rows: t - 1/B
+    L[nl + d, nf + ne + d] = -1.0  # t's stationarity: - nu
     q = np.empty(N)
-    q[:nf] = -costs[free]
+    q[:nf] = -costs[order]
     held = x.copy()
-    held[free] = 0.0
+    held[order] = 0.0
     q[nf:nf + ne] = rhs - AE @ held  # the fixed columns move to the right-hand side
     q[nf + ne:] = 0.0
-    z = np.concatenate([x[free], yE, nu])
+    z = np.concatenate([x[order], yE, nu])
     scale = 1.0 + np.abs(z).max()
+    step_bb = slice(0, N * nl, N + 1)  # diagonal of J[:nl, :nl] in J.flat
+    step_lb = slice((nf + ne) * N, (nf + ne) * N + nl * (N + 1), N + 1)  # diagonal of J[links, :nl]
+    step_bl = slice(nf + ne, nf + ne + nl * (N + 1), N + 1)  # diagonal of J[:nl, links]
     for _ in range(max_steps):
-        inv = 1.0 / z[pb]
+        inv = 1.0 / z[:nl]
         inv2 = inv * inv
         nu = z[nf + ne:]
         F = L @ z - q
-        F[pb] -= nu * inv2
-        F[li] -= inv
+        F[:nl] -= nu * inv2
+        F[nf + ne:] -= inv
         if np.abs(F).max() <= 1e-14 * scale:
             x = x.copy()
-            x[free] = z[:nf]
+            x[order] = z[:nf]
             return x, z[nf:nf + ne], nu
         J = L.copy()
-        J[pb, pb] = 2.0 * nu * inv2 * inv  # d/dB of -nu / B^2
-        J[li, pb] = inv2
-        J[pb, li] = -inv2
+        flat = J.reshape(-1)
+        flat[step_bb] = 2.0 * nu * inv2 * inv  # d/dB of -nu / B^2
+        flat[step_lb] = inv2
+        flat[step_bl] = -inv2
         step = _solve(J, F)
         if not np.isfinite(step).all():
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
             if not np.isfinite(step).all():
                 return None
-        z = z - step
-        if z[pb].min() <= 0:
+        z -= step
+        if z[:nl].min() <= 0:
             return None
     return None

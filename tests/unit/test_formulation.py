@@ -49,8 +49,8 @@ def _overlap(loop: str, mode: str = "concurrent", latency: float = 0.0) -> Insta
                               Dimension(block="Switch", npus=8, cost_class="b", latency_ns=latency))),
         workload=Workload(name="w", layers=(layer(0, 1.0), layer(1, 0.37))),
         mapping=Mapping(forward=(4, 1), input_grad=(4, 2), weight_grad=(2, 8)),
-        cost=CostModel(classes={"a": CostClass(link_usd_per_gbps=2.0),
-                                "b": CostClass(link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0)}),
+        cost=CostModel(classes={"a": CostClass(link_usd_per_gbps=2.0), "b": CostClass(
+            link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0)}),
         constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),
                      LinearConstraint(coefficients=(1.0, -3.0), sense="<=", rhs=0.0, text="bw[0] <= 3 bw[1]")))
 
