@@ -60,8 +60,9 @@ def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | N
         iteration_time_ns: the solver's reported iteration time (ns), or None to skip that check.
     """
     bd = evaluate(instance, bw_gbps)
-    problems = [f"violates {text}" for text, _ in constraint_violations(instance, bw_gbps)]
-    viol = max((v for _, v in constraint_violations(instance, bw_gbps)), default=0.0)
+    violations = constraint_violations(instance, bw_gbps)
+    problems = [f"violates {text}" for text, _ in violations]
+    viol = max((v for _, v in violations), default=0.0)
     if iteration_time_ns is not None:
         rel = abs(bd.iteration_time_ns - iteration_time_ns) / max(bd.iteration_time_ns, 1e-300)
         if rel > TIME_TOL:

@@ -1,35 +1,44 @@
 #!/usr/bin/env python3
-"""Benchmark ``hieropt.api.solve`` on the LIBRA cases against direct SCIP models (performance, performance per cost),
-its layer scaling, and the 50-point Pareto front against 50 independent solves.
+"""Benchmark ``hieropt.api.solve`` on the 24 LIBRA cases against LIBRA's own Gurobi model and direct SCIP models
+(performance, performance per cost), its layer scaling, and the 50-point Pareto front against 50 independent solves.
 
 Usage::
 
-    python scripts/bench.py [--data ../shared/data/libra] [--repeats 7] [--scip-repeats 3] [--ppc-repeats 5]
-                            [--scip-ppc-repeats 1] [--scip-time-limit 60] [--front-points 50] [--front-repeats 3]
+    python scripts/bench.py [--data ../shared/data/libra] [--repeats 7] [--gurobi-repeats 5] [--scip-repeats 3]
+                            [--ppc-repeats 5] [--scip-ppc-repeats 1] [--scip-time-limit 60] [--no-scip]
+                            [--front-points 50] [--front-repeats 3]
 
-(a) For the ``total_bw_500gbps`` cases of GPT_3, MSFT_1T, Turing_NLG and ResNet_50 on the 3D and 4D networks: the
-median wall time of ``api.solve`` (build + solve + verify; the instance is loaded once, outside the timing) and of an
-independent SCIP oracle written with pyscipopt (model build + solve), their ratio, and both optima. SCIP's optimum is
-re-evaluated at SCIP's bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value below the
+The cases: GPT_3, MSFT_1T, Turing_NLG and ResNet_50 with LIBRA's ``total_bw_500gbps`` constraints on the 3D and 4D
+networks and its ``multiple_constraints`` on the 4D network (written for it): 12 instances x 2 objectives.
+
+(a) Performance: the median wall time of ``api.solve`` (build + solve + verify; the instance is loaded once, outside
+the timing), of LIBRA's Gurobi model at LIBRA's settings (scripts/bench_gurobi.py: ``bw * bw_inv == 1``,
+``NonConvex = 2``, build + solve; skipped with a note when gurobipy is absent) and of an independent SCIP oracle
+written with pyscipopt (model build + solve), the ratios, and the optima. Gurobi's and SCIP's optima are
+re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value below the
 true optimum (research/solver_probe.md P5).
 
 (b) GPT_3 on the 4D network with its layers replicated x1, x100, x10,000 (built in memory, outside the timing): the
 collectives, aggregated LP terms, LP rows, the first solve (which includes building the workload's numpy table) and
 the median of the following solves.
 
-(c) Performance per cost (min iteration time x network cost) on the same ``total_bw_500gbps`` cases: the median wall
-time of ``api.solve(objective="performance_per_cost")`` against an independent SCIP model of the bilinear product
-(``z >= T * C``, spatial branch and bound, 60 s time limit; SCIP's status, and its gap when it stops at the limit),
-their ratio, and the agreement of the two products (SCIP's re-evaluated with ``api.evaluate``). Target: <= 100 ms per
-case.
+(c) Performance per cost (min iteration time x network cost) on the same 12 instances: ``api.solve(objective=
+"performance_per_cost")`` against Gurobi on LIBRA's PerfPerCostOpt model and an independent SCIP model of the
+bilinear product (``z >= T * C``, spatial branch and bound, 60 s time limit), with the agreement of the products.
 
 (d) The exact time-cost Pareto front of ``instances/gpt3-4d.toml`` with 50 points (``api.pareto``, one persistent LP)
 against 50 independent ``api.solve(max_network_cost_usd=X)`` calls at the same budgets. Target: front <= 1 s.
+
+(e) A 100,000-layer ASTRA-sim 1.0 file: load + first solve, wall clock (target <= 1 s).
+
+The summary prints, per objective, the geometric mean of Gurobi's time over hieropt's (speed-up; the target is >= 10)
+and the slowest case's ratio (the target is >= 1: no case slower than Gurobi), all from this one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -43,24 +52,32 @@ from rich.console import Console
 from rich.table import Table
 
 from hieropt import api
-from hieropt.errors import HieroptError
 from hieropt.model.traffic import aggregate, phase_traffic
 from hieropt.spec import Instance, Workload
 
-WORKLOADS = ("GPT_3", "MSFT_1T", "Turing_NLG", "ResNet_50")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gurobi import available as gurobi_available  # noqa: E402
+from bench_gurobi import environment as gurobi_environment  # noqa: E402
+from bench_gurobi import solve_libra as gurobi_libra  # noqa: E402
+
 NETWORKS = {"3d": ("3d_network.yml", "3d_cost_model.yml"), "4d": ("4d_network.yml", "4d_cost_model.yml")}
-CONSTRAINTS = ["sum(bw) == 500"]
+CONSTRAINTS = {"total_bw_500gbps": ["sum(bw) == 500"],
+               "multiple_constraints": ["sum(bw) == 1000", "bw[0] == 500", "bw[0] >= bw[1]", "bw[1] >= bw[2]",
+                                        "bw[2] + bw[3] == 200"]}
+CASES = [(wl, dims, cons) for cons in CONSTRAINTS for dims in ("3d", "4d") for wl in ("GPT_3", "MSFT_1T",
+         "Turing_NLG", "ResNet_50") if cons == "total_bw_500gbps" or dims == "4d"]
+"""LIBRA's pairings (constraints.md): multiple_constraints is written for the 4-dimensional network."""
 SCALES = (1, 100, 10_000)
 MB, MS_NS = 1e6, 1e6
 FRONT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "gpt3-4d.toml"
 
 
-def load(data: Path, workload: str, dims: str) -> Instance:
+def load(data: Path, workload: str, dims: str, constraints: str = "total_bw_500gbps") -> Instance:
     net, cost = NETWORKS[dims]
     comm = f"{workload}_{dims.upper()}.yml" if workload == "Turing_NLG" else f"{workload}_{dims}.yml"
     return api.load_libra(data / "network" / net, data / "workload" / f"{workload}.txt",
-                          data / "communicator" / comm, data / "cost_model" / cost, constraints=CONSTRAINTS,
-                          name=f"{workload}-{dims}")
+                          data / "communicator" / comm, data / "cost_model" / cost,
+                          constraints=CONSTRAINTS[constraints], name=f"{workload}-{dims}-{constraints}")
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
@@ -224,36 +241,57 @@ def lp_rows(instance: Instance, cuts: int) -> int:
     return int((terms > 0).sum()) + len(instance.constraints) + cuts
 
 
-def performance_cases(console: Console, data: Path, repeats: int, scip_repeats: int) -> tuple[list[float], list[float]]:
-    table = Table(title=f"(a) LIBRA performance cases, {CONSTRAINTS[0]}: hieropt (median of {repeats}) vs SCIP "
-                  f"(median of {scip_repeats})", title_justify="left")
-    for col in ("case", "hieropt ms", "(min)", "SCIP ms", "SCIP/hieropt", "hieropt T ms", "SCIP T(B) ms", "rel diff",
-                "SCIP reported ms", "hieropt gap", "SCIP status"):
+def _cell_ms(t: float) -> str:
+    return f"{t * 1e3:,.2f}" if np.isfinite(t) else "-"
+
+
+def objective_cases(console: Console, data: Path, objective: str, repeats: int, gurobi_repeats: int,
+                    scip_repeats: int, scip_time_limit_s: float, env, use_scip: bool) -> dict[str, list[float]]:
+    """One table per objective over :data:`CASES`: hieropt, Gurobi (LIBRA's model) and SCIP, with the agreement of
+    their optima (Gurobi's and SCIP's re-evaluated by hieropt's evaluator). Returns the per-case median times (s)."""
+    ppc = objective == "performance_per_cost"
+    label = "(c) performance per cost" if ppc else "(a) performance"
+    table = Table(title=f"{label}, 12 LIBRA instances: hieropt (median of {repeats}), Gurobi at LIBRA's settings "
+                  f"(median of {gurobi_repeats}), SCIP (median of {scip_repeats})", title_justify="left")
+    for col in ("case", "hieropt ms", "(min)", "Gurobi ms", "Gurobi/hieropt", "SCIP ms", "SCIP/hieropt",
+                "hieropt value", "Gurobi rel diff", "SCIP rel diff", "hieropt gap", "Gurobi gap", "SCIP status"):
         table.add_column(col, justify="left" if col in ("case", "SCIP status") else "right")
-    ours, speedups = [], []
-    for dims in NETWORKS:
-        for wl in WORKLOADS:
-            inst = load(data, wl, dims)
-            api.solve(inst)  # untimed warm-up
-            t_ours, min_ours, sol = timed(lambda inst=inst: api.solve(inst), repeats)
-            t_scip, _, sc = timed(lambda inst=inst: scip_oracle(inst), scip_repeats)
-            ours.append(t_ours)
-            speedups.append(t_scip / t_ours)
-            if sc["bw"] is not None:
-                scip_T = api.evaluate(inst, sc["bw"]).iteration_time_ns
-                diff = (scip_T - sol.iteration_time_ns) / sol.iteration_time_ns
-                cells = [f"{scip_T / 1e6:,.6f}", f"{diff:+.1e}", f"{sc['objective_ns'] / 1e6:,.6f}"]
-            else:
-                cells = ["-", "-", "-"]
-            table.add_row(f"{wl} {dims}", f"{t_ours * 1e3:.1f}", f"{min_ours * 1e3:.1f}", f"{t_scip * 1e3:.1f}",
-                          f"{t_scip / t_ours:.1f}x", f"{sol.iteration_time_ns / 1e6:,.6f}", *cells, f"{sol.gap:.1e}",
-                          sc["status"])
-    table.caption = ("(min): fastest hieropt repeat (the machine is shared, medians are noisy). "
-                     "rel diff = (T(B_SCIP) - T(B_hieropt)) / T(B_hieropt), both evaluated by hieropt's evaluator; "
-                     "negative: SCIP's point is better (within hieropt's gap). SCIP reported: its own objective, "
-                     "which can undercut the truth when B*t == 1 slackens")
+    times: dict[str, list[float]] = {"hieropt": [], "gurobi": [], "scip": []}
+    for wl, dims, cons in CASES:
+        inst = load(data, wl, dims, cons)
+
+        def value(bw: np.ndarray | None, inst=inst) -> float:
+            if bw is None:
+                return float("nan")
+            bd = api.evaluate(inst, bw)
+            return bd.iteration_time_ns * (bd.network_cost_usd if ppc else 1.0)
+
+        api.solve(inst, objective=objective)  # untimed warm-up
+        t_ours, min_ours, sol = timed(lambda inst=inst: api.solve(inst, objective=objective), repeats)
+        t_gur, gur = float("nan"), {"bw": None, "gap": float("nan")}
+        if env is not None:
+            gurobi_libra(inst, objective, env)  # untimed warm-up
+            t_gur, _, gur = timed(lambda inst=inst: gurobi_libra(inst, objective, env), gurobi_repeats)
+        t_scip, sc = float("nan"), {"bw": None, "status": "skipped"}
+        if use_scip:
+            oracle = scip_ppc_oracle if ppc else scip_oracle
+            t_scip, _, sc = timed(lambda inst=inst, oracle=oracle: oracle(inst, scip_time_limit_s), scip_repeats)
+        ours = sol.objective_value
+        times["hieropt"].append(t_ours)
+        times["gurobi"].append(t_gur)
+        times["scip"].append(t_scip)
+        rel = [(value(r["bw"]) - ours) / ours for r in (gur, sc)]
+        table.add_row(f"{wl} {dims} {cons.split('_')[0]}", _cell_ms(t_ours), _cell_ms(min_ours), _cell_ms(t_gur),
+                      f"{t_gur / t_ours:,.1f}x" if np.isfinite(t_gur) else "-", _cell_ms(t_scip),
+                      f"{t_scip / t_ours:,.1f}x" if np.isfinite(t_scip) else "-", f"{ours:.10g}",
+                      *(f"{r:+.1e}" if np.isfinite(r) else "-" for r in rel), f"{sol.gap:.1e}",
+                      f"{gur['gap']:.1e}", str(sc["status"]))
+    table.caption = ("(min): fastest hieropt repeat (the machine is shared, medians are noisy). rel diff = (value at "
+                     "the solver's point - hieropt's) / hieropt's, every value by hieropt's independent evaluator; "
+                     "negative: that point is better (within hieropt's gap). Gurobi gap: its own MIP gap at LIBRA's "
+                     "default tolerances (1e-4); hieropt's target is 1e-8 (1e-7 perf per cost)")
     console.print(table)
-    return ours, speedups
+    return times
 
 
 def scaling(console: Console, data: Path, repeats: int) -> None:
@@ -280,61 +318,23 @@ def scaling(console: Console, data: Path, repeats: int) -> None:
     console.print(table)
 
 
-def _ppc(inst: Instance):
-    return api.solve(inst, objective="performance_per_cost")
+def large_workload(console: Console, data: Path, layers: int) -> None:
+    """(e) An ASTRA-sim 1.0 file of ``layers`` layers (GPT_3's lines repeated under distinct names, written to a
+    temporary folder): the time to read it and the first solve (table, traffic, LP, verification), wall clock."""
+    import tempfile
 
-
-def ppc_cases(console: Console, data: Path, repeats: int, scip_repeats: int,
-              time_limit_s: float) -> tuple[list[float], list[float]]:
-    table = Table(title=f"(c) LIBRA performance-per-cost cases, {CONSTRAINTS[0]}: hieropt (median of {repeats}) vs "
-                  f"SCIP bilinear model (median of {scip_repeats}, limit {time_limit_s:g} s)", title_justify="left")
-    for col in ("case", "hieropt ms", "(min)", "kappa evals", "hieropt gap", "SCIP ms", "SCIP/hieropt",
-                "hieropt T x C", "SCIP T x C (re-eval)", "rel diff", "SCIP status", "SCIP gap", "SCIP nodes"):
-        table.add_column(col, justify="left" if col in ("case", "SCIP status") else "right")
-    ours, ratios = [], []
-    for dims in NETWORKS:
-        for wl in WORKLOADS:
-            inst = load(data, wl, dims)
-            try:
-                _ppc(inst)  # untimed warm-up
-                t_ours, min_ours, sol = timed(lambda inst=inst: _ppc(inst), repeats)
-            except HieroptError as e:
-                sol, t_ours, min_ours = None, float("nan"), float("nan")
-                err = f"{type(e).__name__}: {e}"
-            t_scip, _, sc = timed(lambda inst=inst: scip_ppc_oracle(inst, time_limit_s), scip_repeats)
-            if sol is not None:
-                ours.append(t_ours)
-                ratios.append(t_scip / t_ours)
-            scip_val = float("nan")
-            if sc["bw"] is not None:
-                bd = api.evaluate(inst, sc["bw"])
-                scip_val = bd.iteration_time_ns * bd.network_cost_usd
-            ppc_val = sol.objective_value if sol is not None else float("nan")
-            diff = (scip_val - ppc_val) / ppc_val if sol is not None and sc["bw"] is not None else float("nan")
-            status = str(sc["status"])
-            limit = status not in ("optimal", "gaplimit")
-            table.add_row(
-                f"{wl} {dims}",
-                f"{t_ours * 1e3:.1f}" if sol is not None else "[red]error[/red]",
-                f"{min_ours * 1e3:.1f}" if sol is not None else "-",
-                str(sol.extra["kappa_evaluations"]) if sol is not None else "-",
-                f"{sol.gap:.1e}" if sol is not None else "-",
-                f"{t_scip * 1e3:,.0f}",
-                f"{t_scip / t_ours:,.1f}x" if sol is not None else "-",
-                f"{ppc_val / 1e12:,.6f}" if sol is not None else "-",
-                f"{scip_val / 1e12:,.6f}" if sc["bw"] is not None else "-",
-                f"{diff:+.1e}" if np.isfinite(diff) else "-",
-                f"[yellow]{status}[/yellow]" if limit else status,
-                f"{sc.get('gap', float('nan')):.1e}",
-                f"{sc.get('nodes', 0):,}",
-            )
-            if sol is None:
-                console.print(f"[red]{wl} {dims}: hieropt {err}[/red]")
-    table.caption = ("T x C in ms x M$ (1e12 ns x $). rel diff = (SCIP's point re-evaluated - hieropt) / hieropt; "
-                     "negative: SCIP's point is better. SCIP gap: its own (primal - dual) / primal at the end; the "
-                     "gap target is 1e-7 for both. Target: hieropt <= 100 ms per case")
-    console.print(table)
-    return ours, ratios
+    lines = [ln.split() for ln in (data / "workload" / "GPT_3.txt").read_text().splitlines() if ln.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"gpt3_{layers}.txt"
+        path.write_text("".join("\t".join([f"layer{i}", *lines[i % len(lines)][1:]]) + "\n" for i in range(layers)))
+        start = time.perf_counter()
+        inst = api.load_libra(data / "network" / "4d_network.yml", path, data / "communicator" / "GPT_3_4d.yml",
+                              data / "cost_model" / "4d_cost_model.yml", constraints=CONSTRAINTS["total_bw_500gbps"])
+        loaded = time.perf_counter() - start
+        sol = api.solve(inst)
+        solved = time.perf_counter() - start - loaded
+    console.print(f"(e) {layers:,}-layer ASTRA-sim file: load {loaded:.3f} s + solve {solved:.3f} s = "
+                  f"{loaded + solved:.3f} s (target <= 1 s); {sol.extra['terms']} LP terms, gap {sol.gap:.1e}")
 
 
 def front_vs_solves(console: Console, instance_path: Path, points: int, repeats: int) -> tuple[float, float]:
@@ -366,37 +366,60 @@ def front_vs_solves(console: Console, instance_path: Path, points: int, repeats:
     return t_front, t_solo
 
 
+def _geomean(xs: list[float]) -> float:
+    xs = [x for x in xs if np.isfinite(x) and x > 0]
+    return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")
+
+
+def summary(console: Console, objective: str, times: dict[str, list[float]]) -> None:
+    """Geometric-mean speed-ups over Gurobi and SCIP, and the slowest case against Gurobi."""
+    ours = times["hieropt"]
+    line = f"{objective}: hieropt geometric mean {_geomean(ours) * 1e3:.3f} ms"
+    for other in ("gurobi", "scip"):
+        ratios = [o / t for o, t in zip(times[other], ours, strict=True)]
+        if any(np.isfinite(r) for r in ratios):
+            line += f"; {other} / hieropt: geometric mean {_geomean(ratios):.1f}x, worst case {np.nanmin(ratios):.1f}x"
+    console.print(line)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=Path("../shared/data/libra"), help="LIBRA data folder")
     p.add_argument("--repeats", type=int, default=7, help="timed repeats of each hieropt solve")
+    p.add_argument("--gurobi-repeats", type=int, default=5, help="timed repeats of each Gurobi solve")
     p.add_argument("--scip-repeats", type=int, default=3, help="timed repeats of each SCIP solve")
     p.add_argument("--ppc-repeats", type=int, default=5, help="timed repeats of each perf-per-cost solve")
     p.add_argument("--scip-ppc-repeats", type=int, default=1, help="timed repeats of each SCIP perf-per-cost solve")
     p.add_argument("--scip-time-limit", type=float, default=60.0, help="SCIP time limit per perf-per-cost solve, s")
+    p.add_argument("--no-scip", action="store_true", help="leave SCIP out (it takes minutes on perf per cost)")
     p.add_argument("--front-points", type=int, default=50, help="points of the Pareto front in (d)")
     p.add_argument("--front-repeats", type=int, default=3, help="timed repeats of the front and of the solves")
     args = p.parse_args(argv)
-    if min(args.repeats, args.scip_repeats, args.ppc_repeats, args.scip_ppc_repeats, args.front_repeats) < 1:
+    if min(args.repeats, args.gurobi_repeats, args.scip_repeats, args.ppc_repeats, args.scip_ppc_repeats,
+           args.front_repeats) < 1:
         p.error("repeats must be >= 1")
-    console = Console(width=200)
+    console = Console(width=220)
     if not (args.data / "network").is_dir():
         console.print(f"[red]no LIBRA data folder at {args.data}[/red]")
         return 2
     start = time.perf_counter()
-    ours, speedups = performance_cases(console, args.data, args.repeats, args.scip_repeats)
+    why = gurobi_available()
+    env = None if why else gurobi_environment()
+    if why:
+        console.print(f"[yellow]Gurobi column skipped: {why}[/yellow]")
+    perf = objective_cases(console, args.data, "performance", args.repeats, args.gurobi_repeats, args.scip_repeats,
+                           60.0, env, not args.no_scip)
     scaling(console, args.data, args.repeats)
-    ppc, ratios = ppc_cases(console, args.data, args.ppc_repeats, args.scip_ppc_repeats, args.scip_time_limit)
+    ppc = objective_cases(console, args.data, "performance_per_cost", args.ppc_repeats, args.gurobi_repeats,
+                          args.scip_ppc_repeats, args.scip_time_limit, env, not args.no_scip)
     t_front, t_solo = front_vs_solves(console, FRONT_INSTANCE, args.front_points, args.front_repeats)
-    console.print(f"median hieropt solve per LIBRA case: {statistics.median(ours) * 1e3:.1f} ms; median speed-up "
-                  f"over SCIP: {statistics.median(speedups):.1f}x")
-    if ppc:
-        console.print(f"perf-per-cost: median {statistics.median(ppc) * 1e3:.1f} ms per case, max "
-                      f"{max(ppc) * 1e3:.1f} ms (target <= 100 ms), {len(ppc)} of {len(NETWORKS) * len(WORKLOADS)} "
-                      f"cases solved; median speed-up over SCIP {statistics.median(ratios):.1f}x")
-    console.print(f"Pareto front, {args.front_points} points: {t_front:.2f} s (target <= 1 s), "
+    large_workload(console, args.data, 100_000)
+    summary(console, "performance", perf)
+    summary(console, "performance_per_cost", ppc)
+    console.print(f"Pareto front, {args.front_points} points: {t_front:.3f} s (target <= 1 s), "
                   f"{t_solo / t_front:.1f}x faster than independent solves "
-                  f"(benchmark took {time.perf_counter() - start:.1f} s)")
+                  f"(benchmark took {time.perf_counter() - start:.1f} s; load average {os.getloadavg()[0]:.2f} on "
+                  f"{os.cpu_count()} CPUs)")
     return 0
 
 

@@ -41,7 +41,6 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..spec import (
-    COLLECTIVE_SCOPES,
     DLRM_POLICIES,
     LAYER_POLICIES,
     PHASES,
@@ -53,15 +52,11 @@ from ..spec import (
     Workload,
     WorkloadHeader,
 )
-from ..spec.network import TEXT_COLLECTIVES
+from .astrasim1_columns import TokenLines, layer_table, parse_collective
 from .common import read_text, validation_error
 
 _FIELDS = 12
-_NAMES = {c.value: c for c in TEXT_COLLECTIVES}
 _PHASE_FIELDS = (("forward", 2), ("input_grad", 5), ("weight_grad", 8))
-_SCOPED_BASES = sorted((c.value for c in TEXT_COLLECTIVES if c is not Collective.NONE), key=len, reverse=True)
-_UNMODELLED = {"ALLREDUCEALLTOALL": "ASTRA-sim's ALLREDUCEALLTOALL (an all-reduce then an all-to-all in one phase) "
-               "is not modelled by hieropt"}
 _HEADER_KEYS = {
     "model_parallel_npu_group": "model_parallel_npu_group",
     "ep": "ep",
@@ -94,8 +89,10 @@ def read_workload(path: str | Path) -> Workload:
 
 def parse_workload(text: str, source: str = "<workload>", name: str = "workload") -> Workload:
     """Parse ASTRA-sim 1.0 workload text; see :func:`read_workload` (``source`` names the origin in errors)."""
-    lines = [(i + 1, ln.split()) for i, ln in enumerate(text.lstrip("\ufeff").splitlines())]
-    lines = [(n, toks) for n, toks in lines if toks]
+    text = text.lstrip("\ufeff")
+    lines = TokenLines.of(text)
+    if lines is None:  # not plain ASCII with \n or \r\n line ends: line by line
+        lines = [(i + 1, toks) for i, toks in enumerate(ln.split() for ln in text.splitlines()) if toks]
     if not lines:
         raise InputError(source, None, "the workload has no layers", "add at least one 12-field layer line")
     header = None
@@ -124,7 +121,9 @@ def parse_workload(text: str, source: str = "<workload>", name: str = "workload"
                          f"start the file with one of {', '.join(POLICIES)} and the layer count, or write only "
                          "layer lines")
     customized = header is not None and header.policy == "HYBRID_CUSTOMIZED"
-    layers = tuple(_layer(n, toks, source, customized) for n, toks in lines)
+    layers = layer_table(lines, customized)
+    if layers is None:  # something is wrong: the line-by-line reader names the line, the field and the fix
+        layers = tuple(_layer(n, toks, source, customized) for n, toks in lines)
     try:
         return Workload(name=name, layers=layers, header=header)
     except ValidationError as e:
@@ -277,30 +276,6 @@ def _number(tok: str, n: int, k: int, what: str, source: str) -> float:
         raise InputError(source, f"line {n}, field {k + 1} ({what})", f"'{tok}' is not a finite number >= 0",
                          "write a non-negative number")
     return v
-
-
-def parse_collective(token: str) -> tuple[Collective, str | None]:
-    """A collective name (case-insensitive) as (collective, scope): ``"alltoall_ep"`` -> (ALL_TO_ALL, ``"EP"``).
-
-    Raises:
-        ValueError: an unknown name or scope, or ``ALLREDUCEALLTOALL`` (not modelled); the message ends with the fix.
-    """
-    name = token.upper()
-    kind = _NAMES.get(name)
-    if kind is not None:
-        return kind, None
-    for base in _UNMODELLED:
-        if name == base or name.startswith(base + "_"):
-            raise ValueError(f"{_UNMODELLED[base]}; fix: split it into two layers, one ALLREDUCE and one ALLTOALL")
-    for base in _SCOPED_BASES:
-        if name.startswith(base + "_"):
-            scope = name[len(base) + 1:]
-            if scope in COLLECTIVE_SCOPES:
-                return _NAMES[base], scope
-            raise ValueError(f"unknown collective scope '_{token[len(base) + 1:]}' in '{token}'; fix: use "
-                             f"{base} or {' or '.join(f'{base}_{s}' for s in COLLECTIVE_SCOPES)}")
-    raise ValueError(f"unknown collective '{token}'; fix: use one of {', '.join(_NAMES)} (case-insensitive), "
-                     f"optionally scoped with {' or '.join('_' + s for s in COLLECTIVE_SCOPES)}")
 
 
 def _collective(tok: str, n: int, k: int, source: str) -> tuple[Collective, str | None]:

@@ -87,7 +87,8 @@ class TimeModel:
     def time_ns(self, bw_gbps: np.ndarray) -> float:
         """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded dimension has B = 0."""
         tau = self.term_times_ns(bw_gbps)
-        total = self.constant_ns + float(np.dot(self.term_weights, tau)) if tau.size else self.constant_ns
+        w = self.term_weights
+        total = self.constant_ns + float(np.dot(w, np.where(w > 0, tau, 0.0))) if tau.size else self.constant_ns
         if self.nodes:
             total += float(np.dot(self.node_weights, self.node_values_ns(tau)))
         return total
@@ -97,6 +98,9 @@ def collective_times(traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, m
     """Time of each collective row (shape traffic.shape[:-1]), ns: max or sum over d of bytes/B + latency."""
     if traffic.size == 0:
         return np.zeros(traffic.shape[:-1])
+    if bw.min() > 0:  # every dimension has bandwidth: no 0/0 to guard (the common case, a fast path)
+        per_dim = traffic / bw + latency
+        return per_dim.sum(axis=-1) if mode == "sequential" else per_dim.max(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_dim = np.where(traffic > 0, np.where(bw > 0, traffic / bw, np.inf), 0.0) + latency
     return per_dim.sum(axis=-1) if mode == "sequential" else per_dim.max(axis=-1)
@@ -108,7 +112,7 @@ class TermBuilder:
 
     def __init__(self, n_dims: int):
         self.D = n_dims
-        self.keys: dict[tuple[str, ...], int] = {}
+        self.keys: dict[bytes, int] = {}
         self.bytes: list[np.ndarray] = []
         self.latency: list[np.ndarray] = []
         self.peaks: list[float] = []
@@ -128,7 +132,10 @@ class TermBuilder:
             peak = float(lam.max())
             if peak <= 0:
                 return None
-        key = tuple(f"{x:.12g}" for x in np.concatenate([m, lam]) / peak)
+        return self.term_keyed(direction_key(np.concatenate([m, lam])[None, :] / peak)[0], m, lam, peak, count)
+
+    def term_keyed(self, key: bytes, m: np.ndarray, lam: np.ndarray, peak: float, count: int) -> Ref:
+        """:meth:`term` for a row whose peak (> 0) and :func:`direction_key` are known."""
         k = self.keys.get(key)
         if k is None:  # the term is the first such collective itself (keeps tau in natural units for the LP)
             k = self.keys[key] = len(self.bytes)
@@ -203,21 +210,48 @@ class PhaseRefs:
         return [(self(lay, 0), self(lay, 1), self(lay, 2)) for lay in range(self.k.shape[0])]
 
 
+def direction_key(rows: np.ndarray) -> list[bytes]:
+    """A key per row of ``rows`` (n, 2D: bytes then latency, divided by the row's peak) that is equal for rows that
+    agree to 12 significant digits (exactly proportional collectives differ only by floating-point rounding): the
+    mantissas rounded to 11 decimals and the decimal exponents, as bytes."""
+    a = np.abs(rows)
+    with np.errstate(divide="ignore"):
+        e = np.where(a > 0, np.floor(np.log10(np.where(a > 0, a, 1.0))), 0.0)
+    mant = np.round(rows / 10.0**e, 11)
+    over = np.abs(mant) >= 10.0  # 9.99999999999995 rounds up to 10: renormalise
+    if over.any():
+        e = np.where(over, e + 1, e)
+        mant = np.round(rows / 10.0**e, 11)
+    key = np.ascontiguousarray(np.concatenate([mant + 0.0, e], axis=1))  # + 0.0: -0.0 == 0.0
+    return [r.tobytes() for r in key]
+
+
 def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> PhaseRefs:
     """Register every phase's collective; identical rows are registered once (fast for replicated layers)."""
     L, _, D = traffic.shape
     rows = np.ascontiguousarray(np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D))
-    ids: dict[bytes, int] = {}
-    inverse = np.fromiter((ids.setdefault(r.tobytes(), len(ids)) for r in rows), dtype=np.int64, count=len(rows))
-    counts = np.bincount(inverse, minlength=len(ids))
-    first = np.full(len(ids), -1, dtype=np.int64)
-    first[inverse[::-1]] = np.arange(len(rows) - 1, -1, -1)  # first occurrence of each distinct row
+    if rows.shape[0] <= 4096:  # a dict of the rows' bytes: faster than sorting for few rows
+        ids: dict[bytes, int] = {}
+        inverse = np.fromiter((ids.setdefault(r.tobytes(), len(ids)) for r in rows), dtype=np.int64,
+                              count=rows.shape[0])
+        counts = np.bincount(inverse, minlength=len(ids))
+        first = np.zeros(len(ids), dtype=np.int64)
+        first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1)  # first occurrence of each distinct row
+    else:
+        view = rows.view(np.dtype((np.void, rows.dtype.itemsize * 2 * D)))[:, 0]
+        _, first, inverse, counts = np.unique(view, return_index=True, return_inverse=True, return_counts=True)
+        order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        first, counts, inverse = first[order], counts[order], rank[inverse.reshape(-1)]
     uniq = rows[first]
+    peak = uniq[:, :D].max(axis=1)
+    peak = np.where(peak > 0, peak, uniq[:, D:].max(axis=1))
     k = np.full(len(uniq), -1, dtype=int)
     a = np.zeros(len(uniq))
-    for i, row in enumerate(uniq):
-        ref = b.term(row[:D], row[D:], int(counts[i]))
-        if ref is not None:
-            k[i], a[i] = ref
+    live = np.flatnonzero(peak > 0)
+    if live.size:
+        for i, key in zip(live, direction_key(uniq[live] / peak[live, None]), strict=True):
+            k[i], a[i] = b.term_keyed(key, uniq[i, :D], uniq[i, D:], float(peak[i]), int(counts[i]))
     inverse = inverse.reshape(-1)
     return PhaseRefs(k=k[inverse].reshape(L, 3), a=a[inverse].reshape(L, 3))

@@ -209,8 +209,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
         busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)
         slowest = per_dim.argmax(axis=2)
-        for d in range(D):
-            bottleneck[d] += w * float((coll * (slowest == d) * execs[None, :]).sum())
+        bottleneck += w * np.bincount(slowest.ravel(), weights=(coll * execs[None, :]).ravel(), minlength=D)
         if p2p_count:
             by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * p2p_ns
             bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * p2p_ns

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -98,6 +99,44 @@ def collective_steps(collective: Collective, group: tuple[int, ...], algorithms:
     return out
 
 
+KINDS: tuple[Collective, ...] = tuple(Collective)
+"""Collective kinds in code order (:func:`collective_codes`)."""
+_CODES: list[tuple[object, np.ndarray]] = []
+
+
+def collective_codes(table) -> np.ndarray:
+    """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
+    :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept)."""
+    if getattr(table, "kinds", None) is not None:
+        return table.kinds
+    for t, codes in _CODES:
+        if t is table:
+            return codes
+    codes = np.zeros(table.collective.shape, dtype=np.int8)
+    for i, kind in enumerate(KINDS[1:], 1):
+        codes[table.collective == kind] = i
+    codes.flags.writeable = False
+    _CODES.insert(0, (table, codes))
+    del _CODES[4:]
+    return codes
+
+
+@lru_cache(maxsize=4096)
+def unit_rows(group: tuple[int, ...]) -> np.ndarray:
+    """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group``, shape (len(KINDS), D), read-only."""
+    out = np.array([unit_traffic(k, group) for k in KINDS])
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=4096)
+def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...]) -> np.ndarray:
+    """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only."""
+    out = np.array([collective_steps(k, group, algorithms) for k in KINDS])
+    out.flags.writeable = False
+    return out
+
+
 def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the primary workload);
     a collective of a named group (:attr:`hieropt.spec.Phase.group`) uses that group's sizes, the others the
@@ -108,23 +147,41 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     """
     job = job or instance.jobs[0]
     table = job.workload.table
+    names = tuple(sorted(job.workload.named_groups))
+    key = tuple(job.mapping.group(p) for p in PHASES) + tuple(job.mapping.group(PHASES[0], n) for n in names)
+    for t, k, out in _TRAFFIC:  # the last few results (read-only): the time model and the evaluator of one solve
+        if t is table and k == key:
+            return out
+    codes = collective_codes(table)
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
-        for kind, name, rows in _classes(table, j):
-            group = job.mapping.group(phase, name)
-            out[rows, j, :] = table.size_bytes[rows, j, None] * unit_traffic(kind, group)[None, :]
+        for name, rows in _group_rows(table, j):
+            unit = unit_rows(job.mapping.group(phase, name))
+            if rows is None:
+                np.multiply(table.size_bytes[:, j, None], unit[codes[:, j]], out=out[:, j, :])
+            else:
+                out[rows, j, :] = table.size_bytes[rows, j, None] * unit[codes[rows, j]]
+    out.flags.writeable = False
+    _TRAFFIC.insert(0, (table, key, out))
+    del _TRAFFIC[4:]
     return out
 
 
-def _classes(table, j: int) -> list[tuple[Collective, str | None, np.ndarray]]:
-    """(kind, named group, row mask) of phase column j: the rows that share a collective kind and a group."""
-    col, grp = table.collective[:, j], table.group[:, j]
-    out = []
-    for kind in set(col):
-        of_kind = col == kind
-        for name in {g for g in grp[of_kind]}:
-            out.append((kind, name, of_kind & (grp == name) if name is not None else of_kind & np.equal(grp, None)))
+_TRAFFIC: list[tuple[object, tuple, np.ndarray]] = []
+
+
+def _group_rows(table, j: int) -> list[tuple[str | None, np.ndarray | None]]:
+    """(named group, row mask) of phase column j: the rows whose collective runs on that group (None: the phase's
+    group of the mapping); the mask is None when every row uses the phase's group."""
+    grp = table.group[:, j]
+    named = grp != None  # noqa: E711 (element-wise)
+    if not named.any():
+        return [(None, None)]
+    names = set(grp[named].tolist())
+    out = [(name, grp == name) for name in names]
+    if not named.all():
+        out.append((None, ~named))
     return out
 
 
@@ -136,15 +193,19 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
     table = job.workload.table
     dims = instance.network.dims
     alpha = np.array([d.latency_ns for d in dims]) * instance.chunks
-    algos = tuple(d.collective_algorithm for d in dims)
     L = table.size_bytes.shape[0]
-    out = np.zeros((L, 3, len(dims)))
     if not alpha.any():
-        return out
+        return np.zeros((L, 3, len(dims)))
+    algos = tuple(d.collective_algorithm for d in dims)
+    codes = collective_codes(table)
+    out = np.empty((L, 3, len(dims)))
     for j, phase in enumerate(PHASES):
-        for kind, name, rows in _classes(table, j):
-            rows = rows & (table.size_bytes[:, j] > 0)
-            out[rows, j, :] = (collective_steps(kind, job.mapping.group(phase, name), algos) * alpha)[None, :]
+        for name, rows in _group_rows(table, j):
+            steps = step_rows(job.mapping.group(phase, name), algos) * alpha
+            if rows is None:
+                np.multiply(steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :])
+            else:
+                out[rows, j, :] = steps[codes[rows, j]] * (table.size_bytes[rows, j] > 0)[:, None]
     return out
 
 

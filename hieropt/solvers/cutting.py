@@ -1,268 +1,254 @@
-"""The convex core: one persistent HiGHS LP of the time model with tangent cuts, reused by every objective.
+"""The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent cuts, reused by
+every objective that optimises over the bandwidths directly.
 
-Kelley's cutting planes (Kelley 1960, "The cutting-plane method for solving convex programs"; design.md §3): the LP
-of :mod:`hieropt.formulation.lp` relaxes t_d = 1/B_d to tangent cuts ``t_d >= 2/b - B_d/b^2``. Cuts are valid for any
+The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s. Cuts are valid for any
 budget or time target, so they accumulate across sub-solves: after the first solve, each further one (another budget
-on a Pareto front, another kappa of the perf-per-cost search) needs only a few warm-started LPs.
+on a Pareto front) needs a warm LP or two.
 
-- :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]: LP value = proven lower bound,
-  T at the LP's B (which satisfies every linear row exactly) = upper bound. It also returns the budget row's dual,
-  a subgradient of the final LP's value function in the budget (the tangent bound of the kappa search).
-- :meth:`TimeLP.min_cost` — min cost(B) s.t. T(B) <= target: LP value = lower bound; a feasible upper bound comes
-  from the segment between the LP's B and a point that meets the target (T is convex, cost linear).
+- :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]; also returns the budget row's
+  multiplier, the slope of a line under the value function f(budget).
+- :meth:`TimeLP.min_cost` — min cost(B) s.t. T(B) <= target: feasible upper bounds from the segment between the
+  LP's B and a point that meets the target (T is convex, cost linear).
 - :meth:`TimeLP.cost_range` — cheapest and dearest feasible network (two LPs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.lp import MS_NS, MUSD, PerfLP, build_perf_lp
+from ..formulation.arrays import LPArrays, compile_perf_lp
+from ..formulation.scale import Scale, choose_scale, upper_limits_gbps
+from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from .highs import TIGHT_TOLERANCE, PersistentHighs
+from .cut_lp import INF, CutLP, Loop, OAResult
+
+__all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
 
 REL_GAP = 1e-8
-"""Default target relative gap; the LP tolerances (1e-9) put the floor near 2.5e-9."""
-SEED_CUTS = 8
-"""Initial tangent cuts per loaded dimension, on a geometric grid over the reachable bandwidth range."""
-INF = float("inf")
+"""Default target relative gap."""
 
 
 @dataclass(frozen=True)
-class OAResult:
-    """Outcome of one cutting-plane solve.
+class _Prices:
+    """The network's prices as the procurement solvers read them: (D,) M$ per GB/s of per-NPU bandwidth."""
 
-    Attributes:
-        status: OPTIMAL when the gap target was met, LIMIT otherwise.
-        bw: (D,) best feasible bandwidths found, GB/s.
-        upper: objective at ``bw`` (ns for time, $ for cost).
-        lower: proven lower bound on the optimum (same unit).
-        iterations: LPs solved.
-        message: one line.
-        budget_dual_ns_per_usd: d(LP value)/d(budget) of the final LP (<= 0), ns per $; 0 when no budget row binds.
-        lp_lower_ns: the final LP's value in ns (the anchor of the budget-dual tangent).
-    """
-
-    status: Status
-    bw: np.ndarray
-    upper: float
-    lower: float
-    iterations: int
-    message: str
-    budget_dual_ns_per_usd: float = 0.0
-    lp_lower_ns: float = 0.0
-
-    @property
-    def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0."""
-        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
+    cost_musd_per_gbps: np.ndarray
 
 
-class _Stall:
-    """Detects a cutting-plane loop that no longer progresses (the LP tolerances' floor, research/solver_probe.md
-    P3): after 6 rounds without a better bound it tightens HiGHS's tolerances to 1e-10 once; after 6 more it asks
-    the loop to stop (status LIMIT, with the proven gap reached)."""
-
-    def __init__(self, solver: PersistentHighs):
-        self.solver, self.rounds, self.tightened = solver, 0, False
-
-    def check(self, value: float, best: float, cuts: int) -> bool:
-        if value > best + 1e-12 * abs(best):
-            self.rounds = 0
-            return False
-        self.rounds += 1
-        if self.rounds < 6:
-            return False
-        if not self.tightened:
-            self.solver.set_tolerance(TIGHT_TOLERANCE)
-            self.tightened, self.rounds = True, 0
-            return False
-        return True
-
-    def message(self, lps: int, gap: float) -> str:
-        """Why the loop stopped short of its gap target."""
-        why = "no further progress at the LP tolerance floor" if self.rounds >= 6 else "iteration limit"
-        return f"stopped after {lps} LPs at proven relative gap {gap:.3g} ({why})"
-
-
-class TimeLP:
+class TimeLP(CutLP):
     """The performance LP in HiGHS, its cuts, and the budget and time-target rows (owned by one solve call).
 
     Args:
         instance: design constraints, bounds and cost model.
         tm: the aggregated time model.
         time_limit_s: time limit of each LP, s.
-        bw_scale: the LP's unit of bandwidth, GB/s (default: from the instance's limits).
+        bw_scale: a bandwidth unit (GB/s) to start from on every dimension (default: the instance's).
 
-    Raises:
-        NoSolutionError: the design constraints are infeasible (checked here, once).
+    Call :meth:`close` when done (it hands the HiGHS object back for re-use; forgetting it only costs speed).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None,
-                 extend: Callable[[PerfLP], None] | None = None):
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None):
         self.instance, self.tm = instance, tm
-        self.lp: PerfLP = build_perf_lp(instance, tm, bw_scale)
-        if extend is not None:  # further rows and variables (e.g. a portfolio's epigraphs) before HiGHS sees it
-            extend(self.lp)
-        self.solver = PersistentHighs(self.lp.model, time_limit_s)
-        m = self.lp.model
-        self.b_col = [self.solver.col(m.B[d]) for d in m.B]
-        self.t_col = {d: self.solver.col(m.t[d]) for d in self.lp.loaded}
-        tau_col = [self.solver.col(m.tau[k]) for k in m.tau]
-        y_col = [self.solver.col(m.y[v]) for v in m.y]
-        n = self.solver.objective_costs().size
-        self.time_costs = np.zeros(n)  # the time objective: w_k on tau, omega_v on y (ms)
-        self.time_costs[tau_col] = tm.term_weights
-        self.time_costs[y_col] = tm.node_weights
-        self.s = self.lp.bw_scale  # model bandwidth unit, GB/s: B = s * B_model, t = t_model / s
-        # cost row and min-cost objective in units of cost_unit $, so that the largest coefficient is 1: in fixed
-        # units (M$) prices x bandwidth of a few $ give coefficients below HiGHS's 1e-9 matrix and dual tolerances,
-        # which then drop the budget row or stop the simplex at a vertex that is not optimal (a false bound)
-        usd_per_unit_bw = self.lp.cost_musd_per_gbps * MUSD * self.s  # $ per model unit of bandwidth
-        top = float(usd_per_unit_bw.max()) if usd_per_unit_bw.size else 0.0
-        self.cost_unit = top if top > 0 else 1.0
-        self.objective_usd = self.cost_unit  # $ per unit of the last min-cost LP objective (set by min_cost)
-        self.cost_costs = np.zeros(n)
-        self.cost_costs[self.b_col] = usd_per_unit_bw / self.cost_unit
-        self.budget_row = self.solver.add_row(-INF, INF, self.b_col, list(usd_per_unit_bw / self.cost_unit))
-        used = np.flatnonzero(self.time_costs)
-        self.time_row = (self.solver.add_row(-INF, INF, list(used), list(self.time_costs[used]))
-                         if used.size else None)
-        self.cuts = 0
-        self.cut_rows: list[tuple[int, int, float]] = []  # (dimension, HiGHS row, coefficient of B) of every cut
-        self.lps = 0
-        self._seeded = False
-        self.reach, self.floor = 0.0, 1e-12  # set by _seed from the reachable bandwidth
+        self.unit_cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)  # $ per GB/s, (D,)
+        self.lp = _Prices(self.unit_cost / 1e6)
+        self._limits = upper_limits_gbps(instance)  # GB/s, from single rows and bounds (the budget comes on top)
+        self.scale: Scale = choose_scale(instance, tm, instance.max_network_cost_usd, instance.max_iteration_time_ns,
+                                         self._limits)
+        if bw_scale is not None:
+            self.scale = self.scale.rescaled(tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale)))
+        self._budget: float | None = None
+        self._target: float | None = None
+        self._checked = False
+        self._cheapest: float | None = None
+        self._ub_key: tuple | None = None
+        self._ub = np.zeros(0)
+        self._start(time_limit_s)
 
-    # ----------------------------------------------------------------------------------------------- LP plumbing
+    # ----------------------------------------------------------------------------------------------- CutLP hooks
+    def _compile(self, scale: Scale) -> LPArrays:
+        return compile_perf_lp(self.instance, self.tm, scale, self._budget, self._target)
+
+    def _unit(self) -> np.ndarray:
+        return self.scale.bw_gbps[self.arr.pair_b]
+
+    def _link_values(self, design: np.ndarray) -> np.ndarray:
+        return design[self.arr.pair_b]
+
+    def _rescaled(self, design: np.ndarray) -> Scale:
+        return self.scale.rescaled(self.tm, self.unit_cost, design)
+
+    def _centre_default(self) -> np.ndarray:
+        return self.scale.bw_gbps
+
+    def _col_upper(self) -> np.ndarray:
+        """Upper limits on the scaled columns that single design rows, bounds and the budget imply."""
+        key = (self._budget, id(self.arr))
+        if self._ub_key != key:
+            self._ub_key = key
+            ub = np.full(self.arr.n_cols, INF)
+            lim = self._limits if self._budget is None else np.minimum(self._limits, self._budget / self.unit_cost)
+            ub[self.arr.b_col] = lim / self.scale.bw_gbps
+            self._ub = ub
+        return self._ub
+
+    # ----------------------------------------------------------------------------------------------- plumbing
+    @property
+    def s(self) -> float:
+        """The smallest bandwidth unit (GB/s) of the loaded dimensions (every dimension has its own)."""
+        loaded = list(self.loaded) or list(range(self.tm.n_dims))
+        return float(self.scale.bw_gbps[loaded].min())
+
     @property
     def loaded(self) -> tuple[int, ...]:
         """Dimensions that carry traffic."""
-        return self.lp.loaded
-
-    def _solve(self, costs: np.ndarray, maximize: bool = False):
-        self.solver.set_costs(costs, maximize)
-        self.lps += 1
-        return self.solver.solve()
+        return self.arr.loaded
 
     def _set_budget(self, budget_usd: float | None) -> None:
-        self.solver.change_row_bounds(self.budget_row, -INF, INF if budget_usd is None else budget_usd / self.cost_unit)
+        if budget_usd != self._budget:
+            self._budget = budget_usd
+            self._set_row_upper(self.arr.budget_row, INF if budget_usd is None else budget_usd / self.scale.cost_usd)
 
-    def _set_time_target(self, target_ns: float | None) -> None:
-        if self.time_row is not None:
-            hi = INF if target_ns is None else (target_ns - self.tm.compute_ns) / MS_NS * self.s
-            self.solver.change_row_bounds(self.time_row, -INF, hi)
+    def _set_target(self, target_ns: float | None) -> None:
+        if target_ns != self._target:
+            self._target = target_ns
+            self._set_row_upper(self.arr.time_row, INF if target_ns is None else
+                                (target_ns - self.tm.constant_ns) / self.scale.time_ns)
 
     def _bw(self, x: np.ndarray) -> np.ndarray:
         """B (GB/s) from the LP's columns, with LP round-off below zero (and -0.0) clipped to 0."""
-        return np.maximum(x[self.b_col], 0.0) * self.s + 0.0
+        return np.maximum(x[self.arr.b_col], 0.0) * self.scale.bw_gbps + 0.0
 
-    def cut(self, d: int, b: float) -> None:
-        """Add the tangent cut of t_d >= 1/B_d at B_d = ``b`` (model units of ``s`` GB/s)."""
-        lower, ct, cb = PerfLP.tangent_cut(b)
-        row = self.solver.add_row(lower, INF, [self.t_col[d], self.b_col[d]], [ct, cb])
-        self.cut_rows.append((d, row, cb))
-        self.cuts += 1
+    def _within_budget(self, bw: np.ndarray) -> list[np.ndarray]:
+        """``bw`` as a candidate under the budget: an LP point meets the budget row only to HiGHS's tolerance, so a
+        point over budget by a hair is scaled down onto it (every bandwidth by the same factor: design rows move by as
+        little, and T is re-evaluated exactly); one further over is no candidate."""
+        if not self._meets_rows(bw):
+            return []
+        if self._budget is None:
+            return [bw]
+        cost = self.network_cost(bw)
+        if cost <= self._budget:
+            return [bw]
+        return [bw * (self._budget / cost)] if cost <= self._budget * (1 + 1e-6) else []
 
-    def _cut_at(self, x: np.ndarray, floor: float) -> None:
-        """Cuts at the LP's point for every loaded dimension where t_d < 1/B_d, plus where the LP's t is exact."""
-        for d in self.loaded:
-            b, t = x[self.b_col[d]], x[self.t_col[d]]
-            b = b if b > 0 else floor
-            if t * b < 1.0 - 1e-12:
-                self.cut(d, float(b))
-                if t > 0:  # brackets the optimum from the other side: fewer rounds than Kelley's single cut
-                    self.cut(d, float(1.0 / t))
+    def _meets_rows(self, bw: np.ndarray) -> bool:
+        """Whether ``bw`` meets every design row and bound to 1e-9 relative (an LP point does unless HiGHS failed
+        silently: a candidate is never taken on trust)."""
+        for c in self.instance.constraints:
+            a = np.asarray(c.coefficients, dtype=float)
+            lhs = float(a @ bw)
+            scale = max(abs(c.rhs), float(np.abs(a * bw).sum()), 1e-300)
+            over = lhs - c.rhs if c.sense == "<=" else c.rhs - lhs if c.sense == ">=" else abs(lhs - c.rhs)
+            if over > 1e-9 * scale:
+                return False
+        return True
 
-    def _max_cost_like(self, dims: tuple[int, ...] | None):
-        """max sum of B over ``dims`` (None: max cost) under the current rows."""
-        if dims is None:
-            return self._solve(self.cost_costs, maximize=True)
-        costs = np.zeros_like(self.time_costs)
-        costs[[self.b_col[d] for d in dims]] = 1.0
-        return self._solve(costs, maximize=True)
+    def network_cost(self, bw: np.ndarray) -> float:
+        """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
+        return float(np.dot(self.unit_cost, bw))
 
     def _infeasible(self, what: str) -> NoSolutionError:
         texts = "; ".join(c.text for c in self.instance.constraints) or "(no constraints)"
         return NoSolutionError("infeasible", f"{what} cannot all hold: {texts}")
 
     # ----------------------------------------------------------------------------------------------- set-up checks
+    def _check(self) -> None:
+        """Once: whether the design constraints bound every loaded dimension (else a budget must). A single row or
+        bound that limits each loaded dimension alone decides it without an LP; otherwise one LP (max sum of the
+        loaded bandwidths) does, and tells infeasible constraints apart."""
+        if self._checked:
+            return
+        self._checked = True
+        loaded = list(self.loaded)
+        limits = self._limits[loaded]
+        if loaded and np.all(np.isfinite(limits)) and np.all(limits > 0):
+            self.bounded, self.reach_gbps = True, float(limits.sum())
+            return
+        budget, target = self._budget, self._target
+        self._set_budget(None)
+        self._set_target(None)
+        costs = np.zeros(self.arr.n_cols)
+        costs[self.arr.b_col[loaded]] = self.scale.bw_gbps[loaded]
+        res = self._solve(costs if loaded else self.arr.cost_costs, maximize=True)
+        if res.status is Status.INFEASIBLE or res.status is Status.ERROR:
+            check = self._solve(self.arr.cost_costs)  # bounded below by 0: not optimal means infeasible
+            if check.status is not Status.OPTIMAL:
+                raise self._infeasible("the design constraints and bounds")
+        self.bounded = res.status is Status.OPTIMAL
+        self.reach_gbps = res.objective if self.bounded else INF
+        self._set_budget(budget)
+        self._set_target(target)
+
+    def _require(self, budget_usd: float | None) -> None:
+        """Raise NoSolutionError unless the rows (with ``budget_usd``) admit a solution with finite bandwidth."""
+        self._check()
+        if budget_usd is not None:  # (an unknown cheapest network is found when the first LP is infeasible)
+            if self._cheapest is not None and budget_usd < self._cheapest * (1 - 1e-12):
+                raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
+                                      f"design constraints allow, ${self._cheapest:,.6g}")
+        elif not self.bounded and self.loaded:
+            dims = ", ".join(f"bw[{d}]" for d in self.loaded)
+            raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
+                                  f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
+                                  f"has no minimum; e.g. --constraint 'sum(bw) == 500'")
+        if self.loaded and self.reach_gbps <= 0:
+            raise NoSolutionError("infeasible", "the design constraints force zero bandwidth on every dimension that "
+                                  "carries traffic")
+
     def cost_range(self) -> tuple[float, float]:
         """(cheapest, dearest) feasible network cost in $ (dearest may be inf), without budget or time rows.
 
         Raises:
             NoSolutionError: the design constraints are infeasible.
         """
+        budget, target = self._budget, self._target
         self._set_budget(None)
-        self._set_time_target(None)
-        lo = self._solve(self.cost_costs)
+        self._set_target(None)
+        lo = self._solve(self.arr.cost_costs)
         if lo.status is not Status.OPTIMAL:
             raise self._infeasible("the design constraints and bounds")
-        hi = self._solve(self.cost_costs, maximize=True)
-        return lo.objective * self.cost_unit, (hi.objective * self.cost_unit if hi.status is Status.OPTIMAL else INF)
+        hi = self._solve(self.arr.cost_costs, maximize=True)
+        self._set_budget(budget)
+        self._set_target(target)
+        self._cheapest = self.network_cost(self._bw(lo.x))
+        self._cheapest_lp = lo.objective * self.scale.cost_usd  # the LP's own value: its notion of the cheapest
+        return self._cheapest, (self.network_cost(self._bw(hi.x)) if hi.status is Status.OPTIMAL else INF)
 
-    def _seed(self, budget_usd: float | None) -> None:
-        """Check feasibility and boundedness under ``budget_usd``, then place the initial cuts (once)."""
-        res = self._max_cost_like(self.loaded)
-        if res.status is Status.OPTIMAL:
-            reach = res.objective
-        else:
-            check = self._solve(self.time_costs)  # bounded below by 0: not optimal means infeasible
-            if check.status is not Status.OPTIMAL:
-                if budget_usd is not None:
-                    self._set_budget(None)
-                    cheapest = self._solve(self.cost_costs)
-                    self._set_budget(budget_usd)
-                    if cheapest.status is Status.OPTIMAL:
-                        cheapest_usd = cheapest.objective * self.cost_unit
-                        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.0f} is below the cheapest "
-                                              f"network the design constraints allow, ${cheapest_usd:,.0f}")
-                raise self._infeasible("the design constraints and bounds")
-            dims = ", ".join(f"bw[{d}]" for d in self.loaded)
-            raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
-                                  f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
-                                  f"has no minimum; e.g. --constraint 'sum(bw) == 500'")
-        if reach <= 0 and self.loaded:
-            raise NoSolutionError("infeasible", "the design constraints"
-                                  f"{' and the budget' if budget_usd is not None else ''} force zero bandwidth on "
-                                  "every dimension that carries traffic")
-        if not self._seeded and self.loaded:
-            self.reach = reach
-            self.floor = max(reach * 1e-9, 1e-12)
-            for d in self.loaded:  # cut coefficients 1/b^2 then span 1e8: wide enough, and tame for the simplex
-                for b in np.geomspace(reach * 1e-4, reach, SEED_CUTS):
-                    self.cut(d, float(b))
-            self._seeded = True
+    def _diagnose_empty(self, x: np.ndarray) -> bool:
+        """No design with a finite time yet: the first LP is infeasible, or it left a loaded dimension (almost) at
+        zero. Raises NoSolutionError with the reason; returns True when the LP is worth solving again (a budget
+        at the cheapest network, which HiGHS's tolerances can make look infeasible, is set to the LP's own cheapest
+        cost, the same budget within round-off)."""
+        if x.size == 0:
+            budget = self._budget
+            self.cost_range()  # raises when the design rows alone are infeasible
+            if budget is not None and budget < self._cheapest_lp * (1 - 1e-9):
+                raise NoSolutionError("infeasible", f"the budget ${budget:,.6g} is below the cheapest network the "
+                                      f"design constraints allow, ${self._cheapest:,.6g}")
+            if budget is not None and budget < self._cheapest_lp * (1 + 1e-9):
+                self._set_row_upper(self.arr.budget_row, self._cheapest_lp * (1 + 1e-12) / self.scale.cost_usd)
+                return True
+            return False
+        bw = self._bw(x)
+        top = float(bw.max(initial=0.0))
+        for d in self.loaded:
+            if bw[d] <= 1e-9 * top and self._forced_zero(d):
+                raise NoSolutionError("infeasible", f"dimension {d} carries traffic but the design constraints "
+                                      f"{'and the budget ' if self._budget is not None else ''}force bw[{d}] = 0")
+        return False
 
     def _forced_zero(self, d: int) -> bool:
-        res = self._max_cost_like((d,))
-        return res.status is Status.OPTIMAL and res.objective <= 1e-9 * max(1.0, self.reach)
-
-    # ----------------------------------------------------------------------------------------------- for other loops
-    def prepare(self, budget_usd: float | None = None) -> None:
-        """Set the budget row, clear the time target, check feasibility and place the initial cuts (once): what a
-        cutting-plane loop over another objective (:mod:`hieropt.solvers.portfolio`) needs before its first LP."""
-        self._set_time_target(None)
-        self._set_budget(budget_usd)
-        self._seed(budget_usd)
-
-    def solve_costs(self, costs: np.ndarray):
-        """Solve the LP with objective ``costs @ x`` (one coefficient per column); an ``LPResult``."""
-        return self._solve(costs)
-
-    def bandwidth(self, x: np.ndarray) -> np.ndarray:
-        """B (GB/s) of an LP solution."""
-        return self._bw(x)
-
-    def cut_at(self, x: np.ndarray) -> None:
-        """Tangent cuts at the LP solution ``x`` wherever t_d < 1/B_d there (the loop's refinement step)."""
-        self._cut_at(x, self.floor)
+        """Whether the rows (budget included) allow dimension ``d`` no bandwidth beyond round-off (one LP)."""
+        costs = np.zeros(self.arr.n_cols)
+        costs[self.arr.b_col[d]] = 1.0
+        res = self._solve(costs, maximize=True)
+        return res.status is Status.OPTIMAL and res.objective <= 1e-9 * max(1.0, float(self.scale.bw_gbps.max() /
+                                                                                  self.scale.bw_gbps[d]))
 
     # ----------------------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
@@ -272,52 +258,30 @@ class TimeLP:
         Raises:
             NoSolutionError: infeasible (constraints or budget), a loaded dimension forced to zero bandwidth, or no
                 upper limit on the bandwidth of a loaded dimension.
-            SolverError: HiGHS failed.
+            SolverError: HiGHS failed on every retry before any feasible point was found.
         """
         tm = self.tm
-        self._set_time_target(None)
+        self._require(budget_usd)
+        self._set_target(None)
         self._set_budget(budget_usd)
-        self._seed(budget_usd)
         if not self.loaded:
-            res = self._solve(self.time_costs)
+            res = self._solve(self.arr.time_costs)
             if res.status is not Status.OPTIMAL:
+                self._diagnose_empty(res.x)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)
             T = tm.time_ns(bw)  # does not depend on bandwidth (latency-only collectives and max nodes included)
             return OAResult(Status.OPTIMAL, bw, T, T, 1, "no collective traffic")
-        best_bw, upper, lower = None, INF, -INF
-        stall = _Stall(self.solver)
-        for it in range(1, max_iterations + 1):
-            res = self._solve(self.time_costs)
-            if res.status is not Status.OPTIMAL:
-                raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}'")
-            lp_ns = tm.compute_ns + res.objective / self.s * MS_NS
-            if stall.check(lp_ns, lower, self.cuts):
-                break
-            lower = max(lower, lp_ns)
-            bw = self._bw(res.x)
-            value = tm.time_ns(bw)
-            if value < upper:
-                best_bw, upper = bw, value
-            if best_bw is not None and upper - lower <= rel_gap * upper:
-                duals = self.solver.row_duals()
-                dual = float(duals[self.budget_row]) / self.s * MS_NS / self.cost_unit if budget_usd else 0.0
-                return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target",
-                                budget_dual_ns_per_usd=min(dual, 0.0), lp_lower_ns=lp_ns)
-            for d in self.loaded:
-                if bw[d] <= 0 and self._forced_zero(d):
-                    raise NoSolutionError("infeasible", f"dimension {d} carries traffic but the design constraints "
-                                          f"{'and the budget ' if budget_usd else ''}force bw[{d}] = 0")
-            self._cut_at(res.x, self.floor)
-        if best_bw is None:
+        spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: tm.constant_ns + v * self.scale.time_ns,
+                    candidates=lambda x: self._within_budget(self._bw(x)), score=tm.time_ns,
+                    slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
+                    on_empty=self._diagnose_empty)
+        out = self._loop(spec, rel_gap, max_iterations)
+        if out.bw is None or not np.isfinite(out.upper):
             raise NoSolutionError("infeasible", f"no bandwidth vector with a finite iteration time was found in "
-                                  f"{max_iterations} LPs: the constraints{' and the budget' if budget_usd else ''} "
+                                  f"{out.iterations} LPs: the constraints{' and the budget' if budget_usd else ''} "
                                   "leave a dimension that carries traffic with (almost) no bandwidth")
-        return OAResult(Status.LIMIT, best_bw, upper, lower, it, stall.message(it, (upper - lower) / upper))
-
-    def network_cost(self, bw: np.ndarray) -> float:
-        """cost(B) in $ (the LP's own coefficients)."""
-        return float(np.dot(self.lp.cost_musd_per_gbps, bw)) * MUSD
+        return out
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
                  budget_usd: float | None = None, max_iterations: int = 500) -> OAResult:
@@ -325,60 +289,42 @@ class TimeLP:
 
         Args:
             target_ns: the iteration-time target, ns.
-            meets: (D,) a feasible point with T(meets) < target_ns (e.g. the performance optimum): the segment from
+            meets: (D,) a feasible point with T(meets) <= target_ns (e.g. the performance optimum): the segment from
                 it to the LP's B gives the feasible upper bounds.
             rel_gap: target relative gap on the cost.
             budget_usd: optional cost cap (an infeasibility check only).
         """
-        tm = self.tm
-        t_meets = tm.time_ns(meets)
+        t_meets = self.tm.time_ns(meets)
         if t_meets > target_ns:
             raise ValueError("min_cost needs a point that meets the target")
+        self._require(budget_usd)
         self._set_budget(budget_usd)
-        self._set_time_target(target_ns)
-        self._seed(budget_usd)
-        best_bw, upper, lower = meets, self.network_cost(meets), -INF
-        stall = _Stall(self.solver)
-        # the objective is rescaled so that the last LP value is 1: HiGHS's dual tolerance (1e-9) is absolute, and
-        # an LP value of 1e-3 (a bandwidth cap far above the design) let it stop at a vertex 1e-3 above the minimum
-        unit = self.cost_unit
-        for it in range(1, max_iterations + 1):
-            res = self._solve(self.cost_costs * (self.cost_unit / unit))
-            self.objective_usd = unit  # $ per unit of this LP's objective (duals are read in it)
-            if res.status is not Status.OPTIMAL:
-                self._set_time_target(None)
-                raise SolverError(f"HiGHS stopped on min-cost LP {it} with '{res.termination}'")
-            value = res.objective * unit
-            if value > 0:
-                unit = value
-            if stall.check(value, lower, self.cuts):
-                break
-            lower = max(lower, value)
-            bw = self._bw(res.x)
-            point = self._meet_target(bw, meets, t_meets, target_ns)
-            c = self.network_cost(point)
-            if c < upper:
-                best_bw, upper = point, c
-            if upper - lower <= rel_gap * upper:
-                self._set_time_target(None)
-                return OAResult(Status.OPTIMAL, best_bw, upper, lower, it, "optimal within the gap target")
-            self._cut_at(res.x, self.floor)
-        self._set_time_target(None)
-        return OAResult(Status.LIMIT, best_bw, upper, lower, it, stall.message(it, (upper - lower) / upper))
+        self._set_target(target_ns)
+        meets = np.asarray(meets, dtype=float)
+        self._add_cuts([(j, float(meets[d])) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0])
+        spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
+                    candidates=lambda x: [self._meet_target(self._bw(x), meets, t_meets, target_ns)],
+                    score=self.network_cost, start=meets)
+        try:
+            return self._loop(spec, rel_gap, max_iterations)
+        finally:
+            self._set_target(None)
 
     def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
         """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex)."""
         t_bw = self.tm.time_ns(bw)
         if t_bw <= target_ns:
             return bw
-        lo = (target_ns - t_meets) / (t_bw - t_meets)  # feasible by convexity
+        lo = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
         hi = 1.0
-        for _ in range(40):
+        for _ in range(60):
             mid = 0.5 * (lo + hi)
             if self.tm.time_ns(meets + mid * (bw - meets)) <= target_ns:
                 lo = mid
             else:
                 hi = mid
+            if hi - lo <= 1e-15:
+                break
         return meets + lo * (bw - meets)
 
 
@@ -390,4 +336,8 @@ def minimize_time(instance: Instance, tm: TimeModel, rel_gap: float = REL_GAP, m
         NoSolutionError: infeasible constraints, a loaded dimension forced to zero bandwidth, or unbounded bandwidth.
         SolverError: HiGHS failed.
     """
-    return TimeLP(instance, tm, time_limit_s).min_time(rel_gap, max_iterations=max_iterations)
+    core = TimeLP(instance, tm, time_limit_s)
+    try:
+        return core.min_time(rel_gap, max_iterations=max_iterations)
+    finally:
+        core.close()

@@ -52,7 +52,10 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> 
     start = time.perf_counter()
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)
-    front, notes = pareto_front(core, points)
+    try:
+        front, notes = pareto_front(core, points)
+    finally:
+        core.close()
     for p in front:
         cert = verify(instance, p.bw)
         if not cert.ok or abs(cert.breakdown.iteration_time_ns - p.iteration_time_ns) > 1e-9 * p.iteration_time_ns:

@@ -1,10 +1,16 @@
-"""The HiGHS backend: a Pyomo model translated once into a persistent highspy LP, then re-solved in place.
+"""The HiGHS backend: an LP given as arrays (:class:`hieropt.formulation.LPArrays`) in one persistent highspy object,
+re-solved in place as rows, bounds and objectives change.
 
-Pyomo's persistent ``Highs`` interface (``pyomo.contrib.solver.solvers.highs``) declares the model to HiGHS
-(``set_instance``) and switches objectives (``set_objective``). The cutting-plane loops then add their rows to the
-same highspy object and call ``run`` directly: a Pyomo ``solve()`` costs ~2.5 ms of configuration and output
-capture per call, ten times HiGHS's warm-started re-solve of these LPs (research/solver_probe.md §3a, §6.1).
-Options are set explicitly on the highspy object once, so nothing persists by accident (probe pitfall P1).
+The arrays go to HiGHS directly (``addVars`` / ``addRows``); cuts, the budget and time-target bounds and objective
+switches change the same object, so every re-solve is warm-started from the previous basis. Pyomo's interface costs
+~3 ms per model and ~2.5 ms per solve in configuration and output capture, 100x HiGHS's own time on these LPs
+(research/solver_probe.md §4, §6.1). Other settings, all measured on these LPs: one thread (HiGHS's worker threads
+cost 60-80 us per solve of an LP this small, and a forked child never sees them), presolve off, and highspy objects
+re-used per thread (creating one costs ~100 us); every option that a solve may change is set again when an object
+is handed out, so nothing persists from one solve call to the next (probe pitfall P1).
+
+:meth:`HighsLP.solve` never gives up on the first failure: a non-optimal status is re-tried cold, with the primal
+simplex, and with the interior-point method (crossover on) before it is reported.
 """
 
 from __future__ import annotations
@@ -18,16 +24,15 @@ from typing import Any
 
 import highspy
 import numpy as np
-import pyomo.environ as pyo
-from pyomo.contrib.solver.solvers.highs import Highs
 
 from ..errors import SolverError
 from ..result import Status
 
 LP_TOLERANCE = 1e-9
-"""HiGHS primal and dual feasibility tolerances; relative gaps below ~2.5e-9 are not reachable with them."""
+"""HiGHS primal and dual feasibility tolerances."""
 TIGHT_TOLERANCE = 1e-10
-"""Tolerances used once a cutting-plane loop stalls above its gap target (HiGHS's smallest)."""
+"""Tolerances used by a retry once a cutting-plane loop stalls above its gap target (HiGHS's smallest)."""
+INF = highspy.kHighsInf
 
 _MS = highspy.HighsModelStatus
 STATUS_OF: dict[Any, Status] = {
@@ -44,6 +49,17 @@ STATUS_OF: dict[Any, Status] = {
     _MS.kModelEmpty: Status.OPTIMAL,
 }
 """Map from HiGHS model statuses to :class:`Status`; every other status (errors, interrupts, unknown) is ERROR."""
+
+_RETRIES: tuple[tuple[tuple[str, Any], ...], ...] = (
+    (),  # cold: the warm basis was the problem
+    (("simplex_strategy", 4),),  # primal simplex
+    (("solver", "ipm"), ("run_crossover", "on")),  # interior point, then a basis by crossover
+)
+_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("output_flag", False), ("presolve", "off"), ("solver", "simplex"), ("simplex_strategy", 1),
+    ("run_crossover", "on"), ("primal_feasibility_tolerance", LP_TOLERANCE),
+    ("dual_feasibility_tolerance", LP_TOLERANCE),
+)
 
 
 def map_status(model_status: Any) -> Status:
@@ -89,6 +105,44 @@ def quiet_stdout():
             os.close(saved)
 
 
+class _Pool(threading.local):
+    """Idle highspy objects of the calling thread (each thread has its own; objects never cross threads)."""
+
+    def __init__(self) -> None:
+        self.idle: list[highspy.Highs] = []
+
+
+_POOL = _Pool()
+_THREADS = [1]  # HiGHS's scheduler threads for our objects: 1, or 0 (any) once another user set it up otherwise
+_BANNER_SHOWN = [False]
+
+
+def _acquire(time_limit_s: float) -> highspy.Highs:
+    if _POOL.idle:
+        h = _POOL.idle.pop()
+        h.clearModel()
+    else:
+        if not _BANNER_SHOWN[0]:
+            with quiet_stdout():
+                h = highspy.Highs()
+            _BANNER_SHOWN[0] = True
+        else:
+            h = highspy.Highs()
+    for name, value in _DEFAULTS:
+        h.setOptionValue(name, value)
+    h.setOptionValue("threads", _THREADS[0])
+    h.setOptionValue("time_limit", float(time_limit_s))
+    return h
+
+
+def _after_fork() -> None:  # pragma: no cover - runs in forked children
+    _POOL.idle = []
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 @dataclass(frozen=True)
 class LPResult:
     """One LP solve: mapped status, HiGHS's model status name, objective value and column values (when optimal)."""
@@ -99,93 +153,88 @@ class LPResult:
     x: np.ndarray
 
 
-class PersistentHighs:
-    """One persistent HiGHS LP for one Pyomo model, owned by one solve call (no global state).
+class HighsLP:
+    """One LP (``arrays``) in one highspy object, owned by one solve call.
 
     Args:
-        model: a Pyomo model with exactly one active objective; later rows are added with :meth:`add_row`.
+        arrays: the compiled LP (:func:`hieropt.formulation.compile_perf_lp`); its objective starts at
+            ``arrays.time_costs``.
         time_limit_s: wall-clock limit of each solve, s.
 
     Raises:
-        SolverError: highspy is not available or this Pyomo version's interface is not the one expected.
+        SolverError: HiGHS rejects the model.
     """
 
-    def __init__(self, model: Any, time_limit_s: float = 60.0):
-        opt = Highs()
-        if not opt.available():
-            raise SolverError("HiGHS (highspy) is not available: pip install highspy")
-        with quiet_stdout():
-            opt.set_instance(model)
-        try:
-            self._h: highspy.Highs = opt._solver_model
-            self._cols: dict[int, int] = opt._pyomo_var_to_solver_var_map
-            self._rows: dict[Any, int] = opt._pyomo_con_to_solver_con_map
-        except AttributeError as e:  # pragma: no cover - depends on the installed Pyomo
-            raise SolverError(f"unsupported Pyomo version (persistent HiGHS interface changed: {e})") from e
-        # Pyomo declares only variables that appear in a constraint or the objective; a dimension no constraint
-        # names still needs its column (with its bounds) for the other objectives and the cuts.
-        unused = [v for v in model.component_data_objects(pyo.Var, descend_into=True) if id(v) not in self._cols]
-        if unused:
-            opt.add_variables(unused)
-        self._opt = opt
+    def __init__(self, arrays: Any, time_limit_s: float = 60.0):
         self.time_limit_s = float(time_limit_s)
-        for name, value in (("output_flag", False), ("primal_feasibility_tolerance", LP_TOLERANCE),
-                            ("dual_feasibility_tolerance", LP_TOLERANCE)):
-            self._h.setOptionValue(name, value)
+        self._h: highspy.Highs | None = _acquire(self.time_limit_s)
+        self.load(arrays)
+
+    def load(self, arrays: Any) -> None:
+        """Replace the model by ``arrays`` (cold: the next solve starts without a basis)."""
+        h = self._h
+        h.clearModel()
+        n, m = arrays.n_cols, arrays.n_rows
+        if h.addVars(n, arrays.col_lower, arrays.col_upper) != highspy.HighsStatus.kOk:
+            raise SolverError("HiGHS rejected the LP's columns")
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), arrays.time_costs)
+        if m and h.addRows(m, arrays.row_lower, arrays.row_upper, arrays.index.size, arrays.start[:-1],
+                           arrays.index, arrays.value) == highspy.HighsStatus.kError:
+            raise SolverError("HiGHS rejected the LP's rows")
+        self.n_cols = n
+        self._all_cols = np.arange(n, dtype=np.int32)
+
+    def close(self) -> None:
+        """Hand the highspy object back to this thread's pool (the LP is unusable afterwards)."""
+        if self._h is not None:
+            self._h.clearModel()
+            _POOL.idle.append(self._h)
+            self._h = None
+
+    def __del__(self):  # pragma: no cover - best effort
+        self._h = None
+
+    @property
+    def num_rows(self) -> int:
+        """Rows of the LP now (cuts included)."""
+        return self._h.getNumRow()
 
     def set_tolerance(self, tol: float) -> None:
         """Set HiGHS's primal and dual feasibility tolerances (HiGHS accepts down to 1e-10)."""
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
             self._h.setOptionValue(name, tol)
 
-    def col(self, var: Any) -> int:
-        """HiGHS column index of a Pyomo variable."""
-        return self._cols[id(var)]
-
-    def row(self, con: Any) -> int:
-        """HiGHS row index of a Pyomo constraint declared before :meth:`__init__`."""
-        return self._rows[con]
-
-    def objective_costs(self) -> np.ndarray:
-        """The current objective coefficients of all columns (to restore them after :meth:`set_costs`)."""
-        return np.asarray(self._h.getLp().col_cost_, dtype=float)
-
     def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
-        """Replace the objective by ``costs @ x`` (one coefficient per column), minimised or maximised.
+        """Replace the objective by ``costs @ x`` (one coefficient per column), minimised or maximised."""
+        self._h.changeColsCost(self.n_cols, self._all_cols, np.asarray(costs, dtype=float))
+        self._h.changeObjectiveSense(highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize)
 
-        Objectives are switched here, on the HiGHS side, not through Pyomo's ``set_objective``: Pyomo would drop
-        the columns only the old objective referenced and so shift the column indices of later variables.
-        """
-        n = self._h.getNumCol()
-        self._h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(costs, dtype=float))
-        sense = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
-        self._h.changeObjectiveSense(sense)
-
-    def add_row(self, lower: float, upper: float, cols: list[int], vals: list[float]) -> int:
-        """Add the row ``lower <= sum vals[i] x[cols[i]] <= upper``; returns its index."""
-        self._h.addRow(lower, upper, len(cols), np.asarray(cols, dtype=np.int32), np.asarray(vals, dtype=float))
-        return self._h.getNumRow() - 1
+    def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
+                 value: np.ndarray) -> None:
+        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per row)."""
+        if len(lower):
+            self._h.addRows(len(lower), lower, upper, index.size, start, index, value)
 
     def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
         """Change the bounds of row ``row``."""
         self._h.changeRowBounds(row, lower, upper)
 
-    def row_duals(self) -> np.ndarray:
-        """Row duals of the last optimal solve (d objective / d rhs, HiGHS's sign convention)."""
-        return np.asarray(self._h.getSolution().row_dual, dtype=float)
-
     def col_duals(self) -> np.ndarray:
         """Column duals (reduced costs) of the last optimal solve: d objective / d the bound a column sits at."""
         return np.asarray(self._h.getSolution().col_dual, dtype=float)
-
-    def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
-        """Change the bounds of column ``col``."""
-        self._h.changeColBounds(col, lower, upper)
 
     def col_bounds(self, col: int) -> tuple[float, float]:
         """Current (lower, upper) bounds of column ``col``."""
         lp = self._h.getLp()
         return float(lp.col_lower_[col]), float(lp.col_upper_[col])
+
+    def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
+        """Change the bounds of column ``col``."""
+        self._h.changeColBounds(col, lower, upper)
+
+    def row_duals(self) -> np.ndarray:
+        """Row duals of the last optimal solve (d objective / d rhs, HiGHS's sign convention)."""
+        return np.asarray(self._h.getSolution().row_dual, dtype=float)
 
     def row_bounds(self, row: int) -> tuple[float, float]:
         """Current (lower, upper) bounds of row ``row``."""
@@ -212,24 +261,41 @@ class PersistentHighs:
                 "row_lower": arr(lp.row_lower_), "row_upper": arr(lp.row_upper_), "x": arr(sol.col_value),
                 "row_value": arr(sol.row_value), "row_dual": arr(sol.row_dual), "col_dual": arr(sol.col_dual)}
 
-    def _run(self) -> None:
+    def _run(self) -> Any:
+        h = self._h
         # HiGHS's time_limit counts the object's total run time, so each solve gets the limit on top of it
-        self._h.setOptionValue("time_limit", self._h.getRunTime() + self.time_limit_s)
-        self._h.run()
+        h.setOptionValue("time_limit", h.getRunTime() + self.time_limit_s)
+        h.run()
+        status = h.getModelStatus()
+        if status == _MS.kNotset and _THREADS[0] == 1:
+            # another HiGHS user in this process started the scheduler with more threads: share it
+            _THREADS[0] = 0
+            h.setOptionValue("threads", 0)
+            h.run()
+            status = h.getModelStatus()
+        return status
 
-    def solve(self) -> LPResult:
+    def solve(self, retry: bool = True) -> LPResult:
         """Solve in place (warm-started from the previous basis) and return status, objective and column values.
 
-        A warm start can fail on these badly scaled cut rows (HiGHS: "excessive dual values", a false Infeasible or
-        an error); any status other than Optimal is therefore confirmed by one cold solve (``clearSolver``).
+        A warm start can fail on badly scaled cut rows (HiGHS: "excessive dual values", a false Infeasible or an
+        error); unless ``retry`` is False, a non-optimal status is re-tried cold, then with the primal simplex,
+        then with the interior-point method, and only the last status is reported.
         """
-        self._run()
-        if self._h.getModelStatus() != _MS.kOptimal:
-            self._h.clearSolver()
-            self._run()
-        status = map_status(self._h.getModelStatus())
-        name = self._h.modelStatusToString(self._h.getModelStatus())
-        if status is not Status.OPTIMAL:
-            return LPResult(status, name, float("nan"), np.zeros(0))
-        x = np.asarray(self._h.getSolution().col_value, dtype=float)
-        return LPResult(status, name, float(self._h.getInfo().objective_function_value), x)
+        h = self._h
+        status = self._run()
+        if status != _MS.kOptimal and retry:
+            for options in _RETRIES:
+                for name, value in options:
+                    h.setOptionValue(name, value)
+                h.clearSolver()
+                status = self._run()
+                for name, _ in options:
+                    h.setOptionValue(name, dict(_DEFAULTS)[name])
+                if status == _MS.kOptimal:
+                    break
+        mapped = map_status(status)
+        if mapped is not Status.OPTIMAL:
+            return LPResult(mapped, h.modelStatusToString(status), float("nan"), np.zeros(0))
+        x = np.asarray(h.getSolution().col_value, dtype=float)
+        return LPResult(mapped, "Optimal", float(h.getObjectiveValue()), x)

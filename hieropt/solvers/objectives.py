@@ -120,7 +120,10 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     counts = Counts()
     if obj == "performance":
         core = TimeLP(instance, tm, time_limit_s)
-        res = _fastest(core, instance, gap)
+        try:
+            res = _fastest(core, instance, gap)
+        finally:
+            core.close()
         counts.add(core)
     elif obj == "min_cost":
         res = _min_cost(instance, tm, gap, time_limit_s, counts)
@@ -134,10 +137,11 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
     if sensitivity and sol.success:
+        from .pyomo_core import PyomoTimeLP
         from .sensitivity import sensitivity as analyse
 
         try:
-            core = TimeLP(instance, tm, time_limit_s)  # sensitivity re-solves the optimum on a time LP of its own
+            core = PyomoTimeLP(instance, tm, time_limit_s)  # sensitivity re-solves the optimum on a time LP of its own
             sens = analyse(instance, core, obj, sol.bw_gbps, ranges=sensitivity_ranges,
                            budget_usd=instance.max_network_cost_usd, target_ns=instance.max_iteration_time_ns)
         except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cutting import TimeLP
+from .pyomo_core import PyomoTimeLP
 
 __all__ = ["Polished", "kkt_polish"]
 
@@ -49,7 +49,7 @@ class Polished:
     residual: float
 
 
-def kkt_polish(core: TimeLP) -> Polished | None:
+def kkt_polish(core: PyomoTimeLP) -> Polished | None:
     """Polish the last optimal LP of ``core`` (module docstring); None when the active set does not hold."""
     lp = core.solver.lp_arrays()
     A, c, x0 = lp["A"], lp["cost"], lp["x"].copy()

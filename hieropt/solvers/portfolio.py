@@ -30,6 +30,7 @@ from ..model.timing import build_time_model, evaluate, job_time_models
 from ..result import Portfolio, Status
 from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult, TimeLP
+from .pyomo_core import PyomoTimeLP
 
 __all__ = ["own_optima", "min_max_regret", "min_cost_within_regret", "portfolio_of", "single_job"]
 
@@ -53,8 +54,11 @@ def own_optima(instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float
     """
     out = []
     for w, tm in enumerate(job_time_models(instance)):
-        res = TimeLP(single_job(instance, w), tm, time_limit_s).min_time(rel_gap,
-                                                                          budget_usd=instance.max_network_cost_usd)
+        core = TimeLP(single_job(instance, w), tm, time_limit_s)
+        try:
+            res = core.min_time(rel_gap, budget_usd=instance.max_network_cost_usd)
+        finally:
+            core.close()
         if res.status is not Status.OPTIMAL:
             raise SolverError(f"own optimum of workload {w} not certified: {res.message}")
         out.append(res)
@@ -73,7 +77,7 @@ def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
 
 @dataclass
 class _RegretLP:
-    core: TimeLP
+    core: PyomoTimeLP
     tms: list[TimeModel]
     optima: np.ndarray
     z_col: int
@@ -82,7 +86,7 @@ class _RegretLP:
     def build(cls, instance: Instance, optima: list[OAResult], time_limit_s: float) -> _RegretLP:
         tms = job_time_models(instance)
         U = np.array([r.upper for r in optima])
-        core = TimeLP(instance, build_time_model(instance), time_limit_s,
+        core = PyomoTimeLP(instance, build_time_model(instance), time_limit_s,
                       extend=lambda lp: add_regret_rows(lp, tms, U))
         return cls(core, tms, U, core.solver.col(core.lp.model.z))
 

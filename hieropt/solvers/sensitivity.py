@@ -46,8 +46,9 @@ from ..errors import NoSolutionError, SolverError
 from ..formulation.lp import MS_NS, MUSD
 from ..result import Marginal, Sensitivity, Status
 from ..spec import Instance
-from .cutting import INF, TimeLP
+from .cutting import INF
 from .polish import Polished, kkt_polish
+from .pyomo_core import PyomoTimeLP
 
 __all__ = ["sensitivity", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP"]
 
@@ -78,7 +79,7 @@ class _Param:
 class _Analysis:
     """The parameters of one optimum and the re-solves that differentiate V (owned by one :func:`sensitivity`)."""
 
-    def __init__(self, instance: Instance, core: TimeLP, objective: str, bw: np.ndarray, budget: float | None,
+    def __init__(self, instance: Instance, core: PyomoTimeLP, objective: str, bw: np.ndarray, budget: float | None,
                  target: float | None):
         self.inst, self.core, self.objective = instance, core, objective
         self.bw, self.budget, self.target = np.asarray(bw, dtype=float), budget, target
@@ -91,7 +92,7 @@ class _Analysis:
     @property
     def to_user(self) -> float:
         """dV/d(model dual) -> user units: time objective in s x ms units, cost objective in the $ unit of the last
-        min-cost LP (:attr:`TimeLP.objective_usd`)."""
+        min-cost LP (:attr:`PyomoTimeLP.objective_usd`)."""
         return MS_NS / self.s if self.objective != "min_cost" else self.core.objective_usd
 
     # ------------------------------------------------------------------------------------------------ re-solves
@@ -265,7 +266,7 @@ _UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s", 
           "budget": "per $", "time_target": "per ns"}
 
 
-def sensitivity(instance: Instance, core: TimeLP, objective: str, bw: np.ndarray, *, ranges: bool = True,
+def sensitivity(instance: Instance, core: PyomoTimeLP, objective: str, bw: np.ndarray, *, ranges: bool = True,
                 budget_usd: float | None = None, target_ns: float | None = None) -> Sensitivity:
     """Marginal values of every parameter at the optimum ``bw`` of ``objective`` (module docstring).
 

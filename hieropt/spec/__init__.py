@@ -19,10 +19,11 @@ from ..names import (
 from .base import Block, Frozen, NonNegFloat
 from .instance import Bound, CostClass, CostModel, Instance, Job, LinearConstraint, Mapping, Pipeline, StepSchedule
 from .network import Collective, Dimension, Network
-from .workload import Layer, Phase, PhaseTable, Workload, WorkloadHeader
+from .workload import Layer, LayerTable, Phase, PhaseTable, Workload, WorkloadHeader
 
 __all__ = ["ALGORITHMS", "BLOCKS", "COLLECTIVE_SCOPES", "DEFAULT_ALGORITHM", "DLRM_POLICIES", "LAYER_POLICIES",
            "OBJECTIVES", "PHASES", "POLICIES", "SENSES", "TRAINING_LOOPS", "TRANSFORMER_POLICIES", "Block", "Bound",
            "Frozen", "Collective", "CostClass", "CostModel", "Dimension", "Instance", "Job", "Layer",
-           "LinearConstraint", "Mapping", "Network", "NonNegFloat", "Phase", "PhaseTable", "Pipeline", "StepSchedule",
+           "LinearConstraint", "LayerTable", "Mapping", "Network", "NonNegFloat", "Phase", "PhaseTable", "Pipeline",
+           "StepSchedule",
            "Workload", "WorkloadHeader"]

@@ -12,6 +12,7 @@ messages start with the field path and end with the fix, so readers can turn the
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -366,9 +367,16 @@ class Instance(Frozen):
     @property
     def jobs(self) -> tuple[Job, ...]:
         """Every workload on the fabric with its mapping and weight, the primary one first."""
-        return (Job(workload=self.workload, mapping=self.mapping, weight=self.workload_weight),) + self.more_workloads
+        first = Job.model_construct(workload=self.workload, mapping=self.mapping, weight=self.workload_weight)
+        return (first,) + self.more_workloads  # (fields validated on the instance already)
 
     @property
     def bounds_or_default(self) -> tuple[Bound, ...]:
         """Per-dimension bounds, defaulting to ``0 <= bw[d]`` with no upper bound."""
-        return self.bounds if self.bounds is not None else tuple(Bound() for _ in self.network.dims)
+        return self.bounds if self.bounds is not None else _default_bounds(self.network.n_dims)
+
+
+@lru_cache(maxsize=64)
+def _default_bounds(n_dims: int) -> tuple[Bound, ...]:
+    """``n_dims`` default bounds (immutable, so shared)."""
+    return tuple(Bound() for _ in range(n_dims))

@@ -3,11 +3,13 @@ header."""
 
 from __future__ import annotations
 
-from functools import cached_property
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import core_schema
 
 from ..names import COLLECTIVE_SCOPES, DLRM_POLICIES, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
@@ -82,6 +84,164 @@ class PhaseTable(BaseModel):
     collective: np.ndarray  # dtype object: Collective members
     group: np.ndarray  # dtype object: the named group of each phase's collective, None for the phase's default
     update_ns: np.ndarray  # (n_layers,): ASTRA-sim's weight-update time (the optimizer step, loop ``step``)
+    kinds: np.ndarray | None = None
+    """The collectives as indexes into ``tuple(Collective)`` (int8), when known."""
+
+
+class LayerTable(Sequence):
+    """The layers of a workload as columns (a read-only sequence of :class:`Layer`, built on access): how the
+    readers hold large workloads (10^5 layers and more) without a Python object per layer.
+
+    Arrays, one row per layer: ``compute_ns`` and ``size_bytes`` (n, 3) in :data:`PHASES` order, ``kinds`` (n, 3)
+    indexes into :data:`KINDS`, ``scopes`` (n, 3) into :data:`SCOPES`, ``update_ns`` (n,), ``policies`` (n,) into
+    :data:`LAYER_POLICY_CODES`; ``names`` a list of n strings; ``groups`` (n, 3) object array of the named group of
+    each phase's collective (:attr:`Phase.group`), None for the phase's default group.
+
+    Raises:
+        ValueError: shapes that disagree, a time or size that is negative or not finite, an unknown code, or a scope
+            on a NONE collective (the message starts with the field, as the models' messages do).
+    """
+
+    KINDS: tuple[Collective, ...] = tuple(Collective)
+    SCOPES: tuple[str | None, ...] = (None, *COLLECTIVE_SCOPES)
+    LAYER_POLICY_CODES: tuple[str | None, ...] = (None, *LAYER_POLICIES)
+
+    def __init__(self, names: list[str], compute_ns: np.ndarray, size_bytes: np.ndarray, kinds: np.ndarray,
+                 scopes: np.ndarray | None = None, update_ns: np.ndarray | None = None,
+                 policies: np.ndarray | None = None, groups: np.ndarray | None = None):
+        n = len(names)
+        self.names = list(names)
+        self.compute_ns = _column(compute_ns, (n, 3), float, "compute_ns")
+        self.size_bytes = _column(size_bytes, (n, 3), float, "size_bytes")
+        self.kinds = _column(kinds, (n, 3), np.int8, "collective")
+        self.scopes = _column(np.zeros((n, 3)) if scopes is None else scopes, (n, 3), np.int8, "scope")
+        self.update_ns = _column(np.zeros(n) if update_ns is None else update_ns, (n,), float, "update_ns")
+        self.policies = _column(np.zeros(n) if policies is None else policies, (n,), np.int8, "policy")
+        for label, col in (("compute_ns", self.compute_ns), ("size_bytes", self.size_bytes),
+                           ("update_ns", self.update_ns)):
+            bad = ~np.isfinite(col) | (col < 0)
+            if bad.any():
+                i = int(np.flatnonzero(bad.reshape(n, -1).any(axis=1))[0])
+                raise ValueError(f"layers[{i}].{label}: must be a finite number >= 0; fix: correct the value")
+        for label, col, top in (("collective", self.kinds, len(self.KINDS)), ("scope", self.scopes,
+                                len(self.SCOPES)), ("policy", self.policies, len(self.LAYER_POLICY_CODES))):
+            if col.size and (col.min() < 0 or col.max() >= top):
+                raise ValueError(f"layers: unknown {label} code; fix: use codes 0..{top - 1}")
+        if ((self.scopes > 0) & (self.kinds == 0)).any():
+            raise ValueError("layers: a NONE collective has no scope; fix: drop the scope")
+        self.groups = _groups_column(groups, n, self.kinds)
+        self._table: PhaseTable | None = None
+
+    @classmethod
+    def from_layers(cls, layers: Sequence[Layer]) -> LayerTable:
+        """The table of ``layers`` (validated :class:`Layer` objects)."""
+        kind = {k: i for i, k in enumerate(cls.KINDS)}
+        scope = {s: i for i, s in enumerate(cls.SCOPES)}
+        pol = {p: i for i, p in enumerate(cls.LAYER_POLICY_CODES)}
+        ph = [[getattr(layer, p) for p in PHASES] for layer in layers]
+        return cls([layer.name for layer in layers], [[p.compute_ns for p in r] for r in ph],
+                   [[p.size_bytes for p in r] for r in ph], [[kind[p.collective] for p in r] for r in ph],
+                   [[scope[p.scope] for p in r] for r in ph], [layer.update_ns for layer in layers],
+                   [pol[layer.policy] for layer in layers],
+                   np.array([[p.group for p in r] for r in ph], dtype=object).reshape(len(ph), len(PHASES)))
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def layer(self, i: int) -> Layer:
+        """Layer ``i`` as a :class:`Layer`."""
+        phases = {p: Phase(compute_ns=float(self.compute_ns[i, j]), collective=self.KINDS[self.kinds[i, j]],
+                           size_bytes=float(self.size_bytes[i, j]), scope=self.SCOPES[self.scopes[i, j]],
+                           group=self.groups[i, j])
+                  for j, p in enumerate(PHASES)}
+        return Layer(name=self.names[i], update_ns=float(self.update_ns[i]),
+                     policy=self.LAYER_POLICY_CODES[self.policies[i]], **phases)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._take(np.arange(len(self))[i])
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self.layer(i % n)
+
+    def __iter__(self):
+        return (self.layer(i) for i in range(len(self)))
+
+    def _take(self, rows: np.ndarray) -> LayerTable:
+        return LayerTable([self.names[r] for r in rows], self.compute_ns[rows], self.size_bytes[rows],
+                          self.kinds[rows], self.scopes[rows], self.update_ns[rows], self.policies[rows],
+                          self.groups[rows])
+
+    def __mul__(self, k: int) -> LayerTable:
+        return self._take(np.tile(np.arange(len(self)), int(k)))
+
+    __rmul__ = __mul__
+
+    def __add__(self, other) -> LayerTable:
+        other = other if isinstance(other, LayerTable) else LayerTable.from_layers(other)
+        return LayerTable(self.names + other.names, *(np.concatenate([getattr(self, f), getattr(other, f)])
+                                                      for f in ("compute_ns", "size_bytes", "kinds", "scopes",
+                                                                "update_ns", "policies", "groups")))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, LayerTable):
+            return self.names == other.names and all(
+                np.array_equal(getattr(self, f), getattr(other, f))
+                for f in ("compute_ns", "size_bytes", "kinds", "scopes", "update_ns", "policies", "groups"))
+        if isinstance(other, tuple | list):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((len(self), self.names[0] if self.names else "", self.size_bytes.tobytes()[:4096]))
+
+    def __repr__(self) -> str:
+        return f"LayerTable({len(self)} layers)"
+
+    def phase_table(self) -> PhaseTable:
+        """The columns the traffic model and the evaluator read (built once)."""
+        if self._table is None:
+            self._table = PhaseTable(compute_ns=self.compute_ns, size_bytes=self.size_bytes,
+                                     collective=np.array(self.KINDS, dtype=object)[self.kinds], kinds=self.kinds,
+                                     group=self.groups, update_ns=self.update_ns)
+        return self._table
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source, handler):
+        return core_schema.is_instance_schema(cls, serialization=core_schema.plain_serializer_function_ser_schema(
+            lambda t: [layer.model_dump() for layer in t]))
+
+
+def _column(values, shape: tuple[int, ...], dtype, label: str) -> np.ndarray:
+    out = np.array(values, dtype=dtype)
+    if out.shape != shape:
+        raise ValueError(f"layers.{label}: shape {out.shape}, expected {shape}; fix: one row per layer")
+    out.flags.writeable = False
+    return out
+
+
+_GROUP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _groups_column(groups, n: int, kinds: np.ndarray) -> np.ndarray:
+    """The (n, 3) object column of named groups (None: the phase's default), checked as :class:`Phase` checks one."""
+    if groups is None:
+        out = np.full((n, 3), None, dtype=object)
+    else:
+        out = np.array(groups, dtype=object).reshape(-1, 3) if n else np.full((0, 3), None, dtype=object)
+        if out.shape != (n, 3):
+            raise ValueError(f"layers.group: shape {out.shape}, expected {(n, 3)}; fix: one row per layer")
+        named = out != None  # noqa: E711 (element-wise)
+        for i, j in zip(*np.nonzero(named), strict=True):
+            g = out[i, j]
+            if not isinstance(g, str) or not _GROUP_NAME.match(g):
+                raise ValueError(f"layers[{i}].group: {g!r} is not a group name; fix: letters, digits and _")
+            if kinds[i, j] == 0:
+                raise ValueError(f"layers[{i}].group: a NONE collective runs on no group (got {g!r}); fix: drop "
+                                 "the group")
+    out.flags.writeable = False
+    return out
 
 
 def _int_text(v: float) -> str:
@@ -168,8 +328,20 @@ class Workload(Frozen):
     """
 
     name: str
-    layers: tuple[Layer, ...] = Field(min_length=1)
+    layers: tuple[Layer, ...] | LayerTable
     header: WorkloadHeader | None = None
+
+    @field_validator("layers", mode="wrap")
+    @classmethod
+    def _layers(cls, v: Any, handler) -> tuple[Layer, ...] | LayerTable:
+        if isinstance(v, LayerTable):
+            out = v
+        else:
+            out = handler(tuple(v) if isinstance(v, list) else v)
+        if len(out) < 1:
+            raise ValueError("must have at least 1 layer; fix: add a layer")
+        return out
+
 
     @model_validator(mode="before")
     @classmethod
@@ -205,14 +377,23 @@ class Workload(Frozen):
                     raise ValueError(f"header.{key}: layer {i} does not exist (layers are numbered 0 .. {n - 1}); "
                                      f"fix: use a layer number below {n}")
         customized = h is not None and h.policy == "HYBRID_CUSTOMIZED"
+        if isinstance(self.layers, LayerTable):
+            wrong = np.flatnonzero((self.layers.policies == 0) == customized)
+            if wrong.size:  # the first offending layer, checked as one below
+                self._check_policy(int(wrong[0]), self.layers.layer(int(wrong[0])), customized)
+            return self
         for i, layer in enumerate(self.layers):
-            if customized and layer.policy is None:
-                raise ValueError(f"layers[{i}].policy: missing; a HYBRID_CUSTOMIZED workload gives every layer its "
-                                 f"own policy; fix: give one of {', '.join(LAYER_POLICIES)}")
-            if not customized and layer.policy is not None:
-                raise ValueError(f"layers[{i}].policy: a per-layer policy ({layer.policy}) is only read under a "
-                                 "HYBRID_CUSTOMIZED header; fix: drop it or use policy HYBRID_CUSTOMIZED")
+            self._check_policy(i, layer, customized)
         return self
+
+    @staticmethod
+    def _check_policy(i: int, layer: Layer, customized: bool) -> None:
+        if customized and layer.policy is None:
+            raise ValueError(f"layers[{i}].policy: missing; a HYBRID_CUSTOMIZED workload gives every layer its "
+                             f"own policy; fix: give one of {', '.join(LAYER_POLICIES)}")
+        if not customized and layer.policy is not None:
+            raise ValueError(f"layers[{i}].policy: a per-layer policy ({layer.policy}) is only read under a "
+                             "HYBRID_CUSTOMIZED header; fix: drop it or use policy HYBRID_CUSTOMIZED")
 
     @property
     def policy(self) -> str | None:
@@ -220,20 +401,21 @@ class Workload(Frozen):
         header; the policy name alone is ``header.policy``."""
         return self.header.line if self.header is not None else None
 
-    @cached_property
+    @property
     def table(self) -> PhaseTable:
-        """The layers as numpy arrays, built once (used by the traffic model and the evaluator)."""
-        rows = [[getattr(layer, p) for p in PHASES] for layer in self.layers]
-        return PhaseTable(
-            compute_ns=np.array([[p.compute_ns for p in r] for r in rows], dtype=float),
-            size_bytes=np.array([[p.size_bytes for p in r] for r in rows], dtype=float),
-            collective=np.array([[p.collective for p in r] for r in rows], dtype=object),
-            group=np.array([[p.group for p in r] for r in rows], dtype=object).reshape(len(rows), len(PHASES)),
-            update_ns=np.array([layer.update_ns for layer in self.layers], dtype=float),
-        )
+        """The layers as numpy arrays, built once per layers object (used by the traffic model and the evaluator; a
+        copy with other layers, e.g. ``model_copy(update={"layers": ...})``, gets its own)."""
+        if isinstance(self.layers, LayerTable):
+            return self.layers.phase_table()
+        cached = self.__dict__.get("_table_of")
+        if cached is not None and cached[0] is self.layers:
+            return cached[1]
+        table = LayerTable.from_layers(self.layers).phase_table()
+        self.__dict__["_table_of"] = (self.layers, table)
+        return table
 
     @property
     def named_groups(self) -> set[str]:
         """The named groups the workload's collectives run on (:attr:`Phase.group`)."""
         g = self.table.group
-        return {x for x in g.ravel() if x is not None}
+        return set(g[g != None].tolist())  # noqa: E711 (element-wise)

@@ -455,16 +455,14 @@ def test_no_traffic_overlap_loops(loop: str):
     check_against_scip(inst, print)
 
 
-@pytest.mark.xfail(strict=False, reason="known limitation: with bandwidths about 26:1 the cutting-plane bound stops "
-                   "at gap 1.2e-8 (status LIMIT, reported honestly) against the 1e-8 target; a finer LP scaling "
-                   "fixed it but changed other cases too late in the session to land safely")
 def test_lower_bound_stall_two_reduce_scatters():
     """Found by the test above (as a tp_dp_overlap instance with a second, idle workload; the loop does not matter):
     on 2 x Ring 2 with sum(bw) == 500, a 7e7-byte reduce-scatter over (1, 2) and a 1e5-byte one over (2, 2), so
     T = 3.5e7/B1 + max(5e4/B0, 2.5e4/B1). At the optimum 5e4/B0 is the max: B0 = 500 sqrt(5e4) / (sqrt(5e4) +
     sqrt(3.5e7)) and T = (sqrt(5e4) + sqrt(3.5e7))^2 / 500. At commit d0d23b1 hieropt found T to 1e-10 but stopped
     with status LIMIT after 26 LPs at proven gap 1.2e-8 ("no further progress at the LP tolerance floor"): its lower
-    bound, not its point, missed the 1e-8 target (bandwidths about 26:1). Fixed in d44a6a0 (scaled LP)."""
+    bound, not its point, missed the 1e-8 target (bandwidths about 26:1). Fixed by the array core: per-dimension
+    units, the Lagrangian bound (hieropt/solvers/dual_bound.py: no LP-tolerance floor) and the Newton polish."""
     RS = Collective.REDUCE_SCATTER
     idle = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
     inst = Instance(
@@ -480,5 +478,6 @@ def test_lower_bound_stall_two_reduce_scatters():
     best = (a + c) ** 2 / 500
     assert oracle_time_ns(inst, np.array([b0, 500 - b0])) == pytest.approx(best, rel=1e-12)
     sol = hieropt.solve(inst)
+    assert sol.success and sol.gap <= 1e-8, sol.message
     assert sol.iteration_time_ns == pytest.approx(best, rel=1e-9)
     check_against_scip(inst, print)

@@ -1,0 +1,201 @@
+"""The procurement LP of :mod:`hieropt.formulation.ratio` (time x cost in cost-share variables) compiled to numpy
+arrays for HiGHS: the same columns, rows and coefficients as :func:`hieropt.formulation.ratio.build_ratio_lp`'s
+Pyomo model (tests/unit/test_formulation.py checks row by row), built without Pyomo. Builds; never solves.
+
+Layout (:class:`hieropt.formulation.arrays.LPArrays`): columns ``x`` (D shares in [0, 1]), ``u`` and ``kap``, ``r``
+(one per loaded dimension, >= 1), then ``tau`` (K) and ``y`` (V); the reciprocal links are (x_d, r_d) and (u, kap).
+Rows: ``share``, the design rows, ``bound_lo``, ``bound_hi`` (together the ``design`` slice), ``epi``, ``node``. The
+``r_floor`` rows of the Pyomo model (r_d >= K / (p_d hi_d) kap: ``bound_hi`` restated on the reciprocals, a help to
+its cuts) are returned separately and not used by :class:`hieropt.solvers.ratio.RatioCore`: its Lagrangian bound
+needs every reciprocal to enter the rows with a non-positive coefficient, and an LP that can put the bound's dual on
+either copy of the row gives duals the bound cannot use. The bounds of ``u`` and ``kap`` are column bounds (the Pyomo
+model's solver sets them as rows).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.cost import unit_cost_usd_per_gbps
+from ..model.timing import TimeModel
+from ..spec import Instance
+from .arrays import LPArrays
+from .lp import MB, MS_NS
+
+INF = float("inf")
+
+__all__ = ["RatioArrays", "compile_ratio_lp"]
+
+
+@dataclass
+class RatioArrays:
+    """The compiled procurement LP and what is needed to read it back.
+
+    Attributes:
+        arr: the LP (objective: ``arr.time_costs``, the product C x T in units of ``product_unit``).
+        x_col, r_col: (D,) columns of the shares and of their reciprocals (-1 where d carries no traffic).
+        u_col, kap_col: the cost level's columns (u = K / C, kap >= 1/u).
+        share_row: the row sum_d x_d = 1.
+        floor_rows: (lower, upper, start, index, value) of the Pyomo model's r_floor rows (module docstring).
+        price_usd_per_gbps: (D,) p_d = N u_d.
+        cost_unit_usd: K ($): C = K / u.
+        product_unit: P0, ms x $ per model unit of the objective.
+        compute_coef: the objective's coefficient of ``kap``.
+    """
+
+    arr: LPArrays
+    x_col: np.ndarray
+    r_col: np.ndarray
+    u_col: int
+    kap_col: int
+    share_row: int
+    floor_rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    price_usd_per_gbps: np.ndarray
+    cost_unit_usd: float
+    product_unit: float
+    compute_coef: float
+
+    def bandwidth(self, x: np.ndarray, cost_usd: float) -> np.ndarray:
+        """B (GB/s) of the LP solution ``x`` (all columns) at network cost ``cost_usd``: B_d = x_d C / p_d."""
+        return np.maximum(x[self.x_col], 0.0) * cost_usd / self.price_usd_per_gbps + 0.0
+
+
+def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> RatioArrays:
+    """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts)."""
+    D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
+    p = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    s = float(bw_unit_gbps)
+    K = float(p.sum() * s)
+    g = K / (p * s)
+    t_typ_ms = tm.time_ns(np.full(D, s)) / MS_NS
+    P0 = K * t_typ_ms if t_typ_ms > 0 else K
+    loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
+    A = tm.terms_bytes / MB * p[None, :] / P0
+    lat = tm.terms_latency_ns / MS_NS * K / P0
+    node_scale = K / MS_NS / P0
+    u_col, kap_col = D, D + 1
+    r_col = np.full(D, -1, dtype=np.int64)
+    r_col[list(loaded)] = D + 2 + np.arange(len(loaded))
+    z0 = D + 2 + len(loaded)
+    n = z0 + K_terms + V
+    col_lower, col_upper = np.zeros(n), np.full(n, INF)
+    col_upper[:D] = 1.0
+    col_lower[r_col[list(loaded)]] = 1.0
+
+    sig = np.maximum(A, lat).max(axis=1) if K_terms else np.zeros(0)
+    sig = np.where(sig > 0, sig, 1.0)
+    sig_y = np.ones(V)
+    for v, node in enumerate(tm.nodes):  # nodes refer to earlier nodes only
+        top = max([pc.const_ns * node_scale for pc in node] + [a * sig[k] for pc in node for k, a in pc.terms]
+                  + [b * sig_y[w] for pc in node for w, b in pc.nodes])
+        sig_y[v] = top if top > 0 else 1.0
+    compute_coef = float(tm.compute_ns * node_scale)
+    costs = np.zeros(n)
+    costs[kap_col] = compute_coef
+    costs[z0:z0 + K_terms] = tm.term_weights * sig
+    costs[z0 + K_terms:] = tm.node_weights * sig_y
+
+    rows = _Rows()
+    rows.add(1.0, 1.0, range(D), np.ones(D))  # share
+    for c in instance.constraints:
+        a = np.asarray(c.coefficients, dtype=float)
+        nz = np.flatnonzero(a)
+        lo = 0.0 if c.sense != "<=" else -INF
+        hi = 0.0 if c.sense != ">=" else INF
+        rows.add(lo, hi, [*nz, u_col], [*(a[nz] * g[nz]), -c.rhs / s])
+    bounds = instance.bounds_or_default
+    for d in range(D):
+        if bounds[d].lower_gbps > 0:
+            rows.add(0.0, INF, [d, u_col], [g[d], -bounds[d].lower_gbps / s])
+    hi_dims = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
+    for d in hi_dims:
+        rows.add(-INF, 0.0, [d, u_col], [g[d], -bounds[d].upper_gbps / s])
+    n_design = rows.count
+    epi_term = []
+    if tm.dimension_mode == "sequential":
+        for k in range(K_terms):
+            cols, vals = [z0 + k], [1.0]
+            for d in range(D):
+                if A[k, d] > 0:
+                    cols.append(r_col[d])
+                    vals.append(-A[k, d] / sig[k])
+            if lat[k].sum() > 0:  # the Pyomo model sums one kap term per dimension: merged here
+                cols.append(kap_col)
+                vals.append(-float(lat[k].sum()) / sig[k])
+            rows.add(0.0, INF, cols, vals)
+            epi_term.append(k)
+    else:
+        for k in range(K_terms):
+            for d in range(D):
+                if not (A[k, d] > 0 or lat[k, d] > 0):
+                    continue
+                cols, vals = [z0 + k], [1.0]
+                if A[k, d] > 0:
+                    cols.append(r_col[d])
+                    vals.append(-A[k, d] / sig[k])
+                if lat[k, d] > 0:
+                    cols.append(kap_col)
+                    vals.append(-lat[k, d] / sig[k])
+                rows.add(0.0, INF, cols, vals)
+                epi_term.append(k)
+    n_epi = len(epi_term)
+    node_of_row = []
+    for v, node in enumerate(tm.nodes):
+        for pc in node:
+            coef: dict[int, float] = {z0 + K_terms + v: 1.0}
+            c = pc.const_ns * node_scale / sig_y[v]
+            if c > 0:
+                coef[kap_col] = coef.get(kap_col, 0.0) - c
+            for k, a in pc.terms:
+                coef[z0 + k] = coef.get(z0 + k, 0.0) - a * sig[k] / sig_y[v]
+            for w, b in pc.nodes:
+                coef[z0 + K_terms + w] = coef.get(z0 + K_terms + w, 0.0) - b * sig_y[w] / sig_y[v]
+            rows.add(0.0, INF, list(coef), list(coef.values()))
+            node_of_row.append(v)
+    floors = _Rows()
+    for d in hi_dims:
+        if d in loaded:
+            floors.add(0.0, INF, [r_col[d], kap_col], [1.0, -K / (p[d] * bounds[d].upper_gbps)])
+    lo_, hi_, start, index, value = rows.arrays()
+    arr = LPArrays(
+        scale=None, loaded=loaded, b_col=np.arange(D), t_col=r_col, z0=z0, n_terms=K_terms, n_nodes=V,
+        col_lower=col_lower, col_upper=col_upper, time_costs=costs, cost_costs=np.zeros(n),
+        row_lower=lo_, row_upper=hi_, start=start, index=index, value=value, design=slice(0, n_design),
+        epi=slice(n_design, n_design + n_epi), node=slice(n_design + n_epi, n_design + n_epi + len(node_of_row)),
+        budget_row=-1, time_row=-1, epi_term=np.array(epi_term, dtype=np.int64),
+        node_of_row=np.array(node_of_row, dtype=np.int64),
+        pair_b=np.array([*loaded, u_col], dtype=np.int64), pair_t=np.array([*r_col[list(loaded)], kap_col],
+                                                                         dtype=np.int64))
+    return RatioArrays(arr=arr, x_col=np.arange(D), r_col=r_col, u_col=u_col, kap_col=kap_col, share_row=0,
+                       floor_rows=floors.arrays(), price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
+                       compute_coef=compute_coef)
+
+
+class _Rows:
+    """Rows collected one by one, returned row-wise (lower, upper, start, index, value)."""
+
+    def __init__(self) -> None:
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+        self.start: list[int] = []
+        self.index: list[int] = []
+        self.value: list[float] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.lo)
+
+    def add(self, lo: float, hi: float, cols, vals) -> None:
+        self.lo.append(lo)
+        self.hi.append(hi)
+        self.start.append(len(self.index))
+        self.index.extend(int(c) for c in cols)
+        self.value.extend(float(v) for v in vals)
+
+    def arrays(self):
+        return (np.array(self.lo, dtype=float), np.array(self.hi, dtype=float),
+                np.array(self.start + [len(self.index)], dtype=np.int32), np.array(self.index, dtype=np.int32),
+                np.array(self.value, dtype=float))

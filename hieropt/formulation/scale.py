@@ -1,0 +1,113 @@
+"""The LP's units: one bandwidth unit per dimension, a time unit and a cost unit, chosen from the instance by one
+rule (design.md §3 "Scaling"; issue 10).
+
+HiGHS drops matrix entries below 1e-9 and its feasibility and optimality tolerances (1e-9) are absolute. In bytes
+and bytes/s a tangent cut's coefficient is ~1e-22 (research/solver_probe.md P2); with one bandwidth unit for every
+dimension, a dimension whose optimum is 1e-7 of another's (a small collective inside a max node) gets cuts far
+outside the matrix range, and with fixed $ or ms units a tiny budget or time target falls below the tolerances.
+The rule here is homogeneous in the data: rescaling every byte, bandwidth limit and price by constants rescales the
+units by the same constants and leaves the scaled LP, and so every certificate, unchanged. The solvers re-centre
+the bandwidth units on their incumbent when the optimum lies far from them (:meth:`Scale.rescaled`), by the same
+rule. Builds; never solves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.cost import unit_cost_usd_per_gbps
+from ..model.timing import TimeModel
+from ..spec import Instance
+
+INF = float("inf")
+
+__all__ = ["Scale", "choose_scale", "upper_limits_gbps"]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The LP's units: bandwidth of dimension d in units of ``bw_gbps[d]`` GB/s, time in units of ``time_ns`` ns,
+    cost in units of ``cost_usd`` $. All positive and finite."""
+
+    bw_gbps: np.ndarray
+    time_ns: float
+    cost_usd: float
+
+    def rescaled(self, tm: TimeModel, cost_usd_per_gbps: np.ndarray, bw_gbps: np.ndarray) -> Scale:
+        """The scale centred on ``bw_gbps`` (GB/s): b_d = bw_gbps[d] where it is positive, unchanged elsewhere, and
+        never below :data:`SPREAD` of the largest unit (a design row's coefficients a_d b_d must stay within HiGHS's
+        matrix range: a dropped coefficient would free that dimension from the row)."""
+        b = np.where(np.asarray(bw_gbps) > 0, bw_gbps, self.bw_gbps).astype(float)
+        return _finish(tm, cost_usd_per_gbps, b)
+
+
+SPREAD = 1e-6
+"""The smallest ratio of one dimension's bandwidth unit to the largest's."""
+
+
+def _finish(tm: TimeModel, cost_usd_per_gbps: np.ndarray, b: np.ndarray) -> Scale:
+    b = np.maximum(b, SPREAD * b.max())
+    comm = tm.time_ns(b) - tm.constant_ns
+    if not (math.isfinite(comm) and comm > 0):
+        comm = float(np.max(tm.terms_bytes / b, initial=0.0) + np.max(tm.terms_latency_ns, initial=0.0))
+    cost = float(np.dot(cost_usd_per_gbps, b))
+    return Scale(bw_gbps=b, time_ns=comm if comm > 0 else 1.0, cost_usd=cost if cost > 0 else 1.0)
+
+
+def upper_limits_gbps(instance: Instance, budget_usd: float | None = None,
+                      unit_cost_usd_per_gbps_: np.ndarray | None = None) -> np.ndarray:
+    """Per dimension, the smallest upper limit on B_d (GB/s) that one design row, bound or the budget states alone
+    (inf when none does): rows with non-negative coefficients and sense <= or ==, upper bounds, budget / price
+    (``unit_cost_usd_per_gbps_``: the cluster's $ per GB/s of each dimension, N u_d, if known)."""
+    D = instance.network.n_dims
+    lim = np.full(D, INF)
+    for c in instance.constraints:
+        a = np.asarray(c.coefficients, dtype=float)
+        if c.sense != ">=" and a.min() >= 0:
+            pos = a > 0
+            lim[pos] = np.minimum(lim[pos], max(c.rhs, 0.0) / a[pos])
+    for d, bd in enumerate(instance.bounds_or_default):
+        if bd.upper_gbps is not None:
+            lim[d] = min(lim[d], bd.upper_gbps)
+    if budget_usd is not None:
+        unit = (unit_cost_usd_per_gbps_ if unit_cost_usd_per_gbps_ is not None
+                else instance.network.npus_total * unit_cost_usd_per_gbps(instance))
+        lim = np.minimum(lim, budget_usd / unit)
+    return lim
+
+
+def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = None,
+                 target_ns: float | None = None, limits_gbps: np.ndarray | None = None) -> Scale:
+    """The initial scale (one rule for every instance): R = the tightest per-dimension upper limit among the loaded
+    dimensions (:func:`upper_limits_gbps`; without one, the bandwidth that carries all bytes within the time target;
+    else 1 GB/s); b_d = R sqrt(M_d) / max_e sqrt(M_e) on loaded dimensions (M_d: bytes on d; the square-root rule is
+    the optimum of sum_d M_d / B_d under sum_d B_d fixed), clipped to d's own limit; R elsewhere. The solver
+    re-centres it on its incumbent (:meth:`Scale.rescaled`) when the optimum lies far from it. ``limits_gbps``:
+    :func:`upper_limits_gbps` without the budget, if known."""
+    D = tm.n_dims
+    w = np.where(tm.term_weights > 0, tm.term_weights, 1.0)
+    M = (tm.terms_bytes * w[:, None]).sum(axis=0) if tm.terms_bytes.size else np.zeros(D)
+    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    lim = upper_limits_gbps(instance) if limits_gbps is None else limits_gbps
+    if budget_usd is not None:
+        lim = np.minimum(lim, budget_usd / cost)
+    loaded = M > 0
+    finite = lim[loaded & np.isfinite(lim)]
+    if finite.size and finite.min() > 0:
+        R = float(finite.min())
+    elif target_ns is not None and target_ns > tm.constant_ns and M.sum() > 0:
+        R = float(M.sum() / (target_ns - tm.constant_ns))
+    else:
+        R = float(lim[np.isfinite(lim) & (lim > 0)].min(initial=1.0)) if not loaded.any() else 1.0
+    b = np.full(D, R)
+    if loaded.any():
+        root = np.sqrt(M)
+        b[loaded] = R * root[loaded] / root.max()
+    b = np.where(np.isfinite(lim) & (lim > 0), np.minimum(b, lim), b)
+    for d, bd in enumerate(instance.bounds_or_default):
+        b[d] = max(b[d], bd.lower_gbps)
+    b = np.where(b > 0, b, R if R > 0 else 1.0)
+    return _finish(tm, cost, b)

@@ -1,0 +1,333 @@
+"""Kelley's cutting planes on an LP with reciprocal links t_j >= 1/B_j: the loop every convex objective shares.
+
+Kelley's method (Kelley 1960, "The cutting-plane method for solving convex programs"; design.md §3): the links are
+outer-approximated by tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every objective and
+right-hand side, so they accumulate across the sub-solves of one call. Each round:
+
+1. solve the LP in HiGHS (warm; :meth:`hieropt.solvers.highs.HighsLP.solve` re-tries failures cold, with the primal
+   simplex and with the interior-point method);
+2. the LP's point gives candidate designs whose objective is evaluated exactly (upper bounds);
+3. the LP's duals give a rigorous lower bound, the Lagrangian dual function of the true problem
+   (:mod:`hieropt.solvers.dual_bound`), which does not inherit the LP's tolerances;
+4. an active-set Newton polish (:mod:`hieropt.solvers.kkt`) turns the LP's point and duals into the exact KKT point
+   when the LP's active set is right (then 2 and 3 certify the optimum to round-off, usually after one LP);
+5. new cuts where the LP's t undercuts 1/B, at 1/t, at the Lagrangian's minimiser and at the polished point.
+
+A result is OPTIMAL only when the proven gap meets the target. Safety nets (issue 10): the LP is rebuilt at a new
+scale (cuts kept, in native units) when the incumbent leaves :data:`CENTRE` of its units or an LP fails on every
+retry; a loop that stops improving tightens HiGHS's tolerances, then re-scales, then stops with status LIMIT and
+the gap it proved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SolverError
+from ..formulation.arrays import LPArrays, tangent_cut
+from ..result import Status
+from .dual_bound import lagrangian_bound
+from .highs import TIGHT_TOLERANCE, HighsLP, LPResult
+from .kkt import polish
+
+SEED_POINTS = np.array([0.1, 0.5, 2.0])
+"""Initial tangent cuts per link, at these multiples of its unit."""
+CUT_RANGE = (1e-6, 1e6)
+"""Cuts only at scaled points in this range (coefficients b and 1/b well inside HiGHS's matrix range)."""
+CENTRE = (1e-2, 1e2)
+"""The scale is re-centred when a link's incumbent leaves this range of its unit."""
+ROUNDING = 1e-12
+"""Relative margin taken off every Lagrangian bound: the floating-point error of evaluating it (a sum of a few
+dozen terms of the objective's size) is far below this, so a reported gap is never an artefact of rounding."""
+MAX_RESCALES = 6
+STALL_ROUNDS = 4
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class OAResult:
+    """Outcome of one cutting-plane solve.
+
+    Attributes:
+        status: OPTIMAL when the gap target was met, LIMIT otherwise.
+        bw: (D,) best feasible bandwidths found, GB/s.
+        upper: objective at ``bw`` (ns for time, $ for cost).
+        lower: proven lower bound on the optimum (same unit).
+        iterations: LPs solved.
+        message: one line.
+        budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget, lp_lower_ns);
+            0 when no budget row was set.
+        lp_lower_ns: the anchor of that line, a proven lower bound of f at this budget, ns.
+    """
+
+    status: Status
+    bw: np.ndarray
+    upper: float
+    lower: float
+    iterations: int
+    message: str
+    budget_dual_ns_per_usd: float = 0.0
+    lp_lower_ns: float = 0.0
+
+    @property
+    def gap(self) -> float:
+        """Relative gap (upper - lower)/upper, clipped at 0."""
+        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
+
+
+class _Stall:
+    """Rounds without progress; asks for, in turn, tighter LP tolerances, a re-scale, and a stop."""
+
+    def __init__(self) -> None:
+        self.rounds, self.step = 0, 0
+
+    def progress(self, improved: bool) -> str | None:
+        """Record one round; returns "tighten", "rescale", "stop" or None."""
+        self.rounds = 0 if improved else self.rounds + 1
+        if self.rounds < STALL_ROUNDS:
+            return None
+        self.rounds = 0
+        self.step += 1
+        return ("tighten", "rescale", "stop")[min(self.step, 3) - 1]
+
+
+@dataclass
+class Loop:
+    """What one objective gives the shared loop (all callables of the LP's column vector ``x``, scaled units).
+
+    Attributes:
+        costs: () -> the LP objective (minimised) at the current scale (a re-scale changes it).
+        native: a scaled bound -> the objective's unit (ns, $, ns x $).
+        candidates: x -> designs (GB/s) to evaluate exactly.
+        score: design -> exact objective value (inf when infeasible).
+        start: a known feasible design, or None.
+        slope: the bound's multiplier of the budget row -> d bound / d budget in native units (0: none).
+        on_empty: called with the LP's point (empty when the first LP is infeasible) while no candidate, or only one
+            with a dimension (almost) without bandwidth, has been found; raises NoSolutionError with the reason, or
+            returns True to have the LP solved again.
+    """
+
+    costs: Callable[[], np.ndarray]
+    native: Callable[[float], float]
+    candidates: Callable[[np.ndarray], list[np.ndarray]]
+    score: Callable[[np.ndarray], float]
+    start: np.ndarray | None = None
+    slope: Callable[[float], float] | None = None
+    on_empty: Callable[[np.ndarray], bool] | None = None
+
+
+class CutLP:
+    """An LP with reciprocal links in HiGHS, its cuts (kept in native units: they survive a re-scale), and the loop.
+
+    Subclasses set ``self.scale``, implement :meth:`_compile` (the LP at a scale), :meth:`_unit` (each link's B unit
+    at the scale, native units per scaled unit), :meth:`_col_upper` (implied column upper limits) and :meth:`_rescaled`
+    (a scale centred on a design), then call :meth:`_start`.
+    """
+
+    scale: object
+    arr: LPArrays
+
+    def _compile(self, scale) -> LPArrays:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _unit(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _col_upper(self) -> np.ndarray | None:
+        return None
+
+    def _rescaled(self, design: np.ndarray):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _start(self, time_limit_s: float) -> None:
+        self.lps = 0
+        self.rescales = 0
+        self._cut_j: list[int] = []
+        self._cut_b: list[float] = []
+        self.arr = self._compile(self.scale)
+        self.solver = HighsLP(self.arr, time_limit_s)
+        self._bounds()
+        self._add_cuts(self._seeds())
+
+    def _seeds(self) -> list[tuple[int, float]]:
+        """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's unit."""
+        unit = self._unit()
+        return [(j, float(p * unit[j])) for j in range(unit.size) for p in SEED_POINTS]
+
+    @property
+    def cuts(self) -> int:
+        """Tangent cuts in the LP."""
+        return len(self._cut_j)
+
+    def close(self) -> None:
+        """Release the HiGHS object (for re-use by the next LP of this thread)."""
+        self.solver.close()
+
+    def _bounds(self) -> None:
+        self._row_lower = self.arr.row_lower.copy()
+        self._row_upper = self.arr.row_upper.copy()
+
+    def _set_row_upper(self, row: int, hi: float) -> None:
+        self.solver.change_row_bounds(row, -INF, hi)
+        self._row_upper[row] = hi
+
+    def _rebuild(self, scale) -> None:
+        """Re-build the LP at ``scale`` with every cut so far (cold: the next solve has no basis)."""
+        self.scale = scale
+        self.arr = self._compile(scale)
+        self.solver.load(self.arr)
+        self._bounds()
+        cuts = list(zip(self._cut_j, self._cut_b, strict=True))
+        self._cut_j, self._cut_b = [], []
+        self._add_cuts(cuts + self._seeds())
+        self.rescales += 1
+
+    def _solve(self, costs: np.ndarray, maximize: bool = False) -> LPResult:
+        self.solver.set_costs(costs, maximize)
+        self.lps += 1
+        return self.solver.solve()
+
+    def _add_cuts(self, points: list[tuple[int, float]]) -> None:
+        """Tangent cuts of link j at (j, B in native units), skipping points outside :data:`CUT_RANGE`."""
+        unit = self._unit()
+        js, betas = [], []
+        for j, b in points:
+            beta = b / unit[j]
+            if CUT_RANGE[0] <= beta <= CUT_RANGE[1]:
+                js.append(j)
+                betas.append(beta)
+                self._cut_j.append(j)
+                self._cut_b.append(float(b))
+        if not js:
+            return
+        j, beta = np.array(js), np.array(betas)
+        n = j.size
+        index = np.empty(2 * n, dtype=np.int32)
+        index[0::2], index[1::2] = self.arr.pair_t[j], self.arr.pair_b[j]
+        value = np.empty(2 * n)
+        value[0::2], value[1::2] = tangent_cut(beta)
+        self.solver.add_rows(np.full(n, 2.0), np.full(n, INF), np.arange(0, 2 * n, 2, dtype=np.int32), index, value)
+
+    def _cut_points(self, x: np.ndarray, point: np.ndarray) -> list[tuple[int, float]]:
+        """Where to cut next (native units): the LP's B where its t undercuts 1/B, 1/t, and ``point`` (one value
+        per column, scaled) at each link's B."""
+        out = []
+        unit = self._unit()
+        for j, (cb, ct) in enumerate(zip(self.arr.pair_b, self.arr.pair_t, strict=True)):
+            bh, th = x[cb], x[ct]
+            if bh * th < 1.0 - 1e-9:
+                out.append((j, max(bh, CUT_RANGE[0]) * unit[j]))
+                if th > 0:
+                    out.append((j, unit[j] / th))
+            bl = point[cb]
+            if np.isfinite(bl) and bl > 0 and abs(bl - bh) > 1e-12 * bh:
+                out.append((j, bl * unit[j]))
+        return out
+
+    def _centre(self, design: np.ndarray | None, force: bool = False) -> bool:
+        """Re-centre the scale on ``design`` when a link's value leaves :data:`CENTRE` of its unit (or ``force``)."""
+        if design is None or self.rescales >= MAX_RESCALES or not self.arr.pair_b.size:
+            return False
+        scale = self._rescaled(design)
+        if scale is None:
+            return False
+        if not force:
+            ratio = self._link_values(design) / self._unit()
+            ratio = ratio[ratio > 0]
+            if ratio.size == 0 or (ratio.min() >= CENTRE[0] and ratio.max() <= CENTRE[1]):
+                return False
+        self._rebuild(scale)
+        return True
+
+    def _link_values(self, design: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # --------------------------------------------------------------------------------------------------- the loop
+    def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
+        """Solve, bound, polish, cut (module docstring) until the gap target, a stall or ``max_iterations`` LPs."""
+        best, upper, lower, anchor = spec.start, INF, -INF, (-INF, 0.0)
+        if best is not None:
+            upper = spec.score(best)
+        stall = _Stall()
+        it = 0
+
+        def bounds(duals: np.ndarray) -> tuple[bool, np.ndarray]:
+            nonlocal lower, anchor
+            db = lagrangian_bound(self.arr, spec.costs(), duals, self._row_lower, self._row_upper, self._col_upper())
+            lb = spec.native(db.value)
+            lb -= ROUNDING * abs(lb)
+            better = lb > lower + 1e-13 * abs(lower)
+            if lb > lower:
+                lower = lb
+                anchor = (lb, min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0)
+            return better, db.point
+
+        def offer(x: np.ndarray) -> bool:
+            nonlocal best, upper
+            improved = False
+            for design in spec.candidates(x):
+                value = spec.score(design)
+                if value < upper:
+                    improved = improved or value < upper * (1 - 1e-13)
+                    best, upper = design, value
+            return improved
+
+        def done() -> bool:
+            return best is not None and upper - lower <= rel_gap * upper
+
+        for it in range(1, max_iterations + 1):
+            costs = spec.costs()
+            res = self._solve(costs)
+            if res.status is Status.INFEASIBLE and best is None and it <= 2 and spec.on_empty is not None:
+                if spec.on_empty(res.x):  # the rows themselves may be infeasible: raises with the reason if so
+                    continue
+            if res.status is not Status.OPTIMAL:
+                if self._centre(best if best is not None else self._centre_default(), force=True):
+                    continue
+                if best is None:
+                    raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}' on every "
+                                      "retry")
+                break
+            improved = offer(res.x)
+            duals = self.solver.row_duals()
+            pol = polish(self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
+            points: list[tuple[int, float]] = []
+            if pol is not None:  # usually the exact optimum: its bound alone may close the gap
+                improved = offer(pol.x) or improved
+                improved = bounds(pol.duals)[0] or improved
+                if done():
+                    break
+                unit = self._unit()
+                points = [(j, pol.x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if pol.x[cb] > 0]
+            better, point = bounds(duals)
+            improved = improved or better
+            if done():
+                break
+            points += self._cut_points(res.x, point)
+            if spec.on_empty is not None and (best is None or not np.isfinite(upper) or it == 1):
+                spec.on_empty(res.x)
+            self._add_cuts(points)
+            if self._centre(best):
+                continue
+            action = stall.progress(improved)
+            if action == "tighten":
+                self.solver.set_tolerance(TIGHT_TOLERANCE)
+            elif action == "rescale":
+                self._centre(best, force=True)
+            elif action == "stop":
+                break
+        if done():
+            return OAResult(Status.OPTIMAL, best, upper, lower, it, "optimal within the gap target",
+                            budget_dual_ns_per_usd=anchor[1], lp_lower_ns=anchor[0])
+        gap = (upper - lower) / upper if upper > 0 and np.isfinite(upper) else INF
+        why = "iteration limit" if it >= max_iterations else "no further progress at the LP tolerance floor"
+        return OAResult(Status.LIMIT, best, upper, lower, it,
+                        f"stopped after {it} LPs at proven relative gap {gap:.3g} ({why})",
+                        budget_dual_ns_per_usd=anchor[1], lp_lower_ns=anchor[0])
+
+    def _centre_default(self) -> np.ndarray | None:
+        """A design to re-centre on when an LP failed before any candidate was found (None: do not)."""
+        return None

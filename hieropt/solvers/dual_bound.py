@@ -1,0 +1,140 @@
+"""A rigorous lower bound from an LP's row duals: the Lagrangian dual function of the true problem (t_d = 1/B_d),
+evaluated exactly in numpy.
+
+For the LP of :mod:`hieropt.formulation` (min c'x s.t. lower <= A x <= upper, columns B, t, tau, y), take any row
+multipliers u for the rows other than the tangent cuts. Weak duality gives, for every B in its box and t = 1/B,
+
+    min c'x  >=  sum_r bound_r(u_r) + min over tau, y >= 0 of r_z' z + sum_d min_{B_d} (P_d / B_d + g_d B_d)
+
+with bound_r(u) = u lower_r (u > 0) or u upper_r (u < 0), reduced costs r = c - A'u, P_d = r_{t_d} (bytes-weighted
+multipliers of the epigraph rows) and g_d = r_{B_d}, for every reciprocal pair (B_d, t_d) of the LP; other columns
+before the epigraph variables contribute min g x over their box. The middle term is 0 when every r_z >= 0; HiGHS's
+duals meet that only to its dual tolerance, so the multipliers of the rows that define each tau or y column are
+scaled down
+where its reduced cost is negative (nodes from the last to the first, since a node's rows reference earlier nodes
+and terms only; then the terms). What remains is a valid bound for any u, exact up to floating-point rounding of
+this evaluation: it does not inherit the LP's tolerance, and it is at least the LP's own value for the LP's optimal
+duals (the cut rows hold at t = 1/B), so it certifies gaps below the LP-tolerance floor (research/solver_probe.md
+P3). Source: Lagrangian duality for convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of
+duals into dual-feasible ones follows Neumaier and Shcherbina (2004), "Safe bounds in linear and mixed-integer
+programming".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class DualBound:
+    """A lower bound (scaled objective units), the budget and time-target rows' cleaned multipliers, and the
+    Lagrangian's minimiser ``point`` (one value per column; NaN on the t of a pair and the epigraph columns): at the
+    pairs' B columns, a good next cutting point."""
+
+    value: float
+    budget_multiplier: float
+    time_multiplier: float
+    point: np.ndarray
+
+
+DENSE = 100_000
+"""LPs with at most this many (rows x columns) are handled as dense matrices."""
+
+
+def dense_matrix(arr) -> np.ndarray:
+    """The base rows of ``arr`` as a dense (rows, columns) matrix, cached on ``arr``."""
+    A = arr.cache.get("dense")
+    if A is None:
+        m = arr.n_rows
+        A = np.zeros((m, arr.n_cols))
+        rows = np.repeat(np.arange(m), np.diff(arr.start[:m + 1]))
+        A[rows, arr.index[:arr.start[m]]] = arr.value[:arr.start[m]]  # (a row names each column at most once)
+        arr.cache["dense"] = A
+    return A
+
+
+def transpose_product(arr, u: np.ndarray) -> np.ndarray:
+    """A' u for the base rows of ``arr`` (dense for small LPs, sparse otherwise; helpers cached on ``arr``)."""
+    m, n = arr.n_rows, arr.n_cols
+    if m * n <= DENSE:
+        return u @ dense_matrix(arr)
+    row_of = arr.cache.get("row_of")
+    if row_of is None:
+        row_of = arr.cache["row_of"] = np.repeat(np.arange(m), np.diff(arr.start[:m + 1]))
+    end = arr.start[m]
+    return np.bincount(arr.index[:end], weights=u[row_of] * arr.value[:end], minlength=n)
+
+
+def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
+                     row_upper: np.ndarray, col_upper: np.ndarray | None = None) -> DualBound:
+    """The bound of the module docstring for the LP ``arr`` (:class:`hieropt.formulation.LPArrays`) with objective
+    ``costs`` (minimised), from the row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond them are
+    ignored) and the rows' current bounds ``row_lower``, ``row_upper`` (same length).
+
+    ``col_upper`` (one per column) are upper limits that every feasible point meets (e.g. implied by a single design
+    row); with them a reduced cost that is negative only by round-off on a column without an upper bound costs
+    round-off, not the whole bound."""
+    m = arr.n_rows
+    u = np.array(duals[:m], dtype=float)
+    lo, hi = row_lower[:m], row_upper[:m]
+    u[((u > 0) & ~np.isfinite(lo)) | ((u < 0) & ~np.isfinite(hi))] = 0.0
+    r = costs - transpose_product(arr, u)
+    z0, K, V = arr.z0, arr.n_terms, arr.n_nodes
+    if V and (r[z0 + K:] < 0).any():
+        node_rows = np.arange(arr.node.start, arr.node.stop)
+        order = np.argsort(arr.node_of_row, kind="stable")
+        bounds = np.searchsorted(arr.node_of_row[order], np.arange(V + 1))
+        for v in range(V - 1, -1, -1):
+            col = z0 + K + v
+            if r[col] >= 0:
+                continue
+            rows = node_rows[order[bounds[v]:bounds[v + 1]]]
+            s = u[rows].sum()
+            if s <= 0:
+                continue
+            f = max(0.0, (s + r[col]) / s)
+            for row in rows:
+                delta = (f - 1.0) * u[row]
+                a, b = arr.start[row], arr.start[row + 1]
+                np.subtract.at(r, arr.index[a:b], delta * arr.value[a:b])
+                u[row] *= f
+    if K:
+        rt = r[z0:z0 + K]
+        neg = rt < 0
+        if neg.any():
+            epi = np.arange(arr.epi.start, arr.epi.stop)
+            s = np.bincount(arr.epi_term, weights=u[epi], minlength=K)
+            f = np.where(neg & (s > 0), np.maximum(0.0, (s + rt) / np.where(s > 0, s, 1.0)), 1.0)
+            u[epi] *= f[arr.epi_term]
+            r = costs - transpose_product(arr, u)
+    pos, neg = u > 0, u < 0
+    const = float(u[pos] @ lo[pos] + u[neg] @ hi[neg])
+    budget = float(u[arr.budget_row]) if arr.budget_row >= 0 else 0.0
+    time = float(u[arr.time_row]) if arr.time_row >= 0 else 0.0
+    # every column before z0 but the t of a pair enters linearly: min over its box of P/B + g B (P = 0 off pairs)
+    lin = np.ones(z0, dtype=bool)
+    lin[arr.pair_t] = False
+    cols = np.flatnonzero(lin)
+    P = np.zeros(z0)
+    P[arr.pair_b] = np.maximum(r[arr.pair_t], 0.0)
+    P, g = P[cols], r[cols]
+    lb, ub = arr.col_lower[cols], arr.col_upper[cols]
+    if col_upper is not None:
+        ub = np.minimum(ub, col_upper[cols])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        best = np.where((P > 0) & (g > 0), np.sqrt(P / g), np.where(g > 0, lb, ub))
+    best = np.where((P == 0) & (g == 0), lb, best)
+    best = np.minimum(np.maximum(best, lb), ub)
+    point = np.full(arr.n_cols, np.nan)
+    point[cols] = best
+    if np.any(~np.isfinite(best) & (g < 0)):
+        return DualBound(-INF, budget, time, point)
+    if np.any((P > 0) & (best <= 0)):  # a loaded dimension without bandwidth: the time is infinite
+        return DualBound(INF, budget, time, point)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(P > 0, P / best, 0.0) + np.where(np.isfinite(best), g * best, 0.0)
+    return DualBound(const + float(terms.sum()), budget, time, point)

@@ -1,0 +1,195 @@
+"""Active-set Newton polish of a cutting-plane LP's solution: the exact optimum in a few dense Newton steps.
+
+At the LP optimum the tangent cuts only approximate t_d = 1/B_d, so the LP's point and duals are a few digits off
+(research/solver_probe.md P4: the bandwidths converge like the square root of the gap). But the LP already tells
+nearly the whole active set: the rows with non-zero duals and the columns held at a bound. Taking those rows as
+equalities and replacing the cuts by t_d = 1/B_d gives a square system of KKT conditions (stationarity of the free
+columns, the active rows, the links) in the free columns, the active rows' multipliers and one multiplier per link,
+which Newton's method solves to machine precision in 2-5 steps (Nocedal and Wright 2006, "Numerical Optimization",
+§18.1). A primal-dual active-set correction follows (§16.5): rows the point violates join the active set, active
+inequality rows whose multiplier has the wrong sign leave it, and Newton runs again, until the point is a KKT point
+of the true convex problem, hence its optimum.
+
+The result is never trusted by itself: the solver evaluates T exactly at the polished B (after checking it meets
+every design row) for the upper bound, and computes the rigorous Lagrangian bound of
+:mod:`hieropt.solvers.dual_bound` from the polished multipliers for the lower bound. A wrong answer shows as a gap
+that does not close, and the cutting-plane loop continues (with a cut at the polished point).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dual_bound import DENSE, dense_matrix
+
+try:  # numpy's own LAPACK gufunc: np.linalg.solve without its ~20 us of checks and error-state set-up per call
+    from numpy.linalg import _umath_linalg
+
+    _solve = _umath_linalg.solve1
+except (ImportError, AttributeError):  # pragma: no cover - other numpy builds
+    _solve = np.linalg.solve
+
+MAX_UNKNOWNS = 400
+"""Polish only LPs with at most this many unknowns (dense linear algebra)."""
+ROUNDS = 6
+"""Active-set corrections at most."""
+
+
+@dataclass(frozen=True)
+class Polished:
+    """A polished primal point ``x`` (scaled columns) and row multipliers ``duals`` (one per base row)."""
+
+    x: np.ndarray
+    duals: np.ndarray
+
+
+def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
+           row_upper: np.ndarray) -> Polished | None:
+    """The KKT point of the true problem near the LP solution (``x``, ``duals``) of ``arr`` with objective ``costs``
+    (minimised), by Newton and active-set corrections; None when the system is too large, Newton does not converge,
+    or the active set does not settle within :data:`ROUNDS` corrections."""
+    with np.errstate(all="ignore"):  # a singular Newton matrix gives NaNs, handled as such
+        return _polish(arr, costs, x, duals, row_lower, row_upper)
+
+
+def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
+    m, n = arr.n_rows, arr.n_cols
+    if m * n > DENSE:
+        return None
+    x = np.array(x[:n], dtype=float)
+    ct, cb = arr.pair_t, arr.pair_b
+    if (x[cb] <= 0).any():
+        return None
+    y = np.asarray(duals[:m], dtype=float)
+    lo, hi = row_lower[:m], row_upper[:m]
+    A = dense_matrix(arr)
+    scale = max(1.0, float(np.abs(y).max(initial=0.0)))
+    tol = 1e-9 * scale
+    active = (np.abs(y) > 1e-10 * scale) & np.where(y > 0, np.isfinite(lo), np.isfinite(hi))
+    upper_side = y < 0  # an active row sits at its upper bound (else its lower)
+    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
+    # is optimal) and columns no active row touches
+    r = costs - A.T @ y
+    nu = np.maximum(r[ct], 0.0)
+    rc = r.copy()
+    rc[ct] -= nu
+    rc[cb] -= nu / x[cb] ** 2
+    cl, cu = arr.col_lower, arr.col_upper
+    at_lo = (np.abs(x - cl) <= 1e-9 * (1 + np.abs(cl))) & (rc > tol)
+    at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
+    x[at_lo], x[at_hi] = cl[at_lo], cu[at_hi]
+    fixed = at_lo | at_hi
+    linear = np.zeros(n, dtype=bool)  # columns outside the pairs and the epigraph: with no cost, any feasible value
+    linear[:arr.z0] = True            # of theirs is optimal; they stay at the LP's
+    linear[ct] = linear[cb] = False
+    fixed |= linear & (costs == 0)
+    for _ in range(ROUNDS):
+        E = np.flatnonzero(active)
+        touched = np.zeros(n, dtype=bool)
+        touched[np.flatnonzero(np.abs(A[E]).sum(axis=0))] = True
+        touched[ct] = touched[cb] = True
+        free = np.flatnonzero(~fixed & (touched | (costs != 0)))
+        rhs = np.where(upper_side[E], hi[E], lo[E])
+        sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb)
+        if sol is None:
+            return None
+        x, yE, nu = sol
+        y = np.zeros(m)
+        y[E] = yE
+        ax = A @ x
+        tiny = 1e-12 * (1 + np.abs(ax))
+        joins = ~active & ((ax < lo - tiny) | (ax > hi + tiny))
+        leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
+        b = np.arange(arr.z0)
+        if (x[b] < cl[b] - 1e-12 * (1 + np.abs(cl[b]))).any() or (x[b] > cu[b] + 1e-12 * (1 + np.abs(cu[b]))).any():
+            return None
+        if not joins.any() and not leaves.any():
+            x[b] = np.clip(x[b], cl[b], cu[b])
+            return Polished(x, y)
+        upper_side = np.where(joins, ax > hi, upper_side)
+        active = (active & ~leaves) | joins
+        _regroup(arr, ax - lo, tiny, joins, active)
+    return None
+
+
+def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray) -> None:
+    """A term (or node) with a violated piece is a max whose argmax moved: its active rows become the pieces
+    tied with its largest one (smallest slack); its other rows leave (in place on ``active``)."""
+    for rows, group in ((np.arange(arr.epi.start, arr.epi.stop), arr.epi_term),
+                        (np.arange(arr.node.start, arr.node.stop), arr.node_of_row)):
+        if not rows.size or not joins[rows].any():
+            continue
+        s = slack[rows]
+        lowest = np.full(int(group.max()) + 1, np.inf)
+        np.minimum.at(lowest, group, s)
+        moved = np.zeros(lowest.size, dtype=bool)
+        moved[group[joins[rows]]] = True
+        sel = moved[group]
+        active[rows[sel]] = s[sel] <= lowest[group[sel]] + tiny[rows[sel]]
+
+
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
+    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]; (x, y_E, nu) or None.
+
+    The system is linear but for the links' 1/B terms, so its matrix L is built once and each step only adds the
+    B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The unknowns are ordered links'
+    B, links' t, the other free columns, the multipliers of the active rows, the links' multipliers, so that the
+    B-dependent entries are diagonals of contiguous blocks (views, no fancy indexing in the loop)."""
+    nl = ct.size
+    mask = np.zeros(x.size, dtype=bool)
+    mask[free] = True
+    if not (mask[cb].all() and mask[ct].all()):
+        return None  # a link's column is fixed: not a system for this method
+    mask[cb] = mask[ct] = False
+    rest = np.flatnonzero(mask)
+    order = np.concatenate([cb, ct, rest])
+    nf, ne = order.size, E.size
+    N = nf + ne + nl
+    if N > MAX_UNKNOWNS or N == 0:
+        return None
+    AE = A[E]
+    AEf = AE[:, order]
+    L = np.zeros((N, N))
+    L[:nf, nf:nf + ne] = -AEf.T
+    L[nf:nf + ne, :nf] = AEf
+    d = np.arange(nl)
+    L[nf + ne + d, nl + d] = 1.0  # link rows: t - 1/B
+    L[nl + d, nf + ne + d] = -1.0  # t's stationarity: - nu
+    q = np.empty(N)
+    q[:nf] = -costs[order]
+    held = x.copy()
+    held[order] = 0.0
+    q[nf:nf + ne] = rhs - AE @ held  # the fixed columns move to the right-hand side
+    q[nf + ne:] = 0.0
+    z = np.concatenate([x[order], yE, nu])
+    scale = 1.0 + np.abs(z).max()
+    step_bb = slice(0, N * nl, N + 1)  # diagonal of J[:nl, :nl] in J.flat
+    step_lb = slice((nf + ne) * N, (nf + ne) * N + nl * (N + 1), N + 1)  # diagonal of J[links, :nl]
+    step_bl = slice(nf + ne, nf + ne + nl * (N + 1), N + 1)  # diagonal of J[:nl, links]
+    for _ in range(max_steps):
+        inv = 1.0 / z[:nl]
+        inv2 = inv * inv
+        nu = z[nf + ne:]
+        F = L @ z - q
+        F[:nl] -= nu * inv2
+        F[nf + ne:] -= inv
+        if np.abs(F).max() <= 1e-14 * scale:
+            x = x.copy()
+            x[order] = z[:nf]
+            return x, z[nf:nf + ne], nu
+        J = L.copy()
+        flat = J.reshape(-1)
+        flat[step_bb] = 2.0 * nu * inv2 * inv  # d/dB of -nu / B^2
+        flat[step_lb] = inv2
+        flat[step_bl] = -inv2
+        step = _solve(J, F)
+        if not np.isfinite(step).all():
+            step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
+            if not np.isfinite(step).all():
+                return None
+        z -= step
+        if z[:nl].min() <= 0:
+            return None
+    return None

@@ -1,0 +1,92 @@
+"""One scaling rule (hieropt/formulation/scale.py): every certificate is invariant under rescaling the instance.
+
+Multiplying every collective size and every bandwidth limit by a (bytes and GB/s together) leaves every time
+unchanged and multiplies every optimal bandwidth by a; multiplying every price by c multiplies every cost by c.
+So for a and c from 1e-6 to 1e6 (issue 10: the answer used to change, a budget that binds was ignored at tiny
+prices x bandwidth, min_cost was overpriced with "gap 0" or stopped at 'Unbounded'): the same optimum, scaled, each
+certified to its gap target, for the performance, budget, min-cost and performance-per-cost objectives.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import hieropt
+from hieropt.spec import Bound, CostClass, CostModel, Instance, LinearConstraint, Workload
+from tests.conftest import REPO
+
+SCALES = [1e-6, 1e-3, 1.0, 1e3, 1e6]
+
+
+def scaled(inst: Instance, a: float, c: float) -> Instance:
+    """``inst`` with bytes and bandwidth limits x ``a`` and prices x ``c`` (times unchanged)."""
+    def layer(lay):
+        return lay.model_copy(update={p: getattr(lay, p).model_copy(update={"size_bytes": getattr(lay, p).size_bytes
+                                                                             * a})
+                                      for p in ("forward", "input_grad", "weight_grad")})
+    w = inst.workload
+    workload = Workload(name=w.name, layers=tuple(layer(lay) for lay in w.layers), header=w.header)
+    rows = tuple(LinearConstraint(coefficients=r.coefficients, sense=r.sense, rhs=r.rhs * a, text=r.text)
+                 for r in inst.constraints)
+    bounds = None if inst.bounds is None else tuple(
+        Bound(lower_gbps=b.lower_gbps * a, upper_gbps=None if b.upper_gbps is None else b.upper_gbps * a)
+        for b in inst.bounds)
+    cost = CostModel(classes={k: CostClass(**{f: (None if v is None else v * c) for f, v in cc.model_dump().items()})
+                              for k, cc in inst.cost.classes.items()})
+    return Instance(**{**inst.model_dump(exclude={"workload", "constraints", "bounds", "cost"}), "workload": workload,
+                       "constraints": rows, "bounds": bounds, "cost": cost})
+
+
+@pytest.fixture(scope="module")
+def gpt3():
+    return hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+
+
+@pytest.fixture(scope="module")
+def reference(gpt3):
+    fast = hieropt.solve(gpt3)
+    budget = 0.8 * fast.network_cost_usd
+    return {"fast": fast, "budget": budget, "within": hieropt.solve(gpt3, max_network_cost_usd=budget),
+            "target": fast.iteration_time_ns * 1.2,
+            "cheap": hieropt.solve(gpt3, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * 1.2),
+            "ppc": hieropt.solve(gpt3, objective="performance_per_cost")}
+
+
+@pytest.mark.parametrize("a", SCALES)
+def test_performance_invariant(gpt3, reference, a):
+    sol = hieropt.solve(scaled(gpt3, a, 1.0))
+    ref = reference["fast"]
+    assert sol.success and sol.gap <= 1e-8, sol.message
+    assert sol.iteration_time_ns == pytest.approx(ref.iteration_time_ns, rel=2e-8)
+    assert sol.bw_gbps == pytest.approx(ref.bw_gbps * a, rel=1e-5)
+
+
+@pytest.mark.parametrize("a", SCALES)
+@pytest.mark.parametrize("c", [1e-6, 1.0, 1e6])
+def test_budget_invariant(gpt3, reference, a, c):
+    """The fastest network within 80 % of the fastest one's cost: the budget binds at every scale."""
+    sol = hieropt.solve(scaled(gpt3, a, c), max_network_cost_usd=reference["budget"] * a * c)
+    ref = reference["within"]
+    assert sol.success and sol.gap <= 1e-8, sol.message
+    assert sol.iteration_time_ns == pytest.approx(ref.iteration_time_ns, rel=2e-8)
+    assert sol.network_cost_usd == pytest.approx(reference["budget"] * a * c, rel=1e-8)
+
+
+@pytest.mark.parametrize("a", SCALES)
+@pytest.mark.parametrize("c", [1e-6, 1.0, 1e6])
+def test_min_cost_invariant(gpt3, reference, a, c):
+    sol = hieropt.solve(scaled(gpt3, a, c), objective="min_cost", max_iteration_time_ns=reference["target"])
+    ref = reference["cheap"]
+    assert sol.success and sol.gap <= 1e-8, sol.message
+    assert sol.network_cost_usd == pytest.approx(ref.network_cost_usd * a * c, rel=2e-8)
+    assert sol.iteration_time_ns <= reference["target"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("a", SCALES)
+@pytest.mark.parametrize("c", [1e-6, 1.0, 1e6])
+def test_performance_per_cost_invariant(gpt3, reference, a, c):
+    sol = hieropt.solve(scaled(gpt3, a, c), objective="performance_per_cost")
+    ref = reference["ppc"]
+    assert sol.success and sol.gap <= 1e-7, sol.message
+    assert sol.objective_value == pytest.approx(ref.objective_value * a * c, rel=2e-7)
+    assert sol.iteration_time_ns == pytest.approx(ref.iteration_time_ns, rel=1e-5)

@@ -1,0 +1,166 @@
+"""The compiled LPs (numpy arrays for HiGHS) are the Pyomo statements of the same LPs, row by row.
+
+hieropt states every LP as a Pyomo model (the readable, exportable form: :func:`hieropt.formulation.arrays.
+build_statement`, :func:`hieropt.formulation.ratio.build_ratio_lp`) and hands HiGHS arrays built directly with numpy
+(:func:`compile_perf_lp`, :func:`compile_ratio_lp`). Each test below reads every Pyomo constraint's standard
+representation (Pyomo's own ``generate_standard_repn``), maps its variables to columns by name, and requires the
+same coefficients, bounds and objective as the arrays, to 1e-12 relative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pyomo.repn import generate_standard_repn
+
+import hieropt
+from hieropt.formulation.arrays import build_statement, compile_perf_lp
+from hieropt.formulation.ratio import build_ratio_lp, typical_bandwidth
+from hieropt.formulation.ratio_arrays import compile_ratio_lp
+from hieropt.formulation.scale import choose_scale
+from hieropt.model.timing import build_time_model
+from hieropt.spec import (
+    Collective,
+    CostClass,
+    CostModel,
+    Dimension,
+    Instance,
+    Layer,
+    LinearConstraint,
+    Mapping,
+    Network,
+    Phase,
+    Workload,
+)
+from tests.conftest import REPO
+
+AR, RS = Collective.ALL_REDUCE, Collective.REDUCE_SCATTER
+
+
+def _overlap(loop: str, mode: str = "concurrent", latency: float = 0.0) -> Instance:
+    """Ring 4 x Switch 8, two layers with all three phases, LIBRA-like mapping (nodes under the overlap loops)."""
+    def layer(i: int, s: float) -> Layer:
+        return Layer(name=f"l{i}", forward=Phase(compute_ns=100.0, collective=AR, size_bytes=4e8 * s),
+                     input_grad=Phase(compute_ns=200.0, collective=AR, size_bytes=6e8 * s),
+                     weight_grad=Phase(compute_ns=300.0, collective=RS, size_bytes=8e8 * s))
+    return Instance(
+        name="overlap", objective="performance", training_loop=loop, dimension_mode=mode,
+        network=Network(dims=(Dimension(block="Ring", npus=4, cost_class="a", latency_ns=latency),
+                              Dimension(block="Switch", npus=8, cost_class="b", latency_ns=latency))),
+        workload=Workload(name="w", layers=(layer(0, 1.0), layer(1, 0.37))),
+        mapping=Mapping(forward=(4, 1), input_grad=(4, 2), weight_grad=(2, 8)),
+        cost=CostModel(classes={"a": CostClass(link_usd_per_gbps=2.0), "b": CostClass(
+            link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0)}),
+        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),
+                     LinearConstraint(coefficients=(1.0, -3.0), sense="<=", rhs=0.0, text="bw[0] <= 3 bw[1]")))
+
+
+def _cases() -> list[tuple[str, Instance]]:
+    out = [("gpt3-4d", hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml"))]
+    out += [(f"{loop}-{mode}-lat{lat:g}", _overlap(loop, mode, lat))
+            for loop in ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross")
+            for mode in ("concurrent", "sequential") for lat in (0.0, 500.0)]
+    return out
+
+
+def _rows(model, col_of) -> list[tuple[float, float, dict[int, float]]]:
+    """(lower, upper, {column: coefficient}) of every active constraint of ``model`` in declaration order."""
+    import pyomo.environ as pyo
+
+    out = []
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        repn = generate_standard_repn(con.body)
+        coef: dict[int, float] = {}
+        for v, a in zip(repn.linear_vars, repn.linear_coefs, strict=True):
+            coef[col_of(v)] = coef.get(col_of(v), 0.0) + float(a)
+        const = float(repn.constant)
+        lo = -np.inf if con.lower is None else float(pyo.value(con.lower)) - const
+        hi = np.inf if con.upper is None else float(pyo.value(con.upper)) - const
+        out.append((lo, hi, coef))
+    return out
+
+
+def _assert_row(arr_row: tuple[float, float, np.ndarray, np.ndarray], pyo_row) -> None:
+    """The same row, up to the sign Pyomo picks when it normalises ``a >= b`` (to ``b - a <= 0`` or ``a - b >= 0``)."""
+    lo, hi, idx, val = arr_row
+    plo, phi, coef = pyo_row
+    ours = {int(c): float(v) for c, v in zip(idx, val, strict=True) if v != 0}
+    theirs = {c: v for c, v in coef.items() if v != 0}
+    assert ours.keys() == theirs.keys()
+    first = next(iter(ours))
+    if np.sign(ours[first]) != np.sign(theirs[first]):
+        theirs = {c: -v for c, v in theirs.items()}
+        plo, phi = -phi, -plo
+    for c in ours:
+        assert ours[c] == pytest.approx(theirs[c], rel=1e-12, abs=1e-300)
+    assert lo == pytest.approx(plo, rel=1e-12) and hi == pytest.approx(phi, rel=1e-12)
+
+
+@pytest.mark.parametrize("name,inst", _cases(), ids=[c[0] for c in _cases()])
+def test_performance_lp_statement_equals_arrays(name, inst):
+    tm = build_time_model(inst)
+    scale = choose_scale(inst, tm)
+    budget, target = 7.5e6, tm.time_ns(np.full(tm.n_dims, 200.0))
+    arr = compile_perf_lp(inst, tm, scale, budget, target)
+    st = build_statement(inst, tm, scale, budget, target)
+    m = st.model
+    K = tm.terms_bytes.shape[0]
+
+    def col_of(v) -> int:
+        name, i = v.parent_component().local_name, v.index()
+        return {"B": lambda: i, "t": lambda: int(arr.t_col[i]), "tau": lambda: arr.z0 + i,
+                "y": lambda: arr.z0 + K + i}[name]()
+
+    rows = _rows(m, col_of)
+    assert len(rows) == arr.n_rows
+    for r, prow in enumerate(rows):
+        idx, val = arr.row(r)
+        _assert_row((arr.row_lower[r], arr.row_upper[r], idx, val), prow)
+    for v in m.component_data_objects(__import__("pyomo.environ").environ.Var):
+        c = col_of(v)
+        assert (v.lb or 0.0) == pytest.approx(arr.col_lower[c], rel=1e-12)
+        assert (np.inf if v.ub is None else v.ub) == pytest.approx(arr.col_upper[c], rel=1e-12)
+    obj = generate_standard_repn(m.time.expr)
+    costs = np.zeros(arr.n_cols)
+    for v, a in zip(obj.linear_vars, obj.linear_coefs, strict=True):
+        costs[col_of(v)] += a
+    np.testing.assert_allclose(costs, arr.time_costs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,inst", _cases(), ids=[c[0] for c in _cases()])
+def test_procurement_lp_statement_equals_arrays(name, inst):
+    tm = build_time_model(inst)
+    s = typical_bandwidth(inst, tm)
+    ra = compile_ratio_lp(inst, tm, s)
+    m = build_ratio_lp(inst, tm, s).model
+    arr = ra.arr
+    K = tm.terms_bytes.shape[0]
+
+    def col_of(v) -> int:
+        name, i = v.parent_component().local_name, v.index()
+        return {"x": lambda: i, "u": lambda: ra.u_col, "kap": lambda: ra.kap_col, "r": lambda: int(ra.r_col[i]),
+                "tau": lambda: arr.z0 + i, "y": lambda: arr.z0 + K + i}[name]()
+
+    import pyomo.environ as pyo
+
+    floor = [c for c in m.component_data_objects(pyo.Constraint, active=True) if c.parent_component().local_name ==
+             "r_floor"]
+    for c in floor:
+        c.deactivate()
+    rows = _rows(m, col_of)
+    assert len(rows) == arr.n_rows
+    for r, prow in enumerate(rows):
+        idx, val = arr.row(r)
+        _assert_row((arr.row_lower[r], arr.row_upper[r], idx, val), prow)
+    lo, hi, start, index, value = ra.floor_rows
+    for c in floor:
+        c.activate()
+    frows = _rows(m.r_floor, col_of) if floor else []
+    assert len(frows) == lo.size
+    for r, prow in enumerate(frows):
+        _assert_row((lo[r], hi[r], index[start[r]:start[r + 1]], value[start[r]:start[r + 1]]), prow)
+    obj = generate_standard_repn(m.product.expr)
+    costs = np.zeros(arr.n_cols)
+    for v, a in zip(obj.linear_vars, obj.linear_coefs, strict=True):
+        costs[col_of(v)] += a
+    np.testing.assert_allclose(costs, arr.time_costs, rtol=1e-12)
