@@ -311,7 +311,11 @@ class TimeLP(CutLP):
             self._set_target(None)
 
     def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
-        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex)."""
+        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex). The point
+        keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when ``meets`` has it, so that the
+        independent evaluator, which sums in another order, also finds T <= target (not 1 ulp above)."""
+        if t_meets <= target_ns * (1 - TARGET_MARGIN):
+            target_ns *= 1 - TARGET_MARGIN
         t_bw = self.tm.time_ns(bw)
         if t_bw <= target_ns:
             return bw
@@ -326,6 +330,10 @@ class TimeLP(CutLP):
             if hi - lo <= 1e-15:
                 break
         return meets + lo * (bw - meets)
+
+
+TARGET_MARGIN = 1e-12
+"""Relative margin below a time target that min-cost candidates keep (round-off of the evaluators' sums)."""
 
 
 def minimize_time(instance: Instance, tm: TimeModel, rel_gap: float = REL_GAP, max_iterations: int = 500,

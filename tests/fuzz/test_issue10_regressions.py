@@ -109,8 +109,6 @@ def _sequential_overlap(rhs: float, mode: str = "sequential", loop: str = "tp_dp
         constraints=(LinearConstraint(coefficients=(1.0,) * 3, sense="<=", rhs=rhs, text=f"sum(bw) <= {rhs:g}"),))
 
 
-@xfail("tp_dp_overlap, sequential, 64 x 4 x 5 Rings: reported infeasible at sum(bw) <= 30 and 300 (the LP leaves "
-       "the dimension whose traffic the overlap hides at 0 GB/s, where T is infinite, in every round)")
 @pytest.mark.parametrize("rhs", [30.0, 300.0])
 def test_sequential_tp_dp_overlap_instance_solves(rhs: float):
     sol = hieropt.solve(_sequential_overlap(rhs))
