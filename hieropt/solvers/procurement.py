@@ -177,7 +177,7 @@ class Counts:
 
 def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_gap: float = REL_GAP,
                      budget_usd: float | None = None, time_limit_s: float = 60.0,
-                     counts: Counts | None = None) -> OAResult:
+                     counts: Counts | None = None, fastest: tuple[TimeLP, np.ndarray] | None = None) -> OAResult:
     """The cheapest network ($) whose iteration time is at most ``target_ns``, with or without a bandwidth cap.
 
     With an upper limit on bandwidth, the fastest design meets the target (else: infeasible, "fastest possible is
@@ -189,6 +189,11 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is
     built in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
 
+    ``fastest``: (core, design) when the caller has already solved the performance optimum within ``budget_usd``
+    on a :class:`TimeLP` of this instance (a sweep's tie-break: the cheapest design within the gap of the optimal
+    time) and ``design`` meets ``target_ns``; the min-cost loop then continues on that core, with its cuts, instead
+    of solving the fastest design again. The caller's counters already hold that core's LPs.
+
     Returns:
         an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT with the honest gap
         when the gap target was not reached).
@@ -197,19 +202,22 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
         NoSolutionError: infeasible constraints, budget or target.
     """
     counts = counts if counts is not None else Counts()
-    core = TimeLP(instance, tm, time_limit_s)
     cap = budget_usd
-    try:
-        meets = fastest_design(core, min(rel_gap, REL_GAP), budget_usd, target_ns).bw
-    except NoSolutionError as e:
-        counts.add(core)
-        if e.kind != "unbounded":
-            raise
-        meets = _meets_without_cap(instance, tm, target_ns, budget_usd, time_limit_s, counts)
-        cost = core.network_cost(meets)
-        cap = cost if budget_usd is None else min(budget_usd, cost)
+    if fastest is not None:
+        core, meets = fastest
     else:
-        counts.add(core)
+        core = TimeLP(instance, tm, time_limit_s)
+        try:
+            meets = fastest_design(core, min(rel_gap, REL_GAP), budget_usd, target_ns).bw
+        except NoSolutionError as e:
+            counts.add(core)
+            if e.kind != "unbounded":
+                raise
+            meets = _meets_without_cap(instance, tm, target_ns, budget_usd, time_limit_s, counts)
+            cost = core.network_cost(meets)
+            cap = cost if budget_usd is None else min(budget_usd, cost)
+        else:
+            counts.add(core)
     scale = _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
