@@ -319,19 +319,25 @@ class TimeLP(CutLP):
         t_bw = self.tm.time_ns(bw)
         if t_bw <= target_ns:
             return bw
-        lo = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
-        hi = 1.0
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if self.tm.time_ns(meets + mid * (bw - meets)) <= target_ns:
-                lo = mid
-            else:
-                hi = mid
+        chord = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
+        lo, hi = chord, 1.0
+        step = bw - meets
+        for _ in range(20):  # a grid search: the feasible part of the segment is [0, s*] (T convex, T(lo) <= target)
+            s = lo + (hi - lo) * LINE_GRID
+            ok = self.tm.times_ns(meets + s[:, None] * step) <= target_ns
+            k = int(np.argmin(ok)) if not ok.all() else s.size
+            lo, hi = (s[k - 1] if k > 0 else lo), (s[k] if k < s.size else hi)
             if hi - lo <= 1e-15:
                 break
-        return meets + lo * (bw - meets)
+        point = meets + lo * step
+        if lo > chord and not self.tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
+            point = meets + chord * step
+        return point
 
 
+LINE_GRID = np.arange(1, 64) / 64.0
+"""Interior points of each round of the line search in :meth:`TimeLP._meet_target` (6 bits of the segment per
+round, one batched evaluation of T)."""
 TARGET_MARGIN = 1e-12
 """Relative margin below a time target that min-cost candidates keep (round-off of the evaluators' sums)."""
 

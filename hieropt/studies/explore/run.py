@@ -159,21 +159,29 @@ class Exploration:
 def rank_rows(rows: list[dict[str, Any]], objective: str, key: str = "shape_id") -> list[dict[str, Any]]:
     """Rows with an objective value, best first, each with its ``rank``: optima within the solver's gap target of
     each other share a rank and are ordered by the other figure (network cost for performance, iteration time
-    otherwise), then by ``key``."""
+    otherwise), values of it within the gap target (1e-8) of each other counting as equal, then by ``key``. (Those
+    figures are certified to the gap target only: an order by their last digits would be round-off, and would change
+    with the order of the solver's floating-point operations.)"""
     tol = PPC_GAP if objective == "performance_per_cost" else REL_GAP
     second = "network_cost_usd" if objective == "performance" else "iteration_time_ns"
-    rows = sorted(rows, key=lambda r: (r["objective_value"], r[key]))
     out: list[dict[str, Any]] = []
+    for i, tied in _tie_groups(sorted(rows, key=lambda r: (r["objective_value"], r[key])), "objective_value", tol):
+        for group in (g for _, g in _tie_groups(sorted(tied, key=lambda r: (r[second], r[key])), second, REL_GAP)):
+            out += [{**r, "rank": i + 1} for r in sorted(group, key=lambda r: r[key])]
+    return out
+
+
+def _tie_groups(rows: list[dict[str, Any]], field: str, tol: float):
+    """(start index, rows) of consecutive runs of ``rows`` (sorted by ``field``) within ``tol`` (relative) of the
+    run's first value."""
     i = 0
     while i < len(rows):
-        lead = rows[i]["objective_value"]
+        lead = rows[i][field]
         j = i
-        while j < len(rows) and rows[j]["objective_value"] <= lead + tol * abs(lead):
+        while j < len(rows) and rows[j][field] <= lead + tol * abs(lead):
             j += 1
-        tied = sorted(rows[i:j], key=lambda r: (r[second], r[key]))
-        out += [{**r, "rank": i + 1} for r in tied]
+        yield i, rows[i:j]
         i = j
-    return out
 
 
 def space_fingerprint(space: ShapeSpace) -> str:
