@@ -148,9 +148,18 @@ def shape_network(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> Network:
     dims = []
     for d in shape:
         lv = space.levels[d.level]
-        dims.append(Dimension(block=d.block, npus=d.npus, cost_class=lv.cost_class, latency_ns=lv.latency_ns,
-                              algorithm=lv.algorithm))
+        args = (d.block, d.npus, lv.cost_class, lv.latency_ns, lv.algorithm)
+        dim = _DIMENSIONS.get(args)
+        if dim is None:  # a space's shapes repeat their dimensions: each is validated once
+            if len(_DIMENSIONS) > 4096:
+                _DIMENSIONS.clear()
+            dim = _DIMENSIONS[args] = Dimension(block=d.block, npus=d.npus, cost_class=lv.cost_class,
+                                                latency_ns=lv.latency_ns, algorithm=lv.algorithm)
+        dims.append(dim)
     return Network(dims=tuple(dims))
+
+
+_DIMENSIONS: dict[tuple, Dimension] = {}
 
 
 def _tp_dp(sizes: tuple[int, ...], tp_group: tuple[int, ...]) -> Mapping:
@@ -169,9 +178,11 @@ def _placements(sizes: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
     return out
 
 
-def shape_mappings(space: ShapeSpace, shape: tuple[DimChoice, ...], sid: str) -> list[tuple[str, tuple[Mapping, ...]]]:
-    """(candidate id, mappings per workload) of one shape; raises InputError when the rule cannot place a group."""
-    net = shape_network(space, shape)
+def shape_mappings(space: ShapeSpace, shape: tuple[DimChoice, ...], sid: str,
+                   net: Network | None = None) -> list[tuple[str, tuple[Mapping, ...]]]:
+    """(candidate id, mappings per workload) of one shape (``net``: its :func:`shape_network`, when the caller has
+    it); raises InputError when the rule cannot place a group."""
+    net = shape_network(space, shape) if net is None else net
     sizes = tuple(d.npus for d in shape)
     if space.mapping_rule == "header":
         return [(sid, tuple(derive_mapping(job.workload, net, sid)[0] for job in space.jobs))]
