@@ -90,7 +90,8 @@ class TimeModel:
         w = self.term_weights
         total = self.constant_ns + float(np.dot(w, np.where(w > 0, tau, 0.0))) if tau.size else self.constant_ns
         if self.nodes:
-            total += float(np.dot(self.node_weights, self.node_values_ns(tau)))
+            nw = self.node_weights  # (nodes of weight 0, only referenced by later ones, may be inf: no 0 x inf)
+            total += float(np.dot(nw, np.where(nw > 0, self.node_values_ns(tau), 0.0)))
         return total
 
 
@@ -109,7 +110,8 @@ class TimeModel:
             for v, pieces in enumerate(self.nodes):
                 y[v] = np.max([p.const_ns + sum((a * tau[:, k] for k, a in p.terms), np.zeros(bw.shape[0]))
                                + sum((b * y[u] for u, b in p.nodes), np.zeros(bw.shape[0])) for p in pieces], axis=0)
-            total = total + self.node_weights @ y
+            nw = self.node_weights
+            total = total + np.where(nw[:, None] > 0, y, 0.0).T @ nw
         return total
 
 

@@ -301,7 +301,9 @@ class TimeLP(CutLP):
         self._set_budget(budget_usd)
         self._set_target(target_ns)
         meets = np.asarray(meets, dtype=float)
-        self._add_cuts([(j, float(meets[d])) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0])
+        self._centre(meets)  # centred on the known design before the first LP (not after a wasted one)
+        self._add_cuts([(j, float(meets[d] * (1.0 + r))) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0
+                        for r in MEETS_OFFSETS])
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
                     candidates=lambda x: [self._meet_target(self._bw(x), meets, t_meets, target_ns)],
                     score=self.network_cost, start=meets)
@@ -335,6 +337,10 @@ class TimeLP(CutLP):
         return point
 
 
+MEETS_OFFSETS = (0.0, -1e-1, 1e-1, -1e-2, 1e-2, -1e-3, 1e-3, -1e-4, 1e-4)
+"""Tangent cuts of the min-cost LP at ``meets`` x (1 + r): the cheapest design under a time target near the fastest
+time lies near the fastest design, and cuts bracketing it at every scale keep the LP's point close (a Newton polish
+then finds the exact one) instead of Kelley's halving steps from far away."""
 LINE_GRID = np.arange(1, 64) / 64.0
 """Interior points of each round of the line search in :meth:`TimeLP._meet_target` (6 bits of the segment per
 round, one batched evaluation of T)."""

@@ -221,8 +221,8 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     scale = _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
-    try:  # 0.8: room for the bound's LP-tolerance slack below
-        res = cheap.min_cost(target_ns, meets, 0.8 * rel_gap, cap)
+    try:  # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
+        res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap)
     except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
         floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
         res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
@@ -235,6 +235,13 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     gap = (res.upper - lower) / res.upper
     msg = res.message if res.status is Status.LIMIT else f"stopped at proven relative gap {gap:.3g}"
     return replace(res, lower=lower, status=Status.LIMIT, message=msg)
+
+
+def loop_gap(rel_gap: float) -> float:
+    """The gap a min-cost loop must reach so that its bound, less :data:`BOUND_SLACK`, still proves ``rel_gap``:
+    upper - (1 - g) upper (1 - slack) <= rel_gap upper for g = (rel_gap - slack) / (1 - slack) (a hair below, for
+    the rounding of this formula); e.g. 8.99e-9 for the default 1e-8."""
+    return max((rel_gap - BOUND_SLACK) / (1 - BOUND_SLACK) * (1 - 1e-6), 0.5 * rel_gap)
 
 
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
