@@ -17,7 +17,6 @@ from ..spec import Instance
 from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
-from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
 
 MIN_REL_GAP = 5e-9
@@ -133,6 +132,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
                      kappa_range_usd=[float(k) for k in res.kappa_range])
     sol = _verified(instance, tm, counts, res, obj, start, extra)
     if portfolio and len(instance.jobs) > 1 and sol.success:
+        from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only when a portfolio is asked for)
+
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
@@ -192,6 +193,8 @@ def solve_fastest_cheapest(instance: Instance, time_limit_s: float = 60.0) -> tu
 
 def _portfolio_solve(instance: Instance, tm: TimeModel, gap: float, time_limit_s: float, start: float) -> Solution:
     """min_max_regret, or min_cost with max_regret: own optima, the regret optimum, then (target form) the cost."""
+    from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
+
     optima = own_optima(instance, min(gap, REL_GAP), time_limit_s)
     regret = min_max_regret(instance, optima, min(gap, REL_GAP), time_limit_s)
     lps = sum(r.iterations for r in optima) + regret.iterations
