@@ -87,6 +87,7 @@ class Exploration:
         backend: ``"serial"``, ``"pool(n)"`` or ``"dask(address)"``.
         seconds: wall time of the sweep (enumeration included).
         out: the results file, or None.
+        cores: processes that solved (1 serial, n for a pool of n, the distinct Dask workers that returned rows).
     """
 
     space: ShapeSpace
@@ -98,6 +99,7 @@ class Exploration:
     backend: str
     seconds: float
     out: Path | None = None
+    cores: int = 1
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -111,6 +113,19 @@ class Exploration:
         if "ranking" not in self._cache:
             self._cache["ranking"] = rank_rows([r for r in self.rows if r["status"] in SOLVED], self.space.objective)
         return self._cache["ranking"]
+
+    @property
+    def throughput(self) -> dict[str, Any]:
+        """How fast this call certified: ``certified`` (candidates solved now with status optimal, each re-checked
+        by the independent evaluator), ``covered`` (those plus their pruned duplicates, whose optimum is the same),
+        ``seconds`` (wall time of the sweep, enumeration included), ``cores`` and
+        ``certified_per_s_per_core`` = certified / (seconds x cores)."""
+        now = set(self.solved_ids)
+        ok = [r for r in self.rows if r["shape_id"] in now and r["status"] == "optimal"]
+        covered = sum(1 + (r["equivalents"] or 0) for r in ok)
+        per = len(ok) / (self.seconds * self.cores) if self.seconds > 0 else None
+        return {"certified": len(ok), "covered": covered, "seconds": self.seconds, "cores": self.cores,
+                "backend": self.backend, "certified_per_s_per_core": per}
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -268,8 +283,12 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         if sink is not None:
             sink.close(complete)
     rows = tuple(done[c.id] for c in enum.candidates if c.id in done)
+    if dask is not None:
+        cores = max(1, len({done[i]["worker"] for i in solved}))
+    else:
+        cores = 1 if backend == "serial" else min(n, len(todo))
     return Exploration(space, digest, enum, rows, tuple(solved), resumed, backend, time.perf_counter() - start,
-                       Path(out) if out is not None else None)
+                       Path(out) if out is not None else None, cores)
 
 
 class _Progress:
