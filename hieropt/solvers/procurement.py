@@ -218,7 +218,8 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
             cap = cost if budget_usd is None else min(budget_usd, cost)
         else:
             counts.add(core)
-    scale = _target_scale(instance, tm, target_ns, core.s)
+    # (a given fastest core is already in the units of the design that meets the target)
+    scale = None if fastest is not None else _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
     try:  # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
