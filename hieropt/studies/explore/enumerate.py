@@ -163,8 +163,16 @@ _DIMENSIONS: dict[tuple, Dimension] = {}
 
 
 def _tp_dp(sizes: tuple[int, ...], tp_group: tuple[int, ...]) -> Mapping:
-    dp = tuple(p // g for p, g in zip(sizes, tp_group, strict=True))
-    return Mapping(forward=tp_group, input_grad=tp_group, weight_grad=dp)
+    hit = _MAPPINGS.get((sizes, tp_group))
+    if hit is None:  # a space's shapes repeat their mappings: each is validated once
+        if len(_MAPPINGS) > 1 << 16:
+            _MAPPINGS.clear()
+        dp = tuple(p // g for p, g in zip(sizes, tp_group, strict=True))
+        hit = _MAPPINGS[(sizes, tp_group)] = Mapping(forward=tp_group, input_grad=tp_group, weight_grad=dp)
+    return hit
+
+
+_MAPPINGS: dict[tuple[tuple[int, ...], tuple[int, ...]], Mapping] = {}
 
 
 def _placements(sizes: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
