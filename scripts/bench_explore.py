@@ -13,7 +13,8 @@ per core, the serial/pool ratio, and checks that the three rankings are identica
 With ``--baseline DIR``: runs the sweep ``R`` times (default 3) with one worker in a fresh process per run for each
 tree, alternating (``PYTHONPATH`` set to the tree; the shared machine's load hits both alike), and prints the median
 sweep time (what ``explore`` reports), the median end-to-end time of the process (imports, space file and sweep:
-what ``hieropt explore`` costs less its table printing), CPU seconds, candidates certified per second per core, the
+what ``hieropt explore`` costs less its table printing), the median wall time of ``hieropt explore SPACE
+--workers 1`` itself, CPU seconds of the process, candidates certified per second per core, the
 ratios, and the ranking check: same candidates, the same rank for each, the same optimum to the printed precision
 (ms to 4 decimals, $ to the dollar, time x cost to 2 decimals) and the same order once ties are ordered by this
 tree's rule (a shared rank's order by the other figure, equal within the gap target, then by id).
@@ -86,6 +87,18 @@ def _local(args) -> None:
     print(f"identical rankings (serial, pool, dask): {same}")
 
 
+def _cli(tree: Path, space: str, objective: str | None) -> float:
+    """Wall seconds of ``hieropt explore SPACE --workers 1`` run from ``tree`` (tables discarded)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    cmd = [sys.executable, "-c", "from hieropt.cli import main; main()", "explore", space, "--workers", "1"]
+    t = time.perf_counter()
+    out = subprocess.run(cmd + (["--objective", objective] if objective else []), env=env, cwd=tree,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{tree}: hieropt explore failed: {out.stderr.strip().splitlines()[-1:]}")
+    return time.perf_counter() - t
+
+
 def _run(tree: Path, space: str, objective: str | None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run([sys.executable, "-c", _CHILD, space, objective or ""], env=env, cwd=tree,
@@ -111,6 +124,11 @@ def _compare(base: list[dict], now: list[dict], objective: str) -> list[str]:
     lines = [f"same candidates ranked: {set(b) == set(n)} ({len(b)} vs {len(n)})"]
     common = set(b) & set(n)
     lines.append(f"same rank for each: {all(b[k]['rank'] == n[k]['rank'] for k in common)}")
+    groups: list[dict[int, set[str]]] = [{}, {}]
+    for g, rows in zip(groups, (base, now), strict=True):
+        for r in rows:
+            g.setdefault(r["rank"], set()).add(r["shape_id"])
+    lines.append(f"same candidates sharing each rank: {groups[0] == groups[1]} ({len(groups[1])} ranks)")
     same = all(_printed(b[k]["objective_value"], objective) == _printed(n[k]["objective_value"], objective)
                for k in common)
     lines.append(f"same optimum to the printed precision: {same}")
@@ -133,13 +151,16 @@ def _side_by_side(args) -> None:
           f"{args.repeat} runs per tree, one worker, alternating")
     runs: dict[str, list[dict]] = {"baseline": [], "now": []}
     for _ in range(args.repeat):
-        runs["baseline"].append(_run(base_tree, space, args.objective))
-        runs["now"].append(_run(REPO, space, args.objective))
-    med = {k: {f: statistics.median(r[f] for r in v) for f in ("sweep_s", "total_s", "cpu_s")}
-           for k, v in runs.items()}
+        for name, tree in (("baseline", base_tree), ("now", REPO)):
+            run = _run(tree, space, args.objective)
+            run["cli_s"] = _cli(tree, space, args.objective)
+            runs[name].append(run)
+    fields = ("sweep_s", "total_s", "cli_s", "cpu_s")
+    med = {k: {f: statistics.median(r[f] for r in v) for f in fields} for k, v in runs.items()}
     certified = {k: v[0]["certified"] for k, v in runs.items()}
     print(f"{'':28s} {'baseline':>12s} {'now':>12s} {'baseline/now':>13s}")
-    for f, label in (("sweep_s", "sweep s (median)"), ("total_s", "process s (median)"), ("cpu_s", "CPU s (median)")):
+    for f, label in (("sweep_s", "sweep s (median)"), ("total_s", "process s (median)"),
+                     ("cli_s", "hieropt explore s (median)"), ("cpu_s", "process CPU s (median)")):
         b, n = med["baseline"][f], med["now"][f]
         print(f"{label:28s} {b:12.2f} {n:12.2f} {b / n:12.2f}x")
     rate = {k: certified[k] / med[k]["sweep_s"] for k in runs}
