@@ -25,7 +25,7 @@ import pyomo.environ as pyo
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
-from .scale import MB, MS_NS, MUSD  # noqa: F401  (the model units, defined without Pyomo; named here too)
+from .scale import MB, MS_NS, MUSD
 
 
 @dataclass

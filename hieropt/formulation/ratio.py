@@ -38,9 +38,7 @@ import pyomo.environ as pyo
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
-from .scale import MB, MS_NS, typical_bandwidth
-
-__all__ = ["RatioLP", "build_ratio_lp", "typical_bandwidth"]
+from .scale import MB, MS_NS
 
 
 @dataclass

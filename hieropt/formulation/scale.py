@@ -22,15 +22,15 @@ from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 
-INF = float("inf")
 MB = 1e6
-"""Scale: bytes per model unit of traffic (MB)."""
+"""Scale: bytes per model unit of traffic (MB) of the Pyomo statements."""
 MS_NS = 1e6
-"""Scale: ns per model unit of time (ms)."""
+"""Scale: ns per model unit of time (ms) of the Pyomo statements."""
 MUSD = 1e6
-"""Scale: $ per model unit of cost (M$)."""
+"""Scale: $ per model unit of cost (M$) of the Pyomo statements."""
+INF = float("inf")
 
-__all__ = ["Scale", "choose_scale", "upper_limits_gbps", "typical_bandwidth", "MB", "MS_NS", "MUSD"]
+__all__ = ["Scale", "choose_scale", "upper_limits_gbps"]
 
 
 @dataclass(frozen=True)
