@@ -94,7 +94,6 @@ class TimeModel:
             total += float(np.dot(nw, np.where(nw > 0, self.node_values_ns(tau), 0.0)))
         return total
 
-
     def times_ns(self, bw_gbps: np.ndarray) -> np.ndarray:
         """T(B) in ns for a batch of designs ``bw_gbps`` (shape (S, D), GB/s): shape (S,), inf where a loaded
         dimension has B = 0. The same formula as :meth:`time_ns`, vectorised over the designs (a line search
