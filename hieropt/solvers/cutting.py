@@ -328,7 +328,7 @@ class TimeLP(CutLP):
             c = lo + (hi - lo) * (target_ns - t_lo) / (t_hi - t_lo) if np.isfinite(t_hi) else lo
             c = min(max(c, lo), hi)  # the chord's root: feasible (the chord lies above T), near s* on a smooth piece
             s = np.concatenate(([c], c + (hi - c) * LINE_STEPS, lo + (hi - lo) * LINE_GRID))
-            s = np.unique(s[(s >= lo) & (s < hi)])
+            s = np.sort(s[(s >= lo) & (s < hi)])  # (repeated points are harmless: the order is what counts)
             t = self.tm.times_ns(meets + s[:, None] * step)
             ok = t <= target_ns
             k = int(np.argmin(ok)) if not ok.all() else s.size  # the first point above the target
