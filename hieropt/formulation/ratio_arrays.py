@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.cost import unit_cost_usd_per_gbps
+from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 from .arrays import LPArrays
@@ -66,7 +66,7 @@ class RatioArrays:
 def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> RatioArrays:
     """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts)."""
     D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
-    p = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    p = cluster_cost_usd_per_gbps(instance)
     s = float(bw_unit_gbps)
     K = float(p.sum() * s)
     g = K / (p * s)
