@@ -56,7 +56,11 @@ def network_cost_usd(instance: Instance, bw_gbps: np.ndarray) -> float:
 def ignored_price_notes(instance: Instance) -> tuple[str, ...]:
     """One note per cost class whose switch or NIC price no dimension pays: LIBRA's counting charges them only on
     Switch dimensions, so on a class used only by Ring / FullyConnected dimensions they are not part of the cost
-    (LIBRA's own 4-D cost model gives InterPackage and InterNode a Switch price)."""
+    (LIBRA's own 4-D cost model gives InterPackage and InterNode a Switch price). Computed once per instance."""
+    return instance.memo("_ignored_price_notes", (instance.network, instance.cost), lambda: _price_notes(instance))
+
+
+def _price_notes(instance: Instance) -> tuple[str, ...]:
     out = []
     for name, cc in instance.cost.classes.items():
         blocks = {dim.block for dim in instance.network.dims if dim.cost_class == name}
