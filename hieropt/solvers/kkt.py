@@ -83,16 +83,16 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
     x[at_lo], x[at_hi] = cl[at_lo], cu[at_hi]
     fixed = at_lo | at_hi
-    linear = np.zeros(n, dtype=bool)  # columns outside the pairs and the epigraph: with no cost, any feasible value
-    linear[:arr.z0] = True            # of theirs is optimal; they stay at the LP's
-    linear[ct] = linear[cb] = False
+    linear, pairs, nonzero = _structure(arr, A)
     fixed |= linear & (costs == 0)
+    movable = ~fixed
+    wanted = pairs | (costs != 0)
+    z0 = arr.z0
+    clb, cub = cl[:z0], cu[:z0]
+    below, above = clb - 1e-12 * (1 + np.abs(clb)), cub + 1e-12 * (1 + np.abs(cub))
     for _ in range(ROUNDS):
         E = np.flatnonzero(active)
-        touched = np.zeros(n, dtype=bool)
-        touched[np.flatnonzero(np.abs(A[E]).sum(axis=0))] = True
-        touched[ct] = touched[cb] = True
-        free = np.flatnonzero(~fixed & (touched | (costs != 0)))
+        free = np.flatnonzero(movable & (wanted | nonzero[E].any(axis=0)))
         rhs = np.where(upper_side[E], hi[E], lo[E])
         sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb)
         if sol is None:
@@ -104,17 +104,32 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         tiny = 1e-12 * (1 + np.abs(ax))
         joins = ~active & ((ax < lo - tiny) | (ax > hi + tiny))
         leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
-        b = np.arange(arr.z0)
-        if (x[b] < cl[b] - 1e-12 * (1 + np.abs(cl[b]))).any() or (x[b] > cu[b] + 1e-12 * (1 + np.abs(cu[b]))).any():
+        xb = x[:z0]
+        if (xb < below).any() or (xb > above).any():
             return None
         if not joins.any() and not leaves.any():
-            x[b] = np.clip(x[b], cl[b], cu[b])
+            np.clip(xb, clb, cub, out=xb)  # (in place on x)
             return Polished(x, y)
         upper_side = np.where(joins, ax > hi, upper_side)
         kept = active & ~leaves
         active = kept | joins
         _regroup(arr, ax - lo, tiny, joins, active, kept)
     return None
+
+
+def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per LP (cached on ``arr``): the columns outside the pairs and the epigraph (with no cost, any feasible value
+    of theirs is optimal: they stay at the LP's), the pairs' columns, and where the base rows have non-zeros."""
+    out = arr.cache.get("kkt")
+    if out is None or out[2].shape != A.shape:
+        n = arr.n_cols
+        linear = np.zeros(n, dtype=bool)
+        linear[:arr.z0] = True
+        pairs = np.zeros(n, dtype=bool)
+        pairs[arr.pair_t] = pairs[arr.pair_b] = True
+        linear &= ~pairs
+        out = arr.cache["kkt"] = (linear, pairs, A != 0)
+    return out
 
 
 def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray,
