@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import types
 from functools import cache, cached_property
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -72,8 +73,7 @@ class Frozen(BaseModel):
         identity, so a copy with other fields computes its own) and kept on the model: arrays derived from a frozen
         model (prices, constraint matrices) that a solve reads many times. The value must not be modified."""
         cached = self.__dict__.get(name)
-        if (cached is not None and len(cached[0]) == len(key)
-                and all(a is b for a, b in zip(cached[0], key, strict=True))):
+        if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
             return cached[1]
         value = build()
         self.__dict__[name] = (key, value)
