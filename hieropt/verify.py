@@ -37,16 +37,21 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
     """Violated constraints and bounds at ``bw_gbps`` (GB/s, shape (D,)) as (description, relative violation)."""
     bw = np.asarray(bw_gbps, dtype=float)
     out = []
-    for c in instance.constraints:
-        lhs = float(np.dot(c.coefficients, bw))
-        scale = max(1.0, abs(c.rhs))
-        v = {"<=": lhs - c.rhs, ">=": c.rhs - lhs, "==": abs(lhs - c.rhs)}[c.sense] / scale
-        if v > FEAS_TOL:
-            out.append((f"'{c.text}' (lhs {lhs:.9g} vs {c.rhs:.9g})", v))
-    for d, b in enumerate(instance.bounds_or_default):
-        if bw[d] < b.lower_gbps - FEAS_TOL * max(1.0, b.lower_gbps):
+    dm = instance.design_matrix
+    if dm.A.size:
+        lhs = dm.A @ bw
+        over = np.maximum(lhs - dm.upper, dm.lower - lhs) / np.maximum(1.0, np.abs(dm.rhs))
+        for i in np.flatnonzero(over > FEAS_TOL):
+            c = instance.constraints[i]
+            out.append((f"'{c.text}' (lhs {lhs[i]:.9g} vs {c.rhs:.9g})", float(over[i])))
+    lower, upper = dm.bw_lower, dm.bw_upper
+    low = bw < lower - FEAS_TOL * np.maximum(1.0, lower)
+    high = bw > upper * (1 + FEAS_TOL)
+    for d in np.flatnonzero(low | high):
+        b = instance.bounds_or_default[d]
+        if low[d]:
             out.append((f"bw[{d}] >= {b.lower_gbps}", (b.lower_gbps - bw[d]) / max(1.0, b.lower_gbps)))
-        if b.upper_gbps is not None and bw[d] > b.upper_gbps * (1 + FEAS_TOL):
+        if high[d]:
             out.append((f"bw[{d}] <= {b.upper_gbps}", (bw[d] - b.upper_gbps) / b.upper_gbps))
     return out
 

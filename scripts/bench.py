@@ -6,7 +6,7 @@ Usage::
 
     python scripts/bench.py [--data ../shared/data/libra] [--repeats 7] [--gurobi-repeats 5] [--scip-repeats 3]
                             [--ppc-repeats 5] [--scip-ppc-repeats 1] [--scip-time-limit 60] [--no-scip]
-                            [--front-points 50] [--front-repeats 3]
+                            [--front-points 50] [--front-repeats 3] [--only a,b,c,d,e]
 
 The cases: GPT_3, MSFT_1T, Turing_NLG and ResNet_50 with LIBRA's ``total_bw_500gbps`` constraints on the 3D and 4D
 networks and its ``multiple_constraints`` on the 4D network (written for it): 12 instances x 2 objectives.
@@ -394,7 +394,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-scip", action="store_true", help="leave SCIP out (it takes minutes on perf per cost)")
     p.add_argument("--front-points", type=int, default=50, help="points of the Pareto front in (d)")
     p.add_argument("--front-repeats", type=int, default=3, help="timed repeats of the front and of the solves")
+    p.add_argument("--only", default="a,b,c,d,e", help="comma-separated sections to run, e.g. 'a,c' (default all)")
     args = p.parse_args(argv)
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    if not only or not only <= set("abcde"):
+        p.error("--only takes a comma-separated subset of a,b,c,d,e")
     if min(args.repeats, args.gurobi_repeats, args.scip_repeats, args.ppc_repeats, args.scip_ppc_repeats,
            args.front_repeats) < 1:
         p.error("repeats must be >= 1")
@@ -407,19 +411,28 @@ def main(argv: list[str] | None = None) -> int:
     env = None if why else gurobi_environment()
     if why:
         console.print(f"[yellow]Gurobi column skipped: {why}[/yellow]")
-    perf = objective_cases(console, args.data, "performance", args.repeats, args.gurobi_repeats, args.scip_repeats,
-                           60.0, env, not args.no_scip)
-    scaling(console, args.data, args.repeats)
-    ppc = objective_cases(console, args.data, "performance_per_cost", args.ppc_repeats, args.gurobi_repeats,
-                          args.scip_ppc_repeats, args.scip_time_limit, env, not args.no_scip)
-    t_front, t_solo = front_vs_solves(console, FRONT_INSTANCE, args.front_points, args.front_repeats)
-    large_workload(console, args.data, 100_000)
-    summary(console, "performance", perf)
-    summary(console, "performance_per_cost", ppc)
-    console.print(f"Pareto front, {args.front_points} points: {t_front:.3f} s (target <= 1 s), "
-                  f"{t_solo / t_front:.1f}x faster than independent solves "
-                  f"(benchmark took {time.perf_counter() - start:.1f} s; load average {os.getloadavg()[0]:.2f} on "
-                  f"{os.cpu_count()} CPUs)")
+    perf = ppc = None
+    if "a" in only:
+        perf = objective_cases(console, args.data, "performance", args.repeats, args.gurobi_repeats,
+                               args.scip_repeats, 60.0, env, not args.no_scip)
+    if "b" in only:
+        scaling(console, args.data, args.repeats)
+    if "c" in only:
+        ppc = objective_cases(console, args.data, "performance_per_cost", args.ppc_repeats, args.gurobi_repeats,
+                              args.scip_ppc_repeats, args.scip_time_limit, env, not args.no_scip)
+    if "d" in only:
+        t_front, t_solo = front_vs_solves(console, FRONT_INSTANCE, args.front_points, args.front_repeats)
+    if "e" in only:
+        large_workload(console, args.data, 100_000)
+    if perf is not None:
+        summary(console, "performance", perf)
+    if ppc is not None:
+        summary(console, "performance_per_cost", ppc)
+    if "d" in only:
+        console.print(f"Pareto front, {args.front_points} points: {t_front:.3f} s (target <= 1 s), "
+                      f"{t_solo / t_front:.1f}x faster than independent solves")
+    console.print(f"benchmark took {time.perf_counter() - start:.1f} s; load average {os.getloadavg()[0]:.2f} on "
+                  f"{os.cpu_count()} CPUs")
     return 0
 
 

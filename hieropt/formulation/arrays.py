@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.cost import unit_cost_usd_per_gbps
+from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 from .scale import Scale, choose_scale
@@ -111,20 +111,11 @@ class LPArrays:
 def _design_rows(instance: Instance, b: np.ndarray):
     """Design rows in scaled units, each divided by its largest coefficient: (lower, upper, coefficient matrix,
     divisors)."""
-    n = len(instance.constraints)
-    D = b.size
-    coef = np.zeros((n, D))
-    lo, hi, div = np.full(n, -INF), np.full(n, INF), np.ones(n)
-    for i, c in enumerate(instance.constraints):
-        row = np.asarray(c.coefficients, dtype=float) * b
-        div[i] = float(np.abs(row).max())
-        coef[i] = row / div[i]
-        rhs = c.rhs / div[i]
-        if c.sense != ">=":
-            hi[i] = rhs
-        if c.sense != "<=":
-            lo[i] = rhs
-    return lo, hi, coef, div
+    dm = instance.design_matrix
+    row = dm.A * b
+    div = np.abs(row).max(axis=1, initial=0.0)
+    coef = row / div[:, None]
+    return dm.lower / div, dm.upper / div, coef, div
 
 
 def _node_arrays(tm: TimeModel):
@@ -164,18 +155,16 @@ def compile_perf_lp(instance: Instance, tm: TimeModel, scale: Scale, budget_usd:
     t_col[list(loaded)] = D + np.arange(nt)
     z0 = D + nt
     n = z0 + K + V
-    bounds = instance.bounds_or_default
+    dm = instance.design_matrix
     col_lower, col_upper = np.zeros(n), np.full(n, INF)
-    for d, bd in enumerate(bounds):
-        col_lower[d] = bd.lower_gbps / b[d]
-        if bd.upper_gbps is not None:
-            col_upper[d] = bd.upper_gbps / b[d]
-            if t_col[d] >= 0:
-                col_lower[t_col[d]] = b[d] / bd.upper_gbps
+    col_lower[:D] = dm.bw_lower / b
+    col_upper[:D] = dm.bw_upper / b
+    capped = np.flatnonzero(np.isfinite(dm.bw_upper) & (t_col >= 0))
+    col_lower[t_col[capped]] = b[capped] / dm.bw_upper[capped]
     time_costs = np.zeros(n)
     time_costs[z0:z0 + K] = tm.term_weights
     time_costs[z0 + K:] = tm.node_weights
-    unit = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    unit = cluster_cost_usd_per_gbps(instance)
     cost_b = unit * b / scale.cost_usd
     cost_costs = np.zeros(n)
     cost_costs[:D] = cost_b

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.cost import unit_cost_usd_per_gbps
+from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 from .arrays import LPArrays
@@ -66,7 +66,7 @@ class RatioArrays:
 def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> RatioArrays:
     """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts)."""
     D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
-    p = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    p = cluster_cost_usd_per_gbps(instance)
     s = float(bw_unit_gbps)
     K = float(p.sum() * s)
     g = K / (p * s)
@@ -127,18 +127,20 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
                 vals.append(-float(lat[k].sum()) / sig[k])
             rows.add(0.0, INF, cols, vals)
             epi_term.append(k)
-    else:
+    else:  # (Python floats: the same arithmetic, without numpy's per-element overhead)
+        A_, lat_, sig_, r_ = A.tolist(), lat.tolist(), sig.tolist(), r_col.tolist()
         for k in range(K_terms):
             for d in range(D):
-                if not (A[k, d] > 0 or lat[k, d] > 0):
+                a, la = A_[k][d], lat_[k][d]
+                if not (a > 0 or la > 0):
                     continue
                 cols, vals = [z0 + k], [1.0]
-                if A[k, d] > 0:
-                    cols.append(r_col[d])
-                    vals.append(-A[k, d] / sig[k])
-                if lat[k, d] > 0:
+                if a > 0:
+                    cols.append(r_[d])
+                    vals.append(-a / sig_[k])
+                if la > 0:
                     cols.append(kap_col)
-                    vals.append(-lat[k, d] / sig[k])
+                    vals.append(-la / sig_[k])
                 rows.add(0.0, INF, cols, vals)
                 epi_term.append(k)
     n_epi = len(epi_term)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.cost import unit_cost_usd_per_gbps
+from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 
@@ -68,19 +68,15 @@ def upper_limits_gbps(instance: Instance, budget_usd: float | None = None,
     """Per dimension, the smallest upper limit on B_d (GB/s) that one design row, bound or the budget states alone
     (inf when none does): rows with non-negative coefficients and sense <= or ==, upper bounds, budget / price
     (``unit_cost_usd_per_gbps_``: the cluster's $ per GB/s of each dimension, N u_d, if known)."""
-    D = instance.network.n_dims
-    lim = np.full(D, INF)
-    for c in instance.constraints:
-        a = np.asarray(c.coefficients, dtype=float)
-        if c.sense != ">=" and a.min() >= 0:
-            pos = a > 0
-            lim[pos] = np.minimum(lim[pos], max(c.rhs, 0.0) / a[pos])
-    for d, bd in enumerate(instance.bounds_or_default):
-        if bd.upper_gbps is not None:
-            lim[d] = min(lim[d], bd.upper_gbps)
+    dm = instance.design_matrix
+    A = dm.A
+    rows = (dm.sense != 1) & (A.min(axis=1, initial=0.0) >= 0)  # <= or ==, non-negative coefficients
+    with np.errstate(divide="ignore"):
+        per_row = np.where(A[rows] > 0, np.maximum(dm.rhs[rows], 0.0)[:, None] / A[rows], INF)
+    lim = np.minimum(per_row.min(axis=0, initial=INF), dm.bw_upper)
     if budget_usd is not None:
         unit = (unit_cost_usd_per_gbps_ if unit_cost_usd_per_gbps_ is not None
-                else instance.network.npus_total * unit_cost_usd_per_gbps(instance))
+                else cluster_cost_usd_per_gbps(instance))
         lim = np.minimum(lim, budget_usd / unit)
     return lim
 
@@ -96,7 +92,7 @@ def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = N
     D = tm.n_dims
     w = np.where(tm.term_weights > 0, tm.term_weights, 1.0)
     M = (tm.terms_bytes * w[:, None]).sum(axis=0) if tm.terms_bytes.size else np.zeros(D)
-    cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)
+    cost = cluster_cost_usd_per_gbps(instance)
     lim = upper_limits_gbps(instance) if limits_gbps is None else limits_gbps
     if budget_usd is not None:
         lim = np.minimum(lim, budget_usd / cost)
@@ -113,8 +109,7 @@ def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = N
         root = np.sqrt(M)
         b[loaded] = R * root[loaded] / root.max()
     b = np.where(np.isfinite(lim) & (lim > 0), np.minimum(b, lim), b)
-    for d, bd in enumerate(instance.bounds_or_default):
-        b[d] = max(b[d], bd.lower_gbps)
+    b = np.maximum(b, instance.design_matrix.bw_lower)
     b = np.where(b > 0, b, R if R > 0 else 1.0)
     return _finish(tm, cost, b)
 

@@ -14,8 +14,20 @@ from ..spec import CostModel, Instance, Network
 
 
 def unit_cost_usd_per_gbps(instance: Instance) -> np.ndarray:
-    """u_d, $ per GB/s of per-NPU bandwidth for one NPU, shape (D,)."""
-    return unit_costs(instance.network, instance.cost)
+    """u_d, $ per GB/s of per-NPU bandwidth for one NPU, shape (D,) (read-only; computed once per instance)."""
+    return instance.memo("_unit_cost", (instance.network, instance.cost), lambda: _frozen(
+        unit_costs(instance.network, instance.cost)))
+
+
+def cluster_cost_usd_per_gbps(instance: Instance) -> np.ndarray:
+    """N u_d, $ per GB/s of per-NPU bandwidth for the whole cluster, shape (D,) (read-only; once per instance)."""
+    return instance.memo("_cluster_cost", (instance.network, instance.cost), lambda: _frozen(
+        instance.network.npus_total * unit_costs(instance.network, instance.cost)))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def unit_costs(network: Network, cost: CostModel) -> np.ndarray:
@@ -33,7 +45,7 @@ def unit_costs(network: Network, cost: CostModel) -> np.ndarray:
 
 def cost_per_dim_usd(instance: Instance, bw_gbps: np.ndarray) -> np.ndarray:
     """Cluster-wide cost of each dimension, N * u_d * B_d ($), shape (D,)."""
-    return instance.network.npus_total * unit_cost_usd_per_gbps(instance) * np.asarray(bw_gbps, dtype=float)
+    return cluster_cost_usd_per_gbps(instance) * np.asarray(bw_gbps, dtype=float)
 
 
 def network_cost_usd(instance: Instance, bw_gbps: np.ndarray) -> float:
@@ -44,7 +56,11 @@ def network_cost_usd(instance: Instance, bw_gbps: np.ndarray) -> float:
 def ignored_price_notes(instance: Instance) -> tuple[str, ...]:
     """One note per cost class whose switch or NIC price no dimension pays: LIBRA's counting charges them only on
     Switch dimensions, so on a class used only by Ring / FullyConnected dimensions they are not part of the cost
-    (LIBRA's own 4-D cost model gives InterPackage and InterNode a Switch price)."""
+    (LIBRA's own 4-D cost model gives InterPackage and InterNode a Switch price). Computed once per instance."""
+    return instance.memo("_ignored_price_notes", (instance.network, instance.cost), lambda: _price_notes(instance))
+
+
+def _price_notes(instance: Instance) -> tuple[str, ...]:
     out = []
     for name, cc in instance.cost.classes.items():
         blocks = {dim.block for dim in instance.network.dims if dim.cost_class == name}

@@ -235,8 +235,7 @@ def direction_key(rows: np.ndarray) -> list[bytes]:
     agree to 12 significant digits (exactly proportional collectives differ only by floating-point rounding): the
     mantissas rounded to 11 decimals and the decimal exponents, as bytes."""
     a = np.abs(rows)
-    with np.errstate(divide="ignore"):
-        e = np.where(a > 0, np.floor(np.log10(np.where(a > 0, a, 1.0))), 0.0)
+    e = np.where(a > 0, np.floor(np.log10(np.where(a > 0, a, 1.0))), 0.0)
     mant = np.round(rows / 10.0**e, 11)
     over = np.abs(mant) >= 10.0  # 9.99999999999995 rounds up to 10: renormalise
     if over.any():

@@ -160,7 +160,7 @@ def _check_bw(instance: Instance, bw_gbps) -> np.ndarray:
     return bw
 
 
-@np.errstate(over="ignore", invalid="ignore")  # an overflow to inf is reported as an InputError below
+@np.errstate(divide="ignore", over="ignore", invalid="ignore")  # an overflow to inf is reported as an InputError
 def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown:
     """Evaluate the iteration time of the instance's training loop and its breakdown at ``bw_gbps``, layer by layer
     from the formulas of the module docstring (no aggregation, no solver): the independent check of every result.
@@ -190,8 +190,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             d = int(np.flatnonzero(starved)[0])
             raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
                              "iteration", "give it a positive bandwidth")
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            per_dim = np.where(traffic > 0, traffic / bw, 0.0) + latency  # (L, 3, D)
+        per_dim = np.where(traffic > 0, traffic / bw, 0.0) + latency  # (L, 3, D)
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
         p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
         C = job.workload.table.compute_ns
@@ -205,16 +204,14 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         for j, p in enumerate(PHASES):
             by_phase[p] += w * execs[j] * float(coll[:, j].sum())
         bytes_per_dim += w * job_bytes
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
+        p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
         busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)
         slowest = per_dim.argmax(axis=2)
         bottleneck += w * np.bincount(slowest.ravel(), weights=(coll * execs[None, :]).ravel(), minlength=D)
         if p2p_count:
             by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * p2p_ns
             bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * p2p_ns
-    with np.errstate(over="ignore"):
-        costs = cost_per_dim_usd(instance, bw)
+    costs = cost_per_dim_usd(instance, bw)
     if not (np.isfinite(total) and np.all(np.isfinite(costs))):
         what = "iteration time" if not np.isfinite(total) else "network cost"
         raise InputError("bw_gbps", None, f"the {what} overflows (inf) at bandwidths {bw.tolist()} GB/s",

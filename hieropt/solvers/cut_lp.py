@@ -291,17 +291,18 @@ class CutLP:
                     raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}' on every "
                                       "retry")
                 break
-            improved = offer(res.x)
             duals = self.solver.row_duals()
             pol = polish(self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
             points: list[tuple[int, float]] = []
+            improved = False
             if pol is not None:  # usually the exact optimum: its bound alone may close the gap
-                improved = offer(pol.x) or improved
+                improved = offer(pol.x)
                 improved = bounds(pol.duals)[0] or improved
                 if done():
                     break
                 unit = self._unit()
                 points = [(j, pol.x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if pol.x[cb] > 0]
+            improved = offer(res.x) or improved  # (the LP's own point, when the polished one did not settle it)
             better, point = bounds(duals)
             improved = improved or better
             if done():

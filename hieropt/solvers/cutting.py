@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import NoSolutionError, SolverError
 from ..formulation.arrays import LPArrays, compile_perf_lp
 from ..formulation.scale import Scale, choose_scale, upper_limits_gbps
-from ..model.cost import unit_cost_usd_per_gbps
+from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
@@ -54,7 +54,7 @@ class TimeLP(CutLP):
 
     def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None):
         self.instance, self.tm = instance, tm
-        self.unit_cost = instance.network.npus_total * unit_cost_usd_per_gbps(instance)  # $ per GB/s, (D,)
+        self.unit_cost = cluster_cost_usd_per_gbps(instance)  # $ per GB/s, (D,), read-only
         self.lp = _Prices(self.unit_cost / 1e6)
         self._limits = upper_limits_gbps(instance)  # GB/s, from single rows and bounds (the budget comes on top)
         self.scale: Scale = choose_scale(instance, tm, instance.max_network_cost_usd, instance.max_iteration_time_ns,
@@ -137,16 +137,10 @@ class TimeLP(CutLP):
         return [bw * (self._budget / cost)] if cost <= self._budget * (1 + 1e-6) else []
 
     def _meets_rows(self, bw: np.ndarray) -> bool:
-        """Whether ``bw`` meets every design row and bound to 1e-9 relative (an LP point does unless HiGHS failed
-        silently: a candidate is never taken on trust)."""
-        for c in self.instance.constraints:
-            a = np.asarray(c.coefficients, dtype=float)
-            lhs = float(a @ bw)
-            scale = max(abs(c.rhs), float(np.abs(a * bw).sum()), 1e-300)
-            over = lhs - c.rhs if c.sense == "<=" else c.rhs - lhs if c.sense == ">=" else abs(lhs - c.rhs)
-            if over > 1e-9 * scale:
-                return False
-        return True
+        """Whether ``bw`` meets every design row to 1e-9 relative (an LP point does unless HiGHS failed silently: a
+        candidate is never taken on trust)."""
+        dm = self.instance.design_matrix
+        return not dm.A.size or bool(dm.violations(bw).max() <= 1e-9)
 
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""

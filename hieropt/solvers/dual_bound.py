@@ -116,9 +116,11 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     budget = float(u[arr.budget_row]) if arr.budget_row >= 0 else 0.0
     time = float(u[arr.time_row]) if arr.time_row >= 0 else 0.0
     # every column before z0 but the t of a pair enters linearly: min over its box of P/B + g B (P = 0 off pairs)
-    lin = np.ones(z0, dtype=bool)
-    lin[arr.pair_t] = False
-    cols = np.flatnonzero(lin)
+    cols = arr.cache.get("linear_cols")
+    if cols is None:
+        lin = np.ones(z0, dtype=bool)
+        lin[arr.pair_t] = False
+        cols = arr.cache["linear_cols"] = np.flatnonzero(lin)
     P = np.zeros(z0)
     P[arr.pair_b] = np.maximum(r[arr.pair_t], 0.0)
     P, g = P[cols], r[cols]
@@ -127,14 +129,13 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
         ub = np.minimum(ub, col_upper[cols])
     with np.errstate(divide="ignore", invalid="ignore"):
         best = np.where((P > 0) & (g > 0), np.sqrt(P / g), np.where(g > 0, lb, ub))
-    best = np.where((P == 0) & (g == 0), lb, best)
-    best = np.minimum(np.maximum(best, lb), ub)
-    point = np.full(arr.n_cols, np.nan)
-    point[cols] = best
-    if np.any(~np.isfinite(best) & (g < 0)):
-        return DualBound(-INF, budget, time, point)
-    if np.any((P > 0) & (best <= 0)):  # a loaded dimension without bandwidth: the time is infinite
-        return DualBound(INF, budget, time, point)
-    with np.errstate(divide="ignore", invalid="ignore"):
+        best = np.where((P == 0) & (g == 0), lb, best)
+        best = np.minimum(np.maximum(best, lb), ub)
+        point = np.full(arr.n_cols, np.nan)
+        point[cols] = best
+        if np.any(~np.isfinite(best) & (g < 0)):
+            return DualBound(-INF, budget, time, point)
+        if np.any((P > 0) & (best <= 0)):  # a loaded dimension without bandwidth: the time is infinite
+            return DualBound(INF, budget, time, point)
         terms = np.where(P > 0, P / best, 0.0) + np.where(np.isfinite(best), g * best, 0.0)
     return DualBound(const + float(terms.sum()), budget, time, point)

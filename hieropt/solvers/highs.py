@@ -119,8 +119,7 @@ _BANNER_SHOWN = [False]
 
 def _acquire(time_limit_s: float) -> highspy.Highs:
     if _POOL.idle:
-        h = _POOL.idle.pop()
-        h.clearModel()
+        h = _POOL.idle.pop()  # cleared when it was handed back
     else:
         if not _BANNER_SHOWN[0]:
             with quiet_stdout():
@@ -173,7 +172,8 @@ class HighsLP:
     def load(self, arrays: Any) -> None:
         """Replace the model by ``arrays`` (cold: the next solve starts without a basis)."""
         h = self._h
-        h.clearModel()
+        if h.getNumCol() or h.getNumRow():  # (a fresh or handed-back object is empty already)
+            h.clearModel()
         n, m = arrays.n_cols, arrays.n_rows
         if h.addVars(n, arrays.col_lower, arrays.col_upper) != highspy.HighsStatus.kOk:
             raise SolverError("HiGHS rejected the LP's columns")

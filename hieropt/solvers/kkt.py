@@ -18,6 +18,7 @@ that does not close, and the cutting-plane loop continues (with a cut at the pol
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +69,7 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     scale = max(1.0, float(np.abs(y).max(initial=0.0)))
     tol = 1e-9 * scale
     active = (np.abs(y) > 1e-10 * scale) & np.where(y > 0, np.isfinite(lo), np.isfinite(hi))
+    active |= lo == hi  # an equality row holds at every feasible point, whatever its dual (often 0 at a vertex)
     upper_side = y < 0  # an active row sits at its upper bound (else its lower)
     # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
     # is optimal) and columns no active row touches
@@ -81,16 +83,16 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
     x[at_lo], x[at_hi] = cl[at_lo], cu[at_hi]
     fixed = at_lo | at_hi
-    linear = np.zeros(n, dtype=bool)  # columns outside the pairs and the epigraph: with no cost, any feasible value
-    linear[:arr.z0] = True            # of theirs is optimal; they stay at the LP's
-    linear[ct] = linear[cb] = False
+    linear, pairs, nonzero = _structure(arr, A)
     fixed |= linear & (costs == 0)
+    movable = ~fixed
+    wanted = pairs | (costs != 0)
+    z0 = arr.z0
+    clb, cub = cl[:z0], cu[:z0]
+    below, above = clb - 1e-12 * (1 + np.abs(clb)), cub + 1e-12 * (1 + np.abs(cub))
     for _ in range(ROUNDS):
         E = np.flatnonzero(active)
-        touched = np.zeros(n, dtype=bool)
-        touched[np.flatnonzero(np.abs(A[E]).sum(axis=0))] = True
-        touched[ct] = touched[cb] = True
-        free = np.flatnonzero(~fixed & (touched | (costs != 0)))
+        free = np.flatnonzero(movable & (wanted | nonzero[E].any(axis=0)))
         rhs = np.where(upper_side[E], hi[E], lo[E])
         sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb)
         if sol is None:
@@ -102,21 +104,41 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         tiny = 1e-12 * (1 + np.abs(ax))
         joins = ~active & ((ax < lo - tiny) | (ax > hi + tiny))
         leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
-        b = np.arange(arr.z0)
-        if (x[b] < cl[b] - 1e-12 * (1 + np.abs(cl[b]))).any() or (x[b] > cu[b] + 1e-12 * (1 + np.abs(cu[b]))).any():
+        xb = x[:z0]
+        if (xb < below).any() or (xb > above).any():
             return None
         if not joins.any() and not leaves.any():
-            x[b] = np.clip(x[b], cl[b], cu[b])
+            np.clip(xb, clb, cub, out=xb)  # (in place on x)
             return Polished(x, y)
         upper_side = np.where(joins, ax > hi, upper_side)
-        active = (active & ~leaves) | joins
-        _regroup(arr, ax - lo, tiny, joins, active)
+        kept = active & ~leaves
+        active = kept | joins
+        _regroup(arr, ax - lo, tiny, joins, active, kept)
     return None
 
 
-def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray) -> None:
+def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per LP (cached on ``arr``): the columns outside the pairs and the epigraph (with no cost, any feasible value
+    of theirs is optimal: they stay at the LP's), the pairs' columns, and where the base rows have non-zeros."""
+    out = arr.cache.get("kkt")
+    if out is None or out[2].shape != A.shape:
+        n = arr.n_cols
+        linear = np.zeros(n, dtype=bool)
+        linear[:arr.z0] = True
+        pairs = np.zeros(n, dtype=bool)
+        pairs[arr.pair_t] = pairs[arr.pair_b] = True
+        linear &= ~pairs
+        out = arr.cache["kkt"] = (linear, pairs, A != 0)
+    return out
+
+
+def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray,
+             kept: np.ndarray) -> None:
     """A term (or node) with a violated piece is a max whose argmax moved: its active rows become the pieces
-    tied with its largest one (smallest slack); its other rows leave (in place on ``active``)."""
+    tied with its largest one (smallest slack), and the pieces that were active and stay tight (``kept``, slack
+    within round-off: at a degenerate optimum the old and the new piece tie; if they do not, the old one's
+    multiplier takes the wrong sign and it leaves in the next correction); its other rows leave (in place on
+    ``active``)."""
     for rows, group in ((np.arange(arr.epi.start, arr.epi.stop), arr.epi_term),
                         (np.arange(arr.node.start, arr.node.stop), arr.node_of_row)):
         if not rows.size or not joins[rows].any():
@@ -127,7 +149,8 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
         moved = np.zeros(lowest.size, dtype=bool)
         moved[group[joins[rows]]] = True
         sel = moved[group]
-        active[rows[sel]] = s[sel] <= lowest[group[sel]] + tiny[rows[sel]]
+        r = rows[sel]
+        active[r] = (s[sel] <= lowest[group[sel]] + tiny[r]) | (kept[r] & (np.abs(s[sel]) <= tiny[r]))
 
 
 def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
@@ -136,7 +159,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
     The system is linear but for the links' 1/B terms, so its matrix L is built once and each step only adds the
     B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The unknowns are ordered links'
     B, links' t, the other free columns, the multipliers of the active rows, the links' multipliers, so that the
-    B-dependent entries are diagonals of contiguous blocks (views, no fancy indexing in the loop)."""
+    B-dependent entries are diagonals of contiguous blocks where L is 0 (views of one matrix J, updated in place at
+    every step; no fancy indexing in the loop)."""
     nl = ct.size
     mask = np.zeros(x.size, dtype=bool)
     mask[free] = True
@@ -164,32 +188,39 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
     q[nf:nf + ne] = rhs - AE @ held  # the fixed columns move to the right-hand side
     q[nf + ne:] = 0.0
     z = np.concatenate([x[order], yE, nu])
-    scale = 1.0 + np.abs(z).max()
-    step_bb = slice(0, N * nl, N + 1)  # diagonal of J[:nl, :nl] in J.flat
-    step_lb = slice((nf + ne) * N, (nf + ne) * N + nl * (N + 1), N + 1)  # diagonal of J[links, :nl]
-    step_bl = slice(nf + ne, nf + ne + nl * (N + 1), N + 1)  # diagonal of J[:nl, links]
+    tol = 1e-14 * (1.0 + np.abs(z).max())
+    J = L.copy()  # L plus the derivative of the nonlinear part, on diagonals where L is 0
+    flat = J.reshape(-1)
+    step_bb = flat[0:N * nl:N + 1]  # diagonal of J[:nl, :nl] (views of J)
+    step_lb = flat[(nf + ne) * N:(nf + ne) * N + nl * (N + 1):N + 1]  # diagonal of J[links, :nl]
+    step_bl = flat[nf + ne:nf + ne + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
+    zb, znu = z[:nl], z[nf + ne:]  # views of z
+    damped = 0
     for _ in range(max_steps):
-        inv = 1.0 / z[:nl]
+        inv = 1.0 / zb
         inv2 = inv * inv
-        nu = z[nf + ne:]
-        F = L @ z - q
-        F[:nl] -= nu * inv2
+        F = L @ z
+        F -= q
+        F[:nl] -= znu * inv2
         F[nf + ne:] -= inv
-        if np.abs(F).max() <= 1e-14 * scale:
+        if np.abs(F).max() <= tol:
             x = x.copy()
             x[order] = z[:nf]
-            return x, z[nf:nf + ne], nu
-        J = L.copy()
-        flat = J.reshape(-1)
-        flat[step_bb] = 2.0 * nu * inv2 * inv  # d/dB of -nu / B^2
-        flat[step_lb] = inv2
-        flat[step_bl] = -inv2
+            return x, z[nf:nf + ne].copy(), znu.copy()
+        step_bb[:] = 2.0 * znu * inv2 * inv  # d/dB of -nu / B^2
+        step_lb[:] = inv2
+        step_bl[:] = -inv2
         step = _solve(J, F)
-        if not np.isfinite(step).all():
+        if not math.isfinite(float(step.sum())):
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
-            if not np.isfinite(step).all():
+            if not math.isfinite(float(step.sum())):
+                return None
+        lowest = float((zb - step[:nl]).min())
+        if lowest <= 0:  # the full step leaves B > 0: go 0.9 of the way to the boundary (fraction to the boundary,
+            ratio = np.where(step[:nl] > 0, zb / np.where(step[:nl] > 0, step[:nl], 1.0), np.inf)  # N&W §16.6)
+            step *= 0.9 * float(ratio.min())
+            damped += 1
+            if damped > 3:
                 return None
         z -= step
-        if z[:nl].min() <= 0:
-            return None
     return None

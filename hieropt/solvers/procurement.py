@@ -92,6 +92,14 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
             (then the product has no minimiser at positive bandwidth).
     """
     core = RatioCore(instance, tm, typical_bandwidth(instance, tm, target_ns), time_limit_s)
+    try:
+        return _min_product(core, tm, rel_gap, budget_usd, cost_floor_usd, target_ns, meets)
+    finally:
+        core.close()  # the HiGHS object goes back to this thread's pool (creating one costs ~100 us)
+
+
+def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
+                 cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> ProductResult:
     k_min, k_max = core.cost_range()
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
@@ -153,12 +161,15 @@ def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OARes
     """The fastest design within ``budget_usd`` on the cost-share LP, whose units follow the budget."""
     rc = RatioCore(core.instance, core.tm, budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
                    core.solver.time_limit_s)
-    k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
-    if budget_usd < k_min * (1 - 1e-9):
-        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
-                              f"constraints allow, ${k_min:,.6g}")
-    out = rc.fastest_within(budget_usd, rel_gap)
-    core.lps += rc.lps
+    try:
+        k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
+        if budget_usd < k_min * (1 - 1e-9):
+            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
+                                  f"design constraints allow, ${k_min:,.6g}")
+        out = rc.fastest_within(budget_usd, rel_gap)
+    finally:
+        rc.close()
+        core.lps += rc.lps
     return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
 
 
@@ -279,6 +290,7 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budg
                                       f"{best:,.1f} ns within the budget ${budget_usd:,.6g}")
             kappa *= 4.0
     finally:
+        rc.close()
         counts.add(rc)
     raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to ${kappa / 4:,.6g} meets "
                           f"it (the fastest found takes {best:,.1f} ns)")

@@ -126,15 +126,11 @@ class RatioCore(CutLP):
         if not (cost_usd > 0 and np.isfinite(cost_usd)):
             return None
         bw = self.lp.bandwidth(x, cost_usd)
-        for c in self.instance.constraints:
-            a = np.asarray(c.coefficients, dtype=float)
-            lhs, scale = float(a @ bw), max(abs(c.rhs), float(np.abs(a * bw).sum()), 1e-300)
-            over = {"<=": lhs - c.rhs, ">=": c.rhs - lhs, "==": abs(lhs - c.rhs)}[c.sense]
-            if over > ROW_TOL * scale:
-                return None
-        for b, v in zip(self.instance.bounds_or_default, bw, strict=True):
-            if v < b.lower_gbps * (1 - ROW_TOL) or (b.upper_gbps is not None and v > b.upper_gbps * (1 + ROW_TOL)):
-                return None
+        dm = self.instance.design_matrix
+        if dm.A.size and dm.violations(bw).max() > ROW_TOL:
+            return None
+        if (bw < dm.bw_lower * (1 - ROW_TOL)).any() or (bw > dm.bw_upper * (1 + ROW_TOL)).any():
+            return None
         return bw
 
     def _meet_target(self, bw: np.ndarray, meets: np.ndarray, target_ns: float) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import types
 from functools import cache, cached_property
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -66,6 +67,17 @@ class Frozen(BaseModel):
                     raise ValueError(f"{name}: {bad!r} is {'text' if isinstance(bad, str | bytes) else 'a boolean'}, "
                                      "not a number; fix: write the number without quotes")
         return data
+
+    def memo(self, name: str, key: tuple, build: Any) -> Any:
+        """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from, compared by
+        identity, so a copy with other fields computes its own) and kept on the model: arrays derived from a frozen
+        model (prices, constraint matrices) that a solve reads many times. The value must not be modified."""
+        cached = self.__dict__.get(name)
+        if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
+            return cached[1]
+        value = build()
+        self.__dict__[name] = (key, value)
+        return value
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
         """pydantic's ``model_copy``; with ``update``, values cached from the old fields (``cached_property``, e.g.

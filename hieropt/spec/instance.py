@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..names import OBJECTIVES, PHASES, TRAINING_LOOPS, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
+from .design import DesignMatrix
 from .network import Collective, Network
 from .workload import Workload
 
@@ -367,8 +368,17 @@ class Instance(Frozen):
     @property
     def jobs(self) -> tuple[Job, ...]:
         """Every workload on the fabric with its mapping and weight, the primary one first."""
-        first = Job.model_construct(workload=self.workload, mapping=self.mapping, weight=self.workload_weight)
-        return (first,) + self.more_workloads  # (fields validated on the instance already)
+        def build() -> tuple[Job, ...]:
+            first = Job.model_construct(workload=self.workload, mapping=self.mapping, weight=self.workload_weight)
+            return (first,) + self.more_workloads  # (fields validated on the instance already)
+
+        return self.memo("_jobs", (self.workload, self.mapping, self.workload_weight, self.more_workloads), build)
+
+    @property
+    def design_matrix(self) -> DesignMatrix:
+        """The design constraints and bounds as arrays (:class:`DesignMatrix`), computed once per instance."""
+        return self.memo("_design_matrix", (self.constraints, self.bounds, self.network),
+                         lambda: DesignMatrix.of(self.constraints, self.bounds_or_default))
 
     @property
     def bounds_or_default(self) -> tuple[Bound, ...]:

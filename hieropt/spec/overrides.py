@@ -25,8 +25,8 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
     """
     update = {k: v for k, v in (("objective", objective), ("max_iteration_time_ns", max_iteration_time_ns),
                                 ("max_network_cost_usd", max_network_cost_usd), ("max_regret", max_regret))
-              if v is not None}
-    if not update:
+              if v is not None and getattr(model, k, None) != v}
+    if not update:  # nothing changes (values equal to the model's were validated with it): the model itself
         return model
     if objective is not None and objective not in OBJECTIVES:
         raise InputError(f"{flag_prefix}objective", None, f"unknown objective {objective!r}",

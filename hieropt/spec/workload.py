@@ -185,7 +185,10 @@ class Workload(Frozen):
         return table
 
     @property
-    def named_groups(self) -> set[str]:
-        """The named groups the workload's collectives run on (:attr:`Phase.group`)."""
-        g = self.table.group
-        return set(g[g != None].tolist())  # noqa: E711 (element-wise)
+    def named_groups(self) -> frozenset[str]:
+        """The named groups the workload's collectives run on (:attr:`Phase.group`; computed once per layers)."""
+        def build() -> frozenset[str]:
+            g = self.table.group
+            return frozenset(g[g != None].tolist())  # noqa: E711 (element-wise)
+
+        return self.memo("_named_groups", (self.layers,), build)

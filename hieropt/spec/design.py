@@ -1,0 +1,55 @@
+"""The design constraints and per-dimension bounds of an instance as arrays
+(:attr:`hieropt.spec.Instance.design_matrix`), for the solvers' and the verifier's vectorised checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DesignMatrix:
+    """The design constraints ``lower <= A @ bw <= upper`` (GB/s per NPU) and the per-dimension bounds as arrays.
+
+    Attributes:
+        A: (n, D) coefficients, one row per constraint (instance order).
+        lower, upper: (n,) row bounds (-inf / inf where a sense does not bound that side).
+        rhs: (n,) right-hand sides; ``sense``: (n,) 0 for ``<=``, 1 for ``>=``, 2 for ``==``.
+        bw_lower, bw_upper: (D,) bounds on bw (GB/s; inf where there is no upper bound).
+
+    The arrays are read-only (one instance's matrix is shared by every solve of it).
+    """
+
+    A: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    rhs: np.ndarray
+    sense: np.ndarray
+    bw_lower: np.ndarray
+    bw_upper: np.ndarray
+
+    @classmethod
+    def of(cls, constraints: tuple[Any, ...], bounds: tuple[Any, ...]) -> DesignMatrix:
+        """The arrays of ``constraints`` (:class:`hieropt.spec.LinearConstraint`) and ``bounds``
+        (:class:`hieropt.spec.Bound`, one per dimension)."""
+        D = len(bounds)
+        A = np.array([c.coefficients for c in constraints], dtype=float).reshape(len(constraints), D)
+        rhs = np.array([c.rhs for c in constraints], dtype=float)
+        sense = np.array([("<=", ">=", "==").index(c.sense) for c in constraints], dtype=np.int64)
+        lower = np.where(sense >= 1, rhs, -np.inf)
+        upper = np.where(sense != 1, rhs, np.inf)
+        bw_lower = np.array([b.lower_gbps for b in bounds], dtype=float)
+        bw_upper = np.array([np.inf if b.upper_gbps is None else b.upper_gbps for b in bounds], dtype=float)
+        for a in (A, lower, upper, rhs, sense, bw_lower, bw_upper):
+            a.flags.writeable = False
+        return cls(A, lower, upper, rhs, sense, bw_lower, bw_upper)
+
+    def violations(self, bw: np.ndarray) -> np.ndarray:
+        """(n,) by how much each row is violated at ``bw`` (GB/s, shape (D,)), relative to max(|rhs|, sum_d
+        |a_d bw_d|) (0 where it holds)."""
+        lhs = self.A @ bw
+        scale = np.maximum(np.maximum(np.abs(self.rhs), np.abs(self.A * bw).sum(axis=1)), 1e-300)
+        over = np.maximum(lhs - self.upper, self.lower - lhs)
+        return np.maximum(over, 0.0) / scale
