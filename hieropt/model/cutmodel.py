@@ -39,16 +39,25 @@ class CutModel(TimeModel):
     instance: Instance | None = None
     dims: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     pieces: tuple[tuple[float, np.ndarray], ...] = ()
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def piece(self, bw_gbps: np.ndarray) -> tuple[float, np.ndarray]:
-        """The affine piece of T (const ns, grad (D,) bytes) selected at ``bw_gbps`` (GB/s; 0 or inf allowed)."""
+        """The affine piece of T (const ns, grad (D,) bytes) selected at ``bw_gbps`` (GB/s; 0 or inf allowed); the
+        last few are remembered (the solver asks for the value and the piece at the same points)."""
         bw = np.asarray(bw_gbps, dtype=float)
+        key = bw.tobytes()
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
         with np.errstate(divide="ignore"):
             t = np.where(bw > 0, 1.0 / bw, np.inf)
         t = np.where(self.carries_traffic, t, 0.0)
-        if not np.all(np.isfinite(t)):
-            return np.inf, np.zeros(bw.size)
-        return time_piece(self.instance, list(self.jobs), t)
+        out = (np.inf, np.zeros(bw.size)) if not np.all(np.isfinite(t)) else time_piece(self.instance,
+                                                                                           list(self.jobs), t)
+        if len(self.memo) >= 16:
+            self.memo.pop(next(iter(self.memo)))
+        self.memo[key] = out
+        return out
 
     def time_ns(self, bw_gbps: np.ndarray) -> float:
         """The exact T(B) in ns (inf when a dimension with traffic has no bandwidth)."""

@@ -14,7 +14,7 @@ serves it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,13 +28,15 @@ __all__ = ["JobArrays", "job_arrays", "time_piece", "supported"]
 @dataclass(frozen=True)
 class JobArrays:
     """One workload's per-layer data: ``traffic`` and ``latency`` (L, 3, D) bytes and ns per phase and dimension,
-    ``compute`` (L, 3) ns, ``update_ns`` its optimizer step and ``weight`` its weight in T."""
+    ``compute`` (L, 3) ns, ``update_ns`` its optimizer step and ``weight`` its weight in T; ``cache`` holds arrays
+    derived once (prefix sums in backward order)."""
 
     traffic: np.ndarray
     latency: np.ndarray
     compute: np.ndarray
     update_ns: float
     weight: float
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def job_arrays(instance: Instance) -> list[JobArrays]:
@@ -54,25 +56,48 @@ def supported(instance: Instance) -> bool:
     return not (cross and instance.collectives_in_flight == 1)
 
 
-def _collectives(traffic: np.ndarray, latency: np.ndarray, t: np.ndarray, mode: str):
-    """Each collective's time at t as a linear piece: (const (...,), grad (..., D))."""
+@dataclass
+class _Coll:
+    """Every collective's time at t as an affine piece, value ``val`` and constant ``const`` (L, 3); its gradient
+    is bytes ``m`` on dimension ``d`` (L, 3) each when the dimensions work concurrently (the slowest), or the whole
+    traffic row ``full`` (L, 3, D) when they work sequentially."""
+
+    val: np.ndarray
+    const: np.ndarray
+    d: np.ndarray | None
+    m: np.ndarray | None
+    full: np.ndarray | None
+    D: int
+
+    def grad(self, j: int, sel=slice(None)) -> np.ndarray:
+        """(D,) sum of the gradients of phase ``j``'s collectives over the layers ``sel`` (mask, slice or index
+        array)."""
+        if self.full is not None:
+            return self.full[sel, j].sum(axis=0)
+        return np.bincount(self.d[sel, j], weights=self.m[sel, j], minlength=self.D)
+
+    def row(self, i: int, j: int) -> np.ndarray:
+        """(D,) gradient of one collective."""
+        if self.full is not None:
+            return self.full[i, j].copy()
+        g = np.zeros(self.D)
+        g[self.d[i, j]] = self.m[i, j]
+        return g
+
+
+def _collectives(traffic: np.ndarray, latency: np.ndarray, t: np.ndarray, mode: str) -> _Coll:
+    per = traffic * t
+    lat = latency.any()
+    if lat:
+        per += latency
     if mode == "sequential":
-        return latency.sum(axis=-1), traffic.copy()
-    per = traffic * t + latency
-    d = per.argmax(axis=-1)[..., None]
-    const = np.take_along_axis(latency, d, axis=-1)[..., 0]
-    grad = np.zeros_like(traffic)
-    np.put_along_axis(grad, d, np.take_along_axis(traffic, d, axis=-1), axis=-1)
-    return const, grad
-
-
-def _pick(options: list[tuple[np.ndarray, np.ndarray]], t: np.ndarray):
-    """Per row, the option of largest value (const, grad) among ``options``."""
-    vals = np.stack([c + g @ t for c, g in options])
-    k = vals.argmax(axis=0)
-    const = np.choose(k, [c for c, _ in options])
-    grad = np.stack([g for _, g in options])[k, np.arange(k.size)]
-    return const, grad
+        return _Coll(per.sum(axis=-1), latency.sum(axis=-1), None, None, traffic, t.size)
+    D = t.size
+    shape = per.shape[:-1]
+    d = per.argmax(axis=-1)
+    flat = d.ravel() + np.arange(0, d.size * D, D)
+    const = latency.reshape(-1)[flat].reshape(shape) if lat else np.zeros(shape)
+    return _Coll(per.reshape(-1)[flat].reshape(shape), const, d, traffic.reshape(-1)[flat].reshape(shape), None, D)
 
 
 def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tuple[float, np.ndarray]:
@@ -94,14 +119,13 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
 
 
 def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
-    mode = instance.dimension_mode
     C = job.compute
-    cc, cg = _collectives(job.traffic, job.latency, t, mode)  # (L, 3), (L, 3, D)
+    co = _collectives(job.traffic, job.latency, t, instance.dimension_mode)
     loop = instance.training_loop
 
     def linear(w) -> tuple[float, np.ndarray]:
-        w = np.asarray(w, dtype=float)
-        return float(cc.sum(axis=0) @ w), np.einsum("ljd,j->d", cg, w)
+        c = sum(wj * float(co.const[:, j].sum()) for j, wj in enumerate(w) if wj)
+        return c, sum((wj * co.grad(j) for j, wj in enumerate(w) if wj), np.zeros(t.size))
 
     if loop in ("no_overlap", "recompute"):
         w = [2.0, 1.0, 1.0] if loop == "recompute" else [1.0, 1.0, 1.0]
@@ -112,8 +136,8 @@ def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float
         f = pp.microbatches + pp.stages - 1
         c, g = linear([f, f, 1.0])
         m, lam = p2p_row(instance)
-        pc, pg = _collectives(m[None, :], lam[None, :], t, mode)
-        return c + f * float(C.sum()) + 2 * f * float(pc[0]), g + 2 * f * pg[0]
+        pc = _collectives(m[None, None, :], lam[None, None, :], t, instance.dimension_mode)
+        return c + f * float(C.sum()) + 2 * f * float(pc.const[0, 0]), g + 2 * f * pc.grad(0)
     if loop == "step" and not instance.step.overlap_dp:
         F = instance.step.slots
         c, g = linear([F, F, 1.0])
@@ -121,37 +145,42 @@ def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float
     if loop == "step":
         F = instance.step.slots
         c, g = linear([F, F - 1.0, 0.0])  # every T_wg is inside the cross piece of the last backward
-        bc, bg = _cross(instance, job, cc, cg, t)
+        bc, bg = _cross(job, co, t)
         return c + F * float(C[:, 0].sum()) + (F - 1) * float(C[:, 1:].sum()) + bc + job.update_ns, g + bg
     c, g = linear([1.0, 0.0, 0.0])
     c += float(C[:, 0].sum())
     if loop == "tp_dp_overlap_cross":
-        bc, bg = _cross(instance, job, cc, cg, t)
+        bc, bg = _cross(job, co, t)
         return c + bc, g + bg
     if loop == "tp_dp_overlap":
-        bc, bg = _overlap(instance, job, cc, cg, t)
+        bc, bg = _overlap(instance, job, co, t)
         return c + bc, g + bg
     raise ValueError(f"unknown training loop {loop!r}")
 
 
-def _overlap(instance: Instance, job: JobArrays, cc: np.ndarray, cg: np.ndarray, t: np.ndarray):
-    """Sum over layers of the backward pass of ``tp_dp_overlap``."""
+def _overlap(instance: Instance, job: JobArrays, co: _Coll, t: np.ndarray) -> tuple[float, np.ndarray]:
+    """Sum over layers of the backward pass of ``tp_dp_overlap``: each layer's largest argument."""
     C = job.compute
     c_ig, c_wg = C[:, 1], C[:, 2]
     if instance.collectives_in_flight == 1:  # C_ig + max(T_ig, C_wg) + T_wg
-        zero = np.zeros_like(cg[:, 1])
-        c, g = _pick([(cc[:, 1], cg[:, 1]), (c_wg, zero)], t)
-        return float((c_ig + c + cc[:, 2]).sum()), g.sum(axis=0) + cg[:, 2].sum(axis=0)
+        comm = co.val[:, 1] >= c_wg
+        c = float((c_ig + np.where(comm, co.const[:, 1], c_wg) + co.const[:, 2]).sum())
+        return c, co.grad(1, comm) + co.grad(2)
+    options = [c_ig + co.val[:, 1], c_ig + c_wg + co.val[:, 2]]
     tr = job.traffic[:, 1] + job.traffic[:, 2]  # (L, D): both collectives on each dimension
     la = job.latency[:, 1] + job.latency[:, 2]
-    options = [(c_ig + cc[:, 1], cg[:, 1]), (c_ig + c_wg + cc[:, 2], cg[:, 2])]
     if tr.shape[1]:
-        d = (tr * t + la).argmax(axis=1)[:, None]
-        g3 = np.zeros_like(tr)
-        np.put_along_axis(g3, d, np.take_along_axis(tr, d, axis=1), axis=1)
-        options.append((c_ig + np.take_along_axis(la, d, axis=1)[:, 0], g3))
-    c, g = _pick(options, t)
-    return float(c.sum()), g.sum(axis=0)
+        both = tr * t + la
+        d3 = both.argmax(axis=1)
+        options.append(c_ig + both[np.arange(d3.size), d3])
+    k = np.argmax(np.stack(options), axis=0)
+    c = float((c_ig + np.where(k == 0, co.const[:, 1], 0.0) + np.where(k == 1, c_wg + co.const[:, 2], 0.0)).sum())
+    g = co.grad(1, k == 0) + co.grad(2, k == 1)
+    if tr.shape[1]:
+        sel = k == 2
+        c += float(la[sel, d3[sel]].sum())
+        g += np.bincount(d3[sel], weights=tr[sel, d3[sel]], minlength=t.size)
+    return c, g
 
 
 def _running_max(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -162,56 +191,70 @@ def _running_max(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return m, at
 
 
-def _cross(instance: Instance, job: JobArrays, cc: np.ndarray, cg: np.ndarray, t: np.ndarray):
-    """The backward pass of ``tp_dp_overlap_cross`` (shared links) as a linear piece, layers in backward order:
+def _backward_prefix(job: JobArrays) -> dict:
+    """Bandwidth-independent arrays of the backward order, once per workload: the reversed compute, traffic and
+    latency of input- and weight-gradient phases and the prefix sums (leading 0) of S's latency and bytes."""
+    pre = job.cache.get("backward")
+    if pre is None:
+        rev = slice(None, None, -1)
+        tr1, tr2 = job.traffic[rev, 1], job.traffic[rev, 2]
+        la1, la2 = job.latency[rev, 1], job.latency[rev, 2]
+        D = tr1.shape[1]
+        zero = np.zeros((1, D))
+        pre = job.cache["backward"] = {
+            "C": job.compute[rev], "tr2": tr2, "la2": la2,
+            "Sc": np.concatenate([zero, np.cumsum(la1 + la2, axis=0)]),
+            "Sg": np.concatenate([zero, np.cumsum(tr1 + tr2, axis=0)]),
+        }
+    return pre
+
+
+def _cross(job: JobArrays, co: _Coll, t: np.ndarray) -> tuple[float, np.ndarray]:
+    """The backward pass of ``tp_dp_overlap_cross`` (shared links) as an affine piece, layers in backward order i:
     R_i = prefix of C_ig + T_ig + C_wg; on each dimension Z_i = max(R_i + p2_i, Z_(i-1) + p1_i + p2_i) for layers
     with a weight-gradient collective (else Z_(i-1) + p1_i); Y_i = max(Y_(i-1) + T_wg,i, R_i + T_wg,i, max_d Z_i)
     (Y_(-1) = 0); the end is max(R, Y, max_d Z) of the last."""
-    rev = slice(None, None, -1)
-    C = job.compute[rev]
-    tr, la = job.traffic[rev], job.latency[rev]  # (L, 3, D)
-    cc, cg = cc[rev], cg[rev]
+    pre = _backward_prefix(job)
+    C, tr2, la2, Sc, Sg = pre["C"], pre["tr2"], pre["la2"], pre["Sc"], pre["Sg"]
     L, D = C.shape[0], t.size
-    # prefix sums (with a leading 0) of the constants and gradients of R, S (per dimension) and P = prefix T_wg
-    Rc = np.concatenate([[0.0], np.cumsum(C[:, 1] + C[:, 2] + cc[:, 1])])
-    Rg = np.concatenate([np.zeros((1, D)), np.cumsum(cg[:, 1], axis=0)])
-    Sc = np.concatenate([np.zeros((1, D)), np.cumsum(la[:, 1] + la[:, 2], axis=0)])
-    Sg = np.concatenate([np.zeros((1, D)), np.cumsum(tr[:, 1] + tr[:, 2], axis=0)])  # S_d's slope on t_d
-    Pc = np.concatenate([[0.0], np.cumsum(cc[:, 2])])
-    Pg = np.concatenate([np.zeros((1, D)), np.cumsum(cg[:, 2], axis=0)])
-    wg = (cc[:, 2] + cg[:, 2] @ t) > 0  # (a zero-time gradient collective is not issued)
-    R = Rc[1:] + Rg[1:] @ t  # (L,)
+    rev = slice(None, None, -1)
+    v1, v2 = co.val[rev, 1], co.val[rev, 2]
+    k1, k2 = co.const[rev, 1], co.const[rev, 2]
+    Rc = np.concatenate([[0.0], np.cumsum(C[:, 1] + C[:, 2] + k1)])  # constant of R_i at [i + 1]
+    R = np.cumsum(C[:, 1] + C[:, 2] + v1)
+    P = np.cumsum(v2)
+    Pc = np.concatenate([[0.0], np.cumsum(k2)])
+
+    def grad(j: int, lo: int, hi: int) -> np.ndarray:
+        """Sum of the gradients of phase j's collectives over backward positions lo .. hi - 1."""
+        return co.grad(j, slice(L - hi, L - lo)) if hi > lo else np.zeros(D)
+
+    wg = v2 > 0  # (a zero-time gradient collective is not issued)
     S = Sc[1:] + Sg[1:] * t  # (L, D)
-    p2 = tr[:, 2] * t + la[:, 2]
-    a = np.where(wg[:, None], R[:, None] + p2, -np.inf)
-    zm, zat = _running_max(a - S)  # Z_i,d = S_i,d + zm_i,d (-inf before the first gradient collective)
-    Z = S + zm
+    p2 = tr2 * t + la2
+    zm, zat = _running_max(np.where(wg[:, None], R[:, None] + p2, -np.inf) - S)
+    Z = S + zm  # Z_i,d (-inf before the first gradient collective)
 
-    def z_piece(i: int, d: int):
-        """Z_(i, d) as (const, grad): a_k + (S_i - S_k) with k its argument."""
+    def z_piece(i: int, d: int) -> tuple[float, np.ndarray]:
+        """Z_(i, d) as (const, grad): R_k + p2_k,d + S_i,d - S_k,d with k its argument."""
         k = int(zat[i, d])
-        c = Rc[k + 1] + la[k, 2, d] + Sc[i + 1, d] - Sc[k + 1, d]
-        g = Rg[k + 1].copy()
-        g[d] += tr[k, 2, d] + Sg[i + 1, d] - Sg[k + 1, d]
-        return c, g
+        g = grad(1, 0, k + 1)
+        g[d] += tr2[k, d] + Sg[i + 1, d] - Sg[k + 1, d]
+        return float(Rc[k + 1] + la2[k, d] + Sc[i + 1, d] - Sc[k + 1, d]), g
 
-    P = Pc[1:] + Pg[1:] @ t
-    T2 = cc[:, 2] + cg[:, 2] @ t
     zmax = Z.max(axis=1) if D else np.full(L, -np.inf)
-    b = np.where(wg, np.maximum(R + T2, zmax), -np.inf)
-    ym, yat = _running_max(b - P)
+    ym, yat = _running_max(np.where(wg, np.maximum(R + v2, zmax), -np.inf) - P)
     last = L - 1
-    ends = [R[last], P[last] + max(ym[last], 0.0), zmax[last]]
-    e = int(np.argmax(ends))
+    e = int(np.argmax([R[last], P[last] + max(ym[last], 0.0), zmax[last]]))
     if e == 0:
-        return float(Rc[L]), Rg[L].copy()
+        return float(Rc[L]), grad(1, 0, L)
     if e == 2:
         return z_piece(last, int(Z[last].argmax()))
     if ym[last] <= 0.0:  # Y_(-1) = 0 plus every T_wg
-        return float(Pc[L]), Pg[L].copy()
+        return float(Pc[L]), grad(2, 0, L)
     k = int(yat[last])
-    tail_c, tail_g = Pc[L] - Pc[k + 1], Pg[L] - Pg[k + 1]
-    if R[k] + T2[k] >= zmax[k]:
-        return float(Rc[k + 1] + cc[k, 2] + tail_c), Rg[k + 1] + cg[k, 2] + tail_g
+    tail_c, tail_g = Pc[L] - Pc[k + 1], grad(2, k + 1, L)
+    if R[k] + v2[k] >= zmax[k]:
+        return float(Rc[k + 1] + k2[k] + tail_c), grad(1, 0, k + 1) + grad(2, k, k + 1) + tail_g
     c, g = z_piece(k, int(Z[k].argmax()))
-    return float(c + tail_c), g + tail_g
+    return c + float(tail_c), g + tail_g
