@@ -213,7 +213,12 @@ class PhaseRefs:
 def direction_key(rows: np.ndarray) -> list[bytes]:
     """A key per row of ``rows`` (n, 2D: bytes then latency, divided by the row's peak) that is equal for rows that
     agree to 12 significant digits (exactly proportional collectives differ only by floating-point rounding): the
-    mantissas rounded to 11 decimals and the decimal exponents, as bytes."""
+    mantissas rounded to 11 decimals and the decimal exponents, as bytes (:func:`direction_rows`)."""
+    return [r.tobytes() for r in direction_rows(rows)]
+
+
+def direction_rows(rows: np.ndarray) -> np.ndarray:
+    """The keys of :func:`direction_key` as an (n, 4D) float array (row i's bytes are key i)."""
     a = np.abs(rows)
     with np.errstate(divide="ignore"):
         e = np.where(a > 0, np.floor(np.log10(np.where(a > 0, a, 1.0))), 0.0)
@@ -222,8 +227,7 @@ def direction_key(rows: np.ndarray) -> list[bytes]:
     if over.any():
         e = np.where(over, e + 1, e)
         mant = np.round(rows / 10.0**e, 11)
-    key = np.ascontiguousarray(np.concatenate([mant + 0.0, e], axis=1))  # + 0.0: -0.0 == 0.0
-    return [r.tobytes() for r in key]
+    return np.ascontiguousarray(np.concatenate([mant + 0.0, e], axis=1))  # + 0.0: -0.0 == 0.0
 
 
 def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> PhaseRefs:
@@ -250,7 +254,19 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> Phas
     k = np.full(len(uniq), -1, dtype=int)
     a = np.zeros(len(uniq))
     live = np.flatnonzero(peak > 0)
-    if live.size:
+    if live.size > 4096:  # many distinct rows: group them by direction with numpy, register one row per direction
+        keys = direction_rows(uniq[live] / peak[live, None])
+        view = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1])))[:, 0]
+        _, first_of, group = np.unique(view, return_index=True, return_inverse=True)
+        group = group.reshape(-1)
+        term = np.zeros(first_of.size, dtype=int)
+        for g in np.argsort(first_of):  # directions in order of first appearance
+            i = live[first_of[g]]
+            term[g] = b.term_keyed(keys[first_of[g]].tobytes(), uniq[i, :D], uniq[i, D:], float(peak[i]), 0)[0]
+        b.collectives += int(counts[live].sum())
+        k[live] = term[group]
+        a[live] = peak[live] / np.asarray(b.peaks)[k[live]]
+    elif live.size:
         for i, key in zip(live, direction_key(uniq[live] / peak[live, None]), strict=True):
             k[i], a[i] = b.term_keyed(key, uniq[i, :D], uniq[i, D:], float(peak[i]), int(counts[i]))
     inverse = inverse.reshape(-1)
