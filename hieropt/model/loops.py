@@ -193,17 +193,18 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
             if Tl[lay][2] > 0:
                 comm_free = max(compute_at, comm_free) + Tl[lay][2]
         return max(compute_at, comm_free)
+    if not per_dim.any():  # no collective takes time: the backward compute
+        return float(C[:, 1].sum() + C[:, 2].sum())
     P1, P2 = per_dim[:, 1, :].tolist(), per_dim[:, 2, :].tolist()
     Z = [-float("inf")] * D
-    dims = range(D)
     for lay in reversed(range(len(Cl))):
-        c, t, p1 = Cl[lay], Tl[lay], P1[lay]
+        c, t = Cl[lay], Tl[lay]
         compute_at += c[1] + t[1] + c[2]
-        Z = [Z[d] + p1[d] for d in dims]  # the TP collective delays the gradient backlog on its dimensions
-        if t[2] > 0:
-            p2 = P2[lay]
-            Z = [max(compute_at, Z[d]) + p2[d] for d in dims]
+        if t[2] > 0:  # the TP collective delays the gradient backlog on its dimensions, then the gradient's joins
+            Z = [max(compute_at, z + a) + b for z, a, b in zip(Z, P1[lay], P2[lay], strict=True)]
             comm_free = max(max(comm_free, compute_at) + t[2], max(Z) if D else -float("inf"))
+        elif t[1] > 0:
+            Z = [z + a for z, a in zip(Z, P1[lay], strict=True)]
     return max(compute_at, comm_free, max(Z) if D else 0.0)
 
 

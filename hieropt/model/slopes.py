@@ -100,6 +100,46 @@ def _collectives(traffic: np.ndarray, latency: np.ndarray, t: np.ndarray, mode: 
     return _Coll(per.reshape(-1)[flat].reshape(shape), const, d, traffic.reshape(-1)[flat].reshape(shape), None, D)
 
 
+def _phase_columns(job: JobArrays) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """Per phase, once per workload: the dimensions any of its collectives uses, and its bytes and latency there as
+    contiguous (L, n) arrays (latency None when there is none)."""
+    cols = job.cache.get("phases")
+    if cols is None:
+        cols = []
+        for j in range(3):
+            tr, la = job.traffic[:, j], job.latency[:, j]
+            dims = np.flatnonzero(tr.any(axis=0) | la.any(axis=0))
+            lat = np.ascontiguousarray(la[:, dims]) if la[:, dims].any() else None
+            cols.append((dims, np.ascontiguousarray(tr[:, dims]), lat))
+        job.cache["phases"] = cols
+    return cols
+
+
+def _job_collectives(job: JobArrays, t: np.ndarray, mode: str) -> _Coll:
+    """:func:`_collectives` of a workload's layers, on the dimensions each phase uses only."""
+    if mode == "sequential":
+        return _collectives(job.traffic, job.latency, t, mode)
+    L, D = job.compute.shape[0], t.size
+    val, const, dd, mm = np.zeros((L, 3)), np.zeros((L, 3)), np.zeros((L, 3), dtype=np.int64), np.zeros((L, 3))
+    for j, (dims, tr, la) in enumerate(_phase_columns(job)):
+        if dims.size == 0:
+            continue
+        per = tr * t[dims]
+        if la is not None:
+            per += la
+        if dims.size == 1:
+            val[:, j], mm[:, j], dd[:, j] = per[:, 0], tr[:, 0], dims[0]
+            if la is not None:
+                const[:, j] = la[:, 0]
+            continue
+        a = per.argmax(axis=1)
+        flat = a + np.arange(0, L * dims.size, dims.size)
+        val[:, j], mm[:, j], dd[:, j] = per.ravel()[flat], tr.ravel()[flat], dims[a]
+        if la is not None:
+            const[:, j] = la.ravel()[flat]
+    return _Coll(val, const, dd, mm, None, D)
+
+
 def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tuple[float, np.ndarray]:
     """The affine piece of T (all workloads, weighted) selected at ``t`` (D,) ns per byte: (const_ns, grad (D,)
     bytes), with T(t) = const_ns + grad . t up to rounding and T(t') >= const_ns + grad . t' for every t' >= 0.
@@ -120,7 +160,7 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
 
 def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
     C = job.compute
-    co = _collectives(job.traffic, job.latency, t, instance.dimension_mode)
+    co = _job_collectives(job, t, instance.dimension_mode)
     loop = instance.training_loop
 
     def linear(w) -> tuple[float, np.ndarray]:
@@ -192,17 +232,20 @@ def _running_max(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _backward_prefix(job: JobArrays) -> dict:
-    """Bandwidth-independent arrays of the backward order, once per workload: the reversed compute, traffic and
-    latency of input- and weight-gradient phases and the prefix sums (leading 0) of S's latency and bytes."""
+    """Bandwidth-independent arrays of the backward order, once per workload: the reversed compute, the dimensions
+    both input- and weight-gradient collectives use (``shared``; on any other dimension the gradient backlog never
+    exceeds the gradient stream Y, so it is left out, as in the LP of :mod:`hieropt.model.loops`), the
+    weight-gradient bytes and latency there and the prefix sums (leading 0) of S's latency and bytes there."""
     pre = job.cache.get("backward")
     if pre is None:
         rev = slice(None, None, -1)
-        tr1, tr2 = job.traffic[rev, 1], job.traffic[rev, 2]
-        la1, la2 = job.latency[rev, 1], job.latency[rev, 2]
-        D = tr1.shape[1]
-        zero = np.zeros((1, D))
+        uses = [job.traffic[:, j].any(axis=0) | job.latency[:, j].any(axis=0) for j in (1, 2)]
+        shared = np.flatnonzero(uses[0] & uses[1])
+        tr1, tr2 = job.traffic[rev, 1][:, shared], job.traffic[rev, 2][:, shared]
+        la1, la2 = job.latency[rev, 1][:, shared], job.latency[rev, 2][:, shared]
+        zero = np.zeros((1, shared.size))
         pre = job.cache["backward"] = {
-            "C": job.compute[rev], "tr2": tr2, "la2": la2,
+            "C": job.compute[rev], "shared": shared, "tr2": tr2, "la2": la2,
             "Sc": np.concatenate([zero, np.cumsum(la1 + la2, axis=0)]),
             "Sg": np.concatenate([zero, np.cumsum(tr1 + tr2, axis=0)]),
         }
@@ -215,8 +258,9 @@ def _cross(job: JobArrays, co: _Coll, t: np.ndarray) -> tuple[float, np.ndarray]
     with a weight-gradient collective (else Z_(i-1) + p1_i); Y_i = max(Y_(i-1) + T_wg,i, R_i + T_wg,i, max_d Z_i)
     (Y_(-1) = 0); the end is max(R, Y, max_d Z) of the last."""
     pre = _backward_prefix(job)
-    C, tr2, la2, Sc, Sg = pre["C"], pre["tr2"], pre["la2"], pre["Sc"], pre["Sg"]
+    C, tr2, la2, Sc, Sg, shared = pre["C"], pre["tr2"], pre["la2"], pre["Sc"], pre["Sg"], pre["shared"]
     L, D = C.shape[0], t.size
+    ts = t[shared]
     rev = slice(None, None, -1)
     v1, v2 = co.val[rev, 1], co.val[rev, 2]
     k1, k2 = co.const[rev, 1], co.const[rev, 2]
@@ -230,19 +274,19 @@ def _cross(job: JobArrays, co: _Coll, t: np.ndarray) -> tuple[float, np.ndarray]
         return co.grad(j, slice(L - hi, L - lo)) if hi > lo else np.zeros(D)
 
     wg = v2 > 0  # (a zero-time gradient collective is not issued)
-    S = Sc[1:] + Sg[1:] * t  # (L, D)
-    p2 = tr2 * t + la2
+    S = Sc[1:] + Sg[1:] * ts  # (L, shared)
+    p2 = tr2 * ts + la2
     zm, zat = _running_max(np.where(wg[:, None], R[:, None] + p2, -np.inf) - S)
     Z = S + zm  # Z_i,d (-inf before the first gradient collective)
 
-    def z_piece(i: int, d: int) -> tuple[float, np.ndarray]:
-        """Z_(i, d) as (const, grad): R_k + p2_k,d + S_i,d - S_k,d with k its argument."""
-        k = int(zat[i, d])
+    def z_piece(i: int, s: int) -> tuple[float, np.ndarray]:
+        """Z_(i, shared[s]) as (const, grad): R_k + p2_k + S_i - S_k with k its argument."""
+        k = int(zat[i, s])
         g = grad(1, 0, k + 1)
-        g[d] += tr2[k, d] + Sg[i + 1, d] - Sg[k + 1, d]
-        return float(Rc[k + 1] + la2[k, d] + Sc[i + 1, d] - Sc[k + 1, d]), g
+        g[shared[s]] += tr2[k, s] + Sg[i + 1, s] - Sg[k + 1, s]
+        return float(Rc[k + 1] + la2[k, s] + Sc[i + 1, s] - Sc[k + 1, s]), g
 
-    zmax = Z.max(axis=1) if D else np.full(L, -np.inf)
+    zmax = Z.max(axis=1) if shared.size else np.full(L, -np.inf)
     ym, yat = _running_max(np.where(wg, np.maximum(R + v2, zmax), -np.inf) - P)
     last = L - 1
     e = int(np.argmax([R[last], P[last] + max(ym[last], 0.0), zmax[last]]))

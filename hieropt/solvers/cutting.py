@@ -106,10 +106,11 @@ class TimeLP(CutLP):
         b = self.scale.bw_gbps
         points = [self._bw(x)]
         tcol = self.arr.t_col
-        with np.errstate(divide="ignore"):
-            points.append(np.where(tcol >= 0, b / np.maximum(x[np.maximum(tcol, 0)], 0.0), points[0]))
         if polished is not None:
             points.append(self._bw(polished))
+        else:
+            with np.errstate(divide="ignore"):
+                points.append(np.where(tcol >= 0, b / np.maximum(x[np.maximum(tcol, 0)], 0.0), points[0]))
         tm = self.tm.with_pieces([self.tm.piece(p) for p in points])
         if tm is not self.tm:
             self.tm = tm
