@@ -74,7 +74,7 @@ class _Coll:
         array)."""
         if self.full is not None:
             return self.full[sel, j].sum(axis=0)
-        return np.bincount(self.d[sel, j], weights=self.m[sel, j], minlength=self.D)
+        return np.bincount(self.d[sel, j], weights=self.m[sel, j], minlength=self.D).astype(float, copy=False)
 
     def row(self, i: int, j: int) -> np.ndarray:
         """(D,) gradient of one collective."""
@@ -219,7 +219,7 @@ def _overlap(instance: Instance, job: JobArrays, co: _Coll, t: np.ndarray) -> tu
     if tr.shape[1]:
         sel = k == 2
         c += float(la[sel, d3[sel]].sum())
-        g += np.bincount(d3[sel], weights=tr[sel, d3[sel]], minlength=t.size)
+        g = g + np.bincount(d3[sel], weights=tr[sel, d3[sel]], minlength=t.size)
     return c, g
 
 
