@@ -5,7 +5,7 @@ measured by scripts/bench_layers.py, not here).
 - every piece equals T at its point (the evaluator's T, to 1e-12) and lies below T everywhere (a valid cut);
 - the optimum found on the cut model equals the dense model's (both certified to 1e-8) on random instances of every
   loop (the oracle strategy of tests/oracle/test_scip_loops.py: latency, both dimension modes, several workloads),
-  and on 40-layer workloads of distinct layers whose input- and weight-gradient collectives share a dimension (the
+  and on 16-layer workloads of distinct layers whose input- and weight-gradient collectives share a dimension (the
   max-plus recursions of the cross-layer overlap over many layers);
 - :func:`prefers_cuts` picks the cut model exactly when the dense one would grow with the layer count.
 """
@@ -109,7 +109,7 @@ def distinct_layers(n: int, loop: str, latency: bool, seed: int, mode: str = "co
 @pytest.mark.parametrize("latency", [False, True])
 def test_distinct_layers_match_the_dense_model(monkeypatch, loop: str, latency: bool):
     for seed in range(2):
-        inst = distinct_layers(40, loop, latency, seed, mode="sequential" if seed and loop == "no_overlap"
+        inst = distinct_layers(16, loop, latency, seed, mode="sequential" if seed and loop == "no_overlap"
                                else "concurrent")
         dense = hieropt.solve(inst)
         cut = solve_with_cuts(monkeypatch, inst)
