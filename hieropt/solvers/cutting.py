@@ -101,8 +101,9 @@ class TimeLP(CutLP):
         return self._ub
 
     def _refine(self, x: np.ndarray, polished: np.ndarray | None) -> None:
-        """Add the pieces of T at the LP's t (scaled t_d = b_d / B_d), at its B and at the polished B, and
-        re-load the LP when any is new (:class:`hieropt.model.cutmodel.CutModel`)."""
+        """Add the pieces of T (:class:`hieropt.model.cutmodel.CutModel`) at the LP's B and at the polished B, or,
+        without a polished point, at the LP's t (the bandwidth b_d / t_d of the scaled t_d), and re-load the LP when
+        any is new (the pieces at B were evaluated for the candidates already: remembered, not recomputed)."""
         b = self.scale.bw_gbps
         points = [self._bw(x)]
         tcol = self.arr.t_col
