@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError, SolverError
 from ..model.cost import ignored_price_notes
-from ..model.cutmodel import cut_model, prefers_cuts
+from ..model.cutmodel import CutModel, cut_model, prefers_cuts
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
@@ -128,6 +128,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         finally:
             core.close()
         counts.add(core)
+        if isinstance(core.tm, CutModel):  # T of a large workload by cutting planes (hieropt/model/cutmodel.py)
+            extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
     elif obj == "min_cost":
         res = _min_cost(instance, tm, gap, time_limit_s, counts)
     else:

@@ -142,6 +142,7 @@ def test_solve_uses_the_cut_model_only_for_the_plain_performance_objective(monke
     inst = distinct_layers(40, "tp_dp_overlap_cross", True, 1)
     sol = hieropt.solve(inst)
     assert sol.success and sol.extra["terms"] == 3  # one unit term per loaded dimension
+    assert sol.extra["time_model"] == "cutting planes on T" and sol.extra["time_pieces"] >= 3
     budget = hieropt.solve(inst, max_network_cost_usd=sol.network_cost_usd * 0.9)
     assert budget.success and budget.extra["terms"] > 3  # the dense model
     assert budget.iteration_time_ns >= sol.iteration_time_ns
