@@ -15,7 +15,9 @@ The workloads are built in memory: GPT-3 175B's layer lines (``instances/gpt3-4d
 in [0.5, 1.5). Loop ``pipeline`` uses 8 stages, 32 micro-batches and 50 MB of activations on dimension 2; loop
 ``step`` the same workload as one stage (p = 8, m = 32) with ``overlap_dp``. Latency: 700 ns per step on every
 dimension (algorithm per building block). Targets: certified (status optimal, gap <= 1e-8, verified) in <= 30 s and
-<= 2 GB peak RSS per case.
+<= 2 GB peak RSS per case ("solve s": ``hieropt.solve`` from the built instance, i.e. build + solve + verify;
+"wall s": the whole child process, Python start-up and building the workload in memory included). Exit status 1
+when a case misses a target.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TARGET_S, TARGET_MB, INF = 30.0, 2048, float("inf")
 LOOPS = ("no_overlap", "recompute", "pipeline", "step", "tp_dp_overlap", "tp_dp_overlap_cross")
 
 
@@ -60,6 +63,8 @@ def build(layers: int, loop: str, latency: bool, seed: int):
 
 def child(args: argparse.Namespace) -> int:
     """One case in this process: print a JSON line with the result."""
+    import resource
+
     import hieropt
 
     inst = build(args.layers, args.loop, args.latency, args.seed)
@@ -68,7 +73,8 @@ def child(args: argparse.Namespace) -> int:
     took = time.perf_counter() - start
     print(json.dumps({"status": str(sol.status.value if hasattr(sol.status, "value") else sol.status),
                       "gap": sol.gap, "seconds": took, "lps": sol.iterations,
-                      "terms": sol.extra.get("terms"), "time_ns": sol.iteration_time_ns}))
+                      "terms": sol.extra.get("terms"), "time_ns": sol.iteration_time_ns,
+                      "self_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
     return 0
 
 
@@ -87,6 +93,7 @@ def run_case(cmd: list[str], env: dict, limit_s: float) -> tuple[str, str, float
             if time.perf_counter() - start > limit_s:
                 proc.kill()
                 pid, status, usage = os.wait4(proc.pid, 0)
+                fo.seek(0, 2)
                 fo.write(json.dumps({"status": "timeout"}) + "\n")
                 break
             time.sleep(0.05)
@@ -118,17 +125,25 @@ def main(argv: list[str] | None = None) -> int:
         lat = [False]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     print(f"{args.layers:,} distinct layers; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    print(f"{'loop':<22}{'latency':>8}{'status':>10}{'gap':>10}{'solve s':>9}{'wall s':>8}{'peak MB':>9}{'LPs':>6}")
+    print(f"{'loop':<22}{'latency':>8}{'status':>10}{'gap':>10}{'solve s':>9}{'wall s':>8}{'peak MB':>9}{'LPs':>6}"
+          f"{'':>6}")
+    failures = 0
     for loop in args.loops.split(","):
         for latency in lat:
             cmd = [sys.executable, __file__, "--child", "--loop", loop, "--layers", str(args.layers), "--seed",
                    str(args.seed), "--time-limit", str(args.time_limit)] + (["--latency"] if latency else [])
             out, err, wall, peak = run_case(cmd, env, args.time_limit)
             lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-            r = json.loads(lines[-1]) if lines else {"status": "error: " + err.strip().splitlines()[-1][:60]}
+            r = json.loads(lines[-1]) if lines else {"status": "error", "why": (err.strip().splitlines() or [""])[-1]}
+            ok = (r["status"] == "optimal" and r.get("gap", 1.0) <= 1e-8 and r.get("seconds", INF) <= TARGET_S
+                  and peak <= TARGET_MB)
             print(f"{loop:<22}{'yes' if latency else 'no':>8}{r['status']:>10}{r.get('gap', float('nan')):>10.1e}"
-                  f"{r.get('seconds', float('nan')):>9.2f}{wall:>8.2f}{peak:>9.0f}{r.get('lps', 0):>6}", flush=True)
-    return 0
+                  f"{r.get('seconds', float('nan')):>9.2f}{wall:>8.2f}{peak:>9.0f}{r.get('lps', 0):>6}"
+                  f"{'ok' if ok else 'MISS':>6} {r.get('why', '')[:80]}", flush=True)
+            failures += not ok
+    print(f"targets: certified (optimal, gap <= 1e-8, verified), solve <= {TARGET_S:g} s, peak RSS <= {TARGET_MB:,} MB;"
+          f" {failures} case(s) missed")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
