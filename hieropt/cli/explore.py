@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..names import OBJECTIVES
-from .common import console, error_console, error_line, fail
+from .common import console, error_console, error_line, fail, to_stdout, write_json
 
 
 def explore_command(
@@ -37,16 +37,19 @@ def explore_command(
         "them by the integer bill of materials.")] = None,
     provision_top: Annotated[int, typer.Option(
         "--provision-top", help="With --catalog: how many of the best shapes to provision.")] = 5,
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", help="Also write the sweep as JSON to FILE ('-': stdout): counts, throughput (candidates "
+        "certified per second per core), the --top ranked rows, the per-dimension summary, the Pareto set.")] = None,
 ) -> None:
     """Which network to build: every shape of the space (dimension count, sizes, building blocks, group placement),
     each solved exactly; prints the ranking by proven optimum, the scale-out (NIC) spend per dimension count and the
     Pareto set of shapes over (iteration time, network cost)."""
     from ..errors import HieroptError
-    from ..report.explore import dims_table, pareto_table, ranking_table, summary_lines
+    from ..report.explore import dims_table, explore_dict, pareto_table, ranking_table, summary_lines
     from ..studies.explore import explore
 
     err = error_console()
-    out_console = console(160)
+    out_console = err if to_stdout(json_out) else console(160)
     try:
         result = explore(space, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
                          out=out, workers=workers, dask=dask, prune=None if prune else False, progress=True)
@@ -65,6 +68,8 @@ def explore_command(
     out_console.print(ranking_table(result, top))
     out_console.print(dims_table(result))
     out_console.print(pareto_table(result))
+    if json_out is not None:
+        write_json(json_out, explore_dict(result, top))
     if catalog is not None:
         from ..report.explore import provision_table
         from ..studies.explore import provision_shortlist

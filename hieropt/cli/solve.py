@@ -77,7 +77,6 @@ def solve_command(
     per-dimension utilisation, network cost, the proven gap and the solve time. Exit 3 when the problem is
     infeasible (e.g. a time target below the fastest possible time) or unbounded.
     """
-    from .. import api
     from ..errors import HieroptError
     from ..report import dicts, text
 
@@ -85,6 +84,8 @@ def solve_command(
     out = err if to_stdout(json_out) else console()
     try:
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        from .. import api  # loaded once the input is valid: a bad input never imports the solvers
+
         sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
                         max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
                         max_regret=max_regret, portfolio=True)
@@ -119,7 +120,6 @@ def evaluate_command(
     json_out: JsonOpt = None,
 ) -> None:
     """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver)."""
-    from .. import api
     from ..errors import HieroptError
     from ..report import dicts, text
 
@@ -127,6 +127,8 @@ def evaluate_command(
     out = err if to_stdout(json_out) else console()
     try:
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        from .. import api  # loaded once the input is valid: a bad input never imports the solvers
+
         values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
@@ -154,7 +156,6 @@ def pareto_command(
 ) -> None:
     """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each point the fastest
     network within its budget (proven to 1e-8), with the performance and performance-per-cost optima marked."""
-    from .. import api
     from ..errors import HieroptError, InputError
     from ..report import dicts, plots, text
 
@@ -164,6 +165,8 @@ def pareto_command(
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        from .. import api  # loaded once the input is valid: a bad input never imports the solvers
+
         front = api.pareto(inst, points=points)
     except HieroptError as e:
         raise fail(err, e) from None

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..spec import CostModel, Instance, LinearConstraint, Mapping, Network
-from ..workloads.llm.lower import lower_stage, schedule
-from ..workloads.llm.params import LLMParams
-from ..workloads.llm.step import build_step
+
+if TYPE_CHECKING:  # the LLM generator is loaded by instance_for only (a shape sweep's mappings do not need it)
+    from ..workloads.llm.params import LLMParams
 
 Placement = dict[str, tuple[int, ...]]
 """Group name -> size on each dimension."""
@@ -142,6 +143,9 @@ def instance_for(p: LLMParams, network: Network, cost: CostModel, placement: Pla
         InputError: the groups cannot be placed lowest-first on the network.
         pydantic.ValidationError: the parts disagree (see :class:`~hieropt.spec.Instance`).
     """
+    from ..workloads.llm.lower import lower_stage, schedule
+    from ..workloads.llm.step import build_step
+
     sizes = tuple(d.npus for d in network.dims)
     if placement is None:
         placement = place_lowest(sizes, plan_groups(p), name or p.workload_name)

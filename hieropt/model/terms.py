@@ -90,7 +90,27 @@ class TimeModel:
         w = self.term_weights
         total = self.constant_ns + float(np.dot(w, np.where(w > 0, tau, 0.0))) if tau.size else self.constant_ns
         if self.nodes:
-            total += float(np.dot(self.node_weights, self.node_values_ns(tau)))
+            nw = self.node_weights  # (nodes of weight 0, only referenced by later ones, may be inf: no 0 x inf)
+            total += float(np.dot(nw, np.where(nw > 0, self.node_values_ns(tau), 0.0)))
+        return total
+
+    def times_ns(self, bw_gbps: np.ndarray) -> np.ndarray:
+        """T(B) in ns for a batch of designs ``bw_gbps`` (shape (S, D), GB/s): shape (S,), inf where a loaded
+        dimension has B = 0. The same formula as :meth:`time_ns`, vectorised over the designs (a line search
+        evaluates many points at once); the sums may round differently in the last bit."""
+        bw = np.asarray(bw_gbps, dtype=float)
+        tau = collective_times(self.terms_bytes, self.terms_latency_ns, bw[:, None, :], self.dimension_mode)
+        w = self.term_weights
+        total = np.full(bw.shape[0], self.constant_ns)
+        if w.size:
+            total = total + np.where(w > 0, tau, 0.0) @ w
+        if self.nodes:
+            y = np.zeros((len(self.nodes), bw.shape[0]))
+            for v, pieces in enumerate(self.nodes):
+                y[v] = np.max([p.const_ns + sum((a * tau[:, k] for k, a in p.terms), np.zeros(bw.shape[0]))
+                               + sum((b * y[u] for u, b in p.nodes), np.zeros(bw.shape[0])) for p in pieces], axis=0)
+            nw = self.node_weights
+            total = total + np.where(nw[:, None] > 0, y, 0.0).T @ nw
         return total
 
 

@@ -34,6 +34,16 @@ def _bw(row: dict[str, Any]) -> str:
     return ", ".join(f"{float(b):.4g}" for b in (row["bw_gbps"] or "").split(";") if b)
 
 
+def explore_dict(result: Exploration, top: int) -> dict[str, Any]:
+    """The sweep as JSON-ready data: space, counts, ``throughput`` (see :attr:`Exploration.throughput`), the best
+    ``top`` ranked rows, the per-dimension-count summary and the Pareto set (rows as in the results file)."""
+    en = result.enumeration
+    return {"space": result.space.name, "space_hash": result.space_hash, "objective": result.space.objective,
+            "shapes": en.shapes, "candidates": en.placements, "pruned": en.pruned, "solved": len(en.candidates),
+            "failed": len(result.failed), "throughput": result.throughput, "ranking": result.ranking[:top],
+            "by_dims": [{k: v for k, v in e.items()} for e in result.by_dims()], "pareto": result.pareto}
+
+
 def summary_lines(result: Exploration) -> list[str]:
     """What was explored, how many shapes, duplicates, failures, and how long it took."""
     sp, en = result.space, result.enumeration
@@ -50,6 +60,11 @@ def summary_lines(result: Exploration) -> list[str]:
                  + f"; {en.pruned:,} exact duplicates pruned; {len(en.candidates):,} solved ({counts})")
     lines.append(f"sweep: {result.seconds:.1f} s on {result.backend}; {len(result.solved_ids):,} solved now, "
                  f"{len(result.resumed_ids):,} read back" + (f" from {result.out}" if result.out else ""))
+    tp = result.throughput
+    if tp["certified"] and tp["certified_per_s_per_core"] is not None:
+        lines.append(f"throughput: {tp['certified']:,} candidates certified in {tp['seconds']:.2f} s on "
+                     f"{tp['cores']} core{'s' if tp['cores'] > 1 else ''}: {tp['certified_per_s_per_core']:,.1f} "
+                     f"certified per second per core ({tp['covered']:,} candidates with their duplicates)")
     failed = result.failed
     if failed:
         kinds = Counter(r["status"] for r in failed)

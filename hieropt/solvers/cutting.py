@@ -323,7 +323,9 @@ class TimeLP(CutLP):
         self._set_budget(budget_usd)
         self._set_target(target_ns)
         meets = np.asarray(meets, dtype=float)
-        self._add_cuts([(j, float(meets[d])) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0])
+        self._centre(meets)  # centred on the known design before the first LP (not after a wasted one)
+        self._add_cuts([(j, float(meets[d] * (1.0 + r))) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0
+                        for r in MEETS_OFFSETS])
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
                     candidates=lambda x: [self._meet_target(self._bw(x), meets, t_meets, target_ns)],
                     score=self.network_cost, start=meets)
@@ -333,7 +335,7 @@ class TimeLP(CutLP):
             self._set_target(None)
 
     def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
-        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex). The point
+        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is convex). The point
         keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when ``meets`` has it, so that the
         independent evaluator, which sums in another order, also finds T <= target (not 1 ulp above)."""
         if t_meets <= target_ns * (1 - TARGET_MARGIN):
@@ -341,19 +343,41 @@ class TimeLP(CutLP):
         t_bw = self.tm.time_ns(bw)
         if t_bw <= target_ns:
             return bw
-        lo = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
-        hi = 1.0
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if self.tm.time_ns(meets + mid * (bw - meets)) <= target_ns:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-15:
+        chord = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
+        step = bw - meets
+        lo, t_lo, hi, t_hi = 0.0, t_meets, 1.0, t_bw
+        for _ in range(20):  # T is convex on the segment: its feasible part is [0, s*], and T(lo) <= target < T(hi)
+            c = lo + (hi - lo) * (target_ns - t_lo) / (t_hi - t_lo) if np.isfinite(t_hi) else lo
+            c = min(max(c, lo), hi)  # the chord's root: feasible (the chord lies above T), near s* on a smooth piece
+            s = np.concatenate(([c], c + (hi - c) * LINE_STEPS, lo + (hi - lo) * LINE_GRID))
+            s = np.sort(s[(s >= lo) & (s < hi)])  # (repeated points are harmless: the order is what counts)
+            t = self.tm.times_ns(meets + s[:, None] * step)
+            ok = t <= target_ns
+            k = int(np.argmin(ok)) if not ok.all() else s.size  # the first point above the target
+            if k > 0:
+                lo, t_lo = float(s[k - 1]), float(t[k - 1])
+            if k < s.size:
+                hi, t_hi = float(s[k]), float(t[k])
+            if hi - lo <= 1e-15 or t_hi - t_lo <= 16 * EPS * target_ns:  # (further points differ by round-off)
                 break
-        return meets + lo * (bw - meets)
+        point = meets + lo * step
+        if lo > chord and not self.tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
+            point = meets + chord * step
+        return point
 
 
+MEETS_OFFSETS = (0.0, -1e-1, 1e-1, -1e-2, 1e-2, -1e-3, 1e-3, -1e-4, 1e-4)
+"""Tangent cuts of the min-cost LP at ``meets`` x (1 + r): the cheapest design under a time target near the fastest
+time lies near the fastest design, and cuts bracketing it at every scale keep the LP's point close (a Newton polish
+then finds the exact one) instead of Kelley's halving steps from far away."""
+EPS = float(np.finfo(float).eps)
+LINE_GRID = np.arange(1, 16) / 16.0
+LINE_STEPS = 2.0 ** -np.arange(1, 53)
+"""Points of each round of the line search in :meth:`TimeLP._meet_target`, one batched evaluation of T: the chord's
+root c (feasible, T being convex), c + (hi - c) 2^-i (the distance from c to the boundary to a factor 2, however
+small), and a uniform grid of the bracket [lo, hi]; the chord of the new, far smaller bracket is then closer still.
+A few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket whose two times differ by
+round-off only (T is evaluated to its last bits there: a finer point would be chosen by rounding noise)."""
 TARGET_MARGIN = 1e-12
 """Relative margin below a time target that min-cost candidates keep (round-off of the evaluators' sums)."""
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import InputError, NoSolutionError, SolverError
+from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel, cut_model, prefers_cuts
 from ..model.timing import TimeModel, build_time_model
@@ -18,13 +18,12 @@ from ..spec import Instance
 from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
-from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
 
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9 LP tolerances)."""
 
-__all__ = ["solve", "MIN_REL_GAP", "METHODS", "UNITS"]
+__all__ = ["solve", "solve_fastest_cheapest", "MIN_REL_GAP", "METHODS", "UNITS"]
 
 METHODS = {
     "performance": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP",
@@ -138,6 +137,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
                      kappa_range_usd=[float(k) for k in res.kappa_range])
     sol = _verified(instance, tm, counts, res, obj, start, extra)
     if portfolio and len(instance.jobs) > 1 and sol.success:
+        from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only when a portfolio is asked for)
+
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
@@ -156,8 +157,49 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     return sol
 
 
+def solve_fastest_cheapest(instance: Instance, time_limit_s: float = 60.0) -> tuple[Solution, Solution | str]:
+    """The performance optimum of ``instance`` (as :func:`solve` with ``objective="performance"``) and the cheapest
+    design whose time is within the gap target of it (as :func:`solve` with ``objective="min_cost"`` and the time
+    target ``objective_value * (1 + 1e-8)``), on one time model and one cutting-plane LP: the min-cost loop starts
+    from the performance solve's cuts and design instead of solving the fastest design again. Both results are
+    re-checked by the independent evaluator (:mod:`hieropt.verify`). A sweep's tie-break: with the performance
+    objective many designs are often equally fast and their costs differ.
+
+    Returns:
+        (performance Solution, min-cost Solution), or (performance Solution, the reason) when the min-cost solve
+        failed (the performance optimum stands; its design is then the tie-break's answer).
+
+    Raises:
+        NoSolutionError, SolverError: as :func:`solve` for the performance objective.
+    """
+    instance = with_targets(instance, "performance", None, None)
+    start = time.perf_counter()
+    tm = build_time_model(instance)
+    counts = Counts()
+    core = TimeLP(instance, tm, time_limit_s)
+    try:
+        res = _fastest(core, instance, REL_GAP)
+        counts.add(core)
+        sol = _verified(instance, tm, counts, res, "performance", start, {})
+        start = time.perf_counter()
+        target = sol.objective_value * (1 + REL_GAP)
+        try:
+            design_inst = with_targets(instance, "min_cost", target, None)
+            cost_counts = Counts()
+            cheap = cheapest_meeting(design_inst, tm, target, REL_GAP, design_inst.max_network_cost_usd,
+                                     time_limit_s, cost_counts, fastest=(core, res.bw))
+            design: Solution | str = _verified(design_inst, tm, cost_counts, cheap, "min_cost", start, {})
+        except HieroptError as e:
+            design = str(e)
+    finally:
+        core.close()
+    return sol, design
+
+
 def _portfolio_solve(instance: Instance, tm: TimeModel, gap: float, time_limit_s: float, start: float) -> Solution:
     """min_max_regret, or min_cost with max_regret: own optima, the regret optimum, then (target form) the cost."""
+    from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
+
     optima = own_optima(instance, min(gap, REL_GAP), time_limit_s)
     regret = min_max_regret(instance, optima, min(gap, REL_GAP), time_limit_s)
     lps = sum(r.iterations for r in optima) + regret.iterations

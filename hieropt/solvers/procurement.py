@@ -177,7 +177,7 @@ class Counts:
 
 def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_gap: float = REL_GAP,
                      budget_usd: float | None = None, time_limit_s: float = 60.0,
-                     counts: Counts | None = None) -> OAResult:
+                     counts: Counts | None = None, fastest: tuple[TimeLP, np.ndarray] | None = None) -> OAResult:
     """The cheapest network ($) whose iteration time is at most ``target_ns``, with or without a bandwidth cap.
 
     With an upper limit on bandwidth, the fastest design meets the target (else: infeasible, "fastest possible is
@@ -189,6 +189,11 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is
     built in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
 
+    ``fastest``: (core, design) when the caller has already solved the performance optimum within ``budget_usd``
+    on a :class:`TimeLP` of this instance (a sweep's tie-break: the cheapest design within the gap of the optimal
+    time) and ``design`` meets ``target_ns``; the min-cost loop then continues on that core, with its cuts, instead
+    of solving the fastest design again. The caller's counters already hold that core's LPs.
+
     Returns:
         an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT with the honest gap
         when the gap target was not reached).
@@ -197,24 +202,28 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
         NoSolutionError: infeasible constraints, budget or target.
     """
     counts = counts if counts is not None else Counts()
-    core = TimeLP(instance, tm, time_limit_s)
     cap = budget_usd
-    try:
-        meets = fastest_design(core, min(rel_gap, REL_GAP), budget_usd, target_ns).bw
-    except NoSolutionError as e:
-        counts.add(core)
-        if e.kind != "unbounded":
-            raise
-        meets = _meets_without_cap(instance, tm, target_ns, budget_usd, time_limit_s, counts)
-        cost = core.network_cost(meets)
-        cap = cost if budget_usd is None else min(budget_usd, cost)
+    if fastest is not None:
+        core, meets = fastest
     else:
-        counts.add(core)
-    scale = _target_scale(instance, tm, target_ns, core.s)
+        core = TimeLP(instance, tm, time_limit_s)
+        try:
+            meets = fastest_design(core, min(rel_gap, REL_GAP), budget_usd, target_ns).bw
+        except NoSolutionError as e:
+            counts.add(core)
+            if e.kind != "unbounded":
+                raise
+            meets = _meets_without_cap(instance, tm, target_ns, budget_usd, time_limit_s, counts)
+            cost = core.network_cost(meets)
+            cap = cost if budget_usd is None else min(budget_usd, cost)
+        else:
+            counts.add(core)
+    # (a given fastest core is already in the units of the design that meets the target)
+    scale = None if fastest is not None else _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
-    try:  # 0.8: room for the bound's LP-tolerance slack below
-        res = cheap.min_cost(target_ns, meets, 0.8 * rel_gap, cap)
+    try:  # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
+        res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap)
     except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
         floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
         res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
@@ -227,6 +236,13 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     gap = (res.upper - lower) / res.upper
     msg = res.message if res.status is Status.LIMIT else f"stopped at proven relative gap {gap:.3g}"
     return replace(res, lower=lower, status=Status.LIMIT, message=msg)
+
+
+def loop_gap(rel_gap: float) -> float:
+    """The gap a min-cost loop must reach so that its bound, less :data:`BOUND_SLACK`, still proves ``rel_gap``:
+    upper - (1 - g) upper (1 - slack) <= rel_gap upper for g = (rel_gap - slack) / (1 - slack) (a hair below, for
+    the rounding of this formula); e.g. 8.99e-9 for the default 1e-8."""
+    return max((rel_gap - BOUND_SLACK) / (1 - BOUND_SLACK) * (1 - 1e-6), 0.5 * rel_gap)
 
 
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:

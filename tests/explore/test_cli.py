@@ -91,3 +91,23 @@ def test_shipped_space_enumerates():
     assert space.npus == 4096 and (space.min_dims, space.max_dims) == (2, 5)
     assert enum.shapes == enum.placements == 2186 and len(enum.candidates) == 134
     assert {c.n_dims for c in enum.candidates} == {2, 3, 4, 5}
+
+
+def test_cli_json_reports_throughput_per_core(tmp_path):
+    import json
+
+    space = write_space(tmp_path, tp=4, rule="all_placements")  # 58 candidates, 14 distinct problems
+    path = tmp_path / "sweep.json"
+    res = runner.invoke(app, ["explore", str(space), "--workers", "1", "--top", "5", "--json", str(path)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(path.read_text())
+    tp = data["throughput"]
+    assert (data["candidates"], data["pruned"], data["solved"]) == (58, 44, 14)
+    assert tp["cores"] == 1 and tp["backend"] == "serial"
+    assert tp["certified"] == 14 and tp["covered"] == 58  # every distinct problem certified; duplicates share it
+    assert tp["certified_per_s_per_core"] == pytest.approx(14 / tp["seconds"], rel=1e-12)
+    assert [r["rank"] for r in data["ranking"]][0] == 1 and len(data["ranking"]) == 5
+    assert "candidates certified in" in res.stdout and "certified per second per core" in res.stdout
+    to_stdout = runner.invoke(app, ["explore", str(space), "--workers", "1", "--json", "-"])
+    assert to_stdout.exit_code == 0
+    assert json.loads(to_stdout.stdout)["throughput"]["certified"] == 14  # tables went to stderr

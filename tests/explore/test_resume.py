@@ -67,6 +67,11 @@ def test_kill_mid_sweep_and_resume(tmp_path, space_path):
     resumed = explore(space_path, out=out, workers=2,
                       on_row=lambda row: log.open("a").write(row["shape_id"] + "\n"))
     assert set(resumed.resumed_ids) == before
+    assert resumed.backend == "pool(2)" and resumed.cores == 2
+    # throughput counts only this call's certified candidates, per core of the pool
+    tp = resumed.throughput
+    assert tp["certified"] == sum(r["status"] == "optimal" for r in resumed.rows if r["shape_id"] not in before)
+    assert tp["certified_per_s_per_core"] == pytest.approx(tp["certified"] / (2 * resumed.seconds), rel=1e-12)
     assert not set(resumed.solved_ids) & before  # nothing in the file is solved again
     assert len(resumed.solved_ids) == len(set(resumed.solved_ids)) == n - len(before)
     solved_log = log.read_text().split("\n")[:-1]

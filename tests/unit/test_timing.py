@@ -331,3 +331,28 @@ def test_time_model_matches_evaluate(data):
         ly.forward.compute_ns + ly.input_grad.compute_ns + ly.weight_grad.compute_ns for ly in inst.workload.layers
     )
     assert b.compute_ns == pytest.approx(direct, rel=1e-12, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# TimeModel.times_ns (a batch of designs at once, the min-cost line search) == time_ns row by row
+# ---------------------------------------------------------------------------------------------------------------------
+def test_times_ns_batch_hand_values():
+    tm = build_time_model(instance_a())
+    np.testing.assert_allclose(tm.times_ns(np.array([[4.0, 2.0], [16.0, 1.0]])), [325.0, 327.5], rtol=1e-12)
+
+
+@pytest.mark.parametrize("loop", ["no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute"])
+def test_times_ns_matches_time_ns_with_nodes_latency_and_zero_bandwidth(loop):
+    inst = instance_b()
+    dims = tuple(d.model_copy(update={"latency_ns": 5.0 * (k + 1)}) for k, d in enumerate(inst.network.dims))
+    inst = inst.model_copy(update={"training_loop": loop, "network": Network(dims=dims)})
+    tm = build_time_model(inst)
+    if loop.startswith("tp_dp"):
+        assert tm.nodes  # the overlap loops have max nodes: their batched form is exercised
+    rng = np.random.default_rng(7)
+    bw = rng.uniform(0.5, 50.0, size=(40, 3))
+    bw[3, 1] = 0.0  # a dimension with traffic and no bandwidth: inf, as time_ns
+    got = tm.times_ns(bw)
+    want = np.array([tm.time_ns(b) for b in bw])
+    assert np.isinf(got[3]) and np.isinf(want[3])
+    np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-13)

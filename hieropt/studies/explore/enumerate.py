@@ -148,14 +148,31 @@ def shape_network(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> Network:
     dims = []
     for d in shape:
         lv = space.levels[d.level]
-        dims.append(Dimension(block=d.block, npus=d.npus, cost_class=lv.cost_class, latency_ns=lv.latency_ns,
-                              algorithm=lv.algorithm))
+        args = (d.block, d.npus, lv.cost_class, lv.latency_ns, lv.algorithm)
+        dim = _DIMENSIONS.get(args)
+        if dim is None:  # a space's shapes repeat their dimensions: each is validated once
+            if len(_DIMENSIONS) > 4096:
+                _DIMENSIONS.clear()
+            dim = _DIMENSIONS[args] = Dimension(block=d.block, npus=d.npus, cost_class=lv.cost_class,
+                                                latency_ns=lv.latency_ns, algorithm=lv.algorithm)
+        dims.append(dim)
     return Network(dims=tuple(dims))
 
 
+_DIMENSIONS: dict[tuple, Dimension] = {}
+
+
 def _tp_dp(sizes: tuple[int, ...], tp_group: tuple[int, ...]) -> Mapping:
-    dp = tuple(p // g for p, g in zip(sizes, tp_group, strict=True))
-    return Mapping(forward=tp_group, input_grad=tp_group, weight_grad=dp)
+    hit = _MAPPINGS.get((sizes, tp_group))
+    if hit is None:  # a space's shapes repeat their mappings: each is validated once
+        if len(_MAPPINGS) > 1 << 16:
+            _MAPPINGS.clear()
+        dp = tuple(p // g for p, g in zip(sizes, tp_group, strict=True))
+        hit = _MAPPINGS[(sizes, tp_group)] = Mapping(forward=tp_group, input_grad=tp_group, weight_grad=dp)
+    return hit
+
+
+_MAPPINGS: dict[tuple[tuple[int, ...], tuple[int, ...]], Mapping] = {}
 
 
 def _placements(sizes: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
@@ -169,9 +186,11 @@ def _placements(sizes: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
     return out
 
 
-def shape_mappings(space: ShapeSpace, shape: tuple[DimChoice, ...], sid: str) -> list[tuple[str, tuple[Mapping, ...]]]:
-    """(candidate id, mappings per workload) of one shape; raises InputError when the rule cannot place a group."""
-    net = shape_network(space, shape)
+def shape_mappings(space: ShapeSpace, shape: tuple[DimChoice, ...], sid: str,
+                   net: Network | None = None) -> list[tuple[str, tuple[Mapping, ...]]]:
+    """(candidate id, mappings per workload) of one shape (``net``: its :func:`shape_network`, when the caller has
+    it); raises InputError when the rule cannot place a group."""
+    net = shape_network(space, shape) if net is None else net
     sizes = tuple(d.npus for d in shape)
     if space.mapping_rule == "header":
         return [(sid, tuple(derive_mapping(job.workload, net, sid)[0] for job in space.jobs))]

@@ -3,6 +3,7 @@ see the :mod:`hieropt.studies.explore.run` docstring) and :func:`candidates`, wh
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -48,16 +49,18 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
     placements = 0
     for shape in shapes:
         sid = shape_id(space, shape)
+        net = shape_network(space, shape)  # once per shape: its mappings and keys share it
         try:
-            options = shape_mappings(space, shape, sid)
+            options = shape_mappings(space, shape, sid, net)
         except InputError as e:
             skipped.append((sid, e.problem))
             continue
+        u = _unit_costs(space, shape) if prune else None
         for cid, mappings in options:
             placements += 1
             cand = Candidate(cid, shape, mappings)
             if prune:
-                key = _candidate_key(space, cand)
+                key = _candidate_key(space, cand, net, u)
                 rep = by_key.setdefault(key, cid)
                 if rep != cid:
                     equivalents[rep].append(cid)
@@ -104,13 +107,44 @@ def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray
         for phase, triples in zip(PHASES, _distinct(workload), strict=True):
             for kind, name, size in triples:
                 group = mapping.group(phase, name)
-                traffic.append(collective_traffic(kind, size, group))
-                latency.append(collective_steps(kind, group, algos) * alpha)
+                traffic.append(_traffic_row(kind, size, group))
+                latency.append(_steps_row(kind, group, algos) * alpha)
     return np.array(traffic).reshape(-1, D), np.array(latency).reshape(-1, D)
 
 
+@lru_cache(maxsize=65536)
+def _traffic_row(kind: Collective, size: float, group: tuple[int, ...]) -> np.ndarray:
+    """:func:`~hieropt.model.traffic.collective_traffic`, cached (the candidates of a space repeat its groups)."""
+    out = collective_traffic(kind, size, group)
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _steps_row(kind: Collective, group: tuple[int, ...], algos: tuple[str, ...]) -> np.ndarray:
+    """:func:`~hieropt.model.traffic.collective_steps`, cached."""
+    out = collective_steps(kind, group, algos)
+    out.flags.writeable = False
+    return out
+
+
+_RANK_ONE: dict[tuple[bytes, tuple[int, ...]], bool] = {}
+
+
 def _rank_one(block: np.ndarray) -> bool:
-    """Whether every row of ``block`` (non-negative) is a multiple of one common vector."""
+    """Whether every row of ``block`` (non-negative) is a multiple of one common vector (memoised: the candidates
+    of a space repeat their blocks)."""
+    block = np.ascontiguousarray(block)
+    memo = (block.tobytes(), block.shape)
+    hit = _RANK_ONE.get(memo)
+    if hit is None:
+        if len(_RANK_ONE) > 1 << 16:
+            _RANK_ONE.clear()
+        hit = _RANK_ONE[memo] = _rank_one_of(block)
+    return hit
+
+
+def _rank_one_of(block: np.ndarray) -> bool:
     norms = np.linalg.norm(block, axis=1)
     if not norms.any():
         return True
@@ -119,8 +153,19 @@ def _rank_one(block: np.ndarray) -> bool:
     return bool(np.all(np.linalg.norm(resid, axis=1) <= 1e-9 * norms))
 
 
+_ROUNDED: dict[bytes, tuple[float, ...]] = {}
+
+
 def _round(x: np.ndarray) -> tuple[float, ...]:
-    return tuple(float(f"{v:.{KEY_DIGITS}g}") + 0.0 for v in np.asarray(x, dtype=float).ravel())
+    """The values of ``x`` to :data:`KEY_DIGITS` significant digits (memoised: a space's columns repeat)."""
+    x = np.asarray(x, dtype=float).ravel()
+    raw = x.tobytes()
+    hit = _ROUNDED.get(raw)
+    if hit is None:
+        if len(_ROUNDED) > 1 << 18:
+            _ROUNDED.clear()
+        hit = _ROUNDED[raw] = tuple(float(f"{v:.{KEY_DIGITS}g}") + 0.0 for v in x)
+    return hit
 
 
 def problem_key(instance: Instance) -> tuple:
@@ -140,26 +185,35 @@ def _key(network: Network, jobs: list[tuple[Any, Mapping]], u: np.ndarray,
     A = np.array([c.coefficients for c in constraints], dtype=float).reshape(-1, D)
     M, L = _rows(network, jobs)
     cols: list[tuple] = []
+    has_latency = L.any(axis=0)
     i = 0
     while i < D:
         j = i + 1
-        if mode == "concurrent" and not L[:, i].any():
-            while (j < D and not L[:, j].any() and abs(u[j] - u[i]) <= 1e-12 * abs(u[i])
+        if mode == "concurrent" and not has_latency[i]:
+            while (j < D and not has_latency[j] and abs(u[j] - u[i]) <= 1e-12 * abs(u[i])
                    and np.array_equal(A[:, j], A[:, i]) and _rank_one(M[:, i:j + 1])):
                 j += 1
-        cols.append(_round(u[i:i + 1]) + _round(A[:, i]) + _round(M[:, i:j].sum(axis=1)) + _round(L[:, i]))
+        cols.append(_round(np.concatenate((u[i:i + 1], A[:, i], M[:, i:j].sum(axis=1), L[:, i]))))
         i = j
     rhs = tuple((c.sense, float(f"{c.rhs:.{KEY_DIGITS}g}")) for c in constraints)
     return D, rhs, tuple(sorted(cols))
 
 
-def _candidate_key(space: ShapeSpace, cand: Candidate) -> tuple:
-    """:func:`problem_key` of a candidate without building its Instance."""
+def _unit_costs(space: ShapeSpace, shape: tuple) -> np.ndarray:
+    """$ per GB/s of each dimension of ``shape`` (link, plus switch and NIC on a Switch), shape (D,)."""
     u = []
-    for d in cand.dims:
+    for d in shape:
         cc = space.cost.classes[space.levels[d.level].cost_class]
         extra = (cc.switch_usd_per_gbps or 0.0) + (cc.nic_usd_per_gbps or 0.0) if d.block == "Switch" else 0.0
         u.append(cc.link_usd_per_gbps + extra)
+    return np.array(u)
+
+
+def _candidate_key(space: ShapeSpace, cand: Candidate, net: Network | None = None,
+                   u: np.ndarray | None = None) -> tuple:
+    """:func:`problem_key` of a candidate without building its Instance (``net``, ``u``: its shape's network and
+    unit costs, when the caller has them)."""
+    u = _unit_costs(space, cand.dims) if u is None else u
+    net = shape_network(space, cand.dims) if net is None else net
     jobs = [(j.workload, m) for j, m in zip(space.jobs, cand.mappings, strict=True)]
-    return _key(shape_network(space, cand.dims), jobs, np.array(u), space_constraints(space.constraints, cand.n_dims),
-                space.dimension_mode)
+    return _key(net, jobs, u, space_constraints(space.constraints, cand.n_dims), space.dimension_mode)

@@ -87,6 +87,7 @@ class Exploration:
         backend: ``"serial"``, ``"pool(n)"`` or ``"dask(address)"``.
         seconds: wall time of the sweep (enumeration included).
         out: the results file, or None.
+        cores: processes that solved (1 serial, n for a pool of n, the distinct Dask workers that returned rows).
     """
 
     space: ShapeSpace
@@ -98,6 +99,7 @@ class Exploration:
     backend: str
     seconds: float
     out: Path | None = None
+    cores: int = 1
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -111,6 +113,19 @@ class Exploration:
         if "ranking" not in self._cache:
             self._cache["ranking"] = rank_rows([r for r in self.rows if r["status"] in SOLVED], self.space.objective)
         return self._cache["ranking"]
+
+    @property
+    def throughput(self) -> dict[str, Any]:
+        """How fast this call certified: ``certified`` (candidates solved now with status optimal, each re-checked
+        by the independent evaluator), ``covered`` (those plus their pruned duplicates, whose optimum is the same),
+        ``seconds`` (wall time of the sweep, enumeration included), ``cores`` and
+        ``certified_per_s_per_core`` = certified / (seconds x cores)."""
+        now = set(self.solved_ids)
+        ok = [r for r in self.rows if r["shape_id"] in now and r["status"] == "optimal"]
+        covered = sum(1 + (r["equivalents"] or 0) for r in ok)
+        per = len(ok) / (self.seconds * self.cores) if self.seconds > 0 else None
+        return {"certified": len(ok), "covered": covered, "seconds": self.seconds, "cores": self.cores,
+                "backend": self.backend, "certified_per_s_per_core": per}
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -159,21 +174,29 @@ class Exploration:
 def rank_rows(rows: list[dict[str, Any]], objective: str, key: str = "shape_id") -> list[dict[str, Any]]:
     """Rows with an objective value, best first, each with its ``rank``: optima within the solver's gap target of
     each other share a rank and are ordered by the other figure (network cost for performance, iteration time
-    otherwise), then by ``key``."""
+    otherwise), values of it within the gap target (1e-8) of each other counting as equal, then by ``key``. (Those
+    figures are certified to the gap target only: an order by their last digits would be round-off, and would change
+    with the order of the solver's floating-point operations.)"""
     tol = PPC_GAP if objective == "performance_per_cost" else REL_GAP
     second = "network_cost_usd" if objective == "performance" else "iteration_time_ns"
-    rows = sorted(rows, key=lambda r: (r["objective_value"], r[key]))
     out: list[dict[str, Any]] = []
+    for i, tied in _tie_groups(sorted(rows, key=lambda r: (r["objective_value"], r[key])), "objective_value", tol):
+        for group in (g for _, g in _tie_groups(sorted(tied, key=lambda r: (r[second], r[key])), second, REL_GAP)):
+            out += [{**r, "rank": i + 1} for r in sorted(group, key=lambda r: r[key])]
+    return out
+
+
+def _tie_groups(rows: list[dict[str, Any]], field: str, tol: float):
+    """(start index, rows) of consecutive runs of ``rows`` (sorted by ``field``) within ``tol`` (relative) of the
+    run's first value."""
     i = 0
     while i < len(rows):
-        lead = rows[i]["objective_value"]
+        lead = rows[i][field]
         j = i
-        while j < len(rows) and rows[j]["objective_value"] <= lead + tol * abs(lead):
+        while j < len(rows) and rows[j][field] <= lead + tol * abs(lead):
             j += 1
-        tied = sorted(rows[i:j], key=lambda r: (r[second], r[key]))
-        out += [{**r, "rank": i + 1} for r in tied]
+        yield i, rows[i:j]
         i = j
-    return out
 
 
 def space_fingerprint(space: ShapeSpace) -> str:
@@ -260,8 +283,12 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         if sink is not None:
             sink.close(complete)
     rows = tuple(done[c.id] for c in enum.candidates if c.id in done)
+    if dask is not None:
+        cores = max(1, len({done[i]["worker"] for i in solved}))
+    else:
+        cores = 1 if backend == "serial" else min(n, len(todo))
     return Exploration(space, digest, enum, rows, tuple(solved), resumed, backend, time.perf_counter() - start,
-                       Path(out) if out is not None else None)
+                       Path(out) if out is not None else None, cores)
 
 
 class _Progress:
