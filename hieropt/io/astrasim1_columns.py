@@ -74,8 +74,9 @@ class TokenLines(Sequence):
         space = cls._SPACE[data]
         begins = ~space
         begins[1:] &= space[:-1]
-        line = np.cumsum(data == 10)
-        counts = np.bincount(line[begins], minlength=int(line[-1]) + 1 if line.size else 1)
+        newlines = np.flatnonzero(data == 10)  # the line of each token: newlines before its first byte
+        line = np.searchsorted(newlines, np.flatnonzero(begins))
+        counts = np.bincount(line, minlength=newlines.size + 1)
         flat = text.split()
         if counts.sum() != len(flat):
             return None

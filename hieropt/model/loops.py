@@ -179,24 +179,33 @@ LOOPS: dict[str, Callable[..., None]] = {
 
 
 def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool) -> float:
-    """The backward pass of ``tp_dp_overlap_cross`` (after the forward), numerically: see the timing docstring."""
+    """The backward pass of ``tp_dp_overlap_cross`` (after the forward), numerically: see the timing docstring.
+    Layer by layer on Python floats (a numpy call per layer costs more than the arithmetic on D numbers)."""
     compute_at = comm_free = 0.0
-    Z = np.full(per_dim.shape[2], -np.inf)
-    for lay in reversed(range(C.shape[0])):
-        if serial:
-            compute_at += C[lay, 1]
-            if T[lay, 1] > 0:
-                compute_at = comm_free = max(compute_at, comm_free) + T[lay, 1]
-            compute_at += C[lay, 2]
-            if T[lay, 2] > 0:
-                comm_free = max(compute_at, comm_free) + T[lay, 2]
-            continue
-        compute_at += C[lay, 1] + T[lay, 1] + C[lay, 2]
-        Z = Z + per_dim[lay, 1]  # the TP collective delays the gradient backlog on its dimensions
-        if T[lay, 2] > 0:
-            Z = np.maximum(compute_at, Z) + per_dim[lay, 2]
-            comm_free = max(max(comm_free, compute_at) + T[lay, 2], float(Z.max()))
-    return max(compute_at, comm_free, float(Z.max()) if Z.size else 0.0)
+    D = per_dim.shape[2]
+    Cl, Tl = C.tolist(), T.tolist()
+    if serial:
+        for lay in reversed(range(len(Cl))):
+            compute_at += Cl[lay][1]
+            if Tl[lay][1] > 0:
+                compute_at = comm_free = max(compute_at, comm_free) + Tl[lay][1]
+            compute_at += Cl[lay][2]
+            if Tl[lay][2] > 0:
+                comm_free = max(compute_at, comm_free) + Tl[lay][2]
+        return max(compute_at, comm_free)
+    if not per_dim.any():  # no collective takes time: the backward compute
+        return float(C[:, 1].sum() + C[:, 2].sum())
+    P1, P2 = per_dim[:, 1, :].tolist(), per_dim[:, 2, :].tolist()
+    Z = [-float("inf")] * D
+    for lay in reversed(range(len(Cl))):
+        c, t = Cl[lay], Tl[lay]
+        compute_at += c[1] + t[1] + c[2]
+        if t[2] > 0:  # the TP collective delays the gradient backlog on its dimensions, then the gradient's joins
+            Z = [max(compute_at, z + a) + b for z, a, b in zip(Z, P1[lay], P2[lay], strict=True)]
+            comm_free = max(max(comm_free, compute_at) + t[2], max(Z) if D else -float("inf"))
+        elif t[1] > 0:
+            Z = [z + a for z, a in zip(Z, P1[lay], strict=True)]
+    return max(compute_at, comm_free, max(Z) if D else 0.0)
 
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,

@@ -233,7 +233,12 @@ class PhaseRefs:
 def direction_key(rows: np.ndarray) -> list[bytes]:
     """A key per row of ``rows`` (n, 2D: bytes then latency, divided by the row's peak) that is equal for rows that
     agree to 12 significant digits (exactly proportional collectives differ only by floating-point rounding): the
-    mantissas rounded to 11 decimals and the decimal exponents, as bytes."""
+    mantissas rounded to 11 decimals and the decimal exponents, as bytes (:func:`direction_rows`)."""
+    return [r.tobytes() for r in direction_rows(rows)]
+
+
+def direction_rows(rows: np.ndarray) -> np.ndarray:
+    """The keys of :func:`direction_key` as an (n, 4D) float array (row i's bytes are key i)."""
     a = np.abs(rows)
     e = np.where(a > 0, np.floor(np.log10(np.where(a > 0, a, 1.0))), 0.0)
     mant = np.round(rows / 10.0**e, 11)
@@ -241,8 +246,26 @@ def direction_key(rows: np.ndarray) -> list[bytes]:
     if over.any():
         e = np.where(over, e + 1, e)
         mant = np.round(rows / 10.0**e, 11)
-    key = np.ascontiguousarray(np.concatenate([mant + 0.0, e], axis=1))  # + 0.0: -0.0 == 0.0
-    return [r.tobytes() for r in key]
+    return np.ascontiguousarray(np.concatenate([mant + 0.0, e], axis=1))  # + 0.0: -0.0 == 0.0
+
+
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of the float64 array ``rows`` (n, w) by their bytes: (index of one occurrence of each, the
+    distinct row of every row, the count of each), as ``np.unique(..., axis=0)`` gives them but in another order.
+    Sorts a 64-bit hash of each row (far faster than sorting the rows), then checks every row against its
+    representative and falls back to sorting the rows' bytes on a collision."""
+    bits = np.ascontiguousarray(rows).view(np.uint64)
+    h = np.zeros(bits.shape[0], dtype=np.uint64)
+    for c in range(bits.shape[1]):  # FNV-style mixing; uint64 arithmetic wraps
+        h = (h ^ bits[:, c]) * np.uint64(0x100000001B3)
+        h ^= h >> np.uint64(29)
+    _, first, inverse, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    if not (bits == bits[first[inverse]]).all():  # a hash collision: sort the rows themselves
+        view = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
+        _, first, inverse, counts = np.unique(view, return_index=True, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+    return first, inverse, counts
 
 
 def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> PhaseRefs:
@@ -257,8 +280,7 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> Phas
         first = np.zeros(len(ids), dtype=np.int64)
         first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1)  # first occurrence of each distinct row
     else:
-        view = rows.view(np.dtype((np.void, rows.dtype.itemsize * 2 * D)))[:, 0]
-        _, first, inverse, counts = np.unique(view, return_index=True, return_inverse=True, return_counts=True)
+        first, inverse, counts = unique_rows(rows)
         order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
@@ -269,7 +291,18 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> Phas
     k = np.full(len(uniq), -1, dtype=int)
     a = np.zeros(len(uniq))
     live = np.flatnonzero(peak > 0)
-    if live.size:
+    if live.size > 4096:  # many distinct rows: group them by direction with numpy, register one row per direction
+        keys = direction_rows(uniq[live] / peak[live, None])
+        first_of, group, _ = unique_rows(keys)
+        group = group.reshape(-1)
+        term = np.zeros(first_of.size, dtype=int)
+        for g in np.argsort(first_of):  # directions in order of first appearance
+            i = live[first_of[g]]
+            term[g] = b.term_keyed(keys[first_of[g]].tobytes(), uniq[i, :D], uniq[i, D:], float(peak[i]), 0)[0]
+        b.collectives += int(counts[live].sum())
+        k[live] = term[group]
+        a[live] = peak[live] / np.asarray(b.peaks)[k[live]]
+    elif live.size:
         for i, key in zip(live, direction_key(uniq[live] / peak[live, None]), strict=True):
             k[i], a[i] = b.term_keyed(key, uniq[i, :D], uniq[i, D:], float(peak[i]), int(counts[i]))
     inverse = inverse.reshape(-1)

@@ -108,6 +108,8 @@ class Loop:
         on_empty: called with the LP's point (empty when the first LP is infeasible) while no candidate, or only one
             with a dimension (almost) without bandwidth, has been found; raises NoSolutionError with the reason, or
             returns True to have the LP solved again.
+        refine: called after every LP that did not close the gap with its point and the polished point (or None):
+            adds the model's own cuts (pieces of T for :class:`hieropt.model.cutmodel.CutModel`) and re-loads the LP.
     """
 
     costs: Callable[[], np.ndarray]
@@ -117,6 +119,7 @@ class Loop:
     start: np.ndarray | None = None
     slope: Callable[[float], float] | None = None
     on_empty: Callable[[np.ndarray], bool] | None = None
+    refine: Callable[[np.ndarray, np.ndarray | None], None] | None = None
 
 
 class CutLP:
@@ -184,6 +187,15 @@ class CutLP:
         self._cut_j, self._cut_b = [], []
         self._add_cuts(cuts + self._seeds())
         self.rescales += 1
+
+    def _reload(self) -> None:
+        """Re-compile the LP at the current scale (its model changed) with every tangent cut so far."""
+        self.arr = self._compile(self.scale)
+        self.solver.load(self.arr)
+        self._bounds()
+        cuts = list(zip(self._cut_j, self._cut_b, strict=True))
+        self._cut_j, self._cut_b = [], []
+        self._add_cuts(cuts)
 
     def _solve(self, costs: np.ndarray, maximize: bool = False) -> LPResult:
         self.solver.set_costs(costs, maximize)
@@ -310,6 +322,8 @@ class CutLP:
             points += self._cut_points(res.x, point)
             if spec.on_empty is not None and (best is None or not np.isfinite(upper) or it == 1):
                 spec.on_empty(res.x)
+            if spec.refine is not None:
+                spec.refine(res.x, None if pol is None else pol.x)
             self._add_cuts(points)
             if self._centre(best):
                 continue

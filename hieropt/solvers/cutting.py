@@ -22,6 +22,7 @@ from ..errors import NoSolutionError, SolverError
 from ..formulation.arrays import LPArrays, compile_perf_lp
 from ..formulation.scale import Scale, choose_scale, upper_limits_gbps
 from ..model.cost import cluster_cost_usd_per_gbps
+from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
@@ -67,6 +68,9 @@ class TimeLP(CutLP):
         self._cheapest: float | None = None
         self._ub_key: tuple | None = None
         self._ub = np.zeros(0)
+        if isinstance(tm, CutModel):  # the first pieces of T: at the scale's centre and at 10x / 0.1x of it
+            b = self.scale.bw_gbps
+            self.tm = tm = tm.with_pieces([tm.piece(b * f) for f in (1.0, 10.0, 0.1)])
         self._start(time_limit_s)
 
     # ----------------------------------------------------------------------------------------------- CutLP hooks
@@ -95,6 +99,23 @@ class TimeLP(CutLP):
             ub[self.arr.b_col] = lim / self.scale.bw_gbps
             self._ub = ub
         return self._ub
+
+    def _refine(self, x: np.ndarray, polished: np.ndarray | None) -> None:
+        """Add the pieces of T (:class:`hieropt.model.cutmodel.CutModel`) at the LP's B and at the polished B, or,
+        without a polished point, at the LP's t (the bandwidth b_d / t_d of the scaled t_d), and re-load the LP when
+        any is new (the pieces at B were evaluated for the candidates already: remembered, not recomputed)."""
+        b = self.scale.bw_gbps
+        points = [self._bw(x)]
+        tcol = self.arr.t_col
+        if polished is not None:
+            points.append(self._bw(polished))
+        else:
+            with np.errstate(divide="ignore"):
+                points.append(np.where(tcol >= 0, b / np.maximum(x[np.maximum(tcol, 0)], 0.0), points[0]))
+        tm = self.tm.with_pieces([self.tm.piece(p) for p in points])
+        if tm is not self.tm:
+            self.tm = tm
+            self._reload()
 
     # ----------------------------------------------------------------------------------------------- plumbing
     @property
@@ -269,7 +290,8 @@ class TimeLP(CutLP):
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: tm.constant_ns + v * self.scale.time_ns,
                     candidates=lambda x: self._within_budget(self._bw(x)), score=tm.time_ns,
                     slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
-                    on_empty=self._diagnose_empty)
+                    on_empty=self._diagnose_empty,
+                    refine=self._refine if isinstance(tm, CutModel) else None)
         out = self._loop(spec, rel_gap, max_iterations)
         if out.bw is None or not np.isfinite(out.upper):
             raise NoSolutionError("infeasible", f"no bandwidth vector with a finite iteration time was found in "

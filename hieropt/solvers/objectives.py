@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..model.cost import ignored_price_notes
+from ..model.cutmodel import CutModel, cut_model, prefers_cuts
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
@@ -108,7 +109,9 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
                          f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the floor there")
     start = time.perf_counter()
-    tm = build_time_model(instance)
+    plain = (obj == "performance" and not sensitivity and instance.max_network_cost_usd is None
+             and instance.max_iteration_time_ns is None)
+    tm = cut_model(instance) if plain and prefers_cuts(instance) else build_time_model(instance)
     if obj == "min_max_regret" or instance.max_regret is not None:
         sol = _portfolio_solve(instance, tm, gap, time_limit_s, start)
         if sensitivity:
@@ -124,6 +127,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         finally:
             core.close()
         counts.add(core)
+        if isinstance(core.tm, CutModel):  # T of a large workload by cutting planes (hieropt/model/cutmodel.py)
+            extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
     elif obj == "min_cost":
         res = _min_cost(instance, tm, gap, time_limit_s, counts)
     else:
