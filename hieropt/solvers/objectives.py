@@ -109,9 +109,15 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
                          f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the floor there")
     start = time.perf_counter()
-    plain = (obj == "performance" and not sensitivity and instance.max_network_cost_usd is None
+    plain = (obj == "performance" and instance.max_network_cost_usd is None
              and instance.max_iteration_time_ns is None)
-    tm = cut_model(instance) if plain and prefers_cuts(instance) else build_time_model(instance)
+    cuts = plain and prefers_cuts(instance)
+    tm = cut_model(instance) if cuts else build_time_model(instance)
+    skipped = ()
+    if cuts and sensitivity:  # the re-solves of the sensitivity need the dense model, which grows with the layers
+        sensitivity = False
+        skipped = ("sensitivity: not computed for a large workload solved by cutting planes on T (the re-solves "
+                   "need the dense model, which grows with the distinct layers)",)
     if obj == "min_max_regret" or instance.max_regret is not None:
         sol = _portfolio_solve(instance, tm, gap, time_limit_s, start)
         if sensitivity:
@@ -136,6 +142,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
     sol = _verified(instance, tm, counts, res, obj, start, extra)
+    if skipped:
+        sol = replace(sol, notes=sol.notes + skipped)
     if portfolio and len(instance.jobs) > 1 and sol.success:
         from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only when a portfolio is asked for)
 
