@@ -146,3 +146,15 @@ def test_solve_uses_the_cut_model_only_for_the_plain_performance_objective(monke
     budget = hieropt.solve(inst, max_network_cost_usd=sol.network_cost_usd * 0.9)
     assert budget.success and budget.extra["terms"] > 3  # the dense model
     assert budget.iteration_time_ns >= sol.iteration_time_ns
+
+
+def test_sensitivity_of_a_large_workload_is_skipped_with_a_note(monkeypatch):
+    """Asked for sensitivity (the CLI's default), a large workload still gets the cut model's certified optimum, and
+    the note says why no marginal values are given (the re-solves need the dense model)."""
+    monkeypatch.setattr(cutmodel, "DENSE_LAYERS", 30)
+    inst = distinct_layers(40, "tp_dp_overlap", True, 2)
+    plain = hieropt.solve(inst)
+    asked = hieropt.solve(inst, sensitivity=True)
+    assert asked.success and asked.extra["time_model"] == "cutting planes on T"
+    assert asked.sensitivity is None and any(n.startswith("sensitivity: not computed") for n in asked.notes)
+    assert asked.iteration_time_ns == pytest.approx(plain.iteration_time_ns, rel=1e-12)
