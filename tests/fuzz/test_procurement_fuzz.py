@@ -26,7 +26,7 @@ from tests.fuzz import checks
 from tests.fuzz.certify import PPC_GAP, REL_GAP, bound_holds, intervals_meet, point_ok, status_ok
 from tests.fuzz.run import call
 from tests.fuzz.strategies import Spec, magnitudes, specs
-from tests.fuzz.tally import BUDGET, MODE, TALLY
+from tests.fuzz.tally import BUDGET, MODE, TALLY, seeded
 
 SUITE = "procurement"
 SWEEP_EPS = 1e-7
@@ -177,6 +177,7 @@ def check_pareto(spec: Spec, rng: np.random.Generator) -> None:
 
 
 
+@seeded
 @PROC_SETTINGS
 @given(spec=procurement_specs, slack=st.sampled_from([1e-6, 1e-3, 0.01, 0.1, 1.0, 10.0, 1e3, 1e6, 1e9]),
        scale=magnitudes(), price=magnitudes(), seed=st.integers(0, 2**32 - 1))
@@ -184,12 +185,14 @@ def test_min_cost_certificates(spec: Spec, slack: float, scale: float, price: fl
     check_min_cost(spec, slack, scale, price, np.random.default_rng(seed))
 
 
+@seeded
 @PROC_SETTINGS
 @given(spec=procurement_specs, scale=magnitudes(), price=magnitudes(), seed=st.integers(0, 2**32 - 1))
 def test_performance_per_cost_certificates(spec: Spec, scale: float, price: float, seed: int):
     check_ppc(spec, scale, price, np.random.default_rng(seed))
 
 
+@seeded
 @PROC_SETTINGS
 @given(spec=procurement_specs, seed=st.integers(0, 2**32 - 1))
 def test_pareto_certificates(spec: Spec, seed: int):

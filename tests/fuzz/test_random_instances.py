@@ -25,7 +25,7 @@ from tests.fuzz import checks
 from tests.fuzz.certify import REL_GAP, bound_holds, intervals_meet, point_ok, status_ok
 from tests.fuzz.run import call
 from tests.fuzz.strategies import Spec, magnitudes, small, specs
-from tests.fuzz.tally import BUDGET, MODE, TALLY
+from tests.fuzz.tally import BUDGET, MODE, TALLY, seeded
 
 SUITE = "random instances"
 SCIP_SHARE = 0.25 if MODE == "short" else 0.1
@@ -108,6 +108,7 @@ def check_performance(spec: Spec, scale: float, price: float, budget_share: floa
     intervals_meet(SUITE, repro_s, r, rs, 1.0, f"performance, rescaled x{scale:g} (time is invariant)")
 
 
+@seeded
 @FUZZ_SETTINGS
 @given(spec=specs(), scale=magnitudes(), price=magnitudes(), budget=st.none() | st.sampled_from([1.0, 1.05, 1.5]),
        seed=st.integers(0, 2**32 - 1), scip=st.floats(0, 1))
