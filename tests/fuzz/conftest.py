@@ -21,6 +21,7 @@ def worker() -> Worker:
 def pytest_sessionstart(session):
     if MODE != "short":  # problems are appended as they are found: start from an empty findings file
         OUT.unlink(missing_ok=True)
+        OUT.with_suffix(".notes.jsonl").unlink(missing_ok=True)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -104,6 +104,16 @@ class Tally:
         if MODE == "short":
             raise Problem(f"{kind}: {detail}\nreproducer: {reproducer}")
 
+    def note(self, kind: str, suite: str, detail: str, reproducer: str) -> None:
+        """Keep the reproducer of something that is not a problem but worth a look (e.g. a LIMIT with a large
+        honest gap): appended to ``<findings>.notes.jsonl`` in a medium or long run, ignored in the short run."""
+        if MODE == "short":
+            return
+        path = OUT.with_suffix(".notes.jsonl")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"kind": kind, "suite": suite, "detail": detail, "reproducer": reproducer}) + "\n")
+
     def lines(self) -> list[str]:
         """The summary printed at the end of the session."""
         out = [f"hieropt fuzz ({MODE} run): " + ", ".join(f"{k} {v:,}" for k, v in sorted(self.counts.items())
