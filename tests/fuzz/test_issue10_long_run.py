@@ -1,0 +1,40 @@
+"""Regression tests for what the long fuzz runs of issue 10 found (branch fuzzlong; instances in tests/fuzz/found.py).
+
+- A term first registered by a tiny collective and then used by a huge one in the same direction (a 1-byte
+  reduce-scatter and a 62 MB all-gather on the same group) was stored at the tiny one's bytes: its epigraph rows'
+  coefficients fell below HiGHS's 1e-9 matrix tolerance, were dropped, the LP set the term to 0 and the cutting
+  planes stalled at an honest but 1 % gap (LIMIT) at every magnitude. Terms are now stored at their largest
+  collective (hieropt/model/terms.py, ``TermBuilder.build``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import hieropt
+from hieropt.model.timing import build_time_model
+from tests.fuzz import checks, found
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e-2, 1.0, 1e6])
+def test_tiny_first_collective_of_a_term_does_not_stall_the_cuts(scale: float):
+    inst = found.TINY_FIRST_TERM.instance(bw_scale=scale)
+    sol = hieropt.solve(inst)
+    assert sol.status.value == "optimal" and sol.gap <= 1e-8, (sol.status, sol.gap, sol.message)
+    # the optimum (hand-checked: the weighted row 2.5 B0 + 0.5 B1 <= 16.43 binds at B = (6.26, 1.565) GB/s) is
+    # the same at every magnitude, and the evaluator agrees with the reported time
+    assert math.isclose(sol.iteration_time_ns, 8369229152.503133, rel_tol=1e-9)
+    assert math.isclose(checks.time_ns(inst, np.asarray(sol.bw_gbps)), sol.iteration_time_ns, rel_tol=1e-12)
+
+
+def test_terms_are_stored_at_their_largest_collective():
+    """Every reference to a term has a coefficient <= 1 (the term is its largest collective), and T is unchanged."""
+    inst = found.TINY_FIRST_TERM.instance()
+    tm = build_time_model(inst)
+    coefs = [a for pieces in tm.nodes for p in pieces for _, a in p.terms]
+    assert coefs and max(coefs) <= 1.0 + 1e-12, max(coefs)
+    bw = np.array([6.259968, 1.564992])
+    assert math.isclose(tm.time_ns(bw), hieropt.evaluate(inst, bw).iteration_time_ns, rel_tol=1e-12)
