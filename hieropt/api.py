@@ -5,13 +5,12 @@ docs/architecture.md)."""
 
 from __future__ import annotations
 
+import importlib
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, NoSolutionError, SolverError
-from .io.astrasim_bundle import write_bundle as export_astrasim
 from .io.catalog import read_catalog as load_catalog
-from .io.codesign import load_codesign
 from .io.instance import as_instance, load_instance, load_libra
 from .io.llm import load_llm
 from .model import timing
@@ -20,19 +19,22 @@ from .model.memory import memory
 from .model.plan import plan_figures
 from .model.timing import Breakdown, TimeModel, build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
-from .solvers import front, objectives, tradeoff
-from .solvers import provision as provisioning
-from .solvers.front import Front
+from .solvers import objectives
 from .solvers.objectives import MIN_REL_GAP
 from .solvers.procurement import FrontPoint
-from .solvers.provision import Provisioning
-from .solvers.tradeoff import Tradeoff
 from .spec import Instance
-from .studies.codesign import Codesign, codesign
-from .studies.simulate import SimulationStudy
-from .studies.simulate import simulate_allocations as simulate
 from .verify import Certificate
 from .verify import verify as _verify
+
+if TYPE_CHECKING:  # loaded on first use (_LAZY); named here for type checkers and linters
+    from .io.astrasim_bundle import write_bundle as export_astrasim
+    from .io.codesign import load_codesign
+    from .solvers.front import Front, pareto
+    from .solvers.provision import Provisioning, provision
+    from .solvers.tradeoff import Tradeoff, provision_tradeoff
+    from .studies.codesign import Codesign, codesign
+    from .studies.simulate import SimulationStudy
+    from .studies.simulate import simulate_allocations as simulate
 
 
 def _takes_a_path(fn: Any) -> Any:
@@ -49,9 +51,35 @@ def _takes_a_path(fn: Any) -> Any:
 solve = _takes_a_path(objectives.solve)
 evaluate = _takes_a_path(timing.evaluate)
 verify = _takes_a_path(_verify)
-pareto = _takes_a_path(front.pareto)
-provision = _takes_a_path(provisioning.provision)
-provision_tradeoff = _takes_a_path(tradeoff.provision_tradeoff)
+
+_LAZY: dict[str, tuple[str, str, bool]] = {
+    "pareto": ("solvers.front", "pareto", True), "Front": ("solvers.front", "Front", False),
+    "provision": ("solvers.provision", "provision", True),
+    "Provisioning": ("solvers.provision", "Provisioning", False),
+    "provision_tradeoff": ("solvers.tradeoff", "provision_tradeoff", True),
+    "Tradeoff": ("solvers.tradeoff", "Tradeoff", False),
+    "codesign": ("studies.codesign", "codesign", False), "Codesign": ("studies.codesign", "Codesign", False),
+    "load_codesign": ("io.codesign", "load_codesign", False),
+    "export_astrasim": ("io.astrasim_bundle", "write_bundle", False),
+    "simulate": ("studies.simulate", "simulate_allocations", False),
+    "SimulationStudy": ("studies.simulate", "SimulationStudy", False),
+}
+"""Names whose modules load on first use (module, attribute, takes a path): the MILP, fabric, co-design and
+simulator stages import Pyomo or protobuf, which the performance path and a bad-input error never need."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr, path = _LAZY[name]
+    value = getattr(importlib.import_module(f".{module}", __package__), attr)
+    value = _takes_a_path(value) if path else value
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front"]

@@ -25,13 +25,7 @@ import pyomo.environ as pyo
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
-
-MB = 1e6
-"""Scale: bytes per model unit of traffic (MB)."""
-MS_NS = 1e6
-"""Scale: ns per model unit of time (ms)."""
-MUSD = 1e6
-"""Scale: $ per model unit of cost (M$)."""
+from .scale import MB, MS_NS, MUSD
 
 
 @dataclass

@@ -38,7 +38,7 @@ import pyomo.environ as pyo
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
-from .lp import MB, MS_NS
+from .scale import MB, MS_NS
 
 
 @dataclass
@@ -68,27 +68,6 @@ class RatioLP:
     def bandwidth(self, x: np.ndarray, cost_usd: float) -> np.ndarray:
         """B (GB/s) of shares ``x`` at network cost ``cost_usd``: B_d = x_d C / p_d (shares clipped at 0)."""
         return np.maximum(x, 0.0) * cost_usd / self.price_usd_per_gbps + 0.0
-
-
-def typical_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None = None) -> float:
-    """A power of ten near the bandwidths (GB/s) the problem is about: the bandwidth that meets ``target_ns`` when
-    every dimension has it (if given), else the median size of the design rows' and bounds' limits, else 1.
-    Only the units of the LP depend on it (u and kap are then of order 1), never its answer."""
-    if target_ns is not None and tm.carries_traffic.any():
-        ones = np.ones(tm.n_dims)
-        comm = tm.time_ns(ones) - tm.compute_ns  # comm time at 1 GB/s everywhere; it scales as 1/B without latency
-        room = target_ns - tm.compute_ns
-        if comm > 0 and room > 0:
-            return _pow10(comm / room)
-    sizes = [abs(c.rhs) / max(abs(a) for a in c.coefficients) for c in instance.constraints
-             if c.rhs != 0 and max(abs(a) for a in c.coefficients) > 0]
-    for b in instance.bounds_or_default:
-        sizes += [v for v in (b.lower_gbps, b.upper_gbps) if v is not None and 0 < v < math.inf]
-    return _pow10(float(np.median(sizes))) if sizes else 1.0
-
-
-def _pow10(v: float) -> float:
-    return float(10.0 ** round(math.log10(v))) if v > 0 and math.isfinite(v) else 1.0
 
 
 def build_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> RatioLP:

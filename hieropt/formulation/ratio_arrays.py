@@ -23,7 +23,7 @@ from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 from .arrays import LPArrays
-from .lp import MB, MS_NS
+from .scale import MB, MS_NS
 
 INF = float("inf")
 

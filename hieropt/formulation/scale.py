@@ -22,6 +22,12 @@ from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 
+MB = 1e6
+"""Scale: bytes per model unit of traffic (MB) of the Pyomo statements."""
+MS_NS = 1e6
+"""Scale: ns per model unit of time (ms) of the Pyomo statements."""
+MUSD = 1e6
+"""Scale: $ per model unit of cost (M$) of the Pyomo statements."""
 INF = float("inf")
 
 __all__ = ["Scale", "choose_scale", "upper_limits_gbps"]
@@ -111,3 +117,24 @@ def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = N
         b[d] = max(b[d], bd.lower_gbps)
     b = np.where(b > 0, b, R if R > 0 else 1.0)
     return _finish(tm, cost, b)
+
+
+def typical_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None = None) -> float:
+    """A power of ten near the bandwidths (GB/s) the problem is about: the bandwidth that meets ``target_ns`` when
+    every dimension has it (if given), else the median size of the design rows' and bounds' limits, else 1.
+    Only the units of the LP depend on it (u and kap are then of order 1), never its answer."""
+    if target_ns is not None and tm.carries_traffic.any():
+        ones = np.ones(tm.n_dims)
+        comm = tm.time_ns(ones) - tm.compute_ns  # comm time at 1 GB/s everywhere; it scales as 1/B without latency
+        room = target_ns - tm.compute_ns
+        if comm > 0 and room > 0:
+            return _pow10(comm / room)
+    sizes = [abs(c.rhs) / max(abs(a) for a in c.coefficients) for c in instance.constraints
+             if c.rhs != 0 and max(abs(a) for a in c.coefficients) > 0]
+    for b in instance.bounds_or_default:
+        sizes += [v for v in (b.lower_gbps, b.upper_gbps) if v is not None and 0 < v < math.inf]
+    return _pow10(float(np.median(sizes))) if sizes else 1.0
+
+
+def _pow10(v: float) -> float:
+    return float(10.0 ** round(math.log10(v))) if v > 0 and math.isfinite(v) else 1.0

@@ -219,15 +219,6 @@ class HighsLP:
         """Change the bounds of row ``row``."""
         self._h.changeRowBounds(row, lower, upper)
 
-    def col_duals(self) -> np.ndarray:
-        """Column duals (reduced costs) of the last optimal solve: d objective / d the bound a column sits at."""
-        return np.asarray(self._h.getSolution().col_dual, dtype=float)
-
-    def col_bounds(self, col: int) -> tuple[float, float]:
-        """Current (lower, upper) bounds of column ``col``."""
-        lp = self._h.getLp()
-        return float(lp.col_lower_[col]), float(lp.col_upper_[col])
-
     def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
         """Change the bounds of column ``col``."""
         self._h.changeColBounds(col, lower, upper)
@@ -235,31 +226,6 @@ class HighsLP:
     def row_duals(self) -> np.ndarray:
         """Row duals of the last optimal solve (d objective / d rhs, HiGHS's sign convention)."""
         return np.asarray(self._h.getSolution().row_dual, dtype=float)
-
-    def row_bounds(self, row: int) -> tuple[float, float]:
-        """Current (lower, upper) bounds of row ``row``."""
-        lp = self._h.getLp()
-        return float(lp.row_lower_[row]), float(lp.row_upper_[row])
-
-    def lp_arrays(self) -> dict[str, np.ndarray]:
-        """The LP as dense arrays and its last solution: ``A`` (rows x cols), ``cost``, ``col_lower``, ``col_upper``,
-        ``row_lower``, ``row_upper``, ``x``, ``row_value``, ``row_dual``, ``col_dual`` (HiGHS's conventions:
-        cost = A^T row_dual + col_dual at an optimum)."""
-        lp = self._h.getLp()
-        m, n = int(lp.num_row_), int(lp.num_col_)
-        A = np.zeros((m, n))
-        start = np.asarray(lp.a_matrix_.start_, dtype=int)
-        index = np.asarray(lp.a_matrix_.index_, dtype=int)
-        value = np.asarray(lp.a_matrix_.value_, dtype=float)
-        for j in range(n):  # column-wise storage
-            A[index[start[j]:start[j + 1]], j] = value[start[j]:start[j + 1]]
-        sol = self._h.getSolution()
-        def arr(v) -> np.ndarray:
-            return np.asarray(v, dtype=float)
-
-        return {"A": A, "cost": arr(lp.col_cost_), "col_lower": arr(lp.col_lower_), "col_upper": arr(lp.col_upper_),
-                "row_lower": arr(lp.row_lower_), "row_upper": arr(lp.row_upper_), "x": arr(sol.col_value),
-                "row_value": arr(sol.row_value), "row_dual": arr(sol.row_dual), "col_dual": arr(sol.col_dual)}
 
     def _run(self) -> Any:
         h = self._h

@@ -20,17 +20,16 @@ one-workload copy of the instance) before it is returned.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.portfolio import add_regret_rows
 from ..model.terms import TimeModel
 from ..model.timing import build_time_model, evaluate, job_time_models
 from ..result import Portfolio, Status
 from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .pyomo_core import PyomoTimeLP
 
 __all__ = ["own_optima", "min_max_regret", "min_cost_within_regret", "portfolio_of", "single_job"]
 
@@ -77,13 +76,17 @@ def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
 
 @dataclass
 class _RegretLP:
-    core: PyomoTimeLP
+    core: Any  # PyomoTimeLP
     tms: list[TimeModel]
     optima: np.ndarray
     z_col: int
 
     @classmethod
     def build(cls, instance: Instance, optima: list[OAResult], time_limit_s: float) -> _RegretLP:
+        # Pyomo loads on use only: the performance path (and every bad-input error) never imports it
+        from ..formulation.portfolio import add_regret_rows
+        from .pyomo_core import PyomoTimeLP
+
         tms = job_time_models(instance)
         U = np.array([r.upper for r in optima])
         core = PyomoTimeLP(instance, build_time_model(instance), time_limit_s,

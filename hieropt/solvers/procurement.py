@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.ratio import typical_bandwidth
+from ..formulation.scale import typical_bandwidth
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance

@@ -40,8 +40,8 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
-from ..formulation.lp import MS_NS
 from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
+from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
 from ..model.timing import Breakdown, TimeModel, build_time_model

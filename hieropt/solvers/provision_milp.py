@@ -13,8 +13,8 @@ from pyomo.contrib.solver.common.results import TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from ..errors import InputError, NoSolutionError, SolverError
-from ..formulation.lp import MS_NS
 from ..formulation.milp import KW, MUSD, ProvisionMILP
+from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import Option, dimension_options
 from ..model.terms import TimeModel

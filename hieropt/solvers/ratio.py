@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.lp import MS_NS
 from ..formulation.ratio_arrays import RatioArrays, compile_ratio_lp
+from ..formulation.scale import MS_NS
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.lp import MS_NS, MUSD
+from ..formulation.scale import MS_NS, MUSD
 from ..result import Marginal, Sensitivity, Status
 from ..spec import Instance
 from .cutting import INF

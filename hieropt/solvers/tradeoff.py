@@ -21,8 +21,8 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ..errors import InputError, SolverError
-from ..formulation.lp import MS_NS
 from ..formulation.milp import KW, MUSD, build_provision_milp
+from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import Option
 from ..model.timing import build_time_model

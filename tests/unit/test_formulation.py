@@ -15,9 +15,9 @@ from pyomo.repn import generate_standard_repn
 
 import hieropt
 from hieropt.formulation.arrays import build_statement, compile_perf_lp
-from hieropt.formulation.ratio import build_ratio_lp, typical_bandwidth
+from hieropt.formulation.ratio import build_ratio_lp
 from hieropt.formulation.ratio_arrays import compile_ratio_lp
-from hieropt.formulation.scale import choose_scale
+from hieropt.formulation.scale import choose_scale, typical_bandwidth
 from hieropt.model.timing import build_time_model
 from hieropt.spec import (
     Collective,
