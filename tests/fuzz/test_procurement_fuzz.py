@@ -3,7 +3,8 @@
 Each call runs in the worker process with a wall-clock limit (a call that does not end is a hang) and must end with
 a certificate or an honest LIMIT. The checks (tolerances in tests/fuzz/checks.py and below):
 
-- **min_cost** (target = the fastest time x (1 + a), a from 1e-6 to 1e9, so it is feasible): the design meets the
+- **min_cost** (target = the fastest time x (1 + a), a from 1e-6 to 1e9, so it is feasible; a ns when the fastest
+  time is 0): the design meets the
   target and the constraints, its cost is recomputed from the cost classes; no sampled feasible point that meets the
   target is cheaper than the proven bound; and the budget sweep: the fastest design within (1 - 1e-7) x the proven
   bound must **not** meet the target (if it does, a cheaper design than the "proven" cheapest exists);
@@ -65,7 +66,9 @@ def check_min_cost(spec: Spec, slack: float, scale: float, price: float, rng: np
     fast = _fastest(spec, inst)
     if fast is None or fast["status"] != "optimal":
         return
-    target = fast["time_ns"] * (1 + slack)
+    # a time target must be > 0 (InputError otherwise); an instance without compute or traffic takes 0 ns at any
+    # bandwidth, and then any positive target is met by the cheapest network
+    target = fast["time_ns"] * (1 + slack) if fast["time_ns"] > 0 else slack
     text = f"hieropt.solve(inst, objective='min_cost', max_iteration_time_ns={target!r})"
     repro = _repro(spec, text)
     r = call("tests.fuzz.tasks:solve", inst, objective="min_cost", max_iteration_time_ns=target, suite=SUITE,
