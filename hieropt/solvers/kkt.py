@@ -85,6 +85,13 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     linear[:arr.z0] = True            # of theirs is optimal; they stay at the LP's
     linear[ct] = linear[cb] = False
     fixed |= linear & (costs == 0)
+    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
+    # column, moves to the right-hand side); only the links with a free B are solved for
+    held = fixed[cb]
+    x[ct[held]] = 1.0 / x[cb[held]]
+    fixed[ct[held]] = True
+    ct, cb = ct[~held], cb[~held]
+    nu = nu[~held]
     for _ in range(ROUNDS):
         E = np.flatnonzero(active)
         touched = np.zeros(n, dtype=bool)
@@ -190,6 +197,6 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
             if not np.isfinite(step).all():
                 return None
         z -= step
-        if z[:nl].min() <= 0:
+        if nl and z[:nl].min() <= 0:
             return None
     return None
