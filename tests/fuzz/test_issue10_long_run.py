@@ -9,18 +9,29 @@
   up whenever a bandwidth sat at a bound (hieropt/solvers/kkt.py: such a link now leaves the Newton system with t =
   1/B fixed), and the 1e-12 margin below the target moved the exact optimum margin x T / (T(B) - T(fastest)) of the
   way to the fastest design (hieropt/solvers/cutting.py: a point within the target by both evaluators is taken).
+- Mutated inputs: a value with a line break echoed in an error printed two lines (hieropt/cli/common.py
+  ``error_line`` escapes line breaks: every message is one line); ``--json`` into a missing folder named the path
+  but not the flag (``write_json``); ``export`` of an optimum with 0 GB/s on a dimension without traffic named no
+  file (hieropt/cli/astrasim.py passes the instance file as the source).
 """
 
 from __future__ import annotations
 
 import math
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import hieropt
 from hieropt.model.timing import build_time_model
+from tests.conftest import shared_data_dir
 from tests.fuzz import checks, found
+from tests.fuzz.mutate import make_sandbox
+from tests.fuzz.tasks import cli
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("scale", [1e-6, 1e-2, 1.0, 1e6])
@@ -56,3 +67,50 @@ def test_min_cost_near_the_fastest_time_with_bandwidths_at_their_bounds():
     assert math.isclose(sol.network_cost_usd, float(checks.unit_costs(inst) @ np.asarray(sol.bw_gbps)), rel_tol=1e-12)
     cheaper = hieropt.solve(inst, max_network_cost_usd=sol.objective_bound * (1 - 1e-7))
     assert cheaper.iteration_time_ns > target, (cheaper.iteration_time_ns, target)
+
+
+# ------------------------------------------------------------------------------------ messages (mutated inputs)
+@pytest.fixture()
+def sandbox(tmp_path: Path) -> Path:
+    """A copy of the shipped instances and models."""
+    for d in ("instances", "models"):
+        shutil.copytree(REPO / d, tmp_path / d)
+    (tmp_path / "out").mkdir()
+    return tmp_path
+
+
+def _one_error_line(r: dict) -> str:
+    assert r["traceback"] is None, r["traceback"]
+    assert r["code"] == 2, (r["code"], r["stderr"])
+    lines = r["stderr"].splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r["stderr"]
+    return lines[0]
+
+
+def test_a_line_break_in_a_value_keeps_the_message_on_one_line(tmp_path: Path):
+    """A LIBRA network file whose building block has a line break (``"line\\nbreak"``): the message quoted it as is
+    and took two lines (mutant seed 3673425947)."""
+    data = shared_data_dir()
+    if data is None or not (data / "libra" / "network" / "4d_network.yml").is_file():
+        pytest.skip("the shared LIBRA inputs are not available")
+    box = make_sandbox(tmp_path, data)
+    path = box / "libra" / "network" / "4d_network.yml"
+    path.write_text(path.read_text().replace("[ Ring, FullyConnected,", '[ Ring, "line\\nbreak",'))
+    line = _one_error_line(cli(["solve", "--network", "libra/network/4d_network.yml", "--workload",
+                                "libra/workload/GPT_3.txt", "--communicator", "libra/communicator/GPT_3_4d.yml",
+                                "--cost", "libra/cost_model/4d_cost_model.yml", "--constraint", "sum(bw) == 500"],
+                               str(box)))
+    assert "4d_network.yml" in line and "line\\nbreak" in line, line
+
+
+def test_json_to_a_missing_folder_names_the_flag(sandbox: Path):
+    line = _one_error_line(cli(["solve", "instances/gpt3-4d.toml", "--json", "/nonexistent/dir/x.json"], str(sandbox)))
+    assert "--json /nonexistent/dir/x.json" in line, line
+
+
+def test_export_of_a_dimension_without_bandwidth_names_the_instance(sandbox: Path):
+    """The optimum leaves a dimension that carries no traffic at 0 GB/s; the simulator needs > 0 there."""
+    path = sandbox / "instances" / "gpt3-4d.toml"
+    path.write_text(path.read_text().replace("weight_grad = [1, 2, 4, 32]", "weight_grad = [1, 2, 4, -1]"))
+    line = _one_error_line(cli(["export", "instances/gpt3-4d.toml", "--astra-sim", "out/net.yml"], str(sandbox)))
+    assert "instances/gpt3-4d.toml" in line and "bw[3]" in line, line
