@@ -106,7 +106,7 @@ def _children_when_busy(proc: subprocess.Popen, want: int = 2, timeout: float = 
     while time.monotonic() < end:
         kids = [k for k in parent.children(recursive=True) if k.is_running()]
         if len(kids) >= want:
-            time.sleep(1.0)  # let the pool take its first tasks
+            time.sleep(0.1)  # let the pool take its first tasks (the whole sweep can take < 1 s on an idle machine)
             return parent.children(recursive=True)
         if proc.poll() is not None:
             break
