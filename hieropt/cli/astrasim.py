@@ -72,7 +72,7 @@ def export_command(
         if not alone:
             check_traceable(inst, str(instance))  # before solving: refuse what the bundle cannot state
         values, what = _allocation(inst, bw, gap)
-        simnet = sim_network(inst, values)
+        simnet = sim_network(inst, values, f"{instance}: ASTRA-sim export")
         if alone:
             text = network_yml(simnet, f"instance '{inst.name}'")
             if str(astra_sim) == "-":

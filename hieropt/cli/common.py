@@ -69,9 +69,15 @@ def error_console() -> Console:
     return Console(stderr=True, markup=False)
 
 
+_LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+"""Every character that ends a line (str.splitlines), as its escape: a value echoed from a file keeps the message
+on one line."""
+
+
 def error_line(err: Console, message: str, label: str = "error:", style: str = "bold red") -> None:
-    """Print ``label message`` as one line on ``err``; ``message`` is printed literally (no markup)."""
-    err.print(Text.assemble((label, style), " ", message), highlight=False, soft_wrap=True)
+    """Print ``label message`` as one line on ``err``; ``message`` is printed literally (no markup), with any line
+    break in it (from a value quoted out of an input file) shown escaped (``\\n``)."""
+    err.print(Text.assemble((label, style), " ", message.translate(_LINE_BREAKS)), highlight=False, soft_wrap=True)
 
 
 FLAGS = {"bw_gbps": "--bw", "points": "--points", "objective": "--objective", "rel_gap": "--gap",
@@ -99,7 +105,10 @@ def write_json(path: Path, data: dict) -> None:
     if str(path) == "-":
         sys.stdout.write(text + "\n")
     else:
-        path.write_text(text + "\n", encoding="utf-8")
+        try:
+            path.write_text(text + "\n", encoding="utf-8")
+        except OSError as e:  # the one-line message of hieropt.cli.main, naming the flag
+            raise OSError(e.errno, e.strerror, f"--json {path}") from None
 
 
 def to_stdout(*files: Path | None) -> bool:

@@ -136,6 +136,7 @@ class TermBuilder:
         self.bytes: list[np.ndarray] = []
         self.latency: list[np.ndarray] = []
         self.peaks: list[float] = []
+        self.largest: list[float] = []
         self.linear: dict[int, float] = {}
         self.constant = 0.0
         self.nodes: list[tuple[Piece, ...]] = []
@@ -157,11 +158,13 @@ class TermBuilder:
     def term_keyed(self, key: bytes, m: np.ndarray, lam: np.ndarray, peak: float, count: int) -> Ref:
         """:meth:`term` for a row whose peak (> 0) and :func:`direction_key` are known."""
         k = self.keys.get(key)
-        if k is None:  # the term is the first such collective itself (keeps tau in natural units for the LP)
+        if k is None:  # the term is the first such collective itself (re-scaled to the largest one in build())
             k = self.keys[key] = len(self.bytes)
             self.bytes.append(m.copy())
             self.latency.append(lam.copy())
             self.peaks.append(peak)
+            self.largest.append(peak)
+        self.largest[k] = max(self.largest[k], peak)
         self.collectives += count
         return k, peak / self.peaks[k]
 
@@ -195,10 +198,19 @@ class TermBuilder:
         return len(self.nodes) - 1
 
     def build(self, mode: str) -> TimeModel:
+        """The :class:`TimeModel`. Each term is re-scaled to the largest collective it stands for (exact: tau_k is
+        positively homogeneous in (bytes, latency)), so every reference has a coefficient <= 1: a term first met as
+        a 1-byte collective and then used by a 100 GB one would otherwise enter the LP's epigraph rows with
+        coefficients ~1e-11, below HiGHS's matrix tolerance (dropped: tau_k = 0, a bound that never closes)."""
         K = len(self.bytes)
         B = np.array(self.bytes) if K else np.zeros((0, self.D))
         lam = np.array(self.latency) if K else np.zeros((0, self.D))
-        w = np.array([self.linear.get(k, 0.0) for k in range(K)])
+        r = np.array(self.largest) / np.array(self.peaks) if K else np.ones(0)
+        B *= r[:, None]
+        lam *= r[:, None]
+        self.nodes = [tuple(Piece(p.const_ns, tuple((k, a / r[k]) for k, a in p.terms), p.nodes) for p in pieces)
+                      for pieces in self.nodes]
+        w = np.array([self.linear.get(k, 0.0) / r[k] for k in range(K)])
         referenced = {k for pieces in self.nodes for p in pieces for k, _ in p.terms}
         for k in range(K):  # fold the weight of latency-free, linear-only terms into their bytes (exact)
             if k not in referenced and not lam[k].any() and w[k] > 0:

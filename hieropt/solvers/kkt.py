@@ -85,6 +85,13 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     fixed = at_lo | at_hi
     linear, pairs, nonzero = _structure(arr, A)
     fixed |= linear & (costs == 0)
+    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
+    # column, moves to the right-hand side); only the links with a free B are solved for
+    held = fixed[cb]
+    x[ct[held]] = 1.0 / x[cb[held]]
+    fixed[ct[held]] = True
+    ct, cb = ct[~held], cb[~held]
+    nu = nu[~held]
     movable = ~fixed
     wanted = pairs | (costs != 0)
     z0 = arr.z0
@@ -223,4 +230,6 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
             if damped > 3:
                 return None
         z -= step
+        if nl and zb.min() <= 0:
+            return None
     return None

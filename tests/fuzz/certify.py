@@ -62,6 +62,8 @@ def status_ok(suite: str, repro: str, r: dict[str, Any], target_gap: float, what
     TALLY.count(f"status {r['status']}")
     if r["status"] == "limit":
         TALLY.count(f"limit gap >= {10.0 ** math.floor(math.log10(max(r['gap'], 1e-16))):.0e}")
+        TALLY.note("LIMIT", suite, f"{what}: gap {r['gap']:.3g}, bound {r['bound']!r}, value {r['value']!r}: "
+                   f"{r.get('message', '')}", repro)
         low = min(evidence, default=math.inf)
         if r["bound"] > low * (1 + checks.BEAT_TOL) or r["bound"] > r["value"] * (1 + 1e-12):
             TALLY.problem("LIMIT with a dishonest gap", suite, f"{what}: LIMIT with bound {r['bound']!r} above a "

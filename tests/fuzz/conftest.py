@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from tests.fuzz.tally import MODE, TALLY
+from tests.fuzz.tally import MODE, OUT, TALLY
 from tests.fuzz.worker import Worker
 
 _WORKER: Worker | None = None
@@ -19,6 +16,12 @@ def worker() -> Worker:
     if _WORKER is None:
         _WORKER = Worker()
     return _WORKER
+
+
+def pytest_sessionstart(session):
+    if MODE != "short":  # problems are appended as they are found: start from an empty findings file
+        OUT.unlink(missing_ok=True)
+        OUT.with_suffix(".notes.jsonl").unlink(missing_ok=True)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -33,7 +36,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     for line in TALLY.lines():
         terminalreporter.write_line(line)
+    if MODE != "short":
+        TALLY.write_counts()
+        terminalreporter.write_line(f"  counts written to {OUT.with_suffix('.counts.json')}")
     if TALLY.problems:
-        path = Path(os.environ.get("HIEROPT_FUZZ_OUT", Path(config.rootpath) / "out" / "fuzz-findings.jsonl"))
-        TALLY.write(path)
-        terminalreporter.write_line(f"  {len(TALLY.problems)} problems written to {path}")
+        TALLY.write(OUT)
+        terminalreporter.write_line(f"  {len(TALLY.problems)} problems written to {OUT}")

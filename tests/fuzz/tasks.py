@@ -42,6 +42,20 @@ def solve(instance, **kwargs) -> dict[str, Any]:
     return out
 
 
+def scip_min_time(instance) -> dict[str, Any]:
+    """SCIP's global minimum of the iteration time (tests/oracle/test_scip_loops.py): ``{"bw": [...]}``, or
+    ``{"failed": reason}`` when SCIP proved no optimum. Run in the worker: SCIP's own time limit is not always
+    honoured inside its LP solves, and the worker's wall-clock limit is."""
+    from tests.oracle.test_scip_loops import ScipFailed
+    from tests.oracle.test_scip_loops import scip_min_time as scip
+
+    try:
+        bw, _ = scip(instance)
+    except ScipFailed as e:
+        return {"failed": str(e)}
+    return {"bw": np.asarray(bw, dtype=float).tolist()}
+
+
 def pareto(instance, points: int = 6) -> dict[str, Any]:
     """``hieropt.pareto(instance, points)``: the points (budget, bw, time, cost, bound, gap) and both optima."""
     import hieropt

@@ -88,7 +88,15 @@ def _explore(tmp_path: Path) -> subprocess.Popen:
     with open(tmp_path / "out.txt", "w") as out, open(tmp_path / "err.txt", "w") as err:
         return subprocess.Popen([str(HIEROPT), "explore", str(REPO / "spaces" / "gpt3-4096.toml"), "--workers", "2",
                                  "--out", str(tmp_path / "r.csv")], cwd=tmp_path, stdout=out, stderr=err,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_default_signals)
+
+
+def _default_signals() -> None:
+    """In the sweep's process before it starts: SIGINT and SIGTERM as a terminal gives them. A test session run in
+    the background (``nohup``, ``cmd &`` in a script) ignores SIGINT, an ignored signal stays ignored across exec,
+    and Python then installs no KeyboardInterrupt handler: the sweep would rightly run on and the test fail."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _children_when_busy(proc: subprocess.Popen, want: int = 2, timeout: float = 60.0) -> list:
@@ -98,7 +106,7 @@ def _children_when_busy(proc: subprocess.Popen, want: int = 2, timeout: float = 
     while time.monotonic() < end:
         kids = [k for k in parent.children(recursive=True) if k.is_running()]
         if len(kids) >= want:
-            time.sleep(1.0)  # let the pool take its first tasks
+            time.sleep(0.1)  # let the pool take its first tasks (the whole sweep can take < 1 s on an idle machine)
             return parent.children(recursive=True)
         if proc.poll() is not None:
             break
