@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,24 @@ def short_repr(value: Any, limit: int = 60) -> str:
     except ValueError:  # a container holding such an integer
         return f"a {type(value).__name__} holding {_DIGITS}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def positive_number(value: Any, source: str | Path, field: str, fix: str) -> float:
+    """``value`` (a number read from a file) as a finite float > 0.
+
+    Raises:
+        InputError: naming ``source`` and ``field``, with ``fix``, for a boolean, text, a value <= 0, or a number
+            that is not finite as a float (an integer with hundreds of digits overflows).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InputError(source, field, f"{short_repr(value)} is not a positive number", fix)
+    try:
+        out = float(value)
+    except OverflowError:
+        out = math.inf
+    if not math.isfinite(out):
+        raise InputError(source, field, f"{short_repr(value)} is too large (not a finite number)", fix)
+    return out
 
 
 def parse_toml(text: str, source: str | Path) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import BLOCKS, CostClass, CostModel, Dimension, Mapping, Network
 from ..spec.base import MAX_NPUS
-from .common import read_yaml_mapping, short_repr, validation_error
+from .common import positive_number, read_yaml_mapping, short_repr, validation_error
 
 _BLOCK_NAMES = {b.lower(): b for b in BLOCKS}
 _PHASE_KEYS = (("Forward", "forward"), ("InputGrad", "input_grad"), ("WeightGrad", "weight_grad"))
@@ -124,10 +124,7 @@ def read_cost_model(path: str | Path) -> CostModel:
             key = _PRICE_KEYS.get(str(part).lower())
             if key is None:
                 raise InputError(src, f"{name}.{part}", "unknown part", "use Link, Switch or Nic ($ per GB/s)")
-            if isinstance(price, bool) or not isinstance(price, int | float) or not price > 0:
-                raise InputError(src, f"{name}.{part}", f"price {short_repr(price)} is not a positive number",
-                                 "give the price in $ per GB/s, > 0")
-            prices[key] = float(price)
+            prices[key] = positive_number(price, src, f"{name}.{part}", "give the price in $ per GB/s, > 0")
         if "link_usd_per_gbps" not in prices:
             raise InputError(src, f"{name}.Link", "missing", "every cost class needs a Link price ($ per GB/s)")
         try:

@@ -41,7 +41,7 @@ from ..errors import InputError
 from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
 from ..spec.space import MAPPING_RULES, ShapeSpace
-from .common import validation_error
+from .common import positive_number, validation_error
 from .instance import cost_entry, read_toml, required_choice, workload_entry
 
 _TOP_KEYS = ("name", "description", "npus", "dims", "objective", "training_loop", "dimension_mode", "workload",
@@ -171,10 +171,8 @@ def _jobs(data: dict[str, Any], base: Path, src: str, rule: str, tp_default: Any
             raise InputError(src, f"{where}.{sorted(extra)[0]}", "unknown key", "use workload, weight, tp")
         if "workload" not in e:
             raise InputError(src, f"{where}.workload", "missing", "give the workload file or an inline generator")
-        weight = e.get("weight", 1.0)
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
-            raise InputError(src, f"{where}.weight", f"{weight!r} is not a positive number",
-                             "give the workload's weight, e.g. its share of cluster hours")
+        weight = positive_number(e.get("weight", 1.0), src, f"{where}.weight",
+                                 "give the workload's weight, e.g. its share of cluster hours")
         wl = workload_entry(e["workload"], base, src)
         tp = e.get("tp", tp_default)
         if rule == "header":

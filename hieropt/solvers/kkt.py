@@ -222,7 +222,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
             if not math.isfinite(float(step.sum())):
                 return None
-        lowest = float((zb - step[:nl]).min())
+        lowest = float((zb - step[:nl]).min()) if nl else 1.0  # (every link held at a bound: none to guard)
         if lowest <= 0:  # the full step leaves B > 0: go 0.9 of the way to the boundary (fraction to the boundary,
             ratio = np.where(step[:nl] > 0, zb / np.where(step[:nl] > 0, step[:nl], 1.0), np.inf)  # N&W §16.6)
             step *= 0.9 * float(ratio.min())

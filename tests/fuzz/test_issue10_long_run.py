@@ -121,3 +121,29 @@ def test_export_of_a_dimension_without_bandwidth_names_the_instance(sandbox: Pat
     path.write_text(path.read_text().replace("weight_grad = [1, 2, 4, 32]", "weight_grad = [1, 2, 4, -1]"))
     line = _one_error_line(cli(["export", "instances/gpt3-4d.toml", "--astra-sim", "out/net.yml"], str(sandbox)))
     assert "instances/gpt3-4d.toml" in line and "bw[3]" in line, line
+
+
+def test_a_price_with_hundreds_of_digits_is_an_input_error(tmp_path: Path):
+    """A LIBRA cost-model price given as an integer of 70 digits overflowed float(): exit 1 with an OverflowError
+    traceback (mutant seed 3171757429). Also a space file's workload weight, read by the same helper."""
+    data = shared_data_dir()
+    if data is None or not (data / "libra" / "cost_model" / "4d_cost_model.yml").is_file():
+        pytest.skip("the shared LIBRA inputs are not available")
+    box = make_sandbox(tmp_path, data)
+    path = box / "libra" / "cost_model" / "4d_cost_model.yml"
+    path.write_text(path.read_text().replace("31.60004", "9" * 400))
+    line = _one_error_line(cli(["solve", "--network", "libra/network/4d_network.yml", "--workload",
+                                "libra/workload/GPT_3.txt", "--communicator", "libra/communicator/GPT_3_4d.yml",
+                                "--cost", "libra/cost_model/4d_cost_model.yml", "--constraint", "sum(bw) == 500"],
+                               str(box)))
+    assert "4d_cost_model.yml" in line and "InterPod.Nic" in line and "too large" in line, line
+
+
+def test_positive_number_refuses_overflow_and_non_numbers():
+    from hieropt.errors import InputError
+    from hieropt.io.common import positive_number
+
+    assert positive_number(3, "f.yml", "a", "fix") == 3.0
+    for bad in (10**400, True, "3", 0, -1.0, float("inf")):
+        with pytest.raises(InputError, match="f.yml"):
+            positive_number(bad, "f.yml", "a", "fix")
