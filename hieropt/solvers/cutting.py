@@ -18,15 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, NoSolutionError, SolverError
+from ..errors import NoSolutionError, SolverError
 from ..formulation.arrays import LPArrays, compile_perf_lp
 from ..formulation.scale import Scale, choose_scale, upper_limits_gbps
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.cutmodel import CutModel
-from ..model.timing import TimeModel, evaluate
+from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import INF, CutLP, Loop, OAResult
+from .line_search import meet_target
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
 
@@ -329,63 +330,14 @@ class TimeLP(CutLP):
             self._set_target(None)
 
     def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
-        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is convex). The point
-        keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when ``meets`` has it, so that the
-        independent evaluator, which sums in another order, also finds T <= target (not 1 ulp above). A point
-        inside that margin is taken as it is when both evaluators find it within the target: a move towards
-        ``meets`` costs margin x T / (T(bw) - T(meets)) of the way, which for a target within 1e-6 of the fastest
-        time is ~1e-6 of the cost, and min_cost would stall at that gap with the exact optimum in hand."""
-        exact = target_ns
-        if t_meets <= target_ns * (1 - TARGET_MARGIN):
-            target_ns *= 1 - TARGET_MARGIN
-        t_bw = self.tm.time_ns(bw)
-        if t_bw <= target_ns:
-            return bw
-        if t_bw <= exact:
-            try:
-                if evaluate(self.instance, bw).iteration_time_ns <= exact:
-                    return bw
-            except InputError:  # (an overflow the time model did not see: bisect as before)
-                pass
-        chord = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
-        step = bw - meets
-        lo, t_lo, hi, t_hi = 0.0, t_meets, 1.0, t_bw
-        for _ in range(20):  # T is convex on the segment: its feasible part is [0, s*], and T(lo) <= target < T(hi)
-            c = lo + (hi - lo) * (target_ns - t_lo) / (t_hi - t_lo) if np.isfinite(t_hi) else lo
-            c = min(max(c, lo), hi)  # the chord's root: feasible (the chord lies above T), near s* on a smooth piece
-            s = np.concatenate(([c], c + (hi - c) * LINE_STEPS, lo + (hi - lo) * LINE_GRID))
-            s = np.sort(s[(s >= lo) & (s < hi)])  # (repeated points are harmless: the order is what counts)
-            t = self.tm.times_ns(meets + s[:, None] * step)
-            ok = t <= target_ns
-            k = int(np.argmin(ok)) if not ok.all() else s.size  # the first point above the target
-            if k > 0:
-                lo, t_lo = float(s[k - 1]), float(t[k - 1])
-            if k < s.size:
-                hi, t_hi = float(s[k]), float(t[k])
-            if hi - lo <= 1e-15 or t_hi - t_lo <= 16 * EPS * target_ns:  # (further points differ by round-off)
-                break
-        point = meets + lo * step
-        if lo > chord and not self.tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
-            point = meets + chord * step
-        return point
+        """:func:`hieropt.solvers.line_search.meet_target` on this LP's instance and time model."""
+        return meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
 
 
 MEETS_OFFSETS = (0.0, -1e-1, 1e-1, -1e-2, 1e-2, -1e-3, 1e-3, -1e-4, 1e-4)
 """Tangent cuts of the min-cost LP at ``meets`` x (1 + r): the cheapest design under a time target near the fastest
 time lies near the fastest design, and cuts bracketing it at every scale keep the LP's point close (a Newton polish
 then finds the exact one) instead of Kelley's halving steps from far away."""
-EPS = float(np.finfo(float).eps)
-LINE_GRID = np.arange(1, 16) / 16.0
-LINE_STEPS = 2.0 ** -np.arange(1, 53)
-"""Points of each round of the line search in :meth:`TimeLP._meet_target`, one batched evaluation of T: the chord's
-root c (feasible, T being convex), c + (hi - c) 2^-i (the distance from c to the boundary to a factor 2, however
-small), and a uniform grid of the bracket [lo, hi]; the chord of the new, far smaller bracket is then closer still.
-A few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket whose two times differ by
-round-off only (T is evaluated to its last bits there: a finer point would be chosen by rounding noise)."""
-TARGET_MARGIN = 1e-12
-"""Relative margin below a time target that min-cost candidates keep (round-off of the evaluators' sums)."""
-
-
 def minimize_time(instance: Instance, tm: TimeModel, rel_gap: float = REL_GAP, max_iterations: int = 500,
                   time_limit_s: float = 60.0) -> OAResult:
     """Minimise the iteration time T(B) (ns) of ``tm`` under the instance's design constraints (one-shot helper).

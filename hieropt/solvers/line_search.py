@@ -1,0 +1,67 @@
+"""The min-cost candidates' line search: the point of the segment [meets, B] nearest B whose iteration time meets
+the target (T is convex along the segment), kept a hair inside the target so that the independent evaluator agrees.
+Used by :class:`hieropt.solvers.cutting.TimeLP` (min_cost)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..model.timing import TimeModel, evaluate
+from ..spec import Instance
+
+__all__ = ["meet_target", "TARGET_MARGIN"]
+
+EPS = float(np.finfo(float).eps)
+LINE_GRID = np.arange(1, 16) / 16.0
+LINE_STEPS = 2.0 ** -np.arange(1, 53)
+"""Points of each round of the line search in :func:`meet_target`, one batched evaluation of T: the chord's
+root c (feasible, T being convex), c + (hi - c) 2^-i (the distance from c to the boundary to a factor 2, however
+small), and a uniform grid of the bracket [lo, hi]; the chord of the new, far smaller bracket is then closer still.
+A few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket whose two times differ by
+round-off only (T is evaluated to its last bits there: a finer point would be chosen by rounding noise)."""
+TARGET_MARGIN = 1e-12
+"""Relative margin below a time target that min-cost candidates keep (round-off of the evaluators' sums)."""
+
+
+def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_meets: float,
+                target_ns: float) -> np.ndarray:
+    """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is convex). The point
+    keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when ``meets`` has it, so that the
+    independent evaluator, which sums in another order, also finds T <= target (not 1 ulp above). A point
+    inside that margin is taken as it is when both evaluators find it within the target: a move towards
+    ``meets`` costs margin x T / (T(bw) - T(meets)) of the way, which for a target within 1e-6 of the fastest
+    time is ~1e-6 of the cost, and min_cost would stall at that gap with the exact optimum in hand."""
+    exact = target_ns
+    if t_meets <= target_ns * (1 - TARGET_MARGIN):
+        target_ns *= 1 - TARGET_MARGIN
+    t_bw = tm.time_ns(bw)
+    if t_bw <= target_ns:
+        return bw
+    if t_bw <= exact:
+        try:
+            if evaluate(instance, bw).iteration_time_ns <= exact:
+                return bw
+        except InputError:  # (an overflow the time model did not see: bisect as before)
+            pass
+    chord = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
+    step = bw - meets
+    lo, t_lo, hi, t_hi = 0.0, t_meets, 1.0, t_bw
+    for _ in range(20):  # T is convex on the segment: its feasible part is [0, s*], and T(lo) <= target < T(hi)
+        c = lo + (hi - lo) * (target_ns - t_lo) / (t_hi - t_lo) if np.isfinite(t_hi) else lo
+        c = min(max(c, lo), hi)  # the chord's root: feasible (the chord lies above T), near s* on a smooth piece
+        s = np.concatenate(([c], c + (hi - c) * LINE_STEPS, lo + (hi - lo) * LINE_GRID))
+        s = np.sort(s[(s >= lo) & (s < hi)])  # (repeated points are harmless: the order is what counts)
+        t = tm.times_ns(meets + s[:, None] * step)
+        ok = t <= target_ns
+        k = int(np.argmin(ok)) if not ok.all() else s.size  # the first point above the target
+        if k > 0:
+            lo, t_lo = float(s[k - 1]), float(t[k - 1])
+        if k < s.size:
+            hi, t_hi = float(s[k]), float(t[k])
+        if hi - lo <= 1e-15 or t_hi - t_lo <= 16 * EPS * target_ns:  # (further points differ by round-off)
+            break
+    point = meets + lo * step
+    if lo > chord and not tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
+        point = meets + chord * step
+    return point
