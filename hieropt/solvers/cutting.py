@@ -92,8 +92,11 @@ class TimeLP(CutLP):
 
     def _col_upper(self) -> np.ndarray:
         """Upper limits on the scaled columns that single design rows, bounds and the budget imply."""
-        key = (self._budget, id(self.arr))
-        if self._ub_key != key:
+        # keyed on the arrays object itself, not its id(): a re-compiled LP (new pieces, a new scale) may get the
+        # freed one's id, and a stale bound on the scaled columns would cut off part of the feasible set (a false
+        # certificate: found by the CI run of tests/solve/test_cut_model.py)
+        key = (self._budget, self.arr)
+        if self._ub_key is None or self._ub_key[0] != key[0] or self._ub_key[1] is not key[1]:
             self._ub_key = key
             ub = np.full(self.arr.n_cols, INF)
             lim = self._limits if self._budget is None else np.minimum(self._limits, self._budget / self.unit_cost)
