@@ -11,27 +11,63 @@ Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or us
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import signal
+import sys
 
 __all__ = ["app", "main"]
+
+
+_INTERRUPTED: list[bool] = []
+
+
+def _interrupted_while_loading(signum: int, frame: Any) -> None:
+    raise SystemExit(130)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """Python's own Ctrl-C (KeyboardInterrupt), remembered: an extension module that is starting up when it lands
+    turns it into an ImportError, which main() then still reports as the interrupt it was."""
+    _INTERRUPTED.append(True)
+    raise KeyboardInterrupt
+
+
+# Ctrl-C while the ``hieropt`` console script is still importing this package ends with exit 130 and no traceback;
+# main() then installs Python's own behaviour (KeyboardInterrupt), remembered. Only the console script installs it: a
+# program or test that imports hieropt.cli keeps its own handler.
+_CONSOLE = (os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "hieropt"
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+if _CONSOLE:
+    signal.signal(signal.SIGINT, _interrupted_while_loading)
+
+from typing import Any  # noqa: E402 (after the handler: Ctrl-C during this import is covered too)
 
 
 def main() -> None:
     """Entry point of the ``hieropt`` console script. A file that cannot be written (a folder, a missing folder,
     no permission) ends with a one-line message and exit 2, not a traceback; Ctrl-C (also while the command line
     is still loading) ends with exit 130."""
+    if _CONSOLE:
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         from .commands import app
 
         app()
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except BaseException:  # a Ctrl-C inside a C extension's start-up surfaces as its ImportError: still exit 130
+        if _INTERRUPTED:
+            raise SystemExit(130) from None
+        raise
     except OSError as e:
         from .common import error_console, error_line
 
         error_line(error_console(), f"{e.filename or ''}: cannot write or read: {e.strerror or e}; fix: give a "
                    "writable file path (its folder must exist)")
         raise SystemExit(2) from None
+    finally:
+        if _CONSOLE:  # the work is done: a Ctrl-C during interpreter shutdown (whose SIGINT action is the default,
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # death by signal) no longer changes the exit status
 
 
 def __getattr__(name: str) -> Any:

@@ -364,9 +364,9 @@ def test_export_to_stdout(sandbox: Path):
     assert set(net["topology"]) <= {"Ring", "FullyConnected", "Switch"} and net["npus_count"]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 10 (open, timing-dependent: passes when the signal lands late): "
-                   "Ctrl-C in the first ~0.1 s, while Python itself starts up and before hieropt's handler is "
-                   "installed, still prints a KeyboardInterrupt traceback")
+@pytest.mark.xfail(strict=False, reason="timing-dependent: a Ctrl-C inside Python's own start-up or the first "
+                   "milliseconds of importing the hieropt package (before the console script's handler exists) "
+                   "can still print the interpreter's KeyboardInterrupt traceback; every later moment exits 130")
 @pytest.mark.skipif(not HIEROPT.exists(), reason="the hieropt console script is not installed next to Python")
 def test_ctrl_c_exits_130_at_any_moment(sandbox: Path):
     for delay in (0.05, 0.15, 0.3, 0.5, 0.8, 1.2, 1.6):
