@@ -55,16 +55,16 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         raise SystemExit(130) from None
-    except BaseException:  # a Ctrl-C inside a C extension's start-up surfaces as its ImportError: still exit 130
-        if _INTERRUPTED:
-            raise SystemExit(130) from None
-        raise
     except OSError as e:
         from .common import error_console, error_line
 
         error_line(error_console(), f"{e.filename or ''}: cannot write or read: {e.strerror or e}; fix: give a "
                    "writable file path (its folder must exist)")
         raise SystemExit(2) from None
+    except BaseException:  # a Ctrl-C inside a C extension's start-up surfaces as its ImportError: still exit 130
+        if _INTERRUPTED:
+            raise SystemExit(130) from None
+        raise
     finally:
         if _CONSOLE:  # the work is done: a Ctrl-C during interpreter shutdown (whose SIGINT action is the default,
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # death by signal) no longer changes the exit status
