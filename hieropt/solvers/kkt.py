@@ -81,8 +81,10 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     cl, cu = arr.col_lower, arr.col_upper
     at_lo = (np.abs(x - cl) <= 1e-9 * (1 + np.abs(cl))) & (rc > tol)
     at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
+    at_lo[ct] = at_hi[ct] = False  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
     x[at_lo], x[at_hi] = cl[at_lo], cu[at_hi]
-    fixed = at_lo | at_hi
+    at_bound = at_lo | at_hi
+    fixed = at_bound.copy()
     linear, pairs, nonzero = _structure(arr, A)
     fixed |= linear & (costs == 0)
     # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
@@ -97,31 +99,57 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     z0 = arr.z0
     clb, cub = cl[:z0], cu[:z0]
     below, above = clb - 1e-12 * (1 + np.abs(clb)), cub + 1e-12 * (1 + np.abs(cub))
+    tied = None
+    seen = set()
     for _ in range(ROUNDS):
-        E = np.flatnonzero(active)
-        free = np.flatnonzero(movable & (wanted | nonzero[E].any(axis=0)))
-        rhs = np.where(upper_side[E], hi[E], lo[E])
-        sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb)
+        key = active.tobytes()
+        if key in seen:  # the corrections cycle: the LP's next cuts settle it
+            return None
+        seen.add(key)
+        sol = _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
+        if sol is None and tied is not None and tied.any():
+            # the old pieces kept as ties over-determine the system (they do not tie at the optimum): without them
+            active &= ~tied
+            sol = _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
         if sol is None:
             return None
-        x, yE, nu = sol
+        E = np.flatnonzero(active)
+        start = x, y, nu
+        x, yE, nu, converged = sol
         y = np.zeros(m)
         y[E] = yE
         ax = A @ x
         tiny = 1e-12 * (1 + np.abs(ax))
         joins = ~active & ((ax < lo - tiny) | (ax > hi + tiny))
-        leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
-        xb = x[:z0]
-        if (xb < below).any() or (xb > above).any():
-            return None
+        if not converged:  # Newton ran towards B = 0 (a row that would stop it is missing): the rows it crossed
+            if not joins.any():  # join, as in a primal active-set method's blocking constraints (N&W §16.5)
+                return None
+            leaves = np.zeros(m, dtype=bool)
+        else:
+            leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
+            xb = x[:z0]
+            if (xb < below).any() or (xb > above).any():
+                return None
         if not joins.any() and not leaves.any():
-            np.clip(xb, clb, cub, out=xb)  # (in place on x)
+            np.clip(x[:z0], clb, cub, out=x[:z0])  # (in place on x)
             return Polished(x, y)
         upper_side = np.where(joins, ax > hi, upper_side)
+        # an epigraph column the LP held at its bound (a piece it did not see) is free once a row of its joins
+        movable[z0:] |= at_bound[z0:] & nonzero[joins].any(axis=0)[z0:]
         kept = active & ~leaves
         active = kept | joins
-        _regroup(arr, ax - lo, tiny, joins, active, kept)
+        tied = _regroup(arr, ax - lo, tiny, joins, active, kept)
+        if not converged:  # the next Newton starts from where this one did, not from its run-away iterate
+            x, y, nu = start
     return None
+
+
+def _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb):
+    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``, ``nu``)."""
+    E = np.flatnonzero(active)
+    free = np.flatnonzero(movable & (wanted | nonzero[E].any(axis=0)))
+    rhs = np.where(upper_side[E], hi[E], lo[E])
+    return _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb)
 
 
 def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -140,12 +168,14 @@ def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray,
-             kept: np.ndarray) -> None:
+             kept: np.ndarray) -> np.ndarray:
     """A term (or node) with a violated piece is a max whose argmax moved: its active rows become the pieces
     tied with its largest one (smallest slack), and the pieces that were active and stay tight (``kept``, slack
     within round-off: at a degenerate optimum the old and the new piece tie; if they do not, the old one's
     multiplier takes the wrong sign and it leaves in the next correction); its other rows leave (in place on
-    ``active``)."""
+    ``active``). Returns the rows kept only as such ties (a mask of the base rows): when they over-determine the
+    next Newton system (singular), the caller drops them."""
+    tied = np.zeros(active.size, dtype=bool)
     for rows, group in ((np.arange(arr.epi.start, arr.epi.stop), arr.epi_term),
                         (np.arange(arr.node.start, arr.node.stop), arr.node_of_row)):
         if not rows.size or not joins[rows].any():
@@ -157,11 +187,17 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
         moved[group[joins[rows]]] = True
         sel = moved[group]
         r = rows[sel]
-        active[r] = (s[sel] <= lowest[group[sel]] + tiny[r]) | (kept[r] & (np.abs(s[sel]) <= tiny[r]))
+        top = s[sel] <= lowest[group[sel]] + tiny[r]
+        tie = kept[r] & (np.abs(s[sel]) <= tiny[r])
+        active[r] = top | tie
+        tied[r] = tie & ~top
+    return tied
 
 
 def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
-    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]; (x, y_E, nu) or None.
+    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at convergence,
+    (the last iterate, False) when the steps run towards B = 0 (damped more than three times by the fraction to the
+    boundary), None when the system is singular or not one for this method.
 
     The system is linear but for the links' 1/B terms, so its matrix L is built once and each step only adds the
     B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The unknowns are ordered links'
@@ -211,9 +247,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
         F[:nl] -= znu * inv2
         F[nf + ne:] -= inv
         if np.abs(F).max() <= tol:
-            x = x.copy()
-            x[order] = z[:nf]
-            return x, z[nf:nf + ne].copy(), znu.copy()
+            return _unpack(x, order, z, nf, ne, znu, True)
         step_bb[:] = 2.0 * znu * inv2 * inv  # d/dB of -nu / B^2
         step_lb[:] = inv2
         step_bl[:] = -inv2
@@ -228,8 +262,15 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
             step *= 0.9 * float(ratio.min())
             damped += 1
             if damped > 3:
-                return None
+                return _unpack(x, order, z, nf, ne, znu, False)
         z -= step
         if nl and zb.min() <= 0:
             return None
     return None
+
+
+def _unpack(x, order, z, nf, ne, znu, converged: bool):
+    """(x with the free columns from ``z``, the rows' multipliers, the links' multipliers, ``converged``)."""
+    x = x.copy()
+    x[order] = z[:nf]
+    return x, z[nf:nf + ne].copy(), znu.copy(), converged

@@ -70,9 +70,9 @@ def test_min_cost_near_the_fastest_time_with_bandwidths_at_their_bounds():
 
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 (open): the cuts stop at an honest gap of 1.5e-8, just above the "
-                   "1e-8 target (no further progress at the LP tolerance floor); the only LIMIT of the last long run")
 def test_step_loop_four_dims_reaches_the_gap_target():
+    """The only LIMIT of issue 10's last long run (the cuts stopped at an honest 1.5e-8): the polish's active-set
+    corrections (blocking rows of a run-away Newton, epigraph columns freed when their row joins) now reach it."""
     sol = hieropt.solve(found.NEAR_TARGET_LIMIT.instance())
     assert sol.status.value == "optimal" and sol.gap <= 1e-8, (sol.status, sol.gap, sol.message)
 
