@@ -30,7 +30,7 @@ MUSD = 1e6
 """Scale: $ per model unit of cost (M$) of the Pyomo statements."""
 INF = float("inf")
 
-__all__ = ["Scale", "choose_scale", "upper_limits_gbps"]
+__all__ = ["Scale", "choose_scale", "cost_bounds_usd", "upper_limits_gbps"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,25 @@ def upper_limits_gbps(instance: Instance, budget_usd: float | None = None,
                 else cluster_cost_usd_per_gbps(instance))
         lim = np.minimum(lim, budget_usd / unit)
     return lim
+
+
+def cost_bounds_usd(instance: Instance) -> tuple[float, float]:
+    """(L, U) in $ with L <= the cheapest and U >= the dearest network the design rows and bounds allow, from single
+    rows and bounds alone (no LP): a row ``sum_d a_d B_d >= r`` (or ``==``) with every a_d >= 0 and r > 0 gives
+    cost = sum_d p_d B_d >= r min_{a_d > 0} p_d / a_d (B >= 0), the lower bounds give sum_d p_d lower_d, and
+    :func:`upper_limits_gbps` gives U = sum_d p_d limit_d (p: the cluster's $ per GB/s, N u_d). (0, inf) where no
+    row or bound says more; L may be 0 and U infinite."""
+    dm = instance.design_matrix
+    p = cluster_cost_usd_per_gbps(instance)
+    lower = float(p @ dm.bw_lower)
+    A = dm.A
+    rows = (dm.sense >= 1) & (A.min(axis=1, initial=0.0) >= 0) & (dm.rhs > 0)  # >= or ==, coefficients >= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if rows.any():
+            cheapest_per_unit = np.where(A[rows] > 0, p / A[rows], INF).min(axis=1)  # $ per unit of the row
+            lower = max(lower, float((dm.rhs[rows] * cheapest_per_unit).max()))
+        upper = float(np.where(p > 0, p * upper_limits_gbps(instance), 0.0).sum())
+    return lower, upper
 
 
 def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = None,

@@ -73,8 +73,9 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
                      f"{sol.objective_bound:.10g} {unit}")
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
-        lines.append(f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} LPs over costs "
-                     f"${sol.extra['kappa_range_usd'][0]:,.6g} .. ${sol.extra['kappa_range_usd'][1]:,.6g}")
+        lo, hi = sol.extra["kappa_range_usd"]
+        lines.append(f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} LPs, costs "
+                     f"searched within ${lo:,.6g} .. ${hi:,.6g}")
     lines.append(f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, {sol.extra.get('cuts', 0)} cuts, "
                  f"{sol.extra.get('collectives', 0)} collectives aggregated into {sol.extra.get('terms', 0)} terms; "
                  "verified by the independent evaluator")

@@ -118,15 +118,18 @@ _BANNER_SHOWN = [False]
 
 
 def _acquire(time_limit_s: float) -> highspy.Highs:
+    """A highspy object with :data:`_DEFAULTS` (a pooled one was reset to them when it was handed back; each
+    solve sets its own time limit)."""
     if _POOL.idle:
-        h = _POOL.idle.pop()  # cleared when it was handed back
-    else:
-        if not _BANNER_SHOWN[0]:
-            with quiet_stdout():
-                h = highspy.Highs()
-            _BANNER_SHOWN[0] = True
-        else:
+        h = _POOL.idle.pop()  # cleared, with the default options, when it was handed back
+        h.setOptionValue("threads", _THREADS[0])
+        return h
+    if not _BANNER_SHOWN[0]:
+        with quiet_stdout():
             h = highspy.Highs()
+        _BANNER_SHOWN[0] = True
+    else:
+        h = highspy.Highs()
     for name, value in _DEFAULTS:
         h.setOptionValue(name, value)
     h.setOptionValue("threads", _THREADS[0])
@@ -166,6 +169,7 @@ class HighsLP:
 
     def __init__(self, arrays: Any, time_limit_s: float = 60.0):
         self.time_limit_s = float(time_limit_s)
+        self._tightened = False
         self._h: highspy.Highs | None = _acquire(self.time_limit_s)
         self.load(arrays)
 
@@ -188,6 +192,8 @@ class HighsLP:
         """Hand the highspy object back to this thread's pool (the LP is unusable afterwards)."""
         if self._h is not None:
             self._h.clearModel()
+            if self._tightened:
+                self.set_tolerance(LP_TOLERANCE)
             _POOL.idle.append(self._h)
             self._h = None
 
@@ -203,6 +209,7 @@ class HighsLP:
         """Set HiGHS's primal and dual feasibility tolerances (HiGHS accepts down to 1e-10)."""
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
             self._h.setOptionValue(name, tol)
+        self._tightened = tol != LP_TOLERANCE
 
     def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
         """Replace the objective by ``costs @ x`` (one coefficient per column), minimised or maximised."""

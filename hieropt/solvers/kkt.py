@@ -36,6 +36,8 @@ MAX_UNKNOWNS = 400
 """Polish only LPs with at most this many unknowns (dense linear algebra)."""
 ROUNDS = 6
 """Active-set corrections at most."""
+MAX_DAMPED = 3
+"""Newton steps cut short by the fraction to the boundary (B > 0) before the run counts as a run-away."""
 MAX_SINGULAR = 3
 """Least-squares Newton steps (singular matrix) per Newton run before it gives up."""
 MAX_DROPS = 3
@@ -110,8 +112,10 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         if key in seen:  # the corrections cycle: the LP's next cuts settle it
             return None
         seen.add(key)
-        sol = _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
-        if sol is None and tied is not None and tied.any():
+        guessed = tied is not None and bool(tied.any())  # (a singular system with tie rows: try without them)
+        sol = _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
+                       0 if guessed else MAX_SINGULAR)
+        if sol is None and guessed:
             # old pieces kept as ties over-determine the system (not all of them tie at the optimum): without one
             # of them (at most MAX_DROPS tries), else without all
             rows = np.flatnonzero(tied)
@@ -158,12 +162,13 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     return None
 
 
-def _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb):
+def _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
+             max_singular: int = MAX_SINGULAR):
     """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``, ``nu``)."""
     E = np.flatnonzero(active)
     free = np.flatnonzero(movable & (wanted | nonzero[E].any(axis=0)))
     rhs = np.where(upper_side[E], hi[E], lo[E])
-    return _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb)
+    return _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb, max_singular=max_singular)
 
 
 def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -208,7 +213,7 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
     return tied
 
 
-def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_singular: int = MAX_SINGULAR):
     """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at convergence,
     (the last iterate, False) when the steps run towards B = 0 (damped more than three times by the fraction to the
     boundary), None when the system is singular or not one for this method.
@@ -268,7 +273,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
         step = _solve(J, F)
         if not math.isfinite(float(step.sum())):  # singular: the least-squares step, a few times at most (an
             singular += 1  # over-determined active set never converges)
-            if singular > MAX_SINGULAR:
+            if singular > max_singular:
                 return None
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
             if not math.isfinite(float(step.sum())):
@@ -278,7 +283,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
             ratio = np.where(step[:nl] > 0, zb / np.where(step[:nl] > 0, step[:nl], 1.0), np.inf)  # N&W §16.6)
             step *= 0.9 * float(ratio.min())
             damped += 1
-            if damped > 3:
+            if damped > MAX_DAMPED:
                 return _unpack(x, order, z, nf, ne, znu, False)
         z -= step
         if nl and zb.min() <= 0:

@@ -150,6 +150,7 @@ class RatioCore(CutLP):
     def _outcome(self, spec: Loop, rel_gap: float, what: str) -> Outcome:
         def empty(x: np.ndarray) -> bool:
             if x.size == 0:
+                self.cost_range()  # infeasible design rows alone are reported as such
                 raise NoSolutionError("infeasible", f"{what}: no design satisfies the constraints")
             return False
 

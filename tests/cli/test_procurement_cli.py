@@ -27,7 +27,9 @@ def test_performance_per_cost_command():
     assert out["objective_unit"] == "ns*USD"
     assert out["gap"] <= 1e-7
     assert out["objective_value"] == out["iteration_time_ns"] * out["network_cost_usd"]
-    assert out["extra"]["kappa_evaluations"] >= 2
+    assert out["extra"]["kappa_evaluations"] >= 1  # (one LP can certify it: the rows bound the costs without LPs)
+    lo, hi = out["extra"]["kappa_range_usd"]
+    assert 0 < lo <= out["network_cost_usd"] <= hi
     fastest = _json(["solve", INSTANCE])
     assert out["network_cost_usd"] < fastest["network_cost_usd"]
     assert out["iteration_time_ns"] > fastest["iteration_time_ns"]
