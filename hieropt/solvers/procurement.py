@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.scale import cost_bounds_usd, typical_bandwidth
+from ..formulation.scale import typical_bandwidth
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
@@ -99,25 +99,9 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
         core.close()  # the HiGHS object goes back to this thread's pool (creating one costs ~100 us)
 
 
-BOUNDS_SPREAD = 1e-6
-"""The rows' own cost bounds (:func:`hieropt.formulation.scale.cost_bounds_usd`) stand in for the two LPs of the
-exact cost range when the lower one is positive and at least this fraction of the upper one."""
-
-
-def _cost_range(core: RatioCore, budget_usd: float | None) -> tuple[float, float]:
-    """(cheapest, dearest) network cost in $ for the search: without a budget, the bounds the single rows imply
-    when they are finite and well apart (they contain every feasible cost, so the search and its optimum are the
-    same; two LPs saved), else the exact range (two LPs; a budget is checked against the exact cheapest)."""
-    if budget_usd is None:
-        lower, upper = cost_bounds_usd(core.instance)
-        if np.isfinite(upper) and upper > 0 and lower >= BOUNDS_SPREAD * upper:
-            return lower, upper
-    return core.cost_range()
-
-
 def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
                  cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> ProductResult:
-    k_min, k_max = _cost_range(core, budget_usd)
+    k_min, k_max = core.search_range(budget_usd)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
             raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "

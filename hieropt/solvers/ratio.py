@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import NoSolutionError, SolverError
 from ..formulation.ratio_arrays import RatioArrays, compile_ratio_lp
-from ..formulation.scale import MS_NS
+from ..formulation.scale import MS_NS, cost_bounds_usd
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
@@ -32,6 +32,9 @@ ROW_TOL = 1e-9
 BOUND_SLACK = 1e-9
 """Relative slack the procurement solvers take off an LP value from the Pyomo-based core before it counts as a proven
 bound (the bounds of this module are Lagrangian bounds, exact up to rounding, and need none)."""
+BOUNDS_SPREAD = 1e-6
+"""The single rows' cost bounds stand in for the exact cost range when the lower is at least this fraction of the
+upper (well apart from 0 in the LP's units)."""
 SHARE_SEEDS = (1e-3, 1e-2, 0.1, 0.5)
 """Initial cuts on r_d >= 1/x_d (shares)."""
 LEVEL_SEEDS = (0.1, 1.0, 10.0)
@@ -183,6 +186,21 @@ class RatioCore(CutLP):
             cheapest = self.K / u_max if hi_u.status is Status.OPTIMAL and u_max > 0 else 0.0
             self._range = (cheapest, dearest)
         return self._range
+
+    def search_range(self, budget_usd: float | None) -> tuple[float, float]:
+        """(cheapest, dearest) network cost in $ for the time x cost search: without a budget, the bounds the single
+        rows imply (:func:`hieropt.formulation.scale.cost_bounds_usd`) when they are finite and at least
+        :data:`BOUNDS_SPREAD` apart (they contain every feasible cost, so the search and its optimum are the same;
+        two LPs saved), else :meth:`cost_range` (two LPs; a budget is checked against the exact cheapest).
+
+        Raises:
+            NoSolutionError: (exact range) the design constraints and bounds are infeasible.
+        """
+        if budget_usd is None:
+            lower, upper = cost_bounds_usd(self.instance)
+            if np.isfinite(upper) and upper > 0 and lower >= BOUNDS_SPREAD * upper:
+                return lower, upper
+        return self.cost_range()
 
     # ------------------------------------------------------------------------------------------------- objectives
     def fastest_within(self, budget_usd: float, rel_gap: float) -> Outcome:
