@@ -156,10 +156,22 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         movable[z0:] |= at_bound[z0:] & nonzero[joins].any(axis=0)[z0:]
         kept = active & ~leaves
         active = kept | joins
-        tied = _regroup(arr, ax - lo, tiny, joins, active, kept)
-        if not converged:  # the next Newton starts from where this one did, not from its run-away iterate
-            x, y, nu = start
+        if converged:
+            tied = _regroup(arr, ax - lo, tiny, joins, active, kept)
+        else:  # the rows it crossed join the ones it ran on; the pieces of a max with a crossed row may not all tie
+            tied = kept & _same_max(arr, joins)  # at the optimum (a singular system decides). The next Newton starts
+            x, y, nu = start  # from where this one did, not from its run-away iterate
     return None
+
+
+def _same_max(arr, rows: np.ndarray) -> np.ndarray:
+    """The epigraph and node rows (a mask of the base rows) of every term or node that one of ``rows`` belongs to."""
+    out = np.zeros(rows.size, dtype=bool)
+    for part, group in ((arr.epi, arr.epi_term), (arr.node, arr.node_of_row)):
+        sel = rows[part]
+        if sel.any():
+            out[part] = np.isin(group, group[sel])
+    return out
 
 
 def _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
