@@ -4,7 +4,6 @@ rich and the standard library at load time (the library is imported when a helpe
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -142,6 +141,8 @@ def fail(err: Console, e: HieroptError) -> typer.Exit:
 
 def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
+    import json
+
     text = json.dumps(data, indent=2)
     if str(path) == "-":
         sys.stdout.write(text + "\n")
