@@ -36,7 +36,9 @@ class MissingValueFirst:
     the command line leaves out, whose value (None) it then maps to None (or to ``()`` for a list) without using the
     adapter. The first adapter imports pydantic (~0.2 s), so ``hieropt solve --help`` (the group's own ``--help``
     is left out there) would pay for it. This coercion maps None the same way itself and asks typer for the
-    adapter's coercion only for a given value (issue 12)."""
+    adapter's coercion only for a given value (issue 12). tests/cli/test_startup.py checks that every command gets
+    the same values as with typer's own parameters, and that ``hieropt solve --help`` loads no pydantic (it would
+    again if typer stopped asking ``get_runtime_param`` for the coercion)."""
 
     def __init__(self, build: Any) -> None:
         self.build = build
@@ -48,27 +50,28 @@ class MissingValueFirst:
         return self.build().coerce(value, param=param, ctx=ctx)
 
 
-class Option(TyperOption):
+class LazyOption(TyperOption):
     """typer's option, coerced by :class:`MissingValueFirst`."""
 
     def get_runtime_param(self) -> Any:  # noqa: D102 - typer's
         return MissingValueFirst(super().get_runtime_param)
 
 
-class Argument(TyperArgument):
+class LazyArgument(TyperArgument):
     """typer's argument, coerced by :class:`MissingValueFirst`."""
 
     def get_runtime_param(self) -> Any:  # noqa: D102 - typer's
         return MissingValueFirst(super().get_runtime_param)
 
 
-_LAZY = {TyperOption: Option, TyperArgument: Argument}
+_LAZY = {TyperOption: LazyOption, TyperArgument: LazyArgument}
 
 
 def _prepared(params: list) -> list:
     """The parameters of a command as shown and parsed: flags take no value, so no value type is shown for them
     (``--help``, ``--compare/--no-compare``, not ``<bool>``), and every typer parameter is coerced by
-    :class:`MissingValueFirst` (its class switched to :class:`Option` / :class:`Argument`, which add only that)."""
+    :class:`MissingValueFirst` (its class switched to :class:`LazyOption` / :class:`LazyArgument`, which add only
+    that)."""
     for p in params:
         if getattr(p, "is_flag", False) and p.metavar is None:
             p.metavar = ""
