@@ -284,19 +284,15 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> Phas
     """Register every phase's collective; identical rows are registered once (fast for replicated layers)."""
     L, _, D = traffic.shape
     rows = np.ascontiguousarray(np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D))
-    if rows.shape[0] <= 4096:  # a dict of the rows' bytes: faster than sorting for few rows
-        ids: dict[bytes, int] = {}
-        inverse = np.fromiter((ids.setdefault(r.tobytes(), len(ids)) for r in rows), dtype=np.int64,
-                              count=rows.shape[0])
-        counts = np.bincount(inverse, minlength=len(ids))
-        first = np.zeros(len(ids), dtype=np.int64)
-        first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1)  # first occurrence of each distinct row
+    if rows.shape[0] <= 4096:  # few rows: sort their bytes (np.unique on a void view; no hashing pass)
+        view = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
+        _, first, inverse, counts = np.unique(view, return_index=True, return_inverse=True, return_counts=True)
     else:
         first, inverse, counts = unique_rows(rows)
-        order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        first, counts, inverse = first[order], counts[order], rank[inverse.reshape(-1)]
+    order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    first, counts, inverse = first[order], counts[order], rank[inverse.reshape(-1)]
     uniq = rows[first]
     peak = uniq[:, :D].max(axis=1)
     peak = np.where(peak > 0, peak, uniq[:, D:].max(axis=1))

@@ -158,7 +158,8 @@ class CutLP:
     def _seeds(self) -> list[tuple[int, float]]:
         """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's unit."""
         unit = self._unit()
-        return [(j, float(p * unit[j])) for j in range(unit.size) for p in SEED_POINTS]
+        return list(zip(np.repeat(np.arange(unit.size), SEED_POINTS.size).tolist(),
+                        np.outer(unit, SEED_POINTS).ravel().tolist(), strict=True))
 
     @property
     def cuts(self) -> int:
@@ -204,19 +205,19 @@ class CutLP:
 
     def _add_cuts(self, points: list[tuple[int, float]]) -> None:
         """Tangent cuts of link j at (j, B in native units), skipping points outside :data:`CUT_RANGE`."""
-        unit = self._unit()
-        js, betas = [], []
-        for j, b in points:
-            beta = b / unit[j]
-            if CUT_RANGE[0] <= beta <= CUT_RANGE[1]:
-                js.append(j)
-                betas.append(beta)
-                self._cut_j.append(j)
-                self._cut_b.append(float(b))
-        if not js:
+        if not points:
             return
-        j, beta = np.array(js), np.array(betas)
+        j = np.fromiter((p[0] for p in points), dtype=np.int64, count=len(points))
+        b = np.fromiter((p[1] for p in points), dtype=float, count=len(points))
+        beta = b / self._unit()[j]
+        keep = (beta >= CUT_RANGE[0]) & (beta <= CUT_RANGE[1])
+        if not keep.all():
+            j, b, beta = j[keep], b[keep], beta[keep]
         n = j.size
+        if not n:
+            return
+        self._cut_j += j.tolist()
+        self._cut_b += b.tolist()
         index = np.empty(2 * n, dtype=np.int32)
         index[0::2], index[1::2] = self.arr.pair_t[j], self.arr.pair_b[j]
         value = np.empty(2 * n)

@@ -36,6 +36,10 @@ MAX_UNKNOWNS = 400
 """Polish only LPs with at most this many unknowns (dense linear algebra)."""
 ROUNDS = 6
 """Active-set corrections at most."""
+MAX_SINGULAR = 3
+"""Least-squares Newton steps (singular matrix) per Newton run before it gives up."""
+MAX_DROPS = 3
+"""Tie rows tried one at a time out of a singular active set before all of them leave."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,7 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
     # column, moves to the right-hand side); only the links with a free B are solved for
     held = fixed[cb]
-    x[ct[held]] = 1.0 / x[cb[held]]
+    x[ct] = 1.0 / x[cb]  # the LP's t only bound 1/B from below (cuts): Newton starts on the links
     fixed[ct[held]] = True
     ct, cb = ct[~held], cb[~held]
     nu = nu[~held]
@@ -108,14 +112,24 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         seen.add(key)
         sol = _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
         if sol is None and tied is not None and tied.any():
-            # the old pieces kept as ties over-determine the system (they do not tie at the optimum): without them
-            active &= ~tied
-            sol = _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
+            # old pieces kept as ties over-determine the system (not all of them tie at the optimum): without one
+            # of them (at most MAX_DROPS tries), else without all
+            rows = np.flatnonzero(tied)
+            singles = [[r] for r in rows[:MAX_DROPS]] if rows.size > 1 else []
+            for drop in [*singles, rows]:
+                trial = active.copy()
+                trial[drop] = False
+                sol = _attempt(A, costs, x, y, nu, trial, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
+                if sol is not None:
+                    active = trial
+                    break
         if sol is None:
             return None
         E = np.flatnonzero(active)
         start = x, y, nu
         x, yE, nu, converged = sol
+        if not converged:  # (a run-away iterate's t need not be near 1/B: the crossings are judged on the links)
+            x[ct] = 1.0 / x[cb]
         y = np.zeros(m)
         y[E] = yE
         ax = A @ x
@@ -238,7 +252,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
     step_lb = flat[(nf + ne) * N:(nf + ne) * N + nl * (N + 1):N + 1]  # diagonal of J[links, :nl]
     step_bl = flat[nf + ne:nf + ne + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
     zb, znu = z[:nl], z[nf + ne:]  # views of z
-    damped = 0
+    damped = singular = 0
     for _ in range(max_steps):
         inv = 1.0 / zb
         inv2 = inv * inv
@@ -252,7 +266,10 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12):
         step_lb[:] = inv2
         step_bl[:] = -inv2
         step = _solve(J, F)
-        if not math.isfinite(float(step.sum())):
+        if not math.isfinite(float(step.sum())):  # singular: the least-squares step, a few times at most (an
+            singular += 1  # over-determined active set never converges)
+            if singular > MAX_SINGULAR:
+                return None
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
             if not math.isfinite(float(step.sum())):
                 return None
