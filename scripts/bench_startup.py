@@ -18,7 +18,10 @@ the environment, so ``PYTHONPATH=/path/to/worktree python scripts/bench_startup.
 every case once), so a change of the shared machine's load hits all of them alike. Python compiles a module whose
 cached bytecode is missing on every run when ``PYTHONDONTWRITEBYTECODE`` is set (as in some sandboxes; the line
 above the table says which); ``--bytecode-cache DIR`` lets it cache them in ``DIR``, as an installed hieropt does.
-Exit status 1 when a median misses its target or a case does not behave as described.
+Two more rows time the framework alone (no hieropt code): the imports of typer and its rich help, and typer with rich
+and one pydantic value coercion (what every command that is given a value pays); they show how much of a case is the
+floor and how much the machine's load adds. Exit status 1 when a median misses its target or a case does not behave
+as described.
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP_TARGET_S, ERROR_TARGET_S = 0.3, 0.5
+FLOORS = [("floor: typer + its rich help (imports)", "import typer, typer.rich_utils"),
+          ("floor: typer + rich + one pydantic value", "import typer, rich.console\n"
+           "from pydantic import TypeAdapter\nTypeAdapter(int)")]
+"""What every help page and every error costs before hieropt's own code (Python, typer, rich; typer coerces a given
+value with pydantic): printed below the cases, without a target, to show the share of the machine's load."""
 
 
 def cases(folder: Path) -> list[tuple[str, list[str], float, int]]:
@@ -100,19 +108,21 @@ def main() -> int:
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         all_cases = cases(Path(tmp))
-        for _, argv, _, _ in all_cases:  # warm the file cache (and the bytecode cache, when it is written)
-            run(prefix + argv, env)
-        times: list[list[float]] = [[] for _ in all_cases]
+        commands = [prefix + argv for _, argv, _, _ in all_cases]
+        commands += [[sys.executable, "-c", code] for _, code in FLOORS]
+        for command in commands:  # warm the file cache (and the bytecode cache, when it is written)
+            run(command, env)
+        times: list[list[float]] = [[] for _ in commands]
         last: list[subprocess.CompletedProcess] = []
         for _ in range(args.repeats):  # round robin: a change of the machine's load hits every case alike
             last = []
-            for i, (_, argv, _, _) in enumerate(all_cases):
-                seconds, p = run(prefix + argv, env)
+            for i, command in enumerate(commands):
+                seconds, p = run(command, env)
                 times[i].append(seconds)
                 last.append(p)
-        width = max(len(label) for label, *_ in all_cases)
+        width = max(len(label) for label, *_ in all_cases + FLOORS)
         print(f"{'case':<{width}}  {'median s':>8}  {'min s':>6}  {'target s':>8}  {'ratio':>5}  ok")
-        for (label, _, target, code), ts, p in zip(all_cases, times, last, strict=True):
+        for (label, _, target, code), ts, p in zip(all_cases, times, last, strict=False):
             median = statistics.median(ts)
             problem = check(p, code)
             ok = median <= target and problem is None
@@ -123,6 +133,8 @@ def main() -> int:
                 print(f"  problem: {problem}")
             elif code:
                 print(f"  {p.stderr.strip()[:160]}")
+        for (label, _), ts in zip(FLOORS, times[len(all_cases):], strict=True):
+            print(f"{label:<{width}}  {statistics.median(ts):8.3f}  {min(ts):6.3f}")
     print("all within target" if not failed else f"{failed} case(s) missed the target")
     return 1 if failed else 0
 
