@@ -33,6 +33,10 @@ against 50 independent ``api.solve(max_network_cost_usd=X)`` calls at the same b
 
 The summary prints, per objective, the geometric mean of Gurobi's time over hieropt's (speed-up; the target is >= 10)
 and the slowest case's ratio (the target is >= 1: no case slower than Gurobi), all from this one run.
+
+The other benchmarks of issue 12 have scripts of their own: scripts/bench_layers.py (200,000 distinct layers under
+every training loop), scripts/bench_explore.py (the shape sweep) and scripts/bench_startup.py (``hieropt --help``
+<= 0.3 s and a bad-input error <= 0.5 s, run as subprocesses of the console script).
 """
 
 from __future__ import annotations

@@ -59,9 +59,6 @@ def export_command(
     dimension become simulator dimensions of their own. The traces follow the instance's training loop.
     """
     from ..errors import HieroptError, InputError
-    from ..io.astrasim_bundle import write_bundle
-    from ..io.astrasim_network import network_yml, sim_network
-    from ..io.astrasim_trace import check_traceable
     from ..io.instance import load_instance
 
     err = error_console()
@@ -69,6 +66,10 @@ def export_command(
     out = err if to_stdout(astra_sim) else console()
     try:
         inst = load_instance(instance)
+        from ..io.astrasim_bundle import write_bundle  # loaded once the input is valid (a bad input is reported fast)
+        from ..io.astrasim_network import network_yml, sim_network
+        from ..io.astrasim_trace import check_traceable
+
         if not alone:
             check_traceable(inst, str(instance))  # before solving: refuse what the bundle cannot state
         values, what = _allocation(inst, bw, gap)
@@ -140,8 +141,6 @@ def simulate_command(
 
     from ..errors import HieroptError, SolverError
     from ..io.instance import load_instance
-    from ..report.simulate import simulate_dict, simulate_table
-    from ..studies.simulate import simulate_allocations
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
@@ -149,9 +148,13 @@ def simulate_command(
     try:
         inst = load_instance(instance)
         values = parse_bw(bw, inst.network.n_dims) if bw is not None else None
+        from ..studies.simulate import simulate_allocations  # loaded once the input is valid
+
         study = simulate_allocations(inst, binary, values, chunks or inst.chunks, keep, timeout)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report.simulate import simulate_dict, simulate_table
+
     out.print(simulate_table(study))
     for note in study.notes:
         out.print(f"note: {note}", highlight=False)

@@ -4,15 +4,14 @@ rich and the standard library at load time (the library is imported when a helpe
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 if TYPE_CHECKING:
     from ..errors import HieroptError
@@ -30,26 +29,70 @@ MaxTimeOpt = Annotated[float | None, typer.Option(
     "--max-time-ns", help="Iteration-time target, ns (required by min_cost; a cap otherwise).")]
 
 
-def _untyped_flags(params: list) -> list:
-    """Flags take no value: show no value type for them (``--help``, ``--compare/--no-compare``), not ``<bool>``."""
+class MissingValueFirst:
+    """typer's value coercion of one parameter, with its pydantic adapter built only when a value is given.
+
+    typer coerces every parameter through a pydantic TypeAdapter that it builds on first use, also for a parameter
+    the command line leaves out, whose value (None) it then maps to None (or to ``()`` for a list) without using the
+    adapter. The first adapter imports pydantic (~0.2 s), so ``hieropt solve --help`` (the group's own ``--help``
+    is left out there) would pay for it. This coercion maps None the same way itself and asks typer for the
+    adapter's coercion only for a given value (issue 12). tests/cli/test_startup.py checks that every command gets
+    the same values as with typer's own parameters, and that ``hieropt solve --help`` loads no pydantic (it would
+    again if typer stopped asking ``get_runtime_param`` for the coercion)."""
+
+    def __init__(self, build: Any) -> None:
+        self.build = build
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        """``value`` of ``param`` coerced as typer does (None: None, or ``()`` for a multi-value parameter)."""
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        return self.build().coerce(value, param=param, ctx=ctx)
+
+
+class LazyOption(TyperOption):
+    """typer's option, coerced by :class:`MissingValueFirst`."""
+
+    def get_runtime_param(self) -> Any:  # noqa: D102 - typer's
+        return MissingValueFirst(super().get_runtime_param)
+
+
+class LazyArgument(TyperArgument):
+    """typer's argument, coerced by :class:`MissingValueFirst`."""
+
+    def get_runtime_param(self) -> Any:  # noqa: D102 - typer's
+        return MissingValueFirst(super().get_runtime_param)
+
+
+_LAZY = {TyperOption: LazyOption, TyperArgument: LazyArgument}
+
+
+def _prepared(params: list) -> list:
+    """The parameters of a command as shown and parsed: flags take no value, so no value type is shown for them
+    (``--help``, ``--compare/--no-compare``, not ``<bool>``), and every typer parameter is coerced by
+    :class:`MissingValueFirst` (its class switched to :class:`LazyOption` / :class:`LazyArgument`, which add only
+    that)."""
     for p in params:
         if getattr(p, "is_flag", False) and p.metavar is None:
             p.metavar = ""
+        if type(p) in _LAZY:
+            p.__class__ = _LAZY[type(p)]
     return params
 
 
 class Command(TyperCommand):
-    """typer's command with flags shown without a value type in ``--help``."""
+    """typer's command with flags shown without a value type in ``--help`` and lazily built value coercions."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
-        return _untyped_flags(super().get_params(ctx))
+        return _prepared(super().get_params(ctx))
 
 
 class Group(TyperGroup):
-    """typer's command group with flags shown without a value type in ``--help``."""
+    """typer's command group with flags shown without a value type in ``--help`` and lazily built value
+    coercions."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
-        return _untyped_flags(super().get_params(ctx))
+        return _prepared(super().get_params(ctx))
 
 
 def console(width: int = 120) -> Console:
@@ -101,6 +144,8 @@ def fail(err: Console, e: HieroptError) -> typer.Exit:
 
 def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
+    import json
+
     text = json.dumps(data, indent=2)
     if str(path) == "-":
         sys.stdout.write(text + "\n")
@@ -128,10 +173,11 @@ def load_instance_args(instance: Path | None, network: Path | None, workload: Pa
             raise InputError(given[0], None, "both an INSTANCE file and LIBRA flags were given",
                              "give either an instance file or --network, --workload, --communicator and --cost")
         from ..io.instance import load_instance
-        from ..spec.constraint_text import parse_constraint
 
         inst = load_instance(instance)
         if constraint:
+            from ..spec.constraint_text import parse_constraint
+
             extra = tuple(parse_constraint(t, inst.network.n_dims) for t in constraint)
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})
         return inst

@@ -84,16 +84,18 @@ def compare_command(
     ratios (heuristic_ratios). Every heuristic is made feasible for the same constraints; prints iteration time,
     cost, time x cost, the gap to the optimum, the bottleneck dimension and where each heuristic loses."""
     from ..errors import HieroptError
-    from ..report import compare as rc
-    from ..studies.compare import compare
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
         inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
+        from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
+
         comp = compare(inst, objective=objective)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report import compare as rc
+
     _print_comparison(out, comp)
     if json_out is not None:
         write_json(json_out, rc.comparison_dict(comp))
@@ -117,18 +119,20 @@ def report_command(
     """Write a visual report of the exact optimum versus the heuristics: PNG figures (bandwidth per dimension,
     utilisation, gap, the exact Pareto front with every design as a point), one self-contained HTML page with the
     tables (the same numbers as `hieropt compare`) and report.json."""
-    from .. import api
     from ..errors import HieroptError, InputError
-    from ..report import html
-    from ..studies.compare import compare
 
     err = error_console()
     out = console()
     try:
         inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
+        from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
+
         comp = compare(inst, objective=objective)
     except HieroptError as e:
         raise fail(err, e) from None
+    from .. import api
+    from ..report import html
+
     front, front_error = None, None
     try:
         front = api.pareto(comp.instance, points=points)

@@ -45,28 +45,33 @@ def provision_command(
     """
     from ..errors import HieroptError
     from ..io.instance import load_instance
-    from ..report import provision as report_provision
-    from ..solvers.provision import provision
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
     if tradeoff is not None:
-        from ..solvers.tradeoff import provision_tradeoff
-
         try:
-            tr = provision_tradeoff(load_instance(instance), catalog, tradeoff)
+            inst = load_instance(instance)
+            from ..solvers.tradeoff import provision_tradeoff  # loaded once the input is valid
+
+            tr = provision_tradeoff(inst, catalog, tradeoff)
         except HieroptError as e:
             raise fail(err, e) from None
+        from ..report import provision as report_provision
+
         out.print(report_provision.tradeoff_table(tr))
         if json_out is not None:
             write_json(json_out, report_provision.tradeoff_dict(tr))
         raise typer.Exit(0)
     try:
         inst = load_instance(instance)
+        from ..solvers.provision import provision  # loaded once the input is valid (a bad input is reported fast)
+
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report import provision as report_provision
+
     for line in report_provision.summary_lines(inst, result):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))

@@ -78,19 +78,19 @@ def solve_command(
     infeasible (e.g. a time target below the fastest possible time) or unbounded.
     """
     from ..errors import HieroptError
-    from ..report import dicts, text
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-        from .. import api  # loaded once the input is valid: a bad input never imports the solvers
+        from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
                         max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
                         max_regret=max_regret, portfolio=True)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report import dicts, text
     from ..report.portfolio import portfolio_table
     from ..report.sensitivity import sensitivity_lines
 
@@ -121,18 +121,19 @@ def evaluate_command(
 ) -> None:
     """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver)."""
     from ..errors import HieroptError
-    from ..report import dicts, text
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-        from .. import api  # loaded once the input is valid: a bad input never imports the solvers
+        from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report import dicts, text
+
     for line in text.evaluation_lines(inst, bd):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
@@ -157,7 +158,6 @@ def pareto_command(
     """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each point the fastest
     network within its budget (proven to 1e-8), with the performance and performance-per-cost optima marked."""
     from ..errors import HieroptError, InputError
-    from ..report import dicts, plots, text
 
     err = error_console()
     out = err if to_stdout(json_out, csv_out) else console()
@@ -165,11 +165,13 @@ def pareto_command(
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-        from .. import api  # loaded once the input is valid: a bad input never imports the solvers
+        from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         front = api.pareto(inst, points=points)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report import dicts, plots, text
+
     out.print(text.front_table(inst, front))
     for line in text.front_lines(front):
         out.print(line, highlight=False, soft_wrap=True)

@@ -37,7 +37,7 @@ workload_app = typer.Typer(
 def load_workload(path: Path) -> Workload:
     """A workload from ASTRA-sim 1.0 text, or from a workload model (``.toml``: generator and parameters)."""
     from ..io.astrasim1 import read_workload
-    from ..io.instance import read_model
+    from ..io.workload_file import read_model
 
     return read_model(path) if Path(path).suffix == ".toml" else read_workload(path)
 
@@ -99,11 +99,11 @@ def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> 
 
     from ..errors import InputError
     from ..io.common import parse_toml, read_text
-    from ..io.instance import GENERATORS, run_generator
+    from ..io.workload_file import GENERATOR_NAMES, generators, run_generator
     from ..names import TRANSFORMER_POLICIES
     from ..spec import WorkloadHeader
 
-    params_cls, generate = GENERATORS[kind]
+    params_cls, generate = generators()[kind]
     params: dict[str, Any] = {}
     source: str | Path = "command line"
     if model is not None:
@@ -112,7 +112,7 @@ def generate_workload(kind: str, model: Path | None, sets: list[str] | None) -> 
         gen = data.get("generator")
         if gen != kind:
             raise InputError(model, "generator", f"the model is for generator {gen!r}, not {kind!r}",
-                             f"use 'hieropt workload {gen}' for it" if gen in GENERATORS else
+                             f"use 'hieropt workload {gen}' for it" if gen in GENERATOR_NAMES else
                              f"give a model with generator = \"{kind}\"")
         params = dict(data.get("params", {}))
     for text in sets or []:

@@ -1,16 +1,18 @@
-"""Shared helpers of the readers: opening files and turning pydantic errors into one-line InputErrors."""
+"""Shared helpers of the readers: opening files and turning pydantic errors into one-line InputErrors. Imports neither
+pydantic nor numpy (PyYAML when a YAML file is read), so a bad instance file is reported before the spec
+models are loaded."""
 
 from __future__ import annotations
 
 import math
 import tomllib
 from pathlib import Path
-from typing import Any
-
-import yaml
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 def read_text(path: Path, what: str) -> str:
@@ -71,8 +73,30 @@ def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
                          "give a number of realistic size") from e
 
 
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing file or bad TOML."""
+    return parse_toml(read_text(path, what), path)
+
+
+def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> Path:
+    """The file ``value`` names, relative to ``base``; a missing file, a folder or an empty name is an InputError
+    naming the referring file ``src`` and its ``field`` (not only the path that was not found)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(src, field, f"expected the name of a {what} file, got {short_repr(value)}", "give a path")
+    p = Path(value)
+    p = p if p.is_absolute() else base / p
+    if p.is_dir():
+        raise InputError(src, field, f"'{value}' is a folder ({p}), not a {what} file", f"give the {what} file's path")
+    if not p.is_file():
+        raise InputError(src, field, f"{what} file not found: '{value}' (looked for {p})",
+                         "check the path; relative paths are taken from this file's folder")
+    return p
+
+
 def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     """Parse a YAML file whose top level must be a mapping."""
+    import yaml
+
     text = read_text(path, what)
     try:
         data = yaml.safe_load(text)

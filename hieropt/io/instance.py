@@ -23,99 +23,46 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..model.mapping import derive_mapping
-from ..spec import OBJECTIVES, TRAINING_LOOPS, Bound, CostModel, Instance, Job, Mapping, Network, Workload
-from ..spec.constraint_text import parse_constraint
-from ..workloads import cnn, dlrm, transformer
-from ..workloads.llm.lower import generate as llm_generate
-from ..workloads.llm.params import LLMParams
-from .astrasim1 import read_workload
-from .common import parse_toml, read_text, short_repr, validation_error
-from .libra import parse_group, read_communicator, read_cost_model, read_network
+from ..names import OBJECTIVES, TRAINING_LOOPS
+from .common import read_toml, referenced_file, short_repr, validation_error
+from .workload_file import read_model, run_generator, workload_entry
+
+if TYPE_CHECKING:
+    from ..spec import Bound, CostModel, Instance, Job, Mapping, Network, Workload
+
+__all__ = ["as_instance", "cost_entry", "load_instance", "load_libra", "read_model", "read_toml", "required_choice",
+           "run_generator", "step_entry", "workload_entry"]
 
 _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
              "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "step",
              "dimension_mode", "collectives_in_flight", "chunks", "workloads", "max_regret")
 _TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
-GENERATORS = {"transformer": (transformer.TransformerParams, transformer.generate),
-              "dlrm": (dlrm.DLRMParams, dlrm.generate),
-              "cnn": (cnn.CNNParams, cnn.generate),
-              "llm": (LLMParams, llm_generate)}
-"""Workload generators usable from a model file: name -> (parameter model, generate function)."""
+# The spec models, the workload readers and the LIBRA readers are imported where they are first needed (the
+# network first): an unknown key, a missing file or a bad network field is reported without loading numpy or the
+# rest of the spec (issue 12: a bad-input error in a fraction of a second).
 
 
-def read_toml(path: Path, what: str) -> dict[str, Any]:
-    """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing file or bad TOML."""
-    return parse_toml(read_text(path, what), path)
+def __getattr__(name: str) -> Any:
+    """``GENERATORS`` (of :mod:`hieropt.io.workload_file`), built on first use."""
+    if name == "GENERATORS":
+        from . import workload_file
 
-
-def read_model(path: str | Path) -> Workload:
-    """Generate a workload from a model file (TOML: ``generator = "transformer"`` and a ``[params]`` table).
-
-    Raises:
-        InputError: missing file, unknown generator, invalid parameters.
-    """
-    path = Path(path)
-    data = read_toml(path, "workload model")
-    return _generate(data, path)
-
-
-def _generate(data: dict[str, Any], source: Path | str) -> Workload:
-    gen = data.get("generator")
-    if not isinstance(gen, str) or gen not in GENERATORS:
-        raise InputError(source, "generator", f"unknown or missing generator {short_repr(gen)}",
-                         f"use one of {', '.join(GENERATORS)}")
-    extra = set(data) - {"generator", "params", "description"}
-    if extra:
-        raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
-    params_cls, generate = GENERATORS[gen]
-    params = data.get("params", {})
-    if not isinstance(params, dict):
-        raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
-                         "write [params] with the generator's parameters")
-    return run_generator(params_cls, generate, params, source)
-
-
-def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str) -> Workload:
-    """Validate ``params`` with the generator's parameter model and generate the workload. Parameters that are each
-    valid but together give a workload hieropt cannot represent (a compute time that overflows to inf, e.g.
-    ``efficiency = 1e-310``) are an InputError naming ``source`` and ``params``, like any other bad value."""
-    try:
-        p = params_cls(**params)
-    except ValidationError as e:
-        raise validation_error(e, source, "params") from e
-    try:
-        return generate(p)
-    except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
-        detail = validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
-        raise InputError(source, "params", f"the parameters give a workload that cannot be evaluated "
-                         f"({detail.removeprefix(str(source) + ': ')[:200]})",
-                         "check the parameters for values far out of range (efficiency, peak, sizes)") from e
-
-
-def _path(base: Path, value: Any, src: str, field: str, what: str) -> Path:
-    """The file ``value`` names, relative to ``base``; a missing file, a folder or an empty name is an InputError
-    naming the referring file ``src`` and its ``field`` (not only the path that was not found)."""
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(src, field, f"expected the name of a {what} file, got {short_repr(value)}", "give a path")
-    p = Path(value)
-    p = p if p.is_absolute() else base / p
-    if p.is_dir():
-        raise InputError(src, field, f"'{value}' is a folder ({p}), not a {what} file", f"give the {what} file's path")
-    if not p.is_file():
-        raise InputError(src, field, f"{what} file not found: '{value}' (looked for {p})",
-                         "check the path; relative paths are taken from this file's folder")
-    return p
+        return workload_file.GENERATORS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _network(value: Any, base: Path, src: str) -> Network:
+    from pydantic import ValidationError
+
+    from ..spec.network import Network
+
     if isinstance(value, str):
-        return read_network(_path(base, value, src, "network", "network"))
+        from .libra import read_network
+
+        return read_network(referenced_file(base, value, src, "network", "network"))
     try:
         return Network(**value) if isinstance(value, dict) else Network(dims=value)
     except (ValidationError, TypeError) as e:
@@ -124,28 +71,12 @@ def _network(value: Any, base: Path, src: str) -> Network:
         raise InputError(src, "network", "expected a file name or a table with dims", "see the README") from e
 
 
-def workload_entry(value: Any, base: Path, src: str) -> Workload:
-    """A ``workload`` entry of file ``src``: a path (relative to ``base``), an inline generator table or a
-    workload table. Raises InputError naming ``src`` and the field."""
-    if isinstance(value, dict):
-        if "generator" in value:
-            return _generate(value, src)
-        if set(value) == {"file"}:
-            value = value["file"]
-        elif set(value) == {"model"}:
-            return read_model(_path(base, value["model"], src, "workload.model", "workload model"))
-        else:
-            raise InputError(src, "workload", "expected a file name, {file = ...}, {model = ...} or an inline "
-                             "generator table", "see the README")
-    if not isinstance(value, str):
-        raise InputError(src, "workload", f"expected a file name, got {value!r}", "give a path")
-    path = _path(base, value, src, "workload", "workload")
-    return read_model(path) if path.suffix == ".toml" else read_workload(path)
-
-
 def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
+    from ..spec import Mapping
+    from .libra import parse_group, read_communicator
+
     if isinstance(value, str):
-        return read_communicator(_path(base, value, src, "mapping", "communicator"), network)
+        return read_communicator(referenced_file(base, value, src, "mapping", "communicator"), network)
     if not isinstance(value, dict):
         raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}", "see the README")
     extra = set(value) - {"forward", "input_grad", "weight_grad", "groups"}
@@ -176,8 +107,13 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
 def cost_entry(value: Any, base: Path, src: str) -> CostModel:
     """A ``cost`` entry of file ``src``: a LIBRA cost-model path (relative to ``base``) or an inline table ($ per
     GB/s). Raises InputError naming ``src`` and the field."""
+    from pydantic import ValidationError
+
+    from ..spec import CostModel
+    from .libra import read_cost_model
+
     if isinstance(value, str):
-        return read_cost_model(_path(base, value, src, "cost", "cost model"))
+        return read_cost_model(referenced_file(base, value, src, "cost", "cost model"))
     try:
         return CostModel(classes=value)
     except ValidationError as e:
@@ -187,6 +123,10 @@ def cost_entry(value: Any, base: Path, src: str) -> CostModel:
 def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
     if value is None:
         return None
+    from pydantic import ValidationError
+
+    from ..spec import Bound
+
     if not isinstance(value, list):
         raise InputError(src, "bounds", "expected a list of tables", "write bounds = [{dim = 0, upper_gbps = 400}]")
     out: list[Bound] = [Bound() for _ in range(n_dims)]
@@ -239,6 +179,8 @@ def load_instance(path: str | Path) -> Instance:
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
+    from ..spec.constraint_text import parse_constraint
+
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
     (workload, mapping, _, weight), more = jobs[0], jobs[1:]
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
@@ -316,11 +258,17 @@ def _mapping_or_derived(value: Any, workload: Workload, base: Path, src: str,
     """The given mapping, or the one the workload header implies with a note saying so."""
     if value is not None:
         return _mapping(value, base, src, network), None
+    from ..model.mapping import derive_mapping
+
     mapping, why = derive_mapping(workload, network, src)
     return mapping, f"mapping of {workload.name} derived from its header: {why}"
 
 
 def _job(src: str, i: int, workload: Workload, mapping: Mapping, weight: float) -> Job:
+    from pydantic import ValidationError
+
+    from ..spec import Job
+
     try:
         return Job(workload=workload, mapping=mapping, weight=weight)
     except ValidationError as e:
@@ -328,6 +276,10 @@ def _job(src: str, i: int, workload: Workload, mapping: Mapping, weight: float) 
 
 
 def _instance(src: str, **parts: Any) -> Instance:
+    from pydantic import ValidationError
+
+    from ..spec import Instance
+
     try:
         return Instance(**parts)
     except ValidationError as e:
@@ -341,6 +293,8 @@ def as_instance(value: Any, argument: str = "instance") -> Instance:
     Raises:
         InputError: a missing or bad file, or a value of another type (naming ``argument``).
     """
+    from ..spec import Instance
+
     if isinstance(value, Instance):
         return value
     if isinstance(value, str | Path):
@@ -363,6 +317,11 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
     """
     if objective not in OBJECTIVES:
         raise InputError("--objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
+    from ..model.mapping import derive_mapping
+    from ..spec.constraint_text import parse_constraint
+    from .astrasim1 import read_workload
+    from .libra import read_communicator, read_cost_model, read_network
+
     net = read_network(network)
     wl = read_workload(workload)
     note = None

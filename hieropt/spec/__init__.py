@@ -1,6 +1,16 @@
 """The problem statement: frozen, validated pydantic models of a network, a workload, a mapping, a cost model and
 the design constraints, joined in :class:`Instance` (plus the shape space of ``hieropt explore``). Imports only
-:mod:`hieropt.errors`, :mod:`hieropt.units` and pydantic; every name is re-exported here."""
+:mod:`hieropt.errors`, :mod:`hieropt.units`, numpy and pydantic; every name is re-exported here.
+
+The re-exports are imported on first use (module ``__getattr__``): ``from hieropt.spec import Network`` loads
+:mod:`.network` (pydantic only), not the workload tables (numpy), so a bad network field of an instance file is
+reported before numpy is loaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ..names import (
     ALGORITHMS,
@@ -16,10 +26,16 @@ from ..names import (
     TRAINING_LOOPS,
     TRANSFORMER_POLICIES,
 )
-from .base import Block, Frozen, NonNegFloat
-from .instance import Bound, CostClass, CostModel, Instance, Job, LinearConstraint, Mapping, Pipeline, StepSchedule
-from .network import Collective, Dimension, Network
-from .workload import Layer, LayerTable, Phase, PhaseTable, Workload, WorkloadHeader
+
+_MODULES = {
+    "base": ("Block", "Frozen", "NonNegFloat"),
+    "instance": ("Bound", "CostClass", "CostModel", "Instance", "Job", "LinearConstraint", "Mapping", "Pipeline",
+                 "StepSchedule"),
+    "network": ("Collective", "Dimension", "Network"),
+    "workload": ("Layer", "LayerTable", "Phase", "PhaseTable", "Workload", "WorkloadHeader"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+"""Re-exported model name -> the submodule that defines (or imports) it."""
 
 __all__ = ["ALGORITHMS", "BLOCKS", "COLLECTIVE_SCOPES", "DEFAULT_ALGORITHM", "DLRM_POLICIES", "LAYER_POLICIES",
            "OBJECTIVES", "PHASES", "POLICIES", "SENSES", "TRAINING_LOOPS", "TRANSFORMER_POLICIES", "Block", "Bound",
@@ -27,3 +43,39 @@ __all__ = ["ALGORITHMS", "BLOCKS", "COLLECTIVE_SCOPES", "DEFAULT_ALGORITHM", "DL
            "LinearConstraint", "LayerTable", "Mapping", "Network", "NonNegFloat", "Phase", "PhaseTable", "Pipeline",
            "StepSchedule",
            "Workload", "WorkloadHeader"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a re-exported model name (or a submodule such as ``hieropt.spec.space``) on first use."""
+    if name in _HOME:
+        value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
+    from .base import Block, Frozen, NonNegFloat
+    from .instance import (
+        Bound,
+        CostClass,
+        CostModel,
+        Instance,
+        Job,
+        LinearConstraint,
+        Mapping,
+        Pipeline,
+        StepSchedule,
+    )
+    from .network import Collective, Dimension, Network
+    from .workload import Layer, LayerTable, Phase, PhaseTable, Workload, WorkloadHeader

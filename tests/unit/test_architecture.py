@@ -29,7 +29,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("report",),  # 10: presentation (strings, tables, dicts, figures, HTML)
     ("api",),  # 11: the library facade
     ("cli",),  # 12: the command line
-    ("__init__",),  # 13: the package root (lazy re-exports)
+    ("__init__", "__main__"),  # 13: the package root (lazy re-exports) and ``python -m hieropt``
 )
 
 

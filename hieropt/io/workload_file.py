@@ -1,0 +1,110 @@
+"""Workload entries of instance and space files: a workload model file (TOML: a generator and its ``[params]``), an
+inline generator table, or an ASTRA-sim 1.0 text file -> :class:`hieropt.spec.Workload`.
+
+The generators, the spec models and the ASTRA-sim reader (numpy) are imported when a workload is read, so an
+instance file whose earlier fields are bad is reported without loading them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from .common import read_toml, referenced_file, short_repr, validation_error
+
+if TYPE_CHECKING:
+    from ..spec import Workload
+
+GENERATOR_NAMES = ("transformer", "dlrm", "cnn", "llm")
+"""The generators a model file can name (the keys of :data:`GENERATORS`)."""
+
+
+def generators() -> dict[str, tuple[Any, Any]]:
+    """Workload generators usable from a model file: name -> (parameter model, generate function), in the order of
+    :data:`GENERATOR_NAMES` (imported on first use; also available as ``GENERATORS``)."""
+    from ..workloads import cnn, dlrm, transformer
+    from ..workloads.llm.lower import generate as llm_generate
+    from ..workloads.llm.params import LLMParams
+
+    return {"transformer": (transformer.TransformerParams, transformer.generate),
+            "dlrm": (dlrm.DLRMParams, dlrm.generate),
+            "cnn": (cnn.CNNParams, cnn.generate),
+            "llm": (LLMParams, llm_generate)}
+
+
+def __getattr__(name: str) -> Any:
+    """``GENERATORS`` (see :func:`generators`), built on first use."""
+    if name == "GENERATORS":
+        value = globals()["GENERATORS"] = generators()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def read_model(path: str | Path) -> Workload:
+    """Generate a workload from a model file (TOML: ``generator = "transformer"`` and a ``[params]`` table).
+
+    Raises:
+        InputError: missing file, unknown generator, invalid parameters.
+    """
+    path = Path(path)
+    data = read_toml(path, "workload model")
+    return _generate(data, path)
+
+
+def _generate(data: dict[str, Any], source: Path | str) -> Workload:
+    gen = data.get("generator")
+    if not isinstance(gen, str) or gen not in GENERATOR_NAMES:
+        raise InputError(source, "generator", f"unknown or missing generator {short_repr(gen)}",
+                         f"use one of {', '.join(GENERATOR_NAMES)}")
+    extra = set(data) - {"generator", "params", "description"}
+    if extra:
+        raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
+                         "write [params] with the generator's parameters")
+    params_cls, generate = generators()[gen]
+    return run_generator(params_cls, generate, params, source)
+
+
+def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str) -> Workload:
+    """Validate ``params`` with the generator's parameter model and generate the workload. Parameters that are each
+    valid but together give a workload hieropt cannot represent (a compute time that overflows to inf, e.g.
+    ``efficiency = 1e-310``) are an InputError naming ``source`` and ``params``, like any other bad value."""
+    from pydantic import ValidationError
+
+    try:
+        p = params_cls(**params)
+    except ValidationError as e:
+        raise validation_error(e, source, "params") from e
+    try:
+        return generate(p)
+    except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
+        detail = validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
+        raise InputError(source, "params", f"the parameters give a workload that cannot be evaluated "
+                         f"({detail.removeprefix(str(source) + ': ')[:200]})",
+                         "check the parameters for values far out of range (efficiency, peak, sizes)") from e
+
+
+def workload_entry(value: Any, base: Path, src: str) -> Workload:
+    """A ``workload`` entry of file ``src``: a path (relative to ``base``), an inline generator table or a
+    workload table. Raises InputError naming ``src`` and the field."""
+    if isinstance(value, dict):
+        if "generator" in value:
+            return _generate(value, src)
+        if set(value) == {"file"}:
+            value = value["file"]
+        elif set(value) == {"model"}:
+            return read_model(referenced_file(base, value["model"], src, "workload.model", "workload model"))
+        else:
+            raise InputError(src, "workload", "expected a file name, {file = ...}, {model = ...} or an inline "
+                             "generator table", "see the README")
+    if not isinstance(value, str):
+        raise InputError(src, "workload", f"expected a file name, got {value!r}", "give a path")
+    path = referenced_file(base, value, src, "workload", "workload")
+    if path.suffix == ".toml":
+        return read_model(path)
+    from .astrasim1 import read_workload
+
+    return read_workload(path)
