@@ -13,7 +13,8 @@ networks and its ``multiple_constraints`` on the 4D network (written for it): 12
 
 (a) Performance: the median wall time of ``api.solve`` (build + solve + verify; the instance is loaded once, outside
 the timing), of LIBRA's Gurobi model at LIBRA's settings (scripts/bench_gurobi.py: ``bw * bw_inv == 1``,
-``NonConvex = 2``, build + solve; skipped with a note when gurobipy is absent) and of an independent SCIP oracle
+``NonConvex = 2``, build + solve; skipped with a note when gurobipy is absent; its calls interleaved with hieropt's,
+so that both medians see the same state of the shared machine) and of an independent SCIP oracle
 written with pyscipopt (model build + solve), the ratios, and the optima. Gurobi's and SCIP's optima are
 re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value below the
 true optimum (research/solver_probe.md P5).
@@ -245,6 +246,20 @@ def lp_rows(instance: Instance, cuts: int) -> int:
     return int((terms > 0).sum()) + len(instance.constraints) + cuts
 
 
+def timed_side_by_side(fns: list[Callable[[], Any]], repeats: list[int]) -> list[tuple[float, float, Any]]:
+    """:func:`timed` for several solvers, their calls interleaved (a, b, a, b, ...) until each has made its
+    ``repeats``: on a shared machine whose speed drifts, every solver's median sees the same moments."""
+    times: list[list[float]] = [[] for _ in fns]
+    outs: list[Any] = [None] * len(fns)
+    for i in range(max(repeats, default=0)):
+        for j, fn in enumerate(fns):
+            if i < repeats[j]:
+                start = time.perf_counter()
+                outs[j] = fn()
+                times[j].append(time.perf_counter() - start)
+    return [(statistics.median(t), min(t), o) for t, o in zip(times, outs, strict=True)]
+
+
 def _cell_ms(t: float) -> str:
     return f"{t * 1e3:,.2f}" if np.isfinite(t) else "-"
 
@@ -271,11 +286,14 @@ def objective_cases(console: Console, data: Path, objective: str, repeats: int, 
             return bd.iteration_time_ns * (bd.network_cost_usd if ppc else 1.0)
 
         api.solve(inst, objective=objective)  # untimed warm-up
-        t_ours, min_ours, sol = timed(lambda inst=inst: api.solve(inst, objective=objective), repeats)
         t_gur, gur = float("nan"), {"bw": None, "gap": float("nan")}
-        if env is not None:
+        ours_fn = lambda inst=inst: api.solve(inst, objective=objective)  # noqa: E731
+        if env is None:
+            t_ours, min_ours, sol = timed(ours_fn, repeats)
+        else:  # the two interleaved, so that both medians see the same state of the shared machine
             gurobi_libra(inst, objective, env)  # untimed warm-up
-            t_gur, _, gur = timed(lambda inst=inst: gurobi_libra(inst, objective, env), gurobi_repeats)
+            (t_ours, min_ours, sol), (t_gur, _, gur) = timed_side_by_side(
+                [ours_fn, lambda inst=inst: gurobi_libra(inst, objective, env)], [repeats, gurobi_repeats])
         t_scip, sc = float("nan"), {"bw": None, "status": "skipped"}
         if use_scip:
             oracle = scip_ppc_oracle if ppc else scip_oracle
