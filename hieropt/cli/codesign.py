@@ -38,14 +38,23 @@ def codesign_command(
     solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
     count with its scale-out bandwidth."""
     from ..errors import HieroptError
-    from ..report.codesign import codesign_dict, dims_table, ranking_table, summary_lines
-    from ..studies.codesign import codesign
+    from ..io.common import read_toml
     from .common import to_stdout, write_json
 
     err = error_console()
     console = err if to_stdout(json_out) else stdout_console(160)
     try:
-        result = codesign(space, objective, out=out, workers=workers, dask=dask, prune=None if prune else False)
+        read_toml(space, "co-design space")  # a missing or unreadable file is reported before numpy loads
+        from ..io.codesign import load_codesign
+
+        plans = load_codesign(space)  # bad input is reported before the search and the solvers load
+    except HieroptError as e:
+        raise fail(err, e) from None
+    from ..report.codesign import codesign_dict, dims_table, ranking_table, summary_lines
+    from ..studies.codesign import codesign
+
+    try:
+        result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=None if prune else False)
     except HieroptError as e:
         raise fail(err, e) from None
     except KeyboardInterrupt:

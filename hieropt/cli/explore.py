@@ -45,13 +45,22 @@ def explore_command(
     each solved exactly; prints the ranking by proven optimum, the scale-out (NIC) spend per dimension count and the
     Pareto set of shapes over (iteration time, network cost)."""
     from ..errors import HieroptError
-    from ..report.explore import dims_table, explore_dict, pareto_table, ranking_table, summary_lines
-    from ..studies.explore import explore
+    from ..io.common import read_toml
 
     err = error_console()
     out_console = err if to_stdout(json_out) else console(160)
     try:
-        result = explore(space, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
+        read_toml(space, "shape space")  # a missing or unreadable file is reported before numpy loads
+        from ..io.space import load_space
+
+        shapes = load_space(space)  # bad input is reported before the solvers load
+    except HieroptError as e:
+        raise fail(err, e) from None
+    from ..report.explore import dims_table, explore_dict, pareto_table, ranking_table, summary_lines
+    from ..studies.explore import explore
+
+    try:
+        result = explore(shapes, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
                          out=out, workers=workers, dask=dask, prune=None if prune else False, progress=True)
     except HieroptError as e:
         raise fail(err, e) from None

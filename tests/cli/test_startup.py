@@ -232,3 +232,29 @@ def test_generator_names_are_the_generators():
     from hieropt.io.workload_file import GENERATOR_NAMES, generators
 
     assert tuple(generators()) == GENERATOR_NAMES == tuple(GENERATORS)
+
+
+SWEEP_READERS = {"explore": ("hieropt.io.space", "load_space"), "codesign": ("hieropt.io.codesign", "load_codesign")}
+
+
+@pytest.mark.parametrize("text", [None, "x = [\n", "x = 1\n"], ids=["missing", "toml-syntax", "unknown-key"])
+@pytest.mark.parametrize("command", list(SWEEP_READERS))
+def test_sweep_bad_input_is_reported_before_the_solvers_load(tmp_path: Path, command: str, text: str | None):
+    """``explore`` and ``codesign`` read their space before the study and solver modules load: the reader's own
+    message, exit 2, no HiGHS or Pyomo (and, for an unreadable file, no numpy)."""
+    import importlib
+
+    from hieropt.errors import InputError
+
+    path = tmp_path / "space.toml"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    module, name = SWEEP_READERS[command]
+    with pytest.raises(InputError) as full:
+        getattr(importlib.import_module(module), name)(path)
+    r = fresh_cli([command, str(path)], tmp_path)
+    assert r["code"] == 2, r
+    assert r["stderr"] == f"error: {full.value}\n"
+    assert not {"pyomo", "highspy"} & set(r["loaded"]), r["loaded"]
+    if text != "x = 1\n":
+        assert "numpy" not in r["loaded"], r["loaded"]
