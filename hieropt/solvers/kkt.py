@@ -8,7 +8,12 @@ columns, the active rows, the links) in the free columns, the active rows' multi
 which Newton's method solves to machine precision in 2-5 steps (Nocedal and Wright 2006, "Numerical Optimization",
 §18.1). A primal-dual active-set correction follows (§16.5): rows the point violates join the active set, active
 inequality rows whose multiplier has the wrong sign leave it, and Newton runs again, until the point is a KKT point
-of the true convex problem, hence its optimum.
+of the true convex problem, hence its optimum. Newton starts on the links (t = 1/B at the LP's B: the LP's t only
+bound 1/B from below). A run that heads for B = 0 (cut short by the fraction to the boundary more than
+:data:`MAX_DAMPED` times) misses a row that would stop it: the rows its last iterate crosses (judged with t = 1/B)
+join, as a primal active-set method's blocking constraints do, and the next run starts where this one began. Pieces
+of a max kept as ties that make the next system singular leave one at a time (then all together); an active set
+seen before ends the polish.
 
 The result is never trusted by itself: the solver evaluates T exactly at the polished B (after checking it meets
 every design row) for the upper bound, and computes the rigorous Lagrangian bound of
@@ -113,20 +118,10 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
             return None
         seen.add(key)
         guessed = tied is not None and bool(tied.any())  # (a singular system with tie rows: try without them)
-        sol = _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
-                       0 if guessed else MAX_SINGULAR)
+        system = (A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
+        sol = _attempt(active, *system, max_singular=0 if guessed else MAX_SINGULAR)
         if sol is None and guessed:
-            # old pieces kept as ties over-determine the system (not all of them tie at the optimum): without one
-            # of them (at most MAX_DROPS tries), else without all
-            rows = np.flatnonzero(tied)
-            singles = [[r] for r in rows[:MAX_DROPS]] if rows.size > 1 else []
-            for drop in [*singles, rows]:
-                trial = active.copy()
-                trial[drop] = False
-                sol = _attempt(A, costs, x, y, nu, trial, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
-                if sol is not None:
-                    active = trial
-                    break
+            sol, active = _without_ties(active, tied, system)
         if sol is None:
             return None
         E = np.flatnonzero(active)
@@ -174,7 +169,22 @@ def _same_max(arr, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _attempt(A, costs, x, y, nu, active, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
+def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
+    """(Newton's result, active set) without one of the rows kept as ties (at most :data:`MAX_DROPS` tries), else
+    without all of them: they over-determined the system (not all of them tie at the optimum). (None, active) when
+    every try fails."""
+    rows = np.flatnonzero(tied)
+    singles = [[r] for r in rows[:MAX_DROPS]] if rows.size > 1 else []
+    for drop in [*singles, rows]:
+        trial = active.copy()
+        trial[drop] = False
+        sol = _attempt(trial, *system)
+        if sol is not None:
+            return sol, trial
+    return None, active
+
+
+def _attempt(active, A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
              max_singular: int = MAX_SINGULAR):
     """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``, ``nu``)."""
     E = np.flatnonzero(active)
