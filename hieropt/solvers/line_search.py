@@ -1,6 +1,8 @@
 """The min-cost candidates' line search: the point of the segment [meets, B] nearest B whose iteration time meets
 the target (T is convex along the segment), kept a hair inside the target so that the independent evaluator agrees.
-Used by :class:`hieropt.solvers.cutting.TimeLP` (min_cost)."""
+Used by the min-cost loops of :class:`hieropt.solvers.cutting.TimeLP` and
+:class:`hieropt.solvers.pyomo_core.PyomoTimeLP` and by the perf-per-cost candidates under a time target
+(:class:`hieropt.solvers.ratio.RatioCore`): one line search for all three."""
 
 from __future__ import annotations
 

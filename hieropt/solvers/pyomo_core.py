@@ -21,6 +21,7 @@ from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult
 from .highs import TIGHT_TOLERANCE
 from .highs_pyomo import PersistentHighs
+from .line_search import meet_target
 
 SEED_CUTS = 8
 """Initial tangent cuts per loaded dimension, on a geometric grid over the reachable bandwidth range."""
@@ -317,7 +318,7 @@ class PyomoTimeLP:
                 break
             lower = max(lower, value)
             bw = self._bw(res.x)
-            point = self._meet_target(bw, meets, t_meets, target_ns)
+            point = meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
             c = self.network_cost(point)
             if c < upper:
                 best_bw, upper = point, c
@@ -327,18 +328,3 @@ class PyomoTimeLP:
             self._cut_at(res.x, self.floor)
         self._set_time_target(None)
         return OAResult(Status.LIMIT, best_bw, upper, lower, it, stall.message(it, (upper - lower) / upper))
-
-    def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
-        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex)."""
-        t_bw = self.tm.time_ns(bw)
-        if t_bw <= target_ns:
-            return bw
-        lo = (target_ns - t_meets) / (t_bw - t_meets)  # feasible by convexity
-        hi = 1.0
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if self.tm.time_ns(meets + mid * (bw - meets)) <= target_ns:
-                lo = mid
-            else:
-                hi = mid
-        return meets + lo * (bw - meets)

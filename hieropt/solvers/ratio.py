@@ -23,6 +23,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import CutLP, Loop
+from .line_search import meet_target
 
 INF = float("inf")
 MAX_LPS = 400
@@ -136,19 +137,6 @@ class RatioCore(CutLP):
             return None
         return bw
 
-    def _meet_target(self, bw: np.ndarray, meets: np.ndarray, target_ns: float) -> np.ndarray:
-        """The point of the segment [meets, bw] nearest ``bw`` with T <= target (bisection; T is convex)."""
-        t_bw, t_meets = self.tm.time_ns(bw), self.tm.time_ns(meets)
-        if t_bw <= target_ns:
-            return bw
-        lo, hi = (max(0.0, (target_ns - t_meets) / (t_bw - t_meets)) if np.isfinite(t_bw) else 0.0), 1.0
-        for _ in range(50):
-            mid = 0.5 * (lo + hi)
-            if self.tm.time_ns(meets + mid * (bw - meets)) <= target_ns:
-                lo = mid
-            else:
-                hi = mid
-        return meets + lo * (bw - meets)
 
     def _outcome(self, spec: Loop, rel_gap: float, what: str) -> Outcome:
         def empty(x: np.ndarray) -> bool:
@@ -243,13 +231,14 @@ class RatioCore(CutLP):
         self._set(u=(u_lo, u_hi), kap=(cost_lo / self.K, cost_hi / self.K))
         to_ns_usd = self.lp.product_unit * MS_NS
         u_col, kap_col = self.lp.u_col, self.lp.kap_col
+        t_meets = self.tm.time_ns(meets) if meets is not None else INF
 
         def candidates(x: np.ndarray) -> list[np.ndarray]:
             out = []
             for c in ((self.K / max(x[u_col], u_lo) if x[u_col] > 0 else INF), self.K * x[kap_col]):
                 bw = self._design(x, c) if cost_lo * (1 - ROW_TOL) <= c <= cost_hi * (1 + ROW_TOL) else None
                 if bw is not None and target_ns is not None and meets is not None:
-                    bw = self._meet_target(bw, meets, target_ns)
+                    bw = meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
                 if bw is not None:
                     out.append(bw)
             return out
