@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS
-from .common import read_toml, referenced_file, short_repr, validation_error
+from .common import read_text, read_toml, referenced_file, short_repr, validation_error
 from .workload_file import read_model, run_generator, workload_entry
 
 if TYPE_CHECKING:
@@ -317,6 +317,10 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
     """
     if objective not in OBJECTIVES:
         raise InputError("--objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
+    for path, what in ((network, "network"), (workload, "workload"), (communicator, "communicator"),
+                       (cost, "cost model")):  # a missing file or a folder: the reader's message, before numpy loads
+        if path is not None and not Path(path).is_file():
+            read_text(Path(path), what)
     from ..model.mapping import derive_mapping
     from ..spec.constraint_text import parse_constraint
     from .astrasim1 import read_workload

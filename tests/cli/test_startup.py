@@ -258,3 +258,25 @@ def test_sweep_bad_input_is_reported_before_the_solvers_load(tmp_path: Path, com
     assert not {"pyomo", "highspy"} & set(r["loaded"]), r["loaded"]
     if text != "x = 1\n":
         assert "numpy" not in r["loaded"], r["loaded"]
+
+
+LIBRA_FILES = ("network", "workload", "communicator", "cost")
+
+
+@pytest.mark.parametrize("bad", LIBRA_FILES)
+def test_libra_flags_report_a_missing_file_before_numpy(tmp_path: Path, bad: str, shared_data):
+    """``solve --network ... --cost ...``: a missing LIBRA file (or a folder given for it) is reported as the full
+    reader reports it, before numpy loads."""
+    from hieropt.errors import InputError
+    from hieropt.io.instance import load_libra
+
+    d = shared_data / "libra"
+    files = {"network": d / "network" / "4d_network.yml", "workload": d / "workload" / "GPT_3.txt",
+             "communicator": d / "communicator" / "GPT_3_4d.yml", "cost": d / "cost_model" / "4d_cost_model.yml"}
+    files[bad] = tmp_path if bad == "workload" else tmp_path / "missing.yml"
+    with pytest.raises(InputError) as full:
+        load_libra(*(files[k] for k in LIBRA_FILES))
+    r = fresh_cli(["solve", *(a for k in LIBRA_FILES for a in (f"--{k}", str(files[k])))], tmp_path)
+    assert r["code"] == 2, r
+    assert r["stderr"] == f"error: {full.value}\n"
+    assert "numpy" not in r["loaded"], r["loaded"]
