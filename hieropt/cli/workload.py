@@ -36,10 +36,18 @@ workload_app = typer.Typer(
 
 def load_workload(path: Path) -> Workload:
     """A workload from ASTRA-sim 1.0 text, or from a workload model (``.toml``: generator and parameters)."""
-    from ..io.astrasim1 import read_workload
-    from ..io.workload_file import read_model
+    from ..io.common import read_text
 
-    return read_model(path) if Path(path).suffix == ".toml" else read_workload(path)
+    model = Path(path).suffix == ".toml"
+    if not Path(path).is_file():  # a missing file or a folder: the reader's message, before numpy loads
+        read_text(Path(path), "workload model" if model else "workload")
+    if model:
+        from ..io.workload_file import read_model
+
+        return read_model(path)
+    from ..io.astrasim1 import read_workload
+
+    return read_workload(path)
 
 
 @workload_app.command("show", cls=Command)
@@ -50,13 +58,14 @@ def show(
 ) -> None:
     """Print a workload: its header, every layer's compute and collectives, and totals per phase and collective."""
     from ..errors import HieroptError
-    from ..report.workload import header_lines, layer_table, totals_tables
 
     err = error_console()
     try:
         w = load_workload(file)
     except HieroptError as e:
         raise fail(err, e) from None
+    from ..report.workload import header_lines, layer_table, totals_tables
+
     out = console(160)
     for line in header_lines(w):
         out.print(line, highlight=False, soft_wrap=True)

@@ -280,3 +280,21 @@ def test_libra_flags_report_a_missing_file_before_numpy(tmp_path: Path, bad: str
     assert r["code"] == 2, r
     assert r["stderr"] == f"error: {full.value}\n"
     assert "numpy" not in r["loaded"], r["loaded"]
+
+
+@pytest.mark.parametrize("name", ["missing.txt", "missing.toml", "folder"])
+def test_workload_show_reports_a_missing_file_before_numpy(tmp_path: Path, name: str):
+    """``workload show``: a missing workload (text or model) or a folder is reported as the reader reports it,
+    before numpy loads."""
+    from hieropt.cli.workload import load_workload
+    from hieropt.errors import InputError
+
+    path = tmp_path / name
+    if name == "folder":
+        path.mkdir()
+    with pytest.raises(InputError) as full:
+        load_workload(path)
+    r = fresh_cli(["workload", "show", str(path)], tmp_path)
+    assert r["code"] == 2, r
+    assert r["stderr"] == f"error: {full.value}\n"
+    assert "numpy" not in r["loaded"], r["loaded"]
