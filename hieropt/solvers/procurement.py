@@ -25,7 +25,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .ratio import BOUND_SLACK, RatioCore
+from .ratio import BOUND_SLACK, SPAN, RatioCore
 
 PPC_GAP = 1e-7
 """Default relative gap of the performance-per-cost search."""
@@ -102,14 +102,19 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
 def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
                  cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> ProductResult:
     k_min, k_max = core.search_range(budget_usd)
+    rows_max = k_max  # the dearest network the design rows allow (the budget caps the search, not the rows)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
             raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
                                   f"design constraints allow, ${k_min:,.6g}")
         k_max = min(k_max, budget_usd)
     lo = max(k_min, cost_floor_usd or 0.0)
-    if lo <= 0 or (np.isfinite(k_max) and lo <= 1e-12 * k_max):
+    if lo <= 0:
         raise _no_floor()
+    if np.isfinite(rows_max) and lo <= SPAN * rows_max:  # a floor the LP's tolerances cannot tell from none
+        raise SolverError(f"networks from ${lo:,.6g} to ${rows_max:,.6g} (more than {1 / SPAN:.0e} apart) are too "
+                          "wide a range to search time x cost reliably; fix: bring the design constraints' floor "
+                          "and ceiling closer")
     if not np.isfinite(k_max) and _scale_free(tm):
         raise NoSolutionError("unbounded", "no compute time and no upper limit on bandwidth: time x cost is the "
                               "same at every scale; add a bandwidth budget")

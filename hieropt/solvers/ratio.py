@@ -36,6 +36,9 @@ bound (the bounds of this module are Lagrangian bounds, exact up to rounding, an
 BOUNDS_SPREAD = 1e-6
 """The single rows' cost bounds stand in for the exact cost range when the lower is at least this fraction of the
 upper (well apart from 0 in the LP's units)."""
+SPAN = 1e-12
+"""Smallest ratio of the cheapest to the dearest network the design rows allow that time x cost is searched over
+(below it the cheapest cost is within the LP's tolerances of none)."""
 SHARE_SEEDS = (1e-3, 1e-2, 0.1, 0.5)
 """Initial cuts on r_d >= 1/x_d (shares)."""
 LEVEL_SEEDS = (0.1, 1.0, 10.0)
@@ -184,11 +187,11 @@ class RatioCore(CutLP):
         Raises:
             NoSolutionError: (exact range) the design constraints and bounds are infeasible.
         """
-        if budget_usd is None:
-            lower, upper = cost_bounds_usd(self.instance)
-            if np.isfinite(upper) and upper > 0 and lower >= BOUNDS_SPREAD * upper:
-                return lower, upper
-        return self.cost_range()
+        lower, upper = cost_bounds_usd(self.instance)
+        if budget_usd is None and np.isfinite(upper) and upper > 0 and lower >= BOUNDS_SPREAD * upper:
+            return lower, upper
+        cheapest, dearest = self.cost_range()
+        return max(cheapest, lower), min(dearest, upper)  # (an LP loses a floor far below its ceiling: the rows' own)
 
     # ------------------------------------------------------------------------------------------------- objectives
     def fastest_within(self, budget_usd: float, rel_gap: float) -> Outcome:

@@ -218,3 +218,33 @@ def test_pareto_without_cap_ends():
     assert len(times) == 5 and all(b < a for a, b in zip(times, times[1:], strict=False))
     assert all(p.gap <= 1e-8 for p in front.points)
     assert any("no upper limit" in n for n in front.notes)
+
+
+# A floor of 300 GB/s and no ceiling: a budget far above every design must not turn it into "no floor" (found by a
+# break-it run: budgets of 1e18 $ and up said "unbounded: no constraint keeps bandwidth away from zero").
+FLOOR_NO_CAP = kept([("Ring", 4), ("FullyConnected", 8)], [(2.0,), (4.0,)],
+                    [((1000.0, "ALLREDUCE", 1e6), (1000.0, "ALLGATHER", 5e5), (2000.0, "ALLREDUCE", 2e6)),
+                     ((2000.0, "NONE", 0.0), (1000.0, "REDUCESCATTER", 8e5), (1000.0, "ALLREDUCE", 3e6))],
+                    ((4, 8), (4, 2), (4, 8)), [((1.0, 1.0), ">=", 300.0)])
+
+
+@pytest.mark.parametrize("budget", [1e18, 1e30])
+def test_performance_per_cost_huge_budget_equals_no_budget(budget):
+    free = hieropt.solve(FLOOR_NO_CAP, objective="performance_per_cost")
+    capped = hieropt.solve(FLOOR_NO_CAP, objective="performance_per_cost", max_network_cost_usd=budget)
+    assert free.success and capped.success
+    assert capped.objective_value == pytest.approx(free.objective_value, rel=1e-7)
+    assert capped.objective_bound <= free.objective_value * (1 + 1e-12)
+
+
+def test_performance_per_cost_floor_far_below_the_ceiling_is_named():
+    """A floor 1e-12 of the ceiling exists (sum(bw) >= 0.001 <= 1e9): the error names both costs instead of
+    claiming that no constraint keeps bandwidth away from zero."""
+    inst = FLOOR_NO_CAP.model_copy(update={"constraints": FLOOR_NO_CAP.constraints + (
+        LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=1e9, text="sum(bw) <= 1e9"),)})
+    inst = inst.model_copy(update={"constraints": (
+        LinearConstraint(coefficients=(1.0, 1.0), sense=">=", rhs=1e-3, text="sum(bw) >= 0.001"),
+        inst.constraints[-1])})
+    with pytest.raises(hieropt.errors.SolverError, match=r"too wide a range") as e:
+        hieropt.solve(inst, objective="performance_per_cost")
+    assert "no constraint keeps bandwidth" not in str(e.value)
