@@ -30,3 +30,17 @@ def test_memory_filter_and_smallest_need():
     assert e.smallest_need_bytes == min(needs)
     assert all(c.memory.fits for c in e.fitting) and all(not m.fits for _, m in e.too_big)
     assert len(e.fitting) + len(e.too_big) == 4
+
+
+def test_plan_choices_refuse_text_booleans_and_out_of_range_stages():
+    """Plan choices are as strict as every input model (found by a break-it run: 'yes', 1 and '1' were converted,
+    zero_stage 5 was counted as an invalid plan instead of refused)."""
+    import pytest
+    from pydantic import ValidationError
+
+    for bad in ({"sequence_parallel": ["yes"]}, {"sequence_parallel": [1]}, {"micro_batch_size": ["1"]},
+                {"zero_stage": [0, 5]}, {"tp": [True]}):
+        with pytest.raises(ValidationError):
+            PlanChoices(**bad)
+    ok = PlanChoices(sequence_parallel=[False, True], micro_batch_size=[1, 2], zero_stage=[0, 3])
+    assert ok.combinations == 8

@@ -11,20 +11,22 @@ one candidate each.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from ...names import OBJECTIVES
 from ...spec import CostModel, Network
+from ...spec.base import Frozen
 from ...spec.space import Level
 from .params import LLMParams
 
 CODESIGN_RULES = ("lowest", "all_placements")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Frozen(Frozen):
+    """Immutable and strict as every input model (:class:`hieropt.spec.base.Frozen`: an unknown key is an error, a
+    number given as text or as true / false is an error, never converted)."""
 
 
 class PlanChoices(_Frozen):
@@ -34,12 +36,12 @@ class PlanChoices(_Frozen):
     tp: tuple[int, ...] = Field(default=(1,), min_length=1)
     pp: tuple[int, ...] = Field(default=(1,), min_length=1)
     ep: tuple[int, ...] = Field(default=(1,), min_length=1)
-    zero_stage: tuple[int, ...] = Field(default=(0,), min_length=1)
+    zero_stage: tuple[Annotated[int, Field(ge=0, le=3)], ...] = Field(default=(0,), min_length=1)
     recompute: tuple[Literal["none", "selective", "full"], ...] = Field(default=("none",), min_length=1)
-    sequence_parallel: tuple[bool, ...] = Field(default=(False,), min_length=1)
+    sequence_parallel: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
     virtual_stages: tuple[int, ...] = Field(default=(1,), min_length=1)
     micro_batch_size: tuple[int, ...] = Field(default=(1,), min_length=1)
-    overlap_grad_reduce: tuple[bool, ...] = Field(default=(False,), min_length=1)
+    overlap_grad_reduce: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
 
     @property
     def combinations(self) -> int:
