@@ -21,8 +21,8 @@ def read_text(path: Path, what: str) -> str:
     if path.is_dir():
         raise InputError(path, None, f"is a folder, not a {what} file", f"give the {what} file's path")
     if not path.is_file():
-        raise InputError(path, None, f"{what} file not found", "check the path (relative paths in an instance file "
-                         "are taken from the instance file's folder)")
+        raise InputError(path, None, f"{what} file not found", "check the path (a relative path is taken from the "
+                         "current folder, or from the folder of the file that names it)")
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
