@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
-from .common import validation_error
+from .common import missing_key, validation_error
 from .instance import cost_entry, read_toml, required_choice
 from .llm import read_llm
 from .space import dims_entry, level_entry
@@ -63,7 +63,7 @@ def load_codesign(path: str | Path) -> CodesignSpace:
                    ("npus", "give the total number of NPUs, e.g. npus = 4096"),
                    ("cost", "inline [cost.<class>] tables or name a LIBRA cost file")):
         if k not in data:
-            raise InputError(src, k, "missing", fix)
+            raise missing_key(data, k, src, fix)
     sets = data.get("set", [])
     if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
         raise InputError(src, "set", "expected a list of KEY=VALUE strings", 'write set = ["global_batch_size=1536"]')

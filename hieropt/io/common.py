@@ -93,6 +93,16 @@ def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> 
     return p
 
 
+def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> InputError:
+    """The error for a required top-level ``key`` absent from ``data`` (a parsed TOML file): when a table holds it,
+    it was written after that table's header (TOML puts every key after a ``[table]`` header into that table)."""
+    inside = [name for name, v in data.items() if isinstance(v, dict) and key in v]
+    if inside:
+        return InputError(src, key, f"missing at the top level (it is inside [{inside[0]}]: TOML puts every key after "
+                          "a [table] header into that table)", f"move '{key}' above the first [table] header")
+    return InputError(src, key, "missing", fix)
+
+
 def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     """Parse a YAML file whose top level must be a mapping."""
     import yaml

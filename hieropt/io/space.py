@@ -41,7 +41,7 @@ from ..errors import InputError
 from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
 from ..spec.space import MAPPING_RULES, ShapeSpace
-from .common import positive_number, validation_error
+from .common import missing_key, positive_number, validation_error
 from .instance import cost_entry, read_toml, required_choice, workload_entry
 
 _TOP_KEYS = ("name", "description", "npus", "dims", "objective", "training_loop", "dimension_mode", "workload",
@@ -68,7 +68,7 @@ def load_space(path: str | Path) -> ShapeSpace:
                    ("levels", "give one [[levels]] table per level, innermost first"),
                    ("cost", "inline [cost.<class>] tables or name a LIBRA cost file")):
         if k not in data:
-            raise InputError(src, k, "missing", fix)
+            raise missing_key(data, k, src, fix)
     objective = required_choice(data, "objective", OBJECTIVES, src)
     if data.get("training_loop") == "pipeline":
         raise InputError(src, "training_loop", "the pipeline loop is not supported in shape spaces (its p2p "

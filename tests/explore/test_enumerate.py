@@ -109,3 +109,17 @@ def test_no_shape_fits(tmp_path):
     with pytest.raises(InputError, match="no shape of 2 to 3 dimensions"):
         candidates(load_space(write_space(tmp_path, "x.toml", npus=7, tp=1)))
     assert len(enumerate_shapes(space)) == 2  # a:R3 b:SW5, a:FC3 b:SW5
+
+
+def test_a_required_key_written_inside_a_table_is_named_as_such(tmp_path):
+    """``levels = ...`` after ``[mapping]`` belongs to that table in TOML: the error says so (found by a break-it
+    run: it said only "levels: missing")."""
+    path = tmp_path / "space.toml"
+    path.write_text('npus = 64\nobjective = "performance"\ntraining_loop = "no_overlap"\n[mapping]\n'
+                    'rule = "tp_lowest"\nlevels = 5\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"levels: missing at the top level \(it is inside \[mapping\]") as e:
+        load_space(path)
+    assert "move 'levels' above the first [table] header" in str(e.value)
+    path.write_text("npus = 64\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"levels: missing; fix: give one \[\[levels\]\] table per level"):
+        load_space(path)
