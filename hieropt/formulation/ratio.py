@@ -23,8 +23,12 @@ minimised over a convex set: C x T is jointly convex in (x, r, u, kap) although 
 (The cheapest design for a time target is not exact in these variables: its target row would push kap above 1/u.)
 
 Dividing by C normalises every bandwidth by the network's own scale, dimension by dimension (x_d is in [0, 1]
-whatever the instance's GB/s or $ magnitudes), which keeps the cut coefficients inside HiGHS's tolerances.
-Builds; never solves.
+whatever the instance's GB/s or $ magnitudes), which keeps the cut coefficients inside HiGHS's tolerances. Each share
+column then holds g_d x_d with g_d = K / (p_d s) (and each reciprocal r_d / g_d), so that it is of order 1 at the
+typical bandwidth s however cheap dimension d is: an unscaled share of a dimension priced 1e6 below the others is
+below 1e-6, where no tangent cut can reach it (their points stay within 1e-6 .. 1e6: a cut's coefficients must stay
+inside HiGHS's matrix range), and the LP would give that dimension no bandwidth. In the scaled columns the share row
+is sum_d x_d / g_d = 1 and a design row sum_d a_d x_d <= h u. Builds; never solves.
 """
 
 from __future__ import annotations
@@ -64,10 +68,12 @@ class RatioLP:
     product_unit: float
     bw_unit_gbps: float
     compute_coef: float
+    share_scale: np.ndarray
 
     def bandwidth(self, x: np.ndarray, cost_usd: float) -> np.ndarray:
-        """B (GB/s) of shares ``x`` at network cost ``cost_usd``: B_d = x_d C / p_d (shares clipped at 0)."""
-        return np.maximum(x, 0.0) * cost_usd / self.price_usd_per_gbps + 0.0
+        """B (GB/s) of the scaled shares ``x`` at network cost ``cost_usd``: B_d = x_d C / (p_d g_d) (clipped at
+        0; ``x`` holds g_d x each share)."""
+        return np.maximum(x, 0.0) * cost_usd / (self.price_usd_per_gbps * self.share_scale) + 0.0
 
 
 def build_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> RatioLP:
@@ -86,23 +92,23 @@ def build_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> Ra
     t_typ_ms = tm.time_ns(np.full(D, s)) / MS_NS
     P0 = K * t_typ_ms if t_typ_ms > 0 else K
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
-    A = tm.terms_bytes / MB * p[None, :] / P0  # coefficient of r_d in tau_k (MB x $/(GB/s) = ms x $)
+    A = tm.terms_bytes / MB * (p * g)[None, :] / P0  # coefficient of r_d in tau_k (MB x $/(GB/s) = ms x $)
     lat = tm.terms_latency_ns / MS_NS * K / P0  # coefficient of kap
     node_scale = K / MS_NS / P0
 
     m = pyo.ConcreteModel(name=f"{instance.name}-ratio")
-    m.x = pyo.Var(range(D), domain=pyo.NonNegativeReals, bounds=(0.0, 1.0))
+    m.x = pyo.Var(range(D), domain=pyo.NonNegativeReals, bounds=lambda _m, d: (0.0, float(g[d])))
     m.u = pyo.Var(domain=pyo.NonNegativeReals)
     m.kap = pyo.Var(domain=pyo.NonNegativeReals)
-    m.r = pyo.Var(loaded, bounds=(1.0, None))
+    m.r = pyo.Var(loaded, bounds=lambda _m, d: (float(1.0 / g[d]), None))
     K_terms = A.shape[0]
     m.tau = pyo.Var(range(K_terms), domain=pyo.NonNegativeReals)
     m.y = pyo.Var(range(len(tm.nodes)), domain=pyo.NonNegativeReals)
-    m.share = pyo.Constraint(expr=sum(m.x[d] for d in range(D)) == 1.0)
+    m.share = pyo.Constraint(expr=sum(float(1.0 / g[d]) * m.x[d] for d in range(D)) == 1.0)
 
     def design(_m, i):
         c = instance.constraints[i]
-        lhs = sum(float(a * g[d]) * _m.x[d] for d, a in enumerate(c.coefficients) if a != 0)
+        lhs = sum(float(a) * _m.x[d] for d, a in enumerate(c.coefficients) if a != 0)
         rhs = float(c.rhs / s) * _m.u
         return {"<=": lhs <= rhs, ">=": lhs >= rhs, "==": lhs == rhs}[c.sense]
 
@@ -110,11 +116,11 @@ def build_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> Ra
     bounds = instance.bounds_or_default
     lo = [d for d in range(D) if bounds[d].lower_gbps > 0]
     hi = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
-    m.bound_lo = pyo.Constraint(lo, rule=lambda _m, d: float(g[d]) * _m.x[d] >= bounds[d].lower_gbps / s * _m.u)
-    m.bound_hi = pyo.Constraint(hi, rule=lambda _m, d: float(g[d]) * _m.x[d] <= bounds[d].upper_gbps / s * _m.u)
+    m.bound_lo = pyo.Constraint(lo, rule=lambda _m, d: _m.x[d] >= bounds[d].lower_gbps / s * _m.u)
+    m.bound_hi = pyo.Constraint(hi, rule=lambda _m, d: _m.x[d] <= bounds[d].upper_gbps / s * _m.u)
     # B_d <= hi_d gives t_d >= 1/hi_d, i.e. r_d >= C / (p_d hi_d) = (K / (p_d hi_d)) kap (valid wherever kap <= C/K)
     m.r_floor = pyo.Constraint([d for d in hi if d in loaded],
-                               rule=lambda _m, d: _m.r[d] >= float(K / (p[d] * bounds[d].upper_gbps)) * _m.kap)
+                               rule=lambda _m, d: _m.r[d] >= float(K / (p[d] * g[d] * bounds[d].upper_gbps)) * _m.kap)
 
     # each term and node in its own unit (tau_k = sig_k x tau[k]) so that its row's largest coefficient is 1: a term
     # of a few hundred bytes next to the cost unit would otherwise get coefficients below HiGHS's 1e-9 matrix
@@ -151,4 +157,4 @@ def build_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> Ra
     obj += sum(float(tm.node_weights[v] * sig_y[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
     m.product = pyo.Objective(expr=obj, sense=pyo.minimize)
     return RatioLP(model=m, loaded=loaded, price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
-                   bw_unit_gbps=s, compute_coef=compute_coef)
+                   bw_unit_gbps=s, compute_coef=compute_coef, share_scale=g)

@@ -2,20 +2,20 @@
 arrays for HiGHS: the same columns, rows and coefficients as :func:`hieropt.formulation.ratio.build_ratio_lp`'s
 Pyomo model (tests/unit/test_formulation.py checks row by row), built without Pyomo. Builds; never solves.
 
-Layout (:class:`hieropt.formulation.arrays.LPArrays`): columns ``x`` (D shares in [0, 1]), ``u`` and ``kap``, ``r``
-(one per loaded dimension, >= 1), then ``tau`` (K) and ``y`` (V); the reciprocal links are (x_d, r_d) and (u, kap).
-Rows: ``share``, the design rows, ``bound_lo``, ``bound_hi`` (together the ``design`` slice), ``epi``, ``node``. The
-``r_floor`` rows of the Pyomo model (r_d >= K / (p_d hi_d) kap: ``bound_hi`` restated on the reciprocals, a help to
-its cuts) are returned separately and not used by :class:`hieropt.solvers.ratio.RatioCore`: its Lagrangian bound
-needs every reciprocal to enter the rows with a non-positive coefficient, and an LP that can put the bound's dual on
-either copy of the row gives duals the bound cannot use. The bounds of ``u`` and ``kap`` are column bounds (the Pyomo
-model's solver sets them as rows).
+Layout (:class:`hieropt.formulation.arrays.LPArrays`): columns ``x`` (D shares, each scaled by g_d: x_d in [0,
+g_d]), ``u`` and ``kap``, ``r`` (one per loaded dimension, r_d >= 1 / g_d), then ``tau`` (K) and ``y`` (V); the
+reciprocal links are (x_d, r_d) and (u, kap). Rows: ``share``, the design rows, ``bound_lo``, ``bound_hi`` (together
+the ``design`` slice), ``epi``, ``node``. The ``r_floor`` rows of the Pyomo model (r_d >= K / (p_d hi_d) kap:
+``bound_hi`` restated on the reciprocals, a help to its cuts) are returned separately and not used by
+:class:`hieropt.solvers.ratio.RatioCore`: its Lagrangian bound needs every reciprocal to enter the rows with a non-
+positive coefficient, and an LP that can put the bound's dual on either copy of the row gives duals the bound cannot
+use. The bounds of ``u`` and ``kap`` are column bounds (the Pyomo model's solver sets them as rows).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,10 +57,13 @@ class RatioArrays:
     cost_unit_usd: float
     product_unit: float
     compute_coef: float
+    share_scale: np.ndarray = field(default_factory=lambda: np.ones(0))
+    """(D,) g_d: each share column holds g_d x its share (of order 1 at the typical bandwidth, however cheap d)."""
 
     def bandwidth(self, x: np.ndarray, cost_usd: float) -> np.ndarray:
-        """B (GB/s) of the LP solution ``x`` (all columns) at network cost ``cost_usd``: B_d = x_d C / p_d."""
-        return np.maximum(x[self.x_col], 0.0) * cost_usd / self.price_usd_per_gbps + 0.0
+        """B (GB/s) of the LP solution ``x`` (all columns) at network cost ``cost_usd``: B_d = x_d C / (p_d g_d)
+        (the share columns are g_d x the shares)."""
+        return np.maximum(x[self.x_col], 0.0) * cost_usd / (self.price_usd_per_gbps * self.share_scale) + 0.0
 
 
 def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> RatioArrays:
@@ -73,7 +76,7 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
     t_typ_ms = tm.time_ns(np.full(D, s)) / MS_NS
     P0 = K * t_typ_ms if t_typ_ms > 0 else K
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
-    A = tm.terms_bytes / MB * p[None, :] / P0
+    A = tm.terms_bytes / MB * (p * g)[None, :] / P0  # (coefficient of r'_d = r_d / g_d)
     lat = tm.terms_latency_ns / MS_NS * K / P0
     node_scale = K / MS_NS / P0
     u_col, kap_col = D, D + 1
@@ -82,8 +85,8 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
     z0 = D + 2 + len(loaded)
     n = z0 + K_terms + V
     col_lower, col_upper = np.zeros(n), np.full(n, INF)
-    col_upper[:D] = 1.0
-    col_lower[r_col[list(loaded)]] = 1.0
+    col_upper[:D] = g  # shares <= 1
+    col_lower[r_col[list(loaded)]] = 1.0 / g[list(loaded)]  # r >= 1
 
     sig = np.maximum(A, lat).max(axis=1) if K_terms else np.zeros(0)
     sig = np.where(sig > 0, sig, 1.0)
@@ -99,20 +102,20 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
     costs[z0 + K_terms:] = tm.node_weights * sig_y
 
     rows = _Rows()
-    rows.add(1.0, 1.0, range(D), np.ones(D))  # share
+    rows.add(1.0, 1.0, range(D), 1.0 / g)  # share
     for c in instance.constraints:
         a = np.asarray(c.coefficients, dtype=float)
         nz = np.flatnonzero(a)
         lo = 0.0 if c.sense != "<=" else -INF
         hi = 0.0 if c.sense != ">=" else INF
-        rows.add(lo, hi, [*nz, u_col], [*(a[nz] * g[nz]), -c.rhs / s])
+        rows.add(lo, hi, [*nz, u_col], [*a[nz], -c.rhs / s])
     bounds = instance.bounds_or_default
     for d in range(D):
         if bounds[d].lower_gbps > 0:
-            rows.add(0.0, INF, [d, u_col], [g[d], -bounds[d].lower_gbps / s])
+            rows.add(0.0, INF, [d, u_col], [1.0, -bounds[d].lower_gbps / s])
     hi_dims = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
     for d in hi_dims:
-        rows.add(-INF, 0.0, [d, u_col], [g[d], -bounds[d].upper_gbps / s])
+        rows.add(-INF, 0.0, [d, u_col], [1.0, -bounds[d].upper_gbps / s])
     n_design = rows.count
     epi_term = []
     if tm.dimension_mode == "sequential":
@@ -160,7 +163,7 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
     floors = _Rows()
     for d in hi_dims:
         if d in loaded:
-            floors.add(0.0, INF, [r_col[d], kap_col], [1.0, -K / (p[d] * bounds[d].upper_gbps)])
+            floors.add(0.0, INF, [r_col[d], kap_col], [1.0, -K / (p[d] * g[d] * bounds[d].upper_gbps)])
     lo_, hi_, start, index, value = rows.arrays()
     arr = LPArrays(
         scale=None, loaded=loaded, b_col=np.arange(D), t_col=r_col, z0=z0, n_terms=K_terms, n_nodes=V,
@@ -173,7 +176,7 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
                                                                          dtype=np.int64))
     return RatioArrays(arr=arr, x_col=np.arange(D), r_col=r_col, u_col=u_col, kap_col=kap_col, share_row=0,
                        floor_rows=floors.arrays(), price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
-                       compute_coef=compute_coef)
+                       compute_coef=compute_coef, share_scale=g)
 
 
 class _Rows:

@@ -39,8 +39,8 @@ upper (well apart from 0 in the LP's units)."""
 SPAN = 1e-12
 """Smallest ratio of the cheapest to the dearest network the design rows allow that time x cost is searched over
 (below it the cheapest cost is within the LP's tolerances of none)."""
-SHARE_SEEDS = (1e-3, 1e-2, 0.1, 0.5)
-"""Initial cuts on r_d >= 1/x_d (shares)."""
+SHARE_SEEDS = (0.01, 0.1, 1.0, 10.0)
+"""Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth)."""
 LEVEL_SEEDS = (0.1, 1.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
 

@@ -248,3 +248,25 @@ def test_performance_per_cost_floor_far_below_the_ceiling_is_named():
     with pytest.raises(hieropt.errors.SolverError, match=r"too wide a range") as e:
         hieropt.solve(inst, objective="performance_per_cost")
     assert "no constraint keeps bandwidth" not in str(e.value)
+
+
+# Prices 7.5 / 0.015 / 1e-5 $/GB/s and a total of 2.7e-4 GB/s: the cheap dimension's cost share at the optimum is
+# below 1e-6, where no tangent cut reaches an unscaled share (found by a break-it run: LIMIT at gap 1.8e-2 without a
+# budget, "infeasible" with one); the share columns are now scaled by their typical share.
+CHEAP_DIM = kept([("Ring", 4), ("FullyConnected", 8), ("Switch", 16)], [(7.5,), (0.015,), (1e-5, 1e-6, 1e-6)],
+                 [((1000.0, "ALLREDUCE", 1e6), (1000.0, "ALLGATHER", 5e5), (2000.0, "ALLREDUCE", 2e6)),
+                  ((2000.0, "NONE", 0.0), (1000.0, "REDUCESCATTER", 8e5), (1000.0, "ALLREDUCE", 3e6)),
+                  ((500.0, "ALLTOALL", 4e5), (500.0, "NONE", 0.0), (800.0, "ALLREDUCE", 1e6))],
+                 ((4, 8, 1), (4, 2, 1), (4, 8, 16)), [((1.0, 1.0, 1.0), "==", 0.000272051)])
+
+
+@pytest.mark.parametrize("budget", [None, 10.0])
+def test_performance_per_cost_with_a_dimension_a_million_times_cheaper(budget):
+    sol = hieropt.solve(CHEAP_DIM, objective="performance_per_cost", max_network_cost_usd=budget)
+    assert sol.status.value == "optimal" and sol.gap <= 1e-7, (sol.status, sol.gap, sol.message)
+    assert sol.bw_gbps.min() > 0
+    rng = np.random.default_rng(0)
+    total = 0.000272051
+    for w in rng.dirichlet(np.ones(3) * 0.3, size=400):  # feasible designs on the simplex of the total
+        bd = hieropt.evaluate(CHEAP_DIM, total * w)
+        assert bd.iteration_time_ns * bd.network_cost_usd >= sol.objective_bound * (1 - 1e-12)
