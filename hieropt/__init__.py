@@ -15,11 +15,11 @@ Pyomo, numpy or pydantic until a name is needed. See docs/architecture.md for th
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from .lazy import lazy_attribute
 from .version import __version__ as __version__
 
 _NAMES = {
@@ -47,16 +47,7 @@ __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures",
 
 def __getattr__(name: str) -> Any:
     """Import a public name (or a subpackage such as ``hieropt.model``) on first use."""
-    if name in _NAMES:
-        value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
-    else:
-        try:
-            value = importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
+    value = globals()[name] = lazy_attribute(__name__, _NAMES, name)
     return value
 
 

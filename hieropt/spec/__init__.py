@@ -9,9 +9,9 @@ reported before numpy is loaded.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..lazy import lazy_attribute
 from ..names import (
     ALGORITHMS,
     BLOCKS,
@@ -47,16 +47,7 @@ __all__ = ["ALGORITHMS", "BLOCKS", "COLLECTIVE_SCOPES", "DEFAULT_ALGORITHM", "DL
 
 def __getattr__(name: str) -> Any:
     """Import a re-exported model name (or a submodule such as ``hieropt.spec.space``) on first use."""
-    if name in _HOME:
-        value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
-    else:
-        try:
-            value = importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
+    value = globals()[name] = lazy_attribute(__name__, _HOME, name)
     return value
 
 
