@@ -91,7 +91,8 @@ def cost_bounds_usd(instance: Instance) -> tuple[float, float]:
     p = cluster_cost_usd_per_gbps(instance)
     lower = float(p @ dm.bw_lower)
     A = dm.A
-    rows = (dm.sense >= 1) & (A.min(axis=1, initial=0.0) >= 0) & (dm.rhs > 0)  # >= or ==, coefficients >= 0
+    rows = ((dm.sense >= 1) & (A.min(axis=1, initial=0.0) >= 0) & (A.max(axis=1, initial=0.0) > 0)
+            & (dm.rhs > 0))  # >= or ==, coefficients >= 0, one of them > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         if rows.any():
             cheapest_per_unit = np.where(A[rows] > 0, p / A[rows], INF).min(axis=1)  # $ per unit of the row
