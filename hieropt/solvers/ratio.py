@@ -182,7 +182,8 @@ class RatioCore(CutLP):
         """(cheapest, dearest) network cost in $ for the time x cost search: without a budget, the bounds the single
         rows imply (:func:`hieropt.formulation.scale.cost_bounds_usd`) when they are finite and at least
         :data:`BOUNDS_SPREAD` apart (they contain every feasible cost, so the search and its optimum are the same;
-        two LPs saved), else :meth:`cost_range` (two LPs; a budget is checked against the exact cheapest).
+        two LPs saved), else :meth:`cost_range` (two LPs; a budget is checked against the exact cheapest) within
+        those bounds (an LP can lose a floor far below its ceiling to its tolerances; the rows' own floor stays).
 
         Raises:
             NoSolutionError: (exact range) the design constraints and bounds are infeasible.
@@ -191,7 +192,7 @@ class RatioCore(CutLP):
         if budget_usd is None and np.isfinite(upper) and upper > 0 and lower >= BOUNDS_SPREAD * upper:
             return lower, upper
         cheapest, dearest = self.cost_range()
-        return max(cheapest, lower), min(dearest, upper)  # (an LP loses a floor far below its ceiling: the rows' own)
+        return max(cheapest, lower), min(dearest, upper)
 
     # ------------------------------------------------------------------------------------------------- objectives
     def fastest_within(self, budget_usd: float, rel_gap: float) -> Outcome:
