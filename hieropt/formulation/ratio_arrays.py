@@ -27,7 +27,7 @@ from .scale import MB, MS_NS
 
 INF = float("inf")
 
-__all__ = ["RatioArrays", "compile_ratio_lp"]
+__all__ = ["CostRangeLP", "RatioArrays", "compile_cost_range_lp", "compile_ratio_lp", "redundant_rows"]
 
 
 @dataclass
@@ -66,8 +66,15 @@ class RatioArrays:
         return np.maximum(x[self.x_col], 0.0) * cost_usd / (self.price_usd_per_gbps * self.share_scale) + 0.0
 
 
-def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> RatioArrays:
-    """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts)."""
+def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
+                     cost_cap_usd: float = INF) -> RatioArrays:
+    """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts).
+
+    ``cost_cap_usd``: a proven upper limit on the cost of the designs the LP is searched over (the dearest feasible
+    network, or a budget). A design row or upper bound that no design within it can reach (:func:`redundant_rows`)
+    is kept as a free, empty row (same row numbers, no effect): in cost-share variables its coefficient on u is its
+    right-hand side over the unit, which a ceiling 1e10 above the floor makes one HiGHS rejects (above 1e15) or
+    whose other coefficients it drops as negligible."""
     D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
     p = cluster_cost_usd_per_gbps(instance)
     s = float(bw_unit_gbps)
@@ -103,7 +110,11 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
 
     rows = _Rows()
     rows.add(1.0, 1.0, range(D), 1.0 / g)  # share
-    for c in instance.constraints:
+    idle_rows, idle_hi = redundant_rows(instance, cost_cap_usd)
+    for c, idle in zip(instance.constraints, idle_rows, strict=True):
+        if idle:
+            rows.add(-INF, INF, [], [])
+            continue
         a = np.asarray(c.coefficients, dtype=float)
         nz = np.flatnonzero(a)
         lo = 0.0 if c.sense != "<=" else -INF
@@ -115,7 +126,10 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
             rows.add(0.0, INF, [d, u_col], [1.0, -bounds[d].lower_gbps / s])
     hi_dims = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
     for d in hi_dims:
-        rows.add(-INF, 0.0, [d, u_col], [1.0, -bounds[d].upper_gbps / s])
+        if idle_hi[d]:
+            rows.add(-INF, INF, [], [])
+        else:
+            rows.add(-INF, 0.0, [d, u_col], [1.0, -bounds[d].upper_gbps / s])
     n_design = rows.count
     epi_term = []
     if tm.dimension_mode == "sequential":
@@ -179,6 +193,26 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float) -> 
                        compute_coef=compute_coef, share_scale=g)
 
 
+def redundant_rows(instance: Instance, cost_cap_usd: float = INF) -> tuple[np.ndarray, np.ndarray]:
+    """Which design rows (mask, instance order) and which upper bounds (mask, per dimension) hold for every design
+    B with bw_lower <= B <= bw_upper and network cost sum_d p_d B_d <= ``cost_cap_usd``: over the box
+    bw_lower_d <= B_d <= min(bw_upper_d, cap / p_d) a row's activity lies within [sum_d min(a_d l_d, a_d h_d),
+    sum_d max(a_d l_d, a_d h_d)] (interval arithmetic); a ``<=`` row whose largest activity is at most its right-
+    hand side (a ``>=`` row whose smallest is at least it) cannot bind. ``==`` rows never count as redundant."""
+    dm = instance.design_matrix
+    p = cluster_cost_usd_per_gbps(instance)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_cost = np.where(p > 0, cost_cap_usd / p, INF)
+        high = np.minimum(dm.bw_upper, by_cost)
+        A = dm.A
+        lo_b = np.where(A != 0, A * dm.bw_lower, 0.0)
+        hi_b = np.where(A != 0, A * high, 0.0)
+        act_max = np.maximum(lo_b, hi_b).sum(axis=1)
+        act_min = np.minimum(lo_b, hi_b).sum(axis=1)
+    rows = ((dm.sense == 0) & (act_max <= dm.rhs)) | ((dm.sense == 1) & (act_min >= dm.rhs))
+    return rows, np.isfinite(dm.bw_upper) & (dm.bw_upper >= by_cost)
+
+
 class _Rows:
     """Rows collected one by one, returned row-wise (lower, upper, start, index, value)."""
 
@@ -204,3 +238,52 @@ class _Rows:
         return (np.array(self.lo, dtype=float), np.array(self.hi, dtype=float),
                 np.array(self.start + [len(self.index)], dtype=np.int32), np.array(self.index, dtype=np.int32),
                 np.array(self.value, dtype=float))
+
+
+@dataclass(frozen=True)
+class CostRangeLP:
+    """min / max of the network cost sum_d p_d B_d over the design rows and bounds alone, as arrays for
+    :class:`hieropt.solvers.highs.HighsLP`: columns y_d = B_d / ``unit_gbps`` (D), rows the design rows divided by
+    their largest coefficient (well scaled whatever the spread of the rows' sizes, unlike the homogenised
+    procurement LP, whose cost level u = K / C spans the whole cost range in one column). The objective
+    ``time_costs`` is the cost in units of ``unit_usd`` = sum_d p_d x ``unit_gbps``."""
+
+    n_cols: int
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    time_costs: np.ndarray
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    start: np.ndarray
+    index: np.ndarray
+    value: np.ndarray
+    unit_usd: float
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows."""
+        return self.row_lower.size
+
+
+def compile_cost_range_lp(instance: Instance, unit_gbps: float) -> CostRangeLP:
+    """The cost-range LP of ``instance`` (:class:`CostRangeLP`) with its columns in units of ``unit_gbps`` (GB/s).
+
+    Raises:
+        ValueError: ``unit_gbps`` is not positive and finite."""
+    if not (unit_gbps > 0 and math.isfinite(unit_gbps)):
+        raise ValueError(f"unit_gbps must be positive and finite, got {unit_gbps!r}")
+    dm = instance.design_matrix
+    p = cluster_cost_usd_per_gbps(instance)
+    A = dm.A * unit_gbps
+    div = np.abs(A).max(axis=1, initial=0.0)
+    keep = div > 0
+    A, div = A[keep], div[keep]
+    coef = A / div[:, None]
+    nz = coef != 0
+    unit_usd = float(p.sum() * unit_gbps) or 1.0
+    return CostRangeLP(
+        n_cols=p.size, col_lower=dm.bw_lower / unit_gbps, col_upper=dm.bw_upper / unit_gbps,
+        time_costs=p * unit_gbps / unit_usd, row_lower=dm.lower[keep] / div, row_upper=dm.upper[keep] / div,
+        start=np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int32),
+        index=np.nonzero(nz)[1].astype(np.int32), value=coef[nz], unit_usd=unit_usd)
+

@@ -30,7 +30,7 @@ MUSD = 1e6
 """Scale: $ per model unit of cost (M$) of the Pyomo statements."""
 INF = float("inf")
 
-__all__ = ["Scale", "choose_scale", "cost_bounds_usd", "upper_limits_gbps"]
+__all__ = ["Scale", "choose_scale", "cost_bounds_usd", "product_bandwidth", "typical_bandwidth", "upper_limits_gbps"]
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,21 @@ def typical_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None
     for b in instance.bounds_or_default:
         sizes += [v for v in (b.lower_gbps, b.upper_gbps) if v is not None and 0 < v < math.inf]
     return _pow10(float(np.median(sizes))) if sizes else 1.0
+
+
+def product_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None = None) -> float:
+    """The bandwidth unit (GB/s, a power of ten) of the time x cost LP: with a time target, the bandwidth that
+    meets it (:func:`typical_bandwidth`); else the uniform bandwidth that costs the rows' cost floor
+    (:func:`cost_bounds_usd`), when there is one. Without a time target min T x cost sits at or near the cheapest
+    networks (T x cost = (compute + latency) x cost + a scale-free communication part), so the floor, not the median
+    of the rows' sizes (which a loose ceiling row drags orders of magnitude away), is where the LP's cost level u
+    must be of order 1. Only the LP's units depend on it, never its answer."""
+    if target_ns is None:
+        floor, _ = cost_bounds_usd(instance)
+        price = float(cluster_cost_usd_per_gbps(instance).sum())
+        if floor > 0 and price > 0 and math.isfinite(floor):
+            return _pow10(floor / price)
+    return typical_bandwidth(instance, tm, target_ns)
 
 
 def _pow10(v: float) -> float:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.scale import typical_bandwidth
+from ..formulation.scale import product_bandwidth, typical_bandwidth
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
@@ -92,7 +92,8 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
         NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away from zero
             (then the product has no minimiser at positive bandwidth).
     """
-    core = RatioCore(instance, tm, typical_bandwidth(instance, tm, target_ns), time_limit_s)
+    core = RatioCore(instance, tm, product_bandwidth(instance, tm, target_ns), time_limit_s, budget_usd,
+                     prune=True)
     try:
         return _min_product(core, tm, rel_gap, budget_usd, cost_floor_usd, target_ns, meets)
     finally:

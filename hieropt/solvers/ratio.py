@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.ratio_arrays import RatioArrays, compile_ratio_lp
+from ..formulation.ratio_arrays import RatioArrays, compile_cost_range_lp, compile_ratio_lp
 from ..formulation.scale import MS_NS, cost_bounds_usd
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import CutLP, Loop
+from .highs import HighsLP
 from .line_search import meet_target
 
 INF = float("inf")
@@ -80,15 +81,27 @@ class RatioCore(CutLP):
         bw_unit_gbps: typical bandwidth (GB/s) that fixes the LP's units
             (:func:`hieropt.formulation.ratio.typical_bandwidth`).
         time_limit_s: wall-clock limit of each LP, s.
+        budget_usd: with ``prune``, a cap on the network cost of every design the core will search ($).
+        prune: leave out the design rows and bounds no design within the dearest feasible network (and the budget)
+            can reach (:func:`hieropt.formulation.ratio_arrays.redundant_rows`; the exact cost range, two LPs over
+            B, is then computed first when the rows' own cost bounds are far apart). Only for searches that never
+            go above that cap.
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float, time_limit_s: float = 60.0):
+    def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float, time_limit_s: float = 60.0,
+                 budget_usd: float | None = None, prune: bool = False):
         self.instance, self.tm = instance, tm
-        self.lp: RatioArrays = compile_ratio_lp(instance, tm, bw_unit_gbps)
-        self.K = self.lp.cost_unit_usd
-        self.scale = None
         self.time_limit_s = float(time_limit_s)
         self._range: tuple[float, float] | None = None
+        self._unit_gbps = float(bw_unit_gbps)
+        cap = INF
+        if prune:  # (the rows' own cost ceiling, the budget, and the exact dearest when the rows' bounds are wide)
+            cap = min(cost_bounds_usd(instance)[1], budget_usd if budget_usd is not None else INF)
+            if not self._rows_bound_costs(budget_usd):
+                cap = min(cap, self.cost_range()[1])
+        self.lp: RatioArrays = compile_ratio_lp(instance, tm, bw_unit_gbps, cost_cap_usd=cap)
+        self.K = self.lp.cost_unit_usd
+        self.scale = None
         self._start(time_limit_s)
 
     # ------------------------------------------------------------------------------------------------- CutLP hooks
@@ -158,24 +171,31 @@ class RatioCore(CutLP):
 
     # ------------------------------------------------------------------------------------------------- set-up
     def cost_range(self) -> tuple[float, float]:
-        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs on u.
+        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs over B alone
+        (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`, columns in the LP's bandwidth unit, rows
+        scaled by their largest coefficient): exact to the LP's tolerance however far apart the two ends lie.
 
         Raises:
             NoSolutionError: the design constraints and bounds are infeasible.
+            SolverError: HiGHS fails on the cheapest network's LP.
         """
         if self._range is None:
-            self._set()
-            costs = np.zeros(self.arr.n_cols)
-            costs[self.lp.u_col] = 1.0
-            lo_u = self._solve(costs)  # min u = K / dearest
-            if lo_u.status is not Status.OPTIMAL:
-                texts = "; ".join(c.text for c in self.instance.constraints) or "(no constraints)"
-                raise NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
-            hi_u = self._solve(costs, maximize=True)  # max u = K / cheapest
-            u_min, u_max = lo_u.objective, hi_u.objective
-            dearest = self.K / u_min if u_min > 0 else INF
-            cheapest = self.K / u_max if hi_u.status is Status.OPTIMAL and u_max > 0 else 0.0
-            self._range = (cheapest, dearest)
+            lp = compile_cost_range_lp(self.instance, self._unit_gbps)
+            solver = HighsLP(lp, self.time_limit_s)
+            try:
+                low = solver.solve()
+                if low.status is Status.INFEASIBLE:
+                    texts = "; ".join(c.text for c in self.instance.constraints) or "(no constraints)"
+                    raise NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
+                if low.status is not Status.OPTIMAL:
+                    raise SolverError(f"HiGHS could not find the cheapest network ({low.termination})")
+                solver.set_costs(lp.time_costs, maximize=True)
+                high = solver.solve()
+            finally:
+                solver.close()
+            cheapest = max(low.objective, 0.0) * lp.unit_usd
+            dearest = high.objective * lp.unit_usd if high.status is Status.OPTIMAL else INF
+            self._range = (cheapest, max(dearest, cheapest))
         return self._range
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
@@ -189,10 +209,16 @@ class RatioCore(CutLP):
             NoSolutionError: (exact range) the design constraints and bounds are infeasible.
         """
         lower, upper = cost_bounds_usd(self.instance)
-        if budget_usd is None and np.isfinite(upper) and upper > 0 and lower >= BOUNDS_SPREAD * upper:
+        if self._rows_bound_costs(budget_usd):
             return lower, upper
         cheapest, dearest = self.cost_range()
         return max(cheapest, lower), min(dearest, upper)
+
+    def _rows_bound_costs(self, budget_usd: float | None) -> bool:
+        """Whether the single rows' cost bounds stand in for the exact cost range (no budget, both finite and at
+        least :data:`BOUNDS_SPREAD` apart)."""
+        lower, upper = cost_bounds_usd(self.instance)
+        return budget_usd is None and bool(np.isfinite(upper)) and upper > 0 and lower >= BOUNDS_SPREAD * upper
 
     # ------------------------------------------------------------------------------------------------- objectives
     def fastest_within(self, budget_usd: float, rel_gap: float) -> Outcome:

@@ -270,3 +270,34 @@ def test_performance_per_cost_with_a_dimension_a_million_times_cheaper(budget):
     for w in rng.dirichlet(np.ones(3) * 0.3, size=400):  # feasible designs on the simplex of the total
         bd = hieropt.evaluate(CHEAP_DIM, total * w)
         assert bd.iteration_time_ns * bd.network_cost_usd >= sol.objective_bound * (1 - 1e-12)
+
+
+# A total fixed at 13,528.6 GB/s next to a ceiling a million times above it (found by a break-it run: LIMIT at a
+# proven gap of 0.63): the median of the rows' sizes put the LP's cost level u near 1e-6, at the edge of its cuts; the
+# procurement LP's unit now comes from the rows' cost floor (formulation.scale.product_bandwidth).
+LOOSE_CEILING = kept([("Ring", 4), ("FullyConnected", 8), ("Switch", 16)],
+                     [(0.00034165,), (1.66935,), (77.1988, 7.0438e-05, 1.5347e-05)],
+                     [((1000.0, "ALLREDUCE", 1e6), (1000.0, "ALLGATHER", 5e5),
+                                               (2000.0, "ALLREDUCE", 2e6)),
+                                              ((2000.0, "NONE", 0.0), (1000.0, "REDUCESCATTER", 8e5),
+                                               (1000.0, "ALLREDUCE", 3e6)),
+                                              ((500.0, "ALLTOALL", 4e5), (500.0, "NONE", 0.0),
+                                               (800.0, "ALLREDUCE", 1e6))],
+                     ((4, 8, 1), (4, 2, 1), (4, 8, 16)),
+                     [((1.0, 1.0, 1.0), "==", 13528.6), ((1.0, 1.0, 1.0), "<=", 1.35286e10)])
+
+
+@pytest.mark.parametrize("ceiling", [1.35286e10, 1.35286e14])
+def test_performance_per_cost_with_a_loose_ceiling_row(ceiling):
+    inst = LOOSE_CEILING.model_copy(update={"constraints": (
+        LOOSE_CEILING.constraints[0],
+        LinearConstraint(coefficients=(1.0, 1.0, 1.0), sense="<=", rhs=ceiling, text="sum(bw) <= ceiling"))})
+    sol = hieropt.solve(inst, objective="performance_per_cost")
+    without = hieropt.solve(inst.model_copy(update={"constraints": inst.constraints[:1]}),
+                            objective="performance_per_cost")  # the ceiling is redundant: the same optimum
+    assert sol.status.value == "optimal" and sol.gap <= 1e-7, (sol.status, sol.gap, sol.message)
+    assert sol.objective_value == pytest.approx(without.objective_value, rel=1e-7)
+    rng = np.random.default_rng(1)
+    for w in rng.dirichlet(np.ones(3) * 0.3, size=300):  # feasible designs on the simplex of the total
+        bd = hieropt.evaluate(inst, 13528.6 * w)
+        assert bd.iteration_time_ns * bd.network_cost_usd >= sol.objective_bound * (1 - 1e-12)
