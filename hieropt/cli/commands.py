@@ -160,7 +160,33 @@ class LazyGroup(Group):
 app = typer.Typer(cls=LazyGroup, no_args_is_help=True, help=HELP, **SETTINGS)
 
 
+def versions() -> str:
+    """One line per package that decides an answer: hieropt, HiGHS (highspy), Pyomo, numpy, Python (read from the
+    installed distributions' metadata, nothing imported), for a result to be reproduced on the same versions."""
+    import platform
+    from importlib import metadata
+
+    from ..version import __version__
+
+    lines = [f"hieropt {__version__}"]
+    for dist, label in (("highspy", "HiGHS (highspy)"), ("pyomo", "Pyomo"), ("numpy", "numpy")):
+        try:
+            lines.append(f"{label} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            lines.append(f"{label} not installed")
+    lines.append(f"Python {platform.python_version()}")
+    return "\n".join(lines)
+
+
+def _print_versions(value: bool) -> None:
+    if value:
+        typer.echo(versions())
+        raise typer.Exit()
+
+
 @app.callback()
-def root() -> None:
-    """No options of its own: typer makes a group of an app with a callback, and :class:`LazyGroup` adds the
+def root(version: bool = typer.Option(False, "--version", callback=_print_versions, is_eager=True,
+                                      help="Print the versions of hieropt, HiGHS, Pyomo, numpy and Python, and "
+                                           "exit.")) -> None:
+    """Only ``--version`` of its own: typer makes a group of an app with a callback, and :class:`LazyGroup` adds the
     commands (the app's help is :data:`HELP`)."""

@@ -87,8 +87,9 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 @contextmanager
 def quiet_stdout():
-    """Send file-descriptor-level stdout to stderr while HiGHS starts (its banner would corrupt JSON on stdout), one
-    thread at a time (:data:`_OUTPUT_LOCK`)."""
+    """Discard file-descriptor-level stdout while HiGHS starts (its copyright banner would corrupt JSON on stdout
+    and is noise on stderr; the solver and its version are in every result's ``method``), one thread at a time
+    (:data:`_OUTPUT_LOCK`)."""
     with _OUTPUT_LOCK:
         try:
             sys.stdout.flush()
@@ -96,13 +97,15 @@ def quiet_stdout():
         except (OSError, ValueError):  # no real fd (e.g. captured by a test runner)
             yield
             return
+        null = os.open(os.devnull, os.O_WRONLY)
         try:
-            os.dup2(2, 1)
+            os.dup2(null, 1)
             yield
         finally:
             sys.stdout.flush()
             os.dup2(saved, 1)
             os.close(saved)
+            os.close(null)
 
 
 class _Pool(threading.local):

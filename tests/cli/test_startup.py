@@ -27,7 +27,7 @@ from typer.core import TyperCommand
 from typer.testing import CliRunner
 
 from hieropt.cli import app
-from hieropt.cli.commands import COMMANDS, HELP, SETTINGS, build, target
+from hieropt.cli.commands import COMMANDS, HELP, SETTINGS, build, root, target
 from hieropt.cli.common import Command, Group
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +40,7 @@ runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR":
 def eager_app() -> typer.Typer:
     """The app as it was before the lazy loading: every command registered on one typer app."""
     eager = typer.Typer(cls=Group, no_args_is_help=True, help=HELP, **SETTINGS)
+    eager.callback()(root)  # (the app's own --version)
     for name in COMMANDS:
         value = target(name)
         if isinstance(value, typer.Typer):
@@ -298,3 +299,17 @@ def test_workload_show_reports_a_missing_file_before_numpy(tmp_path: Path, name:
     assert r["code"] == 2, r
     assert r["stderr"] == f"error: {full.value}\n"
     assert "numpy" not in r["loaded"], r["loaded"]
+
+
+def test_version_names_the_solver_stack():
+    """``hieropt --version``: hieropt's version and the installed HiGHS, Pyomo and numpy, one per line, exit 0."""
+    from importlib import metadata
+
+    from hieropt.version import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == f"hieropt {__version__}"
+    assert f"HiGHS (highspy) {metadata.version('highspy')}" in lines
+    assert f"Pyomo {metadata.version('pyomo')}" in lines
