@@ -119,17 +119,17 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
         nz = np.flatnonzero(a)
         lo = 0.0 if c.sense != "<=" else -INF
         hi = 0.0 if c.sense != ">=" else INF
-        rows.add(lo, hi, [*nz, u_col], [*a[nz], -c.rhs / s])
+        rows.add(lo, hi, [*nz, u_col], _unit_row([*a[nz], -c.rhs / s]))
     bounds = instance.bounds_or_default
     for d in range(D):
         if bounds[d].lower_gbps > 0:
-            rows.add(0.0, INF, [d, u_col], [1.0, -bounds[d].lower_gbps / s])
+            rows.add(0.0, INF, [d, u_col], _unit_row([1.0, -bounds[d].lower_gbps / s]))
     hi_dims = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
     for d in hi_dims:
         if idle_hi[d]:
             rows.add(-INF, INF, [], [])
         else:
-            rows.add(-INF, 0.0, [d, u_col], [1.0, -bounds[d].upper_gbps / s])
+            rows.add(-INF, 0.0, [d, u_col], _unit_row([1.0, -bounds[d].upper_gbps / s]))
     n_design = rows.count
     epi_term = []
     if tm.dimension_mode == "sequential":
@@ -191,6 +191,15 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     return RatioArrays(arr=arr, x_col=np.arange(D), r_col=r_col, u_col=u_col, kap_col=kap_col, share_row=0,
                        floor_rows=floors.arrays(), price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
                        compute_coef=compute_coef, share_scale=g)
+
+
+def _unit_row(values: list[float]) -> list[float]:
+    """A homogenised design row (right-hand side 0 or +-inf) divided by its largest coefficient: the right-hand side
+    of a row enters as its coefficient on u, so a ceiling far above the LP's unit would otherwise give one HiGHS
+    rejects (above 1e15), and a floor far below it one HiGHS drops (below 1e-9); scaled, each row holds to HiGHS's
+    tolerance relative to its own size."""
+    top = max(abs(v) for v in values)
+    return [v / top for v in values] if top > 0 else values
 
 
 def redundant_rows(instance: Instance, cost_cap_usd: float = INF) -> tuple[np.ndarray, np.ndarray]:

@@ -151,15 +151,17 @@ def typical_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None
     return _pow10(float(np.median(sizes))) if sizes else 1.0
 
 
-def product_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None = None) -> float:
+def product_bandwidth(instance: Instance, tm: TimeModel, target_ns: float | None = None,
+                      cost_bounds: tuple[float, float] | None = None) -> float:
     """The bandwidth unit (GB/s, a power of ten) of the time x cost LP: with a time target, the bandwidth that
     meets it (:func:`typical_bandwidth`); else the uniform bandwidth that costs the rows' cost floor
     (:func:`cost_bounds_usd`), when there is one. Without a time target min T x cost sits at or near the cheapest
     networks (T x cost = (compute + latency) x cost + a scale-free communication part), so the floor, not the median
     of the rows' sizes (which a loose ceiling row drags orders of magnitude away), is where the LP's cost level u
-    must be of order 1. Only the LP's units depend on it, never its answer."""
+    must be of order 1. Only the LP's units depend on it, never its answer. ``cost_bounds``: the result of
+    :func:`cost_bounds_usd`, if known."""
     if target_ns is None:
-        floor, _ = cost_bounds_usd(instance)
+        floor, _ = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
         price = float(cluster_cost_usd_per_gbps(instance).sum())
         if floor > 0 and price > 0 and math.isfinite(floor):
             return _pow10(floor / price)

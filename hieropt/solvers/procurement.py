@@ -20,12 +20,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.scale import product_bandwidth, typical_bandwidth
+from ..formulation.scale import cost_bounds_usd, product_bandwidth, typical_bandwidth
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .ratio import BOUND_SLACK, SPAN, RatioCore
+from .ratio import BOUND_SLACK, RatioCore
 
 PPC_GAP = 1e-7
 """Default relative gap of the performance-per-cost search."""
@@ -92,8 +92,9 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
         NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away from zero
             (then the product has no minimiser at positive bandwidth).
     """
-    core = RatioCore(instance, tm, product_bandwidth(instance, tm, target_ns), time_limit_s, budget_usd,
-                     prune=True)
+    bounds = cost_bounds_usd(instance)
+    core = RatioCore(instance, tm, product_bandwidth(instance, tm, target_ns, bounds), time_limit_s, budget_usd,
+                     prune=True, cost_bounds=bounds)
     try:
         return _min_product(core, tm, rel_gap, budget_usd, cost_floor_usd, target_ns, meets)
     finally:
@@ -103,7 +104,6 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
 def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
                  cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> ProductResult:
     k_min, k_max = core.search_range(budget_usd)
-    rows_max = k_max  # the dearest network the design rows allow (the budget caps the search, not the rows)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
             raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
@@ -112,10 +112,6 @@ def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: flo
     lo = max(k_min, cost_floor_usd or 0.0)
     if lo <= 0:
         raise _no_floor()
-    if np.isfinite(rows_max) and lo <= SPAN * rows_max:  # a floor the LP's tolerances cannot tell from none
-        raise SolverError(f"networks from ${lo:,.6g} to ${rows_max:,.6g} (more than {1 / SPAN:.0e} apart) are too "
-                          "wide a range to search time x cost reliably; fix: bring the design constraints' floor "
-                          "and ceiling closer")
     if not np.isfinite(k_max) and _scale_free(tm):
         raise NoSolutionError("unbounded", "no compute time and no upper limit on bandwidth: time x cost is the "
                               "same at every scale; add a bandwidth budget")
@@ -167,7 +163,7 @@ def _budget_far_below_scale(core: TimeLP, budget_usd: float) -> bool:
 def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResult:
     """The fastest design within ``budget_usd`` on the cost-share LP, whose units follow the budget."""
     rc = RatioCore(core.instance, core.tm, budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
-                   core.solver.time_limit_s)
+                   core.solver.time_limit_s, budget_usd, prune=True)  # (a cap far above the budget: left out)
     try:
         k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
         if budget_usd < k_min * (1 - 1e-9):

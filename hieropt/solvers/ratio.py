@@ -37,9 +37,6 @@ bound (the bounds of this module are Lagrangian bounds, exact up to rounding, an
 BOUNDS_SPREAD = 1e-6
 """The single rows' cost bounds stand in for the exact cost range when the lower is at least this fraction of the
 upper (well apart from 0 in the LP's units)."""
-SPAN = 1e-12
-"""Smallest ratio of the cheapest to the dearest network the design rows allow that time x cost is searched over
-(below it the cheapest cost is within the LP's tolerances of none)."""
 SHARE_SEEDS = (0.01, 0.1, 1.0, 10.0)
 """Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth)."""
 LEVEL_SEEDS = (0.1, 1.0, 10.0)
@@ -86,17 +83,20 @@ class RatioCore(CutLP):
             can reach (:func:`hieropt.formulation.ratio_arrays.redundant_rows`; the exact cost range, two LPs over
             B, is then computed first when the rows' own cost bounds are far apart). Only for searches that never
             go above that cap.
+        cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
     """
 
     def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float, time_limit_s: float = 60.0,
-                 budget_usd: float | None = None, prune: bool = False):
+                 budget_usd: float | None = None, prune: bool = False,
+                 cost_bounds: tuple[float, float] | None = None):
         self.instance, self.tm = instance, tm
+        self._cost_bounds = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
         self.time_limit_s = float(time_limit_s)
         self._range: tuple[float, float] | None = None
         self._unit_gbps = float(bw_unit_gbps)
         cap = INF
         if prune:  # (the rows' own cost ceiling, the budget, and the exact dearest when the rows' bounds are wide)
-            cap = min(cost_bounds_usd(instance)[1], budget_usd if budget_usd is not None else INF)
+            cap = min(self._cost_bounds[1], budget_usd if budget_usd is not None else INF)
             if not self._rows_bound_costs(budget_usd):
                 cap = min(cap, self.cost_range()[1])
         self.lp: RatioArrays = compile_ratio_lp(instance, tm, bw_unit_gbps, cost_cap_usd=cap)
@@ -208,7 +208,7 @@ class RatioCore(CutLP):
         Raises:
             NoSolutionError: (exact range) the design constraints and bounds are infeasible.
         """
-        lower, upper = cost_bounds_usd(self.instance)
+        lower, upper = self._cost_bounds
         if self._rows_bound_costs(budget_usd):
             return lower, upper
         cheapest, dearest = self.cost_range()
@@ -217,7 +217,7 @@ class RatioCore(CutLP):
     def _rows_bound_costs(self, budget_usd: float | None) -> bool:
         """Whether the single rows' cost bounds stand in for the exact cost range (no budget, both finite and at
         least :data:`BOUNDS_SPREAD` apart)."""
-        lower, upper = cost_bounds_usd(self.instance)
+        lower, upper = self._cost_bounds
         return budget_usd is None and bool(np.isfinite(upper)) and upper > 0 and lower >= BOUNDS_SPREAD * upper
 
     # ------------------------------------------------------------------------------------------------- objectives

@@ -91,6 +91,9 @@ def _assert_row(arr_row: tuple[float, float, np.ndarray, np.ndarray], pyo_row) -
     if np.sign(ours[first]) != np.sign(theirs[first]):
         theirs = {c: -v for c, v in theirs.items()}
         plo, phi = -phi, -plo
+    factor = max(map(abs, ours.values())) / max(map(abs, theirs.values()))  # (a row divided by its largest
+    if plo == 0 and phi in (0, np.inf) or phi == 0 and plo == -np.inf:  # coefficient: the same row)
+        theirs = {c: v * factor for c, v in theirs.items()}
     for c in ours:
         assert ours[c] == pytest.approx(theirs[c], rel=1e-12, abs=1e-300)
     assert lo == pytest.approx(plo, rel=1e-12) and hi == pytest.approx(phi, rel=1e-12)
@@ -164,3 +167,42 @@ def test_procurement_lp_statement_equals_arrays(name, inst):
     for v, a in zip(obj.linear_vars, obj.linear_coefs, strict=True):
         costs[col_of(v)] += a
     np.testing.assert_allclose(costs, arr.time_costs, rtol=1e-12)
+
+
+def _with_rows(*rows: tuple[tuple[float, float], str, float]) -> Instance:
+    """The Ring 4 x Switch 8 instance with only ``rows`` ((a0, a1), sense, rhs) as design constraints."""
+    return _overlap("no_overlap").model_copy(update={"constraints": tuple(
+        LinearConstraint(coefficients=a, sense=op, rhs=r, text=f"{a} {op} {r}") for a, op, r in rows)})
+
+
+def test_redundant_rows_by_interval_arithmetic():
+    """Cluster prices (32 NPUs): dimension 0 costs 32 x 2 = 64 $ per GB/s (link 2 $), dimension 1 costs
+    32 x (8 + 18 + 30) = 1,792 $ per GB/s; within a cap of 71,680 $ each B_d <= cap / p_d = 1,120 and 40 GB/s."""
+    from hieropt.formulation.ratio_arrays import redundant_rows
+    from hieropt.model.cost import cluster_cost_usd_per_gbps
+
+    inst = _with_rows(((1.0, 1.0), ">=", 10.0), ((1.0, 1.0), "<=", 1160.0), ((1.0, 1.0), "<=", 1159.0),
+                      ((1.0, -3.0), ">=", -120.0), ((1.0, -3.0), ">=", -119.0), ((1.0, 1.0), "==", 100.0))
+    assert cluster_cost_usd_per_gbps(inst).tolist() == [64.0, 1792.0]
+    rows, bounds = redundant_rows(inst, 71680.0)
+    # sum <= 1160 reaches 1,120 + 40 at most: redundant; <= 1159 is not. B0 - 3 B1 >= -120 holds at B1 = 40, B0 = 0;
+    # >= -119 does not. A floor (>= 10) and an equality never count.
+    assert rows.tolist() == [False, True, False, True, False, False]
+    assert bounds.tolist() == [False, False]  # no upper bounds given
+    assert redundant_rows(inst)[0].tolist() == [False] * 6  # no cap: nothing is redundant
+
+
+def test_cost_range_lp_is_exact_across_fourteen_orders_of_magnitude():
+    """min / max of 64 B0 + 1,792 B1 over 1e-3 <= B0 + B1 <= 1e11: 0.064 $ and 1.792e14 $ (B on the cheaper and
+    the dearer dimension), however far apart; the ceiling row is then left out of the cost-share LP (its
+    coefficient on u, 1e11 / 1e-4, is one HiGHS rejects)."""
+    from hieropt.solvers.ratio import RatioCore
+
+    inst = _with_rows(((1.0, 1.0), ">=", 1e-3), ((1.0, 1.0), "<=", 1e11))
+    core = RatioCore(inst, build_time_model(inst), 1e-4, prune=True)
+    try:
+        cheapest, dearest = core.cost_range()
+    finally:
+        core.close()
+    assert cheapest == pytest.approx(0.064, rel=1e-9)
+    assert dearest == pytest.approx(1.792e14, rel=1e-9)
