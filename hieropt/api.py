@@ -20,8 +20,8 @@ from .model.plan import plan_figures
 from .model.timing import Breakdown, TimeModel, build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers import objectives
+from .solvers.front import FrontPoint
 from .solvers.objectives import MIN_REL_GAP
-from .solvers.procurement import FrontPoint
 from .spec import Instance
 from .verify import Certificate
 from .verify import verify as _verify

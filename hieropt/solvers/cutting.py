@@ -27,7 +27,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import INF, CutLP, Loop, OAResult
-from .line_search import meet_target
+from .line_search import meet_target, within_rows
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
 
@@ -304,7 +304,7 @@ class TimeLP(CutLP):
         return out
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
-                 budget_usd: float | None = None, max_iterations: int = 500) -> OAResult:
+                 budget_usd: float | None = None, max_iterations: int = 500, centre: bool = True) -> OAResult:
         """Minimise cost(B) ($) s.t. T(B) <= ``target_ns`` and the design constraints.
 
         Args:
@@ -313,6 +313,8 @@ class TimeLP(CutLP):
                 it to the LP's B gives the feasible upper bounds.
             rel_gap: target relative gap on the cost.
             budget_usd: optional cost cap (an infeasibility check only).
+            centre: re-centre the LP's units on ``meets`` before the first LP (False: keep the units the LP was
+                built in, e.g. those of the target's bandwidth when ``meets`` lies orders of magnitude above it).
         """
         t_meets = self.tm.time_ns(meets)
         if t_meets > target_ns:
@@ -321,20 +323,59 @@ class TimeLP(CutLP):
         self._set_budget(budget_usd)
         self._set_target(target_ns)
         meets = np.asarray(meets, dtype=float)
-        self._centre(meets)  # centred on the known design before the first LP (not after a wasted one)
+        if centre:
+            self._centre(meets)  # centred on the known design before the first LP (not after a wasted one)
         self._add_cuts([(j, float(meets[d] * (1.0 + r))) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0
                         for r in MEETS_OFFSETS])
+        best = [meets, self.network_cost(meets)]  # the cheapest design found that meets the target
+
+        def candidates(x: np.ndarray) -> list[np.ndarray]:
+            # the LP's point moved towards ``meets`` along the segment (feasible by convexity), and towards the
+            # cheapest design found, raised by ANCHOR_RISE (T falls: room below the target) when the rows allow:
+            # ``meets`` may lie orders of magnitude away (a loose target met at a floor far below the fastest
+            # design), where the move costs far more than the gap
+            bw = self._bw(x)
+            out = [self._meet_target(bw, meets, t_meets, target_ns)]
+            near = best[0] * (1 + ANCHOR_RISE)
+            t_near = self.tm.time_ns(near)
+            if best[0] is not meets and t_near < target_ns and within_rows(self.instance, near, best[0]) is near:
+                out.append(self._meet_target(bw, near, t_near, target_ns))
+            for point in out:
+                cost = self.network_cost(point)
+                if cost < best[1] and self.tm.time_ns(point) <= target_ns:
+                    best[:] = [point, cost]
+                    self._set_budget(_cap(budget_usd, cost))
+            return out
+
+        self._set_budget(_cap(budget_usd, best[1]))
+
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
-                    candidates=lambda x: [self._meet_target(self._bw(x), meets, t_meets, target_ns)],
-                    score=self.network_cost, start=meets)
+                    candidates=candidates, score=self.network_cost, start=meets)
         try:
             return self._loop(spec, rel_gap, max_iterations)
         finally:
             self._set_target(None)
+            self._set_budget(budget_usd)
 
     def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
         """:func:`hieropt.solvers.line_search.meet_target` on this LP's instance and time model."""
         return meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
+
+
+ANCHOR_RISE = 1e-6
+"""Relative rise of the cheapest design found before it anchors the min-cost line search (its time then lies below
+the target, so a move towards it from an LP point just above the target is short)."""
+CAP_SLACK = 1e-6
+"""Relative slack of the min-cost loop's cost cap above the cheapest design found (the LP stays strictly feasible)."""
+
+
+def _cap(budget_usd: float | None, incumbent_usd: float) -> float:
+    """The min-cost loop's cost cap: the cheapest design found that meets the target (x (1 + :data:`CAP_SLACK`)),
+    within the budget. Valid: the optimum costs no more than any design that meets the target, so the cap cuts off
+    no better design; it bounds every bandwidth by cap / price, which keeps the Lagrangian bound's box (and the LP)
+    on the scale of the answer instead of a ceiling row orders of magnitude above it."""
+    cap = incumbent_usd * (1 + CAP_SLACK)
+    return cap if budget_usd is None else min(budget_usd, cap)
 
 
 MEETS_OFFSETS = (0.0, -1e-1, 1e-1, -1e-2, 1e-2, -1e-3, 1e-3, -1e-4, 1e-4)

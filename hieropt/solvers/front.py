@@ -1,21 +1,25 @@
 """The exact time-cost Pareto front (:func:`pareto`): budgets from the cheapest feasible network to the fastest,
-each point the fastest network within its budget, all on one persistent LP, every point re-verified."""
+each point the fastest network within its budget (:func:`hieropt.solvers.procurement.fastest_design`), all on one
+persistent LP, every point re-verified."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import InputError, NoSolutionError, SolverError
 from ..model.timing import build_time_model
 from ..result import Solution
 from ..spec import Instance
 from ..verify import verify
-from .cutting import TimeLP
+from .cost_range import cheapest_network
+from .cutting import INF, TimeLP
 from .objectives import solve
-from .procurement import FrontPoint, pareto_front
+from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
 
-__all__ = ["Front", "pareto"]
+__all__ = ["Front", "FrontPoint", "pareto", "pareto_front"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +78,107 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> 
         best = None
         notes.append(f"no performance-per-cost optimum: {e}")
     return Front(tuple(front), fastest, best, tuple(notes), seconds, lps)
+
+
+def _has_time(core: TimeLP, budget_usd: float) -> bool:
+    """Whether the fastest network within ``budget_usd`` has a finite time (every loaded dimension gets bandwidth)."""
+    if budget_usd <= 0:
+        return False
+    try:
+        core.min_time(SUB_GAP, budget_usd=budget_usd)
+    except (NoSolutionError, SolverError):  # at exactly the cheapest cost the LP is a single face: may fail
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class FrontPoint:
+    """One point of the time-cost Pareto front: the fastest network within ``budget_usd``."""
+
+    budget_usd: float
+    bw: np.ndarray
+    iteration_time_ns: float
+    network_cost_usd: float
+    lower_bound_ns: float
+    gap: float
+    usd_per_ms: float | None = None  # the budget row's dual as $ per ms: the front's slope there (None: not binding)
+
+
+TAIL_GAIN = 0.01
+"""Without an upper limit on bandwidth the front has no fastest end; it is cut where 4 x the budget saves less than
+this share of the iteration time."""
+
+
+def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[list[FrontPoint], list[str]]:
+    """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest.
+
+    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without an upper limit
+    on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
+    :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network, or, when that leaves a loaded
+    dimension without bandwidth (infinite time), 1 % of the way to the right end. Returns the points (budget
+    ascending) and notes on how the range was chosen.
+
+    Raises:
+        NoSolutionError: infeasible constraints.
+    """
+    notes: list[str] = []
+    core.cost_range()  # (infeasible rows are reported as such)
+    k_min, _, cheapest = cheapest_network(core.instance, core.solver.time_limit_s)  # exact, however far the ceiling
+    try:
+        fastest = core.min_time(rel_gap)
+    except NoSolutionError as e:
+        if e.kind != "unbounded":
+            raise
+        k_hi = _tail_budget(core, k_min, rel_gap)
+        notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at ${k_hi:,.6g}, where "
+                     f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the "
+                     "cheapest network)")
+    else:
+        right = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap)
+        k_hi = right.upper
+        notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
+                     f"{fastest.upper:,.1f} ns")
+    k_lo = k_min
+    if np.isfinite(core.tm.time_ns(cheapest)):  # a cheapest design with a finite time: the front starts there
+        k_lo = k_min * (1 + CHEAPEST_SLACK)  # (at exactly its cost the designs are one face, met to tolerances)
+    elif not _has_time(core, k_min):
+        k_lo = k_min + 0.01 * (k_hi - k_min)
+        notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
+                     f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")
+    k_hi = max(k_hi, k_lo)  # the constraints may fix the cost (the two ends then differ by round-off only)
+    budgets = np.linspace(k_lo, k_hi, points) if points > 1 else np.array([k_hi])
+    out = []
+    for kappa in budgets:
+        res = fastest_design(core, rel_gap, float(kappa))
+        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # 0 when the budget row does not bind (or no dual)
+        out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
+                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
+                              gap=res.gap, usd_per_ms=1e6 / abs(dual) if dual < 0 else None))
+    return out, notes
+
+
+CHEAPEST_SLACK = 1e-9
+"""The front's cheapest point has this relative room above the cheapest network's cost: at exactly that cost the
+feasible designs are one face of the rows, which the LPs meet only to their tolerances."""
+
+
+def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
+    """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0) whose fastest time
+    is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget, at most 4^10 (about 1e6) x kappa_0 (without
+    compute or latency the time keeps falling as 1/budget)."""
+    kappa = 2.0 * k_min if k_min > 0 else 1.0
+    prev = None
+    for _ in range(11):
+        try:
+            t = fastest_design(core, rel_gap, kappa).upper
+        except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
+            t = INF
+        except SolverError:  # the budgets have grown beyond what the LPs resolve: the front ends here
+            if prev is None:
+                raise
+            return prev[0]
+        if prev is not None and prev[1] - t < TAIL_GAIN * t:
+            return prev[0]
+        prev = (kappa, t)
+        kappa *= 4.0
+    return prev[0]

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
 
-__all__ = ["meet_target", "TARGET_MARGIN"]
+__all__ = ["meet_target", "within_rows", "TARGET_MARGIN", "ROW_TOL"]
 
 EPS = float(np.finfo(float).eps)
 LINE_GRID = np.arange(1, 16) / 16.0
@@ -24,16 +24,48 @@ A few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket
 round-off only (T is evaluated to its last bits there: a finer point would be chosen by rounding noise)."""
 TARGET_MARGIN = 1e-12
 """Relative margin below a time target that min-cost candidates keep (round-off of the evaluators' sums)."""
+ROW_TOL = 1e-9
+"""Relative violation of a design row (:meth:`hieropt.spec.DesignMatrix.violations`) or bound a candidate may keep
+(HiGHS's own tolerance); the independent evaluator allows 1e-6."""
+
+
+def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.ndarray:
+    """The point of the segment [meets, bw] nearest ``bw`` (GB/s, shape (D,)) that meets every design row and bound of
+    ``instance`` to :data:`ROW_TOL`, when ``meets`` does (else ``bw`` unchanged): the rows are linear, so along the
+    segment each row's activity is r(s) = r(0) + s (r(1) - r(0)) and the largest feasible s is the smallest crossing
+    (exact, no search).
+    An LP's point can miss a row its scaling made negligible (a floor 1e-10 of the LP's bandwidth unit, held only to
+    HiGHS's absolute tolerance): such a point is no upper bound until it is moved back inside."""
+    dm = instance.design_matrix
+    if _meets_rows(dm, bw) or not _meets_rows(dm, meets):  # (no feasible end to move towards: left as it is)
+        return bw
+    D = bw.size
+    A = np.vstack([dm.A, np.eye(D)])
+    lower, upper = np.concatenate([dm.lower, dm.bw_lower]), np.concatenate([dm.upper, dm.bw_upper])
+    r0, r1 = A @ meets, A @ bw
+    dr = r1 - r0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = np.where(r1 > upper, (upper - r0) / dr, np.where(r1 < lower, (lower - r0) / dr, np.inf))
+    s = float(np.clip(np.nan_to_num(cross, nan=0.0).min(initial=1.0), 0.0, 1.0))
+    return meets + s * (bw - meets)
+
+
+def _meets_rows(dm, bw: np.ndarray) -> bool:
+    if dm.A.size and dm.violations(bw).max() > ROW_TOL:
+        return False
+    return bool((bw >= dm.bw_lower * (1 - ROW_TOL)).all() and (bw <= dm.bw_upper * (1 + ROW_TOL)).all())
 
 
 def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_meets: float,
                 target_ns: float) -> np.ndarray:
-    """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is convex). The point
+    """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is convex), after
+    :func:`within_rows` (``bw`` moved inside the design rows first; ``meets`` meets them and the target). The point
     keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when ``meets`` has it, so that the
     independent evaluator, which sums in another order, also finds T <= target (not 1 ulp above). A point
     inside that margin is taken as it is when both evaluators find it within the target: a move towards
     ``meets`` costs margin x T / (T(bw) - T(meets)) of the way, which for a target within 1e-6 of the fastest
     time is ~1e-6 of the cost, and min_cost would stall at that gap with the exact optimum in hand."""
+    bw = within_rows(instance, bw, meets)
     exact = target_ns
     if t_meets <= target_ns * (1 - TARGET_MARGIN):
         target_ns *= 1 - TARGET_MARGIN

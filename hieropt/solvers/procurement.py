@@ -9,8 +9,8 @@ point a design whose T x cost is evaluated exactly. (Before: a branch and bound 
 f(kappa) = min{T : cost <= kappa}, whose tangent-line bounds could not close the bracket where T x cost is nearly
 flat in kappa, e.g. one dimension under a floor: 10,000 nodes, minutes.)
 
-**Pareto front**: the fastest network within each budget, for budgets from the cheapest feasible network to the
-cheapest among the fastest; each point is an exact optimum of its budget.
+The fastest design within a budget (:func:`fastest_design`, each point of the Pareto front in
+:mod:`hieropt.solvers.front`) and the cheapest meeting a time target (:func:`cheapest_meeting`) live here too.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import NoSolutionError, SolverError
 from ..formulation.scale import cost_bounds_usd, product_bandwidth, typical_bandwidth
+from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
@@ -138,10 +139,13 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
     else:
         try:
             res = core.min_time(rel_gap, budget_usd=budget_usd)
-        except SolverError:
-            if budget_usd is None:
+        except (SolverError, NoSolutionError) as e:
+            if budget_usd is None or isinstance(e, NoSolutionError) and e.kind == "unbounded":
                 raise
-            res = _fastest_by_shares(core, budget_usd, rel_gap)  # the cost-share LP's units follow the budget
+            # the performance LP's units follow the instance's limits: a budget far from them is resolved only to
+            # its tolerances (a false "no finite time" or "below the cheapest network"); the cost-share LP's units
+            # follow the budget, and it reports infeasibility on its own
+            res = _fastest_by_shares(core, budget_usd, rel_gap)
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:
         raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest possible is {res.upper:,.1f} "
@@ -237,7 +241,7 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
     try:  # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
-        res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap)
+        res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap, centre=scale is None)
     except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
         floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
         res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
@@ -262,8 +266,14 @@ def loop_gap(rel_gap: float) -> float:
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
     """A bandwidth unit (GB/s) for the min-cost LP when the bandwidth that meets ``target_ns`` on every dimension
     lies outside 1 .. 1e4 units of the instance's unit ``s`` (e.g. a cap far above what the target needs); None to
-    keep ``s``. The LP's values are then of order 1 (HiGHS's tolerances are absolute)."""
+    keep ``s``. The LP's values are then of order 1 (HiGHS's tolerances are absolute). The bandwidth is never taken
+    below the uniform one that costs the rows' cost floor (:func:`hieropt.formulation.scale.cost_bounds_usd`): a
+    target met far below a floor row is met by a design at the floor, not at the target's bandwidth."""
     beta = typical_bandwidth(instance, tm, target_ns)
+    floor, _ = cost_bounds_usd(instance)
+    price = float(np.sum(cluster_cost_usd_per_gbps(instance)))
+    if floor > 0 and price > 0:
+        beta = max(beta, floor / price)
     if 1.0 <= beta / s <= 1e4:
         return None
     return float(10.0 ** (np.floor(np.log10(beta)) - 2))
@@ -297,99 +307,3 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budg
         counts.add(rc)
     raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to ${kappa / 4:,.6g} meets "
                           f"it (the fastest found takes {best:,.1f} ns)")
-
-
-def _has_time(core: TimeLP, budget_usd: float) -> bool:
-    """Whether the fastest network within ``budget_usd`` has a finite time (every loaded dimension gets bandwidth)."""
-    if budget_usd <= 0:
-        return False
-    try:
-        core.min_time(SUB_GAP, budget_usd=budget_usd)
-    except (NoSolutionError, SolverError):  # at exactly the cheapest cost the LP is a single face: may fail
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class FrontPoint:
-    """One point of the time-cost Pareto front: the fastest network within ``budget_usd``."""
-
-    budget_usd: float
-    bw: np.ndarray
-    iteration_time_ns: float
-    network_cost_usd: float
-    lower_bound_ns: float
-    gap: float
-    usd_per_ms: float | None = None  # the budget row's dual as $ per ms: the front's slope there (None: not binding)
-
-
-TAIL_GAIN = 0.01
-"""Without an upper limit on bandwidth the front has no fastest end; it is cut where 4 x the budget saves less than
-this share of the iteration time."""
-
-
-def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[list[FrontPoint], list[str]]:
-    """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest.
-
-    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without an upper limit
-    on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
-    :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network, or, when that leaves a loaded
-    dimension without bandwidth (infinite time), 1 % of the way to the right end. Returns the points (budget
-    ascending) and notes on how the range was chosen.
-
-    Raises:
-        NoSolutionError: infeasible constraints.
-    """
-    notes: list[str] = []
-    k_min, _ = core.cost_range()
-    try:
-        fastest = core.min_time(rel_gap)
-    except NoSolutionError as e:
-        if e.kind != "unbounded":
-            raise
-        k_hi = _tail_budget(core, k_min, rel_gap)
-        notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at ${k_hi:,.6g}, where "
-                     f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the "
-                     "cheapest network)")
-    else:
-        right = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap)
-        k_hi = right.upper
-        notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
-                     f"{fastest.upper:,.1f} ns")
-    k_lo = k_min
-    if not _has_time(core, k_min):
-        k_lo = k_min + 0.01 * (k_hi - k_min)
-        notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
-                     f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")
-    k_hi = max(k_hi, k_lo)  # the constraints may fix the cost (the two ends then differ by round-off only)
-    budgets = np.linspace(k_lo, k_hi, points) if points > 1 else np.array([k_hi])
-    out = []
-    for kappa in budgets:
-        res = fastest_design(core, rel_gap, float(kappa))
-        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # 0 when the budget row does not bind (or no dual)
-        out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
-                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
-                              gap=res.gap, usd_per_ms=1e6 / abs(dual) if dual < 0 else None))
-    return out, notes
-
-
-def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
-    """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0) whose fastest time
-    is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget, at most 4^10 (about 1e6) x kappa_0 (without
-    compute or latency the time keeps falling as 1/budget)."""
-    kappa = 2.0 * k_min if k_min > 0 else 1.0
-    prev = None
-    for _ in range(11):
-        try:
-            t = fastest_design(core, rel_gap, kappa).upper
-        except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
-            t = INF
-        except SolverError:  # the budgets have grown beyond what the LPs resolve: the front ends here
-            if prev is None:
-                raise
-            return prev[0]
-        if prev is not None and prev[1] - t < TAIL_GAIN * t:
-            return prev[0]
-        prev = (kappa, t)
-        kappa *= 4.0
-    return prev[0]

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.ratio_arrays import RatioArrays, compile_cost_range_lp, compile_ratio_lp
+from ..formulation.ratio_arrays import RatioArrays, compile_ratio_lp
 from ..formulation.scale import MS_NS, cost_bounds_usd
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from .cost_range import cheapest_network
 from .cut_lp import CutLP, Loop
-from .highs import HighsLP
-from .line_search import meet_target
+from .line_search import meet_target, within_rows
 
 INF = float("inf")
 MAX_LPS = 400
@@ -93,6 +93,7 @@ class RatioCore(CutLP):
         self._cost_bounds = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
         self.time_limit_s = float(time_limit_s)
         self._range: tuple[float, float] | None = None
+        self._cheapest_bw: np.ndarray | None = None
         self._unit_gbps = float(bw_unit_gbps)
         cap = INF
         if prune:  # (the rows' own cost ceiling, the budget, and the exact dearest when the rows' bounds are wide)
@@ -145,7 +146,10 @@ class RatioCore(CutLP):
         :data:`ROW_TOL` relative); else None."""
         if not (cost_usd > 0 and np.isfinite(cost_usd)):
             return None
-        bw = self.lp.bandwidth(x, cost_usd)
+        return self._design_of(self.lp.bandwidth(x, cost_usd))
+
+    def _design_of(self, bw: np.ndarray) -> np.ndarray | None:
+        """``bw`` (GB/s) if it meets every design row and bound (to :data:`ROW_TOL` relative); else None."""
         dm = self.instance.design_matrix
         if dm.A.size and dm.violations(bw).max() > ROW_TOL:
             return None
@@ -171,31 +175,17 @@ class RatioCore(CutLP):
 
     # ------------------------------------------------------------------------------------------------- set-up
     def cost_range(self) -> tuple[float, float]:
-        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs over B alone
-        (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`, columns in the LP's bandwidth unit, rows
-        scaled by their largest coefficient): exact to the LP's tolerance however far apart the two ends lie.
+        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs over B alone in this
+        core's bandwidth unit (:func:`hieropt.solvers.cost_range.network_cost_range`; computed once).
 
         Raises:
             NoSolutionError: the design constraints and bounds are infeasible.
             SolverError: HiGHS fails on the cheapest network's LP.
         """
         if self._range is None:
-            lp = compile_cost_range_lp(self.instance, self._unit_gbps)
-            solver = HighsLP(lp, self.time_limit_s)
-            try:
-                low = solver.solve()
-                if low.status is Status.INFEASIBLE:
-                    texts = "; ".join(c.text for c in self.instance.constraints) or "(no constraints)"
-                    raise NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
-                if low.status is not Status.OPTIMAL:
-                    raise SolverError(f"HiGHS could not find the cheapest network ({low.termination})")
-                solver.set_costs(lp.time_costs, maximize=True)
-                high = solver.solve()
-            finally:
-                solver.close()
-            cheapest = max(low.objective, 0.0) * lp.unit_usd
-            dearest = high.objective * lp.unit_usd if high.status is Status.OPTIMAL else INF
-            self._range = (cheapest, max(dearest, cheapest))
+            cheapest, dearest, self._cheapest_bw = cheapest_network(self.instance, self.time_limit_s,
+                                                                    self._unit_gbps)
+            self._range = (cheapest, dearest)
         return self._range
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
@@ -231,10 +221,14 @@ class RatioCore(CutLP):
         self._set(u=(u, u), kap=(1.0 / u, 1.0 / u), share_equal=False)
         to_ns = self.lp.product_unit * MS_NS / budget_usd
 
+        cheapest = self._cheapest_bw if self._range is not None else None
+
         def candidates(x: np.ndarray) -> list[np.ndarray]:
             bw = self._design(x, budget_usd)
-            if bw is None:
-                return []
+            if bw is None and cheapest is not None:  # the LP's point moved inside the rows towards the cheapest
+                bw = self._design_of(within_rows(self.instance, self.lp.bandwidth(x, budget_usd), cheapest))
+            if bw is None:  # network (a budget at the cheapest cost leaves a single face, met to tolerances only)
+                return [cheapest] if cheapest is not None else []
             cost = self.network_cost(bw)  # the share row holds to HiGHS's tolerance: a hair over is scaled back
             return [bw * (budget_usd / cost)] if cost > budget_usd else [bw]
 
