@@ -27,7 +27,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import INF, CutLP, Loop, OAResult
-from .line_search import meet_target, within_rows
+from .line_search import meet_target, meets_rows, within_rows
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
 
@@ -152,20 +152,17 @@ class TimeLP(CutLP):
         """``bw`` as a candidate under the budget: an LP point meets the budget row only to HiGHS's tolerance, so a
         point over budget by a hair is scaled down onto it (every bandwidth by the same factor: design rows move by as
         little, and T is re-evaluated exactly); one further over is no candidate."""
-        if not self._meets_rows(bw):
+        if not meets_rows(self.instance, bw):  # (an LP point does unless its units hid a row: never on trust)
             return []
         if self._budget is None:
             return [bw]
         cost = self.network_cost(bw)
         if cost <= self._budget:
             return [bw]
-        return [bw * (self._budget / cost)] if cost <= self._budget * (1 + 1e-6) else []
-
-    def _meets_rows(self, bw: np.ndarray) -> bool:
-        """Whether ``bw`` meets every design row to 1e-9 relative (an LP point does unless HiGHS failed silently: a
-        candidate is never taken on trust)."""
-        dm = self.instance.design_matrix
-        return not dm.A.size or bool(dm.violations(bw).max() <= 1e-9)
+        if cost > self._budget * (1 + 1e-6):
+            return []
+        scaled = bw * (self._budget / cost)
+        return [scaled] if meets_rows(self.instance, scaled) else []  # (scaled down: a floor may then fail)
 
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""

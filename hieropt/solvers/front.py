@@ -157,7 +157,7 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
     return out, notes
 
 
-CHEAPEST_SLACK = 1e-9
+CHEAPEST_SLACK = 1e-6
 """The front's cheapest point has this relative room above the cheapest network's cost: at exactly that cost the
 feasible designs are one face of the rows, which the LPs meet only to their tolerances."""
 

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
 
-__all__ = ["meet_target", "within_rows", "TARGET_MARGIN", "ROW_TOL"]
+__all__ = ["meet_target", "meets_rows", "within_rows", "TARGET_MARGIN", "ROW_TOL"]
 
 EPS = float(np.finfo(float).eps)
 LINE_GRID = np.arange(1, 16) / 16.0
@@ -36,9 +36,9 @@ def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.nda
     (exact, no search).
     An LP's point can miss a row its scaling made negligible (a floor 1e-10 of the LP's bandwidth unit, held only to
     HiGHS's absolute tolerance): such a point is no upper bound until it is moved back inside."""
-    dm = instance.design_matrix
-    if _meets_rows(dm, bw) or not _meets_rows(dm, meets):  # (no feasible end to move towards: left as it is)
+    if meets_rows(instance, bw) or not meets_rows(instance, meets):  # (no feasible end to move towards: as it is)
         return bw
+    dm = instance.design_matrix
     D = bw.size
     A = np.vstack([dm.A, np.eye(D)])
     lower, upper = np.concatenate([dm.lower, dm.bw_lower]), np.concatenate([dm.upper, dm.bw_upper])
@@ -50,7 +50,10 @@ def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.nda
     return meets + s * (bw - meets)
 
 
-def _meets_rows(dm, bw: np.ndarray) -> bool:
+def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
+    """Whether ``bw`` (GB/s, shape (D,)) meets every design row (:meth:`hieropt.spec.DesignMatrix.violations`) and
+    bound of ``instance`` to :data:`ROW_TOL` relative."""
+    dm = instance.design_matrix
     if dm.A.size and dm.violations(bw).max() > ROW_TOL:
         return False
     return bool((bw >= dm.bw_lower * (1 - ROW_TOL)).all() and (bw <= dm.bw_upper * (1 + ROW_TOL)).all())
