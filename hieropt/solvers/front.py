@@ -80,17 +80,6 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> 
     return Front(tuple(front), fastest, best, tuple(notes), seconds, lps)
 
 
-def _has_time(core: TimeLP, budget_usd: float) -> bool:
-    """Whether the fastest network within ``budget_usd`` has a finite time (every loaded dimension gets bandwidth)."""
-    if budget_usd <= 0:
-        return False
-    try:
-        core.min_time(SUB_GAP, budget_usd=budget_usd)
-    except (NoSolutionError, SolverError):  # at exactly the cheapest cost the LP is a single face: may fail
-        return False
-    return True
-
-
 @dataclass(frozen=True)
 class FrontPoint:
     """One point of the time-cost Pareto front: the fastest network within ``budget_usd``."""
@@ -114,9 +103,10 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
 
     The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without an upper limit
     on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
-    :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network, or, when that leaves a loaded
-    dimension without bandwidth (infinite time), 1 % of the way to the right end. Returns the points (budget
-    ascending) and notes on how the range was chosen.
+    :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network (exact, from
+    :func:`hieropt.solvers.cost_range.cheapest_network`; its budget :data:`CHEAPEST_SLACK` above it), or, when that
+    leaves a loaded dimension without bandwidth (infinite time), 1 % of the way to the right end. Returns the points
+    (budget ascending) and notes on how the range was chosen.
 
     Raises:
         NoSolutionError: infeasible constraints.
@@ -138,10 +128,11 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
         k_hi = right.upper
         notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
                      f"{fastest.upper:,.1f} ns")
-    k_lo = k_min
-    if np.isfinite(core.tm.time_ns(cheapest)):  # a cheapest design with a finite time: the front starts there
-        k_lo = k_min * (1 + CHEAPEST_SLACK)  # (at exactly its cost the designs are one face, met to tolerances)
-    elif not _has_time(core, k_min):
+    # the cheapest design (exact, from the B-space LP) with a finite time: the front starts there (at exactly its
+    # cost the designs are one face, met to tolerances: CHEAPEST_SLACK above it); without one, 1 % of the way (the
+    # performance LP's notion of a finite time at the cheapest cost is a bandwidth at its tolerance, not a design)
+    k_lo = k_min * (1 + CHEAPEST_SLACK)
+    if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo = k_min + 0.01 * (k_hi - k_min)
         notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
                      f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")

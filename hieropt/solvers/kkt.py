@@ -297,6 +297,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_
             singular += 1  # over-determined active set never converges)
             if singular > max_singular:
                 return None
+            if not (np.isfinite(J).all() and np.isfinite(F).all()):  # (LAPACK's SVD on NaN never returns)
+                return None
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
             if not math.isfinite(float(step.sum())):
                 return None

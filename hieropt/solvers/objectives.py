@@ -161,7 +161,14 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing
             sol = replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
         else:
-            sol = replace(sol, sensitivity=sens, solve_seconds=time.perf_counter() - start)
+            from .sensitivity_check import check_marginals, without_sensitivity
+
+            sol = replace(sol, sensitivity=sens)
+            reason = check_marginals(instance, sol, sens, lambda moved: solve(
+                moved, rel_gap=gap, time_limit_s=time_limit_s, portfolio=False))
+            if reason is not None:  # the LP's duals do not describe this optimum: not printed
+                sol = without_sensitivity(sol, reason)
+            sol = replace(sol, solve_seconds=time.perf_counter() - start)
     return sol
 
 

@@ -105,6 +105,8 @@ def kkt_polish(core: PyomoTimeLP) -> Polished | None:
         J[:nF, nF + nA:] = -g[:, free].T
         J[nF:nF + nA, :nF] = A[np.ix_(rows, free)]
         J[nF + nA:, :nF] = g[:, free]
+        if not (np.isfinite(J).all() and np.isfinite(F).all()):  # (LAPACK's SVD on NaN never returns)
+            return None
         step = np.linalg.lstsq(J, -F, rcond=None)[0]
         x[free] += step[:nF]
         lam += step[nF:nF + nA]

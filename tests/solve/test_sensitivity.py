@@ -10,6 +10,7 @@ V unchanged when moved. ``HIEROPT_SLOW=1`` runs 40 + 12 random instances instead
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -241,3 +242,28 @@ def test_cli_prints_and_writes_the_sensitivity(tmp_path):
     dim3 = next(m for m in data["marginals"] if m["name"] == "bandwidth of dimension 3")
     assert dim3["unit"] == "ns per GB/s" and dim3["value"] == pytest.approx(-8.3405e6, rel=1e-4)
     assert data["usd_per_ms"] == pytest.approx(28102, rel=1e-4)
+
+
+def test_a_marginal_the_exact_resolves_refute_is_not_printed():
+    """GPT-3 on 4 dimensions with bw[0] fixed at 200 and the rest between 50 and 5e13 GB/s (found by a break-it run:
+    the sensitivity LP, in the units of the far ceiling, said 'bw[0] == 200': +1 saves 0.0032 ns, -1 infeasible,
+    while exact re-solves at 199 and 201 differ by 0.72 ms). Either the marginal agrees with the exact secant or the
+    sensitivity is withheld with the reason."""
+    from hieropt.spec import LinearConstraint
+
+    base = api.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml")
+    rows = (LinearConstraint(coefficients=(1.0, 0.0, 0.0, 0.0), sense="==", rhs=200.0, text="bw[0] == 200"),
+            LinearConstraint(coefficients=(0.0, 1.0, 1.0, 1.0), sense=">=", rhs=50.0, text="sum(bw[1:]) >= 50"),
+            LinearConstraint(coefficients=(0.0, 1.0, 1.0, 1.0), sense="<=", rhs=5e13, text="sum(bw[1:]) <= 5e13"))
+    inst = base.model_copy(update={"constraints": rows})
+    sol = api.solve(inst, sensitivity=True)
+    assert sol.success
+    up = api.solve(inst.model_copy(update={"constraints": (rows[0].model_copy(update={"rhs": 201.0}),) + rows[1:]}))
+    secant = up.objective_value - sol.objective_value  # ns per GB/s on bw[0], about -7.2e5
+    assert secant < -1e5
+    if sol.sensitivity is None:
+        assert any("disagrees with exact re-solves" in n or "infeasible" in n for n in sol.notes), sol.notes
+    else:
+        m = next(m for m in sol.sensitivity.marginals if m.name == "constraint 'bw[0] == 200'")
+        claimed = m.value if m.value is not None else m.increase
+        assert claimed == pytest.approx(secant, rel=0.05)

@@ -1,0 +1,108 @@
+"""The independent check of a sensitivity analysis: every binding marginal value of a design row, a bound, the budget
+or the time target (:mod:`hieropt.solvers.sensitivity`, read off the duals of the sensitivity's own cutting-plane
+LP) is held against two exact solves of the instance with that parameter moved by +-h (h = :data:`FD_STEP` of its
+size), each certified by the array solver to its gap.
+
+V is convex in each of these parameters (the value function of a convex program in a right-hand side), so its
+one-sided derivatives lie between the secants: V'(theta+) <= (V(theta + h) - V(theta)) / h and
+V'(theta-) >= (V(theta) - V(theta - h)) / h, and both secants tend to them as h -> 0. A claimed value outside the
+secants (beyond the solves' gaps and :data:`FD_TOL`), a side said infeasible that solves, or a side that cannot be
+solved but was given a value, means the LP's duals do not describe this optimum (an LP whose units its rows are far
+from: found by a break-it run, a marginal 2e5 x too small and a false "infeasible"); the caller then reports the
+sensitivity as not available rather than print it. Marginals of the free bandwidth bonus ("bandwidth of dimension
+d") are not parameters of the instance and are not re-checked here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+
+from ..errors import HieroptError, NoSolutionError
+from ..result import Marginal, Sensitivity, Solution
+from ..spec import Bound, Instance
+
+__all__ = ["check_marginals", "FD_STEP", "FD_TOL"]
+
+FD_STEP = 1e-4
+"""Step of the secants, relative to the parameter's size."""
+FD_TOL = 0.02
+"""Relative slack allowed between a claimed one-sided derivative and its secant (curvature over one step)."""
+_BOUND = re.compile(r"(lower|upper) bound of bw\[(\d+)\]")
+
+
+def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity,
+                    solve: Callable[[Instance], Solution]) -> str | None:
+    """None when every binding re-checkable marginal of ``sens`` (at the optimum ``sol`` of ``instance``) lies within
+    its secants (module docstring); else the reason, one line. ``solve``: the objective's certified solve of a
+    perturbed instance (:func:`hieropt.solvers.objectives.solve` with the same objective)."""
+    v0 = sol.objective_value
+    constraint_index = {}
+    for i, c in enumerate(instance.constraints):
+        constraint_index.setdefault(f"constraint '{c.text}'", i)
+    for m in sens.marginals:
+        if not m.binding or m.kind not in ("constraint", "bound", "budget", "time_target"):
+            continue
+        h = FD_STEP * max(abs(m.current), 1e-9)
+        for sign, claimed in ((1.0, m.value if m.value is not None else m.increase),
+                              (-1.0, m.value if m.value is not None else m.decrease)):
+            moved = _moved(instance, m, sign * h, constraint_index)
+            if moved is None:
+                continue
+            try:
+                other = solve(moved)
+            except NoSolutionError:
+                other = None
+            except HieroptError:  # (the check cannot be made: the LP's value stands unconfirmed, not refuted)
+                continue
+            side = "increase" if sign > 0 else "decrease"
+            if other is None or not other.success:
+                if claimed is not None and other is None:
+                    return (f"{m.name}: a marginal value on its {side} side, but moving it by {sign * h:+.3g} is "
+                            "infeasible")
+                continue
+            if claimed is None:
+                return (f"{m.name}: its {side} side was reported infeasible, but an exact solve moved by "
+                        f"{sign * h:+.3g} succeeds")
+            secant = (other.objective_value - v0) / (sign * h)
+            noise = (sol.gap * abs(v0) + other.gap * abs(other.objective_value)) / h
+            slack = FD_TOL * max(abs(secant), abs(claimed)) + noise
+            off = claimed - secant if sign > 0 else secant - claimed  # convexity: right <= secant, left >= secant
+            if off > slack or abs(claimed - secant) > 0.5 * max(abs(secant), abs(claimed)) + noise:
+                return (f"{m.name}: the LP's marginal value {claimed:.6g} {m.unit} disagrees with exact re-solves "
+                        f"(secant {secant:.6g} over {sign * h:+.3g})")
+    return None
+
+
+def _moved(instance: Instance, m: Marginal, delta: float, constraint_index: dict[str, int]) -> Instance | None:
+    """``instance`` with the parameter of ``m`` moved by ``delta`` (None when it is not one of its fields)."""
+    if m.kind == "constraint" and m.name in constraint_index:
+        i = constraint_index[m.name]
+        rows = list(instance.constraints)
+        rows[i] = rows[i].model_copy(update={"rhs": rows[i].rhs + delta})
+        return _copy(instance, constraints=tuple(rows))
+    if m.kind == "bound" and (match := _BOUND.fullmatch(m.name)):
+        which, d = match.group(1), int(match.group(2))
+        bounds = list(instance.bounds_or_default)
+        b = bounds[d]
+        lo, hi = b.lower_gbps, b.upper_gbps
+        lo, hi = (lo + delta, hi) if which == "lower" else (lo, None if hi is None else hi + delta)
+        if lo < 0 or (hi is not None and (hi <= 0 or hi < lo)):
+            return None
+        bounds[d] = Bound(lower_gbps=lo, upper_gbps=hi)
+        return _copy(instance, bounds=tuple(bounds))
+    if m.kind == "budget" and instance.max_network_cost_usd is not None:
+        return _copy(instance, max_network_cost_usd=instance.max_network_cost_usd + delta)
+    if m.kind == "time_target" and instance.max_iteration_time_ns is not None:
+        return _copy(instance, max_iteration_time_ns=instance.max_iteration_time_ns + delta)
+    return None
+
+
+def _copy(instance: Instance, **update) -> Instance:
+    return instance.model_copy(update=update)
+
+
+def without_sensitivity(sol: Solution, reason: str) -> Solution:
+    """``sol`` with its sensitivity dropped and a note saying why."""
+    return replace(sol, sensitivity=None, notes=sol.notes + (f"sensitivity not available: {reason}",))
