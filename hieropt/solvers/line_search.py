@@ -81,24 +81,27 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
                 return bw
         except InputError:  # (an overflow the time model did not see: bisect as before)
             pass
-    chord = (target_ns - t_meets) / (t_bw - t_meets) if np.isfinite(t_bw) else 0.0  # feasible by convexity
-    step = bw - meets
-    lo, t_lo, hi, t_hi = 0.0, t_meets, 1.0, t_bw
-    for _ in range(20):  # T is convex on the segment: its feasible part is [0, s*], and T(lo) <= target < T(hi)
-        c = lo + (hi - lo) * (target_ns - t_lo) / (t_hi - t_lo) if np.isfinite(t_hi) else lo
-        c = min(max(c, lo), hi)  # the chord's root: feasible (the chord lies above T), near s* on a smooth piece
-        s = np.concatenate(([c], c + (hi - c) * LINE_STEPS, lo + (hi - lo) * LINE_GRID))
-        s = np.sort(s[(s >= lo) & (s < hi)])  # (repeated points are harmless: the order is what counts)
-        t = tm.times_ns(meets + s[:, None] * step)
+    # the segment is walked from bw: point(sigma) = bw + sigma (meets - bw), so that a point near bw keeps its own
+    # digits however far away meets lies (from meets, s = 1 - sigma has a spacing of 1e-16 x |bw - meets|: with
+    # meets at a ceiling 1e13 above the answer, 1e-3 GB/s steps)
+    chord = (t_bw - target_ns) / (t_bw - t_meets) if np.isfinite(t_bw) else 1.0  # feasible by convexity
+    step = meets - bw
+    a, t_a, b, t_b = 0.0, t_bw, 1.0, t_meets  # T(a) > target >= T(b); the feasible part is [sigma*, 1]
+    for _ in range(20):
+        c = a + (b - a) * (t_a - target_ns) / (t_a - t_b) if np.isfinite(t_a) else b
+        c = min(max(c, a), b)  # the chord's root: feasible (the chord lies above T), near sigma* on a smooth piece
+        sig = np.concatenate(([c], c - (c - a) * LINE_STEPS, a + (b - a) * LINE_GRID))
+        sig = np.sort(sig[(sig > a) & (sig <= b)])  # (repeated points are harmless: the order is what counts)
+        t = tm.times_ns(bw + sig[:, None] * step)
         ok = t <= target_ns
-        k = int(np.argmin(ok)) if not ok.all() else s.size  # the first point above the target
+        k = int(np.argmax(ok)) if ok.any() else sig.size  # the first point within the target
         if k > 0:
-            lo, t_lo = float(s[k - 1]), float(t[k - 1])
-        if k < s.size:
-            hi, t_hi = float(s[k]), float(t[k])
-        if hi - lo <= 1e-15 or t_hi - t_lo <= 16 * EPS * target_ns:  # (further points differ by round-off)
+            a, t_a = float(sig[k - 1]), float(t[k - 1])
+        if k < sig.size:
+            b, t_b = float(sig[k]), float(t[k])
+        if b - a <= 1e-15 * b or t_a - t_b <= 16 * EPS * target_ns:  # (further points differ by round-off)
             break
-    point = meets + lo * step
-    if lo > chord and not tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
-        point = meets + chord * step
+    point = bw + b * step
+    if b < chord and not tm.time_ns(point) <= target_ns:  # the batched sum rounded the other way
+        point = bw + chord * step
     return point

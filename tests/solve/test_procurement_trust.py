@@ -351,3 +351,24 @@ def test_pareto_front_with_far_apart_rows(rows, bounds):
     floor_cost = hieropt.solve(inst.model_copy(update={"objective": "min_cost",
                                                        "max_iteration_time_ns": cheapest.iteration_time_ns}))
     assert floor_cost.network_cost_usd <= cheapest.budget_usd * (1 + 1e-8)
+
+
+@pytest.mark.parametrize("ceiling", [5e10, 5e13])
+def test_min_cost_on_gpt3_with_an_equality_and_a_far_ceiling(ceiling):
+    """GPT-3 on 4 dimensions, bw[0] == 200 and 50 <= sum(bw[1:]) <= ceiling, 1,300 ms (found by a break-it run:
+    LIMIT at gaps 1.5e-7 .. 1.7e-5 and a dearer design: the line search walked the segment from the fastest design
+    at the ceiling, whose parameter near the answer has a spacing of 1e-16 x 5e13 GB/s)."""
+    from pathlib import Path
+
+    base = hieropt.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml")
+    fixed = LinearConstraint(coefficients=(1.0, 0.0, 0.0, 0.0), sense="==", rhs=200.0, text="bw[0] == 200")
+    floor = LinearConstraint(coefficients=(0.0, 1.0, 1.0, 1.0), sense=">=", rhs=50.0, text="sum(bw[1:]) >= 50")
+    cap = LinearConstraint(coefficients=(0.0, 1.0, 1.0, 1.0), sense="<=", rhs=ceiling, text="sum(bw[1:]) <= cap")
+    far = hieropt.solve(base.model_copy(update={"constraints": (fixed, floor, cap)}), objective="min_cost",
+                        max_iteration_time_ns=1.3e9)
+    with pytest.raises(hieropt.errors.NoSolutionError):  # (without the ceiling: no fastest design, but min cost is)
+        hieropt.solve(base.model_copy(update={"constraints": (fixed, floor)}))
+    alone = hieropt.solve(base.model_copy(update={"constraints": (fixed, floor)}), objective="min_cost",
+                          max_iteration_time_ns=1.3e9)
+    assert far.status.value == alone.status.value == "optimal", (far.message, alone.message)
+    assert far.objective_value == pytest.approx(alone.objective_value, rel=1e-8)
