@@ -301,7 +301,7 @@ class TimeLP(CutLP):
         return out
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
-                 budget_usd: float | None = None, max_iterations: int = 500, centre: bool = True) -> OAResult:
+                 budget_usd: float | None = None, max_iterations: int = 500) -> OAResult:
         """Minimise cost(B) ($) s.t. T(B) <= ``target_ns`` and the design constraints.
 
         Args:
@@ -310,8 +310,6 @@ class TimeLP(CutLP):
                 it to the LP's B gives the feasible upper bounds.
             rel_gap: target relative gap on the cost.
             budget_usd: optional cost cap (an infeasibility check only).
-            centre: re-centre the LP's units on ``meets`` before the first LP (False: keep the units the LP was
-                built in, e.g. those of the target's bandwidth when ``meets`` lies orders of magnitude above it).
         """
         t_meets = self.tm.time_ns(meets)
         if t_meets > target_ns:
@@ -320,8 +318,7 @@ class TimeLP(CutLP):
         self._set_budget(budget_usd)
         self._set_target(target_ns)
         meets = np.asarray(meets, dtype=float)
-        if centre:
-            self._centre(meets)  # centred on the known design before the first LP (not after a wasted one)
+        self._centre(meets)  # centred on the known design before the first LP (not after a wasted one)
         self._add_cuts([(j, float(meets[d] * (1.0 + r))) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0
                         for r in MEETS_OFFSETS])
         best = [meets, self.network_cost(meets)]  # the cheapest design found that meets the target

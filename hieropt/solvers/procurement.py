@@ -241,7 +241,7 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
     try:  # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
-        res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap, centre=scale is None)
+        res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap)
     except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
         floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
         res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
