@@ -70,6 +70,11 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
                      cost_cap_usd: float = INF) -> RatioArrays:
     """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts).
 
+    ``bw_unit_gbps`` may also be one unit per dimension ((D,) GB/s, e.g. a square-root split of the floor's cost):
+    the share column of dimension d then holds g_d x its share with g_d = K / (p_d s_d) and K = sum_d p_d s_d, so
+    that a dimension 1e9 cheaper than another still has a share of order 1 (the same LP in other units; the Pyomo
+    statement, :func:`hieropt.formulation.ratio.build_ratio_lp`, takes the one-unit form, which tests compare).
+
     ``cost_cap_usd``: a proven upper limit on the cost of the designs the LP is searched over (the dearest feasible
     network, or a budget). A design row or upper bound that no design within it can reach (:func:`redundant_rows`)
     is kept as a free, empty row (same row numbers, no effect): in cost-share variables its coefficient on u is its
@@ -77,10 +82,10 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     whose other coefficients it drops as negligible."""
     D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
     p = cluster_cost_usd_per_gbps(instance)
-    s = float(bw_unit_gbps)
-    K = float(p.sum() * s)
-    g = K / (p * s)
-    t_typ_ms = tm.time_ns(np.full(D, s)) / MS_NS
+    sv = np.broadcast_to(np.asarray(bw_unit_gbps, dtype=float), (D,)).copy()
+    K = float(p @ sv)
+    g = K / (p * sv)
+    t_typ_ms = tm.time_ns(sv) / MS_NS
     P0 = K * t_typ_ms if t_typ_ms > 0 else K
     loaded = tuple(int(d) for d in np.flatnonzero(tm.carries_traffic))
     A = tm.terms_bytes / MB * (p * g)[None, :] / P0  # (coefficient of r'_d = r_d / g_d)
@@ -119,17 +124,17 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
         nz = np.flatnonzero(a)
         lo = 0.0 if c.sense != "<=" else -INF
         hi = 0.0 if c.sense != ">=" else INF
-        rows.add(lo, hi, [*nz, u_col], _unit_row([*a[nz], -c.rhs / s]))
+        rows.add(lo, hi, [*nz, u_col], _unit_row([*(a[nz] * sv[nz]), -c.rhs]))
     bounds = instance.bounds_or_default
     for d in range(D):
         if bounds[d].lower_gbps > 0:
-            rows.add(0.0, INF, [d, u_col], _unit_row([1.0, -bounds[d].lower_gbps / s]))
+            rows.add(0.0, INF, [d, u_col], _unit_row([1.0, -bounds[d].lower_gbps / sv[d]]))
     hi_dims = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
     for d in hi_dims:
         if idle_hi[d]:
             rows.add(-INF, INF, [], [])
         else:
-            rows.add(-INF, 0.0, [d, u_col], _unit_row([1.0, -bounds[d].upper_gbps / s]))
+            rows.add(-INF, 0.0, [d, u_col], _unit_row([1.0, -bounds[d].upper_gbps / sv[d]]))
     n_design = rows.count
     epi_term = []
     if tm.dimension_mode == "sequential":

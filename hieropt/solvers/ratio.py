@@ -88,7 +88,7 @@ class RatioCore(CutLP):
 
     def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float, time_limit_s: float = 60.0,
                  budget_usd: float | None = None, prune: bool = False,
-                 cost_bounds: tuple[float, float] | None = None):
+                 cost_bounds: tuple[float, float] | None = None, share_units_gbps: np.ndarray | None = None):
         self.instance, self.tm = instance, tm
         self._cost_bounds = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
         self.time_limit_s = float(time_limit_s)
@@ -100,7 +100,8 @@ class RatioCore(CutLP):
             cap = min(self._cost_bounds[1], budget_usd if budget_usd is not None else INF)
             if not self._rows_bound_costs(budget_usd):
                 cap = min(cap, self.cost_range()[1])
-        self.lp: RatioArrays = compile_ratio_lp(instance, tm, bw_unit_gbps, cost_cap_usd=cap)
+        units = bw_unit_gbps if share_units_gbps is None else share_units_gbps
+        self.lp: RatioArrays = compile_ratio_lp(instance, tm, units, cost_cap_usd=cap)
         self.K = self.lp.cost_unit_usd
         self.scale = None
         self._start(time_limit_s)

@@ -372,3 +372,23 @@ def test_min_cost_on_gpt3_with_an_equality_and_a_far_ceiling(ceiling):
                           max_iteration_time_ns=1.3e9)
     assert far.status.value == alone.status.value == "optimal", (far.message, alone.message)
     assert far.objective_value == pytest.approx(alone.objective_value, rel=1e-8)
+
+
+def test_performance_per_cost_on_gpt3_with_prices_1e9_apart():
+    """GPT-3 on 4 dimensions, sum(bw) == 500, the chiplet link at 1e-5 $/GB/s and the pod link at 1e4 (found by a
+    break-it run: LIMIT at gap 0.43, point 4.0e17 against 2.27e17: one bandwidth unit for every share column put the
+    cheap dimension's share at 5e8; the share columns now take the square-root split of the floor's cost)."""
+    from pathlib import Path
+
+    base = hieropt.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml")
+    classes = dict(base.cost.classes)
+    classes["InterChiplet"] = classes["InterChiplet"].model_copy(update={"link_usd_per_gbps": 1e-5})
+    classes["InterPod"] = classes["InterPod"].model_copy(update={"link_usd_per_gbps": 1e4})
+    inst = base.model_copy(update={"cost": base.cost.model_copy(update={"classes": classes})})
+    sol = hieropt.solve(inst, objective="performance_per_cost")
+    assert sol.status.value == "optimal" and sol.gap <= 1e-7, (sol.status, sol.gap, sol.message)
+    rng = np.random.default_rng(2)
+    for w in rng.dirichlet(np.ones(4) * 0.2, size=300):  # designs on the simplex of the total
+        bd = hieropt.evaluate(inst, 500.0 * w)
+        assert bd.iteration_time_ns * bd.network_cost_usd >= sol.objective_bound * (1 - 1e-12)
+    assert sol.objective_value == pytest.approx(2.2744378416e17, rel=1e-7)
