@@ -30,7 +30,10 @@ MUSD = 1e6
 """Scale: $ per model unit of cost (M$) of the Pyomo statements."""
 INF = float("inf")
 
-__all__ = ["Scale", "choose_scale", "cost_bounds_usd", "product_bandwidth", "typical_bandwidth", "upper_limits_gbps"]
+__all__ = [
+    "Scale", "bytes_per_dim", "choose_scale", "cost_bounds_usd", "product_bandwidth",
+    "share_units_gbps", "typical_bandwidth", "upper_limits_gbps",
+]
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,31 @@ def cost_bounds_usd(instance: Instance) -> tuple[float, float]:
     return lower, upper
 
 
+def bytes_per_dim(tm: TimeModel) -> np.ndarray:
+    """(D,) bytes the aggregated terms put on each dimension per iteration (terms weighted, a weight of 0 counted
+    as 1): the M_d of the square-root rule."""
+    w = np.where(tm.term_weights > 0, tm.term_weights, 1.0)
+    return (tm.terms_bytes * w[:, None]).sum(axis=0) if tm.terms_bytes.size else np.zeros(tm.n_dims)
+
+
+def share_units_gbps(instance: Instance, tm: TimeModel, unit_gbps: float) -> np.ndarray:
+    """(D,) GB/s: the bandwidth unit of each share column of the cost-share LP, the square-root rule's split of the
+    uniform design's cost (B_d proportional to sqrt(M_d / p_d), the minimiser of sum_d M_d / B_d at a fixed cost
+    sum_d p_d B_d; M_d: :func:`bytes_per_dim`, p_d the dimension's price; Kleinrock's square-root capacity
+    assignment), so that a dimension far cheaper than the others, which takes most of the bandwidth, and one far
+    dearer, which takes almost none, both have shares of order 1; ``unit_gbps`` where a dimension carries no
+    traffic or has no price. Units only: the LP's answer does not depend on them."""
+    p = cluster_cost_usd_per_gbps(instance)
+    M = bytes_per_dim(tm)
+    ok = (M > 0) & (p > 0)
+    out = np.full(tm.n_dims, float(unit_gbps))
+    if ok.any():
+        root = np.sqrt(M[ok] / p[ok])
+        out[ok] = root * (float(p @ out) / float(p[ok] @ root))  # (the same cost as the uniform design)
+        out = np.maximum(out, 1e-12 * out.max())
+    return out
+
+
 def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = None,
                  target_ns: float | None = None, limits_gbps: np.ndarray | None = None) -> Scale:
     """The initial scale (one rule for every instance): R = the tightest per-dimension upper limit among the loaded
@@ -110,8 +138,7 @@ def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = N
     re-centres it on its incumbent (:meth:`Scale.rescaled`) when the optimum lies far from it. ``limits_gbps``:
     :func:`upper_limits_gbps` without the budget, if known."""
     D = tm.n_dims
-    w = np.where(tm.term_weights > 0, tm.term_weights, 1.0)
-    M = (tm.terms_bytes * w[:, None]).sum(axis=0) if tm.terms_bytes.size else np.zeros(D)
+    M = bytes_per_dim(tm)
     cost = cluster_cost_usd_per_gbps(instance)
     lim = upper_limits_gbps(instance) if limits_gbps is None else limits_gbps
     if budget_usd is not None:

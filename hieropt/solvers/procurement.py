@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.scale import cost_bounds_usd, product_bandwidth, typical_bandwidth
+from ..formulation.scale import cost_bounds_usd, product_bandwidth, share_units_gbps, typical_bandwidth
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
@@ -96,7 +96,7 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
     bounds = cost_bounds_usd(instance)
     unit = product_bandwidth(instance, tm, target_ns, bounds)
     core = RatioCore(instance, tm, unit, time_limit_s, budget_usd, prune=True, cost_bounds=bounds,
-                     share_units_gbps=_share_units(instance, tm, unit))
+                     share_units_gbps=share_units_gbps(instance, tm, unit))
     try:
         return _min_product(core, tm, rel_gap, budget_usd, cost_floor_usd, target_ns, meets)
     finally:
@@ -308,21 +308,3 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budg
         counts.add(rc)
     raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to ${kappa / 4:,.6g} meets "
                           f"it (the fastest found takes {best:,.1f} ns)")
-
-
-def _share_units(instance: Instance, tm: TimeModel, unit_gbps: float) -> np.ndarray:
-    """Per dimension, the bandwidth unit of its share column (GB/s): the square-root rule's split of the uniform
-    design's cost (B_d proportional to sqrt(M_d / p_d), the minimiser of sum_d M_d / B_d at a fixed cost sum_d p_d
-    B_d; M_d the bytes on d, p_d its price), so that a dimension far cheaper than the others, which takes most of the
-    bandwidth, and one far dearer, which takes almost none, both have shares of order 1; ``unit_gbps`` where a
-    dimension carries no traffic or has no price."""
-    p = cluster_cost_usd_per_gbps(instance)
-    w = np.where(tm.term_weights > 0, tm.term_weights, 1.0)
-    M = (tm.terms_bytes * w[:, None]).sum(axis=0) if tm.terms_bytes.size else np.zeros(tm.n_dims)
-    ok = (M > 0) & (p > 0)
-    out = np.full(tm.n_dims, float(unit_gbps))
-    if ok.any():
-        root = np.sqrt(M[ok] / p[ok])
-        out[ok] = root * (float(p @ out) / float(p[ok] @ root))  # (the same cost as the uniform design)
-        out = np.maximum(out, 1e-12 * out.max())
-    return out

@@ -24,13 +24,11 @@ from ..result import Status
 from ..spec import Instance
 from .cost_range import cheapest_network
 from .cut_lp import CutLP, Loop
-from .line_search import meet_target, within_rows
+from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
 
 INF = float("inf")
 MAX_LPS = 400
 """LPs per objective call before it stops with status LIMIT."""
-ROW_TOL = 1e-9
-"""Relative violation of a design row or bound accepted for a candidate design (the LP's own tolerance)."""
 BOUND_SLACK = 1e-9
 """Relative slack the procurement solvers take off an LP value from the Pyomo-based core before it counts as a proven
 bound (the bounds of this module are Lagrangian bounds, exact up to rounding, and need none)."""
@@ -150,14 +148,9 @@ class RatioCore(CutLP):
         return self._design_of(self.lp.bandwidth(x, cost_usd))
 
     def _design_of(self, bw: np.ndarray) -> np.ndarray | None:
-        """``bw`` (GB/s) if it meets every design row and bound (to :data:`ROW_TOL` relative); else None."""
-        dm = self.instance.design_matrix
-        if dm.A.size and dm.violations(bw).max() > ROW_TOL:
-            return None
-        if (bw < dm.bw_lower * (1 - ROW_TOL)).any() or (bw > dm.bw_upper * (1 + ROW_TOL)).any():
-            return None
-        return bw
-
+        """``bw`` (GB/s) if it meets every design row and bound (:func:`hieropt.solvers.line_search.meets_rows`);
+        else None."""
+        return bw if meets_rows(self.instance, bw) else None
 
     def _outcome(self, spec: Loop, rel_gap: float, what: str) -> Outcome:
         def empty(x: np.ndarray) -> bool:

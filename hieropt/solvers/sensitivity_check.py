@@ -23,7 +23,7 @@ from ..errors import HieroptError, NoSolutionError
 from ..result import Marginal, Sensitivity, Solution
 from ..spec import Bound, Instance
 
-__all__ = ["check_marginals", "FD_STEP", "FD_TOL"]
+__all__ = ["check_marginals", "without_sensitivity", "FD_STEP", "FD_TOL"]
 
 FD_STEP = 1e-4
 """Step of the secants, relative to the parameter's size."""
@@ -81,7 +81,7 @@ def _moved(instance: Instance, m: Marginal, delta: float, constraint_index: dict
         i = constraint_index[m.name]
         rows = list(instance.constraints)
         rows[i] = rows[i].model_copy(update={"rhs": rows[i].rhs + delta})
-        return _copy(instance, constraints=tuple(rows))
+        return instance.model_copy(update={"constraints": tuple(rows)})
     if m.kind == "bound" and (match := _BOUND.fullmatch(m.name)):
         which, d = match.group(1), int(match.group(2))
         bounds = list(instance.bounds_or_default)
@@ -91,16 +91,12 @@ def _moved(instance: Instance, m: Marginal, delta: float, constraint_index: dict
         if lo < 0 or (hi is not None and (hi <= 0 or hi < lo)):
             return None
         bounds[d] = Bound(lower_gbps=lo, upper_gbps=hi)
-        return _copy(instance, bounds=tuple(bounds))
+        return instance.model_copy(update={"bounds": tuple(bounds)})
     if m.kind == "budget" and instance.max_network_cost_usd is not None:
-        return _copy(instance, max_network_cost_usd=instance.max_network_cost_usd + delta)
+        return instance.model_copy(update={"max_network_cost_usd": instance.max_network_cost_usd + delta})
     if m.kind == "time_target" and instance.max_iteration_time_ns is not None:
-        return _copy(instance, max_iteration_time_ns=instance.max_iteration_time_ns + delta)
+        return instance.model_copy(update={"max_iteration_time_ns": instance.max_iteration_time_ns + delta})
     return None
-
-
-def _copy(instance: Instance, **update) -> Instance:
-    return instance.model_copy(update=update)
 
 
 def without_sensitivity(sol: Solution, reason: str) -> Solution:
