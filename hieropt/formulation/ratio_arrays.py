@@ -245,8 +245,8 @@ class _Rows:
         self.lo.append(lo)
         self.hi.append(hi)
         self.start.append(len(self.index))
-        self.index.extend(int(c) for c in cols)
-        self.value.extend(float(v) for v in vals)
+        self.index.extend(map(int, cols))
+        self.value.extend(map(float, vals))
 
     def arrays(self):
         return (np.array(self.lo, dtype=float), np.array(self.hi, dtype=float),

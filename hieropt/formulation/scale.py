@@ -72,15 +72,21 @@ def upper_limits_gbps(instance: Instance, budget_usd: float | None = None,
     (inf when none does): rows with non-negative coefficients and sense <= or ==, upper bounds, budget / price
     (``unit_cost_usd_per_gbps_``: the cluster's $ per GB/s of each dimension, N u_d, if known)."""
     dm = instance.design_matrix
+    lim = instance.memo("_upper_limits", (dm,), lambda: _row_limits(dm))  # (read-only; once per instance)
+    if budget_usd is not None:
+        unit = (unit_cost_usd_per_gbps_ if unit_cost_usd_per_gbps_ is not None
+                else cluster_cost_usd_per_gbps(instance))
+        lim = np.minimum(lim, budget_usd / unit)
+    return lim
+
+
+def _row_limits(dm) -> np.ndarray:
     A = dm.A
     rows = (dm.sense != 1) & (A.min(axis=1, initial=0.0) >= 0)  # <= or ==, non-negative coefficients
     with np.errstate(divide="ignore"):
         per_row = np.where(A[rows] > 0, np.maximum(dm.rhs[rows], 0.0)[:, None] / A[rows], INF)
     lim = np.minimum(per_row.min(axis=0, initial=INF), dm.bw_upper)
-    if budget_usd is not None:
-        unit = (unit_cost_usd_per_gbps_ if unit_cost_usd_per_gbps_ is not None
-                else cluster_cost_usd_per_gbps(instance))
-        lim = np.minimum(lim, budget_usd / unit)
+    lim.flags.writeable = False
     return lim
 
 

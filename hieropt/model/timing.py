@@ -182,6 +182,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
     by_workload: dict[str, float] = {}
     p2p = p2p_row(instance) if instance.pipeline is not None else (np.zeros(D), np.zeros(D))
+    positive = bool(bw.min() > 0) if D else True
     for job in instance.jobs:
         traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
         job_bytes = np.einsum("ljd,j->d", traffic, execs) + p2p_count * p2p[0]
@@ -190,19 +191,20 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             d = int(np.flatnonzero(starved)[0])
             raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
                              "iteration", "give it a positive bandwidth")
-        per_dim = np.where(traffic > 0, traffic / bw, 0.0) + latency  # (L, 3, D)
+        # (L, 3, D); every bandwidth positive: no 0/0 to guard (traffic >= 0), the common case
+        per_dim = (traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)) + latency
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
         p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
         C = job.workload.table.compute_ns
         U = float(job.workload.table.update_ns.sum())
         T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
-        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, update_ns=U)
+        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, np.zeros_like(per_dim), U)
         w = job.weight
         by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T
         total += w * T
         compute_total += w * T0
-        for j, p in enumerate(PHASES):
-            by_phase[p] += w * execs[j] * float(coll[:, j].sum())
+        for p, v in zip(PHASES, (coll.sum(axis=0) * execs).tolist(), strict=True):
+            by_phase[p] += w * v
         bytes_per_dim += w * job_bytes
         p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
         busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)

@@ -213,8 +213,8 @@ class CutLP:
         """Tangent cuts of link j at (j, B in native units), skipping points outside :data:`CUT_RANGE`."""
         if not points:
             return
-        j = np.fromiter((p[0] for p in points), dtype=np.int64, count=len(points))
-        b = np.fromiter((p[1] for p in points), dtype=float, count=len(points))
+        pts = np.array(points, dtype=float).reshape(-1, 2)
+        j, b = pts[:, 0].astype(np.int64), pts[:, 1]
         beta = b / self._unit()[j]
         keep = (beta >= CUT_RANGE[0]) & (beta <= CUT_RANGE[1])
         if not keep.all():

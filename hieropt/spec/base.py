@@ -49,6 +49,16 @@ def _not_a_number(v: Any) -> bool:
     return isinstance(v, str | bytes | bool)
 
 
+RECENT = 4
+"""Values :meth:`Frozen.memo` keeps per name beyond the model itself, for copies of a model that share its fields
+(``model_copy(update=...)`` with another objective or budget: each solve with an override makes one)."""
+_RECENT: dict[str, list[tuple[tuple, Any]]] = {}
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
 class Frozen(BaseModel):
     """Base of every input model: immutable (hashable) and strict (an unknown key is an error, never ignored; a
     number given as text, ``npus = "32"``, or as true / false is an error, never converted)."""
@@ -70,13 +80,21 @@ class Frozen(BaseModel):
 
     def memo(self, name: str, key: tuple, build: Any) -> Any:
         """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from, compared by
-        identity, so a copy with other fields computes its own) and kept on the model: arrays derived from a frozen
+        identity, so a copy with other fields computes its own) and kept on the model, and for the last :data:`RECENT`
+        keys per name also in a module-level list that copies sharing those fields find: arrays derived from a frozen
         model (prices, constraint matrices) that a solve reads many times. The value must not be modified."""
         cached = self.__dict__.get(name)
-        if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
+        if cached is not None and _same(cached[0], key):
             return cached[1]
+        recent = _RECENT.setdefault(name, [])
+        for entry in recent:  # a copy of a model with these fields (e.g. another objective) computed it already
+            if _same(entry[0], key):
+                self.__dict__[name] = entry
+                return entry[1]
         value = build()
-        self.__dict__[name] = (key, value)
+        self.__dict__[name] = entry = (key, value)
+        recent.insert(0, entry)
+        del recent[RECENT:]
         return value
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
