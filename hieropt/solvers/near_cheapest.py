@@ -44,6 +44,8 @@ NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network leaves a loaded
 dimension without bandwidth."""
 EPS = float(np.finfo(float).eps)
+ROUND_OFF = 2.0
+"""Units of EPS x the cheapest cost by which two designs' costs are not told apart (the bound's allowance)."""
 
 
 @dataclass(frozen=True)
@@ -275,18 +277,29 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
     units = _units(tm, p, vertex.bw_gbps, reduced)
     rc = RatioCore(instance, tm, budget_usd / float(p.sum()), time_limit_s, budget_usd, prune=True,
                    share_units_gbps=units)
+    # designs whose costs differ by the round-off of a cost (EPS x cheapest) are not told apart, and a design met
+    # to round-off may use that much more of the room: the bound allows for it (T of the starved dimensions falls
+    # at most as fast as the room grows), and the loop's own target leaves room for the allowance
+    allowance = ROUND_OFF * EPS * vertex.cost_usd / reduced.room_usd if reduced.room_usd > 0 else 1.0
+    loop_gap = rel_gap - allowance if allowance < 0.5 * rel_gap else 0.5 * rel_gap
     try:
         rc.add_row(reduced.coef, reduced.rhs_usd, budget_usd)
-        out = rc.fastest_within(budget_usd, rel_gap,
+        out = rc.fastest_within(budget_usd, loop_gap,
                                 repair=lambda bw: complete(instance, vertex, reduced, budget_usd, bw))
     finally:
         rc.close()
-    quantum = 4 * EPS * vertex.cost_usd  # the round-off of a network's cost, $
-    if out.status is not Status.OPTIMAL and out.bw is not None and quantum > 0.1 * rel_gap * reduced.room_usd:
-        out = replace(out, message=f"stopped at proven relative gap {out.gap:.3g}: the budget is only "
-                      f"${reduced.room_usd:.3g} ({reduced.room_usd / vertex.cost_usd:.2g} of it) above the cheapest "
-                      f"network (${vertex.cost_usd:,.10g}), and a network's cost is resolved only to its round-off "
-                      f"(about ${quantum:.2g}), so designs within the budget are not told apart more finely")
+    lower = min(out.lower, out.upper) * (1 - min(allowance, 1.0))
+    out = replace(out, lower=lower)
+    if out.gap <= rel_gap:
+        return replace(out, status=Status.OPTIMAL), rc.lps
+    if allowance >= 0.5 * rel_gap:
+        msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only ${reduced.room_usd:.3g} "
+               f"({reduced.room_usd / vertex.cost_usd:.2g} of it) above the cheapest network "
+               f"(${vertex.cost_usd:,.10g}), and network costs are resolved only to their round-off (about "
+               f"${EPS * vertex.cost_usd:.2g}), which leaves {allowance:.2g} of the time undecided")
+    else:
+        msg = out.message if out.status is Status.LIMIT else f"stopped at proven relative gap {out.gap:.3g}"
+    out = replace(out, status=Status.LIMIT, message=msg)
     return out, rc.lps
 
 
