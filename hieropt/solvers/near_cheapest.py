@@ -44,8 +44,6 @@ NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network leaves a loaded
 dimension without bandwidth."""
 EPS = float(np.finfo(float).eps)
-ROUND_OFF = 2.0
-"""Units of EPS x the cheapest cost by which two designs' costs are not told apart (the bound's allowance)."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +138,11 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
         rhs -= r[d] * Fraction(float(edge))
     coef = np.zeros(D)
     margin = Fraction(0)
+    for d in basic:  # a reduced price of 0 but for rounding (no exact correction): its largest term, at budget / p_d
+        reach = B / P[d]
+        if np.isfinite(dm.bw_upper[d]):
+            reach = min(reach, Fraction(float(dm.bw_upper[d])))
+        margin += abs(r[d]) * reach
     for d in starved:  # each B_d <= rhs / r_d (the other terms are >= 0), and at most budget / p_d
         c = float(r[d])
         coef[d] = c
@@ -277,30 +280,50 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
     units = _units(tm, p, vertex.bw_gbps, reduced)
     rc = RatioCore(instance, tm, budget_usd / float(p.sum()), time_limit_s, budget_usd, prune=True,
                    share_units_gbps=units)
-    # designs whose costs differ by the round-off of a cost (EPS x cheapest) are not told apart, and a design met
-    # to round-off may use that much more of the room: the bound allows for it (T of the starved dimensions falls
-    # at most as fast as the room grows), and the loop's own target leaves room for the allowance
-    allowance = ROUND_OFF * EPS * vertex.cost_usd / reduced.room_usd if reduced.room_usd > 0 else 1.0
-    loop_gap = rel_gap - allowance if allowance < 0.5 * rel_gap else 0.5 * rel_gap
+    # the bound holds for the designs that meet the rows and the budget exactly; the design found meets them to
+    # round-off and may use that much more of the room (exactly: :func:`_excess_usd`), so the bound is relaxed by
+    # that share (T of the starved dimensions falls at most as fast as the room grows)
+    loop_gap = rel_gap * (1 - 1e-3)
     try:
         rc.add_row(reduced.coef, reduced.rhs_usd, budget_usd)
         out = rc.fastest_within(budget_usd, loop_gap,
                                 repair=lambda bw: complete(instance, vertex, reduced, budget_usd, bw))
     finally:
         rc.close()
-    lower = min(out.lower, out.upper) * (1 - min(allowance, 1.0))
-    out = replace(out, lower=lower)
+    allowance = 0.0
+    if out.bw is not None and reduced.room_usd > 0:
+        allowance = min(1.0, _excess_usd(instance, vertex, budget_usd, out.bw) / reduced.room_usd)
+    out = replace(out, lower=min(out.lower, out.upper * (1 - 1e-12)) * (1 - allowance))  # (never a gap of 0)
     if out.gap <= rel_gap:
         return replace(out, status=Status.OPTIMAL), rc.lps
     if allowance >= 0.5 * rel_gap:
         msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only ${reduced.room_usd:.3g} "
                f"({reduced.room_usd / vertex.cost_usd:.2g} of it) above the cheapest network "
-               f"(${vertex.cost_usd:,.10g}), and network costs are resolved only to their round-off (about "
-               f"${EPS * vertex.cost_usd:.2g}), which leaves {allowance:.2g} of the time undecided")
+               f"(${vertex.cost_usd:,.10g}), and the design found meets the rows and the budget only to the "
+               f"round-off of a cost (about ${EPS * vertex.cost_usd:.2g}), which leaves {allowance:.2g} of the time "
+               "undecided")
     else:
         msg = out.message if out.status is Status.LIMIT else f"stopped at proven relative gap {out.gap:.3g}"
     out = replace(out, status=Status.LIMIT, message=msg)
     return out, rc.lps
+
+
+def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float, bw: np.ndarray) -> float:
+    """How much more than the budget ``bw`` may use in exact arithmetic ($, >= 0): its exact cost above the budget,
+    plus each row's exact violation weighted by the cheapest network's dual (a floor missed by round-off frees that
+    much of the cheap dimension's cost). Exact (:class:`fractions.Fraction`) on the float inputs."""
+    dm = instance.design_matrix
+    p = cluster_cost_usd_per_gbps(instance)
+    B = [Fraction(float(v)) for v in bw]
+    excess = sum((Fraction(float(a)) * b for a, b in zip(p, B, strict=True)), Fraction(0)) - Fraction(budget_usd)
+    out = max(excess, Fraction(0))
+    for i, y in enumerate(vertex.row_duals):
+        if y == 0:
+            continue
+        lhs = sum((Fraction(float(a)) * b for a, b in zip(dm.A[i], B, strict=True)), Fraction(0))
+        miss = Fraction(float(dm.lower[i])) - lhs if y > 0 else lhs - Fraction(float(dm.upper[i]))
+        out += abs(Fraction(float(y))) * max(miss, Fraction(0))
+    return float(out)
 
 
 def _units(tm: TimeModel, p: np.ndarray, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
