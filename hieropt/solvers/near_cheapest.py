@@ -175,11 +175,15 @@ def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] |
 
 def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> CheapestVertex | None:
     """The cheapest network (with its duals) when ``budget_usd`` is within :data:`NEAR_SLACK` above its cost and it
-    leaves a dimension that carries traffic without bandwidth (infinite time); else None."""
+    leaves a dimension that carries traffic without bandwidth (infinite time) that a reduced price keeps from the
+    slack (not a tie in price); else None."""
     v = vertex_of(instance)
     if not (v.cost_usd > 0 and v.cost_usd <= budget_usd <= v.cost_usd * (1 + NEAR_SLACK)):
         return None
-    return v if not np.isfinite(tm.time_ns(v.bw_gbps)) else None
+    if np.isfinite(tm.time_ns(v.bw_gbps)):
+        return None
+    reduced = reduced_budget_row(instance, v, budget_usd)  # (ties in price: no reduced price, nothing to resolve)
+    return v if reduced is not None and (reduced.coef[tm.carries_traffic] > 0).any() else None
 
 
 def _active(instance: Instance, bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -285,7 +289,8 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
     # that share (T of the starved dimensions falls at most as fast as the room grows)
     loop_gap = rel_gap * (1 - 1e-3)
     try:
-        rc.add_row(reduced.coef, reduced.rhs_usd, budget_usd)
+        if reduced.rhs_usd > 0:
+            rc.add_row(reduced.coef, reduced.rhs_usd, budget_usd)
         out = rc.fastest_within(budget_usd, loop_gap,
                                 repair=lambda bw: complete(instance, vertex, reduced, budget_usd, bw))
     finally:
