@@ -272,6 +272,10 @@ class CostRangeLP:
     index: np.ndarray
     value: np.ndarray
     unit_usd: float
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """(n_rows,) the design row (instance order) of each LP row (rows without a coefficient are left out)."""
+    row_scale: np.ndarray = field(default_factory=lambda: np.ones(0))
+    """(n_rows,) what each design row was divided by (its largest coefficient times ``unit_gbps``)."""
 
     @property
     def n_rows(self) -> int:
@@ -299,5 +303,6 @@ def compile_cost_range_lp(instance: Instance, unit_gbps: float) -> CostRangeLP:
         n_cols=p.size, col_lower=dm.bw_lower / unit_gbps, col_upper=dm.bw_upper / unit_gbps,
         time_costs=p * unit_gbps / unit_usd, row_lower=dm.lower[keep] / div, row_upper=dm.upper[keep] / div,
         start=np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int32),
-        index=np.nonzero(nz)[1].astype(np.int32), value=coef[nz], unit_usd=unit_usd)
+        index=np.nonzero(nz)[1].astype(np.int32), value=coef[nz], unit_usd=unit_usd,
+        rows=np.flatnonzero(keep), row_scale=div)
 

@@ -8,6 +8,7 @@ range from here."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from ..result import Status
 from ..spec import Instance
 from .highs import HighsLP
 
-__all__ = ["network_cost_range", "cheapest_network"]
+__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex"]
 
 INF = float("inf")
 
@@ -48,6 +49,33 @@ def cheapest_network(instance: Instance, time_limit_s: float = 60.0,
                      unit_gbps: float | None = None) -> tuple[float, float, np.ndarray]:
     """As :func:`network_cost_range`, and a cheapest design: (cheapest $, dearest $, (D,) GB/s, clipped to the
     bounds). Raises as :func:`network_cost_range`."""
+    v = cheapest_vertex(instance, time_limit_s, unit_gbps)
+    return v.cost_usd, v.dearest_usd, v.bw_gbps
+
+
+@dataclass(frozen=True)
+class CheapestVertex:
+    """The cheapest network the design rows and bounds allow, with the LP's certificate of it.
+
+    Attributes:
+        cost_usd: its cost, $.
+        dearest_usd: the dearest feasible network, $ (inf when unbounded).
+        bw_gbps: (D,) a cheapest design, GB/s (the LP's vertex, clipped to the bounds).
+        row_duals: (n,) one multiplier per design row (instance order), $ per unit of the row's activity
+            (sum_d a_d B_d): the cost-range LP's row duals in the instance's units (0 for a row without a
+            coefficient), so that p - A' row_duals are the reduced costs of the dimensions at the cheapest network.
+    """
+
+    cost_usd: float
+    dearest_usd: float
+    bw_gbps: np.ndarray
+    row_duals: np.ndarray
+
+
+def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
+                    unit_gbps: float | None = None) -> CheapestVertex:
+    """The cheapest and dearest network of ``instance`` (as :func:`network_cost_range`), a cheapest design and the
+    row duals of its LP (:class:`CheapestVertex`). Raises as :func:`network_cost_range`."""
     if unit_gbps is None:
         unit_gbps = _unit_gbps(instance)
     lp = compile_cost_range_lp(instance, unit_gbps)
@@ -59,6 +87,7 @@ def cheapest_network(instance: Instance, time_limit_s: float = 60.0,
             raise NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
         if low.status is not Status.OPTIMAL:
             raise SolverError(f"HiGHS could not find the cheapest network ({low.termination})")
+        duals = solver.row_duals()[:lp.n_rows] if lp.n_rows else np.zeros(0)
         solver.set_costs(lp.time_costs, maximize=True)
         high = solver.solve()
     finally:
@@ -67,7 +96,9 @@ def cheapest_network(instance: Instance, time_limit_s: float = 60.0,
     dearest = high.objective * lp.unit_usd if high.status is Status.OPTIMAL else INF
     dm = instance.design_matrix
     design = np.clip(low.x[:lp.n_cols] * unit_gbps, dm.bw_lower, dm.bw_upper)
-    return cheapest, max(dearest, cheapest), design
+    y = np.zeros(dm.A.shape[0])
+    y[lp.rows] = duals * lp.unit_usd / lp.row_scale
+    return CheapestVertex(cheapest, max(dearest, cheapest), design, y)
 
 
 def _unit_gbps(instance: Instance) -> float:

@@ -26,6 +26,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult, TimeLP
+from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import BOUND_SLACK, RatioCore
 
 PPC_GAP = 1e-7
@@ -135,7 +136,10 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
         NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), or the target is below the fastest
             possible time ("fastest possible is ... ns") or within the optimality gap of it.
     """
-    if budget_usd is not None and _budget_far_below_scale(core, budget_usd):
+    vertex = near_cheapest(core.instance, core.tm, budget_usd) if budget_usd is not None else None
+    if vertex is not None:
+        res = _fastest_near(core, budget_usd, rel_gap, vertex)
+    elif budget_usd is not None and _budget_far_below_scale(core, budget_usd):
         res = _fastest_by_shares(core, budget_usd, rel_gap)
     else:
         try:
@@ -155,6 +159,14 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
         raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns is within the optimality gap of the "
                               f"fastest possible time {res.upper:,.1f} ns (proven >= {res.lower:,.1f} ns){within}")
     return res
+
+
+def _fastest_near(core: TimeLP, budget_usd: float, rel_gap: float, vertex) -> OAResult:
+    """The fastest design within a budget a hair above the cheapest network
+    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`)."""
+    out, lps = fastest_near_cheapest(core.instance, core.tm, budget_usd, rel_gap, vertex, core.solver.time_limit_s)
+    core.lps += lps
+    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
 
 
 def _budget_far_below_scale(core: TimeLP, budget_usd: float) -> bool:

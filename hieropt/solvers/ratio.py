@@ -12,7 +12,8 @@ result is LIMIT with the bounds proven so far, never a claim beyond them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -205,8 +206,30 @@ class RatioCore(CutLP):
         return budget_usd is None and bool(np.isfinite(upper)) and upper > 0 and lower >= BOUNDS_SPREAD * upper
 
     # ------------------------------------------------------------------------------------------------- objectives
-    def fastest_within(self, budget_usd: float, rel_gap: float) -> Outcome:
+    def add_row(self, coef_usd_per_gbps: np.ndarray, rhs_usd: float, budget_usd: float) -> None:
+        """Add sum_d c_d B_d <= ``rhs_usd`` (c: ``coef_usd_per_gbps``, (D,) $ per GB/s) as a row of the LP of
+        :meth:`fastest_within` at ``budget_usd`` (the share columns read as bandwidth at that cost). The row must
+        hold for every design within the budget (an implied row, e.g.
+        :func:`hieropt.solvers.near_cheapest.reduced_budget_row`): the bounds stay valid (they are evaluated on
+        these arrays, whatever HiGHS drops)."""
+        lp = self.lp
+        g = lp.share_scale
+        coef = np.asarray(coef_usd_per_gbps, dtype=float) * budget_usd / (lp.price_usd_per_gbps * g) / rhs_usd
+        rhs = 1.0
+        cols = np.flatnonzero(coef)
+        arr = lp.arr
+        end = arr.start[arr.n_rows]
+        new = replace(arr, row_lower=np.append(arr.row_lower, -INF), row_upper=np.append(arr.row_upper, rhs),
+                      start=np.append(arr.start[:arr.n_rows + 1], end + cols.size).astype(np.int32),
+                      index=np.concatenate([arr.index[:end], lp.x_col[cols]]).astype(np.int32),
+                      value=np.concatenate([arr.value[:end], coef[cols]]), cache={})
+        self.lp = replace(lp, arr=new)
+        self._reload()
+
+    def fastest_within(self, budget_usd: float, rel_gap: float,
+                       repair: Callable[[np.ndarray], list[np.ndarray]] | None = None) -> Outcome:
         """f(kappa): the fastest design costing at most ``budget_usd`` (ns). u and kap are fixed by the budget.
+        ``repair``: LP point (GB/s) -> further candidate designs (each within the rows and the budget).
 
         Raises:
             NoSolutionError: the budget is below the cheapest network, or leaves a loaded dimension no bandwidth.
@@ -218,6 +241,10 @@ class RatioCore(CutLP):
         cheapest = self._cheapest_bw if self._range is not None else None
 
         def candidates(x: np.ndarray) -> list[np.ndarray]:
+            extra = repair(self.lp.bandwidth(x, budget_usd)) if repair is not None else []
+            return extra or plain(x)  # (the plain designs hold the rows to ROW_TOL only: a last resort)
+
+        def plain(x: np.ndarray) -> list[np.ndarray]:
             bw = self._design(x, budget_usd)
             if bw is None and cheapest is not None:  # the LP's point moved inside the rows towards the cheapest
                 bw = self._design_of(within_rows(self.instance, self.lp.bandwidth(x, budget_usd), cheapest))
