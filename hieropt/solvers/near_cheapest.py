@@ -44,6 +44,8 @@ NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network leaves a loaded
 dimension without bandwidth."""
 EPS = float(np.finfo(float).eps)
+ROW_ROUNDING = 4
+"""Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound allows for."""
 
 
 @dataclass(frozen=True)
@@ -295,10 +297,14 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
                                 repair=lambda bw: complete(instance, vertex, reduced, budget_usd, bw))
     finally:
         rc.close()
+    # and by the round-off of the LP's own rows: each is a float of the cost's size, so its last bit (EPS x cost) is
+    # a share EPS x cost / room of the room (a tested case: a raw bound 1.4e-10 above an exactly feasible design at
+    # a room of 1e-7 of the cost; this margin is 8.9e-9 there)
     allowance = 0.0
     if out.bw is not None and reduced.room_usd > 0:
-        allowance = min(1.0, _excess_usd(instance, vertex, budget_usd, out.bw) / reduced.room_usd)
-    out = replace(out, lower=min(out.lower, out.upper * (1 - 1e-12)) * (1 - allowance))  # (never a gap of 0)
+        allowance = min(1.0, (_excess_usd(instance, vertex, budget_usd, out.bw)
+                              + ROW_ROUNDING * EPS * vertex.cost_usd) / reduced.room_usd)
+    out = replace(out, lower=min(out.lower, out.upper) * (1 - allowance))
     if out.gap <= rel_gap:
         return replace(out, status=Status.OPTIMAL), rc.lps
     if allowance >= 0.5 * rel_gap:
