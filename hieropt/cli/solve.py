@@ -145,6 +145,9 @@ def evaluate_command(
 def pareto_command(
     instance: InstanceArg = None,
     points: Annotated[int, typer.Option("--points", help="Number of budgets on the front (>= 2).")] = 50,
+    spacing: Annotated[str, typer.Option("--spacing", help="How the budgets are spaced: 'linear' (even steps in $) "
+                                         "or 'log' (even steps in log $: for a cost range of several orders of "
+                                         "magnitude).")] = "linear",
     csv_out: Annotated[Path | None, typer.Option(
         "--csv", help="Write the points as CSV to FILE ('-' for stdout).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")] = None,
@@ -167,7 +170,7 @@ def pareto_command(
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
-        front = api.pareto(inst, points=points)
+        front = api.pareto(inst, points=points, spacing=spacing)
     except HieroptError as e:
         raise fail(err, e) from None
     from ..report import dicts, plots, text

@@ -19,7 +19,7 @@ from .cutting import INF, TimeLP
 from .objectives import solve
 from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
 
-__all__ = ["Front", "FrontPoint", "pareto", "pareto_front"]
+__all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "pareto_front"]
 
 
 @dataclass(frozen=True)
@@ -43,21 +43,35 @@ class Front:
     lps: int
 
 
-def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0) -> Front:
+SPACINGS = ("linear", "log")
+"""How a front's budgets are spaced between its ends: evenly in $, or evenly in log($) (geometric: for a budget range
+of several orders of magnitude, e.g. a loose ceiling far above the floor, where even spacing puts nearly every point
+at the dear end and none near the cheap networks)."""
+
+
+def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spacing: str = "linear") -> Front:
     """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to the fastest,
     each point the fastest network within its budget (proven to 1e-8), all on one persistent LP.
 
+    Args:
+        instance: the problem.
+        points: number of budgets (>= 2).
+        time_limit_s: time limit of each LP, s.
+        spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $), :data:`SPACINGS`.
+
     Raises:
-        InputError: ``points`` < 2.
+        InputError: ``points`` < 2 or an unknown ``spacing``.
         NoSolutionError: infeasible constraints.
     """
     if points < 2:
         raise InputError("points", None, f"{points} points", "ask for at least 2 points")
+    if spacing not in SPACINGS:
+        raise InputError("spacing", None, f"unknown spacing {spacing!r}", f"use one of {', '.join(SPACINGS)}")
     start = time.perf_counter()
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)
     try:
-        front, notes = pareto_front(core, points)
+        front, notes = pareto_front(core, points, spacing=spacing)
     finally:
         core.close()
     for p in front:
@@ -98,8 +112,10 @@ TAIL_GAIN = 0.01
 this share of the iteration time."""
 
 
-def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[list[FrontPoint], list[str]]:
-    """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest.
+def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
+                 spacing: str = "linear") -> tuple[list[FrontPoint], list[str]]:
+    """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest, the budgets
+    spaced by ``spacing`` (:data:`SPACINGS`; log spacing needs a positive left end, else it is linear, with a note).
 
     The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without an upper limit
     on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
@@ -137,7 +153,16 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP) -> tuple[l
         notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
                      f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")
     k_hi = max(k_hi, k_lo)  # the constraints may fix the cost (the two ends then differ by round-off only)
-    budgets = np.linspace(k_lo, k_hi, points) if points > 1 else np.array([k_hi])
+    if spacing == "log" and not k_lo > 0:
+        notes.append("log spacing needs a cheapest network that costs more than $0: the budgets are spaced evenly")
+        spacing = "linear"
+    if points <= 1:
+        budgets = np.array([k_hi])
+    elif spacing == "log":
+        budgets = np.geomspace(k_lo, k_hi, points)
+        budgets[0], budgets[-1] = k_lo, k_hi  # (the ends exactly, not as exp(log(.)))
+    else:
+        budgets = np.linspace(k_lo, k_hi, points)
     out = []
     for kappa in budgets:
         res = fastest_design(core, rel_gap, float(kappa))

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from hieropt.cli import app
@@ -86,6 +87,15 @@ def test_pareto_command_writes_csv_plot_and_json(tmp_path):
 def test_pareto_points_validation():
     result = runner.invoke(app, ["pareto", INSTANCE, "--points", "1"])
     assert result.exit_code == 2 and "at least 2 points" in result.stderr
+    result = runner.invoke(app, ["pareto", INSTANCE, "--spacing", "cubic"])
+    assert result.exit_code == 2 and "unknown spacing 'cubic'" in result.stderr and "linear, log" in result.stderr
+
+
+def test_pareto_log_spacing():
+    out = _json(["pareto", INSTANCE, "--points", "4", "--spacing", "log"])
+    budgets = [p["budget_usd"] for p in out["points"]]
+    assert budgets[2] / budgets[1] == pytest.approx(budgets[1] / budgets[0], rel=1e-9)
+    assert budgets[1] / budgets[0] > 1 + 1e-6
 
 
 def test_folder_given_as_a_file_is_named_as_such(tmp_path):
