@@ -24,6 +24,7 @@ that does not close, and the cutting-plane loop continues (with a cut at the pol
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,45 +72,15 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     if m * n > DENSE:
         return None
     x = np.array(x[:n], dtype=float)
-    ct, cb = arr.pair_t, arr.pair_b
-    xb = x[cb]
-    if any(v <= 0 for v in xb.tolist()):
+    if any(map((0.0).__ge__, x[arr.pair_b].tolist())):  # (some B <= 0)
         return None
     y = np.asarray(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
     A = dense_matrix(arr)
-    ya = np.abs(y)
-    scale = max(1.0, float(ya.max(initial=0.0)))
-    tol = 1e-9 * scale
-    active = (ya > 1e-10 * scale) & np.where(y > 0, np.isfinite(lo), np.isfinite(hi))
-    active |= lo == hi  # an equality row holds at every feasible point, whatever its dual (often 0 at a vertex)
+    x, active, tol, nu, ct, cb, at_bound, movable, wanted = _start(arr, A, costs, x, y, lo, hi)
     upper_side = y < 0  # an active row sits at its upper bound (else its lower)
-    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
-    # is optimal) and columns no active row touches
-    r = costs - A.T @ y
-    nu = np.maximum(r[ct], 0.0)
-    rc = r.copy()
-    rc[ct] -= nu
-    rc[cb] -= nu / xb ** 2
+    nonzero = _structure(arr, A)[2]
     cl, cu = arr.col_lower, arr.col_upper
-    at_lo = (np.abs(x - cl) <= 1e-9 * (1 + np.abs(cl))) & (rc > tol)
-    at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
-    at_lo[ct] = at_hi[ct] = False  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
-    np.copyto(x, cl, where=at_lo)
-    np.copyto(x, cu, where=at_hi)
-    at_bound = at_lo | at_hi
-    linear, pairs, nonzero = _structure(arr, A)
-    fixed = at_bound | (linear & (costs == 0))
-    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
-    # column, moves to the right-hand side); only the links with a free B are solved for
-    held = fixed[cb]
-    x[ct] = 1.0 / x[cb]  # the LP's t only bound 1/B from below (cuts): Newton starts on the links
-    if any(held.tolist()):
-        fixed[ct[held]] = True
-        ct, cb = ct[~held], cb[~held]
-        nu = nu[~held]
-    movable = ~fixed
-    wanted = pairs | (costs != 0)
     z0 = arr.z0
     box = [(lc - 1e-12 * (1 + abs(lc)), uc + 1e-12 * (1 + abs(uc)))
            for lc, uc in zip(cl[:z0].tolist(), cu[:z0].tolist(), strict=True)]
@@ -158,6 +129,70 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
             tied = kept & _same_max(arr, joins)  # at the optimum (a singular system decides). The next Newton starts
             x, y, nu = start  # from where this one did, not from its run-away iterate
     return None
+
+
+def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """Newton's start from the LP's point ``x`` (n,) and row duals ``y`` (m,): (x with the columns held at a bound
+    set to it and t = 1/B on the links, the active rows (m,), the duals' tolerance, the links' multipliers, the t
+    and B columns of the links with a free B, the columns held at a bound (n,), the movable columns (n,), the
+    columns the objective or a link needs (n,)). In Python floats over the handful of rows and columns (each
+    operation as numpy's, so bit for bit the same start): cheaper than some fifty numpy calls on tiny vectors."""
+    xl, yl, lol, hil = x.tolist(), y.tolist(), lo.tolist(), hi.tolist()
+    scale = 1.0 if any(map(math.isnan, yl)) else max(1.0, max(map(abs, yl), default=0.0))  # (numpy's NaN max)
+    tol, cut = 1e-9 * scale, 1e-10 * scale
+    # the rows with a non-zero dual on a finite bound; an equality row holds at every feasible point, whatever its
+    # dual (often 0 at a vertex)
+    active = [(abs(v) > cut and math.isfinite(low if v > 0 else high)) or low == high
+              for v, low, high in zip(yl, lol, hil, strict=True)]
+    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
+    # is optimal) and columns no active row touches
+    rl = (costs - A.T @ y).tolist()
+    cbl, ctl = arr.pair_b.tolist(), arr.pair_t.tolist()
+    rc = rl[:]
+    nul = []
+    for b, t in zip(cbl, ctl, strict=True):
+        v = rl[t] if rl[t] >= 0.0 or rl[t] != rl[t] else 0.0  # (np.maximum)
+        nul.append(v)
+        rc[t] = rl[t] - v
+        rc[b] = rl[b] - _divide(v, xl[b] * xl[b])
+    linear, pairs = _structure(arr, A)[3]
+    cl, cu, cost = arr.col_lower.tolist(), arr.col_upper.tolist(), costs.tolist()
+    links = set(ctl)  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
+    at_bound, fixed, wanted = [False] * len(xl), [], []
+    for j, (xj, lj, uj, rj, cj) in enumerate(zip(xl, cl, cu, rc, cost, strict=True)):
+        if j not in links:
+            if abs(xj - lj) <= 1e-9 * (1 + abs(lj)) and rj > tol:
+                xl[j], at_bound[j] = lj, True
+            elif math.isfinite(uj) and abs(xj - uj) <= 1e-9 * (1 + abs(uj)) and rj < -tol:
+                xl[j], at_bound[j] = uj, True
+        fixed.append(at_bound[j] or (linear[j] and cj == 0))
+        wanted.append(pairs[j] or cj != 0)
+    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
+    # column, moves to the right-hand side); only the links with a free B are solved for. The LP's t only bound 1/B
+    # from below (cuts): Newton starts on the links
+    free = []
+    for i, (b, t) in enumerate(zip(cbl, ctl, strict=True)):
+        xb = xl[b]
+        xl[t] = _divide(1.0, xb)
+        if fixed[b]:
+            fixed[t] = True
+        else:
+            free.append(i)
+    ct, cb = arr.pair_t, arr.pair_b
+    if len(free) < len(cbl):
+        ct, cb = ct[free], cb[free]
+        nul = [nul[i] for i in free]
+    return (np.array(xl, dtype=float), np.array(active, dtype=bool), tol, np.array(nul, dtype=float), ct, cb,
+            np.array(at_bound, dtype=bool), np.array([not f for f in fixed], dtype=bool), np.array(wanted, dtype=bool))
+
+
+def _divide(a: float, b: float) -> float:
+    """``a / b`` as numpy divides floats (a zero divisor gives a signed infinity or NaN, not an exception)."""
+    if b != 0:
+        return a / b
+    if a == 0 or a != a:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _changes(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray, y: np.ndarray, tol: float, active: np.ndarray,
@@ -214,10 +249,10 @@ def _attempt(active, A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, no
     return None if sol is None else (*sol, E)
 
 
-def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _structure(arr, A: np.ndarray) -> tuple:
     """Per LP (cached on ``arr``, for its dense matrix ``A``): the columns outside the pairs and the epigraph (with
     no cost, any feasible value of theirs is optimal: they stay at the LP's), the pairs' columns, and where the
-    base rows have non-zeros."""
+    base rows have non-zeros (n,), (n,), (m, n), and the first two as lists."""
     out = arr.cache.get("kkt")
     if out is None or out[0] is not A:
         n = arr.n_cols
@@ -226,7 +261,7 @@ def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         pairs = np.zeros(n, dtype=bool)
         pairs[arr.pair_t] = pairs[arr.pair_b] = True
         linear &= ~pairs
-        out = arr.cache["kkt"] = (A, (linear, pairs, A != 0))
+        out = arr.cache["kkt"] = (A, (linear, pairs, A != 0, (linear.tolist(), pairs.tolist())))
     return out[1]
 
 
@@ -271,7 +306,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_
     nl = ct.size
     fl = free.tolist()
     cbl, ctl = cb.tolist(), ct.tolist()
-    if not (all(fl[j] for j in cbl) and all(fl[j] for j in ctl)):
+    if not (all(map(fl.__getitem__, cbl)) and all(map(fl.__getitem__, ctl))):
         return None  # a link's column is fixed: not a system for this method
     for j in cbl + ctl:
         fl[j] = False
@@ -302,7 +337,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_
     step_lb = flat[k * N:k * N + nl * (N + 1):N + 1]  # diagonal of J[links, :nl]
     step_bl = flat[k:k + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
     zb, znu = z[:nl], z[k:]  # views of z
-    Fb, Fl = slice(0, nl), slice(k, N)
+    Fb, Fk = slice(0, nl), slice(k, N)
     damped = singular = 0
     for _ in range(max_steps):
         inv = 1.0 / zb
@@ -310,8 +345,9 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_
         F = L @ z
         F -= q
         F[Fb] -= znu * inv2
-        F[Fl] -= inv
-        if all(abs(v) <= tol for v in F.tolist()):  # (a NaN never passes)
+        F[Fk] -= inv
+        Fl = F.tolist()
+        if max(map(abs, Fl)) <= tol and not math.isnan(sum(Fl)):  # (as numpy's max, a NaN never passes)
             return _unpack(x, order, z, nf, ne, znu, True)
         np.multiply(znu, 2.0, out=step_bb)  # d/dB of -nu / B^2: 2 nu / B^3
         step_bb *= inv2
@@ -331,7 +367,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_
             if not math.isfinite(sum(s)):
                 return None
         b = zb.tolist()  # (the links' B lead z and the step)
-        if nl and min(bi - si for bi, si in zip(b, s, strict=False)) <= 0:  # the full step leaves B > 0: go 0.9
+        if nl and min(map(operator.sub, b, s)) <= 0:  # the full step leaves B > 0: go 0.9
             step *= 0.9 * min(bi / si for bi, si in zip(b, s, strict=False) if si > 0)  # of the way to the boundary
             # (fraction to the boundary, N&W §16.6)
             damped += 1
