@@ -22,6 +22,7 @@ programming".
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +82,9 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     m = arr.n_rows
     u = np.array(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
-    u[((u > 0) & ~np.isfinite(lo)) | ((u < 0) & ~np.isfinite(hi))] = 0.0
+    for i, (v, low, high) in enumerate(zip(u.tolist(), lo.tolist(), hi.tolist(), strict=True)):
+        if (v > 0 and not math.isfinite(low)) or (v < 0 and not math.isfinite(high)):
+            u[i] = 0.0  # (a multiplier on an infinite bound bounds nothing)
     r = costs - transpose_product(arr, u)
     z0, K, V = arr.z0, arr.n_terms, arr.n_nodes
     if V and (r[z0 + K:] < 0).any():
@@ -104,8 +107,8 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
                 u[row] *= f
     if K:
         rt = r[z0:z0 + K]
-        neg = rt < 0
-        if neg.any():
+        if any(v < 0 for v in rt.tolist()):
+            neg = rt < 0
             epi = np.arange(arr.epi.start, arr.epi.stop)
             s = np.bincount(arr.epi_term, weights=u[epi], minlength=K)
             f = np.where(neg & (s > 0), np.maximum(0.0, (s + rt) / np.where(s > 0, s, 1.0)), 1.0)
@@ -115,27 +118,59 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     const = float(u[pos] @ lo[pos] + u[neg] @ hi[neg])
     budget = float(u[arr.budget_row]) if arr.budget_row >= 0 else 0.0
     time = float(u[arr.time_row]) if arr.time_row >= 0 else 0.0
-    # every column before z0 but the t of a pair enters linearly: min over its box of P/B + g B (P = 0 off pairs)
-    cols = arr.cache.get("linear_cols")
-    if cols is None:
-        lin = np.ones(z0, dtype=bool)
-        lin[arr.pair_t] = False
-        cols = arr.cache["linear_cols"] = np.flatnonzero(lin)
-    P = np.zeros(z0)
-    P[arr.pair_b] = np.maximum(r[arr.pair_t], 0.0)
-    P, g = P[cols], r[cols]
-    lb, ub = arr.col_lower[cols], arr.col_upper[cols]
-    if col_upper is not None:
-        ub = np.minimum(ub, col_upper[cols])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        best = np.where((P > 0) & (g > 0), np.sqrt(P / g), np.where(g > 0, lb, ub))
-        best = np.where((P == 0) & (g == 0), lb, best)
-        best = np.minimum(np.maximum(best, lb), ub)
-        point = np.full(arr.n_cols, np.nan)
-        point[cols] = best
-        if np.any(~np.isfinite(best) & (g < 0)):
-            return DualBound(-INF, budget, time, point)
-        if np.any((P > 0) & (best <= 0)):  # a loaded dimension without bandwidth: the time is infinite
-            return DualBound(INF, budget, time, point)
-        terms = np.where(P > 0, P / best, 0.0) + np.where(np.isfinite(best), g * best, 0.0)
-    return DualBound(const + float(terms.sum()), budget, time, point)
+    # every column before z0 but the t of a pair enters linearly: min over its box of P/B + g B (P = 0 off pairs);
+    # in Python floats (a handful of columns: cheaper than two dozen numpy calls), each operation as numpy's
+    cols, pair_of = _linear_columns(arr)
+    rl = r.tolist()
+    lbl, ubl = arr.col_lower.tolist(), arr.col_upper.tolist()
+    capl = None if col_upper is None else col_upper.tolist()
+    best, terms = [], []
+    low_bound = infinite = False
+    for j in cols:
+        t = pair_of.get(j)
+        P = 0.0 if t is None else _maximum(rl[t], 0.0)
+        g, lb, ub = rl[j], lbl[j], ubl[j]
+        if capl is not None:
+            ub = _minimum(ub, capl[j])
+        if P == 0 and g == 0:
+            b = lb
+        elif P > 0 and g > 0:
+            b = math.sqrt(P / g)
+        else:
+            b = lb if g > 0 else ub
+        b = _minimum(_maximum(b, lb), ub)
+        best.append(b)
+        finite = math.isfinite(b)
+        low_bound = low_bound or (not finite and g < 0)
+        infinite = infinite or (P > 0 and b <= 0)
+        if not (low_bound or infinite):
+            terms.append((P / b if P > 0 else 0.0) + (g * b if finite else 0.0))
+    point = np.empty(arr.n_cols)
+    point.fill(np.nan)
+    point[cols] = best
+    if low_bound:
+        return DualBound(-INF, budget, time, point)
+    if infinite:  # a loaded dimension without bandwidth: the time is infinite
+        return DualBound(INF, budget, time, point)
+    return DualBound(const + float(np.array(terms).sum()), budget, time, point)
+
+
+def _maximum(a: float, b: float) -> float:
+    """``np.maximum`` on two floats (a NaN propagates)."""
+    return a if a >= b or a != a else b
+
+
+def _minimum(a: float, b: float) -> float:
+    """``np.minimum`` on two floats (a NaN propagates)."""
+    return a if a <= b or a != a else b
+
+
+def _linear_columns(arr) -> tuple[list[int], dict[int, int]]:
+    """Per LP (cached on ``arr``): the columns before ``z0`` other than the t of a pair, and each pair's t column
+    by its B column."""
+    out = arr.cache.get("linear_cols")
+    if out is None or out[0] is not arr.pair_t:
+        ts = set(arr.pair_t.tolist())
+        pair_of = dict(zip(arr.pair_b.tolist(), arr.pair_t.tolist(), strict=True))
+        out = arr.cache["linear_cols"] = (arr.pair_t, [j for j in range(arr.z0) if j not in ts], pair_of)
+    return out[1], out[2]

@@ -24,6 +24,7 @@ that does not close, and the cutting-plane loop continues (with a cut at the pol
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,45 +72,18 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     if m * n > DENSE:
         return None
     x = np.array(x[:n], dtype=float)
-    ct, cb = arr.pair_t, arr.pair_b
-    if (x[cb] <= 0).any():
+    if any(map((0.0).__ge__, x[arr.pair_b].tolist())):  # (some B <= 0)
         return None
     y = np.asarray(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
     A = dense_matrix(arr)
-    scale = max(1.0, float(np.abs(y).max(initial=0.0)))
-    tol = 1e-9 * scale
-    active = (np.abs(y) > 1e-10 * scale) & np.where(y > 0, np.isfinite(lo), np.isfinite(hi))
-    active |= lo == hi  # an equality row holds at every feasible point, whatever its dual (often 0 at a vertex)
+    x, active, tol, nu, ct, cb, at_bound, movable, wanted = _start(arr, A, costs, x, y, lo, hi)
     upper_side = y < 0  # an active row sits at its upper bound (else its lower)
-    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
-    # is optimal) and columns no active row touches
-    r = costs - A.T @ y
-    nu = np.maximum(r[ct], 0.0)
-    rc = r.copy()
-    rc[ct] -= nu
-    rc[cb] -= nu / x[cb] ** 2
+    nonzero = _structure(arr, A)[2]
     cl, cu = arr.col_lower, arr.col_upper
-    at_lo = (np.abs(x - cl) <= 1e-9 * (1 + np.abs(cl))) & (rc > tol)
-    at_hi = np.isfinite(cu) & (np.abs(x - cu) <= 1e-9 * (1 + np.abs(cu))) & (rc < -tol)
-    at_lo[ct] = at_hi[ct] = False  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
-    x[at_lo], x[at_hi] = cl[at_lo], cu[at_hi]
-    at_bound = at_lo | at_hi
-    fixed = at_bound.copy()
-    linear, pairs, nonzero = _structure(arr, A)
-    fixed |= linear & (costs == 0)
-    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
-    # column, moves to the right-hand side); only the links with a free B are solved for
-    held = fixed[cb]
-    x[ct] = 1.0 / x[cb]  # the LP's t only bound 1/B from below (cuts): Newton starts on the links
-    fixed[ct[held]] = True
-    ct, cb = ct[~held], cb[~held]
-    nu = nu[~held]
-    movable = ~fixed
-    wanted = pairs | (costs != 0)
     z0 = arr.z0
-    clb, cub = cl[:z0], cu[:z0]
-    below, above = clb - 1e-12 * (1 + np.abs(clb)), cub + 1e-12 * (1 + np.abs(cub))
+    box = [(lc - 1e-12 * (1 + abs(lc)), uc + 1e-12 * (1 + abs(uc)))
+           for lc, uc in zip(cl[:z0].tolist(), cu[:z0].tolist(), strict=True)]
     tied = None
     seen = set()
     for _ in range(ROUNDS):
@@ -117,35 +91,33 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         if key in seen:  # the corrections cycle: the LP's next cuts settle it
             return None
         seen.add(key)
-        guessed = tied is not None and bool(tied.any())  # (a singular system with tie rows: try without them)
+        guessed = tied is not None and any(tied.tolist())  # (a singular system with tie rows: try without them)
         system = (A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
         sol = _attempt(active, *system, max_singular=0 if guessed else MAX_SINGULAR)
         if sol is None and guessed:
             sol, active = _without_ties(active, tied, system)
         if sol is None:
             return None
-        E = np.flatnonzero(active)
         start = x, y, nu
-        x, yE, nu, converged = sol
+        x, yE, nu, converged, E = sol
         if not converged:  # (a run-away iterate's t need not be near 1/B: the crossings are judged on the links)
             x[ct] = 1.0 / x[cb]
         y = np.zeros(m)
         y[E] = yE
         ax = A @ x
-        tiny = 1e-12 * (1 + np.abs(ax))
-        joins = ~active & ((ax < lo - tiny) | (ax > hi + tiny))
+        joins, leaves = _changes(ax, lo, hi, y, tol, active, upper_side, converged)
         if not converged:  # Newton ran towards B = 0 (a row that would stop it is missing): the rows it crossed
-            if not joins.any():  # join, as in a primal active-set method's blocking constraints (N&W §16.5)
+            if not any(joins):  # join, as in a primal active-set method's blocking constraints (N&W §16.5)
                 return None
-            leaves = np.zeros(m, dtype=bool)
-        else:
-            leaves = active & (lo != hi) & np.where(upper_side, y > tol, y < -tol)
-            xb = x[:z0]
-            if (xb < below).any() or (xb > above).any():
-                return None
-        if not joins.any() and not leaves.any():
-            np.clip(x[:z0], clb, cub, out=x[:z0])  # (in place on x)
+        elif any(v < b or v > a for v, (b, a) in zip(x[:z0].tolist(), box, strict=True)):
+            return None
+        if not any(joins) and not any(leaves):
+            xz = x[:z0]  # (a view: the clip acts in place on x)
+            np.maximum(xz, cl[:z0], out=xz)
+            np.minimum(xz, cu[:z0], out=xz)
             return Polished(x, y)
+        joins, leaves = np.array(joins, dtype=bool), np.array(leaves, dtype=bool)
+        tiny = 1e-12 * (1 + np.abs(ax))
         upper_side = np.where(joins, ax > hi, upper_side)
         # an epigraph column the LP held at its bound (a piece it did not see) is free once a row of its joins
         movable[z0:] |= at_bound[z0:] & nonzero[joins].any(axis=0)[z0:]
@@ -157,6 +129,88 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
             tied = kept & _same_max(arr, joins)  # at the optimum (a singular system decides). The next Newton starts
             x, y, nu = start  # from where this one did, not from its run-away iterate
     return None
+
+
+def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """Newton's start from the LP's point ``x`` (n,) and row duals ``y`` (m,): (x with the columns held at a bound
+    set to it and t = 1/B on the links, the active rows (m,), the duals' tolerance, the links' multipliers, the t
+    and B columns of the links with a free B, the columns held at a bound (n,), the movable columns (n,), the
+    columns the objective or a link needs (n,)). In Python floats over the handful of rows and columns (each
+    operation as numpy's, so bit for bit the same start): cheaper than some fifty numpy calls on tiny vectors."""
+    xl, yl, lol, hil = x.tolist(), y.tolist(), lo.tolist(), hi.tolist()
+    scale = 1.0 if any(map(math.isnan, yl)) else max(1.0, max(map(abs, yl), default=0.0))  # (numpy's NaN max)
+    tol, cut = 1e-9 * scale, 1e-10 * scale
+    # the rows with a non-zero dual on a finite bound; an equality row holds at every feasible point, whatever its
+    # dual (often 0 at a vertex)
+    active = [(abs(v) > cut and math.isfinite(low if v > 0 else high)) or low == high
+              for v, low, high in zip(yl, lol, hil, strict=True)]
+    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
+    # is optimal) and columns no active row touches
+    rl = (costs - A.T @ y).tolist()
+    cbl, ctl = arr.pair_b.tolist(), arr.pair_t.tolist()
+    rc = rl[:]
+    nul = []
+    for b, t in zip(cbl, ctl, strict=True):
+        v = rl[t] if rl[t] >= 0.0 or rl[t] != rl[t] else 0.0  # (np.maximum)
+        nul.append(v)
+        rc[t] = rl[t] - v
+        rc[b] = rl[b] - _divide(v, xl[b] * xl[b])
+    linear, pairs = _structure(arr, A)[3]
+    cl, cu, cost = arr.col_lower.tolist(), arr.col_upper.tolist(), costs.tolist()
+    links = set(ctl)  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
+    at_bound, fixed, wanted = [False] * len(xl), [], []
+    for j, (xj, lj, uj, rj, cj) in enumerate(zip(xl, cl, cu, rc, cost, strict=True)):
+        if j not in links:
+            if abs(xj - lj) <= 1e-9 * (1 + abs(lj)) and rj > tol:
+                xl[j], at_bound[j] = lj, True
+            elif math.isfinite(uj) and abs(xj - uj) <= 1e-9 * (1 + abs(uj)) and rj < -tol:
+                xl[j], at_bound[j] = uj, True
+        fixed.append(at_bound[j] or (linear[j] and cj == 0))
+        wanted.append(pairs[j] or cj != 0)
+    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
+    # column, moves to the right-hand side); only the links with a free B are solved for. The LP's t only bound 1/B
+    # from below (cuts): Newton starts on the links
+    free = []
+    for i, (b, t) in enumerate(zip(cbl, ctl, strict=True)):
+        xb = xl[b]
+        xl[t] = _divide(1.0, xb)
+        if fixed[b]:
+            fixed[t] = True
+        else:
+            free.append(i)
+    ct, cb = arr.pair_t, arr.pair_b
+    if len(free) < len(cbl):
+        ct, cb = ct[free], cb[free]
+        nul = [nul[i] for i in free]
+    return (np.array(xl, dtype=float), np.array(active, dtype=bool), tol, np.array(nul, dtype=float), ct, cb,
+            np.array(at_bound, dtype=bool), np.array([not f for f in fixed], dtype=bool), np.array(wanted, dtype=bool))
+
+
+def _divide(a: float, b: float) -> float:
+    """``a / b`` as numpy divides floats (a zero divisor gives a signed infinity or NaN, not an exception)."""
+    if b != 0:
+        return a / b
+    if a == 0 or a != a:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _changes(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray, y: np.ndarray, tol: float, active: np.ndarray,
+             upper_side: np.ndarray, converged: bool) -> tuple[list[bool], list[bool]]:
+    """The active-set correction, as lists over the base rows: the inactive rows the point ``ax`` (= A x) violates
+    beyond round-off (``joins``), and, after a converged Newton run, the active inequality rows whose multiplier
+    ``y`` has the wrong sign for the bound they sit at (``leaves``; none after a run-away). Plain Python floats:
+    a handful of rows costs less so than a dozen numpy calls."""
+    axl, lol, hil, actl = ax.tolist(), lo.tolist(), hi.tolist(), active.tolist()
+    joins = []
+    for a, low, high, on in zip(axl, lol, hil, actl, strict=True):
+        t = 1e-12 * (1 + abs(a))
+        joins.append(not on and (a < low - t or a > high + t))
+    if not converged:
+        return joins, [False] * len(joins)
+    leaves = [on and low != high and (v > tol if up else v < -tol)
+              for on, low, high, v, up in zip(actl, lol, hil, y.tolist(), upper_side.tolist(), strict=True)]
+    return joins, leaves
 
 
 def _same_max(arr, rows: np.ndarray) -> np.ndarray:
@@ -173,7 +227,7 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
     """(Newton's result, active set) without one of the rows kept as ties (at most :data:`MAX_DROPS` tries), else
     without all of them: they over-determined the system (not all of them tie at the optimum). (None, active) when
     every try fails."""
-    rows = np.flatnonzero(tied)
+    rows = tied.nonzero()[0]
     singles = [[r] for r in rows[:MAX_DROPS]] if rows.size > 1 else []
     for drop in [*singles, rows]:
         trial = active.copy()
@@ -186,26 +240,29 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
 
 def _attempt(active, A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
              max_singular: int = MAX_SINGULAR):
-    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``, ``nu``)."""
-    E = np.flatnonzero(active)
-    free = np.flatnonzero(movable & (wanted | nonzero[E].any(axis=0)))
-    rhs = np.where(upper_side[E], hi[E], lo[E])
-    return _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb, max_singular=max_singular)
+    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``, ``nu``); its
+    result with the active rows' indices ``E`` appended."""
+    E = active.nonzero()[0]
+    free = movable & (wanted | (active @ nonzero))  # (a boolean product: the columns an active row touches)
+    rhs = np.where(upper_side, hi, lo)[E]
+    sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb, max_singular=max_singular)
+    return None if sol is None else (*sol, E)
 
 
-def _structure(arr, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per LP (cached on ``arr``): the columns outside the pairs and the epigraph (with no cost, any feasible value
-    of theirs is optimal: they stay at the LP's), the pairs' columns, and where the base rows have non-zeros."""
+def _structure(arr, A: np.ndarray) -> tuple:
+    """Per LP (cached on ``arr``, for its dense matrix ``A``): the columns outside the pairs and the epigraph (with
+    no cost, any feasible value of theirs is optimal: they stay at the LP's), the pairs' columns, and where the
+    base rows have non-zeros (n,), (n,), (m, n), and the first two as lists."""
     out = arr.cache.get("kkt")
-    if out is None or out[2].shape != A.shape:
+    if out is None or out[0] is not A:
         n = arr.n_cols
         linear = np.zeros(n, dtype=bool)
         linear[:arr.z0] = True
         pairs = np.zeros(n, dtype=bool)
         pairs[arr.pair_t] = pairs[arr.pair_b] = True
         linear &= ~pairs
-        out = arr.cache["kkt"] = (linear, pairs, A != 0)
-    return out
+        out = arr.cache["kkt"] = (A, (linear, pairs, A != 0, (linear.tolist(), pairs.tolist())))
+    return out[1]
 
 
 def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray,
@@ -236,23 +293,24 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
 
 
 def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_singular: int = MAX_SINGULAR):
-    """Newton's method on [grad L = 0 (free columns), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at convergence,
-    (the last iterate, False) when the steps run towards B = 0 (damped more than three times by the fraction to the
-    boundary), None when the system is singular or not one for this method.
+    """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at
+    convergence, (the last iterate, False) when the steps run towards B = 0 (damped more than three times by the
+    fraction to the boundary), None when the system is singular or not one for this method.
 
     The system is linear but for the links' 1/B terms, so its matrix L is built once and each step only adds the
     B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The unknowns are ordered links'
     B, links' t, the other free columns, the multipliers of the active rows, the links' multipliers, so that the
-    B-dependent entries are diagonals of contiguous blocks where L is 0 (views of one matrix J, updated in place at
-    every step; no fancy indexing in the loop)."""
+    B-dependent entries are diagonals of contiguous blocks where L is 0 (strided views of one matrix J, updated in
+    place at every step; no fancy indexing in the loop). The scalar tests of a step (convergence, finiteness, the
+    fraction to the boundary) run on Python floats: fewer numpy calls on these tiny vectors."""
     nl = ct.size
-    mask = np.zeros(x.size, dtype=bool)
-    mask[free] = True
-    if not (mask[cb].all() and mask[ct].all()):
+    fl = free.tolist()
+    cbl, ctl = cb.tolist(), ct.tolist()
+    if not (all(map(fl.__getitem__, cbl)) and all(map(fl.__getitem__, ctl))):
         return None  # a link's column is fixed: not a system for this method
-    mask[cb] = mask[ct] = False
-    rest = np.flatnonzero(mask)
-    order = np.concatenate([cb, ct, rest])
+    for j in cbl + ctl:
+        fl[j] = False
+    order = np.array(cbl + ctl + [j for j, f in enumerate(fl) if f], dtype=np.intp)
     nf, ne = order.size, E.size
     N = nf + ne + nl
     if N > MAX_UNKNOWNS or N == 0:
@@ -260,57 +318,63 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_
     AE = A[E]
     AEf = AE[:, order]
     L = np.zeros((N, N))
-    L[:nf, nf:nf + ne] = -AEf.T
+    np.negative(AEf.T, out=L[:nf, nf:nf + ne])
     L[nf:nf + ne, :nf] = AEf
-    d = np.arange(nl)
-    L[nf + ne + d, nl + d] = 1.0  # link rows: t - 1/B
-    L[nl + d, nf + ne + d] = -1.0  # t's stationarity: - nu
-    q = np.empty(N)
-    q[:nf] = -costs[order]
+    diagonals = L.reshape(-1)
+    k = nf + ne
+    diagonals[k * N + nl:k * N + nl + nl * (N + 1):N + 1] = 1.0  # link rows: t - 1/B
+    diagonals[nl * N + k:nl * N + k + nl * (N + 1):N + 1] = -1.0  # t's stationarity: - nu
+    q = np.zeros(N)
+    np.negative(costs[order], out=q[:nf])
     held = x.copy()
     held[order] = 0.0
-    q[nf:nf + ne] = rhs - AE @ held  # the fixed columns move to the right-hand side
-    q[nf + ne:] = 0.0
+    q[nf:k] = rhs - AE @ held  # the fixed columns move to the right-hand side
     z = np.concatenate([x[order], yE, nu])
     tol = 1e-14 * (1.0 + np.abs(z).max())
     J = L.copy()  # L plus the derivative of the nonlinear part, on diagonals where L is 0
     flat = J.reshape(-1)
     step_bb = flat[0:N * nl:N + 1]  # diagonal of J[:nl, :nl] (views of J)
-    step_lb = flat[(nf + ne) * N:(nf + ne) * N + nl * (N + 1):N + 1]  # diagonal of J[links, :nl]
-    step_bl = flat[nf + ne:nf + ne + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
-    zb, znu = z[:nl], z[nf + ne:]  # views of z
+    step_lb = flat[k * N:k * N + nl * (N + 1):N + 1]  # diagonal of J[links, :nl]
+    step_bl = flat[k:k + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
+    zb, znu = z[:nl], z[k:]  # views of z
+    Fb, Fk = slice(0, nl), slice(k, N)
     damped = singular = 0
     for _ in range(max_steps):
         inv = 1.0 / zb
         inv2 = inv * inv
         F = L @ z
         F -= q
-        F[:nl] -= znu * inv2
-        F[nf + ne:] -= inv
-        if np.abs(F).max() <= tol:
+        F[Fb] -= znu * inv2
+        F[Fk] -= inv
+        Fl = F.tolist()
+        if max(map(abs, Fl)) <= tol and not math.isnan(sum(Fl)):  # (as numpy's max, a NaN never passes)
             return _unpack(x, order, z, nf, ne, znu, True)
-        step_bb[:] = 2.0 * znu * inv2 * inv  # d/dB of -nu / B^2
+        np.multiply(znu, 2.0, out=step_bb)  # d/dB of -nu / B^2: 2 nu / B^3
+        step_bb *= inv2
+        step_bb *= inv
         step_lb[:] = inv2
-        step_bl[:] = -inv2
+        np.negative(inv2, out=step_bl)
         step = _solve(J, F)
-        if not math.isfinite(float(step.sum())):  # singular: the least-squares step, a few times at most (an
-            singular += 1  # over-determined active set never converges)
+        s = step.tolist()
+        if not math.isfinite(sum(s)):  # singular: the least-squares step, a few times at most (an over-determined
+            singular += 1  # active set never converges)
             if singular > max_singular:
                 return None
             if not (np.isfinite(J).all() and np.isfinite(F).all()):  # (LAPACK's SVD on NaN never returns)
                 return None
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
-            if not math.isfinite(float(step.sum())):
+            s = step.tolist()
+            if not math.isfinite(sum(s)):
                 return None
-        lowest = float((zb - step[:nl]).min()) if nl else 1.0  # (every link held at a bound: none to guard)
-        if lowest <= 0:  # the full step leaves B > 0: go 0.9 of the way to the boundary (fraction to the boundary,
-            ratio = np.where(step[:nl] > 0, zb / np.where(step[:nl] > 0, step[:nl], 1.0), np.inf)  # N&W §16.6)
-            step *= 0.9 * float(ratio.min())
+        b = zb.tolist()  # (the links' B lead z and the step)
+        if nl and min(map(operator.sub, b, s)) <= 0:  # the full step leaves B > 0: go 0.9
+            step *= 0.9 * min(bi / si for bi, si in zip(b, s, strict=False) if si > 0)  # of the way to the boundary
+            # (fraction to the boundary, N&W §16.6)
             damped += 1
             if damped > MAX_DAMPED:
                 return _unpack(x, order, z, nf, ne, znu, False)
         z -= step
-        if nl and zb.min() <= 0:
+        if nl and min(zb.tolist()) <= 0:
             return None
     return None
 
