@@ -113,6 +113,11 @@ class Loop:
             returns True to have the LP solved again.
         refine: called after every LP that did not close the gap with its point and the polished point (or None):
             adds the model's own cuts (pieces of T for :class:`hieropt.model.cutmodel.CutModel`) and re-loads the LP.
+        cut_first: when the first LP's point is not :meth:`CutLP.trusted`, cut it once more before the polish (the
+            performance objective: one warm LP instead of up to four Newton runs from a guessed active set on
+            LIBRA's multiple_constraints cases). Off for the min-cost path, whose loop re-uses the fastest solve's
+            cuts: a different cut set there moved a fragile case (tests/fuzz/test_issue10_solver_regressions.py,
+            a target 1e-3 above the fastest time) from optimal to LIMIT at 3.1e-8.
     """
 
     costs: Callable[[], np.ndarray]
@@ -123,6 +128,7 @@ class Loop:
     slope: Callable[[float], float] | None = None
     on_empty: Callable[[np.ndarray], bool] | None = None
     refine: Callable[[np.ndarray, np.ndarray | None], None] | None = None
+    cut_first: bool = False
 
 
 class CutLP:
@@ -294,7 +300,6 @@ class CutLP:
             upper = spec.score(best)
         stall = _Stall()
         it = 0
-        skipped = False  # (the last round left out the polish: this one polishes whatever the span)
 
         def bounds(duals: np.ndarray) -> tuple[bool, np.ndarray]:
             nonlocal lower, anchor
@@ -334,10 +339,11 @@ class CutLP:
                                       "retry")
                 break
             duals = self.solver.row_duals()
-            # outside its cuts' span a link's t is a guess: one more LP with cuts at the LP's point first (a failing
-            # polish costs several Newton runs, a warm LP a fraction of one)
-            skipped = not skipped and not self.trusted(res.x)
-            pol = None if skipped else polish(self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
+            # (Loop.cut_first) on the first LP, outside its cuts' span a link's t is a guess (the seeds only): one
+            # more LP with cuts at the LP's point first (a failing polish costs several Newton runs, a warm LP a
+            # fraction of one)
+            skip = spec.cut_first and it == 1 and not self.trusted(res.x)
+            pol = None if skip else polish(self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
             points: list[tuple[int, float]] = []
             improved = False
             if pol is not None:  # usually the exact optimum: its bound alone may close the gap

@@ -69,6 +69,8 @@ class TimeLP(CutLP):
         self._cheapest: float | None = None
         self._ub_key: tuple | None = None
         self._ub = np.zeros(0)
+        self.cut_first = True
+        """:attr:`hieropt.solvers.cut_lp.Loop.cut_first` of :meth:`min_time` (the min-cost path sets it off)."""
         if isinstance(tm, CutModel):  # the first pieces of T: at the scale's centre and at 10x / 0.1x of it
             b = self.scale.bw_gbps
             self.tm = tm = tm.with_pieces([tm.piece(b * f) for f in (1.0, 10.0, 0.1)])
@@ -292,7 +294,7 @@ class TimeLP(CutLP):
                     candidates=lambda x: self._within_budget(self._bw(x)), score=tm.time_ns,
                     slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
                     on_empty=self._diagnose_empty,
-                    refine=self._refine if isinstance(tm, CutModel) else None)
+                    refine=self._refine if isinstance(tm, CutModel) else None, cut_first=self.cut_first)
         out = self._loop(spec, rel_gap, max_iterations)
         if out.bw is None or not np.isfinite(out.upper):
             raise NoSolutionError("infeasible", f"no bandwidth vector with a finite iteration time was found in "

@@ -192,6 +192,7 @@ def solve_fastest_cheapest(instance: Instance, time_limit_s: float = 60.0) -> tu
     tm = build_time_model(instance)
     counts = Counts()
     core = TimeLP(instance, tm, time_limit_s)
+    core.cut_first = False  # (the min-cost loop goes on from these cuts: see hieropt.solvers.cut_lp.Loop.cut_first)
     try:
         res = _fastest(core, instance, REL_GAP)
         counts.add(core)

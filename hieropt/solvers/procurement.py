@@ -238,6 +238,7 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
         core, meets = fastest
     else:
         core = TimeLP(instance, tm, time_limit_s)
+        core.cut_first = False  # (the min-cost loop goes on from these cuts: see Loop.cut_first)
         try:
             meets = fastest_design(core, min(rel_gap, REL_GAP), budget_usd, target_ns).bw
         except NoSolutionError as e:
