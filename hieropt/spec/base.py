@@ -84,8 +84,8 @@ class Frozen(BaseModel):
         keys per name also in a module-level list that copies sharing those fields find: arrays derived from a frozen
         model (prices, constraint matrices) that a solve reads many times. The value must not be modified."""
         cached = self.__dict__.get(name)
-        if cached is not None and _same(cached[0], key):
-            return cached[1]
+        if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
+            return cached[1]  # (the common case, inline: :func:`_same`)
         recent = _RECENT.setdefault(name, [])
         for entry in recent:  # a copy of a model with these fields (e.g. another objective) computed it already
             if _same(entry[0], key):
