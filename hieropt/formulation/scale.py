@@ -70,7 +70,8 @@ def upper_limits_gbps(instance: Instance, budget_usd: float | None = None,
                       unit_cost_usd_per_gbps_: np.ndarray | None = None) -> np.ndarray:
     """Per dimension, the smallest upper limit on B_d (GB/s) that one design row, bound or the budget states alone
     (inf when none does): rows with non-negative coefficients and sense <= or ==, upper bounds, budget / price
-    (``unit_cost_usd_per_gbps_``: the cluster's $ per GB/s of each dimension, N u_d, if known)."""
+    (``unit_cost_usd_per_gbps_``: the cluster's $ per GB/s of each dimension, N u_d, if known). Shape (D,); without
+    a budget the array is read-only and computed once per design matrix (copy it before changing it)."""
     dm = instance.design_matrix
     lim = instance.memo("_upper_limits", (dm,), lambda: _row_limits(dm))  # (read-only; once per instance)
     if budget_usd is not None:
