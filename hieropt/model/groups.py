@@ -143,13 +143,12 @@ def instance_for(p: LLMParams, network: Network, cost: CostModel, placement: Pla
         InputError: the groups cannot be placed lowest-first on the network.
         pydantic.ValidationError: the parts disagree (see :class:`~hieropt.spec.Instance`).
     """
-    from ..workloads.llm.lower import lower_stage, schedule
-    from ..workloads.llm.step import build_step
+    from ..workloads.llm.lower import schedule, stage_workload
 
     sizes = tuple(d.npus for d in network.dims)
     if placement is None:
         placement = place_lowest(sizes, plan_groups(p), name or p.workload_name)
-    workload = lower_stage(build_step(p), stage)
+    workload = stage_workload(p, stage)
     return Instance(name=name or workload.name, network=network, workload=workload, mapping=mapping_for(placement),
                     cost=cost, constraints=constraints, objective=objective, training_loop="step",
                     step=schedule(p), **extra)

@@ -158,3 +158,18 @@ def test_placements():
     # tp on dim 0 (dp 1 x 4) or tp on dim 1 (dp 2 x 2)
     assert every == [{"tp": (1, 2), "dp": (2, 2)}, {"tp": (2, 1), "dp": (1, 4)}]
     assert len(list(placements((4, 8, 4, 32), [("tp", 8), ("pp", 8), ("dp", 64)]))) > 10
+
+
+def test_stage_workload_is_lowered_once_per_plan_and_stage():
+    """A co-design search builds one instance per (plan, shape): the lowered stage is shared by the plan's shapes,
+    equal to lowering it afresh, and another plan or stage gets its own."""
+    from hieropt.workloads.llm.lower import stage_workload
+
+    p = params(sequence_parallel=True, zero_stage=1)
+    a, b = instance_for(p, _net(2, 4), COST), instance_for(p, _net(4, 2), COST)
+    assert a.workload is b.workload
+    assert a.workload == lower_stage(build_step(p), bottleneck_stage(build_step(p)))
+    assert stage_workload(p, 0) is stage_workload(p, 0) and stage_workload(p, 0) == lower_stage(build_step(p), 0)
+    assert stage_workload(p, 0) != stage_workload(p, 1)
+    other = instance_for(params(zero_stage=1), _net(2, 4), COST)
+    assert other.workload is not a.workload and other.workload != a.workload

@@ -22,6 +22,7 @@ micro-batch count m) and ``all_gpus`` (N); an instance checks its mapping's name
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 
 from ...spec import Collective, Layer, Phase, StepSchedule, Workload, WorkloadHeader
 from .params import LLMParams
@@ -82,6 +83,23 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
     return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)))
 
 
+STAGE_WORKLOADS = 256
+"""Lowered stages :func:`stage_workload` keeps (about 130 kB each for a 1T-parameter model's stage)."""
+
+
+@lru_cache(maxsize=STAGE_WORKLOADS)
+def stage_workload(p: LLMParams, stage: int | None = None) -> Workload:
+    """``lower_stage(build_step(p), stage)``, kept for the last :data:`STAGE_WORKLOADS` (plan, stage) pairs: a
+    co-design search places each plan on every shape of its space (178 candidates per plan in
+    ``spaces/codesign-1t-4096.toml``), and the workload depends on the plan only. The result is shared, frozen like
+    every spec model (its derived tables are computed once too).
+
+    Raises:
+        IndexError: no such stage.
+    """
+    return lower_stage(build_step(p), stage)
+
+
 def schedule(p: LLMParams) -> StepSchedule:
     """The :class:`~hieropt.spec.StepSchedule` of plan ``p``: m micro-batches, p stages, v chunks, DP overlap."""
     pl = p.plan
@@ -94,4 +112,4 @@ def generate(p: LLMParams) -> Workload:
     return lower_stage(build_step(p))
 
 
-__all__ = ["lower_stage", "bottleneck_stage", "header", "schedule", "generate", "POLICY"]
+__all__ = ["lower_stage", "stage_workload", "bottleneck_stage", "header", "schedule", "generate", "POLICY"]
