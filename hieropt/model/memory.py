@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
@@ -92,9 +93,10 @@ class MemoryReport:
         """HBM the plan may use: capacity less reserve."""
         return self.capacity_bytes - self.reserve_bytes
 
-    @property
+    @cached_property
     def peak(self) -> StageMemory:
-        """The stage needing the most memory (the first of equals)."""
+        """The stage needing the most memory (the first of equals); computed once (a co-design search reads it for
+        every shape a plan is placed on)."""
         return max(self.stages, key=lambda m: (m.total_bytes, -m.stage))
 
     @property
@@ -191,32 +193,52 @@ def _op_activations(p: LLMParams, op: Op, core: bool) -> float:
 def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
     """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x in-flight
     micro-batches (module docstring)."""
-    st = step.stages[stage]
+    return _stage_activations(p, step.stages[stage], {})
+
+
+_BLOCK_KINDS = ("attention", "mlp", "moe")
+
+
+def _stage_activations(p: LLMParams, st, kind_bytes: dict[tuple[str, bool], float]) -> float:
+    """:func:`stage_activation_bytes` of stage ``st``; ``kind_bytes`` keeps one block kind's activations per
+    (kind, core) across the stages of plan ``p`` (they depend on the plan only)."""
     mode = p.plan.recompute
-    blocks = [op for op in st.ops if op.kind in ("attention", "mlp", "moe")]
-    edges = [op for op in st.ops if op.kind not in ("attention", "mlp", "moe")]
-    edge = sum(_op_activations(p, op, True) for op in edges) * st.in_flight
-    kinds = Counter(op.kind for op in blocks)
+    kinds: Counter[str] = Counter()
+    edges = []
+    for op in st.ops:
+        if op.kind in _BLOCK_KINDS:
+            kinds[op.kind] += 1
+        else:
+            edges.append(_op_activations(p, op, True))
+    edge = sum(edges) * st.in_flight
+
+    def act(kind: str, core: bool) -> float:
+        v = kind_bytes.get((kind, core))
+        if v is None:
+            v = kind_bytes[kind, core] = _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core)
+        return v
+
     if mode == "full":
-        ffn = max((_kind_activations(p, k, True) for k in kinds if k != "attention"), default=0.0)
-        working = _kind_activations(p, "attention", True) + ffn if blocks else 0.0
-        return st.blocks * checkpoint_bytes(p) * st.in_flight + working + edge
-    per_mb = sum(n * _kind_activations(p, k, mode == "none") for k, n in kinds.items())
+        ffn = max((act(k, True) for k in kinds if k != "attention"), default=0.0)
+        working = act("attention", True) + ffn if kinds else 0.0
+        return kinds["attention"] * checkpoint_bytes(p) * st.in_flight + working + edge
+    per_mb = sum(n * act(k, mode == "none") for k, n in kinds.items())
     return per_mb * st.in_flight + edge
-
-
-def _kind_activations(p: LLMParams, kind: str, core: bool) -> float:
-    return _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core)
 
 
 # ------------------------------------------------------------------------------------------------- the report
 def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
     """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module docstring)."""
+    return _stage_memory(p, stage, step.stages[stage], {})
+
+
+def _stage_memory(p: LLMParams, stage: int, st, kind_bytes: dict[tuple[str, bool], float]) -> StageMemory:
     pl, pr = p.plan, p.precision
-    ops = step.stages[stage].ops
-    dense = sum(op.dense_params for op in ops)
-    expert = sum(op.expert_params for op in ops)
-    largest = max((op.dense_params + op.expert_params for op in ops), default=0)
+    dense = expert = largest = 0
+    for op in st.ops:
+        dense += op.dense_params
+        expert += op.expert_params
+        largest = max(largest, op.dense_params + op.expert_params)
 
     def split(zero_from: int) -> float:
         return dense / pl.dp + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
@@ -228,7 +250,7 @@ def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
     if pl.zero_stage >= 2:
         grads += largest * pr.gradient_bytes
     optimizer = split(1) * pr.optimizer_bytes_per_param
-    return StageMemory(stage, weights, grads, optimizer, stage_activation_bytes(p, step, stage))
+    return StageMemory(stage, weights, grads, optimizer, _stage_activations(p, st, kind_bytes))
 
 
 def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
@@ -243,7 +265,8 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
         fullest stage exceeds the available HBM). Formulas and sources: module docstring.
     """
     step = step if step is not None else build_step(p)
-    stages = tuple(stage_memory(p, step, r) for r in range(len(step.stages)))
+    kind_bytes: dict[tuple[str, bool], float] = {}  # a block kind's activations: the same on every stage
+    stages = tuple(_stage_memory(p, r, st, kind_bytes) for r, st in enumerate(step.stages))
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
 
 
