@@ -61,7 +61,7 @@ from ..spec import PHASES, Instance
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
 from .terms import Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import phase_latency, phase_traffic
+from .traffic import phase_classes, phase_latency, phase_traffic
 
 
 def build_time_model(instance: Instance) -> TimeModel:
@@ -75,8 +75,8 @@ def build_time_model(instance: Instance) -> TimeModel:
 def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
     """Add ``weight`` x one workload's T, by its training loop, to the builder."""
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
-    refs = phase_refs(b, traffic, latency)
     table = job.workload.table
+    refs = phase_refs(b, traffic, latency, phase_classes(table))
     LOOPS[instance.training_loop](b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
                                   float(table.update_ns.sum()))
 

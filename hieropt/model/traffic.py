@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..spec import PHASES, Collective, Instance, Job
+from .terms import distinct_rows
 
 
 def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
@@ -119,6 +120,42 @@ def collective_codes(table) -> np.ndarray:
     _CODES.insert(0, (table, codes))
     del _CODES[4:]
     return codes
+
+
+CLASS_ROWS = 4096
+"""Up to this many phases (L x 3), :func:`phase_classes` partitions them (above, the time model compares the rows
+themselves, as it does without the partition)."""
+_CLASSES: list[tuple[object, tuple[np.ndarray, np.ndarray] | None]] = []
+
+
+def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
+    """The phases of a :class:`~hieropt.spec.PhaseTable` whose traffic and latency rows are equal on every network
+    and mapping: the same phase column, collective, bytes and named group (:func:`phase_traffic` and
+    :func:`phase_latency` depend on nothing else). Returns (index of each class's first phase, the class of every
+    phase), phases numbered ``3 * layer + j``, classes in order of first appearance, or None for a table of more
+    than :data:`CLASS_ROWS` phases. The last few tables' partitions are kept: every candidate of a sweep over
+    shapes or placements of one workload asks for the same (:func:`hieropt.model.terms.phase_refs` then compares
+    a dozen rows instead of every phase's)."""
+    for t, classes in _CLASSES:
+        if t is table:
+            return classes
+    L = table.size_bytes.shape[0]
+    out = None
+    if 3 * L <= CLASS_ROWS:
+        ids: dict[object, int] = {}
+        group = [ids.setdefault(g, len(ids)) for g in table.group.ravel().tolist()]
+        keys = np.empty((L, 3, 4))
+        keys[:, :, 0] = np.arange(3)
+        keys[:, :, 1] = collective_codes(table)
+        keys[:, :, 2] = table.size_bytes
+        keys[:, :, 3] = np.reshape(group, (L, 3))
+        first, inverse, _ = distinct_rows(keys.reshape(3 * L, 4) + 0.0)
+        out = (first, inverse)
+        for a in out:
+            a.flags.writeable = False
+    _CLASSES.insert(0, (table, out))
+    del _CLASSES[4:]
+    return out
 
 
 @lru_cache(maxsize=4096)

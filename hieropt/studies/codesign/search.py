@@ -26,6 +26,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -57,26 +58,53 @@ COLUMNS: tuple[tuple[str, type], ...] = (
 NAMES = tuple(n for n, _ in COLUMNS)
 
 
+@lru_cache(maxsize=64)
+def _parsed(texts: tuple[str, ...], n_dims: int) -> tuple:
+    return tuple(constraint_for(t, n_dims) for t in texts)
+
+
 def _constraints(space: CodesignSpace, n_dims: int):
-    return tuple(constraint_for(t, n_dims) for t in space.constraints)
+    """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims), shared by the candidates'
+    instances (whose design matrices are then computed once, :attr:`hieropt.spec.Instance.design_matrix`)."""
+    return _parsed(tuple(space.constraints), n_dims)
 
 
 def split_ns(inst, bw: np.ndarray) -> tuple[float, float, dict[str, float]]:
     """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop instance at
-    ``bw`` (ns); see the module docstring."""
+    ``bw`` (ns); see the module docstring. Each group's communication is summed phase by phase, layer by layer
+    (one ``bincount`` over the phases in that order)."""
     st = inst.step
     table = inst.workload.table
     coll = collective_times(phase_traffic(inst), phase_latency(inst), bw, inst.dimension_mode)  # (L, 3)
     C = float(table.compute_ns.sum())
     U = float(table.update_ns.sum())
     per_micro = C + float(coll[:, :2].sum())
-    by_group: dict[str, float] = {}
-    for j, times in ((0, st.microbatches), (1, st.microbatches), (2, 1)):
-        for g, t in zip(table.group[:, j], coll[:, j], strict=True):
-            if t > 0:
-                name = g or ("tp" if j < 2 else "dp")
-                by_group[name] = by_group.get(name, 0.0) + times * float(t)
+    names, ids = _group_ids(table)
+    t = coll.T.ravel()  # phase-major: the order the per-group sums run in
+    live = t > 0
+    times = np.repeat([float(st.microbatches), float(st.microbatches), 1.0], coll.shape[0])
+    sums = np.bincount(ids[live], weights=(times * t)[live], minlength=len(names))
+    used = np.bincount(ids[live], minlength=len(names))
+    by_group = {names[i]: float(sums[i]) for i in np.flatnonzero(used)}
     return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
+
+
+_GROUP_IDS: list[tuple[object, tuple[tuple[str, ...], np.ndarray]]] = []
+
+
+def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray]:
+    """The group names of a step workload's phases (a named group, else ``tp`` forward / input gradient and
+    ``dp`` weight gradient) and each phase's name index, phase-major (the last few tables' are kept)."""
+    for t, out in _GROUP_IDS:
+        if t is table:
+            return out
+    names: dict[str, int] = {}
+    ids = [names.setdefault(g or ("tp" if j < 2 else "dp"), len(names))
+           for j in range(3) for g in table.group[:, j].tolist()]
+    out = (tuple(names), np.array(ids, dtype=np.int64))
+    _GROUP_IDS.insert(0, (table, out))
+    del _GROUP_IDS[4:]
+    return out
 
 
 def _row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
