@@ -148,6 +148,21 @@ def test_phase_classes_give_the_time_model_of_every_row():
         assert build_time_model(inst).n_collectives == b1.collectives
 
 
+def test_traffic_by_classes_equals_traffic_by_rows(monkeypatch):
+    from hieropt.model import traffic
+
+    insts = _instances()
+    by_class = [(phase_traffic(i), phase_latency(i)) for i in insts]
+    for name in ("_CLASSES", "_TRAFFIC", "_LATENCY", "_CLASS_GROUPS"):  # nothing kept: every row computed
+        monkeypatch.setattr(traffic, name, [])
+    monkeypatch.setattr(traffic, "CLASS_ROWS", 0)
+    for inst, (tr, la) in zip(insts, by_class, strict=True):
+        assert phase_classes(inst.workload.table) is None
+        assert np.array_equal(phase_traffic(inst), tr) and np.array_equal(phase_latency(inst), la)
+        assert not tr.flags.writeable and not la.flags.writeable
+    assert any(la.any() for _, la in by_class) and all(tr.any() for tr, _ in by_class)
+
+
 def test_design_matrix_and_constraints_shared():
     c1 = constraint_for("sum(bw) == 500", 3)
     assert constraint_for("sum(bw) == 500", 3) is c1
