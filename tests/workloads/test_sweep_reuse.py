@@ -69,6 +69,36 @@ def test_memory_report_equals_stage_by_stage(p):
     assert rep.peak == max(rep.stages, key=lambda m: (m.total_bytes, -m.stage))
 
 
+def _many_plans():
+    """Plans of every kind the generator builds: dense and MoE (dense first layers, every 2nd layer MoE), 1F1B,
+    interleaved and uneven stage layers, every recompute mode and ZeRO stage."""
+    from hieropt.io.llm import read_llm
+    from hieropt.workloads.llm.params import MoE
+
+    out = list(PLANS) + [params(arch={"layers": 6}, pp=4, tp=1, dp=2, stage_layers=(3, 1, 1, 1)),
+                         params(arch={"layers": 8}, pp=2, virtual_stages=2, schedule="interleaved")]
+    moe = {"moe": MoE(experts=4, top_k=2, expert_ffn_size=8, first_dense_layers=1, moe_layer_interval=2)}
+    for rec in ("none", "selective", "full"):
+        for ep in (1, 2):
+            out.append(params(arch={**moe, "layers": 6}, pp=2, tp=1, dp=4, ep=ep, recompute=rec,
+                              zero_stage=3 if ep == 2 else 1))
+    for path, sets in (("models/mixtral-8x7b.toml", ([], ["recompute=full", "zero_stage=2"])),
+                       ("models/megatron-1t.toml", (["npus=4096", "dp=8"], [
+                           "npus=4096", "pp=16", "dp=32", "virtual_stages=2", "schedule=interleaved"]))):
+        out += [read_llm(path, overrides) for overrides in sets]
+    return out
+
+
+def test_counted_layers_give_the_memory_of_the_built_step():
+    plans = _many_plans()
+    assert any(p.model.moe is not None for p in plans) and any(p.plan.virtual_stages > 1 for p in plans)
+    for p in plans:
+        step = build_step(p)
+        counted, built = memory(p), memory(p, step)
+        assert counted == built, p.plan
+        assert counted.peak == built.peak and counted.fits == built.fits
+
+
 def test_tiny_activations_by_hand():
     # tiny: n = s b = 4 x 2 = 8 tokens, h = 8, t = 2, a_t = 2 heads, q = kv: d = 2, 2 bytes, gated FFN f_t = 8,
     # no dropout; per block attention 2nhe/T + n(q_t + 2kv_t)e + n q_t e + a_t b s^2 e = 256 + 128 + 64 + 128,

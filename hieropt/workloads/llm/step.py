@@ -247,18 +247,15 @@ def _block_ops(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:
         cache[moe] = _template(p, moe)
     attn, ffn = cache[moe]
     n = str(i + 1)
-    return [_renamed(attn, "attn" + n, i), _renamed(ffn, ffn.kind + n, i)]
+    return [_copy(attn, name="attn" + n, block=i), _copy(ffn, name=ffn.kind + n, block=i)]
 
 
-def _renamed(op: Op, name: str, block: int | None) -> Op:
-    """``op`` with another name and block: ``dataclasses.replace`` done as ``copy.copy`` does it (a new object
-    whose ``__dict__`` is a copy of the fields) without the frozen ``__init__``'s per-field ``__setattr__``, 3x
-    faster; a plan's step copies its two block templates once per block (258 layers for a 1T model)."""
+def _copy(op: Op, **fields) -> Op:
+    """``dataclasses.replace(op, **fields)`` done as ``copy.copy`` does it (a new object whose ``__dict__`` is a copy
+    of the fields), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster, and a plan's step copies
+    its two block templates once per block (258 layers for a 1T model)."""
     new = _new(Op)
-    fields = new.__dict__
-    fields.update(op.__dict__)
-    fields["name"] = name
-    fields["block"] = block
+    new.__dict__.update(op.__dict__, **fields)
     return new
 
 
@@ -318,12 +315,7 @@ def _output_op(p: LLMParams) -> Op:
 
 
 def _with(op: Op, comm: Comm) -> Op:
-    """``op`` with one more collective (a copy, as :func:`_renamed`)."""
-    new = _new(Op)
-    fields = new.__dict__
-    fields.update(op.__dict__)
-    fields["comms"] = op.comms + (comm,)
-    return new
+    return _copy(op, comms=op.comms + (comm,))
 
 
 def build_step(p: LLMParams) -> Step:
@@ -367,5 +359,39 @@ def build_step(p: LLMParams) -> Step:
     return Step(p, tuple(stages), pl.microbatches)
 
 
-__all__ = ["Comm", "Op", "Stage", "Step", "build_step", "in_flight", "GROUPS", "STEP_PHASES", "AR", "RS", "AG", "A2A",
-           "P2P"]
+def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
+    """The layers of every stage of :func:`build_step`, counted instead of built: per stage, (layer, how many) in
+    order of first appearance, one layer standing for every block of its kind (its name, block and pipeline sends
+    left out: they carry no parameters). What the memory report reads (:func:`hieropt.model.memory.memory`), for
+    a few layers per plan instead of every block's."""
+    pl = p.plan
+    chunks = _chunks(p)
+    last_chunk = pl.pp * len(chunks[0]) - 1
+    cache: dict[bool, list[Op]] = {}
+    edges: dict[str, Op] = {}
+    out = []
+    for r, stage_chunks in enumerate(chunks):
+        runs: dict[int, list] = {}
+        for j, blocks in enumerate(stage_chunks):
+            c = j * pl.pp + r
+            kinds: dict[bool, int] = {}  # MoE or not -> blocks, in order of first appearance
+            if p.model.moe is None and blocks:
+                kinds[False] = len(blocks)
+            elif blocks:
+                for i in blocks:
+                    moe = p.model.is_moe(i)
+                    kinds[moe] = kinds.get(moe, 0) + 1
+            layers = [(edges.get("embed") or edges.setdefault("embed", _embedding_op(p)), 1)] if c == 0 else []
+            for moe, n in kinds.items():
+                layers += [(op, n) for op in cache.get(moe) or cache.setdefault(moe, _template(p, moe))]
+            if c == last_chunk:
+                layers.append((edges.get("output") or edges.setdefault("output", _output_op(p)), 1))
+            for op, n in layers:
+                run = runs.setdefault(id(op), [op, 0])
+                run[1] += n
+        out.append(tuple((op, n) for op, n in runs.values()))
+    return tuple(out)
+
+
+__all__ = ["Comm", "Op", "Stage", "Step", "build_step", "stage_layers", "in_flight", "GROUPS", "STEP_PHASES", "AR",
+           "RS", "AG", "A2A", "P2P"]
