@@ -193,6 +193,45 @@ def test_traffic_by_classes_equals_traffic_by_rows(monkeypatch):
     assert any(la.any() for _, la in by_class) and all(tr.any() for tr, _ in by_class)
 
 
+def _same_model(a, b) -> bool:
+    return (a.constant_ns == b.constant_ns and a.nodes == b.nodes and a.dimension_mode == b.dimension_mode
+            and a.n_collectives == b.n_collectives and all(np.array_equal(getattr(a, f), getattr(b, f)) for f in (
+                "terms_bytes", "terms_latency_ns", "term_weights", "node_weights")))
+
+
+def test_time_models_kept_by_their_inputs(monkeypatch):
+    from hieropt.model import timing
+    from hieropt.spec import CostClass, CostModel, Dimension, Network
+
+    insts = _instances()
+    kept = [build_time_model(i) for i in insts]
+    monkeypatch.setattr(timing, "_MODELS", type(timing._MODELS)())
+    monkeypatch.setattr(timing, "TIME_MODELS", 0)  # nothing kept: every model built afresh
+    for inst, tm in zip(insts, kept, strict=True):
+        fresh = build_time_model(inst)
+        assert fresh is not tm and _same_model(fresh, tm)
+        if timing._model_key(inst) is not None:
+            assert not tm.terms_bytes.flags.writeable
+    monkeypatch.setattr(timing, "TIME_MODELS", 64)
+    # the same plan on Ring / FullyConnected / Switch dimensions of equal sizes and other prices: one model; other
+    # latency or sizes: another
+    p, cost = PLANS[0], CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=2.0,
+                                                          nic_usd_per_gbps=3.0), "B": CostClass(link_usd_per_gbps=5.0)})
+
+    def inst(blocks, cls="A", latency=0.0, sizes=(2, 4)):
+        net = Network(dims=tuple(Dimension(block=b, npus=n, cost_class=cls, latency_ns=latency)
+                                 for b, n in zip(blocks, sizes, strict=True)))
+        return instance_for(p, net, cost)
+
+    a = build_time_model(inst(("Ring", "Ring")))
+    assert build_time_model(inst(("FullyConnected", "Switch"))) is a
+    assert build_time_model(inst(("Ring", "Ring"), "B")) is a
+    other = build_time_model(inst(("Ring", "Ring"), latency=100.0))
+    assert other is not a and other.terms_latency_ns.any() and not a.terms_latency_ns.any()
+    assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other  # other step counts
+    assert build_time_model(inst(("Ring", "Ring"), sizes=(4, 2))) is not a
+
+
 def test_design_matrix_and_constraints_shared():
     c1 = constraint_for("sum(bw) == 500", 3)
     assert constraint_for("sum(bw) == 500", 3) is c1

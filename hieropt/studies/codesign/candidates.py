@@ -152,6 +152,16 @@ def shapes_of(space: CodesignSpace, placeholder) -> list[tuple[str, Network]]:
     return [(shape_id(shim, s), shape_network(shim, s)) for s in enumerate_shapes(shim)]
 
 
+def _candidate(cid: str, plan: str, shape: str, params: LLMParams, network: Network, placement: Placement,
+               bound: float, t_lb: float, memory_bytes: float) -> CodesignCandidate:
+    """``CodesignCandidate(...)`` without the frozen ``__init__``'s per-field ``__setattr__`` (its fields set as
+    ``copy.copy`` sets a copy's): 2x faster, and a space has 10^4 - 10^5 candidates."""
+    c = object.__new__(CodesignCandidate)
+    c.__dict__.update(id=cid, plan_id=plan, shape_id=shape, params=params, network=network, placement=placement,
+                      lower_bound=bound, compute_ns=t_lb, memory_bytes=memory_bytes)
+    return c
+
+
 def _placement_text(pl: Placement) -> str:
     return " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in pl.items())
 
@@ -209,8 +219,8 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
                 skipped.append((f"{pc.id} | {sid}", options))
                 continue
             for pl, text in options:
-                out.append(CodesignCandidate(f"{pc.id} | {sid} | {text}", pc.id, sid, pc.params, net, dict(pl),
-                                             bound, t_lb, mem))
+                out.append(_candidate(f"{pc.id} | {sid} | {text}", pc.id, sid, pc.params, net, dict(pl), bound, t_lb,
+                                      mem))
     out.sort(key=lambda c: (c.lower_bound, c.id))
     return CodesignEnumeration(plans, tuple(shapes), tuple(out), tuple(skipped))
 

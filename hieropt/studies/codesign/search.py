@@ -141,10 +141,15 @@ class UnsolvedRows:
         if base is None:
             base = self._plans[cand.plan_id] = typed_row({**_row(self.space, cand), "space_hash": self.space_hash},
                                                          COLUMNS)
-        row = base.copy()
-        row.update(typed_row({"id": cand.id, "shape": cand.shape_id, "placement": cand.id.rsplit(" | ", 1)[-1],
-                              "n_dims": cand.network.n_dims, "status": status, "message": message,
-                              "lower_bound": cand.lower_bound, "memory_bytes": cand.memory_bytes}, OWN_COLUMNS))
+        row = base.copy()  # typed_row's rule for the own columns: "" / None / nan -> None ("" for message)
+        row["id"] = cand.id or None
+        row["shape"] = cand.shape_id or None
+        row["placement"] = cand.id.rsplit(" | ", 1)[-1] or None
+        row["n_dims"] = int(float(cand.network.n_dims))
+        row["status"] = status or None
+        row["message"] = message or ""
+        row["lower_bound"] = None if math.isnan(cand.lower_bound) else float(cand.lower_bound)
+        row["memory_bytes"] = None if math.isnan(cand.memory_bytes) else float(cand.memory_bytes)
         return row
 
 
