@@ -97,23 +97,49 @@ def _distinct(workload: Any) -> list[list[tuple[Collective, str | None, float]]]
 
 def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray, np.ndarray]:
     """Traffic (bytes) and latency (ns) per dimension of every distinct collective of every workload, shape
-    (R, D); rows depend on the workloads only, so they align between candidates of one space. The rows of one
-    phase's collectives on one group are computed at once (:func:`hieropt.model.traffic.unit_rows`, the same
-    products as :func:`~hieropt.model.traffic.collective_traffic` row by row)."""
+    (R, D); rows depend on the workloads only, so they align between candidates of one space. A workload's rows are
+    kept per (workload, mapping) and, for the latency, per the dimensions' latency and algorithms (a space's
+    candidates repeat them); the rows of one phase's collectives on one group are computed at once
+    (:func:`hieropt.model.traffic.unit_rows`: the products of :func:`~hieropt.model.traffic.collective_traffic`)."""
     D = network.n_dims
-    alpha = np.array([d.latency_ns for d in network.dims])
-    algos = tuple(d.collective_algorithm for d in network.dims)
+    dims = (tuple(d.latency_ns for d in network.dims), tuple(d.collective_algorithm for d in network.dims))
     traffic, latency = [], []
     for workload, mapping in jobs:
-        for phase, (kinds, sizes, by_group) in zip(PHASES, _distinct_arrays(workload), strict=True):
-            m, lam = np.empty((kinds.size, D)), np.empty((kinds.size, D))
-            for name, idx in by_group:
-                group = mapping.group(phase, name)
-                m[idx] = sizes[idx, None] * unit_rows(group)[kinds[idx]]
-                lam[idx] = step_rows(group, algos)[kinds[idx]] * alpha
-            traffic.append(m)
-            latency.append(lam)
+        key = (id(workload), id(mapping))
+        hit = _TRAFFIC_ROWS.get(key)
+        if hit is None or hit[0] is not workload or hit[1] is not mapping:
+            if len(_TRAFFIC_ROWS) > 1 << 14:
+                _TRAFFIC_ROWS.clear()
+            hit = _TRAFFIC_ROWS[key] = (workload, mapping, _job_rows(workload, mapping, D, None), {})
+        lat = hit[3].get(dims)
+        if lat is None:
+            lat = hit[3][dims] = _job_rows(workload, mapping, D, dims)
+        traffic.append(hit[2])
+        latency.append(lat)
+    if len(jobs) == 1:
+        return traffic[0], latency[0]
     return np.concatenate(traffic).reshape(-1, D), np.concatenate(latency).reshape(-1, D)
+
+
+_TRAFFIC_ROWS: dict[tuple[int, int], tuple[Any, Mapping, np.ndarray, dict[tuple, np.ndarray]]] = {}
+
+
+def _job_rows(workload: Any, mapping: Mapping, D: int, dims: tuple | None) -> np.ndarray:
+    """One workload's rows of :func:`_rows`: traffic (``dims`` None) or latency (``dims`` = the dimensions'
+    latencies and algorithms), read-only."""
+    blocks = []
+    for phase, (kinds, sizes, by_group) in zip(PHASES, _distinct_arrays(workload), strict=True):
+        out = np.empty((kinds.size, D))
+        for name, idx in by_group:
+            group = mapping.group(phase, name)
+            if dims is None:
+                out[idx] = sizes[idx, None] * unit_rows(group)[kinds[idx]]
+            else:
+                out[idx] = step_rows(group, dims[1])[kinds[idx]] * np.array(dims[0])
+        blocks.append(out)
+    rows = np.concatenate(blocks).reshape(-1, D)
+    rows.flags.writeable = False
+    return rows
 
 
 _ARRAYS: dict[int, tuple[Any, list[tuple[np.ndarray, np.ndarray, list[tuple[str | None, np.ndarray]]]]]] = {}
