@@ -239,21 +239,27 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
               _update_ns(p, dense, expert))
 
 
-def _block_ops(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:
-    """Block i's attention and FFN layers; blocks of one kind (dense or MoE) differ only in names, so they are
-    built once per kind and copied."""
-    moe = p.model.is_moe(i)
-    if moe not in cache:
-        cache[moe] = _template(p, moe)
-    attn, ffn = cache[moe]
-    n = str(i + 1)
-    return [_copy(attn, name="attn" + n, block=i), _copy(ffn, name=ffn.kind + n, block=i)]
+def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> list[Op]:
+    """The attention and FFN layers of ``blocks``; blocks of one kind (dense or MoE) differ only in names, so they
+    are built once per kind and copied (as :func:`_copy`, inline: a 1T model's step copies 256 layers)."""
+    out: list[Op] = []
+    dense = p.model.moe is None
+    for i in blocks:
+        moe = False if dense else p.model.is_moe(i)
+        pair = cache.get(moe)
+        if pair is None:
+            pair = cache[moe] = _template(p, moe)
+        n = str(i + 1)
+        attn, ffn = _new(Op), _new(Op)
+        attn.__dict__.update(pair[0].__dict__, name="attn" + n, block=i)
+        ffn.__dict__.update(pair[1].__dict__, name=pair[1].kind + n, block=i)
+        out += (attn, ffn)
+    return out
 
 
 def _copy(op: Op, **fields) -> Op:
-    """``dataclasses.replace(op, **fields)`` done as ``copy.copy`` does it (a new object whose ``__dict__`` is a copy
-    of the fields), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster, and a plan's step copies
-    its two block templates once per block (258 layers for a 1T model)."""
+    """``dataclasses.replace(op, **fields)`` as ``copy.copy`` does it (a new object, its ``__dict__`` a copy of the
+    fields), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster."""
     new = _new(Op)
     new.__dict__.update(op.__dict__, **fields)
     return new
@@ -340,8 +346,7 @@ def build_step(p: LLMParams) -> Step:
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
             chunk = [_embedding_op(p)] if c == 0 else []
-            for i in blocks:
-                chunk += _block_ops(p, i, cache)
+            chunk += _block_ops(p, blocks, cache)
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
@@ -361,9 +366,8 @@ def build_step(p: LLMParams) -> Step:
 
 def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
     """The layers of every stage of :func:`build_step`, counted instead of built: per stage, (layer, how many) in
-    order of first appearance, one layer standing for every block of its kind (its name, block and pipeline sends
-    left out: they carry no parameters). What the memory report reads (:func:`hieropt.model.memory.memory`), for
-    a few layers per plan instead of every block's."""
+    order of first appearance, one layer for every block of its kind (names, blocks and pipeline sends left out:
+    they carry no parameters). What :func:`hieropt.model.memory.memory` reads, a few layers per plan."""
     pl = p.plan
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
@@ -375,12 +379,10 @@ def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r
             kinds: dict[bool, int] = {}  # MoE or not -> blocks, in order of first appearance
+            for i in blocks if p.model.moe is not None else ():
+                kinds[p.model.is_moe(i)] = kinds.get(p.model.is_moe(i), 0) + 1
             if p.model.moe is None and blocks:
                 kinds[False] = len(blocks)
-            elif blocks:
-                for i in blocks:
-                    moe = p.model.is_moe(i)
-                    kinds[moe] = kinds.get(moe, 0) + 1
             layers = [(edges.get("embed") or edges.setdefault("embed", _embedding_op(p)), 1)] if c == 0 else []
             for moe, n in kinds.items():
                 layers += [(op, n) for op in cache.get(moe) or cache.setdefault(moe, _template(p, moe))]
