@@ -3,13 +3,14 @@ see the :mod:`hieropt.studies.explore.run` docstring) and :func:`candidates`, wh
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ...errors import InputError
 from ...model.cost import unit_cost_usd_per_gbps
-from ...model.traffic import KINDS, step_rows, unit_rows
+from ...model.traffic import collective_steps, collective_traffic
 from ...names import PHASES
 from ...spec import Instance, LinearConstraint, Mapping
 from ...spec.network import Collective, Network
@@ -97,69 +98,33 @@ def _distinct(workload: Any) -> list[list[tuple[Collective, str | None, float]]]
 
 def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray, np.ndarray]:
     """Traffic (bytes) and latency (ns) per dimension of every distinct collective of every workload, shape
-    (R, D); rows depend on the workloads only, so they align between candidates of one space. A workload's rows are
-    kept per (workload, mapping) and, for the latency, per the dimensions' latency and algorithms (a space's
-    candidates repeat them); the rows of one phase's collectives on one group are computed at once
-    (:func:`hieropt.model.traffic.unit_rows`: the products of :func:`~hieropt.model.traffic.collective_traffic`)."""
+    (R, D); rows depend on the workloads only, so they align between candidates of one space."""
     D = network.n_dims
-    dims = (tuple(d.latency_ns for d in network.dims), tuple(d.collective_algorithm for d in network.dims))
+    alpha = np.array([d.latency_ns for d in network.dims])
+    algos = tuple(d.collective_algorithm for d in network.dims)
     traffic, latency = [], []
     for workload, mapping in jobs:
-        key = (id(workload), id(mapping))
-        hit = _TRAFFIC_ROWS.get(key)
-        if hit is None or hit[0] is not workload or hit[1] is not mapping:
-            if len(_TRAFFIC_ROWS) > 1 << 14:
-                _TRAFFIC_ROWS.clear()
-            hit = _TRAFFIC_ROWS[key] = (workload, mapping, _job_rows(workload, mapping, D, None), {})
-        lat = hit[3].get(dims)
-        if lat is None:
-            lat = hit[3][dims] = _job_rows(workload, mapping, D, dims)
-        traffic.append(hit[2])
-        latency.append(lat)
-    if len(jobs) == 1:
-        return traffic[0], latency[0]
-    return np.concatenate(traffic).reshape(-1, D), np.concatenate(latency).reshape(-1, D)
+        for phase, triples in zip(PHASES, _distinct(workload), strict=True):
+            for kind, name, size in triples:
+                group = mapping.group(phase, name)
+                traffic.append(_traffic_row(kind, size, group))
+                latency.append(_steps_row(kind, group, algos) * alpha)
+    return np.array(traffic).reshape(-1, D), np.array(latency).reshape(-1, D)
 
 
-_TRAFFIC_ROWS: dict[tuple[int, int], tuple[Any, Mapping, np.ndarray, dict[tuple, np.ndarray]]] = {}
+@lru_cache(maxsize=65536)
+def _traffic_row(kind: Collective, size: float, group: tuple[int, ...]) -> np.ndarray:
+    """:func:`~hieropt.model.traffic.collective_traffic`, cached (the candidates of a space repeat its groups)."""
+    out = collective_traffic(kind, size, group)
+    out.flags.writeable = False
+    return out
 
 
-def _job_rows(workload: Any, mapping: Mapping, D: int, dims: tuple | None) -> np.ndarray:
-    """One workload's rows of :func:`_rows`: traffic (``dims`` None) or latency (``dims`` = the dimensions'
-    latencies and algorithms), read-only."""
-    blocks = []
-    for phase, (kinds, sizes, by_group) in zip(PHASES, _distinct_arrays(workload), strict=True):
-        out = np.empty((kinds.size, D))
-        for name, idx in by_group:
-            group = mapping.group(phase, name)
-            if dims is None:
-                out[idx] = sizes[idx, None] * unit_rows(group)[kinds[idx]]
-            else:
-                out[idx] = step_rows(group, dims[1])[kinds[idx]] * np.array(dims[0])
-        blocks.append(out)
-    rows = np.concatenate(blocks).reshape(-1, D)
-    rows.flags.writeable = False
-    return rows
-
-
-_ARRAYS: dict[int, tuple[Any, list[tuple[np.ndarray, np.ndarray, list[tuple[str | None, np.ndarray]]]]]] = {}
-
-
-def _distinct_arrays(workload: Any) -> list[tuple[np.ndarray, np.ndarray, list[tuple[str | None, np.ndarray]]]]:
-    """:func:`_distinct` per phase as arrays: the collectives' codes (into :data:`hieropt.model.traffic.KINDS`), their
-    sizes, and per named group (None: the phase's) the indices of its collectives (cached per workload)."""
-    hit = _ARRAYS.get(id(workload))
-    if hit is not None and hit[0] is workload:
-        return hit[1]
-    out = []
-    for triples in _distinct(workload):
-        kinds = np.array([KINDS.index(k) for k, _, _ in triples], dtype=np.int64)
-        sizes = np.array([s for _, _, s in triples], dtype=float)
-        groups: dict[str | None, list[int]] = {}
-        for i, (_, name, _) in enumerate(triples):
-            groups.setdefault(name, []).append(i)
-        out.append((kinds, sizes, [(name, np.array(idx, dtype=np.int64)) for name, idx in groups.items()]))
-    _ARRAYS[id(workload)] = (workload, out)
+@lru_cache(maxsize=65536)
+def _steps_row(kind: Collective, group: tuple[int, ...], algos: tuple[str, ...]) -> np.ndarray:
+    """:func:`~hieropt.model.traffic.collective_steps`, cached."""
+    out = collective_steps(kind, group, algos)
+    out.flags.writeable = False
     return out
 
 
@@ -217,39 +182,21 @@ def problem_key(instance: Instance) -> tuple:
 def _key(network: Network, jobs: list[tuple[Any, Mapping]], u: np.ndarray,
          constraints: tuple[LinearConstraint, ...], mode: str) -> tuple:
     D = network.n_dims
-    A, same_column, rhs = _constraint_parts(constraints, D)
+    A = np.array([c.coefficients for c in constraints], dtype=float).reshape(-1, D)
     M, L = _rows(network, jobs)
     cols: list[tuple] = []
-    has_latency = L.any(axis=0).tolist()
+    has_latency = L.any(axis=0)
     i = 0
     while i < D:
         j = i + 1
         if mode == "concurrent" and not has_latency[i]:
             while (j < D and not has_latency[j] and abs(u[j] - u[i]) <= 1e-12 * abs(u[i])
-                   and same_column[j][i] and _rank_one(M[:, i:j + 1])):
+                   and np.array_equal(A[:, j], A[:, i]) and _rank_one(M[:, i:j + 1])):
                 j += 1
         cols.append(_round(np.concatenate((u[i:i + 1], A[:, i], M[:, i:j].sum(axis=1), L[:, i]))))
         i = j
-    return D, rhs, tuple(sorted(cols))
-
-
-_CONSTRAINTS: dict[tuple[int, int], tuple[tuple, tuple]] = {}
-
-
-def _constraint_parts(constraints: tuple[LinearConstraint, ...], D: int) -> tuple:
-    """(coefficient matrix A (rows, D), whether columns j and i of A are equal, the rounded senses and right-hand
-    sides) of the constraints of ``D`` dimensions: the same for every candidate with D dimensions (kept per
-    constraints object)."""
-    hit = _CONSTRAINTS.get((id(constraints), D))
-    if hit is not None and hit[0] is constraints:
-        return hit[1]
-    A = np.array([c.coefficients for c in constraints], dtype=float).reshape(-1, D)
-    same = [[bool(np.array_equal(A[:, j], A[:, i])) for i in range(D)] for j in range(D)]
     rhs = tuple((c.sense, float(f"{c.rhs:.{KEY_DIGITS}g}")) for c in constraints)
-    if len(_CONSTRAINTS) > 256:
-        _CONSTRAINTS.clear()
-    _CONSTRAINTS[id(constraints), D] = (constraints, (A, same, rhs))
-    return A, same, rhs
+    return D, rhs, tuple(sorted(cols))
 
 
 def _unit_costs(space: ShapeSpace, shape: tuple) -> np.ndarray:
