@@ -23,6 +23,7 @@ of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ...errors import InputError
 from ...model.cost import unit_costs
@@ -90,8 +91,15 @@ def plan_compute_ns(p: LLMParams, step) -> float:
 def _volume(kind: str, size: float, P: int) -> float:
     if P <= 1:
         return 0.0
-    return {"ALLREDUCE": 2 * size * (1 - 1 / P), "REDUCESCATTER": size * (1 - 1 / P), "ALLGATHER": size * (P - 1),
-            "ALLTOALL": size * (1 - 1 / P), "P2P": size}[kind]
+    if kind == "ALLREDUCE":
+        return 2 * size * (1 - 1 / P)
+    if kind in ("REDUCESCATTER", "ALLTOALL"):
+        return size * (1 - 1 / P)
+    if kind == "ALLGATHER":
+        return size * (P - 1)
+    if kind == "P2P":
+        return size
+    raise KeyError(kind)
 
 
 def plan_volume_bytes(p: LLMParams, step) -> float:
@@ -154,11 +162,12 @@ def shapes_of(space: CodesignSpace, placeholder) -> list[tuple[str, Network]]:
 
 def _candidate(cid: str, plan: str, shape: str, params: LLMParams, network: Network, placement: Placement,
                bound: float, t_lb: float, memory_bytes: float) -> CodesignCandidate:
-    """``CodesignCandidate(...)`` without the frozen ``__init__``'s per-field ``__setattr__`` (its fields set as
-    ``copy.copy`` sets a copy's): 2x faster, and a space has 10^4 - 10^5 candidates."""
+    """``CodesignCandidate(...)`` without the frozen ``__init__``'s per-field ``__setattr__`` (its ``__dict__`` set
+    at once, as ``copy.copy`` fills a copy's): 2.5x faster, and a space has 10^4 - 10^5 candidates."""
     c = object.__new__(CodesignCandidate)
-    c.__dict__.update(id=cid, plan_id=plan, shape_id=shape, params=params, network=network, placement=placement,
-                      lower_bound=bound, compute_ns=t_lb, memory_bytes=memory_bytes)
+    object.__setattr__(c, "__dict__", {"id": cid, "plan_id": plan, "shape_id": shape, "params": params,
+                                       "network": network, "placement": placement, "lower_bound": bound,
+                                       "compute_ns": t_lb, "memory_bytes": memory_bytes})
     return c
 
 
@@ -221,7 +230,7 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
             for pl, text in options:
                 out.append(_candidate(f"{pc.id} | {sid} | {text}", pc.id, sid, pc.params, net, dict(pl), bound, t_lb,
                                       mem))
-    out.sort(key=lambda c: (c.lower_bound, c.id))
+    out.sort(key=attrgetter("lower_bound", "id"))
     return CodesignEnumeration(plans, tuple(shapes), tuple(out), tuple(skipped))
 
 

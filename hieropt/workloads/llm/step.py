@@ -240,8 +240,7 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
 
 
 def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> list[Op]:
-    """The attention and FFN layers of ``blocks``; blocks of one kind (dense or MoE) differ only in names, so they
-    are built once per kind and copied (as :func:`_copy`, inline: a 1T model's step copies 256 layers)."""
+    """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE), copied as :func:`_copy`."""
     out: list[Op] = []
     dense = p.model.moe is None
     for i in blocks:
@@ -250,9 +249,11 @@ def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> 
         if pair is None:
             pair = cache[moe] = _template(p, moe)
         n = str(i + 1)
+        a, f = pair[0].__dict__.copy(), pair[1].__dict__.copy()
+        a["name"], a["block"], f["name"], f["block"] = "attn" + n, i, pair[1].kind + n, i
         attn, ffn = _new(Op), _new(Op)
-        attn.__dict__.update(pair[0].__dict__, name="attn" + n, block=i)
-        ffn.__dict__.update(pair[1].__dict__, name=pair[1].kind + n, block=i)
+        _set(attn, "__dict__", a)
+        _set(ffn, "__dict__", f)
         out += (attn, ffn)
     return out
 
@@ -261,11 +262,11 @@ def _copy(op: Op, **fields) -> Op:
     """``dataclasses.replace(op, **fields)`` as ``copy.copy`` does it (a new object, its ``__dict__`` a copy of the
     fields), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster."""
     new = _new(Op)
-    new.__dict__.update(op.__dict__, **fields)
+    _set(new, "__dict__", {**op.__dict__, **fields})
     return new
 
 
-_new = object.__new__
+_new, _set = object.__new__, object.__setattr__
 
 
 def _template(p: LLMParams, moe: bool) -> list[Op]:
