@@ -213,17 +213,20 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     shaped = [(sid, net, tuple(d.npus for d in net.dims), caps[net.n_dims],
                None if objective == "performance" else cost_floor_usd(space, net)) for sid, net in shapes]
     placed: dict[tuple, list[tuple[Placement, str]] | str] = {}  # (sizes, groups) -> placements or the reason
+    per_shape: dict[tuple, list] = {}  # groups -> the placements (or the reason) on each shape, in shape order
     for pc in plans.fitting:
         t0 = plan_compute_ns(pc.params, pc.step)
         vol = plan_volume_bytes(pc.params, pc.step)
         groups = tuple(plan_groups(pc.params))
         mem = pc.memory.peak.total_bytes
-        for sid, net, sizes, cap, c_lb in shaped:
+        if groups not in per_shape:
+            for sid, _, sizes, _, _ in shaped:
+                if (sizes, groups) not in placed:
+                    placed[sizes, groups] = _options(space, sizes, groups, sid)
+            per_shape[groups] = [placed[sizes, groups] for _, _, sizes, _, _ in shaped]
+        for (sid, net, _, cap, c_lb), options in zip(shaped, per_shape[groups], strict=True):
             t_lb = t0 + vol / cap
             bound = t_lb if c_lb is None else t_lb * c_lb if objective == "performance_per_cost" else c_lb
-            options = placed.get((sizes, groups))
-            if options is None:
-                options = placed[sizes, groups] = _options(space, sizes, groups, sid)
             if isinstance(options, str):
                 skipped.append((f"{pc.id} | {sid}", options))
                 continue
