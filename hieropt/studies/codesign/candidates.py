@@ -225,14 +225,14 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
                     placed[sizes, groups] = _options(space, sizes, groups, sid)
             per_shape[groups] = [placed[sizes, groups] for _, _, sizes, _, _ in shaped]
         for (sid, net, _, cap, c_lb), options in zip(shaped, per_shape[groups], strict=True):
+            prefix = f"{pc.id} | {sid} | "
             t_lb = t0 + vol / cap
             bound = t_lb if c_lb is None else t_lb * c_lb if objective == "performance_per_cost" else c_lb
             if isinstance(options, str):
                 skipped.append((f"{pc.id} | {sid}", options))
                 continue
             for pl, text in options:
-                out.append(_candidate(f"{pc.id} | {sid} | {text}", pc.id, sid, pc.params, net, dict(pl), bound, t_lb,
-                                      mem))
+                out.append(_candidate(prefix + text, pc.id, sid, pc.params, net, dict(pl), bound, t_lb, mem))
     out.sort(key=attrgetter("lower_bound", "id"))
     return CodesignEnumeration(plans, tuple(shapes), tuple(out), tuple(skipped))
 

@@ -88,6 +88,7 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     too_big: list[tuple[str, MemoryReport]] = []
     n = 0
     keys: Sequence[str] = tuple(PlanChoices.model_fields)
+    base_plan = base.plan.model_dump()
     for values in itertools.product(*(getattr(choices, k) for k in keys)):
         n += 1
         upd = dict(zip(keys, values, strict=True))
@@ -97,7 +98,7 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
         upd["dp"] = npus // (upd["tp"] * upd["pp"])
         upd["npus"] = npus
         upd["schedule"] = "interleaved" if upd["virtual_stages"] > 1 else "1f1b"
-        plan = base.plan.model_dump() | upd
+        plan = base_plan | upd
         if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
             plan["stage_layers"] = None
         try:

@@ -276,6 +276,7 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         return not infeasible(cand) and not (prune_now and cand.lower_bound >= best[0])
 
     incumbent = [None, ""]  # the incumbent and its text in the pruned rows' message (formatted when it changes)
+    bound_text: dict[float, str] = {}  # (a plan's candidates on shapes of one dimension count share their bound)
 
     solved = pruned = 0
     complete = False
@@ -289,8 +290,10 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                 else:
                     if incumbent[0] != best[0]:
                         incumbent[:] = best[0], f"{best[0]:.10g}"
-                    row = unsolved.row(cand, "pruned", f"lower bound {cand.lower_bound:.10g} >= incumbent "
-                                       f"{incumbent[1]}")
+                    lb = bound_text.get(cand.lower_bound)
+                    if lb is None or not cand.lower_bound:  # (0.0 and -0.0 are one key but two texts)
+                        lb = bound_text[cand.lower_bound] = f"{cand.lower_bound:.10g}"
+                    row = unsolved.row(cand, "pruned", f"lower bound {lb} >= incumbent {incumbent[1]}")
                 pruned += 1
             else:
                 solved += 1
