@@ -99,6 +99,24 @@ def test_counted_layers_give_the_memory_of_the_built_step():
         assert counted.peak == built.peak and counted.fits == built.fits
 
 
+def test_step_without_names_has_the_values_of_the_step():
+    from hieropt.studies.codesign.candidates import plan_compute_ns, plan_volume_bytes
+
+    def values(op):
+        return (op.kind, op.flops, op.recompute_flops, op.dense_params, op.expert_params, op.comms, op.update_ns)
+
+    for p in _many_plans():
+        named, plain = build_step(p), build_step(p, names=False)
+        assert [[values(op) for op in st.ops] for st in named.stages] == \
+            [[values(op) for op in st.ops] for st in plain.stages]
+        assert [st.in_flight for st in named.stages] == [st.in_flight for st in plain.stages]
+        for r in range(len(named.stages)):
+            assert named.compute_ns(r) == plain.compute_ns(r) and named.update_ns(r) == plain.update_ns(r)
+        assert plan_compute_ns(p, named) == plan_compute_ns(p, plain)
+        assert plan_volume_bytes(p, named) == plan_volume_bytes(p, plain)
+        assert {op.name for st in plain.stages for op in st.ops} <= {"embed", "attn", "mlp", "moe", "output"}
+
+
 def test_tiny_activations_by_hand():
     # tiny: n = s b = 4 x 2 = 8 tokens, h = 8, t = 2, a_t = 2 heads, q = kv: d = 2, 2 bytes, gated FFN f_t = 8,
     # no dropout; per block attention 2nhe/T + n(q_t + 2kv_t)e + n q_t e + a_t b s^2 e = 256 + 128 + 64 + 128,

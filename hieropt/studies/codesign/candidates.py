@@ -33,6 +33,7 @@ from ...spec.space import ShapeSpace, SpaceJob, constraint_for
 from ...workloads.llm.lower import bottleneck_stage, lower_stage
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace
+from ...workloads.llm.step import build_step
 from ..explore.enumerate import enumerate_shapes, shape_id, shape_network
 from .plans import PlanEnumeration, enumerate_plans
 
@@ -215,8 +216,9 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     placed: dict[tuple, list[tuple[Placement, str]] | str] = {}  # (sizes, groups) -> placements or the reason
     per_shape: dict[tuple, list] = {}  # groups -> the placements (or the reason) on each shape, in shape order
     for pc in plans.fitting:
-        t0 = plan_compute_ns(pc.params, pc.step)
-        vol = plan_volume_bytes(pc.params, pc.step)
+        sums = build_step(pc.params, names=False)  # (its layers' values, in order: the sums of pc.step)
+        t0 = plan_compute_ns(pc.params, sums)
+        vol = plan_volume_bytes(pc.params, sums)
         groups = tuple(plan_groups(pc.params))
         mem = pc.memory.peak.total_bytes
         if groups not in per_shape:

@@ -15,6 +15,7 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pydantic import ValidationError
 
@@ -26,12 +27,17 @@ from ...workloads.llm.step import Step, build_step
 
 @dataclass(frozen=True)
 class PlanCandidate:
-    """A valid plan that fits: its parameters, step and memory report, and a stable id."""
+    """A valid plan that fits: its parameters and memory report, and a stable id; :attr:`step` is built on first
+    use (a search needs only a stage's sums: ``build_step(params, names=False)``)."""
 
     id: str
     params: LLMParams
-    step: Step
     memory: MemoryReport
+
+    @cached_property
+    def step(self) -> Step:
+        """``build_step(params)``: every stage's layers."""
+        return build_step(self.params)
 
 
 @dataclass(frozen=True)
@@ -109,7 +115,7 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
         rep = memory(p)  # (from the stages' counted layers: a plan too big needs no step)
         pid = plan_id(p)
         if rep.fits:
-            fitting.append(PlanCandidate(pid, p, build_step(p), rep))
+            fitting.append(PlanCandidate(pid, p, rep))
         else:
             too_big.append((pid, rep))
     return PlanEnumeration(tuple(fitting), n, dict(invalid), tuple(too_big))

@@ -145,11 +145,12 @@ class UnsolvedRows:
         row["id"] = cand.id or None
         row["shape"] = cand.shape_id or None
         row["placement"] = cand.id.rsplit(" | ", 1)[-1] or None
-        row["n_dims"] = int(float(cand.network.n_dims))
+        row["n_dims"] = len(cand.network.dims)
         row["status"] = status or None
         row["message"] = message or ""
-        row["lower_bound"] = None if math.isnan(cand.lower_bound) else float(cand.lower_bound)
-        row["memory_bytes"] = None if math.isnan(cand.memory_bytes) else float(cand.memory_bytes)
+        lb, mem = cand.lower_bound, cand.memory_bytes
+        row["lower_bound"] = float(lb) if lb == lb else None  # (x != x: nan)
+        row["memory_bytes"] = float(mem) if mem == mem else None
         return row
 
 
@@ -273,7 +274,7 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         return target is not None and cand.compute_ns > target
 
     def admit(cand: CodesignCandidate) -> bool:
-        return not infeasible(cand) and not (prune_now and cand.lower_bound >= best[0])
+        return (target is None or not cand.compute_ns > target) and not (prune_now and cand.lower_bound >= best[0])
 
     incumbent = [None, ""]  # the incumbent and its text in the pruned rows' message (formatted when it changes)
     bound_text: dict[float, str] = {}  # (a plan's candidates on shapes of one dimension count share their bound)

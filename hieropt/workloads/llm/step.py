@@ -242,23 +242,22 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
 def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> list[Op]:
     """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE), copied as :func:`_with`."""
     out: list[Op] = []
-    dense = p.model.moe is None
     for i in blocks:
-        moe = False if dense else p.model.is_moe(i)
-        pair = cache.get(moe)
-        if pair is None:
-            pair = cache[moe] = _template(p, moe)
-        n = str(i + 1)
+        pair, n = _pair(p, i, cache), str(i + 1)
         a, f = pair[0].__dict__.copy(), pair[1].__dict__.copy()
         a["name"], a["block"], f["name"], f["block"] = "attn" + n, i, pair[1].kind + n, i
         attn, ffn = _new(Op), _new(Op)
-        _set(attn, "__dict__", a)
-        _set(ffn, "__dict__", f)
+        _set(attn, "__dict__", a), _set(ffn, "__dict__", f)
         out += (attn, ffn)
     return out
 
 
 _new, _set = object.__new__, object.__setattr__
+
+
+def _pair(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:  # block i's templates
+    moe = p.model.moe is not None and p.model.is_moe(i)
+    return cache.get(moe) or cache.setdefault(moe, _template(p, moe))
 
 
 def _template(p: LLMParams, moe: bool) -> list[Op]:
@@ -316,16 +315,17 @@ def _output_op(p: LLMParams) -> Op:
 def _with(op: Op, comm: Comm) -> Op:
     """``op`` with one more collective: ``dataclasses.replace`` as ``copy.copy`` does it (a new object, its
     ``__dict__`` set at once), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster."""
-    new = _new(Op)
-    _set(new, "__dict__", {**op.__dict__, "comms": op.comms + (comm,)})
+    _set(new := _new(Op), "__dict__", {**op.__dict__, "comms": op.comms + (comm,)})
     return new
 
 
-def build_step(p: LLMParams) -> Step:
+def build_step(p: LLMParams, names: bool = True) -> Step:
     """The iteration of ``p``: every stage's layers with FLOPs, parameters, collectives and optimizer time.
 
     Args:
         p: validated model, plan, NPU and precision.
+        names: False: each block's layers are its kind's template (one object, named ``attn`` / ``mlp`` / ``moe``,
+            block -1), not copies: the same values in the same order, for sums over a stage (the co-design bounds).
 
     Returns:
         a :class:`Step`; formulas and sources in the module docstring and :mod:`hieropt.workloads.llm.counts`.
@@ -343,7 +343,7 @@ def build_step(p: LLMParams) -> Step:
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
             chunk = [_embedding_op(p)] if c == 0 else []
-            chunk += _block_ops(p, blocks, cache)
+            chunk += _block_ops(p, blocks, cache) if names else [op for i in blocks for op in _pair(p, i, cache)]
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
