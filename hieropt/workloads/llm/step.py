@@ -155,18 +155,18 @@ class Step:
         return sum(op.update_ns for op in self.stages[stage].ops)
 
 
-def _chunks(p: LLMParams) -> list[list[list[int]]]:
+def _chunks(p: LLMParams) -> list[list[range]]:
     """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th chunk."""
     pl, L = p.plan, p.model.layers
     if pl.stage_layers is not None:
         out, start = [], 0
         for n in pl.stage_layers:
-            out.append([list(range(start, start + n))])
+            out.append([range(start, start + n)])
             start += n
         return out
     v = pl.virtual_stages
     per = L // (pl.pp * v)
-    return [[list(range((j * pl.pp + r) * per, (j * pl.pp + r + 1) * per)) for j in range(v)] for r in range(pl.pp)]
+    return [[range((j * pl.pp + r) * per, (j * pl.pp + r + 1) * per) for j in range(v)] for r in range(pl.pp)]
 
 
 def in_flight(p: LLMParams, stage: int) -> float:
@@ -239,7 +239,7 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
               _update_ns(p, dense, expert))
 
 
-def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> list[Op]:
+def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list[Op]:
     """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE), copied as :func:`_with`."""
     out: list[Op] = []
     for i in blocks:
@@ -256,8 +256,7 @@ _new, _set = object.__new__, object.__setattr__
 
 
 def _pair(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:  # block i's templates
-    moe = p.model.moe is not None and p.model.is_moe(i)
-    return cache.get(moe) or cache.setdefault(moe, _template(p, moe))
+    return cache.get(m := p.model.moe is not None and p.model.is_moe(i)) or cache.setdefault(m, _template(p, m))
 
 
 def _template(p: LLMParams, moe: bool) -> list[Op]:
@@ -343,7 +342,8 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
             chunk = [_embedding_op(p)] if c == 0 else []
-            chunk += _block_ops(p, blocks, cache) if names else [op for i in blocks for op in _pair(p, i, cache)]
+            chunk += (_block_ops(p, blocks, cache) if names else _pair(p, 0, cache) * len(blocks)
+                      if p.model.moe is None else [op for i in blocks for op in _pair(p, i, cache)])
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
