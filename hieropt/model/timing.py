@@ -221,11 +221,14 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     by_phase = dict.fromkeys(PHASES, 0.0)
     bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
     by_workload: dict[str, float] = {}
-    p2p = p2p_row(instance) if instance.pipeline is not None else (np.zeros(D), np.zeros(D))
+    pipe = instance.pipeline is not None  # (without a pipeline no point-to-point row: its terms are 0, left out)
+    p2p = p2p_row(instance) if pipe else (np.zeros(D), np.zeros(D))
     positive = bool(bw.min() > 0) if D else True
     for job in instance.jobs:
         traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
-        job_bytes = np.einsum("ljd,j->d", traffic, execs) + p2p_count * p2p[0]
+        job_bytes = np.einsum("ljd,j->d", traffic, execs)
+        if pipe:
+            job_bytes = job_bytes + p2p_count * p2p[0]
         starved = (bw == 0) & (job_bytes > 0)
         if starved.any():
             d = int(np.flatnonzero(starved)[0])
@@ -234,7 +237,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         # (L, 3, D); every bandwidth positive: no 0/0 to guard (traffic >= 0), the common case
         per_dim = (traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)) + latency
         coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
-        p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0])
+        p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0]) if pipe else 0.0
         C = job.workload.table.compute_ns
         U = float(job.workload.table.update_ns.sum())
         T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
@@ -246,8 +249,11 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         for p, v in zip(PHASES, (coll.sum(axis=0) * execs).tolist(), strict=True):
             by_phase[p] += w * v
         bytes_per_dim += w * job_bytes
-        p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
-        busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)
+        if pipe:
+            p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
+            busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)
+        else:
+            busy += w * np.einsum("ljd,j->d", per_dim, execs)
         slowest = per_dim.argmax(axis=2)
         bottleneck += w * np.bincount(slowest.ravel(), weights=(coll * execs[None, :]).ravel(), minlength=D)
         if p2p_count:
