@@ -146,13 +146,13 @@ class Step:
         """(forward, backward) compute of one micro-batch on ``stage``, ns; the backward includes recompute."""
         rate = self.params.npu.flops_per_ns
         ops = self.stages[stage].ops
-        fwd = sum(op.flops[0] for op in ops)
-        bwd = sum(op.flops[1] + op.flops[2] + op.recompute_flops for op in ops)
+        fwd = sum([op.flops[0] for op in ops])  # (left to right, as sum() adds; a list is faster to sum)
+        bwd = sum([op.flops[1] + op.flops[2] + op.recompute_flops for op in ops])
         return fwd / rate, bwd / rate
 
     def update_ns(self, stage: int) -> float:
         """Optimizer-step time of ``stage``, ns per iteration."""
-        return sum(op.update_ns for op in self.stages[stage].ops)
+        return sum([op.update_ns for op in self.stages[stage].ops])
 
 
 def _chunks(p: LLMParams) -> list[list[range]]:
@@ -312,8 +312,7 @@ def _output_op(p: LLMParams) -> Op:
 
 
 def _with(op: Op, comm: Comm) -> Op:
-    """``op`` with one more collective: ``dataclasses.replace`` as ``copy.copy`` does it (a new object, its
-    ``__dict__`` set at once), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster."""
+    """``op`` with one more collective: ``dataclasses.replace`` as ``copy.copy`` does it (``__dict__`` set at once)."""
     _set(new := _new(Op), "__dict__", {**op.__dict__, "comms": op.comms + (comm,)})
     return new
 
@@ -334,11 +333,15 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
     last_chunk = pl.pp * len(chunks[0]) - 1
     send = x.n * x.h * p.precision.activation_bytes / x.seq_split
     tied = p.model.tied_embeddings and pl.pp > 1
-    tied_bytes = x.v_t * x.h * p.precision.gradient_bytes
+    fwd = Comm("pp", P2P, send, "forward", "activation send to the next stage")  # (frozen: one object, shared)
+    bwd = Comm("pp", P2P, send, "input_grad", "activation-gradient send to the previous stage")
+    tie = Comm("pp", P2P, x.v_t * x.h * p.precision.gradient_bytes, "weight_grad",
+               "tied-embedding gradient exchange between the first and last stage")
     stages = []
     cache: dict[bool, list[Op]] = {}
     for r, stage_chunks in enumerate(chunks):
         ops: list[Op] = []
+        edge = None  # the stage's first embedding or output layer
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
             chunk = [_embedding_op(p)] if c == 0 else []
@@ -347,25 +350,22 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
-                chunk[-1] = _with(chunk[-1], Comm("pp", P2P, send, "forward", "activation send to the next stage"))
+                chunk[-1] = _with(chunk[-1], fwd)
             if pl.pp > 1 and c != 0:
-                chunk[0] = _with(chunk[0], Comm("pp", P2P, send, "input_grad",
-                                                "activation-gradient send to the previous stage"))
+                chunk[0] = _with(chunk[0], bwd)
+            if edge is None and (c == 0 or c == last_chunk):
+                edge = len(ops) if c == 0 else len(ops) + len(chunk) - 1
             ops += chunk
-        if tied:
-            k = next((i for i, op in enumerate(ops) if op.kind in ("embedding", "output")), None)
-            if k is not None:
-                ops[k] = _with(ops[k], Comm("pp", P2P, tied_bytes, "weight_grad",
-                                            "tied-embedding gradient exchange between the first and last stage"))
+        if tied and edge is not None:
+            ops[edge] = _with(ops[edge], tie)
         stages.append(Stage(r, tuple(ops), in_flight(p, r)))
     return Step(p, tuple(stages), pl.microbatches)
 
 
 def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
-    """The layers of every stage of :func:`build_step`, counted instead of built: per stage, (layer, how many) in
-    order of first appearance, one layer for every block of its kind (names, blocks and pipeline sends left out:
-    they carry no parameters); stages with the same layers share one tuple. What :func:`hieropt.model.memory.memory`
-    reads, a few layers per plan."""
+    """The layers of every stage of :func:`build_step` counted, not built (for :func:`hieropt.model.memory.memory`):
+    per stage, (layer, how many) in order of first appearance, one layer for every block of its kind (names, blocks
+    and pipeline sends left out: they carry no parameters); stages with the same layers share one tuple."""
     pl, moe_model = p.plan, p.model.moe is not None
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
