@@ -18,6 +18,7 @@ Every rule is linear in S, so a collective's traffic is ``S * unit_traffic(kind,
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -186,20 +187,16 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     table = job.workload.table
     names = tuple(sorted(job.workload.named_groups))
     key = tuple(job.mapping.group(p) for p in PHASES) + tuple(job.mapping.group(PHASES[0], n) for n in names)
-    for t, k, out in _TRAFFIC:  # the last few results (read-only): the time model and the evaluator of one solve
-        if t is table and k == key:
-            return out
+    out = _TRAFFIC.get(table, key)  # (kept, read-only: the time model, the evaluator, a sweep's equal placements)
+    if out is not None:
+        return out
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     classes = phase_classes(table)
     if classes is not None:  # one row per class of equal phases, then every phase's copy of its class's row
         rep = np.empty((classes[0].size, D))
         for j, name, idx, size, kinds in _class_groups(table, classes):
             rep[idx] = size[:, None] * unit_rows(job.mapping.group(PHASES[j], name))[kinds]
-        out = rep[classes[1]].reshape(L, 3, D)
-        out.flags.writeable = False
-        _TRAFFIC.insert(0, (table, key, out))
-        del _TRAFFIC[4:]
-        return out
+        return _TRAFFIC.put(table, key, rep[classes[1]].reshape(L, 3, D))
     codes = collective_codes(table)
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
@@ -209,13 +206,38 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
                 np.multiply(table.size_bytes[:, j, None], unit[codes[:, j]], out=out[:, j, :])
             else:
                 out[rows, j, :] = table.size_bytes[rows, j, None] * unit[codes[rows, j]]
-    out.flags.writeable = False
-    _TRAFFIC.insert(0, (table, key, out))
-    del _TRAFFIC[4:]
-    return out
+    return _TRAFFIC.put(table, key, out)
 
 
-_TRAFFIC: list[tuple[object, tuple, np.ndarray]] = []
+class Kept:
+    """The last results (read-only arrays) of a function of a table and a key, found by the table's identity and the
+    key: at most ``count`` of them and at most ``elements`` array elements in all (a large workload's arrays take
+    megabytes; a sweep's candidates repeat a few placements)."""
+
+    def __init__(self, count: int = 64, elements: int = 1 << 22):
+        self.count, self.elements, self.size = count, elements, 0
+        self.items: OrderedDict[tuple, tuple[object, np.ndarray]] = OrderedDict()
+
+    def get(self, table, key: tuple) -> np.ndarray | None:
+        """The kept array of ``table`` and ``key``, or None."""
+        hit = self.items.get((id(table), key))
+        if hit is None or hit[0] is not table:
+            return None
+        self.items.move_to_end((id(table), key))
+        return hit[1]
+
+    def put(self, table, key: tuple, out: np.ndarray) -> np.ndarray:
+        """Keep ``out`` (made read-only) for ``table`` and ``key``; returns it."""
+        out.flags.writeable = False
+        old = self.items.pop((id(table), key), None)
+        self.size += out.size - (old[1].size if old is not None else 0)
+        self.items[id(table), key] = (table, out)
+        while self.items and (len(self.items) > self.count or self.size > self.elements) and len(self.items) > 1:
+            self.size -= self.items.popitem(last=False)[1][1].size
+        return out
+
+
+_TRAFFIC = Kept()
 
 
 _CLASS_GROUPS: list[tuple[object, list[tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]]] = []
@@ -270,9 +292,9 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
     names = tuple(sorted(job.workload.named_groups))
     key = (lat, algos) + tuple(job.mapping.group(p) for p in PHASES) + tuple(
         job.mapping.group(PHASES[0], n) for n in names)
-    for t, k, out in _LATENCY:  # the last few results (read-only), as phase_traffic's
-        if t is table and k == key:
-            return out
+    out = _LATENCY.get(table, key)  # (kept, as phase_traffic's)
+    if out is not None:
+        return out
     alpha = np.array(lat)
     L = table.size_bytes.shape[0]
     classes = phase_classes(table)
@@ -293,13 +315,10 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
                     np.multiply(steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :])
                 else:
                     out[rows, j, :] = steps[codes[rows, j]] * (table.size_bytes[rows, j] > 0)[:, None]
-    out.flags.writeable = False
-    _LATENCY.insert(0, (table, key, out))
-    del _LATENCY[4:]
-    return out
+    return _LATENCY.put(table, key, out)
 
 
-_LATENCY: list[tuple[object, tuple, np.ndarray]] = []
+_LATENCY = Kept()
 
 
 @dataclass(frozen=True)

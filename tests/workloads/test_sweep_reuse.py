@@ -201,8 +201,10 @@ def test_traffic_by_classes_equals_traffic_by_rows(monkeypatch):
 
     insts = _instances()
     by_class = [(phase_traffic(i), phase_latency(i)) for i in insts]
-    for name in ("_CLASSES", "_TRAFFIC", "_LATENCY", "_CLASS_GROUPS"):  # nothing kept: every row computed
+    for name in ("_CLASSES", "_CLASS_GROUPS"):  # nothing kept: every row computed
         monkeypatch.setattr(traffic, name, [])
+    monkeypatch.setattr(traffic, "_TRAFFIC", traffic.Kept())
+    monkeypatch.setattr(traffic, "_LATENCY", traffic.Kept())
     monkeypatch.setattr(traffic, "CLASS_ROWS", 0)
     for inst, (tr, la) in zip(insts, by_class, strict=True):
         assert phase_classes(inst.workload.table) is None
@@ -248,6 +250,19 @@ def test_time_models_kept_by_their_inputs(monkeypatch):
     assert other is not a and other.terms_latency_ns.any() and not a.terms_latency_ns.any()
     assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other  # other step counts
     assert build_time_model(inst(("Ring", "Ring"), sizes=(4, 2))) is not a
+
+
+def test_kept_arrays_are_bounded():
+    from hieropt.model.traffic import Kept
+
+    kept, tables = Kept(count=3, elements=10), [object() for _ in range(5)]
+    for i, t in enumerate(tables):
+        kept.put(t, (i,), np.zeros(2))
+    assert [kept.get(t, (i,)) is not None for i, t in enumerate(tables)] == [False, False, True, True, True]
+    assert kept.get(tables[4], (3,)) is None and kept.get(object(), (4,)) is None  # (the key and the table)
+    big = np.zeros(50)
+    assert kept.put(tables[0], (9,), big) is big and not big.flags.writeable
+    assert len(kept.items) == 1 and kept.size == 50 and kept.get(tables[0], (9,)) is big  # the newest is kept
 
 
 def test_design_matrix_and_constraints_shared():

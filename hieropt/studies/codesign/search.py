@@ -76,10 +76,8 @@ def split_ns(inst, bw: np.ndarray) -> tuple[float, float, dict[str, float]]:
     st = inst.step
     table = inst.workload.table
     coll = collective_times(phase_traffic(inst), phase_latency(inst), bw, inst.dimension_mode)  # (L, 3)
-    C = float(table.compute_ns.sum())
-    U = float(table.update_ns.sum())
+    names, ids, C, U = _group_ids(table)
     per_micro = C + float(coll[:, :2].sum())
-    names, ids = _group_ids(table)
     t = coll.T.ravel()  # phase-major: the order the per-group sums run in
     live = t > 0
     times = np.repeat([float(st.microbatches), float(st.microbatches), 1.0], coll.shape[0])
@@ -89,19 +87,20 @@ def split_ns(inst, bw: np.ndarray) -> tuple[float, float, dict[str, float]]:
     return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
 
 
-_GROUP_IDS: list[tuple[object, tuple[tuple[str, ...], np.ndarray]]] = []
+_GROUP_IDS: list[tuple[object, tuple]] = []
 
 
-def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray]:
+def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
     """The group names of a step workload's phases (a named group, else ``tp`` forward / input gradient and
-    ``dp`` weight gradient) and each phase's name index, phase-major (the last few tables' are kept)."""
+    ``dp`` weight gradient), each phase's name index, phase-major, and the compute C and optimizer step U of the
+    table, ns (the last few tables' are kept)."""
     for t, out in _GROUP_IDS:
         if t is table:
             return out
     names: dict[str, int] = {}
     ids = [names.setdefault(g or ("tp" if j < 2 else "dp"), len(names))
            for j in range(3) for g in table.group[:, j].tolist()]
-    out = (tuple(names), np.array(ids, dtype=np.int64))
+    out = (tuple(names), np.array(ids, dtype=np.int64), float(table.compute_ns.sum()), float(table.update_ns.sum()))
     _GROUP_IDS.insert(0, (table, out))
     del _GROUP_IDS[4:]
     return out
@@ -160,7 +159,7 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
     from ...solvers.objectives import solve
 
     row = _row(space, cand)
-    row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    row["worker"] = _worker()
     start = time.perf_counter()
     try:
         inst = instance_for(cand.params, cand.network, space.cost, cand.placement, objective=space.objective,
@@ -187,6 +186,16 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
             row["nics"] = math.ceil(space.npus * scale / space.nic_gbps * (1 - 1e-12))
     row["solve_seconds"] = time.perf_counter() - start
     return row
+
+
+_WORKER: list = [None, ""]
+
+
+def _worker() -> str:
+    """``host:pid`` of this process (asked of the system once per process)."""
+    if _WORKER[0] != os.getpid():
+        _WORKER[:] = os.getpid(), f"{socket.gethostname()}:{os.getpid()}"
+    return _WORKER[1]
 
 
 @dataclass(frozen=True)
