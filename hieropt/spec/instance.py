@@ -239,6 +239,9 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
                                      "dimension or use dimension_mode 'concurrent'")
 
 
+_CHECKED: dict[tuple, tuple] = {}  # (mapping, network, workload) that passed the checks (frozen: they pass again)
+
+
 class Instance(Frozen):
     """A complete problem: network, workload, mapping, cost model, design constraints, objective, training loop.
 
@@ -282,14 +285,17 @@ class Instance(Frozen):
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_regret: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None
-    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (see
-    hieropt.studies.heuristics)."""
+    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (hieropt.studies.heuristics)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         D = self.network.n_dims
-        _check_mapping(self.mapping, self.network, "mapping")
-        _check_job(self.workload, self.mapping, "mapping", self.dimension_mode)
+        objs = (self.mapping, self.network, self.workload)  # (checked once per these objects: a sweep repeats them)
+        if _CHECKED.get(key := (*map(id, objs), self.dimension_mode)) != objs:  # (tuples compare by identity first)
+            _check_mapping(self.mapping, self.network, "mapping")
+            _check_job(self.workload, self.mapping, "mapping", self.dimension_mode)
+            _CHECKED.clear() if len(_CHECKED) >= 4096 else None
+            _CHECKED[key] = objs
         for j, job in enumerate(self.more_workloads):
             _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
             _check_job(job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode)
@@ -378,9 +384,7 @@ class Instance(Frozen):
     @property
     def design_matrix(self) -> DesignMatrix:
         """The design constraints and bounds as arrays (:class:`DesignMatrix`), computed once per instance."""
-        bounds = self.bounds_or_default  # (the default bounds of n dimensions are one shared tuple)
-        # keyed on the constraints themselves, not their tuple (validation copies it): instances of a sweep that
-        # share the constraint objects (and the default bounds) share the matrix
+        bounds = self.bounds_or_default  # (the constraints themselves, not their tuple, which validation copies)
         return self.memo("_design_matrix", (*self.constraints, bounds),
                          lambda: DesignMatrix.of(self.constraints, bounds))
 
