@@ -265,6 +265,29 @@ def test_kept_arrays_are_bounded():
     assert len(kept.items) == 1 and kept.size == 50 and kept.get(tables[0], (9,)) is big  # the newest is kept
 
 
+def test_paused_gc_restores_the_collector():
+    import gc
+
+    from hieropt.studies.explore.executors import paused_gc
+
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(KeyError), paused_gc():
+        raise KeyError("x")
+    assert gc.isenabled()
+    with paused_gc(False):
+        assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # (left as it was)
+    finally:
+        gc.enable()
+
+
 def test_design_matrix_and_constraints_shared():
     c1 = constraint_for("sum(bw) == 500", 3)
     assert constraint_for("sum(bw) == 500", 3) is c1

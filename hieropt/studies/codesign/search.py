@@ -38,7 +38,7 @@ from ...model.terms import collective_times
 from ...model.traffic import phase_latency, phase_traffic
 from ...spec.space import constraint_for
 from ...workloads.llm.space import CodesignSpace
-from ..explore.executors import client_address, run_admitted
+from ..explore.executors import client_address, paused_gc, run_admitted
 from ..explore.results import ResultSink, typed_row
 from ..explore.run import SOLVED, rank_rows
 from .candidates import CodesignCandidate, CodesignEnumeration, enumerate_candidates
@@ -265,7 +265,8 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         space = CodesignSpace(**{**dict(space), **update})
     if workers is not None and workers < 1:
         raise InputError("--workers", None, f"{workers} workers", "give at least 1")
-    enum = enumerate_candidates(space)
+    with paused_gc():
+        enum = enumerate_candidates(space)
     _no_plan(space, enum)
     digest = codesign_fingerprint(space)
     sink = ResultSink(Path(out), digest, COLUMNS) if out is not None else None
@@ -291,33 +292,34 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
     solved = pruned = 0
     complete = False
     unsolved = UnsolvedRows(space, digest)
-    try:
-        for cand, row in run_admitted(space, todo, 1 if backend == "serial" else min(n, len(todo)),
-                                      solve_codesign_candidate, admit, dask):
-            if row is None:
-                if infeasible(cand):
-                    row = unsolved.row(cand, "infeasible", "its time bound exceeds the time target")
+    with paused_gc(backend == "serial"):  # (not with worker processes: they would inherit the pause)
+        try:
+            for cand, row in run_admitted(space, todo, 1 if backend == "serial" else min(n, len(todo)),
+                                          solve_codesign_candidate, admit, dask):
+                if row is None:
+                    if infeasible(cand):
+                        row = unsolved.row(cand, "infeasible", "its time bound exceeds the time target")
+                    else:
+                        if incumbent[0] != best[0]:
+                            incumbent[:] = best[0], f"{best[0]:.10g}"
+                        lb = bound_text.get(cand.lower_bound)
+                        if lb is None or not cand.lower_bound:  # (0.0 and -0.0 are one key but two texts)
+                            lb = bound_text[cand.lower_bound] = f"{cand.lower_bound:.10g}"
+                        row = unsolved.row(cand, "pruned", f"lower bound {lb} >= incumbent {incumbent[1]}")
+                    pruned += 1
                 else:
-                    if incumbent[0] != best[0]:
-                        incumbent[:] = best[0], f"{best[0]:.10g}"
-                    lb = bound_text.get(cand.lower_bound)
-                    if lb is None or not cand.lower_bound:  # (0.0 and -0.0 are one key but two texts)
-                        lb = bound_text[cand.lower_bound] = f"{cand.lower_bound:.10g}"
-                    row = unsolved.row(cand, "pruned", f"lower bound {lb} >= incumbent {incumbent[1]}")
-                pruned += 1
-            else:
-                solved += 1
-                if row["status"] in SOLVED:
-                    best[0] = min(best[0], row["objective_value"])
-                row["space_hash"] = digest
-                row = typed_row(row, COLUMNS)
-            done[row["id"]] = row
+                    solved += 1
+                    if row["status"] in SOLVED:
+                        best[0] = min(best[0], row["objective_value"])
+                    row["space_hash"] = digest
+                    row = typed_row(row, COLUMNS)
+                done[row["id"]] = row
+                if sink is not None:
+                    sink.write(row)
+            complete = True
+        finally:
             if sink is not None:
-                sink.write(row)
-        complete = True
-    finally:
-        if sink is not None:
-            sink.close(complete)
+                sink.close(complete)
     rows = tuple(done[c.id] for c in enum.candidates if c.id in done)
     return Codesign(space, digest, enum, rows, backend, time.perf_counter() - start, solved, pruned,
                     len(enum.candidates) - len(todo))

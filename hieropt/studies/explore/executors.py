@@ -3,6 +3,7 @@ Dask cluster; each yields result rows as they finish."""
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import signal
@@ -80,6 +81,23 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
                    scaleout_usd=float(sum(bd.cost_per_dim_usd[d] for d in top)), nic_usd=nic_usd, nics=nics)
     row["solve_seconds"] = time.perf_counter() - start
     return row
+
+
+@contextmanager
+def paused_gc(pause: bool = True):
+    """The cyclic garbage collector paused while the block runs (then as it was), when ``pause``: a sweep's
+    enumeration and its serial loop make 10^4 - 10^5 long-lived objects (candidates, rows) that the collector would
+    traverse again and again and never free (they form no cycles); reference counting frees the rest at once, and
+    the few cycles made meanwhile (an exception's traceback) are collected after. Not for a block that starts worker
+    processes (a forked worker would inherit the pause)."""
+    was = gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if pause and was:
+            gc.enable()
 
 
 Task = Callable[[Any, Any], dict[str, Any]]

@@ -55,7 +55,7 @@ from ...solvers.procurement import PPC_GAP
 from ...spec.overrides import with_targets
 from ...spec.space import ShapeSpace
 from .enumerate import Enumeration
-from .executors import client_address, run_dask, run_pool, run_serial
+from .executors import client_address, paused_gc, run_dask, run_pool, run_serial
 from .keys import candidates
 from .results import ResultSink, typed_row
 
@@ -244,7 +244,8 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
     if workers is not None and workers < 1:
         raise InputError("workers", None, f"{workers} workers", "give at least 1")
     digest = space_fingerprint(space)
-    enum = candidates(space)
+    with paused_gc():
+        enum = candidates(space)
     sink = ResultSink(Path(out), digest) if out is not None else None
     done = {r["shape_id"]: r for r in (sink.previous if sink else [])}
     todo = [c for c in enum.candidates if c.id not in done]
@@ -264,24 +265,25 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         results = run_pool(space, todo, min(n, len(todo)), bar.start)
     solved: list[str] = []
     complete = False
-    try:
-        for row in results:
-            row["space_hash"] = digest
-            eq = enum.equivalents.get(row["shape_id"], ())
-            row["equivalents"], row["equivalent_ids"] = len(eq), ";".join(eq)
-            row = typed_row(row)
-            done[row["shape_id"]] = row
-            solved.append(row["shape_id"])
+    with paused_gc(backend == "serial"):  # (not with worker processes: they would inherit the pause)
+        try:
+            for row in results:
+                row["space_hash"] = digest
+                eq = enum.equivalents.get(row["shape_id"], ())
+                row["equivalents"], row["equivalent_ids"] = len(eq), ";".join(eq)
+                row = typed_row(row)
+                done[row["shape_id"]] = row
+                solved.append(row["shape_id"])
+                if sink is not None:
+                    sink.write(row)
+                bar.advance()
+                if on_row is not None:
+                    on_row(row)
+            complete = True
+        finally:
+            bar.stop()
             if sink is not None:
-                sink.write(row)
-            bar.advance()
-            if on_row is not None:
-                on_row(row)
-        complete = True
-    finally:
-        bar.stop()
-        if sink is not None:
-            sink.close(complete)
+                sink.close(complete)
     rows = tuple(done[c.id] for c in enum.candidates if c.id in done)
     if dask is not None:
         cores = max(1, len({done[i]["worker"] for i in solved}))
