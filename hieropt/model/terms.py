@@ -4,6 +4,7 @@ weights and max nodes (:class:`TimeModel`), and the builder the loops of :mod:`h
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -60,10 +61,12 @@ class TimeModel:
         """Number of dimensions D."""
         return self.terms_bytes.shape[1]
 
-    @property
+    @cached_property
     def carries_traffic(self) -> np.ndarray:
-        """Boolean (D,): whether any collective puts bytes on dimension d."""
-        return (self.terms_bytes > 0).any(axis=0)
+        """Boolean (D,): whether any collective puts bytes on dimension d (read-only; computed once per model)."""
+        out = (self.terms_bytes > 0).any(axis=0)
+        out.flags.writeable = False
+        return out
 
     @property
     def is_simple(self) -> bool:
