@@ -333,6 +333,28 @@ def test_stage_workload_instances_share_the_workload():
     assert stage_workload(p) is stage_workload(p)
 
 
+def test_serial_settles_the_tail_as_before(tmp_path):
+    """The serial search settles every candidate after its first pruned one at once: on a min-cost space (pruned
+    and infeasible candidates interleaved) the same statuses and messages, row for row, as 5efe8d0 gave (which took
+    each candidate through the admission test), and a resumed run reads them all back."""
+    import hashlib
+    import json
+
+    sp = space(objective="min_cost", max_iteration_time_ns=1.7e6)
+    r = codesign(sp, workers=1)
+    rows = [(x["id"], x["status"], x["message"]) for x in r.rows]
+    assert [s for _, s, _ in rows].count("infeasible") == 240 and [s for _, s, _ in rows].count("pruned") == 119
+    assert r.best["id"] == f"{PLAN1.removesuffix(' ovl')} | a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1"
+    assert r.best["objective_value"] == pytest.approx(24.0, rel=1e-12)
+    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "eb69653ae8b8b5c5"  # (5efe8d0's rows)
+    out = tmp_path / "rows.csv"
+    first = codesign(sp, workers=1, out=out)
+    again = codesign(sp, workers=1, out=out)
+    assert again.solved == 0 and again.resumed == 360
+    assert [(x["id"], x["status"], x["message"]) for x in again.rows] == \
+        [(x["id"], x["status"], x["message"]) for x in first.rows] == rows
+
+
 # the answers of 5efe8d0 (before the caches of this change) on the spaces of test_codesign_search: the solved
 # candidates (shape | placement, all of the best plan) and the best
 TWO = {"2x4": ("a:FC2 a:FC4", "a:FC2 a:R4", "a:FC2 b:SW4", "a:R2 a:FC4", "a:R2 a:R4", "a:R2 b:SW4"),

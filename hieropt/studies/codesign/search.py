@@ -288,24 +288,28 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
 
     incumbent = [None, ""]  # the incumbent and its text in the pruned rows' message (formatted when it changes)
     bound_text: dict[float, str] = {}  # (a plan's candidates on shapes of one dimension count share their bound)
+    unsolved = UnsolvedRows(space, digest)
+
+    def unsolved_row(cand: CodesignCandidate) -> dict[str, Any]:
+        if infeasible(cand):
+            return unsolved.row(cand, "infeasible", "its time bound exceeds the time target")
+        if incumbent[0] != best[0]:
+            incumbent[:] = best[0], f"{best[0]:.10g}"
+        lb = bound_text.get(cand.lower_bound)
+        if lb is None or not cand.lower_bound:  # (0.0 and -0.0 are one key but two texts)
+            lb = bound_text[cand.lower_bound] = f"{cand.lower_bound:.10g}"
+        return unsolved.row(cand, "pruned", f"lower bound {lb} >= incumbent {incumbent[1]}")
 
     solved = pruned = 0
     complete = False
-    unsolved = UnsolvedRows(space, digest)
-    with paused_gc(backend == "serial"):  # (not with worker processes: they would inherit the pause)
+    serial = backend == "serial"
+    rest: list[CodesignCandidate] = []
+    with paused_gc(serial):  # (not with worker processes: they would inherit the pause)
         try:
-            for cand, row in run_admitted(space, todo, 1 if backend == "serial" else min(n, len(todo)),
-                                          solve_codesign_candidate, admit, dask):
+            for k, (cand, row) in enumerate(run_admitted(space, todo, 1 if serial else min(n, len(todo)),
+                                                         solve_codesign_candidate, admit, dask)):
                 if row is None:
-                    if infeasible(cand):
-                        row = unsolved.row(cand, "infeasible", "its time bound exceeds the time target")
-                    else:
-                        if incumbent[0] != best[0]:
-                            incumbent[:] = best[0], f"{best[0]:.10g}"
-                        lb = bound_text.get(cand.lower_bound)
-                        if lb is None or not cand.lower_bound:  # (0.0 and -0.0 are one key but two texts)
-                            lb = bound_text[cand.lower_bound] = f"{cand.lower_bound:.10g}"
-                        row = unsolved.row(cand, "pruned", f"lower bound {lb} >= incumbent {incumbent[1]}")
+                    row = unsolved_row(cand)
                     pruned += 1
                 else:
                     solved += 1
@@ -316,6 +320,16 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                 done[row["id"]] = row
                 if sink is not None:
                     sink.write(row)
+                if serial and prune_now and row["status"] == "pruned":
+                    # every later candidate is settled unsolved too: its bound is at least this one's, which is at
+                    # least the incumbent (bounds ascending, no solve in between), or it is infeasible by its bound
+                    rest = todo[k + 1:]
+                    break
+            for cand in rest:
+                row = done[cand.id] = unsolved_row(cand)
+                if sink is not None:
+                    sink.write(row)
+            pruned += len(rest)
             complete = True
         finally:
             if sink is not None:
