@@ -65,11 +65,26 @@ from .traffic import phase_latency, phase_traffic
 
 
 def build_time_model(instance: Instance) -> TimeModel:
-    """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations."""
+    """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations.
+
+    Built once per instance and the fields it derives from (:meth:`hieropt.spec.base.Frozen.memo`: a copy with
+    another objective, budget or constraint, as a Pareto front, a sensitivity re-solve or a repeated solve makes,
+    shares it) and read-only (its arrays are not writeable). The independent evaluator (:func:`evaluate`) never
+    reads it."""
+    key = (instance.network, instance.workload, instance.mapping, instance.workload_weight, instance.more_workloads,
+           instance.training_loop, instance.dimension_mode, instance.pipeline, instance.step,
+           instance.collectives_in_flight, instance.chunks)
+    return instance.memo("_time_model", key, lambda: _time_model(instance))
+
+
+def _time_model(instance: Instance) -> TimeModel:
     b = TermBuilder(instance.network.n_dims)
     for job in instance.jobs:
         _add_job(b, instance, job, job.weight)
-    return b.build(instance.dimension_mode)
+    tm = b.build(instance.dimension_mode)
+    for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
+        a.flags.writeable = False
+    return tm
 
 
 def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:

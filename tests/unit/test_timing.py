@@ -163,6 +163,24 @@ def test_time_model_instance_a_hand_values():
     assert tm.time_ns(np.array([16.0, 1.0])) == pytest.approx(327.5, rel=1e-12)
 
 
+def test_time_model_is_built_once_per_instance_and_read_only():
+    """A copy with another objective, budget or constraint (a front's, a sensitivity re-solve's) shares the time
+    model; a copy with another network or training loop builds its own, with its own (hand-computed) values."""
+    inst = instance_a()
+    tm = build_time_model(inst)
+    assert build_time_model(inst) is tm
+    other = inst.model_copy(update={"objective": "performance_per_cost", "max_network_cost_usd": 1e6,
+                                    "constraints": (LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=9.0),)})
+    assert build_time_model(other) is tm
+    with pytest.raises(ValueError, match="read-only"):
+        tm.terms_bytes[0, 0] = 0.0
+    slower = inst.model_copy(update={"network": inst.network.model_copy(update={"dims": tuple(
+        d.model_copy(update={"latency_ns": 10.0}) for d in inst.network.dims)})})
+    tm2 = build_time_model(slower)
+    assert tm2 is not tm and tm2.time_ns(np.array([4.0, 2.0])) > tm.time_ns(np.array([4.0, 2.0])) == 325.0
+    assert build_time_model(instance_a()).time_ns(np.array([16.0, 1.0])) == pytest.approx(327.5, rel=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Instance B: FullyConnected 2 x Ring 3 x Switch 4 (N = 24), one layer, a group that skips the middle dimension.
 #   classes: "chip" link 5; "node" link 2; "pod" link 1 + switch 2 + NIC 3 = 6.
