@@ -8,6 +8,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .node_levels import node_levels, node_values_batch
+
 Ref = tuple[int, float]
 """A reference to collective term k with coefficient a (the collective is a times term k)."""
 
@@ -106,62 +108,15 @@ class TimeModel:
         if w.size:
             total = total + np.where(w > 0, tau, 0.0) @ w
         if self.nodes:
-            y = self._node_values_batch(tau)
+            y = node_values_batch(self._node_levels, len(self.nodes), tau)
             nw = self.node_weights
             total = total + np.where(nw[:, None] > 0, y, 0.0).T @ nw
         return total
 
     @cached_property
     def _node_levels(self) -> tuple:
-        """The max nodes as flat arrays, grouped by level (a node's level is one above the highest of the nodes its
-        pieces reference; level 0 references none): per piece its constant (ns) and term references, and per level
-        its pieces (sorted by node), their node references, and where each node's pieces start."""
-        level: list[int] = []
-        for pieces in self.nodes:
-            level.append(1 + max((level[u] for p in pieces for u, _ in p.nodes), default=-1))
-        const, tp, tk, ta = [], [], [], []
-        by_level: dict[int, list[int]] = {}
-        for v, pieces in enumerate(self.nodes):
-            for p in pieces:
-                i = len(const)
-                const.append(p.const_ns)
-                for k, a in p.terms:
-                    tp.append(i)
-                    tk.append(k)
-                    ta.append(a)
-                by_level.setdefault(level[v], []).append(i)
-        owner = [v for v, pieces in enumerate(self.nodes) for _ in pieces]
-        flat = [p for pieces in self.nodes for p in pieces]
-        levels = []
-        for lv in sorted(by_level):
-            rows = by_level[lv]  # (in node order already: nodes are visited in order)
-            nodes = sorted({owner[i] for i in rows})
-            starts = np.searchsorted(np.array([owner[i] for i in rows]), nodes)
-            rp, ru, rb = [], [], []
-            for j, i in enumerate(rows):
-                for u, b in flat[i].nodes:
-                    rp.append(j)
-                    ru.append(u)
-                    rb.append(b)
-            levels.append((np.array(rows, dtype=np.intp), np.array(nodes, dtype=np.intp), starts,
-                           np.array(rp, dtype=np.intp), np.array(ru, dtype=np.intp), np.array(rb, dtype=float)))
-        return (np.array(const), np.array(tp, dtype=np.intp), np.array(tk, dtype=np.intp), np.array(ta, dtype=float),
-                levels)
-
-    def _node_values_batch(self, tau: np.ndarray) -> np.ndarray:
-        """y_v for a batch of term times ``tau`` (S, K) ns: shape (V, S). Level by level (:attr:`_node_levels`),
-        each level's pieces at once: piece = const + sum a tau_k + sum b y_u, y_v = the max of its pieces."""
-        const, tp, tk, ta, levels = self._node_levels
-        S = tau.shape[0]
-        base = np.repeat(const[:, None], S, axis=1)  # (pieces, S)
-        np.add.at(base, tp, (tau[:, tk] * ta).T)
-        y = np.zeros((len(self.nodes), S))
-        for rows, nodes, starts, rp, ru, rb in levels:
-            val = base[rows]
-            if rp.size:
-                np.add.at(val, rp, y[ru] * rb[:, None])
-            y[nodes] = np.maximum.reduceat(val, starts, axis=0)
-        return y
+        """:func:`hieropt.model.node_levels.node_levels` of the nodes (flat arrays, by level), built once."""
+        return node_levels(self.nodes)
 
 
 def collective_times(traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, mode: str) -> np.ndarray:
