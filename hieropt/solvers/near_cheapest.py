@@ -35,7 +35,7 @@ from ..result import Status
 from ..spec import Instance
 from .cost_range import CheapestVertex, cheapest_vertex
 from .line_search import meets_rows, within_rows
-from .ratio import Outcome, RatioCore
+from .ratio import INF, Outcome, RatioCore
 
 __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_cheapest", "complete",
            "fastest_near_cheapest"]
@@ -58,6 +58,13 @@ class ReducedBudget:
     rhs_usd: float
     room_usd: float
     cap_gbps: np.ndarray
+    slacks: tuple[tuple[tuple[str, int], float, float], ...] = ()
+    """(key, coef $ per unit, cap): the other terms of the exact budget (:func:`reduced_budget_row`), each on a row's
+    slack column (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``slacks``): coef x the row's
+    distance from its bound, at most ``cap`` (rhs / coef, rounded up)."""
+    exact_rhs_usd: float = INF
+    """The right-hand side of the exact row coef . B + sum of the slack terms <= exact_rhs_usd: the budget itself,
+    every term >= 0 (so resolved to the room, not to the cost), rounded up for every float coefficient."""
 
 
 def vertex_of(instance: Instance) -> CheapestVertex:
@@ -130,7 +137,7 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
     # >= r_d lo_d): the row then has only the starved dimensions, each term >= 0, and its right-hand side is the
     # slack itself, not a difference of two terms of the cost's size
     b0 = vertex.bw_gbps
-    starved = [d for d in range(D) if d not in basic and r[d] > 0 and b0[d] <= 0 and dm.bw_lower[d] <= 0]
+    starved = [d for d in range(D) if d not in basic and r[d] > 0 and dm.bw_lower[d] <= 0]
     for d in range(D):
         if d in basic or d in starved or r[d] == 0:
             continue
@@ -139,24 +146,51 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
             return None
         rhs -= r[d] * Fraction(float(edge))
     coef = np.zeros(D)
-    margin = Fraction(0)
+    basic_margin = Fraction(0)
     for d in basic:  # a reduced price of 0 but for rounding (no exact correction): its largest term, at budget / p_d
-        reach = B / P[d]
-        if np.isfinite(dm.bw_upper[d]):
-            reach = min(reach, Fraction(float(dm.bw_upper[d])))
-        margin += abs(r[d]) * reach
-    for d in starved:  # each B_d <= rhs / r_d (the other terms are >= 0), and at most budget / p_d
+        basic_margin += abs(r[d]) * _reach(dm, d, B / P[d])
+    room = max(rhs + basic_margin, Fraction(0))  # every term below is >= 0, and they sum to at most this
+    margin = basic_margin
+    for d in starved:  # each B_d <= room / r_d (the other terms are >= 0), and at most budget / p_d
         c = float(r[d])
         coef[d] = c
-        reach = min(max(rhs, Fraction(0)) / r[d], B / P[d])
-        margin += abs(r[d] - Fraction(c)) * reach
-    total = rhs + margin
-    rhs_f = float(total)
-    if Fraction(rhs_f) < total:
-        rhs_f = float(np.nextafter(rhs_f, np.inf))
+        margin += abs(r[d] - Fraction(c)) * _reach(dm, d, min(room / r[d], B / P[d]))
+    # the exact row: the same terms and those the row above leaves at their least value, each as the distance from
+    # a bound (a slack >= 0 of its own): |y_i| (A_i B - b_i) of an inequality row with a multiplier, |r_d| times
+    # B_d's distance from the bound the cheapest network holds it at
+    terms: list[tuple[tuple[str, int], Fraction]] = []
+    for i in range(m):
+        if Y[i] != 0 and dm.lower[i] != dm.upper[i]:
+            terms.append((("row", i), abs(Y[i])))
+    for d in range(D):
+        if d not in basic and d not in starved and r[d] != 0:
+            terms.append(((("lower" if r[d] > 0 else "upper"), d), abs(r[d])))
+    exact_margin = margin
+    slacks = []
+    for key, c in terms:
+        cf = float(c)
+        cap = room / c
+        exact_margin += abs(c - Fraction(cf)) * cap
+        slacks.append((key, cf, _round(cap, up=True)))
+    rhs_f = _round(rhs + margin, up=True)
     with np.errstate(divide="ignore"):
         cap = np.where(coef > 0, rhs_f / np.where(coef > 0, coef, 1.0), np.inf)
-    return ReducedBudget(coef, rhs_f, rhs_f, cap)
+    return ReducedBudget(coef, rhs_f, rhs_f, cap, tuple(slacks), _round(rhs + exact_margin, up=True))
+
+
+def _reach(dm, d: int, top: Fraction) -> Fraction:
+    """The most bandwidth dimension ``d`` may have (GB/s, exact): ``top``, within its upper bound."""
+    return min(top, Fraction(float(dm.bw_upper[d]))) if np.isfinite(dm.bw_upper[d]) else top
+
+
+def _round(q: Fraction, up: bool) -> float:
+    """``q`` rounded to a float upwards (``up``) or downwards."""
+    f = float(q)
+    if up and Fraction(f) < q:
+        return float(np.nextafter(f, np.inf))
+    if not up and Fraction(f) > q:
+        return float(np.nextafter(f, -np.inf))
+    return f
 
 
 def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] | None:
@@ -205,8 +239,9 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
     """Designs within the rows and the budget from an LP point ``bw`` (GB/s): the starved dimensions (those of the
     reduced row) take ``bw``'s values; the others at a bound of the cheapest network stay there (or, in a second
     design, take ``bw``'s values: the LP holds them only to 1e-9 of their size, and that noise costs budget for
-    nothing); the rest follow the rows active at the cheapest network (least squares), and the change from the
-    cheapest network is scaled down onto the budget when it costs more (the change is linear in that scale).
+    nothing); the rest follow the rows active at the cheapest network (least squares: each at its bound, or, in
+    another design, an inequality row as far off it as at ``bw``), and the change from the cheapest network is
+    scaled down onto the budget when it costs more (the change is linear in that scale).
     Also the segment from the cheapest network towards ``bw`` (moved inside the rows). Only designs that meet
     every row to round-off (:data:`STRICT`) count. Returns [] when none does."""
     dm = instance.design_matrix
@@ -217,13 +252,21 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
     fixed = at_bound & ~z
     free = ~at_bound & ~z
     lp = np.clip(bw, dm.bw_lower, dm.bw_upper) - b0
+    A = dm.A[rows]
+    # an inequality row active at the cheapest network may stay there, or move off it as far as the LP's point does
+    # (the exact row charges that move to the room)
+    lhs0, lhs = A @ b0, A @ (b0 + lp)
+    floor = np.abs(lhs0 - dm.lower[rows]) <= np.abs(lhs0 - dm.upper[rows])
+    off = np.where(dm.lower[rows] == dm.upper[rows], 0.0,
+                   np.where(floor, np.maximum(lhs - dm.lower[rows], 0.0), np.minimum(lhs - dm.upper[rows], 0.0)))
     deltas = []
     for move in ((False, True) if fixed.any() else (False,)):
-        delta = np.where(z | (fixed & move), lp, 0.0)
-        if rows.any() and free.any():
-            A = dm.A[rows]
-            delta[free] = np.linalg.lstsq(A[:, free], -(A[:, ~free] @ delta[~free]), rcond=None)[0]
-        deltas.append(delta)
+        for follow in ((False, True) if off.any() else (False,)):
+            delta = np.where(z | (fixed & move), lp, 0.0)
+            if rows.any() and free.any():
+                target = np.where(floor, dm.lower[rows], dm.upper[rows]) - lhs0 + (off if follow else 0.0)
+                delta[free] = np.linalg.lstsq(A[:, free], target - A[:, ~free] @ delta[~free], rcond=None)[0]
+            deltas.append(delta)
     deltas.append(within_rows(instance, bw, b0) - b0)
     out = []
     for d in deltas:
@@ -246,7 +289,8 @@ def _exact_rows(instance: Instance, bw: np.ndarray) -> bool:
 
 
 def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float) -> np.ndarray | None:
-    """b0 + s delta with the largest s <= 1 whose cost (evaluated as sum_d p_d B_d) is within ``budget_usd``."""
+    """b0 + s delta with the largest s <= 1 (tried down to 8 steps of 1e-9) whose cost is within ``budget_usd``
+    (:func:`_within_budget`)."""
     base = float(p @ b0)
     extra = float(p @ delta)
     s = 1.0
@@ -256,16 +300,36 @@ def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: f
         s = (budget_usd - base) / extra
     for _ in range(8):
         point = np.maximum(b0 + s * delta, 0.0)
-        if float(p @ point) <= budget_usd:
+        if _within_budget(p, point, budget_usd):
             return point
         s *= 1 - 1e-9
     return None
+
+
+def _within_budget(p: np.ndarray, bw: np.ndarray, budget_usd: float) -> bool:
+    """Whether the cost of ``bw`` is within the budget exactly (:class:`fractions.Fraction`) and as every float sum
+    of it evaluates (a dot product and numpy's pairwise sum round differently)."""
+    if float(p @ bw) > budget_usd or float((p * bw).sum()) > budget_usd:
+        return False
+    return sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(p, bw, strict=True)),
+               Fraction(0)) <= Fraction(budget_usd)
 
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, rel_gap: float,
                           vertex: CheapestVertex, time_limit_s: float = 60.0) -> tuple[Outcome, int]:
     """The fastest design within ``budget_usd`` ($) a hair above the cheapest network ``vertex`` (module
     docstring): (:class:`hieropt.solvers.ratio.Outcome` in ns, LPs solved).
+
+    Two passes on one cost-share LP (its cuts are valid for both):
+
+    1. the budget held by the reduced row and its implied rows alone (the share row, a float of the cost's size
+       whose last bits are a share EPS x cost / room of the room, left free: a relaxation, so its bound holds; the
+       rows are widened by their rounding, so it holds for every exactly feasible design). Where the cheapest
+       network's multipliers sit on equality rows the two problems are the same, and the LP resolves the room to
+       its own tolerance, ties in price included (two dimensions of one price: the LP's budget row could not tell
+       their split from a share 1e-9 of the cost of the room);
+    2. when that does not prove the gap (a floor the optimum leaves, which the reduced row does not charge), the
+       LP with the share row too, whose bound allows for that row's rounding (:data:`ROW_ROUNDING`).
 
     Raises:
         NoSolutionError: the budget leaves a dimension that carries traffic no bandwidth (the reduced budget row
@@ -284,29 +348,49 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
                                   f"bw[{d}] = 0 on dimension {d}, which carries traffic: no finite iteration time")
     p = cluster_cost_usd_per_gbps(instance)
     units = _units(tm, p, vertex.bw_gbps, reduced)
+    keys_caps = {key: cap for key, _, cap in reduced.slacks}
     rc = RatioCore(instance, tm, budget_usd / float(p.sum()), time_limit_s, budget_usd, prune=True,
-                   share_units_gbps=units)
-    # the bound holds for the designs that meet the rows and the budget exactly; the design found meets them to
-    # round-off and may use that much more of the room (exactly: :func:`_excess_usd`), so the bound is relaxed by
-    # that share (T of the starved dimensions falls at most as fast as the room grows)
+                   share_units_gbps=units, exact_rows=True, slacks=tuple(keys_caps))
     loop_gap = rel_gap * (1 - 1e-3)
+    room = reduced.room_usd
+
+    def repair(bw: np.ndarray) -> list[np.ndarray]:
+        return complete(instance, vertex, reduced, budget_usd, bw)
+
+    def share(bw: np.ndarray) -> float:  # (of the room: what the design may use beyond the budget, exactly)
+        return min(1.0, _excess_usd(instance, vertex, budget_usd, bw) / room) if room > 0 else 0.0
+
+    def scorer(allowance: float):  # T / (1 - what the bound gives up for this design): the certified gap's measure
+        def score(bw: np.ndarray) -> float:
+            keep = (1 - share(bw)) * (1 - allowance)
+            return tm.time_ns(bw) / keep if keep > 0 else INF
+        return score
+
+    passes: list[tuple[Outcome, float]] = []  # (outcome, the share of the time its bound allows for its rows)
     try:
         if reduced.rhs_usd > 0:
-            rc.add_row(reduced.coef, reduced.rhs_usd, budget_usd)
-        out = rc.fastest_within(budget_usd, loop_gap,
-                                repair=lambda bw: complete(instance, vertex, reduced, budget_usd, bw))
+            rc.add_rows(reduced.coef[None, :], np.array([-INF]), np.array([reduced.exact_rhs_usd]), budget_usd,
+                        slack_coef=[{key: c for key, c, _ in reduced.slacks}], slack_cap=keys_caps)
+            try:
+                passes.append((rc.fastest_within(budget_usd, loop_gap, repair=repair, budget_row=False,
+                                                 score=scorer(0.0)), 0.0))
+            except NoSolutionError:
+                pass  # (the second pass says why, with the budget row)
+        if not passes or _combined(passes, tm, share).gap > rel_gap:
+            # (the bound of the LP with the share row is for its float row: allow for that row's last bits)
+            rounding = min(1.0, ROW_ROUNDING * EPS * vertex.cost_usd / room) if room > 0 else 0.0
+            try:
+                passes.append((rc.fastest_within(budget_usd, loop_gap, repair=repair, score=scorer(rounding)),
+                               rounding))
+            except NoSolutionError:
+                if not passes:
+                    raise
     finally:
         rc.close()
-    # and by the round-off of the LP's own rows: each is a float of the cost's size, so its last bit (EPS x cost) is
-    # a share EPS x cost / room of the room (a tested case: a raw bound 1.4e-10 above an exactly feasible design at
-    # a room of 1e-7 of the cost; this margin is 8.9e-9 there)
-    allowance = 0.0
-    if out.bw is not None and reduced.room_usd > 0:
-        allowance = min(1.0, (_excess_usd(instance, vertex, budget_usd, out.bw)
-                              + ROW_ROUNDING * EPS * vertex.cost_usd) / reduced.room_usd)
-    out = replace(out, lower=min(out.lower, out.upper) * (1 - allowance))
+    out = _combined(passes, tm, share)
+    allowance = share(out.bw) + max(a for _, a in passes) if out.bw is not None else 0.0
     if out.gap <= rel_gap:
-        return replace(out, status=Status.OPTIMAL), rc.lps
+        return replace(out, status=Status.OPTIMAL, message="optimal within the gap target"), rc.lps
     if allowance >= 0.5 * rel_gap:
         msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only ${reduced.room_usd:.3g} "
                f"({reduced.room_usd / vertex.cost_usd:.2g} of it) above the cheapest network "
@@ -317,6 +401,22 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
         msg = out.message if out.status is Status.LIMIT else f"stopped at proven relative gap {out.gap:.3g}"
     out = replace(out, status=Status.LIMIT, message=msg)
     return out, rc.lps
+
+
+def _combined(passes: list[tuple[Outcome, float]], tm: TimeModel, share) -> Outcome:
+    """One outcome from the passes of :func:`fastest_near_cheapest` (their ``upper`` is the score T / (1 - what
+    the bound gives up), their bounds for the LP's rows): the design of the least score, its time, and the best
+    bound, each pass's first lowered by the share it allows for its rows, then by the share of the room the design
+    may use beyond the budget in exact arithmetic (``share``, :func:`_excess_usd`; T of the starved dimensions
+    falls at most as fast as the room grows)."""
+    found = [o for o, _ in passes if o.bw is not None and np.isfinite(o.upper)]
+    best = min(found, key=lambda o: o.upper) if found else passes[-1][0]
+    lower = max((o.lower * (1 - a) if np.isfinite(o.lower) else o.lower) for o, a in passes)
+    lps = sum(o.lps for o, _ in passes)
+    if best.bw is None:
+        return replace(best, lower=lower, lps=lps)
+    T = tm.time_ns(best.bw)
+    return replace(best, upper=T, lower=min(lower, T) * (1 - share(best.bw)), lps=lps)
 
 
 def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float, bw: np.ndarray) -> float:
