@@ -5,25 +5,29 @@ There the feasible designs are a sliver: the dimensions the cheapest network sta
 (budget - cheapest) buys, 1e-13 GB/s next to 1e3 GB/s elsewhere, and their times are 1e17 ns and more. In the budget
 row sum_d p_d B_d <= budget the slack is a difference of two numbers that agree to 1e-9 and beyond, which no LP
 resolves (HiGHS's tolerances are 1e-9): the performance and cost-share LPs said "infeasible" or stopped at gaps near
-1. The remedy is LP duality at the cheapest network (Dantzig's reduced costs): with row multipliers y of the
-cheapest-network LP (:func:`hieropt.solvers.cost_range.cheapest_vertex`) and reduced prices r = p - A'y, every
-feasible design has p.B = y.(A B) + r.B and y.(A B) >= y.b (y sign-correct for each row), so
+1. The remedy is LP duality at the cheapest network
+(:mod:`hieropt.solvers.reduced_budget`): with the cheapest network's multipliers the budget is an exact row whose
+terms are all >= 0 (reduced prices on the starved dimensions, the distances of the rows and bounds that network
+holds from their bounds) and whose right-hand side is the slack itself.
 
-    r.B <= budget - y.b                                            (the reduced budget row)
-
-holds for every design within the budget. Its terms cancel nothing: r_d is 0 on the dimensions the cheapest network
-fills and >= 0 on those it leaves at a bound, and its right-hand side is the slack itself. Added to the cost-share
-LP of :class:`hieropt.solvers.ratio.RatioCore` (an implied row: every bound stays valid), with share units that
-follow the slack on the starved dimensions, the LP resolves the sliver to its own tolerance. Its points become
+The cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by that row alone (its share row,
+a float of the cost's size, left free; the distances on slack columns of their own; design rows without rounding),
+with share units that follow the slack on the starved dimensions, so it resolves the sliver to its own tolerance
+and its Lagrangian bound holds for every exactly feasible design (:func:`fastest_near_cheapest`). Its points become
 designs by completing the cheapest network: the starved dimensions take the LP's values, the others follow from the
 rows active at the cheapest network (a small linear solve), and the result is scaled onto the budget
 (:func:`complete`). When the reduced row leaves a loaded dimension no bandwidth at all the budget admits no
 finite iteration time, and that is said (:class:`NoSolutionError`, with the bound).
+
+Before (stop 13) the LP kept its share row and had the reduced row on the starved dimensions only: with two
+dimensions of one price (a tie) the LP spent the share row's tolerance, 1e-9 of the cost, on their split, and its
+duals bounded the time only to 1e-13 x cost / room (LIMIT at gaps 3.4e-6 ... 3.5e-4 at rooms 3e-7 ... 1e-6 of the
+cost; tests/solve/test_near_cheapest_ties.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -36,6 +40,7 @@ from ..spec import Instance
 from .cost_range import CheapestVertex, cheapest_vertex
 from .line_search import meets_rows, within_rows
 from .ratio import INF, Outcome, RatioCore
+from .reduced_budget import ReducedBudget, reduced_budget_row
 
 __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_cheapest", "complete",
            "fastest_near_cheapest"]
@@ -46,25 +51,6 @@ dimension without bandwidth."""
 EPS = float(np.finfo(float).eps)
 ROW_ROUNDING = 4
 """Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound allows for."""
-
-
-@dataclass(frozen=True)
-class ReducedBudget:
-    """The reduced budget row sum_d coef_d B_d <= rhs_usd (module docstring), valid for every design within the
-    budget; ``room_usd`` = rhs_usd - coef . B0 at the cheapest design B0 (the slack as the row sees it), ``cap_gbps``
-    (D,) the largest B_d the row allows each dimension (inf where its coefficient is not positive)."""
-
-    coef: np.ndarray
-    rhs_usd: float
-    room_usd: float
-    cap_gbps: np.ndarray
-    slacks: tuple[tuple[tuple[str, int], float, float], ...] = ()
-    """(key, coef $ per unit, cap): the other terms of the exact budget (:func:`reduced_budget_row`), each on a row's
-    slack column (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``slacks``): coef x the row's
-    distance from its bound, at most ``cap`` (rhs / coef, rounded up)."""
-    exact_rhs_usd: float = INF
-    """The right-hand side of the exact row coef . B + sum of the slack terms <= exact_rhs_usd: the budget itself,
-    every term >= 0 (so resolved to the room, not to the cost), rounded up for every float coefficient."""
 
 
 def vertex_of(instance: Instance) -> CheapestVertex:
@@ -96,117 +82,6 @@ def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
     cost = float(cluster_cost_usd_per_gbps(instance) @ b)
     return CheapestVertex(min(cost, v.cost_usd) if cost <= v.cost_usd * (1 + 1e-9) else v.cost_usd,
                           v.dearest_usd, b, v.row_duals)
-
-
-def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: float) -> ReducedBudget | None:
-    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex`` (module docstring), or None when a
-    dimension has no price (its bandwidth, and so the rounding margin, would be unbounded).
-
-    Computed in exact rational arithmetic (:class:`fractions.Fraction`; a few rows and dimensions): the duals are
-    first corrected so that the reduced prices of the dimensions the cheapest network fills are exactly 0 (HiGHS's
-    duals leave 1e-16 of the price there, which at the budget / price such a dimension may reach is 1e-16 of the
-    cost: the whole slack of a budget 1e-16 above the cheapest), then each reduced price is rounded to a float and
-    the rounding, at the most bandwidth the row allows that dimension, is added to the right-hand side, which is
-    rounded up: the float row holds for every design within the budget."""
-    dm = instance.design_matrix
-    p = cluster_cost_usd_per_gbps(instance)
-    if not (p > 0).all():
-        return None
-    y = vertex.row_duals.copy()
-    y[((y > 0) & ~np.isfinite(dm.lower)) | ((y < 0) & ~np.isfinite(dm.upper))] = 0.0
-    bound = np.where(y > 0, dm.lower, np.where(y < 0, dm.upper, 0.0))
-    D, m = p.size, y.size
-    P = [Fraction(float(v)) for v in p]
-    A = [[Fraction(float(v)) for v in row] for row in dm.A]
-    Y = [Fraction(float(v)) for v in y]
-    r = [P[d] - sum((A[i][d] * Y[i] for i in range(m)), Fraction(0)) for d in range(D)]
-    basic = [d for d in range(D) if abs(r[d]) <= Fraction(1, 10**12) * P[d]]
-    used = [i for i in range(m) if Y[i] != 0]
-    if basic and len(used) == len(basic):  # square: move y so that r = 0 exactly on the basic dimensions
-        dy = _solve_exact([[A[i][d] for i in used] for d in basic], [r[d] for d in basic])
-        if dy is not None:
-            Y2 = list(Y)
-            for i, v in zip(used, dy, strict=True):
-                Y2[i] += v
-            if all((Y2[i] > 0) == (Y[i] > 0) for i in used):
-                Y = Y2
-                r = [P[d] - sum((A[i][d] * Y[i] for i in range(m)), Fraction(0)) for d in range(D)]
-    B = Fraction(float(budget_usd))
-    rhs = B - sum((Y[i] * Fraction(float(bound[i])) for i in range(m) if Y[i] != 0), Fraction(0))
-    # a dimension the cheapest network leaves at a bound other than 0 keeps its term's least value there (r_d B_d
-    # >= r_d lo_d): the row then has only the starved dimensions, each term >= 0, and its right-hand side is the
-    # slack itself, not a difference of two terms of the cost's size
-    b0 = vertex.bw_gbps
-    starved = [d for d in range(D) if d not in basic and r[d] > 0 and dm.bw_lower[d] <= 0]
-    for d in range(D):
-        if d in basic or d in starved or r[d] == 0:
-            continue
-        edge = dm.bw_lower[d] if r[d] > 0 else dm.bw_upper[d]
-        if not np.isfinite(edge):
-            return None
-        rhs -= r[d] * Fraction(float(edge))
-    coef = np.zeros(D)
-    basic_margin = Fraction(0)
-    for d in basic:  # a reduced price of 0 but for rounding (no exact correction): its largest term, at budget / p_d
-        basic_margin += abs(r[d]) * _reach(dm, d, B / P[d])
-    room = max(rhs + basic_margin, Fraction(0))  # every term below is >= 0, and they sum to at most this
-    margin = basic_margin
-    for d in starved:  # each B_d <= room / r_d (the other terms are >= 0), and at most budget / p_d
-        c = float(r[d])
-        coef[d] = c
-        margin += abs(r[d] - Fraction(c)) * _reach(dm, d, min(room / r[d], B / P[d]))
-    # the exact row: the same terms and those the row above leaves at their least value, each as the distance from
-    # a bound (a slack >= 0 of its own): |y_i| (A_i B - b_i) of an inequality row with a multiplier, |r_d| times
-    # B_d's distance from the bound the cheapest network holds it at
-    terms: list[tuple[tuple[str, int], Fraction]] = []
-    for i in range(m):
-        if Y[i] != 0 and dm.lower[i] != dm.upper[i]:
-            terms.append((("row", i), abs(Y[i])))
-    for d in range(D):
-        if d not in basic and d not in starved and r[d] != 0:
-            terms.append(((("lower" if r[d] > 0 else "upper"), d), abs(r[d])))
-    exact_margin = margin
-    slacks = []
-    for key, c in terms:
-        cf = float(c)
-        cap = room / c
-        exact_margin += abs(c - Fraction(cf)) * cap
-        slacks.append((key, cf, _round(cap, up=True)))
-    rhs_f = _round(rhs + margin, up=True)
-    with np.errstate(divide="ignore"):
-        cap = np.where(coef > 0, rhs_f / np.where(coef > 0, coef, 1.0), np.inf)
-    return ReducedBudget(coef, rhs_f, rhs_f, cap, tuple(slacks), _round(rhs + exact_margin, up=True))
-
-
-def _reach(dm, d: int, top: Fraction) -> Fraction:
-    """The most bandwidth dimension ``d`` may have (GB/s, exact): ``top``, within its upper bound."""
-    return min(top, Fraction(float(dm.bw_upper[d]))) if np.isfinite(dm.bw_upper[d]) else top
-
-
-def _round(q: Fraction, up: bool) -> float:
-    """``q`` rounded to a float upwards (``up``) or downwards."""
-    f = float(q)
-    if up and Fraction(f) < q:
-        return float(np.nextafter(f, np.inf))
-    if not up and Fraction(f) > q:
-        return float(np.nextafter(f, -np.inf))
-    return f
-
-
-def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] | None:
-    """x with M x = v (square, exact Gaussian elimination), or None when M is singular."""
-    n = len(v)
-    a = [list(row) + [v[i]] for i, row in enumerate(M)]
-    for c in range(n):
-        piv = next((i for i in range(c, n) if a[i][c] != 0), None)
-        if piv is None:
-            return None
-        a[c], a[piv] = a[piv], a[c]
-        for i in range(n):
-            if i != c and a[i][c] != 0:
-                f = a[i][c] / a[c][c]
-                a[i] = [x - f * z for x, z in zip(a[i], a[c], strict=True)]
-    return [a[i][n] / a[i][i] for i in range(n)]
 
 
 def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> CheapestVertex | None:
@@ -270,9 +145,10 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
     deltas.append(within_rows(instance, bw, b0) - b0)
     out = []
     for d in deltas:
-        point = _onto_budget(p, b0, d, budget_usd)
-        if point is not None and _exact_rows(instance, point):
-            out.append(point)
+        for fill in (False, True):
+            point = _onto_budget(p, b0, d, budget_usd, fill)
+            if point is not None and _exact_rows(instance, point):
+                out.append(point)
     return out
 
 
@@ -288,9 +164,12 @@ def _exact_rows(instance: Instance, bw: np.ndarray) -> bool:
     return bool((bw >= dm.bw_lower).all() and (bw <= dm.bw_upper).all())
 
 
-def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float) -> np.ndarray | None:
+def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float,
+                 fill: bool = False) -> np.ndarray | None:
     """b0 + s delta with the largest s <= 1 (tried down to 8 steps of 1e-9) whose cost is within ``budget_usd``
-    (:func:`_within_budget`)."""
+    (:func:`_within_budget`); ``fill``: with s above 1 where the change leaves budget unused (an LP point held to its
+    tolerance may leave part of a room of 1e-9 of the cost unspent), the whole room spent; None when there is
+    nothing to fill."""
     base = float(p @ b0)
     extra = float(p @ delta)
     s = 1.0
@@ -298,6 +177,10 @@ def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: f
         if extra <= 0 or budget_usd <= base:
             return None
         s = (budget_usd - base) / extra
+    elif fill:
+        if extra <= 0 or budget_usd <= base + extra:
+            return None
+        s = min((budget_usd - base) / extra, 1e3)
     for _ in range(8):
         point = np.maximum(b0 + s * delta, 0.0)
         if _within_budget(p, point, budget_usd):
@@ -307,12 +190,9 @@ def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: f
 
 
 def _within_budget(p: np.ndarray, bw: np.ndarray, budget_usd: float) -> bool:
-    """Whether the cost of ``bw`` is within the budget exactly (:class:`fractions.Fraction`) and as every float sum
-    of it evaluates (a dot product and numpy's pairwise sum round differently)."""
-    if float(p @ bw) > budget_usd or float((p * bw).sum()) > budget_usd:
-        return False
-    return sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(p, bw, strict=True)),
-               Fraction(0)) <= Fraction(budget_usd)
+    """Whether the cost of ``bw`` is within the budget as every float sum of it evaluates (a dot product and numpy's
+    pairwise sum round differently). Its exact cost may be a last bit above: :func:`_excess_usd` counts that."""
+    return float(p @ bw) <= budget_usd and float((p * bw).sum()) <= budget_usd
 
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, rel_gap: float,
@@ -322,14 +202,19 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
 
     Two passes on one cost-share LP (its cuts are valid for both):
 
-    1. the budget held by the reduced row and its implied rows alone (the share row, a float of the cost's size
-       whose last bits are a share EPS x cost / room of the room, left free: a relaxation, so its bound holds; the
-       rows are widened by their rounding, so it holds for every exactly feasible design). Where the cheapest
-       network's multipliers sit on equality rows the two problems are the same, and the LP resolves the room to
-       its own tolerance, ties in price included (two dimensions of one price: the LP's budget row could not tell
-       their split from a share 1e-9 of the cost of the room);
-    2. when that does not prove the gap (a floor the optimum leaves, which the reduced row does not charge), the
-       LP with the share row too, whose bound allows for that row's rounding (:data:`ROW_ROUNDING`).
+    1. the budget held by the exact row of :func:`hieropt.solvers.reduced_budget.reduced_budget_row` alone: its
+       terms >= 0 (the distances of the rows and bounds the cheapest network holds on slack columns of their own),
+       its right-hand side the room, so the LP resolves the room to its own tolerance; the share row (a float of
+       the cost's size, whose tolerance is 1e-9 of the cost and whose last bit a share EPS x cost / room of the
+       room) left free; the design rows without rounding (``exact_rows``), so the Lagrangian bound holds for every
+       exactly feasible design;
+    2. only if that does not prove the gap (HiGHS failed, or the LP's tolerance on a row the room depends on is
+       too coarse for it), the same LP with the share row, whose bound allows for that row's rounding
+       (:data:`ROW_ROUNDING`).
+
+    Designs are ranked by their time over what the bound gives up for them (:func:`_excess_usd`: a design that
+    meets an equality 1e-13 short of it has that much more room than an exactly feasible one), so the design with
+    the best certified gap is the answer.
 
     Raises:
         NoSolutionError: the budget leaves a dimension that carries traffic no bandwidth (the reduced budget row

@@ -28,6 +28,7 @@ from ..spec import Instance
 from .cost_range import cheapest_network
 from .cut_lp import CutLP, Loop
 from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
+from .reduced_budget import round_outwards
 
 INF = float("inf")
 MAX_LPS = 400
@@ -246,8 +247,9 @@ class RatioCore(CutLP):
             vals = [*full[nz].tolist(), *(float(v) * lp.slack_factor[k] for k, v in sc.items())]
             top = max((abs(v) for v in vals), default=0.0)
             scale = math.ldexp(1.0, -math.frexp(top)[1]) if top > 0 else 1.0
-            lows.append(_outwards(Fraction(float(lo)) * u * Fraction(scale), up=False) if np.isfinite(lo) else -INF)
-            highs.append(_outwards(Fraction(float(hi)) * u * Fraction(scale), up=True) if np.isfinite(hi) else INF)
+            f = u * Fraction(scale)
+            lows.append(round_outwards(Fraction(float(lo)) * f, up=False) if np.isfinite(lo) else -INF)
+            highs.append(round_outwards(Fraction(float(hi)) * f, up=True) if np.isfinite(hi) else INF)
             end += len(cols)
             start.append(np.array([end]))
             index.append(np.array(cols, dtype=np.int64))
@@ -257,7 +259,7 @@ class RatioCore(CutLP):
                       value=np.concatenate(value), cache={})
         if slack_cap:
             for k, cap in slack_cap.items():  # s_lp = u s / factor
-                new.col_upper[lp.slack_col[k]] = _outwards(Fraction(float(cap)) * u / Fraction(lp.slack_factor[k]),
+                new.col_upper[lp.slack_col[k]] = round_outwards(Fraction(float(cap)) * u / Fraction(lp.slack_factor[k]),
                                                            up=True)
         self.lp = replace(lp, arr=new)
         self._reload()
@@ -369,12 +371,3 @@ class RatioCore(CutLP):
                     score=score)
         return self._outcome(spec, rel_gap, "time x cost")
 
-
-def _outwards(q: Fraction, up: bool) -> float:
-    """``q`` rounded to a float upwards (``up``) or downwards."""
-    f = float(q)
-    if up and Fraction(f) < q:
-        return float(np.nextafter(f, INF))
-    if not up and Fraction(f) > q:
-        return float(np.nextafter(f, -INF))
-    return f
