@@ -108,12 +108,14 @@ l2 -1 500 ALLTOALL 400000 500 NONE 0 800 ALLREDUCE 1000000 0
 """
 
 
-def reproducer(tmp_path, key: str) -> hieropt.Instance:
-    """The break-it file ``key`` as an instance (written to ``tmp_path`` with its workload)."""
-    loop, dims, groups, prices, rows, budget = REPRODUCERS[key]
+def reproducer(tmp_path, key: str, spec: tuple | None = None) -> hieropt.Instance:
+    """The break-it file ``key`` (or the same fields in ``spec``; a budget of None: none) as an instance, written
+    to ``tmp_path`` with its workload."""
+    loop, dims, groups, prices, rows, budget = REPRODUCERS[key] if spec is None else spec
     (tmp_path / "wl.txt").write_text(WORKLOAD)
     lines = ['objective = "performance"', f'training_loop = "{loop}"', 'workload = "wl.txt"',
-             "constraints = [" + ", ".join(f'"{r}"' for r in rows) + "]", f"max_network_cost_usd = {budget!r}",
+             "constraints = [" + ", ".join(f'"{r}"' for r in rows) + "]",
+             *([] if budget is None else [f"max_network_cost_usd = {budget!r}"]),
              "[network]", "dims = [" + ", ".join(f'{{ block = "{b}", npus = {n}, cost_class = "{c}" }}'
                                                  for b, n, c in dims) + "]",
              "[mapping]", f"forward = {groups[0]}", f"input_grad = {groups[1]}", f"weight_grad = {groups[2]}"]
