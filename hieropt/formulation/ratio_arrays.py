@@ -301,7 +301,7 @@ class CostRangeLP:
     :class:`hieropt.solvers.highs.HighsLP`: columns y_d = B_d / ``unit_gbps`` (D), rows the design rows divided by
     their largest coefficient (well scaled whatever the spread of the rows' sizes, unlike the homogenised
     procurement LP, whose cost level u = K / C spans the whole cost range in one column). The objective
-    ``time_costs`` is the cost in units of ``unit_usd`` = sum_d p_d x ``unit_gbps``."""
+    ``time_costs`` is the cost in units of ``unit_usd`` = sum_d p_d x ``unit_gbps``_d."""
 
     n_cols: int
     col_lower: np.ndarray
@@ -316,7 +316,7 @@ class CostRangeLP:
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """(n_rows,) the design row (instance order) of each LP row (rows without a coefficient are left out)."""
     row_scale: np.ndarray = field(default_factory=lambda: np.ones(0))
-    """(n_rows,) what each design row was divided by (its largest coefficient times ``unit_gbps``)."""
+    """(n_rows,) what each design row was divided by (its largest coefficient in the columns' units)."""
 
     @property
     def n_rows(self) -> int:
@@ -324,22 +324,25 @@ class CostRangeLP:
         return self.row_lower.size
 
 
-def compile_cost_range_lp(instance: Instance, unit_gbps: float) -> CostRangeLP:
-    """The cost-range LP of ``instance`` (:class:`CostRangeLP`) with its columns in units of ``unit_gbps`` (GB/s).
+def compile_cost_range_lp(instance: Instance, unit_gbps: float | np.ndarray) -> CostRangeLP:
+    """The cost-range LP of ``instance`` (:class:`CostRangeLP`) with its columns in units of ``unit_gbps`` (GB/s; or
+    one unit per dimension, (D,)).
 
     Raises:
         ValueError: ``unit_gbps`` is not positive and finite."""
-    if not (unit_gbps > 0 and math.isfinite(unit_gbps)):
-        raise ValueError(f"unit_gbps must be positive and finite, got {unit_gbps!r}")
-    dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
+    unit = np.broadcast_to(np.asarray(unit_gbps, dtype=float), p.shape)
+    if not (np.all(unit > 0) and np.all(np.isfinite(unit))):
+        raise ValueError(f"unit_gbps must be positive and finite, got {unit_gbps!r}")
+    unit_gbps = unit
+    dm = instance.design_matrix
     A = dm.A * unit_gbps
     div = np.abs(A).max(axis=1, initial=0.0)
     keep = div > 0
     A, div = A[keep], div[keep]
     coef = A / div[:, None]
     nz = coef != 0
-    unit_usd = float(p.sum() * unit_gbps) or 1.0
+    unit_usd = float(p @ unit_gbps) or 1.0
     return CostRangeLP(
         n_cols=p.size, col_lower=dm.bw_lower / unit_gbps, col_upper=dm.bw_upper / unit_gbps,
         time_costs=p * unit_gbps / unit_usd, row_lower=dm.lower[keep] / div, row_upper=dm.upper[keep] / div,
