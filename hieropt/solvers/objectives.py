@@ -18,6 +18,7 @@ from ..spec import Instance
 from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
+from .near_cheapest import near_cheapest
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
 
 MIN_REL_GAP = 5e-9
@@ -154,18 +155,28 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         from .pyomo_core import PyomoTimeLP
         from .sensitivity import sensitivity as analyse
 
+        def again(moved: Instance) -> Solution:  # a certified solve of the instance with one parameter moved
+            return solve(moved, rel_gap=gap, time_limit_s=time_limit_s, portfolio=False)
+
+        steps = None
         try:
-            core = PyomoTimeLP(instance, tm, time_limit_s)  # sensitivity re-solves the optimum on a time LP of its own
-            sens = analyse(instance, core, obj, sol.bw_gbps, ranges=sensitivity_ranges,
-                           budget_usd=instance.max_network_cost_usd, target_ns=instance.max_iteration_time_ns)
+            budget = instance.max_network_cost_usd
+            if obj == "performance" and budget is not None and near_cheapest(instance, tm, budget) is not None:
+                from .sensitivity_near import near_sensitivity  # (the near-cheapest path: differences of re-solves)
+
+                sens, steps, left_out = near_sensitivity(instance, tm, sol, again, ranges=sensitivity_ranges)
+                sol = replace(sol, notes=sol.notes + left_out)
+            else:
+                core = PyomoTimeLP(instance, tm, time_limit_s)  # re-solves the optimum on a time LP of its own
+                sens = analyse(instance, core, obj, sol.bw_gbps, ranges=sensitivity_ranges, budget_usd=budget,
+                               target_ns=instance.max_iteration_time_ns)
         except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing
             sol = replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
         else:
             from .sensitivity_check import check_marginals, without_sensitivity
 
             sol = replace(sol, sensitivity=sens)
-            reason = check_marginals(instance, sol, sens, lambda moved: solve(
-                moved, rel_gap=gap, time_limit_s=time_limit_s, portfolio=False))
+            reason = check_marginals(instance, sol, sens, again, steps)
             if reason is not None:  # the LP's duals do not describe this optimum: not printed
                 sol = without_sensitivity(sol, reason)
             sol = replace(sol, solve_seconds=time.perf_counter() - start)
