@@ -42,11 +42,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
 from ..workloads.llm.params import LLMParams
-from ..workloads.llm.step import Op, Step, build_step
+from ..workloads.llm.step import Op, Step, in_flight, stage_layers
 
 ZERO3_LIVE_LAYERS = 2
 """Layers whose parameters ZeRO 3 holds gathered at once (the current one and the prefetched next one)."""
@@ -92,9 +93,10 @@ class MemoryReport:
         """HBM the plan may use: capacity less reserve."""
         return self.capacity_bytes - self.reserve_bytes
 
-    @property
+    @cached_property
     def peak(self) -> StageMemory:
-        """The stage needing the most memory (the first of equals)."""
+        """The stage needing the most memory (the first of equals); computed once (a co-design search reads it for
+        every shape a plan is placed on)."""
         return max(self.stages, key=lambda m: (m.total_bytes, -m.stage))
 
     @property
@@ -192,31 +194,60 @@ def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
     """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x in-flight
     micro-batches (module docstring)."""
     st = step.stages[stage]
+    return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
+
+
+_BLOCK_KINDS = ("attention", "mlp", "moe")
+
+
+def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
+    """(a, w, e) of a stage's ``layers`` ((layer, count) in forward order of first appearance): its activations are
+    a x in-flight + e x in-flight (e: the embedding and output layers), with full recompute a x in-flight + w + e x
+    in-flight (w: the block being recomputed; :func:`_activations`). ``kind_bytes`` keeps one block kind's
+    activations per (kind, core) across the stages of plan ``p`` (they depend on the plan only)."""
     mode = p.plan.recompute
-    blocks = [op for op in st.ops if op.kind in ("attention", "mlp", "moe")]
-    edges = [op for op in st.ops if op.kind not in ("attention", "mlp", "moe")]
-    edge = sum(_op_activations(p, op, True) for op in edges) * st.in_flight
-    kinds = Counter(op.kind for op in blocks)
+    kinds: Counter[str] = Counter()
+    edges = []
+    for op, n in layers:
+        if op.kind in _BLOCK_KINDS:
+            kinds[op.kind] += n
+        else:
+            edges += [_op_activations(p, op, True)] * n
+
+    def act(kind: str, core: bool) -> float:
+        v = kind_bytes.get((kind, core))
+        if v is None:
+            v = kind_bytes[kind, core] = _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core)
+        return v
+
     if mode == "full":
-        ffn = max((_kind_activations(p, k, True) for k in kinds if k != "attention"), default=0.0)
-        working = _kind_activations(p, "attention", True) + ffn if blocks else 0.0
-        return st.blocks * checkpoint_bytes(p) * st.in_flight + working + edge
-    per_mb = sum(n * _kind_activations(p, k, mode == "none") for k, n in kinds.items())
-    return per_mb * st.in_flight + edge
+        ffn = max((act(k, True) for k in kinds if k != "attention"), default=0.0)
+        working = act("attention", True) + ffn if kinds else 0.0
+        return kinds["attention"] * checkpoint_bytes(p), working, sum(edges)
+    return sum(n * act(k, mode == "none") for k, n in kinds.items()), None, sum(edges)
 
 
-def _kind_activations(p: LLMParams, kind: str, core: bool) -> float:
-    return _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core)
+def _activations(parts: tuple, in_flight: float) -> float:
+    a, w, e = parts
+    return a * in_flight + e * in_flight if w is None else a * in_flight + w + e * in_flight
 
 
 # ------------------------------------------------------------------------------------------------- the report
 def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
     """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module docstring)."""
+    st = step.stages[stage]
+    return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
+
+
+def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
+    """(weights, gradients, optimizer bytes, activation parts) of a stage's ``layers``: the same for every stage
+    with the same layers, whatever its in-flight micro-batches."""
     pl, pr = p.plan, p.precision
-    ops = step.stages[stage].ops
-    dense = sum(op.dense_params for op in ops)
-    expert = sum(op.expert_params for op in ops)
-    largest = max((op.dense_params + op.expert_params for op in ops), default=0)
+    dense = expert = largest = 0
+    for op, n in layers:
+        dense += n * op.dense_params
+        expert += n * op.expert_params
+        largest = max(largest, op.dense_params + op.expert_params)
 
     def split(zero_from: int) -> float:
         return dense / pl.dp + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
@@ -228,7 +259,11 @@ def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
     if pl.zero_stage >= 2:
         grads += largest * pr.gradient_bytes
     optimizer = split(1) * pr.optimizer_bytes_per_param
-    return StageMemory(stage, weights, grads, optimizer, stage_activation_bytes(p, step, stage))
+    return weights, grads, optimizer, _activation_parts(p, layers, kind_bytes)
+
+
+def _stage_memory(stage: int, parts: tuple, in_flight: float) -> StageMemory:
+    return StageMemory(stage, parts[0], parts[1], parts[2], _activations(parts[3], in_flight))
 
 
 def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
@@ -236,14 +271,27 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
 
     Args:
         p: validated model, plan, NPU and precision.
-        step: ``build_step(p)`` if already built.
+        step: ``build_step(p)`` if already built; without it the stages' layers are counted, not built
+            (:func:`hieropt.workloads.llm.step.stage_layers`: the same report).
 
     Returns:
         a :class:`MemoryReport` (``fits``, ``over_bytes`` and ``message()`` say whether and by how much the
         fullest stage exceeds the available HBM). Formulas and sources: module docstring.
     """
-    step = step if step is not None else build_step(p)
-    stages = tuple(stage_memory(p, step, r) for r in range(len(step.stages)))
+    kind_bytes: dict[tuple[str, bool], float] = {}  # a block kind's activations: the same on every stage
+    if step is not None:
+        stages = tuple(_stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes), st.in_flight)
+                       for r, st in enumerate(step.stages))
+    else:  # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
+        same: dict[tuple, tuple] = {}
+        out = []
+        for r, layers in enumerate(stage_layers(p)):
+            key = tuple((id(op), n) for op, n in layers)
+            parts = same.get(key)
+            if parts is None:
+                parts = same[key] = _stage_parts(p, layers, kind_bytes)
+            out.append(_stage_memory(r, parts, in_flight(p, r)))
+        stages = tuple(out)
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
 
 

@@ -328,22 +328,48 @@ def _distinct_small(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return np.array(first, dtype=np.int64), inv, np.bincount(inv, minlength=len(first))
 
 
-def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray) -> PhaseRefs:
-    """Register every phase's collective; identical rows are registered once (fast for replicated layers)."""
-    L, _, D = traffic.shape
-    rows = np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D) + 0.0  # (+ 0.0: -0.0 == 0.0)
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of the float64 array ``rows`` (n, w), rows with equal entries being one (``rows`` must hold no
+    -0.0: add 0.0 first), in order of first appearance: (index of the first occurrence of each, the distinct row of
+    every row, the count of each). A dict of the rows' bytes for a few rows, one lexicographic sort up to 4096,
+    :func:`unique_rows` (hashing) above."""
     if rows.shape[0] <= SMALL_ROWS:  # distinct rows already in order of first appearance
-        first, inverse, counts = _distinct_small(rows)
+        return _distinct_small(rows)
+    if rows.shape[0] <= 4096:  # one lexicographic sort (no hashing pass)
+        first, inverse, counts = _distinct_sorted(rows)
     else:
-        if rows.shape[0] <= 4096:  # one lexicographic sort (no hashing pass)
-            first, inverse, counts = _distinct_sorted(rows)
-        else:
-            first, inverse, counts = unique_rows(rows)
-        order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        first, counts, inverse = first[order], counts[order], rank[inverse.reshape(-1)]
-    uniq = rows[first]
+        first, inverse, counts = unique_rows(rows)
+    order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inverse.reshape(-1)], counts[order]
+
+
+def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray,
+               classes: tuple[np.ndarray, np.ndarray] | None = None) -> PhaseRefs:
+    """Register every phase's collective; identical rows are registered once (fast for replicated layers).
+
+    Args:
+        b: the builder.
+        traffic, latency: (L, 3, D) bytes and ns of every phase's collective on each dimension.
+        classes: optional (first, inverse) of a partition of the L x 3 phases (phase-major within a layer) into
+            classes whose rows are known to be equal (e.g. :func:`hieropt.model.traffic.phase_classes`: the same
+            collective, bytes and group), the classes in order of first appearance; then only one row per class is
+            compared, with the same result.
+    """
+    L, _, D = traffic.shape
+    if classes is not None:
+        cfirst, cinv = classes
+        rows = np.concatenate([traffic.reshape(L * 3, D)[cfirst], latency.reshape(L * 3, D)[cfirst]], axis=1) + 0.0
+        sub_first, sub_inverse, _ = distinct_rows(rows)
+        uniq = rows[sub_first]
+        inverse = sub_inverse[cinv]
+        first = cfirst[sub_first]
+        counts = np.bincount(inverse, minlength=first.size)
+    else:
+        rows = np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D) + 0.0  # (+ 0.0: -0.0 == 0.0)
+        first, inverse, counts = distinct_rows(rows)
+        uniq = rows[first]
     peak = uniq[:, :D].max(axis=1)
     peak = np.where(peak > 0, peak, uniq[:, D:].max(axis=1))
     k = np.full(len(uniq), -1, dtype=int)

@@ -51,6 +51,8 @@ formulas above, layer by layer, as an independent check.
 
 from __future__ import annotations
 
+import operator
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +63,7 @@ from ..spec import PHASES, Instance
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
 from .terms import Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import phase_latency, phase_traffic
+from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic
 
 
 def build_time_model(instance: Instance) -> TimeModel:
@@ -70,28 +72,63 @@ def build_time_model(instance: Instance) -> TimeModel:
     Built once per instance and the fields it derives from (:meth:`hieropt.spec.base.Frozen.memo`: a copy with
     another objective, budget or constraint, as a Pareto front, a sensitivity re-solve or a repeated solve makes,
     shares it) and read-only (its arrays are not writeable). The independent evaluator (:func:`evaluate`) never
-    reads it."""
-    key = (instance.network, instance.workload, instance.mapping, instance.workload_weight, instance.more_workloads,
-           instance.training_loop, instance.dimension_mode, instance.pipeline, instance.step,
-           instance.collectives_in_flight, instance.chunks)
-    return instance.memo("_time_model", key, lambda: _time_model(instance))
+    reads it.
+
+    Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
+    and the dimensions' latency (and, with latency, their collective algorithms), not on prices, constraints or
+    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<= :data:`hieropt.model.traffic.
+    CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's shapes that differ only in blocks
+    or prices, and its candidates on equal dimension sizes, have one model)."""
+    fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
+              instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
+              instance.step, instance.collectives_in_flight, instance.chunks)
+    return instance.memo("_time_model", fields, lambda: _shared_time_model(instance))
 
 
-def _time_model(instance: Instance) -> TimeModel:
+def _shared_time_model(instance: Instance) -> TimeModel:
+    key = _model_key(instance)
+    hit = _MODELS.get(key) if key is not None else None
+    if hit is not None and all(map(operator.is_, hit[0], (job.workload.table for job in instance.jobs))):
+        _MODELS.move_to_end(key)
+        return hit[1]
     b = TermBuilder(instance.network.n_dims)
     for job in instance.jobs:
         _add_job(b, instance, job, job.weight)
     tm = b.build(instance.dimension_mode)
     for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
         a.flags.writeable = False
+    if key is not None:
+        _MODELS[key] = (tuple(job.workload.table for job in instance.jobs), tm)
+        while len(_MODELS) > TIME_MODELS:
+            _MODELS.popitem(last=False)
     return tm
+
+
+TIME_MODELS = 64
+"""Time models :func:`build_time_model` keeps (the last used)."""
+_MODELS: OrderedDict[tuple, tuple[tuple, TimeModel]] = OrderedDict()
+
+
+def _model_key(instance: Instance) -> tuple | None:
+    """Everything :func:`build_time_model` reads, as a key (the tables by identity, checked on a hit), or None for
+    a workload too large to keep."""
+    jobs = instance.jobs
+    if any(3 * job.workload.table.size_bytes.shape[0] > CLASS_ROWS for job in jobs):
+        return None
+    dims = tuple(d.latency_ns for d in instance.network.dims)
+    if any(dims):  # (the algorithms give the latency's step counts; without latency they play no part)
+        dims += tuple(d.collective_algorithm for d in instance.network.dims)
+    return (instance.training_loop, instance.dimension_mode, instance.collectives_in_flight, instance.chunks,
+            instance.step, instance.pipeline, dims,
+            tuple((id(job.workload.table), job.weight, job.mapping.forward, job.mapping.input_grad,
+                   job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items()))) for job in jobs))
 
 
 def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
     """Add ``weight`` x one workload's T, by its training loop, to the builder."""
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
-    refs = phase_refs(b, traffic, latency)
     table = job.workload.table
+    refs = phase_refs(b, traffic, latency, phase_classes(table))
     LOOPS[instance.training_loop](b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
                                   float(table.update_ns.sum()))
 

@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..spec import PHASES, Collective, Instance, Job
+from .terms import distinct_rows
 
 
 def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
@@ -121,6 +122,42 @@ def collective_codes(table) -> np.ndarray:
     return codes
 
 
+CLASS_ROWS = 4096
+"""Up to this many phases (L x 3), :func:`phase_classes` partitions them (above, the time model compares the rows
+themselves, as it does without the partition)."""
+_CLASSES: list[tuple[object, tuple[np.ndarray, np.ndarray] | None]] = []
+
+
+def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
+    """The phases of a :class:`~hieropt.spec.PhaseTable` whose traffic and latency rows are equal on every network
+    and mapping: the same phase column, collective, bytes and named group (:func:`phase_traffic` and
+    :func:`phase_latency` depend on nothing else). Returns (index of each class's first phase, the class of every
+    phase), phases numbered ``3 * layer + j``, classes in order of first appearance, or None for a table of more
+    than :data:`CLASS_ROWS` phases. The last few tables' partitions are kept: every candidate of a sweep over
+    shapes or placements of one workload asks for the same (:func:`hieropt.model.terms.phase_refs` then compares
+    a dozen rows instead of every phase's)."""
+    for t, classes in _CLASSES:
+        if t is table:
+            return classes
+    L = table.size_bytes.shape[0]
+    out = None
+    if 3 * L <= CLASS_ROWS:
+        ids: dict[object, int] = {}
+        group = [ids.setdefault(g, len(ids)) for g in table.group.ravel().tolist()]
+        keys = np.empty((L, 3, 4))
+        keys[:, :, 0] = np.arange(3)
+        keys[:, :, 1] = collective_codes(table)
+        keys[:, :, 2] = table.size_bytes
+        keys[:, :, 3] = np.reshape(group, (L, 3))
+        first, inverse, _ = distinct_rows(keys.reshape(3 * L, 4) + 0.0)
+        out = (first, inverse)
+        for a in out:
+            a.flags.writeable = False
+    _CLASSES.insert(0, (table, out))
+    del _CLASSES[4:]
+    return out
+
+
 @lru_cache(maxsize=4096)
 def unit_rows(group: tuple[int, ...]) -> np.ndarray:
     """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group``, shape (len(KINDS), D), read-only."""
@@ -152,8 +189,18 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     for t, k, out in _TRAFFIC:  # the last few results (read-only): the time model and the evaluator of one solve
         if t is table and k == key:
             return out
-    codes = collective_codes(table)
     L, D = table.size_bytes.shape[0], instance.network.n_dims
+    classes = phase_classes(table)
+    if classes is not None:  # one row per class of equal phases, then every phase's copy of its class's row
+        rep = np.empty((classes[0].size, D))
+        for j, name, idx, size, kinds in _class_groups(table, classes):
+            rep[idx] = size[:, None] * unit_rows(job.mapping.group(PHASES[j], name))[kinds]
+        out = rep[classes[1]].reshape(L, 3, D)
+        out.flags.writeable = False
+        _TRAFFIC.insert(0, (table, key, out))
+        del _TRAFFIC[4:]
+        return out
+    codes = collective_codes(table)
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
         for name, rows in _group_rows(table, j):
@@ -169,6 +216,31 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
 
 
 _TRAFFIC: list[tuple[object, tuple, np.ndarray]] = []
+
+
+_CLASS_GROUPS: list[tuple[object, list[tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]]] = []
+
+
+def _class_groups(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
+        tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]:
+    """The classes of :func:`phase_classes` by the group their collective runs on: (phase column j, named group or
+    None for the phase's group, the classes' indices, their bytes, their collective codes), kept per table."""
+    for t, out in _CLASS_GROUPS:
+        if t is table:
+            return out
+    first = classes[0]
+    layer, col = first // 3, first % 3
+    size, kinds, names = table.size_bytes[layer, col], collective_codes(table)[layer, col], table.group[layer, col]
+    members: dict[tuple[int, str | None], list[int]] = {}
+    for c, key in enumerate(zip(col.tolist(), names.tolist(), strict=True)):
+        members.setdefault(key, []).append(c)
+    out = []
+    for (j, name), idx in members.items():
+        ix = np.array(idx, dtype=np.int64)
+        out.append((j, name, ix, size[ix], kinds[ix]))
+    _CLASS_GROUPS.insert(0, (table, out))
+    del _CLASS_GROUPS[4:]
+    return out
 
 
 def _group_rows(table, j: int) -> list[tuple[str | None, np.ndarray | None]]:
@@ -203,8 +275,14 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
             return out
     alpha = np.array(lat)
     L = table.size_bytes.shape[0]
+    classes = phase_classes(table)
     if not alpha.any():
         out = np.zeros((L, 3, len(dims)))
+    elif classes is not None:  # per class of equal phases, as phase_traffic
+        rep = np.empty((classes[0].size, len(dims)))
+        for j, name, idx, size, kinds in _class_groups(table, classes):
+            rep[idx] = (step_rows(job.mapping.group(PHASES[j], name), algos) * alpha)[kinds] * (size > 0)[:, None]
+        out = rep[classes[1]].reshape(L, 3, len(dims))
     else:
         codes = collective_codes(table)
         out = np.empty((L, 3, len(dims)))

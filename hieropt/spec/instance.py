@@ -218,8 +218,9 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
                                  f"{want}; fix: give the {name} group {want} NPUs")
         mp = h.model_parallel_npu_group
         t = workload.table
-        tp_comm = any(t.collective[i, j] is not Collective.NONE and t.group[i, j] is None and t.size_bytes[i, j] > 0
-                      for i in range(len(workload.layers)) for j in (0, 1))
+        tp_comm = workload.memo("_tp_comm", (workload.layers,), lambda: any(
+            t.collective[i, j] is not Collective.NONE and t.group[i, j] is None and t.size_bytes[i, j] > 0
+            for i in range(len(workload.layers)) for j in (0, 1)))  # (per workload: sweeps build many instances)
         if mp is not None and tp_comm and h.policy in TRANSFORMER_POLICIES:
             size = math.prod(mapping.forward)
             if size != mp:
@@ -377,8 +378,11 @@ class Instance(Frozen):
     @property
     def design_matrix(self) -> DesignMatrix:
         """The design constraints and bounds as arrays (:class:`DesignMatrix`), computed once per instance."""
-        return self.memo("_design_matrix", (self.constraints, self.bounds, self.network),
-                         lambda: DesignMatrix.of(self.constraints, self.bounds_or_default))
+        bounds = self.bounds_or_default  # (the default bounds of n dimensions are one shared tuple)
+        # keyed on the constraints themselves, not their tuple (validation copies it): instances of a sweep that
+        # share the constraint objects (and the default bounds) share the matrix
+        return self.memo("_design_matrix", (*self.constraints, bounds),
+                         lambda: DesignMatrix.of(self.constraints, bounds))
 
     @property
     def bounds_or_default(self) -> tuple[Bound, ...]:

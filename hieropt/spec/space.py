@@ -32,6 +32,7 @@ so one text fits every dimension count. Units as everywhere in hieropt: GB/s per
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -179,8 +180,10 @@ class ShapeSpace(Frozen):
         return tuple(constraint_for(t, n_dims) for t in self.constraints)
 
 
+@lru_cache(maxsize=256)
 def constraint_for(text: str, n_dims: int) -> LinearConstraint:
-    """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``.
+    """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The last 256
+    (text, n_dims) pairs are kept (the result is frozen; a sweep asks for the same few for each candidate).
 
     Raises:
         InputError: the text is not a linear constraint on ``n_dims`` dimensions.

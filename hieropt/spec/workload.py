@@ -132,6 +132,12 @@ class Workload(Frozen):
 
     @model_validator(mode="after")
     def _header_fits_layers(self) -> Workload:
+        # pydantic runs this again for a validated workload placed into an instance (a sweep's instances share one
+        # workload): checked once per (layers, header)
+        self.memo("_fits_layers", (self.layers, self.header), self._check_fits_layers)
+        return self
+
+    def _check_fits_layers(self) -> bool:
         n = len(self.layers)
         h = self.header
         if h is not None:
@@ -151,10 +157,10 @@ class Workload(Frozen):
             wrong = np.flatnonzero((self.layers.policies == 0) == customized)
             if wrong.size:  # the first offending layer, checked as one below
                 self._check_policy(int(wrong[0]), self.layers.layer(int(wrong[0])), customized)
-            return self
+            return True
         for i, layer in enumerate(self.layers):
             self._check_policy(i, layer, customized)
-        return self
+        return True
 
     @staticmethod
     def _check_policy(i: int, layer: Layer, customized: bool) -> None:

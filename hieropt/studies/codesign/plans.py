@@ -105,11 +105,10 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
         except ValidationError as e:
             invalid[_reason(e)] += 1
             continue
-        step = build_step(p)
-        rep = memory(p, step)
+        rep = memory(p)  # (from the stages' counted layers: a plan too big needs no step)
         pid = plan_id(p)
         if rep.fits:
-            fitting.append(PlanCandidate(pid, p, step, rep))
+            fitting.append(PlanCandidate(pid, p, build_step(p), rep))
         else:
             too_big.append((pid, rep))
     return PlanEnumeration(tuple(fitting), n, dict(invalid), tuple(too_big))

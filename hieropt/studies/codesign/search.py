@@ -26,6 +26,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -60,26 +61,53 @@ COLUMNS: tuple[tuple[str, type], ...] = (
 NAMES = tuple(n for n, _ in COLUMNS)
 
 
+@lru_cache(maxsize=64)
+def _parsed(texts: tuple[str, ...], n_dims: int) -> tuple:
+    return tuple(constraint_for(t, n_dims) for t in texts)
+
+
 def _constraints(space: CodesignSpace, n_dims: int):
-    return tuple(constraint_for(t, n_dims) for t in space.constraints)
+    """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims), shared by the candidates'
+    instances (whose design matrices are then computed once, :attr:`hieropt.spec.Instance.design_matrix`)."""
+    return _parsed(tuple(space.constraints), n_dims)
 
 
 def split_ns(inst, bw: np.ndarray) -> tuple[float, float, dict[str, float]]:
     """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop instance at
-    ``bw`` (ns); see the module docstring."""
+    ``bw`` (ns); see the module docstring. Each group's communication is summed phase by phase, layer by layer
+    (one ``bincount`` over the phases in that order)."""
     st = inst.step
     table = inst.workload.table
     coll = collective_times(phase_traffic(inst), phase_latency(inst), bw, inst.dimension_mode)  # (L, 3)
     C = float(table.compute_ns.sum())
     U = float(table.update_ns.sum())
     per_micro = C + float(coll[:, :2].sum())
-    by_group: dict[str, float] = {}
-    for j, times in ((0, st.microbatches), (1, st.microbatches), (2, 1)):
-        for g, t in zip(table.group[:, j], coll[:, j], strict=True):
-            if t > 0:
-                name = g or ("tp" if j < 2 else "dp")
-                by_group[name] = by_group.get(name, 0.0) + times * float(t)
+    names, ids = _group_ids(table)
+    t = coll.T.ravel()  # phase-major: the order the per-group sums run in
+    live = t > 0
+    times = np.repeat([float(st.microbatches), float(st.microbatches), 1.0], coll.shape[0])
+    sums = np.bincount(ids[live], weights=(times * t)[live], minlength=len(names))
+    used = np.bincount(ids[live], minlength=len(names))
+    by_group = {names[i]: float(sums[i]) for i in np.flatnonzero(used)}
     return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
+
+
+_GROUP_IDS: list[tuple[object, tuple[tuple[str, ...], np.ndarray]]] = []
+
+
+def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray]:
+    """The group names of a step workload's phases (a named group, else ``tp`` forward / input gradient and
+    ``dp`` weight gradient) and each phase's name index, phase-major (the last few tables' are kept)."""
+    for t, out in _GROUP_IDS:
+        if t is table:
+            return out
+    names: dict[str, int] = {}
+    ids = [names.setdefault(g or ("tp" if j < 2 else "dp"), len(names))
+           for j in range(3) for g in table.group[:, j].tolist()]
+    out = (tuple(names), np.array(ids, dtype=np.int64))
+    _GROUP_IDS.insert(0, (table, out))
+    del _GROUP_IDS[4:]
+    return out
 
 
 def _row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
@@ -91,6 +119,41 @@ def _row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
                virtual_stages=pl.virtual_stages, micro_batch_size=pl.micro_batch_size, objective=space.objective,
                lower_bound=cand.lower_bound, memory_bytes=cand.memory_bytes)
     return row
+
+
+_OWN = ("id", "shape", "placement", "n_dims", "status", "message", "lower_bound", "memory_bytes")
+OWN_COLUMNS = tuple(c for c in COLUMNS if c[0] in _OWN)
+"""The columns of a row that is not solved (pruned, or infeasible by its bound) in which the candidates of one plan
+differ; the others are the plan's (:class:`UnsolvedRows`)."""
+
+
+class UnsolvedRows:
+    """Typed rows (:func:`~hieropt.studies.explore.results.typed_row` of :data:`COLUMNS`) of candidates that are not
+    solved. A pruned search settles most candidates this way (13,172 of 13,350 in ``spaces/codesign-1t-4096.toml``),
+    so the columns a plan's candidates share are typed once per plan and only :data:`OWN_COLUMNS` per candidate;
+    :meth:`row` equals ``typed_row({**row of the candidate, status, message, space_hash}, COLUMNS)`` (the tests
+    check it)."""
+
+    def __init__(self, space: CodesignSpace, space_hash: str):
+        self.space, self.space_hash = space, space_hash
+        self._plans: dict[str, dict[str, Any]] = {}
+
+    def row(self, cand: CodesignCandidate, status: str, message: str) -> dict[str, Any]:
+        """The typed row of ``cand`` with ``status`` and ``message``."""
+        base = self._plans.get(cand.plan_id)
+        if base is None:
+            base = self._plans[cand.plan_id] = typed_row({**_row(self.space, cand), "space_hash": self.space_hash},
+                                                         COLUMNS)
+        row = base.copy()  # typed_row's rule for the own columns: "" / None / nan -> None ("" for message)
+        row["id"] = cand.id or None
+        row["shape"] = cand.shape_id or None
+        row["placement"] = cand.id.rsplit(" | ", 1)[-1] or None
+        row["n_dims"] = int(float(cand.network.n_dims))
+        row["status"] = status or None
+        row["message"] = message or ""
+        row["lower_bound"] = None if math.isnan(cand.lower_bound) else float(cand.lower_bound)
+        row["memory_bytes"] = None if math.isnan(cand.memory_bytes) else float(cand.memory_bytes)
+        return row
 
 
 def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
@@ -221,23 +284,23 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
 
     solved = pruned = 0
     complete = False
+    unsolved = UnsolvedRows(space, digest)
     try:
         for cand, row in run_admitted(space, todo, 1 if backend == "serial" else min(n, len(todo)),
                                       solve_codesign_candidate, admit, dask):
             if row is None:
-                row = _row(space, cand)
                 if infeasible(cand):
-                    row.update(status="infeasible", message="its time bound exceeds the time target")
+                    row = unsolved.row(cand, "infeasible", "its time bound exceeds the time target")
                 else:
-                    row.update(status="pruned", message=f"lower bound {cand.lower_bound:.10g} >= incumbent "
-                               f"{best[0]:.10g}")
+                    row = unsolved.row(cand, "pruned", f"lower bound {cand.lower_bound:.10g} >= incumbent "
+                                       f"{best[0]:.10g}")
                 pruned += 1
             else:
                 solved += 1
                 if row["status"] in SOLVED:
                     best[0] = min(best[0], row["objective_value"])
-            row["space_hash"] = digest
-            row = typed_row(row, COLUMNS)
+                row["space_hash"] = digest
+                row = typed_row(row, COLUMNS)
             done[row["id"]] = row
             if sink is not None:
                 sink.write(row)
@@ -265,4 +328,5 @@ def _no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
                           "recompute or pipeline stages, or more HBM")
 
 
-__all__ = ["codesign", "Codesign", "COLUMNS", "solve_codesign_candidate", "split_ns", "codesign_fingerprint"]
+__all__ = ["codesign", "Codesign", "COLUMNS", "OWN_COLUMNS", "UnsolvedRows", "solve_codesign_candidate", "split_ns",
+           "codesign_fingerprint"]

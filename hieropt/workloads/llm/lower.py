@@ -56,9 +56,19 @@ def _layers(op: Op, rate: float) -> list[Layer]:
 
 
 def bottleneck_stage(step: Step) -> int:
-    """The stage with the most compute per micro-batch (forward + backward), the first of equals."""
+    """The stage with the most compute per micro-batch (forward + backward), the first of equals (the last few
+    steps' are kept: a co-design search asks for it for the time bound and for the communication volume)."""
+    for s, r in _BOTTLENECK:
+        if s is step:
+            return r
     totals = [sum(step.compute_ns(r)) for r in range(len(step.stages))]
-    return max(range(len(totals)), key=lambda r: (totals[r], -r))
+    r = max(range(len(totals)), key=lambda r: (totals[r], -r))
+    _BOTTLENECK.insert(0, (step, r))
+    del _BOTTLENECK[4:]
+    return r
+
+
+_BOTTLENECK: list[tuple[Step, int]] = []
 
 
 def header(p: LLMParams, layers: int) -> WorkloadHeader:

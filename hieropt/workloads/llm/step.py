@@ -45,7 +45,7 @@ bytes per parameter at the HBM bandwidth (0 ns when the NPU gives none).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .counts import (
     attention_core_flops,
@@ -239,14 +239,33 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
               _update_ns(p, dense, expert))
 
 
-def _block_ops(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:
-    """Block i's attention and FFN layers; blocks of one kind (dense or MoE) differ only in names, so they are
-    built once per kind and copied."""
-    moe = p.model.is_moe(i)
-    if moe not in cache:
-        cache[moe] = _template(p, moe)
-    ffn = "moe" if moe else "mlp"
-    return [replace(op, name=f"{'attn' if k == 0 else ffn}{i + 1}", block=i) for k, op in enumerate(cache[moe])]
+def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> list[Op]:
+    """The attention and FFN layers of ``blocks``; blocks of one kind (dense or MoE) differ only in names, so they
+    are built once per kind and copied (as :func:`_copy`, inline: a 1T model's step copies 256 layers)."""
+    out: list[Op] = []
+    dense = p.model.moe is None
+    for i in blocks:
+        moe = False if dense else p.model.is_moe(i)
+        pair = cache.get(moe)
+        if pair is None:
+            pair = cache[moe] = _template(p, moe)
+        n = str(i + 1)
+        attn, ffn = _new(Op), _new(Op)
+        attn.__dict__.update(pair[0].__dict__, name="attn" + n, block=i)
+        ffn.__dict__.update(pair[1].__dict__, name=pair[1].kind + n, block=i)
+        out += (attn, ffn)
+    return out
+
+
+def _copy(op: Op, **fields) -> Op:
+    """``dataclasses.replace(op, **fields)`` as ``copy.copy`` does it (a new object, its ``__dict__`` a copy of the
+    fields), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster."""
+    new = _new(Op)
+    new.__dict__.update(op.__dict__, **fields)
+    return new
+
+
+_new = object.__new__
 
 
 def _template(p: LLMParams, moe: bool) -> list[Op]:
@@ -302,7 +321,7 @@ def _output_op(p: LLMParams) -> Op:
 
 
 def _with(op: Op, comm: Comm) -> Op:
-    return replace(op, comms=op.comms + (comm,))
+    return _copy(op, comms=op.comms + (comm,))
 
 
 def build_step(p: LLMParams) -> Step:
@@ -327,8 +346,7 @@ def build_step(p: LLMParams) -> Step:
         for j, blocks in enumerate(stage_chunks):
             c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
             chunk = [_embedding_op(p)] if c == 0 else []
-            for i in blocks:
-                chunk += _block_ops(p, i, cache)
+            chunk += _block_ops(p, blocks, cache)
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
@@ -346,5 +364,36 @@ def build_step(p: LLMParams) -> Step:
     return Step(p, tuple(stages), pl.microbatches)
 
 
-__all__ = ["Comm", "Op", "Stage", "Step", "build_step", "in_flight", "GROUPS", "STEP_PHASES", "AR", "RS", "AG", "A2A",
-           "P2P"]
+def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
+    """The layers of every stage of :func:`build_step`, counted instead of built: per stage, (layer, how many) in
+    order of first appearance, one layer for every block of its kind (names, blocks and pipeline sends left out:
+    they carry no parameters). What :func:`hieropt.model.memory.memory` reads, a few layers per plan."""
+    pl = p.plan
+    chunks = _chunks(p)
+    last_chunk = pl.pp * len(chunks[0]) - 1
+    cache: dict[bool, list[Op]] = {}
+    edges: dict[str, Op] = {}
+    out = []
+    for r, stage_chunks in enumerate(chunks):
+        runs: dict[int, list] = {}
+        for j, blocks in enumerate(stage_chunks):
+            c = j * pl.pp + r
+            kinds: dict[bool, int] = {}  # MoE or not -> blocks, in order of first appearance
+            for i in blocks if p.model.moe is not None else ():
+                kinds[p.model.is_moe(i)] = kinds.get(p.model.is_moe(i), 0) + 1
+            if p.model.moe is None and blocks:
+                kinds[False] = len(blocks)
+            layers = [(edges.get("embed") or edges.setdefault("embed", _embedding_op(p)), 1)] if c == 0 else []
+            for moe, n in kinds.items():
+                layers += [(op, n) for op in cache.get(moe) or cache.setdefault(moe, _template(p, moe))]
+            if c == last_chunk:
+                layers.append((edges.get("output") or edges.setdefault("output", _output_op(p)), 1))
+            for op, n in layers:
+                run = runs.setdefault(id(op), [op, 0])
+                run[1] += n
+        out.append(tuple((op, n) for op, n in runs.values()))
+    return tuple(out)
+
+
+__all__ = ["Comm", "Op", "Stage", "Step", "build_step", "stage_layers", "in_flight", "GROUPS", "STEP_PHASES", "AR",
+           "RS", "AG", "A2A", "P2P"]

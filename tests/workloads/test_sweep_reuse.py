@@ -1,0 +1,310 @@
+"""What the sweeps keep and share between candidates (issue 12: reuse across candidates) gives the values of
+computing everything afresh: the step's copied layers, the memory report per block kind, the placements shared by
+plans with the same group sizes, the rows of unsolved candidates typed per plan, the time model's phase classes,
+the shared design matrix and constraints, the time split; and the co-design search's answer on small spaces is the
+one the code gave before these caches (5efe8d0: the same solved candidates, the same best value)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from hieropt.io.instance import load_instance
+from hieropt.model import terms
+from hieropt.model.groups import instance_for, place_lowest, plan_groups
+from hieropt.model.memory import memory, stage_activation_bytes, stage_memory
+from hieropt.model.timing import build_time_model
+from hieropt.model.traffic import phase_classes, phase_latency, phase_traffic
+from hieropt.spec import Instance
+from hieropt.spec.design import DesignMatrix
+from hieropt.spec.space import constraint_for
+from hieropt.studies.codesign import search
+from hieropt.studies.codesign.candidates import enumerate_candidates
+from hieropt.studies.codesign.search import COLUMNS, UnsolvedRows, codesign, split_ns
+from hieropt.studies.explore.results import typed_row
+from hieropt.workloads.llm.lower import stage_workload
+from hieropt.workloads.llm.space import PlanChoices
+from hieropt.workloads.llm.step import Op, build_step
+
+from .test_codesign_search import space
+from .tiny import params
+
+PLANS = [params(), params(recompute="selective", sequence_parallel=True), params(recompute="full", zero_stage=3),
+         params(tp=1, pp=4, dp=2, zero_stage=2), params(tp=4, pp=1, dp=2, zero_stage=1, recompute="full",
+                                                      sequence_parallel=True)]
+
+
+@pytest.mark.parametrize("p", PLANS)
+def test_step_layers_are_plain_copies(p):
+    step = build_step(p)
+    names = [op.name for st in step.stages for op in st.ops]
+    blocks = p.model.layers
+    assert [n for n in names if n.startswith("attn")] == [f"attn{i + 1}" for i in range(blocks)]
+    assert [n for n in names if n.startswith("mlp")] == [f"mlp{i + 1}" for i in range(blocks)]
+    seen = set()
+    for st in step.stages:
+        for op in st.ops:
+            # a layer is an Op with exactly its fields (a copy, not a view of its template's fields)
+            assert Op(**{f.name: getattr(op, f.name) for f in dataclasses.fields(Op)}) == op
+            assert set(vars(op)) == {f.name for f in dataclasses.fields(Op)}
+            assert id(vars(op)) not in seen
+            seen.add(id(vars(op)))
+            if op.block is not None:
+                assert op.name.endswith(str(op.block + 1))
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                op.name = "x"
+
+
+@pytest.mark.parametrize("p", PLANS)
+def test_memory_report_equals_stage_by_stage(p):
+    step = build_step(p)
+    rep = memory(p, step)
+    assert len(rep.stages) == p.plan.pp
+    for r, m in enumerate(rep.stages):  # the per-plan activation cache gives each stage's own value
+        assert m == stage_memory(p, step, r)
+        assert m.activations_bytes == stage_activation_bytes(p, step, r)
+    assert rep.peak is rep.peak  # computed once
+    assert rep.peak == max(rep.stages, key=lambda m: (m.total_bytes, -m.stage))
+
+
+def _many_plans():
+    """Plans of every kind the generator builds: dense and MoE (dense first layers, every 2nd layer MoE), 1F1B,
+    interleaved and uneven stage layers, every recompute mode and ZeRO stage."""
+    from hieropt.io.llm import read_llm
+    from hieropt.workloads.llm.params import MoE
+
+    out = list(PLANS) + [params(arch={"layers": 6}, pp=4, tp=1, dp=2, stage_layers=(3, 1, 1, 1)),
+                         params(arch={"layers": 8}, pp=2, virtual_stages=2, schedule="interleaved")]
+    moe = {"moe": MoE(experts=4, top_k=2, expert_ffn_size=8, first_dense_layers=1, moe_layer_interval=2)}
+    for rec in ("none", "selective", "full"):
+        for ep in (1, 2):
+            out.append(params(arch={**moe, "layers": 6}, pp=2, tp=1, dp=4, ep=ep, recompute=rec,
+                              zero_stage=3 if ep == 2 else 1))
+    for path, sets in (("models/mixtral-8x7b.toml", ([], ["recompute=full", "zero_stage=2"])),
+                       ("models/megatron-1t.toml", (["npus=4096", "dp=8"], [
+                           "npus=4096", "pp=16", "dp=32", "virtual_stages=2", "schedule=interleaved"]))):
+        out += [read_llm(path, overrides) for overrides in sets]
+    return out
+
+
+def test_counted_layers_give_the_memory_of_the_built_step():
+    plans = _many_plans()
+    assert any(p.model.moe is not None for p in plans) and any(p.plan.virtual_stages > 1 for p in plans)
+    for p in plans:
+        step = build_step(p)
+        counted, built = memory(p), memory(p, step)
+        assert counted == built, p.plan
+        assert counted.peak == built.peak and counted.fits == built.fits
+
+
+def test_tiny_activations_by_hand():
+    # tiny: n = s b = 4 x 2 = 8 tokens, h = 8, t = 2, a_t = 2 heads, q = kv: d = 2, 2 bytes, gated FFN f_t = 8,
+    # no dropout; per block attention 2nhe/T + n(q_t + 2kv_t)e + n q_t e + a_t b s^2 e = 256 + 128 + 64 + 128,
+    # FFN 2nhe + 2 n f_t e (gated) + n f_t e = 256 + 256 + 128; 2 blocks per stage (pp = 2)
+    p = params()
+    step = build_step(p)
+    per_block = (256 + 8 * (4 + 2 * 2) * 2 + 8 * 4 * 2 + 2 * 2 * 4 * 4 * 2) + (256 + 2 * 8 * 8 * 2 + 8 * 8 * 2)
+    assert per_block == 1216
+    # stage 1 holds min(m, p - 1) = 1 micro-batch; its output layer keeps 2nhe + n V_t logits_bytes more
+    out = 2 * 8 * 8 * 2 + 8 * 16 * p.precision.logits_bytes
+    assert stage_activation_bytes(p, step, 1) == 2 * per_block + out
+
+
+def test_placements_are_shared_per_group_sizes_as_copies():
+    sp = space()
+    enum = enumerate_candidates(sp)
+    assert len(enum.candidates) == 360
+    for c in enum.candidates:
+        sizes = tuple(d.npus for d in c.network.dims)
+        assert c.placement == place_lowest(sizes, plan_groups(c.params))
+        assert c.id.endswith(" | " + " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in c.placement.items()))
+    a, b = enum.candidates[0], next(c for c in enum.candidates[1:] if c.placement == enum.candidates[0].placement)
+    assert a.placement is not b.placement  # each candidate owns its dict
+    ids = [(c.lower_bound, c.id) for c in enum.candidates]
+    assert ids == sorted(ids)
+
+
+def test_unsolved_rows_equal_typed_rows():
+    sp = space(objective="performance_per_cost")
+    rows = UnsolvedRows(sp, "abc")
+    for c in enumerate_candidates(sp).candidates[::7]:
+        for status, message in (("pruned", f"lower bound {c.lower_bound:.10g} >= incumbent 1"),
+                                ("infeasible", "its time bound exceeds the time target")):
+            slow = typed_row({**search._row(sp, c), "status": status, "message": message, "space_hash": "abc"},
+                             COLUMNS)
+            fast = rows.row(c, status, message)
+            assert fast == slow and list(fast) == list(slow)
+            assert all(type(fast[k]) is type(slow[k]) for k in slow)
+
+
+def _instances():
+    """Step instances of LLM stages on a few networks and placements, with latency and named groups, and the
+    four-dimension GPT-3 instance (no named groups)."""
+    from hieropt.spec import CostClass, CostModel, Dimension, Network
+
+    cost = CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0)})
+    out = [load_instance("instances/gpt3-4d.toml")]
+    for p in PLANS:
+        for dims in ((2, 4), (8,), (4, 2), (2, 2, 2)):
+            net = Network(dims=tuple(Dimension(block="Ring" if k % 2 else "FullyConnected", npus=n, cost_class="A",
+                                               latency_ns=50.0 * k) for k, n in enumerate(dims)))
+            try:
+                out.append(instance_for(p, net, cost, constraints=(constraint_for("sum(bw) == 10", len(dims)),)))
+            except Exception:  # a placement the lowest rule cannot make
+                continue
+    assert len(out) > 10
+    return out
+
+
+def test_phase_classes_give_the_time_model_of_every_row():
+    for inst in _instances():
+        table = inst.workload.table
+        tr, la = phase_traffic(inst), phase_latency(inst)
+        classes = phase_classes(table)
+        assert classes is phase_classes(table)  # kept per table
+        first, inverse = classes
+        L = table.size_bytes.shape[0]
+        rows = np.concatenate([tr, la], axis=2).reshape(3 * L, -1)
+        assert np.array_equal(rows, rows[first][inverse])  # the rows of a class are equal
+        assert list(first) == sorted(first)  # classes in order of first appearance
+        b1, b2 = terms.TermBuilder(inst.network.n_dims), terms.TermBuilder(inst.network.n_dims)
+        r1, r2 = terms.phase_refs(b1, tr, la), terms.phase_refs(b2, tr, la, classes)
+        assert np.array_equal(r1.k, r2.k) and np.array_equal(r1.a, r2.a)
+        assert b1.keys == b2.keys and b1.peaks == b2.peaks and b1.largest == b2.largest
+        assert b1.collectives == b2.collectives
+        assert all(np.array_equal(x, y) for x, y in zip(b1.bytes + b1.latency, b2.bytes + b2.latency, strict=True))
+        assert build_time_model(inst).n_collectives == b1.collectives
+
+
+def test_traffic_by_classes_equals_traffic_by_rows(monkeypatch):
+    from hieropt.model import traffic
+
+    insts = _instances()
+    by_class = [(phase_traffic(i), phase_latency(i)) for i in insts]
+    for name in ("_CLASSES", "_TRAFFIC", "_LATENCY", "_CLASS_GROUPS"):  # nothing kept: every row computed
+        monkeypatch.setattr(traffic, name, [])
+    monkeypatch.setattr(traffic, "CLASS_ROWS", 0)
+    for inst, (tr, la) in zip(insts, by_class, strict=True):
+        assert phase_classes(inst.workload.table) is None
+        assert np.array_equal(phase_traffic(inst), tr) and np.array_equal(phase_latency(inst), la)
+        assert not tr.flags.writeable and not la.flags.writeable
+    assert any(la.any() for _, la in by_class) and all(tr.any() for tr, _ in by_class)
+
+
+def _same_model(a, b) -> bool:
+    return (a.constant_ns == b.constant_ns and a.nodes == b.nodes and a.dimension_mode == b.dimension_mode
+            and a.n_collectives == b.n_collectives and all(np.array_equal(getattr(a, f), getattr(b, f)) for f in (
+                "terms_bytes", "terms_latency_ns", "term_weights", "node_weights")))
+
+
+def test_time_models_kept_by_their_inputs(monkeypatch):
+    from hieropt.model import timing
+    from hieropt.spec import CostClass, CostModel, Dimension, Network
+
+    insts = _instances()
+    kept = [build_time_model(i) for i in insts]
+    monkeypatch.setattr(timing, "_MODELS", type(timing._MODELS)())
+    monkeypatch.setattr(timing, "TIME_MODELS", 0)  # nothing kept: every model built afresh
+    for inst, tm in zip(insts, kept, strict=True):
+        fresh = build_time_model(inst)
+        assert fresh is not tm and _same_model(fresh, tm)
+        if timing._model_key(inst) is not None:
+            assert not tm.terms_bytes.flags.writeable
+    monkeypatch.setattr(timing, "TIME_MODELS", 64)
+    # the same plan on Ring / FullyConnected / Switch dimensions of equal sizes and other prices: one model; other
+    # latency or sizes: another
+    p, cost = PLANS[0], CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=2.0,
+                                                          nic_usd_per_gbps=3.0), "B": CostClass(link_usd_per_gbps=5.0)})
+
+    def inst(blocks, cls="A", latency=0.0, sizes=(2, 4)):
+        net = Network(dims=tuple(Dimension(block=b, npus=n, cost_class=cls, latency_ns=latency)
+                                 for b, n in zip(blocks, sizes, strict=True)))
+        return instance_for(p, net, cost)
+
+    a = build_time_model(inst(("Ring", "Ring")))
+    assert build_time_model(inst(("FullyConnected", "Switch"))) is a
+    assert build_time_model(inst(("Ring", "Ring"), "B")) is a
+    other = build_time_model(inst(("Ring", "Ring"), latency=100.0))
+    assert other is not a and other.terms_latency_ns.any() and not a.terms_latency_ns.any()
+    assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other  # other step counts
+    assert build_time_model(inst(("Ring", "Ring"), sizes=(4, 2))) is not a
+
+
+def test_design_matrix_and_constraints_shared():
+    c1 = constraint_for("sum(bw) == 500", 3)
+    assert constraint_for("sum(bw) == 500", 3) is c1
+    with pytest.raises(Exception, match="bw"):
+        constraint_for("sum(bw) == 500 + bw[7]", 3)
+    with pytest.raises(Exception, match="bw"):  # (errors are not kept: raised again)
+        constraint_for("sum(bw) == 500 + bw[7]", 3)
+    a = load_instance("instances/gpt3-4d.toml")
+    b = a.model_copy(update={"name": "other"})
+    assert Instance.model_validate(dict(b)).design_matrix is a.design_matrix
+    fresh = DesignMatrix.of(a.constraints, a.bounds_or_default)
+    for f in ("A", "lower", "upper", "bw_lower", "bw_upper"):
+        assert np.array_equal(getattr(a.design_matrix, f), getattr(fresh, f))
+
+
+def _split_by_layer(inst, bw):
+    """The time split of :func:`split_ns`, phase by phase and layer by layer in Python (its former code)."""
+    from hieropt.model.terms import collective_times
+
+    st, table = inst.step, inst.workload.table
+    coll = collective_times(phase_traffic(inst), phase_latency(inst), bw, inst.dimension_mode)
+    C, U = float(table.compute_ns.sum()), float(table.update_ns.sum())
+    per_micro = C + float(coll[:, :2].sum())
+    by_group: dict[str, float] = {}
+    for j, times in ((0, st.microbatches), (1, st.microbatches), (2, 1)):
+        for g, t in zip(table.group[:, j], coll[:, j], strict=True):
+            if t > 0:
+                name = g or ("tp" if j < 2 else "dp")
+                by_group[name] = by_group.get(name, 0.0) + times * float(t)
+    return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
+
+
+def test_split_ns_equals_the_layer_loop():
+    rng = np.random.default_rng(3)
+    for inst in _instances()[1:]:
+        for _ in range(3):
+            bw = rng.uniform(0.5, 20.0, inst.network.n_dims)
+            assert split_ns(inst, bw) == _split_by_layer(inst, bw)
+
+
+def test_stage_workload_instances_share_the_workload():
+    p = PLANS[0]
+    assert stage_workload(p) is stage_workload(p)
+
+
+# the answers of 5efe8d0 (before the caches of this change) on the spaces of test_codesign_search: the solved
+# candidates (shape | placement, all of the best plan) and the best
+TWO = {"2x4": ("a:FC2 a:FC4", "a:FC2 a:R4", "a:FC2 b:SW4", "a:R2 a:FC4", "a:R2 a:R4", "a:R2 b:SW4"),
+       "4x2": ("a:FC4 a:FC2", "a:FC4 a:R2", "a:FC4 b:SW2", "a:R4 a:FC2", "a:R4 a:R2", "a:R4 b:SW2")}
+LOWEST = [f"{sh} | tp 1x1 dp {d} pp 1x1" for d, shapes in TWO.items() for sh in shapes] + [
+    f"{sh} | tp 1 dp 8 pp 1" for sh in ("a:FC8", "a:R8", "b:SW8")]
+PPC = [f"{sh} | tp 2x1 dp {d} pp 1x1" for d, shapes in (("1x4", TWO["2x4"][:3]), ("2x2", TWO["4x2"][:3]))
+       for sh in shapes] + ["a:FC8 | tp 2 dp 4 pp 1"]
+ALL = PPC + [f"{sh} | tp 1x2 dp {d} pp 1x1" for d, shapes in (("2x2", TWO["2x4"][:3]), ("4x1", TWO["4x2"][:3]))
+             for sh in shapes]
+PLAN1 = "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
+PLAN2 = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
+
+
+@pytest.mark.parametrize("case", ["lowest", "ppc", "all"])
+def test_codesign_answer_of_the_code_before(case):
+    if case == "lowest":
+        sp = space(plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"),
+                                     overlap_grad_reduce=(False, True)))
+        n, plan, solved, best, value = 720, PLAN1, LOWEST, "a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1", 1352212.0
+    elif case == "ppc":
+        sp = space(objective="performance_per_cost")
+        n, plan, solved, best, value = 360, PLAN2, PPC, "a:FC8 | tp 2 dp 4 pp 1", 32512704.0
+    else:
+        sp = space(mapping_rule="all_placements", plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")))
+        n, plan, solved, best, value = 240, PLAN2, ALL, "a:FC8 | tp 2 dp 4 pp 1", 1354696.0
+    r = codesign(sp, workers=1)
+    assert len(r.rows) == n and r.solved + r.pruned == n
+    assert sorted(x["id"] for x in r.rows if x["status"] != "pruned") == sorted(f"{plan} | {s}" for s in solved)
+    assert r.best["id"] == f"{plan} | {best}"
+    assert r.best["objective_value"] == pytest.approx(value, rel=1e-12)
