@@ -42,8 +42,8 @@ from .line_search import meets_rows, within_rows
 from .ratio import INF, Outcome, RatioCore
 from .reduced_budget import ReducedBudget, reduced_budget_row
 
-__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_cheapest", "complete",
-           "fastest_near_cheapest"]
+__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_budget", "near_cheapest",
+           "complete", "fastest_near_cheapest"]
 
 NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network leaves a loaded
@@ -82,6 +82,12 @@ def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
     cost = float(cluster_cost_usd_per_gbps(instance) @ b)
     return CheapestVertex(min(cost, v.cost_usd) if cost <= v.cost_usd * (1 + 1e-9) else v.cost_usd,
                           v.dearest_usd, b, v.row_duals)
+
+
+def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK) -> bool:
+    """Whether ``budget_usd`` ($) is within ``slack`` (relative) above the cheapest network's cost (> 0)."""
+    c = vertex_of(instance).cost_usd
+    return bool(c > 0 and c <= budget_usd <= c * (1 + slack))
 
 
 def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> CheapestVertex | None:

@@ -1,5 +1,6 @@
 """Sensitivity of the fastest network within a budget a hair above the cheapest network (the budgets
-:mod:`hieropt.solvers.near_cheapest` solves), by differences of exact re-solves on that same path.
+:mod:`hieropt.solvers.near_cheapest` solves, and others within 1e-1 of the cheapest cost where the LP's values
+fail), by differences of exact re-solves.
 
 There the optimal time V is set by the room above the cheapest network, budget - cheapest cost (1e-13 ... 1e-2 of
 the cost): the starved dimensions have what it buys, and V grows like 1 / room. The duals of
@@ -9,10 +10,11 @@ constraint's right-hand side can move the cheapest cost by more than the room). 
 moved by steps h that change the room by :data:`NEAR_STEP` of itself (h = NEAR_STEP x room / |d room / d theta|,
 with d room / d theta from the cheapest network's multipliers: 1 for the budget, -y_i for a design row, -+r_d for
 a bound held by the cheapest network or a free GB/s on dimension d; never above NEAR_STEP of the parameter's own
-size), and V is re-solved exactly (certified, on the near-cheapest path) at theta +- h and +- 2h. One-sided
-derivatives are the Richardson extrapolations 2 D(h) - D(2h) of the secants D (error O(h^2)); where the two sides
-agree within :data:`~hieropt.solvers.sensitivity.KINK_TOL` the value is their central difference, extrapolated
-the same way ((4 C(h) - C(2h)) / 3, error O(h^4)). Ranges: the derivative (a central difference) at growing
+size), and V is re-solved exactly (certified; on the near-cheapest path where the cheapest network starves a
+dimension) at theta +- h and +- 2h. One-sided derivatives are the Richardson extrapolations 2 D(h) - D(2h) of the
+secants D (error O(h^2)); where the two sides agree within :data:`~hieropt.solvers.sensitivity.KINK_TOL` the value
+is their central difference, extrapolated the same way ((4 C(h) - C(2h)) / 3, error O(h^4)). A budget the optimum
+leaves more than NEAR_STEP of the room unspent does not bind. Ranges: the derivative (a central difference) at growing
 steps of the same room-scale. The values are then held against two more exact solves each
 (:mod:`hieropt.solvers.sensitivity_check`) at the steps :func:`near_sensitivity` returns.
 """
@@ -39,8 +41,8 @@ NEAR_STEP = 1e-3
 """Step of the differences, as the share of the room above the cheapest network it moves."""
 CHECK_STEP = 1e-2
 """Step of the independent secant check (:mod:`hieropt.solvers.sensitivity_check`), the same way."""
-METHOD = ("differences of exact re-solves on the near-cheapest path (steps 1e-3 of the room above the cheapest "
-          "network; Richardson-extrapolated, one-sided at kinks)")
+METHOD = ("differences of exact re-solves (steps 1e-3 of the room above the cheapest network; "
+          "Richardson-extrapolated, one-sided at kinks)")
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,8 @@ def _params(inst: Instance, tm: TimeModel, bw: np.ndarray) -> list[_Param]:
                           bonus))
     budget = float(inst.max_network_cost_usd)
     out.append(_Param("budget", "budget", budget, budget, 1.0,
-                      lambda delta: inst.model_copy(update={"max_network_cost_usd": budget + delta})))
+                      lambda delta: inst.model_copy(update={"max_network_cost_usd": budget + delta}),
+                      budget - float(p @ bw), "<="))
     return out
 
 
@@ -155,7 +158,7 @@ def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution, solve: Callab
         reach = min(p.scale, room / abs(p.rate)) if p.rate != 0 else p.scale  # (the scale V changes on)
         h = NEAR_STEP * reach
         steps[p.name] = min(1e-4 * max(abs(p.current), 1e-9), CHECK_STEP * reach)
-        if p.slack > 1e-9 * p.scale:  # a row with slack never binds
+        if p.slack > (NEAR_STEP * room if p.kind == "budget" else 1e-9 * p.scale):  # a row with slack never binds
             rng = None
             if ranges:  # exact: the row stays slack for every right-hand side its optimum meets
                 lhs = p.current - p.slack if p.sense == "<=" else p.current + p.slack

@@ -100,6 +100,6 @@ def test_solve_command_prints_confirmed_sensitivity(tmp_path):
         app, ["solve", str(path), "--budget-usd", repr(400.0 * (1 + 1e-5))])
     assert result.exit_code == 0, result.stderr
     assert "sensitivity not available" not in result.stdout
-    assert "differences of exact re-solves on the near-cheapest path" in result.stdout
+    assert "differences of exact re-solves (steps 1e-3 of the room" in result.stdout
     b1 = 400.0 * 1e-5 / 8.0
     assert f"budget: $1 more saves {M1 / (b1**2 * 8.0) / 1e6:.4g} ms per iteration" in result.stdout
