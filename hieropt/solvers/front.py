@@ -104,7 +104,9 @@ class FrontPoint:
     network_cost_usd: float
     lower_bound_ns: float
     gap: float
-    usd_per_ms: float | None = None  # the budget row's dual as $ per ms: the front's slope there (None: not binding)
+    usd_per_ms: float | None = None
+    """The budget row's dual as $ per ms, the front's slope there; None when the budget does not bind, or the point
+    was solved a hair above the cheapest network (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
 
 
 TAIL_GAIN = 0.01
