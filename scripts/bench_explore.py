@@ -14,10 +14,11 @@ With ``--baseline DIR``: runs the sweep ``R`` times (default 3) with one worker 
 tree, alternating (``PYTHONPATH`` set to the tree; the shared machine's load hits both alike), and prints the median
 sweep time (what ``explore`` reports), the median end-to-end time of the process (imports, space file and sweep:
 what ``hieropt explore`` costs less its table printing), the median wall time of ``hieropt explore SPACE
---workers 1`` itself, CPU seconds of the process, candidates certified per second per core, the
-ratios, and the ranking check: same candidates, the same rank for each, the same optimum to the printed precision
-(ms to 4 decimals, $ to the dollar, time x cost to 2 decimals) and the same order once ties are ordered by this
-tree's rule (a shared rank's order by the other figure, equal within the gap target, then by id).
+--workers 1`` itself, CPU seconds of the process, candidates certified per second per core, milliseconds per
+solve and the rest of the sweep (enumeration, duplicate keys, rows), the ratios, and the ranking check: same
+candidates, the same rank for each, the same optimum to the printed precision (ms to 4 decimals, $ to the dollar,
+time x cost to 2 decimals) and the same order once ties are ordered by this tree's rule (a shared rank's order by
+the other figure, equal within the gap target, then by id).
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ r = explore(sys.argv[1], sys.argv[2] or None, workers=1)
 rows = [{k: x[k] for k in ("shape_id", "rank", "objective_value", "network_cost_usd", "iteration_time_ns", "status")}
         for x in r.ranking]
 ok = sum(1 for x in r.rows if x["status"] == "optimal")
+solve_s = sum(x["solve_seconds"] or 0.0 for x in r.rows if x["shape_id"] in set(r.solved_ids))
 print(json.dumps({"sweep_s": r.seconds, "total_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
-                  "certified": ok, "candidates": r.enumeration.placements, "ranking": rows}))
+                  "certified": ok, "candidates": r.enumeration.placements, "ranking": rows, "solve_s": solve_s,
+                  "solved": len(r.solved_ids)}))
 """
 
 
@@ -155,7 +158,7 @@ def _side_by_side(args) -> None:
             run = _run(tree, space, args.objective)
             run["cli_s"] = _cli(tree, space, args.objective)
             runs[name].append(run)
-    fields = ("sweep_s", "total_s", "cli_s", "cpu_s")
+    fields = ("sweep_s", "total_s", "cli_s", "cpu_s", "solve_s")
     med = {k: {f: statistics.median(r[f] for r in v) for f in fields} for k, v in runs.items()}
     certified = {k: v[0]["certified"] for k, v in runs.items()}
     print(f"{'':28s} {'baseline':>12s} {'now':>12s} {'baseline/now':>13s}")
@@ -166,6 +169,12 @@ def _side_by_side(args) -> None:
     rate = {k: certified[k] / med[k]["sweep_s"] for k in runs}
     print(f"{'certified / s / core':28s} {rate['baseline']:12.1f} {rate['now']:12.1f} "
           f"{rate['now'] / rate['baseline']:12.2f}x")
+    per = {k: 1e3 * med[k]["solve_s"] / max(runs[k][0]["solved"], 1) for k in runs}
+    print(f"{'ms per solve (median)':28s} {per['baseline']:12.2f} {per['now']:12.2f} "
+          f"{per['baseline'] / per['now']:12.2f}x")
+    other = {k: med[k]["sweep_s"] - med[k]["solve_s"] for k in runs}
+    print(f"{'other sweep s (median)':28s} {other['baseline']:12.2f} {other['now']:12.2f} "
+          f"{other['baseline'] / other['now']:12.2f}x   (enumeration, duplicate keys, rows)")
     print(f"certified candidates: baseline {certified['baseline']}, now {certified['now']} "
           f"(of {runs['now'][0]['candidates']} candidates with duplicates)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")

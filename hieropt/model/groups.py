@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
@@ -126,8 +127,14 @@ def complete(placement: Placement) -> Placement:
 
 
 def mapping_for(placement: Placement) -> Mapping:
-    """A :class:`~hieropt.spec.Mapping` with the placement's named groups (the per-phase defaults: tp, tp, dp)."""
-    full = complete(placement)
+    """A :class:`~hieropt.spec.Mapping` with the placement's named groups (the per-phase defaults: tp, tp, dp); one
+    frozen object per placement, shared (a sweep places many plans the same way)."""
+    return _mapping(tuple(placement.items()))
+
+
+@lru_cache(maxsize=4096)
+def _mapping(items: tuple[tuple[str, tuple[int, ...]], ...]) -> Mapping:
+    full = complete(dict(items))
     return Mapping(forward=full["tp"], input_grad=full["tp"], weight_grad=full["dp"], groups=full)
 
 

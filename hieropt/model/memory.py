@@ -283,13 +283,12 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
         stages = tuple(_stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes), st.in_flight)
                        for r, st in enumerate(step.stages))
     else:  # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
-        same: dict[tuple, tuple] = {}
+        same: dict[int, tuple] = {}  # (stages with the same layers share one tuple: keyed by it, alive here)
         out = []
         for r, layers in enumerate(stage_layers(p)):
-            key = tuple((id(op), n) for op, n in layers)
-            parts = same.get(key)
+            parts = same.get(id(layers))
             if parts is None:
-                parts = same[key] = _stage_parts(p, layers, kind_bytes)
+                parts = same[id(layers)] = _stage_parts(p, layers, kind_bytes)
             out.append(_stage_memory(r, parts, in_flight(p, r)))
         stages = tuple(out)
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)

@@ -276,11 +276,16 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                else "serial" if n == 1 or len(todo) <= 1 else f"pool({min(n, len(todo))})")
     best = [min((r["objective_value"] for r in done.values() if r["status"] in SOLVED), default=float("inf"))]
 
+    target = space.max_iteration_time_ns if space.objective == "min_cost" else None
+    prune_now = space.prune
+
     def infeasible(cand: CodesignCandidate) -> bool:
-        return space.objective == "min_cost" and cand.compute_ns > space.max_iteration_time_ns
+        return target is not None and cand.compute_ns > target
 
     def admit(cand: CodesignCandidate) -> bool:
-        return not infeasible(cand) and not (space.prune and cand.lower_bound >= best[0])
+        return not infeasible(cand) and not (prune_now and cand.lower_bound >= best[0])
+
+    incumbent = [None, ""]  # the incumbent and its text in the pruned rows' message (formatted when it changes)
 
     solved = pruned = 0
     complete = False
@@ -292,8 +297,10 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                 if infeasible(cand):
                     row = unsolved.row(cand, "infeasible", "its time bound exceeds the time target")
                 else:
+                    if incumbent[0] != best[0]:
+                        incumbent[:] = best[0], f"{best[0]:.10g}"
                     row = unsolved.row(cand, "pruned", f"lower bound {cand.lower_bound:.10g} >= incumbent "
-                                       f"{best[0]:.10g}")
+                                       f"{incumbent[1]}")
                 pruned += 1
             else:
                 solved += 1

@@ -111,10 +111,15 @@ def stage_workload(p: LLMParams, stage: int | None = None) -> Workload:
 
 
 def schedule(p: LLMParams) -> StepSchedule:
-    """The :class:`~hieropt.spec.StepSchedule` of plan ``p``: m micro-batches, p stages, v chunks, DP overlap."""
+    """The :class:`~hieropt.spec.StepSchedule` of plan ``p``: m micro-batches, p stages, v chunks, DP overlap (one
+    frozen object per (m, p, v, overlap), shared)."""
     pl = p.plan
-    return StepSchedule(microbatches=pl.microbatches, stages=pl.pp, virtual_stages=pl.virtual_stages,
-                        overlap_dp=pl.overlap_grad_reduce)
+    return _schedule(pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce)
+
+
+@lru_cache(maxsize=1024)
+def _schedule(microbatches: int, stages: int, virtual_stages: int, overlap_dp: bool) -> StepSchedule:
+    return StepSchedule(microbatches=microbatches, stages=stages, virtual_stages=virtual_stages, overlap_dp=overlap_dp)
 
 
 def generate(p: LLMParams) -> Workload:

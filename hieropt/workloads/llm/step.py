@@ -240,8 +240,7 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
 
 
 def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> list[Op]:
-    """The attention and FFN layers of ``blocks``; blocks of one kind (dense or MoE) differ only in names, so they
-    are built once per kind and copied (as :func:`_copy`, inline: a 1T model's step copies 256 layers)."""
+    """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE), copied as :func:`_with`."""
     out: list[Op] = []
     dense = p.model.moe is None
     for i in blocks:
@@ -250,22 +249,16 @@ def _block_ops(p: LLMParams, blocks: list[int], cache: dict[bool, list[Op]]) -> 
         if pair is None:
             pair = cache[moe] = _template(p, moe)
         n = str(i + 1)
+        a, f = pair[0].__dict__.copy(), pair[1].__dict__.copy()
+        a["name"], a["block"], f["name"], f["block"] = "attn" + n, i, pair[1].kind + n, i
         attn, ffn = _new(Op), _new(Op)
-        attn.__dict__.update(pair[0].__dict__, name="attn" + n, block=i)
-        ffn.__dict__.update(pair[1].__dict__, name=pair[1].kind + n, block=i)
+        _set(attn, "__dict__", a)
+        _set(ffn, "__dict__", f)
         out += (attn, ffn)
     return out
 
 
-def _copy(op: Op, **fields) -> Op:
-    """``dataclasses.replace(op, **fields)`` as ``copy.copy`` does it (a new object, its ``__dict__`` a copy of the
-    fields), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster."""
-    new = _new(Op)
-    new.__dict__.update(op.__dict__, **fields)
-    return new
-
-
-_new = object.__new__
+_new, _set = object.__new__, object.__setattr__
 
 
 def _template(p: LLMParams, moe: bool) -> list[Op]:
@@ -321,7 +314,11 @@ def _output_op(p: LLMParams) -> Op:
 
 
 def _with(op: Op, comm: Comm) -> Op:
-    return _copy(op, comms=op.comms + (comm,))
+    """``op`` with one more collective: ``dataclasses.replace`` as ``copy.copy`` does it (a new object, its
+    ``__dict__`` set at once), without the frozen ``__init__``'s per-field ``__setattr__``: 3x faster."""
+    new = _new(Op)
+    _set(new, "__dict__", {**op.__dict__, "comms": op.comms + (comm,)})
+    return new
 
 
 def build_step(p: LLMParams) -> Step:
@@ -367,31 +364,35 @@ def build_step(p: LLMParams) -> Step:
 def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
     """The layers of every stage of :func:`build_step`, counted instead of built: per stage, (layer, how many) in
     order of first appearance, one layer for every block of its kind (names, blocks and pipeline sends left out:
-    they carry no parameters). What :func:`hieropt.model.memory.memory` reads, a few layers per plan."""
-    pl = p.plan
+    they carry no parameters); stages with the same layers share one tuple. What :func:`hieropt.model.memory.memory`
+    reads, a few layers per plan."""
+    pl, moe_model = p.plan, p.model.moe is not None
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
-    cache: dict[bool, list[Op]] = {}
-    edges: dict[str, Op] = {}
+    made: dict = {}  # the layers built once: the embedding, the output layer, the block templates (MoE or not)
+    shared: dict[tuple, tuple] = {}
     out = []
     for r, stage_chunks in enumerate(chunks):
-        runs: dict[int, list] = {}
+        sig = []  # per chunk: (embedding?, (MoE or not, blocks) in order of first appearance, output?)
         for j, blocks in enumerate(stage_chunks):
-            c = j * pl.pp + r
-            kinds: dict[bool, int] = {}  # MoE or not -> blocks, in order of first appearance
-            for i in blocks if p.model.moe is not None else ():
+            kinds: dict[bool, int] = {}
+            for i in blocks if moe_model else ():
                 kinds[p.model.is_moe(i)] = kinds.get(p.model.is_moe(i), 0) + 1
-            if p.model.moe is None and blocks:
-                kinds[False] = len(blocks)
-            layers = [(edges.get("embed") or edges.setdefault("embed", _embedding_op(p)), 1)] if c == 0 else []
-            for moe, n in kinds.items():
-                layers += [(op, n) for op in cache.get(moe) or cache.setdefault(moe, _template(p, moe))]
-            if c == last_chunk:
-                layers.append((edges.get("output") or edges.setdefault("output", _output_op(p)), 1))
-            for op, n in layers:
-                run = runs.setdefault(id(op), [op, 0])
-                run[1] += n
-        out.append(tuple((op, n) for op, n in runs.values()))
+            c = j * pl.pp + r
+            sig.append((c == 0, tuple(kinds.items()) if moe_model else ((False, len(blocks)),)[:len(blocks)],
+                        c == last_chunk))
+        key = tuple(sig)
+        if key not in shared:
+            runs: dict[int, list] = {}
+            for first, kinds_, last in key:
+                layers = [(made.get("e") or made.setdefault("e", _embedding_op(p)), 1)] if first else []
+                for moe, n in kinds_:
+                    layers += [(op, n) for op in made.get(moe) or made.setdefault(moe, _template(p, moe))]
+                layers += [(made.get("o") or made.setdefault("o", _output_op(p)), 1)] if last else []
+                for op, n in layers:
+                    runs.setdefault(id(op), [op, 0])[1] += n
+            shared[key] = tuple((op, n) for op, n in runs.values())
+        out.append(shared[key])
     return tuple(out)
 
 
