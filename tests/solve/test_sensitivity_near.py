@@ -103,3 +103,20 @@ def test_solve_command_prints_confirmed_sensitivity(tmp_path):
     assert "differences of exact re-solves (steps 1e-3 of the room" in result.stdout
     b1 = 400.0 * 1e-5 / 8.0
     assert f"budget: $1 more saves {M1 / (b1**2 * 8.0) / 1e6:.4g} ms per iteration" in result.stdout
+
+
+def test_price_tie_where_the_lp_values_fail():
+    """Two dimensions of one price (no dimension starved: the performance LP's path solves it), budget 1e-6 above
+    the cheapest network. The LP's values were withheld (its +-1e-4 secant on the row left the room: "moving it by
+    +0.01 is infeasible"); the differences of exact re-solves now give them. Closed form: the all-reduce's time is
+    max(2 M1 / b0, M1 / b1) with b0 + b1 = S, least at b0 = 2 b1: T = C + 3 M1 / S, so dT/dS = -3 M1 / S^2, a free
+    GB/s on either dimension is worth the same, and the budget (every design costs p S) does not bind."""
+    S = 100.0
+    base = two_dims((1.0, 1.0), S)
+    budget = float(cluster_cost_usd_per_gbps(base)[0]) * S * (1 + 1e-6)
+    sol = hieropt.solve(base.model_copy(update={"max_network_cost_usd": budget}), sensitivity=True)
+    m = _by_name(sol)
+    assert m["constraint '(1.0, 1.0) == 100.0'"].value == pytest.approx(-3 * M1 / S**2, rel=REL)
+    assert m["bandwidth of dimension 0"].value == pytest.approx(-3 * M1 / S**2, rel=REL)
+    assert m["bandwidth of dimension 1"].value == pytest.approx(-3 * M1 / S**2, rel=REL)
+    assert not m["budget"].binding and m["budget"].value == 0.0
