@@ -18,8 +18,13 @@ def codesign_command(
     space: Annotated[Path, typer.Argument(help="Co-design space TOML (see spaces/codesign-gpt3-4096.toml).",
                                           show_default=False)],
     objective: Annotated[str | None, typer.Option(
-        "--objective", help=f"One of {', '.join(OBJECTIVES)} (default: the space's).")] = None,
-    top: Annotated[int, typer.Option("--top", help="Rows of the ranked table.")] = 15,
+        "--objective", help=f"One of {', '.join(o for o in OBJECTIVES if o != 'min_max_regret')} (default: the "
+        "space's).")] = None,
+    max_time_ns: Annotated[float | None, typer.Option(
+        "--max-time-ns", help="Iteration-time target, ns (required by min_cost; default: the space's).")] = None,
+    budget_usd: Annotated[float | None, typer.Option(
+        "--budget-usd", help="Network-cost cap, $ (default: the space's).")] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table.")] = 15,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an existing FILE is "
         "resumed: its candidates are not solved again.")] = None,
@@ -27,9 +32,10 @@ def codesign_command(
         "--dask", help="Run the solves on a Dask cluster at this scheduler address (tcp://host:8786).")] = None,
     workers: Annotated[int | None, typer.Option(
         "--workers", help="Processes of the local pool (default: CPU count; 1: no pool).")] = None,
-    prune: Annotated[bool, typer.Option(
-        "--prune/--no-prune", help="Skip candidates whose proven bound (compute + bubble) cannot beat the best found "
-        "(exact; default: the space's).")] = True,
+    prune: Annotated[bool | None, typer.Option(
+        "--prune/--no-prune", help="Skip candidates whose proven bound (compute + bubble + communication volume over "
+        "the bandwidth budget) cannot beat the best found (exact; default: the space's prune).",
+        show_default=False)] = None,
     json_out: Annotated[Path | None, typer.Option(
         "--json", help="Also write the summary as JSON ('-': stdout).")] = None,
 ) -> None:
@@ -50,11 +56,12 @@ def codesign_command(
         plans = load_codesign(space)  # bad input is reported before the search and the solvers load
     except HieroptError as e:
         raise fail(err, e) from None
-    from ..report.codesign import codesign_dict, dims_table, ranking_table, summary_lines
+    from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
     from ..studies.codesign import codesign
 
     try:
-        result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=None if prune else False)
+        result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
+                          max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
     except HieroptError as e:
         raise fail(err, e) from None
     except KeyboardInterrupt:
@@ -66,7 +73,7 @@ def codesign_command(
     if json_out is not None:
         write_json(json_out, codesign_dict(result, top))
     if result.best is None:
-        error_line(err, "no candidate has a certified answer")
+        error_line(err, no_answer(result))
         raise typer.Exit(3)
     console.print(ranking_table(result, top))
     console.print(dims_table(result))

@@ -108,6 +108,15 @@ class LPArrays:
         return self.index[s:e], self.value[s:e]
 
 
+def read_only(arrays: LPArrays) -> LPArrays:
+    """``arrays`` with every array field made read-only (in place; returned for chaining): arrays shared between
+    solves must not be changed by any of them (its ``cache`` of derived values stays writable)."""
+    for v in vars(arrays).values():
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+    return arrays
+
+
 def _design_rows(instance: Instance, b: np.ndarray):
     """Design rows in scaled units, each divided by its largest coefficient: (lower, upper, coefficient matrix,
     divisors)."""

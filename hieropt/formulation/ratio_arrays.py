@@ -59,6 +59,15 @@ class RatioArrays:
     compute_coef: float
     share_scale: np.ndarray = field(default_factory=lambda: np.ones(0))
     """(D,) g_d: each share column holds g_d x its share (of order 1 at the typical bandwidth, however cheap d)."""
+    unit_gbps: np.ndarray = field(default_factory=lambda: np.ones(0))
+    """(D,) s_d, GB/s: the bandwidth units (B_d = x_d s_d / u, with g_d = K / (p_d s_d))."""
+    slack_col: dict = field(default_factory=dict)
+    """Column of each slack asked for (``compile_ratio_lp``'s ``slacks``), by its key."""
+    slack_factor: dict = field(default_factory=dict)
+    """By key: u x (the row's distance from its bound, in the row's units: GB/s for a bound) = factor x the slack
+    column's value (the slack's coefficient in its row is -1 for a floor, +1 for a ceiling)."""
+    slack_row: dict = field(default_factory=dict)
+    """The row of each slack, by its key."""
 
     def bandwidth(self, x: np.ndarray, cost_usd: float) -> np.ndarray:
         """B (GB/s) of the LP solution ``x`` (all columns) at network cost ``cost_usd``: B_d = x_d C / (p_d g_d)
@@ -67,7 +76,8 @@ class RatioArrays:
 
 
 def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
-                     cost_cap_usd: float = INF) -> RatioArrays:
+                     cost_cap_usd: float = INF, exact_rows: bool = False,
+                     slacks: tuple[tuple[str, int], ...] = ()) -> RatioArrays:
     """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts).
 
     ``bw_unit_gbps`` may also be one unit per dimension ((D,) GB/s, e.g. a square-root split of the floor's cost):
@@ -79,10 +89,22 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     network, or a budget). A design row or upper bound that no design within it can reach (:func:`redundant_rows`)
     is kept as a free, empty row (same row numbers, no effect): in cost-share variables its coefficient on u is its
     right-hand side over the unit, which a ceiling 1e10 above the floor makes one HiGHS rejects (above 1e15) or
-    whose other coefficients it drops as negligible."""
+    whose other coefficients it drops as negligible.
+    ``exact_rows``: the units rounded down to powers of two and each design and bound row divided by a power of two,
+    so that every coefficient of those rows is the exact product of the instance's data (the exact image B_d =
+    x_d s_d / u of a design that meets a row exactly meets the float row exactly; for a bound that must hold for
+    exactly feasible designs, e.g. :mod:`hieropt.solvers.near_cheapest`).
+
+    ``slacks``: rows that get a slack column s >= 0 of their own, ``("row", i)`` for the instance's inequality
+    constraint i, ``("lower", d)`` / ``("upper", d)`` for a positive lower / a finite upper bound of dimension d: the
+    row becomes an equality with s (columns after the reciprocals, before the epigraph variables), and s u_level is
+    its distance from its bound (A_i B - b_i, B_d - lo_d, hi_d - B_d, >= 0) times ``slack_factor`` (module notes in
+    :attr:`RatioArrays.slack_factor`)."""
     D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
     p = cluster_cost_usd_per_gbps(instance)
     sv = np.broadcast_to(np.asarray(bw_unit_gbps, dtype=float), (D,)).copy()
+    if exact_rows:
+        sv = np.exp2(np.floor(np.log2(sv)))
     K = float(p @ sv)
     g = K / (p * sv)
     t_typ_ms = tm.time_ns(sv) / MS_NS
@@ -94,7 +116,8 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     u_col, kap_col = D, D + 1
     r_col = np.full(D, -1, dtype=np.int64)
     r_col[list(loaded)] = D + 2 + np.arange(len(loaded))
-    z0 = D + 2 + len(loaded)
+    slack_col = {key: D + 2 + len(loaded) + k for k, key in enumerate(slacks)}
+    z0 = D + 2 + len(loaded) + len(slacks)
     n = z0 + K_terms + V
     col_lower, col_upper = np.zeros(n), np.full(n, INF)
     col_upper[:D] = g  # shares <= 1
@@ -116,25 +139,39 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     rows = _Rows()
     rows.add(1.0, 1.0, range(D), 1.0 / g)  # share
     idle_rows, idle_hi = redundant_rows(instance, cost_cap_usd)
-    for c, idle in zip(instance.constraints, idle_rows, strict=True):
-        if idle:
+    slack_factor: dict[tuple[str, int], float] = {}
+    slack_row: dict[tuple[str, int], int] = {}
+
+    def add(key: tuple[str, int], lo: float, hi: float, cols: list, values: list[float], unit: float) -> None:
+        vals, top = _unit_row(values, exact_rows)
+        if key in slack_col:  # (row) = s for a floor, -s for a ceiling
+            slack_row[key] = rows.count
+            rows.add(0.0, 0.0, [*cols, slack_col[key]], [*vals, -1.0 if hi == INF else 1.0])
+            slack_factor[key] = top * unit
+        else:
+            rows.add(lo, hi, cols, vals)
+
+    for i, (c, idle) in enumerate(zip(instance.constraints, idle_rows, strict=True)):
+        if idle and ("row", i) not in slack_col:
             rows.add(-INF, INF, [], [])
             continue
         a = np.asarray(c.coefficients, dtype=float)
         nz = np.flatnonzero(a)
         lo = 0.0 if c.sense != "<=" else -INF
         hi = 0.0 if c.sense != ">=" else INF
-        rows.add(lo, hi, [*nz, u_col], _unit_row([*(a[nz] * sv[nz]), -c.rhs]))
+        add(("row", i), lo, hi, [*nz, u_col], [*(a[nz] * sv[nz]), -c.rhs], 1.0)
     bounds = instance.bounds_or_default
     for d in range(D):
         if bounds[d].lower_gbps > 0:
-            rows.add(0.0, INF, [d, u_col], _unit_row([1.0, -bounds[d].lower_gbps / sv[d]]))
+            add(("lower", d), 0.0, INF, [d, u_col], [1.0, -bounds[d].lower_gbps / sv[d]], float(sv[d]))
     hi_dims = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
     for d in hi_dims:
-        if idle_hi[d]:
+        if idle_hi[d] and ("upper", d) not in slack_col:
             rows.add(-INF, INF, [], [])
         else:
-            rows.add(-INF, 0.0, [d, u_col], _unit_row([1.0, -bounds[d].upper_gbps / sv[d]]))
+            add(("upper", d), -INF, 0.0, [d, u_col], [1.0, -bounds[d].upper_gbps / sv[d]], float(sv[d]))
+    if set(slack_factor) != set(slack_col):
+        raise ValueError(f"slack asked for rows without one: {sorted(set(slack_col) - set(slack_factor))}")
     n_design = rows.count
     epi_term = []
     if tm.dimension_mode == "sequential":
@@ -195,16 +232,20 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
                                                                          dtype=np.int64))
     return RatioArrays(arr=arr, x_col=np.arange(D), r_col=r_col, u_col=u_col, kap_col=kap_col, share_row=0,
                        floor_rows=floors.arrays(), price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
-                       compute_coef=compute_coef, share_scale=g)
+                       compute_coef=compute_coef, share_scale=g, unit_gbps=sv, slack_col=slack_col,
+                       slack_factor=slack_factor, slack_row=slack_row)
 
 
-def _unit_row(values: list[float]) -> list[float]:
+def _unit_row(values: list[float], exact: bool = False) -> tuple[list[float], float]:
     """A homogenised design row (right-hand side 0 or +-inf) divided by its largest coefficient: the right-hand side
     of a row enters as its coefficient on u, so a ceiling far above the LP's unit would otherwise give one HiGHS
     rejects (above 1e15), and a floor far below it one HiGHS drops (below 1e-9); scaled, each row holds to HiGHS's
-    tolerance relative to its own size."""
+    tolerance relative to its own size. ``exact``: by the power of two at or above it (no rounding). Returns the
+    row and the divisor."""
     top = max(abs(v) for v in values)
-    return [v / top for v in values] if top > 0 else values
+    if exact and top > 0:
+        top = math.ldexp(1.0, math.frexp(top)[1])
+    return ([v / top for v in values], top) if top > 0 else (values, 1.0)
 
 
 def redundant_rows(instance: Instance, cost_cap_usd: float = INF) -> tuple[np.ndarray, np.ndarray]:
@@ -260,7 +301,7 @@ class CostRangeLP:
     :class:`hieropt.solvers.highs.HighsLP`: columns y_d = B_d / ``unit_gbps`` (D), rows the design rows divided by
     their largest coefficient (well scaled whatever the spread of the rows' sizes, unlike the homogenised
     procurement LP, whose cost level u = K / C spans the whole cost range in one column). The objective
-    ``time_costs`` is the cost in units of ``unit_usd`` = sum_d p_d x ``unit_gbps``."""
+    ``time_costs`` is the cost in units of ``unit_usd`` = sum_d p_d x ``unit_gbps``_d."""
 
     n_cols: int
     col_lower: np.ndarray
@@ -275,7 +316,7 @@ class CostRangeLP:
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """(n_rows,) the design row (instance order) of each LP row (rows without a coefficient are left out)."""
     row_scale: np.ndarray = field(default_factory=lambda: np.ones(0))
-    """(n_rows,) what each design row was divided by (its largest coefficient times ``unit_gbps``)."""
+    """(n_rows,) what each design row was divided by (its largest coefficient in the columns' units)."""
 
     @property
     def n_rows(self) -> int:
@@ -283,22 +324,25 @@ class CostRangeLP:
         return self.row_lower.size
 
 
-def compile_cost_range_lp(instance: Instance, unit_gbps: float) -> CostRangeLP:
-    """The cost-range LP of ``instance`` (:class:`CostRangeLP`) with its columns in units of ``unit_gbps`` (GB/s).
+def compile_cost_range_lp(instance: Instance, unit_gbps: float | np.ndarray) -> CostRangeLP:
+    """The cost-range LP of ``instance`` (:class:`CostRangeLP`) with its columns in units of ``unit_gbps`` (GB/s; or
+    one unit per dimension, (D,)).
 
     Raises:
         ValueError: ``unit_gbps`` is not positive and finite."""
-    if not (unit_gbps > 0 and math.isfinite(unit_gbps)):
-        raise ValueError(f"unit_gbps must be positive and finite, got {unit_gbps!r}")
-    dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
+    unit = np.broadcast_to(np.asarray(unit_gbps, dtype=float), p.shape)
+    if not (np.all(unit > 0) and np.all(np.isfinite(unit))):
+        raise ValueError(f"unit_gbps must be positive and finite, got {unit_gbps!r}")
+    unit_gbps = unit
+    dm = instance.design_matrix
     A = dm.A * unit_gbps
     div = np.abs(A).max(axis=1, initial=0.0)
     keep = div > 0
     A, div = A[keep], div[keep]
     coef = A / div[:, None]
     nz = coef != 0
-    unit_usd = float(p.sum() * unit_gbps) or 1.0
+    unit_usd = float(p @ unit_gbps) or 1.0
     return CostRangeLP(
         n_cols=p.size, col_lower=dm.bw_lower / unit_gbps, col_upper=dm.bw_upper / unit_gbps,
         time_costs=p * unit_gbps / unit_usd, row_lower=dm.lower[keep] / div, row_upper=dm.upper[keep] / div,

@@ -10,7 +10,8 @@
     mapping_rule = "lowest"                  # lowest | all_placements
     prune = true                             # skip candidates whose proven bound cannot beat the incumbent
 
-    [plans]                                  # the values each plan field may take (lists)
+    [plans]                                  # the values each plan field may take (lists; an omitted field
+                                             # keeps the model file's value)
     tp = [1, 2, 4, 8, 16]
     pp = [1, 2, 4, 8, 16]
     zero_stage = [0, 1]
@@ -67,7 +68,7 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     sets = data.get("set", [])
     if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
         raise InputError(src, "set", "expected a list of KEY=VALUE strings", 'write set = ["global_batch_size=1536"]')
-    base = read_llm(_path(path.parent, data["model"]), sets)
+    base = read_llm(_path(path, data["model"]), sets)
     objective = required_choice(data, "objective", OBJECTIVES, src) if "objective" in data else "performance"
     parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
@@ -75,11 +76,18 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     plans = data.get("plans", {})
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
+    given = {k: v if isinstance(v, list) else [v] for k, v in plans.items()}
+    # a field [plans] omits keeps the model file's value (with the space's set overrides), not PlanChoices' default
+    own = {k: [getattr(base.plan, k)] for k in PlanChoices.model_fields if k not in given}
     try:
-        choices = PlanChoices(**{k: v if isinstance(v, list) else [v] for k, v in plans.items()})
+        choices = PlanChoices(**own, **given)
     except ValidationError as e:
         raise validation_error(e, src, "plans") from e
     if "network" in data:
+        for k in ("dims", "switch_only_at_top"):
+            if k in data and "levels" not in data:  # (with levels too: CodesignSpace says to keep one of them)
+                raise InputError(src, k, "belongs to a shape space, and [network] gives one fixed network",
+                                 f"remove {k} or [network]")
         net = data["network"]
         try:
             parts["network"] = Network(**net) if isinstance(net, dict) else Network(dims=net)
@@ -104,11 +112,11 @@ def load_codesign(path: str | Path) -> CodesignSpace:
         raise validation_error(e, src) from e
 
 
-def _path(base: Path, value: Any) -> Path:
+def _path(src: Path, value: Any) -> Path:
     if not isinstance(value, str):
-        raise InputError(base, "model", f"expected a file name, got {value!r}", "give the model file's path")
+        raise InputError(src, "model", f"expected a file name, got {value!r}", "give the model file's path")
     p = Path(value)
-    return p if p.is_absolute() else base / p
+    return p if p.is_absolute() else src.parent / p
 
 
 __all__ = ["load_codesign"]

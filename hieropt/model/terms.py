@@ -8,6 +8,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .node_levels import node_levels, node_values_batch
+
 Ref = tuple[int, float]
 """A reference to collective term k with coefficient a (the collective is a times term k)."""
 
@@ -108,13 +110,15 @@ class TimeModel:
         if w.size:
             total = total + np.where(w > 0, tau, 0.0) @ w
         if self.nodes:
-            y = np.zeros((len(self.nodes), bw.shape[0]))
-            for v, pieces in enumerate(self.nodes):
-                y[v] = np.max([p.const_ns + sum((a * tau[:, k] for k, a in p.terms), np.zeros(bw.shape[0]))
-                               + sum((b * y[u] for u, b in p.nodes), np.zeros(bw.shape[0])) for p in pieces], axis=0)
+            y = node_values_batch(self._node_levels, len(self.nodes), tau)
             nw = self.node_weights
             total = total + np.where(nw[:, None] > 0, y, 0.0).T @ nw
         return total
+
+    @cached_property
+    def _node_levels(self) -> tuple:
+        """:func:`hieropt.model.node_levels.node_levels` of the nodes (flat arrays, by level), built once."""
+        return node_levels(self.nodes)
 
 
 def collective_times(traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, mode: str) -> np.ndarray:

@@ -69,11 +69,23 @@ from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic
 def build_time_model(instance: Instance) -> TimeModel:
     """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations.
 
-    The model depends on the workloads, their mappings and weights, the loop and its settings and the dimensions'
-    latency (and, with latency, their collective algorithms), not on prices, constraints or blocks otherwise: the last
-    :data:`TIME_MODELS` models of small workloads (<= :data:`hieropt.model.traffic.CLASS_ROWS` phases) are kept
-    by those inputs and shared, read-only (a sweep's shapes that differ only in blocks or prices, and its
-    candidates on equal dimension sizes, have one model)."""
+    Built once per instance and the fields it derives from (:meth:`hieropt.spec.base.Frozen.memo`: a copy with
+    another objective, budget or constraint, as a Pareto front, a sensitivity re-solve or a repeated solve makes,
+    shares it) and read-only (its arrays are not writeable). The independent evaluator (:func:`evaluate`) never
+    reads it.
+
+    Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
+    and the dimensions' latency (and, with latency, their collective algorithms), not on prices, constraints or
+    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<= :data:`hieropt.model.traffic.
+    CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's shapes that differ only in blocks
+    or prices, and its candidates on equal dimension sizes, have one model)."""
+    fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
+              instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
+              instance.step, instance.collectives_in_flight, instance.chunks)
+    return instance.memo("_time_model", fields, lambda: _shared_time_model(instance))
+
+
+def _shared_time_model(instance: Instance) -> TimeModel:
     key = _model_key(instance)
     hit = _MODELS.get(key) if key is not None else None
     if hit is not None and all(map(operator.is_, hit[0], (job.workload.table for job in instance.jobs))):
@@ -83,9 +95,9 @@ def build_time_model(instance: Instance) -> TimeModel:
     for job in instance.jobs:
         _add_job(b, instance, job, job.weight)
     tm = b.build(instance.dimension_mode)
+    for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
+        a.flags.writeable = False
     if key is not None:
-        for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
-            a.flags.writeable = False
         _MODELS[key] = (tuple(job.workload.table for job in instance.jobs), tm)
         while len(_MODELS) > TIME_MODELS:
             _MODELS.popitem(last=False)

@@ -3,6 +3,7 @@ its time split, and the ranking. Returns values; never prints."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.table import Table
@@ -38,7 +39,8 @@ def summary_lines(result: Codesign) -> list[str]:
              f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, {len(pl.fitting):,} fit",
              f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {len(en.candidates):,}"
              + (f", {len(en.skipped):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
-             f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent), resumed "
+             f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent"
+             + (", or time bound above the target" if sp.objective == "min_cost" else "") + "), resumed "
              f"{result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
     best = result.best
     if best is not None:
@@ -53,6 +55,17 @@ def summary_lines(result: Codesign) -> list[str]:
                      + (f" = {best['nics']:,} NICs" if best["nics"] is not None else "") if
                      best["scaleout_gbps_per_npu"] is not None else "")]
     return lines
+
+
+def no_answer(result: Codesign) -> str:
+    """Why no candidate has a certified answer: the count of each status and the first message of the commonest
+    one, e.g. ``no candidate has a certified answer: 3 infeasible (e.g. 'infeasible: ...')``."""
+    counts = Counter(r["status"] for r in result.rows)
+    parts = ", ".join(f"{n:,} {status}" for status, n in counts.most_common())
+    first = next((r["message"] for r in result.rows if r["status"] == counts.most_common(1)[0][0] and r["message"]),
+                 None) if counts else None
+    return "no candidate has a certified answer" + (f": {parts}" if parts else "") + (
+        f" (e.g. {first})" if first else "")
 
 
 def ranking_table(result: Codesign, top: int = 20) -> Table:
@@ -110,4 +123,4 @@ def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
             "by_dims": [{**e, "best": e["best"]["id"]} for e in by_dims(result)]}
 
 
-__all__ = ["summary_lines", "ranking_table", "dims_table", "by_dims", "codesign_dict"]
+__all__ = ["no_answer", "summary_lines", "ranking_table", "dims_table", "by_dims", "codesign_dict"]

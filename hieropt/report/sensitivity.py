@@ -84,7 +84,9 @@ def sensitivity_lines(sens: Sensitivity | None) -> list[str]:
     budget = next((m for m in sens.marginals if m.kind == "budget" and m.binding), None)
     if sens.usd_per_ms is not None:
         row = "the budget row is worth" if budget is not None else "time-cost front:"
-        out.append(f"  {row} ${sens.usd_per_ms:,.0f} per ms ({sens.usd_per_ms_note})")
+        usd = sens.usd_per_ms
+        money = f"{usd:,.0f}" if usd >= 1000 else f"{usd:.4g}"  # (a budget a hair above the cheapest: $1e-5 per ms)
+        out.append(f"  {row} ${money} per ms ({sens.usd_per_ms_note})")
     else:
         out.append(f"  time-cost front: {sens.usd_per_ms_note}")
     return out

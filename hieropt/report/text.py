@@ -100,11 +100,13 @@ def front_table(instance: Instance, front: Any) -> Table:
         t.add_column(col, justify="right")
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
-    t.caption = "$ per ms: the budget row's dual at that point, what one more ms of iteration time saved costs"
+    t.caption = ("$ per ms: the budget row's dual at that point, what one more ms of iteration time saved costs "
+                 "(-: the budget does not bind, or the point is a hair above the cheapest network, solved without "
+                 "that row)")
     for i, p in enumerate(front.points):
         t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
                   f"{p.gap:.1e}", "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
-                  *(f"{b:,.3f}" for b in p.bw))
+                  *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw))
     return t
 
 

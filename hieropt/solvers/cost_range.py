@@ -75,9 +75,28 @@ class CheapestVertex:
 def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
                     unit_gbps: float | None = None) -> CheapestVertex:
     """The cheapest and dearest network of ``instance`` (as :func:`network_cost_range`), a cheapest design and the
-    row duals of its LP (:class:`CheapestVertex`). Raises as :func:`network_cost_range`."""
+    row duals of its LP (:class:`CheapestVertex`). Raises as :func:`network_cost_range`.
+
+    The vertex is checked for optimality with each dimension's reduced price p_d - A_d' y relative to its own price
+    (:func:`_optimal`): with prices far apart (a Switch at $1e7 per GB/s next to links at $0.7) the LP's costs are
+    shares of their sum, and HiGHS's dual tolerance (1e-9 of the largest) cannot tell the cheap dimensions' prices
+    apart (a finding of this stop: a vertex 1.3 % dearer than the cheapest, so a budget just above the true cheapest
+    was "below the cheapest network"). Such a vertex is solved again with one unit per dimension, the square-root
+    split of the prices (costs within the square root of their spread), and the cheaper vertex kept."""
     if unit_gbps is None:
         unit_gbps = _unit_gbps(instance)
+    v = _vertex(instance, time_limit_s, unit_gbps)
+    if not _optimal(instance, v):
+        p = cluster_cost_usd_per_gbps(instance)
+        mean = float(np.exp(np.log(p).mean())) if (p > 0).all() else 1.0
+        units = unit_gbps * np.sqrt(mean / np.where(p > 0, p, mean))
+        w = _vertex(instance, time_limit_s, units)
+        if w.cost_usd < v.cost_usd:
+            v = CheapestVertex(w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps, w.row_duals)
+    return v
+
+
+def _vertex(instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarray) -> CheapestVertex:
     lp = compile_cost_range_lp(instance, unit_gbps)
     solver = HighsLP(lp, time_limit_s)
     try:
@@ -99,6 +118,25 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
     y = np.zeros(dm.A.shape[0])
     y[lp.rows] = duals * lp.unit_usd / lp.row_scale
     return CheapestVertex(cheapest, max(dearest, cheapest), design, y)
+
+
+OPTIMAL_TOL = 1e-7
+"""Reduced price a vertex may have in the wrong direction, relative to the dimension's own price."""
+
+
+def _optimal(instance: Instance, v: CheapestVertex) -> bool:
+    """Whether no dimension's reduced price p_d - A_d' y (y: the vertex's row duals) says its cost falls when it
+    moves off its bound (or, strictly between its bounds, in either direction), beyond :data:`OPTIMAL_TOL` of p_d."""
+    dm = instance.design_matrix
+    p = cluster_cost_usd_per_gbps(instance)
+    r = p - (dm.A.T @ v.row_duals if dm.A.size else 0.0)
+    b = v.bw_gbps
+    tol = OPTIMAL_TOL * np.abs(p)
+    span = 1e-9 * np.maximum(np.abs(b), 1e-300)
+    at_lo = b <= dm.bw_lower + span
+    at_hi = b >= dm.bw_upper - span
+    bad = (~at_lo & (r > tol)) | (~at_hi & (r < -tol))
+    return not bad.any()
 
 
 def _unit_gbps(instance: Instance) -> float:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.arrays import LPArrays, compile_perf_lp
+from ..formulation.arrays import LPArrays, compile_perf_lp, read_only
 from ..formulation.scale import Scale, choose_scale, upper_limits_gbps
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.cutmodel import CutModel
@@ -59,8 +59,9 @@ class TimeLP(CutLP):
         self.unit_cost = cluster_cost_usd_per_gbps(instance)  # $ per GB/s, (D,), read-only
         self.lp = _Prices(self.unit_cost / 1e6)
         self._limits = upper_limits_gbps(instance)  # GB/s, from single rows and bounds (the budget comes on top)
-        self.scale: Scale = choose_scale(instance, tm, instance.max_network_cost_usd, instance.max_iteration_time_ns,
-                                         self._limits)
+        budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
+        self.scale: Scale = instance.memo("_perf_scale", (tm, budget, target, self._limits),
+                                          lambda: choose_scale(instance, tm, budget, target, self._limits))
         if bw_scale is not None:
             self.scale = self.scale.rescaled(tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale)))
         self._budget: float | None = None
@@ -78,7 +79,11 @@ class TimeLP(CutLP):
 
     # ----------------------------------------------------------------------------------------------- CutLP hooks
     def _compile(self, scale: Scale) -> LPArrays:
-        return compile_perf_lp(self.instance, self.tm, scale, self._budget, self._target)
+        """The LP at ``scale``, compiled once per instance, time model, scale and rows' bounds (a repeated solve, or a
+        copy of the instance with another objective, finds it; the arrays are read-only and shared)."""
+        inst, tm, budget, target = self.instance, self.tm, self._budget, self._target
+        return inst.memo("_perf_lp", (tm, scale, budget, target, inst.design_matrix),
+                         lambda: read_only(compile_perf_lp(inst, tm, scale, budget, target)))
 
     def _unit(self) -> np.ndarray:
         return self.scale.bw_gbps[self.arr.pair_b]

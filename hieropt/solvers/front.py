@@ -11,11 +11,11 @@ import numpy as np
 
 from ..errors import InputError, NoSolutionError, SolverError
 from ..model.timing import build_time_model
-from ..result import Solution
+from ..result import Solution, Status
 from ..spec import Instance
 from ..verify import verify
 from .cost_range import cheapest_network
-from .cutting import INF, TimeLP
+from .cutting import INF, OAResult, TimeLP
 from .objectives import solve
 from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
 
@@ -104,7 +104,9 @@ class FrontPoint:
     network_cost_usd: float
     lower_bound_ns: float
     gap: float
-    usd_per_ms: float | None = None  # the budget row's dual as $ per ms: the front's slope there (None: not binding)
+    usd_per_ms: float | None = None
+    """The budget row's dual as $ per ms, the front's slope there; None when the budget does not bind, or the point
+    was solved a hair above the cheapest network (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
 
 
 TAIL_GAIN = 0.01
@@ -121,7 +123,8 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
     on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
     :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network (exact, from
     :func:`hieropt.solvers.cost_range.cheapest_network`; its budget :data:`CHEAPEST_SLACK` above it), or, when that
-    leaves a loaded dimension without bandwidth (infinite time), 1 % of the way to the right end. Returns the points
+    leaves a loaded dimension without bandwidth (infinite time), the first budget of :data:`STARVED_SLACKS` above it
+    whose fastest design is certified (else 1 % of the way to the right end). Returns the points
     (budget ascending) and notes on how the range was chosen.
 
     Raises:
@@ -145,13 +148,20 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
         notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
                      f"{fastest.upper:,.1f} ns")
     # the cheapest design (exact, from the B-space LP) with a finite time: the front starts there (at exactly its
-    # cost the designs are one face, met to tolerances: CHEAPEST_SLACK above it); without one, 1 % of the way (the
-    # performance LP's notion of a finite time at the cheapest cost is a bandwidth at its tolerance, not a design)
+    # cost the designs are one face, met to tolerances: CHEAPEST_SLACK above it); without one, as close above it as
+    # a certified optimum exists (the budgets a hair above are solved on the reduced budget row, near_cheapest.py)
     k_lo = k_min * (1 + CHEAPEST_SLACK)
+    first = None
     if not np.isfinite(core.tm.time_ns(cheapest)):
-        k_lo = k_min + 0.01 * (k_hi - k_min)
-        notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
-                     f"without bandwidth; the front starts at 1% of the way to the fastest network (${k_lo:,.6g})")
+        k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)
+        if first is not None:
+            notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
+                         f"without bandwidth: the front starts {k_lo / k_min - 1:.0e} above it (${k_lo:,.10g}), where "
+                         "that dimension has only the bandwidth the difference buys")
+        else:
+            notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
+                         "without bandwidth, and no budget up to 1e-2 above it has a certified optimum; the front "
+                         f"starts at 1% of the way to the fastest network (${k_lo:,.6g})")
     k_hi = max(k_hi, k_lo)  # the constraints may fix the cost (the two ends then differ by round-off only)
     if spacing == "log" and not k_lo > 0:
         notes.append("log spacing needs a cheapest network that costs more than $0: the budgets are spaced evenly")
@@ -164,8 +174,8 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
     else:
         budgets = np.linspace(k_lo, k_hi, points)
     out = []
-    for kappa in budgets:
-        res = fastest_design(core, rel_gap, float(kappa))
+    for i, kappa in enumerate(budgets):
+        res = first if i == 0 and first is not None else fastest_design(core, rel_gap, float(kappa))
         dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # 0 when the budget row does not bind (or no dual)
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
                               network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
@@ -176,6 +186,25 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
 CHEAPEST_SLACK = 1e-6
 """The front's cheapest point has this relative room above the cheapest network's cost: at exactly that cost the
 feasible designs are one face of the rows, which the LPs meet only to their tolerances."""
+STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, 1e-2)
+"""Where the cheapest network leaves a loaded dimension without bandwidth (infinite time), the front starts at the
+first of these relative rooms above it whose fastest design is a certified optimum."""
+
+
+def _starved_start(core: TimeLP, k_min: float, k_hi: float, rel_gap: float) -> tuple[float, OAResult | None]:
+    """The first budget k_min x (1 + s), s in :data:`STARVED_SLACKS` (below ``k_hi``), whose fastest design is
+    certified (status OPTIMAL), with that design; else the budget 1 % of the way to ``k_hi`` and None."""
+    for slack in STARVED_SLACKS:
+        budget = k_min * (1 + slack)
+        if budget >= k_hi:
+            break
+        try:
+            res = fastest_design(core, rel_gap, budget)
+        except (NoSolutionError, SolverError):
+            continue
+        if res.status is Status.OPTIMAL:
+            return budget, res
+    return k_min + 0.01 * (k_hi - k_min), None
 
 
 def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:

@@ -5,25 +5,29 @@ There the feasible designs are a sliver: the dimensions the cheapest network sta
 (budget - cheapest) buys, 1e-13 GB/s next to 1e3 GB/s elsewhere, and their times are 1e17 ns and more. In the budget
 row sum_d p_d B_d <= budget the slack is a difference of two numbers that agree to 1e-9 and beyond, which no LP
 resolves (HiGHS's tolerances are 1e-9): the performance and cost-share LPs said "infeasible" or stopped at gaps near
-1. The remedy is LP duality at the cheapest network (Dantzig's reduced costs): with row multipliers y of the
-cheapest-network LP (:func:`hieropt.solvers.cost_range.cheapest_vertex`) and reduced prices r = p - A'y, every
-feasible design has p.B = y.(A B) + r.B and y.(A B) >= y.b (y sign-correct for each row), so
+1. The remedy is LP duality at the cheapest network
+(:mod:`hieropt.solvers.reduced_budget`): with the cheapest network's multipliers the budget is an exact row whose
+terms are all >= 0 (reduced prices on the starved dimensions, the distances of the rows and bounds that network
+holds from their bounds) and whose right-hand side is the slack itself.
 
-    r.B <= budget - y.b                                            (the reduced budget row)
-
-holds for every design within the budget. Its terms cancel nothing: r_d is 0 on the dimensions the cheapest network
-fills and >= 0 on those it leaves at a bound, and its right-hand side is the slack itself. Added to the cost-share
-LP of :class:`hieropt.solvers.ratio.RatioCore` (an implied row: every bound stays valid), with share units that
-follow the slack on the starved dimensions, the LP resolves the sliver to its own tolerance. Its points become
+The cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by that row alone (its share row,
+a float of the cost's size, left free; the distances on slack columns of their own; design rows without rounding),
+with share units that follow the slack on the starved dimensions, so it resolves the sliver to its own tolerance
+and its Lagrangian bound holds for every exactly feasible design (:func:`fastest_near_cheapest`). Its points become
 designs by completing the cheapest network: the starved dimensions take the LP's values, the others follow from the
 rows active at the cheapest network (a small linear solve), and the result is scaled onto the budget
 (:func:`complete`). When the reduced row leaves a loaded dimension no bandwidth at all the budget admits no
 finite iteration time, and that is said (:class:`NoSolutionError`, with the bound).
+
+Before (stop 13) the LP kept its share row and had the reduced row on the starved dimensions only: with two
+dimensions of one price (a tie) the LP spent the share row's tolerance, 1e-9 of the cost, on their split, and its
+duals bounded the time only to 1e-13 x cost / room (LIMIT at gaps 3.4e-6 ... 3.5e-4 at rooms 3e-7 ... 1e-6 of the
+cost; tests/solve/test_near_cheapest_ties.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -35,10 +39,11 @@ from ..result import Status
 from ..spec import Instance
 from .cost_range import CheapestVertex, cheapest_vertex
 from .line_search import meets_rows, within_rows
-from .ratio import Outcome, RatioCore
+from .ratio import INF, Outcome, RatioCore
+from .reduced_budget import ReducedBudget, reduced_budget_row
 
-__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_cheapest", "complete",
-           "fastest_near_cheapest"]
+__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_budget", "near_cheapest",
+           "complete", "fastest_near_cheapest"]
 
 NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network leaves a loaded
@@ -46,18 +51,6 @@ dimension without bandwidth."""
 EPS = float(np.finfo(float).eps)
 ROW_ROUNDING = 4
 """Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound allows for."""
-
-
-@dataclass(frozen=True)
-class ReducedBudget:
-    """The reduced budget row sum_d coef_d B_d <= rhs_usd (module docstring), valid for every design within the
-    budget; ``room_usd`` = rhs_usd - coef . B0 at the cheapest design B0 (the slack as the row sees it), ``cap_gbps``
-    (D,) the largest B_d the row allows each dimension (inf where its coefficient is not positive)."""
-
-    coef: np.ndarray
-    rhs_usd: float
-    room_usd: float
-    cap_gbps: np.ndarray
 
 
 def vertex_of(instance: Instance) -> CheapestVertex:
@@ -91,88 +84,10 @@ def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
                           v.dearest_usd, b, v.row_duals)
 
 
-def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: float) -> ReducedBudget | None:
-    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex`` (module docstring), or None when a
-    dimension has no price (its bandwidth, and so the rounding margin, would be unbounded).
-
-    Computed in exact rational arithmetic (:class:`fractions.Fraction`; a few rows and dimensions): the duals are
-    first corrected so that the reduced prices of the dimensions the cheapest network fills are exactly 0 (HiGHS's
-    duals leave 1e-16 of the price there, which at the budget / price such a dimension may reach is 1e-16 of the
-    cost: the whole slack of a budget 1e-16 above the cheapest), then each reduced price is rounded to a float and
-    the rounding, at the most bandwidth the row allows that dimension, is added to the right-hand side, which is
-    rounded up: the float row holds for every design within the budget."""
-    dm = instance.design_matrix
-    p = cluster_cost_usd_per_gbps(instance)
-    if not (p > 0).all():
-        return None
-    y = vertex.row_duals.copy()
-    y[((y > 0) & ~np.isfinite(dm.lower)) | ((y < 0) & ~np.isfinite(dm.upper))] = 0.0
-    bound = np.where(y > 0, dm.lower, np.where(y < 0, dm.upper, 0.0))
-    D, m = p.size, y.size
-    P = [Fraction(float(v)) for v in p]
-    A = [[Fraction(float(v)) for v in row] for row in dm.A]
-    Y = [Fraction(float(v)) for v in y]
-    r = [P[d] - sum((A[i][d] * Y[i] for i in range(m)), Fraction(0)) for d in range(D)]
-    basic = [d for d in range(D) if abs(r[d]) <= Fraction(1, 10**12) * P[d]]
-    used = [i for i in range(m) if Y[i] != 0]
-    if basic and len(used) == len(basic):  # square: move y so that r = 0 exactly on the basic dimensions
-        dy = _solve_exact([[A[i][d] for i in used] for d in basic], [r[d] for d in basic])
-        if dy is not None:
-            Y2 = list(Y)
-            for i, v in zip(used, dy, strict=True):
-                Y2[i] += v
-            if all((Y2[i] > 0) == (Y[i] > 0) for i in used):
-                Y = Y2
-                r = [P[d] - sum((A[i][d] * Y[i] for i in range(m)), Fraction(0)) for d in range(D)]
-    B = Fraction(float(budget_usd))
-    rhs = B - sum((Y[i] * Fraction(float(bound[i])) for i in range(m) if Y[i] != 0), Fraction(0))
-    # a dimension the cheapest network leaves at a bound other than 0 keeps its term's least value there (r_d B_d
-    # >= r_d lo_d): the row then has only the starved dimensions, each term >= 0, and its right-hand side is the
-    # slack itself, not a difference of two terms of the cost's size
-    b0 = vertex.bw_gbps
-    starved = [d for d in range(D) if d not in basic and r[d] > 0 and b0[d] <= 0 and dm.bw_lower[d] <= 0]
-    for d in range(D):
-        if d in basic or d in starved or r[d] == 0:
-            continue
-        edge = dm.bw_lower[d] if r[d] > 0 else dm.bw_upper[d]
-        if not np.isfinite(edge):
-            return None
-        rhs -= r[d] * Fraction(float(edge))
-    coef = np.zeros(D)
-    margin = Fraction(0)
-    for d in basic:  # a reduced price of 0 but for rounding (no exact correction): its largest term, at budget / p_d
-        reach = B / P[d]
-        if np.isfinite(dm.bw_upper[d]):
-            reach = min(reach, Fraction(float(dm.bw_upper[d])))
-        margin += abs(r[d]) * reach
-    for d in starved:  # each B_d <= rhs / r_d (the other terms are >= 0), and at most budget / p_d
-        c = float(r[d])
-        coef[d] = c
-        reach = min(max(rhs, Fraction(0)) / r[d], B / P[d])
-        margin += abs(r[d] - Fraction(c)) * reach
-    total = rhs + margin
-    rhs_f = float(total)
-    if Fraction(rhs_f) < total:
-        rhs_f = float(np.nextafter(rhs_f, np.inf))
-    with np.errstate(divide="ignore"):
-        cap = np.where(coef > 0, rhs_f / np.where(coef > 0, coef, 1.0), np.inf)
-    return ReducedBudget(coef, rhs_f, rhs_f, cap)
-
-
-def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] | None:
-    """x with M x = v (square, exact Gaussian elimination), or None when M is singular."""
-    n = len(v)
-    a = [list(row) + [v[i]] for i, row in enumerate(M)]
-    for c in range(n):
-        piv = next((i for i in range(c, n) if a[i][c] != 0), None)
-        if piv is None:
-            return None
-        a[c], a[piv] = a[piv], a[c]
-        for i in range(n):
-            if i != c and a[i][c] != 0:
-                f = a[i][c] / a[c][c]
-                a[i] = [x - f * z for x, z in zip(a[i], a[c], strict=True)]
-    return [a[i][n] / a[i][i] for i in range(n)]
+def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK) -> bool:
+    """Whether ``budget_usd`` ($) is within ``slack`` (relative) above the cheapest network's cost (> 0)."""
+    c = vertex_of(instance).cost_usd
+    return bool(c > 0 and c <= budget_usd <= c * (1 + slack))
 
 
 def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> CheapestVertex | None:
@@ -205,8 +120,9 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
     """Designs within the rows and the budget from an LP point ``bw`` (GB/s): the starved dimensions (those of the
     reduced row) take ``bw``'s values; the others at a bound of the cheapest network stay there (or, in a second
     design, take ``bw``'s values: the LP holds them only to 1e-9 of their size, and that noise costs budget for
-    nothing); the rest follow the rows active at the cheapest network (least squares), and the change from the
-    cheapest network is scaled down onto the budget when it costs more (the change is linear in that scale).
+    nothing); the rest follow the rows active at the cheapest network (least squares: each at its bound, or, in
+    another design, an inequality row as far off it as at ``bw``), and the change from the cheapest network is
+    scaled down onto the budget when it costs more (the change is linear in that scale).
     Also the segment from the cheapest network towards ``bw`` (moved inside the rows). Only designs that meet
     every row to round-off (:data:`STRICT`) count. Returns [] when none does."""
     dm = instance.design_matrix
@@ -217,19 +133,28 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
     fixed = at_bound & ~z
     free = ~at_bound & ~z
     lp = np.clip(bw, dm.bw_lower, dm.bw_upper) - b0
+    A = dm.A[rows]
+    # an inequality row active at the cheapest network may stay there, or move off it as far as the LP's point does
+    # (the exact row charges that move to the room)
+    lhs0, lhs = A @ b0, A @ (b0 + lp)
+    floor = np.abs(lhs0 - dm.lower[rows]) <= np.abs(lhs0 - dm.upper[rows])
+    off = np.where(dm.lower[rows] == dm.upper[rows], 0.0,
+                   np.where(floor, np.maximum(lhs - dm.lower[rows], 0.0), np.minimum(lhs - dm.upper[rows], 0.0)))
     deltas = []
     for move in ((False, True) if fixed.any() else (False,)):
-        delta = np.where(z | (fixed & move), lp, 0.0)
-        if rows.any() and free.any():
-            A = dm.A[rows]
-            delta[free] = np.linalg.lstsq(A[:, free], -(A[:, ~free] @ delta[~free]), rcond=None)[0]
-        deltas.append(delta)
+        for follow in ((False, True) if off.any() else (False,)):
+            delta = np.where(z | (fixed & move), lp, 0.0)
+            if rows.any() and free.any():
+                target = np.where(floor, dm.lower[rows], dm.upper[rows]) - lhs0 + (off if follow else 0.0)
+                delta[free] = np.linalg.lstsq(A[:, free], target - A[:, ~free] @ delta[~free], rcond=None)[0]
+            deltas.append(delta)
     deltas.append(within_rows(instance, bw, b0) - b0)
     out = []
     for d in deltas:
-        point = _onto_budget(p, b0, d, budget_usd)
-        if point is not None and _exact_rows(instance, point):
-            out.append(point)
+        for fill in (False, True):
+            point = _onto_budget(p, b0, d, budget_usd, fill)
+            if point is not None and _exact_rows(instance, point):
+                out.append(point)
     return out
 
 
@@ -245,8 +170,12 @@ def _exact_rows(instance: Instance, bw: np.ndarray) -> bool:
     return bool((bw >= dm.bw_lower).all() and (bw <= dm.bw_upper).all())
 
 
-def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float) -> np.ndarray | None:
-    """b0 + s delta with the largest s <= 1 whose cost (evaluated as sum_d p_d B_d) is within ``budget_usd``."""
+def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float,
+                 fill: bool = False) -> np.ndarray | None:
+    """b0 + s delta with the largest s <= 1 (tried down to 8 steps of 1e-9) whose cost is within ``budget_usd``
+    (:func:`_within_budget`); ``fill``: with s above 1 where the change leaves budget unused (an LP point held to its
+    tolerance may leave part of a room of 1e-9 of the cost unspent), the whole room spent; None when there is
+    nothing to fill."""
     base = float(p @ b0)
     extra = float(p @ delta)
     s = 1.0
@@ -254,18 +183,44 @@ def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: f
         if extra <= 0 or budget_usd <= base:
             return None
         s = (budget_usd - base) / extra
+    elif fill:
+        if extra <= 0 or budget_usd <= base + extra:
+            return None
+        s = min((budget_usd - base) / extra, 1e3)
     for _ in range(8):
         point = np.maximum(b0 + s * delta, 0.0)
-        if float(p @ point) <= budget_usd:
+        if _within_budget(p, point, budget_usd):
             return point
         s *= 1 - 1e-9
     return None
+
+
+def _within_budget(p: np.ndarray, bw: np.ndarray, budget_usd: float) -> bool:
+    """Whether the cost of ``bw`` is within the budget as every float sum of it evaluates (a dot product and numpy's
+    pairwise sum round differently). Its exact cost may be a last bit above: :func:`_excess_usd` counts that."""
+    return float(p @ bw) <= budget_usd and float((p * bw).sum()) <= budget_usd
 
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, rel_gap: float,
                           vertex: CheapestVertex, time_limit_s: float = 60.0) -> tuple[Outcome, int]:
     """The fastest design within ``budget_usd`` ($) a hair above the cheapest network ``vertex`` (module
     docstring): (:class:`hieropt.solvers.ratio.Outcome` in ns, LPs solved).
+
+    Two passes on one cost-share LP (its cuts are valid for both):
+
+    1. the budget held by the exact row of :func:`hieropt.solvers.reduced_budget.reduced_budget_row` alone: its
+       terms >= 0 (the distances of the rows and bounds the cheapest network holds on slack columns of their own),
+       its right-hand side the room, so the LP resolves the room to its own tolerance; the share row (a float of
+       the cost's size, whose tolerance is 1e-9 of the cost and whose last bit a share EPS x cost / room of the
+       room) left free; the design rows without rounding (``exact_rows``), so the Lagrangian bound holds for every
+       exactly feasible design;
+    2. only if that does not prove the gap (HiGHS failed, or the LP's tolerance on a row the room depends on is
+       too coarse for it), the same LP with the share row, whose bound allows for that row's rounding
+       (:data:`ROW_ROUNDING`).
+
+    Designs are ranked by their time over what the bound gives up for them (:func:`_excess_usd`: a design that
+    meets an equality 1e-13 short of it has that much more room than an exactly feasible one), so the design with
+    the best certified gap is the answer.
 
     Raises:
         NoSolutionError: the budget leaves a dimension that carries traffic no bandwidth (the reduced budget row
@@ -284,29 +239,49 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
                                   f"bw[{d}] = 0 on dimension {d}, which carries traffic: no finite iteration time")
     p = cluster_cost_usd_per_gbps(instance)
     units = _units(tm, p, vertex.bw_gbps, reduced)
+    keys_caps = {key: cap for key, _, cap in reduced.slacks}
     rc = RatioCore(instance, tm, budget_usd / float(p.sum()), time_limit_s, budget_usd, prune=True,
-                   share_units_gbps=units)
-    # the bound holds for the designs that meet the rows and the budget exactly; the design found meets them to
-    # round-off and may use that much more of the room (exactly: :func:`_excess_usd`), so the bound is relaxed by
-    # that share (T of the starved dimensions falls at most as fast as the room grows)
+                   share_units_gbps=units, exact_rows=True, slacks=tuple(keys_caps))
     loop_gap = rel_gap * (1 - 1e-3)
+    room = reduced.room_usd
+
+    def repair(bw: np.ndarray) -> list[np.ndarray]:
+        return complete(instance, vertex, reduced, budget_usd, bw)
+
+    def share(bw: np.ndarray) -> float:  # (of the room: what the design may use beyond the budget, exactly)
+        return min(1.0, _excess_usd(instance, vertex, budget_usd, bw) / room) if room > 0 else 0.0
+
+    def scorer(allowance: float):  # T / (1 - what the bound gives up for this design): the certified gap's measure
+        def score(bw: np.ndarray) -> float:
+            keep = (1 - share(bw)) * (1 - allowance)
+            return tm.time_ns(bw) / keep if keep > 0 else INF
+        return score
+
+    passes: list[tuple[Outcome, float]] = []  # (outcome, the share of the time its bound allows for its rows)
     try:
         if reduced.rhs_usd > 0:
-            rc.add_row(reduced.coef, reduced.rhs_usd, budget_usd)
-        out = rc.fastest_within(budget_usd, loop_gap,
-                                repair=lambda bw: complete(instance, vertex, reduced, budget_usd, bw))
+            rc.add_rows(reduced.coef[None, :], np.array([-INF]), np.array([reduced.exact_rhs_usd]), budget_usd,
+                        slack_coef=[{key: c for key, c, _ in reduced.slacks}], slack_cap=keys_caps)
+            try:
+                passes.append((rc.fastest_within(budget_usd, loop_gap, repair=repair, budget_row=False,
+                                                 score=scorer(0.0)), 0.0))
+            except NoSolutionError:
+                pass  # (the second pass says why, with the budget row)
+        if not passes or _combined(passes, tm, share).gap > rel_gap:
+            # (the bound of the LP with the share row is for its float row: allow for that row's last bits)
+            rounding = min(1.0, ROW_ROUNDING * EPS * vertex.cost_usd / room) if room > 0 else 0.0
+            try:
+                passes.append((rc.fastest_within(budget_usd, loop_gap, repair=repair, score=scorer(rounding)),
+                               rounding))
+            except NoSolutionError:
+                if not passes:
+                    raise
     finally:
         rc.close()
-    # and by the round-off of the LP's own rows: each is a float of the cost's size, so its last bit (EPS x cost) is
-    # a share EPS x cost / room of the room (a tested case: a raw bound 1.4e-10 above an exactly feasible design at
-    # a room of 1e-7 of the cost; this margin is 8.9e-9 there)
-    allowance = 0.0
-    if out.bw is not None and reduced.room_usd > 0:
-        allowance = min(1.0, (_excess_usd(instance, vertex, budget_usd, out.bw)
-                              + ROW_ROUNDING * EPS * vertex.cost_usd) / reduced.room_usd)
-    out = replace(out, lower=min(out.lower, out.upper) * (1 - allowance))
+    out = _combined(passes, tm, share)
+    allowance = share(out.bw) + max(a for _, a in passes) if out.bw is not None else 0.0
     if out.gap <= rel_gap:
-        return replace(out, status=Status.OPTIMAL), rc.lps
+        return replace(out, status=Status.OPTIMAL, message="optimal within the gap target"), rc.lps
     if allowance >= 0.5 * rel_gap:
         msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only ${reduced.room_usd:.3g} "
                f"({reduced.room_usd / vertex.cost_usd:.2g} of it) above the cheapest network "
@@ -317,6 +292,22 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
         msg = out.message if out.status is Status.LIMIT else f"stopped at proven relative gap {out.gap:.3g}"
     out = replace(out, status=Status.LIMIT, message=msg)
     return out, rc.lps
+
+
+def _combined(passes: list[tuple[Outcome, float]], tm: TimeModel, share) -> Outcome:
+    """One outcome from the passes of :func:`fastest_near_cheapest` (their ``upper`` is the score T / (1 - what
+    the bound gives up), their bounds for the LP's rows): the design of the least score, its time, and the best
+    bound, each pass's first lowered by the share it allows for its rows, then by the share of the room the design
+    may use beyond the budget in exact arithmetic (``share``, :func:`_excess_usd`; T of the starved dimensions
+    falls at most as fast as the room grows)."""
+    found = [o for o, _ in passes if o.bw is not None and np.isfinite(o.upper)]
+    best = min(found, key=lambda o: o.upper) if found else passes[-1][0]
+    lower = max((o.lower * (1 - a) if np.isfinite(o.lower) else o.lower) for o, a in passes)
+    lps = sum(o.lps for o, _ in passes)
+    if best.bw is None:
+        return replace(best, lower=lower, lps=lps)
+    T = tm.time_ns(best.bw)
+    return replace(best, upper=T, lower=min(lower, T) * (1 - share(best.bw)), lps=lps)
 
 
 def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float, bw: np.ndarray) -> float:

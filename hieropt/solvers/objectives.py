@@ -18,6 +18,7 @@ from ..spec import Instance
 from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
+from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
 
 MIN_REL_GAP = 5e-9
@@ -151,25 +152,51 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
     if sensitivity and sol.success:
-        from .pyomo_core import PyomoTimeLP
-        from .sensitivity import sensitivity as analyse
+        sol = _with_sensitivity(instance, tm, obj, sol, gap, time_limit_s, sensitivity_ranges)
+        sol = replace(sol, solve_seconds=time.perf_counter() - start)
+    return sol
+
+
+def _with_sensitivity(instance: Instance, tm: TimeModel, obj: str, sol: Solution, gap: float, time_limit_s: float,
+                      ranges: bool) -> Solution:
+    """``sol`` with its sensitivity (:mod:`hieropt.solvers.sensitivity`, each binding value re-checked by
+    :mod:`hieropt.solvers.sensitivity_check`), or a note saying why there is none. A budget a hair above the
+    cheapest network (within 10 x :data:`hieropt.solvers.near_cheapest.NEAR_SLACK`) is differentiated by exact
+    re-solves (:mod:`hieropt.solvers.sensitivity_near`) where the cheapest network starves a dimension (the LP's
+    duals do not resolve that room), and wherever the LP's values fail (their +-1e-4 secants may leave the room)."""
+    from .pyomo_core import PyomoTimeLP
+    from .sensitivity import sensitivity as analyse
+    from .sensitivity_check import check_marginals, without_sensitivity
+
+    def again(moved: Instance) -> Solution:  # a certified solve of the instance with one parameter moved
+        return solve(moved, rel_gap=gap, time_limit_s=time_limit_s, portfolio=False)
+
+    def by_differences() -> Solution:
+        from .sensitivity_near import near_sensitivity
 
         try:
-            core = PyomoTimeLP(instance, tm, time_limit_s)  # sensitivity re-solves the optimum on a time LP of its own
-            sens = analyse(instance, core, obj, sol.bw_gbps, ranges=sensitivity_ranges,
-                           budget_usd=instance.max_network_cost_usd, target_ns=instance.max_iteration_time_ns)
-        except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing
-            sol = replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
-        else:
-            from .sensitivity_check import check_marginals, without_sensitivity
+            sens, steps, left_out = near_sensitivity(instance, tm, sol, again, ranges=ranges)
+        except (SolverError, NoSolutionError) as e:
+            return replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
+        out = replace(sol, sensitivity=sens, notes=sol.notes + left_out)
+        reason = check_marginals(instance, out, sens, again, steps)
+        return out if reason is None else without_sensitivity(out, reason)
 
-            sol = replace(sol, sensitivity=sens)
-            reason = check_marginals(instance, sol, sens, lambda moved: solve(
-                moved, rel_gap=gap, time_limit_s=time_limit_s, portfolio=False))
-            if reason is not None:  # the LP's duals do not describe this optimum: not printed
-                sol = without_sensitivity(sol, reason)
-            sol = replace(sol, solve_seconds=time.perf_counter() - start)
-    return sol
+    budget = instance.max_network_cost_usd
+    near = obj == "performance" and budget is not None and near_budget(instance, budget, 10 * NEAR_SLACK)
+    if near and near_cheapest(instance, tm, budget) is not None:
+        return by_differences()
+    try:
+        core = PyomoTimeLP(instance, tm, time_limit_s)  # re-solves the optimum on a time LP of its own
+        sens = analyse(instance, core, obj, sol.bw_gbps, ranges=ranges, budget_usd=budget,
+                       target_ns=instance.max_iteration_time_ns)
+    except (SolverError, NoSolutionError) as e:  # the optimum stands; only its sensitivity is missing
+        return by_differences() if near else replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
+    out = replace(sol, sensitivity=sens)
+    reason = check_marginals(instance, out, sens, again)
+    if reason is None:
+        return out
+    return by_differences() if near else without_sensitivity(out, reason)
 
 
 def solve_fastest_cheapest(instance: Instance, time_limit_s: float = 60.0) -> tuple[Solution, Solution | str]:

@@ -12,8 +12,10 @@ result is LIMIT with the bounds proven so far, never a claim beyond them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from ..spec import Instance
 from .cost_range import cheapest_network
 from .cut_lp import CutLP, Loop
 from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
+from .reduced_budget import round_outwards
 
 INF = float("inf")
 MAX_LPS = 400
@@ -40,6 +43,7 @@ SHARE_SEEDS = (0.01, 0.1, 1.0, 10.0)
 """Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth)."""
 LEVEL_SEEDS = (0.1, 1.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
+EPS = float(np.finfo(float).eps)
 
 
 @dataclass(frozen=True)
@@ -83,11 +87,16 @@ class RatioCore(CutLP):
             B, is then computed first when the rows' own cost bounds are far apart). Only for searches that never
             go above that cap.
         cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
+        exact_rows: design and bound rows without rounding (:func:`hieropt.formulation.ratio_arrays.
+            compile_ratio_lp`), for bounds that must hold for exactly feasible designs.
+        slacks: rows with a slack column of their own (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`),
+            for implied rows on them (:meth:`add_rows`).
     """
 
     def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float, time_limit_s: float = 60.0,
                  budget_usd: float | None = None, prune: bool = False,
-                 cost_bounds: tuple[float, float] | None = None, share_units_gbps: np.ndarray | None = None):
+                 cost_bounds: tuple[float, float] | None = None, share_units_gbps: np.ndarray | None = None,
+                 exact_rows: bool = False, slacks: tuple[tuple[str, int], ...] = ()):
         self.instance, self.tm = instance, tm
         self._cost_bounds = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
         self.time_limit_s = float(time_limit_s)
@@ -100,7 +109,8 @@ class RatioCore(CutLP):
             if not self._rows_bound_costs(budget_usd):
                 cap = min(cap, self.cost_range()[1])
         units = bw_unit_gbps if share_units_gbps is None else share_units_gbps
-        self.lp: RatioArrays = compile_ratio_lp(instance, tm, units, cost_cap_usd=cap)
+        self.lp: RatioArrays = compile_ratio_lp(instance, tm, units, cost_cap_usd=cap, exact_rows=exact_rows,
+                                                slacks=slacks)
         self.K = self.lp.cost_unit_usd
         self.scale = None
         self._start(time_limit_s)
@@ -139,7 +149,7 @@ class RatioCore(CutLP):
         self._bound_col(self.lp.kap_col, *kap)
         lo = 1.0 if share_equal else -INF
         self.solver.change_row_bounds(self.lp.share_row, lo, 1.0)
-        self._row_lower[self.lp.share_row] = lo
+        self._row_lower[self.lp.share_row], self._row_upper[self.lp.share_row] = lo, 1.0
 
     def _design(self, x: np.ndarray, cost_usd: float) -> np.ndarray | None:
         """The design of shares x at network cost ``cost_usd``, if it meets every design row and bound (to
@@ -206,36 +216,98 @@ class RatioCore(CutLP):
         return budget_usd is None and bool(np.isfinite(upper)) and upper > 0 and lower >= BOUNDS_SPREAD * upper
 
     # ------------------------------------------------------------------------------------------------- objectives
-    def add_row(self, coef_usd_per_gbps: np.ndarray, rhs_usd: float, budget_usd: float) -> None:
-        """Add sum_d c_d B_d <= ``rhs_usd`` (c: ``coef_usd_per_gbps``, (D,) $ per GB/s) as a row of the LP of
-        :meth:`fastest_within` at ``budget_usd`` (the share columns read as bandwidth at that cost). The row must
-        hold for every design within the budget (an implied row, e.g.
+    def add_rows(self, coef: np.ndarray, lower: np.ndarray, upper: np.ndarray, budget_usd: float,
+                 slack_coef: list[dict] | None = None, slack_cap: dict | None = None) -> None:
+        """Add the rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef`` (m, D), B in GB/s, the
+        bounds in the unit of coef x GB/s, e.g. $ for a row in $ per GB/s; ``slack_coef[i]``: c_ik by slack key, s_k
+        a row's distance from its bound in its own units, :attr:`RatioArrays.slack_factor`) to the LP of
+        :meth:`fastest_within` at ``budget_usd``; ``slack_cap``: upper limits on s_k by key (same units). Every
+        row must hold for every design within the budget (implied rows, e.g.
         :func:`hieropt.solvers.near_cheapest.reduced_budget_row`): the bounds stay valid (they are evaluated on
-        these arrays, whatever HiGHS drops)."""
+        these arrays, whatever HiGHS drops).
+
+        In the share columns (B_d = x_d s_d / u, u = K / budget) a row reads sum_d coef_d s_d x_d in [lower u,
+        upper u]. With the units s_d powers of two (``exact_rows``) its coefficients, divided by a power of two, are
+        exact, and its bounds are rounded outwards (exact rational arithmetic): the exact image of a design that
+        meets the row meets the float row."""
+        if slack_cap:
+            self._slack_units(slack_cap, budget_usd)
         lp = self.lp
-        g = lp.share_scale
-        coef = np.asarray(coef_usd_per_gbps, dtype=float) * budget_usd / (lp.price_usd_per_gbps * g) / rhs_usd
-        rhs = 1.0
-        cols = np.flatnonzero(coef)
         arr = lp.arr
-        end = arr.start[arr.n_rows]
-        new = replace(arr, row_lower=np.append(arr.row_lower, -INF), row_upper=np.append(arr.row_upper, rhs),
-                      start=np.append(arr.start[:arr.n_rows + 1], end + cols.size).astype(np.int32),
-                      index=np.concatenate([arr.index[:end], lp.x_col[cols]]).astype(np.int32),
-                      value=np.concatenate([arr.value[:end], coef[cols]]), cache={})
+        u = Fraction(self.K / budget_usd)  # (the value fastest_within fixes u at)
+        lows, highs, start = [], [], [arr.start[:arr.n_rows + 1]]
+        end = int(arr.start[arr.n_rows])
+        index, value = [arr.index[:end]], [arr.value[:end]]
+        slack_coef = slack_coef if slack_coef is not None else [{}] * len(np.atleast_2d(coef))
+        for c, lo, hi, sc in zip(np.atleast_2d(coef), np.atleast_1d(lower), np.atleast_1d(upper), slack_coef,
+                                 strict=True):
+            full = np.asarray(c, dtype=float) * lp.unit_gbps
+            nz = np.flatnonzero(full)
+            cols = [*lp.x_col[nz].tolist(), *(lp.slack_col[k] for k in sc)]
+            vals = [*full[nz].tolist(), *(float(v) * lp.slack_factor[k] for k, v in sc.items())]
+            top = max((abs(v) for v in vals), default=0.0)
+            scale = math.ldexp(1.0, -math.frexp(top)[1]) if top > 0 else 1.0
+            f = u * Fraction(scale)
+            lows.append(round_outwards(Fraction(float(lo)) * f, up=False) if np.isfinite(lo) else -INF)
+            highs.append(round_outwards(Fraction(float(hi)) * f, up=True) if np.isfinite(hi) else INF)
+            end += len(cols)
+            start.append(np.array([end]))
+            index.append(np.array(cols, dtype=np.int64))
+            value.append(np.array(vals) * scale)
+        new = replace(arr, row_lower=np.append(arr.row_lower, lows), row_upper=np.append(arr.row_upper, highs),
+                      start=np.concatenate(start).astype(np.int32), index=np.concatenate(index).astype(np.int32),
+                      value=np.concatenate(value), cache={})
+        if slack_cap:
+            for k, cap in slack_cap.items():  # s_lp = u s / factor
+                new.col_upper[lp.slack_col[k]] = round_outwards(Fraction(float(cap)) * u / Fraction(lp.slack_factor[k]),
+                                                           up=True)
         self.lp = replace(lp, arr=new)
         self._reload()
 
+    def _slack_units(self, caps: dict, budget_usd: float) -> None:
+        """Give each slack column the unit (a power of two, its coefficient in its own row) that puts its cap, in
+        LP units, at the geometric mean of 1 and its size in its row: a slack of 1e-9 of its row's size (a floor a
+        cheapest network holds, which the room lets move by 1e-9 of it) then enters both its row and an implied row
+        on it with coefficients HiGHS keeps (it drops those below 1e-9)."""
+        lp = self.lp
+        arr = lp.arr
+        u = self.K / budget_usd
+        value = arr.value.copy()
+        factor = dict(lp.slack_factor)
+        for key, cap in caps.items():
+            size = float(cap) * u / factor[key]  # the cap in the row's own (normalised) units
+            if not (size > 0 and np.isfinite(size)):
+                continue
+            unit = min(1.0, math.ldexp(1.0, round(0.5 * math.log2(size))))
+            row, col = lp.slack_row[key], lp.slack_col[key]
+            a, b = arr.start[row], arr.start[row + 1]
+            at = a + int(np.flatnonzero(arr.index[a:b] == col)[0])
+            value[at] *= unit
+            factor[key] *= unit
+        self.lp = replace(lp, arr=replace(arr, value=value, cache={}), slack_factor=factor)
+
     def fastest_within(self, budget_usd: float, rel_gap: float,
-                       repair: Callable[[np.ndarray], list[np.ndarray]] | None = None) -> Outcome:
+                       repair: Callable[[np.ndarray], list[np.ndarray]] | None = None,
+                       budget_row: bool = True,
+                       score: Callable[[np.ndarray], float] | None = None) -> Outcome:
         """f(kappa): the fastest design costing at most ``budget_usd`` (ns). u and kap are fixed by the budget.
         ``repair``: LP point (GB/s) -> further candidate designs (each within the rows and the budget).
+        ``budget_row=False``: the share row (the budget itself) is left free, for a caller that has added implied
+        rows which hold the budget better (:meth:`add_rows`; the LP is then a relaxation, and its bound still valid
+        for the exactly feasible designs when the core has ``exact_rows``). ``score``: design
+        -> the value (>= its time, ns) by which the loop ranks designs and closes its gap (default: the time); the
+        outcome's ``upper`` is then that value.
 
         Raises:
             NoSolutionError: the budget is below the cheapest network, or leaves a loaded dimension no bandwidth.
         """
         u = self.K / budget_usd
         self._set(u=(u, u), kap=(1.0 / u, 1.0 / u), share_equal=False)
+        if not budget_row:
+            self.solver.change_row_bounds(self.lp.share_row, -INF, INF)
+            self._row_lower[self.lp.share_row], self._row_upper[self.lp.share_row] = -INF, INF
+            for col, g in zip(self.lp.x_col, self.lp.share_scale, strict=True):  # (shares <= 1 up to rounding)
+                self._bound_col(int(col), 0.0, g * (1 + 8 * EPS))
         to_ns = self.lp.product_unit * MS_NS / budget_usd
 
         cheapest = self._cheapest_bw if self._range is not None else None
@@ -254,7 +326,7 @@ class RatioCore(CutLP):
             return [bw * (budget_usd / cost)] if cost > budget_usd else [bw]
 
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns, candidates=candidates,
-                    score=self.tm.time_ns)
+                    score=self.tm.time_ns if score is None else score)
         out = self._outcome(spec, rel_gap, f"budget ${budget_usd:,.6g}")
         if out.bw is None:
             raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} leaves a dimension that carries "
@@ -298,3 +370,4 @@ class RatioCore(CutLP):
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns_usd, candidates=candidates,
                     score=score)
         return self._outcome(spec, rel_gap, "time x cost")
+

@@ -32,11 +32,13 @@ FD_TOL = 0.02
 _BOUND = re.compile(r"(lower|upper) bound of bw\[(\d+)\]")
 
 
-def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity,
-                    solve: Callable[[Instance], Solution]) -> str | None:
+def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity, solve: Callable[[Instance], Solution],
+                    steps: dict[str, float] | None = None) -> str | None:
     """None when every binding re-checkable marginal of ``sens`` (at the optimum ``sol`` of ``instance``) lies within
     its secants (module docstring); else the reason, one line. ``solve``: the objective's certified solve of a
-    perturbed instance (:func:`hieropt.solvers.objectives.solve` with the same objective)."""
+    perturbed instance (:func:`hieropt.solvers.objectives.solve` with the same objective). ``steps``: the secants'
+    step of a marginal by its name, where :data:`FD_STEP` of its size would be too far (a budget a hair above the
+    cheapest network: :func:`hieropt.solvers.sensitivity_near.near_sensitivity`)."""
     v0 = sol.objective_value
     constraint_index = {}
     for i, c in enumerate(instance.constraints):
@@ -45,6 +47,8 @@ def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity,
         if not m.binding or m.kind not in ("constraint", "bound", "budget", "time_target"):
             continue
         h = FD_STEP * max(abs(m.current), 1e-9)
+        if steps is not None and m.name in steps:
+            h = steps[m.name]
         for sign, claimed in ((1.0, m.value if m.value is not None else m.increase),
                               (-1.0, m.value if m.value is not None else m.decrease)):
             moved = _moved(instance, m, sign * h, constraint_index)

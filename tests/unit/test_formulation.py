@@ -206,3 +206,25 @@ def test_cost_range_lp_is_exact_across_fourteen_orders_of_magnitude():
         core.close()
     assert cheapest == pytest.approx(0.064, rel=1e-9)
     assert dearest == pytest.approx(1.792e14, rel=1e-9)
+
+
+def test_performance_lp_is_compiled_once_per_instance_and_shared_read_only():
+    """A repeated solve (or a copy with another objective) re-uses the compiled LP, read-only; another budget gets
+    another scale, hence its own LP; and the shared LP gives the same certified optimum every time."""
+    from hieropt.solvers.cutting import TimeLP
+
+    inst = _overlap("no_overlap")
+    first, again = TimeLP(inst, build_time_model(inst)), TimeLP(inst, build_time_model(inst))
+    assert again.arr is first.arr and again.scale is first.scale
+    with pytest.raises(ValueError, match="read-only"):
+        first.arr.value[0] = 1.0
+    fresh = compile_perf_lp(inst, build_time_model(inst), first.scale)
+    np.testing.assert_array_equal(fresh.value, first.arr.value)
+    np.testing.assert_array_equal(fresh.row_upper, first.arr.row_upper)
+    budget = inst.model_copy(update={"max_network_cost_usd": 1e6})
+    other = TimeLP(budget, build_time_model(budget))
+    assert other.arr is not first.arr
+    for lp in (first, again, other):
+        lp.close()
+    values = {hieropt.solve(inst).objective_value for _ in range(3)}
+    assert len(values) == 1 and hieropt.solve(inst).gap <= 1e-8

@@ -163,6 +163,24 @@ def test_time_model_instance_a_hand_values():
     assert tm.time_ns(np.array([16.0, 1.0])) == pytest.approx(327.5, rel=1e-12)
 
 
+def test_time_model_is_built_once_per_instance_and_read_only():
+    """A copy with another objective, budget or constraint (a front's, a sensitivity re-solve's) shares the time
+    model; a copy with another network or training loop builds its own, with its own (hand-computed) values."""
+    inst = instance_a()
+    tm = build_time_model(inst)
+    assert build_time_model(inst) is tm
+    other = inst.model_copy(update={"objective": "performance_per_cost", "max_network_cost_usd": 1e6,
+                                    "constraints": (LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=9.0),)})
+    assert build_time_model(other) is tm
+    with pytest.raises(ValueError, match="read-only"):
+        tm.terms_bytes[0, 0] = 0.0
+    slower = inst.model_copy(update={"network": inst.network.model_copy(update={"dims": tuple(
+        d.model_copy(update={"latency_ns": 10.0}) for d in inst.network.dims)})})
+    tm2 = build_time_model(slower)
+    assert tm2 is not tm and tm2.time_ns(np.array([4.0, 2.0])) > tm.time_ns(np.array([4.0, 2.0])) == 325.0
+    assert build_time_model(instance_a()).time_ns(np.array([16.0, 1.0])) == pytest.approx(327.5, rel=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Instance B: FullyConnected 2 x Ring 3 x Switch 4 (N = 24), one layer, a group that skips the middle dimension.
 #   classes: "chip" link 5; "node" link 2; "pod" link 1 + switch 2 + NIC 3 = 6.
@@ -356,3 +374,23 @@ def test_times_ns_matches_time_ns_with_nodes_latency_and_zero_bandwidth(loop):
     want = np.array([tm.time_ns(b) for b in bw])
     assert np.isinf(got[3]) and np.isinf(want[3])
     np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-13)
+
+
+def test_times_ns_on_a_deep_chain_of_max_nodes_hand_values():
+    """A pipeline-like chain (each node the max of its own work and the previous node plus a term), evaluated level
+    by level in the batch: y_0 = max(1 + tau_0, 3), y_v = max(y_{v-1} + tau_1, 2 tau_0) for v >= 1; T = y_V-1."""
+    from hieropt.model.terms import Piece, TimeModel
+
+    V = 60
+    nodes = [(Piece(1.0, ((0, 1.0),)), Piece(3.0, ()))]
+    nodes += [(Piece(0.0, ((1, 1.0),), ((v - 1, 1.0),)), Piece(0.0, ((0, 2.0),))) for v in range(1, V)]
+    weights = np.zeros(V)
+    weights[-1] = 1.0
+    tm = TimeModel(constant_ns=10.0, terms_bytes=np.array([[8.0, 0.0], [0.0, 6.0]]), terms_latency_ns=np.zeros((2, 2)),
+                   term_weights=np.zeros(2), nodes=tuple(nodes), node_weights=weights, dimension_mode="concurrent",
+                   n_collectives=2)
+    bw = np.array([[4.0, 3.0], [1.0, 60.0]])  # tau = (2, 2): y_0 = 3, then +2 per node; tau = (8, 0.1): 2 tau_0 = 16
+    got = tm.times_ns(bw)
+    assert got[0] == pytest.approx(10.0 + 3.0 + 2.0 * (V - 1), rel=1e-15)
+    assert got[1] == pytest.approx(10.0 + 16.0 + 0.1 * (V - 1 - 1), rel=1e-13)  # y_1 = 16, then +0.1 per node
+    np.testing.assert_allclose(got, [tm.time_ns(b) for b in bw], rtol=1e-14)

@@ -228,7 +228,7 @@ def test_time_models_kept_by_their_inputs(monkeypatch):
     monkeypatch.setattr(timing, "_MODELS", type(timing._MODELS)())
     monkeypatch.setattr(timing, "TIME_MODELS", 0)  # nothing kept: every model built afresh
     for inst, tm in zip(insts, kept, strict=True):
-        fresh = build_time_model(inst)
+        fresh = timing._shared_time_model(inst)  # (past the per-instance memo)
         assert fresh is not tm and _same_model(fresh, tm)
         if timing._model_key(inst) is not None:
             assert not tm.terms_bytes.flags.writeable

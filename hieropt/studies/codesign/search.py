@@ -31,11 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from ...errors import HieroptError, InputError, NoSolutionError
+from ...io.common import validation_error
 from ...model.groups import instance_for
 from ...model.terms import collective_times
 from ...model.traffic import phase_latency, phase_traffic
+from ...spec.overrides import with_targets
 from ...spec.space import constraint_for
 from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import client_address, paused_gc, run_admitted
@@ -171,6 +174,8 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
         row.update(status=e.kind, message=str(e))
     except HieroptError as e:
         row.update(status="error", message=str(e))
+    except ValidationError as e:  # a placement the instance cannot state (e.g. a pp send over two dimensions in
+        row.update(status="error", message=str(validation_error(e, cand.id)))  # sequential mode): this row only
     else:
         compute, bubble, by_group = split_ns(inst, sol.bw_gbps)
         row.update(status=str(sol.status), message=sol.message, objective_value=sol.objective_value,
@@ -238,7 +243,8 @@ def codesign_fingerprint(space: CodesignSpace) -> str:
 
 
 def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *, out: str | Path | None = None,
-             workers: int | None = None, dask: Any = None, prune: bool | None = None) -> Codesign:
+             workers: int | None = None, dask: Any = None, prune: bool | None = None,
+             max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None) -> Codesign:
     """Search plans and networks jointly and rank the candidates by their proven optimum (module docstring).
 
     Args:
@@ -247,22 +253,26 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         out: results file (``.csv`` or ``.parquet``), streamed and resumed as in ``hieropt explore``.
         workers: local processes (default: CPU count; 1: this process); dask: a Dask scheduler address or client.
         prune: skip candidates whose bound cannot beat the incumbent (default: the space's ``prune``).
+        max_iteration_time_ns, max_network_cost_usd: override the space's time target (ns) and budget ($).
 
     Returns:
         a :class:`Codesign`.
 
     Raises:
-        InputError: bad space or results file. NoSolutionError (exit 3): no plan fits in memory ("no plan fits: the
-            smallest needs X GB per NPU") or no plan is valid.
+        InputError: bad space, overrides (an unknown objective, min_max_regret, min_cost without a time target, a
+            target or budget that is not a finite number > 0) or results file. NoSolutionError (exit 3): no plan
+            fits in memory ("no plan fits: the smallest needs X GB per NPU") or no plan is valid.
     """
     start = time.perf_counter()
     if not isinstance(space, CodesignSpace):
         from ...io.codesign import load_codesign
 
         space = load_codesign(space)
-    update = {k: v for k, v in (("objective", objective), ("prune", prune)) if v is not None}
-    if update:
-        space = CodesignSpace(**{**dict(space), **update})
+    space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd)
+    try:  # validated again: the overrides' combination (e.g. min_max_regret) may not be a valid space
+        space = CodesignSpace(**{**dict(space), **({} if prune is None else {"prune": prune})})
+    except ValidationError as e:
+        raise validation_error(e, space.name) from e
     if workers is not None and workers < 1:
         raise InputError("--workers", None, f"{workers} workers", "give at least 1")
     with paused_gc():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
 from ...names import OBJECTIVES
 from ...spec import CostModel, Network
@@ -29,19 +29,35 @@ class _Frozen(Frozen):
     number given as text or as true / false is an error, never converted)."""
 
 
-class PlanChoices(_Frozen):
-    """The values each plan field may take (each a non-empty list; ``dp`` follows from N / (tp pp)); the model
-    file's plan gives every other field (global batch, vocabulary padding, ...)."""
+_Degree = Annotated[int, Field(ge=1)]
 
-    tp: tuple[int, ...] = Field(default=(1,), min_length=1)
-    pp: tuple[int, ...] = Field(default=(1,), min_length=1)
-    ep: tuple[int, ...] = Field(default=(1,), min_length=1)
+
+class PlanChoices(_Frozen):
+    """The values each plan field may take (each a non-empty list of distinct values, degrees >= 1; ``dp`` follows
+    from N / (tp pp)); the model file's plan gives every other field (global batch, vocabulary padding, ...). A
+    co-design space file's ``[plans]`` table takes a field it omits from the model file's plan
+    (:func:`hieropt.io.codesign.load_codesign`); built directly, an omitted field takes the default below.
+
+    Raises (pydantic.ValidationError): an empty list, a degree < 1, a ZeRO stage outside 0..3, a value listed twice
+    (two candidates would share one id and one would hide the other's row)."""
+
+    tp: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
+    pp: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
+    ep: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     zero_stage: tuple[Annotated[int, Field(ge=0, le=3)], ...] = Field(default=(0,), min_length=1)
     recompute: tuple[Literal["none", "selective", "full"], ...] = Field(default=("none",), min_length=1)
     sequence_parallel: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
-    virtual_stages: tuple[int, ...] = Field(default=(1,), min_length=1)
-    micro_batch_size: tuple[int, ...] = Field(default=(1,), min_length=1)
+    virtual_stages: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
+    micro_batch_size: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     overlap_grad_reduce: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
+
+    @field_validator("*")
+    @classmethod
+    def _distinct(cls, v: tuple) -> tuple:
+        twice = next((x for i, x in enumerate(v) if x in v[:i]), None)
+        if twice is not None:
+            raise ValueError(f"{twice!r} is listed twice; fix: list each value once")
+        return v
 
     @property
     def combinations(self) -> int:
@@ -79,7 +95,7 @@ class CodesignSpace(_Frozen):
     levels: tuple[Level, ...] = ()
     min_dims: int = Field(default=2, ge=1)
     max_dims: int = Field(default=4, ge=1, le=8)
-    switch_only_at_top: bool = True
+    switch_only_at_top: StrictBool = True
     mapping_rule: Literal["lowest", "all_placements"] = "lowest"
     cost: CostModel
     constraints: tuple[str, ...] = ()
@@ -87,7 +103,7 @@ class CodesignSpace(_Frozen):
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
-    prune: bool = True
+    prune: StrictBool = True
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @property
@@ -105,6 +121,22 @@ class CodesignSpace(_Frozen):
                              "fix: make them multiply to npus")
         if self.objective == "min_cost" and self.max_iteration_time_ns is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
+        if self.objective == "min_max_regret":
+            raise ValueError("objective: min_max_regret compares several workloads on one fabric and a co-design "
+                             "space has one model; fix: use performance, performance_per_cost or min_cost")
+        if self.min_dims > self.max_dims:
+            raise ValueError(f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]")
+        classes = ([(f"levels[{i}]", lv.cost_class, "Switch" in lv.blocks) for i, lv in enumerate(self.levels)]
+                   + [(f"network.dims[{d}]", dim.cost_class, dim.block == "Switch")
+                      for d, dim in enumerate(self.network.dims if self.network is not None else ())])
+        for where, name, switch in classes:  # as the shape space and the instance check (before the search)
+            cc = self.cost.classes.get(name)
+            if cc is None:
+                raise ValueError(f"{where}.cost_class: unknown cost class {name!r}; fix: use one of "
+                                 f"{sorted(self.cost.classes)} or add it to the cost model")
+            if switch and (cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None):
+                raise ValueError(f"cost.{name}: {where} has a Switch but its cost class has no switch or NIC price; "
+                                 "fix: add switch_usd_per_gbps and nic_usd_per_gbps")
         return self
 
 
