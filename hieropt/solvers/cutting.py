@@ -60,7 +60,7 @@ class TimeLP(CutLP):
         self.lp = _Prices(self.unit_cost / 1e6)
         self._limits = upper_limits_gbps(instance)  # GB/s, from single rows and bounds (the budget comes on top)
         budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
-        self.scale: Scale = instance.memo("_perf_scale", (tm, budget, target, self._limits),
+        self.scale: Scale = instance.memo("_perf_scale", (tm, budget, target, self._limits, self.unit_cost),
                                           lambda: choose_scale(instance, tm, budget, target, self._limits))
         if bw_scale is not None:
             self.scale = self.scale.rescaled(tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale)))
@@ -79,10 +79,11 @@ class TimeLP(CutLP):
 
     # ----------------------------------------------------------------------------------------------- CutLP hooks
     def _compile(self, scale: Scale) -> LPArrays:
-        """The LP at ``scale``, compiled once per instance, time model, scale and rows' bounds (a repeated solve, or a
-        copy of the instance with another objective, finds it; the arrays are read-only and shared)."""
+        """The LP at ``scale``, compiled once per instance, time model, scale, rows' bounds, design rows and prices
+        (a repeated solve, or a copy of the instance with another objective, finds it; a copy with other prices
+        does not; the arrays are read-only and shared)."""
         inst, tm, budget, target = self.instance, self.tm, self._budget, self._target
-        return inst.memo("_perf_lp", (tm, scale, budget, target, inst.design_matrix),
+        return inst.memo("_perf_lp", (tm, scale, budget, target, inst.design_matrix, self.unit_cost),
                          lambda: read_only(compile_perf_lp(inst, tm, scale, budget, target)))
 
     def _unit(self) -> np.ndarray:

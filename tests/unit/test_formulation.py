@@ -228,3 +228,34 @@ def test_performance_lp_is_compiled_once_per_instance_and_shared_read_only():
         lp.close()
     values = {hieropt.solve(inst).objective_value for _ in range(3)}
     assert len(values) == 1 and hieropt.solve(inst).gap <= 1e-8
+
+
+def test_a_copy_with_other_prices_gets_its_own_lp():
+    """A price sweep by model_copy: the copy shares the time model and the rows, not the budget row's prices. Its
+    budgeted optimum equals that of the same instance built afresh (no memo shared), and differs from the
+    original's (the dearer dimension gets less of the same budget)."""
+    from hieropt.spec import CostClass, CostModel
+
+    def with_prices(inst, b_link):
+        return inst.model_copy(update={"cost": CostModel(classes={"a": CostClass(link_usd_per_gbps=2.0), "b": CostClass(
+            link_usd_per_gbps=b_link, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0)})})
+
+    from hieropt.solvers.cutting import TimeLP
+
+    base = _overlap("no_overlap").model_copy(update={"constraints": (), "max_network_cost_usd": 20_000.0})
+    copy = with_prices(base, 80.0)
+    lps = [TimeLP(i, build_time_model(i)) for i in (base, copy)]
+    assert lps[1].arr is not lps[0].arr
+    want = compile_perf_lp(copy, build_time_model(copy), lps[1].scale)
+    np.testing.assert_array_equal(lps[1].arr.cost_costs, want.cost_costs)  # the budget row's prices are the copy's
+    assert not np.array_equal(lps[1].arr.cost_costs * lps[1].scale.cost_usd,
+                              lps[0].arr.cost_costs * lps[0].scale.cost_usd)
+    for lp in lps:
+        lp.close()
+    first = hieropt.solve(base)
+    dearer = hieropt.solve(with_prices(base, 80.0))
+    fresh = hieropt.solve(with_prices(_overlap("no_overlap").model_copy(
+        update={"constraints": (), "max_network_cost_usd": 20_000.0}), 80.0))
+    assert dearer.objective_value == pytest.approx(fresh.objective_value, rel=1e-10)
+    assert dearer.network_cost_usd <= 20_000.0 * (1 + 1e-9)
+    assert dearer.objective_value > first.objective_value * 1.01 and dearer.gap <= 1e-8
