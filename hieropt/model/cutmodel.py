@@ -108,15 +108,15 @@ def cut_model(instance: Instance) -> CutModel:
     D = instance.network.n_dims
     execs, p2p_count = executions(instance)
     M = np.zeros(D)
-    for j in jobs:
-        M += j.weight * np.einsum("ljd,j->d", j.traffic, execs)
+    for j in jobs:  # (a workload of several stages: the most any of them sends; any M > 0 on the loaded d will do)
+        M += j.weight * np.max([np.einsum("ljd,j->d", s.traffic, execs) for s in (j, *j.more)], axis=0)
     if instance.pipeline is not None and p2p_count:
         M += p2p_count * p2p_row(instance)[0] * sum(j.weight for j in jobs)
     dims = np.flatnonzero(M > 0)
     terms = np.zeros((dims.size, D))
     terms[np.arange(dims.size), dims] = M[dims]
     T0, _ = time_piece(instance, list(jobs), np.zeros(D))
-    n = sum(int(np.count_nonzero(j.traffic.any(axis=2) | j.latency.any(axis=2))) for j in jobs)
+    n = sum(int(np.count_nonzero(s.traffic.any(axis=2) | s.latency.any(axis=2))) for j in jobs for s in (j, *j.more))
     return CutModel(constant_ns=float(T0), terms_bytes=terms, terms_latency_ns=np.zeros_like(terms),
                     term_weights=np.zeros(dims.size), nodes=(), node_weights=np.zeros(0),
                     dimension_mode=instance.dimension_mode, n_collectives=n, jobs=jobs, instance=instance,
@@ -129,7 +129,7 @@ def prefers_cuts(instance: Instance) -> bool:
     latency (one term per distinct collective size). Linear loops without latency aggregate exactly: dense."""
     if not supported(instance):
         return False
-    L = sum(job.workload.table.compute_ns.shape[0] for job in instance.jobs)
+    L = sum(w.table.compute_ns.shape[0] for job in instance.jobs for w in job.workload.stages)
     if L <= DENSE_LAYERS:
         return False
     loop = instance.training_loop
@@ -139,9 +139,8 @@ def prefers_cuts(instance: Instance) -> bool:
     latency = any(d.latency_ns > 0 for d in instance.network.dims)
     if loop != "tp_dp_overlap" and not latency:
         return False
-    distinct = 0
-    for job in instance.jobs:  # layers that merge exactly: identical compute, bytes and latency rows
-        table = job.workload.table
+    distinct = 0  # layers that merge exactly: identical compute, bytes and latency rows
+    for table in (w.table for job in instance.jobs for w in job.workload.stages):  # (every stage's layers)
         rows = np.concatenate([table.compute_ns, table.size_bytes], axis=1)
         distinct += np.unique(rows, axis=0).shape[0]
     return distinct > DENSE_LAYERS

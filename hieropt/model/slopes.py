@@ -14,13 +14,13 @@ serves it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..spec import Instance
 from .loops import p2p_row
-from .traffic import phase_latency, phase_traffic
+from .traffic import phase_latency, phase_traffic, stage_jobs
 
 __all__ = ["JobArrays", "job_arrays", "time_piece", "supported"]
 
@@ -29,7 +29,8 @@ __all__ = ["JobArrays", "job_arrays", "time_piece", "supported"]
 class JobArrays:
     """One workload's per-layer data: ``traffic`` and ``latency`` (L, 3, D) bytes and ns per phase and dimension,
     ``compute`` (L, 3) ns, ``update_ns`` its optimizer step and ``weight`` its weight in T; ``cache`` holds arrays
-    derived once (prefix sums in backward order)."""
+    derived once (prefix sums in backward order). ``more``: the arrays of the workload's further pipeline stages
+    (:attr:`hieropt.spec.Workload.more_stages`), whose maximum with this stage is the workload's T."""
 
     traffic: np.ndarray
     latency: np.ndarray
@@ -37,16 +38,22 @@ class JobArrays:
     update_ns: float
     weight: float
     cache: dict = field(default_factory=dict, compare=False, repr=False)
+    more: tuple[JobArrays, ...] = ()
 
 
 def job_arrays(instance: Instance) -> list[JobArrays]:
     """The per-layer arrays of every workload of ``instance`` (``instance.jobs`` order)."""
     out = []
     for job in instance.jobs:
-        table = job.workload.table
-        out.append(JobArrays(phase_traffic(instance, job), phase_latency(instance, job), table.compute_ns,
-                             float(table.update_ns.sum()), float(job.weight)))
+        first, *more = [_stage_arrays(instance, stage) for stage in stage_jobs(job)]
+        out.append(replace(first, more=tuple(more)) if more else first)
     return out
+
+
+def _stage_arrays(instance: Instance, job) -> JobArrays:
+    table = job.workload.table
+    return JobArrays(phase_traffic(instance, job), phase_latency(instance, job), table.compute_ns,
+                     float(table.update_ns.sum()), float(job.weight))
 
 
 def supported(instance: Instance) -> bool:
@@ -153,6 +160,10 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
     const, grad = 0.0, np.zeros(t.size)
     for job in jobs:
         c, g = _job_piece(instance, job, t)
+        for stage in job.more:  # the slowest stage's piece: below the max of the stages' times, equal at t
+            cs, gs = _job_piece(instance, stage, t)
+            if cs + float(gs @ t) > c + float(g @ t):
+                c, g = cs, gs
         const += job.weight * c
         grad += job.weight * g
     return const, grad

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,7 +63,7 @@ from ..spec import PHASES, Instance
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
 from .terms import Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic
+from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic, stage_jobs
 
 
 def build_time_model(instance: Instance) -> TimeModel:
@@ -88,7 +88,7 @@ def build_time_model(instance: Instance) -> TimeModel:
 def _shared_time_model(instance: Instance) -> TimeModel:
     key = _model_key(instance)
     hit = _MODELS.get(key) if key is not None else None
-    if hit is not None and all(map(operator.is_, hit[0], (job.workload.table for job in instance.jobs))):
+    if hit is not None and all(map(operator.is_, hit[0], _tables(instance))):
         _MODELS.move_to_end(key)
         return hit[1]
     b = TermBuilder(instance.network.n_dims)
@@ -98,7 +98,7 @@ def _shared_time_model(instance: Instance) -> TimeModel:
     for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
         a.flags.writeable = False
     if key is not None:
-        _MODELS[key] = (tuple(job.workload.table for job in instance.jobs), tm)
+        _MODELS[key] = (tuple(_tables(instance)), tm)
         while len(_MODELS) > TIME_MODELS:
             _MODELS.popitem(last=False)
     return tm
@@ -113,24 +113,59 @@ def _model_key(instance: Instance) -> tuple | None:
     """Everything :func:`build_time_model` reads, as a key (the tables by identity, checked on a hit), or None for
     a workload too large to keep."""
     jobs = instance.jobs
-    if any(3 * job.workload.table.size_bytes.shape[0] > CLASS_ROWS for job in jobs):
+    if any(3 * t.size_bytes.shape[0] > CLASS_ROWS for t in _tables(instance)):
         return None
     dims = tuple(d.latency_ns for d in instance.network.dims)
     if any(dims):  # (the algorithms give the latency's step counts; without latency they play no part)
         dims += tuple(d.collective_algorithm for d in instance.network.dims)
     return (instance.training_loop, instance.dimension_mode, instance.collectives_in_flight, instance.chunks,
             instance.step, instance.pipeline, dims,
-            tuple((id(job.workload.table), job.weight, job.mapping.forward, job.mapping.input_grad,
-                   job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items()))) for job in jobs))
+            tuple((tuple(id(w.table) for w in job.workload.stages), job.weight, job.mapping.forward,
+                   job.mapping.input_grad, job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items())))
+                  for job in jobs))
+
+
+def _tables(instance: Instance) -> list:
+    """The phase tables of every stage of every workload of ``instance`` (jobs in order, stages in order)."""
+    return [w.table for job in instance.jobs for w in job.workload.stages]
 
 
 def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
-    """Add ``weight`` x one workload's T, by its training loop, to the builder."""
+    """Add ``weight`` x one workload's T, by its training loop, to the builder; a workload of several pipeline
+    stages adds ``weight`` x the max over its stages of each stage's T (:func:`_add_stages`)."""
+    stages = stage_jobs(job)
+    if len(stages) > 1:
+        _add_stages(b, instance, stages, weight)
+    else:
+        _add_stage(b, instance, job, weight)
+
+
+def _add_stage(b: TermBuilder, instance: Instance, job, weight: float) -> None:
+    """Add ``weight`` x the T of ``job``'s workload's own layers (one stage) to the builder."""
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
     table = job.workload.table
     refs = phase_refs(b, traffic, latency, phase_classes(table))
     LOOPS[instance.training_loop](b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
                                   float(table.update_ns.sum()))
+
+
+def _add_stages(b: TermBuilder, instance: Instance, stages: tuple, weight: float) -> None:
+    """Add ``weight`` x max_s T_s to the builder, T_s the time of stage s under the training loop. Each loop adds
+    an affine function of the collective terms and max nodes (constant, linear weights, weights of root nodes), so
+    each stage's T_s is captured as one :class:`~hieropt.model.terms.Piece`: the builder's constant, linear
+    weights and node weights are set aside, the loop adds the stage with weight 1, what it added becomes the piece
+    (its nodes enter the piece with the weight the loop gave them, and keep weight 0 in T), and the builder is
+    restored. T = max over the pieces is then one more max node (convex: a max of non-decreasing affine functions
+    of tau and y)."""
+    pieces = []
+    for job in stages:
+        constant, linear, node_w = b.constant, b.linear, b.node_w
+        b.constant, b.linear, b.node_w = 0.0, {}, list(node_w)
+        _add_stage(b, instance, job, 1.0)
+        nodes = [(v, w - (node_w[v] if v < len(node_w) else 0.0)) for v, w in enumerate(b.node_w)]
+        pieces.append((b.constant, [(k, a) for k, a in b.linear.items() if a], [(v, a) for v, a in nodes if a]))
+        b.constant, b.linear, b.node_w = constant, linear, node_w + [0.0] * (len(b.node_w) - len(node_w))
+    b.node(pieces, weight)
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:
@@ -162,6 +197,9 @@ class Breakdown:
         bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties: lowest d).
         cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
         iteration_time_by_workload_ns: T of each workload (unweighted), by workload name.
+        stage_times_ns: T of every pipeline stage of a workload of several (:attr:`hieropt.spec.Workload.
+            more_stages`), by stage name (``name#k`` for a name met before), empty otherwise. A workload's T is its
+            slowest stage's, and every other figure of the workload is that stage's.
     """
 
     bw_gbps: np.ndarray
@@ -176,6 +214,14 @@ class Breakdown:
     cost_per_dim_usd: np.ndarray
     network_cost_usd: float
     iteration_time_by_workload_ns: dict[str, float]
+    stage_times_ns: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def slowest_stage(self) -> str | None:
+        """The name of the slowest pipeline stage (the first of equals; None with one stage per workload)."""
+        if not self.stage_times_ns:
+            return None
+        return max(self.stage_times_ns.items(), key=lambda kv: kv[1])[0]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready breakdown (plain floats and lists; units in the keys): the ``breakdown`` of ``--json``."""
@@ -191,6 +237,8 @@ class Breakdown:
             "bottleneck_ns_per_dim": [float(x) for x in self.bottleneck_ns_per_dim],
             "cost_usd_per_dim": [float(x) for x in self.cost_per_dim_usd],
             "network_cost_usd": self.network_cost_usd,
+            **({"stage_times_ns": dict(self.stage_times_ns), "slowest_stage": self.slowest_stage}
+               if self.stage_times_ns else {}),
         }
 
 
@@ -227,50 +275,39 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     """
     bw = _check_bw(instance, bw_gbps)
     D = instance.network.n_dims
-    mode = instance.dimension_mode
     execs, p2p_count = executions(instance)
     total = compute_total = 0.0
     by_phase = dict.fromkeys(PHASES, 0.0)
     bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
     by_workload: dict[str, float] = {}
     pipe = instance.pipeline is not None  # (without a pipeline no point-to-point row: its terms are 0, left out)
-    p2p = p2p_row(instance) if pipe else (np.zeros(D), np.zeros(D))
+    p2p = p2p_row(instance) if pipe else None
     positive = bool(bw.min() > 0) if D else True
+    stage_times: dict[str, float] = {}
     for job in instance.jobs:
-        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
-        job_bytes = np.einsum("ljd,j->d", traffic, execs)
-        if pipe:
-            job_bytes = job_bytes + p2p_count * p2p[0]
-        starved = (bw == 0) & (job_bytes > 0)
-        if starved.any():
-            d = int(np.flatnonzero(starved)[0])
-            raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
-                             "iteration", "give it a positive bandwidth")
-        # (L, 3, D); every bandwidth positive: no 0/0 to guard (traffic >= 0), the common case
-        per_dim = (traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)) + latency
-        coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
-        p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0]) if pipe else 0.0
-        C = job.workload.table.compute_ns
-        U = float(job.workload.table.update_ns.sum())
-        T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
-        T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, np.zeros_like(per_dim), U)
+        runs = [_stage_run(instance, stage, bw, execs, p2p_count, p2p, positive) for stage in stage_jobs(job)]
+        r = max(runs, key=lambda x: x.T)  # the slowest stage (the first of equals): every figure is its
+        if len(runs) > 1:
+            for stage, x in zip(job.workload.stages, runs, strict=True):
+                name = stage.name if stage.name not in stage_times else f"{stage.name}#{len(stage_times)}"
+                stage_times[name] = x.T
         w = job.weight
-        by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T
-        total += w * T
-        compute_total += w * T0
-        for p, v in zip(PHASES, (coll.sum(axis=0) * execs).tolist(), strict=True):
+        by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + r.T
+        total += w * r.T
+        compute_total += w * r.T0
+        for p, v in zip(PHASES, (r.coll.sum(axis=0) * execs).tolist(), strict=True):
             by_phase[p] += w * v
-        bytes_per_dim += w * job_bytes
+        bytes_per_dim += w * r.bytes
         if pipe:
             p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
-            busy += w * (np.einsum("ljd,j->d", per_dim, execs) + p2p_count * p2p_dim_ns)
+            busy += w * (np.einsum("ljd,j->d", r.per_dim, execs) + p2p_count * p2p_dim_ns)
         else:
-            busy += w * np.einsum("ljd,j->d", per_dim, execs)
-        slowest = per_dim.argmax(axis=2)
-        bottleneck += w * np.bincount(slowest.ravel(), weights=(coll * execs[None, :]).ravel(), minlength=D)
+            busy += w * np.einsum("ljd,j->d", r.per_dim, execs)
+        slowest = r.per_dim.argmax(axis=2)
+        bottleneck += w * np.bincount(slowest.ravel(), weights=(r.coll * execs[None, :]).ravel(), minlength=D)
         if p2p_count:
-            by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * p2p_ns
-            bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * p2p_ns
+            by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * r.p2p_ns
+            bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * r.p2p_ns
     costs = cost_per_dim_usd(instance, bw)
     if not (np.isfinite(total) and np.all(np.isfinite(costs))):
         what = "iteration time" if not np.isfinite(total) else "network cost"
@@ -290,7 +327,49 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         cost_per_dim_usd=costs,
         network_cost_usd=float(costs.sum()),
         iteration_time_by_workload_ns=by_workload,
+        stage_times_ns=stage_times,
     )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One stage at one bandwidth vector: T and T without communication (ns), collective times (L, 3) and busy
+    times (L, 3, D) ns, bytes per dimension per iteration (D,), the pipeline send's time (ns)."""
+
+    T: float
+    T0: float
+    coll: np.ndarray
+    per_dim: np.ndarray
+    bytes: np.ndarray
+    p2p_ns: float
+
+
+def _stage_run(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
+               p2p: tuple[np.ndarray, np.ndarray] | None, positive: bool) -> _Run:
+    """One stage's (``job``'s workload's own layers) time and figures at ``bw``, layer by layer (:func:`evaluate`).
+
+    Raises:
+        InputError: a dimension the stage loads has no bandwidth.
+    """
+    mode = instance.dimension_mode
+    traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
+    job_bytes = np.einsum("ljd,j->d", traffic, execs)
+    if p2p is not None:
+        job_bytes = job_bytes + p2p_count * p2p[0]
+    starved = (bw == 0) & (job_bytes > 0)
+    if starved.any():
+        d = int(np.flatnonzero(starved)[0])
+        raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
+                         "iteration", "give it a positive bandwidth")
+    # (L, 3, D); every bandwidth positive: no 0/0 to guard (traffic >= 0), the common case
+    per_dim = (traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)) + latency
+    coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
+    p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0]) if p2p is not None else 0.0
+    C = job.workload.table.compute_ns
+    U = float(job.workload.table.update_ns.sum())
+    T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
+    T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, np.zeros_like(per_dim), U)
+    return _Run(T, T0, coll, per_dim, job_bytes, p2p_ns)
 
 
 __all__ = ["TimeModel", "Piece", "Breakdown", "LOOPS", "build_time_model", "evaluate"]

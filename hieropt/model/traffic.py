@@ -106,6 +106,22 @@ KINDS: tuple[Collective, ...] = tuple(Collective)
 _CODES: list[tuple[object, np.ndarray]] = []
 
 
+TABLES_KEPT = 12
+"""Tables whose codes, phase classes and class groups are kept (the last used): a co-design candidate's plan has up
+to three distinct pipeline stages, and the search alternates between plans."""
+
+
+def stage_jobs(job: Job) -> tuple[Job, ...]:
+    """One :class:`~hieropt.spec.Job` per pipeline stage of ``job``'s workload
+    (:attr:`hieropt.spec.Workload.stages`), each with the job's mapping and weight: ``(job,)`` for a workload of one
+    stage. Computed once per job."""
+    w = job.workload
+    if not w.more_stages:
+        return (job,)
+    return job.memo("_stage_jobs", (w, job.mapping, job.weight), lambda: tuple(
+        Job.model_construct(workload=s, mapping=job.mapping, weight=job.weight) for s in w.stages))
+
+
 def collective_codes(table) -> np.ndarray:
     """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
     :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept)."""
@@ -119,7 +135,7 @@ def collective_codes(table) -> np.ndarray:
         codes[table.collective == kind] = i
     codes.flags.writeable = False
     _CODES.insert(0, (table, codes))
-    del _CODES[4:]
+    del _CODES[TABLES_KEPT:]
     return codes
 
 
@@ -155,7 +171,7 @@ def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
         for a in out:
             a.flags.writeable = False
     _CLASSES.insert(0, (table, out))
-    del _CLASSES[4:]
+    del _CLASSES[TABLES_KEPT:]
     return out
 
 
@@ -261,7 +277,7 @@ def _class_groups(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
         ix = np.array(idx, dtype=np.int64)
         out.append((j, name, ix, size[ix], kinds[ix]))
     _CLASS_GROUPS.insert(0, (table, out))
-    del _CLASS_GROUPS[4:]
+    del _CLASS_GROUPS[TABLES_KEPT:]
     return out
 
 

@@ -203,6 +203,8 @@ _HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep")
 def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
     """The named groups the workload uses exist, fit its header, and its point-to-point sends cross one dimension
     in sequential mode; a transformer header's model-parallel size matches the forward group it is given."""
+    for stage in workload.more_stages:  # (every stage of a pipelined workload runs on the same mapping)
+        _check_job(stage, mapping, label, mode)
     missing = sorted(workload.named_groups - set(mapping.groups))
     if missing:
         raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
@@ -355,7 +357,9 @@ class Instance(Frozen):
             "network": [d.model_dump(mode="json") for d in self.network.dims],
             "npus": self.network.npus_total,
             "workload": {"name": self.workload.name, "layers": len(self.workload.layers),
-                         "policy": self.workload.policy},
+                         "policy": self.workload.policy,
+                         **({"more_stages": [{"name": w.name, "layers": len(w.layers)} for w in more]}
+                            if (more := self.workload.more_stages) else {})},
             "mapping": self.mapping.model_dump(mode="json"),
             "cost": {k: v.model_dump(mode="json") for k, v in self.cost.classes.items()},
             "mapping_note": self.mapping_note,

@@ -95,11 +95,19 @@ class Workload(Frozen):
 
     ``Workload(..., policy="HYBRID_TRANSFORMER")`` is accepted for a header that is a bare policy name; the
     :attr:`policy` property gives the header's policy line.
+
+    ``more_stages``: the other distinct stages of a pipelined workload (an LLM plan with pp > 1, each one stage for
+    one micro-batch, as this workload's own layers are), on the same mapping. The iteration time is then the
+    slowest stage's: T = max over :attr:`stages` of each stage's T under the training loop (in 1F1B every stage
+    runs the same micro-batch slots, and the steady state goes at the pace of the slowest; Narayanan et al. 2021
+    §2.2, Calculon's time of its fullest stage). Empty (the default): one stage. A further stage has no further
+    stages of its own.
     """
 
     name: str
     layers: tuple[Layer, ...] | LayerTable
     header: WorkloadHeader | None = None
+    more_stages: tuple[Workload, ...] = ()
 
     @field_validator("layers", mode="wrap")
     @classmethod
@@ -129,6 +137,20 @@ class Workload(Frozen):
                              "(hieropt.io.astrasim1.parse_header parses a header line)")
         data["header"] = {"policy": policy.strip()}
         return data
+
+    @field_validator("more_stages")
+    @classmethod
+    def _flat_stages(cls, v: tuple[Workload, ...]) -> tuple[Workload, ...]:
+        for i, w in enumerate(v):
+            if w.more_stages:
+                raise ValueError(f"more_stages[{i}].more_stages: a further stage has stages of its own; fix: list "
+                                 "every stage once in the first stage's more_stages")
+        return v
+
+    @property
+    def stages(self) -> tuple[Workload, ...]:
+        """This workload and its :attr:`more_stages`: every distinct pipeline stage (one for most workloads)."""
+        return (self,) + self.more_stages if self.more_stages else (self,)
 
     @model_validator(mode="after")
     def _header_fits_layers(self) -> Workload:

@@ -57,7 +57,11 @@ def _layers(op: Op, rate: float) -> list[Layer]:
 
 def bottleneck_stage(step: Step) -> int:
     """The stage with the most compute per micro-batch (forward + backward), the first of equals (the last few
-    steps' are kept: a co-design search asks for it for the time bound and for the communication volume)."""
+    steps' are kept: a co-design search asks for it for the time bound and for the communication volume). It is
+    the first stage of a plan's workload (:func:`lower_plan`), not necessarily the slowest: a stage with less
+    compute but more communication (the first stage's embedding collectives, a middle stage's two pipeline sends
+    and one more block's tensor-parallel collectives against the last stage's output layer) is slower at low
+    bandwidth, which is why the workload carries every distinct stage."""
     for s, r in _BOTTLENECK:
         if s is step:
             return r
@@ -69,6 +73,29 @@ def bottleneck_stage(step: Step) -> int:
 
 
 _BOTTLENECK: list[tuple[Step, int]] = []
+
+
+def stage_key(step: Step, stage: int) -> tuple:
+    """What the lowered workload of ``stage`` is made of, without names: per layer its kind, FLOPs, recompute,
+    optimizer time and collectives (group, kind, bytes, phase). Stages with equal keys lower to workloads of equal
+    values (the middle stages of an evenly split plan), so their times are equal at every bandwidth."""
+    return tuple((op.kind, op.flops, op.recompute_flops, op.update_ns,
+                  tuple((c.group, c.kind, c.size_bytes, c.phase) for c in op.comms)) for op in step.stages[stage].ops)
+
+
+def distinct_stages(step: Step) -> tuple[int, ...]:
+    """The stages whose lowered workloads differ (:func:`stage_key`), :func:`bottleneck_stage` first and then the
+    others in stage order, each the first of its equals: the stages whose maximum is the iteration time. One stage
+    for pp = 1; three for an evenly split plan (the first, a middle and the last stage)."""
+    first = bottleneck_stage(step)
+    seen = {stage_key(step, first)}
+    out = [first]
+    for r in range(len(step.stages)):
+        key = stage_key(step, r)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return tuple(out)
 
 
 def header(p: LLMParams, layers: int) -> WorkloadHeader:
@@ -93,13 +120,26 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
     return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)))
 
 
+def lower_plan(step: Step) -> Workload:
+    """The plan of ``step`` as a hieropt workload: :func:`bottleneck_stage` lowered (:func:`lower_stage`), with the
+    other :func:`distinct_stages` as its :attr:`~hieropt.spec.Workload.more_stages` (none for pp = 1), so that
+    every training loop times the plan by its slowest stage."""
+    first, *rest = distinct_stages(step)
+    w = lower_stage(step, first)
+    if not rest:
+        return w
+    return Workload(name=w.name, layers=w.layers, header=w.header,
+                    more_stages=tuple(lower_stage(step, r) for r in rest))
+
+
 STAGE_WORKLOADS = 256
 """Lowered stages :func:`stage_workload` keeps (about 130 kB each for a 1T-parameter model's stage)."""
 
 
 @lru_cache(maxsize=STAGE_WORKLOADS)
 def stage_workload(p: LLMParams, stage: int | None = None) -> Workload:
-    """``lower_stage(build_step(p), stage)``, kept for the last :data:`STAGE_WORKLOADS` (plan, stage) pairs: a
+    """``lower_stage(build_step(p), stage)``, or for ``stage = None`` the whole plan (:func:`lower_plan`: every
+    distinct stage), kept for the last :data:`STAGE_WORKLOADS` (plan, stage) pairs: a
     co-design search places each plan on every shape of its space (178 candidates per plan in
     ``spaces/codesign-1t-4096.toml``), and the workload depends on the plan only. The result is shared, frozen like
     every spec model (its derived tables are computed once too).
@@ -107,7 +147,8 @@ def stage_workload(p: LLMParams, stage: int | None = None) -> Workload:
     Raises:
         IndexError: no such stage.
     """
-    return lower_stage(build_step(p), stage)
+    step = build_step(p)
+    return lower_plan(step) if stage is None else lower_stage(step, stage)
 
 
 def schedule(p: LLMParams) -> StepSchedule:
@@ -123,8 +164,10 @@ def _schedule(microbatches: int, stages: int, virtual_stages: int, overlap_dp: b
 
 
 def generate(p: LLMParams) -> Workload:
-    """The workload of a model file (``generator = "llm"``): the bottleneck stage of ``p`` for one micro-batch."""
-    return lower_stage(build_step(p))
+    """The workload of a model file (``generator = "llm"``): every distinct stage of ``p`` for one micro-batch, the
+    stage with the most compute first (:func:`lower_plan`)."""
+    return lower_plan(build_step(p))
 
 
-__all__ = ["lower_stage", "stage_workload", "bottleneck_stage", "header", "schedule", "generate", "POLICY"]
+__all__ = ["lower_stage", "lower_plan", "stage_workload", "bottleneck_stage", "distinct_stages", "stage_key",
+           "header", "schedule", "generate", "POLICY"]
