@@ -27,10 +27,8 @@ from .workload import Workload
 def _positive_sizes(v: tuple[int, ...]) -> tuple[int, ...]:
     for i, g in enumerate(v):
         if g < 1:
-            raise ValueError(
-                f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; "
-                "fix: use 1 (or -1 in LIBRA files) for a dimension the group does not span"
-            )
+            raise ValueError(f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; fix: use 1 (or -1 in "
+                             "LIBRA files) for a dimension the group does not span")
     return v
 
 
@@ -203,8 +201,6 @@ _HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep")
 def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
     """The named groups the workload uses exist, fit its header, and its point-to-point sends cross one dimension
     in sequential mode; a transformer header's model-parallel size matches the forward group it is given."""
-    for stage in workload.more_stages:  # (every stage of a pipelined workload runs on the same mapping)
-        _check_job(stage, mapping, label, mode)
     missing = sorted(workload.named_groups - set(mapping.groups))
     if missing:
         raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
@@ -239,6 +235,8 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
                                      f"spanning several dimensions {list(sizes)} crosses one of them, which "
                                      "dimension_mode 'sequential' cannot state; fix: place the group on one "
                                      "dimension or use dimension_mode 'concurrent'")
+    for stage in workload.more_stages:  # (every stage of a pipelined workload runs on the same mapping)
+        _check_job(stage, mapping, label, mode)
 
 
 _CHECKED: dict[tuple, tuple] = {}  # (mapping, network, workload) that passed the checks (frozen: they pass again)
@@ -357,9 +355,7 @@ class Instance(Frozen):
             "network": [d.model_dump(mode="json") for d in self.network.dims],
             "npus": self.network.npus_total,
             "workload": {"name": self.workload.name, "layers": len(self.workload.layers),
-                         "policy": self.workload.policy,
-                         **({"more_stages": [{"name": w.name, "layers": len(w.layers)} for w in more]}
-                            if (more := self.workload.more_stages) else {})},
+                         "policy": self.workload.policy, "stages": [w.name for w in self.workload.stages]},
             "mapping": self.mapping.model_dump(mode="json"),
             "cost": {k: v.model_dump(mode="json") for k, v in self.cost.classes.items()},
             "mapping_note": self.mapping_note,
