@@ -330,8 +330,12 @@ def format_workload(workload: Workload, header: WorkloadHeader | None = None, ex
 
     Raises:
         InputError: no header; a header missing what its policy needs, or disagreeing with the layers; a layer name
-            with whitespace.
+            with whitespace; several pipeline stages (``more_stages``).
     """
+    if workload.more_stages:
+        raise InputError(workload.name, "more_stages", f"{len(workload.stages)} distinct pipeline stages have no "
+                         "ASTRA-sim 1.0 text form (a file holds one workload)", "write each of workload.stages on "
+                         "its own")
     h = _complete_header(workload, header)
     customized = h.policy == "HYBRID_CUSTOMIZED"
     out = [h.line, str(len(workload.layers))]

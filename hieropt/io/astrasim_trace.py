@@ -16,8 +16,9 @@ compute nodes, T collectives, f / ig / wg a layer's forward, input-gradient and 
   same bytes per NPU at the same bandwidth (latency: one step with ``direct``, q - 1 with ``ring``), so that one
   trace serves every NPU.
 
-Loop ``step`` (the composed LLM training step), point-to-point (``P2P``) collectives and collectives on named
-groups (``mapping.groups``) have no trace yet: :func:`check_traceable` refuses them with one line.
+Loop ``step`` (the composed LLM training step), a workload of several pipeline stages (``more_stages``: the
+trace states one workload for every NPU), point-to-point (``P2P``) collectives and collectives on named groups
+(``mapping.groups``) have no trace yet: :func:`check_traceable` refuses them with one line.
 
 Node ids follow the order above; among ready nodes the simulator issues the lowest id first, which makes the
 order of collectives on its single collective slot (at most one collective in flight per NPU) the backward order
@@ -105,7 +106,8 @@ def _p2p(g: _Graph, instance: Instance, deps: Deps, name: str) -> Deps:
 
 
 def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> None:
-    """Refuse what the trace writer cannot state yet: loop ``step``, ``P2P`` collectives, named groups.
+    """Refuse what the trace writer cannot state yet: loop ``step``, a workload of several pipeline stages,
+    ``P2P`` collectives, named groups.
 
     Raises:
         InputError: naming the field and the fix (export the network file alone, or use another loop / mapping).
@@ -116,6 +118,10 @@ def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> Non
                          "trace yet", f"{alone}, or simulate the plan under loop 'pipeline' or 'no_overlap'")
     for job in instance.jobs:
         table = job.workload.table
+        if job.workload.more_stages:
+            raise InputError(source, f"workload {job.workload.name}", f"{len(job.workload.stages)} distinct pipeline "
+                             "stages have no ASTRA-sim trace yet (a trace states one workload for every NPU)",
+                             f"{alone}, or export one stage (instance_for(..., stage=r))")
         if (table.collective == Collective.P2P).any():
             raise InputError(source, f"workload {job.workload.name}", "point-to-point (P2P) sends have no ASTRA-sim "
                              "trace yet", f"{alone}, or state the pipeline as loop 'pipeline' with [pipeline] "

@@ -1,10 +1,12 @@
 """The figures of one LLM training plan: memory per NPU per stage, compute per stage, and the collectives of every
 parallel group with their bytes (what ``hieropt workload plan`` prints).
 
-Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for the slowest
-stage the iteration's compute m (F + B), the pipeline bubble (p - 1) / v (F + B) (Narayanan et al. 2021 §2.2: the
-bubble fraction of 1F1B is (p - 1) / m, of the interleaved schedule (p - 1) / (v m)) and the optimizer step;
-``ideal_iteration_ns`` is their sum, the iteration time with free communication and equal stages.
+Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for the stage with
+the most compute (``slowest_stage``: the slowest when communication is free) the iteration's compute m (F + B), the
+pipeline bubble (p - 1) / v (F + B) (Narayanan et al. 2021 §2.2: the bubble fraction of 1F1B is (p - 1) / m, of the
+interleaved schedule (p - 1) / (v m)) and the optimizer step; ``ideal_iteration_ns`` is their sum, the iteration
+time with free communication. With communication the slowest stage depends on the bandwidths: a stage with less
+compute but more collectives can be slower (``hieropt solve`` times every distinct stage and names the slowest).
 
 Collectives: per stage, grouped by (group, kind, phase): how many per micro-batch (forward, input_grad) or per
 iteration (weight_grad), and their bytes (hieropt's convention: all-gathers by the per-NPU input shard); per group,
@@ -31,7 +33,8 @@ class PlanFigures:
 
     @property
     def slowest_stage(self) -> int:
-        """The stage with the most compute per micro-batch (the first of equals)."""
+        """The stage with the most compute per micro-batch (the first of equals): the slowest when communication is
+        free, not necessarily at a given bandwidth (:func:`hieropt.workloads.llm.lower.bottleneck_stage`)."""
         tot = [sum(self.step.compute_ns(r)) for r in range(len(self.step.stages))]
         return max(range(len(tot)), key=lambda r: (tot[r], -r))
 

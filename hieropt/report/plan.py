@@ -26,10 +26,13 @@ def summary_lines(fig: PlanFigures) -> list[str]:
              f"{pl.global_batch_size} sequences of {p.model.sequence_length} tokens",
              f"memory per NPU: {fig.memory.message()}"]
     c = fig.compute()
-    lines.append(f"compute (ns per NPU, slowest stage {c['slowest_stage']}): {c['iteration_compute_ns']:,.0f} per "
-                 f"iteration, pipeline bubble {c['bubble_ns']:,.0f}, optimizer step {c['optimizer_ns']:,.0f}; "
+    lines.append(f"compute (ns per NPU, stage {c['slowest_stage']}, the most compute): "
+                 f"{c['iteration_compute_ns']:,.0f} per iteration, pipeline bubble {c['bubble_ns']:,.0f}, "
+                 f"optimizer step {c['optimizer_ns']:,.0f}; "
                  f"iteration without communication {c['ideal_iteration_ns']:,.0f} ns "
-                 f"({c['ideal_iteration_ns'] / 1e6:,.3f} ms)")
+                 f"({c['ideal_iteration_ns'] / 1e6:,.3f} ms)"
+                 + ("; with communication a stage with less compute can be slower (hieropt solve times every stage)"
+                    if pl.pp > 1 else ""))
     return lines
 
 
@@ -46,7 +49,8 @@ def memory_table(fig: PlanFigures) -> Table:
 
 
 def collectives_table(fig: PlanFigures, stage: int | None = None) -> Table:
-    """The collectives of ``stage`` (default: the slowest) by group, kind and phase, bytes per NPU."""
+    """The collectives of ``stage`` (default: the one with the most compute) by group, kind and phase, bytes per
+    NPU."""
     r = fig.slowest_stage if stage is None else stage
     t = Table(title=f"Collectives of stage {r} (bytes per NPU; all-gathers by their input shard)",
               title_justify="left")

@@ -25,8 +25,12 @@ def _num(v: float) -> str:
 
 # ------------------------------------------------------------------------------------------------------------- show
 def header_lines(w: Workload) -> list[str]:
-    """The workload's name, size and header, field by field."""
+    """The workload's name, size, its further pipeline stages, and its header, field by field."""
     lines = [f"workload {w.name}: {len(w.layers):,} layers"]
+    if w.more_stages:
+        lines.append(f"pipeline stages: {len(w.stages)} distinct, this one (the most compute; shown below) and "
+                     + ", ".join(f"{s.name} ({len(s.layers):,} layers)" for s in w.more_stages)
+                     + "; the iteration time is the slowest stage's at the bandwidths in question")
     h = w.header
     if h is None:
         lines.append("header: none (a header-less LIBRA file, or a generated workload without one)")

@@ -1,8 +1,9 @@
 """The candidates of a co-design space: (plan, network shape, placement of the plan's groups), each with a proven
 lower bound on its objective, in best-bound-first order.
 
-**Lower bound (exact).** Loop ``step`` gives T(B) = F C + U + sum_k w_k tau_k(B), F = m + (p - 1)/v micro-batch
-slots, C one micro-batch's compute on the plan's slowest stage (the candidate's workload), U its optimizer step,
+**Lower bound (exact).** A pipelined plan's iteration time is its slowest stage's, T(B) = max_s T_s(B)
+(:attr:`hieropt.spec.Workload.more_stages`), and loop ``step`` gives each stage's T_s(B) = F C + U + sum_k w_k
+tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U its optimizer step,
 w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with ``overlap_dp``, which may hide them:
 T is then still at least F (C + per-micro-batch communication) + U). Two facts bound the communication for every
 shape, placement and bandwidth B:
@@ -14,8 +15,10 @@ shape, placement and bandwidth B:
   >= S.
 
 With sum_d B_d <= S_cap (the tightest ``sum(bw) <= / == S`` row of the space's constraints, all coefficients equal;
-infinite without one), T(B) >= T0 + V / S_cap =: T_lb, V = sum_k w_k vol_k, for every shape and placement of the
-plan. The network cost N sum_d u_d B_d is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
+infinite without one), T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's collectives, so
+T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement of the plan (the stages whose (T0_s, V_s)
+another stage's exceeds in both are left out of the max: they never attain it). The network cost N sum_d u_d B_d
+is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
 of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is T_lb (performance), T_lb C_lb
 (performance_per_cost) or C_lb (min_cost, where a candidate with T_lb above the time target is infeasible).
 """
@@ -81,9 +84,10 @@ class CodesignEnumeration:
     skipped: tuple[tuple[str, str], ...] = ()
 
 
-def plan_compute_ns(p: LLMParams, step) -> float:
-    """T0 of plan ``p`` (module docstring): F x one micro-batch's compute of the slowest stage + its optimizer step."""
-    r = bottleneck_stage(step)
+def plan_compute_ns(p: LLMParams, step, stage: int | None = None) -> float:
+    """T0_s of plan ``p`` (module docstring): F x one micro-batch's compute of ``stage`` (default: the stage with the
+    most compute, :func:`~hieropt.workloads.llm.lower.bottleneck_stage`) + its optimizer step, ns."""
+    r = bottleneck_stage(step) if stage is None else stage
     pl = p.plan
     F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
     return F * sum(step.compute_ns(r)) + step.update_ns(r)
@@ -103,18 +107,35 @@ def _volume(kind: str, size: float, P: int) -> float:
     raise KeyError(kind)
 
 
-def plan_volume_bytes(p: LLMParams, step) -> float:
-    """V of plan ``p`` (module docstring): the weighted placement-free volume of the slowest stage's collectives per
-    iteration, bytes per NPU."""
+def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
+    """V_s of plan ``p`` (module docstring): the weighted placement-free volume of ``stage``'s collectives per
+    iteration (default: the stage with the most compute), bytes per NPU."""
     pl = p.plan
     F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
     sizes = step.group_sizes
     total = 0.0
-    for op in step.stages[bottleneck_stage(step)].ops:
+    for op in step.stages[bottleneck_stage(step) if stage is None else stage].ops:
         for c in op.comms:
             w = (0.0 if pl.overlap_grad_reduce else 1.0) if c.per_iteration else F
             total += w * _volume(c.kind, c.size_bytes, sizes[c.group])
     return total
+
+
+def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
+    """(T0_s ns, V_s bytes) of every stage of plan ``p`` (module docstring) that no other stage exceeds in both,
+    each once, the stage with the most compute first: T_lb = max over them of T0_s + V_s / S_cap."""
+    pairs = [(plan_compute_ns(p, step, r), plan_volume_bytes(p, step, r)) for r in range(len(step.stages))]
+    first = pairs[bottleneck_stage(step)]
+    out = [first]
+    for t, v in sorted(set(pairs), key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
+        if (t, v) != first and v > max((o[1] for o in out if o[0] >= t), default=-1.0):
+            out.append((t, v))
+    return tuple(out)
+
+
+def time_bound_ns(bounds: tuple[tuple[float, float], ...], cap: float) -> float:
+    """T_lb = max over ``bounds`` ((T0_s, V_s) pairs, :func:`plan_time_bounds`) of T0_s + V_s / ``cap``, ns."""
+    return max(t + v / cap for t, v in bounds)
 
 
 def bandwidth_cap(space: CodesignSpace, n_dims: int) -> float:
@@ -217,8 +238,7 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     per_shape: dict[tuple, list] = {}  # groups -> the placements (or the reason) on each shape, in shape order
     for pc in plans.fitting:
         sums = build_step(pc.params, names=False)  # (its layers' values, in order: the sums of pc.step)
-        t0 = plan_compute_ns(pc.params, sums)
-        vol = plan_volume_bytes(pc.params, sums)
+        bounds = plan_time_bounds(pc.params, sums)
         groups = tuple(plan_groups(pc.params))
         mem = pc.memory.peak.total_bytes
         if groups not in per_shape:
@@ -228,7 +248,7 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
             per_shape[groups] = [placed[sizes, groups] for _, _, sizes, _, _ in shaped]
         for (sid, net, _, cap, c_lb), options in zip(shaped, per_shape[groups], strict=True):
             prefix = f"{pc.id} | {sid} | "
-            t_lb = t0 + vol / cap
+            t_lb = time_bound_ns(bounds, cap)
             bound = t_lb if c_lb is None else t_lb * c_lb if objective == "performance_per_cost" else c_lb
             if isinstance(options, str):
                 skipped.append((f"{pc.id} | {sid}", options))
@@ -240,4 +260,5 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
 
 
 __all__ = ["CodesignCandidate", "CodesignEnumeration", "enumerate_candidates", "plan_compute_ns",
-           "plan_volume_bytes", "bandwidth_cap", "bandwidth_floor", "objective_bound", "cost_floor_usd", "shapes_of"]
+           "plan_volume_bytes", "plan_time_bounds", "time_bound_ns", "bandwidth_cap", "bandwidth_floor",
+           "objective_bound", "cost_floor_usd", "shapes_of"]

@@ -11,10 +11,10 @@ this on small spaces). The solves run serially, in a process pool or on a Dask c
 most 2 x workers solves in flight so the incumbent prunes early), stream one row per candidate to a CSV / Parquet
 file (explore's results sink, with the columns :data:`COLUMNS`), and resume from it.
 
-Each solved row reports the plan, the shape and placement, the bandwidths, the time split at the optimum (compute
-m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time, and the communication of every group per
-iteration: m x its per-micro-batch collectives + its per-iteration ones; these add up to the iteration time without
-``overlap_dp``), the memory per NPU of the plan's fullest stage, the network cost and the proven gap.
+Each solved row reports the plan, the shape and placement, the bandwidths, the time split at the optimum of the
+slowest pipeline stage there (compute m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time, and
+the communication of every group per iteration: m x its per-micro-batch collectives + its per-iteration ones; these
+add up to the iteration time without ``overlap_dp``), the memory per NPU of the plan's fullest stage, the network cost and the proven gap.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from ...errors import HieroptError, InputError, NoSolutionError
 from ...io.common import validation_error
 from ...model.groups import instance_for
 from ...model.terms import collective_times
-from ...model.traffic import phase_latency, phase_traffic
+from ...model.timing import evaluate
+from ...model.traffic import phase_latency, phase_traffic, stage_jobs
 from ...spec.overrides import with_targets
 from ...spec.space import constraint_for
 from ...workloads.llm.space import CodesignSpace
@@ -72,13 +73,18 @@ def _constraints(space: CodesignSpace, n_dims: int):
     return _parsed(tuple(space.constraints), n_dims)
 
 
-def split_ns(inst, bw: np.ndarray) -> tuple[float, float, dict[str, float]]:
+def split_ns(inst, bw: np.ndarray, stage: str | None = None) -> tuple[float, float, dict[str, float]]:
     """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop instance at
-    ``bw`` (ns); see the module docstring. Each group's communication is summed phase by phase, layer by layer
-    (one ``bincount`` over the phases in that order)."""
+    ``bw`` (ns) for its slowest pipeline stage there (the stage named ``stage``, when the caller knows it; a
+    workload of one stage: that one); see the module docstring. Each group's communication is summed phase by
+    phase, layer by layer (one ``bincount`` over the phases in that order)."""
     st = inst.step
-    table = inst.workload.table
-    coll = collective_times(phase_traffic(inst), phase_latency(inst), bw, inst.dimension_mode)  # (L, 3)
+    job = inst.jobs[0]
+    if inst.workload.more_stages:
+        name = stage or evaluate(inst, bw).slowest_stage
+        job = next(j for j in stage_jobs(job) if j.workload.name == name)
+    table = job.workload.table
+    coll = collective_times(phase_traffic(inst, job), phase_latency(inst, job), bw, inst.dimension_mode)  # (L, 3)
     names, ids, C, U = _group_ids(table)
     per_micro = C + float(coll[:, :2].sum())
     t = coll.T.ravel()  # phase-major: the order the per-group sums run in
@@ -91,6 +97,8 @@ def split_ns(inst, bw: np.ndarray) -> tuple[float, float, dict[str, float]]:
 
 
 _GROUP_IDS: list[tuple[object, tuple]] = []
+GROUP_IDS_KEPT = 12
+"""Tables whose group ids :func:`_group_ids` keeps (a plan has up to three distinct stages)."""
 
 
 def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
@@ -105,7 +113,7 @@ def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
            for j in range(3) for g in table.group[:, j].tolist()]
     out = (tuple(names), np.array(ids, dtype=np.int64), float(table.compute_ns.sum()), float(table.update_ns.sum()))
     _GROUP_IDS.insert(0, (table, out))
-    del _GROUP_IDS[4:]
+    del _GROUP_IDS[GROUP_IDS_KEPT:]
     return out
 
 
@@ -177,7 +185,7 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
     except ValidationError as e:  # a placement the instance cannot state (e.g. a pp send over two dimensions in
         row.update(status="error", message=str(validation_error(e, cand.id)))  # sequential mode): this row only
     else:
-        compute, bubble, by_group = split_ns(inst, sol.bw_gbps)
+        compute, bubble, by_group = split_ns(inst, sol.bw_gbps, sol.breakdown.slowest_stage)
         row.update(status=str(sol.status), message=sol.message, objective_value=sol.objective_value,
                    objective_bound=sol.objective_bound, objective_unit=sol.objective_unit, gap=sol.gap,
                    iteration_time_ns=sol.iteration_time_ns, compute_ns=compute, bubble_ns=bubble,
