@@ -29,7 +29,8 @@ argument for every max (convex, minimised, so z is the max at the optimum):
   F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + (the tp_dp_overlap_cross backward above, shared links
   or one collective in flight) + U (U: the optimizer step, sum_l update_ns);
 
-and the objective sum_j weight_j T_j over the workloads. For SCIP's numerics t_d enters as u_d / b0_d with
+and the objective sum_j weight_j T_j over the workloads, T_j the max over the workload's pipeline stages
+(``Workload.more_stages``) of each stage's time by the loop. For SCIP's numerics t_d enters as u_d / b0_d with
 B_d u_d == b0_d (the same equality scaled by a feasible point b0; see :data:`LOOP_ATTEMPTS`). The same loop code, with
 numbers and ``max`` instead of SCIP expressions and epigraph variables, gives the time at b0, hence valid bounds for
 SCIP, and is checked against :func:`hieropt.evaluate`.
@@ -184,10 +185,19 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
     raise AssertionError(f"unknown loop {loop}")
 
 
-def _rows(instance: Instance) -> list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]:
-    """Per workload: (weight, traffic (L, 3, D) bytes, latency (L, 3, D) ns, compute (L, 3) ns)."""
-    return [(job.weight, phase_traffic(instance, job), phase_latency(instance, job), job.workload.table.compute_ns)
-            for job in instance.jobs]
+def _rows(instance: Instance) -> list[tuple[float, list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]]]:
+    """Per workload: (weight, per pipeline stage (Workload.stages; one for most workloads): (traffic (L, 3, D)
+    bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns)). A workload's time is the max over its
+    stages of each stage's time (the slowest stage paces the pipeline)."""
+    out = []
+    for job in instance.jobs:
+        stages = []
+        for w in job.workload.stages:
+            sj = Job.model_construct(workload=w, mapping=job.mapping, weight=job.weight)
+            stages.append((phase_traffic(instance, sj), phase_latency(instance, sj), w.table.compute_ns,
+                           float(w.table.update_ns.sum())))
+        out.append((job.weight, stages))
+    return out
 
 
 def _p2p(instance: Instance) -> tuple[int, float, float]:
@@ -213,13 +223,16 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against hieropt.evaluate)."""
     total = 0.0
     pd, pb, pl = _p2p(instance)
-    for job, (w, traffic, latency, C) in zip(instance.jobs, _rows(instance), strict=True):
-        T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, instance.dimension_mode) for j in range(3)]
-             for lay in range(traffic.shape[0])]
-        S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
-             for lay in range(traffic.shape[0])]
-        p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-        total += w * loop_time(instance, C, T, p2p, max, S, float(job.workload.table.update_ns.sum()))
+    for w, stages in _rows(instance):
+        times = []
+        for traffic, latency, C, U in stages:
+            T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, instance.dimension_mode) for j in range(3)]
+                 for lay in range(traffic.shape[0])]
+            S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
+                 for lay in range(traffic.shape[0])]
+            p2p = pb / bw[pd] + pl if pb > 0 else 0.0
+            times.append(loop_time(instance, C, T, p2p, max, S, U))
+        total += w * max(times)
     return total
 
 
@@ -231,8 +244,9 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
     # the largest weighted bytes of one collective on each dimension (every collective enters its workload's T with
     # a coefficient >= 1, so weight * m * t_d <= T)
     peak = np.zeros(D)
-    for w, traffic, _, _ in rows:
-        peak = np.maximum(peak, w * traffic.reshape(-1, D).max(axis=0))
+    for w, stages in rows:
+        for traffic, *_ in stages:
+            peak = np.maximum(peak, w * traffic.reshape(-1, D).max(axis=0))
     if pb > 0:
         peak[pd] = max(peak[pd], max(w for w, *_ in rows) * pb)  # p2p is in every workload's T
     loaded = [d for d in range(D) if peak[d] > 0]
@@ -267,15 +281,8 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
         return v
 
     objective = 0.0
-    for job, (w, traffic, latency, C) in zip(instance.jobs, rows, strict=True):
+    for w, stages in rows:
         ub = t0 / w
-        L = traffic.shape[0]
-        T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub) for j in range(3)]
-             for lay in range(L)]
-        p2p = 0.0
-        if pb > 0:  # one dimension: the same row under both modes
-            p2p = m.addVar(f"P{next(counter)}", lb=0.0, ub=ub)
-            m.addCons(p2p >= pb / unit_bytes * t[pd] + pl / unit_bytes)
 
         def mx(items: list, ub=ub):
             if all(isinstance(e, float) for e in items):
@@ -285,10 +292,20 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
                 m.addCons(z >= e)
             return z
 
-        S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
-               + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)] for lay in range(L)]
-        U = float(job.workload.table.update_ns.sum()) / unit_bytes
-        objective = objective + w * loop_time(instance, C / unit_bytes, T, p2p, mx, S, U)
+        times = []
+        for traffic, latency, C, U in stages:
+            L = traffic.shape[0]
+            T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub) for j in range(3)]
+                 for lay in range(L)]
+            p2p = 0.0
+            if pb > 0:  # one dimension: the same row under both modes
+                p2p = m.addVar(f"P{next(counter)}", lb=0.0, ub=ub)
+                m.addCons(p2p >= pb / unit_bytes * t[pd] + pl / unit_bytes)
+            S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
+                   + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)]
+                 for lay in range(L)]
+            times.append(loop_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes))
+        objective = objective + w * (times[0] if len(times) == 1 else mx(times))  # the slowest stage's time
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")
@@ -336,11 +353,12 @@ def _layers(draw, n: int, prefix: str, mode: str = "concurrent") -> tuple[Layer,
 
 
 @st.composite
-def loop_instances(draw, loop: str | None = None) -> Instance:
+def loop_instances(draw, loop: str | None = None, stages: bool = False) -> Instance:
     """2-3 dimensions with random latencies (0-5000 ns per step) and algorithms, 1-4 layers, the training ``loop``
     (default: a random one), a random dimension mode, collectives in flight (any, or 1) and chunks (1 or 3),
     sometimes a second weighted workload; ``sum(bw) == S`` plus up
-    to two extra rows that all hold at the equal split (feasible)."""
+    to two extra rows that all hold at the equal split (feasible). ``stages``: the first workload has one or two
+    further pipeline stages (``more_stages``) of 1-3 random layers each."""
     D = draw(st.integers(2, 3))
     dims = tuple(
         Dimension(block=draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])), npus=draw(st.integers(2, 8)),
@@ -377,7 +395,10 @@ def loop_instances(draw, loop: str | None = None) -> Instance:
         dimension_mode=mode,
         collectives_in_flight=draw(st.sampled_from([None, 1])), chunks=draw(st.sampled_from([1, 1, 3])),
         network=Network(dims=dims),
-        workload=Workload(name="w0", layers=_layers(draw, draw(st.integers(1, 4)), "l", mode)),
+        workload=Workload(name="w0", layers=_layers(draw, draw(st.integers(1, 4)), "l", mode),
+                          more_stages=tuple(Workload(name=f"w0-stage{k + 1}", layers=_layers(
+                              draw, draw(st.integers(1, 3)), f"s{k}", mode)) for k in range(
+                              draw(st.integers(1, 2)) if stages else 0))),
         mapping=mapping(), cost=COST, constraints=tuple(rows), workload_weight=weight, more_workloads=more)
 
 
@@ -429,6 +450,20 @@ def test_loops_match_scip(loop: str, data):
     event(f"{inst.dimension_mode}, {len(inst.jobs)} workload(s), "
           f"{'latency' if any(d.latency_ns > 0 for d in inst.network.dims) else 'no latency'}, "
           f"{'one collective in flight' if inst.collectives_in_flight == 1 else 'shared links'}")
+    check_against_scip(inst)
+
+
+# A workload of several pipeline stages under every loop: T = max over its stages (the SCIP model states the max
+# with one more epigraph variable; hieropt's time model with one more max node, its evaluator stage by stage).
+@pytest.mark.parametrize("loop", TRAINING_LOOPS)
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_stages_match_scip(loop: str, data):
+    inst = data.draw(loop_instances(loop, stages=True))
+    times = hieropt.evaluate(inst, np.full(inst.network.n_dims, 100.0)).stage_times_ns
+    event("the first stage is the slowest at 100 GB/s each" if max(times, key=times.get) == "w0"
+          else "another stage is the slowest at 100 GB/s each")
     check_against_scip(inst)
 
 

@@ -2,7 +2,8 @@
 dense model and the layer-by-layer evaluator, on small instances of every training loop (the large ones are
 measured by scripts/bench_layers.py, not here).
 
-- every piece equals T at its point (the evaluator's T, to 1e-12) and lies below T everywhere (a valid cut);
+- every piece equals T at its point (the evaluator's T, to 1e-12) and lies below T everywhere (a valid cut), also
+  for workloads of several pipeline stages (the piece of the slowest stage at the point);
 - the optimum found on the cut model equals the dense model's (both certified to 1e-8) on random instances of every
   loop (the oracle strategy of tests/oracle/test_scip_loops.py: latency, both dimension modes, several workloads),
   and on 16-layer workloads of distinct layers whose input- and weight-gradient collectives share a dimension (the
@@ -47,11 +48,12 @@ def solve_with_cuts(monkeypatch, inst: Instance):
         return hieropt.solve(inst)
 
 
+@pytest.mark.parametrize("stages", [False, True])  # True: several pipeline stages (T the max over them)
 @pytest.mark.parametrize("loop", TRAINING_LOOPS)
 @settings(max_examples=6, **SETTINGS)
 @given(data=st.data())
-def test_pieces_are_exact_at_their_point_and_below_everywhere(loop: str, data):
-    inst = data.draw(loop_instances(loop))
+def test_pieces_are_exact_at_their_point_and_below_everywhere(loop: str, stages: bool, data):
+    inst = data.draw(loop_instances(loop, stages=stages))
     if not supported(inst):
         with pytest.raises(ValueError, match="dense"):
             cut_model(inst)
@@ -69,11 +71,12 @@ def test_pieces_are_exact_at_their_point_and_below_everywhere(loop: str, data):
     assert cm.constant_ns <= min(truth) * (1 + 1e-12)  # T0 = T at infinite bandwidth is below T
 
 
+@pytest.mark.parametrize("stages", [False, True])
 @pytest.mark.parametrize("loop", TRAINING_LOOPS)
 @settings(max_examples=5, **SETTINGS)
 @given(data=st.data())
-def test_cut_model_optimum_equals_the_dense_one(monkeypatch, loop: str, data):
-    inst = data.draw(loop_instances(loop))
+def test_cut_model_optimum_equals_the_dense_one(monkeypatch, loop: str, stages: bool, data):
+    inst = data.draw(loop_instances(loop, stages=stages))
     dense = hieropt.solve(inst)
     cut = solve_with_cuts(monkeypatch, inst)
     assert dense.success and cut.success, cut.message

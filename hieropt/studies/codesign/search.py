@@ -14,7 +14,8 @@ file (explore's results sink, with the columns :data:`COLUMNS`), and resume from
 Each solved row reports the plan, the shape and placement, the bandwidths, the time split at the optimum of the
 slowest pipeline stage there (compute m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time, and
 the communication of every group per iteration: m x its per-micro-batch collectives + its per-iteration ones; these
-add up to the iteration time without ``overlap_dp``), the memory per NPU of the plan's fullest stage, the network cost and the proven gap.
+add up to the iteration time without ``overlap_dp``), the memory per NPU of the plan's fullest stage, the network
+cost and the proven gap.
 """
 
 from __future__ import annotations

@@ -175,7 +175,8 @@ def problem_key(instance: Instance) -> tuple:
     maximal runs of adjacent mergeable dimensions (concurrent mode only) become one column with the summed traffic;
     the columns are then sorted. The key is (D, senses and right-hand sides, sorted columns).
     """
-    return _key(instance.network, [(j.workload, j.mapping) for j in instance.jobs], unit_cost_usd_per_gbps(instance),
+    return _key(instance.network, [(w, j.mapping) for j in instance.jobs for w in j.workload.stages],
+                unit_cost_usd_per_gbps(instance),
                 instance.constraints, instance.dimension_mode)
 
 
@@ -215,5 +216,5 @@ def _candidate_key(space: ShapeSpace, cand: Candidate, net: Network | None = Non
     unit costs, when the caller has them)."""
     u = _unit_costs(space, cand.dims) if u is None else u
     net = shape_network(space, cand.dims) if net is None else net
-    jobs = [(j.workload, m) for j, m in zip(space.jobs, cand.mappings, strict=True)]
+    jobs = [(w, m) for j, m in zip(space.jobs, cand.mappings, strict=True) for w in j.workload.stages]
     return _key(net, jobs, u, space_constraints(space.constraints, cand.n_dims), space.dimension_mode)

@@ -1,0 +1,196 @@
+"""A pipelined plan's iteration time is its slowest stage's (hieropt.spec.Workload.more_stages): hand-computed answers
+for two stages where the stage with less compute is the bottleneck at low bandwidth and the one with more compute at
+high bandwidth, the old single-stage answer shown wrong there, and a shipped model's plan (Llama 3 70B with uneven
+stages) where the stage with the most compute is not the slowest at the optimum.
+
+The two stages (loop ``step``, m = 3 micro-batches, p = 2 stages: F = m + p - 1 = 4 slots; 2 x FullyConnected 2,
+tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; every size x 1e6):
+
+- H (heavy): forward compute 60 ms, a tp all-reduce of 20 MB (2 c (p - 1)/p = 20 MB on dimension 0), one pipeline
+  send of 10 MB (dimension 1): T_H = F (60 + 20/B0 + 10/B1) ms with B in GB/s and sizes in MB;
+- L (light, a middle stage): forward compute 40 ms, the same all-reduce and two sends of 10 MB:
+  T_L = F (40 + 20/B0 + 20/B1).
+
+T_L > T_H exactly when 10/B1 > 20, i.e. B1 < 0.5 GB/s. Under sum(bw) == S:
+
+- H alone is minimised at B0/B1 = sqrt(20/10): T_H* = F (60 + (sqrt 20 + sqrt 10)^2 / S), where B1 = S/(1 + sqrt 2),
+  below 0.5 for S < 1.207: the old model (the stage with the most compute only) was wrong there;
+- L alone at B0 = B1 = S/2: T_L* = F (40 + 80/S), where T_L > T_H for S < 1;
+- so for S <= 1 the optimum is L's (S = 0.5: B = (0.25, 0.25), T = 4 x 200 = 800 ms), for S >= 1.207 H's
+  (S = 10: T = 4 (60 + 5.8284) ms), and in between on the tie B1 = 0.5 (S = 1.1: B = (0.6, 0.5), T = 4 (60 + 20/0.6
+  + 20) = 453.33 ms).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hieropt
+from hieropt.io.llm import read_llm
+from hieropt.model.groups import instance_for
+from hieropt.model.timing import build_time_model
+from hieropt.spec import (
+    Collective,
+    CostClass,
+    CostModel,
+    Dimension,
+    Instance,
+    Layer,
+    LinearConstraint,
+    Mapping,
+    Network,
+    Phase,
+    StepSchedule,
+    Workload,
+)
+from hieropt.spec.space import constraint_for
+from hieropt.workloads.llm.lower import bottleneck_stage, distinct_stages
+from hieropt.workloads.llm.step import build_step
+
+ROOT = Path(__file__).resolve().parents[2]
+MB, MS = 1e6, 1e6  # bytes, ns
+F = 4
+IDLE = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
+COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0)})
+
+
+def _layer(name: str, compute_ns: float, fwd: Phase, ig: Phase = IDLE) -> Layer:
+    return Layer(name=name, forward=fwd.model_copy(update={"compute_ns": compute_ns}), input_grad=ig,
+                 weight_grad=IDLE)
+
+
+AR = Phase(compute_ns=0.0, collective=Collective.ALL_REDUCE, size_bytes=20 * MB, group="tp")
+SEND = Phase(compute_ns=0.0, collective=Collective.P2P, size_bytes=10 * MB, group="pp")
+HEAVY = Workload(name="H", layers=(_layer("h0", 60 * MS, AR, SEND),))
+LIGHT = Workload(name="L", layers=(_layer("l0", 40 * MS, AR, SEND), _layer("l1", 0.0, SEND)))
+
+
+def two_stages(S: float, stages: tuple[Workload, ...] = (LIGHT,), sense: str = "==") -> Instance:
+    """The instance of the module docstring with ``sum(bw) == S`` GB/s (or ``sense``); ``stages=()``: H alone (the
+    old model)."""
+    return Instance(
+        name="two-stages", objective="performance", training_loop="step",
+        step=StepSchedule(microbatches=3, stages=2),
+        network=Network(dims=(Dimension(block="FullyConnected", npus=2, cost_class="C"),) * 2),
+        workload=HEAVY.model_copy(update={"more_stages": stages}),
+        mapping=Mapping(forward=(2, 1), input_grad=(2, 1), weight_grad=(1, 1), groups={"tp": (2, 1), "pp": (1, 2)}),
+        cost=COST,
+        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense=sense, rhs=S, text=f"sum(bw) {sense} {S}"),))
+
+
+def test_the_evaluator_takes_the_slowest_stage_by_hand():
+    inst = two_stages(10.0)
+    low = hieropt.evaluate(inst, [1.0, 0.25])  # B1 < 0.5: the light stage with its two sends is the slowest
+    assert low.stage_times_ns == {"H": pytest.approx(F * 120 * MS, rel=1e-14), "L": pytest.approx(F * 140 * MS,
+                                                                                                   rel=1e-14)}
+    assert low.iteration_time_ns == pytest.approx(560 * MS, rel=1e-14) and low.slowest_stage == "L"
+    assert low.compute_ns == pytest.approx(F * 40 * MS, rel=1e-14)  # the slowest stage's figures
+    assert low.bytes_per_dim.tolist() == pytest.approx([3 * 20 * MB, 3 * 20 * MB], rel=1e-14)  # m = 3 x (20, 2 x 10)
+    high = hieropt.evaluate(inst, [1.0, 1.0])  # B1 > 0.5: the heavy stage
+    assert high.iteration_time_ns == pytest.approx(F * 90 * MS, rel=1e-14) and high.slowest_stage == "H"
+    assert high.stage_times_ns["L"] == pytest.approx(F * 80 * MS, rel=1e-14)
+    assert high.to_dict()["slowest_stage"] == "H" and set(high.to_dict()["stage_times_ns"]) == {"H", "L"}
+    alone = hieropt.evaluate(two_stages(10.0, ()), [1.0, 0.25])
+    assert alone.iteration_time_ns == pytest.approx(480 * MS, rel=1e-14) and alone.stage_times_ns == {}
+
+
+def test_the_light_stage_is_the_bottleneck_at_low_bandwidth():
+    sol = hieropt.solve(two_stages(0.5))
+    assert sol.success and sol.gap <= 1e-8
+    assert sol.iteration_time_ns == pytest.approx(F * 200 * MS, rel=1e-9)  # L's own optimum, T_L* = F (40 + 80/S)
+    assert sol.bw_gbps.tolist() == pytest.approx([0.25, 0.25], rel=1e-6)
+    assert sol.breakdown.slowest_stage == "L"
+    old = hieropt.solve(two_stages(0.5, ()))  # the stage with the most compute alone claims far less ...
+    r2 = 1 + math.sqrt(2)
+    assert old.iteration_time_ns == pytest.approx(F * (60 + (math.sqrt(20) + math.sqrt(10)) ** 2 / 0.5) * MS, rel=1e-9)
+    assert old.bw_gbps.tolist() == pytest.approx([0.5 * math.sqrt(2) / r2, 0.5 / r2], rel=1e-6)
+    truth = hieropt.evaluate(two_stages(0.5), old.bw_gbps).iteration_time_ns  # ... than its bandwidths give
+    assert truth == pytest.approx(F * (40 + 20 / (0.5 * math.sqrt(2) / r2) + 20 / (0.5 / r2)) * MS, rel=1e-9)
+    assert old.iteration_time_ns < sol.iteration_time_ns < truth  # 706.27 < 800 < 819.41 ms
+
+
+def test_the_heavy_stage_is_the_bottleneck_at_high_bandwidth():
+    sol = hieropt.solve(two_stages(10.0))
+    r2 = 1 + math.sqrt(2)
+    assert sol.success and sol.gap <= 1e-8
+    assert sol.iteration_time_ns == pytest.approx(F * (60 + (math.sqrt(20) + math.sqrt(10)) ** 2 / 10) * MS, rel=1e-9)
+    assert sol.bw_gbps.tolist() == pytest.approx([10 * math.sqrt(2) / r2, 10 / r2], rel=1e-6)
+    assert sol.breakdown.slowest_stage == "H"
+    assert sol.iteration_time_ns == pytest.approx(hieropt.solve(two_stages(10.0, ())).iteration_time_ns, rel=1e-9)
+
+
+def test_between_the_two_the_optimum_is_on_the_tie():
+    sol = hieropt.solve(two_stages(1.1))
+    assert sol.success and sol.gap <= 1e-8
+    assert sol.bw_gbps.tolist() == pytest.approx([0.6, 0.5], rel=1e-6)  # T_H = T_L where 10/B1 = 20
+    assert sol.iteration_time_ns == pytest.approx(F * (60 + 20 / 0.6 + 20) * MS, rel=1e-9)
+    times = sol.breakdown.stage_times_ns
+    assert times["H"] == pytest.approx(times["L"], rel=1e-6)
+
+
+def test_every_objective_sees_the_slowest_stage():
+    inst = two_stages(10.0, sense="<=")
+    bound = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=900 * MS)
+    # the cheapest network with T <= 900 ms: min B0 + B1 s.t. 20/B0 + 20/B1 <= 900/F - 40 (L binds), so
+    # B0 = B1 = b = 40/185; H then takes F (60 + 30/b) = 4 x 198.75 = 795 ms < 900
+    b = 40 / (900 / F - 40)
+    assert bound.success and bound.iteration_time_ns == pytest.approx(900 * MS, rel=1e-8)
+    assert bound.network_cost_usd == pytest.approx(4 * 2 * b, rel=1e-7)  # 4 NPUs x $1 per GB/s x (b + b)
+    assert hieropt.verify(inst, bound.bw_gbps, bound.iteration_time_ns).ok
+
+
+def test_the_time_model_is_one_max_node_over_the_stages():
+    tm = build_time_model(two_stages(1.0))
+    assert len(tm.nodes) == 1 and len(tm.nodes[0]) == 2 and tm.node_weights.tolist() == [1.0]
+    assert tm.constant_ns == 0.0 and not tm.term_weights.any()  # everything inside the max
+    for bw in ([1.0, 0.25], [1.0, 1.0], [0.3, 0.7]):
+        assert tm.time_ns(np.array(bw)) == pytest.approx(hieropt.evaluate(two_stages(1.0), bw).iteration_time_ns,
+                                                         rel=1e-14)
+    single = build_time_model(two_stages(1.0, ()))
+    assert not single.nodes  # one stage: the single-stage model, unchanged
+
+
+# ------------------------------------------------------------------------------------------- a shipped model's plan
+def _llama_uneven():
+    """Llama 3 70B (models/llama3-70b.toml: TP 8 x PP 4 x DP 128, 4,096 H100s) with stages of 18, 21, 21 and 20
+    blocks, on FullyConnected 8 x Ring 8 x Switch 64 with 500 GB/s per NPU and LIBRA's 4-D prices: the last stage
+    (20 blocks and the 128,256-token output layer, 1.06 blocks of compute) has the most compute; a middle stage
+    (21 blocks, a send each way) has 0.1 % less but one block's tensor-parallel collectives and a send more."""
+    p = read_llm(ROOT / "models/llama3-70b.toml", ["stage_layers=[18,21,21,20]"])
+    cost = hieropt.load_instance(ROOT / "instances/gpt3-plan-4d.toml").cost
+    net = Network(dims=(Dimension(block="FullyConnected", npus=8, cost_class="InterPackage"),
+                        Dimension(block="Ring", npus=8, cost_class="InterNode"),
+                        Dimension(block="Switch", npus=64, cost_class="InterPod")))
+    cons = (constraint_for("sum(bw) == 500", 3),)
+    return p, instance_for(p, net, cost, constraints=cons), instance_for(p, net, cost, constraints=cons, stage=3)
+
+
+def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
+    p, inst, heavy = _llama_uneven()
+    step = build_step(p)
+    assert bottleneck_stage(step) == 3 and distinct_stages(step) == (3, 0, 1)
+    assert [w.name for w in inst.workload.stages] == ["llama3-70b-stage3", "llama3-70b-stage0", "llama3-70b-stage1"]
+    compute = [sum(step.compute_ns(r)) for r in range(4)]
+    assert compute[3] > compute[1] > compute[0]  # 337.78 > 337.43 > 289.23 ms per micro-batch
+    sol, old = hieropt.solve(inst), hieropt.solve(heavy)
+    assert sol.success and old.success and sol.gap <= 1e-8
+    assert sol.breakdown.slowest_stage == "llama3-70b-stage1"
+    truth = hieropt.evaluate(inst, old.bw_gbps)  # the old answer's bandwidths, every stage counted
+    assert truth.slowest_stage == "llama3-70b-stage1"
+    # the old optimum (stage 3 alone) claimed 7,634.88 ms; its bandwidths give 7,690.80 ms; the optimum is 7,686.39
+    assert old.iteration_time_ns == pytest.approx(7634.883e6, rel=1e-6)
+    assert truth.iteration_time_ns == pytest.approx(7690.800e6, rel=1e-6)
+    assert sol.iteration_time_ns == pytest.approx(7686.388e6, rel=1e-6)
+    assert old.iteration_time_ns < sol.iteration_time_ns < truth.iteration_time_ns
+    # no random design on the budget beats the certified optimum
+    rng = np.random.default_rng(0)
+    designs = np.vstack([rng.dirichlet(np.ones(3), 2000) * 500,
+                         sol.bw_gbps + rng.normal(0.0, 0.5, (2000, 3)) * np.array([1.0, 1.0, 0.0])])
+    designs[2000:, 2] = 500 - designs[2000:, 0] - designs[2000:, 1]
+    designs = designs[(designs > 0).all(axis=1)]
+    best = min(hieropt.evaluate(inst, b).iteration_time_ns for b in designs)
+    assert best >= sol.lower_bound_ns * (1 - 1e-12)
