@@ -20,7 +20,8 @@ import numpy as np
 
 from ..spec import Instance
 from .loops import p2p_row
-from .traffic import phase_latency, phase_traffic, stage_jobs
+from .stages import stage_jobs
+from .traffic import phase_latency, phase_traffic
 
 __all__ = ["JobArrays", "job_arrays", "time_piece", "supported"]
 

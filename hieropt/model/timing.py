@@ -54,6 +54,7 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,9 @@ from ..errors import InputError
 from ..spec import PHASES, Instance
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
-from .terms import Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic, stage_jobs
+from .stages import add_slowest_stage, stage_rows
+from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
+from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic
 
 
 def build_time_model(instance: Instance) -> TimeModel:
@@ -132,40 +134,26 @@ def _tables(instance: Instance) -> list:
 
 def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
     """Add ``weight`` x one workload's T, by its training loop, to the builder; a workload of several pipeline
-    stages adds ``weight`` x the max over its stages of each stage's T (:func:`_add_stages`)."""
-    stages = stage_jobs(job)
-    if len(stages) > 1:
-        _add_stages(b, instance, stages, weight)
-    else:
-        _add_stage(b, instance, job, weight)
-
-
-def _add_stage(b: TermBuilder, instance: Instance, job, weight: float) -> None:
-    """Add ``weight`` x the T of ``job``'s workload's own layers (one stage) to the builder."""
+    stages adds ``weight`` x the max over its stages of each stage's T
+    (:func:`hieropt.model.stages.add_slowest_stage`), every stage's collectives registered at once
+    (:func:`hieropt.model.stages.stage_rows`)."""
+    rows = None
+    if job.workload.more_stages:
+        job, rows = stage_rows(job)
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
     table = job.workload.table
     refs = phase_refs(b, traffic, latency, phase_classes(table))
-    LOOPS[instance.training_loop](b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
-                                  float(table.update_ns.sum()))
+    loop = LOOPS[instance.training_loop]
+    if rows is None:
+        loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency), float(table.update_ns.sum()))
+        return
 
+    def add(s: int) -> None:
+        r = rows[s]
+        loop(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), 1.0, instance,
+             DimRefs(b, traffic[r], latency[r]), float(table.update_ns[r].sum()))
 
-def _add_stages(b: TermBuilder, instance: Instance, stages: tuple, weight: float) -> None:
-    """Add ``weight`` x max_s T_s to the builder, T_s the time of stage s under the training loop. Each loop adds
-    an affine function of the collective terms and max nodes (constant, linear weights, weights of root nodes), so
-    each stage's T_s is captured as one :class:`~hieropt.model.terms.Piece`: the builder's constant, linear
-    weights and node weights are set aside, the loop adds the stage with weight 1, what it added becomes the piece
-    (its nodes enter the piece with the weight the loop gave them, and keep weight 0 in T), and the builder is
-    restored. T = max over the pieces is then one more max node (convex: a max of non-decreasing affine functions
-    of tau and y)."""
-    pieces = []
-    for job in stages:
-        constant, linear, node_w = b.constant, b.linear, b.node_w
-        b.constant, b.linear, b.node_w = 0.0, {}, list(node_w)
-        _add_stage(b, instance, job, 1.0)
-        nodes = [(v, w - (node_w[v] if v < len(node_w) else 0.0)) for v, w in enumerate(b.node_w)]
-        pieces.append((b.constant, [(k, a) for k, a in b.linear.items() if a], [(v, a) for v, a in nodes if a]))
-        b.constant, b.linear, b.node_w = constant, linear, node_w + [0.0] * (len(b.node_w) - len(node_w))
-    b.node(pieces, weight)
+    add_slowest_stage(b, len(rows), add, weight)
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:
@@ -284,8 +272,9 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     p2p = p2p_row(instance) if pipe else None
     positive = bool(bw.min() > 0) if D else True
     stage_times: dict[str, float] = {}
+    latency_free = not any(d.latency_ns for d in instance.network.dims)
     for job in instance.jobs:
-        runs = [_stage_run(instance, stage, bw, execs, p2p_count, p2p, positive) for stage in stage_jobs(job)]
+        runs = _stage_runs(instance, job, bw, execs, p2p_count, p2p, positive, latency_free)
         r = max(runs, key=lambda x: x.T)  # the slowest stage (the first of equals): every figure is its
         if len(runs) > 1:
             for stage, x in zip(job.workload.stages, runs, strict=True):
@@ -294,10 +283,11 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         w = job.weight
         by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + r.T
         total += w * r.T
-        compute_total += w * r.T0
+        compute_total += w * loop_time(instance.training_loop, r.C, np.zeros_like(r.coll), 0.0, instance,
+                                       np.zeros_like(r.per_dim), r.U)
         for p, v in zip(PHASES, (r.coll.sum(axis=0) * execs).tolist(), strict=True):
             by_phase[p] += w * v
-        bytes_per_dim += w * r.bytes
+        bytes_per_dim += w * _bytes(r.traffic, execs, p2p_count, p2p)
         if pipe:
             p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
             busy += w * (np.einsum("ljd,j->d", r.per_dim, execs) + p2p_count * p2p_dim_ns)
@@ -331,45 +321,66 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Run:
-    """One stage at one bandwidth vector: T and T without communication (ns), collective times (L, 3) and busy
-    times (L, 3, D) ns, bytes per dimension per iteration (D,), the pipeline send's time (ns)."""
+    """One stage at one bandwidth vector: T (ns), collective times (L, 3) and busy times (L, 3, D) ns, the pipeline
+    send's time (ns), its traffic (L, 3, D) bytes, compute (L, 3) and optimizer step (ns) ns."""
 
     T: float
-    T0: float
     coll: np.ndarray
     per_dim: np.ndarray
-    bytes: np.ndarray
     p2p_ns: float
+    traffic: np.ndarray
+    C: np.ndarray
+    U: float
 
 
-def _stage_run(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
-               p2p: tuple[np.ndarray, np.ndarray] | None, positive: bool) -> _Run:
-    """One stage's (``job``'s workload's own layers) time and figures at ``bw``, layer by layer (:func:`evaluate`).
+def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
+                p2p: tuple[np.ndarray, np.ndarray] | None, positive: bool, latency_free: bool = False) -> list[_Run]:
+    """Every stage's (:attr:`hieropt.spec.Workload.stages`) time at ``bw``, layer by layer (:func:`evaluate`): the
+    stages' layers in one array (:func:`hieropt.model.stages.stage_rows`), each stage's time from its rows by the
+    loop's formula.
 
     Raises:
-        InputError: a dimension the stage loads has no bandwidth.
+        InputError: a dimension a stage loads has no bandwidth.
     """
     mode = instance.dimension_mode
+    rows = None
+    if job.workload.more_stages:
+        job, rows = stage_rows(job)
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
-    job_bytes = np.einsum("ljd,j->d", traffic, execs)
-    if p2p is not None:
-        job_bytes = job_bytes + p2p_count * p2p[0]
-    starved = (bw == 0) & (job_bytes > 0)
-    if starved.any():
-        d = int(np.flatnonzero(starved)[0])
-        raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries {job_bytes[d]:.6g} bytes per "
-                         "iteration", "give it a positive bandwidth")
+    table = job.workload.table
+    rows = rows or (slice(0, traffic.shape[0]),)
+    if not positive:
+        for r in rows:
+            starved = (bw == 0) & (_bytes(traffic[r], execs, p2p_count, p2p) > 0)
+            if starved.any():
+                d = int(np.flatnonzero(starved)[0])
+                raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries "
+                                 f"{_bytes(traffic[r], execs, p2p_count, p2p)[d]:.6g} bytes per iteration",
+                                 "give it a positive bandwidth")
     # (L, 3, D); every bandwidth positive: no 0/0 to guard (traffic >= 0), the common case
-    per_dim = (traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)) + latency
-    coll = per_dim.sum(axis=2) if mode == "sequential" else per_dim.max(axis=2)  # (L, 3)
+    per_dim = traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)
+    if not latency_free:  # (without latency on any dimension the latency rows are zeros)
+        per_dim = per_dim + latency
+    if mode == "sequential":
+        coll = per_dim.sum(axis=2)  # (L, 3)
+    else:  # (the max over the few dimensions as D - 1 element-wise maxima: numpy's reduction over a short last
+        coll = reduce(np.maximum, [per_dim[:, :, d] for d in range(per_dim.shape[2])])  # axis is 5-8x slower)
     p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0]) if p2p is not None else 0.0
-    C = job.workload.table.compute_ns
-    U = float(job.workload.table.update_ns.sum())
-    T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
-    T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, np.zeros_like(per_dim), U)
-    return _Run(T, T0, coll, per_dim, job_bytes, p2p_ns)
+    out = []
+    for r in rows:
+        C, U = table.compute_ns[r], float(table.update_ns[r].sum())
+        T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U)
+        out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U))
+    return out
+
+
+def _bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
+           p2p: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Bytes per dimension per iteration of a stage's collectives (and the pipeline loop's sends), (D,)."""
+    out = np.einsum("ljd,j->d", traffic, execs)
+    return out + p2p_count * p2p[0] if p2p is not None else out
 
 
 __all__ = ["TimeModel", "Piece", "Breakdown", "LOOPS", "build_time_model", "evaluate"]

@@ -111,17 +111,6 @@ TABLES_KEPT = 12
 to three distinct pipeline stages, and the search alternates between plans."""
 
 
-def stage_jobs(job: Job) -> tuple[Job, ...]:
-    """One :class:`~hieropt.spec.Job` per pipeline stage of ``job``'s workload
-    (:attr:`hieropt.spec.Workload.stages`), each with the job's mapping and weight: ``(job,)`` for a workload of one
-    stage. Computed once per job."""
-    w = job.workload
-    if not w.more_stages:
-        return (job,)
-    return job.memo("_stage_jobs", (w, job.mapping, job.weight), lambda: tuple(
-        Job.model_construct(workload=s, mapping=job.mapping, weight=job.weight) for s in w.stages))
-
-
 def collective_codes(table) -> np.ndarray:
     """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
     :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept)."""
@@ -304,6 +293,8 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
     table = job.workload.table
     dims = instance.network.dims
     lat = tuple(d.latency_ns * instance.chunks for d in dims)
+    if not any(lat):  # no dimension has latency (the common case): one shared array of zeros per shape
+        return _zeros(table.size_bytes.shape[0], len(dims))
     algos = tuple(d.collective_algorithm for d in dims)
     names = tuple(sorted(job.workload.named_groups))
     key = (lat, algos) + tuple(job.mapping.group(p) for p in PHASES) + tuple(
@@ -335,6 +326,13 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
 
 
 _LATENCY = Kept()
+
+
+@lru_cache(maxsize=64)
+def _zeros(L: int, D: int) -> np.ndarray:
+    out = np.zeros((L, 3, D))
+    out.flags.writeable = False
+    return out
 
 
 @dataclass(frozen=True)

@@ -203,11 +203,13 @@ class Workload(Frozen):
     def table(self) -> PhaseTable:
         """The layers as numpy arrays, built once per layers object (used by the traffic model and the evaluator; a
         copy with other layers, e.g. ``model_copy(update={"layers": ...})``, gets its own)."""
-        if isinstance(self.layers, LayerTable):
-            return self.layers.phase_table()
         cached = self.__dict__.get("_table_of")
         if cached is not None and cached[0] is self.layers:
             return cached[1]
+        if isinstance(self.layers, LayerTable):
+            table = self.layers.phase_table()
+            self.__dict__["_table_of"] = (self.layers, table)
+            return table
         table = LayerTable.from_layers(self.layers).phase_table()
         self.__dict__["_table_of"] = (self.layers, table)
         return table

@@ -145,13 +145,25 @@ def test_every_objective_sees_the_slowest_stage():
 
 def test_the_time_model_is_one_max_node_over_the_stages():
     tm = build_time_model(two_stages(1.0))
-    assert len(tm.nodes) == 1 and len(tm.nodes[0]) == 2 and tm.node_weights.tolist() == [1.0]
-    assert tm.constant_ns == 0.0 and not tm.term_weights.any()  # everything inside the max
+    # T = F (40 + 20/B0 + 10/B1) + max(F 20, F 10/B1) ms: what both stages share is linear, the max node holds
+    # what differs (H: 20 ms more compute; L: one send more)
+    assert tm.constant_ns == pytest.approx(F * 40 * MS, rel=1e-15)
+    assert len(tm.nodes) == 1 and tm.node_weights.tolist() == [1.0]
+    (h, lt), = [sorted(tm.nodes[0], key=lambda p: -p.const_ns)]
+    assert h.const_ns == pytest.approx(F * 20 * MS, rel=1e-15) and h.terms == () and lt.const_ns == 0.0
+    (k, a), = lt.terms
+    assert (a * tm.terms_bytes[k]).tolist() == pytest.approx([0.0, F * 10 * MB], rel=1e-15)
     for bw in ([1.0, 0.25], [1.0, 1.0], [0.3, 0.7]):
         assert tm.time_ns(np.array(bw)) == pytest.approx(hieropt.evaluate(two_stages(1.0), bw).iteration_time_ns,
                                                          rel=1e-14)
     single = build_time_model(two_stages(1.0, ()))
     assert not single.nodes  # one stage: the single-stage model, unchanged
+    # a stage at least another in every entry (L' = H and one more send) is the slowest at every bandwidth: H
+    # drops out of the max and the model is linear
+    slow = LIGHT.model_copy(update={"layers": (_layer("l0", 60 * MS, AR, SEND), _layer("l1", 0.0, SEND))})
+    dominated = build_time_model(two_stages(1.0, (slow,)))
+    assert not dominated.nodes
+    assert dominated.time_ns(np.array([1.0, 0.25])) == pytest.approx(F * (60 + 20 + 80) * MS, rel=1e-14)
 
 
 # ------------------------------------------------------------------------------------------- a shipped model's plan

@@ -15,8 +15,9 @@ from hieropt.io.instance import load_instance
 from hieropt.model import terms
 from hieropt.model.groups import instance_for, place_lowest, plan_groups
 from hieropt.model.memory import memory, stage_activation_bytes, stage_memory
+from hieropt.model.stages import stage_jobs
 from hieropt.model.timing import build_time_model
-from hieropt.model.traffic import phase_classes, phase_latency, phase_traffic, stage_jobs
+from hieropt.model.traffic import phase_classes, phase_latency, phase_traffic
 from hieropt.spec import Instance
 from hieropt.spec.design import DesignMatrix
 from hieropt.spec.space import constraint_for
@@ -309,11 +310,16 @@ def test_design_matrix_and_constraints_shared():
 
 
 def _split_by_layer(inst, bw):
-    """The time split of :func:`split_ns`, phase by phase and layer by layer in Python (its former code)."""
+    """The time split of :func:`split_ns`, phase by phase and layer by layer in Python (its former code), of the
+    slowest stage at ``bw``."""
     from hieropt.model.terms import collective_times
 
-    st, table = inst.step, inst.workload.table
-    coll = collective_times(phase_traffic(inst), phase_latency(inst), bw, inst.dimension_mode)
+    from hieropt.model.timing import evaluate
+
+    slowest = evaluate(inst, bw).slowest_stage  # (a plan with pp > 1: the slowest stage at bw; else the workload)
+    job = next(j for j in stage_jobs(inst.jobs[0]) if slowest is None or j.workload.name == slowest)
+    st, table = inst.step, job.workload.table
+    coll = collective_times(phase_traffic(inst, job), phase_latency(inst, job), bw, inst.dimension_mode)
     C, U = float(table.compute_ns.sum()), float(table.update_ns.sum())
     per_micro = C + float(coll[:, :2].sum())
     by_group: dict[str, float] = {}

@@ -124,8 +124,26 @@ def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
 def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
     """(T0_s ns, V_s bytes) of every stage of plan ``p`` (module docstring) that no other stage exceeds in both,
     each once, the stage with the most compute first: T_lb = max over them of T0_s + V_s / S_cap."""
-    pairs = [(plan_compute_ns(p, step, r), plan_volume_bytes(p, step, r)) for r in range(len(step.stages))]
-    first = pairs[bottleneck_stage(step)]
+    r0 = bottleneck_stage(step)
+    pl = p.plan
+    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
+    sizes, overlap = step.group_sizes, pl.overlap_grad_reduce
+    per_op: dict[int, float] = {}  # an op's weighted volume by identity (a step's blocks share their templates)
+
+    def volume(op) -> float:
+        v = per_op.get(id(op))
+        if v is None:
+            v = per_op[id(op)] = sum([((0.0 if overlap else 1.0) if c.per_iteration else F)
+                                      * _volume(c.kind, c.size_bytes, sizes[c.group]) for c in op.comms])
+        return v
+
+    first = (plan_compute_ns(p, step, r0), plan_volume_bytes(p, step, r0))
+    pairs, seen = [first], {tuple(map(id, step.stages[r0].ops))}
+    for r, stage in enumerate(step.stages):  # stages of the same layer objects (without names: equal stages) once
+        key = tuple(map(id, stage.ops))
+        if key not in seen:
+            seen.add(key)
+            pairs.append((plan_compute_ns(p, step, r), sum([volume(op) for op in stage.ops])))
     out = [first]
     for t, v in sorted(set(pairs), key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
         if (t, v) != first and v > max((o[1] for o in out if o[0] >= t), default=-1.0):
@@ -239,6 +257,7 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     for pc in plans.fitting:
         sums = build_step(pc.params, names=False)  # (its layers' values, in order: the sums of pc.step)
         bounds = plan_time_bounds(pc.params, sums)
+        t_lbs: dict[float, float] = {}  # the time bound on each bandwidth cap (shapes of one dimension count share)
         groups = tuple(plan_groups(pc.params))
         mem = pc.memory.peak.total_bytes
         if groups not in per_shape:
@@ -248,7 +267,9 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
             per_shape[groups] = [placed[sizes, groups] for _, _, sizes, _, _ in shaped]
         for (sid, net, _, cap, c_lb), options in zip(shaped, per_shape[groups], strict=True):
             prefix = f"{pc.id} | {sid} | "
-            t_lb = time_bound_ns(bounds, cap)
+            t_lb = t_lbs.get(cap)
+            if t_lb is None:
+                t_lb = t_lbs[cap] = time_bound_ns(bounds, cap)
             bound = t_lb if c_lb is None else t_lb * c_lb if objective == "performance_per_cost" else c_lb
             if isinstance(options, str):
                 skipped.append((f"{pc.id} | {sid}", options))

@@ -37,9 +37,10 @@ from pydantic import ValidationError
 from ...errors import HieroptError, InputError, NoSolutionError
 from ...io.common import validation_error
 from ...model.groups import instance_for
+from ...model.stages import stage_jobs
 from ...model.terms import collective_times
 from ...model.timing import evaluate
-from ...model.traffic import phase_latency, phase_traffic, stage_jobs
+from ...model.traffic import phase_latency, phase_traffic
 from ...spec.overrides import with_targets
 from ...spec.space import constraint_for
 from ...workloads.llm.space import CodesignSpace

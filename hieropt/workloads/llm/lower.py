@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 
-from ...spec import Collective, Layer, Phase, StepSchedule, Workload, WorkloadHeader
+import numpy as np
+
+from ...spec import Collective, Layer, LayerTable, Phase, StepSchedule, Workload, WorkloadHeader
 from .params import LLMParams
 from .step import STEP_PHASES, Op, Step, build_step
 
@@ -39,20 +41,36 @@ def _phase(compute_ns: float, comm) -> Phase:
                  group=comm.group)
 
 
-def _layers(op: Op, rate: float) -> list[Layer]:
+def _rows(op: Op, rate: float) -> list[tuple[str, tuple[float, float, float], list, float]]:
+    """The layers of ``op``: (name, compute ns per phase, collective per phase or None, optimizer ns) each."""
     by_phase = defaultdict(list)
     for c in op.comms:
         by_phase[c.phase].append(c)
     compute = (op.flops[0] / rate, (op.flops[1] + op.recompute_flops) / rate, op.flops[2] / rate)
     rows = max([1] + [len(v) for v in by_phase.values()])
-    out = []
-    for k in range(rows):
-        comms = [by_phase[ph][k] if k < len(by_phase[ph]) else None for ph in STEP_PHASES]
-        c = compute if k == 0 else (0.0, 0.0, 0.0)
-        out.append(Layer(name=op.name if k == 0 else f"{op.name}+{k}", forward=_phase(c[0], comms[0]),
-                         input_grad=_phase(c[1], comms[1]), weight_grad=_phase(c[2], comms[2]),
-                         update_ns=op.update_ns if k == 0 else 0.0))
-    return out
+    return [(op.name if k == 0 else f"{op.name}+{k}", compute if k == 0 else (0.0, 0.0, 0.0),
+             [by_phase[ph][k] if k < len(by_phase[ph]) else None for ph in STEP_PHASES],
+             op.update_ns if k == 0 else 0.0) for k in range(rows)]
+
+
+def _layers(op: Op, rate: float) -> list[Layer]:
+    return [Layer(name=name, forward=_phase(c[0], comms[0]), input_grad=_phase(c[1], comms[1]),
+                  weight_grad=_phase(c[2], comms[2]), update_ns=u) for name, c, comms, u in _rows(op, rate)]
+
+
+_KIND = {k.value: i for i, k in enumerate(LayerTable.KINDS)}
+
+
+def _table(ops, rate: float) -> LayerTable:
+    """The layers of ``ops`` as columns (:class:`~hieropt.spec.LayerTable`): the values of :func:`_layers`, without
+    a model object per layer."""
+    rows = [row for op in ops for row in _rows(op, rate)]
+    comms = [r[2] for r in rows]
+    return LayerTable([r[0] for r in rows], [r[1] for r in rows],
+                      [[0.0 if c is None else c.size_bytes for c in cs] for cs in comms],
+                      [[0 if c is None else _KIND[c.kind] for c in cs] for cs in comms],
+                      update_ns=[r[3] for r in rows],
+                      groups=np.array([[None if c is None else c.group for c in cs] for cs in comms], dtype=object))
 
 
 def bottleneck_stage(step: Step) -> int:
@@ -122,14 +140,19 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
 
 def lower_plan(step: Step) -> Workload:
     """The plan of ``step`` as a hieropt workload: :func:`bottleneck_stage` lowered (:func:`lower_stage`), with the
-    other :func:`distinct_stages` as its :attr:`~hieropt.spec.Workload.more_stages` (none for pp = 1), so that
-    every training loop times the plan by its slowest stage."""
+    other :func:`distinct_stages` as its :attr:`~hieropt.spec.Workload.more_stages` (none for pp = 1; their layers,
+    those of :func:`lower_stage`, held as columns), so that every training loop times the plan by its slowest
+    stage."""
     first, *rest = distinct_stages(step)
     w = lower_stage(step, first)
     if not rest:
         return w
-    return Workload(name=w.name, layers=w.layers, header=w.header,
-                    more_stages=tuple(lower_stage(step, r) for r in rest))
+    rate, name = step.params.npu.flops_per_ns, step.params.workload_name
+    more = []
+    for r in rest:  # (as columns: the same layers as lower_stage's)
+        table = _table(step.stages[r].ops, rate)
+        more.append(Workload(name=f"{name}-stage{r}", layers=table, header=header(step.params, len(table))))
+    return Workload(name=w.name, layers=w.layers, header=w.header, more_stages=tuple(more))
 
 
 STAGE_WORKLOADS = 256

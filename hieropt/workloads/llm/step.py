@@ -46,6 +46,7 @@ bytes per parameter at the HBM bandwidth (0 ns when the NPU gives none).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 from .counts import (
     attention_core_flops,
@@ -159,11 +160,7 @@ def _chunks(p: LLMParams) -> list[list[range]]:
     """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th chunk."""
     pl, L = p.plan, p.model.layers
     if pl.stage_layers is not None:
-        out, start = [], 0
-        for n in pl.stage_layers:
-            out.append([range(start, start + n)])
-            start += n
-        return out
+        return [[range(end - n, end)] for n, end in zip(pl.stage_layers, accumulate(pl.stage_layers), strict=True)]
     v = pl.virtual_stages
     per = L // (pl.pp * v)
     return [[range((j * pl.pp + r) * per, (j * pl.pp + r + 1) * per) for j in range(v)] for r in range(pl.pp)]
@@ -311,10 +308,12 @@ def _output_op(p: LLMParams) -> Op:
     return _op(p, "output", "output", None, output_flops(p), 0, output_params(p), 0, comms)
 
 
-def _with(op: Op, comm: Comm) -> Op:
-    """``op`` with one more collective: ``dataclasses.replace`` as ``copy.copy`` does it (``__dict__`` set at once)."""
+def _with(op: Op, comm: Comm, memo: dict | None = None) -> Op:
+    """``op`` with one more collective (``dataclasses.replace`` as ``copy.copy`` does it); ``memo``: one per pair."""
+    if memo is not None and (hit := memo.get((id(op), id(comm)))) is not None:
+        return hit
     _set(new := _new(Op), "__dict__", {**op.__dict__, "comms": op.comms + (comm,)})
-    return new
+    return new if memo is None else memo.setdefault((id(op), id(comm)), new)
 
 
 def build_step(p: LLMParams, names: bool = True) -> Step:
@@ -323,7 +322,7 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
     Args:
         p: validated model, plan, NPU and precision.
         names: False: each block's layers are its kind's template (one object, named ``attn`` / ``mlp`` / ``moe``,
-            block -1), not copies: the same values in the same order, for sums over a stage (the co-design bounds).
+            block -1; one per send), not copies: the same values in the same order, for sums over a stage.
 
     Returns:
         a :class:`Step`; formulas and sources in the module docstring and :mod:`hieropt.workloads.llm.counts`.
@@ -339,6 +338,7 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
                "tied-embedding gradient exchange between the first and last stage")
     stages = []
     cache: dict[bool, list[Op]] = {}
+    sent = None if names else {}  # (without names, a template with a send is one object too)
     for r, stage_chunks in enumerate(chunks):
         ops: list[Op] = []
         edge = None  # the stage's first embedding or output layer
@@ -350,9 +350,9 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
             if c == last_chunk:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
-                chunk[-1] = _with(chunk[-1], fwd)
+                chunk[-1] = _with(chunk[-1], fwd, sent)
             if pl.pp > 1 and c != 0:
-                chunk[0] = _with(chunk[0], bwd)
+                chunk[0] = _with(chunk[0], bwd, sent)
             if edge is None and (c == 0 or c == last_chunk):
                 edge = len(ops) if c == 0 else len(ops) + len(chunk) - 1
             ops += chunk
