@@ -20,19 +20,36 @@ __all__ = ["add_slowest_stage", "stage_jobs", "stage_rows"]
 def stage_jobs(job: Job) -> tuple[Job, ...]:
     """One :class:`~hieropt.spec.Job` per pipeline stage of ``job``'s workload
     (:attr:`hieropt.spec.Workload.stages`), each with the job's mapping and weight: ``(job,)`` for a workload of one
-    stage. Computed once per job."""
+    stage. Computed once per workload, mapping and weight."""
     w = job.workload
     if not w.more_stages:
         return (job,)
-    return job.memo("_stage_jobs", (w, job.mapping, job.weight), lambda: tuple(
+    return _kept("stages", w, job, lambda: tuple(
         Job.model_construct(workload=s, mapping=job.mapping, weight=job.weight) for s in w.stages))
+
+
+_JOBS: dict[tuple, tuple] = {}  # (kind, ids of workload and mapping, weight) -> ((workload, mapping), value)
+
+
+def _kept(kind: str, w: Workload, job: Job, build: Callable[[], object]):
+    """``build()`` kept by the identity of ``w`` and ``job.mapping`` and by ``job.weight``: a sweep's instances
+    (a new job each) share their workloads and mappings."""
+    key = (kind, id(w), id(job.mapping), job.weight)
+    hit = _JOBS.get(key)
+    if hit is not None and hit[0][0] is w and hit[0][1] is job.mapping:
+        return hit[1]
+    if len(_JOBS) >= 4096:
+        _JOBS.clear()
+    value = build()
+    _JOBS[key] = ((w, job.mapping), value)
+    return value
 
 
 def stage_rows(job: Job) -> tuple[Job, tuple[slice, ...]]:
     """For a workload of several stages: a :class:`~hieropt.spec.Job` (the job's mapping and weight) whose workload
     holds the layers of every stage, stage after stage, as columns, and the rows of each stage in it; the time model
     and the evaluator find every stage's traffic, latency and equal phases at once from it (the stages share most
-    of their layers). Built once per workload (the job once per job)."""
+    of their layers). Built once per workload (the job once per workload, mapping and weight)."""
     w = job.workload
 
     def build() -> tuple[Workload, tuple[slice, ...]]:
@@ -46,7 +63,7 @@ def stage_rows(job: Job) -> tuple[Job, tuple[slice, ...]]:
         return whole, rows
 
     combined, rows = w.memo("_stage_rows", (w.layers, w.more_stages), build)
-    return job.memo("_stage_rows_job", (combined, job.mapping, job.weight), lambda: (
+    return _kept("rows", combined, job, lambda: (
         Job.model_construct(workload=combined, mapping=job.mapping, weight=job.weight), rows))
 
 

@@ -139,9 +139,8 @@ class Bound(Frozen):
     @model_validator(mode="after")
     def _ordered(self) -> Bound:
         if self.upper_gbps is not None and self.upper_gbps < self.lower_gbps:
-            raise ValueError(
-                f"lower_gbps {self.lower_gbps} exceeds upper_gbps {self.upper_gbps}; fix: swap or widen the bounds"
-            )
+            raise ValueError(f"lower_gbps {self.lower_gbps} exceeds upper_gbps {self.upper_gbps}; fix: swap or "
+                             "widen the bounds")
         return self
 
 
@@ -169,10 +168,8 @@ def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
     named = [(f"groups.{k}", g) for k, g in mapping.groups.items()]
     for key, g in [(phase, mapping.group(phase)) for phase in PHASES] + named:
         if len(g) != D:
-            raise ValueError(
-                f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; "
-                f"fix: give one group size per dimension"
-            )
+            raise ValueError(f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; fix: give one "
+                             "group size per dimension")
         for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
             if p > dim.npus:
                 raise ValueError(
@@ -293,7 +290,9 @@ class Instance(Frozen):
         objs = (self.mapping, self.network, self.workload)  # (checked once per these objects: a sweep repeats them)
         if _CHECKED.get(key := (*map(id, objs), self.dimension_mode)) != objs:  # (tuples compare by identity first)
             _check_mapping(self.mapping, self.network, "mapping")
-            _check_job(self.workload, self.mapping, "mapping", self.dimension_mode)
+            if _CHECKED.get(job := (id(self.mapping), id(self.workload), self.dimension_mode)) != objs[::2]:
+                _check_job(self.workload, self.mapping, "mapping", self.dimension_mode)  # (not the network's)
+                _CHECKED[job] = objs[::2]
             _CHECKED.clear() if len(_CHECKED) >= 4096 else None
             _CHECKED[key] = objs
         for j, job in enumerate(self.more_workloads):
