@@ -134,7 +134,7 @@ def scip_near_cheapest(inst: hieropt.Instance) -> tuple[np.ndarray, float]:
             m.addCons(z >= e)
         return z
 
-    (weight, traffic, latency, C), = _rows(inst)
+    (weight, ((traffic, latency, C, _),)), = _rows(inst)  # (one workload of one stage)
     assert not latency.any() and inst.dimension_mode == "concurrent"
     L = traffic.shape[0]
     S_ = [[[float(traffic[lay, j, d] / unit) * t[d] if traffic[lay, j, d] > 0 else 0.0 for d in range(D)]
