@@ -158,3 +158,23 @@ def test_bundle_refuses_p2p_and_named_groups(tmp_path):
                                       "mapping": Mapping(forward=(4, 1), input_grad=(4, 1), weight_grad=(1, 8),
                                                          groups={"tp": (4, 1)})})
     _refused(inst, tmp_path, "workload w", "named groups (tp)")
+
+
+def test_bundle_refuses_several_pipeline_stages(tmp_path):
+    """A workload with further pipeline stages (hieropt.spec.Workload.more_stages) is timed by its slowest stage;
+    a trace states one workload for every NPU, so the bundle would simulate one stage and compare it with the
+    slowest's time: refused (the network file alone is still written), and the one stage exports as before."""
+    from hieropt.io.astrasim1 import format_workload
+
+    layers = [Layer(name="l0", forward=ph(100.0, "ALLREDUCE", 1e6), input_grad=ph(100.0, "ALLREDUCE", 1e6),
+                    weight_grad=ph(100.0, "ALLREDUCE", 1e6))]
+    slow = [Layer(name="l0", forward=ph(900.0, "ALLREDUCE", 1e6), input_grad=ph(100.0, "ALLREDUCE", 1e6),
+                  weight_grad=ph(100.0, "ALLREDUCE", 1e6))]
+    base = make_instance([("Ring", 4), ("Switch", 8)], layers, (4, 1), (4, 1), (1, 8))
+    two = base.model_copy(update={"workload": base.workload.model_copy(update={
+        "more_stages": (base.workload.model_copy(update={"name": "w-stage1", "layers": tuple(slow)}),)})})
+    assert hieropt.evaluate(two, [100.0, 100.0]).slowest_stage == "w-stage1"
+    _refused(two, tmp_path, "workload w", "2 distinct pipeline stages")
+    write_bundle(base, [100.0, 100.0], tmp_path / "one")  # the stage alone: as before
+    with pytest.raises(InputError, match="more_stages: 2 distinct pipeline stages have no ASTRA-sim 1.0 text form"):
+        format_workload(two.workload)

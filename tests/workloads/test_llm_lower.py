@@ -174,3 +174,28 @@ def test_stage_workload_is_lowered_once_per_plan_and_stage():
     assert stage_workload(p, 0) != stage_workload(p, 1)
     other = instance_for(params(zero_stage=1), _net(2, 4), COST)
     assert other.workload is not a.workload and other.workload != a.workload
+
+
+def test_a_plan_lowers_every_distinct_stage():
+    """pp = 4 with one block per stage: the first stage holds the embedding and sends forward only, the last the
+    output layer and sends backward only, the two middle stages send both ways and lower to the same values (one
+    of them is kept). The workload is the stage with the most compute (the last: its output layer) with the first
+    and a middle stage as further stages, each equal to lowering that stage alone."""
+    from hieropt.workloads.llm.lower import distinct_stages, stage_key
+
+    p = params(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=16)
+    step = build_step(p)
+    assert stage_key(step, 1) == stage_key(step, 2) != stage_key(step, 0)
+    assert bottleneck_stage(step) == 3 and distinct_stages(step) == (3, 0, 1)
+    w = lower_plan(step)
+    assert [s.name for s in w.stages] == ["tiny-stage3", "tiny-stage0", "tiny-stage1"]
+    assert w.model_copy(update={"more_stages": ()}) == lower_stage(step, 3)
+    for s, r in zip(w.more_stages, (0, 1), strict=True):
+        assert s == lower_stage(step, r)  # (the further stages as columns, the same layers)
+    sends = {r: [(c.phase, c.kind) for op in step.stages[r].ops for c in op.comms if c.group == "pp"]
+             for r in range(4)}
+    assert sends == {0: [("forward", "P2P")], 1: [("input_grad", "P2P"), ("forward", "P2P")],
+                     2: [("input_grad", "P2P"), ("forward", "P2P")], 3: [("input_grad", "P2P")]}
+    assert sum(step.compute_ns(3)) > sum(step.compute_ns(1)) > sum(step.compute_ns(0))
+    assert lower_plan(build_step(params())).more_stages  # pp = 2: the first stage differs from the last
+    assert not lower_plan(build_step(params(pp=1, dp=4))).more_stages  # pp = 1: one stage
