@@ -196,6 +196,6 @@ def test_a_plan_lowers_every_distinct_stage():
              for r in range(4)}
     assert sends == {0: [("forward", "P2P")], 1: [("input_grad", "P2P"), ("forward", "P2P")],
                      2: [("input_grad", "P2P"), ("forward", "P2P")], 3: [("input_grad", "P2P")]}
-    assert sum(step.compute_ns(3)) > sum(step.compute_ns(1)) > sum(step.compute_ns(0))
+    assert sum(step.compute_ns(3)) > sum(step.compute_ns(1)) == sum(step.compute_ns(0))  # (embedding: no FLOPs)
     assert lower_plan(build_step(params())).more_stages  # pp = 2: the first stage differs from the last
     assert not lower_plan(build_step(params(pp=1, dp=4))).more_stages  # pp = 1: one stage

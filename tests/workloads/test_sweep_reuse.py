@@ -313,7 +313,6 @@ def _split_by_layer(inst, bw):
     """The time split of :func:`split_ns`, phase by phase and layer by layer in Python (its former code), of the
     slowest stage at ``bw``."""
     from hieropt.model.terms import collective_times
-
     from hieropt.model.timing import evaluate
 
     slowest = evaluate(inst, bw).slowest_stage  # (a plan with pp > 1: the slowest stage at bw; else the workload)
