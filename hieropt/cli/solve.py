@@ -74,8 +74,9 @@ def solve_command(
     Objectives: the fastest network (performance), the most training per dollar (performance_per_cost), the
     cheapest network meeting a time target (min_cost --max-time-ns T), the fastest within a budget (performance
     --budget-usd X). Prints the bandwidth table, iteration time with its compute / communication split,
-    per-dimension utilisation, network cost, the proven gap and the solve time. Exit 3 when the problem is
-    infeasible (e.g. a time target below the fastest possible time) or unbounded.
+    per-dimension utilisation, network cost, the proven gap and the solve time; for a pipelined LLM plan every
+    distinct stage's time (the iteration time is the slowest stage's). Exit 3 when the problem is infeasible (e.g.
+    a time target below the fastest possible time) or unbounded.
     """
     from ..errors import HieroptError
 
@@ -119,7 +120,8 @@ def evaluate_command(
     constraint: ConstraintOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
-    """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver)."""
+    """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver); a pipelined
+    plan: every stage's time, the breakdown of the slowest."""
     from ..errors import HieroptError
 
     err = error_console()

@@ -56,7 +56,8 @@ def show(
                                          "file) or a workload model (.toml).", show_default=False)],
     summary: Annotated[bool, typer.Option("--summary", help="Header and totals only, no per-layer table.")] = False,
 ) -> None:
-    """Print a workload: its header, every layer's compute and collectives, and totals per phase and collective."""
+    """Print a workload: its header, every layer's compute and collectives, and totals per phase and collective
+    (a pipelined LLM plan: the stage with the most compute, and the names of its other distinct stages)."""
     from ..errors import HieroptError
 
     err = error_console()
@@ -200,9 +201,10 @@ def plan_command(
                                                   "stdout, tables on stderr).")] = None,
 ) -> None:
     """Size one LLM training plan: memory per NPU (weights, gradients, optimizer state, activations; per pipeline
-    stage where they differ) against the HBM less its reserve, compute per iteration and pipeline bubble, and every
-    parallel group's collectives with their bytes (hieropt/workloads/llm, hieropt/model/memory.py). Exit 3 when the
-    plan does not fit in memory (the figures are still printed)."""
+    stage where they differ) against the HBM less its reserve, compute per iteration and pipeline bubble of the stage
+    with the most compute (with communication another stage can be slower: hieropt solve times every stage), and
+    every parallel group's collectives with their bytes (hieropt/workloads/llm, hieropt/model/memory.py). Exit 3 when
+    the plan does not fit in memory (the figures are still printed)."""
     from ..errors import HieroptError
     from ..io.llm import read_llm
     from ..model.plan import plan_figures

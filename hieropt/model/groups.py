@@ -11,8 +11,9 @@ pipeline crosses one of them (stages ordered so that neighbours differ in one co
   then a divisor of the next one (:func:`hieropt.mapping.lowest_dims_group` generalised to several groups);
 - :func:`placements`: every placement (for searches).
 
-:func:`instance_for` builds the :class:`~hieropt.spec.Instance` of a plan on a network: the bottleneck stage's
-workload, a :class:`~hieropt.spec.Mapping` with the placement's named groups, and loop ``step``.
+:func:`instance_for` builds the :class:`~hieropt.spec.Instance` of a plan on a network: the plan's workload (every
+distinct pipeline stage, :func:`hieropt.workloads.llm.lower.lower_plan`: the iteration time is the slowest stage's),
+a :class:`~hieropt.spec.Mapping` with the placement's named groups, and loop ``step``.
 """
 
 from __future__ import annotations
@@ -141,8 +142,9 @@ def _mapping(items: tuple[tuple[str, tuple[int, ...]], ...]) -> Mapping:
 def instance_for(p: LLMParams, network: Network, cost: CostModel, placement: Placement | None = None, *,
                  objective: str = "performance", constraints: tuple[LinearConstraint, ...] = (),
                  stage: int | None = None, name: str | None = None, **extra) -> Instance:
-    """The :class:`~hieropt.spec.Instance` of plan ``p`` on ``network``: the bottleneck stage (or ``stage``) as the
-    workload, the placement's named groups as the mapping (default: :func:`place_lowest` of
+    """The :class:`~hieropt.spec.Instance` of plan ``p`` on ``network``: every distinct pipeline stage as the workload
+    (the stage with the most compute first; or only ``stage``, the former single-stage model), the placement's named
+    groups as the mapping (default: :func:`place_lowest` of
     :func:`plan_groups`), training loop ``step`` with the plan's schedule. ``extra``: further Instance fields
     (``max_iteration_time_ns``, ``dimension_mode``, ...).
 

@@ -79,14 +79,25 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
     lines.append(f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, {sol.extra.get('cuts', 0)} cuts, "
                  f"{sol.extra.get('collectives', 0)} collectives aggregated into {sol.extra.get('terms', 0)} terms; "
                  "verified by the independent evaluator")
+    lines += stage_lines(sol.breakdown)
     lines += [f"note: {n}" for n in sol.notes]
     return lines
+
+
+def stage_lines(bd: Breakdown) -> list[str]:
+    """A pipelined workload's stage times at the bandwidths (none for a workload of one stage): the iteration time
+    is the slowest stage's, and the breakdown below is that stage's."""
+    if not bd.stage_times_ns:
+        return []
+    slowest = bd.slowest_stage
+    return [f"pipeline stages (the iteration time is the slowest's; the breakdown below is {slowest}'s): "
+            + ", ".join(f"{name} {fmt_ms(t)} ms" for name, t in bd.stage_times_ns.items())]
 
 
 def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
     """Headline lines of an evaluation, including any violated design constraint."""
     lines = [f"iteration time: {bd.iteration_time_ns:,.1f} ns ({bd.iteration_time_ns / 1e6:,.6f} ms)",
-             f"network cost: ${bd.network_cost_usd:,.0f}"]
+             f"network cost: ${bd.network_cost_usd:,.0f}", *stage_lines(bd)]
     for text, v in constraint_violations(instance, bd.bw_gbps):
         lines.append(f"warning: violates design constraint {text} (relative violation {v:.3g})")
     return lines

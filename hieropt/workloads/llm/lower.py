@@ -1,6 +1,10 @@
 """An LLM stage as a hieropt :class:`~hieropt.spec.Workload`: layers x (forward, input-gradient, weight-gradient)
 phases, each with its compute (ns), one collective (bytes) and the parallel group it runs on; the plan goes into
-the ASTRA-sim header (SimAI's dialect) and into the :class:`~hieropt.spec.StepSchedule` of loop ``step``.
+the ASTRA-sim header (SimAI's dialect) and into the :class:`~hieropt.spec.StepSchedule` of loop ``step``. A plan
+(:func:`lower_plan`, the generator's workload) is its stage with the most compute, with every other stage whose
+layers differ as :attr:`~hieropt.spec.Workload.more_stages` (the first stage has the embedding and sends forward
+only, the last the output layer and sends backward only, a middle stage sends both ways; uneven ``stage_layers``
+and interleaved chunks differ further), so that the iteration time is the slowest stage's at every bandwidth.
 
 Rules (``build_step`` documents what each collective is):
 
