@@ -171,10 +171,8 @@ def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
     named = [(f"groups.{k}", g) for k, g in mapping.groups.items()]
     for key, g in [(phase, mapping.group(phase)) for phase in PHASES] + named:
         if len(g) != D:
-            raise ValueError(
-                f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; "
-                f"fix: give one group size per dimension"
-            )
+            raise ValueError(f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; "
+                             f"fix: give one group size per dimension")
         for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
             if p > dim.npus:
                 raise ValueError(
@@ -202,12 +200,15 @@ _HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep")
 
 def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
     """The named groups the workload uses exist, fit its header, and its point-to-point sends cross one dimension
-    in sequential mode; a transformer header's model-parallel size matches the forward group it is given."""
+    in sequential mode; a transformer header's model-parallel size and a generator's degrees (``group_npus``, e.g.
+    dp) match the groups they are given."""
     missing = sorted(workload.named_groups - set(mapping.groups))
     if missing:
         raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
                          f"which the mapping does not name; fix: add {label}.groups.{missing[0]} (its size on every "
                          "dimension)")
+    if wrong := workload.group_npus_mismatch({p: mapping.group(p) for p in PHASES}):
+        raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
     h = workload.header
     if h is not None:
         for name, key in _HEADER_GROUPS:
@@ -222,8 +223,7 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
             t.collective[i, j] is not Collective.NONE and t.group[i, j] is None and t.size_bytes[i, j] > 0
             for i in range(len(workload.layers)) for j in (0, 1)))  # (per workload: sweeps build many instances)
         if mp is not None and tp_comm and h.policy in TRANSFORMER_POLICIES:
-            size = math.prod(mapping.forward)
-            if size != mp:
+            if (size := math.prod(mapping.forward)) != mp:
                 raise ValueError(f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
                                  f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
                                  f"forward (and input_grad) group {mp} NPUs")

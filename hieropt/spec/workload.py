@@ -3,12 +3,13 @@ header."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from ..names import DLRM_POLICIES, LAYER_POLICIES, POLICIES, TRANSFORMER_POLICIES
+from ..names import DLRM_POLICIES, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
 from .layers import Layer, LayerTable, Phase, PhaseTable
 
@@ -95,11 +96,17 @@ class Workload(Frozen):
 
     ``Workload(..., policy="HYBRID_TRANSFORMER")`` is accepted for a header that is a bare policy name; the
     :attr:`policy` property gives the header's policy line.
+
+    ``group_npus``: ``(phase, parameter, NPUs)`` entries a workload generator states for the parallel degrees it sized
+    the collectives for, e.g. ``("weight_grad", "dp", 256)`` for a transformer with dp = 256 (its weight-gradient
+    all-reduce runs over 256 replicas); an instance's mapping must give that phase a group of that many NPUs
+    (:class:`hieropt.spec.Instance` checks it). Empty for workloads read from files, whose degrees are not known.
     """
 
     name: str
     layers: tuple[Layer, ...] | LayerTable
     header: WorkloadHeader | None = None
+    group_npus: tuple[tuple[Literal[PHASES], str, PositiveInt], ...] = ()
 
     @field_validator("layers", mode="wrap")
     @classmethod
@@ -189,6 +196,19 @@ class Workload(Frozen):
         table = LayerTable.from_layers(self.layers).phase_table()
         self.__dict__["_table_of"] = (self.layers, table)
         return table
+
+    def group_npus_mismatch(self, sizes: dict[str, tuple[int, ...]], how: str = "") -> tuple[str, str] | None:
+        """The first entry of :attr:`group_npus` whose phase the per-phase group sizes ``sizes`` (phase -> NPUs on
+        each dimension, e.g. a mapping's ``weight_grad = (1, 2, 4, 16)``) give another NPU count, as (problem, fix):
+        ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group 256 NPUs, ...")``
+        (``how``: how to give it, added to the fix); None when all agree."""
+        for phase, param, npus in self.group_npus:
+            got = sizes[phase]
+            if (n := math.prod(got)) != npus:
+                return (f"{phase}: {list(got)} has {n} NPUs but the workload {self.name} was generated for "
+                        f"{param} = {npus} (its {phase} collectives run over {npus} NPUs)",
+                        f"give the {phase} group {npus} NPUs{how}, or set {param} = {n} in the workload model")
+        return None
 
     @property
     def named_groups(self) -> frozenset[str]:

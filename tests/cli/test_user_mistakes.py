@@ -1,0 +1,114 @@
+"""Mistakes a new user makes, found by trying the README's commands on wrong input (the break-it round after issue
+12): each must end with exit 2 and one ``error:`` line naming the file, the field and the fix, or with the right
+answer, never a silent answer to another question.
+
+Every input is a small file written into ``tmp_path``; the shipped model files are read from the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from hieropt.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+MODELS = REPO / "models"
+
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+
+NETWORK_32 = """\
+[network]
+dims = [
+  { block = "Ring", npus = 4, cost_class = "A" },
+  { block = "Switch", npus = 8, cost_class = "B" },
+]
+[cost.A]
+link_usd_per_gbps = 2.0
+[cost.B]
+link_usd_per_gbps = 7.8
+switch_usd_per_gbps = 18.0
+nic_usd_per_gbps = 31.6
+"""
+
+
+def run(*args: str) -> Result:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def error_line(r: Result) -> str:
+    """The one ``error:`` line of a failed command (asserted to be the whole of stderr)."""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    assert "Traceback" not in r.output
+    return lines[0]
+
+
+def instance(tmp_path: Path, workload: str, mapping: str = "", name: str = "i.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(f'name = "x"\nobjective = "performance"\ntraining_loop = "no_overlap"\nworkload = "{workload}"\n'
+                 f'constraints = ["sum(bw) == 500"]\n{mapping}\n{NETWORK_32}')
+    return p
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A workload model sized for one cluster, solved on another: the generator's degrees (transformer dp, CNN dp, DLRM
+# npus) were not held against the groups they run on, so GPT-3 (TP 16 x DP 256, 4,096 NPUs) solved on 32 NPUs with
+# a DP group of 2, and DLRM's all-to-all bytes of 4,096 NPUs ran on 32, each printed as an optimum.
+
+@pytest.mark.parametrize(("model", "phase", "got", "param", "want"), [
+    ("gpt3-175b.toml", "weight_grad", "[1, 2] has 2 NPUs", "dp", 256),
+    ("resnet50.toml", "weight_grad", "[4, 8] has 32 NPUs", "dp", 1024),
+    ("dlrm.toml", "forward", "[4, 8] has 32 NPUs", "npus", 4096),
+])
+def test_model_sized_for_another_cluster_is_refused(tmp_path, model, phase, got, param, want):
+    p = instance(tmp_path, str(MODELS / model))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    line = error_line(r)
+    assert line.startswith(f"error: {p}: mapping: none given; derived from the header on this network of 32 NPUs, "
+                           f"{phase}: {got} but the workload ")
+    assert f"was generated for {param} = {want}" in line
+    assert f"set {param} = {got.split()[-2]} in the workload model" in line
+
+
+def test_explicit_mapping_against_the_models_dp_is_refused(tmp_path):
+    """weight_grad [1, 2, 4, 16] on the 4-D network (a typo for 32): DP 128 against the model's dp = 256."""
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace("weight_grad = [1, 2, 4, 32]",
+                                                                      "weight_grad = [1, 2, 4, 16]")
+    p = tmp_path / "typo.toml"
+    p.write_text(text.replace('"../models/', f'"{MODELS}/'))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping.weight_grad: [1, 2, 4, 16] has 128 NPUs but the workload gpt3-175b was generated for "
+        "dp = 256 (its weight_grad collectives run over 256 NPUs); fix: give the weight_grad group 256 NPUs, or set "
+        "dp = 128 in the workload model")
+
+
+def test_model_on_a_matching_cluster_still_solves(tmp_path):
+    """The same model with dp = 2 (inline) on the 32-NPU network: TP 16 on [4, 4], DP 2 on the switch."""
+    p = tmp_path / "ok.toml"
+    text = (MODELS / "gpt3-175b.toml").read_text().replace("dp = 256", "dp = 2").replace("layers = 96", "layers = 2")
+    (tmp_path / "m.toml").write_text(text)
+    p = instance(tmp_path, "m.toml")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    assert "data parallel [1, 2] on the rest" in r.stdout
+
+
+def test_space_sized_for_another_cluster_is_refused(tmp_path):
+    """spaces/gpt3-4096.toml with npus = 1024: the tp_lowest rule gives DP 64 against the model's dp = 256 (every
+    shape was ranked for a DP 64 job); before, a ranking."""
+    text = (REPO / "spaces" / "gpt3-4096.toml").read_text().replace("npus = 4096", "npus = 1024")
+    p = tmp_path / "s.toml"
+    p.write_text(text.replace('"../models/', f'"{MODELS}/'))
+    r = run("explore", p, "--workers", "1")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: workloads[0]: the tp_lowest rule on 1024 NPUs with tp 16 gives weight_grad: [64] has 64 NPUs "
+        "but the workload gpt3-175b was generated for dp = 256 (its weight_grad collectives run over 256 NPUs); fix: "
+        "give the weight_grad group 256 NPUs (the tp_lowest rule gives it npus / tp), or set dp = 64 in the workload "
+        "model")
