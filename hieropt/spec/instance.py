@@ -207,8 +207,6 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
         raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
                          f"which the mapping does not name; fix: add {label}.groups.{missing[0]} (its size on every "
                          "dimension)")
-    if wrong := workload.group_npus_mismatch({p: mapping.group(p) for p in PHASES}):
-        raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
     h = workload.header
     if h is not None:
         for name, key in _HEADER_GROUPS:
@@ -227,6 +225,8 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
                 raise ValueError(f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
                                  f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
                                  f"forward (and input_grad) group {mp} NPUs")
+    if wrong := workload.group_npus_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups):
+        raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
     if mode == "sequential":
         t = workload.table
         for j, phase in enumerate(PHASES):

@@ -4,7 +4,7 @@ header."""
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import Field, PositiveInt, field_validator, model_validator
@@ -97,16 +97,17 @@ class Workload(Frozen):
     ``Workload(..., policy="HYBRID_TRANSFORMER")`` is accepted for a header that is a bare policy name; the
     :attr:`policy` property gives the header's policy line.
 
-    ``group_npus``: ``(phase, parameter, NPUs)`` entries a workload generator states for the parallel degrees it sized
-    the collectives for, e.g. ``("weight_grad", "dp", 256)`` for a transformer with dp = 256 (its weight-gradient
-    all-reduce runs over 256 replicas); an instance's mapping must give that phase a group of that many NPUs
-    (:class:`hieropt.spec.Instance` checks it). Empty for workloads read from files, whose degrees are not known.
+    ``group_npus``: ``(phase or named group, parameter, NPUs)`` entries a workload generator states for the parallel
+    degrees it sized the collectives for, e.g. ``("weight_grad", "dp", 256)`` for a transformer with dp = 256 (its
+    weight-gradient all-reduce runs over 256 replicas), ``("dp", "dp", 64)`` for an LLM plan's named group; an
+    instance's mapping must give that phase or group that many NPUs (:class:`hieropt.spec.Instance` checks it).
+    Empty for workloads read from files, whose degrees are not known.
     """
 
     name: str
     layers: tuple[Layer, ...] | LayerTable
     header: WorkloadHeader | None = None
-    group_npus: tuple[tuple[Literal[PHASES], str, PositiveInt], ...] = ()
+    group_npus: tuple[tuple[str, str, PositiveInt], ...] = ()
 
     @field_validator("layers", mode="wrap")
     @classmethod
@@ -198,16 +199,18 @@ class Workload(Frozen):
         return table
 
     def group_npus_mismatch(self, sizes: dict[str, tuple[int, ...]], how: str = "") -> tuple[str, str] | None:
-        """The first entry of :attr:`group_npus` whose phase the per-phase group sizes ``sizes`` (phase -> NPUs on
-        each dimension, e.g. a mapping's ``weight_grad = (1, 2, 4, 16)``) give another NPU count, as (problem, fix):
+        """The first entry of :attr:`group_npus` whose phase or named group the group sizes ``sizes`` (phase or group
+        name -> NPUs on each dimension, e.g. a mapping's ``weight_grad = (1, 2, 4, 16)``) give another NPU count, as
+        (problem, fix):
         ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group 256 NPUs, ...")``
         (``how``: how to give it, added to the fix); None when all agree."""
-        for phase, param, npus in self.group_npus:
-            got = sizes[phase]
-            if (n := math.prod(got)) != npus:
-                return (f"{phase}: {list(got)} has {n} NPUs but the workload {self.name} was generated for "
-                        f"{param} = {npus} (its {phase} collectives run over {npus} NPUs)",
-                        f"give the {phase} group {npus} NPUs{how}, or set {param} = {n} in the workload model")
+        for key, param, npus in self.group_npus:
+            got = sizes.get(key)  # (a named group the mapping lacks is reported by the instance)
+            if got is not None and (n := math.prod(got)) != npus:
+                where = key if key in PHASES else f"groups.{key}"
+                return (f"{where}: {list(got)} has {n} NPUs but the workload {self.name} was generated for "
+                        f"{param} = {npus} (its {key} collectives run over {npus} NPUs)",
+                        f"give the {key} group {npus} NPUs{how}, or set {param} = {n} in the workload model")
         return None
 
     @property

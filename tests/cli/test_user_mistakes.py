@@ -112,3 +112,22 @@ def test_space_sized_for_another_cluster_is_refused(tmp_path):
         "but the workload gpt3-175b was generated for dp = 256 (its weight_grad collectives run over 256 NPUs); fix: "
         "give the weight_grad group 256 NPUs (the tp_lowest rule gives it npus / tp), or set dp = 64 in the workload "
         "model")
+
+
+def test_llm_plan_with_a_dp_group_of_another_size_is_refused(tmp_path):
+    """instances/gpt3-plan-4d.toml (TP 8 x PP 8 x DP 64) with [mapping.groups] dp over 32 NPUs: tp and pp matched
+    the header, dp was not checked, and the plan solved as if half the cluster all-reduced its gradients."""
+    text = (REPO / "instances" / "gpt3-plan-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
+    p = tmp_path / "plan.toml"
+    p.write_text(text.replace('constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500"]\n'
+                              "[mapping.groups]\ntp = [4, 2, 1, 1]\npp = [1, 4, 2, 1]\ndp = [1, 1, 2, 16]"))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping.groups.dp: [1, 1, 2, 16] has 32 NPUs but the workload gpt3-175b-stage7 was generated "
+        "for dp = 64 (its dp collectives run over 64 NPUs); fix: give the dp group 64 NPUs, or set dp = 32 in the "
+        "workload model")
+    ok = p.read_text().replace("dp = [1, 1, 2, 16]", "dp = [1, 1, 2, 32]")
+    p.write_text(ok)
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output

@@ -81,7 +81,7 @@ def header(p: LLMParams, layers: int) -> WorkloadHeader:
 
 def lower_stage(step: Step, stage: int | None = None) -> Workload:
     """Stage ``stage`` (default: :func:`bottleneck_stage`) of ``step`` as a hieropt workload for one micro-batch
-    (module docstring).
+    (module docstring); its ``group_npus`` states the plan's dp and edp degrees (of the groups its collectives run on).
 
     Raises:
         IndexError: no such stage.
@@ -90,7 +90,11 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
     rate = step.params.npu.flops_per_ns
     layers = [layer for op in step.stages[r].ops for layer in _layers(op, rate)]
     name = step.params.workload_name + (f"-stage{r}" if step.params.plan.pp > 1 else "")
-    return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)))
+    pl = step.params.plan
+    used = {ph.group for layer in layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)}
+    degrees = (("dp", pl.dp), ("edp", pl.edp))  # (tp, pp and ep: the header states them, the instance checks it)
+    return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)),
+                    group_npus=tuple((g, g, n) for g, n in degrees if g in used))
 
 
 STAGE_WORKLOADS = 256
