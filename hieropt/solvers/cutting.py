@@ -288,8 +288,8 @@ class TimeLP(CutLP):
         self._require(budget_usd)
         self._set_target(None)
         self._set_budget(budget_usd)
-        if not self.loaded:
-            res = self._solve(self.arr.time_costs)
+        if not self.loaded:  # every feasible design is fastest: report the cheapest (not a vertex of the budget)
+            res = self._solve(self.arr.cost_costs)
             if res.status is not Status.OPTIMAL:
                 self._diagnose_empty(res.x)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")

@@ -131,3 +131,29 @@ def test_llm_plan_with_a_dp_group_of_another_size_is_refused(tmp_path):
     p.write_text(ok)
     r = run("solve", p, "--no-sensitivity")
     assert r.exit_code == 0, r.output
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A workload without collective traffic (every time is compute): every feasible design is fastest, and the one
+# printed was the LP's first vertex, e.g. all of 'sum(bw) <= 500' on the dearest dimension ($117.6 M on the 4-D
+# network where $0 suffices). Now the cheapest feasible design.
+
+@pytest.mark.parametrize(("constraint", "bw", "cost"), [
+    ("sum(bw) <= 100", [0.0, 0.0], 0.0),
+    ("sum(bw) == 100", [100.0, 0.0], 32 * 100 * 2.0),  # all on the $2 ring (the switch costs $57.4 per GB/s)
+    ("bw[1] >= 10", [0.0, 10.0], 32 * 10 * 57.4),
+])
+def test_no_traffic_gives_the_cheapest_fastest_design(tmp_path, constraint, bw, cost):
+    import json
+
+    (tmp_path / "w.txt").write_text("L1 -1 1000 NONE 0 1000 NONE 0 1000 NONE 0 10\n"
+                                    "L2 -1 500 ALLREDUCE 0 500 NONE 0 500 NONE 0 10\n")
+    p = instance(tmp_path, "w.txt", "[mapping]\nforward = [4, 1]\ninput_grad = [4, 1]\nweight_grad = [1, 8]")
+    p.write_text(p.read_text().replace('"sum(bw) == 500"', f'"{constraint}"'))
+    r = run("solve", p, "--json", "-", "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["message"] == "no collective traffic"
+    assert d["iteration_time_ns"] == 4500.0
+    assert d["bw_gbps_per_dim"] == pytest.approx(bw, abs=1e-9)
+    assert d["network_cost_usd"] == pytest.approx(cost, rel=1e-12, abs=1e-9)
