@@ -157,3 +157,14 @@ def test_no_traffic_gives_the_cheapest_fastest_design(tmp_path, constraint, bw, 
     assert d["iteration_time_ns"] == 4500.0
     assert d["bw_gbps_per_dim"] == pytest.approx(bw, abs=1e-9)
     assert d["network_cost_usd"] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+
+
+def test_a_range_that_is_one_point_says_so():
+    """--ranges on the default instance with a $10 M budget: the 'sum(bw) == 500' marginal (2.571e4 ns per unit;
+    secants 15,262 and 35,907 ns per unit 1 % either side) holds at no step of the range search, and its range
+    printed as '[500, 500]', which reads as a range."""
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--budget-usd", "1e7", "--ranges")
+    assert r.exit_code == 0, r.output
+    line = next(s for s in r.stdout.splitlines() if "right-hand side of 'sum(bw) == 500'" in s)
+    assert line.strip() == ("+1 on the right-hand side of 'sum(bw) == 500' costs 2.571e+04 ns per iteration (only at "
+                            "its right-hand side = 500: it changes by more than 10 % within 1 % of its scale)")
