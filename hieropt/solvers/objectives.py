@@ -4,6 +4,7 @@ performance_per_cost) on the cutting-plane LP, its result re-checked by the inde
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -264,6 +265,10 @@ def _portfolio_solve(instance: Instance, tm: TimeModel, gap: float, time_limit_s
     return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - start)
 
 
+_GAP_TEXT = re.compile(r"proven relative gap (?:[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
+"""The gap a loop's message states ("stopped after 15 LPs at proven relative gap 9.13e-08 (...)")."""
+
+
 def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float, extra: dict,
               value: float | None = None) -> Solution:
     """Re-check the solver's point with the independent evaluator and package the :class:`Solution` (``value``:
@@ -292,10 +297,14 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         for d in np.flatnonzero(~tm.carries_traffic)
     ) + ignored_price_notes(instance)
     bound = min(res.lower, value)
+    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    # a loop's message states its gap before the bound's last slack and the evaluator's value: restated, so that
+    # the status line and the gap line agree
+    message = _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", res.message) if res.message else res.message
     extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(
         status=Status.OPTIMAL if res.status is Status.OPTIMAL else res.status,
-        message=res.message,
+        message=message,
         objective=obj,
         bw_gbps=res.bw,
         iteration_time_ns=bd.iteration_time_ns,
@@ -304,7 +313,7 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         objective_bound=bound,
         objective_unit=UNITS[obj],
         lower_bound_ns=bound if obj == "performance" else None,
-        gap=max(0.0, (value - bound) / value) if value > 0 else 0.0,
+        gap=gap,
         iterations=counts.lps,
         solve_seconds=time.perf_counter() - start,
         breakdown=bd,

@@ -168,3 +168,28 @@ def test_a_range_that_is_one_point_says_so():
     line = next(s for s in r.stdout.splitlines() if "right-hand side of 'sum(bw) == 500'" in s)
     assert line.strip() == ("+1 on the right-hand side of 'sum(bw) == 500' costs 2.571e+04 ns per iteration (only at "
                             "its right-hand side = 500: it changes by more than 10 % within 1 % of its scale)")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A time target at the fastest time, as printed: "infeasible: time target 1,166,511,725.3 ns: fastest possible is
+# 1,166,511,725.3 ns" (the two differ in the second decimal); and a target a hair above it: the status line said
+# "proven relative gap 9.13e-08" where the gap line said 9.23e-08 (the bound's last slack came after the message).
+
+def test_a_target_at_the_printed_fastest_time_tells_the_two_apart():
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--objective", "min_cost", "--max-time-ns", "1166511725.3")
+    assert r.exit_code == 3
+    assert error_line(r) == ("error: infeasible: time target 1,166,511,725.30 ns: fastest possible is "
+                             "1,166,511,725.34 ns")
+
+
+def test_a_limit_states_one_gap():
+    import re
+
+    import hieropt
+
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=1166511725.4)
+    assert str(sol.status) == "limit" and sol.gap > 1e-9
+    stated = re.search(r"proven relative gap (\S+) ", sol.message).group(1)
+    assert stated == f"{sol.gap:.3g}"
+    assert sol.gap == (sol.objective_value - sol.objective_bound) / sol.objective_value
