@@ -225,7 +225,7 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
                 raise ValueError(f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
                                  f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
                                  f"forward (and input_grad) group {mp} NPUs")
-    if wrong := workload.group_npus_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups):
+    if wrong := workload.mapping_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups):
         raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
     if mode == "sequential":
         t = workload.table

@@ -198,12 +198,19 @@ class Workload(Frozen):
         self.__dict__["_table_of"] = (self.layers, table)
         return table
 
-    def group_npus_mismatch(self, sizes: dict[str, tuple[int, ...]], how: str = "") -> tuple[str, str] | None:
-        """The first entry of :attr:`group_npus` whose phase or named group the group sizes ``sizes`` (phase or group
-        name -> NPUs on each dimension, e.g. a mapping's ``weight_grad = (1, 2, 4, 16)``) give another NPU count, as
-        (problem, fix):
-        ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group 256 NPUs, ...")``
-        (``how``: how to give it, added to the fix); None when all agree."""
+    def mapping_mismatch(self, sizes: dict[str, tuple[int, ...]], how: str = "") -> tuple[str, str] | None:
+        """The first reason the group sizes ``sizes`` (phase or named group -> NPUs on each dimension, e.g. a
+        mapping's ``weight_grad = (1, 2, 4, 16)``) cannot state this workload, as (problem, fix), None when they can:
+
+        - a phase whose collectives run on several groups (SimAI's scoped names: ``ALLTOALL_EP`` on the
+          expert-parallel group next to plain ones on the phase's group), which one group per phase cannot hold;
+        - an entry of :attr:`group_npus` whose phase or named group ``sizes`` gives another NPU count:
+          ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group 256 NPUs, ...")``
+          (``how``: how to give it, added to the fix).
+        """
+        mixed = self.memo("_mixed_scopes", (self.layers,), self._mixed_scopes)
+        if mixed is not None:
+            return mixed
         for key, param, npus in self.group_npus:
             got = sizes.get(key)  # (a named group the mapping lacks is reported by the instance)
             if got is not None and (n := math.prod(got)) != npus:
@@ -211,6 +218,25 @@ class Workload(Frozen):
                 return (f"{where}: {list(got)} has {n} NPUs but the workload {self.name} was generated for "
                         f"{param} = {npus} (its {key} collectives run over {npus} NPUs)",
                         f"give the {key} group {npus} NPUs{how}, or set {param} = {n} in the workload model")
+        return None
+
+    def _mixed_scopes(self) -> tuple[str, str] | None:
+        if not isinstance(self.layers, LayerTable) and not any(
+                ph.scope for layer in self.layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)):
+            return None
+        t = self.layers if isinstance(self.layers, LayerTable) else LayerTable.from_layers(self.layers)
+        live = (t.kinds != 0) & (t.size_bytes > 0)
+        for j, phase in enumerate(PHASES):
+            codes = np.unique(t.scopes[live[:, j], j])
+            if len(codes) > 1:
+                i = int(np.flatnonzero(live[:, j] & (t.scopes[:, j] == codes[-1]))[0])
+                names = ", ".join(f"_{LayerTable.SCOPES[c]}" if c else "none" for c in codes)
+                return (f"{phase}: the workload {self.name} runs its {phase} collectives on {len(codes)} groups "
+                        f"(name suffixes {names}, e.g. layer {i} {t.names[i]!r}: SimAI's _EP is the "
+                        "expert-parallel group, _DP_EP the expert-data-parallel one), but a mapping gives each phase "
+                        "one group",
+                        "keep one scope per phase (a workload file per group), or use an LLM plan (generator "
+                        "'llm'), whose collectives name their groups")
         return None
 
     @property

@@ -193,3 +193,50 @@ def test_a_limit_states_one_gap():
     stated = re.search(r"proven relative gap (\S+) ", sol.message).group(1)
     assert stated == f"{sol.gap:.3g}"
     assert sol.gap == (sol.objective_value - sol.objective_bound) / sol.objective_value
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# SimAI's workload (header tp 2, ep 16, pp 12 on 9,216 GPUs; ALLTOALL_EP next to plain collectives in a phase):
+# without a mapping its groups were derived as TP 2 lowest and DP 4,608 on the rest, pp and ep ignored, and every
+# _EP all-to-all ran on the TP group; the answer was printed as an optimum.
+
+SIMAI_NETWORK = NETWORK_32.replace("npus = 4,", "npus = 8,").replace("npus = 8, cost_class = \"B\"",
+                                                                     "npus = 1152, cost_class = \"B\"")
+
+
+def _simai(tmp_path: Path, shared_data: Path, mapping: str) -> Path:
+    p = tmp_path / "simai.toml"
+    p.write_text(f'name = "x"\nobjective = "performance"\ntraining_loop = "no_overlap"\n'
+                 f'workload = "{shared_data / "simai" / "workload_analytical.txt"}"\nconstraints = ["sum(bw) == 500"]\n'
+                 f'{mapping}\n{SIMAI_NETWORK}')
+    return p
+
+
+def test_simai_plan_is_not_derived_from_its_header(tmp_path, shared_data):
+    p = _simai(tmp_path, shared_data, "")
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping: none given, and the header's pp = 12 and ep = 16 (SimAI's plan) cannot be derived: the "
+        "header rule places the model-parallel group on the lowest dimensions and data parallelism on all the rest; "
+        "fix: give the mapping (each phase's group on every dimension)")
+
+
+def test_a_phase_of_collectives_on_several_groups_is_refused(tmp_path, shared_data):
+    p = _simai(tmp_path, shared_data, "[mapping]\nforward = [2, 1]\ninput_grad = [2, 1]\nweight_grad = [4, 96]")
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping.forward: the workload workload_analytical runs its forward collectives on 2 groups (name "
+        "suffixes none, _EP, e.g. layer 11 'mlp_moelayer': SimAI's _EP is the expert-parallel group, _DP_EP the "
+        "expert-data-parallel one), but a mapping gives each phase one group; fix: keep one scope per phase (a "
+        "workload file per group), or use an LLM plan (generator 'llm'), whose collectives name their groups")
+
+
+def test_one_scope_per_phase_still_solves(tmp_path):
+    """Scoped names alone are fine: every forward collective _EP, so the forward group is the EP group."""
+    (tmp_path / "w.txt").write_text("L1 -1 1000 ALLTOALL_EP 1000000 1000 ALLTOALL_EP 1000000 1000 ALLREDUCE 2000000 10\n"
+                                    "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10\n")
+    p = instance(tmp_path, "w.txt", "[mapping]\nforward = [4, 1]\ninput_grad = [4, 1]\nweight_grad = [1, 8]")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
