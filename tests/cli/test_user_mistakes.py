@@ -235,8 +235,19 @@ def test_a_phase_of_collectives_on_several_groups_is_refused(tmp_path, shared_da
 
 def test_one_scope_per_phase_still_solves(tmp_path):
     """Scoped names alone are fine: every forward collective _EP, so the forward group is the EP group."""
-    (tmp_path / "w.txt").write_text("L1 -1 1000 ALLTOALL_EP 1000000 1000 ALLTOALL_EP 1000000 1000 ALLREDUCE 2000000 10\n"
-                                    "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10\n")
+    (tmp_path / "w.txt").write_text(
+        "L1 -1 1000 ALLTOALL_EP 1000000 1000 ALLTOALL_EP 1000000 1000 ALLREDUCE 2000000 10\n"
+        "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10\n")
     p = instance(tmp_path, "w.txt", "[mapping]\nforward = [4, 1]\ninput_grad = [4, 1]\nweight_grad = [1, 8]")
     r = run("solve", p, "--no-sensitivity")
     assert r.exit_code == 0, r.output
+
+
+def test_a_catalog_part_without_power_names_the_catalog_file():
+    """--max-power-w with the example catalog (no watts): the line began 'error: catalog: ...', not the file."""
+    cat = REPO / "catalogs" / "example-4d.toml"
+    r = run("provision", REPO / "instances" / "gpt3-4d.toml", "--catalog", cat, "--max-power-w", "1e6")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {cat}: classes.InterChiplet.links[0] ('d2d-port-25GBs').watts: no power "
+                             "figure, but --max-power-w needs one on every part; fix: add watts = <W per unit> (0 for "
+                             "passive parts)")
