@@ -167,6 +167,8 @@ def pareto_command(
     try:
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
+        if str(csv_out) == "-" and str(json_out) == "-":  # (the CSV and the JSON one after the other: neither parses)
+            raise InputError("--csv -", None, "--json - writes to stdout too", "send one of them to a file")
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 

@@ -251,3 +251,11 @@ def test_a_catalog_part_without_power_names_the_catalog_file():
     assert error_line(r) == (f"error: {cat}: classes.InterChiplet.links[0] ('d2d-port-25GBs').watts: no power "
                              "figure, but --max-power-w needs one on every part; fix: add watts = <W per unit> (0 for "
                              "passive parts)")
+
+
+def test_pareto_csv_and_json_both_on_stdout_is_refused():
+    """'--csv - --json -' wrote the CSV and then the JSON to stdout (exit 0): a script could parse neither."""
+    r = run("pareto", REPO / "instances" / "gpt3-4d.toml", "--points", "3", "--csv", "-", "--json", "-")
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert error_line(r) == "error: --csv -: --json - writes to stdout too; fix: send one of them to a file"
