@@ -63,7 +63,7 @@ def provision_command(
 
             tr = provision_tradeoff(inst, catalog, tradeoff)
         except HieroptError as e:
-            raise fail(err, _named(e, catalog)) from None
+            raise fail(err, _named(e, catalog), json_out) from None
         from ..report import provision as report_provision
 
         out.print(report_provision.tradeoff_table(tr))
@@ -77,7 +77,7 @@ def provision_command(
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
     except HieroptError as e:
-        raise fail(err, _named(e, catalog)) from None
+        raise fail(err, _named(e, catalog), json_out) from None
     from ..report import provision as report_provision
 
     for line in report_provision.summary_lines(inst, result):

@@ -89,7 +89,7 @@ def solve_command(
                         max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
                         max_regret=max_regret, portfolio=True)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, text
     from ..report.portfolio import portfolio_table
     from ..report.sensitivity import sensitivity_lines
@@ -131,7 +131,7 @@ def evaluate_command(
         values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, text
 
     for line in text.evaluation_lines(inst, bd):
@@ -174,7 +174,7 @@ def pareto_command(
 
         front = api.pareto(inst, points=points, spacing=spacing)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, plots, text
 
     out.print(text.front_table(inst, front))

@@ -257,5 +257,29 @@ def test_pareto_csv_and_json_both_on_stdout_is_refused():
     """'--csv - --json -' wrote the CSV and then the JSON to stdout (exit 0): a script could parse neither."""
     r = run("pareto", REPO / "instances" / "gpt3-4d.toml", "--points", "3", "--csv", "-", "--json", "-")
     assert r.exit_code == 2
-    assert r.stdout == ""
+    assert '"status": "bad_input"' in r.stdout and "budget_usd" not in r.stdout  # (the error as JSON, no CSV)
     assert error_line(r) == "error: --csv -: --json - writes to stdout too; fix: send one of them to a file"
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# --json FILE on a run that fails: the previous run's file (status "optimal", another question's answer) stayed in
+# place for a script to read. Now the file holds this run's outcome.
+
+def test_json_file_of_a_failed_run_holds_its_outcome(tmp_path):
+    import json
+
+    out = tmp_path / "result.json"
+    inst = REPO / "instances" / "gpt3-4d.toml"
+    assert run("solve", inst, "--no-sensitivity", "--json", out).exit_code == 0
+    assert json.loads(out.read_text())["status"] == "optimal"
+    r = run("solve", inst, "--objective", "min_cost", "--max-time-ns", "1e9", "--json", out)
+    assert r.exit_code == 3
+    assert json.loads(out.read_text()) == {
+        "status": "infeasible", "exit_code": 3,
+        "message": "infeasible: time target 1,000,000,000.0 ns: fastest possible is 1,166,511,725.3 ns"}
+    r = run("evaluate", inst, "--bw", "1,2,3", "--json", "-")
+    assert r.exit_code == 2
+    assert json.loads(r.stdout) == {
+        "status": "bad_input", "exit_code": 2,
+        "message": "--bw: 3 values given but the network has 4 dimensions; fix: give 4 comma-separated GB/s values, "
+                   "one per dimension"}
