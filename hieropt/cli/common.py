@@ -126,7 +126,7 @@ def error_line(err: Console, message: str, label: str = "error:", style: str = "
 FLAGS = {"bw_gbps": "--bw", "points": "--points", "objective": "--objective", "rel_gap": "--gap",
          "max_iteration_time_ns": "--max-time-ns", "max_network_cost_usd": "--budget-usd",
          "max_cost_usd": "--max-cost-usd", "max_power_w": "--max-power-w", "max_regret": "--max-regret",
-         "workers": "--workers", "dask": "--dask", "levels": "--tradeoff", "out": "--out"}
+         "workers": "--workers", "dask": "--dask", "levels": "--tradeoff", "out": "--out", "spacing": "--spacing"}
 """Library argument -> the command-line flag that sets it: library errors name the argument, the command line
 names its flag."""
 

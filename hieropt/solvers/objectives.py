@@ -109,6 +109,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     gap = rel_gap if rel_gap is not None else (PPC_GAP if obj == "performance_per_cost" else REL_GAP)
     if not MIN_REL_GAP <= gap < 1:
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
+                         "ask for a gap below 1 (a fraction: 0.01 is 1 %)" if gap >= 1 else
                          f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the floor there")
     start = time.perf_counter()
     plain = (obj == "performance" and instance.max_network_cost_usd is None

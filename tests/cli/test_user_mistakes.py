@@ -283,3 +283,16 @@ def test_json_file_of_a_failed_run_holds_its_outcome(tmp_path):
         "status": "bad_input", "exit_code": 2,
         "message": "--bw: 3 values given but the network has 4 dimensions; fix: give 4 comma-separated GB/s values, "
                    "one per dimension"}
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (("pareto", "--points", "3", "--spacing", "logg"), "error: --spacing: unknown spacing 'logg'; fix: use one of "
+                                                       "linear, log"),
+    (("solve", "--gap", "5"), "error: --gap: relative gap 5 is outside [5e-09, 1); fix: ask for a gap below 1 (a "
+                              "fraction: 0.01 is 1 %)"),
+])
+def test_flag_errors_name_the_flag_and_the_right_fix(args, line):
+    """--spacing was named 'spacing'; --gap 5 (meant 5 %) was told to ask for 'at least 5e-09'."""
+    r = run(args[0], REPO / "instances" / "gpt3-4d.toml", *args[1:])
+    assert r.exit_code == 2
+    assert error_line(r) == line
