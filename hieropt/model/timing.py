@@ -161,7 +161,8 @@ class Breakdown:
         utilisation_per_dim: (D,) busy time / iteration time.
         bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties: lowest d).
         cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
-        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name.
+        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the instance's order
+            (a name that repeats gets `` (workload k)``, k its 0-based position).
     """
 
     bw_gbps: np.ndarray
@@ -191,6 +192,7 @@ class Breakdown:
             "bottleneck_ns_per_dim": [float(x) for x in self.bottleneck_ns_per_dim],
             "cost_usd_per_dim": [float(x) for x in self.cost_per_dim_usd],
             "network_cost_usd": self.network_cost_usd,
+            "iteration_time_by_workload_ns": dict(self.iteration_time_by_workload_ns),  # (unweighted, in order)
         }
 
 
@@ -255,7 +257,8 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         T = loop_time(instance.training_loop, C, coll, p2p_ns, instance, per_dim, U)
         T0 = loop_time(instance.training_loop, C, np.zeros_like(coll), 0.0, instance, np.zeros_like(per_dim), U)
         w = job.weight
-        by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + T
+        name = job.workload.name  # (two workloads of one name, e.g. one model on two mappings, keep one entry each)
+        by_workload[name if name not in by_workload else f"{name} (workload {len(by_workload)})"] = T
         total += w * T
         compute_total += w * T0
         for p, v in zip(PHASES, (coll.sum(axis=0) * execs).tolist(), strict=True):

@@ -296,3 +296,31 @@ def test_flag_errors_name_the_flag_and_the_right_fix(args, line):
     r = run(args[0], REPO / "instances" / "gpt3-4d.toml", *args[1:])
     assert r.exit_code == 2
     assert error_line(r) == line
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# evaluate on several workloads printed the weighted sum as "iteration time: 890,408,371.4 ns" (no workload takes
+# 890 ms: GPT-3 takes 1,213.5 ms there), and no workload's own time; a model used twice (two mappings) got the sum
+# of both under its one name.
+
+def test_evaluate_of_several_workloads_labels_the_weighted_sum(tmp_path):
+    import json
+
+    r = run("evaluate", REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml", "--bw", "250,125,75,50")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("weighted iteration time (sum over 3 workloads of weight x time): 890,408,371.4 ns "
+                        "(890.408371 ms)")
+    # GPT-3 by hand (models/gpt3-175b.toml, bytes from 'hieropt workload show'): compute 880.137914 ms, TP
+    # all-reduces of 9.6637e9 B per phase at 1.5 / 250 GB/s, DP of 21.7446e9 B at 0.75 / 75 GB/s on dim 2
+    assert lines[1] == "  gpt3-175b (weight 0.38879555): iteration time 1,213,548,021.0 ns (1,213.548021 ms)"
+    two = tmp_path / "two.toml"
+    text = (REPO / "instances" / "mix-gpt3-dlrm-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
+    first = text[text.index("[[workloads]]"):text.index("[[workloads]]", text.index("[[workloads]]") + 1)]
+    two.write_text(text.replace(text[text.index("[[workloads]]"):text.index("[network]")],
+                                first + first.replace("weight = 0.46655466", "weight = 1.0")))
+    r = run("evaluate", two, "--bw", "250,125,75,50", "--json", "-")
+    assert r.exit_code == 0, r.output
+    by = json.loads(r.stdout)["breakdown"]["iteration_time_by_workload_ns"]
+    assert by == {"gpt3-175b": pytest.approx(1213548021.0, abs=0.1),
+                  "gpt3-175b (workload 1)": pytest.approx(1213548021.0, abs=0.1)}
