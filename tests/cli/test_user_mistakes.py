@@ -324,3 +324,12 @@ def test_evaluate_of_several_workloads_labels_the_weighted_sum(tmp_path):
     by = json.loads(r.stdout)["breakdown"]["iteration_time_by_workload_ns"]
     assert by == {"gpt3-175b": pytest.approx(1213548021.0, abs=0.1),
                   "gpt3-175b (workload 1)": pytest.approx(1213548021.0, abs=0.1)}
+
+
+def test_compare_of_several_workloads_labels_the_weighted_sum():
+    r = run("compare", REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml")
+    assert r.exit_code == 0, r.output
+    head = r.stdout.splitlines()[1]
+    assert head.startswith("exact optimum: 864.7561 ms (weighted sum over 3 workloads of weight x iteration time), "
+                           "$22,920,396")
+    assert "weighted iteration ms" in r.stdout
