@@ -27,7 +27,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import INF, CutLP, Loop, OAResult
-from .line_search import meet_target, meets_rows, within_rows
+from .line_search import meet_target, within_budget, within_rows
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
 
@@ -157,20 +157,9 @@ class TimeLP(CutLP):
         return np.maximum(x[self.arr.b_col], 0.0) * self.scale.bw_gbps + 0.0
 
     def _within_budget(self, bw: np.ndarray) -> list[np.ndarray]:
-        """``bw`` as a candidate under the budget: an LP point meets the budget row only to HiGHS's tolerance, so a
-        point over budget by a hair is scaled down onto it (every bandwidth by the same factor: design rows move by as
-        little, and T is re-evaluated exactly); one further over is no candidate."""
-        if not meets_rows(self.instance, bw):  # (an LP point does unless its units hid a row: never on trust)
-            return []
-        if self._budget is None:
-            return [bw]
-        cost = self.network_cost(bw)
-        if cost <= self._budget:
-            return [bw]
-        if cost > self._budget * (1 + 1e-6):
-            return []
-        scaled = bw * (self._budget / cost)
-        return [scaled] if meets_rows(self.instance, scaled) else []  # (scaled down: a floor may then fail)
+        """``bw`` as a candidate under the budget (:func:`hieropt.solvers.line_search.within_budget`), as a list."""
+        point = within_budget(self.instance, bw, self._budget, self.unit_cost)
+        return [] if point is None else [point]
 
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
