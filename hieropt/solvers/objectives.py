@@ -20,7 +20,9 @@ from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
 from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
-from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
+from .procurement import PPC_GAP, Counts, against_target, cheapest_meeting, fastest_design, min_time_cost_product
+from .single_term import METHOD as SINGLE_TERM_METHOD
+from .single_term import fastest_single_term
 
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9 LP tolerances)."""
@@ -129,15 +131,22 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         return sol
     extra: dict = {}
     counts = Counts()
+    method = None
     if obj == "performance":
-        core = TimeLP(instance, tm, time_limit_s)
-        try:
-            res = _fastest(core, instance, gap)
-        finally:
-            core.close()
-        counts.add(core)
-        if isinstance(core.tm, CutModel):  # T of a large workload by cutting planes (hieropt/model/cutmodel.py)
-            extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
+        res = fastest_single_term(instance, tm, gap, instance.max_network_cost_usd, time_limit_s)
+        if res is not None:  # one collective term: one exact LP (hieropt/solvers/single_term.py)
+            res = against_target(res, instance.max_iteration_time_ns, instance.max_network_cost_usd)
+            counts.lps += res.iterations
+            method = SINGLE_TERM_METHOD
+        else:
+            core = TimeLP(instance, tm, time_limit_s)
+            try:
+                res = _fastest(core, instance, gap)
+            finally:
+                core.close()
+            counts.add(core)
+            if isinstance(core.tm, CutModel):  # T of a large workload by cutting planes (hieropt/model/cutmodel.py)
+                extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
     elif obj == "min_cost":
         res = _min_cost(instance, tm, gap, time_limit_s, counts)
     else:
@@ -145,6 +154,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
     sol = _verified(instance, tm, counts, res, obj, start, extra)
+    if method is not None:
+        sol = replace(sol, method=method)
     if skipped:
         sol = replace(sol, notes=sol.notes + skipped)
     if portfolio and len(instance.jobs) > 1 and sol.success:

@@ -161,6 +161,17 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
             # its tolerances (a false "no finite time" or "below the cheapest network"); the cost-share LP's units
             # follow the budget, and it reports infeasibility on its own
             res = _fastest_by_shares(core, budget_usd, rel_gap)
+    return against_target(res, target_ns, budget_usd)
+
+
+def against_target(res: OAResult, target_ns: float | None, budget_usd: float | None = None) -> OAResult:
+    """``res`` (a performance optimum within ``budget_usd``) when it meets the time target ``target_ns`` (None:
+    none).
+
+    Raises:
+        NoSolutionError: the target is below the fastest possible time ("fastest possible is ... ns") or within the
+            optimality gap of it.
+    """
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:
         t, fast = _ns_pair(target_ns, res.lower)
