@@ -152,7 +152,7 @@ def simulate_command(
 
         study = simulate_allocations(inst, binary, values, chunks or inst.chunks, keep, timeout)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report.simulate import simulate_dict, simulate_table
 
     out.print(simulate_table(study))

@@ -55,7 +55,7 @@ def codesign_command(
 
         plans = load_codesign(space)  # bad input is reported before the search and the solvers load
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
     from ..studies.codesign import codesign
 
@@ -63,7 +63,7 @@ def codesign_command(
         result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
                           max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     except KeyboardInterrupt:
         where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
         err.print(f"interrupted: {where}", highlight=False, soft_wrap=True)

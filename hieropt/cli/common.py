@@ -126,19 +126,29 @@ def error_line(err: Console, message: str, label: str = "error:", style: str = "
 FLAGS = {"bw_gbps": "--bw", "points": "--points", "objective": "--objective", "rel_gap": "--gap",
          "max_iteration_time_ns": "--max-time-ns", "max_network_cost_usd": "--budget-usd",
          "max_cost_usd": "--max-cost-usd", "max_power_w": "--max-power-w", "max_regret": "--max-regret",
-         "workers": "--workers", "dask": "--dask", "levels": "--tradeoff", "out": "--out"}
+         "workers": "--workers", "dask": "--dask", "levels": "--tradeoff", "out": "--out", "spacing": "--spacing"}
 """Library argument -> the command-line flag that sets it: library errors name the argument, the command line
 names its flag."""
 
 
-def fail(err: Console, e: HieroptError) -> typer.Exit:
+def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.Exit:
     """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its exit code. An
-    InputError about a library argument (``bw_gbps``) is shown with the flag that sets it (``--bw``)."""
+    InputError about a library argument (``bw_gbps``) is shown with the flag that sets it (``--bw``).
+
+    ``json_out``: the command's ``--json`` file (``-``: stdout), which then gets ``{"status", "message",
+    "exit_code"}`` (status ``infeasible`` / ``unbounded`` / ``bad_input`` / ``error``), so that a script reading it
+    finds this run's outcome, not an earlier run's answer; a file that cannot be written is left as it is."""
     from ..errors import InputError
 
     if isinstance(e, InputError) and e.source in FLAGS:
         e = e.with_source(FLAGS[e.source])
     error_line(err, str(e))
+    if json_out is not None:
+        status = getattr(e, "kind", None) or ("bad_input" if isinstance(e, InputError) else "error")
+        try:
+            write_json(json_out, {"status": status, "message": str(e), "exit_code": e.exit_code})
+        except OSError:
+            pass  # (the error above is the one to report; an unwritable --json path is reported on success)
     return typer.Exit(e.exit_code)
 
 

@@ -93,7 +93,7 @@ def compare_command(
 
         comp = compare(inst, objective=objective)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report import compare as rc
 
     _print_comparison(out, comp)

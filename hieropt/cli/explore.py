@@ -55,7 +55,7 @@ def explore_command(
 
         shapes = load_space(space)  # bad input is reported before the solvers load
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report.explore import dims_table, explore_dict, pareto_table, ranking_table, summary_lines
     from ..studies.explore import explore
 
@@ -63,7 +63,7 @@ def explore_command(
         result = explore(shapes, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
                          out=out, workers=workers, dask=dask, prune=None if prune else False, progress=True)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     except KeyboardInterrupt as e:  # Ctrl-C (exit 130), or SIGTERM during a pool sweep (143)
         where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
         terminated = type(e).__name__ == "Terminated"
@@ -86,5 +86,5 @@ def explore_command(
         try:
             rows = provision_shortlist(result, catalog, provision_top)
         except HieroptError as e:
-            raise fail(err, e) from None
+            raise fail(err, e, json_out) from None
         out_console.print(provision_table(rows))

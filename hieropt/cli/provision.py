@@ -12,6 +12,14 @@ from ..names import PROVISION_OBJECTIVES
 from .common import console, error_console, fail, to_stdout, write_json
 
 
+def _named(e, catalog: Path):
+    """``e`` with the catalog file as its source where the solver could only say "catalog" (the catalog checks that
+    need the instance, e.g. a part without a power figure under a power objective)."""
+    from ..errors import InputError
+
+    return e.with_source(catalog) if isinstance(e, InputError) and e.source == "catalog" else e
+
+
 def provision_command(
     instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
     catalog: Annotated[Path, typer.Option("--catalog", help="Parts catalog (TOML or YAML): per cost class the link "
@@ -55,7 +63,7 @@ def provision_command(
 
             tr = provision_tradeoff(inst, catalog, tradeoff)
         except HieroptError as e:
-            raise fail(err, e) from None
+            raise fail(err, _named(e, catalog), json_out) from None
         from ..report import provision as report_provision
 
         out.print(report_provision.tradeoff_table(tr))
@@ -69,7 +77,7 @@ def provision_command(
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, _named(e, catalog), json_out) from None
     from ..report import provision as report_provision
 
     for line in report_provision.summary_lines(inst, result):

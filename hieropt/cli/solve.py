@@ -90,7 +90,7 @@ def solve_command(
                         max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
                         max_regret=max_regret, portfolio=True)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, text
     from ..report.portfolio import portfolio_table
     from ..report.sensitivity import sensitivity_lines
@@ -133,7 +133,7 @@ def evaluate_command(
         values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, text
 
     for line in text.evaluation_lines(inst, bd):
@@ -169,12 +169,14 @@ def pareto_command(
     try:
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
+        if str(csv_out) == "-" and str(json_out) == "-":  # (the CSV and the JSON one after the other: neither parses)
+            raise InputError("--csv -", None, "--json - writes to stdout too", "send one of them to a file")
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         front = api.pareto(inst, points=points, spacing=spacing)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, plots, text
 
     out.print(text.front_table(inst, front))

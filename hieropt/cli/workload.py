@@ -215,7 +215,7 @@ def plan_command(
     try:
         fig = plan_figures(read_llm(model, set_ or []))
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     out = err if to_stdout(json_out) else console(140)
     for line in summary_lines(fig):
         out.print(line, highlight=False, soft_wrap=True)

@@ -108,16 +108,17 @@ class LPArrays:
         return self.index[s:e], self.value[s:e]
 
 
-def read_only(arrays: LPArrays) -> LPArrays:
-    """``arrays`` with every array field made read-only (in place; returned for chaining): arrays shared between
-    solves must not be changed by any of them (its ``cache`` of derived values stays writable)."""
+def read_only(arrays):
+    """``arrays`` (an :class:`LPArrays`, or any compiled LP dataclass) with every array field made read-only (in
+    place; returned for chaining): arrays shared between solves must not be changed by any of them (its ``cache`` of
+    derived values stays writable)."""
     for v in vars(arrays).values():
         if isinstance(v, np.ndarray):
             v.flags.writeable = False
     return arrays
 
 
-def _design_rows(instance: Instance, b: np.ndarray):
+def design_rows(instance: Instance, b: np.ndarray):
     """Design rows in scaled units, each divided by its largest coefficient: (lower, upper, coefficient matrix,
     divisors)."""
     dm = instance.design_matrix
@@ -184,7 +185,7 @@ def compile_perf_lp(instance: Instance, tm: TimeModel, scale: Scale, budget_usd:
         parts.append((np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), np.asarray(lengths, dtype=np.int64),
                       np.asarray(idx, dtype=np.int64), np.asarray(val, dtype=float)))
 
-    dlo, dhi, dcoef, ddiv = _design_rows(instance, b)
+    dlo, dhi, dcoef, ddiv = design_rows(instance, b)
     r_d, c_d = np.nonzero(dcoef)
     block(dlo, dhi, np.bincount(r_d, minlength=dcoef.shape[0]), c_d, dcoef[r_d, c_d])
     n_design = dcoef.shape[0]
@@ -283,7 +284,7 @@ def build_statement(instance: Instance, tm: TimeModel, scale: Scale | None = Non
     m.t = pyo.Var(arr.loaded, bounds=lambda _m, d: (arr.col_lower[arr.t_col[d]], None))
     m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
     m.y = pyo.Var(range(V), domain=pyo.NonNegativeReals)
-    dlo, dhi, dcoef, _ = _design_rows(instance, b)
+    dlo, dhi, dcoef, _ = design_rows(instance, b)
     m.design = pyo.Constraint(range(dcoef.shape[0]), rule=lambda _m, i: (
         _none(dlo[i]), sum(float(dcoef[i, d]) * _m.B[d] for d in range(D) if dcoef[i, d] != 0), _none(dhi[i])))
     A = tm.terms_bytes / b[None, :] / scale.time_ns

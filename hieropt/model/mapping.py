@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from ..errors import InputError
+from ..names import PHASES
 from ..spec import Mapping, Network, Workload
 from .groups import mapping_for, place_lowest
 
@@ -73,8 +74,26 @@ def derive_mapping(workload: Workload, network: Network, source: str) -> tuple[M
     """The mapping implied by the workload's header policy, and a one-line explanation of it.
 
     Raises:
-        InputError: no header, HYBRID_CUSTOMIZED, or a group size that does not fit the network.
+        InputError: no header, HYBRID_CUSTOMIZED, a group size that does not fit the network, a SimAI header's
+            pp or ep (the rule has no place for them), or a mapping the workload cannot run on
+            (``Workload.mapping_mismatch``: a GPT-3 model generated for dp = 256 on a network of 32 NPUs).
     """
+    h = workload.header
+    if h is not None and not workload.named_groups and ((h.pp or 1) > 1 or (h.ep or 1) > 1):
+        stated = " and ".join(f"{k} = {v}" for k, v in (("pp", h.pp), ("ep", h.ep)) if (v or 1) > 1)
+        raise InputError(source, "mapping", f"none given, and the header's {stated} (SimAI's plan) cannot be "
+                         "derived: the header rule places the model-parallel group on the lowest dimensions and "
+                         "data parallelism on all the rest", "give the mapping (each phase's group on every dimension)")
+    m, why = _derived(workload, network, source)
+    wrong = workload.mapping_mismatch({p: m.group(p) for p in PHASES}, " (a mapping, or a network of another size)")
+    if wrong:
+        raise InputError(source, "mapping", f"none given; derived from the header on this network of "
+                         f"{network.npus_total} NPUs, {wrong[0]}", wrong[1])
+    return m, why
+
+
+def _derived(workload: Workload, network: Network, source: str) -> tuple[Mapping, str]:
+    """:func:`derive_mapping` before its check against the generator's degrees."""
     header = getattr(workload, "header", None)
     policy = header.policy if header is not None else None
     if policy is None:

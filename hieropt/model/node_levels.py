@@ -39,10 +39,51 @@ def node_levels(nodes: tuple) -> tuple:
                 rp.append(j)
                 ru.append(u)
                 rb.append(b)
-        levels.append((np.array(rows, dtype=np.intp), np.array(members, dtype=np.intp), starts,
-                       np.array(rp, dtype=np.intp), np.array(ru, dtype=np.intp), np.array(rb, dtype=float)))
+        single = len(members) == len(rows)  # (every node of the level has one piece: no max to take)
+        unique = len(set(rp)) == len(rp)  # (each piece references at most one node: a plain indexed add)
+        levels.append((np.array(rows, dtype=np.intp), np.array(members, dtype=np.intp), None if single else starts,
+                       np.array(rp, dtype=np.intp), np.array(ru, dtype=np.intp), np.array(rb, dtype=float), unique))
     return (np.array(const), np.array(tp, dtype=np.intp), np.array(tk, dtype=np.intp), np.array(ta, dtype=float),
             levels)
+
+
+def node_plan(nodes: tuple) -> tuple:
+    """The max nodes ``nodes`` as flat lists for evaluating them at one design (:func:`node_values`): (per piece its
+    constant, term references and coefficients as arrays; per node the list of its pieces, each (piece index,
+    node references ((u, b), ...))."""
+    const, tp, tk, ta, plan = [], [], [], [], []
+    for pieces in nodes:
+        own = []
+        for p in pieces:
+            i = len(const)
+            const.append(p.const_ns)
+            for k, a in p.terms:
+                tp.append(i)
+                tk.append(k)
+                ta.append(a)
+            own.append((i, p.nodes))
+        plan.append(own)
+    return (np.array(const), np.array(tp, dtype=np.intp), np.array(tk, dtype=np.intp), np.array(ta, dtype=float),
+            plan)
+
+
+def node_values(plan_of: tuple, tau: np.ndarray) -> np.ndarray:
+    """y_v at one design's term times ``tau`` (K,) ns, shape (V,), from ``plan_of`` (:func:`node_plan`): every
+    piece's constant and term part at once (one weighted count), then the nodes in order in Python floats, each the
+    max of its pieces plus their earlier nodes' parts (few per piece: the max-plus recurrences of the loops)."""
+    const, tp, tk, ta, plan = plan_of
+    base = (const + np.bincount(tp, weights=tau[tk] * ta, minlength=const.size)).tolist() if const.size else []
+    y: list[float] = []
+    for own in plan:
+        best = -np.inf
+        for i, refs in own:
+            v = base[i]
+            for u, b in refs:
+                v += b * y[u]
+            if v > best or v != v:  # (a NaN propagates, as numpy's max)
+                best = v
+        y.append(best)
+    return np.array(y)
 
 
 def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.ndarray:
@@ -54,12 +95,15 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
     base = np.repeat(const[:, None], S, axis=1)  # (pieces, S)
     np.add.at(base, tp, (tau[:, tk] * ta).T)
     y = np.zeros((n_nodes, S))
-    for rows, nodes, starts, rp, ru, rb in levels:
+    for rows, nodes, starts, rp, ru, rb, unique in levels:
         val = base[rows]
         if rp.size:
-            np.add.at(val, rp, y[ru] * rb[:, None])
-        y[nodes] = np.maximum.reduceat(val, starts, axis=0)
+            if unique:
+                val[rp] += y[ru] * rb[:, None]
+            else:
+                np.add.at(val, rp, y[ru] * rb[:, None])
+        y[nodes] = val if starts is None else np.maximum.reduceat(val, starts, axis=0)
     return y
 
 
-__all__ = ["node_levels", "node_values_batch"]
+__all__ = ["node_levels", "node_values_batch", "node_plan", "node_values"]

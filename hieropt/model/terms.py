@@ -8,7 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .node_levels import node_levels, node_values_batch
+from .node_levels import node_levels, node_plan, node_values, node_values_batch
 
 Ref = tuple[int, float]
 """A reference to collective term k with coefficient a (the collective is a times term k)."""
@@ -82,12 +82,9 @@ class TimeModel:
                                  self.dimension_mode)
 
     def node_values_ns(self, tau: np.ndarray) -> np.ndarray:
-        """y_v for term times ``tau`` (ns)."""
-        y = np.zeros(len(self.nodes))
-        for v, pieces in enumerate(self.nodes):
-            y[v] = max(p.const_ns + sum(a * tau[k] for k, a in p.terms) + sum(b * y[u] for u, b in p.nodes)
-                       for p in pieces)
-        return y
+        """y_v for term times ``tau`` (K,) ns: shape (V,) (:func:`hieropt.model.node_levels.node_values` on the
+        nodes' flat plan, built once)."""
+        return node_values(self._node_plan, np.asarray(tau, dtype=float))
 
     def time_ns(self, bw_gbps: np.ndarray) -> float:
         """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded dimension has B = 0."""
@@ -114,6 +111,11 @@ class TimeModel:
             nw = self.node_weights
             total = total + np.where(nw[:, None] > 0, y, 0.0).T @ nw
         return total
+
+    @cached_property
+    def _node_plan(self) -> tuple:
+        """:func:`hieropt.model.node_levels.node_plan` of the nodes, built once."""
+        return node_plan(self.nodes)
 
     @cached_property
     def _node_levels(self) -> tuple:

@@ -189,7 +189,8 @@ class Breakdown:
         utilisation_per_dim: (D,) busy time / iteration time.
         bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties: lowest d).
         cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
-        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name.
+        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the instance's order
+            (a name that repeats gets `` (workload k)``, k its 0-based position).
         stage_times_ns: T of every pipeline stage of a workload of several (:attr:`hieropt.spec.Workload.
             more_stages`), by stage name (``name#k`` for a name met before), empty otherwise. A workload's T is its
             slowest stage's, and every other figure of the workload is that stage's.
@@ -230,6 +231,7 @@ class Breakdown:
             "bottleneck_ns_per_dim": [float(x) for x in self.bottleneck_ns_per_dim],
             "cost_usd_per_dim": [float(x) for x in self.cost_per_dim_usd],
             "network_cost_usd": self.network_cost_usd,
+            "iteration_time_by_workload_ns": dict(self.iteration_time_by_workload_ns),  # (unweighted, in order)
             **({"stage_times_ns": dict(self.stage_times_ns), "slowest_stage": self.slowest_stage}
                if self.stage_times_ns else {}),
         }
@@ -286,7 +288,8 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
                 name = stage.name if stage.name not in stage_times else f"{stage.name}#{len(stage_times)}"
                 stage_times[name] = x.T
         w = job.weight
-        by_workload[job.workload.name] = by_workload.get(job.workload.name, 0.0) + r.T
+        name = job.workload.name  # (two workloads of one name, e.g. one model on two mappings, keep one entry each)
+        by_workload[name if name not in by_workload else f"{name} (workload {len(by_workload)})"] = r.T
         total += w * r.T
         compute_total += w * loop_time(instance.training_loop, r.C, np.zeros_like(r.coll), 0.0, instance,
                                        np.zeros_like(r.per_dim), r.U)

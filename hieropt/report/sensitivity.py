@@ -43,6 +43,8 @@ def _range(m: Marginal, what: str, unit: str) -> str:
     hi_s = "inf" if hi == float("inf") else fmt(hi)
     if not m.binding:
         return f" (stays not binding for {what} in [{lo_s}, {hi_s}])"
+    if lo == hi:  # not even the smallest step (1 % of the parameter) kept it within 10 %
+        return f" (only at {what} = {lo_s}{unit}: it changes by more than 10 % within 1 % of its scale)"
     return f" (within 10 % for {what} in [{lo_s}, {hi_s}]{unit})"
 
 

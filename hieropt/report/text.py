@@ -95,9 +95,18 @@ def stage_lines(bd: Breakdown) -> list[str]:
 
 
 def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
-    """Headline lines of an evaluation, including any violated design constraint."""
-    lines = [f"iteration time: {bd.iteration_time_ns:,.1f} ns ({bd.iteration_time_ns / 1e6:,.6f} ms)",
-             f"network cost: ${bd.network_cost_usd:,.0f}", *stage_lines(bd)]
+    """Headline lines of an evaluation, including any violated design constraint; with several workloads the
+    weighted sum is labelled as such and each workload's own iteration time follows."""
+    jobs = instance.jobs
+    head = (f"weighted iteration time (sum over {len(jobs)} workloads of weight x time): " if len(jobs) > 1
+            else "iteration time: ")
+    lines = [f"{head}{bd.iteration_time_ns:,.1f} ns ({bd.iteration_time_ns / 1e6:,.6f} ms)"]
+    if len(jobs) > 1:
+        for job, t in zip(jobs, bd.iteration_time_by_workload_ns.values(), strict=True):
+            lines.append(f"  {job.workload.name} (weight {job.weight:.8g}): iteration time {t:,.1f} ns "
+                         f"({t / 1e6:,.6f} ms)")
+    lines.append(f"network cost: ${bd.network_cost_usd:,.0f}")
+    lines += stage_lines(bd)
     for text, v in constraint_violations(instance, bd.bw_gbps):
         lines.append(f"warning: violates design constraint {text} (relative violation {v:.3g})")
     return lines

@@ -27,7 +27,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import INF, CutLP, Loop, OAResult
-from .line_search import meet_target, meets_rows, within_rows
+from .line_search import meet_target, within_budget, within_rows
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
 
@@ -70,6 +70,7 @@ class TimeLP(CutLP):
         self._cheapest: float | None = None
         self._ub_key: tuple | None = None
         self._ub = np.zeros(0)
+        self._widened = False
         self.cut_first = True
         """:attr:`hieropt.solvers.cut_lp.Loop.cut_first` of :meth:`min_time` (the min-cost path sets it off)."""
         if isinstance(tm, CutModel):  # the first pieces of T: at the scale's centre and at 10x / 0.1x of it
@@ -157,20 +158,9 @@ class TimeLP(CutLP):
         return np.maximum(x[self.arr.b_col], 0.0) * self.scale.bw_gbps + 0.0
 
     def _within_budget(self, bw: np.ndarray) -> list[np.ndarray]:
-        """``bw`` as a candidate under the budget: an LP point meets the budget row only to HiGHS's tolerance, so a
-        point over budget by a hair is scaled down onto it (every bandwidth by the same factor: design rows move by as
-        little, and T is re-evaluated exactly); one further over is no candidate."""
-        if not meets_rows(self.instance, bw):  # (an LP point does unless its units hid a row: never on trust)
-            return []
-        if self._budget is None:
-            return [bw]
-        cost = self.network_cost(bw)
-        if cost <= self._budget:
-            return [bw]
-        if cost > self._budget * (1 + 1e-6):
-            return []
-        scaled = bw * (self._budget / cost)
-        return [scaled] if meets_rows(self.instance, scaled) else []  # (scaled down: a floor may then fail)
+        """``bw`` as a candidate under the budget (:func:`hieropt.solvers.line_search.within_budget`), as a list."""
+        point = within_budget(self.instance, bw, self._budget, self.unit_cost)
+        return [] if point is None else [point]
 
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
@@ -288,8 +278,12 @@ class TimeLP(CutLP):
         self._require(budget_usd)
         self._set_target(None)
         self._set_budget(budget_usd)
-        if not self.loaded:
-            res = self._solve(self.arr.time_costs)
+        if self.cut_first and not self._widened:  # (once per LP; the min-cost path, cut_first off, keeps its cuts)
+            self._widened = True
+            unit = self._unit()
+            self._add_cuts([(j, float(unit[j] * f)) for j in range(unit.size) for f in WIDE_SEEDS])
+        if not self.loaded:  # every feasible design is fastest: report the cheapest (not a vertex of the budget)
+            res = self._solve(self.arr.cost_costs)
             if res.status is not Status.OPTIMAL:
                 self._diagnose_empty(res.x)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
@@ -364,6 +358,13 @@ class TimeLP(CutLP):
         return meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
 
 
+WIDE_SEEDS = (8.0,)
+"""Further tangent cuts of the performance objective per link, at these multiples of its unit, before its first LP:
+the seeds' span (:data:`hieropt.solvers.cut_lp.SEED_POINTS`, 0.1 .. 2 units) then covers an optimum a few units
+above the scale's guess (the scale follows the tightest row limit: under LIBRA's multiple_constraints 200 GB/s,
+while the optimum puts 500, 300 and 150 GB/s on three dimensions), so that the first LP's point is trusted
+(:meth:`hieropt.solvers.cut_lp.CutLP.trusted`) and polished: one LP instead of two there. Not for the min-cost path,
+whose loop goes on from the fastest solve's cuts (:attr:`hieropt.solvers.cut_lp.Loop.cut_first`)."""
 ANCHOR_RISE = 1e-6
 """Relative rise of the cheapest design found before it anchors the min-cost line search (its time then lies below
 the target, so a move towards it from an LP point just above the target is short)."""

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
 
-__all__ = ["meet_target", "meets_rows", "within_rows", "TARGET_MARGIN", "ROW_TOL"]
+__all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "TARGET_MARGIN", "ROW_TOL"]
 
 EPS = float(np.finfo(float).eps)
 LINE_GRID = np.arange(1, 16) / 16.0
@@ -57,6 +57,27 @@ def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
     if dm.A.size and dm.violations(bw).max() > ROW_TOL:
         return False
     return bool((bw >= dm.bw_lower * (1 - ROW_TOL)).all() and (bw <= dm.bw_upper * (1 + ROW_TOL)).all())
+
+
+def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
+                  unit_cost_usd_per_gbps: np.ndarray) -> np.ndarray | None:
+    """An LP's ``bw`` (GB/s, shape (D,)) as a candidate under ``budget_usd`` ($; None: no budget), or None. An LP
+    point meets the budget row only to HiGHS's tolerance, so a point over budget by a hair (at most 1e-6 relative)
+    is scaled down onto it (every bandwidth by the same factor: design rows move by as little; its T is evaluated
+    exactly by the caller); one further over, or one that misses a design row or bound (:func:`meets_rows`; an LP
+    point does unless its units hid a row: never taken on trust), is no candidate.
+    ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
+    if not meets_rows(instance, bw):
+        return None
+    if budget_usd is None:
+        return bw
+    cost = float(np.dot(unit_cost_usd_per_gbps, bw))
+    if cost <= budget_usd:
+        return bw
+    if cost > budget_usd * (1 + 1e-6):
+        return None
+    scaled = bw * (budget_usd / cost)
+    return scaled if meets_rows(instance, scaled) else None  # (scaled down: a floor may then fail)
 
 
 def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_meets: float,

@@ -4,6 +4,7 @@ performance_per_cost) on the cutting-plane LP, its result re-checked by the inde
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -19,7 +20,9 @@ from ..spec.overrides import with_targets
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
 from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
-from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design, min_time_cost_product
+from .procurement import PPC_GAP, Counts, against_target, cheapest_meeting, fastest_design, min_time_cost_product
+from .single_term import METHOD as SINGLE_TERM_METHOD
+from .single_term import fastest_single_term
 
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9 LP tolerances)."""
@@ -108,6 +111,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     gap = rel_gap if rel_gap is not None else (PPC_GAP if obj == "performance_per_cost" else REL_GAP)
     if not MIN_REL_GAP <= gap < 1:
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
+                         "ask for a gap below 1 (a fraction: 0.01 is 1 %)" if gap >= 1 else
                          f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the floor there")
     start = time.perf_counter()
     plain = (obj == "performance" and instance.max_network_cost_usd is None
@@ -127,15 +131,22 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         return sol
     extra: dict = {}
     counts = Counts()
+    method = None
     if obj == "performance":
-        core = TimeLP(instance, tm, time_limit_s)
-        try:
-            res = _fastest(core, instance, gap)
-        finally:
-            core.close()
-        counts.add(core)
-        if isinstance(core.tm, CutModel):  # T of a large workload by cutting planes (hieropt/model/cutmodel.py)
-            extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
+        res = fastest_single_term(instance, tm, gap, instance.max_network_cost_usd, time_limit_s)
+        if res is not None:  # one collective term: one exact LP (hieropt/solvers/single_term.py)
+            res = against_target(res, instance.max_iteration_time_ns, instance.max_network_cost_usd)
+            counts.lps += res.iterations
+            method = SINGLE_TERM_METHOD
+        else:
+            core = TimeLP(instance, tm, time_limit_s)
+            try:
+                res = _fastest(core, instance, gap)
+            finally:
+                core.close()
+            counts.add(core)
+            if isinstance(core.tm, CutModel):  # T of a large workload by cutting planes (hieropt/model/cutmodel.py)
+                extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
     elif obj == "min_cost":
         res = _min_cost(instance, tm, gap, time_limit_s, counts)
     else:
@@ -143,6 +154,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
     sol = _verified(instance, tm, counts, res, obj, start, extra)
+    if method is not None:
+        sol = replace(sol, method=method)
     if skipped:
         sol = replace(sol, notes=sol.notes + skipped)
     if portfolio and len(instance.jobs) > 1 and sol.success:
@@ -264,6 +277,10 @@ def _portfolio_solve(instance: Instance, tm: TimeModel, gap: float, time_limit_s
     return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - start)
 
 
+_GAP_TEXT = re.compile(r"proven relative gap (?:[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
+"""The gap a loop's message states ("stopped after 15 LPs at proven relative gap 9.13e-08 (...)")."""
+
+
 def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float, extra: dict,
               value: float | None = None) -> Solution:
     """Re-check the solver's point with the independent evaluator and package the :class:`Solution` (``value``:
@@ -292,10 +309,14 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         for d in np.flatnonzero(~tm.carries_traffic)
     ) + ignored_price_notes(instance)
     bound = min(res.lower, value)
+    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    # a loop's message states its gap before the bound's last slack and the evaluator's value: restated, so that
+    # the status line and the gap line agree
+    message = _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", res.message) if res.message else res.message
     extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(
         status=Status.OPTIMAL if res.status is Status.OPTIMAL else res.status,
-        message=res.message,
+        message=message,
         objective=obj,
         bw_gbps=res.bw,
         iteration_time_ns=bd.iteration_time_ns,
@@ -304,7 +325,7 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         objective_bound=bound,
         objective_unit=UNITS[obj],
         lower_bound_ns=bound if obj == "performance" else None,
-        gap=max(0.0, (value - bound) / value) if value > 0 else 0.0,
+        gap=gap,
         iterations=counts.lps,
         solve_seconds=time.perf_counter() - start,
         breakdown=bd,

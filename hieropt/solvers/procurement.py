@@ -128,6 +128,16 @@ def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: flo
                          extra={"cuts": core.cuts})
 
 
+def _ns_pair(a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` (ns) with the fewest decimals (at least 1) that tell them apart: a time target a hair below
+    the fastest time printed as the same number ("target 1,166,511,725.3 ns: fastest possible is 1,166,511,725.3")."""
+    for k in range(1, 7):
+        sa, sb = f"{a:,.{k}f}", f"{b:,.{k}f}"
+        if sa != sb:
+            break
+    return sa, sb
+
+
 def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None,
                    target_ns: float | None = None) -> OAResult:
     """The performance optimum within ``budget_usd`` (ns), checked against ``target_ns`` when given.
@@ -151,13 +161,27 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
             # its tolerances (a false "no finite time" or "below the cheapest network"); the cost-share LP's units
             # follow the budget, and it reports infeasibility on its own
             res = _fastest_by_shares(core, budget_usd, rel_gap)
+    return against_target(res, target_ns, budget_usd)
+
+
+def against_target(res: OAResult, target_ns: float | None, budget_usd: float | None = None) -> OAResult:
+    """``res`` (a performance optimum within ``budget_usd``) when it meets the time target ``target_ns`` (None:
+    none).
+
+    Raises:
+        NoSolutionError: the target is below the fastest possible time ("fastest possible is ... ns") or within the
+            optimality gap of it.
+    """
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:
-        raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest possible is {res.upper:,.1f} "
-                              f"ns{within}")
+        t, fast = _ns_pair(target_ns, res.lower)
+        raise NoSolutionError("infeasible", f"time target {t} ns: fastest possible is {fast} ns{within}"
+                              + (f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
+                                 if res.upper > res.lower * (1 + 1e-9) else ""))
     if target_ns is not None and res.upper > target_ns:
-        raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns is within the optimality gap of the "
-                              f"fastest possible time {res.upper:,.1f} ns (proven >= {res.lower:,.1f} ns){within}")
+        t, fast = _ns_pair(target_ns, res.upper)
+        raise NoSolutionError("infeasible", f"time target {t} ns is within the optimality gap of the fastest "
+                              f"possible time {fast} ns (proven >= {_ns_pair(target_ns, res.lower)[1]} ns){within}")
     return res
 
 

@@ -241,8 +241,8 @@ class PyomoTimeLP:
         self._set_time_target(None)
         self._set_budget(budget_usd)
         self._seed(budget_usd)
-        if not self.loaded:
-            res = self._solve(self.time_costs)
+        if not self.loaded:  # every feasible design is fastest: report the cheapest (not a vertex of the budget)
+            res = self._solve(self.cost_costs)
             if res.status is not Status.OPTIMAL:
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)

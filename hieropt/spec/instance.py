@@ -182,8 +182,7 @@ def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
                     f"{label}.{key}[{d}]: a group of {p} NPUs does not divide dimension {d}'s {dim.npus} NPUs "
                     f"(the groups must tile the dimension); fix: use a divisor of {dim.npus}"
                     + (f" ({', '.join(map(str, divisors[:12]))}{', ...' if len(divisors) > 12 else ''})"
-                       if divisors else "")
-                )
+                       if divisors else ""))
 
 
 def _count(n: int) -> str:
@@ -197,7 +196,8 @@ _HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep")
 
 def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
     """The named groups the workload uses exist, fit its header, and its point-to-point sends cross one dimension
-    in sequential mode; a transformer header's model-parallel size matches the forward group it is given."""
+    in sequential mode; a transformer header's model-parallel size and a generator's degrees (``group_npus``, e.g.
+    dp) match the groups they are given."""
     missing = sorted(workload.named_groups - set(mapping.groups))
     if missing:
         raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
@@ -217,11 +217,12 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
             t.collective[i, j] is not Collective.NONE and t.group[i, j] is None and t.size_bytes[i, j] > 0
             for i in range(len(workload.layers)) for j in (0, 1)))  # (per workload: sweeps build many instances)
         if mp is not None and tp_comm and h.policy in TRANSFORMER_POLICIES:
-            size = math.prod(mapping.forward)
-            if size != mp:
+            if (size := math.prod(mapping.forward)) != mp:
                 raise ValueError(f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
                                  f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
                                  f"forward (and input_grad) group {mp} NPUs")
+    if wrong := workload.mapping_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups):
+        raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
     if mode == "sequential":
         t = workload.table
         for j, phase in enumerate(PHASES):

@@ -156,6 +156,10 @@ class ShapeSpace(Frozen):
             if self.npus % job.tp:
                 raise ValueError(f"workloads[{j}].tp: {job.tp} does not divide {self.npus} NPUs; fix: use a divisor "
                                  f"of {self.npus}")
+            groups = {"forward": (job.tp,), "input_grad": (job.tp,), "weight_grad": (self.npus // job.tp,)}
+            if wrong := job.workload.mapping_mismatch(groups, f" (the {self.mapping_rule} rule gives it npus / tp)"):
+                raise ValueError(f"workloads[{j}]: the {self.mapping_rule} rule on {self.npus} NPUs with tp "
+                                 f"{job.tp} gives {wrong[0]}; fix: {wrong[1]}")
         if self.objective == "min_cost" and self.max_iteration_time_ns is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
         for i, text in enumerate(self.constraints):

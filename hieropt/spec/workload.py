@@ -3,12 +3,13 @@ header."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from ..names import DLRM_POLICIES, LAYER_POLICIES, POLICIES, TRANSFORMER_POLICIES
+from ..names import DLRM_POLICIES, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
 from .layers import Layer, LayerTable, Phase, PhaseTable
 
@@ -102,11 +103,18 @@ class Workload(Frozen):
     runs the same micro-batch slots, and the steady state goes at the pace of the slowest; Narayanan et al. 2021
     §2.2, Calculon's time of its fullest stage). Empty (the default): one stage. A further stage has no further
     stages of its own.
+
+    ``group_npus``: ``(phase or named group, parameter, NPUs)`` entries a workload generator states for the parallel
+    degrees it sized the collectives for, e.g. ``("weight_grad", "dp", 256)`` for a transformer with dp = 256 (its
+    weight-gradient all-reduce runs over 256 replicas), ``("dp", "dp", 64)`` for an LLM plan's named group; an
+    instance's mapping must give that phase or group that many NPUs (:class:`hieropt.spec.Instance` checks it).
+    Empty for workloads read from files, whose degrees are not known.
     """
 
     name: str
     layers: tuple[Layer, ...] | LayerTable
     header: WorkloadHeader | None = None
+    group_npus: tuple[tuple[str, str, PositiveInt], ...] = ()
     more_stages: tuple[Workload, ...] = ()
 
     @field_validator("layers", mode="wrap")
@@ -213,6 +221,47 @@ class Workload(Frozen):
         table = LayerTable.from_layers(self.layers).phase_table()
         self.__dict__["_table_of"] = (self.layers, table)
         return table
+
+    def mapping_mismatch(self, sizes: dict[str, tuple[int, ...]], how: str = "") -> tuple[str, str] | None:
+        """The first reason the group sizes ``sizes`` (phase or named group -> NPUs on each dimension, e.g. a
+        mapping's ``weight_grad = (1, 2, 4, 16)``) cannot state this workload, as (problem, fix), None when they can:
+
+        - a phase whose collectives run on several groups (SimAI's scoped names: ``ALLTOALL_EP`` on the
+          expert-parallel group next to plain ones on the phase's group), which one group per phase cannot hold;
+        - an entry of :attr:`group_npus` whose phase or named group ``sizes`` gives another NPU count:
+          ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group 256 NPUs, ...")``
+          (``how``: how to give it, added to the fix).
+        """
+        mixed = self.memo("_mixed_scopes", (self.layers,), self._mixed_scopes)
+        if mixed is not None:
+            return mixed
+        for key, param, npus in self.group_npus:
+            got = sizes.get(key)  # (a named group the mapping lacks is reported by the instance)
+            if got is not None and (n := math.prod(got)) != npus:
+                where = key if key in PHASES else f"groups.{key}"
+                return (f"{where}: {list(got)} has {n} NPUs but the workload {self.name} was generated for "
+                        f"{param} = {npus} (its {key} collectives run over {npus} NPUs)",
+                        f"give the {key} group {npus} NPUs{how}, or set {param} = {n} in the workload model")
+        return None
+
+    def _mixed_scopes(self) -> tuple[str, str] | None:
+        if not isinstance(self.layers, LayerTable) and not any(
+                ph.scope for layer in self.layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)):
+            return None
+        t = self.layers if isinstance(self.layers, LayerTable) else LayerTable.from_layers(self.layers)
+        live = (t.kinds != 0) & (t.size_bytes > 0)
+        for j, phase in enumerate(PHASES):
+            codes = np.unique(t.scopes[live[:, j], j])
+            if len(codes) > 1:
+                i = int(np.flatnonzero(live[:, j] & (t.scopes[:, j] == codes[-1]))[0])
+                names = ", ".join(f"_{LayerTable.SCOPES[c]}" if c else "none" for c in codes)
+                return (f"{phase}: the workload {self.name} runs its {phase} collectives on {len(codes)} groups "
+                        f"(name suffixes {names}, e.g. layer {i} {t.names[i]!r}: SimAI's _EP is the "
+                        "expert-parallel group, _DP_EP the expert-data-parallel one), but a mapping gives each phase "
+                        "one group",
+                        "keep one scope per phase (a workload file per group), or use an LLM plan (generator "
+                        "'llm'), whose collectives name their groups")
+        return None
 
     @property
     def named_groups(self) -> frozenset[str]:

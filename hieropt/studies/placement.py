@@ -25,6 +25,14 @@ ROW_TOL = 1e-9
 
 _INF = highspy.kHighsInf
 
+QP_ITERATIONS = 10_000
+"""Iteration cap of every projection QP. HiGHS's QP solver can cycle on a degenerate projection (HiGHS 1.16:
+y = (100.0000078, 0, 0) onto {sum(B) = 100, B0 >= 5, B >= 0} never returned, so ``hieropt compare`` hung in the
+gradient-descent heuristic); a capped run's point is used when it satisfies every row and bound (see
+:meth:`FeasibleSet.contains`), else the projection fails like an empty set."""
+
+_CAPPED = (highspy.HighsModelStatus.kIterationLimit, highspy.HighsModelStatus.kTimeLimit)
+
 
 def placed_objective(instance: Instance, objective: str | None) -> str:
     """``objective`` or the instance's; InputError unless it is one of :data:`OBJECTIVES_PLACED`."""
@@ -86,7 +94,8 @@ class FeasibleSet:
         with quiet_stdout():
             h = highspy.Highs()
         h.setOptionValue("output_flag", False)
-        for name, v in (("primal_feasibility_tolerance", 1e-9), ("dual_feasibility_tolerance", 1e-9)):
+        for name, v in (("primal_feasibility_tolerance", 1e-9), ("dual_feasibility_tolerance", 1e-9),
+                        ("qp_iteration_limit", QP_ITERATIONS), ("time_limit", 60.0)):
             h.setOptionValue(name, v)
         none = np.zeros(0, dtype=np.int32)
         h.addCols(n_cols, np.zeros(n_cols), lb, ub, 0, none, none, np.zeros(0))
@@ -105,9 +114,11 @@ class FeasibleSet:
         h = self._proj
         h.changeColsCost(self.D, np.arange(self.D, dtype=np.int32), -np.asarray(y, dtype=float))
         h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        x = np.clip(np.asarray(h.getSolution().col_value, dtype=float), self.lb, self.ub)
+        status = h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal and not (status in _CAPPED and self.contains(x)):
             return None
-        return np.clip(np.asarray(h.getSolution().col_value, dtype=float), self.lb, self.ub)
+        return x
 
     def nearest_to_ray(self, r: np.ndarray) -> tuple[np.ndarray, float] | None:
         """(B, s) minimising ||B - s r||^2 over B in F, s >= 0 (r with unit norm); None when F is empty."""
@@ -127,10 +138,12 @@ class FeasibleSet:
         h.passHessian(D + 1, len(index), highspy.HessianFormat.kTriangular, np.array(start, dtype=np.int32),
                       np.array(index, dtype=np.int32), np.array(value, dtype=float))
         h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
         z = np.asarray(h.getSolution().col_value, dtype=float)
-        return np.clip(z[:D], self.lb, self.ub), max(float(z[D]), 0.0)
+        x = np.clip(z[:D], self.lb, self.ub)
+        status = h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal and not (status in _CAPPED and self.contains(x)):
+            return None
+        return x, max(float(z[D]), 0.0)
 
     def contains(self, B: np.ndarray) -> bool:
         """Whether ``B`` satisfies every row and bound within :data:`ROW_TOL` (relative)."""

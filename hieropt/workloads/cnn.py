@@ -136,7 +136,8 @@ def generate(params: CNNParams) -> Workload:
     """Build the training workload of a data-parallel CNN (formulas: module docstring).
 
     Returns:
-        a :class:`~hieropt.spec.Workload` named ``params.name``, one layer per :class:`CNNLayer`, header ``DATA``.
+        a :class:`~hieropt.spec.Workload` named ``params.name``, one layer per :class:`CNNLayer`, header ``DATA``;
+        ``group_npus`` states the data-parallel group (``dp`` NPUs).
     """
     p = params
     layers = []
@@ -153,4 +154,5 @@ def generate(params: CNNParams) -> Workload:
             input_grad=Phase(compute_ns=t if i > 0 else 0.0, collective=Collective.NONE, size_bytes=0.0),
             weight_grad=wg,
         ))
-    return Workload(name=p.name, layers=tuple(layers), header=WorkloadHeader(policy=POLICY))
+    return Workload(name=p.name, layers=tuple(layers), header=WorkloadHeader(policy=POLICY),
+                    group_npus=(("weight_grad", "dp", p.dp),))

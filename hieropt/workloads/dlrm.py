@@ -160,7 +160,8 @@ def generate(params: DLRMParams) -> Workload:
 
     Returns:
         a :class:`~hieropt.spec.Workload` named ``params.name``: ``embedding``, ``bottom1`` .. ``bottomK``,
-        ``interaction``, ``top1`` .. ``topM``; header ``HYBRID_DLRM`` with ``last_bottom_layer = K``.
+        ``interaction``, ``top1`` .. ``topM``; header ``HYBRID_DLRM`` with ``last_bottom_layer = K``;
+        ``group_npus`` states that every phase's collectives span the ``npus`` NPUs.
     """
     p = params
     layers = [embedding_layer(p)]
@@ -172,4 +173,5 @@ def generate(params: DLRMParams) -> Workload:
     for i in range(len(p.top_mlp)):
         layers.append(dense_layer(f"top{i + 1}", widths[i], widths[i + 1], p))
     header = WorkloadHeader(policy=POLICY, last_bottom_layer=len(p.bottom_mlp))
-    return Workload(name=p.name, layers=tuple(layers), header=header)
+    return Workload(name=p.name, layers=tuple(layers), header=header,
+                    group_npus=tuple((phase, "npus", p.npus) for phase in ("forward", "input_grad", "weight_grad")))

@@ -157,7 +157,8 @@ def generate(params: TransformerParams) -> Workload:
     Returns:
         a :class:`~hieropt.spec.Workload` named ``params.name`` with policy ``"HYBRID_TRANSFORMER"`` and
         2 · ``params.layers`` layers ``attn1, mlp1, attn2, mlp2, ...``; compute in ns per NPU, collective sizes in
-        bytes per NPU. Formulas and sources: module docstring.
+        bytes per NPU; ``group_npus`` states the data-parallel group (``dp`` NPUs). Formulas and sources: module
+        docstring.
     """
     attn_f, mlp_f = attention_flops(params), mlp_flops(params)
     attn_w, mlp_w = attention_params_per_npu(params), mlp_params_per_npu(params)
@@ -166,4 +167,5 @@ def generate(params: TransformerParams) -> Workload:
         layers.append(_layer(f"attn{i}", attn_f, attn_w, params))
         layers.append(_layer(f"mlp{i}", mlp_f, mlp_w, params))
     header = WorkloadHeader(policy=POLICY, model_parallel_npu_group=params.tp, declared_layers=len(layers))
-    return Workload(name=params.name, layers=tuple(layers), header=header)
+    return Workload(name=params.name, layers=tuple(layers), header=header,
+                    group_npus=(("weight_grad", "dp", params.dp),))

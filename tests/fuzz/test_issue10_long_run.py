@@ -119,6 +119,8 @@ def test_export_of_a_dimension_without_bandwidth_names_the_instance(sandbox: Pat
     """The optimum leaves a dimension that carries no traffic at 0 GB/s; the simulator needs > 0 there."""
     path = sandbox / "instances" / "gpt3-4d.toml"
     path.write_text(path.read_text().replace("weight_grad = [1, 2, 4, 32]", "weight_grad = [1, 2, 4, -1]"))
+    model = sandbox / "models" / "gpt3-175b.toml"  # DP 8 on dimensions 1-2, as the mapping says
+    model.write_text(model.read_text().replace("dp = 256", "dp = 8"))
     line = _one_error_line(cli(["export", "instances/gpt3-4d.toml", "--astra-sim", "out/net.yml"], str(sandbox)))
     assert "instances/gpt3-4d.toml" in line and "bw[3]" in line, line
 

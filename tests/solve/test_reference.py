@@ -42,6 +42,11 @@ def test_performance_reference(case, shared_data):
     # the reference's own point evaluates to its time under our evaluator (same time model)
     assert api.evaluate(inst, case["bw_gbps_per_dim"]).iteration_time_ns == pytest.approx(
         case["iteration_time_ns"], rel=1e-7)
+    # one LP on every LIBRA case: a single collective term is one exact LP (hieropt/solvers/single_term.py); with
+    # two terms the wide seeds (cutting.WIDE_SEEDS) let the first LP's point be polished under multiple_constraints
+    assert sol.iterations == 1, sol.message
+    single = "single collective term" in sol.method
+    assert single == (sol.extra["terms"] == 1)
 
 
 def test_reference_cases_present(shared_data):

@@ -169,6 +169,44 @@ def test_procurement_lp_statement_equals_arrays(name, inst):
     np.testing.assert_allclose(costs, arr.time_costs, rtol=1e-12)
 
 
+def _single_term(budget: float | None) -> Instance:
+    """The Ring 4 x Switch 8 instance with every phase an all-reduce over all 32 NPUs (one collective term), its
+    two design rows, and a budget row when ``budget`` is given."""
+    inst = _overlap("no_overlap")
+    return inst.model_copy(update={
+        "mapping": Mapping(forward=(4, 8), input_grad=(4, 8), weight_grad=(4, 8)), "max_network_cost_usd": budget,
+        "workload": Workload(name="w", layers=tuple(layer.model_copy(update={"weight_grad": Phase(
+            compute_ns=300.0, collective=AR, size_bytes=layer.weight_grad.size_bytes)})
+            for layer in inst.workload.layers))})
+
+
+@pytest.mark.parametrize("budget", [None, 7.5e6])
+def test_single_term_lp_statement_equals_arrays(budget):
+    from hieropt.formulation.rate import build_rate_statement, compile_rate_lp, single_term
+
+    inst = _single_term(budget)
+    tm = build_time_model(inst)
+    m, _ = single_term(tm)
+    scale = choose_scale(inst, tm, budget)
+    arr = compile_rate_lp(inst, m, scale, budget)
+    model = build_rate_statement(inst, m, scale, budget)
+
+    def col_of(v) -> int:
+        return {"B": lambda: v.index(), "u": lambda: arr.u_col}[v.parent_component().local_name]()
+
+    rows = _rows(model, col_of)
+    assert len(rows) == arr.n_rows == 2 + 2 + 1  # design, one rate row per loaded dimension, budget
+    for r, prow in enumerate(rows):
+        s, e = arr.start[r], arr.start[r + 1]
+        _assert_row((arr.row_lower[r], arr.row_upper[r], arr.index[s:e], arr.value[s:e]), prow)
+        np.testing.assert_allclose(arr.dense[r, arr.index[s:e]], arr.value[s:e], rtol=0)
+    obj = generate_standard_repn(model.rate_objective.expr)
+    costs = np.zeros(arr.n_cols)
+    for v, a in zip(obj.linear_vars, obj.linear_coefs, strict=True):
+        costs[col_of(v)] += a
+    np.testing.assert_allclose(costs, arr.time_costs, rtol=0)
+
+
 def _with_rows(*rows: tuple[tuple[float, float], str, float]) -> Instance:
     """The Ring 4 x Switch 8 instance with only ``rows`` ((a0, a1), sense, rhs) as design constraints."""
     return _overlap("no_overlap").model_copy(update={"constraints": tuple(

@@ -130,7 +130,7 @@ def header(p: LLMParams, layers: int) -> WorkloadHeader:
 
 def lower_stage(step: Step, stage: int | None = None) -> Workload:
     """Stage ``stage`` (default: :func:`bottleneck_stage`) of ``step`` as a hieropt workload for one micro-batch
-    (module docstring).
+    (module docstring); its ``group_npus`` states the plan's dp and edp degrees (of the groups its collectives run on).
 
     Raises:
         IndexError: no such stage.
@@ -139,7 +139,15 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
     rate = step.params.npu.flops_per_ns
     layers = [layer for op in step.stages[r].ops for layer in _layers(op, rate)]
     name = step.params.workload_name + (f"-stage{r}" if step.params.plan.pp > 1 else "")
-    return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)))
+    used = {ph.group for layer in layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)}
+    return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)),
+                    group_npus=_group_npus(step.params, used))
+
+
+def _group_npus(p: LLMParams, used: set) -> tuple[tuple[str, str, int], ...]:
+    pl = p.plan
+    degrees = (("dp", pl.dp), ("edp", pl.edp))  # (tp, pp and ep: the header states them, the instance checks it)
+    return tuple((g, g, n) for g, n in degrees if g in used)
 
 
 def lower_plan(step: Step) -> Workload:
@@ -155,8 +163,9 @@ def lower_plan(step: Step) -> Workload:
     more = []
     for r in rest:  # (as columns: the same layers as lower_stage's)
         table = _table(step.stages[r].ops, rate)
-        more.append(Workload(name=f"{name}-stage{r}", layers=table, header=header(step.params, len(table))))
-    return Workload(name=w.name, layers=w.layers, header=w.header, more_stages=tuple(more))
+        more.append(Workload(name=f"{name}-stage{r}", layers=table, header=header(step.params, len(table)),
+                             group_npus=_group_npus(step.params, set(table.groups.ravel().tolist()))))
+    return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more))
 
 
 STAGE_WORKLOADS = 256

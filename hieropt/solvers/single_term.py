@@ -1,0 +1,120 @@
+"""The fastest network of a single-term time model: one exact LP in the term's rate
+(:mod:`hieropt.formulation.rate`), certified by the safe bound of its duals.
+
+The LP ``max u`` is the performance problem itself (no cuts, no polish), so its optimum, read back as B and
+evaluated exactly, is the fastest network up to HiGHS's 1e-9 tolerances; the lower bound does not inherit them.
+For any row multipliers y (HiGHS's duals, with those on an infinite bound set to 0), weak duality gives, for
+every feasible (B, u),
+
+    -u  >=  sum_r bound_r(y_r) + sum_j min over column j's box of (c - A'y)_j x_j
+
+with bound_r(y) = y lower_r (y > 0) or y upper_r (y < 0), the boxes those that every feasible point meets (the
+bounds, the limits a single design row or the budget implies, and u <= their rate; Neumaier and Shcherbina 2004,
+"Safe bounds in linear and mixed-integer programming"). So u* <= U and T* >= c + w / (U rate_unit), exact up to
+the rounding of this evaluation (:data:`hieropt.solvers.cut_lp.ROUNDING` is taken off). A result is returned only
+when that certificate meets the gap target; otherwise (and when the LP is not optimal) the caller solves by the
+general cutting-plane loop, which also explains infeasible and unbounded problems.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..formulation.arrays import read_only
+from ..formulation.rate import RateArrays, compile_rate_lp, single_term
+from ..formulation.scale import choose_scale, upper_limits_gbps
+from ..model.cost import cluster_cost_usd_per_gbps
+from ..model.timing import TimeModel
+from ..result import Status
+from ..spec import Instance
+from .cut_lp import ROUNDING, OAResult
+from .highs import HighsLP
+from .line_search import within_budget
+
+__all__ = ["fastest_single_term", "METHOD"]
+
+METHOD = ("one exact LP in the rate of the single collective term (T = c + w / u: linear-fractional, Charnes-Cooper), "
+          "certified by the safe bound of its duals")
+"""The ``method`` of a :class:`hieropt.result.Solution` solved here."""
+
+
+def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float, budget_usd: float | None = None,
+                        time_limit_s: float = 60.0) -> OAResult | None:
+    """The performance optimum (ns) of ``instance`` within ``budget_usd`` ($, None: none) when ``tm`` has a single
+    collective term (:func:`hieropt.formulation.rate.single_term`), by one LP; None when ``tm`` is not of that form,
+    the LP is not optimal, or its certificate does not meet ``rel_gap`` (the caller then solves by cutting planes).
+
+    The LP's units are the performance LP's (one :class:`hieropt.formulation.scale.Scale` per instance, budget and
+    limits, shared with :class:`hieropt.solvers.cutting.TimeLP`) and its arrays are compiled once per instance, time
+    model, scale, budget, design rows and prices (read-only, shared by repeated solves and copies)."""
+    st = single_term(tm)
+    if st is None:
+        return None
+    m, w = st
+    limits = upper_limits_gbps(instance)
+    unit_cost = cluster_cost_usd_per_gbps(instance)
+    target = instance.max_iteration_time_ns
+    scale = instance.memo("_perf_scale", (tm, budget_usd, target, limits, unit_cost),
+                          lambda: choose_scale(instance, tm, budget_usd, target, limits))
+    arr = instance.memo("_rate_lp", (tm, scale, budget_usd, instance.design_matrix, unit_cost),
+                        lambda: read_only(compile_rate_lp(instance, m, scale, budget_usd)))
+    lp = HighsLP(arr, time_limit_s)
+    try:
+        res = lp.solve()
+        if res.status is not Status.OPTIMAL:
+            return None
+        duals = lp.row_duals()
+    finally:
+        lp.close()
+    D = m.size
+    bw = within_budget(instance, np.maximum(res.x[:D], 0.0) * scale.bw_gbps + 0.0, budget_usd, unit_cost)
+    if bw is None:
+        return None
+    upper = tm.time_ns(bw)
+    rate = _rate_bound(arr, duals, upper_limits_gbps(instance, budget_usd, unit_cost) / scale.bw_gbps)
+    if not (np.isfinite(upper) and np.isfinite(rate) and rate > 0):
+        return None
+    lower = tm.constant_ns + w / (rate * arr.rate_unit)
+    lower -= ROUNDING * abs(lower)
+    if upper - lower > rel_gap * upper or lower > upper:  # (a bound above a feasible point: round-off, refused)
+        return None
+    slope = 0.0
+    if budget_usd is not None:  # d lower / d budget of the tangent to c + w / U(budget) (U affine in the budget)
+        y_budget = min(float(duals[arr.budget_row]), 0.0)
+        slope = -w * (-y_budget / scale.cost_usd) / (rate * rate * arr.rate_unit)
+    return OAResult(Status.OPTIMAL, bw, upper, lower, 1,
+                    "optimal within the gap target (one exact LP: a single collective term)",
+                    budget_dual_ns_per_usd=slope, lp_lower_ns=lower)
+
+
+def _rate_bound(arr: RateArrays, duals: np.ndarray, cap: np.ndarray) -> float:
+    """U >= u* (scaled) from the row multipliers ``duals`` (module docstring); ``cap``: (D,) upper limits on the
+    scaled B columns that every feasible point meets. inf when a column the bound needs has no finite limit.
+
+    U includes the worst-case floating-point error of its own evaluation: (rows + columns + 2) x eps x the sum of
+    the magnitudes of every product it adds up (a dual-weighted sum whose terms cancel to a small rate, as near the
+    cheapest network, then gets a margin to match, and the caller's gap test refuses it)."""
+    y = np.array(duals[:arr.n_rows], dtype=float)
+    lo, hi = arr.row_lower, arr.row_upper
+    y[((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)) | ~np.isfinite(y)] = 0.0
+    pos_y, neg_y = y > 0, y < 0
+    row_terms = np.concatenate([y[pos_y] * lo[pos_y], y[neg_y] * hi[neg_y]])
+    A = arr.dense
+    r = arr.time_costs - y @ A
+    D = arr.u_col
+    top = np.minimum(arr.col_upper[:D], cap)
+    u_top = float(np.min(top[list(arr.loaded)] / A[arr.rate, D]))  # rate rows: a_d u <= B_d <= top_d
+    box_hi = np.append(top, u_top)
+    pos, neg = r > 0, r < 0
+    if not np.isfinite(box_hi[neg]).all():
+        return np.inf
+    at = np.where(neg, box_hi, arr.col_lower)  # the box corner each column's term is evaluated at
+    used = pos | neg
+    col_terms = r[used] * at[used]
+    value = float(row_terms.sum() + col_terms.sum())
+    r_size = np.abs(arr.time_costs) + np.abs(y) @ np.abs(A)  # (the size of each reduced cost's sum)
+    magnitude = float(np.abs(row_terms).sum() + (r_size * np.abs(at))[used].sum())
+    return -value + (arr.n_rows + arr.n_cols + 2) * EPS * magnitude
+
+
+EPS = float(np.finfo(float).eps)

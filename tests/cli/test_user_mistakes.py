@@ -1,0 +1,378 @@
+"""Mistakes a new user makes, found by trying the README's commands on wrong input (the break-it round after issue
+12): each must end with exit 2 and one ``error:`` line naming the file, the field and the fix, or with the right
+answer, never a silent answer to another question.
+
+Every input is a small file written into ``tmp_path``; the shipped model files are read from the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from hieropt.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+MODELS = REPO / "models"
+
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+
+NETWORK_32 = """\
+[network]
+dims = [
+  { block = "Ring", npus = 4, cost_class = "A" },
+  { block = "Switch", npus = 8, cost_class = "B" },
+]
+[cost.A]
+link_usd_per_gbps = 2.0
+[cost.B]
+link_usd_per_gbps = 7.8
+switch_usd_per_gbps = 18.0
+nic_usd_per_gbps = 31.6
+"""
+
+
+def run(*args: str) -> Result:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def error_line(r: Result) -> str:
+    """The one ``error:`` line of a failed command (asserted to be the whole of stderr)."""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    assert "Traceback" not in r.output
+    return lines[0]
+
+
+def instance(tmp_path: Path, workload: str, mapping: str = "", name: str = "i.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(f'name = "x"\nobjective = "performance"\ntraining_loop = "no_overlap"\nworkload = "{workload}"\n'
+                 f'constraints = ["sum(bw) == 500"]\n{mapping}\n{NETWORK_32}')
+    return p
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A workload model sized for one cluster, solved on another: the generator's degrees (transformer dp, CNN dp, DLRM
+# npus) were not held against the groups they run on, so GPT-3 (TP 16 x DP 256, 4,096 NPUs) solved on 32 NPUs with
+# a DP group of 2, and DLRM's all-to-all bytes of 4,096 NPUs ran on 32, each printed as an optimum.
+
+@pytest.mark.parametrize(("model", "phase", "got", "param", "want"), [
+    ("gpt3-175b.toml", "weight_grad", "[1, 2] has 2 NPUs", "dp", 256),
+    ("resnet50.toml", "weight_grad", "[4, 8] has 32 NPUs", "dp", 1024),
+    ("dlrm.toml", "forward", "[4, 8] has 32 NPUs", "npus", 4096),
+])
+def test_model_sized_for_another_cluster_is_refused(tmp_path, model, phase, got, param, want):
+    p = instance(tmp_path, str(MODELS / model))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    line = error_line(r)
+    assert line.startswith(f"error: {p}: mapping: none given; derived from the header on this network of 32 NPUs, "
+                           f"{phase}: {got} but the workload ")
+    assert f"was generated for {param} = {want}" in line
+    assert f"set {param} = {got.split()[-2]} in the workload model" in line
+
+
+def test_explicit_mapping_against_the_models_dp_is_refused(tmp_path):
+    """weight_grad [1, 2, 4, 16] on the 4-D network (a typo for 32): DP 128 against the model's dp = 256."""
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace("weight_grad = [1, 2, 4, 32]",
+                                                                      "weight_grad = [1, 2, 4, 16]")
+    p = tmp_path / "typo.toml"
+    p.write_text(text.replace('"../models/', f'"{MODELS}/'))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping.weight_grad: [1, 2, 4, 16] has 128 NPUs but the workload gpt3-175b was generated for "
+        "dp = 256 (its weight_grad collectives run over 256 NPUs); fix: give the weight_grad group 256 NPUs, or set "
+        "dp = 128 in the workload model")
+
+
+def test_model_on_a_matching_cluster_still_solves(tmp_path):
+    """The same model with dp = 2 (inline) on the 32-NPU network: TP 16 on [4, 4], DP 2 on the switch."""
+    p = tmp_path / "ok.toml"
+    text = (MODELS / "gpt3-175b.toml").read_text().replace("dp = 256", "dp = 2").replace("layers = 96", "layers = 2")
+    (tmp_path / "m.toml").write_text(text)
+    p = instance(tmp_path, "m.toml")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    assert "data parallel [1, 2] on the rest" in r.stdout
+
+
+def test_space_sized_for_another_cluster_is_refused(tmp_path):
+    """spaces/gpt3-4096.toml with npus = 1024: the tp_lowest rule gives DP 64 against the model's dp = 256 (every
+    shape was ranked for a DP 64 job); before, a ranking."""
+    text = (REPO / "spaces" / "gpt3-4096.toml").read_text().replace("npus = 4096", "npus = 1024")
+    p = tmp_path / "s.toml"
+    p.write_text(text.replace('"../models/', f'"{MODELS}/'))
+    r = run("explore", p, "--workers", "1")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: workloads[0]: the tp_lowest rule on 1024 NPUs with tp 16 gives weight_grad: [64] has 64 NPUs "
+        "but the workload gpt3-175b was generated for dp = 256 (its weight_grad collectives run over 256 NPUs); fix: "
+        "give the weight_grad group 256 NPUs (the tp_lowest rule gives it npus / tp), or set dp = 64 in the workload "
+        "model")
+
+
+def test_llm_plan_with_a_dp_group_of_another_size_is_refused(tmp_path):
+    """instances/gpt3-plan-4d.toml (TP 8 x PP 8 x DP 64) with [mapping.groups] dp over 32 NPUs: tp and pp matched
+    the header, dp was not checked, and the plan solved as if half the cluster all-reduced its gradients."""
+    text = (REPO / "instances" / "gpt3-plan-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
+    p = tmp_path / "plan.toml"
+    p.write_text(text.replace('constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500"]\n'
+                              "[mapping.groups]\ntp = [4, 2, 1, 1]\npp = [1, 4, 2, 1]\ndp = [1, 1, 2, 16]"))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping.groups.dp: [1, 1, 2, 16] has 32 NPUs but the workload gpt3-175b-stage7 was generated "
+        "for dp = 64 (its dp collectives run over 64 NPUs); fix: give the dp group 64 NPUs, or set dp = 32 in the "
+        "workload model")
+    ok = p.read_text().replace("dp = [1, 1, 2, 16]", "dp = [1, 1, 2, 32]")
+    p.write_text(ok)
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A workload without collective traffic (every time is compute): every feasible design is fastest, and the one
+# printed was the LP's first vertex, e.g. all of 'sum(bw) <= 500' on the dearest dimension ($117.6 M on the 4-D
+# network where $0 suffices). Now the cheapest feasible design.
+
+@pytest.mark.parametrize(("constraint", "bw", "cost"), [
+    ("sum(bw) <= 100", [0.0, 0.0], 0.0),
+    ("sum(bw) == 100", [100.0, 0.0], 32 * 100 * 2.0),  # all on the $2 ring (the switch costs $57.4 per GB/s)
+    ("bw[1] >= 10", [0.0, 10.0], 32 * 10 * 57.4),
+])
+def test_no_traffic_gives_the_cheapest_fastest_design(tmp_path, constraint, bw, cost):
+    import json
+
+    (tmp_path / "w.txt").write_text("L1 -1 1000 NONE 0 1000 NONE 0 1000 NONE 0 10\n"
+                                    "L2 -1 500 ALLREDUCE 0 500 NONE 0 500 NONE 0 10\n")
+    p = instance(tmp_path, "w.txt", "[mapping]\nforward = [4, 1]\ninput_grad = [4, 1]\nweight_grad = [1, 8]")
+    p.write_text(p.read_text().replace('"sum(bw) == 500"', f'"{constraint}"'))
+    r = run("solve", p, "--json", "-", "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["message"] == "no collective traffic"
+    assert d["iteration_time_ns"] == 4500.0
+    assert d["bw_gbps_per_dim"] == pytest.approx(bw, abs=1e-9)
+    assert d["network_cost_usd"] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+
+
+def test_a_range_that_is_one_point_says_so():
+    """--ranges on the default instance with a $10 M budget: the 'sum(bw) == 500' marginal (2.571e4 ns per unit;
+    secants 15,262 and 35,907 ns per unit 1 % either side) holds at no step of the range search, and its range
+    printed as '[500, 500]', which reads as a range."""
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--budget-usd", "1e7", "--ranges")
+    assert r.exit_code == 0, r.output
+    line = next(s for s in r.stdout.splitlines() if "right-hand side of 'sum(bw) == 500'" in s)
+    assert line.strip() == ("+1 on the right-hand side of 'sum(bw) == 500' costs 2.571e+04 ns per iteration (only at "
+                            "its right-hand side = 500: it changes by more than 10 % within 1 % of its scale)")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A time target at the fastest time, as printed: "infeasible: time target 1,166,511,725.3 ns: fastest possible is
+# 1,166,511,725.3 ns" (the two differ in the second decimal); and a target a hair above it: the status line said
+# "proven relative gap 9.13e-08" where the gap line said 9.23e-08 (the bound's last slack came after the message).
+
+def test_a_target_at_the_printed_fastest_time_tells_the_two_apart():
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--objective", "min_cost", "--max-time-ns", "1166511725.3")
+    assert r.exit_code == 3
+    assert error_line(r) == ("error: infeasible: time target 1,166,511,725.30 ns: fastest possible is "
+                             "1,166,511,725.34 ns")
+
+
+def test_a_limit_states_one_gap():
+    import re
+
+    import hieropt
+
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=1166511725.4)
+    assert str(sol.status) == "limit" and sol.gap > 1e-9
+    stated = re.search(r"proven relative gap (\S+) ", sol.message).group(1)
+    assert stated == f"{sol.gap:.3g}"
+    assert sol.gap == (sol.objective_value - sol.objective_bound) / sol.objective_value
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# SimAI's workload (header tp 2, ep 16, pp 12 on 9,216 GPUs; ALLTOALL_EP next to plain collectives in a phase):
+# without a mapping its groups were derived as TP 2 lowest and DP 4,608 on the rest, pp and ep ignored, and every
+# _EP all-to-all ran on the TP group; the answer was printed as an optimum.
+
+SIMAI_NETWORK = NETWORK_32.replace("npus = 4,", "npus = 8,").replace("npus = 8, cost_class = \"B\"",
+                                                                     "npus = 1152, cost_class = \"B\"")
+
+
+def _simai(tmp_path: Path, shared_data: Path, mapping: str) -> Path:
+    p = tmp_path / "simai.toml"
+    p.write_text(f'name = "x"\nobjective = "performance"\ntraining_loop = "no_overlap"\n'
+                 f'workload = "{shared_data / "simai" / "workload_analytical.txt"}"\nconstraints = ["sum(bw) == 500"]\n'
+                 f'{mapping}\n{SIMAI_NETWORK}')
+    return p
+
+
+def test_simai_plan_is_not_derived_from_its_header(tmp_path, shared_data):
+    p = _simai(tmp_path, shared_data, "")
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping: none given, and the header's pp = 12 and ep = 16 (SimAI's plan) cannot be derived: the "
+        "header rule places the model-parallel group on the lowest dimensions and data parallelism on all the rest; "
+        "fix: give the mapping (each phase's group on every dimension)")
+
+
+def test_a_phase_of_collectives_on_several_groups_is_refused(tmp_path, shared_data):
+    p = _simai(tmp_path, shared_data, "[mapping]\nforward = [2, 1]\ninput_grad = [2, 1]\nweight_grad = [4, 96]")
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping.forward: the workload workload_analytical runs its forward collectives on 2 groups (name "
+        "suffixes none, _EP, e.g. layer 11 'mlp_moelayer': SimAI's _EP is the expert-parallel group, _DP_EP the "
+        "expert-data-parallel one), but a mapping gives each phase one group; fix: keep one scope per phase (a "
+        "workload file per group), or use an LLM plan (generator 'llm'), whose collectives name their groups")
+
+
+def test_one_scope_per_phase_still_solves(tmp_path):
+    """Scoped names alone are fine: every forward collective _EP, so the forward group is the EP group."""
+    (tmp_path / "w.txt").write_text(
+        "L1 -1 1000 ALLTOALL_EP 1000000 1000 ALLTOALL_EP 1000000 1000 ALLREDUCE 2000000 10\n"
+        "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000 10\n")
+    p = instance(tmp_path, "w.txt", "[mapping]\nforward = [4, 1]\ninput_grad = [4, 1]\nweight_grad = [1, 8]")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+
+
+def test_a_catalog_part_without_power_names_the_catalog_file():
+    """--max-power-w with the example catalog (no watts): the line began 'error: catalog: ...', not the file."""
+    cat = REPO / "catalogs" / "example-4d.toml"
+    r = run("provision", REPO / "instances" / "gpt3-4d.toml", "--catalog", cat, "--max-power-w", "1e6")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {cat}: classes.InterChiplet.links[0] ('d2d-port-25GBs').watts: no power "
+                             "figure, but --max-power-w needs one on every part; fix: add watts = <W per unit> (0 for "
+                             "passive parts)")
+
+
+def test_pareto_csv_and_json_both_on_stdout_is_refused():
+    """'--csv - --json -' wrote the CSV and then the JSON to stdout (exit 0): a script could parse neither."""
+    r = run("pareto", REPO / "instances" / "gpt3-4d.toml", "--points", "3", "--csv", "-", "--json", "-")
+    assert r.exit_code == 2
+    assert '"status": "bad_input"' in r.stdout and "budget_usd" not in r.stdout  # (the error as JSON, no CSV)
+    assert error_line(r) == "error: --csv -: --json - writes to stdout too; fix: send one of them to a file"
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# --json FILE on a run that fails: the previous run's file (status "optimal", another question's answer) stayed in
+# place for a script to read. Now the file holds this run's outcome.
+
+def test_json_file_of_a_failed_run_holds_its_outcome(tmp_path):
+    import json
+
+    out = tmp_path / "result.json"
+    inst = REPO / "instances" / "gpt3-4d.toml"
+    assert run("solve", inst, "--no-sensitivity", "--json", out).exit_code == 0
+    assert json.loads(out.read_text())["status"] == "optimal"
+    r = run("solve", inst, "--objective", "min_cost", "--max-time-ns", "1e9", "--json", out)
+    assert r.exit_code == 3
+    assert json.loads(out.read_text()) == {
+        "status": "infeasible", "exit_code": 3,
+        "message": "infeasible: time target 1,000,000,000.0 ns: fastest possible is 1,166,511,725.3 ns"}
+    r = run("evaluate", inst, "--bw", "1,2,3", "--json", "-")
+    assert r.exit_code == 2
+    assert json.loads(r.stdout) == {
+        "status": "bad_input", "exit_code": 2,
+        "message": "--bw: 3 values given but the network has 4 dimensions; fix: give 4 comma-separated GB/s values, "
+                   "one per dimension"}
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (("pareto", "--points", "3", "--spacing", "logg"), "error: --spacing: unknown spacing 'logg'; fix: use one of "
+                                                       "linear, log"),
+    (("solve", "--gap", "5"), "error: --gap: relative gap 5 is outside [5e-09, 1); fix: ask for a gap below 1 (a "
+                              "fraction: 0.01 is 1 %)"),
+])
+def test_flag_errors_name_the_flag_and_the_right_fix(args, line):
+    """--spacing was named 'spacing'; --gap 5 (meant 5 %) was told to ask for 'at least 5e-09'."""
+    r = run(args[0], REPO / "instances" / "gpt3-4d.toml", *args[1:])
+    assert r.exit_code == 2
+    assert error_line(r) == line
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# evaluate on several workloads printed the weighted sum as "iteration time: 890,408,371.4 ns" (no workload takes
+# 890 ms: GPT-3 takes 1,213.5 ms there), and no workload's own time; a model used twice (two mappings) got the sum
+# of both under its one name.
+
+def test_evaluate_of_several_workloads_labels_the_weighted_sum(tmp_path):
+    import json
+
+    r = run("evaluate", REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml", "--bw", "250,125,75,50")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("weighted iteration time (sum over 3 workloads of weight x time): 890,408,371.4 ns "
+                        "(890.408371 ms)")
+    # GPT-3 by hand (models/gpt3-175b.toml, bytes from 'hieropt workload show'): compute 880.137914 ms, TP
+    # all-reduces of 9.6637e9 B per phase at 1.5 / 250 GB/s, DP of 21.7446e9 B at 0.75 / 75 GB/s on dim 2
+    assert lines[1] == "  gpt3-175b (weight 0.38879555): iteration time 1,213,548,021.0 ns (1,213.548021 ms)"
+    two = tmp_path / "two.toml"
+    text = (REPO / "instances" / "mix-gpt3-dlrm-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
+    first = text[text.index("[[workloads]]"):text.index("[[workloads]]", text.index("[[workloads]]") + 1)]
+    two.write_text(text.replace(text[text.index("[[workloads]]"):text.index("[network]")],
+                                first + first.replace("weight = 0.46655466", "weight = 1.0")))
+    r = run("evaluate", two, "--bw", "250,125,75,50", "--json", "-")
+    assert r.exit_code == 0, r.output
+    by = json.loads(r.stdout)["breakdown"]["iteration_time_by_workload_ns"]
+    assert by == {"gpt3-175b": pytest.approx(1213548021.0, abs=0.1),
+                  "gpt3-175b (workload 1)": pytest.approx(1213548021.0, abs=0.1)}
+
+
+def test_compare_of_several_workloads_labels_the_weighted_sum():
+    r = run("compare", REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml")
+    assert r.exit_code == 0, r.output
+    head = r.stdout.splitlines()[1]
+    assert head.startswith("exact optimum: 864.7561 ms (weighted sum over 3 workloads of weight x iteration time), "
+                           "$22,920,396")
+    assert "weighted iteration ms" in r.stdout
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# hieropt compare hung: the gradient-descent heuristic's projection (a HiGHS QP) never returned on a degenerate point
+# (HiGHS 1.16 cycles); tests/compare/test_heuristics.py hung with --hypothesis-seed=9, 16 and 25. Run in a child
+# process with a wall-clock limit, so that a hang fails the test instead of stalling the suite.
+
+HANG_CASE = """
+import numpy as np
+from hieropt.spec import (CostClass, CostModel, Dimension, Instance, Layer, Mapping, Network, Phase, Workload,
+                          Bound, LinearConstraint)
+from hieropt.studies.heuristics import gradient_descent
+from hieropt.studies.placement import FeasibleSet
+a2a = Phase(compute_ns=0.01, collective="ALLTOALL", size_bytes=1e8)
+layer = Layer(name="l0", forward=a2a, input_grad=Phase(compute_ns=1 / 3, collective="ALLTOALL", size_bytes=1e8),
+              weight_grad=Phase(compute_ns=999999.0, collective="NONE", size_bytes=0.0))
+inst = Instance(
+    name="rand", objective="performance", training_loop="no_overlap",
+    network=Network(dims=(Dimension(block="Ring", npus=4, cost_class="c0"),
+                          Dimension(block="FullyConnected", npus=4, cost_class="c1"),
+                          Dimension(block="FullyConnected", npus=2, cost_class="c2"))),
+    workload=Workload(name="w", layers=(layer,)),
+    mapping=Mapping(forward=(4, 1, 1), input_grad=(1, 1, 1), weight_grad=(1, 1, 2)),
+    cost=CostModel(classes={f"c{d}": CostClass(link_usd_per_gbps=p) for d, p in enumerate((23.0, 35.0, 51.9))}),
+    constraints=(LinearConstraint(coefficients=(1.0, 1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),),
+    bounds=(Bound(lower_gbps=5.0), Bound(), Bound()))
+print(FeasibleSet(inst).project(np.array([100.00000783965636, 0.0, 0.0])).tolist())
+r = gradient_descent(inst)
+print(r.bw.tolist(), r.gap)
+"""
+
+
+def test_a_degenerate_projection_does_not_hang():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", HANG_CASE], capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()
+    assert [round(x, 9) for x in eval(first)] == [100.0, 0.0, 0.0]  # the nearest point: all on dimension 0
+    bw = eval(second.rsplit("]", 1)[0] + "]")
+    assert bw[0] == pytest.approx(100.0, rel=1e-6)  # only dimension 0 carries traffic: it gets the whole 100
