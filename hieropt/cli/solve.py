@@ -120,8 +120,10 @@ def evaluate_command(
     constraint: ConstraintOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
-    """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver); a pipelined
-    plan: every stage's time, the breakdown of the slowest."""
+    """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver).
+
+    A pipelined LLM plan: every distinct stage's time, the iteration time and the breakdown of the slowest.
+    """
     from ..errors import HieroptError
 
     err = error_console()

@@ -232,7 +232,7 @@ class Workload(Frozen):
           ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group 256 NPUs, ...")``
           (``how``: how to give it, added to the fix).
         """
-        mixed = self.memo("_mixed_scopes", (self.layers,), self._mixed_scopes)
+        mixed = self.memo("_mixed_scopes_of", (self.layers,), self._mixed_scopes)  # (not the method's name)
         if mixed is not None:
             return mixed
         for key, param, npus in self.group_npus:

@@ -206,3 +206,13 @@ def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
     designs = designs[(designs > 0).all(axis=1)]
     best = min(hieropt.evaluate(inst, b).iteration_time_ns for b in designs)
     assert best >= sol.lower_bound_ns * (1 - 1e-12)
+
+
+def test_a_copy_with_other_layers_is_checked_afresh():
+    """Found here (merging main): ``Workload.mapping_mismatch`` kept its memo under the name of the method it calls
+    (``_mixed_scopes``), and a copy with other layers (``model_copy`` keeps the instance dict) then called the kept
+    tuple ("'tuple' object is not callable"); the test above builds such a copy of a checked stage."""
+    sizes = {"tp": (2, 1), "pp": (1, 2)}
+    assert LIGHT.mapping_mismatch(sizes) is None
+    other = LIGHT.model_copy(update={"layers": (_layer("l0", 1.0, AR, SEND),)})
+    assert other.mapping_mismatch(sizes) is None
