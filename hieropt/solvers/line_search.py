@@ -1,5 +1,5 @@
 """The min-cost candidates' line search: the point of the segment [meets, B] nearest B whose iteration time meets
-the target (T is convex along the segment), kept a hair inside the target so that the independent evaluator agrees.
+the target (T is convex along the segment), on the target when the independent evaluator agrees, else a hair inside.
 Used by the min-cost loops of :class:`hieropt.solvers.cutting.TimeLP` and
 :class:`hieropt.solvers.pyomo_core.PyomoTimeLP` and by the perf-per-cost candidates under a time target
 (:class:`hieropt.solvers.ratio.RatioCore`): one line search for all three."""
@@ -24,6 +24,8 @@ A few rounds reach the 1e-15 bracket that 50 bisection steps would, or a bracket
 round-off only (T is evaluated to its last bits there: a finer point would be chosen by rounding noise)."""
 TARGET_MARGIN = 1e-12
 """Relative margin below a time target that min-cost candidates keep (round-off of the evaluators' sums)."""
+ULP_STEPS = 64
+"""Before the margin, :func:`meet_target` tries the exact target and this many ulps (relative) inside it."""
 ROW_TOL = 1e-9
 """Relative violation of a design row (:meth:`hieropt.spec.DesignMatrix.violations`) or bound a candidate may keep
 (HiGHS's own tolerance); the independent evaluator allows 1e-6."""
@@ -83,12 +85,23 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
 def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_meets: float,
                 target_ns: float) -> np.ndarray:
     """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is convex), after
-    :func:`within_rows` (``bw`` moved inside the design rows first; ``meets`` meets them and the target). The point
-    keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when ``meets`` has it, so that the
-    independent evaluator, which sums in another order, also finds T <= target (not 1 ulp above). A point
-    inside that margin is taken as it is when both evaluators find it within the target: a move towards
-    ``meets`` costs margin x T / (T(bw) - T(meets)) of the way, which for a target within 1e-6 of the fastest
-    time is ~1e-6 of the cost, and min_cost would stall at that gap with the exact optimum in hand."""
+    :func:`within_rows` (``bw`` moved inside the design rows first; ``meets`` meets them and the target).
+
+    Args:
+        instance, tm: the problem and its time model.
+        bw: (D,) the LP's (or polished) design, GB/s; ``meets``: (D,) a design that meets the rows and the target,
+            GB/s, with time ``t_meets`` (ns).
+        target_ns: the iteration-time target, ns.
+
+    Returns:
+        (D,) GB/s. It is the point of the exact target when both evaluators (the time model and the independent
+        :func:`hieropt.model.timing.evaluate`) find it within the target. Otherwise it is the point that keeps a
+        margin of :data:`TARGET_MARGIN` (relative) below the target when ``meets`` has it, so that the evaluator,
+        which sums in another order, also finds T <= target (not 1 ulp above).
+
+    The margin is only a fallback: a move towards ``meets`` costs about margin x T / (T(bw) - T(meets)) of the way.
+    For a target within 1e-6 of the fastest time, that is ~1e-6 of the cost difference between ``bw`` and
+    ``meets``, and min_cost would stall at that gap (3e-8 on a fuzz case) with the exact optimum in hand."""
     bw = within_rows(instance, bw, meets)
     exact = target_ns
     if t_meets <= target_ns * (1 - TARGET_MARGIN):
@@ -96,12 +109,25 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
     t_bw = tm.time_ns(bw)
     if t_bw <= target_ns:
         return bw
-    if t_bw <= exact:
-        try:
-            if evaluate(instance, bw).iteration_time_ns <= exact:
-                return bw
-        except InputError:  # (an overflow the time model did not see: bisect as before)
-            pass
+    if target_ns < exact:  # the exact target first, then a few ulps inside it: the evaluators sum in other orders
+        for goal in (exact, exact * (1 - ULP_STEPS * EPS)):
+            point = bw if t_bw <= goal else _segment_point(tm, bw, meets, t_bw, t_meets, goal)
+            if tm.time_ns(point) <= goal and _evaluated_within(instance, point, exact):
+                return point
+    return _segment_point(tm, bw, meets, t_bw, t_meets, target_ns)
+
+
+def _evaluated_within(instance: Instance, bw: np.ndarray, target_ns: float) -> bool:
+    """Whether the independent evaluator finds T(bw) <= ``target_ns`` (False on an overflow it reports)."""
+    try:
+        return evaluate(instance, bw).iteration_time_ns <= target_ns
+    except InputError:  # (an overflow the time model did not see)
+        return False
+
+
+def _segment_point(tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_bw: float, t_meets: float,
+                   target_ns: float) -> np.ndarray:
+    """The point of [meets, bw] nearest ``bw`` whose time model T is <= ``target_ns`` (T(bw) > target >= T(meets))."""
     # the segment is walked from bw: point(sigma) = bw + sigma (meets - bw), so that a point near bw keeps its own
     # digits however far away meets lies (from meets, s = 1 - sigma has a spacing of 1e-16 x |bw - meets|: with
     # meets at a ceiling 1e13 above the answer, 1e-3 GB/s steps)
