@@ -47,6 +47,10 @@ MAX_DAMPED = 3
 MAX_SINGULAR = 3
 """Least-squares Newton steps (singular matrix) per Newton run before it gives up."""
 MAX_DROPS = 3
+NEWTON_STEPS = 20
+"""Newton steps per run at most. Quadratic convergence needs a handful from a good start; a start from the previous
+active set's KKT point (one row left) can need more: 13 on LIBRA's Turing-NLG 4D multiple_constraints perf-per-cost
+LP, where 12 made the polish fail and cost a second LP."""
 """Tie rows tried one at a time out of a singular active set before all of them leave."""
 
 
@@ -292,7 +296,7 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
     return tied
 
 
-def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = 12, max_singular: int = MAX_SINGULAR):
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = NEWTON_STEPS, max_singular: int = MAX_SINGULAR):
     """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at
     convergence, (the last iterate, False) when the steps run towards B = 0 (damped more than three times by the
     fraction to the boundary), None when the system is singular or not one for this method.
