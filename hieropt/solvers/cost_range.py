@@ -20,7 +20,7 @@ from ..result import Status
 from ..spec import Instance
 from .highs import HighsLP
 
-__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex"]
+__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex", "dimension_reach_gbps"]
 
 INF = float("inf")
 
@@ -118,6 +118,41 @@ def _vertex(instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarr
     y = np.zeros(dm.A.shape[0])
     y[lp.rows] = duals * lp.unit_usd / lp.row_scale
     return CheapestVertex(cheapest, max(dearest, cheapest), design, y)
+
+
+def dimension_reach_gbps(instance: Instance, dims: list[int], time_limit_s: float = 60.0) -> np.ndarray:
+    """The largest bandwidth (GB/s) each dimension in ``dims`` can have under the design rows and bounds of
+    ``instance``, by one small LP per dimension over B alone (max B_d on the cost-range LP, each row divided by its
+    largest coefficient): (D,), inf for a dimension the rows do not bound, nan for one not in ``dims``. The reach of
+    a dimension that two rows together pin near 0 ('sum(bw) == 500' and 'bw[0] >= 499.999' leave 0.001 GB/s to
+    the others) is found here, where no single row shows it (:func:`hieropt.formulation.scale.upper_limits_gbps`).
+
+    Raises:
+        NoSolutionError: the design rows and bounds are infeasible.
+        SolverError: HiGHS fails on one of the LPs.
+    """
+    unit = _unit_gbps(instance)
+    lp = compile_cost_range_lp(instance, unit)
+    out = np.full(lp.n_cols, np.nan)
+    solver = HighsLP(lp, time_limit_s)
+    try:
+        for d in dims:
+            costs = np.zeros(lp.n_cols)
+            costs[d] = 1.0
+            solver.set_costs(costs, maximize=True)
+            res = solver.solve()
+            if res.status is Status.INFEASIBLE:
+                texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
+                raise NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
+            if res.status is Status.UNBOUNDED:
+                out[d] = INF
+            elif res.status is Status.OPTIMAL:
+                out[d] = max(res.objective, 0.0) * unit
+            else:
+                raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} ({res.termination})")
+    finally:
+        solver.close()
+    return out
 
 
 OPTIMAL_TOL = 1e-7

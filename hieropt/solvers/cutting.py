@@ -26,6 +26,7 @@ from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from .cost_range import dimension_reach_gbps, network_cost_range
 from .cut_lp import INF, CutLP, Loop, OAResult
 from .line_search import meet_target, within_budget, within_rows
 
@@ -71,6 +72,7 @@ class TimeLP(CutLP):
         self._ub_key: tuple | None = None
         self._ub = np.zeros(0)
         self._widened = False
+        self._reach: np.ndarray | None = None
         self.cut_first = True
         """:attr:`hieropt.solvers.cut_lp.Loop.cut_first` of :meth:`min_time` (the min-cost path sets it off)."""
         if isinstance(tm, CutModel):  # the first pieces of T: at the scale's centre and at 10x / 0.1x of it
@@ -97,7 +99,18 @@ class TimeLP(CutLP):
         return self.scale.rescaled(self.tm, self.unit_cost, design)
 
     def _centre_default(self) -> np.ndarray:
-        return self.scale.bw_gbps
+        """Where to re-centre when an LP failed before any design was found: each loaded dimension at half its reach
+        under the design rows (:func:`hieropt.solvers.cost_range.dimension_reach_gbps`, computed once, on this
+        failure path only). Two rows together can pin a dimension far below the unit the tightest single row
+        suggests ('sum(bw) == 500' and 'bw[0] >= 499.999' leave the others 0.001 GB/s, 2e-6 of their unit); the
+        cuts there have coefficients 1e6 and 1e-6 in one row and HiGHS stops with 'Unknown' or 'Infeasible'."""
+        if self._reach is None:
+            self._reach = self.scale.bw_gbps.copy()
+            loaded = list(self.loaded)
+            reach = dimension_reach_gbps(self.instance, loaded, self.solver.time_limit_s)[loaded]
+            usable = np.isfinite(reach) & (reach > 0)
+            self._reach[np.array(loaded, dtype=int)[usable]] = 0.5 * reach[usable]
+        return self._reach
 
     def _col_upper(self) -> np.ndarray:
         """Upper limits on the scaled columns that single design rows, bounds and the budget imply."""
@@ -224,8 +237,13 @@ class TimeLP(CutLP):
         self._set_budget(None)
         self._set_target(None)
         lo = self._solve(self.arr.cost_costs)
-        if lo.status is not Status.OPTIMAL:
-            raise self._infeasible("the design constraints and bounds")
+        if lo.status is not Status.OPTIMAL:  # infeasible rows, or HiGHS failing on this LP's cuts and units: the
+            # rows alone, in their own units, tell which (raises when they are infeasible)
+            self._set_budget(budget)
+            self._set_target(target)
+            self._cheapest, dearest = network_cost_range(self.instance, self.solver.time_limit_s)
+            self._cheapest_lp = self._cheapest
+            return self._cheapest, dearest
         hi = self._solve(self.arr.cost_costs, maximize=True)
         self._set_budget(budget)
         self._set_target(target)

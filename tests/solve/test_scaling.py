@@ -90,3 +90,28 @@ def test_performance_per_cost_invariant(gpt3, reference, a, c):
     assert sol.success and sol.gap <= 1e-7, sol.message
     assert sol.objective_value == pytest.approx(ref.objective_value * a * c, rel=2e-7)
     assert sol.iteration_time_ns == pytest.approx(ref.iteration_time_ns, rel=1e-5)
+
+
+@pytest.mark.parametrize("row", ["bw[0] >= 499.999", "bw[1] >= 499.999", "bw[3] >= 499.999"])
+def test_two_rows_that_pin_the_other_dimensions_near_zero(row):
+    """'sum(bw) == 500' with 'bw[d] >= 499.999' leaves the other dimensions 0.001 GB/s, 2e-6 of the unit the
+    tightest single row suggests: the cuts there had coefficients 1e6 and 1e-6 in one row, HiGHS stopped with
+    'Unknown' / 'Infeasible', and the solve said "infeasible: the design constraints and bounds cannot all hold"
+    (bw[0]) or "HiGHS stopped ... on every retry" (bw[1], bw[3]) on a feasible problem (new-user review). The
+    loop now re-centres on each dimension's reach under the rows; the answer equals the same feasible set written
+    with one row on the others ('sum of the others <= 0.001')."""
+    from hieropt.spec.constraint_text import parse_constraint
+
+    base = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    d = int(row[3])
+    others = " + ".join(f"bw[{k}]" for k in range(4) if k != d)
+
+    def with_row(text):
+        return base.model_copy(update={"constraints": base.constraints + (parse_constraint(text, 4),)})
+
+    sol = hieropt.solve(with_row(row))
+    other = hieropt.solve(with_row(f"{others} <= 0.001"))
+    assert str(sol.status) == "optimal" and str(other.status) == "optimal"
+    assert sol.bw_gbps[d] == pytest.approx(499.999, rel=1e-9)
+    assert sol.iteration_time_ns == pytest.approx(other.iteration_time_ns, rel=1e-9)
+    assert sol.objective_bound <= other.iteration_time_ns * (1 + 1e-9)
