@@ -65,6 +65,8 @@ def _line(m: Marginal, value_unit: str) -> str:
         per_it = False
     if not m.binding:
         return f"{m.name}: not binding (marginal value 0){_range(m, what, unit)}"
+    if m.value is None and m.increase is None and m.decrease is None:
+        return f"{m.name}: pins the optimum (any change of {what}, either way, is infeasible: other rows fix it too)"
     if m.value is not None:
         text = f"{head} {_effect(m.value, value_unit, per_it)}"
     else:

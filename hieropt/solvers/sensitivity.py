@@ -17,7 +17,8 @@ theta +- h, so they converge to V's right and left derivatives as h -> 0: the tw
 O(h^2)); at a kink each side is extrapolated linearly from +-h and +-2h (error O(h^2)). When the two sides agree
 within :data:`KINK_TOL` the value is two-sided; otherwise both one-sided values are reported (typical at ties:
 more bandwidth on one of two dimensions tied as a collective's slowest buys nothing, less costs time). A parameter
-whose both sides are 0 is reported as not binding.
+whose both sides are 0 is reported as not binding; one that no step either way leaves feasible (redundant equalities
+that pin the design: 'sum(bw) == 100', 'bw[0] == 50', 'bw[1] == 50') is binding with no value on either side.
 
 **Ranges**: the parameter is moved by growing steps (:data:`RANGE_STEPS` of its scale) each way and re-solved; the
 range is the largest tested step with the marginal value within :data:`RANGE_TOL` of its value at the optimum (an
@@ -228,7 +229,7 @@ class _Analysis:
         up, dn = self.one_sided(p, h), self.one_sided(p, -h)
         tiny = 1e-9 * abs(v0) / p.scale
         both = [g for g in (up, dn) if g is not None]
-        zero = all(abs(g) <= tiny for g in both)
+        zero = bool(both) and all(abs(g) <= tiny for g in both)  # (no side feasible: the other rows pin it)
         if p.row_slack is not None and p.row_slack > 1e-9 * p.scale:
             zero = True  # a row with slack never binds (its duals are 0 up to the LP tolerance)
             up, dn = (0.0 if up is not None else None), (0.0 if dn is not None else None)
@@ -240,7 +241,7 @@ class _Analysis:
             if dn is not None and (dn2 := self.one_sided(p, -2 * h)) is not None:
                 dn = 2 * dn - dn2
         rng = None
-        if ranges and self.objective != "performance_per_cost":
+        if ranges and self.objective != "performance_per_cost" and both:
             rng = self._range(p, value, up, dn, zero)
         return Marginal(p.name, p.kind, "", p.current, value, up, dn, not zero, rng)
 
@@ -350,6 +351,7 @@ def _front_secant(a: _Analysis, v0: float) -> tuple[float | None, str]:
         return None, ("no money buys time here: the design constraints, not the cost, set the optimal time (relaxing "
                       f"the time by {FRONT_STEP:.1%} saves nothing the solves' gaps can resolve)")
     step_ms = step_ns / MS_NS
-    return saved / step_ms, (f"at the fastest time: relaxing the iteration time by {FRONT_STEP:.1%} "
-                             f"({step_ms:,.4g} ms) saves ${saved:,.0f}, the secant of two certified min-cost "
-                             "solves (the front's slope at the fastest time itself can be unbounded)")
+    money = f"${saved:,.0f}" if saved >= 1000 else f"${saved:.4g}"
+    return saved / step_ms, (f"at the fastest time: relaxing the iteration time by {FRONT_STEP:.1%} ({step_ms:,.4g} "
+                             f"ms) saves {money}, the secant of two certified min-cost solves (the front's slope at "
+                             "the fastest time itself can be unbounded)")

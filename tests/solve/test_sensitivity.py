@@ -287,3 +287,29 @@ def test_the_front_at_the_fastest_network_is_the_secant_of_certified_min_cost_so
     assert sol.sensitivity.usd_per_ms == pytest.approx(saved / (t0 * 1e-3 / 1e6), rel=1e-5)
     assert 4.0e5 < sol.sensitivity.usd_per_ms < 5.0e5  # $549,090 over 1.167 ms
     assert "secant" in sol.sensitivity.usd_per_ms_note and "1.167 ms" in sol.sensitivity.usd_per_ms_note
+
+
+def test_rows_that_pin_the_design_are_not_reported_as_not_binding(tmp_path):
+    """'sum(bw) == 100', 'bw[0] == 50' and 'bw[1] == 50' fix the design: any change of one right-hand side is
+    infeasible, so none of them has marginal value 0 (each was printed 'not binding (marginal value 0)'; new-user
+    review). Without the sum row, 'bw[0] == 50' has its value (0.6 ms per unit here, by the 1/B^2 of dim 0)."""
+    (tmp_path / "w.txt").write_text("DATA\n1\nl0\t-1\t1000\tNONE\t0\t1000\tNONE\t0\t1000\tALLREDUCE\t1000000000\t0\n")
+    body = ('name = "pin"\nobjective = "performance"\ntraining_loop = "no_overlap"\nworkload = "w.txt"\n'
+            'constraints = [ROWS]\n[network]\ndims = [\n  { block = "Ring", npus = 4, cost_class = "A" },\n'
+            '  { block = "Switch", npus = 8, cost_class = "B" },\n]\n[mapping]\nforward = [1, 1]\n'
+            'input_grad = [1, 1]\nweight_grad = [4, 8]\n[cost.A]\nlink_usd_per_gbps = 1.0\n[cost.B]\n'
+            'link_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\nnic_usd_per_gbps = 1.0\n')
+    pinned, loose = tmp_path / "pinned.toml", tmp_path / "loose.toml"
+    pinned.write_text(body.replace("ROWS", '"sum(bw) == 100", "bw[0] == 50", "bw[1] == 50"'))
+    loose.write_text(body.replace("ROWS", '"bw[0] == 50", "bw[1] == 50"'))
+    sol = api.solve(api.load_instance(pinned), sensitivity=True)
+    rows = [m for m in sol.sensitivity.marginals if m.kind == "constraint"]
+    assert len(rows) == 3
+    for m in rows:
+        assert m.binding and m.value is None and m.increase is None and m.decrease is None
+    from hieropt.report.sensitivity import sensitivity_lines
+
+    assert sum("pins the optimum" in line for line in sensitivity_lines(sol.sensitivity)) == 3
+    free = api.solve(api.load_instance(loose), sensitivity=True)
+    row0 = next(m for m in free.sensitivity.marginals if m.name == "constraint 'bw[0] == 50'")
+    assert row0.binding and row0.value is not None and row0.value < 0
