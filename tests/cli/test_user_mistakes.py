@@ -376,3 +376,46 @@ def test_a_degenerate_projection_does_not_hang():
     assert [round(x, 9) for x in eval(first)] == [100.0, 0.0, 0.0]  # the nearest point: all on dimension 0
     bw = eval(second.rsplit("]", 1)[0] + "]")
     assert bw[0] == pytest.approx(100.0, rel=1e-6)  # only dimension 0 carries traffic: it gets the whole 100
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A bandwidth constraint in bytes/s ('sum(bw) == 500e9', meant as 500 GB/s): solved silently, 2.2e11 GB/s per NPU on
+# dimension 0 and a $1.4e16 network printed as an optimum. Now a note says the unit is GB/s per NPU.
+
+def _gpt3_with(tmp_path: Path, constraint: str) -> Path:
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
+    p = tmp_path / "units.toml"
+    p.write_text(text.replace('constraints = ["sum(bw) == 500"]', f'constraints = ["{constraint}"]'))
+    return p
+
+
+def test_a_constraint_in_bytes_per_second_gets_a_unit_note(tmp_path):
+    import json
+
+    p = _gpt3_with(tmp_path, "sum(bw) == 500e9")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    note = ("note: implausible optimum: dim 0 2.24983e+11, dim 1 1.38048e+11, dim 2 1.03536e+11, dim 3 3.34334e+10 "
+            "GB/s per NPU, above 1e+06 GB/s per NPU; bandwidths, design constraints and bounds are in GB/s per NPU "
+            "(1 GB = 1e9 bytes), not bytes/s: check their units (500 GB/s per NPU is 'sum(bw) == 500', not 500e9)")
+    assert note in r.stdout.splitlines()
+    r = run("solve", _gpt3_with(tmp_path, "sum(bw) == 500e-9"), "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 0, r.output
+    notes = [n for n in json.loads(r.stdout)["notes"] if n.startswith("implausible")]
+    assert notes == ["implausible optimum: dim 0 2.24983e-07, dim 1 1.38048e-07, dim 2 1.03536e-07, dim 3 3.34334e-08 "
+                     "GB/s per NPU, below 0.001 GB/s per NPU; bandwidths, design constraints and bounds are in GB/s "
+                     "per NPU (1 GB = 1e9 bytes), check their units (500 GB/s per NPU is 'sum(bw) == 500', not 0.5 or "
+                     "500e-9)"]
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--no-sensitivity")
+    assert r.exit_code == 0 and "implausible" not in r.stdout
+
+
+def test_plausibility_thresholds_skip_idle_dimensions():
+    from hieropt.units import MAX_PLAUSIBLE_BW_GBPS, MIN_PLAUSIBLE_BW_GBPS, implausible_bw_notes
+
+    assert (MIN_PLAUSIBLE_BW_GBPS, MAX_PLAUSIBLE_BW_GBPS) == (1e-3, 1e6)
+    assert implausible_bw_notes([1e6, 1e-3, 0.0], [True, True, False]) == ()  # at the limits; idle at 0
+    high, low = implausible_bw_notes([2e6, 1.0, 0.0], [True, True, True])
+    assert high.startswith("implausible optimum: dim 0 2e+06 GB/s per NPU, above 1e+06 GB/s per NPU; ")
+    assert low.startswith("implausible optimum: dim 2 0 GB/s per NPU, below 0.001 GB/s per NPU; ")
+    assert implausible_bw_notes([2e6, 1.0, 1e-4], [True, True, False]) == (high,)  # an idle dimension may be 0
