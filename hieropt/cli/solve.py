@@ -64,7 +64,7 @@ def solve_command(
         "front (LP duals of a few warm re-solves).")] = True,
     max_regret: Annotated[float | None, typer.Option(
         "--max-regret", help="With --objective min_cost: the cheapest network on which every workload is within "
-        "this fraction of its own optimum (0.05 = 5 %), instead of --max-time-ns.")] = None,
+        "this fraction of its own optimum (0.05 = 5 %; below 1), instead of --max-time-ns.")] = None,
     ranges: Annotated[bool, typer.Option(
         "--ranges", help="With --sensitivity: also the range over which each marginal value holds within 10 % "
         "(more re-solves).")] = False,

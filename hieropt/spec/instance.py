@@ -237,6 +237,21 @@ def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> N
         _check_job(stage, mapping, label, mode)
 
 
+MAX_REGRET = 1.0
+"""Upper limit (exclusive) of ``max_regret``, the allowed slowdown of every workload against its own optimum as a
+fraction (0.08 = 8 %): a value of 1 or more (a 100 % slowdown or worse) is almost always a percentage written for a
+fraction (``8`` for 8 %), which would ask for 800 %."""
+
+
+def check_max_regret(value: float) -> str | None:
+    """Why ``value`` is no valid ``max_regret`` (a fraction in [0, :data:`MAX_REGRET`)), as ``"<problem>; fix:
+    <fix>"``; None when it is valid."""
+    if not (math.isfinite(value) and 0 <= value < MAX_REGRET):
+        return (f"{value:g} is outside [0, {MAX_REGRET:g}): it is a fraction of each workload's own optimum; fix: "
+                f"give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
+    return None
+
+
 _CHECKED: dict[tuple, tuple] = {}  # (mapping, network, workload) that passed the checks (frozen: they pass again)
 
 
@@ -281,9 +296,16 @@ class Instance(Frozen):
     mapping_note: str | None = None
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    max_regret: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_regret: float | None = None
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None
     """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (hieropt.studies.heuristics)."""
+
+    @field_validator("max_regret")
+    @classmethod
+    def _regret_fraction(cls, v: float | None) -> float | None:
+        if v is not None and (why := check_max_regret(v)) is not None:
+            raise ValueError(why)
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> Instance:

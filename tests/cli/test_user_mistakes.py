@@ -419,3 +419,23 @@ def test_plausibility_thresholds_skip_idle_dimensions():
     assert high.startswith("implausible optimum: dim 0 2e+06 GB/s per NPU, above 1e+06 GB/s per NPU; ")
     assert low.startswith("implausible optimum: dim 2 0 GB/s per NPU, below 0.001 GB/s per NPU; ")
     assert implausible_bw_notes([2e6, 1.0, 1e-4], [True, True, False]) == (high,)  # an idle dimension may be 0
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# --max-regret 8 (meant as 8 %) was taken as 800 %: the cheapest fabric on which every workload is 9x slower than on
+# its own, $4.58 M where 8 % costs $20.16 M, printed as an optimum. --help says it is a fraction (0.05 = 5 %).
+
+def test_max_regret_as_a_percentage_is_refused(tmp_path):
+    mix = REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml"
+    r = run("solve", mix, "--objective", "min_cost", "--max-regret", "8")
+    assert r.exit_code == 2
+    assert error_line(r) == ("error: --max-regret: 8 is outside [0, 1): it is a fraction of each workload's own "
+                             "optimum; fix: give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
+    p = tmp_path / "regret.toml"
+    p.write_text(mix.read_text().replace('"../models/', f'"{MODELS}/').replace(
+        'objective = "performance"', 'objective = "min_cost"\nmax_regret = 8', 1))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {p}: max_regret: 8 is outside [0, 1): it is a fraction of each workload's own "
+                             "optimum; fix: give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
+    assert "(0.05 = 5 %; below 1)" in " ".join(run("solve", "--help").stdout.replace("│", " ").split())
