@@ -439,3 +439,41 @@ def test_max_regret_as_a_percentage_is_refused(tmp_path):
     assert error_line(r) == (f"error: {p}: max_regret: 8 is outside [0, 1): it is a fraction of each workload's own "
                              "optimum; fix: give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
     assert "(0.05 = 5 %; below 1)" in " ".join(run("solve", "--help").stdout.replace("│", " ").split())
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Output paths: 'report -o FILE' with FILE an existing file ran the whole comparison, then printed "error:
+# existing.html: cannot write or read: File exists" (through the console script; a traceback in-process); 'pareto
+# --csv DIR/x.csv' with DIR missing solved the front, then "cannot write or read: No such file or directory". Both
+# are now refused before any work, naming the flag, the path and the fix (an existing output file is overwritten,
+# as by every file option).
+
+def test_report_into_an_existing_file_is_refused(tmp_path):
+    f = tmp_path / "existing.html"
+    f.write_text("keep")
+    r = run("report", REPO / "instances" / "gpt3-4d.toml", "-o", f)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: --out {f}: exists and is not a folder; fix: give a folder path for the report "
+                             "(created if missing)")
+    assert f.read_text() == "keep" and r.stdout == ""  # refused before the comparison ran
+    r = run("report", REPO / "instances" / "gpt3-4d.toml", "-o", f / "sub")
+    assert error_line(r) == (f"error: --out {f / 'sub'}: lies inside {f}, which is a file, not a folder; fix: give a "
+                             "folder path for the report (created if missing)")
+
+
+def test_pareto_outputs_in_a_missing_folder_are_refused(tmp_path):
+    inst = REPO / "instances" / "gpt3-4d.toml"
+    csv = tmp_path / "nodir" / "x.csv"
+    r = run("pareto", inst, "--points", "3", "--csv", csv)
+    assert r.exit_code == 2 and r.stdout == ""  # before the front was solved
+    assert error_line(r) == (f"error: --csv {csv}: the folder {tmp_path / 'nodir'} does not exist; fix: create the "
+                             "folder first, or give a path in an existing folder")
+    r = run("pareto", inst, "--points", "3", "--plot", tmp_path / "nodir" / "f.png")
+    assert r.exit_code == 2 and error_line(r).startswith(f"error: --plot {tmp_path / 'nodir' / 'f.png'}: the folder ")
+    r = run("solve", inst, "--json", tmp_path)
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: --json {tmp_path}: is a folder, not a file; fix: give a file path"
+    (tmp_path / "old.csv").write_text("old")
+    r = run("pareto", inst, "--points", "3", "--csv", tmp_path / "old.csv")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "old.csv").read_text().startswith("budget_usd")  # overwritten, like --json and --plot
