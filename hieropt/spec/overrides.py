@@ -45,6 +45,8 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
         raise InputError(f"{flag_prefix}max_regret", None, f"only objective min_cost takes it (got {out.objective})",
                          "use --objective min_cost with --max-regret")
     if out.objective == "min_cost" and out.max_iteration_time_ns is None and getattr(out, "max_regret", None) is None:
+        # (only an instance has a regret bound: a shape or co-design space, and their commands, have no --max-regret)
+        regret = ", or --max-regret" if "max_regret" in type(out).model_fields else ""
         raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
-                         "give the iteration-time target in ns (--max-time-ns), or --max-regret")
+                         f"give the iteration-time target in ns (--max-time-ns){regret}")
     return out

@@ -477,3 +477,23 @@ def test_pareto_outputs_in_a_missing_folder_are_refused(tmp_path):
     r = run("pareto", inst, "--points", "3", "--csv", tmp_path / "old.csv")
     assert r.exit_code == 0, r.output
     assert (tmp_path / "old.csv").read_text().startswith("budget_usd")  # overwritten, like --json and --plot
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# 'hieropt codesign --objective min_cost' without a target: "fix: give the iteration-time target in ns
+# (--max-time-ns), or --max-regret", an option codesign (and explore) do not have.
+
+@pytest.mark.parametrize(("command", "space"), [("codesign", "codesign-gpt3-4096.toml"), ("explore", "gpt3-4096.toml")])
+def test_min_cost_without_a_target_names_the_commands_own_options(command, space):
+    r = run(command, REPO / "spaces" / space, "--objective", "min_cost", "--workers", "1")
+    assert r.exit_code == 2
+    assert error_line(r) == ("error: --max-time-ns: missing for objective min_cost; fix: give the iteration-time "
+                             "target in ns (--max-time-ns)")
+    assert "--max-regret" not in run(command, "--help").stdout
+
+
+def test_min_cost_without_a_target_on_solve_still_offers_max_regret():
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--objective", "min_cost")
+    assert r.exit_code == 2
+    assert error_line(r) == ("error: --max-time-ns: missing for objective min_cost; fix: give the iteration-time "
+                             "target in ns (--max-time-ns), or --max-regret")
