@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from ..errors import InputError
 from ..names import OBJECTIVES
-from .instance import check_max_regret
+from .base import check_max_regret
 
 M = TypeVar("M", bound=BaseModel)
 

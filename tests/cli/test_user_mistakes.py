@@ -497,3 +497,42 @@ def test_min_cost_without_a_target_on_solve_still_offers_max_regret():
     assert r.exit_code == 2
     assert error_line(r) == ("error: --max-time-ns: missing for objective min_cost; fix: give the iteration-time "
                              "target in ns (--max-time-ns), or --max-regret")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A float for a parallel degree or a count: 'tp = [8.0]' in a co-design space's [plans] and 'tp = 8.0' in an LLM
+# model file were taken as 8 (pydantic's lax int), 'tp = 16.0' in a transformer model likewise, and the LLM model
+# file even took 'tp = "8"' as 8. Degrees are whole numbers: each is a one-line error naming the field.
+
+def _edited(tmp_path: Path, source: Path, old: str, new: str, name: str) -> Path:
+    text = source.read_text()
+    assert text.count(old) == 1, old
+    p = tmp_path / name
+    p.write_text(text.replace(old, new).replace('"../models/', f'"{MODELS}/'))
+    return p
+
+
+def test_a_float_parallel_degree_is_refused(tmp_path):
+    sp = _edited(tmp_path, REPO / "spaces" / "codesign-gpt3-4096.toml", "tp = [1, 2, 4, 8, 16]", "tp = [8.0]", "s.toml")
+    r = run("codesign", sp, "--workers", "1")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {sp}: plans: tp: 8.0 is not a whole number (it counts NPUs, degrees or items); "
+                             "fix: write 8 (no decimal point)")
+    llm = _edited(tmp_path, MODELS / "gpt3-175b-llm.toml", "\ntp = 8\n", "\ntp = 8.0\n", "llm.toml")
+    r = run("workload", "show", llm)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {llm}: params.plan: tp: 8.0 is not a whole number (it counts NPUs, degrees or "
+                             "items); fix: write 8 (no decimal point)")
+    text = _edited(tmp_path, MODELS / "gpt3-175b-llm.toml", "\ntp = 8\n", '\ntp = "8"\n', "text.toml")
+    assert error_line(run("workload", "show", text)).endswith("tp: '8' is text, not a number; fix: write the number "
+                                                             "without quotes")
+    tr = _edited(tmp_path, MODELS / "gpt3-175b.toml", "\ntp = 16 ", "\ntp = 16.5 ", "tr.toml")
+    r = run("workload", "show", tr)
+    assert r.exit_code == 2
+    assert error_line(r).endswith("tp: 16.5 is not a whole number (it counts NPUs, degrees or items); fix: give a "
+                                  "whole number")
+    net = _edited(tmp_path, REPO / "instances" / "gpt3-4d.toml", 'npus = 32,', 'npus = 32.0,', "net.toml")
+    r = run("solve", net)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {net}: network.dims[3]: npus: 32.0 is not a whole number (it counts NPUs, "
+                             "degrees or items); fix: write 32 (no decimal point)")
