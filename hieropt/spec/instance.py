@@ -20,7 +20,7 @@ from pydantic import Field, field_validator, model_validator
 from ..names import OBJECTIVES, TRAINING_LOOPS
 from .base import Frozen, NonNegFloat, check_max_regret
 from .design import DesignMatrix
-from .mapping import Mapping, check_job, check_mapping
+from .mapping import Mapping, check_job, check_mapping, check_stages
 from .network import Network
 from .workload import Workload
 
@@ -200,6 +200,9 @@ class Instance(Frozen):
         if self.pipeline is not None and self.pipeline.p2p_dim >= D:
             raise ValueError(f"pipeline.p2p_dim: dimension {self.pipeline.p2p_dim} does not exist; fix: use 0.."
                              f"{D - 1}")
+        if self.pipeline is not None:
+            for job in self.jobs:
+                check_stages(job.workload, self.pipeline.stages, self.network.npus_total)
         for d, dim in enumerate(self.network.dims):
             cc = self.cost.classes.get(dim.cost_class)
             if cc is None:

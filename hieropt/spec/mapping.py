@@ -140,3 +140,30 @@ def check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> No
                                      "dimension or use dimension_mode 'concurrent'")
     for stage in workload.more_stages:  # (every stage of a pipelined workload runs on the same mapping)
         check_job(stage, mapping, label, mode)
+
+
+def check_stages(workload: Workload, stages: int, npus: int) -> None:
+    """The ``pipeline`` loop's stage count against a workload that states its degrees
+    (:attr:`~hieropt.spec.Workload.stated_degrees`): the workload is one stage for one micro-batch and the network
+    holds every stage (its cost is N x the per-NPU price; the stages exchange activations over ``p2p_dim``), so one
+    stage's NPUs x ``stages`` must be the network's ``npus``. A workload that states no degree is not checked.
+
+    Raises:
+        ValueError: ``"pipeline.stages: <problem>; fix: <fix>"``.
+    """
+    degrees = workload.stated_degrees
+    if not degrees:
+        return
+    per_stage = math.prod(n for _, n in degrees)
+    if per_stage * stages == npus:
+        return
+    what = " x ".join(f"{k} {n}" for k, n in degrees)
+    fix = f"give a network of {per_stage * stages} NPUs"
+    if npus % stages == 0:
+        want = npus // stages
+        fix = (f"size the workload for one stage of {npus} / {stages} = {want} NPUs (its {what.replace(' x ', ', ')} "
+               f"multiplying to {want}), or " + fix)
+    raise ValueError(f"pipeline.stages: {stages} stages of the workload {workload.name} ({what} = {per_stage} NPUs "
+                     f"per stage) need {per_stage * stages} NPUs, but the network has {npus} (the pipeline loop's "
+                     f"workload is one stage and the network holds every stage); fix: {fix}")
+

@@ -536,3 +536,43 @@ def test_a_float_parallel_degree_is_refused(tmp_path):
     assert r.exit_code == 2
     assert error_line(r) == (f"error: {net}: network.dims[3]: npus: 32.0 is not a whole number (it counts NPUs, "
                              "degrees or items); fix: write 32 (no decimal point)")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The pipeline loop's stage count was not held against the network: models/gpt3-175b.toml (TP 16 x DP 256, 4,096
+# NPUs per stage) with [pipeline] stages = 8 (32,768 NPUs) solved on the 4,096-NPU network, its cost that of one
+# stage's network. The loop's workload is one stage and the network holds every stage (its cost is N x the per-NPU
+# price, the stages send activations over p2p_dim), so a workload that states its degrees must multiply to N.
+
+def _pipelined(tmp_path: Path, dp: int, weight_grad: str) -> Path:
+    model = (MODELS / "gpt3-175b.toml").read_text().replace("\ndp = 256 ", f"\ndp = {dp} ")
+    (tmp_path / f"m{dp}.toml").write_text(model)
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text()
+    text = text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "m{dp}.toml"')
+    text = text.replace('training_loop = "no_overlap"', 'training_loop = "pipeline"')
+    text = text.replace("weight_grad = [1, 2, 4, 32]", f"weight_grad = {weight_grad}")
+    p = tmp_path / f"pipe{dp}.toml"
+    p.write_text(text + "\n[pipeline]\nstages = 8\nmicrobatches = 32\np2p_bytes = 50331648\np2p_dim = 3\n")
+    return p
+
+
+def test_pipeline_stages_beyond_the_network_are_refused(tmp_path):
+    p = _pipelined(tmp_path, 256, "[1, 2, 4, 32]")
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: pipeline.stages: 8 stages of the workload gpt3-175b (tp 16 x dp 256 = 4096 NPUs per stage) need "
+        "32768 NPUs, but the network has 4096 (the pipeline loop's workload is one stage and the network holds every "
+        "stage); fix: size the workload for one stage of 4096 / 8 = 512 NPUs (its tp 16, dp 256 multiplying to 512), "
+        "or give a network of 32768 NPUs")
+    r = run("solve", _pipelined(tmp_path, 32, "[1, 2, 4, 4]"), "--no-sensitivity")  # TP 16 x DP 32 x PP 8 = 4,096
+    assert r.exit_code == 0, r.output
+    assert "status: optimal" in r.stdout
+
+
+def test_stated_degrees_of_the_generators():
+    from hieropt.io.workload_file import read_model
+
+    assert read_model(MODELS / "gpt3-175b.toml").stated_degrees == (("tp", 16), ("dp", 256))
+    assert read_model(MODELS / "dlrm.toml").stated_degrees == (("npus", 4096),)
+    assert read_model(MODELS / "resnet50.toml").stated_degrees == (("dp", 1024),)
