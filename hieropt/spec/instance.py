@@ -106,7 +106,8 @@ class Bound(Frozen):
 class Pipeline(Frozen):
     """Pipeline parallelism for the ``pipeline`` training loop: the workload is ONE stage's layers for one
     micro-batch; ``p2p_bytes`` of activations go to the next stage (and as many gradient bytes come back) per
-    micro-batch over dimension ``p2p_dim``."""
+    micro-batch over dimension ``p2p_dim``. The network holds every stage: a workload that states its degrees
+    (:attr:`hieropt.spec.Workload.stated_degrees`) has them multiply to N / ``stages`` (checked by the instance)."""
 
     stages: int = Field(ge=2)
     microbatches: int = Field(ge=1)
