@@ -6,6 +6,8 @@ hieropt works internally in bytes, ns, GB/s per NPU per dimension and $. With 1 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 GB = 1e9
 """Bytes in one GB (decimal, as LIBRA and hieropt use)."""
 GIB = 2.0**30
@@ -26,3 +28,38 @@ def gbps_decimal_to_binary(gbps: float) -> float:
 def gbps_binary_to_decimal(gib_per_s: float) -> float:
     """Inverse of :func:`gbps_decimal_to_binary`."""
     return gib_per_s * GIB / GB
+
+
+MAX_PLAUSIBLE_BW_GBPS = 1e6
+"""Per-NPU bandwidth (GB/s, 1 GB = 1e9 bytes) above which an optimum is flagged as implausible: 1e6 GB/s per NPU is
+about a thousand times today's fastest scale-up links (NVLink 5: 900 GB/s per GPU), so such an optimum almost always
+comes from a constraint or bound written in bytes/s (``sum(bw) == 500e9``) instead of GB/s."""
+
+MIN_PLAUSIBLE_BW_GBPS = 1e-3
+"""Per-NPU bandwidth (GB/s) below which an optimum on a dimension that carries traffic is flagged as implausible:
+1 MB/s per NPU, far below any network link; typically a constraint written in TB/s or a scale slip
+(``sum(bw) == 500e-9``)."""
+
+
+def implausible_bw_notes(bw_gbps: Sequence[float], carries_traffic: Sequence[bool]) -> tuple[str, ...]:
+    """Notes on per-NPU bandwidths ``bw_gbps`` (GB/s, one per dimension) that are implausible: one naming every
+    dimension above :data:`MAX_PLAUSIBLE_BW_GBPS`, one naming every dimension that ``carries_traffic`` below
+    :data:`MIN_PLAUSIBLE_BW_GBPS`; each says that bandwidths are GB/s per NPU (1 GB = 1e9 bytes). Notes, not
+    errors: such a network is solved as stated."""
+    bw = [float(b) for b in bw_gbps]
+    busy = list(carries_traffic)
+    if len(busy) != len(bw):
+        raise ValueError(f"{len(bw)} bandwidths but {len(busy)} traffic flags")
+    high = [d for d, b in enumerate(bw) if b > MAX_PLAUSIBLE_BW_GBPS]
+    low = [d for d, b in enumerate(bw) if busy[d] and b < MIN_PLAUSIBLE_BW_GBPS]
+    unit = "bandwidths, design constraints and bounds are in GB/s per NPU (1 GB = 1e9 bytes)"
+    out = []
+    for dims, how, hint in (
+            (high, f"above {MAX_PLAUSIBLE_BW_GBPS:g}", "not bytes/s: check their units (500 GB/s per NPU is "
+             "'sum(bw) == 500', not 500e9)"),
+            (low, f"below {MIN_PLAUSIBLE_BW_GBPS:g}", "check their units (500 GB/s per NPU is 'sum(bw) == 500', "
+             "not 0.5 or 500e-9)")):
+        if dims:
+            values = ", ".join(f"dim {d} {bw[d]:.6g}" for d in dims)
+            out.append(f"implausible optimum: {values} GB/s per NPU, {how} GB/s per NPU; {unit}, {hint}")
+    return tuple(out)

@@ -166,6 +166,46 @@ def write_json(path: Path, data: dict) -> None:
             raise OSError(e.errno, e.strerror, f"--json {path}") from None
 
 
+def check_output_file(path: Path | None, flag: str) -> None:
+    """Refuse, before any work, an output file ``path`` given to ``flag`` that cannot be written: a folder, or a
+    file in a folder that does not exist. ``None`` and ``-`` (stdout) pass; an existing file is overwritten, as by
+    every file option of the command line.
+
+    Raises:
+        InputError: naming ``flag`` and the path, with the fix.
+    """
+    from ..errors import InputError
+
+    if path is None or str(path) == "-":
+        return
+    if path.is_dir():
+        raise InputError(f"{flag} {path}", None, "is a folder, not a file", "give a file path")
+    folder = path.parent
+    if not folder.is_dir():
+        if folder.exists():
+            raise InputError(f"{flag} {path}", None, f"{folder} is a file, not a folder",
+                             "give a path in an existing folder")
+        raise InputError(f"{flag} {path}", None, f"the folder {folder} does not exist",
+                         "create the folder first, or give a path in an existing folder")
+
+
+def check_output_folder(path: Path, flag: str, what: str) -> None:
+    """Refuse, before any work, an output folder ``path`` (``flag``; created if missing) that is an existing file,
+    or that lies under one. ``what`` names the contents, e.g. ``"the report"``.
+
+    Raises:
+        InputError: naming ``flag`` and the path, with the fix.
+    """
+    from ..errors import InputError
+
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            where = "exists and is not a folder" if p == path else f"lies inside {p}, which is a file, not a folder"
+            raise InputError(f"{flag} {path}", None, where, f"give a folder path for {what} (created if missing)")
+        if p.exists():
+            return
+
+
 def to_stdout(*files: Path | None) -> bool:
     """Whether any of ``files`` is ``-`` (stdout): the tables then go to stderr."""
     return any(f is not None and str(f) == "-" for f in files)

@@ -16,6 +16,7 @@ from .common import (
     MaxTimeOpt,
     NetworkOpt,
     WorkloadOpt,
+    check_output_folder,
     console,
     error_console,
     error_line,
@@ -124,6 +125,7 @@ def report_command(
     err = error_console()
     out = console()
     try:
+        check_output_folder(out_dir, "--out", "the report")  # before the comparison: an existing file is refused
         inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
         from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
 

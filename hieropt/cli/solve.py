@@ -18,6 +18,7 @@ from .common import (
     MaxTimeOpt,
     NetworkOpt,
     WorkloadOpt,
+    check_output_file,
     console,
     error_console,
     fail,
@@ -64,7 +65,7 @@ def solve_command(
         "front (LP duals of a few warm re-solves).")] = True,
     max_regret: Annotated[float | None, typer.Option(
         "--max-regret", help="With --objective min_cost: the cheapest network on which every workload is within "
-        "this fraction of its own optimum (0.05 = 5 %), instead of --max-time-ns.")] = None,
+        "this fraction of its own optimum (0.05 = 5 %; below 1), instead of --max-time-ns.")] = None,
     ranges: Annotated[bool, typer.Option(
         "--ranges", help="With --sensitivity: also the range over which each marginal value holds within 10 % "
         "(more re-solves).")] = False,
@@ -83,6 +84,7 @@ def solve_command(
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
+        check_output_file(json_out, "--json")
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
@@ -173,6 +175,8 @@ def pareto_command(
             raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
         if str(csv_out) == "-" and str(json_out) == "-":  # (the CSV and the JSON one after the other: neither parses)
             raise InputError("--csv -", None, "--json - writes to stdout too", "send one of them to a file")
+        for path, flag in ((csv_out, "--csv"), (plot, "--plot"), (json_out, "--json")):
+            check_output_file(path, flag)  # before solving: a missing folder is reported at once, in one line
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 

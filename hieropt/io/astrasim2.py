@@ -17,21 +17,26 @@ Files written here say ``latency: 0`` unless latencies are given.
 This is the physical link count. To make ASTRA-sim's collective *algorithms* reproduce hieropt's time model (its
 ring algorithm sends one way round, ``direct`` sends to all peers at once), ``hieropt export`` uses the simulator
 conventions of :mod:`hieropt.io.astrasim_network` instead (Ring: one link of B; direct: B / (p - 1); latency per
-hop).
+hop; a dimension that groups span in part split into several simulator dimensions). :func:`read_network_yml`
+recognises such a file by its comment header (:data:`hieropt.io.astrasim_network.EXPORT_MARK`) and reads it by those
+conventions: :attr:`AnalyticalNetwork.dims` gives back hieropt's dimensions.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError
 from ..spec import Block, Instance, Network
 from ..units import gbps_binary_to_decimal, gbps_decimal_to_binary
-from .common import read_yaml_mapping, validation_error
+from .astrasim_network import SimDim, exported_dims
+from .common import read_text, read_yaml_mapping, validation_error
 
 KEYS = ("topology", "npus_count", "bandwidth", "latency")
 """The four keys of the analytical network YAML, in the order written."""
@@ -58,9 +63,41 @@ def per_npu_gbps(block: str, npus: int, link_gib: float) -> float:
     return gbps_binary_to_decimal(link_gib) * links_per_npu(block, npus)
 
 
+SAME_REL = 1e-9
+"""Relative tolerance within which the simulator dimensions of one hieropt dimension in an exported file must agree on
+its per-NPU bandwidth and per-step latency (they are written from one value, with full precision)."""
+
+
+@dataclass(frozen=True)
+class NetworkDim:
+    """One hieropt dimension read from an analytical network file.
+
+    Attributes:
+        block: ``Ring``, ``FullyConnected`` or ``Switch``.
+        npus: NPUs along it (the product of its simulator dimensions in an exported file).
+        bw_gbps: per-NPU bandwidth, GB/s with 1 GB = 1e9 bytes (hieropt's unit).
+        latency_ns: ns per step of its collective algorithm in an exported file; the file's ns per link otherwise.
+        algorithm: hieropt's collective algorithm (``ring``, ``direct``, ``halving_doubling``) in an exported file,
+            ``None`` in a plain analytical file (which does not say).
+    """
+
+    block: str
+    npus: int
+    bw_gbps: float
+    latency_ns: float
+    algorithm: str | None
+
+
 class AnalyticalNetwork(BaseModel):
     """An ASTRA-sim 2.0 analytical network file, as its four lists; ``bandwidth`` in its own units (GB/s per link,
-    1 GB = 2^30 bytes), ``latency`` in ns per link. :attr:`bw_gbps` gives hieropt's per-NPU GB/s."""
+    1 GB = 2^30 bytes), ``latency`` in ns per link (per hop). :attr:`bw_gbps` gives hieropt's per-NPU GB/s of each
+    entry, :attr:`dims` hieropt's dimensions.
+
+    ``parent`` and ``algorithm`` are set (one per entry) for a file written by ``hieropt export`` (the simulator
+    conventions of :mod:`hieropt.io.astrasim_network`): the hieropt dimension of each simulator dimension and its
+    collective algorithm, which fix its links (``direct``: p - 1 links of B / (p - 1); ``ring`` and
+    ``halving_doubling``: one link of B). Otherwise (``None``) links are counted physically (:func:`links_per_npu`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -68,6 +105,8 @@ class AnalyticalNetwork(BaseModel):
     npus_count: tuple[int, ...]
     bandwidth: tuple[float, ...]
     latency: tuple[float, ...]
+    parent: tuple[int, ...] | None = None
+    algorithm: tuple[Literal["ring", "direct", "halving_doubling"], ...] | None = None
 
     @model_validator(mode="after")
     def _lists_agree(self) -> AnalyticalNetwork:
@@ -85,13 +124,51 @@ class AnalyticalNetwork(BaseModel):
         for d, a in enumerate(self.latency):
             if not math.isfinite(a) or a < 0:
                 raise ValueError(f"latency[{d}]: {a} ns; fix: use a finite number >= 0")
+        if (self.parent is None) != (self.algorithm is None):
+            raise ValueError("parent: parent and algorithm go together; fix: give both or neither")
+        if self.parent is not None:
+            for key in ("parent", "algorithm"):
+                if len(getattr(self, key)) != D:
+                    raise ValueError(f"{key}: has {len(getattr(self, key))} entries but topology has {D}; fix: give "
+                                     "one entry per dimension")
+            for d, (a, b) in enumerate(zip(self.parent, self.parent[1:], strict=False)):
+                if self.parent[0] != 0 or b not in (a, a + 1):
+                    raise ValueError(f"parent[{d + 1}]: hieropt dimensions {list(self.parent)} are not 0, 1, ... in "
+                                     "order; fix: export the file again")
         return self
+
+    def _sim_dim(self, i: int) -> SimDim:
+        """Entry ``i`` of an exported file as the simulator dimension it was written from (bandwidth and latency
+        converted back to hieropt's per-NPU GB/s and per-step ns)."""
+        block, p, algorithm = self.topology[i], self.npus_count[i], self.algorithm[i]
+        link = gbps_binary_to_decimal(self.bandwidth[i])
+        bw = link * (p - 1) if algorithm == "direct" else link
+        hops = SimDim(self.parent[i], block, p, bw, algorithm, 0.0).hops_per_step
+        return SimDim(self.parent[i], block, p, bw, algorithm, self.latency[i] * hops)
 
     @property
     def bw_gbps(self) -> tuple[float, ...]:
-        """Per-NPU bandwidth of every dimension in hieropt's unit: GB/s per NPU, 1 GB = 1e9 bytes."""
+        """Per-NPU bandwidth of every entry (simulator dimension) in hieropt's unit: GB/s per NPU, 1 GB = 1e9 bytes;
+        by the export's conventions when ``algorithm`` is set, else by physical link counting."""
+        if self.algorithm is not None:
+            return tuple(self._sim_dim(i).bw_gbps for i in range(len(self.topology)))
         return tuple(per_npu_gbps(b, p, x) for b, p, x in zip(self.topology, self.npus_count, self.bandwidth,
                                                                strict=True))
+
+    @property
+    def dims(self) -> tuple[NetworkDim, ...]:
+        """hieropt's dimensions: one per entry in a plain file; in an exported file the simulator dimensions of
+        each hieropt dimension merged back (NPUs multiplied; bandwidth and per-step latency shared)."""
+        if self.parent is None:
+            return tuple(NetworkDim(b, p, bw, a, None) for b, p, bw, a in zip(
+                self.topology, self.npus_count, self.bw_gbps, self.latency, strict=True))
+        out = []
+        for d in range(self.parent[-1] + 1):
+            sims = [self._sim_dim(i) for i, q in enumerate(self.parent) if q == d]
+            s0 = sims[0]
+            out.append(NetworkDim(s0.block, math.prod(s.npus for s in sims), s0.bw_gbps, s0.latency_ns,
+                                  s0.algorithm))
+        return tuple(out)
 
 
 def _network(where: Instance | Network) -> Network:
@@ -193,12 +270,58 @@ def write_network_yml(instance: Instance | Network, bw_gbps: Sequence[float], pa
     return to_analytical(instance, bw_gbps, latency_ns)
 
 
+def _same(values: Sequence[float]) -> bool:
+    return all(math.isclose(v, values[0], rel_tol=SAME_REL, abs_tol=0.0) for v in values)
+
+
+def _export_conventions(path: Path, net: AnalyticalNetwork, text: str) -> AnalyticalNetwork:
+    """``net`` with ``parent`` and ``algorithm`` from the comments of a file ``hieropt export`` wrote, checked
+    against its lists; ``net`` unchanged for a plain file."""
+    fix = ("export the network again with 'hieropt export ... --astra-sim', or delete the hieropt comment header to "
+           "read the file with physical link counting")
+    try:
+        sims = exported_dims(text)
+    except ValueError as e:
+        raise InputError(path, "comments", f"hieropt export header: {e}", fix) from e
+    if sims is None:
+        return net
+    if len(sims) != len(net.topology):
+        raise InputError(path, "comments", f"the hieropt export header describes {len(sims)} simulator dimensions "
+                         f"but topology has {len(net.topology)}", fix)
+    for i, (_, _, block, npus) in enumerate(sims):
+        if (block, npus) != (net.topology[i], net.npus_count[i]):
+            raise InputError(path, f"topology[{i}]", f"{net.topology[i]} of {net.npus_count[i]} NPUs, but the hieropt "
+                             f"export header says {block} of {npus}", fix)
+    try:
+        out = AnalyticalNetwork(**net.model_dump(exclude={"parent", "algorithm"}),
+                                parent=tuple(s[0] for s in sims), algorithm=tuple(s[1] for s in sims))
+    except ValidationError as e:
+        raise validation_error(e, path) from e
+    for d in range(out.parent[-1] + 1):
+        sims_d = [out._sim_dim(i) for i, q in enumerate(out.parent) if q == d]
+        for what, values in (("bandwidth", [s.bw_gbps for s in sims_d]), ("latency", [s.latency_ns for s in sims_d])):
+            if not _same(values):
+                first = out.parent.index(d)
+                raise InputError(path, f"{what}[{first}]", f"the simulator dimensions of hieropt dimension {d} differ "
+                                 f"in per-NPU {what} ({', '.join(f'{v:.6g}' for v in values)})", fix)
+    return out
+
+
 def read_network_yml(path: str | Path) -> AnalyticalNetwork:
-    """Read an ASTRA-sim 2.0 analytical network YAML; ``.bw_gbps`` of the result is hieropt's per-NPU GB/s.
+    """Read an ASTRA-sim 2.0 analytical network YAML; ``.bw_gbps`` of the result is hieropt's per-NPU GB/s of each
+    entry and ``.dims`` hieropt's dimensions.
+
+    A file written by ``hieropt export ... --astra-sim`` (recognised by its comment header,
+    :data:`hieropt.io.astrasim_network.EXPORT_MARK`) is read by the export's simulator conventions (Ring and
+    halvingDoubling: one link of B; direct: p - 1 links of B / (p - 1); latency per hop; split dimensions merged back
+    in ``.dims``), so it reads back to the network and bandwidths exported; any other file by physical link counting
+    (Ring 2 links, FullyConnected p - 1, Switch 1).
 
     Raises:
         InputError: missing file, bad YAML, a key missing or unknown, lists of different lengths, a topology other
-            than Ring / FullyConnected / Switch, a count <= 1, a bandwidth <= 0, a negative latency.
+            than Ring / FullyConnected / Switch, a count <= 1, a bandwidth <= 0, a negative latency; for an exported
+            file, a comment header that does not match the lists or simulator dimensions of one hieropt dimension
+            that disagree on its bandwidth or latency.
     """
     path = Path(path)
     data = read_yaml_mapping(path, "ASTRA-sim network")
@@ -211,6 +334,7 @@ def read_network_yml(path: str | Path) -> AnalyticalNetwork:
         if not isinstance(data[key], list):
             raise InputError(path, key, f"expected a list, got {data[key]!r}", f"write e.g. {key}: [ ... ]")
     try:
-        return AnalyticalNetwork(**data)
+        net = AnalyticalNetwork(**data)
     except ValidationError as e:
         raise validation_error(e, path) from e
+    return _export_conventions(path, net, read_text(path, "ASTRA-sim network"))

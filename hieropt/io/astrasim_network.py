@@ -34,6 +34,7 @@ where hieropt has them share one B.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,6 +44,15 @@ from ..units import GB, GIB
 
 HOPS_SWITCH = 2
 """Hops of one message through a Switch (NPU -> switch -> NPU) in the analytical backend."""
+
+IMPLEMENTATION = {"ring": "ring", "direct": "direct", "halving_doubling": "halvingDoubling"}
+"""Simulator algorithm (reduce-scatter, all-gather, all-reduce) of each hieropt algorithm."""
+
+EXPORT_MARK = "# Conventions (hieropt/io/astrasim_network.py):"
+"""The comment line that marks a network file written by :func:`network_yml` (these conventions, not LIBRA's
+physical link counting); :func:`hieropt.io.astrasim2.read_network_yml` reads such a file by them."""
+
+_SIM_DIM_LINE = re.compile(r"^#\s+sim dim (\d+) \(hieropt dim (\d+)\): (\w+) (\d+), B = [^,]*, (\w+)/(\w+),")
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,7 @@ class SimDim:
     @property
     def implementation(self) -> str:
         """Simulator algorithm for reduce-scatter, all-gather and all-reduce on this dimension."""
-        return {"ring": "ring", "direct": "direct", "halving_doubling": "halvingDoubling"}[self.algorithm]
+        return IMPLEMENTATION[self.algorithm]
 
     @property
     def all_to_all_implementation(self) -> str:
@@ -218,7 +228,7 @@ def network_yml(simnet: SimNetwork, title: str = "") -> str:
     """The analytical network YAML of ``simnet`` (bandwidth per link, GB/s with 1 GB = 2^30 bytes; latency ns per
     hop), with a comment per simulator dimension giving its conversion."""
     lines = [f"# ASTRA-sim 2.0 analytical network written by hieropt{' for ' + title if title else ''}.",
-             "# Conventions (hieropt/io/astrasim_network.py): link = B (ring, halvingDoubling) or B/(p-1) (direct);",
+             f"{EXPORT_MARK} link = B (ring, halvingDoubling) or B/(p-1) (direct);",
              "# latency per hop = per-step latency / hops per step (Switch 2 hops); GB here = 2^30 bytes."]
     for i, s in enumerate(simnet.dims):
         lines.append(f"#   sim dim {i} (hieropt dim {s.parent}): {s.block} {s.npus}, B = {s.bw_gbps:.6g} GB/s per NPU, "
@@ -229,6 +239,33 @@ def network_yml(simnet: SimNetwork, title: str = "") -> str:
               f"bandwidth: {_flow(repr(s.link_gib) for s in simnet.dims)}",
               f"latency: {_flow(repr(s.link_latency_ns) for s in simnet.dims)}"]
     return "\n".join(lines) + "\n"
+
+
+def exported_dims(text: str) -> tuple[tuple[int, str, str, int], ...] | None:
+    """The simulator dimensions a network file written by :func:`network_yml` describes in its comments, as
+    ``(hieropt dimension, hieropt algorithm, block, NPUs)`` in file order; ``None`` when ``text`` has no
+    :data:`EXPORT_MARK` line (a plain analytical network file).
+
+    Raises:
+        ValueError: the file has the mark but its ``sim dim`` comment lines are not numbered 0, 1, ... in order, or
+            name an algorithm hieropt does not export.
+    """
+    lines = text.splitlines()
+    if not any(line.startswith(EXPORT_MARK) for line in lines):
+        return None
+    algorithm = {v: k for k, v in IMPLEMENTATION.items()}
+    out = []
+    for line in lines:
+        m = _SIM_DIM_LINE.match(line)
+        if m is None:
+            continue
+        i, parent, block, npus, impl = int(m[1]), int(m[2]), m[3], int(m[4]), m[5]
+        if i != len(out):
+            raise ValueError(f"comment 'sim dim {i}' where 'sim dim {len(out)}' was expected")
+        if impl not in algorithm:
+            raise ValueError(f"comment 'sim dim {i}' names the algorithm {impl!r}, which hieropt does not export")
+        out.append((parent, algorithm[impl], block, npus))
+    return tuple(out)
 
 
 def system_config(simnet: SimNetwork, chunks: int = 1) -> dict:
@@ -255,4 +292,5 @@ def system_config(simnet: SimNetwork, chunks: int = 1) -> dict:
     }
 
 
-__all__ = ["SimDim", "SimNetwork", "sim_network", "network_yml", "system_config"]
+__all__ = ["EXPORT_MARK", "IMPLEMENTATION", "SimDim", "SimNetwork", "exported_dims", "sim_network", "network_yml",
+           "system_config"]

@@ -259,9 +259,84 @@ def _range(part: Part) -> tuple[float, float]:
     return part.bw_gbps(1), part.bw_gbps(part.max_units)
 
 
+def _reach(part: Part) -> str:
+    """``'name' 4 x 25 GB/s = 100``: the most a part gives (GB/s per NPU; per node of n when shared)."""
+    return (f"'{part.name}' {part.max_units} x {part.unit_gbps:g} GB/s"
+            + (f" per node of {part.share}" if part.share > 1 else "") + f" = {_range(part)[1]:g}")
+
+
+def _units_for(part: Part, need_gbps: float) -> str:
+    key = "max_per_npu" if part.per == "NPU" else "max_per_node"
+    return f"'{part.name}' {key} >= {math.ceil(need_gbps * part.share / part.unit_gbps - 1e-9)}"
+
+
+def _check_served(catalog: Catalog, instance: Instance, src: str) -> None:
+    """Reject a network that no choice of parts can serve: a bound or a design constraint out of reach of every part
+    of the dimensions it involves (interval arithmetic over each dimension's whole range, so the error is certain).
+    The error names every part of the dimensions concerned and what each reaches, not one of them."""
+    D = instance.network.n_dims
+    parts = [[p for _, _, p in _parts(catalog, instance, d)] for d in range(D)]
+    ranges = [(min(_range(p)[0] for p in ps), max(_range(p)[1] for p in ps)) for ps in parts]
+
+    def where(d: int) -> str:
+        return f"dimension {d} (class {instance.network.dims[d].cost_class})"
+
+    for d, ps in enumerate(parts):
+        if len(ps) < 2:
+            continue  # one part: the per-part check below names it
+        bound = instance.bounds_or_default[d]
+        if ranges[d][1] < bound.lower_gbps * (1 - 1e-9):
+            raise InputError(src, f"classes.{instance.network.dims[d].cost_class}", f"no part serves {where(d)}: "
+                             f"the bound bw[{d}] >= {bound.lower_gbps:g} needs {bound.lower_gbps:g} GB/s per NPU, "
+                             f"but its parts reach at most {', '.join(_reach(p) for p in ps)} GB/s per NPU",
+                             f"raise a unit limit ({', '.join(_units_for(p, bound.lower_gbps) for p in ps)}), add a "
+                             f"faster part, or lower the bound")
+        if bound.upper_gbps is not None and ranges[d][0] > bound.upper_gbps * (1 + 1e-9):
+            raise InputError(src, f"classes.{instance.network.dims[d].cost_class}", f"no part serves {where(d)}: "
+                             f"the bound bw[{d}] <= {bound.upper_gbps:g}, but one unit of its slowest part gives "
+                             f"{ranges[d][0]:g} GB/s per NPU", "add a slower part, or raise the bound")
+    for con in instance.constraints:
+        a = con.coefficients
+        dims = [d for d in range(D) if a[d] != 0]
+        if len(dims) == 1 and len(parts[dims[0]]) < 2:
+            continue  # one part on one dimension: the per-part check names it
+        lhs_lo = sum(min(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in dims)
+        lhs_hi = sum(max(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in dims)
+        tol = 1e-9 * max(1.0, abs(con.rhs))
+        too_low = con.sense in (">=", "==") and lhs_hi < con.rhs - tol
+        too_high = con.sense in ("<=", "==") and lhs_lo > con.rhs + tol
+        if not (too_low or too_high):
+            continue
+        if len(dims) == 1:
+            d = dims[0]
+            field = f"classes.{instance.network.dims[d].cost_class}"
+            bound = con.rhs / a[d]
+            if too_low == (a[d] > 0):
+                raise InputError(src, field, f"no part serves {where(d)}: constraint '{con.text}' needs {bound:g} GB/s "
+                                 f"per NPU, but its parts reach at most {', '.join(_reach(p) for p in parts[d])} GB/s "
+                                 "per NPU", f"raise a unit limit ({', '.join(_units_for(p, bound) for p in parts[d])}),"
+                                 " add a faster part, or relax the constraint")
+            raise InputError(src, field, f"no part serves {where(d)}: constraint '{con.text}' allows at most {bound:g} "
+                             f"GB/s per NPU, but one unit of its slowest part gives {ranges[d][0]:g}",
+                             "add a slower part, or relax the constraint")
+        if too_low:
+            side = f"reaches at most {lhs_hi:g}"
+            each = "; ".join(f"{where(d)}: at most {', '.join(_reach(p) for p in parts[d])} GB/s per NPU"
+                             for d in dims)
+            fix = "raise the unit limits (max_per_npu / max_per_node) or add faster parts, or relax the constraint"
+        else:
+            side = f"is at least {lhs_lo:g}"
+            each = "; ".join(f"{where(d)}: one unit gives at least {ranges[d][0]:g} GB/s per NPU" for d in dims)
+            fix = "add slower parts, or relax the constraint"
+        raise InputError(src, "classes", f"no choice of parts serves this network: the left-hand side of constraint "
+                         f"'{con.text}' {side} with any of them ({each})", fix)
+
+
 def _check_reachable(catalog: Catalog, instance: Instance, src: str) -> None:
-    """Reject a part whose bandwidth range can never satisfy a bound or a design constraint, whatever the other
-    dimensions choose (interval arithmetic over their reachable ranges)."""
+    """Reject a network that no choice of parts can serve (:func:`_check_served`, naming every part concerned), then
+    a part whose bandwidth range can never satisfy a bound or a design constraint, whatever the other dimensions
+    choose (interval arithmetic over their reachable ranges), while other parts of its dimension can."""
+    _check_served(catalog, instance, src)
     D = instance.network.n_dims
     ranges = []
     for d in range(D):

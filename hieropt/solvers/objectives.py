@@ -17,6 +17,7 @@ from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import with_targets
+from ..units import implausible_bw_notes
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
 from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
@@ -307,7 +308,7 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         f"dimension {d} carries no traffic: its bandwidth ({res.bw[d]:.6g} GB/s) is whatever the constraints allow; "
         "any feasible value is equally good"
         for d in np.flatnonzero(~tm.carries_traffic)
-    ) + ignored_price_notes(instance)
+    ) + implausible_bw_notes(res.bw, tm.carries_traffic) + ignored_price_notes(instance)
     bound = min(res.lower, value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
     # a loop's message states its gap before the bound's last slack and the evaluator's value: restated, so that

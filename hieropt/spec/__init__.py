@@ -29,8 +29,8 @@ from ..names import (
 
 _MODULES = {
     "base": ("Block", "Frozen", "NonNegFloat"),
-    "instance": ("Bound", "CostClass", "CostModel", "Instance", "Job", "LinearConstraint", "Mapping", "Pipeline",
-                 "StepSchedule"),
+    "instance": ("Bound", "CostClass", "CostModel", "Instance", "Job", "LinearConstraint", "Pipeline", "StepSchedule"),
+    "mapping": ("Mapping",),
     "network": ("Collective", "Dimension", "Network"),
     "workload": ("Layer", "LayerTable", "Phase", "PhaseTable", "Workload", "WorkloadHeader"),
 }
@@ -64,9 +64,9 @@ if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
         Instance,
         Job,
         LinearConstraint,
-        Mapping,
         Pipeline,
         StepSchedule,
     )
+    from .mapping import Mapping
     from .network import Collective, Dimension, Network
     from .workload import Layer, LayerTable, Phase, PhaseTable, Workload, WorkloadHeader

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import types
 from functools import cache, cached_property
@@ -35,6 +36,54 @@ def _numeric(annotation: Any) -> bool:
     return False
 
 
+def _whole(annotation: Any) -> bool:
+    """Whether a field holds whole numbers only: int (not also float), optional, or a tuple of them."""
+    if annotation is int:
+        return True
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _whole(args[0])
+    if origin in (Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        return bool(rest) and all(_whole(a) for a in rest)
+    if origin in (tuple, list):
+        return bool(args) and all(_whole(a) for a in args if a is not Ellipsis)
+    return False
+
+
+@cache
+def _whole_fields(cls: type) -> frozenset[str]:
+    return frozenset(name for name, f in cls.model_fields.items() if _whole(f.annotation))
+
+
+def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
+    """``data`` (the raw input of model ``cls``) unchanged, after checking its numeric fields: a number given as
+    text (``npus = "32"``) or as true / false is an error, never converted; a field of whole numbers (a count or a
+    parallel degree: ``int``, optional, or a tuple of them) given a float, even an integral one (``tp = [8.0]``), is
+    an error, never truncated or rounded.
+
+    Raises:
+        ValueError: ``"<field>: <problem>; fix: <fix>"`` (pydantic reports it with the model's location).
+    """
+    if not isinstance(data, dict):
+        return data
+    whole = _whole_fields(cls)
+    for name in _numeric_fields(cls):
+        v = data.get(name)
+        items = v if isinstance(v, list | tuple) else (v,)
+        bad = next((x for x in items if _not_a_number(x)), None)
+        if bad is not None:
+            raise ValueError(f"{name}: {bad!r} is {'text' if isinstance(bad, str | bytes) else 'a boolean'}, "
+                             "not a number; fix: write the number without quotes")
+        if name in whole:
+            bad = next((x for x in items if isinstance(x, float)), None)
+            if bad is not None:
+                fix = (f"write {int(bad)} (no decimal point)" if bad.is_integer() else "give a whole number")
+                raise ValueError(f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "
+                                 f"fix: {fix}")
+    return data
+
+
 @cache
 def _cached_names(cls: type) -> tuple[str, ...]:
     return tuple(name for klass in cls.__mro__ for name, v in vars(klass).items() if isinstance(v, cached_property))
@@ -61,22 +110,15 @@ def _same(a: tuple, b: tuple) -> bool:
 
 class Frozen(BaseModel):
     """Base of every input model: immutable (hashable) and strict (an unknown key is an error, never ignored; a
-    number given as text, ``npus = "32"``, or as true / false is an error, never converted)."""
+    number given as text, ``npus = "32"``, or as true / false is an error, never converted; a float for a whole
+    number, ``tp = [8.0]``, is an error: :func:`check_number_fields`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @model_validator(mode="before")
     @classmethod
     def _numbers_are_numbers(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for name in _numeric_fields(cls):
-                v = data.get(name)
-                items = v if isinstance(v, list | tuple) else (v,)
-                bad = next((x for x in items if _not_a_number(x)), None)
-                if bad is not None:
-                    raise ValueError(f"{name}: {bad!r} is {'text' if isinstance(bad, str | bytes) else 'a boolean'}, "
-                                     "not a number; fix: write the number without quotes")
-        return data
+        return check_number_fields(cls, data)
 
     def memo(self, name: str, key: tuple, build: Any) -> Any:
         """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from, compared by
@@ -105,3 +147,18 @@ class Frozen(BaseModel):
             for name in _cached_names(type(self)):
                 out.__dict__.pop(name, None)
         return out
+
+
+MAX_REGRET = 1.0
+"""Upper limit (exclusive) of ``max_regret``, the allowed slowdown of every workload against its own optimum as a
+fraction (0.08 = 8 %): a value of 1 or more (a 100 % slowdown or worse) is almost always a percentage written for a
+fraction (``8`` for 8 %), which would ask for 800 %."""
+
+
+def check_max_regret(value: float) -> str | None:
+    """Why ``value`` is no valid ``max_regret`` (a fraction in [0, :data:`MAX_REGRET`)), as ``"<problem>; fix:
+    <fix>"``; None when it is valid."""
+    if not (math.isfinite(value) and 0 <= value < MAX_REGRET):
+        return (f"{value:g} is outside [0, {MAX_REGRET:g}): it is a fraction of each workload's own optimum; fix: "
+                f"give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
+    return None

@@ -17,53 +17,12 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..names import OBJECTIVES, PHASES, TRAINING_LOOPS, TRANSFORMER_POLICIES
-from .base import Frozen, NonNegFloat
+from ..names import OBJECTIVES, TRAINING_LOOPS
+from .base import Frozen, NonNegFloat, check_max_regret
 from .design import DesignMatrix
-from .network import Collective, Network
+from .mapping import Mapping, check_job, check_mapping, check_stages
+from .network import Network
 from .workload import Workload
-
-
-def _positive_sizes(v: tuple[int, ...]) -> tuple[int, ...]:
-    for i, g in enumerate(v):
-        if g < 1:
-            raise ValueError(f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; fix: use 1 (or -1 in "
-                             "LIBRA files) for a dimension the group does not span")
-    return v
-
-
-class Mapping(Frozen):
-    """Parallel mapping (LIBRA's 'communicator'): per phase, the group size on each dimension (1 = not spanned), and
-    optionally named groups (``groups``) for collectives whose phase names one (:attr:`hieropt.spec.Phase.group`).
-
-    Readers turn LIBRA's -1 into 1. Example for TP-16 / DP-256 on 4 x 8 x 4 x 32:
-    ``forward = input_grad = (4, 4, 1, 1)``, ``weight_grad = (1, 2, 4, 32)``. A TP 8 x PP 8 x DP 64 plan there:
-    ``groups = {"tp": (4, 2, 1, 1), "pp": (1, 4, 2, 1), "dp": (1, 1, 2, 32)}``.
-    """
-
-    forward: tuple[int, ...]
-    input_grad: tuple[int, ...]
-    weight_grad: tuple[int, ...]
-    groups: dict[str, tuple[int, ...]] = Field(default_factory=dict)
-
-    @field_validator("forward", "input_grad", "weight_grad")
-    @classmethod
-    def _positive(cls, v: tuple[int, ...]) -> tuple[int, ...]:
-        return _positive_sizes(v)
-
-    @field_validator("groups")
-    @classmethod
-    def _named_positive(cls, v: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
-        for name, g in v.items():
-            try:
-                _positive_sizes(g)
-            except ValueError as e:
-                raise ValueError(f"{name}: {e}") from None
-        return v
-
-    def group(self, phase: str, name: str | None = None) -> tuple[int, ...]:
-        """The group sizes of ``phase`` (one of :data:`PHASES`), or of the named group ``name`` when given."""
-        return self.groups[name] if name is not None else getattr(self, phase)
 
 
 class StepSchedule(Frozen):
@@ -147,7 +106,8 @@ class Bound(Frozen):
 class Pipeline(Frozen):
     """Pipeline parallelism for the ``pipeline`` training loop: the workload is ONE stage's layers for one
     micro-batch; ``p2p_bytes`` of activations go to the next stage (and as many gradient bytes come back) per
-    micro-batch over dimension ``p2p_dim``."""
+    micro-batch over dimension ``p2p_dim``. The network holds every stage: a workload that states its degrees
+    (:attr:`hieropt.spec.Workload.stated_degrees`) has them multiply to N / ``stages`` (checked by the instance)."""
 
     stages: int = Field(ge=2)
     microbatches: int = Field(ge=1)
@@ -161,80 +121,6 @@ class Job(Frozen):
     workload: Workload
     mapping: Mapping
     weight: float = Field(gt=0, allow_inf_nan=False)
-
-
-def _check_mapping(mapping: Mapping, network: Network, label: str) -> None:
-    D = network.n_dims
-    named = [(f"groups.{k}", g) for k, g in mapping.groups.items()]
-    for key, g in [(phase, mapping.group(phase)) for phase in PHASES] + named:
-        if len(g) != D:
-            raise ValueError(f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; fix: give one "
-                             "group size per dimension")
-        for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
-            if p > dim.npus:
-                raise ValueError(
-                    f"{label}.{key}[{d}]: group of {_count(p)} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
-                    f"fix: use a group size between 1 and {dim.npus}"
-                )
-            if dim.npus % p:  # issue 10: a group must tile its dimension (100 on a Switch of 128 is a mistake)
-                divisors = [k for k in range(1, dim.npus + 1) if dim.npus % k == 0] if dim.npus <= 10**6 else []
-                raise ValueError(
-                    f"{label}.{key}[{d}]: a group of {p} NPUs does not divide dimension {d}'s {dim.npus} NPUs "
-                    f"(the groups must tile the dimension); fix: use a divisor of {dim.npus}"
-                    + (f" ({', '.join(map(str, divisors[:12]))}{', ...' if len(divisors) > 12 else ''})"
-                       if divisors else ""))
-
-
-def _count(n: int) -> str:
-    """An NPU count for a message (an integer of thousands of digits by its length)."""
-    return str(n) if n.bit_length() <= 200 else f"an integer of about {int(n.bit_length() * 0.30103) + 1} digits"
-
-
-_HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep"))
-"""Named groups whose size a workload header states (``model_parallel_NPU_group``, SimAI's ``pp`` and ``ep``)."""
-
-
-def _check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
-    """The named groups the workload uses exist, fit its header, and its point-to-point sends cross one dimension
-    in sequential mode; a transformer header's model-parallel size and a generator's degrees (``group_npus``, e.g.
-    dp) match the groups they are given."""
-    missing = sorted(workload.named_groups - set(mapping.groups))
-    if missing:
-        raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
-                         f"which the mapping does not name; fix: add {label}.groups.{missing[0]} (its size on every "
-                         "dimension)")
-    h = workload.header
-    if h is not None:
-        for name, key in _HEADER_GROUPS:
-            want = getattr(h, key)
-            if want is not None and name in workload.named_groups and math.prod(mapping.groups[name]) != want:
-                raise ValueError(f"{label}.groups.{name}: {list(mapping.groups[name])} has "
-                                 f"{math.prod(mapping.groups[name])} NPUs but the workload's header says {key} = "
-                                 f"{want}; fix: give the {name} group {want} NPUs")
-        mp = h.model_parallel_npu_group
-        t = workload.table
-        tp_comm = workload.memo("_tp_comm", (workload.layers,), lambda: any(
-            t.collective[i, j] is not Collective.NONE and t.group[i, j] is None and t.size_bytes[i, j] > 0
-            for i in range(len(workload.layers)) for j in (0, 1)))  # (per workload: sweeps build many instances)
-        if mp is not None and tp_comm and h.policy in TRANSFORMER_POLICIES:
-            if (size := math.prod(mapping.forward)) != mp:
-                raise ValueError(f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
-                                 f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
-                                 f"forward (and input_grad) group {mp} NPUs")
-    if wrong := workload.mapping_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups):
-        raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
-    if mode == "sequential":
-        t = workload.table
-        for j, phase in enumerate(PHASES):
-            for g in {t.group[i, j] for i in range(len(workload.layers)) if t.collective[i, j] is Collective.P2P}:
-                sizes = mapping.group(phase, g)
-                if sum(x > 1 for x in sizes) > 1:
-                    raise ValueError(f"{label}.{'groups.' + g if g else phase}: a point-to-point send over a group "
-                                     f"spanning several dimensions {list(sizes)} crosses one of them, which "
-                                     "dimension_mode 'sequential' cannot state; fix: place the group on one "
-                                     "dimension or use dimension_mode 'concurrent'")
-    for stage in workload.more_stages:  # (every stage of a pipelined workload runs on the same mapping)
-        _check_job(stage, mapping, label, mode)
 
 
 _CHECKED: dict[tuple, tuple] = {}  # (mapping, network, workload) that passed the checks (frozen: they pass again)
@@ -281,24 +167,31 @@ class Instance(Frozen):
     mapping_note: str | None = None
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    max_regret: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_regret: float | None = None
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None
     """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (hieropt.studies.heuristics)."""
+
+    @field_validator("max_regret")
+    @classmethod
+    def _regret_fraction(cls, v: float | None) -> float | None:
+        if v is not None and (why := check_max_regret(v)) is not None:
+            raise ValueError(why)
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         D = self.network.n_dims
         objs = (self.mapping, self.network, self.workload)  # (checked once per these objects: a sweep repeats them)
         if _CHECKED.get(key := (*map(id, objs), self.dimension_mode)) != objs:  # (tuples compare by identity first)
-            _check_mapping(self.mapping, self.network, "mapping")
+            check_mapping(self.mapping, self.network, "mapping")
             if _CHECKED.get(job := (id(self.mapping), id(self.workload), self.dimension_mode)) != objs[::2]:
-                _check_job(self.workload, self.mapping, "mapping", self.dimension_mode)  # (not the network's)
+                check_job(self.workload, self.mapping, "mapping", self.dimension_mode)  # (not the network's)
                 _CHECKED[job] = objs[::2]
             _CHECKED.clear() if len(_CHECKED) >= 4096 else None
             _CHECKED[key] = objs
         for j, job in enumerate(self.more_workloads):
-            _check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
-            _check_job(job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode)
+            check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
+            check_job(job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode)
         if (self.training_loop == "pipeline") != (self.pipeline is not None):
             raise ValueError("pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
                              "p2p_dim) and only it uses them; fix: set both or neither")
@@ -308,6 +201,9 @@ class Instance(Frozen):
         if self.pipeline is not None and self.pipeline.p2p_dim >= D:
             raise ValueError(f"pipeline.p2p_dim: dimension {self.pipeline.p2p_dim} does not exist; fix: use 0.."
                              f"{D - 1}")
+        if self.pipeline is not None:
+            for job in self.jobs:
+                check_stages(job.workload, self.pipeline.stages, self.network.npus_total)
         for d, dim in enumerate(self.network.dims):
             cc = self.cost.classes.get(dim.cost_class)
             if cc is None:

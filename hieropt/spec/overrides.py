@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from ..errors import InputError
 from ..names import OBJECTIVES
+from .base import check_max_regret
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -20,8 +21,9 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
     model's value.
 
     Raises:
-        InputError: an unknown objective, a target or budget that is not a finite number > 0, or objective min_cost
-            without a time target. Fields are named with ``flag_prefix`` (``"--"`` for command-line flags).
+        InputError: an unknown objective, a target or budget that is not a finite number > 0, a regret bound
+            outside [0, 1) (a fraction: 0.08 = 8 %), or objective min_cost without a time target. Fields are named
+            with ``flag_prefix`` (``"--"`` for command-line flags).
     """
     update = {k: v for k, v in (("objective", objective), ("max_iteration_time_ns", max_iteration_time_ns),
                                 ("max_network_cost_usd", max_network_cost_usd), ("max_regret", max_regret))
@@ -35,14 +37,16 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
         v = update.get(k)
         if v is not None and not (math.isfinite(v) and v > 0):
             raise InputError(f"{flag_prefix}{k}", None, f"{v:g} is not a positive number", "give a finite value > 0")
-    if max_regret is not None and not (math.isfinite(max_regret) and max_regret >= 0):
-        raise InputError(f"{flag_prefix}max_regret", None, f"{max_regret:g} is not a number >= 0",
-                         "give the allowed slowdown as a fraction, e.g. 0.05 for 5 %")
+    if max_regret is not None and (why := check_max_regret(max_regret)) is not None:
+        problem, fix = why.split("; fix: ")
+        raise InputError(f"{flag_prefix}max_regret", None, problem, fix)
     out = model.model_copy(update=update)
     if getattr(out, "max_regret", None) is not None and out.objective != "min_cost":
         raise InputError(f"{flag_prefix}max_regret", None, f"only objective min_cost takes it (got {out.objective})",
                          "use --objective min_cost with --max-regret")
     if out.objective == "min_cost" and out.max_iteration_time_ns is None and getattr(out, "max_regret", None) is None:
+        # (only an instance has a regret bound: a shape or co-design space, and their commands, have no --max-regret)
+        regret = ", or --max-regret" if "max_regret" in type(out).model_fields else ""
         raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
-                         "give the iteration-time target in ns (--max-time-ns), or --max-regret")
+                         f"give the iteration-time target in ns (--max-time-ns){regret}")
     return out

@@ -271,3 +271,21 @@ class Workload(Frozen):
             return frozenset(g[g != None].tolist())  # noqa: E711 (element-wise)
 
         return self.memo("_named_groups", (self.layers,), build)
+
+    @property
+    def stated_degrees(self) -> tuple[tuple[str, int], ...]:
+        """The parallel degrees whose product is the NPUs of one replica of this workload (one pipeline stage), as
+        its generator states them: a transformer header's model-parallel group (``("tp", 16)``) and the degree of
+        each :attr:`group_npus` entry on a phase, once per parameter (``("dp", 256)``; DLRM's ``("npus", 4096)``).
+        Empty when the workload states no degree of its phases (a workload read from a file; an LLM plan, whose
+        named groups the instance checks against its header). Example: GPT-3 TP 16 x DP 256 -> 4,096 NPUs."""
+        out: dict[str, int] = {}
+        for key, param, npus in self.group_npus:
+            if key in PHASES:
+                out.setdefault(param, npus)
+        if not out:
+            return ()
+        h = self.header
+        if h is not None and h.policy in TRANSFORMER_POLICIES and h.model_parallel_npu_group and "tp" not in out:
+            out = {"tp": h.model_parallel_npu_group, **out}
+        return tuple(out.items())

@@ -25,9 +25,12 @@ and input gradient have no collectives. Header policy ``DATA``, as ASTRA-sim's `
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..spec import Collective, Layer, Phase, Workload, WorkloadHeader
+from ..spec.base import check_number_fields
 
 POLICY = "DATA"
 """ASTRA-sim header policy written into generated workloads (data parallelism only)."""
@@ -37,6 +40,11 @@ class CNNLayer(BaseModel):
     """One layer of a CNN, as ``conv``, ``fc``, or ``forward_flops`` with ``params`` (module docstring)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, data: Any) -> Any:
+        return check_number_fields(cls, data)  # (a float for a count or degree, tp = 8.0, is an error)
 
     name: str = Field(min_length=1)
     conv: tuple[int, int, int, int] | None = None
@@ -98,6 +106,11 @@ class CNNParams(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, data: Any) -> Any:
+        return check_number_fields(cls, data)  # (a float for a count or degree, tp = 8.0, is an error)
 
     name: str = Field(min_length=1)
     layers: tuple[CNNLayer, ...] = Field(min_length=1)

@@ -38,9 +38,12 @@ imbalance, caching.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..spec import Collective, Layer, Phase, Workload, WorkloadHeader
+from ..spec.base import check_number_fields
 
 POLICY = "HYBRID_DLRM"
 """ASTRA-sim header policy written into generated workloads (with the number of the last bottom-MLP layer)."""
@@ -66,6 +69,11 @@ class DLRMParams(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, data: Any) -> Any:
+        return check_number_fields(cls, data)  # (a float for a count or degree, tp = 8.0, is an error)
 
     name: str = Field(min_length=1)
     dense_features: int = Field(gt=0)

@@ -41,9 +41,12 @@ step (``update_ns = 0``), sparse attention variants.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..spec import Collective, Layer, Phase, Workload, WorkloadHeader
+from ..spec.base import check_number_fields
 
 POLICY = "HYBRID_TRANSFORMER"
 """ASTRA-sim header policy written into generated workloads (TP inside a block, DP across replicas)."""
@@ -67,6 +70,11 @@ class TransformerParams(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, data: Any) -> Any:
+        return check_number_fields(cls, data)  # (a float for a count or degree, tp = 8.0, is an error)
 
     name: str = Field(min_length=1)
     layers: int = Field(ge=1, le=100_000)

@@ -135,3 +135,53 @@ def test_export_refuses_loop_step_bundle(tmp_path: Path) -> None:
     import math
 
     assert math.prod(read_network_yml(yml).npus_count) == 4096
+
+
+def test_exported_network_reads_back_to_the_same_network(tmp_path: Path) -> None:
+    """read_network_yml on the file 'hieropt export' writes: the export's conventions (Ring one link of B, direct
+    p - 1 links of B / (p - 1), latency per hop), split dimensions merged back; before, it read LIBRA's link
+    counting (the Ring at 2 B, the Switch of 32 at B / 31) and five dimensions for four."""
+    yml = tmp_path / "net.yml"
+    assert_ok(run("export", REPO / "instances" / "gpt3-4d.toml", "--astra-sim", yml, "--bw", "250,125,75,50"))
+    net = read_network_yml(yml)
+    assert net.npus_count == (4, 4, 2, 4, 32)  # dim 1 (FullyConnected 8) is two simulator dimensions
+    assert net.bw_gbps == pytest.approx([250, 125, 125, 75, 50], rel=1e-12)
+    inst = load_instance(REPO / "instances" / "gpt3-4d.toml")
+    assert [(d.block, d.npus, d.algorithm) for d in net.dims] == [
+        (d.block, d.npus, d.collective_algorithm) for d in inst.network.dims]
+    assert [d.bw_gbps for d in net.dims] == pytest.approx([250, 125, 75, 50], rel=1e-12)
+    assert [d.latency_ns for d in net.dims] == [0.0] * 4
+
+
+def test_exported_latencies_and_algorithms_read_back(tmp_path: Path) -> None:
+    inst = _instance(tmp_path)
+    text = inst.read_text().replace(
+        '{ block = "Ring", npus = 4, cost_class = "Inner" }',
+        '{ block = "Ring", npus = 4, cost_class = "Inner", latency_ns = 120.0, algorithm = "direct" }').replace(
+        '{ block = "FullyConnected", npus = 4, cost_class = "Inner" }',
+        '{ block = "FullyConnected", npus = 4, cost_class = "Inner", latency_ns = 30.0, '
+        'algorithm = "halving_doubling" }').replace('{ block = "Switch", npus = 8, cost_class = "Outer" }',
+              '{ block = "Switch", npus = 8, cost_class = "Outer", latency_ns = 500.0 }')
+    inst.write_text(text)
+    yml = tmp_path / "net.yml"
+    assert_ok(run("export", inst, "--astra-sim", yml, "--bw", "50,30,20"))
+    net = read_network_yml(yml)
+    # per hop: Ring direct a / 2, FullyConnected a, Switch a / 2
+    assert net.latency == pytest.approx([60.0, 30.0, 250.0])
+    got = [(d.block, d.npus, d.algorithm) for d in net.dims]
+    assert got == [("Ring", 4, "direct"), ("FullyConnected", 4, "halving_doubling"), ("Switch", 8, "direct")]
+    assert [d.bw_gbps for d in net.dims] == pytest.approx([50, 30, 20], rel=1e-12)
+    assert [d.latency_ns for d in net.dims] == pytest.approx([120.0, 30.0, 500.0], rel=1e-12)
+
+
+def test_edited_export_header_is_a_one_line_error(tmp_path: Path) -> None:
+    from hieropt.errors import InputError
+
+    yml = tmp_path / "net.yml"
+    assert_ok(run("export", _instance(tmp_path), "--astra-sim", yml, "--bw", "50,30,20"))
+    yml.write_text(yml.read_text().replace("npus_count: [ 4, 4, 8 ]", "npus_count: [ 4, 4, 16 ]"))
+    with pytest.raises(InputError) as e:
+        read_network_yml(yml)
+    assert e.value.source == str(yml) and e.value.field == "topology[2]"
+    assert "Switch of 16 NPUs, but the hieropt export header says Switch of 8" in e.value.problem
+    assert "export the network again" in e.value.fix

@@ -392,3 +392,203 @@ def test_a_degenerate_projection_does_not_hang():
     assert [round(x, 9) for x in eval(first)] == [100.0, 0.0, 0.0]  # the nearest point: all on dimension 0
     bw = eval(second.rsplit("]", 1)[0] + "]")
     assert bw[0] == pytest.approx(100.0, rel=1e-6)  # only dimension 0 carries traffic: it gets the whole 100
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A bandwidth constraint in bytes/s ('sum(bw) == 500e9', meant as 500 GB/s): solved silently, 2.2e11 GB/s per NPU on
+# dimension 0 and a $1.4e16 network printed as an optimum. Now a note says the unit is GB/s per NPU.
+
+def _gpt3_with(tmp_path: Path, constraint: str) -> Path:
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"../models/', f'"{MODELS}/')
+    p = tmp_path / "units.toml"
+    p.write_text(text.replace('constraints = ["sum(bw) == 500"]', f'constraints = ["{constraint}"]'))
+    return p
+
+
+def test_a_constraint_in_bytes_per_second_gets_a_unit_note(tmp_path):
+    import json
+
+    p = _gpt3_with(tmp_path, "sum(bw) == 500e9")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    note = ("note: implausible optimum: dim 0 2.24983e+11, dim 1 1.38048e+11, dim 2 1.03536e+11, dim 3 3.34334e+10 "
+            "GB/s per NPU, above 1e+06 GB/s per NPU; bandwidths, design constraints and bounds are in GB/s per NPU "
+            "(1 GB = 1e9 bytes), not bytes/s: check their units (500 GB/s per NPU is 'sum(bw) == 500', not 500e9)")
+    assert note in r.stdout.splitlines()
+    r = run("solve", _gpt3_with(tmp_path, "sum(bw) == 500e-9"), "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 0, r.output
+    notes = [n for n in json.loads(r.stdout)["notes"] if n.startswith("implausible")]
+    assert notes == ["implausible optimum: dim 0 2.24983e-07, dim 1 1.38048e-07, dim 2 1.03536e-07, dim 3 3.34334e-08 "
+                     "GB/s per NPU, below 0.001 GB/s per NPU; bandwidths, design constraints and bounds are in GB/s "
+                     "per NPU (1 GB = 1e9 bytes), check their units (500 GB/s per NPU is 'sum(bw) == 500', not 0.5 or "
+                     "500e-9)"]
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--no-sensitivity")
+    assert r.exit_code == 0 and "implausible" not in r.stdout
+
+
+def test_plausibility_thresholds_skip_idle_dimensions():
+    from hieropt.units import MAX_PLAUSIBLE_BW_GBPS, MIN_PLAUSIBLE_BW_GBPS, implausible_bw_notes
+
+    assert (MIN_PLAUSIBLE_BW_GBPS, MAX_PLAUSIBLE_BW_GBPS) == (1e-3, 1e6)
+    assert implausible_bw_notes([1e6, 1e-3, 0.0], [True, True, False]) == ()  # at the limits; idle at 0
+    high, low = implausible_bw_notes([2e6, 1.0, 0.0], [True, True, True])
+    assert high.startswith("implausible optimum: dim 0 2e+06 GB/s per NPU, above 1e+06 GB/s per NPU; ")
+    assert low.startswith("implausible optimum: dim 2 0 GB/s per NPU, below 0.001 GB/s per NPU; ")
+    assert implausible_bw_notes([2e6, 1.0, 1e-4], [True, True, False]) == (high,)  # an idle dimension may be 0
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# --max-regret 8 (meant as 8 %) was taken as 800 %: the cheapest fabric on which every workload is 9x slower than on
+# its own, $4.58 M where 8 % costs $20.16 M, printed as an optimum. --help says it is a fraction (0.05 = 5 %).
+
+def test_max_regret_as_a_percentage_is_refused(tmp_path):
+    mix = REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml"
+    r = run("solve", mix, "--objective", "min_cost", "--max-regret", "8")
+    assert r.exit_code == 2
+    assert error_line(r) == ("error: --max-regret: 8 is outside [0, 1): it is a fraction of each workload's own "
+                             "optimum; fix: give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
+    p = tmp_path / "regret.toml"
+    p.write_text(mix.read_text().replace('"../models/', f'"{MODELS}/').replace(
+        'objective = "performance"', 'objective = "min_cost"\nmax_regret = 8', 1))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {p}: max_regret: 8 is outside [0, 1): it is a fraction of each workload's own "
+                             "optimum; fix: give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
+    assert "(0.05 = 5 %; below 1)" in " ".join(run("solve", "--help").stdout.replace("│", " ").split())
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Output paths: 'report -o FILE' with FILE an existing file ran the whole comparison, then printed "error:
+# existing.html: cannot write or read: File exists" (through the console script; a traceback in-process); 'pareto
+# --csv DIR/x.csv' with DIR missing solved the front, then "cannot write or read: No such file or directory". Both
+# are now refused before any work, naming the flag, the path and the fix (an existing output file is overwritten,
+# as by every file option).
+
+def test_report_into_an_existing_file_is_refused(tmp_path):
+    f = tmp_path / "existing.html"
+    f.write_text("keep")
+    r = run("report", REPO / "instances" / "gpt3-4d.toml", "-o", f)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: --out {f}: exists and is not a folder; fix: give a folder path for the report "
+                             "(created if missing)")
+    assert f.read_text() == "keep" and r.stdout == ""  # refused before the comparison ran
+    r = run("report", REPO / "instances" / "gpt3-4d.toml", "-o", f / "sub")
+    assert error_line(r) == (f"error: --out {f / 'sub'}: lies inside {f}, which is a file, not a folder; fix: give a "
+                             "folder path for the report (created if missing)")
+
+
+def test_pareto_outputs_in_a_missing_folder_are_refused(tmp_path):
+    inst = REPO / "instances" / "gpt3-4d.toml"
+    csv = tmp_path / "nodir" / "x.csv"
+    r = run("pareto", inst, "--points", "3", "--csv", csv)
+    assert r.exit_code == 2 and r.stdout == ""  # before the front was solved
+    assert error_line(r) == (f"error: --csv {csv}: the folder {tmp_path / 'nodir'} does not exist; fix: create the "
+                             "folder first, or give a path in an existing folder")
+    r = run("pareto", inst, "--points", "3", "--plot", tmp_path / "nodir" / "f.png")
+    assert r.exit_code == 2 and error_line(r).startswith(f"error: --plot {tmp_path / 'nodir' / 'f.png'}: the folder ")
+    r = run("solve", inst, "--json", tmp_path)
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: --json {tmp_path}: is a folder, not a file; fix: give a file path"
+    (tmp_path / "old.csv").write_text("old")
+    r = run("pareto", inst, "--points", "3", "--csv", tmp_path / "old.csv")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "old.csv").read_text().startswith("budget_usd")  # overwritten, like --json and --plot
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# 'hieropt codesign --objective min_cost' without a target: "fix: give the iteration-time target in ns
+# (--max-time-ns), or --max-regret", an option codesign (and explore) do not have.
+
+@pytest.mark.parametrize(("command", "space"), [("codesign", "codesign-gpt3-4096.toml"), ("explore", "gpt3-4096.toml")])
+def test_min_cost_without_a_target_names_the_commands_own_options(command, space):
+    r = run(command, REPO / "spaces" / space, "--objective", "min_cost", "--workers", "1")
+    assert r.exit_code == 2
+    assert error_line(r) == ("error: --max-time-ns: missing for objective min_cost; fix: give the iteration-time "
+                             "target in ns (--max-time-ns)")
+    assert "--max-regret" not in run(command, "--help").stdout
+
+
+def test_min_cost_without_a_target_on_solve_still_offers_max_regret():
+    r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--objective", "min_cost")
+    assert r.exit_code == 2
+    assert error_line(r) == ("error: --max-time-ns: missing for objective min_cost; fix: give the iteration-time "
+                             "target in ns (--max-time-ns), or --max-regret")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# A float for a parallel degree or a count: 'tp = [8.0]' in a co-design space's [plans] and 'tp = 8.0' in an LLM
+# model file were taken as 8 (pydantic's lax int), 'tp = 16.0' in a transformer model likewise, and the LLM model
+# file even took 'tp = "8"' as 8. Degrees are whole numbers: each is a one-line error naming the field.
+
+def _edited(tmp_path: Path, source: Path, old: str, new: str, name: str) -> Path:
+    text = source.read_text()
+    assert text.count(old) == 1, old
+    p = tmp_path / name
+    p.write_text(text.replace(old, new).replace('"../models/', f'"{MODELS}/'))
+    return p
+
+
+def test_a_float_parallel_degree_is_refused(tmp_path):
+    sp = _edited(tmp_path, REPO / "spaces" / "codesign-gpt3-4096.toml", "tp = [1, 2, 4, 8, 16]", "tp = [8.0]", "s.toml")
+    r = run("codesign", sp, "--workers", "1")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {sp}: plans: tp: 8.0 is not a whole number (it counts NPUs, degrees or items); "
+                             "fix: write 8 (no decimal point)")
+    llm = _edited(tmp_path, MODELS / "gpt3-175b-llm.toml", "\ntp = 8\n", "\ntp = 8.0\n", "llm.toml")
+    r = run("workload", "show", llm)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {llm}: params.plan: tp: 8.0 is not a whole number (it counts NPUs, degrees or "
+                             "items); fix: write 8 (no decimal point)")
+    text = _edited(tmp_path, MODELS / "gpt3-175b-llm.toml", "\ntp = 8\n", '\ntp = "8"\n', "text.toml")
+    assert error_line(run("workload", "show", text)).endswith("tp: '8' is text, not a number; fix: write the number "
+                                                             "without quotes")
+    tr = _edited(tmp_path, MODELS / "gpt3-175b.toml", "\ntp = 16 ", "\ntp = 16.5 ", "tr.toml")
+    r = run("workload", "show", tr)
+    assert r.exit_code == 2
+    assert error_line(r).endswith("tp: 16.5 is not a whole number (it counts NPUs, degrees or items); fix: give a "
+                                  "whole number")
+    net = _edited(tmp_path, REPO / "instances" / "gpt3-4d.toml", 'npus = 32,', 'npus = 32.0,', "net.toml")
+    r = run("solve", net)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {net}: network.dims[3]: npus: 32.0 is not a whole number (it counts NPUs, "
+                             "degrees or items); fix: write 32 (no decimal point)")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The pipeline loop's stage count was not held against the network: models/gpt3-175b.toml (TP 16 x DP 256, 4,096
+# NPUs per stage) with [pipeline] stages = 8 (32,768 NPUs) solved on the 4,096-NPU network, its cost that of one
+# stage's network. The loop's workload is one stage and the network holds every stage (its cost is N x the per-NPU
+# price, the stages send activations over p2p_dim), so a workload that states its degrees must multiply to N.
+
+def _pipelined(tmp_path: Path, dp: int, weight_grad: str) -> Path:
+    model = (MODELS / "gpt3-175b.toml").read_text().replace("\ndp = 256 ", f"\ndp = {dp} ")
+    (tmp_path / f"m{dp}.toml").write_text(model)
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text()
+    text = text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "m{dp}.toml"')
+    text = text.replace('training_loop = "no_overlap"', 'training_loop = "pipeline"')
+    text = text.replace("weight_grad = [1, 2, 4, 32]", f"weight_grad = {weight_grad}")
+    p = tmp_path / f"pipe{dp}.toml"
+    p.write_text(text + "\n[pipeline]\nstages = 8\nmicrobatches = 32\np2p_bytes = 50331648\np2p_dim = 3\n")
+    return p
+
+
+def test_pipeline_stages_beyond_the_network_are_refused(tmp_path):
+    p = _pipelined(tmp_path, 256, "[1, 2, 4, 32]")
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: pipeline.stages: 8 stages of the workload gpt3-175b (tp 16 x dp 256 = 4096 NPUs per stage) need "
+        "32768 NPUs, but the network has 4096 (the pipeline loop's workload is one stage and the network holds every "
+        "stage); fix: size the workload for one stage of 4096 / 8 = 512 NPUs (its tp 16, dp 256 multiplying to 512), "
+        "or give a network of 32768 NPUs")
+    r = run("solve", _pipelined(tmp_path, 32, "[1, 2, 4, 4]"), "--no-sensitivity")  # TP 16 x DP 32 x PP 8 = 4,096
+    assert r.exit_code == 0, r.output
+    assert "status: optimal" in r.stdout
+
+
+def test_stated_degrees_of_the_generators():
+    from hieropt.io.workload_file import read_model
+
+    assert read_model(MODELS / "gpt3-175b.toml").stated_degrees == (("tp", 16), ("dp", 256))
+    assert read_model(MODELS / "dlrm.toml").stated_degrees == (("npus", 4096),)
+    assert read_model(MODELS / "resnet50.toml").stated_degrees == (("dp", 1024),)

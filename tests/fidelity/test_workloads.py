@@ -61,8 +61,12 @@ def _instance(tmp_path: Path, which: str, loop: str, shared_data: Path | None):
         workload, mapping, budget = shared_data / "astrasim1" / "Transformer_HybridParallel.txt", "", 7
     else:
         workload = tmp_path / "small.toml"
-        workload.write_text(GENERATED)
         mapping, budget = MAPPING, 70
+        if loop == "pipeline":  # one stage of TP 4 x DP 2, the 4 stages along the Switch (p2p_dim 2): 32 NPUs
+            workload.write_text(GENERATED.replace("dp = 8", "dp = 2"))
+            mapping = mapping.replace("weight_grad = [1, 2, 4]", "weight_grad = [1, 2, 1]")
+        else:
+            workload.write_text(GENERATED)
     text = INSTANCE.format(name=which, loop=loop, workload=workload, budget=budget, mapping=mapping)
     if loop == "pipeline":
         text += PIPELINE

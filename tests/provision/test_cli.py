@@ -131,13 +131,24 @@ def test_class_without_parts(tmp_path: Path):
 
 
 def test_part_that_never_meets_a_constraint(tmp_path: Path):
-    """bw[3] >= 150, but nic-200G reaches at most 4 x 25 = 100 GB/s per NPU."""
+    """bw[3] >= 150, but every NIC of InterPod reaches at most 100 GB/s per NPU: no part serves dimension 3, and the
+    error lists them all (it blamed nic-200G alone). With nic-400G allowed 4 per NPU (200 GB/s) it serves, and the
+    part that never can (nic-200G, 4 x 25 = 100) is the one named."""
     text = INSTANCE.read_text(encoding="utf-8")
     text = text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "{REPO / "models" / "gpt3-175b.toml"}"')
     text = text.replace('constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500", "bw[3] >= 150"]')
     inst = tmp_path / "inst.toml"
     inst.write_text(text, encoding="utf-8")
-    assert_error(run(inst, "--catalog", CATALOG), 2, str(CATALOG), "classes.InterPod.nics[0] ('nic-200G')",
+    r = run(inst, "--catalog", CATALOG)
+    assert_error(r, 2)
+    assert r.stderr.strip() == (
+        f"error: {CATALOG}: classes.InterPod: no part serves dimension 3 (class InterPod): constraint 'bw[3] >= 150' "
+        "needs 150 GB/s per NPU, but its parts reach at most 'nic-200G' 4 x 25 GB/s = 100, 'nic-400G' 2 x 50 GB/s = "
+        "100, 'nic-800G-per-node' 4 x 100 GB/s per node of 4 = 100 GB/s per NPU; fix: raise a unit limit ('nic-200G' "
+        "max_per_npu >= 6, 'nic-400G' max_per_npu >= 3, 'nic-800G-per-node' max_per_node >= 6), add a faster part, or "
+        "relax the constraint")
+    cat = variant(tmp_path, 'usd = 1500, max_per_npu = 2 }', 'usd = 1500, max_per_npu = 4 }')
+    assert_error(run(inst, "--catalog", cat), 2, str(cat), "classes.InterPod.nics[0] ('nic-200G')",
                  "reaches at most 4 x 25 GB/s = 100 GB/s per NPU on dimension 3",
                  "constraint 'bw[3] >= 150' needs 150", "fix: raise max_per_npu to at least 6")
 

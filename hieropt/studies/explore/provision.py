@@ -40,7 +40,9 @@ def provision_shortlist(result: Exploration, catalog: Catalog | str | Path, top:
 
     if top < 1:
         raise InputError("--provision-top", None, f"{top} shapes", "give at least 1")
+    src = None
     if not isinstance(catalog, Catalog):
+        src = str(catalog)
         catalog = read_catalog(catalog)
     cands = {c.id: c for c in result.enumeration.candidates}
     space = result.space
@@ -55,6 +57,8 @@ def provision_shortlist(result: Exploration, catalog: Catalog | str | Path, top:
         try:
             p = provision(inst, sub, objective=space.objective, max_iteration_time_ns=target, compare=False)
         except HieroptError as e:
+            if src is not None and isinstance(e, InputError) and e.source == "catalog":
+                e = e.with_source(src)  # (checked per shape on the catalog read once: its file is the source)
             out.append({**entry, "status": "not provisioned", "message": str(e)})
             continue
         out.append({**entry, "status": p.status.value, "message": p.message, "objective_value": p.objective_value,

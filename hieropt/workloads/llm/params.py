@@ -16,16 +16,24 @@ K = 12 bytes per parameter of mixed-precision Adam.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ...spec.base import check_number_fields
+
 SCHEDULES = ("1f1b", "interleaved")
+
 RECOMPUTE = ("none", "selective", "full")
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, data: Any) -> Any:
+        return check_number_fields(cls, data)  # (a float for a count or degree, tp = 8.0, is an error)
 
 
 def _divisors(n: int, limit: int = 128) -> list[int]:
