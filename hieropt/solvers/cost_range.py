@@ -20,7 +20,8 @@ from ..result import Status
 from ..spec import Instance
 from .highs import HighsLP
 
-__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex", "dimension_reach_gbps"]
+__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex", "dimension_reach_gbps",
+           "reach_centre_gbps"]
 
 INF = float("inf")
 
@@ -152,6 +153,21 @@ def dimension_reach_gbps(instance: Instance, dims: list[int], time_limit_s: floa
                 raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} ({res.termination})")
     finally:
         solver.close()
+    return out
+
+
+def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.ndarray,
+                      time_limit_s: float = 60.0) -> np.ndarray:
+    """A design (D,) GB/s to centre an LP's units on when it failed before any design was found: each dimension of
+    ``dims`` at half its reach under the design rows (:func:`dimension_reach_gbps`), the others (and any without a
+    finite positive reach) at ``fallback_gbps``. Two rows together can pin a dimension far below the unit the
+    tightest single row suggests ('sum(bw) == 500' and 'bw[0] >= 499.999' leave the others 0.001 GB/s, 2e-6 of
+    their unit): the cuts there have coefficients 1e6 and 1e-6 in one row and HiGHS stops with 'Unknown' or
+    'Infeasible'. Raises as :func:`dimension_reach_gbps`."""
+    out = np.array(fallback_gbps, dtype=float)
+    reach = dimension_reach_gbps(instance, dims, time_limit_s)[dims]
+    usable = np.isfinite(reach) & (reach > 0)
+    out[np.array(dims, dtype=int)[usable]] = 0.5 * reach[usable]
     return out
 
 

@@ -26,11 +26,11 @@ from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from .cost_range import dimension_reach_gbps, network_cost_range
+from .cost_range import network_cost_range, reach_centre_gbps
 from .cut_lp import INF, CutLP, Loop, OAResult
 from .line_search import meet_target, within_budget, within_rows
 
-__all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "minimize_time"]
+__all__ = ["TimeLP", "OAResult", "REL_GAP", "INF"]
 
 REL_GAP = 1e-8
 """Default target relative gap."""
@@ -99,17 +99,11 @@ class TimeLP(CutLP):
         return self.scale.rescaled(self.tm, self.unit_cost, design)
 
     def _centre_default(self) -> np.ndarray:
-        """Where to re-centre when an LP failed before any design was found: each loaded dimension at half its reach
-        under the design rows (:func:`hieropt.solvers.cost_range.dimension_reach_gbps`, computed once, on this
-        failure path only). Two rows together can pin a dimension far below the unit the tightest single row
-        suggests ('sum(bw) == 500' and 'bw[0] >= 499.999' leave the others 0.001 GB/s, 2e-6 of their unit); the
-        cuts there have coefficients 1e6 and 1e-6 in one row and HiGHS stops with 'Unknown' or 'Infeasible'."""
+        """Where to re-centre when an LP failed before any design was found: :func:`hieropt.solvers.cost_range.
+        reach_centre_gbps` (computed once, on this failure path only)."""
         if self._reach is None:
-            self._reach = self.scale.bw_gbps.copy()
-            loaded = list(self.loaded)
-            reach = dimension_reach_gbps(self.instance, loaded, self.solver.time_limit_s)[loaded]
-            usable = np.isfinite(reach) & (reach > 0)
-            self._reach[np.array(loaded, dtype=int)[usable]] = 0.5 * reach[usable]
+            self._reach = reach_centre_gbps(self.instance, list(self.loaded), self.scale.bw_gbps,
+                                            self.solver.time_limit_s)
         return self._reach
 
     def _col_upper(self) -> np.ndarray:
@@ -403,16 +397,3 @@ MEETS_OFFSETS = (0.0, -1e-1, 1e-1, -1e-2, 1e-2, -1e-3, 1e-3, -1e-4, 1e-4)
 """Tangent cuts of the min-cost LP at ``meets`` x (1 + r): the cheapest design under a time target near the fastest
 time lies near the fastest design, and cuts bracketing it at every scale keep the LP's point close (a Newton polish
 then finds the exact one) instead of Kelley's halving steps from far away."""
-def minimize_time(instance: Instance, tm: TimeModel, rel_gap: float = REL_GAP, max_iterations: int = 500,
-                  time_limit_s: float = 60.0) -> OAResult:
-    """Minimise the iteration time T(B) (ns) of ``tm`` under the instance's design constraints (one-shot helper).
-
-    Raises:
-        NoSolutionError: infeasible constraints, a loaded dimension forced to zero bandwidth, or unbounded bandwidth.
-        SolverError: HiGHS failed.
-    """
-    core = TimeLP(instance, tm, time_limit_s)
-    try:
-        return core.min_time(rel_gap, max_iterations=max_iterations)
-    finally:
-        core.close()
