@@ -80,7 +80,8 @@ def ranking_table(result: Exploration, top: int) -> Table:
               f"({obj}; equal rank: optima within the gap target, cheaper or faster first)", title_justify="left")
     cols = ["rank", "shape", "≡", "time ms", "cost $", "gap", "GB/s per NPU per dimension", "scale-out GB/s/NPU",
             "NICs", "scale-out $"]
-    if obj != "performance":
+    extra = obj not in ("performance", "min_cost")  # (min_cost's objective is the cost column itself)
+    if extra:
         cols.insert(3, _UNIT_LABEL[obj])
     for col in cols:
         t.add_column(col, justify="left" if col in ("shape", "GB/s per NPU per dimension") else "right")
@@ -88,7 +89,7 @@ def ranking_table(result: Exploration, top: int) -> Table:
         cells = [str(r["rank"]), r["shape_id"], str(r["equivalents"] or 0), _ms(r["iteration_time_ns"]),
                  _usd(r["network_cost_usd"]), f"{r['gap']:.1e}", _bw(r), f"{r['scaleout_gbps_per_npu']:.2f}",
                  "-" if r["nics"] is None else f"{r['nics']:,}", _usd(r["scaleout_usd"])]
-        if obj != "performance":
+        if extra:
             cells.insert(3, _objective_text(r, obj))
         t.add_row(*cells)
     return t
