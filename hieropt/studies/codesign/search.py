@@ -297,7 +297,8 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
                else "serial" if n == 1 or len(todo) <= 1 else f"pool({min(n, len(todo))})")
     best = [min((r["objective_value"] for r in done.values() if r["status"] in SOLVED), default=float("inf"))]
 
-    target = space.max_iteration_time_ns if space.objective == "min_cost" else None
+    target = space.max_iteration_time_ns  # (a time cap under any objective: a candidate whose time bound exceeds it
+    # is infeasible, settled without a solve)
     prune_now = space.prune
 
     def infeasible(cand: CodesignCandidate) -> bool:
