@@ -123,10 +123,27 @@ def parse_catalog(data: Any, source: str) -> Catalog:
                                  f"write {kind} = [{{ name = ..., ... }}]")
             for i, p in enumerate(parts if kind in _KINDS else []):
                 _precheck(p, f"classes.{cname}.{kind}[{i}]", kind, source)
+        _unique_names(pc, cname, source)
     try:
         return Catalog(**data)
     except ValidationError as e:
         raise _error(e, data, source) from e
+
+
+def _unique_names(pc: dict, cname: str, source: str) -> None:
+    """Refuse two parts of one class with the same name: the bill of materials could not tell which was bought."""
+    seen: dict[str, str] = {}
+    for kind, parts in pc.items():
+        for i, p in enumerate(parts if kind in _KINDS else []):
+            name = p.get("name") if isinstance(p, dict) else None
+            if not isinstance(name, str):
+                continue
+            field = f"classes.{cname}.{kind}[{i}]"
+            if name in seen:
+                raise InputError(source, f"{field}.name", f"'{name}' is also the name of {seen[name]}",
+                                 "give every part of a class its own name (the bill of materials lists parts by "
+                                 "name)")
+            seen[name] = field
 
 
 def _precheck(p: Any, field: str, kind: str, source: str) -> None:

@@ -112,6 +112,14 @@ def test_missing_switch_price(tmp_path: Path):
                  "missing price", "fix: add usd_per_switch")
 
 
+def test_two_parts_of_one_name(tmp_path: Path):
+    """Two parts named alike in one class were accepted, and the bill of materials could not tell which was bought
+    (new-user review)."""
+    cat = variant(tmp_path, '{ name = "nic-200G",', '{ name = "nic-400G",')
+    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.nics[1].name",
+                 "'nic-400G' is also the name of classes.InterPod.nics[0]", "fix: give every part of a class its own")
+
+
 def test_zero_bandwidth(tmp_path: Path):
     cat = variant(tmp_path, 'gbit_per_s = 400, usd = 1500', 'gbit_per_s = 0, usd = 1500')
     assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.nics[1] ('nic-400G').gbit_per_s",
