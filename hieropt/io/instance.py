@@ -139,6 +139,9 @@ def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
         if d in seen:
             raise InputError(src, f"bounds[{i}].dim", f"dimension {d} bounded twice", "merge the two entries")
         seen.add(d)
+        if len(b) == 1:  # (only 'dim': a no-op that looks like a bound)
+            raise InputError(src, f"bounds[{i}]", f"dimension {d} has neither lower_gbps nor upper_gbps",
+                             "give a bound, e.g. {dim = 0, upper_gbps = 400}, or remove the entry")
         try:
             out[d] = Bound(**{k: v for k, v in b.items() if k != "dim"})
         except ValidationError as e:

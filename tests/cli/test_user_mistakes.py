@@ -592,3 +592,14 @@ def test_stated_degrees_of_the_generators():
     assert read_model(MODELS / "gpt3-175b.toml").stated_degrees == (("tp", 16), ("dp", 256))
     assert read_model(MODELS / "dlrm.toml").stated_degrees == (("npus", 4096),)
     assert read_model(MODELS / "resnet50.toml").stated_degrees == (("dp", 1024),)
+
+
+def test_a_bounds_entry_without_a_bound_is_refused(tmp_path):
+    """'bounds = [{dim = 0}]' was accepted as a no-op (new-user review)."""
+    text = (REPO / "instances" / "gpt3-4d.toml").read_text(encoding="utf-8")
+    p = tmp_path / "b.toml"
+    text = text.replace('"../models/', f'"{(REPO / "models").as_posix()}/')
+    p.write_text(text.replace('constraints = [', 'bounds = [{ dim = 0 }]\nconstraints = [', 1), encoding="utf-8")
+    r = run("solve", str(p), "--no-sensitivity")
+    assert r.exit_code == 2
+    assert "bounds[0]: dimension 0 has neither lower_gbps nor upper_gbps" in error_line(r)
