@@ -114,4 +114,6 @@ def test_two_rows_that_pin_the_other_dimensions_near_zero(row):
     assert str(sol.status) == "optimal" and str(other.status) == "optimal"
     assert sol.bw_gbps[d] == pytest.approx(499.999, rel=1e-9)
     assert sol.iteration_time_ns == pytest.approx(other.iteration_time_ns, rel=1e-9)
-    assert sol.objective_bound <= other.iteration_time_ns * (1 + 1e-9)
+    # each certificate holds against the other's design, exactly: the bound is a difference of terms 5e5 times its
+    # size here, and its rounding margin grows to match (it was beaten by 1.5e-11 with a 1e-12 margin)
+    assert sol.objective_bound <= other.iteration_time_ns and other.objective_bound <= sol.iteration_time_ns
