@@ -117,3 +117,32 @@ def test_two_rows_that_pin_the_other_dimensions_near_zero(row):
     # each certificate holds against the other's design, exactly: the bound is a difference of terms 5e5 times its
     # size here, and its rounding margin grows to match (it was beaten by 1.5e-11 with a 1e-12 margin)
     assert sol.objective_bound <= other.iteration_time_ns and other.objective_bound <= sol.iteration_time_ns
+
+
+def test_reduced_costs_rounded_positive_do_not_inflate_the_bound():
+    """Found by the heuristics' hypothesis test: perf per cost on two Switch dimensions (an all-gather over 8 x 8,
+    'sum(bw) == 100') was certified at 145,534,137,356.6 with gap 0, while the traffic-proportional design gives
+    120,960,038,400. A reduced cost that is 0 in exact arithmetic came out a hair positive, so the Lagrangian's
+    minimiser sqrt(P / g) ran to ~1e16 and its term to almost nothing: the bound was 2.4x the optimum. The bound now
+    takes off each reduced cost's rounding times the value it multiplies."""
+    import numpy as np
+
+    from hieropt.spec import CostClass, CostModel, Dimension, Layer, Mapping, Network, Phase
+
+    none = Phase(compute_ns=0.0, collective="NONE", size_bytes=1e6)
+    gather = Phase(compute_ns=2.0, collective="ALLGATHER", size_bytes=1e7)
+    inst = Instance(name="rand", objective="performance_per_cost", training_loop="no_overlap",
+                    network=Network(dims=(Dimension(block="Switch", npus=8, cost_class="c0"),
+                                          Dimension(block="Switch", npus=8, cost_class="c1"))),
+                    workload=Workload(name="w", layers=(Layer(name="l0", forward=none, input_grad=none,
+                                                              weight_grad=gather),)),
+                    mapping=Mapping(forward=(1, 1), input_grad=(1, 1), weight_grad=(8, 8)),
+                    cost=CostModel(classes={c: CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0,
+                                                         nic_usd_per_gbps=1.0) for c in ("c0", "c1")}),
+                    constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0,
+                                                  text="sum(bw) == 100"),))
+    sol = hieropt.solve(inst)
+    bd = hieropt.evaluate(inst, np.array([800 / 9, 100 / 9]))
+    best = bd.iteration_time_ns * bd.network_cost_usd
+    assert str(sol.status) == "optimal"
+    assert sol.objective_bound <= best and sol.objective_value == pytest.approx(best, rel=1e-9)
