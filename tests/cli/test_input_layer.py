@@ -1,0 +1,115 @@
+"""Input-layer defects of the new-user review (findings F3, F4, F6, F7, F11): each bad input ends with exit 2 and one
+``error:`` line naming the file, the field and the fix (an :class:`InputError` in the library), never a silent
+default, a traceback, a leaked warning or an earlier run's answer.
+
+Every input is a small file written into ``tmp_path``; the shipped instances and catalogs are read from the
+repository.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner, Result
+
+from hieropt.cli import app
+from hieropt.errors import InputError
+from hieropt.io.catalog import read_catalog
+from hieropt.io.libra import read_communicator, read_cost_model, read_network
+
+REPO = Path(__file__).resolve().parents[2]
+INSTANCE = REPO / "instances" / "gpt3-4d.toml"
+CATALOG = REPO / "catalogs" / "example-4d.toml"
+
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+
+
+def run(*args: str | Path) -> Result:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def error_line(r: Result) -> str:
+    """The one ``error:`` line of a failed command (asserted to be the whole of stderr)."""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    assert "Traceback" not in r.output
+    return lines[0]
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# F4: a key given twice in a YAML input was silently accepted, the last one winning (a second NpusCount made a
+# network of 8,192 NPUs; a second WeightGrad another mapping; a second cost or catalog class other prices).
+
+NETWORK_DUP = ("Topology: [ Ring, FullyConnected, Ring, Switch ]\nNpusCount: [ 4, 8, 4, 32 ]\n"
+               "NpusCount: [ 4, 8, 4, 64 ]\nCostDimension: [ InterChiplet, InterPackage, InterNode, InterPod ]\n")
+COMMUNICATOR_DUP = ("Forward: [ 4, 4, -1, -1 ]\nInputGrad: [ 4, 4, -1, -1 ]\nWeightGrad: [ -1, 2, 4, 32 ]\n"
+                    "WeightGrad: [ -1, -1, 4, 32 ]\n")
+COST_DUP = "InterChiplet:\n  Link: 2.0\nInterPod:\n  Link: 7.8\n  Nic: 31.6\nInterPod:\n  Link: 1.0\n"
+
+
+@pytest.mark.parametrize(("reader", "text", "line", "key", "first"), [
+    (read_network, NETWORK_DUP, 3, "NpusCount", 2),
+    (read_communicator, COMMUNICATOR_DUP, 4, "WeightGrad", 3),
+    (read_cost_model, COST_DUP, 6, "InterPod", 3),
+    (read_cost_model, "InterPod:\n  Link: 7.8\n  Link: 1.0\n", 3, "Link", 2),
+])
+def test_libra_yaml_with_a_key_given_twice_is_refused(tmp_path, reader, text, line, key, first):
+    p = write(tmp_path / "f.yml", text)
+    with pytest.raises(InputError) as e:
+        reader(p)
+    assert str(e.value) == (f"{p}: line {line}: key '{key}' given twice (first on line {first}; YAML would keep the "
+                            "last one); fix: keep one of them")
+
+
+def test_yaml_catalog_with_a_class_given_twice_is_refused(tmp_path):
+    """The second class 'A' (part la2 at $1) replaced the first one (la at $100)."""
+    p = write(tmp_path / "cat.yml", "name: c1\nclasses:\n  A:\n    links:\n"
+              "      - {name: la, gbps: 10, usd: 100, max_per_npu: 10}\n"
+              "  A:\n    links:\n      - {name: la2, gbps: 10, usd: 1, max_per_npu: 10}\n")
+    with pytest.raises(InputError) as e:
+        read_catalog(p)
+    assert str(e.value) == (f"{p}: line 6: key 'A' given twice (first on line 3; YAML would keep the last one); "
+                            "fix: keep one of them")
+
+
+def test_yaml_catalog_with_a_part_field_given_twice_on_the_command_line(tmp_path):
+    data = tomllib.loads(CATALOG.read_text(encoding="utf-8"))
+    text = yaml.safe_dump(data, sort_keys=False).replace("      gbps: 25\n", "      gbps: 25\n      gbps: 50\n", 1)
+    p = write(tmp_path / "cat.yaml", text)
+    line = text.splitlines().index("      gbps: 50") + 1
+    r = run("provision", INSTANCE, "--catalog", p, "--no-compare")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {p}: line {line}: key 'gbps' given twice (first on line {line - 1}; YAML would "
+                             "keep the last one); fix: keep one of them")
+
+
+def test_libra_network_with_npus_twice_on_the_command_line(tmp_path):
+    net = write(tmp_path / "n.yml", NETWORK_DUP)
+    comm = write(tmp_path / "c.yml", "Forward: [ 4, 4, -1, -1 ]\nInputGrad: [ 4, 4, -1, -1 ]\n"
+                 "WeightGrad: [ -1, 2, 4, 32 ]\n")
+    cost = write(tmp_path / "cost.yml", "InterChiplet: {Link: 2}\nInterPackage: {Link: 4}\nInterNode: {Link: 4}\n"
+                 "InterPod: {Link: 7.8, Switch: 18, Nic: 31.6}\n")
+    work = write(tmp_path / "w.txt", "DATA\n1\nl0 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1000000 10\n")
+    r = run("solve", "--network", net, "--workload", work, "--communicator", comm, "--cost", cost,
+            "--constraint", "sum(bw) == 500", "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {net}: line 3: key 'NpusCount' given twice (first on line 2; YAML would keep "
+                             "the last one); fix: keep one of them")
+
+
+def test_yaml_merge_keys_and_distinct_keys_still_load():
+    """A key next to '<<: *anchor' overrides the merged one by design: not a duplicate. A BOM is tolerated."""
+    from hieropt.io.common import load_yaml
+
+    assert load_yaml("\ufeffa: &x {b: 1, c: 2}\nd:\n  <<: *x\n  b: 3\n", "s") == {
+        "a": {"b": 1, "c": 2}, "d": {"b": 3, "c": 2}}
+    with pytest.raises(InputError, match=r"^s: line 1: key 'a' given twice \(first on line 1;"):
+        load_yaml("x: {a: 1, a: 2}", "s")
