@@ -17,7 +17,16 @@ if TYPE_CHECKING:
 
 
 def read_text(path: Path, what: str) -> str:
-    """Read a text file (UTF-8, CRLF tolerated); missing or unreadable files raise :class:`InputError`."""
+    """Read a text file (UTF-8, CRLF tolerated; a leading UTF-8 byte-order mark, which some Windows editors write,
+    is dropped: every TOML, YAML and workload reader reads through here).
+
+    Args:
+        path: the file.
+        what: the kind of file, for the messages (``"instance"``, ``"parts catalog"``).
+
+    Raises:
+        InputError: a missing file, a folder, or a file that is not readable UTF-8 text.
+    """
     path = Path(path)
     if path.is_dir():
         raise InputError(path, None, f"is a folder, not a {what} file", f"give the {what} file's path")
@@ -25,7 +34,7 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(path, None, f"{what} file not found", "check the path (a relative path is taken from the "
                          "current folder, or from the folder of the file that names it)")
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file") from e
 
@@ -64,9 +73,13 @@ def positive_number(value: Any, source: str | Path, field: str, fix: str) -> flo
 
 
 def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
-    """Parse TOML ``text`` from ``source``; bad syntax (or an integer Python cannot read) is an InputError."""
+    """Parse TOML ``text`` from ``source`` (a leading byte-order mark dropped, as :func:`read_text` does).
+
+    Raises:
+        InputError: bad syntax (a key given twice included), or an integer Python cannot read.
+    """
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as e:
         raise InputError(source, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
     except ValueError as e:  # tomllib's int() of a number with more than 4,300 digits

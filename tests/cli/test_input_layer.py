@@ -113,3 +113,45 @@ def test_yaml_merge_keys_and_distinct_keys_still_load():
         "a": {"b": 1, "c": 2}, "d": {"b": 3, "c": 2}}
     with pytest.raises(InputError, match=r"^s: line 1: key 'a' given twice \(first on line 1;"):
         load_yaml("x: {a: 1, a: 2}", "s")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# F7: a UTF-8 byte-order mark at the start of a TOML file gave "invalid TOML: Invalid statement (at line 1, column
+# 1)", while YAML and workload files with one were read. Every TOML reader now drops it.
+
+BOM = "\ufeff"
+
+
+def with_bom(src: Path, dst: Path, text: str | None = None) -> Path:
+    dst.write_bytes((BOM + (src.read_text(encoding="utf-8") if text is None else text)).encode("utf-8"))
+    return dst
+
+
+def test_instance_toml_with_a_bom_solves(tmp_path):
+    text = INSTANCE.read_text(encoding="utf-8").replace('"../models/', f'"{REPO / "models"}/')
+    p = with_bom(INSTANCE, tmp_path / "bom.toml", text)
+    assert p.read_bytes().startswith(b"\xef\xbb\xbf")
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    assert "iteration time: 1,166,511,725.3 ns" in r.stdout
+
+
+def test_catalog_and_model_files_with_a_bom_are_read(tmp_path):
+    from hieropt.io.llm import read_llm
+    from hieropt.io.workload_file import read_model
+
+    assert read_catalog(with_bom(CATALOG, tmp_path / "cat.toml")) == read_catalog(CATALOG)
+    llm = REPO / "models" / "gpt3-175b-llm.toml"
+    assert read_llm(with_bom(llm, tmp_path / "llm.toml")) == read_llm(llm)
+    gen = REPO / "models" / "resnet50.toml"
+    assert read_model(with_bom(gen, tmp_path / "resnet50.toml")) == read_model(gen)
+
+
+def test_space_file_with_a_bom_is_read(tmp_path):
+    from hieropt.io.space import load_space
+
+    space = REPO / "spaces" / "gpt3-4096.toml"
+    text = space.read_text(encoding="utf-8").replace('"../models/', f'"{REPO / "models"}/')
+    plain = tmp_path / "plain.toml"
+    plain.write_text(text, encoding="utf-8")
+    assert load_space(with_bom(space, tmp_path / "bom.toml", text)) == load_space(plain)
