@@ -155,3 +155,54 @@ def test_space_file_with_a_bom_is_read(tmp_path):
     plain = tmp_path / "plain.toml"
     plain.write_text(text, encoding="utf-8")
     assert load_space(with_bom(space, tmp_path / "bom.toml", text)) == load_space(plain)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# F6: --json FILE kept an earlier run's optimal answer when the command line did not parse (exit 2 from click or
+# typer: a value of the wrong type, an unknown option or command). The error document is written there too.
+
+@pytest.fixture(scope="module")
+def optimal_json(tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("json") / "first.json"
+    assert run("solve", INSTANCE, "--no-sensitivity", "--json", out).exit_code == 0
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("pareto", INSTANCE, "--points", "abc", "--json", "{out}"),
+     "Invalid value for '--points': Input should be a valid integer, unable to parse string as an integer"),
+    (("pareto", INSTANCE, "--budget-usd", "1", "--json", "{out}"), "No such option: --budget-usd"),
+    (("solve", INSTANCE, "--json={out}", "--gap", "x"),
+     "Invalid value for '--gap': Input should be a valid number, unable to parse string as a number"),
+    (("solv", INSTANCE, "--json", "{out}"), "No such command 'solv'. Did you mean 'solve'?"),
+    (("--bogus", "solve", INSTANCE, "--json", "{out}"), "No such option: --bogus"),
+    (("evaluate", INSTANCE, "--json", "{out}", "--bw"), "Option '--bw' requires an argument."),
+])
+def test_json_file_after_a_usage_error_holds_its_outcome(tmp_path, optimal_json, args, message):
+    import json
+
+    out = tmp_path / "result.json"
+    out.write_text(optimal_json, encoding="utf-8")
+    r = run(*(str(a).replace("{out}", str(out)) for a in args))
+    assert r.exit_code == 2
+    assert json.loads(out.read_text(encoding="utf-8")) == {"status": "bad_input", "message": message,
+                                                          "exit_code": 2}
+
+
+def test_json_on_stdout_after_a_usage_error():
+    import json
+
+    r = run("pareto", INSTANCE, "--points", "abc", "--json", "-")
+    assert r.exit_code == 2
+    assert json.loads(r.stdout)["status"] == "bad_input"
+
+
+def test_a_usage_error_without_a_json_value_writes_nothing(tmp_path):
+    """'--json' last has no value (the usage error itself): no path is known, no file written; '--' ends the
+    options, so a '--json' after it is an argument."""
+    r = run("solve", INSTANCE, "--json")
+    assert r.exit_code == 2 and r.stdout == ""
+    from hieropt.cli.common import json_option
+
+    assert json_option(["a", "--json", "x.json", "--json=y.json", "--", "--json", "z"]) == Path("y.json")
+    assert json_option(["--json"]) is None
