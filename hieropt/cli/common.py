@@ -251,8 +251,13 @@ def load_instance_args(instance: Path | None, network: Path | None, workload: Pa
         inst = load_instance(instance)
         if constraint:
             from ..spec.constraint_text import parse_constraint
+            from ..spec.ranges import design_range_problem
 
             extra = tuple(parse_constraint(t, inst.network.n_dims) for t in constraint)
+            problem = design_range_problem(inst.constraints + extra, inst.bounds)
+            if problem is not None:  # (the instance file's rows alone passed: a --constraint takes part)
+                field, rest = problem.split(": ", 1)
+                raise InputError("--constraint", field, *rest.split("; fix: ", 1))
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})
         return inst
     missing = [k for k, v in libra.items() if v is None and k != "--communicator"]  # optional: header-derived

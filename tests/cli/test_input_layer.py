@@ -206,3 +206,93 @@ def test_a_usage_error_without_a_json_value_writes_nothing(tmp_path):
 
     assert json_option(["a", "--json", "x.json", "--json=y.json", "--", "--json", "z"]) == Path("y.json")
     assert json_option(["--json"]) is None
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# F3: extreme but finite numbers. 'bw[1] <= 1e-20' with 'sum(bw) == 500' ended with "error: HiGHS rejected the LP's
+# rows" (exit 3, no field, no fix); 1e-300 leaked numpy RuntimeWarnings; a workload weight of 1e300 leaked warnings
+# and then said "infeasible". Each is now refused where it is read, naming the field, the value and the range.
+
+def test_a_ceiling_far_below_the_designs_floor_is_refused():
+    r = run("solve", INSTANCE, "--constraint", "bw[1] <= 1e-20", "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --constraint: constraints[1] 'bw[1] <= 1e-20': its limit of 1e-20 GB/s per NPU is 1.25e+22 times "
+        "below the 125 GB/s that constraints[0] 'sum(bw) == 500' asks for, beyond the 1e+14 the LP represents (HiGHS "
+        "takes bounds of 1e20 or more in its units as infinite); fix: give both in GB/s per NPU, or remove the "
+        "dimension the limit starves")
+
+
+def test_the_same_rows_in_an_instance_file_name_the_file(tmp_path):
+    text = INSTANCE.read_text(encoding="utf-8").replace('"../models/', f'"{REPO / "models"}/').replace(
+        'constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500", "bw[1] <= 1e-20"]')
+    p = write(tmp_path / "i.toml", text)
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r).startswith(f"error: {p}: constraints[1] 'bw[1] <= 1e-20': its limit of 1e-20 GB/s per NPU "
+                                    "is 1.25e+22 times below the 125 GB/s that constraints[0] 'sum(bw) == 500' asks")
+    from hieropt.io.instance import load_instance
+
+    with pytest.raises(InputError, match=r"constraints\[1\] 'bw\[1\] <= 1e-20': its limit of 1e-20 GB/s"):
+        load_instance(p)
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("bw[1] <= 1e-300", "error: --constraint: constraint 'bw[1] <= 1e-300': the right-hand side 1e-300 asks for a "
+                        "bandwidth of 1e-300 GB/s per NPU, outside the accepted 1e-100 .. 1e+100 GB/s; fix: give the "
+                        "limit in GB/s per NPU (or drop the row)"),
+    ("bw[0] + 1e-120*bw[1] <= 500", "error: --constraint: constraint 'bw[0] + 1e-120*bw[1] <= 500': the coefficient "
+                                    "of bw[1] is 1e-120, outside the accepted magnitudes 1e-100 .. 1e+100; fix: scale "
+                                    "the row (divide both sides by the same number)"),
+])
+def test_a_row_outside_the_representable_range_is_refused(text, line):
+    r = run("solve", INSTANCE, "--constraint", text, "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == line
+    assert "Warning" not in r.output
+
+
+def test_a_bound_outside_the_representable_range_is_refused(tmp_path):
+    text = INSTANCE.read_text(encoding="utf-8").replace('"../models/', f'"{REPO / "models"}/').replace(
+        'constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500"]\n'
+        'bounds = [{ dim = 1, upper_gbps = 1e-200 }]')
+    p = write(tmp_path / "i.toml", text)
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {p}: bounds[0].upper_gbps: 1e-200 GB/s per NPU is outside the accepted 1e-100 "
+                             ".. 1e+100; fix: give the bound in GB/s per NPU (0, or no upper bound, for none)")
+
+
+def test_a_weight_outside_the_representable_range_is_refused(tmp_path):
+    mix = REPO / "instances" / "mix-gpt3-dlrm-4d.toml"
+    text = mix.read_text(encoding="utf-8").replace("weight = 0.46655466", "weight = 1e300").replace(
+        '"../models/', f'"{REPO / "models"}/')
+    p = write(tmp_path / "mix.toml", text)
+    r = run("solve", p, "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {p}: workloads[0].weight: 1e+300 is outside the accepted 1e-100 .. 1e+100 "
+                             "(weights are multiplied into bytes and times); fix: give the weights on a common scale, "
+                             "e.g. shares of cluster hours")
+
+
+def test_extreme_values_inside_the_ranges_still_solve():
+    """A ceiling 1.25e13 below the floor, and coefficients at the range's ends: certified, no warning printed."""
+    r = run("solve", INSTANCE, "--constraint", "bw[1] <= 1e-11", "--constraint", "1e100*bw[2] + 1e-100*bw[3] <= 1e102")
+    assert r.exit_code == 0, r.output
+    assert "status: optimal" in r.stdout and "Warning" not in r.stderr
+
+
+def test_the_command_line_prints_no_numpy_float_warning(monkeypatch):
+    """A safety net behind the range checks: hieropt.cli.main ignores numpy's floating-point RuntimeWarnings."""
+    import warnings
+
+    from hieropt.cli import main
+
+    monkeypatch.setattr("sys.argv", ["hieropt", "--version"])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(SystemExit):
+            main()
+        warnings.warn("overflow encountered in divide", RuntimeWarning, stacklevel=1)
+        warnings.warn("something else", RuntimeWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["something else"]
