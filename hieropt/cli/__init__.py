@@ -42,11 +42,21 @@ if _CONSOLE:
 
 from typing import Any  # noqa: E402 (after the handler: Ctrl-C during this import is covered too)
 
+FLOAT_WARNINGS = r"(overflow|underflow|invalid value|divide by zero) encountered in"
+"""The start of numpy's floating-point RuntimeWarnings (``overflow encountered in divide``), which the command line
+never prints: inputs outside the ranges the LP represents are refused before they reach numpy
+(:data:`hieropt.spec.ranges.BW_RANGE_GBPS` and its neighbours), and every answer is re-checked by the independent
+evaluator, so such a warning would add a Python source line to stderr and nothing a user can act on."""
+
 
 def main() -> None:
     """Entry point of the ``hieropt`` console script. A file that cannot be written (a folder, a missing folder,
     no permission) ends with a one-line message and exit 2, not a traceback; Ctrl-C (also while the command line
-    is still loading) ends with exit 130."""
+    is still loading) ends with exit 130; numpy's floating-point warnings (:data:`FLOAT_WARNINGS`) are not
+    printed."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=FLOAT_WARNINGS, category=RuntimeWarning)
     if _CONSOLE:
         signal.signal(signal.SIGINT, _interrupt)
     try:

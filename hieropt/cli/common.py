@@ -80,19 +80,77 @@ def _prepared(params: list) -> list:
     return params
 
 
+UsageError: type = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+"""click's ``UsageError`` (exit 2: an unknown option or command, a value that does not convert, a missing argument)
+as typer raises it: typer >= 0.23 carries its own copy of click (``typer._click``), older typer uses click itself;
+``typer.BadParameter`` is a subclass of it in both."""
+
+
+def json_option(args: list[str]) -> Path | None:
+    """The value of the last ``--json`` option (``--json FILE`` or ``--json=FILE``) among raw command-line
+    ``args``, up to a ``--`` (after which every word is an argument), or None. A minimal scan for a command line
+    click could not parse: a ``--json`` that is the value of another option counts too."""
+    out = None
+    for i, word in enumerate(args):
+        if word == "--":
+            break
+        if word == "--json" and i + 1 < len(args):
+            out = args[i + 1]
+        elif word.startswith("--json="):
+            out = word.removeprefix("--json=")
+    return Path(out) if out else None
+
+
+def usage_error_json(args: list[str], e: Any) -> None:
+    """Write the ``bad_input`` document of :func:`fail` for the usage error ``e`` (an unknown option or command, a
+    value click or typer cannot convert, a missing argument) to the ``--json`` file named in ``args`` (nothing when
+    none is), so a script never reads an earlier run's answer there after exit 2."""
+    path = json_option(args)
+    if path is not None:
+        write_error_json(path, "bad_input", e.format_message(), e.exit_code)
+
+
 class Command(TyperCommand):
-    """typer's command with flags shown without a value type in ``--help`` and lazily built value coercions."""
+    """typer's command with flags shown without a value type in ``--help`` and lazily built value coercions; a
+    command line it cannot parse still writes the error document to its ``--json`` file (:func:`usage_error_json`)."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
+
+    def make_context(self, info_name, args, parent=None, **extra):  # noqa: D102 - click's
+        raw = list(args)  # (click's parser consumes the list it is given)
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as e:
+            if not extra.get("resilient_parsing") and any("--json" in getattr(p, "opts", ()) for p in self.params):
+                usage_error_json(raw, e)
+            raise
 
 
 class Group(TyperGroup):
     """typer's command group with flags shown without a value type in ``--help`` and lazily built value
-    coercions."""
+    coercions; an unknown command, or an option of the group it cannot parse, writes the error document to a
+    ``--json`` file named on the command line (:func:`usage_error_json`)."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
+
+    def make_context(self, info_name, args, parent=None, **extra):  # noqa: D102 - click's
+        raw = list(args)
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as e:
+            if not extra.get("resilient_parsing"):
+                usage_error_json(raw, e)
+            raise
+
+    def resolve_command(self, ctx, args):  # noqa: D102 - click's
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as e:
+            if not ctx.resilient_parsing:
+                usage_error_json(list(args[1:]), e)
+            raise
 
 
 def console(width: int = 120) -> Console:
@@ -145,11 +203,17 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.E
     error_line(err, str(e))
     if json_out is not None:
         status = getattr(e, "kind", None) or ("bad_input" if isinstance(e, InputError) else "error")
-        try:
-            write_json(json_out, {"status": status, "message": str(e), "exit_code": e.exit_code})
-        except OSError:
-            pass  # (the error above is the one to report; an unwritable --json path is reported on success)
+        write_error_json(json_out, status, str(e), e.exit_code)
     return typer.Exit(e.exit_code)
+
+
+def write_error_json(path: Path, status: str, message: str, exit_code: int) -> None:
+    """Write the error document ``{"status", "message", "exit_code"}`` of a failed run to ``path`` (``-``:
+    stdout); a file that cannot be written is left as it is (the run's own error is the one to report)."""
+    try:
+        write_json(path, {"status": status, "message": message, "exit_code": exit_code})
+    except OSError:
+        pass
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -227,8 +291,13 @@ def load_instance_args(instance: Path | None, network: Path | None, workload: Pa
         inst = load_instance(instance)
         if constraint:
             from ..spec.constraint_text import parse_constraint
+            from ..spec.ranges import design_range_problem
 
             extra = tuple(parse_constraint(t, inst.network.n_dims) for t in constraint)
+            problem = design_range_problem(inst.constraints + extra, inst.bounds)
+            if problem is not None:  # (the instance file's rows alone passed: a --constraint takes part)
+                field, rest = problem.split(": ", 1)
+                raise InputError("--constraint", field, *rest.split("; fix: ", 1))
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})
         return inst
     missing = [k for k, v in libra.items() if v is None and k != "--communicator"]  # optional: header-derived

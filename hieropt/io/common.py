@@ -4,6 +4,7 @@ models are loaded."""
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
 from pathlib import Path
@@ -16,7 +17,16 @@ if TYPE_CHECKING:
 
 
 def read_text(path: Path, what: str) -> str:
-    """Read a text file (UTF-8, CRLF tolerated); missing or unreadable files raise :class:`InputError`."""
+    """Read a text file (UTF-8, CRLF tolerated; a leading UTF-8 byte-order mark, which some Windows editors write,
+    is dropped: every TOML, YAML and workload reader reads through here).
+
+    Args:
+        path: the file.
+        what: the kind of file, for the messages (``"instance"``, ``"parts catalog"``).
+
+    Raises:
+        InputError: a missing file, a folder, or a file that is not readable UTF-8 text.
+    """
     path = Path(path)
     if path.is_dir():
         raise InputError(path, None, f"is a folder, not a {what} file", f"give the {what} file's path")
@@ -24,7 +34,7 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(path, None, f"{what} file not found", "check the path (a relative path is taken from the "
                          "current folder, or from the folder of the file that names it)")
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file") from e
 
@@ -63,9 +73,13 @@ def positive_number(value: Any, source: str | Path, field: str, fix: str) -> flo
 
 
 def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
-    """Parse TOML ``text`` from ``source``; bad syntax (or an integer Python cannot read) is an InputError."""
+    """Parse TOML ``text`` from ``source`` (a leading byte-order mark dropped, as :func:`read_text` does).
+
+    Raises:
+        InputError: bad syntax (a key given twice included), or an integer Python cannot read.
+    """
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as e:
         raise InputError(source, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
     except ValueError as e:  # tomllib's int() of a number with more than 4,300 digits
@@ -103,19 +117,74 @@ def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> In
     return InputError(src, key, "missing", fix)
 
 
-def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
-    """Parse a YAML file whose top level must be a mapping."""
+@functools.cache
+def _unique_key_loader() -> type:
+    """A PyYAML ``SafeLoader`` subclass whose mapping constructor refuses a key given twice in one mapping (PyYAML
+    itself keeps the last one). Built on first use, so PyYAML is imported only when a YAML file is read."""
     import yaml
 
-    text = read_text(path, what)
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # '<<: *anchor': keys written next to it override the merged ones, by design
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    try:
+                        if key in seen:
+                            raise _DuplicateKeyError(key, line, seen[key])
+                        seen[key] = line
+                    except TypeError:  # an unhashable key: PyYAML's own constructor reports it
+                        continue
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
+class _DuplicateKeyError(Exception):
+    """Raised by the YAML loader for a key given twice in one mapping; :func:`load_yaml` turns it into an
+    :class:`InputError`. ``line`` and ``first_line`` are 1-based."""
+
+    def __init__(self, key: Any, line: int, first_line: int):
+        self.key, self.line, self.first_line = key, line, first_line
+        super().__init__(f"key {key!r} given twice (lines {first_line} and {line})")
+
+
+def load_yaml(text: str, source: str | Path) -> Any:
+    """Parse YAML ``text`` read from ``source`` (PyYAML's safe subset, a leading byte-order mark tolerated).
+
+    Every YAML reader of hieropt goes through here: a key given twice in one mapping is refused (PyYAML would keep
+    the last one silently, e.g. a second ``NpusCount`` or a second cost class).
+
+    Raises:
+        InputError: naming ``source`` and the line, for bad syntax, a key given twice (with the line of its first
+            occurrence), or an integer with more digits than Python reads.
+    """
+    import yaml
+
     try:
-        data = yaml.safe_load(text)
+        return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateKeyError as e:
+        raise InputError(source, f"line {e.line}", f"key {short_repr(e.key)} given twice (first on line "
+                         f"{e.first_line}; YAML would keep the last one)", "keep one of them") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None
-        raise InputError(path, where, f"invalid YAML: {getattr(e, 'problem', e)}", "fix the YAML syntax") from e
+        raise InputError(source, where, f"invalid YAML: {getattr(e, 'problem', e)}", "fix the YAML syntax") from e
     except ValueError as e:  # PyYAML's int() of a number with more than 4,300 digits
-        raise InputError(path, None, f"invalid YAML: {_DIGITS}", "give a number of realistic size") from e
+        raise InputError(source, None, f"invalid YAML: {_DIGITS}", "give a number of realistic size") from e
+
+
+def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
+    """Parse a YAML file whose top level must be a mapping (``what`` names the file kind in errors).
+
+    Raises:
+        InputError: a missing or unreadable file, bad YAML, a key given twice (:func:`load_yaml`), or a top level
+            that is not a mapping.
+    """
+    data = load_yaml(read_text(path, what), path)
     if not isinstance(data, dict):
         raise InputError(path, None, f"expected a YAML mapping of keys for the {what}", "see the LIBRA input format")
     return data

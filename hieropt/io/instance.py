@@ -247,6 +247,12 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
             if isinstance(w, bool) or not isinstance(w, int | float) or not 0 < w < math.inf:
                 raise InputError(src, f"workloads[{i}].weight", f"{short_repr(w)} is not a positive, finite number",
                                  "give the workload's weight, e.g. its share of cluster hours")
+            from ..spec.ranges import WEIGHT_RANGE
+
+            if not WEIGHT_RANGE[0] <= w <= WEIGHT_RANGE[1]:
+                raise InputError(src, f"workloads[{i}].weight", f"{w:g} is outside the accepted {WEIGHT_RANGE[0]:g} .. "
+                                 f"{WEIGHT_RANGE[1]:g} (weights are multiplied into bytes and times)",
+                                 "give the weights on a common scale, e.g. shares of cluster hours")
             wl = workload_entry(e["workload"], base, src)
             out.append((wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w)))
         return out

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
-from .common import read_text, validation_error
+from .common import parse_toml, read_text, validation_error
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
                                           ("model", Architecture), ("model.moe", MoE))
@@ -120,11 +120,7 @@ def read_llm(path: str | Path, overrides: Iterable[str] = ()) -> LLMParams:
         InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
     """
     path = Path(path)
-    text = read_text(path, "model")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(path, None, f"invalid TOML: {e}", "fix the TOML syntax") from e
+    data = parse_toml(read_text(path, "model"), path)
     return llm_params(data, path, overrides)
 
 

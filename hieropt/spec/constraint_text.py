@@ -12,6 +12,7 @@ import math
 
 from .constraint_parser import EXAMPLE, ConstraintParser
 from .instance import LinearConstraint
+from .ranges import row_range_problem
 
 __all__ = ["parse_constraint"]
 
@@ -53,7 +54,9 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> Li
             non-integer or out-of-range index, or an empty slice; a missing or extra comparison operator, or
             ``=``, ``<``, ``>``, ``!=`` instead of ``<=``, ``>=``, ``==``; a non-linear term (problem starts with
             ``"not linear: "``: bandwidth times bandwidth, division by a bandwidth expression, ``**``); division
-            by zero; no bandwidth term (only constants, or all coefficients cancel); a number that overflows.
+            by zero; no bandwidth term (only constants, or all coefficients cancel); a number that overflows; a
+            coefficient or a level |rhs| / max|a| (GB/s) the LP cannot represent
+            (:func:`hieropt.spec.instance.row_range_problem`: the accepted ranges are named).
         ValueError: ``n_dims`` is not a positive integer (a programming error, not bad input).
     """
     if not isinstance(n_dims, int) or isinstance(n_dims, bool) or n_dims < 1:
@@ -71,4 +74,7 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> Li
         why = "the bandwidth terms cancel out" if lhs.has_bw or rhs.has_bw else "it compares constants only"
         raise parser.error(f"no bandwidth term: {why}",
                             "name at least one bw[i] or sum(bw) with a non-zero coefficient")
+    problem = row_range_problem(coeffs, rhs_value)
+    if problem is not None:
+        raise parser.error(*problem.split("; fix: ", 1))
     return LinearConstraint(coefficients=coeffs, sense=sense, rhs=rhs_value, text=text.strip())

@@ -22,6 +22,7 @@ from .base import Frozen, NonNegFloat, check_max_regret
 from .design import DesignMatrix
 from .mapping import Mapping, check_job, check_mapping, check_stages
 from .network import Network
+from .ranges import PRICE_RANGE, WEIGHT_RANGE, check_bound, check_design, check_row
 from .workload import Workload
 
 
@@ -51,11 +52,6 @@ class StepSchedule(Frozen):
         return self.microbatches + (self.stages - 1) / self.virtual_stages
 
 
-PRICE_RANGE = (1e-12, 1e12)
-"""Prices a cost class may state, $ per GB/s: far beyond any real part either way, and inside the range where costs,
-their reciprocals and their products with times stay finite floating-point numbers (a price of 1e-320 overflowed)."""
-
-
 class CostClass(Frozen):
     """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model), each in :data:`PRICE_RANGE`.
     Switch dimensions also pay for the switch and the NIC."""
@@ -72,7 +68,7 @@ class CostModel(Frozen):
 
 
 class LinearConstraint(Frozen):
-    """``sum_d coefficients[d] * bw[d]  sense  rhs`` with bw in GB/s per NPU. ``text`` is what the user wrote."""
+    """``coefficients . bw  sense  rhs`` (bw: GB/s per NPU; :func:`.ranges.check_row`); ``text``: as written."""
 
     coefficients: tuple[float, ...]
     sense: Literal["<=", ">=", "=="]
@@ -88,12 +84,16 @@ class LinearConstraint(Frozen):
             raise ValueError("the constraint has no bandwidth term; fix: name at least one bw[d]")
         return v
 
+    _representable = model_validator(mode="after")(check_row)
+
 
 class Bound(Frozen):
-    """Per-dimension bandwidth bounds in GB/s per NPU (``upper_gbps = None``: no upper bound)."""
+    """Per-dimension bandwidth bounds, GB/s per NPU (``upper_gbps = None``: none; :func:`.ranges.check_bound`)."""
 
     lower_gbps: NonNegFloat = 0.0
     upper_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    _representable = field_validator("lower_gbps", "upper_gbps")(check_bound)
 
     @model_validator(mode="after")
     def _ordered(self) -> Bound:
@@ -120,7 +120,7 @@ class Job(Frozen):
 
     workload: Workload
     mapping: Mapping
-    weight: float = Field(gt=0, allow_inf_nan=False)
+    weight: float = Field(ge=WEIGHT_RANGE[0], le=WEIGHT_RANGE[1], allow_inf_nan=False)
 
 
 _CHECKED: dict[tuple, tuple] = {}  # (mapping, network, workload) that passed the checks (frozen: they pass again)
@@ -162,7 +162,7 @@ class Instance(Frozen):
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     collectives_in_flight: Literal[1] | None = None
     chunks: int = Field(default=1, ge=1)
-    workload_weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    workload_weight: float = Field(default=1.0, ge=WEIGHT_RANGE[0], le=WEIGHT_RANGE[1], allow_inf_nan=False)
     more_workloads: tuple[Job, ...] = ()
     mapping_note: str | None = None
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
@@ -221,10 +221,8 @@ class Instance(Frozen):
                 )
         for i, c in enumerate(self.constraints):
             if len(c.coefficients) != D:
-                raise ValueError(
-                    f"constraints[{i}] '{c.text}': has {len(c.coefficients)} coefficients for {D} dimensions; "
-                    f"fix: name only bw[0] .. bw[{D - 1}]"
-                )
+                raise ValueError(f"constraints[{i}] '{c.text}': has {len(c.coefficients)} coefficients for {D} "
+                                 f"dimensions; fix: name only bw[0] .. bw[{D - 1}]")
         if self.objective == "min_cost" and self.max_iteration_time_ns is None and self.max_regret is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost (the cheapest network that trains "
                              "an iteration within the target); fix: give the time target in ns, or max_regret")
@@ -239,6 +237,7 @@ class Instance(Frozen):
                              "or remove max_regret")
         if self.bounds is not None and len(self.bounds) != D:
             raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
+        check_design(self.constraints, self.bounds)
         return self
 
     def summary_dict(self) -> dict[str, Any]:
