@@ -131,19 +131,14 @@ def parse_catalog(data: Any, source: str) -> Catalog:
 
 
 def _unique_names(pc: dict, cname: str, source: str) -> None:
-    """Refuse two parts of one class with the same name: the bill of materials could not tell which was bought."""
+    """Refuse two parts of one class with one name: the bill of materials could not tell which was bought."""
     seen: dict[str, str] = {}
-    for kind, parts in pc.items():
-        for i, p in enumerate(parts if kind in _KINDS else []):
-            name = p.get("name") if isinstance(p, dict) else None
-            if not isinstance(name, str):
-                continue
-            field = f"classes.{cname}.{kind}[{i}]"
-            if name in seen:
-                raise InputError(source, f"{field}.name", f"'{name}' is also the name of {seen[name]}",
-                                 "give every part of a class its own name (the bill of materials lists parts by "
-                                 "name)")
-            seen[name] = field
+    for field, name in ((f"classes.{cname}.{k}[{i}]", p.get("name")) for k, ps in pc.items() if k in _KINDS
+                        for i, p in enumerate(ps) if isinstance(p, dict) and isinstance(p.get("name"), str)):
+        if name in seen:
+            raise InputError(source, f"{field}.name", f"'{name}' is also the name of {seen[name]}", "give every "
+                             "part of a class its own name (the bill of materials lists parts by name)")
+        seen[name] = field
 
 
 def _precheck(p: Any, field: str, kind: str, source: str) -> None:
