@@ -161,8 +161,9 @@ def check_stages(workload: Workload, stages: int, npus: int) -> None:
     fix = f"give a network of {per_stage * stages} NPUs"
     if npus % stages == 0:
         want = npus // stages
-        fix = (f"size the workload for one stage of {npus} / {stages} = {want} NPUs (its {what.replace(' x ', ', ')} "
-               f"multiplying to {want}), or " + fix)
+        names = " x ".join(k for k, _ in degrees)
+        fix = (f"size the workload for one stage of {npus} / {stages} = {want} NPUs ({names} = {want}, not "
+               f"{per_stage}), or " + fix)
     raise ValueError(f"pipeline.stages: {stages} stages of the workload {workload.name} ({what} = {per_stage} NPUs "
                      f"per stage) need {per_stage * stages} NPUs, but the network has {npus} (the pipeline loop's "
                      f"workload is one stage and the network holds every stage); fix: {fix}")

@@ -13,30 +13,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner, Result
 
-from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.catalog import read_catalog
 from hieropt.io.libra import read_communicator, read_cost_model, read_network
+
+from .util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
 INSTANCE = REPO / "instances" / "gpt3-4d.toml"
 CATALOG = REPO / "catalogs" / "example-4d.toml"
 
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
-
-
-def run(*args: str | Path) -> Result:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def error_line(r: Result) -> str:
-    """The one ``error:`` line of a failed command (asserted to be the whole of stderr)."""
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert "Traceback" not in r.output
-    return lines[0]
 
 
 def write(path: Path, text: str) -> Path:

@@ -10,14 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from hieropt.cli import app
+from .util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "models"
 
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
 
 NETWORK_32 = """\
 [network]
@@ -32,18 +30,6 @@ link_usd_per_gbps = 7.8
 switch_usd_per_gbps = 18.0
 nic_usd_per_gbps = 31.6
 """
-
-
-def run(*args: str) -> Result:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def error_line(r: Result) -> str:
-    """The one ``error:`` line of a failed command (asserted to be the whole of stderr)."""
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert "Traceback" not in r.output
-    return lines[0]
 
 
 def instance(tmp_path: Path, workload: str, mapping: str = "", name: str = "i.toml") -> Path:
@@ -579,7 +565,7 @@ def test_pipeline_stages_beyond_the_network_are_refused(tmp_path):
     assert error_line(r) == (
         f"error: {p}: pipeline.stages: 8 stages of the workload gpt3-175b (tp 16 x dp 256 = 4096 NPUs per stage) need "
         "32768 NPUs, but the network has 4096 (the pipeline loop's workload is one stage and the network holds every "
-        "stage); fix: size the workload for one stage of 4096 / 8 = 512 NPUs (its tp 16, dp 256 multiplying to 512), "
+        "stage); fix: size the workload for one stage of 4096 / 8 = 512 NPUs (tp x dp = 512, not 4096), "
         "or give a network of 32768 NPUs")
     r = run("solve", _pipelined(tmp_path, 32, "[1, 2, 4, 4]"), "--no-sensitivity")  # TP 16 x DP 32 x PP 8 = 4,096
     assert r.exit_code == 0, r.output
