@@ -49,11 +49,38 @@ never prints: inputs outside the ranges the LP represents are refused before the
 evaluator, so such a warning would add a Python source line to stderr and nothing a user can act on."""
 
 
+INTERRUPTED_EXITS = (130, 143)
+"""Exit statuses of an interrupted run: Ctrl-C (130) and SIGTERM during a pool sweep (143)."""
+
+
 def main() -> None:
     """Entry point of the ``hieropt`` console script. A file that cannot be written (a folder, a missing folder,
     no permission) ends with a one-line message and exit 2, not a traceback; Ctrl-C (also while the command line
     is still loading) ends with exit 130; numpy's floating-point warnings (:data:`FLOAT_WARNINGS`) are not
-    printed."""
+    printed.
+
+    An interrupted console run (:data:`INTERRUPTED_EXITS`) ends at once after its own clean-up (the commands stop
+    their worker pools and close their files before they exit): the interpreter's exit hooks are skipped, because
+    ``concurrent.futures``' hook would write to the wake-up pipe of a pool whose workers the signal has already
+    killed, and print a traceback after the one-line message."""
+    try:
+        _run_app()
+    except SystemExit as e:
+        if _CONSOLE and e.code in INTERRUPTED_EXITS:
+            _exit_now(int(e.code))
+        raise
+
+
+def _exit_now(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
+            pass
+    os._exit(code)
+
+
+def _run_app() -> None:
     import warnings
 
     warnings.filterwarnings("ignore", message=FLOAT_WARNINGS, category=RuntimeWarning)
