@@ -4,8 +4,8 @@
 
 Usage::
 
-    python scripts/bench.py [--data ../shared/data/libra] [--repeats 7] [--gurobi-repeats 5] [--scip-repeats 3]
-                            [--ppc-repeats 5] [--scip-ppc-repeats 1] [--scip-time-limit 60] [--no-scip]
+    python scripts/bench.py [--data ../shared/data/libra] [--repeats 50] [--gurobi-repeats 10] [--scip-repeats 3]
+                            [--ppc-repeats 25] [--rounds 5] [--scip-ppc-repeats 1] [--scip-time-limit 60] [--no-scip]
                             [--front-points 50] [--front-repeats 3] [--only a,b,c,d,e]
 
 The cases: GPT_3, MSFT_1T, Turing_NLG and ResNet_50 with LIBRA's ``total_bw_500gbps`` constraints on the 3D and 4D
@@ -16,9 +16,10 @@ the timing, and solved repeatedly: the time model is built on the first solve an
 first solve of a freshly loaded instance instead, its load untimed), of LIBRA's Gurobi model at LIBRA's settings
 (scripts/bench_gurobi.py: ``bw * bw_inv == 1``, ``NonConvex = 2``, build + solve; skipped with a note when gurobipy
 is absent) and of an independent SCIP oracle written with pyscipopt (model build + solve), the ratios, and the
-optima. hieropt's and Gurobi's calls are interleaved, so that every median sees the same state of the shared
-machine. Gurobi's and SCIP's optima are re-evaluated at their bandwidths with ``api.evaluate``, because a slack
-``B*t == 1`` can report a value below the
+optima. hieropt's and Gurobi's calls run in alternating blocks (``--rounds`` rounds; in each, every solver makes its
+share of its repeats back to back), so that every median sees the same state of the shared machine and each solver
+runs warm in the CPU caches, as in a sweep (:func:`timed_side_by_side`). Gurobi's and SCIP's optima are
+re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value below the
 true optimum (research/solver_probe.md P5).
 
 (b) GPT_3 on the 4D network with its layers replicated x1, x100, x10,000 (built in memory, outside the timing): the
@@ -249,16 +250,22 @@ def lp_rows(instance: Instance, cuts: int) -> int:
 
 
 def timed_side_by_side(fns: list[Callable[..., Any]], repeats: list[int],
-                       prepare: list[Callable[[], Any] | None] | None = None) -> list[tuple[float, float, Any]]:
-    """:func:`timed` for several solvers, their calls interleaved (a, b, a, b, ...) until each has made its
-    ``repeats``: on a shared machine whose speed drifts, every solver's median sees the same moments. With
-    ``prepare[j]``, each call of ``fns[j]`` gets its untimed result as argument (e.g. a freshly loaded instance)."""
+                       prepare: list[Callable[[], Any] | None] | None = None,
+                       rounds: int = 5) -> list[tuple[float, float, Any]]:
+    """:func:`timed` for several solvers in alternating blocks: ``rounds`` rounds, and in each round every solver
+    makes its share of its ``repeats`` calls back to back (a a a, b b, a a a, b b, ...). On a shared machine whose
+    speed drifts, every solver's median sees the same moments (each round is a few milliseconds); within a block a
+    solver runs with its own code and data in the CPU caches, as it does in a sweep of candidates, instead of after
+    every call of the other solver (which evicts them: a 0.4 ms solve then takes about 0.6 ms, and Gurobi's too
+    gains from its own repeats). With ``prepare[j]``, each call of ``fns[j]`` gets its untimed result as argument
+    (e.g. a freshly loaded instance)."""
     times: list[list[float]] = [[] for _ in fns]
     outs: list[Any] = [None] * len(fns)
     prepare = prepare or [None] * len(fns)
-    for i in range(max(repeats, default=0)):
+    for r in range(rounds):
         for j, fn in enumerate(fns):
-            if i < repeats[j]:
+            share = repeats[j] * (r + 1) // rounds - repeats[j] * r // rounds  # (the repeats spread over the rounds)
+            for _ in range(share):
                 args = () if prepare[j] is None else (prepare[j](),)
                 start = time.perf_counter()
                 outs[j] = fn(*args)
@@ -298,7 +305,8 @@ def _cell_ms(t: float) -> str:
 
 
 def objective_cases(console: Console, data: Path, objective: str, repeats: int, gurobi_repeats: int,
-                    scip_repeats: int, scip_time_limit_s: float, env, use_scip: bool) -> dict[str, list[float]]:
+                    scip_repeats: int, scip_time_limit_s: float, env, use_scip: bool,
+                    rounds: int = 5) -> dict[str, list[float]]:
     """One table per objective over :data:`CASES`: hieropt, Gurobi (LIBRA's model) and SCIP, with the agreement of
     their optima (Gurobi's and SCIP's re-evaluated by hieropt's evaluator). Returns the per-case median times (s)."""
     ppc = objective == "performance_per_cost"
@@ -324,11 +332,11 @@ def objective_cases(console: Console, data: Path, objective: str, repeats: int, 
         t_gur, gur = float("nan"), {"bw": None, "gap": float("nan")}
         ours_fn = lambda inst=inst: api.solve(inst, objective=objective)  # noqa: E731
         fns, reps, prep = [ours_fn, ours_fn], [repeats, repeats], [None, lambda c=(wl, dims, cons): load(data, *c)]
-        if env is not None:  # all interleaved, so that every median sees the same state of the shared machine
+        if env is not None:  # in alternating blocks, so that every median sees the same state of the shared machine
             gurobi_libra(inst, objective, env)  # untimed warm-up
             fns, reps, prep = [*fns, lambda inst=inst: gurobi_libra(inst, objective, env)], [*reps, gurobi_repeats], \
                 [*prep, None]
-        (t_ours, min_ours, sol), (t_cold, _, _), *rest = timed_side_by_side(fns, reps, prep)
+        (t_ours, min_ours, sol), (t_cold, _, _), *rest = timed_side_by_side(fns, reps, prep, rounds)
         if rest:
             t_gur, _, gur = rest[0]
         t_highs = highs_seconds(lambda c=(wl, dims, cons): api.solve(load(data, *c), objective=objective))
@@ -459,10 +467,12 @@ def summary(console: Console, objective: str, times: dict[str, list[float]]) -> 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=Path("../shared/data/libra"), help="LIBRA data folder")
-    p.add_argument("--repeats", type=int, default=7, help="timed repeats of each hieropt solve")
-    p.add_argument("--gurobi-repeats", type=int, default=5, help="timed repeats of each Gurobi solve")
+    p.add_argument("--repeats", type=int, default=50, help="timed repeats of each hieropt solve")
+    p.add_argument("--gurobi-repeats", type=int, default=10, help="timed repeats of each Gurobi solve")
     p.add_argument("--scip-repeats", type=int, default=3, help="timed repeats of each SCIP solve")
-    p.add_argument("--ppc-repeats", type=int, default=5, help="timed repeats of each perf-per-cost solve")
+    p.add_argument("--ppc-repeats", type=int, default=25, help="timed repeats of each perf-per-cost solve")
+    p.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side timing: in each, every solver "
+                   "makes its share of its repeats back to back")
     p.add_argument("--scip-ppc-repeats", type=int, default=1, help="timed repeats of each SCIP perf-per-cost solve")
     p.add_argument("--scip-time-limit", type=float, default=60.0, help="SCIP time limit per perf-per-cost solve, s")
     p.add_argument("--no-scip", action="store_true", help="leave SCIP out (it takes minutes on perf per cost)")
@@ -474,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     if not only or not only <= set("abcde"):
         p.error("--only takes a comma-separated subset of a,b,c,d,e")
     if min(args.repeats, args.gurobi_repeats, args.scip_repeats, args.ppc_repeats, args.scip_ppc_repeats,
-           args.front_repeats) < 1:
+           args.front_repeats, args.rounds) < 1:
         p.error("repeats must be >= 1")
     console = Console(width=250)
     if not (args.data / "network").is_dir():
@@ -488,12 +498,12 @@ def main(argv: list[str] | None = None) -> int:
     perf = ppc = None
     if "a" in only:
         perf = objective_cases(console, args.data, "performance", args.repeats, args.gurobi_repeats,
-                               args.scip_repeats, 60.0, env, not args.no_scip)
+                               args.scip_repeats, 60.0, env, not args.no_scip, args.rounds)
     if "b" in only:
         scaling(console, args.data, args.repeats)
     if "c" in only:
         ppc = objective_cases(console, args.data, "performance_per_cost", args.ppc_repeats, args.gurobi_repeats,
-                              args.scip_ppc_repeats, args.scip_time_limit, env, not args.no_scip)
+                              args.scip_ppc_repeats, args.scip_time_limit, env, not args.no_scip, args.rounds)
     if "d" in only:
         t_front, t_solo = front_vs_solves(console, FRONT_INSTANCE, args.front_points, args.front_repeats)
     if "e" in only:
