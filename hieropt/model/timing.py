@@ -56,16 +56,17 @@ check.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import reduce
-from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from ..spec import PHASES, Instance
+from ..spec import Instance
+from .breakdown import Breakdown, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
 from .stages import add_slowest_stage, stage_rows
@@ -172,73 +173,19 @@ def job_time_models(instance: Instance) -> list[TimeModel]:
 
 
 # --------------------------------------------------------------------------------------------------- evaluator
-@dataclass(frozen=True)
-class Breakdown:
-    """Where the iteration time goes at one bandwidth vector (all times ns, bytes per NPU, cost $). With several
-    workloads, every figure is the weighted sum over them.
-
-    Attributes:
-        bw_gbps: (D,) the evaluated per-NPU bandwidths.
-        iteration_time_ns: T(B).
-        compute_ns: T with every collective taking no time (the compute on the critical path).
-        communication_ns: exposed communication, T - compute_ns.
-        communication_by_phase_ns: collective time issued in forward / input_grad / weight_grad phases (and
-            ``p2p`` for the pipeline loop), per iteration; under overlap loops part of it is hidden.
-        bytes_per_dim: (D,) bytes each NPU sends on each dimension in one iteration.
-        busy_ns_per_dim: (D,) time dimension d transmits (bytes/B plus latency).
-        utilisation_per_dim: (D,) busy time / iteration time.
-        bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties: lowest d).
-        cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
-        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the instance's order
-            (a name that repeats gets `` (workload k)``, k its 0-based position).
-        stage_times_ns: T of every pipeline stage of a workload of several (:attr:`hieropt.spec.Workload.
-            more_stages`), by stage name (``name#k`` for a name met before), empty otherwise. A workload's T is its
-            slowest stage's, and every other figure of the workload is that stage's.
-    """
-
-    bw_gbps: np.ndarray
-    iteration_time_ns: float
-    compute_ns: float
-    communication_ns: float
-    communication_by_phase_ns: dict[str, float]
-    bytes_per_dim: np.ndarray
-    busy_ns_per_dim: np.ndarray
-    utilisation_per_dim: np.ndarray
-    bottleneck_ns_per_dim: np.ndarray
-    cost_per_dim_usd: np.ndarray
-    network_cost_usd: float
-    iteration_time_by_workload_ns: dict[str, float]
-    stage_times_ns: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def slowest_stage(self) -> str | None:
-        """The name of the slowest pipeline stage (the first of equals; None with one stage per workload)."""
-        if not self.stage_times_ns:
-            return None
-        return max(self.stage_times_ns.items(), key=lambda kv: kv[1])[0]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready breakdown (plain floats and lists; units in the keys): the ``breakdown`` of ``--json``."""
-        return {
-            "bw_gbps_per_dim": [float(x) for x in self.bw_gbps],
-            "iteration_time_ns": self.iteration_time_ns,
-            "compute_ns": self.compute_ns,
-            "communication_ns": self.communication_ns,
-            "communication_by_phase_ns": self.communication_by_phase_ns,
-            "bytes_per_dim": [float(x) for x in self.bytes_per_dim],
-            "busy_ns_per_dim": [float(x) for x in self.busy_ns_per_dim],
-            "utilisation_per_dim": [float(x) for x in self.utilisation_per_dim],
-            "bottleneck_ns_per_dim": [float(x) for x in self.bottleneck_ns_per_dim],
-            "cost_usd_per_dim": [float(x) for x in self.cost_per_dim_usd],
-            "network_cost_usd": self.network_cost_usd,
-            "iteration_time_by_workload_ns": dict(self.iteration_time_by_workload_ns),  # (unweighted, in order)
-            **({"stage_times_ns": dict(self.stage_times_ns), "slowest_stage": self.slowest_stage}
-               if self.stage_times_ns else {}),
-        }
-
-
 def _check_bw(instance: Instance, bw_gbps) -> np.ndarray:
     D = instance.network.n_dims
+    if isinstance(bw_gbps, np.ndarray) and bw_gbps.shape == (D,) and bw_gbps.dtype == np.float64:
+        bw = bw_gbps  # (the solvers' own arrays: the common case)
+    else:
+        bw = _as_bw(bw_gbps, D)
+    if not np.isfinite(bw).all() or (bw < 0).any():
+        raise InputError("bw_gbps", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
+                         "fix the values")
+    return bw
+
+
+def _as_bw(bw_gbps, D: int) -> np.ndarray:
     if isinstance(bw_gbps, dict | str | bytes) or not hasattr(bw_gbps, "__len__"):
         raise InputError("bw_gbps", None, f"expected one bandwidth (GB/s) per dimension as a list or array, got a "
                          f"{type(bw_gbps).__name__}", f"give a sequence of {D} numbers, dimension 0 first")
@@ -249,9 +196,6 @@ def _check_bw(instance: Instance, bw_gbps) -> np.ndarray:
     if bw.shape != (D,):
         raise InputError("bw_gbps", None, f"{bw.size} bandwidths given for {D} dimensions",
                          f"give {D} values (GB/s), one per dimension")
-    if not np.all(np.isfinite(bw)) or np.any(bw < 0):
-        raise InputError("bw_gbps", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
-                         "fix the values")
     return bw
 
 
@@ -269,17 +213,15 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             a dimension with traffic, or bandwidths so small (or large) that the time (or cost) overflows.
     """
     bw = _check_bw(instance, bw_gbps)
-    D = instance.network.n_dims
     execs, p2p_count = executions(instance)
-    total = compute_total = 0.0
-    by_phase = dict.fromkeys(PHASES, 0.0)
-    bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
+    total = 0.0
     by_workload: dict[str, float] = {}
     pipe = instance.pipeline is not None  # (without a pipeline no point-to-point row: its terms are 0, left out)
     p2p = p2p_row(instance) if pipe else None
-    positive = bool(bw.min() > 0) if D else True
+    positive = bool(bw.min() > 0) if bw.size else True
     stage_times: dict[str, float] = {}
     latency_free = not any(d.latency_ns for d in instance.network.dims)
+    slowest = []
     for job in instance.jobs:
         runs = _stage_runs(instance, job, bw, execs, p2p_count, p2p, positive, latency_free)
         r = max(runs, key=lambda x: x.T)  # the slowest stage (the first of equals): every figure is its
@@ -287,46 +229,20 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             for stage, x in zip(job.workload.stages, runs, strict=True):
                 name = stage.name if stage.name not in stage_times else f"{stage.name}#{len(stage_times)}"
                 stage_times[name] = x.T
-        w = job.weight
         name = job.workload.name  # (two workloads of one name, e.g. one model on two mappings, keep one entry each)
         by_workload[name if name not in by_workload else f"{name} (workload {len(by_workload)})"] = r.T
-        total += w * r.T
-        compute_total += w * loop_time(instance.training_loop, r.C, np.zeros_like(r.coll), 0.0, instance,
-                                       np.zeros_like(r.per_dim), r.U)
-        for p, v in zip(PHASES, (r.coll.sum(axis=0) * execs).tolist(), strict=True):
-            by_phase[p] += w * v
-        bytes_per_dim += w * _bytes(r.traffic, execs, p2p_count, p2p)
-        if pipe:
-            p2p_dim_ns = np.where(p2p[0] > 0, p2p[0] / bw, 0.0) + p2p[1]
-            busy += w * (np.einsum("ljd,j->d", r.per_dim, execs) + p2p_count * p2p_dim_ns)
-        else:
-            busy += w * np.einsum("ljd,j->d", r.per_dim, execs)
-        slowest = r.per_dim.argmax(axis=2)
-        bottleneck += w * np.bincount(slowest.ravel(), weights=(r.coll * execs[None, :]).ravel(), minlength=D)
-        if p2p_count:
-            by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * r.p2p_ns
-            bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * r.p2p_ns
+        total += job.weight * r.T
+        slowest.append((job.weight, r))
     costs = cost_per_dim_usd(instance, bw)
-    if not (np.isfinite(total) and np.all(np.isfinite(costs))):
-        what = "iteration time" if not np.isfinite(total) else "network cost"
+    cost = float(costs.sum())
+    if not (math.isfinite(total) and math.isfinite(cost)):
+        what = "iteration time" if not math.isfinite(total) else "network cost"
         raise InputError("bw_gbps", None, f"the {what} overflows (inf) at bandwidths {bw.tolist()} GB/s",
                          "give bandwidths of realistic size (the time is bytes / bandwidth: 1e-300 GB/s takes "
                          "longer than a float can hold)")
-    return Breakdown(
-        bw_gbps=bw,
-        iteration_time_ns=total,
-        compute_ns=compute_total,
-        communication_ns=total - compute_total,
-        communication_by_phase_ns=by_phase,
-        bytes_per_dim=bytes_per_dim,
-        busy_ns_per_dim=busy,
-        utilisation_per_dim=busy / total if total > 0 else np.zeros(D),
-        bottleneck_ns_per_dim=bottleneck,
-        cost_per_dim_usd=costs,
-        network_cost_usd=float(costs.sum()),
-        iteration_time_by_workload_ns=by_workload,
-        stage_times_ns=stage_times,
-    )
+    return Breakdown(bw_gbps=bw, iteration_time_ns=total, cost_per_dim_usd=costs, network_cost_usd=cost,
+                     iteration_time_by_workload_ns=by_workload, stage_times_ns=stage_times,
+                     source=(instance, bw, slowest, execs, p2p_count, p2p))
 
 
 @dataclass
@@ -361,11 +277,11 @@ def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_
     rows = rows or (slice(0, traffic.shape[0]),)
     if not positive:
         for r in rows:
-            starved = (bw == 0) & (_bytes(traffic[r], execs, p2p_count, p2p) > 0)
+            starved = (bw == 0) & (stage_bytes(traffic[r], execs, p2p_count, p2p) > 0)
             if starved.any():
                 d = int(np.flatnonzero(starved)[0])
                 raise InputError("bw_gbps", f"bw[{d}]", f"0 GB/s but dimension {d} carries "
-                                 f"{_bytes(traffic[r], execs, p2p_count, p2p)[d]:.6g} bytes per iteration",
+                                 f"{stage_bytes(traffic[r], execs, p2p_count, p2p)[d]:.6g} bytes per iteration",
                                  "give it a positive bandwidth")
     # (L, 3, D); every bandwidth positive: no 0/0 to guard (traffic >= 0), the common case
     per_dim = traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)
@@ -382,13 +298,6 @@ def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_
         T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U)
         out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U))
     return out
-
-
-def _bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
-           p2p: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """Bytes per dimension per iteration of a stage's collectives (and the pipeline loop's sends), (D,)."""
-    out = np.einsum("ljd,j->d", traffic, execs)
-    return out + p2p_count * p2p[0] if p2p is not None else out
 
 
 __all__ = ["TimeModel", "Piece", "Breakdown", "LOOPS", "build_time_model", "evaluate"]

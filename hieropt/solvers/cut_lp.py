@@ -216,47 +216,60 @@ class CutLP:
         return self.solver.solve()
 
     def _add_cuts(self, points: list[tuple[int, float]]) -> None:
-        """Tangent cuts of link j at (j, B in native units), skipping points outside :data:`CUT_RANGE`."""
+        """Tangent cuts of link j at (j, B in native units), skipping points outside :data:`CUT_RANGE` (in Python
+        floats: a handful of cuts costs less so than a dozen numpy calls)."""
         if not points:
             return
-        pts = np.array(points, dtype=float).reshape(-1, 2)
-        j, b = pts[:, 0].astype(np.int64), pts[:, 1]
-        beta = b / self._unit()[j]
-        keep = (beta >= CUT_RANGE[0]) & (beta <= CUT_RANGE[1])
-        if not keep.all():
-            j, b, beta = j[keep], b[keep], beta[keep]
-        n = j.size
+        unit = self._unit().tolist()
+        pair_t, pair_b = self._pairs()
+        span_lo, span_hi = self._span
+        low, high = CUT_RANGE
+        js, bs, index, value = [], [], [], []
+        for j, b in points:
+            j, b = int(j), float(b)
+            beta = b / unit[j]
+            if not low <= beta <= high:  # (a NaN is skipped too)
+                continue
+            js.append(j)
+            bs.append(b)
+            span_lo[j] = min(span_lo[j], b)
+            span_hi[j] = max(span_hi[j], b)
+            index += (pair_t[j], pair_b[j])
+            value += tangent_cut(beta)
+        n = len(js)
         if not n:
             return
-        self._cut_j += j.tolist()
-        self._cut_b += b.tolist()
-        np.minimum.at(self._span[0], j, b)
-        np.maximum.at(self._span[1], j, b)
-        index = np.empty(2 * n, dtype=np.int32)
-        index[0::2], index[1::2] = self.arr.pair_t[j], self.arr.pair_b[j]
-        value = np.empty(2 * n)
-        value[0::2], value[1::2] = tangent_cut(beta)
-        self.solver.add_rows(np.full(n, 2.0), np.full(n, INF), np.arange(0, 2 * n, 2, dtype=np.int32), index, value)
+        self._cut_j, self._cut_b = self._cut_j + js, self._cut_b + bs
+        self.solver.add_rows(np.full(n, 2.0), np.full(n, INF), np.arange(0, 2 * n, 2, dtype=np.int32),
+                             np.array(index, dtype=np.int32), np.array(value))
+
+    def _pairs(self) -> tuple[list[int], list[int]]:
+        """The links' t and B columns of the current LP, as lists (cached on its arrays)."""
+        if (out := self.arr.cache.get("pair_lists")) is None:
+            out = self.arr.cache["pair_lists"] = (self.arr.pair_t.tolist(), self.arr.pair_b.tolist())
+        return out
 
     def _clear_span(self) -> None:
         """Forget the cuts' span (:meth:`trusted`): the cut list is rebuilt next."""
         n = self.arr.pair_b.size
-        self._span = (np.full(n, INF), np.full(n, -INF))
+        self._span = ([INF] * n, [-INF] * n)
 
     def trusted(self, x: np.ndarray) -> bool:
         """False when a link's B at the LP point ``x`` (scaled) lies outside the span of that link's tangent cuts
         (native units) and the LP's t_j there is below :data:`TRUST` / B_j. Outside the span t_j comes from one
         tangent's extrapolation, whose error grows without bound (t_j reaches 0 at twice the outermost cut): the
         LP's active set, which the Newton polish starts from, is then a guess about the pieces of a max that link
-        takes part in. (Inside the span the error is the seed grid's, at most 0.44 of 1/B for
-        :data:`SEED_POINTS`.)"""
-        cb = self.arr.pair_b
-        if not cb.size:
+        takes part in. (Inside the span the error is the seed grid's, at most 0.44 of 1/B for the seeds.)"""
+        pair_t, pair_b = self._pairs()
+        if not pair_b:
             return True
-        b = x[cb] * self._unit()
-        slack = 1e-9 * np.abs(b)
-        outside = (b < self._span[0] - slack) | (b > self._span[1] + slack)
-        return not (outside & (x[cb] * x[self.arr.pair_t] < TRUST)).any()
+        xl, unit = x.tolist(), self._unit().tolist()
+        for j, (cb, ct) in enumerate(zip(pair_b, pair_t, strict=True)):
+            b = xl[cb] * unit[j]
+            slack = 1e-9 * abs(b)
+            if (b < self._span[0][j] - slack or b > self._span[1][j] + slack) and xl[cb] * xl[ct] < TRUST:
+                return False
+        return True
 
     def _cut_points(self, x: np.ndarray, point: np.ndarray) -> list[tuple[int, float]]:
         """Where to cut next (native units): the LP's B where its t undercuts 1/B, 1/t, and ``point`` (one value

@@ -94,27 +94,41 @@ def _rate_bound(arr: RateArrays, duals: np.ndarray, cap: np.ndarray) -> float:
     U includes the worst-case floating-point error of its own evaluation: (rows + columns + 2) x eps x the sum of
     the magnitudes of every product it adds up (a dual-weighted sum whose terms cancel to a small rate, as near the
     cheapest network, then gets a margin to match, and the caller's gap test refuses it)."""
-    y = np.array(duals[:arr.n_rows], dtype=float)
-    lo, hi = arr.row_lower, arr.row_upper
-    y[((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)) | ~np.isfinite(y)] = 0.0
-    pos_y, neg_y = y > 0, y < 0
-    row_terms = np.concatenate([y[pos_y] * lo[pos_y], y[neg_y] * hi[neg_y]])
-    A = arr.dense
+    lo, hi, lo_finite, hi_finite, A, abs_A, abs_c, loaded, a_rate = _bound_arrays(arr)
+    y = duals[:arr.n_rows]
+    up = y > 0
+    # a multiplier on an infinite bound (or not finite itself) counts as 0: each row's term is y x its bound
+    y = np.where(np.where(up, lo_finite, hi_finite) & np.isfinite(y), y, 0.0)
+    row_terms = y * np.where(up, lo, hi)
     r = arr.time_costs - y @ A
     D = arr.u_col
     top = np.minimum(arr.col_upper[:D], cap)
-    u_top = float(np.min(top[list(arr.loaded)] / A[arr.rate, D]))  # rate rows: a_d u <= B_d <= top_d
-    box_hi = np.append(top, u_top)
-    pos, neg = r > 0, r < 0
+    box_hi = np.append(top, (top[loaded] / a_rate).min())  # rate rows: a_d u <= B_d <= top_d
+    neg = r < 0
     if not np.isfinite(box_hi[neg]).all():
         return np.inf
-    at = np.where(neg, box_hi, arr.col_lower)  # the box corner each column's term is evaluated at
-    used = pos | neg
-    col_terms = r[used] * at[used]
+    at = np.where(neg, box_hi, np.where(r > 0, arr.col_lower, 0.0))  # the box corner each column's term is at
+    col_terms = r * at
     value = float(row_terms.sum() + col_terms.sum())
-    r_size = np.abs(arr.time_costs) + np.abs(y) @ np.abs(A)  # (the size of each reduced cost's sum)
-    magnitude = float(np.abs(row_terms).sum() + (r_size * np.abs(at))[used].sum())
+    r_size = abs_c + np.abs(y) @ abs_A  # (the size of each reduced cost's sum)
+    magnitude = float(np.abs(row_terms).sum() + (r_size * np.abs(at)).sum())
     return -value + (arr.n_rows + arr.n_cols + 2) * EPS * magnitude
+
+
+def _bound_arrays(arr: RateArrays) -> tuple:
+    """What :func:`_rate_bound` reads of ``arr`` alone, once per LP (kept in ``arr.cache``): the row bounds with
+    the infinite ones as 0 and their finiteness, the dense matrix and its magnitudes, |costs|, the loaded columns
+    and their rate-row coefficients."""
+    out = arr.cache.get("rate_bound")
+    if out is None:
+        lo, hi = arr.row_lower, arr.row_upper
+        lo_finite, hi_finite = np.isfinite(lo), np.isfinite(hi)
+        A = arr.dense
+        loaded = np.array(arr.loaded, dtype=np.intp)
+        out = arr.cache["rate_bound"] = (np.where(lo_finite, lo, 0.0), np.where(hi_finite, hi, 0.0), lo_finite,
+                                         hi_finite, A, np.abs(A), np.abs(arr.time_costs), loaded,
+                                         A[arr.rate, arr.u_col])
+    return out
 
 
 EPS = float(np.finfo(float).eps)
