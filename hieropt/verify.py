@@ -40,14 +40,14 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
     dm = instance.design_matrix
     if dm.A.size:
         lhs = dm.A @ bw
-        over = np.maximum(lhs - dm.upper, dm.lower - lhs) / np.maximum(1.0, np.abs(dm.rhs))
+        over = np.maximum(lhs - dm.upper, dm.lower - lhs) / np.maximum(1.0, dm.abs_rhs)
         for i in np.flatnonzero(over > FEAS_TOL):
             c = instance.constraints[i]
             out.append((f"'{c.text}' (lhs {lhs[i]:.9g} vs {c.rhs:.9g})", float(over[i])))
-    lower, upper = dm.bw_lower, dm.bw_upper
-    low = bw < lower - FEAS_TOL * np.maximum(1.0, lower)
-    high = bw > upper * (1 + FEAS_TOL)
-    for d in np.flatnonzero(low | high):
+    lower, upper = dm.bw_lower.tolist(), dm.bw_upper.tolist()  # (Python floats over the few dimensions)
+    low = [b < lo - FEAS_TOL * max(1.0, lo) for b, lo in zip(bw.tolist(), lower, strict=True)]
+    high = [b > hi * (1 + FEAS_TOL) for b, hi in zip(bw.tolist(), upper, strict=True)]
+    for d in [d for d in range(len(low)) if low[d] or high[d]]:
         b = instance.bounds_or_default[d]
         if low[d]:
             out.append((f"bw[{d}] >= {b.lower_gbps}", (b.lower_gbps - bw[d]) / max(1.0, b.lower_gbps)))

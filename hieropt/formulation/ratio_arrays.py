@@ -15,19 +15,20 @@ use. The bounds of ``u`` and ``kap`` are column bounds (the Pyomo model's solver
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
-from .arrays import LPArrays
+from .arrays import LPArrays, read_only
 from .scale import MB, MS_NS
 
 INF = float("inf")
 
-__all__ = ["CostRangeLP", "RatioArrays", "compile_cost_range_lp", "compile_ratio_lp", "redundant_rows"]
+__all__ = ["CostRangeLP", "RatioArrays", "compile_cost_range_lp", "compile_ratio_lp", "redundant_rows",
+           "shared_ratio_lp"]
 
 
 @dataclass
@@ -73,6 +74,27 @@ class RatioArrays:
         """B (GB/s) of the LP solution ``x`` (all columns) at network cost ``cost_usd``: B_d = x_d C / (p_d g_d)
         (the share columns are g_d x the shares)."""
         return np.maximum(x[self.x_col], 0.0) * cost_usd / (self.price_usd_per_gbps * self.share_scale) + 0.0
+
+
+def shared_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float | np.ndarray,
+                    cost_cap_usd: float = INF, exact_rows: bool = False,
+                    slacks: tuple[tuple[str, int], ...] = ()) -> RatioArrays:
+    """:func:`compile_ratio_lp` with the same arguments, compiled once per instance, time model, design rows and
+    prices and the values of the other arguments (the last 16 of them): a repeated solve, each
+    kappa search and a sweep's copies of one instance share the arrays. Each call gets its own column bounds (the
+    solver changes them in place); every other array is shared and must not be changed (the ``cache`` of derived
+    values is shared too: it holds only what the matrix and the row layout determine)."""
+    def build() -> RatioArrays:
+        out = compile_ratio_lp(instance, tm, bw_unit_gbps, cost_cap_usd, exact_rows, slacks)
+        read_only(out)
+        read_only(out.arr)
+        return out
+
+    values = (np.asarray(bw_unit_gbps, dtype=float).tobytes(), float(cost_cap_usd), bool(exact_rows), tuple(slacks))
+    lp = instance.memo_by_value("_ratio_lps", (tm, instance.design_matrix, cluster_cost_usd_per_gbps(instance)),
+                                values, build)
+    arr = replace(lp.arr, col_lower=lp.arr.col_lower.copy(), col_upper=lp.arr.col_upper.copy())
+    return replace(lp, arr=arr)
 
 
 def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,

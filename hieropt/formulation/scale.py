@@ -97,9 +97,13 @@ def cost_bounds_usd(instance: Instance) -> tuple[float, float]:
     rows and bounds alone (no LP): a row ``sum_d a_d B_d >= r`` (or ``==``) with every a_d >= 0 and r > 0 gives
     cost = sum_d p_d B_d >= r min_{a_d > 0} p_d / a_d (B >= 0), the lower bounds give sum_d p_d lower_d, and
     :func:`upper_limits_gbps` gives U = sum_d p_d limit_d (p: the cluster's $ per GB/s, N u_d). (0, inf) where no
-    row or bound says more; L may be 0 and U infinite."""
+    row or bound says more; L may be 0 and U infinite. Computed once per design matrix and prices."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
+    return instance.memo("_cost_bounds", (dm, p), lambda: _cost_bounds(instance, dm, p))
+
+
+def _cost_bounds(instance: Instance, dm, p: np.ndarray) -> tuple[float, float]:
     lower = float(p @ dm.bw_lower)
     A = dm.A
     rows = ((dm.sense >= 1) & (A.min(axis=1, initial=0.0) >= 0) & (A.max(axis=1, initial=0.0) > 0)
@@ -125,8 +129,14 @@ def share_units_gbps(instance: Instance, tm: TimeModel, unit_gbps: float) -> np.
     sum_d p_d B_d; M_d: :func:`bytes_per_dim`, p_d the dimension's price; Kleinrock's square-root capacity
     assignment), so that a dimension far cheaper than the others, which takes most of the bandwidth, and one far
     dearer, which takes almost none, both have shares of order 1; ``unit_gbps`` where a dimension carries no
-    traffic or has no price. Units only: the LP's answer does not depend on them."""
+    traffic or has no price. Units only: the LP's answer does not depend on them. Computed once per time model,
+    prices and unit (read-only)."""
     p = cluster_cost_usd_per_gbps(instance)
+    return instance.memo_by_value("_share_units", (tm, p), float(unit_gbps),
+                                  lambda: _share_units(tm, p, unit_gbps))
+
+
+def _share_units(tm: TimeModel, p: np.ndarray, unit_gbps: float) -> np.ndarray:
     M = bytes_per_dim(tm)
     ok = (M > 0) & (p > 0)
     out = np.full(tm.n_dims, float(unit_gbps))
@@ -134,6 +144,7 @@ def share_units_gbps(instance: Instance, tm: TimeModel, unit_gbps: float) -> np.
         root = np.sqrt(M[ok] / p[ok])
         out[ok] = root * (float(p @ out) / float(p[ok] @ root))  # (the same cost as the uniform design)
         out = np.maximum(out, 1e-12 * out.max())
+    out.flags.writeable = False
     return out
 
 

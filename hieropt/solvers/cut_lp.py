@@ -167,9 +167,8 @@ class CutLP:
 
     def _seeds(self) -> list[tuple[int, float]]:
         """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's unit."""
-        unit = self._unit()
-        return list(zip(np.repeat(np.arange(unit.size), SEED_POINTS.size).tolist(),
-                        np.outer(unit, SEED_POINTS).ravel().tolist(), strict=True))
+        seeds = SEED_POINTS.tolist()
+        return [(j, u * f) for j, u in enumerate(self._unit().tolist()) for f in seeds]
 
     @property
     def cuts(self) -> int:

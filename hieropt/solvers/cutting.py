@@ -186,9 +186,9 @@ class TimeLP(CutLP):
             return
         self._checked = True
         loaded = list(self.loaded)
-        limits = self._limits[loaded]
-        if loaded and np.all(np.isfinite(limits)) and np.all(limits > 0):
-            self.bounded, self.reach_gbps = True, float(limits.sum())
+        limits = self._limits[loaded].tolist()
+        if loaded and all(0 < v < INF for v in limits):
+            self.bounded, self.reach_gbps = True, float(np.sum(limits))
             return
         budget, target = self._budget, self._target
         self._set_budget(None)

@@ -56,9 +56,11 @@ def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
     """Whether ``bw`` (GB/s, shape (D,)) meets every design row (:meth:`hieropt.spec.DesignMatrix.violations`) and
     bound of ``instance`` to :data:`ROW_TOL` relative."""
     dm = instance.design_matrix
-    if dm.A.size and dm.violations(bw).max() > ROW_TOL:
+    if dm.max_violation(bw) > ROW_TOL:
         return False
-    return bool((bw >= dm.bw_lower * (1 - ROW_TOL)).all() and (bw <= dm.bw_upper * (1 + ROW_TOL)).all())
+    below, above = 1 - ROW_TOL, 1 + ROW_TOL  # (Python floats over the few dimensions; a NaN meets no bound)
+    return all(b >= lo * below and b <= hi * above
+               for b, lo, hi in zip(bw.tolist(), dm.bw_lower.tolist(), dm.bw_upper.tolist(), strict=True))
 
 
 def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,

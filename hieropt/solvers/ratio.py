@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.ratio_arrays import RatioArrays, compile_ratio_lp
+from ..formulation.ratio_arrays import RatioArrays, shared_ratio_lp
 from ..formulation.scale import MS_NS, cost_bounds_usd
 from ..model.timing import TimeModel
 from ..result import Status
@@ -109,7 +109,7 @@ class RatioCore(CutLP):
             if not self._rows_bound_costs(budget_usd):
                 cap = min(cap, self.cost_range()[1])
         units = bw_unit_gbps if share_units_gbps is None else share_units_gbps
-        self.lp: RatioArrays = compile_ratio_lp(instance, tm, units, cost_cap_usd=cap, exact_rows=exact_rows,
+        self.lp: RatioArrays = shared_ratio_lp(instance, tm, units, cost_cap_usd=cap, exact_rows=exact_rows,
                                                 slacks=slacks)
         self.K = self.lp.cost_unit_usd
         self.scale = None

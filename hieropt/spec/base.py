@@ -139,6 +139,18 @@ class Frozen(BaseModel):
         del recent[RECENT:]
         return value
 
+    def memo_by_value(self, name: str, key: tuple, values: Any, build: Any, size: int = 16) -> Any:
+        """:meth:`memo` for a value that also depends on plain values (floats, tuples, bytes; compared by
+        equality, not identity): ``build()`` once per model, ``key`` (by identity) and ``values`` (hashable), the
+        last ``size`` ``values`` kept per ``key``. The value must not be modified."""
+        kept = self.memo(name, key, dict)
+        if values in kept:
+            return kept[values]
+        value = kept[values] = build()
+        while len(kept) > size:
+            del kept[next(iter(kept))]
+        return value
+
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
         """pydantic's ``model_copy``; with ``update``, values cached from the old fields (``cached_property``, e.g.
         :attr:`hieropt.spec.Workload.table`) are dropped from the copy instead of describing the old fields."""

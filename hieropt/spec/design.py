@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,17 @@ class DesignMatrix:
         """(n,) by how much each row is violated at ``bw`` (GB/s, shape (D,)), relative to max(|rhs|, sum_d
         |a_d bw_d|) (0 where it holds)."""
         lhs = self.A @ bw
-        scale = np.maximum(np.maximum(np.abs(self.rhs), np.abs(self.A * bw).sum(axis=1)), 1e-300)
+        scale = np.maximum(np.maximum(self.abs_rhs, np.abs(self.A * bw).sum(axis=1)), 1e-300)
         over = np.maximum(lhs - self.upper, self.lower - lhs)
         return np.maximum(over, 0.0) / scale
+
+    def max_violation(self, bw: np.ndarray) -> float:
+        """The largest of :meth:`violations` (0.0 without rows; NaN when ``bw`` holds a NaN)."""
+        if not self.A.size:
+            return 0.0
+        return float(self.violations(bw).max())
+
+    @cached_property
+    def abs_rhs(self) -> np.ndarray:
+        """(n,) |rhs|."""
+        return np.abs(self.rhs)
