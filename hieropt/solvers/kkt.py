@@ -86,8 +86,6 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     nonzero = _structure(arr, A)[2]
     cl, cu = arr.col_lower, arr.col_upper
     z0 = arr.z0
-    box = [(lc - 1e-12 * (1 + abs(lc)), uc + 1e-12 * (1 + abs(uc)))
-           for lc, uc in zip(cl[:z0].tolist(), cu[:z0].tolist(), strict=True)]
     tied = None
     seen = set()
     for _ in range(ROUNDS):
@@ -113,7 +111,7 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         if not converged:  # Newton ran towards B = 0 (a row that would stop it is missing): the rows it crossed
             if not any(joins):  # join, as in a primal active-set method's blocking constraints (N&W §16.5)
                 return None
-        elif any(v < b or v > a for v, (b, a) in zip(x[:z0].tolist(), box, strict=True)):
+        elif _outside_box(x[:z0].tolist(), cl[:z0].tolist(), cu[:z0].tolist()):
             return None
         if not any(joins) and not any(leaves):
             xz = x[:z0]  # (a view: the clip acts in place on x)
@@ -133,6 +131,12 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
             tied = kept & _same_max(arr, joins)  # at the optimum (a singular system decides). The next Newton starts
             x, y, nu = start  # from where this one did, not from its run-away iterate
     return None
+
+
+def _outside_box(x: list[float], lower: list[float], upper: list[float]) -> bool:
+    """Whether a column of ``x`` lies outside its bounds by more than round-off (1e-12 relative)."""
+    return any(v < lc - 1e-12 * (1 + abs(lc)) or v > uc + 1e-12 * (1 + abs(uc))
+               for v, lc, uc in zip(x, lower, upper, strict=True))
 
 
 def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.ndarray):

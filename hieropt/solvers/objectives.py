@@ -154,9 +154,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         res = _product(instance, tm, gap, time_limit_s, counts)
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
-    sol = _verified(instance, tm, counts, res, obj, start, extra)
-    if method is not None:
-        sol = replace(sol, method=method)
+    sol = _verified(instance, tm, counts, res, obj, start, extra, method=method)
     if skipped:
         sol = replace(sol, notes=sol.notes + skipped)
     if portfolio and len(instance.jobs) > 1 and sol.success:
@@ -283,9 +281,10 @@ _GAP_TEXT = re.compile(r"proven relative gap (?:[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
 
 
 def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float, extra: dict,
-              value: float | None = None) -> Solution:
+              value: float | None = None, method: str | None = None) -> Solution:
     """Re-check the solver's point with the independent evaluator and package the :class:`Solution` (``value``:
-    the objective re-evaluated elsewhere, for the portfolio objectives)."""
+    the objective re-evaluated elsewhere, for the portfolio objectives; ``method``: how it was solved, when not the
+    objective's usual :data:`METHODS`)."""
     cert = verify(instance, res.bw)
     if not cert.ok:
         raise SolverError("independent verification failed: " + "; ".join(cert.problems))
@@ -330,7 +329,7 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
         iterations=counts.lps,
         solve_seconds=time.perf_counter() - start,
         breakdown=bd,
-        method=METHODS[obj],
+        method=method or METHODS[obj],
         notes=notes,
         extra=extra,
         instance=instance,
