@@ -240,9 +240,19 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         raise InputError("bw_gbps", None, f"the {what} overflows (inf) at bandwidths {bw.tolist()} GB/s",
                          "give bandwidths of realistic size (the time is bytes / bandwidth: 1e-300 GB/s takes "
                          "longer than a float can hold)")
-    return Breakdown(bw_gbps=bw, iteration_time_ns=total, cost_per_dim_usd=costs, network_cost_usd=cost,
-                     iteration_time_by_workload_ns=by_workload, stage_times_ns=stage_times,
-                     source=(instance, bw, slowest, execs, p2p_count, p2p))
+    bd = Breakdown(bw_gbps=bw, iteration_time_ns=total, cost_per_dim_usd=costs, network_cost_usd=cost,
+                   iteration_time_by_workload_ns=by_workload, stage_times_ns=stage_times,
+                   source=(instance, bw, slowest, execs, p2p_count, p2p))
+    if sum(r.per_dim.size for _, r in slowest) > LAZY_FIGURES:
+        bd.compute_ns  # noqa: B018 (a large workload's figures now: its layer-by-layer arrays are not kept)
+    return bd
+
+
+LAZY_FIGURES = 1 << 16
+"""A :class:`Breakdown` keeps the layer-by-layer arrays for its figures beyond T and cost (computed on first
+access) only while they hold at most this many entries (layers x 3 phases x dimensions, about 0.5 MB); above it
+the figures are computed at once, so that many breakdowns of a large workload (a Pareto front) do not hold
+gigabytes."""
 
 
 @dataclass

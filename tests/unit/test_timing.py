@@ -394,3 +394,35 @@ def test_times_ns_on_a_deep_chain_of_max_nodes_hand_values():
     assert got[0] == pytest.approx(10.0 + 3.0 + 2.0 * (V - 1), rel=1e-15)
     assert got[1] == pytest.approx(10.0 + 16.0 + 0.1 * (V - 1 - 1), rel=1e-13)  # y_1 = 16, then +0.1 per node
     np.testing.assert_allclose(got, [tm.time_ns(b) for b in bw], rtol=1e-14)
+
+
+def test_breakdown_figures_on_first_access_pickle_and_compare_equal():
+    """The figures beyond T and cost are computed on first access (the hand values of instance A), a pickled
+    breakdown carries them (not the layer-by-layer arrays), and two breakdowns are equal when every figure is."""
+    import pickle
+
+    b = evaluate(instance_a(), np.array([4.0, 2.0]))
+    assert b.source is not None and b.computed is None  # (nothing beyond T and cost yet)
+    copy = pickle.loads(pickle.dumps(b))
+    assert copy.source is None and b.source is None  # (pickling computed them)
+    assert copy.busy_ns_per_dim.tolist() == pytest.approx([57.0, 35.0], rel=1e-12)
+    assert copy.bottleneck_ns_per_dim.tolist() == pytest.approx([54.0, 21.0], rel=1e-12)
+    assert copy.bytes_per_dim.tolist() == pytest.approx([228.0, 70.0], rel=1e-12)
+    assert copy.communication_by_phase_ns == pytest.approx({"forward": 30.0, "input_grad": 14.0,
+                                                             "weight_grad": 31.0})
+    assert copy == b == evaluate(instance_a(), [4.0, 2.0])
+    assert b != evaluate(instance_a(), [4.0, 2.5])
+
+
+def test_large_workload_breakdown_keeps_no_layer_arrays():
+    """Above LAZY_FIGURES entries the figures are computed at once (a front of a large workload must not keep
+    gigabytes of per-layer arrays), with the same values as the lazy path."""
+    from hieropt.model import timing
+
+    layers = _layers_a() * 6000  # 12,000 layers x 3 phases x 2 dims > 2**16
+    inst = _instance(DIMS_A, layers, (4, 1), (1, 8), (4, 8), CLASSES_A)
+    b = evaluate(inst, [4.0, 2.0])
+    assert b.source is None and b.computed is not None
+    assert b.iteration_time_ns == pytest.approx(325.0 * 6000, rel=1e-12)
+    assert b.busy_ns_per_dim.tolist() == pytest.approx([57.0 * 6000, 35.0 * 6000], rel=1e-12)
+    assert len(layers) * 3 * 2 > timing.LAZY_FIGURES  # (the case this test is about)
