@@ -47,7 +47,7 @@ def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float, budge
     The LP's units are the performance LP's (one :class:`hieropt.formulation.scale.Scale` per instance, budget and
     limits, shared with :class:`hieropt.solvers.cutting.TimeLP`) and its arrays are compiled once per instance, time
     model, scale, budget, design rows and prices (read-only, shared by repeated solves and copies)."""
-    st = single_term(tm)
+    st = instance.memo("_single_term", (tm,), lambda: single_term(tm))  # (once per time model)
     if st is None:
         return None
     m, w = st
