@@ -49,9 +49,10 @@ class Breakdown:
     iteration_time_by_workload_ns: dict[str, float]
     stage_times_ns: dict[str, float] = field(default_factory=dict)
     source: Any = field(default=None, repr=False)
-    """What the other figures are computed from, until they are (then None): (instance, bw, [(weight, slowest
-    stage's run) per workload], executions per phase, point-to-point sends per iteration, the send's row), as
-    :func:`hieropt.model.timing.evaluate` makes it."""
+    """What the other figures are computed from, until they are (then None): (T in ns, instance, a copy of bw,
+    [(weight, slowest stage's run) per workload], executions per phase, point-to-point sends per iteration, the
+    send's row), as :func:`hieropt.model.timing.evaluate` makes it (its own copies: a caller that changes its
+    bandwidth array, or a ``dataclasses.replace`` of the breakdown, does not change them)."""
     computed: dict[str, Any] | None = field(default=None, repr=False)
     """The other figures, when given up front."""
 
@@ -93,7 +94,14 @@ class Breakdown:
     def _details(self) -> dict[str, Any]:
         out = self.computed
         if out is None:
-            out = detail_figures(self.iteration_time_ns, *self.source)
+            src = self.source
+            if src is None:  # (another thread computed them meanwhile, or the breakdown was built without either)
+                out = self.computed
+                if out is None:
+                    raise ValueError("a Breakdown needs its figures (computed=) or what they are computed from "
+                                     "(source=, as hieropt.model.timing.evaluate makes it)")
+                return out
+            out = detail_figures(*src)
             object.__setattr__(self, "computed", out)
             object.__setattr__(self, "source", None)  # (the layer-by-layer arrays are no longer needed)
         return out

@@ -242,7 +242,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
                          "longer than a float can hold)")
     bd = Breakdown(bw_gbps=bw, iteration_time_ns=total, cost_per_dim_usd=costs, network_cost_usd=cost,
                    iteration_time_by_workload_ns=by_workload, stage_times_ns=stage_times,
-                   source=(instance, bw, slowest, execs, p2p_count, p2p))
+                   source=(total, instance, bw.copy(), slowest, execs, p2p_count, p2p))
     if sum(r.per_dim.size for _, r in slowest) > LAZY_FIGURES:
         bd.compute_ns  # noqa: B018 (a large workload's figures now: its layer-by-layer arrays are not kept)
     return bd

@@ -426,3 +426,36 @@ def test_large_workload_breakdown_keeps_no_layer_arrays():
     assert b.iteration_time_ns == pytest.approx(325.0 * 6000, rel=1e-12)
     assert b.busy_ns_per_dim.tolist() == pytest.approx([57.0 * 6000, 35.0 * 6000], rel=1e-12)
     assert len(layers) * 3 * 2 > timing.LAZY_FIGURES  # (the case this test is about)
+
+
+def test_breakdown_figures_do_not_follow_the_callers_array_or_a_replace():
+    """The lazy figures come from the evaluation's own copies: changing the bandwidth array after evaluate, or a
+    dataclasses.replace of T, leaves them as they were at evaluation (hand values of instance A)."""
+    from dataclasses import replace
+
+    bw = np.array([4.0, 2.0])
+    b = evaluate(instance_a(), bw)
+    bw[1] = 1.0
+    moved = replace(b, iteration_time_ns=1.0)
+    assert b.busy_ns_per_dim.tolist() == pytest.approx([57.0, 35.0], rel=1e-12)
+    assert moved.communication_ns == pytest.approx(75.0, rel=1e-12)
+
+
+def test_pipeline_breakdown_keeps_its_own_bandwidths():
+    """The pipeline sends' busy time is computed from the evaluated bandwidths, not from the caller's array changed
+    afterwards: the same figures as an evaluation that reads them at once."""
+    from pathlib import Path
+
+    from hieropt.io.instance import load_instance
+    from hieropt.spec import Pipeline
+
+    base = load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml")
+    inst = base.model_copy(update={"training_loop": "pipeline", "pipeline": Pipeline(
+        stages=4, microbatches=8, p2p_bytes=8388608, p2p_dim=3)})
+    bw = np.array([200.0, 150.0, 100.0, 50.0])
+    lazy = evaluate(inst, bw)
+    eager = evaluate(inst, bw.copy())
+    eager.busy_ns_per_dim  # noqa: B018 (its figures now)
+    bw[3] = 1.0
+    np.testing.assert_array_equal(lazy.busy_ns_per_dim, eager.busy_ns_per_dim)
+    np.testing.assert_array_equal(lazy.utilisation_per_dim, eager.utilisation_per_dim)
