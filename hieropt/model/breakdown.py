@@ -13,6 +13,11 @@ from ..spec import PHASES, Instance
 from .loops import loop_time
 
 
+def _figure(name: str, doc: str) -> property:
+    """A :class:`Breakdown` figure computed on first access (:meth:`Breakdown._details`)."""
+    return property(lambda self: self._details()[name], doc=doc)
+
+
 @dataclass(frozen=True, eq=False)
 class Breakdown:
     """Where the iteration time goes at one bandwidth vector (all times ns, bytes per NPU, cost $). With several
@@ -56,40 +61,15 @@ class Breakdown:
     computed: dict[str, Any] | None = field(default=None, repr=False)
     """The other figures, when given up front."""
 
-    @property
-    def compute_ns(self) -> float:
-        """T with every collective taking no time (ns)."""
-        return self._details()["compute_ns"]
-
-    @property
-    def communication_ns(self) -> float:
-        """Exposed communication, T - compute_ns (ns)."""
-        return self._details()["communication_ns"]
-
-    @property
-    def communication_by_phase_ns(self) -> dict[str, float]:
-        """Collective time issued per phase (ns per iteration)."""
-        return self._details()["communication_by_phase_ns"]
-
-    @property
-    def bytes_per_dim(self) -> np.ndarray:
-        """(D,) bytes each NPU sends on each dimension in one iteration."""
-        return self._details()["bytes_per_dim"]
-
-    @property
-    def busy_ns_per_dim(self) -> np.ndarray:
-        """(D,) time dimension d transmits (ns)."""
-        return self._details()["busy_ns_per_dim"]
-
-    @property
-    def utilisation_per_dim(self) -> np.ndarray:
-        """(D,) busy time / iteration time."""
-        return self._details()["utilisation_per_dim"]
-
-    @property
-    def bottleneck_ns_per_dim(self) -> np.ndarray:
-        """(D,) collective time during which d is the slowest dimension (ns)."""
-        return self._details()["bottleneck_ns_per_dim"]
+    compute_ns = _figure("compute_ns", "T with every collective taking no time (ns).")
+    communication_ns = _figure("communication_ns", "Exposed communication, T - compute_ns (ns).")
+    communication_by_phase_ns = _figure("communication_by_phase_ns", "Collective time issued per phase (ns per "
+                                        "iteration).")
+    bytes_per_dim = _figure("bytes_per_dim", "(D,) bytes each NPU sends on each dimension in one iteration.")
+    busy_ns_per_dim = _figure("busy_ns_per_dim", "(D,) time dimension d transmits (ns).")
+    utilisation_per_dim = _figure("utilisation_per_dim", "(D,) busy time / iteration time.")
+    bottleneck_ns_per_dim = _figure("bottleneck_ns_per_dim", "(D,) collective time during which d is the slowest "
+                                    "dimension (ns).")
 
     def _details(self) -> dict[str, Any]:
         out = self.computed

@@ -165,7 +165,7 @@ leave 1e-9 of its cost to a slack that may be smaller than that."""
 
 def _exact_rows(instance: Instance, bw: np.ndarray) -> bool:
     dm = instance.design_matrix
-    if dm.A.size and dm.violations(bw).max() > STRICT:
+    if dm.max_violation(bw) > STRICT:
         return False
     return bool((bw >= dm.bw_lower).all() and (bw <= dm.bw_upper).all())
 
