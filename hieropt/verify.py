@@ -11,7 +11,9 @@ from .model.timing import Breakdown, evaluate
 from .spec import Instance
 
 FEAS_TOL = 1e-6
-"""Allowed violation of a design constraint, relative to max(1, |rhs|) (the LP's own tolerance is 1e-9)."""
+"""Allowed violation of a design constraint, relative to the row's magnitude max(|rhs|, sum_d |a_d bw_d|), and of
+a bound, relative to max(|bound|, max_d bw_d * 1e-6): free of the bandwidth unit (a floor of 1 GB/s let a 100 %
+violation pass at 1e-6 GB/s and refused a round-off of 1e-14 at 1e9 GB/s). The LP's own tolerance is 1e-9."""
 TIME_TOL = 1e-9
 """Allowed relative difference between a reported iteration time and the evaluator's."""
 
@@ -40,17 +42,19 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
     dm = instance.design_matrix
     if dm.A.size:
         lhs = dm.A @ bw
-        over = np.maximum(lhs - dm.upper, dm.lower - lhs) / np.maximum(1.0, dm.abs_rhs)
+        size = np.maximum(np.maximum(dm.abs_rhs, np.abs(dm.A * bw).sum(axis=1)), 1e-300)
+        over = np.maximum(lhs - dm.upper, dm.lower - lhs) / size
         for i in np.flatnonzero(over > FEAS_TOL):
             c = instance.constraints[i]
             out.append((f"'{c.text}' (lhs {lhs[i]:.9g} vs {c.rhs:.9g})", float(over[i])))
     lower, upper = dm.bw_lower.tolist(), dm.bw_upper.tolist()  # (Python floats over the few dimensions)
-    low = [b < lo - FEAS_TOL * max(1.0, lo) for b, lo in zip(bw.tolist(), lower, strict=True)]
+    floor = 1e-6 * float(np.max(np.abs(bw), initial=0.0))
+    low = [b < lo - FEAS_TOL * max(abs(lo), floor) for b, lo in zip(bw.tolist(), lower, strict=True)]
     high = [b > hi * (1 + FEAS_TOL) for b, hi in zip(bw.tolist(), upper, strict=True)]
     for d in [d for d in range(len(low)) if low[d] or high[d]]:
         b = instance.bounds_or_default[d]
         if low[d]:
-            out.append((f"bw[{d}] >= {b.lower_gbps}", (b.lower_gbps - bw[d]) / max(1.0, b.lower_gbps)))
+            out.append((f"bw[{d}] >= {b.lower_gbps}", (b.lower_gbps - bw[d]) / max(abs(b.lower_gbps), floor)))
         if high[d]:
             out.append((f"bw[{d}] <= {b.upper_gbps}", (bw[d] - b.upper_gbps) / b.upper_gbps))
     return out

@@ -188,26 +188,20 @@ class CutLP:
         self._row_upper[row] = hi
 
     def _rebuild(self, scale) -> None:
-        """Re-build the LP at ``scale`` with every cut so far (cold: the next solve has no basis)."""
+        """Re-build the LP at ``scale`` with every cut so far and the seeds (cold: the next solve has no basis)."""
         self.scale = scale
-        self.arr = self._compile(scale)
-        self.solver.load(self.arr)
-        self._bounds()
-        cuts = list(zip(self._cut_j, self._cut_b, strict=True))
-        self._cut_j, self._cut_b = [], []
-        self._clear_span()
-        self._add_cuts(cuts + self._seeds())
+        self._reload(seeds=True)
         self.rescales += 1
 
-    def _reload(self) -> None:
-        """Re-compile the LP at the current scale (its model changed) with every tangent cut so far."""
+    def _reload(self, seeds: bool = False) -> None:
+        """Re-compile the LP at the current scale (its model or scale changed) with every tangent cut so far."""
         self.arr = self._compile(self.scale)
         self.solver.load(self.arr)
         self._bounds()
         cuts = list(zip(self._cut_j, self._cut_b, strict=True))
         self._cut_j, self._cut_b = [], []
         self._clear_span()
-        self._add_cuts(cuts)
+        self._add_cuts(cuts + self._seeds() if seeds else cuts)
 
     def _solve(self, costs: np.ndarray, maximize: bool = False) -> LPResult:
         self.solver.set_costs(costs, maximize)
@@ -376,7 +370,7 @@ class CutLP:
             if spec.refine is not None:
                 spec.refine(res.x, None if pol is None else pol.x)
             self._add_cuts(points)
-            if self._centre(best):
+            if self._centre(best if best is not None else self._starved(res.x)):
                 continue
             action = stall.progress(improved)
             if action == "tighten":
@@ -396,4 +390,8 @@ class CutLP:
 
     def _centre_default(self) -> np.ndarray | None:
         """A design to re-centre on when an LP failed before any candidate was found (None: do not)."""
+        return None
+
+    def _starved(self, x: np.ndarray) -> np.ndarray | None:
+        """With no finite candidate yet, a design to re-centre on from the LP point ``x`` (None: do not)."""
         return None

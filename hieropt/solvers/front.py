@@ -155,9 +155,11 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
     if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)
         if first is not None:
+            room = (f"{k_lo / k_min - 1:.0e} above it" if k_min > 0 else
+                    f"at {k_lo / k_hi:.0e} of the fastest network's cost")
             notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
-                         f"without bandwidth: the front starts {k_lo / k_min - 1:.0e} above it (${k_lo:,.10g}), where "
-                         "that dimension has only the bandwidth the difference buys")
+                         f"without bandwidth: the front starts {room} (${k_lo:,.10g}), where that dimension has only "
+                         "the bandwidth the difference buys")
         else:
             notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
                          "without bandwidth, and no budget up to 1e-2 above it has a certified optimum; the front "
@@ -192,10 +194,11 @@ first of these relative rooms above it whose fastest design is a certified optim
 
 
 def _starved_start(core: TimeLP, k_min: float, k_hi: float, rel_gap: float) -> tuple[float, OAResult | None]:
-    """The first budget k_min x (1 + s), s in :data:`STARVED_SLACKS` (below ``k_hi``), whose fastest design is
-    certified (status OPTIMAL), with that design; else the budget 1 % of the way to ``k_hi`` and None."""
+    """The first budget k_min x (1 + s), s in :data:`STARVED_SLACKS` (below ``k_hi``; k_hi x s when the cheapest
+    network costs $0), whose fastest design is certified (status OPTIMAL), with that design; else the budget 1 % of
+    the way to ``k_hi`` and None."""
     for slack in STARVED_SLACKS:
-        budget = k_min * (1 + slack)
+        budget = k_min * (1 + slack) if k_min > 0 else k_hi * slack
         if budget >= k_hi:
             break
         try:

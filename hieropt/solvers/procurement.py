@@ -146,6 +146,9 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
         NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), or the target is below the fastest
             possible time ("fastest possible is ... ns") or within the optimality gap of it.
     """
+    if budget_usd is not None and budget_usd <= 0 and any(core.unit_cost[d] > 0 for d in core.loaded):
+        raise NoSolutionError("infeasible", f"a budget of ${budget_usd:,.6g} buys no bandwidth for the priced "
+                              "dimensions that carry traffic: no finite iteration time")
     vertex = near_cheapest(core.instance, core.tm, budget_usd) if budget_usd is not None else None
     if vertex is not None:
         res = _fastest_near(core, budget_usd, rel_gap, vertex)
