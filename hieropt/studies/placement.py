@@ -146,10 +146,12 @@ class FeasibleSet:
         return x, max(float(z[D]), 0.0)
 
     def contains(self, B: np.ndarray) -> bool:
-        """Whether ``B`` satisfies every row and bound within :data:`ROW_TOL` (relative)."""
+        """Whether ``B`` satisfies every row and bound within :data:`ROW_TOL`, relative to the row's size (max of
+        |rhs| and sum_d |a_d B_d|) and to the bound (or 1e-6 of the largest B): the same at every bandwidth unit."""
         v = self.A @ B
-        tol_r = ROW_TOL * np.maximum(1.0, np.abs(np.where(np.isfinite(self.hi), self.hi, self.lo)))
-        tol_b = ROW_TOL * np.maximum(1.0, np.abs(self.lb))
+        rhs = np.abs(np.where(np.isfinite(self.hi), self.hi, self.lo))
+        tol_r = ROW_TOL * np.maximum(rhs, np.abs(self.A) @ np.abs(B))
+        tol_b = ROW_TOL * np.maximum(np.abs(self.lb), 1e-6 * float(np.max(np.abs(B), initial=0.0)))
         return bool(np.all(v >= self.lo - tol_r) and np.all(v <= self.hi + tol_r) and np.all(B >= self.lb - tol_b)
                     and np.all(B <= self.ub * (1 + ROW_TOL)))
 
