@@ -40,7 +40,7 @@ from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
 from .common import missing_key, validation_error
 from .instance import cost_entry, read_toml, required_choice
-from .llm import read_llm
+from .llm import override_path, parse_override_value, read_llm
 from .space import dims_entry, level_entry
 
 _TOP_KEYS = ("name", "description", "model", "set", "npus", "objective", "constraints", "mapping_rule", "prune",
@@ -68,7 +68,8 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     sets = data.get("set", [])
     if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
         raise InputError(src, "set", "expected a list of KEY=VALUE strings", 'write set = ["global_batch_size=1536"]')
-    base = read_llm(_path(path, data["model"]), sets)
+    base = read_llm(_path(path, data["model"]), sets, f"{src}: set")
+    _check_set_npus(sets, data["npus"], src)
     objective = required_choice(data, "objective", OBJECTIVES, src) if "objective" in data else "performance"
     parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
@@ -110,6 +111,20 @@ def load_codesign(path: str | Path) -> CodesignSpace:
                              objective=objective, **parts)
     except ValidationError as e:
         raise validation_error(e, src) from e
+
+
+def _check_set_npus(sets: list[str], npus: Any, src: str) -> None:
+    """Refuse a ``set`` entry for the plan's NPU count that contradicts the space's own ``npus`` (the space's
+    ``npus`` replaces the model file's plan's; a different one in ``set`` of the same file was silently lost)."""
+    for item in sets:
+        key, _, value = item.partition("=")
+        if override_path(key.strip(), f"{src}: set") != ["plan", "npus"]:
+            continue
+        given = parse_override_value(value.strip())
+        if isinstance(npus, int) and not isinstance(npus, bool) and given != npus:
+            raise InputError(f"{src}: set", item, f"contradicts npus = {npus} of the same file (the space's npus is "
+                             "the cluster every plan runs on, and replaces the model file's)",
+                             f"remove '{item}' from set, or make the two the same")
 
 
 def _path(src: Path, value: Any) -> Path:

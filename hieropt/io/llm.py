@@ -36,7 +36,9 @@ SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precis
 """Where a bare override key is looked up, in this order (a key must name a field of exactly one)."""
 
 
-def _parse_value(text: str) -> Any:
+def parse_override_value(text: str) -> Any:
+    """The value of a ``KEY=VALUE`` override: a TOML value (``8``, ``true``, ``[7, 8]``, ``"x"``), or a bare word
+    standing for that string (``interleaved``)."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
@@ -75,7 +77,8 @@ def apply_overrides(params: dict[str, Any], overrides: Iterable[str], source: st
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise InputError(source, item, "expected KEY=VALUE", "write e.g. --set tp=8")
+            raise InputError(source, item, "expected KEY=VALUE",
+                             "write e.g. --set tp=8" if source == "--set" else 'write e.g. set = ["tp=8"]')
         path = override_path(key, source)
         node = out
         for part in path[:-1]:
@@ -83,7 +86,7 @@ def apply_overrides(params: dict[str, Any], overrides: Iterable[str], source: st
             if not isinstance(nxt, dict):
                 raise InputError(source, key, f"{part} is not a table", "check the key's path")
             node = nxt
-        node[path[-1]] = _parse_value(value.strip())
+        node[path[-1]] = parse_override_value(value.strip())
     return out
 
 
@@ -91,8 +94,13 @@ def _deep_copy(d: dict[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in d.items()}
 
 
-def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str] = ()) -> LLMParams:
+def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str] = (),
+               override_source: str = "--set") -> LLMParams:
     """Validate a model file's parsed TOML (``generator = "llm"``) with ``overrides`` into :class:`LLMParams`.
+
+    ``override_source`` names where the overrides come from (``--set``, or ``"space.toml: set"`` for a co-design
+    space's ``set`` list): a bad override, or a value an override gives that the model rejects, is reported there
+    with the override itself (``space.toml: set: npus=abc: ...``), not as the model file's.
 
     Raises:
         InputError: another generator, unknown keys, or a plan that does not fit the model (the field and the fix).
@@ -106,25 +114,61 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
     params = data.get("params")
     if not isinstance(params, dict):
         raise InputError(source, "params", "missing", "add [params.model], [params.plan] and [params.npu]")
-    merged = apply_overrides(params, overrides)
+    overrides = list(overrides)
+    merged = apply_overrides(params, overrides, override_source)
     try:
         return LLMParams(**merged)
     except ValidationError as e:
+        item = _override_of(e, overrides, override_source)
+        if item is not None:
+            blamed = validation_error(e, override_source)
+            head, sep, rest = blamed.problem.partition(": ")
+            problem = rest if sep and " " not in head else blamed.problem  # (the field is the override's key)
+            raise InputError(override_source, item, problem, blamed.fix) from e
         raise validation_error(e, source, "params") from e
 
 
-def read_llm(path: str | Path, overrides: Iterable[str] = ()) -> LLMParams:
-    """Read an LLM model file (module docstring) and apply ``overrides``.
+def _field_of(e: ValidationError) -> str:
+    """The dotted field below ``params`` of ``e``'s first error: its location, and the field a model validator
+    names at the start of its message (``plan`` + ``"npus: 'abc' is text"`` -> ``plan.npus``)."""
+    err = e.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    head = msg.split(": ", 1)[0] if ": " in msg else ""
+    if head and " " not in head:
+        loc += [p for p in head.split(".") if p not in loc]
+    return ".".join(loc)
+
+
+def _override_of(e: ValidationError, overrides: list[str], source: str) -> str | None:
+    """The override (``KEY=VALUE``) whose value ``e`` rejects by itself, or None. By itself: pydantic's error on
+    that field (a type, a bound, a choice), or a validator's message on that field quoting the value (``npus:
+    'abc' is text, not a number``). A value that only clashes with other fields (``tp x pp x dp`` against
+    ``npus``) stays the model file's error, as several fields, given or overridden, take part."""
+    err = e.errors()[0]
+    field, msg = _field_of(e), str(err["msg"])
+    for item in reversed(overrides):  # (the last override of a field is the value validated)
+        key, _, value = item.partition("=")
+        path = override_path(key.strip(), source)
+        if ".".join(path) == field and (list(map(str, err["loc"])) == path or f"'{value.strip()}'" in msg):
+            return item
+    return None
+
+
+def read_llm(path: str | Path, overrides: Iterable[str] = (), override_source: str = "--set") -> LLMParams:
+    """Read an LLM model file (module docstring) and apply ``overrides`` (from ``override_source``, see
+    :func:`llm_params`).
 
     Raises:
         InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
     """
     path = Path(path)
     data = parse_toml(read_text(path, "model"), path)
-    return llm_params(data, path, overrides)
+    return llm_params(data, path, overrides, override_source)
 
 
 load_llm = read_llm
 """Public alias (``hieropt.load_llm``): an LLM model file as :class:`~hieropt.workloads.llm.LLMParams`."""
 
-__all__ = ["read_llm", "load_llm", "llm_params", "apply_overrides", "override_path", "SECTIONS"]
+__all__ = ["read_llm", "load_llm", "llm_params", "apply_overrides", "override_path", "parse_override_value",
+           "SECTIONS"]

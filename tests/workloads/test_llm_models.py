@@ -81,7 +81,6 @@ BAD = [
     ({"global_batch_size": 1000}, "not a multiple of dp x micro_batch_size"),
     ({"schedule": "interleaved"}, "plan.virtual_stages: 1 with schedule interleaved"),
     ({"ep": 2}, "plan.ep: expert parallelism (2) needs an MoE model"),
-    ({"zero_stage": 4}, "plan.zero_stage"),
 ]
 
 
@@ -92,6 +91,21 @@ def test_bad_plans_are_one_line_errors(overrides, message):
     text = str(e.value)
     assert message in text and "\n" not in text and "fix: " in text
     assert text.startswith(str(MODELS / "gpt3-175b-llm.toml"))
+
+
+@pytest.mark.parametrize("override, message", [
+    ("zero_stage=4", "zero_stage=4: Input should be less than or equal to 3; fix: got 4; use a number <= 3"),
+    ("npus=abc", "npus=abc: 'abc' is text, not a number; fix: write the number without quotes"),
+    ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
+])
+def test_a_bad_override_value_is_blamed_on_the_override(override, message):
+    # (break-it review, repro_7: blamed on the model file, which holds no such value)
+    with pytest.raises(InputError) as e:
+        read_llm(MODELS / "gpt3-175b-llm.toml", [override])
+    assert str(e.value).startswith(f"--set: {message}")
+    with pytest.raises(InputError) as e:
+        read_llm(MODELS / "gpt3-175b-llm.toml", ["tp=8", override], "space.toml: set")
+    assert str(e.value).startswith(f"space.toml: set: {message}")
 
 
 def test_moe_errors():
