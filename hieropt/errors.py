@@ -6,6 +6,7 @@ Exit codes: 0 certified optimum; 1 a bug (uncaught exception); 2 bad input or us
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 
@@ -63,3 +64,15 @@ class SolverError(HieroptError):
     """The solver failed, hit a limit, or its result failed independent verification (exit 3)."""
 
     exit_code = 3
+
+
+def number_problem(value: float, want: str = "a positive number") -> str:
+    """What is wrong with a ``value`` that is not ``want``, in words: a NaN is "not a number"; an infinity is not
+    finite (a number written beyond the largest double, 1.8e308, such as ``1e400``, overflows to it, so the
+    message says so rather than echo ``inf``); any other value "is not" ``want``."""
+    if math.isnan(value):
+        return f"nan is not a number (want {want})"
+    if math.isinf(value):
+        return (f"{value:g} is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to {value:g}; want "
+                f"{want})")
+    return f"{value:g} is not {want}"

@@ -6,7 +6,8 @@ Command modules import only typer, rich and the standard library at load time; e
 when it runs, so ``hieropt --help`` does not load Pyomo, numpy or pydantic.
 
 Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or usage; 3 no certified answer
-(infeasible, unbounded, limit reached, solver failure, failed verification); 130 interrupted.
+(infeasible, unbounded, limit reached, solver failure, failed verification); 130 interrupted; 141 stdout closed by
+its reader (``| head``: the output files are written first, the rest of stdout is dropped).
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ def main() -> None:
     except SystemExit as e:
         if _CONSOLE and e.code in INTERRUPTED_EXITS:
             _exit_now(int(e.code))
+        if e.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            # click's (typer's) own reaction to a closed stdout (EPIPE) outside hieropt's writers: exit 1, with
+            # stdout wrapped to drop what is left; hieropt's status for it is 141, as everywhere else
+            from .common import stdout_closed
+
+            stdout_closed()
         raise
 
 
@@ -86,16 +93,26 @@ def _run_app() -> None:
     warnings.filterwarnings("ignore", message=FLOAT_WARNINGS, category=RuntimeWarning)
     if _CONSOLE:
         signal.signal(signal.SIGINT, _interrupt)
+    from rich.console import Console
+
+    from .common import on_broken_pipe
+
+    Console.on_broken_pipe = on_broken_pipe  # typer's own consoles too (--help | head -1): exit 141, not 1
     try:
         from .commands import app
 
         app()
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except BrokenPipeError:  # stdout closed by its reader where no writer of hieropt's caught it
+        from .common import stdout_closed
+
+        stdout_closed()
     except OSError as e:
         from .common import error_console, error_line
 
-        error_line(error_console(), f"{e.filename or ''}: cannot write or read: {e.strerror or e}; fix: give a "
+        where = f"{e.filename}: " if e.filename else "a file of this run: "
+        error_line(error_console(), f"{where}cannot write or read: {e.strerror or e}; fix: give a "
                    "writable file path (its folder must exist)")
         raise SystemExit(2) from None
     except BaseException:  # a Ctrl-C inside a C extension's start-up surfaces as its ImportError: still exit 130

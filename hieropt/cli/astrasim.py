@@ -12,13 +12,13 @@ and simulated disagree.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .common import console, error_console, fail, parse_bw, to_stdout, write_json
+from .common import console, error_console, error_line, fail, to_stdout, write_json, write_stdout
+from .numbers import parse_bw
 
 BwOpt = Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU, one per dimension "
                                            "(default: the instance's optimum).", show_default=False)]
@@ -77,7 +77,7 @@ def export_command(
         if alone:
             text = network_yml(simnet, f"instance '{inst.name}'")
             if str(astra_sim) == "-":
-                sys.stdout.write(text)
+                write_stdout(text)
             else:
                 try:
                     astra_sim.write_text(text, encoding="utf-8")
@@ -87,7 +87,16 @@ def export_command(
         else:
             bundle = write_bundle(inst, values, astra_sim, chunks or inst.chunks, simnet)
     except HieroptError as e:
-        raise fail(err, e) from None
+        if not alone and (astra_sim / "bundle.json").is_file():  # no bundle from this run: none of an earlier one
+            from ..io.astrasim_bundle import discard_bundle  # either (its run.sh would run that allocation)
+
+            discard_bundle(astra_sim)
+        raise fail(err, e, stale=(astra_sim,) if alone else ()) from None
+    if bw is not None:  # a given allocation is exported as given, with evaluate's warnings (after the files: a bad
+        from ..report.text import constraint_warnings  # input stays one error line)
+
+        for warning in constraint_warnings(inst, values):
+            error_line(err, warning, label="warning:", style="yellow")
     out.print(f"allocation: {what}: {', '.join(f'{b:.6g}' for b in values)} GB/s per NPU", highlight=False,
               soft_wrap=True)
     out.print(_sim_table(simnet))
@@ -155,11 +164,11 @@ def simulate_command(
         raise fail(err, e, json_out) from None
     from ..report.simulate import simulate_dict, simulate_table
 
+    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        write_json(json_out, simulate_dict(study))
     out.print(simulate_table(study))
     for note in study.notes:
         out.print(f"note: {note}", highlight=False)
-    if json_out is not None:
-        write_json(json_out, simulate_dict(study))
     if not study.agree:
         worst = max(r.relative_error for *_, r in study.rows)
         raise fail(err, SolverError(f"predicted and simulated disagree: largest difference {100 * worst:.3g} % "

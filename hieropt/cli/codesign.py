@@ -68,10 +68,10 @@ def codesign_command(
         where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
         err.print(f"interrupted: {where}", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
+    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        write_json(json_out, codesign_dict(result, top))
     for line in summary_lines(result):
         console.print(line, highlight=False, soft_wrap=True)
-    if json_out is not None:
-        write_json(json_out, codesign_dict(result, top))
     if result.best is None:
         error_line(err, no_answer(result))
         raise typer.Exit(3)

@@ -4,9 +4,10 @@ rich and the standard library at load time (the library is imported when a helpe
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -153,12 +154,62 @@ class Group(TyperGroup):
             raise
 
 
+STDOUT_CLOSED = 141
+"""Exit status of a run whose stdout was closed by its reader (``hieropt solve ... | head -1``): 128 + SIGPIPE,
+what a shell reports for a Unix tool that the closed pipe ends. Every output file of the run is written before its
+first line goes to stdout, so the files are complete; only the rest of stdout is dropped."""
+
+
+def stdout_closed() -> NoReturn:
+    """End the run because its reader closed stdout (EPIPE): quietly, with :data:`STDOUT_CLOSED`."""
+    stream_closed(sys.stdout)
+
+
+def stream_closed(stream: Any) -> NoReturn:
+    """End the run because the reader of ``stream`` (stdout, or stderr sent into the same pipe with ``2>&1``)
+    closed it: quietly, with :data:`STDOUT_CLOSED`. The stream's file descriptor is pointed at the null device
+    first, so the interpreter's last flush of what is still buffered prints nothing either."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # (a stream without a file descriptor, e.g. a test's capture)
+        fd = None
+    if fd is not None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    raise SystemExit(STDOUT_CLOSED)
+
+
+def on_broken_pipe(self: Console) -> None:
+    """rich's reaction to a closed pipe under its console ``self``, as hieropt's: the console goes quiet and the
+    run ends with :func:`stream_closed` (rich's own reaction is exit 1, hieropt's status for a bug)."""
+    self.quiet = True
+    stream_closed(self.file)
+
+
+class PipeConsole(Console):
+    """rich's console, which ends a run whose stream was closed by its reader with :data:`STDOUT_CLOSED`
+    (:func:`on_broken_pipe`)."""
+
+    on_broken_pipe = on_broken_pipe
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to stdout and flush it; a stdout closed by its reader ends the run (:func:`stdout_closed`)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_closed()
+
+
 def console(width: int = 120) -> Console:
     """The stdout console. Markup is off: every text (file names, instance names, constraints such as
     ``bw[top] <= 20``, collective names) prints literally, in lines and in table cells. When stdout is not a
-    terminal (a file, a pipe, a CI log) the console is as wide as the widest line, so no table is cut with "…"."""
-    c = Console(markup=False)
-    return c if c.is_terminal else Console(markup=False, width=max(c.width, width, NOT_A_TERMINAL_WIDTH))
+    terminal (a file, a pipe, a CI log) the console is as wide as the widest line, so no table is cut with "…". A
+    stdout closed by its reader ends the run with :data:`STDOUT_CLOSED` (:class:`PipeConsole`)."""
+    c = PipeConsole(markup=False)
+    return c if c.is_terminal else PipeConsole(markup=False, width=max(c.width, width, NOT_A_TERMINAL_WIDTH))
 
 
 NOT_A_TERMINAL_WIDTH = 400
@@ -167,7 +218,7 @@ NOT_A_TERMINAL_WIDTH = 400
 
 def error_console() -> Console:
     """The stderr console: errors, notes and progress (stdout carries results only); markup off as :func:`console`."""
-    return Console(stderr=True, markup=False)
+    return PipeConsole(stderr=True, markup=False)
 
 
 _LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
@@ -189,13 +240,16 @@ FLAGS = {"bw_gbps": "--bw", "points": "--points", "objective": "--objective", "r
 names its flag."""
 
 
-def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.Exit:
+def fail(err: Console, e: HieroptError, json_out: Path | None = None,
+         stale: tuple[Path | None, ...] = ()) -> typer.Exit:
     """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its exit code. An
     InputError about a library argument (``bw_gbps``) is shown with the flag that sets it (``--bw``).
 
     ``json_out``: the command's ``--json`` file (``-``: stdout), which then gets ``{"status", "message",
     "exit_code"}`` (status ``infeasible`` / ``unbounded`` / ``bad_input`` / ``error``), so that a script reading it
-    finds this run's outcome, not an earlier run's answer; a file that cannot be written is left as it is."""
+    finds this run's outcome, not an earlier run's answer; a file that cannot be written is left as it is.
+    ``stale``: the command's other output files (``--csv``, ``--plot``, a network file), which have no error
+    document: an earlier run's file there is removed (:func:`discard_outputs`)."""
     from ..errors import InputError
 
     if isinstance(e, InputError) and e.source in FLAGS:
@@ -204,6 +258,7 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None) -> typer.E
     if json_out is not None:
         status = getattr(e, "kind", None) or ("bad_input" if isinstance(e, InputError) else "error")
         write_error_json(json_out, status, str(e), e.exit_code)
+    discard_outputs(*stale)
     return typer.Exit(e.exit_code)
 
 
@@ -220,14 +275,31 @@ def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
     import json
 
-    text = json.dumps(data, indent=2)
+    write_output(path, json.dumps(data, indent=2) + "\n", "--json")
+
+
+def write_output(path: Path, text: str, flag: str) -> None:
+    """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`). A file that
+    cannot be written raises an OSError named ``FLAG PATH`` (the one-line message of :func:`hieropt.cli.main`)."""
     if str(path) == "-":
-        sys.stdout.write(text + "\n")
-    else:
-        try:
-            path.write_text(text + "\n", encoding="utf-8")
-        except OSError as e:  # the one-line message of hieropt.cli.main, naming the flag
-            raise OSError(e.errno, e.strerror, f"--json {path}") from None
+        write_stdout(text)
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, f"{flag} {path}") from None
+
+
+def discard_outputs(*paths: Path | None) -> None:
+    """Remove the output files ``paths`` an earlier run left, when this run ends without an answer to write there
+    (exit 2 or 3), so that a script never reads the earlier run's answer. Only regular files are removed (not
+    ``-``, ``None``, a device such as /dev/null, or a folder); one that cannot be removed is left as it is."""
+    for path in paths:
+        if path is not None and str(path) != "-" and path.is_file():
+            try:
+                path.unlink()
+            except OSError:
+                pass
 
 
 def check_output_file(path: Path | None, flag: str) -> None:
@@ -311,27 +383,3 @@ def load_instance_args(instance: Path | None, network: Path | None, workload: Pa
     from ..io.instance import load_libra
 
     return load_libra(network, workload, communicator, cost, constraint or [])
-
-
-def parse_bw(text: str, n_dims: int) -> list[float]:
-    """``--bw`` text (comma-separated GB/s per NPU) as one float per dimension; InputError (exit 2) when empty,
-    not numbers, the wrong count, or negative / non-finite."""
-    import math
-
-    from ..errors import InputError
-
-    if not text.strip():
-        raise InputError("--bw", None, "no bandwidths given", f"give {n_dims} comma-separated GB/s values")
-    try:
-        values = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise InputError("--bw", None, f"'{text}' is not a comma-separated list of numbers",
-                         "write e.g. --bw 250,125,75,50") from None
-    if len(values) != n_dims:
-        raise InputError("--bw", None, f"{len(values)} value{'s' if len(values) != 1 else ''} given but the network "
-                         f"has {n_dims} dimensions", f"give {n_dims} comma-separated GB/s values, one per dimension")
-    for d, v in enumerate(values):
-        if not math.isfinite(v) or v < 0:
-            raise InputError("--bw", f"bw[{d}]", f"{v:g} is not a finite number >= 0",
-                             "give a bandwidth >= 0 GB/s (> 0 on a dimension that carries traffic)")
-    return values

@@ -43,15 +43,13 @@ ConstraintOpt = Annotated[list[str] | None, typer.Option(
 def _instance(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
               cost: Path | None, constraint: list[str] | None, max_time_ns: float | None,
               budget_usd: float | None) -> Instance:
-    from ..errors import InputError
+    from .numbers import check_positive
 
     inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
     update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd))
               if v is not None}
-    for k, v in update.items():
-        if not v > 0:
-            raise InputError("--max-time-ns" if k.startswith("max_it") else "--budget-usd", None,
-                             f"{v:g} is not a positive number", "give a positive value")
+    for k, v in update.items():  # (1e400 reads as inf, which "not v > 0" let through)
+        check_positive(v, "--max-time-ns" if k.startswith("max_it") else "--budget-usd")
     return inst.model_copy(update=update) if update else inst
 
 
@@ -97,9 +95,9 @@ def compare_command(
         raise fail(err, e, json_out) from None
     from ..report import compare as rc
 
-    _print_comparison(out, comp)
-    if json_out is not None:
+    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
         write_json(json_out, rc.comparison_dict(comp))
+    _print_comparison(out, comp)
     raise typer.Exit(0 if comp.optimum.success else 3)
 
 
@@ -143,8 +141,8 @@ def report_command(
             raise fail(err, e) from None
         front_error = str(e)
         error_line(err, f"no Pareto front: {e}", label="note:", style="yellow")
+    data = html.write_report(comp, front, out_dir, front_error)  # the files first (see compare)
     _print_comparison(out, comp)
-    data = html.write_report(comp, front, out_dir, front_error)
     for name in data["files"]:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(0 if comp.optimum.success else 3)

@@ -12,6 +12,16 @@ import typer
 from ..names import OBJECTIVES
 from .common import console, error_console, error_line, fail, to_stdout, write_json
 
+NO_ANSWER = "no shape has a certified answer (see the failures above)"
+"""The error line (and the ``--json`` message) of a sweep that ends without a ranked shape (exit 3)."""
+
+
+def _status(result) -> str:
+    """The ``--json`` status of a sweep without a certified shape: ``infeasible`` or ``unbounded`` when every
+    failed shape was that, else ``error`` (the statuses of :func:`hieropt.cli.common.fail`)."""
+    kinds = {r["status"] for r in result.failed}
+    return kinds.pop() if len(kinds) == 1 and kinds <= {"infeasible", "unbounded"} else "error"
+
 
 def explore_command(
     space: Annotated[Path, typer.Argument(help="Shape-space TOML file (see spaces/gpt3-4096.toml).",
@@ -69,16 +79,22 @@ def explore_command(
         terminated = type(e).__name__ == "Terminated"
         err.print(f"{'terminated' if terminated else 'interrupted'}: {where}", highlight=False, soft_wrap=True)
         raise typer.Exit(143 if terminated else 130) from None
+    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        data = explore_dict(result, top)
+        if not result.ranking:  # this run's outcome, as every command's --json after exit 3 (never an earlier answer)
+            failed = result.failed
+            why = f" (e.g. {failed[0]['shape_id']}: {failed[0]['message']})" if failed else ""
+            data = {"status": _status(result), "message": f"no shape has a certified answer{why}", "exit_code": 3,
+                    **data}
+        write_json(json_out, data)
     for line in summary_lines(result):
         out_console.print(line, highlight=False, soft_wrap=True)
     if not result.ranking:
-        error_line(err, "no shape has a certified answer (see the failures above)")
+        error_line(err, NO_ANSWER)
         raise typer.Exit(3)
     out_console.print(ranking_table(result, top))
     out_console.print(dims_table(result))
     out_console.print(pareto_table(result))
-    if json_out is not None:
-        write_json(json_out, explore_dict(result, top))
     if catalog is not None:
         from ..report.explore import provision_table
         from ..studies.explore import provision_shortlist

@@ -66,9 +66,9 @@ def provision_command(
             raise fail(err, _named(e, catalog), json_out) from None
         from ..report import provision as report_provision
 
-        out.print(report_provision.tradeoff_table(tr))
-        if json_out is not None:
+        if json_out is not None:  # the file first: a stdout closed by its reader (| head) cannot keep it back
             write_json(json_out, report_provision.tradeoff_dict(tr))
+        out.print(report_provision.tradeoff_table(tr))
         raise typer.Exit(0)
     try:
         inst = load_instance(instance)
@@ -80,6 +80,8 @@ def provision_command(
         raise fail(err, _named(e, catalog), json_out) from None
     from ..report import provision as report_provision
 
+    if json_out is not None:  # the file first (as above)
+        write_json(json_out, report_provision.provision_dict(inst, result))
     for line in report_provision.summary_lines(inst, result):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))
@@ -88,6 +90,4 @@ def provision_command(
         out.print(report_provision.comparison_table(result))
         for line in report_provision.rounding_lines(result):
             out.print(line, highlight=False, soft_wrap=True)
-    if json_out is not None:
-        write_json(json_out, report_provision.provision_dict(inst, result))
     raise typer.Exit(0 if result.success else 3)

@@ -6,7 +6,6 @@ Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or us
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,10 +22,11 @@ from .common import (
     error_console,
     fail,
     load_instance_args,
-    parse_bw,
     to_stdout,
     write_json,
+    write_output,
 )
+from .numbers import parse_bw
 
 CommOpt = Annotated[Path | None, typer.Option(
     "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
@@ -97,6 +97,8 @@ def solve_command(
     from ..report.portfolio import portfolio_table
     from ..report.sensitivity import sensitivity_lines
 
+    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        write_json(json_out, dicts.solution_dict(inst, sol))
     for line in text.summary_lines(inst, sol):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
@@ -106,8 +108,6 @@ def solve_command(
         out.print(table)
     for line in sensitivity_lines(sol.sensitivity):
         out.print(line, highlight=False, soft_wrap=True, markup=False)
-    if json_out is not None:
-        write_json(json_out, dicts.solution_dict(inst, sol))
     raise typer.Exit(0 if sol.success else 3)
 
 
@@ -140,12 +140,12 @@ def evaluate_command(
         raise fail(err, e, json_out) from None
     from ..report import dicts, text
 
+    if json_out is not None:  # the file first (see solve)
+        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "instance": dicts.instance_dict(inst)})
     for line in text.evaluation_lines(inst, bd):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
     out.print(text.time_table(bd, inst.training_loop))
-    if json_out is not None:
-        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "instance": dicts.instance_dict(inst)})
 
 
 def pareto_command(
@@ -182,20 +182,22 @@ def pareto_command(
 
         front = api.pareto(inst, points=points, spacing=spacing)
     except HieroptError as e:
-        raise fail(err, e, json_out) from None
+        raise fail(err, e, json_out, stale=(csv_out, plot)) from None
     from ..report import dicts, plots, text
 
+    # the files first (see solve); the CSV on stdout (--csv -) is this run's stdout, the tables then go to stderr
+    if csv_out is not None:
+        write_output(csv_out, dicts.front_csv(inst, front), "--csv")
+    if plot is not None:
+        try:
+            plots.plot_front(inst, front, plot)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, f"--plot {plot}") from None
+    if json_out is not None:
+        write_json(json_out, dicts.front_dict(inst, front))
     out.print(text.front_table(inst, front))
     for line in text.front_lines(front):
         out.print(line, highlight=False, soft_wrap=True)
-    if csv_out is not None:
-        if str(csv_out) == "-":
-            sys.stdout.write(dicts.front_csv(inst, front))
-        else:
-            csv_out.write_text(dicts.front_csv(inst, front), encoding="utf-8")
-            out.print(f"wrote {csv_out}", highlight=False)
-    if plot is not None:
-        plots.plot_front(inst, front, plot)
-        out.print(f"wrote {plot}", highlight=False)
-    if json_out is not None:
-        write_json(json_out, dicts.front_dict(inst, front))
+    for path in (csv_out, plot):
+        if path is not None and str(path) != "-":
+            out.print(f"wrote {path}", highlight=False)

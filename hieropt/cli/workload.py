@@ -12,13 +12,12 @@ and the fix); 3 a plan that does not fit in the NPU's memory.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .common import Command, Group, console, error_console, fail
+from .common import Command, Group, console, error_console, fail, write_stdout
 
 if TYPE_CHECKING:
     from ..spec import Workload, WorkloadHeader
@@ -154,7 +153,7 @@ def _generate_command(kind: str, model: Path | None, output: Path, sets: list[st
     except HieroptError as e:
         raise fail(err, e) from None
     if to_stdout:
-        sys.stdout.write(text)
+        write_stdout(text)
         return
     compute, _, by_type = totals(w)
     out = console()
@@ -217,11 +216,11 @@ def plan_command(
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     out = err if to_stdout(json_out) else console(140)
+    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        write_json(json_out, fig.as_dict())
     for line in summary_lines(fig):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(memory_table(fig))
     out.print(collectives_table(fig))
-    if json_out is not None:
-        write_json(json_out, fig.as_dict())
     if not fig.memory.fits:
         raise typer.Exit(3)

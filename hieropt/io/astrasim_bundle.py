@@ -172,4 +172,24 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
     return Bundle(folder, simnet.npus, tuple(float(b) for b in bw_gbps), chunks, tuple(workloads), files, size)
 
 
-__all__ = ["Bundle", "BundleWorkload", "write_bundle", "REMOTE_MEMORY"]
+BUNDLE_FILES = ("network.yml", "system.json", "remote_memory.json", "run.sh", "bundle.json")
+"""The files :func:`write_bundle` writes into its folder, besides ``traces/``."""
+
+
+def discard_bundle(folder: str | Path) -> None:
+    """Remove the bundle an earlier :func:`write_bundle` left in ``folder`` (its files and ``traces/``; nothing
+    else of the folder), when an export ends without a bundle to write, so that ``run.sh`` never runs an earlier
+    export's allocation. A folder without ``bundle.json`` (not a bundle) is left alone, as are files that cannot be
+    removed."""
+    folder = Path(folder)
+    if not (folder / "bundle.json").is_file():
+        return
+    shutil.rmtree(folder / "traces", ignore_errors=True)
+    for name in BUNDLE_FILES:
+        try:
+            (folder / name).unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+__all__ = ["Bundle", "BundleWorkload", "write_bundle", "discard_bundle", "BUNDLE_FILES", "REMOTE_MEMORY"]

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ..errors import InputError, number_problem
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -29,7 +29,10 @@ def read_text(path: Path, what: str) -> str:
     """
     path = Path(path)
     if path.is_dir():
-        raise InputError(path, None, f"is a folder, not a {what} file", f"give the {what} file's path")
+        raise InputError(path, None, f"is a folder, not {a_file(what)}", f"give the {what} file's path")
+    if path.exists() and not path.is_file():
+        raise InputError(path, None, f"exists but is not a regular file (a device, a pipe or a socket), so not "
+                         f"{a_file(what)}", f"give the {what} file's path")
     if not path.is_file():
         raise InputError(path, None, f"{what} file not found", "check the path (a relative path is taken from the "
                          "current folder, or from the folder of the file that names it)")
@@ -37,6 +40,11 @@ def read_text(path: Path, what: str) -> str:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file") from e
+
+
+def a_file(what: str) -> str:
+    """``what`` as a file kind with its article: ``"an instance file"``, ``"a parts catalog file"``."""
+    return f"{'an' if what[:1].lower() in 'aeiou' else 'a'} {what} file"
 
 
 _DIGITS = "a number with more digits than Python reads (4,300)"
@@ -96,11 +104,11 @@ def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> 
     """The file ``value`` names, relative to ``base``; a missing file, a folder or an empty name is an InputError
     naming the referring file ``src`` and its ``field`` (not only the path that was not found)."""
     if not isinstance(value, str) or not value.strip():
-        raise InputError(src, field, f"expected the name of a {what} file, got {short_repr(value)}", "give a path")
+        raise InputError(src, field, f"expected the name of {a_file(what)}, got {short_repr(value)}", "give a path")
     p = Path(value)
     p = p if p.is_absolute() else base / p
     if p.is_dir():
-        raise InputError(src, field, f"'{value}' is a folder ({p}), not a {what} file", f"give the {what} file's path")
+        raise InputError(src, field, f"'{value}' is a folder ({p}), not {a_file(what)}", f"give the {what} file's path")
     if not p.is_file():
         raise InputError(src, field, f"{what} file not found: '{value}' (looked for {p})",
                          "check the path; relative paths are taken from this file's folder")
@@ -225,7 +233,12 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -
         msg, fix = "unknown key", fix or "remove it or check its spelling"
     elif fix is None and bound is not None:
         limit = f"{bound[1]:g}" if isinstance(bound[1], int | float) else str(bound[1])
-        fix = f"got {short_repr(err.get('input'))}; use a number {bound[0]} {limit}"
+        value = err.get("input")
+        if isinstance(value, float) and not math.isfinite(value):  # (NaN fails every bound: say what it is)
+            msg = number_problem(value, "a finite number")
+            fix = f"use a number {bound[0]} {limit}"
+        else:
+            fix = f"got {short_repr(value)}; use a number {bound[0]} {limit}"
     elif fix is None and err["type"] == "literal_error" and "expected" in ctx:
         fix = f"got {short_repr(err.get('input'))}; use {ctx['expected']}"
     elif fix is None:

@@ -107,9 +107,16 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
                          f"({t / 1e6:,.6f} ms)")
     lines.append(f"network cost: ${bd.network_cost_usd:,.0f}")
     lines += stage_lines(bd)
-    for text, v in constraint_violations(instance, bd.bw_gbps):
-        lines.append(f"warning: violates design constraint {text} (relative violation {v:.3g})")
+    lines += [f"warning: {w}" for w in constraint_warnings(instance, bd.bw_gbps)]
     return lines
+
+
+def constraint_warnings(instance: Instance, bw_gbps: Any) -> list[str]:
+    """One warning per design constraint or bound of ``instance`` that the allocation ``bw_gbps`` (GB/s per NPU,
+    one per dimension) violates (:func:`hieropt.verify.constraint_violations`): what ``evaluate`` prints, and
+    ``export --bw`` for the allocation it writes."""
+    return [f"violates design constraint {text} (relative violation {v:.3g})"
+            for text, v in constraint_violations(instance, bw_gbps)]
 
 
 def front_table(instance: Instance, front: Any) -> Table:

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 
-from ..errors import HieroptError, InputError, NoSolutionError, SolverError
+from ..errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
 from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
@@ -211,7 +211,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     for flag, value in (("max_iteration_time_ns", max_iteration_time_ns), ("max_cost_usd", max_cost_usd),
                         ("max_power_w", max_power_w)):
         if value is not None and not (math.isfinite(value) and value > 0):
-            raise InputError(flag, None, f"{value:g} is not a positive number", "give a finite value > 0")
+            raise InputError(flag, None, number_problem(value), "give a finite value > 0")
     if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
         raise InputError("max_iteration_time_ns", None, f"missing for objective {objective}",
                          "give the iteration-time target in ns, e.g. 1.3e9")

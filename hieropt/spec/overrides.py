@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from ..errors import InputError
+from ..errors import InputError, number_problem
 from ..names import OBJECTIVES
 from .base import check_max_regret
 
@@ -36,7 +36,7 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
     for k in ("max_iteration_time_ns", "max_network_cost_usd"):
         v = update.get(k)
         if v is not None and not (math.isfinite(v) and v > 0):
-            raise InputError(f"{flag_prefix}{k}", None, f"{v:g} is not a positive number", "give a finite value > 0")
+            raise InputError(f"{flag_prefix}{k}", None, number_problem(v), "give a finite value > 0")
     if max_regret is not None and (why := check_max_regret(max_regret)) is not None:
         problem, fix = why.split("; fix: ")
         raise InputError(f"{flag_prefix}max_regret", None, problem, fix)
