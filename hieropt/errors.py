@@ -50,7 +50,9 @@ class InputError(HieroptError):
 class NoSolutionError(HieroptError):
     """The problem has no certified answer: infeasible or unbounded constraints (exit 3).
 
-    ``kind`` is ``"infeasible"`` or ``"unbounded"``; the message says why and what to change.
+    ``kind`` is ``"infeasible"``, ``"unbounded"`` or ``"undecided"`` (a time target inside the optimality gap of
+    the fastest time at the LP's precision: no design found meets it and none is proven impossible); the message
+    says why and what to change.
     """
 
     exit_code = 3

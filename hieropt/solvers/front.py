@@ -13,6 +13,7 @@ from ..errors import InputError, NoSolutionError, SolverError
 from ..model.timing import build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
+from ..spec.overrides import check_time_limit
 from ..verify import verify
 from .cost_range import cheapest_network
 from .cutting import INF, OAResult, TimeLP
@@ -63,8 +64,11 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
         InputError: ``points`` < 2 or an unknown ``spacing``.
         NoSolutionError: infeasible constraints.
     """
+    if isinstance(points, bool) or not isinstance(points, int | np.integer):
+        raise InputError("points", None, f"{points!r} is not a whole number", "ask for a number of points >= 2")
     if points < 2:
         raise InputError("points", None, f"{points} points", "ask for at least 2 points")
+    time_limit_s = check_time_limit(time_limit_s)
     if spacing not in SPACINGS:
         raise InputError("spacing", None, f"unknown spacing {spacing!r}", f"use one of {', '.join(SPACINGS)}")
     start = time.perf_counter()

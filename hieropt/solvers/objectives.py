@@ -16,7 +16,7 @@ from ..model.cutmodel import CutModel, cut_model, prefers_cuts
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
-from ..spec.overrides import with_targets
+from ..spec.overrides import check_time_limit, with_targets
 from ..units import implausible_bw_notes
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
@@ -102,12 +102,14 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         A :class:`Solution`; ``status`` is OPTIMAL when the gap target was met, LIMIT otherwise.
 
     Raises:
-        InputError: ``rel_gap`` outside [5e-9, 1), an unknown objective, or min_cost without a time target.
+        InputError: ``rel_gap`` outside [5e-9, 1), an unknown objective, min_cost without a time target, a target,
+            budget or ``time_limit_s`` that is not a positive number.
         NoSolutionError: infeasible constraints, budget or time target ("fastest possible is ... ns"), no upper
             limit on bandwidth, or (performance_per_cost) no floor on bandwidth (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the solver (exit code 3).
     """
     instance = with_targets(instance, objective, max_iteration_time_ns, max_network_cost_usd, max_regret=max_regret)
+    time_limit_s = check_time_limit(time_limit_s)
     obj = instance.objective
     gap = rel_gap if rel_gap is not None else (PPC_GAP if obj == "performance_per_cost" else REL_GAP)
     if not MIN_REL_GAP <= gap < 1:

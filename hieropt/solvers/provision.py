@@ -48,6 +48,7 @@ from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
+from ..spec.overrides import check_time_limit
 from .objectives import solve
 from .provision_milp import (
     MILP_REL_GAP,
@@ -198,6 +199,8 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code 3).
     """
     from ..io.catalog import check_catalog, read_catalog
+
+    time_limit_s = check_time_limit(time_limit_s)
 
     start = time.perf_counter()
     objective = objective or instance.objective

@@ -152,7 +152,8 @@ class _Analysis:
                     continue
                 out.append(_Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9),
                                   self._col_setter(col, base, which),
-                                  lambda col=col: self.col_dual(col) * self.to_user / s))
+                                  lambda col=col, d=d, up=which == "upper": (self.col_dual(col) + (
+                                      self._t_floor_dual(d) if up else 0.0)) * self.to_user / s))
         for d in core.loaded:
             out.append(_Param(f"bandwidth of dimension {d}", "bandwidth", float(self.bw[d]), float(self.bw[d]),
                               self._bonus_setter(d), lambda d=d: self._bonus_derivative(d)))
@@ -173,11 +174,40 @@ class _Analysis:
         return apply
 
     def _col_setter(self, col: int, base: tuple[float, float], which: str) -> Callable[[float], None]:
+        d = self.core.b_col.index(col)
+        floor = self._t_floor_setter(d)
+
         def apply(delta: float) -> None:
             lo, hi = base
             dm = delta / self.s
             self.core.solver.change_col_bounds(col, max(lo + dm, 0.0) if which == "lower" else lo,
                                                hi + dm if which == "upper" else hi)
+            floor(hi + dm if which == "upper" else hi)
+        return apply
+
+    def _t_floor_dual(self, d: int) -> float:
+        """What t_d's floor 1 / hi (hi: B_d's upper bound, model units) adds to dV/d hi: its reduced cost times
+        d(1/hi)/d hi = -1/hi^2 (0 without a floor or a link). At a tie of the floor and a cut the LP may put the
+        whole multiplier on either."""
+        col = self.core.t_col.get(d)
+        if col is None:
+            return 0.0
+        hi = self.core.solver.col_bounds(self.core.b_col[d])[1]
+        return -self.col_dual(col) / hi**2 if math.isfinite(hi) and hi > 0 else 0.0
+
+    def _t_floor_setter(self, d: int) -> Callable[[float], None]:
+        """Setting t_d's lower bound 1 / (B_d's upper bound) (model units; :mod:`hieropt.formulation.lp` bounds t
+        by it) to follow a moved upper bound: left at the old one, t_d sits at that floor above the moved bound
+        and B_d's dual reads 0 (the upper bound of NVLink at 900 GB/s on ``instances/gpt3-nvl72-2304.toml``: the
+        LP's marginal 0 against the re-solves' -1.4e5 ns per GB/s, found by a break-it review)."""
+        col = self.core.t_col.get(d)
+        if col is None:
+            return lambda hi: None
+        base = self.core.solver.col_bounds(col)
+
+        def apply(hi: float) -> None:
+            self.core.solver.change_col_bounds(col, 1.0 / hi if math.isfinite(hi) and hi > 0 else base[0],
+                                               base[1])
         return apply
 
     def _bonus_setter(self, d: int) -> Callable[[float], None]:
@@ -188,6 +218,7 @@ class _Analysis:
         col = core.b_col[d]
         col_base = core.solver.col_bounds(col)
         usd_per_gbps = float(core.lp.cost_musd_per_gbps[d]) * MUSD
+        floor = self._t_floor_setter(d)
 
         def apply(delta: float) -> None:
             dm = delta / self.s
@@ -195,6 +226,7 @@ class _Analysis:
                 core.solver.change_row_bounds(row, lo + a * dm, hi + a * dm)
             lo, hi = col_base
             core.solver.change_col_bounds(col, max(lo + dm, 0.0) if lo > 0 else lo, hi + dm)
+            floor(hi + dm)
             self.budget_delta = usd_per_gbps * delta
         return apply
 
@@ -202,10 +234,13 @@ class _Analysis:
         if self.polished is not None and d in self.polished.nu:  # h_d = t_d - 1/(B_d + delta): dV/d delta = -nu/B^2
             b = self.polished.x[self.core.b_col[d]]
             return -self.polished.nu[d] / b**2 * self.to_user / self.s
+        if self.polished is not None:  # (B_d held at its bound: the bound moves with delta, and t_d's floor too)
+            col = self.core.b_col[d]
+            return (self.col_dual(col) + self._t_floor_dual(d)) * self.to_user / self.s
         duals = self.core.solver.row_duals()
         # a cut t_d + cb B_d >= 2/b becomes t_d + cb B'_d >= 2/b - cb delta: its bound falls by cb per unit of delta
         g = sum(float(duals[row]) * cb for dd, row, cb in self.core.cut_rows if dd == d)
-        return -g * self.to_user / self.s
+        return (-g + self._t_floor_dual(d)) * self.to_user / self.s
 
     def _set_budget_delta(self, delta: float) -> None:
         self.budget_delta = delta

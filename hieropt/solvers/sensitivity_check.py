@@ -1,7 +1,7 @@
-"""The independent check of a sensitivity analysis: every binding marginal value of a design row, a bound, the budget
-or the time target (:mod:`hieropt.solvers.sensitivity`, read off the duals of the sensitivity's own cutting-plane
-LP) is held against two exact solves of the instance with that parameter moved by +-h (h = :data:`FD_STEP` of its
-size), each certified by the array solver to its gap.
+"""The independent check of a sensitivity analysis: every marginal value of a design row, a bound, the budget or the
+time target that the optimum meets, binding or said not to be (:mod:`hieropt.solvers.sensitivity`, read off the
+duals of the sensitivity's own cutting-plane LP), is held against two exact solves of the instance with that
+parameter moved by +-h (h = :data:`FD_STEP` of its size), each certified by the array solver to its gap.
 
 V is convex in each of these parameters (the value function of a convex program in a right-hand side), so its
 one-sided derivatives lie between the secants: V'(theta+) <= (V(theta + h) - V(theta)) / h and
@@ -44,7 +44,8 @@ def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity, solve:
     for i, c in enumerate(instance.constraints):
         constraint_index.setdefault(f"constraint '{c.text}'", i)
     for m in sens.marginals:
-        if not m.binding or m.kind not in ("constraint", "bound", "budget", "time_target"):
+        if m.kind not in ("constraint", "bound", "budget", "time_target") or not (m.binding or _tight(instance, sol,
+                                                                                                    m)):
             continue
         h = FD_STEP * max(abs(m.current), 1e-9)
         if steps is not None and m.name in steps:
@@ -77,6 +78,21 @@ def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity, solve:
                 return (f"{m.name}: the LP's marginal value {claimed:.6g} {m.unit} disagrees with exact re-solves "
                         f"(secant {secant:.6g} over {sign * h:+.3g})")
     return None
+
+
+def _tight(instance: Instance, sol: Solution, m: Marginal) -> bool:
+    """Whether a marginal reported as not binding sits where the optimum meets its row, bound or budget (so the
+    claim is checked too: an LP that splits a multiplier between a tied bound and a cut can read 0 there); a
+    design row or budget with slack at the optimum never binds and is not re-solved."""
+    if m.kind == "constraint":
+        for c in instance.constraints:
+            if f"constraint '{c.text}'" == m.name:
+                lhs = sum(a * b for a, b in zip(c.coefficients, sol.bw_gbps.tolist(), strict=True))
+                return c.sense == "==" or abs(lhs - c.rhs) <= 1e-9 * max(abs(c.rhs), abs(lhs), 1e-300)
+        return False
+    if m.kind == "budget":
+        return sol.network_cost_usd >= m.current * (1 - 1e-9)
+    return True
 
 
 def _moved(instance: Instance, m: Marginal, delta: float, constraint_index: dict[str, int]) -> Instance | None:

@@ -28,6 +28,7 @@ from ..model.options import Option
 from ..model.timing import build_time_model
 from ..result import Status
 from ..spec import Instance
+from ..spec.overrides import check_time_limit
 from .provision_milp import (
     ProvisionSolver,
     check_power_figures,
@@ -74,6 +75,9 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     from ..io.catalog import check_catalog, read_catalog
 
     start = time.perf_counter()
+    time_limit_s = check_time_limit(time_limit_s)
+    if isinstance(levels, bool) or not isinstance(levels, int | np.integer):
+        raise InputError("levels", None, f"{levels!r} is not a whole number", "ask for at least 2 levels per axis")
     if levels < 2:
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
     if isinstance(catalog, str | Path):

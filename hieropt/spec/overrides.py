@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -35,6 +36,8 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
                          f"use one of {', '.join(OBJECTIVES)}")
     for k in ("max_iteration_time_ns", "max_network_cost_usd"):
         v = update.get(k)
+        if v is not None and not is_real(v):
+            raise InputError(f"{flag_prefix}{k}", None, f"{v!r} is not a number", "give a finite value > 0")
         if v is not None and not (math.isfinite(v) and v > 0):
             raise InputError(f"{flag_prefix}{k}", None, number_problem(v), "give a finite value > 0")
     if max_regret is not None and (why := check_max_regret(max_regret)) is not None:
@@ -50,3 +53,20 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
         raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
                          f"give the iteration-time target in ns (--max-time-ns){regret}")
     return out
+
+
+def is_real(v: object) -> bool:
+    """Whether ``v`` is a real number (int, float or a numpy scalar of either; not a bool, not text)."""
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and type(v).__name__ != "bool_"
+
+
+def check_time_limit(time_limit_s: object, name: str = "time_limit_s") -> float:
+    """``time_limit_s`` (s) as a float when it is a number > 0 (inf: no limit).
+
+    Raises:
+        InputError: not a number, NaN, or <= 0 (HiGHS would stop at once and the failure read as a solver's).
+    """
+    if not is_real(time_limit_s) or math.isnan(float(time_limit_s)) or float(time_limit_s) <= 0:
+        raise InputError(name, None, f"{time_limit_s!r} is not a positive number of seconds",
+                         "give a time limit per LP > 0 s (inf: none)")
+    return float(time_limit_s)

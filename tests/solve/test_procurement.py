@@ -123,6 +123,30 @@ def test_time_target_below_fastest_is_infeasible():
     assert e.value.kind == "infeasible"
 
 
+@pytest.mark.parametrize("below", [0.0, 1e-15, 5e-13])
+def test_time_target_at_the_fastest_time_is_met(below):
+    """A target equal to the fastest time, or below it by round-off (the user's evaluation of the fastest design sums
+    the same terms in another order): the fastest design meets it, so min cost is at most its cost (found by a
+    break-it review: "infeasible: the target is within the optimality gap")."""
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    fastest = hieropt.solve(inst)
+    target = fastest.iteration_time_ns * (1 - below)
+    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+    assert sol.iteration_time_ns <= target * (1 + 1e-12)
+    assert sol.network_cost_usd <= fastest.network_cost_usd * (1 + 1e-9)
+    assert sol.objective_bound <= sol.network_cost_usd
+    fast = hieropt.solve(inst, max_iteration_time_ns=target)  # performance, checked against the target
+    assert fast.iteration_time_ns == pytest.approx(fastest.iteration_time_ns, rel=1e-12)
+
+
+def test_time_target_just_below_the_proven_bound_is_infeasible():
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    fastest = hieropt.solve(inst)
+    with pytest.raises(hieropt.NoSolutionError, match="fastest possible is") as e:
+        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=fastest.objective_bound * (1 - 1e-10))
+    assert e.value.kind == "infeasible"
+
+
 def test_budget_below_cheapest_is_infeasible():
     inst = _two_dim()  # sum == 100: cheapest network puts everything on dim0: 32 * 2 * 100 = $6,400
     with pytest.raises(hieropt.NoSolutionError, match=r"below the cheapest network .* \$6,400"):

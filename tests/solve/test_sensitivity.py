@@ -313,3 +313,30 @@ def test_rows_that_pin_the_design_are_not_reported_as_not_binding(tmp_path):
     free = api.solve(api.load_instance(loose), sensitivity=True)
     row0 = next(m for m in free.sensitivity.marginals if m.name == "constraint 'bw[0] == 50'")
     assert row0.binding and row0.value is not None and row0.value < 0
+
+
+def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
+    """GPT-3 on NVL72 x 32 (shipped): bw[0] at its upper bound 900 GB/s, bw[1] anywhere in a tied range. The LP
+    bounds t_0 below by 1/900; a moved bound left that floor behind, and at a tie of floor and cut the LP reads the
+    bound's dual as 0 (found by a break-it review: the sensitivity was withheld). The marginal now matches the exact
+    secant, and the secant check refutes a false 'not binding' at a bound the optimum sits at."""
+    from dataclasses import replace
+
+    from hieropt.solvers.sensitivity_check import check_marginals
+    from hieropt.spec import Bound
+
+    inst = api.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-nvl72-2304.toml")
+    sol = api.solve(inst, sensitivity=True)
+    assert sol.sensitivity is not None, sol.notes
+    m = next(m for m in sol.sensitivity.marginals if m.name == "upper bound of bw[0]")
+    bounds = list(inst.bounds_or_default)
+    bounds[0] = Bound(lower_gbps=bounds[0].lower_gbps, upper_gbps=901.0)
+    up = api.solve(inst.model_copy(update={"bounds": tuple(bounds)}))
+    secant = up.objective_value - sol.objective_value  # ns per GB/s, about -1.37e5
+    assert secant < -1e5
+    claimed = m.value if m.value is not None else m.increase
+    assert claimed == pytest.approx(secant, rel=0.01)
+    wrong = replace(m, value=0.0, increase=0.0, decrease=0.0, binding=False)
+    fake = replace(sol.sensitivity, marginals=tuple(wrong if x is m else x for x in sol.sensitivity.marginals))
+    reason = check_marginals(inst, sol, fake, lambda moved: api.solve(moved))
+    assert reason is not None and "upper bound of bw[0]" in reason
