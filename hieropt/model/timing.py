@@ -66,6 +66,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..spec import Instance
+from ..spec.overrides import is_real
 from .breakdown import Breakdown, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
@@ -190,7 +191,7 @@ def _as_bw(bw_gbps, D: int) -> np.ndarray:
         raise InputError("bw_gbps", None, f"expected one bandwidth (GB/s) per dimension as a list or array, got a "
                          f"{type(bw_gbps).__name__}", f"give a sequence of {D} numbers, dimension 0 first")
     values = bw_gbps.ravel().tolist() if isinstance(bw_gbps, np.ndarray) else list(bw_gbps)
-    odd = sorted({type(v).__name__ for v in values if not _is_number(v)})
+    odd = sorted({type(v).__name__ for v in values if not is_real(v)})
     if odd and not (isinstance(bw_gbps, np.ndarray) and bw_gbps.dtype.kind in "iuf"):
         raise InputError("bw_gbps", None, f"bandwidths must be numbers, got {', '.join(odd)}",
                          f"give {D} numbers (GB/s), not text or booleans")
@@ -202,11 +203,6 @@ def _as_bw(bw_gbps, D: int) -> np.ndarray:
         raise InputError("bw_gbps", None, f"{bw.size} bandwidths given for {D} dimensions",
                          f"give {D} values (GB/s), one per dimension")
     return bw
-
-
-def _is_number(v) -> bool:
-    """A real number (int, float or a numpy scalar of either), not a bool or text."""
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool | np.bool_)
 
 
 @np.errstate(divide="ignore", over="ignore", invalid="ignore")  # an overflow to inf is reported as an InputError

@@ -143,8 +143,9 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
     """The performance optimum within ``budget_usd`` (ns), checked against ``target_ns`` when given.
 
     Raises:
-        NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), or the target is below the fastest
-            possible time ("fastest possible is ... ns") or within the optimality gap of it.
+        NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), a budget <= $0 with a priced loaded
+            dimension, the target below the fastest possible time ("fastest possible is ... ns"), or "undecided":
+            the target still inside the optimality gap after a re-solve to :data:`TARGET_GAP`.
     """
     if budget_usd is not None and budget_usd <= 0 and any(core.unit_cost[d] > 0 for d in core.loaded):
         raise NoSolutionError("infeasible", f"a budget of ${budget_usd:,.6g} buys no bandwidth for the priced "
@@ -179,8 +180,8 @@ def against_target(res: OAResult, target_ns: float | None, budget_usd: float | N
     none).
 
     Raises:
-        NoSolutionError: the target is below the fastest possible time ("fastest possible is ... ns") or within the
-            optimality gap of it.
+        NoSolutionError: the target is below the fastest possible time ("fastest possible is ... ns", kind
+            infeasible) or inside the optimality gap of it (kind undecided).
     """
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:

@@ -56,8 +56,9 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
 
 
 def is_real(v: object) -> bool:
-    """Whether ``v`` is a real number (int, float or a numpy scalar of either; not a bool, not text)."""
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and type(v).__name__ != "bool_"
+    """Whether ``v`` is a real number (int, float or a numpy scalar of either; not a bool, not text). numpy's bool
+    is no :class:`numbers.Real`; Python's is (a subclass of int), so it is refused by name."""
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 def check_time_limit(time_limit_s: object, name: str = "time_limit_s") -> float:
