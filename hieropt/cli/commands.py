@@ -161,7 +161,7 @@ app = typer.Typer(cls=LazyGroup, no_args_is_help=True, help=HELP, **SETTINGS)
 
 
 def versions() -> str:
-    """One line per package that decides an answer: hieropt, HiGHS (highspy), Pyomo, numpy, Python (read from the
+    """One line per package that decides an answer: hieropt, HiGHS (highspy), DAQP, Pyomo, numpy, Python (read from the
     installed distributions' metadata, nothing imported), for a result to be reproduced on the same versions."""
     import platform
     from importlib import metadata
@@ -169,7 +169,8 @@ def versions() -> str:
     from ..version import __version__
 
     lines = [f"hieropt {__version__}"]
-    for dist, label in (("highspy", "HiGHS (highspy)"), ("pyomo", "Pyomo"), ("numpy", "numpy")):
+    for dist, label in (("highspy", "HiGHS (highspy)"), ("daqp", "DAQP"), ("pyomo", "Pyomo"),
+                        ("numpy", "numpy")):
         try:
             lines.append(f"{label} {metadata.version(dist)}")
         except metadata.PackageNotFoundError:
@@ -186,7 +187,7 @@ def _print_versions(value: bool) -> None:
 
 @app.callback()
 def root(version: bool = typer.Option(False, "--version", callback=_print_versions, is_eager=True,
-                                      help="Print the versions of hieropt, HiGHS, Pyomo, numpy and Python, and "
-                                           "exit.")) -> None:
+                                      help="Print the versions of hieropt, HiGHS, DAQP, Pyomo, numpy and Python, "
+                                           "and exit.")) -> None:
     """Only ``--version`` of its own: typer makes a group of an app with a callback, and :class:`LazyGroup` adds the
     commands (the app's help is :data:`HELP`)."""

@@ -4,8 +4,9 @@ Kelley's method (Kelley 1960, "The cutting-plane method for solving convex progr
 outer-approximated by tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every objective and
 right-hand side, so they accumulate across the sub-solves of one call. Each round:
 
-1. solve the LP in HiGHS (warm; :meth:`hieropt.solvers.highs.HighsLP.solve` re-tries failures cold, with the primal
-   simplex and with the interior-point method);
+1. solve the LP: by DAQP while it is small (:class:`hieropt.solvers.dense_lp.DenseLP`, microseconds), else in HiGHS
+   (warm; :meth:`hieropt.solvers.highs.HighsLP.solve` re-tries failures cold, with the primal simplex and with the
+   interior-point method), which also takes every LP DAQP does not solve to optimality;
 2. the LP's point gives candidate designs whose objective is evaluated exactly (upper bounds);
 3. the LP's duals give a rigorous lower bound, the Lagrangian dual function of the true problem
    (:mod:`hieropt.solvers.dual_bound`), which does not inherit the LP's tolerances;
@@ -29,8 +30,9 @@ import numpy as np
 from ..errors import SolverError
 from ..formulation.arrays import LPArrays, tangent_cut
 from ..result import Status
+from .dense_lp import DenseLP
 from .dual_bound import lagrangian_bound
-from .highs import TIGHT_TOLERANCE, HighsLP, LPResult
+from .highs import TIGHT_TOLERANCE, LPResult
 from .kkt import polish
 
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
@@ -161,7 +163,7 @@ class CutLP:
         self._cut_b: list[float] = []
         self.arr = self._compile(self.scale)
         self._clear_span()
-        self.solver = HighsLP(self.arr, time_limit_s)
+        self.solver = DenseLP(self.arr, time_limit_s)
         self._bounds()
         self._add_cuts(self._seeds())
 

@@ -30,13 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dual_bound import DENSE, dense_matrix
-
-try:  # numpy's own LAPACK gufunc: np.linalg.solve without its ~20 us of checks and error-state set-up per call
-    from numpy.linalg import _umath_linalg
-
-    _solve = _umath_linalg.solve1
-except (ImportError, AttributeError):  # pragma: no cover - other numpy builds
-    _solve = np.linalg.solve
+from .linalg import solve as _solve
 
 MAX_UNKNOWNS = 400
 """Polish only LPs with at most this many unknowns (dense linear algebra)."""

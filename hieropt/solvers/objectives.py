@@ -31,11 +31,11 @@ MIN_REL_GAP = 5e-9
 __all__ = ["solve", "solve_fastest_cheapest", "MIN_REL_GAP", "METHODS", "UNITS"]
 
 METHODS = {
-    "performance": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP",
-    "min_cost": "outer approximation (Kelley cutting planes) on a persistent HiGHS LP, feasible points by "
-                "convex combination with the fastest network",
+    "performance": "outer approximation (Kelley cutting planes) on one LP (DAQP while small, then HiGHS)",
+    "min_cost": "outer approximation (Kelley cutting planes) on one LP (DAQP while small, then HiGHS), feasible "
+                "points by convex combination with the fastest network",
     "performance_per_cost": "one convex LP in cost-share variables (time x cost made linear by Charnes-Cooper "
-                            "homogenisation), Kelley cutting planes on a persistent HiGHS LP",
+                            "homogenisation), Kelley cutting planes on one LP (DAQP while small, then HiGHS)",
     "min_max_regret": "each workload's own optimum, then min z with T_w(B) <= z T_w* for every workload by cutting "
                       "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B)",
 }

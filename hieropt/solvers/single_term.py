@@ -28,7 +28,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cut_lp import ROUNDING, OAResult
-from .highs import HighsLP
+from .dense_lp import DenseLP
 from .line_search import within_budget
 
 __all__ = ["fastest_single_term", "METHOD"]
@@ -58,7 +58,7 @@ def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float, budge
                           lambda: choose_scale(instance, tm, budget_usd, target, limits))
     arr = instance.memo("_rate_lp", (tm, scale, budget_usd, instance.design_matrix, unit_cost),
                         lambda: read_only(compile_rate_lp(instance, m, scale, budget_usd)))
-    lp = HighsLP(arr, time_limit_s)
+    lp = DenseLP(arr, time_limit_s, vertex=True)  # (its point is the answer)
     try:
         res = lp.solve()
         if res.status is not Status.OPTIMAL:

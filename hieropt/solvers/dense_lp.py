@@ -1,0 +1,272 @@
+"""Small LPs by a dense active-set solver (DAQP), with HiGHS behind it: the same interface as
+:class:`hieropt.solvers.highs.HighsLP`, for the cutting-plane loops and the single-term LP.
+
+HiGHS spends about 0.1 ms of fixed cost in every ``run`` (research: ``highspy.Highs.run`` on a 1-row LP with no
+simplex iteration takes 75-100 us here), which is most of a performance solve's LP on LIBRA's cases (5-28 rows,
+4-10 columns). DAQP (Arnström, Bemporad and Axehill 2022, "A dual active-set solver for embedded quadratic
+programming using recursive LDL' updates", IEEE TAC 67(8); LPs by proximal-point iterations, its ``eps_prox``)
+solves them in a few microseconds from Python. It is used while the LP is small (:data:`MAX_COLS`,
+:data:`MAX_ROWS`) and only its optimal answers are taken: any other exit (infeasible, unbounded, cycling,
+iteration limit, an exception), a tightened tolerance or an LP grown past the limits hands the LP, as it stands,
+to HiGHS for good (:class:`~hieropt.solvers.highs.HighsLP`, with its retries and status names).
+
+Nothing is taken on trust from either solver: the loops use an LP's point only as a candidate that is checked
+against every design row and evaluated exactly, and its duals only through the safe bounds of
+:mod:`hieropt.solvers.dual_bound` and :mod:`hieropt.solvers.single_term`, which hold for any multipliers. The row
+duals follow HiGHS's convention (d objective / d row bound: >= 0 at a row's lower bound when minimising).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import daqp
+import numpy as np
+
+from ..result import Status
+from .highs import LP_TOLERANCE, HighsLP, LPResult
+from .linalg import solve
+
+MAX_COLS = 40
+"""Columns at most for the dense solver (its active-set steps are O(columns^2), its constraint checks
+O(rows x columns))."""
+MAX_ROWS = 200
+"""Rows at most for the dense solver (cuts included)."""
+ROOM = 32
+"""Rows kept free for cuts when an LP is loaded (the arrays grow by doubling beyond)."""
+DAQP_INF = 1e30
+"""DAQP's infinity: a bound at or beyond it is no bound."""
+SETTINGS = {"eps_prox": 0.1, "eta_prox": 1e-12, "primal_tol": LP_TOLERANCE, "iter_limit": 2000}
+"""DAQP's settings: proximal-point iterations (an LP has no Hessian: DAQP solves a sequence of QPs regularised by
+``eps_prox``) until the iterates move by at most ``eta_prox``, and HiGHS's feasibility tolerance. On 1,500 random
+LPs of up to 30 rows and 11 columns with rows scaled over 1e-3..1e3 these gave the largest relative error against
+HiGHS's optimum, 2e-12 (median 2e-16), and no failure; DAQP's default stopping rule gave 3e-8, ``eps_prox`` 1e-3
+6e-11."""
+_OPTIMAL = 1
+
+
+class _Arrays:
+    """The LP's current state in the layout :meth:`HighsLP.load` reads (handed over on a switch to HiGHS)."""
+
+    def __init__(self, col_lower, col_upper, costs, row_lower, row_upper, A):
+        self.col_lower, self.col_upper, self.time_costs = col_lower, col_upper, costs
+        self.row_lower, self.row_upper = row_lower, row_upper
+        rows, cols = np.nonzero(A)
+        self.start = np.zeros(A.shape[0] + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rows, minlength=A.shape[0]), out=self.start[1:])
+        self.index, self.value = cols.astype(np.int32), A[rows, cols]
+
+    @property
+    def n_cols(self) -> int:
+        return self.col_lower.size
+
+    @property
+    def n_rows(self) -> int:
+        return self.row_lower.size
+
+
+def _dense(arrays: Any) -> np.ndarray:
+    """(rows, columns) dense matrix of ``arrays``' row-wise sparse one (cached in ``arrays.cache`` when it has one:
+    the compiled LPs are shared, read-only, by repeated solves)."""
+    cache = getattr(arrays, "cache", None)
+    A = cache.get("dense") if cache is not None else None
+    if A is None:
+        m, n = arrays.n_rows, arrays.n_cols
+        A = np.zeros((m, n))
+        rows = np.repeat(np.arange(m), np.diff(arrays.start[:m + 1]))
+        A[rows, arrays.index[:arrays.start[m]]] = arrays.value[:arrays.start[m]]
+        if cache is not None:
+            cache["dense"] = A
+    return A
+
+
+class DenseLP:
+    """One LP (``arrays``, the layout of :class:`hieropt.solvers.highs.HighsLP`), solved by DAQP while small and by
+    HiGHS once not (module docstring); owned by one solve call.
+
+    Args:
+        arrays: the compiled LP (``n_cols``, ``n_rows``, column and row bounds, ``time_costs``, and the row-wise
+            matrix ``start``, ``index``, ``value``).
+        time_limit_s: wall-clock limit of each HiGHS solve, s (DAQP's are bounded by :data:`SETTINGS`'s
+            iteration limit on a small LP).
+        vertex: move DAQP's point onto the vertex its active constraints fix (:meth:`_on_vertex`; a few
+            microseconds): for an LP whose point is the answer, not only a candidate.
+
+    Raises:
+        SolverError: HiGHS rejects the model (after a switch).
+    """
+
+    def __init__(self, arrays: Any, time_limit_s: float = 60.0, vertex: bool = False):
+        self.time_limit_s = float(time_limit_s)
+        self.vertex = vertex
+        self._highs: HighsLP | None = None
+        self.load(arrays)
+
+    # ------------------------------------------------------------------------------------------ the model
+    def load(self, arrays: Any) -> None:
+        """Replace the model by ``arrays`` (cold)."""
+        if self._highs is not None:
+            self._highs.load(arrays)
+            return
+        m, n = arrays.n_rows, arrays.n_cols
+        self.n_cols, self._m = n, m
+        self._costs = np.array(arrays.time_costs, dtype=float)
+        self._maximize = False
+        self._duals = np.zeros(0)
+        cap = max(m, min(MAX_ROWS, m + ROOM))  # (room for the cuts to come)
+        self._C = np.zeros((n + cap, n))  # the columns' bounds as unit rows, then the rows (DAQP's order)
+        self._C[:n] = np.eye(n)
+        self._C[n:n + m] = _dense(arrays)
+        self._H = np.zeros((n, n))
+        self._upper = np.full(n + cap, DAQP_INF)  # DAQP's layout: the columns' bounds, then the rows'
+        self._lower = np.full(n + cap, -DAQP_INF)
+        self._bound(slice(0, n), arrays.col_lower, arrays.col_upper)
+        self._bound(slice(n, n + m), arrays.row_lower, arrays.row_upper)
+        self._given = [(np.array(arrays.col_lower, dtype=float), np.array(arrays.col_upper, dtype=float)),
+                       ([np.array(arrays.row_lower, dtype=float)], [np.array(arrays.row_upper, dtype=float)])]
+        self._changes: list[tuple[bool, int, float, float]] = []  # (a row?, index, lower, upper), in order
+        if n > MAX_COLS or m > MAX_ROWS:
+            self._switch()
+
+    def _bound(self, where: slice | int, lower: Any, upper: Any) -> None:
+        """DAQP's bounds at ``where`` (columns first, then rows), clipped to its infinity."""
+        self._lower[where] = np.maximum(lower, -DAQP_INF)
+        self._upper[where] = np.minimum(upper, DAQP_INF)
+
+    def _switch(self) -> None:
+        """Hand the LP as it stands to HiGHS, for good: the arrays and rows as given, then every bound change in
+        its order (as a HighsLP used from the start would have seen them: HiGHS reads a bound beyond 1e20 as
+        infinite, so a column first loaded with 1e26 .. 3e26 would be refused, while a later change is not)."""
+        n, end = self.n_cols, self.n_cols + self._m
+        (cl, cu), (rl, ru) = self._given
+        state = _Arrays(cl, cu, self._costs, np.concatenate(rl), np.concatenate(ru), self._C[n:end])
+        self._highs = HighsLP(state, self.time_limit_s)
+        for row, i, lower, upper in self._changes:
+            (self._highs.change_row_bounds if row else self._highs.change_col_bounds)(i, lower, upper)
+        if self._maximize:
+            self._highs.set_costs(self._costs, maximize=True)
+
+    def close(self) -> None:
+        """Release HiGHS's object, if any (for re-use by the next LP of this thread)."""
+        if self._highs is not None:
+            self._highs.close()
+
+    @property
+    def num_rows(self) -> int:
+        """Rows of the LP now (cuts included)."""
+        return self._highs.num_rows if self._highs is not None else self._m
+
+    def set_tolerance(self, tol: float) -> None:
+        """Set the primal and dual feasibility tolerances: HiGHS's job (the LP moves there for good)."""
+        if self._highs is None:
+            self._switch()
+        self._highs.set_tolerance(tol)
+
+    def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
+        """Replace the objective by ``costs @ x``, minimised or maximised."""
+        if self._highs is not None:
+            self._highs.set_costs(costs, maximize)
+            return
+        self._costs = np.array(costs, dtype=float)
+        self._maximize = maximize
+
+    def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
+                 value: np.ndarray) -> None:
+        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per row)."""
+        if self._highs is not None:
+            self._highs.add_rows(lower, upper, start, index, value)
+            return
+        k, m, n = len(lower), self._m, self.n_cols
+        if not k:
+            return
+        if m + k > MAX_ROWS:
+            self._switch()
+            self._highs.add_rows(lower, upper, start, index, value)
+            return
+        if n + m + k > self._C.shape[0]:  # (more room)
+            cap = min(MAX_ROWS, 2 * (m + k))
+            self._C = np.vstack([self._C[:n + m], np.zeros((cap - m, n))])
+            self._lower = np.append(self._lower[:n + m], np.full(cap - m, -DAQP_INF))
+            self._upper = np.append(self._upper[:n + m], np.full(cap - m, DAQP_INF))
+        start = np.asarray(start)
+        rows = np.repeat(np.arange(n + m, n + m + k), np.diff(np.append(start, len(index))))
+        self._C[rows, index] = value
+        self._bound(slice(n + m, n + m + k), lower, upper)
+        self._given[1][0].append(np.array(lower, dtype=float))
+        self._given[1][1].append(np.array(upper, dtype=float))
+        self._m = m + k
+
+    def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
+        """Change the bounds of row ``row``."""
+        if self._highs is not None:
+            self._highs.change_row_bounds(row, lower, upper)
+            return
+        self._bound(self.n_cols + row, lower, upper)
+        self._changes.append((True, row, lower, upper))
+
+    def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
+        """Change the bounds of column ``col``."""
+        if self._highs is not None:
+            self._highs.change_col_bounds(col, lower, upper)
+            return
+        self._bound(col, lower, upper)
+        self._changes.append((False, col, lower, upper))
+
+    # ------------------------------------------------------------------------------------------ solving
+    def row_duals(self) -> np.ndarray:
+        """Row duals of the last optimal solve (HiGHS's sign convention)."""
+        return self._highs.row_duals() if self._highs is not None else self._duals
+
+    def solve(self, retry: bool = True) -> LPResult:
+        """Solve and return status, objective and column values: by DAQP when it finds the optimum, else by HiGHS
+        (:meth:`HighsLP.solve`, with its retries unless ``retry`` is False), which keeps the LP from then on."""
+        if self._highs is None:
+            out = self._dense_solve()
+            if out is not None:
+                return out
+            self._switch()
+        return self._highs.solve(retry)
+
+    def _dense_solve(self) -> LPResult | None:
+        """DAQP's optimum, or None (not optimal, or DAQP failed)."""
+        n, m = self.n_cols, self._m
+        f = -self._costs if self._maximize else self._costs
+        upper, lower = self._upper[:n + m], self._lower[:n + m]
+        sense = np.where(upper == lower, 5, 0).astype(np.int32)  # (DAQP: 5 = an equality)
+        try:
+            x, _, flag, info = daqp.solve(self._H, f, self._C[n:n + m], upper, lower, sense, **SETTINGS)
+        except (ValueError, TypeError, ArithmeticError):
+            return None
+        if flag != _OPTIMAL:
+            return None
+        x = np.asarray(x, dtype=float)
+        lam = np.asarray(info["lam"], dtype=float)
+        if not (np.isfinite(x).all() and np.isfinite(lam).all()):
+            return None
+        if self.vertex:
+            x = self._on_vertex(x, lam, upper, lower, sense)
+        self._duals = lam[n:] if self._maximize else -lam[n:]  # (DAQP's multipliers are -d objective / d bound)
+        return LPResult(Status.OPTIMAL, "Optimal", float(self._costs @ x), x)
+
+    def _on_vertex(self, x: np.ndarray, lam: np.ndarray, upper: np.ndarray, lower: np.ndarray,
+                   sense: np.ndarray) -> np.ndarray:
+        """``x`` solved from its active constraints (those with a multiplier, and the equalities) when there are as
+        many as columns: DAQP's proximal iterations stop up to ~1e-12 off them (125.00000000000045 for a sum of two
+        bounds of 100 and 25), the vertex they fix is exact to round-off. Kept only when it meets every bound and
+        row (within HiGHS's tolerance) and is no worse; otherwise, and when they do not fix a vertex, ``x``."""
+        n, end = self.n_cols, self.n_cols + self._m
+        act = np.flatnonzero((lam != 0) | (sense == 5))
+        if act.size != n:
+            return x
+        b = np.where(lam[act] > 0, upper[act], lower[act])  # (DAQP: > 0 at an upper bound)
+        with np.errstate(all="ignore"):  # (a singular system gives NaNs: refused below)
+            new = solve(self._C[act], b)
+        vals = (self._C[:end] @ new).tolist()  # (the checks in Python floats: fewer numpy calls on a few values)
+        tol = LP_TOLERANCE
+        if not all(lo - tol * (1 + abs(v)) <= v <= hi + tol * (1 + abs(v))  # (a NaN meets no bound)
+                   for v, lo, hi in zip(vals, lower.tolist(), upper.tolist(), strict=True)):
+            return x
+        f = self._costs
+        before, after = float(f @ x), float(f @ new)
+        gain = after - before if self._maximize else before - after
+        return new if gain >= -1e-12 * (1 + abs(before)) else x
