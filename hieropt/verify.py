@@ -41,12 +41,11 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
     out = []
     dm = instance.design_matrix
     if dm.A.size:
-        lhs = dm.A @ bw
-        size = np.maximum(np.maximum(dm.abs_rhs, np.abs(dm.A * bw).sum(axis=1)), 1e-300)
-        over = np.maximum(lhs - dm.upper, dm.lower - lhs) / size
-        for i in np.flatnonzero(over > FEAS_TOL):
-            c = instance.constraints[i]
-            out.append((f"'{c.text}' (lhs {lhs[i]:.9g} vs {c.rhs:.9g})", float(over[i])))
+        for i, over in enumerate(dm.violation_list(bw)):
+            if over > FEAS_TOL or over != over:  # (a NaN row is violated)
+                c = instance.constraints[i]
+                lhs = float(dm.A[i] @ bw)
+                out.append((f"'{c.text}' (lhs {lhs:.9g} vs {c.rhs:.9g})", over))
     lower, upper = dm.bw_lower.tolist(), dm.bw_upper.tolist()  # (Python floats over the few dimensions)
     floor = 1e-6 * float(np.max(np.abs(bw), initial=0.0))
     low = [b < lo - FEAS_TOL * max(abs(lo), floor) for b, lo in zip(bw.tolist(), lower, strict=True)]

@@ -34,6 +34,7 @@ from .dense_lp import DenseLP
 from .dual_bound import lagrangian_bound
 from .highs import TIGHT_TOLERANCE, LPResult
 from .kkt import polish
+from .stall import Stall
 
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
 """Initial tangent cuts per link, at these multiples of its unit."""
@@ -48,7 +49,6 @@ TRUST = 0.5
 """A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish (:meth:`CutLP.
 trusted`)."""
 MAX_RESCALES = 6
-STALL_ROUNDS = 4
 INF = float("inf")
 
 
@@ -81,22 +81,6 @@ class OAResult:
     def gap(self) -> float:
         """Relative gap (upper - lower)/upper, clipped at 0."""
         return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
-
-
-class _Stall:
-    """Rounds without progress; asks for, in turn, tighter LP tolerances, a re-scale, and a stop."""
-
-    def __init__(self) -> None:
-        self.rounds, self.step = 0, 0
-
-    def progress(self, improved: bool) -> str | None:
-        """Record one round; returns "tighten", "rescale", "stop" or None."""
-        self.rounds = 0 if improved else self.rounds + 1
-        if self.rounds < STALL_ROUNDS:
-            return None
-        self.rounds = 0
-        self.step += 1
-        return ("tighten", "rescale", "stop")[min(self.step, 3) - 1]
 
 
 @dataclass
@@ -159,13 +143,23 @@ class CutLP:
     def _start(self, time_limit_s: float) -> None:
         self.lps = 0
         self.rescales = 0
+        self.arr = self._compile(self.scale)
+        self._bounds()
+        seeds = self._seeds()
+        saved = self.arr.cache.get("seeded")  # (the LP with its seed cuts, kept on the shared compiled arrays)
+        if saved is not None and saved[0] == seeds and (solver := saved[1].copy(time_limit_s)) is not None:
+            self.solver = solver
+            self._cut_j, self._cut_b = list(saved[2]), list(saved[3])
+            self._span = (list(saved[4][0]), list(saved[4][1]))
+            return
         self._cut_j: list[int] = []
         self._cut_b: list[float] = []
-        self.arr = self._compile(self.scale)
         self._clear_span()
         self.solver = DenseLP(self.arr, time_limit_s)
-        self._bounds()
-        self._add_cuts(self._seeds())
+        self._add_cuts(seeds)
+        if (kept := self.solver.copy()) is not None:
+            self.arr.cache["seeded"] = (seeds, kept, list(self._cut_j), list(self._cut_b),
+                                        (list(self._span[0]), list(self._span[1])))
 
     def _seeds(self) -> list[tuple[int, float]]:
         """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's unit."""
@@ -306,7 +300,7 @@ class CutLP:
         best, upper, lower, anchor = spec.start, INF, -INF, (-INF, 0.0)
         if best is not None:
             upper = spec.score(best)
-        stall = _Stall()
+        stall = Stall()
         it = 0
 
         def bounds(duals: np.ndarray) -> tuple[bool, np.ndarray]:

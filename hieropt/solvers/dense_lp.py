@@ -80,6 +80,36 @@ def _dense(arrays: Any) -> np.ndarray:
     return A
 
 
+def _layout(arrays: Any) -> dict[str, Any]:
+    """The state of a freshly loaded :class:`DenseLP` (its attributes): DAQP's dense rows after the columns' unit
+    rows, with :data:`ROOM` free rows for cuts, the bounds clipped to :data:`DAQP_INF`, and what was given."""
+    m, n = arrays.n_rows, arrays.n_cols
+    cap = max(m, min(MAX_ROWS, m + ROOM))  # (room for the cuts to come)
+    C = np.zeros((n + cap, n))  # the columns' bounds as unit rows, then the rows (DAQP's order)
+    C[:n] = np.eye(n)
+    C[n:n + m] = _dense(arrays)
+    upper = np.full(n + cap, DAQP_INF)  # DAQP's layout: the columns' bounds, then the rows'
+    lower = np.full(n + cap, -DAQP_INF)
+    for where, lo, hi in ((slice(0, n), arrays.col_lower, arrays.col_upper),
+                          (slice(n, n + m), arrays.row_lower, arrays.row_upper)):
+        lower[where], upper[where] = np.maximum(lo, -DAQP_INF), np.minimum(hi, DAQP_INF)
+    given = [(np.array(arrays.col_lower, dtype=float), np.array(arrays.col_upper, dtype=float)),
+             ([np.array(arrays.row_lower, dtype=float)], [np.array(arrays.row_upper, dtype=float)])]
+    return {"n_cols": n, "_m": m, "_costs": np.array(arrays.time_costs, dtype=float), "_maximize": False,
+            "_duals": np.zeros(0), "_C": C, "_H": np.zeros((n, n)), "_upper": upper, "_lower": lower,
+            "_given": given, "_changes": []}  # _changes: (a row?, index, lower, upper), in order
+
+
+def _copied(state: dict[str, Any]) -> dict[str, Any]:
+    """The mutable part of a :class:`DenseLP`'s state (:func:`_layout`), copied (the given arrays are never
+    written: their lists are)."""
+    (cols, (rl, ru)) = state["_given"]
+    out = {k: state[k] for k in ("n_cols", "_m", "_maximize")}
+    out.update({k: state[k].copy() for k in ("_costs", "_duals", "_C", "_H", "_upper", "_lower")})
+    out.update(_given=[cols, (list(rl), list(ru))], _changes=list(state["_changes"]))
+    return out
+
+
 class DenseLP:
     """One LP (``arrays``, the layout of :class:`hieropt.solvers.highs.HighsLP`), solved by DAQP while small and by
     HiGHS once not (module docstring); owned by one solve call.
@@ -104,29 +134,36 @@ class DenseLP:
 
     # ------------------------------------------------------------------------------------------ the model
     def load(self, arrays: Any) -> None:
-        """Replace the model by ``arrays`` (cold)."""
+        """Replace the model by ``arrays`` (cold). The loaded layout is kept in ``arrays.cache`` when the arrays
+        have one (compiled LPs are shared, read-only, by repeated solves): a re-load copies it."""
         if self._highs is not None:
             self._highs.load(arrays)
             return
-        m, n = arrays.n_rows, arrays.n_cols
-        self.n_cols, self._m = n, m
-        self._costs = np.array(arrays.time_costs, dtype=float)
-        self._maximize = False
-        self._duals = np.zeros(0)
-        cap = max(m, min(MAX_ROWS, m + ROOM))  # (room for the cuts to come)
-        self._C = np.zeros((n + cap, n))  # the columns' bounds as unit rows, then the rows (DAQP's order)
-        self._C[:n] = np.eye(n)
-        self._C[n:n + m] = _dense(arrays)
-        self._H = np.zeros((n, n))
-        self._upper = np.full(n + cap, DAQP_INF)  # DAQP's layout: the columns' bounds, then the rows'
-        self._lower = np.full(n + cap, -DAQP_INF)
-        self._bound(slice(0, n), arrays.col_lower, arrays.col_upper)
-        self._bound(slice(n, n + m), arrays.row_lower, arrays.row_upper)
-        self._given = [(np.array(arrays.col_lower, dtype=float), np.array(arrays.col_upper, dtype=float)),
-                       ([np.array(arrays.row_lower, dtype=float)], [np.array(arrays.row_upper, dtype=float)])]
-        self._changes: list[tuple[bool, int, float, float]] = []  # (a row?, index, lower, upper), in order
-        if n > MAX_COLS or m > MAX_ROWS:
+        cache = getattr(arrays, "cache", None)
+        fresh = cache.get("dense_lp") if cache is not None else None
+        if fresh is None:
+            fresh = _layout(arrays)
+            if cache is not None:
+                cache["dense_lp"] = fresh
+        self.__dict__.update(_copied(fresh))
+        if self.n_cols > MAX_COLS or self._m > MAX_ROWS:
             self._switch()
+
+    def copy(self, time_limit_s: float | None = None) -> DenseLP | None:
+        """An independent copy of this LP as it stands (rows, bounds, costs, the record of what was given), for a
+        loop to start from (a few microseconds: no re-load); None once the LP is HiGHS's (its object is not copied).
+
+        Args:
+            time_limit_s: the copy's HiGHS time limit, s (default: this LP's).
+        """
+        if self._highs is not None:
+            return None
+        new = object.__new__(DenseLP)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(_copied(self.__dict__))
+        if time_limit_s is not None:
+            new.time_limit_s = float(time_limit_s)
+        return new
 
     def _bound(self, where: slice | int, lower: Any, upper: Any) -> None:
         """DAQP's bounds at ``where`` (columns first, then rows), clipped to its infinity."""

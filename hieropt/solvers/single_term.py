@@ -18,6 +18,8 @@ general cutting-plane loop, which also explains infeasible and unbounded problem
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..formulation.arrays import read_only
@@ -93,41 +95,49 @@ def _rate_bound(arr: RateArrays, duals: np.ndarray, cap: np.ndarray) -> float:
 
     U includes the worst-case floating-point error of its own evaluation: (rows + columns + 2) x eps x the sum of
     the magnitudes of every product it adds up (a dual-weighted sum whose terms cancel to a small rate, as near the
-    cheapest network, then gets a margin to match, and the caller's gap test refuses it)."""
-    lo, hi, lo_finite, hi_finite, A, abs_A, abs_c, loaded, a_rate = _bound_arrays(arr)
-    y = duals[:arr.n_rows]
-    up = y > 0
-    # a multiplier on an infinite bound (or not finite itself) counts as 0: each row's term is y x its bound
-    y = np.where(np.where(up, lo_finite, hi_finite) & np.isfinite(y), y, 0.0)
-    row_terms = y * np.where(up, lo, hi)
-    r = arr.time_costs - y @ A
+    cheapest network, then gets a margin to match, and the caller's gap test refuses it). In Python floats (a few
+    rows and columns: fewer numpy calls), the sums by ``math.fsum``."""
+    lo, hi, lo_finite, hi_finite, rows, costs, abs_c, col_lower, loaded, a_rate = _bound_arrays(arr)
+    r, r_size = list(costs), list(abs_c)  # reduced costs c - A'y and the size of each one's sum
+    row_terms = []
+    for i, y in enumerate(duals[:arr.n_rows].tolist()):
+        up = y > 0
+        # a multiplier on an infinite bound (or not finite itself) counts as 0: each row's term is y x its bound
+        if y == 0 or not math.isfinite(y) or not (lo_finite[i] if up else hi_finite[i]):
+            continue
+        row_terms.append(y * (lo[i] if up else hi[i]))
+        for j, a in rows[i]:
+            r[j] -= y * a
+            r_size[j] += abs(y * a)
     D = arr.u_col
-    top = np.minimum(arr.col_upper[:D], cap)
-    box_hi = np.append(top, (top[loaded] / a_rate).min())  # rate rows: a_d u <= B_d <= top_d
-    neg = r < 0
-    if not np.isfinite(box_hi[neg]).all():
-        return np.inf
-    at = np.where(neg, box_hi, np.where(r > 0, arr.col_lower, 0.0))  # the box corner each column's term is at
-    col_terms = r * at
-    value = float(row_terms.sum() + col_terms.sum())
-    r_size = abs_c + np.abs(y) @ abs_A  # (the size of each reduced cost's sum)
-    magnitude = float(np.abs(row_terms).sum() + (r_size * np.abs(at)).sum())
+    top = [min(u, c) for u, c in zip(arr.col_upper[:D].tolist(), cap.tolist(), strict=True)]
+    box_hi = top + [min(top[j] / a for j, a in zip(loaded, a_rate, strict=True))]  # rate rows: a_d u <= B_d <= top_d
+    at = []  # the box corner each column's term is at
+    for j, rj in enumerate(r):
+        if rj < 0 and not math.isfinite(box_hi[j]):
+            return math.inf
+        at.append(box_hi[j] if rj < 0 else (col_lower[j] if rj > 0 else 0.0))
+    col_terms = [rj * a for rj, a in zip(r, at, strict=True)]
+    value = math.fsum(row_terms) + math.fsum(col_terms)
+    magnitude = math.fsum(abs(t) for t in row_terms) + math.fsum(z * abs(a) for z, a in zip(r_size, at, strict=True))
     return -value + (arr.n_rows + arr.n_cols + 2) * EPS * magnitude
 
 
 def _bound_arrays(arr: RateArrays) -> tuple:
-    """What :func:`_rate_bound` reads of ``arr`` alone, once per LP (kept in ``arr.cache``): the row bounds with
-    the infinite ones as 0 and their finiteness, the dense matrix and its magnitudes, |costs|, the loaded columns
-    and their rate-row coefficients."""
+    """What :func:`_rate_bound` reads of ``arr`` alone, once per LP (kept in ``arr.cache``), as Python floats: the
+    row bounds with the infinite ones as 0 and their finiteness, each row's nonzero (column, coefficient) pairs, the
+    costs and their magnitudes, the column lower bounds, the loaded columns and their rate-row coefficients."""
     out = arr.cache.get("rate_bound")
     if out is None:
         lo, hi = arr.row_lower, arr.row_upper
         lo_finite, hi_finite = np.isfinite(lo), np.isfinite(hi)
         A = arr.dense
+        rows = [[(j, a) for j, a in enumerate(row) if a] for row in A.tolist()]
         loaded = np.array(arr.loaded, dtype=np.intp)
-        out = arr.cache["rate_bound"] = (np.where(lo_finite, lo, 0.0), np.where(hi_finite, hi, 0.0), lo_finite,
-                                         hi_finite, A, np.abs(A), np.abs(arr.time_costs), loaded,
-                                         A[arr.rate, arr.u_col])
+        out = arr.cache["rate_bound"] = (np.where(lo_finite, lo, 0.0).tolist(), np.where(hi_finite, hi, 0.0).tolist(),
+                                         lo_finite.tolist(), hi_finite.tolist(), rows, arr.time_costs.tolist(),
+                                         np.abs(arr.time_costs).tolist(), arr.col_lower.tolist(), loaded.tolist(),
+                                         A[arr.rate, arr.u_col].tolist())
     return out
 
 

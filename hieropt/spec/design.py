@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+
+SMALL = 256
+"""Matrix entries (rows x dimensions) up to which :meth:`DesignMatrix.violation_list` works in Python floats."""
 
 
 @dataclass(frozen=True)
@@ -55,11 +59,34 @@ class DesignMatrix:
         over = np.maximum(lhs - self.upper, self.lower - lhs)
         return np.maximum(over, 0.0) / scale
 
+    def violation_list(self, bw: np.ndarray) -> list[float]:
+        """:meth:`violations` as Python floats (NaN for a row whose left side is NaN), computed in Python floats
+        while the matrix is small (:data:`SMALL`: fewer numpy calls on a few values), else by :meth:`violations`."""
+        if self.A.size > SMALL:
+            return self.violations(np.asarray(bw, dtype=float)).tolist()
+        b = [float(v) for v in bw]
+        out = []
+        for a, lo, hi, size in self._rows:
+            terms = [x * y for x, y in zip(a, b, strict=True)]
+            lhs = sum(terms)
+            if lhs != lhs:  # (NaN)
+                out.append(lhs)
+                continue
+            over = max(lhs - hi, lo - lhs, 0.0)
+            out.append(over / max(size, sum(abs(t) for t in terms), 1e-300) if over else 0.0)
+        return out
+
     def max_violation(self, bw: np.ndarray) -> float:
         """The largest of :meth:`violations` (0.0 without rows; NaN when ``bw`` holds a NaN)."""
         if not self.A.size:
             return 0.0
-        return float(self.violations(bw).max())
+        v = self.violation_list(bw)
+        return math.nan if any(x != x for x in v) else max(v)
+
+    @cached_property
+    def _rows(self) -> list[tuple[list[float], float, float, float]]:
+        """Each row's coefficients, bounds and |rhs| as Python floats."""
+        return list(zip(self.A.tolist(), self.lower.tolist(), self.upper.tolist(), self.abs_rhs.tolist(), strict=True))
 
     @cached_property
     def abs_rhs(self) -> np.ndarray:
