@@ -46,10 +46,10 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
                 c = instance.constraints[i]
                 lhs = float(dm.A[i] @ bw)
                 out.append((f"'{c.text}' (lhs {lhs:.9g} vs {c.rhs:.9g})", over))
-    lower, upper = dm.bw_lower.tolist(), dm.bw_upper.tolist()  # (Python floats over the few dimensions)
-    floor = 1e-6 * float(np.max(np.abs(bw), initial=0.0))
-    low = [b < lo - FEAS_TOL * max(abs(lo), floor) for b, lo in zip(bw.tolist(), lower, strict=True)]
-    high = [b > hi * (1 + FEAS_TOL) for b, hi in zip(bw.tolist(), upper, strict=True)]
+    b_list = bw.tolist()  # (Python floats over the few dimensions)
+    floor = 1e-6 * max(map(abs, b_list), default=0.0)
+    low = [b < lo - FEAS_TOL * max(abs(lo), floor) for b, lo in zip(b_list, dm.bw_lower_list, strict=True)]
+    high = [b > hi * (1 + FEAS_TOL) for b, hi in zip(b_list, dm.bw_upper_list, strict=True)]
     for d in [d for d in range(len(low)) if low[d] or high[d]]:
         b = instance.bounds_or_default[d]
         if low[d]:

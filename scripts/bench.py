@@ -18,7 +18,8 @@ first solve of a freshly loaded instance instead, its load untimed), of LIBRA's 
 is absent) and of an independent SCIP oracle written with pyscipopt (model build + solve), the ratios, and the
 optima. hieropt's and Gurobi's calls run in alternating blocks (``--rounds`` rounds; in each, every solver makes its
 share of its repeats back to back), so that every median sees the same state of the shared machine and each solver
-runs warm in the CPU caches, as in a sweep (:func:`timed_side_by_side`). Gurobi's and SCIP's optima are
+runs warm in the CPU caches, as in a sweep (:func:`timed_side_by_side`); the cold solves run in a pass of their own
+after that (their untimed fresh loads would evict both solvers' caches between the blocks). Gurobi's and SCIP's optima are
 re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value below the
 true optimum (research/solver_probe.md P5).
 
@@ -337,14 +338,16 @@ def objective_cases(console: Console, data: Path, objective: str, repeats: int, 
         api.solve(inst, objective=objective)  # untimed warm-up
         t_gur, gur = float("nan"), {"bw": None, "gap": float("nan")}
         ours_fn = lambda inst=inst: api.solve(inst, objective=objective)  # noqa: E731
-        fns, reps, prep = [ours_fn, ours_fn], [repeats, repeats], [None, lambda c=(wl, dims, cons): load(data, *c)]
+        fns, reps = [ours_fn], [repeats]
         if env is not None:  # in alternating blocks, so that every median sees the same state of the shared machine
             gurobi_libra(inst, objective, env)  # untimed warm-up
-            fns, reps, prep = [*fns, lambda inst=inst: gurobi_libra(inst, objective, env)], [*reps, gurobi_repeats], \
-                [*prep, None]
-        (t_ours, min_ours, sol), (t_cold, _, _), *rest = timed_side_by_side(fns, reps, prep, rounds)
+            fns, reps = [*fns, lambda inst=inst: gurobi_libra(inst, objective, env)], [*reps, gurobi_repeats]
+        (t_ours, min_ours, sol), *rest = timed_side_by_side(fns, reps, None, rounds)
         if rest:
             t_gur, _, gur = rest[0]
+        # the cold solves in a pass of their own: their untimed fresh loads (YAML, validation) would otherwise sit
+        # between the side-by-side blocks and evict both solvers' code and data from the CPU caches
+        (t_cold, _, _), = timed_side_by_side([ours_fn], [repeats], [lambda c=(wl, dims, cons): load(data, *c)], rounds)
         t_highs = lp_seconds(lambda c=(wl, dims, cons): api.solve(load(data, *c), objective=objective))
         t_scip, sc = float("nan"), {"bw": None, "status": "skipped"}
         if use_scip:

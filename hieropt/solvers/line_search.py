@@ -60,7 +60,7 @@ def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
         return False
     below, above = 1 - ROW_TOL, 1 + ROW_TOL  # (Python floats over the few dimensions; a NaN meets no bound)
     return all(b >= lo * below and b <= hi * above
-               for b, lo, hi in zip(bw.tolist(), dm.bw_lower.tolist(), dm.bw_upper.tolist(), strict=True))
+               for b, lo, hi in zip(bw.tolist(), dm.bw_lower_list, dm.bw_upper_list, strict=True))
 
 
 def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,

@@ -64,16 +64,21 @@ class DesignMatrix:
         while the matrix is small (:data:`SMALL`: fewer numpy calls on a few values), else by :meth:`violations`."""
         if self.A.size > SMALL:
             return self.violations(np.asarray(bw, dtype=float)).tolist()
-        b = [float(v) for v in bw]
+        b = bw.tolist() if isinstance(bw, np.ndarray) else [float(v) for v in bw]
+        if len(b) != self.A.shape[1]:
+            raise ValueError(f"{len(b)} bandwidths for {self.A.shape[1]} dimensions")
         out = []
         for a, lo, hi, size in self._rows:
-            terms = [x * y for x, y in zip(a, b, strict=True)]
-            lhs = sum(terms)
+            lhs = mag = 0.0
+            for x, y in zip(a, b, strict=False):  # (lengths checked above)
+                t = x * y
+                lhs += t
+                mag += abs(t)
             if lhs != lhs:  # (NaN)
                 out.append(lhs)
                 continue
             over = max(lhs - hi, lo - lhs, 0.0)
-            out.append(over / max(size, sum(abs(t) for t in terms), 1e-300) if over else 0.0)
+            out.append(over / max(size, mag, 1e-300) if over else 0.0)
         return out
 
     def max_violation(self, bw: np.ndarray) -> float:
@@ -82,6 +87,16 @@ class DesignMatrix:
             return 0.0
         v = self.violation_list(bw)
         return math.nan if any(x != x for x in v) else max(v)
+
+    @cached_property
+    def bw_lower_list(self) -> list[float]:
+        """:attr:`bw_lower` as Python floats (GB/s)."""
+        return self.bw_lower.tolist()
+
+    @cached_property
+    def bw_upper_list(self) -> list[float]:
+        """:attr:`bw_upper` as Python floats (GB/s; inf where there is no upper bound)."""
+        return self.bw_upper.tolist()
 
     @cached_property
     def _rows(self) -> list[tuple[list[float], float, float, float]]:
