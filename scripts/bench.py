@@ -19,9 +19,9 @@ is absent) and of an independent SCIP oracle written with pyscipopt (model build
 optima. hieropt's and Gurobi's calls run in alternating blocks (``--rounds`` rounds; in each, every solver makes its
 share of its repeats back to back), so that every median sees the same state of the shared machine and each solver
 runs warm in the CPU caches, as in a sweep (:func:`timed_side_by_side`); the cold solves run in a pass of their own
-after that (their untimed fresh loads would evict both solvers' caches between the blocks). Gurobi's and SCIP's optima are
-re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value below the
-true optimum (research/solver_probe.md P5).
+after that (their untimed fresh loads would evict both solvers' caches between the blocks). Gurobi's and SCIP's
+optima are re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value
+below the true optimum (research/solver_probe.md P5).
 
 (b) GPT_3 on the 4D network with its layers replicated x1, x100, x10,000 (built in memory, outside the timing): the
 collectives, aggregated LP terms, LP rows, the first solve (which includes building the workload's numpy table) and

@@ -45,7 +45,7 @@ def codesign_command(
     count with its scale-out bandwidth."""
     from ..errors import HieroptError
     from ..io.common import read_toml
-    from .common import to_stdout, write_json
+    from .common import to_stdout, write_error_json, write_json
 
     err = error_console()
     console = err if to_stdout(json_out) else stdout_console(160)
@@ -67,6 +67,8 @@ def codesign_command(
     except KeyboardInterrupt:
         where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
         err.print(f"interrupted: {where}", highlight=False, soft_wrap=True)
+        if json_out is not None:  # this run's outcome, not an earlier run's answer
+            write_error_json(json_out, "interrupted", f"interrupted: {where}", 130)
         raise typer.Exit(130) from None
     if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
         write_json(json_out, codesign_dict(result, top))

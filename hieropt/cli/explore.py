@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..names import OBJECTIVES
-from .common import console, error_console, error_line, fail, to_stdout, write_json
+from .common import console, error_console, error_line, fail, to_stdout, write_error_json, write_json
 
 NO_ANSWER = "no shape has a certified answer (see the failures above)"
 """The error line (and the ``--json`` message) of a sweep that ends without a ranked shape (exit 3)."""
@@ -78,7 +78,11 @@ def explore_command(
         where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
         terminated = type(e).__name__ == "Terminated"
         err.print(f"{'terminated' if terminated else 'interrupted'}: {where}", highlight=False, soft_wrap=True)
-        raise typer.Exit(143 if terminated else 130) from None
+        code = 143 if terminated else 130
+        if json_out is not None:  # this run's outcome, not an earlier run's answer
+            write_error_json(json_out, "interrupted", f"{'terminated' if terminated else 'interrupted'}: {where}",
+                             code)
+        raise typer.Exit(code) from None
     if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
         data = explore_dict(result, top)
         if not result.ranking:  # this run's outcome, as every command's --json after exit 3 (never an earlier answer)

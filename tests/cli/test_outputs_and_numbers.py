@@ -229,3 +229,31 @@ def test_plain_numbers_still_parse():
     assert "network cost" in r.stdout
     assert error_line(run("evaluate", GPT3, "--bw", "1e400,125,75,50")).startswith(
         "error: --bw: bw[0]: inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf")
+
+
+@pytest.mark.parametrize("command, module, name, terminated", [
+    ("explore", "hieropt.studies.explore", "explore", False),
+    ("explore", "hieropt.studies.explore", "explore", True),
+    ("codesign", "hieropt.studies.codesign", "codesign", False),
+])
+def test_an_interrupted_sweep_replaces_an_earlier_json(tmp_path, monkeypatch, command, module, name, terminated):
+    """Ctrl-C (130) or SIGTERM during a pool sweep (143) writes this run's outcome to --json, never leaving an
+    earlier run's answer there."""
+    import importlib
+
+    class Terminated(KeyboardInterrupt):
+        pass
+
+    def interrupted(*args, **kwargs):
+        raise (Terminated if terminated else KeyboardInterrupt)()
+
+    monkeypatch.setattr(importlib.import_module(module), name, interrupted)
+    space = REPO / "spaces" / ("gpt3-4096.toml" if command == "explore" else "codesign-gpt3-4096.toml")
+    out = tmp_path / "sweep.json"
+    out.write_text('{"old": "answer from an earlier run"}')
+    r = run(command, space, "--workers", "1", "--json", out)
+    code = 143 if terminated else 130
+    assert r.exit_code == code
+    data = json.loads(out.read_text())
+    assert (data["status"], data["exit_code"]) == ("interrupted", code)
+    assert data["message"].startswith("terminated: no --out file" if terminated else "interrupted: no --out file")

@@ -140,3 +140,64 @@ def minimize_time(instance, tm):
         return core.min_time()
     finally:
         core.close()
+
+
+def _rate_bound_numpy(arr, duals, cap) -> float:
+    """The safe bound of the module docstring in numpy (the form it had before it moved to Python floats)."""
+    lo, hi = arr.row_lower, arr.row_upper
+    y = duals[:arr.n_rows]
+    up = y > 0
+    y = np.where(np.where(up, np.isfinite(lo), np.isfinite(hi)) & np.isfinite(y), y, 0.0)
+    row_terms = y * np.where(up, np.where(np.isfinite(lo), lo, 0.0), np.where(np.isfinite(hi), hi, 0.0))
+    A = arr.dense
+    r = arr.time_costs - y @ A
+    D = arr.u_col
+    top = np.minimum(arr.col_upper[:D], cap)
+    loaded = np.array(arr.loaded, dtype=np.intp)
+    box_hi = np.append(top, (top[loaded] / A[arr.rate, arr.u_col]).min())
+    neg = r < 0
+    if not np.isfinite(box_hi[neg]).all():
+        return np.inf
+    at = np.where(neg, box_hi, np.where(r > 0, arr.col_lower, 0.0))
+    value = float(row_terms.sum() + (r * at).sum())
+    magnitude = float(np.abs(row_terms).sum() + ((np.abs(arr.time_costs) + np.abs(y) @ np.abs(A)) * np.abs(at)).sum())
+    return -value + (arr.n_rows + arr.n_cols + 2) * np.finfo(float).eps * magnitude
+
+
+def test_rate_bound_matches_its_numpy_form():
+    """The bound in Python floats equals the numpy statement of the same formula to round-off, for any multipliers
+    (random signs, zeros, inf and NaN among them), with and without a budget and a finite box."""
+    import math
+    import random
+
+    from hieropt.formulation.arrays import read_only
+    from hieropt.formulation.rate import compile_rate_lp
+    from hieropt.formulation.scale import choose_scale, upper_limits_gbps
+    from hieropt.model.cost import cluster_cost_usd_per_gbps
+    from hieropt.solvers.single_term import _rate_bound
+
+    rng = random.Random(3)
+    compared = infinite = 0
+    for _ in range(80):
+        rows = [_row((rng.uniform(0.1, 3), rng.uniform(0.1, 3)), rng.choice(["<=", "==", ">="]), rng.uniform(50, 500))]
+        if rng.random() < 0.5:
+            rows.append(_row((1, 1), "<=", 1000.0))
+        inst = _instance(constraints=tuple(rows))
+        tm = build_time_model(inst)
+        m, _ = single_term(tm)
+        budget = None if rng.random() < 0.5 else rng.uniform(1e3, 1e6)
+        unit_cost, limits = cluster_cost_usd_per_gbps(inst), upper_limits_gbps(inst)
+        scale = choose_scale(inst, tm, budget, None, limits)
+        arr = read_only(compile_rate_lp(inst, m, scale, budget))
+        cap = upper_limits_gbps(inst, budget, unit_cost) / scale.bw_gbps
+        for _ in range(10):
+            duals = np.array([rng.choice([0.0, rng.gauss(0, 10), -abs(rng.gauss(0, 1)), abs(rng.gauss(0, 1)),
+                                          math.inf, math.nan]) for _ in range(arr.n_rows)])
+            ref, got = _rate_bound_numpy(arr, duals, cap), _rate_bound(arr, duals, cap)
+            compared += 1
+            if math.isinf(ref):
+                infinite += 1
+                assert got == ref
+            else:
+                assert got == pytest.approx(ref, rel=1e-13, abs=1e-300)
+    assert compared == 800 and 0 < infinite < compared  # (both branches seen)
