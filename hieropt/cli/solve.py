@@ -41,6 +41,8 @@ ObjectiveOpt = Annotated[str | None, typer.Option(
     "optimum). Default: the instance's; performance with LIBRA flags.")]
 BudgetOpt = Annotated[float | None, typer.Option(
     "--budget-usd", help="Network-cost cap, $ (with performance: the fastest network within the budget).")]
+PROGRESS_POINTS = 1000
+"""A Pareto front of at least this many points shows a progress bar on stderr (about 1.7 ms per point)."""
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the full result as JSON to FILE "
                                               "('-' for stdout, then tables go to stderr).")]
 
@@ -150,7 +152,8 @@ def evaluate_command(
 
 def pareto_command(
     instance: InstanceArg = None,
-    points: Annotated[int, typer.Option("--points", help="Number of budgets on the front (>= 2).")] = 50,
+    points: Annotated[int, typer.Option("--points", help="Number of budgets on the front (>= 2; from 1,000 a "
+                                        "progress bar on stderr).")] = 50,
     spacing: Annotated[str, typer.Option("--spacing", help="How the budgets are spaced: 'linear' (even steps in $) "
                                          "or 'log' (even steps in log $: for a cost range of several orders of "
                                          "magnitude).")] = "linear",
@@ -179,8 +182,14 @@ def pareto_command(
             check_output_file(path, flag)  # before solving: a missing folder is reported at once, in one line
         inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
+        from ..progress import ProgressBar
 
-        front = api.pareto(inst, points=points, spacing=spacing)
+        bar = ProgressBar(points >= PROGRESS_POINTS, f"pareto {inst.name}", points)
+        bar.start()
+        try:
+            front = api.pareto(inst, points=points, spacing=spacing, progress=bar.update)
+        finally:
+            bar.stop()
     except HieroptError as e:
         raise fail(err, e, json_out, stale=(csv_out, plot)) from None
     from ..report import dicts, plots, text

@@ -119,9 +119,19 @@ def constraint_warnings(instance: Instance, bw_gbps: Any) -> list[str]:
             for text, v in constraint_violations(instance, bw_gbps)]
 
 
-def front_table(instance: Instance, front: Any) -> Table:
-    """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension."""
-    t = Table(title=f"Time-cost Pareto front ({len(front.points)} budgets, each point proven optimal)",
+FRONT_ROWS = 200
+"""The front's table shows at most this many points (evenly spaced, both ends included); ``--csv`` / ``--json``
+hold every point (a terminal table of 100,000 rows took longer to draw than the front to solve)."""
+
+
+def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> Table:
+    """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension; of a front of
+    more than ``max_rows`` points, ``max_rows`` evenly spaced ones (the first and the last among them), numbered as
+    in the full front, and a caption saying so."""
+    n = len(front.points)
+    shown = range(n) if n <= max_rows else sorted({round(k * (n - 1) / (max_rows - 1)) for k in range(max_rows)})
+    some = f", {len(shown)} of them shown: --csv or --json has every point" if n > max_rows else ""
+    t = Table(title=f"Time-cost Pareto front ({n} budgets, each point proven optimal{some})",
               title_justify="left")
     for col in ("#", "budget $", "cost $", "iteration ms", "gap", "$ per ms"):
         t.add_column(col, justify="right")
@@ -130,7 +140,8 @@ def front_table(instance: Instance, front: Any) -> Table:
     t.caption = ("$ per ms: the budget row's dual at that point, what one more ms of iteration time saved costs "
                  "(-: the budget does not bind, or the point is a hair above the cheapest network, solved without "
                  "that row)")
-    for i, p in enumerate(front.points):
+    for i in shown:
+        p = front.points[i]
         t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
                   f"{p.gap:.1e}", "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
                   *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw))

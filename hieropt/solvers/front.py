@@ -5,6 +5,7 @@ persistent LP, every point re-verified."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +51,8 @@ of several orders of magnitude, e.g. a loose ceiling far above the floor, where 
 at the dear end and none near the cheap networks)."""
 
 
-def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spacing: str = "linear") -> Front:
+def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spacing: str = "linear",
+           progress: Callable[[int, int], None] | None = None) -> Front:
     """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to the fastest,
     each point the fastest network within its budget (proven to 1e-8), all on one persistent LP.
 
@@ -59,6 +61,7 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
         points: number of budgets (>= 2).
         time_limit_s: time limit of each LP, s.
         spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $), :data:`SPACINGS`.
+        progress: called as ``progress(done, points)`` after each budget is solved (e.g. a progress bar).
 
     Raises:
         InputError: ``points`` < 2 or an unknown ``spacing``.
@@ -75,7 +78,7 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)
     try:
-        front, notes = pareto_front(core, points, spacing=spacing)
+        front, notes = pareto_front(core, points, spacing=spacing, progress=progress)
     finally:
         core.close()
     for p in front:
@@ -118,8 +121,8 @@ TAIL_GAIN = 0.01
 this share of the iteration time."""
 
 
-def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
-                 spacing: str = "linear") -> tuple[list[FrontPoint], list[str]]:
+def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: str = "linear",
+                 progress: Callable[[int, int], None] | None = None) -> tuple[list[FrontPoint], list[str]]:
     """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest, the budgets
     spaced by ``spacing`` (:data:`SPACINGS`; log spacing needs a positive left end, else it is linear, with a note).
 
@@ -129,7 +132,7 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
     :func:`hieropt.solvers.cost_range.cheapest_network`; its budget :data:`CHEAPEST_SLACK` above it), or, when that
     leaves a loaded dimension without bandwidth (infinite time), the first budget of :data:`STARVED_SLACKS` above it
     whose fastest design is certified (else 1 % of the way to the right end). Returns the points
-    (budget ascending) and notes on how the range was chosen.
+    (budget ascending) and notes on how the range was chosen; ``progress(done, total)`` is called after each point.
 
     Raises:
         NoSolutionError: infeasible constraints.
@@ -186,6 +189,8 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP,
         out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
                               network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
                               gap=res.gap, usd_per_ms=1e6 / abs(dual) if dual < 0 else None))
+        if progress is not None:
+            progress(i + 1, len(budgets))
     return out, notes
 
 

@@ -134,3 +134,23 @@ def test_min_cost_command_without_a_bandwidth_cap(tmp_path):
     assert free["network_cost_usd"] < capped["network_cost_usd"]
     result = runner.invoke(app, ["solve", str(inst)])
     assert result.exit_code == 3 and "unbounded" in result.output
+
+
+def test_a_large_front_shows_a_sample_table_and_a_progress_bar(tmp_path, monkeypatch):
+    """A front of many points: the table shows FRONT_ROWS evenly spaced points (numbered as in the front, both
+    ends), the CSV has every point, and from PROGRESS_POINTS a progress bar ends at points/points on stderr."""
+    from hieropt.cli import solve as solve_cli
+    from hieropt.report import text
+
+    monkeypatch.setattr(text.front_table, "__defaults__", (5,))
+    monkeypatch.setattr(solve_cli, "PROGRESS_POINTS", 9)
+    csv_path = tmp_path / "front.csv"
+    result = runner.invoke(app, ["pareto", INSTANCE, "--points", "9", "--csv", str(csv_path)])
+    assert result.exit_code == 0, result.stderr
+    assert "(9 budgets, each point proven optimal, 5 of them shown: --csv or --json has every point)" in result.stdout
+    numbers = [line.split("│")[1].strip() for line in result.stdout.splitlines() if line.startswith("│")]
+    assert numbers == ["1", "3", "5", "7", "9"]  # round(k * 8 / 4)
+    assert len(list(csv.DictReader(io.StringIO(csv_path.read_text())))) == 9
+    assert "9/9" in result.stderr
+    small = runner.invoke(app, ["pareto", INSTANCE, "--points", "4"])
+    assert "shown" not in small.stdout and "4/4" not in small.stderr

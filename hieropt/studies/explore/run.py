@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...progress import ProgressBar
 from ...solvers.cutting import REL_GAP
 from ...solvers.procurement import PPC_GAP
 from ...spec.overrides import with_targets
@@ -255,7 +256,7 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         backend = f"dask({dask if isinstance(dask, str) else client_address(dask)})"
     else:
         backend = "serial" if n == 1 or len(todo) <= 1 else f"pool({min(n, len(todo))})"
-    bar = _Progress(progress, space.name, backend, len(todo))
+    bar = ProgressBar(progress, f"explore {space.name} [{backend}]", len(todo))
     if dask is not None:
         results = run_dask(space, todo, dask, bar.start)
     elif backend == "serial":
@@ -291,31 +292,3 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         cores = 1 if backend == "serial" else min(n, len(todo))
     return Exploration(space, digest, enum, rows, tuple(solved), resumed, backend, time.perf_counter() - start,
                        Path(out) if out is not None else None, cores)
-
-
-class _Progress:
-    """A rich progress bar on stderr (or nothing)."""
-
-    def __init__(self, enabled: bool, name: str, backend: str, total: int):
-        self.bar = None
-        if enabled:
-            from rich.console import Console
-            from rich.markup import escape
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
-
-            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
-            # the description is markup: escaped, so a space named 'x[/b]' or the '[pool]' backend prints as written
-            self.task = self.bar.add_task(escape(f"explore {name} [{backend}]"), total=total)
-
-    def start(self) -> None:
-        if self.bar is not None:
-            self.bar.start()
-
-    def advance(self) -> None:
-        if self.bar is not None:
-            self.bar.advance(self.task)
-
-    def stop(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
