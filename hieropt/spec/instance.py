@@ -212,12 +212,14 @@ class Instance(Frozen):
                     f"fix: use one of {sorted(self.cost.classes)} or add it to the cost model"
                 )
             if dim.block == "Switch" and (cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None):
-                prices = (("Switch", cc.switch_usd_per_gbps), ("Nic", cc.nic_usd_per_gbps))
-                missing = [n for n, v in prices if v is None]
+                prices = (("Switch", "switch_usd_per_gbps", cc.switch_usd_per_gbps),
+                          ("Nic", "nic_usd_per_gbps", cc.nic_usd_per_gbps))
+                missing = [(n, key) for n, key, v in prices if v is None]
                 raise ValueError(
                     f"cost.{dim.cost_class}: dimension {d} is a Switch but its cost class has no "
-                    f"{' or '.join(missing)} price; fix: add {', '.join(missing)} ($ per GB/s) to cost class "
-                    f"'{dim.cost_class}'"
+                    f"{' or '.join(n for n, _ in missing)} price; fix: add "
+                    f"{', '.join(f'{key} ({n} in a LIBRA cost YAML)' for n, key in missing)}, $ per GB/s, to cost "
+                    f"class '{dim.cost_class}'"
                 )
         for i, c in enumerate(self.constraints):
             if len(c.coefficients) != D:

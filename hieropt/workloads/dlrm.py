@@ -49,6 +49,11 @@ POLICY = "HYBRID_DLRM"
 """ASTRA-sim header policy written into generated workloads (with the number of the last bottom-MLP layer)."""
 
 
+MAX_WIDTH = 2**53
+"""The largest layer width, feature, table or batch count accepted (2^53, the largest integer a float holds exactly:
+a workload's bytes and FLOPs are floats)."""
+
+
 class DLRMParams(BaseModel):
     """Parameters of a DLRM-style model and of the NPUs that train it.
 
@@ -76,13 +81,13 @@ class DLRMParams(BaseModel):
         return check_number_fields(cls, data)  # (a float for a count or degree, tp = 8.0, is an error)
 
     name: str = Field(min_length=1)
-    dense_features: int = Field(gt=0)
+    dense_features: int = Field(gt=0, le=MAX_WIDTH)
     bottom_mlp: tuple[int, ...] = Field(min_length=1)
     top_mlp: tuple[int, ...] = Field(min_length=1)
-    num_tables: int = Field(gt=0)
-    embedding_dim: int = Field(gt=0)
+    num_tables: int = Field(gt=0, le=MAX_WIDTH)
+    embedding_dim: int = Field(gt=0, le=MAX_WIDTH)
     pooling: int = Field(default=1, gt=0)
-    micro_batch: int = Field(gt=0)
+    micro_batch: int = Field(gt=0, le=MAX_WIDTH)
     bytes_per_element: int = Field(gt=0)
     npus: int = Field(gt=0)
     npu_peak_tflops: float = Field(gt=0, allow_inf_nan=False)
@@ -95,6 +100,9 @@ class DLRMParams(BaseModel):
             widths = getattr(self, key)
             if any(w <= 0 for w in widths):
                 raise ValueError(f"{key}: layer widths must be > 0 (got {list(widths)}); fix: use positive widths")
+            if any(w > MAX_WIDTH for w in widths):
+                raise ValueError(f"{key}: a layer width of {max(widths):.3g} is beyond {MAX_WIDTH:.3g} (a layer's "
+                                 "bytes and FLOPs would not fit a float); fix: give the widths of a real model")
         if self.bottom_mlp[-1] != self.embedding_dim:
             raise ValueError(
                 f"bottom_mlp: its last width {self.bottom_mlp[-1]} differs from embedding_dim {self.embedding_dim}: "

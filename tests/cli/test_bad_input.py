@@ -295,7 +295,8 @@ def test_libra_switch_cost_class_without_price(files: Files, drop: str, part: st
     cost = files.variant("k.yml", files.cost, drop, "")
     assert_error(run("solve", *files.libra(cost=cost)), 2, "k.yml", "cost.Outer",
                  f"dimension 1 is a Switch but its cost class has no {part} price",
-                 f"fix: add {part} ($ per GB/s) to cost class 'Outer'")
+                 f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, to cost class "
+                 "'Outer'")
 
 
 @pytest.mark.parametrize(("drop", "part"), [("nic_usd_per_gbps = 30.0\n", "Nic"),
@@ -303,7 +304,8 @@ def test_libra_switch_cost_class_without_price(files: Files, drop: str, part: st
 def test_inline_switch_cost_class_without_price(files: Files, drop: str, part: str) -> None:
     inst = files.variant("i.toml", files.instance, drop, "")
     assert_error(run("solve", inst), 2, "i.toml", "cost.Outer", f"has no {part} price",
-                 f"fix: add {part} ($ per GB/s) to cost class 'Outer'")
+                 f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, to cost class "
+                 "'Outer'")
 
 
 # ------------------------------------------------------------------------------------------------ constraints

@@ -67,6 +67,10 @@ def test_dlrm_validation() -> None:
         dlrm.DLRMParams(**{**TINY_DLRM, "bottom_mlp": [8, 5]})
     with pytest.raises(ValidationError, match="layer widths must be > 0"):
         dlrm.DLRMParams(**{**TINY_DLRM, "top_mlp": [6, 0]})
+    with pytest.raises(ValidationError, match=r"top_mlp: a layer width of 1e\+71 is beyond 9.01e\+15"):
+        dlrm.DLRMParams(**{**TINY_DLRM, "top_mlp": [10**71, 1]})
+    with pytest.raises(ValidationError, match="num_tables"):
+        dlrm.DLRMParams(**{**TINY_DLRM, "num_tables": 2**53 + 1})
 
 
 def test_dlrm_model_file() -> None:
