@@ -12,16 +12,17 @@ The cases: GPT_3, MSFT_1T, Turing_NLG and ResNet_50 with LIBRA's ``total_bw_500g
 networks and its ``multiple_constraints`` on the 4D network (written for it): 12 instances x 2 objectives.
 
 (a) Performance: the median wall time of ``api.solve`` (build + solve + verify; the instance is loaded once, outside
-the timing, and solved repeatedly: the time model is built on the first solve and kept; column "cold" times the
+the timing, and solved repeatedly: the time model, the compiled LP and its seeded cut LP are built on the first
+solve and kept; column "cold" times the
 first solve of a freshly loaded instance instead, its load untimed), of LIBRA's Gurobi model at LIBRA's settings
 (scripts/bench_gurobi.py: ``bw * bw_inv == 1``, ``NonConvex = 2``, build + solve; skipped with a note when gurobipy
 is absent) and of an independent SCIP oracle written with pyscipopt (model build + solve), the ratios, and the
 optima. hieropt's and Gurobi's calls run in alternating blocks (``--rounds`` rounds; in each, every solver makes its
-share of its repeats back to back), so that every median sees the same state of the shared machine and each solver
-runs warm in the CPU caches, as in a sweep (:func:`timed_side_by_side`); the cold solves run in a pass of their own
-after that (their untimed fresh loads would evict both solvers' caches between the blocks). Gurobi's and SCIP's
-optima are re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can report a value
-below the true optimum (research/solver_probe.md P5).
+share of its repeats back to back, after one untimed call), so that every median sees the same state of the shared
+machine and each solver runs warm, as in a sweep (:func:`timed_side_by_side`); the cold solves run in a pass of
+their own after that (their untimed fresh loads would evict both solvers' caches between the blocks). Gurobi's
+and SCIP's optima are re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can
+report a value below the true optimum (research/solver_probe.md P5).
 
 (b) GPT_3 on the 4D network with its layers replicated x1, x100, x10,000 (built in memory, outside the timing): the
 collectives, aggregated LP terms, LP rows, the first solve (which includes building the workload's numpy table) and
@@ -252,25 +253,28 @@ def lp_rows(instance: Instance, cuts: int) -> int:
 
 def timed_side_by_side(fns: list[Callable[..., Any]], repeats: list[int],
                        prepare: list[Callable[[], Any] | None] | None = None,
-                       rounds: int = 5) -> list[tuple[float, float, Any]]:
+                       rounds: int = 5, warmup: int = 1) -> list[tuple[float, float, Any]]:
     """:func:`timed` for several solvers in alternating blocks: ``rounds`` rounds, and in each round every solver
-    makes its share of its ``repeats`` calls back to back (a a a, b b, a a a, b b, ...). On a shared machine whose
-    speed drifts, every solver's median sees the same moments (each round is a few milliseconds); within a block a
-    solver runs with its own code and data in the CPU caches, as it does in a sweep of candidates, instead of after
-    every call of the other solver (which evicts them: a 0.4 ms solve then takes about 0.6 ms, and Gurobi's too
-    gains from its own repeats). With ``prepare[j]``, each call of ``fns[j]`` gets its untimed result as argument
-    (e.g. a freshly loaded instance)."""
+    makes ``warmup`` untimed calls and then its share of its ``repeats`` timed calls back to back (w a a a, w b b,
+    w a a a, w b b, ...). On a shared machine whose speed drifts, every solver's median sees the same moments (each
+    round is a few milliseconds); within a block a solver runs with its own code and data in the CPU caches, as it
+    does in a sweep of candidates, instead of after every call of the other solver (which evicts them: a 0.4 ms solve
+    then takes about 0.6 ms, and Gurobi's too gains from its own repeats). The untimed call opening each block
+    (the same for every solver) takes the switch between the solvers: measured here, the first calls after another
+    solver's block, or after a 5 ms sleep, run 2-4x slower while the virtual CPU's clock and caches come back. With
+    ``prepare[j]``, each call of ``fns[j]`` gets its untimed result as argument (e.g. a freshly loaded instance)."""
     times: list[list[float]] = [[] for _ in fns]
     outs: list[Any] = [None] * len(fns)
     prepare = prepare or [None] * len(fns)
     for r in range(rounds):
         for j, fn in enumerate(fns):
             share = repeats[j] * (r + 1) // rounds - repeats[j] * r // rounds  # (the repeats spread over the rounds)
-            for _ in range(share):
+            for k in range(warmup + share):
                 args = () if prepare[j] is None else (prepare[j](),)
                 start = time.perf_counter()
                 outs[j] = fn(*args)
-                times[j].append(time.perf_counter() - start)
+                if k >= warmup:
+                    times[j].append(time.perf_counter() - start)
     return [(statistics.median(t), min(t), o) for t, o in zip(times, outs, strict=True)]
 
 
