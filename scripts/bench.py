@@ -13,8 +13,8 @@ networks and its ``multiple_constraints`` on the 4D network (written for it): 12
 
 (a) Performance: the median wall time of ``api.solve`` (build + solve + verify; the instance is loaded once, outside
 the timing, and solved repeatedly: the time model, the compiled LP and its seeded cut LP are built on the first
-solve and kept; column "cold" times the
-first solve of a freshly loaded instance instead, its load untimed), of LIBRA's Gurobi model at LIBRA's settings
+solve and kept; column "cold" times the first solve of a freshly loaded instance instead, its load untimed), of
+LIBRA's Gurobi model at LIBRA's settings
 (scripts/bench_gurobi.py: ``bw * bw_inv == 1``, ``NonConvex = 2``, build + solve; skipped with a note when gurobipy
 is absent) and of an independent SCIP oracle written with pyscipopt (model build + solve), the ratios, and the
 optima. hieropt's and Gurobi's calls run in alternating blocks (``--rounds`` rounds; in each, every solver makes its
