@@ -58,3 +58,36 @@ def test_repeated_perf_per_cost_solves_agree_bit_for_bit():
     assert again.objective_value == first.objective_value
     np.testing.assert_array_equal(again.bw_gbps, first.bw_gbps)
     assert first.objective_value == pytest.approx(first.iteration_time_ns * first.network_cost_usd, rel=1e-12)
+
+
+def _key(sol) -> tuple:
+    """What a solve reports, and how it got there (its LPs and cuts: an LP that started from another solve's cuts
+    could reach the same exact optimum by another path)."""
+    return (sol.status.value, sol.objective_value, sol.gap, tuple(sol.bw_gbps.tolist()), sol.iterations,
+            sol.extra.get("cuts"))
+
+
+def test_the_seeded_cut_lp_does_not_carry_one_solve_into_the_next():
+    """A repeated solve copies the LP with its seed cuts kept on the compiled arrays (CutLP._start): whatever ran
+    before on the same instance (budgets and time targets that change row bounds, other objectives, a Pareto front
+    that adds cuts), each solve gives, bit for bit, what it gives on a freshly loaded copy."""
+    path = "instances/gpt3-4d.toml"
+    calls = [
+        dict(objective="performance"),
+        dict(objective="performance", max_network_cost_usd=1.2e7),
+        dict(objective="min_cost", max_iteration_time_ns=1.3e9),
+        dict(objective="performance_per_cost"),
+        dict(objective="performance", max_network_cost_usd=9e6),
+        dict(objective="performance"),
+    ]
+    fresh = [_key(hieropt.solve(hieropt.load_instance(path), **kw)) for kw in calls]
+    shared = hieropt.load_instance(path)
+    hieropt.pareto(shared, points=6)  # (cuts and budget rows on its own LP, before any of the solves)
+    for order in (range(len(calls)), reversed(range(len(calls)))):
+        for i in order:
+            assert _key(hieropt.solve(shared, **calls[i])) == fresh[i], calls[i]
+    assert all(k[0] == "optimal" for k in fresh)
+    # the kept seeded LP itself is as it was made: the compiled rows and the seed cuts, nothing a solve added
+    arr = shared.__dict__["_perf_lp"][1]
+    seeds, kept, cut_j = arr.cache["seeded"][:3]
+    assert kept.num_rows == arr.n_rows + len(cut_j) == arr.n_rows + len(seeds) and not kept._changes
