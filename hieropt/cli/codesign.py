@@ -45,37 +45,35 @@ def codesign_command(
     count with its scale-out bandwidth."""
     from ..errors import HieroptError
     from ..io.common import read_toml
-    from .common import to_stdout, write_error_json, write_json
+    from .common import to_stdout, write_json
+    from .interrupt import interrupt_outcome
 
     err = error_console()
-    console = err if to_stdout(json_out) else stdout_console(160)
-    try:
-        read_toml(space, "co-design space")  # a missing or unreadable file is reported before numpy loads
-        from ..io.codesign import load_codesign
+    with interrupt_outcome(err, json_out, out) as outcome:  # Ctrl-C anywhere: exit 130, its --json says so
+        console = err if to_stdout(json_out) else stdout_console(160)
+        try:
+            read_toml(space, "co-design space")  # a missing or unreadable file is reported before numpy loads
+            from ..io.codesign import load_codesign
 
-        plans = load_codesign(space)  # bad input is reported before the search and the solvers load
-    except HieroptError as e:
-        raise fail(err, e, json_out) from None
-    from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
-    from ..studies.codesign import codesign
+            plans = load_codesign(space)  # bad input is reported before the search and the solvers load
+        except HieroptError as e:
+            raise fail(err, e, json_out) from None
+        from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
+        from ..studies.codesign import codesign
 
-    try:
-        result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
-                          max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
-    except HieroptError as e:
-        raise fail(err, e, json_out) from None
-    except KeyboardInterrupt:
-        where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
-        err.print(f"interrupted: {where}", highlight=False, soft_wrap=True)
-        if json_out is not None:  # this run's outcome, not an earlier run's answer
-            write_error_json(json_out, "interrupted", f"interrupted: {where}", 130)
-        raise typer.Exit(130) from None
-    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
-        write_json(json_out, codesign_dict(result, top))
-    for line in summary_lines(result):
-        console.print(line, highlight=False, soft_wrap=True)
-    if result.best is None:
-        error_line(err, no_answer(result))
-        raise typer.Exit(3)
-    console.print(ranking_table(result, top))
-    console.print(dims_table(result))
+        try:
+            result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
+                              max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
+        except HieroptError as e:
+            raise fail(err, e, json_out) from None
+        # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        if json_out is not None:
+            write_json(json_out, codesign_dict(result, top))
+            outcome.answered = True
+        for line in summary_lines(result):
+            console.print(line, highlight=False, soft_wrap=True)
+        if result.best is None:
+            error_line(err, no_answer(result))
+            raise typer.Exit(3)
+        console.print(ranking_table(result, top))
+        console.print(dims_table(result))

@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from ..names import OBJECTIVES
-from .common import console, error_console, error_line, fail, to_stdout, write_error_json, write_json
+from .common import console, error_console, error_line, fail, to_stdout, write_json
+from .interrupt import interrupt_outcome
 
 NO_ANSWER = "no shape has a certified answer (see the failures above)"
 """The error line (and the ``--json`` message) of a sweep that ends without a ranked shape (exit 3)."""
@@ -58,53 +59,48 @@ def explore_command(
     from ..io.common import read_toml
 
     err = error_console()
-    out_console = err if to_stdout(json_out) else console(160)
-    try:
-        read_toml(space, "shape space")  # a missing or unreadable file is reported before numpy loads
-        from ..io.space import load_space
-
-        shapes = load_space(space)  # bad input is reported before the solvers load
-    except HieroptError as e:
-        raise fail(err, e, json_out) from None
-    from ..report.explore import dims_table, explore_dict, pareto_table, ranking_table, summary_lines
-    from ..studies.explore import explore
-
-    try:
-        result = explore(shapes, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
-                         out=out, workers=workers, dask=dask, prune=None if prune else False, progress=True)
-    except HieroptError as e:
-        raise fail(err, e, json_out) from None
-    except KeyboardInterrupt as e:  # Ctrl-C (exit 130), or SIGTERM during a pool sweep (143)
-        where = f"the rows so far are in {out}; rerun the same command to resume" if out else "no --out file"
-        terminated = type(e).__name__ == "Terminated"
-        err.print(f"{'terminated' if terminated else 'interrupted'}: {where}", highlight=False, soft_wrap=True)
-        code = 143 if terminated else 130
-        if json_out is not None:  # this run's outcome, not an earlier run's answer
-            write_error_json(json_out, "interrupted", f"{'terminated' if terminated else 'interrupted'}: {where}",
-                             code)
-        raise typer.Exit(code) from None
-    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
-        data = explore_dict(result, top)
-        if not result.ranking:  # this run's outcome, as every command's --json after exit 3 (never an earlier answer)
-            failed = result.failed
-            why = f" (e.g. {failed[0]['shape_id']}: {failed[0]['message']})" if failed else ""
-            data = {"status": _status(result), "message": f"no shape has a certified answer{why}", "exit_code": 3,
-                    **data}
-        write_json(json_out, data)
-    for line in summary_lines(result):
-        out_console.print(line, highlight=False, soft_wrap=True)
-    if not result.ranking:
-        error_line(err, NO_ANSWER)
-        raise typer.Exit(3)
-    out_console.print(ranking_table(result, top))
-    out_console.print(dims_table(result))
-    out_console.print(pareto_table(result))
-    if catalog is not None:
-        from ..report.explore import provision_table
-        from ..studies.explore import provision_shortlist
-
+    with interrupt_outcome(err, json_out, out) as outcome:  # Ctrl-C (130) or SIGTERM in a pool sweep (143)
+        out_console = err if to_stdout(json_out) else console(160)
         try:
-            rows = provision_shortlist(result, catalog, provision_top)
+            read_toml(space, "shape space")  # a missing or unreadable file is reported before numpy loads
+            from ..io.space import load_space
+
+            shapes = load_space(space)  # bad input is reported before the solvers load
         except HieroptError as e:
             raise fail(err, e, json_out) from None
-        out_console.print(provision_table(rows))
+        from ..report.explore import dims_table, explore_dict, pareto_table, ranking_table, summary_lines
+        from ..studies.explore import explore
+
+        try:
+            result = explore(shapes, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
+                             out=out, workers=workers, dask=dask, prune=None if prune else False, progress=True)
+        except HieroptError as e:
+            raise fail(err, e, json_out) from None
+        # the file first: a stdout its reader closes (| head) cannot keep it from being written; after exit 3 it
+        # holds this run's outcome, as every command's --json (never an earlier answer)
+        if json_out is not None:
+            data = explore_dict(result, top)
+            if not result.ranking:
+                failed = result.failed
+                why = f" (e.g. {failed[0]['shape_id']}: {failed[0]['message']})" if failed else ""
+                data = {"status": _status(result), "message": f"no shape has a certified answer{why}", "exit_code": 3,
+                        **data}
+            write_json(json_out, data)
+            outcome.answered = True
+        for line in summary_lines(result):
+            out_console.print(line, highlight=False, soft_wrap=True)
+        if not result.ranking:
+            error_line(err, NO_ANSWER)
+            raise typer.Exit(3)
+        out_console.print(ranking_table(result, top))
+        out_console.print(dims_table(result))
+        out_console.print(pareto_table(result))
+        if catalog is not None:
+            from ..report.explore import provision_table
+            from ..studies.explore import provision_shortlist
+
+            try:
+                rows = provision_shortlist(result, catalog, provision_top)
+            except HieroptError as e:
+                raise fail(err, e, json_out) from None
+            out_console.print(provision_table(rows))

@@ -119,11 +119,15 @@ def read_cost_model(path: str | Path) -> CostModel:
     for name, parts in data.items():
         if not isinstance(parts, dict):
             raise InputError(src, str(name), "expected a mapping of part prices", "write e.g. 'Link: 4.0'")
-        prices = {}
+        prices, given = {}, {}
         for part, price in parts.items():
             key = _PRICE_KEYS.get(str(part).lower())
             if key is None:
                 raise InputError(src, f"{name}.{part}", "unknown part", "use Link, Switch or Nic ($ per GB/s)")
+            if key in given:  # (the parts' names are case-insensitive: 'Link' and 'LINK' are one part)
+                raise InputError(src, f"{name}.{part}", f"the same part as '{given[key]}' (part names are "
+                                 "case-insensitive): given twice", "keep one price per part")
+            given[key] = part
             prices[key] = positive_number(price, src, f"{name}.{part}", "give the price in $ per GB/s, > 0")
         if "link_usd_per_gbps" not in prices:
             raise InputError(src, f"{name}.Link", "missing", "every cost class needs a Link price ($ per GB/s)")

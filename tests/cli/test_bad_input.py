@@ -290,6 +290,16 @@ def test_inline_unknown_cost_class(files: Files) -> None:
                  "fix: use one of ['Inner', 'Outer'] or add it to the cost model")
 
 
+@pytest.mark.parametrize("twice", ["  LINK: 100.0\n", "  link: 2.0\n"])
+def test_libra_cost_part_given_twice_in_another_case(files: Files, twice: str) -> None:
+    """Part names are case-insensitive, so 'Link' and 'LINK' are one part given twice: refused, never resolved by
+    keeping the last price (which silently changed the network's cost)."""
+    cost = files.variant("k.yml", files.cost, "  Link: 8.0\n", "  Link: 8.0\n" + twice)
+    assert_error(run("solve", *files.libra(cost=cost)), 2, "k.yml", f"Outer.{twice.split(':')[0].strip()}",
+                 "the same part as 'Link' (part names are case-insensitive): given twice",
+                 "fix: keep one price per part")
+
+
 @pytest.mark.parametrize(("drop", "part"), [("  Nic: 30.0\n", "Nic"), ("  Switch: 18.0\n", "Switch")])
 def test_libra_switch_cost_class_without_price(files: Files, drop: str, part: str) -> None:
     cost = files.variant("k.yml", files.cost, drop, "")

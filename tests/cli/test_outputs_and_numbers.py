@@ -235,10 +235,12 @@ def test_plain_numbers_still_parse():
     ("explore", "hieropt.studies.explore", "explore", False),
     ("explore", "hieropt.studies.explore", "explore", True),
     ("codesign", "hieropt.studies.codesign", "codesign", False),
+    ("explore", "hieropt.io.space", "load_space", False),  # (before the sweep: reading the space)
+    ("codesign", "hieropt.io.codesign", "load_codesign", False),
 ])
 def test_an_interrupted_sweep_replaces_an_earlier_json(tmp_path, monkeypatch, command, module, name, terminated):
-    """Ctrl-C (130) or SIGTERM during a pool sweep (143) writes this run's outcome to --json, never leaving an
-    earlier run's answer there."""
+    """Ctrl-C (130) or SIGTERM during a pool sweep (143), in the sweep or before it, writes this run's outcome to
+    --json, never leaving an earlier run's answer there."""
     import importlib
 
     class Terminated(KeyboardInterrupt):
@@ -257,3 +259,18 @@ def test_an_interrupted_sweep_replaces_an_earlier_json(tmp_path, monkeypatch, co
     data = json.loads(out.read_text())
     assert (data["status"], data["exit_code"]) == ("interrupted", code)
     assert data["message"].startswith("terminated: no --out file" if terminated else "interrupted: no --out file")
+
+
+def test_an_interrupt_after_the_answer_keeps_it(tmp_path, monkeypatch):
+    """A Ctrl-C while the tables print, after the --json answer was written: exit 130, the answer stays."""
+    from hieropt.report import explore as report
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "summary_lines", interrupted)
+    out = tmp_path / "sweep.json"
+    r = run("explore", REPO / "spaces" / "gpt3-4096.toml", "--workers", "1", "--json", out)
+    assert r.exit_code == 130
+    data = json.loads(out.read_text())
+    assert "status" not in data and data["ranking"]
