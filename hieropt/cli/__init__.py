@@ -93,12 +93,12 @@ def _run_app() -> None:
     warnings.filterwarnings("ignore", message=FLOAT_WARNINGS, category=RuntimeWarning)
     if _CONSOLE:
         signal.signal(signal.SIGINT, _interrupt)
-    from rich.console import Console
+    try:  # (the imports too: a Ctrl-C while they load is an interrupt like any other, exit 130)
+        from rich.console import Console
 
-    from .common import on_broken_pipe
+        from .common import on_broken_pipe
 
-    Console.on_broken_pipe = on_broken_pipe  # typer's own consoles too (--help | head -1): exit 141, not 1
-    try:
+        Console.on_broken_pipe = on_broken_pipe  # typer's own consoles too (--help | head -1): exit 141, not 1
         from .commands import app
 
         app()
