@@ -12,6 +12,7 @@ counted by reason; the fitting plans go on to the network search.
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,11 +72,15 @@ def plan_id(p: LLMParams) -> str:
             f" v{pl.virtual_stages} mb{pl.micro_batch_size}" + (" ovl" if pl.overlap_grad_reduce else ""))
 
 
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b")
+
+
 def _reason(e: ValidationError) -> str:
+    """The first error of an invalid plan as a class of plans: 'field: why', before its fix, with each number
+    written N (so that plans invalid for one reason count together; a name such as 1f1b keeps its digits)."""
     msg = str(e.errors()[0]["msg"]).removeprefix("Value error, ")
     field_, _, rest = msg.partition(": ")
-    words = rest.split(";")[0].split()
-    return f"{field_}: {' '.join(w for w in words if not any(ch.isdigit() for ch in w))}" if rest else msg
+    return f"{field_}: {_NUMBER.sub('N', rest.split(';')[0]).strip()}" if rest else msg
 
 
 def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnumeration:
