@@ -73,14 +73,20 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
         items = v if isinstance(v, list | tuple) else (v,)
         bad = next((x for x in items if _not_a_number(x)), None)
         if bad is not None:
-            raise ValueError(f"{name}: {bad!r} is {'text' if isinstance(bad, str | bytes) else 'a boolean'}, "
-                             "not a number; fix: write the number without quotes")
+            if isinstance(bad, bool):
+                raise ValueError(f"{name}: {bad!r} is a boolean, not a number; fix: write a number")
+            raise ValueError(f"{name}: {bad!r} is text, not a number; fix: write the number without quotes")
         if name in whole:
             bad = next((x for x in items if isinstance(x, float)), None)
             if bad is not None:
-                fix = (f"write {int(bad)} (no decimal point)" if bad.is_integer() else "give a whole number")
+                if bad.is_integer() and abs(bad) < 2**53:
+                    raise ValueError(f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "
+                                     f"fix: write {int(bad)} (no decimal point)")
+                if bad.is_integer():  # (1e20: integral, but as a float beyond 2^53 it is not exact)
+                    raise ValueError(f"{name}: {bad!r} is written as a decimal number, and this field counts NPUs, "
+                                     "degrees or items; fix: give a whole number of a real model's size, in digits")
                 raise ValueError(f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "
-                                 f"fix: {fix}")
+                                 "fix: give a whole number")
     return data
 
 

@@ -43,15 +43,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..spec import Collective, Layer, Phase, Workload, WorkloadHeader
-from ..spec.base import check_number_fields
+from ..spec.base import MAX_NPUS, check_number_fields
 
 POLICY = "HYBRID_DLRM"
 """ASTRA-sim header policy written into generated workloads (with the number of the last bottom-MLP layer)."""
 
 
 MAX_WIDTH = 2**53
-"""The largest layer width, feature, table or batch count accepted (2^53, the largest integer a float holds exactly:
-a workload's bytes and FLOPs are floats)."""
+"""The largest layer width, feature, table, lookup or batch count accepted (2^53, the largest integer a float holds
+exactly: a workload's bytes and FLOPs are floats)."""
+MAX_BYTES_PER_ELEMENT = 64
+"""The largest element size accepted, bytes (fp64 is 8)."""
 
 
 class DLRMParams(BaseModel):
@@ -86,10 +88,10 @@ class DLRMParams(BaseModel):
     top_mlp: tuple[int, ...] = Field(min_length=1)
     num_tables: int = Field(gt=0, le=MAX_WIDTH)
     embedding_dim: int = Field(gt=0, le=MAX_WIDTH)
-    pooling: int = Field(default=1, gt=0)
+    pooling: int = Field(default=1, gt=0, le=MAX_WIDTH)
     micro_batch: int = Field(gt=0, le=MAX_WIDTH)
-    bytes_per_element: int = Field(gt=0)
-    npus: int = Field(gt=0)
+    bytes_per_element: int = Field(gt=0, le=MAX_BYTES_PER_ELEMENT)
+    npus: int = Field(gt=0, le=MAX_NPUS)
     npu_peak_tflops: float = Field(gt=0, allow_inf_nan=False)
     efficiency: float = Field(gt=0, le=1, allow_inf_nan=False)
     embedding_gbps: float = Field(gt=0, allow_inf_nan=False)
