@@ -70,7 +70,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
     if isinstance(points, bool) or not isinstance(points, int | np.integer):
         raise InputError("points", None, f"{points!r} is not a whole number", "ask for a number of points >= 2")
     if points < 2:
-        raise InputError("points", None, f"{points} points", "ask for at least 2 points")
+        raise InputError("points", None, f"{points} point{'' if points == 1 else 's'} asked for (a front has two "
+                         "ends)", "ask for at least 2 points")
     time_limit_s = check_time_limit(time_limit_s)
     if spacing not in SPACINGS:
         raise InputError("spacing", None, f"unknown spacing {spacing!r}", f"use one of {', '.join(SPACINGS)}")
