@@ -18,6 +18,10 @@ Block = Literal[BLOCKS]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """A finite float >= 0."""
 
+MAX_EXACT_INT = 2**53
+"""The largest integer a float holds exactly: counts beyond it (NPUs, widths, items) are refused, since every byte
+and FLOP figure derived from them is a float."""
+
 MAX_NPUS = 10**9
 """Most NPUs along one dimension (any real system has far fewer; the bound keeps counts exact in floating point)."""
 
@@ -79,10 +83,10 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
         if name in whole:
             bad = next((x for x in items if isinstance(x, float)), None)
             if bad is not None:
-                if bad.is_integer() and abs(bad) < 2**53:
+                if bad.is_integer() and abs(bad) < MAX_EXACT_INT:
                     raise ValueError(f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "
                                      f"fix: write {int(bad)} (no decimal point)")
-                if bad.is_integer():  # (1e20: integral, but as a float beyond 2^53 it is not exact)
+                if bad.is_integer():  # (1e20: integral, but as a float beyond MAX_EXACT_INT it is not exact)
                     raise ValueError(f"{name}: {bad!r} is written as a decimal number, and this field counts NPUs, "
                                      "degrees or items; fix: give a whole number of a real model's size, in digits")
                 raise ValueError(f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "

@@ -60,8 +60,13 @@ class DesignMatrix:
         return np.maximum(over, 0.0) / scale
 
     def violation_list(self, bw: np.ndarray) -> list[float]:
-        """:meth:`violations` as Python floats (NaN for a row whose left side is NaN), computed in Python floats
-        while the matrix is small (:data:`SMALL`: fewer numpy calls on a few values), else by :meth:`violations`."""
+        """:meth:`violations` at ``bw`` (GB/s per NPU, D values) as a list of n Python floats (relative, 0 where a
+        row holds; NaN for a row whose left side is NaN), computed in Python floats while the matrix is small
+        (:data:`SMALL`: fewer numpy calls on a few values), else by :meth:`violations`.
+
+        Raises:
+            ValueError: ``bw`` does not hold one value per dimension.
+        """
         if self.A.size > SMALL:
             return self.violations(np.asarray(bw, dtype=float)).tolist()
         b = bw.tolist() if isinstance(bw, np.ndarray) else [float(v) for v in bw]

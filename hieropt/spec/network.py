@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ..names import DEFAULT_ALGORITHM
-from .base import MAX_NPUS, Block, Frozen, NonNegFloat
+from .base import MAX_EXACT_INT, MAX_NPUS, Block, Frozen, NonNegFloat
 
 
 class Collective(StrEnum):
@@ -54,7 +54,7 @@ class Network(Frozen):
 
     @model_validator(mode="after")
     def _countable(self) -> Network:
-        if self.npus_total > 2**53:
+        if self.npus_total > MAX_EXACT_INT:
             raise ValueError(f"dims: {self.npus_total:.3g} NPUs in total; fix: use at most 2^53 (about 9e15) NPUs, so "
                              "that counts and costs stay exact")
         return self

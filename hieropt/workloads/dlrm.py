@@ -43,15 +43,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..spec import Collective, Layer, Phase, Workload, WorkloadHeader
-from ..spec.base import MAX_NPUS, check_number_fields
+from ..spec.base import MAX_EXACT_INT, MAX_NPUS, check_number_fields
 
 POLICY = "HYBRID_DLRM"
 """ASTRA-sim header policy written into generated workloads (with the number of the last bottom-MLP layer)."""
 
 
-MAX_WIDTH = 2**53
-"""The largest layer width, feature, table, lookup or batch count accepted (2^53, the largest integer a float holds
-exactly: a workload's bytes and FLOPs are floats)."""
+MAX_WIDTH = MAX_EXACT_INT
+"""The largest layer width, feature, table, lookup or batch count accepted (2^53,
+:data:`hieropt.spec.base.MAX_EXACT_INT`: a workload's bytes and FLOPs are floats)."""
 MAX_BYTES_PER_ELEMENT = 64
 """The largest element size accepted, bytes (fp64 is 8)."""
 
