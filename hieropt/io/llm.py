@@ -9,8 +9,12 @@ A model file::
     [params.model]                   # hieropt.workloads.llm.Architecture (layers, hidden_size, heads, ...)
     [params.model.moe]               # optional: MoE layers
     [params.plan]                    # hieropt.workloads.llm.Plan (tp, pp, dp, ep, zero_stage, ...)
-    [params.npu]                     # hieropt.workloads.llm.NPU (peak_tflops, efficiency, hbm_gib, ...)
+    [params.npu]                     # hieropt.workloads.llm.NPU: accelerator = "H100-SXM" (from the catalog,
+                                     # fields given here win), or peak_tflops, efficiency, hbm_gib, ...
     [params.precision]               # optional: bytes per element
+
+``npu_catalog = "path.toml"`` (top level, relative to the model file) names the accelerator catalog
+``accelerator`` is looked up in (default: ``catalogs/npus.toml``, :mod:`hieropt.io.npus`).
 
 Overrides (``hieropt workload plan FILE --set tp=8 --set recompute=full``): ``KEY`` is a dotted path below
 ``params`` (``plan.tp``, ``model.moe.experts``, ``npu.hbm_gib``) or a bare field name found in exactly one of plan,
@@ -29,7 +33,8 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..workloads.llm.params import NPU, Architecture, LLMParams, MoE, Plan, Precision
-from .common import parse_toml, read_text, validation_error
+from .common import parse_toml, read_text, referenced_file, validation_error
+from .npus import fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
                                           ("model", Architecture), ("model.moe", MoE))
@@ -108,14 +113,21 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
     if data.get("generator") != "llm":
         raise InputError(source, "generator", f"{data.get('generator')!r} is not the LLM generator",
                          'use a model file with generator = "llm" (e.g. models/gpt3-175b-llm.toml)')
-    extra = set(data) - {"generator", "params", "description"}
+    extra = set(data) - {"generator", "params", "description", "npu_catalog"}
     if extra:
-        raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
+        raise InputError(source, sorted(extra)[0], "unknown key",
+                         "use generator, description, npu_catalog and [params]")
     params = data.get("params")
     if not isinstance(params, dict):
         raise InputError(source, "params", "missing", "add [params.model], [params.plan] and [params.npu]")
     overrides = list(overrides)
     merged = apply_overrides(params, overrides, override_source)
+    catalog = None
+    if "npu_catalog" in data:
+        catalog = referenced_file(Path(source).parent, data["npu_catalog"], str(source), "npu_catalog",
+                                  "accelerator catalog")
+    if "npu" in merged:
+        merged["npu"] = fill_npu(merged["npu"], source, catalog)
     try:
         return LLMParams(**merged)
     except ValidationError as e:

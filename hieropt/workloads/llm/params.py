@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ...spec.base import check_number_fields
+from .npu import NPU
 
 SCHEDULES = ("1f1b", "interleaved")
 
@@ -203,38 +204,6 @@ class Plan(_Frozen):
     def edp(self) -> int:
         """Expert-data-parallel degree dp / ep: replicas of one expert shard, which all-reduce its gradients."""
         return self.dp // self.ep
-
-
-class NPU(_Frozen):
-    """The accelerator: compute throughput and memory.
-
-    Attributes:
-        name: e.g. ``"A100-80GB"``.
-        peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s).
-        efficiency: fraction of peak the matrix work sustains, 0 < efficiency <= 1 (one number for all layers).
-        hbm_gib: HBM capacity, GiB (2^30 bytes; an "80GB" A100 or H100 has 80 GiB).
-        hbm_reserve_gib: HBM kept free for the framework, communication buffers and fragmentation, GiB.
-        hbm_gbps: HBM bandwidth, GB/s (1e9 bytes/s), for the optimizer step's time; None: the step takes 0 ns.
-    """
-
-    name: str = Field(default="npu", min_length=1)
-    peak_tflops: float = Field(gt=0, allow_inf_nan=False)
-    efficiency: float = Field(gt=0, le=1, allow_inf_nan=False)
-    hbm_gib: float = Field(gt=0, allow_inf_nan=False)
-    hbm_reserve_gib: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    hbm_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-
-    @model_validator(mode="after")
-    def _reserve(self) -> NPU:
-        if self.hbm_reserve_gib >= self.hbm_gib:
-            raise ValueError(f"hbm_reserve_gib: {self.hbm_reserve_gib:g} GiB leaves nothing of the {self.hbm_gib:g} "
-                             f"GiB HBM; fix: use a reserve below {self.hbm_gib:g}")
-        return self
-
-    @property
-    def flops_per_ns(self) -> float:
-        """Sustained FLOP per ns: peak x efficiency."""
-        return self.peak_tflops * 1e3 * self.efficiency
 
 
 class Precision(_Frozen):

@@ -38,9 +38,8 @@ an expert shard). Per micro-batch and NPU, with e bytes per activation, n tokens
   and again before the backward and reduce-scatters G, every micro-batch. Expert parameters do the same over
   ``edp``.
 
-**Optimizer step** (``update_ns``, once per iteration): each NPU updates its (ZeRO-sharded) parameters, reading and
-writing the optimizer state, reading the gradient and writing the weight: (2 K + gradient_bytes + weight_bytes)
-bytes per parameter at the HBM bandwidth (0 ns when the NPU gives none).
+**Compute** per layer: :mod:`.roofline` (each kernel timed), or FLOPs over peak x efficiency (flat model).
+**Optimizer step** (``update_ns``, once per iteration): :func:`.roofline.update_ns`.
 """
 
 from __future__ import annotations
@@ -63,6 +62,7 @@ from .counts import (
     shape,
 )
 from .params import LLMParams
+from .roofline import layer_ns, update_ns
 
 AR, RS, AG, A2A, P2P = "ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "ALLTOALL", "P2P"
 GROUPS = ("tp", "pp", "dp", "ep", "edp")
@@ -99,6 +99,8 @@ class Op:
         dense_params: parameters data-parallel over ``dp``; expert_params: over ``edp``.
         comms: the layer's collectives.
         update_ns: optimizer-step time of the layer's parameters, ns per iteration.
+        compute_ns: (forward, input gradient with recompute, weight gradient) ns of the roofline compute model
+            (:mod:`.roofline`); None with the flat model (FLOPs over peak x efficiency).
     """
 
     name: str
@@ -110,6 +112,7 @@ class Op:
     expert_params: int
     comms: tuple[Comm, ...] = ()
     update_ns: float = 0.0
+    compute_ns: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -145,8 +148,9 @@ class Step:
 
     def compute_ns(self, stage: int) -> tuple[float, float]:
         """(forward, backward) compute of one micro-batch on ``stage``, ns; the backward includes recompute."""
-        rate = self.params.npu.flops_per_ns
-        ops = self.stages[stage].ops
+        rate, ops = self.params.npu.flops_per_ns, self.stages[stage].ops
+        if self.params.npu.roofline:
+            return sum([op.compute_ns[0] for op in ops]), sum([op.compute_ns[1] + op.compute_ns[2] for op in ops])
         fwd = sum([op.flops[0] for op in ops])  # (left to right, as sum() adds; a list is faster to sum)
         bwd = sum([op.flops[1] + op.flops[2] + op.recompute_flops for op in ops])
         return fwd / rate, bwd / rate
@@ -219,21 +223,12 @@ def _dp(p: LLMParams, params: int, group: str, size: int, what: str) -> list[Com
             Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter")]
 
 
-def _update_ns(p: LLMParams, dense: int, expert: int) -> float:
-    npu, pr, pl = p.npu, p.precision, p.plan
-    if npu.hbm_gbps is None:
-        return 0.0
-    sharded = pl.zero_stage >= 1
-    n = dense / (pl.dp if sharded else 1) + expert / (pl.edp if sharded else 1)
-    return n * (2 * pr.optimizer_bytes_per_param + pr.gradient_bytes + pr.weight_bytes) / npu.hbm_gbps
-
-
 def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute: float, dense: int, expert: int,
         comms: list[Comm]) -> Op:
     pl = p.plan
     comms = comms + _dp(p, dense, "dp", pl.dp, "") + _dp(p, expert, "edp", pl.edp, "expert ")
     return Op(name, kind, block, tuple(float(f) for f in flops), float(recompute), dense, expert, tuple(comms),
-              _update_ns(p, dense, expert))
+              update_ns(p, dense, expert), layer_ns(p, kind) if p.npu.roofline else None)
 
 
 def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list[Op]:
