@@ -121,13 +121,7 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
     if not isinstance(params, dict):
         raise InputError(source, "params", "missing", "add [params.model], [params.plan] and [params.npu]")
     overrides = list(overrides)
-    merged = apply_overrides(params, overrides, override_source)
-    catalog = None
-    if "npu_catalog" in data:
-        catalog = referenced_file(Path(source).parent, data["npu_catalog"], str(source), "npu_catalog",
-                                  "accelerator catalog")
-    if "npu" in merged:
-        merged["npu"] = fill_npu(merged["npu"], source, catalog)
+    merged = with_accelerator(data, apply_overrides(params, overrides, override_source), source)
     try:
         return LLMParams(**merged)
     except ValidationError as e:
@@ -138,6 +132,22 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
             problem = rest if sep and " " not in head else blamed.problem  # (the field is the override's key)
             raise InputError(override_source, item, problem, blamed.fix) from e
         raise validation_error(e, source, "params") from e
+
+
+def with_accelerator(data: dict[str, Any], params: dict[str, Any], source: str | Path) -> dict[str, Any]:
+    """``params`` (a model file's ``[params]``, overrides applied) with ``[params.npu] accelerator`` filled in from
+    the file's ``npu_catalog`` (relative to the file) or the shipped catalog (:func:`hieropt.io.npus.fill_npu`).
+
+    Raises:
+        InputError: a missing catalog file, an unknown accelerator, or no peak in the number format.
+    """
+    if not isinstance(params.get("npu"), dict):
+        return params
+    catalog = None
+    if "npu_catalog" in data:
+        catalog = referenced_file(Path(source).parent, data["npu_catalog"], str(source), "npu_catalog",
+                                  "accelerator catalog")
+    return {**params, "npu": fill_npu(params["npu"], source, catalog)}
 
 
 def _field_of(e: ValidationError) -> str:
@@ -182,5 +192,5 @@ def read_llm(path: str | Path, overrides: Iterable[str] = (), override_source: s
 load_llm = read_llm
 """Public alias (``hieropt.load_llm``): an LLM model file as :class:`~hieropt.workloads.llm.LLMParams`."""
 
-__all__ = ["read_llm", "load_llm", "llm_params", "apply_overrides", "override_path", "parse_override_value",
+__all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "apply_overrides", "override_path", "parse_override_value",
            "SECTIONS"]

@@ -57,13 +57,17 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     if not isinstance(gen, str) or gen not in GENERATOR_NAMES:
         raise InputError(source, "generator", f"unknown or missing generator {short_repr(gen)}",
                          f"use one of {', '.join(GENERATOR_NAMES)}")
-    extra = set(data) - {"generator", "params", "description"}
+    extra = set(data) - {"generator", "params", "description"} - ({"npu_catalog"} if gen == "llm" else set())
     if extra:
         raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
     params = data.get("params", {})
     if not isinstance(params, dict):
         raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
                          "write [params] with the generator's parameters")
+    if gen == "llm":  # (an accelerator named from the catalog)
+        from .llm import with_accelerator
+
+        params = with_accelerator(data, params, source)
     params_cls, generate = generators()[gen]
     return run_generator(params_cls, generate, params, source)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from ...spec.base import check_number_fields
 
@@ -97,9 +97,9 @@ class Calibration(StrictModel):
 
 
 _FIGURES = ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps")
-# (field, largest plausible value, the unit it was likely given in, divisor to the field's unit)
-_UNIT_HINTS = (("hbm_gib", 1e5, "bytes", 2**30), ("hbm_gbps", 1e6, "bytes/s", 1e9), ("tdp_w", 1e5, "mW", 1e3),
-               ("scaleup_gbps", 1e6, "bytes/s", 1e9))
+# (field, largest plausible value, the unit it was likely given in, divisor to the field's unit, that unit)
+_UNIT_HINTS = (("hbm_gib", 1e5, "bytes", 2**30, "GiB"), ("hbm_gbps", 1e6, "bytes/s", 1e9, "GB/s"),
+               ("tdp_w", 1e5, "mW", 1e3, "W"), ("scaleup_gbps", 1e6, "bytes/s", 1e9, "GB/s per direction"))
 
 
 class Accelerator(StrictModel):
@@ -124,7 +124,7 @@ class Accelerator(StrictModel):
     name: str = Field(min_length=1)
     aliases: tuple[str, ...] = ()
     vendor: str = Field(min_length=1)
-    peak_tflops: dict[Literal["bf16", "fp16", "fp8", "tf32"], float]
+    peak_tflops: dict[Literal["bf16", "fp16", "fp8", "tf32"], StrictFloat]
     hbm_gib: float = Field(gt=0, allow_inf_nan=False)
     hbm_gbps: float = Field(gt=0, allow_inf_nan=False)
     tdp_w: float = Field(gt=0, allow_inf_nan=False)
@@ -158,16 +158,16 @@ def _check_peaks(peaks: dict[str, float]) -> None:
     for fmt, v in peaks.items():
         if not 0 < v < 1e6:
             hint = f" (it looks like FLOP/s: {v / 1e12:g} TFLOP/s)" if v >= 1e6 else ""
-            raise ValueError(f"peak_tflops.{fmt}: {v!r} is not a peak in TFLOP/s{hint}; fix: give a positive number "
+            raise ValueError(f"peak_tflops.{fmt}: {v:g} is not a peak in TFLOP/s{hint}; fix: give a positive number "
                              "of TFLOP/s (1e12 FLOP/s), dense")
 
 
 def _check_units(a: Accelerator) -> None:
-    for name, most, unit, div in _UNIT_HINTS:
+    for name, most, unit, div, want in _UNIT_HINTS:
         v = getattr(a, name)
         if v > most:
-            raise ValueError(f"{name}: {v:g} looks like {unit}; fix: give {name.rsplit('_', 1)[1]} "
-                             f"({v:g} {unit} = {v / div:g})")
+            raise ValueError(f"{name}: {v:g} looks like {unit}; fix: give {want} ({v:g} {unit} = "
+                             f"{v / div:g} {want})")
 
 
 def _check_sources(a: Accelerator) -> None:

@@ -1,0 +1,157 @@
+"""The accelerator catalog (catalogs/npus.toml): loading, its one-line errors, and model files that name an
+accelerator (hieropt/io/npus.py, hieropt/io/llm.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hieropt.errors import InputError
+from hieropt.io.llm import read_llm
+from hieropt.io.npus import read_npu_catalog
+from hieropt.workloads.llm.accelerators import CALIBRATION_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = ["A100-SXM-80GB", "A100-SXM-40GB", "H100-SXM", "H200-SXM", "B200", "GB200", "MI300X"]
+
+ENTRY = """
+[[accelerator]]
+name = "X1"
+vendor = "Acme"
+hbm_gib = {hbm}
+hbm_gbps = 1000.0
+tdp_w = 500.0
+scaleup_gbps = 100.0
+[accelerator.peak_tflops]
+bf16 = {peak}
+[accelerator.sources]
+peak_tflops = "Acme X1 datasheet (2026)"
+hbm_gib = "Acme X1 datasheet (2026)"
+hbm_gbps = "Acme X1 datasheet (2026)"
+{tdp_source}
+scaleup_gbps = "Acme X1 datasheet (2026)"
+[accelerator.calibration]
+matrix_efficiency = 0.8
+gemm_half_gflop = 1.0
+hbm_efficiency = 0.7
+kernel_overhead_us = 3.0
+attention_efficiency = 0.5
+fitted_on = "nothing (test)"
+"""
+
+
+def entry(hbm="64.0", peak="100.0", tdp_source='tdp_w = "Acme X1 datasheet (2026)"') -> str:
+    return ENTRY.format(hbm=hbm, peak=peak, tdp_source=tdp_source)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "npus.toml"
+    p.write_text(text)
+    return p
+
+
+def test_shipped_catalog_loads_with_every_source():
+    cat = read_npu_catalog()
+    assert [a.name for a in cat.accelerator] == NAMES
+    for a in cat.accelerator:
+        for f in ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps"):
+            assert a.sources[f].strip()
+        assert "bf16" in a.peak_tflops and a.calibration.fitted_on
+    # a few figures, as their datasheets give them
+    assert cat.find("a100").peak("bf16") == 312.0 and cat.find("A100-40GB").hbm_gbps == 1555.0
+    assert cat.find("H100-SXM-80GB").peak("fp8") == 1978.9 and cat.find("H100").scaleup_gbps == 450.0
+    assert cat.find("MI300X").hbm_gib == 192.0 and cat.find("GB200").tdp_w == 1200.0
+
+
+def test_a_valid_entry_loads(tmp_path):
+    a = read_npu_catalog(write(tmp_path, entry())).find("x1")
+    assert (a.hbm_gib, a.peak("bf16"), a.calibration.kernel_overhead_us) == (64.0, 100.0, 3.0)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(tdp_source=""), "accelerator[0]: sources.tdp_w: missing; fix: give the public source and date of tdp_w"),
+    (dict(hbm="68719476736.0"), "accelerator[0]: hbm_gib: 6.87195e+10 looks like bytes; fix: give GiB "
+                                "(6.87195e+10 bytes = 64 GiB)"),
+    (dict(peak="1e14"), "accelerator[0]: peak_tflops.bf16: 1e+14 is not a peak in TFLOP/s (it looks like FLOP/s: "
+                        "100 TFLOP/s)"),
+    (dict(peak='"100"'), "accelerator[0].peak_tflops.bf16"),
+])
+def test_catalog_errors_are_one_line(tmp_path, kw, message):
+    path = write(tmp_path, entry(**kw))
+    with pytest.raises(InputError) as e:
+        read_npu_catalog(path)
+    assert str(e.value).startswith(f"{path.resolve()}: {message}")
+    assert "\n" not in str(e.value)
+
+
+def test_duplicate_names_and_unknown_keys(tmp_path):
+    with pytest.raises(InputError, match="'X1' names two entries; fix: give each a distinct name"):
+        read_npu_catalog(write(tmp_path, entry() + entry()))
+    with pytest.raises(InputError, match=r"accelerator\[0\].colour: unknown key"):
+        read_npu_catalog(write(tmp_path, entry().replace('vendor = "Acme"', 'vendor = "Acme"\ncolour = "red"')))
+
+
+MODEL = """
+generator = "llm"
+{top}
+[params.model]
+name = "m"
+layers = 2
+hidden_size = 64
+heads = 4
+ffn_size = 256
+vocab_size = 1000
+sequence_length = 128
+[params.plan]
+global_batch_size = 8
+[params.npu]
+{npu}
+"""
+
+
+def model(tmp_path: Path, npu: str, top: str = "") -> Path:
+    p = tmp_path / "m.toml"
+    p.write_text(MODEL.format(npu=npu, top=top))
+    return p
+
+
+def test_model_file_names_an_accelerator(tmp_path):
+    p = read_llm(model(tmp_path, 'accelerator = "H100"\nhbm_reserve_gib = 4.0'))
+    npu = p.npu
+    assert (npu.name, npu.accelerator, npu.peak_tflops, npu.hbm_gib, npu.hbm_gbps) == \
+        ("H100-SXM", "H100-SXM", 989.4, 80.0, 3350.0)
+    assert npu.roofline and npu.matrix_efficiency == 0.803 and npu.hbm_reserve_gib == 4.0
+    fp8 = read_llm(model(tmp_path, 'accelerator = "H100"\nnumber_format = "fp8"'))
+    assert fp8.npu.peak_tflops == 1978.9
+    # fields given win; efficiency keeps the flat model with the catalog's peak
+    flat = read_llm(model(tmp_path, 'accelerator = "A100"\nefficiency = 0.5\nhbm_gbps = 1000.0'))
+    assert (flat.npu.roofline, flat.npu.peak_tflops, flat.npu.hbm_gbps, flat.npu.matrix_efficiency) == \
+        (False, 312.0, 1000.0, None)
+    over = read_llm(model(tmp_path, 'accelerator = "A100"'), ["accelerator=MI300X", "kernel_overhead_us=1.5"])
+    assert (over.npu.name, over.npu.peak_tflops, over.npu.kernel_overhead_us) == ("MI300X", 1307.4, 1.5)
+
+
+def test_model_file_catalog_errors(tmp_path):
+    with pytest.raises(InputError, match=r"params.npu.accelerator: 'H900' is not in .*npus.toml; fix: use one of "
+                                         r"A100-SXM-80GB, A100-SXM-40GB, H100-SXM"):
+        read_llm(model(tmp_path, 'accelerator = "H900"'))
+    with pytest.raises(InputError, match="params.npu.number_format: A100-SXM-80GB has no fp8 peak in the catalog; "
+                                         "fix: use one of bf16, fp16, tf32, or give peak_tflops"):
+        read_llm(model(tmp_path, 'accelerator = "A100"\nnumber_format = "fp8"'))
+    with pytest.raises(InputError, match="params.npu: matrix_efficiency: missing .*fix: name a catalog entry"):
+        read_llm(model(tmp_path, "peak_tflops = 100.0\nhbm_gib = 8.0\nhbm_gbps = 100.0"))
+
+
+def test_model_file_names_its_own_catalog(tmp_path):
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "cat" / "mine.toml").write_text(entry())
+    p = read_llm(model(tmp_path, 'accelerator = "X1"', top='npu_catalog = "cat/mine.toml"'))
+    assert (p.npu.name, p.npu.peak_tflops, p.npu.hbm_efficiency) == ("X1", 100.0, 0.7)
+    with pytest.raises(InputError, match="npu_catalog: accelerator catalog file not found"):
+        read_llm(model(tmp_path, 'accelerator = "X1"', top='npu_catalog = "cat/none.toml"'))
+
+
+def test_calibration_names_are_the_catalog_table():
+    cal = read_npu_catalog().find("A100").calibration
+    assert set(CALIBRATION_NAMES) | {"fitted_on"} == set(type(cal).model_fields)
