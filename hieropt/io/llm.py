@@ -192,5 +192,5 @@ def read_llm(path: str | Path, overrides: Iterable[str] = (), override_source: s
 load_llm = read_llm
 """Public alias (``hieropt.load_llm``): an LLM model file as :class:`~hieropt.workloads.llm.LLMParams`."""
 
-__all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "apply_overrides", "override_path", "parse_override_value",
-           "SECTIONS"]
+__all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "apply_overrides", "override_path",
+           "parse_override_value", "SECTIONS"]

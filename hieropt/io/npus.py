@@ -1,10 +1,12 @@
-"""The accelerator catalog (``catalogs/npus.toml``) -> :class:`~hieropt.workloads.llm.accelerators.AcceleratorCatalog`,
-and a model file's ``[params.npu] accelerator = "<name>"`` filled in from it.
+"""The accelerator catalog (``catalogs/npus.toml``) ->
+:class:`~hieropt.workloads.llm.accelerators.AcceleratorCatalog`, and a model file's ``[params.npu]
+accelerator = "<name>"`` filled in from it.
 
 Format: ``[[accelerator]]`` entries (name, aliases, vendor, ``hbm_gib``, ``hbm_gbps``, ``tdp_w``,
-``scaleup_gbps``, ``price_usd``), each with ``[accelerator.peak_tflops]`` (dense TFLOP/s per number format),
-``[accelerator.sources]`` (every figure's source and date) and ``[accelerator.calibration]`` (the roofline's
-defaults, :data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, and ``fitted_on``).
+``scaleup_gbps``, ``price_usd``), each with ``[accelerator.peak_tflops]`` (dense TFLOP/s per number
+format), ``[accelerator.sources]`` (every figure's source and date) and ``[accelerator.calibration]``
+(the roofline's defaults, :data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, and
+``fitted_on``).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ def read_npu_catalog(path: str | Path = DEFAULT_CATALOG) -> AcceleratorCatalog:
     """Read and validate an accelerator catalog (module docstring); read once per path and kept.
 
     Raises:
-        InputError: a missing file, bad TOML, or a bad entry (its field and the fix, e.g. a figure without its
-            source, HBM given in bytes).
+        InputError: a missing file, bad TOML, or a bad entry (its field and the fix, e.g. a figure
+            without its source, HBM given in bytes).
     """
     return _read(Path(path).resolve())
 
@@ -41,17 +43,21 @@ def _read(path: Path) -> AcceleratorCatalog:
     except ValidationError as e:
         raise validation_error(e, path) from e
     except TypeError as e:  # (a top-level key that is not a table name)
-        raise InputError(path, None, f"not an accelerator catalog ({e})", "write [[accelerator]] entries") from e
+        raise InputError(
+            path, None, f"not an accelerator catalog ({e})", "write [[accelerator]] entries"
+        ) from e
 
 
 def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) -> Any:
-    """The ``[params.npu]`` table ``npu`` with its ``accelerator`` filled in from the catalog (``catalog``, default
-    :data:`DEFAULT_CATALOG`): name, the peak of its ``number_format`` (default bf16), HBM capacity and bandwidth,
-    and (unless ``efficiency`` is given: the flat model) the calibration. Fields the table gives win. A table
-    without ``accelerator`` (or not a table) is returned as it is.
+    """The ``[params.npu]`` table ``npu`` with its ``accelerator`` filled in from the catalog
+    (``catalog``, default :data:`DEFAULT_CATALOG`): name, the peak of its ``number_format`` (default
+    bf16), HBM capacity and bandwidth, and (unless ``efficiency`` is given: the flat model) the
+    calibration. Fields the table gives win. A table without ``accelerator`` (or not a table) is
+    returned as it is.
 
     Raises:
-        InputError: no such accelerator (the names the catalog has), or no peak for the number format.
+        InputError: no such accelerator (the names the catalog has), or no peak for the number
+            format.
     """
     if not isinstance(npu, dict) or not isinstance(npu.get("accelerator"), str):
         return npu
@@ -61,8 +67,12 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
         a = cat.find(npu["accelerator"])
     except KeyError as e:
         names = ", ".join(x.name for x in cat.accelerator)
-        raise InputError(source, "params.npu.accelerator", f"{npu['accelerator']!r} is not in {path}",
-                         f"use one of {names}, or add it to the catalog") from e
+        raise InputError(
+            source,
+            "params.npu.accelerator",
+            f"{npu['accelerator']!r} is not in {path}",
+            f"use one of {names}, or add it to the catalog",
+        ) from e
     filled: dict[str, Any] = {"name": a.name, "hbm_gib": a.hbm_gib, "hbm_gbps": a.hbm_gbps}
     if "peak_tflops" not in npu:
         fmt = npu.get("number_format", "bf16")

@@ -1,5 +1,6 @@
-"""The roofline compute model (hieropt/workloads/llm/roofline.py, kernels.py): hand-computed kernel times, the
-kernels of a layer, recompute, FlashAttention, and GPT-3 175B against a published time the fit never saw."""
+"""The roofline compute model (hieropt/workloads/llm/roofline.py, kernels.py): hand-computed kernel
+times, the kernels of a layer, recompute, FlashAttention, and GPT-3 175B against a published time
+the fit never saw."""
 
 from __future__ import annotations
 
@@ -10,19 +11,33 @@ from hieropt.workloads.llm import NPU, Architecture, LLMParams, Plan, build_step
 from hieropt.workloads.llm.accelerators import CALIBRATION_FIELDS
 from hieropt.workloads.llm.kernels import eltwise, gemm, layer_kernels
 from hieropt.workloads.llm.lower import lower_stage
-from hieropt.workloads.llm.roofline import kernel_ns, launches, layer_ns, matrix_efficiency, update_ns
+from hieropt.workloads.llm.roofline import (
+    kernel_ns,
+    launches,
+    layer_ns,
+    matrix_efficiency,
+    update_ns,
+)
 
 from .tiny import ARCH, PLAN
 
-# 100 TFLOP/s = 1e5 FLOP/ns; eta_max 0.5, F_half 1 GFLOP; 1000 GB/s x 0.5 = 500 bytes/ns; 2 us per kernel
-CAL = dict(matrix_efficiency=0.5, gemm_half_gflop=1.0, hbm_efficiency=0.5, kernel_overhead_us=2.0,
-           attention_efficiency=0.25)
+# 100 TFLOP/s = 1e5 FLOP/ns; eta_max 0.5, F_half 1 GFLOP; 1000 GB/s x 0.5 = 500 bytes/ns; 2 us per
+# kernel
+CAL = dict(
+    matrix_efficiency=0.5,
+    gemm_half_gflop=1.0,
+    hbm_efficiency=0.5,
+    kernel_overhead_us=2.0,
+    attention_efficiency=0.25,
+)
 ROOF = NPU(peak_tflops=100.0, hbm_gib=1.0, hbm_gbps=1000.0, **CAL)
 
 
 def tiny(npu: NPU = ROOF, arch=None, **plan) -> LLMParams:
     """The tiny model of test_llm_block.py on the roofline NPU."""
-    return LLMParams(model=Architecture(**{**ARCH, **(arch or {})}), plan=Plan(**{**PLAN, **plan}), npu=npu)
+    return LLMParams(
+        model=Architecture(**{**ARCH, **(arch or {})}), plan=Plan(**{**PLAN, **plan}), npu=npu
+    )
 
 
 def test_gemm_compute_bound():
@@ -35,15 +50,16 @@ def test_gemm_compute_bound():
 
 
 def test_gemm_memory_bound():
-    # m = 1e6, n = k = 8: compute (1.28e8 + 1e9) / (1e5 x 0.5) = 22,560 ns; bytes 2 (8e6 + 64 + 8e6) =
-    # 32,000,128 / 500 = 64,000.256 ns: memory-bound, t = 64,000.256 + 2,000
+    # m = 1e6, n = k = 8: compute (1.28e8 + 1e9) / (1e5 x 0.5) = 22,560 ns; bytes 2 (8e6 + 64 + 8e6)
+    # = 32,000,128 / 500 = 64,000.256 ns: memory-bound, t = 64,000.256 + 2,000
     k = gemm("skinny", "forward", 1e6, 8, 8, 2)
     assert k.flops / (1e5 * matrix_efficiency(ROOF, k.flops)) == pytest.approx(22_560, rel=1e-12)
     assert kernel_ns(ROOF, k) == pytest.approx(66_000.256, rel=1e-12)
 
 
 def test_elementwise_op():
-    # tiny model, attention norm (RMSNorm): 2 e n h = 2 x 2 x 8 x 8 = 256 bytes -> 0.512 ns + 2,000 ns
+    # tiny model, attention norm (RMSNorm): 2 e n h = 2 x 2 x 8 x 8 = 256 bytes -> 0.512 ns + 2,000
+    # ns
     norm = next(k for k in layer_kernels(tiny(), "attention") if k.name == "attention norm")
     assert (norm.kind, norm.flops, norm.bytes) == ("elementwise", 0.0, 256)
     assert kernel_ns(ROOF, norm) == pytest.approx(2000.512, rel=1e-15)
@@ -51,24 +67,40 @@ def test_elementwise_op():
     soft = next(k for k in layer_kernels(tiny(), "attention") if k.name == "softmax")
     assert soft.bytes == 256
     # sequence parallelism splits the norm over TP: n' = n / 2
-    sp = next(k for k in layer_kernels(tiny(sequence_parallel=True), "attention") if k.name == "attention norm")
+    sp = next(
+        k
+        for k in layer_kernels(tiny(sequence_parallel=True), "attention")
+        if k.name == "attention norm"
+    )
     assert sp.bytes == 128
-    assert kernel_ns(ROOF, eltwise("x", "forward", 1e6, 0)) == 2000.0  # inside another kernel: no overhead
+    assert (
+        kernel_ns(ROOF, eltwise("x", "forward", 1e6, 0)) == 2000.0
+    )  # inside another kernel: no overhead
 
 
 def test_flash_attention_vs_unfused():
-    # tiny: B = 4 heads, s = 4, d = 2, n = 8, q_t = 4, kv_t = 2. Unfused forward core: scores and context GEMMs
-    # (2 x 2 B s^2 d = 512 FLOPs) and the softmax's 2 e B s^2 = 256 bytes of score matrix; fused: one kernel of
-    # 2 B s^2 d = 256 FLOPs (causal: half the blocks) moving e n (2 q_t + 2 kv_t) = 192 bytes, no score matrix
-    plain = [k for k in layer_kernels(tiny(), "attention") if k.name in ("scores", "softmax", "context")]
-    assert sum(k.flops for k in plain) == 512 and [k.name for k in plain] == ["scores", "softmax", "context"]
+    # tiny: B = 4 heads, s = 4, d = 2, n = 8, q_t = 4, kv_t = 2. Unfused forward core: scores and
+    # context GEMMs (2 x 2 B s^2 d = 512 FLOPs) and the softmax's 2 e B s^2 = 256 bytes of score
+    # matrix; fused: one kernel of 2 B s^2 d = 256 FLOPs (causal: half the blocks) moving e n (2 q_t
+    # + 2 kv_t) = 192 bytes, no score matrix
+    plain = [
+        k for k in layer_kernels(tiny(), "attention") if k.name in ("scores", "softmax", "context")
+    ]
+    assert sum(k.flops for k in plain) == 512 and [k.name for k in plain] == [
+        "scores",
+        "softmax",
+        "context",
+    ]
     flash_npu = ROOF.model_copy(update={"flash_attention": True})
     ks = layer_kernels(tiny(flash_npu), "attention")
     assert not [k for k in ks if k.name in ("scores", "softmax", "context")]
     fwd = next(k for k in ks if k.name == "flash attention")
     bwd = next(k for k in ks if k.name == "flash attention bwd")
     assert (fwd.kind, fwd.flops, fwd.bytes) == ("attention", 256, 192)
-    assert (bwd.flops, bwd.bytes) == (640, 384)  # 2.5 x forward (the scores recomputed); e n (4 q_t + 4 kv_t)
+    assert (bwd.flops, bwd.bytes) == (
+        640,
+        384,
+    )  # 2.5 x forward (the scores recomputed); e n (4 q_t + 4 kv_t)
     # its time: max(256 / (1e5 x 0.25), 192 / 500) + 2,000 = 2,000.384 ns
     assert kernel_ns(flash_npu, fwd) == pytest.approx(2000.384, rel=1e-15)
 
@@ -82,11 +114,13 @@ def test_flash_attention_is_faster_on_gpt3():
 
 
 def test_kernel_launches_per_layer():
-    # attention forward: norm, qkv, rotary, scores, softmax, context, projection, residual add (the TP reduction
-    # runs inside its collective); input gradient: norm, qkv, rotary, 2 context, softmax, 2 scores, projection;
+    # attention forward: norm, qkv, rotary, scores, softmax, context, projection, residual add (the
+    # TP reduction runs inside its collective); input gradient: norm, qkv, rotary, 2 context,
+    # softmax, 2 scores, projection;
     # weight gradient: qkv and projection (no biases, no dropout in the tiny model)
     assert launches(tiny(), "attention") == (8, 9, 2)
-    # FFN: norm, up (gate + up), SwiGLU, down, residual add; input gradient norm, up, SwiGLU, down; weights 2
+    # FFN: norm, up (gate + up), SwiGLU, down, residual add; input gradient norm, up, SwiGLU, down;
+    # weights 2
     assert launches(tiny(), "mlp") == (5, 4, 2)
     # the overhead is launches x 2,000 ns
     free = tiny(ROOF.model_copy(update={"kernel_overhead_us": 0.0}))
@@ -97,8 +131,16 @@ def test_kernel_launches_per_layer():
 
 def test_backward_gemms_are_twice_the_forward():
     ks = [k for k in layer_kernels(tiny(), "mlp") if k.kind == "gemm"]
-    by_phase = {ph: sum(k.flops for k in ks if k.phase == ph) for ph in ("forward", "input_grad", "weight_grad")}
-    assert by_phase["forward"] == by_phase["input_grad"] == by_phase["weight_grad"] == 2 * 8 * 8 * 8 * 3  # 2 m n h f_t
+    by_phase = {
+        ph: sum(k.flops for k in ks if k.phase == ph)
+        for ph in ("forward", "input_grad", "weight_grad")
+    }
+    assert (
+        by_phase["forward"]
+        == by_phase["input_grad"]
+        == by_phase["weight_grad"]
+        == 2 * 8 * 8 * 8 * 3
+    )  # 2 m n h f_t
     assert by_phase["forward"] == build_step(tiny()).stages[0].ops[2].flops[0]  # counts.py's FLOPs
 
 
@@ -107,7 +149,9 @@ def test_recompute_adds_the_forward_again():
     for kind in ("attention", "mlp"):
         a, b = layer_ns(none, kind), layer_ns(full, kind)
         assert b[1] - a[1] == pytest.approx(a[0], rel=1e-12) and (a[0], a[2]) == (b[0], b[2])
-    core = [k for k in layer_kernels(none, "attention") if k.name in ("scores", "softmax", "context")]
+    core = [
+        k for k in layer_kernels(none, "attention") if k.name in ("scores", "softmax", "context")
+    ]
     extra = layer_ns(sel, "attention")[1] - layer_ns(none, "attention")[1]
     assert extra == pytest.approx(sum(kernel_ns(ROOF, k) for k in core), rel=1e-12)
     assert layer_ns(sel, "mlp") == layer_ns(none, "mlp")
@@ -118,7 +162,11 @@ def test_roofline_times_feed_the_workload():
     w = lower_stage(build_step(p), 0)
     attn = next(layer for layer in w.layers if layer.name == "attn1")
     f, i, wt = layer_ns(p, "attention")
-    assert (attn.forward.compute_ns, attn.input_grad.compute_ns, attn.weight_grad.compute_ns) == (f, i, wt)
+    assert (attn.forward.compute_ns, attn.input_grad.compute_ns, attn.weight_grad.compute_ns) == (
+        f,
+        i,
+        wt,
+    )
     step = build_step(p)
     fwd, bwd = step.compute_ns(1)
     ops = step.stages[1].ops
@@ -127,15 +175,23 @@ def test_roofline_times_feed_the_workload():
 
 
 def test_optimizer_step_roofline():
-    # attention: 104 parameters x 28 bytes = 2,912 bytes at 500 bytes/ns = 5.824 ns, + 2,000 ns overhead
+    # attention: 104 parameters x 28 bytes = 2,912 bytes at 500 bytes/ns = 5.824 ns, + 2,000 ns
+    # overhead
     assert update_ns(tiny(), 104, 0) == pytest.approx(2005.824, rel=1e-14)
-    assert update_ns(tiny(zero_stage=1), 104, 0) == pytest.approx(2002.912, rel=1e-14)  # the half on each
+    assert update_ns(tiny(zero_stage=1), 104, 0) == pytest.approx(
+        2002.912, rel=1e-14
+    )  # the half on each
 
 
 def test_calibration_fields_bound_the_npu():
     names = [f.name for f in CALIBRATION_FIELDS]
-    assert names == ["matrix_efficiency", "gemm_half_gflop", "hbm_efficiency", "kernel_overhead_us",
-                     "attention_efficiency"]
+    assert names == [
+        "matrix_efficiency",
+        "gemm_half_gflop",
+        "hbm_efficiency",
+        "kernel_overhead_us",
+        "attention_efficiency",
+    ]
     for f in CALIBRATION_FIELDS:
         assert f.lower <= f.default <= f.upper
         with pytest.raises(ValueError, match=f.name):
@@ -148,12 +204,18 @@ def test_one_compute_model_at_a_time():
     with pytest.raises(ValueError, match="efficiency: given with the roofline's matrix_efficiency"):
         NPU(peak_tflops=1.0, efficiency=0.5, hbm_gib=1.0, hbm_gbps=1.0, **CAL)
     with pytest.raises(ValueError, match="kernel_overhead_us: missing"):
-        NPU(peak_tflops=1.0, hbm_gib=1.0, hbm_gbps=1.0, **{k: v for k, v in CAL.items() if k != "kernel_overhead_us"})
+        NPU(
+            peak_tflops=1.0,
+            hbm_gib=1.0,
+            hbm_gbps=1.0,
+            **{k: v for k, v in CAL.items() if k != "kernel_overhead_us"},
+        )
     with pytest.raises(ValueError, match="hbm_gbps: missing"):
         NPU(peak_tflops=1.0, hbm_gib=1.0, **CAL)
 
 
-# ------------------------------------------------------------------------------------ GPT-3 175B, held out
+# ------------------------------------------------------------------------------------ GPT-3 175B,
+# held out
 BUSBW_GBPS = 232.0  # all-reduce bus bandwidth of one DGX A100, nccl-tests (NVIDIA GTC 2024 S62129)
 
 
@@ -162,11 +224,31 @@ def _cal(acc) -> dict:
 
 
 def gpt3(npu: NPU, recompute: str, sp: bool) -> LLMParams:
-    """GPT-3 175B as Korthikanti et al. 2022 ran it (Table 3: TP 8, PP 8, micro-batch 1, 64 micro-batches)."""
-    return LLMParams(model=Architecture(name="gpt3", layers=96, hidden_size=12288, heads=96, ffn_size=49152,
-                                        vocab_size=51200, sequence_length=2048),
-                     plan=Plan(tp=8, pp=8, dp=1, micro_batch_size=1, global_batch_size=64, recompute=recompute,
-                               sequence_parallel=sp, schedule="interleaved", virtual_stages=3), npu=npu)
+    """GPT-3 175B as Korthikanti et al. 2022 ran it (Table 3: TP 8, PP 8, micro-batch 1, 64
+    micro-batches)."""
+    return LLMParams(
+        model=Architecture(
+            name="gpt3",
+            layers=96,
+            hidden_size=12288,
+            heads=96,
+            ffn_size=49152,
+            vocab_size=51200,
+            sequence_length=2048,
+        ),
+        plan=Plan(
+            tp=8,
+            pp=8,
+            dp=1,
+            micro_batch_size=1,
+            global_batch_size=64,
+            recompute=recompute,
+            sequence_parallel=sp,
+            schedule="interleaved",
+            virtual_stages=3,
+        ),
+        npu=npu,
+    )
 
 
 def _tp_ms(p: LLMParams, phase: str) -> float:
@@ -174,19 +256,26 @@ def _tp_ms(p: LLMParams, phase: str) -> float:
     for op in build_step(p).stages[1].ops[:2]:
         for c in op.comms:
             if c.group == "tp" and c.phase == phase:
-                factor = {"ALLREDUCE": 2 * (t - 1) / t, "REDUCESCATTER": (t - 1) / t, "ALLGATHER": t - 1}
+                factor = {
+                    "ALLREDUCE": 2 * (t - 1) / t,
+                    "REDUCESCATTER": (t - 1) / t,
+                    "ALLGATHER": t - 1,
+                }
                 total += factor[c.kind] * c.size_bytes / BUSBW_GBPS / 1e6
     return total
 
 
 def test_gpt3_175b_layer_against_a_held_out_published_time():
-    """The A100's calibration was fitted on the 22B model's layer times (Korthikanti et al. 2022, Table 4) only.
-    Held out: Table 5, GPT-3 175B with full recompute, 18.13 s per iteration = (m + (p - 1) / v) x L / p =
-    66.33 x 12 layer slots of 22.78 ms; with full recompute a slot is a forward, a recomputed forward and a
-    backward of two forwards: forward 5.69 ms. Predicted (the layer's compute plus its TP collectives at the
-    measured DGX A100 bus bandwidth): forward 5.41 ms (-5 %), forward + backward 20.1 ms (-12 %: the slot also
-    holds the pipeline sends, the output layer and the optimizer step the prediction leaves out). Bands: forward
-    within 10 %, forward + backward within 15 %, predicted below the measurement."""
+    """The A100's calibration was fitted on the 22B model's layer times (Korthikanti et al. 2022,
+    Table 4) only.
+    Held out: Table 5, GPT-3 175B with full recompute, 18.13 s per iteration = (m + (p - 1) / v) x L
+    / p = 66.33 x 12 layer slots of 22.78 ms; with full recompute a slot is a forward, a recomputed
+    forward and a
+    backward of two forwards: forward 5.69 ms. Predicted (the layer's compute plus its TP
+    collectives at the measured DGX A100 bus bandwidth): forward 5.41 ms (-5 %), forward + backward
+    20.1 ms (-12 %: the slot also holds the pipeline sends, the output layer and the optimizer step
+    the prediction leaves out). Bands: forward within 10 %, forward + backward within 15 %,
+    predicted below the measurement."""
     acc = read_npu_catalog().find("A100-SXM-80GB")
     npu = NPU(peak_tflops=acc.peak("bf16"), hbm_gib=acc.hbm_gib, hbm_gbps=acc.hbm_gbps, **_cal(acc))
     p = gpt3(npu, "full", False)

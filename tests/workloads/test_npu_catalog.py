@@ -1,5 +1,5 @@
-"""The accelerator catalog (catalogs/npus.toml): loading, its one-line errors, and model files that name an
-accelerator (hieropt/io/npus.py, hieropt/io/llm.py)."""
+"""The accelerator catalog (catalogs/npus.toml): loading, its one-line errors, and model files that
+name an accelerator (hieropt/io/npus.py, hieropt/io/llm.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,9 @@ def test_shipped_catalog_loads_with_every_source():
         assert "bf16" in a.peak_tflops and a.calibration.fitted_on
     # a few figures, as their datasheets give them
     assert cat.find("a100").peak("bf16") == 312.0 and cat.find("A100-40GB").hbm_gbps == 1555.0
-    assert cat.find("H100-SXM-80GB").peak("fp8") == 1978.9 and cat.find("H100").scaleup_gbps == 450.0
+    assert (
+        cat.find("H100-SXM-80GB").peak("fp8") == 1978.9 and cat.find("H100").scaleup_gbps == 450.0
+    )
     assert cat.find("MI300X").hbm_gib == 192.0 and cat.find("GB200").tdp_w == 1200.0
 
 
@@ -69,14 +71,27 @@ def test_a_valid_entry_loads(tmp_path):
     assert (a.hbm_gib, a.peak("bf16"), a.calibration.kernel_overhead_us) == (64.0, 100.0, 3.0)
 
 
-@pytest.mark.parametrize("kw, message", [
-    (dict(tdp_source=""), "accelerator[0]: sources.tdp_w: missing; fix: give the public source and date of tdp_w"),
-    (dict(hbm="68719476736.0"), "accelerator[0]: hbm_gib: 6.87195e+10 looks like bytes; fix: give GiB "
-                                "(6.87195e+10 bytes = 64 GiB)"),
-    (dict(peak="1e14"), "accelerator[0]: peak_tflops.bf16: 1e+14 is not a peak in TFLOP/s (it looks like FLOP/s: "
-                        "100 TFLOP/s)"),
-    (dict(peak='"100"'), "accelerator[0].peak_tflops.bf16"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (
+            dict(tdp_source=""),
+            "accelerator[0]: sources.tdp_w: missing; fix: give the public source and date of tdp_w",
+        ),
+        (
+            dict(hbm="68719476736.0"),
+            "accelerator[0]: hbm_gib: 6.87195e+10 looks like bytes; fix: give GiB "
+            "(6.87195e+10 bytes = 64 GiB)",
+        ),
+        (
+            dict(peak="1e14"),
+            "accelerator[0]: peak_tflops.bf16: 1e+14 is not a peak in TFLOP/s "
+            "(it looks like FLOP/s: "
+            "100 TFLOP/s)",
+        ),
+        (dict(peak='"100"'), "accelerator[0].peak_tflops.bf16"),
+    ],
+)
 def test_catalog_errors_are_one_line(tmp_path, kw, message):
     path = write(tmp_path, entry(**kw))
     with pytest.raises(InputError) as e:
@@ -89,7 +104,9 @@ def test_duplicate_names_and_unknown_keys(tmp_path):
     with pytest.raises(InputError, match="'X1' names two entries; fix: give each a distinct name"):
         read_npu_catalog(write(tmp_path, entry() + entry()))
     with pytest.raises(InputError, match=r"accelerator\[0\].colour: unknown key"):
-        read_npu_catalog(write(tmp_path, entry().replace('vendor = "Acme"', 'vendor = "Acme"\ncolour = "red"')))
+        read_npu_catalog(
+            write(tmp_path, entry().replace('vendor = "Acme"', 'vendor = "Acme"\ncolour = "red"'))
+        )
 
 
 MODEL = """
@@ -119,27 +136,50 @@ def model(tmp_path: Path, npu: str, top: str = "") -> Path:
 def test_model_file_names_an_accelerator(tmp_path):
     p = read_llm(model(tmp_path, 'accelerator = "H100"\nhbm_reserve_gib = 4.0'))
     npu = p.npu
-    assert (npu.name, npu.accelerator, npu.peak_tflops, npu.hbm_gib, npu.hbm_gbps) == \
-        ("H100-SXM", "H100-SXM", 989.4, 80.0, 3350.0)
+    assert (npu.name, npu.accelerator, npu.peak_tflops, npu.hbm_gib, npu.hbm_gbps) == (
+        "H100-SXM",
+        "H100-SXM",
+        989.4,
+        80.0,
+        3350.0,
+    )
     assert npu.roofline and npu.matrix_efficiency == 0.803 and npu.hbm_reserve_gib == 4.0
     fp8 = read_llm(model(tmp_path, 'accelerator = "H100"\nnumber_format = "fp8"'))
     assert fp8.npu.peak_tflops == 1978.9
     # fields given win; efficiency keeps the flat model with the catalog's peak
     flat = read_llm(model(tmp_path, 'accelerator = "A100"\nefficiency = 0.5\nhbm_gbps = 1000.0'))
-    assert (flat.npu.roofline, flat.npu.peak_tflops, flat.npu.hbm_gbps, flat.npu.matrix_efficiency) == \
-        (False, 312.0, 1000.0, None)
-    over = read_llm(model(tmp_path, 'accelerator = "A100"'), ["accelerator=MI300X", "kernel_overhead_us=1.5"])
-    assert (over.npu.name, over.npu.peak_tflops, over.npu.kernel_overhead_us) == ("MI300X", 1307.4, 1.5)
+    assert (
+        flat.npu.roofline,
+        flat.npu.peak_tflops,
+        flat.npu.hbm_gbps,
+        flat.npu.matrix_efficiency,
+    ) == (False, 312.0, 1000.0, None)
+    over = read_llm(
+        model(tmp_path, 'accelerator = "A100"'), ["accelerator=MI300X", "kernel_overhead_us=1.5"]
+    )
+    assert (over.npu.name, over.npu.peak_tflops, over.npu.kernel_overhead_us) == (
+        "MI300X",
+        1307.4,
+        1.5,
+    )
 
 
 def test_model_file_catalog_errors(tmp_path):
-    with pytest.raises(InputError, match=r"params.npu.accelerator: 'H900' is not in .*npus.toml; fix: use one of "
-                                         r"A100-SXM-80GB, A100-SXM-40GB, H100-SXM"):
+    with pytest.raises(
+        InputError,
+        match=r"params.npu.accelerator: 'H900' is not in .*npus.toml; fix: use one of "
+        r"A100-SXM-80GB, A100-SXM-40GB, H100-SXM",
+    ):
         read_llm(model(tmp_path, 'accelerator = "H900"'))
-    with pytest.raises(InputError, match="params.npu.number_format: A100-SXM-80GB has no fp8 peak in the catalog; "
-                                         "fix: use one of bf16, fp16, tf32, or give peak_tflops"):
+    with pytest.raises(
+        InputError,
+        match="params.npu.number_format: A100-SXM-80GB has no fp8 peak in the catalog; "
+        "fix: use one of bf16, fp16, tf32, or give peak_tflops",
+    ):
         read_llm(model(tmp_path, 'accelerator = "A100"\nnumber_format = "fp8"'))
-    with pytest.raises(InputError, match="params.npu: matrix_efficiency: missing .*fix: name a catalog entry"):
+    with pytest.raises(
+        InputError, match="params.npu: matrix_efficiency: missing .*fix: name a catalog entry"
+    ):
         read_llm(model(tmp_path, "peak_tflops = 100.0\nhbm_gib = 8.0\nhbm_gbps = 100.0"))
 
 

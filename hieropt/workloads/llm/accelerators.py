@@ -1,13 +1,16 @@
-"""The accelerator catalog's schema (``catalogs/npus.toml``) and the compute model's calibration parameters.
+"""The accelerator catalog's schema (``catalogs/npus.toml``) and the compute model's calibration
+parameters.
 
-An :class:`Accelerator` states an NPU's public figures, each with its source and date (``sources``), and the default
-:class:`Calibration` of the roofline compute model (:mod:`hieropt.workloads.llm.roofline`). Units are in the field
-names: TFLOP/s = 1e12 FLOP/s (dense, without structured sparsity), GiB = 2^30 bytes (HBM capacity as vendors count
-it: an "80 GB" A100 holds 80 GiB), GB/s = 1e9 bytes/s, W, US dollars. Scale-up bandwidth is per NPU and per
-direction (NVLink 4's "900 GB/s" is 450 GB/s per direction).
+An :class:`Accelerator` states an NPU's public figures, each with its source and date (``sources``),
+and the default :class:`Calibration` of the roofline compute model
+(:mod:`hieropt.workloads.llm.roofline`). Units are in the field names: TFLOP/s = 1e12 FLOP/s (dense,
+without structured sparsity), GiB = 2^30 bytes (HBM capacity as vendors count it: an "80 GB" A100
+holds 80 GiB), GB/s = 1e9 bytes/s, W, US dollars. Scale-up bandwidth is per NPU and per direction
+(NVLink 4's "900 GB/s" is 450 GB/s per direction).
 
-:data:`CALIBRATION_FIELDS` is the one list of the calibration parameters (name, bounds, unit, generic default,
-meaning): the NPU's model fields, the catalog's ``[calibration]`` table and any fitting of measured runs read it.
+:data:`CALIBRATION_FIELDS` is the one list of the calibration parameters (name, bounds, unit,
+generic default, meaning): the NPU's model fields, the catalog's ``[calibration]`` table and any
+fitting of measured runs read it.
 """
 
 from __future__ import annotations
@@ -46,36 +49,81 @@ class CalibrationField:
 
 
 CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
-    CalibrationField("matrix_efficiency", 0.0, True, 1.0, 0.869, "fraction of peak",
-                     "the largest GEMMs' sustained fraction of the peak FLOP/s (the efficiency curve's asymptote)"),
-    CalibrationField("gemm_half_gflop", 0.0, False, 1e4, 1.0, "GFLOP",
-                     "GEMM size (FLOPs of one launch) at which the matrix efficiency is half its asymptote"),
-    CalibrationField("hbm_efficiency", 0.0, True, 1.0, 0.9, "fraction of HBM bandwidth",
-                     "fraction of the HBM bandwidth a streaming (element-wise or memory-bound) kernel sustains"),
-    CalibrationField("kernel_overhead_us", 0.0, False, 1e3, 4.0, "us",
-                     "fixed time of every kernel launched (launch, synchronisation, tail), microseconds"),
-    CalibrationField("attention_efficiency", 0.0, True, 1.0, 0.6, "fraction of peak",
-                     "fraction of the peak FLOP/s a fused FlashAttention kernel sustains"),
+    CalibrationField(
+        "matrix_efficiency",
+        0.0,
+        True,
+        1.0,
+        0.869,
+        "fraction of peak",
+        "the largest GEMMs' sustained fraction of the peak FLOP/s "
+        "(the efficiency curve's asymptote)",
+    ),
+    CalibrationField(
+        "gemm_half_gflop",
+        0.0,
+        False,
+        1e4,
+        1.0,
+        "GFLOP",
+        "GEMM size (FLOPs of one launch) at which the matrix efficiency is half its asymptote",
+    ),
+    CalibrationField(
+        "hbm_efficiency",
+        0.0,
+        True,
+        1.0,
+        0.9,
+        "fraction of HBM bandwidth",
+        "fraction of the HBM bandwidth a streaming (element-wise or memory-bound) kernel sustains",
+    ),
+    CalibrationField(
+        "kernel_overhead_us",
+        0.0,
+        False,
+        1e3,
+        4.0,
+        "us",
+        "fixed time of every kernel launched (launch, synchronisation, tail), microseconds",
+    ),
+    CalibrationField(
+        "attention_efficiency",
+        0.0,
+        True,
+        1.0,
+        0.6,
+        "fraction of peak",
+        "fraction of the peak FLOP/s a fused FlashAttention kernel sustains",
+    ),
 )
-"""The calibration parameters of the roofline compute model, in a fixed order (:class:`CalibrationField`)."""
+"""The calibration parameters of the roofline compute model, in a fixed order
+(:class:`CalibrationField`)."""
 
 CALIBRATION_NAMES = tuple(f.name for f in CALIBRATION_FIELDS)
 """The names of :data:`CALIBRATION_FIELDS`, in order."""
 
 
 def calibration_field(name: str, default: Any = None) -> Any:
-    """A pydantic ``Field`` for calibration parameter ``name`` with its bounds (default ``default``: None).
+    """A pydantic ``Field`` for calibration parameter ``name`` with its bounds (default ``default``:
+    None).
 
     Raises:
         KeyError: ``name`` is not in :data:`CALIBRATION_FIELDS`.
     """
     f = {c.name: c for c in CALIBRATION_FIELDS}[name]
     bound = {"gt": f.lower} if f.lower_open else {"ge": f.lower}
-    return Field(default=default, le=f.upper, allow_inf_nan=False, description=f"{f.meaning} ({f.unit})", **bound)
+    return Field(
+        default=default,
+        le=f.upper,
+        allow_inf_nan=False,
+        description=f"{f.meaning} ({f.unit})",
+        **bound,
+    )
 
 
 class StrictModel(BaseModel):
-    """Frozen, unknown keys rejected, numbers never given as text or bools (the catalog's and the NPU's base)."""
+    """Frozen, unknown keys rejected, numbers never given as text or bools (the catalog's and the
+    NPU's base)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -86,7 +134,8 @@ class StrictModel(BaseModel):
 
 
 class Calibration(StrictModel):
-    """Default calibration of one accelerator (:data:`CALIBRATION_FIELDS`) and what it was fitted on."""
+    """Default calibration of one accelerator (:data:`CALIBRATION_FIELDS`) and what it was fitted
+    on."""
 
     matrix_efficiency: float = calibration_field("matrix_efficiency", ...)
     gemm_half_gflop: float = calibration_field("gemm_half_gflop", ...)
@@ -97,16 +146,22 @@ class Calibration(StrictModel):
 
 
 _FIGURES = ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps")
-# (field, largest plausible value, the unit it was likely given in, divisor to the field's unit, that unit)
-_UNIT_HINTS = (("hbm_gib", 1e5, "bytes", 2**30, "GiB"), ("hbm_gbps", 1e6, "bytes/s", 1e9, "GB/s"),
-               ("tdp_w", 1e5, "mW", 1e3, "W"), ("scaleup_gbps", 1e6, "bytes/s", 1e9, "GB/s per direction"))
+# (field, largest plausible value, the unit it was likely given in, divisor to the field's unit,
+# that unit)
+_UNIT_HINTS = (
+    ("hbm_gib", 1e5, "bytes", 2**30, "GiB"),
+    ("hbm_gbps", 1e6, "bytes/s", 1e9, "GB/s"),
+    ("tdp_w", 1e5, "mW", 1e3, "W"),
+    ("scaleup_gbps", 1e6, "bytes/s", 1e9, "GB/s per direction"),
+)
 
 
 class Accelerator(StrictModel):
     """One accelerator of the catalog.
 
     Attributes:
-        name: the catalog name a model file gives as ``[params.npu] accelerator``; ``aliases``: other names for it.
+        name: the catalog name a model file gives as ``[params.npu] accelerator``; ``aliases``:
+            other names for it.
         vendor: its maker.
         peak_tflops: dense peak per number format (``bf16``, ``fp16``, ``fp8``, ``tf32``), TFLOP/s.
         hbm_gib: HBM capacity, GiB; ``hbm_gbps``: HBM bandwidth, GB/s.
@@ -117,8 +172,8 @@ class Accelerator(StrictModel):
         calibration: the roofline's default calibration (:class:`Calibration`).
 
     Raises:
-        ValueError: ``"<field>: <problem>; fix: <fix>"``: a figure without its source, a value given in the wrong
-        unit (HBM in bytes, bandwidth in bytes/s, a peak in FLOP/s), no bf16 peak.
+        ValueError: ``"<field>: <problem>; fix: <fix>"``: a figure without its source, a value given
+        in the wrong unit (HBM in bytes, bandwidth in bytes/s, a peak in FLOP/s), no bf16 peak.
     """
 
     name: str = Field(min_length=1)
@@ -147,8 +202,11 @@ class Accelerator(StrictModel):
             ValueError: the catalog gives no peak in that format (names the formats it has).
         """
         if number_format not in self.peak_tflops:
-            raise ValueError(f"number_format: {self.name} has no {number_format} peak in the catalog; fix: use one "
-                             f"of {', '.join(sorted(self.peak_tflops))}, or give peak_tflops")
+            raise ValueError(
+                f"number_format: {self.name} has no {number_format} peak in the catalog; "
+                f"fix: use one "
+                f"of {', '.join(sorted(self.peak_tflops))}, or give peak_tflops"
+            )
         return self.peak_tflops[number_format]
 
 
@@ -158,27 +216,38 @@ def _check_peaks(peaks: dict[str, float]) -> None:
     for fmt, v in peaks.items():
         if not 0 < v < 1e6:
             hint = f" (it looks like FLOP/s: {v / 1e12:g} TFLOP/s)" if v >= 1e6 else ""
-            raise ValueError(f"peak_tflops.{fmt}: {v:g} is not a peak in TFLOP/s{hint}; fix: give a positive number "
-                             "of TFLOP/s (1e12 FLOP/s), dense")
+            raise ValueError(
+                f"peak_tflops.{fmt}: {v:g} is not a peak in TFLOP/s{hint}; "
+                "fix: give a positive number "
+                "of TFLOP/s (1e12 FLOP/s), dense"
+            )
 
 
 def _check_units(a: Accelerator) -> None:
     for name, most, unit, div, want in _UNIT_HINTS:
         v = getattr(a, name)
         if v > most:
-            raise ValueError(f"{name}: {v:g} looks like {unit}; fix: give {want} ({v:g} {unit} = "
-                             f"{v / div:g} {want})")
+            raise ValueError(
+                f"{name}: {v:g} looks like {unit}; fix: give {want} ({v:g} {unit} = "
+                f"{v / div:g} {want})"
+            )
 
 
 def _check_sources(a: Accelerator) -> None:
-    given = [f for f in _FIGURES if getattr(a, f) is not None] + (["price_usd"] if a.price_usd else [])
+    given = [f for f in _FIGURES if getattr(a, f) is not None] + (
+        ["price_usd"] if a.price_usd else []
+    )
     for f in given:
         if not a.sources.get(f, "").strip():
-            raise ValueError(f"sources.{f}: missing; fix: give the public source and date of {f} "
-                             f'(e.g. {f} = "NVIDIA A100 datasheet, 2021")')
+            raise ValueError(
+                f"sources.{f}: missing; fix: give the public source and date of {f} "
+                f'(e.g. {f} = "NVIDIA A100 datasheet, 2021")'
+            )
     extra = sorted(set(a.sources) - set(_FIGURES) - {"price_usd"})
     if extra:
-        raise ValueError(f"sources.{extra[0]}: no such figure; fix: use one of {', '.join(_FIGURES)}, price_usd")
+        raise ValueError(
+            f"sources.{extra[0]}: no such figure; fix: use one of {', '.join(_FIGURES)}, price_usd"
+        )
 
 
 class AcceleratorCatalog(StrictModel):
@@ -196,8 +265,11 @@ class AcceleratorCatalog(StrictModel):
         for i, a in enumerate(self.accelerator):
             for n in (a.name, *a.aliases):
                 if n.lower() in seen:
-                    raise ValueError(f"accelerator[{i}].name: {n!r} names two entries; fix: give each a distinct "
-                                     "name and aliases")
+                    raise ValueError(
+                        f"accelerator[{i}].name: {n!r} names two entries; "
+                        "fix: give each a distinct "
+                        "name and aliases"
+                    )
                 seen.add(n.lower())
         return self
 
@@ -210,8 +282,20 @@ class AcceleratorCatalog(StrictModel):
         for a in self.accelerator:
             if name.lower() in (n.lower() for n in (a.name, *a.aliases)):
                 return a
-        raise KeyError(f"no accelerator {name!r}; the catalog has {', '.join(a.name for a in self.accelerator)}")
+        raise KeyError(
+            f"no accelerator {name!r}; the catalog has "
+            f"{', '.join(a.name for a in self.accelerator)}"
+        )
 
 
-__all__ = ["Accelerator", "AcceleratorCatalog", "Calibration", "CalibrationField", "CALIBRATION_FIELDS",
-           "CALIBRATION_NAMES", "NUMBER_FORMATS", "StrictModel", "calibration_field"]
+__all__ = [
+    "Accelerator",
+    "AcceleratorCatalog",
+    "Calibration",
+    "CalibrationField",
+    "CALIBRATION_FIELDS",
+    "CALIBRATION_NAMES",
+    "NUMBER_FORMATS",
+    "StrictModel",
+    "calibration_field",
+]

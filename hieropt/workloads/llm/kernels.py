@@ -1,36 +1,41 @@
-"""The kernels of one layer on one NPU for one micro-batch: every GEMM with its m, n, k, the attention core, every
-element-wise op and the tensor-parallel reduction's local work, per phase (the roofline model's input,
-:mod:`hieropt.workloads.llm.roofline`).
+"""The kernels of one layer on one NPU for one micro-batch: every GEMM with its m, n, k, the
+attention core, every element-wise op and the tensor-parallel reduction's local work, per phase (the
+roofline model's input, :mod:`hieropt.workloads.llm.roofline`).
 
-Symbols as :mod:`hieropt.workloads.llm.counts` (n = b s tokens, n' = n / t with sequence parallelism else n, e bytes
-per activation element, q_t = a_t d, kv_t = g_t d, f_t, V_t; B = b a_t attention heads per NPU; mb bytes per
-dropout-mask element). A GEMM (m, n, k) does 2 m n k FLOPs and moves e (m k + k n + m n) bytes.
+Symbols as :mod:`hieropt.workloads.llm.counts` (n = b s tokens, n' = n / t with sequence parallelism
+else n, e bytes per activation element, q_t = a_t d, kv_t = g_t d, f_t, V_t; B = b a_t attention
+heads per NPU; mb bytes per dropout-mask element). A GEMM (m, n, k) does 2 m n k FLOPs and moves e
+(m k + k n + m n) bytes.
 
-Per layer, forward (Megatron-LM's kernels and fusions: bias adds in the GEMM epilogue, bias-GeLU, scale-mask-softmax
-and bias-dropout-add fused):
+Per layer, forward (Megatron-LM's kernels and fusions: bias adds in the GEMM epilogue, bias-GeLU,
+scale-mask-softmax and bias-dropout-add fused):
 
-- attention: norm (2 e n' h bytes), QKV GEMM (n, q_t + 2 kv_t, h), rotary on Q and K (2 e n (q_t + kv_t)), the
-  core, the projection GEMM (n, h, q_t), dropout + residual add (e 3 n' h + mb n' h; 3 e n' h without dropout);
-- core, unfused: scores batched GEMM (s, s, d) x B, scale-mask-softmax (2 e B s^2), dropout (2 e B s^2 + mb B s^2),
-  context batched GEMM (s, d, s) x B; fused (FlashAttention, causal: half the score blocks computed): one kernel of
-  2 B s^2 d FLOPs moving e n (2 q_t + 2 kv_t) bytes (Q, K, V in, O out);
-- FFN: norm, up GEMM (n, f_t, h) (gated: (n, 2 f_t, h), up and gate together), GeLU (2 e n f_t) or SwiGLU
-  (3 e n f_t), down GEMM (n, h, f_t), dropout + residual add;
-- MoE FFN: router GEMM (n', E, h), routing (e n' E), token permutation (2 e r h, dispatch and combine), the local
-  experts' grouped GEMMs (r / E_l tokens each, E_l = E / ep) and activation, shared experts as a dense FFN;
-- embedding: row gather (2 e n h), learned positions (e n h), dropout; output: norm, logits GEMM (n, V_t, h),
-  cross-entropy (n V_t (e + logits_bytes)).
+- attention: norm (2 e n' h bytes), QKV GEMM (n, q_t + 2 kv_t, h), rotary on Q and K (2 e n (q_t +
+  kv_t)), the core, the projection GEMM (n, h, q_t), dropout + residual add (e 3 n' h + mb n' h; 3 e
+  n' h without dropout);
+- core, unfused: scores batched GEMM (s, s, d) x B, scale-mask-softmax (2 e B s^2), dropout (2 e B
+  s^2 + mb B s^2), context batched GEMM (s, d, s) x B; fused (FlashAttention, causal: half the score
+  blocks computed): one kernel of 2 B s^2 d FLOPs moving e n (2 q_t + 2 kv_t) bytes (Q, K, V in, O
+  out);
+- FFN: norm, up GEMM (n, f_t, h) (gated: (n, 2 f_t, h), up and gate together), GeLU (2 e n f_t) or
+  SwiGLU (3 e n f_t), down GEMM (n, h, f_t), dropout + residual add;
+- MoE FFN: router GEMM (n', E, h), routing (e n' E), token permutation (2 e r h, dispatch and
+  combine), the local experts' grouped GEMMs (r / E_l tokens each, E_l = E / ep) and activation,
+  shared experts as a dense FFN;
+- embedding: row gather (2 e n h), learned positions (e n h), dropout; output: norm, logits GEMM (n,
+  V_t, h), cross-entropy (n V_t (e + logits_bytes)).
 
-Backward: each GEMM (m, n, k) gives the input-gradient GEMM (m, k, n) and the weight-gradient GEMM (k, n, m) (with
-biases a bias-gradient reduction, e m n bytes); the unfused core's four input-gradient batched GEMMs; the fused
-core's one kernel of 2.5 x its forward FLOPs (the scores recomputed, FlashAttention-2) and e n (4 q_t + 4 kv_t)
-bytes; every element-wise op reads what its forward read plus the output gradient and writes the input gradient
-(norm, softmax, activation: 3/2 of the forward bytes; dropout: 2 e + mb per element; residual add 3 e). Recompute
-adds the forward kernels again to the input-gradient phase: all of them (``full``), the core (``selective``).
+Backward: each GEMM (m, n, k) gives the input-gradient GEMM (m, k, n) and the weight-gradient GEMM
+(k, n, m) (with biases a bias-gradient reduction, e m n bytes); the unfused core's four
+input-gradient batched GEMMs; the fused core's one kernel of 2.5 x its forward FLOPs (the scores
+recomputed, FlashAttention-2) and e n (4 q_t + 4 kv_t) bytes; every element-wise op reads what its
+forward read plus the output gradient and writes the input gradient (norm, softmax, activation: 3/2
+of the forward bytes; dropout: 2 e + mb per element; residual add 3 e). Recompute adds the forward
+kernels again to the input-gradient phase: all of them (``full``), the core (``selective``).
 
-Tensor-parallel reduction (t > 1): each all-reduce or reduce-scatter of S bytes adds (t - 1) / t of S element by
-element on the NPU (a ring reduction: two reads, one write): 3 (t - 1) / t S bytes, run inside the collective's
-kernel (no launch of its own).
+Tensor-parallel reduction (t > 1): each all-reduce or reduce-scatter of S bytes adds (t - 1) / t of
+S element by element on the NPU (a ring reduction: two reads, one write): 3 (t - 1) / t S bytes, run
+inside the collective's kernel (no launch of its own).
 """
 
 from __future__ import annotations
@@ -50,8 +55,8 @@ class Kernel:
     Attributes:
         name: what it is (``"qkv"``, ``"qkv dgrad"``, ``"softmax"``, ``"recompute norm"``, ...).
         phase: ``forward``, ``input_grad`` or ``weight_grad``.
-        kind: ``gemm`` (timed by the matrix efficiency of its size), ``attention`` (the fused FlashAttention
-            kernel, by ``attention_efficiency``) or ``elementwise`` (bytes only).
+        kind: ``gemm`` (timed by the matrix efficiency of its size), ``attention`` (the fused
+            FlashAttention kernel, by ``attention_efficiency``) or ``elementwise`` (bytes only).
         flops: FLOPs; bytes: bytes moved to and from HBM.
         launches: kernels launched (each pays the fixed overhead; 0 inside another kernel).
     """
@@ -65,7 +70,8 @@ class Kernel:
 
 
 def gemm(name: str, phase: str, m: float, n: float, k: float, e: float, batch: float = 1) -> Kernel:
-    """A (batched) GEMM C[m, n] = A[m, k] B[k, n], ``batch`` times in one launch, ``e`` bytes per element."""
+    """A (batched) GEMM C[m, n] = A[m, k] B[k, n], ``batch`` times in one launch, ``e`` bytes per
+    element."""
     return Kernel(name, phase, "gemm", 2.0 * m * n * k * batch, e * batch * (m * k + k * n + m * n))
 
 
@@ -75,9 +81,14 @@ def eltwise(name: str, phase: str, nbytes: float, launches: int = 1) -> Kernel:
 
 
 def linear(name: str, m: float, n: float, k: float, e: float, bias: bool) -> list[Kernel]:
-    """A linear layer on m tokens, k inputs, n outputs: the forward GEMM, its input-gradient GEMM (m, k, n) and its
-    weight-gradient GEMM (k, n, m), with the bias-gradient reduction when ``bias``."""
-    out = [gemm(name, FWD, m, n, k, e), gemm(name + " dgrad", IN, m, k, n, e), gemm(name + " wgrad", WT, k, n, m, e)]
+    """A linear layer on m tokens, k inputs, n outputs: the forward GEMM, its input-gradient GEMM
+    (m, k, n) and its weight-gradient GEMM (k, n, m), with the bias-gradient reduction when
+    ``bias``."""
+    out = [
+        gemm(name, FWD, m, n, k, e),
+        gemm(name + " dgrad", IN, m, k, n, e),
+        gemm(name + " wgrad", WT, k, n, m, e),
+    ]
     return out + ([eltwise(name + " bias grad", WT, e * m * n)] if bias else [])
 
 
@@ -90,8 +101,10 @@ def _dropout_add(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
     e, h, mb = p.precision.activation_bytes, shape(p).h, p.precision.mask_bytes
     if not p.model.dropout:
         return [eltwise(name + " residual add", FWD, 3 * e * tokens * h)]
-    return [eltwise(name + " dropout-add", FWD, (3 * e + mb) * tokens * h),
-            eltwise(name + " dropout bwd", IN, (2 * e + mb) * tokens * h)]
+    return [
+        eltwise(name + " dropout-add", FWD, (3 * e + mb) * tokens * h),
+        eltwise(name + " dropout bwd", IN, (2 * e + mb) * tokens * h),
+    ]
 
 
 def _reduction(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
@@ -109,18 +122,28 @@ def attention_core(p: LLMParams) -> list[Kernel]:
     e, heads, s, d = pr.activation_bytes, x.b * x.a_t, x.s, x.d
     if p.npu.flash_attention:
         f = 2.0 * heads * s * s * d  # causal: half of 4 B s^2 d
-        return [Kernel("flash attention", FWD, "attention", f, e * x.n * (2 * x.q_t + 2 * x.kv_t)),
-                Kernel("flash attention bwd", IN, "attention", 2.5 * f, e * x.n * (4 * x.q_t + 4 * x.kv_t))]
+        return [
+            Kernel("flash attention", FWD, "attention", f, e * x.n * (2 * x.q_t + 2 * x.kv_t)),
+            Kernel(
+                "flash attention bwd", IN, "attention", 2.5 * f, e * x.n * (4 * x.q_t + 4 * x.kv_t)
+            ),
+        ]
     sq = heads * s * s
     out = [gemm("scores", FWD, s, s, d, e, heads), eltwise("softmax", FWD, 2 * e * sq)]
     if p.model.dropout:
         out.append(eltwise("attention dropout", FWD, (2 * e + pr.mask_bytes) * sq))
     out.append(gemm("context", FWD, s, d, s, e, heads))
-    out += [gemm("context dgrad (probs)", IN, s, s, d, e, heads), gemm("context dgrad (values)", IN, s, d, s, e, heads)]
+    out += [
+        gemm("context dgrad (probs)", IN, s, s, d, e, heads),
+        gemm("context dgrad (values)", IN, s, d, s, e, heads),
+    ]
     if p.model.dropout:
         out.append(eltwise("attention dropout bwd", IN, (2 * e + pr.mask_bytes) * sq))
-    out += [eltwise("softmax bwd", IN, 3 * e * sq), gemm("scores dgrad (queries)", IN, s, d, s, e, heads),
-            gemm("scores dgrad (keys)", IN, s, d, s, e, heads)]
+    out += [
+        eltwise("softmax bwd", IN, 3 * e * sq),
+        gemm("scores dgrad (queries)", IN, s, d, s, e, heads),
+        gemm("scores dgrad (keys)", IN, s, d, s, e, heads),
+    ]
     return out
 
 
@@ -137,15 +160,23 @@ def attention_kernels(p: LLMParams) -> list[Kernel]:
 
 
 def _ffn(p: LLMParams, name: str, tokens: float, width: float, batch: int = 1) -> list[Kernel]:
-    """A dense FFN (or ``batch`` experts of ``tokens`` each) of per-NPU width ``width``: up (gate), activation, down."""
+    """A dense FFN (or ``batch`` experts of ``tokens`` each) of per-NPU width ``width``: up (gate),
+    activation, down."""
     x, e, bias = shape(p), p.precision.activation_bytes, p.model.biases
     gated = x.m == 3
-    out = [k if batch == 1 else _batched(k, batch) for k in linear(name + " up", tokens, (2 if gated else 1) * width,
-                                                                     x.h, e, bias)]
+    out = [
+        k if batch == 1 else _batched(k, batch)
+        for k in linear(name + " up", tokens, (2 if gated else 1) * width, x.h, e, bias)
+    ]
     act = e * tokens * width * batch
-    out += [eltwise(name + (" swiglu" if gated else " gelu"), FWD, (3 if gated else 2) * act),
-            eltwise(name + (" swiglu bwd" if gated else " gelu bwd"), IN, (5 if gated else 3) * act)]
-    return out + [k if batch == 1 else _batched(k, batch) for k in linear(name + " down", tokens, x.h, width, e, bias)]
+    out += [
+        eltwise(name + (" swiglu" if gated else " gelu"), FWD, (3 if gated else 2) * act),
+        eltwise(name + (" swiglu bwd" if gated else " gelu bwd"), IN, (5 if gated else 3) * act),
+    ]
+    return out + [
+        k if batch == 1 else _batched(k, batch)
+        for k in linear(name + " down", tokens, x.h, width, e, bias)
+    ]
 
 
 def _batched(k: Kernel, batch: int) -> Kernel:
@@ -156,8 +187,12 @@ def mlp_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one dense FFN layer, without recompute."""
     x = shape(p)
     tok = x.n / x.seq_split
-    return (_norm(p, "ffn norm", tok) + _ffn(p, "ffn", x.n, x.f_t) + _reduction(p, "ffn", x.n)
-            + _dropout_add(p, "ffn", tok))
+    return (
+        _norm(p, "ffn norm", tok)
+        + _ffn(p, "ffn", x.n, x.f_t)
+        + _reduction(p, "ffn", x.n)
+        + _dropout_add(p, "ffn", tok)
+    )
 
 
 def moe_kernels(p: LLMParams) -> list[Kernel]:
@@ -167,8 +202,11 @@ def moe_kernels(p: LLMParams) -> list[Kernel]:
     tok, r, local = x.n / x.seq_split, routed_tokens(p), moe.experts // p.plan.ep
     fe_t = moe.expert_ffn_size // x.t
     out = _norm(p, "moe norm", tok) + linear("router", tok, moe.experts, x.h, e, False)
-    out += [eltwise("routing", FWD, e * tok * moe.experts), eltwise("permute", FWD, 2 * e * r * x.h),
-            eltwise("permute bwd", IN, 2 * e * r * x.h)]
+    out += [
+        eltwise("routing", FWD, e * tok * moe.experts),
+        eltwise("permute", FWD, 2 * e * r * x.h),
+        eltwise("permute bwd", IN, 2 * e * r * x.h),
+    ]
     out += _ffn(p, "experts", r / local, fe_t, local)
     if moe.shared_experts:
         out += _ffn(p, "shared experts", x.n, moe.shared_experts * fe_t)
@@ -176,37 +214,56 @@ def moe_kernels(p: LLMParams) -> list[Kernel]:
 
 
 def embedding_kernels(p: LLMParams) -> list[Kernel]:
-    """The input embedding's kernels: row gather, learned positions, dropout; the table's gradient scatter-add."""
+    """The input embedding's kernels: row gather, learned positions, dropout; the table's gradient
+    scatter-add."""
     x, pr = shape(p), p.precision
     e, rows = pr.activation_bytes, x.n * x.h
-    out = [eltwise("embedding gather", FWD, 2 * e * rows), eltwise("embedding grad", WT, 3 * e * rows)]
+    out = [
+        eltwise("embedding gather", FWD, 2 * e * rows),
+        eltwise("embedding grad", WT, 3 * e * rows),
+    ]
     if p.model.position_embedding == "learned":
         out.append(eltwise("position add", FWD, 3 * e * rows))
     if p.model.dropout:
         tok = x.n / x.seq_split
-        out += [eltwise("embedding dropout", FWD, (2 * e + pr.mask_bytes) * tok * x.h),
-                eltwise("embedding dropout bwd", IN, (2 * e + pr.mask_bytes) * tok * x.h)]
-    return out + ([eltwise("embedding TP reduction", FWD, 3 * (x.t - 1) / x.t * rows * e, 0)] if x.t > 1 else [])
+        out += [
+            eltwise("embedding dropout", FWD, (2 * e + pr.mask_bytes) * tok * x.h),
+            eltwise("embedding dropout bwd", IN, (2 * e + pr.mask_bytes) * tok * x.h),
+        ]
+    return out + (
+        [eltwise("embedding TP reduction", FWD, 3 * (x.t - 1) / x.t * rows * e, 0)]
+        if x.t > 1
+        else []
+    )
 
 
 def output_kernels(p: LLMParams) -> list[Kernel]:
-    """The output layer's kernels: final norm, logits GEMM, cross-entropy (forward and its gradient)."""
+    """The output layer's kernels: final norm, logits GEMM, cross-entropy (forward and its
+    gradient)."""
     x, pr = shape(p), p.precision
     e, logits = pr.activation_bytes, x.n * x.v_t
     out = _norm(p, "final norm", x.n / x.seq_split) + linear("logits", x.n, x.v_t, x.h, e, False)
-    out += [eltwise("cross-entropy", FWD, (e + pr.logits_bytes) * logits),
-            eltwise("cross-entropy bwd", IN, (e + pr.logits_bytes) * logits)]
+    out += [
+        eltwise("cross-entropy", FWD, (e + pr.logits_bytes) * logits),
+        eltwise("cross-entropy bwd", IN, (e + pr.logits_bytes) * logits),
+    ]
     return out + _reduction(p, "logits", x.n)[1:]
 
 
-_KINDS = {"attention": attention_kernels, "mlp": mlp_kernels, "moe": moe_kernels, "embedding": embedding_kernels,
-          "output": output_kernels}
+_KINDS = {
+    "attention": attention_kernels,
+    "mlp": mlp_kernels,
+    "moe": moe_kernels,
+    "embedding": embedding_kernels,
+    "output": output_kernels,
+}
 
 
 def layer_kernels(p: LLMParams, kind: str) -> list[Kernel]:
-    """Every kernel of one layer of ``kind`` (``attention``, ``mlp``, ``moe``, ``embedding``, ``output``) on one NPU
-    for one micro-batch, recompute included: the plan's ``full`` recompute repeats the layer's forward kernels, and
-    ``selective`` the attention core's, in the input-gradient phase (named ``"recompute <name>"``).
+    """Every kernel of one layer of ``kind`` (``attention``, ``mlp``, ``moe``, ``embedding``,
+    ``output``) on one NPU for one micro-batch, recompute included: the plan's ``full`` recompute
+    repeats the layer's forward kernels, and ``selective`` the attention core's, in the
+    input-gradient phase (named ``"recompute <name>"``).
 
     Raises:
         KeyError: an unknown kind.
@@ -219,8 +276,24 @@ def layer_kernels(p: LLMParams, kind: str) -> list[Kernel]:
         again = [k for k in attention_core(p) if k.phase == FWD]
     else:
         again = []
-    return out + [Kernel("recompute " + k.name, IN, k.kind, k.flops, k.bytes, k.launches) for k in again]
+    return out + [
+        Kernel("recompute " + k.name, IN, k.kind, k.flops, k.bytes, k.launches) for k in again
+    ]
 
 
-__all__ = ["Kernel", "gemm", "eltwise", "linear", "attention_core", "attention_kernels", "mlp_kernels",
-           "moe_kernels", "embedding_kernels", "output_kernels", "layer_kernels", "FWD", "IN", "WT"]
+__all__ = [
+    "Kernel",
+    "gemm",
+    "eltwise",
+    "linear",
+    "attention_core",
+    "attention_kernels",
+    "mlp_kernels",
+    "moe_kernels",
+    "embedding_kernels",
+    "output_kernels",
+    "layer_kernels",
+    "FWD",
+    "IN",
+    "WT",
+]

@@ -1,7 +1,8 @@
-"""The NPU of an LLM plan: its peak, memory and compute model (flat efficiency or the calibrated roofline).
+"""The NPU of an LLM plan: its peak, memory and compute model (flat efficiency or the calibrated
+roofline).
 
-Kept apart from the model and plan (:mod:`.params`, which re-exports :class:`NPU`); the catalog it may be filled
-from is :mod:`.accelerators`, the compute model :mod:`.roofline`.
+Kept apart from the model and plan (:mod:`.params`, which re-exports :class:`NPU`); the catalog it
+may be filled from is :mod:`.accelerators`, the compute model :mod:`.roofline`.
 """
 
 from __future__ import annotations
@@ -16,28 +17,32 @@ from .accelerators import CALIBRATION_NAMES, StrictModel, calibration_field
 class NPU(StrictModel):
     """The accelerator: compute throughput, memory and the compute model.
 
-    Two compute models (:mod:`hieropt.workloads.llm.roofline`): with ``efficiency`` given, every layer's compute is
-    its FLOPs over peak x efficiency (one number for all work, element-wise work free); without it, the roofline
-    model times every kernel of a layer (GEMMs by a size-dependent matrix efficiency, element-wise work at the HBM
-    bandwidth, a fixed overhead per kernel) from the calibration fields below, which a model file's
-    ``accelerator = "<name>"`` fills from the catalog (``catalogs/npus.toml``; explicit fields win).
+    Two compute models (:mod:`hieropt.workloads.llm.roofline`): with ``efficiency`` given, every
+    layer's compute is its FLOPs over peak x efficiency (one number for all work, element-wise work
+    free); without it, the roofline model times every kernel of a layer (GEMMs by a size-dependent
+    matrix efficiency, element-wise work at the HBM bandwidth, a fixed overhead per kernel) from the
+    calibration fields below, which a model file's ``accelerator = "<name>"`` fills from the catalog
+    (``catalogs/npus.toml``; explicit fields win).
 
     Attributes:
         name: e.g. ``"A100-80GB"``.
         accelerator: the catalog entry the NPU's figures were taken from (None: all given inline).
-        number_format: the training number format whose dense peak ``peak_tflops`` is (``bf16``, ``fp16``,
-            ``fp8``, ``tf32``): picks the catalog's peak.
+        number_format: the training number format whose dense peak ``peak_tflops`` is (``bf16``,
+            ``fp16``, ``fp8``, ``tf32``): picks the catalog's peak.
         peak_tflops: dense peak in the training number format, TFLOP/s (1e12 FLOP/s).
-        efficiency: the flat model: fraction of peak all compute sustains, 0 < efficiency <= 1; None: roofline.
+        efficiency: the flat model: fraction of peak all compute sustains, 0 < efficiency <= 1;
+            None: roofline.
         hbm_gib: HBM capacity, GiB (2^30 bytes; an "80GB" A100 or H100 has 80 GiB).
-        hbm_reserve_gib: HBM kept free for the framework, communication buffers and fragmentation, GiB.
-        hbm_gbps: HBM bandwidth, GB/s (1e9 bytes/s): the optimizer step's time and the roofline's memory time; None
-            (flat model only): the step takes 0 ns.
-        matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us, attention_efficiency: the roofline's
-            calibration (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`), all needed without
+        hbm_reserve_gib: HBM kept free for the framework, communication buffers and fragmentation,
+            GiB.
+        hbm_gbps: HBM bandwidth, GB/s (1e9 bytes/s): the optimizer step's time and the roofline's
+            memory time; None (flat model only): the step takes 0 ns.
+        matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us,
+            attention_efficiency: the roofline's calibration
+            (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`), all needed without
             ``efficiency`` and none allowed with it.
-        flash_attention: the attention core runs as one fused FlashAttention kernel (roofline only): no score
-            matrix in HBM, its scores recomputed in the backward pass.
+        flash_attention: the attention core runs as one fused FlashAttention kernel (roofline only):
+            no score matrix in HBM, its scores recomputed in the backward pass.
     """
 
     name: str = Field(default="npu", min_length=1)
@@ -58,8 +63,11 @@ class NPU(StrictModel):
     @model_validator(mode="after")
     def _reserve(self) -> NPU:
         if self.hbm_reserve_gib >= self.hbm_gib:
-            raise ValueError(f"hbm_reserve_gib: {self.hbm_reserve_gib:g} GiB leaves nothing of the {self.hbm_gib:g} "
-                             f"GiB HBM; fix: use a reserve below {self.hbm_gib:g}")
+            raise ValueError(
+                f"hbm_reserve_gib: {self.hbm_reserve_gib:g} GiB leaves nothing of the "
+                f"{self.hbm_gib:g} "
+                f"GiB HBM; fix: use a reserve below {self.hbm_gib:g}"
+            )
         _check_compute_model(self)
         return self
 
@@ -70,7 +78,8 @@ class NPU(StrictModel):
 
     @property
     def flops_per_ns(self) -> float:
-        """Sustained FLOP per ns: peak x efficiency (roofline: peak x matrix_efficiency, the largest GEMMs' rate)."""
+        """Sustained FLOP per ns: peak x efficiency (roofline: peak x matrix_efficiency, the largest
+        GEMMs' rate)."""
         eff = self.efficiency if self.efficiency is not None else self.matrix_efficiency
         return self.peak_tflops * 1e3 * eff
 
@@ -79,17 +88,26 @@ def _check_compute_model(npu: NPU) -> None:
     given = [n for n in CALIBRATION_NAMES if getattr(npu, n) is not None]
     if npu.efficiency is not None:
         if given:
-            raise ValueError(f"efficiency: given with the roofline's {given[0]} (two compute models); fix: drop "
-                             f"efficiency for the roofline model, or drop {', '.join(given)} for the flat one")
+            raise ValueError(
+                f"efficiency: given with the roofline's {given[0]} (two compute models); fix: drop "
+                f"efficiency for the roofline model, or drop {', '.join(given)} for the flat one"
+            )
         if npu.flash_attention:
-            raise ValueError("flash_attention: the flat model (efficiency) does not time kernels; fix: drop "
-                             "efficiency (roofline model) or flash_attention")
+            raise ValueError(
+                "flash_attention: the flat model (efficiency) does not time kernels; fix: drop "
+                "efficiency (roofline model) or flash_attention"
+            )
         return
-    missing = [n for n in CALIBRATION_NAMES if n not in given] + (["hbm_gbps"] if npu.hbm_gbps is None else [])
+    missing = [n for n in CALIBRATION_NAMES if n not in given] + (
+        ["hbm_gbps"] if npu.hbm_gbps is None else []
+    )
     if missing:
-        raise ValueError(f"{missing[0]}: missing (the roofline compute model needs {', '.join(missing)}); fix: name "
-                         'a catalog entry (accelerator = "A100-SXM-80GB"), give the missing fields, or give '
-                         "efficiency (one fraction of peak for all compute)")
+        raise ValueError(
+            f"{missing[0]}: missing (the roofline compute model needs {', '.join(missing)}); "
+            "fix: name "
+            'a catalog entry (accelerator = "A100-SXM-80GB"), give the missing fields, or give '
+            "efficiency (one fraction of peak for all compute)"
+        )
 
 
 __all__ = ["NPU"]

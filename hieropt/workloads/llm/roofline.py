@@ -1,23 +1,27 @@
-"""The roofline compute model: every kernel of a layer (:mod:`hieropt.workloads.llm.kernels`) timed on the NPU.
+"""The roofline compute model: every kernel of a layer (:mod:`hieropt.workloads.llm.kernels`) timed
+on the NPU.
 
 A kernel of F FLOPs moving Y bytes, launched c times, takes (ns)
 
     t = max(F / (P x eta), Y / (W x eta_hbm)) + c x o
 
-with P the dense peak (FLOP/ns = ``peak_tflops`` x 1e3), W the HBM bandwidth (bytes/ns = ``hbm_gbps``), eta_hbm
-``hbm_efficiency``, o ``kernel_overhead_us`` x 1e3 and eta the kernel's compute efficiency:
+with P the dense peak (FLOP/ns = ``peak_tflops`` x 1e3), W the HBM bandwidth (bytes/ns =
+``hbm_gbps``), eta_hbm ``hbm_efficiency``, o ``kernel_overhead_us`` x 1e3 and eta the kernel's
+compute efficiency:
 
-- a GEMM of F FLOPs per launch: eta(F) = eta_max F / (F + F_half), saturating in the GEMM's size (``matrix_efficiency``
-  eta_max, ``gemm_half_gflop`` F_half x 1e9) -- the shape of Calculon's size-dependent efficiency tables (Isaev et
-  al., SC'23) and of NVIDIA's GEMM characterisation (Matrix Multiplication Background User's Guide); its compute time
-  F / (P eta) = (F + F_half) / (P eta_max) is the asymptotic rate plus a fixed ramp F_half / (P eta_max) per GEMM;
+- a GEMM of F FLOPs per launch: eta(F) = eta_max F / (F + F_half), saturating in the GEMM's size
+  (``matrix_efficiency`` eta_max, ``gemm_half_gflop`` F_half x 1e9) -- the shape of Calculon's
+  size-dependent efficiency tables (Isaev et al., SC'23) and of NVIDIA's GEMM characterisation
+  (Matrix Multiplication Background User's Guide); its compute time F / (P eta) = (F + F_half) / (P
+  eta_max) is the asymptotic rate plus a fixed ramp F_half / (P eta_max) per GEMM;
 - the fused FlashAttention kernel: eta = ``attention_efficiency``;
 - an element-wise kernel: F = 0 (its bytes at the HBM bandwidth).
 
-A layer's compute per phase is the sum over its kernels (kernels of one NPU run one after another). The optimizer
-step reads and writes its state, reads the gradient and writes the weight: (2 K + gradient_bytes + weight_bytes)
-bytes per parameter at W x eta_hbm, plus one kernel's overhead per layer. The flat model (``efficiency`` given) times
-a layer as FLOPs / (P x efficiency) instead (:meth:`hieropt.workloads.llm.Step.compute_ns`).
+A layer's compute per phase is the sum over its kernels (kernels of one NPU run one after another).
+The optimizer step reads and writes its state, reads the gradient and writes the weight: (2 K +
+gradient_bytes + weight_bytes) bytes per parameter at W x eta_hbm, plus one kernel's overhead per
+layer. The flat model (``efficiency`` given) times a layer as FLOPs / (P x efficiency) instead
+(:meth:`hieropt.workloads.llm.Step.compute_ns`).
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ PHASE_INDEX = {FWD: 0, IN: 1, WT: 2}
 
 
 def matrix_efficiency(npu: NPU, flops: float) -> float:
-    """eta(F) = matrix_efficiency x F / (F + gemm_half_gflop x 1e9) of a GEMM launch of ``flops`` FLOPs (module
-    docstring); 0 for 0 FLOPs.
+    """eta(F) = matrix_efficiency x F / (F + gemm_half_gflop x 1e9) of a GEMM launch of ``flops``
+    FLOPs (module docstring); 0 for 0 FLOPs.
 
     Raises:
         ValueError: the NPU has no roofline calibration (it uses the flat efficiency).
@@ -43,7 +47,8 @@ def matrix_efficiency(npu: NPU, flops: float) -> float:
 
 
 def kernel_ns(npu: NPU, k: Kernel) -> float:
-    """Time of kernel ``k`` on ``npu``, ns: the roofline max of compute and memory time plus its launch overheads.
+    """Time of kernel ``k`` on ``npu``, ns: the roofline max of compute and memory time plus its
+    launch overheads.
 
     Raises:
         ValueError: the NPU has no roofline calibration.
@@ -61,7 +66,8 @@ def kernel_ns(npu: NPU, k: Kernel) -> float:
 
 
 def kernels_ns(npu: NPU, kernels: list[Kernel]) -> tuple[float, float, float]:
-    """(forward, input gradient, weight gradient) time of ``kernels``, ns: each phase's kernels one after another."""
+    """(forward, input gradient, weight gradient) time of ``kernels``, ns: each phase's kernels one
+    after another."""
     out = [0.0, 0.0, 0.0]
     for k in kernels:
         out[PHASE_INDEX[k.phase]] += kernel_ns(npu, k)
@@ -72,8 +78,9 @@ _CACHE: dict[tuple[int, str], tuple[LLMParams, tuple[float, float, float]]] = {}
 
 
 def layer_ns(p: LLMParams, kind: str) -> tuple[float, float, float]:
-    """(forward, input gradient with recompute, weight gradient) compute of one layer of ``kind`` on one NPU for
-    one micro-batch, ns (roofline model; :func:`hieropt.workloads.llm.kernels.layer_kernels` lists the kernels).
+    """(forward, input gradient with recompute, weight gradient) compute of one layer of ``kind`` on
+    one NPU for one micro-batch, ns (roofline model;
+    :func:`hieropt.workloads.llm.kernels.layer_kernels` lists the kernels).
 
     Raises:
         ValueError: the NPU has no roofline calibration.
@@ -98,9 +105,10 @@ def launches(p: LLMParams, kind: str) -> tuple[int, int, int]:
 
 
 def optimizer_ns(p: LLMParams, params: float) -> float:
-    """Optimizer-step time of ``params`` parameters on one NPU (already divided by any ZeRO sharding), ns per
-    iteration: (2 K + gradient_bytes + weight_bytes) bytes each at the HBM bandwidth x hbm_efficiency, plus one
-    kernel's overhead when ``params`` > 0 (module docstring).
+    """Optimizer-step time of ``params`` parameters on one NPU (already divided by any ZeRO
+    sharding), ns per
+    iteration: (2 K + gradient_bytes + weight_bytes) bytes each at the HBM bandwidth x
+    hbm_efficiency, plus one kernel's overhead when ``params`` > 0 (module docstring).
 
     Raises:
         ValueError: the NPU has no roofline calibration.
@@ -114,10 +122,11 @@ def optimizer_ns(p: LLMParams, params: float) -> float:
 
 
 def update_ns(p: LLMParams, dense: int, expert: int) -> float:
-    """Optimizer-step time of a layer with ``dense`` parameters (data-parallel over dp) and ``expert`` parameters
-    (over dp / ep) on one NPU, ns per iteration. Each NPU updates its share (ZeRO >= 1: its 1 / dp, 1 / edp): with the
-    roofline model :func:`optimizer_ns`; with the flat model (2 K + gradient_bytes + weight_bytes) bytes per
-    parameter at the HBM bandwidth, 0 ns when the NPU gives none."""
+    """Optimizer-step time of a layer with ``dense`` parameters (data-parallel over dp) and
+    ``expert`` parameters (over dp / ep) on one NPU, ns per iteration. Each NPU updates its share
+    (ZeRO >= 1: its 1 / dp, 1 / edp): with the roofline model :func:`optimizer_ns`; with the flat
+    model (2 K + gradient_bytes + weight_bytes) bytes per parameter at the HBM bandwidth, 0 ns when
+    the NPU gives none."""
     npu, pr, pl = p.npu, p.precision, p.plan
     if not npu.roofline and npu.hbm_gbps is None:
         return 0.0
@@ -125,14 +134,27 @@ def update_ns(p: LLMParams, dense: int, expert: int) -> float:
     n = dense / (pl.dp if sharded else 1) + expert / (pl.edp if sharded else 1)
     if npu.roofline:
         return optimizer_ns(p, n)
-    return n * (2 * pr.optimizer_bytes_per_param + pr.gradient_bytes + pr.weight_bytes) / npu.hbm_gbps
+    return (
+        n * (2 * pr.optimizer_bytes_per_param + pr.gradient_bytes + pr.weight_bytes) / npu.hbm_gbps
+    )
 
 
 def _need_roofline(npu: NPU) -> None:
     if not npu.roofline:
-        raise ValueError("npu.efficiency: the NPU uses the flat compute model; fix: drop efficiency and give the "
-                         "roofline calibration (or an accelerator from the catalog)")
+        raise ValueError(
+            "npu.efficiency: the NPU uses the flat compute model; "
+            "fix: drop efficiency and give the "
+            "roofline calibration (or an accelerator from the catalog)"
+        )
 
 
-__all__ = ["matrix_efficiency", "kernel_ns", "kernels_ns", "layer_ns", "launches", "optimizer_ns", "update_ns",
-           "PHASE_INDEX"]
+__all__ = [
+    "matrix_efficiency",
+    "kernel_ns",
+    "kernels_ns",
+    "layer_ns",
+    "launches",
+    "optimizer_ns",
+    "update_ns",
+    "PHASE_INDEX",
+]
