@@ -9,8 +9,9 @@ A model file::
     [params.model]                   # hieropt.workloads.llm.Architecture (layers, hidden_size, heads, ...)
     [params.model.moe]               # optional: MoE layers
     [params.plan]                    # hieropt.workloads.llm.Plan (tp, pp, dp, ep, zero_stage, ...)
-    [params.npu]                     # hieropt.workloads.llm.NPU: accelerator = "H100-SXM" (from the catalog,
-                                     # fields given here win), or peak_tflops, efficiency, hbm_gib, ...
+    [params.npu]                     # hieropt.workloads.llm.NPU: accelerator = "H100-SXM"
+                                     # (from the catalog; fields given here win), or
+                                     # peak_tflops, efficiency, hbm_gib, ...
     [params.precision]               # optional: bytes per element
 
 ``npu_catalog = "path.toml"`` (top level, relative to the model file) names the accelerator catalog
@@ -134,9 +135,11 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
         raise validation_error(e, source, "params") from e
 
 
-def with_accelerator(data: dict[str, Any], params: dict[str, Any], source: str | Path) -> dict[str, Any]:
-    """``params`` (a model file's ``[params]``, overrides applied) with ``[params.npu] accelerator`` filled in from
-    the file's ``npu_catalog`` (relative to the file) or the shipped catalog (:func:`hieropt.io.npus.fill_npu`).
+def with_accelerator(data: dict[str, Any], params: dict[str, Any],
+                     source: str | Path) -> dict[str, Any]:
+    """``params`` (a model file's ``[params]``, overrides applied) with ``[params.npu] accelerator``
+    filled in from the file's ``npu_catalog`` (relative to the file) or the shipped catalog
+    (:func:`hieropt.io.npus.fill_npu`).
 
     Raises:
         InputError: a missing catalog file, an unknown accelerator, or no peak in the number format.
@@ -145,8 +148,8 @@ def with_accelerator(data: dict[str, Any], params: dict[str, Any], source: str |
         return params
     catalog = None
     if "npu_catalog" in data:
-        catalog = referenced_file(Path(source).parent, data["npu_catalog"], str(source), "npu_catalog",
-                                  "accelerator catalog")
+        catalog = referenced_file(Path(source).parent, data["npu_catalog"], str(source),
+                                  "npu_catalog", "accelerator catalog")
     return {**params, "npu": fill_npu(params["npu"], source, catalog)}
 
 
@@ -192,5 +195,5 @@ def read_llm(path: str | Path, overrides: Iterable[str] = (), override_source: s
 load_llm = read_llm
 """Public alias (``hieropt.load_llm``): an LLM model file as :class:`~hieropt.workloads.llm.LLMParams`."""
 
-__all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "apply_overrides", "override_path",
-           "parse_override_value", "SECTIONS"]
+__all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "apply_overrides",
+           "override_path", "parse_override_value", "SECTIONS"]

@@ -4,9 +4,9 @@ accelerator = "<name>"`` filled in from it.
 
 Format: ``[[accelerator]]`` entries (name, aliases, vendor, ``hbm_gib``, ``hbm_gbps``, ``tdp_w``,
 ``scaleup_gbps``, ``price_usd``), each with ``[accelerator.peak_tflops]`` (dense TFLOP/s per number
-format), ``[accelerator.sources]`` (every figure's source and date) and ``[accelerator.calibration]``
-(the roofline's defaults, :data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, and
-``fitted_on``).
+format), ``[accelerator.sources]`` (every figure's source and date) and
+``[accelerator.calibration]`` (the roofline's defaults,
+:data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, and ``fitted_on``).
 """
 
 from __future__ import annotations

@@ -57,7 +57,8 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     if not isinstance(gen, str) or gen not in GENERATOR_NAMES:
         raise InputError(source, "generator", f"unknown or missing generator {short_repr(gen)}",
                          f"use one of {', '.join(GENERATOR_NAMES)}")
-    extra = set(data) - {"generator", "params", "description"} - ({"npu_catalog"} if gen == "llm" else set())
+    known = {"generator", "params", "description"} | ({"npu_catalog"} if gen == "llm" else set())
+    extra = set(data) - known
     if extra:
         raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
     params = data.get("params", {})

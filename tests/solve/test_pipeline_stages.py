@@ -171,8 +171,8 @@ def _llama_uneven():
     """Llama 3 70B (models/llama3-70b.toml: TP 8 x PP 4 x DP 128, 4,096 H100s) with stages of 18, 21, 21 and 20
     blocks, on FullyConnected 8 x Ring 8 x Switch 64 with 500 GB/s per NPU and LIBRA's 4-D prices: the last stage
     (20 blocks and the 128,256-token output layer, 1.06 blocks of compute) has the most compute; a middle stage
-    (21 blocks, a send each way) has 0.1 % less but one block's tensor-parallel collectives and a send more. The
-    NPU is the flat model (989 TFLOP/s at efficiency 0.40) the numbers below were computed with."""
+    (21 blocks, a send each way) has 0.1 % less but one block's tensor-parallel collectives and a send more."""
+    # the flat compute model (989 TFLOP/s at efficiency 0.40) the numbers below were computed with
     flat = ["peak_tflops=989.0", "efficiency=0.40", "flash_attention=false"]
     p = read_llm(ROOT / "models/llama3-70b.toml", ["stage_layers=[18,21,21,20]", *flat])
     cost = hieropt.load_instance(ROOT / "instances/gpt3-plan-4d.toml").cost

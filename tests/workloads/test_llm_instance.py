@@ -35,8 +35,9 @@ def test_plan_instance_from_the_header():
     assert sol.success and sol.gap <= 1e-8
     bd = evaluate(inst, sol.bw_gbps)
     assert bd.iteration_time_ns == pytest.approx(sol.iteration_time_ns, rel=1e-9)
-    ideal = plan_figures(read_llm(REPO / "models" / "gpt3-175b-llm.toml")).compute()["ideal_iteration_ns"]
-    assert bd.compute_ns == pytest.approx(ideal, rel=1e-9)  # = hieropt workload plan's ideal iteration
+    # = hieropt workload plan's ideal iteration
+    figures = plan_figures(read_llm(REPO / "models" / "gpt3-175b-llm.toml"))
+    assert bd.compute_ns == pytest.approx(figures.compute()["ideal_iteration_ns"], rel=1e-9)
     assert sol.iteration_time_ns > bd.compute_ns
 
 

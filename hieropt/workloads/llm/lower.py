@@ -10,8 +10,8 @@ Rules (``build_step`` documents what each collective is):
 
 - each layer of the stage (:class:`~hieropt.workloads.llm.Op`) becomes a :class:`~hieropt.spec.Layer` of the same
   name: forward compute = forward FLOPs, input-gradient compute = input-gradient + recompute FLOPs, weight-gradient
-  compute = weight-gradient FLOPs, each over the NPU's peak x efficiency (the roofline model: the layer's
-  ``compute_ns``); ``update_ns`` is the optimizer step;
+  compute = weight-gradient FLOPs, each over the NPU's peak x efficiency (the roofline model:
+  the layer's ``compute_ns``); ``update_ns`` is the optimizer step;
 - a phase holds one collective, with :attr:`~hieropt.spec.Phase.group` = its group (``tp``, ``pp``, ``dp``, ``ep``,
   ``edp``); a layer's further collectives of a phase go, in order, to compute-free layers named ``"<layer>+1"``,
   ``"<layer>+2"``, ... right after it;
@@ -51,7 +51,8 @@ def _rows(op: Op, rate: float) -> list[tuple[str, tuple[float, float, float], li
     by_phase = defaultdict(list)
     for c in op.comms:
         by_phase[c.phase].append(c)
-    compute = op.compute_ns or (op.flops[0] / rate, (op.flops[1] + op.recompute_flops) / rate, op.flops[2] / rate)
+    compute = op.compute_ns or (op.flops[0] / rate, (op.flops[1] + op.recompute_flops) / rate,
+                                op.flops[2] / rate)
     rows = max([1] + [len(v) for v in by_phase.values()])
     return [(op.name if k == 0 else f"{op.name}+{k}", compute if k == 0 else (0.0, 0.0, 0.0),
              [by_phase[ph][k] if k < len(by_phase[ph]) else None for ph in STEP_PHASES],

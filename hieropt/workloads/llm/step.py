@@ -38,7 +38,7 @@ an expert shard). Per micro-batch and NPU, with e bytes per activation, n tokens
   and again before the backward and reduce-scatters G, every micro-batch. Expert parameters do the same over
   ``edp``.
 
-**Compute** per layer: :mod:`.roofline` (each kernel timed), or FLOPs over peak x efficiency (flat model).
+**Compute** per layer: :mod:`.roofline` (each kernel timed), or FLOPs / (peak x efficiency).
 **Optimizer step** (``update_ns``, once per iteration): :func:`.roofline.update_ns`.
 """
 
@@ -99,8 +99,8 @@ class Op:
         dense_params: parameters data-parallel over ``dp``; expert_params: over ``edp``.
         comms: the layer's collectives.
         update_ns: optimizer-step time of the layer's parameters, ns per iteration.
-        compute_ns: (forward, input gradient with recompute, weight gradient) ns of the roofline compute model
-            (:mod:`.roofline`); None with the flat model (FLOPs over peak x efficiency).
+        compute_ns: (forward, input gradient with recompute, weight gradient) ns of the roofline
+            compute model (:mod:`.roofline`); None with the flat model (FLOPs / peak x efficiency).
     """
 
     name: str
@@ -150,7 +150,8 @@ class Step:
         """(forward, backward) compute of one micro-batch on ``stage``, ns; the backward includes recompute."""
         rate, ops = self.params.npu.flops_per_ns, self.stages[stage].ops
         if self.params.npu.roofline:
-            return sum([op.compute_ns[0] for op in ops]), sum([op.compute_ns[1] + op.compute_ns[2] for op in ops])
+            times = [op.compute_ns for op in ops]
+            return sum([t[0] for t in times]), sum([t[1] + t[2] for t in times])
         fwd = sum([op.flops[0] for op in ops])  # (left to right, as sum() adds; a list is faster to sum)
         bwd = sum([op.flops[1] + op.flops[2] + op.recompute_flops for op in ops])
         return fwd / rate, bwd / rate
