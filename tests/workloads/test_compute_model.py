@@ -286,3 +286,17 @@ def test_gpt3_175b_layer_against_a_held_out_published_time():
     assert slot == pytest.approx(22.78, abs=0.01)
     assert 0.90 * slot / 4 <= fwd <= slot / 4
     assert 0.85 * slot <= both <= slot
+
+
+@pytest.mark.parametrize("arch, plan", [
+    ({}, {}),
+    ({"biases": True, "dropout": True, "norm": "layernorm", "gated_ffn": False}, {"sequence_parallel": True}),
+    ({"moe": {"experts": 4, "top_k": 2, "expert_ffn_size": 8, "shared_experts": 1}}, {"ep": 2}),
+])
+def test_kernel_flops_are_the_counted_flops(arch, plan):
+    """Unfused, the GEMMs of every layer add up to counts.py's FLOPs in each phase (recompute apart)."""
+    p = tiny(arch=arch, **plan)
+    for op in build_step(p).stages[0].ops + build_step(p).stages[1].ops:
+        ks = layer_kernels(p, op.kind)
+        by = [sum(k.flops for k in ks if k.phase == ph) for ph in ("forward", "input_grad", "weight_grad")]
+        assert by == pytest.approx(list(op.flops), rel=1e-12), op.name
