@@ -290,13 +290,15 @@ def test_gpt3_175b_layer_against_a_held_out_published_time():
 
 @pytest.mark.parametrize("arch, plan", [
     ({}, {}),
-    ({"biases": True, "dropout": True, "norm": "layernorm", "gated_ffn": False}, {"sequence_parallel": True}),
+    ({"biases": True, "dropout": True, "norm": "layernorm", "gated_ffn": False},
+     {"sequence_parallel": True}),
     ({"moe": {"experts": 4, "top_k": 2, "expert_ffn_size": 8, "shared_experts": 1}}, {"ep": 2}),
 ])
 def test_kernel_flops_are_the_counted_flops(arch, plan):
-    """Unfused, the GEMMs of every layer add up to counts.py's FLOPs in each phase (recompute apart)."""
+    """Unfused, the GEMMs of every layer add up to counts.py's FLOPs in each phase."""
     p = tiny(arch=arch, **plan)
     for op in build_step(p).stages[0].ops + build_step(p).stages[1].ops:
         ks = layer_kernels(p, op.kind)
-        by = [sum(k.flops for k in ks if k.phase == ph) for ph in ("forward", "input_grad", "weight_grad")]
+        phases = ("forward", "input_grad", "weight_grad")
+        by = [sum(k.flops for k in ks if k.phase == ph) for ph in phases]
         assert by == pytest.approx(list(op.flops), rel=1e-12), op.name
