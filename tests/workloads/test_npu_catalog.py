@@ -10,7 +10,7 @@ import pytest
 from hieropt.errors import InputError
 from hieropt.io.llm import read_llm
 from hieropt.io.npus import read_npu_catalog
-from hieropt.workloads.llm.accelerators import CALIBRATION_NAMES
+from hieropt.workloads.llm.accelerators import CALIBRATION_FIELDS, CALIBRATION_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ["A100-SXM-80GB", "A100-SXM-40GB", "H100-SXM", "H200-SXM", "B200", "GB200", "MI300X"]
@@ -195,3 +195,10 @@ def test_model_file_names_its_own_catalog(tmp_path):
 def test_calibration_names_are_the_catalog_table():
     cal = read_npu_catalog().find("A100").calibration
     assert set(CALIBRATION_NAMES) | {"fitted_on"} == set(type(cal).model_fields)
+
+
+def test_generic_defaults_are_the_a100_fit():
+    cal = read_npu_catalog().find("A100-SXM-80GB").calibration
+    assert {f.name: f.default for f in CALIBRATION_FIELDS} == {
+        n: getattr(cal, n) for n in CALIBRATION_NAMES
+    }

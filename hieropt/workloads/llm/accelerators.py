@@ -73,7 +73,7 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
         0.0,
         True,
         1.0,
-        0.9,
+        0.65,
         "fraction of HBM bandwidth",
         "fraction of the HBM bandwidth a streaming (element-wise or memory-bound) kernel sustains",
     ),
