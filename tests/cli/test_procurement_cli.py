@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hieropt.cli import app
-from tests.conftest import REPO
+from tests.cases import REPO
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
 INSTANCE = str(REPO / "instances" / "gpt3-4d.toml")

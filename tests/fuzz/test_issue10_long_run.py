@@ -26,7 +26,7 @@ import pytest
 
 import hieropt
 from hieropt.model.timing import build_time_model
-from tests.conftest import shared_data_dir
+from tests.cases import shared_data_dir
 from tests.fuzz import checks, found
 from tests.fuzz.mutate import make_sandbox
 from tests.fuzz.tasks import cli

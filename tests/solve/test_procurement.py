@@ -21,7 +21,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from tests.conftest import REPO
+from tests.cases import REPO
 
 AR = Collective.ALL_REDUCE
 

@@ -13,7 +13,7 @@ import pytest
 
 import hieropt
 from hieropt.spec import Bound, CostClass, CostModel, Instance, LinearConstraint, Workload
-from tests.conftest import REPO
+from tests.cases import REPO
 
 SCALES = [1e-6, 1e-3, 1.0, 1e3, 1e6]
 
