@@ -8,6 +8,7 @@ Markers (registered in pyproject.toml) are applied by folder, so a test file nee
 | ``fidelity`` | ``tests/fidelity``, ``tests/cli/test_astrasim_cli.py`` | the ASTRA-sim 2.0 binary |
 | ``fuzz`` | ``tests/fuzz``, ``tests/solve/test_procurement_fuzz.py`` | random instances; minutes |
 | ``shared_data`` | every test using the ``shared_data`` fixture | the reference data folder |
+| ``docs`` | ``tests/docs`` | runs the tutorial's commands |
 | ``slow`` | marked in the test file (larger random samples) | skipped unless ``--slow`` or ``-m slow`` |
 
 Select with ``-m``, e.g. ``-m "not oracle and not fuzz"``; ``scripts/test --quick`` runs the unit, solve, CLI and
@@ -25,7 +26,7 @@ from tests.cases import REPO, shared_data_dir
 
 __all__ = ["REPO", "shared_data_dir"]
 
-FOLDER_MARKERS = {"oracle": "oracle", "fidelity": "fidelity", "fuzz": "fuzz"}
+FOLDER_MARKERS = {"oracle": "oracle", "fidelity": "fidelity", "fuzz": "fuzz", "docs": "docs"}
 """Folder of tests/ -> the marker every test in it gets."""
 
 FILE_MARKERS = {"test_astrasim_cli.py": "fidelity", "test_procurement_fuzz.py": "fuzz"}
