@@ -1,8 +1,8 @@
 """hieropt's network as ASTRA-sim 2.0 sees it: simulator dimensions, link bandwidths, latencies, algorithms.
 
 The conventions below make ASTRA-sim's collective algorithms reproduce hieropt's per-NPU bandwidth model
-(design.md §2) and its latency steps. They were measured with the prebuilt analytical (congestion-unaware) binary
-(``../shared/tools/astra-sim``, astra-sim c459ab6); ``tests/fidelity`` re-measures them. The backend charges a
+(docs/explanation/astra-sim.md) and its latency steps. They were measured with the prebuilt analytical
+(congestion-unaware) binary (astra-sim c459ab6); ``tests/fidelity`` re-measures them. The backend charges a
 message ``hops x latency + bytes / link bandwidth`` and never shares a link, so what matters is how many messages an
 algorithm sends at once and over how many hops:
 

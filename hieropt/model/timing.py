@@ -1,4 +1,4 @@
-"""Time model and the independent numpy evaluator of the training-iteration time (design.md §2.2).
+"""Time model and the independent numpy evaluator of the training-iteration time (docs/explanation/model.md).
 
 A collective with per-dimension traffic m (bytes) and latency lambda (ns) takes, at per-NPU bandwidths B (GB/s =
 bytes/ns), ``T_k = max_d (m_d / B_d + lambda_d)`` when the dimensions work concurrently (pipelined, LIBRA) or

@@ -14,8 +14,8 @@ scaled down
 where its reduced cost is negative (nodes from the last to the first, since a node's rows reference earlier nodes
 and terms only; then the terms). What remains is a valid bound for any u, exact up to floating-point rounding of
 this evaluation: it does not inherit the LP's tolerance, and it is at least the LP's own value for the LP's optimal
-duals (the cut rows hold at t = 1/B), so it certifies gaps below the LP-tolerance floor (research/solver_probe.md
-P3). Source: Lagrangian duality for convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of
+duals (the cut rows hold at t = 1/B), so it certifies gaps below the LP-tolerance floor. Source: Lagrangian duality for
+convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of
 duals into dual-feasible ones follows Neumaier and Shcherbina (2004), "Safe bounds in linear and mixed-integer
 programming".
 """

@@ -1,4 +1,4 @@
-"""SCIP as an independent global oracle for min-max regret portfolios (issue 15).
+"""SCIP as an independent global oracle for min-max regret portfolios.
 
 SCIP gets the non-convex model straight from the per-collective traffic (``phase_traffic``; nothing from hieropt's
 formulation or solvers): each workload's own optimum T_w* = min C_w + sum_k tau^w_k s.t. tau^w_k >= m^w_kd t_d,

@@ -1,4 +1,4 @@
-"""Random procurement instances (issue 10's acceptance): every performance-per-cost, min-cost and Pareto call ends
+"""Random procurement instances: every performance-per-cost, min-cost and Pareto call ends
 with a certificate or an honest LIMIT, and no certificate is beaten by a budget sweep.
 
 Instances: 1-3 dimensions of every building block, 1-3 layers of random collectives (1e3 .. 1e11 bytes), prices from

@@ -1,4 +1,4 @@
-"""The joint search over training plans and networks (issue 14): every candidate (plan, shape, placement) of a
+"""The joint search over training plans and networks: every candidate (plan, shape, placement) of a
 :class:`~hieropt.workloads.llm.space.CodesignSpace` solved exactly for its bandwidths, or pruned by a proven bound.
 
 Flow: :func:`~hieropt.studies.codesign.candidates.enumerate_candidates` classifies the plans (invalid, too big for
