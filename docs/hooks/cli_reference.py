@@ -7,7 +7,6 @@ colour), so the page cannot drift from the code.
 
 from __future__ import annotations
 
-import click
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -33,13 +32,13 @@ def reference() -> str:
     from hieropt.cli import app
 
     root = get_command(app)
-    ctx = click.Context(root, info_name="hieropt")
+    ctx = root.context_class(root, info_name="hieropt")
     out = _section(app, [], 2)
     for name in root.list_commands(ctx):
         out += _section(app, [name], 2)
         cmd = root.get_command(ctx, name)
-        if isinstance(cmd, click.Group):
-            sub_ctx = click.Context(cmd, info_name=name, parent=ctx)
+        if hasattr(cmd, "list_commands"):  # a command group (typer's own click)
+            sub_ctx = cmd.context_class(cmd, info_name=name, parent=ctx)
             for sub in cmd.list_commands(sub_ctx):
                 out += _section(app, [name, sub], 3)
     return "\n".join(out)

@@ -96,7 +96,7 @@ def test_no_solve_error_at_magnitude_one():
     assert sol.status.value in ("optimal", "limit")
 
 
-def test_found_instances_are_feasible_at_their_x0():
+def test_kept_instances_are_feasible_at_their_x0():
     """The kept instances are valid: every design row and bound holds at the point they were drawn around."""
     for name in ("PARETO_INFEASIBLE", "BEATEN_AT_1E6", "RESCALE_1E6", "NOT_SET", "PPC_UNBOUNDED", "PPC_HANG",
                  "MIN_COST_RESCALE", "SOLVE_ERROR"):

@@ -343,7 +343,7 @@ def test_stage_workload_instances_share_the_workload():
     assert stage_workload(p) is stage_workload(p)
 
 
-def test_serial_settles_the_tail_as_before(tmp_path):
+def test_serial_settles_the_tail_like_the_admission_test(tmp_path):
     """The serial search settles every candidate after its first pruned one at once: on a min-cost space (pruned
     and infeasible candidates interleaved) the same statuses and messages, row for row, as taking each candidate through
     the admission test gives, and a resumed run reads them all back."""
@@ -380,7 +380,7 @@ PLAN2 = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
 
 
 @pytest.mark.parametrize("case", ["lowest", "ppc", "all"])
-def test_codesign_answer_of_the_code_before(case):
+def test_codesign_answers_on_small_spaces_are_pinned(case):
     if case == "lowest":
         sp = space(plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"),
                                      overlap_grad_reduce=(False, True)))
