@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import hieropt
 from hieropt.model.traffic import phase_traffic
 from hieropt.spec import PHASES, Instance
-from tests.solve.test_procurement_trust import kept
+from tests.cases import kept
 
 LONG = os.environ.get("HIEROPT_FUZZ") == "long"
 KINDS = ["ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "ALLTOALL"]
