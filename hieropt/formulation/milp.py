@@ -1,7 +1,7 @@
 """Pyomo MILP of integer provisioning (docs/how-to/provision.md). Builds; never solves or opens files.
 
 Each dimension d has a finite list of options o (a part, a unit count and, on Switch dimensions, a switch model; see
-:func:`hieropt.model.catalog.dimension_options`), each giving a per-NPU bandwidth v_do (GB/s) at a cluster cost c_do
+:func:`hieropt.model.options.dimension_options`), each giving a per-NPU bandwidth v_do (GB/s) at a cluster cost c_do
 ($).
 With one binary z_do per option ("unary" formulation):
 

@@ -85,9 +85,9 @@ def build_time_model(instance: Instance) -> TimeModel:
 
     Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
     and the dimensions' latency (and, with latency, their collective algorithms), not on prices, constraints or
-    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<= :data:`hieropt.model.traffic.
-    CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's shapes that differ only in blocks
-    or prices, and its candidates on equal dimension sizes, have one model)."""
+    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<=
+    :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's
+    shapes that differ only in blocks or prices, and its candidates on equal dimension sizes, have one model)."""
     fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
               instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
               instance.step, instance.collectives_in_flight, instance.chunks)

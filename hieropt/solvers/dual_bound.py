@@ -87,9 +87,9 @@ def abs_transpose_product(arr, u: np.ndarray) -> np.ndarray:
 
 def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
                      row_upper: np.ndarray, col_upper: np.ndarray | None = None) -> DualBound:
-    """The bound of the module docstring for the LP ``arr`` (:class:`hieropt.formulation.LPArrays`) with objective
-    ``costs`` (minimised), from the row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond them are
-    ignored) and the rows' current bounds ``row_lower``, ``row_upper`` (same length).
+    """The bound of the module docstring for the LP ``arr`` (:class:`~hieropt.formulation.arrays.LPArrays`) with
+    objective ``costs`` (minimised), from the row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond
+    them are ignored) and the rows' current bounds ``row_lower``, ``row_upper`` (same length).
 
     ``col_upper`` (one per column) are upper limits that every feasible point meets (e.g. implied by a single design
     row); with them a reduced cost that is negative only by round-off on a column without an upper bound costs

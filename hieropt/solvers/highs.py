@@ -1,5 +1,5 @@
-"""The HiGHS backend: an LP given as arrays (:class:`hieropt.formulation.LPArrays`) in one persistent highspy object,
-re-solved in place as rows, bounds and objectives change.
+"""The HiGHS backend: an LP given as arrays (:class:`~hieropt.formulation.arrays.LPArrays`) in one persistent highspy
+object, re-solved in place as rows, bounds and objectives change.
 
 The arrays go to HiGHS directly (``addVars`` / ``addRows``); cuts, the budget and time-target bounds and objective
 switches change the same object, so every re-solve is warm-started from the previous basis. Pyomo's interface costs
@@ -162,7 +162,7 @@ class HighsLP:
     """One LP (``arrays``) in one highspy object, owned by one solve call.
 
     Args:
-        arrays: the compiled LP (:func:`hieropt.formulation.compile_perf_lp`); its objective starts at
+        arrays: the compiled LP (:func:`hieropt.formulation.arrays.compile_perf_lp`); its objective starts at
             ``arrays.time_costs``.
         time_limit_s: wall-clock limit of each solve, s.
 

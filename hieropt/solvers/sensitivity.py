@@ -97,7 +97,7 @@ class _Analysis:
     @property
     def to_user(self) -> float:
         """dV/d(model dual) -> user units: time objective in s x ms units, cost objective in the $ unit of the last
-        min-cost LP (:attr:`PyomoTimeLP.objective_usd`)."""
+        min-cost LP (:attr:`~hieropt.solvers.pyomo_core.PyomoTimeLP.objective_usd`)."""
         return MS_NS / self.s if self.objective != "min_cost" else self.core.objective_usd
 
     # ------------------------------------------------------------------------------------------------ re-solves
