@@ -29,7 +29,7 @@ SENSES = ("<=", ">=", "==")
 POLICIES = ("DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
             "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "HYBRID_CUSTOMIZED", "MICRO",
             "DISTRIBUTED_INFERENCE")
-"""ASTRA-sim 1.0 header parallelism policies (line 1 of a workload file; research/peers.md §4.2)."""
+"""ASTRA-sim 1.0 header parallelism policies (line 1 of a workload file)."""
 
 
 TRANSFORMER_POLICIES = ("HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD")

@@ -32,7 +32,7 @@ class Solution:
         message: one line, human-readable.
         objective: the objective that was optimized (e.g. ``"performance"``).
         bw_gbps: (D,) optimal per-NPU bandwidth of each dimension, GB/s. At a relative gap g the objective is known
-            to about g, the bandwidths only to roughly sqrt(g) where the optimum is flat (research/solver_probe.md P4).
+            to about g, the bandwidths only to roughly sqrt(g) where the optimum is flat.
         iteration_time_ns: T(bw_gbps), re-evaluated by the independent evaluator.
         network_cost_usd: cost(bw_gbps), $.
         objective_value: the objective at ``bw_gbps`` (re-evaluated), in ``objective_unit``: ns for performance,

@@ -22,7 +22,7 @@ share of its repeats back to back, after one untimed call), so that every median
 machine and each solver runs warm, as in a sweep (:func:`timed_side_by_side`); the cold solves run in a pass of
 their own after that (their untimed fresh loads would evict both solvers' caches between the blocks). Gurobi's
 and SCIP's optima are re-evaluated at their bandwidths with ``api.evaluate``, because a slack ``B*t == 1`` can
-report a value below the true optimum (research/solver_probe.md P5).
+report a value below the true optimum.
 
 (b) GPT_3 on the 4D network with its layers replicated x1, x100, x10,000 (built in memory, outside the timing): the
 collectives, aggregated LP terms, LP rows, the first solve (which includes building the workload's numpy table) and
@@ -40,7 +40,7 @@ against 50 independent ``api.solve(max_network_cost_usd=X)`` calls at the same b
 The summary prints, per objective, the geometric mean of Gurobi's time over hieropt's (speed-up; the target is >= 10)
 and the slowest case's ratio (the target is >= 1: no case slower than Gurobi), all from this one run.
 
-The other benchmarks of issue 12 have scripts of their own: scripts/bench_layers.py (200,000 distinct layers under
+The other benchmarks have scripts of their own: scripts/bench_layers.py (200,000 distinct layers under
 every training loop), scripts/bench_explore.py (the shape sweep) and scripts/bench_startup.py (``hieropt --help``
 <= 0.3 s and a bad-input error <= 0.5 s, run as subprocesses of the console script).
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark large workloads of DISTINCT layers (issue 12): 200,000 layers with random compute times and collective
+"""Benchmark large workloads of DISTINCT layers: 200,000 layers with random compute times and collective
 sizes (so exact aggregation cannot merge them) under every training loop, with and without latency on the
 dimensions; each case solved (``hieropt.solve``, performance: build + solve + verify) in a subprocess of its own,
 which reports its wall time, and whose peak RSS the parent reads from the child's resource usage (``os.wait4``,

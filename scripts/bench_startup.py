@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark the start-up of the ``hieropt`` command line (issue 12): the median wall time of ``hieropt --help``,
+"""Benchmark the start-up of the ``hieropt`` command line: the median wall time of ``hieropt --help``,
 ``hieropt solve --help`` and three bad inputs, each run as a subprocess of the installed console script, next to the
 targets (help <= 0.3 s, a bad-input error <= 0.5 s).
 

@@ -1,20 +1,57 @@
-"""Shared fixtures: where the reference data lives (../shared/data beside the repository, or $HIEROPT_SHARED_DATA)."""
+"""Shared fixtures, the test suites' markers and the summary of what was skipped.
+
+Markers (registered in pyproject.toml) are applied by folder, so a test file needs none of its own:
+
+| marker | tests | what they need |
+|---|---|---|
+| ``oracle`` | ``tests/oracle`` | SCIP (pyscipopt) as an independent global solver; minutes |
+| ``fidelity`` | ``tests/fidelity``, ``tests/cli/test_astrasim_cli.py`` | the ASTRA-sim 2.0 binary |
+| ``fuzz`` | ``tests/fuzz``, ``tests/solve/test_procurement_fuzz.py`` | random instances; minutes |
+| ``shared_data`` | every test using the ``shared_data`` fixture | the reference data folder |
+| ``docs`` | ``tests/docs`` | runs the tutorial's commands |
+| ``slow`` | marked in the test file (larger random samples) | skipped unless ``--slow`` or ``-m slow`` |
+
+Select with ``-m``, e.g. ``-m "not oracle and not fuzz"``; ``scripts/test --quick`` runs the unit, solve, CLI and
+workload tests without the oracle, fuzz, fidelity and slow ones.
+"""
 
 from __future__ import annotations
 
-import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.cases import REPO, shared_data_dir
+
+__all__ = ["REPO", "shared_data_dir"]
+
+FOLDER_MARKERS = {"oracle": "oracle", "fidelity": "fidelity", "fuzz": "fuzz", "docs": "docs"}
+"""Folder of tests/ -> the marker every test in it gets."""
+
+FILE_MARKERS = {"test_astrasim_cli.py": "fidelity", "test_procurement_fuzz.py": "fuzz"}
+"""Test file name (outside those folders) -> its marker."""
 
 
-def shared_data_dir() -> Path | None:
-    """The shared data folder (LIBRA files, ASTRA-sim workloads, reference optima), or None when absent."""
-    env = os.environ.get("HIEROPT_SHARED_DATA")
-    cand = Path(env) if env else REPO.parent / "shared" / "data"
-    return cand if (cand / "libra").is_dir() else None
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked slow (larger random samples)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    run_slow = config.getoption("--slow") or "slow" in (config.getoption("-m") or "")
+    skip_slow = pytest.mark.skip(reason="slow: run with --slow or -m slow")
+    for item in items:
+        path = Path(str(item.fspath))
+        parts = path.relative_to(REPO / "tests").parts if path.is_relative_to(REPO / "tests") else ()
+        if parts and parts[0] in FOLDER_MARKERS:
+            item.add_marker(FOLDER_MARKERS[parts[0]])
+        if path.name in FILE_MARKERS:
+            item.add_marker(FILE_MARKERS[path.name])
+        if "shared_data" in getattr(item, "fixturenames", ()):
+            item.add_marker("shared_data")
+        if "slow" in item.keywords and not run_slow:
+            item.add_marker(skip_slow)
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +61,21 @@ def shared_data() -> Path:
     if d is None:
         pytest.skip("shared data folder not found (set HIEROPT_SHARED_DATA)")
     return d
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """One line per reason a test was skipped or deselected, with its count."""
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    deselected = len(terminalreporter.stats.get("deselected", []))
+    if not reasons and not deselected:
+        return
+    terminalreporter.section("what did not run, and why")
+    if deselected:
+        how = " ".join(f"{opt} {config.getoption(opt)!r}" for opt in ("-m", "-k") if config.getoption(opt))
+        terminalreporter.write_line(f"{deselected:6d} deselected by {how}")
+    for reason, n in reasons.most_common():
+        terminalreporter.write_line(f"{n:6d} skipped: {reason}")

@@ -1,6 +1,6 @@
 """The typer app of ``hieropt`` (``hieropt.cli.app``; run by :func:`hieropt.cli.main`).
 
-Its commands are loaded lazily (issue 12: ``hieropt --help`` and a bad-input error in a fraction of a second):
+Its commands are loaded lazily (``hieropt --help`` and a bad-input error in a fraction of a second):
 :data:`COMMANDS` names the module, the function and the summary of each, and :class:`LazyGroup` imports a command's
 module and builds its click command (with typer's own :func:`typer.main.get_command` and the app's settings) only
 when that command runs or shows its help. ``hieropt --help`` lists every command with its summary, without importing

@@ -37,7 +37,7 @@ class MissingValueFirst:
     the command line leaves out, whose value (None) it then maps to None (or to ``()`` for a list) without using the
     adapter. The first adapter imports pydantic (~0.2 s), so ``hieropt solve --help`` (the group's own ``--help``
     is left out there) would pay for it. This coercion maps None the same way itself and asks typer for the
-    adapter's coercion only for a given value (issue 12). tests/cli/test_startup.py checks that every command gets
+    adapter's coercion only for a given value. tests/cli/test_startup.py checks that every command gets
     the same values as with typer's own parameters, and that ``hieropt solve --help`` loads no pydantic (it would
     again if typer stopped asking ``get_runtime_param`` for the coercion)."""
 

@@ -1,5 +1,5 @@
-"""The performance LP on t_d = 1/B_d (design.md §3): its statement as a Pyomo model, and the same LP compiled to
-numpy arrays for HiGHS. Builds; never solves or opens files.
+"""The performance LP on t_d = 1/B_d (docs/explanation/solving.md): its statement as a Pyomo model, and the
+same LP compiled to numpy arrays for HiGHS. Builds; never solves or opens files.
 
 Variables, in scaled units (:class:`hieropt.formulation.scale.Scale`: a bandwidth unit b_d per dimension, a time
 unit and a cost unit, chosen from the instance so that the optimum is of order 1 on every axis):

@@ -1,4 +1,5 @@
-"""Pyomo formulation of the performance problem on t_d = 1/B_d (design.md §3). Builds; never solves or opens files.
+"""Pyomo formulation of the performance problem on t_d = 1/B_d (docs/explanation/solving.md).
+Builds; never solves or opens files.
 
 Variables (scaled units: MB, GB/s, ms, so t_d in ms/MB equals 1/B_d exactly):
 
@@ -55,7 +56,7 @@ class PerfLP:
         """The tangent of t >= 1/B at B = ``b_gbps`` (> 0) as ``coef_t * t + coef_B * B >= lower``:
         (lower, coef_t, coef_B) = (2, b, 1/b), i.e. t >= 2/b - B/b^2 multiplied by b. In that form no coefficient
         falls below HiGHS's 1e-9 matrix tolerance for b in 1e-9 .. 1e9 model units (1/b^2 did beyond b = 3e4, and a
-        dropped coefficient turns the cut into a false, too strong one: research/solver_probe.md P2)."""
+        dropped coefficient turns the cut into a false, too strong one)."""
         return 2.0, b_gbps, 1.0 / b_gbps
 
 
@@ -89,7 +90,7 @@ def build_perf_lp(instance: Instance, tm: TimeModel, bw_scale: float | None = No
 def bandwidth_scale(instance: Instance) -> float:
     """The LP's unit of bandwidth, s GB/s (a power of ten), chosen so that the bandwidths the constraints speak of are
     of order 100 model units: tangent-cut coefficients 1/b^2 then stay far inside HiGHS's matrix range (values below
-    1e-9 are dropped, which would turn a cut into a false, too strong one: research/solver_probe.md P2). Times are
+    1e-9 are dropped, which would turn a cut into a false, too strong one). Times are
     scaled with it (model time = s x ms), so the epigraph coefficients do not change. s = 1 for 10..10,000 GB/s."""
     # the tightest upper limit (a "<=" or "==" row with non-negative coefficients, or an upper bound) sets the scale
     sizes = [c.rhs / max(c.coefficients) for c in instance.constraints

@@ -1,9 +1,9 @@
-"""Pyomo MILP of integer provisioning (design.md §3 "Discrete provisioning"). Builds; never solves or opens files.
+"""Pyomo MILP of integer provisioning (docs/how-to/provision.md). Builds; never solves or opens files.
 
 Each dimension d has a finite list of options o (a part, a unit count and, on Switch dimensions, a switch model; see
-:func:`hieropt.model.catalog.dimension_options`), each giving a per-NPU bandwidth v_do (GB/s) at a cluster cost c_do
+:func:`hieropt.model.options.dimension_options`), each giving a per-NPU bandwidth v_do (GB/s) at a cluster cost c_do
 ($).
-With one binary z_do per option ("unary" formulation, research/solver_probe.md §5 (iii)):
+With one binary z_do per option ("unary" formulation):
 
 - ``one[d]``:      sum_o z_do = 1                          (exactly one option per dimension);
 - B_d = sum_o v_do z_do and t_d = sum_o z_do / v_do        (both **linear and exact** at every integer point, so

@@ -1,8 +1,8 @@
 """The LP's units: one bandwidth unit per dimension, a time unit and a cost unit, chosen from the instance by one
-rule (design.md §3 "Scaling"; issue 10).
+rule (docs/explanation/solving.md, "Scaling").
 
 HiGHS drops matrix entries below 1e-9 and its feasibility and optimality tolerances (1e-9) are absolute. In bytes
-and bytes/s a tangent cut's coefficient is ~1e-22 (research/solver_probe.md P2); with one bandwidth unit for every
+and bytes/s a tangent cut's coefficient is ~1e-22; with one bandwidth unit for every
 dimension, a dimension whose optimum is 1e-7 of another's (a small collective inside a max node) gets cuts far
 outside the matrix range, and with fixed $ or ms units a tiny budget or time target falls below the tolerances.
 The rule here is homogeneous in the data: rescaling every byte, bandwidth limit and price by constants rescales the

@@ -1,6 +1,6 @@
 """ASTRA-sim 1.0 workload text, every dialect (and LIBRA's header-less variant): reader and writer.
 
-Format (research/peers.md §4.2). Optional header: line 1 the parallelism policy and the tokens it takes, line 2 the
+Format. Optional header: line 1 the parallelism policy and the tokens it takes, line 2 the
 number of layers. Then one line per layer with 12 whitespace-separated fields (tabs or spaces):
 
     name  reserved(-1)  fwd_compute fwd_type fwd_size  ig_compute ig_type ig_size  wg_compute wg_type wg_size  update

@@ -1,4 +1,4 @@
-"""ASTRA-sim 2.0 analytical network YAML (research/peers.md §4.4): write a solution's bandwidths, read them back.
+"""ASTRA-sim 2.0 analytical network YAML: write a solution's bandwidths, read them back.
 
 The file has exactly four keys, lists of one entry per dimension: ``topology`` (``Ring``, ``FullyConnected``,
 ``Switch``; case-sensitive), ``npus_count`` (ints > 1), ``bandwidth`` (GB/s per unidirectional link, > 0) and

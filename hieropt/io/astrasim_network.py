@@ -1,8 +1,8 @@
 """hieropt's network as ASTRA-sim 2.0 sees it: simulator dimensions, link bandwidths, latencies, algorithms.
 
 The conventions below make ASTRA-sim's collective algorithms reproduce hieropt's per-NPU bandwidth model
-(design.md §2) and its latency steps. They were measured with the prebuilt analytical (congestion-unaware) binary
-(``../shared/tools/astra-sim``, astra-sim c459ab6); ``tests/fidelity`` re-measures them. The backend charges a
+(docs/explanation/astra-sim.md) and its latency steps. They were measured with the prebuilt analytical
+(congestion-unaware) binary (astra-sim c459ab6); ``tests/fidelity`` re-measures them. The backend charges a
 message ``hops x latency + bytes / link bandwidth`` and never shares a link, so what matters is how many messages an
 algorithm sends at once and over how many hops:
 
@@ -19,8 +19,8 @@ these, every reduce-scatter / all-gather / all-reduce / all-to-all takes hieropt
 and the latency of hieropt's step count, except: all-to-all on a ``ring`` Ring (the simulator sends to the j-th
 neighbour over min(j, p - j) hops: sum_j min(j, p - j) hops instead of p - 1 steps) and all-to-all with
 ``halving_doubling`` (p - 1 steps instead of ceil(log2 p)). ASTRA-sim's ring algorithm sends in one direction, so a
-Ring's whole per-NPU bandwidth goes on one link (the old export's two links of B/2 made every Ring-bound collective
-2x slower); ``halvingDoubling`` needs a power of two.
+Ring's whole per-NPU bandwidth goes on one link (two links of B/2 would make every Ring-bound collective 2x
+slower); ``halvingDoubling`` needs a power of two.
 
 Groups that span part of a dimension (LIBRA's GPT-3 mapping: TP 4 of the 8 NPUs of a FullyConnected dimension, DP
 the other factor 2): the simulator's ``involved_dim`` takes whole dimensions only (its communicator groups fall back

@@ -1,6 +1,6 @@
 """The Chakra execution trace of one workload under hieropt's training loop (one graph, the same for every NPU).
 
-The dependencies implement the schedules of :mod:`hieropt.timing` (its module docstring has the formulas); C are
+The dependencies implement the schedules of :mod:`hieropt.model.timing` (its module docstring has the formulas); C are
 compute nodes, T collectives, f / ig / wg a layer's forward, input-gradient and weight-gradient phases:
 
 - forward (every loop): C_f(0) -> T_f(0) -> C_f(1) -> ... one chain.

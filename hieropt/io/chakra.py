@@ -1,7 +1,7 @@
 """Chakra execution traces (ET), the workload format of ASTRA-sim 2.0: write and read them with ``protobuf``.
 
 Format (mlcommons/chakra ``schema/protobuf/et_def.proto``, MIT licence; the copy the prebuilt simulator reads is
-``../shared/tools/astra-sim/et_def.proto``): a file is a stream of messages, each preceded by its length as a
+ASTRA-sim's ``et_def.proto``): a file is a stream of messages, each preceded by its length as a
 base-128 varint — one ``GlobalMetadata``, then ``Node`` messages. The field numbers are the format.
 
 How the message classes are made: at import time, from a ``FileDescriptorProto`` that this module states field by

@@ -42,7 +42,7 @@ _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "wo
 _TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
 # The spec models, the workload readers and the LIBRA readers are imported where they are first needed (the
 # network first): an unknown key, a missing file or a bad network field is reported without loading numpy or the
-# rest of the spec (issue 12: a bad-input error in a fraction of a second).
+# rest of the spec (a bad-input error in a fraction of a second).
 
 
 def __getattr__(name: str) -> Any:

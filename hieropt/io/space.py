@@ -1,4 +1,4 @@
-"""Shape-space files (TOML) -> :class:`hieropt.spec.space.ShapeSpace` (issue 7). Example (``spaces/gpt3-4096.toml``)::
+"""Shape-space files (TOML) -> :class:`hieropt.spec.space.ShapeSpace`. Example (``spaces/gpt3-4096.toml``)::
 
     name = "gpt3-4096"
     npus = 4096

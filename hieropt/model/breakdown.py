@@ -42,9 +42,10 @@ class Breakdown:
         cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
         iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the instance's order
             (a name that repeats gets `` (workload k)``, k its 0-based position).
-        stage_times_ns: T of every pipeline stage of a workload of several (:attr:`hieropt.spec.Workload.
-            more_stages`), by stage name (``name#k`` for a name met before), empty otherwise. A workload's T is its
-            slowest stage's, and every other figure of the workload is that stage's.
+        stage_times_ns: T of every pipeline stage of a workload of several
+            (:attr:`~hieropt.spec.Workload.more_stages`), by stage name (``name#k`` for a name met before), empty
+            otherwise. A workload's T is its slowest stage's, and every other figure of the workload is that
+            stage's.
     """
 
     bw_gbps: np.ndarray

@@ -1,4 +1,4 @@
-"""Parts catalog for integer provisioning (issue 4, design.md §2.4 and §3 "Discrete provisioning").
+"""Parts catalog for integer provisioning (docs/how-to/provision.md).
 
 A catalog lists, per cost class of the network, the parts a buyer can choose from:
 

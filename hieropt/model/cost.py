@@ -1,9 +1,9 @@
-"""Network cost, LIBRA's linear counting (design.md §2.4).
+"""Network cost, LIBRA's linear counting (docs/explanation/model.md).
 
 Every building block of dimension d, counted over the whole cluster, provides per-NPU bandwidth B_d to each of the
 N NPUs (Ring: 2p links of B/2 per ring; FullyConnected: p(p-1) links of B/(p-1); Switch: one link of B per NPU),
 so cost = N * sum_d u_d * B_d with u_d = link $/GB/s, plus switch and NIC $/GB/s on Switch dimensions.
-Source: LIBRA ``src/cost_model/cost_model.py`` (checked numerically on 4x8x4x32 in research/peers.md).
+Source: LIBRA ``src/cost_model/cost_model.py`` (checked numerically on the 4x8x4x32 network).
 """
 
 from __future__ import annotations

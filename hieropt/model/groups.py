@@ -3,12 +3,12 @@
 A **placement** gives every group X (``tp``, ``pp``, ``dp``, and ``ep`` / ``edp`` inside ``dp``) its size on each
 dimension, g^X_d, as hieropt's mappings do: g^X_d divides p_d, prod_d g^X_d = |X|, and the groups tile every
 dimension, prod_X g^X_d = p_d (ep and edp are a split of dp: g^ep_d g^edp_d = g^dp_d). A group spans the dimensions
-where g^X_d > 1; a collective over X puts its traffic there (:mod:`hieropt.traffic`), a point-to-point send of the
+where g^X_d > 1; a collective over X puts its traffic there (:mod:`hieropt.model.traffic`), a point-to-point send of the
 pipeline crosses one of them (stages ordered so that neighbours differ in one coordinate, e.g. boustrophedon).
 
 - :func:`place_lowest`: the groups in the order given (innermost first; Megatron-LM's rank order is tp, then the
   data-parallel groups, then pp) fill the dimensions from dimension 0 upwards, each taking whole dimensions and
-  then a divisor of the next one (:func:`hieropt.mapping.lowest_dims_group` generalised to several groups);
+  then a divisor of the next one (:func:`hieropt.model.mapping.lowest_dims_group` generalised to several groups);
 - :func:`placements`: every placement (for searches).
 
 :func:`instance_for` builds the :class:`~hieropt.spec.Instance` of a plan on a network: the plan's workload (every

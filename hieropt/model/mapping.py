@@ -1,6 +1,6 @@
 """Parallel groups from an ASTRA-sim 1.0 header when no explicit mapping is given.
 
-Rule (issue 5; ASTRA-sim 1.0 policies): the model-parallel group occupies the lowest dimensions, the data-parallel
+Rule (ASTRA-sim 1.0 policies): the model-parallel group occupies the lowest dimensions, the data-parallel
 group the rest. Model-parallel size N: ``model_parallel_NPU_group`` when the header gives it; else all NPUs for
 MODEL, MICRO, DISTRIBUTED_INFERENCE and the DLRM policies (their all-to-all and all-reduce span the whole cluster),
 none for DATA, and the first dimension for HYBRID_MODEL_DATA. HYBRID_DATA_MODEL without a group size puts the data

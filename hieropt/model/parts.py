@@ -114,7 +114,7 @@ class OpticPart(Frozen):
         return gbit_to_gbyte(self.port_gbit_per_s) if self.port_gbit_per_s is not None else None
 
     def to_optic(self) -> Optic:
-        """The part as a :class:`hieropt.model.fabric.Optic` (no power figure: 0 W)."""
+        """The part as a :class:`hieropt.model.optics.Optic` (no power figure: 0 W)."""
         return Optic(self.name, self.reach_m, self.usd, self.watts or 0.0, self.ports, self.kind, self.fits,
                      self.speed_gbps)
 

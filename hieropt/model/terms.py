@@ -29,7 +29,7 @@ class TimeModel:
     ``tau_k = max_d (terms_bytes[k, d] / B_d + terms_latency_ns[k, d])`` (or the sum over d when ``dimension_mode`` is
     ``sequential``) and ``y_v = max over the pieces of node v``.
 
-    Exact aggregation (design.md §2.3): collectives with proportional (bytes, latency) rows share one term; terms
+    Exact aggregation: collectives with proportional (bytes, latency) rows share one term; terms
     without latency that only enter linearly carry their total weight in ``terms_bytes`` (weight 1), so K does not
     grow with the layer count under ``no_overlap``.
 

@@ -1,4 +1,4 @@
-"""Time model and the independent numpy evaluator of the training-iteration time (design.md §2.2).
+"""Time model and the independent numpy evaluator of the training-iteration time (docs/explanation/model.md).
 
 A collective with per-dimension traffic m (bytes) and latency lambda (ns) takes, at per-NPU bandwidths B (GB/s =
 bytes/ns), ``T_k = max_d (m_d / B_d + lambda_d)`` when the dimensions work concurrently (pipelined, LIBRA) or
@@ -85,9 +85,9 @@ def build_time_model(instance: Instance) -> TimeModel:
 
     Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
     and the dimensions' latency (and, with latency, their collective algorithms), not on prices, constraints or
-    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<= :data:`hieropt.model.traffic.
-    CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's shapes that differ only in blocks
-    or prices, and its candidates on equal dimension sizes, have one model)."""
+    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<=
+    :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's
+    shapes that differ only in blocks or prices, and its candidates on equal dimension sizes, have one model)."""
     fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
               instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
               instance.step, instance.collectives_in_flight, instance.chunks)

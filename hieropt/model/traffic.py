@@ -1,4 +1,4 @@
-"""Per-dimension traffic of collectives on a multi-dimensional hierarchical network (design.md §2.1).
+"""Per-dimension traffic of collectives on a multi-dimensional hierarchical network (docs/explanation/model.md).
 
 A collective over a group that spans ``p_d`` NPUs of dimension d (``p_d = 1``: not spanned) is decomposed
 hierarchically, dimension by dimension, as LIBRA (Won et al., arXiv 2109.11762, ``src/model/model.py``) and Themis
@@ -41,7 +41,7 @@ def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
     Raises:
         ValueError: ``collective`` is not a :class:`Collective` name.
 
-    Source: LIBRA's per-dimension decomposition (design.md §2.1); all-gather walks dimensions downwards.
+    Source: LIBRA's per-dimension decomposition (docs/explanation/model.md); all-gather walks dimensions downwards.
     """
     D = len(group)
     m = np.zeros(D)
@@ -337,7 +337,7 @@ def _zeros(L: int, D: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AggregatedTerms:
-    """Distinct collective terms after exact aggregation (design.md §2.3).
+    """Distinct collective terms after exact aggregation (docs/explanation/solving.md).
 
     ``bytes[k, d]`` is the summed per-dimension traffic of all collectives whose traffic vectors are proportional to
     term k's; since ``max_d(a m_d t_d) = a max_d(m_d t_d)`` for a >= 0, ``sum_k max_d bytes[k, d] / bw[d]`` equals the

@@ -81,7 +81,7 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
     The vertex is checked for optimality with each dimension's reduced price p_d - A_d' y relative to its own price
     (:func:`_optimal`): with prices far apart (a Switch at $1e7 per GB/s next to links at $0.7) the LP's costs are
     shares of their sum, and HiGHS's dual tolerance (1e-9 of the largest) cannot tell the cheap dimensions' prices
-    apart (a finding of this stop: a vertex 1.3 % dearer than the cheapest, so a budget just above the true cheapest
+    apart (e.g. a vertex 1.3 % dearer than the cheapest, so a budget just above the true cheapest
     was "below the cheapest network"). Such a vertex is solved again with one unit per dimension, the square-root
     split of the prices (costs within the square root of their spread), and the cheaper vertex kept."""
     if unit_gbps is None:

@@ -1,6 +1,6 @@
 """Kelley's cutting planes on an LP with reciprocal links t_j >= 1/B_j: the loop every convex objective shares.
 
-Kelley's method (Kelley 1960, "The cutting-plane method for solving convex programs"; design.md §3): the links are
+Kelley's method (Kelley 1960, "The cutting-plane method for solving convex programs"): the links are
 outer-approximated by tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every objective and
 right-hand side, so they accumulate across the sub-solves of one call. Each round:
 
@@ -14,7 +14,7 @@ right-hand side, so they accumulate across the sub-solves of one call. Each roun
    when the LP's active set is right (then 2 and 3 certify the optimum to round-off, usually after one LP);
 5. new cuts where the LP's t undercuts 1/B, at 1/t, at the Lagrangian's minimiser and at the polished point.
 
-A result is OPTIMAL only when the proven gap meets the target. Safety nets (issue 10): the LP is rebuilt at a new
+A result is OPTIMAL only when the proven gap meets the target. Safety nets: the LP is rebuilt at a new
 scale (cuts kept, in native units) when the incumbent leaves :data:`CENTRE` of its units or an LP fails on every
 retry; a loop that stops improving tightens HiGHS's tolerances, then re-scales, then stops with status LIMIT and
 the gap it proved.
@@ -102,7 +102,7 @@ class Loop:
         cut_first: when the first LP's point is not :meth:`CutLP.trusted`, cut it once more before the polish (the
             performance objective: one warm LP instead of up to four Newton runs from a guessed active set on
             LIBRA's multiple_constraints cases). Off for the min-cost path, whose loop re-uses the fastest solve's
-            cuts: a different cut set there moved a fragile case (tests/fuzz/test_issue10_solver_regressions.py,
+            cuts: a different cut set there moved a fragile case (tests/fuzz/test_solver_at_extreme_magnitudes.py,
             a target 1e-3 above the fastest time) from optimal to LIMIT at 3.1e-8.
     """
 

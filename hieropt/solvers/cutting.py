@@ -100,8 +100,8 @@ class TimeLP(LPChecks):
         return self.scale.rescaled(self.tm, self.unit_cost, design)
 
     def _centre_default(self) -> np.ndarray:
-        """Where to re-centre when an LP failed before any design was found: :func:`hieropt.solvers.cost_range.
-        reach_centre_gbps` (computed once, on this failure path only)."""
+        """Where to re-centre when an LP failed before any design was found:
+        :func:`~hieropt.solvers.cost_range.reach_centre_gbps` (computed once, on this failure path only)."""
         if self._reach is None:
             self._reach = reach_centre_gbps(self.instance, list(self.loaded), self.scale.bw_gbps,
                                             self.solver.time_limit_s)

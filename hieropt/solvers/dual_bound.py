@@ -14,8 +14,8 @@ scaled down
 where its reduced cost is negative (nodes from the last to the first, since a node's rows reference earlier nodes
 and terms only; then the terms). What remains is a valid bound for any u, exact up to floating-point rounding of
 this evaluation: it does not inherit the LP's tolerance, and it is at least the LP's own value for the LP's optimal
-duals (the cut rows hold at t = 1/B), so it certifies gaps below the LP-tolerance floor (research/solver_probe.md
-P3). Source: Lagrangian duality for convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of
+duals (the cut rows hold at t = 1/B), so it certifies gaps below the LP-tolerance floor. Source: Lagrangian duality for
+convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of
 duals into dual-feasible ones follows Neumaier and Shcherbina (2004), "Safe bounds in linear and mixed-integer
 programming".
 """
@@ -87,9 +87,9 @@ def abs_transpose_product(arr, u: np.ndarray) -> np.ndarray:
 
 def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
                      row_upper: np.ndarray, col_upper: np.ndarray | None = None) -> DualBound:
-    """The bound of the module docstring for the LP ``arr`` (:class:`hieropt.formulation.LPArrays`) with objective
-    ``costs`` (minimised), from the row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond them are
-    ignored) and the rows' current bounds ``row_lower``, ``row_upper`` (same length).
+    """The bound of the module docstring for the LP ``arr`` (:class:`~hieropt.formulation.arrays.LPArrays`) with
+    objective ``costs`` (minimised), from the row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond
+    them are ignored) and the rows' current bounds ``row_lower``, ``row_upper`` (same length).
 
     ``col_upper`` (one per column) are upper limits that every feasible point meets (e.g. implied by a single design
     row); with them a reduced cost that is negative only by round-off on a column without an upper bound costs

@@ -1,10 +1,10 @@
-"""The HiGHS backend: an LP given as arrays (:class:`hieropt.formulation.LPArrays`) in one persistent highspy object,
-re-solved in place as rows, bounds and objectives change.
+"""The HiGHS backend: an LP given as arrays (:class:`~hieropt.formulation.arrays.LPArrays`) in one persistent highspy
+object, re-solved in place as rows, bounds and objectives change.
 
 The arrays go to HiGHS directly (``addVars`` / ``addRows``); cuts, the budget and time-target bounds and objective
 switches change the same object, so every re-solve is warm-started from the previous basis. Pyomo's interface costs
 ~3 ms per model and ~2.5 ms per solve in configuration and output capture, 100x HiGHS's own time on these LPs
-(research/solver_probe.md §4, §6.1). Other settings, all measured on these LPs: one thread (HiGHS's worker threads
+(measured). Other settings, all measured on these LPs: one thread (HiGHS's worker threads
 cost 60-80 us per solve of an LP this small, and a forked child never sees them), presolve off, and highspy objects
 re-used per thread (creating one costs ~100 us); every option that a solve may change is set again when an object
 is handed out, so nothing persists from one solve call to the next (probe pitfall P1).
@@ -76,7 +76,7 @@ reader threads deadlock). Independent solves in threads stay independent; only t
 def _after_fork_in_child() -> None:
     """A forked child starts with a fresh output lock (another thread of the parent may have held it) and a fresh
     HiGHS task scheduler: the parent's scheduler threads do not exist in the child, and a MIP solve would wait for
-    them forever (issue 10: provision() in a forked child after one in the parent never returned)."""
+    them forever (provision() in a forked child after one in the parent would never return)."""
     global _OUTPUT_LOCK
     _OUTPUT_LOCK = threading.RLock()
     highspy.Highs.resetGlobalScheduler(True)
@@ -162,7 +162,7 @@ class HighsLP:
     """One LP (``arrays``) in one highspy object, owned by one solve call.
 
     Args:
-        arrays: the compiled LP (:func:`hieropt.formulation.compile_perf_lp`); its objective starts at
+        arrays: the compiled LP (:func:`hieropt.formulation.arrays.compile_perf_lp`); its objective starts at
             ``arrays.time_costs``.
         time_limit_s: wall-clock limit of each solve, s.
 

@@ -4,8 +4,8 @@ Used by the solvers that extend the performance LP with Pyomo rows of their own 
 and by the procurement LP; the cutting-plane core itself hands HiGHS arrays (:class:`hieropt.solvers.highs.HighsLP`).
 Pyomo's persistent ``Highs`` interface (``pyomo.contrib.solver.solvers.highs``) declares the model to HiGHS
 (``set_instance``) and switches objectives (``set_objective``); the cutting-plane loops then add their rows to the
-same highspy object and call ``run`` directly (research/solver_probe.md §3a, §6.1). Options are set explicitly on
-the highspy object once, so nothing persists by accident (probe pitfall P1).
+same highspy object and call ``run`` directly. Options are set explicitly on
+the highspy object once, so nothing persists by accident.
 """
 
 from __future__ import annotations

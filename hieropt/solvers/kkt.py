@@ -1,7 +1,7 @@
 """Active-set Newton polish of a cutting-plane LP's solution: the exact optimum in a few dense Newton steps.
 
 At the LP optimum the tangent cuts only approximate t_d = 1/B_d, so the LP's point and duals are a few digits off
-(research/solver_probe.md P4: the bandwidths converge like the square root of the gap). But the LP already tells
+(the bandwidths converge like the square root of the gap). But the LP already tells
 nearly the whole active set: the rows with non-zero duals and the columns held at a bound. Taking those rows as
 equalities and replacing the cuts by t_d = 1/B_d gives a square system of KKT conditions (stationarity of the free
 columns, the active rows, the links) in the free columns, the active rows' multipliers and one multiplier per link,

@@ -27,8 +27,8 @@ TARGET_MARGIN = 1e-12
 ULP_STEPS = 64
 """Before the margin, :func:`meet_target` tries the exact target and this many ulps (relative) inside it."""
 ROW_TOL = 1e-9
-"""Relative violation of a design row (:meth:`hieropt.spec.DesignMatrix.violations`) or bound a candidate may keep
-(HiGHS's own tolerance); the independent evaluator allows 1e-6."""
+"""Relative violation of a design row (:meth:`~hieropt.spec.design.DesignMatrix.violations`) or bound a candidate may
+keep (HiGHS's own tolerance); the independent evaluator allows 1e-6."""
 
 
 def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.ndarray:
@@ -53,8 +53,8 @@ def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.nda
 
 
 def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
-    """Whether ``bw`` (GB/s, shape (D,)) meets every design row (:meth:`hieropt.spec.DesignMatrix.violations`) and
-    bound of ``instance`` to :data:`ROW_TOL` relative."""
+    """Whether ``bw`` (GB/s, shape (D,)) meets every design row (:meth:`~hieropt.spec.design.DesignMatrix.violations`)
+    and bound of ``instance`` to :data:`ROW_TOL` relative."""
     dm = instance.design_matrix
     if dm.max_violation(bw) > ROW_TOL:
         return False

@@ -2,9 +2,9 @@
 
 At the end of the cutting-plane loop the LP's point is optimal to the gap target in *value*, but where the optimum is
 curved (flat directions) its bandwidths are known only to about sqrt(gap), and the slopes of the cuts it sits on (and
-so the duals) to about the same relative accuracy, ~1e-4 (design.md §3 "refine on the active set";
-research/solver_probe.md P4). This module takes the final LP, keeps the rows with a non-zero dual (the active set)
-as equalities, replaces each loaded dimension's active cuts by the exact convex row h_d = t_d - 1/B_d = 0, fixes
+so the duals) to about the same relative accuracy, ~1e-4. This module takes the final LP, keeps the rows with a
+non-zero dual (the active set) as equalities, replaces each loaded dimension's active cuts by the exact convex row
+h_d = t_d - 1/B_d = 0, fixes
 the columns at a bound with a non-zero reduced cost, and solves the KKT conditions of that smooth equality-
 constrained problem by Newton's method (LU on each step; least squares when that system is singular, so degenerate
 multipliers are fine):

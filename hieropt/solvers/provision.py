@@ -1,8 +1,8 @@
-"""Integer provisioning from a parts catalog: an exact MILP on Pyomo's persistent HiGHS interface (issue 4).
+"""Integer provisioning from a parts catalog: an exact MILP on Pyomo's persistent HiGHS interface.
 
-Algorithm (design.md §3 "Discrete provisioning"; research/solver_probe.md §5 (iii)):
+Algorithm (docs/how-to/provision.md):
 
-1. Enumerate every option of every dimension (:func:`hieropt.model.catalog.dimension_options`: part x unit count x
+1. Enumerate every option of every dimension (:func:`hieropt.model.options.dimension_options`: part x unit count x
    switch
    model), drop those outside the instance's per-dimension bounds, and keep the cheapest option of each bandwidth
    value (options of equal bandwidth are interchangeable in time and in every design constraint).

@@ -28,8 +28,8 @@ SEED_CUTS = 8
 
 
 class _Stall:
-    """Detects a cutting-plane loop that no longer progresses (the LP tolerances' floor, research/solver_probe.md
-    P3): after 6 rounds without a better bound it tightens HiGHS's tolerances to 1e-10 once; after 6 more it asks
+    """Detects a cutting-plane loop that no longer progresses (the LP tolerances'
+    floor): after 6 rounds without a better bound it tightens HiGHS's tolerances to 1e-10 once; after 6 more it asks
     the loop to stop (status LIMIT, with the proven gap reached)."""
 
     def __init__(self, solver: PersistentHighs):

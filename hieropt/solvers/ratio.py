@@ -81,7 +81,7 @@ class RatioCore(CutLP):
         instance: design constraints, bounds and prices.
         tm: the aggregated time model.
         bw_unit_gbps: typical bandwidth (GB/s) that fixes the LP's units
-            (:func:`hieropt.formulation.ratio.typical_bandwidth`).
+            (:func:`hieropt.formulation.scale.typical_bandwidth`).
         time_limit_s: wall-clock limit of each LP, s.
         budget_usd: with ``prune``, a cap on the network cost of every design the core will search ($).
         prune: leave out the design rows and bounds no design within the dearest feasible network (and the budget)
@@ -89,8 +89,8 @@ class RatioCore(CutLP):
             B, is then computed first when the rows' own cost bounds are far apart). Only for searches that never
             go above that cap.
         cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
-        exact_rows: design and bound rows without rounding (:func:`hieropt.formulation.ratio_arrays.
-            compile_ratio_lp`), for bounds that must hold for exactly feasible designs.
+        exact_rows: design and bound rows without rounding (:func:`~hieropt.formulation.ratio_arrays.compile_ratio_lp`),
+            for bounds that must hold for exactly feasible designs.
         slacks: rows with a slack column of their own (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`),
             for implied rows on them (:meth:`add_rows`).
     """

@@ -6,7 +6,7 @@ which the optimum sits, the budget, the min_cost time target, or a free bonus de
 (B_d = B'_d + delta_d with every row, bound and the budget on B'). V is convex in each of them (the value function
 of a convex program in a right-hand side), so its one-sided derivatives exist everywhere and are monotone.
 
-**Values from the LP duals and active cuts** (design note ``docs/procurement-design.md`` §1). The problem is re-solved
+**Values from the LP duals and active cuts** (``docs/procurement-design.md`` §1). The problem is re-solved
 on the solve's own persistent cutting-plane LP (every cut stays valid) at theta + h and theta - h (h = 1e-6 of the
 parameter's scale) and the duals of the final LP are read there: the row dual of a design row, the budget row or
 the time-target row, the reduced cost of B_d at its bound, and for the bonus the active tangent cuts of dimension d,
@@ -97,7 +97,7 @@ class _Analysis:
     @property
     def to_user(self) -> float:
         """dV/d(model dual) -> user units: time objective in s x ms units, cost objective in the $ unit of the last
-        min-cost LP (:attr:`PyomoTimeLP.objective_usd`)."""
+        min-cost LP (:attr:`~hieropt.solvers.pyomo_core.PyomoTimeLP.objective_usd`)."""
         return MS_NS / self.s if self.objective != "min_cost" else self.core.objective_usd
 
     # ------------------------------------------------------------------------------------------------ re-solves

@@ -1,4 +1,4 @@
-"""The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint (issue 15).
+"""The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint.
 
 For a grid of cost levels C_i (from the cheapest catalog design to the cost of the fastest) and power levels P_j
 (from the lowest-power design to the power of the fastest), each point is the exact MILP

@@ -56,7 +56,7 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> Li
             ``"not linear: "``: bandwidth times bandwidth, division by a bandwidth expression, ``**``); division
             by zero; no bandwidth term (only constants, or all coefficients cancel); a number that overflows; a
             coefficient or a level |rhs| / max|a| (GB/s) the LP cannot represent
-            (:func:`hieropt.spec.instance.row_range_problem`: the accepted ranges are named).
+            (:func:`hieropt.spec.ranges.row_range_problem`: the accepted ranges are named).
         ValueError: ``n_dims`` is not a positive integer (a programming error, not bad input).
     """
     if not isinstance(n_dims, int) or isinstance(n_dims, bool) or n_dims < 1:

@@ -77,7 +77,7 @@ def check_mapping(mapping: Mapping, network: Network, label: str) -> None:
                     f"{label}.{key}[{d}]: group of {_count(p)} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
                     f"fix: use a group size between 1 and {dim.npus}"
                 )
-            if dim.npus % p:  # issue 10: a group must tile its dimension (100 on a Switch of 128 is a mistake)
+            if dim.npus % p:  # a group must tile its dimension (100 on a Switch of 128 is a mistake)
                 divisors = [k for k in range(1, dim.npus + 1) if dim.npus % k == 0] if dim.npus <= 10**6 else []
                 raise ValueError(
                     f"{label}.{key}[{d}]: a group of {p} NPUs does not divide dimension {d}'s {dim.npus} NPUs "

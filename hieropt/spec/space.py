@@ -1,4 +1,4 @@
-"""A shape space: the networks an architect could build for N NPUs, stated once and explored exactly (issue 7).
+"""A shape space: the networks an architect could build for N NPUs, stated once and explored exactly.
 
 A :class:`ShapeSpace` gives the total number of NPUs; the **levels** of the packaging hierarchy, innermost first
 (e.g. chiplet, package, node, pod), each with the building blocks it allows, the size range of one of its

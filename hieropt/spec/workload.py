@@ -20,7 +20,7 @@ def _int_text(v: float) -> str:
 
 
 class WorkloadHeader(Frozen):
-    """The two header lines of an ASTRA-sim 1.0 workload file (every dialect; research/peers.md §4.2).
+    """The two header lines of an ASTRA-sim 1.0 workload file (every dialect; docs/reference/workloads.md).
 
     Line 1 is the parallelism ``policy`` (one of :data:`POLICIES`) and the tokens that policy takes; line 2 the layer
     count (``declared_layers``). Fields, each None when the file does not give it:

@@ -38,7 +38,7 @@ The heuristics:
   min sum_d m_d / B_d s.t. sum_d p_d B_d = budget (Lagrange: m_d / B_d^2 = lambda p_d). It ignores that the
   dimensions of one collective work concurrently (T takes a max over dimensions, not a sum).
 - :func:`gradient_descent`: projected (sub)gradient descent on the true objective from the equal split, the method
-  of LIBRA's earlier (2022) code as described in issue 6 (today's LIBRA repository solves with Gurobi). Backtracking
+  of LIBRA's earlier (2022) code (today's LIBRA repository solves with Gurobi). Backtracking
   step: a step is kept only when it lowers the objective (then the step grows by 1.5), otherwise it is halved; every
   iterate is projected onto F by the HiGHS QP. T is a sum of maxima, non-smooth where two dimensions tie as a
   collective's slowest, so descent stalls at such kinks: the result reports its iterations and its final gap to the

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hieropt.cli import app
-from tests.conftest import REPO
+from tests.cases import REPO
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
 INSTANCE = str(REPO / "instances" / "gpt3-4d.toml")
@@ -120,7 +120,7 @@ def test_huge_budget_is_not_a_false_optimum(tmp_path):
 
 
 def test_min_cost_command_without_a_bandwidth_cap(tmp_path):
-    """Issue 15: the default instance without its 'sum(bw) == 500' cap: min_cost for 1.3e9 ns solves (exit 0) and
+    """The default instance without its 'sum(bw) == 500' cap: min_cost for 1.3e9 ns solves (exit 0) and
     is cheaper than with the cap; the fastest network does not exist (exit 3, 'unbounded')."""
     text = (REPO / "instances" / "gpt3-4d.toml").read_text()
     assert 'constraints = ["sum(bw) == 500"]' in text

@@ -1,4 +1,4 @@
-"""The lazy start-up of the command line (issue 12) changes what is loaded when, never what is printed.
+"""The lazy start-up of the command line changes what is loaded when, never what is printed.
 
 - The lazy app (:mod:`hieropt.cli.commands`: a command's module is imported and its command built when it runs)
   prints the same help, for the app and for every command, as an app with every command registered eagerly; its

@@ -16,7 +16,7 @@ from hieropt.cli import app
 from hieropt.report import common as rc
 from hieropt.report.plots import FIGURES
 from hieropt.studies.compare import compare
-from tests.conftest import REPO
+from tests.cases import REPO
 
 runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"})
 INSTANCE = str(REPO / "instances" / "gpt3-4d-compare.toml")

@@ -34,7 +34,7 @@ def _parse_proto(text: str):
 
 def test_schema_matches_shipped_proto():
     if not PROTO.is_file():
-        pytest.skip("../shared/tools/astra-sim/et_def.proto not found")
+        pytest.skip("ASTRA-sim's et_def.proto not found beside the simulator")
     messages, enums = _parse_proto(PROTO.read_text())
     assert set(messages) == set(SCHEMA)
     for name, fields in messages.items():

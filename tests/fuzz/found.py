@@ -1,5 +1,5 @@
 """Instances found by the fuzz suites (tests/fuzz/strategies.py draws), kept as regression data for
-tests/fuzz/test_issue10_solver_regressions.py. Each comment gives the call that failed at main 79314c4."""
+tests/fuzz/test_solver_at_extreme_magnitudes.py. Each comment gives the call and what an earlier solver did on it."""
 
 # ruff: noqa: E501
 from tests.fuzz.strategies import Row, Spec, WorkloadSpec
@@ -33,15 +33,15 @@ SOLVE_ERROR = Spec(dims=(('Ring', 2, 'B', 0.0, 'direct'), ('Switch', 4, 'C', 257
 
 # inst = spec.instance(bw_scale=0.01); hieropt.solve(inst)  -> LIMIT at gap 0.00986 after 16 LPs ("no further
 # progress at the LP tolerance floor") at every magnitude: a 1-byte reduce-scatter and a 62 MB all-gather share one
-# term, stored at 1 byte, so its epigraph coefficients fell below HiGHS's 1e-9 and were dropped (fuzzlong, seed 7)
+# term, stored at 1 byte, so its epigraph coefficients fell below HiGHS's 1e-9 and were dropped (long run, seed 7)
 TINY_FIRST_TERM = Spec(dims=(('FullyConnected', 128, 'A', 0.0, None), ('Switch', 128, 'A', 0.0, None)), prices={'A': (86.5964, 13.3352, 0.917276)}, workloads=(WorkloadSpec(layers=(((8317.64, 'ALLREDUCE', 33787000000.0), (8035.26, 'P2P', 2238.72), (0.0, 'REDUCESCATTER', 10777.1)), ((0.0, 'ALLTOALL', 70388200.0), (100000000.0, 'REDUCESCATTER', 1.0), (8035.26, 'ALLREDUCE', 9.0)), ((2238.72, 'ALLREDUCE', 1905.46), (0.0, 'ALLGATHER', 62373500.0), (441570.0, 'P2P', 26760900.0))), groups=((4, 4), (8, 2), (1, 8)), weight=1.0),), loop='tp_dp_overlap', mode='concurrent', rows=(Row(coef=(2.5, 0.5), sense='<=', rhs=16.432416, text='a.bw <= S'), Row(coef=(1.0, 1.0), sense='>=', rhs=0.994999104, text='sum(bw) >= f'), Row(coef=(1.0, 1.0), sense='>=', rhs=0.300377088, text='sum(bw) >= f')), bounds=None, x0=(2.1752, 16.788), pipeline=None, step=None, objective='performance', extra={})
 
 # inst = spec.instance(); hieropt.solve(inst, objective='min_cost', max_iteration_time_ns=124854471916.48625)
-# -> LIMIT at gap 2.34e-06 after 16 LPs (fuzzlong, procurement seed 1): two bandwidths at their bounds made the
+# -> LIMIT at gap 2.34e-06 after 16 LPs (long run, procurement seed 1): two bandwidths at their bounds made the
 # KKT polish give up, and the 1e-12 margin below the target moved the exact optimum 1e-6 of the way to the fastest
 # design (the target is within ~1e-6 of the fastest time)
 MIN_COST_AT_BOUNDS = Spec(dims=(('Ring', 4, 'A', 100.0, 'ring'), ('Switch', 2, 'A', 4897.79, 'direct'), ('Switch', 8, 'A', 295.121, None)), prices={'A': (0.010292, 0.01, 0.398107)}, workloads=(WorkloadSpec(layers=(((0.0, 'ALLGATHER', 21940700000.0), (0.0, 'REDUCESCATTER', 183548000000.0), (17179.1, 'NONE', 0.0)),), groups=((1, 1, 4), (2, 1, 4), (2, 1, 1)), weight=1.0), WorkloadSpec(layers=(((822243.0, 'REDUCESCATTER', 5655.88), (0.0, 'NONE', 0.0), (0.0, 'NONE', 7673610.0)),), groups=((1, 2, 1), (4, 2, 4), (4, 1, 4)), weight=0.151356)), loop='tp_dp_overlap_cross', mode='sequential', rows=(), bounds=((1.3458942569999999, 1.9839521500000001), (0.451991226, 2.5267969999999997), (0.292803015, 1.7132239)), x0=(1.38835, 1.38835, 1.38835), pipeline=None, step=None, objective='performance', extra={})
 
 # inst = spec.instance(); hieropt.solve(inst)  -> LIMIT at an honest gap of 1.5e-08 (target 1e-8) after 23 LPs, at
-# every magnitude (fuzzlong, random instances seed 3; OPEN: the one LIMIT of 2,300 instances after the fixes)
+# every magnitude (long run, random instances seed 3)
 NEAR_TARGET_LIMIT = Spec(dims=(('FullyConnected', 4, 'B', 0.0, 'ring'), ('Switch', 2, 'A', 724.436, 'halving_doubling'), ('Switch', 64, 'A', 0.0, 'ring'), ('Ring', 6, 'A', 1.0, 'ring')), prices={'A': (334.965, 205.353, 1000.0), 'B': (0.0501187, None, None)}, workloads=(WorkloadSpec(layers=(((1584.89, 'NONE', 0.0), (6309570.0, 'REDUCESCATTER', 67.0), (0.0, 'ALLREDUCE', 8128.31)),), groups=((2, 1, 16, 1), (4, 1, 8, 1), (2, 2, 4, 1)), weight=1.0), WorkloadSpec(layers=(((100000000.0, 'NONE', 0.0), (0.0, 'ALLREDUCE', 4265.8), (179.887, 'REDUCESCATTER', 595662000.0)), ((114815.0, 'ALLGATHER', 1000.0), (3388.44, 'ALLGATHER', 29682500000.0), (0.0, 'REDUCESCATTER', 260016.0))), groups=((1, 1, 1, 6), (4, 2, 4, 2), (4, 2, 1, 2)), weight=1.58489)), loop='step', mode='sequential', rows=(Row(coef=(3.0, 3.0, 1.5, 3.5), sense='<=', rhs=272.46283402499995, text='a.bw <= S'),), bounds=None, x0=(80.3526, 1.65006, 9.12011, 1.01742), pipeline=None, step=(10, 6, 2, True), objective='performance', extra={})

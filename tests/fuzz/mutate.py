@@ -7,8 +7,8 @@ changes the target file once:
 
 - structured (TOML / YAML parsed, changed, written back): delete a key, change a value's type, a number to 0, -1,
   huge, tiny, nan, inf, an integer with thousands of digits, a string to rich markup (``[/b]``), unicode, empty or
-  very long, a path to a missing file or a folder, a list emptied, shortened or extended; and a few values the issue
-  names (radix 2 or 3, max_per_npu = 1e6, efficiency = 1e-310, npus = "32");
+  very long, a path to a missing file or a folder, a list emptied, shortened or extended; and a few values known to
+  break readers (radix 2 or 3, max_per_npu = 1e6, efficiency = 1e-310, npus = "32");
 - text: truncation, a line deleted, duplicated or garbled, a number token replaced, non-UTF-8 bytes, a BOM;
 - the file renamed to a name with rich markup or unicode in it;
 - the command line itself: a mutated ``--constraint`` or ``--bw``.
@@ -187,7 +187,7 @@ def _string(rng: random.Random, v: str, sandbox: Path) -> Any:
 
 
 SPECIFIC = (
-    # (key name, value): the values issue 10 lists, applied where the key exists
+    # (key name, value): values known to break readers, applied where the key exists
     ("radix", 2), ("radix", 3), ("max_per_npu", 1_000_000), ("max_per_node", 1_000_000), ("efficiency", 1e-310),
     ("weight", float("inf")), ("npus", "32"), ("layers", int("9" * 4000)), ("tp", int("9" * 4000)),
     ("latency_ns", float("inf")), ("usd", float("nan")), ("gbps", 1e-300), ("link_usd_per_gbps", 1e-320),

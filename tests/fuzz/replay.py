@@ -42,7 +42,7 @@ def run_statements(code: str) -> Any:
 
 def run_mutant(seed: int) -> dict[str, Any]:
     """Rebuild mutant ``seed`` in a fresh sandbox and run it (in the worker)."""
-    from tests.conftest import shared_data_dir
+    from tests.cases import shared_data_dir
     from tests.fuzz.mutate import TARGETS, make_mutant, make_sandbox
     from tests.fuzz.tasks import cli
 

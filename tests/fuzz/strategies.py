@@ -6,7 +6,7 @@ of 1..1000 GB/s per NPU (0.1..1e4 in a quarter of the draws), prices 0.01..1000 
 sizes, pipeline transfers) and every bandwidth limit (right-hand sides of the design rows, bounds) by ``bw_scale``
 and every price by ``price_scale``.
 With B' = s B and m' = s m every m/B is unchanged, so the optimal iteration time must not change, the optimal
-bandwidths must scale by s and every cost by s x price_scale (the rescaling invariance of issue 10).
+bandwidths must scale by s and every cost by s x price_scale (the rescaling invariance).
 
 Every instance is feasible and bounded by construction: the design rows all hold, with slack on the inequalities,
 at the point ``x0`` (> 0 on every dimension), and one row with positive coefficients on every dimension caps the

@@ -1,5 +1,5 @@
 """Concurrency: independent solves at once in one process (threads) and in several (spawn and fork), and signals to a
-parallel sweep (issue 10, "Processes" and "Threads").
+parallel sweep.
 
 The library promises independent calls in one process: 8 threads each solving its own instance must give the same
 answers as solving them one after the other, and so must 4 processes started with spawn or fork (fork after the

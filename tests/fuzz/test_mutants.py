@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared_data_dir
+from tests.cases import shared_data_dir
 from tests.fuzz.mutate import TARGETS, Mutant, make_mutant, make_sandbox
 from tests.fuzz.run import call
 from tests.fuzz.tally import BUDGET, MODE, TALLY, TIMEOUT_S

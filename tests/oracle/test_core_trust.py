@@ -1,4 +1,4 @@
-"""The solver-core cases of issue 10, each against SCIP (tests/oracle/test_scip_loops.py's independent model).
+"""Hard solver-core cases, each against SCIP (tests/oracle/test_scip_loops.py's independent model).
 
 - ``tp_dp_overlap`` with ``dimension_mode = "sequential"`` on 3 Ring dimensions of 64, 4, 5 NPUs, one reduce-scatter
   of 10,347 bytes in the input gradient (group 64, 2, 1) and one of 139,196,988,052 bytes in the weight gradient
@@ -39,7 +39,7 @@ IDLE = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
 
 
 def reported(rhs: float, loop: str = "tp_dp_overlap", mode: str = "sequential", scale: float = 1.0) -> Instance:
-    """Issue 10's instance (module docstring) with ``sum(bw) <= rhs``, bytes and the bandwidth cap times ``scale``."""
+    """The instance of the module docstring with ``sum(bw) <= rhs``, bytes and the bandwidth cap times ``scale``."""
     return Instance(
         name="issue10", objective="performance", training_loop=loop, dimension_mode=mode,
         network=Network(dims=(Dimension(block="Ring", npus=64, cost_class="C"),

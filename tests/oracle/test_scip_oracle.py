@@ -1,4 +1,4 @@
-"""SCIP as an independent global oracle for the performance objective (design.md §3, research/solver_probe.md §3c).
+"""SCIP as an independent global oracle for the performance objective.
 
 The oracle builds the non-convex model straight from the per-collective traffic (``phase_traffic``, no aggregation,
 nothing from hieropt's formulation or solvers) with pyscipopt:
@@ -292,8 +292,8 @@ def _example(dims, layers, groups, rows, bounds) -> Instance:
     )
 
 
-# Kept examples, found by this test with an earlier form of its strategy (raw hypothesis floats). At commit dd6fa30
-# hieropt stopped on both with status LIMIT after 500 LPs: A at gap 1.69e-8 (T 878564.52258 ns against SCIP's point
+# Kept examples, found by this test with an earlier form of its strategy (raw hypothesis floats). An earlier solver
+# stopped on both with status LIMIT after 500 LPs: A at gap 1.69e-8 (T 878564.52258 ns against SCIP's point
 # 878564.51666 ns, 6.7e-9 worse), B at gap 1.05e-8 (T 7816550.00477 ns against SCIP's point 7816549.99235 ns, 1.6e-9
 # worse; SCIP's objective 7816549.98076 ns). hieropt's time was within its 1e-8 target; its lower bound stalled
 # (7816549.92249 ns on B). SCIP needs its fallback settings on A (LP-solver error with the first two).

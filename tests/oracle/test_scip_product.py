@@ -1,5 +1,4 @@
 """SCIP as an independent global oracle for performance per cost, plus budget / time-target / front consistency
-(design.md §3, research/solver_probe.md §3c-3d).
 
 The oracle states min T(B) * cost(B) directly as a bilinear program with pyscipopt, from the per-collective traffic
 (``phase_traffic``, no aggregation) and the cost classes of the instance (nothing from hieropt's formulation, cost
@@ -278,8 +277,8 @@ def _kept(dims, prices, layers, groups, rows, bounds=None) -> Instance:
     )
 
 
-# Kept examples, found by the test below (its strategy, round numbers aside); the failures are those at commit
-# 359e608 plus the working tree of 2026-11-30 14:30 UTC.
+# Kept examples, found by the test below (its strategy, round numbers aside); each made an earlier
+# solver fail as described.
 # A: the cheapest network (all bandwidth on dim 0) leaves loaded dim 1 at zero. solve(performance_per_cost) raised
 #    ValueError "Geometric sequence cannot include zero" from TimeLP._seed (reach = 0 at the first kappa).
 KEPT_ZERO_REACH = _kept(
@@ -318,7 +317,7 @@ KEPT_BAD_BOUND = _kept(
     ((6, 3, 1), (5, 1, 3), (5, 1, 2)), [((1.0, 1.0, 1.0), ">=", 408.0), ((1.0, 1.0, 1.0), "<=", 736.032)])
 
 
-# E: a random procurement sweep (issue 10): the kappa branch and bound stopped at "10000 nodes" without a
+# E: a random procurement sweep: a kappa branch and bound stopped at "10000 nodes" without a
 #    certificate (gap 1.4e-5) after 1.5 s; the cost-share LP proves it in ~11 LPs.
 KEPT_NODE_LIMIT = _kept(
     [("FullyConnected", 4), ("FullyConnected", 7), ("Switch", 4)],

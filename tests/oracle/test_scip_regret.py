@@ -1,4 +1,4 @@
-"""SCIP as an independent global oracle for min-max regret portfolios (issue 15).
+"""SCIP as an independent global oracle for min-max regret portfolios.
 
 SCIP gets the non-convex model straight from the per-collective traffic (``phase_traffic``; nothing from hieropt's
 formulation or solvers): each workload's own optimum T_w* = min C_w + sum_k tau^w_k s.t. tau^w_k >= m^w_kd t_d,
@@ -11,14 +11,13 @@ solved to global optimality by spatial branch and bound. SCIP's point is re-eval
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 from hieropt import api
 from hieropt.model.traffic import phase_traffic
 from hieropt.solvers.portfolio import single_job
+from tests.cases import seeds
 
 from ..solve.test_portfolio import random_portfolio
 from .test_scip_oracle import ScipFailed, scip_min_time
@@ -64,12 +63,9 @@ def scip_min_max_regret(inst, own_ns: list[float], z0: float) -> np.ndarray:
     return np.array([max(0.0, m.getVal(v)) for v in B])
 
 
-SLOW = os.environ.get("HIEROPT_SLOW") == "1"
-
-
-@pytest.mark.parametrize("seed", range(10 if SLOW else 4))
+@pytest.mark.parametrize("seed", seeds(4, 10))
 def test_min_max_regret_matches_scip(seed):
-    """Seeds 0-3: 2 dimensions, 2 or 3 workloads (seconds); with HIEROPT_SLOW=1 also 3 dimensions (minutes)."""
+    """Seeds 0-3: 2 dimensions, 2 or 3 workloads (seconds); seeds 4-9 (marked slow) also 3 dimensions (minutes)."""
     rng = np.random.default_rng(1000 + seed)
     inst = random_portfolio(rng, W=2 + seed % 2, D=2 if seed < 4 else 3, total=float(rng.integers(100, 1000)))
     sol = api.solve(inst, objective="min_max_regret")

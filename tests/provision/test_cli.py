@@ -191,7 +191,7 @@ def test_budget_below_the_cheapest_design():
                  "infeasible: budget $1,000,000: the cheapest design from the catalog that meets the constraints costs")
 
 
-# ------------------------------------------------------------------------------------ sourced catalogs (issue 15)
+# ------------------------------------------------------------------------------------ sourced catalogs ---------
 NVL = REPO / "instances" / "gpt3-nvl72-2304.toml"
 IB = REPO / "catalogs" / "nvl72-infiniband.toml"
 

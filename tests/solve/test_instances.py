@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hieropt
-from tests.conftest import REPO
+from tests.cases import REPO
 
 INSTANCES = sorted((REPO / "instances").glob("*.toml"))
 

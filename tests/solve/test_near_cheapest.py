@@ -16,7 +16,7 @@ import pytest
 
 import hieropt
 from hieropt.model.cost import cluster_cost_usd_per_gbps
-from tests.solve.test_procurement_trust import kept
+from tests.cases import kept
 
 LAYERS = [((0.0, "NONE", 0.0), (0.0, "NONE", 0.0), (1e3, "ALLREDUCE", 1e6))]
 

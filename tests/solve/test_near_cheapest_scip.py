@@ -177,7 +177,7 @@ TIE_FLOOR_BOUND = ("no_overlap", [("Ring", 4, "C0"), ("Ring", 4, "C0"), ("Ring",
                    {"C0": (0.0014838079655311598,), "C2": (0.001062576634246183,),
                     "C3": (0.0013155225640560664, 883.3431411404313, 0.004598319010265123)},
                    ["sum(bw) >= 0.13883530061804958", "sum(bw) <= 1388.3530061804959"], None)
-"""A random finding of this stop: two tied dimensions both starved, a cheaper one filling a floor, a dear Switch
+"""A random instance: two tied dimensions both starved, a cheaper one filling a floor, a dear Switch
 held at its lower bound (bounds = [dim 3 >= 0.014696467622742742]). Before: "infeasible: the budget ... leaves a
 dimension that carries traffic (almost) without bandwidth" at slack 1e-5 and 1e-3 of the cost."""
 
@@ -200,7 +200,7 @@ SPREAD = ("tp_dp_overlap", [("Ring", 4, "C0"), ("FullyConnected", 8, "C1"), ("Ri
           {"C0": (0.00038013748368599426,), "C1": (0.0003386681502932037,), "C2": (0.00033444894465674914,),
            "C3": (0.00034178669729824113, 265.2902747536341, 5153.398059204397)},
           ["sum(bw) == 0.4199393343215355"], None)
-"""A random finding of this stop: three links 1.3 % apart in price next to a Switch 1.6e7 x dearer. The cost-range LP
+"""A random instance: three links 1.3 % apart in price next to a Switch 1.6e7 x dearer. The cost-range LP
 (costs as shares of their sum) returned the vertex on dimension 1, 1.3 % dearer than the cheapest (dimension 2):
 HiGHS's dual tolerance, 1e-9 of the largest cost, is 1e-9 x 1.1e7 = 1e-2 $ per GB/s here. Then a budget 1e-9 above
 the true cheapest was "below the cheapest network", and 1e-7 above it LIMIT at gap 0.99."""

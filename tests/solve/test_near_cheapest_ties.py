@@ -25,7 +25,7 @@ import pytest
 
 import hieropt
 from hieropt.model.cost import cluster_cost_usd_per_gbps
-from tests.solve.test_procurement_trust import kept
+from tests.cases import kept
 
 MA, MB, MC = 1e6, 3e6, 2e6
 """All-reduce sizes (bytes) of the forward, input-gradient and weight-gradient phase: each spans one Ring-2

@@ -21,7 +21,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from tests.conftest import REPO
+from tests.cases import REPO
 
 AR = Collective.ALL_REDUCE
 
@@ -30,7 +30,7 @@ def _two_dim(constraints=(("sum", "==", 100.0),), bounds=None, compute_ns=1e6, s
              **kw) -> Instance:
     """Ring 4 x Switch 8 (32 NPUs); one all-reduce of ``size`` bytes over both dimensions per iteration.
 
-    Traffic (design.md §2.1): dim0 = 2 S 3/4 = 1.5 S, then chunk S/4; dim1 = 2 (S/4) 7/8 = 0.4375 S.
+    Traffic: dim0 = 2 S 3/4 = 1.5 S, then chunk S/4; dim1 = 2 (S/4) 7/8 = 0.4375 S.
     Unit costs: dim0 $2/GB/s, dim1 $8 + 18 + 30 = $56/GB/s, times 32 NPUs.
     """
     ph = Phase(compute_ns=compute_ns / 3, collective=Collective.NONE, size_bytes=0)

@@ -1,4 +1,4 @@
-"""Random procurement instances (issue 10's acceptance): every performance-per-cost, min-cost and Pareto call ends
+"""Random procurement instances: every performance-per-cost, min-cost and Pareto call ends
 with a certificate or an honest LIMIT, and no certificate is beaten by a budget sweep.
 
 Instances: 1-3 dimensions of every building block, 1-3 layers of random collectives (1e3 .. 1e11 bytes), prices from
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import hieropt
 from hieropt.model.traffic import phase_traffic
 from hieropt.spec import PHASES, Instance
-from tests.solve.test_procurement_trust import kept
+from tests.cases import kept
 
 LONG = os.environ.get("HIEROPT_FUZZ") == "long"
 KINDS = ["ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "ALLTOALL"]

@@ -1,4 +1,4 @@
-"""Procurement objectives on inputs that broke them (issue 10's procurement findings, issue 15 item 6): every
+"""Procurement objectives on inputs that broke them: every
 answer is checked by hand or by a budget sweep (the fastest design within a budget just below a claimed bound must
 not beat the claim), never by hieropt's own bound alone.
 
@@ -8,7 +8,7 @@ Failure classes, each with its root cause:
 - performance per cost that never ends (1 dimension under a floor: T x cost is almost flat in the cost level, so the
   kappa branch and bound's tangent-line bounds needed ~1e4 nodes) or stops at 10,000 nodes: now one convex LP in
   cost-share variables, which ends in a few LPs;
-- min_cost refused without a bandwidth cap (issue 15 item 6).
+- min_cost refused without a bandwidth cap (now: a design meeting the target caps the cost).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import pytest
 
 import hieropt
 from hieropt.spec import (
-    PHASES,
-    Bound,
     Collective,
     CostClass,
     CostModel,
@@ -32,28 +30,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from tests.conftest import REPO
-from tests.fuzz.strategies import tiled
-
-
-def kept(dims, prices, layers, groups, rows, bounds=None, objective="performance") -> Instance:
-    """An instance from plain tuples: prices per dimension (link[, switch, nic]) $/GB/s, layers as
-    ((compute_ns, collective, size_bytes) x 3 phases), groups per phase, rows as (coefficients, sense, rhs)."""
-    return Instance(
-        name="kept", objective=objective, training_loop="no_overlap",
-        network=Network(dims=tuple(Dimension(block=b, npus=tiled(p, *(g[d] for g in groups)), cost_class=f"c{d}")
-                                    for d, (b, p) in enumerate(dims))),
-        workload=Workload(name="kept", layers=tuple(
-            Layer(name=f"l{i}", **{ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=sz)
-                                   for ph, (c, k, sz) in zip(PHASES, phases, strict=True)})
-            for i, phases in enumerate(layers))),
-        mapping=Mapping(**dict(zip(PHASES, groups, strict=True))),
-        cost=CostModel(classes={f"c{d}": CostClass(**dict(zip(("link_usd_per_gbps", "switch_usd_per_gbps",
-                                                                 "nic_usd_per_gbps"), pr, strict=False)))
-                                for d, pr in enumerate(prices)}),
-        constraints=tuple(LinearConstraint(coefficients=a, sense=op, rhs=r, text=f"{a} {op} {r}")
-                          for a, op, r in rows),
-        bounds=None if bounds is None else tuple(Bound(lower_gbps=lo, upper_gbps=hi) for lo, hi in bounds))
+from tests.cases import REPO, kept
 
 
 def assert_min_cost_certified(inst: Instance, target_ns: float, sol: hieropt.Solution) -> None:
@@ -70,7 +47,7 @@ def assert_min_cost_certified(inst: Instance, target_ns: float, sol: hieropt.Sol
                                                 f"bound ${sol.objective_bound!r}")
 
 
-# 2 Ring-2 dimensions, $1 and $3 per GB/s, one 1 MB all-reduce, sum(bw) <= 0.01 (issue 10). Traffic: dim 0 carries
+# 2 Ring-2 dimensions, $1 and $3 per GB/s, one 1 MB all-reduce, sum(bw) <= 0.01. Traffic: dim 0 carries
 # 2 S (1/2) = S, dim 1 2 (S/2)(1/2) = S/2, so the fastest split within a budget has b1 = b0 / 2 and costs
 # 4 NPUs x (1 b0 + 3 b1) = 10 b0.
 TINY = kept([("Ring", 2), ("Ring", 2)], [(1.0,), (3.0,)],
@@ -154,7 +131,7 @@ def test_min_cost_without_cap_closed_form():
 
 
 def test_min_cost_gpt3_without_cap_equals_a_meaningless_cap():
-    """Issue 15: `--objective min_cost --max-time-ns 1.3e9` on GPT-3 4D without any bandwidth cap solves, and gives
+    """`--objective min_cost --max-time-ns 1.3e9` on GPT-3 4D without any bandwidth cap solves, and gives
     what a cap far above the answer gives."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml").model_copy(update={"constraints": ()})
     free = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=1.3e9)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hieropt import api
-from tests.conftest import shared_data_dir
+from tests.cases import shared_data_dir
 
 CONSTRAINTS = {
     "total_bw_500gbps": ["sum(bw) == 500"],

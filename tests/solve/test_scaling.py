@@ -2,9 +2,10 @@
 
 Multiplying every collective size and every bandwidth limit by a (bytes and GB/s together) leaves every time
 unchanged and multiplies every optimal bandwidth by a; multiplying every price by c multiplies every cost by c.
-So for a and c from 1e-6 to 1e6 (issue 10: the answer used to change, a budget that binds was ignored at tiny
-prices x bandwidth, min_cost was overpriced with "gap 0" or stopped at 'Unbounded'): the same optimum, scaled, each
-certified to its gap target, for the performance, budget, min-cost and performance-per-cost objectives.
+So for a and c from 1e-6 to 1e6 (where a solver with one set of units changes the answer, ignores a budget that
+binds at tiny prices x bandwidth, overprices min_cost with "gap 0" or stops at 'Unbounded'): the same optimum,
+scaled, each certified to its gap target, for the performance, budget, min-cost and performance-per-cost
+objectives.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 import hieropt
 from hieropt.spec import Bound, CostClass, CostModel, Instance, LinearConstraint, Workload
-from tests.conftest import REPO
+from tests.cases import REPO
 
 SCALES = [1e-6, 1e-3, 1.0, 1e3, 1e6]
 

@@ -4,12 +4,11 @@ Every reported marginal value is checked against the optimal value of the modifi
 central differences with h = 1e-3 of the parameter's scale and h / 2, Richardson-extrapolated, where the value is
 two-sided (relative 1e-4, plus the noise floor of solves at gap 5e-9, 8e-9 V / h); forward and backward
 differences with Richardson extrapolation against the one-sided values at kinks; rows reported as not binding leave
-V unchanged when moved. ``HIEROPT_SLOW=1`` runs 40 + 12 random instances instead of 5 + 2.
+V unchanged when moved. The tests marked ``slow`` (``--slow``) add 35 + 10 random instances to the 5 + 2.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +32,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.cases import seeds
 from tests.fuzz.strategies import divisors
 
 COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
@@ -183,10 +183,7 @@ def test_hand_kink_and_not_binding():
     assert check_against_differences(inst, sol) == 4
 
 
-SLOW = os.environ.get("HIEROPT_SLOW") == "1"
-
-
-@pytest.mark.parametrize("seed", range(40 if SLOW else 5))
+@pytest.mark.parametrize("seed", seeds(5, 40))
 def test_random_performance_matches_finite_differences(seed):
     rng = np.random.default_rng(seed)
     inst = random_instance(rng)
@@ -198,7 +195,7 @@ def test_random_performance_matches_finite_differences(seed):
     check_against_differences(inst, sol)
 
 
-@pytest.mark.parametrize("seed", list(range(12 if SLOW else 2)))
+@pytest.mark.parametrize("seed", seeds(2, 12))
 def test_random_budget_and_min_cost_match_finite_differences(seed):
     rng = np.random.default_rng(100 + seed)
     inst = random_instance(rng)

@@ -1,4 +1,4 @@
-"""Arrays compiled once and shared between solves (issue 12): each solve's own copy of what it changes, the rest
+"""Arrays compiled once and shared between solves: each solve's own copy of what it changes, the rest
 read-only, and values memoised by value as well as identity."""
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def test_budget_and_a_pinned_dimension():
 
 
 def test_not_single_term_goes_to_the_general_loop():
-    inst = hieropt.load_instance(__import__("tests.conftest").conftest.REPO / "instances" / "gpt3-4d.toml")
+    inst = hieropt.load_instance(__import__("tests.cases").cases.REPO / "instances" / "gpt3-4d.toml")
     tm = build_time_model(inst)
     assert single_term(tm) is None
     assert fastest_single_term(inst, tm, 1e-8) is None

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hieropt
-from tests.conftest import REPO
+from tests.cases import REPO
 
 INSTANCE = REPO / "instances" / "gpt3-4d.toml"
 

@@ -132,7 +132,7 @@ def test_empty_slice(text: str) -> None:
 
 @pytest.mark.parametrize("text", ["sum(bw[1:5]) <= 300", "sum(bw[0:100]) <= 1", "sum(bw[:5]) <= 1"])
 def test_slice_past_the_last_dimension(text: str) -> None:
-    """Issue 10: not clamped like a Python slice (4 dimensions: bw[1:5] would silently mean bw[1:4])."""
+    """Not clamped like a Python slice (4 dimensions: bw[1:5] would silently mean bw[1:4])."""
     e = _error(text)
     assert "reaches past the last dimension" in e.problem
     assert ":4]" in e.fix or "bw[" in e.fix

@@ -32,7 +32,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from tests.conftest import REPO
+from tests.cases import REPO
 
 AR, RS = Collective.ALL_REDUCE, Collective.REDUCE_SCATTER
 

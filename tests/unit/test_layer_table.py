@@ -46,7 +46,7 @@ def test_layer_table_round_trip_and_sequence():
 
 
 def test_workload_copy_with_new_layers_gets_a_new_table():
-    """issue 10: ``model_copy(update={"layers": ...})`` was solved with its old layers (a cached table survived)."""
+    """``model_copy(update={"layers": ...})`` is solved with its new layers (no cached table survives)."""
     w = Workload(name="w", layers=tuple(_layers()))
     assert w.table.size_bytes[0, 1] == 3e5
     bigger = w.layers[0].model_copy(update={"input_grad": Phase(compute_ns=20.0, collective=AR, size_bytes=9e5)})

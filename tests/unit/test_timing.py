@@ -1,4 +1,4 @@
-"""No-overlap iteration time, its breakdown and LIBRA's linear cost (design.md §2.2, §2.4): hand-computed values."""
+"""No-overlap iteration time, its breakdown and LIBRA's linear cost: hand-computed values."""
 
 from __future__ import annotations
 

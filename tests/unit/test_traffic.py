@@ -1,4 +1,4 @@
-"""Per-dimension traffic of collectives and exact aggregation (design.md §2.1, §2.3): hand-computed values."""
+"""Per-dimension traffic of collectives and exact aggregation: hand-computed values."""
 
 from __future__ import annotations
 

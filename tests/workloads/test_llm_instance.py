@@ -80,7 +80,7 @@ def test_network_of_another_size(tmp_path):
 
 
 def test_tp_workload_given_a_smaller_forward_group(tmp_path):
-    """Issue 14: a TP-16 workload (header model_parallel_NPU_group: 16) given a forward group of 4 is refused."""
+    """A TP-16 workload (header model_parallel_NPU_group: 16) given a forward group of 4 is refused."""
     text = (REPO / "instances" / "gpt3-4d.toml").read_text(encoding="utf-8").replace(
         '"../models/', f'"{REPO}/models/').replace("forward = [4, 4, 1, 1]", "forward = [4, 1, 1, 1]")
     path = tmp_path / "bad.toml"

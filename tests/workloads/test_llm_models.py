@@ -134,7 +134,7 @@ def test_overrides():
 
 
 def test_memory_says_how_much_too_big():
-    # GPT-3 at TP 16 x DP 256 without PP, sharding or recompute (issue 14): far more than 80 GB per NPU
+    # GPT-3 at TP 16 x DP 256 without PP, sharding or recompute: far more than 80 GB per NPU
     p = read_llm(MODELS / "gpt3-175b-llm.toml", ["tp=16", "pp=1", "dp=256", "zero_stage=0", "recompute=none",
                                                  "sequence_parallel=false", "global_batch_size=1536"])
     rep = memory(p)

@@ -1,8 +1,8 @@
-"""What the sweeps keep and share between candidates (issue 12: reuse across candidates) gives the values of
+"""What the sweeps keep and share between candidates gives the values of
 computing everything afresh: the step's copied layers, the memory report per block kind, the placements shared by
 plans with the same group sizes, the rows of unsolved candidates typed per plan, the time model's phase classes,
 the shared design matrix and constraints, the time split; and the co-design search's answer on small spaces is the
-one the code gave before these caches (5efe8d0: the same solved candidates, the same best value)."""
+one computed without these caches (the same solved candidates, the same best value)."""
 
 from __future__ import annotations
 
@@ -343,10 +343,10 @@ def test_stage_workload_instances_share_the_workload():
     assert stage_workload(p) is stage_workload(p)
 
 
-def test_serial_settles_the_tail_as_before(tmp_path):
+def test_serial_settles_the_tail_like_the_admission_test(tmp_path):
     """The serial search settles every candidate after its first pruned one at once: on a min-cost space (pruned
-    and infeasible candidates interleaved) the same statuses and messages, row for row, as 5efe8d0 gave (which took
-    each candidate through the admission test), and a resumed run reads them all back."""
+    and infeasible candidates interleaved) the same statuses and messages, row for row, as taking each candidate through
+    the admission test gives, and a resumed run reads them all back."""
     import hashlib
     import json
 
@@ -356,7 +356,7 @@ def test_serial_settles_the_tail_as_before(tmp_path):
     assert [s for _, s, _ in rows].count("infeasible") == 240 and [s for _, s, _ in rows].count("pruned") == 119
     assert r.best["id"] == f"{PLAN1.removesuffix(' ovl')} | a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1"
     assert r.best["objective_value"] == pytest.approx(24.0, rel=1e-12)
-    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "eb69653ae8b8b5c5"  # (5efe8d0's rows)
+    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "eb69653ae8b8b5c5"  # rows without caches
     out = tmp_path / "rows.csv"
     first = codesign(sp, workers=1, out=out)
     again = codesign(sp, workers=1, out=out)
@@ -365,7 +365,7 @@ def test_serial_settles_the_tail_as_before(tmp_path):
         [(x["id"], x["status"], x["message"]) for x in first.rows] == rows
 
 
-# the answers of 5efe8d0 (before the caches of this change) on the spaces of test_codesign_search: the solved
+# the answers without the caches on the spaces of test_codesign_search: the solved
 # candidates (shape | placement, all of the best plan) and the best
 TWO = {"2x4": ("a:FC2 a:FC4", "a:FC2 a:R4", "a:FC2 b:SW4", "a:R2 a:FC4", "a:R2 a:R4", "a:R2 b:SW4"),
        "4x2": ("a:FC4 a:FC2", "a:FC4 a:R2", "a:FC4 b:SW2", "a:R4 a:FC2", "a:R4 a:R2", "a:R4 b:SW2")}
@@ -380,7 +380,7 @@ PLAN2 = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
 
 
 @pytest.mark.parametrize("case", ["lowest", "ppc", "all"])
-def test_codesign_answer_of_the_code_before(case):
+def test_codesign_answers_on_small_spaces_are_pinned(case):
     if case == "lowest":
         sp = space(plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"),
                                      overlap_grad_reduce=(False, True)))

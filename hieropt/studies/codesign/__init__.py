@@ -1,4 +1,4 @@
-"""Co-design of the training plan with the network (issue 14): plans (:mod:`.plans`), candidates with proven bounds
+"""Co-design of the training plan with the network: plans (:mod:`.plans`), candidates with proven bounds
 (:mod:`.candidates`), and the exact pruned search (:mod:`.search`)."""
 
 from .search import COLUMNS, Codesign, codesign

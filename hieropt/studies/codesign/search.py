@@ -1,4 +1,4 @@
-"""The joint search over training plans and networks (issue 14): every candidate (plan, shape, placement) of a
+"""The joint search over training plans and networks: every candidate (plan, shape, placement) of a
 :class:`~hieropt.workloads.llm.space.CodesignSpace` solved exactly for its bandwidths, or pruned by a proven bound.
 
 Flow: :func:`~hieropt.studies.codesign.candidates.enumerate_candidates` classifies the plans (invalid, too big for
@@ -261,9 +261,11 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         space: a :class:`~hieropt.workloads.llm.space.CodesignSpace` or the path of a co-design space TOML file.
         objective: override the space's objective.
         out: results file (``.csv`` or ``.parquet``), streamed and resumed as in ``hieropt explore``.
-        workers: local processes (default: CPU count; 1: this process); dask: a Dask scheduler address or client.
+        workers: local processes (default: CPU count; 1: this process).
+        dask: a Dask scheduler address or client.
         prune: skip candidates whose bound cannot beat the incumbent (default: the space's ``prune``).
-        max_iteration_time_ns, max_network_cost_usd: override the space's time target (ns) and budget ($).
+        max_iteration_time_ns: override the space's time target (ns).
+        max_network_cost_usd: override the space's budget ($).
 
     Returns:
         a :class:`Codesign`.

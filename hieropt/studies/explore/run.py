@@ -1,5 +1,4 @@
-"""Which network to build: enumerate every shape of a :class:`~hieropt.spec.space.ShapeSpace` and solve each exactly
-(issue 7).
+"""Which network to build: enumerate every shape of a :class:`~hieropt.spec.space.ShapeSpace` and solve each exactly.
 
 Flow: :func:`enumerate_shapes` lists every valid shape (ordered factorisations of N into ``min_dims`` ..
 ``max_dims`` factors, each a dimension at some level with a building block the level allows, levels never decreasing,

@@ -1,8 +1,7 @@
-"""Regression tests for the solver-core failures of issue 10 that the fuzz suites found (instances in
-tests/fuzz/found.py; root causes in the fuzz findings, classes S1-S5): budget rows and cost objectives at tiny
+"""The solver core on instances the fuzz suites drew (in tests/fuzz/found.py): budget rows and cost objectives at tiny
 prices, units that leave HiGHS's coefficient range at magnitudes 1e-6 .. 1e6, the overlap loops' zero-bandwidth
-dimensions and the performance-per-cost search. Each is ``xfail(strict=True)`` until its fix lands in
-hieropt/solvers (cutting.py, highs.py, procurement.py) or hieropt/formulation; the fixer removes the marker.
+dimensions and the performance-per-cost search. A behaviour not implemented yet is marked
+``xfail(strict=True)``; whoever implements it removes the marker.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from tests.fuzz.worker import Hang, Raised
 
 def xfail(why: str):
     """The marker of a failure not fixed yet."""
-    return pytest.mark.xfail(strict=True, reason=f"issue 10: {why}")
+    return pytest.mark.xfail(strict=True, reason=f"not yet: {why}")
 
 
 def _overlap(a: hieropt.Solution, b: hieropt.Solution, factor: float, tol: float = 1e-9) -> None:
@@ -97,7 +96,7 @@ def test_no_solve_error_at_magnitude_one():
     assert sol.status.value in ("optimal", "limit")
 
 
-def test_found_instances_are_feasible_at_their_x0():
+def test_kept_instances_are_feasible_at_their_x0():
     """The kept instances are valid: every design row and bound holds at the point they were drawn around."""
     for name in ("PARETO_INFEASIBLE", "BEATEN_AT_1E6", "RESCALE_1E6", "NOT_SET", "PPC_UNBOUNDED", "PPC_HANG",
                  "MIN_COST_RESCALE", "SOLVE_ERROR"):
@@ -108,7 +107,7 @@ def test_found_instances_are_feasible_at_their_x0():
 
 
 def test_min_cost_near_the_fastest_time_centres_on_the_fastest_design():
-    """Found by a medium random run (seed 14) against this stop's first min-cost changes: a target 1e-3 above the
+    """Drawn by a medium random run (seed 14): a target 1e-3 above the
     fastest time, where the cheapest design lies next to the fastest one; keeping the target's units instead of
     centring on the fastest design stopped at LIMIT, gap 3.2e-8 (the answer: $3,747,627,554.65, gap 1e-9)."""
     from tests.fuzz.strategies import Row, Spec, WorkloadSpec

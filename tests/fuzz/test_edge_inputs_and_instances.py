@@ -1,9 +1,9 @@
-"""One regression test per concrete failure listed in issue 10 (and per failure the fuzz suites found since).
+"""Edge inputs and instances: each test states the correct behaviour on one input that is easy to get wrong.
 
-Each test states the correct behaviour and fails on the code the issue was filed against; until its fix lands it is
-marked ``xfail(strict=True, reason="issue 10: ...")`` (so an unexpected pass is reported too). The fixer removes
-the marker. Commands run in the fuzz worker process with a timeout (a hang fails the test instead of stalling it),
-through the console-script entry point with stdout and stderr captured (not terminals).
+A behaviour not implemented yet is marked ``xfail(strict=True, reason="not yet: ...")`` (so an unexpected pass is
+reported too); whoever implements it removes the marker. Commands run in the fuzz worker process with a timeout
+(a hang fails the test instead of stalling it), through the console-script entry point with stdout and stderr
+captured (not terminals).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ IDLE = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
 
 def xfail(why: str):
     """The marker of a failure not fixed yet."""
-    return pytest.mark.xfail(strict=True, reason=f"issue 10: {why}")
+    return pytest.mark.xfail(strict=True, reason=f"not yet: {why}")
 
 
 def cli(argv: list[str], cwd: Path, timeout: float = 60.0, columns: int | None = None) -> dict:
@@ -96,7 +96,7 @@ def _two_dims(dims, layers, mapping, constraints, cost=None, **kw) -> Instance:
 
 # --------------------------------------------------------------------------------------------- solver classes
 def _sequential_overlap(rhs: float, mode: str = "sequential", loop: str = "tp_dp_overlap") -> Instance:
-    """The issue's instance: 3 Ring dimensions of 64, 4, 5 NPUs, a 10,347-byte reduce-scatter in the input gradient
+    """The instance: 3 Ring dimensions of 64, 4, 5 NPUs, a 10,347-byte reduce-scatter in the input gradient
     (group 64, 2, 1) and a 139,196,988,052-byte one in the weight gradient (group 8, 1, 5), sum(bw) <= rhs."""
     return Instance(
         name="seq", objective="performance", training_loop=loop, dimension_mode=mode,

@@ -1,4 +1,4 @@
-"""Regression tests for what the long fuzz runs of issue 10 found (branch fuzzlong; instances in tests/fuzz/found.py).
+"""Term storage, the polish at bounds and one-line messages, on instances the long fuzz runs drew (tests/fuzz/found.py).
 
 - A term first registered by a tiny collective and then used by a huge one in the same direction (a 1-byte
   reduce-scatter and a 62 MB all-gather on the same group) was stored at the tiny one's bytes: its epigraph rows'
@@ -26,7 +26,7 @@ import pytest
 
 import hieropt
 from hieropt.model.timing import build_time_model
-from tests.conftest import shared_data_dir
+from tests.cases import shared_data_dir
 from tests.fuzz import checks, found
 from tests.fuzz.mutate import make_sandbox
 from tests.fuzz.tasks import cli
@@ -71,7 +71,7 @@ def test_min_cost_near_the_fastest_time_with_bandwidths_at_their_bounds():
 
 
 def test_step_loop_four_dims_reaches_the_gap_target():
-    """The only LIMIT of issue 10's last long run (the cuts stopped at an honest 1.5e-8): the polish's active-set
+    """An instance where the cuts alone stop at an honest 1.5e-8: the polish's active-set
     corrections (blocking rows of a run-away Newton, epigraph columns freed when their row joins) now reach it."""
     sol = hieropt.solve(found.NEAR_TARGET_LIMIT.instance())
     assert sol.status.value == "optimal" and sol.gap <= 1e-8, (sol.status, sol.gap, sol.message)
