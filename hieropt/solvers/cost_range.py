@@ -21,7 +21,7 @@ from ..spec import Instance
 from .highs import HighsLP
 
 __all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex", "dimension_reach_gbps",
-           "reach_centre_gbps"]
+           "reach_centre_gbps", "unlimited_dimensions"]
 
 INF = float("inf")
 
@@ -154,6 +154,85 @@ def dimension_reach_gbps(instance: Instance, dims: list[int], time_limit_s: floa
     finally:
         solver.close()
     return out
+
+
+@dataclass(frozen=True)
+class _ConeLP:
+    """The recession cone's LP in the arrays :class:`hieropt.solvers.highs.HighsLP` loads (rows given row-wise)."""
+
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    time_costs: np.ndarray
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    start: np.ndarray
+    index: np.ndarray
+    value: np.ndarray
+
+    @property
+    def n_cols(self) -> int:
+        return self.col_lower.size
+
+    @property
+    def n_rows(self) -> int:
+        return self.row_lower.size
+
+
+def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
+    """The cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= 0 (``<=`` rows), >= 0 (``>=``), == 0
+    (``==``), and p' r <= 0 when ``priced``}, each row divided by its largest coefficient."""
+    dm = instance.design_matrix
+    A, sense = dm.A, dm.sense
+    lower = np.where(sense >= 1, 0.0, -INF)
+    upper = np.where(sense != 1, 0.0, INF)
+    if priced:
+        A = np.vstack([A, cluster_cost_usd_per_gbps(instance)[None, :]])
+        lower, upper = np.append(lower, -INF), np.append(upper, 0.0)
+    top = np.abs(A).max(axis=1, initial=0.0)
+    keep = top > 0
+    A = A[keep] / top[keep, None]
+    rows, cols = np.nonzero(A)
+    start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)  # (one past the last row)
+    D = dm.bw_upper.size
+    return _ConeLP(np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D), lower[keep],
+                   upper[keep], start, cols.astype(np.int32), A[rows, cols])
+
+
+def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int], priced: bool = False,
+                         time_limit_s: float = 60.0) -> tuple[int, ...]:
+    """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also a budget on the
+    network's cost) put no upper limit on, for a feasible set of rows: those d with a direction r of the recession
+    cone (:func:`_cone_lp`) with r_d > 0, found by one LP per dimension, max r_d s.t. the cone and r_d <= 1 (the
+    optimum is 1 or 0; a dimension is unlimited at >= 0.5, far from HiGHS's tolerances).
+
+    The cone has no right-hand side: the answer is the same at every rescaling of bytes, limits, bounds and
+    prices (a rule on the LP's own optimum, a huge finite value at one scale and 'Unbounded' at another, is not).
+
+    Raises:
+        SolverError: HiGHS fails on one of the LPs.
+    """
+    if not dims:
+        return ()
+    lp = _cone_lp(instance, priced)
+    out = []
+    solver = HighsLP(lp, time_limit_s)
+    try:
+        for d in dims:
+            if lp.col_upper[d] == 0:
+                continue
+            solver.change_col_bounds(int(d), 0.0, 1.0)
+            costs = np.zeros(lp.n_cols)
+            costs[d] = 1.0
+            solver.set_costs(costs, maximize=True)
+            res = solver.solve()
+            if res.status is not Status.OPTIMAL:
+                raise SolverError(f"HiGHS could not decide whether bw[{d}] has an upper limit ({res.termination})")
+            if res.objective >= 0.5:
+                out.append(int(d))
+            solver.change_col_bounds(int(d), 0.0, INF)
+    finally:
+        solver.close()
+    return tuple(out)
 
 
 def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.ndarray,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import NoSolutionError
 from ..result import Status
-from .cost_range import network_cost_range
+from .cost_range import network_cost_range, unlimited_dimensions
 from .cut_lp import INF, CutLP
 
 __all__ = ["LPChecks", "STARVE"]
@@ -33,15 +33,16 @@ class LPChecks(CutLP):
 
     def _check(self) -> None:
         """Once: whether the design constraints bound every loaded dimension (else a budget must). A single row or
-        bound that limits each loaded dimension alone decides it without an LP; otherwise one LP (max sum of the
-        loaded bandwidths) does, and tells infeasible constraints apart."""
+        bound that limits each loaded dimension alone decides it without an LP; otherwise the rows' recession cone
+        does (:func:`hieropt.solvers.cost_range.unlimited_dimensions`: the same at every scale), and one LP (max sum
+        of the loaded bandwidths) tells infeasible constraints apart and gives the reach."""
         if self._checked:
             return
         self._checked = True
         loaded = list(self.loaded)
         limits = self._limits[loaded].tolist()
         if loaded and all(0 < v < INF for v in limits):
-            self.bounded, self.reach_gbps = True, float(np.sum(limits))
+            self.bounded, self.reach_gbps, self.unlimited = True, float(np.sum(limits)), ()
             return
         budget, target = self._budget, self._target
         self._set_budget(None)
@@ -49,12 +50,15 @@ class LPChecks(CutLP):
         costs = np.zeros(self.arr.n_cols)
         costs[self.arr.b_col[loaded]] = self.scale.bw_gbps[loaded]
         res = self._solve(costs if loaded else self.arr.cost_costs, maximize=True)
-        if res.status is Status.INFEASIBLE or res.status is Status.ERROR:
+        if res.status is not Status.OPTIMAL:
             check = self._solve(self.arr.cost_costs)  # bounded below by 0: not optimal means infeasible
             if check.status is not Status.OPTIMAL:
                 raise self._infeasible("the design constraints and bounds")
-        self.bounded = res.status is Status.OPTIMAL
-        self.reach_gbps = res.objective if self.bounded else INF
+        # (decided on the rows' recession cone, the same at every scale: not on this LP's optimum, which HiGHS
+        # reports as a huge finite value at some scales and as 'Unbounded' at others)
+        self.unlimited = unlimited_dimensions(self.instance, loaded, time_limit_s=self.solver.time_limit_s)
+        self.bounded = not self.unlimited
+        self.reach_gbps = res.objective if self.bounded and res.status is Status.OPTIMAL else INF
         self._set_budget(budget)
         self._set_target(target)
 
@@ -66,7 +70,7 @@ class LPChecks(CutLP):
                 raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
                                       f"design constraints allow, ${self._cheapest:,.6g}")
         elif not self.bounded and self.loaded:
-            dims = ", ".join(f"bw[{d}]" for d in self.loaded)
+            dims = ", ".join(f"bw[{d}]" for d in self.unlimited)
             raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
                                   f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
                                   f"has no minimum; e.g. --constraint 'sum(bw) == 500'")

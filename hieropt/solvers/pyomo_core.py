@@ -15,9 +15,11 @@ import numpy as np
 
 from ..errors import NoSolutionError, SolverError
 from ..formulation.lp import MS_NS, MUSD, PerfLP, build_perf_lp
+from ..formulation.scale import upper_limits_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from .cost_range import unlimited_dimensions
 from .cutting import INF, REL_GAP, OAResult
 from .highs import TIGHT_TOLERANCE
 from .highs_pyomo import PersistentHighs
@@ -173,9 +175,7 @@ class PyomoTimeLP:
     def _seed(self, budget_usd: float | None) -> None:
         """Check feasibility and boundedness under ``budget_usd``, then place the initial cuts (once)."""
         res = self._max_cost_like(self.loaded)
-        if res.status is Status.OPTIMAL:
-            reach = res.objective
-        else:
+        if res.status is not Status.OPTIMAL:
             check = self._solve(self.time_costs)  # bounded below by 0: not optimal means infeasible
             if check.status is not Status.OPTIMAL:
                 if budget_usd is not None:
@@ -187,10 +187,18 @@ class PyomoTimeLP:
                         raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.0f} is below the cheapest "
                                               f"network the design constraints allow, ${cheapest_usd:,.0f}")
                 raise self._infeasible("the design constraints and bounds")
-            dims = ", ".join(f"bw[{d}]" for d in self.loaded)
+        # (the rows' recession cone decides, the same at every scale: :class:`hieropt.solvers.lp_checks.LPChecks`)
+        limited = np.isfinite(upper_limits_gbps(self.instance, budget_usd)[list(self.loaded)]).all()
+        unlimited = () if limited else unlimited_dimensions(self.instance, self.loaded, priced=budget_usd is not None,
+                                                            time_limit_s=self.solver.time_limit_s)
+        if unlimited:
+            dims = ", ".join(f"bw[{d}]" for d in unlimited)
             raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
                                   f"bandwidth of the dimensions that carry traffic ({dims}), so the iteration time "
                                   f"has no minimum; e.g. --constraint 'sum(bw) == 500'")
+        if res.status is not Status.OPTIMAL:
+            raise SolverError(f"HiGHS could not find the largest bandwidth the rows allow ({res.termination})")
+        reach = res.objective
         if reach <= 0 and self.loaded:
             raise NoSolutionError("infeasible", "the design constraints"
                                   f"{' and the budget' if budget_usd is not None else ''} force zero bandwidth on "

@@ -1,0 +1,143 @@
+"""Portfolio answers are certified by the main loop's bound, and stop honestly when they cannot be.
+
+- A random 3-workload portfolio (seed 253 of :func:`wide_portfolio`) where the portfolio LP's own value, taken as the
+  bound, was beaten by a design the evaluator accepts (by 1.2e-8 of the ratio, above the 1e-8 target): on two
+  dimensions with bw[0] + bw[1] == c the min-max ratio is a convex function of b = bw[0], found to round-off by a
+  ternary search (tests/solve/test_portfolio.py), and the proven bound must not exceed it.
+- An own optimum that stops at LIMIT, or a portfolio LP that HiGHS fails on every retry, gives LIMIT (or a
+  certified optimum) with a bound below the true optimum, never a SolverError.
+- A portfolio with no collective traffic (every group of size 1) solves as ``performance`` does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hieropt import api
+from hieropt.model.timing import job_time_models
+from hieropt.result import Status
+from hieropt.solvers import cutting
+from hieropt.solvers import portfolio as portfolio_solver
+from hieropt.solvers.highs import LPResult
+from hieropt.solvers.pyomo_core import PyomoTimeLP
+from hieropt.spec import (
+    PHASES,
+    Collective,
+    Dimension,
+    Instance,
+    Job,
+    Layer,
+    LinearConstraint,
+    Mapping,
+    Network,
+    Phase,
+    Workload,
+)
+from tests.fuzz.strategies import divisors
+from tests.solve.test_portfolio import COST, random_portfolio, ternary
+
+
+def wide_portfolio(rng: np.random.Generator, W: int, D: int, total: float) -> Instance:
+    """Workloads with compute of 1 ns .. 1 s and collectives of 1 B .. 1 TB (some phases without one), random
+    groups, no_overlap or tp_dp_overlap, under sum(bw) == ``total``."""
+    dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9))) for _ in range(D)]
+    network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
+
+    def workload(w: int) -> tuple[Workload, Mapping]:
+        def phase() -> Phase:
+            kind = Collective(str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL", "NONE"])))
+            return Phase(compute_ns=float(10 ** rng.uniform(0, 9)), collective=kind,
+                         size_bytes=0.0 if kind.value == "NONE" else float(10 ** rng.uniform(0, 12)))
+        layers = tuple(Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
+                       for i in range(int(rng.integers(1, 5))))
+        groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
+        return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
+
+    jobs = [workload(w) for w in range(W)]
+    return Instance(name="portfolio", network=network, workload=jobs[0][0], mapping=jobs[0][1],
+                    more_workloads=tuple(Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2)))
+                                         for wl, mp in jobs[1:]),
+                    cost=COST, constraints=(LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=total,
+                                                             text="sum(bw) == c"),),
+                    objective="performance", training_loop=str(rng.choice(["no_overlap", "tp_dp_overlap"])))
+
+
+def exact_regret(inst: Instance, own_ns) -> float:
+    """min over b of max_w T_w(b, c - b) / own_w (two dimensions, sum == c), by ternary search."""
+    c = inst.constraints[0].rhs
+    tms = job_time_models(inst)
+
+    def ratio(b: float) -> float:
+        return max(tm.time_ns(np.array([b, c - b])) / u for tm, u in zip(tms, own_ns, strict=True))
+
+    return ratio(ternary(ratio, 1e-12 * c, c - 1e-12 * c))
+
+
+def test_regret_bound_is_not_beaten_where_the_lp_value_was():
+    rng = np.random.default_rng(253)
+    inst = wide_portfolio(rng, 3, 2, float(10 ** rng.uniform(0, 4)))
+    sol = api.solve(inst, objective="min_max_regret")
+    z = exact_regret(inst, sol.portfolio.own_optima_ns)
+    assert z == pytest.approx(1.1402878646635, rel=1e-12)
+    assert sol.objective_bound <= z * (1 + 1e-13)  # (the LP's own value, 1.14028787868, was above it)
+    assert sol.status is Status.OPTIMAL and sol.gap <= 1e-8
+    assert sol.objective_value == pytest.approx(z, rel=1e-8)
+
+
+def _limited_min_time(self, *args, **kwargs):
+    res = cutting.TimeLP.min_time(self, *args, **kwargs)
+    return cutting.OAResult(Status.LIMIT, res.bw, res.upper, res.upper * (1 - 7.7e-8), res.iterations,
+                            "stopped after 3 LPs at proven relative gap 7.7e-08 (iteration limit)")
+
+
+def test_an_own_optimum_at_limit_gives_limit_with_its_gap(monkeypatch):
+    inst = random_portfolio(np.random.default_rng(0), 2)
+    exact = api.solve(inst, objective="min_max_regret")
+    monkeypatch.setattr(portfolio_solver, "TimeLP", type("LimitedLP", (cutting.TimeLP,),
+                                                         {"min_time": _limited_min_time}))
+    sol = api.solve(inst, objective="min_max_regret")
+    assert sol.status is Status.LIMIT and "own optimum" in sol.message
+    assert sol.objective_value == pytest.approx(exact.objective_value, rel=1e-8)
+    assert 7.7e-8 * 0.99 <= sol.gap <= 2e-7  # the own optimum's gap, carried into the ratio's bound
+    assert sol.objective_bound <= exact.objective_value
+    x = exact.objective_value - 1 + 0.01
+    cheap = api.solve(inst, objective="min_cost", max_regret=x)
+    assert cheap.status is Status.LIMIT and cheap.network_cost_usd > 0
+
+
+def _failing(self, costs):
+    self.lps += 1
+    return LPResult(Status.ERROR, "Unknown", float("nan"), np.zeros(0))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_portfolio_lp_failing_on_every_retry_stops_honestly(monkeypatch, seed):
+    inst = random_portfolio(np.random.default_rng(seed), 2 + seed)
+    exact = api.solve(inst, objective="min_max_regret")
+    x = exact.objective_value - 1 + 0.05  # (above the fallback's regret: its design meets every target)
+    cheap_exact = api.solve(inst, objective="min_cost", max_regret=x)
+    monkeypatch.setattr(PyomoTimeLP, "solve_costs", _failing)
+    sol = api.solve(inst, objective="min_max_regret")  # (no SolverError)
+    assert sol.status in (Status.OPTIMAL, Status.LIMIT)
+    assert sol.objective_bound <= exact.objective_value * (1 + 1e-12)
+    assert sol.objective_value >= exact.objective_value * (1 - 1e-8)
+    cheap = api.solve(inst, objective="min_cost", max_regret=x)
+    assert cheap.status in (Status.OPTIMAL, Status.LIMIT)
+    assert cheap.objective_bound <= cheap_exact.network_cost_usd * (1 + 1e-12)
+    assert max(cheap.portfolio.slowdowns) <= x * (1 + 1e-9)
+
+
+def test_a_portfolio_without_collective_traffic_solves_like_performance():
+    inst = random_portfolio(np.random.default_rng(3), 3)
+    ones = (1,) * inst.network.n_dims
+    local = Mapping(forward=ones, input_grad=ones, weight_grad=ones)
+    inst = inst.model_copy(update={"mapping": local, "more_workloads": tuple(
+        j.model_copy(update={"mapping": local}) for j in inst.more_workloads)})
+    fastest = api.solve(inst, objective="performance")
+    sol = api.solve(inst, objective="min_max_regret")
+    assert sol.status is Status.OPTIMAL and sol.objective_value == 1.0 and sol.gap == 0.0
+    assert sol.network_cost_usd == pytest.approx(fastest.network_cost_usd, rel=1e-9)
+    cheap = api.solve(inst, objective="min_cost", max_regret=0.05)
+    assert cheap.status is Status.OPTIMAL
+    assert cheap.network_cost_usd == pytest.approx(fastest.network_cost_usd, rel=1e-9)
