@@ -25,6 +25,7 @@ from .common import (
     to_stdout,
     write_json,
 )
+from .options import BudgetOpt
 
 if TYPE_CHECKING:
     from ..spec import Instance
@@ -32,24 +33,22 @@ if TYPE_CHECKING:
 
 ObjectiveOpt = Annotated[str | None, typer.Option(
     "--objective", help="performance (iteration time), performance_per_cost (time x cost) or min_cost (network "
-    "cost meeting --max-time-ns): what the gap is measured on and what the heuristics are placed for. Default: the "
+    "cost meeting --max-time): what the gap is measured on and what the heuristics are placed for. Default: the "
     "instance's.")]
-BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Network-cost cap, $.")]
 CommOpt = Annotated[Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")]
 ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500'; repeatable.")]
 
 
 def _instance(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
-              cost: Path | None, constraint: list[str] | None, max_time_ns: float | None,
-              budget_usd: float | None) -> Instance:
-    from .numbers import check_positive
+              cost: Path | None, constraint: list[str] | None, max_time: str | None,
+              budget: str | None) -> Instance:
+    from .numbers import parse_amount, parse_time_ns
 
+    max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
     inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
     update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd))
               if v is not None}
-    for k, v in update.items():  # (1e400 reads as inf, which "not v > 0" let through)
-        check_positive(v, "--max-time-ns" if k.startswith("max_it") else "--budget-usd")
     return inst.model_copy(update=update) if update else inst
 
 

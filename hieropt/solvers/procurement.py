@@ -25,6 +25,7 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from ..units import time_unit_hint
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import BOUND_SLACK, RatioCore
@@ -188,7 +189,8 @@ def against_target(res: OAResult, target_ns: float | None, budget_usd: float | N
         t, fast = _ns_pair(target_ns, res.lower)
         raise NoSolutionError("infeasible", f"time target {t} ns: fastest possible is {fast} ns{within}"
                               + (f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
-                                 if res.upper > res.lower * (1 + 1e-9) else ""))
+                                 if res.upper > res.lower * (1 + 1e-9) else "")
+                              + time_unit_hint(target_ns, res.lower))
     if target_ns is not None and res.upper > target_ns * (1 + MEETS_ROUNDOFF):
         t, fast = _ns_pair(target_ns, res.upper)
         raise NoSolutionError("undecided", f"time target {t} ns lies within the optimality gap of the fastest "
