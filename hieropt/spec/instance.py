@@ -134,7 +134,10 @@ class Instance(Frozen):
     ``performance`` (min iteration time), ``performance_per_cost`` (min iteration time x network cost, LIBRA's
     PerfPerCostOpt), ``min_cost`` (cheapest network with iteration time <= ``max_iteration_time_ns``, or, with
     ``max_regret``, the cheapest on which every workload is within ``max_regret`` (0.05 = 5 %) of its own optimum),
-    ``min_max_regret`` (several workloads: minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum).
+    ``min_max_regret`` (several workloads: minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum),
+    ``min_run_cost`` (the $ of one training run: run time x the cluster's cost rate, which needs ``cluster``;
+    :mod:`hieropt.solvers.run_cost`). ``tokens``: the token budget of one run; ``cluster``: the whole cluster's
+    cost and power (:class:`hieropt.spec.cluster.Cluster`).
     ``max_network_cost_usd`` caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the
     iteration time (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
     the readers) when the parts disagree.

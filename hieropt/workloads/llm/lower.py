@@ -165,7 +165,8 @@ def lower_plan(step: Step) -> Workload:
     for r in rest:  # (as columns: the same layers as lower_stage's)
         table = _table(step.stages[r].ops, rate)
         more.append(Workload(name=f"{name}-stage{r}", layers=table, header=header(step.params, len(table)),
-                             group_npus=_group_npus(step.params, set(table.groups.ravel().tolist()))))
+                             group_npus=_group_npus(step.params, set(table.groups.ravel().tolist())),
+                             training=w.training))
     return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more),
                     training=w.training)
 
