@@ -22,6 +22,7 @@ from typing import Any
 
 from ..spec import Instance
 from ..spec.cluster import Cluster
+from ..spec.training import Training
 
 HOURS_PER_YEAR = 8760.0
 """Hours in one (non-leap) year: amortisation years -> hours."""
@@ -155,15 +156,23 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
     """The buyer's figures (module docstring) of ``instance`` at iteration time ``iteration_time_ns`` (ns) with a
     network of ``network_cost_usd`` $ (None: unknown) and a run of ``tokens`` tokens (default: the instance's
     ``tokens``; None: no run figures). Several workloads on one fabric: the primary workload's figures."""
+    return figures(instance.workload.training, instance.network.npus_total, iteration_time_ns, network_cost_usd,
+                   tokens if tokens is not None else instance.tokens, instance.cluster, instance.workload.name)
+
+
+def figures(training: Training | None, npus: int, iteration_time_ns: float, network_cost_usd: float | None = None,
+            tokens: float | None = None, cluster: Cluster | None = None, workload: str = "") -> RunFigures:
+    """:func:`run_figures` from its parts: the workload's ``training`` facts (None: no LLM model), the cluster's
+    ``npus``, T (ns), the network's capex ($), the token budget and the ``[cluster]`` figures (for a co-design
+    candidate, whose instance is built per solve)."""
     T = float(iteration_time_ns)
     seconds = T * 1e-9
-    tokens = tokens if tokens is not None else instance.tokens
-    tr = instance.workload.training
+    tr = training
     out: dict[str, Any] = {"iteration_time_ns": T, "tokens": tokens, "network_capex_usd": network_cost_usd}
     unknown = []
     if tr is None:
-        unknown.append(f"tokens and FLOPs: the workload {instance.workload.name} has no LLM model (an ASTRA-sim or "
-                       "LIBRA workload file, or another generator); use an LLM model file (generator = \"llm\")")
+        unknown.append(f"tokens and FLOPs: the workload {workload} has no LLM model (an ASTRA-sim or LIBRA workload "
+                       "file, or another generator); use an LLM model file (generator = \"llm\")")
     elif seconds > 0:
         peak = tr.npus * tr.peak_flops_per_npu * seconds
         out.update(tokens_per_iteration=tr.tokens_per_iteration, tokens_per_s=tr.tokens_per_iteration / seconds,
@@ -176,25 +185,24 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
             out["time_to_train_days"] = out["iterations_per_run"] * seconds / SECONDS_PER_DAY
     if tokens is None:
         unknown.append("time, energy and $ of a run: no token budget (give --tokens or tokens in the file)")
-    rate = None if instance.cluster is None else cost_rate(instance.cluster, instance.network.npus_total)
-    if instance.cluster is None:
+    rate = None if cluster is None else cost_rate(cluster, npus)
+    if cluster is None:
         unknown.append("power, capex and $: no [cluster] section")
     elif rate is None:
         unknown.append("capex and $: [cluster] gives neither usd_per_npu_hour nor accelerator_usd with "
                        "amortisation_years")
-    out.update(_cost_figures(instance, rate, network_cost_usd, out.get("time_to_train_days")))
+    out.update(_cost_figures(cluster, npus, rate, network_cost_usd, out.get("time_to_train_days")))
     left = rate.left_out if rate is not None else ()
     return RunFigures(**out, unknown=tuple(unknown), left_out=left)
 
 
-def _cost_figures(instance: Instance, rate: CostRate | None, network_usd: float | None,
+def _cost_figures(cluster: Cluster | None, npus: int, rate: CostRate | None, network_usd: float | None,
                   days: float | None) -> dict[str, Any]:
     """Power, energy, capex, cost per hour and $ per run (left out where their inputs are unknown)."""
     out: dict[str, Any] = {}
-    cluster = instance.cluster
     if cluster is None:
         return out
-    it = it_power_w(cluster, instance.network.npus_total)
+    it = it_power_w(cluster, npus)
     power_w = None if it is None else it * (cluster.pue or 1.0)
     if power_w is not None:
         out["power_mw"] = power_w / 1e6
@@ -210,4 +218,5 @@ def _cost_figures(instance: Instance, rate: CostRate | None, network_usd: float 
     return out
 
 
-__all__ = ["CostRate", "RunFigures", "cost_rate", "it_power_w", "run_figures", "HOURS_PER_YEAR", "SECONDS_PER_DAY"]
+__all__ = ["CostRate", "RunFigures", "cost_rate", "figures", "it_power_w", "run_figures", "HOURS_PER_YEAR",
+           "SECONDS_PER_DAY"]

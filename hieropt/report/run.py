@@ -3,7 +3,10 @@ MW, MWh and $ per run, one unit per quantity. Returns values; never prints."""
 
 from __future__ import annotations
 
-from ..model.run import RunFigures
+from typing import Any
+
+from ..model.run import RunFigures, figures
+from ..workloads.llm.flops import training_of
 
 
 def fmt_money(usd: float | None) -> str:
@@ -59,4 +62,19 @@ def run_lines(fig: RunFigures | None) -> list[str]:
     return lines
 
 
-__all__ = ["run_lines", "fmt_money", "fmt_tokens"]
+def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
+    """The buyer's figures of a co-design search's best candidate (:class:`hieropt.studies.codesign.search.
+    Codesign`): its plan's tokens and FLOPs, its iteration time and network cost, ``tokens`` (the run's token
+    budget), the space's ``cluster`` if it has one. None without a best candidate."""
+    best = result.best
+    if best is None:
+        return None
+    cand = next((c for c in result.enumeration.candidates if c.id == best["id"]), None)
+    if cand is None:
+        return None
+    return figures(training_of(cand.params), result.space.npus, best["iteration_time_ns"],
+                   best["network_cost_usd"], tokens, getattr(result.space, "cluster", None),
+                   cand.params.workload_name)
+
+
+__all__ = ["run_lines", "fmt_money", "fmt_tokens", "codesign_run"]

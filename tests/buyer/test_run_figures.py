@@ -112,8 +112,19 @@ def test_published_gpt3_training_time():
     assert fig.time_to_train_days == pytest.approx(34, rel=0.03)
 
 
+def test_the_tp_dp_transformer_generator_states_its_figures():
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")  # TP 16 x DP 256, one sequence per replica
+    tr = inst.workload.training
+    assert tr.tokens_per_iteration == 256 * 2048 and tr.npus == 4096
+    assert tr.model_flops_per_iteration == pytest.approx(72 * 256 * S * L * H**2 * (1 + S / (6 * H)), rel=1e-12)
+
+
 def test_a_workload_without_an_llm_model_says_what_is_unknown():
+    from hieropt.io.astrasim1 import read_workload
+
+    assert read_workload(REPO / "models" / "moe-16l.txt").training is None
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    inst = inst.model_copy(update={"workload": inst.workload.model_copy(update={"training": None})})
     fig = run_figures(inst, 1e9, network_cost_usd=1e6, tokens=15e12)
     assert fig.mfu is None and fig.tokens_per_s is None and fig.time_to_train_days is None
     assert any("no LLM model" in u for u in fig.unknown)
