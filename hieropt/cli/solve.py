@@ -167,6 +167,7 @@ def pareto_command(
     csv_out: Annotated[Path | None, typer.Option(
         "--csv", help="Write the points as CSV to FILE ('-' for stdout).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")] = None,
+    tokens: TokensOpt = None,
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
     communicator: CommOpt = None,
@@ -187,7 +188,7 @@ def pareto_command(
             raise InputError("--csv -", None, "--json - writes to stdout too", "send one of them to a file")
         for path, flag in ((csv_out, "--csv"), (plot, "--plot"), (json_out, "--json")):
             check_output_file(path, flag)  # before solving: a missing folder is reported at once, in one line
-        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
         from ..progress import ProgressBar
 
