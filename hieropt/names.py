@@ -10,7 +10,7 @@ BLOCKS = ("Ring", "FullyConnected", "Switch")
 PHASES = ("forward", "input_grad", "weight_grad")
 
 
-OBJECTIVES = ("performance", "performance_per_cost", "min_cost", "min_max_regret")
+OBJECTIVES = ("performance", "performance_per_cost", "min_cost", "min_max_regret", "min_run_cost")
 
 
 TRAINING_LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline", "step")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .model.run import RunFigures, run_figures
 from .model.timing import Breakdown
 from .spec import Instance
 
@@ -75,11 +76,21 @@ class Solution:
         """True when the result is a certified optimum."""
         return self.status is Status.OPTIMAL
 
+    @property
+    def run(self) -> RunFigures | None:
+        """The buyer's figures of this design (:func:`hieropt.model.run.run_figures`: tokens/s, MFU, days, MWh, $
+        per run), None when the instance is not known."""
+        if self.instance is None:
+            return None
+        return run_figures(self.instance, self.iteration_time_ns, self.network_cost_usd)
+
     def to_dict(self, instance: Instance | None = None) -> dict[str, Any]:
         """The solution as JSON-ready data: exactly the dict ``hieropt solve --json`` writes (status, bandwidths,
-        times, bound, gap, cost, statistics, breakdown, sensitivity, portfolio, and the instance echo of
-        ``instance`` or of the instance it was solved for; None when neither is known)."""
+        times, bound, gap, cost, statistics, breakdown, sensitivity, portfolio, the buyer's figures ``run``
+        (:class:`hieropt.model.run.RunFigures`), and the instance echo of ``instance`` or of the instance it was
+        solved for; None when neither is known)."""
         inst = instance if instance is not None else self.instance
+        run = None if inst is None else run_figures(inst, self.iteration_time_ns, self.network_cost_usd)
         return {
             "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",
                       "bytes": "bytes per NPU"},
@@ -102,6 +113,7 @@ class Solution:
             "breakdown": self.breakdown.to_dict(),
             "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
             "portfolio": None if self.portfolio is None else self.portfolio.to_dict(),
+            "run": None if run is None else run.to_dict(),
             "instance": None if inst is None else inst.summary_dict(),
         }
 

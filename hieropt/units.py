@@ -63,3 +63,17 @@ def implausible_bw_notes(bw_gbps: Sequence[float], carries_traffic: Sequence[boo
             values = ", ".join(f"dim {d} {bw[d]:.6g}" for d in dims)
             out.append(f"implausible optimum: {values} GB/s per NPU, {how} GB/s per NPU; {unit}, {hint}")
     return tuple(out)
+
+
+def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
+    """A hint for a time target ``target_ns`` (ns) at least 1,000 x below the fastest possible ``fastest_ns`` (ns),
+    which is almost always a time written in ms or s but read as ns (``--max-time-ns 1300`` meant 1.3 s); "" when
+    the target is not that far below."""
+    if not (target_ns > 0 and fastest_ns >= 1e3 * target_ns):
+        return ""
+    for unit, ns in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if target_ns * ns >= fastest_ns:
+            return (f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: a plain number is ns; "
+                    f"did you mean {target_ns:g}{unit}? (write --max-time {target_ns:g}{unit}, or "
+                    f"max_iteration_time_ns = {target_ns * ns:g})")
+    return f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: times are ns"

@@ -12,6 +12,7 @@ import typer
 from ..names import OBJECTIVES
 from .common import console as stdout_console
 from .common import error_console, error_line, fail
+from .options import BudgetOpt, MaxTimeOpt, TokensOpt
 
 
 def codesign_command(
@@ -20,10 +21,9 @@ def codesign_command(
     objective: Annotated[str | None, typer.Option(
         "--objective", help=f"One of {', '.join(o for o in OBJECTIVES if o != 'min_max_regret')} (default: the "
         "space's).")] = None,
-    max_time_ns: Annotated[float | None, typer.Option(
-        "--max-time-ns", help="Iteration-time target, ns (required by min_cost; default: the space's).")] = None,
-    budget_usd: Annotated[float | None, typer.Option(
-        "--budget-usd", help="Network-cost cap, $ (default: the space's).")] = None,
+    max_time: MaxTimeOpt = None,
+    budget: BudgetOpt = None,
+    tokens: TokensOpt = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table.")] = 15,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an existing FILE is "
@@ -47,11 +47,14 @@ def codesign_command(
     from ..io.common import read_toml
     from .common import to_stdout, write_json
     from .interrupt import interrupt_outcome
+    from .numbers import parse_amount, parse_time_ns
 
     err = error_console()
     with interrupt_outcome(err, json_out, out) as outcome:  # Ctrl-C anywhere: exit 130, its --json says so
         console = err if to_stdout(json_out) else stdout_console(160)
         try:
+            max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
+            run_tokens = parse_amount(tokens, "--tokens", "tokens")
             read_toml(space, "co-design space")  # a missing or unreadable file is reported before numpy loads
             from ..io.codesign import load_codesign
 
@@ -59,6 +62,7 @@ def codesign_command(
         except HieroptError as e:
             raise fail(err, e, json_out) from None
         from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
+        from ..report.run import codesign_run, run_lines
         from ..studies.codesign import codesign
 
         try:
@@ -67,10 +71,11 @@ def codesign_command(
         except HieroptError as e:
             raise fail(err, e, json_out) from None
         # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        run = codesign_run(result, run_tokens)
         if json_out is not None:
-            write_json(json_out, codesign_dict(result, top))
+            write_json(json_out, {**codesign_dict(result, top), "run": None if run is None else run.to_dict()})
             outcome.answered = True
-        for line in summary_lines(result):
+        for line in summary_lines(result) + run_lines(run):
             console.print(line, highlight=False, soft_wrap=True)
         if result.best is None:
             error_line(err, no_answer(result))

@@ -26,8 +26,7 @@ InstanceArg = Annotated[Path | None, typer.Argument(help="Instance TOML file (or
 NetworkOpt = Annotated[Path | None, typer.Option("--network", help="LIBRA network YAML (instead of INSTANCE).")]
 WorkloadOpt = Annotated[Path | None, typer.Option("--workload", help="ASTRA-sim 1.0 / LIBRA workload text.")]
 CostOpt = Annotated[Path | None, typer.Option("--cost", help="LIBRA cost-model YAML ($ per GB/s).")]
-MaxTimeOpt = Annotated[float | None, typer.Option(
-    "--max-time-ns", help="Iteration-time target, ns (required by min_cost; a cap otherwise).")]
+from .options import MaxTimeOpt  # noqa: E402,F401  (one name per quantity: hieropt.cli.options)
 
 
 class MissingValueFirst:
@@ -233,8 +232,8 @@ def error_line(err: Console, message: str, label: str = "error:", style: str = "
 
 
 FLAGS = {"bw_gbps": "--bw", "points": "--points", "objective": "--objective", "rel_gap": "--gap",
-         "max_iteration_time_ns": "--max-time-ns", "max_network_cost_usd": "--budget-usd",
-         "max_cost_usd": "--max-cost-usd", "max_power_w": "--max-power-w", "max_regret": "--max-regret",
+         "max_iteration_time_ns": "--max-time", "max_network_cost_usd": "--budget",
+         "max_cost_usd": "--budget", "max_power_w": "--max-power-w", "max_regret": "--max-regret",
          "workers": "--workers", "dask": "--dask", "levels": "--tradeoff", "out": "--out", "spacing": "--spacing"}
 """Library argument -> the command-line flag that sets it: library errors name the argument, the command line
 names its flag."""

@@ -25,6 +25,7 @@ from .common import (
     to_stdout,
     write_json,
 )
+from .options import BudgetOpt, TokensOpt
 
 if TYPE_CHECKING:
     from ..spec import Instance
@@ -32,31 +33,31 @@ if TYPE_CHECKING:
 
 ObjectiveOpt = Annotated[str | None, typer.Option(
     "--objective", help="performance (iteration time), performance_per_cost (time x cost) or min_cost (network "
-    "cost meeting --max-time-ns): what the gap is measured on and what the heuristics are placed for. Default: the "
+    "cost meeting --max-time): what the gap is measured on and what the heuristics are placed for. Default: the "
     "instance's.")]
-BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Network-cost cap, $.")]
 CommOpt = Annotated[Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")]
 ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500'; repeatable.")]
 
 
 def _instance(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
-              cost: Path | None, constraint: list[str] | None, max_time_ns: float | None,
-              budget_usd: float | None) -> Instance:
-    from .numbers import check_positive
+              cost: Path | None, constraint: list[str] | None, max_time: str | None,
+              budget: str | None, tokens: str | None = None) -> Instance:
+    from .numbers import parse_amount, parse_time_ns
 
+    max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
     inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-    update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd))
-              if v is not None}
-    for k, v in update.items():  # (1e400 reads as inf, which "not v > 0" let through)
-        check_positive(v, "--max-time-ns" if k.startswith("max_it") else "--budget-usd")
+    run_tokens = parse_amount(tokens, "--tokens", "tokens")
+    update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd),
+                                ("tokens", run_tokens)) if v is not None}
     return inst.model_copy(update=update) if update else inst
 
 
 def _print_comparison(out: Console, comp: Comparison) -> None:
     from ..report import compare as rc
+    from ..report.run import run_lines
 
-    for line in rc.headline_lines(comp):
+    for line in rc.headline_lines(comp) + run_lines(comp.optimum.run):
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(rc.comparison_rich_table(comp))
     out.print(rc.rich_table(rc.bandwidth_table(comp), "Bandwidth per dimension (GB/s per NPU)"))
@@ -70,6 +71,7 @@ def compare_command(
     objective: ObjectiveOpt = None,
     max_time_ns: MaxTimeOpt = None,
     budget_usd: BudgetOpt = None,
+    tokens: TokensOpt = None,
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
     communicator: CommOpt = None,
@@ -87,7 +89,8 @@ def compare_command(
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
-        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
+        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd,
+                         tokens)
         from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
 
         comp = compare(inst, objective=objective)
@@ -109,6 +112,7 @@ def report_command(
     points: Annotated[int, typer.Option("--points", help="Budgets on the Pareto front (>= 2).")] = 30,
     max_time_ns: MaxTimeOpt = None,
     budget_usd: BudgetOpt = None,
+    tokens: TokensOpt = None,
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
     communicator: CommOpt = None,
@@ -124,7 +128,8 @@ def report_command(
     out = console()
     try:
         check_output_folder(out_dir, "--out", "the report")  # before the comparison: an existing file is refused
-        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd)
+        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd,
+                         tokens)
         from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
 
         comp = compare(inst, objective=objective)

@@ -12,6 +12,8 @@ import typer
 from ..names import OBJECTIVES
 from .common import console, error_console, error_line, fail, to_stdout, write_json
 from .interrupt import interrupt_outcome
+from .numbers import parse_amount, parse_time_ns
+from .options import BudgetOpt, MaxTimeOpt
 
 NO_ANSWER = "no shape has a certified answer (see the failures above)"
 """The error line (and the ``--json`` message) of a sweep that ends without a ranked shape (exit 3)."""
@@ -29,9 +31,8 @@ def explore_command(
                                           show_default=False)],
     objective: Annotated[str | None, typer.Option(
         "--objective", help=f"One of {', '.join(OBJECTIVES)} (default: the space's).")] = None,
-    max_time_ns: Annotated[float | None, typer.Option(
-        "--max-time-ns", help="Iteration-time target, ns (required by min_cost).")] = None,
-    budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="Network-cost cap, $.")] = None,
+    max_time: MaxTimeOpt = None,
+    budget: BudgetOpt = None,
     top: Annotated[int, typer.Option("--top", help="Rows of the ranked table.")] = 20,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per shape to FILE (.csv, or .parquet with pyarrow) as results arrive; an "
@@ -62,6 +63,7 @@ def explore_command(
     with interrupt_outcome(err, json_out, out) as outcome:  # Ctrl-C (130) or SIGTERM in a pool sweep (143)
         out_console = err if to_stdout(json_out) else console(160)
         try:
+            max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
             read_toml(space, "shape space")  # a missing or unreadable file is reported before numpy loads
             from ..io.space import load_space
 

@@ -54,3 +54,60 @@ def check_positive(value: float | None, flag: str) -> None:
 
     if value is not None and not (math.isfinite(value) and value > 0):
         raise InputError(flag, None, number_problem(value), "give a finite value > 0")
+
+
+TIME_UNITS_NS = {"": 1.0, "ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9, "d": 86400e9}
+"""Suffixes a time on the command line may carry, and ns per unit (``1.3s``, ``1300ms``, ``90d``; none: ns)."""
+MONEY_SUFFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+"""Suffixes of money and counts (``10M`` = 1e7, ``2.5B`` = 2.5e9, ``15T`` = 1.5e13); a leading ``$`` is allowed."""
+_SUFFIXED = re.compile(r"\s*\$?\s*(" + PLAIN_NUMBER.pattern + r")\s*([A-Za-zµ]*)\s*")
+
+
+def _split(text: str, flag: str, fix: str) -> tuple[float, str]:
+    """(number, suffix) of ``text``; InputError naming ``flag`` when it is no plain number with a suffix."""
+    from ..errors import InputError
+
+    if text.strip().lower() in NON_FINITE:
+        return float(text), ""  # (refused as not finite by the caller, with that reason)
+    m = _SUFFIXED.fullmatch(text)
+    if m is None:
+        raise InputError(flag, None, f"{text!r} is not a number with an optional unit", fix)
+    return float(m[1]), m[2]
+
+
+def parse_time_ns(text: str | None, flag: str) -> float | None:
+    """A time given to ``flag`` as ns: ``1.3s``, ``1300ms``, ``90d``, ``2h``; a plain number is ns.
+
+    Raises:
+        InputError: an unknown unit, or a value that is not a finite number > 0.
+    """
+    if text is None:
+        return None
+    from ..errors import InputError
+
+    fix = f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain number is ns)"
+    value, unit = _split(text, flag, fix)
+    if unit not in TIME_UNITS_NS:
+        raise InputError(flag, None, f"unknown time unit {unit!r} in {text!r}", fix)
+    out = value * TIME_UNITS_NS[unit]
+    check_positive(out, flag)
+    return out
+
+
+def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
+    """Money (or a count) given to ``flag``: ``10M``, ``$2.5B``, ``15T``, ``1e7``, ``750k``.
+
+    Raises:
+        InputError: an unknown suffix, or a value that is not a finite number > 0.
+    """
+    if text is None:
+        return None
+    from ..errors import InputError
+
+    fix = f"write e.g. {flag} 10M ({what}; suffixes k, M, B = 1e9, T = 1e12)"
+    value, suffix = _split(text, flag, fix)
+    if suffix not in MONEY_SUFFIXES:
+        raise InputError(flag, None, f"unknown suffix {suffix!r} in {text!r}", fix)
+    out = value * MONEY_SUFFIXES[suffix]
+    check_positive(out, flag)
+    return out

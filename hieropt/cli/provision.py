@@ -10,6 +10,8 @@ import typer
 
 from ..names import PROVISION_OBJECTIVES
 from .common import console, error_console, fail, to_stdout, write_json
+from .numbers import parse_amount, parse_time_ns
+from .options import BudgetOpt, MaxTimeOpt, TokensOpt
 
 
 def _named(e, catalog: Path):
@@ -27,12 +29,11 @@ def provision_command(
                                           show_default=False)],
     objective: Annotated[str | None, typer.Option(
         "--objective", help=f"One of {', '.join(PROVISION_OBJECTIVES)} (default: the instance's): min iteration "
-        "time; cheapest design with iteration time <= --max-time-ns; min time x cost; least power with iteration "
-        "time <= --max-time-ns.")] = None,
-    max_time_ns: Annotated[float | None, typer.Option(
-        "--max-time-ns", help="Iteration-time target, ns (required with min_cost and min_power).")] = None,
-    max_cost_usd: Annotated[float | None, typer.Option(
-        "--max-cost-usd", help="Budget on the catalog cost of the network, $.")] = None,
+        "time; cheapest design with iteration time <= --max-time; min time x cost; least power with iteration "
+        "time <= --max-time.")] = None,
+    max_time: MaxTimeOpt = None,
+    budget: BudgetOpt = None,
+    tokens: TokensOpt = None,
     max_power_w: Annotated[float | None, typer.Option(
         "--max-power-w", help="Power budget of the network's parts, W (every part needs watts).")] = None,
     json_out: Annotated[Path | None, typer.Option(
@@ -71,18 +72,24 @@ def provision_command(
         out.print(report_provision.tradeoff_table(tr))
         raise typer.Exit(0)
     try:
+        max_time_ns, max_cost_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
         inst = load_instance(instance)
+        run_tokens = parse_amount(tokens, "--tokens", "tokens")
+        inst = inst if run_tokens is None else inst.model_copy(update={"tokens": run_tokens})
         from ..solvers.provision import provision  # loaded once the input is valid (a bad input is reported fast)
 
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
     except HieroptError as e:
         raise fail(err, _named(e, catalog), json_out) from None
+    from ..model.run import run_figures
     from ..report import provision as report_provision
+    from ..report.run import run_lines
 
+    run = run_figures(inst, result.iteration_time_ns, result.network_cost_usd)  # (the catalog's bill of materials)
     if json_out is not None:  # the file first (as above)
-        write_json(json_out, report_provision.provision_dict(inst, result))
-    for line in report_provision.summary_lines(inst, result):
+        write_json(json_out, {**report_provision.provision_dict(inst, result), "run": run.to_dict()})
+    for line in report_provision.summary_lines(inst, result) + run_lines(run):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))
     out.print(report_provision.bom_table(result))

@@ -14,7 +14,6 @@ import typer
 from .common import (
     CostOpt,
     InstanceArg,
-    MaxTimeOpt,
     NetworkOpt,
     WorkloadOpt,
     check_output_file,
@@ -26,7 +25,8 @@ from .common import (
     write_json,
     write_output,
 )
-from .numbers import parse_bw
+from .numbers import parse_amount, parse_bw, parse_time_ns
+from .options import BudgetOpt, MaxTimeOpt, TokensOpt
 
 CommOpt = Annotated[Path | None, typer.Option(
     "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
@@ -36,11 +36,9 @@ ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "'bw[0] >= bw[1]'; repeatable. With an INSTANCE, added to its constraints.")]
 ObjectiveOpt = Annotated[str | None, typer.Option(
     "--objective", help="performance (minimum iteration time), performance_per_cost (minimum time x cost, global), "
-    "min_cost (cheapest network meeting --max-time-ns, or with every workload within --max-regret of its own "
+    "min_cost (cheapest network meeting --max-time, or with every workload within --max-regret of its own "
     "optimum), or min_max_regret (several workloads: minimise the largest slowdown against each one's own "
     "optimum). Default: the instance's; performance with LIBRA flags.")]
-BudgetOpt = Annotated[float | None, typer.Option(
-    "--budget-usd", help="Network-cost cap, $ (with performance: the fastest network within the budget).")]
 PROGRESS_POINTS = 1000
 """A Pareto front of at least this many points shows a progress bar on stderr (about 1.7 ms per point)."""
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the full result as JSON to FILE "
@@ -55,8 +53,9 @@ def solve_command(
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
     objective: ObjectiveOpt = None,
-    max_time_ns: MaxTimeOpt = None,
-    budget_usd: BudgetOpt = None,
+    max_time: MaxTimeOpt = None,
+    budget: BudgetOpt = None,
+    tokens: TokensOpt = None,
     json_out: JsonOpt = None,
     gap: Annotated[float | None, typer.Option(
         "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
@@ -87,7 +86,8 @@ def solve_command(
     out = err if to_stdout(json_out) else console()
     try:
         check_output_file(json_out, "--json")
-        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
+        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
@@ -97,12 +97,13 @@ def solve_command(
         raise fail(err, e, json_out) from None
     from ..report import dicts, text
     from ..report.portfolio import portfolio_table
+    from ..report.run import run_lines
     from ..report.sensitivity import sensitivity_lines
 
     if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
         write_json(json_out, dicts.solution_dict(inst, sol))
-    for line in text.summary_lines(inst, sol):
-        out.print(line, highlight=False, soft_wrap=True)
+    for line in text.summary_lines(inst, sol) + run_lines(sol.run):
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
     out.print(text.time_table(sol.breakdown, inst.training_loop))
     table = portfolio_table(sol.portfolio, sol.objective)
@@ -111,6 +112,12 @@ def solve_command(
     for line in sensitivity_lines(sol.sensitivity):
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(0 if sol.success else 3)
+
+
+def with_tokens(inst, tokens: str | None):
+    """``inst`` with the run's token budget ``--tokens`` (``15e12``, ``15T``) when given."""
+    value = parse_amount(tokens, "--tokens", "tokens")
+    return inst if value is None else inst.model_copy(update={"tokens": value})
 
 
 def evaluate_command(
@@ -160,6 +167,7 @@ def pareto_command(
     csv_out: Annotated[Path | None, typer.Option(
         "--csv", help="Write the points as CSV to FILE ('-' for stdout).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")] = None,
+    tokens: TokensOpt = None,
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
     communicator: CommOpt = None,
@@ -180,7 +188,7 @@ def pareto_command(
             raise InputError("--csv -", None, "--json - writes to stdout too", "send one of them to a file")
         for path, flag in ((csv_out, "--csv"), (plot, "--plot"), (json_out, "--json")):
             check_output_file(path, flag)  # before solving: a missing folder is reported at once, in one line
-        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
         from ..progress import ProgressBar
 

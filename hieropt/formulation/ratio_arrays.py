@@ -78,19 +78,20 @@ class RatioArrays:
 
 def shared_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float | np.ndarray,
                     cost_cap_usd: float = INF, exact_rows: bool = False,
-                    slacks: tuple[tuple[str, int], ...] = ()) -> RatioArrays:
+                    slacks: tuple[tuple[str, int], ...] = (), fixed_usd: float = 0.0) -> RatioArrays:
     """:func:`compile_ratio_lp` with the same arguments, compiled once per instance, time model, design rows and
     prices and the values of the other arguments (the last 16 of them): a repeated solve, each
     kappa search and a sweep's copies of one instance share the arrays. Each call gets its own column bounds (the
     solver changes them in place); every other array is shared and must not be changed (the ``cache`` of derived
     values is shared too: it holds only what the matrix and the row layout determine)."""
     def build() -> RatioArrays:
-        out = compile_ratio_lp(instance, tm, bw_unit_gbps, cost_cap_usd, exact_rows, slacks)
+        out = compile_ratio_lp(instance, tm, bw_unit_gbps, cost_cap_usd, exact_rows, slacks, fixed_usd)
         read_only(out)
         read_only(out.arr)
         return out
 
-    values = (np.asarray(bw_unit_gbps, dtype=float).tobytes(), float(cost_cap_usd), bool(exact_rows), tuple(slacks))
+    values = (np.asarray(bw_unit_gbps, dtype=float).tobytes(), float(cost_cap_usd), bool(exact_rows), tuple(slacks),
+              float(fixed_usd))
     lp = instance.memo_by_value("_ratio_lps", (tm, instance.design_matrix, cluster_cost_usd_per_gbps(instance)),
                                 values, build)
     arr = replace(lp.arr, col_lower=lp.arr.col_lower.copy(), col_upper=lp.arr.col_upper.copy())
@@ -99,7 +100,7 @@ def shared_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float | np.
 
 def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
                      cost_cap_usd: float = INF, exact_rows: bool = False,
-                     slacks: tuple[tuple[str, int], ...] = ()) -> RatioArrays:
+                     slacks: tuple[tuple[str, int], ...] = (), fixed_usd: float = 0.0) -> RatioArrays:
     """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts).
 
     ``bw_unit_gbps`` may also be one unit per dimension ((D,) GB/s, e.g. a square-root split of the floor's cost):
@@ -121,13 +122,19 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     constraint i, ``("lower", d)`` / ``("upper", d)`` for a positive lower / a finite upper bound of dimension d: the
     row becomes an equality with s (columns after the reciprocals, before the epigraph variables), and s u_level is
     its distance from its bound (A_i B - b_i, B_d - lo_d, hi_d - B_d, >= 0) times ``slack_factor`` (module notes in
-    :attr:`RatioArrays.slack_factor`)."""
+    :attr:`RatioArrays.slack_factor`).
+
+    ``fixed_usd``: a fixed cost A ($) added to the network's in the product, T x (A + C) (objective
+    ``min_run_cost``: the cluster's fixed cost rate as network-capex dollars, :attr:`hieropt.model.run.CostRate.
+    fixed_usd`). The homogenisation divides by the whole A + C = K / u: the share row becomes sum_d x_d / g_d +
+    (A / K) u = 1 and every other row is unchanged, so the program stays one convex LP with the same cuts; K =
+    A + sum_d p_d s_d keeps u of order 1 at the typical bandwidth (0: performance per cost)."""
     D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
     p = cluster_cost_usd_per_gbps(instance)
     sv = np.broadcast_to(np.asarray(bw_unit_gbps, dtype=float), (D,)).copy()
     if exact_rows:
         sv = np.exp2(np.floor(np.log2(sv)))
-    K = float(p @ sv)
+    K = float(p @ sv) + float(fixed_usd)
     g = K / (p * sv)
     t_typ_ms = tm.time_ns(sv) / MS_NS
     P0 = K * t_typ_ms if t_typ_ms > 0 else K
@@ -159,7 +166,10 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     costs[z0 + K_terms:] = tm.node_weights * sig_y
 
     rows = _Rows()
-    rows.add(1.0, 1.0, range(D), 1.0 / g)  # share
+    if fixed_usd > 0:  # share, with the fixed cost's part A / (A + C) = (A / K) u
+        rows.add(1.0, 1.0, [*range(D), u_col], [*(1.0 / g), float(fixed_usd) / K])
+    else:
+        rows.add(1.0, 1.0, range(D), 1.0 / g)  # share
     idle_rows, idle_hi = redundant_rows(instance, cost_cap_usd)
     slack_factor: dict[tuple[str, int], float] = {}
     slack_row: dict[tuple[str, int], int] = {}

@@ -15,6 +15,8 @@ An instance file names its parts by path (relative to the instance file) or inli
     max_iteration_time_ns = 1.2e9      # optional time target (required by objective "min_cost"), ns
     max_network_cost_usd = 1.5e7       # optional network budget, $
     max_regret = 0.05                  # optional, objective min_cost: every workload within 5 % of its own optimum
+    tokens = 15e12                     # optional token budget of one run (days, MWh and $ per run)
+    [cluster]                          # optional: the whole cluster's cost and power (hieropt.io.cluster)
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ _TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "wo
              "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "step",
              "dimension_mode", "collectives_in_flight", "chunks", "workloads", "max_regret")
 _TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
+_TOP_KEYS += ("tokens", "cluster")  # a run's token budget and the cluster's cost (hieropt.io.cluster)
 # The spec models, the workload readers and the LIBRA readers are imported where they are first needed (the
 # network first): an unknown key, a missing file or a bad network field is reported without loading numpy or the
 # rest of the spec (a bad-input error in a fraction of a second).
@@ -193,6 +196,7 @@ def load_instance(path: str | Path) -> Instance:
         extra["step"] = step_entry(data.get("step"), workload, src)
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
+    extra.update(buyer_entries(data, src))
     return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
                      mapping=mapping, workload_weight=weight, mapping_note=notes,
                      more_workloads=tuple(_job(src, i + 1, w, mp, wt) for i, (w, mp, _, wt) in enumerate(more)),
@@ -201,6 +205,19 @@ def load_instance(path: str | Path) -> Instance:
                      bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop,
                      max_iteration_time_ns=data.get("max_iteration_time_ns"),
                      max_network_cost_usd=data.get("max_network_cost_usd"))
+
+
+def buyer_entries(data: dict[str, Any], src: str) -> dict[str, Any]:
+    """The ``tokens`` and ``[cluster]`` entries of a file's table ``data`` (those given), read by
+    :mod:`hieropt.io.cluster`. Raises InputError naming ``src`` and the field."""
+    from .cluster import cluster_entry, tokens_entry
+
+    out: dict[str, Any] = {}
+    if "tokens" in data:
+        out["tokens"] = tokens_entry(data["tokens"], src)
+    if "cluster" in data:
+        out["cluster"] = cluster_entry(data["cluster"], src)
+    return out
 
 
 def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:

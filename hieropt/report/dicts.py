@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model.run import run_figures
 from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
@@ -26,8 +27,9 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
     return sol.to_dict(instance)
 
 
-def _point_dict(p: Any) -> dict[str, Any]:
-    return {"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
+def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
+    run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd).to_dict()
+    return {"run": run, "budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
             "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns, "gap": p.gap,
             "bw_gbps_per_dim": floats(p.bw), "usd_per_ms": p.usd_per_ms}
 
@@ -36,7 +38,7 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
     """JSON-ready front: points, the two marked optima, notes, timing, instance echo."""
     return {
         "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD"},
-        "points": [_point_dict(p) for p in front.points],
+        "points": [_point_dict(p, instance) for p in front.points],
         "fastest": solution_dict(instance, front.fastest) if front.fastest else None,
         "best_per_cost": solution_dict(instance, front.best_per_cost) if front.best_per_cost else None,
         "notes": list(front.notes),

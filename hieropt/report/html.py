@@ -14,6 +14,7 @@ from ..studies.compare import Comparison
 from .common import floats
 from .compare import comparison_dict, figure_data
 from .plots import write_figures
+from .run import run_lines
 
 # ------------------------------------------------------------------------------------------------------------ HTML
 _CSS = """
@@ -117,6 +118,7 @@ def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front
     paths = write_figures(figs, out)
     images = {p.name: p.read_bytes() for p in paths}
     data = comparison_dict(comp)
+    data["display"]["headline"] += run_lines(comp.optimum.run)  # the buyer's figures of the optimum
     notes = report_notes(comp, front, front_error)
     data["figures"] = figs
     data["notes"] = notes

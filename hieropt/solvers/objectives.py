@@ -22,6 +22,7 @@ from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
 from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
 from .procurement import PPC_GAP, Counts, against_target, cheapest_meeting, fastest_design, min_time_cost_product
+from .run_cost import run_cost_terms
 from .single_term import METHOD as SINGLE_TERM_METHOD
 from .single_term import fastest_single_term
 
@@ -38,12 +39,15 @@ METHODS = {
                             "homogenisation), Kelley cutting planes on one LP (DAQP while small, then HiGHS)",
     "min_max_regret": "each workload's own optimum, then min z with T_w(B) <= z T_w* for every workload by cutting "
                       "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B)",
+    "min_run_cost": "one convex LP in cost-share variables with the cluster's fixed cost as a fixed term (run time "
+                    "x (fixed + network cost), Charnes-Cooper homogenisation), Kelley cutting planes on one LP",
 }
 REGRET_COST_METHOD = ("each workload's own optimum and the min-max-regret optimum, then the cheapest network with "
                       "T_w(B) <= (1 + max_regret) T_w* for every workload by cutting planes")
 """How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
 :data:`hieropt.names.OBJECTIVES`."""
-UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_max_regret": "ratio"}
+UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_max_regret": "ratio",
+         "min_run_cost": "USD"}
 """Unit of each objective's value."""
 
 
@@ -58,14 +62,16 @@ def _min_cost(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: f
                             time_limit_s, counts)
 
 
-def _product(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts):
+def _product(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float, counts: Counts,
+             fixed_usd: float = 0.0):
     floor = meets = None
     target = instance.max_iteration_time_ns
     if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
         cheapest = _min_cost(instance, tm, REL_GAP, time_limit_s, counts)
         floor, meets = cheapest.lower, cheapest.bw
     res = min_time_cost_product(instance, tm, rel_gap, budget_usd=instance.max_network_cost_usd,
-                                cost_floor_usd=floor, target_ns=target, meets=meets, time_limit_s=time_limit_s)
+                                cost_floor_usd=floor, target_ns=target, meets=meets, time_limit_s=time_limit_s,
+                                fixed_usd=fixed_usd)
     counts.lps += res.evaluations
     counts.cuts += res.extra.get("cuts", 0)
     return res
@@ -81,7 +87,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         instance: a validated instance (see :func:`load_instance`, :func:`load_libra`).
         objective: overrides the instance's: ``"performance"`` (min iteration time, ns), ``"min_cost"`` (cheapest
             network, $, with iteration time <= ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x
-            cost, ns * $, global).
+            cost, ns * $, global), ``"min_run_cost"`` ($ of one training run, or of one iteration without a token
+            budget: run time x the cluster's cost rate, global; needs the instance's ``cluster``).
         rel_gap: target relative optimality gap, in [5e-9, 1); default 1e-8 (1e-7 for performance_per_cost).
         time_limit_s: time limit of each LP solve, s.
         max_iteration_time_ns: overrides the instance's time target (ns).
@@ -111,7 +118,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     instance = with_targets(instance, objective, max_iteration_time_ns, max_network_cost_usd, max_regret=max_regret)
     time_limit_s = check_time_limit(time_limit_s)
     obj = instance.objective
-    gap = rel_gap if rel_gap is not None else (PPC_GAP if obj == "performance_per_cost" else REL_GAP)
+    gap = rel_gap if rel_gap is not None else (PPC_GAP if obj in ("performance_per_cost", "min_run_cost") else REL_GAP)
     if not MIN_REL_GAP <= gap < 1:
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
                          "ask for a gap below 1 (a fraction: 0.01 is 1 %)" if gap >= 1 else
@@ -152,6 +159,12 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
                 extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
     elif obj == "min_cost":
         res = _min_cost(instance, tm, gap, time_limit_s, counts)
+    elif obj == "min_run_cost":  # the product with the cluster's fixed cost (hieropt/solvers/run_cost.py)
+        terms = run_cost_terms(instance)
+        res = _product(instance, tm, gap, time_limit_s, counts, terms.fixed_usd)
+        res = replace(res, upper=res.upper * terms.usd_per_ns_usd, lower=res.lower * terms.usd_per_ns_usd)
+        extra.update(run_cost_per=terms.per, fixed_cost_usd=terms.fixed_usd, kappa_evaluations=res.evaluations,
+                     kappa_nodes=res.nodes, kappa_range_usd=[float(k) for k in res.kappa_range])
     else:
         res = _product(instance, tm, gap, time_limit_s, counts)
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
@@ -165,7 +178,10 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
-    if sensitivity and sol.success:
+    if sensitivity and sol.success and obj == "min_run_cost":
+        sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for min_run_cost (the run's time and "
+                                              "$ are in the run figures)",))
+    elif sensitivity and sol.success:
         sol = _with_sensitivity(instance, tm, obj, sol, gap, time_limit_s, sensitivity_ranges)
         sol = replace(sol, solve_seconds=time.perf_counter() - start)
     return sol
@@ -291,7 +307,9 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
     if not cert.ok:
         raise SolverError("independent verification failed: " + "; ".join(cert.problems))
     bd = cert.breakdown
-    if value is None:
+    if value is None and obj == "min_run_cost":
+        value = run_cost_terms(instance).value(bd.iteration_time_ns, bd.network_cost_usd)
+    elif value is None:
         value = {"performance": bd.iteration_time_ns, "min_cost": bd.network_cost_usd,
                  "performance_per_cost": bd.iteration_time_ns * bd.network_cost_usd}[obj]
     if abs(value - res.upper) > 1e-9 * abs(value):

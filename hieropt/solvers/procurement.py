@@ -25,6 +25,7 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from ..units import time_unit_hint
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import BOUND_SLACK, RatioCore
@@ -74,8 +75,10 @@ def _scale_free(tm: TimeModel) -> bool:
 def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,
                           budget_usd: float | None = None, cost_floor_usd: float | None = None,
                           target_ns: float | None = None, meets: np.ndarray | None = None,
-                          time_limit_s: float = 60.0) -> ProductResult:
-    """Globally minimise T(B) * cost(B) (ns * $): one convex cutting-plane solve in cost-share variables.
+                          time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> ProductResult:
+    """Globally minimise T(B) * (fixed_usd + cost(B)) (ns * $): one convex cutting-plane solve in cost-share
+    variables (``fixed_usd`` = 0: performance per cost; > 0: the $ of a training run up to a constant factor,
+    objective ``min_run_cost``).
 
     Args:
         instance, tm: the problem and its aggregated time model.
@@ -85,6 +88,9 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
             meets ``target_ns``.
         target_ns: optional iteration-time target (ns); ``meets``: a design that meets it.
         time_limit_s: limit of each LP and of the whole search, s.
+        fixed_usd: a fixed cost ($) added to the network's: the cluster's fixed cost rate as network-capex dollars
+            (:attr:`hieropt.model.run.CostRate.fixed_usd`); the costs searched and ``kappa_range`` stay the
+            network's.
 
     Returns:
         :class:`ProductResult`; status LIMIT (with the proven gap) when the gap target was not reached within
@@ -97,7 +103,7 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
     bounds = cost_bounds_usd(instance)
     unit = product_bandwidth(instance, tm, target_ns, bounds)
     core = RatioCore(instance, tm, unit, time_limit_s, budget_usd, prune=True, cost_bounds=bounds,
-                     share_units_gbps=share_units_gbps(instance, tm, unit))
+                     share_units_gbps=share_units_gbps(instance, tm, unit), fixed_usd=fixed_usd)
     try:
         return _min_product(core, tm, rel_gap, budget_usd, cost_floor_usd, target_ns, meets)
     finally:
@@ -113,13 +119,14 @@ def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: flo
                                   f"design constraints allow, ${k_min:,.6g}")
         k_max = min(k_max, budget_usd)
     lo = max(k_min, cost_floor_usd or 0.0)
-    if lo <= 0:
+    fixed = core.fixed_usd
+    if lo <= 0 and fixed <= 0:
         raise _no_floor()
     if not np.isfinite(k_max) and _scale_free(tm):
         raise NoSolutionError("unbounded", "no compute time and no upper limit on bandwidth: time x cost is the "
                               "same at every scale; add a bandwidth budget")
     hi = max(k_max, lo)
-    out = core.min_product(rel_gap, lo, hi, target_ns, meets)
+    out = core.min_product(rel_gap, fixed + lo, fixed + hi, target_ns, meets)
     if out.bw is None:
         raise NoSolutionError("infeasible", "no network within the cost range gives every loaded dimension "
                               f"bandwidth ({out.message})")
@@ -188,7 +195,8 @@ def against_target(res: OAResult, target_ns: float | None, budget_usd: float | N
         t, fast = _ns_pair(target_ns, res.lower)
         raise NoSolutionError("infeasible", f"time target {t} ns: fastest possible is {fast} ns{within}"
                               + (f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
-                                 if res.upper > res.lower * (1 + 1e-9) else ""))
+                                 if res.upper > res.lower * (1 + 1e-9) else "")
+                              + time_unit_hint(target_ns, res.lower))
     if target_ns is not None and res.upper > target_ns * (1 + MEETS_ROUNDOFF):
         t, fast = _ns_pair(target_ns, res.upper)
         raise NoSolutionError("undecided", f"time target {t} ns lies within the optimality gap of the fastest "

@@ -93,13 +93,16 @@ class RatioCore(CutLP):
             for bounds that must hold for exactly feasible designs.
         slacks: rows with a slack column of their own (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`),
             for implied rows on them (:meth:`add_rows`).
+        fixed_usd: a fixed cost ($) added to the network's in the product (:meth:`min_product` only: objective
+            ``min_run_cost``, :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`).
     """
 
     def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float, time_limit_s: float = 60.0,
                  budget_usd: float | None = None, prune: bool = False,
                  cost_bounds: tuple[float, float] | None = None, share_units_gbps: np.ndarray | None = None,
-                 exact_rows: bool = False, slacks: tuple[tuple[str, int], ...] = ()):
+                 exact_rows: bool = False, slacks: tuple[tuple[str, int], ...] = (), fixed_usd: float = 0.0):
         self.instance, self.tm = instance, tm
+        self.fixed_usd = float(fixed_usd)
         self._cost_bounds = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
         self.time_limit_s = float(time_limit_s)
         self._range: tuple[float, float] | None = None
@@ -112,7 +115,7 @@ class RatioCore(CutLP):
                 cap = min(cap, self.cost_range()[1])
         units = bw_unit_gbps if share_units_gbps is None else share_units_gbps
         self.lp: RatioArrays = shared_ratio_lp(instance, tm, units, cost_cap_usd=cap, exact_rows=exact_rows,
-                                                slacks=slacks)
+                                                slacks=slacks, fixed_usd=fixed_usd)
         self.K = self.lp.cost_unit_usd
         self.scale = None
         self._start(time_limit_s)
@@ -338,7 +341,7 @@ class RatioCore(CutLP):
     def min_product(self, rel_gap: float, cost_lo: float, cost_hi: float, target_ns: float | None = None,
                     meets: np.ndarray | None = None) -> Outcome:
         """min T(B) x cost(B) (ns x $) over designs costing within [cost_lo, cost_hi] $ and, if given, with
-        T <= ``target_ns``.
+        T <= ``target_ns``; cost(B) = the core's ``fixed_usd`` + the network's (the range too includes it).
 
         A time target enters as the cost floor ``cost_lo`` (a proven lower bound on the cheapest design meeting it:
         min T x cost over T <= T* equals the minimum of kappa f(kappa) over kappa >= that cheapest cost, since f is
@@ -366,7 +369,7 @@ class RatioCore(CutLP):
             T = self.tm.time_ns(bw)
             if target_ns is not None and T > target_ns:
                 return INF
-            c = self.network_cost(bw)
+            c = self.fixed_usd + self.network_cost(bw)
             return T * c if c <= cost_hi * (1 + 1e-12) else INF
 
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns_usd, candidates=candidates,

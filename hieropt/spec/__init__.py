@@ -32,6 +32,7 @@ _MODULES = {
     "instance": ("Bound", "CostClass", "CostModel", "Instance", "Job", "LinearConstraint", "Pipeline", "StepSchedule"),
     "mapping": ("Mapping",),
     "network": ("Collective", "Dimension", "Network"),
+    "training": ("Training",),
     "workload": ("Layer", "LayerTable", "Phase", "PhaseTable", "Workload", "WorkloadHeader"),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
@@ -42,7 +43,7 @@ __all__ = ["ALGORITHMS", "BLOCKS", "COLLECTIVE_SCOPES", "DEFAULT_ALGORITHM", "DL
            "Frozen", "Collective", "CostClass", "CostModel", "Dimension", "Instance", "Job", "Layer",
            "LinearConstraint", "LayerTable", "Mapping", "Network", "NonNegFloat", "Phase", "PhaseTable", "Pipeline",
            "StepSchedule",
-           "Workload", "WorkloadHeader"]
+           "Training", "Workload", "WorkloadHeader"]
 
 
 def __getattr__(name: str) -> Any:
@@ -69,4 +70,5 @@ if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
     )
     from .mapping import Mapping
     from .network import Collective, Dimension, Network
+    from .training import Training
     from .workload import Layer, LayerTable, Phase, PhaseTable, Workload, WorkloadHeader

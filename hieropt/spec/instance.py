@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..names import OBJECTIVES, TRAINING_LOOPS
 from .base import Frozen, NonNegFloat, check_max_regret
+from .cluster import Cluster
 from .design import DesignMatrix
 from .mapping import Mapping, check_job, check_mapping, check_stages
 from .network import Network
@@ -133,7 +134,10 @@ class Instance(Frozen):
     ``performance`` (min iteration time), ``performance_per_cost`` (min iteration time x network cost, LIBRA's
     PerfPerCostOpt), ``min_cost`` (cheapest network with iteration time <= ``max_iteration_time_ns``, or, with
     ``max_regret``, the cheapest on which every workload is within ``max_regret`` (0.05 = 5 %) of its own optimum),
-    ``min_max_regret`` (several workloads: minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum).
+    ``min_max_regret`` (several workloads: minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum),
+    ``min_run_cost`` (the $ of one training run: run time x the cluster's cost rate, which needs ``cluster``;
+    :mod:`hieropt.solvers.run_cost`). ``tokens``: the token budget of one run; ``cluster``: the whole cluster's
+    cost and power (:class:`hieropt.spec.cluster.Cluster`).
     ``max_network_cost_usd`` caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the
     iteration time (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
     the readers) when the parts disagree.
@@ -170,6 +174,10 @@ class Instance(Frozen):
     max_regret: float | None = None
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None
     """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (hieropt.studies.heuristics)."""
+    tokens: float | None = Field(default=None, gt=0, le=1e18, allow_inf_nan=False)
+    """Token budget of one training run (tokens), for the time, energy and $ of a run (hieropt.model.run)."""
+    cluster: Cluster | None = None
+    """The whole cluster's cost and power beyond the network (:class:`hieropt.spec.cluster.Cluster`)."""
 
     @field_validator("max_regret")
     @classmethod
@@ -267,6 +275,8 @@ class Instance(Frozen):
             "max_iteration_time_ns": self.max_iteration_time_ns,
             "max_network_cost_usd": self.max_network_cost_usd,
             "bounds": [b.model_dump(mode="json") for b in self.bounds_or_default],
+            "tokens": self.tokens,
+            "cluster": None if self.cluster is None else self.cluster.given(),
         }
 
     @property

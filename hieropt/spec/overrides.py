@@ -51,7 +51,7 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
         # (only an instance has a regret bound: a shape or co-design space, and their commands, have no --max-regret)
         regret = ", or --max-regret" if "max_regret" in type(out).model_fields else ""
         raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
-                         f"give the iteration-time target in ns (--max-time-ns){regret}")
+                         f"give the iteration-time target (--max-time 1.3s, or max_iteration_time_ns in ns){regret}")
     return out
 
 

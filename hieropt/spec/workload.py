@@ -12,6 +12,7 @@ from pydantic import Field, PositiveInt, field_validator, model_validator
 from ..names import DLRM_POLICIES, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
 from .layers import Layer, LayerTable, Phase, PhaseTable
+from .training import Training
 
 __all__ = ["Layer", "LayerTable", "Phase", "PhaseTable", "Workload", "WorkloadHeader"]
 
@@ -109,6 +110,9 @@ class Workload(Frozen):
     weight-gradient all-reduce runs over 256 replicas), ``("dp", "dp", 64)`` for an LLM plan's named group; an
     instance's mapping must give that phase or group that many NPUs (:class:`hieropt.spec.Instance` checks it).
     Empty for workloads read from files, whose degrees are not known.
+
+    ``training``: tokens and FLOPs per iteration and the NPU's peak (:class:`hieropt.spec.training.Training`), set by
+    the LLM generator; None for workloads whose model is not known (ASTRA-sim text, LIBRA, the other generators).
     """
 
     name: str
@@ -116,6 +120,7 @@ class Workload(Frozen):
     header: WorkloadHeader | None = None
     group_npus: tuple[tuple[str, str, PositiveInt], ...] = ()
     more_stages: tuple[Workload, ...] = ()
+    training: Training | None = None
 
     @field_validator("layers", mode="wrap")
     @classmethod

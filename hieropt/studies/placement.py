@@ -41,7 +41,7 @@ def placed_objective(instance: Instance, objective: str | None) -> str:
         raise InputError("objective", None, f"unknown objective {obj!r}", f"use one of {', '.join(OBJECTIVES_PLACED)}")
     if obj == "min_cost" and instance.max_iteration_time_ns is None:
         raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
-                         "give the iteration-time target in ns (--max-time-ns)")
+                         "give the iteration-time target (--max-time 1.3s, or max_iteration_time_ns in ns)")
     return obj
 
 

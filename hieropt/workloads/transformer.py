@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..spec import Collective, Layer, Phase, Workload, WorkloadHeader
 from ..spec.base import check_number_fields
+from ..spec.training import Training
 
 POLICY = "HYBRID_TRANSFORMER"
 """ASTRA-sim header policy written into generated workloads (TP inside a block, DP across replicas)."""
@@ -176,4 +177,14 @@ def generate(params: TransformerParams) -> Workload:
         layers.append(_layer(f"mlp{i}", mlp_f, mlp_w, params))
     header = WorkloadHeader(policy=POLICY, model_parallel_npu_group=params.tp, declared_layers=len(layers))
     return Workload(name=params.name, layers=tuple(layers), header=header,
-                    group_npus=(("weight_grad", "dp", params.dp),))
+                    group_npus=(("weight_grad", "dp", params.dp),), training=training(params))
+
+
+def training(p: TransformerParams) -> Training:
+    """The run facts of the workload (:class:`~hieropt.spec.training.Training`): dp x micro_batch sequences of s
+    tokens per iteration; model FLOPs = the blocks' FLOPs of every NPU (layers x (attention + MLP) per NPU x tp x
+    dp; no embedding or logit layer, as the workload); no recompute."""
+    flops = p.layers * (sum(attention_flops(p)) + sum(mlp_flops(p))) * p.tp * p.dp
+    return Training(model=p.name, tokens_per_iteration=float(p.dp * p.micro_batch * p.sequence_length),
+                    model_flops_per_iteration=float(flops), hardware_flops_per_iteration=float(flops),
+                    npus=p.tp * p.dp, peak_flops_per_npu=p.npu_peak_tflops * 1e12)

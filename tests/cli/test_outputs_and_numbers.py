@@ -206,10 +206,10 @@ def test_a_price_that_is_not_a_number(tmp_path, price, problem):
 @pytest.mark.parametrize("command", ["solve", "compare"])
 def test_a_budget_that_overflows(command):
     line = error_line(run(command, GPT3, "--budget-usd", "1e400"))
-    assert line == ("error: --budget-usd: inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf; "
+    assert line == ("error: --budget: inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf; "
                     "want a positive number); fix: give a finite value > 0")
     assert error_line(run(command, GPT3, "--budget-usd", "nan")).startswith(
-        "error: --budget-usd: nan is not a number (want a positive number)")
+        "error: --budget: nan is not a number (want a positive number)")
 
 
 @pytest.mark.parametrize("bw, word", [

@@ -56,7 +56,7 @@ def test_time_target_below_fastest_exit_3():
 def test_min_cost_without_target_exit_2():
     result = runner.invoke(app, ["solve", INSTANCE, "--objective", "min_cost"])
     assert result.exit_code == 2
-    assert "--max-time-ns" in result.stderr and "fix:" in result.stderr
+    assert "--max-time" in result.stderr and "fix:" in result.stderr
 
 
 def test_perf_per_cost_without_floor_exit_3(tmp_path):

@@ -489,16 +489,16 @@ def test_pareto_outputs_in_a_missing_folder_are_refused(tmp_path):
 def test_min_cost_without_a_target_names_the_commands_own_options(command, space):
     r = run(command, REPO / "spaces" / space, "--objective", "min_cost", "--workers", "1")
     assert r.exit_code == 2
-    assert error_line(r) == ("error: --max-time-ns: missing for objective min_cost; fix: give the iteration-time "
-                             "target in ns (--max-time-ns)")
+    assert error_line(r) == ("error: --max-time: missing for objective min_cost; fix: give the iteration-time "
+                             "target (--max-time 1.3s, or max_iteration_time_ns in ns)")
     assert "--max-regret" not in run(command, "--help").stdout
 
 
 def test_min_cost_without_a_target_on_solve_still_offers_max_regret():
     r = run("solve", REPO / "instances" / "gpt3-4d.toml", "--objective", "min_cost")
     assert r.exit_code == 2
-    assert error_line(r) == ("error: --max-time-ns: missing for objective min_cost; fix: give the iteration-time "
-                             "target in ns (--max-time-ns), or --max-regret")
+    assert error_line(r) == ("error: --max-time: missing for objective min_cost; fix: give the iteration-time "
+                             "target (--max-time 1.3s, or max_iteration_time_ns in ns), or --max-regret")
 
 
 # ------------------------------------------------------------------------------------------------------------------

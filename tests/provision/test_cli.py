@@ -172,7 +172,7 @@ def test_missing_catalog_file(tmp_path: Path):
 
 
 def test_min_cost_needs_a_time_target():
-    assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost"), 2, "--max-time-ns",
+    assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost"), 2, "--max-time",
                  "missing for objective min_cost")
 
 

@@ -32,6 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...spec import Collective, Layer, LayerTable, Phase, StepSchedule, Workload, WorkloadHeader
+from .flops import training_of
 from .params import LLMParams
 from .step import STEP_PHASES, Op, Step, build_step
 
@@ -143,7 +144,7 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
     name = step.params.workload_name + (f"-stage{r}" if step.params.plan.pp > 1 else "")
     used = {ph.group for layer in layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)}
     return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)),
-                    group_npus=_group_npus(step.params, used))
+                    group_npus=_group_npus(step.params, used), training=training_of(step.params))
 
 
 def _group_npus(p: LLMParams, used: set) -> tuple[tuple[str, str, int], ...]:
@@ -166,8 +167,10 @@ def lower_plan(step: Step) -> Workload:
     for r in rest:  # (as columns: the same layers as lower_stage's)
         table = _table(step.stages[r].ops, rate)
         more.append(Workload(name=f"{name}-stage{r}", layers=table, header=header(step.params, len(table)),
-                             group_npus=_group_npus(step.params, set(table.groups.ravel().tolist()))))
-    return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more))
+                             group_npus=_group_npus(step.params, set(table.groups.ravel().tolist())),
+                             training=w.training))
+    return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more),
+                    training=w.training)
 
 
 STAGE_WORKLOADS = 256

@@ -1,0 +1,21 @@
+"""The buyer's options, one name per quantity across commands: ``--tokens``, ``--max-time`` (with units; old name
+``--max-time-ns``), ``--budget`` (money with suffixes; old names ``--budget-usd``, ``--max-cost-usd``), read by
+:mod:`hieropt.cli.numbers`. Imports typer and the standard library only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+TokensOpt = Annotated[str | None, typer.Option(
+    "--tokens", help="Token budget of one training run, e.g. 15e12 or 15T: adds the time to train (days), the "
+    "energy (MWh) and the $ per run to the answer (overrides the file's tokens).", show_default=False)]
+MaxTimeOpt = Annotated[str | None, typer.Option(
+    "--max-time", "--max-time-ns", help="Iteration-time target with a unit: 1.3s, 1300ms, 2h; a plain number is "
+    "ns (--max-time-ns: the old name). Required by min_cost; a cap otherwise.", show_default=False)]
+BudgetOpt = Annotated[str | None, typer.Option(
+    "--budget", "--budget-usd", "--max-cost-usd", help="Network-cost cap in $, with suffixes: 10M, 2.5B, 750k "
+    "(--budget-usd, --max-cost-usd: old names).", show_default=False)]
+
+__all__ = ["TokensOpt", "MaxTimeOpt", "BudgetOpt"]

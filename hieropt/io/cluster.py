@@ -1,0 +1,84 @@
+"""The ``[cluster]`` section of instance and space files -> :class:`hieropt.spec.cluster.Cluster`.
+
+Each figure is a number or ``{ value = ..., source = "<key>" }``; sources are ``[cluster.sources.<key>]`` tables
+with ``ref``, ``date`` (YYYY-MM-DD) and ``kind`` (list, street, estimate, spec, assumption, invented), as in the
+parts catalogs::
+
+    [cluster]
+    accelerator_usd = { value = 33750, source = "semianalysis-dgx" }
+    accelerator_w = 700
+    pue = 1.2
+    amortisation_years = 5
+    require_sources = false
+    [cluster.sources.semianalysis-dgx]
+    ref = "SemiAnalysis, AI server cost analysis (2023-05-29): DGX H100 about $270,000"
+    date = "2026-12-05"
+    kind = "estimate"
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from .common import short_repr, validation_error
+
+if TYPE_CHECKING:
+    from ..spec.cluster import Cluster
+
+
+def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluster:
+    """The ``[cluster]`` table ``value`` of file ``src`` as a :class:`Cluster`.
+
+    Raises:
+        InputError: not a table, a figure neither a number nor ``{value, source}``, an unknown key, a bad value or
+            an unknown source (naming ``src`` and the field).
+    """
+    from pydantic import ValidationError
+
+    from ..spec.cluster import Cluster
+
+    if not isinstance(value, dict):
+        raise InputError(src, field, f"expected a table, got {short_repr(value)}",
+                         "write [cluster] with accelerator_usd = ..., accelerator_w = ..., ...")
+    figures: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, v in value.items():
+        if key in ("sources", "require_sources"):
+            continue
+        if isinstance(v, dict):
+            extra = set(v) - {"value", "source"}
+            if extra or "value" not in v:
+                raise InputError(src, f"{field}.{key}", "expected a number or { value = ..., source = \"<key>\" }",
+                                 "write e.g. accelerator_usd = { value = 33750, source = \"epoch\" }")
+            if "source" in v:
+                if not isinstance(v["source"], str):
+                    raise InputError(src, f"{field}.{key}.source", "expected the key of a [cluster.sources] table",
+                                     "write source = \"<key>\"")
+                sources[key] = v["source"]
+            v = v["value"]
+        figures[key] = v
+    refs = value.get("sources", {})
+    if not isinstance(refs, dict) or not all(isinstance(r, dict) for r in refs.values()):
+        raise InputError(src, f"{field}.sources", "expected [cluster.sources.<key>] tables",
+                         "write [cluster.sources.<key>] with ref, date and kind")
+    try:
+        return Cluster(**figures, sources=sources, references=refs,
+                       require_sources=value.get("require_sources", False))
+    except ValidationError as e:
+        raise validation_error(e, src, field) from e
+
+
+def tokens_entry(value: Any, src: str | Path) -> float:
+    """A ``tokens`` entry (the token budget of one run, e.g. ``15e12``) as a float > 0.
+
+    Raises:
+        InputError: not a positive, finite number.
+    """
+    from .common import positive_number
+
+    return positive_number(value, src, "tokens", "give the run's token budget, e.g. tokens = 15e12")
+
+
+__all__ = ["cluster_entry", "tokens_entry"]

@@ -1,0 +1,222 @@
+"""The buyer's figures of one answer: tokens/s, MFU, days, MWh and $ of a training run, and the cluster's capex,
+cost per hour and power. One pure function of the instance, the iteration time and the network's capex
+(:func:`run_figures`); every command and the library use it.
+
+- tokens/s = tokens per iteration / T (T the iteration time, s);
+- MFU = model FLOPs per iteration / (NPUs x peak FLOP/s x T) (Megatron's model FLOPs utilisation, no recompute:
+  Narayanan et al. 2021, arXiv 2104.04473; Korthikanti et al. 2022, arXiv 2205.05198 §6); HFU the same with the
+  recompute's FLOPs, given when recompute adds FLOPs;
+- with a token budget D (tokens): iterations = D / tokens per iteration, time to train = iterations x T (days of
+  86,400 s), energy = facility power x time (MWh), $ per run = cost rate x time;
+- power, capex and the cost rate from the ``[cluster]`` section (formulas in :mod:`hieropt.spec.cluster`).
+
+A figure whose inputs are unknown is None, and ``unknown`` says why (a workload without an LLM model, e.g. an
+ASTRA-sim text file or LIBRA's, has no tokens or FLOPs; an instance without ``[cluster]`` has no power or $).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..spec import Instance
+from ..spec.cluster import Cluster
+from ..spec.training import Training
+
+HOURS_PER_YEAR = 8760.0
+"""Hours in one (non-leap) year: amortisation years -> hours."""
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class CostRate:
+    """The cluster's cost while it trains, affine in the network's capex C ($): rate = fixed + C x per_network_usd.
+
+    Attributes:
+        fixed_usd_per_h: accelerators, servers, racks and facility amortised, electricity (or the all-in NPU-hour
+            rate), $ / h.
+        per_network_usd: $ / h per $ of network capex (1 / amortisation hours; 0 when not amortised).
+        capex_fixed_usd: accelerators, servers, racks and facility, $ (None with an NPU-hour rate).
+        it_power_w, facility_power_w: IT power and IT x PUE, W (None when the accelerator power is unknown).
+        left_out: what the rate does not count, for the reader.
+    """
+
+    fixed_usd_per_h: float
+    per_network_usd: float
+    capex_fixed_usd: float | None
+    it_power_w: float | None
+    facility_power_w: float | None
+    left_out: tuple[str, ...]
+
+    def usd_per_h(self, network_usd: float) -> float:
+        """The rate with a network of ``network_usd`` $, $ / h."""
+        return self.fixed_usd_per_h + network_usd * self.per_network_usd
+
+    @property
+    def fixed_usd(self) -> float:
+        """The fixed term as network-capex dollars: fixed / per_network (inf when the network is not amortised).
+        Run cost = T x per_network x (fixed_usd + C): the objective ``min_run_cost`` minimises T (fixed_usd + C)."""
+        return self.fixed_usd_per_h / self.per_network_usd if self.per_network_usd > 0 else math.inf
+
+
+def it_power_w(cluster: Cluster, npus: int) -> float | None:
+    """IT power of ``npus`` accelerators with their servers, racks and network, W (None without
+    ``accelerator_w``)."""
+    if cluster.accelerator_w is None:
+        return None
+    w = npus * (cluster.accelerator_w + (cluster.network_w_per_npu or 0.0))
+    if cluster.server_w is not None:
+        w += math.ceil(npus / cluster.npus_per_server) * cluster.server_w
+    if cluster.rack_w is not None:
+        w += math.ceil(npus / cluster.npus_per_rack) * cluster.rack_w
+    return w
+
+
+def cost_rate(cluster: Cluster, npus: int) -> CostRate | None:
+    """The cost rate of ``npus`` accelerators under ``cluster`` (:mod:`hieropt.spec.cluster`), or None when
+    neither ``usd_per_npu_hour`` nor ``accelerator_usd`` with ``amortisation_years`` is given."""
+    c = cluster
+    it = it_power_w(c, npus)
+    facility = None if it is None else it * (c.pue or 1.0)
+    hours = None if c.amortisation_years is None else c.amortisation_years * HOURS_PER_YEAR
+    per_network = 0.0 if hours is None else 1.0 / hours
+    left = [] if hours is not None else ["the network's capex (no amortisation_years)"]
+    if c.usd_per_npu_hour is not None:
+        return CostRate(npus * c.usd_per_npu_hour, per_network, None, it, facility, tuple(left))
+    if c.accelerator_usd is None or hours is None:
+        return None
+    capex = npus * c.accelerator_usd
+    if c.server_usd is not None:
+        capex += math.ceil(npus / c.npus_per_server) * c.server_usd
+    if c.rack_usd is not None:
+        capex += math.ceil(npus / c.npus_per_rack) * c.rack_usd
+    rate = capex / hours
+    facility_usd = 0.0
+    if c.facility_usd_per_mw is not None and it is not None:
+        facility_usd = c.facility_usd_per_mw * it / 1e6
+        rate += facility_usd / ((c.facility_amortisation_years or c.amortisation_years) * HOURS_PER_YEAR)
+    elif c.facility_usd_per_mw is None:
+        left.append("the facility (no facility_usd_per_mw)")
+    if c.electricity_usd_per_kwh is not None and facility is not None:
+        rate += facility / 1e3 * c.electricity_usd_per_kwh
+    elif c.electricity_usd_per_kwh is None:
+        left.append("electricity (no electricity_usd_per_kwh)")
+    if it is None:
+        left.append("power (no accelerator_w)")
+    return CostRate(rate, per_network, capex + facility_usd, it, facility, tuple(left))
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """The buyer's figures of one design (None: unknown, see ``unknown``).
+
+    Attributes:
+        iteration_time_ns: T, ns.
+        tokens_per_iteration, tokens_per_s: tokens.
+        model_flops_per_iteration, hardware_flops_per_iteration: FLOP (hardware: with recompute).
+        mfu, hfu: model and hardware FLOPs utilisation (fractions; hfu only when recompute adds FLOPs).
+        tokens: the run's token budget; iterations_per_run: tokens / tokens per iteration.
+        time_to_train_days: iterations x T, days.
+        power_mw: facility power (IT x PUE), MW; energy_mwh: power x time to train, MWh.
+        network_capex_usd, capex_usd: the network's, and the whole cluster's (with the network), $.
+        cost_per_hour_usd: the cost rate with this network, $ / h; run_cost_usd: rate x time to train, $.
+        unknown: why figures are None, one line each.
+        left_out: what the cost rate does not count.
+    """
+
+    iteration_time_ns: float
+    tokens_per_iteration: float | None = None
+    tokens_per_s: float | None = None
+    model_flops_per_iteration: float | None = None
+    hardware_flops_per_iteration: float | None = None
+    mfu: float | None = None
+    hfu: float | None = None
+    tokens: float | None = None
+    iterations_per_run: float | None = None
+    time_to_train_days: float | None = None
+    power_mw: float | None = None
+    energy_mwh: float | None = None
+    network_capex_usd: float | None = None
+    capex_usd: float | None = None
+    cost_per_hour_usd: float | None = None
+    run_cost_usd: float | None = None
+    unknown: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every field (None where unknown), ``unknown`` and ``left_out`` as lists."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["unknown"], out["left_out"] = list(self.unknown), list(self.left_out)
+        return out
+
+
+def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: float | None = None,
+                tokens: float | None = None) -> RunFigures:
+    """The buyer's figures (module docstring) of ``instance`` at iteration time ``iteration_time_ns`` (ns) with a
+    network of ``network_cost_usd`` $ (None: unknown) and a run of ``tokens`` tokens (default: the instance's
+    ``tokens``; None: no run figures). Several workloads on one fabric: the primary workload's figures."""
+    return figures(instance.workload.training, instance.network.npus_total, iteration_time_ns, network_cost_usd,
+                   tokens if tokens is not None else instance.tokens, instance.cluster, instance.workload.name)
+
+
+def figures(training: Training | None, npus: int, iteration_time_ns: float, network_cost_usd: float | None = None,
+            tokens: float | None = None, cluster: Cluster | None = None, workload: str = "") -> RunFigures:
+    """:func:`run_figures` from its parts: the workload's ``training`` facts (None: no LLM model), the cluster's
+    ``npus``, T (ns), the network's capex ($), the token budget and the ``[cluster]`` figures (for a co-design
+    candidate, whose instance is built per solve)."""
+    T = float(iteration_time_ns)
+    seconds = T * 1e-9
+    tr = training
+    out: dict[str, Any] = {"iteration_time_ns": T, "tokens": tokens, "network_capex_usd": network_cost_usd}
+    unknown = []
+    if tr is None:
+        unknown.append(f"tokens and FLOPs: the workload {workload} has no LLM model (an ASTRA-sim or LIBRA workload "
+                       "file, or another generator); use an LLM model file (generator = \"llm\")")
+    elif seconds > 0:
+        peak = tr.npus * tr.peak_flops_per_npu * seconds
+        out.update(tokens_per_iteration=tr.tokens_per_iteration, tokens_per_s=tr.tokens_per_iteration / seconds,
+                   model_flops_per_iteration=tr.model_flops_per_iteration,
+                   hardware_flops_per_iteration=tr.hardware_flops_per_iteration,
+                   mfu=tr.model_flops_per_iteration / peak,
+                   hfu=tr.hardware_flops_per_iteration / peak if tr.recomputes else None)
+        if tokens is not None:
+            out["iterations_per_run"] = tokens / tr.tokens_per_iteration
+            out["time_to_train_days"] = out["iterations_per_run"] * seconds / SECONDS_PER_DAY
+    if tokens is None:
+        unknown.append("time, energy and $ of a run: no token budget (give --tokens or tokens in the file)")
+    rate = None if cluster is None else cost_rate(cluster, npus)
+    if cluster is None:
+        unknown.append("power, capex and $: no [cluster] section")
+    elif rate is None:
+        unknown.append("capex and $: [cluster] gives neither usd_per_npu_hour nor accelerator_usd with "
+                       "amortisation_years")
+    out.update(_cost_figures(cluster, npus, rate, network_cost_usd, out.get("time_to_train_days")))
+    left = rate.left_out if rate is not None else ()
+    return RunFigures(**out, unknown=tuple(unknown), left_out=left)
+
+
+def _cost_figures(cluster: Cluster | None, npus: int, rate: CostRate | None, network_usd: float | None,
+                  days: float | None) -> dict[str, Any]:
+    """Power, energy, capex, cost per hour and $ per run (left out where their inputs are unknown)."""
+    out: dict[str, Any] = {}
+    if cluster is None:
+        return out
+    it = it_power_w(cluster, npus)
+    power_w = None if it is None else it * (cluster.pue or 1.0)
+    if power_w is not None:
+        out["power_mw"] = power_w / 1e6
+        if days is not None:
+            out["energy_mwh"] = power_w / 1e6 * days * 24.0
+    if rate is None or network_usd is None:
+        return out
+    if rate.capex_fixed_usd is not None:
+        out["capex_usd"] = rate.capex_fixed_usd + network_usd
+    out["cost_per_hour_usd"] = rate.usd_per_h(network_usd)
+    if days is not None:
+        out["run_cost_usd"] = out["cost_per_hour_usd"] * days * 24.0
+    return out
+
+
+__all__ = ["CostRate", "RunFigures", "cost_rate", "figures", "it_power_w", "run_figures", "HOURS_PER_YEAR",
+           "SECONDS_PER_DAY"]

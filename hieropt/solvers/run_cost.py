@@ -1,0 +1,67 @@
+"""Objective ``min_run_cost``: the $ of one training run, run time x the cluster's cost rate, minimised over the
+network exactly.
+
+The cost rate is affine in the network's capex C(B) (:func:`hieropt.model.run.cost_rate`): rate = F + C(B) / H
+($ / h; F the accelerators, servers, racks, facility and electricity, or an all-in NPU-hour rate; H the amortisation
+hours). A run of I iterations of T(B) ns costs I T(B) / 3.6e12 x (F + C(B) / H) = [I / (3.6e12 H)] x T(B) (A + C(B))
+with A = F H, so its minimum is the performance-per-cost program with a fixed term A: min T(B) (A + C(B)), still one
+convex program in cost-share variables (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``fixed_usd``),
+certified as performance per cost is (every LP bound a proven lower bound, every design evaluated exactly). A = 0
+(free accelerators, power and facility) is performance per cost; a larger A buys more network, since every hour
+saved saves A / H. Scaling every price by one factor scales A and C alike and leaves the optimal B unchanged.
+
+The value is $ per run with a token budget (``tokens`` of the instance: I = tokens / tokens per iteration), else $
+per iteration (I = 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..model.run import cost_rate
+from ..spec import Instance
+
+NS_PER_HOUR = 3.6e12
+
+
+@dataclass(frozen=True)
+class RunCostTerms:
+    """The objective's parts: ``fixed_usd`` A ($), ``usd_per_ns_usd`` the factor I / (3.6e12 H) that turns T x
+    (A + C) (ns x $) into $ of a run, and ``per`` (``"run"`` or ``"iteration"``)."""
+
+    fixed_usd: float
+    usd_per_ns_usd: float
+    per: str
+
+    def value(self, iteration_time_ns: float, network_cost_usd: float) -> float:
+        """$ per run (or per iteration) of a design of time ``iteration_time_ns`` (ns) and network cost
+        ``network_cost_usd`` ($)."""
+        return self.usd_per_ns_usd * iteration_time_ns * (self.fixed_usd + network_cost_usd)
+
+
+def run_cost_terms(instance: Instance) -> RunCostTerms:
+    """The :class:`RunCostTerms` of ``instance`` (its ``[cluster]`` section and token budget).
+
+    Raises:
+        InputError: no ``[cluster]``, or one without a cost rate or without ``amortisation_years`` (the network's
+            capex then has no rate, and the optimum would be the fastest network at any price).
+    """
+    fix = ("add [cluster] with accelerator_usd (or usd_per_npu_hour), amortisation_years and the other figures "
+           "you have (see docs/buyer.md)")
+    if instance.cluster is None:
+        raise InputError("cluster", None, "objective min_run_cost needs the cluster's cost: no [cluster] section", fix)
+    rate = cost_rate(instance.cluster, instance.network.npus_total)
+    if rate is None or rate.per_network_usd <= 0:
+        raise InputError("cluster", "amortisation_years" if rate is not None else "accelerator_usd",
+                         "objective min_run_cost needs a cost rate: accelerator_usd (or usd_per_npu_hour) and "
+                         "amortisation_years (the network's capex per hour)", fix)
+    tr = instance.workload.training
+    if instance.tokens is not None and tr is not None:
+        iterations, per = instance.tokens / tr.tokens_per_iteration, "run"
+    else:
+        iterations, per = 1.0, "iteration"
+    return RunCostTerms(rate.fixed_usd, iterations * rate.per_network_usd / NS_PER_HOUR, per)
+
+
+__all__ = ["RunCostTerms", "run_cost_terms", "NS_PER_HOUR"]

@@ -1,0 +1,48 @@
+"""What a training run is made of, as its workload's generator knows it: tokens and FLOPs per iteration and the
+NPUs' peak (the inputs of the buyer's figures, :mod:`hieropt.model.run`).
+
+Units are in the field names: FLOPs are counted with a multiply-add as 2 (Narayanan et al. 2021, arXiv 2104.04473,
+§5.1), FLOP/s per NPU at the training number format's dense peak.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from .base import Frozen
+
+
+class Training(Frozen):
+    """One iteration of an LLM training plan over the whole job.
+
+    Attributes:
+        model: the model's name.
+        tokens_per_iteration: tokens consumed per iteration (global batch x sequence length).
+        model_flops_per_iteration: FLOPs of one iteration over every NPU without recompute (Megatron's model FLOPs:
+            forward, and backward = twice the forward; Narayanan et al. 2021, §5.1), FLOP.
+        hardware_flops_per_iteration: the same with the recompute's FLOPs added (>= the model FLOPs), FLOP.
+        npus: NPUs in the job.
+        peak_flops_per_npu: the NPU's dense peak in the training number format, FLOP/s.
+    """
+
+    model: str
+    tokens_per_iteration: float = Field(gt=0, allow_inf_nan=False)
+    model_flops_per_iteration: float = Field(gt=0, allow_inf_nan=False)
+    hardware_flops_per_iteration: float = Field(gt=0, allow_inf_nan=False)
+    npus: int = Field(ge=1)
+    peak_flops_per_npu: float = Field(gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Training:
+        if self.hardware_flops_per_iteration < self.model_flops_per_iteration * (1 - 1e-12):
+            raise ValueError("hardware_flops_per_iteration: below the model FLOPs (recompute only adds FLOPs); fix: "
+                             "give hardware FLOPs >= model FLOPs")
+        return self
+
+    @property
+    def recomputes(self) -> bool:
+        """Whether recompute adds FLOPs (hardware FLOPs above the model FLOPs)."""
+        return self.hardware_flops_per_iteration > self.model_flops_per_iteration * (1 + 1e-12)
+
+
+__all__ = ["Training"]

@@ -1,0 +1,84 @@
+"""The [cluster] section and the token budget of instance files, and the buyer's figures in `hieropt solve`'s JSON:
+values, sources, and one-line errors naming the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import hieropt
+from hieropt.errors import InputError
+from tests.cli.util import error_line, run
+
+REPO = Path(__file__).resolve().parents[2]
+PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
+
+CLUSTER = """
+tokens = 300e9
+[cluster]
+accelerator_usd = { value = 15000, source = "nextplatform" }
+accelerator_w = 400
+npus_per_server = 8
+server_usd = 100000
+server_w = 3000
+pue = 1.1
+electricity_usd_per_kwh = 0.08
+amortisation_years = 4
+[cluster.sources.nextplatform]
+ref = "nextplatform.com, How much of a premium will Nvidia charge for Hopper (2022-05-09): A100 40 GB $12,500-15,000"
+date = "2026-12-05"
+kind = "estimate"
+"""
+
+
+def _instance(tmp_path: Path, extra: str) -> Path:
+    text = PLAN.read_text().replace('workload = "../models/', f'workload = "{REPO}/models/')
+    head, sep, rest = text.partition("\n[network]")
+    path = tmp_path / "inst.toml"
+    path.write_text(head + extra.split("[cluster]")[0] + sep + rest + ("\n[cluster]" + extra.split("[cluster]")[1]
+                                                                        if "[cluster]" in extra else ""))
+    return path
+
+
+def test_cluster_section_and_sources(tmp_path):
+    inst = hieropt.load_instance(_instance(tmp_path, CLUSTER))
+    assert inst.tokens == 300e9
+    cl = inst.cluster
+    assert cl.accelerator_usd == 15000 and cl.npus_per_server == 8 and cl.pue == 1.1
+    assert cl.sources == {"accelerator_usd": "nextplatform"}
+    assert cl.references["nextplatform"].kind == "estimate"
+
+
+@pytest.mark.parametrize(("extra", "field", "words"), [
+    ("[cluster]\naccelerator_usd = { value = 1, source = \"nope\" }\n", "accelerator_usd.source", "unknown source"),
+    ("[cluster]\naccelerator_usd = 1\nrequire_sources = true\n", "accelerator_usd", "no source"),
+    ("[cluster]\npue = 0.5\n", "cluster.pue", ">= 1"),
+    ("[cluster]\nserver_usd = 5\n", "server_usd", "npus_per_server"),
+    ("tokens = -3\n", "tokens", "positive"),
+])
+def test_bad_cluster_fields_name_the_field(tmp_path, extra, field, words):
+    with pytest.raises(InputError) as e:
+        hieropt.load_instance(_instance(tmp_path, extra))
+    assert field in str(e.value) and words in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_solve_json_has_the_buyer_keys(tmp_path):
+    r = run("solve", _instance(tmp_path, CLUSTER), "--tokens", "15T", "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    fig = out["run"]
+    assert fig["tokens"] == 15e12
+    for key in ("tokens_per_s", "model_flops_per_iteration", "mfu", "time_to_train_days", "energy_mwh",
+                "run_cost_usd"):
+        assert isinstance(fig[key], float), key
+    assert fig["time_to_train_days"] == pytest.approx(15e12 / fig["tokens_per_s"] / 86400, rel=1e-12)
+    assert fig["network_capex_usd"] == out["network_cost_usd"]
+
+
+def test_tokens_with_a_bad_suffix_is_one_line():
+    r = run("solve", PLAN, "--tokens", "15X")
+    assert r.exit_code == 2
+    assert "--tokens" in error_line(r) and "suffix" in error_line(r)

@@ -1,0 +1,136 @@
+"""The buyer's figures (hieropt.model.run) against hand computations: MFU of a GPT-3 plan from its FLOPs, time and
+peak; days and MWh for a token budget; $ per run from a [cluster] section; a published training time; and what is
+said unknown for a workload without an LLM model."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import hieropt
+from hieropt.io.llm import read_llm
+from hieropt.model.run import run_figures
+from hieropt.spec.cluster import Cluster
+from hieropt.workloads.llm.flops import training_of
+
+REPO = Path(__file__).resolve().parents[2]
+GPT3 = REPO / "models" / "gpt3-175b-llm.toml"
+PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
+
+# GPT-3 175B (Brown et al. 2020): B = 1,536 sequences, s = 2,048, L = 96, h = 12,288, V = 50,257
+B, S, L, H, V = 1536, 2048, 96, 12288, 50257
+# Narayanan et al. 2021 eq. 3 without recompute (the logit layer is not recomputed: V / 12 L h; Korthikanti et al.
+# 2022 §6 write it so)
+MODEL_FLOPS = 72 * B * S * L * H**2 * (1 + S / (6 * H) + V / (12 * L * H))
+
+
+def test_gpt3_model_flops_are_megatrons_equation():
+    tr = training_of(read_llm(GPT3))
+    assert tr.tokens_per_iteration == B * S == 3_145_728
+    assert tr.model_flops_per_iteration == pytest.approx(MODEL_FLOPS, rel=1e-12)
+    # selective recompute repeats the attention core, 4 s^2 h per layer and sequence
+    assert tr.hardware_flops_per_iteration - tr.model_flops_per_iteration == pytest.approx(B * L * 4 * S**2 * H,
+                                                                                          rel=1e-12)
+    assert tr.npus == 4096 and tr.peak_flops_per_npu == 312e12
+
+
+def test_full_recompute_adds_one_forward_of_the_blocks():
+    tr = training_of(read_llm(GPT3, ["recompute=full"]))
+    blocks = 24 * B * S * L * H**2 * (1 + S / (6 * H))  # one forward of every block
+    assert tr.hardware_flops_per_iteration - tr.model_flops_per_iteration == pytest.approx(blocks, rel=1e-12)
+
+
+def test_mfu_of_the_gpt3_plan_by_hand():
+    inst = hieropt.load_instance(PLAN)
+    fig = run_figures(inst, 10e9)  # an iteration of 10 s
+    assert fig.mfu == pytest.approx(MODEL_FLOPS / (4096 * 312e12 * 10.0), rel=1e-12)
+    assert fig.mfu == pytest.approx(0.264953, abs=1e-6)  # 3.385978e18 / 1.277952e19
+    assert fig.tokens_per_s == pytest.approx(314_572.8, rel=1e-12)
+    hw = MODEL_FLOPS + B * L * 4 * S**2 * H
+    assert fig.hfu == pytest.approx(hw / (4096 * 312e12 * 10.0), rel=1e-12)
+
+
+def _cluster(**figures) -> Cluster:
+    return Cluster(**figures)
+
+
+def test_days_and_mwh_for_a_token_budget():
+    cl = _cluster(accelerator_w=400.0, npus_per_server=8, server_w=3000.0, pue=1.1)
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
+    fig = run_figures(inst, 10e9, network_cost_usd=5e6)
+    iterations = 300e9 / 3_145_728  # 95,367.43 iterations of 10 s
+    assert fig.iterations_per_run == pytest.approx(iterations, rel=1e-12)
+    assert fig.time_to_train_days == pytest.approx(iterations * 10 / 86400, rel=1e-12)  # 11.038 days
+    it_w = 4096 * 400 + 512 * 3000  # 3,174,400 W of IT power
+    assert fig.power_mw == pytest.approx(it_w * 1.1 / 1e6, rel=1e-12)  # 3.49184 MW
+    assert fig.energy_mwh == pytest.approx(3.49184 * iterations * 10 / 3600, rel=1e-12)  # 925.0 MWh
+    assert fig.run_cost_usd is None  # no prices
+    assert any("accelerator_usd" in u for u in fig.unknown)
+
+
+def test_run_cost_from_a_cluster_section():
+    cl = _cluster(accelerator_usd=15000.0, accelerator_w=400.0, npus_per_server=8, server_usd=100000.0,
+                  server_w=3000.0, facility_usd_per_mw=11.7e6, pue=1.1, electricity_usd_per_kwh=0.08,
+                  amortisation_years=4.0, facility_amortisation_years=15.0)
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
+    net = 5e6
+    fig = run_figures(inst, 10e9, network_cost_usd=net)
+    hours = 300e9 / 3_145_728 * 10 / 3600  # 264.9 h
+    it_mw = 3.1744
+    capex_it = 4096 * 15000 + 512 * 100000  # $112.64M
+    rate = ((capex_it + net) / (4 * 8760) + 11.7e6 * it_mw / (15 * 8760)
+            + it_mw * 1.1 * 1000 * 0.08)  # $/h: 3,357.3 + 282.6 + 279.3
+    assert fig.cost_per_hour_usd == pytest.approx(rate, rel=1e-12)
+    assert fig.run_cost_usd == pytest.approx(rate * hours, rel=1e-12)
+    assert fig.run_cost_usd == pytest.approx(1_038_600, rel=1e-3)
+    assert fig.capex_usd == pytest.approx(capex_it + 11.7e6 * it_mw + net, rel=1e-12)
+    assert fig.left_out == ()
+
+
+def test_an_npu_hour_rate_replaces_the_fixed_figures():
+    cl = _cluster(usd_per_npu_hour=2.0, amortisation_years=5.0)
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
+    fig = run_figures(inst, 10e9, network_cost_usd=8.76e6)
+    hours = 300e9 / 3_145_728 * 10 / 3600
+    assert fig.cost_per_hour_usd == pytest.approx(4096 * 2.0 + 8.76e6 / (5 * 8760), rel=1e-12)  # 8,192 + 200
+    assert fig.run_cost_usd == pytest.approx(8392.0 * hours, rel=1e-12)
+    assert fig.capex_usd is None and fig.power_mw is None
+
+
+def test_published_gpt3_training_time():
+    """Narayanan et al. 2021 §5.1: GPT-3 175B on 300B tokens with 1,024 A100 at 140 TFLOP/s per GPU (hardware
+    FLOPs, full recompute) takes about 34 days."""
+    p = read_llm(GPT3, ["npus=1024", "tp=8", "pp=8", "dp=16", "recompute=full"])
+    tr = training_of(p)
+    T_ns = tr.hardware_flops_per_iteration / (1024 * 140e12) * 1e9
+    inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9})
+    inst = inst.model_copy(update={"workload": inst.workload.model_copy(update={"training": tr})})
+    fig = run_figures(inst, T_ns)
+    assert fig.hfu == pytest.approx(140 / 312, rel=1e-12)
+    assert fig.time_to_train_days == pytest.approx(34, rel=0.03)
+
+
+def test_the_tp_dp_transformer_generator_states_its_figures():
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")  # TP 16 x DP 256, one sequence per replica
+    tr = inst.workload.training
+    assert tr.tokens_per_iteration == 256 * 2048 and tr.npus == 4096
+    assert tr.model_flops_per_iteration == pytest.approx(72 * 256 * S * L * H**2 * (1 + S / (6 * H)), rel=1e-12)
+
+
+def test_a_workload_without_an_llm_model_says_what_is_unknown():
+    from hieropt.io.astrasim1 import read_workload
+
+    assert read_workload(REPO / "models" / "moe-16l.txt").training is None
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
+    inst = inst.model_copy(update={"workload": inst.workload.model_copy(update={"training": None})})
+    fig = run_figures(inst, 1e9, network_cost_usd=1e6, tokens=15e12)
+    assert fig.mfu is None and fig.tokens_per_s is None and fig.time_to_train_days is None
+    assert any("no LLM model" in u for u in fig.unknown)
+    assert any("[cluster]" in u for u in fig.unknown)
+    d = fig.to_dict()
+    for key in ("tokens_per_s", "model_flops_per_iteration", "mfu", "time_to_train_days", "energy_mwh",
+                "run_cost_usd"):
+        assert key in d and d[key] is None
+    assert not math.isnan(d["iteration_time_ns"])
