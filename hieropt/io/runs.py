@@ -220,9 +220,7 @@ def _run(
         try:
             models[model] = parse_toml(read_text(model, "model"), model)
         except InputError as e:
-            raise InputError(
-                where, "model", e.one_line(), "give a model file's path, relative to the runs file"
-            ) from None
+            raise InputError(where, "model", _inner(e), e.fix) from None
     data = models[model]
     overrides = tuple(f"{k}={v}" for k, v in row.items() if k not in REQUIRED + OPTIONAL and v)
     if not any(o.startswith(("npus=", "plan.npus=")) for o in overrides):
@@ -233,12 +231,7 @@ def _run(
         try:
             networks[net_path] = read_network_file(net_path)
         except InputError as e:
-            raise InputError(
-                where,
-                "network",
-                e.one_line(),
-                "give a network or instance file's path, relative to the runs file",
-            ) from None
+            raise InputError(where, "network", _inner(e), e.fix) from None
     net = networks[net_path]
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where)
     network, bw = sized(net, params.plan.total_npus, bw, where)
@@ -258,6 +251,12 @@ def _run(
         params=params,
         **{k: row.get(k, "") for k in OPTIONAL},
     )
+
+
+def _inner(e: InputError) -> str:
+    """An error of a file a run names, as the problem of the run's cell: ``FILE: FIELD: problem``
+    (a path is taken relative to the runs file)."""
+    return ": ".join(p for p in (e.source, e.field, e.problem) if p)
 
 
 def _relative(csv_path: Path, value: str) -> Path:

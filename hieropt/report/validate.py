@@ -98,7 +98,15 @@ def groups_table(v: Validation) -> Table | None:
     if not v.groups:
         return None
     t = Table(title="Groups of runs compared with each other", title_justify="left")
-    for col in ("file", "group", "runs", "Spearman", "predicted fastest: measured rank"):
+    cols = (
+        "file",
+        "group",
+        "runs",
+        "Spearman",
+        "predicted fastest: measured rank",
+        "worst ratio error",
+    )
+    for col in cols:
         t.add_column(col, justify="left" if col in ("file", "group") else "right")
     for g in v.groups:
         t.add_row(
@@ -107,6 +115,7 @@ def groups_table(v: Validation) -> Table | None:
             str(g.runs),
             _num(g.spearman),
             f"{g.fastest_rank} of {g.runs}",
+            _pct(g.ratio_error),
         )
     return t
 
@@ -163,6 +172,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
                 "runs": g.runs,
                 "spearman": _finite(g.spearman),
                 "predicted_fastest_measured_rank": g.fastest_rank,
+                "worst_ratio_error": _finite(g.ratio_error),
             }
             for g in v.groups
         ],

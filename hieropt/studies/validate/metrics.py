@@ -90,7 +90,19 @@ def measured_rank_of_predicted_fastest(
     return int((m < m[best]).sum()) + 1
 
 
+def worst_ratio_error(predicted: Sequence[float], measured: Sequence[float]) -> float:
+    """The largest |(p_i / p_j) / (m_i / m_j) - 1| over pairs of runs: how far a predicted speed-up
+    between two runs is from the measured one (a factor common to all predictions, such as the
+    compute efficiency, cancels). NaN with fewer than two runs."""
+    p, m = np.asarray(predicted, dtype=float), np.asarray(measured, dtype=float)
+    if p.size < 2:
+        return math.nan
+    r = (p[:, None] / p[None, :]) / (m[:, None] / m[None, :])
+    return float(np.abs(r - 1).max())
+
+
 __all__ = [
+    "worst_ratio_error",
     "relative_errors",
     "mape",
     "worst_error",

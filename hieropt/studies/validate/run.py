@@ -20,7 +20,13 @@ from pathlib import Path
 
 from ...io.runs import Run, read_runs
 from .calibrate import Calibration, CalibrationField, calibrate
-from .metrics import mape, measured_rank_of_predicted_fastest, spearman, worst_error
+from .metrics import (
+    mape,
+    measured_rank_of_predicted_fastest,
+    spearman,
+    worst_error,
+    worst_ratio_error,
+)
 from .predict import predict_ms
 
 
@@ -55,6 +61,8 @@ class GroupResult:
         spearman: rank correlation of predicted and measured times (NaN below two runs or with all
             times equal).
         fastest_rank: the measured rank (1 = fastest) of the run predicted fastest.
+        ratio_error: the largest error of a predicted time ratio between two of its runs
+            (:func:`~hieropt.studies.validate.metrics.worst_ratio_error`).
     """
 
     file: str
@@ -62,6 +70,7 @@ class GroupResult:
     runs: int
     spearman: float
     fastest_rank: int
+    ratio_error: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -125,7 +134,14 @@ def summarise(
         if x.run.group:
             groups.setdefault((str(x.run.path), x.run.group), []).append(x)
     results = tuple(
-        GroupResult(f, g, len(xs), spearman(*_pm(xs)), measured_rank_of_predicted_fastest(*_pm(xs)))
+        GroupResult(
+            f,
+            g,
+            len(xs),
+            spearman(*_pm(xs)),
+            measured_rank_of_predicted_fastest(*_pm(xs)),
+            worst_ratio_error(*_pm(xs)),
+        )
         for (f, g), xs in groups.items()
     )
     by_file = {f: (len(xs), mape(*_pm(xs)), worst_error(*_pm(xs))) for f, xs in files.items()}
