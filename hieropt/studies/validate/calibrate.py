@@ -8,17 +8,14 @@ The parameters are declared in one list: the compute model's ``CALIBRATION_FIELD
 else :data:`CALIBRATION_FIELDS` here (``[params.npu] efficiency``). :func:`calibration_fields`
 returns the list in force.
 
-The search (:func:`minimise`): each parameter in turn is scanned on a grid of :data:`GRID` points
-across its bounds, and the best bracket is narrowed by golden-section search to :data:`TOLERANCE` of
-the range; with several parameters the sweep repeats until a round gains less than 1e-9 (at most
-:data:`ROUNDS`). With one parameter and the time affine in 1 / efficiency, the MAPE is convex in 1 /
-efficiency and unimodal in efficiency, so the grid and the golden section find its minimum.
+The search is :func:`~hieropt.studies.validate.search.minimise` (grid and golden-section line
+searches, then Nelder-Mead for several parameters), started at the runs' current values.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,13 +25,8 @@ from ...errors import InputError
 from ...io.runs import Run
 from .metrics import mape, mean_log_error, worst_error
 from .predict import predict_ms
+from .search import minimise
 
-GRID = 13
-"""Grid points per parameter before the golden-section search."""
-TOLERANCE = 1e-6
-"""Golden-section stopping width, as a fraction of the parameter's range."""
-ROUNDS = 6
-"""At most this many sweeps over the parameters (one when there is one parameter)."""
 LOSSES = ("mape", "log")
 """``mape``: mean |p - m| / m; ``log``: mean |ln(p / m)|."""
 
@@ -92,61 +84,6 @@ def calibration_fields() -> tuple[CalibrationField, ...]:
 
     published = getattr(llm, "CALIBRATION_FIELDS", None)
     return as_fields(published) if published else CALIBRATION_FIELDS
-
-
-def _golden(f: Callable[[float], float], a: float, b: float, tol: float) -> tuple[float, float]:
-    """The minimiser of a unimodal ``f`` on [a, b] to width ``tol`` and its value (Kiefer 1953)."""
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    while b - a > tol:
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = f(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = f(d)
-    return (c, fc) if fc <= fd else (d, fd)
-
-
-def minimise(
-    loss: Callable[[np.ndarray], float],
-    lower: Sequence[float],
-    upper: Sequence[float],
-    start: Sequence[float] | None = None,
-) -> tuple[np.ndarray, float]:
-    """Minimise ``loss`` over the box [lower, upper] (shape (k,)) by cyclic grid + golden-section
-    line searches (module docstring); returns the best point and its loss. ``start``: the first
-    point (default: mid-box)."""
-    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    x = np.clip(np.asarray(start, dtype=float), lo, hi) if start is not None else (lo + hi) / 2
-    best = loss(x)
-    for _ in range(ROUNDS if lo.size > 1 else 1):
-        before = best
-        for i in range(lo.size):
-
-            def along(v: float, i: int = i) -> float:
-                y = x.copy()
-                y[i] = v
-                return loss(y)
-
-            grid = np.linspace(lo[i], hi[i], GRID)
-            values = [along(float(v)) for v in grid]
-            j = int(np.argmin(values))
-            v, fv = _golden(
-                along,
-                float(grid[max(j - 1, 0)]),
-                float(grid[min(j + 1, GRID - 1)]),
-                TOLERANCE * (hi[i] - lo[i]),
-            )
-            if min(fv, values[j]) < best:
-                x[i] = v if fv <= values[j] else float(grid[j])
-                best = min(fv, values[j])
-        if before - best < 1e-9:
-            break
-    return x, best
 
 
 @dataclass(frozen=True)
@@ -303,11 +240,7 @@ __all__ = [
     "Calibration",
     "as_fields",
     "calibration_fields",
-    "minimise",
     "fit_npu",
     "calibrate",
     "LOSSES",
-    "GRID",
-    "TOLERANCE",
-    "ROUNDS",
 ]
