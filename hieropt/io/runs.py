@@ -127,7 +127,14 @@ def row_params(
     except InputError as e:
         if e.source == where:
             raise
-        raise InputError(where, e.field, f"{e.problem} (model {e.source})", e.fix) from None
+        said = f"{e.field}: {e.problem}"
+        column = next((o for o in reversed(overrides) if _field(o, where) in said), e.field)
+        raise InputError(where, column, f"{said} (model {e.source})", e.fix) from None
+
+
+def _field(override: str, where: str) -> str:
+    """The dotted field below ``params`` an override sets (``tp=3`` -> ``plan.tp``)."""
+    return ".".join(override_path(override.partition("=")[0].strip(), where))
 
 
 def read_runs(path: str | Path) -> tuple[Run, ...]:
