@@ -39,7 +39,8 @@ def test_spearman_by_hand():
     assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
     # reversed order: -1
     assert spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
-    # ties: ranks x = [1, 2.5, 2.5, 4], y = [1, 2, 3, 4]; Pearson = 4.5 / sqrt(4.5 * 5) = 3 / sqrt(10)
+    # ties: ranks x = [1, 2.5, 2.5, 4], y = [1, 2, 3, 4];
+    # Pearson = 4.5 / sqrt(4.5 * 5) = 3 / sqrt(10)
     assert spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(3 / math.sqrt(10))
     # undefined below two runs or with a constant sequence
     assert math.isnan(spearman([1], [2]))

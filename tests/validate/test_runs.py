@@ -33,7 +33,8 @@ def test_a_hand_computed_runs_file(tmp_path: Path):
     v = validate([path])
     expected = [(COMPUTE_NS + GRADIENT_BYTES / b) / 1e6 for b in (10, 20)]
     assert [x.predicted_ms for x in v.rows] == pytest.approx(expected, rel=1e-12)
-    # errors, MAPE and worst from those predictions: 110,147.584 ns vs 0.2 ms, 99,113.984 ns vs 0.1 ms
+    # errors, MAPE and worst from those predictions:
+    # 110,147.584 ns vs 0.2 ms, 99,113.984 ns vs 0.1 ms
     assert v.rows[0].error == pytest.approx(0.110147584 / 0.2 - 1)
     assert v.mape == pytest.approx((abs(0.110147584 / 0.2 - 1) + abs(0.099113984 / 0.1 - 1)) / 2)
     assert v.worst == pytest.approx(1 - 0.110147584 / 0.2)
@@ -52,7 +53,8 @@ def test_a_run_is_predicted_as_hieropt_evaluate_predicts_it(tmp_path: Path):
     (tmp_path / "inst.toml").write_text(
         'objective = "performance"\ntraining_loop = "step"\nworkload = "tiny.toml"\n'
         '[network]\ndims = [{ block = "Switch", npus = 2, cost_class = "x" }]\n'
-        "[cost.x]\nlink_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\nnic_usd_per_gbps = 1.0\n", encoding="utf-8")
+        "[cost.x]\nlink_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\nnic_usd_per_gbps = 1.0\n",
+        encoding="utf-8")
     inst = load_instance(tmp_path / "inst.toml")
     for run, bw in zip(read_runs(path), (10.0, 7.5), strict=True):
         assert predict_ms(run) == pytest.approx(evaluate(inst, [bw]).iteration_time_ns / 1e6,
@@ -84,8 +86,8 @@ def test_a_run_the_network_cannot_hold_is_refused(tmp_path: Path):
     (tmp_path / "net2.toml").write_text(
         '[network]\ndims = [{ block = "Switch", npus = 2, cost_class = "a" }, '
         '{ block = "Switch", npus = 4, cost_class = "b" }]\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"runs.csv: line 3: network: the run's tp x pp x dp = 3 NPUs"
-                       r" do not fit the 2 x 4 network .*; fix: use a network whose inner"):
+    with pytest.raises(InputError, match=r"runs.csv: line 3: network: the run's tp x pp x dp = "
+                       r"3 NPUs do not fit the 2 x 4 network .*; fix: use a network whose inner"):
         read_runs(path)
 
 
