@@ -63,8 +63,16 @@ def rows_table(v: Validation) -> Table:
 
 
 def summary_lines(v: Validation) -> list[str]:
-    """The calibrations applied, then MAPE and worst error over the runs out of sample."""
-    lines = [calibration_line(c, "calibrated") for c in v.calibrations]
+    """The calibrations applied (and to how many runs), then MAPE and worst error over the runs out
+    of sample."""
+    lines = []
+    for c in v.calibrations:
+        used = sum(x.calibrated == c.npu for x in v.rows)
+        lines.append(
+            calibration_line(c, "calibrated")
+            + f"; applied to {used} runs"
+            + ("" if used else f" (no run uses the accelerator {c.npu})")
+        )
     n = sum(not x.in_sample for x in v.rows)
     lines.append(
         f"{n} runs out of sample: mean absolute error {_pct(v.mape)}, worst {_pct(v.worst)}"

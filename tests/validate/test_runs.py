@@ -127,3 +127,43 @@ def test_an_empty_runs_file_is_refused(tmp_path: Path):
     path.write_text(HEADER + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="no runs"):
         read_runs(path)
+
+
+INSTANCE = """objective = "performance"
+training_loop = "step"
+workload = "tiny.toml"
+dimension_mode = "sequential"
+[network]
+dims = [{ block = "Switch", npus = 2, cost_class = "x" }]
+[mapping.groups]
+tp = [1]
+dp = [2]
+pp = [1]
+[cost.x]
+link_usd_per_gbps = 1.0
+switch_usd_per_gbps = 1.0
+nic_usd_per_gbps = 1.0
+"""
+
+
+def test_a_libra_network_and_an_instance_file_serve_as_networks(tmp_path: Path):
+    rows = ["tiny.toml,inst.toml,10,1", "tiny.toml,net.yml,10,1", "tiny.toml,net.toml,10,1"]
+    path = write_case(tmp_path, rows)
+    (tmp_path / "inst.toml").write_text(INSTANCE, encoding="utf-8")
+    (tmp_path / "net.yml").write_text("Topology: [Switch]\nNpusCount: [2]\nCostDimension: [x]\n",
+                                      encoding="utf-8")
+    inst, yml, toml = read_runs(path)
+    assert inst.net.placement == {"tp": (1,), "dp": (2,), "pp": (1,)}
+    assert inst.net.settings == {"dimension_mode": "sequential"}
+    assert yml.net.placement is None and yml.net.settings == {}
+    times = [predict_ms(r) for r in (inst, yml, toml)]
+    assert times == pytest.approx([times[2]] * 3, rel=1e-12)  # one dimension: every mode agrees
+
+
+def test_an_instance_file_whose_groups_do_not_fit_the_plan_is_one_line(tmp_path: Path):
+    path = write_case(tmp_path, ["tiny.toml,inst.toml,10,1,2,1"], HEADER + ",tp,dp")
+    (tmp_path / "inst.toml").write_text(INSTANCE, encoding="utf-8")
+    (run,) = read_runs(path)
+    with pytest.raises(InputError, match=r"runs.csv: line 3: network: .*inst.toml: "
+                       r"mapping.groups.tp: .*; fix: "):
+        predict_ms(run)

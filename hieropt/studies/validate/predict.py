@@ -7,7 +7,10 @@ unless the network file maps them.
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from ...errors import InputError
+from ...io.common import validation_error
 from ...io.runs import Run
 from ...model.groups import instance_for
 from ...model.timing import evaluate
@@ -26,7 +29,8 @@ def run_instance(run: Run, params: LLMParams | None = None) -> Instance:
     """The instance of ``run`` (or of its plan with other ``params``, e.g. calibrated NPU fields).
 
     Raises:
-        InputError: the plan's groups cannot be placed on the run's network (naming the run's line).
+        InputError: the plan's groups cannot be placed on the run's network, or the network file's
+            groups or settings do not fit the plan (naming the run's line).
     """
     p = params if params is not None else run.params
     cost = run.net.cost or unit_cost(run.network)
@@ -36,6 +40,11 @@ def run_instance(run: Run, params: LLMParams | None = None) -> Instance:
         )
     except InputError as e:
         raise InputError(run.where, e.field, e.problem, e.fix) from None
+    except ValidationError as e:
+        err = validation_error(e, run.where)
+        raise InputError(
+            run.where, "network", f"{run.net.path}: {err.field}: {err.problem}", err.fix
+        ) from None
 
 
 def predict_ms(run: Run, overrides: tuple[str, ...] = ()) -> float:
