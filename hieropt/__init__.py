@@ -33,6 +33,7 @@ _NAMES = {
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
     "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
     "memory": "api",
+    "validate": "api", "Validation": "api", "calibrate": "api", "Calibration": "api", "load_runs": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
@@ -43,6 +44,7 @@ __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_t
 __all__ += ["explore", "load_space", "Exploration"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
+__all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
 
 
 def __getattr__(name: str) -> Any:
@@ -90,8 +92,10 @@ if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
     from .errors import HieroptError, InputError, NoSolutionError, SolverError
     from .io.codesign import load_codesign
     from .io.llm import load_llm
+    from .io.runs import read_runs as load_runs
     from .model.memory import memory
     from .model.plan import plan_figures
     from .result import Status
     from .studies.codesign import Codesign, codesign
     from .studies.explore import Exploration, explore, load_space
+    from .studies.validate import Calibration, Validation, calibrate, validate

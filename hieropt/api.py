@@ -29,12 +29,14 @@ from .verify import verify as _verify
 if TYPE_CHECKING:  # loaded on first use (_LAZY); named here for type checkers and linters
     from .io.astrasim_bundle import write_bundle as export_astrasim
     from .io.codesign import load_codesign
+    from .io.runs import read_runs as load_runs
     from .solvers.front import Front, pareto
     from .solvers.provision import Provisioning, provision
     from .solvers.tradeoff import Tradeoff, provision_tradeoff
     from .studies.codesign import Codesign, codesign
     from .studies.simulate import SimulationStudy
     from .studies.simulate import simulate_allocations as simulate
+    from .studies.validate import Calibration, Validation, calibrate, validate
 
 
 def _takes_a_path(fn: Any) -> Any:
@@ -60,6 +62,9 @@ _LAZY: dict[str, tuple[str, str, bool]] = {
     "Tradeoff": ("solvers.tradeoff", "Tradeoff", False),
     "codesign": ("studies.codesign", "codesign", False), "Codesign": ("studies.codesign", "Codesign", False),
     "load_codesign": ("io.codesign", "load_codesign", False),
+    "validate": ("studies.validate", "validate", False), "Validation": ("studies.validate", "Validation", False),
+    "calibrate": ("studies.validate", "calibrate", False), "Calibration": ("studies.validate", "Calibration", False),
+    "load_runs": ("io.runs", "read_runs", False),
     "export_astrasim": ("io.astrasim_bundle", "write_bundle", False),
     "simulate": ("studies.simulate", "simulate_allocations", False),
     "SimulationStudy": ("studies.simulate", "SimulationStudy", False),
@@ -89,3 +94,4 @@ __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures",
 __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP", "InputError",
             "NoSolutionError", "SolverError"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
+__all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]

@@ -55,6 +55,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
           "group placement, per-dimension bandwidth) together: every plan that fits in memory on every shape of"
           " the space, each solved to a proven gap or pruned by a proven bound; prints the best, the ranking "
           "and the best per dimension count with its scale-out bandwidth."),
+    "validate": ("validate", "validate_command",
+          "Predict measured training runs and compare: every run's predicted and measured iteration time and "
+          "error, the mean absolute error and the worst, per runs file, and per group of runs compared with each "
+          "other the Spearman rank correlation and the measured rank of the predicted-fastest plan. Each run is an "
+          "LLM plan on its network at its bandwidths, timed as hieropt evaluate times it (training loop step, every"
+          " pipeline stage)."),
+    "calibrate": ("validate", "calibrate_command",
+          "Fit the accelerator's calibration parameters (today [params.npu] efficiency) to measured runs of one "
+          "accelerator, within their bounds, minimising the mean absolute percentage error (or the log error), "
+          "and write the accelerator with its fitted values, the fit's mean and worst error and the number of runs"
+          " it rests on."),
     "workload": ("workload", "workload_app",
           "Show ASTRA-sim 1.0 workloads (every dialect), generate them from workload models (transformer, DLRM,"
           " CNN), and size LLM training plans (memory, compute, collectives). Times in ns, sizes in bytes per "

@@ -1,0 +1,150 @@
+"""``hieropt validate RUNS.csv ...`` and ``hieropt calibrate CAL.csv --out NPU.toml`` (registered in
+:mod:`hieropt.cli`): measured training runs in (:mod:`hieropt.io.runs`), predictions, errors and
+fitted accelerator calibrations out (:mod:`hieropt.studies.validate`). Exit codes: 0 done; 2 bad
+input (one line ``error: ...`` naming the file, the line, the column and the fix)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import console, error_console, fail
+
+RunsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Runs files (CSV, one measured run per row: model, network, bw_gbps, plan fields as "
+        "--set keys, measured_ms, optional group and source); see validation/*.csv.",
+        show_default=False,
+    ),
+]
+LossOpt = Annotated[
+    str,
+    typer.Option(
+        "--loss",
+        help="What the fit minimises: mape (mean |predicted - measured| / "
+        "measured) or log (mean |ln(predicted / measured)|).",
+    ),
+]
+JsonOpt = Annotated[
+    Path | None,
+    typer.Option("--json", help="Also write the result as JSON ('-': stdout, tables on stderr)."),
+]
+
+
+def validate_command(
+    runs: RunsArg,
+    calibrate_on: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--calibrate-on",
+            help="Runs file to fit each accelerator's calibration parameters on first (out of "
+            "sample for RUNS: a run also in it is marked and left out of the summary); repeatable.",
+        ),
+    ] = None,
+    npu: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--npu",
+            help="Calibrated accelerator file written by hieropt calibrate: its fitted values "
+            "replace the model files' for the runs of that accelerator; repeatable.",
+        ),
+    ] = None,
+    loss: LossOpt = "mape",
+    json_out: JsonOpt = None,
+) -> None:
+    """Predict measured training runs and compare: every run's predicted and measured iteration time
+    and error, the mean absolute error and the worst, per runs file, and per group of runs compared
+    with each other the Spearman rank correlation and the measured rank of the predicted-fastest
+    plan. Each run is an LLM plan on its network at its bandwidths, timed as hieropt evaluate times
+    it (training loop step, every pipeline stage)."""
+    from ..errors import HieroptError, InputError
+    from .common import check_output_file, to_stdout, write_json
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console(160)
+    try:
+        check_output_file(json_out, "--json")
+        if calibrate_on and npu:
+            raise InputError(
+                "--npu",
+                None,
+                "given with --calibrate-on",
+                "fit on runs (--calibrate-on) or apply a fitted accelerator file (--npu), not both",
+            )
+        from ..studies.validate import read_calibrated, validate
+
+        fits = tuple(read_calibrated(str(p)) for p in npu or [])
+        result = validate(runs, calibrate_on or [], loss=loss, calibrations=fits)
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
+    from ..report.validate import (
+        files_table,
+        groups_table,
+        rows_table,
+        summary_lines,
+        validation_dict,
+    )
+
+    if (
+        json_out is not None
+    ):  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+        write_json(json_out, validation_dict(result))
+    out.print(rows_table(result))
+    if len(result.by_file) > 1:
+        out.print(files_table(result))
+    groups = groups_table(result)
+    if groups is not None:
+        out.print(groups)
+    for line in summary_lines(result):
+        out.print(line, highlight=False, soft_wrap=True)
+
+
+def calibrate_command(
+    runs: RunsArg,
+    out_file: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="The calibrated accelerator file to write (TOML: "
+            "[params.npu] with the fitted values, [calibration] with the fit's "
+            "quality and the number of runs it rests on).",
+            show_default=False,
+        ),
+    ],
+    loss: LossOpt = "mape",
+    json_out: JsonOpt = None,
+) -> None:
+    """Fit the accelerator's calibration parameters (today [params.npu] efficiency) to measured runs
+    of one accelerator, within their bounds, minimising the mean absolute percentage error (or the
+    log error), and write the accelerator with its fitted values, the fit's mean and worst error and
+    the number of runs it rests on."""
+    from ..errors import HieroptError, InputError
+    from .common import check_output_file, to_stdout, write_json
+
+    err = error_console()
+    out = err if to_stdout(json_out) else console(160)
+    try:
+        check_output_file(json_out, "--json")
+        check_output_file(out_file, "--out")
+        if str(out_file) == "-":
+            raise InputError(
+                "--out -", None, "the accelerator file cannot go to stdout", "give a file path"
+            )
+        from ..io.calibration import write_calibration
+        from ..io.runs import read_runs
+        from ..report.validate import calibration_file_parts
+        from ..studies.validate import fit_npu
+
+        fit = fit_npu([r for p in runs for r in read_runs(p)], loss=loss)
+        write_calibration(out_file, *calibration_file_parts(fit))
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
+    from ..report.validate import calibration_dict, calibration_line
+
+    if json_out is not None:
+        write_json(json_out, calibration_dict(fit))
+    out.print(calibration_line(fit), highlight=False, soft_wrap=True)
+    out.print(f"wrote {out_file}", highlight=False)

@@ -1,0 +1,126 @@
+"""Calibrated accelerator files (TOML), written by ``hieropt calibrate`` and read by ``hieropt
+validate --npu``::
+
+    # comment: the accelerator, the runs it was fitted on, the fit's quality [params.npu]
+    # every field of the fitted accelerator, as in a model file's [params.npu] name =
+    "A100-SXM-80GB" peak_tflops = 312.0 efficiency = 0.4312 ... [calibration] fields =
+    ["efficiency"]      # the fitted fields (their values are in [params.npu]) runs = 2
+    # the number of measured runs the fit rests on files = ["a100-one-node.csv"] loss = "mape"
+    # the loss minimised: mape (mean |p - m| / m) or log (mean |ln(p / m)|) mape = 0.0081
+    # the fit's mean and worst |p - m| / m on those runs (fractions) worst = 0.0123
+
+The ``[params.npu]`` table can be pasted into a model file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .common import read_toml
+
+
+def _value(v: Any) -> str:
+    """A TOML value for a str, bool, int, float or list of them (json's quoting is valid TOML for
+    strings)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return repr(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return json.dumps(str(v))
+
+
+def calibration_text(npu: dict[str, Any], meta: dict[str, Any], comment: str = "") -> str:
+    """The text of a calibrated accelerator file: ``npu`` (field -> value; None values left out) as
+    ``[params.npu]`` and ``meta`` (fields, runs, files, loss, mape, worst) as ``[calibration]``."""
+    lines = [f"# {c}" for c in comment.splitlines()]
+    lines += _table("params.npu", npu) + _table("calibration", meta)
+    return "\n".join(lines) + "\n"
+
+
+def _table(name: str, d: dict[str, Any]) -> list[str]:
+    """``[name]`` with the scalar and list entries of ``d``, then each nested table as
+    ``[name.key]``."""
+    out = ["", f"[{name}]"] + [
+        f"{k} = {_value(v)}" for k, v in d.items() if v is not None and not isinstance(v, dict)
+    ]
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out += _table(f"{name}.{k}", v)
+    return out
+
+
+def write_calibration(
+    path: str | Path, npu: dict[str, Any], meta: dict[str, Any], comment: str = ""
+) -> None:
+    """Write :func:`calibration_text` to ``path``.
+
+    Raises:
+        InputError: the file cannot be written (naming it and the fix).
+    """
+    try:
+        Path(path).write_text(calibration_text(npu, meta, comment), encoding="utf-8")
+    except OSError as e:
+        raise InputError(
+            path,
+            None,
+            f"cannot write the accelerator file: {e}",
+            "check the folder exists and is writable",
+        ) from None
+
+
+def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
+    """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
+    ``[calibration]``.
+
+    Raises:
+        InputError: a missing or bad file, a missing table or name, or a fitted field without a
+            numeric value.
+    """
+    path = Path(path)
+    data = read_toml(path, "calibrated accelerator")
+    npu = (data.get("params") or {}).get("npu")
+    meta = data.get("calibration")
+    if not isinstance(npu, dict) or not isinstance(meta, dict):
+        raise InputError(
+            path,
+            "params.npu" if not isinstance(npu, dict) else "calibration",
+            "missing table",
+            "give a file written by hieropt calibrate",
+        )
+    if not isinstance(npu.get("name"), str):
+        raise InputError(
+            path, "params.npu.name", "missing", "name the accelerator the runs' model files use"
+        )
+    fields = meta.get("fields")
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise InputError(
+            path,
+            "calibration.fields",
+            "expected a list of field names",
+            'write fields = ["efficiency"]',
+        )
+    values = {}
+    for f in fields:
+        v: Any = npu
+        for part in f.split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise InputError(
+                path,
+                f"params.npu.{f}",
+                "a fitted field without a numeric value",
+                "give its value in [params.npu]",
+            )
+        values[f] = float(v)
+    return npu["name"], values, meta
+
+
+__all__ = ["calibration_text", "write_calibration", "read_calibration"]

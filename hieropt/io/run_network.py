@@ -1,0 +1,139 @@
+"""The network of a measured run (a runs file's ``network`` column): a LIBRA network YAML, a
+network TOML file or an instance file, read once per runs file (:func:`read_network_file`), and
+sized to each run's NPU count (:func:`sized`). See :mod:`hieropt.io.runs` for the format."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from .common import parse_toml, read_text, validation_error
+
+if TYPE_CHECKING:
+    from ..spec import CostModel, Network
+
+NETWORK_KEYS = (
+    "description",
+    "name",
+    "network",
+    "dimension_mode",
+    "chunks",
+    "collectives_in_flight",
+)
+"""Keys of a network TOML file (one without a workload)."""
+SETTINGS = ("dimension_mode", "chunks", "collectives_in_flight")
+"""Instance settings a network or instance file passes on to each run's instance."""
+
+
+@dataclass(frozen=True)
+class NetworkFile:
+    """A network as a runs file names it.
+
+    Attributes:
+        path: the file.
+        network: its dimensions (before sizing to a run).
+        settings: instance fields it sets (``dimension_mode``, ``chunks``,
+            ``collectives_in_flight``).
+        cost: an instance file's cost model, or None (runs are priced at 1 $ per GB/s: cost plays no
+            part here).
+        placement: an instance file's named groups (group -> size on each dimension), or None:
+            lowest-first.
+    """
+
+    path: Path
+    network: Network
+    settings: dict[str, Any]
+    cost: CostModel | None = None
+    placement: dict[str, tuple[int, ...]] | None = None
+
+
+def read_network_file(path: Path) -> NetworkFile:
+    """A runs file's network: LIBRA YAML, a network TOML or an instance file (module docstring).
+
+    Raises:
+        InputError: a missing or bad file, naming it and the field.
+    """
+    if path.suffix.lower() in (".yml", ".yaml"):
+        from .libra import read_network
+
+        return NetworkFile(path=path, network=read_network(path), settings={})
+    data = parse_toml(read_text(path, "network"), path)
+    if "workload" in data or "workloads" in data:
+        from .instance import load_instance
+
+        inst = load_instance(path)
+        groups = dict(inst.mapping.groups) if "mapping" in data else None
+        return NetworkFile(
+            path=path,
+            network=inst.network,
+            cost=inst.cost,
+            placement=groups or None,
+            settings={k: data[k] for k in SETTINGS if k in data},
+        )
+    for k in data:
+        if k not in NETWORK_KEYS:
+            raise InputError(
+                path,
+                k,
+                "unknown key",
+                f"use only {', '.join(NETWORK_KEYS)} (or give an instance file)",
+            )
+    if "network" not in data:
+        raise InputError(
+            path,
+            "network",
+            "missing",
+            "add [network] dims = [{block = ..., npus = ..., cost_class = ...}, ...]",
+        )
+    from pydantic import ValidationError
+
+    from ..spec import Network
+
+    value = data["network"]
+    try:
+        network = Network(**value) if isinstance(value, dict) else Network(dims=value)
+    except (ValidationError, TypeError) as e:
+        if isinstance(e, ValidationError):
+            raise validation_error(e, path, "network") from e
+        raise InputError(
+            path, "network", "expected a table with dims", "write [network] dims = [...]"
+        ) from e
+    return NetworkFile(
+        path=path, network=network, settings={k: data[k] for k in SETTINGS if k in data}
+    )
+
+
+def sized(
+    net: NetworkFile, npus: int, bw: tuple[float, ...], where: str
+) -> tuple[Network, tuple[float, ...]]:
+    """The network of ``net`` holding ``npus`` NPUs (its outermost dimension resized, or dropped
+    when the inner ones hold them) and the bandwidths of the dimensions kept.
+
+    Raises:
+        InputError: the inner dimensions' NPU count does not divide ``npus``, or a mapped file of
+            another size.
+    """
+    dims = net.network.dims
+    if net.network.npus_total == npus:
+        return net.network, bw
+    inner = math.prod(d.npus for d in dims[:-1])
+    if net.placement is not None or npus % inner or npus == inner == 1:
+        sizes = " x ".join(str(d.npus) for d in dims)
+        raise InputError(
+            where,
+            "network",
+            f"the run's tp x pp x dp = {npus} NPUs do not fit the {sizes} network of "
+            f"{net.path}" + (" (which maps the groups)" if net.placement is not None else ""),
+            f"use a network whose inner dimensions ({inner} NPUs) divide the run's NPUs, "
+            "or check the plan's degrees",
+        )
+    if npus == inner:
+        return type(net.network)(dims=dims[:-1]), bw[:-1]
+    last = dims[-1].model_copy(update={"npus": npus // inner})
+    return type(net.network)(dims=(*dims[:-1], last)), bw
+
+
+__all__ = ["NetworkFile", "read_network_file", "sized", "NETWORK_KEYS", "SETTINGS"]

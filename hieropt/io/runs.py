@@ -1,0 +1,324 @@
+"""Runs files: measured training iterations, one per row of a CSV file, for ``hieropt validate`` and
+``calibrate``.
+
+A runs file is CSV with a header row; lines starting with ``#`` are comments (sources, FLOP
+formulas) and blank lines are skipped. Columns:
+
+- ``model``: an LLM model file (``generator = "llm"``, :mod:`hieropt.io.llm`), path relative to the
+  CSV file;
+- ``network``: a network file, path relative to the CSV file: a LIBRA network YAML, a TOML file with
+  a ``[network]`` table (``dims = [{block, npus, cost_class}, ...]``) and optionally
+  ``dimension_mode``, ``chunks``, ``collectives_in_flight`` and ``description``, or a whole instance
+  file (its network, cost, those settings and the named groups of its ``[mapping.groups]``). The
+  plan's groups are placed lowest-first (tp, dp, pp, :func:`hieropt.model.groups.place_lowest`)
+  unless the file maps them. The outermost dimension is sized to the run: a file of 8 NPUs per node
+  (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs; a run of exactly the
+  inner dimensions' NPUs drops the outermost dimension (and its bandwidth);
+- ``bw_gbps``: per-NPU bandwidth of each dimension of the file, GB/s per direction (1 GB = 1e9
+  bytes), ``;``-separated, dimension 0 first (as ``hieropt evaluate --bw``);
+- ``measured_ms``: the measured iteration time, ms;
+- optional ``group`` (runs compared with each other: ranked), ``source`` (where the measurement is
+  published), ``name`` (a label) and ``note``;
+- any other column is a plan, NPU, precision or model field, named as a ``--set`` key of ``hieropt
+  workload plan`` (``tp``, ``pp``, ``dp``, ``micro_batch_size``, ``global_batch_size``,
+  ``recompute``, ``sequence_parallel``, ``zero_stage``, ``schedule``, ``virtual_stages``,
+  ``efficiency``, ``model.layers``, ...), its cell a TOML value or a bare word (an empty cell: the
+  model file's value). A run's NPU count is tp x pp x dp (the model file's ``plan.npus`` is ignored
+  unless the row gives ``npus``).
+
+Every problem is one :class:`~hieropt.errors.InputError` naming the file, the line, the column and
+the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from .common import parse_toml, read_text
+from .llm import llm_params, override_path
+from .run_network import NetworkFile, read_network_file, sized
+
+if TYPE_CHECKING:
+    from ..spec import Network
+    from ..workloads.llm.params import LLMParams
+
+REQUIRED = ("model", "network", "bw_gbps", "measured_ms")
+"""Columns every runs file has."""
+OPTIONAL = ("group", "source", "name", "note")
+"""Columns that describe a run but are not model fields."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One measured run (one row of a runs file).
+
+    Attributes:
+        path: the runs file; ``line``: the row's line number in it (1-based).
+        model_path: the model file; ``model_data``: its parsed TOML (``npus`` dropped unless the row
+            gives it).
+        overrides: the row's model fields as ``KEY=VALUE`` overrides (``--set`` syntax), in column
+            order.
+        net: the network file; ``network``: its dimensions sized to the run; ``bw_gbps``: (D,) GB/s
+            per NPU of those dimensions.
+        measured_ms: the measured iteration time, ms.
+        params: the run's model, plan and NPU (the model file with the overrides).
+        group, source, name, note: the optional columns ('' when absent).
+    """
+
+    path: Path
+    line: int
+    model_path: Path
+    model_data: dict[str, Any] = field(repr=False)
+    overrides: tuple[str, ...]
+    net: NetworkFile = field(repr=False)
+    network: Network = field(repr=False)
+    bw_gbps: tuple[float, ...]
+    measured_ms: float
+    params: LLMParams = field(repr=False)
+    group: str = ""
+    source: str = ""
+    name: str = ""
+    note: str = ""
+
+    @property
+    def where(self) -> str:
+        """``FILE: line N``, the origin of the run in messages."""
+        return f"{self.path}: line {self.line}"
+
+    @property
+    def label(self) -> str:
+        """The run's name, or its plan in short (``tp8 pp8 dp1 mb1 full``)."""
+        if self.name:
+            return self.name
+        p = self.params.plan
+        sp = " sp" if p.sequence_parallel else ""
+        return (
+            f"{self.params.workload_name} tp{p.tp} pp{p.pp} dp{p.dp} mb{p.micro_batch_size} "
+            f"{p.recompute}{sp}"
+        )
+
+    def with_values(self, overrides: tuple[str, ...]) -> LLMParams:
+        """The run's parameters with more ``KEY=VALUE`` overrides after the row's (e.g.
+        ``npu.efficiency=0.4``).
+
+        Raises:
+            InputError: a value the model rejects, naming the run.
+        """
+        return row_params(self.model_data, self.model_path, self.overrides + overrides, self.where)
+
+
+def row_params(
+    data: dict[str, Any], model: Path, overrides: tuple[str, ...], where: str
+) -> LLMParams:
+    """The parameters of a run: model file ``data`` with ``overrides``; errors name the run's line
+    ``where``.
+
+    Raises:
+        InputError: ``where``: the field, the problem (and the model file when it is the file's) and
+            the fix.
+    """
+    try:
+        return llm_params(data, model, overrides, where)
+    except InputError as e:
+        if e.source == where:
+            raise
+        said = f"{e.field}: {e.problem}"
+        column = next((o for o in reversed(overrides) if _field(o, where) in said), e.field)
+        raise InputError(where, column, f"{said} (model {e.source})", e.fix) from None
+
+
+def _field(override: str, where: str) -> str:
+    """The dotted field below ``params`` an override sets (``tp=3`` -> ``plan.tp``)."""
+    return ".".join(override_path(override.partition("=")[0].strip(), where))
+
+
+def read_runs(path: str | Path) -> tuple[Run, ...]:
+    """Read a runs file (module docstring): every row checked, its model and network read and its
+    plan placed.
+
+    Raises:
+        InputError: a missing file or column, an unknown column, a bad cell, a model or network file
+            that cannot be read, or a plan that does not fit the model or the network: ``FILE: line
+            N: COLUMN: problem; fix: ...``.
+    """
+    path = Path(path)
+    lines = [
+        (i + 1, t)
+        for i, t in enumerate(read_text(path, "runs").splitlines())
+        if t.strip() and not t.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise InputError(
+            path, None, "no header row", f"write a header row: {','.join(REQUIRED)},tp,pp,dp,..."
+        )
+    rows = list(csv.reader([t for _, t in lines]))
+    header = [h.strip() for h in rows[0]]
+    _check_header(path, lines[0][0], header)
+    if len(rows) < 2:
+        raise InputError(path, None, "no runs (only a header row)", "add one row per measured run")
+    models: dict[Path, dict[str, Any]] = {}
+    networks: dict[Path, NetworkFile] = {}
+    out = []
+    for (line, _), cells in zip(lines[1:], rows[1:], strict=True):
+        where = f"{path}: line {line}"
+        if len(cells) != len(header):
+            raise InputError(
+                where,
+                None,
+                f"{len(cells)} cells for {len(header)} columns",
+                "give one cell per column (quote a cell holding a comma)",
+            )
+        out.append(
+            _run(
+                path,
+                line,
+                where,
+                dict(zip(header, (c.strip() for c in cells), strict=True)),
+                models,
+                networks,
+            )
+        )
+    return tuple(out)
+
+
+def _check_header(path: Path, line: int, header: list[str]) -> None:
+    where = f"{path}: line {line}"
+    for col in REQUIRED:
+        if col not in header:
+            raise InputError(
+                where,
+                col,
+                "missing column",
+                f"add a '{col}' column (columns: {', '.join(REQUIRED)}, "
+                "model fields as --set keys, optional group, source)",
+            )
+    seen = set()
+    for col in header:
+        if not col or col in seen:
+            raise InputError(
+                where, col or "(empty)", "empty or repeated column name", "name every column once"
+            )
+        seen.add(col)
+        if col not in REQUIRED + OPTIONAL:
+            try:
+                override_path(col, where)
+            except InputError as e:
+                raise InputError(
+                    where,
+                    col,
+                    "unknown column: not a model, plan, NPU or precision field",
+                    f"{e.fix}; or one of {', '.join(REQUIRED + OPTIONAL)}",
+                ) from None
+
+
+def _run(
+    path: Path, line: int, where: str, row: dict[str, str], models: dict, networks: dict
+) -> Run:
+    for col in REQUIRED:
+        if not row[col]:
+            raise InputError(where, col, "empty cell", f"give the run's {col}")
+    model = _relative(path, row["model"])
+    if model not in models:
+        try:
+            models[model] = parse_toml(read_text(model, "model"), model)
+        except InputError as e:
+            raise InputError(where, "model", _inner(e), e.fix) from None
+    data = models[model]
+    overrides = tuple(f"{k}={v}" for k, v in row.items() if k not in REQUIRED + OPTIONAL and v)
+    if not any(o.startswith(("npus=", "plan.npus=")) for o in overrides):
+        data = _without_npus(data)
+    params = row_params(data, model, overrides, where)
+    net_path = _relative(path, row["network"])
+    if net_path not in networks:
+        try:
+            networks[net_path] = read_network_file(net_path)
+        except InputError as e:
+            raise InputError(where, "network", _inner(e), e.fix) from None
+    net = networks[net_path]
+    bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where)
+    network, bw = sized(net, params.plan.total_npus, bw, where)
+    measured = _positive(
+        row["measured_ms"], where, "measured_ms", "give the measured iteration time in ms"
+    )
+    return Run(
+        path=path,
+        line=line,
+        model_path=model,
+        model_data=data,
+        overrides=overrides,
+        net=net,
+        network=network,
+        bw_gbps=bw,
+        measured_ms=measured,
+        params=params,
+        **{k: row.get(k, "") for k in OPTIONAL},
+    )
+
+
+def _inner(e: InputError) -> str:
+    """An error of a file a run names, as the problem of the run's cell: ``FILE: FIELD: problem``
+    (a path is taken relative to the runs file)."""
+    return ": ".join(p for p in (e.source, e.field, e.problem) if p)
+
+
+def _relative(csv_path: Path, value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else csv_path.parent / p
+
+
+def _without_npus(data: dict[str, Any]) -> dict[str, Any]:
+    plan = (data.get("params") or {}).get("plan")
+    if not isinstance(plan, dict) or "npus" not in plan:
+        return data
+    return {
+        **data,
+        "params": {**data["params"], "plan": {k: v for k, v in plan.items() if k != "npus"}},
+    }
+
+
+def _positive(text: str, where: str, column: str, fix: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(where, column, f"'{text}' is not a number", fix) from None
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(where, column, f"{text} is not a positive, finite number", fix)
+    return value
+
+
+def parse_bw_cell(text: str, n_dims: int, where: str) -> tuple[float, ...]:
+    """A ``bw_gbps`` cell: ``n_dims`` positive GB/s values separated by ``;`` (``"300;25"``).
+
+    Raises:
+        InputError: another count of values, or a value that is not a positive, finite number.
+    """
+    parts = [t.strip() for t in text.split(";")]
+    if len(parts) != n_dims:
+        raise InputError(
+            where,
+            "bw_gbps",
+            f"{len(parts)} values for the network's {n_dims} dimensions",
+            f"give {n_dims} values separated by ';', dimension 0 first (e.g. 300;25)",
+        )
+    return tuple(
+        _positive(t, where, "bw_gbps", "give GB/s per NPU per direction, e.g. 300;25")
+        for t in parts
+    )
+
+
+__all__ = [
+    "Run",
+    "NetworkFile",
+    "read_runs",
+    "read_network_file",
+    "parse_bw_cell",
+    "sized",
+    "row_params",
+    "REQUIRED",
+    "OPTIONAL",
+]

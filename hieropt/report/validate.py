@@ -1,0 +1,221 @@
+"""Text and JSON of ``hieropt validate`` and ``hieropt calibrate``: every run's predicted and
+measured iteration time and error, the summary (MAPE, worst error, per file and per group: rank
+correlation, measured rank of the predicted-fastest run) and the calibrations applied. Returns
+lines, rich tables and dicts; never prints."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from ..studies.validate import Calibration, Validation
+
+
+def _pct(x: float, sign: bool = False) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:+.1%}" if sign else f"{x:.1%}"
+
+
+def _num(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.3f}"
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def short_file(path: str) -> str:
+    """A runs file as its name (the folder left out)."""
+    return Path(path).name
+
+
+def rows_table(v: Validation) -> Table:
+    """One line per run: file, line, run, group, measured and predicted ms, error (predicted vs
+    measured)."""
+    t = Table(
+        title="Measured runs: predicted vs measured iteration time "
+        "(error = predicted / measured - 1)",
+        title_justify="left",
+    )
+    for col in ("file", "line", "run", "group", "measured ms", "predicted ms", "error"):
+        t.add_column(
+            col,
+            justify="right" if col in ("line", "measured ms", "predicted ms", "error") else "left",
+        )
+    for x in v.rows:
+        mark = " (fit)" if x.in_sample else ""
+        t.add_row(
+            short_file(str(x.run.path)),
+            str(x.run.line),
+            x.run.label,
+            x.run.group,
+            f"{x.run.measured_ms:,.1f}",
+            f"{x.predicted_ms:,.1f}",
+            _pct(x.error, True) + mark,
+        )
+    if any(x.in_sample for x in v.rows):
+        t.caption = "(fit): a calibration run, left out of the summary"
+    return t
+
+
+def summary_lines(v: Validation) -> list[str]:
+    """The calibrations applied (and to how many runs), then MAPE and worst error over the runs out
+    of sample."""
+    lines = []
+    for c in v.calibrations:
+        used = sum(x.calibrated == c.npu for x in v.rows)
+        lines.append(
+            calibration_line(c, "calibrated")
+            + f"; applied to {used} runs"
+            + ("" if used else f" (no run uses the accelerator {c.npu})")
+        )
+    n = sum(not x.in_sample for x in v.rows)
+    lines.append(
+        f"{n} runs out of sample: mean absolute error {_pct(v.mape)}, worst {_pct(v.worst)}"
+        + ("" if v.calibrations else " (the model files' calibration)")
+    )
+    return lines
+
+
+def calibration_line(c: Calibration, verb: str = "fitted") -> str:
+    """One calibration in a line: accelerator, values, runs, quality."""
+    values = ", ".join(f"{k} = {v:.4g}" for k, v in c.values.items())
+    return (
+        f"{c.npu} {verb} on {c.runs} runs of {', '.join(short_file(f) for f in c.files)} "
+        f"({c.loss}): {values}; fit: mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)}"
+    )
+
+
+def files_table(v: Validation) -> Table:
+    """Per runs file: runs out of sample, MAPE and worst error."""
+    t = Table(title="Per runs file (out of sample)", title_justify="left")
+    for col in ("file", "runs", "mean abs error", "worst"):
+        t.add_column(col, justify="left" if col == "file" else "right")
+    for f, (n, m, w) in v.by_file.items():
+        t.add_row(short_file(f), str(n), _pct(m), _pct(w))
+    return t
+
+
+def groups_table(v: Validation) -> Table | None:
+    """Per group: runs, Spearman's rank correlation, measured rank of the predicted-fastest run;
+    None: no groups."""
+    if not v.groups:
+        return None
+    t = Table(title="Groups of runs compared with each other", title_justify="left")
+    cols = (
+        "file",
+        "group",
+        "runs",
+        "Spearman",
+        "predicted fastest: measured rank",
+        "worst ratio error",
+    )
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("file", "group") else "right")
+    for g in v.groups:
+        t.add_row(
+            short_file(g.file),
+            g.group,
+            str(g.runs),
+            _num(g.spearman),
+            f"{g.fastest_rank} of {g.runs}",
+            _pct(g.ratio_error),
+        )
+    return t
+
+
+def calibration_dict(c: Calibration) -> dict[str, Any]:
+    """A calibration as JSON: accelerator, fitted values, bounds, quality, runs, files, loss."""
+    return {
+        "npu": c.npu,
+        "values": dict(c.values),
+        "fields": [{"name": f.name, "lower": f.lower, "upper": f.upper} for f in c.fields],
+        "mape": _finite(c.mape),
+        "worst": _finite(c.worst),
+        "runs": c.runs,
+        "files": list(c.files),
+        "loss": c.loss,
+        "evaluations": c.evaluations,
+    }
+
+
+def validation_dict(v: Validation) -> dict[str, Any]:
+    """The result as JSON: ``rows`` in the files' order (``predicted_ms``, ``measured_ms``,
+    ``error``, ...), ``summary`` (MAPE and worst as fractions; null when undefined), ``files``,
+    ``groups``, ``calibrations``."""
+    rows = [
+        {
+            "file": str(x.run.path),
+            "line": x.run.line,
+            "run": x.run.label,
+            "group": x.run.group,
+            "source": x.run.source,
+            "measured_ms": x.run.measured_ms,
+            "predicted_ms": x.predicted_ms,
+            "error": x.error,
+            "calibrated": x.calibrated or None,
+            "in_sample": x.in_sample,
+        }
+        for x in v.rows
+    ]
+    return {
+        "rows": rows,
+        "summary": {
+            "runs": sum(not x.in_sample for x in v.rows),
+            "mape": _finite(v.mape),
+            "worst": _finite(v.worst),
+        },
+        "files": [
+            {"file": f, "runs": n, "mape": _finite(m), "worst": _finite(w)}
+            for f, (n, m, w) in v.by_file.items()
+        ],
+        "groups": [
+            {
+                "file": g.file,
+                "group": g.group,
+                "runs": g.runs,
+                "spearman": _finite(g.spearman),
+                "predicted_fastest_measured_rank": g.fastest_rank,
+                "worst_ratio_error": _finite(g.ratio_error),
+            }
+            for g in v.groups
+        ],
+        "calibrations": [calibration_dict(c) for c in v.calibrations],
+    }
+
+
+def calibration_file_parts(c: Calibration) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The ``[params.npu]`` fields, the ``[calibration]`` fields and the comment of a calibrated
+    accelerator file (:func:`hieropt.io.calibration.write_calibration`)."""
+    meta = {
+        "fields": [f.name for f in c.fields],
+        "runs": c.runs,
+        "files": list(c.files),
+        "loss": c.loss,
+        "mape": _finite(c.mape),
+        "worst": _finite(c.worst),
+    }
+    comment = (
+        f"Accelerator {c.npu} calibrated by `hieropt calibrate` on {c.runs} measured runs "
+        f"({', '.join(c.files)}):\nmean absolute error {_pct(c.mape)}, worst {_pct(c.worst)} "
+        "on those runs "
+        f"(loss {c.loss}); fitted: {', '.join(c.values)}."
+    )
+    return dict(c.npu_fields), meta, comment
+
+
+__all__ = [
+    "rows_table",
+    "summary_lines",
+    "calibration_line",
+    "files_table",
+    "groups_table",
+    "calibration_dict",
+    "validation_dict",
+    "calibration_file_parts",
+    "short_file",
+]

@@ -1,0 +1,246 @@
+"""Calibrating an accelerator on measured runs: the values of its calibration parameters (named
+numeric NPU fields, each within bounds) that minimise the mean absolute percentage error (or the
+mean |log error|) of the predicted iteration times, by a derivative-free bounded search (numpy
+only).
+
+The parameters are declared in one list: the compute model's ``CALIBRATION_FIELDS`` of
+:mod:`hieropt.workloads.llm` when it publishes one (entries with ``name``, ``lower``, ``upper``),
+else :data:`CALIBRATION_FIELDS` here (``[params.npu] efficiency``). :func:`calibration_fields`
+returns the list in force.
+
+The search is :func:`~hieropt.studies.validate.search.minimise` (grid and golden-section line
+searches, then Nelder-Mead for several parameters), started at the runs' current values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import InputError
+from ...io.runs import Run
+from .metrics import mape, mean_log_error, worst_error
+from .predict import predict_ms
+from .search import minimise
+
+LOSSES = ("mape", "log")
+"""``mape``: mean |p - m| / m; ``log``: mean |ln(p / m)|."""
+
+
+@dataclass(frozen=True)
+class CalibrationField:
+    """One calibration parameter of the accelerator: a numeric field of ``[params.npu]``.
+
+    Attributes:
+        name: the field (dotted below ``params.npu`` for a nested one).
+        lower, upper: the bounds the fit stays within (lower < upper).
+        default: the value used when a model file gives none (information only here).
+    """
+
+    name: str
+    lower: float
+    upper: float
+    default: float | None = None
+
+
+CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (CalibrationField("efficiency", 0.05, 1.0, 0.5),)
+"""Today's calibration parameters: the fraction of peak FLOP/s that matrix work sustains."""
+
+
+def as_fields(entries: Iterable[Any]) -> tuple[CalibrationField, ...]:
+    """Calibration fields from a published list: :class:`CalibrationField` s, objects or dicts with
+    ``name``, ``lower``, ``upper`` (and ``default``), or tuples ``(name, lower, upper[, default])``.
+
+    Raises:
+        ValueError: an entry of another form, or bounds that are not finite with lower < upper.
+    """
+    out = []
+    for e in entries:
+        if isinstance(e, CalibrationField):
+            f = e
+        elif isinstance(e, tuple | list):
+            f = CalibrationField(*e)
+        elif isinstance(e, dict):
+            f = CalibrationField(e["name"], e["lower"], e["upper"], e.get("default"))
+        else:
+            f = CalibrationField(e.name, e.lower, e.upper, getattr(e, "default", None))
+        if not (math.isfinite(f.lower) and math.isfinite(f.upper) and f.lower < f.upper):
+            raise ValueError(
+                f"calibration field {f.name}: bounds {f.lower} .. {f.upper} are not finite with "
+                "lower < upper"
+            )
+        out.append(CalibrationField(str(f.name), float(f.lower), float(f.upper), f.default))
+    return tuple(out)
+
+
+def calibration_fields() -> tuple[CalibrationField, ...]:
+    """The calibration parameters in force: the compute model's published list, else
+    :data:`CALIBRATION_FIELDS`."""
+    from ...workloads import llm
+
+    published = getattr(llm, "CALIBRATION_FIELDS", None)
+    return as_fields(published) if published else CALIBRATION_FIELDS
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """An accelerator's fitted calibration parameters.
+
+    Attributes:
+        npu: the accelerator's name (``[params.npu] name`` of the runs' model files).
+        values: fitted value of each calibration field.
+        fields: the fields fitted, with their bounds.
+        mape, worst: the fit's mean and largest |p - m| / m on the runs it rests on (fractions).
+        runs: the number of runs it rests on; ``files``: their runs files.
+        loss: ``mape`` or ``log``; ``evaluations``: loss evaluations of the search.
+        npu_fields: every field of the fitted accelerator (the runs' NPU with ``values``), for
+            writing.
+    """
+
+    npu: str
+    values: dict[str, float]
+    fields: tuple[CalibrationField, ...]
+    mape: float
+    worst: float
+    runs: int
+    files: tuple[str, ...]
+    loss: str
+    evaluations: int
+    npu_fields: dict[str, Any]
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The fitted values as ``KEY=VALUE`` overrides (``npu.efficiency=0.43``)."""
+        return tuple(f"npu.{k}={v!r}" for k, v in self.values.items())
+
+
+def fit_npu(
+    runs: Sequence[Run], fields: Sequence[CalibrationField] | None = None, loss: str = "mape"
+) -> Calibration:
+    """Fit the calibration ``fields`` (default :func:`calibration_fields`) of the one accelerator of
+    ``runs``.
+
+    Raises:
+        InputError: no runs, runs of several accelerators, an unknown loss, or a field the NPU does
+            not have.
+    """
+    if loss not in LOSSES:
+        raise InputError(
+            "--loss", None, f"unknown loss {loss!r}", f"use one of {', '.join(LOSSES)}"
+        )
+    if not runs:
+        raise InputError(
+            "calibration", None, "no runs to fit on", "give a runs file with measured runs"
+        )
+    names = sorted({r.params.npu.name for r in runs})
+    if len(names) > 1:
+        raise InputError(
+            runs[0].path,
+            "npu",
+            f"runs of several accelerators ({', '.join(names)})",
+            "calibrate each accelerator on its own runs",
+        )
+    fields = tuple(fields if fields is not None else calibration_fields())
+    measured = [r.measured_ms for r in runs]
+    metric = mape if loss == "mape" else mean_log_error
+    count = 0
+
+    def predicted(x: np.ndarray) -> list[float]:
+        sets = tuple(f"npu.{f.name}={float(v)!r}" for f, v in zip(fields, x, strict=True))
+        return [predict_ms(r, sets) for r in runs]
+
+    def objective(x: np.ndarray) -> float:
+        nonlocal count
+        count += 1
+        return metric(predicted(x), measured)
+
+    start = [_start(runs[0], f) for f in fields]
+    x, _ = minimise(objective, [f.lower for f in fields], [f.upper for f in fields], start)
+    best = predicted(x)
+    values = {f.name: float(v) for f, v in zip(fields, x, strict=True)}
+    npu = runs[0].with_values(tuple(f"npu.{k}={v!r}" for k, v in values.items())).npu
+    return Calibration(
+        npu=names[0],
+        values=values,
+        fields=fields,
+        mape=mape(best, measured),
+        worst=worst_error(best, measured),
+        runs=len(runs),
+        files=tuple(dict.fromkeys(str(r.path) for r in runs)),
+        loss=loss,
+        evaluations=count,
+        npu_fields=npu.model_dump(exclude_none=True),
+    )
+
+
+def _start(run: Run, f: CalibrationField) -> float:
+    """The run's current value of field ``f`` (the search starts there), or mid-range."""
+    v: Any = run.params.npu
+    for part in f.name.split("."):
+        v = getattr(v, part, None)
+    return (
+        float(v)
+        if isinstance(v, int | float) and not isinstance(v, bool)
+        else (f.lower + f.upper) / 2
+    )
+
+
+def calibrate(
+    runs: Sequence[Run], fields: Sequence[CalibrationField] | None = None, loss: str = "mape"
+) -> tuple[Calibration, ...]:
+    """One :func:`fit_npu` per accelerator among ``runs`` (by NPU name, in order of first
+    appearance)."""
+    by_npu: dict[str, list[Run]] = {}
+    for r in runs:
+        by_npu.setdefault(r.params.npu.name, []).append(r)
+    return tuple(fit_npu(rs, fields, loss) for rs in by_npu.values())
+
+
+def read_calibrated(path: str) -> Calibration:
+    """A calibrated accelerator file written by ``hieropt calibrate``
+    (:mod:`hieropt.io.calibration`) as the :class:`Calibration` it records (its fields' bounds those
+    in force, or the value itself for a field not in :func:`calibration_fields`).
+
+    Raises:
+        InputError: a missing or bad file.
+    """
+    from ...io.calibration import read_calibration
+
+    npu, values, meta = read_calibration(path)
+    known = {f.name: f for f in calibration_fields()}
+    fields = tuple(known.get(k, CalibrationField(k, v, v)) for k, v in values.items())
+
+    def number(key: str) -> float:
+        v = meta.get(key)
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
+
+    runs = meta.get("runs")
+    return Calibration(
+        npu=npu,
+        values=values,
+        fields=fields,
+        mape=number("mape"),
+        worst=number("worst"),
+        runs=runs if isinstance(runs, int) else 0,
+        files=tuple(map(str, meta.get("files", []))),
+        loss=str(meta.get("loss", "mape")),
+        evaluations=0,
+        npu_fields={},
+    )
+
+
+__all__ = [
+    "read_calibrated",
+    "CalibrationField",
+    "CALIBRATION_FIELDS",
+    "Calibration",
+    "as_fields",
+    "calibration_fields",
+    "fit_npu",
+    "calibrate",
+    "LOSSES",
+]

@@ -1,0 +1,200 @@
+"""``hieropt validate``: every measured run of one or more runs files predicted and held against its
+measurement.
+
+Per run the predicted and measured iteration time and the relative error; over the runs the mean
+absolute percentage error (MAPE) and the worst error; per group of runs compared with each other (a
+runs file's ``group`` column) Spearman's rank correlation of predicted and measured times and the
+measured rank of the predicted-fastest run. With calibration runs, each accelerator's calibration
+parameters are first fitted on them (:func:`~hieropt.studies.validate.calibrate.calibrate`) and
+applied to the runs of that accelerator; a run that is also a calibration run (same model file,
+fields, network, bandwidths and measurement) is marked ``in_sample`` and left out of the MAPE, the
+worst error and the groups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...io.runs import Run, read_runs
+from .calibrate import Calibration, CalibrationField, calibrate
+from .metrics import (
+    mape,
+    measured_rank_of_predicted_fastest,
+    spearman,
+    worst_error,
+    worst_ratio_error,
+)
+from .predict import predict_ms
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One run's prediction.
+
+    Attributes:
+        run: the run (file, line, plan, measurement).
+        predicted_ms: the predicted iteration time, ms.
+        calibrated: the NPU name whose fitted values were applied, '' for the model file's values.
+        in_sample: the run is one of the calibration runs (left out of the summary).
+    """
+
+    run: Run
+    predicted_ms: float
+    calibrated: str = ""
+    in_sample: bool = False
+
+    @property
+    def error(self) -> float:
+        """(predicted - measured) / measured: 0.1 = predicted 10 % slower than measured."""
+        return (self.predicted_ms - self.run.measured_ms) / self.run.measured_ms
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """The runs of one group of one file, compared with each other.
+
+    Attributes:
+        file, group: where the group is; ``runs``: its runs (out of sample).
+        spearman: rank correlation of predicted and measured times (NaN below two runs or with all
+            times equal).
+        fastest_rank: the measured rank (1 = fastest) of the run predicted fastest.
+        ratio_error: the largest error of a predicted time ratio between two of its runs
+            (:func:`~hieropt.studies.validate.metrics.worst_ratio_error`).
+    """
+
+    file: str
+    group: str
+    runs: int
+    spearman: float
+    fastest_rank: int
+    ratio_error: float = math.nan
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The result of :func:`validate`.
+
+    Attributes:
+        rows: one per run, in the files' order (the files in the order given).
+        groups: one per (file, group) with a group name.
+        mape, worst: over the out-of-sample runs (fractions; NaN when there are none).
+        by_file: file -> (runs, MAPE, worst) over its out-of-sample runs.
+        calibrations: the fits applied (empty without calibration runs).
+    """
+
+    rows: tuple[ValidationRow, ...]
+    groups: tuple[GroupResult, ...]
+    mape: float
+    worst: float
+    by_file: dict[str, tuple[int, float, float]] = field(default_factory=dict)
+    calibrations: tuple[Calibration, ...] = ()
+
+
+def run_key(run: Run) -> tuple:
+    """What makes two rows the same run: model file, fields, network file, bandwidths, measured
+    time."""
+    return (
+        run.model_path.resolve(),
+        tuple(sorted(run.overrides)),
+        run.net.path.resolve(),
+        run.bw_gbps,
+        run.measured_ms,
+    )
+
+
+def predict_runs(
+    runs: Sequence[Run], calibrations: Sequence[Calibration] = (), fitted_on: Sequence[Run] = ()
+) -> list[ValidationRow]:
+    """Each run's prediction, with the calibration of its accelerator applied where there is one."""
+    fits = {c.npu: c for c in calibrations}
+    seen = {run_key(r) for r in fitted_on}
+    out = []
+    for r in runs:
+        c = fits.get(r.params.npu.name)
+        out.append(
+            ValidationRow(
+                r, predict_ms(r, c.overrides if c else ()), c.npu if c else "", run_key(r) in seen
+            )
+        )
+    return out
+
+
+def summarise(
+    rows: Sequence[ValidationRow], calibrations: Sequence[Calibration] = ()
+) -> Validation:
+    """The metrics of the module docstring over ``rows``."""
+    used = [x for x in rows if not x.in_sample]
+    groups: dict[tuple[str, str], list[ValidationRow]] = {}
+    files: dict[str, list[ValidationRow]] = {}
+    for x in used:
+        files.setdefault(str(x.run.path), []).append(x)
+        if x.run.group:
+            groups.setdefault((str(x.run.path), x.run.group), []).append(x)
+    results = tuple(
+        GroupResult(
+            f,
+            g,
+            len(xs),
+            spearman(*_pm(xs)),
+            measured_rank_of_predicted_fastest(*_pm(xs)),
+            worst_ratio_error(*_pm(xs)),
+        )
+        for (f, g), xs in groups.items()
+    )
+    by_file = {f: (len(xs), mape(*_pm(xs)), worst_error(*_pm(xs))) for f, xs in files.items()}
+    p, m = _pm(used)
+    return Validation(
+        rows=tuple(rows),
+        groups=results,
+        mape=mape(p, m) if used else math.nan,
+        worst=worst_error(p, m) if used else math.nan,
+        by_file=by_file,
+        calibrations=tuple(calibrations),
+    )
+
+
+def _pm(rows: Sequence[ValidationRow]) -> tuple[list[float], list[float]]:
+    return [x.predicted_ms for x in rows], [x.run.measured_ms for x in rows]
+
+
+def validate(
+    files: Sequence[str | Path],
+    calibrate_on: Sequence[str | Path] = (),
+    fields: Sequence[CalibrationField] | None = None,
+    loss: str = "mape",
+    calibrations: Sequence[Calibration] = (),
+) -> Validation:
+    """Predict every run of the runs ``files`` and compare with the measurements (module docstring).
+
+    Args:
+        files: runs files (CSV, :mod:`hieropt.io.runs`).
+        calibrate_on: runs files to fit each accelerator's calibration parameters on first (none:
+            the model files' values).
+        fields: the calibration parameters (default:
+            :func:`~hieropt.studies.validate.calibrate.calibration_fields`).
+        loss: ``mape`` or ``log``, the fit's loss.
+        calibrations: fits made before (e.g. read from a calibrated NPU file), applied when
+            ``calibrate_on`` is empty.
+
+    Raises:
+        InputError: a bad runs file, model or network, or a fit that cannot be made (naming file,
+            line, column).
+    """
+    runs = [r for f in files for r in read_runs(f)]
+    cal_runs = [r for f in calibrate_on for r in read_runs(f)]
+    fits = calibrate(cal_runs, fields, loss) if cal_runs else tuple(calibrations)
+    return summarise(predict_runs(runs, fits, cal_runs), fits)
+
+
+__all__ = [
+    "ValidationRow",
+    "GroupResult",
+    "Validation",
+    "validate",
+    "predict_runs",
+    "summarise",
+    "run_key",
+]

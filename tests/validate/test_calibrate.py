@@ -1,0 +1,123 @@
+"""The fit recovers calibration parameters from synthetic runs the model itself generated, and
+hieropt calibrate / validate write, read and apply them."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hieropt.cli import app
+from hieropt.io.runs import read_runs
+from hieropt.studies.validate import (
+    CalibrationField,
+    as_fields,
+    calibration_fields,
+    fit_npu,
+    predict_ms,
+    validate,
+)
+
+from .tiny import MODEL, write_case
+
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
+                        "COLUMNS": "200"})
+HEADER = "model,network,bw_gbps,dp,global_batch_size,micro_batch_size,measured_ms,group"
+PLANS = [("10", 2, 4, 1), ("20", 2, 8, 2), ("5", 4, 16, 1), ("40", 4, 32, 4)]
+
+
+def synthetic(folder: Path, truth: tuple[str, ...], model: str = MODEL) -> Path:
+    """A runs file whose measured times are the model's own predictions with ``truth``."""
+    rows = [f"tiny.toml,net.toml,{bw},{dp},{gbs},{mb},1,g" for bw, dp, gbs, mb in PLANS]
+    path = write_case(folder, rows, HEADER, model)
+    times = [predict_ms(r, truth) for r in read_runs(path)]
+    rows = [f"tiny.toml,net.toml,{bw},{dp},{gbs},{mb},{t!r},g"
+            for (bw, dp, gbs, mb), t in zip(PLANS, times, strict=True)]
+    return write_case(folder, rows, HEADER, model)
+
+
+@pytest.mark.parametrize("loss", ["mape", "log"])
+def test_the_fit_recovers_a_known_efficiency(tmp_path: Path, loss: str):
+    runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.37",)))
+    fit = fit_npu(runs, loss=loss)
+    assert fit.values["efficiency"] == pytest.approx(0.37, abs=1e-5)
+    assert fit.mape < 1e-4 and fit.worst < 1e-4
+    assert (fit.npu, fit.runs, fit.loss) == ("toy", 4, loss)
+    assert fit.npu_fields["efficiency"] == fit.values["efficiency"]
+    assert fit.npu_fields["peak_tflops"] == 1.0
+
+
+def test_the_fit_recovers_two_parameters_that_trade_off(tmp_path: Path):
+    # the optimizer step reads the state at hbm_gbps; its time does not grow with the batch
+    model = MODEL + "hbm_gbps = 100.0\n"
+    runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.37", "npu.hbm_gbps=250.0"), model))
+    fields = [CalibrationField("efficiency", 0.05, 1.0), CalibrationField("hbm_gbps", 10.0, 1000.0)]
+    fit = fit_npu(runs, fields)
+    assert fit.values["efficiency"] == pytest.approx(0.37, rel=1e-3)
+    assert fit.values["hbm_gbps"] == pytest.approx(250.0, rel=1e-3)
+
+
+def test_a_bound_holds(tmp_path: Path):
+    runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.9",)))
+    fit = fit_npu(runs, [CalibrationField("efficiency", 0.1, 0.6)])
+    assert fit.values["efficiency"] == pytest.approx(0.6, abs=1e-5)
+
+
+def test_a_published_field_list_plugs_in(monkeypatch):
+    from hieropt.workloads import llm
+
+    assert [f.name for f in calibration_fields()] == ["efficiency"]
+    published = [("efficiency", 0.1, 0.95, 0.6), {"name": "kernel_overhead_ns", "lower": 0.0,
+                                                   "upper": 5e4}]
+    monkeypatch.setattr(llm, "CALIBRATION_FIELDS", published, raising=False)
+    got = calibration_fields()
+    assert [(f.name, f.lower, f.upper) for f in got] == [("efficiency", 0.1, 0.95),
+                                                         ("kernel_overhead_ns", 0.0, 5e4)]
+    with pytest.raises(ValueError, match="bounds"):
+        as_fields([("efficiency", 1.0, 0.5)])
+
+
+def test_calibration_runs_are_out_of_sample(tmp_path: Path):
+    path = synthetic(tmp_path, ("npu.efficiency=0.37",))
+    v = validate([path], calibrate_on=[path])
+    assert all(x.in_sample for x in v.rows)  # every run was fitted on: none is validation
+    assert v.rows[0].calibrated == "toy"
+    held_out = tmp_path / "first.csv"  # the first run only: fit on it, predict the other three
+    held_out.write_text("\n".join(path.read_text().splitlines()[:3]) + "\n")
+    v = validate([path], calibrate_on=[held_out])
+    assert [x.in_sample for x in v.rows] == [True, False, False, False]
+    assert v.mape < 1e-4
+    assert v.groups[0].runs == 3 and v.groups[0].spearman == pytest.approx(1.0)
+
+
+def test_calibrate_writes_the_accelerator_and_validate_applies_it(tmp_path: Path):
+    path = synthetic(tmp_path, ("npu.efficiency=0.42",))
+    out = tmp_path / "toy.toml"
+    r = runner.invoke(app, ["calibrate", str(path), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    data = tomllib.loads(out.read_text())
+    assert data["params"]["npu"]["name"] == "toy"
+    assert data["params"]["npu"]["efficiency"] == pytest.approx(0.42, abs=1e-5)
+    assert data["calibration"]["runs"] == 4 and data["calibration"]["fields"] == ["efficiency"]
+    assert data["calibration"]["mape"] < 1e-4
+    js = tmp_path / "v.json"
+    r = runner.invoke(app, ["validate", str(path), "--npu", str(out), "--json", str(js)])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(js.read_text())["rows"]
+    assert [x["line"] for x in rows] == [3, 4, 5, 6]  # the file's order
+    measured = [r.measured_ms for r in read_runs(path)]
+    assert [x["predicted_ms"] for x in rows] == pytest.approx(measured, rel=1e-4)
+    assert all(x["calibrated"] == "toy" for x in rows)
+
+
+def test_bad_command_lines_are_one_line_errors(tmp_path: Path):
+    path = synthetic(tmp_path, ("npu.efficiency=0.42",))
+    r = runner.invoke(app, ["validate", str(tmp_path / "none.csv")])
+    assert r.exit_code == 2 and "none.csv" in r.stderr and "fix:" in r.stderr
+    r = runner.invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "no" / "x.toml")])
+    assert r.exit_code == 2 and "does not exist" in r.stderr
+    r = runner.invoke(app, ["validate", str(path), "--loss", "square", "--calibrate-on", str(path)])
+    assert r.exit_code == 2 and "unknown loss" in r.stderr

@@ -1,0 +1,169 @@
+"""Runs files: a hand-computed prediction, the same prediction as hieropt evaluate's, and the
+reader's one-line errors (file, line, column, fix)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hieropt.errors import InputError
+from hieropt.io.instance import load_instance
+from hieropt.io.runs import read_runs
+from hieropt.model.timing import evaluate
+from hieropt.studies.validate import predict_ms, validate
+
+from .tiny import HEADER, write_case
+
+# Hand computation for the tiny model (tests/validate/tiny.py), per NPU and iteration:
+# matrix parameters: 2 layers x (4 h^2 + 2 h f) + V h = 2 x (16,384 + 32,768) + 8,192 = 106,496;
+# 64 tokens per NPU (2 sequences of 32): 6 x 106,496 x 64 = 40,894,464 FLOPs; attention scores
+# and values: 2 x 2 s^2 h per sequence and layer forward = 262,144, x 3 (forward and backward)
+# x 2 layers x 2 sequences = 3,145,728; in all 44,040,192 FLOPs at 1 TFLOP/s x 0.5 = 88,080.384 ns.
+COMPUTE_NS = 44_040_192 / 500.0
+# gradients: every parameter, 2 bytes each: layers 2 x (attention 12,288 + 4,096 + 128 norm + 256
+# biases + FFN 32,768 + 128 norm + 320 biases) = 99,968, embedding 128 x 64 + 32 x 64 = 10,240,
+# final norm 128: 110,336 parameters = 220,672 bytes; an all-reduce over 2 NPUs sends
+# 2 (n - 1) / n x 220,672 = 220,672 bytes per NPU: at B GB/s, 220,672 / B ns.
+GRADIENT_BYTES = 220_672
+
+
+def test_a_hand_computed_runs_file(tmp_path: Path):
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,0.2", "tiny.toml,net.toml,20,0.1"])
+    v = validate([path])
+    expected = [(COMPUTE_NS + GRADIENT_BYTES / b) / 1e6 for b in (10, 20)]
+    assert [x.predicted_ms for x in v.rows] == pytest.approx(expected, rel=1e-12)
+    # errors, MAPE and worst from those predictions:
+    # 110,147.584 ns vs 0.2 ms, 99,113.984 ns vs 0.1 ms
+    assert v.rows[0].error == pytest.approx(0.110147584 / 0.2 - 1)
+    assert v.mape == pytest.approx((abs(0.110147584 / 0.2 - 1) + abs(0.099113984 / 0.1 - 1)) / 2)
+    assert v.worst == pytest.approx(1 - 0.110147584 / 0.2)
+
+
+def test_the_communication_part_by_hand(tmp_path: Path):
+    """The two runs differ only in bandwidth: the difference is the all-reduce's alone (whatever
+    the compute model)."""
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1", "tiny.toml,net.toml,20,1"])
+    a, b = (predict_ms(r) for r in read_runs(path))
+    assert (a - b) * 1e6 == pytest.approx(GRADIENT_BYTES / 10 - GRADIENT_BYTES / 20, rel=1e-9)
+
+
+def test_a_run_is_predicted_as_hieropt_evaluate_predicts_it(tmp_path: Path):
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1", "tiny.toml,net.toml,7.5,1"])
+    (tmp_path / "inst.toml").write_text(
+        'objective = "performance"\ntraining_loop = "step"\nworkload = "tiny.toml"\n'
+        '[network]\ndims = [{ block = "Switch", npus = 2, cost_class = "x" }]\n'
+        "[cost.x]\nlink_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\nnic_usd_per_gbps = 1.0\n",
+        encoding="utf-8")
+    inst = load_instance(tmp_path / "inst.toml")
+    for run, bw in zip(read_runs(path), (10.0, 7.5), strict=True):
+        assert predict_ms(run) == pytest.approx(evaluate(inst, [bw]).iteration_time_ns / 1e6,
+                                                rel=1e-12)
+
+
+def test_columns_override_the_model_and_size_the_network(tmp_path: Path):
+    header = "model,network,bw_gbps,dp,global_batch_size,efficiency,measured_ms,group,source"
+    rows = ["tiny.toml,net.toml,10,4,8,0.25,1,g,paper", "tiny.toml,net.toml,10,,,,1,g,"]
+    runs = read_runs(write_case(tmp_path, rows, header))
+    assert runs[0].params.plan.dp == 4 and runs[0].params.npu.efficiency == 0.25
+    assert [d.npus for d in runs[0].network.dims] == [4]  # the model's npus = 2 gave way to dp 4
+    assert runs[1].params.plan.dp == 2 and runs[1].params.npu.efficiency == 0.5
+    assert (runs[0].group, runs[0].source, runs[0].line) == ("g", "paper", 3)
+
+
+def test_the_outer_dimension_is_dropped_when_the_inner_ones_hold_the_run(tmp_path: Path):
+    path = write_case(tmp_path, ["tiny.toml,net2.toml,10;5,1"])
+    (tmp_path / "net2.toml").write_text(
+        '[network]\ndims = [{ block = "Switch", npus = 2, cost_class = "a" }, '
+        '{ block = "Switch", npus = 4, cost_class = "b" }]\n', encoding="utf-8")
+    (run,) = read_runs(path)
+    assert [d.npus for d in run.network.dims] == [2] and run.bw_gbps == (10.0,)
+
+
+def test_a_run_the_network_cannot_hold_is_refused(tmp_path: Path):
+    header = HEADER + ",dp,global_batch_size"
+    path = write_case(tmp_path, ["tiny.toml,net2.toml,10;5,1,3,6"], header)
+    (tmp_path / "net2.toml").write_text(
+        '[network]\ndims = [{ block = "Switch", npus = 2, cost_class = "a" }, '
+        '{ block = "Switch", npus = 4, cost_class = "b" }]\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"runs.csv: line 3: network: the run's tp x pp x dp = "
+                       r"3 NPUs do not fit the 2 x 4 network .*; fix: use a network whose inner"):
+        read_runs(path)
+
+
+BAD = [
+    # (header, row, the words the one-line error must hold)
+    ("model,network,bw_gbps", "tiny.toml,net.toml,10", ["line 2", "measured_ms", "missing column"]),
+    (HEADER + ",colour", "tiny.toml,net.toml,10,1,red", ["line 2", "colour", "unknown column"]),
+    (HEADER, "tiny.toml,net.toml,10,fast", ["line 3", "measured_ms", "not a number"]),
+    (HEADER, "tiny.toml,net.toml,10,-1", ["line 3", "measured_ms", "positive"]),
+    (HEADER, "tiny.toml,net.toml,10;20,1", ["line 3", "bw_gbps", "2 values", "1 dimensions"]),
+    (HEADER, "tiny.toml,net.toml,0,1", ["line 3", "bw_gbps", "positive"]),
+    (HEADER, "nope.toml,net.toml,10,1", ["line 3", "model", "nope.toml", "not found"]),
+    (HEADER, "tiny.toml,nonet.toml,10,1", ["line 3", "network", "nonet.toml", "not found"]),
+    (HEADER, "tiny.toml,net.toml,10", ["line 3", "3 cells for 4 columns"]),
+    (HEADER, ",net.toml,10,1", ["line 3", "model", "empty cell"]),
+    (HEADER + ",tp", "tiny.toml,net.toml,10,1,3", ["line 3", "tp=3", "heads"]),
+    (HEADER + ",recompute", "tiny.toml,net.toml,10,1,some", ["line 3", "recompute=some"]),
+]
+
+
+@pytest.mark.parametrize("header, row, words", BAD, ids=[w[-1] for _, _, w in BAD])
+def test_a_bad_runs_file_is_one_line_naming_file_line_column_and_fix(tmp_path, header, row, words):
+    path = write_case(tmp_path, [row], header)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    msg = str(e.value)
+    assert "\n" not in msg and str(path) in msg and "fix:" in msg, msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_an_empty_runs_file_is_refused(tmp_path: Path):
+    path = tmp_path / "runs.csv"
+    path.write_text("# only a comment\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no header row"):
+        read_runs(path)
+    path.write_text(HEADER + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no runs"):
+        read_runs(path)
+
+
+INSTANCE = """objective = "performance"
+training_loop = "step"
+workload = "tiny.toml"
+dimension_mode = "sequential"
+[network]
+dims = [{ block = "Switch", npus = 2, cost_class = "x" }]
+[mapping.groups]
+tp = [1]
+dp = [2]
+pp = [1]
+[cost.x]
+link_usd_per_gbps = 1.0
+switch_usd_per_gbps = 1.0
+nic_usd_per_gbps = 1.0
+"""
+
+
+def test_a_libra_network_and_an_instance_file_serve_as_networks(tmp_path: Path):
+    rows = ["tiny.toml,inst.toml,10,1", "tiny.toml,net.yml,10,1", "tiny.toml,net.toml,10,1"]
+    path = write_case(tmp_path, rows)
+    (tmp_path / "inst.toml").write_text(INSTANCE, encoding="utf-8")
+    (tmp_path / "net.yml").write_text("Topology: [Switch]\nNpusCount: [2]\nCostDimension: [x]\n",
+                                      encoding="utf-8")
+    inst, yml, toml = read_runs(path)
+    assert inst.net.placement == {"tp": (1,), "dp": (2,), "pp": (1,)}
+    assert inst.net.settings == {"dimension_mode": "sequential"}
+    assert yml.net.placement is None and yml.net.settings == {}
+    times = [predict_ms(r) for r in (inst, yml, toml)]
+    assert times == pytest.approx([times[2]] * 3, rel=1e-12)  # one dimension: every mode agrees
+
+
+def test_an_instance_file_whose_groups_do_not_fit_the_plan_is_one_line(tmp_path: Path):
+    path = write_case(tmp_path, ["tiny.toml,inst.toml,10,1,2,1"], HEADER + ",tp,dp")
+    (tmp_path / "inst.toml").write_text(INSTANCE, encoding="utf-8")
+    (run,) = read_runs(path)
+    with pytest.raises(InputError, match=r"runs.csv: line 3: network: .*inst.toml: "
+                       r"mapping.groups.tp: .*; fix: "):
+        predict_ms(run)

@@ -1,0 +1,66 @@
+"""The published runs shipped under validation/ parse, and every run is predicted with finite
+metrics (their accuracy is documented in docs/validation.md, not asserted here)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hieropt.cli import app
+from hieropt.io.runs import read_runs
+from hieropt.studies.validate import validate
+
+REPO = Path(__file__).resolve().parents[2]
+FILES = sorted((REPO / "validation").glob("*.csv"))
+CALIBRATION = REPO / "validation" / "calibration" / "a100-one-node.csv"
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
+                        "COLUMNS": "200"})
+
+
+def data_rows(path: Path) -> int:
+    """Rows of a runs file: its lines less comments, blank lines and the header."""
+    lines = [t for t in path.read_text().splitlines() if t.strip() and not t.startswith("#")]
+    return len(lines) - 1
+
+
+def test_the_published_tables_are_shipped():
+    names = {p.name for p in FILES}
+    assert {"narayanan2021.csv", "korthikanti2022.csv", "llama3-2024.csv"} <= names
+    assert CALIBRATION.is_file()
+
+
+@pytest.mark.parametrize("path", [*FILES, CALIBRATION], ids=lambda p: p.name)
+def test_a_shipped_runs_file_parses_with_its_sources(path: Path):
+    runs = read_runs(path)
+    assert len(runs) == data_rows(path) >= 1
+    assert path.read_text().startswith("#")  # the sources, in comments
+    for r in runs:
+        assert r.source, f"{r.where}: no source"
+        assert r.measured_ms > 0 and all(b > 0 for b in r.bw_gbps)
+        assert r.params.plan.total_npus == math.prod(d.npus for d in r.network.dims)
+
+
+def test_every_shipped_run_is_predicted_with_finite_metrics():
+    v = validate(FILES, calibrate_on=[CALIBRATION])
+    assert len(v.rows) == sum(data_rows(p) for p in FILES)
+    assert all(math.isfinite(x.predicted_ms) and x.predicted_ms > 0 for x in v.rows)
+    assert math.isfinite(v.mape) and math.isfinite(v.worst)
+    assert all(math.isfinite(g.spearman) and 1 <= g.fastest_rank <= g.runs for g in v.groups)
+    (fit,) = v.calibrations
+    assert fit.npu == "A100-SXM-80GB" and fit.runs == 2 and 0.05 <= fit.values["efficiency"] <= 1
+    assert sum(x.in_sample for x in v.rows) == 2  # the calibration runs, marked, not validated
+
+
+def test_hieropt_validate_prints_the_table_and_writes_json_in_file_order():
+    r = runner.invoke(app, ["validate", *map(str, FILES), "--json", "-"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    expected = [(str(p), run.line) for p in FILES for run in read_runs(p)]
+    assert [(x["file"], x["line"]) for x in data["rows"]] == expected
+    assert all(x["predicted_ms"] > 0 for x in data["rows"])
+    assert data["summary"]["runs"] == len(expected) and data["summary"]["mape"] >= 0
+    assert "mean absolute error" in r.stderr
