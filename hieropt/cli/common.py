@@ -272,22 +272,28 @@ def write_error_json(path: Path, status: str, message: str, exit_code: int) -> N
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
-    import json
+    """Write ``data`` as indented, strict JSON to ``path`` (``-``: stdout).
 
-    write_output(path, json.dumps(data, indent=2) + "\n", "--json")
+    Raises:
+        InputError: ``data`` holds a NaN or an infinity (not JSON), naming the field
+            (:func:`hieropt.io.files.json_text`); nothing is written.
+    """
+    from ..io.files import json_text
+
+    write_output(path, json_text(data, f"--json {path}"), "--json")
 
 
 def write_output(path: Path, text: str, flag: str) -> None:
-    """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`). A file that
-    cannot be written raises an OSError named ``FLAG PATH`` (the one-line message of :func:`hieropt.cli.main`)."""
+    """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`) atomically
+    (:func:`hieropt.io.files.write_atomic`: an earlier file there stays intact when the write fails). A file
+    that cannot be written raises an OSError named ``FLAG PATH`` (the one-line message of
+    :func:`hieropt.cli.main`)."""
     if str(path) == "-":
         write_stdout(text)
         return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise OSError(e.errno, e.strerror, f"{flag} {path}") from None
+    from ..io.files import write_atomic
+
+    write_atomic(path, text, f"{flag} {path}")
 
 
 def discard_outputs(*paths: Path | None) -> None:

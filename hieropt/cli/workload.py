@@ -146,9 +146,11 @@ def _generate_command(kind: str, model: Path | None, output: Path, sets: list[st
         text = format_workload(w, header=h, exact=exact)
         if not to_stdout:
             try:
-                output.write_text(text, encoding="utf-8")
+                from ..io.files import write_atomic
+
+                write_atomic(output, text)
             except OSError as e:
-                raise InputError(output, None, f"cannot write the workload file: {e}",
+                raise InputError(output, None, f"cannot write the workload file: {e.strerror or e}",
                                  "check the folder exists and is writable") from e
     except HieroptError as e:
         raise fail(err, e) from None
