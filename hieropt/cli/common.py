@@ -102,13 +102,69 @@ def json_option(args: list[str]) -> Path | None:
     return Path(out) if out else None
 
 
-def usage_error_json(args: list[str], e: Any) -> None:
+def usage_error_json(args: list[str], e: Any, command: str | None = None) -> None:
     """Write the ``bad_input`` document of :func:`fail` for the usage error ``e`` (an unknown option or command, a
     value click or typer cannot convert, a missing argument) to the ``--json`` file named in ``args`` (nothing when
-    none is), so a script never reads an earlier run's answer there after exit 2."""
+    none is), so a script never reads an earlier run's answer there after exit 2; its message is
+    :func:`usage_error_line`."""
     path = json_option(args)
     if path is not None:
-        write_error_json(path, "bad_input", e.format_message(), e.exit_code)
+        write_error_json(path, "bad_input", usage_error_line(e, args, command), e.exit_code)
+
+
+def _given(args: list[str], opts: Any) -> str | None:
+    """The last value given to one of the option names ``opts`` among raw ``args`` (``--x V`` or ``--x=V``)."""
+    value = None
+    for i, word in enumerate(args):
+        for opt in opts or ():
+            if word == opt and i + 1 < len(args):
+                value = args[i + 1]
+            elif word.startswith(opt + "="):
+                value = word[len(opt) + 1:]
+    return value
+
+
+def usage_error_line(e: Any, args: list[str], command: str | None = None) -> str:
+    """click's (typer's) usage error ``e`` in the project's one-line form ``OPTION: PROBLEM; fix: FIX``: the option
+    or argument it is about (``--top``; ``command line`` for an unknown command), what is wrong with the value
+    given in the raw command-line ``args`` (``0 is not in the range x>=1``), and the fix (the command's
+    ``--help``; ``command``: the command's path when ``e`` carries no context)."""
+    param = getattr(e, "param", None)
+    msg = (e.message or "").strip().rstrip(".")
+    ctx = getattr(e, "ctx", None)
+    command = ctx.command_path if ctx is not None else command or "hieropt"
+    sub = command.removeprefix("python -m ").split(" ")[1:]  # (the program as the user knows it: hieropt)
+    fix = f"see '{' '.join(['hieropt', *sub])} --help'"
+    kind = type(e).__name__
+    if kind == "MissingParameter":
+        name = (max(param.opts, key=len) if param is not None and param.opts else None) or "command line"
+        what = "argument" if getattr(param, "param_type_name", "") == "argument" else "option"
+        return f"{name.upper() if what == 'argument' else name}: missing {what}; fix: {fix}"
+    if param is not None:
+        opts = getattr(param, "opts", ()) or ()
+        name = max(opts, key=len) if getattr(param, "param_type_name", "") == "option" else param.name.upper()
+        value = _given(args, opts)
+        problem = msg[:1].lower() + msg[1:]
+        if value is not None and f"'{value}'" not in problem and not problem.startswith(value):
+            problem = f"{problem} (given '{value}')"
+        return f"{name}: {problem}; fix: {fix}"
+    option = getattr(e, "option_name", None)
+    if option:
+        maybe = sorted(getattr(e, "possibilities", None) or ())
+        hint = f" (did you mean {' or '.join(maybe)}?)" if maybe else ""
+        problem = "no such option" + hint if kind == "NoSuchOption" else msg.replace(f"Option '{option}' ", "")
+        return f"{option}: {problem.strip()}; fix: {fix}"
+    return f"command line: {msg}; fix: {fix}"
+
+
+def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) -> typer.Exit:
+    """Report click's usage error ``e`` (raw command-line ``args``) as one ``error:`` line on stderr
+    (:func:`usage_error_line`), write its document to the ``--json`` file when ``json`` (:func:`usage_error_json`),
+    and return the :class:`typer.Exit` of exit 2."""
+    if json:
+        usage_error_json(args, e, command)
+    error_line(error_console(), usage_error_line(e, args, command))
+    return typer.Exit(e.exit_code)
 
 
 class Command(TyperCommand):
@@ -123,9 +179,18 @@ class Command(TyperCommand):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if not extra.get("resilient_parsing") and any("--json" in getattr(p, "opts", ()) for p in self.params):
-                usage_error_json(raw, e)
-            raise
+            if extra.get("resilient_parsing"):
+                raise
+            self.raw = raw
+            where = f"{parent.command_path} {info_name}" if parent is not None else info_name
+            raise usage_exit(e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params), where) from None
+
+    def invoke(self, ctx):  # noqa: D102 - click's
+        try:
+            return super().invoke(ctx)
+        except UsageError as e:  # (a typer.BadParameter raised by the command itself)
+            raw = getattr(self, "raw", None) or sys.argv[1:]
+            raise usage_exit(e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)) from None
 
 
 class Group(TyperGroup):
@@ -141,17 +206,17 @@ class Group(TyperGroup):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if not extra.get("resilient_parsing"):
-                usage_error_json(raw, e)
-            raise
+            if extra.get("resilient_parsing"):
+                raise
+            raise usage_exit(e, raw, True, info_name) from None
 
     def resolve_command(self, ctx, args):  # noqa: D102 - click's
         try:
             return super().resolve_command(ctx, args)
         except UsageError as e:
-            if not ctx.resilient_parsing:
-                usage_error_json(list(args[1:]), e)
-            raise
+            if ctx.resilient_parsing:
+                raise
+            raise usage_exit(e, list(args[1:]), True) from None
 
 
 STDOUT_CLOSED = 141

@@ -32,7 +32,7 @@ def explore_command(
     max_time_ns: Annotated[float | None, typer.Option(
         "--max-time-ns", help="Iteration-time target, ns (required by min_cost).")] = None,
     budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="Network-cost cap, $.")] = None,
-    top: Annotated[int, typer.Option("--top", help="Rows of the ranked table.")] = 20,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table.")] = 20,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per shape to FILE (.csv, or .parquet with pyarrow) as results arrive; an "
         "existing FILE is resumed: its shapes are not solved again.")] = None,

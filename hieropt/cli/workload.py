@@ -189,7 +189,7 @@ def cnn_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exa
 
 
 # ------------------------------------------------------------------------------------------------------------ plan
-@workload_app.command("plan")
+@workload_app.command("plan", cls=Command)
 def plan_command(
     model: Annotated[Path, typer.Argument(help="LLM model TOML (generator = \"llm\"), e.g. models/llama3-70b.toml.",
                                           show_default=False)],
