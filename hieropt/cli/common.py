@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from .usage import json_option, usage_error_line
+
 if TYPE_CHECKING:
     from ..errors import HieroptError
     from ..spec import Instance
@@ -87,21 +89,6 @@ as typer raises it: typer >= 0.23 carries its own copy of click (``typer._click`
 ``typer.BadParameter`` is a subclass of it in both."""
 
 
-def json_option(args: list[str]) -> Path | None:
-    """The value of the last ``--json`` option (``--json FILE`` or ``--json=FILE``) among raw command-line
-    ``args``, up to a ``--`` (after which every word is an argument), or None. A minimal scan for a command line
-    click could not parse: a ``--json`` that is the value of another option counts too."""
-    out = None
-    for i, word in enumerate(args):
-        if word == "--":
-            break
-        if word == "--json" and i + 1 < len(args):
-            out = args[i + 1]
-        elif word.startswith("--json="):
-            out = word.removeprefix("--json=")
-    return Path(out) if out else None
-
-
 def usage_error_json(args: list[str], e: Any, command: str | None = None) -> None:
     """Write the ``bad_input`` document of :func:`fail` for the usage error ``e`` (an unknown option or command, a
     value click or typer cannot convert, a missing argument) to the ``--json`` file named in ``args`` (nothing when
@@ -110,51 +97,6 @@ def usage_error_json(args: list[str], e: Any, command: str | None = None) -> Non
     path = json_option(args)
     if path is not None:
         write_error_json(path, "bad_input", usage_error_line(e, args, command), e.exit_code)
-
-
-def _given(args: list[str], opts: Any) -> str | None:
-    """The last value given to one of the option names ``opts`` among raw ``args`` (``--x V`` or ``--x=V``)."""
-    value = None
-    for i, word in enumerate(args):
-        for opt in opts or ():
-            if word == opt and i + 1 < len(args):
-                value = args[i + 1]
-            elif word.startswith(opt + "="):
-                value = word[len(opt) + 1:]
-    return value
-
-
-def usage_error_line(e: Any, args: list[str], command: str | None = None) -> str:
-    """click's (typer's) usage error ``e`` in the project's one-line form ``OPTION: PROBLEM; fix: FIX``: the option
-    or argument it is about (``--top``; ``command line`` for an unknown command), what is wrong with the value
-    given in the raw command-line ``args`` (``0 is not in the range x>=1``), and the fix (the command's
-    ``--help``; ``command``: the command's path when ``e`` carries no context)."""
-    param = getattr(e, "param", None)
-    msg = (e.message or "").strip().rstrip(".")
-    ctx = getattr(e, "ctx", None)
-    command = ctx.command_path if ctx is not None else command or "hieropt"
-    sub = command.removeprefix("python -m ").split(" ")[1:]  # (the program as the user knows it: hieropt)
-    fix = f"see '{' '.join(['hieropt', *sub])} --help'"
-    kind = type(e).__name__
-    if kind == "MissingParameter":
-        name = (max(param.opts, key=len) if param is not None and param.opts else None) or "command line"
-        what = "argument" if getattr(param, "param_type_name", "") == "argument" else "option"
-        return f"{name.upper() if what == 'argument' else name}: missing {what}; fix: {fix}"
-    if param is not None:
-        opts = getattr(param, "opts", ()) or ()
-        name = max(opts, key=len) if getattr(param, "param_type_name", "") == "option" else param.name.upper()
-        value = _given(args, opts)
-        problem = msg[:1].lower() + msg[1:]
-        if value is not None and f"'{value}'" not in problem and not problem.startswith(value):
-            problem = f"{problem} (given '{value}')"
-        return f"{name}: {problem}; fix: {fix}"
-    option = getattr(e, "option_name", None)
-    if option:
-        maybe = sorted(getattr(e, "possibilities", None) or ())
-        hint = f" (did you mean {' or '.join(maybe)}?)" if maybe else ""
-        problem = "no such option" + hint if kind == "NoSuchOption" else msg.replace(f"Option '{option}' ", "")
-        return f"{option}: {problem.strip()}; fix: {fix}"
-    return f"command line: {msg}; fix: {fix}"
 
 
 def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) -> typer.Exit:

@@ -4,9 +4,8 @@ click's (typer's) boxed error panels are never shown."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typing
+from pathlib import Path
 
 import pytest
 import typer
