@@ -189,6 +189,23 @@ def cnn_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exa
 
 
 # ------------------------------------------------------------------------------------------------------------ plan
+def _finite_figures(figures: dict, model: Path) -> None:
+    """Refuse a plan whose figures (``figures``, as written to ``--json``) hold a NaN or infinity: an input too large
+    or too small for a double (an efficiency of 1e-310 makes the compute time infinite).
+
+    Raises:
+        InputError: naming the model file and the figure.
+    """
+    from ..errors import InputError
+    from ..io.files import nonfinite_field
+
+    field = nonfinite_field(figures)
+    if field is not None:
+        raise InputError(model, field, "not a finite number: an input of the model (or a --set) is too large or too "
+                         "small for a double (e.g. an efficiency of 1e-310)",
+                         "give values of realistic size (efficiency in (0, 1], sizes and rates well within 1e300)")
+
+
 @workload_app.command("plan", cls=Command)
 def plan_command(
     model: Annotated[Path, typer.Argument(help="LLM model TOML (generator = \"llm\"), e.g. models/llama3-70b.toml.",
@@ -215,6 +232,7 @@ def plan_command(
     err = error_console()
     try:
         fig = plan_figures(read_llm(model, set_ or []))
+        _finite_figures(fig.as_dict(), model)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     out = err if to_stdout(json_out) else console(140)
