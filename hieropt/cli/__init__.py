@@ -78,6 +78,19 @@ def main() -> None:
         raise
 
 
+def file_error_line(e: OSError) -> str:
+    """The one-line message of a file that could not be written or read: the file (with its option), the
+    system's reason, and the fix (for a full disk: room, or another file system)."""
+    import errno
+
+    where = f"{e.filename}: " if e.filename else "a file of this run: "
+    if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        fix = "free space on that file system, or give a path on another one"
+    else:
+        fix = "give a writable file path (its folder must exist)"
+    return f"{where}cannot write or read: {e.strerror or e}; fix: {fix}"
+
+
 def _exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -89,6 +102,8 @@ def _exit_now(code: int) -> None:
 
 def _run_app() -> None:
     import warnings
+
+    from ..errors import HieroptError
 
     warnings.filterwarnings("ignore", message=FLOAT_WARNINGS, category=RuntimeWarning)
     if _CONSOLE:
@@ -108,12 +123,15 @@ def _run_app() -> None:
         from .common import stdout_closed
 
         stdout_closed()
+    except HieroptError as e:  # (raised by a writer after the command's own checks: a non-finite result)
+        from .common import error_console, error_line
+
+        error_line(error_console(), str(e))
+        raise SystemExit(e.exit_code) from None
     except OSError as e:
         from .common import error_console, error_line
 
-        where = f"{e.filename}: " if e.filename else "a file of this run: "
-        error_line(error_console(), f"{where}cannot write or read: {e.strerror or e}; fix: give a "
-                   "writable file path (its folder must exist)")
+        error_line(error_console(), file_error_line(e))
         raise SystemExit(2) from None
     except BaseException:  # a Ctrl-C inside a C extension's start-up surfaces as its ImportError: still exit 130
         if _INTERRUPTED:

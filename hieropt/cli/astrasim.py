@@ -80,7 +80,9 @@ def export_command(
                 write_stdout(text)
             else:
                 try:
-                    astra_sim.write_text(text, encoding="utf-8")
+                    from ..io.files import write_atomic
+
+                    write_atomic(astra_sim, text)
                 except OSError as e:
                     raise InputError(astra_sim, None, f"cannot write the network file: {e.strerror or e}",
                                      "check the folder exists and is writable") from e

@@ -48,6 +48,7 @@ def codesign_command(
     from .common import to_stdout, write_json
     from .interrupt import interrupt_outcome
     from .numbers import parse_amount, parse_time_ns
+    from .usage import attribute_to_file
 
     err = error_console()
     with interrupt_outcome(err, json_out, out) as outcome:  # Ctrl-C anywhere: exit 130, its --json says so
@@ -59,6 +60,10 @@ def codesign_command(
             from ..io.codesign import load_codesign
 
             plans = load_codesign(space)  # bad input is reported before the search and the solvers load
+            if dask is not None:  # a malformed address is one line, before any work
+                from ..io.dask_address import check_dask_address
+
+                check_dask_address(dask)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
         from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
@@ -69,7 +74,7 @@ def codesign_command(
             result = codesign(plans, objective, out=out, workers=workers, dask=dask, prune=prune,
                               max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
         except HieroptError as e:
-            raise fail(err, e, json_out) from None
+            raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
         # the file first: a stdout its reader closes (| head) cannot keep it from being written
         run = codesign_run(result, run_tokens)
         if json_out is not None:

@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from .usage import json_option, usage_error_line
+
 if TYPE_CHECKING:
     from ..errors import HieroptError
     from ..spec import Instance
@@ -86,28 +88,24 @@ as typer raises it: typer >= 0.23 carries its own copy of click (``typer._click`
 ``typer.BadParameter`` is a subclass of it in both."""
 
 
-def json_option(args: list[str]) -> Path | None:
-    """The value of the last ``--json`` option (``--json FILE`` or ``--json=FILE``) among raw command-line
-    ``args``, up to a ``--`` (after which every word is an argument), or None. A minimal scan for a command line
-    click could not parse: a ``--json`` that is the value of another option counts too."""
-    out = None
-    for i, word in enumerate(args):
-        if word == "--":
-            break
-        if word == "--json" and i + 1 < len(args):
-            out = args[i + 1]
-        elif word.startswith("--json="):
-            out = word.removeprefix("--json=")
-    return Path(out) if out else None
-
-
-def usage_error_json(args: list[str], e: Any) -> None:
+def usage_error_json(args: list[str], e: Any, command: str | None = None) -> None:
     """Write the ``bad_input`` document of :func:`fail` for the usage error ``e`` (an unknown option or command, a
     value click or typer cannot convert, a missing argument) to the ``--json`` file named in ``args`` (nothing when
-    none is), so a script never reads an earlier run's answer there after exit 2."""
+    none is), so a script never reads an earlier run's answer there after exit 2; its message is
+    :func:`usage_error_line`."""
     path = json_option(args)
     if path is not None:
-        write_error_json(path, "bad_input", e.format_message(), e.exit_code)
+        write_error_json(path, "bad_input", usage_error_line(e, args, command), e.exit_code)
+
+
+def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) -> typer.Exit:
+    """Report click's usage error ``e`` (raw command-line ``args``) as one ``error:`` line on stderr
+    (:func:`usage_error_line`), write its document to the ``--json`` file when ``json`` (:func:`usage_error_json`),
+    and return the :class:`typer.Exit` of exit 2."""
+    if json:
+        usage_error_json(args, e, command)
+    error_line(error_console(), usage_error_line(e, args, command))
+    return typer.Exit(e.exit_code)
 
 
 class Command(TyperCommand):
@@ -122,9 +120,18 @@ class Command(TyperCommand):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if not extra.get("resilient_parsing") and any("--json" in getattr(p, "opts", ()) for p in self.params):
-                usage_error_json(raw, e)
-            raise
+            if extra.get("resilient_parsing"):
+                raise
+            self.raw = raw
+            where = f"{parent.command_path} {info_name}" if parent is not None else info_name
+            raise usage_exit(e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params), where) from None
+
+    def invoke(self, ctx):  # noqa: D102 - click's
+        try:
+            return super().invoke(ctx)
+        except UsageError as e:  # (a typer.BadParameter raised by the command itself)
+            raw = getattr(self, "raw", None) or sys.argv[1:]
+            raise usage_exit(e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)) from None
 
 
 class Group(TyperGroup):
@@ -140,17 +147,17 @@ class Group(TyperGroup):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if not extra.get("resilient_parsing"):
-                usage_error_json(raw, e)
-            raise
+            if extra.get("resilient_parsing"):
+                raise
+            raise usage_exit(e, raw, True, info_name) from None
 
     def resolve_command(self, ctx, args):  # noqa: D102 - click's
         try:
             return super().resolve_command(ctx, args)
         except UsageError as e:
-            if not ctx.resilient_parsing:
-                usage_error_json(list(args[1:]), e)
-            raise
+            if ctx.resilient_parsing:
+                raise
+            raise usage_exit(e, list(args[1:]), True) from None
 
 
 STDOUT_CLOSED = 141
@@ -271,22 +278,28 @@ def write_error_json(path: Path, status: str, message: str, exit_code: int) -> N
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as indented JSON to ``path`` (``-``: stdout)."""
-    import json
+    """Write ``data`` as indented, strict JSON to ``path`` (``-``: stdout).
 
-    write_output(path, json.dumps(data, indent=2) + "\n", "--json")
+    Raises:
+        InputError: ``data`` holds a NaN or an infinity (not JSON), naming the field
+            (:func:`hieropt.io.files.json_text`); nothing is written.
+    """
+    from ..io.files import json_text
+
+    write_output(path, json_text(data, f"--json {path}"), "--json")
 
 
 def write_output(path: Path, text: str, flag: str) -> None:
-    """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`). A file that
-    cannot be written raises an OSError named ``FLAG PATH`` (the one-line message of :func:`hieropt.cli.main`)."""
+    """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`) atomically
+    (:func:`hieropt.io.files.write_atomic`: an earlier file there stays intact when the write fails). A file
+    that cannot be written raises an OSError named ``FLAG PATH`` (the one-line message of
+    :func:`hieropt.cli.main`)."""
     if str(path) == "-":
         write_stdout(text)
         return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise OSError(e.errno, e.strerror, f"{flag} {path}") from None
+    from ..io.files import write_atomic
+
+    write_atomic(path, text, f"{flag} {path}")
 
 
 def discard_outputs(*paths: Path | None) -> None:

@@ -14,6 +14,7 @@ from .common import console, error_console, error_line, fail, to_stdout, write_j
 from .interrupt import interrupt_outcome
 from .numbers import parse_amount, parse_time_ns
 from .options import BudgetOpt, MaxTimeOpt
+from .usage import attribute_to_file
 
 NO_ANSWER = "no shape has a certified answer (see the failures above)"
 """The error line (and the ``--json`` message) of a sweep that ends without a ranked shape (exit 3)."""
@@ -33,7 +34,7 @@ def explore_command(
         "--objective", help=f"One of {', '.join(OBJECTIVES)} (default: the space's).")] = None,
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
-    top: Annotated[int, typer.Option("--top", help="Rows of the ranked table.")] = 20,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table.")] = 20,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per shape to FILE (.csv, or .parquet with pyarrow) as results arrive; an "
         "existing FILE is resumed: its shapes are not solved again.")] = None,
@@ -68,6 +69,10 @@ def explore_command(
             from ..io.space import load_space
 
             shapes = load_space(space)  # bad input is reported before the solvers load
+            if dask is not None:  # a malformed address is one line, before any work
+                from ..io.dask_address import check_dask_address
+
+                check_dask_address(dask)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
         from ..report.explore import dims_table, explore_dict, pareto_table, ranking_table, summary_lines
@@ -77,7 +82,7 @@ def explore_command(
             result = explore(shapes, objective, max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd,
                              out=out, workers=workers, dask=dask, prune=None if prune else False, progress=True)
         except HieroptError as e:
-            raise fail(err, e, json_out) from None
+            raise fail(err, attribute_to_file(e, space, shapes.name), json_out) from None
         # the file first: a stdout its reader closes (| head) cannot keep it from being written; after exit 3 it
         # holds this run's outcome, as every command's --json (never an earlier answer)
         if json_out is not None:

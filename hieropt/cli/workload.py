@@ -146,9 +146,11 @@ def _generate_command(kind: str, model: Path | None, output: Path, sets: list[st
         text = format_workload(w, header=h, exact=exact)
         if not to_stdout:
             try:
-                output.write_text(text, encoding="utf-8")
+                from ..io.files import write_atomic
+
+                write_atomic(output, text)
             except OSError as e:
-                raise InputError(output, None, f"cannot write the workload file: {e}",
+                raise InputError(output, None, f"cannot write the workload file: {e.strerror or e}",
                                  "check the folder exists and is writable") from e
     except HieroptError as e:
         raise fail(err, e) from None
@@ -187,7 +189,24 @@ def cnn_command(output: OutOpt, model: ModelOpt = None, set_: SetOpt = None, exa
 
 
 # ------------------------------------------------------------------------------------------------------------ plan
-@workload_app.command("plan")
+def _finite_figures(figures: dict, model: Path) -> None:
+    """Refuse a plan whose figures (``figures``, as written to ``--json``) hold a NaN or infinity: an input too large
+    or too small for a double (an efficiency of 1e-310 makes the compute time infinite).
+
+    Raises:
+        InputError: naming the model file and the figure.
+    """
+    from ..errors import InputError
+    from ..io.files import nonfinite_field
+
+    field = nonfinite_field(figures)
+    if field is not None:
+        raise InputError(model, field, "not a finite number: an input of the model (or a --set) is too large or too "
+                         "small for a double (e.g. an efficiency of 1e-310)",
+                         "give values of realistic size (efficiency in (0, 1], sizes and rates well within 1e300)")
+
+
+@workload_app.command("plan", cls=Command)
 def plan_command(
     model: Annotated[Path, typer.Argument(help="LLM model TOML (generator = \"llm\"), e.g. models/llama3-70b.toml.",
                                           show_default=False)],
@@ -213,6 +232,7 @@ def plan_command(
     err = error_console()
     try:
         fig = plan_figures(read_llm(model, set_ or []))
+        _finite_figures(fig.as_dict(), model)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     out = err if to_stdout(json_out) else console(140)

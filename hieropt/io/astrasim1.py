@@ -54,6 +54,7 @@ from ..spec import (
 )
 from .astrasim1_columns import TokenLines, layer_table, parse_collective
 from .common import read_text, validation_error
+from .files import write_atomic
 
 _FIELDS = 12
 _PHASE_FIELDS = (("forward", 2), ("input_grad", 5), ("weight_grad", 8))
@@ -369,8 +370,8 @@ def write_workload(workload: Workload, path: str | Path, header: WorkloadHeader 
     path = Path(path)
     text = format_workload(workload, header=header, exact=exact)
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     except OSError as e:
-        raise InputError(path, None, f"cannot write the workload file: {e}", "check the folder exists and is "
-                         "writable") from e
+        raise InputError(path, None, f"cannot write the workload file: {e.strerror or e}",
+                         "check the folder exists and is writable") from e
     return path

@@ -37,6 +37,7 @@ from ..spec import Block, Instance, Network
 from ..units import gbps_binary_to_decimal, gbps_decimal_to_binary
 from .astrasim_network import SimDim, exported_dims
 from .common import read_text, read_yaml_mapping, validation_error
+from .files import write_atomic
 
 KEYS = ("topology", "npus_count", "bandwidth", "latency")
 """The four keys of the analytical network YAML, in the order written."""
@@ -263,9 +264,9 @@ def write_network_yml(instance: Instance | Network, bw_gbps: Sequence[float], pa
     path = Path(path)
     text = format_network_yml(instance, bw_gbps, latency_ns)
     try:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     except OSError as e:
-        raise InputError(path, None, f"cannot write the network file: {e}",
+        raise InputError(path, None, f"cannot write the network file: {e.strerror or e}",
                          "check the folder exists and is writable") from e
     return to_analytical(instance, bw_gbps, latency_ns)
 

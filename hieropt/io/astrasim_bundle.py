@@ -30,6 +30,7 @@ from ..spec import Instance
 from .astrasim_network import SimNetwork, network_yml, sim_network, system_config
 from .astrasim_trace import check_traceable, job_trace
 from .chakra import encode_trace
+from .files import OutputError, json_text, output_problem, replacing, write_atomic
 
 REMOTE_MEMORY = {"memory-type": "NO_MEMORY_EXPANSION"}
 """The remote-memory configuration every run needs (no memory expansion)."""
@@ -114,6 +115,26 @@ def _link_all(first: Path, prefix: Path, n: int) -> None:
             shutil.copyfile(first, target)
 
 
+def _write_traces(instance: Instance, simnet: SimNetwork, traces: Path) -> list[BundleWorkload]:
+    """Write the Chakra traces of every job of ``instance`` into the new folder ``traces``
+    (``K/et.I.et``, hard links for the NPUs); returns the workloads written."""
+    workloads = []
+    traces.mkdir()
+    for k, job in enumerate(instance.jobs):
+        nodes = job_trace(instance, job, simnet)
+        (traces / str(k)).mkdir()
+        prefix = traces / str(k) / "et"
+        data = encode_trace(nodes)
+        first = Path(f"{prefix}.0.et")
+        with open(first, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        _link_all(first, prefix, simnet.npus)
+        workloads.append(BundleWorkload(job.workload.name, job.weight, f"traces/{k}/et", len(nodes), len(data)))
+    return workloads
+
+
 def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Path, chunks: int = 1,
                  simnet: SimNetwork | None = None) -> Bundle:
     """Write the ASTRA-sim bundle of ``instance`` at ``bw_gbps`` (GB/s per NPU, one per dimension) into ``folder``
@@ -125,46 +146,45 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
 
     Raises:
         InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`), chunks < 1, a
-            loop or collective without a trace (:func:`hieropt.io.astrasim_trace.check_traceable`), or the folder
-            cannot be written.
+            loop or collective without a trace (:func:`hieropt.io.astrasim_trace.check_traceable`), or a number of
+            the bundle that is not finite.
+        OutputError: the folder cannot be written (a full disk): every file is written beside its place and
+            renamed over it (the traces as a new folder, ``bundle.json`` last), so an earlier bundle there is
+            left whole when the writing fails.
     """
     check_traceable(instance)
     folder = Path(folder)
     simnet = simnet or sim_network(instance, bw_gbps)
     system = system_config(simnet, chunks)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(folder, None, "exists and is not a folder", "give a folder path for the bundle")
+    texts = {"network.yml": network_yml(simnet, f"instance '{instance.name}'"),
+             "system.json": json_text(system, str(folder / "system.json")),
+             "remote_memory.json": json.dumps(REMOTE_MEMORY) + "\n"}
     try:
-        if folder.exists() and not folder.is_dir():
-            raise InputError(folder, None, "exists and is not a folder", "give a folder path for the bundle")
         folder.mkdir(parents=True, exist_ok=True)
-        traces = folder / "traces"
-        if traces.exists():
-            shutil.rmtree(traces)
-        (folder / "network.yml").write_text(network_yml(simnet, f"instance '{instance.name}'"), encoding="utf-8")
-        (folder / "system.json").write_text(json.dumps(system, indent=2) + "\n", encoding="utf-8")
-        (folder / "remote_memory.json").write_text(json.dumps(REMOTE_MEMORY) + "\n", encoding="utf-8")
-        workloads = []
-        for k, job in enumerate(instance.jobs):
-            nodes = job_trace(instance, job, simnet)
-            (traces / str(k)).mkdir(parents=True)
-            prefix = traces / str(k) / "et"
-            data = encode_trace(nodes)
-            first = Path(f"{prefix}.0.et")
-            first.write_bytes(data)
-            _link_all(first, prefix, simnet.npus)
-            workloads.append(BundleWorkload(job.workload.name, job.weight, f"traces/{k}/et", len(nodes), len(data)))
-        run = folder / "run.sh"
-        run.write_text(_run_sh(instance, workloads), encoding="utf-8")
-        run.chmod(run.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        with replacing(folder / "traces", f"{folder}/traces") as staged:
+            workloads = _write_traces(instance, simnet, staged)
+            for name, text in texts.items():
+                write_atomic(folder / name, text, f"{folder}/{name}")
+            run = folder / "run.sh"
+            write_atomic(run, _run_sh(instance, workloads), f"{folder}/run.sh")
+            run.chmod(run.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+            old = folder / "traces"
+            if old.is_dir():  # (a folder is not replaced by a rename: the earlier traces go at the end)
+                shutil.rmtree(old)
         manifest = {
             "instance": instance.name, "training_loop": instance.training_loop,
             "bw_gbps": [float(b) for b in bw_gbps], "chunks": chunks, "npus": simnet.npus,
             "sim_dims": [asdict(s) for s in simnet.dims],
             "workloads": [asdict(w) for w in workloads],
         }
-        (folder / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        write_atomic(folder / "bundle.json", json_text(manifest, str(folder / "bundle.json")),
+                     f"{folder}/bundle.json")  # the manifest last: a bundle without it is not one
+    except OutputError:
+        raise
     except OSError as e:
-        raise InputError(folder, None, f"cannot write the ASTRA-sim bundle: {e.strerror or e}",
-                         "check the folder is writable and the disk has space") from e
+        raise OutputError(e.errno, output_problem(folder / "bundle.json", e), str(folder)) from None
     files = 5 + len(workloads) * simnet.npus
     size = sum((folder / n).stat().st_size for n in ("network.yml", "system.json", "remote_memory.json",
                                                     "bundle.json", "run.sh"))

@@ -93,7 +93,7 @@ class SimDim:
     @property
     def link_gib(self) -> float:
         """Per-link bandwidth in the simulator's unit: GB/s with 1 GB = 2^30 bytes."""
-        return self.link_gbps * GB / GIB
+        return self.link_gbps * (GB / GIB)  # (the ratio first: 1e300 GB/s does not overflow to inf)
 
     @property
     def hops_per_step(self) -> float:
@@ -217,6 +217,11 @@ def sim_network(instance: Instance, bw_gbps: Sequence[float], source: str = "AST
         full = {p: ids}
         placement.append({**{g: tuple(ids[i] for i in s) for g, s in lowmap.items()}, **full})
         placement_wg.append({**{g: tuple(ids[i] for i in s) for g, s in highmap.items()}, **full})
+    for s in dims:  # (refused here, not written as inf: hieropt's own reader refuses an inf bandwidth)
+        if not (math.isfinite(s.link_gib) and s.link_gib > 0):
+            raise InputError(source, f"bw[{s.parent}]", f"{s.bw_gbps:g} GB/s per NPU gives a link bandwidth of "
+                             f"{s.link_gib:g} GB/s (2^30) on the simulator, not a finite number > 0",
+                             "give a bandwidth within the range of a double")
     return SimNetwork(tuple(dims), tuple(subdims), tuple(placement), tuple(placement_wg))
 
 

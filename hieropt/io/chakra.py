@@ -216,7 +216,9 @@ def encode_trace(nodes: Iterable[EtNode], version: str = ET_VERSION) -> bytes:
 def write_trace(path: str | Path, nodes: Sequence[EtNode]) -> int:
     """Write one ET file; returns its size in bytes. OSError propagates (callers turn it into InputError)."""
     data = encode_trace(nodes)
-    Path(path).write_bytes(data)
+    from .files import write_atomic
+
+    write_atomic(path, data)
     return len(data)
 
 

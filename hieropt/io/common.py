@@ -179,8 +179,11 @@ def load_yaml(text: str, source: str | Path) -> Any:
                          f"{e.first_line}; YAML would keep the last one)", "keep one of them") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise InputError(source, where, f"invalid YAML: {getattr(e, 'problem', e)}", "fix the YAML syntax") from e
+        position = getattr(e, "position", None)  # (a ReaderError: a character YAML does not allow)
+        where = (f"line {mark.line + 1}" if mark is not None else
+                 f"line {text[:position].count(chr(10)) + 1}" if isinstance(position, int) else None)
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]  # (one line: not the parser's context)
+        raise InputError(source, where, f"invalid YAML: {problem}", "fix the YAML syntax") from e
     except ValueError as e:  # PyYAML's int() of a number with more than 4,300 digits
         raise InputError(source, None, f"invalid YAML: {_DIGITS}", "give a number of realistic size") from e
 

@@ -49,11 +49,23 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
 
 
 def front_csv(instance: Instance, front: Any) -> str:
-    """The front as CSV text (one row per budget; units in the header)."""
+    """The front as CSV text (one row per budget; units in the header).
+
+    Raises:
+        InputError: a NaN or infinity in a row (not a number a reader takes back), naming the row and column.
+    """
+    from ..errors import InputError
+    from ..io.files import nonfinite_field
+
     head = ["budget_usd", "network_cost_usd", "iteration_time_ns", "lower_bound_ns", "gap"]
     head += [f"bw{d}_gbps" for d in range(instance.network.n_dims)]
     rows = [",".join(head)]
-    for p in front.points:
-        vals = [p.budget_usd, p.network_cost_usd, p.iteration_time_ns, p.lower_bound_ns, p.gap, *p.bw]
-        rows.append(",".join(repr(float(v)) for v in vals))
+    for i, p in enumerate(front.points, start=1):
+        vals = [float(v) for v in (p.budget_usd, p.network_cost_usd, p.iteration_time_ns, p.lower_bound_ns, p.gap,
+                                   *p.bw)]
+        bad = nonfinite_field(dict(zip(head, vals, strict=True)))
+        if bad is not None:
+            raise InputError("--csv", f"row {i}, column {bad}", "the result is not a finite number",
+                             "bring the inputs that produce it into range; nothing was written")
+        rows.append(",".join(repr(v) for v in vals))
     return "\n".join(rows) + "\n"

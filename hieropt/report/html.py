@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from pathlib import Path
 from typing import Any
 
+from ..io.files import json_text, write_atomic
 from ..model.cost import unit_cost_usd_per_gbps
 from ..studies.compare import Comparison
 from .common import floats
@@ -126,7 +126,7 @@ def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front
         data["front"] = [{"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
                           "iteration_time_ns": p.iteration_time_ns, "gap": p.gap, "bw_gbps_per_dim": floats(p.bw)}
                          for p in front.points]
-    (out / "report.html").write_text(html_page(comp, data["display"], images, notes), encoding="utf-8")
+    write_atomic(out / "report.html", html_page(comp, data["display"], images, notes))
     data["files"] = [p.name for p in paths] + ["report.html", "report.json"]
-    (out / "report.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_atomic(out / "report.json", json_text(data, str(out / "report.json")))
     return data

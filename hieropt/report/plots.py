@@ -40,8 +40,7 @@ def plot_front(instance: Instance, front: Any, path: Any) -> None:
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 FIGURES = ("bandwidth.png", "utilisation.png", "front.png", "gap.png")
@@ -49,6 +48,24 @@ FIGURES = ("bandwidth.png", "utilisation.png", "front.png", "gap.png")
 
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
             "#17becf")
+
+
+def save(fig: Any, path: Any) -> None:
+    """Save the matplotlib figure ``fig`` to ``path`` (its suffix names the format) atomically
+    (:func:`hieropt.io.files.replacing`: an earlier file there stays intact when the write fails) and close it.
+
+    Raises:
+        OutputError: the file could not be written.
+    """
+    import matplotlib.pyplot as plt
+
+    from ..io.files import replacing
+
+    try:
+        with replacing(path) as tmp:
+            fig.savefig(tmp)
+    finally:
+        plt.close(fig)
 
 
 def _colors(labels: list[str]) -> list[str]:
@@ -83,8 +100,7 @@ def plot_grouped(data: dict[str, Any], path: Any, ylabel: str) -> None:
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, ncol=min(n, 4))
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_front_points(data: dict[str, Any], path: Any) -> None:
@@ -113,8 +129,7 @@ def plot_front_points(data: dict[str, Any], path: Any) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_gap(data: dict[str, Any], path: Any) -> None:
@@ -134,8 +149,7 @@ def plot_gap(data: dict[str, Any], path: Any) -> None:
     ax.grid(axis="x", alpha=0.3)
     ax.margins(x=0.18)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def write_figures(figs: dict[str, Any], out_dir: Path) -> list[Path]:

@@ -157,13 +157,18 @@ def optimal_json(tmp_path_factory) -> str:
 
 @pytest.mark.parametrize(("args", "message"), [
     (("pareto", INSTANCE, "--points", "abc", "--json", "{out}"),
-     "Invalid value for '--points': Input should be a valid integer, unable to parse string as an integer"),
-    (("pareto", INSTANCE, "--budget-usd", "1", "--json", "{out}"), "No such option: --budget-usd"),
+     "--points: input should be a valid integer, unable to parse string as an integer (given 'abc'); fix: see "
+     "'hieropt pareto --help'"),
+    (("pareto", INSTANCE, "--budget-usd", "1", "--json", "{out}"),
+     "--budget-usd: no such option; fix: see 'hieropt pareto --help'"),
     (("solve", INSTANCE, "--json={out}", "--gap", "x"),
-     "Invalid value for '--gap': Input should be a valid number, unable to parse string as a number"),
-    (("solv", INSTANCE, "--json", "{out}"), "No such command 'solv'. Did you mean 'solve'?"),
-    (("--bogus", "solve", INSTANCE, "--json", "{out}"), "No such option: --bogus"),
-    (("evaluate", INSTANCE, "--json", "{out}", "--bw"), "Option '--bw' requires an argument."),
+     "--gap: input should be a valid number, unable to parse string as a number (given 'x'); fix: see "
+     "'hieropt solve --help'"),
+    (("solv", INSTANCE, "--json", "{out}"),
+     "command line: No such command 'solv'. Did you mean 'solve'?; fix: see 'hieropt --help'"),
+    (("--bogus", "solve", INSTANCE, "--json", "{out}"), "--bogus: no such option; fix: see 'hieropt --help'"),
+    (("evaluate", INSTANCE, "--json", "{out}", "--bw"),
+     "--bw: requires an argument; fix: see 'hieropt evaluate --help'"),
 ])
 def test_json_file_after_a_usage_error_holds_its_outcome(tmp_path, optimal_json, args, message):
     import json

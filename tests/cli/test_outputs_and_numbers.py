@@ -174,8 +174,8 @@ def test_codesign_set_errors_name_the_space_file(tmp_path, old, new, message):
 def test_csv_on_a_full_device_names_the_flag():
     r = hieropt("pareto", GPT3, "--points", "2", "--csv", "/dev/full")
     assert r.returncode == 2
-    assert r.stderr.strip() == ("error: --csv /dev/full: cannot write or read: No space left on device; fix: give a "
-                                "writable file path (its folder must exist)")
+    assert r.stderr.strip() == ("error: --csv /dev/full: cannot write or read: No space left on device; fix: free "
+                                "space on that file system, or give a path on another one")
 
 
 def test_an_instance_that_is_not_a_regular_file(tmp_path):

@@ -118,7 +118,7 @@ def test_a_bad_value_is_the_same_usage_error(argv: list[str]):
     lazy, eager = runner.invoke(app, argv), runner.invoke(eager_app(), argv)
     assert lazy.exit_code == eager.exit_code == 2
     assert lazy.output == eager.output
-    assert "Error" in lazy.output
+    assert lazy.output.startswith("error: ") and len(lazy.output.splitlines()) == 1
 
 
 FRESH = """

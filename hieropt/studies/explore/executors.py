@@ -222,12 +222,8 @@ def _dask_admitted(space, todo, task, admit, address):
     except ImportError:
         raise InputError("dask", None, "Dask is not installed",
                          "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
-    own = not isinstance(address, Client)
-    try:
-        client = Client(address, timeout="20s") if own else address
-    except (OSError, TimeoutError) as e:
-        raise InputError("dask", str(address), f"cannot reach the Dask scheduler: {e}",
-                         "start one (dask scheduler; dask worker ADDRESS) or check the address") from None
+    client = connect(Client, address)
+    own = client is not address
     try:
         space_f = client.scatter(space, broadcast=True)
         window = 2 * max(1, len(client.scheduler_info().get("workers", {})) or 1)
@@ -236,6 +232,25 @@ def _dask_admitted(space, todo, task, admit, address):
     finally:
         if own:
             client.close()
+
+
+def connect(client_cls: Any, address: Any) -> Any:
+    """A ``distributed.Client`` (``client_cls``) of the scheduler at ``address`` (checked first by
+    :func:`hieropt.io.dask_address.check_dask_address`), or ``address`` itself when it is already a client.
+
+    Raises:
+        InputError: a malformed address, or a scheduler that cannot be reached within 20 s (named ``dask``).
+    """
+    if isinstance(address, client_cls):
+        return address
+    from ...io.dask_address import check_dask_address
+
+    checked = check_dask_address(str(address))
+    try:
+        return client_cls(checked, timeout="20s")
+    except (OSError, TimeoutError, ValueError, TypeError) as e:
+        raise InputError("dask", str(address), f"cannot reach the Dask scheduler: {e}",
+                         "start one (dask scheduler; dask worker ADDRESS) or check the address") from None
 
 
 def client_address(client: Any) -> str:
@@ -255,12 +270,8 @@ def run_dask(space: ShapeSpace, todo: list[Candidate], address: Any, started: Ca
     except ImportError:
         raise InputError("dask", None, "Dask is not installed",
                          "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
-    own = not isinstance(address, Client)
-    try:
-        client = Client(address, timeout="20s") if own else address
-    except (OSError, TimeoutError) as e:
-        raise InputError("dask", str(address), f"cannot reach the Dask scheduler: {e}",
-                         "start one (dask scheduler; dask worker ADDRESS) or check the address") from None
+    client = connect(Client, address)
+    own = client is not address
     try:
         space_f = client.scatter(space, broadcast=True)
         futures = [client.submit(task, space_f, cand, pure=False) for cand in todo]

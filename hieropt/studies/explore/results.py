@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...io.files import OutputError, replacing
 
 # ---------------------------------------------------------------------------------------------- one solve
 COLUMNS: tuple[tuple[str, type], ...] = (
@@ -152,20 +152,29 @@ class ResultSink:
         self.new: list[dict[str, Any]] = []
 
     def write(self, row: dict[str, Any]) -> None:
-        self.writer.writerow([_text(row[n]) for n in self.names])
-        self.file.flush()
+        """Append ``row`` to the file and flush it. Raises OutputError naming ``--out`` (a full disk): the rows
+        written before stay, and a rerun resumes from them."""
+        try:
+            self.writer.writerow([_text(row[n]) for n in self.names])
+            self.file.flush()
+        except OSError as e:
+            raise OutputError(e.errno, f"{e.strerror or e} (the rows before it are kept; a rerun resumes)",
+                              f"--out {self.journal}") from None
         self.new.append(row)
 
     def close(self, complete: bool) -> None:
-        self.file.close()
+        """Close the file; a complete Parquet sweep is written to ``out`` atomically and its journal removed."""
+        try:
+            self.file.close()
+        except OSError as e:
+            raise OutputError(e.errno, e.strerror or str(e), f"--out {self.journal}") from None
         if not (complete and self.parquet):
             return
         import pyarrow as pa
 
         pq = _pyarrow(self.out)
         rows = self.previous + self.new
-        tmp = self.out.with_name(self.out.name + ".tmp")
-        pq.write_table(pa.Table.from_pylist([{n: r[n] for n in self.names} for r in rows],
-                                            schema=_arrow_schema(self.columns)), tmp)
-        os.replace(tmp, self.out)
+        with replacing(self.out, f"--out {self.out}") as tmp:
+            pq.write_table(pa.Table.from_pylist([{n: r[n] for n in self.names} for r in rows],
+                                                schema=_arrow_schema(self.columns)), tmp)
         self.journal.unlink(missing_ok=True)

@@ -1,0 +1,74 @@
+"""No writer of hieropt writes a number that is not finite (JSON has no ``Infinity``; hieropt's own readers refuse
+``inf``): a result that would hold one is refused in one line naming the input, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from hieropt.io.astrasim2 import read_network_yml
+
+from .util import error_line, run
+
+REPO = Path(__file__).resolve().parents[2]
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+LLM = REPO / "models" / "gpt3-175b-llm.toml"
+HUGE = "1e300,1e300,1e300,1e300"
+
+
+def test_export_of_huge_bandwidths_is_read_back(tmp_path):
+    out = tmp_path / "net.yml"
+    r = run("export", GPT3, "--bw", HUGE, "--astra-sim", out)
+    assert r.exit_code == 0, r.output
+    net = read_network_yml(out)  # (an inf bandwidth was refused here)
+    assert all(math.isfinite(b) for b in net.bandwidth)
+    assert math.isclose(net.bandwidth[0], 1e300 * (1e9 / 2**30), rel_tol=1e-15)  # (Ring: link = B, in GiB/s)
+
+
+def test_a_bundle_of_huge_bandwidths_is_strict_json(tmp_path):
+    out = tmp_path / "bundle"
+    r = run("export", GPT3, "--bw", HUGE, "--astra-sim", out)
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((out / "bundle.json").read_text(), parse_constant=_no_constant)
+    assert manifest["bw_gbps"] == [1e300] * 4
+    json.loads((out / "system.json").read_text(), parse_constant=_no_constant)
+    assert all(math.isfinite(b) for b in read_network_yml(out / "network.yml").bandwidth)
+
+
+def _no_constant(name: str) -> None:
+    raise AssertionError(f"{name} in a JSON file")
+
+
+def _tiny_efficiency(tmp_path: Path) -> Path:
+    text = LLM.read_text(encoding="utf-8")
+    assert "efficiency = 0.5" in text
+    model = tmp_path / "tiny.toml"
+    model.write_text(text.replace("efficiency = 0.5", "efficiency = 1e-310"), encoding="utf-8")
+    return model
+
+
+def test_workload_plan_with_a_subnormal_efficiency_is_refused(tmp_path):
+    model = _tiny_efficiency(tmp_path)
+    r = run("workload", "plan", model)
+    assert r.exit_code == 2
+    line = error_line(r)
+    assert line.startswith(f"error: {model}: compute.iteration_compute_ns: not a finite number"), line
+    assert "inf" not in r.stdout
+
+
+def test_workload_plan_json_never_holds_infinity(tmp_path):
+    model = _tiny_efficiency(tmp_path)
+    out = tmp_path / "plan.json"
+    r = run("workload", "plan", model, "--json", out)
+    assert r.exit_code == 2
+    doc = json.loads(out.read_text(), parse_constant=_no_constant)
+    assert doc["status"] == "bad_input" and doc["message"].startswith(f"{model}: compute.iteration_compute_ns")
+
+
+def test_a_yaml_error_is_one_line(tmp_path):
+    net = tmp_path / "net.yml"
+    net.write_text("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ \x00 ]\n", encoding="utf-8")
+    line = error_line(run("solve", "--network", net, "--workload", net, "--cost", net))
+    assert line == (f"error: {net}: line 3: invalid YAML: unacceptable character #x0000: special characters are "
+                    "not allowed; fix: fix the YAML syntax")
