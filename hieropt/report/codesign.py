@@ -101,9 +101,25 @@ def dims_table(result: Codesign) -> Table:
     return t
 
 
+def provision_table(rows: list[dict[str, Any]]) -> Table:
+    """The best candidates provisioned from a catalog, ranked by the integer design (catalog prices)."""
+    t = Table(title="Best candidates provisioned from the catalog (integer designs, catalog prices; ranked by the "
+              "integer objective)", title_justify="left")
+    for col in ("bom rank", "continuous rank", "candidate", "time ms", "catalog cost $", "power W", "gap", "parts"):
+        t.add_column(col, justify="left" if col in ("candidate", "parts") else "right", overflow="fold")
+    for r in rows:
+        if r["bom_rank"] is None:
+            t.add_row("-", str(r["continuous_rank"]), r["id"], "-", "-", "-", "-", r["message"])
+            continue
+        t.add_row(str(r["bom_rank"]), str(r["continuous_rank"]), r["id"], f"{r['iteration_time_ns'] / 1e6:,.4f}",
+                  f"{r['network_cost_usd']:,.0f}", "-" if r["power_w"] is None else f"{r['power_w']:,.0f}",
+                  f"{r['gap']:.1e}", "; ".join(r["parts"]))
+    return t
+
+
 def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
     """JSON-ready: counts, the best row, the top rows, per-dimension summary (:meth:`Codesign.to_dict`)."""
     return result.to_dict(top)
 
 
-__all__ = ["no_answer", "summary_lines", "ranking_table", "dims_table", "codesign_dict"]
+__all__ = ["no_answer", "summary_lines", "ranking_table", "dims_table", "codesign_dict", "provision_table"]

@@ -34,7 +34,7 @@ def _parsed(texts: tuple[str, ...], n_dims: int) -> tuple:
     return tuple(constraint_for(t, n_dims) for t in texts)
 
 
-def _constraints(space: CodesignSpace, n_dims: int):
+def space_constraints(space: CodesignSpace, n_dims: int):
     """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims), shared by the candidates'
     instances (whose design matrices are then computed once, :attr:`hieropt.spec.Instance.design_matrix`)."""
     return _parsed(tuple(space.constraints), n_dims)
@@ -94,7 +94,7 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
     start = time.perf_counter()
     try:
         inst = instance_for(cand.params, cand.network, space.cost, cand.placement, objective=space.objective,
-                            constraints=_constraints(space, cand.network.n_dims), name=cand.id,
+                            constraints=space_constraints(space, cand.network.n_dims), name=cand.id,
                             max_iteration_time_ns=space.max_iteration_time_ns,
                             max_network_cost_usd=space.max_network_cost_usd, dimension_mode=space.dimension_mode)
         sol = solve(inst)
@@ -133,4 +133,4 @@ def _worker() -> str:
 
 
 
-__all__ = ["solve_codesign_candidate", "split_ns"]
+__all__ = ["solve_codesign_candidate", "split_ns", "space_constraints"]
