@@ -42,14 +42,15 @@ import hashlib, json, sys, time
 from hieropt.api import codesign, load_codesign
 space = load_codesign(sys.argv[1])
 t = time.perf_counter(); c = time.process_time()
-r = codesign(space, workers=1)
+rows = []
+r = codesign(space, workers=1, on_row=lambda x: rows.append((x["id"], x["status"], x["solve_seconds"])))
 wall, cpu = time.perf_counter() - t, time.process_time() - c
-solved = sorted(x["id"] for x in r.rows if x["status"] != "pruned")
-pruned = sorted(x["id"] for x in r.rows if x["status"] == "pruned")
+solved = sorted(i for i, s, _ in rows if s != "pruned")
+pruned = sorted(i for i, s, _ in rows if s == "pruned")
 digest = lambda ids: hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
-print(json.dumps({"wall": wall, "cpu": cpu, "solved": r.solved, "pruned": r.pruned, "best": r.best["id"],
-                  "value": r.best["objective_value"], "solved_ids": digest(solved), "pruned_ids": digest(pruned),
-                  "solve_s": sum(x["solve_seconds"] or 0.0 for x in r.rows if x["status"] != "pruned")}))
+print(json.dumps({"wall": wall, "cpu": cpu, "solved": r.solved, "pruned": r.pruned, "best": r.best.id,
+                  "value": r.best.objective_value, "solved_ids": digest(solved), "pruned_ids": digest(pruned),
+                  "solve_s": sum(x or 0.0 for _, s, x in rows if s != "pruned")}))
 """
 
 
@@ -117,22 +118,28 @@ def main() -> int:
     enum = enumerate_candidates(space)
     t_enum = time.perf_counter() - t
     print(f"space {space.name}: {enum.plans.combinations:,} plan combinations, {len(enum.plans.fitting):,} fit in "
-          f"memory; {len(enum.shapes):,} shapes; {len(enum.candidates):,} candidates; enumeration {t_enum:.2f} s")
+          f"memory; {len(enum.shapes):,} shapes; {enum.count:,} candidates ({enum.pairs:,} plan-shape pairs, "
+          f"{enum.frontier_bytes / 1e6:,.1f} MB of pair order); enumeration {t_enum:.2f} s")
     runs = [(w, True) for w in args.workers] + ([(max(args.workers), False)] if args.no_prune_too else [])
     best = {}
     print(f"{'workers':>7} {'prune':>5} {'solved':>8} {'pruned':>8} {'seconds':>9} {'settled/s/core':>15} "
           f"{'solved/s/core':>14}  best")
     for w, prune in runs:
         t = time.perf_counter()
-        r = codesign(space, workers=w, prune=prune)
+        solve_s = [0.0]
+
+        def count(row, solve_s=solve_s):
+            solve_s[0] += row["solve_seconds"] or 0.0
+
+        r = codesign(space, workers=w, prune=prune, on_row=count)
         s = time.perf_counter() - t
         settled = r.solved + r.pruned
         b = r.best
-        best[(w, prune)] = b["objective_value"] if b else None
+        best[(w, prune)] = b.objective_value if b else None
         print(f"{w:>7} {str(prune):>5} {r.solved:>8,} {r.pruned:>8,} {s:>9.2f} {settled / s / w:>15.1f} "
-              f"{r.solved / s / w:>14.2f}  {b['objective_value'] / 1e6:,.4f} ms {b['id']}" if b else "  none")
+              f"{r.solved / s / w:>14.2f}  {b.objective_value / 1e6:,.4f} ms {b.id}" if b else "  none")
         if w == 1:
-            solves = sum(x["solve_seconds"] or 0.0 for x in r.rows if x["status"] != "pruned")
+            solves = solve_s[0]
             print(f"{'':>7} serial: {solves:.2f} s in {r.solved:,} solves ({1e3 * solves / max(r.solved, 1):.2f} ms "
                   f"each), {s - solves:.2f} s enumerating the candidates and settling those not solved")
     values = {v for v in best.values() if v is not None}

@@ -24,7 +24,17 @@ def codesign_command(
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
     tokens: TokensOpt = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table.")] = 15,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table, and with --write-instances the "
+                                     "number of instance files.")] = 15,
+    write_instances: Annotated[Path | None, typer.Option(
+        "--write-instances", help="Write each of the --top best candidates to DIR as a self-contained instance file "
+        "(model and plan, network, placement, step options, constraints, cost model) that 'hieropt solve' "
+        "re-solves to the same optimum.")] = None,
+    catalog: Annotated[Path | None, typer.Option(
+        "--catalog", help="Parts catalog: also provision the best --provision-top candidates with whole parts (an "
+        "integer bill of materials, its cost and power) and rank them by it.")] = None,
+    provision_top: Annotated[int, typer.Option(
+        "--provision-top", min=1, help="With --catalog: how many of the best candidates to provision.")] = 5,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an existing FILE is "
         "resumed: its candidates are not solved again.")] = None,
@@ -42,7 +52,8 @@ def codesign_command(
     """Choose the training plan (TP, PP, DP, EP, ZeRO, recompute, micro-batch) and the network (shape, group
     placement, per-dimension bandwidth) together: every plan that fits in memory on every shape of the space, each
     solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
-    count with its scale-out bandwidth."""
+    count with its scale-out bandwidth; optionally writes the best as instance files and provisions them from a
+    parts catalog."""
     from ..errors import HieroptError
     from ..io.common import read_toml
     from .common import to_stdout, write_json
@@ -75,10 +86,28 @@ def codesign_command(
                               max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
         except HieroptError as e:
             raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
+        shortlist = written = None
+        try:
+            if catalog is not None and result.best is not None:
+                from ..studies.codesign.export import provision_codesign
+
+                shortlist = provision_codesign(result, catalog, provision_top)
+            if write_instances is not None and result.best is not None:
+                from ..studies.codesign.export import write_instances as write_files
+
+                written = write_files(result, write_instances, top)
+        except HieroptError as e:
+            raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
         # the file first: a stdout its reader closes (| head) cannot keep it from being written
         run = codesign_run(result, run_tokens)
         if json_out is not None:
-            write_json(json_out, {**codesign_dict(result, top), "run": None if run is None else run.to_dict()})
+            data = codesign_dict(result, top)
+            if shortlist is not None:
+                data["provisioned"] = shortlist
+            if written is not None:
+                data["instances"] = [str(p) for p in written]
+            data["run"] = None if run is None else run.to_dict()
+            write_json(json_out, data)
             outcome.answered = True
         for line in summary_lines(result) + run_lines(run):
             console.print(line, highlight=False, soft_wrap=True)
@@ -87,3 +116,10 @@ def codesign_command(
             raise typer.Exit(3)
         console.print(ranking_table(result, top))
         console.print(dims_table(result))
+        if shortlist is not None:
+            from ..report.codesign import provision_table
+
+            console.print(provision_table(shortlist))
+        if written is not None:
+            console.print(f"instance files: {len(written)} in {write_instances} (hieropt solve {written[0]})",
+                          highlight=False, soft_wrap=True)

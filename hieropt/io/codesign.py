@@ -134,4 +134,23 @@ def _path(src: Path, value: Any) -> Path:
     return p if p.is_absolute() else src.parent / p
 
 
-__all__ = ["load_codesign"]
+def write_instance_file(path: str | Path, document: dict[str, Any], comment: list[str] = ()) -> Path:
+    """Write an instance file (TOML, :func:`hieropt.io.instance.load_instance` reads it) from ``document`` (no None
+    values), after ``comment`` lines (``# ...``).
+
+    Raises:
+        InputError: the file cannot be written (naming it).
+    """
+    import tomli_w
+
+    path = Path(path)
+    text = "".join(f"# {line}\n" for line in comment) + tomli_w.dumps(document)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise InputError(path, None, f"cannot be written: {e.strerror}", "name a file in a folder you can write") \
+            from None
+    return path
+
+
+__all__ = ["load_codesign", "write_instance_file"]

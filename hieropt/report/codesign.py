@@ -20,12 +20,15 @@ def _value(row: dict[str, Any], objective: str) -> str:
 
 
 def _bw(row: dict[str, Any]) -> str:
-    return ", ".join(f"{float(b):.4g}" for b in (row["bw_gbps"] or "").split(";") if b)
+    return ", ".join(f"{float(b):.4g}" for b in row["bw_gbps"] or ())
 
 
 def _groups(row: dict[str, Any]) -> str:
-    parts = [kv.split("=") for kv in (row["communication_by_group_ns"] or "").split(";") if kv]
-    return ", ".join(f"{g} {float(t) / 1e6:,.2f}" for g, t in parts)
+    return ", ".join(f"{g} {float(t) / 1e6:,.2f}" for g, t in (row["communication_by_group_ns"] or {}).items())
+
+
+def _placement(row: dict[str, Any]) -> str:
+    return " ".join(f"{g} {'x'.join(map(str, v))}" for g, v in (row["placement"] or {}).items())
 
 
 def summary_lines(result: Codesign) -> list[str]:
@@ -37,12 +40,12 @@ def summary_lines(result: Codesign) -> list[str]:
              f"{sp.mapping_rule}",
              f"plans: {pl.combinations:,} combinations, {invalid:,} invalid for the model, {len(pl.too_big):,} too big "
              f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, {len(pl.fitting):,} fit",
-             f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {len(en.candidates):,}"
-             + (f", {len(en.skipped):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
+             f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {en.count:,}"
+             + (f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
              f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent"
              + (", or time bound above the target" if sp.objective == "min_cost" else "") + "), resumed "
              f"{result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
-    best = result.best
+    best = result.best.to_dict() if result.best is not None else None
     if best is not None:
         lines += [f"best: {best['id']}",
                   f"  {_UNIT[sp.objective]} {_value(best, sp.objective)} (gap {best['gap']:.1e}); iteration "
@@ -60,10 +63,9 @@ def summary_lines(result: Codesign) -> list[str]:
 def no_answer(result: Codesign) -> str:
     """Why no candidate has a certified answer: the count of each status and the first message of the commonest
     one, e.g. ``no candidate has a certified answer: 3 infeasible (e.g. 'infeasible: ...')``."""
-    counts = Counter(r["status"] for r in result.rows)
+    counts = Counter(result.statuses)
     parts = ", ".join(f"{n:,} {status}" for status, n in counts.most_common())
-    first = next((r["message"] for r in result.rows if r["status"] == counts.most_common(1)[0][0] and r["message"]),
-                 None) if counts else None
+    first = result.tally.examples.get(counts.most_common(1)[0][0]) or None if counts else None
     return "no candidate has a certified answer" + (f": {parts}" if parts else "") + (
         f" (e.g. {first})" if first else "")
 
@@ -71,31 +73,19 @@ def no_answer(result: Codesign) -> str:
 def ranking_table(result: Codesign, top: int = 20) -> Table:
     """The best ``top`` candidates."""
     sp = result.space
-    t = Table(title=f"Best {min(top, len(result.ranking))} of {len(result.ranking):,} solved candidates "
+    solved = sum(n for status, n in result.statuses.items() if status in ("optimal", "limit"))
+    t = Table(title=f"Best {min(top, len(result.ranking))} of {solved:,} solved candidates "
               f"(time ms; memory GB per NPU)", title_justify="left")
     for col in ("rank", "plan", "network", _UNIT[sp.objective], "compute", "bubble", "comm", "memory", "cost $",
                 "GB/s per NPU"):
         t.add_column(col, justify="left" if col in ("plan", "network", "GB/s per NPU") else "right",
                      overflow="fold")
     for r in result.ranking[:top]:
-        t.add_row(str(r["rank"]), r["plan"], f"{r['shape']} | {r['placement']}", _value(r, sp.objective),
+        t.add_row(str(r["rank"]), r["plan"], f"{r['shape']} | {_placement(r)}", _value(r, sp.objective),
                   f"{r['compute_ns'] / 1e6:,.1f}", f"{r['bubble_ns'] / 1e6:,.1f}",
                   f"{r['communication_ns'] / 1e6:,.1f}", f"{r['memory_bytes'] / 1e9:,.1f}",
                   f"{r['network_cost_usd']:,.0f}", _bw(r))
     return t
-
-
-def by_dims(result: Codesign) -> list[dict[str, Any]]:
-    """Per dimension count: the best candidate and the least scale-out bandwidth (NICs) among the solved ones."""
-    out = []
-    ranking = result.ranking
-    for D in sorted({r["n_dims"] for r in ranking}):
-        rows = [r for r in ranking if r["n_dims"] == D]
-        nics = [r["nics"] for r in rows if r["nics"] is not None]
-        out.append({"n_dims": D, "solved": len(rows), "best": rows[0],
-                    "min_scaleout_gbps_per_npu": min(r["scaleout_gbps_per_npu"] for r in rows),
-                    "min_nics": min(nics, default=None)})
-    return out
 
 
 def dims_table(result: Codesign) -> Table:
@@ -104,23 +94,32 @@ def dims_table(result: Codesign) -> Table:
     t = Table(title="Per dimension count: the best plan-and-network and its scale-out", title_justify="left")
     for col in ("dims", "solved", _UNIT[sp.objective], "best plan", "best network", "scale-out GB/s/NPU", "NICs"):
         t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
-    for e in by_dims(result):
+    for e in result.by_dims():
         b = e["best"]
         t.add_row(str(e["n_dims"]), str(e["solved"]), _value(b, sp.objective), b["plan"], b["shape"],
                   f"{b['scaleout_gbps_per_npu']:,.2f}", "-" if b["nics"] is None else f"{b['nics']:,}")
     return t
 
 
+def provision_table(rows: list[dict[str, Any]]) -> Table:
+    """The best candidates provisioned from a catalog, ranked by the integer design (catalog prices)."""
+    t = Table(title="Best candidates provisioned from the catalog (integer designs, catalog prices; ranked by the "
+              "integer objective)", title_justify="left")
+    for col in ("bom rank", "continuous rank", "candidate", "time ms", "catalog cost $", "power W", "gap", "parts"):
+        t.add_column(col, justify="left" if col in ("candidate", "parts") else "right", overflow="fold")
+    for r in rows:
+        if r["bom_rank"] is None:
+            t.add_row("-", str(r["continuous_rank"]), r["id"], "-", "-", "-", "-", r["message"])
+            continue
+        t.add_row(str(r["bom_rank"]), str(r["continuous_rank"]), r["id"], f"{r['iteration_time_ns'] / 1e6:,.4f}",
+                  f"{r['network_cost_usd']:,.0f}", "-" if r["power_w"] is None else f"{r['power_w']:,.0f}",
+                  f"{r['gap']:.1e}", "; ".join(r["parts"]))
+    return t
+
+
 def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
-    """JSON-ready: counts, the best row, the top rows, per-dimension summary."""
-    en = result.enumeration
-    return {"space": result.space.name, "space_hash": result.space_hash, "objective": result.space.objective,
-            "plans": {"combinations": en.plans.combinations, "invalid": en.plans.invalid,
-                      "too_big": len(en.plans.too_big), "fitting": len(en.plans.fitting)},
-            "shapes": len(en.shapes), "candidates": len(en.candidates), "solved": result.solved,
-            "pruned": result.pruned, "resumed": result.resumed, "seconds": result.seconds,
-            "backend": result.backend, "best": result.best, "ranking": result.ranking[:top],
-            "by_dims": [{**e, "best": e["best"]["id"]} for e in by_dims(result)]}
+    """JSON-ready: counts, the best row, the top rows, per-dimension summary (:meth:`Codesign.to_dict`)."""
+    return result.to_dict(top)
 
 
-__all__ = ["no_answer", "summary_lines", "ranking_table", "dims_table", "by_dims", "codesign_dict"]
+__all__ = ["no_answer", "summary_lines", "ranking_table", "dims_table", "codesign_dict", "provision_table"]

@@ -185,6 +185,12 @@ class ShapeSpace(Frozen):
 
 
 @lru_cache(maxsize=256)
+def resolve_top(text: str, n_dims: int) -> str:
+    """A space's constraint text for ``n_dims`` dimensions with ``top`` written as ``n_dims - 1`` (the text an
+    instance file takes)."""
+    return _TOP_RE.sub(str(n_dims - 1), text)
+
+
 def constraint_for(text: str, n_dims: int) -> LinearConstraint:
     """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The last 256
     (text, n_dims) pairs are kept (the result is frozen; a sweep asks for the same few for each candidate).
@@ -198,4 +204,5 @@ def constraint_for(text: str, n_dims: int) -> LinearConstraint:
     return c.model_copy(update={"text": text})
 
 
-__all__ = ["Level", "SpaceJob", "ShapeSpace", "MAPPING_RULES", "MAX_DIMS", "BLOCKS", "constraint_for"]
+__all__ = ["Level", "SpaceJob", "ShapeSpace", "MAPPING_RULES", "MAX_DIMS", "BLOCKS", "constraint_for",
+           "resolve_top"]

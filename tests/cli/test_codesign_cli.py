@@ -107,3 +107,40 @@ def test_no_plan_fits_exit_3(tmp_path):
                             "--workers", "1"])
     assert r.exit_code == 3
     assert "infeasible: no plan fits: the smallest needs" in r.stderr
+
+
+def test_codesign_writes_instances_that_solve_reads(tmp_path):
+    """--write-instances DIR --top K: K instance files, each re-solved by 'hieropt solve' to the row's optimum; the
+    JSON's rows carry arrays and objects (bw_gbps, placement, communication_by_group_ns), not joined text."""
+    out = tmp_path / "answers"
+    r = runner.invoke(app, ["codesign", str(_files(tmp_path)), "--workers", "1", "--no-prune", "--top", "2",
+                            "--write-instances", str(out), "--json", "-"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    best = d["best"]
+    assert isinstance(best["bw_gbps"], list) and isinstance(best["placement"], dict)
+    assert isinstance(best["communication_by_group_ns"], dict) and set(best["placement"]) == {"tp", "dp", "pp"}
+    assert len(d["instances"]) == 2 and sorted(p.name for p in out.iterdir()) == sorted(
+        Path(p).name for p in d["instances"])
+    for path, row in zip(d["instances"], d["ranking"], strict=True):
+        s = runner.invoke(app, ["solve", path, "--json", "-"])
+        assert s.exit_code == 0, s.output
+        assert json.loads(s.stdout)["objective_value"] == pytest.approx(row["objective_value"], rel=1e-9)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_codesign_catalog_gives_an_integer_bill_of_materials():
+    """--catalog on the NVL72 space: the best candidates provisioned with whole parts (integer counts) and ranked
+    by the integer design; the shortlist in the JSON."""
+    r = runner.invoke(app, ["codesign", str(REPO / "spaces" / "codesign-gpt3-nvl72-2304.toml"), "--workers", "1",
+                            "--catalog", str(REPO / "catalogs" / "nvl72-ethernet.toml"), "--provision-top", "1",
+                            "--json", "-"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["provisioned"]
+    assert [x["bom_rank"] for x in rows] == [1]
+    for x in rows:
+        assert x["status"] == "optimal" and x["power_w"] > 0 and x["network_cost_usd"] > 0
+        assert all(part.split(" x ")[0].isdigit() for dim in x["parts"] for part in dim.split(" + "))
+    assert "provisioned from the catalog" in r.stderr

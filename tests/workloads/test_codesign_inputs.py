@@ -50,7 +50,8 @@ def test_omitted_plan_fields_keep_the_model_files_plan(tmp_path):
     assert sp.plans.zero_stage == (3,)  # the space's set override
     assert sp.plans.tp == (1, 2, 4) and sp.plans.recompute == ("none", "full")  # given in [plans]
     r = codesign(sp, workers=1)
-    assert all(c.params.plan.zero_stage == 3 and c.params.plan.micro_batch_size == 2 for c in r.enumeration.candidates)
+    assert all(c.params.plan.zero_stage == 3 and c.params.plan.micro_batch_size == 2
+               for c in r.enumeration.candidates())
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -99,16 +100,16 @@ def test_objective_and_target_overrides_are_checked_and_applied():
     by_override = codesign(sp, "min_cost", max_iteration_time_ns=1.7e6, workers=1)
     in_space = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
     assert by_override.space.max_iteration_time_ns == 1.7e6
-    assert by_override.best["objective_value"] == pytest.approx(in_space.best["objective_value"], rel=1e-12)
-    assert by_override.best["iteration_time_ns"] <= 1.7e6 * (1 + 1e-9)
+    assert by_override.best.objective_value == pytest.approx(in_space.best.objective_value, rel=1e-12)
+    assert by_override.best.iteration_time_ns <= 1.7e6 * (1 + 1e-9)
     # a budget of half the fastest network's $24 (8 NPUs x $1 per GB/s x 3 GB/s): 1.5 GB/s, the communication
     # (3,016 ns at 3 GB/s) doubles: 1,351,680 ns of compute + 6,032 ns
     loose = space(constraints=("sum(bw) <= 3",))
     fastest = codesign(loose, workers=1).best
-    assert fastest["network_cost_usd"] == pytest.approx(24.0) and fastest["objective_value"] == pytest.approx(1354696)
+    assert fastest.network_cost_usd == pytest.approx(24.0) and fastest.objective_value == pytest.approx(1354696)
     capped = codesign(loose, max_network_cost_usd=12.0, workers=1).best
-    assert capped["network_cost_usd"] == pytest.approx(12.0, rel=1e-9)
-    assert capped["objective_value"] == pytest.approx(1351680 + 2 * 3016, rel=1e-9)
+    assert capped.network_cost_usd == pytest.approx(12.0, rel=1e-9)
+    assert capped.objective_value == pytest.approx(1351680 + 2 * 3016, rel=1e-9)
 
 
 def test_a_space_prune_false_can_be_pruned_from_the_call():
@@ -127,14 +128,15 @@ def test_sequential_placements_it_cannot_state_are_error_rows_not_a_crash():
                        Dimension(block="Switch", npus=2, cost_class="B")))
     sp = space(levels=(), network=net, mapping_rule="all_placements", dimension_mode="sequential",
                plans=PlanChoices(tp=(1,), pp=(4,)))
-    full = codesign(sp, workers=1, prune=False)
-    statuses = {r["status"] for r in full.rows}
-    assert statuses == {"optimal", "error"}
-    errors = [r for r in full.rows if r["status"] == "error"]
-    assert all("pp 2x2" in r["id"] and "sequential" in r["message"] for r in errors)
-    ok = [r["objective_value"] for r in full.rows if r["status"] == "optimal"]
-    assert full.best["objective_value"] == min(ok)
-    assert codesign(sp, workers=1).best["objective_value"] == pytest.approx(min(ok), rel=1e-12)
+    rows: list[dict] = []
+    full = codesign(sp, workers=1, prune=False, on_row=rows.append)
+    statuses = {r["status"] for r in rows}
+    assert statuses == {"optimal", "error"} and set(full.statuses) == statuses
+    errors = [r for r in rows if r["status"] == "error"]
+    assert all(r["placement"]["pp"] == [2, 2] and "sequential" in r["message"] for r in errors)
+    ok = [r["objective_value"] for r in rows if r["status"] == "optimal"]
+    assert full.best.objective_value == min(ok)
+    assert codesign(sp, workers=1).best.objective_value == pytest.approx(min(ok), rel=1e-12)
 
 
 def test_no_answer_names_the_statuses_and_a_reason():
@@ -142,6 +144,6 @@ def test_no_answer_names_the_statuses_and_a_reason():
     r = codesign(space(constraints=("sum(bw) <= -5",), plans=PlanChoices(tp=(1, 2), pp=(1,))), workers=1)
     assert r.best is None
     text = no_answer(r)
-    n = len(r.rows)
+    n = r.enumeration.count
     assert text.startswith(f"no candidate has a certified answer: {n} infeasible (e.g. infeasible: ")
     assert "sum(bw) <= -5" in text

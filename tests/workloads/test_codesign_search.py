@@ -4,6 +4,8 @@ gives the same rows as the serial run, and a results file resumes."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from hieropt.errors import InputError, NoSolutionError
@@ -30,16 +32,23 @@ def space(**kw) -> CodesignSpace:
     return CodesignSpace(**{**base, **kw})
 
 
+def run(sp: CodesignSpace, **kw) -> tuple:
+    """(the search's result, every row it gave to ``on_row``)."""
+    rows: list[dict] = []
+    return codesign(sp, on_row=rows.append, **{"workers": 1, **kw}), rows
+
+
 def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
-    pruned, brute = codesign(sp, workers=1), codesign(sp, workers=1, prune=False)
-    assert brute.pruned == 0 and brute.solved == len(brute.enumeration.candidates)
-    assert pruned.solved + pruned.pruned == len(pruned.enumeration.candidates)
-    value = {r["id"]: r["objective_value"] for r in brute.rows}
-    best = brute.best["objective_value"]
-    for r in brute.rows:  # the bound is a lower bound of every candidate's proven optimum
+    (pruned, pruned_rows), (brute, brute_rows) = run(sp), run(sp, prune=False)
+    assert brute.pruned == 0 and brute.solved == brute.enumeration.count == len(brute_rows)
+    assert pruned.solved + pruned.pruned == pruned.enumeration.count == len(pruned_rows)
+    assert [c.id for c in brute.enumeration.candidates()] == [r["id"] for r in brute_rows]  # (serial: in order)
+    value = {r["id"]: r["objective_value"] for r in brute_rows}
+    best = brute.best.objective_value
+    for r in brute_rows:  # the bound is a lower bound of every candidate's proven optimum
         assert r["lower_bound"] <= r["objective_value"] * (1 + 1e-9), r["id"]
-    assert pruned.best["objective_value"] == pytest.approx(best, rel=1e-12)
-    for r in pruned.rows:
+    assert pruned.best.objective_value == pytest.approx(best, rel=1e-12)
+    for r in pruned_rows:
         if r["status"] == "pruned":  # its optimum is >= its bound >= the incumbent >= the best
             assert r["lower_bound"] <= value[r["id"]] * (1 + 1e-9)
             assert value[r["id"]] >= best * (1 - 1e-9)
@@ -47,10 +56,10 @@ def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
             assert r["objective_value"] == pytest.approx(value[r["id"]], rel=1e-12)
     # the ranking of what the pruned search solved is the brute-force ranking of the same candidates, and it starts
     # with every candidate that ties the optimum in the brute force
-    solved = {r["id"] for r in pruned.rows if r["status"] != "pruned"}
+    solved = {r["id"] for r in pruned_rows if r["status"] != "pruned"}
     assert [r["id"] for r in pruned.ranking] == [r["id"] for r in brute.ranking if r["id"] in solved]
     assert {r["id"] for r in brute.ranking if r["rank"] == 1} <= solved | {
-        r["id"] for r in pruned.rows if r["status"] == "pruned" and value[r["id"]] <= best * (1 + 1e-8)}
+        r["id"] for r in pruned_rows if r["status"] == "pruned" and value[r["id"]] <= best * (1 + 1e-8)}
     return pruned, brute
 
 
@@ -58,14 +67,14 @@ def test_pruned_search_equals_brute_force_lowest_rule():
     pruned, _ = _check_pruned_equals_brute_force(space(plans=PlanChoices(
         tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"), overlap_grad_reduce=(False, True))))
     assert pruned.pruned > pruned.solved  # the bound does work here
-    assert pruned.best["plan"] == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"  # DP overlap hides its all-reduce
+    assert pruned.best.plan == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"  # DP overlap hides its all-reduce
 
 
 def test_pruned_search_equals_brute_force_all_placements():
     sp = space(mapping_rule="all_placements", plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")))
     pruned, brute = _check_pruned_equals_brute_force(sp)
     lowest = codesign(space(plans=sp.plans), workers=1)
-    assert len(brute.enumeration.candidates) > len(lowest.enumeration.candidates)  # several placements per shape
+    assert brute.enumeration.count > lowest.enumeration.count  # several placements per shape
 
 
 def test_pruned_search_equals_brute_force_performance_per_cost():
@@ -76,8 +85,9 @@ def test_pruned_search_equals_brute_force_performance_per_cost():
 def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
     brute = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1, prune=False)
     pruned = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
-    assert pruned.best["objective_value"] == pytest.approx(brute.best["objective_value"], rel=1e-12)
-    dropped = [r for r in pruned.rows if r["message"] == "its time bound exceeds the time target"]
+    assert pruned.best.objective_value == pytest.approx(brute.best.objective_value, rel=1e-12)
+    dropped = [r for r in run(space(objective="min_cost", max_iteration_time_ns=1.7e6))[1]
+               if r["message"] == "its time bound exceeds the time target"]
     assert dropped and all(r["status"] == "infeasible" for r in dropped)
 
 
@@ -87,35 +97,38 @@ def test_a_time_cap_prunes_under_every_objective(objective):
     any objective (it did so only for min_cost: a 1T space with --max-time-ns 1e9 solved 13,350 candidates in 27 s
     to report none feasible; new-user review). A cap above some bound keeps the brute-force best."""
     brute = codesign(space(objective=objective), workers=1, prune=False)
-    lowest = min(c.compute_ns for c in brute.enumeration.candidates)
-    capped = codesign(space(objective=objective, max_iteration_time_ns=0.5 * lowest), workers=1)
-    assert capped.solved == 0 and capped.best is None
+    lowest = min(c.compute_ns for c in brute.enumeration.candidates())
+    capped, rows = run(space(objective=objective, max_iteration_time_ns=0.5 * lowest))
+    assert capped.solved == 0 and capped.best is None and len(rows) == capped.enumeration.count
     assert all(r["status"] == "infeasible" and r["message"] == "its time bound exceeds the time target"
-               for r in capped.rows)
+               for r in rows)
+    assert capped.statuses == {"infeasible": capped.enumeration.count}
     loose = codesign(space(objective=objective, max_iteration_time_ns=1e30), workers=1)
-    assert loose.best["objective_value"] == pytest.approx(brute.best["objective_value"], rel=1e-9)
+    assert loose.best.objective_value == pytest.approx(brute.best.objective_value, rel=1e-9)
 
 
 def test_pool_gives_the_serial_rows_and_resume(tmp_path):
     sp = space(plans=PlanChoices(tp=(1, 2), pp=(1, 2)))
-    serial = codesign(sp, workers=1, prune=False)
+    serial = run(sp, prune=False)[1]
     out = tmp_path / "rows.csv"
-    pool = codesign(sp, workers=2, out=out, prune=False)
+    pool, pool_rows = run(sp, workers=2, out=out, prune=False)
     assert pool.backend.startswith("pool")
-    a = {r["id"]: r["objective_value"] for r in serial.rows}
-    b = {r["id"]: r["objective_value"] for r in pool.rows}
+    a = {r["id"]: r["objective_value"] for r in serial}
+    b = {r["id"]: r["objective_value"] for r in pool_rows}
     assert a.keys() == b.keys() and all(b[k] == pytest.approx(a[k], rel=1e-12) for k in a)
-    again = codesign(sp, workers=1, out=out, prune=False)
+    again, again_rows = run(sp, out=out, prune=False)
     assert again.solved == 0 and again.resumed == len(a)
-    assert {r["id"]: r["objective_value"] for r in again.rows} == b
+    assert {r["id"]: r["objective_value"] for r in again_rows} == b
+    assert again.best.to_dict() == {**pool.best.to_dict(), "solve_seconds": again.best.solve_seconds}
 
 
 def test_time_split_adds_up():
     best = codesign(space(), workers=1).best
-    groups = dict(kv.split("=") for kv in best["communication_by_group_ns"].split(";"))
-    total = best["compute_ns"] + best["bubble_ns"] + sum(float(v) for v in groups.values())
-    assert total == pytest.approx(best["iteration_time_ns"], rel=1e-9)
-    assert best["communication_ns"] == pytest.approx(sum(float(v) for v in groups.values()), rel=1e-9)
+    groups = best.communication_by_group_ns
+    assert isinstance(groups, dict) and isinstance(best.bw_gbps, list) and len(best.bw_gbps) == best.n_dims
+    total = best.compute_ns + best.bubble_ns + sum(groups.values())
+    assert total == pytest.approx(best.iteration_time_ns, rel=1e-9)
+    assert best.communication_ns == pytest.approx(sum(groups.values()), rel=1e-9)
 
 
 def test_no_plan_fits():
@@ -145,12 +158,13 @@ def test_the_ranking_follows_the_slowest_stage():
     sp = space(base=base, min_dims=2, constraints=("sum(bw) == 0.3",),
                plans=PlanChoices(tp=(1, 2, 4), pp=(2, 4), zero_stage=(0,), recompute=("none",)))
     pruned, brute = _check_pruned_equals_brute_force(sp)
-    assert pruned.best["plan"] == "tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"
-    assert pruned.best["objective_value"] == pytest.approx(23557.76, rel=1e-6)
-    cands = {c.id: c for c in brute.enumeration.candidates}
+    assert pruned.best.plan == "tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"
+    assert pruned.best.objective_value == pytest.approx(23557.76, rel=1e-6)
+    cands = {c.id: c for c in brute.enumeration.candidates()}
     cons = (constraint_for("sum(bw) == 0.3", 2),)
     old = {}  # each candidate timed by the stage with the most compute alone (the former model)
-    for r in brute.rows:
+    brute_rows = run(sp, prune=False)[1]
+    for r in brute_rows:
         c = cands[r["id"]]
         inst = instance_for(c.params, c.network, sp.cost, c.placement, constraints=cons,
                             stage=bottleneck_stage(build_step(c.params)))
@@ -158,10 +172,41 @@ def test_the_ranking_follows_the_slowest_stage():
     wrong = min(old, key=lambda k: (old[k].objective_value, k))
     assert wrong.startswith("tp1 pp4 dp2 ep1 z0 nore nosp v1 mb1 | ")
     assert old[wrong].objective_value == pytest.approx(23464.70, rel=1e-6)
-    assert old[wrong].objective_value < pruned.best["objective_value"]
+    assert old[wrong].objective_value < pruned.best.objective_value
     c = cands[wrong]
     full = instance_for(c.params, c.network, sp.cost, c.placement, constraints=cons)
     truth = evaluate(full, old[wrong].bw_gbps)  # its bandwidths, every stage counted: a middle stage is slower
     assert truth.iteration_time_ns == pytest.approx(27916.85, rel=1e-5) and truth.slowest_stage == "tiny-stage1"
-    value = {r["id"]: r["objective_value"] for r in brute.rows}
+    value = {r["id"]: r["objective_value"] for r in brute_rows}
     assert value[wrong] == pytest.approx(26284.44, rel=1e-5)  # its own certified optimum, 11.6 % behind the best
+
+
+def test_a_space_without_bandwidth_is_infeasible():
+    """``sum(bw) <= 0`` leaves no bandwidth: every candidate that communicates is infeasible, as ``solve`` says of
+    its instance (the pruning bound divided by the cap of 0: a ZeroDivisionError)."""
+    from hieropt.model.groups import instance_for
+    from hieropt.solvers.objectives import solve
+    from hieropt.spec.space import constraint_for
+
+    sp = space(constraints=("sum(bw) <= 0",), plans=PlanChoices(tp=(1, 2), pp=(1,)))
+    r, rows = run(sp)
+    assert r.best is None and r.solved == 0 and r.statuses == {"infeasible": r.enumeration.count}
+    why = "infeasible: its time bound is infinite: the constraints 'sum(bw) <= 0' leave no bandwidth"
+    assert all(x["message"].startswith(why) for x in rows)
+    c = next(r.enumeration.candidates())
+    inst = instance_for(c.params, c.network, sp.cost, c.placement,
+                        constraints=(constraint_for("sum(bw) <= 0", c.network.n_dims),))
+    with pytest.raises(NoSolutionError, match="infeasible"):
+        solve(inst)
+
+
+def test_the_settled_tail_is_counted_as_its_rows_say():
+    """Without a results file or on_row the candidates after the first pruned one are counted, not made: the same
+    counts of each status as the rows made one by one."""
+    for sp in (space(mapping_rule="all_placements"), space(objective="min_cost", max_iteration_time_ns=1.7e6)):
+        counted = codesign(sp, workers=1)
+        made, rows = run(sp)
+        assert counted.statuses == made.statuses == dict(Counter(x["status"] for x in rows))
+        assert counted.pruned == made.pruned and counted.solved == made.solved
+        assert counted.best.to_dict() == {**made.best.to_dict(), "solve_seconds": counted.best.solve_seconds,
+                                          "worker": counted.best.worker}

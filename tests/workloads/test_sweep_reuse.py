@@ -21,8 +21,8 @@ from hieropt.model.traffic import phase_classes, phase_latency, phase_traffic
 from hieropt.spec import Instance
 from hieropt.spec.design import DesignMatrix
 from hieropt.spec.space import constraint_for
-from hieropt.studies.codesign import search
 from hieropt.studies.codesign.candidates import enumerate_candidates
+from hieropt.studies.codesign.rows import base_row
 from hieropt.studies.codesign.search import COLUMNS, UnsolvedRows, codesign, split_ns
 from hieropt.studies.explore.results import typed_row
 from hieropt.workloads.llm.lower import stage_workload
@@ -134,24 +134,25 @@ def test_tiny_activations_by_hand():
 def test_placements_are_shared_per_group_sizes_as_copies():
     sp = space()
     enum = enumerate_candidates(sp)
-    assert len(enum.candidates) == 360
-    for c in enum.candidates:
+    cands = list(enum.candidates())
+    assert len(cands) == enum.count == 360
+    for c in cands:
         sizes = tuple(d.npus for d in c.network.dims)
         assert c.placement == place_lowest(sizes, plan_groups(c.params))
         assert c.id.endswith(" | " + " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in c.placement.items()))
-    a, b = enum.candidates[0], next(c for c in enum.candidates[1:] if c.placement == enum.candidates[0].placement)
+    a, b = cands[0], next(c for c in cands[1:] if c.placement == cands[0].placement)
     assert a.placement is not b.placement  # each candidate owns its dict
-    ids = [(c.lower_bound, c.id) for c in enum.candidates]
+    ids = [(c.lower_bound, c.id) for c in cands]
     assert ids == sorted(ids)
 
 
 def test_unsolved_rows_equal_typed_rows():
     sp = space(objective="performance_per_cost")
     rows = UnsolvedRows(sp, "abc")
-    for c in enumerate_candidates(sp).candidates[::7]:
+    for c in list(enumerate_candidates(sp).candidates())[::7]:
         for status, message in (("pruned", f"lower bound {c.lower_bound:.10g} >= incumbent 1"),
                                 ("infeasible", "its time bound exceeds the time target")):
-            slow = typed_row({**search._row(sp, c), "status": status, "message": message, "space_hash": "abc"},
+            slow = typed_row({**base_row(sp, c), "status": status, "message": message, "space_hash": "abc"},
                              COLUMNS)
             fast = rows.row(c, status, message)
             assert fast == slow and list(fast) == list(slow)
@@ -351,18 +352,21 @@ def test_serial_settles_the_tail_like_the_admission_test(tmp_path):
     import json
 
     sp = space(objective="min_cost", max_iteration_time_ns=1.7e6)
-    r = codesign(sp, workers=1)
-    rows = [(x["id"], x["status"], x["message"]) for x in r.rows]
+    made: list[dict] = []
+    r = codesign(sp, workers=1, on_row=made.append)
+    rows = [(x["id"], x["status"], x["message"]) for x in made]
     assert [s for _, s, _ in rows].count("infeasible") == 240 and [s for _, s, _ in rows].count("pruned") == 119
-    assert r.best["id"] == f"{PLAN1.removesuffix(' ovl')} | a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1"
-    assert r.best["objective_value"] == pytest.approx(24.0, rel=1e-12)
+    assert r.best.id == f"{PLAN1.removesuffix(' ovl')} | a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1"
+    assert r.best.objective_value == pytest.approx(24.0, rel=1e-12)
     assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "eb69653ae8b8b5c5"  # rows without caches
     out = tmp_path / "rows.csv"
-    first = codesign(sp, workers=1, out=out)
-    again = codesign(sp, workers=1, out=out)
-    assert again.solved == 0 and again.resumed == 360
-    assert [(x["id"], x["status"], x["message"]) for x in again.rows] == \
-        [(x["id"], x["status"], x["message"]) for x in first.rows] == rows
+    first: list[dict] = []
+    codesign(sp, workers=1, out=out, on_row=first.append)
+    again: list[dict] = []
+    r = codesign(sp, workers=1, out=out, on_row=again.append)
+    assert r.solved == 0 and r.resumed == 360
+    assert [(x["id"], x["status"], x["message"]) for x in again] == \
+        [(x["id"], x["status"], x["message"]) for x in first] == rows
 
 
 # the answers without the caches on the spaces of test_codesign_search: the solved
@@ -391,8 +395,9 @@ def test_codesign_answers_on_small_spaces_are_pinned(case):
     else:
         sp = space(mapping_rule="all_placements", plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")))
         n, plan, solved, best, value = 240, PLAN2, ALL, "a:FC8 | tp 2 dp 4 pp 1", 1354696.0
-    r = codesign(sp, workers=1)
-    assert len(r.rows) == n and r.solved + r.pruned == n
-    assert sorted(x["id"] for x in r.rows if x["status"] != "pruned") == sorted(f"{plan} | {s}" for s in solved)
-    assert r.best["id"] == f"{plan} | {best}"
-    assert r.best["objective_value"] == pytest.approx(value, rel=1e-12)
+    rows: list[dict] = []
+    r = codesign(sp, workers=1, on_row=rows.append)
+    assert len(rows) == n and r.solved + r.pruned == n
+    assert sorted(x["id"] for x in rows if x["status"] != "pruned") == sorted(f"{plan} | {s}" for s in solved)
+    assert r.best.id == f"{plan} | {best}"
+    assert r.best.objective_value == pytest.approx(value, rel=1e-12)

@@ -1,43 +1,43 @@
 """The candidates of a co-design space: (plan, network shape, placement of the plan's groups), each with a proven
-lower bound on its objective, in best-bound-first order.
+lower bound on its objective (:mod:`.bounds`), generated lazily in best-bound-first order.
 
-**Lower bound (exact).** A pipelined plan's iteration time is its slowest stage's, T(B) = max_s T_s(B)
-(:attr:`hieropt.spec.Workload.more_stages`), and loop ``step`` gives each stage's T_s(B) = F C + U + sum_k w_k
-tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U its optimizer step,
-w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with ``overlap_dp``, which may hide them:
-T is then still at least F (C + per-micro-batch communication) + U). Two facts bound the communication for every
-shape, placement and bandwidth B:
-
-- tau_k(B) >= max_d m_kd / B_d >= (sum_d m_kd) / (sum_d B_d) (the largest ratio is at least the ratio of the sums);
-- the volume sum_d m_kd of the hierarchical decomposition (:mod:`hieropt.model.traffic`) depends only on the group's
-  size P, not on its placement: 2S (1 - 1/P) for an all-reduce, S (1 - 1/P) for a reduce-scatter, S (P - 1) for an
-  all-gather of shard S; an all-to-all puts S sum_d (1 - 1/p_d) >= S (1 - 1/P), a send S on each spanned dimension,
-  >= S.
-
-With sum_d B_d <= S_cap (the tightest ``sum(bw) <= / == S`` row of the space's constraints, all coefficients equal;
-infinite without one), T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's collectives, so
-T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement of the plan (the stages whose (T0_s, V_s)
-another stage's exceeds in both are left out of the max: they never attain it). The network cost N sum_d u_d B_d
-is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
-of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is T_lb (performance), T_lb C_lb
-(performance_per_cost) or C_lb (min_cost, where a candidate with T_lb above the time target is infeasible).
+**Streaming.** Under ``all_placements`` a space has millions of candidates (the GPT-3 space, 2.2 million); they are
+never held at once. :class:`CodesignEnumeration` keeps the fitting plans, the shapes, each plan's time bound per
+dimension count, each shape's cost floor, the number of placements of each (group sizes, shape) pair, and the order
+of the (plan, shape) pairs by their bound: **8 bytes per (plan, shape) pair** (one int64), whatever the number of
+placements. A pair's candidates (one per placement; all share its bound) are made when the search reaches it: its
+placements are generated then (the last few hundred placement lists are cached: plans with the same group sizes
+share them). Order: bound, then id (the pairs by ``"<plan> | <shape> | "``, a pair's placements by their text).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
-from operator import attrgetter
+from functools import lru_cache
+
+import numpy as np
 
 from ...errors import InputError
-from ...model.cost import unit_costs
 from ...model.groups import Placement, place_lowest, placements, plan_groups
 from ...spec import Network
-from ...spec.space import ShapeSpace, SpaceJob, constraint_for
-from ...workloads.llm.lower import bottleneck_stage, lower_stage
+from ...spec.space import ShapeSpace, SpaceJob
+from ...workloads.llm.lower import lower_stage
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace
 from ...workloads.llm.step import build_step
 from ..explore.enumerate import enumerate_shapes, shape_id, shape_network
+from .bounds import (
+    bandwidth_cap,
+    bandwidth_floor,
+    cost_floor_usd,
+    objective_bound,
+    plan_compute_ns,
+    plan_time_bounds,
+    plan_volume_bytes,
+    time_bound_ns,
+)
 from .plans import PlanEnumeration, enumerate_plans
 
 
@@ -51,7 +51,7 @@ class CodesignCandidate:
         params: the plan (model, NPU, precision included).
         network: the shape as a network.
         placement: the group sizes per dimension.
-        lower_bound: the proven bound on the candidate's objective (module docstring; ns for performance).
+        lower_bound: the proven bound on the candidate's objective (:mod:`.bounds`; ns for performance).
         compute_ns: the time bound T0 + V / S_cap of the candidate (ns), whatever the objective.
         memory_bytes: the plan's fullest stage, bytes per NPU.
     """
@@ -65,128 +65,6 @@ class CodesignCandidate:
     lower_bound: float
     compute_ns: float
     memory_bytes: float
-
-
-@dataclass(frozen=True)
-class CodesignEnumeration:
-    """The plans (classified), the shapes, and the candidates in best-bound-first order.
-
-    Attributes:
-        plans: the plan enumeration (invalid ones by reason, too big, fitting).
-        shapes: (shape id, network) of every shape.
-        candidates: (plan, shape, placement) of every fitting plan, sorted by lower bound then id.
-        skipped: (plan id | shape id, reason) of plan-shape pairs whose groups the mapping rule cannot place.
-    """
-
-    plans: PlanEnumeration
-    shapes: tuple[tuple[str, Network], ...]
-    candidates: tuple[CodesignCandidate, ...]
-    skipped: tuple[tuple[str, str], ...] = ()
-
-
-def plan_compute_ns(p: LLMParams, step, stage: int | None = None) -> float:
-    """T0_s of plan ``p`` (module docstring): F x one micro-batch's compute of ``stage`` (default: the stage with the
-    most compute, :func:`~hieropt.workloads.llm.lower.bottleneck_stage`) + its optimizer step, ns."""
-    r = bottleneck_stage(step) if stage is None else stage
-    pl = p.plan
-    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
-    return F * sum(step.compute_ns(r)) + step.update_ns(r)
-
-
-def _volume(kind: str, size: float, P: int) -> float:
-    if P <= 1:
-        return 0.0
-    if kind == "ALLREDUCE":
-        return 2 * size * (1 - 1 / P)
-    if kind in ("REDUCESCATTER", "ALLTOALL"):
-        return size * (1 - 1 / P)
-    if kind == "ALLGATHER":
-        return size * (P - 1)
-    if kind == "P2P":
-        return size
-    raise KeyError(kind)
-
-
-def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
-    """V_s of plan ``p`` (module docstring): the weighted placement-free volume of ``stage``'s collectives per
-    iteration (default: the stage with the most compute), bytes per NPU."""
-    pl = p.plan
-    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
-    sizes = step.group_sizes
-    total = 0.0
-    for op in step.stages[bottleneck_stage(step) if stage is None else stage].ops:
-        for c in op.comms:
-            w = (0.0 if pl.overlap_grad_reduce else 1.0) if c.per_iteration else F
-            total += w * _volume(c.kind, c.size_bytes, sizes[c.group])
-    return total
-
-
-def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
-    """(T0_s ns, V_s bytes) of every stage of plan ``p`` (module docstring) that no other stage exceeds in both,
-    each once, the stage with the most compute first: T_lb = max over them of T0_s + V_s / S_cap."""
-    r0 = bottleneck_stage(step)
-    pl = p.plan
-    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
-    sizes, overlap = step.group_sizes, pl.overlap_grad_reduce
-    per_op: dict[int, float] = {}  # an op's weighted volume by identity (a step's blocks share their templates)
-
-    def volume(op) -> float:
-        v = per_op.get(id(op))
-        if v is None:
-            v = per_op[id(op)] = sum([((0.0 if overlap else 1.0) if c.per_iteration else F)
-                                      * _volume(c.kind, c.size_bytes, sizes[c.group]) for c in op.comms])
-        return v
-
-    first = (plan_compute_ns(p, step, r0), plan_volume_bytes(p, step, r0))
-    pairs, seen = [first], {tuple(map(id, step.stages[r0].ops))}
-    for r, stage in enumerate(step.stages):  # stages of the same layer objects (without names: equal stages) once
-        key = tuple(map(id, stage.ops))
-        if key not in seen:
-            seen.add(key)
-            pairs.append((plan_compute_ns(p, step, r), sum([volume(op) for op in stage.ops])))
-    out = [first]
-    for t, v in sorted(set(pairs), key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
-        if (t, v) != first and v > max((o[1] for o in out if o[0] >= t), default=-1.0):
-            out.append((t, v))
-    return tuple(out)
-
-
-def time_bound_ns(bounds: tuple[tuple[float, float], ...], cap: float) -> float:
-    """T_lb = max over ``bounds`` ((T0_s, V_s) pairs, :func:`plan_time_bounds`) of T0_s + V_s / ``cap``, ns."""
-    return max(t + v / cap for t, v in bounds)
-
-
-def bandwidth_cap(space: CodesignSpace, n_dims: int) -> float:
-    """S_cap: an upper bound on sum_d B_d from the space's rows ``c sum(bw) <= / == S`` (inf without one)."""
-    return _sum_rows(space, n_dims, ("<=", "=="), min, float("inf"))
-
-
-def bandwidth_floor(space: CodesignSpace, n_dims: int) -> float:
-    """S_floor: a lower bound on sum_d B_d from the space's rows ``c sum(bw) >= / == S`` (0 without one)."""
-    return max(0.0, _sum_rows(space, n_dims, (">=", "=="), max, 0.0))
-
-
-def _sum_rows(space: CodesignSpace, n_dims: int, senses: tuple[str, ...], pick, start: float) -> float:
-    out = start
-    for text in space.constraints:
-        c = constraint_for(text, n_dims)
-        co = c.coefficients
-        if c.sense in senses and co[0] > 0 and all(x == co[0] for x in co):
-            out = pick(out, c.rhs / co[0])
-    return out
-
-
-def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> float:
-    """The candidate's bound on the space's objective from its time bound ``t_lb`` (module docstring)."""
-    if space.objective == "performance":
-        return t_lb
-    c_lb = cost_floor_usd(space, network)
-    return t_lb * c_lb if space.objective == "performance_per_cost" else c_lb
-
-
-def cost_floor_usd(space: CodesignSpace, network: Network) -> float:
-    """C_lb of ``network`` (module docstring): N min_d u_d S_floor, $; the same for every plan on that shape."""
-    return space.npus * float(unit_costs(network, space.cost).min()) * bandwidth_floor(space, network.n_dims)
 
 
 def shapes_of(space: CodesignSpace, placeholder) -> list[tuple[str, Network]]:
@@ -211,30 +89,155 @@ def _candidate(cid: str, plan: str, shape: str, params: LLMParams, network: Netw
     return c
 
 
+
+PLACEMENTS_CACHED = 512
+"""Placement lists (of one (shape sizes, group sizes) pair each) kept for reuse by later plans."""
+
+
+class CodesignEnumeration:
+    """The plans (classified), the shapes, and the candidates in best-bound-first order, made on demand (module
+    docstring).
+
+    Attributes:
+        plans: the plan enumeration (invalid ones by reason, too big, fitting).
+        shapes: (shape id, network) of every shape.
+        count: the number of candidates.
+        pairs: the number of (plan, shape) pairs with at least one placement.
+        skipped: reason -> number of plan-shape pairs the mapping rule cannot place (no candidate).
+    """
+
+    def __init__(self, space: CodesignSpace, plans: PlanEnumeration, shapes: list[tuple[str, Network]]):
+        self.space, self.plans = space, plans
+        self.fitting = sorted(plans.fitting, key=lambda pc: pc.id + " | ")
+        self.shapes = tuple(sorted(shapes, key=lambda sn: sn[0] + " | "))
+        self._sizes = [tuple(d.npus for d in net.dims) for _, net in self.shapes]
+        dims = sorted({net.n_dims for _, net in self.shapes})
+        self._dcol = np.array([dims.index(net.n_dims) for _, net in self.shapes], dtype=np.int64)
+        caps = [bandwidth_cap(space, n) for n in dims]
+        self._T = np.array([[time_bound_ns(plan_time_bounds(pc.params, build_step(pc.params, names=False)), c)
+                             for c in caps] for pc in self.fitting], dtype=float).reshape(len(self.fitting), len(dims))
+        self._C = np.array([cost_floor_usd(space, net) for _, net in self.shapes], dtype=float)
+        groups: dict[tuple, int] = {}
+        self._gkey = np.array([groups.setdefault(tuple(plan_groups(pc.params)), len(groups)) for pc in self.fitting],
+                              dtype=np.int64)
+        self._groups = tuple(groups)
+        self._count, skipped = self._placement_counts()
+        per_group = np.bincount(self._gkey, minlength=len(self._groups))
+        self.skipped = dict(Counter({r: 0 for _, r in skipped.items()}) | _sum_by(skipped, per_group))
+        self.count = int((per_group @ self._count).sum()) if len(self._groups) else 0
+        self._order = self._sorted_pairs()
+        self.pairs = len(self._order)
+
+    def _placement_counts(self) -> tuple[np.ndarray, dict[tuple[int, int], str]]:
+        """(G x S) placements of each group-size tuple on each shape, and why a pair has none."""
+        out = np.zeros((len(self._groups), len(self.shapes)), dtype=np.int64)
+        why: dict[tuple[int, int], str] = {}
+        for g, groups in enumerate(self._groups):
+            for s, sizes in enumerate(self._sizes):
+                options = self._options(sizes, groups)
+                if isinstance(options, str):
+                    why[g, s] = options
+                else:
+                    out[g, s] = len(options)
+        return out, why
+
+    def _options(self, sizes: tuple[int, ...], groups: tuple) -> tuple[tuple[Placement, str], ...] | str:
+        return _options(self.space.mapping_rule, sizes, groups)
+
+    def bounds(self, p: int, s: int) -> tuple[float, float]:
+        """(objective bound, time bound ns) of plan ``p`` (index into :attr:`fitting`) on shape ``s``."""
+        t = float(self._T[p, self._dcol[s]])
+        return _objective(self.space.objective, t, float(self._C[s])), t
+
+    def _bound_matrix(self) -> np.ndarray:
+        t = self._T[:, self._dcol]  # (P, S)
+        objective = self.space.objective
+        if objective == "performance":
+            return t
+        return t * self._C[None, :] if objective == "performance_per_cost" else np.broadcast_to(self._C, t.shape)
+
+    def _sorted_pairs(self) -> np.ndarray:
+        """Flat indices p S + s of the pairs with a placement, by (bound, plan id, shape id) (a stable sort of the
+        plan-major index: plans and shapes are held in id order)."""
+        if not len(self.fitting) or not len(self.shapes):
+            return np.zeros(0, dtype=np.int64)
+        bound = self._bound_matrix().ravel()
+        live = np.flatnonzero(self._count[self._gkey].ravel() > 0)
+        return live[np.argsort(bound[live], kind="stable")]
+
+    @property
+    def frontier_bytes(self) -> int:
+        """Bytes of the pair order, the one array whose size grows with the space (8 per (plan, shape) pair)."""
+        return int(self._order.nbytes)
+
+    def pair(self, pos: int) -> tuple[int, int]:
+        """(plan index, shape index) of the pair at position ``pos`` of the order."""
+        p, s = divmod(int(self._order[pos]), len(self.shapes))
+        return p, s
+
+    def pair_candidates(self, pos: int) -> list[CodesignCandidate]:
+        """The candidates of the pair at position ``pos`` (one per placement, in id order)."""
+        p, s = self.pair(pos)
+        pc = self.fitting[p]
+        sid, net = self.shapes[s]
+        bound, t_lb = self.bounds(p, s)
+        mem = pc.memory.peak.total_bytes
+        prefix = f"{pc.id} | {sid} | "
+        options = self._options(self._sizes[s], self._groups[self._gkey[p]])
+        return [_candidate(prefix + text, pc.id, sid, pc.params, net, dict(pl), bound, t_lb, mem)
+                for pl, text in options]
+
+    def candidates(self, start: int = 0) -> Iterator[CodesignCandidate]:
+        """Every candidate of the pairs from position ``start`` on, best bound first (made as they are reached)."""
+        for pos in range(start, self.pairs):
+            yield from self.pair_candidates(pos)
+
+    def tail(self, start: int, target: float | None = None) -> tuple[int, int, int]:
+        """(candidates, of which infeasible by a finite time bound above ``target``, of which with an infinite time
+        bound) of the pairs from position ``start`` on, counted without making them."""
+        if start >= self.pairs:
+            return 0, 0, 0
+        p, s = np.divmod(self._order[start:], len(self.shapes))
+        n = self._count[self._gkey[p], s]
+        t = self._T[p, self._dcol[s]]
+        endless = np.isinf(t)
+        late = 0 if target is None else int(n[(t > target) & ~endless].sum())
+        return int(n.sum()), late, int(n[endless].sum())
+
+
+def _sum_by(skipped: dict[tuple[int, int], str], per_group: np.ndarray) -> Counter:
+    out: Counter = Counter()
+    for (g, _), reason in skipped.items():
+        out[reason] += int(per_group[g])
+    return out
+
+
+def _objective(objective: str, t_lb: float, c_lb: float) -> float:
+    if objective == "performance":
+        return t_lb
+    return t_lb * c_lb if objective == "performance_per_cost" else c_lb
+
+
+@lru_cache(maxsize=PLACEMENTS_CACHED)
+def _options(rule: str, sizes: tuple[int, ...], groups: tuple) -> tuple[tuple[Placement, str], ...] | str:
+    """(placement, its text) of every placement ``rule`` gives ``groups`` on ``sizes``, in text order, or why there
+    is none (a reason that depends on the sizes and groups only). Shared: the caller copies a placement it keeps."""
+    if rule == "lowest":
+        try:
+            pl = place_lowest(sizes, groups, "placement")
+        except InputError as e:
+            return e.problem
+        return ((pl, _placement_text(pl)),)
+    options = sorted(((pl, _placement_text(pl)) for pl in placements(sizes, groups)), key=lambda o: o[1])
+    return tuple(options) or "no placement of the groups on this shape"
+
+
 def _placement_text(pl: Placement) -> str:
     return " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in pl.items())
 
 
-def _options(space: CodesignSpace, sizes: tuple[int, ...], groups: tuple[tuple[str, int], ...],
-             sid: str) -> list[tuple[Placement, str]] | str:
-    """(placement, its text) of every placement the space's mapping rule gives ``groups`` on ``sizes``, or why there
-    is none (a reason that depends on the sizes and groups only, not on the shape's id)."""
-    if space.mapping_rule == "lowest":
-        try:
-            pl = place_lowest(sizes, groups, sid)
-        except InputError as e:
-            return e.problem
-        return [(pl, _placement_text(pl))]
-    options = [(pl, _placement_text(pl)) for pl in placements(sizes, groups)]
-    return options or "no placement of the groups on this shape"
-
-
 def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
-    """Every candidate of ``space`` with its lower bound, best bound first (module docstring).
-
-    The placements depend on a plan only through its group sizes (tp, dp, pp, ...), so they are found once per
-    (shape, group sizes) and shared by every plan with those sizes (each candidate holds its own copy of the
-    placement dict); the cost floor of a shape is found once.
+    """The candidates of ``space`` with their lower bounds, best bound first, made on demand (module docstring).
 
     Raises:
         InputError: the network family has no shape.
@@ -246,40 +249,9 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
         raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
                          f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
                          "widen the levels' npus ranges, max_dims or limits")
-    out: list[CodesignCandidate] = []
-    skipped: list[tuple[str, str]] = []
-    caps = {n: bandwidth_cap(space, n) for n in {net.n_dims for _, net in shapes}}
-    objective = space.objective
-    shaped = [(sid, net, tuple(d.npus for d in net.dims), caps[net.n_dims],
-               None if objective == "performance" else cost_floor_usd(space, net)) for sid, net in shapes]
-    placed: dict[tuple, list[tuple[Placement, str]] | str] = {}  # (sizes, groups) -> placements or the reason
-    per_shape: dict[tuple, list] = {}  # groups -> the placements (or the reason) on each shape, in shape order
-    for pc in plans.fitting:
-        sums = build_step(pc.params, names=False)  # (its layers' values, in order: the sums of pc.step)
-        bounds = plan_time_bounds(pc.params, sums)
-        t_lbs: dict[float, float] = {}  # the time bound on each bandwidth cap (shapes of one dimension count share)
-        groups = tuple(plan_groups(pc.params))
-        mem = pc.memory.peak.total_bytes
-        if groups not in per_shape:
-            for sid, _, sizes, _, _ in shaped:
-                if (sizes, groups) not in placed:
-                    placed[sizes, groups] = _options(space, sizes, groups, sid)
-            per_shape[groups] = [placed[sizes, groups] for _, _, sizes, _, _ in shaped]
-        for (sid, net, _, cap, c_lb), options in zip(shaped, per_shape[groups], strict=True):
-            prefix = f"{pc.id} | {sid} | "
-            t_lb = t_lbs.get(cap)
-            if t_lb is None:
-                t_lb = t_lbs[cap] = time_bound_ns(bounds, cap)
-            bound = t_lb if c_lb is None else t_lb * c_lb if objective == "performance_per_cost" else c_lb
-            if isinstance(options, str):
-                skipped.append((f"{pc.id} | {sid}", options))
-                continue
-            for pl, text in options:
-                out.append(_candidate(prefix + text, pc.id, sid, pc.params, net, dict(pl), bound, t_lb, mem))
-    out.sort(key=attrgetter("lower_bound", "id"))
-    return CodesignEnumeration(plans, tuple(shapes), tuple(out), tuple(skipped))
+    return CodesignEnumeration(space, plans, shapes)
 
 
 __all__ = ["CodesignCandidate", "CodesignEnumeration", "enumerate_candidates", "plan_compute_ns",
            "plan_volume_bytes", "plan_time_bounds", "time_bound_ns", "bandwidth_cap", "bandwidth_floor",
-           "objective_bound", "cost_floor_usd", "shapes_of"]
+           "objective_bound", "cost_floor_usd", "shapes_of", "PLACEMENTS_CACHED"]

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -83,6 +84,24 @@ def _reason(e: ValidationError) -> str:
     return f"{field_}: {_NUMBER.sub('N', rest.split(';')[0]).strip()}" if rest else msg
 
 
+def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams:
+    """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the :class:`PlanChoices`
+    fields), dp = N / (tp pp), the schedule ``interleaved`` for v > 1 (else ``1f1b``), and the base's stage_layers
+    dropped when pp or v differ from it.
+
+    Raises:
+        pydantic.ValidationError: the model rejects the plan (module docstring).
+    """
+    upd = dict(choice)
+    upd["dp"] = npus // (upd["tp"] * upd["pp"])
+    upd["npus"] = npus
+    upd.setdefault("schedule", "interleaved" if upd["virtual_stages"] > 1 else "1f1b")
+    plan = base.plan.model_dump() | upd
+    if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
+        plan["stage_layers"] = None
+    return LLMParams(name=base.name, model=base.model, plan=plan, npu=base.npu, precision=base.precision)
+
+
 def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnumeration:
     """Classify every combination of ``choices`` for ``base``'s model on ``npus`` NPUs (module docstring).
 
@@ -99,21 +118,14 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     too_big: list[tuple[str, MemoryReport]] = []
     n = 0
     keys: Sequence[str] = tuple(PlanChoices.model_fields)
-    base_plan = base.plan.model_dump()
     for values in itertools.product(*(getattr(choices, k) for k in keys)):
         n += 1
         upd = dict(zip(keys, values, strict=True))
         if npus % (upd["tp"] * upd["pp"]):
             invalid["plan.npus: tp x pp does not divide the NPU count"] += 1
             continue
-        upd["dp"] = npus // (upd["tp"] * upd["pp"])
-        upd["npus"] = npus
-        upd["schedule"] = "interleaved" if upd["virtual_stages"] > 1 else "1f1b"
-        plan = base_plan | upd
-        if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
-            plan["stage_layers"] = None
         try:
-            p = LLMParams(name=base.name, model=base.model, plan=plan, npu=base.npu, precision=base.precision)
+            p = plan_params(base, npus, upd)
         except ValidationError as e:
             invalid[_reason(e)] += 1
             continue
@@ -126,4 +138,4 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     return PlanEnumeration(tuple(fitting), n, dict(invalid), tuple(too_big))
 
 
-__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id"]
+__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id", "plan_params"]

@@ -4,7 +4,9 @@ reader that resumes from it (checked against the space's fingerprint)."""
 from __future__ import annotations
 
 import csv
+import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +34,22 @@ def _text(v: Any) -> str:
         return ""
     if isinstance(v, float):
         return repr(v)
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, separators=(",", ":"))
     return str(v)
 
 
 def typed_row(row: dict[str, Any], columns: tuple[tuple[str, type], ...] = COLUMNS) -> dict[str, Any]:
     """A row read back from a results file with every column converted to its type of ``columns``
-    (default :data:`COLUMNS`)."""
+    (default :data:`COLUMNS`). A ``list`` or ``dict`` column is held as JSON text in a file (a CSV cell, a Parquet
+    string) and read back as the list or object."""
     out = {}
     for name, kind in columns:
         v = row.get(name)
         if v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
             out[name] = None if kind is not str else ("" if name in ("equivalent_ids", "message") else None)
+        elif kind is list or kind is dict:
+            out[name] = json.loads(v) if isinstance(v, str) else kind(v)
         else:
             out[name] = kind(float(v)) if kind is int else kind(v)
     return out
@@ -51,31 +58,52 @@ def typed_row(row: dict[str, Any], columns: tuple[tuple[str, type], ...] = COLUM
 def _read_csv(path: Path, space_hash: str, repair: bool,
               columns: tuple[tuple[str, type], ...] = COLUMNS) -> list[dict[str, Any]]:
     """Rows of a results CSV; a last line cut off by an interruption is dropped (and removed when ``repair``)."""
+    return list(_iter_csv(path, space_hash, repair, columns))
+
+
+def _iter_csv(path: Path, space_hash: str, repair: bool, columns: tuple[tuple[str, type], ...] = COLUMNS):
+    """:func:`_read_csv` one row at a time (the file is read line by line)."""
     if not path.exists() or path.stat().st_size == 0:
-        return []
-    raw = path.read_bytes()
-    if not raw.endswith(b"\n"):
-        cut = raw.rfind(b"\n") + 1
-        if repair:
-            with path.open("r+b") as f:
-                f.truncate(cut)
-        raw = raw[:cut]
-    lines = raw.decode("utf-8").splitlines()
-    if not lines:
-        return []
-    reader = csv.reader(lines)
-    header = next(reader)
+        return
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        whole = f.read(1) == b"\n"
+    if not whole:
+        _cut_last_line(path, repair)
     names = tuple(n for n, _ in columns)
-    if tuple(header) != names:
-        raise InputError(path, "header", "not a results file of this hieropt explore (other columns)",
-                         "give another --out file, or delete this one to start over")
-    rows = []
-    for i, values in enumerate(reader, start=2):
-        if len(values) != len(names):
-            raise InputError(path, f"line {i}", f"{len(values)} fields, expected {len(names)}",
-                             "delete the damaged line (it is solved again) or the file")
-        rows.append(_check_hash(typed_row(dict(zip(names, values, strict=True)), columns), path, i, space_hash))
-    return rows
+    with path.open(encoding="utf-8", newline="") as f:
+        lines = (line for line in f if line.endswith("\n"))  # (without repair: a last line cut off is dropped)
+        reader = csv.reader(lines)
+        header = next(reader, None)
+        if header is None:
+            return
+        if tuple(header) != names:
+            raise InputError(path, "header", "not a results file of this hieropt explore (other columns)",
+                             "give another --out file, or delete this one to start over")
+        for i, values in enumerate(reader, start=2):
+            if len(values) != len(names):
+                raise InputError(path, f"line {i}", f"{len(values)} fields, expected {len(names)}",
+                                 "delete the damaged line (it is solved again) or the file")
+            yield _check_hash(typed_row(dict(zip(names, values, strict=True)), columns), path, i, space_hash)
+
+
+def _cut_last_line(path: Path, repair: bool) -> None:
+    """Remove a last line cut off mid-write (when ``repair``), reading the file's end only."""
+    if not repair:
+        return
+    size = path.stat().st_size
+    with path.open("r+b") as f:
+        pos = size
+        while pos > 0:
+            step = min(1 << 16, pos)
+            f.seek(pos - step)
+            chunk = f.read(step)
+            k = chunk.rfind(b"\n")
+            if k >= 0:
+                f.truncate(pos - step + k + 1)
+                return
+            pos -= step
+        f.truncate(0)
 
 
 def _check_hash(row: dict[str, Any], path: Path, where: Any, space_hash: str) -> dict[str, Any]:
@@ -111,15 +139,20 @@ def _pyarrow(path: Path):
 def _arrow_schema(columns: tuple[tuple[str, type], ...] = COLUMNS):
     import pyarrow as pa
 
-    types = {str: pa.string(), int: pa.int64(), float: pa.float64()}
+    types = {str: pa.string(), int: pa.int64(), float: pa.float64(), list: pa.string(), dict: pa.string()}
     return pa.schema([(n, types[k]) for n, k in columns])
 
 
 class ResultSink:
     """Streams rows to ``out`` as they arrive: CSV directly; Parquet through a CSV journal beside it
-    (``OUT.partial.csv``), rewritten into the Parquet file when the sweep completes."""
+    (``OUT.partial.csv``), rewritten into the Parquet file (batch by batch) when the sweep completes. Rows written
+    are not kept.
 
-    def __init__(self, out: Path, space_hash: str, columns: tuple[tuple[str, type], ...] = COLUMNS):
+    ``previous`` holds the rows of an earlier run (a resume); with ``keep_previous=False`` it stays empty and
+    :meth:`read_previous` yields them one at a time instead (a sweep of millions of rows)."""
+
+    def __init__(self, out: Path, space_hash: str, columns: tuple[tuple[str, type], ...] = COLUMNS,
+                 keep_previous: bool = True):
         if out.suffix.lower() not in (".csv", ".parquet"):
             raise InputError("out", str(out), f"unknown results format '{out.suffix or '(no suffix)'}'",
                              "name a .csv file (or .parquet with pyarrow installed)")
@@ -132,35 +165,41 @@ class ResultSink:
         self.names = tuple(n for n, _ in columns)
         self.parquet = out.suffix.lower() == ".parquet"
         self.journal = out.with_name(out.name + ".partial.csv") if self.parquet else out
-        self.previous: list[dict[str, Any]] = []
         if self.parquet:
             pq = _pyarrow(out)
-            if out.exists():
-                table = pq.read_table(out)
-                if tuple(table.column_names) != self.names:
-                    raise InputError(out, "columns", "not a results file of this hieropt explore (other columns)",
-                                     "give another --out file, or delete this one to start over")
-                self.previous = [_check_hash(typed_row(r, columns), out, i, self.hash)
-                                 for i, r in enumerate(table.to_pylist(), start=1)]
-        self.previous += _read_csv(self.journal, self.hash, repair=True, columns=columns)
+            if out.exists() and tuple(pq.ParquetFile(out).schema_arrow.names) != self.names:
+                raise InputError(out, "columns", "not a results file of this hieropt explore (other columns)",
+                                 "give another --out file, or delete this one to start over")
+        if self.journal.exists() and self.journal.stat().st_size:
+            _cut_last_line(self.journal, True)  # (a line cut off by an interruption)
+        self.previous: list[dict[str, Any]] = list(self.read_previous()) if keep_previous else []
         fresh = not self.journal.exists() or self.journal.stat().st_size == 0
         self.file = self.journal.open("a", encoding="utf-8", newline="")
         self.writer = csv.writer(self.file, lineterminator="\n")
         if fresh:
             self.writer.writerow(self.names)
             self.file.flush()
-        self.new: list[dict[str, Any]] = []
+
+    def read_previous(self):
+        """The rows of the earlier run, typed, one at a time (Parquet file first, then the journal)."""
+        if self.parquet and self.out.exists():
+            pq = _pyarrow(self.out)
+            i = 0
+            for batch in pq.ParquetFile(self.out).iter_batches(batch_size=4096):
+                for r in batch.to_pylist():
+                    i += 1
+                    yield _check_hash(typed_row(r, self.columns), self.out, i, self.hash)
+        yield from _iter_csv(self.journal, self.hash, False, self.columns)
 
     def write(self, row: dict[str, Any]) -> None:
-        """Append ``row`` to the file and flush it. Raises OutputError naming ``--out`` (a full disk): the rows
-        written before stay, and a rerun resumes from them."""
+        """Append ``row`` (its values as text; lists and objects as JSON) and flush. Raises OutputError
+        naming ``--out`` (a full disk): the rows written before stay, and a rerun resumes from them."""
         try:
             self.writer.writerow([_text(row[n]) for n in self.names])
             self.file.flush()
         except OSError as e:
             raise OutputError(e.errno, f"{e.strerror or e} (the rows before it are kept; a rerun resumes)",
                               f"--out {self.journal}") from None
-        self.new.append(row)
 
     def close(self, complete: bool) -> None:
         """Close the file; a complete Parquet sweep is written to ``out`` atomically and its journal removed."""
@@ -170,11 +209,21 @@ class ResultSink:
             raise OutputError(e.errno, e.strerror or str(e), f"--out {self.journal}") from None
         if not (complete and self.parquet):
             return
+        pq = _pyarrow(self.out)
         import pyarrow as pa
 
-        pq = _pyarrow(self.out)
-        rows = self.previous + self.new
-        with replacing(self.out, f"--out {self.out}") as tmp:
-            pq.write_table(pa.Table.from_pylist([{n: r[n] for n in self.names} for r in rows],
-                                                schema=_arrow_schema(self.columns)), tmp)
+        schema = _arrow_schema(self.columns)
+        with replacing(self.out, f"--out {self.out}") as tmp, pq.ParquetWriter(tmp, schema) as w:
+            batch: list[dict[str, Any]] = []
+            for r in self.read_previous():
+                batch.append({n: _cell(r[n]) for n in self.names})
+                if len(batch) == 4096:
+                    w.write_table(pa.Table.from_pylist(batch, schema=schema))
+                    batch = []
+            w.write_table(pa.Table.from_pylist(batch, schema=schema))
         self.journal.unlink(missing_ok=True)
+
+
+def _cell(v: Any) -> Any:
+    """A Parquet cell: lists and objects as JSON text."""
+    return json.dumps(v, separators=(",", ":")) if isinstance(v, (list, dict)) else v

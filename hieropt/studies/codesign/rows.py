@@ -1,0 +1,203 @@
+"""The rows of a co-design search: their columns (:data:`COLUMNS`), the typed row of one candidate
+(:class:`CodesignRow`), the rows of candidates settled without a solve (:class:`UnsolvedRows`), and what a search
+keeps of its rows (:class:`Tally`: counts, the best rows, per dimension count), so that its memory does not grow
+with the number of candidates: every row goes to the results file and the caller's ``on_row`` and is dropped."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+from ...solvers.cutting import REL_GAP
+from ...solvers.procurement import PPC_GAP
+from ...workloads.llm.space import CodesignSpace
+from ..explore.results import typed_row
+from ..explore.run import SOLVED, rank_rows
+from .candidates import CodesignCandidate
+
+COLUMNS: tuple[tuple[str, type], ...] = (
+    ("id", str), ("space_hash", str), ("plan", str), ("shape", str), ("placement", dict), ("n_dims", int),
+    ("npus", int), ("tp", int), ("pp", int), ("dp", int), ("ep", int), ("zero_stage", int), ("recompute", str),
+    ("sequence_parallel", int), ("virtual_stages", int), ("micro_batch_size", int), ("overlap_grad_reduce", int),
+    ("status", str), ("message", str), ("objective", str), ("objective_value", float), ("objective_bound", float),
+    ("objective_unit", str), ("gap", float), ("lower_bound", float), ("iteration_time_ns", float),
+    ("compute_ns", float), ("bubble_ns", float), ("communication_ns", float), ("communication_by_group_ns", dict),
+    ("memory_bytes", float), ("network_cost_usd", float), ("bw_gbps", list), ("scaleout_gbps_per_npu", float),
+    ("nics", int), ("solve_seconds", float), ("worker", str),
+)
+"""Columns of a co-design results file, with their types (empty: not applicable). ``status`` is ``optimal``,
+``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent, not solved). ``placement``
+(group -> its size on each dimension), ``communication_by_group_ns`` (group -> ns per iteration) and ``bw_gbps`` (GB/s
+per NPU per dimension) are an object, an object and an array (JSON text in a CSV cell or Parquet string)."""
+NAMES = tuple(n for n, _ in COLUMNS)
+
+
+def base_row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
+    """The columns of ``cand``'s row that need no solve (plan, shape, placement, bound, memory)."""
+    pl = cand.params.plan
+    row: dict[str, Any] = dict.fromkeys(NAMES)
+    row.update(id=cand.id, plan=cand.plan_id, shape=cand.shape_id, placement=_placement(cand),
+               n_dims=cand.network.n_dims, npus=pl.npus, tp=pl.tp, pp=pl.pp, dp=pl.dp, ep=pl.ep,
+               zero_stage=pl.zero_stage, recompute=pl.recompute, sequence_parallel=int(pl.sequence_parallel),
+               virtual_stages=pl.virtual_stages, micro_batch_size=pl.micro_batch_size,
+               overlap_grad_reduce=int(pl.overlap_grad_reduce), objective=space.objective,
+               lower_bound=cand.lower_bound, memory_bytes=cand.memory_bytes)
+    return row
+
+
+def _placement(cand: CodesignCandidate) -> dict[str, list[int]]:
+    return {k: list(v) for k, v in cand.placement.items()}
+
+
+_OWN = ("id", "shape", "placement", "n_dims", "status", "message", "lower_bound", "memory_bytes")
+OWN_COLUMNS = tuple(c for c in COLUMNS if c[0] in _OWN)
+"""The columns of a row that is not solved (pruned, or infeasible by its bound) in which the candidates of one plan
+differ; the others are the plan's (:class:`UnsolvedRows`)."""
+
+
+class UnsolvedRows:
+    """Typed rows (:func:`~hieropt.studies.explore.results.typed_row` of :data:`COLUMNS`) of candidates that are not
+    solved. A pruned search settles most candidates this way (13,172 of 13,350 in ``spaces/codesign-1t-4096.toml``),
+    so the columns a plan's candidates share are typed once per plan and only :data:`OWN_COLUMNS` per candidate;
+    :meth:`row` equals ``typed_row({**row of the candidate, status, message, space_hash}, COLUMNS)`` (the tests
+    check it). The last plan's shared columns are kept (the search reaches a plan's candidates in runs)."""
+
+    def __init__(self, space: CodesignSpace, space_hash: str):
+        self.space, self.space_hash = space, space_hash
+        self._plan: tuple[str, dict[str, Any]] = ("", {})
+
+    def row(self, cand: CodesignCandidate, status: str, message: str) -> dict[str, Any]:
+        """The typed row of ``cand`` with ``status`` and ``message``."""
+        pid, base = self._plan
+        if pid != cand.plan_id or not base:
+            base = typed_row({**base_row(self.space, cand), "space_hash": self.space_hash}, COLUMNS)
+            self._plan = cand.plan_id, base
+        row = base.copy()  # typed_row's rule for the own columns: "" / None / nan -> None ("" for message)
+        row["id"] = cand.id or None
+        row["shape"] = cand.shape_id or None
+        row["placement"] = _placement(cand)
+        row["n_dims"] = len(cand.network.dims)
+        row["status"] = status or None
+        row["message"] = message or ""
+        lb, mem = cand.lower_bound, cand.memory_bytes
+        row["lower_bound"] = float(lb) if lb == lb else None  # (x != x: nan)
+        row["memory_bytes"] = float(mem) if mem == mem else None
+        return row
+
+
+@dataclasses.dataclass(frozen=True)
+class CodesignRow:
+    """One candidate's row, typed (the fields are :data:`COLUMNS`, with their meanings and units there, plus
+    ``rank`` in a ranking). Lists and objects: ``placement`` {group: [size per dimension]}, ``bw_gbps`` (GB/s per NPU
+    per dimension, innermost first), ``communication_by_group_ns`` {group: ns per iteration}. Build one with
+    :meth:`from_row`; :meth:`to_dict` gives the JSON-ready dictionary."""
+
+    id: str
+    space_hash: str | None
+    plan: str
+    shape: str
+    placement: dict[str, list[int]]
+    n_dims: int
+    npus: int | None
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    zero_stage: int
+    recompute: str
+    sequence_parallel: int
+    virtual_stages: int
+    micro_batch_size: int
+    overlap_grad_reduce: int | None
+    status: str
+    message: str
+    objective: str
+    objective_value: float | None
+    objective_bound: float | None
+    objective_unit: str | None
+    gap: float | None
+    lower_bound: float | None
+    iteration_time_ns: float | None
+    compute_ns: float | None
+    bubble_ns: float | None
+    communication_ns: float | None
+    communication_by_group_ns: dict[str, float] | None
+    memory_bytes: float | None
+    network_cost_usd: float | None
+    bw_gbps: list[float] | None
+    scaleout_gbps_per_npu: float | None
+    nics: int | None
+    solve_seconds: float | None
+    worker: str | None
+    rank: int | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> CodesignRow:
+        """The typed row of a row dictionary (the columns of :data:`COLUMNS`, ``rank`` optional)."""
+        return cls(**{n: row.get(n) for n in NAMES}, rank=row.get("rank"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as a JSON-ready dictionary (lists and objects kept)."""
+        return dataclasses.asdict(self)
+
+
+KEEP_ROWS = 1000
+"""Solved rows a search keeps for its ranking (the best by objective value; every row is in the results file)."""
+
+
+class Tally:
+    """What a search keeps of its rows, whatever their number: the count and first message of each status, the best
+    ``keep`` solved rows, and per dimension count the rows solved, the best rows (those within the ranking's tie
+    tolerance of the best value) and the least scale-out GB/s per NPU and NICs."""
+
+    def __init__(self, objective: str, keep: int = KEEP_ROWS):
+        self.objective, self.keep = objective, keep
+        self.tol = PPC_GAP if objective == "performance_per_cost" else REL_GAP
+        self.statuses: Counter[str] = Counter()
+        self.examples: dict[str, str] = {}
+        self.top: list[dict[str, Any]] = []
+        self.dims: dict[int, dict[str, Any]] = {}
+
+    def count(self, status: str, n: int, message: str) -> None:
+        """``n`` more rows of ``status`` (not solved; their rows not made)."""
+        if n > 0:
+            self.statuses[status] += n
+            self.examples.setdefault(status, message)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Take in one row (typed, :data:`COLUMNS`)."""
+        self.count(row["status"], 1, row["message"])
+        if row["status"] not in SOLVED:
+            return
+        self.top.append(row)
+        if len(self.top) >= 2 * self.keep:
+            self._trim()
+        d = self.dims.setdefault(row["n_dims"], {"solved": 0, "best": [], "min_scaleout_gbps_per_npu": None,
+                                                 "min_nics": None})
+        d["solved"] += 1
+        value = row["objective_value"]
+        lead = min([r["objective_value"] for r in d["best"]] + [value])
+        d["best"] = [r for r in d["best"] + [row] if r["objective_value"] <= lead + self.tol * abs(lead)]
+        for k, col in (("min_scaleout_gbps_per_npu", "scaleout_gbps_per_npu"), ("min_nics", "nics")):
+            if row[col] is not None:
+                d[k] = row[col] if d[k] is None else min(d[k], row[col])
+
+    def _trim(self) -> None:
+        self.top.sort(key=lambda r: (r["objective_value"], r["id"]))
+        del self.top[self.keep:]
+
+    def ranking(self) -> list[dict[str, Any]]:
+        """The kept solved rows, best first, with their ``rank`` (:func:`~hieropt.studies.explore.run.rank_rows`)."""
+        self._trim()
+        return rank_rows(self.top, self.objective, key="id")
+
+    def by_dims(self) -> list[dict[str, Any]]:
+        """Per dimension count: ``n_dims``, ``solved``, ``best`` (the first of its ranked best rows), and the least
+        scale-out GB/s per NPU and NICs among its solved rows."""
+        return [{"n_dims": n, "solved": d["solved"], "best": rank_rows(d["best"], self.objective, key="id")[0],
+                 "min_scaleout_gbps_per_npu": d["min_scaleout_gbps_per_npu"], "min_nics": d["min_nics"]}
+                for n, d in sorted(self.dims.items())]
+
+
+__all__ = ["COLUMNS", "NAMES", "OWN_COLUMNS", "CodesignRow", "UnsolvedRows", "Tally", "KEEP_ROWS", "base_row"]

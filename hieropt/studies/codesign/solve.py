@@ -1,0 +1,136 @@
+"""One co-design candidate solved exactly (:func:`solve_codesign_candidate`, its row of
+:data:`~hieropt.studies.codesign.rows.COLUMNS`), and the time split of a solved row (:func:`split_ns`): compute
+m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time, and the communication of every group per
+iteration (m x its per-micro-batch collectives + its per-iteration ones; these add up to the iteration time without
+``overlap_dp``), at the optimum of the slowest pipeline stage there."""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from ...errors import HieroptError, NoSolutionError
+from ...io.common import validation_error
+from ...model.groups import instance_for
+from ...model.stages import stage_jobs
+from ...model.terms import collective_times
+from ...model.timing import evaluate
+from ...model.traffic import phase_latency, phase_traffic
+from ...spec.space import constraint_for
+from ...workloads.llm.space import CodesignSpace
+from .candidates import CodesignCandidate
+from .rows import base_row
+
+
+@lru_cache(maxsize=64)
+def _parsed(texts: tuple[str, ...], n_dims: int) -> tuple:
+    return tuple(constraint_for(t, n_dims) for t in texts)
+
+
+def space_constraints(space: CodesignSpace, n_dims: int):
+    """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims), shared by the candidates'
+    instances (whose design matrices are then computed once, :attr:`hieropt.spec.Instance.design_matrix`)."""
+    return _parsed(tuple(space.constraints), n_dims)
+
+
+def split_ns(inst, bw: np.ndarray, stage: str | None = None) -> tuple[float, float, dict[str, float]]:
+    """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop instance at
+    ``bw`` (ns) for its slowest pipeline stage there (the stage named ``stage``, when the caller knows it; a
+    workload of one stage: that one); see the module docstring. Each group's communication is summed phase by
+    phase, layer by layer (one ``bincount`` over the phases in that order)."""
+    st = inst.step
+    job = inst.jobs[0]
+    if inst.workload.more_stages:
+        name = stage or evaluate(inst, bw).slowest_stage
+        job = next(j for j in stage_jobs(job) if j.workload.name == name)
+    table = job.workload.table
+    coll = collective_times(phase_traffic(inst, job), phase_latency(inst, job), bw, inst.dimension_mode)  # (L, 3)
+    names, ids, C, U = _group_ids(table)
+    per_micro = C + float(coll[:, :2].sum())
+    t = coll.T.ravel()  # phase-major: the order the per-group sums run in
+    live = t > 0
+    times = np.repeat([float(st.microbatches), float(st.microbatches), 1.0], coll.shape[0])
+    sums = np.bincount(ids[live], weights=(times * t)[live], minlength=len(names))
+    used = np.bincount(ids[live], minlength=len(names))
+    by_group = {names[i]: float(sums[i]) for i in np.flatnonzero(used)}
+    return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
+
+
+_GROUP_IDS: list[tuple[object, tuple]] = []
+GROUP_IDS_KEPT = 12
+"""Tables whose group ids :func:`_group_ids` keeps (a plan has up to three distinct stages)."""
+
+
+def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
+    """The group names of a step workload's phases (a named group, else ``tp`` forward / input gradient and
+    ``dp`` weight gradient), each phase's name index, phase-major, and the compute C and optimizer step U of the
+    table, ns (the last few tables' are kept)."""
+    for t, out in _GROUP_IDS:
+        if t is table:
+            return out
+    names: dict[str, int] = {}
+    ids = [names.setdefault(g or ("tp" if j < 2 else "dp"), len(names))
+           for j in range(3) for g in table.group[:, j].tolist()]
+    out = (tuple(names), np.array(ids, dtype=np.int64), float(table.compute_ns.sum()), float(table.update_ns.sum()))
+    _GROUP_IDS.insert(0, (table, out))
+    del _GROUP_IDS[GROUP_IDS_KEPT:]
+    return out
+
+
+def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
+    """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`) and return its
+    row (:data:`COLUMNS`); a candidate without a certified answer gets its status and message."""
+    from ...solvers.objectives import solve
+
+    row = base_row(space, cand)
+    row["worker"] = _worker()
+    start = time.perf_counter()
+    try:
+        inst = instance_for(cand.params, cand.network, space.cost, cand.placement, objective=space.objective,
+                            constraints=space_constraints(space, cand.network.n_dims), name=cand.id,
+                            max_iteration_time_ns=space.max_iteration_time_ns,
+                            max_network_cost_usd=space.max_network_cost_usd, dimension_mode=space.dimension_mode)
+        sol = solve(inst)
+    except NoSolutionError as e:
+        row.update(status=e.kind, message=str(e))
+    except HieroptError as e:
+        row.update(status="error", message=str(e))
+    except ValidationError as e:  # a placement the instance cannot state (e.g. a pp send over two dimensions in
+        row.update(status="error", message=str(validation_error(e, cand.id)))  # sequential mode): this row only
+    else:
+        compute, bubble, by_group = split_ns(inst, sol.bw_gbps, sol.breakdown.slowest_stage)
+        row.update(status=str(sol.status), message=sol.message, objective_value=sol.objective_value,
+                   objective_bound=sol.objective_bound, objective_unit=sol.objective_unit, gap=sol.gap,
+                   iteration_time_ns=sol.iteration_time_ns, compute_ns=compute, bubble_ns=bubble,
+                   communication_ns=sol.iteration_time_ns - compute - bubble,
+                   communication_by_group_ns={g: t for g, t in sorted(by_group.items())},
+                   network_cost_usd=sol.network_cost_usd, bw_gbps=[float(b) for b in sol.bw_gbps])
+        top = [d for d, dim in enumerate(cand.network.dims) if dim.cost_class == space.scale_out_class]
+        scale = float(sum(sol.bw_gbps[d] for d in top))
+        row["scaleout_gbps_per_npu"] = scale
+        if space.nic_gbps is not None:
+            row["nics"] = math.ceil(space.npus * scale / space.nic_gbps * (1 - 1e-12))
+    row["solve_seconds"] = time.perf_counter() - start
+    return row
+
+
+_WORKER: list = [None, ""]
+
+
+def _worker() -> str:
+    """``host:pid`` of this process (asked of the system once per process)."""
+    if _WORKER[0] != os.getpid():
+        _WORKER[:] = os.getpid(), f"{socket.gethostname()}:{os.getpid()}"
+    return _WORKER[1]
+
+
+
+
+__all__ = ["solve_codesign_candidate", "split_ns", "space_constraints"]

@@ -1,0 +1,47 @@
+"""The answer flows on: the best candidates as instance files that ``solve`` re-solves to the same optimum (the
+plan's DP overlap kept), and the shortlist provisioned from a parts catalog."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from hieropt.io.instance import load_instance
+from hieropt.solvers.objectives import solve
+from hieropt.studies.codesign.export import write_instances
+from hieropt.studies.codesign.search import codesign
+from hieropt.workloads.llm.space import PlanChoices
+
+from ..workloads.test_codesign_search import space
+
+
+@pytest.mark.parametrize("kw", [
+    {"plans": PlanChoices(tp=(1, 2), pp=(1, 2), overlap_grad_reduce=(False, True))},
+    {"objective": "performance_per_cost", "mapping_rule": "all_placements"},
+    {"objective": "min_cost", "max_iteration_time_ns": 1.7e6},
+])
+def test_written_instances_resolve_to_the_same_optimum(tmp_path, kw):
+    r = codesign(space(**kw), workers=1, prune=False)
+    paths = write_instances(r, tmp_path / "inst", top=3)
+    assert len(paths) == 3
+    for path, row in zip(paths, r.ranking[:3], strict=True):
+        doc = tomllib.loads(path.read_text())
+        assert doc["step"]["overlap_dp"] == bool(row["overlap_grad_reduce"])
+        assert doc["workload"]["params"]["plan"]["tp"] == row["tp"] and doc["mapping"]["groups"] == row["placement"]
+        sol = solve(load_instance(path))
+        assert sol.objective_value == pytest.approx(row["objective_value"], rel=1e-9)
+        assert sol.iteration_time_ns == pytest.approx(row["iteration_time_ns"], rel=1e-7)
+
+
+def test_the_overlap_setting_is_kept(tmp_path):
+    """The best plan here overlaps its DP all-reduce; its instance file keeps ``overlap_dp`` (the same file without
+    it times another schedule, slower: the all-reduce after the last micro-batch)."""
+    r = codesign(space(plans=PlanChoices(tp=(1,), pp=(1,), overlap_grad_reduce=(False, True))), workers=1)
+    assert r.best.overlap_grad_reduce == 1
+    path = write_instances(r, tmp_path)[0]
+    assert solve(load_instance(path)).objective_value == pytest.approx(r.best.objective_value, rel=1e-9)
+    text = path.read_text()
+    assert "overlap_dp = true" in text
+    (tmp_path / "off.toml").write_text(text.replace("overlap_dp = true", "overlap_dp = false"))
+    assert solve(load_instance(tmp_path / "off.toml")).objective_value > r.best.objective_value * (1 + 1e-6)
