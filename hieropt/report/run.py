@@ -69,12 +69,12 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     best = result.best
     if best is None:
         return None
-    cand = next((c for c in result.enumeration.candidates if c.id == best["id"]), None)
-    if cand is None:
-        return None
-    return figures(training_of(cand.params), result.space.npus, best["iteration_time_ns"],
-                   best["network_cost_usd"], tokens, getattr(result.space, "cluster", None),
-                   cand.params.workload_name)
+    from ..studies.codesign.export import row_params
+
+    params = row_params(result.space, best.to_dict())
+    return figures(training_of(params), best.npus or result.space.npus, best.iteration_time_ns,
+                   best.network_cost_usd, tokens, getattr(result.space, "cluster", None),
+                   params.workload_name)
 
 
 __all__ = ["run_lines", "fmt_money", "fmt_tokens", "codesign_run"]
