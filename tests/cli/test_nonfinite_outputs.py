@@ -41,10 +41,14 @@ def _no_constant(name: str) -> None:
 
 
 def _tiny_efficiency(tmp_path: Path) -> Path:
+    """The shipped GPT-3 model with a flat-efficiency NPU of efficiency 1e-310 (a subnormal number)."""
     text = LLM.read_text(encoding="utf-8")
-    assert "efficiency = 0.5" in text
+    head, sep, _ = text.partition("[params.npu]")
+    assert sep
+    npu = ('[params.npu]\nname = "A100"\npeak_tflops = 312.0\nefficiency = 1e-310\nhbm_gib = 80.0\n'
+           'hbm_gbps = 2039.0\n')
     model = tmp_path / "tiny.toml"
-    model.write_text(text.replace("efficiency = 0.5", "efficiency = 1e-310"), encoding="utf-8")
+    model.write_text(head + npu, encoding="utf-8")
     return model
 
 
