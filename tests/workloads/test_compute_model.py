@@ -302,3 +302,16 @@ def test_kernel_flops_are_the_counted_flops(arch, plan):
         phases = ("forward", "input_grad", "weight_grad")
         by = [sum(k.flops for k in ks if k.phase == ph) for ph in phases]
         assert by == pytest.approx(list(op.flops), rel=1e-12), op.name
+
+
+def test_with_calibration():
+    flat = NPU(peak_tflops=100.0, efficiency=0.5, hbm_gib=1.0, hbm_gbps=1000.0)
+    roof = flat.with_calibration(CAL)
+    assert roof.roofline and roof.calibration == CAL and roof.flops_per_ns == 5e4
+    assert roof.with_calibration({"kernel_overhead_us": 1.0}).kernel_overhead_us == 1.0
+    with pytest.raises(ValueError, match="gemm_half_gflop: missing"):
+        flat.with_calibration({"matrix_efficiency": 0.8})
+    with pytest.raises(ValueError, match="colour: not a calibration parameter"):
+        roof.with_calibration({"colour": 1.0})
+    with pytest.raises(ValueError, match="hbm_efficiency"):
+        roof.with_calibration({"hbm_efficiency": 2.0})
