@@ -35,7 +35,7 @@ def short_file(path: str) -> str:
 
 def rows_table(v: Validation) -> Table:
     """One line per run: file, line, run, group, measured and predicted ms, error (predicted vs
-    measured)."""
+    measured); a calibration run marked ``(fit)``, a plan the memory model does not fit ``*``."""
     t = Table(
         title="Measured runs: predicted vs measured iteration time "
         "(error = predicted / measured - 1)",
@@ -51,14 +51,16 @@ def rows_table(v: Validation) -> Table:
         t.add_row(
             short_file(str(x.run.path)),
             str(x.run.line),
-            x.run.label,
+            x.run.label + ("" if x.fits_memory else " *"),
             x.run.group,
             f"{x.run.measured_ms:,.1f}",
             f"{x.predicted_ms:,.1f}",
             _pct(x.error, True) + mark,
         )
-    if any(x.in_sample for x in v.rows):
-        t.caption = "(fit): a calibration run, left out of the summary"
+    notes = ["(fit): a calibration run, left out of the summary"] * any(x.in_sample for x in v.rows)
+    if not all(x.fits_memory for x in v.rows):
+        notes.append("*: the memory model finds that this measured plan does not fit in memory")
+    t.caption = "; ".join(notes) or None
     return t
 
 
@@ -159,6 +161,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
             "error": x.error,
             "calibrated": x.calibrated or None,
             "in_sample": x.in_sample,
+            "fits_memory": x.fits_memory,
         }
         for x in v.rows
     ]

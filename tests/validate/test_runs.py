@@ -167,3 +167,12 @@ def test_an_instance_file_whose_groups_do_not_fit_the_plan_is_one_line(tmp_path:
     with pytest.raises(InputError, match=r"runs.csv: line 3: network: .*inst.toml: "
                        r"mapping.groups.tp: .*; fix: "):
         predict_ms(run)
+
+
+def test_a_measured_plan_the_memory_model_does_not_fit_is_marked(tmp_path: Path):
+    header = HEADER + ",hbm_gib"
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1,1.0", "tiny.toml,net.toml,10,1,1e-6"],
+                      header)
+    v = validate([path])
+    assert [x.fits_memory for x in v.rows] == [True, False]
+    assert v.rows[0].predicted_ms == v.rows[1].predicted_ms  # predicted all the same

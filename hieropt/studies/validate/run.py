@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...io.runs import Run, read_runs
+from ...model.memory import memory
 from .calibrate import Calibration, CalibrationField, calibrate
 from .metrics import (
     mape,
@@ -39,12 +40,16 @@ class ValidationRow:
         predicted_ms: the predicted iteration time, ms.
         calibrated: the NPU name whose fitted values were applied, '' for the model file's values.
         in_sample: the run is one of the calibration runs (left out of the summary).
+        fits_memory: whether the memory model (:func:`hieropt.model.memory.memory`) finds that
+            the measured plan fits in the NPU's memory: a run that ran but "does not fit" points at
+            the memory model.
     """
 
     run: Run
     predicted_ms: float
     calibrated: str = ""
     in_sample: bool = False
+    fits_memory: bool = True
 
     @property
     def error(self) -> float:
@@ -114,11 +119,9 @@ def predict_runs(
     out = []
     for r in runs:
         c = fits.get(r.params.npu.name)
-        out.append(
-            ValidationRow(
-                r, predict_ms(r, c.overrides if c else ()), c.npu if c else "", run_key(r) in seen
-            )
-        )
+        t = predict_ms(r, c.overrides if c else ())
+        room = memory(r.params).fits
+        out.append(ValidationRow(r, t, c.npu if c else "", run_key(r) in seen, room))
     return out
 
 

@@ -51,8 +51,8 @@ class CalibrationField:
 CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
     CalibrationField(
         "matrix_efficiency",
-        0.0,
-        True,
+        0.01,
+        False,
         1.0,
         0.869,
         "fraction of peak",
@@ -70,8 +70,8 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
     ),
     CalibrationField(
         "hbm_efficiency",
-        0.0,
-        True,
+        0.01,
+        False,
         1.0,
         0.65,
         "fraction of HBM bandwidth",
@@ -88,8 +88,8 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
     ),
     CalibrationField(
         "attention_efficiency",
-        0.0,
-        True,
+        0.01,
+        False,
         1.0,
         0.6,
         "fraction of peak",

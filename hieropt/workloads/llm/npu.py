@@ -7,6 +7,7 @@ may be filled from is :mod:`.accelerators`, the compute model :mod:`.roofline`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -82,6 +83,25 @@ class NPU(StrictModel):
         GEMMs' rate)."""
         eff = self.efficiency if self.efficiency is not None else self.matrix_efficiency
         return self.peak_tflops * 1e3 * eff
+
+    @property
+    def calibration(self) -> dict[str, float | None]:
+        """The roofline's calibration values by name, in the order of ``CALIBRATION_FIELDS``."""
+        return {n: getattr(self, n) for n in CALIBRATION_NAMES}
+
+    def with_calibration(self, values: Mapping[str, float]) -> NPU:
+        """This NPU with the calibration ``values`` (names of ``CALIBRATION_FIELDS``) replaced and
+        the flat ``efficiency`` dropped: the roofline NPU a fit of measured runs tries.
+
+        Raises:
+            ValueError: an unknown name (pydantic's error), a value out of its bounds, or a roofline
+                field still missing.
+        """
+        unknown = sorted(set(values) - set(CALIBRATION_NAMES))
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not a calibration parameter; fix: use one of "
+                             f"{', '.join(CALIBRATION_NAMES)}")
+        return NPU.model_validate({**self.model_dump(), "efficiency": None, **values})
 
 
 def _check_compute_model(npu: NPU) -> None:
