@@ -17,6 +17,7 @@ unit, solve, CLI, workload and tutorial tests without the oracle, fuzz, fidelity
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -40,6 +41,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="also run the tests marked slow (larger random samples)",
     )
+    parser.addoption(
+        "--fuzz",
+        choices=("short", "medium", "long"),
+        default=None,
+        help="size of the fuzz suites: short (default), medium (1,000 instances), long (10,000)",
+    )
+    parser.addoption(
+        "--fuzz-seed", type=int, default=None, help="fix the fuzz suites' random draws"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hand ``--fuzz`` and ``--fuzz-seed`` to the fuzz suites (and their worker processes), which
+    read them when their modules are collected."""
+    if config.getoption("--fuzz"):
+        os.environ["HIEROPT_FUZZ"] = config.getoption("--fuzz")
+    if config.getoption("--fuzz-seed") is not None:
+        os.environ["HIEROPT_FUZZ_SEED"] = str(config.getoption("--fuzz-seed"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
