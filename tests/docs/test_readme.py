@@ -2,8 +2,8 @@
 
 It is at most 300 lines; its quick start is exactly two commands, ``scripts/run`` and
 ``scripts/test``, both executable scripts of the repository; the output it shows is what
-``scripts/run`` prints (the lines that do not depend on the machine); every relative link points to
-a file of the repository.
+``scripts/run`` prints (the lines and table rows that do not depend on the machine); every
+relative link points to a file of the repository.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ def test_quick_start_output_is_what_the_solve_prints():
     assert r.returncode == 0, r.stderr
     printed = " ".join(r.stdout.split())
     heads = ("status:", "iteration time:", "network cost:", "relative gap", "instance ", "mapping ")
+    heads += ("│",)  # table rows
     stable = [line for line in shown if line.startswith(heads)]
-    assert len(stable) == 6
+    assert len(stable) == 6 + 4 + 5  # the lines above, the bandwidth table's rows, the time split's
     for line in stable:
         assert " ".join(line.split()) in printed, line
 
