@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""hieropt vs ASTRA-sim 2.0 (analytical, congestion-unaware): the agreement table of the README's Validation section.
+"""hieropt vs ASTRA-sim 2.0 (analytical, congestion-unaware): the agreement table of docs/explanation/astra-sim.md.
 
 Usage::
 

@@ -14,10 +14,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def shared_data_dir() -> Path | None:
-    """The reference data folder (LIBRA files, ASTRA-sim workloads, reference optima), or None when absent.
+    """The reference data folder (LIBRA files, ASTRA-sim workloads, reference optima), or None.
 
-    ``$HIEROPT_SHARED_DATA`` when set, else ``shared/data`` beside the repository; it counts only when it holds a
-    ``libra`` folder.
+    ``$HIEROPT_SHARED_DATA`` when set, else ``shared/data`` beside the repository; it counts only
+    when it holds a ``libra`` folder.
     """
     env = os.environ.get("HIEROPT_SHARED_DATA")
     cand = Path(env) if env else REPO.parent / "shared" / "data"
@@ -25,18 +25,18 @@ def shared_data_dir() -> Path | None:
 
 
 def seeds(quick: int, slow: int) -> list:
-    """Seeds ``0 .. slow - 1`` for ``pytest.mark.parametrize``; those from ``quick`` on are marked ``slow`` (they run
-    with ``--slow`` or ``-m slow``)."""
+    """Seeds ``0 .. slow - 1`` for ``pytest.mark.parametrize``; those from ``quick`` on are marked
+    ``slow`` (they run with ``--slow`` or ``-m slow``)."""
     import pytest
 
     return [pytest.param(s, marks=pytest.mark.slow) if s >= quick else s for s in range(slow)]
 
 
 def kept(dims, prices, layers, groups, rows, bounds=None, objective="performance") -> Any:
-    """A :class:`hieropt.spec.Instance` from plain tuples (kept random instances are written this way).
+    """A :class:`hieropt.spec.Instance` from plain tuples (the form kept random instances take).
 
     Args:
-        dims: (block, npus) per dimension; each count is raised to the lcm with the group sizes on it.
+        dims: (block, npus) per dimension; each count is raised to the lcm with its group sizes.
         prices: per dimension, (link[, switch[, nic]]) in $ per GB/s.
         layers: per layer, ((compute_ns, collective, size_bytes) x 3 phases).
         groups: per phase, the group size on each dimension.
@@ -62,17 +62,48 @@ def kept(dims, prices, layers, groups, rows, bounds=None, objective="performance
     from tests.fuzz.strategies import tiled
 
     return Instance(
-        name="kept", objective=objective, training_loop="no_overlap",
-        network=Network(dims=tuple(Dimension(block=b, npus=tiled(p, *(g[d] for g in groups)), cost_class=f"c{d}")
-                                    for d, (b, p) in enumerate(dims))),
-        workload=Workload(name="kept", layers=tuple(
-            Layer(name=f"l{i}", **{ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=sz)
-                                   for ph, (c, k, sz) in zip(PHASES, phases, strict=True)})
-            for i, phases in enumerate(layers))),
+        name="kept",
+        objective=objective,
+        training_loop="no_overlap",
+        network=Network(
+            dims=tuple(
+                Dimension(block=b, npus=tiled(p, *(g[d] for g in groups)), cost_class=f"c{d}")
+                for d, (b, p) in enumerate(dims)
+            )
+        ),
+        workload=Workload(
+            name="kept",
+            layers=tuple(
+                Layer(
+                    name=f"l{i}",
+                    **{
+                        ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=sz)
+                        for ph, (c, k, sz) in zip(PHASES, phases, strict=True)
+                    },
+                )
+                for i, phases in enumerate(layers)
+            ),
+        ),
         mapping=Mapping(**dict(zip(PHASES, groups, strict=True))),
-        cost=CostModel(classes={f"c{d}": CostClass(**dict(zip(("link_usd_per_gbps", "switch_usd_per_gbps",
-                                                                 "nic_usd_per_gbps"), pr, strict=False)))
-                                for d, pr in enumerate(prices)}),
-        constraints=tuple(LinearConstraint(coefficients=a, sense=op, rhs=r, text=f"{a} {op} {r}")
-                          for a, op, r in rows),
-        bounds=None if bounds is None else tuple(Bound(lower_gbps=lo, upper_gbps=hi) for lo, hi in bounds))
+        cost=CostModel(
+            classes={
+                f"c{d}": CostClass(
+                    **dict(
+                        zip(
+                            ("link_usd_per_gbps", "switch_usd_per_gbps", "nic_usd_per_gbps"),
+                            pr,
+                            strict=False,
+                        )
+                    )
+                )
+                for d, pr in enumerate(prices)
+            }
+        ),
+        constraints=tuple(
+            LinearConstraint(coefficients=a, sense=op, rhs=r, text=f"{a} {op} {r}")
+            for a, op, r in rows
+        ),
+        bounds=None
+        if bounds is None
+        else tuple(Bound(lower_gbps=lo, upper_gbps=hi) for lo, hi in bounds),
+    )

@@ -5,18 +5,19 @@ Markers (registered in pyproject.toml) are applied by folder, so a test file nee
 | marker | tests | what they need |
 |---|---|---|
 | ``oracle`` | ``tests/oracle`` | SCIP (pyscipopt) as an independent global solver; minutes |
-| ``fidelity`` | ``tests/fidelity``, ``tests/cli/test_astrasim_cli.py`` | the ASTRA-sim 2.0 binary |
-| ``fuzz`` | ``tests/fuzz``, ``tests/solve/test_procurement_fuzz.py`` | random instances; minutes |
+| ``fidelity`` | ``tests/fidelity``, ``tests/cli/test_astrasim_cli.py`` | the ASTRA-sim binary |
+| ``fuzz`` | ``tests/fuzz``, ``tests/solve/test_procurement_fuzz.py`` | random inputs; minutes |
 | ``shared_data`` | every test using the ``shared_data`` fixture | the reference data folder |
 | ``docs`` | ``tests/docs`` | runs the tutorial's commands |
-| ``slow`` | marked in the test file (larger random samples) | skipped unless ``--slow`` or ``-m slow`` |
+| ``slow`` | marked in the test file (larger samples) | run by ``--slow`` or ``-m slow`` |
 
-Select with ``-m``, e.g. ``-m "not oracle and not fuzz"``; ``scripts/test --quick`` runs the unit, solve, CLI and
-workload tests without the oracle, fuzz, fidelity and slow ones.
+Select with ``-m``, e.g. ``-m "not oracle and not fuzz"``; ``scripts/test --quick`` runs the
+unit, solve, CLI, workload and tutorial tests without the oracle, fuzz, fidelity and slow ones.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -34,8 +35,30 @@ FILE_MARKERS = {"test_astrasim_cli.py": "fidelity", "test_procurement_fuzz.py": 
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--slow", action="store_true", default=False,
-                     help="also run the tests marked slow (larger random samples)")
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (larger random samples)",
+    )
+    parser.addoption(
+        "--fuzz",
+        choices=("short", "medium", "long"),
+        default=None,
+        help="size of the fuzz suites: short (default), medium (1,000 instances), long (10,000)",
+    )
+    parser.addoption(
+        "--fuzz-seed", type=int, default=None, help="fix the fuzz suites' random draws"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hand ``--fuzz`` and ``--fuzz-seed`` to the fuzz suites (and their worker processes), which
+    read them when their modules are collected."""
+    if config.getoption("--fuzz"):
+        os.environ["HIEROPT_FUZZ"] = config.getoption("--fuzz")
+    if config.getoption("--fuzz-seed") is not None:
+        os.environ["HIEROPT_FUZZ_SEED"] = str(config.getoption("--fuzz-seed"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -43,7 +66,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip_slow = pytest.mark.skip(reason="slow: run with --slow or -m slow")
     for item in items:
         path = Path(str(item.fspath))
-        parts = path.relative_to(REPO / "tests").parts if path.is_relative_to(REPO / "tests") else ()
+        parts = (
+            path.relative_to(REPO / "tests").parts if path.is_relative_to(REPO / "tests") else ()
+        )
         if parts and parts[0] in FOLDER_MARKERS:
             item.add_marker(FOLDER_MARKERS[parts[0]])
         if path.name in FILE_MARKERS:
@@ -56,7 +81,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """Path of the shared data folder; skips the test when it is not present (e.g. outside the project's CI)."""
+    """Path of the shared data folder; skips the test when it is not present."""
     d = shared_data_dir()
     if d is None:
         pytest.skip("shared data folder not found (set HIEROPT_SHARED_DATA)")
@@ -75,7 +100,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         return
     terminalreporter.section("what did not run, and why")
     if deselected:
-        how = " ".join(f"{opt} {config.getoption(opt)!r}" for opt in ("-m", "-k") if config.getoption(opt))
+        how = " ".join(
+            f"{opt} {config.getoption(opt)!r}" for opt in ("-m", "-k") if config.getoption(opt)
+        )
         terminalreporter.write_line(f"{deselected:6d} deselected by {how}")
     for reason, n in reasons.most_common():
         terminalreporter.write_line(f"{n:6d} skipped: {reason}")

@@ -1,8 +1,8 @@
 """MkDocs hook: writes the command-line reference from the typer app itself.
 
-The page ``reference/cli.md`` holds the marker ``<!-- cli-reference -->``; at build time it is replaced by the help
-of ``hieropt`` and of every command and sub-command, exactly as ``hieropt CMD --help`` prints it (100 columns, no
-colour), so the page cannot drift from the code.
+The page ``reference/cli.md`` holds the marker ``<!-- cli-reference -->``; at build time it is
+replaced by the help of ``hieropt`` and of every command and sub-command, exactly as ``hieropt CMD
+--help`` prints it (100 columns, no colour), so the page cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ def _help(app, args: list[str]) -> str:
     """What ``hieropt ARGS --help`` prints, trailing blanks removed."""
     result = CliRunner().invoke(app, [*args, "--help"], prog_name="hieropt", env=ENV)
     if result.exit_code != 0:
-        raise RuntimeError(f"hieropt {' '.join(args)} --help exited {result.exit_code}: {result.output}")
+        raise RuntimeError(
+            f"hieropt {' '.join(args)} --help exited {result.exit_code}: {result.output}"
+        )
     return "\n".join(line.rstrip() for line in result.output.strip("\n").splitlines())
 
 
@@ -28,7 +30,7 @@ def _section(app, args: list[str], level: int) -> list[str]:
 
 
 def reference() -> str:
-    """The Markdown of every command's help: ``hieropt``, then each command, sub-commands under their group."""
+    """The Markdown of every command's help: ``hieropt``, each command, sub-commands under it."""
     from hieropt.cli import app
 
     root = get_command(app)

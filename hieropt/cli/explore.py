@@ -44,7 +44,7 @@ def explore_command(
     workers: Annotated[int | None, typer.Option(
         "--workers", help="Processes of the local pool (default: CPU count; 1: no pool).")] = None,
     prune: Annotated[bool, typer.Option(
-        "--prune/--no-prune", help="Solve one shape per class of exact duplicates (see the README).")] = True,
+        "--prune/--no-prune", help="Solve one shape per class of exact duplicates (docs/how-to/explore.md).")] = True,
     catalog: Annotated[Path | None, typer.Option(
         "--catalog", help="Parts catalog: also provision the best --provision-top shapes with whole parts and rank "
         "them by the integer bill of materials.")] = None,

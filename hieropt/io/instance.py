@@ -71,7 +71,8 @@ def _network(value: Any, base: Path, src: str) -> Network:
     except (ValidationError, TypeError) as e:
         if isinstance(e, ValidationError):
             raise validation_error(e, src, "network") from e
-        raise InputError(src, "network", "expected a file name or a table with dims", "see the README") from e
+        raise InputError(src, "network", "expected a file name or a table with dims",
+                         "see docs/reference/file-formats.md") from e
 
 
 def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
@@ -81,7 +82,8 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
     if isinstance(value, str):
         return read_communicator(referenced_file(base, value, src, "mapping", "communicator"), network)
     if not isinstance(value, dict):
-        raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}", "see the README")
+        raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}",
+                         "see docs/reference/file-formats.md")
     extra = set(value) - {"forward", "input_grad", "weight_grad", "groups"}
     if extra:
         raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key",

@@ -104,7 +104,7 @@ def workload_entry(value: Any, base: Path, src: str) -> Workload:
             return read_model(referenced_file(base, value["model"], src, "workload.model", "workload model"))
         else:
             raise InputError(src, "workload", "expected a file name, {file = ...}, {model = ...} or an inline "
-                             "generator table", "see the README")
+                             "generator table", "see docs/reference/workloads.md")
     if not isinstance(value, str):
         raise InputError(src, "workload", f"expected a file name, got {value!r}", "give a path")
     path = referenced_file(base, value, src, "workload", "workload")

@@ -111,7 +111,7 @@ class TimeLP(LPChecks):
         """Upper limits on the scaled columns that single design rows, bounds and the budget imply."""
         # keyed on the arrays object itself, not its id(): a re-compiled LP (new pieces, a new scale) may get the
         # freed one's id, and a stale bound on the scaled columns would cut off part of the feasible set (a false
-        # certificate: found by the CI run of tests/solve/test_cut_model.py)
+        # certificate: see tests/solve/test_cut_model.py)
         key = (self._budget, self.arr)
         if self._ub_key is None or self._ub_key[0] != key[0] or self._ub_key[1] is not key[1]:
             self._ub_key = key

@@ -138,7 +138,7 @@ class LPChecks(CutLP):
         forced there: :meth:`_diagnose_empty` raised before): a design whose units shrink by :data:`STARVE` on those
         dimensions. Cuts stop at :data:`hieropt.solvers.cut_lp.CUT_RANGE` of a unit; below it the LP's t is a
         finite extrapolation of a time that grows without bound, and a dimension whose time hides under a compute
-        term of 1e7 its size (0.5 bytes against 7e7) can need less than that (found by the long fuzz run)."""
+        term of 1e7 its size (0.5 bytes against 7e7) can need less than that."""
         bw = self._bw(x)
         top = float(bw.max(initial=0.0))
         starved = [d for d in self.loaded if bw[d] <= 1e-9 * top]

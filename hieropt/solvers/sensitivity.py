@@ -199,7 +199,7 @@ class _Analysis:
         """Setting t_d's lower bound 1 / (B_d's upper bound) (model units; :mod:`hieropt.formulation.lp` bounds t
         by it) to follow a moved upper bound: left at the old one, t_d sits at that floor above the moved bound
         and B_d's dual reads 0 (the upper bound of NVLink at 900 GB/s on ``instances/gpt3-nvl72-2304.toml``: the
-        LP's marginal 0 against the re-solves' -1.4e5 ns per GB/s, found by a break-it review)."""
+        LP's marginal 0 against the re-solves' -1.4e5 ns per GB/s)."""
         col = self.core.t_col.get(d)
         if col is None:
             return lambda hi: None

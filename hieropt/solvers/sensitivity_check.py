@@ -8,7 +8,7 @@ one-sided derivatives lie between the secants: V'(theta+) <= (V(theta + h) - V(t
 V'(theta-) >= (V(theta) - V(theta - h)) / h, and both secants tend to them as h -> 0. A claimed value outside the
 secants (beyond the solves' gaps and :data:`FD_TOL`), a side said infeasible that solves, or a side that cannot be
 solved but was given a value, means the LP's duals do not describe this optimum (an LP whose units its rows are far
-from: found by a break-it run, a marginal 2e5 x too small and a false "infeasible"); the caller then reports the
+from: e.g. a marginal 2e5 x too small and a false "infeasible"); the caller then reports the
 sensitivity as not available rather than print it. Marginals of the free bandwidth bonus ("bandwidth of dimension
 d") are not parameters of the instance and are not re-checked here.
 """

@@ -1,4 +1,4 @@
-"""Findings of a break-it review of the command line's outputs and number parsing, each a reproducer:
+"""The command line's outputs and number parsing on inputs easy to get wrong, each a reproducer:
 
 - a stdout closed by its reader (``| head -1``) ended with exit 1 (a bug's status), nothing on stderr, and the
   ``--json`` file of a certified run never written: now the files come first and the run ends with 141 (SIGPIPE);

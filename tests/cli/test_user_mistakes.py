@@ -1,6 +1,6 @@
-"""Mistakes a new user makes, found by trying the README's commands on wrong input (the break-it round after issue
-12): each must end with exit 2 and one ``error:`` line naming the file, the field and the fix, or with the right
-answer, never a silent answer to another question.
+"""Mistakes a new user makes with the documented commands on wrong input: each must end with exit 2
+and one ``error:`` line naming the file, the field and the fix, or with the right answer, never a
+silent answer to another question.
 
 Every input is a small file written into ``tmp_path``; the shipped model files are read from the repository.
 """

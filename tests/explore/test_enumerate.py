@@ -112,8 +112,8 @@ def test_no_shape_fits(tmp_path):
 
 
 def test_a_required_key_written_inside_a_table_is_named_as_such(tmp_path):
-    """``levels = ...`` after ``[mapping]`` belongs to that table in TOML: the error says so (found by a break-it
-    run: it said only "levels: missing")."""
+    """``levels = ...`` after ``[mapping]`` belongs to that table in TOML: the error says so (not only
+    "levels: missing")."""
     path = tmp_path / "space.toml"
     path.write_text('npus = 64\nobjective = "performance"\ntraining_loop = "no_overlap"\n[mapping]\n'
                     'rule = "tp_lowest"\nlevels = 5\n', encoding="utf-8")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fuzz.tally import MODE, OUT, TALLY
 from tests.fuzz.worker import Worker
 
 _WORKER: Worker | None = None
@@ -18,13 +17,21 @@ def worker() -> Worker:
     return _WORKER
 
 
+# tests/fuzz/tally.py reads the run's size when it is first imported: here only inside the hooks, after
+# the root conftest has turned ``--fuzz`` and ``--fuzz-seed`` into its environment variables.
+
+
 def pytest_sessionstart(session):
+    from tests.fuzz.tally import MODE, OUT
+
     if MODE != "short":  # problems are appended as they are found: start from an empty findings file
         OUT.unlink(missing_ok=True)
         OUT.with_suffix(".notes.jsonl").unlink(missing_ok=True)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    from tests.fuzz.tally import MODE, TALLY
+
     if _WORKER is not None:
         _WORKER.close()
     if MODE != "short" and TALLY.problems:
@@ -32,6 +39,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    from tests.fuzz.tally import MODE, OUT, TALLY
+
     if not TALLY.counts:
         return
     for line in TALLY.lines():

@@ -4,10 +4,11 @@ Each check reports what it saw to the session's :data:`TALLY`: plain counts (``e
 ``limit``, ...) and **problems** (a certificate beaten, a SolverError on valid input, a false "infeasible", a LIMIT
 whose gap is not honest, a traceback, a hang, ...), each with a reproducer.
 
-- Default (short) and ``HIEROPT_FUZZ=medium``/``long`` differ in example counts (:data:`BUDGET`); numeric overrides:
-  ``HIEROPT_FUZZ_INSTANCES``, ``HIEROPT_FUZZ_PROCUREMENT``, ``HIEROPT_FUZZ_MUTANTS``. ``HIEROPT_FUZZ_SEED=N`` fixes
-  the random draws of a medium or long run (hypothesis's seed and the mutants' first seed), so a long run can be
-  split into chunks with different seeds and each chunk re-run exactly; the short run is always derandomized.
+- Default (short) and ``--fuzz medium``/``long`` (``HIEROPT_FUZZ``) differ in example counts (:data:`BUDGET`);
+  numeric overrides: ``HIEROPT_FUZZ_INSTANCES``, ``HIEROPT_FUZZ_PROCUREMENT``, ``HIEROPT_FUZZ_MUTANTS``.
+  ``--fuzz-seed N`` (``HIEROPT_FUZZ_SEED``) fixes the random draws of a medium or long run (hypothesis's seed and
+  the mutants' first seed), so a long run can be split into chunks with different seeds and each chunk re-run
+  exactly; the short run is always derandomized.
 - In the short run a problem fails the test at once (hypothesis prints the example). In the medium and long runs
   problems are recorded and the run goes on; the terminal summary prints every count, the problems are written as
   JSON lines to ``HIEROPT_FUZZ_OUT`` (default ``out/fuzz-findings.jsonl``), and the session fails when any problem

@@ -1,13 +1,13 @@
-"""Findings of the long random-instance run (``HIEROPT_FUZZ=long``), fixed, with their reproducers (Spec code as the
-run printed it). Each answer is held against a scan of the two-dimensional design's boundary, an oracle independent
-of the solver: T(B) does not increase with any bandwidth, so the fastest design for a given bw[1] takes the largest
-bw[0] the rows, bounds and budget allow.
+"""Answers on instances drawn by the long random-instance run (``--fuzz long``), rebuilt from their
+Spec code, each held against a scan of the two-dimensional design's boundary, an oracle independent of
+the solver: T(B) does not increase with any bandwidth, so the fastest design for a given bw[1] takes
+the largest bw[0] the rows, bounds and budget allow.
 
-- a row ``bw[0] <= c bw[1]`` (rhs 0) that the answer met to 1.4e-14 of its terms at 1e9 GB/s: the verifier measured
-  the miss against a floor of 1 GB/s and refused it (hieropt/verify.py now measures against the row's terms);
-- two false "infeasible": one dimension carries 0.5 bytes against 7e7 on the other and its time hides under a
-  compute term, so it needs 1.5e-8 GB/s, below the LP's cut range of its unit; the LP left it at 0 and the loop
-  found no finite time (hieropt/solvers/cutting.py ``TimeLP._starved`` now shrinks that unit).
+- a row ``bw[0] <= c bw[1]`` (rhs 0) met to 1.4e-14 of its terms at 1e9 GB/s counts as met: the
+  verifier (hieropt/verify.py) measures a miss against the row's terms, not against a floor of 1 GB/s;
+- a dimension that carries 0.5 bytes against 7e7 on the other, its time hidden under a compute term,
+  needs 1.5e-8 GB/s, below the LP's cut range of its unit: the loop shrinks that unit
+  (hieropt/solvers/cutting.py ``TimeLP._starved``) and finds the finite optimum, not "infeasible".
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ the worker's timeout) and must end with:
 - no Python warning printed, and no ``nan`` / ``inf`` figure printed as a result on exit 0.
 
 A few mutants also run as a real ``hieropt`` subprocess (the installed console script) to check the in-process
-runner against the real thing. ``HIEROPT_FUZZ=long`` runs 3,000 mutants; counts print at the end of the session.
+runner against the real thing. ``--fuzz long`` runs 3,000 mutants; counts print at the end of the session.
 """
 
 from __future__ import annotations

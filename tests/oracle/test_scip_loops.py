@@ -480,24 +480,26 @@ def _no_traffic(loop: str) -> Instance:
 
 @pytest.mark.parametrize("loop", ["tp_dp_overlap", "tp_dp_overlap_cross"])
 def test_no_traffic_overlap_loops(loop: str):
-    """Found by the test above: no dimension carries traffic, and the loop keeps the backward compute inside its max
-    nodes (tp_dp_overlap: T = C_f + max(C_ig, C_ig + C_wg) = 1000 ns; likewise the cross loop). An earlier
-    hieropt.solve raised SolverError "the solver reports 0 ns but the evaluator gives 1000": with no loaded dimension
-    TimeLP.min_time (hieropt/solvers/cutting.py) returns tm.compute_ns, the constant part only, which omits the max
-    nodes' constant pieces (TimeModel.time_ns gives 1000 ns); it now returns tm.time_ns(bw)."""
+    """An instance the test above draws: no dimension carries traffic, and the loop keeps the backward compute
+    inside its max nodes (tp_dp_overlap: T = C_f + max(C_ig, C_ig + C_wg) = 1000 ns; likewise the cross loop).
+    An earlier hieropt.solve raised SolverError "the solver reports 0 ns but the evaluator gives 1000": with
+    no loaded dimension TimeLP.min_time (hieropt/solvers/cutting.py) returns tm.compute_ns, the constant part
+    only, which omits the max nodes' constant pieces (TimeModel.time_ns gives 1000 ns); it now returns
+    tm.time_ns(bw)."""
     inst = _no_traffic(loop)
     assert oracle_time_ns(inst, np.array([50.0, 50.0])) == 1000.0
     check_against_scip(inst, print)
 
 
 def test_lower_bound_stall_two_reduce_scatters():
-    """Found by the test above (as a tp_dp_overlap instance with a second, idle workload; the loop does not matter):
-    on 2 x Ring 2 with sum(bw) == 500, a 7e7-byte reduce-scatter over (1, 2) and a 1e5-byte one over (2, 2), so
-    T = 3.5e7/B1 + max(5e4/B0, 2.5e4/B1). At the optimum 5e4/B0 is the max: B0 = 500 sqrt(5e4) / (sqrt(5e4) +
-    sqrt(3.5e7)) and T = (sqrt(5e4) + sqrt(3.5e7))^2 / 500. An earlier solver found T to 1e-10 but stopped
-    with status LIMIT after 26 LPs at proven gap 1.2e-8 ("no further progress at the LP tolerance floor"): its lower
-    bound, not its point, missed the 1e-8 target (bandwidths about 26:1). Held by per-dimension
-    units, the Lagrangian bound (hieropt/solvers/dual_bound.py: no LP-tolerance floor) and the Newton polish."""
+    """An instance the test above draws (as a tp_dp_overlap instance with a second, idle workload; the loop
+    does not matter): on 2 x Ring 2 with sum(bw) == 500, a 7e7-byte reduce-scatter over (1, 2) and a 1e5-byte
+    one over (2, 2), so T = 3.5e7/B1 + max(5e4/B0, 2.5e4/B1). At the optimum 5e4/B0 is the max: B0 = 500
+    sqrt(5e4) / (sqrt(5e4) + sqrt(3.5e7)) and T = (sqrt(5e4) + sqrt(3.5e7))^2 / 500. An earlier solver found T
+    to 1e-10 but stopped with status LIMIT after 26 LPs at proven gap 1.2e-8 ("no further progress at the LP
+    tolerance floor"): its lower bound, not its point, missed the 1e-8 target (bandwidths about 26:1). Held by
+    per-dimension units, the Lagrangian bound (hieropt/solvers/dual_bound.py: no LP-tolerance floor) and the
+    Newton polish."""
     RS = Collective.REDUCE_SCATTER
     idle = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
     inst = Instance(

@@ -1,4 +1,4 @@
-"""SCIP as an independent oracle for budgets a hair above the cheapest network (the break-it reproducers of
+"""SCIP as an independent oracle for budgets a hair above the cheapest network (the reproducers of
 tests/solve/test_near_cheapest_ties.py: two dimensions tie in price, the cheapest network leaves the others without
 bandwidth, slack 3e-7 ... 1e-6 of the cost).
 
@@ -165,7 +165,7 @@ def check_against_scip(inst: hieropt.Instance, sol: hieropt.Solution) -> None:
 
 @pytest.mark.parametrize("key", sorted(REPRODUCERS))
 def test_reproducers_against_scip(tmp_path, key):
-    """The break-it reproducers (before: LIMIT, the design up to 3.5e-4 slower than SCIP's)."""
+    """The reproducers (without the exact budget row: LIMIT, the design up to 3.5e-4 slower than SCIP's)."""
     inst = reproducer(tmp_path, key)
     sol = hieropt.solve(inst)
     check_against_scip(inst, sol)

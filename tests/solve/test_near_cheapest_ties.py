@@ -1,5 +1,5 @@
 """Budgets a hair above the cheapest network when two dimensions tie in price and the cheapest network puts all the
-bandwidth on one of them (break-it finding /tmp/breakit5/bug_tie_*: slack 3e-7 ... 1e-6 of the cost gave status
+bandwidth on one of them (slack 3e-7 ... 1e-6 of the cost, where a solver without the exact budget row gives status
 LIMIT at gaps 3.4e-6 ... 3.5e-4, with exactly feasible designs up to 3.5e-4 faster than the one returned).
 
 Root cause: the cost-share LP held the budget by its share row, a row of the cost's size whose tolerance (1e-9 of
@@ -109,7 +109,7 @@ l2 -1 500 ALLTOALL 400000 500 NONE 0 800 ALLREDUCE 1000000 0
 
 
 def reproducer(tmp_path, key: str, spec: tuple | None = None) -> hieropt.Instance:
-    """The break-it file ``key`` (or the same fields in ``spec``; a budget of None: none) as an instance, written
+    """The reproducer ``key`` (or the same fields in ``spec``; a budget of None: none) as an instance, written
     to ``tmp_path`` with its workload."""
     loop, dims, groups, prices, rows, budget = REPRODUCERS[key] if spec is None else spec
     (tmp_path / "wl.txt").write_text(WORKLOAD)

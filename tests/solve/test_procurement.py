@@ -126,8 +126,8 @@ def test_time_target_below_fastest_is_infeasible():
 @pytest.mark.parametrize("below", [0.0, 1e-15, 5e-13])
 def test_time_target_at_the_fastest_time_is_met(below):
     """A target equal to the fastest time, or below it by round-off (the user's evaluation of the fastest design sums
-    the same terms in another order): the fastest design meets it, so min cost is at most its cost (found by a
-    break-it review: "infeasible: the target is within the optimality gap")."""
+    the same terms in another order): the fastest design meets it, so min cost is at most its cost (not
+    "infeasible: the target is within the optimality gap")."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     fastest = hieropt.solve(inst)
     target = fastest.iteration_time_ns * (1 - below)

@@ -12,7 +12,7 @@ per-dimension caps, or a floor alone), time targets 1.01 .. 1e4 x the fastest. C
 - min cost: the fastest design within 1 - 1e-7 of the claimed bound misses the target;
 - the front: budgets ascend, times never rise, every point meets its budget.
 
-``HIEROPT_FUZZ=long`` raises the example count from 12 to 400.
+``--fuzz long`` (or ``HIEROPT_FUZZ=long``) raises the example count from 12 to 400.
 """
 
 from __future__ import annotations

@@ -76,8 +76,9 @@ def test_procurement_answers_scale_with_prices(factor):
         assert b.bw_gbps == pytest.approx(a.bw_gbps, rel=1e-3)
 
 
-# Found by a random sweep: min_cost claimed $100,594.1155 "optimal, gap 1e-16" while the fastest design within
-# $100,594.1055 met the target (the min-cost LP in M$, far below HiGHS's tolerances at these prices).
+# A random sweep's instance, on which min_cost once claimed $100,594.1155 "optimal, gap 1e-16" while the
+# fastest design within $100,594.1055 met the target (the min-cost LP in M$, far below HiGHS's tolerances at
+# these prices).
 FALSE_MIN_COST = kept(
     [("Switch", 4), ("Switch", 3), ("Ring", 3)],
     [(2.705573414914286, 1.3349868823590227, 0.7831923043172934), (2.3317770878537596, 1.4773854831439852,
@@ -197,8 +198,8 @@ def test_pareto_without_cap_ends():
     assert any("no upper limit" in n for n in front.notes)
 
 
-# A floor of 300 GB/s and no ceiling: a budget far above every design must not turn it into "no floor" (found by a
-# break-it run: budgets of 1e18 $ and up said "unbounded: no constraint keeps bandwidth away from zero").
+# A floor of 300 GB/s and no ceiling: a budget far above every design must not turn it into "no floor" (a
+# budget of 1e18 $ and up must not say "unbounded: no constraint keeps bandwidth away from zero").
 FLOOR_NO_CAP = kept([("Ring", 4), ("FullyConnected", 8)], [(2.0,), (4.0,)],
                     [((1000.0, "ALLREDUCE", 1e6), (1000.0, "ALLGATHER", 5e5), (2000.0, "ALLREDUCE", 2e6)),
                      ((2000.0, "NONE", 0.0), (1000.0, "REDUCESCATTER", 8e5), (1000.0, "ALLREDUCE", 3e6))],

@@ -121,11 +121,12 @@ def test_two_rows_that_pin_the_other_dimensions_near_zero(row):
 
 
 def test_reduced_costs_rounded_positive_do_not_inflate_the_bound():
-    """Found by the heuristics' hypothesis test: perf per cost on two Switch dimensions (an all-gather over 8 x 8,
-    'sum(bw) == 100') was certified at 145,534,137,356.6 with gap 0, while the traffic-proportional design gives
-    120,960,038,400. A reduced cost that is 0 in exact arithmetic came out a hair positive, so the Lagrangian's
-    minimiser sqrt(P / g) ran to ~1e16 and its term to almost nothing: the bound was 2.4x the optimum. The bound now
-    takes off each reduced cost's rounding times the value it multiplies."""
+    """An instance the heuristics' hypothesis test draws: perf per cost on two Switch dimensions (an
+    all-gather over 8 x 8, 'sum(bw) == 100') was certified at 145,534,137,356.6 with gap 0, while the
+    traffic-proportional design gives 120,960,038,400. A reduced cost that is 0 in exact arithmetic came out a
+    hair positive, so the Lagrangian's minimiser sqrt(P / g) ran to ~1e16 and its term to almost nothing: the
+    bound was 2.4x the optimum. The bound now takes off each reduced cost's rounding times the value it
+    multiplies."""
     import numpy as np
 
     from hieropt.spec import CostClass, CostModel, Dimension, Layer, Mapping, Network, Phase

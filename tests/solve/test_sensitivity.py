@@ -315,7 +315,7 @@ def test_rows_that_pin_the_design_are_not_reported_as_not_binding(tmp_path):
 def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
     """GPT-3 on NVL72 x 32 (shipped): bw[0] at its upper bound 900 GB/s, bw[1] anywhere in a tied range. The LP
     bounds t_0 below by 1/900; a moved bound left that floor behind, and at a tie of floor and cut the LP reads the
-    bound's dual as 0 (found by a break-it review: the sensitivity was withheld). The marginal now matches the exact
+    bound's dual as 0 (then the sensitivity is withheld). The marginal now matches the exact
     secant, and the secant check refutes a false 'not binding' at a bound the optimum sits at."""
     from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""The library's arguments of the wrong type or value: an InputError naming the argument (found by a break-it review:
+"""The library's arguments of the wrong type or value: an InputError naming the argument (never
 bare TypeErrors, a time limit of 0 read as HiGHS's failure, NaN taken as no limit, text and booleans converted to
 bandwidths)."""
 

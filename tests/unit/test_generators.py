@@ -71,7 +71,7 @@ def test_dlrm_validation() -> None:
         dlrm.DLRMParams(**{**TINY_DLRM, "top_mlp": [10**71, 1]})
     with pytest.raises(ValidationError, match="num_tables"):
         dlrm.DLRMParams(**{**TINY_DLRM, "num_tables": 2**53 + 1})
-    # (a break-it review: 1e20 was "not a whole number; fix: write 100000000000000000000", a boolean "write the
+    # (1e20 is named as such, not "not a whole number; fix: write 100000000000000000000", a boolean "write the
     # number without quotes")
     with pytest.raises(ValidationError, match="1e\\+20 is written as a decimal number, and this field counts"):
         dlrm.DLRMParams(**{**TINY_DLRM, "micro_batch": 1e20})

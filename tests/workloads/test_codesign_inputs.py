@@ -1,5 +1,5 @@
-"""Co-design inputs found wrong by a break-it run (a new user's odd but legal spaces and bad inputs): each was a
-traceback, a silent default or a wrong answer, and is now a one-line error or the right answer."""
+"""Co-design inputs a new user may write (odd but legal spaces and bad inputs): each gives
+a one-line error or the right answer, never a traceback, a silent default or a wrong answer."""
 
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ def test_memory_filter_and_smallest_need():
 
 
 def test_plan_choices_refuse_text_booleans_and_out_of_range_stages():
-    """Plan choices are as strict as every input model (found by a break-it run: 'yes', 1 and '1' were converted,
-    zero_stage 5 was counted as an invalid plan instead of refused)."""
+    """Plan choices are as strict as every input model ('yes', 1 and '1' are refused, not converted; zero_stage
+    5 is refused, not counted as an invalid plan)."""
     import pytest
     from pydantic import ValidationError
 

@@ -21,8 +21,9 @@ formulas read in ``calculon/llm/llm.py`` and ``calculon/llm/layers.py``:
 
 hieropt uses the same assumptions here (no biases, LayerNorm, dropout, GeLU not fused, 2-byte activations, weights
 and gradients, K = 12) and compares a middle stage (Calculon models no embedding or output layer). Where the two
-differ by design the test asserts the stated difference (the README's table): the sequence-parallel checkpoint
-(hieropt divides it by t), gradients (hieropt: 2 bytes everywhere, ZeRO 2 adds one layer's unsharded gradient),
+differ by design the test asserts the stated difference (the table in docs/llm-training.md): the
+sequence-parallel checkpoint (hieropt divides it by t), gradients (hieropt: 2 bytes everywhere, ZeRO 2
+adds one layer's unsharded gradient),
 the working buffers Calculon adds to activations, the all-gather size convention (hieropt: the input shard).
 """
 

@@ -99,7 +99,7 @@ def test_bad_plans_are_one_line_errors(overrides, message):
     ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
 ])
 def test_a_bad_override_value_is_blamed_on_the_override(override, message):
-    # (break-it review, repro_7: blamed on the model file, which holds no such value)
+    # (not blamed on the model file, which holds no such value)
     with pytest.raises(InputError) as e:
         read_llm(MODELS / "gpt3-175b-llm.toml", [override])
     assert str(e.value).startswith(f"--set: {message}")
