@@ -108,3 +108,72 @@ def test_a_worker_killed_mid_sweep_loses_no_row(tmp_path):
     assert len(ids) == len(set(ids)) == len(serial.rows)  # none twice
     assert set(ids) == {r["shape_id"] for r in serial.rows}  # none lost
     assert _table(result) == _table(serial)
+
+
+def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    info = tmp_path / "scheduler.json"
+    proc = _start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+                   str(info)], tmp_path / "scheduler.log")
+    _wait_for(info, [proc])
+    return proc, info
+
+
+def _stop(*procs: subprocess.Popen) -> None:
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_a_scheduler_without_workers_ends_the_sweep(tmp_path, monkeypatch):
+    """No worker ever joins: the sweep ends after NO_WORKER_S (here 2 s) with one SolverError line, not a hang."""
+    pytest.importorskip("distributed")
+    import json
+
+    from hieropt.errors import SolverError
+    from hieropt.studies.explore import executors
+
+    monkeypatch.setattr(executors, "NO_WORKER_S", 2.0)
+    space = load_space(write_space(tmp_path, tp=4, rule="all_placements"))
+    proc, info = _scheduler(tmp_path)
+    try:
+        address = json.loads(info.read_text())["address"]
+        with pytest.raises(SolverError, match=r"^Dask: the scheduler at tcp://127\.0\.0\.1:\d+ has had no worker "
+                                              r"for 2 s \(all died or none joined\)"):
+            explore(space, dask=address, out=tmp_path / "rows.csv")
+    finally:
+        _stop(proc)
+
+
+@pytest.mark.slow
+def test_a_scheduler_killed_mid_sweep_is_one_line(tmp_path):
+    """The scheduler dies after the first row: one line (exit 3) saying the connection was lost, the rows so far
+    kept in the file; a rerun on a new cluster resumes and completes the table."""
+    distributed = pytest.importorskip("distributed")
+    from hieropt.errors import SolverError
+
+    space = load_space(write_space(tmp_path, tp=4, rule="all_placements"))
+    serial = explore(space, workers=1)
+    proc, info = _scheduler(tmp_path)
+    worker = _start(["worker", "--scheduler-file", str(info), "--host", "127.0.0.1", "--nthreads", "1",
+                     "--no-nanny", "--no-dashboard"], tmp_path / "worker.log")
+    out = tmp_path / "rows.csv"
+    try:
+        with distributed.Client(scheduler_file=str(info), timeout="60s") as client:
+            client.wait_for_workers(1, timeout=120)
+            address = client.scheduler.address
+
+        def kill_scheduler(row: dict) -> None:
+            if proc.poll() is None:
+                _stop(proc)
+
+        with pytest.raises(SolverError, match=r"^Dask: lost the connection to the scheduler at tcp://127\.0\.0\.1"):
+            explore(space, dask=address, out=out, on_row=kill_scheduler)
+    finally:
+        _stop(proc, worker)
+    kept = read_results(out)
+    assert 1 <= len(kept) < len(serial.rows)
+    again = explore(space, workers=1, out=out)  # resumes from the rows kept
+    assert len(again.solved_ids) == len(serial.rows) - len(kept)
+    assert _table(again) == _table(serial)
