@@ -1,7 +1,8 @@
 """Fuzz: mutated input files through the command line (tests/fuzz/mutate.py makes the mutants).
 
 Every mutant runs ``hieropt ...`` through the console-script entry point in the fuzz worker (a hang is killed after
-the worker's timeout) and must end with:
+the worker's timeout) and must end with (the long setting adds model files, catalogs, ``simulate`` and ``--dask``
+inputs, tests/fuzz/surfaces.py):
 
 - exit code 0, 2 or 3 — never 1 (a bug), never a traceback in the output, never a hang;
 - on exit 2, exactly one line on stderr, ``error: ...``, naming the file (or the command-line flag) and, for a
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_data_dir
-from tests.fuzz.mutate import TARGETS, Mutant, make_mutant, make_sandbox
+from tests.fuzz.mutate import LONG_TARGETS, TARGETS, Mutant, make_mutant, make_sandbox
 from tests.fuzz.run import call
 from tests.fuzz.tally import BUDGET, MODE, TALLY, TIMEOUT_S
 
@@ -53,7 +54,9 @@ def judge(m: Mutant, r: dict, seed: int) -> None:
     if code == 2:
         lines = [ln for ln in err.splitlines() if ln.strip()]
         name = Path(m.file).name
-        flagged = any(a.startswith("--") for a in m.argv) and m.kind == "argv"
+        named = re.match(r"error: (--[\w-]+)", lines[0]) if lines else None
+        flagged = (any(a.startswith("--") for a in m.argv) and m.kind == "argv") or bool(
+            named and named.group(1) in m.argv)  # (a long-setting command may carry a bad --dask / --astra-sim)
         if len(lines) != 1:
             TALLY.problem("bad error message", SUITE, f"{len(lines)} lines on stderr: {err[:600]!r}", repro)
         elif not lines[0].startswith("error:"):
@@ -83,7 +86,10 @@ def sandbox(tmp_path_factory) -> Path:
 
 
 def _targets() -> tuple:
-    return tuple(t for t in TARGETS if not t.shared or shared_data_dir() is not None)
+    """The targets of this setting: the long and medium settings add :data:`LONG_TARGETS` (model files, catalogs,
+    simulate, --dask); the default stays as fast as before."""
+    every = TARGETS + (LONG_TARGETS if MODE != "short" else ())
+    return tuple(t for t in every if not t.shared or shared_data_dir() is not None)
 
 
 def test_mutated_inputs(sandbox: Path):
