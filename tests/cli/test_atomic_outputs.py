@@ -21,6 +21,8 @@ from hieropt.io.files import OutputError, json_text, replacing, write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
+NVL72 = REPO / "instances" / "gpt3-nvl72-2304.toml"
+MIX = REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml"
 
 
 def hieropt(*args: str | Path) -> subprocess.CompletedProcess:
@@ -97,13 +99,15 @@ def full_disk(tmp_path):
 
 
 def test_full_disk_keeps_the_earlier_solve_json(full_disk):
+    """The second answer (9 kB) is larger than the first (one 4 KiB page) and the free space: written in place it
+    was cut after the first page (invalid JSON)."""
     disk, fill = full_disk
     out = disk / "r.json"
-    assert hieropt("solve", GPT3, "--no-sensitivity", "--json", out).returncode == 0
+    assert hieropt("solve", NVL72, "--no-sensitivity", "--json", out).returncode == 0
     earlier = out.read_text()
-    assert json.loads(earlier)["status"] == "optimal"
+    assert json.loads(earlier)["status"] == "optimal" and len(earlier) < 4096
     fill()
-    r = hieropt("solve", GPT3, "--no-sensitivity", "--json", out)
+    r = hieropt("solve", MIX, "--json", out)
     assert r.returncode == 2
     line = r.stderr.strip()
     assert line == (f"error: --json {out}: cannot write or read: No space left on device (the earlier r.json is "
@@ -119,7 +123,7 @@ def test_full_disk_keeps_the_earlier_pareto_csv(full_disk):
     earlier = out.read_text()
     assert len(earlier.splitlines()) == 6 and earlier.endswith("\n")
     fill()
-    r = hieropt("pareto", GPT3, "--points", "7", "--csv", out)
+    r = hieropt("pareto", GPT3, "--points", "100", "--csv", out)  # (17 kB: cut mid-line when written in place)
     assert r.returncode == 2
     assert r.stderr.strip().startswith(f"error: --csv {out}: cannot write or read: No space left on device (the "
                                        "earlier f.csv is intact)"), r.stderr
