@@ -56,6 +56,16 @@ def test_write_atomic_replaces_the_whole_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.csv"]
 
 
+def test_permissions_and_links_are_kept(tmp_path):
+    out = tmp_path / "r.json"
+    out.write_text("{}")
+    out.chmod(0o600)
+    link = tmp_path / "link.json"
+    link.symlink_to(out)
+    write_atomic(link, "[1]")
+    assert link.is_symlink() and out.read_text() == "[1]" and out.stat().st_mode & 0o777 == 0o600
+
+
 def test_a_device_is_written_in_place():
     write_atomic("/dev/null", "x")  # (not replaced by a regular file)
     assert Path("/dev/null").is_char_device()
