@@ -138,3 +138,14 @@ def test_full_disk_keeps_the_earlier_pareto_csv(full_disk):
     assert r.stderr.strip().startswith(f"error: --csv {out}: cannot write or read: No space left on device (the "
                                        "earlier f.csv is intact)"), r.stderr
     assert out.read_text() == earlier
+
+
+def test_full_disk_on_a_streamed_out_names_the_file(full_disk):
+    disk, fill = full_disk
+    fill()
+    out = disk / "rows.csv"
+    r = hieropt("explore", REPO / "spaces" / "gpt3-4096.toml", "--workers", "1", "--out", out)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        f"error: --out {out}: cannot write or read: No space left on device (the rows written before are kept; a "
+        "rerun resumes); fix: free space on that file system, or give a path on another one"), r.stderr

@@ -147,19 +147,22 @@ class ResultSink:
         self.file = self.journal.open("a", encoding="utf-8", newline="")
         self.writer = csv.writer(self.file, lineterminator="\n")
         if fresh:
-            self.writer.writerow(self.names)
-            self.file.flush()
+            self._append(self.names)
         self.new: list[dict[str, Any]] = []
+
+    def _append(self, values: Any) -> None:
+        """One CSV line appended and flushed; OutputError naming ``--out`` when it cannot be (a full disk)."""
+        try:
+            self.writer.writerow(values)
+            self.file.flush()
+        except OSError as e:
+            raise OutputError(e.errno, f"{e.strerror or e} (the rows written before are kept; a rerun resumes)",
+                              f"--out {self.journal}") from None
 
     def write(self, row: dict[str, Any]) -> None:
         """Append ``row`` to the file and flush it. Raises OutputError naming ``--out`` (a full disk): the rows
         written before stay, and a rerun resumes from them."""
-        try:
-            self.writer.writerow([_text(row[n]) for n in self.names])
-            self.file.flush()
-        except OSError as e:
-            raise OutputError(e.errno, f"{e.strerror or e} (the rows before it are kept; a rerun resumes)",
-                              f"--out {self.journal}") from None
+        self._append([_text(row[n]) for n in self.names])
         self.new.append(row)
 
     def close(self, complete: bool) -> None:
