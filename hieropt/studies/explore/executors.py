@@ -292,9 +292,11 @@ def dask_session(address: Any):
 
     client = connect(distributed.Client, address)
     where = client_address(client)
-    quiet = logging.getLogger("distributed")
-    level = quiet.level
-    quiet.setLevel(logging.CRITICAL)
+    loggers = [logging.getLogger(n) for n in ["distributed", *logging.root.manager.loggerDict]
+               if n.startswith("distributed.")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
     try:
         try:
             client.wait_for_workers(1, timeout=NO_WORKER_S)
@@ -306,13 +308,16 @@ def dask_session(address: Any):
                           "(distributed.scheduler.allowed-failures); the rows so far are kept in --out, rerun to "
                           "resume (or give the workers more memory)") from None
     except (OSError, asyncio.CancelledError, distributed.client.FutureCancelledError) as e:
-        raise SolverError(f"Dask: lost the connection to the scheduler at {where} ({type(e).__name__}: "
-                          f"{str(e)[:200]}); the rows so far are kept in --out: restart the cluster and rerun to "
-                          "resume") from None
+        first = (str(e).splitlines() or [""])[0][:200]
+        raise SolverError(f"Dask: lost the connection to the scheduler at {where} ({type(e).__name__}: {first}); the "
+                          "rows so far are kept in --out: restart the cluster and rerun to resume") from None
     finally:
-        quiet.setLevel(level)
-        if client is not address:
-            client.close(timeout=5)
+        try:
+            if client is not address:
+                client.close(timeout=5)
+        finally:
+            for lg, level in zip(loggers, levels, strict=True):
+                lg.setLevel(level)
 
 
 def connect(client_cls: Any, address: Any) -> Any:
