@@ -10,7 +10,8 @@ inputs, tests/fuzz/surfaces.py):
 - no Python warning printed, and no ``nan`` / ``inf`` figure printed as a result on exit 0.
 
 A few mutants also run as a real ``hieropt`` subprocess (the installed console script) to check the in-process
-runner against the real thing. ``HIEROPT_FUZZ=long`` runs 3,000 mutants; counts print at the end of the session.
+runner against the real thing. ``HIEROPT_FUZZ=long`` runs 3,000 mutants; counts print at the end of the session
+(``surface ...``: mutants of the long setting's surfaces; ``HIEROPT_FUZZ_SURFACES=only`` tries those alone).
 """
 
 from __future__ import annotations
@@ -75,6 +76,15 @@ def judge(m: Mutant, r: dict, seed: int) -> None:
                       + re.search(r".*(?<![\w.])(nan|inf)\b.*", figures).group()[:200], repro)
 
 
+def surface(m: Mutant) -> str:
+    """Which surface of the long setting a mutant tries: a model file, a catalog, simulate or --dask."""
+    if "--dask" in m.argv:
+        return "--dask"
+    if m.argv[0] in ("simulate", "export"):
+        return m.argv[0]
+    return "catalog" if m.target.path.startswith("catalogs/") else "model file"
+
+
 def _names_other_file(line: str) -> bool:
     """The message names some file of the sandbox (a mutation can make an instance point at another file)."""
     return bool(re.search(r"[\w\]\[/.-]+\.(toml|yml|yaml|txt)\b|/dev/null|out\b|missing", line))
@@ -89,6 +99,8 @@ def _targets() -> tuple:
     """The targets of this setting: the long and medium settings add :data:`LONG_TARGETS` (model files, catalogs,
     simulate, --dask); the default stays as fast as before."""
     every = TARGETS + (LONG_TARGETS if MODE != "short" else ())
+    if os.environ.get("HIEROPT_FUZZ_SURFACES") == "only":  # (the long setting's surfaces alone, for their counts)
+        every = LONG_TARGETS
     return tuple(t for t in every if not t.shared or shared_data_dir() is not None)
 
 
@@ -102,6 +114,8 @@ def test_mutated_inputs(sandbox: Path):
         m = make_mutant(random.Random(seed), sandbox, targets)
         TALLY.count("mutants")
         TALLY.count(f"mutants {m.kind}")
+        if m.target in LONG_TARGETS:
+            TALLY.count(f"surface {surface(m)}")
         try:
             r = call("tests.fuzz.tasks:cli", list(m.argv), str(sandbox), suite=SUITE, reproducer=_repro(m, seed))
             if r is not None:
