@@ -106,7 +106,7 @@ def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not BINARY.is_file(), reason="ASTRA-sim binary not found (set ASTRA_SIM)")
-@pytest.mark.parametrize("loop", ["no_overlap", "tp_dp_overlap_cross"])
+@pytest.mark.parametrize("loop", ["no_overlap", pytest.param("tp_dp_overlap_cross", marks=pytest.mark.slow)])
 def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
     inst = _instance(tmp_path, loop)
     r = run("simulate", inst, "--astra-sim", BINARY, "--json", tmp_path / "s.json", "--keep", tmp_path / "keep")
