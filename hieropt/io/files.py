@@ -80,10 +80,14 @@ def replacing(path: str | Path, name: str | None = None) -> Iterator[Path]:
         except OSError as e:
             raise OutputError(e.errno or errnos.EIO, e.strerror or str(e), name or str(path)) from None
         return
+    if path.is_symlink():  # (the file it points to is replaced, not the link)
+        path = Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # (suffix kept: it names the format)
     try:
         yield tmp
         _fsync_file(tmp)
+        if path.is_file():  # (the earlier file's permissions kept)
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
         os.replace(tmp, path)
     except OSError as e:
         _remove(tmp)

@@ -1,16 +1,23 @@
-"""Run ASTRA-sim 2.0 on hieropt's bundle and compare its iteration time with hieropt's prediction.
+"""Run ASTRA-sim 2.0 on hieropt's bundle and check the answer ``solve`` gave against it.
 
 ``simulate(instance, bw, binary)`` writes the bundle (:mod:`hieropt.io.astrasim_bundle`), runs the binary once per
-workload (subprocess with a timeout), reads ``sys[i] finished, C cycles`` (1 cycle = 1 ns) and takes the slowest
-NPU as the iteration time; several workloads combine with the instance's weights, as hieropt's objective does.
-The prediction is hieropt's evaluator (:func:`hieropt.model.timing.evaluate`) on the instance in the mode that
-matches the simulator run (:func:`matching_instance`): one collective in flight, and with one chunk per collective
-sequential dimensions (ASTRA-sim then runs a collective's dimensions one after another). The instance's own model
-(``predicted_own_ns``) is reported beside it: where the two differ is where the models differ by design.
+workload (subprocess with a timeout; its output read as bytes and decoded tolerantly), reads ``sys[i] finished, C
+cycles`` (1 cycle = 1 ns) and takes the slowest NPU as the iteration time; several workloads combine with the
+instance's weights, as hieropt's objective does.
+
+The question asked is whether the answer ``solve`` optimised holds: so the simulator runs in the instance's own
+dimension mode (:func:`simulator_chunks`: one chunk per collective for ``sequential``, where ASTRA-sim runs a
+collective's dimensions one after another; for ``concurrent`` enough chunks that the simulator, which approaches the
+concurrent time from above by about (sequential - concurrent) / chunks, lands within the tolerance), and the
+simulated time is compared with the prediction of the instance's own model (``predicted_own_ns``, what ``solve``
+optimised). hieropt's evaluator in the simulator's exact mode (:func:`matching_instance`: one collective in flight,
+latency paid per chunk) is reported beside it (``predicted_iteration_time_ns``); where the simulator cannot run in
+the instance's mode (:func:`mode_mismatch`), the study says so and why.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -31,6 +38,11 @@ TOLERANCE = 0.03
 """Relative agreement the CLI's exit code asks for (the whole-workload acceptance bound)."""
 TIE = 1e-6
 """Predicted times closer than this (relative) are ties when rankings are compared."""
+MAX_CHUNKS = 256
+"""The most chunks per collective :func:`simulator_chunks` asks of the simulator (its run time grows with them)."""
+CHUNK_MARGIN = 2.0
+"""Safety factor on the chunk count of :func:`simulator_chunks`: the simulator's excess over the concurrent time is
+about (sequential - concurrent) / chunks (measured, see docs/simulate.md); twice the chunks that estimate needs."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +72,28 @@ class Simulated:
 
     @property
     def relative_error(self) -> float:
-        """|simulated - predicted| / simulated."""
-        return abs(self.simulated_iteration_time_ns - self.predicted_iteration_time_ns) / \
-            self.simulated_iteration_time_ns
+        """|simulated - predicted| / simulated (the simulator's exact mode)."""
+        return _relative(self.simulated_iteration_time_ns, self.predicted_iteration_time_ns)
+
+    @property
+    def own_ratio(self) -> float:
+        """simulated / the instance's own prediction (what ``solve`` optimised)."""
+        return self.simulated_iteration_time_ns / self.predicted_own_ns
+
+    @property
+    def own_error(self) -> float:
+        """|simulated - own prediction| / simulated: the error of the answer ``solve`` gave."""
+        return _relative(self.simulated_iteration_time_ns, self.predicted_own_ns)
+
+
+def _relative(simulated: float, predicted: float) -> float:
+    """|simulated - predicted| / simulated (both > 0: a run of 0 cycles is refused by :func:`run_bundle`)."""
+    return abs(simulated - predicted) / simulated
 
 
 def check_binary(binary: str | Path | None) -> Path:
-    """The simulator binary as a path; InputError (exit 2) when missing, not a file, or not executable."""
+    """The simulator binary as an absolute path (a relative one is taken from the current folder: the simulator runs
+    in the bundle's folder); InputError (exit 2) when missing, not a file, or not executable."""
     if binary is None or str(binary) == "":
         raise InputError("--astra-sim", None, "no simulator binary given",
                          "pass --astra-sim PATH to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)")
@@ -77,7 +104,7 @@ def check_binary(binary: str | Path | None) -> Path:
         raise InputError("--astra-sim", str(p), "is not a file", "give the path of the ASTRA-sim binary")
     if not os.access(p, os.X_OK):
         raise InputError("--astra-sim", str(p), "is not executable", f"chmod +x {p}")
-    return p
+    return p.absolute()
 
 
 def _last_message(out: str, err: str) -> str:
@@ -87,6 +114,12 @@ def _last_message(out: str, err: str) -> str:
         if lines:
             return lines[-1][:300]
     return "(no output)"
+
+
+def _text(raw: bytes) -> str:
+    """The simulator's output as text: UTF-8 where it is, any other byte replaced (U+FFFD), so a message in another
+    encoding or binary noise is still reported, not a UnicodeDecodeError."""
+    return raw.decode("utf-8", errors="replace")
 
 
 def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[float, ...]:
@@ -101,22 +134,24 @@ def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TI
     for k, w in enumerate(bundle.workloads):
         args = bundle.simulator_args(binary, k)
         try:
-            r = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, cwd=bundle.folder)
+            r = subprocess.run(args, capture_output=True, timeout=timeout_s, cwd=bundle.folder)
         except subprocess.TimeoutExpired as e:
             raise SolverError(f"ASTRA-sim did not finish workload {w.name!r} within {timeout_s:g} s") from e
         except OSError as e:
             raise SolverError(f"ASTRA-sim could not be started: {e}") from e
+        stdout, stderr = _text(r.stdout), _text(r.stderr)
         if r.returncode != 0:
             how = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
-            raise SolverError(f"ASTRA-sim failed on workload {w.name!r} ({how}): "
-                              f"{_last_message(r.stdout, r.stderr)}")
-        cycles = [int(m.group(2)) for m in RESULT.finditer(r.stdout)]
+            raise SolverError(f"ASTRA-sim failed on workload {w.name!r} ({how}): {_last_message(stdout, stderr)}")
+        cycles = [int(m.group(2)) for m in RESULT.finditer(stdout)]
         if not cycles:
-            raise SolverError(f"ASTRA-sim printed no result for workload {w.name!r}: "
-                              f"{_last_message(r.stdout, r.stderr)}")
+            raise SolverError(f"ASTRA-sim printed no result for workload {w.name!r}: {_last_message(stdout, stderr)}")
         if len(cycles) != bundle.npus:
             raise SolverError(f"ASTRA-sim reported {len(cycles)} of {bundle.npus} NPUs for workload {w.name!r}: "
-                              f"{_last_message(r.stdout, r.stderr)}")
+                              f"{_last_message(stdout, stderr)}")
+        if max(cycles) <= 0:
+            raise SolverError(f"ASTRA-sim reported 0 cycles on every NPU for workload {w.name!r} (it simulated "
+                              f"nothing; a trace it could not read?): {_last_message(stdout, stderr)}")
         out.append(float(max(cycles)))
     return tuple(out)
 
@@ -130,9 +165,56 @@ def matching_instance(instance: Instance, chunks: int = 1) -> Instance:
     return instance.model_copy(update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks})
 
 
+def simulator_chunks(instance: Instance, bw_gbps: Sequence[float], tolerance: float = TOLERANCE) -> int:
+    """Chunks per collective for the simulator to run ``instance`` at ``bw_gbps`` (GB/s per NPU) in its own dimension
+    mode: the instance's ``chunks`` for ``sequential`` (1 reproduces it exactly); for ``concurrent`` the smallest power
+    of two c >= :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) / ``tolerance`` (T of hieropt's evaluator with one
+    collective in flight, sequential and concurrent; the simulator's excess over T_conc is about (T_seq - T_conc) / c),
+    at least the instance's ``chunks`` and at most :data:`MAX_CHUNKS`."""
+    if instance.dimension_mode == "sequential":
+        return instance.chunks
+    bw = list(bw_gbps)
+    seq = float(evaluate(matching_instance(instance, 1), bw).iteration_time_ns)
+    conc = float(evaluate(_one_in_flight(instance, "concurrent", 1), bw).iteration_time_ns)
+    excess = seq / conc - 1 if conc > 0 else 0.0
+    need = CHUNK_MARGIN * excess / tolerance
+    chunks = 1 if need <= 1 else 2 ** math.ceil(math.log2(need))
+    return int(min(MAX_CHUNKS, max(chunks, instance.chunks, 2)))
+
+
+def _one_in_flight(instance: Instance, mode: str, chunks: int) -> Instance:
+    return instance.model_copy(update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks})
+
+
+def mode_mismatch(instance: Instance, chunks: int, bw_gbps: Sequence[float] | None = None) -> str | None:
+    """Why a simulator run with ``chunks`` chunks per collective cannot reproduce the mode ``instance`` was
+    optimised in, or None when it can: sequential dimensions need 1 chunk (several approach concurrent), concurrent
+    dimensions several (1 runs them one after another), and at ``bw_gbps`` the instance's own model must not gain from
+    several collectives in flight (ASTRA-sim runs one at a time) or from paying latency once per collective
+    (ASTRA-sim pays it per chunk)."""
+    mode = instance.dimension_mode
+    if mode == "sequential" and chunks > 1:
+        return (f"the instance's dimensions are sequential, and with {chunks} chunks per collective the simulator "
+                "overlaps them (run it with --chunks 1)")
+    if mode == "concurrent" and chunks == 1:
+        return ("the instance's dimensions are concurrent, and with 1 chunk per collective the simulator runs them one "
+                "after another (run it with more chunks; the default picks enough)")
+    if bw_gbps is None:
+        return None
+    bw = list(bw_gbps)
+    own = float(evaluate(instance, bw).iteration_time_ns)
+    exact = float(evaluate(matching_instance(instance, chunks), bw).iteration_time_ns)
+    if abs(exact - own) > TIE * own:
+        return (f"at this allocation hieropt's model in the simulator's mode (one collective in flight, latency paid "
+                f"per chunk, {chunks} chunks) gives {exact / own:.6g} x the instance's own prediction: the simulator "
+                "cannot run collectives concurrently or pay latency once per collective")
+    return None
+
+
 def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, chunks: int = 1,
              folder: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Simulated:
-    """Export ``instance`` at ``bw_gbps`` (GB/s per NPU), run ASTRA-sim, and compare with hieropt's prediction.
+    """Export ``instance`` at ``bw_gbps`` (GB/s per NPU) with ``chunks`` chunks per collective, run ASTRA-sim, and
+    give its time beside hieropt's predictions (the simulator's exact mode and the instance's own).
 
     Args:
         folder: where the bundle goes (default: a temporary folder, removed afterwards).
@@ -141,7 +223,7 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
         InputError (exit 2) / SolverError (exit 3): see :func:`run_bundle` and
         :func:`hieropt.io.astrasim_bundle.write_bundle`.
     """
-    check_binary(binary)
+    binary = check_binary(binary)
     bw = tuple(float(b) for b in bw_gbps)
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="hieropt-astrasim-") as tmp:
@@ -156,14 +238,16 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
 
 @dataclass(frozen=True)
 class SimulationStudy:
-    """Predicted vs simulated at several allocations (:func:`simulate_allocations`).
+    """The simulator against the answer ``solve`` optimised, at several allocations (:func:`simulate_allocations`).
 
     Attributes:
         instance: the instance name.
         chunks: chunks per collective of the simulator runs.
-        tolerance: the agreement asked for (relative, :data:`TOLERANCE`).
-        rows: (name, label, :class:`Simulated`) per allocation, in the order run.
+        tolerance: the agreement asked for between the simulator and the instance's own prediction (relative).
+        rows: (name, label, :class:`Simulated`) per allocation, in the order run (``optimum`` first when run).
         notes: allocations that could not be made (e.g. an infeasible heuristic), one line each.
+        mode: the instance's dimension mode (what ``solve`` optimised).
+        mismatch: why the simulator cannot run in that mode (:func:`mode_mismatch`), or None.
     """
 
     instance: str
@@ -171,11 +255,13 @@ class SimulationStudy:
     tolerance: float
     rows: tuple[tuple[str, str, Simulated], ...]
     notes: tuple[str, ...] = ()
+    mode: str = "sequential"
+    mismatch: str | None = None
 
     @property
     def ranking_predicted(self) -> tuple[str, ...]:
-        """Allocation names, fastest first, by hieropt's prediction (matching mode)."""
-        return tuple(n for n, _, r in sorted(self.rows, key=lambda row: row[2].predicted_iteration_time_ns))
+        """Allocation names, fastest first, by the instance's own prediction (what ``solve`` optimised)."""
+        return tuple(n for n, _, r in sorted(self.rows, key=lambda row: row[2].predicted_own_ns))
 
     @property
     def ranking_simulated(self) -> tuple[str, ...]:
@@ -184,35 +270,66 @@ class SimulationStudy:
 
     @property
     def same_ranking(self) -> bool:
-        """No two allocations ranked the other way round by the simulator; allocations whose predicted times are
-        within :data:`TIE` of each other are ties (e.g. the same allocation twice) and may come in either order."""
+        """No two allocations ranked the other way round by the simulator than by the instance's own prediction;
+        allocations predicted within :data:`TIE` of each other are ties and may come in either order."""
         rows = [r for *_, r in self.rows]
-        for a in rows:
-            for b in rows:
-                pa, pb = a.predicted_iteration_time_ns, b.predicted_iteration_time_ns
-                if pa < pb * (1 - TIE) and not a.simulated_iteration_time_ns < b.simulated_iteration_time_ns:
-                    return False
-        return True
+        return not any(a.predicted_own_ns < b.predicted_own_ns * (1 - TIE)
+                       and not a.simulated_iteration_time_ns < b.simulated_iteration_time_ns
+                       for a in rows for b in rows)
+
+    @property
+    def optimum_fastest(self) -> bool:
+        """The optimum (when it was run) is the simulator's fastest allocation: no other allocation that the
+        instance's own model predicts slower (beyond :data:`TIE`) simulates faster than it."""
+        opt = next((r for n, _, r in self.rows if n == "optimum"), None)
+        if opt is None:
+            return True
+        return not any(r.simulated_iteration_time_ns < opt.simulated_iteration_time_ns
+                       and r.predicted_own_ns > opt.predicted_own_ns * (1 + TIE)
+                       for n, _, r in self.rows if n != "optimum")
+
+    @property
+    def worst_error(self) -> float:
+        """The largest |simulated - own prediction| / simulated over the allocations."""
+        return max(r.own_error for *_, r in self.rows)
 
     @property
     def agree(self) -> bool:
-        """Every allocation within the tolerance and the same ranking by both."""
-        return all(r.relative_error <= self.tolerance for *_, r in self.rows) and self.same_ranking
+        """The simulator confirms the answer: every allocation within the tolerance of the instance's own prediction
+        and the optimum the simulator's fastest."""
+        return self.worst_error <= self.tolerance and self.optimum_fastest
+
+    def verdict(self) -> str:
+        """Why the simulator does not confirm the answer, in one line ('' when it does)."""
+        why = []
+        if not self.optimum_fastest:
+            why.append(f"the optimum is not the simulator's fastest allocation (simulated: "
+                       f"{' < '.join(self.ranking_simulated)}; predicted: {' < '.join(self.ranking_predicted)})")
+        if self.worst_error > self.tolerance:
+            why.append(f"simulated and predicted ({self.mode} dimensions, what solve optimised) differ by up to "
+                       f"{100 * self.worst_error:.3g} % (tolerance {100 * self.tolerance:g} %)")
+        if why and self.mismatch:
+            why.append(f"the simulator cannot run in the mode solved: {self.mismatch}")
+        return "; ".join(why)
 
 
 def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequence[float] | None = None,
-                         chunks: int = 1, folder: str | Path | None = None,
-                         timeout_s: float = DEFAULT_TIMEOUT_S) -> SimulationStudy:
+                         chunks: int | None = None, folder: str | Path | None = None,
+                         timeout_s: float = DEFAULT_TIMEOUT_S, tolerance: float = TOLERANCE) -> SimulationStudy:
     """Simulate ``bw_gbps`` (GB/s per NPU), or without it the instance's optimum (the solve of its own model), the
-    equal split and the traffic-proportional split, each in its own bundle (``folder/<name>`` when given).
+    equal split and the traffic-proportional split, each in its own bundle (``folder/<name>`` when given), in the
+    instance's own dimension mode (``chunks`` default: :func:`simulator_chunks` at the first allocation).
 
     Raises:
-        InputError (exit 2): bad binary or bandwidths; SolverError (exit 3): no certified optimum, or a failed run.
+        InputError (exit 2): bad binary, bandwidths or tolerance; SolverError (exit 3): no certified optimum, or a
+            failed run.
     """
     from ..solvers.objectives import solve
     from .heuristics import equal_split, traffic_proportional
 
-    check_binary(binary)
+    if not (math.isfinite(tolerance) and 0 < tolerance < 1):
+        raise InputError("--tolerance", None, f"{tolerance:g} is not in (0, 1)", "give e.g. 0.03 for 3 %")
+    binary = check_binary(binary)
     check_traceable(instance)
     if bw_gbps is not None:
         allocations = [("given", "--bw", list(bw_gbps))]
@@ -228,12 +345,16 @@ def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequen
                 allocations.append((h.name, h.label, list(h.bw)))
             else:
                 notes.append(f"{h.label}: {h.message}")
+    if chunks is None:
+        chunks = simulator_chunks(instance, allocations[0][2], tolerance)
+    mismatch = next((m for m in (mode_mismatch(instance, chunks, bw) for *_, bw in allocations) if m), None)
     rows = []
     for name, label, bw in allocations:
         sub = None if folder is None else Path(folder) / name
         rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s)))
-    return SimulationStudy(instance.name, chunks, TOLERANCE, tuple(rows), tuple(notes))
+    return SimulationStudy(instance.name, chunks, tolerance, tuple(rows), tuple(notes), instance.dimension_mode,
+                           mismatch)
 
 
 __all__ = ["Simulated", "SimulationStudy", "simulate", "simulate_allocations", "run_bundle", "check_binary",
-           "matching_instance", "TOLERANCE"]
+           "matching_instance", "mode_mismatch", "simulator_chunks", "TOLERANCE", "MAX_CHUNKS"]

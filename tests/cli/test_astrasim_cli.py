@@ -98,7 +98,7 @@ def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
                    'communication 0 cycles."; i=$((i+1)); done')
     r = run("simulate", inst, "--astra-sim", fake, "--bw", "50,30,20", "--json", tmp_path / "s.json")
     assert r.exit_code == 3
-    assert "disagree" in r.stderr and "Traceback" not in r.output
+    assert "the simulator does not confirm the answer" in r.stderr and "Traceback" not in r.output
     data = json.loads((tmp_path / "s.json").read_text())
     row = data["allocations"][0]
     assert row["simulated_iteration_time_ns"] == 1.0 and row["predicted_iteration_time_ns"] > 1e3
@@ -106,7 +106,7 @@ def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not BINARY.is_file(), reason="ASTRA-sim binary not found (set ASTRA_SIM)")
-@pytest.mark.parametrize("loop", ["no_overlap", "tp_dp_overlap_cross"])
+@pytest.mark.parametrize("loop", ["no_overlap", pytest.param("tp_dp_overlap_cross", marks=pytest.mark.slow)])
 def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
     inst = _instance(tmp_path, loop)
     r = run("simulate", inst, "--astra-sim", BINARY, "--json", tmp_path / "s.json", "--keep", tmp_path / "keep")
@@ -115,9 +115,11 @@ def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
     assert_ok(r)
     data = json.loads((tmp_path / "s.json").read_text())
     assert [a["name"] for a in data["allocations"]][0] == "optimum" and len(data["allocations"]) == 3
-    for a in data["allocations"]:
-        assert a["simulated_iteration_time_ns"] == pytest.approx(a["predicted_iteration_time_ns"], rel=0.01)
-    assert data["agree"] and data["same_ranking"]
+    assert data["dimension_mode"] == "concurrent" and data["chunks"] == 128  # (enough for 3 %: see simulate.md)
+    for a in data["allocations"]:  # the simulator against what solve optimised (concurrent dimensions)
+        assert a["simulated_iteration_time_ns"] == pytest.approx(a["predicted_own_model_ns"], rel=0.03)
+        assert a["simulated_iteration_time_ns"] >= a["predicted_own_model_ns"]  # (approached from above)
+    assert data["agree"] and data["optimum_fastest"] and data["same_ranking"]
     assert (tmp_path / "keep" / "optimum" / "run.sh").exists()
 
 

@@ -21,6 +21,8 @@ from hieropt.io.files import OutputError, json_text, replacing, write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
+NVL72 = REPO / "instances" / "gpt3-nvl72-2304.toml"
+MIX = REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml"
 
 
 def hieropt(*args: str | Path) -> subprocess.CompletedProcess:
@@ -52,6 +54,16 @@ def test_write_atomic_replaces_the_whole_file(tmp_path):
     write_atomic(out, b"\x00\x01")
     assert out.read_bytes() == b"\x00\x01"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.csv"]
+
+
+def test_permissions_and_links_are_kept(tmp_path):
+    out = tmp_path / "r.json"
+    out.write_text("{}")
+    out.chmod(0o600)
+    link = tmp_path / "link.json"
+    link.symlink_to(out)
+    write_atomic(link, "[1]")
+    assert link.is_symlink() and out.read_text() == "[1]" and out.stat().st_mode & 0o777 == 0o600
 
 
 def test_a_device_is_written_in_place():
@@ -97,13 +109,15 @@ def full_disk(tmp_path):
 
 
 def test_full_disk_keeps_the_earlier_solve_json(full_disk):
+    """The second answer (9 kB) is larger than the first (one 4 KiB page) and the free space: written in place it
+    was cut after the first page (invalid JSON)."""
     disk, fill = full_disk
     out = disk / "r.json"
-    assert hieropt("solve", GPT3, "--no-sensitivity", "--json", out).returncode == 0
+    assert hieropt("solve", NVL72, "--no-sensitivity", "--json", out).returncode == 0
     earlier = out.read_text()
-    assert json.loads(earlier)["status"] == "optimal"
+    assert json.loads(earlier)["status"] == "optimal" and len(earlier) < 4096
     fill()
-    r = hieropt("solve", GPT3, "--no-sensitivity", "--json", out)
+    r = hieropt("solve", MIX, "--json", out)
     assert r.returncode == 2
     line = r.stderr.strip()
     assert line == (f"error: --json {out}: cannot write or read: No space left on device (the earlier r.json is "
@@ -119,8 +133,19 @@ def test_full_disk_keeps_the_earlier_pareto_csv(full_disk):
     earlier = out.read_text()
     assert len(earlier.splitlines()) == 6 and earlier.endswith("\n")
     fill()
-    r = hieropt("pareto", GPT3, "--points", "7", "--csv", out)
+    r = hieropt("pareto", GPT3, "--points", "100", "--csv", out)  # (17 kB: cut mid-line when written in place)
     assert r.returncode == 2
     assert r.stderr.strip().startswith(f"error: --csv {out}: cannot write or read: No space left on device (the "
                                        "earlier f.csv is intact)"), r.stderr
     assert out.read_text() == earlier
+
+
+def test_full_disk_on_a_streamed_out_names_the_file(full_disk):
+    disk, fill = full_disk
+    fill()
+    out = disk / "rows.csv"
+    r = hieropt("explore", REPO / "spaces" / "gpt3-4096.toml", "--workers", "1", "--out", out)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        f"error: --out {out}: cannot write or read: No space left on device (the rows written before are kept; a "
+        "rerun resumes); fix: free space on that file system, or give a path on another one"), r.stderr

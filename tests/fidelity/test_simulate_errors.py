@@ -55,3 +55,30 @@ def test_timeout(tmp_path):
     slow = _script(tmp_path / "slow", "sleep 5")
     with pytest.raises(SolverError, match="did not finish .* within 0.5 s"):
         simulate(_inst(), [10], slow, timeout_s=0.5)
+
+
+def test_non_utf8_output_is_read(tmp_path):
+    """Bytes that are not UTF-8 (a message in Latin-1, binary noise) are decoded tolerantly, not a
+    UnicodeDecodeError: a failure still shows its last message, a result is still read."""
+    noisy = _script(tmp_path / "noisy", r"printf 'caf\351 \377\376 erreur\n' >&2; exit 1")
+    with pytest.raises(SolverError, match="failed .* \\(exit 1\\): caf\ufffd \ufffd\ufffd erreur"):
+        simulate(_inst(), [10], noisy)
+    ok = _script(tmp_path / "ok", r"""printf '\377\n'; for i in 0 1; do echo "sys[$i] finished, 7 cycles."; done""")
+    assert simulate(_inst(), [10], ok).simulated_iteration_time_ns == 7.0
+
+
+def test_zero_cycles_is_a_failed_run(tmp_path):
+    zero = _script(tmp_path / "zero", 'for i in 0 1; do echo "sys[$i] finished, 0 cycles."; done; echo done')
+    with pytest.raises(SolverError, match=r"reported 0 cycles on every NPU for workload 'w' .*: done") as e:
+        simulate(_inst(), [10], zero)
+    assert e.value.exit_code == 3
+
+
+def test_a_relative_binary_path_is_taken_from_the_current_folder(tmp_path, monkeypatch):
+    """The simulator runs in the bundle's folder, so a relative path (``--astra-sim bin/AstraSim...``, the common
+    case) is resolved against the current folder first."""
+    (tmp_path / "bin").mkdir()
+    _script(tmp_path / "bin" / "sim", 'for i in 0 1; do echo "sys[$i] finished, 9 cycles."; done')
+    monkeypatch.chdir(tmp_path)
+    r = simulate(_inst(), [10], "bin/sim", folder=tmp_path / "bundle")
+    assert r.simulated_iteration_time_ns == 9.0

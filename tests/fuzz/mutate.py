@@ -12,6 +12,9 @@ changes the target file once:
 - text: truncation, a line deleted, duplicated or garbled, a number token replaced, non-UTF-8 bytes, a BOM;
 - the file renamed to a name with rich markup or unicode in it;
 - the command line itself: a mutated ``--constraint`` or ``--bw``.
+
+The long setting adds the targets of tests/fuzz/surfaces.py: LLM model files, the NVL72 catalogs, ``simulate`` with
+fake simulators and its options, and ``--dask`` addresses.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.fuzz import surfaces
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRA_SET = ["--network", "libra/network/4d_network.yml", "--workload", "libra/workload/GPT_3.txt",
@@ -80,6 +85,8 @@ TARGETS: tuple[Target, ...] = (
     Target("astrasim1/DLRM_HybridParallel.txt", "text", (("workload", "show", "{f}", "--summary"),), shared=True),
     Target("simai/workload_analytical.txt", "text", (("workload", "show", "{f}", "--summary"),), shared=True),
 )
+LONG_TARGETS: tuple[Target, ...] = tuple(Target(*t) for t in surfaces.LONG_TARGETS)
+"""The long (and medium) setting's extra targets (tests/fuzz/surfaces.py)."""
 
 
 def make_sandbox(root: Path, shared_data: Path | None) -> Path:
@@ -93,6 +100,7 @@ def make_sandbox(root: Path, shared_data: Path | None) -> Path:
                 for p in (root / d).rglob("*"):
                     p.chmod(0o755 if p.is_dir() else 0o644)
     (root / "out").mkdir(exist_ok=True)
+    surfaces.write_simulators(root)
     return root
 
 
@@ -318,7 +326,7 @@ def make_mutant(rng: random.Random, sandbox: Path, targets: tuple[Target, ...]) 
     target = rng.choice(targets)
     src = sandbox / target.path
     text = src.read_text(encoding="utf-8")
-    command = list(rng.choice(target.commands))
+    command = surfaces.fill(rng, list(rng.choice(target.commands)))
     roll = rng.random()
     key = None
     if roll < 0.55 and target.fmt in ("toml", "yaml"):
@@ -346,7 +354,10 @@ def make_mutant(rng: random.Random, sandbox: Path, targets: tuple[Target, ...]) 
         return Mutant(target, str(dst.relative_to(sandbox)), tuple(command), f"renamed to {dst.name!r}", None,
                       "rename")
     else:
-        if "--bw" in command:
+        more = surfaces.mutate_argv(rng, command)
+        if more is not None:
+            command = more
+        elif "--bw" in command:
             command[command.index("--bw") + 1] = rng.choice(BWS)
         elif command[0] in ("solve", "evaluate", "pareto", "compare"):
             command += ["--constraint", rng.choice(CONSTRAINTS)]

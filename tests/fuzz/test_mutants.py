@@ -1,7 +1,8 @@
 """Fuzz: mutated input files through the command line (tests/fuzz/mutate.py makes the mutants).
 
 Every mutant runs ``hieropt ...`` through the console-script entry point in the fuzz worker (a hang is killed after
-the worker's timeout) and must end with:
+the worker's timeout) and must end with (the long setting adds model files, catalogs, ``simulate`` and ``--dask``
+inputs, tests/fuzz/surfaces.py):
 
 - exit code 0, 2 or 3 — never 1 (a bug), never a traceback in the output, never a hang;
 - on exit 2, exactly one line on stderr, ``error: ...``, naming the file (or the command-line flag) and, for a
@@ -9,7 +10,8 @@ the worker's timeout) and must end with:
 - no Python warning printed, and no ``nan`` / ``inf`` figure printed as a result on exit 0.
 
 A few mutants also run as a real ``hieropt`` subprocess (the installed console script) to check the in-process
-runner against the real thing. ``--fuzz long`` runs 3,000 mutants; counts print at the end of the session.
+runner against the real thing. ``--fuzz long`` runs 3,000 mutants; counts print at the end of the session
+(``surface ...``: mutants of the long setting's surfaces; ``HIEROPT_FUZZ_SURFACES=only`` tries those alone).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.cases import shared_data_dir
-from tests.fuzz.mutate import TARGETS, Mutant, make_mutant, make_sandbox
+from tests.fuzz.mutate import LONG_TARGETS, TARGETS, Mutant, make_mutant, make_sandbox
 from tests.fuzz.run import call
 from tests.fuzz.tally import BUDGET, MODE, TALLY, TIMEOUT_S
 
@@ -53,7 +55,9 @@ def judge(m: Mutant, r: dict, seed: int) -> None:
     if code == 2:
         lines = [ln for ln in err.splitlines() if ln.strip()]
         name = Path(m.file).name
-        flagged = any(a.startswith("--") for a in m.argv) and m.kind == "argv"
+        named = re.match(r"error: (--[\w-]+)", lines[0]) if lines else None
+        flagged = (any(a.startswith("--") for a in m.argv) and m.kind == "argv") or bool(
+            named and named.group(1) in m.argv)  # (a long-setting command may carry a bad --dask / --astra-sim)
         if len(lines) != 1:
             TALLY.problem("bad error message", SUITE, f"{len(lines)} lines on stderr: {err[:600]!r}", repro)
         elif not lines[0].startswith("error:"):
@@ -72,6 +76,15 @@ def judge(m: Mutant, r: dict, seed: int) -> None:
                       + re.search(r".*(?<![\w.])(nan|inf)\b.*", figures).group()[:200], repro)
 
 
+def surface(m: Mutant) -> str:
+    """Which surface of the long setting a mutant tries: a model file, a catalog, simulate or --dask."""
+    if "--dask" in m.argv:
+        return "--dask"
+    if m.argv[0] in ("simulate", "export"):
+        return m.argv[0]
+    return "catalog" if m.target.path.startswith("catalogs/") else "model file"
+
+
 def _names_other_file(line: str) -> bool:
     """The message names some file of the sandbox (a mutation can make an instance point at another file)."""
     return bool(re.search(r"[\w\]\[/.-]+\.(toml|yml|yaml|txt)\b|/dev/null|out\b|missing", line))
@@ -83,7 +96,12 @@ def sandbox(tmp_path_factory) -> Path:
 
 
 def _targets() -> tuple:
-    return tuple(t for t in TARGETS if not t.shared or shared_data_dir() is not None)
+    """The targets of this setting: the long and medium settings add :data:`LONG_TARGETS` (model files, catalogs,
+    simulate, --dask); the default stays as fast as before."""
+    every = TARGETS + (LONG_TARGETS if MODE != "short" else ())
+    if os.environ.get("HIEROPT_FUZZ_SURFACES") == "only":  # (the long setting's surfaces alone, for their counts)
+        every = LONG_TARGETS
+    return tuple(t for t in every if not t.shared or shared_data_dir() is not None)
 
 
 def test_mutated_inputs(sandbox: Path):
@@ -96,6 +114,8 @@ def test_mutated_inputs(sandbox: Path):
         m = make_mutant(random.Random(seed), sandbox, targets)
         TALLY.count("mutants")
         TALLY.count(f"mutants {m.kind}")
+        if m.target in LONG_TARGETS:
+            TALLY.count(f"surface {surface(m)}")
         try:
             r = call("tests.fuzz.tasks:cli", list(m.argv), str(sandbox), suite=SUITE, reproducer=_repro(m, seed))
             if r is not None:

@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_complete
 from contextlib import contextmanager
 from typing import Any
 
-from ...errors import HieroptError, InputError, NoSolutionError
+from ...errors import HieroptError, InputError, NoSolutionError, SolverError
 from ...solvers.cutting import REL_GAP
 from ...spec import Mapping
 from ...spec.space import ShapeSpace
@@ -216,22 +216,108 @@ def _windowed(todo, window, admit, submit, wait_some):
 
 
 def _dask_admitted(space, todo, task, admit, address):
-    try:
-        from distributed import Client
-        from distributed import wait as dask_wait
-    except ImportError:
-        raise InputError("dask", None, "Dask is not installed",
-                         "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
-    client = connect(Client, address)
-    own = client is not address
-    try:
+    with dask_session(address) as (client, dask):
         space_f = client.scatter(space, broadcast=True)
         window = 2 * max(1, len(client.scheduler_info().get("workers", {})) or 1)
         yield from _windowed(todo, window, admit, lambda cand: client.submit(task, space_f, cand, pure=False),
-                             lambda pending: dask_wait(pending, return_when="FIRST_COMPLETED").done)
+                             lambda pending: dask_wait_some(client, dask, pending))
+
+
+NO_WORKER_S = 120.0
+"""Seconds a Dask sweep waits while the scheduler has no worker at all (every worker died or none joined) before
+it ends with an error (the rows so far are kept in ``--out``; a rerun resumes)."""
+
+
+def dask_wait_some(client: Any, dask: Any, pending: list[Any], step_s: float = 5.0) -> set[Any]:
+    """The futures of ``pending`` done once at least one is, as ``distributed.wait(FIRST_COMPLETED)`` (``dask``: the
+    ``distributed`` module); while none is done the scheduler is asked every ``step_s`` seconds for its workers.
+
+    Raises:
+        SolverError: the scheduler had no worker for :data:`NO_WORKER_S` seconds.
+    """
+    watch = NoWorkerWatch(client)
+    while True:
+        try:
+            return dask.wait(pending, timeout=step_s, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            watch.check()
+
+
+class NoWorkerWatch:
+    """Ends a Dask sweep whose scheduler has had no worker for :data:`NO_WORKER_S` seconds: :meth:`check`, called
+    while no result comes, asks the scheduler for its workers at most every ``step_s`` seconds."""
+
+    def __init__(self, client: Any, step_s: float = 5.0) -> None:
+        self.client, self.step_s = client, step_s
+        self.asked = self.seen = time.monotonic()
+
+    def check(self) -> None:
+        """Raise SolverError when the scheduler has had no worker for :data:`NO_WORKER_S` seconds."""
+        now = time.monotonic()
+        if now - self.asked < self.step_s:
+            return
+        self.asked = now
+        if self.client.nthreads():
+            self.seen = now
+        elif now - self.seen >= NO_WORKER_S:
+            raise no_worker(self.client)
+
+
+def no_worker(client: Any) -> SolverError:
+    """The error of a Dask scheduler that has had no worker for :data:`NO_WORKER_S` seconds."""
+    return SolverError(f"Dask: the scheduler at {client_address(client)} has had no worker for {NO_WORKER_S:g} s "
+                       "(all died or none joined); the rows so far are kept in --out: start workers (dask worker "
+                       "ADDRESS) and rerun to resume")
+
+
+@contextmanager
+def dask_session(address: Any):
+    """``(client, distributed)``: a client of the Dask scheduler at ``address`` (:func:`connect`; closed at the end
+    when made here) and the ``distributed`` module, for one sweep. Its failures are one SolverError line (exit 3),
+    not a traceback, and the rows written before stay in ``--out`` (a rerun resumes): a task whose workers died more
+    often than Dask allows (``distributed.scheduler.allowed-failures``, default 3: a solve that kills its worker,
+    e.g. out of memory), or the connection to the scheduler lost (it stopped). distributed's own log lines of a
+    lost connection are not printed during the sweep (the one line says it).
+
+    Raises:
+        InputError: Dask not installed, a malformed address, or no scheduler there (:func:`connect`).
+    """
+    try:
+        import distributed
+    except ImportError:
+        raise InputError("dask", None, "Dask is not installed",
+                         "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
+    import asyncio
+    import logging
+
+    client = connect(distributed.Client, address)
+    where = client_address(client)
+    loggers = [logging.getLogger(n) for n in ["distributed", *logging.root.manager.loggerDict]
+               if n.startswith("distributed.")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        try:
+            client.wait_for_workers(1, timeout=NO_WORKER_S)
+        except TimeoutError:
+            raise no_worker(client) from None
+        yield client, distributed
+    except distributed.KilledWorker as e:
+        raise SolverError(f"Dask: the workers running task {e.task} died {e.allowed_failures + 1} times "
+                          "(distributed.scheduler.allowed-failures); the rows so far are kept in --out, rerun to "
+                          "resume (or give the workers more memory)") from None
+    except (OSError, asyncio.CancelledError, distributed.client.FutureCancelledError) as e:
+        first = (str(e).splitlines() or [""])[0][:200]
+        raise SolverError(f"Dask: lost the connection to the scheduler at {where} ({type(e).__name__}: {first}); the "
+                          "rows so far are kept in --out: restart the cluster and rerun to resume") from None
     finally:
-        if own:
-            client.close()
+        try:
+            if client is not address:
+                client.close(timeout=5)
+        finally:
+            for lg, level in zip(loggers, levels, strict=True):
+                lg.setLevel(level)
 
 
 def connect(client_cls: Any, address: Any) -> Any:
@@ -263,21 +349,17 @@ def client_address(client: Any) -> str:
 
 def run_dask(space: ShapeSpace, todo: list[Candidate], address: Any, started: Callable[[], None],
              task: Task = solve_candidate):
-    """Solve ``todo`` on the Dask cluster at ``address``; yields rows as they finish. InputError without distributed."""
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError:
-        raise InputError("dask", None, "Dask is not installed",
-                         "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
-    client = connect(Client, address)
-    own = client is not address
-    try:
+    """Solve ``todo`` on the Dask cluster at ``address``; yields rows as they finish (failures as
+    :func:`dask_session`). InputError without distributed."""
+    with dask_session(address) as (client, dask):
         space_f = client.scatter(space, broadcast=True)
-        futures = [client.submit(task, space_f, cand, pure=False) for cand in todo]
+        done = dask.as_completed([client.submit(task, space_f, cand, pure=False) for cand in todo])
         started()
-        for f in dask_completed(futures):
-            yield f.result()
-    finally:
-        if own:
-            client.close()
+        watch = NoWorkerWatch(client)
+        while not done.is_empty():
+            batch = done.next_batch(block=False)
+            for f in batch:
+                yield f.result()
+            if not batch:
+                time.sleep(0.05)
+                watch.check()

@@ -177,8 +177,7 @@ class ResultSink:
         self.file = self.journal.open("a", encoding="utf-8", newline="")
         self.writer = csv.writer(self.file, lineterminator="\n")
         if fresh:
-            self.writer.writerow(self.names)
-            self.file.flush()
+            self._append(self.names)
 
     def read_previous(self):
         """The rows of the earlier run, typed, one at a time (Parquet file first, then the journal)."""
@@ -191,15 +190,19 @@ class ResultSink:
                     yield _check_hash(typed_row(r, self.columns), self.out, i, self.hash)
         yield from _iter_csv(self.journal, self.hash, False, self.columns)
 
+    def _append(self, values: Any) -> None:
+        """One CSV line appended and flushed; OutputError naming ``--out`` when it cannot be (a full disk)."""
+        try:
+            self.writer.writerow(values)
+            self.file.flush()
+        except OSError as e:
+            raise OutputError(e.errno, f"{e.strerror or e} (the rows written before are kept; a rerun resumes)",
+                              f"--out {self.journal}") from None
+
     def write(self, row: dict[str, Any]) -> None:
         """Append ``row`` (its values as text; lists and objects as JSON) and flush. Raises OutputError
         naming ``--out`` (a full disk): the rows written before stay, and a rerun resumes from them."""
-        try:
-            self.writer.writerow([_text(row[n]) for n in self.names])
-            self.file.flush()
-        except OSError as e:
-            raise OutputError(e.errno, f"{e.strerror or e} (the rows before it are kept; a rerun resumes)",
-                              f"--out {self.journal}") from None
+        self._append([_text(row[n]) for n in self.names])
 
     def close(self, complete: bool) -> None:
         """Close the file; a complete Parquet sweep is written to ``out`` atomically and its journal removed."""

@@ -1,0 +1,120 @@
+"""``simulate`` answers the question asked: it runs the simulator in the dimension mode the instance was solved in
+(concurrent: enough chunks per collective), compares the simulator with *that* prediction, and fails (exit 3) when the
+optimum is not the simulator's fastest allocation or the difference exceeds ``--tolerance``.
+
+A fake simulator (a shell script run in each allocation's bundle folder) reports chosen times, so the verdicts are
+checked without the binary; the real binary is in tests/cli/test_astrasim_cli.py (skipped when absent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hieropt import api
+from hieropt.io.instance import load_instance
+from hieropt.model.timing import evaluate
+from hieropt.studies.heuristics import equal_split, traffic_proportional
+from hieropt.studies.simulate import MAX_CHUNKS, matching_instance, mode_mismatch, simulator_chunks
+
+from ..cli.test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, run
+
+
+def _instance(tmp_path: Path, mode: str = "concurrent") -> Path:
+    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
+    inst = tmp_path / "inst.toml"
+    inst.write_text(INSTANCE_TOML.replace('training_loop = "no_overlap"',
+                                          f'training_loop = "no_overlap"\ndimension_mode = "{mode}"'))
+    return inst
+
+
+def _allocations(inst) -> dict[str, list[float]]:
+    return {"optimum": list(api.solve(inst).bw_gbps), "equal": list(equal_split(inst).bw),
+            "traffic": list(traffic_proportional(inst).bw)}
+
+
+def _fake(tmp_path: Path, keep: Path, cycles: dict[str, float]) -> Path:
+    """A 'simulator' reporting ``cycles[name]`` on each of the 128 NPUs when run in the bundle folder keep/NAME."""
+    keep.mkdir()
+    for name, c in cycles.items():
+        (keep / f"{name}.cycles").write_text(str(round(c)))
+    fake = tmp_path / "fake"
+    fake.write_text('#!/bin/sh\nc=$(cat "$PWD.cycles")\ni=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, $c '
+                    'cycles."; i=$((i+1)); done\n')
+    fake.chmod(0o755)
+    return fake
+
+
+def test_chunks_follow_the_mode_solved(tmp_path):
+    conc = load_instance(_instance(tmp_path))
+    opt = _allocations(conc)["optimum"]
+    seq_t = evaluate(matching_instance(conc, 1), opt).iteration_time_ns
+    conc_t = evaluate(conc, opt).iteration_time_ns
+    assert seq_t / conc_t - 1 == pytest.approx(1.85944, abs=1e-5)  # (2 x 1.85944 / 0.03 = 124.0 -> 128)
+    assert simulator_chunks(conc, opt) == 128 and simulator_chunks(conc, opt, 0.3) == 16
+    assert simulator_chunks(conc, opt, 1e-4) == MAX_CHUNKS
+    seq = conc.model_copy(update={"dimension_mode": "sequential"})
+    assert simulator_chunks(seq, opt) == 1
+    assert mode_mismatch(conc, 128, opt) is None and mode_mismatch(seq, 1, opt) is None
+    assert "concurrent, and with 1 chunk" in mode_mismatch(conc, 1)
+    assert "sequential, and with 4 chunks" in mode_mismatch(seq, 4)
+
+
+def test_a_simulator_in_the_sequential_mode_does_not_bless_a_concurrent_answer(tmp_path):
+    """The simulator reports the sequential times (what it does with 1 chunk): the answer solve gave (concurrent
+    dimensions) is not confirmed, exit 3 naming the mode and the difference (it said 'same ranking', exit 0)."""
+    path = _instance(tmp_path)
+    inst = load_instance(path)
+    keep = tmp_path / "keep"
+    seq = {n: evaluate(matching_instance(inst, 1), bw).iteration_time_ns for n, bw in _allocations(inst).items()}
+    fake = _fake(tmp_path, keep, seq)
+    r = run("simulate", path, "--astra-sim", fake, "--keep", keep, "--json", tmp_path / "s.json")
+    assert r.exit_code == 3, r.output
+    assert ("error: the simulator does not confirm the answer: simulated and predicted (concurrent dimensions, what "
+            "solve optimised) differ by up to ") in r.stderr
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["agree"] is False and data["chunks"] == 128 and data["dimension_mode"] == "concurrent"
+    assert max(a["ratio"] for a in data["allocations"]) > 2.8  # (the optimum: sequential 2.86 x concurrent)
+    assert json.loads((keep / "optimum" / "system.json").read_text())["preferred-dataset-splits"] == 128
+
+
+def test_the_optimum_must_be_the_simulators_fastest(tmp_path):
+    path = _instance(tmp_path)
+    inst = load_instance(path)
+    keep = tmp_path / "keep"
+    own = {n: evaluate(inst, bw).iteration_time_ns for n, bw in _allocations(inst).items()}
+    assert own == {"optimum": 85375.0, "traffic": 85375.0, "equal": 186000.0}  # (traffic ties the optimum here)
+    cycles = {"optimum": 150000, "traffic": 150000, "equal": 149000}  # 'equal' simulated faster than the optimum
+    r = run("simulate", path, "--astra-sim", _fake(tmp_path, keep, cycles), "--keep", keep, "--tolerance", "0.5")
+    assert r.exit_code == 3, r.output
+    assert ("the simulator does not confirm the answer: the optimum is not the simulator's fastest allocation "
+            "(simulated: equal < optimum < traffic; predicted: optimum < traffic < equal)") in r.stderr
+    assert "differ by up to" not in r.stderr  # (every error within the tolerance given: the ranking alone fails)
+
+
+def test_agreement_within_the_tolerance_passes(tmp_path):
+    path = _instance(tmp_path)
+    inst = load_instance(path)
+    keep = tmp_path / "keep"
+    own = {n: evaluate(inst, bw).iteration_time_ns * 1.02 for n, bw in _allocations(inst).items()}
+    r = run("simulate", path, "--astra-sim", _fake(tmp_path, keep, own), "--keep", keep, "--json",
+            tmp_path / "s.json")
+    assert r.exit_code == 0, r.output
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["agree"] and data["optimum_fastest"] and data["chunks"] == 128
+    assert data["largest_relative_error"] == pytest.approx(0.02 / 1.02, rel=1e-3)
+    r = run("simulate", path, "--astra-sim", tmp_path / "fake", "--keep", keep, "--tolerance", "0.01")
+    assert r.exit_code == 3 and "tolerance 1 %" in r.stderr
+
+
+def test_export_writes_the_chunks_of_the_mode_solved(tmp_path):
+    path = _instance(tmp_path)
+    r = run("export", path, "--astra-sim", tmp_path / "b")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "b" / "system.json").read_text())["preferred-dataset-splits"] == 128
+    (tmp_path / "s").mkdir()
+    seq = _instance(tmp_path / "s", "sequential")
+    r = run("export", seq, "--astra-sim", tmp_path / "c")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "c" / "system.json").read_text())["preferred-dataset-splits"] == 1
