@@ -32,7 +32,8 @@ _NAMES = {
     "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
     "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
-    "memory": "api",
+    "memory": "api", "run_figures": "api", "RunFigures": "api", "iteration_target_ns": "api",
+    "network_budget_usd": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
@@ -43,6 +44,7 @@ __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_t
 __all__ += ["explore", "load_space", "Exploration"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
+__all__ += ["run_figures", "RunFigures", "iteration_target_ns", "network_budget_usd"]
 
 
 def __getattr__(name: str) -> Any:

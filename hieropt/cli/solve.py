@@ -26,7 +26,7 @@ from .common import (
     write_output,
 )
 from .numbers import parse_amount, parse_bw, parse_time_ns
-from .options import BudgetOpt, MaxTimeOpt, TokensOpt
+from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt
 
 CommOpt = Annotated[Path | None, typer.Option(
     "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
@@ -56,6 +56,8 @@ def solve_command(
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
     tokens: TokensOpt = None,
+    deadline: DeadlineOpt = None,
+    total_budget: TotalBudgetOpt = None,
     json_out: JsonOpt = None,
     gap: Annotated[float | None, typer.Option(
         "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
@@ -88,6 +90,7 @@ def solve_command(
         check_output_file(json_out, "--json")
         max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
         inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
+        max_time_ns, budget_usd = buyer_limits(inst, max_time_ns, budget_usd, deadline, total_budget)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
@@ -118,6 +121,22 @@ def with_tokens(inst, tokens: str | None):
     """``inst`` with the run's token budget ``--tokens`` (``15e12``, ``15T``) when given."""
     value = parse_amount(tokens, "--tokens", "tokens")
     return inst if value is None else inst.model_copy(update={"tokens": value})
+
+
+def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, deadline: str | None,
+                 total_budget: str | None) -> tuple[float | None, float | None]:
+    """(time target ns, network budget $) with ``--deadline`` (as an iteration-time target for the run's tokens)
+    and ``--total-budget`` (the cluster's capex less [cluster]'s fixed part) folded in: the tighter of each pair."""
+    from ..model.run import iteration_target_ns, network_budget_usd
+
+    deadline_ns, total = parse_time_ns(deadline, "--deadline"), parse_amount(total_budget, "--total-budget")
+    if deadline_ns is not None:
+        target = iteration_target_ns(inst, deadline_ns)
+        max_time_ns = target if max_time_ns is None else min(max_time_ns, target)
+    if total is not None:
+        left = network_budget_usd(inst, total)
+        budget_usd = left if budget_usd is None else min(budget_usd, left)
+    return max_time_ns, budget_usd
 
 
 def evaluate_command(
