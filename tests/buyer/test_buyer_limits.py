@@ -12,7 +12,6 @@ import hieropt
 from hieropt.cli.numbers import parse_amount, parse_time_ns
 from hieropt.errors import InputError, NoSolutionError
 from hieropt.model.run import iteration_target_ns, network_budget_usd
-from hieropt.spec.cluster import Cluster
 from tests.cli.util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
