@@ -112,7 +112,9 @@ def solve_command(
     table = portfolio_table(sol.portfolio, sol.objective)
     if table is not None:
         out.print(table)
-    for line in sensitivity_lines(sol.sensitivity):
+    from ..report.run import buyer_scale
+
+    for line in sensitivity_lines(sol.sensitivity, buyer_scale(inst, sol)):
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(0 if sol.success else 3)
 
