@@ -26,5 +26,8 @@ DeadlineOpt = Annotated[str | None, typer.Option(
 TotalBudgetOpt = Annotated[str | None, typer.Option(
     "--total-budget", help="Cap on the whole cluster's capex in $ (10M, 2.5B): accelerators, servers, racks and "
     "facility from [cluster], the rest for the network (the fastest design within it).", show_default=False)]
+WithinOpt = Annotated[str, typer.Option(
+    "--within", help="With the performance objective: also the knee, the cheapest design within this slack of the "
+    "fastest time (1% or 0.01), and what the last slack of speed costs; 0 turns it off.")]
 
-__all__ = ["TokensOpt", "MaxTimeOpt", "BudgetOpt", "DeadlineOpt", "TotalBudgetOpt"]
+__all__ = ["WithinOpt", "TokensOpt", "MaxTimeOpt", "BudgetOpt", "DeadlineOpt", "TotalBudgetOpt"]

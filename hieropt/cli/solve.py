@@ -25,8 +25,8 @@ from .common import (
     write_json,
     write_output,
 )
-from .numbers import parse_amount, parse_bw, parse_time_ns
-from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt
+from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns
+from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
 CommOpt = Annotated[Path | None, typer.Option(
     "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
@@ -58,6 +58,7 @@ def solve_command(
     tokens: TokensOpt = None,
     deadline: DeadlineOpt = None,
     total_budget: TotalBudgetOpt = None,
+    within: WithinOpt = "1%",
     json_out: JsonOpt = None,
     gap: Annotated[float | None, typer.Option(
         "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
@@ -93,9 +94,11 @@ def solve_command(
         max_time_ns, budget_usd = buyer_limits(inst, max_time_ns, budget_usd, deadline, total_budget)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
+        slack = parse_fraction(within, "--within")
         sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
                         max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
                         max_regret=max_regret, portfolio=True)
+        knee = _knee(sol, slack, len(inst.jobs))
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report import dicts, text
@@ -104,8 +107,9 @@ def solve_command(
     from ..report.sensitivity import sensitivity_lines
 
     if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
-        write_json(json_out, dicts.solution_dict(inst, sol))
-    for line in text.summary_lines(inst, sol) + run_lines(sol.run):
+        write_json(json_out, {**dicts.solution_dict(inst, sol), "knee": knee if knee is None else knee.to_dict()})
+    knee_line = [] if knee is None else [knee.line()]
+    for line in text.summary_lines(inst, sol) + run_lines(sol.run) + knee_line:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
     out.print(text.time_table(sol.breakdown, inst.training_loop))
@@ -123,6 +127,16 @@ def with_tokens(inst, tokens: str | None):
     """``inst`` with the run's token budget ``--tokens`` (``15e12``, ``15T``) when given."""
     value = parse_amount(tokens, "--tokens", "tokens")
     return inst if value is None else inst.model_copy(update={"tokens": value})
+
+
+def _knee(sol, within: float | None, jobs: int):
+    """The knee beside a performance optimum (:mod:`hieropt.studies.knee`), or None: not asked for, another
+    objective, several workloads or no certified optimum."""
+    if within is None or sol.objective != "performance" or not sol.success or jobs > 1:
+        return None
+    from ..studies.knee import knee
+
+    return knee(sol.instance, within)
 
 
 def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, deadline: str | None,
