@@ -73,9 +73,9 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     cand = next((c for c in result.enumeration.candidates if c.id == best["id"]), None)
     if cand is None:
         return None
+    tokens = tokens if tokens is not None else result.space.tokens
     return figures(training_of(cand.params), result.space.npus, best["iteration_time_ns"],
-                   best["network_cost_usd"], tokens, getattr(result.space, "cluster", None),
-                   cand.params.workload_name)
+                   best["network_cost_usd"], tokens, result.space.cluster, cand.params.workload_name)
 
 
 @dataclass(frozen=True)

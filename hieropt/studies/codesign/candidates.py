@@ -20,7 +20,8 @@ T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement of the 
 another stage's exceeds in both are left out of the max: they never attain it). The network cost N sum_d u_d B_d
 is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
 of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is T_lb (performance), T_lb C_lb
-(performance_per_cost) or C_lb (min_cost, where a candidate with T_lb above the time target is infeasible).
+(performance_per_cost), the $ of a run at T_lb and C_lb (min_run_cost: increasing in both) or C_lb (min_cost, where
+a candidate with T_lb above the time target is infeasible).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from operator import attrgetter
 from ...errors import InputError
 from ...model.cost import unit_costs
 from ...model.groups import Placement, place_lowest, placements, plan_groups
+from ...solvers.run_cost import terms_of
 from ...spec import Network
 from ...spec.space import ShapeSpace, SpaceJob, constraint_for
 from ...workloads.llm.lower import bottleneck_stage, lower_stage
@@ -180,8 +182,20 @@ def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> floa
     """The candidate's bound on the space's objective from its time bound ``t_lb`` (module docstring)."""
     if space.objective == "performance":
         return t_lb
-    c_lb = cost_floor_usd(space, network)
-    return t_lb * c_lb if space.objective == "performance_per_cost" else c_lb
+    return _bound(space, t_lb, cost_floor_usd(space, network))
+
+
+def _bound(space: CodesignSpace, t_lb: float, c_lb: float) -> float:
+    """The bound from T_lb and C_lb: T_lb C_lb (performance_per_cost), the $ of a run at (T_lb, C_lb)
+    (min_run_cost: increasing in both), or C_lb (min_cost)."""
+    if space.objective == "performance_per_cost":
+        return t_lb * c_lb
+    if space.objective == "min_run_cost":
+        b = space.base
+        terms = terms_of(space.cluster, space.npus, space.tokens,
+                         b.plan.global_batch_size * b.model.sequence_length)
+        return terms.value(t_lb, c_lb)
+    return c_lb
 
 
 def cost_floor_usd(space: CodesignSpace, network: Network) -> float:
@@ -270,7 +284,7 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
             t_lb = t_lbs.get(cap)
             if t_lb is None:
                 t_lb = t_lbs[cap] = time_bound_ns(bounds, cap)
-            bound = t_lb if c_lb is None else t_lb * c_lb if objective == "performance_per_cost" else c_lb
+            bound = t_lb if c_lb is None else _bound(space, t_lb, c_lb)
             if isinstance(options, str):
                 skipped.append((f"{pc.id} | {sid}", options))
                 continue
