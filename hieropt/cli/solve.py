@@ -164,6 +164,7 @@ def evaluate_command(
     communicator: CommOpt = None,
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
+    tokens: TokensOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
     """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver).
@@ -175,18 +176,22 @@ def evaluate_command(
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
-        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
+    from ..model.run import run_figures
     from ..report import dicts, text
+    from ..report.run import run_lines
 
+    run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
     if json_out is not None:  # the file first (see solve)
-        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "instance": dicts.instance_dict(inst)})
-    for line in text.evaluation_lines(inst, bd):
+        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "run": run.to_dict(),
+                              "instance": dicts.instance_dict(inst)})
+    for line in text.evaluation_lines(inst, bd) + run_lines(run):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
     out.print(text.time_table(bd, inst.training_loop))
