@@ -34,6 +34,8 @@ _NAMES = {
     "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
     "memory": "api",
     "validate": "api", "Validation": "api", "calibrate": "api", "Calibration": "api", "load_runs": "api",
+    "memory": "api", "run_figures": "api", "RunFigures": "api", "iteration_target_ns": "api",
+    "network_budget_usd": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
@@ -45,6 +47,7 @@ __all__ += ["explore", "load_space", "Exploration"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
+__all__ += ["run_figures", "RunFigures", "iteration_target_ns", "network_budget_usd"]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,7 @@ from .model import timing
 from .model.catalog import Catalog
 from .model.memory import memory
 from .model.plan import plan_figures
+from .model.run import RunFigures, iteration_target_ns, network_budget_usd, run_figures
 from .model.timing import Breakdown, TimeModel, build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers import objectives
@@ -50,7 +51,23 @@ def _takes_a_path(fn: Any) -> Any:
     return call
 
 
-solve = _takes_a_path(objectives.solve)
+def _budget_named(fn: Any, old: str) -> Any:
+    """``fn`` that also takes the budget as ``budget_usd`` ($, the one name of the network budget across the library
+    and the command line's ``--budget``); ``old`` (``max_network_cost_usd``, ``max_cost_usd``) stays an alias.
+    Giving both is an InputError."""
+
+    @wraps(fn)
+    def call(*args: Any, budget_usd: float | None = None, **kwargs: Any) -> Any:
+        if budget_usd is not None:
+            if kwargs.get(old) is not None:
+                raise InputError("budget_usd", None, f"given together with {old} (its old name)", "give one of them")
+            kwargs[old] = budget_usd
+        return fn(*args, **kwargs)
+
+    return call
+
+
+solve = _budget_named(_takes_a_path(objectives.solve), "max_network_cost_usd")
 evaluate = _takes_a_path(timing.evaluate)
 verify = _takes_a_path(_verify)
 
@@ -71,6 +88,8 @@ _LAZY: dict[str, tuple[str, str, bool]] = {
 }
 """Names whose modules load on first use (module, attribute, takes a path): the MILP, fabric, co-design and
 simulator stages import Pyomo or protobuf, which the performance path and a bad-input error never need."""
+_BUDGET_NAMES = {"provision": "max_cost_usd", "codesign": "max_network_cost_usd"}
+"""Lazy names that take ``budget_usd`` besides their old budget argument (:func:`_budget_named`)."""
 
 
 def __getattr__(name: str) -> Any:
@@ -79,6 +98,7 @@ def __getattr__(name: str) -> Any:
     module, attr, path = _LAZY[name]
     value = getattr(importlib.import_module(f".{module}", __package__), attr)
     value = _takes_a_path(value) if path else value
+    value = _budget_named(value, _BUDGET_NAMES[name]) if name in _BUDGET_NAMES else value
     globals()[name] = value
     return value
 
@@ -95,3 +115,4 @@ __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model",
             "NoSolutionError", "SolverError"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
+__all__ += ["RunFigures", "run_figures", "iteration_target_ns", "network_budget_usd"]

@@ -71,7 +71,7 @@ def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
     the target is not that far below."""
     if not (target_ns > 0 and fastest_ns >= 1e3 * target_ns):
         return ""
-    for unit, ns in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+    for unit, ns in (("us", 1e3), ("ms", 1e6), ("s", 1e9)):  # (the smallest unit that makes it feasible)
         if target_ns * ns >= fastest_ns:
             return (f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: a plain number is ns; "
                     f"did you mean {target_ns:g}{unit}? (write --max-time {target_ns:g}{unit}, or "

@@ -12,7 +12,7 @@ import typer
 from ..names import OBJECTIVES
 from .common import console as stdout_console
 from .common import error_console, error_line, fail
-from .options import BudgetOpt, MaxTimeOpt, TokensOpt
+from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt
 
 
 def codesign_command(
@@ -35,6 +35,11 @@ def codesign_command(
         "integer bill of materials, its cost and power) and rank them by it.")] = None,
     provision_top: Annotated[int, typer.Option(
         "--provision-top", min=1, help="With --catalog: how many of the best candidates to provision.")] = 5,
+    sizes: Annotated[str | None, typer.Option(
+        "--sizes", help="Cluster sizes to choose from, comma-separated NPU counts (e.g. 2048,4096,8192): each searched "
+        "on the space's shape family, the cheapest by the space's objective chosen (sizes that cannot win skipped "
+        "by a proven bound).", show_default=False)] = None,
+    deadline: DeadlineOpt = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an existing FILE is "
         "resumed: its candidates are not solved again.")] = None,
@@ -75,6 +80,12 @@ def codesign_command(
                 from ..io.dask_address import check_dask_address
 
                 check_dask_address(dask)
+            plans = plans if run_tokens is None else plans.model_copy(update={"tokens": run_tokens})
+            if sizes is not None or deadline is not None:  # how many NPUs: hieropt/studies/sizing.py
+                code = _sizing(console, plans, sizes, parse_time_ns(deadline, "--deadline"), objective, workers,
+                               json_out)
+                outcome.answered = True
+                raise typer.Exit(code)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
         from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
@@ -123,3 +134,25 @@ def codesign_command(
         if written is not None:
             console.print(f"instance files: {len(written)} in {write_instances} (hieropt solve {written[0]})",
                           highlight=False, soft_wrap=True)
+
+
+def _sizing(console, space, sizes: str | None, deadline_ns: float | None, objective: str | None,
+            workers: int | None, json_out: Path | None) -> int:
+    """``--sizes`` / ``--deadline``: the cluster-size search, printed (and written to ``--json``); its exit code."""
+    from ..errors import InputError
+    from ..report.sizing import sizing_dict, sizing_lines
+    from ..studies.sizing import size_cluster
+    from .common import write_json
+
+    words = [w.strip() for w in (sizes or str(space.npus)).split(",")]
+    if not all(w.isdigit() for w in words):
+        raise InputError("--sizes", None, f"{sizes!r} is not a comma-separated list of NPU counts",
+                         "write e.g. --sizes 2048,4096,8192")
+    result = size_cluster(space, [int(w) for w in words], deadline_ns=deadline_ns, objective=objective,
+                          workers=workers)
+    if json_out is not None:
+        write_json(json_out, sizing_dict(result))
+    for line in sizing_lines(result):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+    return 0 if result.chosen is not None else 3
+

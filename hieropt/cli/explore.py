@@ -31,7 +31,8 @@ def explore_command(
     space: Annotated[Path, typer.Argument(help="Shape-space TOML file (see spaces/gpt3-4096.toml).",
                                           show_default=False)],
     objective: Annotated[str | None, typer.Option(
-        "--objective", help=f"One of {', '.join(OBJECTIVES)} (default: the space's).")] = None,
+        "--objective", help=f"One of {', '.join(o for o in OBJECTIVES if o != 'min_run_cost')} (default: the "
+        "space's).")] = None,
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table.")] = 20,

@@ -111,3 +111,27 @@ def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
     out = value * MONEY_SUFFIXES[suffix]
     check_positive(out, flag)
     return out
+
+
+def parse_fraction(text: str | None, flag: str) -> float | None:
+    """A slack given to ``flag`` as ``1%`` or ``0.01``: the fraction (0.01), or None for ``0`` (off) or None.
+
+    Raises:
+        InputError: not a number (with an optional %), or not below 100 %.
+    """
+    if text is None:
+        return None
+    from ..errors import InputError
+
+    fix = f"write e.g. {flag} 1% (or 0.01; 0 turns it off)"
+    t = text.strip()
+    pct = t.endswith("%")
+    t = t.removesuffix("%").strip()
+    if not PLAIN_NUMBER.fullmatch(t):
+        raise InputError(flag, None, f"{text!r} is not a fraction or a percentage", fix)
+    value = float(t) / (100 if pct else 1)
+    if value == 0:
+        return None
+    if not 0 < value < 1:
+        raise InputError(flag, None, f"{text!r} is not between 0 and 100 %", fix)
+    return value

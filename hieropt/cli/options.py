@@ -18,4 +18,16 @@ BudgetOpt = Annotated[str | None, typer.Option(
     "--budget", "--budget-usd", "--max-cost-usd", help="Network-cost cap in $, with suffixes: 10M, 2.5B, 750k "
     "(--budget-usd, --max-cost-usd: old names).", show_default=False)]
 
-__all__ = ["TokensOpt", "MaxTimeOpt", "BudgetOpt"]
+
+DeadlineOpt = Annotated[str | None, typer.Option(
+    "--deadline", help="Train the token budget (--tokens or the file's tokens) within this wall time, e.g. 90d, "
+    "2160h: the iteration-time target deadline / iterations per run (with min_run_cost: the cheapest run meeting "
+    "the deadline).", show_default=False)]
+TotalBudgetOpt = Annotated[str | None, typer.Option(
+    "--total-budget", help="Cap on the whole cluster's capex in $ (10M, 2.5B): accelerators, servers, racks and "
+    "facility from [cluster], the rest for the network (the fastest design within it).", show_default=False)]
+WithinOpt = Annotated[str, typer.Option(
+    "--within", help="With the performance objective: also the knee, the cheapest design within this slack of the "
+    "fastest time (1% or 0.01), and what the last slack of speed costs; 0 turns it off.")]
+
+__all__ = ["WithinOpt", "TokensOpt", "MaxTimeOpt", "BudgetOpt", "DeadlineOpt", "TotalBudgetOpt"]

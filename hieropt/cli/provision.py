@@ -10,8 +10,8 @@ import typer
 
 from ..names import PROVISION_OBJECTIVES
 from .common import console, error_console, fail, to_stdout, write_json
-from .numbers import parse_amount, parse_time_ns
-from .options import BudgetOpt, MaxTimeOpt, TokensOpt
+from .numbers import parse_amount, parse_fraction, parse_time_ns
+from .options import BudgetOpt, MaxTimeOpt, TokensOpt, WithinOpt
 
 
 def _named(e, catalog: Path):
@@ -34,6 +34,7 @@ def provision_command(
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
     tokens: TokensOpt = None,
+    within: WithinOpt = "1%",
     max_power_w: Annotated[float | None, typer.Option(
         "--max-power-w", help="Power budget of the network's parts, W (every part needs watts).")] = None,
     json_out: Annotated[Path | None, typer.Option(
@@ -80,6 +81,12 @@ def provision_command(
 
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
+        knee = None
+        slack = parse_fraction(within, "--within")
+        if slack is not None and result.objective == "performance" and result.status.value == "optimal":
+            from ..studies.knee import provision_knee
+
+            knee = provision_knee(inst, catalog, result, slack)
     except HieroptError as e:
         raise fail(err, _named(e, catalog), json_out) from None
     from ..model.run import run_figures
@@ -88,8 +95,10 @@ def provision_command(
 
     run = run_figures(inst, result.iteration_time_ns, result.network_cost_usd)  # (the catalog's bill of materials)
     if json_out is not None:  # the file first (as above)
-        write_json(json_out, {**report_provision.provision_dict(inst, result), "run": run.to_dict()})
-    for line in report_provision.summary_lines(inst, result) + run_lines(run):
+        write_json(json_out, {**report_provision.provision_dict(inst, result), "run": run.to_dict(),
+                              "knee": None if knee is None else knee.to_dict()})
+    knee_line = [] if knee is None else [knee.line()]
+    for line in report_provision.summary_lines(inst, result) + run_lines(run) + knee_line:
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))
     out.print(report_provision.bom_table(result))

@@ -25,8 +25,8 @@ from .common import (
     write_json,
     write_output,
 )
-from .numbers import parse_amount, parse_bw, parse_time_ns
-from .options import BudgetOpt, MaxTimeOpt, TokensOpt
+from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns
+from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
 CommOpt = Annotated[Path | None, typer.Option(
     "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
@@ -56,6 +56,9 @@ def solve_command(
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
     tokens: TokensOpt = None,
+    deadline: DeadlineOpt = None,
+    total_budget: TotalBudgetOpt = None,
+    within: WithinOpt = "1%",
     json_out: JsonOpt = None,
     gap: Annotated[float | None, typer.Option(
         "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
@@ -88,11 +91,14 @@ def solve_command(
         check_output_file(json_out, "--json")
         max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
         inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
+        max_time_ns, budget_usd = buyer_limits(inst, max_time_ns, budget_usd, deadline, total_budget)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
+        slack = parse_fraction(within, "--within")
         sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
                         max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
                         max_regret=max_regret, portfolio=True)
+        knee = _knee(sol, slack, len(inst.jobs))
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report import dicts, text
@@ -101,15 +107,18 @@ def solve_command(
     from ..report.sensitivity import sensitivity_lines
 
     if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
-        write_json(json_out, dicts.solution_dict(inst, sol))
-    for line in text.summary_lines(inst, sol) + run_lines(sol.run):
+        write_json(json_out, {**dicts.solution_dict(inst, sol), "knee": knee if knee is None else knee.to_dict()})
+    knee_line = [] if knee is None else [knee.line()]
+    for line in text.summary_lines(inst, sol) + run_lines(sol.run) + knee_line:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
     out.print(text.time_table(sol.breakdown, inst.training_loop))
     table = portfolio_table(sol.portfolio, sol.objective)
     if table is not None:
         out.print(table)
-    for line in sensitivity_lines(sol.sensitivity):
+    from ..report.run import buyer_scale
+
+    for line in sensitivity_lines(sol.sensitivity, buyer_scale(inst, sol)):
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(0 if sol.success else 3)
 
@@ -118,6 +127,32 @@ def with_tokens(inst, tokens: str | None):
     """``inst`` with the run's token budget ``--tokens`` (``15e12``, ``15T``) when given."""
     value = parse_amount(tokens, "--tokens", "tokens")
     return inst if value is None else inst.model_copy(update={"tokens": value})
+
+
+def _knee(sol, within: float | None, jobs: int):
+    """The knee beside a performance optimum (:mod:`hieropt.studies.knee`), or None: not asked for, another
+    objective, several workloads or no certified optimum."""
+    if within is None or sol.objective != "performance" or not sol.success or jobs > 1:
+        return None
+    from ..studies.knee import knee
+
+    return knee(sol.instance, within)
+
+
+def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, deadline: str | None,
+                 total_budget: str | None) -> tuple[float | None, float | None]:
+    """(time target ns, network budget $) with ``--deadline`` (as an iteration-time target for the run's tokens)
+    and ``--total-budget`` (the cluster's capex less [cluster]'s fixed part) folded in: the tighter of each pair."""
+    from ..model.run import iteration_target_ns, network_budget_usd
+
+    deadline_ns, total = parse_time_ns(deadline, "--deadline"), parse_amount(total_budget, "--total-budget")
+    if deadline_ns is not None:
+        target = iteration_target_ns(inst, deadline_ns)
+        max_time_ns = target if max_time_ns is None else min(max_time_ns, target)
+    if total is not None:
+        left = network_budget_usd(inst, total)
+        budget_usd = left if budget_usd is None else min(budget_usd, left)
+    return max_time_ns, budget_usd
 
 
 def evaluate_command(
@@ -129,6 +164,7 @@ def evaluate_command(
     communicator: CommOpt = None,
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
+    tokens: TokensOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
     """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver).
@@ -140,18 +176,22 @@ def evaluate_command(
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
-        inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
+        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
+    from ..model.run import run_figures
     from ..report import dicts, text
+    from ..report.run import run_lines
 
+    run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
     if json_out is not None:  # the file first (see solve)
-        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "instance": dicts.instance_dict(inst)})
-    for line in text.evaluation_lines(inst, bd):
+        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "run": run.to_dict(),
+                              "instance": dicts.instance_dict(inst)})
+    for line in text.evaluation_lines(inst, bd) + run_lines(run):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
     out.print(text.time_table(bd, inst.training_loop))

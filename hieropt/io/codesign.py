@@ -39,13 +39,14 @@ from ..errors import InputError
 from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
 from .common import missing_key, validation_error
-from .instance import cost_entry, read_toml, required_choice
+from .instance import buyer_entries, cost_entry, read_toml, required_choice
 from .llm import override_path, parse_override_value, read_llm
 from .space import dims_entry, level_entry
 
 _TOP_KEYS = ("name", "description", "model", "set", "npus", "objective", "constraints", "mapping_rule", "prune",
              "plans", "network", "dims", "levels", "switch_only_at_top", "cost", "max_iteration_time_ns",
              "max_network_cost_usd", "dimension_mode", "nic_gbps")
+_TOP_KEYS += ("tokens", "cluster")  # the run's token budget and the cluster's cost (hieropt.io.cluster)
 
 
 def load_codesign(path: str | Path) -> CodesignSpace:
@@ -74,6 +75,7 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
                                                    "dimension_mode", "nic_gbps") if k in data}
+    parts.update(buyer_entries(data, src))
     plans = data.get("plans", {})
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")

@@ -43,6 +43,10 @@ LINK_BLOCKS = ("Ring", "FullyConnected")
 
 
 
+GBIT_RATINGS = (400.0, 800.0, 1600.0, 3200.0)
+"""NIC ratings in Gb/s (400G, 800G, 1.6T, 3.2T Ethernet and InfiniBand ports): given as ``gbps`` (GB/s) they would be
+NICs of 3.2 to 25.6 Tb/s, 2x to 16x the fastest NIC sold, so the catalog reader refuses them with the fix."""
+
 UNIT_BW_RANGE = (1e-9, 1e12)
 """Bandwidths a part may state per unit (GB/s or Gb/s): far beyond any real part either way, and inside the range
 where 1 / bandwidth and bytes / bandwidth stay finite (a NIC of 1e-310 Gb/s made every time overflow)."""
@@ -193,6 +197,15 @@ class PartClass(Frozen):
     switches: tuple[Switch, ...] = ()
     optics: tuple[OpticPart, ...] = ()
     fabric: FabricSpec | None = None
+
+    @model_validator(mode="after")
+    def _nic_in_gbit(self) -> PartClass:
+        for nic in self.nics:  # a NIC rated 800 Gb/s written as gbps = 800 would be a 6.4 Tb/s NIC
+            if nic.gbps in GBIT_RATINGS:
+                raise ValueError(f"NIC '{nic.name}': gbps = {nic.gbps:g} GB/s per direction is a "
+                                 f"{nic.gbps * 8 / 1000:g} Tb/s NIC, and {nic.gbps:g} is a NIC's rating in Gb/s; fix: "
+                                 f"write gbit_per_s = {nic.gbps:g} (or gbps = {nic.gbps / 8:g})")
+        return self
 
 
 class Catalog(Frozen):

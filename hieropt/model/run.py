@@ -218,5 +218,63 @@ def _cost_figures(cluster: Cluster | None, npus: int, rate: CostRate | None, net
     return out
 
 
-__all__ = ["CostRate", "RunFigures", "cost_rate", "figures", "it_power_w", "run_figures", "HOURS_PER_YEAR",
+
+
+
+def iteration_target_ns(instance: Instance, deadline_ns: float) -> float:
+    """The iteration-time target (ns) that trains the instance's token budget within ``deadline_ns`` (ns of wall
+    time): deadline / (tokens / tokens per iteration). "15T tokens within 90 days" is then a time target.
+
+    Raises:
+        InputError: no token budget, or a workload without an LLM model (tokens per iteration unknown).
+    """
+    from ..errors import InputError
+
+    tr = instance.workload.training
+    if instance.tokens is None or tr is None:
+        raise InputError("deadline", None, "a deadline needs the run's token budget and the tokens per iteration "
+                         f"({'no token budget' if instance.tokens is None else 'the workload has no LLM model'})",
+                         "give --tokens (or tokens in the file) and an LLM model file")
+    return deadline_ns / (instance.tokens / tr.tokens_per_iteration)
+
+
+def network_budget_usd(instance: Instance, total_usd: float) -> float:
+    """The network budget ($) left by a budget ``total_usd`` for the whole cluster's capex: total - accelerators,
+    servers, racks and facility (:func:`cost_rate`).
+
+    Raises:
+        InputError: no ``[cluster]`` capex (accelerator_usd and amortisation_years), or a total below it.
+    """
+    from ..errors import InputError
+
+    rate = None if instance.cluster is None else cost_rate(instance.cluster, instance.network.npus_total)
+    if rate is None or rate.capex_fixed_usd is None:
+        raise InputError("total budget", None, "needs the cluster's capex: [cluster] with accelerator_usd and "
+                         "amortisation_years", "add them to [cluster], or give a network budget (--budget)")
+    left = total_usd - rate.capex_fixed_usd
+    if left <= 0:
+        raise InputError("total budget", None, f"${total_usd:,.0f} does not cover the cluster without its network "
+                         f"(${rate.capex_fixed_usd:,.0f})", "raise the total budget")
+    return left
+
+
+def power_cap_problem(instance: Instance) -> str | None:
+    """Why the cluster exceeds its site's power cap (``[cluster] max_power_mw``), or None (no cap, the power
+    unknown, or within the cap). The power does not depend on the network's bandwidth (network power is a figure
+    per NPU), so the cap is a check of the cluster, not a row of the LP."""
+    c = instance.cluster
+    if c is None or c.max_power_mw is None:
+        return None
+    it = it_power_w(c, instance.network.npus_total)
+    if it is None:
+        return "the site's power cap max_power_mw needs accelerator_w (the cluster's power is unknown)"
+    mw = it * (c.pue or 1.0) / 1e6
+    if mw > c.max_power_mw:
+        return (f"the cluster draws {mw:,.2f} MW (with PUE), above the site's power cap of {c.max_power_mw:,.2f} MW; "
+                "fewer NPUs or a higher cap")
+    return None
+
+
+__all__ = ["CostRate", "RunFigures", "cost_rate", "figures", "it_power_w", "iteration_target_ns", "network_budget_usd",
+           "power_cap_problem", "run_figures", "HOURS_PER_YEAR",
            "SECONDS_PER_DAY"]

@@ -10,12 +10,14 @@ from rich.table import Table
 
 from ..studies.codesign.search import Codesign
 
-_UNIT = {"performance": "time ms", "min_cost": "cost $", "performance_per_cost": "time x cost (ms x M$)"}
+_UNIT = {"performance": "time ms", "min_cost": "cost $", "performance_per_cost": "time x cost (ms x M$)",
+         "min_run_cost": "$ per run"}
 
 
 def _value(row: dict[str, Any], objective: str) -> str:
     v = row["objective_value"]
-    return f"{v / 1e6:,.4f}" if objective == "performance" else f"{v:,.0f}" if objective == "min_cost" else \
+    return f"{v / 1e6:,.4f}" if objective == "performance" else f"{v:,.0f}" if objective in (
+        "min_cost", "min_run_cost") else \
         f"{v / 1e12:,.3f}"
 
 

@@ -1,6 +1,8 @@
 """Presentation of the sensitivity of an optimum (:class:`hieropt.result.Sensitivity`): lines and a JSON dict.
 
-Lines read "1 GB/s more on dim 3 saves 8.341 ms per iteration" (performance), "... saves $227,537" (min_cost); a
+Lines read "1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s across the cluster;
+saves 0.0827 days per run; saves $12.3k per run)" (performance; days and $ with a token budget and a [cluster]),
+"... saves $227,537" (min_cost); a
 constraint "+1 on the right-hand side of 'sum(bw) == 500' saves 0.5727 ms"; the budget "$1 more saves 35.58 ns per
 iteration; the budget row is worth $28,102 per ms"; at kinks both one-sided values. Returns values; never prints.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..result import Marginal, Sensitivity
+from .run import BuyerScale, bandwidth_effect
 
 __all__ = ["sensitivity_lines", "sensitivity_dict"]
 
@@ -48,11 +51,12 @@ def _range(m: Marginal, what: str, unit: str) -> str:
     return f" (within 10 % for {what} in [{lo_s}, {hi_s}]{unit})"
 
 
-def _line(m: Marginal, value_unit: str) -> str:
+def _line(m: Marginal, value_unit: str, scale: BuyerScale | None = None) -> str:
     per_it = True
     if m.kind == "bandwidth":
         d = m.name.rsplit(" ", 1)[-1]
-        head, up, down, what, unit = f"1 GB/s more on dim {d}", "1 GB/s more", "1 GB/s less", f"bw[{d}]", " GB/s"
+        head, up, down, what, unit = (f"1 GB/s more per NPU on dim {d}", "1 GB/s more per NPU",
+                                      "1 GB/s less per NPU", f"bw[{d}]", " GB/s")
     elif m.kind == "constraint":
         head = f"+1 on the right-hand side of {m.name.removeprefix('constraint ')}"
         up, down, what, unit = "+1", "-1", "its right-hand side", ""
@@ -69,6 +73,8 @@ def _line(m: Marginal, value_unit: str) -> str:
         return f"{m.name}: pins the optimum (any change of {what}, either way, is infeasible: other rows fix it too)"
     if m.value is not None:
         text = f"{head} {_effect(m.value, value_unit, per_it)}"
+        if m.kind == "bandwidth" and value_unit == "ns" and m.value != 0:
+            text += bandwidth_effect(scale, int(d), m.value)
     else:
         text = (f"{m.name}: {up} {_effect(m.increase, value_unit, per_it)}; {down} "
                 f"{_effect(None if m.decrease is None else -m.decrease, value_unit, per_it)} (a kink: the two sides "
@@ -78,13 +84,15 @@ def _line(m: Marginal, value_unit: str) -> str:
     return text + _range(m, what, unit)
 
 
-def sensitivity_lines(sens: Sensitivity | None) -> list[str]:
-    """One line per parameter, then the $ per ms of the time-cost front; [] without a sensitivity."""
+def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None) -> list[str]:
+    """One line per parameter, then the $ per ms of the time-cost front; [] without a sensitivity. ``scale``: the
+    buyer's units of each dimension's bandwidth (:func:`hieropt.report.run.buyer_scale`: the cluster's capacity,
+    days and $ per run)."""
     if sens is None:
         return []
     out = [f"sensitivity of the optimal {'time' if sens.value_unit == 'ns' else 'value'} "
            f"({sens.method}; {sens.seconds * 1e3:.0f} ms):"]
-    out += ["  " + _line(m, sens.value_unit) for m in sens.marginals]
+    out += ["  " + _line(m, sens.value_unit, scale) for m in sens.marginals]
     budget = next((m for m in sens.marginals if m.kind == "budget" and m.binding), None)
     if sens.usd_per_ms is not None:
         row = "the budget row is worth" if budget is not None else "time-cost front:"

@@ -67,7 +67,12 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
     lines.insert(1, f"mapping (group size per dimension): forward {list(mp.forward)}, input_grad "
                  f"{list(mp.input_grad)}, weight_grad {list(mp.weight_grad)}"
                  + (f" — {instance.mapping_note}" if instance.mapping_note else ""))
-    if sol.objective != "performance":
+    if sol.objective == "min_run_cost":  # (the $ of one training run, or of one iteration without a token budget)
+        per = sol.extra.get("run_cost_per", "run")
+        lines.append(f"objective min_run_cost: ${sol.objective_value:,.0f} per {per}; proven lower bound "
+                     f"${sol.objective_bound:,.0f} (fixed cost ${sol.extra.get('fixed_cost_usd', 0):,.0f} in "
+                     "network-capex dollars)")
+    elif sol.objective != "performance":
         unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)"}[sol.objective_unit]
         lines.append(f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
                      f"{sol.objective_bound:.10g} {unit}")

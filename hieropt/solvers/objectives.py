@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel, cut_model, prefers_cuts
+from ..model.run import power_cap_problem
 from ..model.timing import TimeModel, build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
@@ -117,6 +118,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     """
     instance = with_targets(instance, objective, max_iteration_time_ns, max_network_cost_usd, max_regret=max_regret)
     time_limit_s = check_time_limit(time_limit_s)
+    if (over := power_cap_problem(instance)) is not None:  # (the site's power cap: hieropt/model/run.py)
+        raise NoSolutionError("infeasible", over)
     obj = instance.objective
     gap = rel_gap if rel_gap is not None else (PPC_GAP if obj in ("performance_per_cost", "min_run_cost") else REL_GAP)
     if not MIN_REL_GAP <= gap < 1:

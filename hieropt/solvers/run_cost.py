@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ..errors import InputError
 from ..model.run import cost_rate
 from ..spec import Instance
+from ..spec.cluster import Cluster
 
 NS_PER_HOUR = 3.6e12
 
@@ -41,27 +42,40 @@ class RunCostTerms:
 
 
 def run_cost_terms(instance: Instance) -> RunCostTerms:
-    """The :class:`RunCostTerms` of ``instance`` (its ``[cluster]`` section and token budget).
+    """The :class:`RunCostTerms` of ``instance`` (its ``[cluster]`` section and token budget; see
+    :func:`terms_of`).
 
     Raises:
         InputError: no ``[cluster]``, or one without a cost rate or without ``amortisation_years`` (the network's
             capex then has no rate, and the optimum would be the fastest network at any price).
     """
+    tr = instance.workload.training
+    return terms_of(instance.cluster, instance.network.npus_total, instance.tokens,
+                    None if tr is None else tr.tokens_per_iteration)
+
+
+def terms_of(cluster: Cluster | None, npus: int, tokens: float | None,
+             tokens_per_iteration: float | None) -> RunCostTerms:
+    """The :class:`RunCostTerms` of ``npus`` NPUs under ``cluster``, for a run of ``tokens`` tokens at
+    ``tokens_per_iteration`` (either None: $ per iteration); a co-design space's candidates share them.
+
+    Raises:
+        InputError: as :func:`run_cost_terms`.
+    """
     fix = ("add [cluster] with accelerator_usd (or usd_per_npu_hour), amortisation_years and the other figures "
            "you have (see docs/buyer.md)")
-    if instance.cluster is None:
+    if cluster is None:
         raise InputError("cluster", None, "objective min_run_cost needs the cluster's cost: no [cluster] section", fix)
-    rate = cost_rate(instance.cluster, instance.network.npus_total)
+    rate = cost_rate(cluster, npus)
     if rate is None or rate.per_network_usd <= 0:
         raise InputError("cluster", "amortisation_years" if rate is not None else "accelerator_usd",
                          "objective min_run_cost needs a cost rate: accelerator_usd (or usd_per_npu_hour) and "
                          "amortisation_years (the network's capex per hour)", fix)
-    tr = instance.workload.training
-    if instance.tokens is not None and tr is not None:
-        iterations, per = instance.tokens / tr.tokens_per_iteration, "run"
+    if tokens is not None and tokens_per_iteration is not None:
+        iterations, per = tokens / tokens_per_iteration, "run"
     else:
         iterations, per = 1.0, "iteration"
     return RunCostTerms(rate.fixed_usd, iterations * rate.per_network_usd / NS_PER_HOUR, per)
 
 
-__all__ = ["RunCostTerms", "run_cost_terms", "NS_PER_HOUR"]
+__all__ = ["RunCostTerms", "run_cost_terms", "terms_of", "NS_PER_HOUR"]

@@ -32,7 +32,7 @@ figure, an assumption with no public figure behind it, or an invented example.""
 
 FIGURES = ("accelerator_usd", "accelerator_w", "npus_per_server", "server_usd", "server_w", "npus_per_rack",
            "rack_usd", "rack_w", "network_w_per_npu", "facility_usd_per_mw", "pue", "electricity_usd_per_kwh",
-           "amortisation_years", "facility_amortisation_years", "usd_per_npu_hour")
+           "amortisation_years", "facility_amortisation_years", "usd_per_npu_hour", "max_power_mw")
 """The figures of a ``[cluster]`` section, in the order they are documented."""
 
 Money = float | None
@@ -73,6 +73,7 @@ class Cluster(Frozen):
         amortisation_years: years over which accelerators, servers, racks and the network are paid off.
         facility_amortisation_years: years for the facility (default: ``amortisation_years``).
         usd_per_npu_hour: an all-in rate per NPU-hour instead of the figures above (not the network's).
+        max_power_mw: the site's power cap, MW of facility power (IT x PUE): a design above it is infeasible.
         sources: figure -> key of ``references`` (the figure's source).
         references: source key -> :class:`ClusterSource`.
         require_sources: every figure given must name a source.
@@ -93,6 +94,7 @@ class Cluster(Frozen):
     amortisation_years: float | None = Field(default=None, gt=0, le=50, allow_inf_nan=False)
     facility_amortisation_years: float | None = Field(default=None, gt=0, le=100, allow_inf_nan=False)
     usd_per_npu_hour: Money = Field(default=None, ge=0, allow_inf_nan=False)
+    max_power_mw: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     sources: dict[str, str] = {}
     references: dict[str, ClusterSource] = {}
     require_sources: bool = False

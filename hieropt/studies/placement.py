@@ -38,7 +38,9 @@ def placed_objective(instance: Instance, objective: str | None) -> str:
     """``objective`` or the instance's; InputError unless it is one of :data:`OBJECTIVES_PLACED`."""
     obj = objective or instance.objective
     if obj not in OBJECTIVES_PLACED:
-        raise InputError("objective", None, f"unknown objective {obj!r}", f"use one of {', '.join(OBJECTIVES_PLACED)}")
+        known = obj in ("min_run_cost", "min_max_regret")
+        raise InputError("objective", None, f"compare does not place heuristics for objective {obj!r}" if known
+                         else f"unknown objective {obj!r}", f"use one of {', '.join(OBJECTIVES_PLACED)}")
     if obj == "min_cost" and instance.max_iteration_time_ns is None:
         raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
                          "give the iteration-time target (--max-time 1.3s, or max_iteration_time_ns in ns)")

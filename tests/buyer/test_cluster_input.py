@@ -82,3 +82,16 @@ def test_tokens_with_a_bad_suffix_is_one_line():
     r = run("solve", PLAN, "--tokens", "15X")
     assert r.exit_code == 2
     assert "--tokens" in error_line(r) and "suffix" in error_line(r)
+
+
+def test_evaluate_json_has_the_buyer_keys():
+    llama = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+    r = run("evaluate", llama, "--bw", "400,10", "--json", "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    fig = out["run"]
+    assert fig["iteration_time_ns"] == out["breakdown"]["iteration_time_ns"]
+    assert fig["time_to_train_days"] == pytest.approx(15.6e12 / fig["tokens_per_s"] / 86400, rel=1e-12)
+    assert fig["run_cost_usd"] == pytest.approx(fig["cost_per_hour_usd"] * fig["time_to_train_days"] * 24, rel=1e-12)
+    s = run("solve", llama, "--no-sensitivity")
+    assert "objective min_run_cost: $78,28" in s.stdout and "per run" in s.stdout

@@ -134,3 +134,20 @@ def test_a_workload_without_an_llm_model_says_what_is_unknown():
                 "run_cost_usd"):
         assert key in d and d[key] is None
     assert not math.isnan(d["iteration_time_ns"])
+
+
+def test_bandwidth_sensitivity_in_the_buyers_units():
+    from hieropt.report.run import BuyerScale, bandwidth_effect
+
+    # 1 GB/s more per NPU saves 3 ms per iteration on 16,384 NPUs; 1e6 iterations per run of 10 s each; $20,000 per
+    # hour; the network amortised over 5 years, $10 per GB/s per NPU on that dimension across the cluster
+    scale = BuyerScale(npus=16384, iterations=1e6, iteration_ns=10e9, usd_per_h=20000.0,
+                       per_network_usd=1 / (5 * 8760), price_usd_per_gbps=(50.0, 16384 * 10.0))
+    text = bandwidth_effect(scale, 1, -3e6)
+    assert "16,384 GB/s = 131.1 Tb/s across the cluster" in text
+    days = 3e6 * 1e6 / 86400e9  # 0.03472 days
+    assert f"saves {days:,.4g} days per run" in text
+    usd = 1e6 / 3.6e12 * (-3e6 * 20000 + 10e9 * 16384 * 10 / (5 * 8760))  # -16,666.7 + 10,390.7 = -$6,276.0
+    assert usd == pytest.approx(-6276.0, abs=0.1)
+    assert "saves $6.28k per run" in text
+    assert bandwidth_effect(None, 1, -3e6) == ""

@@ -17,7 +17,8 @@ def test_instance_solves(path):
     sol = hieropt.solve(inst)
     assert sol.status is hieropt.Status.OPTIMAL
     assert 0 <= sol.gap <= 1e-8
-    assert sol.lower_bound_ns <= sol.iteration_time_ns
+    assert sol.objective_bound <= sol.objective_value
+    assert sol.lower_bound_ns is None or sol.lower_bound_ns <= sol.iteration_time_ns
     assert hieropt.evaluate(inst, sol.bw_gbps).iteration_time_ns == sol.iteration_time_ns
     assert hieropt.verify(inst, sol.bw_gbps, sol.iteration_time_ns).ok
 

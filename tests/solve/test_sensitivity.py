@@ -233,7 +233,8 @@ def test_cli_prints_and_writes_the_sensitivity(tmp_path):
     out = tmp_path / "s.json"
     r = CliRunner().invoke(app, ["solve", str(inst), "--budget-usd", "1e7", "--json", str(out)])
     assert r.exit_code == 0, r.output
-    assert "1 GB/s more on dim 3 saves 8.341 ms per iteration" in r.output
+    assert ("1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s across the "
+            "cluster)") in r.output
     assert "the budget row is worth $28,10" in r.output
     data = json.loads(out.read_text())["sensitivity"]
     dim3 = next(m for m in data["marginals"] if m["name"] == "bandwidth of dimension 3")

@@ -135,7 +135,16 @@ def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> floa
     if space.objective == "performance":
         return t_lb
     c_lb = cost_floor_usd(space, network)
-    return t_lb * c_lb if space.objective == "performance_per_cost" else c_lb
+    if space.objective == "performance_per_cost":
+        return t_lb * c_lb
+    if space.objective == "min_run_cost":  # the $ of a run at (T_lb, C_lb): increasing in both
+        from ...solvers.run_cost import terms_of
+
+        b = space.base
+        terms = terms_of(space.cluster, network.npus_total, space.tokens,
+                         b.plan.global_batch_size * b.model.sequence_length)
+        return terms.value(t_lb, c_lb)
+    return c_lb
 
 
 def cost_floor_usd(space: CodesignSpace, network: Network) -> float:

@@ -97,6 +97,8 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
                             constraints=space_constraints(space, cand.network.n_dims), name=cand.id,
                             max_iteration_time_ns=space.max_iteration_time_ns,
                             max_network_cost_usd=space.max_network_cost_usd, dimension_mode=space.dimension_mode)
+        if space.tokens is not None or space.cluster is not None:  # (the run's figures and min_run_cost)
+            inst = inst.model_copy(update={"tokens": space.tokens, "cluster": space.cluster})
         sol = solve(inst)
     except NoSolutionError as e:
         row.update(status=e.kind, message=str(e))

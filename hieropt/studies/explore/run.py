@@ -239,6 +239,10 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         raise InputError("objective", None, "explore does not rank shapes by min_max_regret",
                          "use performance, performance_per_cost or min_cost; solve a shortlisted shape's instance "
                          "with the min_max_regret objective")
+    if space.objective == "min_run_cost":
+        raise InputError("objective", None, "explore does not rank shapes by min_run_cost (a shape space has no "
+                         "[cluster])", "use hieropt codesign with [cluster] and tokens in the space, or solve a "
+                         "shortlisted shape's instance with a [cluster] section")
     if prune is not None and prune != space.prune_symmetric:
         space = space.model_copy(update={"prune_symmetric": prune})
     if workers is not None and workers < 1:

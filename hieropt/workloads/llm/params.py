@@ -25,6 +25,10 @@ from .npu import NPU
 
 SCHEDULES = ("1f1b", "interleaved")
 
+MAX_HBM_GIB = 2.0**20
+"""Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a capacity written
+in bytes (``hbm_gib = 80e9``), refused with the fix."""
+
 RECOMPUTE = ("none", "selective", "full")
 
 

@@ -18,6 +18,7 @@ from pydantic import Field, StrictBool, field_validator, model_validator
 from ...names import OBJECTIVES
 from ...spec import CostModel, Network
 from ...spec.base import Frozen
+from ...spec.cluster import Cluster
 from ...spec.space import Level
 from .params import LLMParams
 
@@ -85,6 +86,8 @@ class CodesignSpace(_Frozen):
         nic_gbps: GB/s of one scale-out NIC port: each row's ``nics`` = ceil(N x scale-out GB/s per NPU / nic_gbps),
             the scale-out dimensions being those of the last level's cost class (of the last dimension for a fixed
             network).
+        tokens, cluster: the run's token budget and the whole cluster's cost (as in instance files; objective
+            ``min_run_cost`` needs ``cluster``).
     """
 
     name: str = Field(min_length=1)
@@ -105,6 +108,8 @@ class CodesignSpace(_Frozen):
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     prune: StrictBool = True
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    tokens: float | None = Field(default=None, gt=0, le=1e18, allow_inf_nan=False)
+    cluster: Cluster | None = None
 
     @property
     def scale_out_class(self) -> str:
@@ -121,6 +126,9 @@ class CodesignSpace(_Frozen):
                              "fix: make them multiply to npus")
         if self.objective == "min_cost" and self.max_iteration_time_ns is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
+        if self.objective == "min_run_cost" and self.cluster is None:
+            raise ValueError("cluster: objective min_run_cost needs the cluster's cost; fix: add [cluster] with "
+                             "accelerator_usd (or usd_per_npu_hour) and amortisation_years")
         if self.objective == "min_max_regret":
             raise ValueError("objective: min_max_regret compares several workloads on one fabric and a co-design "
                              "space has one model; fix: use performance, performance_per_cost or min_cost")

@@ -1,0 +1,103 @@
+"""The knee of the time-cost trade-off: beside the fastest design, the cheapest design within ``within`` (1 % by
+default) of its time, and what the last ``within`` of speed costs.
+
+The fastest answer is rarely the recommendation: on a fabric whose last GB/s are dear, giving up 1 % of iteration
+time can save a large part of the network (a catalog's NVL72 design 1.9 % slower for 61 % less). The knee is two
+certified solves on one instance: the performance optimum T* (with its cheapest design among equally fast ones,
+:func:`hieropt.solvers.objectives.solve_fastest_cheapest`) and the min-cost optimum with the time target
+(1 + within) T*; for a parts catalog, the two integer provisioning solves (:func:`hieropt.solvers.provision.
+provision`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from ..result import Solution
+from ..solvers.objectives import solve, solve_fastest_cheapest
+from ..spec import Instance
+
+WITHIN = 0.01
+"""The default slack of the knee: the cheapest design within 1 % of the fastest time."""
+
+
+@dataclass(frozen=True)
+class Knee:
+    """The fastest design and the knee (times ns, costs $).
+
+    Attributes:
+        within: the slack (0.01 = 1 %).
+        fastest_ns, fastest_usd: the fastest time and the cheapest network that reaches it.
+        knee_ns, knee_usd: the cheapest design's time (<= (1 + within) x fastest) and cost.
+        knee: the knee's solution (a :class:`~hieropt.result.Solution`, or a provisioning result).
+    """
+
+    within: float
+    fastest_ns: float
+    fastest_usd: float
+    knee_ns: float
+    knee_usd: float
+    knee: Any
+
+    @property
+    def last_usd(self) -> float:
+        """What the last ``within`` of speed costs: fastest cost - knee cost, $."""
+        return self.fastest_usd - self.knee_usd
+
+    def line(self) -> str:
+        """One line: the knee against the fastest, e.g. "knee (cheapest within 1 % of the fastest): 1.9 % slower,
+        $36.3M instead of $94.1M: the last 1 % costs $57.9M (61 % of the network)"."""
+        slower = self.knee_ns / self.fastest_ns - 1
+        share = self.last_usd / self.fastest_usd if self.fastest_usd > 0 else 0.0
+        pct = f"{self.within * 100:g} %"
+        return (f"knee (the cheapest design within {pct} of the fastest time): {slower:.2%} slower, network "
+                f"${self.knee_usd:,.0f} instead of ${self.fastest_usd:,.0f}: the last {pct} of speed costs "
+                f"${self.last_usd:,.0f} ({share:.1%} of the fastest network)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (times ns, costs $)."""
+        return {"within": self.within, "fastest_ns": self.fastest_ns, "fastest_usd": self.fastest_usd,
+                "knee_ns": self.knee_ns, "knee_usd": self.knee_usd, "last_usd": self.last_usd,
+                "knee_bw_gbps": [float(b) for b in self.knee.bw_gbps]}
+
+
+def check_within(within: float) -> float:
+    """``within`` if it is a fraction in (0, 1); InputError otherwise (1 for 1 % is the common slip)."""
+    if not 0 < within < 1:
+        raise InputError("within", None, f"{within:g} is not a fraction in (0, 1)",
+                         "give the slack as a fraction, e.g. 0.01 for 1 % (not 1)")
+    return within
+
+
+def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0) -> Knee:
+    """The knee of ``instance`` (module docstring): its fastest design under its constraints and budget, and the
+    cheapest within ``within`` of that time.
+
+    Raises:
+        InputError: ``within`` not in (0, 1).
+        NoSolutionError, SolverError: as :func:`hieropt.solvers.objectives.solve`.
+    """
+    check_within(within)
+    fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
+    fastest_usd = cheap.network_cost_usd if isinstance(cheap, Solution) else fast.network_cost_usd
+    target = fast.iteration_time_ns * (1 + within)
+    sol = solve(instance, "min_cost", max_iteration_time_ns=target, time_limit_s=time_limit_s)
+    return Knee(within, fast.iteration_time_ns, fastest_usd, sol.iteration_time_ns, sol.network_cost_usd, sol)
+
+
+def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float = WITHIN) -> Knee:
+    """The knee of a provisioning answer: ``fastest`` (the catalog's fastest design, a
+    :class:`~hieropt.solvers.provision.Provisioning`) and the catalog's cheapest design within ``within`` of its
+    time (one integer min-cost solve)."""
+    from ..solvers.provision import provision
+
+    check_within(within)
+    target = fastest.iteration_time_ns * (1 + within)
+    p = provision(instance, catalog, objective="min_cost", max_iteration_time_ns=target, compare=False)
+    return Knee(within, fastest.iteration_time_ns, fastest.network_cost_usd, p.iteration_time_ns,
+                p.network_cost_usd, p)
+
+
+__all__ = ["Knee", "knee", "provision_knee", "check_within", "WITHIN"]

@@ -1,0 +1,154 @@
+"""A deadline ("15.6T tokens within 160 days"), a total capex budget and the site's power cap; times and money with
+units on the command line, one budget name, and the hints on numbers in the wrong unit; the Llama 3 405B example."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import hieropt
+from hieropt.cli.numbers import parse_amount, parse_time_ns
+from hieropt.errors import InputError, NoSolutionError
+from hieropt.model.run import iteration_target_ns, network_budget_usd
+from tests.cli.util import error_line, run
+
+REPO = Path(__file__).resolve().parents[2]
+LLAMA = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return hieropt.load_instance(LLAMA)
+
+
+@pytest.fixture(scope="module")
+def answers(llama):
+    """The three answers of the example: fastest, performance per network cost, min $ per run."""
+    return {o: hieropt.solve(llama, objective=o, sensitivity=False)
+            for o in ("performance", "performance_per_cost", "min_run_cost")}
+
+
+def test_min_run_cost_buys_scale_out_above_its_floor(llama, answers):
+    floor = llama.bounds_or_default[1].lower_gbps
+    assert answers["performance_per_cost"].bw_gbps[1] == pytest.approx(floor, rel=1e-6)  # starved
+    assert answers["min_run_cost"].bw_gbps[1] > 5 * floor
+    cost = {o: s.run.run_cost_usd for o, s in answers.items()}
+    assert cost["min_run_cost"] == pytest.approx(answers["min_run_cost"].objective_value, rel=1e-12)
+    assert cost["min_run_cost"] < 0.7 * cost["performance_per_cost"]
+    assert cost["min_run_cost"] < 0.6 * cost["performance"]
+
+
+def test_a_deadline_is_met_by_the_cheapest_run(llama, answers):
+    free = answers["min_run_cost"]
+    assert free.run.time_to_train_days > 160  # the unconstrained cheapest run misses the deadline
+    target = iteration_target_ns(llama, 160 * 86400e9)
+    assert target == pytest.approx(160 * 86400e9 / (15.6e12 / (2048 * 8192)), rel=1e-15)
+    sol = hieropt.solve(llama, objective="min_run_cost", max_iteration_time_ns=target, sensitivity=False)
+    assert sol.success
+    assert sol.run.time_to_train_days == pytest.approx(160, rel=1e-7)  # the deadline binds
+    assert sol.objective_value > free.objective_value
+    r = run("solve", LLAMA, "--deadline", "160d", "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["run"]["run_cost_usd"] == pytest.approx(sol.objective_value, rel=1e-9)
+
+
+def test_a_deadline_needs_a_token_budget():
+    with pytest.raises(InputError, match="token budget"):
+        iteration_target_ns(hieropt.load_instance(GPT3), 90 * 86400e9)
+    assert "--tokens" in error_line(run("solve", GPT3, "--deadline", "90d"))
+
+
+def test_a_total_budget_leaves_the_rest_for_the_network(llama):
+    # accelerators 16,384 x $33,750 and a facility of 16,384 x (700 + 4,600 / 8) W = 20.89 MW x $11.7M
+    fixed = 16384 * 33750 + 11.7e6 * 16384 * (700 + 4600 / 8) / 1e6
+    assert network_budget_usd(llama, 1.2e9) == pytest.approx(1.2e9 - fixed, rel=1e-12)
+    with pytest.raises(InputError, match="does not cover"):
+        network_budget_usd(llama, 5e8)
+    r = run("solve", LLAMA, "--objective", "performance", "--total-budget", "1.2B", "--no-sensitivity", "--json",
+            "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["network_cost_usd"] <= (1.2e9 - fixed) * (1 + 1e-9)
+    assert out["run"]["capex_usd"] == pytest.approx(1.2e9, rel=1e-6)  # the budget binds
+
+
+def test_the_site_power_cap(llama):
+    mw = 16384 * (700 + 4600 / 8) * 1.25 / 1e6  # 26.11 MW
+    capped = llama.model_copy(update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.0})})
+    with pytest.raises(NoSolutionError, match="26.11 MW"):
+        hieropt.solve(capped, sensitivity=False)
+    ok = llama.model_copy(update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.2})})
+    assert hieropt.solve(ok, sensitivity=False).run.power_mw == pytest.approx(mw, rel=1e-12)
+
+
+@pytest.mark.parametrize(("text", "ns"), [("1.3s", 1.3e9), ("1300ms", 1.3e9), ("90d", 90 * 86400e9), ("2h", 7.2e12),
+                                          ("1300", 1300.0), ("5us", 5e3), ("1.5e9ns", 1.5e9)])
+def test_times_with_units(text, ns):
+    assert parse_time_ns(text, "--max-time") == pytest.approx(ns, rel=1e-15)
+
+
+@pytest.mark.parametrize(("text", "usd"), [("10M", 1e7), ("2.5B", 2.5e9), ("$750k", 7.5e5), ("1e7", 1e7),
+                                           ("15T", 1.5e13)])
+def test_money_with_suffixes(text, usd):
+    assert parse_amount(text, "--budget") == pytest.approx(usd, rel=1e-15)
+
+
+@pytest.mark.parametrize(("flag", "text", "words"), [("--max-time", "1.3 fortnights", "unknown time unit"),
+                                                     ("--budget", "10X", "unknown suffix"),
+                                                     ("--budget", "-5M", "not a positive number")])
+def test_bad_units_are_one_line_errors(flag, text, words):
+    line = error_line(run("solve", GPT3, flag, text))
+    assert flag in line and words in line
+
+
+def test_budget_has_one_name_and_its_old_names_still_work():
+    new = json.loads(run("solve", GPT3, "--budget", "8M", "--no-sensitivity", "--json", "-").stdout)
+    old = json.loads(run("solve", GPT3, "--budget-usd", "8e6", "--no-sensitivity", "--json", "-").stdout)
+    assert new["network_cost_usd"] == old["network_cost_usd"] == pytest.approx(8e6, rel=1e-9)
+    lib = hieropt.solve(GPT3, budget_usd=8e6, sensitivity=False)
+    assert lib.network_cost_usd == pytest.approx(8e6, rel=1e-9)
+    with pytest.raises(InputError, match="old name"):
+        hieropt.solve(GPT3, budget_usd=8e6, max_network_cost_usd=9e6)
+
+
+def test_max_time_with_units_equals_ns():
+    fast = hieropt.solve(GPT3, sensitivity=False).iteration_time_ns
+    target_s = fast * 1.01 / 1e9
+    a = json.loads(run("solve", GPT3, "--objective", "min_cost", "--max-time", f"{target_s!r}s", "--no-sensitivity",
+                       "--json", "-").stdout)
+    b = json.loads(run("solve", GPT3, "--objective", "min_cost", "--max-time-ns", repr(target_s * 1e9),
+                       "--no-sensitivity", "--json", "-").stdout)
+    assert a["network_cost_usd"] == pytest.approx(b["network_cost_usd"], rel=1e-9)
+
+
+def test_a_time_target_a_million_times_too_small_gets_a_hint():
+    fast = hieropt.solve(GPT3, sensitivity=False).iteration_time_ns  # about 1.17 s
+    line = error_line(run("solve", GPT3, "--objective", "min_cost", "--max-time-ns", "1300"))
+    assert "fastest possible" in line and "a plain number is ns" in line and "did you mean 1300ms" in line
+    assert fast > 1300 * 1e6 * 0.5
+
+
+def test_hbm_given_in_bytes_is_refused_with_the_fix():
+    from hieropt.io.llm import read_llm
+
+    with pytest.raises(InputError) as e:
+        read_llm(REPO / "models" / "gpt3-175b-llm.toml", ["hbm_gib=85899345920"])
+    msg = str(e.value)
+    assert "hbm_gib" in msg and "bytes rather than GiB" in msg and "e.g. 80 for" in msg
+    assert "\n" not in msg
+
+
+def test_a_nic_rated_in_gbit_written_as_gbps_is_refused(tmp_path):
+    from hieropt.io.catalog import read_catalog
+
+    text = (REPO / "catalogs" / "nvl72-infiniband.toml").read_text()
+    assert "gbit_per_s = 800" in text
+    cat = tmp_path / "c.toml"
+    cat.write_text(text.replace("gbit_per_s = 800", "gbps = 800", 1))
+    with pytest.raises(InputError) as e:
+        read_catalog(cat)
+    msg = str(e.value)
+    assert "6.4 Tb/s NIC" in msg and "gbit_per_s = 800" in msg and "gbps = 100" in msg

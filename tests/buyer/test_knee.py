@@ -1,0 +1,66 @@
+"""The knee beside a procurement optimum: the cheapest design within x % of the fastest time and what the last x %
+costs, against the min-cost solve it is, the Pareto front, and the catalog example of the NVL72 fabric."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import hieropt
+from hieropt.errors import InputError
+from hieropt.studies.knee import knee, provision_knee
+from tests.cli.util import error_line, run
+
+REPO = Path(__file__).resolve().parents[2]
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+NVL = REPO / "instances" / "gpt3-nvl72-2304.toml"
+
+
+def test_knee_is_the_cheapest_design_within_the_slack():
+    inst = hieropt.load_instance(GPT3)
+    k = knee(inst, 0.01)
+    fast = hieropt.solve(inst, sensitivity=False)
+    assert k.fastest_ns == pytest.approx(fast.iteration_time_ns, rel=1e-12)
+    assert k.knee_ns <= k.fastest_ns * 1.01 * (1 + 1e-9)
+    assert k.knee_ns == pytest.approx(k.fastest_ns * 1.01, rel=1e-7)  # the slack is used up
+    cheap = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * 1.01)
+    assert k.knee_usd == pytest.approx(cheap.network_cost_usd, rel=1e-9)
+    assert k.last_usd == pytest.approx(k.fastest_usd - k.knee_usd, rel=1e-12) and k.last_usd > 0
+    # no design of the front within 1 % of the fastest time is cheaper
+    front = hieropt.pareto(inst, points=12)
+    for p in front.points:
+        if p.iteration_time_ns <= k.fastest_ns * 1.01:
+            assert p.network_cost_usd >= k.knee_usd * (1 - 1e-7)
+
+
+def test_the_nvl72_catalog_knee():
+    inst = hieropt.load_instance(NVL)
+    cat = REPO / "catalogs" / "nvl72-infiniband.toml"
+    fastest = hieropt.provision(inst, cat, objective="performance", compare=False)
+    k = provision_knee(inst, cat, fastest, 0.02)
+    assert k.fastest_usd == pytest.approx(94_147_200, rel=1e-9)
+    assert k.knee_usd == pytest.approx(36_273_600, rel=1e-9)
+    assert k.knee_ns / k.fastest_ns - 1 == pytest.approx(0.0194, abs=5e-4)
+    assert "the last 2 % of speed costs $57,873,600 (61.5% of the fastest network)" in k.line()
+
+
+def test_solve_prints_and_writes_the_knee():
+    r = run("solve", GPT3, "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["knee"]["within"] == 0.01 and out["knee"]["knee_usd"] < out["knee"]["fastest_usd"]
+    assert "knee (the cheapest design within 1 % of the fastest time)" in r.stderr
+    off = json.loads(run("solve", GPT3, "--no-sensitivity", "--within", "0", "--json", "-").stdout)
+    assert off["knee"] is None
+
+
+@pytest.mark.parametrize("text", ["1.5", "150%", "abc"])
+def test_a_bad_slack_is_one_line(text):
+    assert "--within" in error_line(run("solve", GPT3, "--within", text))
+
+
+def test_the_slack_is_a_fraction():
+    with pytest.raises(InputError, match="fraction"):
+        knee(hieropt.load_instance(GPT3), 1.0)
