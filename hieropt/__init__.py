@@ -34,7 +34,7 @@ _NAMES = {
     "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
     "memory": "api",
     "validate": "api", "Validation": "api", "calibrate": "api", "Calibration": "api", "load_runs": "api",
-    "memory": "api", "run_figures": "api", "RunFigures": "api", "iteration_target_ns": "api",
+    "run_figures": "api", "RunFigures": "api", "iteration_target_ns": "api",
     "network_budget_usd": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
