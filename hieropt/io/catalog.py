@@ -103,8 +103,7 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
 def parse_catalog(data: Any, source: str) -> Catalog:
     """Validate a catalog given as a mapping (as read from TOML / YAML); ``source`` names it in errors."""
     if not isinstance(data, dict):
-        raise InputError(source, None, "expected a mapping with a 'classes' table",
-                         "see docs/how-to/provision.md")
+        raise InputError(source, None, "expected a 'classes' table", "see docs/how-to/provision.md")
     for k in data:
         if k not in _TOP:
             raise InputError(source, str(k), "unknown key", f"use only {', '.join(_TOP)}")

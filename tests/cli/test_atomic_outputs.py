@@ -109,13 +109,13 @@ def full_disk(tmp_path):
 
 
 def test_full_disk_keeps_the_earlier_solve_json(full_disk):
-    """The second answer (9 kB) is larger than the first (one 4 KiB page) and the free space: written in place it
-    was cut after the first page (invalid JSON)."""
+    """The second answer is larger than the first and than the free space: written in place it was cut after the
+    first answer's pages (invalid JSON)."""
     disk, fill = full_disk
     out = disk / "r.json"
     assert hieropt("solve", NVL72, "--no-sensitivity", "--json", out).returncode == 0
     earlier = out.read_text()
-    assert json.loads(earlier)["status"] == "optimal" and len(earlier) < 4096
+    assert json.loads(earlier)["status"] == "optimal"
     fill()
     r = hieropt("solve", MIX, "--json", out)
     assert r.returncode == 2
