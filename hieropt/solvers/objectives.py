@@ -287,7 +287,8 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
     """Re-check the solver's point with the independent evaluator and package the :class:`Solution` (``value``:
     the objective re-evaluated elsewhere, for the portfolio objectives; ``method``: how it was solved, when not the
     objective's usual :data:`METHODS`)."""
-    cert = verify(instance, res.bw)
+    cert = verify(instance, res.bw, target_ns=instance.max_iteration_time_ns,
+                  budget_usd=instance.max_network_cost_usd)
     if not cert.ok:
         raise SolverError("independent verification failed: " + "; ".join(cert.problems))
     bd = cert.breakdown
@@ -297,14 +298,6 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
     if abs(value - res.upper) > 1e-9 * abs(value):
         raise SolverError(f"independent verification failed: the solver reports {res.upper:.12g} {UNITS[obj]} but "
                           f"the evaluator gives {value:.12g}")
-    problems = []
-    target = instance.max_iteration_time_ns
-    if target is not None and bd.iteration_time_ns > target * (1 + 1e-9):
-        problems.append(f"iteration time {bd.iteration_time_ns:.12g} ns exceeds the target")
-    if instance.max_network_cost_usd is not None and bd.network_cost_usd > instance.max_network_cost_usd * (1 + 1e-9):
-        problems.append(f"network cost ${bd.network_cost_usd:.12g} exceeds the budget")
-    if problems:
-        raise SolverError("independent verification failed: " + "; ".join(problems))
     notes = tuple(
         f"dimension {d} carries no traffic: its bandwidth ({res.bw[d]:.6g} GB/s) is whatever the constraints allow; "
         "any feasible value is equally good"
