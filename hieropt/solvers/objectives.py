@@ -37,10 +37,12 @@ METHODS = {
     "performance_per_cost": "one convex LP in cost-share variables (time x cost made linear by Charnes-Cooper "
                             "homogenisation), Kelley cutting planes on one LP (DAQP while small, then HiGHS)",
     "min_max_regret": "each workload's own optimum, then min z with T_w(B) <= z T_w* for every workload by cutting "
-                      "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B)",
+                      "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B), the bound "
+                      "from the performance optimum of the mix weighted by its regret rows' duals",
 }
 REGRET_COST_METHOD = ("each workload's own optimum and the min-max-regret optimum, then the cheapest network with "
-                      "T_w(B) <= (1 + max_regret) T_w* for every workload by cutting planes")
+                      "T_w(B) <= (1 + max_regret) T_w* for every workload by cutting planes, the bound from the "
+                      "cheapest network under the dual-weighted sum of those rows")
 """How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
 :data:`hieropt.names.OBJECTIVES`."""
 UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_max_regret": "ratio"}
