@@ -59,13 +59,18 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
     return out
 
 
-def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | None = None) -> Certificate:
-    """Check a claimed answer: feasibility of ``bw_gbps`` and, if given, that T(bw) equals ``iteration_time_ns``.
+def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | None = None, *,
+           budget_usd: float | None = None, target_ns: float | None = None) -> Certificate:
+    """Check a claimed answer: feasibility of ``bw_gbps`` and, if given, that T(bw) equals ``iteration_time_ns``,
+    that the network costs at most ``budget_usd`` and that T(bw) is at most ``target_ns`` (each to
+    :data:`TIME_TOL` relative).
 
     Args:
         instance: the problem.
         bw_gbps: per-NPU bandwidths, GB/s, shape (D,).
         iteration_time_ns: the solver's reported iteration time (ns), or None to skip that check.
+        budget_usd: a budget the design must meet ($), or None.
+        target_ns: an iteration-time target the design must meet (ns), or None.
     """
     bd = evaluate(instance, bw_gbps)
     violations = constraint_violations(instance, bw_gbps)
@@ -76,4 +81,8 @@ def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | N
         if rel > TIME_TOL:
             problems.append(f"reported iteration time {iteration_time_ns:.12g} ns but the evaluator gives "
                             f"{bd.iteration_time_ns:.12g} ns (relative difference {rel:.3g})")
+    if target_ns is not None and bd.iteration_time_ns > target_ns * (1 + TIME_TOL):
+        problems.append(f"iteration time {bd.iteration_time_ns:.12g} ns exceeds the target")
+    if budget_usd is not None and bd.network_cost_usd > budget_usd * (1 + TIME_TOL):
+        problems.append(f"network cost ${bd.network_cost_usd:.12g} exceeds the budget")
     return Certificate(ok=not problems, breakdown=bd, max_violation=viol, problems=tuple(problems))

@@ -18,6 +18,7 @@ was checked against the network (:func:`hieropt.io.catalog.check_catalog`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..spec import Network
@@ -140,7 +141,8 @@ class Option:
         return s
 
 
-def _switch_options(pc: PartClass, network: Network, d: int) -> list[Option]:
+def _switch_options(pc: PartClass, network: Network, d: int,
+                    within: tuple[float, float] = (0.0, math.inf)) -> list[Option]:
     dim = network.dims[d]
     N = network.npus_total
     groups = N // dim.npus
@@ -149,9 +151,16 @@ def _switch_options(pc: PartClass, network: Network, d: int) -> list[Option]:
     choices = spec.ratio_choices() if spec is not None else [()]
     max_tiers = spec.max_tiers if spec is not None else None
     optics = [o.to_optic() for o in pc.optics]
+    # a fabric keeps between 1 / prod(ratios) and all of the NICs' bandwidth (every port split has down / up in
+    # [1, ratio]): a unit count whose bandwidth cannot land ``within`` is not designed
+    keeps = min(1.0 / math.prod(r) for r in choices)
+    low, high = within
     out: list[Option] = []
     for part in pc.nics:
         for n in range(1, part.max_units + 1):
+            nominal = part.bw_gbps(n)
+            if nominal < low * (1 - 1e-9) or nominal * keeps > high * (1 + 1e-9):
+                continue
             total = N // part.share * n
             for sw in pc.switches:
                 per_nic = sw.ports_per_nic(part.unit_gbps)
@@ -183,8 +192,11 @@ def _optic_watts(pc: PartClass, name: str) -> float | None:
     return next(o.watts for o in pc.optics if o.name == name)
 
 
-def dimension_options(catalog: Catalog, network: Network, d: int) -> list[Option]:
-    """Every way to provision dimension ``d`` from ``catalog`` (module docstring).
+def dimension_options(catalog: Catalog, network: Network, d: int,
+                      within: tuple[float, float] = (0.0, math.inf)) -> list[Option]:
+    """Every way to provision dimension ``d`` from ``catalog`` (module docstring) whose per-NPU bandwidth may lie
+    ``within`` (lower, upper) GB/s: the fat trees of the other unit counts are not designed (some options outside
+    it may still be returned; none inside it is left out).
 
     Assumes the catalog has been checked against the network (:func:`hieropt.io.catalog.check_catalog`): the class
     exists, has the parts the building block needs, and node sizes divide the NPU count. A Switch dimension whose
@@ -194,7 +206,7 @@ def dimension_options(catalog: Catalog, network: Network, d: int) -> list[Option
     pc = catalog.classes[dim.cost_class]
     N = network.npus_total
     if dim.block not in LINK_BLOCKS:
-        return _switch_options(pc, network, d)
+        return _switch_options(pc, network, d, within)
     out: list[Option] = []
     for part in pc.links:
         for n in range(1, part.max_units + 1):

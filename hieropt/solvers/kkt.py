@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dual_bound import DENSE, dense_matrix
+from .linalg import LSTSQ_COST, Work
 from .linalg import solve as _solve
 
 MAX_UNKNOWNS = 400
@@ -82,16 +83,19 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
     z0 = arr.z0
     tied = None
     seen = set()
+    work = Work()
     for _ in range(ROUNDS):
         key = active.tobytes()
         if key in seen:  # the corrections cycle: the LP's next cuts settle it
             return None
         seen.add(key)
         guessed = tied is not None and any(tied.tolist())  # (a singular system with tie rows: try without them)
-        system = (A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb)
+        system = (A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work)
         sol = _attempt(active, *system, max_singular=0 if guessed else MAX_SINGULAR)
         if sol is None and guessed:
             sol, active = _without_ties(active, tied, system)
+        if work.left < 0:  # (spent: the loop keeps the LP's point)
+            return None
         if sol is None:
             return None
         start = x, y, nu
@@ -236,20 +240,20 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
     for drop in [*singles, rows]:
         trial = active.copy()
         trial[drop] = False
-        sol = _attempt(trial, *system)
+        sol = _attempt(trial, *system, max_singular=0)  # (a guess: no least-squares runs)
         if sol is not None:
             return sol, trial
     return None, active
 
 
-def _attempt(active, A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb,
+def _attempt(active, A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work: Work,
              max_singular: int = MAX_SINGULAR):
     """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``, ``nu``); its
     result with the active rows' indices ``E`` appended."""
     E = active.nonzero()[0]
     free = movable & (wanted | (active @ nonzero))  # (a boolean product: the columns an active row touches)
     rhs = np.where(upper_side, hi, lo)[E]
-    sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb, max_singular=max_singular)
+    sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb, work, max_singular=max_singular)
     return None if sol is None else (*sol, E)
 
 
@@ -296,7 +300,8 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
     return tied
 
 
-def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = NEWTON_STEPS, max_singular: int = MAX_SINGULAR):
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: int = NEWTON_STEPS,
+            max_singular: int = MAX_SINGULAR):
     """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at
     convergence, (the last iterate, False) when the steps run towards B = 0 (damped more than three times by the
     fraction to the boundary), None when the system is singular or not one for this method.
@@ -358,11 +363,13 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, max_steps: int = NEWTON_S
         step_bb *= inv
         step_lb[:] = inv2
         np.negative(inv2, out=step_bl)
+        if not work.spend(N ** 3):
+            return None
         step = _solve(J, F)
         s = step.tolist()
         if not math.isfinite(sum(s)):  # singular: the least-squares step, a few times at most (an over-determined
             singular += 1  # active set never converges)
-            if singular > max_singular:
+            if singular > max_singular or not work.spend(LSTSQ_COST * N ** 3):
                 return None
             if not (np.isfinite(J).all() and np.isfinite(F).all()):  # (LAPACK's SVD on NaN never returns)
                 return None

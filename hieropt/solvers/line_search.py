@@ -65,14 +65,20 @@ def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
 
 def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
                   unit_cost_usd_per_gbps: np.ndarray) -> np.ndarray | None:
-    """An LP's ``bw`` (GB/s, shape (D,)) as a candidate under ``budget_usd`` ($; None: no budget), or None. An LP
-    point meets the budget row only to HiGHS's tolerance, so a point over budget by a hair (at most 1e-6 relative)
-    is scaled down onto it (every bandwidth by the same factor: design rows move by as little; its T is evaluated
-    exactly by the caller); one further over, or one that misses a design row or bound (:func:`meets_rows`; an LP
-    point does unless its units hid a row: never taken on trust), is no candidate.
-    ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
+    """An LP's ``bw`` (GB/s, shape (D,)) as a candidate under ``budget_usd`` ($; None: no budget), or None.
+
+    The candidate meets every bound exactly (``bw`` clipped into them: an LP point meets them only to HiGHS's
+    tolerance) and costs at most the budget exactly. An LP point meets the budget row only to that tolerance too,
+    so a point over budget by a hair (at most 1e-6 relative) is moved onto it by scaling its bandwidth above the
+    lower bounds, bw' = lo + f (bw - lo) (the bounds stay exact; design rows move by as little). Near the cheapest
+    network the room above it is a sliver of the cost, and a design 1e-10 below its floors, or 1e-10 over budget,
+    spends room that the budget does not give (a time below the proven bound). A point further over budget, or one
+    that misses a design row (:func:`meets_rows`; an LP point does unless its units hid a row: never taken on
+    trust), is no candidate. ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
     if not meets_rows(instance, bw):
         return None
+    dm = instance.design_matrix
+    bw = np.minimum(np.maximum(bw, dm.bw_lower), dm.bw_upper)
     if budget_usd is None:
         return bw
     cost = float(np.dot(unit_cost_usd_per_gbps, bw))
@@ -80,8 +86,16 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
         return bw
     if cost > budget_usd * (1 + 1e-6):
         return None
-    scaled = bw * (budget_usd / cost)
-    return scaled if meets_rows(instance, scaled) else None  # (scaled down: a floor may then fail)
+    floor = float(np.dot(unit_cost_usd_per_gbps, dm.bw_lower))
+    if not floor < budget_usd:
+        return None
+    f = (budget_usd - floor) / (cost - floor)
+    for _ in range(4):  # (rounding: a few ulps less until the sum is within the budget)
+        scaled = dm.bw_lower + f * (bw - dm.bw_lower)
+        if float(np.dot(unit_cost_usd_per_gbps, scaled)) <= budget_usd:
+            return scaled if meets_rows(instance, scaled) else None  # (scaled down: a floor row may then fail)
+        f *= 1 - 4 * EPS
+    return None
 
 
 def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray, t_meets: float,

@@ -39,12 +39,14 @@ METHODS = {
     "performance_per_cost": "one convex LP in cost-share variables (time x cost made linear by Charnes-Cooper "
                             "homogenisation), Kelley cutting planes on one LP (DAQP while small, then HiGHS)",
     "min_max_regret": "each workload's own optimum, then min z with T_w(B) <= z T_w* for every workload by cutting "
-                      "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B)",
+                      "planes on one persistent HiGHS LP (every workload's epigraph on the shared t = 1/B), the bound "
+                      "from the performance optimum of the mix weighted by its regret rows' duals",
     "min_run_cost": "one convex LP in cost-share variables with the cluster's fixed cost as a fixed term (run time "
                     "x (fixed + network cost), Charnes-Cooper homogenisation), Kelley cutting planes on one LP",
 }
 REGRET_COST_METHOD = ("each workload's own optimum and the min-max-regret optimum, then the cheapest network with "
-                      "T_w(B) <= (1 + max_regret) T_w* for every workload by cutting planes")
+                      "T_w(B) <= (1 + max_regret) T_w* for every workload by cutting planes, the bound from the "
+                      "cheapest network under the dual-weighted sum of those rows")
 """How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
 :data:`hieropt.names.OBJECTIVES`."""
 UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_max_regret": "ratio",
@@ -306,7 +308,8 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
     """Re-check the solver's point with the independent evaluator and package the :class:`Solution` (``value``:
     the objective re-evaluated elsewhere, for the portfolio objectives; ``method``: how it was solved, when not the
     objective's usual :data:`METHODS`)."""
-    cert = verify(instance, res.bw)
+    cert = verify(instance, res.bw, target_ns=instance.max_iteration_time_ns,
+                  budget_usd=instance.max_network_cost_usd)
     if not cert.ok:
         raise SolverError("independent verification failed: " + "; ".join(cert.problems))
     bd = cert.breakdown
@@ -318,14 +321,6 @@ def _verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, 
     if abs(value - res.upper) > 1e-9 * abs(value):
         raise SolverError(f"independent verification failed: the solver reports {res.upper:.12g} {UNITS[obj]} but "
                           f"the evaluator gives {value:.12g}")
-    problems = []
-    target = instance.max_iteration_time_ns
-    if target is not None and bd.iteration_time_ns > target * (1 + 1e-9):
-        problems.append(f"iteration time {bd.iteration_time_ns:.12g} ns exceeds the target")
-    if instance.max_network_cost_usd is not None and bd.network_cost_usd > instance.max_network_cost_usd * (1 + 1e-9):
-        problems.append(f"network cost ${bd.network_cost_usd:.12g} exceeds the budget")
-    if problems:
-        raise SolverError("independent verification failed: " + "; ".join(problems))
     notes = tuple(
         f"dimension {d} carries no traffic: its bandwidth ({res.bw[d]:.6g} GB/s) is whatever the constraints allow; "
         "any feasible value is equally good"

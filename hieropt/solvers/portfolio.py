@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NoSolutionError
+from ..errors import NoSolutionError, SolverError
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.terms import TimeModel
 from ..model.timing import build_time_model, evaluate, job_time_models
@@ -121,6 +121,30 @@ class RegretLP:
         """The multipliers of the ratio rows T_w / U_w <= z of the last optimal LP, (W,): the regret rows' duals by
         magnitude, times U_w (each row is its ratio row times U_w / 1e6)."""
         return np.abs(self.core.solver.row_duals()[self.rows]) * self.optima
+
+
+def _steering(instance: Instance, U: np.ndarray, time_limit_s: float) -> RegretLP | None:
+    """The portfolio LP, or None when HiGHS fails while setting it up (the loops then certify with equal
+    multipliers: an honest answer without the LP's steering).
+
+    Raises:
+        NoSolutionError: infeasible rows or budget, or no upper limit on a loaded bandwidth.
+    """
+    try:
+        return RegretLP.build(instance, U, time_limit_s)
+    except SolverError:
+        return None
+
+
+def _ratio_of(instance: Instance, U: np.ndarray):
+    """bw -> max_w T_w(bw) / U_w (inf when a loaded dimension has no bandwidth)."""
+    tms = job_time_models(instance)
+
+    def ratio(bw: np.ndarray) -> float:
+        with np.errstate(divide="ignore"):
+            return max(tm.time_ns(bw) / u for tm, u in zip(tms, U, strict=True))
+
+    return ratio
 
 
 def _loaded(instance: Instance) -> bool:
@@ -223,9 +247,8 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         bw = optima[0].bw
         z = max(tm.time_ns(bw) / u for tm, u in zip(job_time_models(instance), U, strict=True))
         return _honest(OAResult(Status.OPTIMAL, bw, z, z, 0, "no collective traffic"), optima, ratio=True)
-    rl = RegretLP.build(instance, U, time_limit_s)
-    costs = np.zeros(rl.core.solver.objective_costs().size)
-    costs[rl.z_col] = 1.0
+    rl = _steering(instance, U, time_limit_s)
+    ratio = _ratio_of(instance, U)
     lam = None
 
     def certify() -> None:
@@ -234,8 +257,13 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         cert = regret_bound(instance, np.ones(U.size) if lam is None else lam, U, rel_gap / 4, time_limit_s)
         s.lower = max(s.lower, cert.lower)
         if cert.bw is not None:
-            s.offer(cert.bw, rl.ratio(cert.bw))
+            s.offer(cert.bw, ratio(cert.bw))
 
+    if rl is None:
+        certify()
+        return _honest(s.result(it, rel_gap), optima, ratio=True)
+    costs = np.zeros(rl.core.solver.objective_costs().size)
+    costs[rl.z_col] = 1.0
     for it in range(1, max_iterations + 1):  # noqa: B007 - (the LPs solved, reported)
         r = rl.core.solve_costs(costs)
         if r.status is not Status.OPTIMAL:
@@ -243,7 +271,7 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         s.lp_value(r.objective)
         lam = rl.multipliers()
         bw = rl.core.bandwidth(r.x)
-        s.offer(bw, rl.ratio(bw))
+        s.offer(bw, ratio(bw))
         if s.due(rel_gap):
             certify()
             if s.closed(rel_gap) or s.checks >= CHECKS or s.stall >= STALL_ROUNDS:
@@ -276,7 +304,8 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
     s = _Search()
     it = 0
     lam = None
-    rl = RegretLP.build(instance, U, time_limit_s) if _loaded(instance) else None
+    rl = _steering(instance, U, time_limit_s) if _loaded(instance) else None
+    ratio = _ratio_of(instance, U)
 
     def certify() -> None:
         if not s.fresh(lam):
@@ -284,11 +313,11 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
         cert = regret_cost_bound(instance, np.ones(U.size) if lam is None else lam, U, cap, rel_gap / 4,
                                  time_limit_s)
         s.lower = max(s.lower, cert.lower)
-        if cert.bw is not None and (rl is None or rl.ratio(cert.bw) <= cap):
+        if cert.bw is not None and ratio(cert.bw) <= cap:
             s.offer(cert.bw, network_cost(instance, cert.bw))
 
     s.offer(regret.bw, network_cost(instance, regret.bw))
-    if rl is None:  # no collective traffic: every design meets every target; the cheapest network is the answer
+    if rl is None:  # no collective traffic (every design meets every target), or no steering LP
         certify()
         return _honest(s.result(it, rel_gap), optima, ratio=False)
     core = rl.core

@@ -4,6 +4,7 @@ explanation of infeasibility."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -122,9 +123,10 @@ def instance_options(catalog: Catalog, instance: Instance, power: bool = False) 
     out = []
     for d, b in enumerate(instance.bounds_or_default):
         same: dict[float, list[Option]] = {}
-        for o in dimension_options(catalog, instance.network, d):
-            if o.bw_gbps < b.lower_gbps * (1 - 1e-12) or (b.upper_gbps is not None
-                                                           and o.bw_gbps > b.upper_gbps * (1 + 1e-12)):
+        high = math.inf if b.upper_gbps is None else b.upper_gbps
+        # (the fat trees of unit counts outside the bounds are not designed: the MILP cannot choose them)
+        for o in dimension_options(catalog, instance.network, d, within=(b.lower_gbps, high)):
+            if o.bw_gbps < b.lower_gbps * (1 - 1e-12) or o.bw_gbps > high * (1 + 1e-12):
                 continue
             same.setdefault(option_key(o.bw_gbps), []).append(o)
         kept = []

@@ -5,7 +5,8 @@ Each check reports what it saw to the session's :data:`TALLY`: plain counts (``e
 whose gap is not honest, a traceback, a hang, ...), each with a reproducer.
 
 - Default (short) and ``--fuzz medium``/``long`` (``HIEROPT_FUZZ``) differ in example counts (:data:`BUDGET`);
-  numeric overrides: ``HIEROPT_FUZZ_INSTANCES``, ``HIEROPT_FUZZ_PROCUREMENT``, ``HIEROPT_FUZZ_MUTANTS``.
+  numeric overrides: ``HIEROPT_FUZZ_INSTANCES``, ``HIEROPT_FUZZ_PROCUREMENT``, ``HIEROPT_FUZZ_MUTANTS``,
+  ``HIEROPT_FUZZ_PORTFOLIOS``.
   ``--fuzz-seed N`` (``HIEROPT_FUZZ_SEED``) fixes the random draws of a medium or long run (hypothesis's seed and
   the mutants' first seed), so a long run can be split into chunks with different seeds and each chunk re-run
   exactly; the short run is always derandomized.
@@ -29,9 +30,9 @@ if MODE not in ("short", "medium", "long"):
 
 BUDGET = {
     # random performance instances, random procurement instances, mutated input files
-    "short": {"instances": 12, "procurement": 4, "mutants": 40},
-    "medium": {"instances": 1000, "procurement": 200, "mutants": 500},
-    "long": {"instances": 10_000, "procurement": 1000, "mutants": 3000},
+    "short": {"instances": 12, "procurement": 4, "mutants": 40, "portfolios": 3},
+    "medium": {"instances": 1000, "procurement": 200, "mutants": 500, "portfolios": 100},
+    "long": {"instances": 10_000, "procurement": 1000, "mutants": 3000, "portfolios": 1000},
 }[MODE]
 for _key in BUDGET:
     if os.environ.get(f"HIEROPT_FUZZ_{_key.upper()}"):

@@ -28,6 +28,7 @@ def summary(sol: Any) -> dict[str, Any]:
         "message": sol.message,
         "notes": list(sol.notes),
         "iterations": int(sol.iterations),
+        "own_optima_ns": None if sol.portfolio is None else [float(v) for v in sol.portfolio.own_optima_ns],
     }
 
 
@@ -51,6 +52,19 @@ def scip_min_time(instance) -> dict[str, Any]:
 
     try:
         bw, _ = scip(instance)
+    except ScipFailed as e:
+        return {"failed": str(e)}
+    return {"bw": np.asarray(bw, dtype=float).tolist()}
+
+
+def scip_min_max_regret(instance, own_ns: list[float], z0: float) -> dict[str, Any]:
+    """SCIP's global min-max-regret design against the own optima ``own_ns`` (tests/oracle/test_scip_regret.py):
+    ``{"bw": [...]}``, or ``{"failed": reason}``."""
+    from tests.oracle.test_scip_oracle import ScipFailed
+    from tests.oracle.test_scip_regret import scip_min_max_regret as scip
+
+    try:
+        bw = scip(instance, own_ns, z0)
     except ScipFailed as e:
         return {"failed": str(e)}
     return {"bw": np.asarray(bw, dtype=float).tolist()}

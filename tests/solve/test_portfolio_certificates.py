@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from hieropt import api
+from hieropt.errors import SolverError
 from hieropt.model.timing import job_time_models
 from hieropt.result import Status
 from hieropt.solvers import cutting
@@ -141,3 +142,19 @@ def test_a_portfolio_without_collective_traffic_solves_like_performance():
     cheap = api.solve(inst, objective="min_cost", max_regret=0.05)
     assert cheap.status is Status.OPTIMAL
     assert cheap.network_cost_usd == pytest.approx(fastest.network_cost_usd, rel=1e-9)
+
+
+def _no_setup(self, budget_usd=None):
+    raise SolverError("HiGHS could not find the largest bandwidth the rows allow (Not Set)")
+
+
+def test_a_portfolio_lp_that_cannot_be_set_up_still_gives_a_certified_bound(monkeypatch):
+    inst = random_portfolio(np.random.default_rng(0), 2)
+    exact = api.solve(inst, objective="min_max_regret")
+    monkeypatch.setattr(PyomoTimeLP, "prepare", _no_setup)
+    sol = api.solve(inst, objective="min_max_regret")
+    assert sol.status in (Status.OPTIMAL, Status.LIMIT)
+    assert sol.objective_bound <= exact.objective_value * (1 + 1e-12)
+    cheap = api.solve(inst, objective="min_cost", max_regret=sol.objective_value - 1 + 0.05)
+    assert cheap.status in (Status.OPTIMAL, Status.LIMIT)
+    assert max(cheap.portfolio.slowdowns) <= sol.objective_value - 1 + 0.05 + 1e-9
