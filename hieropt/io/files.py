@@ -26,7 +26,8 @@ class OutputError(OSError):
 
 def output_problem(path: Path, err: OSError) -> str:
     """What failed when writing ``path``, in words, and the state of an earlier file there: the system's reason
-    (``No space left on device``) followed by "nothing written" or "the earlier PATH is intact"."""
+    (``No space left on device``) followed by "the earlier NAME is intact", or "nothing was written there" when
+    there was no earlier file."""
     reason = err.strerror or str(err)
     earlier = (f"the earlier {path.name} is intact" if path.is_file() else "nothing was written there")
     return f"{reason} ({earlier})"
