@@ -21,7 +21,12 @@ __all__ = ["OutputError", "json_text", "nonfinite_field", "output_problem", "rep
 
 class OutputError(OSError):
     """An output file that could not be written. ``filename`` is the file as the user named it (with its option,
-    e.g. ``--json r.json``); ``strerror`` says what failed and that an earlier file there is intact."""
+    e.g. ``--json r.json``); ``strerror`` says what failed and that an earlier file there is intact; ``reason``
+    is the system's reason alone (``No space left on device``)."""
+
+    def __init__(self, errno: int, strerror: str, filename: str, reason: str | None = None) -> None:
+        super().__init__(errno, strerror, filename)
+        self.reason = reason or strerror
 
 
 def output_problem(path: Path, err: OSError) -> str:
@@ -94,7 +99,8 @@ def replacing(path: str | Path, name: str | None = None) -> Iterator[Path]:
         _remove(tmp)
         if isinstance(e, OutputError):
             raise
-        raise OutputError(e.errno or errnos.EIO, output_problem(path, e), name or str(path)) from None
+        raise OutputError(e.errno or errnos.EIO, output_problem(path, e), name or str(path),
+                          e.strerror or str(e)) from None
     except BaseException:
         _remove(tmp)
         raise
