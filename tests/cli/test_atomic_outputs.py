@@ -172,3 +172,17 @@ def test_full_disk_keeps_the_earlier_bundle_whole(full_disk, tmp_path):
                                 "another one"), r.stderr
     after = {p.relative_to(bundle): p.read_bytes() for p in sorted(bundle.rglob("*")) if p.is_file()}
     assert after == before
+
+
+def test_full_disk_keeps_the_earlier_network_file(full_disk, tmp_path):
+    """export of the network file alone: a full disk leaves the earlier file, and says so (it was removed)."""
+    disk, fill = full_disk
+    out = disk / "net.yml"
+    assert hieropt("export", GPT3, "--astra-sim", out, "--bw", "250,125,75,50").returncode == 0
+    earlier = out.read_text()
+    fill()
+    r = hieropt("export", GPT3, "--astra-sim", out, "--bw", "200,150,100,50")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        f"error: --astra-sim {out}: cannot write or read: No space left on device (the earlier net.yml is intact)")
+    assert out.read_text() == earlier
