@@ -18,7 +18,16 @@ from typing import Annotated
 
 import typer
 
-from .common import console, error_console, error_line, fail, to_stdout, write_json, write_stdout
+from .common import (
+    check_output_file,
+    console,
+    error_console,
+    error_line,
+    fail,
+    to_stdout,
+    write_json,
+    write_stdout,
+)
 from .numbers import parse_bw
 
 BwOpt = Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU, one per dimension "
@@ -61,13 +70,15 @@ def export_command(
     link with direct; GB = 2^30 bytes per link) and the instance's latency per hop; groups spanning part of a
     dimension become simulator dimensions of their own. The traces follow the instance's training loop.
     """
-    from ..errors import HieroptError, InputError
+    from ..errors import HieroptError
     from ..io.instance import load_instance
 
     err = error_console()
     alone = str(astra_sim) == "-" or astra_sim.suffix.lower() in (".yml", ".yaml")
     out = err if to_stdout(astra_sim) else console()
     try:
+        if alone:
+            check_output_file(astra_sim, "--astra-sim")  # a missing folder is reported before any work
         inst = load_instance(instance)
         from ..io.astrasim_bundle import write_bundle  # loaded once the input is valid (a bad input is reported fast)
         from ..io.astrasim_network import network_yml, sim_network
@@ -81,14 +92,10 @@ def export_command(
             text = network_yml(simnet, f"instance '{inst.name}'")
             if str(astra_sim) == "-":
                 write_stdout(text)
-            else:
-                try:
-                    from ..io.files import write_atomic
+            else:  # (a write that fails, e.g. a full disk, leaves an earlier file whole: one line from main)
+                from ..io.files import write_atomic
 
-                    write_atomic(astra_sim, text)
-                except OSError as e:
-                    raise InputError(astra_sim, None, f"cannot write the network file: {e.strerror or e}",
-                                     "check the folder exists and is writable") from e
+                write_atomic(astra_sim, text, f"--astra-sim {astra_sim}")
         else:
             from ..studies.simulate import simulator_chunks
 

@@ -120,7 +120,7 @@ class Command(TyperCommand):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if extra.get("resilient_parsing"):
+            if extra.get("resilient_parsing") or type(e).__name__ == "NoArgsIsHelpError":  # (the help is shown)
                 raise
             self.raw = raw
             where = f"{parent.command_path} {info_name}" if parent is not None else info_name
@@ -147,7 +147,7 @@ class Group(TyperGroup):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if extra.get("resilient_parsing"):
+            if extra.get("resilient_parsing") or type(e).__name__ == "NoArgsIsHelpError":  # (the help is shown)
                 raise
             raise usage_exit(e, raw, True, info_name) from None
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..errors import HieroptError
 
+
 def json_option(args: list[str]) -> Path | None:
     """The value of the last ``--json`` option (``--json FILE`` or ``--json=FILE``) among raw command-line
     ``args``, up to a ``--`` (after which every word is an argument), or None. A minimal scan for a command line

@@ -22,6 +22,7 @@ import os
 import shutil
 import stat
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from ..spec import Instance
 from .astrasim_network import SimNetwork, network_yml, sim_network, system_config
 from .astrasim_trace import check_traceable, job_trace
 from .chakra import encode_trace
-from .files import OutputError, json_text, output_problem, replacing, write_atomic
+from .files import OutputError, json_text, replacing
 
 REMOTE_MEMORY = {"memory-type": "NO_MEMORY_EXPANSION"}
 """The remote-memory configuration every run needs (no memory expansion)."""
@@ -148,9 +149,9 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
         InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`), chunks < 1, a
             loop or collective without a trace (:func:`hieropt.io.astrasim_trace.check_traceable`), or a number of
             the bundle that is not finite.
-        OutputError: the folder cannot be written (a full disk): every file is written beside its place and
-            renamed over it (the traces as a new folder, ``bundle.json`` last), so an earlier bundle there is
-            left whole when the writing fails.
+        OutputError: the folder cannot be written (a full disk): every file is written beside its place first
+            (the traces as a new folder) and all are renamed over the earlier ones only once every one is written
+            (``bundle.json`` last), so an earlier bundle there is left whole when the writing fails.
     """
     check_traceable(instance)
     folder = Path(folder)
@@ -163,28 +164,30 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
              "remote_memory.json": json.dumps(REMOTE_MEMORY) + "\n"}
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with replacing(folder / "traces", f"{folder}/traces") as staged:
-            workloads = _write_traces(instance, simnet, staged)
+        with ExitStack() as stack:  # every file beside its place first; renamed when all are written, manifest last
+            staged = {n: stack.enter_context(replacing(folder / n, f"{folder}/{n}"))
+                      for n in ("bundle.json", "traces", *texts, "run.sh")}
+            workloads = _write_traces(instance, simnet, staged["traces"])
+            manifest = {
+                "instance": instance.name, "training_loop": instance.training_loop,
+                "bw_gbps": [float(b) for b in bw_gbps], "chunks": chunks, "npus": simnet.npus,
+                "sim_dims": [asdict(s) for s in simnet.dims],
+                "workloads": [asdict(w) for w in workloads],
+            }
+            texts |= {"run.sh": _run_sh(instance, workloads),
+                      "bundle.json": json_text(manifest, str(folder / "bundle.json"))}
             for name, text in texts.items():
-                write_atomic(folder / name, text, f"{folder}/{name}")
-            run = folder / "run.sh"
-            write_atomic(run, _run_sh(instance, workloads), f"{folder}/run.sh")
+                with open(staged[name], "w", encoding="utf-8") as f:
+                    f.write(text)
+            run = staged["run.sh"]
             run.chmod(run.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
             old = folder / "traces"
-            if old.is_dir():  # (a folder is not replaced by a rename: the earlier traces go at the end)
+            if old.is_dir():  # (a folder is not replaced by a rename: the earlier traces go once all is written)
                 shutil.rmtree(old)
-        manifest = {
-            "instance": instance.name, "training_loop": instance.training_loop,
-            "bw_gbps": [float(b) for b in bw_gbps], "chunks": chunks, "npus": simnet.npus,
-            "sim_dims": [asdict(s) for s in simnet.dims],
-            "workloads": [asdict(w) for w in workloads],
-        }
-        write_atomic(folder / "bundle.json", json_text(manifest, str(folder / "bundle.json")),
-                     f"{folder}/bundle.json")  # the manifest last: a bundle without it is not one
-    except OutputError:
-        raise
     except OSError as e:
-        raise OutputError(e.errno, output_problem(folder / "bundle.json", e), str(folder)) from None
+        reason = getattr(e, "reason", None) or e.strerror or str(e)
+        earlier = "the earlier bundle there is intact" if (folder / "bundle.json").is_file() else "no bundle written"
+        raise OutputError(e.errno, f"{reason} ({earlier})", str(folder), reason) from None
     files = 5 + len(workloads) * simnet.npus
     size = sum((folder / n).stat().st_size for n in ("network.yml", "system.json", "remote_memory.json",
                                                     "bundle.json", "run.sh"))

@@ -28,6 +28,13 @@ def read_text(path: Path, what: str) -> str:
         InputError: a missing file, a folder, or a file that is not readable UTF-8 text.
     """
     path = Path(path)
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as e:  # (a name too long for the file system, a loop of links, no permission on a folder)
+        raise InputError(short_repr(str(path)), None, f"cannot be used as {a_file(what)} path: {e.strerror or e}",
+                         f"give the {what} file's path") from None
     if path.is_dir():
         raise InputError(path, None, f"is a folder, not {a_file(what)}", f"give the {what} file's path")
     if path.exists() and not path.is_file():
@@ -107,6 +114,13 @@ def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> 
         raise InputError(src, field, f"expected the name of {a_file(what)}, got {short_repr(value)}", "give a path")
     p = Path(value)
     p = p if p.is_absolute() else base / p
+    try:
+        p.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as e:  # (a name too long for the file system, a loop of links, no permission on a folder)
+        raise InputError(src, field, f"{short_repr(value)} cannot be used as a path: {e.strerror or e}",
+                         f"give the {what} file's path") from None
     if p.is_dir():
         raise InputError(src, field, f"'{value}' is a folder ({p}), not {a_file(what)}", f"give the {what} file's path")
     if not p.is_file():

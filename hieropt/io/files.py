@@ -21,12 +21,18 @@ __all__ = ["OutputError", "json_text", "nonfinite_field", "output_problem", "rep
 
 class OutputError(OSError):
     """An output file that could not be written. ``filename`` is the file as the user named it (with its option,
-    e.g. ``--json r.json``); ``strerror`` says what failed and that an earlier file there is intact."""
+    e.g. ``--json r.json``); ``strerror`` says what failed and that an earlier file there is intact; ``reason``
+    is the system's reason alone (``No space left on device``)."""
+
+    def __init__(self, errno: int, strerror: str, filename: str, reason: str | None = None) -> None:
+        super().__init__(errno, strerror, filename)
+        self.reason = reason or strerror
 
 
 def output_problem(path: Path, err: OSError) -> str:
     """What failed when writing ``path``, in words, and the state of an earlier file there: the system's reason
-    (``No space left on device``) followed by "nothing written" or "the earlier PATH is intact"."""
+    (``No space left on device``) followed by "the earlier NAME is intact", or "nothing was written there" when
+    there was no earlier file."""
     reason = err.strerror or str(err)
     earlier = (f"the earlier {path.name} is intact" if path.is_file() else "nothing was written there")
     return f"{reason} ({earlier})"
@@ -93,7 +99,8 @@ def replacing(path: str | Path, name: str | None = None) -> Iterator[Path]:
         _remove(tmp)
         if isinstance(e, OutputError):
             raise
-        raise OutputError(e.errno or errnos.EIO, output_problem(path, e), name or str(path)) from None
+        raise OutputError(e.errno or errnos.EIO, output_problem(path, e), name or str(path),
+                          e.strerror or str(e)) from None
     except BaseException:
         _remove(tmp)
         raise

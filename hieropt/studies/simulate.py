@@ -67,8 +67,9 @@ class Simulated:
 
     @property
     def ratio(self) -> float:
-        """simulated / predicted."""
-        return self.simulated_iteration_time_ns / self.predicted_iteration_time_ns
+        """simulated / predicted (inf for a prediction of 0 ns)."""
+        p = self.predicted_iteration_time_ns
+        return self.simulated_iteration_time_ns / p if p > 0 else math.inf
 
     @property
     def relative_error(self) -> float:
@@ -77,8 +78,9 @@ class Simulated:
 
     @property
     def own_ratio(self) -> float:
-        """simulated / the instance's own prediction (what ``solve`` optimised)."""
-        return self.simulated_iteration_time_ns / self.predicted_own_ns
+        """simulated / the instance's own prediction (what ``solve`` optimised; inf for a prediction of 0 ns)."""
+        p = self.predicted_own_ns
+        return self.simulated_iteration_time_ns / p if p > 0 else math.inf
 
     @property
     def own_error(self) -> float:

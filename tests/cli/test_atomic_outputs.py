@@ -149,3 +149,40 @@ def test_full_disk_on_a_streamed_out_names_the_file(full_disk):
     assert r.stderr.strip() == (
         f"error: --out {out}: cannot write or read: No space left on device (the rows written before are kept; a "
         "rerun resumes); fix: free space on that file system, or give a path on another one"), r.stderr
+
+
+def test_full_disk_keeps_the_earlier_bundle_whole(full_disk, tmp_path):
+    """Every file of a bundle is written beside its place first and renamed only when all are written: a full disk
+    leaves the earlier bundle as it was (its manifest, network and traces of the same allocation)."""
+    from .test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT
+
+    disk, fill = full_disk
+    (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
+    inst = tmp_path / "inst.toml"
+    inst.write_text(INSTANCE_TOML)
+    bundle = disk / "b"
+    assert hieropt("export", inst, "--astra-sim", bundle, "--bw", "50,30,20").returncode == 0
+    before = {p.relative_to(bundle): p.read_bytes() for p in sorted(bundle.rglob("*")) if p.is_file()}
+    assert json.loads(before[Path("bundle.json")])["bw_gbps"] == [50, 30, 20]
+    fill()
+    r = hieropt("export", inst, "--astra-sim", bundle, "--bw", "40,40,20")
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"error: {bundle}: cannot write or read: No space left on device (the earlier "
+                                "bundle there is intact); fix: free space on that file system, or give a path on "
+                                "another one"), r.stderr
+    after = {p.relative_to(bundle): p.read_bytes() for p in sorted(bundle.rglob("*")) if p.is_file()}
+    assert after == before
+
+
+def test_full_disk_keeps_the_earlier_network_file(full_disk, tmp_path):
+    """export of the network file alone: a full disk leaves the earlier file, and says so (it was removed)."""
+    disk, fill = full_disk
+    out = disk / "net.yml"
+    assert hieropt("export", GPT3, "--astra-sim", out, "--bw", "250,125,75,50").returncode == 0
+    earlier = out.read_text()
+    fill()
+    r = hieropt("export", GPT3, "--astra-sim", out, "--bw", "200,150,100,50")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        f"error: --astra-sim {out}: cannot write or read: No space left on device (the earlier net.yml is intact)")
+    assert out.read_text() == earlier

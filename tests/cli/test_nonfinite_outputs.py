@@ -76,3 +76,18 @@ def test_a_yaml_error_is_one_line(tmp_path):
     line = error_line(run("solve", "--network", net, "--workload", net, "--cost", net))
     assert line == (f"error: {net}: line 3: invalid YAML: unacceptable character #x0000: special characters are "
                     "not allowed; fix: fix the YAML syntax")
+
+
+def test_a_path_too_long_for_the_file_system_names_the_referring_field(tmp_path):
+    """A workload path of 5,000 characters (found by the long fuzz setting): the instance file and its field, not
+    "cannot write or read ... give a writable file path"."""
+    text = GPT3.read_text(encoding="utf-8")
+    inst = tmp_path / "x.toml"
+    inst.write_text(text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "{"a" * 5000}"'),
+                    encoding="utf-8")
+    assert inst.read_text() != text
+    line = error_line(run("solve", inst))
+    assert line.startswith(f"error: {inst}: workload: 'aaaa") and "cannot be used as a path: File name too long" \
+        in line and line.endswith("fix: give the workload file's path")
+    line = error_line(run("solve", tmp_path / ("b" * 5000)))
+    assert "cannot be used as an instance file path: File name too long" in line and len(line) < 200

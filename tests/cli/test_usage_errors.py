@@ -94,3 +94,9 @@ def test_no_help_shows_a_bool_metavar():
         r = run(*path, "--help")
         assert r.exit_code == 0
         assert "<bool>" not in r.output and "BOOLEAN" not in r.output, path
+
+
+@pytest.mark.parametrize("args", [(), ("workload",)])
+def test_no_arguments_shows_the_help_alone(args):
+    r = run(*args)
+    assert "Usage:" in r.output and "error:" not in r.output
