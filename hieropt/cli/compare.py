@@ -203,13 +203,9 @@ def report_command(
         "--json", help="Also write the committee's figures (recommendation, alternatives, plot points) as JSON to "
         "FILE ('-' for stdout).")] = None,
 ) -> None:
-    """Write the committee page: one self-contained HTML page (report.html) and report.json. First the
-    recommendation (plan, fabric, cluster size, days to train, $ per run, MW, MFU; "unknown" where the input lacks
-    them), then the alternatives side by side (fastest, the knee, least $ per run, performance per network $,
-    cheapest network, a catalog's whole parts; for a co-design result also the search's best and a fixed plan),
-    the trade-off plot ($ per run against days when the cluster's cost is known, else network $ against iteration
-    time) and the detail: for an instance the exact optimum versus the rules of thumb (PNG figures, the same
-    numbers as `hieropt compare`), for a co-design result its ranked candidates."""
+    """Write the committee page of an instance or a co-design result: one self-contained HTML page with the
+    recommendation (plan, fabric, cluster size, days, $ per run, MW, MFU), the alternatives side by side (fastest,
+    knee, least $ per run, ...), the trade-off plot and the detail, and report.json."""
     from ..errors import HieroptError, InputError
 
     err = error_console()
