@@ -14,7 +14,7 @@ import pytest
 import hieropt
 from hieropt.report.committee import HEADLINE, fmt_figure
 from tests.cli.util import error_line, run
-from tests.report.conftest import NVL, SPACE, TOKENS
+from tests.report.conftest import NVL, REPO, SPACE, TOKENS
 
 HOURS = 5 * 8760.0  # amortisation_years = 5
 
@@ -205,3 +205,38 @@ def test_a_json_that_is_not_a_codesign_result(tmp_path):
     r = run("report", bad, "-o", tmp_path / "out")
     assert r.exit_code == 2
     assert re.search(r"x\.json: not a co-design result .*; fix: give the JSON that 'hieropt codesign", error_line(r))
+
+
+def test_catalog_column_of_an_instance(tmp_path):
+    """--catalog: the fastest design in whole parts, priced by its bill of materials, is no faster than the
+    continuous fastest (to the gap target 1e-8) and carries its power."""
+    r = run("report", NVL, "--catalog", REPO / "catalogs" / "nvl72-ethernet.toml", "-o", tmp_path / "out",
+            "--points", "4", "--json", "-")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    cat, fast = alt(data, "catalog"), alt(data, "fastest")
+    assert cat["iteration_time_ns"] >= fast["iteration_time_ns"] * (1 - 1e-8)
+    assert cat["power_w"] > 0 and "nvl72-ethernet" in cat["how"]
+    assert "kW" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_json):
+    """The first of a `codesign --catalog` shortlist is the whole-parts column: its catalog cost, time and power,
+    with its row's plan (and so its row's MFU at the shortlist's time)."""
+    data = json.loads(codesign_json.read_text())
+    row = data["ranking"][1]
+    data["provisioned"] = [{"id": row["id"], "bom_rank": 1, "iteration_time_ns": row["iteration_time_ns"] * 1.5,
+                            "network_cost_usd": 1e6, "power_w": 2e5, "bw_gbps": [100.0, 50.0],
+                            "parts": ["part A", "part B"]}]
+    path = tmp_path / "with-catalog.json"
+    path.write_text(json.dumps(data))
+    r = run("report", path, "--space", SPACE, "-o", tmp_path / "out", "--json", "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    cat = alt(out, "catalog")
+    assert (cat["iteration_time_ns"], cat["network_cost_usd"], cat["power_w"]) == (row["iteration_time_ns"] * 1.5,
+                                                                                   1e6, 2e5)
+    assert cat["plan"] == row["plan"] and cat["bw_gbps"] == [100.0, 50.0] and "part A; part B" in cat["how"]
+    assert row["plan"] == data["best"]["plan"]  # another placement of the best plan: MFU scales as 1 / time
+    best = alt(out, "best")
+    assert cat["mfu"] == pytest.approx(best["mfu"] * best["iteration_time_ns"] / cat["iteration_time_ns"], rel=1e-12)
