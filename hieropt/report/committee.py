@@ -173,7 +173,7 @@ class Committee:
 
 def recommend(alternatives: list[Alternative], within: float) -> tuple[str, str]:
     """(key, why) of the recommended alternative: the cheapest run when $ per run is known, else the knee, else the
-    fastest (or the search's best)."""
+    fastest, else the first of ``alternatives``."""
     keys = {a.key: a for a in alternatives}
     pct = f"{within * 100:g} %"
     if "min_run_cost" in keys and keys["min_run_cost"].run.run_cost_usd is not None:
@@ -182,8 +182,10 @@ def recommend(alternatives: list[Alternative], within: float) -> tuple[str, str]
     if "knee" in keys:
         return "knee", (f"the cheapest network within {pct} of the fastest iteration time (the $ per run is "
                         "unknown: give a [cluster] section and a token budget to rank by it)")
-    key = "fastest" if "fastest" in keys else alternatives[0].key
-    return key, "the fastest design (neither the $ per run nor a knee is known)"
+    if "fastest" in keys:
+        return "fastest", "the fastest design (neither the $ per run nor a knee is known)"
+    a = alternatives[0]
+    return a.key, f"{a.label}: neither the $ per run, nor a knee, nor the fastest design is known"
 
 
 def ordered(alternatives: list[Alternative]) -> tuple[Alternative, ...]:

@@ -83,15 +83,12 @@ def procurement_alternatives(instance: Instance, front: Any | None, within: floa
         within: the knee's slack, a fraction in (0, 1).
         catalog: a parts catalog (path or :class:`~hieropt.model.catalog.Catalog`) or None.
 
-    Raises:
-        NoSolutionError, SolverError: the fastest design cannot be found (the other alternatives are Missing when
-            their solve fails).
+    An alternative whose solve fails (no fastest design without an upper limit on bandwidth, no cost rate for
+    ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
     from ..solvers.objectives import solve, solve_fastest_cheapest
 
-    fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
-    fastest = cheap if not isinstance(cheap, str) else fast
-    alts = [_solved(instance, "fastest", "fastest", fastest)]
+    alts: list[Alternative] = []
     missing: list[Missing] = []
     pct = f"{within * 100:g} %"
 
@@ -101,8 +98,16 @@ def procurement_alternatives(instance: Instance, front: Any | None, within: floa
         except HieroptError as e:
             missing.append(Missing(key, label, str(e)))
 
-    attempt("knee", f"knee (cheapest within {pct})", "min_cost",
-            max_iteration_time_ns=fastest.iteration_time_ns * (1 + within))
+    try:
+        fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
+    except HieroptError as e:  # e.g. no upper limit on bandwidth: no fastest design, no knee
+        missing += [Missing("fastest", "fastest", str(e)), Missing("knee", f"knee (cheapest within {pct})",
+                                                                     "no fastest design to be within " + pct + " of")]
+    else:
+        fastest = cheap if not isinstance(cheap, str) else fast
+        alts.append(_solved(instance, "fastest", "fastest", fastest))
+        attempt("knee", f"knee (cheapest within {pct})", "min_cost",
+                max_iteration_time_ns=fastest.iteration_time_ns * (1 + within))
     attempt("min_run_cost", "least $ per run", "min_run_cost")
     if front is not None and front.best_per_cost is not None:
         alts.append(_solved(instance, "performance_per_cost", "performance per network $", front.best_per_cost))
@@ -137,9 +142,16 @@ def _catalog(instance: Instance, catalog: Any, missing: list[Missing], time_limi
 def procurement_committee(instance: Instance, front: Any | None, within: float = 0.01, catalog: Any | None = None,
                           time_limit_s: float = 60.0) -> Committee:
     """The :class:`~hieropt.report.committee.Committee` of ``instance`` (module docstring), its Pareto plot from
-    ``front``'s points (each mapped to days and $ per run when they are known). Raises as
-    :func:`procurement_alternatives`."""
+    ``front``'s points (each mapped to days and $ per run when they are known).
+
+    Raises:
+        NoSolutionError: no alternative could be solved (the first one's reason).
+    """
     alts, missing = procurement_alternatives(instance, front, within, catalog, time_limit_s)
+    if not alts:
+        from ..errors import NoSolutionError
+
+        raise NoSolutionError("infeasible", f"no design to recommend: {missing[0].why}")
     alts_t = ordered(alts)
     key, why = recommend(list(alts_t), within)
     designs = [(p.iteration_time_ns, p.network_cost_usd, run_figures(instance, p.iteration_time_ns,

@@ -240,3 +240,18 @@ def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_jso
     assert row["plan"] == data["best"]["plan"]  # another placement of the best plan: MFU scales as 1 / time
     best = alt(out, "best")
     assert cat["mfu"] == pytest.approx(best["mfu"] * best["iteration_time_ns"] / cat["iteration_time_ns"], rel=1e-12)
+
+
+def test_without_an_upper_limit_the_fastest_and_the_knee_are_missing(tmp_path):
+    """No upper limit on bandwidth: no fastest design and no knee (each listed with the solver's reason); the
+    performance-per-cost optimum is recommended."""
+    from hieropt.report.committee_answers import procurement_committee
+
+    inst = hieropt.load_instance(NVL)
+    inst = inst.model_copy(update={"bounds": tuple(b.model_copy(update={"upper_gbps": None}) for b in inst.bounds)})
+    c = procurement_committee(inst, hieropt.pareto(inst, points=4), 0.01)
+    missing = {m.key: m.why for m in c.missing}
+    assert missing["fastest"].startswith("unbounded: ") and "no fastest design" in missing["knee"]
+    assert c.recommended == "performance_per_cost" and "nor the fastest design" in c.why
+    ppc = hieropt.solve(inst, "performance_per_cost")
+    assert c.recommendation.iteration_time_ns == pytest.approx(ppc.iteration_time_ns, rel=1e-12)
