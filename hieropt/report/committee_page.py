@@ -83,8 +83,8 @@ def alternatives_html(c: Committee) -> str:
 
 
 def pareto_svg(p: ParetoData, recommended: str, labels: dict[str, str]) -> str:
-    """The trade-off plot as an inline SVG (matplotlib): the non-dominated designs as a line, every alternative as
-    a labelled point, the recommendation ringed. Axes: days and $ per run, or ms and the network's $."""
+    """The trade-off plot as an inline SVG (matplotlib): every design of its source as a light point, the
+    non-dominated ones joined by a line, every alternative as a labelled point, the recommendation ringed. Axes: days and $ per run, or ms and the network's $."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -93,8 +93,8 @@ def pareto_svg(p: ParetoData, recommended: str, labels: dict[str, str]) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "hieropt", "font.size": 9}):
         fig, ax = plt.subplots(figsize=(7.5, 4.2))
         if p.curve:
-            xs, ys = zip(*sorted(p.curve), strict=True)
-            ax.plot(xs, [y / 1e6 for y in ys], "-", color="#cccccc", lw=1, label="designs of the front's source")
+            xs, ys = zip(*p.curve, strict=True)
+            ax.plot(xs, [y / 1e6 for y in ys], "o", color="#c8c8c8", ms=3, label="designs (the plot's source)")
         if p.front:
             xs, ys = zip(*p.front, strict=True)
             ax.plot(xs, [y / 1e6 for y in ys], "-o", color="#555555", ms=3, lw=1.2, label="non-dominated")
