@@ -84,7 +84,8 @@ def alternatives_html(c: Committee) -> str:
 
 def pareto_svg(p: ParetoData, recommended: str, labels: dict[str, str]) -> str:
     """The trade-off plot as an inline SVG (matplotlib): every design of its source as a light point, the
-    non-dominated ones joined by a line, every alternative as a labelled point, the recommendation ringed. Axes: days and $ per run, or ms and the network's $."""
+    non-dominated ones joined by a line, every alternative as a labelled point, the recommendation ringed. Axes:
+    days and $ per run, or ms and the network's $."""
     import matplotlib
 
     matplotlib.use("Agg")
