@@ -43,9 +43,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
           "constraints; prints iteration time, cost, time x cost, the gap to the optimum, the bottleneck "
           "dimension and where each heuristic loses."),
     "report": ("compare", "report_command",
-          "Write a visual report of the exact optimum versus the heuristics: PNG figures (bandwidth per "
-          "dimension, utilisation, gap, the exact Pareto front with every design as a point), one self-"
-          "contained HTML page with the tables (the same numbers as `hieropt compare`) and report.json."),
+          "Write the committee page of an instance or a co-design result: one self-contained HTML page with the "
+          "recommendation (plan, fabric, cluster size, days, $ per run, MW, MFU), the alternatives side by side "
+          "(fastest, knee, least $ per run, ...), the trade-off plot and the detail, and report.json."),
     "explore": ("explore", "explore_command",
           "Which network to build: every shape of the space (dimension count, sizes, building blocks, group "
           "placement), each solved exactly; prints the ranking by proven optimum, the scale-out (NIC) spend per"

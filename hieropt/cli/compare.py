@@ -104,50 +104,160 @@ def compare_command(
     raise typer.Exit(0 if comp.optimum.success else 3)
 
 
+WithinOpt = Annotated[str, typer.Option(
+    "--within", help="The knee's slack: the cheapest design within this share of the fastest time (1% or 0.01).")]
+CatalogOpt = Annotated[Path | None, typer.Option(
+    "--catalog", help="Parts catalog: also the fastest design in whole parts, its bill of materials' cost and power "
+    "(an instance).")]
+SpaceOpt = Annotated[Path | None, typer.Option(
+    "--space", help="With a co-design JSON: its space TOML, for the plans' tokens, FLOPs (MFU, days) and cost.")]
+FixedOpt = Annotated[Path | None, typer.Option(
+    "--fixed-plan", help="With a co-design result: the JSON (or space TOML) of a search with one fixed plan "
+    "(LIBRA-style), shown as the fixed-plan alternative.")]
+
+
+def _fraction(text: str) -> float:
+    """``1%`` or ``0.01`` as 0.01; InputError naming --within otherwise."""
+    from ..errors import InputError
+
+    t = text.strip()
+    try:
+        value = float(t.removesuffix("%")) / (100 if t.endswith("%") else 1)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise InputError("--within", None, f"{text!r} is not a share between 0 and 100 %",
+                         "write e.g. --within 1% (or 0.01)")
+    return value
+
+
+def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None]:
+    """A co-design result and its space: ``path`` a JSON of ``codesign --json`` (``space`` its space file, or None)
+    or a co-design space TOML (searched here)."""
+    import json
+
+    from ..errors import InputError
+    from ..io.codesign import load_codesign
+    from ..io.common import read_text
+
+    if path.suffix.lower() != ".json":
+        from ..studies.codesign import codesign
+
+        result = codesign(load_codesign(path))
+        return result.to_dict(50), result.space
+    try:
+        data = json.loads(read_text(path, "co-design result"))
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"line {e.lineno}", f"not JSON: {e.msg}", "give the file codesign --json wrote"
+                         ) from None
+    if not isinstance(data, dict) or "ranking" not in data or "best" not in data:
+        raise InputError(path, None, "not a co-design result (no 'best' and 'ranking')",
+                         "give the JSON that 'hieropt codesign SPACE --json FILE' wrote, or an instance TOML")
+    return data, None if space is None else load_codesign(space)
+
+
+def _is_codesign(path: Path | None) -> bool:
+    """Whether ``path`` is a co-design result (``.json``) or space (a TOML with ``[plans]`` or ``model``)."""
+    if path is None:
+        return False
+    if path.suffix.lower() == ".json":
+        return True
+    from ..io.common import read_toml
+
+    doc = read_toml(path, "instance or co-design space")
+    return "plans" in doc or ("model" in doc and "workload" not in doc)
+
+
+def _codesign_report(path: Path, out_dir: Path, space: Path | None, fixed: Path | None, tokens: float | None,
+                     within: float) -> tuple[object, dict]:
+    from ..report.committee_codesign import codesign_committee
+    from ..report.html import write_codesign_report
+
+    data, sp = _codesign_input(path, space)
+    fixed_data, fixed_sp = _codesign_input(fixed, None) if fixed is not None else (None, None)
+    committee = codesign_committee(data, sp, tokens, within, fixed_data, fixed_sp)
+    return committee, write_codesign_report(committee, data, out_dir)
+
+
 def report_command(
-    instance: InstanceArg = None,
-    out_dir: Annotated[Path, typer.Option("-o", "--out", help="Directory for the PNG figures, report.html and "
-                                          "report.json (created if missing).")] = Path("report"),
+    instance: Annotated[Path | None, typer.Argument(
+        help="Instance TOML (or use the LIBRA flags), a co-design space TOML, or the JSON 'codesign --json' wrote.",
+        show_default=False)] = None,
+    out_dir: Annotated[Path, typer.Option("-o", "--out", help="Directory for report.html, report.json and (an "
+                                          "instance) the PNG figures (created if missing).")] = Path("report"),
     objective: ObjectiveOpt = None,
     points: Annotated[int, typer.Option("--points", help="Budgets on the Pareto front (>= 2).")] = 30,
     max_time_ns: MaxTimeOpt = None,
     budget_usd: BudgetOpt = None,
     tokens: TokensOpt = None,
+    within: WithinOpt = "1%",
+    catalog: CatalogOpt = None,
+    space: SpaceOpt = None,
+    fixed_plan: FixedOpt = None,
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
     communicator: CommOpt = None,
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", help="Also write the committee's figures (recommendation, alternatives, plot points) as JSON to "
+        "FILE ('-' for stdout).")] = None,
 ) -> None:
-    """Write a visual report of the exact optimum versus the heuristics: PNG figures (bandwidth per dimension,
-    utilisation, gap, the exact Pareto front with every design as a point), one self-contained HTML page with the
-    tables (the same numbers as `hieropt compare`) and report.json."""
+    """Write the committee page of an instance or a co-design result: one self-contained HTML page with the
+    recommendation (plan, fabric, cluster size, days, $ per run, MW, MFU), the alternatives side by side (fastest,
+    knee, least $ per run, ...), the trade-off plot and the detail, and report.json."""
     from ..errors import HieroptError, InputError
 
     err = error_console()
-    out = console()
+    out = err if to_stdout(json_out) else console()
     try:
-        check_output_folder(out_dir, "--out", "the report")  # before the comparison: an existing file is refused
+        check_output_folder(out_dir, "--out", "the report")  # before the work: an existing file is refused
+        slack = _fraction(within)
+        from .numbers import parse_amount
+
+        if _is_codesign(instance):
+            committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
+                                               parse_amount(tokens, "--tokens", "tokens"), slack)
+            return _finish(out, json_out, committee, out_dir, data["files"], 0)
         inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd,
                          tokens)
         from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
 
         comp = compare(inst, objective=objective)
     except HieroptError as e:
-        raise fail(err, e) from None
+        raise fail(err, e, json_out) from None
     from .. import api
     from ..report import html
+    from ..report.committee_answers import procurement_committee
 
     front, front_error = None, None
     try:
         front = api.pareto(comp.instance, points=points)
     except HieroptError as e:
         if isinstance(e, InputError):
-            raise fail(err, e) from None
+            raise fail(err, e, json_out) from None
         front_error = str(e)
         error_line(err, f"no Pareto front: {e}", label="note:", style="yellow")
-    data = html.write_report(comp, front, out_dir, front_error)  # the files first (see compare)
+    try:
+        committee = procurement_committee(comp.instance, front, slack, catalog)
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
+    data = html.write_report(comp, front, out_dir, front_error, committee)  # the files first (see compare)
     _print_comparison(out, comp)
-    for name in data["files"]:
+    _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3)
+
+
+def _finish(out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int) -> None:
+    """Write the committee's JSON, print the recommendation and the files written, exit with ``code``."""
+    from ..report.committee import HEADLINE, LABELS, fmt_figure
+
+    if json_out is not None:
+        write_json(json_out, committee.to_dict())
+    rec = committee.recommendation
+    out.print(f"recommendation: {rec.label} - {committee.why}", highlight=False, soft_wrap=True, markup=False)
+    for key in HEADLINE:
+        out.print(f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key])}", highlight=False, soft_wrap=True,
+                  markup=False)
+    for name in files:
         out.print(f"wrote {out_dir / name}", highlight=False)
-    raise typer.Exit(0 if comp.optimum.success else 3)
+    raise typer.Exit(code)

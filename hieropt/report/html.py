@@ -11,7 +11,9 @@ from typing import Any
 from ..io.files import json_text, write_atomic
 from ..model.cost import unit_cost_usd_per_gbps
 from ..studies.compare import Comparison
-from .common import floats
+from .committee import Committee
+from .committee_page import CSS, committee_sections
+from .common import floats, fmt_bw, fmt_ms, fmt_usd
 from .compare import comparison_dict, figure_data
 from .plots import write_figures
 from .run import run_lines
@@ -43,10 +45,22 @@ def _table_html(data: dict[str, list], numeric_from: int = 1, classes: list[str]
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes], notes: list[str]) -> str:
-    """One self-contained HTML page: the display tables of :func:`display_dict` and the PNGs as data URIs."""
+def page(title: str, heading: str, sections: list[str]) -> str:
+    """One self-contained HTML page (styles inline, nothing fetched): ``title``, an ``<h1>`` and the sections."""
     from ..version import __version__
 
+    return "\n".join([
+        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
+        f"<style>{_CSS}{CSS}</style></head><body>", f"<h1>{html.escape(heading)}</h1>", *[s for s in sections if s],
+        f"<p class='small'>hieropt {__version__}; units: bandwidth GB/s per NPU per dimension (1 GB = 1e9 bytes), "
+        "time ns (shown in ms), cost $ (M$ = 1e6 $), power MW (with PUE), days of 86,400 s.</p>",
+        "</body></html>"])
+
+
+def comparison_sections(comp: Comparison, display: dict[str, Any], images: dict[str, bytes],
+                        notes: list[str]) -> list[str]:
+    """The sections of the exact optimum versus the rules of thumb: the display tables of
+    :func:`~hieropt.report.compare.display_dict` and the PNGs as data URIs."""
     inst = comp.instance
     classes = ["optimum" if r.kind == "optimum" else ("" if r.feasible else "infeasible") for r in comp.rows]
     u = unit_cost_usd_per_gbps(inst)
@@ -55,10 +69,6 @@ def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes
         f"<td>{html.escape(dim.cost_class)}</td><td class='num'>{u[d]:,.2f}</td></tr>"
         for d, dim in enumerate(inst.network.dims))
     parts = [
-        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
-        f"<title>hieropt: exact versus heuristics - {html.escape(inst.name)}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>Exact optimum versus rules of thumb: {html.escape(inst.name)}</h1>",
         "<ul class='head'>" + "".join(f"<li>{html.escape(line)}</li>" for line in display["headline"]) + "</ul>",
         "<h2>Summary</h2>",
         _table_html(display["summary"], classes=classes),
@@ -88,11 +98,21 @@ def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes
         "<table><thead><tr><th>dim</th><th>block</th><th>NPUs</th><th>cost class</th><th>$ per GB/s</th></tr>"
         f"</thead><tbody>{dims}</tbody></table>",
         "<h2>Notes</h2>", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>",
-        f"<p class='small'>hieropt {__version__}; units: bandwidth GB/s per NPU per dimension (1 GB = 1e9 bytes), "
-        "time ns (shown in ms), cost $.</p>",
-        "</body></html>",
     ]
-    return "\n".join(p for p in parts if p)
+    return parts
+
+
+def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes], notes: list[str],
+              committee: Committee | None = None) -> str:
+    """One self-contained HTML page: with ``committee``, its sections first (the recommendation, the alternatives,
+    the trade-off) and the comparison with the rules of thumb as the detail; else the comparison alone."""
+    name = comp.instance.name
+    if committee is None:
+        return page(f"hieropt: exact versus heuristics - {name}",
+                    f"Exact optimum versus rules of thumb: {name}", comparison_sections(comp, display, images, notes))
+    return page(f"hieropt: committee page - {name}", f"Which cluster to buy: {name}",
+                [*committee_sections(committee), "<h2>Detail: the exact optimum of the instance's objective versus "
+                 "rules of thumb</h2>", *comparison_sections(comp, display, images, notes)])
 
 
 def report_notes(comp: Comparison, front: Any | None, front_error: str | None) -> list[str]:
@@ -108,10 +128,11 @@ def report_notes(comp: Comparison, front: Any | None, front_error: str | None) -
     return notes
 
 
-def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front_error: str | None = None
-                 ) -> dict[str, Any]:
+def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front_error: str | None = None,
+                 committee: Committee | None = None) -> dict[str, Any]:
     """Write the PNG figures, ``report.html`` and ``report.json`` into ``out_dir`` (created if missing); returns
-    the report dict written to ``report.json``."""
+    the report dict written to ``report.json`` (with ``committee``: its :meth:`~hieropt.report.committee.
+    Committee.to_dict` under ``committee``, and its sections first on the page)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figs = figure_data(comp, front)
@@ -126,7 +147,49 @@ def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front
         data["front"] = [{"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
                           "iteration_time_ns": p.iteration_time_ns, "gap": p.gap, "bw_gbps_per_dim": floats(p.bw)}
                          for p in front.points]
-    write_atomic(out / "report.html", html_page(comp, data["display"], images, notes))
+    if committee is not None:
+        data["committee"] = committee.to_dict()
+    write_atomic(out / "report.html", html_page(comp, data["display"], images, notes, committee))
     data["files"] = [p.name for p in paths] + ["report.html", "report.json"]
     write_atomic(out / "report.json", json_text(data, str(out / "report.json")))
     return data
+
+
+def codesign_detail(data: dict[str, Any]) -> list[str]:
+    """The detail sections of a co-design result (``codesign --json``): the search's counts, the ranked candidates
+    and the catalog shortlist, as tables with units."""
+    counts = {"candidates": data.get("candidates"), "solved": data.get("solved"), "pruned": data.get("pruned"),
+              "resumed": data.get("resumed"), "seconds": round(float(data.get("seconds") or 0.0), 2)}
+    parts = ["<h2>Detail: the co-design search</h2>",
+             _table_html({"columns": list(counts), "rows": [list(counts.values())]}, numeric_from=0)]
+    cols = ["rank", "plan", "network", "iteration ms", "compute ms", "bubble ms", "communication ms",
+            "memory GB per NPU", "network $", "GB/s per NPU"]
+    rows = [[r.get("rank"), r["plan"], r["shape"], fmt_ms(r["iteration_time_ns"]), fmt_ms(r.get("compute_ns")),
+             fmt_ms(r.get("bubble_ns")), fmt_ms(r.get("communication_ns")),
+             f"{(r.get('memory_bytes') or 0) / 1e9:,.1f}", fmt_usd(r["network_cost_usd"]),
+             ", ".join(fmt_bw(b) for b in r.get("bw_gbps") or ())]
+            for r in data.get("ranking") or [] if r.get("iteration_time_ns") is not None]
+    parts += ["<h3>Ranked candidates</h3>", _table_html({"columns": cols, "rows": rows}, numeric_from=3)]
+    prov = data.get("provisioned") or []
+    if prov:
+        pcols = ["bom rank", "candidate", "iteration ms", "catalog $", "power kW", "parts"]
+        prows = [[p.get("bom_rank") or "-", p["id"], fmt_ms(p.get("iteration_time_ns")),
+                  fmt_usd(p.get("network_cost_usd")), "-" if p.get("power_w") is None else
+                  f"{p['power_w'] / 1e3:,.1f}", "; ".join(p.get("parts") or [p.get("message", "")])] for p in prov]
+        parts += ["<h3>Provisioned from the catalog (whole parts)</h3>",
+                  _table_html({"columns": pcols, "rows": prows}, numeric_from=2)]
+    return parts
+
+
+def write_codesign_report(committee: Committee, data: dict[str, Any], out_dir: str | Path) -> dict[str, Any]:
+    """Write ``report.html`` and ``report.json`` of a co-design result into ``out_dir`` (created if missing): the
+    committee's sections, then :func:`codesign_detail`. Returns the dict written to ``report.json``: the
+    committee's under ``committee``, the result under ``codesign``, the files."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    name = committee.name
+    write_atomic(out / "report.html", page(f"hieropt: committee page - {name}", f"Which cluster to buy: {name}",
+                                           [*committee_sections(committee), *codesign_detail(data)]))
+    report = {"committee": committee.to_dict(), "codesign": data, "files": ["report.html", "report.json"]}
+    write_atomic(out / "report.json", json_text(report, str(out / "report.json")))
+    return report
