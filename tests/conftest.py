@@ -9,6 +9,7 @@ Markers (registered in pyproject.toml) are applied by folder, so a test file nee
 | ``fuzz`` | ``tests/fuzz``, ``tests/solve/test_procurement_fuzz.py`` | random inputs; minutes |
 | ``shared_data`` | every test using the ``shared_data`` fixture | the reference data folder |
 | ``docs`` | ``tests/docs`` | runs the tutorial's commands |
+| ``browser`` | ``tests/report/test_browser.py`` | headless Chromium (skipped without it) |
 | ``slow`` | marked in the test file (larger samples) | run by ``--slow`` or ``-m slow`` |
 
 Select with ``-m``, e.g. ``-m "not oracle and not fuzz"``; ``scripts/test --quick`` runs the

@@ -116,21 +116,6 @@ FixedOpt = Annotated[Path | None, typer.Option(
     "(LIBRA-style), shown as the fixed-plan alternative.")]
 
 
-def _fraction(text: str) -> float:
-    """``1%`` or ``0.01`` as 0.01; InputError naming --within otherwise."""
-    from ..errors import InputError
-
-    t = text.strip()
-    try:
-        value = float(t.removesuffix("%")) / (100 if t.endswith("%") else 1)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1:
-        raise InputError("--within", None, f"{text!r} is not a share between 0 and 100 %",
-                         "write e.g. --within 1% (or 0.01)")
-    return value
-
-
 def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None]:
     """A co-design result and its space: ``path`` a JSON of ``codesign --json`` (``space`` its space file, or None)
     or a co-design space TOML (searched here)."""
@@ -212,8 +197,9 @@ def report_command(
     out = err if to_stdout(json_out) else console()
     try:
         check_output_folder(out_dir, "--out", "the report")  # before the work: an existing file is refused
-        slack = _fraction(within)
-        from .numbers import parse_amount
+        from .numbers import parse_amount, parse_fraction
+
+        slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
 
         if _is_codesign(instance):
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,

@@ -190,8 +190,9 @@ def test_codesign_space_is_searched(tmp_path, codesign_json):
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["--within", "5"], "--within: '5' is not a share between 0 and 100 %; fix: write e.g. --within 1% (or 0.01)"),
-    (["--within", "x%"], "--within: 'x%' is not a share"),
+    (["--within", "5"], "--within: '5' is not between 0 and 100 %; fix: write e.g. --within 1% (or 0.01; 0 turns "
+     "it off)"),
+    (["--within", "x%"], "--within: 'x%' is not a fraction or a percentage"),
 ])
 def test_bad_within(tmp_path, args, words):
     r = run("report", NVL, "-o", tmp_path / "out", *args)
