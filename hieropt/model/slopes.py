@@ -21,7 +21,7 @@ import numpy as np
 from ..spec import Instance
 from .loops import p2p_row
 from .stages import stage_jobs
-from .traffic import phase_latency, phase_traffic
+from .traffic import model_mode, phase_latency, phase_sums, phase_traffic
 
 __all__ = ["JobArrays", "job_arrays", "time_piece", "supported"]
 
@@ -40,6 +40,7 @@ class JobArrays:
     weight: float
     cache: dict = field(default_factory=dict, compare=False, repr=False)
     more: tuple[JobArrays, ...] = ()
+    sums: np.ndarray | None = None
 
 
 def job_arrays(instance: Instance) -> list[JobArrays]:
@@ -53,8 +54,10 @@ def job_arrays(instance: Instance) -> list[JobArrays]:
 
 def _stage_arrays(instance: Instance, job) -> JobArrays:
     table = job.workload.table
+    sums = phase_sums(instance, job) if model_mode(instance) == "concurrent" else None
     return JobArrays(phase_traffic(instance, job), phase_latency(instance, job), table.compute_ns,
-                     float(table.update_ns.sum()), float(job.weight))
+                     float(table.update_ns.sum()), float(job.weight),
+                     sums=sums if sums is not None and sums.any() else None)
 
 
 def supported(instance: Instance) -> bool:
@@ -123,8 +126,24 @@ def _phase_columns(job: JobArrays) -> list[tuple[np.ndarray, np.ndarray, np.ndar
     return cols
 
 
+def _mixed(job: JobArrays, t: np.ndarray) -> _Coll:
+    """:func:`_collectives` when some collectives sum their dimensions' times (``job.sums``) and the others take
+    the largest: every gradient as a whole row (the summing ones' traffic, the others' bytes on their slowest
+    dimension)."""
+    per = job.traffic * t + job.latency
+    d = per.argmax(axis=-1)[..., None]
+    top = np.take_along_axis(per, d, -1)[..., 0]
+    one = np.zeros_like(job.traffic)
+    np.put_along_axis(one, d, np.take_along_axis(job.traffic, d, -1), -1)
+    const = np.where(job.sums, job.latency.sum(axis=-1), np.take_along_axis(job.latency, d, -1)[..., 0])
+    return _Coll(np.where(job.sums, per.sum(axis=-1), top), const, None, None,
+                 np.where(job.sums[..., None], job.traffic, one), t.size)
+
+
 def _job_collectives(job: JobArrays, t: np.ndarray, mode: str) -> _Coll:
     """:func:`_collectives` of a workload's layers, on the dimensions each phase uses only."""
+    if job.sums is not None:
+        return _mixed(job, t)
     if mode == "sequential":
         return _collectives(job.traffic, job.latency, t, mode)
     L, D = job.compute.shape[0], t.size
@@ -172,7 +191,7 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
 
 def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
     C = job.compute
-    co = _job_collectives(job, t, instance.dimension_mode)
+    co = _job_collectives(job, t, model_mode(instance))
     loop = instance.training_loop
 
     def linear(w) -> tuple[float, np.ndarray]:

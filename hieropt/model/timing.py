@@ -67,12 +67,13 @@ import numpy as np
 from ..errors import InputError
 from ..spec import Instance
 from ..spec.overrides import is_real
+from .algorithms import p2p_links
 from .breakdown import Breakdown, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic
+from .traffic import CLASS_ROWS, model_mode, phase_classes, phase_latency, phase_sums, phase_traffic
 
 
 def build_time_model(instance: Instance) -> TimeModel:
@@ -84,10 +85,11 @@ def build_time_model(instance: Instance) -> TimeModel:
     reads it.
 
     Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
-    and the dimensions' latency (and, with latency, their collective algorithms), not on prices, constraints or
-    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<= :data:`hieropt.model.traffic.
-    CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's shapes that differ only in blocks
-    or prices, and its candidates on equal dimension sizes, have one model)."""
+    and the dimensions' latency (and, with latency, their collective algorithms) and FullyConnected sizes (a
+    point-to-point send's link), not on prices, constraints or blocks otherwise: the last :data:`TIME_MODELS`
+    models of small workloads (<= :data:`hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs and
+    shared, read-only (a sweep's shapes that differ only in blocks or prices, and its candidates on equal dimension
+    sizes, have one model)."""
     fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
               instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
               instance.step, instance.collectives_in_flight, instance.chunks)
@@ -101,9 +103,10 @@ def _shared_time_model(instance: Instance) -> TimeModel:
         _MODELS.move_to_end(key)
         return hit[1]
     b = TermBuilder(instance.network.n_dims)
+    mode = model_mode(instance)
     for job in instance.jobs:
-        _add_job(b, instance, job, job.weight)
-    tm = b.build(instance.dimension_mode)
+        _add_job(b, instance, job, job.weight, mode)
+    tm = b.build(mode)
     for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
         a.flags.writeable = False
     if key is not None:
@@ -128,8 +131,9 @@ def _model_key(instance: Instance) -> tuple | None:
     if any(dims):  # (the algorithms give the latency's step counts; without latency they play no part)
         dims += tuple(d.collective_algorithm for d in instance.network.dims)
     return (instance.training_loop, instance.dimension_mode, instance.collectives_in_flight, instance.chunks,
-            instance.step, instance.pipeline, dims,
-            tuple((tuple(id(w.table) for w in job.workload.stages), job.weight, job.mapping.forward,
+            instance.step, instance.pipeline, dims, p2p_links(instance.network),
+            tuple((tuple(id(w.table) for w in job.workload.stages), job.workload.group_algorithms, job.weight,
+                   job.mapping.forward,
                    job.mapping.input_grad, job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items())))
                   for job in jobs))
 
@@ -139,7 +143,7 @@ def _tables(instance: Instance) -> list:
     return [w.table for job in instance.jobs for w in job.workload.stages]
 
 
-def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
+def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str | None = None) -> None:
     """Add ``weight`` x one workload's T, by its training loop, to the builder; a workload of several pipeline
     stages adds ``weight`` x the max over its stages of each stage's T
     (:func:`hieropt.model.stages.add_slowest_stage`), every stage's collectives registered at once
@@ -149,7 +153,8 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
         job, rows = stage_rows(job)
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
     table = job.workload.table
-    refs = phase_refs(b, traffic, latency, phase_classes(table))
+    sums = phase_sums(instance, job) if (mode or model_mode(instance)) == "concurrent" else None
+    refs = phase_refs(b, traffic, latency, phase_classes(table), sums if sums is not None and sums.any() else None)
     loop = LOOPS[instance.training_loop]
     if rows is None:
         loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency), float(table.update_ns.sum()))
@@ -168,8 +173,9 @@ def job_time_models(instance: Instance) -> list[TimeModel]:
     out = []
     for job in instance.jobs:
         b = TermBuilder(instance.network.n_dims)
-        _add_job(b, instance, job, 1.0)
-        out.append(b.build(instance.dimension_mode))
+        mode = model_mode(instance)
+        _add_job(b, instance, job, 1.0, mode)
+        out.append(b.build(mode))
     return out
 
 
@@ -303,10 +309,13 @@ def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_
     per_dim = traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)
     if not latency_free:  # (without latency on any dimension the latency rows are zeros)
         per_dim = per_dim + latency
-    if mode == "sequential":
+    sums = phase_sums(instance, job)
+    if mode == "sequential" and sums.all():
         coll = per_dim.sum(axis=2)  # (L, 3)
     else:  # (the max over the few dimensions as D - 1 element-wise maxima: numpy's reduction over a short last
         coll = reduce(np.maximum, [per_dim[:, :, d] for d in range(per_dim.shape[2])])  # axis is 5-8x slower)
+        if sums.any():  # (the collectives of sequential groups: their dimensions' times add up)
+            coll = np.where(sums, per_dim.sum(axis=2), coll)
     p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0]) if p2p is not None else 0.0
     out = []
     for r in rows:

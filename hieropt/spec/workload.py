@@ -4,12 +4,12 @@ header."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from ..names import DLRM_POLICIES, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
+from ..names import DLRM_POLICIES, GROUP_ALGORITHMS, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
 from .layers import Layer, LayerTable, Phase, PhaseTable
 
@@ -109,6 +109,11 @@ class Workload(Frozen):
     weight-gradient all-reduce runs over 256 replicas), ``("dp", "dp", 64)`` for an LLM plan's named group; an
     instance's mapping must give that phase or group that many NPUs (:class:`hieropt.spec.Instance` checks it).
     Empty for workloads read from files, whose degrees are not known.
+
+    ``group_algorithms``: ``(named group, algorithm)`` entries, the algorithm (one of :data:`GROUP_ALGORITHMS`) that
+    runs that group's collectives over the dimensions it spans (:func:`hieropt.model.traffic.unit_traffic`); a
+    group without an entry, and every phase's own group, runs by the instance's ``dimension_mode``. An LLM plan
+    states one for each of its groups.
     """
 
     name: str
@@ -116,6 +121,14 @@ class Workload(Frozen):
     header: WorkloadHeader | None = None
     group_npus: tuple[tuple[str, str, PositiveInt], ...] = ()
     more_stages: tuple[Workload, ...] = ()
+    group_algorithms: tuple[tuple[str, Literal[GROUP_ALGORITHMS]], ...] = ()
+
+    def algorithm(self, group: str | None) -> str | None:
+        """The algorithm :attr:`group_algorithms` gives the named ``group``, or None (the instance's
+        ``dimension_mode`` then)."""
+        if group is None or not self.group_algorithms:
+            return None
+        return dict(self.group_algorithms).get(group)
 
     @field_validator("layers", mode="wrap")
     @classmethod

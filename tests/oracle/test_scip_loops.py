@@ -2,11 +2,11 @@
 (hieropt/model/timing.py module docstring; design.md §2.2, §3).
 
 The oracle states each loop straight from the formulas of the :mod:`hieropt.model.timing` docstring, per layer and
-phase,
-from ``phase_traffic`` / ``phase_latency`` (no aggregation, nothing from hieropt's time model, formulation or
-solvers), with pyscipopt, in KB (or MB), GB/s and us (or ms):
+phase, from its own statement of every group's collective algorithm (tests/oracle/algorithms.py: bytes and latency
+per dimension, and whether the dimensions' times add up; no aggregation, nothing from hieropt's model, formulation
+or solvers), with pyscipopt, in KB (or MB), GB/s and us (or ms):
 
-    T_lj >= m_ljd t_d + lat_ljd  for every dimension d     (concurrent: the max over d)
+    T_lj >= m_ljd t_d + lat_ljd  for every dimension d     (concurrent, flat ring / tree / direct: the max over d)
     T_lj >= sum_d (m_ljd t_d + lat_ljd)                    (sequential)
     B_d t_d == 1  (loaded d),  design rows on B,
 
@@ -50,7 +50,6 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
-from hieropt.model.traffic import phase_latency, phase_traffic
 from hieropt.spec import (
     PHASES,
     TRAINING_LOOPS,
@@ -71,6 +70,7 @@ from hieropt.spec import (
 pyscipopt = pytest.importorskip("pyscipopt")
 
 from tests.fuzz.strategies import divisors as _divisors  # noqa: E402
+from tests.oracle.algorithms import restated_rows  # noqa: E402
 from tests.oracle.test_scip_oracle import (  # noqa: E402
     COST,
     SCIP_ATTEMPTS,
@@ -185,17 +185,18 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
     raise AssertionError(f"unknown loop {loop}")
 
 
-def _rows(instance: Instance) -> list[tuple[float, list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]]]:
+def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
     """Per workload: (weight, per pipeline stage (Workload.stages; one for most workloads): (traffic (L, 3, D)
-    bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns)). A workload's time is the max over its
-    stages of each stage's time (the slowest stage paces the pipeline)."""
+    bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns, sums (L, 3): the collectives whose
+    dimensions' times add up)). Traffic, latency and sums are the oracle's own statement of each group's algorithm
+    (tests/oracle/algorithms.py). A workload's time is the max over its stages of each stage's time (the slowest
+    stage paces the pipeline)."""
     out = []
     for job in instance.jobs:
         stages = []
         for w in job.workload.stages:
-            sj = Job.model_construct(workload=w, mapping=job.mapping, weight=job.weight)
-            stages.append((phase_traffic(instance, sj), phase_latency(instance, sj), w.table.compute_ns,
-                           float(w.table.update_ns.sum())))
+            traffic, latency, sums = restated_rows(instance, w, job.mapping)
+            stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()), sums))
         out.append((job.weight, stages))
     return out
 
@@ -208,11 +209,11 @@ def _p2p(instance: Instance) -> tuple[int, float, float]:
     return pp.p2p_dim, pp.p2p_bytes, instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks
 
 
-def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, mode: str) -> float:
+def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, summing: bool) -> float:
     per_dim = [m[d] / bw[d] + lam[d] for d in range(len(m)) if m[d] > 0 or lam[d] > 0]
     if not per_dim:
         return 0.0
-    return float(sum(per_dim) if mode == "sequential" else max(per_dim))
+    return float(sum(per_dim) if summing else max(per_dim))
 
 
 def _per_dim_values(m: np.ndarray, lam: np.ndarray, bw: np.ndarray) -> list[float]:
@@ -225,8 +226,8 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     pd, pb, pl = _p2p(instance)
     for w, stages in _rows(instance):
         times = []
-        for traffic, latency, C, U in stages:
-            T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, instance.dimension_mode) for j in range(3)]
+        for traffic, latency, C, U, sums in stages:
+            T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j])) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
@@ -238,7 +239,6 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
 
 def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool) -> tuple[np.ndarray, float]:
     D = instance.network.n_dims
-    mode = instance.dimension_mode
     rows = _rows(instance)
     pd, pb, pl = _p2p(instance)
     # the largest weighted bytes of one collective on each dimension (every collective enters its workload's T with
@@ -269,14 +269,14 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             m.addCons(B[d] * t[d] == 1.0, name=f"inv{d}")  # non-convex equality, handled globally by SCIP
     counter = iter(range(10**9))
 
-    def collective(mb: np.ndarray, lam: np.ndarray, ub: float):
-        """A collective-time variable T >= m_d t_d + lat_d (each d, concurrent) or >= their sum (sequential)."""
+    def collective(mb: np.ndarray, lam: np.ndarray, ub: float, summing: bool):
+        """A collective-time variable T >= m_d t_d + lat_d (each d: the max) or >= their sum (``summing``)."""
         parts = [(float(mb[d]) * t[d] if mb[d] > 0 else 0.0) + float(lam[d])
                  for d in range(D) if mb[d] > 0 or lam[d] > 0]
         if not parts:
             return 0.0
         v = m.addVar(f"T{next(counter)}", lb=0.0, ub=ub)
-        for e in [pyscipopt.quicksum(parts)] if mode == "sequential" else parts:
+        for e in [pyscipopt.quicksum(parts)] if summing else parts:
             m.addCons(v >= e)
         return v
 
@@ -293,10 +293,10 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             return z
 
         times = []
-        for traffic, latency, C, U in stages:
+        for traffic, latency, C, U, sums in stages:
             L = traffic.shape[0]
-            T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub) for j in range(3)]
-                 for lay in range(L)]
+            T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
+                  for j in range(3)] for lay in range(L)]
             p2p = 0.0
             if pb > 0:  # one dimension: the same row under both modes
                 p2p = m.addVar(f"P{next(counter)}", lb=0.0, ub=ub)

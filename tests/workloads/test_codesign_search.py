@@ -140,7 +140,9 @@ def test_the_ranking_follows_the_slowest_stage():
     from hieropt.workloads.llm.lower import bottleneck_stage
     from hieropt.workloads.llm.step import build_step
 
-    base = params(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=32).model_copy(
+    concurrent = {g: "concurrent" for g in ("tp", "pp", "dp")}  # (the figures: LIBRA's concurrent algorithm)
+    base = params(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=32,
+                  collective_algorithms=concurrent).model_copy(
         update={"npu": NPU(peak_tflops=0.1, efficiency=1.0, hbm_gib=1.0)})
     sp = space(base=base, min_dims=2, constraints=("sum(bw) == 0.3",),
                plans=PlanChoices(tp=(1, 2, 4), pp=(2, 4), zero_stage=(0,), recompute=("none",)))

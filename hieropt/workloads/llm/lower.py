@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...spec import Collective, Layer, LayerTable, Phase, StepSchedule, Workload, WorkloadHeader
-from .params import LLMParams
+from .params import PLAN_GROUPS, LLMParams
 from .step import STEP_PHASES, Op, Step, build_step
 
 POLICY = "HYBRID_TRANSFORMER"
@@ -141,7 +141,13 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
     name = step.params.workload_name + (f"-stage{r}" if step.params.plan.pp > 1 else "")
     used = {ph.group for layer in layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)}
     return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)),
-                    group_npus=_group_npus(step.params, used))
+                    group_npus=_group_npus(step.params, used), group_algorithms=group_algorithms(step.params))
+
+
+def group_algorithms(p: LLMParams) -> tuple[tuple[str, str], ...]:
+    """Every group of plan ``p`` with the algorithm that runs its collectives (:meth:`Plan.algorithm`), for
+    :attr:`hieropt.spec.Workload.group_algorithms`."""
+    return tuple((g, p.plan.algorithm(g)) for g in PLAN_GROUPS)
 
 
 def _group_npus(p: LLMParams, used: set) -> tuple[tuple[str, str, int], ...]:
@@ -164,8 +170,10 @@ def lower_plan(step: Step) -> Workload:
     for r in rest:  # (as columns: the same layers as lower_stage's)
         table = _table(step.stages[r].ops, rate)
         more.append(Workload(name=f"{name}-stage{r}", layers=table, header=header(step.params, len(table)),
-                             group_npus=_group_npus(step.params, set(table.groups.ravel().tolist()))))
-    return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more))
+                             group_npus=_group_npus(step.params, set(table.groups.ravel().tolist())),
+                             group_algorithms=w.group_algorithms))
+    return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more),
+                    group_algorithms=w.group_algorithms)
 
 
 STAGE_WORKLOADS = 256
@@ -205,5 +213,5 @@ def generate(p: LLMParams) -> Workload:
     return lower_plan(build_step(p))
 
 
-__all__ = ["lower_stage", "lower_plan", "stage_workload", "bottleneck_stage", "distinct_stages", "stage_key",
-           "header", "schedule", "generate", "POLICY"]
+__all__ = ["group_algorithms", "lower_stage", "lower_plan", "stage_workload", "bottleneck_stage",
+           "distinct_stages", "stage_key", "header", "schedule", "generate", "POLICY"]

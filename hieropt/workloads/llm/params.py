@@ -18,11 +18,15 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
 
 SCHEDULES = ("1f1b", "interleaved")
+
+PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp")
+"""The parallel groups of a plan (:mod:`hieropt.workloads.llm.step`), each run by a collective algorithm."""
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -171,6 +175,9 @@ class Plan(_Frozen):
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
             (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        collective_algorithms: the algorithm running each group's collectives over the dimensions it spans
+            (:data:`hieropt.names.GROUP_ALGORITHMS`), e.g. ``{tp = "flat_ring"}``; a group not named runs
+            ``sequential`` (:data:`hieropt.names.LLM_DEFAULT_ALGORITHM`, docs/llm-training.md).
     """
 
     npus: int | None = Field(default=None, ge=1)
@@ -188,6 +195,16 @@ class Plan(_Frozen):
     recompute: Literal["none", "selective", "full"] = "none"
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
+    collective_algorithms: tuple[tuple[Literal[PLAN_GROUPS], Literal[GROUP_ALGORITHMS]], ...] = ()
+
+    @field_validator("collective_algorithms", mode="before")
+    @classmethod
+    def _algorithm_table(cls, v: Any) -> Any:
+        return tuple(sorted(v.items())) if isinstance(v, dict) else v  # (a TOML table; kept hashable)
+
+    def algorithm(self, group: str) -> str:
+        """The algorithm of ``group``'s collectives: :attr:`collective_algorithms` or the LLM default."""
+        return dict(self.collective_algorithms).get(group, LLM_DEFAULT_ALGORITHM)
 
     @property
     def microbatches(self) -> int:
@@ -372,4 +389,4 @@ def _check_batch(m: Architecture, p: Plan) -> None:
                          f"a multiple of pp {p.pp} (Megatron-LM); fix: choose the batch, dp or micro_batch_size so")
 
 
-__all__ = ["MoE", "Architecture", "Plan", "NPU", "Precision", "LLMParams", "SCHEDULES", "RECOMPUTE"]
+__all__ = ["PLAN_GROUPS", "MoE", "Architecture", "Plan", "NPU", "Precision", "LLMParams", "SCHEDULES", "RECOMPUTE"]
