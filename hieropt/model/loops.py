@@ -208,6 +208,12 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
     return max(compute_at, comm_free, max(Z) if D else 0.0)
 
 
+def cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, instance: Instance) -> float:
+    """The backward pass of ``tp_dp_overlap_cross`` (the per-iteration collectives on their own stream),
+    numerically, ns: C, T (L, 3) compute and collective ns, ``per_dim`` (L, 3, D) busy ns (timing docstring)."""
+    return _cross_time(C, T, per_dim, instance.collectives_in_flight == 1)
+
+
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,
               per_dim: np.ndarray | None = None, update_ns: float = 0.0) -> float:
     """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T: (L, 3) compute

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..spec import Instance
 from .loops import p2p_row
+from .pipeline import composition, overlapped
 from .stages import stage_jobs
 from .traffic import model_mode, phase_latency, phase_sums, phase_traffic
 
@@ -41,6 +42,8 @@ class JobArrays:
     cache: dict = field(default_factory=dict, compare=False, repr=False)
     more: tuple[JobArrays, ...] = ()
     sums: np.ndarray | None = None
+    composed: tuple | None = None
+    """(stage counts, index of the first stage) of :func:`hieropt.model.pipeline.composition`, or None."""
 
 
 def job_arrays(instance: Instance) -> list[JobArrays]:
@@ -48,7 +51,7 @@ def job_arrays(instance: Instance) -> list[JobArrays]:
     out = []
     for job in instance.jobs:
         first, *more = [_stage_arrays(instance, stage) for stage in stage_jobs(job)]
-        out.append(replace(first, more=tuple(more)) if more else first)
+        out.append(replace(first, more=tuple(more), composed=composition(instance, job)) if more else first)
     return out
 
 
@@ -179,6 +182,11 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
     t = np.asarray(t, dtype=float)
     const, grad = 0.0, np.zeros(t.size)
     for job in jobs:
+        if job.composed is not None:
+            c, g = _composed_piece(instance, job, t)
+            const += job.weight * c
+            grad += job.weight * g
+            continue
         c, g = _job_piece(instance, job, t)
         for stage in job.more:  # the slowest stage's piece: below the max of the stages' times, equal at t
             cs, gs = _job_piece(instance, stage, t)
@@ -187,6 +195,34 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
         const += job.weight * c
         grad += job.weight * g
     return const, grad
+
+
+def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
+    """The piece of a composed pipeline (:mod:`hieropt.model.pipeline`) at ``t``: each stage's slot, its tail or
+    overlapped last pass as affine pieces, the slowest slot selected for the max."""
+    counts, first = job.composed
+    m, v = instance.step.microbatches, instance.step.virtual_stages
+    over = overlapped(instance)
+    stages = (job, *job.more)
+    slots, ends = [], []
+    for k, st in enumerate(stages):
+        co = _job_collectives(st, t, model_mode(instance))
+        C = st.compute
+        c0, g0 = co.const[:, 0].sum() + co.const[:, 1].sum(), co.grad(0) + co.grad(1)
+        slots.append((float(C.sum() + c0), g0))
+        if k != first:
+            continue
+        if over:
+            bc, bg = _cross(st, co, t)
+            ends.append((float(C[:, 0].sum() + co.const[:, 0].sum() + bc + st.update_ns), co.grad(0) + bg))
+        else:
+            ends.append((float(co.const[:, 2].sum() + st.update_ns), co.grad(2)))
+    const, grad = ends[0]
+    for k, (n, (c, g)) in enumerate(zip(counts, slots, strict=True)):
+        n -= 1 if over and k == first else 0
+        const, grad = const + n / v * c, grad + n / v * g
+    top = max(range(len(slots)), key=lambda k: slots[k][0] + float(slots[k][1] @ t))
+    return const + (m - 1 / v) * slots[top][0], grad + (m - 1 / v) * slots[top][1]
 
 
 def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:

@@ -114,6 +114,11 @@ class Workload(Frozen):
     runs that group's collectives over the dimensions it spans (:func:`hieropt.model.traffic.unit_traffic`); a
     group without an entry, and every phase's own group, runs by the instance's ``dimension_mode``. An LLM plan
     states one for each of its groups.
+
+    ``pipeline_stages``: for each entry of :attr:`stages`, the pipeline stages (0 = the first) it stands for, e.g.
+    ``((15,), (0,), (1, 2, ..., 14))`` for a plan of 16 stages whose middle ones are equal; loop ``step`` then
+    composes the exact 1F1B time from every stage's slot (:mod:`hieropt.model.pipeline`). Empty: not known (the
+    slowest stage's time then, as if every stage were it).
     """
 
     name: str
@@ -122,6 +127,7 @@ class Workload(Frozen):
     group_npus: tuple[tuple[str, str, PositiveInt], ...] = ()
     more_stages: tuple[Workload, ...] = ()
     group_algorithms: tuple[tuple[str, Literal[GROUP_ALGORITHMS]], ...] = ()
+    pipeline_stages: tuple[tuple[int, ...], ...] = ()
 
     def algorithm(self, group: str | None) -> str | None:
         """The algorithm :attr:`group_algorithms` gives the named ``group``, or None (the instance's

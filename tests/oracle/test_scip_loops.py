@@ -185,6 +185,41 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
     raise AssertionError(f"unknown loop {loop}")
 
 
+def stage_time(instance: Instance, C, T, p2p, mx, S, U):
+    """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the pipeline's
+    composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W = sum_l T_wg + U, and the
+    overlapped last micro-batch f + X + U: the loop with one micro-batch, one stage and overlap_dp)."""
+    L = len(T)
+    whole = loop_time(instance, C, T, p2p, mx, S, U)
+    if instance.training_loop != "step":
+        return whole, None
+    slot = sum(C[lay, 0] + T[lay][0] + C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
+    tail = sum(T[lay][2] for lay in range(L)) + U
+    one = instance.model_copy(update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)})
+    return whole, (slot, tail, loop_time(one, C, T, p2p, mx, S, U))
+
+
+def compose(instance: Instance, workload, times: list, mx):
+    """A workload's time from its stages' :func:`stage_time`: the slowest stage's T, or under loop ``step`` with
+    the workload's pipeline stages known, the exact 1F1B composition (hieropt/model/pipeline.py docstring):
+    (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0, or with overlap_dp and v = 1 sum_(r != 0) t_r + f_0 + X_0 +
+    (m - 1) max_r t_r + U_0 (stage 0 the first stage)."""
+    ids = workload.pipeline_stages
+    st_ = instance.step
+    if (instance.training_loop != "step" or len(times) == 1 or len(ids) != len(times)
+            or sorted(i for m in ids for i in m) != list(range(st_.stages))):
+        return times[0][0] if len(times) == 1 else mx([t for t, _ in times])
+    m, v = st_.microbatches, st_.virtual_stages
+    over = st_.overlap_dp and v == 1
+    first = next(k for k, members in enumerate(ids) if 0 in members)
+    total = 0.0
+    for k, (members, (_, parts)) in enumerate(zip(ids, times, strict=True)):
+        n = len(members) - (1 if over and k == first else 0)
+        total = total + (n / v) * parts[0]
+    total = total + (m - 1 / v) * mx([parts[0] for _, parts in times])
+    return total + (times[first][1][2] if over else times[first][1][1])
+
+
 def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
     """Per workload: (weight, per pipeline stage (Workload.stages; one for most workloads): (traffic (L, 3, D)
     bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns, sums (L, 3): the collectives whose
@@ -197,7 +232,7 @@ def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
         for w in job.workload.stages:
             traffic, latency, sums = restated_rows(instance, w, job.mapping)
             stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()), sums))
-        out.append((job.weight, stages))
+        out.append((job.weight, stages, job.workload))
     return out
 
 
@@ -224,7 +259,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against hieropt.evaluate)."""
     total = 0.0
     pd, pb, pl = _p2p(instance)
-    for w, stages in _rows(instance):
+    for w, stages, workload in _rows(instance):
         times = []
         for traffic, latency, C, U, sums in stages:
             T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j])) for j in range(3)]
@@ -232,8 +267,8 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-            times.append(loop_time(instance, C, T, p2p, max, S, U))
-        total += w * max(times)
+            times.append(stage_time(instance, C, T, p2p, max, S, U))
+        total += w * compose(instance, workload, times, max)
     return total
 
 
@@ -244,11 +279,11 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
     # the largest weighted bytes of one collective on each dimension (every collective enters its workload's T with
     # a coefficient >= 1, so weight * m * t_d <= T)
     peak = np.zeros(D)
-    for w, stages in rows:
+    for w, stages, _ in rows:
         for traffic, *_ in stages:
             peak = np.maximum(peak, w * traffic.reshape(-1, D).max(axis=0))
     if pb > 0:
-        peak[pd] = max(peak[pd], max(w for w, *_ in rows) * pb)  # p2p is in every workload's T
+        peak[pd] = max(peak[pd], max(r[0] for r in rows) * pb)  # p2p is in every workload's T
     loaded = [d for d in range(D) if peak[d] > 0]
 
     m = _scip_model(extra)
@@ -281,7 +316,7 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
         return v
 
     objective = 0.0
-    for w, stages in rows:
+    for w, stages, workload in rows:
         ub = t0 / w
 
         def mx(items: list, ub=ub):
@@ -304,8 +339,8 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
                    + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)]
                  for lay in range(L)]
-            times.append(loop_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes))
-        objective = objective + w * (times[0] if len(times) == 1 else mx(times))  # the slowest stage's time
+            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes))
+        objective = objective + w * compose(instance, workload, times, mx)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")

@@ -120,6 +120,17 @@ def distinct_stages(step: Step) -> tuple[int, ...]:
     return tuple(out)
 
 
+def stage_members(step: Step) -> tuple[tuple[int, ...], ...]:
+    """For each stage of :func:`distinct_stages` (in its order), every stage whose lowered workload equals it
+    (:func:`stage_key`): :attr:`hieropt.spec.Workload.pipeline_stages` of the plan's workload."""
+    reps = distinct_stages(step)
+    index = {stage_key(step, r): i for i, r in enumerate(reps)}
+    out: list[list[int]] = [[] for _ in reps]
+    for r in range(len(step.stages)):
+        out[index[stage_key(step, r)]].append(r)
+    return tuple(tuple(m) for m in out)
+
+
 def header(p: LLMParams, layers: int) -> WorkloadHeader:
     """The ASTRA-sim header (SimAI's dialect) stating the plan of ``p`` for a workload of ``layers`` layers."""
     pl = p.plan
@@ -173,7 +184,7 @@ def lower_plan(step: Step) -> Workload:
                              group_npus=_group_npus(step.params, set(table.groups.ravel().tolist())),
                              group_algorithms=w.group_algorithms))
     return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more),
-                    group_algorithms=w.group_algorithms)
+                    group_algorithms=w.group_algorithms, pipeline_stages=stage_members(step))
 
 
 STAGE_WORKLOADS = 256
@@ -213,5 +224,5 @@ def generate(p: LLMParams) -> Workload:
     return lower_plan(build_step(p))
 
 
-__all__ = ["group_algorithms", "lower_stage", "lower_plan", "stage_workload", "bottleneck_stage",
+__all__ = ["group_algorithms", "stage_members", "lower_stage", "lower_plan", "stage_workload", "bottleneck_stage",
            "distinct_stages", "stage_key", "header", "schedule", "generate", "POLICY"]
