@@ -43,17 +43,17 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
 ``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
 times larger (the bandwidth terms do not change).
 
-Several pipeline stages (:attr:`hieropt.spec.Workload.more_stages`: a pipelined LLM plan's distinct stages, each
-one stage for one micro-batch): under loop ``step`` with the stages each entry stands for known
+Several pipeline stages (:attr:`hieropt.spec.Workload.more_stages`: a pipelined LLM plan's distinct stages, each one
+stage for one micro-batch): under loop ``step`` with the stages each entry stands for known
 (:attr:`hieropt.spec.Workload.pipeline_stages`), the exact 1F1B composition of every stage's micro-batch slot t_r
 (:mod:`hieropt.model.pipeline`): T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 (W_0 the first stage's
 per-iteration tail; with ``overlap_dp`` its last backward overlapped); otherwise a workload's T is the largest of
-its stages' T by the formulas above (every stage as if the pipeline were made of it; a stage with less compute
-but more communication, e.g. a middle stage's two pipeline sends, is the slowest at low bandwidth). Several workloads: T = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and
-non-negative sums of affine functions of t), so the exact solvers apply unchanged. :class:`TimeModel` states T in
-that form (collective terms, linear weights, and max nodes for the epigraph LP; the stages' max is one more node);
-:func:`evaluate` computes T directly from the formulas above, layer by layer and stage by stage, as an independent
-check.
+its stages' T by the formulas above (every stage as if the pipeline were made of it; a stage with less compute but
+more communication, e.g. a middle stage's two pipeline sends, is the slowest at low bandwidth). Several workloads: T
+= sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and non-negative sums of affine
+functions of t), so the exact solvers apply unchanged. :class:`TimeModel` states T in that form (collective terms,
+linear weights, and max nodes for the epigraph LP; the stages' max is one more node); :func:`evaluate` computes T
+directly from the formulas above, layer by layer and stage by stage, as an independent check.
 """
 
 from __future__ import annotations

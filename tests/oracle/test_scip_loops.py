@@ -221,6 +221,12 @@ def compose(instance: Instance, workload, times: list, mx):
 
 
 def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
+    """Per workload: (weight, per stage (traffic, latency, compute, optimizer step)): :func:`stage_rows` without the
+    sums and the workload."""
+    return [(w, [x[:4] for x in stages]) for w, stages, _ in stage_rows(instance)]
+
+
+def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
     """Per workload: (weight, per pipeline stage (Workload.stages; one for most workloads): (traffic (L, 3, D)
     bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns, sums (L, 3): the collectives whose
     dimensions' times add up)). Traffic, latency and sums are the oracle's own statement of each group's algorithm
@@ -233,7 +239,7 @@ def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
             traffic, latency, sums = restated_rows(instance, w, job.mapping)
             stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()), sums))
         out.append((job.weight, stages, job.workload))
-    return out
+    return out  # (per workload: weight, stages, the workload)
 
 
 def _p2p(instance: Instance) -> tuple[int, float, float]:
@@ -259,7 +265,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against hieropt.evaluate)."""
     total = 0.0
     pd, pb, pl = _p2p(instance)
-    for w, stages, workload in _rows(instance):
+    for w, stages, workload in stage_rows(instance):
         times = []
         for traffic, latency, C, U, sums in stages:
             T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j])) for j in range(3)]
@@ -274,7 +280,7 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
 
 def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool) -> tuple[np.ndarray, float]:
     D = instance.network.n_dims
-    rows = _rows(instance)
+    rows = stage_rows(instance)
     pd, pb, pl = _p2p(instance)
     # the largest weighted bytes of one collective on each dimension (every collective enters its workload's T with
     # a coefficient >= 1, so weight * m * t_d <= T)

@@ -2,7 +2,7 @@
 number formats (pydantic, frozen, unknown keys rejected, units in the field names).
 
 :class:`LLMParams` bundles them and checks the cross-field rules a real plan must meet (degrees multiply to the NPU
-count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; layers over the PP stages and virtual
+count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; at least one layer per PP stage and virtual
 chunks; experts over EP and EP inside DP; the global batch over DP x micro-batch; at least as many micro-batches as
 stages). Every violation is a ``ValueError`` of the form ``"<field>: <problem>; fix: <fix>"``, which the readers turn
 into a one-line :class:`hieropt.errors.InputError` naming the file and the field.
@@ -163,8 +163,10 @@ class Plan(_Frozen):
             reduce-scatter + all-gather and norm/dropout activations are split over TP.
         schedule: ``1f1b`` (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) or ``interleaved`` (§2.2.2).
         virtual_stages: model chunks per stage v of the interleaved schedule (>= 2 there, 1 with 1f1b).
-        stage_layers: blocks per stage, first stage first (default: layers / pp each), e.g. Llama 3 405B's one
-            block fewer on the first and the last stage; 1f1b only.
+        stage_layers: blocks per stage, first stage first, e.g. Llama 3 405B's one block fewer on the first and
+            the last stage; with the interleaved schedule split over each stage's v chunks. Default: layers / pp
+            each when they divide evenly over the pp x v chunks, else balanced stages
+            (:mod:`hieropt.workloads.llm.layout`).
         zero_stage: ZeRO stage (Rajbhandari et al. 2020) over the DP group: 0 none, 1 optimizer state, 2 + gradients,
             3 + parameters (FSDP).
         micro_batch_size: sequences per micro-batch b.
@@ -344,19 +346,17 @@ def _check_tp(m: Architecture, p: Plan) -> None:
 
 
 def _check_pp(m: Architecture, p: Plan) -> None:
+    v = p.virtual_stages
     if p.stage_layers is not None:
-        if p.schedule != "1f1b":
-            raise ValueError("plan.stage_layers: uneven stages are modelled with the 1f1b schedule only; fix: drop "
-                             "stage_layers or use schedule 1f1b")
-        if len(p.stage_layers) != p.pp or sum(p.stage_layers) != m.layers or min(p.stage_layers) < 1:
-            raise ValueError(f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} positive block counts "
-                             f"adding up to the {m.layers} layers; fix: list one count per stage")
+        if len(p.stage_layers) != p.pp or sum(p.stage_layers) != m.layers or min(p.stage_layers) < v:
+            each = "positive block counts" if v == 1 else f"block counts of at least virtual_stages = {v}"
+            raise ValueError(f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} {each} adding up to "
+                             f"the {m.layers} layers; fix: list one count per stage")
         return
-    chunks = p.pp * p.virtual_stages
-    if m.layers % chunks:
-        what = f"pp x virtual_stages = {p.pp} x {p.virtual_stages}" if p.virtual_stages > 1 else f"pp {p.pp}"
-        raise ValueError(f"plan.pp: {what} does not divide the {m.layers} layers; fix: use a pp (x virtual_stages) "
-                         f"among {_divisors(m.layers)}, or give stage_layers")
+    if m.layers < p.pp * v:
+        what = f"pp x virtual_stages = {p.pp} x {v}" if v > 1 else f"pp {p.pp}"
+        raise ValueError(f"plan.pp: {what} chunks need at least as many layers, the model has {m.layers}; fix: use "
+                         f"fewer stages or chunks")
 
 
 def _check_moe(m: Architecture, p: Plan) -> None:

@@ -46,8 +46,8 @@ bytes per parameter at the HBM bandwidth (0 ns when the NPU gives none).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate
 
+from . import layout
 from .counts import (
     attention_core_flops,
     attention_flops,
@@ -157,13 +157,8 @@ class Step:
 
 
 def _chunks(p: LLMParams) -> list[list[range]]:
-    """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th chunk."""
-    pl, L = p.plan, p.model.layers
-    if pl.stage_layers is not None:
-        return [[range(end - n, end)] for n, end in zip(pl.stage_layers, accumulate(pl.stage_layers), strict=True)]
-    v = pl.virtual_stages
-    per = L // (pl.pp * v)
-    return [[range((j * pl.pp + r) * per, (j * pl.pp + r + 1) * per) for j in range(v)] for r in range(pl.pp)]
+    """Blocks of every chunk of every stage (:func:`hieropt.workloads.llm.layout.stage_chunks`)."""
+    return layout.stage_chunks(p)
 
 
 def in_flight(p: LLMParams, stage: int) -> float:
@@ -343,7 +338,7 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
         ops: list[Op] = []
         edge = None  # the stage's first embedding or output layer
         for j, blocks in enumerate(stage_chunks):
-            c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
+            c = j * pl.pp + r  # the model chunk
             chunk = [_embedding_op(p)] if c == 0 else []
             chunk += (_block_ops(p, blocks, cache) if names else _pair(p, 0, cache) * len(blocks)
                       if p.model.moe is None else [op for i in blocks for op in _pair(p, i, cache)])
