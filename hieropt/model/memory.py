@@ -28,7 +28,9 @@ MoE and no dropout; e activation bytes, u mask bytes (0 without dropout), T = t 
 
 For GPT-3-style blocks (q = kv = h, f = 4h, dropout, e = 2, u = 1) this is Korthikanti et al.'s
 s b h (10 + 24 / t + 5 a s / (h t)) without and s b h (34 / t + 5 a s / (h t)) with sequence parallelism. Selective
-recompute drops the softmax terms (a_t b s^2 (2e + u), or a_t b s^2 e without dropout). Full recompute keeps each
+recompute drops the softmax terms (a_t b s^2 (2e + u), or a_t b s^2 e without dropout). FlashAttention
+(``flash_attention``; Dao et al. 2022, arXiv 2205.14135) drops them too and keeps the softmax statistics instead,
+one fp32 log-sum-exp per query head and token: n a_t x ``FLASH_STATS_BYTES``. Full recompute keeps each
 block's input n h e / T (a checkpoint, split over TP with sequence parallelism as Megatron-LM stores it) per
 in-flight micro-batch, plus the whole activations of the one block being recomputed. The embedding stores its
 dropout mask n h u / T; the output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
@@ -44,10 +46,14 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..errors import NoSolutionError
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Op, Step, in_flight, stage_layers
+
+FLASH_STATS_BYTES = 4
+"""Bytes of FlashAttention's saved softmax statistic (the log-sum-exp, fp32) per query head and token."""
 
 ZERO3_LIVE_LAYERS = 2
 """Layers whose parameters ZeRO 3 holds gathered at once (the current one and the prefetched next one)."""
@@ -134,11 +140,14 @@ class MemoryReport:
 # ----------------------------------------------------------------------------------------------- activations
 def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
     """Stored activations of one attention layer (with its norm) per micro-batch on one NPU, bytes; ``core=False``
-    leaves out the softmax terms (selective recompute). Formula: module docstring."""
+    leaves out the softmax terms (selective recompute); with ``flash_attention`` they are left out and the softmax
+    statistics kept. Formula: module docstring."""
     x, pr, mdl = shape(p), p.precision, p.model
     e, u = pr.activation_bytes, pr.mask_bytes if mdl.dropout else 0
     T = x.seq_split
     out = 2 * x.n * x.h * e / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * e + x.n * x.h * u / T
+    if p.plan.flash_attention:
+        return out + x.n * x.a_t * FLASH_STATS_BYTES
     if core:
         out += x.a_t * x.b * x.s * x.s * ((2 * e + u) if mdl.dropout else e)
     return out
@@ -294,6 +303,25 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
 
 
-__all__ = ["StageMemory", "MemoryReport", "memory", "stage_memory", "stage_activation_bytes",
+def require_fit(p: LLMParams, source: str) -> None:
+    """Refuse plan ``p`` (read from ``source``) when its fullest stage does not fit in the NPU's HBM less the reserve.
+
+    Raises:
+        NoSolutionError: ``infeasible``, saying how many GB per NPU are missing (exit 3).
+    """
+    rep = memory(p)
+    if rep.fits:
+        return
+    pk = rep.peak
+    raise NoSolutionError("infeasible", f"{source}: the plan does not fit in memory: stage {pk.stage} needs "
+                          f"{pk.total_bytes / GB:,.2f} GB per NPU, {rep.over_bytes / GB:,.2f} GB more than the "
+                          f"{rep.available_bytes / GB:,.2f} GB available ({rep.capacity_bytes / GIB:g} GiB HBM less "
+                          f"{rep.reserve_bytes / GIB:g} GiB reserve); fix: save memory (recompute, flash_attention, "
+                          "a higher zero_stage, more tp or pp, a smaller micro_batch_size) or use an NPU with more "
+                          "HBM (hieropt workload plan shows each stage's parts)")
+
+
+__all__ = ["require_fit", "FLASH_STATS_BYTES", "StageMemory", "MemoryReport", "memory", "stage_memory",
+           "stage_activation_bytes",
            "attention_activation_bytes", "ffn_activation_bytes", "moe_activation_bytes", "checkpoint_bytes",
            "ZERO3_LIVE_LAYERS"]

@@ -177,6 +177,9 @@ class Plan(_Frozen):
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
             (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        flash_attention: the attention core runs fused (FlashAttention, Dao et al. 2022, arXiv 2205.14135):
+            the a_t b s^2 scores and softmax are not stored, only the softmax statistics (one fp32 value per
+            query head and token) for the backward (:mod:`hieropt.model.memory`).
         collective_algorithms: the algorithm running each group's collectives over the dimensions it spans
             (:data:`hieropt.names.GROUP_ALGORITHMS`), e.g. ``{tp = "flat_ring"}``; a group not named runs
             ``sequential`` (:data:`hieropt.names.LLM_DEFAULT_ALGORITHM`, docs/llm-training.md).
@@ -197,6 +200,7 @@ class Plan(_Frozen):
     recompute: Literal["none", "selective", "full"] = "none"
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
+    flash_attention: bool = False
     collective_algorithms: tuple[tuple[Literal[PLAN_GROUPS], Literal[GROUP_ALGORITHMS]], ...] = ()
 
     @field_validator("collective_algorithms", mode="before")
