@@ -1,7 +1,7 @@
 """Memory per NPU of an LLM training plan, per pipeline stage, against the NPU's HBM.
 
 Four parts (bytes on one NPU of stage r; P, X: the stage's dense and expert parameters on that NPU, after TP and
-PP; dp, edp = dp / ep the groups that replicate them; w, g: weight and gradient bytes; K optimizer bytes per
+PP; dp x cp, edp = dp / ep the groups that replicate them; w, g: weight and gradient bytes; K optimizer bytes per
 parameter):
 
 - **weights** P w + X w, divided by dp (edp) under ZeRO 3, which then also holds the gathered parameters of
@@ -10,7 +10,8 @@ parameter):
   before its reduce-scatter;
 - **optimizer** (P + X) K, divided by dp (edp) from ZeRO 1 on (Rajbhandari et al. 2020, arXiv 1910.02054, §5: with
   mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
-- **activations** of the in-flight micro-batches (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps
+- **activations** (divided by cp: each NPU holds 1/cp of every sequence, its K/V shard, and scores for its
+  queries only) of the in-flight micro-batches (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps
   min(m, p - r), the interleaved schedule (2 (p - r - 1) + (v - 1) p + 1) / v; Korthikanti et al. 2022, arXiv
   2205.05198, §4.2.3).
 
@@ -232,13 +233,13 @@ def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], f
     if mode == "full":
         ffn = max((act(k, True) for k in kinds if k != "attention"), default=0.0)
         working = act("attention", True) + ffn if kinds else 0.0
-        return kinds["attention"] * checkpoint_bytes(p), working, sum(edges)
-    return sum(n * act(k, mode == "none") for k, n in kinds.items()), None, sum(edges)
+        return kinds["attention"] * checkpoint_bytes(p), working, sum(edges), p.plan.cp
+    return sum(n * act(k, mode == "none") for k, n in kinds.items()), None, sum(edges), p.plan.cp
 
 
 def _activations(parts: tuple, in_flight: float) -> float:
-    a, w, e = parts
-    return a * in_flight + e * in_flight if w is None else a * in_flight + w + e * in_flight
+    a, w, e, cp = parts
+    return (a * in_flight + e * in_flight if w is None else a * in_flight + w + e * in_flight) / cp
 
 
 # ------------------------------------------------------------------------------------------------- the report
@@ -259,7 +260,7 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
         largest = max(largest, op.dense_params + op.expert_params)
 
     def split(zero_from: int) -> float:
-        return dense / pl.dp + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
+        return dense / pl.dpc + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
 
     weights = split(3) * pr.weight_bytes
     if pl.zero_stage >= 3:

@@ -81,7 +81,8 @@ class PlanFigures:
         pl, mem = self.params.plan, self.memory
         return {
             "model": self.params.model.name,
-            "plan": {"npus": pl.total_npus, "tp": pl.tp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep, "edp": pl.edp,
+            "plan": {"npus": pl.total_npus, "tp": pl.tp, "cp": pl.cp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep,
+                     "edp": pl.edp, "flash_attention": pl.flash_attention,
                      "sequence_parallel": pl.sequence_parallel, "schedule": pl.schedule,
                      "virtual_stages": pl.virtual_stages, "zero_stage": pl.zero_stage,
                      "micro_batch_size": pl.micro_batch_size, "global_batch_size": pl.global_batch_size,

@@ -163,7 +163,7 @@ def group_algorithms(p: LLMParams) -> tuple[tuple[str, str], ...]:
 
 def _group_npus(p: LLMParams, used: set) -> tuple[tuple[str, str, int], ...]:
     pl = p.plan
-    degrees = (("dp", pl.dp), ("edp", pl.edp))  # (tp, pp and ep: the header states them, the instance checks it)
+    degrees = (("dp", pl.dp), ("edp", pl.edp), ("cp", pl.cp), ("dpc", pl.dpc))  # (tp, pp, ep: the header's)
     return tuple((g, g, n) for g, n in degrees if g in used)
 
 

@@ -25,7 +25,7 @@ from ...spec.base import check_number_fields
 
 SCHEDULES = ("1f1b", "interleaved")
 
-PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp")
+PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
 """The parallel groups of a plan (:mod:`hieropt.workloads.llm.step`), each run by a collective algorithm."""
 
 RECOMPUTE = ("none", "selective", "full")
@@ -154,8 +154,10 @@ class Plan(_Frozen):
     """How the model is trained: parallel degrees, schedule, sharding, batch and recompute.
 
     Attributes:
-        npus: NPUs in the job (default: tp x pp x dp); when given it must equal tp x pp x dp.
+        npus: NPUs in the job (default: tp x cp x pp x dp); when given it must equal that product.
         tp: tensor-parallel degree t (Megatron-LM, Shoeybi et al. 2019).
+        cp: context-parallel degree c: each sequence split over c NPUs (Llama 3's all-gather form: Llama Team 2024,
+            arXiv 2407.21783, §3.3.2; :mod:`hieropt.workloads.llm.step`); dense models only.
         pp: pipeline stages p.
         dp: data-parallel degree (replicas of each stage's TP shard); the expert-parallel group lies inside it.
         ep: expert-parallel degree (NPUs sharing one MoE layer's experts); divides dp and the expert count.
@@ -187,6 +189,7 @@ class Plan(_Frozen):
 
     npus: int | None = Field(default=None, ge=1)
     tp: int = Field(default=1, ge=1)
+    cp: int = Field(default=1, ge=1)
     pp: int = Field(default=1, ge=1)
     dp: int = Field(default=1, ge=1)
     ep: int = Field(default=1, ge=1)
@@ -219,8 +222,13 @@ class Plan(_Frozen):
 
     @property
     def total_npus(self) -> int:
-        """tp x pp x dp."""
-        return self.tp * self.pp * self.dp
+        """tp x cp x pp x dp."""
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def dpc(self) -> int:
+        """dp x cp: the NPUs holding the same weights, which reduce (and with ZeRO shard) their gradients."""
+        return self.dp * self.cp
 
     @property
     def edp(self) -> int:
@@ -300,6 +308,7 @@ class LLMParams(_Frozen):
         _check_degrees(p)
         _check_tp(m, p)
         _check_pp(m, p)
+        _check_cp(m, p)
         _check_moe(m, p)
         _check_batch(m, p)
         return self
@@ -318,8 +327,11 @@ class LLMParams(_Frozen):
 
 def _check_degrees(p: Plan) -> None:
     if p.npus is not None and p.total_npus != p.npus:
-        raise ValueError(f"plan.npus: tp x pp x dp = {p.tp} x {p.pp} x {p.dp} = {p.total_npus} is not the {p.npus} "
-                         f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / (tp x pp))")
+        names, values = ("tp x pp x dp", (p.tp, p.pp, p.dp)) if p.cp == 1 else \
+            ("tp x cp x pp x dp", (p.tp, p.cp, p.pp, p.dp))
+        raise ValueError(f"plan.npus: {names} = {' x '.join(map(str, values))} = {p.total_npus} is not the {p.npus} "
+                         f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / "
+                         f"({names.removesuffix(' x dp')}))")
     if (p.schedule == "interleaved") != (p.virtual_stages > 1):
         raise ValueError(f"plan.virtual_stages: {p.virtual_stages} with schedule {p.schedule}; fix: the interleaved "
                          "schedule needs virtual_stages >= 2 and 1f1b needs 1")
@@ -361,6 +373,18 @@ def _check_pp(m: Architecture, p: Plan) -> None:
         what = f"pp x virtual_stages = {p.pp} x {v}" if v > 1 else f"pp {p.pp}"
         raise ValueError(f"plan.pp: {what} chunks need at least as many layers, the model has {m.layers}; fix: use "
                          f"fewer stages or chunks")
+
+
+def _check_cp(m: Architecture, p: Plan) -> None:
+    if p.cp == 1:
+        return
+    split = p.cp * (p.tp if p.sequence_parallel else 1)
+    if m.sequence_length % split:
+        raise ValueError(f"plan.cp: sequence_length {m.sequence_length} is not divisible by cp {p.cp}"
+                         + (f" x tp {p.tp} (sequence parallelism)" if p.sequence_parallel else "")
+                         + "; fix: use a cp that divides the sequence length")
+    if m.moe is not None:
+        raise ValueError("plan.cp: context parallelism is modelled for dense models only; fix: set cp = 1")
 
 
 def _check_moe(m: Architecture, p: Plan) -> None:
