@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
+from .plan_rules import check_batch, check_cp, check_degrees, check_pp
 
 SCHEDULES = ("1f1b", "interleaved")
 
@@ -305,12 +306,12 @@ class LLMParams(_Frozen):
     @model_validator(mode="after")
     def _fits(self) -> LLMParams:
         m, p = self.model, self.plan
-        _check_degrees(p)
+        check_degrees(p)
         _check_tp(m, p)
-        _check_pp(m, p)
-        _check_cp(m, p)
+        check_pp(m, p)
+        check_cp(m, p)
         _check_moe(m, p)
-        _check_batch(m, p)
+        check_batch(m, p)
         return self
 
     @property
@@ -323,20 +324,6 @@ class LLMParams(_Frozen):
         """V padded up to a multiple of ``vocab_pad_multiple`` x tp (Megatron-LM)."""
         q = self.plan.vocab_pad_multiple * self.plan.tp
         return -(-self.model.vocab_size // q) * q
-
-
-def _check_degrees(p: Plan) -> None:
-    if p.npus is not None and p.total_npus != p.npus:
-        names, values = ("tp x pp x dp", (p.tp, p.pp, p.dp)) if p.cp == 1 else \
-            ("tp x cp x pp x dp", (p.tp, p.cp, p.pp, p.dp))
-        raise ValueError(f"plan.npus: {names} = {' x '.join(map(str, values))} = {p.total_npus} is not the {p.npus} "
-                         f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / "
-                         f"({names.removesuffix(' x dp')}))")
-    if (p.schedule == "interleaved") != (p.virtual_stages > 1):
-        raise ValueError(f"plan.virtual_stages: {p.virtual_stages} with schedule {p.schedule}; fix: the interleaved "
-                         "schedule needs virtual_stages >= 2 and 1f1b needs 1")
-    if p.schedule == "interleaved" and p.pp < 2:
-        raise ValueError("plan.schedule: the interleaved schedule needs pipeline stages; fix: set pp >= 2 or use 1f1b")
 
 
 def _check_tp(m: Architecture, p: Plan) -> None:
@@ -361,32 +348,6 @@ def _check_tp(m: Architecture, p: Plan) -> None:
                          "tp > 1 or sequence_parallel = false")
 
 
-def _check_pp(m: Architecture, p: Plan) -> None:
-    v = p.virtual_stages
-    if p.stage_layers is not None:
-        if len(p.stage_layers) != p.pp or sum(p.stage_layers) != m.layers or min(p.stage_layers) < v:
-            each = "positive block counts" if v == 1 else f"block counts of at least virtual_stages = {v}"
-            raise ValueError(f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} {each} adding up to "
-                             f"the {m.layers} layers; fix: list one count per stage")
-        return
-    if m.layers < p.pp * v:
-        what = f"pp x virtual_stages = {p.pp} x {v}" if v > 1 else f"pp {p.pp}"
-        raise ValueError(f"plan.pp: {what} chunks need at least as many layers, the model has {m.layers}; fix: use "
-                         f"fewer stages or chunks")
-
-
-def _check_cp(m: Architecture, p: Plan) -> None:
-    if p.cp == 1:
-        return
-    split = p.cp * (p.tp if p.sequence_parallel else 1)
-    if m.sequence_length % split:
-        raise ValueError(f"plan.cp: sequence_length {m.sequence_length} is not divisible by cp {p.cp}"
-                         + (f" x tp {p.tp} (sequence parallelism)" if p.sequence_parallel else "")
-                         + "; fix: use a cp that divides the sequence length")
-    if m.moe is not None:
-        raise ValueError("plan.cp: context parallelism is modelled for dense models only; fix: set cp = 1")
-
-
 def _check_moe(m: Architecture, p: Plan) -> None:
     if m.moe is None:
         if p.ep > 1:
@@ -399,22 +360,6 @@ def _check_moe(m: Architecture, p: Plan) -> None:
     if p.dp % p.ep:
         raise ValueError(f"plan.ep: {p.ep} does not divide dp {p.dp} (the expert-parallel group lies inside the "
                          f"data-parallel group); fix: use an ep among {_divisors(math.gcd(p.dp, m.moe.experts))}")
-
-
-def _check_batch(m: Architecture, p: Plan) -> None:
-    per = p.dp * p.micro_batch_size
-    if p.global_batch_size % per:
-        raise ValueError(f"plan.global_batch_size: {p.global_batch_size} sequences are not a multiple of dp x "
-                         f"micro_batch_size = {p.dp} x {p.micro_batch_size} = {per}; fix: use a micro_batch_size "
-                         f"or dp dividing the global batch")
-    mb = p.global_batch_size // per
-    if mb < p.pp:
-        raise ValueError(f"plan.global_batch_size: {mb} micro-batches per iteration are fewer than the {p.pp} pipeline "
-                         f"stages ({p.schedule} keeps every stage busy only with m >= pp); fix: lower pp or "
-                         f"micro_batch_size, or raise the global batch to >= {p.pp * per}")
-    if p.schedule == "interleaved" and mb % p.pp:
-        raise ValueError(f"plan.global_batch_size: the interleaved schedule needs the micro-batch count ({mb}) to be "
-                         f"a multiple of pp {p.pp} (Megatron-LM); fix: choose the batch, dp or micro_batch_size so")
 
 
 __all__ = ["PLAN_GROUPS", "MoE", "Architecture", "Plan", "NPU", "Precision", "LLMParams", "SCHEDULES", "RECOMPUTE"]
