@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..spec import Instance
+from .algorithms import p2p_links
 from .terms import PhaseRefs, Ref, TermBuilder
 
 
@@ -134,11 +135,13 @@ def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
 
 
 def p2p_row(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
-    """The pipeline's point-to-point send as one collective row: (bytes, latency ns) per dimension, (D,) each."""
+    """The pipeline's point-to-point send as one collective row: (bytes, latency ns) per dimension, (D,) each; a
+    FullyConnected dimension of n NPUs gives the send one of its n - 1 links
+    (:func:`hieropt.model.algorithms.p2p_links`)."""
     pp = instance.pipeline
     D = instance.network.n_dims
     m, lam = np.zeros(D), np.zeros(D)
-    m[pp.p2p_dim] = pp.p2p_bytes
+    m[pp.p2p_dim] = pp.p2p_bytes * p2p_links(instance.network)[pp.p2p_dim]  # (one link of a FullyConnected dim)
     if pp.p2p_bytes > 0:
         lam[pp.p2p_dim] = instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks  # one step per chunk
     return m, lam

@@ -70,7 +70,7 @@ from hieropt.spec import (
 pyscipopt = pytest.importorskip("pyscipopt")
 
 from tests.fuzz.strategies import divisors as _divisors  # noqa: E402
-from tests.oracle.algorithms import restated_rows  # noqa: E402
+from tests.oracle.algorithms import LINK_RULES, restated_rows  # noqa: E402
 from tests.oracle.test_scip_oracle import (  # noqa: E402
     COST,
     SCIP_ATTEMPTS,
@@ -247,7 +247,9 @@ def _p2p(instance: Instance) -> tuple[int, float, float]:
     pp = instance.pipeline
     if pp is None or pp.p2p_bytes <= 0:
         return 0, 0.0, 0.0
-    return pp.p2p_dim, pp.p2p_bytes, instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks
+    dim = instance.network.dims[pp.p2p_dim]
+    links = LINK_RULES[dim.block](dim.npus)  # (a FullyConnected dimension's send gets one of its n - 1 links)
+    return pp.p2p_dim, pp.p2p_bytes * links, dim.latency_ns * instance.chunks
 
 
 def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, summing: bool) -> float:
