@@ -23,6 +23,19 @@ DEFAULT_ALGORITHM = {"Ring": "ring", "FullyConnected": "direct", "Switch": "dire
 """Collective algorithm of each building block unless a dimension names another (latency step counts)."""
 
 
+GROUP_ALGORITHMS = ("concurrent", "sequential", "flat_ring", "flat_tree", "flat_direct")
+"""How a group's collective runs over the dimensions it spans (:func:`hieropt.model.traffic.unit_traffic`):
+``concurrent`` hierarchical, every dimension at once (LIBRA; ASTRA-sim with many chunks); ``sequential``
+hierarchical, one dimension after another (ASTRA-sim with one chunk); ``flat_ring`` / ``flat_tree`` one NCCL-style
+ring / double binary tree over the whole group, paced by its slowest link; ``flat_direct`` every NPU to every other
+at once (switch-style one-shot)."""
+
+
+LLM_DEFAULT_ALGORITHM = "sequential"
+"""The algorithm of an LLM plan's groups unless the plan names another (docs/llm-training.md: it predicts measured
+Megatron-LM iterations best of the hierarchical forms)."""
+
+
 SENSES = ("<=", ">=", "==")
 
 

@@ -83,6 +83,10 @@ def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source
         p = params_cls(**params)
     except ValidationError as e:
         raise validation_error(e, source, "params") from e
+    if gen_is_llm(params_cls):  # (a plan that does not fit in HBM cannot run: refused, exit 3)
+        from ..model.memory import require_fit
+
+        require_fit(p, str(source))
     try:
         return generate(p)
     except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
@@ -90,6 +94,13 @@ def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source
         raise InputError(source, "params", f"the parameters give a workload that cannot be evaluated "
                          f"({detail.removeprefix(str(source) + ': ')[:200]})",
                          "check the parameters for values far out of range (efficiency, peak, sizes)") from e
+
+
+def gen_is_llm(params_cls: Any) -> bool:
+    """Whether ``params_cls`` is the LLM generator's (its plans have a memory per NPU)."""
+    from ..workloads.llm.params import LLMParams
+
+    return params_cls is LLMParams
 
 
 def workload_entry(value: Any, base: Path, src: str) -> Workload:

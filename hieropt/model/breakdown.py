@@ -151,8 +151,11 @@ def detail_figures(total: float, instance: Instance, bw: np.ndarray, slowest: li
     by_phase = dict.fromkeys(PHASES, 0.0)
     bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
     for w, r in slowest:
-        compute_total += w * loop_time(instance.training_loop, r.C, np.zeros_like(r.coll), 0.0, instance,
-                                       np.zeros_like(r.per_dim), r.U)
+        if getattr(r, "compute_ns", None) is not None:  # (a composed pipeline: its own compute-only time)
+            compute_total += w * r.compute_ns
+        else:
+            compute_total += w * loop_time(instance.training_loop, r.C, np.zeros_like(r.coll), 0.0, instance,
+                                           np.zeros_like(r.per_dim), r.U)
         for p, v in zip(PHASES, (r.coll.sum(axis=0) * execs).tolist(), strict=True):
             by_phase[p] += w * v
         bytes_per_dim += w * stage_bytes(r.traffic, execs, p2p_count, p2p)

@@ -108,15 +108,17 @@ def spans(group: tuple[int, ...]) -> list[int]:
 
 
 def plan_groups(p: LLMParams) -> list[tuple[str, int]]:
-    """The groups of plan ``p`` to place, innermost first in Megatron-LM's rank order: tp, the data-parallel
-    group(s) (dp, or ep and edp for an MoE model), pp."""
+    """The groups of plan ``p`` to place, innermost first in Megatron-LM's rank order: tp, cp (when > 1), the
+    data-parallel group(s) (dp, or ep and edp for an MoE model), pp."""
     pl = p.plan
     dp = [("ep", pl.ep), ("edp", pl.edp)] if p.model.moe is not None else [("dp", pl.dp)]
-    return [("tp", pl.tp), *dp, ("pp", pl.pp)]
+    cp = [("cp", pl.cp)] if pl.cp > 1 else []
+    return [("tp", pl.tp), *cp, *dp, ("pp", pl.pp)]
 
 
 def complete(placement: Placement) -> Placement:
-    """``placement`` with the groups it implies: dp = ep x edp on every dimension (MoE), edp = dp (dense)."""
+    """``placement`` with the groups it implies: dp = ep x edp on every dimension (MoE), edp = dp (dense), cp of
+    one NPU when not placed, dpc = dp x cp (the gradients' group under context parallelism)."""
     out = dict(placement)
     if "dp" not in out and "ep" in out and "edp" in out:
         out["dp"] = tuple(a * b for a, b in zip(out["ep"], out["edp"], strict=True))
@@ -124,6 +126,9 @@ def complete(placement: Placement) -> Placement:
         out["edp"] = out["dp"]
     if "ep" not in out and "dp" in out:
         out["ep"] = tuple(1 for _ in out["dp"])
+    if "dp" in out:
+        out.setdefault("cp", tuple(1 for _ in out["dp"]))
+        out.setdefault("dpc", tuple(a * b for a, b in zip(out["dp"], out["cp"], strict=True)))
     return out
 
 

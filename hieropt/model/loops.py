@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..spec import Instance
+from .algorithms import p2p_links
 from .terms import PhaseRefs, Ref, TermBuilder
 
 
@@ -134,11 +135,13 @@ def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
 
 
 def p2p_row(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
-    """The pipeline's point-to-point send as one collective row: (bytes, latency ns) per dimension, (D,) each."""
+    """The pipeline's point-to-point send as one collective row: (bytes, latency ns) per dimension, (D,) each; a
+    FullyConnected dimension of n NPUs gives the send one of its n - 1 links
+    (:func:`hieropt.model.algorithms.p2p_links`)."""
     pp = instance.pipeline
     D = instance.network.n_dims
     m, lam = np.zeros(D), np.zeros(D)
-    m[pp.p2p_dim] = pp.p2p_bytes
+    m[pp.p2p_dim] = pp.p2p_bytes * p2p_links(instance.network)[pp.p2p_dim]  # (one link of a FullyConnected dim)
     if pp.p2p_bytes > 0:
         lam[pp.p2p_dim] = instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks  # one step per chunk
     return m, lam
@@ -206,6 +209,12 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
         elif t[1] > 0:
             Z = [z + a for z, a in zip(Z, P1[lay], strict=True)]
     return max(compute_at, comm_free, max(Z) if D else 0.0)
+
+
+def cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, instance: Instance) -> float:
+    """The backward pass of ``tp_dp_overlap_cross`` (the per-iteration collectives on their own stream),
+    numerically, ns: C, T (L, 3) compute and collective ns, ``per_dim`` (L, 3, D) busy ns (timing docstring)."""
+    return _cross_time(C, T, per_dim, instance.collectives_in_flight == 1)
 
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,

@@ -50,21 +50,25 @@ def lowest_dims_group(network: Network, size: int, source: str) -> tuple[int, ..
 
 
 def _plan_mapping(workload: Workload, network: Network, source: str) -> tuple[Mapping, str]:
-    """Named groups from a plan header (tp, SimAI's pp and ep), placed lowest first: tp, ep, edp (or dp), pp."""
+    """Named groups from a plan header (tp, SimAI's pp and ep) and the generator's cp, placed lowest first: tp, cp,
+    ep, edp (or dp), pp."""
     h = workload.header
     N = network.npus_total
     tp = h.model_parallel_npu_group or 1
     pp = h.pp or 1
     ep = h.ep or 1
-    if N % (tp * pp):
-        raise InputError(source, "mapping", f"the plan's tp {tp} x pp {pp} does not divide the network's {N} NPUs",
-                         "give a network of tp x pp x dp NPUs or an explicit mapping")
-    dp = N // (tp * pp)
+    cp = dict((k, n) for k, _, n in workload.group_npus).get("cp", 1)  # (the generator states cp, not the header)
+    if N % (tp * pp * cp):
+        raise InputError(source, "mapping", f"the plan's tp {tp} x pp {pp}{f' x cp {cp}' if cp > 1 else ''} does "
+                         f"not divide the network's {N} NPUs", "give a network of tp x pp x dp NPUs or an explicit "
+                         "mapping")
+    dp = N // (tp * pp * cp)
     if h.all_gpus is not None and h.all_gpus != N:
         raise InputError(source, "mapping", f"the workload is planned for {h.all_gpus} NPUs but the network has {N}",
                          "regenerate the workload for this network (e.g. --set dp=...) or give another network")
     uses = workload.named_groups
-    order = [("tp", tp)] + ([("ep", ep), ("edp", dp // ep)] if {"ep", "edp"} & uses else [("dp", dp)]) + [("pp", pp)]
+    order = [("tp", tp)] + ([("cp", cp)] if cp > 1 else []) + (
+        [("ep", ep), ("edp", dp // ep)] if {"ep", "edp"} & uses else [("dp", dp)]) + [("pp", pp)]
     placement = place_lowest(tuple(d.npus for d in network.dims), order, source)
     text = ", ".join(f"{k} {list(v)}" for k, v in placement.items())
     return mapping_for(placement), f"the plan's groups placed on the lowest dimensions first: {text}"

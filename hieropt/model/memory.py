@@ -1,7 +1,7 @@
 """Memory per NPU of an LLM training plan, per pipeline stage, against the NPU's HBM.
 
 Four parts (bytes on one NPU of stage r; P, X: the stage's dense and expert parameters on that NPU, after TP and
-PP; dp, edp = dp / ep the groups that replicate them; w, g: weight and gradient bytes; K optimizer bytes per
+PP; dp x cp, edp = dp / ep the groups that replicate them; w, g: weight and gradient bytes; K optimizer bytes per
 parameter):
 
 - **weights** P w + X w, divided by dp (edp) under ZeRO 3, which then also holds the gathered parameters of
@@ -10,7 +10,8 @@ parameter):
   before its reduce-scatter;
 - **optimizer** (P + X) K, divided by dp (edp) from ZeRO 1 on (Rajbhandari et al. 2020, arXiv 1910.02054, §5: with
   mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
-- **activations** of the in-flight micro-batches (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps
+- **activations** (divided by cp: each NPU holds 1/cp of every sequence, its K/V shard, and scores for its
+  queries only) of the in-flight micro-batches (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps
   min(m, p - r), the interleaved schedule (2 (p - r - 1) + (v - 1) p + 1) / v; Korthikanti et al. 2022, arXiv
   2205.05198, §4.2.3).
 
@@ -28,7 +29,9 @@ MoE and no dropout; e activation bytes, u mask bytes (0 without dropout), T = t 
 
 For GPT-3-style blocks (q = kv = h, f = 4h, dropout, e = 2, u = 1) this is Korthikanti et al.'s
 s b h (10 + 24 / t + 5 a s / (h t)) without and s b h (34 / t + 5 a s / (h t)) with sequence parallelism. Selective
-recompute drops the softmax terms (a_t b s^2 (2e + u), or a_t b s^2 e without dropout). Full recompute keeps each
+recompute drops the softmax terms (a_t b s^2 (2e + u), or a_t b s^2 e without dropout). FlashAttention
+(``flash_attention``; Dao et al. 2022, arXiv 2205.14135) drops them too and keeps the softmax statistics instead,
+one fp32 log-sum-exp per query head and token: n a_t x ``FLASH_STATS_BYTES``. Full recompute keeps each
 block's input n h e / T (a checkpoint, split over TP with sequence parallelism as Megatron-LM stores it) per
 in-flight micro-batch, plus the whole activations of the one block being recomputed. The embedding stores its
 dropout mask n h u / T; the output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
@@ -44,10 +47,14 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..errors import NoSolutionError
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Op, Step, in_flight, stage_layers
+
+FLASH_STATS_BYTES = 4
+"""Bytes of FlashAttention's saved softmax statistic (the log-sum-exp, fp32) per query head and token."""
 
 ZERO3_LIVE_LAYERS = 2
 """Layers whose parameters ZeRO 3 holds gathered at once (the current one and the prefetched next one)."""
@@ -134,11 +141,14 @@ class MemoryReport:
 # ----------------------------------------------------------------------------------------------- activations
 def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
     """Stored activations of one attention layer (with its norm) per micro-batch on one NPU, bytes; ``core=False``
-    leaves out the softmax terms (selective recompute). Formula: module docstring."""
+    leaves out the softmax terms (selective recompute); with ``flash_attention`` they are left out and the softmax
+    statistics kept. Formula: module docstring."""
     x, pr, mdl = shape(p), p.precision, p.model
     e, u = pr.activation_bytes, pr.mask_bytes if mdl.dropout else 0
     T = x.seq_split
     out = 2 * x.n * x.h * e / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * e + x.n * x.h * u / T
+    if p.plan.flash_attention:
+        return out + x.n * x.a_t * FLASH_STATS_BYTES
     if core:
         out += x.a_t * x.b * x.s * x.s * ((2 * e + u) if mdl.dropout else e)
     return out
@@ -223,13 +233,13 @@ def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], f
     if mode == "full":
         ffn = max((act(k, True) for k in kinds if k != "attention"), default=0.0)
         working = act("attention", True) + ffn if kinds else 0.0
-        return kinds["attention"] * checkpoint_bytes(p), working, sum(edges)
-    return sum(n * act(k, mode == "none") for k, n in kinds.items()), None, sum(edges)
+        return kinds["attention"] * checkpoint_bytes(p), working, sum(edges), p.plan.cp
+    return sum(n * act(k, mode == "none") for k, n in kinds.items()), None, sum(edges), p.plan.cp
 
 
 def _activations(parts: tuple, in_flight: float) -> float:
-    a, w, e = parts
-    return a * in_flight + e * in_flight if w is None else a * in_flight + w + e * in_flight
+    a, w, e, cp = parts
+    return (a * in_flight + e * in_flight if w is None else a * in_flight + w + e * in_flight) / cp
 
 
 # ------------------------------------------------------------------------------------------------- the report
@@ -250,7 +260,7 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
         largest = max(largest, op.dense_params + op.expert_params)
 
     def split(zero_from: int) -> float:
-        return dense / pl.dp + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
+        return dense / pl.dpc + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
 
     weights = split(3) * pr.weight_bytes
     if pl.zero_stage >= 3:
@@ -294,6 +304,25 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
 
 
-__all__ = ["StageMemory", "MemoryReport", "memory", "stage_memory", "stage_activation_bytes",
+def require_fit(p: LLMParams, source: str) -> None:
+    """Refuse plan ``p`` (read from ``source``) when its fullest stage does not fit in the NPU's HBM less the reserve.
+
+    Raises:
+        NoSolutionError: ``infeasible``, saying how many GB per NPU are missing (exit 3).
+    """
+    rep = memory(p)
+    if rep.fits:
+        return
+    pk = rep.peak
+    raise NoSolutionError("infeasible", f"{source}: the plan does not fit in memory: stage {pk.stage} needs "
+                          f"{pk.total_bytes / GB:,.2f} GB per NPU, {rep.over_bytes / GB:,.2f} GB more than the "
+                          f"{rep.available_bytes / GB:,.2f} GB available ({rep.capacity_bytes / GIB:g} GiB HBM less "
+                          f"{rep.reserve_bytes / GIB:g} GiB reserve); fix: save memory (recompute, flash_attention, "
+                          "a higher zero_stage, more tp or pp, a smaller micro_batch_size) or use an NPU with more "
+                          "HBM (hieropt workload plan shows each stage's parts)")
+
+
+__all__ = ["require_fit", "FLASH_STATS_BYTES", "StageMemory", "MemoryReport", "memory", "stage_memory",
+           "stage_activation_bytes",
            "attention_activation_bytes", "ffn_activation_bytes", "moe_activation_bytes", "checkpoint_bytes",
            "ZERO3_LIVE_LAYERS"]

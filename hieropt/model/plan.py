@@ -3,8 +3,9 @@ parallel group with their bytes (what ``hieropt workload plan`` prints).
 
 Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for the stage with
 the most compute (``slowest_stage``: the slowest when communication is free) the iteration's compute m (F + B), the
-pipeline bubble (p - 1) / v (F + B) (Narayanan et al. 2021 §2.2: the bubble fraction of 1F1B is (p - 1) / m, of the
-interleaved schedule (p - 1) / (v m)) and the optimizer step; ``ideal_iteration_ns`` is their sum, the iteration
+pipeline bubble (1/v) sum_r (F_r + B_r) - (1/v) (F + B) (the fill and drain, each stage at its own pace:
+:mod:`hieropt.model.pipeline`; with equal stages Narayanan et al. 2021 §2.2's (p - 1) / v (F + B)) and the first
+stage's optimizer step (its last backward ends the iteration); ``ideal_iteration_ns`` is their sum, the iteration
 time with free communication. With communication the slowest stage depends on the bandwidths: a stage with less
 compute but more collectives can be slower (``hieropt solve`` times every distinct stage and names the slowest).
 
@@ -48,10 +49,11 @@ class PlanFigures:
         s = stages[self.slowest_stage]
         fb = s["forward_ns"] + s["backward_ns"]
         compute = self.step.microbatches * fb
-        bubble = (pl.pp - 1) / pl.virtual_stages * fb
+        bubble = (sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb) / pl.virtual_stages
+        tail = stages[0]["optimizer_ns"]
         return {"microbatches": self.step.microbatches, "slowest_stage": self.slowest_stage,
-                "iteration_compute_ns": compute, "bubble_ns": bubble, "optimizer_ns": s["optimizer_ns"],
-                "ideal_iteration_ns": compute + bubble + s["optimizer_ns"], "stages": stages}
+                "iteration_compute_ns": compute, "bubble_ns": bubble, "optimizer_ns": tail,
+                "ideal_iteration_ns": compute + bubble + tail, "stages": stages}
 
     def collectives(self, stage: int) -> list[dict]:
         """The collectives of ``stage`` grouped by (group, kind, phase), in first-seen order."""
@@ -79,7 +81,8 @@ class PlanFigures:
         pl, mem = self.params.plan, self.memory
         return {
             "model": self.params.model.name,
-            "plan": {"npus": pl.total_npus, "tp": pl.tp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep, "edp": pl.edp,
+            "plan": {"npus": pl.total_npus, "tp": pl.tp, "cp": pl.cp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep,
+                     "edp": pl.edp, "flash_attention": pl.flash_attention,
                      "sequence_parallel": pl.sequence_parallel, "schedule": pl.schedule,
                      "virtual_stages": pl.virtual_stages, "zero_stage": pl.zero_stage,
                      "micro_batch_size": pl.micro_batch_size, "global_batch_size": pl.global_batch_size,

@@ -20,8 +20,9 @@ import numpy as np
 
 from ..spec import Instance
 from .loops import p2p_row
+from .pipeline import composition, overlapped
 from .stages import stage_jobs
-from .traffic import phase_latency, phase_traffic
+from .traffic import model_mode, phase_latency, phase_sums, phase_traffic
 
 __all__ = ["JobArrays", "job_arrays", "time_piece", "supported"]
 
@@ -40,6 +41,9 @@ class JobArrays:
     weight: float
     cache: dict = field(default_factory=dict, compare=False, repr=False)
     more: tuple[JobArrays, ...] = ()
+    sums: np.ndarray | None = None
+    composed: tuple | None = None
+    """(stage counts, index of the first stage) of :func:`hieropt.model.pipeline.composition`, or None."""
 
 
 def job_arrays(instance: Instance) -> list[JobArrays]:
@@ -47,14 +51,16 @@ def job_arrays(instance: Instance) -> list[JobArrays]:
     out = []
     for job in instance.jobs:
         first, *more = [_stage_arrays(instance, stage) for stage in stage_jobs(job)]
-        out.append(replace(first, more=tuple(more)) if more else first)
+        out.append(replace(first, more=tuple(more), composed=composition(instance, job)) if more else first)
     return out
 
 
 def _stage_arrays(instance: Instance, job) -> JobArrays:
     table = job.workload.table
+    sums = phase_sums(instance, job) if model_mode(instance) == "concurrent" else None
     return JobArrays(phase_traffic(instance, job), phase_latency(instance, job), table.compute_ns,
-                     float(table.update_ns.sum()), float(job.weight))
+                     float(table.update_ns.sum()), float(job.weight),
+                     sums=sums if sums is not None and sums.any() else None)
 
 
 def supported(instance: Instance) -> bool:
@@ -123,8 +129,24 @@ def _phase_columns(job: JobArrays) -> list[tuple[np.ndarray, np.ndarray, np.ndar
     return cols
 
 
+def _mixed(job: JobArrays, t: np.ndarray) -> _Coll:
+    """:func:`_collectives` when some collectives sum their dimensions' times (``job.sums``) and the others take
+    the largest: every gradient as a whole row (the summing ones' traffic, the others' bytes on their slowest
+    dimension)."""
+    per = job.traffic * t + job.latency
+    d = per.argmax(axis=-1)[..., None]
+    top = np.take_along_axis(per, d, -1)[..., 0]
+    one = np.zeros_like(job.traffic)
+    np.put_along_axis(one, d, np.take_along_axis(job.traffic, d, -1), -1)
+    const = np.where(job.sums, job.latency.sum(axis=-1), np.take_along_axis(job.latency, d, -1)[..., 0])
+    return _Coll(np.where(job.sums, per.sum(axis=-1), top), const, None, None,
+                 np.where(job.sums[..., None], job.traffic, one), t.size)
+
+
 def _job_collectives(job: JobArrays, t: np.ndarray, mode: str) -> _Coll:
     """:func:`_collectives` of a workload's layers, on the dimensions each phase uses only."""
+    if job.sums is not None:
+        return _mixed(job, t)
     if mode == "sequential":
         return _collectives(job.traffic, job.latency, t, mode)
     L, D = job.compute.shape[0], t.size
@@ -160,6 +182,11 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
     t = np.asarray(t, dtype=float)
     const, grad = 0.0, np.zeros(t.size)
     for job in jobs:
+        if job.composed is not None:
+            c, g = _composed_piece(instance, job, t)
+            const += job.weight * c
+            grad += job.weight * g
+            continue
         c, g = _job_piece(instance, job, t)
         for stage in job.more:  # the slowest stage's piece: below the max of the stages' times, equal at t
             cs, gs = _job_piece(instance, stage, t)
@@ -170,9 +197,37 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
     return const, grad
 
 
+def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
+    """The piece of a composed pipeline (:mod:`hieropt.model.pipeline`) at ``t``: each stage's slot, its tail or
+    overlapped last pass as affine pieces, the slowest slot selected for the max."""
+    counts, first = job.composed
+    m, v = instance.step.microbatches, instance.step.virtual_stages
+    over = overlapped(instance)
+    stages = (job, *job.more)
+    slots, ends = [], []
+    for k, st in enumerate(stages):
+        co = _job_collectives(st, t, model_mode(instance))
+        C = st.compute
+        c0, g0 = co.const[:, 0].sum() + co.const[:, 1].sum(), co.grad(0) + co.grad(1)
+        slots.append((float(C.sum() + c0), g0))
+        if k != first:
+            continue
+        if over:
+            bc, bg = _cross(st, co, t)
+            ends.append((float(C[:, 0].sum() + co.const[:, 0].sum() + bc + st.update_ns), co.grad(0) + bg))
+        else:
+            ends.append((float(co.const[:, 2].sum() + st.update_ns), co.grad(2)))
+    const, grad = ends[0]
+    for k, (n, (c, g)) in enumerate(zip(counts, slots, strict=True)):
+        n -= 1 if over and k == first else 0
+        const, grad = const + n / v * c, grad + n / v * g
+    top = max(range(len(slots)), key=lambda k: slots[k][0] + float(slots[k][1] @ t))
+    return const + (m - 1 / v) * slots[top][0], grad + (m - 1 / v) * slots[top][1]
+
+
 def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
     C = job.compute
-    co = _job_collectives(job, t, instance.dimension_mode)
+    co = _job_collectives(job, t, model_mode(instance))
     loop = instance.training_loop
 
     def linear(w) -> tuple[float, np.ndarray]:

@@ -59,10 +59,11 @@ def stage_rows(job: Job) -> tuple[Job, tuple[slice, ...]]:
                 ("compute_ns", "size_bytes", "kinds", "scopes", "update_ns", "policies", "groups")}
         layers = LayerTable([n for t in tables for n in t.names], **cols)
         rows = tuple(slice(int(e - len(t)), int(e)) for t, e in zip(tables, ends, strict=True))
-        whole = Workload.model_construct(name=f"{w.name} (every stage)", layers=layers, header=None, more_stages=())
+        whole = Workload.model_construct(name=f"{w.name} (every stage)", layers=layers, header=None, more_stages=(),
+                                         group_algorithms=w.group_algorithms)
         return whole, rows
 
-    combined, rows = w.memo("_stage_rows", (w.layers, w.more_stages), build)
+    combined, rows = w.memo("_stage_rows", (w.layers, w.more_stages, w.group_algorithms), build)
     return _kept("rows", combined, job, lambda: (
         Job.model_construct(workload=combined, mapping=job.mapping, weight=job.weight), rows))
 

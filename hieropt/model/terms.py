@@ -9,6 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from .node_levels import node_levels, node_plan, node_values, node_values_batch
+from .rows import direction_key, direction_rows, distinct_rows, unique_rows
 
 Ref = tuple[int, float]
 """A reference to collective term k with coefficient a (the collective is a times term k)."""
@@ -141,6 +142,7 @@ class TermBuilder:
 
     def __init__(self, n_dims: int):
         self.D = n_dims
+        self.sums: dict[int, list[Ref]] = {}
         self.keys: dict[bytes, int] = {}
         self.bytes: list[np.ndarray] = []
         self.latency: list[np.ndarray] = []
@@ -177,6 +179,48 @@ class TermBuilder:
         self.collectives += count
         return k, peak / self.peaks[k]
 
+    def term_sum(self, key: bytes, m: np.ndarray, lam: np.ndarray, peak: float, count: int) -> Ref:
+        """:meth:`term_keyed` for a collective whose dimensions' times add up (a ``sequential`` group's) in a model
+        whose terms take the largest: a composite term, the sum of its one-dimension parts (a one-dimension term
+        is the same under a max and a sum); :meth:`build` replaces every use of it by its parts (exact). ``key``:
+        the row's :func:`direction_key`."""
+        key = b"+" + key
+        k = self.keys.get(key)
+        if k is None:
+            k = self.keys[key] = len(self.bytes)
+            self.bytes.append(m.copy())
+            self.latency.append(lam.copy())
+            self.peaks.append(peak)
+            self.largest.append(peak)
+            parts = []
+            for d in np.flatnonzero((m > 0) | (lam > 0)):
+                row_m, row_l = np.zeros(self.D), np.zeros(self.D)
+                row_m[d], row_l[d] = m[d], lam[d]
+                parts.append(self.term(row_m, row_l, count=0))
+            self.sums[k] = [r for r in parts if r is not None]
+        self.largest[k] = max(self.largest[k], peak)
+        self.collectives += count
+        return k, peak / self.peaks[k]
+
+    def _expand_sums(self) -> None:
+        """Replace every use of a composite term (:meth:`term_sum`) by its parts, in the linear weights and the max
+        nodes; each part is re-scaled to the largest use (so coefficients stay <= 1 after :meth:`build`)."""
+        for k, parts in self.sums.items():
+            r = self.largest[k] / self.peaks[k]
+            for kd, ad in parts:
+                self.largest[kd] = max(self.largest[kd], r * ad * self.peaks[kd])
+
+        def expand(refs) -> tuple[Ref, ...]:
+            out: dict[int, float] = {}
+            for k, a in refs:
+                for kd, ad in self.sums.get(k, [(k, 1.0)]):
+                    out[kd] = out.get(kd, 0.0) + a * ad
+            return tuple(out.items())
+
+        self.linear = dict(expand(self.linear.items()))
+        self.nodes = [tuple(Piece(p.const_ns, expand(p.terms), p.nodes) for p in pieces) for pieces in self.nodes]
+        self.sums = {}
+
     def add(self, ref: Ref | None, weight: float) -> None:
         """Add ``weight`` x the collective to T."""
         if ref is not None:
@@ -211,6 +255,8 @@ class TermBuilder:
         positively homogeneous in (bytes, latency)), so every reference has a coefficient <= 1: a term first met as
         a 1-byte collective and then used by a 100 GB one would otherwise enter the LP's epigraph rows with
         coefficients ~1e-11, below HiGHS's matrix tolerance (dropped: tau_k = 0, a bound that never closes)."""
+        if self.sums:
+            self._expand_sums()
         K = len(self.bytes)
         B = np.array(self.bytes) if K else np.zeros((0, self.D))
         lam = np.array(self.latency) if K else np.zeros((0, self.D))
@@ -251,106 +297,8 @@ class PhaseRefs:
         return [(self(lay, 0), self(lay, 1), self(lay, 2)) for lay in range(self.k.shape[0])]
 
 
-def direction_key(rows: np.ndarray) -> list[bytes]:
-    """A key per row of ``rows`` (n, 2D: bytes then latency, divided by the row's peak) that is equal for rows that
-    agree to 12 significant digits (exactly proportional collectives differ only by floating-point rounding): the
-    mantissas rounded to 11 decimals and the decimal exponents, as bytes (:func:`direction_rows`)."""
-    return [r.tobytes() for r in direction_rows(rows)]
-
-
-def direction_rows(rows: np.ndarray) -> np.ndarray:
-    """The keys of :func:`direction_key` as an (n, 4D) float array (row i's bytes are key i)."""
-    a = np.abs(rows)
-    e = np.where(a > 0, np.floor(np.log10(np.where(a > 0, a, 1.0))), 0.0)
-    mant = np.round(rows / 10.0**e, 11)
-    over = np.abs(mant) >= 10.0  # 9.99999999999995 rounds up to 10: renormalise
-    if over.any():
-        e = np.where(over, e + 1, e)
-        mant = np.round(rows / 10.0**e, 11)
-    return np.ascontiguousarray(np.concatenate([mant + 0.0, e], axis=1))  # + 0.0: -0.0 == 0.0
-
-
-def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of the float64 array ``rows`` (n, w) by their bytes: (index of one occurrence of each, the
-    distinct row of every row, the count of each), as ``np.unique(..., axis=0)`` gives them but in another order.
-    Sorts a 64-bit hash of each row (far faster than sorting the rows), then checks every row against its
-    representative and falls back to sorting the rows' bytes on a collision."""
-    bits = np.ascontiguousarray(rows).view(np.uint64)
-    h = np.zeros(bits.shape[0], dtype=np.uint64)
-    for c in range(bits.shape[1]):  # FNV-style mixing; uint64 arithmetic wraps
-        h = (h ^ bits[:, c]) * np.uint64(0x100000001B3)
-        h ^= h >> np.uint64(29)
-    _, first, inverse, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
-    if not (bits == bits[first[inverse]]).all():  # a hash collision: sort the rows themselves
-        view = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
-        _, first, inverse, counts = np.unique(view, return_index=True, return_inverse=True, return_counts=True)
-        inverse = inverse.reshape(-1)
-    return first, inverse, counts
-
-
-def _distinct_sorted(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`unique_rows` by one stable lexicographic sort of the (n, w) float rows (faster for a few thousand
-    rows): rows are the same when every entry compares equal (so 0.0 and -0.0 are one row); the first occurrence of
-    each distinct row is its smallest index (the sort is stable)."""
-    n = rows.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    order = np.lexsort(rows.T[::-1])  # column 0 the primary key
-    ranked = rows[order]
-    new = np.empty(n, dtype=bool)
-    new[0] = True
-    np.any(ranked[1:] != ranked[:-1], axis=1, out=new[1:])
-    starts = new.nonzero()[0]
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    return order[starts], inverse, np.diff(np.append(starts, n))
-
-
-SMALL_ROWS = 96
-"""Up to this many phase rows (32 layers), distinct rows are found in one pass over a dict of their bytes, already
-in order of first appearance (measured faster than a sort below ~100 rows); above it by sorting
-(:func:`_distinct_sorted`, then :func:`unique_rows`)."""
-
-
-def _distinct_small(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_distinct_sorted` for a few rows, with the distinct rows in order of first appearance: a dict of each
-    row's bytes (``rows`` must hold no -0.0: callers add 0.0 first)."""
-    n, width = rows.shape[0], rows.shape[1] * rows.itemsize
-    buf = rows.tobytes()
-    seen: dict[bytes, int] = {}
-    first: list[int] = []
-    inverse: list[int] = []
-    for i in range(n):
-        key = buf[i * width:(i + 1) * width]
-        j = seen.get(key)
-        if j is None:
-            j = seen[key] = len(first)
-            first.append(i)
-        inverse.append(j)
-    inv = np.array(inverse, dtype=np.int64)
-    return np.array(first, dtype=np.int64), inv, np.bincount(inv, minlength=len(first))
-
-
-def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of the float64 array ``rows`` (n, w), rows with equal entries being one (``rows`` must hold no
-    -0.0: add 0.0 first), in order of first appearance: (index of the first occurrence of each, the distinct row of
-    every row, the count of each). A dict of the rows' bytes for a few rows, one lexicographic sort up to 4096,
-    :func:`unique_rows` (hashing) above."""
-    if rows.shape[0] <= SMALL_ROWS:  # distinct rows already in order of first appearance
-        return _distinct_small(rows)
-    if rows.shape[0] <= 4096:  # one lexicographic sort (no hashing pass)
-        first, inverse, counts = _distinct_sorted(rows)
-    else:
-        first, inverse, counts = unique_rows(rows)
-    order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return first[order], rank[inverse.reshape(-1)], counts[order]
-
-
 def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray,
-               classes: tuple[np.ndarray, np.ndarray] | None = None) -> PhaseRefs:
+               classes: tuple[np.ndarray, np.ndarray] | None = None, sums: np.ndarray | None = None) -> PhaseRefs:
     """Register every phase's collective; identical rows are registered once (fast for replicated layers).
 
     Args:
@@ -360,26 +308,33 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray,
             classes whose rows are known to be equal (e.g. :func:`hieropt.model.traffic.phase_classes`: the same
             collective, bytes and group), the classes in order of first appearance; then only one row per class is
             compared, with the same result.
+        sums: optional (L, 3) bool, the collectives whose dimensions' times add up in a model whose terms take the
+            largest (registered by :meth:`TermBuilder.term_sum`); classes must not mix them with others.
     """
     L, _, D = traffic.shape
+    flag = np.zeros((L * 3, 1)) if sums is None else sums.reshape(L * 3, 1).astype(float)
     if classes is not None:
         cfirst, cinv = classes
-        rows = np.concatenate([traffic.reshape(L * 3, D)[cfirst], latency.reshape(L * 3, D)[cfirst]], axis=1) + 0.0
+        rows = np.concatenate([traffic.reshape(L * 3, D)[cfirst], latency.reshape(L * 3, D)[cfirst],
+                               flag[cfirst]], axis=1) + 0.0
         sub_first, sub_inverse, _ = distinct_rows(rows)
         uniq = rows[sub_first]
         inverse = sub_inverse[cinv]
         first = cfirst[sub_first]
         counts = np.bincount(inverse, minlength=first.size)
     else:
-        rows = np.concatenate([traffic, latency], axis=2).reshape(L * 3, 2 * D) + 0.0  # (+ 0.0: -0.0 == 0.0)
-        first, inverse, counts = distinct_rows(rows)
+        rows = np.concatenate([traffic.reshape(L * 3, D), latency.reshape(L * 3, D), flag], axis=1) + 0.0
+        first, inverse, counts = distinct_rows(rows)  # (+ 0.0: -0.0 == 0.0)
         uniq = rows[first]
+    summing = (uniq[:, 2 * D] > 0) & (np.count_nonzero(uniq[:, :2 * D].reshape(-1, 2, D).any(axis=1), axis=1) > 1)
+    uniq = uniq[:, :2 * D]
     peak = uniq[:, :D].max(axis=1)
     peak = np.where(peak > 0, peak, uniq[:, D:].max(axis=1))
     k = np.full(len(uniq), -1, dtype=int)
     a = np.zeros(len(uniq))
     live = np.flatnonzero(peak > 0)
-    if live.size > 4096:  # many distinct rows: group them by direction with numpy, register one row per direction
+    if live.size > 4096 and not summing.any():  # many distinct rows: group them by direction with numpy,
+        # register one row per direction
         keys = direction_rows(uniq[live] / peak[live, None])
         first_of, group, _ = unique_rows(keys)
         group = group.reshape(-1)
@@ -392,6 +347,7 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray,
         a[live] = peak[live] / np.asarray(b.peaks)[k[live]]
     elif live.size:
         for i, key in zip(live, direction_key(uniq[live] / peak[live, None]), strict=True):
-            k[i], a[i] = b.term_keyed(key, uniq[i, :D], uniq[i, D:], float(peak[i]), int(counts[i]))
+            add = b.term_sum if summing[i] else b.term_keyed
+            k[i], a[i] = add(key, uniq[i, :D], uniq[i, D:], float(peak[i]), int(counts[i]))
     inverse = inverse.reshape(-1)
     return PhaseRefs(k=k[inverse].reshape(L, 3), a=a[inverse].reshape(L, 3))

@@ -43,15 +43,17 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
 ``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
 times larger (the bandwidth terms do not change).
 
-Several pipeline stages (:attr:`hieropt.spec.Workload.more_stages`: a pipelined LLM plan's distinct stages, each
-one stage for one micro-batch): a workload's T is the largest of its stages' T by the formulas above, the slowest
-stage's (in 1F1B every stage runs the same F micro-batch slots and the steady state goes at the pace of the slowest;
-a stage with less compute but more communication, e.g. a middle stage's two pipeline sends, is the slowest at low
-bandwidth). Several workloads: T = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and
-non-negative sums of affine functions of t), so the exact solvers apply unchanged. :class:`TimeModel` states T in
-that form (collective terms, linear weights, and max nodes for the epigraph LP; the stages' max is one more node);
-:func:`evaluate` computes T directly from the formulas above, layer by layer and stage by stage, as an independent
-check.
+Several pipeline stages (:attr:`hieropt.spec.Workload.more_stages`: a pipelined LLM plan's distinct stages, each one
+stage for one micro-batch): under loop ``step`` with the stages each entry stands for known
+(:attr:`hieropt.spec.Workload.pipeline_stages`), the exact 1F1B composition of every stage's micro-batch slot t_r
+(:mod:`hieropt.model.pipeline`): T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 (W_0 the first stage's
+per-iteration tail; with ``overlap_dp`` its last backward overlapped); otherwise a workload's T is the largest of
+its stages' T by the formulas above (every stage as if the pipeline were made of it; a stage with less compute but
+more communication, e.g. a middle stage's two pipeline sends, is the slowest at low bandwidth). Several workloads: T
+= sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and non-negative sums of affine
+functions of t), so the exact solvers apply unchanged. :class:`TimeModel` states T in that form (collective terms,
+linear weights, and max nodes for the epigraph LP; the stages' max is one more node); :func:`evaluate` computes T
+directly from the formulas above, layer by layer and stage by stage, as an independent check.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from __future__ import annotations
 import math
 import operator
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 
 import numpy as np
@@ -67,12 +69,14 @@ import numpy as np
 from ..errors import InputError
 from ..spec import Instance
 from ..spec.overrides import is_real
+from .algorithms import p2p_links
 from .breakdown import Breakdown, stage_bytes
 from .cost import cost_per_dim_usd
-from .loops import LOOPS, DimRefs, executions, loop_time, p2p_row
+from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
+from .pipeline import add_composed, composed_time, composition, stage_parts
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import CLASS_ROWS, phase_classes, phase_latency, phase_traffic
+from .traffic import CLASS_ROWS, model_mode, phase_classes, phase_latency, phase_sums, phase_traffic
 
 
 def build_time_model(instance: Instance) -> TimeModel:
@@ -84,10 +88,11 @@ def build_time_model(instance: Instance) -> TimeModel:
     reads it.
 
     Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
-    and the dimensions' latency (and, with latency, their collective algorithms), not on prices, constraints or
-    blocks otherwise: the last :data:`TIME_MODELS` models of small workloads (<=
-    :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs and shared, read-only (a sweep's
-    shapes that differ only in blocks or prices, and its candidates on equal dimension sizes, have one model)."""
+    and the dimensions' latency (and, with latency, their collective algorithms) and FullyConnected sizes (a
+    point-to-point send's link), not on prices, constraints or blocks otherwise: the last :data:`TIME_MODELS`
+    models of small workloads (<= :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs and
+    shared, read-only (a sweep's shapes that differ only in blocks or prices, and its candidates on equal dimension
+    sizes, have one model)."""
     fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
               instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
               instance.step, instance.collectives_in_flight, instance.chunks)
@@ -101,9 +106,10 @@ def _shared_time_model(instance: Instance) -> TimeModel:
         _MODELS.move_to_end(key)
         return hit[1]
     b = TermBuilder(instance.network.n_dims)
+    mode = model_mode(instance)
     for job in instance.jobs:
-        _add_job(b, instance, job, job.weight)
-    tm = b.build(instance.dimension_mode)
+        _add_job(b, instance, job, job.weight, mode)
+    tm = b.build(mode)
     for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
         a.flags.writeable = False
     if key is not None:
@@ -128,8 +134,9 @@ def _model_key(instance: Instance) -> tuple | None:
     if any(dims):  # (the algorithms give the latency's step counts; without latency they play no part)
         dims += tuple(d.collective_algorithm for d in instance.network.dims)
     return (instance.training_loop, instance.dimension_mode, instance.collectives_in_flight, instance.chunks,
-            instance.step, instance.pipeline, dims,
-            tuple((tuple(id(w.table) for w in job.workload.stages), job.weight, job.mapping.forward,
+            instance.step, instance.pipeline, dims, p2p_links(instance.network),
+            tuple((tuple(id(w.table) for w in job.workload.stages), job.workload.group_algorithms, job.weight,
+                   job.mapping.forward,
                    job.mapping.input_grad, job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items())))
                   for job in jobs))
 
@@ -139,17 +146,18 @@ def _tables(instance: Instance) -> list:
     return [w.table for job in instance.jobs for w in job.workload.stages]
 
 
-def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
+def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str | None = None) -> None:
     """Add ``weight`` x one workload's T, by its training loop, to the builder; a workload of several pipeline
     stages adds ``weight`` x the max over its stages of each stage's T
     (:func:`hieropt.model.stages.add_slowest_stage`), every stage's collectives registered at once
     (:func:`hieropt.model.stages.stage_rows`)."""
-    rows = None
+    rows, original = None, job
     if job.workload.more_stages:
         job, rows = stage_rows(job)
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
     table = job.workload.table
-    refs = phase_refs(b, traffic, latency, phase_classes(table))
+    sums = phase_sums(instance, job) if (mode or model_mode(instance)) == "concurrent" else None
+    refs = phase_refs(b, traffic, latency, phase_classes(table), sums if sums is not None and sums.any() else None)
     loop = LOOPS[instance.training_loop]
     if rows is None:
         loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency), float(table.update_ns.sum()))
@@ -160,7 +168,31 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float) -> None:
         loop(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), 1.0, instance,
              DimRefs(b, traffic[r], latency[r]), float(table.update_ns[r].sum()))
 
-    add_slowest_stage(b, len(rows), add, weight)
+    comp = composition(instance, original)
+    if comp is None:
+        add_slowest_stage(b, len(rows), add, weight)
+        return
+
+    def part(s: int, w: float, phases: tuple[float, float, float], compute: float) -> PhaseRefs:
+        r = rows[s]
+        sub = PhaseRefs(k=refs.k[r], a=refs.a[r])
+        b.constant += w * compute
+        b.add_all(sub, w * np.array(phases))
+        return sub
+
+    def slot(s: int, w: float) -> None:
+        part(s, w, (1.0, 1.0, 0.0), float(table.compute_ns[rows[s]].sum()))
+
+    def tail(s: int, w: float) -> None:
+        part(s, w, (0.0, 0.0, 1.0), float(table.update_ns[rows[s]].sum()))
+
+    def last(s: int, w: float) -> None:
+        r = rows[s]
+        C = table.compute_ns[r]
+        sub = part(s, w, (1.0, 0.0, 0.0), float(C[:, 0].sum() + table.update_ns[r].sum()))
+        cross_backward(b, C, sub, w, instance, DimRefs(b, traffic[r], latency[r]))
+
+    add_composed(b, instance, *comp, slot, tail, last, weight)
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:
@@ -168,8 +200,9 @@ def job_time_models(instance: Instance) -> list[TimeModel]:
     out = []
     for job in instance.jobs:
         b = TermBuilder(instance.network.n_dims)
-        _add_job(b, instance, job, 1.0)
-        out.append(b.build(instance.dimension_mode))
+        mode = model_mode(instance)
+        _add_job(b, instance, job, 1.0, mode)
+        out.append(b.build(mode))
     return out
 
 
@@ -231,6 +264,9 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     for job in instance.jobs:
         runs = _stage_runs(instance, job, bw, execs, p2p_count, p2p, positive, latency_free)
         r = max(runs, key=lambda x: x.T)  # the slowest stage (the first of equals): every figure is its
+        comp = composition(instance, job)
+        if comp is not None:  # the exact 1F1B composition of every stage's slot (hieropt.model.pipeline)
+            r = replace(r, T=_composed(instance, comp, runs, False), compute_ns=_composed(instance, comp, runs, True))
         if len(runs) > 1:
             for stage, x in zip(job.workload.stages, runs, strict=True):
                 name = stage.name if stage.name not in stage_times else f"{stage.name}#{len(stage_times)}"
@@ -273,6 +309,21 @@ class _Run:
     traffic: np.ndarray
     C: np.ndarray
     U: float
+    compute_ns: float | None = None
+    """T with every collective taking no time, when the loop's formula alone does not give it (the composed
+    pipeline)."""
+
+
+def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: bool) -> float:
+    """A workload's T composed from its stages' runs (:func:`hieropt.model.pipeline.composed_time`); with
+    ``compute_only`` every collective taking no time."""
+    parts = []
+    for x in runs:
+        T = np.zeros_like(x.coll) if compute_only else x.coll
+        per_dim = np.zeros_like(x.per_dim) if compute_only else x.per_dim
+        parts.append(stage_parts(x.C, T, x.U, lambda C=x.C, T=T, per_dim=per_dim: cross_time(C, T, per_dim,
+                                                                                              instance)))
+    return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
 
 
 def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
@@ -303,10 +354,13 @@ def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_
     per_dim = traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)
     if not latency_free:  # (without latency on any dimension the latency rows are zeros)
         per_dim = per_dim + latency
-    if mode == "sequential":
+    sums = phase_sums(instance, job)
+    if mode == "sequential" and sums.all():
         coll = per_dim.sum(axis=2)  # (L, 3)
     else:  # (the max over the few dimensions as D - 1 element-wise maxima: numpy's reduction over a short last
         coll = reduce(np.maximum, [per_dim[:, :, d] for d in range(per_dim.shape[2])])  # axis is 5-8x slower)
+        if sums.any():  # (the collectives of sequential groups: their dimensions' times add up)
+            coll = np.where(sums, per_dim.sum(axis=2), coll)
     p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0]) if p2p is not None else 0.0
     out = []
     for r in rows:

@@ -1,23 +1,13 @@
-"""Per-dimension traffic of collectives on a multi-dimensional hierarchical network (docs/explanation/model.md).
-
-A collective over a group that spans ``p_d`` NPUs of dimension d (``p_d = 1``: not spanned) is decomposed
-hierarchically, dimension by dimension, as LIBRA (Won et al., arXiv 2109.11762, ``src/model/model.py``) and Themis
-(Rashidi et al., ISCA 2022) do. With chunk c starting at the size S (bytes):
-
-- all-reduce, ascending d:  m_d = 2 c (p-1)/p, then c <- c/p   (sum over d = 2 S (1 - 1/P), the flat-ring volume)
-- reduce-scatter, ascending d: m_d = c (p-1)/p, then c <- c/p
-- all-gather, descending d, S = per-NPU input shard: m_d = c (p-1), then c <- c p
-- all-to-all, every spanned d: m_d = S (p-1)/p  (no resize)
-- point-to-point (``P2P``), every spanned d: m_d = S. Each NPU sends S to its neighbour in the group, which (stages
-  ordered so that neighbours differ in one coordinate, e.g. boustrophedon) is across one of the spanned dimensions;
-  the slowest such send, max_d S / B_d, paces the pipeline, and that is the collective's time in concurrent mode.
-
-Every rule is linear in S, so a collective's traffic is ``S * unit_traffic(kind, group)``.
+"""Per-dimension traffic and latency of every phase's collective on a multi-dimensional hierarchical network
+(docs/explanation/model.md): each collective's bytes and steps per dimension by the algorithm that runs its group
+(:mod:`hieropt.model.algorithms`: LIBRA's hierarchical decomposition, concurrent or sequential over the dimensions,
+or a flat ring, tree or direct algorithm over the whole group), and whether its dimensions' times add up
+(:func:`phase_sums`). Every rule is linear in the size S, so a collective's traffic is
+``S * unit_traffic(kind, group, algorithm)``.
 """
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,80 +15,16 @@ from functools import lru_cache
 import numpy as np
 
 from ..spec import PHASES, Collective, Instance, Job
-from .terms import distinct_rows
+from .algorithms import collective_steps, p2p_links, sums_dims, unit_traffic
+from .rows import distinct_rows
+from .stages import stage_rows
 
 
-def unit_traffic(collective: Collective, group: tuple[int, ...]) -> np.ndarray:
-    """Bytes each NPU sends on every dimension per byte of collective size.
-
-    Args:
-        collective: the collective type.
-        group: group size on each dimension, length D; entries <= 1 mean "not spanned" (LIBRA's -1).
-
-    Returns:
-        float array of shape (D,), bytes per byte of ``size_bytes``.
-
-    Raises:
-        ValueError: ``collective`` is not a :class:`Collective` name.
-
-    Source: LIBRA's per-dimension decomposition (docs/explanation/model.md); all-gather walks dimensions downwards.
-    """
-    D = len(group)
-    m = np.zeros(D)
-    spanned = [d for d, p in enumerate(group) if p > 1]
-    c = 1.0
-    collective = Collective(collective)  # raises ValueError on an unknown name
-    if collective is Collective.ALL_REDUCE:
-        for d in spanned:
-            p = group[d]
-            m[d] = 2.0 * c * (p - 1) / p
-            c /= p
-    elif collective is Collective.REDUCE_SCATTER:
-        for d in spanned:
-            p = group[d]
-            m[d] = c * (p - 1) / p
-            c /= p
-    elif collective is Collective.ALL_GATHER:
-        for d in reversed(spanned):
-            p = group[d]
-            m[d] = c * (p - 1)
-            c *= p
-    elif collective is Collective.ALL_TO_ALL:
-        for d in spanned:
-            p = group[d]
-            m[d] = (p - 1) / p
-    elif collective is Collective.P2P:
-        m[spanned] = 1.0
-    return m  # NONE: no traffic
-
-
-def collective_traffic(collective: Collective, size_bytes: float, group: tuple[int, ...]) -> np.ndarray:
-    """Per-dimension bytes (shape (D,)) of one collective of ``size_bytes`` over ``group``; see :func:`unit_traffic`."""
-    return size_bytes * unit_traffic(collective, group)
-
-
-def collective_steps(collective: Collective, group: tuple[int, ...], algorithms: tuple[str, ...]) -> np.ndarray:
-    """Latency steps of one collective on each dimension (shape (D,)); the latency is steps x the dimension's
-    per-step latency (ns).
-
-    Per reduce-scatter or all-gather phase on a dimension of p NPUs: ``ring`` p-1 steps, ``direct``
-    (FullyConnected, single-hop Switch) 1 step, ``halving_doubling`` ceil(log2 p) steps (Thakur, Rabenseifner and
-    Gropp 2005). An all-reduce is a reduce-scatter plus an all-gather (two phases); an all-to-all is one phase
-    (ring p-1, direct 1, halving-doubling ceil(log2 p)). A point-to-point send takes 1 step on each spanned
-    dimension (one hop to the neighbour). Dimensions the group does not span take 0 steps.
-    """
-    collective = Collective(collective)
-    phases = {Collective.ALL_REDUCE: 2, Collective.REDUCE_SCATTER: 1, Collective.ALL_GATHER: 1,
-              Collective.ALL_TO_ALL: 1, Collective.NONE: 0, Collective.P2P: 0}[collective]
-    out = np.zeros(len(group))
-    if collective is Collective.P2P:
-        out[[d for d, p in enumerate(group) if p > 1]] = 1.0
-        return out
-    for d, (p, algo) in enumerate(zip(group, algorithms, strict=True)):
-        if p > 1 and phases:
-            per_phase = {"ring": p - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(p))}[algo]
-            out[d] = phases * per_phase
-    return out
+def collective_traffic(collective: Collective, size_bytes: float, group: tuple[int, ...],
+                       algorithm: str = "concurrent") -> np.ndarray:
+    """Per-dimension bytes (shape (D,)) of one collective of ``size_bytes`` over ``group``; see
+    :func:`hieropt.model.algorithms.unit_traffic`."""
+    return size_bytes * unit_traffic(collective, group, algorithm)
 
 
 KINDS: tuple[Collective, ...] = tuple(Collective)
@@ -165,19 +91,34 @@ def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 @lru_cache(maxsize=4096)
-def unit_rows(group: tuple[int, ...]) -> np.ndarray:
-    """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group``, shape (len(KINDS), D), read-only."""
-    out = np.array([unit_traffic(k, group) for k in KINDS])
+def unit_rows(group: tuple[int, ...], algorithm: str = "concurrent",
+              links: tuple[float, ...] | None = None) -> np.ndarray:
+    """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group`` by ``algorithm`` (point-to-point sends
+    with ``links``), shape (len(KINDS), D), read-only."""
+    out = np.array([unit_traffic(k, group, algorithm, links) for k in KINDS])
     out.flags.writeable = False
     return out
 
 
 @lru_cache(maxsize=4096)
-def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...]) -> np.ndarray:
+def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...], algorithm: str = "concurrent") -> np.ndarray:
     """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only."""
-    out = np.array([collective_steps(k, group, algorithms) for k in KINDS])
+    out = np.array([collective_steps(k, group, algorithms, algorithm) for k in KINDS])
     out.flags.writeable = False
     return out
+
+
+def group_algorithm(instance: Instance, job: Job, name: str | None) -> str:
+    """The algorithm running the collectives of named group ``name`` (None: a phase's group) of ``job``: the
+    workload's :attr:`~hieropt.spec.Workload.group_algorithms` entry, else the instance's ``dimension_mode``."""
+    return job.workload.algorithm(name) or instance.dimension_mode
+
+
+def _placement_key(instance: Instance, job: Job) -> tuple:
+    """What :func:`phase_traffic` depends on besides the table: the groups, their algorithms, the send links."""
+    names = tuple(sorted(job.workload.named_groups))
+    return (tuple(job.mapping.group(p) for p in PHASES) + tuple(job.mapping.group(PHASES[0], n) for n in names)
+            + (instance.dimension_mode, job.workload.group_algorithms, p2p_links(instance.network)))
 
 
 def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
@@ -190,8 +131,8 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     """
     job = job or instance.jobs[0]
     table = job.workload.table
-    names = tuple(sorted(job.workload.named_groups))
-    key = tuple(job.mapping.group(p) for p in PHASES) + tuple(job.mapping.group(PHASES[0], n) for n in names)
+    key = _placement_key(instance, job)
+    links = key[-1]
     out = _TRAFFIC.get(table, key)  # (kept, read-only: the time model, the evaluator, a sweep's equal placements)
     if out is not None:
         return out
@@ -200,18 +141,72 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     if classes is not None:  # one row per class of equal phases, then every phase's copy of its class's row
         rep = np.empty((classes[0].size, D))
         for j, name, idx, size, kinds in _class_groups(table, classes):
-            rep[idx] = size[:, None] * unit_rows(job.mapping.group(PHASES[j], name))[kinds]
+            unit = unit_rows(job.mapping.group(PHASES[j], name), group_algorithm(instance, job, name), links)
+            rep[idx] = size[:, None] * unit[kinds]
         return _TRAFFIC.put(table, key, rep[classes[1]].reshape(L, 3, D))
     codes = collective_codes(table)
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
         for name, rows in _group_rows(table, j):
-            unit = unit_rows(job.mapping.group(phase, name))
+            unit = unit_rows(job.mapping.group(phase, name), group_algorithm(instance, job, name), links)
             if rows is None:
                 np.multiply(table.size_bytes[:, j, None], unit[codes[:, j]], out=out[:, j, :])
             else:
                 out[rows, j, :] = table.size_bytes[rows, j, None] * unit[codes[rows, j]]
     return _TRAFFIC.put(table, key, out)
+
+
+def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
+    """Whether each phase's collective takes the sum of its dimensions' times (its group's algorithm is
+    ``sequential``, :func:`hieropt.model.algorithms.sums_dims`) rather than the largest, shape (n_layers, 3) bool;
+    point-to-point sends never sum (a send crosses one dimension). Read-only; kept per table and key."""
+    job = job or instance.jobs[0]
+    table = job.workload.table
+    key = (instance.dimension_mode, job.workload.group_algorithms)
+    out = _SUMS.get(table, key)
+    if out is not None:
+        return out
+    L = table.size_bytes.shape[0]
+    out = np.zeros((L, 3), dtype=bool)
+    p2p = collective_codes(table) == KINDS.index(Collective.P2P)
+    for j in range(3):
+        for name, rows in _group_rows(table, j):
+            if sums_dims(group_algorithm(instance, job, name)):
+                out[:, j] |= True if rows is None else rows
+    return _SUMS.put(table, key, out & ~p2p)
+
+
+def model_mode(instance: Instance) -> str:
+    """The ``dimension_mode`` of the instance's :class:`~hieropt.model.terms.TimeModel`: ``sequential`` when
+    every collective that spans several dimensions sums their times (:func:`phase_sums`), ``concurrent`` when
+    another takes their largest (the summing ones are then composite terms,
+    :meth:`hieropt.model.terms.TermBuilder.term_sum`); the instance's ``dimension_mode`` when no collective spans
+    several dimensions."""
+    def build() -> str:
+        summing = other = False
+        for job in instance.jobs:
+            job = stage_rows(job)[0] if job.workload.more_stages else job
+            multi = np.count_nonzero((phase_traffic(instance, job) > 0) | (phase_latency(instance, job) > 0),
+                                     axis=2) > 1
+            sums = phase_sums(instance, job)
+            summing |= bool((multi & sums).any())
+            other |= bool((multi & ~sums).any())
+        if summing == other:
+            return instance.dimension_mode if not summing else "concurrent"
+        return "sequential" if summing else "concurrent"
+
+    return instance.memo("_model_mode", (instance.network, instance.workload, instance.mapping,
+                                         instance.more_workloads, instance.dimension_mode), build)
+
+
+def phase_times(instance: Instance, job: Job, bw: np.ndarray) -> np.ndarray:
+    """Every phase's collective time at per-NPU bandwidths ``bw`` (D,) GB/s, ns, shape (n_layers, 3): the largest
+    or, for the collectives of :func:`phase_sums`, the sum over the dimensions of bytes / B + latency."""
+    traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.where(traffic > 0, traffic / bw, 0.0) + latency
+    sums = phase_sums(instance, job)
+    return np.where(sums, per.sum(axis=-1), per.max(axis=-1, initial=0.0))
 
 
 class Kept:
@@ -243,6 +238,7 @@ class Kept:
 
 
 _TRAFFIC = Kept()
+_SUMS = Kept()
 
 
 _CLASS_GROUPS: list[tuple[object, list[tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]]] = []
@@ -296,9 +292,7 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
     if not any(lat):  # no dimension has latency (the common case): one shared array of zeros per shape
         return _zeros(table.size_bytes.shape[0], len(dims))
     algos = tuple(d.collective_algorithm for d in dims)
-    names = tuple(sorted(job.workload.named_groups))
-    key = (lat, algos) + tuple(job.mapping.group(p) for p in PHASES) + tuple(
-        job.mapping.group(PHASES[0], n) for n in names)
+    key = (lat, algos) + _placement_key(instance, job)
     out = _LATENCY.get(table, key)  # (kept, as phase_traffic's)
     if out is not None:
         return out
@@ -310,14 +304,15 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
     elif classes is not None:  # per class of equal phases, as phase_traffic
         rep = np.empty((classes[0].size, len(dims)))
         for j, name, idx, size, kinds in _class_groups(table, classes):
-            rep[idx] = (step_rows(job.mapping.group(PHASES[j], name), algos) * alpha)[kinds] * (size > 0)[:, None]
+            steps = step_rows(job.mapping.group(PHASES[j], name), algos, group_algorithm(instance, job, name))
+            rep[idx] = (steps * alpha)[kinds] * (size > 0)[:, None]
         out = rep[classes[1]].reshape(L, 3, len(dims))
     else:
         codes = collective_codes(table)
         out = np.empty((L, 3, len(dims)))
         for j, phase in enumerate(PHASES):
             for name, rows in _group_rows(table, j):
-                steps = step_rows(job.mapping.group(phase, name), algos) * alpha
+                steps = step_rows(job.mapping.group(phase, name), algos, group_algorithm(instance, job, name)) * alpha
                 if rows is None:
                     np.multiply(steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :])
                 else:

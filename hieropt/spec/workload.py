@@ -4,12 +4,12 @@ header."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from ..names import DLRM_POLICIES, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
+from ..names import DLRM_POLICIES, GROUP_ALGORITHMS, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
 from .base import Frozen, NonNegFloat
 from .layers import Layer, LayerTable, Phase, PhaseTable
 from .training import Training
@@ -113,6 +113,16 @@ class Workload(Frozen):
 
     ``training``: tokens and FLOPs per iteration and the NPU's peak (:class:`hieropt.spec.training.Training`), set by
     the LLM generator; None for workloads whose model is not known (ASTRA-sim text, LIBRA, the other generators).
+
+    ``group_algorithms``: ``(named group, algorithm)`` entries, the algorithm (one of :data:`GROUP_ALGORITHMS`) that
+    runs that group's collectives over the dimensions it spans (:func:`hieropt.model.traffic.unit_traffic`); a
+    group without an entry, and every phase's own group, runs by the instance's ``dimension_mode``. An LLM plan
+    states one for each of its groups.
+
+    ``pipeline_stages``: for each entry of :attr:`stages`, the pipeline stages (0 = the first) it stands for, e.g.
+    ``((15,), (0,), (1, 2, ..., 14))`` for a plan of 16 stages whose middle ones are equal; loop ``step`` then
+    composes the exact 1F1B time from every stage's slot (:mod:`hieropt.model.pipeline`). Empty: not known (the
+    slowest stage's time then, as if every stage were it).
     """
 
     name: str
@@ -121,6 +131,15 @@ class Workload(Frozen):
     group_npus: tuple[tuple[str, str, PositiveInt], ...] = ()
     more_stages: tuple[Workload, ...] = ()
     training: Training | None = None
+    group_algorithms: tuple[tuple[str, Literal[GROUP_ALGORITHMS]], ...] = ()
+    pipeline_stages: tuple[tuple[int, ...], ...] = ()
+
+    def algorithm(self, group: str | None) -> str | None:
+        """The algorithm :attr:`group_algorithms` gives the named ``group``, or None (the instance's
+        ``dimension_mode`` then)."""
+        if group is None or not self.group_algorithms:
+            return None
+        return dict(self.group_algorithms).get(group)
 
     @field_validator("layers", mode="wrap")
     @classmethod

@@ -2,11 +2,11 @@
 (hieropt/model/timing.py module docstring).
 
 The oracle states each loop straight from the formulas of the :mod:`hieropt.model.timing` docstring, per layer and
-phase,
-from ``phase_traffic`` / ``phase_latency`` (no aggregation, nothing from hieropt's time model, formulation or
-solvers), with pyscipopt, in KB (or MB), GB/s and us (or ms):
+phase, from its own statement of every group's collective algorithm (tests/oracle/algorithms.py: bytes and latency
+per dimension, and whether the dimensions' times add up; no aggregation, nothing from hieropt's model, formulation
+or solvers), with pyscipopt, in KB (or MB), GB/s and us (or ms):
 
-    T_lj >= m_ljd t_d + lat_ljd  for every dimension d     (concurrent: the max over d)
+    T_lj >= m_ljd t_d + lat_ljd  for every dimension d     (concurrent, flat ring / tree / direct: the max over d)
     T_lj >= sum_d (m_ljd t_d + lat_ljd)                    (sequential)
     B_d t_d == 1  (loaded d),  design rows on B,
 
@@ -50,7 +50,6 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
-from hieropt.model.traffic import phase_latency, phase_traffic
 from hieropt.spec import (
     PHASES,
     TRAINING_LOOPS,
@@ -71,6 +70,7 @@ from hieropt.spec import (
 pyscipopt = pytest.importorskip("pyscipopt")
 
 from tests.fuzz.strategies import divisors as _divisors  # noqa: E402
+from tests.oracle.algorithms import LINK_RULES, restated_rows  # noqa: E402
 from tests.oracle.test_scip_oracle import (  # noqa: E402
     COST,
     SCIP_ATTEMPTS,
@@ -185,19 +185,61 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
     raise AssertionError(f"unknown loop {loop}")
 
 
-def _rows(instance: Instance) -> list[tuple[float, list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]]]:
+def stage_time(instance: Instance, C, T, p2p, mx, S, U):
+    """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the pipeline's
+    composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W = sum_l T_wg + U, and the
+    overlapped last micro-batch f + X + U: the loop with one micro-batch, one stage and overlap_dp)."""
+    L = len(T)
+    whole = loop_time(instance, C, T, p2p, mx, S, U)
+    if instance.training_loop != "step":
+        return whole, None
+    slot = sum(C[lay, 0] + T[lay][0] + C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
+    tail = sum(T[lay][2] for lay in range(L)) + U
+    one = instance.model_copy(update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)})
+    return whole, (slot, tail, loop_time(one, C, T, p2p, mx, S, U))
+
+
+def compose(instance: Instance, workload, times: list, mx):
+    """A workload's time from its stages' :func:`stage_time`: the slowest stage's T, or under loop ``step`` with
+    the workload's pipeline stages known, the exact 1F1B composition (hieropt/model/pipeline.py docstring):
+    (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0, or with overlap_dp and v = 1 sum_(r != 0) t_r + f_0 + X_0 +
+    (m - 1) max_r t_r + U_0 (stage 0 the first stage)."""
+    ids = workload.pipeline_stages
+    st_ = instance.step
+    if (instance.training_loop != "step" or len(times) == 1 or len(ids) != len(times)
+            or sorted(i for m in ids for i in m) != list(range(st_.stages))):
+        return times[0][0] if len(times) == 1 else mx([t for t, _ in times])
+    m, v = st_.microbatches, st_.virtual_stages
+    over = st_.overlap_dp and v == 1
+    first = next(k for k, members in enumerate(ids) if 0 in members)
+    total = 0.0
+    for k, (members, (_, parts)) in enumerate(zip(ids, times, strict=True)):
+        n = len(members) - (1 if over and k == first else 0)
+        total = total + (n / v) * parts[0]
+    total = total + (m - 1 / v) * mx([parts[0] for _, parts in times])
+    return total + (times[first][1][2] if over else times[first][1][1])
+
+
+def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
+    """Per workload: (weight, per stage (traffic, latency, compute, optimizer step)): :func:`stage_rows` without the
+    sums and the workload."""
+    return [(w, [x[:4] for x in stages]) for w, stages, _ in stage_rows(instance)]
+
+
+def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
     """Per workload: (weight, per pipeline stage (Workload.stages; one for most workloads): (traffic (L, 3, D)
-    bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns)). A workload's time is the max over its
-    stages of each stage's time (the slowest stage paces the pipeline)."""
+    bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns, sums (L, 3): the collectives whose
+    dimensions' times add up)). Traffic, latency and sums are the oracle's own statement of each group's algorithm
+    (tests/oracle/algorithms.py). A workload's time is the max over its stages of each stage's time (the slowest
+    stage paces the pipeline)."""
     out = []
     for job in instance.jobs:
         stages = []
         for w in job.workload.stages:
-            sj = Job.model_construct(workload=w, mapping=job.mapping, weight=job.weight)
-            stages.append((phase_traffic(instance, sj), phase_latency(instance, sj), w.table.compute_ns,
-                           float(w.table.update_ns.sum())))
-        out.append((job.weight, stages))
-    return out
+            traffic, latency, sums = restated_rows(instance, w, job.mapping)
+            stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()), sums))
+        out.append((job.weight, stages, job.workload))
+    return out  # (per workload: weight, stages, the workload)
 
 
 def _p2p(instance: Instance) -> tuple[int, float, float]:
@@ -205,14 +247,16 @@ def _p2p(instance: Instance) -> tuple[int, float, float]:
     pp = instance.pipeline
     if pp is None or pp.p2p_bytes <= 0:
         return 0, 0.0, 0.0
-    return pp.p2p_dim, pp.p2p_bytes, instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks
+    dim = instance.network.dims[pp.p2p_dim]
+    links = LINK_RULES[dim.block](dim.npus)  # (a FullyConnected dimension's send gets one of its n - 1 links)
+    return pp.p2p_dim, pp.p2p_bytes * links, dim.latency_ns * instance.chunks
 
 
-def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, mode: str) -> float:
+def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, summing: bool) -> float:
     per_dim = [m[d] / bw[d] + lam[d] for d in range(len(m)) if m[d] > 0 or lam[d] > 0]
     if not per_dim:
         return 0.0
-    return float(sum(per_dim) if mode == "sequential" else max(per_dim))
+    return float(sum(per_dim) if summing else max(per_dim))
 
 
 def _per_dim_values(m: np.ndarray, lam: np.ndarray, bw: np.ndarray) -> list[float]:
@@ -223,32 +267,31 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against hieropt.evaluate)."""
     total = 0.0
     pd, pb, pl = _p2p(instance)
-    for w, stages in _rows(instance):
+    for w, stages, workload in stage_rows(instance):
         times = []
-        for traffic, latency, C, U in stages:
-            T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, instance.dimension_mode) for j in range(3)]
+        for traffic, latency, C, U, sums in stages:
+            T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j])) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-            times.append(loop_time(instance, C, T, p2p, max, S, U))
-        total += w * max(times)
+            times.append(stage_time(instance, C, T, p2p, max, S, U))
+        total += w * compose(instance, workload, times, max)
     return total
 
 
 def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool) -> tuple[np.ndarray, float]:
     D = instance.network.n_dims
-    mode = instance.dimension_mode
-    rows = _rows(instance)
+    rows = stage_rows(instance)
     pd, pb, pl = _p2p(instance)
     # the largest weighted bytes of one collective on each dimension (every collective enters its workload's T with
     # a coefficient >= 1, so weight * m * t_d <= T)
     peak = np.zeros(D)
-    for w, stages in rows:
+    for w, stages, _ in rows:
         for traffic, *_ in stages:
             peak = np.maximum(peak, w * traffic.reshape(-1, D).max(axis=0))
     if pb > 0:
-        peak[pd] = max(peak[pd], max(w for w, *_ in rows) * pb)  # p2p is in every workload's T
+        peak[pd] = max(peak[pd], max(r[0] for r in rows) * pb)  # p2p is in every workload's T
     loaded = [d for d in range(D) if peak[d] > 0]
 
     m = _scip_model(extra)
@@ -269,19 +312,19 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             m.addCons(B[d] * t[d] == 1.0, name=f"inv{d}")  # non-convex equality, handled globally by SCIP
     counter = iter(range(10**9))
 
-    def collective(mb: np.ndarray, lam: np.ndarray, ub: float):
-        """A collective-time variable T >= m_d t_d + lat_d (each d, concurrent) or >= their sum (sequential)."""
+    def collective(mb: np.ndarray, lam: np.ndarray, ub: float, summing: bool):
+        """A collective-time variable T >= m_d t_d + lat_d (each d: the max) or >= their sum (``summing``)."""
         parts = [(float(mb[d]) * t[d] if mb[d] > 0 else 0.0) + float(lam[d])
                  for d in range(D) if mb[d] > 0 or lam[d] > 0]
         if not parts:
             return 0.0
         v = m.addVar(f"T{next(counter)}", lb=0.0, ub=ub)
-        for e in [pyscipopt.quicksum(parts)] if mode == "sequential" else parts:
+        for e in [pyscipopt.quicksum(parts)] if summing else parts:
             m.addCons(v >= e)
         return v
 
     objective = 0.0
-    for w, stages in rows:
+    for w, stages, workload in rows:
         ub = t0 / w
 
         def mx(items: list, ub=ub):
@@ -293,10 +336,10 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             return z
 
         times = []
-        for traffic, latency, C, U in stages:
+        for traffic, latency, C, U, sums in stages:
             L = traffic.shape[0]
-            T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub) for j in range(3)]
-                 for lay in range(L)]
+            T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
+                  for j in range(3)] for lay in range(L)]
             p2p = 0.0
             if pb > 0:  # one dimension: the same row under both modes
                 p2p = m.addVar(f"P{next(counter)}", lb=0.0, ub=ub)
@@ -304,8 +347,8 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
                    + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)]
                  for lay in range(L)]
-            times.append(loop_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes))
-        objective = objective + w * (times[0] if len(times) == 1 else mx(times))  # the slowest stage's time
+            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes))
+        objective = objective + w * compose(instance, workload, times, mx)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")

@@ -53,3 +53,12 @@ def test_the_old_single_stage_answer_is_below_the_global_optimum():
     old = hieropt.solve(_instance(PLANS[0], 3.0, stage=r)[1])
     assert old.iteration_time_ns < scip_obj * (1 - 1e-3)  # the old claim: 6,640 vs 7,678 ns
     assert sol.iteration_time_ns == pytest.approx(scip_obj, rel=1e-6)
+
+
+@pytest.mark.parametrize("m, v, overlap", [(4, 1, False), (4, 1, True), (3, 2, False)])
+def test_the_1f1b_composition_matches_scip(m: int, v: int, overlap: bool):
+    """The three hand-computed stages of tests/solve/test_pipeline_stages.py (each stage's slot composed: the
+    oracle's own statement of the composition, tests/oracle/test_scip_loops.compose)."""
+    from tests.solve.test_pipeline_stages import _three_stages
+
+    check_against_scip(_three_stages(m=m, v=v, overlap=overlap), print)

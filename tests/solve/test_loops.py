@@ -147,6 +147,18 @@ def test_pipeline_by_hand():
     assert sol.iteration_time_ns == pytest.approx(best, rel=1e-8)
 
 
+def test_pipeline_send_over_a_fully_connected_dimension_gets_one_link():
+    """The send of test_pipeline_by_hand over dimension 0, now a FullyConnected dimension of 4 NPUs: each peer is
+    one of the NPU's 3 links, B0 / 3, so the send takes 3 x 1e8 / b0."""
+    dims = (Dimension(block="FullyConnected", npus=4, cost_class="a"),
+            Dimension(block="Switch", npus=8, cost_class="b"))
+    inst = _inst("pipeline", dims=dims, pipeline=Pipeline(stages=4, microbatches=8, p2p_bytes=1e8, p2p_dim=0))
+    b0, b1 = 70.0, 30.0
+    expect = 11 * (600 + TF(b0) + TIG(b0) + 2 * 3 * 1e8 / b0) + TWG(b1)
+    assert hieropt.evaluate(inst, [b0, b1]).iteration_time_ns == pytest.approx(expect, rel=1e-12)
+    assert build_time_model(inst).time_ns(np.array([b0, b1])) == pytest.approx(expect, rel=1e-12)
+
+
 def _lat_dims(algo1=None):
     return (Dimension(block="Ring", npus=4, cost_class="a", latency_ns=1000.0),
             Dimension(block="Switch", npus=8, cost_class="b", latency_ns=500.0, algorithm=algo1))

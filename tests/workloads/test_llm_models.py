@@ -76,7 +76,7 @@ def test_same_as_transformer_generator_on_its_plan():
 BAD = [
     ({"plan.npus": 4096, "dp": 32}, "params: plan.npus: tp x pp x dp = 8 x 8 x 32 = 2048 is not the 4096 NPUs"),
     ({"tp": 5, "npus": 2560}, "plan.tp: 5 does not divide the 96 attention heads"),
-    ({"pp": 7, "npus": 3584}, "plan.pp: pp 7 does not divide the 96 layers"),
+    ({"pp": 128, "npus": 65536}, "plan.pp: pp 128 chunks need at least as many layers, the model has 96"),
     ({"pp": 16, "dp": 32, "global_batch_size": 256}, "8 micro-batches per iteration are fewer than the 16 pipeline"),
     ({"global_batch_size": 1000}, "not a multiple of dp x micro_batch_size"),
     ({"schedule": "interleaved"}, "plan.virtual_stages: 1 with schedule interleaved"),

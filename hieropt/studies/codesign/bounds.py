@@ -1,8 +1,7 @@
 """Proven lower bounds on the objective of a co-design candidate (plan, network shape, placement of the plan's
 groups), the same for every shape of one dimension count and every placement.
 
-**Lower bound (exact).** A pipelined plan's iteration time is its slowest stage's, T(B) = max_s T_s(B)
-(:attr:`hieropt.spec.Workload.more_stages`), and loop ``step`` gives each stage's T_s(B) = F C + U + sum_k w_k
+**Lower bound (exact).** Without a pipeline, loop ``step`` gives the stage's T_s(B) = F C + U + sum_k w_k
 tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U its optimizer step,
 w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with ``overlap_dp``, which may hide them:
 T is then still at least F (C + per-micro-batch communication) + U). Two facts bound the communication for every
@@ -15,9 +14,12 @@ shape, placement and bandwidth B:
   >= S.
 
 With sum_d B_d <= S_cap (the tightest ``sum(bw) <= / == S`` row of the space's constraints, all coefficients equal;
-infinite without one), T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's collectives, so
-T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement of the plan (the stages whose (T0_s, V_s)
-another stage's exceeds in both are left out of the max: they never attain it). The network cost N sum_d u_d B_d
+infinite without one), T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's collectives. A pipelined
+plan composes its stages' micro-batch slots exactly (:mod:`hieropt.model.pipeline`), which gives one (T0_s, V_s)
+pair per stage s (:func:`plan_time_bounds`); T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and
+placement of the plan (pairs that another exceeds in both are left out of the max: they never attain it). Every
+collective algorithm sends at least the hierarchical volume on some spanned dimension (a flat ring or tree the
+whole of it, a send S f_d >= S), so the bound holds for all of them. The network cost N sum_d u_d B_d
 is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
 of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is T_lb (performance), T_lb C_lb
 (performance_per_cost) or C_lb (min_cost, where a candidate with T_lb above the time target is infeasible).
@@ -71,32 +73,40 @@ def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
 
 
 def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
-    """(T0_s ns, V_s bytes) of every stage of plan ``p`` (module docstring) that no other stage exceeds in both,
-    each once, the stage with the most compute first: T_lb = max over them of T0_s + V_s / S_cap."""
-    r0 = bottleneck_stage(step)
+    """(T0_s ns, V_s bytes) pairs of plan ``p`` that no other pair exceeds in both, the stage with the most compute
+    first: T_lb = max over them of T0_s + V_s / S_cap (module docstring). With p > 1 the iteration is the exact
+    1F1B composition (:mod:`hieropt.model.pipeline`), T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 with
+    t_r >= C_r + Vm_r / S_cap (C_r a micro-batch's compute, Vm_r its per-micro-batch volume) and W_0 >= U_0 +
+    Vi_0 / S_cap (stage 0's optimizer step and per-iteration volume; 0 with ``overlap_dp``): the pair of stage s is
+    T0_s = (1/v) sum_r C_r + (m - 1/v) C_s + U_0, V_s = (1/v) sum_r Vm_r + (m - 1/v) Vm_s + Vi_0."""
     pl = p.plan
-    F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
+    if pl.pp == 1:
+        return ((plan_compute_ns(p, step), plan_volume_bytes(p, step)),)
+    m, v = pl.microbatches, pl.virtual_stages
     sizes, overlap = step.group_sizes, pl.overlap_grad_reduce
-    per_op: dict[int, float] = {}  # an op's weighted volume by identity (a step's blocks share their templates)
+    per_op: dict[int, tuple[float, float]] = {}  # an op's volumes by identity (a step's blocks share templates)
 
-    def volume(op) -> float:
-        v = per_op.get(id(op))
-        if v is None:
-            v = per_op[id(op)] = sum([((0.0 if overlap else 1.0) if c.per_iteration else F)
-                                      * _volume(c.kind, c.size_bytes, sizes[c.group]) for c in op.comms])
-        return v
+    def volumes(op) -> tuple[float, float]:
+        hit = per_op.get(id(op))
+        if hit is None:
+            vols = [(c.per_iteration, _volume(c.kind, c.size_bytes, sizes[c.group])) for c in op.comms]
+            hit = per_op[id(op)] = (sum([x for it, x in vols if not it]), sum([x for it, x in vols if it]))
+        return hit
 
-    first = (plan_compute_ns(p, step, r0), plan_volume_bytes(p, step, r0))
-    pairs, seen = [first], {tuple(map(id, step.stages[r0].ops))}
-    for r, stage in enumerate(step.stages):  # stages of the same layer objects (without names: equal stages) once
-        key = tuple(map(id, stage.ops))
-        if key not in seen:
-            seen.add(key)
-            pairs.append((plan_compute_ns(p, step, r), sum([volume(op) for op in stage.ops])))
+    C, Vm = [], []
+    for r, stage in enumerate(step.stages):
+        C.append(sum(step.compute_ns(r)))
+        Vm.append(sum([volumes(op)[0] for op in stage.ops]))
+    vi0 = 0.0 if overlap and v == 1 else sum([volumes(op)[1] for op in step.stages[0].ops])
+    base_t, base_v = sum(C) / v + step.update_ns(0), sum(Vm) / v + vi0
+    k = m - 1 / v
+    r0 = bottleneck_stage(step)
+    first = (base_t + k * C[r0], base_v + k * Vm[r0])
     out = [first]
-    for t, v in sorted(set(pairs), key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
-        if (t, v) != first and v > max((o[1] for o in out if o[0] >= t), default=-1.0):
-            out.append((t, v))
+    for t, vol in sorted({(base_t + k * c, base_v + k * x) for c, x in zip(C, Vm, strict=True)},
+                         key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
+        if (t, vol) != first and vol > max((o[1] for o in out if o[0] >= t), default=-1.0):
+            out.append((t, vol))
     return tuple(out)
 
 

@@ -20,9 +20,8 @@ from ...errors import HieroptError, NoSolutionError
 from ...io.common import validation_error
 from ...model.groups import instance_for
 from ...model.stages import stage_jobs
-from ...model.terms import collective_times
 from ...model.timing import evaluate
-from ...model.traffic import phase_latency, phase_traffic
+from ...model.traffic import phase_times
 from ...spec.space import constraint_for
 from ...workloads.llm.space import CodesignSpace
 from .candidates import CodesignCandidate
@@ -51,7 +50,7 @@ def split_ns(inst, bw: np.ndarray, stage: str | None = None) -> tuple[float, flo
         name = stage or evaluate(inst, bw).slowest_stage
         job = next(j for j in stage_jobs(job) if j.workload.name == name)
     table = job.workload.table
-    coll = collective_times(phase_traffic(inst, job), phase_latency(inst, job), bw, inst.dimension_mode)  # (L, 3)
+    coll = phase_times(inst, job, bw)  # (L, 3)
     names, ids, C, U = _group_ids(table)
     per_micro = C + float(coll[:, :2].sum())
     t = coll.T.ravel()  # phase-major: the order the per-group sums run in

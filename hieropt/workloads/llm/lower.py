@@ -33,7 +33,7 @@ import numpy as np
 
 from ...spec import Collective, Layer, LayerTable, Phase, StepSchedule, Workload, WorkloadHeader
 from .flops import training_of
-from .params import LLMParams
+from .params import PLAN_GROUPS, LLMParams
 from .step import STEP_PHASES, Op, Step, build_step
 
 POLICY = "HYBRID_TRANSFORMER"
@@ -123,6 +123,17 @@ def distinct_stages(step: Step) -> tuple[int, ...]:
     return tuple(out)
 
 
+def stage_members(step: Step) -> tuple[tuple[int, ...], ...]:
+    """For each stage of :func:`distinct_stages` (in its order), every stage whose lowered workload equals it
+    (:func:`stage_key`): :attr:`hieropt.spec.Workload.pipeline_stages` of the plan's workload."""
+    reps = distinct_stages(step)
+    index = {stage_key(step, r): i for i, r in enumerate(reps)}
+    out: list[list[int]] = [[] for _ in reps]
+    for r in range(len(step.stages)):
+        out[index[stage_key(step, r)]].append(r)
+    return tuple(tuple(m) for m in out)
+
+
 def header(p: LLMParams, layers: int) -> WorkloadHeader:
     """The ASTRA-sim header (SimAI's dialect) stating the plan of ``p`` for a workload of ``layers`` layers."""
     pl = p.plan
@@ -144,12 +155,19 @@ def lower_stage(step: Step, stage: int | None = None) -> Workload:
     name = step.params.workload_name + (f"-stage{r}" if step.params.plan.pp > 1 else "")
     used = {ph.group for layer in layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)}
     return Workload(name=name, layers=tuple(layers), header=header(step.params, len(layers)),
-                    group_npus=_group_npus(step.params, used), training=training_of(step.params))
+                    group_npus=_group_npus(step.params, used), group_algorithms=group_algorithms(step.params),
+                    training=training_of(step.params))
+
+
+def group_algorithms(p: LLMParams) -> tuple[tuple[str, str], ...]:
+    """Every group of plan ``p`` with the algorithm that runs its collectives (:meth:`Plan.algorithm`), for
+    :attr:`hieropt.spec.Workload.group_algorithms`."""
+    return tuple((g, p.plan.algorithm(g)) for g in PLAN_GROUPS)
 
 
 def _group_npus(p: LLMParams, used: set) -> tuple[tuple[str, str, int], ...]:
     pl = p.plan
-    degrees = (("dp", pl.dp), ("edp", pl.edp))  # (tp, pp and ep: the header states them, the instance checks it)
+    degrees = (("dp", pl.dp), ("edp", pl.edp), ("cp", pl.cp), ("dpc", pl.dpc))  # (tp, pp, ep: the header's)
     return tuple((g, g, n) for g, n in degrees if g in used)
 
 
@@ -168,9 +186,9 @@ def lower_plan(step: Step) -> Workload:
         table = _table(step.stages[r].ops, rate)
         more.append(Workload(name=f"{name}-stage{r}", layers=table, header=header(step.params, len(table)),
                              group_npus=_group_npus(step.params, set(table.groups.ravel().tolist())),
-                             training=w.training))
+                             group_algorithms=w.group_algorithms, training=w.training))
     return Workload(name=w.name, layers=w.layers, header=w.header, group_npus=w.group_npus, more_stages=tuple(more),
-                    training=w.training)
+                    group_algorithms=w.group_algorithms, pipeline_stages=stage_members(step), training=w.training)
 
 
 STAGE_WORKLOADS = 256
@@ -210,5 +228,5 @@ def generate(p: LLMParams) -> Workload:
     return lower_plan(build_step(p))
 
 
-__all__ = ["lower_stage", "lower_plan", "stage_workload", "bottleneck_stage", "distinct_stages", "stage_key",
-           "header", "schedule", "generate", "POLICY"]
+__all__ = ["group_algorithms", "stage_members", "lower_stage", "lower_plan", "stage_workload", "bottleneck_stage",
+           "distinct_stages", "stage_key", "header", "schedule", "generate", "POLICY"]

@@ -2,7 +2,7 @@
 number formats (pydantic, frozen, unknown keys rejected, units in the field names).
 
 :class:`LLMParams` bundles them and checks the cross-field rules a real plan must meet (degrees multiply to the NPU
-count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; layers over the PP stages and virtual
+count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; at least one layer per PP stage and virtual
 chunks; experts over EP and EP inside DP; the global batch over DP x micro-batch; at least as many micro-batches as
 stages). Every violation is a ``ValueError`` of the form ``"<field>: <problem>; fix: <fix>"``, which the readers turn
 into a one-line :class:`hieropt.errors.InputError` naming the file and the field.
@@ -18,13 +18,17 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ...names import GROUP_ALGORITHMS, LLM_DEFAULT_ALGORITHM
 from ...spec.base import check_number_fields
 from .npu import NPU
+from .plan_rules import check_batch, check_cp, check_degrees, check_pp
 
 SCHEDULES = ("1f1b", "interleaved")
 
+PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
+"""The parallel groups of a plan (:mod:`hieropt.workloads.llm.step`), each run by a collective algorithm."""
 MAX_HBM_GIB = 2.0**20
 """Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a capacity written
 in bytes (``hbm_gib = 80e9``), refused with the fix."""
@@ -155,8 +159,10 @@ class Plan(_Frozen):
     """How the model is trained: parallel degrees, schedule, sharding, batch and recompute.
 
     Attributes:
-        npus: NPUs in the job (default: tp x pp x dp); when given it must equal tp x pp x dp.
+        npus: NPUs in the job (default: tp x cp x pp x dp); when given it must equal that product.
         tp: tensor-parallel degree t (Megatron-LM, Shoeybi et al. 2019).
+        cp: context-parallel degree c: each sequence split over c NPUs (Llama 3's all-gather form: Llama Team 2024,
+            arXiv 2407.21783, §3.3.2; :mod:`hieropt.workloads.llm.step`); dense models only.
         pp: pipeline stages p.
         dp: data-parallel degree (replicas of each stage's TP shard); the expert-parallel group lies inside it.
         ep: expert-parallel degree (NPUs sharing one MoE layer's experts); divides dp and the expert count.
@@ -164,8 +170,10 @@ class Plan(_Frozen):
             reduce-scatter + all-gather and norm/dropout activations are split over TP.
         schedule: ``1f1b`` (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) or ``interleaved`` (§2.2.2).
         virtual_stages: model chunks per stage v of the interleaved schedule (>= 2 there, 1 with 1f1b).
-        stage_layers: blocks per stage, first stage first (default: layers / pp each), e.g. Llama 3 405B's one
-            block fewer on the first and the last stage; 1f1b only.
+        stage_layers: blocks per stage, first stage first, e.g. Llama 3 405B's one block fewer on the first and
+            the last stage; with the interleaved schedule split over each stage's v chunks. Default: layers / pp
+            each when they divide evenly over the pp x v chunks, else balanced stages
+            (:mod:`hieropt.workloads.llm.layout`).
         zero_stage: ZeRO stage (Rajbhandari et al. 2020) over the DP group: 0 none, 1 optimizer state, 2 + gradients,
             3 + parameters (FSDP).
         micro_batch_size: sequences per micro-batch b.
@@ -176,10 +184,17 @@ class Plan(_Frozen):
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
             (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        flash_attention: the attention core runs fused (FlashAttention, Dao et al. 2022, arXiv 2205.14135):
+            the a_t b s^2 scores and softmax are not stored, only the softmax statistics (one fp32 value per
+            query head and token) for the backward (:mod:`hieropt.model.memory`).
+        collective_algorithms: the algorithm running each group's collectives over the dimensions it spans
+            (:data:`hieropt.names.GROUP_ALGORITHMS`), e.g. ``{tp = "flat_ring"}``; a group not named runs
+            ``sequential`` (:data:`hieropt.names.LLM_DEFAULT_ALGORITHM`, docs/llm-training.md).
     """
 
     npus: int | None = Field(default=None, ge=1)
     tp: int = Field(default=1, ge=1)
+    cp: int = Field(default=1, ge=1)
     pp: int = Field(default=1, ge=1)
     dp: int = Field(default=1, ge=1)
     ep: int = Field(default=1, ge=1)
@@ -193,6 +208,17 @@ class Plan(_Frozen):
     recompute: Literal["none", "selective", "full"] = "none"
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
+    flash_attention: bool = False
+    collective_algorithms: tuple[tuple[Literal[PLAN_GROUPS], Literal[GROUP_ALGORITHMS]], ...] = ()
+
+    @field_validator("collective_algorithms", mode="before")
+    @classmethod
+    def _algorithm_table(cls, v: Any) -> Any:
+        return tuple(sorted(v.items())) if isinstance(v, dict) else v  # (a TOML table; kept hashable)
+
+    def algorithm(self, group: str) -> str:
+        """The algorithm of ``group``'s collectives: :attr:`collective_algorithms` or the LLM default."""
+        return dict(self.collective_algorithms).get(group, LLM_DEFAULT_ALGORITHM)
 
     @property
     def microbatches(self) -> int:
@@ -201,8 +227,13 @@ class Plan(_Frozen):
 
     @property
     def total_npus(self) -> int:
-        """tp x pp x dp."""
-        return self.tp * self.pp * self.dp
+        """tp x cp x pp x dp."""
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def dpc(self) -> int:
+        """dp x cp: the NPUs holding the same weights, which reduce (and with ZeRO shard) their gradients."""
+        return self.dp * self.cp
 
     @property
     def edp(self) -> int:
@@ -247,11 +278,12 @@ class LLMParams(_Frozen):
     @model_validator(mode="after")
     def _fits(self) -> LLMParams:
         m, p = self.model, self.plan
-        _check_degrees(p)
+        check_degrees(p)
         _check_tp(m, p)
-        _check_pp(m, p)
+        check_pp(m, p)
+        check_cp(m, p)
         _check_moe(m, p)
-        _check_batch(m, p)
+        check_batch(m, p)
         return self
 
     @property
@@ -264,17 +296,6 @@ class LLMParams(_Frozen):
         """V padded up to a multiple of ``vocab_pad_multiple`` x tp (Megatron-LM)."""
         q = self.plan.vocab_pad_multiple * self.plan.tp
         return -(-self.model.vocab_size // q) * q
-
-
-def _check_degrees(p: Plan) -> None:
-    if p.npus is not None and p.total_npus != p.npus:
-        raise ValueError(f"plan.npus: tp x pp x dp = {p.tp} x {p.pp} x {p.dp} = {p.total_npus} is not the {p.npus} "
-                         f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / (tp x pp))")
-    if (p.schedule == "interleaved") != (p.virtual_stages > 1):
-        raise ValueError(f"plan.virtual_stages: {p.virtual_stages} with schedule {p.schedule}; fix: the interleaved "
-                         "schedule needs virtual_stages >= 2 and 1f1b needs 1")
-    if p.schedule == "interleaved" and p.pp < 2:
-        raise ValueError("plan.schedule: the interleaved schedule needs pipeline stages; fix: set pp >= 2 or use 1f1b")
 
 
 def _check_tp(m: Architecture, p: Plan) -> None:
@@ -299,22 +320,6 @@ def _check_tp(m: Architecture, p: Plan) -> None:
                          "tp > 1 or sequence_parallel = false")
 
 
-def _check_pp(m: Architecture, p: Plan) -> None:
-    if p.stage_layers is not None:
-        if p.schedule != "1f1b":
-            raise ValueError("plan.stage_layers: uneven stages are modelled with the 1f1b schedule only; fix: drop "
-                             "stage_layers or use schedule 1f1b")
-        if len(p.stage_layers) != p.pp or sum(p.stage_layers) != m.layers or min(p.stage_layers) < 1:
-            raise ValueError(f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} positive block counts "
-                             f"adding up to the {m.layers} layers; fix: list one count per stage")
-        return
-    chunks = p.pp * p.virtual_stages
-    if m.layers % chunks:
-        what = f"pp x virtual_stages = {p.pp} x {p.virtual_stages}" if p.virtual_stages > 1 else f"pp {p.pp}"
-        raise ValueError(f"plan.pp: {what} does not divide the {m.layers} layers; fix: use a pp (x virtual_stages) "
-                         f"among {_divisors(m.layers)}, or give stage_layers")
-
-
 def _check_moe(m: Architecture, p: Plan) -> None:
     if m.moe is None:
         if p.ep > 1:
@@ -329,20 +334,4 @@ def _check_moe(m: Architecture, p: Plan) -> None:
                          f"data-parallel group); fix: use an ep among {_divisors(math.gcd(p.dp, m.moe.experts))}")
 
 
-def _check_batch(m: Architecture, p: Plan) -> None:
-    per = p.dp * p.micro_batch_size
-    if p.global_batch_size % per:
-        raise ValueError(f"plan.global_batch_size: {p.global_batch_size} sequences are not a multiple of dp x "
-                         f"micro_batch_size = {p.dp} x {p.micro_batch_size} = {per}; fix: use a micro_batch_size "
-                         f"or dp dividing the global batch")
-    mb = p.global_batch_size // per
-    if mb < p.pp:
-        raise ValueError(f"plan.global_batch_size: {mb} micro-batches per iteration are fewer than the {p.pp} pipeline "
-                         f"stages ({p.schedule} keeps every stage busy only with m >= pp); fix: lower pp or "
-                         f"micro_batch_size, or raise the global batch to >= {p.pp * per}")
-    if p.schedule == "interleaved" and mb % p.pp:
-        raise ValueError(f"plan.global_batch_size: the interleaved schedule needs the micro-batch count ({mb}) to be "
-                         f"a multiple of pp {p.pp} (Megatron-LM); fix: choose the batch, dp or micro_batch_size so")
-
-
-__all__ = ["MoE", "Architecture", "Plan", "NPU", "Precision", "LLMParams", "SCHEDULES", "RECOMPUTE"]
+__all__ = ["PLAN_GROUPS", "MoE", "Architecture", "Plan", "NPU", "Precision", "LLMParams", "SCHEDULES", "RECOMPUTE"]

@@ -25,6 +25,12 @@ an expert shard). Per micro-batch and NPU, with e bytes per activation, n tokens
   input gradient (no extra all-gather then). The embedding all-reduces (reduce-scatters) its output in the forward;
   the output layer all-reduces (reduce-scatters) its input gradient and, with sequence parallelism, all-gathers
   its input in the forward and again in the input gradient.
+- CP (c > 1; Llama Team 2024, arXiv 2407.21783, §3.3.2): each NPU holds n / c tokens of every sequence, so every
+  FLOP count above and every TP, PP and EP message is divided by c; per attention layer an all-gather of the local
+  K and V, (n / c) 2 g_t d e bytes, in the forward, again in the input gradient with a reduce-scatter of their
+  gradients (c times that), and again with full recompute. The K/V exchange is counted exposed, as in Llama 3's
+  all-gather form (ring attention would hide part of it behind the attention compute). The gradients are reduced
+  over dp x c NPUs (group ``dpc``), which ZeRO shards over.
 - EP (ep > 1): per MoE layer an all-to-all dispatch and combine of r h e / (t with sequence parallelism) bytes in
   the forward, and both again in the input gradient (and again with full recompute).
 - PP (p > 1; Narayanan et al. 2021 §2.2): the last layer of each chunk except the model's last sends its output,
@@ -45,8 +51,9 @@ an expert shard). Per micro-batch and NPU, with e bytes per activation, n tokens
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate
 
+from . import layout
+from .comms import A2A, AG, AR, P2P, RS, Comm, cp_comms, dp_comms, tp_comms
 from .counts import (
     attention_core_flops,
     attention_flops,
@@ -64,26 +71,10 @@ from .counts import (
 from .params import LLMParams
 from .roofline import layer_ns, update_ns
 
-AR, RS, AG, A2A, P2P = "ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "ALLTOALL", "P2P"
-GROUPS = ("tp", "pp", "dp", "ep", "edp")
-"""Parallel groups, innermost first in Megatron-LM's default rank order (tp, ep inside dp, dp, pp)."""
+GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
+"""Parallel groups, innermost first in Megatron-LM's default rank order (tp, cp, ep inside dp, dp, pp; dpc = dp x cp
+reduces the gradients when cp > 1)."""
 STEP_PHASES = ("forward", "input_grad", "weight_grad")
-
-
-@dataclass(frozen=True)
-class Comm:
-    """One collective of a layer: its group, kind, bytes (hieropt's size convention), phase and what it is."""
-
-    group: str
-    kind: str
-    size_bytes: float
-    phase: str
-    what: str
-
-    @property
-    def per_iteration(self) -> bool:
-        """Runs once per iteration (weight_grad phase), not once per micro-batch."""
-        return self.phase == "weight_grad"
 
 
 @dataclass(frozen=True)
@@ -144,7 +135,7 @@ class Step:
     def group_sizes(self) -> dict[str, int]:
         """NPUs in each parallel group."""
         pl = self.params.plan
-        return {"tp": pl.tp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep, "edp": pl.edp}
+        return {"tp": pl.tp, "cp": pl.cp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep, "edp": pl.edp, "dpc": pl.dpc}
 
     def compute_ns(self, stage: int) -> tuple[float, float]:
         """(forward, backward) compute of one micro-batch on ``stage``, ns; the backward includes recompute."""
@@ -162,13 +153,8 @@ class Step:
 
 
 def _chunks(p: LLMParams) -> list[list[range]]:
-    """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th chunk."""
-    pl, L = p.plan, p.model.layers
-    if pl.stage_layers is not None:
-        return [[range(end - n, end)] for n, end in zip(pl.stage_layers, accumulate(pl.stage_layers), strict=True)]
-    v = pl.virtual_stages
-    per = L // (pl.pp * v)
-    return [[range((j * pl.pp + r) * per, (j * pl.pp + r + 1) * per) for j in range(v)] for r in range(pl.pp)]
+    """Blocks of every chunk of every stage (:func:`hieropt.workloads.llm.layout.stage_chunks`)."""
+    return layout.stage_chunks(p)
 
 
 def in_flight(p: LLMParams, stage: int) -> float:
@@ -180,56 +166,23 @@ def in_flight(p: LLMParams, stage: int) -> float:
     return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1) / v
 
 
-def _tp(p: LLMParams, tokens: float) -> list[Comm]:
-    x = shape(p)
-    if x.t == 1:
-        return []
-    full = tokens * x.h * p.precision.activation_bytes
-    shard = full / x.t
-    full_re = p.plan.recompute == "full"
-    if not x.sp:
-        out = [Comm("tp", AR, full, "forward", "output all-reduce"),
-               Comm("tp", AR, full, "input_grad", "input-gradient all-reduce")]
-        if full_re:
-            out.append(Comm("tp", AR, full, "input_grad", "recomputed output all-reduce"))
-        return out
-    out = [Comm("tp", AG, shard, "forward", "input all-gather (sequence parallel)"),
-           Comm("tp", RS, full, "forward", "output reduce-scatter (sequence parallel)"),
-           Comm("tp", AG, shard, "input_grad", "output-gradient all-gather"),
-           Comm("tp", RS, full, "input_grad", "input-gradient reduce-scatter")]
-    if full_re:
-        out += [Comm("tp", AG, shard, "input_grad", "recomputed input all-gather"),
-                Comm("tp", RS, full, "input_grad", "recomputed output reduce-scatter")]
-    else:
-        out.append(Comm("tp", AG, shard, "input_grad", "input all-gather again for the weight gradient"))
-    return out
-
-
-def _dp(p: LLMParams, params: int, group: str, size: int, what: str) -> list[Comm]:
-    if size == 1 or params == 0:
-        return []
-    pr = p.precision
-    grads, shard = params * pr.gradient_bytes, params * pr.weight_bytes / size
-    zero = p.plan.zero_stage
-    if zero == 0:
-        return [Comm(group, AR, grads, "weight_grad", f"{what}gradient all-reduce")]
-    after_step = Comm(group, AG, shard, "weight_grad", f"{what}updated-parameter all-gather after the optimizer step")
-    if zero == 1:
-        return [Comm(group, RS, grads, "weight_grad", f"{what}gradient reduce-scatter"), after_step]
-    if zero == 2:
-        return [Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter (every micro-batch)"),
-                after_step]
-    return [Comm(group, AG, shard, "forward", f"{what}parameter all-gather before the forward"),
-            Comm(group, AG, shard, "input_grad", f"{what}parameter all-gather before the backward"),
-            Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter")]
-
-
 def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute: float, dense: int, expert: int,
         comms: list[Comm]) -> Op:
     pl = p.plan
-    comms = comms + _dp(p, dense, "dp", pl.dp, "") + _dp(p, expert, "edp", pl.edp, "expert ")
-    return Op(name, kind, block, tuple(float(f) for f in flops), float(recompute), dense, expert, tuple(comms),
-              update_ns(p, dense, expert), layer_ns(p, kind) if p.npu.roofline else None)
+    dense_group = ("dp", pl.dp) if pl.cp == 1 else ("dpc", pl.dpc)
+    comms = comms + dp_comms(p, dense, *dense_group, "") + dp_comms(p, expert, "edp", pl.edp, "expert ")
+    c = pl.cp  # (context parallelism: every FLOP of a layer is per token of the NPU's 1/c of the sequence)
+    return Op(name, kind, block, tuple(float(f) / c for f in flops), float(recompute) / c, dense, expert,
+              tuple(comms), update_ns(p, dense, expert), _roofline_ns(p, kind, c))
+
+
+def _roofline_ns(p: LLMParams, kind: str, cp: int) -> tuple[float, float, float] | None:
+    """The roofline's (forward, input gradient, weight gradient) ns of a layer of ``kind`` (None with the flat
+    model); with context parallelism each NPU holds 1/cp of the sequence, so each phase is divided by cp (the
+    attention core's key/value length is then the whole sequence: an approximation of its time)."""
+    if not p.npu.roofline:
+        return None
+    return tuple(t / cp for t in layer_ns(p, kind))
 
 
 def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list[Op]:
@@ -257,7 +210,8 @@ def _template(p: LLMParams, moe: bool) -> list[Op]:
     i = -1
     fa = attention_flops(p)
     re_attn = fa[0] if re == "full" else attention_core_flops(p) if re == "selective" else 0
-    ops = [_op(p, "attn", "attention", i, fa, re_attn, attention_params(p), 0, _tp(p, x.n))]
+    ops = [_op(p, "attn", "attention", i, fa, re_attn, attention_params(p), 0,
+               tp_comms(p, x.n / p.plan.cp) + cp_comms(p))]
     if moe:
         ff = moe_flops(p)
         dense, expert = moe_params(p)
@@ -272,12 +226,12 @@ def _template(p: LLMParams, moe: bool) -> list[Op]:
             if re == "full":
                 comms += [Comm("ep", A2A, size, "input_grad", "recomputed dispatch all-to-all"),
                           Comm("ep", A2A, size, "input_grad", "recomputed combine all-to-all")]
-        comms += _tp(p, r)
+        comms += tp_comms(p, r)
         ops.append(_op(p, "moe", "moe", i, ff, ff[0] if re == "full" else 0, dense, expert, comms))
     else:
         ff = ffn_flops(p, x.f_t)
         ops.append(_op(p, "mlp", "mlp", i, ff, ff[0] if re == "full" else 0, ffn_params(p, x.f_t), 0,
-                       _tp(p, x.n)))
+                       tp_comms(p, x.n / p.plan.cp)))
     return ops
 
 
@@ -285,7 +239,7 @@ def _embedding_op(p: LLMParams) -> Op:
     x = shape(p)
     comms = []
     if x.t > 1:
-        full = x.n * x.h * p.precision.activation_bytes
+        full = x.n * x.h * p.precision.activation_bytes / p.plan.cp
         comms = [Comm("tp", AR, full, "forward", "embedding output all-reduce")] if not x.sp else \
             [Comm("tp", RS, full, "forward", "embedding output reduce-scatter (sequence parallel)"),
              Comm("tp", AG, full / x.t, "input_grad", "embedding output-gradient all-gather")]
@@ -296,7 +250,7 @@ def _output_op(p: LLMParams) -> Op:
     x = shape(p)
     comms = []
     if x.t > 1:
-        full = x.n * x.h * p.precision.activation_bytes
+        full = x.n * x.h * p.precision.activation_bytes / p.plan.cp
         comms = [Comm("tp", AR, full, "input_grad", "output-layer input-gradient all-reduce")] if not x.sp else \
             [Comm("tp", AG, full / x.t, "forward", "output-layer input all-gather (sequence parallel)"),
              Comm("tp", RS, full, "input_grad", "output-layer input-gradient reduce-scatter"),
@@ -326,7 +280,7 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
     x, pl = shape(p), p.plan
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
-    send = x.n * x.h * p.precision.activation_bytes / x.seq_split
+    send = x.n * x.h * p.precision.activation_bytes / x.seq_split / pl.cp
     tied = p.model.tied_embeddings and pl.pp > 1
     fwd = Comm("pp", P2P, send, "forward", "activation send to the next stage")  # (frozen: one object, shared)
     bwd = Comm("pp", P2P, send, "input_grad", "activation-gradient send to the previous stage")
@@ -339,7 +293,7 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
         ops: list[Op] = []
         edge = None  # the stage's first embedding or output layer
         for j, blocks in enumerate(stage_chunks):
-            c = j * pl.pp + r  # the model chunk (stage_layers: one chunk per stage, j = 0)
+            c = j * pl.pp + r  # the model chunk
             chunk = [_embedding_op(p)] if c == 0 else []
             chunk += (_block_ops(p, blocks, cache) if names else _pair(p, 0, cache) * len(blocks)
                       if p.model.moe is None else [op for i in blocks for op in _pair(p, i, cache)])
