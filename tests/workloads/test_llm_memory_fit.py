@@ -39,8 +39,9 @@ MODEL = (ROOT / "models/gpt3-175b-llm.toml").read_text(encoding="utf-8")
 
 
 def _files(tmp_path: Path, hbm_gib: float) -> Path:
-    model = MODEL.replace("hbm_gib = 80.0", f"hbm_gib = {hbm_gib}")
-    assert (model != MODEL) == (hbm_gib != 80.0)
+    """The GPT-3 model file with ``hbm_gib`` GiB of HBM per NPU (the catalog accelerator's capacity overridden)."""
+    model = MODEL.replace("hbm_reserve_gib = 4.0", f"hbm_reserve_gib = 4.0\nhbm_gib = {hbm_gib}")
+    assert model != MODEL
     (tmp_path / "model.toml").write_text(model, encoding="utf-8")
     inst = (ROOT / "instances/gpt3-plan-4d.toml").read_text(encoding="utf-8").replace(
         '"../models/gpt3-175b-llm.toml"', '"model.toml"')
