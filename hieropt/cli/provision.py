@@ -80,8 +80,13 @@ def provision_command(
         raise fail(err, _named(e, catalog), json_out) from None
     from ..report import provision as report_provision
 
+    data = report_provision.provision_dict(inst, result)
+    try:
+        _finite(data, catalog)
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
     if json_out is not None:  # the file first (as above)
-        write_json(json_out, report_provision.provision_dict(inst, result))
+        write_json(json_out, data)
     for line in report_provision.summary_lines(inst, result):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))
@@ -91,3 +96,19 @@ def provision_command(
         for line in report_provision.rounding_lines(result):
             out.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(0 if result.success else 3)
+
+
+def _finite(data: dict, catalog: Path) -> None:
+    """Refuse a provisioning whose figures (``data``, as written to ``--json``) hold a NaN or infinity: a price or
+    size of the catalog too large for a double (a link at $1e308 makes the bill infinite).
+
+    Raises:
+        InputError: naming the catalog file and the figure.
+    """
+    from ..errors import InputError
+    from ..io.files import nonfinite_field
+
+    field = nonfinite_field(data)
+    if field is not None:
+        raise InputError(catalog, field, "not a finite number: a price, size or count of the catalog is too large "
+                         "for a double", "give realistic figures (prices and sizes well below 1e300)")

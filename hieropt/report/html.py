@@ -11,7 +11,7 @@ from typing import Any
 from ..io.files import json_text, write_atomic
 from ..model.cost import unit_cost_usd_per_gbps
 from ..studies.compare import Comparison
-from .common import floats
+from .common import floats, gap_or_none
 from .compare import comparison_dict, figure_data
 from .plots import write_figures
 
@@ -122,7 +122,8 @@ def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front
     data["notes"] = notes
     if front is not None:
         data["front"] = [{"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
-                          "iteration_time_ns": p.iteration_time_ns, "gap": p.gap, "bw_gbps_per_dim": floats(p.bw)}
+                          "iteration_time_ns": p.iteration_time_ns, "gap": gap_or_none(p.gap),
+                          "bw_gbps_per_dim": floats(p.bw)}
                          for p in front.points]
     write_atomic(out / "report.html", html_page(comp, data["display"], images, notes))
     data["files"] = [p.name for p in paths] + ["report.html", "report.json"]
