@@ -177,7 +177,8 @@ def simulate_command(
         values = parse_bw(bw, inst.network.n_dims) if bw is not None else None
         from ..studies.simulate import simulate_allocations  # loaded once the input is valid
 
-        study = simulate_allocations(inst, binary, values, chunks, keep, timeout, tolerance)
+        study = simulate_allocations(inst, binary, values, chunks, keep, timeout, tolerance,
+                                     f"{instance}: ASTRA-sim export")
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report.simulate import simulate_dict, simulate_table

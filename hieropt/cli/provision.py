@@ -94,9 +94,14 @@ def provision_command(
     from ..report.run import run_lines
 
     run = run_figures(inst, result.iteration_time_ns, result.network_cost_usd)  # (the catalog's bill of materials)
+    data = {**report_provision.provision_dict(inst, result), "run": run.to_dict(),
+            "knee": None if knee is None else knee.to_dict()}
+    try:
+        _finite(data, catalog)
+    except HieroptError as e:
+        raise fail(err, e, json_out) from None
     if json_out is not None:  # the file first (as above)
-        write_json(json_out, {**report_provision.provision_dict(inst, result), "run": run.to_dict(),
-                              "knee": None if knee is None else knee.to_dict()})
+        write_json(json_out, data)
     knee_line = [] if knee is None else [knee.line()]
     for line in report_provision.summary_lines(inst, result) + run_lines(run) + knee_line:
         out.print(line, highlight=False, soft_wrap=True)
@@ -107,3 +112,19 @@ def provision_command(
         for line in report_provision.rounding_lines(result):
             out.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(0 if result.success else 3)
+
+
+def _finite(data: dict, catalog: Path) -> None:
+    """Refuse a provisioning whose figures (``data``, as written to ``--json``) hold a NaN or infinity: a price or
+    size of the catalog too large for a double (a link at $1e308 makes the bill infinite).
+
+    Raises:
+        InputError: naming the catalog file and the figure.
+    """
+    from ..errors import InputError
+    from ..io.files import nonfinite_field
+
+    field = nonfinite_field(data)
+    if field is not None:
+        raise InputError(catalog, field, "not a finite number: a price, size or count of the catalog is too large "
+                         "for a double", "give realistic figures (prices and sizes well below 1e300)")

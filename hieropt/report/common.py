@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -41,6 +42,12 @@ def fmt_bw(x: float) -> str:
 def fmt_util(u: float) -> str:
     """A utilisation as a percentage with 1 decimal."""
     return f"{u:.1%}"
+
+
+def gap_or_none(gap: float | None) -> float | None:
+    """A relative gap for JSON: None where it is not a finite number (no proven bound, e.g. a LIMIT stop), as in
+    :meth:`hieropt.result.Solution.to_dict`; JSON has no infinity."""
+    return None if gap is None or not math.isfinite(gap) else float(gap)
 
 
 def floats(a: Any) -> list[float] | None:

@@ -9,7 +9,7 @@ from ..model.run import run_figures
 from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
-from .common import floats
+from .common import floats, gap_or_none
 
 
 def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
@@ -30,7 +30,7 @@ def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
 def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
     run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd).to_dict()
     return {"run": run, "budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
-            "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns, "gap": p.gap,
+            "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns, "gap": gap_or_none(p.gap),
             "bw_gbps_per_dim": floats(p.bw), "usd_per_ms": p.usd_per_ms}
 
 

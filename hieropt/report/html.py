@@ -13,7 +13,7 @@ from ..model.cost import unit_cost_usd_per_gbps
 from ..studies.compare import Comparison
 from .committee import Committee
 from .committee_page import CSS, committee_sections
-from .common import floats, fmt_bw, fmt_ms, fmt_usd
+from .common import floats, fmt_bw, fmt_ms, fmt_usd, gap_or_none
 from .compare import comparison_dict, figure_data
 from .plots import write_figures
 from .run import run_lines
@@ -145,7 +145,8 @@ def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front
     data["notes"] = notes
     if front is not None:
         data["front"] = [{"budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
-                          "iteration_time_ns": p.iteration_time_ns, "gap": p.gap, "bw_gbps_per_dim": floats(p.bw)}
+                          "iteration_time_ns": p.iteration_time_ns, "gap": gap_or_none(p.gap),
+                          "bw_gbps_per_dim": floats(p.bw)}
                          for p in front.points]
     if committee is not None:
         data["committee"] = committee.to_dict()

@@ -10,6 +10,7 @@ from rich.text import Text
 from ..model.options import Option
 from ..solvers.provision import Provisioning
 from ..spec import Instance
+from .common import gap_or_none
 
 
 def _units_per_npu(o: Option) -> str:
@@ -162,7 +163,7 @@ def tradeoff_dict(tr: Any) -> dict[str, Any]:
     return {"grid": list(tr.grid), "solves": tr.solves, "solve_seconds": tr.solve_seconds,
             "points": [{"iteration_time_ns": q.iteration_time_ns, "network_cost_usd": q.network_cost_usd,
                         "power_w": q.power_w, "max_cost_usd": q.max_cost_usd, "max_power_w": q.max_power_w,
-                        "gap": q.gap, "design": [_option_dict(o) for o in q.design]} for q in tr.points]}
+                        "gap": gap_or_none(q.gap), "design": [_option_dict(o) for o in q.design]} for q in tr.points]}
 
 
 def rounding_lines(p: Provisioning) -> list[str]:
@@ -206,7 +207,7 @@ def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
         "max_power_w": p.max_power_w,
         "objective_value": p.objective_value,
         "objective_bound": p.objective_bound,
-        "gap": p.gap,
+        "gap": gap_or_none(p.gap),
         "iteration_time_ns": p.iteration_time_ns,
         "network_cost_usd": p.network_cost_usd,
         "power_w": p.power_w,
@@ -216,7 +217,7 @@ def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
                  "cost_usd": b.cost_usd, "unit_watts": b.unit_watts, "watts": b.watts} for b in p.bom],
         "continuous": None if p.continuous is None else {
             "bw_gbps_per_dim": [float(x) for x in p.continuous.bw_gbps],
-            "iteration_time_ns": p.continuous.iteration_time_ns, "gap": p.continuous.gap,
+            "iteration_time_ns": p.continuous.iteration_time_ns, "gap": gap_or_none(p.continuous.gap),
             "integer_premium": p.continuous_gap},
         "continuous_note": p.continuous_note,
         "roundings": [{"name": r.name, "description": r.description, "feasible": r.feasible,

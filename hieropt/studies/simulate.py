@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import InputError, SolverError
 from ..io.astrasim_bundle import Bundle, write_bundle
+from ..io.astrasim_network import sim_network
 from ..io.astrasim_trace import check_traceable
 from ..model.timing import evaluate
 from ..spec import Instance
@@ -214,12 +215,14 @@ def mode_mismatch(instance: Instance, chunks: int, bw_gbps: Sequence[float] | No
 
 
 def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, chunks: int = 1,
-             folder: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Simulated:
+             folder: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+             source: str = "ASTRA-sim export") -> Simulated:
     """Export ``instance`` at ``bw_gbps`` (GB/s per NPU) with ``chunks`` chunks per collective, run ASTRA-sim, and
     give its time beside hieropt's predictions (the simulator's exact mode and the instance's own).
 
     Args:
         folder: where the bundle goes (default: a temporary folder, removed afterwards).
+        source: what errors about the instance name (its file, e.g. ``"x.toml: ASTRA-sim export"``).
 
     Raises:
         InputError (exit 2) / SolverError (exit 3): see :func:`run_bundle` and
@@ -229,10 +232,10 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
     bw = tuple(float(b) for b in bw_gbps)
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="hieropt-astrasim-") as tmp:
-            return simulate(instance, bw, binary, chunks, tmp, timeout_s)
+            return simulate(instance, bw, binary, chunks, tmp, timeout_s, source)
     predicted = float(evaluate(matching_instance(instance, chunks), list(bw)).iteration_time_ns)
     own = float(evaluate(instance, list(bw)).iteration_time_ns)
-    bundle = write_bundle(instance, bw, folder, chunks)
+    bundle = write_bundle(instance, bw, folder, chunks, sim_network(instance, bw, source))
     per = run_bundle(bundle, binary, timeout_s)
     total = float(sum(w.weight * t for w, t in zip(bundle.workloads, per, strict=True)))
     return Simulated(bw, predicted, own, total, per, bundle)
@@ -317,10 +320,12 @@ class SimulationStudy:
 
 def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequence[float] | None = None,
                          chunks: int | None = None, folder: str | Path | None = None,
-                         timeout_s: float = DEFAULT_TIMEOUT_S, tolerance: float = TOLERANCE) -> SimulationStudy:
+                         timeout_s: float = DEFAULT_TIMEOUT_S, tolerance: float = TOLERANCE,
+                         source: str = "ASTRA-sim export") -> SimulationStudy:
     """Simulate ``bw_gbps`` (GB/s per NPU), or without it the instance's optimum (the solve of its own model), the
     equal split and the traffic-proportional split, each in its own bundle (``folder/<name>`` when given), in the
     instance's own dimension mode (``chunks`` default: :func:`simulator_chunks` at the first allocation).
+    ``source``: what errors about the instance name (its file).
 
     Raises:
         InputError (exit 2): bad binary, bandwidths or tolerance; SolverError (exit 3): no certified optimum, or a
@@ -332,7 +337,7 @@ def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequen
     if not (math.isfinite(tolerance) and 0 < tolerance < 1):
         raise InputError("--tolerance", None, f"{tolerance:g} is not in (0, 1)", "give e.g. 0.03 for 3 %")
     binary = check_binary(binary)
-    check_traceable(instance)
+    check_traceable(instance, source)
     if bw_gbps is not None:
         allocations = [("given", "--bw", list(bw_gbps))]
         notes: list[str] = []
@@ -353,7 +358,7 @@ def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequen
     rows = []
     for name, label, bw in allocations:
         sub = None if folder is None else Path(folder) / name
-        rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s)))
+        rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s, source)))
     return SimulationStudy(instance.name, chunks, tolerance, tuple(rows), tuple(notes), instance.dimension_mode,
                            mismatch)
 

@@ -91,3 +91,18 @@ def test_a_path_too_long_for_the_file_system_names_the_referring_field(tmp_path)
         in line and line.endswith("fix: give the workload file's path")
     line = error_line(run("solve", tmp_path / ("b" * 5000)))
     assert "cannot be used as an instance file path: File name too long" in line and len(line) < 200
+
+
+def test_provision_with_a_price_of_1e308_is_refused_naming_the_catalog(tmp_path):
+    """A link at $1e308 made the bill infinite: '$inf' printed, exit 0 (found by the long fuzz setting)."""
+    text = (REPO / "catalogs" / "example-4d.toml").read_text(encoding="utf-8")
+    old = '{ name = "d2d-port-25GBs", gbps = 25, usd = 60,'
+    assert old in text
+    catalog = tmp_path / "cat.toml"
+    catalog.write_text(text.replace(old, old.replace("usd = 60", "usd = 1e308")), encoding="utf-8")
+    r = run("provision", GPT3, "--catalog", catalog, "--no-compare")
+    assert r.exit_code == 2
+    assert error_line(r) == (f"error: {catalog}: network_cost_usd: not a finite number: a price, size or count of "
+                             "the catalog is too large for a double; fix: give realistic figures (prices and sizes "
+                             "well below 1e300)")
+    assert "inf" not in r.stdout

@@ -118,3 +118,19 @@ def test_export_writes_the_chunks_of_the_mode_solved(tmp_path):
     r = run("export", seq, "--astra-sim", tmp_path / "c")
     assert r.exit_code == 0, r.output
     assert json.loads((tmp_path / "c" / "system.json").read_text())["preferred-dataset-splits"] == 1
+
+
+def test_an_instance_the_simulator_cannot_state_is_named_by_its_file(tmp_path):
+    """Groups that cannot be whole simulator dimensions: the error names the instance file (it named 'ASTRA-sim
+    export' alone; found by the long fuzz setting)."""
+    text = (Path(__file__).resolve().parents[2] / "instances" / "gpt3-nvl72-2304.toml").read_text()
+    assert "input_grad = [8, 1]" in text
+    inst = tmp_path / "nvl.toml"
+    inst.write_text(text.replace("input_grad = [8, 1]", "input_grad = [2, 1]").replace(
+        '"../models/', f'"{Path(__file__).resolve().parents[2] / "models"}/'))
+    fake = tmp_path / "sim"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    r = run("simulate", inst, "--astra-sim", fake, "--bw", "900,50")
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"error: {inst}: ASTRA-sim export: dimension 0: groups of 2, 8, 9 NPUs"), r.stderr
