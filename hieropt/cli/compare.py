@@ -118,6 +118,10 @@ def report_command(
     communicator: CommOpt = None,
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
+    committee: Annotated[bool, typer.Option(
+        "--committee", help="Write the committee page instead (committee.html and committee.json): the "
+        "recommendation first (the cheapest run with a [cluster], else the knee) with its NPUs, fabric, days, $ per "
+        "run, MW and MFU, the alternatives side by side, and $ per run against days.")] = False,
 ) -> None:
     """Write a visual report of the exact optimum versus the heuristics: PNG figures (bandwidth per dimension,
     utilisation, gap, the exact Pareto front with every design as a point), one self-contained HTML page with the
@@ -130,6 +134,8 @@ def report_command(
         check_output_folder(out_dir, "--out", "the report")  # before the comparison: an existing file is refused
         inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd,
                          tokens)
+        if committee:
+            raise typer.Exit(_committee(out, inst, out_dir))
         from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
 
         comp = compare(inst, objective=objective)
@@ -151,3 +157,18 @@ def report_command(
     for name in data["files"]:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(0 if comp.optimum.success else 3)
+
+
+def _committee(out: Console, inst: Instance, out_dir: Path) -> int:
+    """``report --committee``: the committee page (:mod:`hieropt.report.committee`); its exit code."""
+    from ..report.committee import write_committee
+    from ..studies.committee import committee
+
+    data = write_committee(committee(inst), out_dir)
+    d = data["recommendation"]["display"]
+    out.print(f"recommendation: {data['recommendation']['label']}: {d['npus']} NPUs, {d['fabric']}, {d['days']} "
+              f"days, {d['run_cost']} per run, {d['power_mw']} MW, MFU {d['mfu']}", highlight=False, markup=False)
+    for name in data["files"]:
+        out.print(f"wrote {out_dir / name}", highlight=False)
+    return 0
+
