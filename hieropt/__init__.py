@@ -33,7 +33,7 @@ _NAMES = {
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
     "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
     "memory": "api", "run_figures": "api", "RunFigures": "api", "iteration_target_ns": "api",
-    "network_budget_usd": "api",
+    "network_budget_usd": "api", "knee": "api", "size_cluster": "api", "committee": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
@@ -44,7 +44,8 @@ __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_t
 __all__ += ["explore", "load_space", "Exploration"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
-__all__ += ["run_figures", "RunFigures", "iteration_target_ns", "network_budget_usd"]
+__all__ += ["run_figures", "RunFigures", "iteration_target_ns", "network_budget_usd", "knee", "size_cluster",
+            "committee"]
 
 
 def __getattr__(name: str) -> Any:

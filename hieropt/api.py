@@ -34,8 +34,11 @@ if TYPE_CHECKING:  # loaded on first use (_LAZY); named here for type checkers a
     from .solvers.provision import Provisioning, provision
     from .solvers.tradeoff import Tradeoff, provision_tradeoff
     from .studies.codesign import Codesign, codesign
+    from .studies.committee import committee
+    from .studies.knee import knee
     from .studies.simulate import SimulationStudy
     from .studies.simulate import simulate_allocations as simulate
+    from .studies.sizing import size_cluster
 
 
 def _takes_a_path(fn: Any) -> Any:
@@ -62,6 +65,8 @@ def _budget_named(fn: Any, old: str) -> Any:
             kwargs[old] = budget_usd
         return fn(*args, **kwargs)
 
+    call.__doc__ = (fn.__doc__ or "") + (f"\n\n    ``budget_usd``: the network budget ($), the one name of the "
+                                        f"budget (``{old}`` is its old name).\n")
     return call
 
 
@@ -80,6 +85,8 @@ _LAZY: dict[str, tuple[str, str, bool]] = {
     "export_astrasim": ("io.astrasim_bundle", "write_bundle", False),
     "simulate": ("studies.simulate", "simulate_allocations", False),
     "SimulationStudy": ("studies.simulate", "SimulationStudy", False),
+    "knee": ("studies.knee", "knee", True), "size_cluster": ("studies.sizing", "size_cluster", False),
+    "committee": ("studies.committee", "committee", True),
 }
 """Names whose modules load on first use (module, attribute, takes a path): the MILP, fabric, co-design and
 simulator stages import Pyomo or protobuf, which the performance path and a bad-input error never need."""
@@ -109,4 +116,5 @@ __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures",
 __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP", "InputError",
             "NoSolutionError", "SolverError"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
-__all__ += ["RunFigures", "run_figures", "iteration_target_ns", "network_budget_usd"]
+__all__ += ["RunFigures", "run_figures", "iteration_target_ns", "network_budget_usd", "knee", "size_cluster",
+            "committee"]
