@@ -79,10 +79,11 @@ def solve_command(
 
     Objectives: the fastest network (performance), the most training per dollar (performance_per_cost), the
     cheapest network meeting a time target (min_cost --max-time 1.3s), the fastest within a budget (performance
-    --budget 10M), the cheapest training run (min_run_cost, with a [cluster] section). Prints the bandwidth table, iteration time with its compute / communication split,
-    per-dimension utilisation, network cost, the proven gap and the solve time; for a pipelined LLM plan every
-    distinct stage's time (the iteration time is the slowest stage's). Exit 3 when the problem is infeasible (e.g.
-    a time target below the fastest possible time) or unbounded.
+    --budget 10M), the cheapest training run (min_run_cost, with a [cluster] section). Prints the bandwidth table,
+    iteration time with its compute / communication split, per-dimension utilisation, network cost, the proven gap
+    and the solve time; for a pipelined LLM plan every distinct stage's time (the iteration time is the slowest
+    stage's); the training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance, the knee.
+    Exit 3 when the problem is infeasible (e.g. a time target below the fastest possible time) or unbounded.
     """
     from ..errors import HieroptError
 
