@@ -36,6 +36,7 @@ _NAMES = {
     "validate": "api", "Validation": "api", "calibrate": "api", "Calibration": "api", "load_runs": "api",
     "run_figures": "api", "RunFigures": "api", "iteration_target_ns": "api",
     "network_budget_usd": "api",
+    "knee": "api", "size_cluster": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
@@ -48,6 +49,7 @@ __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
 __all__ += ["run_figures", "RunFigures", "iteration_target_ns", "network_budget_usd"]
+__all__ += ["knee", "size_cluster"]
 
 
 def __getattr__(name: str) -> Any:

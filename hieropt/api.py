@@ -35,8 +35,10 @@ if TYPE_CHECKING:  # loaded on first use (_LAZY); named here for type checkers a
     from .solvers.provision import Provisioning, provision
     from .solvers.tradeoff import Tradeoff, provision_tradeoff
     from .studies.codesign import Codesign, codesign
+    from .studies.knee import knee
     from .studies.simulate import SimulationStudy
     from .studies.simulate import simulate_allocations as simulate
+    from .studies.sizing import size_cluster
     from .studies.validate import Calibration, Validation, calibrate, validate
 
 
@@ -64,6 +66,8 @@ def _budget_named(fn: Any, old: str) -> Any:
             kwargs[old] = budget_usd
         return fn(*args, **kwargs)
 
+    call.__doc__ = (fn.__doc__ or "") + (f"\n\n    ``budget_usd``: the network budget ($), the one name of the "
+                                        f"budget (``{old}`` is its old name).\n")
     return call
 
 
@@ -85,6 +89,7 @@ _LAZY: dict[str, tuple[str, str, bool]] = {
     "export_astrasim": ("io.astrasim_bundle", "write_bundle", False),
     "simulate": ("studies.simulate", "simulate_allocations", False),
     "SimulationStudy": ("studies.simulate", "SimulationStudy", False),
+    "knee": ("studies.knee", "knee", True), "size_cluster": ("studies.sizing", "size_cluster", False),
 }
 """Names whose modules load on first use (module, attribute, takes a path): the MILP, fabric, co-design and
 simulator stages import Pyomo or protobuf, which the performance path and a bad-input error never need."""
@@ -116,3 +121,4 @@ __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model",
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
 __all__ += ["RunFigures", "run_figures", "iteration_target_ns", "network_budget_usd"]
+__all__ += ["knee", "size_cluster"]

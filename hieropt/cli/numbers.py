@@ -1,4 +1,4 @@
-"""Numbers typed on the command line: ``--bw`` lists and the positive limits (``--budget-usd``, ``--max-time-ns``),
+"""Numbers typed on the command line: ``--bw`` lists, the positive limits (``--budget 10M``, ``--max-time 1.3s``),
 each refused with a one-line InputError naming the flag. Imports only the standard library at load time."""
 
 from __future__ import annotations

@@ -37,8 +37,9 @@ ConstraintOpt = Annotated[list[str] | None, typer.Option(
 ObjectiveOpt = Annotated[str | None, typer.Option(
     "--objective", help="performance (minimum iteration time), performance_per_cost (minimum time x cost, global), "
     "min_cost (cheapest network meeting --max-time, or with every workload within --max-regret of its own "
-    "optimum), or min_max_regret (several workloads: minimise the largest slowdown against each one's own "
-    "optimum). Default: the instance's; performance with LIBRA flags.")]
+    "optimum), min_max_regret (several workloads: minimise the largest slowdown against each one's own "
+    "optimum), or min_run_cost (the $ of one training run: run time x the [cluster]'s cost rate). Default: the "
+    "instance's; performance with LIBRA flags.")]
 PROGRESS_POINTS = 1000
 """A Pareto front of at least this many points shows a progress bar on stderr (about 1.7 ms per point)."""
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the full result as JSON to FILE "
@@ -69,7 +70,7 @@ def solve_command(
         "front (LP duals of a few warm re-solves).")] = True,
     max_regret: Annotated[float | None, typer.Option(
         "--max-regret", help="With --objective min_cost: the cheapest network on which every workload is within "
-        "this fraction of its own optimum (0.05 = 5 %; below 1), instead of --max-time-ns.")] = None,
+        "this fraction of its own optimum (0.05 = 5 %; below 1), instead of --max-time.")] = None,
     ranges: Annotated[bool, typer.Option(
         "--ranges", help="With --sensitivity: also the range over which each marginal value holds within 10 % "
         "(more re-solves).")] = False,
@@ -77,11 +78,12 @@ def solve_command(
     """Find the optimal per-NPU bandwidth of every dimension, with a proven optimality gap.
 
     Objectives: the fastest network (performance), the most training per dollar (performance_per_cost), the
-    cheapest network meeting a time target (min_cost --max-time-ns T), the fastest within a budget (performance
-    --budget-usd X). Prints the bandwidth table, iteration time with its compute / communication split,
-    per-dimension utilisation, network cost, the proven gap and the solve time; for a pipelined LLM plan every
-    distinct stage's time (the iteration time is the slowest stage's). Exit 3 when the problem is infeasible (e.g.
-    a time target below the fastest possible time) or unbounded.
+    cheapest network meeting a time target (min_cost --max-time 1.3s), the fastest within a budget (performance
+    --budget 10M), the cheapest training run (min_run_cost, with a [cluster] section). Prints the bandwidth table,
+    iteration time with its compute / communication split, per-dimension utilisation, network cost, the proven gap
+    and the solve time; for a pipelined LLM plan every distinct stage's time (the iteration time is the slowest
+    stage's); the training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance, the knee.
+    Exit 3 when the problem is infeasible (e.g. a time target below the fastest possible time) or unbounded.
     """
     from ..errors import HieroptError
 

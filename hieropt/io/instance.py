@@ -194,6 +194,8 @@ def load_instance(path: str | Path) -> Instance:
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
     extra = {k: data[k] for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
              if k in data}
+    if "workloads" in data and "hours_share" in data["workloads"][0]:  # (shares of hours: hieropt.solvers.hours)
+        extra["weights"] = "hours"
     if "step" in data or loop == "step":
         extra["step"] = step_entry(data.get("step"), workload, src)
     if "heuristic_ratios" in data:
@@ -244,7 +246,8 @@ def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
 
 def _jobs(data: dict[str, Any], base: Path, src: str,
           network: Network) -> list[tuple[Workload, Mapping, str | None, float]]:
-    """The workloads: ``workload`` + ``mapping`` (weight 1), or ``[[workloads]]`` entries with a ``weight`` each."""
+    """The workloads: ``workload`` + ``mapping`` (weight 1), or ``[[workloads]]`` entries with a ``weight`` each, or
+    a ``hours_share`` each (normalised to sum 1)."""
     if "workloads" in data:
         if "workload" in data or "mapping" in data:
             raise InputError(src, "workloads", "given together with workload/mapping",
@@ -255,14 +258,15 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
                              "write [[workloads]] with workload = ..., mapping = ..., weight = ...")
         out = []
         for i, e in enumerate(entries):
-            extra = set(e) - {"workload", "mapping", "weight"}
+            extra = set(e) - {"workload", "mapping", "weight", "hours_share"}
             if extra:
                 raise InputError(src, f"workloads[{i}].{sorted(extra)[0]}", "unknown key",
-                                 "use workload, mapping, weight")
-            for k in ("workload", "weight"):
+                                 "use workload, mapping, weight (or hours_share)")
+            key = hours_key(entries, i, src)
+            for k in ("workload", key):
                 if k not in e:
                     raise InputError(src, f"workloads[{i}].{k}", "missing", f"give the {k}")
-            w = e["weight"]
+            w = e[key]
             if isinstance(w, bool) or not isinstance(w, int | float) or not 0 < w < math.inf:
                 raise InputError(src, f"workloads[{i}].weight", f"{short_repr(w)} is not a positive, finite number",
                                  "give the workload's weight, e.g. its share of cluster hours")
@@ -274,11 +278,27 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
                                  "give the weights on a common scale, e.g. shares of cluster hours")
             wl = workload_entry(e["workload"], base, src)
             out.append((wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w)))
-        return out
+        total = sum(w for *_, w in out) if key == "hours_share" else 1.0  # (shares normalised to sum 1)
+        return [(wl, mp, n, w / total) for wl, mp, n, w in out]
     if "workload" not in data:
         raise InputError(src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])")
     wl = workload_entry(data["workload"], base, src)
     return [(wl, *_mapping_or_derived(data.get("mapping"), wl, base, src, network), 1.0)]
+
+
+def hours_key(entries: list[dict[str, Any]], i: int, src: str) -> str:
+    """``"hours_share"`` when the ``[[workloads]]`` entries give shares of the cluster's hours, else ``"weight"``;
+    InputError when entry ``i`` gives both or the other key than the first entry."""
+    first = "hours_share" if "hours_share" in entries[0] else "weight"
+    other = "weight" if first == "hours_share" else "hours_share"
+    e = entries[i]
+    if "hours_share" in e and "weight" in e:
+        raise InputError(src, f"workloads[{i}]", "gives both weight and hours_share",
+                         "give hours_share (hieropt turns shares into weights) or weight, not both")
+    if other in e:
+        raise InputError(src, f"workloads[{i}].{other}", f"workloads[0] gives {first}",
+                         "give every workload a hours_share, or every one a weight")
+    return first
 
 
 def _mapping_or_derived(value: Any, workload: Workload, base: Path, src: str,

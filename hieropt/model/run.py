@@ -155,9 +155,12 @@ def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: 
                 tokens: float | None = None) -> RunFigures:
     """The buyer's figures (module docstring) of ``instance`` at iteration time ``iteration_time_ns`` (ns) with a
     network of ``network_cost_usd`` $ (None: unknown) and a run of ``tokens`` tokens (default: the instance's
-    ``tokens``; None: no run figures). Several workloads on one fabric: the primary workload's figures."""
-    return figures(instance.workload.training, instance.network.npus_total, iteration_time_ns, network_cost_usd,
-                   tokens if tokens is not None else instance.tokens, instance.cluster, instance.workload.name)
+    ``tokens``; None: no run figures). Several workloads on one fabric: their weighted time is no one run's, so the
+    tokens, FLOPs and the run's days and $ are unknown (the power and the cost rate are not)."""
+    several = len(instance.jobs) > 1
+    return figures(None if several else instance.workload.training, instance.network.npus_total, iteration_time_ns,
+                   network_cost_usd, tokens if tokens is not None else instance.tokens, instance.cluster,
+                   "" if several else instance.workload.name)
 
 
 def figures(training: Training | None, npus: int, iteration_time_ns: float, network_cost_usd: float | None = None,
@@ -170,7 +173,10 @@ def figures(training: Training | None, npus: int, iteration_time_ns: float, netw
     tr = training
     out: dict[str, Any] = {"iteration_time_ns": T, "tokens": tokens, "network_capex_usd": network_cost_usd}
     unknown = []
-    if tr is None:
+    if tr is None and not workload:
+        unknown.append("tokens, FLOPs and the run: several workloads share the fabric and the time is their weighted "
+                       "sum, no one run's (see the portfolio table for each workload's time)")
+    elif tr is None:
         unknown.append(f"tokens and FLOPs: the workload {workload} has no LLM model (an ASTRA-sim or LIBRA workload "
                        "file, or another generator); use an LLM model file (generator = \"llm\")")
     elif seconds > 0:

@@ -7,6 +7,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from ..model.run import run_figures
 from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
@@ -142,6 +143,13 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         t.add_column(col, justify="right")
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
+    runs = [run_figures(instance, p.iteration_time_ns, p.network_cost_usd) for p in front.points]
+    days = any(r.time_to_train_days is not None for r in runs)
+    dollars = any(r.run_cost_usd is not None for r in runs)
+    if days:  # (with a token budget: the run's days; with a [cluster] too: its $)
+        t.add_column("days", justify="right")
+    if dollars:
+        t.add_column("$ per run", justify="right")
     t.caption = ("$ per ms: the budget row's dual at that point, what one more ms of iteration time saved costs "
                  "(-: the budget does not bind, or the point is a hair above the cheapest network, solved without "
                  "that row)")
@@ -149,7 +157,9 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         p = front.points[i]
         t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
                   f"{p.gap:.1e}", "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
-                  *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw))
+                  *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw),
+                  *([f"{runs[i].time_to_train_days:,.2f}"] if days else []),
+                  *([f"{runs[i].run_cost_usd:,.0f}"] if dollars else []))
     return t
 
 

@@ -21,6 +21,7 @@ from ..spec.overrides import check_time_limit, with_targets
 from ..units import implausible_bw_notes
 from ..verify import verify
 from .cutting import REL_GAP, OAResult, TimeLP
+from .hours import hours_weighted
 from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
 from .procurement import PPC_GAP, Counts, against_target, cheapest_meeting, fastest_design, min_time_cost_product
 from .run_cost import run_cost_terms
@@ -122,6 +123,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     time_limit_s = check_time_limit(time_limit_s)
     if (over := power_cap_problem(instance)) is not None:  # (the site's power cap: hieropt/model/run.py)
         raise NoSolutionError("infeasible", over)
+    instance, hours_note = hours_weighted(instance, time_limit_s)  # (shares of hours -> weights)
     obj = instance.objective
     gap = rel_gap if rel_gap is not None else (PPC_GAP if obj in ("performance_per_cost", "min_run_cost") else REL_GAP)
     if not MIN_REL_GAP <= gap < 1:
@@ -175,8 +177,8 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
     sol = _verified(instance, tm, counts, res, obj, start, extra, method=method)
-    if skipped:
-        sol = replace(sol, notes=sol.notes + skipped)
+    if skipped or hours_note:
+        sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if portfolio and len(instance.jobs) > 1 and sol.success:
         from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only when a portfolio is asked for)
 

@@ -49,6 +49,10 @@ def run_cost_terms(instance: Instance) -> RunCostTerms:
         InputError: no ``[cluster]``, or one without a cost rate or without ``amortisation_years`` (the network's
             capex then has no rate, and the optimum would be the fastest network at any price).
     """
+    if len(instance.jobs) > 1:
+        raise InputError("objective", None, "min_run_cost prices one training run, and several workloads share this "
+                         "fabric (their time is a weighted sum)", "solve each workload's instance, or use "
+                         "performance, performance_per_cost or min_cost for the portfolio")
     tr = instance.workload.training
     return terms_of(instance.cluster, instance.network.npus_total, instance.tokens,
                     None if tr is None else tr.tokens_per_iteration)

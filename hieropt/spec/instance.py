@@ -178,6 +178,10 @@ class Instance(Frozen):
     """Token budget of one training run (tokens), for the time, energy and $ of a run (hieropt.model.run)."""
     cluster: Cluster | None = None
     """The whole cluster's cost and power beyond the network (:class:`hieropt.spec.cluster.Cluster`)."""
+    weights: Literal["plain", "hours"] = "plain"
+    """``hours``: the workloads' weights are their shares of the cluster's hours (summing to 1); a solve turns each
+    into h_w / T_w*, T_w* the workload's own optimum (:mod:`hieropt.solvers.hours`), so that the objective is the
+    hour-weighted relative iteration time sum_w h_w T_w(B) / T_w*."""
 
     @field_validator("max_regret")
     @classmethod

@@ -95,3 +95,13 @@ def test_evaluate_json_has_the_buyer_keys():
     assert fig["run_cost_usd"] == pytest.approx(fig["cost_per_hour_usd"] * fig["time_to_train_days"] * 24, rel=1e-12)
     s = run("solve", llama, "--no-sensitivity")
     assert "objective min_run_cost: $78,28" in s.stdout and "per run" in s.stdout
+
+
+def test_pareto_shows_days_and_dollars_per_run():
+    r = run("pareto", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--points", "4", "--json", "-")
+    assert r.exit_code == 0, r.output
+    points = json.loads(r.stdout)["points"]
+    cheapest = min(points, key=lambda p: p["run"]["run_cost_usd"])
+    assert points[0]["run"]["time_to_train_days"] > cheapest["run"]["time_to_train_days"]
+    assert "days" in r.stderr and "$ per run" in r.stderr
+    assert f"{cheapest['run']['run_cost_usd']:,.0f}" in r.stderr

@@ -151,3 +151,15 @@ def test_bandwidth_sensitivity_in_the_buyers_units():
     assert usd == pytest.approx(-6276.0, abs=0.1)
     assert "saves $6.28k per run" in text
     assert bandwidth_effect(None, 1, -3e6) == ""
+
+
+def test_several_workloads_have_no_run_of_their_own():
+    mix = hieropt.load_instance(REPO / "instances" / "mix-gpt3-dlrm-4d.toml")
+    fig = run_figures(mix, 1.0, network_cost_usd=1e6, tokens=15e12)
+    assert fig.mfu is None and fig.time_to_train_days is None
+    assert any("several workloads" in u for u in fig.unknown)
+    from hieropt.errors import InputError
+
+    with pytest.raises(InputError, match="several workloads"):
+        hieropt.solve(mix.model_copy(update={"cluster": Cluster(accelerator_usd=1.0, amortisation_years=4.0)}),
+                      objective="min_run_cost")
