@@ -16,7 +16,9 @@
     pp = [1, 2, 4, 8, 16]
     zero_stage = [0, 1]
     recompute = ["none", "selective", "full"]
-    sequence_parallel = [false, true]        # also: ep, virtual_stages, micro_batch_size, overlap_grad_reduce
+    sequence_parallel = [false, true]        # also: ep, virtual_stages, micro_batch_size, overlap_grad_reduce,
+                                             # schedule = ["1f1b", "interleaved"] (v = 1 / v >= 2; default
+                                             # virtual_stages then [1, 2])
 
     [network]                                # one fixed network: dims = [{block, npus, cost_class}, ...]
     # or, instead of [network], a shape space as in hieropt explore: dims = [2, 4], switch_only_at_top,
@@ -79,7 +81,9 @@ def load_codesign(path: str | Path) -> CodesignSpace:
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
     given = {k: v if isinstance(v, list) else [v] for k, v in plans.items()}
     # a field [plans] omits keeps the model file's value (with the space's set overrides), not PlanChoices' default
-    own = {k: [getattr(base.plan, k)] for k in PlanChoices.model_fields if k not in given}
+    own = {k: [getattr(base.plan, k)] for k in PlanChoices.model_fields if k not in given and k != "schedule"}
+    if "interleaved" in (given.get("schedule") or ()) and "virtual_stages" not in given:
+        own["virtual_stages"] = [1, 2] if "1f1b" in given["schedule"] else [2]  # (the interleaved schedule's v)
     try:
         choices = PlanChoices(**own, **given)
     except ValidationError as e:

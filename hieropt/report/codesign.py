@@ -40,6 +40,7 @@ def summary_lines(result: Codesign) -> list[str]:
              f"{sp.mapping_rule}",
              f"plans: {pl.combinations:,} combinations, {invalid:,} invalid for the model, {len(pl.too_big):,} too big "
              f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, {len(pl.fitting):,} fit",
+             *invalid_lines(pl.invalid),
              f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {en.count:,}"
              + (f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
              f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent"
@@ -57,6 +58,22 @@ def summary_lines(result: Codesign) -> list[str]:
                   + (f"; scale-out {best['scaleout_gbps_per_npu']:,.2f} GB/s per NPU"
                      + (f" = {best['nics']:,} NICs" if best["nics"] is not None else "") if
                      best["scaleout_gbps_per_npu"] is not None else "")]
+    return lines
+
+
+REASONS_SHOWN = 8
+"""Invalid-plan reasons printed (the commonest; all of them are in the JSON)."""
+
+
+def invalid_lines(invalid: dict[str, int], shown: int = REASONS_SHOWN) -> list[str]:
+    """The reasons plans are invalid, commonest first, each with its count (``  96 x plan.npus: tp 16 x pp 16 =
+    256 does not divide the 4,000 NPUs``), and how many more reasons and plans there are."""
+    ranked = sorted(invalid.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines = [f"  {n:,} x {reason}" for reason, n in ranked[:shown]]
+    rest = ranked[shown:]
+    if rest:
+        lines.append(f"  ... {len(rest):,} more reasons ({sum(n for _, n in rest):,} plans; all in --json "
+                     "plans.invalid)")
     return lines
 
 
@@ -81,7 +98,8 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
         t.add_column(col, justify="left" if col in ("plan", "network", "GB/s per NPU") else "right",
                      overflow="fold")
     for r in result.ranking[:top]:
-        t.add_row(str(r["rank"]), r["plan"], f"{r['shape']} | {_placement(r)}", _value(r, sp.objective),
+        more = f" (+{r['equivalents']} equivalent)" if r.get("equivalents") else ""
+        t.add_row(str(r["rank"]), r["plan"], f"{r['shape']}{more} | {_placement(r)}", _value(r, sp.objective),
                   f"{r['compute_ns'] / 1e6:,.1f}", f"{r['bubble_ns'] / 1e6:,.1f}",
                   f"{r['communication_ns'] / 1e6:,.1f}", f"{r['memory_bytes'] / 1e9:,.1f}",
                   f"{r['network_cost_usd']:,.0f}", _bw(r))
@@ -122,4 +140,5 @@ def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
     return result.to_dict(top)
 
 
-__all__ = ["no_answer", "summary_lines", "ranking_table", "dims_table", "codesign_dict", "provision_table"]
+__all__ = ["no_answer", "invalid_lines", "summary_lines", "ranking_table", "dims_table", "codesign_dict",
+           "provision_table"]

@@ -184,13 +184,13 @@ class ShapeSpace(Frozen):
         return tuple(constraint_for(t, n_dims) for t in self.constraints)
 
 
-@lru_cache(maxsize=256)
 def resolve_top(text: str, n_dims: int) -> str:
     """A space's constraint text for ``n_dims`` dimensions with ``top`` written as ``n_dims - 1`` (the text an
     instance file takes)."""
     return _TOP_RE.sub(str(n_dims - 1), text)
 
 
+@lru_cache(maxsize=256)
 def constraint_for(text: str, n_dims: int) -> LinearConstraint:
     """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The last 256
     (text, n_dims) pairs are kept (the result is frozen; a sweep asks for the same few for each candidate).

@@ -12,7 +12,6 @@ counted by reason; the fitting plans go on to the network search.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -73,15 +72,12 @@ def plan_id(p: LLMParams) -> str:
             f" v{pl.virtual_stages} mb{pl.micro_batch_size}" + (" ovl" if pl.overlap_grad_reduce else ""))
 
 
-_NUMBER = re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b")
-
-
 def _reason(e: ValidationError) -> str:
-    """The first error of an invalid plan as a class of plans: 'field: why', before its fix, with each number
-    written N (so that plans invalid for one reason count together; a name such as 1f1b keeps its digits)."""
+    """The first error of an invalid plan: 'field: why' before its fix, numbers kept ("plan.pp: 3 does not divide
+    the 96 layers"); plans invalid for the same reason with the same numbers count together."""
     msg = str(e.errors()[0]["msg"]).removeprefix("Value error, ")
     field_, _, rest = msg.partition(": ")
-    return f"{field_}: {_NUMBER.sub('N', rest.split(';')[0]).strip()}" if rest else msg
+    return f"{field_}: {rest.split('; fix')[0].strip()}" if rest else msg
 
 
 def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams:
@@ -117,12 +113,15 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     invalid: Counter[str] = Counter()
     too_big: list[tuple[str, MemoryReport]] = []
     n = 0
-    keys: Sequence[str] = tuple(PlanChoices.model_fields)
+    keys: Sequence[str] = tuple(k for k in PlanChoices.model_fields if k != "schedule")
     for values in itertools.product(*(getattr(choices, k) for k in keys)):
-        n += 1
         upd = dict(zip(keys, values, strict=True))
+        if not choices.consistent(upd):  # (the schedule follows from v: a listed schedule keeps its plans)
+            continue
+        n += 1
         if npus % (upd["tp"] * upd["pp"]):
-            invalid["plan.npus: tp x pp does not divide the NPU count"] += 1
+            invalid[f"plan.npus: tp {upd['tp']} x pp {upd['pp']} = {upd['tp'] * upd['pp']} does not divide the "
+                    f"{npus} NPUs"] += 1
             continue
         try:
             p = plan_params(base, npus, upd)

@@ -37,6 +37,8 @@ class PlanChoices(_Frozen):
     from N / (tp pp)); the model file's plan gives every other field (global batch, vocabulary padding, ...). A
     co-design space file's ``[plans]`` table takes a field it omits from the model file's plan
     (:func:`hieropt.io.codesign.load_codesign`); built directly, an omitted field takes the default below.
+    ``schedule`` (``1f1b`` and / or ``interleaved``) follows from v (1f1b: v = 1, interleaved: v >= 2); listed, it
+    keeps the combinations of those schedules (None: every value of ``virtual_stages``).
 
     Raises (pydantic.ValidationError): an empty list, a degree < 1, a ZeRO stage outside 0..3, a value listed twice
     (two candidates would share one id and one would hide the other's row)."""
@@ -50,22 +52,30 @@ class PlanChoices(_Frozen):
     virtual_stages: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     micro_batch_size: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     overlap_grad_reduce: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
+    schedule: tuple[Literal["1f1b", "interleaved"], ...] | None = Field(default=None, min_length=1)
 
     @field_validator("*")
     @classmethod
-    def _distinct(cls, v: tuple) -> tuple:
-        twice = next((x for i, x in enumerate(v) if x in v[:i]), None)
+    def _distinct(cls, v: tuple | None) -> tuple | None:
+        twice = next((x for i, x in enumerate(v) if x in v[:i]), None) if v is not None else None
         if twice is not None:
             raise ValueError(f"{twice!r} is listed twice; fix: list each value once")
         return v
 
+    def consistent(self, choice: dict) -> bool:
+        """Whether a combination's virtual stages fit the listed schedules: ``1f1b`` takes v = 1, ``interleaved``
+        v >= 2 (the schedule follows from v; None: every v)."""
+        return self.schedule is None or ("interleaved" if choice["virtual_stages"] > 1 else "1f1b") in self.schedule
+
     @property
     def combinations(self) -> int:
-        """Number of combinations (the product of the list lengths)."""
+        """Number of combinations: the product of the list lengths, less those whose virtual stages no listed
+        schedule takes (:meth:`consistent`)."""
         n = 1
-        for v in self.model_dump().values():
-            n *= len(v)
-        return n
+        for k, v in self.model_dump().items():
+            if k not in ("schedule", "virtual_stages"):
+                n *= len(v)
+        return n * sum(self.consistent({"virtual_stages": v}) for v in self.virtual_stages)
 
 
 class CodesignSpace(_Frozen):
