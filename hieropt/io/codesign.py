@@ -47,7 +47,7 @@ from .space import dims_entry, level_entry
 
 _TOP_KEYS = ("name", "description", "model", "set", "npus", "objective", "constraints", "mapping_rule", "prune",
              "plans", "network", "dims", "levels", "switch_only_at_top", "cost", "max_iteration_time_ns",
-             "max_network_cost_usd", "dimension_mode", "nic_gbps")
+             "max_network_cost_usd", "dimension_mode", "nic_gbps", "nic_npus")
 
 
 def load_codesign(path: str | Path) -> CodesignSpace:
@@ -75,7 +75,7 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     objective = required_choice(data, "objective", OBJECTIVES, src) if "objective" in data else "performance"
     parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
-                                                   "dimension_mode", "nic_gbps") if k in data}
+                                                   "dimension_mode", "nic_gbps", "nic_npus") if k in data}
     plans = data.get("plans", {})
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")

@@ -58,6 +58,10 @@ def summary_lines(result: Codesign) -> list[str]:
                   + (f"; scale-out {best['scaleout_gbps_per_npu']:,.2f} GB/s per NPU"
                      + (f" = {best['nics']:,} NICs" if best["nics"] is not None else "") if
                      best["scaleout_gbps_per_npu"] is not None else "")]
+        lines += [f"  note: {n}" for n in best["notes"] or ()]
+        if best["equivalents"]:
+            lines.append(f"  the same answer on {best['equivalents']} equivalent shape(s): "
+                         + ", ".join(best["equivalent_shapes"]))
     return lines
 
 

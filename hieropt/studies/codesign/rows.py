@@ -25,12 +25,13 @@ COLUMNS: tuple[tuple[str, type], ...] = (
     ("objective_unit", str), ("gap", float), ("lower_bound", float), ("iteration_time_ns", float),
     ("compute_ns", float), ("bubble_ns", float), ("communication_ns", float), ("communication_by_group_ns", dict),
     ("memory_bytes", float), ("network_cost_usd", float), ("bw_gbps", list), ("scaleout_gbps_per_npu", float),
-    ("nics", int), ("solve_seconds", float), ("worker", str),
+    ("nics", int), ("notes", list), ("solve_seconds", float), ("worker", str),
 )
 """Columns of a co-design results file, with their types (empty: not applicable). ``status`` is ``optimal``,
 ``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent, not solved). ``placement``
 (group -> its size on each dimension), ``communication_by_group_ns`` (group -> ns per iteration) and ``bw_gbps`` (GB/s
-per NPU per dimension) are an object, an object and an array (JSON text in a CSV cell or Parquet string)."""
+per NPU per dimension) are an object, an object and an array, ``notes`` an array of texts (e.g. TP on a scale-out
+dimension) (JSON text in a CSV cell or Parquet string). ``nics``: :func:`hieropt.spec.space.nic_count`."""
 NAMES = tuple(n for n, _ in COLUMNS)
 
 
@@ -130,6 +131,7 @@ class CodesignRow:
     bw_gbps: list[float] | None
     scaleout_gbps_per_npu: float | None
     nics: int | None
+    notes: list[str] | None
     solve_seconds: float | None
     worker: str | None
     rank: int | None = None

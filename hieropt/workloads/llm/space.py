@@ -92,8 +92,9 @@ class CodesignSpace(_Frozen):
         cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns, max_network_cost_usd,
             dimension_mode: as in instance files.
         prune: skip candidates whose proven lower bound cannot beat the incumbent (exact; False solves all).
-        nic_gbps: GB/s of one scale-out NIC port: each row's ``nics`` = ceil(N x scale-out GB/s per NPU / nic_gbps),
-            the scale-out dimensions being those of the last level's cost class (of the last dimension for a fixed
+        nic_gbps: GB/s of one scale-out NIC port; nic_npus: the NPUs whose NICs are bought together (1: whole NICs per
+            NPU; a node's NPU count: per node). Each row's ``nics`` = :func:`hieropt.spec.space.nic_count` over the
+            scale-out dimensions, those of the last level's cost class (of the last dimension's for a fixed
             network).
     """
 
@@ -115,6 +116,7 @@ class CodesignSpace(_Frozen):
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     prune: StrictBool = True
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    nic_npus: int = Field(default=1, ge=1)
 
     @property
     def scale_out_class(self) -> str:
@@ -136,6 +138,9 @@ class CodesignSpace(_Frozen):
                              "space has one model; fix: use performance, performance_per_cost or min_cost")
         if self.min_dims > self.max_dims:
             raise ValueError(f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]")
+        if self.npus % self.nic_npus:
+            raise ValueError(f"nic_npus: {self.nic_npus} does not divide the {self.npus} NPUs; fix: give the NPUs "
+                             "of one node (whose NICs are bought together), or 1")
         classes = ([(f"levels[{i}]", lv.cost_class, "Switch" in lv.blocks) for i, lv in enumerate(self.levels)]
                    + [(f"network.dims[{d}]", dim.cost_class, dim.block == "Switch")
                       for d, dim in enumerate(self.network.dims if self.network is not None else ())])
