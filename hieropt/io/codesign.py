@@ -4,7 +4,7 @@
     name = "codesign-gpt3-4096"
     model = "../models/gpt3-175b-llm.toml"   # LLM model file: architecture, NPU (HBM), precision, base plan
     set = ["global_batch_size=1536"]         # optional KEY=VALUE overrides of the model file (as --set)
-    npus = 4096
+    npus = 4096                              # or several cluster sizes: npus = [2048, 4096, 8192]
     objective = "performance"                # performance | performance_per_cost | min_cost (+ max_iteration_time_ns)
     constraints = ["sum(bw) == 500"]         # parsed for every dimension count; 'top' = the last dimension
     mapping_rule = "lowest"                  # lowest | all_placements
@@ -125,7 +125,8 @@ def _check_set_npus(sets: list[str], npus: Any, src: str) -> None:
         if override_path(key.strip(), f"{src}: set") != ["plan", "npus"]:
             continue
         given = parse_override_value(value.strip())
-        if isinstance(npus, int) and not isinstance(npus, bool) and given != npus:
+        sizes = npus if isinstance(npus, list) else [npus]
+        if all(isinstance(n, int) and not isinstance(n, bool) for n in sizes) and given not in sizes:
             raise InputError(f"{src}: set", item, f"contradicts npus = {npus} of the same file (the space's npus is "
                              "the cluster every plan runs on, and replaces the model file's)",
                              f"remove '{item}' from set, or make the two the same")

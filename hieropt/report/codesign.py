@@ -36,7 +36,8 @@ def summary_lines(result: Codesign) -> list[str]:
     sp, en = result.space, result.enumeration
     pl = en.plans
     invalid = sum(pl.invalid.values())
-    lines = [f"co-design {sp.name}: {sp.base.model.name} on {sp.npus:,} NPUs, objective {sp.objective}, mapping rule "
+    npus = " / ".join(f"{n:,}" for n in sp.sizes)
+    lines = [f"co-design {sp.name}: {sp.base.model.name} on {npus} NPUs, objective {sp.objective}, mapping rule "
              f"{sp.mapping_rule}",
              f"plans: {pl.combinations:,} combinations, {invalid:,} invalid for the model, {len(pl.too_big):,} too big "
              f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, {len(pl.fitting):,} fit",
@@ -48,7 +49,7 @@ def summary_lines(result: Codesign) -> list[str]:
              f"{result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
     best = result.best.to_dict() if result.best is not None else None
     if best is not None:
-        lines += [f"best: {best['id']}",
+        lines += [f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),
                   f"  {_UNIT[sp.objective]} {_value(best, sp.objective)} (gap {best['gap']:.1e}); iteration "
                   f"{best['iteration_time_ns'] / 1e6:,.4f} ms = compute {best['compute_ns'] / 1e6:,.4f} + bubble "
                   f"{best['bubble_ns'] / 1e6:,.4f} + communication {best['communication_ns'] / 1e6:,.4f} "

@@ -57,6 +57,15 @@ class PlanEnumeration:
     invalid: dict[str, int] = field(default_factory=dict)
     too_big: tuple[tuple[str, MemoryReport], ...] = ()
 
+    @classmethod
+    def merged(cls, parts: Sequence[PlanEnumeration]) -> PlanEnumeration:
+        """One enumeration of several (one per cluster size): their plans, counts and reasons together."""
+        invalid: Counter[str] = Counter()
+        for e in parts:
+            invalid.update(e.invalid)
+        return cls(tuple(c for e in parts for c in e.fitting), sum(e.combinations for e in parts), dict(invalid),
+                   tuple(t for e in parts for t in e.too_big))
+
     @property
     def smallest_need_bytes(self) -> float | None:
         """The least per-NPU memory any valid plan needs (None without valid plans)."""
@@ -80,10 +89,26 @@ def _reason(e: ValidationError) -> str:
     return f"{field_}: {rest.split('; fix')[0].strip()}" if rest else msg
 
 
+def balanced_stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
+    """Layers per pipeline stage when ``pp`` does not divide ``layers``: ceil(L / pp) each, less one on the first
+    and last stages, then the second and second-to-last, ... until they add up to L (Llama 3 405B's 7, 8, ..., 8, 7
+    for 126 layers on 16 stages: the end stages also hold the embedding and the output layer). None when pp divides
+    L (even stages) or a stage would get no layer."""
+    if pp <= 1 or layers % pp == 0 or layers < 2 * pp:
+        return None
+    per = -(-layers // pp)
+    out = [per] * pp
+    ends = [i for k in range((pp + 1) // 2) for i in dict.fromkeys((k, pp - 1 - k))]
+    for i in ends[:per * pp - layers]:
+        out[i] -= 1
+    return tuple(out)
+
+
 def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams:
     """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the :class:`PlanChoices`
     fields), dp = N / (tp pp), the schedule ``interleaved`` for v > 1 (else ``1f1b``), and the base's stage_layers
-    dropped when pp or v differ from it.
+    replaced when pp or v differ from it: by :func:`balanced_stage_layers` for a 1f1b plan whose pp does not divide
+    the layers, else none (even stages).
 
     Raises:
         pydantic.ValidationError: the model rejects the plan (module docstring).
@@ -95,6 +120,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     plan = base.plan.model_dump() | upd
     if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
         plan["stage_layers"] = None
+        if upd["virtual_stages"] == 1:
+            plan["stage_layers"] = balanced_stage_layers(base.model.layers, upd["pp"])
     return LLMParams(name=base.name, model=base.model, plan=plan, npu=base.npu, precision=base.precision)
 
 
@@ -137,4 +164,5 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     return PlanEnumeration(tuple(fitting), n, dict(invalid), tuple(too_big))
 
 
-__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id", "plan_params"]
+__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id", "plan_params",
+           "balanced_stage_layers"]

@@ -84,7 +84,9 @@ class CodesignSpace(_Frozen):
     Attributes:
         name: the space's name.
         base: the model, NPU (HBM), precision and the plan fields the choices do not vary.
-        npus: N.
+        npus: N, or several cluster sizes (distinct, a list in the file): the cluster size is then a dimension of
+            the search, every plan and shape of each size a candidate, and the answer says how many NPUs to buy
+            (:attr:`sizes`).
         plans: the plan choices.
         network: one fixed network (its NPUs multiply to N), or None with ``levels``: every shape of the shape space
             (``levels``, ``min_dims``, ``max_dims``, ``switch_only_at_top``, as :class:`hieropt.spec.space.ShapeSpace`).
@@ -100,7 +102,7 @@ class CodesignSpace(_Frozen):
 
     name: str = Field(min_length=1)
     base: LLMParams
-    npus: int = Field(ge=2)
+    npus: Annotated[int, Field(ge=2)] | tuple[Annotated[int, Field(ge=2)], ...]
     plans: PlanChoices = PlanChoices()
     network: Network | None = None
     levels: tuple[Level, ...] = ()
@@ -119,6 +121,11 @@ class CodesignSpace(_Frozen):
     nic_npus: int = Field(default=1, ge=1)
 
     @property
+    def sizes(self) -> tuple[int, ...]:
+        """The cluster sizes searched (NPUs), ascending."""
+        return (self.npus,) if isinstance(self.npus, int) else tuple(sorted(self.npus))
+
+    @property
     def scale_out_class(self) -> str:
         """The cost class of the scale-out dimensions: the last level's (shape space) or the last dimension's."""
         return self.levels[-1].cost_class if self.levels else self.network.dims[-1].cost_class
@@ -128,9 +135,13 @@ class CodesignSpace(_Frozen):
         if (self.network is None) == (not self.levels):
             raise ValueError("network: give either one network ([network] dims) or a shape space ([[levels]]); fix: "
                              "keep one of them")
-        if self.network is not None and self.network.npus_total != self.npus:
+        if not isinstance(self.npus, int) and (not self.npus or len(set(self.npus)) != len(self.npus)):
+            raise ValueError(f"npus: {list(self.npus)} is not a list of distinct NPU counts; fix: list each cluster "
+                             "size once, e.g. npus = [8192, 16384]")
+        if self.network is not None and (not isinstance(self.npus, int) or self.network.npus_total != self.npus):
             raise ValueError(f"network: its dimensions hold {self.network.npus_total} NPUs, not npus = {self.npus}; "
-                             "fix: make them multiply to npus")
+                             "fix: make them multiply to npus (one fixed network has one cluster size: give several "
+                             "sizes with a shape space, [[levels]])")
         if self.objective == "min_cost" and self.max_iteration_time_ns is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
         if self.objective == "min_max_regret":
@@ -138,9 +149,10 @@ class CodesignSpace(_Frozen):
                              "space has one model; fix: use performance, performance_per_cost or min_cost")
         if self.min_dims > self.max_dims:
             raise ValueError(f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]")
-        if self.npus % self.nic_npus:
-            raise ValueError(f"nic_npus: {self.nic_npus} does not divide the {self.npus} NPUs; fix: give the NPUs "
-                             "of one node (whose NICs are bought together), or 1")
+        for n in self.sizes:
+            if n % self.nic_npus:
+                raise ValueError(f"nic_npus: {self.nic_npus} does not divide the {n} NPUs; fix: give the NPUs of "
+                                 "one node (whose NICs are bought together), or 1")
         classes = ([(f"levels[{i}]", lv.cost_class, "Switch" in lv.blocks) for i, lv in enumerate(self.levels)]
                    + [(f"network.dims[{d}]", dim.cost_class, dim.block == "Switch")
                       for d, dim in enumerate(self.network.dims if self.network is not None else ())])
