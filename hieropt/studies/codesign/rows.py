@@ -63,18 +63,18 @@ class UnsolvedRows:
     solved. A pruned search settles most candidates this way (13,172 of 13,350 in ``spaces/codesign-1t-4096.toml``),
     so the columns a plan's candidates share are typed once per plan and only :data:`OWN_COLUMNS` per candidate;
     :meth:`row` equals ``typed_row({**row of the candidate, status, message, space_hash}, COLUMNS)`` (the tests
-    check it). The last plan's shared columns are kept (the search reaches a plan's candidates in runs)."""
+    check it). The shared columns are kept per plan (memory per plan, not per candidate)."""
 
     def __init__(self, space: CodesignSpace, space_hash: str):
         self.space, self.space_hash = space, space_hash
-        self._plan: tuple[str, dict[str, Any]] = ("", {})
+        self._plans: dict[str, dict[str, Any]] = {}
 
     def row(self, cand: CodesignCandidate, status: str, message: str) -> dict[str, Any]:
         """The typed row of ``cand`` with ``status`` and ``message``."""
-        pid, base = self._plan
-        if pid != cand.plan_id or not base:
-            base = typed_row({**base_row(self.space, cand), "space_hash": self.space_hash}, COLUMNS)
-            self._plan = cand.plan_id, base
+        base = self._plans.get(cand.plan_id)
+        if base is None:
+            base = self._plans[cand.plan_id] = typed_row({**base_row(self.space, cand),
+                                                          "space_hash": self.space_hash}, COLUMNS)
         row = base.copy()  # typed_row's rule for the own columns: "" / None / nan -> None ("" for message)
         row["id"] = cand.id or None
         row["shape"] = cand.shape_id or None
