@@ -127,7 +127,7 @@ class CodesignEnumeration:
         self._groups = tuple(groups)
         self._count, skipped = self._placement_counts()
         per_group = np.bincount(self._gkey, minlength=len(self._groups))
-        self.skipped = dict(Counter({r: 0 for _, r in skipped.items()}) | _sum_by(skipped, per_group))
+        self.skipped = dict(_sum_by(skipped, per_group))
         self.count = int((per_group @ self._count).sum()) if len(self._groups) else 0
         self._order = self._sorted_pairs()
         self.pairs = len(self._order)
