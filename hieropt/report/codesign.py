@@ -44,6 +44,7 @@ def summary_lines(result: Codesign) -> list[str]:
              *invalid_lines(pl.invalid),
              f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {en.count:,}"
              + (f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
+             *invalid_lines(en.skipped, what="pairs", field="skipped"),
              f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent"
              + (", or time bound above the target" if sp.objective == "min_cost" else "") + "), resumed "
              f"{result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
@@ -70,15 +71,17 @@ REASONS_SHOWN = 8
 """Invalid-plan reasons printed (the commonest; all of them are in the JSON)."""
 
 
-def invalid_lines(invalid: dict[str, int], shown: int = REASONS_SHOWN) -> list[str]:
-    """The reasons plans are invalid, commonest first, each with its count (``  96 x plan.npus: tp 16 x pp 16 =
-    256 does not divide the 4,000 NPUs``), and how many more reasons and plans there are."""
+def invalid_lines(invalid: dict[str, int], shown: int = REASONS_SHOWN, what: str = "plans",
+                  field: str = "plans.invalid") -> list[str]:
+    """The reasons plans are invalid (or plan-shape pairs cannot be placed), commonest first, each with its count
+    (``  96 x plan.npus: tp 16 x pp 16 = 256 does not divide the 4,000 NPUs``), and how many more reasons and
+    ``what`` there are (all in the JSON's ``field``)."""
     ranked = sorted(invalid.items(), key=lambda kv: (-kv[1], kv[0]))
     lines = [f"  {n:,} x {reason}" for reason, n in ranked[:shown]]
     rest = ranked[shown:]
     if rest:
-        lines.append(f"  ... {len(rest):,} more reasons ({sum(n for _, n in rest):,} plans; all in --json "
-                     "plans.invalid)")
+        lines.append(f"  ... {len(rest):,} more reasons ({sum(n for _, n in rest):,} {what}; all in --json "
+                     f"{field})")
     return lines
 
 
