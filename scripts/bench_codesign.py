@@ -12,8 +12,9 @@ For each worker count it runs the whole search once (enumeration included, no re
 (combinations, fitting), shapes and candidates; how many were pruned and solved; the wall time of the enumeration
 and of the search; candidates settled (solved or pruned with a proof) and solved per second per core (throughput /
 workers); where the serial search's time goes (enumeration, the solves, the rows of the candidates not solved);
-and the best answer, which must be the same for every worker count. ``--no-prune-too`` also runs the search
-without pruning (every candidate solved), the brute force the pruned search must agree with.
+and the best answer, which must be the same for every worker count; and the peak resident memory of the process.
+``--no-prune-too`` also runs the search without pruning (every candidate solved), the brute force the pruned search
+must agree with.
 
 With ``--baseline DIR`` (e.g. a ``git worktree`` or ``git archive`` of an older commit): runs the serial search
 ``R`` times (default 5) for each tree, alternating, each run in a fresh process (``PYTHONPATH`` set to the tree,
@@ -145,6 +146,10 @@ def main() -> int:
     values = {v for v in best.values() if v is not None}
     same = max(values) <= min(values) * (1 + 1e-8) if values else True
     print(f"same optimum in every run: {same}")
+    import resource
+
+    print(f"peak memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB "
+          "(resident set; worker processes not included)")
     return 0 if same else 1
 
 

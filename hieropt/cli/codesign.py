@@ -57,8 +57,10 @@ def codesign_command(
     """Choose the training plan (TP, PP, DP, EP, ZeRO, recompute, micro-batch) and the network (shape, group
     placement, per-dimension bandwidth) together: every plan that fits in memory on every shape of the space, each
     solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
-    count with its scale-out bandwidth; optionally writes the best as instance files and provisions them from a
-    parts catalog."""
+    count with its scale-out bandwidth.
+
+    With several cluster sizes in the space (npus = [...]) the size is searched too. --write-instances writes the
+    best as instance files for 'hieropt solve'; --catalog provisions them with whole parts."""
     from ..errors import HieroptError
     from ..io.common import read_toml
     from .common import to_stdout, write_json

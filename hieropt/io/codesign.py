@@ -4,7 +4,7 @@
     name = "codesign-gpt3-4096"
     model = "../models/gpt3-175b-llm.toml"   # LLM model file: architecture, NPU (HBM), precision, base plan
     set = ["global_batch_size=1536"]         # optional KEY=VALUE overrides of the model file (as --set)
-    npus = 4096
+    npus = 4096                              # or several cluster sizes: npus = [2048, 4096, 8192]
     objective = "performance"                # performance | performance_per_cost | min_cost (+ max_iteration_time_ns)
     constraints = ["sum(bw) == 500"]         # parsed for every dimension count; 'top' = the last dimension
     mapping_rule = "lowest"                  # lowest | all_placements
@@ -16,7 +16,9 @@
     pp = [1, 2, 4, 8, 16]
     zero_stage = [0, 1]
     recompute = ["none", "selective", "full"]
-    sequence_parallel = [false, true]        # also: ep, virtual_stages, micro_batch_size, overlap_grad_reduce
+    sequence_parallel = [false, true]        # also: ep, virtual_stages, micro_batch_size, overlap_grad_reduce,
+                                             # schedule = ["1f1b", "interleaved"] (v = 1 / v >= 2; default
+                                             # virtual_stages then [1, 2])
 
     [network]                                # one fixed network: dims = [{block, npus, cost_class}, ...]
     # or, instead of [network], a shape space as in hieropt explore: dims = [2, 4], switch_only_at_top,
@@ -45,7 +47,7 @@ from .space import dims_entry, level_entry
 
 _TOP_KEYS = ("name", "description", "model", "set", "npus", "objective", "constraints", "mapping_rule", "prune",
              "plans", "network", "dims", "levels", "switch_only_at_top", "cost", "max_iteration_time_ns",
-             "max_network_cost_usd", "dimension_mode", "nic_gbps")
+             "max_network_cost_usd", "dimension_mode", "nic_gbps", "nic_npus")
 _TOP_KEYS += ("tokens", "cluster")  # the run's token budget and the cluster's cost (hieropt.io.cluster)
 
 
@@ -74,14 +76,16 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     objective = required_choice(data, "objective", OBJECTIVES, src) if "objective" in data else "performance"
     parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
-                                                   "dimension_mode", "nic_gbps") if k in data}
+                                                   "dimension_mode", "nic_gbps", "nic_npus") if k in data}
     parts.update(buyer_entries(data, src))
     plans = data.get("plans", {})
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
     given = {k: v if isinstance(v, list) else [v] for k, v in plans.items()}
     # a field [plans] omits keeps the model file's value (with the space's set overrides), not PlanChoices' default
-    own = {k: [getattr(base.plan, k)] for k in PlanChoices.model_fields if k not in given}
+    own = {k: [getattr(base.plan, k)] for k in PlanChoices.model_fields if k not in given and k != "schedule"}
+    if "interleaved" in (given.get("schedule") or ()) and "virtual_stages" not in given:
+        own["virtual_stages"] = [1, 2] if "1f1b" in given["schedule"] else [2]  # (the interleaved schedule's v)
     try:
         choices = PlanChoices(**own, **given)
     except ValidationError as e:
@@ -123,7 +127,8 @@ def _check_set_npus(sets: list[str], npus: Any, src: str) -> None:
         if override_path(key.strip(), f"{src}: set") != ["plan", "npus"]:
             continue
         given = parse_override_value(value.strip())
-        if isinstance(npus, int) and not isinstance(npus, bool) and given != npus:
+        sizes = npus if isinstance(npus, list) else [npus]
+        if all(isinstance(n, int) and not isinstance(n, bool) for n in sizes) and given not in sizes:
             raise InputError(f"{src}: set", item, f"contradicts npus = {npus} of the same file (the space's npus is "
                              "the cluster every plan runs on, and replaces the model file's)",
                              f"remove '{item}' from set, or make the two the same")

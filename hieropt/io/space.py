@@ -8,6 +8,8 @@
     workload = "../models/gpt3-175b.toml"    # as in instance files: model (.toml), ASTRA-sim text, inline generator
     constraints = ["sum(bw) == 500"]     # parsed for every dimension count; 'top' = index of the last dimension
     nic_gbps = 50                        # optional: GB/s per scale-out NIC, for the NIC count
+    nic_npus = 1                         # optional: NPUs whose NICs are bought together (1: whole NICs per NPU;
+                                         # 8: per node of 8), hieropt.spec.space.nic_count
     switch_only_at_top = true            # default true
     scale_out_level = "pod"              # default: the last level
 
@@ -45,7 +47,7 @@ from .common import missing_key, positive_number, validation_error
 from .instance import cost_entry, read_toml, required_choice, workload_entry
 
 _TOP_KEYS = ("name", "description", "npus", "dims", "objective", "training_loop", "dimension_mode", "workload",
-             "workloads", "mapping", "levels", "cost", "constraints", "nic_gbps", "switch_only_at_top",
+             "workloads", "mapping", "levels", "cost", "constraints", "nic_gbps", "nic_npus", "switch_only_at_top",
              "scale_out_level", "prune_symmetric", "max_iteration_time_ns", "max_network_cost_usd")
 _LEVEL_KEYS = ("name", "blocks", "npus", "cost_class", "latency_ns", "algorithm", "min_dims", "max_dims", "max_npus",
                "max_npus_within")
@@ -93,7 +95,7 @@ def load_space(path: str | Path) -> ShapeSpace:
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
-    parts = {k: data[k] for k in ("nic_gbps", "switch_only_at_top", "scale_out_level", "prune_symmetric",
+    parts = {k: data[k] for k in ("nic_gbps", "nic_npus", "switch_only_at_top", "scale_out_level", "prune_symmetric",
                                   "max_iteration_time_ns", "max_network_cost_usd", "dimension_mode") if k in data}
     try:
         return ShapeSpace(name=str(data.get("name", path.stem)), npus=data["npus"], min_dims=min_dims,

@@ -38,18 +38,21 @@ def summary_lines(result: Codesign) -> list[str]:
     sp, en = result.space, result.enumeration
     pl = en.plans
     invalid = sum(pl.invalid.values())
-    lines = [f"co-design {sp.name}: {sp.base.model.name} on {sp.npus:,} NPUs, objective {sp.objective}, mapping rule "
+    npus = " / ".join(f"{n:,}" for n in sp.sizes)
+    lines = [f"co-design {sp.name}: {sp.base.model.name} on {npus} NPUs, objective {sp.objective}, mapping rule "
              f"{sp.mapping_rule}",
              f"plans: {pl.combinations:,} combinations, {invalid:,} invalid for the model, {len(pl.too_big):,} too big "
              f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, {len(pl.fitting):,} fit",
+             *invalid_lines(pl.invalid),
              f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {en.count:,}"
              + (f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
+             *invalid_lines(en.skipped, what="pairs", field="skipped"),
              f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent"
              + (", or time bound above the target" if sp.objective == "min_cost" else "") + "), resumed "
              f"{result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
     best = result.best.to_dict() if result.best is not None else None
     if best is not None:
-        lines += [f"best: {best['id']}",
+        lines += [f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),
                   f"  {_UNIT[sp.objective]} {_value(best, sp.objective)} (gap {best['gap']:.1e}); iteration "
                   f"{best['iteration_time_ns'] / 1e6:,.4f} ms = compute {best['compute_ns'] / 1e6:,.4f} + bubble "
                   f"{best['bubble_ns'] / 1e6:,.4f} + communication {best['communication_ns'] / 1e6:,.4f} "
@@ -59,6 +62,28 @@ def summary_lines(result: Codesign) -> list[str]:
                   + (f"; scale-out {best['scaleout_gbps_per_npu']:,.2f} GB/s per NPU"
                      + (f" = {best['nics']:,} NICs" if best["nics"] is not None else "") if
                      best["scaleout_gbps_per_npu"] is not None else "")]
+        lines += [f"  note: {n}" for n in best["notes"] or ()]
+        if best["equivalents"]:
+            lines.append(f"  the same answer on {best['equivalents']} equivalent shape(s): "
+                         + ", ".join(best["equivalent_shapes"]))
+    return lines
+
+
+REASONS_SHOWN = 8
+"""Invalid-plan reasons printed (the commonest; all of them are in the JSON)."""
+
+
+def invalid_lines(invalid: dict[str, int], shown: int = REASONS_SHOWN, what: str = "plans",
+                  field: str = "plans.invalid") -> list[str]:
+    """The reasons plans are invalid (or plan-shape pairs cannot be placed), commonest first, each with its count
+    (``  96 x plan.npus: tp 16 x pp 16 = 256 does not divide the 4,000 NPUs``), and how many more reasons and
+    ``what`` there are (all in the JSON's ``field``)."""
+    ranked = sorted(invalid.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines = [f"  {n:,} x {reason}" for reason, n in ranked[:shown]]
+    rest = ranked[shown:]
+    if rest:
+        lines.append(f"  ... {len(rest):,} more reasons ({sum(n for _, n in rest):,} {what}; all in --json "
+                     f"{field})")
     return lines
 
 
@@ -83,7 +108,8 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
         t.add_column(col, justify="left" if col in ("plan", "network", "GB/s per NPU") else "right",
                      overflow="fold")
     for r in result.ranking[:top]:
-        t.add_row(str(r["rank"]), r["plan"], f"{r['shape']} | {_placement(r)}", _value(r, sp.objective),
+        more = f" (+{r['equivalents']} equivalent)" if r.get("equivalents") else ""
+        t.add_row(str(r["rank"]), r["plan"], f"{r['shape']}{more} | {_placement(r)}", _value(r, sp.objective),
                   f"{r['compute_ns'] / 1e6:,.1f}", f"{r['bubble_ns'] / 1e6:,.1f}",
                   f"{r['communication_ns'] / 1e6:,.1f}", f"{r['memory_bytes'] / 1e9:,.1f}",
                   f"{r['network_cost_usd']:,.0f}", _bw(r))
@@ -124,4 +150,5 @@ def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
     return result.to_dict(top)
 
 
-__all__ = ["no_answer", "summary_lines", "ranking_table", "dims_table", "codesign_dict", "provision_table"]
+__all__ = ["no_answer", "invalid_lines", "summary_lines", "ranking_table", "dims_table", "codesign_dict",
+           "provision_table"]

@@ -31,6 +31,7 @@ so one text fits every dimension count. Units as everywhere in hieropt: GB/s per
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import Literal
@@ -122,12 +123,16 @@ class ShapeSpace(Frozen):
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    nic_npus: int = Field(default=1, ge=1)
     prune_symmetric: bool = True
 
     @model_validator(mode="after")
     def _consistent(self) -> ShapeSpace:
         if self.min_dims > self.max_dims:
             raise ValueError(f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]")
+        if self.npus % self.nic_npus:
+            raise ValueError(f"nic_npus: {self.nic_npus} does not divide the {self.npus} NPUs; fix: give the NPUs "
+                             "of one node (whose NICs are bought together), or 1")
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
             raise ValueError("levels: two levels share a name; fix: give every level its own name")
@@ -190,6 +195,22 @@ def resolve_top(text: str, n_dims: int) -> str:
     return _TOP_RE.sub(str(n_dims - 1), text)
 
 
+def nic_count(npus: int, scale_out_gbps: list[float], nic_gbps: float, nic_npus: int = 1) -> int:
+    """The scale-out NICs of a cluster: whole NICs per group of ``nic_npus`` NPUs (1: per NPU; a node's NPU count
+    when a node's NICs serve all its NPUs), on every scale-out dimension:
+    NICs = (N / s) sum_d ceil(s B_d / nic_gbps), s = ``nic_npus``, B_d each scale-out dimension's GB/s per NPU (a
+    dimension has its own ports; a NIC is bought whole). A relative 1e-12 below a whole number counts as it (the
+    solver's round-off).
+
+    Raises:
+        ValueError: ``nic_npus`` does not divide ``npus``.
+    """
+    if npus % nic_npus:
+        raise ValueError(f"nic_npus: {nic_npus} does not divide the {npus} NPUs; fix: give the NPUs per node")
+    per_group = sum(math.ceil(nic_npus * float(b) / nic_gbps * (1 - 1e-12)) for b in scale_out_gbps)
+    return npus // nic_npus * per_group
+
+
 @lru_cache(maxsize=256)
 def constraint_for(text: str, n_dims: int) -> LinearConstraint:
     """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The last 256
@@ -205,4 +226,4 @@ def constraint_for(text: str, n_dims: int) -> LinearConstraint:
 
 
 __all__ = ["Level", "SpaceJob", "ShapeSpace", "MAPPING_RULES", "MAX_DIMS", "BLOCKS", "constraint_for",
-           "resolve_top"]
+           "resolve_top", "nic_count"]

@@ -44,3 +44,41 @@ def test_rows_stream_to_the_file_and_resume(tmp_path, suffix):
     assert again.statuses == first.statuses
     assert again.best.id == first.best.id and again.best.bw_gbps == first.best.bw_gbps
     assert len(read_results(out, COLUMNS)) == len(back)
+
+
+def test_the_cluster_size_is_a_dimension_of_the_search():
+    """npus = [4, 8]: every plan and shape of each size is a candidate; the pruned search gives the brute-force
+    best, and the answer says how many NPUs to buy (here 8: the objective is time, more NPUs are faster)."""
+    from ..workloads.test_codesign_search import _check_pruned_equals_brute_force
+
+    sp = space(npus=(4, 8), plans=PlanChoices(tp=(1, 2), pp=(1, 2)))
+    pruned, brute = _check_pruned_equals_brute_force(sp)
+    one = {n: codesign(space(npus=n, plans=sp.plans), workers=1, prune=False) for n in (4, 8)}
+    assert brute.enumeration.count == sum(r.enumeration.count for r in one.values())
+    assert brute.enumeration.plans.combinations == 2 * one[8].enumeration.plans.combinations
+    assert pruned.best.npus == 8 and pruned.best.objective_value == pytest.approx(
+        min(r.best.objective_value for r in one.values()), rel=1e-12)
+    ppc = _check_pruned_equals_brute_force(space(npus=(4, 8), objective="performance_per_cost",
+                                                 plans=sp.plans))[0]
+    assert ppc.best.npus in (4, 8)
+
+
+def test_the_bandwidth_cap_and_cost_floor_come_from_every_row():
+    """Per-dimension limits bound the total too: bw[0] <= 450 and sum(bw[1:]) <= 400 allow at most 850 GB/s per
+    NPU in all; bw[0] >= 50 and sum(bw[1:]) >= 50 force at least 100 (the cheapest: 50 on each side); rows that
+    contradict each other allow no bandwidth (-inf), rows without a limit any (inf)."""
+    import math
+
+    import numpy as np
+
+    from hieropt.studies.codesign.bounds import bandwidth_cap, bandwidth_floor, lp_lower_bound
+
+    sp = space(constraints=("bw[0] <= 450", "bw[0] >= 50", "sum(bw[1:]) <= 400", "sum(bw[1:]) >= 50"))
+    assert bandwidth_cap(sp, 3) == pytest.approx(850, rel=1e-11) and bandwidth_cap(sp, 3) >= 850
+    assert bandwidth_floor(sp, 3) == pytest.approx(100, rel=1e-11) and bandwidth_floor(sp, 3) <= 100
+    assert bandwidth_cap(space(constraints=("sum(bw) == 3",)), 2) == 3.0  # (exact for a total)
+    assert bandwidth_cap(space(constraints=("bw[0] >= 1",)), 2) == math.inf
+    assert bandwidth_cap(space(constraints=("sum(bw) <= 1", "sum(bw) >= 2")), 2) == -math.inf
+    G, h = np.array([[1.0, 1.0]]), np.array([3.0])  # b0 + b1 >= 3: the cheapest of 2 and 5 per GB/s is 6
+    assert lp_lower_bound((G, h), np.array([2.0, 5.0])) == pytest.approx(6.0, rel=1e-11)
+    assert lp_lower_bound((G, h), np.array([2.0, 5.0])) <= 6.0

@@ -13,19 +13,25 @@ shape, placement and bandwidth B:
   all-gather of shard S; an all-to-all puts S sum_d (1 - 1/p_d) >= S (1 - 1/P), a send S on each spanned dimension,
   >= S.
 
-With sum_d B_d <= S_cap (the tightest ``sum(bw) <= / == S`` row of the space's constraints, all coefficients equal;
-infinite without one), T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's collectives. A pipelined
-plan composes its stages' micro-batch slots exactly (:mod:`hieropt.model.pipeline`), which gives one (T0_s, V_s)
-pair per stage s (:func:`plan_time_bounds`); T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and
-placement of the plan (pairs that another exceeds in both are left out of the max: they never attain it). Every
-collective algorithm sends at least the hierarchical volume on some spanned dimension (a flat ring or tree the
-whole of it, a send S f_d >= S), so the bound holds for all of them. The network cost N sum_d u_d B_d
-is at least C_lb = N min_d u_d S_floor, S_floor the largest right-hand side
-of the rows ``sum(bw) >= / == S`` (0 without one). The bound on the objective is T_lb (performance), T_lb C_lb
-(performance_per_cost) or C_lb (min_cost, where a candidate with T_lb above the time target is infeasible).
+With sum_d B_d <= S_cap (a proven upper bound on the total over every bandwidth vector the space's constraints
+allow: the dual of max sum_d B_d s.t. the rows, B >= 0, :func:`lp_lower_bound`; infinite when they allow any total),
+T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's collectives. A pipelined plan composes its
+stages' micro-batch slots exactly (:mod:`hieropt.model.pipeline`), which gives one (T0_s, V_s) pair per stage s
+(:func:`plan_time_bounds`); T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement of the plan
+(pairs that another exceeds in both are left out of the max: they never attain it). Every collective algorithm
+sends at least the hierarchical volume on some spanned dimension (a flat ring or tree the whole of it, a send
+S f_d >= S), so the bound holds for all of them. The network cost N sum_d u_d B_d
+is at least C_lb = N min_B sum_d u_d B_d over the bandwidths the rows allow (the same dual bound, 0 without a row
+that forces bandwidth). The bound on the objective is T_lb (performance), T_lb C_lb (performance_per_cost), the $ of
+a run at (T_lb, C_lb) (min_run_cost, increasing in both) or C_lb (min_cost, where a candidate with T_lb above the
+time target is infeasible).
 """
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from ...model.cost import unit_costs
 from ...spec import Network
@@ -121,16 +127,23 @@ def time_bound_ns(bounds: tuple[tuple[float, float], ...], cap: float) -> float:
 
 
 def bandwidth_cap(space: CodesignSpace, n_dims: int) -> float:
-    """S_cap: an upper bound on sum_d B_d from the space's rows ``c sum(bw) <= / == S`` (inf without one)."""
-    return _sum_rows(space, n_dims, ("<=", "=="), min, float("inf"))
+    """S_cap: a proven upper bound on sum_d B_d over the bandwidths the space's rows allow on ``n_dims`` dimensions
+    (B >= 0; :func:`lp_lower_bound` of -sum_d B_d, or the tightest ``sum(bw) <= / == S`` row if smaller): inf when
+    they allow any total, -inf when they allow no bandwidth at all (contradictory rows)."""
+    return min(-lp_lower_bound(_rows(space, n_dims), -np.ones(n_dims)),
+               _sum_rows(space, n_dims, ("<=", "=="), min, math.inf))
 
 
 def bandwidth_floor(space: CodesignSpace, n_dims: int) -> float:
-    """S_floor: a lower bound on sum_d B_d from the space's rows ``c sum(bw) >= / == S`` (0 without one)."""
-    return max(0.0, _sum_rows(space, n_dims, (">=", "=="), max, 0.0))
+    """S_floor: a proven lower bound on sum_d B_d over the bandwidths the space's rows allow (0 without one; inf when
+    they allow none): the dual bound, or the tightest ``sum(bw) >= / == S`` row if larger."""
+    return max(0.0, lp_lower_bound(_rows(space, n_dims), np.ones(n_dims)),
+               _sum_rows(space, n_dims, (">=", "=="), max, 0.0))
 
 
 def _sum_rows(space: CodesignSpace, n_dims: int, senses: tuple[str, ...], pick, start: float) -> float:
+    """The tightest right-hand side of the rows ``c sum(bw) <sense> S`` (all coefficients equal, c > 0), over c:
+    exact where a space gives its total so (the dual bound carries a 1e-12 rounding margin)."""
     out = start
     for text in space.constraints:
         c = constraint_for(text, n_dims)
@@ -138,6 +151,80 @@ def _sum_rows(space: CodesignSpace, n_dims: int, senses: tuple[str, ...], pick, 
         if c.sense in senses and co[0] > 0 and all(x == co[0] for x in co):
             out = pick(out, c.rhs / co[0])
     return out
+
+
+def _rows(space: CodesignSpace, n_dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """The space's rows on ``n_dims`` dimensions as G B >= h (a row <= negated, a row == as two)."""
+    G, h = [], []
+    for text in space.constraints:
+        c = constraint_for(text, n_dims)
+        a = np.asarray(c.coefficients, dtype=float)
+        if c.sense in (">=", "=="):
+            G.append(a)
+            h.append(c.rhs)
+        if c.sense in ("<=", "=="):
+            G.append(-a)
+            h.append(-c.rhs)
+    return np.array(G, dtype=float).reshape(len(G), n_dims), np.array(h, dtype=float)
+
+
+def lp_lower_bound(rows: tuple[np.ndarray, np.ndarray], c: np.ndarray) -> float:
+    """A proven lower bound on c . B over B >= 0 with G B >= h (``rows`` = (G, h)), by weak duality: any z >= 0 with
+    G^T z <= c gives c . B >= (G^T z) . B = z . G B >= z . h. HiGHS solves the dual LP max h . z s.t. G^T z <= c,
+    z >= 0; its z is made exactly feasible (negative entries dropped, then scaled by the largest factor <= 1, or
+    for c < 0 the smallest, that keeps G^T z <= c) and h . z is rounded down by 1e-12 relative, so the bound holds
+    whatever the LP's tolerances. Returns inf when no B satisfies the rows (the dual is unbounded), -inf when c . B
+    has no lower bound there (or no certificate is found)."""
+    G, h = rows
+    m, n = G.shape
+    if m == 0:
+        return 0.0 if (c >= 0).all() else -math.inf
+    z, status = _dual(G, h, c)
+    if status == "unbounded":
+        return math.inf
+    if z is None:
+        return -math.inf
+    z = np.maximum(z, 0.0)
+    s = G.T @ z
+    if (c < 0).all():  # scale up or down until every (G^T z)_d <= c_d
+        pos = -s
+        if (pos <= 0).any():
+            return -math.inf
+        z = z * float(np.max(-c / pos))
+    else:
+        over = s > c
+        if over.any():
+            if (c[over] <= 0).any():
+                return -math.inf
+            z = z * float(np.min(c[over] / s[over]))
+    value = float(h @ z)
+    if not (G.T @ z <= c + 1e-12 * np.abs(c)).all() or not math.isfinite(value):
+        return -math.inf
+    return value - 1e-12 * abs(value)
+
+
+def _dual(G: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """HiGHS on max h . z s.t. G^T z <= c, z >= 0: (z, "optimal"), (None, "unbounded") or (None, other)."""
+    import highspy
+
+    from ...solvers.highs import quiet_stdout
+
+    with quiet_stdout():
+        hs = highspy.Highs()
+    hs.setOptionValue("output_flag", False)
+    m, n = G.shape
+    inf = highspy.kHighsInf
+    idx = np.arange(m, dtype=np.int32)
+    hs.addVars(m, np.zeros(m), np.full(m, inf))
+    hs.changeColsCost(m, idx, h.astype(float))
+    hs.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    for d in range(n):
+        hs.addRow(-inf, float(c[d]), m, idx, G[:, d].astype(float))
+    hs.run()
+    status = hs.getModelStatus()
+    if status == highspy.HighsModelStatus.kOptimal:
+        return np.array(hs.getSolution().col_value, dtype=float), "optimal"
+    return None, "unbounded" if status == highspy.HighsModelStatus.kUnbounded else "other"
 
 
 def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> float:
@@ -158,10 +245,13 @@ def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> floa
 
 
 def cost_floor_usd(space: CodesignSpace, network: Network) -> float:
-    """C_lb of ``network`` (module docstring): N min_d u_d S_floor, $ (N = the network's NPUs); the same for every
-    plan on that shape."""
-    return network.npus_total * float(unit_costs(network, space.cost).min()) * bandwidth_floor(space, network.n_dims)
+    """C_lb of ``network`` (module docstring): N min sum_d u_d B_d over the bandwidths the space's rows allow, $ (N =
+    the network's NPUs, u its unit prices per GB/s per NPU); the same for every plan on that shape."""
+    u = np.asarray(unit_costs(network, space.cost), dtype=float)
+    cheapest = float(u.min())
+    by_total = cheapest * bandwidth_floor(space, network.n_dims) if cheapest > 0 else 0.0
+    return network.npus_total * max(0.0, lp_lower_bound(_rows(space, network.n_dims), u), by_total)
 
 
 __all__ = ["plan_compute_ns", "plan_volume_bytes", "plan_time_bounds", "time_bound_ns", "bandwidth_cap",
-           "bandwidth_floor", "objective_bound", "cost_floor_usd"]
+           "bandwidth_floor", "objective_bound", "cost_floor_usd", "lp_lower_bound"]

@@ -12,6 +12,7 @@ share them). Order: bound, then id (the pairs by ``"<plan> | <shape> | "``, a pa
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -67,11 +68,12 @@ class CodesignCandidate:
     memory_bytes: float
 
 
-def shapes_of(space: CodesignSpace, placeholder) -> list[tuple[str, Network]]:
-    """(id, network) of the space's fixed network, or of every shape of its shape space (explore's enumeration)."""
+def shapes_of(space: CodesignSpace, placeholder, npus: int | None = None) -> list[tuple[str, Network]]:
+    """(id, network) of the space's fixed network, or of every shape of its shape space on ``npus`` NPUs (default:
+    the space's only cluster size; explore's enumeration)."""
     if space.network is not None:
         return [("fixed " + " x ".join(f"{d.block}{d.npus}" for d in space.network.dims), space.network)]
-    shim = ShapeSpace(name=space.name, npus=space.npus, min_dims=space.min_dims, max_dims=space.max_dims,
+    shim = ShapeSpace(name=space.name, npus=npus or space.sizes[0], min_dims=space.min_dims, max_dims=space.max_dims,
                       levels=space.levels, switch_only_at_top=space.switch_only_at_top,
                       jobs=(SpaceJob(workload=placeholder),), mapping_rule="header", cost=space.cost,
                       objective="performance", training_loop="no_overlap")
@@ -111,6 +113,8 @@ class CodesignEnumeration:
         self.fitting = sorted(plans.fitting, key=lambda pc: pc.id + " | ")
         self.shapes = tuple(sorted(shapes, key=lambda sn: sn[0] + " | "))
         self._sizes = [tuple(d.npus for d in net.dims) for _, net in self.shapes]
+        self._plan_npus = np.array([pc.params.plan.npus for pc in self.fitting], dtype=np.int64)
+        self._shape_npus = np.array([net.npus_total for _, net in self.shapes], dtype=np.int64)
         dims = sorted({net.n_dims for _, net in self.shapes})
         self._dcol = np.array([dims.index(net.n_dims) for _, net in self.shapes], dtype=np.int64)
         caps = [bandwidth_cap(space, n) for n in dims]
@@ -123,7 +127,7 @@ class CodesignEnumeration:
         self._groups = tuple(groups)
         self._count, skipped = self._placement_counts()
         per_group = np.bincount(self._gkey, minlength=len(self._groups))
-        self.skipped = dict(Counter({r: 0 for _, r in skipped.items()}) | _sum_by(skipped, per_group))
+        self.skipped = dict(_sum_by(skipped, per_group))
         self.count = int((per_group @ self._count).sum()) if len(self._groups) else 0
         self._order = self._sorted_pairs()
         self.pairs = len(self._order)
@@ -133,7 +137,10 @@ class CodesignEnumeration:
         out = np.zeros((len(self._groups), len(self.shapes)), dtype=np.int64)
         why: dict[tuple[int, int], str] = {}
         for g, groups in enumerate(self._groups):
+            n = math.prod(k for _, k in groups)
             for s, sizes in enumerate(self._sizes):
+                if math.prod(sizes) != n:  # (another cluster size: no pair)
+                    continue
                 options = self._options(sizes, groups)
                 if isinstance(options, str):
                     why[g, s] = options
@@ -162,7 +169,8 @@ class CodesignEnumeration:
         if not len(self.fitting) or not len(self.shapes):
             return np.zeros(0, dtype=np.int64)
         bound = self._bound_matrix().ravel()
-        live = np.flatnonzero(self._count[self._gkey].ravel() > 0)
+        same = self._plan_npus[:, None] == self._shape_npus[None, :]
+        live = np.flatnonzero(((self._count[self._gkey] > 0) & same).ravel())
         return live[np.argsort(bound[live], kind="stable")]
 
     @property
@@ -200,7 +208,7 @@ class CodesignEnumeration:
         p, s = np.divmod(self._order[start:], len(self.shapes))
         n = self._count[self._gkey[p], s]
         t = self._T[p, self._dcol[s]]
-        endless = np.isinf(t)
+        endless = np.isinf(t) | np.isinf(self._C[s])
         late = 0 if target is None else int(n[(t > target) & ~endless].sum())
         return int(n.sum()), late, int(n[endless].sum())
 
@@ -242,14 +250,20 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
     Raises:
         InputError: the network family has no shape.
     """
-    plans = enumerate_plans(space.base, space.npus, space.plans)
-    placeholder = lower_stage(plans.fitting[0].step) if plans.fitting else None
-    shapes = shapes_of(space, placeholder) if placeholder is not None or space.network is not None else []
-    if placeholder is not None and not shapes:
-        raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
-                         f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
-                         "widen the levels' npus ranges, max_dims or limits")
-    return CodesignEnumeration(space, plans, shapes)
+    per_size = [enumerate_plans(space.base, n, space.plans) for n in space.sizes]
+    fitting = [pe.fitting[0] for pe in per_size if pe.fitting]
+    placeholder = lower_stage(fitting[0].step) if fitting else None
+    shapes: list[tuple[str, Network]] = []
+    for n, pe in zip(space.sizes, per_size, strict=True):
+        if not pe.fitting and space.network is None:
+            continue
+        found = shapes_of(space, placeholder, n)
+        if not found:
+            raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
+                             f"multiplies to {n} NPUs within the levels' sizes and limits",
+                             "widen the levels' npus ranges, max_dims or limits")
+        shapes += found
+    return CodesignEnumeration(space, PlanEnumeration.merged(per_size), shapes)
 
 
 __all__ = ["CodesignCandidate", "CodesignEnumeration", "enumerate_candidates", "plan_compute_ns",

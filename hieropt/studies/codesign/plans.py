@@ -12,7 +12,6 @@ counted by reason; the fitting plans go on to the network search.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,6 +57,15 @@ class PlanEnumeration:
     invalid: dict[str, int] = field(default_factory=dict)
     too_big: tuple[tuple[str, MemoryReport], ...] = ()
 
+    @classmethod
+    def merged(cls, parts: Sequence[PlanEnumeration]) -> PlanEnumeration:
+        """One enumeration of several (one per cluster size): their plans, counts and reasons together."""
+        invalid: Counter[str] = Counter()
+        for e in parts:
+            invalid.update(e.invalid)
+        return cls(tuple(c for e in parts for c in e.fitting), sum(e.combinations for e in parts), dict(invalid),
+                   tuple(t for e in parts for t in e.too_big))
+
     @property
     def smallest_need_bytes(self) -> float | None:
         """The least per-NPU memory any valid plan needs (None without valid plans)."""
@@ -73,21 +81,34 @@ def plan_id(p: LLMParams) -> str:
             f" v{pl.virtual_stages} mb{pl.micro_batch_size}" + (" ovl" if pl.overlap_grad_reduce else ""))
 
 
-_NUMBER = re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b")
-
-
 def _reason(e: ValidationError) -> str:
-    """The first error of an invalid plan as a class of plans: 'field: why', before its fix, with each number
-    written N (so that plans invalid for one reason count together; a name such as 1f1b keeps its digits)."""
+    """The first error of an invalid plan: 'field: why' before its fix, numbers kept ("plan.pp: 3 does not divide
+    the 96 layers"); plans invalid for the same reason with the same numbers count together."""
     msg = str(e.errors()[0]["msg"]).removeprefix("Value error, ")
     field_, _, rest = msg.partition(": ")
-    return f"{field_}: {_NUMBER.sub('N', rest.split(';')[0]).strip()}" if rest else msg
+    return f"{field_}: {rest.split('; fix')[0].strip()}" if rest else msg
+
+
+def balanced_stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
+    """Layers per pipeline stage when ``pp`` does not divide ``layers``: ceil(L / pp) each, less one on the first
+    and last stages, then the second and second-to-last, ... until they add up to L (Llama 3 405B's 7, 8, ..., 8, 7
+    for 126 layers on 16 stages: the end stages also hold the embedding and the output layer). None when pp divides
+    L (even stages) or a stage would get no layer."""
+    if pp <= 1 or layers % pp == 0 or layers < 2 * pp:
+        return None
+    per = -(-layers // pp)
+    out = [per] * pp
+    ends = [i for k in range((pp + 1) // 2) for i in dict.fromkeys((k, pp - 1 - k))]
+    for i in ends[:per * pp - layers]:
+        out[i] -= 1
+    return tuple(out)
 
 
 def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams:
     """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the :class:`PlanChoices`
     fields), dp = N / (tp pp), the schedule ``interleaved`` for v > 1 (else ``1f1b``), and the base's stage_layers
-    dropped when pp or v differ from it.
+    replaced when pp or v differ from it: by :func:`balanced_stage_layers` for a 1f1b plan whose pp does not divide
+    the layers, else none (even stages).
 
     Raises:
         pydantic.ValidationError: the model rejects the plan (module docstring).
@@ -99,6 +120,8 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
     plan = base.plan.model_dump() | upd
     if upd["virtual_stages"] > 1 or upd["pp"] != base.plan.pp:
         plan["stage_layers"] = None
+        if upd["virtual_stages"] == 1:
+            plan["stage_layers"] = balanced_stage_layers(base.model.layers, upd["pp"])
     return LLMParams(name=base.name, model=base.model, plan=plan, npu=base.npu, precision=base.precision)
 
 
@@ -117,12 +140,15 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     invalid: Counter[str] = Counter()
     too_big: list[tuple[str, MemoryReport]] = []
     n = 0
-    keys: Sequence[str] = tuple(PlanChoices.model_fields)
+    keys: Sequence[str] = tuple(k for k in PlanChoices.model_fields if k != "schedule")
     for values in itertools.product(*(getattr(choices, k) for k in keys)):
-        n += 1
         upd = dict(zip(keys, values, strict=True))
+        if not choices.consistent(upd):  # (the schedule follows from v: a listed schedule keeps its plans)
+            continue
+        n += 1
         if npus % (upd["tp"] * upd["pp"]):
-            invalid["plan.npus: tp x pp does not divide the NPU count"] += 1
+            invalid[f"plan.npus: tp {upd['tp']} x pp {upd['pp']} = {upd['tp'] * upd['pp']} does not divide the "
+                    f"{npus} NPUs"] += 1
             continue
         try:
             p = plan_params(base, npus, upd)
@@ -138,4 +164,5 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     return PlanEnumeration(tuple(fitting), n, dict(invalid), tuple(too_big))
 
 
-__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id", "plan_params"]
+__all__ = ["PlanCandidate", "PlanEnumeration", "enumerate_plans", "plan_id", "plan_params",
+           "balanced_stage_layers"]

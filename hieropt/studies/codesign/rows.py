@@ -6,6 +6,7 @@ with the number of candidates: every row goes to the results file and the caller
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from typing import Any
 
@@ -24,12 +25,13 @@ COLUMNS: tuple[tuple[str, type], ...] = (
     ("objective_unit", str), ("gap", float), ("lower_bound", float), ("iteration_time_ns", float),
     ("compute_ns", float), ("bubble_ns", float), ("communication_ns", float), ("communication_by_group_ns", dict),
     ("memory_bytes", float), ("network_cost_usd", float), ("bw_gbps", list), ("scaleout_gbps_per_npu", float),
-    ("nics", int), ("solve_seconds", float), ("worker", str),
+    ("nics", int), ("notes", list), ("solve_seconds", float), ("worker", str),
 )
 """Columns of a co-design results file, with their types (empty: not applicable). ``status`` is ``optimal``,
 ``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent, not solved). ``placement``
 (group -> its size on each dimension), ``communication_by_group_ns`` (group -> ns per iteration) and ``bw_gbps`` (GB/s
-per NPU per dimension) are an object, an object and an array (JSON text in a CSV cell or Parquet string)."""
+per NPU per dimension) are an object, an object and an array, ``notes`` an array of texts (e.g. TP on a scale-out
+dimension) (JSON text in a CSV cell or Parquet string). ``nics``: :func:`hieropt.spec.space.nic_count`."""
 NAMES = tuple(n for n, _ in COLUMNS)
 
 
@@ -61,18 +63,18 @@ class UnsolvedRows:
     solved. A pruned search settles most candidates this way (13,172 of 13,350 in ``spaces/codesign-1t-4096.toml``),
     so the columns a plan's candidates share are typed once per plan and only :data:`OWN_COLUMNS` per candidate;
     :meth:`row` equals ``typed_row({**row of the candidate, status, message, space_hash}, COLUMNS)`` (the tests
-    check it). The last plan's shared columns are kept (the search reaches a plan's candidates in runs)."""
+    check it). The shared columns are kept per plan (memory per plan, not per candidate)."""
 
     def __init__(self, space: CodesignSpace, space_hash: str):
         self.space, self.space_hash = space, space_hash
-        self._plan: tuple[str, dict[str, Any]] = ("", {})
+        self._plans: dict[str, dict[str, Any]] = {}
 
     def row(self, cand: CodesignCandidate, status: str, message: str) -> dict[str, Any]:
         """The typed row of ``cand`` with ``status`` and ``message``."""
-        pid, base = self._plan
-        if pid != cand.plan_id or not base:
-            base = typed_row({**base_row(self.space, cand), "space_hash": self.space_hash}, COLUMNS)
-            self._plan = cand.plan_id, base
+        base = self._plans.get(cand.plan_id)
+        if base is None:
+            base = self._plans[cand.plan_id] = typed_row({**base_row(self.space, cand),
+                                                          "space_hash": self.space_hash}, COLUMNS)
         row = base.copy()  # typed_row's rule for the own columns: "" / None / nan -> None ("" for message)
         row["id"] = cand.id or None
         row["shape"] = cand.shape_id or None
@@ -89,7 +91,8 @@ class UnsolvedRows:
 @dataclasses.dataclass(frozen=True)
 class CodesignRow:
     """One candidate's row, typed (the fields are :data:`COLUMNS`, with their meanings and units there, plus
-    ``rank`` in a ranking). Lists and objects: ``placement`` {group: [size per dimension]}, ``bw_gbps`` (GB/s per NPU
+    ``rank``, ``equivalents`` and ``equivalent_shapes`` in a ranking, :func:`fold_equivalent`). Lists and
+    objects: ``placement`` {group: [size per dimension]}, ``bw_gbps`` (GB/s per NPU
     per dimension, innermost first), ``communication_by_group_ns`` {group: ns per iteration}. Build one with
     :meth:`from_row`; :meth:`to_dict` gives the JSON-ready dictionary."""
 
@@ -128,18 +131,42 @@ class CodesignRow:
     bw_gbps: list[float] | None
     scaleout_gbps_per_npu: float | None
     nics: int | None
+    notes: list[str] | None
     solve_seconds: float | None
     worker: str | None
     rank: int | None = None
+    equivalents: int = 0
+    equivalent_shapes: list[str] = dataclasses.field(default_factory=list)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> CodesignRow:
-        """The typed row of a row dictionary (the columns of :data:`COLUMNS`, ``rank`` optional)."""
-        return cls(**{n: row.get(n) for n in NAMES}, rank=row.get("rank"))
+        """The typed row of a row dictionary (the columns of :data:`COLUMNS`; ``rank``, ``equivalents`` and
+        ``equivalent_shapes`` of a ranking optional)."""
+        return cls(**{n: row.get(n) for n in NAMES}, rank=row.get("rank"), equivalents=row.get("equivalents", 0),
+                   equivalent_shapes=list(row.get("equivalent_shapes", ())))
 
     def to_dict(self) -> dict[str, Any]:
         """The row as a JSON-ready dictionary (lists and objects kept)."""
         return dataclasses.asdict(self)
+
+
+def _sig(x: float | None) -> float | None:
+    return None if x is None else float(f"{x:.10g}")
+
+
+def fold_equivalent(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Solved rows with the rows of *equivalent shapes* folded into one: the same plan and placement giving the
+    same bandwidth per dimension, objective value and network cost (10 significant digits) on shapes that differ
+    only in their level names or building blocks (e.g. ``chiplet:FC2 pod:SW2048`` and ``chiplet:R2 pod:SW2048``).
+    The first by id stays, with ``equivalents`` (how many were folded into it) and ``equivalent_shapes`` (their
+    shape ids); every row stays in the results file."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: r["id"]):
+        key = (r["plan"], json.dumps(r["placement"], sort_keys=True), _sig(r["objective_value"]),
+               _sig(r["network_cost_usd"]), tuple(_sig(b) for b in r["bw_gbps"] or ()))
+        groups.setdefault(key, []).append(r)
+    return [{**g[0], "equivalents": len(g) - 1, "equivalent_shapes": [r["shape"] for r in g[1:]]}
+            for g in groups.values()]
 
 
 KEEP_ROWS = 1000
@@ -188,9 +215,10 @@ class Tally:
         del self.top[self.keep:]
 
     def ranking(self) -> list[dict[str, Any]]:
-        """The kept solved rows, best first, with their ``rank`` (:func:`~hieropt.studies.explore.run.rank_rows`)."""
+        """The kept solved rows, equivalent shapes folded (:func:`fold_equivalent`), best first, with their ``rank``
+        (:func:`~hieropt.studies.explore.run.rank_rows`)."""
         self._trim()
-        return rank_rows(self.top, self.objective, key="id")
+        return rank_rows(fold_equivalent(self.top), self.objective, key="id")
 
     def by_dims(self) -> list[dict[str, Any]]:
         """Per dimension count: ``n_dims``, ``solved``, ``best`` (the first of its ranked best rows), and the least
@@ -200,4 +228,5 @@ class Tally:
                 for n, d in sorted(self.dims.items())]
 
 
-__all__ = ["COLUMNS", "NAMES", "OWN_COLUMNS", "CodesignRow", "UnsolvedRows", "Tally", "KEEP_ROWS", "base_row"]
+__all__ = ["COLUMNS", "NAMES", "OWN_COLUMNS", "CodesignRow", "UnsolvedRows", "Tally", "KEEP_ROWS", "base_row",
+           "fold_equivalent"]

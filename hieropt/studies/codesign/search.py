@@ -103,7 +103,7 @@ class Codesign:
         per-dimension summary (lists and objects, never joined text)."""
         en = self.enumeration
         return {"space": self.space.name, "space_hash": self.space_hash, "objective": self.space.objective,
-                "npus": self.space.npus,
+                "npus": list(self.space.sizes),
                 "plans": {"combinations": en.plans.combinations, "invalid": en.plans.invalid,
                           "too_big": len(en.plans.too_big), "fitting": len(en.plans.fitting)},
                 "shapes": len(en.shapes), "candidates": en.count, "pairs": en.pairs, "skipped": en.skipped,
@@ -240,7 +240,8 @@ class _Search:
     def infeasible(self, cand: CodesignCandidate) -> bool:
         """Its time bound is above the time target or infinite (settled infeasible without a solve)."""
         target = self.space.max_iteration_time_ns
-        return cand.compute_ns == float("inf") or (target is not None and cand.compute_ns > target)
+        return (cand.compute_ns == float("inf") or cand.lower_bound == float("inf")
+                or (target is not None and cand.compute_ns > target))
 
     def admit(self, cand: CodesignCandidate) -> bool:
         """Solve it: not infeasible by its bound, and (when pruning) its bound below the incumbent."""
@@ -261,7 +262,9 @@ class _Search:
     def unsolved_row(self, cand: CodesignCandidate) -> dict[str, Any]:
         """The row of a candidate settled without a solve."""
         if self.infeasible(cand):
-            why = self.no_bandwidth if cand.compute_ns == float("inf") else INFEASIBLE_BY_BOUND
+            target_ns = self.space.max_iteration_time_ns
+            late = target_ns is not None and cand.compute_ns > target_ns and cand.compute_ns < float("inf")
+            why = INFEASIBLE_BY_BOUND if late else self.no_bandwidth
             return self.unsolved.row(cand, "infeasible", why)
         if self._incumbent[0] != self.best:
             self._incumbent = self.best, f"{self.best:.10g}"

@@ -6,7 +6,6 @@ iteration (m x its per-micro-batch collectives + its per-iteration ones; these a
 
 from __future__ import annotations
 
-import math
 import os
 import socket
 import time
@@ -22,7 +21,7 @@ from ...model.groups import instance_for
 from ...model.stages import stage_jobs
 from ...model.timing import evaluate
 from ...model.traffic import phase_times
-from ...spec.space import constraint_for
+from ...spec.space import constraint_for, nic_count
 from ...workloads.llm.space import CodesignSpace
 from .candidates import CodesignCandidate
 from .rows import base_row
@@ -83,6 +82,39 @@ def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
     return out
 
 
+SCALE_UP_GROUPS = ("tp",)
+"""Groups that usually stay within the scale-up domain (their collectives are on the critical path of every
+layer); a placement that spans a scale-out dimension with one of them gets a note."""
+
+
+def scale_out_dims(space: CodesignSpace, network) -> list[int]:
+    """The scale-out dimensions of ``network``: those of the space's scale-out cost class (the last level's, or the
+    last dimension's of a fixed network)."""
+    return [d for d, dim in enumerate(network.dims) if dim.cost_class == space.scale_out_class]
+
+
+def scale_up_notes(space: CodesignSpace, cand: CodesignCandidate, top: list[int]) -> list[str]:
+    """A note for each group of :data:`SCALE_UP_GROUPS` that the placement spreads over a scale-out dimension."""
+    out = []
+    for g in SCALE_UP_GROUPS:
+        sizes = cand.placement.get(g, ())
+        over = [d for d in top if d < len(sizes) and sizes[d] > 1]
+        if over:
+            out.append(f"{g} {'x'.join(map(str, sizes))} spans the scale-out dimension(s) "
+                       f"{', '.join(map(str, over))}: {g.upper()} usually stays in the scale-up domain; "
+                       + _why_scale_out(space))
+    return out
+
+
+def _why_scale_out(space: CodesignSpace) -> str:
+    if space.objective == "performance":
+        return ("the performance objective prices no bandwidth and the constraints "
+                f"({'; '.join(space.constraints) or 'none'}) may treat every GB/s alike; bound the scale-out "
+                "bandwidth (e.g. bw[top] <= 50) or use --objective performance_per_cost to prefer the scale-up "
+                "domain")
+    return "here it is the better trade at the space's prices and constraints"
+
+
 def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
     """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`) and return its
     row (:data:`COLUMNS`); a candidate without a certified answer gets its status and message."""
@@ -113,11 +145,12 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
                    communication_ns=sol.iteration_time_ns - compute - bubble,
                    communication_by_group_ns={g: t for g, t in sorted(by_group.items())},
                    network_cost_usd=sol.network_cost_usd, bw_gbps=[float(b) for b in sol.bw_gbps])
-        top = [d for d, dim in enumerate(cand.network.dims) if dim.cost_class == space.scale_out_class]
-        scale = float(sum(sol.bw_gbps[d] for d in top))
-        row["scaleout_gbps_per_npu"] = scale
+        top = scale_out_dims(space, cand.network)
+        row["scaleout_gbps_per_npu"] = float(sum(sol.bw_gbps[d] for d in top))
         if space.nic_gbps is not None:
-            row["nics"] = math.ceil(space.npus * scale / space.nic_gbps * (1 - 1e-12))
+            row["nics"] = nic_count(cand.network.npus_total, [sol.bw_gbps[d] for d in top], space.nic_gbps,
+                                    space.nic_npus)
+        row["notes"] = scale_up_notes(space, cand, top)
     row["solve_seconds"] = time.perf_counter() - start
     return row
 
@@ -134,4 +167,5 @@ def _worker() -> str:
 
 
 
-__all__ = ["solve_codesign_candidate", "split_ns", "space_constraints"]
+__all__ = ["solve_codesign_candidate", "split_ns", "space_constraints", "scale_out_dims", "scale_up_notes",
+           "SCALE_UP_GROUPS"]

@@ -4,7 +4,6 @@ Dask cluster; each yields result rows as they finish."""
 from __future__ import annotations
 
 import gc
-import math
 import os
 import signal
 import socket
@@ -18,7 +17,7 @@ from typing import Any
 from ...errors import HieroptError, InputError, NoSolutionError, SolverError
 from ...solvers.cutting import REL_GAP
 from ...spec import Mapping
-from ...spec.space import ShapeSpace
+from ...spec.space import ShapeSpace, nic_count
 from .enumerate import Candidate, build_instance
 from .results import COLUMN_NAMES
 
@@ -75,7 +74,7 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
                 nic_usd += space.npus * cc.nic_usd_per_gbps * float(sol.bw_gbps[d])
         nics = None
         if space.nic_gbps is not None:
-            nics = math.ceil(space.npus * scale_bw / space.nic_gbps * (1 - 1e-12))
+            nics = nic_count(space.npus, [sol.bw_gbps[d] for d in top], space.nic_gbps, space.nic_npus)
         row.update(iteration_time_ns=sol.iteration_time_ns, network_cost_usd=sol.network_cost_usd,
                    bw_gbps=";".join(repr(float(b)) for b in sol.bw_gbps), scaleout_gbps_per_npu=scale_bw,
                    scaleout_usd=float(sum(bd.cost_per_dim_usd[d] for d in top)), nic_usd=nic_usd, nics=nics)

@@ -30,9 +30,10 @@ are listed as its ``equivalent_ids``. The test suite solves every pruned candida
 
 **Scale-out figures** per candidate: the dimensions at the space's scale-out level (default: the top level) carry
 the NIC traffic; ``scaleout_gbps_per_npu`` is their bandwidth per NPU, ``scaleout_usd`` their cost, ``nic_usd`` the
-NIC part of it (cost class NIC price x N x bandwidth), and ``nics`` = ceil(N x scale-out GB/s per NPU / ``nic_gbps``)
-when the space gives ``nic_gbps``: a derived figure from the continuous optimum, not an integer provisioning
-(:func:`hieropt.provision` needs a parts catalog per cost class; run it on the shapes you shortlist).
+NIC part of it (cost class NIC price x N x bandwidth), and ``nics`` = whole NICs per NPU (or per node of
+``nic_npus``) on every scale-out dimension (:func:`hieropt.spec.space.nic_count`) when the space gives
+``nic_gbps``: a derived figure from the continuous optimum, not an integer provisioning (:func:`hieropt.provision`
+needs a parts catalog per cost class; run it on the shapes you shortlist).
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ class PlanChoices(_Frozen):
     from N / (tp pp)); the model file's plan gives every other field (global batch, vocabulary padding, ...). A
     co-design space file's ``[plans]`` table takes a field it omits from the model file's plan
     (:func:`hieropt.io.codesign.load_codesign`); built directly, an omitted field takes the default below.
+    ``schedule`` (``1f1b`` and / or ``interleaved``) follows from v (1f1b: v = 1, interleaved: v >= 2); listed, it
+    keeps the combinations of those schedules (None: every value of ``virtual_stages``).
 
     Raises (pydantic.ValidationError): an empty list, a degree < 1, a ZeRO stage outside 0..3, a value listed twice
     (two candidates would share one id and one would hide the other's row)."""
@@ -51,22 +53,30 @@ class PlanChoices(_Frozen):
     virtual_stages: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     micro_batch_size: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     overlap_grad_reduce: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
+    schedule: tuple[Literal["1f1b", "interleaved"], ...] | None = Field(default=None, min_length=1)
 
     @field_validator("*")
     @classmethod
-    def _distinct(cls, v: tuple) -> tuple:
-        twice = next((x for i, x in enumerate(v) if x in v[:i]), None)
+    def _distinct(cls, v: tuple | None) -> tuple | None:
+        twice = next((x for i, x in enumerate(v) if x in v[:i]), None) if v is not None else None
         if twice is not None:
             raise ValueError(f"{twice!r} is listed twice; fix: list each value once")
         return v
 
+    def consistent(self, choice: dict) -> bool:
+        """Whether a combination's virtual stages fit the listed schedules: ``1f1b`` takes v = 1, ``interleaved``
+        v >= 2 (the schedule follows from v; None: every v)."""
+        return self.schedule is None or ("interleaved" if choice["virtual_stages"] > 1 else "1f1b") in self.schedule
+
     @property
     def combinations(self) -> int:
-        """Number of combinations (the product of the list lengths)."""
+        """Number of combinations: the product of the list lengths, less those whose virtual stages no listed
+        schedule takes (:meth:`consistent`)."""
         n = 1
-        for v in self.model_dump().values():
-            n *= len(v)
-        return n
+        for k, v in self.model_dump().items():
+            if k not in ("schedule", "virtual_stages"):
+                n *= len(v)
+        return n * sum(self.consistent({"virtual_stages": v}) for v in self.virtual_stages)
 
 
 class CodesignSpace(_Frozen):
@@ -75,7 +85,9 @@ class CodesignSpace(_Frozen):
     Attributes:
         name: the space's name.
         base: the model, NPU (HBM), precision and the plan fields the choices do not vary.
-        npus: N.
+        npus: N, or several cluster sizes (distinct, a list in the file): the cluster size is then a dimension of
+            the search, every plan and shape of each size a candidate, and the answer says how many NPUs to buy
+            (:attr:`sizes`).
         plans: the plan choices.
         network: one fixed network (its NPUs multiply to N), or None with ``levels``: every shape of the shape space
             (``levels``, ``min_dims``, ``max_dims``, ``switch_only_at_top``, as :class:`hieropt.spec.space.ShapeSpace`).
@@ -83,8 +95,9 @@ class CodesignSpace(_Frozen):
         cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns, max_network_cost_usd,
             dimension_mode: as in instance files.
         prune: skip candidates whose proven lower bound cannot beat the incumbent (exact; False solves all).
-        nic_gbps: GB/s of one scale-out NIC port: each row's ``nics`` = ceil(N x scale-out GB/s per NPU / nic_gbps),
-            the scale-out dimensions being those of the last level's cost class (of the last dimension for a fixed
+        nic_gbps: GB/s of one scale-out NIC port; nic_npus: the NPUs whose NICs are bought together (1: whole NICs per
+            NPU; a node's NPU count: per node). Each row's ``nics`` = :func:`hieropt.spec.space.nic_count` over the
+            scale-out dimensions, those of the last level's cost class (of the last dimension's for a fixed
             network).
         tokens, cluster: the run's token budget and the whole cluster's cost (as in instance files; objective
             ``min_run_cost`` needs ``cluster``).
@@ -92,7 +105,7 @@ class CodesignSpace(_Frozen):
 
     name: str = Field(min_length=1)
     base: LLMParams
-    npus: int = Field(ge=2)
+    npus: Annotated[int, Field(ge=2)] | tuple[Annotated[int, Field(ge=2)], ...]
     plans: PlanChoices = PlanChoices()
     network: Network | None = None
     levels: tuple[Level, ...] = ()
@@ -110,6 +123,12 @@ class CodesignSpace(_Frozen):
     nic_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     tokens: float | None = Field(default=None, gt=0, le=1e18, allow_inf_nan=False)
     cluster: Cluster | None = None
+    nic_npus: int = Field(default=1, ge=1)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """The cluster sizes searched (NPUs), ascending."""
+        return (self.npus,) if isinstance(self.npus, int) else tuple(sorted(self.npus))
 
     @property
     def scale_out_class(self) -> str:
@@ -121,9 +140,13 @@ class CodesignSpace(_Frozen):
         if (self.network is None) == (not self.levels):
             raise ValueError("network: give either one network ([network] dims) or a shape space ([[levels]]); fix: "
                              "keep one of them")
-        if self.network is not None and self.network.npus_total != self.npus:
+        if not isinstance(self.npus, int) and (not self.npus or len(set(self.npus)) != len(self.npus)):
+            raise ValueError(f"npus: {list(self.npus)} is not a list of distinct NPU counts; fix: list each cluster "
+                             "size once, e.g. npus = [8192, 16384]")
+        if self.network is not None and (not isinstance(self.npus, int) or self.network.npus_total != self.npus):
             raise ValueError(f"network: its dimensions hold {self.network.npus_total} NPUs, not npus = {self.npus}; "
-                             "fix: make them multiply to npus")
+                             "fix: make them multiply to npus (one fixed network has one cluster size: give several "
+                             "sizes with a shape space, [[levels]])")
         if self.objective == "min_cost" and self.max_iteration_time_ns is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
         if self.objective == "min_run_cost" and self.cluster is None:
@@ -134,6 +157,10 @@ class CodesignSpace(_Frozen):
                              "space has one model; fix: use performance, performance_per_cost or min_cost")
         if self.min_dims > self.max_dims:
             raise ValueError(f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]")
+        for n in self.sizes:
+            if n % self.nic_npus:
+                raise ValueError(f"nic_npus: {self.nic_npus} does not divide the {n} NPUs; fix: give the NPUs of "
+                                 "one node (whose NICs are bought together), or 1")
         classes = ([(f"levels[{i}]", lv.cost_class, "Switch" in lv.blocks) for i, lv in enumerate(self.levels)]
                    + [(f"network.dims[{d}]", dim.cost_class, dim.block == "Switch")
                       for d, dim in enumerate(self.network.dims if self.network is not None else ())])

@@ -1,0 +1,34 @@
+"""Co-design space files: several cluster sizes, schedule in [plans], the NIC grouping, and one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from hieropt.errors import InputError
+from hieropt.io.codesign import load_codesign
+
+from ..cli.test_codesign_cli import SPACE, _files
+
+
+def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
+    text = SPACE.replace("npus = 8\n", "npus = [8, 16]\nnic_npus = 2\n").replace(
+        "pp = [1, 2]\n", 'pp = [1, 2]\nschedule = ["1f1b", "interleaved"]\n')
+    sp = load_codesign(_files(tmp_path, text))
+    assert sp.sizes == (8, 16) and sp.nic_npus == 2
+    assert sp.plans.schedule == ("1f1b", "interleaved") and sp.plans.virtual_stages == (1, 2)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("npus = 8\n", "npus = [8, 8]\n"), "npus: [8, 8] is not a list of distinct NPU counts"),
+    (("npus = 8\n", "npus = 8\nnic_npus = 3\n"), "nic_npus: 3 does not divide the 8 NPUs"),
+    (("pp = [1, 2]\n", 'pp = [1, 2]\nschedule = ["gpipe"]\n'), "plans.schedule[0]"),
+    (("npus = 8\n", "npus = [8, 16]\n"), "one fixed network has one cluster size"),
+])
+def test_bad_new_fields_are_one_line_errors(tmp_path, edit, message):
+    text = SPACE.replace(*edit)
+    if message.startswith("one fixed"):  # a fixed network instead of the levels
+        text = text[:text.index("[[levels]]")].replace("dims = [1, 2]\n", "") + text[text.index("[cost.A]"):] + (
+            '[network]\ndims = [{block = "Ring", npus = 8, cost_class = "A"}]\n')
+    with pytest.raises(InputError) as e:
+        load_codesign(_files(tmp_path, text))
+    assert message in str(e.value) and "\n" not in str(e.value)
