@@ -44,9 +44,9 @@ def scip_min_max_regret(inst, own_ns: list[float], z0: float) -> np.ndarray:
     for job in inst.jobs:
         tr = phase_traffic(inst, job).reshape(-1, D) / MB
         traffic.append(tr[(tr > 0).any(axis=1)])
-    peak = np.max([t.max(axis=0) for t in traffic], axis=0)
+    peak = np.max([t.max(axis=0, initial=0.0) for t in traffic], axis=0)  # (a workload may have no traffic)
     budget_ms = max(z0 * u / MB for u in own_ns)
-    t = [m.addVar(f"t{d}", lb=0.0, ub=budget_ms / peak[d]) for d in range(D)]
+    t = [m.addVar(f"t{d}", lb=0.0, ub=budget_ms / peak[d] if peak[d] > 0 else None) for d in range(D)]
     for d in range(D):
         m.addCons(B[d] * t[d] == 1.0)
     for w, (tr, job) in enumerate(zip(traffic, inst.jobs, strict=True)):
