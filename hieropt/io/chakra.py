@@ -15,7 +15,15 @@ What the simulator reads (astra-sim c459ab6 with chakra 214f2c5, ``src/feeder/et
 from ``data_deps`` only (``ctrl_deps`` are ignored); ready nodes are issued lowest ``id`` first; attributes
 ``num_ops`` (int64_val), ``tensor_size`` (uint64_val), ``comm_type`` (int64_val, :data:`COMM_TYPE`), ``comm_size``
 (int64_val, bytes), ``involved_dim`` (bool_list, one entry per network dimension), ``is_cpu_op`` (bool_val; must be
-false for GPU compute and collectives).
+false for GPU compute and collectives); a send (``COMM_SEND_NODE``) reads ``comm_dst``, a receive
+(``COMM_RECV_NODE``) ``comm_src`` (the peer NPU, absolute, int32_val only: other integer types read as 0), both
+``comm_size`` and ``comm_tag`` (int32_val); the sender's own id and the receiver's default to the NPU's.
+Measured: a send blocks the NPU's one communication slot for hops x latency + bytes / link bandwidth and is
+buffered when its receive is not posted yet; the receive completes when the bytes have arrived.
+
+Traces that differ only in their peers (the NPUs of one pipeline stage) are written from one template
+(:func:`encode_template`): each peer as a varint padded to :data:`PEER_BYTES` bytes (protobuf readers accept
+padded varints), patched per NPU (:func:`instantiate`), so a stage's trace is encoded once.
 """
 
 from __future__ import annotations
@@ -133,8 +141,11 @@ class EtNode:
         compute_ns: ``comp``: duration in ns, encoded exactly as roofline ``num_ops`` (see :func:`comp_num_ops`).
         comm_type: ``coll``: a :data:`COMM_TYPE` name (``ALL_REDUCE``, ``REDUCE_SCATTER``, ``ALL_GATHER``,
             ``ALL_TO_ALL``).
-        comm_bytes: ``coll``: size in bytes (all-gather: the per-NPU input shard).
+        comm_bytes: ``coll``, ``send``, ``recv``: size in bytes (all-gather: the per-NPU input shard).
         involved_dim: ``coll``: one bool per simulator network dimension.
+        peer: ``send``: the receiving NPU, ``recv``: the sending one (in a template: a key its resolver maps to
+            the NPU).
+        tag: ``send`` / ``recv``: matches a send with its receive (same sender, receiver and tag).
     """
 
     id: int
@@ -145,6 +156,8 @@ class EtNode:
     comm_type: str = ""
     comm_bytes: int = 0
     involved_dim: tuple[bool, ...] = ()
+    peer: int = 0
+    tag: int = 0
 
 
 OPS_PER_NS = 1000
@@ -186,9 +199,59 @@ def to_message(node: EtNode) -> NodeMsg:
         msg.attr.append(_attr("comm_type", int64_val=COMM_TYPE[node.comm_type]))
         msg.attr.append(_attr("comm_size", int64_val=int(node.comm_bytes)))
         msg.attr.append(_attr("involved_dim", bool_list=[bool(x) for x in node.involved_dim]))
+    elif node.kind in ("send", "recv"):
+        msg.type = NODE_TYPE["COMM_SEND_NODE" if node.kind == "send" else "COMM_RECV_NODE"]
+        msg.attr.append(_attr("comm_dst" if node.kind == "send" else "comm_src", int32_val=int(node.peer)))
+        msg.attr.append(_attr("comm_size", int64_val=int(node.comm_bytes)))
+        msg.attr.append(_attr("comm_tag", int32_val=int(node.tag)))
     else:
         raise ValueError(f"unknown node kind {node.kind!r}")
     return msg
+
+
+PEER_BYTES = 5
+"""Bytes of a padded peer varint in a template (any int32 >= 0)."""
+_PLACEHOLDER = 1 << 28
+"""A peer whose minimal varint takes :data:`PEER_BYTES` bytes: what a template holds until patched."""
+
+
+def padded_varint(n: int) -> bytes:
+    """``n`` (0 <= n < 2^31) as a base-128 varint of exactly :data:`PEER_BYTES` bytes (continuation bits set on
+    the leading bytes)."""
+    if not 0 <= n < 1 << 31:
+        raise ValueError(f"peer {n} outside 0 .. 2^31 - 1")
+    return bytes([(n >> 7 * i) & 0x7F | 0x80 for i in range(PEER_BYTES - 1)] + [n >> 7 * (PEER_BYTES - 1)])
+
+
+def encode_template(nodes: Iterable[EtNode]) -> tuple[bytes, list[tuple[int, int]]]:
+    """One ET file in which every send and receive holds a placeholder peer: the bytes and, per send / receive,
+    (offset of its padded peer varint, the node's ``peer`` key), for :func:`instantiate`."""
+    parts, slots, pos = [], [], 0
+    marks = {k: _attr(f, int32_val=_PLACEHOLDER).SerializeToString() for k, f in
+             (("send", "comm_dst"), ("recv", "comm_src"))}
+    meta = GlobalMetadataMsg(version=ET_VERSION).SerializeToString()
+    for node, body in [(None, meta)] + [(n, None) for n in nodes]:
+        key = None
+        if node is not None:
+            key = node.peer
+            if node.kind in marks:
+                node = EtNode(**{**node.__dict__, "peer": _PLACEHOLDER})
+            body = to_message(node).SerializeToString()
+        head = _varint(len(body))
+        if node is not None and node.kind in marks:
+            at = body.index(marks[node.kind]) + len(marks[node.kind]) - PEER_BYTES
+            slots.append((pos + len(head) + at, key))
+        parts += [head, body]
+        pos += len(head) + len(body)
+    return b"".join(parts), slots
+
+
+def instantiate(template: bytes, slots: Sequence[tuple[int, int]], resolve) -> bytearray:
+    """The template with every peer key ``k`` of ``slots`` replaced by the NPU ``resolve(k)``."""
+    data = bytearray(template)
+    for at, key in slots:
+        data[at:at + PEER_BYTES] = padded_varint(resolve(key))
+    return data
 
 
 def _varint(n: int) -> bytes:
@@ -260,5 +323,6 @@ def attributes(msg: NodeMsg) -> dict[str, object]:
     return out
 
 
-__all__ = ["EtNode", "SCHEMA", "ENUMS", "COMM_TYPE", "NODE_TYPE", "NodeMsg", "GlobalMetadataMsg", "comp_num_ops",
+__all__ = ["EtNode", "encode_template", "instantiate", "padded_varint", "PEER_BYTES",
+           "SCHEMA", "ENUMS", "COMM_TYPE", "NODE_TYPE", "NodeMsg", "GlobalMetadataMsg", "comp_num_ops",
            "to_message", "encode_trace", "write_trace", "read_trace", "attributes"]
