@@ -199,9 +199,9 @@ class StageTrace:
     def forward(self, mb: int, j: int, deps: Deps) -> Deps:
         c, last = self.model_chunk(j), self.p * self.v - 1
         tag = f"@{mb}"
-        if c > 0:
-            src = self.stage_of_chunk(c - 1)
-            size = self.sends[src][0][(c - 1) // self.p]
+        src = self.stage_of_chunk(c - 1)
+        size = self.sends[src][0][(c - 1) // self.p] if c > 0 else 0
+        if size > 0:
             deps = self.add(EtNode(0, f"recv.f{c}{tag}", "recv", comm_bytes=size, peer=src,
                                    tag=self.tag(mb, c, False)), deps)
         for op in self.chunks[j]:
@@ -217,9 +217,9 @@ class StageTrace:
     def backward(self, mb: int, j: int, deps: Deps) -> Deps:
         c, last = self.model_chunk(j), self.p * self.v - 1
         tag = f"@{mb}"
-        if c < last:
-            src = self.stage_of_chunk(c + 1)
-            size = self.sends[src][1][(c + 1) // self.p]
+        src = self.stage_of_chunk(c + 1)
+        size = self.sends[src][1][(c + 1) // self.p] if c < last else 0
+        if size > 0:
             deps = self.add(EtNode(0, f"recv.b{c}{tag}", "recv", comm_bytes=size, peer=src,
                                    tag=self.tag(mb, c, True)), deps)
         for op in reversed(self.chunks[j]):
