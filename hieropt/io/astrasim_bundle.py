@@ -142,12 +142,13 @@ def _write_step(instance: Instance, job, simnet: SimNetwork, prefix: Path) -> tu
             path = Path(f"{prefix}.{i}.et")
             if slots or first is None:
                 peers = {k: layout.peer(i, k) for k in {k for _, k in slots}} if slots else {}
-                _write_file(path, bytes(instantiate(template, slots, peers.__getitem__)))
+                path.write_bytes(instantiate(template, slots, peers.__getitem__))
                 first = path
                 size += len(template)
                 files += 1
             else:
                 _link(first, path)
+    os.sync()  # (every NPU's file on disk at once: one flush, not one per file)
     return nodes, size, files
 
 

@@ -18,9 +18,11 @@ What a stage runs (the workload is one stage for one micro-batch, :mod:`hieropt.
   (``P2P``) goes to the stage of chunk c + 1. **A backward**: receive the output gradient from the stage of chunk
   c + 1 (none for the last chunk), then per layer in reverse C_ig, the input-gradient collective (the gradient
   send to chunk c - 1's stage), C_wg.
-- **The per-iteration tail**: the weight-gradient collectives in backward layer order (gradient all-reduce or
-  reduce-scatter, ZeRO's parameter all-gather, the tied-embedding exchange between the first and last stage as a
-  send and a receive each way), then the optimizer step (``update_ns`` of the stage's layers) as compute. With
+- **The per-iteration tail**: the tied-embedding exchange's send (the first and the last stage send each other
+  their embedding gradient), the weight-gradient collectives in backward layer order (gradient all-reduce or
+  reduce-scatter, ZeRO's parameter all-gather), the exchange's receive, then the optimizer step (``update_ns`` of
+  the stage's layers) as compute. The send goes first and the receive last so that neither end waits for the
+  other's tail (the last stage finishes its backward passes first), as hieropt counts one send per end. With
   ``overlap_dp`` each weight-gradient collective starts after its layer's last C_wg, on a stream of its own in
   backward order (loop ``tp_dp_overlap_cross``), and the step after both streams.
 
@@ -146,15 +148,27 @@ class StageTrace:
         self.nodes: list[EtNode] = []
         self.sends = [_send_bytes(w, self.v) for w in works]  # (forward, backward) bytes per stage and chunk
         self.last_wg: dict[int, Deps] = {}
+        self.tie: tuple[int, int] | None = None
+        self.open: int | None = None  # the compute node further compute on the stream joins
 
     def add(self, node: EtNode, deps: Deps) -> Deps:
         node.id, node.deps = len(self.nodes), list(deps)
         self.nodes.append(node)
+        self.open = None
         return [node.id]
 
-    def comp(self, name: str, ns: float, deps: Deps) -> Deps:
+    def comp(self, ns: float, deps: Deps) -> Deps:
+        """A compute node of ``ns`` (unnamed: a stage's trace is written once per NPU); compute right after
+        compute on the stream is added to that node (one node, the same time)."""
         t = int(round(float(ns)))
-        return self.add(EtNode(0, name, "comp", compute_ns=t), deps) if t > 0 else deps
+        if t <= 0:
+            return deps
+        if self.open is not None and deps == [self.open]:
+            self.nodes[self.open].compute_ns += t
+            return deps
+        out = self.add(EtNode(0, "", "comp", compute_ns=t), deps)
+        self.open = out[0]
+        return out
 
     def coll(self, row: int, j: int, deps: Deps, tag: str) -> Deps:
         kind = Collective(self.t.collective[row, j])
@@ -167,7 +181,7 @@ class StageTrace:
         involved = self.simnet.involved_group(group)
         if not any(involved):
             return deps
-        return self.add(EtNode(0, f"{self.names[row]}.{PHASES[j]}{tag}", "coll", comm_type=COMM_NAME[kind],
+        return self.add(EtNode(0, f"{self.names[row]}.{'fiw'[j]}{tag}", "coll", comm_type=COMM_NAME[kind],
                                comm_bytes=size, involved_dim=involved), deps)
 
     def p2p_row(self, row: int, j: int, size: int, group: str, deps: Deps, tag: str) -> Deps:
@@ -175,12 +189,12 @@ class StageTrace:
             raise InputError("ASTRA-sim export", f"workload {self.w.name}", f"a point-to-point send on group "
                              f"{group!r}: sends are written between pipeline stages only (group {PIPELINE!r})",
                              f"put the workload's sends on group {PIPELINE!r}")
-        if j == 2:  # the tied-embedding exchange: a send and a receive each way between the first and last stage
+        if j == 2:  # the tied-embedding exchange: its send here, its receive before the optimizer step
             other = self.p - 1 - self.r if self.r in (0, self.p - 1) else None
             if other is None or other == self.r:
                 return deps
-            deps = self.add(EtNode(0, "tie.send", "send", comm_bytes=size, peer=other, tag=self.tie_tag), deps)
-            return self.add(EtNode(0, "tie.recv", "recv", comm_bytes=size, peer=other, tag=self.tie_tag), deps)
+            self.tie = (other, size)
+            return self.add(EtNode(0, "tie.send", "send", comm_bytes=size, peer=other, tag=self.tie_tag), deps)
         return deps  # (the chunk sends: written by the task, which knows the micro-batch)
 
     @property
@@ -206,7 +220,7 @@ class StageTrace:
                                    tag=self.tag(mb, c, False)), deps)
         for op in self.chunks[j]:
             for row in op:
-                deps = self.coll(row, 0, self.comp(f"{self.names[row]}.f{tag}", self.t.compute_ns[row, 0], deps),
+                deps = self.coll(row, 0, self.comp(self.t.compute_ns[row, 0], deps),
                                  tag)
         size = self.sends[self.r][0][j]
         if c < last and size > 0:
@@ -224,10 +238,12 @@ class StageTrace:
                                    tag=self.tag(mb, c, True)), deps)
         for op in reversed(self.chunks[j]):
             for row in reversed(op):
-                deps = self.comp(f"{self.names[row]}.ig{tag}", self.t.compute_ns[row, 1], deps)
+                deps = self.comp(self.t.compute_ns[row, 1], deps)
                 deps = self.coll(row, 1, deps, tag)
-                deps = self.comp(f"{self.names[row]}.wg{tag}", self.t.compute_ns[row, 2], deps)
+                deps = self.comp(self.t.compute_ns[row, 2], deps)
                 self.last_wg[row] = deps
+                if self.inst.step.overlap_dp:
+                    self.open = None  # (the gradient stream starts after this layer's C_wg: no later compute)
         size = self.sends[self.r][1][j]
         if c > 0 and size > 0:
             deps = self.add(EtNode(0, f"send.b{c - 1}{tag}", "send", comm_bytes=size,
@@ -239,6 +255,8 @@ class StageTrace:
         for kind, mb, j in order(self.p, self.m, self.v, self.r):
             deps = self.forward(mb, j, deps) if kind == "F" else self.backward(mb, j, deps)
         rows = [row for chunk in reversed(self.chunks) for op in reversed(chunk) for row in reversed(op)]
+        sends = self.t.collective[:, 2] == Collective.P2P
+        rows = [row for row in rows if sends[row]] + [row for row in rows if not sends[row]]
         if self.inst.step.overlap_dp:
             stream: Deps = []
             for row in rows:
@@ -247,7 +265,10 @@ class StageTrace:
         else:
             for row in rows:
                 deps = self.coll(row, 2, deps, "")
-        self.comp("optimizer.step", float(self.t.update_ns.sum()), deps)
+        if self.tie is not None:
+            other, size = self.tie
+            deps = self.add(EtNode(0, "tie.recv", "recv", comm_bytes=size, peer=other, tag=self.tie_tag), deps)
+        self.comp(float(self.t.update_ns.sum()), deps)
         return self.nodes
 
 

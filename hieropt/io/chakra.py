@@ -183,11 +183,14 @@ def _attr(name: str, **value) -> AttributeMsg:
     return a
 
 
-def to_message(node: EtNode) -> NodeMsg:
-    """The protobuf ``Node`` of ``node``. Raises ValueError on an unknown kind or collective name."""
-    msg = NodeMsg(id=node.id, name=node.name)
+def to_message(node: EtNode, compact: bool = False) -> NodeMsg:
+    """The protobuf ``Node`` of ``node``; ``compact``: without its name and ``is_cpu_op`` (the simulator reads
+    neither: its default is false).
+    Raises ValueError on an unknown kind or collective name."""
+    msg = NodeMsg(id=node.id, name="" if compact else node.name)
     msg.data_deps.extend(node.deps)
-    msg.attr.append(_attr("is_cpu_op", bool_val=False))
+    if not compact:
+        msg.attr.append(_attr("is_cpu_op", bool_val=False))
     if node.kind == "comp":
         msg.type = NODE_TYPE["COMP_NODE"]
         msg.attr.append(_attr("num_ops", int64_val=comp_num_ops(node.compute_ns)))
@@ -225,7 +228,8 @@ def padded_varint(n: int) -> bytes:
 
 def encode_template(nodes: Iterable[EtNode]) -> tuple[bytes, list[tuple[int, int]]]:
     """One ET file in which every send and receive holds a placeholder peer: the bytes and, per send / receive,
-    (offset of its padded peer varint, the node's ``peer`` key), for :func:`instantiate`."""
+    (offset of its padded peer varint, the node's ``peer`` key), for :func:`instantiate`. Nodes are written
+    compact (:func:`to_message`): a trace of many NPUs is written once per NPU."""
     parts, slots, pos = [], [], 0
     marks = {k: _attr(f, int32_val=_PLACEHOLDER).SerializeToString() for k, f in
              (("send", "comm_dst"), ("recv", "comm_src"))}
@@ -236,7 +240,7 @@ def encode_template(nodes: Iterable[EtNode]) -> tuple[bytes, list[tuple[int, int
             key = node.peer
             if node.kind in marks:
                 node = EtNode(**{**node.__dict__, "peer": _PLACEHOLDER})
-            body = to_message(node).SerializeToString()
+            body = to_message(node, compact=True).SerializeToString()
         head = _varint(len(body))
         if node is not None and node.kind in marks:
             at = body.index(marks[node.kind]) + len(marks[node.kind]) - PEER_BYTES
