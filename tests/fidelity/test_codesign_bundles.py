@@ -6,7 +6,8 @@ Mixtral-shaped model of 4 layers with expert parallelism. For the top 3 candidat
 (the slowest NPU) is within 3 % of the time the candidate was solved for, and the simulator ranks them as the
 search did. Pipelined plans are also held against the composition the simulator implements with blocking sends,
 Σ_r t_r + (m - 1) max_r t_r + W (1F1B; t_r stage r's micro-batch slot time and W the per-iteration tail, both
-from hieropt's model of each stage), to 0.1 %.
+from hieropt's model of each stage), to 0.1 %, and interleaved plans against Σ_r t_r / v + (m - 1/v) max_r t_r
++ W, to 0.5 %.
 """
 
 from __future__ import annotations
@@ -82,11 +83,13 @@ def stage_slots(inst, bw) -> list[tuple[float, float]]:
     return out
 
 
-def one_f_one_b(inst, bw) -> float:
-    """Σ_r t_r + (m - 1) max_r t_r + W_0 (the first stage finishes last; its tail W_0 ends the iteration)."""
+def composed(inst, bw) -> float:
+    """Σ_r t_r / v + (m - 1 / v) max_r t_r + W_0: 1F1B (v = 1) with blocking sends, and what the interleaved
+    schedule measures here (the first stage finishes last; its tail W_0 ends the iteration)."""
     slots = stage_slots(inst, bw)
     t = [x for x, _ in slots]
-    return sum(t) + (inst.step.microbatches - 1) * max(t) + slots[0][1]
+    v = inst.step.virtual_stages
+    return sum(t) / v + (inst.step.microbatches - 1 / v) * max(t) + slots[0][1]
 
 
 @pytest.mark.parametrize("which", list(SPACES))
@@ -108,9 +111,10 @@ def test_best_candidates_simulated_as_predicted(which, tmp_path, astra_sim):
         predicted = float(evaluate(inst, bw).iteration_time_ns)  # the mode solved (sequential)
         simulated = _simulate(bundle, astra_sim)
         assert abs(simulated - predicted) <= 0.03 * simulated, (f.name, simulated, predicted)
-        if inst.step.stages > 1 and inst.step.virtual_stages == 1:
-            composed = one_f_one_b(inst, bw)
-            assert abs(simulated - composed) <= 1e-3 * simulated, (f.name, simulated, composed)
+        if inst.step.stages > 1:  # 1F1B to 0.1 %; interleaved to 0.5 % (measured 0.07-0.18 %)
+            tol = 1e-3 if inst.step.virtual_stages == 1 else 5e-3
+            expected = composed(inst, bw)
+            assert abs(simulated - expected) <= tol * simulated, (f.name, simulated, expected)
         if inst.step.stages == 1:
             assert abs(simulated - predicted) <= 1e-3 * simulated, (f.name, simulated, predicted)
         rows.append((predicted, simulated, inst))
