@@ -92,8 +92,18 @@ def test_named_groups_become_simulator_dimensions(tmp_path):
 
 
 def test_moe_groups_dp_spans_ep_and_edp():
-    from hieropt.spec import CostClass, CostModel, Dimension, Layer, Mapping, Network, Phase, Workload
-    from hieropt.spec import Instance, StepSchedule
+    from hieropt.spec import (
+        CostClass,
+        CostModel,
+        Dimension,
+        Instance,
+        Layer,
+        Mapping,
+        Network,
+        Phase,
+        StepSchedule,
+        Workload,
+    )
 
     from .conftest import ph
 
