@@ -142,7 +142,7 @@ def _write_step(instance: Instance, job, simnet: SimNetwork, prefix: Path) -> tu
             path = Path(f"{prefix}.{i}.et")
             if slots or first is None:
                 peers = {k: layout.peer(i, k) for k in {k for _, k in slots}} if slots else {}
-                path.write_bytes(instantiate(template, slots, peers.__getitem__))
+                path.write_bytes(instantiate(template, slots, peers))
                 first = path
                 size += len(template)
                 files += 1

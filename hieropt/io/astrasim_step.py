@@ -150,6 +150,8 @@ class StageTrace:
         self.last_wg: dict[int, Deps] = {}
         self.tie: tuple[int, int] | None = None
         self.open: int | None = None  # the compute node further compute on the stream joins
+        self.specs: dict[tuple[int, int], tuple | None] = {}
+        self.C = self.t.compute_ns.tolist()
 
     def add(self, node: EtNode, deps: Deps) -> Deps:
         node.id, node.deps = len(self.nodes), list(deps)
@@ -160,7 +162,7 @@ class StageTrace:
     def comp(self, ns: float, deps: Deps) -> Deps:
         """A compute node of ``ns`` (unnamed: a stage's trace is written once per NPU); compute right after
         compute on the stream is added to that node (one node, the same time)."""
-        t = int(round(float(ns)))
+        t = round(ns)
         if t <= 0:
             return deps
         if self.open is not None and deps == [self.open]:
@@ -170,19 +172,32 @@ class StageTrace:
         self.open = out[0]
         return out
 
+    def spec(self, row: int, j: int) -> tuple | None:
+        """(collective, bytes, group, involved_dim) of the collective of (row, phase j), None without one; kept
+        per (row, phase): every micro-batch runs the same."""
+        key = (row, j)
+        if key not in self.specs:
+            kind = Collective(self.t.collective[row, j])
+            size = int(round(float(self.t.size_bytes[row, j])))
+            group = self.t.group[row, j] or PHASES[j]
+            out = None
+            if kind is Collective.P2P and size > 0:
+                out = (kind, size, group, ())
+            elif kind is not Collective.NONE and size > 0:
+                involved = self.simnet.involved_group(group)
+                out = (kind, size, group, involved) if any(involved) else None
+            self.specs[key] = out
+        return self.specs[key]
+
     def coll(self, row: int, j: int, deps: Deps, tag: str) -> Deps:
-        kind = Collective(self.t.collective[row, j])
-        size = int(round(float(self.t.size_bytes[row, j])))
-        if kind is Collective.NONE or size <= 0:
+        spec = self.spec(row, j)
+        if spec is None:
             return deps
-        group = self.t.group[row, j] or PHASES[j]
+        kind, size, group, involved = spec
         if kind is Collective.P2P:
             return self.p2p_row(row, j, size, group, deps, tag)
-        involved = self.simnet.involved_group(group)
-        if not any(involved):
-            return deps
-        return self.add(EtNode(0, f"{self.names[row]}.{'fiw'[j]}{tag}", "coll", comm_type=COMM_NAME[kind],
-                               comm_bytes=size, involved_dim=involved), deps)
+        return self.add(EtNode(0, "", "coll", comm_type=COMM_NAME[kind], comm_bytes=size, involved_dim=involved),
+                        deps)
 
     def p2p_row(self, row: int, j: int, size: int, group: str, deps: Deps, tag: str) -> Deps:
         if group != PIPELINE:
@@ -220,7 +235,7 @@ class StageTrace:
                                    tag=self.tag(mb, c, False)), deps)
         for op in self.chunks[j]:
             for row in op:
-                deps = self.coll(row, 0, self.comp(self.t.compute_ns[row, 0], deps),
+                deps = self.coll(row, 0, self.comp(self.C[row][0], deps),
                                  tag)
         size = self.sends[self.r][0][j]
         if c < last and size > 0:
@@ -238,9 +253,9 @@ class StageTrace:
                                    tag=self.tag(mb, c, True)), deps)
         for op in reversed(self.chunks[j]):
             for row in reversed(op):
-                deps = self.comp(self.t.compute_ns[row, 1], deps)
+                deps = self.comp(self.C[row][1], deps)
                 deps = self.coll(row, 1, deps, tag)
-                deps = self.comp(self.t.compute_ns[row, 2], deps)
+                deps = self.comp(self.C[row][2], deps)
                 self.last_wg[row] = deps
                 if self.inst.step.overlap_dp:
                     self.open = None  # (the gradient stream starts after this layer's C_wg: no later compute)

@@ -226,35 +226,61 @@ def padded_varint(n: int) -> bytes:
     return bytes([(n >> 7 * i) & 0x7F | 0x80 for i in range(PEER_BYTES - 1)] + [n >> 7 * (PEER_BYTES - 1)])
 
 
+def _head(node: EtNode) -> bytes:
+    """The serialized ``id``, ``type`` and ``data_deps`` fields of a compact node (protobuf field order: 1, 3, 5;
+    ``id`` 0 is not written in proto3; the dependencies packed)."""
+    deps = b"".join(_varint(d) for d in node.deps)
+    out = (b"\x08" + _varint(node.id) if node.id else b"") + b"\x18" + _varint(_TYPE_OF[node.kind])
+    return out + (b"\x2a" + _varint(len(deps)) + deps if deps else b"")
+
+
+_TYPE_OF = {"comp": NODE_TYPE["COMP_NODE"], "coll": NODE_TYPE["COMM_COLL_NODE"], "send": NODE_TYPE["COMM_SEND_NODE"],
+            "recv": NODE_TYPE["COMM_RECV_NODE"]}
+
+
+def _tail(node: EtNode) -> bytes:
+    """The serialized attributes of a compact node (field 10), the same for nodes of equal content."""
+    bare = EtNode(0, "", node.kind, compute_ns=node.compute_ns, comm_type=node.comm_type,
+                  comm_bytes=node.comm_bytes, involved_dim=node.involved_dim, peer=node.peer, tag=node.tag)
+    return to_message(bare, compact=True).SerializeToString()[len(_head(bare)):]
+
+
 def encode_template(nodes: Iterable[EtNode]) -> tuple[bytes, list[tuple[int, int]]]:
     """One ET file in which every send and receive holds a placeholder peer: the bytes and, per send / receive,
     (offset of its padded peer varint, the node's ``peer`` key), for :func:`instantiate`. Nodes are written
-    compact (:func:`to_message`): a trace of many NPUs is written once per NPU."""
-    parts, slots, pos = [], [], 0
+    compact (:func:`to_message`: a trace of many NPUs is written once per NPU), each as its serialized head (id,
+    type, dependencies) and its attributes, serialized once per distinct content (``tests/fidelity`` checks the
+    bytes parse to :func:`to_message`'s nodes)."""
+    parts = [_varint(len(meta := GlobalMetadataMsg(version=ET_VERSION).SerializeToString())), meta]
+    pos = len(parts[0]) + len(meta)
+    slots: list[tuple[int, int]] = []
     marks = {k: _attr(f, int32_val=_PLACEHOLDER).SerializeToString() for k, f in
              (("send", "comm_dst"), ("recv", "comm_src"))}
-    meta = GlobalMetadataMsg(version=ET_VERSION).SerializeToString()
-    for node, body in [(None, meta)] + [(n, None) for n in nodes]:
-        key = None
-        if node is not None:
-            key = node.peer
-            if node.kind in marks:
-                node = EtNode(**{**node.__dict__, "peer": _PLACEHOLDER})
-            body = to_message(node, compact=True).SerializeToString()
-        head = _varint(len(body))
-        if node is not None and node.kind in marks:
-            at = body.index(marks[node.kind]) + len(marks[node.kind]) - PEER_BYTES
-            slots.append((pos + len(head) + at, key))
-        parts += [head, body]
-        pos += len(head) + len(body)
+    tails: dict[tuple, bytes] = {}
+    for node in nodes:
+        key = (node.kind, node.compute_ns, node.comm_type, node.comm_bytes, node.involved_dim,
+               _PLACEHOLDER if node.kind in marks else node.peer, node.tag)
+        tail = tails.get(key)
+        if tail is None:
+            tail = tails[key] = _tail(EtNode(0, "", node.kind, compute_ns=node.compute_ns,
+                                             comm_type=node.comm_type, comm_bytes=node.comm_bytes,
+                                             involved_dim=node.involved_dim, peer=key[5], tag=node.tag))
+        head = _head(node)
+        size = _varint(len(head) + len(tail))
+        if node.kind in marks:
+            at = tail.index(marks[node.kind]) + len(marks[node.kind]) - PEER_BYTES
+            slots.append((pos + len(size) + len(head) + at, node.peer))
+        parts += [size, head, tail]
+        pos += len(size) + len(head) + len(tail)
     return b"".join(parts), slots
 
 
-def instantiate(template: bytes, slots: Sequence[tuple[int, int]], resolve) -> bytearray:
-    """The template with every peer key ``k`` of ``slots`` replaced by the NPU ``resolve(k)``."""
+def instantiate(template: bytes, slots: Sequence[tuple[int, int]], peers: dict[int, int]) -> bytearray:
+    """The template with every peer key ``k`` of ``slots`` replaced by the NPU ``peers[k]``."""
     data = bytearray(template)
+    padded = {k: padded_varint(n) for k, n in peers.items()}
     for at, key in slots:
-        data[at:at + PEER_BYTES] = padded_varint(resolve(key))
+        data[at:at + PEER_BYTES] = padded[key]
     return data
 
 

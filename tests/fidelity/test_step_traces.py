@@ -173,3 +173,24 @@ def test_without_a_pipeline_the_npus_share_one_file(tmp_path):
     bundle = write_bundle(inst, [300.0, 200.0], tmp_path / "b")
     assert bundle.workloads[0].trace_files == 1
     assert (tmp_path / "b" / "traces" / "0" / "et.0.et").stat().st_nlink == 64
+
+
+def test_template_bytes_parse_to_the_nodes_with_their_peers(tmp_path):
+    """encode_template writes each node as its head and its shared attributes; read back, the file holds
+    to_message's nodes (compact), every send / receive with the NPU its key resolves to."""
+    from hieropt.io.chakra import EtNode, encode_template, instantiate, to_message
+
+    nodes = [EtNode(0, "", "comp", compute_ns=1500), EtNode(1, "", "recv", deps=[0], comm_bytes=4096, peer=1, tag=3),
+             EtNode(2, "", "coll", deps=[1], comm_type="ALL_GATHER", comm_bytes=1 << 20,
+                    involved_dim=(True, False, True)),
+             EtNode(3, "", "comp", deps=[2], compute_ns=1500), EtNode(200, "", "send", deps=[3, 2],
+                                                                    comm_bytes=4096, peer=2, tag=300)]
+    template, slots = encode_template(nodes)
+    assert [k for _, k in slots] == [1, 2]
+    path = tmp_path / "t.et"
+    path.write_bytes(instantiate(template, slots, {1: 70000, 2: 5}))
+    _, read = read_trace(path)
+    want = [to_message(EtNode(**{**n.__dict__, "peer": {1: 70000, 2: 5}.get(n.peer, n.peer)}), compact=True)
+            for n in nodes]
+    assert read == want
+    assert attributes(read[1])["comm_src"] == 70000 and attributes(read[4])["comm_dst"] == 5
