@@ -32,7 +32,8 @@ from ..errors import InputError
 from ..spec import Instance
 from .astrasim_groups import PIPELINE
 from .astrasim_network import SimNetwork, network_yml, sim_network, system_config
-from .astrasim_step import stage_trace, stage_workloads
+from .astrasim_stages import stage_workloads
+from .astrasim_step import stage_trace
 from .astrasim_trace import check_traceable, job_trace
 from .chakra import encode_template, encode_trace, instantiate
 from .files import OutputError, json_text, output_problem, replacing, write_atomic

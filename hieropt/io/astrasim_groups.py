@@ -1,23 +1,26 @@
-"""Named parallel groups (``mapping.groups``: tp, dp, ep, edp, pp, ...) as whole ASTRA-sim dimensions, and the
-simulator's NPU numbering: which pipeline stage an NPU runs and which NPU its neighbouring stage is.
+"""Named parallel groups (``mapping.groups``: tp, dp, ep, edp, pp, ...) as whole ASTRA-sim
+dimensions, and the simulator's NPU numbering: which pipeline stage an NPU runs and which NPU its
+neighbouring stage is.
 
-ASTRA-sim's collectives span whole simulator dimensions (``involved_dim``), so every hieropt dimension d is split
-into one simulator dimension per *atomic* group that spans part of it: the groups tile the dimension (prod_X g^X_d
-= p_d, :mod:`hieropt.model.groups`), in the order tp, cp, ep, edp, dp, pp, then the other names alphabetically
-(Megatron-LM's rank order, innermost first), each taking a factor g^X_d. A group that is the product of others on
-every dimension (dp = ep x edp for a mixture-of-experts plan, edp = dp for a dense one) is not a factor of its own:
-it spans its parts' simulator dimensions. A phase group that no named group equals is a group of its own (after
+ASTRA-sim's collectives span whole simulator dimensions (``involved_dim``), so every hieropt
+dimension d is split into one simulator dimension per *atomic* group that spans part of it: the
+groups tile the dimension (prod_X g^X_d = p_d, :mod:`hieropt.model.groups`), in the order tp, cp,
+ep, edp, dp, pp, then the other names alphabetically (Megatron-LM's rank order, innermost first),
+each taking a factor g^X_d. A group that is the product of others on every dimension (dp = ep x edp
+for a mixture-of-experts plan, edp = dp for a dense one) is not a factor of its own: it spans its
+parts' simulator dimensions. A phase group that no named group equals is a group of its own (after
 the named ones); otherwise a phase group (``forward`` / ``input_grad`` / ``weight_grad``) spans the
-dimensions of the named group of equal sizes (tp, then dp, ...), or of the factors whose sizes multiply to it.
-Every factor of a hieropt dimension keeps its per-NPU bandwidth B, as hieropt assumes for a group on part of a
-dimension; a collective over a group that spans several factors of one dimension is hierarchical on the simulator
-(exact with one chunk per collective: sequential dimensions), where hieropt has the factors share one B.
+dimensions of the named group of equal sizes (tp, then dp, ...), or of the factors whose sizes
+multiply to it. Every factor of a hieropt dimension keeps its per-NPU bandwidth B, as hieropt
+assumes for a group on part of a dimension; a collective over a group that spans several factors of
+one dimension is hierarchical on the simulator (exact with one chunk per collective: sequential
+dimensions), where hieropt has the factors share one B.
 
-NPU numbering: ASTRA-sim numbers NPUs in mixed radix over its dimensions, dimension 0 fastest. The pipeline group's
-factors (``pp``) give each NPU its coordinates along the pipeline; stage r sits at the r-th coordinate tuple of a
-boustrophedon (snake) order, so neighbouring stages differ in one coordinate by one: each send crosses one
-simulator dimension, one hop on a Ring, FullyConnected or Switch (two hops through the switch).
-"""
+NPU numbering: ASTRA-sim numbers NPUs in mixed radix over its dimensions, dimension 0 fastest. The
+pipeline group's factors (``pp``) give each NPU its coordinates along the pipeline; stage r sits at
+the r-th coordinate tuple of a boustrophedon (snake) order, so neighbouring stages differ in one
+coordinate by one: each send crosses one simulator dimension, one hop on a Ring, FullyConnected or
+Switch (two hops through the switch)."""
 
 from __future__ import annotations
 
@@ -34,7 +37,8 @@ ORDER = ("tp", "cp", "ep", "edp", "dp", "pp")
 PIPELINE = "pp"
 """The named group the pipeline stages run along."""
 DERIVED = {"dp": ("ep", "edp"), "edp": ("dp",)}
-"""Groups that are the product of others when those are factors (dp = ep x edp; a dense plan's edp = dp)."""
+"""Groups that are the product of others when those are factors (dp = ep x edp; a dense plan's edp =
+dp)."""
 PHASE_GROUP = {"forward": ("tp",), "input_grad": ("tp",), "weight_grad": ("dp", "edp")}
 """The named groups a phase group is looked up in first (equal sizes), before any factor product."""
 
@@ -44,14 +48,15 @@ class GroupLayout:
     """Named groups as simulator dimensions.
 
     Attributes:
-        factors: per hieropt dimension, ``(atomic group, NPUs)`` of each simulator dimension it becomes, innermost
-            first (one ``("", p)`` entry for a dimension no group splits).
-        groups: group name (named groups and the phases) -> simulator dimensions it spans (indices into the
-            flattened ``factors``).
+        factors: per hieropt dimension, ``(atomic group, NPUs)`` of each simulator dimension it
+            becomes, innermost first (one ``("", p)`` entry for a dimension no group splits).
+        groups: group name (named groups and the phases) -> simulator dimensions it spans (indices
+            into the flattened ``factors``).
         sizes: NPUs of each simulator dimension.
-        stages: coordinates along the pipeline factors of every stage, stage 0 first (snake order); ``((),)`` when
-            there is no pipeline group.
-        pp_dims: the simulator dimensions of the pipeline group, in the order of a stage's coordinates.
+        stages: coordinates along the pipeline factors of every stage, stage 0 first (snake order);
+            ``((),)`` when there is no pipeline group.
+        pp_dims: the simulator dimensions of the pipeline group, in the order of a stage's
+            coordinates.
     """
 
     factors: tuple[tuple[tuple[str, int], ...], ...]
@@ -95,7 +100,8 @@ class GroupLayout:
         return cached
 
     def peer(self, npu: int, stage: int) -> int:
-        """The NPU of ``stage`` with ``npu``'s coordinates in every other group (its pipeline neighbour)."""
+        """The NPU of ``stage`` with ``npu``'s coordinates in every other group (its pipeline
+        neighbour)."""
         c = self.coordinates(npu)
         for s, x in zip(self.pp_dims, self.stages[stage], strict=True):
             c[s] = x
@@ -106,12 +112,14 @@ class GroupLayout:
         return [n for n in range(self.npus) if self.stage_of(n) == stage]
 
     def crossed(self, a: int, b: int) -> int:
-        """Simulator dimensions in which stages ``a`` and ``b`` differ (1 for neighbours in the snake order)."""
+        """Simulator dimensions in which stages ``a`` and ``b`` differ (1 for neighbours in the
+        snake order)."""
         return sum(x != y for x, y in zip(self.stages[a], self.stages[b], strict=True))
 
 
 def snake(radices: Sequence[int]) -> list[tuple[int, ...]]:
-    """Every coordinate tuple of ``radices`` (first coordinate fastest) in boustrophedon order: consecutive tuples
+    """Every coordinate tuple of ``radices`` (first coordinate fastest) in boustrophedon order:
+    consecutive tuples
     differ in one coordinate by one. Example: (2, 2) -> (0, 0), (1, 0), (1, 1), (0, 1)."""
     if not radices:
         return [()]
@@ -126,8 +134,11 @@ def _ordered(names) -> list[str]:
     return [n for n in ORDER if n in names] + sorted(n for n in names if n not in ORDER)
 
 
-def _parts(name: str, g: tuple[int, ...], atoms: list[str], groups: dict[str, tuple[int, ...]]) -> tuple | None:
-    """The factors ``name`` is the product of on every dimension: its :data:`DERIVED` parts that are factors."""
+def _parts(
+    name: str, g: tuple[int, ...], atoms: list[str], groups: dict[str, tuple[int, ...]]
+) -> tuple | None:
+    """The factors ``name`` is the product of on every dimension: its :data:`DERIVED` parts that are
+    factors."""
     parts = tuple(a for a in DERIVED.get(name, ()) if a in atoms)
     if parts and all(math.prod(groups[a][d] for a in parts) == x for d, x in enumerate(g)):
         return parts
@@ -135,7 +146,8 @@ def _parts(name: str, g: tuple[int, ...], atoms: list[str], groups: dict[str, tu
 
 
 def _atoms(groups: dict[str, tuple[int, ...]], sizes: tuple[int, ...]) -> list[str]:
-    """The groups that are factors: in :data:`ORDER`, each group that is neither all ones nor a product of its
+    """The groups that are factors: in :data:`ORDER`, each group that is neither all ones nor a
+    product of its
     :data:`DERIVED` parts, and that divides what the earlier factors leave of every dimension."""
     atoms: list[str] = []
     room = list(sizes)
@@ -150,8 +162,11 @@ def _atoms(groups: dict[str, tuple[int, ...]], sizes: tuple[int, ...]) -> list[s
     return atoms
 
 
-def _subset(g: tuple[int, ...], atoms: list[str], groups: dict[str, tuple[int, ...]]) -> tuple[str, ...] | None:
-    """Factors whose sizes multiply to ``g`` on every dimension (the pipeline group last), or None."""
+def _subset(
+    g: tuple[int, ...], atoms: list[str], groups: dict[str, tuple[int, ...]]
+) -> tuple[str, ...] | None:
+    """Factors whose sizes multiply to ``g`` on every dimension (the pipeline group last), or
+    None."""
     pool = [a for a in atoms if a != PIPELINE] + [a for a in atoms if a == PIPELINE]
     for k in range(1, len(pool) + 1):
         for sub in combinations(pool, k):
@@ -164,15 +179,21 @@ def group_layout(instance: Instance, source: str = "ASTRA-sim export") -> GroupL
     """The simulator dimensions of ``instance``'s named groups (module docstring).
 
     Raises:
-        InputError: the jobs' mappings name different groups, the groups do not tile a dimension, or a group (or a
-            phase group) is no product of the factors (the fix: groups that tile every dimension).
+        InputError: the jobs' mappings name different groups, the groups do not tile a dimension, or
+            a group (or a phase group) is no product of the factors (the fix: groups that tile every
+            dimension).
     """
     jobs = instance.jobs
     mapping = jobs[0].mapping
     for job in jobs[1:]:
         if job.mapping.groups != mapping.groups:
-            raise InputError(source, "mapping.groups", "the workloads' mappings name different groups, which one "
-                             "set of simulator dimensions cannot hold", "give every workload the same groups")
+            raise InputError(
+                source,
+                "mapping.groups",
+                "the workloads' mappings name different groups, which one "
+                "set of simulator dimensions cannot hold",
+                "give every workload the same groups",
+            )
     groups = {k: tuple(v) for k, v in mapping.groups.items()}
     for phase in PHASES:  # (a phase group no named group states is a group of its own)
         g = tuple(mapping.group(phase))
@@ -184,9 +205,13 @@ def group_layout(instance: Instance, source: str = "ASTRA-sim export") -> GroupL
     for d, p in enumerate(sizes):
         row = [(a, groups[a][d]) for a in atoms if groups[a][d] > 1]
         if math.prod(n for _, n in row) != p:
-            raise InputError(source, "mapping.groups", f"the groups {', '.join(atoms)} give "
-                             f"{math.prod(n for _, n in row)} of dimension {d}'s {p} NPUs",
-                             "give groups that tile every dimension (their sizes multiply to its NPUs)")
+            raise InputError(
+                source,
+                "mapping.groups",
+                f"the groups {', '.join(atoms)} give "
+                f"{math.prod(n for _, n in row)} of dimension {d}'s {p} NPUs",
+                "give groups that tile every dimension (their sizes multiply to its NPUs)",
+            )
         for a, n in row or [("", p)]:
             where[(a, d)] = len(flat)
             flat.append(n)
@@ -197,22 +222,41 @@ def group_layout(instance: Instance, source: str = "ASTRA-sim export") -> GroupL
         if all(x == 1 for x in g):
             spans[name] = ()
             continue
-        sub = (name,) if name in atoms else _parts(name, g, atoms, groups) or _subset(g, atoms, groups)
+        sub = (
+            (name,)
+            if name in atoms
+            else _parts(name, g, atoms, groups) or _subset(g, atoms, groups)
+        )
         if sub is None:
-            raise InputError(source, f"mapping.groups.{name}", f"{list(g)} is no product of the groups "
-                             f"{', '.join(atoms)} on every dimension, so it cannot be whole simulator dimensions",
-                             "give groups that tile every dimension")
-        spans[name] = tuple(sorted(where[(a, d)] for a in sub for d in range(len(sizes)) if groups[a][d] > 1))
+            raise InputError(
+                source,
+                f"mapping.groups.{name}",
+                f"{list(g)} is no product of the groups "
+                f"{', '.join(atoms)} on every dimension, so it cannot be whole simulator "
+                "dimensions",
+                "give groups that tile every dimension",
+            )
+        spans[name] = tuple(
+            sorted(where[(a, d)] for a in sub for d in range(len(sizes)) if groups[a][d] > 1)
+        )
     for phase in [ph for ph in PHASES if ph not in spans]:
         g = tuple(mapping.group(phase))
-        named = [n for n in PHASE_GROUP[phase] + tuple(_ordered(groups)) if n in groups and groups[n] == g]
+        named = [
+            n
+            for n in PHASE_GROUP[phase] + tuple(_ordered(groups))
+            if n in groups and groups[n] == g
+        ]
         sub = (named[0],) if named else _subset(g, atoms, groups)
         if sub is None:
             if all(x == 1 for x in g):
                 spans[phase] = ()
                 continue
-            raise InputError(source, f"mapping.{phase}", f"{list(g)} is no product of the named groups "
-                             f"{', '.join(atoms)}", "give the phase the sizes of a named group")
+            raise InputError(
+                source,
+                f"mapping.{phase}",
+                f"{list(g)} is no product of the named groups {', '.join(atoms)}",
+                "give the phase the sizes of a named group",
+            )
         spans[phase] = tuple(sorted({s for n in sub for s in spans[n]}))
     for phase in PHASES:
         spans.setdefault(phase, ())
