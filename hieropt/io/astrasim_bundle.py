@@ -2,21 +2,23 @@
 
 Folder layout (``write_bundle``)::
 
-    DIR/network.yml           analytical network (hieropt/io/astrasim_network.py conventions, with latency)
-    DIR/system.json           collective algorithm per simulator dimension, localBWAware, chunks, endpoint delay
-    DIR/remote_memory.json    {"memory-type": "NO_MEMORY_EXPANSION"}
-    DIR/traces/K/et.I.et      Chakra trace of workload K for NPU I (NPUs with equal traces: hard links to one file)
-    DIR/bundle.json           what was written: instance, bandwidths, chunks, simulator dimensions, workloads
-    DIR/run.sh                DIR/run.sh [BIN] runs BIN (default $ASTRA_SIM) on every workload, prints its output
+    DIR/network.yml           analytical network (hieropt/io/astrasim_network.py conventions, with
+    latency) DIR/system.json           collective algorithm per simulator dimension, localBWAware,
+    chunks, endpoint delay DIR/remote_memory.json    {"memory-type": "NO_MEMORY_EXPANSION"}
+    DIR/traces/K/et.I.et      Chakra trace of workload K for NPU I (NPUs with equal traces: hard
+    links to one file) DIR/bundle.json           what was written: instance, bandwidths, chunks,
+    simulator dimensions, workloads DIR/run.sh                DIR/run.sh [BIN] runs BIN (default
+    $ASTRA_SIM) on every workload, prints its output
 
-The simulator names per-NPU traces ``PREFIX.I.et`` (I = 0 .. N-1, Workload.cc opens ``PREFIX.<id>.et``; its
-workload configuration is that prefix, nothing else). Without a pipeline every NPU runs the same graph, so the
-files of one workload are hard links to one file (a copy where the file system has no hard links). Loop ``step``
-with pipeline stages (:mod:`hieropt.io.astrasim_step`): one trace per stage, encoded once as a template, and per
-NPU a copy with its absolute peers patched in (:func:`hieropt.io.chakra.instantiate`): sends name absolute NPUs,
-so the NPUs of a stage differ in their peers and nothing else. Several workloads of an instance are simulated one
-after another (``traces/0``, ``traces/1``, ...); their iteration times combine with the instance's weights.
-"""
+The simulator names per-NPU traces ``PREFIX.I.et`` (I = 0 .. N-1, Workload.cc opens
+``PREFIX.<id>.et``; its workload configuration is that prefix, nothing else). Without a pipeline
+every NPU runs the same graph, so the files of one workload are hard links to one file (a copy where
+the file system has no hard links). Loop ``step`` with pipeline stages
+(:mod:`hieropt.io.astrasim_step`): one trace per stage, encoded once as a template, and per NPU a
+copy with its absolute peers patched in (:func:`hieropt.io.chakra.instantiate`): sends name absolute
+NPUs, so the NPUs of a stage differ in their peers and nothing else. Several workloads of an
+instance are simulated one after another (``traces/0``, ``traces/1``, ...); their iteration times
+combine with the instance's weights. """
 
 from __future__ import annotations
 
@@ -46,8 +48,9 @@ SIM_FLAGS = ("--num-queues-per-dim=1",)
 
 @dataclass(frozen=True)
 class BundleWorkload:
-    """One simulated workload: its name, weight in the objective, trace prefix (relative to the bundle folder),
-    nodes of its traces (summed over the distinct traces: one per pipeline stage), the bytes of its distinct trace
+    """One simulated workload: its name, weight in the objective, trace prefix (relative to the
+    bundle folder), nodes of its traces (summed over the distinct traces: one per pipeline stage),
+    the bytes of its distinct trace
     files (hard links counted once) and how many distinct files there are."""
 
     name: str
@@ -68,7 +71,8 @@ class Bundle:
         bw_gbps: per-NPU bandwidths written, GB/s per hieropt dimension.
         chunks: ``preferred-dataset-splits``.
         workloads: one :class:`BundleWorkload` per workload.
-        files: files (names) in the bundle, trace hard links included (5 + one per NPU and workload).
+        files: files (names) in the bundle, trace hard links included (5 + one per NPU and
+            workload).
         bytes_on_disk: bytes of the distinct files (each hard-linked trace counted once).
     """
 
@@ -122,15 +126,16 @@ def _write_file(path: Path, data: bytes) -> None:
 
 
 def _write_step(instance: Instance, job, simnet: SimNetwork, prefix: Path) -> tuple[int, int, int]:
-    """Loop ``step``: every stage's trace, the NPUs of a stage from one template (module docstring); returns
-    (nodes summed over the stages, bytes of the distinct files, distinct files)."""
+    """Loop ``step``: every stage's trace, the NPUs of a stage from one template (module
+    docstring); returns (nodes summed over the stages, bytes of the distinct files, distinct
+    files)."""
     works = stage_workloads(instance, job)
     layout = simnet.layout
     n = simnet.npus
     stage = [layout.stage_of(i) for i in range(n)] if layout is not None else [0] * n
     if layout is None and instance.step.stages > 1:
-        raise InputError(instance.name, "mapping.groups", f"{instance.step.stages} pipeline stages without a "
-                         f"'{PIPELINE}' group: the NPUs of each stage are not known",
+        raise InputError(instance.name, "mapping.groups", f"{instance.step.stages} pipeline stages "
+                         f"without a '{PIPELINE}' group: the NPUs of each stage are not known",
                          f"name the pipeline group in mapping.groups.{PIPELINE}")
     nodes = size = files = 0
     for r in range(instance.step.stages):
@@ -178,7 +183,8 @@ def _write_traces(instance: Instance, simnet: SimNetwork, traces: Path) -> list[
             for i in range(1, simnet.npus):
                 _link(first, Path(f"{prefix}.{i}.et"))
             nodes, size, files = len(trace), len(data), 1
-        workloads.append(BundleWorkload(job.workload.name, job.weight, f"traces/{k}/et", nodes, size, files))
+        prefix_name = f"traces/{k}/et"
+        workloads.append(BundleWorkload(job.workload.name, job.weight, prefix_name, nodes, size, files))
     return workloads
 
 

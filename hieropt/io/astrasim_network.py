@@ -119,11 +119,11 @@ class SimDim:
 class SimNetwork:
     """The simulator's dimensions and how hieropt's groups map onto them.
 
-    ``subdims[d]`` lists the simulator dimensions of hieropt dimension d (innermost first); ``placement[d][g]`` the
-    ones a group of g NPUs on d spans (for the model-parallel phases and the weight-gradient phase, which may differ
-    when both are partial: ``placement_wg``). With named groups (``mapping.groups``), ``layout`` places them
-    (:mod:`hieropt.io.astrasim_groups`) and ``groups`` gives each group's simulator dimensions by name.
-    """
+    ``subdims[d]`` lists the simulator dimensions of hieropt dimension d (innermost first);
+    ``placement[d][g]`` the ones a group of g NPUs on d spans (for the model-parallel phases and the
+    weight-gradient phase, which may differ when both are partial: ``placement_wg``). With named
+    groups (``mapping.groups``), ``layout`` places them (:mod:`hieropt.io.astrasim_groups`) and
+    ``groups`` gives each group's simulator dimensions by name. """
 
     dims: tuple[SimDim, ...]
     subdims: tuple[tuple[int, ...], ...]
@@ -225,7 +225,8 @@ def sim_network(instance: Instance, bw_gbps: Sequence[float], source: str = "AST
         full = {p: ids}
         placement.append({**{g: tuple(ids[i] for i in s) for g, s in lowmap.items()}, **full})
         placement_wg.append({**{g: tuple(ids[i] for i in s) for g, s in highmap.items()}, **full})
-    return _check_links(SimNetwork(tuple(dims), tuple(subdims), tuple(placement), tuple(placement_wg)), source)
+    simnet = SimNetwork(tuple(dims), tuple(subdims), tuple(placement), tuple(placement_wg))
+    return _check_links(simnet, source)
 
 
 def _check_power(dim, d: int, f: int, source: str) -> None:
@@ -236,10 +237,11 @@ def _check_power(dim, d: int, f: int, source: str) -> None:
 
 
 def _named_network(instance: Instance, bw: list[float], source: str) -> SimNetwork:
-    """The simulator network of an instance with named groups: one simulator dimension per factor of
-    :func:`~hieropt.io.astrasim_groups.group_layout`. A factor only the pipeline group spans carries sends only and
-    gets the ``ring`` convention (one link of B, the hieropt step latency per hop), so that a send of S bytes takes
-    S / B + latency, as hieropt's point-to-point model says, whatever the dimension's collective algorithm."""
+    """The simulator network of an instance with named groups: one simulator dimension per factor
+    of :func:`~hieropt.io.astrasim_groups.group_layout`. A factor only the pipeline group spans
+    carries sends only and gets the ``ring`` convention (one link of B, the hieropt step latency per
+    hop), so that a send of S bytes takes S / B + latency, as hieropt's point-to-point model says,
+    whatever the dimension's collective algorithm."""
     layout = group_layout(instance, source)
     shared = {s for name, spans in layout.groups.items() if name != PIPELINE for s in spans}
     dims: list[SimDim] = []
@@ -258,7 +260,7 @@ def _named_network(instance: Instance, bw: list[float], source: str) -> SimNetwo
 
 
 def _check_links(simnet: SimNetwork, source: str) -> SimNetwork:
-    for s in simnet.dims:  # (refused here, not written as inf: hieropt's own reader refuses an inf bandwidth)
+    for s in simnet.dims:  # (refused here, not written as inf: hieropt's reader refuses inf)
         if not (math.isfinite(s.link_gib) and s.link_gib > 0):
             raise InputError(source, f"bw[{s.parent}]", f"{s.bw_gbps:g} GB/s per NPU gives a link bandwidth of "
                              f"{s.link_gib:g} GB/s (2^30) on the simulator, not a finite number > 0",

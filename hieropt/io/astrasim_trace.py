@@ -17,10 +17,10 @@ compute nodes, T collectives, f / ig / wg a layer's forward, input-gradient and 
   trace serves every NPU.
 
 Loop ``step`` (the composed LLM training step) has traces of its own, one per pipeline stage
-(:mod:`hieropt.io.astrasim_step`). Collectives on named groups (``mapping.groups``) run on the simulator
-dimensions of their group (:mod:`hieropt.io.astrasim_groups`). Under the other loops a workload of several pipeline
-stages (``more_stages``) and point-to-point (``P2P``) collectives have no trace: :func:`check_traceable` refuses
-them with one line.
+(:mod:`hieropt.io.astrasim_step`). Collectives on named groups (``mapping.groups``) run on the
+simulator dimensions of their group (:mod:`hieropt.io.astrasim_groups`). Under the other loops a
+workload of several pipeline stages (``more_stages``) and point-to-point (``P2P``) collectives have
+no trace: :func:`check_traceable` refuses them with one line.
 
 Node ids follow the order above; among ready nodes the simulator issues the lowest id first, which makes the
 order of collectives on its single collective slot (at most one collective in flight per NPU) the backward order
@@ -112,32 +112,38 @@ def _p2p(g: _Graph, instance: Instance, deps: Deps, name: str) -> Deps:
 
 
 def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> None:
-    """Refuse what the trace writers cannot state: loop ``step`` with pipeline stages but no ``pp`` group of
-    that many NPUs; under the other loops, a workload of several pipeline stages or with ``P2P`` collectives.
+    """Refuse what the trace writers cannot state: loop ``step`` with pipeline stages but no ``pp``
+    group of that many NPUs; under the other loops, a workload of several pipeline stages or with
+    ``P2P`` collectives.
 
     Raises:
-        InputError: naming the field and the fix (export the network file alone, or use loop ``step``).
+        InputError: naming the field and the fix (export the network file alone, or use loop
+            ``step``).
     """
     if instance.training_loop == "step":
         p = instance.step.stages
         for job in instance.jobs:
             pp = job.mapping.groups.get("pp")
             if p > 1 and (pp is None or math.prod(pp) != p):
-                raise InputError(source, "mapping.groups", f"{p} pipeline stages without a 'pp' group of {p} NPUs: "
-                                 "the NPUs of each stage are not known", "name the pipeline group in "
-                                 f"mapping.groups.pp ({p} NPUs)")
+                raise InputError(source, "mapping.groups", f"{p} pipeline stages without a 'pp' "
+                                 f"group of {p} NPUs: the NPUs of each stage are not known",
+                                 f"name the pipeline group in mapping.groups.pp ({p} NPUs)")
         return
     alone = "export the network file alone (--astra-sim FILE.yml)"
     for job in instance.jobs:
         table = job.workload.table
         if job.workload.more_stages:
-            raise InputError(source, f"workload {job.workload.name}", f"{len(job.workload.stages)} distinct pipeline "
-                             f"stages under loop '{instance.training_loop}' (its trace states one workload for "
-                             "every NPU)", f"{alone}, or use training_loop 'step' with [step] stages")
+            raise InputError(source, f"workload {job.workload.name}",
+                             f"{len(job.workload.stages)} distinct pipeline stages under loop "
+                             f"'{instance.training_loop}' (its trace states one workload for every "
+                             "NPU)",
+                             f"{alone}, or use training_loop 'step' with [step] stages")
         if (table.collective == Collective.P2P).any():
-            raise InputError(source, f"workload {job.workload.name}", "point-to-point (P2P) sends under loop "
-                             f"'{instance.training_loop}' (sends are written between the stages of loop 'step')",
-                             f"{alone}, or use training_loop 'step', or loop 'pipeline' with [pipeline] p2p_bytes")
+            loop = instance.training_loop
+            raise InputError(source, f"workload {job.workload.name}", "point-to-point (P2P) sends "
+                             f"under loop '{loop}' (sends are written between the stages of loop "
+                             "'step')", f"{alone}, or use training_loop 'step', or loop 'pipeline' "
+                             "with [pipeline] p2p_bytes")
 
 
 def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
@@ -151,7 +157,7 @@ def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
     """
     check_traceable(instance, instance.name)
     if instance.training_loop == "step":
-        raise ValueError("loop 'step' is traced per pipeline stage (hieropt.io.astrasim_step.stage_trace)")
+        raise ValueError("loop 'step' is traced per pipeline stage (astrasim_step.stage_trace)")
     g = _Graph(simnet)
     w = _Layers(g, job)
     loop = instance.training_loop

@@ -127,7 +127,8 @@ training_loop = "step"
 workload = "model.toml"
 constraints = ["sum(bw) == 500"]
 [network]
-dims = [{ block = "FullyConnected", npus = 8, cost_class = "A" }, { block = "Switch", npus = 8, cost_class = "B" }]
+dims = [{ block = "FullyConnected", npus = 8, cost_class = "A" },
+        { block = "Switch", npus = 8, cost_class = "B" }]
 [cost.A]
 link_usd_per_gbps = 1.0
 [cost.B]
@@ -138,9 +139,9 @@ nic_usd_per_gbps = 1.0
 
 
 def test_export_writes_a_loop_step_bundle_per_stage(tmp_path: Path) -> None:
-    """An LLM plan under loop 'step' (named groups, P2P sends, TP 4 x DP 4 x PP 4 on 64 NPUs): one trace per NPU
-    (each names its neighbouring stages' NPUs), written from one template per stage; the network file alone of
-    the 4,096-NPU plan as before."""
+    """An LLM plan under loop 'step' (named groups, P2P sends, TP 4 x DP 4 x PP 4 on 64 NPUs): one
+    trace per NPU (each names its neighbouring stages' NPUs), written from one template per stage;
+    the network file alone of the 4,096-NPU plan as before."""
     model = (REPO / "models" / "gpt3-175b-llm.toml").read_text()
     model = model.replace("layers = 96", "layers = 8").replace("npus = 4096", "npus = 64").replace(
         "tp = 8", "tp = 4").replace("pp = 8", "pp = 4").replace("dp = 64", "dp = 4").replace(
@@ -155,7 +156,8 @@ def test_export_writes_a_loop_step_bundle_per_stage(tmp_path: Path) -> None:
     manifest = json.loads((folder / "bundle.json").read_text())
     assert manifest["workloads"][0]["trace_files"] == 64 and manifest["training_loop"] == "step"
     yml = tmp_path / "net.yml"
-    r = run("export", REPO / "instances" / "gpt3-plan-4d.toml", "--astra-sim", yml, "--bw", "200,150,100,50")
+    plan = REPO / "instances" / "gpt3-plan-4d.toml"
+    r = run("export", plan, "--astra-sim", yml, "--bw", "200,150,100,50")
     assert_ok(r)
     import math
 

@@ -140,7 +140,8 @@ def test_bundle_refuses_loop_step_without_a_pipeline_group(tmp_path):
                     weight_grad=ph(100.0, "ALLREDUCE", 1e6))]
     inst = make_instance([("Ring", 4), ("Switch", 8)], layers, (4, 1), (4, 1), (1, 8), training_loop="step",
                          step=StepSchedule(microbatches=4, stages=2, overlap_dp=True))
-    _refused(inst, tmp_path, "mapping.groups", "2 pipeline stages without a 'pp' group of 2", alone=False)
+    _refused(inst, tmp_path, "mapping.groups", "2 pipeline stages without a 'pp' group of 2",
+             alone=False)
 
 
 def test_bundle_refuses_p2p_outside_loop_step_and_writes_named_groups(tmp_path):
@@ -165,7 +166,8 @@ def test_bundle_refuses_p2p_outside_loop_step_and_writes_named_groups(tmp_path):
 def test_bundle_refuses_several_pipeline_stages(tmp_path):
     """A workload with further pipeline stages (hieropt.spec.Workload.more_stages) is timed by its slowest stage;
     a trace states one workload for every NPU, so the bundle would simulate one stage and compare it with the
-    slowest's time: refused (the network file alone is still written), and the one stage exports as before."""
+    slowest's time: refused (the network file alone is still written), and the one stage exports as
+    before."""
     from hieropt.io.astrasim1 import format_workload
 
     layers = [Layer(name="l0", forward=ph(100.0, "ALLREDUCE", 1e6), input_grad=ph(100.0, "ALLREDUCE", 1e6),

@@ -134,7 +134,7 @@ def test_named_groups_become_simulator_dimensions(tmp_path):
     assert [lay.stage_of(n) for n in (0, 31, 32, 63)] == [0, 0, 1, 1]
     assert lay.peer(5, 1) == 37 and lay.peer(37, 0) == 5
     net = sim_network(inst, [300.0, 200.0])
-    # the pipeline's own factor of the Switch carries sends only: one link of B (a send takes S / B),
+    # the pipeline's own factor of the Switch carries sends only: one link of B (a send: S / B),
     # not B / (p - 1)
     assert [d.algorithm for d in net.dims] == ["direct", "direct", "direct", "ring"]
     assert net.dims[3].link_gbps == 200.0

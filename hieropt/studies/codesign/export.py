@@ -79,7 +79,8 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _groups(placement: dict[str, Any]) -> dict[str, list[int]]:
-    """The placement's named groups for the file, with dp = ep x edp when a mixture-of-experts placement gives
+    """The placement's named groups for the file, with dp = ep x edp when a mixture-of-experts
+    placement gives
     ep and edp only (the reader takes forward / input_grad from tp and weight_grad from dp)."""
     out = {k: list(v) for k, v in placement.items()}
     if "dp" not in out and "ep" in out and "edp" in out:
