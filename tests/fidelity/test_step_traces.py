@@ -288,3 +288,26 @@ def test_template_bytes_parse_to_the_nodes_with_their_peers(tmp_path):
     ]
     assert read == want
     assert attributes(read[1])["comm_src"] == 70000 and attributes(read[4])["comm_dst"] == 5
+
+
+def test_a_moe_candidate_file_names_dp_and_exports(tmp_path):
+    """A mixture-of-experts candidate's instance file (codesign --write-instances) names dp = ep x edp,
+    which the instance reader takes weight_grad from; its bundle puts the all-to-all on ep's simulator
+    dimensions."""
+    import tomllib
+
+    from tests.cli.util import run
+    from tests.fidelity.test_codesign_bundles import MOE, SPACE
+
+    space = tmp_path / "space.toml"
+    model, sets = MOE
+    space.write_text(SPACE.format(name="moe", model=model, sets=sets, plans="tp = [2]\npp = [1]\nep = [8]"))
+    assert run("codesign", space, "--write-instances", tmp_path / "answers").exit_code == 0
+    (path,) = (tmp_path / "answers").glob("*.toml")
+    groups = tomllib.loads(path.read_text())["mapping"]["groups"]
+    assert groups["dp"] == [a * b for a, b in zip(groups["ep"], groups["edp"], strict=True)]
+    r = run("export", path, "--astra-sim", tmp_path / "b")
+    assert r.exit_code == 0, r.output
+    inst = hieropt.load_instance(path)
+    net = sim_network(inst, [300.0, 200.0])
+    assert net.groups["ep"] == (1, 2) and net.groups["weight_grad"] == net.groups["dp"]
