@@ -291,9 +291,9 @@ def test_template_bytes_parse_to_the_nodes_with_their_peers(tmp_path):
 
 
 def test_a_moe_candidate_file_names_dp_and_exports(tmp_path):
-    """A mixture-of-experts candidate's instance file (codesign --write-instances) names dp = ep x edp,
-    which the instance reader takes weight_grad from; its bundle puts the all-to-all on ep's simulator
-    dimensions."""
+    """A mixture-of-experts candidate's instance file (codesign --write-instances) names dp =
+    ep x edp, which the instance reader takes weight_grad from; its bundle puts the all-to-all on
+    ep's simulator dimensions."""
     import tomllib
 
     from tests.cli.util import run
@@ -301,7 +301,8 @@ def test_a_moe_candidate_file_names_dp_and_exports(tmp_path):
 
     space = tmp_path / "space.toml"
     model, sets = MOE
-    space.write_text(SPACE.format(name="moe", model=model, sets=sets, plans="tp = [2]\npp = [1]\nep = [8]"))
+    plans = "tp = [2]\npp = [1]\nep = [8]"
+    space.write_text(SPACE.format(name="moe", model=model, sets=sets, plans=plans))
     assert run("codesign", space, "--write-instances", tmp_path / "answers").exit_code == 0
     (path,) = (tmp_path / "answers").glob("*.toml")
     groups = tomllib.loads(path.read_text())["mapping"]["groups"]
