@@ -65,11 +65,13 @@ def export_command(
     """Write an ASTRA-sim 2.0 bundle for INSTANCE: network.yml, system.json, Chakra traces of every NPU,
     remote_memory.json and run.sh (`DIR/run.sh [BIN]`, BIN default `$ASTRA_SIM`).
 
-    The network uses the conventions that make ASTRA-sim's collective algorithms reproduce hieropt's per-NPU
-    bandwidth per building block (Ring: one link of B with the ring algorithm; FullyConnected / Switch: B/(p-1) per
-    link with direct; GB = 2^30 bytes per link) and the instance's latency per hop; groups spanning part of a
-    dimension become simulator dimensions of their own. The traces follow the instance's training loop.
-    """
+    The network uses the conventions that make ASTRA-sim's collective algorithms reproduce hieropt's
+    per-NPU bandwidth per building block (Ring: one link of B with the ring algorithm;
+    FullyConnected / Switch: B/(p-1) per link with direct; GB = 2^30 bytes per link) and the
+    instance's latency per hop; groups spanning part of a dimension become simulator dimensions of
+    their own. The traces follow the instance's training loop; under loop 'step' (an LLM plan) one
+    trace per pipeline stage in its 1F1B or interleaved order, with sends to the neighbouring
+    stages' NPUs, so each NPU of a pipelined plan gets its own file (docs/astra-sim.md). """
     from ..errors import HieroptError
     from ..io.instance import load_instance
 
@@ -120,10 +122,12 @@ def export_command(
                       highlight=False, soft_wrap=True)
         return
     t = bundle.workloads
-    out.print(f"wrote {str(astra_sim)}: {bundle.files:,} files ({bundle.npus:,} trace names per workload, hard "
-              f"links to one file each), {bundle.bytes_on_disk:,} bytes; {len(t)} workload(s), "
-              f"{sum(w.nodes for w in t):,} trace nodes; run: {str(astra_sim)}/run.sh BIN", highlight=False,
-              soft_wrap=True)
+    distinct = sum(w.trace_files for w in t)
+    nodes = sum(w.nodes for w in t)
+    out.print(f"wrote {str(astra_sim)}: {bundle.files:,} files ({bundle.npus:,} trace names per "
+              f"workload, {distinct:,} distinct trace file(s), the others hard links), "
+              f"{bundle.bytes_on_disk:,} bytes; {len(t)} workload(s), {nodes:,} trace nodes; run: "
+              f"{str(astra_sim)}/run.sh BIN", highlight=False, soft_wrap=True)
 
 
 def _sim_table(simnet):

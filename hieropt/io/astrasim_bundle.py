@@ -2,18 +2,23 @@
 
 Folder layout (``write_bundle``)::
 
-    DIR/network.yml           analytical network (hieropt/io/astrasim_network.py conventions, with latency)
-    DIR/system.json           collective algorithm per simulator dimension, localBWAware, chunks, endpoint delay
-    DIR/remote_memory.json    {"memory-type": "NO_MEMORY_EXPANSION"}
-    DIR/traces/K/et.I.et      Chakra trace of workload K for NPU I (one file per workload, hard links for the NPUs)
-    DIR/bundle.json           what was written: instance, bandwidths, chunks, simulator dimensions, workloads
-    DIR/run.sh                DIR/run.sh [BIN] runs BIN (default $ASTRA_SIM) on every workload, prints its output
+    DIR/network.yml           analytical network (hieropt/io/astrasim_network.py conventions, with
+    latency) DIR/system.json           collective algorithm per simulator dimension, localBWAware,
+    chunks, endpoint delay DIR/remote_memory.json    {"memory-type": "NO_MEMORY_EXPANSION"}
+    DIR/traces/K/et.I.et      Chakra trace of workload K for NPU I (NPUs with equal traces: hard
+    links to one file) DIR/bundle.json           what was written: instance, bandwidths, chunks,
+    simulator dimensions, workloads DIR/run.sh                DIR/run.sh [BIN] runs BIN (default
+    $ASTRA_SIM) on every workload, prints its output
 
-The simulator names per-NPU traces ``PREFIX.I.et`` (I = 0 .. N-1, Workload.cc opens ``PREFIX.<id>.et``); every NPU
-runs the same graph, so the files of one workload are hard links to one file (a copy where the file system has
-no hard links). Several workloads of an instance are simulated one after another (``traces/0``, ``traces/1``,
-...); their iteration times combine with the instance's weights.
-"""
+The simulator names per-NPU traces ``PREFIX.I.et`` (I = 0 .. N-1, Workload.cc opens
+``PREFIX.<id>.et``; its workload configuration is that prefix, nothing else). Without a pipeline
+every NPU runs the same graph, so the files of one workload are hard links to one file (a copy where
+the file system has no hard links). Loop ``step`` with pipeline stages
+(:mod:`hieropt.io.astrasim_step`): one trace per stage, encoded once as a template, and per NPU a
+copy with its absolute peers patched in (:func:`hieropt.io.chakra.instantiate`): sends name absolute
+NPUs, so the NPUs of a stage differ in their peers and nothing else. Several workloads of an
+instance are simulated one after another (``traces/0``, ``traces/1``, ...); their iteration times
+combine with the instance's weights. """
 
 from __future__ import annotations
 
@@ -28,9 +33,12 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..spec import Instance
+from .astrasim_groups import PIPELINE
 from .astrasim_network import SimNetwork, network_yml, sim_network, system_config
+from .astrasim_stages import stage_workloads
+from .astrasim_step import stage_trace
 from .astrasim_trace import check_traceable, job_trace
-from .chakra import encode_trace
+from .chakra import encode_template, encode_trace, instantiate
 from .files import OutputError, json_text, replacing
 
 REMOTE_MEMORY = {"memory-type": "NO_MEMORY_EXPANSION"}
@@ -41,14 +49,17 @@ SIM_FLAGS = ("--num-queues-per-dim=1",)
 
 @dataclass(frozen=True)
 class BundleWorkload:
-    """One simulated workload: its name, weight in the objective, trace prefix (relative to the bundle folder),
-    node count of its trace, and the size of the one trace file (bytes)."""
+    """One simulated workload: its name, weight in the objective, trace prefix (relative to the
+    bundle folder), nodes of its traces (summed over the distinct traces: one per pipeline stage),
+    the bytes of its distinct trace
+    files (hard links counted once) and how many distinct files there are."""
 
     name: str
     weight: float
     prefix: str
     nodes: int
     trace_bytes: int
+    trace_files: int = 1
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,8 @@ class Bundle:
         bw_gbps: per-NPU bandwidths written, GB/s per hieropt dimension.
         chunks: ``preferred-dataset-splits``.
         workloads: one :class:`BundleWorkload` per workload.
-        files: files (names) in the bundle, trace hard links included.
+        files: files (names) in the bundle, trace hard links included (5 + one per NPU and
+            workload).
         bytes_on_disk: bytes of the distinct files (each hard-linked trace counted once).
     """
 
@@ -107,32 +119,73 @@ def _run_sh(instance: Instance, workloads: Sequence[BundleWorkload]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _link_all(first: Path, prefix: Path, n: int) -> None:
-    for i in range(1, n):
-        target = Path(f"{prefix}.{i}.et")
-        try:
-            os.link(first, target)
-        except OSError:
-            shutil.copyfile(first, target)
+def _write_file(path: Path, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_step(instance: Instance, job, simnet: SimNetwork, prefix: Path) -> tuple[int, int, int]:
+    """Loop ``step``: every stage's trace, the NPUs of a stage from one template (module
+    docstring); returns (nodes summed over the stages, bytes of the distinct files, distinct
+    files)."""
+    works = stage_workloads(instance, job)
+    layout = simnet.layout
+    n = simnet.npus
+    stage = [layout.stage_of(i) for i in range(n)] if layout is not None else [0] * n
+    if layout is None and instance.step.stages > 1:
+        raise InputError(instance.name, "mapping.groups", f"{instance.step.stages} pipeline stages "
+                         f"without a '{PIPELINE}' group: the NPUs of each stage are not known",
+                         f"name the pipeline group in mapping.groups.{PIPELINE}")
+    nodes = size = files = 0
+    for r in range(instance.step.stages):
+        trace = stage_trace(instance, job, simnet, works, r)
+        template, slots = encode_template(trace)
+        nodes += len(trace)
+        members = [i for i in range(n) if stage[i] == r]
+        first = None
+        for i in members:
+            path = Path(f"{prefix}.{i}.et")
+            if slots or first is None:
+                peers = {k: layout.peer(i, k) for k in {k for _, k in slots}} if slots else {}
+                path.write_bytes(instantiate(template, slots, peers))
+                first = path
+                size += len(template)
+                files += 1
+            else:
+                _link(first, path)
+    os.sync()  # (every NPU's file on disk at once: one flush, not one per file)
+    return nodes, size, files
+
+
+def _link(first: Path, target: Path) -> None:
+    try:
+        os.link(first, target)
+    except OSError:
+        shutil.copyfile(first, target)
 
 
 def _write_traces(instance: Instance, simnet: SimNetwork, traces: Path) -> list[BundleWorkload]:
     """Write the Chakra traces of every job of ``instance`` into the new folder ``traces``
-    (``K/et.I.et``, hard links for the NPUs); returns the workloads written."""
+    (``K/et.I.et``, hard links for NPUs with equal traces); returns the workloads written."""
     workloads = []
     traces.mkdir()
     for k, job in enumerate(instance.jobs):
-        nodes = job_trace(instance, job, simnet)
         (traces / str(k)).mkdir()
         prefix = traces / str(k) / "et"
-        data = encode_trace(nodes)
-        first = Path(f"{prefix}.0.et")
-        with open(first, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        _link_all(first, prefix, simnet.npus)
-        workloads.append(BundleWorkload(job.workload.name, job.weight, f"traces/{k}/et", len(nodes), len(data)))
+        if instance.training_loop == "step":
+            nodes, size, files = _write_step(instance, job, simnet, prefix)
+        else:
+            trace = job_trace(instance, job, simnet)
+            data = encode_trace(trace)
+            first = Path(f"{prefix}.0.et")
+            _write_file(first, data)
+            for i in range(1, simnet.npus):
+                _link(first, Path(f"{prefix}.{i}.et"))
+            nodes, size, files = len(trace), len(data), 1
+        prefix_name = f"traces/{k}/et"
+        workloads.append(BundleWorkload(job.workload.name, job.weight, prefix_name, nodes, size, files))
     return workloads
 
 

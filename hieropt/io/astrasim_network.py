@@ -36,11 +36,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..spec import PHASES, Instance
 from ..units import GB, GIB
+from .astrasim_groups import PIPELINE, GroupLayout, group_layout
 
 HOPS_SWITCH = 2
 """Hops of one message through a Switch (NPU -> switch -> NPU) in the analytical backend."""
@@ -118,15 +119,23 @@ class SimDim:
 class SimNetwork:
     """The simulator's dimensions and how hieropt's groups map onto them.
 
-    ``subdims[d]`` lists the simulator dimensions of hieropt dimension d (innermost first); ``placement[d][g]`` the
-    ones a group of g NPUs on d spans (for the model-parallel phases and the weight-gradient phase, which may differ
-    when both are partial: ``placement_wg``).
-    """
+    ``subdims[d]`` lists the simulator dimensions of hieropt dimension d (innermost first);
+    ``placement[d][g]`` the ones a group of g NPUs on d spans (for the model-parallel phases and the
+    weight-gradient phase, which may differ when both are partial: ``placement_wg``). With named
+    groups (``mapping.groups``), ``layout`` places them (:mod:`hieropt.io.astrasim_groups`) and
+    ``groups`` gives each group's simulator dimensions by name. """
 
     dims: tuple[SimDim, ...]
     subdims: tuple[tuple[int, ...], ...]
     placement: tuple[dict[int, tuple[int, ...]], ...]
     placement_wg: tuple[dict[int, tuple[int, ...]], ...]
+    groups: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    layout: GroupLayout | None = None
+
+    def involved_group(self, name: str) -> tuple[bool, ...]:
+        """``involved_dim`` of a collective over the named group (or phase group) ``name``."""
+        spans = self.groups[name]
+        return tuple(i in spans for i in range(len(self.dims)))
 
     @property
     def npus(self) -> int:
@@ -197,6 +206,8 @@ def sim_network(instance: Instance, bw_gbps: Sequence[float], source: str = "AST
             raise InputError(source, f"bw[{d}]", f"{b:g} GB/s per NPU: ASTRA-sim needs a bandwidth > 0 on every "
                              "dimension", f"bound dimension {d} from below (e.g. bounds = [{{dim = {d}, lower_gbps = "
                              "1}]) or pass --bw")
+    if any(job.mapping.groups for job in instance.jobs):
+        return _check_links(_named_network(instance, bw, source), source)
     jobs = instance.jobs
     dims: list[SimDim] = []
     subdims, placement, placement_wg = [], [], []
@@ -207,22 +218,54 @@ def sim_network(instance: Instance, bw_gbps: Sequence[float], source: str = "AST
         fac, lowmap, highmap = _split(p, low, high, f"{source}: dimension {d}")
         first = len(dims)
         for f in fac:
-            if dim.collective_algorithm == "halving_doubling" and f & (f - 1):
-                raise InputError(source, f"network.dims[{d}].algorithm", f"halving_doubling on a simulator "
-                                 f"dimension of {f} NPUs: ASTRA-sim's halvingDoubling needs a power of two",
-                                 "use ring or direct on this dimension")
+            _check_power(dim, d, f, source)
             dims.append(SimDim(d, dim.block, f, bw[d], dim.collective_algorithm, dim.latency_ns))
         ids = tuple(range(first, len(dims)))
         subdims.append(ids)
         full = {p: ids}
         placement.append({**{g: tuple(ids[i] for i in s) for g, s in lowmap.items()}, **full})
         placement_wg.append({**{g: tuple(ids[i] for i in s) for g, s in highmap.items()}, **full})
-    for s in dims:  # (refused here, not written as inf: hieropt's own reader refuses an inf bandwidth)
+    simnet = SimNetwork(tuple(dims), tuple(subdims), tuple(placement), tuple(placement_wg))
+    return _check_links(simnet, source)
+
+
+def _check_power(dim, d: int, f: int, source: str) -> None:
+    if dim.collective_algorithm == "halving_doubling" and f & (f - 1):
+        raise InputError(source, f"network.dims[{d}].algorithm", f"halving_doubling on a simulator "
+                         f"dimension of {f} NPUs: ASTRA-sim's halvingDoubling needs a power of two",
+                         "use ring or direct on this dimension")
+
+
+def _named_network(instance: Instance, bw: list[float], source: str) -> SimNetwork:
+    """The simulator network of an instance with named groups: one simulator dimension per factor
+    of :func:`~hieropt.io.astrasim_groups.group_layout`. A factor only the pipeline group spans
+    carries sends only and gets the ``ring`` convention (one link of B, the hieropt step latency per
+    hop), so that a send of S bytes takes S / B + latency, as hieropt's point-to-point model says,
+    whatever the dimension's collective algorithm."""
+    layout = group_layout(instance, source)
+    shared = {s for name, spans in layout.groups.items() if name != PIPELINE for s in spans}
+    dims: list[SimDim] = []
+    subdims = []
+    for d, (dim, row) in enumerate(zip(instance.network.dims, layout.factors, strict=True)):
+        first = len(dims)
+        for name, f in row:
+            sends_only = name == PIPELINE and len(dims) not in shared
+            algo = "ring" if sends_only else dim.collective_algorithm
+            if not sends_only:
+                _check_power(dim, d, f, source)
+            dims.append(SimDim(d, dim.block, f, bw[d], algo, dim.latency_ns))
+        subdims.append(tuple(range(first, len(dims))))
+    full = tuple({dim.npus: ids} for dim, ids in zip(instance.network.dims, subdims, strict=True))
+    return SimNetwork(tuple(dims), tuple(subdims), full, full, dict(layout.groups), layout)
+
+
+def _check_links(simnet: SimNetwork, source: str) -> SimNetwork:
+    for s in simnet.dims:  # (refused here, not written as inf: hieropt's reader refuses inf)
         if not (math.isfinite(s.link_gib) and s.link_gib > 0):
             raise InputError(source, f"bw[{s.parent}]", f"{s.bw_gbps:g} GB/s per NPU gives a link bandwidth of "
                              f"{s.link_gib:g} GB/s (2^30) on the simulator, not a finite number > 0",
                              "give a bandwidth within the range of a double")
-    return SimNetwork(tuple(dims), tuple(subdims), tuple(placement), tuple(placement_wg))
+    return simnet
 
 
 def _flow(values) -> str:

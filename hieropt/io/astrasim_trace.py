@@ -16,9 +16,11 @@ compute nodes, T collectives, f / ig / wg a layer's forward, input-gradient and 
   same bytes per NPU at the same bandwidth (latency: one step with ``direct``, q - 1 with ``ring``), so that one
   trace serves every NPU.
 
-Loop ``step`` (the composed LLM training step), a workload of several pipeline stages (``more_stages``: the
-trace states one workload for every NPU), point-to-point (``P2P``) collectives and collectives on named groups
-(``mapping.groups``) have no trace yet: :func:`check_traceable` refuses them with one line.
+Loop ``step`` (the composed LLM training step) has traces of its own, one per pipeline stage
+(:mod:`hieropt.io.astrasim_step`). Collectives on named groups (``mapping.groups``) run on the
+simulator dimensions of their group (:mod:`hieropt.io.astrasim_groups`). Under the other loops a
+workload of several pipeline stages (``more_stages``) and point-to-point (``P2P``) collectives have
+no trace: :func:`check_traceable` refuses them with one line.
 
 Node ids follow the order above; among ready nodes the simulator issues the lowest id first, which makes the
 order of collectives on its single collective slot (at most one collective in flight per NPU) the backward order
@@ -27,6 +29,8 @@ compute, NONE and zero-byte collectives, and collectives whose group spans no di
 """
 
 from __future__ import annotations
+
+import math
 
 from ..errors import InputError
 from ..spec import PHASES, Collective, Instance, Job
@@ -78,8 +82,10 @@ class _Layers:
                 if kind is Collective.NONE:
                     row.append(None)
                     continue
-                row.append((COMM_NAME[kind], float(table.size_bytes[lay, j]),
-                            g.simnet.involved(job.mapping.group(phase), phase)))
+                named = g.simnet.groups
+                involved = g.simnet.involved_group(table.group[lay, j] or phase) if named else \
+                    g.simnet.involved(job.mapping.group(phase, table.group[lay, j]), phase)
+                row.append((COMM_NAME[kind], float(table.size_bytes[lay, j]), involved))
             self.colls.append(row)
 
     def c(self, lay: int, j: int, deps: Deps, tag: str = "") -> Deps:
@@ -106,31 +112,38 @@ def _p2p(g: _Graph, instance: Instance, deps: Deps, name: str) -> Deps:
 
 
 def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> None:
-    """Refuse what the trace writer cannot state yet: loop ``step``, a workload of several pipeline stages,
-    ``P2P`` collectives, named groups.
+    """Refuse what the trace writers cannot state: loop ``step`` with pipeline stages but no ``pp``
+    group of that many NPUs; under the other loops, a workload of several pipeline stages or with
+    ``P2P`` collectives.
 
     Raises:
-        InputError: naming the field and the fix (export the network file alone, or use another loop / mapping).
+        InputError: naming the field and the fix (export the network file alone, or use loop
+            ``step``).
     """
-    alone = "export the network file alone (--astra-sim FILE.yml)"
     if instance.training_loop == "step":
-        raise InputError(source, "training_loop", "loop 'step' (the composed LLM training step) has no ASTRA-sim "
-                         "trace yet", f"{alone}, or simulate the plan under loop 'pipeline' or 'no_overlap'")
+        p = instance.step.stages
+        for job in instance.jobs:
+            pp = job.mapping.groups.get("pp")
+            if p > 1 and (pp is None or math.prod(pp) != p):
+                raise InputError(source, "mapping.groups", f"{p} pipeline stages without a 'pp' "
+                                 f"group of {p} NPUs: the NPUs of each stage are not known",
+                                 f"name the pipeline group in mapping.groups.pp ({p} NPUs)")
+        return
+    alone = "export the network file alone (--astra-sim FILE.yml)"
     for job in instance.jobs:
         table = job.workload.table
         if job.workload.more_stages:
-            raise InputError(source, f"workload {job.workload.name}", f"{len(job.workload.stages)} distinct pipeline "
-                             "stages have no ASTRA-sim trace yet (a trace states one workload for every NPU)",
-                             f"{alone}, or export one stage (instance_for(..., stage=r))")
+            raise InputError(source, f"workload {job.workload.name}",
+                             f"{len(job.workload.stages)} distinct pipeline stages under loop "
+                             f"'{instance.training_loop}' (its trace states one workload for every "
+                             "NPU)",
+                             f"{alone}, or use training_loop 'step' with [step] stages")
         if (table.collective == Collective.P2P).any():
-            raise InputError(source, f"workload {job.workload.name}", "point-to-point (P2P) sends have no ASTRA-sim "
-                             "trace yet", f"{alone}, or state the pipeline as loop 'pipeline' with [pipeline] "
-                             "p2p_bytes")
-        named = sorted(job.workload.named_groups)
-        if named:
-            raise InputError(source, f"workload {job.workload.name}", f"collectives on named groups "
-                             f"({', '.join(named)}) have no ASTRA-sim trace yet", f"{alone}, or map the workload "
-                             "with the phase groups forward / input_grad / weight_grad only")
+            loop = instance.training_loop
+            raise InputError(source, f"workload {job.workload.name}", "point-to-point (P2P) sends "
+                             f"under loop '{loop}' (sends are written between the stages of loop "
+                             "'step')", f"{alone}, or use training_loop 'step', or loop 'pipeline' "
+                             "with [pipeline] p2p_bytes")
 
 
 def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
@@ -143,6 +156,8 @@ def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
         InputError: what :func:`check_traceable` refuses.
     """
     check_traceable(instance, instance.name)
+    if instance.training_loop == "step":
+        raise ValueError("loop 'step' is traced per pipeline stage (astrasim_step.stage_trace)")
     g = _Graph(simnet)
     w = _Layers(g, job)
     loop = instance.training_loop

@@ -11,11 +11,22 @@ package to one ``protobuf`` range, while a descriptor built here works with ever
 ``protoc``, and keeps the field numbers readable in one table. ``tests/fidelity/test_chakra.py`` parses the shipped
 et_def.proto and checks the table against it entry by entry.
 
-What the simulator reads (astra-sim c459ab6 with chakra 214f2c5, ``src/feeder/et_feeder_node.cpp``): dependencies
-from ``data_deps`` only (``ctrl_deps`` are ignored); ready nodes are issued lowest ``id`` first; attributes
-``num_ops`` (int64_val), ``tensor_size`` (uint64_val), ``comm_type`` (int64_val, :data:`COMM_TYPE`), ``comm_size``
-(int64_val, bytes), ``involved_dim`` (bool_list, one entry per network dimension), ``is_cpu_op`` (bool_val; must be
-false for GPU compute and collectives).
+What the simulator reads (astra-sim c459ab6 with chakra 214f2c5, ``src/feeder/et_feeder_node.cpp``):
+dependencies from ``data_deps`` only (``ctrl_deps`` are ignored); ready nodes are issued lowest
+``id`` first; attributes ``num_ops`` (int64_val), ``tensor_size`` (uint64_val), ``comm_type``
+(int64_val, :data:`COMM_TYPE`), ``comm_size`` (int64_val, bytes), ``involved_dim`` (bool_list, one
+entry per network dimension), ``is_cpu_op`` (bool_val; must be false for GPU compute and
+collectives); a send (``COMM_SEND_NODE``) reads ``comm_dst``, a receive (``COMM_RECV_NODE``)
+``comm_src`` (the peer NPU, absolute, int32_val only: other integer types read as 0), both
+``comm_size`` and ``comm_tag`` (int32_val); the sender's own id and the receiver's default to the
+NPU's. Measured: a send blocks the NPU's one communication slot for hops x latency + bytes / link
+bandwidth and is buffered when its receive is not posted yet; the receive completes when the bytes
+have arrived.
+
+Traces that differ only in their peers (the NPUs of one pipeline stage) are written from one
+template (:func:`encode_template`): each peer as a varint padded to :data:`PEER_BYTES` bytes
+(protobuf readers accept padded varints), patched per NPU (:func:`instantiate`), so a stage's trace
+is encoded once.
 """
 
 from __future__ import annotations
@@ -128,13 +139,17 @@ class EtNode:
     Attributes:
         id: unique per trace; among ready nodes the simulator issues the lowest id first.
         name: free text.
-        kind: ``"comp"`` or ``"coll"``.
+        kind: ``"comp"``, ``"coll"``, ``"send"`` or ``"recv"``.
         deps: ids this node waits for (written as ``data_deps``).
         compute_ns: ``comp``: duration in ns, encoded exactly as roofline ``num_ops`` (see :func:`comp_num_ops`).
         comm_type: ``coll``: a :data:`COMM_TYPE` name (``ALL_REDUCE``, ``REDUCE_SCATTER``, ``ALL_GATHER``,
             ``ALL_TO_ALL``).
-        comm_bytes: ``coll``: size in bytes (all-gather: the per-NPU input shard).
+        comm_bytes: ``coll``, ``send``, ``recv``: size in bytes (all-gather: the per-NPU input
+            shard).
         involved_dim: ``coll``: one bool per simulator network dimension.
+        peer: ``send``: the receiving NPU, ``recv``: the sending one (in a template: the key
+            :func:`instantiate` maps to the NPU).
+        tag: ``send`` / ``recv``: matches a send with its receive (same sender, receiver and tag).
     """
 
     id: int
@@ -145,6 +160,8 @@ class EtNode:
     comm_type: str = ""
     comm_bytes: int = 0
     involved_dim: tuple[bool, ...] = ()
+    peer: int = 0
+    tag: int = 0
 
 
 OPS_PER_NS = 1000
@@ -170,11 +187,14 @@ def _attr(name: str, **value) -> AttributeMsg:
     return a
 
 
-def to_message(node: EtNode) -> NodeMsg:
-    """The protobuf ``Node`` of ``node``. Raises ValueError on an unknown kind or collective name."""
-    msg = NodeMsg(id=node.id, name=node.name)
+def to_message(node: EtNode, compact: bool = False) -> NodeMsg:
+    """The protobuf ``Node`` of ``node``; ``compact``: without its name and ``is_cpu_op`` (the
+    simulator reads neither: its default is false).
+    Raises ValueError on an unknown kind or collective name."""
+    msg = NodeMsg(id=node.id, name="" if compact else node.name)
     msg.data_deps.extend(node.deps)
-    msg.attr.append(_attr("is_cpu_op", bool_val=False))
+    if not compact:
+        msg.attr.append(_attr("is_cpu_op", bool_val=False))
     if node.kind == "comp":
         msg.type = NODE_TYPE["COMP_NODE"]
         msg.attr.append(_attr("num_ops", int64_val=comp_num_ops(node.compute_ns)))
@@ -186,9 +206,91 @@ def to_message(node: EtNode) -> NodeMsg:
         msg.attr.append(_attr("comm_type", int64_val=COMM_TYPE[node.comm_type]))
         msg.attr.append(_attr("comm_size", int64_val=int(node.comm_bytes)))
         msg.attr.append(_attr("involved_dim", bool_list=[bool(x) for x in node.involved_dim]))
+    elif node.kind in ("send", "recv"):
+        msg.type = NODE_TYPE["COMM_SEND_NODE" if node.kind == "send" else "COMM_RECV_NODE"]
+        peer = "comm_dst" if node.kind == "send" else "comm_src"
+        msg.attr.append(_attr(peer, int32_val=int(node.peer)))
+        msg.attr.append(_attr("comm_size", int64_val=int(node.comm_bytes)))
+        msg.attr.append(_attr("comm_tag", int32_val=int(node.tag)))
     else:
         raise ValueError(f"unknown node kind {node.kind!r}")
     return msg
+
+
+PEER_BYTES = 5
+"""Bytes of a padded peer varint in a template (any int32 >= 0)."""
+_PLACEHOLDER = 1 << 28
+"""A peer whose minimal varint takes :data:`PEER_BYTES` bytes: a template's peer until patched."""
+
+
+def padded_varint(n: int) -> bytes:
+    """``n`` (0 <= n < 2^31) as a base-128 varint of exactly :data:`PEER_BYTES` bytes (continuation
+    bits set on the leading bytes)."""
+    if not 0 <= n < 1 << 31:
+        raise ValueError(f"peer {n} outside 0 .. 2^31 - 1")
+    last = PEER_BYTES - 1
+    return bytes([(n >> 7 * i) & 0x7F | 0x80 for i in range(last)] + [n >> 7 * last])
+
+
+def _head(node: EtNode) -> bytes:
+    """The serialized ``id``, ``type`` and ``data_deps`` fields of a compact node (protobuf field
+    order 1, 3, 5; ``id`` 0 is not written in proto3; the dependencies packed)."""
+    deps = b"".join(_varint(d) for d in node.deps)
+    out = (b"\x08" + _varint(node.id) if node.id else b"") + b"\x18" + _varint(_TYPE_OF[node.kind])
+    return out + (b"\x2a" + _varint(len(deps)) + deps if deps else b"")
+
+
+_TYPE_OF = {"comp": NODE_TYPE["COMP_NODE"], "coll": NODE_TYPE["COMM_COLL_NODE"],
+            "send": NODE_TYPE["COMM_SEND_NODE"], "recv": NODE_TYPE["COMM_RECV_NODE"]}
+
+
+def _tail(bare: EtNode) -> bytes:
+    """The serialized attributes (field 10) of a compact node with id 0 and no dependencies."""
+    return to_message(bare, compact=True).SerializeToString()[len(_head(bare)):]
+
+
+def encode_template(nodes: Iterable[EtNode]) -> tuple[bytes, list[tuple[int, int]]]:
+    """One ET file in which every send and receive holds a placeholder peer: the bytes and, per send
+    / receive, (offset of its padded peer varint, the node's ``peer`` key), for :func:`instantiate`.
+
+    Nodes are written compact (:func:`to_message`: a trace of many NPUs is written once per NPU),
+    each as its serialized head (id, type, dependencies) and its attributes, serialized once per
+    distinct content (``tests/fidelity`` checks the bytes parse to :func:`to_message`'s nodes)."""
+    meta = GlobalMetadataMsg(version=ET_VERSION).SerializeToString()
+    parts = [_varint(len(meta)), meta]
+    pos = len(parts[0]) + len(meta)
+    slots: list[tuple[int, int]] = []
+    marks = {k: _attr(f, int32_val=_PLACEHOLDER).SerializeToString() for k, f in
+             (("send", "comm_dst"), ("recv", "comm_src"))}
+    tails: dict[tuple, bytes] = {}
+    for node in nodes:
+        peer = _PLACEHOLDER if node.kind in marks else node.peer
+        key = (node.kind, node.compute_ns, node.comm_type, node.comm_bytes, node.involved_dim, peer,
+               node.tag)
+        tail = tails.get(key)
+        if tail is None:
+            bare = EtNode(0, "", node.kind, compute_ns=node.compute_ns, comm_type=node.comm_type,
+                          comm_bytes=node.comm_bytes, involved_dim=node.involved_dim, peer=peer,
+                          tag=node.tag)
+            tail = tails[key] = _tail(bare)
+        head = _head(node)
+        size = _varint(len(head) + len(tail))
+        if node.kind in marks:
+            at = tail.index(marks[node.kind]) + len(marks[node.kind]) - PEER_BYTES
+            slots.append((pos + len(size) + len(head) + at, node.peer))
+        parts += [size, head, tail]
+        pos += len(size) + len(head) + len(tail)
+    return b"".join(parts), slots
+
+
+def instantiate(template: bytes, slots: Sequence[tuple[int, int]],
+                peers: dict[int, int]) -> bytearray:
+    """The template with every peer key ``k`` of ``slots`` replaced by the NPU ``peers[k]``."""
+    data = bytearray(template)
+    padded = {k: padded_varint(n) for k, n in peers.items()}
+    for at, key in slots:
+        data[at:at + PEER_BYTES] = padded[key]
+    return data
 
 
 def _varint(n: int) -> bytes:
@@ -260,5 +362,6 @@ def attributes(msg: NodeMsg) -> dict[str, object]:
     return out
 
 
-__all__ = ["EtNode", "SCHEMA", "ENUMS", "COMM_TYPE", "NODE_TYPE", "NodeMsg", "GlobalMetadataMsg", "comp_num_ops",
+__all__ = ["EtNode", "encode_template", "instantiate", "padded_varint", "PEER_BYTES", "SCHEMA",
+           "ENUMS", "COMM_TYPE", "NODE_TYPE", "NodeMsg", "GlobalMetadataMsg", "comp_num_ops",
            "to_message", "encode_trace", "write_trace", "read_trace", "attributes"]

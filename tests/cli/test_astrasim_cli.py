@@ -123,16 +123,43 @@ def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
     assert (tmp_path / "keep" / "optimum" / "run.sh").exists()
 
 
-def test_export_refuses_loop_step_bundle(tmp_path: Path) -> None:
-    """An LLM plan under loop 'step' (named groups, P2P sends): the bundle is refused in one line before solving,
-    the network file alone is written."""
-    inst = REPO / "instances" / "gpt3-plan-4d.toml"
+STEP_INSTANCE = """name = "small-step"
+objective = "performance"
+training_loop = "step"
+workload = "model.toml"
+constraints = ["sum(bw) == 500"]
+[network]
+dims = [{ block = "FullyConnected", npus = 8, cost_class = "A" },
+        { block = "Switch", npus = 8, cost_class = "B" }]
+[cost.A]
+link_usd_per_gbps = 1.0
+[cost.B]
+link_usd_per_gbps = 1.0
+switch_usd_per_gbps = 1.0
+nic_usd_per_gbps = 1.0
+"""
+
+
+def test_export_writes_a_loop_step_bundle_per_stage(tmp_path: Path) -> None:
+    """An LLM plan under loop 'step' (named groups, P2P sends, TP 4 x DP 4 x PP 4 on 64 NPUs): one
+    trace per NPU (each names its neighbouring stages' NPUs), written from one template per stage;
+    the network file alone of the 4,096-NPU plan as before."""
+    model = (REPO / "models" / "gpt3-175b-llm.toml").read_text()
+    model = model.replace("layers = 96", "layers = 8").replace("npus = 4096", "npus = 64").replace(
+        "tp = 8", "tp = 4").replace("pp = 8", "pp = 4").replace("dp = 64", "dp = 4").replace(
+        "global_batch_size = 1536", "global_batch_size = 16")
+    (tmp_path / "model.toml").write_text(model)
+    (tmp_path / "inst.toml").write_text(STEP_INSTANCE)
     folder = tmp_path / "bundle"
-    r = run("export", inst, "--astra-sim", folder, "--bw", "200,150,100,50")
-    assert_error(r, 2, "gpt3-plan-4d.toml", "training_loop", "loop 'step'", "FILE.yml")
-    assert not folder.exists()
+    r = run("export", tmp_path / "inst.toml", "--astra-sim", folder, "--bw", "300,200")
+    assert_ok(r)
+    assert "64 distinct trace file(s)" in r.stdout.replace("\n", " ")
+    assert len(list((folder / "traces" / "0").glob("et.*.et"))) == 64
+    manifest = json.loads((folder / "bundle.json").read_text())
+    assert manifest["workloads"][0]["trace_files"] == 64 and manifest["training_loop"] == "step"
     yml = tmp_path / "net.yml"
-    r = run("export", inst, "--astra-sim", yml, "--bw", "200,150,100,50")
+    plan = REPO / "instances" / "gpt3-plan-4d.toml"
+    r = run("export", plan, "--astra-sim", yml, "--bw", "200,150,100,50")
     assert_ok(r)
     import math
 

@@ -67,6 +67,6 @@ def test_num_ops_is_exact_after_the_simulators_truncation():
 
 def test_unknown_kind_or_collective_is_refused():
     with pytest.raises(ValueError):
-        encode_trace([EtNode(0, "x", "send")])
+        encode_trace([EtNode(0, "x", "barrier")])
     with pytest.raises(ValueError):
         encode_trace([EtNode(0, "x", "coll", comm_type="ALLREDUCE")])

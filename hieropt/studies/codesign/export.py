@@ -67,7 +67,7 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
         "constraints": [resolve_top(t, net.n_dims) for t in space.constraints],
         "network": {"dims": [_clean(d.model_dump(mode="json")) for d in net.dims]},
         "workload": {"generator": "llm", "params": _clean(p.model_dump(mode="json"))},
-        "mapping": {"groups": {k: list(v) for k, v in row["placement"].items()}},
+        "mapping": {"groups": _groups(row["placement"])},
         "step": {"microbatches": pl.microbatches, "stages": pl.pp, "virtual_stages": pl.virtual_stages,
                  "overlap_dp": bool(pl.overlap_grad_reduce)},
         "cost": {k: _clean(c.model_dump(mode="json")) for k, c in space.cost.classes.items()},
@@ -76,6 +76,16 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
         if getattr(space, k) is not None:
             doc[k] = getattr(space, k)
     return doc
+
+
+def _groups(placement: dict[str, Any]) -> dict[str, list[int]]:
+    """The placement's named groups for the file, with dp = ep x edp when a mixture-of-experts
+    placement gives
+    ep and edp only (the reader takes forward / input_grad from tp and weight_grad from dp)."""
+    out = {k: list(v) for k, v in placement.items()}
+    if "dp" not in out and "ep" in out and "edp" in out:
+        out["dp"] = [a * b for a, b in zip(out["ep"], out["edp"], strict=True)]
+    return out
 
 
 def _clean(value: Any) -> Any:
