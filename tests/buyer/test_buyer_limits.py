@@ -33,8 +33,9 @@ def answers(llama):
 
 def test_min_run_cost_buys_scale_out_above_its_floor(llama, answers):
     floor = llama.bounds_or_default[1].lower_gbps
-    assert answers["performance_per_cost"].bw_gbps[1] == pytest.approx(floor, rel=1e-6)  # starved
-    assert answers["min_run_cost"].bw_gbps[1] > 5 * floor
+    starved = answers["performance_per_cost"].bw_gbps[1]  # scale-out a few GB/s per NPU, a 4x slower iteration
+    assert floor <= starved < 3 * floor
+    assert answers["min_run_cost"].bw_gbps[1] > 5 * starved
     cost = {o: s.run.run_cost_usd for o, s in answers.items()}
     assert cost["min_run_cost"] == pytest.approx(answers["min_run_cost"].objective_value, rel=1e-12)
     assert cost["min_run_cost"] < 0.7 * cost["performance_per_cost"]
