@@ -45,9 +45,10 @@ def summary_lines(result: Codesign) -> list[str]:
              f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {en.count:,}"
              + (f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
              *invalid_lines(en.skipped, what="pairs", field="skipped"),
-             f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent"
-             + (", or time bound above the target" if sp.objective == "min_cost" else "") + "), resumed "
-             f"{result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
+             f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} (proven bound >= "
+             "incumbent)" + (f", infeasible by their time bound {result.infeasible_by_bound:,} (above the target, or "
+                             "no bandwidth)" if result.infeasible_by_bound else "")
+             + f", resumed {result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
     best = result.best.to_dict() if result.best is not None else None
     if best is not None:
         lines += [f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),

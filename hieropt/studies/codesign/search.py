@@ -63,6 +63,7 @@ class Codesign:
         solved, pruned, resumed: how many candidates this call solved, settled without a solve (pruned, or
             infeasible by the time bound), read back.
         out: the results file, or None.
+        infeasible_by_bound: of ``pruned``, those settled infeasible (time bound above the target, or infinite).
     """
 
     space: CodesignSpace
@@ -75,6 +76,7 @@ class Codesign:
     pruned: int
     resumed: int
     out: Path | None = None
+    infeasible_by_bound: int = 0
 
     @property
     def statuses(self) -> dict[str, int]:
@@ -107,7 +109,8 @@ class Codesign:
                 "plans": {"combinations": en.plans.combinations, "invalid": en.plans.invalid,
                           "too_big": len(en.plans.too_big), "fitting": len(en.plans.fitting)},
                 "shapes": len(en.shapes), "candidates": en.count, "pairs": en.pairs, "skipped": en.skipped,
-                "solved": self.solved, "pruned": self.pruned, "resumed": self.resumed, "statuses": self.statuses,
+                "solved": self.solved, "pruned": self.pruned, "resumed": self.resumed,
+                "infeasible_by_bound": self.infeasible_by_bound, "statuses": self.statuses,
                 "seconds": self.seconds, "backend": self.backend, "out": None if self.out is None else str(self.out),
                 "best": None if self.best is None else self.best.to_dict(), "ranking": self.ranking[:top],
                 "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()]}
@@ -196,7 +199,7 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         if sink is not None:
             sink.close(complete)
     return Codesign(space, search.digest, enum, search.tally, backend, time.perf_counter() - start, search.solved,
-                    search.pruned, search.resumed, Path(out) if out is not None else None)
+                    search.pruned, search.resumed, Path(out) if out is not None else None, search.by_bound)
 
 
 class _Search:
@@ -207,7 +210,7 @@ class _Search:
         self.tally = Tally(space.objective, keep)
         self.best = float("inf")
         self.seen = _Seen([])
-        self.solved = self.pruned = self.resumed = 0
+        self.solved = self.pruned = self.resumed = self.by_bound = 0
         self.sink: ResultSink | None = None
         self.unsolved = UnsolvedRows(space, digest)
         self.tail: tuple[int, list[CodesignCandidate]] | None = None  # where the settled tail starts
@@ -279,6 +282,7 @@ class _Search:
             if row is None:
                 row = self.unsolved_row(cand)
                 self.pruned += 1
+                self.by_bound += row["status"] == "infeasible"
             else:
                 self.solved += 1
                 row["space_hash"] = self.digest
@@ -293,8 +297,10 @@ class _Search:
         made = self.sink is not None or self.on_row is not None or self.resumed
         for cand in first if not made else (c for cs in (first, self.enum.candidates(pos + 1)) for c in cs):
             if cand.id not in self.seen:
-                self._take(self.unsolved_row(cand))
+                row = self.unsolved_row(cand)
+                self._take(row)
                 self.pruned += 1
+                self.by_bound += row["status"] == "infeasible"
         if made:
             return
         n, late, endless = self.enum.tail(pos + 1, self.space.max_iteration_time_ns)
@@ -302,6 +308,7 @@ class _Search:
         self.tally.count("infeasible", endless, self.no_bandwidth)
         self.tally.count("pruned", n - late - endless, f"lower bound >= incumbent {self.best:.10g}")
         self.pruned += n
+        self.by_bound += late + endless
 
 
 def _no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
