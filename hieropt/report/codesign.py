@@ -128,6 +128,19 @@ def dims_table(result: Codesign) -> Table:
     return t
 
 
+def sizes_table(result: Codesign) -> Table:
+    """Best per cluster size (a space with several): how many NPUs to buy and what each size gives."""
+    sp = result.space
+    t = Table(title="Per cluster size: the best plan-and-network", title_justify="left")
+    for col in ("NPUs", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan", "best network"):
+        t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
+    for e in result.by_npus():
+        b = e["best"]
+        t.add_row(f"{e['npus']:,}", f"{e['solved']:,}", _value(b, sp.objective),
+                  f"{b['iteration_time_ns'] / 1e6:,.4f}", f"{b['network_cost_usd']:,.0f}", b["plan"], b["shape"])
+    return t
+
+
 def provision_table(rows: list[dict[str, Any]]) -> Table:
     """The best candidates provisioned from a catalog, ranked by the integer design (catalog prices)."""
     t = Table(title="Best candidates provisioned from the catalog (integer designs, catalog prices; ranked by the "
@@ -150,4 +163,4 @@ def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
 
 
 __all__ = ["no_answer", "invalid_lines", "summary_lines", "ranking_table", "dims_table", "codesign_dict",
-           "provision_table"]
+           "provision_table", "sizes_table"]

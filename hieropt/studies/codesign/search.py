@@ -100,6 +100,11 @@ class Codesign:
         NICs among them."""
         return self.tally.by_dims()
 
+    def by_npus(self) -> list[dict[str, Any]]:
+        """Per cluster size: the rows solved, the best (a row dictionary), the least scale-out GB/s per NPU and NICs:
+        how many NPUs to buy, and what each size gives."""
+        return self.tally.by_npus()
+
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         """JSON-ready: the counts (plans, shapes, candidates, statuses), the best row, the ``top`` best rows, the
         per-dimension summary (lists and objects, never joined text)."""
@@ -113,7 +118,9 @@ class Codesign:
                 "infeasible_by_bound": self.infeasible_by_bound, "statuses": self.statuses,
                 "seconds": self.seconds, "backend": self.backend, "out": None if self.out is None else str(self.out),
                 "best": None if self.best is None else self.best.to_dict(), "ranking": self.ranking[:top],
-                "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()]}
+                "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
+                "by_npus": [{**e, "best": e["best"]["id"], "best_value": e["best"]["objective_value"]}
+                            for e in self.by_npus()]}
 
 
 def codesign_fingerprint(space: CodesignSpace) -> str:
