@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,8 +133,8 @@ class _Seen:
     """The ids of rows read back from a results file, as 64-bit hashes (8 bytes each, sorted; a collision, about
     n^2 / 2^65, would only skip one candidate's solve)."""
 
-    def __init__(self, ids: list[int]):
-        self.keys = np.unique(np.array(ids, dtype=np.uint64))
+    def __init__(self, ids):
+        self.keys = np.unique(np.frombuffer(ids, dtype=np.uint64)) if len(ids) else np.zeros(0, dtype=np.uint64)
 
     @staticmethod
     def key(cid: str) -> int:
@@ -216,7 +217,7 @@ class _Search:
         self.space, self.digest, self.enum, self.on_row = space, digest, enum, on_row
         self.tally = Tally(space.objective, keep)
         self.best = float("inf")
-        self.seen = _Seen([])
+        self.seen = _Seen(array("Q"))
         self.solved = self.pruned = self.resumed = self.by_bound = 0
         self.sink: ResultSink | None = None
         self.unsolved = UnsolvedRows(space, digest)
@@ -230,7 +231,7 @@ class _Search:
         self.sink = sink
         if sink is None:
             return
-        keys = []
+        keys = array("Q")  # (8 bytes per row read back)
         for row in sink.read_previous():
             keys.append(_Seen.key(row["id"]))
             self._take(row, write=False)
