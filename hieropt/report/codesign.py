@@ -129,14 +129,23 @@ def dims_table(result: Codesign) -> Table:
 
 
 def sizes_table(result: Codesign) -> Table:
-    """Best per cluster size (a space with several): how many NPUs to buy and what each size gives."""
+    """Best per cluster size (a space with several): how many NPUs to buy and what each size gives; a size without
+    a solved candidate says why (no plan fits, or every candidate settled by its bound)."""
     sp = result.space
     t = Table(title="Per cluster size: the best plan-and-network", title_justify="left")
-    for col in ("NPUs", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan", "best network"):
+    for col in ("NPUs", "plans fit", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan",
+                "best network"):
         t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
-    for e in result.by_npus():
+    best = {e["npus"]: e for e in result.by_npus()}
+    fit = Counter(pc.params.plan.npus for pc in result.enumeration.plans.fitting)
+    for n in sp.sizes:
+        e = best.get(n)
+        if e is None:
+            why = "no valid plan fits (reasons above)" if not fit[n] else "every candidate settled by its bound"
+            t.add_row(f"{n:,}", f"{fit[n]:,}", "0", "-", "-", "-", why, "")
+            continue
         b = e["best"]
-        t.add_row(f"{e['npus']:,}", f"{e['solved']:,}", _value(b, sp.objective),
+        t.add_row(f"{n:,}", f"{fit[n]:,}", f"{e['solved']:,}", _value(b, sp.objective),
                   f"{b['iteration_time_ns'] / 1e6:,.4f}", f"{b['network_cost_usd']:,.0f}", b["plan"], b["shape"])
     return t
 
