@@ -129,6 +129,10 @@ def codesign_command(
             raise typer.Exit(3)
         console.print(ranking_table(result, top))
         console.print(dims_table(result))
+        if len(result.space.sizes) > 1:
+            from ..report.codesign import sizes_table
+
+            console.print(sizes_table(result))
         if shortlist is not None:
             from ..report.codesign import provision_table
 

@@ -47,9 +47,10 @@ def summary_lines(result: Codesign) -> list[str]:
              f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {en.count:,}"
              + (f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
              *invalid_lines(en.skipped, what="pairs", field="skipped"),
-             f"solved {result.solved:,}, pruned {result.pruned:,} (proven bound >= incumbent"
-             + (", or time bound above the target" if sp.objective == "min_cost" else "") + "), resumed "
-             f"{result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
+             f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} (proven bound >= "
+             "incumbent)" + (f", infeasible by their time bound {result.infeasible_by_bound:,} (above the target, or "
+                             "no bandwidth)" if result.infeasible_by_bound else "")
+             + f", resumed {result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
     best = result.best.to_dict() if result.best is not None else None
     if best is not None:
         lines += [f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),
@@ -129,6 +130,28 @@ def dims_table(result: Codesign) -> Table:
     return t
 
 
+def sizes_table(result: Codesign) -> Table:
+    """Best per cluster size (a space with several): how many NPUs to buy and what each size gives; a size without
+    a solved candidate says why (no plan fits, or every candidate settled by its bound)."""
+    sp = result.space
+    t = Table(title="Per cluster size: the best plan-and-network", title_justify="left")
+    for col in ("NPUs", "plans fit", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan",
+                "best network"):
+        t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
+    best = {e["npus"]: e for e in result.by_npus()}
+    fit = Counter(pc.params.plan.npus for pc in result.enumeration.plans.fitting)
+    for n in sp.sizes:
+        e = best.get(n)
+        if e is None:
+            why = "no valid plan fits (reasons above)" if not fit[n] else "every candidate settled by its bound"
+            t.add_row(f"{n:,}", f"{fit[n]:,}", "0", "-", "-", "-", why, "")
+            continue
+        b = e["best"]
+        t.add_row(f"{n:,}", f"{fit[n]:,}", f"{e['solved']:,}", _value(b, sp.objective),
+                  f"{b['iteration_time_ns'] / 1e6:,.4f}", f"{b['network_cost_usd']:,.0f}", b["plan"], b["shape"])
+    return t
+
+
 def provision_table(rows: list[dict[str, Any]]) -> Table:
     """The best candidates provisioned from a catalog, ranked by the integer design (catalog prices)."""
     t = Table(title="Best candidates provisioned from the catalog (integer designs, catalog prices; ranked by the "
@@ -151,4 +174,4 @@ def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
 
 
 __all__ = ["no_answer", "invalid_lines", "summary_lines", "ranking_table", "dims_table", "codesign_dict",
-           "provision_table"]
+           "provision_table", "sizes_table"]

@@ -44,3 +44,17 @@ def test_equivalent_shapes_fold_into_one_row():
     # rows that differ in cost (another level's price) are not folded
     a, b = dict(rows[0]), {**rows[0], "id": rows[0]["id"] + "x", "network_cost_usd": rows[0]["network_cost_usd"] * 2}
     assert len(fold_equivalent([a, b])) == 2
+
+
+def test_sizes_table_says_what_each_cluster_size_gives():
+    from rich.console import Console
+
+    from hieropt.report.codesign import sizes_table
+
+    r = codesign(space(npus=(8, 12), plans=PlanChoices(tp=(1, 2), pp=(1,))), workers=1)
+    console = Console(record=True, width=200)
+    console.print(sizes_table(r))
+    text = console.export_text()
+    lines = {line.split("│")[1].strip(): line for line in text.splitlines() if line.startswith("│")}
+    assert set(lines) == {"8", "12"}
+    assert "no valid plan fits" in lines["12"] and r.best.plan in lines["8"]

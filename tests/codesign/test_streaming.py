@@ -58,6 +58,11 @@ def test_the_cluster_size_is_a_dimension_of_the_search():
     assert brute.enumeration.plans.combinations == 2 * one[8].enumeration.plans.combinations
     assert pruned.best.npus == 8 and pruned.best.objective_value == pytest.approx(
         min(r.best.objective_value for r in one.values()), rel=1e-12)
+    per_size = {e["npus"]: e for e in brute.by_npus()}  # what each size gives (each size's own search's best)
+    assert sorted(per_size) == [4, 8] and all(per_size[n]["solved"] == one[n].solved for n in (4, 8))
+    assert all(per_size[n]["best"]["objective_value"] == pytest.approx(one[n].best.objective_value, rel=1e-12)
+               for n in (4, 8))
+    assert [e["npus"] for e in brute.to_dict()["by_npus"]] == [4, 8]
     ppc = _check_pruned_equals_brute_force(space(npus=(4, 8), objective="performance_per_cost",
                                                  plans=sp.plans))[0]
     assert ppc.best.npus in (4, 8)

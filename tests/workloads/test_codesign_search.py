@@ -194,6 +194,7 @@ def test_a_space_without_bandwidth_is_infeasible():
     sp = space(constraints=("sum(bw) <= 0",), plans=PlanChoices(tp=(1, 2), pp=(1,)))
     r, rows = run(sp)
     assert r.best is None and r.solved == 0 and r.statuses == {"infeasible": r.enumeration.count}
+    assert r.infeasible_by_bound == r.pruned == r.enumeration.count
     why = "infeasible: its time bound is infinite: the constraints 'sum(bw) <= 0' leave no bandwidth"
     assert all(x["message"].startswith(why) for x in rows)
     c = next(r.enumeration.candidates())
@@ -211,5 +212,6 @@ def test_the_settled_tail_is_counted_as_its_rows_say():
         made, rows = run(sp)
         assert counted.statuses == made.statuses == dict(Counter(x["status"] for x in rows))
         assert counted.pruned == made.pruned and counted.solved == made.solved
+        assert counted.infeasible_by_bound == made.infeasible_by_bound == made.statuses.get("infeasible", 0)
         assert counted.best.to_dict() == {**made.best.to_dict(), "solve_seconds": counted.best.solve_seconds,
                                           "worker": counted.best.worker}

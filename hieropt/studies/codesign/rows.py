@@ -175,8 +175,8 @@ KEEP_ROWS = 1000
 
 class Tally:
     """What a search keeps of its rows, whatever their number: the count and first message of each status, the best
-    ``keep`` solved rows, and per dimension count the rows solved, the best rows (those within the ranking's tie
-    tolerance of the best value) and the least scale-out GB/s per NPU and NICs."""
+    ``keep`` solved rows, and per dimension count and per cluster size the rows solved, the best rows (those within
+    the ranking's tie tolerance of the best value) and the least scale-out GB/s per NPU and NICs."""
 
     def __init__(self, objective: str, keep: int = KEEP_ROWS):
         self.objective, self.keep = objective, keep
@@ -184,7 +184,7 @@ class Tally:
         self.statuses: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
         self.top: list[dict[str, Any]] = []
-        self.dims: dict[int, dict[str, Any]] = {}
+        self.dims: dict[tuple[str, int], dict[str, Any]] = {}  # (n_dims | npus, its value) -> summary
 
     def count(self, status: str, n: int, message: str) -> None:
         """``n`` more rows of ``status`` (not solved; their rows not made)."""
@@ -200,8 +200,12 @@ class Tally:
         self.top.append(row)
         if len(self.top) >= 2 * self.keep:
             self._trim()
-        d = self.dims.setdefault(row["n_dims"], {"solved": 0, "best": [], "min_scaleout_gbps_per_npu": None,
-                                                 "min_nics": None})
+        for field in ("n_dims", "npus"):
+            self._summarise(field, row)
+
+    def _summarise(self, field: str, row: dict[str, Any]) -> None:
+        d = self.dims.setdefault((field, row[field]), {"solved": 0, "best": [], "min_scaleout_gbps_per_npu": None,
+                                                       "min_nics": None})
         d["solved"] += 1
         value = row["objective_value"]
         lead = min([r["objective_value"] for r in d["best"]] + [value])
@@ -223,10 +227,16 @@ class Tally:
     def by_dims(self) -> list[dict[str, Any]]:
         """Per dimension count: ``n_dims``, ``solved``, ``best`` (the first of its ranked best rows), and the least
         scale-out GB/s per NPU and NICs among its solved rows."""
-        return [{"n_dims": n, "solved": d["solved"], "best": rank_rows(d["best"], self.objective, key="id")[0],
-                 "min_scaleout_gbps_per_npu": d["min_scaleout_gbps_per_npu"], "min_nics": d["min_nics"]}
-                for n, d in sorted(self.dims.items())]
+        return self._by("n_dims")
 
+    def by_npus(self) -> list[dict[str, Any]]:
+        """Per cluster size: ``npus`` and the figures of :meth:`by_dims`."""
+        return self._by("npus")
+
+    def _by(self, field: str) -> list[dict[str, Any]]:
+        return [{field: n, "solved": d["solved"], "best": rank_rows(d["best"], self.objective, key="id")[0],
+                 "min_scaleout_gbps_per_npu": d["min_scaleout_gbps_per_npu"], "min_nics": d["min_nics"]}
+                for (f, n), d in sorted(self.dims.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)) if f == field]
 
 __all__ = ["COLUMNS", "NAMES", "OWN_COLUMNS", "CodesignRow", "UnsolvedRows", "Tally", "KEEP_ROWS", "base_row",
            "fold_equivalent"]

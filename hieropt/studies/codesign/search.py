@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ class Codesign:
         solved, pruned, resumed: how many candidates this call solved, settled without a solve (pruned, or
             infeasible by the time bound), read back.
         out: the results file, or None.
+        infeasible_by_bound: of ``pruned``, those settled infeasible (time bound above the target, or infinite).
     """
 
     space: CodesignSpace
@@ -75,6 +77,7 @@ class Codesign:
     pruned: int
     resumed: int
     out: Path | None = None
+    infeasible_by_bound: int = 0
 
     @property
     def statuses(self) -> dict[str, int]:
@@ -98,6 +101,11 @@ class Codesign:
         NICs among them."""
         return self.tally.by_dims()
 
+    def by_npus(self) -> list[dict[str, Any]]:
+        """Per cluster size: the rows solved, the best (a row dictionary), the least scale-out GB/s per NPU and NICs:
+        how many NPUs to buy, and what each size gives."""
+        return self.tally.by_npus()
+
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         """JSON-ready: the counts (plans, shapes, candidates, statuses), the best row, the ``top`` best rows, the
         per-dimension summary (lists and objects, never joined text)."""
@@ -107,10 +115,13 @@ class Codesign:
                 "plans": {"combinations": en.plans.combinations, "invalid": en.plans.invalid,
                           "too_big": len(en.plans.too_big), "fitting": len(en.plans.fitting)},
                 "shapes": len(en.shapes), "candidates": en.count, "pairs": en.pairs, "skipped": en.skipped,
-                "solved": self.solved, "pruned": self.pruned, "resumed": self.resumed, "statuses": self.statuses,
+                "solved": self.solved, "pruned": self.pruned, "resumed": self.resumed,
+                "infeasible_by_bound": self.infeasible_by_bound, "statuses": self.statuses,
                 "seconds": self.seconds, "backend": self.backend, "out": None if self.out is None else str(self.out),
                 "best": None if self.best is None else self.best.to_dict(), "ranking": self.ranking[:top],
-                "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()]}
+                "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
+                "by_npus": [{**e, "best": e["best"]["id"], "best_value": e["best"]["objective_value"]}
+                            for e in self.by_npus()]}
 
 
 def codesign_fingerprint(space: CodesignSpace) -> str:
@@ -122,8 +133,8 @@ class _Seen:
     """The ids of rows read back from a results file, as 64-bit hashes (8 bytes each, sorted; a collision, about
     n^2 / 2^65, would only skip one candidate's solve)."""
 
-    def __init__(self, ids: list[int]):
-        self.keys = np.unique(np.array(ids, dtype=np.uint64))
+    def __init__(self, ids):
+        self.keys = np.unique(np.frombuffer(ids, dtype=np.uint64)) if len(ids) else np.zeros(0, dtype=np.uint64)
 
     @staticmethod
     def key(cid: str) -> int:
@@ -197,7 +208,7 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         if sink is not None:
             sink.close(complete)
     return Codesign(space, search.digest, enum, search.tally, backend, time.perf_counter() - start, search.solved,
-                    search.pruned, search.resumed, Path(out) if out is not None else None)
+                    search.pruned, search.resumed, Path(out) if out is not None else None, search.by_bound)
 
 
 class _Search:
@@ -207,8 +218,8 @@ class _Search:
         self.space, self.digest, self.enum, self.on_row = space, digest, enum, on_row
         self.tally = Tally(space.objective, keep)
         self.best = float("inf")
-        self.seen = _Seen([])
-        self.solved = self.pruned = self.resumed = 0
+        self.seen = _Seen(array("Q"))
+        self.solved = self.pruned = self.resumed = self.by_bound = 0
         self.sink: ResultSink | None = None
         self.unsolved = UnsolvedRows(space, digest)
         self.tail: tuple[int, list[CodesignCandidate]] | None = None  # where the settled tail starts
@@ -221,7 +232,7 @@ class _Search:
         self.sink = sink
         if sink is None:
             return
-        keys = []
+        keys = array("Q")  # (8 bytes per row read back)
         for row in sink.read_previous():
             keys.append(_Seen.key(row["id"]))
             self._take(row, write=False)
@@ -280,6 +291,7 @@ class _Search:
             if row is None:
                 row = self.unsolved_row(cand)
                 self.pruned += 1
+                self.by_bound += row["status"] == "infeasible"
             else:
                 self.solved += 1
                 row["space_hash"] = self.digest
@@ -294,8 +306,10 @@ class _Search:
         made = self.sink is not None or self.on_row is not None or self.resumed
         for cand in first if not made else (c for cs in (first, self.enum.candidates(pos + 1)) for c in cs):
             if cand.id not in self.seen:
-                self._take(self.unsolved_row(cand))
+                row = self.unsolved_row(cand)
+                self._take(row)
                 self.pruned += 1
+                self.by_bound += row["status"] == "infeasible"
         if made:
             return
         n, late, endless = self.enum.tail(pos + 1, self.space.max_iteration_time_ns)
@@ -303,6 +317,7 @@ class _Search:
         self.tally.count("infeasible", endless, self.no_bandwidth)
         self.tally.count("pruned", n - late - endless, f"lower bound >= incumbent {self.best:.10g}")
         self.pruned += n
+        self.by_bound += late + endless
 
 
 def _no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
