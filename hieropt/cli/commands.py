@@ -54,8 +54,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
           "Choose the training plan (TP, PP, DP, EP, ZeRO, recompute, micro-batch) and the network (shape, "
           "group placement, per-dimension bandwidth) together: every plan that fits in memory on every shape of"
           " the space, each solved to a proven gap or pruned by a proven bound; prints the best, the ranking "
-          "and the best per dimension count with its scale-out bandwidth; optionally writes the best as "
-          "instance files and provisions them from a parts catalog."),
+          "and the best per dimension count with its scale-out bandwidth."),
     "validate": ("validate", "validate_command",
           "Predict measured training runs and compare: every run's predicted and measured iteration time and "
           "error, the mean absolute error and the worst, per runs file, and per group of runs compared with each "

@@ -29,9 +29,6 @@ SCHEDULES = ("1f1b", "interleaved")
 
 PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
 """The parallel groups of a plan (:mod:`hieropt.workloads.llm.step`), each run by a collective algorithm."""
-MAX_HBM_GIB = 2.0**20
-"""Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a capacity written
-in bytes (``hbm_gib = 80e9``), refused with the fix."""
 
 RECOMPUTE = ("none", "selective", "full")
 
