@@ -35,7 +35,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from tests.fuzz.strategies import divisors
+from tests.fuzz.strategies import Spec, WorkloadSpec, divisors
 from tests.solve.test_portfolio import COST, random_portfolio, ternary
 
 
@@ -158,3 +158,24 @@ def test_a_portfolio_lp_that_cannot_be_set_up_still_gives_a_certified_bound(monk
     cheap = api.solve(inst, objective="min_cost", max_regret=sol.objective_value - 1 + 0.05)
     assert cheap.status in (Status.OPTIMAL, Status.LIMIT)
     assert max(cheap.portfolio.slowdowns) <= sol.objective_value - 1 + 0.05 + 1e-9
+
+
+def test_a_mix_of_one_workload_is_weighted_as_its_own_optimum():
+    """(found by the portfolio fuzz) Only workload 0's regret row binds (its own optimum is 2.7e7 times faster
+    than workload 1's): the certificate's mix is workload 0 alone. Weighted 2.7e7 (lam_w / U_w in ns of the
+    slowest optimum) the main loop stopped at a gap of 0.99 and the answer at 0.058; weighted 1 it certifies."""
+    spec = Spec(dims=(("Switch", 32, "A", 0.0, "halving_doubling"), ("Ring", 8, "B", 0.0, None)),
+                prices={"A": (473.151, 15.8489, 230.409), "B": (0.0141254, None, None)},
+                workloads=(WorkloadSpec(layers=(((0.0, "ALLREDUCE", 34673.7), (312.608, "ALLTOALL", 260016.0),
+                                                 (118.85, "ALLTOALL", 2851.02)),),
+                                        groups=((8, 1), (32, 1), (4, 2)), weight=4.67735),
+                           WorkloadSpec(layers=(((691.831, "ALLTOALL", 30199500.0), (96605100.0, "P2P", 27227.0),
+                                                 (4786.3, "ALLREDUCE", 16125.0)),
+                                                ((0.0, "NONE", 9605060000.0), (0.0, "ALLTOALL", 82937300000.0),
+                                                 (0.0, "ALLREDUCE", 22258.7))),
+                                        groups=((2, 8), (32, 8), (4, 1)), weight=100.0)),
+                loop="tp_dp_overlap", mode="concurrent", rows=(), bounds=((0.0, 1000.0), (0.0, 2.6029074)),
+                x0=(1000.0, 2.25165))
+    sol = api.solve(spec.instance(), objective="min_max_regret")
+    assert sol.status is Status.OPTIMAL and sol.objective_value == 1.0
+    assert 1 - 1e-8 <= sol.objective_bound <= 1.0
