@@ -41,7 +41,7 @@ from ..errors import NoSolutionError, SolverError
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.terms import TimeModel
 from ..model.timing import build_time_model, evaluate, job_time_models
-from ..result import Portfolio, Status
+from ..result import Portfolio, Status, slowdown_ratio
 from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .regret_bound import regret_bound, regret_cost_bound
@@ -125,7 +125,8 @@ class RegretLP:
     def ratio(self, bw: np.ndarray) -> float:
         """max_w T_w(B) / U_w (inf when a loaded dimension has no bandwidth)."""
         with np.errstate(divide="ignore"):
-            return max(tm.time_ns(bw) / u for tm, u in zip(self.tms, self.optima, strict=True))
+            return max(slowdown_ratio(tm.time_ns(bw), u) for tm, u in zip(self.tms, self.optima,
+                                                                          strict=True))
 
     def multipliers(self) -> np.ndarray:
         """The multipliers of the ratio rows T_w / U_w <= z of the last optimal LP, (W,): the regret
@@ -152,7 +153,7 @@ def _ratio_of(instance: Instance, U: np.ndarray):
 
     def ratio(bw: np.ndarray) -> float:
         with np.errstate(divide="ignore"):
-            return max(tm.time_ns(bw) / u for tm, u in zip(tms, U, strict=True))
+            return max(slowdown_ratio(tm.time_ns(bw), u) for tm, u in zip(tms, U, strict=True))
 
     return ratio
 
@@ -175,7 +176,8 @@ def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
     if not short:
         return res
     w, g = max(short, key=lambda item: item[1])
-    lower = res.lower * min(max(r.lower, 0.0) / r.upper for r in optima) if ratio else res.lower
+    share = min(max(r.lower, 0.0) / r.upper if r.upper > 0 else 1.0 for r in optima)
+    lower = res.lower * share if ratio else res.lower
     gap = (res.upper - lower) / res.upper if res.upper > 0 else INF
     why = (f"stopped at proven relative gap {gap:.3g}: the own optimum of workload {w} is proven "
            f"only to a gap of {g:.3g}")
@@ -264,7 +266,7 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
     it = 0
     if not _loaded(instance):  # no collective traffic: every design is each workload's own optimum
         bw = optima[0].bw
-        z = max(tm.time_ns(bw) / u for tm, u in zip(job_time_models(instance), U, strict=True))
+        z = _ratio_of(instance, U)(bw)
         res = OAResult(Status.OPTIMAL, bw, z, z, 0, "no collective traffic")
         return _honest(res, optima, ratio=True)
     rl = _steering(instance, U, time_limit_s)

@@ -58,10 +58,13 @@ def mix_weights(lam: np.ndarray, optima_ns: np.ndarray) -> np.ndarray:
     largest 1 (the mix's times on the scale of a workload's own: a single workload weighted 2.7e7
     stopped the main loop at a gap of 0.99 where its own optimum, weighted 1, was certified).
     Weights below 1e-12 of the largest are dropped (0): their workloads hardly move the bound."""
-    lam = np.where(np.isfinite(lam), np.abs(lam), 0.0)
+    timed = optima_ns > 0  # (a workload that takes no time anywhere is at ratio 1 on every fabric)
+    if not timed.any():
+        return np.ones_like(optima_ns)
+    lam = np.where(np.isfinite(lam) & timed, np.abs(lam), 0.0)
     if not lam.sum() > 0:
-        lam = np.ones_like(optima_ns)
-    omega = lam / optima_ns
+        lam = timed.astype(float)
+    omega = np.where(timed, lam / np.where(timed, optima_ns, 1.0), 0.0)
     omega = omega / omega.max()
     return np.where(omega >= 1e-12, omega, 0.0)
 

@@ -244,3 +244,22 @@ def test_a_mix_of_one_workload_is_weighted_as_its_own_optimum():
     sol = api.solve(spec.instance(), objective="min_max_regret")
     assert sol.status is Status.OPTIMAL and sol.objective_value == 1.0
     assert 1 - 1e-8 <= sol.objective_bound <= 1.0
+
+
+def test_a_workload_that_takes_no_time_is_at_ratio_one():
+    """(found by the portfolio fuzz) A workload without compute or traffic has T_w = 0 on every fabric:
+    its ratio is 1, not 0 / 0 (a ZeroDivisionError before, an IndexError in the mix after)."""
+    inst = random_portfolio(np.random.default_rng(1), 2)
+    nothing = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
+    idle = Workload(name="idle", layers=(Layer(name="i", forward=nothing, input_grad=nothing,
+                                               weight_grad=nothing),))
+    inst = inst.model_copy(update={"more_workloads": inst.more_workloads + (
+        Job(workload=idle, mapping=inst.mapping, weight=1.0),)})
+    alone = api.solve(inst.model_copy(update={"more_workloads": inst.more_workloads[:-1]}),
+                      objective="min_max_regret")
+    sol = api.solve(inst, objective="min_max_regret")
+    assert sol.status is Status.OPTIMAL
+    assert sol.portfolio.own_optima_ns[-1] == 0.0 and sol.portfolio.slowdowns[-1] == 0.0
+    assert sol.objective_value == pytest.approx(alone.objective_value, rel=1e-8)
+    cheap = api.solve(inst, objective="min_cost", max_regret=alone.objective_value - 1 + 0.01)
+    assert cheap.success
