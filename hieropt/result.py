@@ -118,6 +118,14 @@ class Solution:
         }
 
 
+def slowdown_ratio(time_ns: float, own_ns: float) -> float:
+    """T_w(B) / T_w*: a workload that takes no time on its own best fabric (no compute, no traffic) takes
+    none on any, and its ratio is 1 (inf if it ever took time)."""
+    if own_ns > 0:
+        return time_ns / own_ns
+    return 1.0 if time_ns <= 0 else float("inf")
+
+
 @dataclass(frozen=True)
 class Portfolio:
     """Every workload of a multi-workload instance on the chosen fabric, against its own optimum.
@@ -140,12 +148,12 @@ class Portfolio:
     @property
     def slowdowns(self) -> tuple[float, ...]:
         """T_w(B) / T_w* - 1 of each workload (0 = as fast as on its own best fabric)."""
-        return tuple(t / u - 1.0 for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+        return tuple(slowdown_ratio(t, u) - 1.0 for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
 
     @property
     def worst_ratio(self) -> float:
         """max_w T_w(B) / T_w*: the min-max-regret objective at this fabric."""
-        return max(t / u for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+        return max(slowdown_ratio(t, u) for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready portfolio (times ns)."""

@@ -2,10 +2,11 @@
 
 Used by the solvers that extend the performance LP with Pyomo rows of their own (portfolios, sensitivity ranging)
 and by the procurement LP; the cutting-plane core itself hands HiGHS arrays (:class:`hieropt.solvers.highs.HighsLP`).
-Pyomo's persistent ``Highs`` interface (``pyomo.contrib.solver.solvers.highs``) declares the model to HiGHS
-(``set_instance``) and switches objectives (``set_objective``); the cutting-plane loops then add their rows to the
-same highspy object and call ``run`` directly. Options are set explicitly on
-the highspy object once, so nothing persists by accident.
+The model is declared to a highspy object through Pyomo's public linear representation (``generate_standard_repn``
+of each row and of the objective; columns and rows found again by the components themselves, ``ComponentMap``),
+not through the private maps of Pyomo's persistent interface; the cutting-plane loops then add their rows to the
+same highspy object and call ``run`` directly. Options are set explicitly on the highspy object once, so nothing
+persists by accident.
 """
 
 from __future__ import annotations
@@ -15,15 +16,79 @@ from typing import Any
 import highspy
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.contrib.solver.solvers.highs import Highs
+from pyomo.common.collections import ComponentMap
+from pyomo.repn import generate_standard_repn
 
 from ..errors import SolverError
 from ..result import Status
-from .highs import LP_TOLERANCE, LPResult, map_status, quiet_stdout
+from .highs import LP_TOLERANCE, LPResult, map_status
+
+INF = float("inf")
 
 _MS = highspy.HighsModelStatus
 
 __all__ = ["PersistentHighs"]
+
+
+def _load(h: highspy.Highs, model: Any) -> tuple[ComponentMap, ComponentMap]:
+    """Declare ``model`` (linear rows, one active objective, minimised) to the empty highspy object ``h``: every
+    variable of the model a column in declaration order (a variable no row names, e.g. a dimension no constraint
+    mentions, keeps its column and bounds; one reached twice through a Reference once), every active constraint a
+    row, each through Pyomo's public linear representation (``generate_standard_repn``). Returns the column of each
+    variable and the row of each constraint (Pyomo ``ComponentMap`` s, keyed by the components themselves).
+
+    Raises:
+        SolverError: a row or the objective is not linear, or HiGHS rejects the model.
+    """
+    cols = ComponentMap()
+    lower, upper = [], []
+    for v in model.component_data_objects(pyo.Var, descend_into=True):
+        if v in cols:
+            continue
+        cols[v] = len(lower)
+        lo, hi = (v.value, v.value) if v.fixed else (v.lb, v.ub)
+        lower.append(-INF if lo is None else float(lo))
+        upper.append(INF if hi is None else float(hi))
+    n = len(lower)
+    if h.addVars(n, np.array(lower), np.array(upper)) != highspy.HighsStatus.kOk:
+        raise SolverError("HiGHS rejected the LP's columns")
+    rows = ComponentMap()
+    row_lo, row_hi, start, index, value = [], [], [], [], []
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        repn = _linear(con.body, con.name)
+        rows[con] = len(row_lo)
+        row_lo.append(-INF if con.lower is None else float(pyo.value(con.lower)) - repn.constant)
+        row_hi.append(INF if con.upper is None else float(pyo.value(con.upper)) - repn.constant)
+        start.append(len(index))
+        index += [cols[v] for v in repn.linear_vars]
+        value += [float(c) for c in repn.linear_coefs]
+    if row_lo and h.addRows(len(row_lo), np.array(row_lo), np.array(row_hi), len(index),
+                            np.array(start, dtype=np.int32), np.array(index, dtype=np.int32),
+                            np.array(value)) == highspy.HighsStatus.kError:
+        raise SolverError("HiGHS rejected the LP's rows")
+    objectives = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    if len(objectives) != 1:
+        raise SolverError(f"the LP has {len(objectives)} active objectives; it needs one")
+    repn = _linear(objectives[0].expr, objectives[0].name)
+    costs = np.zeros(n)
+    for v, c in zip(repn.linear_vars, repn.linear_coefs, strict=True):
+        costs[cols[v]] += float(c)
+    sign = 1.0 if objectives[0].sense == pyo.minimize else -1.0
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), sign * costs)
+    h.changeObjectiveOffset(sign * float(repn.constant))
+    return cols, rows
+
+
+def _linear(expr: Any, name: str) -> Any:
+    """Pyomo's standard (linear) representation of ``expr``.
+
+    Raises:
+        SolverError: ``expr`` is not linear.
+    """
+    repn = generate_standard_repn(expr, quadratic=False)
+    if not repn.is_linear():
+        raise SolverError(f"'{name}' is not linear: the LP interface takes linear rows only")
+    return repn
 
 
 class PersistentHighs:
@@ -34,31 +99,16 @@ class PersistentHighs:
         time_limit_s: wall-clock limit of each solve, s.
 
     Raises:
-        SolverError: highspy is not available or this Pyomo version's interface is not the one expected.
+        SolverError: a row or the objective is not linear, or HiGHS rejects the model.
     """
 
     def __init__(self, model: Any, time_limit_s: float = 60.0):
-        opt = Highs()
-        if not opt.available():
-            raise SolverError("HiGHS (highspy) is not available: pip install highspy")
-        with quiet_stdout():
-            opt.set_instance(model)
-        try:
-            self._h: highspy.Highs = opt._solver_model
-            self._cols: dict[int, int] = opt._pyomo_var_to_solver_var_map
-            self._rows: dict[Any, int] = opt._pyomo_con_to_solver_con_map
-        except AttributeError as e:  # pragma: no cover - depends on the installed Pyomo
-            raise SolverError(f"unsupported Pyomo version (persistent HiGHS interface changed: {e})") from e
-        # Pyomo declares only variables that appear in a constraint or the objective; a dimension no constraint
-        # names still needs its column (with its bounds) for the other objectives and the cuts.
-        unused = [v for v in model.component_data_objects(pyo.Var, descend_into=True) if id(v) not in self._cols]
-        if unused:
-            opt.add_variables(unused)
-        self._opt = opt
+        self._h = highspy.Highs()
         self.time_limit_s = float(time_limit_s)
         for name, value in (("output_flag", False), ("primal_feasibility_tolerance", LP_TOLERANCE),
                             ("dual_feasibility_tolerance", LP_TOLERANCE)):
             self._h.setOptionValue(name, value)
+        self._cols, self._rows = _load(self._h, model)
 
     def set_tolerance(self, tol: float) -> None:
         """Set HiGHS's primal and dual feasibility tolerances (HiGHS accepts down to 1e-10)."""
@@ -67,7 +117,7 @@ class PersistentHighs:
 
     def col(self, var: Any) -> int:
         """HiGHS column index of a Pyomo variable."""
-        return self._cols[id(var)]
+        return self._cols[var]
 
     def row(self, con: Any) -> int:
         """HiGHS row index of a Pyomo constraint declared before :meth:`__init__`."""

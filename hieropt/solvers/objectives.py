@@ -283,8 +283,8 @@ def _portfolio_solve(instance: Instance, tm: TimeModel, gap: float, time_limit_s
     optima = own_optima(instance, min(gap, REL_GAP), time_limit_s)
     regret = min_max_regret(instance, optima, min(gap, REL_GAP), time_limit_s)
     lps = sum(r.iterations for r in optima) + regret.iterations
-    extra = {"own_optima_ns": [r.upper for r in optima], "own_optima_gap": max((r.upper - r.lower) / r.upper
-                                                                                 for r in optima)}
+    extra = {"own_optima_ns": [r.upper for r in optima],
+             "own_optima_gap": max(r.gap for r in optima)}
     if instance.objective == "min_max_regret":
         res, obj = regret, "min_max_regret"
     else:

@@ -1,27 +1,33 @@
-"""Portfolios of workloads on one fabric: each workload's own optimum, min-max regret, and its time-target form.
+"""Portfolios of workloads on one fabric: each workload's own optimum, min-max regret, and its
+time-target form.
 
-- **Own optima** T_w* = min T_w(B) under the instance's design rows, bounds and budget: one cutting-plane solve per
-  workload (:class:`hieropt.solvers.cutting.TimeLP` on T_w), each proven in [L_w, U_w]; U_w (the best time found)
-  is used as T_w*. When one stops short of its gap target (LIMIT), the portfolio's answer is LIMIT too, its message
-  says by how much, and a min-max ratio's bound is scaled by min_w L_w / U_w.
-- **Min-max regret** (``objective = "min_max_regret"``): min z s.t. T_w(B) <= z U_w for every w. One LP with every
-  workload's epigraph on the shared t = 1/B, one variable z and W rows (:mod:`hieropt.formulation.portfolio`) steers:
-  its points are candidates (z(B_LP) = max_w T_w(B_LP) / U_w, B_LP meets every linear row), cuts at B_LP refine it,
-  and its regret rows' duals are the weights of a mix whose performance optimum, solved by the main loop, proves the
-  bound (:func:`hieropt.solvers.regret_bound.regret_bound`). The LP's own value is exact only to HiGHS's
+- **Own optima** T_w* = min T_w(B) under the instance's design rows, bounds and budget: one
+  cutting-plane solve per workload (:class:`hieropt.solvers.cutting.TimeLP` on T_w), each proven in
+  [L_w, U_w]; U_w (the best time found) is used as T_w*. When one stops short of its gap target
+  (LIMIT), the portfolio's answer is LIMIT too, its message says by how much, and a min-max ratio's
+  bound is scaled by min_w L_w / U_w.
+- **Min-max regret** (``objective = "min_max_regret"``): min z s.t. T_w(B) <= z U_w for every w. One
+  LP with every workload's epigraph on the shared t = 1/B, one variable z and W rows
+  (:mod:`hieropt.formulation.portfolio`) steers: its points are candidates (z(B_LP) = max_w
+  T_w(B_LP) / U_w, B_LP meets every linear row), cuts at B_LP refine it, and its regret rows' duals
+  are the weights of a mix whose performance optimum, solved by the main loop, proves the bound
+  (:func:`hieropt.solvers.regret_bound.regret_bound`). The LP's own value is exact only to HiGHS's
   tolerances and certifies nothing.
-- **Time-target form** (``objective = "min_cost"`` with ``max_regret = x``): the cheapest network with T_w(B) <=
-  (1 + x) U_w for every w: the same LP with z fixed at 1 + x and the cost objective; the point of the segment from
-  the min-max-regret optimum (feasible iff z* <= 1 + x) to B_LP nearest B_LP that meets every target (bisection:
-  max_w T_w / U_w is convex) is a candidate, and the main loop's min cost on the surrogate mix (its duals as
-  weights) proves the bound (:func:`hieropt.solvers.regret_bound.regret_cost_bound`).
+- **Time-target form** (``objective = "min_cost"`` with ``max_regret = x``): the cheapest network
+  with T_w(B) <= (1 + x) U_w for every w: the same LP with z fixed at 1 + x and the cost objective;
+  the point of the segment from the min-max-regret optimum (feasible iff z* <= 1 + x) to B_LP
+  nearest B_LP that meets every target (bisection: max_w T_w / U_w is convex) is a candidate, and
+  the main loop's min cost on the surrogate mix (its duals as weights) proves the bound
+  (:func:`hieropt.solvers.regret_bound.regret_cost_bound`).
 
-A loop tries a certificate when its LP's own gap is a quarter of the target (then ten times smaller, up to
-:data:`CHECKS` times), when it stalls, or when an LP fails (HiGHS 'Unknown' on every retry): it then stops with
-status LIMIT and the gap proved. Without collective traffic every design is every workload's own optimum.
+A loop tries a certificate when its LP's own gap is a quarter of the target (then ten times smaller,
+up to :data:`CHECKS` times), when it stalls, or when an LP fails (HiGHS 'Unknown' on every retry):
+it then stops with status LIMIT and the gap proved. Without collective traffic every design is every
+workload's own optimum.
 
-Every design is re-evaluated per workload by the independent evaluator (:func:`hieropt.model.timing.evaluate` on a
-one-workload copy of the instance) before it is returned.
+Every design is re-evaluated per workload by the independent evaluator
+(:func:`hieropt.model.timing.evaluate` on a one-workload copy of the instance) before it is
+returned.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from ..errors import NoSolutionError, SolverError
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.terms import TimeModel
 from ..model.timing import build_time_model, evaluate, job_time_models
-from ..result import Portfolio, Status
+from ..result import Portfolio, Status, slowdown_ratio
 from ..spec import Instance
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .regret_bound import regret_bound, regret_cost_bound
@@ -47,7 +53,8 @@ STALL_ROUNDS = 12
 
 
 def single_job(instance: Instance, w: int) -> Instance:
-    """``instance`` with only its workload ``w`` (weight 1): for own optima and per-workload evaluation."""
+    """``instance`` with only its workload ``w`` (weight 1): for own optima and per-workload
+    evaluation."""
     job = instance.jobs[w]
     return instance.model_copy(update={"workload": job.workload, "mapping": job.mapping, "workload_weight": 1.0,
                                        "more_workloads": (), "objective": "performance", "max_regret": None,
@@ -55,12 +62,13 @@ def single_job(instance: Instance, w: int) -> Instance:
 
 
 def own_optima(instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float = 60.0) -> list[OAResult]:
-    """T_w* of every workload under the instance's rows, bounds and budget (one solve each; a solve that stops
-    short of its gap target is kept with status LIMIT and its proven bound: the portfolio is then LIMIT too).
+    """T_w* of every workload under the instance's rows, bounds and budget (one solve each; a solve
+    that stops short of its gap target is kept with status LIMIT and its proven bound: the portfolio
+    is then LIMIT too).
 
     Raises:
         NoSolutionError: a workload has no optimum (infeasible or unbounded constraints).
-    """
+"""
     out = []
     for w, tm in enumerate(job_time_models(instance)):
         core = TimeLP(single_job(instance, w), tm, time_limit_s)
@@ -83,8 +91,9 @@ def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
 
 @dataclass
 class RegretLP:
-    """The portfolio LP (:mod:`hieropt.formulation.portfolio`) in HiGHS: it steers the portfolio loops (points and
-    the regret rows' duals); the bounds come from :mod:`hieropt.solvers.regret_bound`."""
+    """The portfolio LP (:mod:`hieropt.formulation.portfolio`) in HiGHS: it steers the portfolio
+    loops (points and the regret rows' duals); the bounds come from
+    :mod:`hieropt.solvers.regret_bound`."""
 
     core: Any  # PyomoTimeLP
     tms: list[TimeModel]
@@ -94,12 +103,12 @@ class RegretLP:
 
     @classmethod
     def build(cls, instance: Instance, optima: np.ndarray, time_limit_s: float) -> RegretLP:
-        """The LP of ``instance``'s workloads with the regret rows against ``optima`` (U_w, ns), checked for
-        feasibility under the budget and seeded with its first cuts.
+        """The LP of ``instance``'s workloads with the regret rows against ``optima`` (U_w, ns),
+        checked for feasibility under the budget and seeded with its first cuts.
 
         Raises:
             NoSolutionError: infeasible rows or budget, or no upper limit on a loaded bandwidth.
-        """
+"""
         # Pyomo loads on use only: the performance path (and every bad-input error) never imports it
         from ..formulation.portfolio import add_regret_rows
         from .pyomo_core import PyomoTimeLP
@@ -108,28 +117,30 @@ class RegretLP:
         core = PyomoTimeLP(instance, build_time_model(instance), time_limit_s,
                            extend=lambda lp: add_regret_rows(lp, tms, optima))
         m = core.lp.model
-        out = cls(core, tms, optima, core.solver.col(m.z), [core.solver.row(m.regret[w]) for w in range(len(tms))])
+        rows = [core.solver.row(m.regret[w]) for w in range(len(tms))]
+        out = cls(core, tms, optima, core.solver.col(m.z), rows)
         core.prepare(instance.max_network_cost_usd)
         return out
 
     def ratio(self, bw: np.ndarray) -> float:
         """max_w T_w(B) / U_w (inf when a loaded dimension has no bandwidth)."""
         with np.errstate(divide="ignore"):
-            return max(tm.time_ns(bw) / u for tm, u in zip(self.tms, self.optima, strict=True))
+            return max(slowdown_ratio(tm.time_ns(bw), u) for tm, u in zip(self.tms, self.optima,
+                                                                          strict=True))
 
     def multipliers(self) -> np.ndarray:
-        """The multipliers of the ratio rows T_w / U_w <= z of the last optimal LP, (W,): the regret rows' duals by
-        magnitude, times U_w (each row is its ratio row times U_w / 1e6)."""
+        """The multipliers of the ratio rows T_w / U_w <= z of the last optimal LP, (W,): the regret
+        rows' duals by magnitude, times U_w (each row is its ratio row times U_w / 1e6)."""
         return np.abs(self.core.solver.row_duals()[self.rows]) * self.optima
 
 
 def _steering(instance: Instance, U: np.ndarray, time_limit_s: float) -> RegretLP | None:
-    """The portfolio LP, or None when HiGHS fails while setting it up (the loops then certify with equal
-    multipliers: an honest answer without the LP's steering).
+    """The portfolio LP, or None when HiGHS fails while setting it up (the loops then certify with
+    equal multipliers: an honest answer without the LP's steering).
 
     Raises:
         NoSolutionError: infeasible rows or budget, or no upper limit on a loaded bandwidth.
-    """
+"""
     try:
         return RegretLP.build(instance, U, time_limit_s)
     except SolverError:
@@ -142,13 +153,14 @@ def _ratio_of(instance: Instance, U: np.ndarray):
 
     def ratio(bw: np.ndarray) -> float:
         with np.errstate(divide="ignore"):
-            return max(tm.time_ns(bw) / u for tm, u in zip(tms, U, strict=True))
+            return max(slowdown_ratio(tm.time_ns(bw), u) for tm, u in zip(tms, U, strict=True))
 
     return ratio
 
 
 def _loaded(instance: Instance) -> bool:
-    """Whether any workload puts bytes on a dimension (else every design gives every workload the same time)."""
+    """Whether any workload puts bytes on a dimension (else every design gives every workload the
+    same time)."""
     return any(tm.carries_traffic.any() for tm in job_time_models(instance))
 
 
@@ -157,26 +169,30 @@ def _uppers(optima: list[OAResult]) -> np.ndarray:
 
 
 def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
-    """``res`` as LIMIT when an own optimum is not certified: its message says by how much; for the min-max ratio
-    the bound is scaled by min_w L_w / U_w (the ratio to T_w* in [L_w, U_w] may be that much lower)."""
+    """``res`` as LIMIT when an own optimum is not certified: its message says by how much; for the
+    min-max ratio the bound is scaled by min_w L_w / U_w (the ratio to T_w* in [L_w, U_w] may be
+    that much lower)."""
     short = [(w, r.gap) for w, r in enumerate(optima) if r.status is not Status.OPTIMAL]
     if not short:
         return res
     w, g = max(short, key=lambda item: item[1])
-    lower = res.lower * min(max(r.lower, 0.0) / r.upper for r in optima) if ratio else res.lower
+    share = min(max(r.lower, 0.0) / r.upper if r.upper > 0 else 1.0 for r in optima)
+    lower = res.lower * share if ratio else res.lower
     gap = (res.upper - lower) / res.upper if res.upper > 0 else INF
-    return replace(res, status=Status.LIMIT, lower=lower,
-                   message=f"stopped at proven relative gap {gap:.3g}: the own optimum of workload {w} is proven "
-                           f"only to a gap of {g:.3g}")
+    why = (f"stopped at proven relative gap {gap:.3g}: the own optimum of workload {w} is proven "
+           f"only to a gap of {g:.3g}")
+    return replace(res, status=Status.LIMIT, lower=lower, message=why)
 
 
 CHECKS = 3
-"""Certificates (mix solves) a portfolio loop tries before it stops with status LIMIT and the gap it proved."""
+"""Certificates (mix solves) a portfolio loop tries before it stops with status LIMIT and the gap it
+proved."""
 
 
 @dataclass
 class _Search:
-    """The state of one portfolio loop: the best design and its value, the proven bound, the LP's own value."""
+    """The state of one portfolio loop: the best design and its value, the proven bound, the LP's
+    own value."""
 
     best: np.ndarray | None = None
     upper: float = INF
@@ -187,7 +203,8 @@ class _Search:
     last: np.ndarray | None = None
 
     def fresh(self, lam: np.ndarray | None) -> bool:
-        """Whether the multipliers ``lam`` differ from the last certified ones (counts a check either way)."""
+        """Whether the multipliers ``lam`` differ from the last certified ones (counts a check
+        either way)."""
         self.checks += 1
         new = self.last is None or lam is None or not np.array_equal(lam, self.last)
         self.last = lam
@@ -217,36 +234,41 @@ class _Search:
             NoSolutionError: no design with a finite time was found.
         """
         if self.best is None or not np.isfinite(self.upper):
-            raise NoSolutionError("infeasible", "no bandwidth vector gives every workload a finite iteration time")
+            raise NoSolutionError("infeasible", "no bandwidth vector gives every workload a finite "
+                                  "iteration time")
         if self.closed(rel_gap):
-            return OAResult(Status.OPTIMAL, self.best, self.upper, self.lower, it, "optimal within the gap target")
+            return OAResult(Status.OPTIMAL, self.best, self.upper, self.lower, it,
+                            "optimal within the gap target")
         gap = (self.upper - self.lower) / self.upper
         return OAResult(Status.LIMIT, self.best, self.upper, self.lower, it,
                         f"stopped after {it} LPs at proven relative gap {gap:.3g}")
 
     def again(self, lam: np.ndarray | None, rel_gap: float) -> bool:
-        """Whether a loop that ended (LP failure, iteration limit) should try one more certificate."""
-        return not self.checks or (lam is not None and not self.closed(rel_gap) and self.checks < CHECKS
-                                   and self.stall < STALL_ROUNDS)
+        """Whether a loop that ended (LP failure, iteration limit) should try one more
+        certificate."""
+        return not self.checks or (lam is not None and not self.closed(rel_gap)
+                                   and self.checks < CHECKS and self.stall < STALL_ROUNDS)
 
 
 def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = REL_GAP,
                    time_limit_s: float = 60.0, max_iterations: int = 500) -> OAResult:
-    """min_B max_w T_w(B) / U_w (module docstring); ``upper`` / ``lower`` are ratios (1 = every workload at its
-    own optimum). The LP's points are the candidates; every bound is a certificate of
-    :func:`hieropt.solvers.regret_bound.regret_bound` (the main loop on a weighted mix). A portfolio LP that fails
-    (HiGHS 'Unknown' on every retry) ends the loop with the certificates so far (LIMIT, honest gap).
+    """min_B max_w T_w(B) / U_w (module docstring); ``upper`` / ``lower`` are ratios (1 = every
+    workload at its own optimum). The LP's points are the candidates; every bound is a certificate
+    of :func:`hieropt.solvers.regret_bound.regret_bound` (the main loop on a weighted mix). A
+    portfolio LP that fails (HiGHS 'Unknown' on every retry) ends the loop with the certificates so
+    far (LIMIT, honest gap).
 
     Raises:
         NoSolutionError: infeasible rows or budget.
-    """
+"""
     U = _uppers(optima)
     s = _Search()
     it = 0
     if not _loaded(instance):  # no collective traffic: every design is each workload's own optimum
         bw = optima[0].bw
-        z = max(tm.time_ns(bw) / u for tm, u in zip(job_time_models(instance), U, strict=True))
-        return _honest(OAResult(Status.OPTIMAL, bw, z, z, 0, "no collective traffic"), optima, ratio=True)
+        z = _ratio_of(instance, U)(bw)
+        res = OAResult(Status.OPTIMAL, bw, z, z, 0, "no collective traffic")
+        return _honest(res, optima, ratio=True)
     rl = _steering(instance, U, time_limit_s)
     ratio = _ratio_of(instance, U)
     lam = None
@@ -254,7 +276,8 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
     def certify() -> None:
         if not s.fresh(lam):
             return
-        cert = regret_bound(instance, np.ones(U.size) if lam is None else lam, U, rel_gap / 4, time_limit_s)
+        weights = np.ones(U.size) if lam is None else lam
+        cert = regret_bound(instance, weights, U, rel_gap / 4, time_limit_s)
         s.lower = max(s.lower, cert.lower)
         if cert.bw is not None:
             s.offer(cert.bw, ratio(cert.bw))
@@ -285,14 +308,15 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
 def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regret: float, regret: OAResult,
                            rel_gap: float = REL_GAP, time_limit_s: float = 60.0,
                            max_iterations: int = 500) -> OAResult:
-    """The cheapest network with T_w(B) <= (1 + ``max_regret``) U_w for every workload (module docstring);
-    ``regret`` is the min-max-regret optimum (its point meets every target when z* <= 1 + max_regret). The LP's
-    points, moved into the targets, are the candidates; every bound is a certificate of
-    :func:`hieropt.solvers.regret_bound.regret_cost_bound` (the main loop's min cost on a surrogate mix).
+    """The cheapest network with T_w(B) <= (1 + ``max_regret``) U_w for every workload (module
+    docstring); ``regret`` is the min-max-regret optimum (its point meets every target when z* <= 1
+    + max_regret). The LP's points, moved into the targets, are the candidates; every bound is a
+    certificate of :func:`hieropt.solvers.regret_bound.regret_cost_bound` (the main loop's min cost
+    on a surrogate mix).
 
     Raises:
         NoSolutionError: no fabric meets every target (z* > 1 + max_regret).
-    """
+"""
     cap = 1.0 + max_regret
     if regret.lower > cap:
         raise NoSolutionError("infeasible", f"no fabric keeps every workload within {max_regret:.4g} of its own "
@@ -310,8 +334,8 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
     def certify() -> None:
         if not s.fresh(lam):
             return
-        cert = regret_cost_bound(instance, np.ones(U.size) if lam is None else lam, U, cap, rel_gap / 4,
-                                 time_limit_s)
+        weights = np.ones(U.size) if lam is None else lam
+        cert = regret_cost_bound(instance, weights, U, cap, rel_gap / 4, time_limit_s)
         s.lower = max(s.lower, cert.lower)
         if cert.bw is not None and ratio(cert.bw) <= cap:
             s.offer(cert.bw, network_cost(instance, cert.bw))
@@ -326,7 +350,7 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
         r = core.solve_costs(core.cost_costs)
         if r.status is not Status.OPTIMAL:
             break
-        s.lp_value(r.objective * core.cost_unit)  # the cost objective is in units of core.cost_unit $
+        s.lp_value(r.objective * core.cost_unit)  # (the cost objective: units of core.cost_unit $)
         lam = rl.multipliers()
         point = _within(rl, regret.bw, core.bandwidth(r.x), cap)
         s.offer(point, network_cost(instance, point))

@@ -1,11 +1,12 @@
-"""Every Pareto front point is verified as a solve's design: its bounds and budget met exactly, its time never
-below the proven bound of a budget solve at the same budget.
+"""Every Pareto front point is verified as a solve's design: its bounds and budget met exactly, its
+time never below the proven bound of a budget solve at the same budget.
 
-Random fronts with lower bounds on most dimensions (the cheapest network sits on them): the front's first point
-lies 1e-6 above the cheapest network, where the budget's room is a sliver of the cost, so a design a hair below
-its floors or a hair over budget spends room the budget does not give (a point 1e-6 above the cheapest network
-reported a time 3e-7 below the proven bound with its design 8e-11 below three lower bounds). The points' designs
-used to be scaled onto the budget as a whole, taking the floors down with them (1e-16 .. 3e-16 below them here).
+Random fronts with lower bounds on most dimensions (the cheapest network sits on them): the front's
+first point lies 1e-6 above the cheapest network, where the budget's room is a sliver of the cost,
+so a design a hair below its floors or a hair over budget spends room the budget does not give (a
+point 1e-6 above the cheapest network reported a time 3e-7 below the proven bound with its design
+8e-11 below three lower bounds). The points' designs used to be scaled onto the budget as a whole,
+taking the floors down with them (1e-16 .. 3e-16 below them here).
 """
 
 from __future__ import annotations
@@ -21,19 +22,34 @@ from tests.solve.test_portfolio import random_portfolio
 
 
 def floored(seed: int) -> Instance:
-    """One workload on 2-4 dimensions, most with a lower bound, under sum(bw) <= floors + up to 1000 GB/s (and,
-    for some seeds, a >= row)."""
+    """One workload on 2-4 dimensions, most with a lower bound, under sum(bw) <= floors + up to 1000
+    GB/s (and, for some seeds, a >= row)."""
     rng = np.random.default_rng(seed)
     inst = random_portfolio(rng, 1, D=int(rng.integers(2, 5)))
     D = inst.network.n_dims
     lows = [float(10 ** rng.uniform(-1, 2)) if rng.random() < 0.7 else 0.0 for _ in range(D)]
-    rows = (LinearConstraint(coefficients=(1.0,) * D, sense="<=", rhs=float(sum(lows) + 10 ** rng.uniform(0, 3)),
-                             text="sum"),)
+    rows = (
+        LinearConstraint(
+            coefficients=(1.0,) * D,
+            sense="<=",
+            rhs=float(sum(lows) + 10 ** rng.uniform(0, 3)),
+            text="sum",
+        ),
+    )
     if rng.random() < 0.5:
-        rows += (LinearConstraint(coefficients=tuple(float(rng.integers(1, 3)) for _ in range(D)), sense=">=",
-                                  rhs=float(sum(lows) * 0.5), text="mix"),)
-    return Instance(**inst.model_copy(update={"bounds": tuple(Bound(lower_gbps=v) for v in lows),
-                                              "constraints": rows}).model_dump())
+        rows += (
+            LinearConstraint(
+                coefficients=tuple(float(rng.integers(1, 3)) for _ in range(D)),
+                sense=">=",
+                rhs=float(sum(lows) * 0.5),
+                text="mix",
+            ),
+        )
+    return Instance(
+        **inst.model_copy(
+            update={"bounds": tuple(Bound(lower_gbps=v) for v in lows), "constraints": rows}
+        ).model_dump()
+    )
 
 
 @pytest.mark.parametrize("seed", [2, 5, 14, 20])

@@ -1,9 +1,11 @@
-"""The Newton polish is bounded: its Newton systems cost at most 40 LU solves of its largest size (400 unknowns)
-per call, least-squares steps counted at 20 each, and past that it gives up (the loop cuts on from the LP's point).
+"""The Newton polish is bounded: its Newton systems cost at most 40 LU solves of its largest size
+(400 unknowns) per call, least-squares steps counted at 20 each, and past that it gives up (the loop
+cuts on from the LP's point).
 
-On a 3-dimension, 3-workload, 50-layer instance the LP has about 340 unknowns in the polish and singular active
-sets: each polish ran up to 30 Newton attempts with least-squares (SVD) steps, 2-4 s of CPU per LP of 0.1 s. The
-work is counted here, not timed: the (unknowns)^3 of every LU and least-squares solve the polish makes.
+On a 3-dimension, 3-workload, 50-layer instance the LP has about 340 unknowns in the polish and
+singular active sets: each polish ran up to 30 Newton attempts with least-squares (SVD) steps, 2-4 s
+of CPU per LP of 0.1 s. The work is counted here, not timed: the (unknowns)^3 of every LU and
+least-squares solve the polish makes.
 """
 
 from __future__ import annotations
@@ -29,34 +31,54 @@ from hieropt.spec import (
 from tests.fuzz.strategies import divisors
 from tests.solve.test_portfolio import COST
 
-LIMIT = 40 * 400 ** 3
+LIMIT = 40 * 400**3
 """The polish's work budget, (unknowns)^3."""
 
 
 def layered(seed: int, W: int = 3, D: int = 3, L: int = 50) -> Instance:
-    """W workloads of L layers (compute 1 us .. 10 ms, collectives 100 kB .. 1 GB) on D dimensions, loop
-    tp_dp_overlap, under sum(bw) <= 500."""
+    """W workloads of L layers (compute 1 us .. 10 ms, collectives 100 kB .. 1 GB) on D dimensions,
+    loop tp_dp_overlap, under sum(bw) <= 500."""
     rng = np.random.default_rng(seed)
-    dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9))) for _ in range(D)]
+    dims = [
+        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
+        for _ in range(D)
+    ]
     network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
 
     def workload(w: int) -> tuple[Workload, Mapping]:
         def phase() -> Phase:
-            kind = Collective(str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL"])))
-            return Phase(compute_ns=float(10 ** rng.uniform(3, 7)), collective=kind,
-                         size_bytes=float(10 ** rng.uniform(5, 9)))
-        layers = tuple(Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
-                       for i in range(L))
+            kind = Collective(
+                str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL"]))
+            )
+            return Phase(
+                compute_ns=float(10 ** rng.uniform(3, 7)),
+                collective=kind,
+                size_bytes=float(10 ** rng.uniform(5, 9)),
+            )
+
+        layers = tuple(
+            Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
+            for i in range(L)
+        )
         groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
         return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
 
     jobs = [workload(w) for w in range(W)]
-    return Instance(name="layered", network=network, workload=jobs[0][0], mapping=jobs[0][1],
-                    more_workloads=tuple(Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2)))
-                                         for wl, mp in jobs[1:]),
-                    cost=COST, constraints=(LinearConstraint(coefficients=(1.0,) * D, sense="<=", rhs=500.0,
-                                                             text="sum(bw) <= 500"),),
-                    objective="performance", training_loop="tp_dp_overlap")
+    return Instance(
+        name="layered",
+        network=network,
+        workload=jobs[0][0],
+        mapping=jobs[0][1],
+        more_workloads=tuple(
+            Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
+        ),
+        cost=COST,
+        constraints=(
+            LinearConstraint(coefficients=(1.0,) * D, sense="<=", rhs=500.0, text="sum(bw) <= 500"),
+        ),
+        objective="performance",
+        training_loop="tp_dp_overlap",
+    )
 
 
 def test_polish_work_is_capped_and_the_optimum_still_certified(monkeypatch):
@@ -82,7 +104,7 @@ def test_polish_work_is_capped_and_the_optimum_still_certified(monkeypatch):
     sol = api.solve(inst)
     assert sol.success and sol.gap <= 1e-8
     assert calls and max(calls) <= LIMIT * (1 + 1e-12)
-    # the same optimum from the cuts alone (no polish at all), certified by the same Lagrangian bound
+    # the same optimum from the cuts alone (no polish at all), by the same Lagrangian bound
     monkeypatch.setattr(cut_lp, "polish", lambda *args: None)
     cuts = api.solve(inst)
     assert cuts.success

@@ -1,11 +1,12 @@
 """Portfolio answers are certified by the main loop's bound, and stop honestly when they cannot be.
 
-- A random 3-workload portfolio (seed 253 of :func:`wide_portfolio`) where the portfolio LP's own value, taken as the
-  bound, was beaten by a design the evaluator accepts (by 1.2e-8 of the ratio, above the 1e-8 target): on two
-  dimensions with bw[0] + bw[1] == c the min-max ratio is a convex function of b = bw[0], found to round-off by a
-  ternary search (tests/solve/test_portfolio.py), and the proven bound must not exceed it.
-- An own optimum that stops at LIMIT, or a portfolio LP that HiGHS fails on every retry, gives LIMIT (or a
-  certified optimum) with a bound below the true optimum, never a SolverError.
+- A random 3-workload portfolio (seed 253 of :func:`wide_portfolio`) where the portfolio LP's own
+  value, taken as the bound, was beaten by a design the evaluator accepts (by 1.2e-8 of the ratio,
+  above the 1e-8 target): on two dimensions with bw[0] + bw[1] == c the min-max ratio is a convex
+  function of b = bw[0], found to round-off by a ternary search (tests/solve/test_portfolio.py), and
+  the proven bound must not exceed it.
+- An own optimum that stops at LIMIT, or a portfolio LP that HiGHS fails on every retry, gives LIMIT
+  (or a certified optimum) with a bound below the true optimum, never a SolverError.
 - A portfolio with no collective traffic (every group of size 1) solves as ``performance`` does.
 """
 
@@ -35,33 +36,53 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
-from tests.fuzz.strategies import divisors
+from tests.fuzz.strategies import Spec, WorkloadSpec, divisors
 from tests.solve.test_portfolio import COST, random_portfolio, ternary
 
 
 def wide_portfolio(rng: np.random.Generator, W: int, D: int, total: float) -> Instance:
-    """Workloads with compute of 1 ns .. 1 s and collectives of 1 B .. 1 TB (some phases without one), random
-    groups, no_overlap or tp_dp_overlap, under sum(bw) == ``total``."""
-    dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9))) for _ in range(D)]
+    """Workloads with compute of 1 ns .. 1 s and collectives of 1 B .. 1 TB (some phases without
+    one), random groups, no_overlap or tp_dp_overlap, under sum(bw) == ``total``."""
+    dims = [
+        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
+        for _ in range(D)
+    ]
     network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
 
     def workload(w: int) -> tuple[Workload, Mapping]:
         def phase() -> Phase:
-            kind = Collective(str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL", "NONE"])))
-            return Phase(compute_ns=float(10 ** rng.uniform(0, 9)), collective=kind,
-                         size_bytes=0.0 if kind.value == "NONE" else float(10 ** rng.uniform(0, 12)))
-        layers = tuple(Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
-                       for i in range(int(rng.integers(1, 5))))
+            kind = Collective(
+                str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL", "NONE"]))
+            )
+            return Phase(
+                compute_ns=float(10 ** rng.uniform(0, 9)),
+                collective=kind,
+                size_bytes=0.0 if kind.value == "NONE" else float(10 ** rng.uniform(0, 12)),
+            )
+
+        layers = tuple(
+            Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
+            for i in range(int(rng.integers(1, 5)))
+        )
         groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
         return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
 
     jobs = [workload(w) for w in range(W)]
-    return Instance(name="portfolio", network=network, workload=jobs[0][0], mapping=jobs[0][1],
-                    more_workloads=tuple(Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2)))
-                                         for wl, mp in jobs[1:]),
-                    cost=COST, constraints=(LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=total,
-                                                             text="sum(bw) == c"),),
-                    objective="performance", training_loop=str(rng.choice(["no_overlap", "tp_dp_overlap"])))
+    return Instance(
+        name="portfolio",
+        network=network,
+        workload=jobs[0][0],
+        mapping=jobs[0][1],
+        more_workloads=tuple(
+            Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
+        ),
+        cost=COST,
+        constraints=(
+            LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=total, text="sum(bw) == c"),
+        ),
+        objective="performance",
+        training_loop=str(rng.choice(["no_overlap", "tp_dp_overlap"])),
+    )
 
 
 def exact_regret(inst: Instance, own_ns) -> float:
@@ -81,22 +102,32 @@ def test_regret_bound_is_not_beaten_where_the_lp_value_was():
     sol = api.solve(inst, objective="min_max_regret")
     z = exact_regret(inst, sol.portfolio.own_optima_ns)
     assert z == pytest.approx(1.1402878646635, rel=1e-12)
-    assert sol.objective_bound <= z * (1 + 1e-13)  # (the LP's own value, 1.14028787868, was above it)
+    # (the LP's own value, 1.14028787868, was above it)
+    assert sol.objective_bound <= z * (1 + 1e-13)
     assert sol.status is Status.OPTIMAL and sol.gap <= 1e-8
     assert sol.objective_value == pytest.approx(z, rel=1e-8)
 
 
 def _limited_min_time(self, *args, **kwargs):
     res = cutting.TimeLP.min_time(self, *args, **kwargs)
-    return cutting.OAResult(Status.LIMIT, res.bw, res.upper, res.upper * (1 - 7.7e-8), res.iterations,
-                            "stopped after 3 LPs at proven relative gap 7.7e-08 (iteration limit)")
+    return cutting.OAResult(
+        Status.LIMIT,
+        res.bw,
+        res.upper,
+        res.upper * (1 - 7.7e-8),
+        res.iterations,
+        "stopped after 3 LPs at proven relative gap 7.7e-08 (iteration limit)",
+    )
 
 
 def test_an_own_optimum_at_limit_gives_limit_with_its_gap(monkeypatch):
     inst = random_portfolio(np.random.default_rng(0), 2)
     exact = api.solve(inst, objective="min_max_regret")
-    monkeypatch.setattr(portfolio_solver, "TimeLP", type("LimitedLP", (cutting.TimeLP,),
-                                                         {"min_time": _limited_min_time}))
+    monkeypatch.setattr(
+        portfolio_solver,
+        "TimeLP",
+        type("LimitedLP", (cutting.TimeLP,), {"min_time": _limited_min_time}),
+    )
     sol = api.solve(inst, objective="min_max_regret")
     assert sol.status is Status.LIMIT and "own optimum" in sol.message
     assert sol.objective_value == pytest.approx(exact.objective_value, rel=1e-8)
@@ -116,7 +147,8 @@ def _failing(self, costs):
 def test_a_portfolio_lp_failing_on_every_retry_stops_honestly(monkeypatch, seed):
     inst = random_portfolio(np.random.default_rng(seed), 2 + seed)
     exact = api.solve(inst, objective="min_max_regret")
-    x = exact.objective_value - 1 + 0.05  # (above the fallback's regret: its design meets every target)
+    # (above the fallback's regret: its design meets every target)
+    x = exact.objective_value - 1 + 0.05
     cheap_exact = api.solve(inst, objective="min_cost", max_regret=x)
     monkeypatch.setattr(PyomoTimeLP, "solve_costs", _failing)
     sol = api.solve(inst, objective="min_max_regret")  # (no SolverError)
@@ -133,8 +165,14 @@ def test_a_portfolio_without_collective_traffic_solves_like_performance():
     inst = random_portfolio(np.random.default_rng(3), 3)
     ones = (1,) * inst.network.n_dims
     local = Mapping(forward=ones, input_grad=ones, weight_grad=ones)
-    inst = inst.model_copy(update={"mapping": local, "more_workloads": tuple(
-        j.model_copy(update={"mapping": local}) for j in inst.more_workloads)})
+    inst = inst.model_copy(
+        update={
+            "mapping": local,
+            "more_workloads": tuple(
+                j.model_copy(update={"mapping": local}) for j in inst.more_workloads
+            ),
+        }
+    )
     fastest = api.solve(inst, objective="performance")
     sol = api.solve(inst, objective="min_max_regret")
     assert sol.status is Status.OPTIMAL and sol.objective_value == 1.0 and sol.gap == 0.0
@@ -158,3 +196,70 @@ def test_a_portfolio_lp_that_cannot_be_set_up_still_gives_a_certified_bound(monk
     cheap = api.solve(inst, objective="min_cost", max_regret=sol.objective_value - 1 + 0.05)
     assert cheap.status in (Status.OPTIMAL, Status.LIMIT)
     assert max(cheap.portfolio.slowdowns) <= sol.objective_value - 1 + 0.05 + 1e-9
+
+
+def test_a_mix_of_one_workload_is_weighted_as_its_own_optimum():
+    """(found by the portfolio fuzz) Only workload 0's regret row binds (its own optimum is 2.7e7
+    times faster than workload 1's): the certificate's mix is workload 0 alone. Weighted 2.7e7
+    (lam_w / U_w in ns of the slowest optimum) the main loop stopped at a gap of 0.99 and the answer
+    at 0.058; weighted 1 it certifies."""
+    spec = Spec(
+        dims=(("Switch", 32, "A", 0.0, "halving_doubling"), ("Ring", 8, "B", 0.0, None)),
+        prices={"A": (473.151, 15.8489, 230.409), "B": (0.0141254, None, None)},
+        workloads=(
+            WorkloadSpec(
+                layers=(
+                    (
+                        (0.0, "ALLREDUCE", 34673.7),
+                        (312.608, "ALLTOALL", 260016.0),
+                        (118.85, "ALLTOALL", 2851.02),
+                    ),
+                ),
+                groups=((8, 1), (32, 1), (4, 2)),
+                weight=4.67735,
+            ),
+            WorkloadSpec(
+                layers=(
+                    (
+                        (691.831, "ALLTOALL", 30199500.0),
+                        (96605100.0, "P2P", 27227.0),
+                        (4786.3, "ALLREDUCE", 16125.0),
+                    ),
+                    (
+                        (0.0, "NONE", 9605060000.0),
+                        (0.0, "ALLTOALL", 82937300000.0),
+                        (0.0, "ALLREDUCE", 22258.7),
+                    ),
+                ),
+                groups=((2, 8), (32, 8), (4, 1)),
+                weight=100.0,
+            ),
+        ),
+        loop="tp_dp_overlap",
+        mode="concurrent",
+        rows=(),
+        bounds=((0.0, 1000.0), (0.0, 2.6029074)),
+        x0=(1000.0, 2.25165),
+    )
+    sol = api.solve(spec.instance(), objective="min_max_regret")
+    assert sol.status is Status.OPTIMAL and sol.objective_value == 1.0
+    assert 1 - 1e-8 <= sol.objective_bound <= 1.0
+
+
+def test_a_workload_that_takes_no_time_is_at_ratio_one():
+    """(found by the portfolio fuzz) A workload without compute or traffic has T_w = 0 on every fabric:
+    its ratio is 1, not 0 / 0 (a ZeroDivisionError before, an IndexError in the mix after)."""
+    inst = random_portfolio(np.random.default_rng(1), 2)
+    nothing = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
+    idle = Workload(name="idle", layers=(Layer(name="i", forward=nothing, input_grad=nothing,
+                                               weight_grad=nothing),))
+    inst = inst.model_copy(update={"more_workloads": inst.more_workloads + (
+        Job(workload=idle, mapping=inst.mapping, weight=1.0),)})
+    alone = api.solve(inst.model_copy(update={"more_workloads": inst.more_workloads[:-1]}),
+                      objective="min_max_regret")
+    sol = api.solve(inst, objective="min_max_regret")
+    assert sol.status is Status.OPTIMAL
+    assert sol.portfolio.own_optima_ns[-1] == 0.0 and sol.portfolio.slowdowns[-1] == 0.0
+    assert sol.objective_value == pytest.approx(alone.objective_value, rel=1e-8)
+    cheap = api.solve(inst, objective="min_cost", max_regret=alone.objective_value - 1 + 0.01)
+    assert cheap.success
