@@ -45,9 +45,11 @@ times larger (the bandwidth terms do not change).
 
 Several pipeline stages (:attr:`hieropt.spec.Workload.more_stages`: a pipelined LLM plan's distinct stages, each one
 stage for one micro-batch): under loop ``step`` with the stages each entry stands for known
-(:attr:`hieropt.spec.Workload.pipeline_stages`), the exact 1F1B composition of every stage's micro-batch slot t_r
-(:mod:`hieropt.model.pipeline`): T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 (W_0 the first stage's
-per-iteration tail; with ``overlap_dp`` its last backward overlapped); otherwise a workload's T is the largest of
+(:attr:`hieropt.spec.Workload.pipeline_stages`), the 1F1B schedule's graph of every stage's forward and backward
+(:mod:`hieropt.model.schedule_dag`: each operation after its stage's previous one and the neighbour's blocking
+send) plus W_0, the first stage's per-iteration tail, or for the interleaved schedule and large schedules the
+composition T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 of the stages' slots t_r (:mod:`hieropt.model.pipeline`;
+with ``overlap_dp`` the first stage's last backward overlapped); otherwise a workload's T is the largest of
 its stages' T by the formulas above (every stage as if the pipeline were made of it; a stage with less compute but
 more communication, e.g. a middle stage's two pipeline sends, is the slowest at low bandwidth). Several workloads: T
 = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and non-negative sums of affine
