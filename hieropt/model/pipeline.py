@@ -1,4 +1,6 @@
-"""The exact composition of a pipelined iteration (loop ``step``) from its stages' micro-batch slots.
+"""The iteration of a pipelined workload (loop ``step``) from its stages: a 1F1B schedule of at most
+:data:`DAG_OPS` operations by its graph (:mod:`hieropt.model.schedule_dag`: exact), other schedules by the closed
+composition below of the stages' micro-batch slots.
 
 With p stages, m micro-batches and v model chunks per stage, stage r's micro-batch slot
 t_r = sum_l (C_f + T_f + C_ig + T_ig + C_wg) (one micro-batch's forward and backward on it, its pipeline sends
@@ -9,8 +11,9 @@ another stage's ends at least one stage's backward earlier), 1F1B with blocking 
 
 (v = 1: sum_r t_r + (m - 1) max_r t_r + W). The micro-batch that enters first passes every stage once on its way
 forward and once back (the fill and drain: sum_r t_r, each stage at its own pace; with v chunks a chunk's share
-t_r / v), and the other m - 1 micro-batches follow at the pace of the slowest stage; an independent simulator
-(ASTRA-sim 2.0 on per-NPU 1F1B traces with blocking sends) gives this sum to 1e-4. With equal stages it is
+t_r / v), and the other m - 1 micro-batches follow at the pace of the slowest stage: exact when the last stage is
+the slowest (for 1F1B the graph is exact always: stages after a slower middle one hide in its steady state). With
+equal stages it is
 Narayanan et al.'s (m + (p - 1)/v) t (arXiv 2104.04473, §2.2), which charges the fill and drain at the slowest stage's
 pace. With ``overlap_dp`` (v = 1) the first stage's last backward runs with the per-iteration collectives on their
 own stream (:func:`hieropt.model.loops.cross_backward`): its slot's backward b_0 is replaced by that pass X_0,
@@ -25,15 +28,16 @@ from collections.abc import Callable
 import numpy as np
 
 from ..spec import Instance, Job
+from .schedule_dag import one_f_one_b, schedule_time
 from .stages import add_slowest_stage
 from .terms import TermBuilder
 
 
-def composition(instance: Instance, job: Job) -> tuple[tuple[int, ...], int] | None:
+def composition(instance: Instance, job: Job) -> tuple[tuple[int, ...], int, tuple[int, ...]] | None:
     """For a workload of several stages under loop ``step`` whose
     :attr:`~hieropt.spec.Workload.pipeline_stages` cover the schedule's p stages once each: (how many pipeline
-    stages each entry of ``stages`` stands for, the index of the entry holding stage 0); else None (each stage's
-    time as if every stage were it, the slowest one's taken)."""
+    stages each entry of ``stages`` stands for, the index of the entry holding stage 0, the entry of every pipeline
+    stage); else None (each stage's time as if every stage were it, the slowest one's taken)."""
     w = job.workload
     st = instance.step
     if instance.training_loop != "step" or st is None or not w.more_stages:
@@ -41,7 +45,23 @@ def composition(instance: Instance, job: Job) -> tuple[tuple[int, ...], int] | N
     ids = w.pipeline_stages
     if len(ids) != len(w.stages) or sorted(i for m in ids for i in m) != list(range(st.stages)):
         return None
-    return tuple(len(m) for m in ids), next(k for k, m in enumerate(ids) if 0 in m)
+    entry = [0] * st.stages
+    for k, members in enumerate(ids):
+        for r in members:
+            entry[r] = k
+    return tuple(len(m) for m in ids), next(k for k, m in enumerate(ids) if 0 in m), tuple(entry)
+
+
+DAG_OPS = 4096
+"""Up to this many operations (2 p m), a 1F1B pipeline is timed by its schedule's graph
+(:mod:`hieropt.model.schedule_dag`: exact); above, and for the interleaved schedule, by the composition of the
+module docstring."""
+
+
+def uses_graph(instance: Instance) -> bool:
+    """Whether the pipeline is timed by its schedule's graph (1F1B, at most :data:`DAG_OPS` operations)."""
+    st = instance.step
+    return st.virtual_stages == 1 and 2 * st.stages * st.microbatches <= DAG_OPS
 
 
 def overlapped(instance: Instance) -> bool:
@@ -49,13 +69,15 @@ def overlapped(instance: Instance) -> bool:
     return instance.step.overlap_dp and instance.step.virtual_stages == 1
 
 
-def add_composed(b: TermBuilder, instance: Instance, counts: tuple[int, ...], first: int,
+def add_composed(b: TermBuilder, instance: Instance, counts: tuple[int, ...], first: int, entry: tuple[int, ...],
                  slot: Callable[[int, float], None], tail: Callable[[int, float], None],
                  last: Callable[[int, float], None], weight: float) -> None:
     """Add ``weight`` x T of the module docstring to ``b``: ``slot(s, w)`` adds w x t_s of stage entry s, ``tail``
     w x W_s, ``last`` w x (f_s + X_s + U_s) (the overlapped last micro-batch)."""
     m, v = instance.step.microbatches, instance.step.virtual_stages
     over = overlapped(instance)
+    if uses_graph(instance):
+        raise ValueError("a 1F1B pipeline timed by its graph: hieropt.model.pipeline.add_graph")
     for s, n in enumerate(counts):
         n -= 1 if over and s == first else 0
         if n:
@@ -65,11 +87,51 @@ def add_composed(b: TermBuilder, instance: Instance, counts: tuple[int, ...], fi
     (last if over else tail)(first, weight)
 
 
-def composed_time(instance: Instance, counts: tuple[int, ...], first: int, slots: list[float],
-                  tails: list[float], lasts: list[float]) -> float:
-    """T of the module docstring from every stage entry's slot t_s, tail W_s and overlapped last pass f_s + X_s +
-    U_s (ns each)."""
+def add_graph(b: TermBuilder, instance: Instance, first: int, entry: tuple[int, ...],
+              durations: list[tuple[tuple[float, list], tuple[float, list]]], tail: Callable[[int, float], None],
+              last: Callable[[int, float], None], weight: float) -> None:
+    """Add ``weight`` x the length of the 1F1B graph (:mod:`hieropt.model.schedule_dag`) plus stage 0's tail to
+    ``b``: one max node per operation, ``durations[s]`` = ((const, refs) of entry s's forward, of its backward);
+    with ``overlap_dp`` stage 0's last backward is ``last`` (f + X + U less the forward: its start node plus the
+    overlapped pass)."""
+    ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
+    over = overlapped(instance)
+    nodes: list[int] = []
+    for j, op in enumerate(ops):
+        const, refs = durations[entry[op.stage]][1 if op.backward else 0]
+        preds = [q for q in (op.prev, op.dep) if q >= 0]
+        if over and j == len(ops) - 1:
+            b.node([(0.0, [], [(nodes[q], 1.0)]) for q in preds], weight)
+            last(first, weight)
+            return
+        nodes.append(b.node([(const, refs, [(nodes[q], 1.0)]) for q in preds] or [(const, refs, [])],
+                            weight if j == len(ops) - 1 else 0.0))
+    tail(first, weight)
+
+
+def graph_time(instance: Instance, first: int, entry: tuple[int, ...], fwd: list[float], bwd: list[float],
+               tails: list[float], lasts: list[float]) -> float:
+    """The length of the 1F1B graph with entry s's forward ``fwd[s]`` and backward ``bwd[s]`` ns, plus stage 0's
+    tail (or, with ``overlap_dp``, its last backward replaced by the overlapped pass ``lasts[first]``, which
+    includes the forward and the optimizer step: f + X + U)."""
+    ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
+    f = [fwd[entry[r]] for r in range(instance.step.stages)]
+    bw = [bwd[entry[r]] for r in range(instance.step.stages)]
+    end, _ = schedule_time(ops, f, bw)
+    if overlapped(instance):
+        return end - bw[0] + lasts[first] - fwd[first]
+    return end + tails[first]
+
+
+def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry: tuple[int, ...],
+                  slots: list[float], tails: list[float], lasts: list[float], fwds: list[float],
+                  bwds: list[float]) -> float:
+    """T of a pipelined workload (ns) from every stage entry's slot t_s, tail W_s, overlapped last pass f_s + X_s +
+    U_s, forward f_s and backward b_s: the schedule's graph (:func:`uses_graph`) or the composition of the module
+    docstring."""
     m, v = instance.step.microbatches, instance.step.virtual_stages
+    if uses_graph(instance):
+        return graph_time(instance, first, entry, fwds, bwds, tails, lasts)
     over = overlapped(instance)
     total = sum((n - (1 if over and s == first else 0)) * t / v for s, (n, t) in enumerate(zip(counts, slots,
                                                                                                strict=True)))
@@ -77,11 +139,15 @@ def composed_time(instance: Instance, counts: tuple[int, ...], first: int, slots
     return float(total + (lasts[first] if over else tails[first]))
 
 
-def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float]) -> tuple[float, float, float]:
-    """(t, W, f + X + U) of one stage, numerically: C, T (L, 3) compute and collective ns; ``cross()`` the
-    backward pass X with the per-iteration collectives on their own stream (:func:`hieropt.model.loops`)."""
-    slot = float(C.sum() + T[:, 0].sum() + T[:, 1].sum())
-    return slot, float(T[:, 2].sum() + U), float(C[:, 0].sum() + T[:, 0].sum() + cross() + U)
+def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float]) -> tuple[float, ...]:
+    """(t, W, f + X + U, f, b) of one stage, numerically: the slot t = f + b (forward f = sum_l (C_f + T_f),
+    backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, and the overlapped last pass; C, T (L, 3) compute and
+    collective ns; ``cross()`` the backward pass X with the per-iteration collectives on their own stream
+    (:func:`hieropt.model.loops.cross_time`)."""
+    f = float(C[:, 0].sum() + T[:, 0].sum())
+    b = float(C[:, 1:].sum() + T[:, 1].sum())
+    return f + b, float(T[:, 2].sum() + U), f + float(cross() + U), f, b
 
 
-__all__ = ["composition", "overlapped", "add_composed", "composed_time", "stage_parts"]
+__all__ = ["composition", "overlapped", "uses_graph", "add_composed", "add_graph", "composed_time", "graph_time",
+           "stage_parts", "DAG_OPS"]

@@ -3,8 +3,9 @@ parallel group with their bytes (what ``hieropt workload plan`` prints).
 
 Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for the stage with
 the most compute (``slowest_stage``: the slowest when communication is free) the iteration's compute m (F + B), the
-pipeline bubble (1/v) sum_r (F_r + B_r) - (1/v) (F + B) (the fill and drain, each stage at its own pace:
-:mod:`hieropt.model.pipeline`; with equal stages Narayanan et al. 2021 §2.2's (p - 1) / v (F + B)) and the first
+pipeline bubble: the rest of the 1F1B schedule's length with free communication (:mod:`hieropt.model.schedule_dag`;
+the interleaved schedule: (1/v) sum_r (F_r + B_r) - (1/v) (F + B), :mod:`hieropt.model.pipeline`; with equal stages
+both are Narayanan et al. 2021 §2.2's (p - 1) / v (F + B)) and the first
 stage's optimizer step (its last backward ends the iteration); ``ideal_iteration_ns`` is their sum, the iteration
 time with free communication. With communication the slowest stage depends on the bandwidths: a stage with less
 compute but more collectives can be slower (``hieropt solve`` times every distinct stage and names the slowest).
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Step, build_step
 from .memory import MemoryReport, memory
+from .pipeline import DAG_OPS
+from .schedule_dag import one_f_one_b, schedule_time
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,14 @@ class PlanFigures:
             stages.append({"stage": r, "forward_ns": f, "backward_ns": b, "optimizer_ns": self.step.update_ns(r)})
         s = stages[self.slowest_stage]
         fb = s["forward_ns"] + s["backward_ns"]
-        compute = self.step.microbatches * fb
-        bubble = (sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb) / pl.virtual_stages
+        m = self.step.microbatches
+        compute = m * fb
+        if pl.pp > 1 and pl.virtual_stages == 1 and 2 * pl.pp * m <= DAG_OPS:  # the schedule's graph
+            end, _ = schedule_time(one_f_one_b(pl.pp, m), [x["forward_ns"] for x in stages],
+                                   [x["backward_ns"] for x in stages])
+            bubble = end - compute
+        else:
+            bubble = (sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb) / pl.virtual_stages
         tail = stages[0]["optimizer_ns"]
         return {"microbatches": self.step.microbatches, "slowest_stage": self.slowest_stage,
                 "iteration_compute_ns": compute, "bubble_ns": bubble, "optimizer_ns": tail,

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..spec import Instance
 from .loops import p2p_row
-from .pipeline import composition, overlapped
+from .pipeline import composition, overlapped, uses_graph
+from .schedule_dag import one_f_one_b, schedule_time
 from .stages import stage_jobs
 from .traffic import model_mode, phase_latency, phase_sums, phase_traffic
 
@@ -198,26 +199,37 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
 
 
 def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
-    """The piece of a composed pipeline (:mod:`hieropt.model.pipeline`) at ``t``: each stage's slot, its tail or
-    overlapped last pass as affine pieces, the slowest slot selected for the max."""
-    counts, first = job.composed
+    """The piece of a composed pipeline (:mod:`hieropt.model.pipeline`) at ``t``: each stage's forward, backward,
+    tail or overlapped last pass as affine pieces; the schedule graph's critical path at ``t`` (or the slowest
+    slot of the composition) selected for its maxima."""
+    counts, first, entry = job.composed
     m, v = instance.step.microbatches, instance.step.virtual_stages
     over = overlapped(instance)
-    stages = (job, *job.more)
-    slots, ends = [], []
-    for k, st in enumerate(stages):
+    fwd, bwd = [], []
+    end = (0.0, np.zeros(t.size))
+    for k, st in enumerate((job, *job.more)):
         co = _job_collectives(st, t, model_mode(instance))
         C = st.compute
-        c0, g0 = co.const[:, 0].sum() + co.const[:, 1].sum(), co.grad(0) + co.grad(1)
-        slots.append((float(C.sum() + c0), g0))
-        if k != first:
-            continue
-        if over:
+        fwd.append((float(C[:, 0].sum() + co.const[:, 0].sum()), co.grad(0)))
+        bwd.append((float(C[:, 1:].sum() + co.const[:, 1].sum()), co.grad(1)))
+        if k == first and over:
             bc, bg = _cross(st, co, t)
-            ends.append((float(C[:, 0].sum() + co.const[:, 0].sum() + bc + st.update_ns), co.grad(0) + bg))
-        else:
-            ends.append((float(co.const[:, 2].sum() + st.update_ns), co.grad(2)))
-    const, grad = ends[0]
+            end = (float(bc + st.update_ns), bg)  # (the overlapped backward and the optimizer step)
+        elif k == first:
+            end = (float(co.const[:, 2].sum() + st.update_ns), co.grad(2))
+    const, grad = end
+    if uses_graph(instance):
+        ops = one_f_one_b(instance.step.stages, m)
+        value = [[c + float(g @ t) for c, g in fb] for fb in (fwd, bwd)]
+        _, path = schedule_time(ops, [value[0][entry[r]] for r in range(len(entry))],
+                                [value[1][entry[r]] for r in range(len(entry))])
+        for j in path[1:] if over else path:  # (overlapped: stage 0's last backward is the pass above)
+            c, g = (bwd if ops[j].backward else fwd)[entry[ops[j].stage]]
+            const, grad = const + c, grad + g
+        return const, grad
+    slots = [(f[0] + b[0], f[1] + b[1]) for f, b in zip(fwd, bwd, strict=True)]
+    if over:
+        const, grad = const + fwd[first][0], grad + fwd[first][1]
     for k, (n, (c, g)) in enumerate(zip(counts, slots, strict=True)):
         n -= 1 if over and k == first else 0
         const, grad = const + n / v * c, grad + n / v * g

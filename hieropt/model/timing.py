@@ -45,9 +45,11 @@ times larger (the bandwidth terms do not change).
 
 Several pipeline stages (:attr:`hieropt.spec.Workload.more_stages`: a pipelined LLM plan's distinct stages, each one
 stage for one micro-batch): under loop ``step`` with the stages each entry stands for known
-(:attr:`hieropt.spec.Workload.pipeline_stages`), the exact 1F1B composition of every stage's micro-batch slot t_r
-(:mod:`hieropt.model.pipeline`): T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 (W_0 the first stage's
-per-iteration tail; with ``overlap_dp`` its last backward overlapped); otherwise a workload's T is the largest of
+(:attr:`hieropt.spec.Workload.pipeline_stages`), the 1F1B schedule's graph of every stage's forward and backward
+(:mod:`hieropt.model.schedule_dag`: each operation after its stage's previous one and the neighbour's blocking
+send) plus W_0, the first stage's per-iteration tail, or for the interleaved schedule and large schedules the
+composition T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 of the stages' slots t_r (:mod:`hieropt.model.pipeline`;
+with ``overlap_dp`` the first stage's last backward overlapped); otherwise a workload's T is the largest of
 its stages' T by the formulas above (every stage as if the pipeline were made of it; a stage with less compute but
 more communication, e.g. a middle stage's two pipeline sends, is the slowest at low bandwidth). Several workloads: T
 = sum_j weight_j T_j. Every T is convex and piecewise linear in t = 1/B (maxima and non-negative sums of affine
@@ -73,7 +75,7 @@ from .algorithms import p2p_links
 from .breakdown import Breakdown, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
-from .pipeline import add_composed, composed_time, composition, stage_parts
+from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
 from .traffic import CLASS_ROWS, model_mode, phase_classes, phase_latency, phase_sums, phase_traffic
@@ -192,7 +194,32 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str |
         sub = part(s, w, (1.0, 0.0, 0.0), float(C[:, 0].sum() + table.update_ns[r].sum()))
         cross_backward(b, C, sub, w, instance, DimRefs(b, traffic[r], latency[r]))
 
-    add_composed(b, instance, *comp, slot, tail, last, weight)
+    if not uses_graph(instance):
+        add_composed(b, instance, *comp, slot, tail, last, weight)
+        return
+    durations = []
+    for s in range(len(rows)):
+        sub = PhaseRefs(k=refs.k[rows[s]], a=refs.a[rows[s]])
+        C = table.compute_ns[rows[s]]
+        durations.append(((float(C[:, 0].sum()), phase_terms(sub, 0)),
+                          (float(C[:, 1:].sum()), phase_terms(sub, 1))))
+
+    def last_pass(s: int, w: float) -> None:  # (the overlapped backward and the optimizer step, not the forward)
+        r = rows[s]
+        b.constant += w * float(table.update_ns[r].sum())
+        cross_backward(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), w, instance,
+                       DimRefs(b, traffic[r], latency[r]))
+
+    add_graph(b, instance, comp[1], comp[2], durations, tail, last_pass, weight)
+
+
+def phase_terms(refs: PhaseRefs, j: int) -> list[tuple[int, float]]:
+    """The collective terms of phase column ``j`` summed over the layers: (term, coefficient) pairs."""
+    sel = refs.k[:, j] >= 0
+    if not sel.any():
+        return []
+    total = np.bincount(refs.k[sel, j], weights=refs.a[sel, j])
+    return [(int(k), float(total[k])) for k in np.flatnonzero(total)]
 
 
 def job_time_models(instance: Instance) -> list[TimeModel]:

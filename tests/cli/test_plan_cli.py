@@ -46,8 +46,7 @@ def test_plan_tables_and_exit_3_when_too_big():
 @pytest.mark.parametrize("sets, message", [
     (["tp=5"], "plan.npus: tp x pp x dp = 5 x 8 x 64 = 2560 is not the 4096 NPUs"),
     (["tp=7", "npus=3584"], "plan.tp: 7 does not divide the 96 attention heads"),
-    (["pp=5", "npus=2560", "schedule=interleaved", "virtual_stages=2"],
-     "plan.global_batch_size: the interleaved schedule needs the micro-batch count (24) to be a multiple of pp 5"),
+    (["pp=128", "npus=65536"], "plan.pp: pp 128 chunks need at least as many layers, the model has 96"),
     (["global_batch_size=256"], "4 micro-batches per iteration are fewer than the 8 pipeline stages"),
     (["tpp=8"], "--set: tpp: unknown key"),
     (["tp"], "expected KEY=VALUE"),

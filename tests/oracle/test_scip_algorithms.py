@@ -31,13 +31,13 @@ def _instance(algorithms: dict, budget: float = 30.0, **plan):
 
 
 PLANS = [dict(tp=4, pp=1, dp=2), dict(tp=2, pp=2, dp=2, sequence_parallel=True, zero_stage=1),
-         dict(tp=1, pp=2, dp=4, zero_stage=3)]
+         dict(tp=1, pp=2, dp=4, zero_stage=3), dict(tp=2, cp=2, pp=2, dp=2, zero_stage=1)]
 
 
 @pytest.mark.parametrize("algorithm", GROUP_ALGORITHMS)
 @pytest.mark.parametrize("plan", PLANS)
 def test_the_oracle_states_the_same_bytes_steps_and_sums(algorithm, plan):
-    inst = _instance({"tp": algorithm, "dp": algorithm, "pp": algorithm}, **plan)
+    inst = _instance({g: algorithm for g in ("tp", "cp", "dp", "dpc", "pp")}, **plan)
     for job in stage_jobs(inst.jobs[0]):
         traffic, latency, sums = restated_rows(inst, job.workload, job.mapping)
         np.testing.assert_allclose(phase_traffic(inst, job), traffic, rtol=1e-14, atol=0)
@@ -54,3 +54,11 @@ def test_mixed_algorithms_match_scip(algorithms, plan):
     from tests.oracle.test_scip_loops import check_against_scip
 
     check_against_scip(_instance(algorithms, **plan), print)
+
+
+def test_a_context_parallel_plan_matches_scip():
+    """tp 2 x cp 2 x pp 2 x dp 2 (the K/V all-gathers on cp, the gradients over dp x cp on dpc)."""
+    pytest.importorskip("pyscipopt")
+    from tests.oracle.test_scip_loops import check_against_scip
+
+    check_against_scip(_instance({"cp": "flat_ring", "dpc": "sequential"}, **PLANS[3]), print)

@@ -193,17 +193,54 @@ def stage_time(instance: Instance, C, T, p2p, mx, S, U):
     whole = loop_time(instance, C, T, p2p, mx, S, U)
     if instance.training_loop != "step":
         return whole, None
-    slot = sum(C[lay, 0] + T[lay][0] + C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
+    fwd = sum(C[lay, 0] + T[lay][0] for lay in range(L))
+    bwd = sum(C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
     tail = sum(T[lay][2] for lay in range(L)) + U
     one = instance.model_copy(update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)})
-    return whole, (slot, tail, loop_time(one, C, T, p2p, mx, S, U))
+    return whole, (fwd + bwd, tail, loop_time(one, C, T, p2p, mx, S, U), fwd, bwd)
+
+
+def flush_order(p: int, m: int, r: int) -> list[tuple[str, int]]:
+    """PipeDream-Flush (1F1B) order of stage r: min(p - r - 1, m) forwards, then F and B in turn, then B."""
+    ops = [("F", i) for i in range(min(p - r - 1, m))]
+    while len([o for o in ops if o[0] == "B"]) < m:
+        nf = len([o for o in ops if o[0] == "F"])
+        if nf < m:
+            ops.append(("F", nf))
+        ops.append(("B", len([o for o in ops if o[0] == "B"])))
+    return ops
+
+
+def graph_end(p: int, m: int, fwd: list, bwd: list, mx):
+    """The end of stage 0's last backward (and the start of it) by the recursion e = max(e of the stage's
+    previous operation, e of the neighbour's send) + duration over the 1F1B orders (blocking sends)."""
+    orders = [flush_order(p, m, r) for r in range(p)]
+    end: dict = {}
+    start0 = None
+    pending = {r: 0 for r in range(p)}
+    while any(pending[r] < len(orders[r]) for r in range(p)):
+        for r in range(p):
+            while pending[r] < len(orders[r]):
+                kind, i = orders[r][pending[r]]
+                src = r - 1 if kind == "F" else r + 1
+                if 0 <= src < p and (src, kind, i) not in end:
+                    break
+                before = [end[(r, *orders[r][pending[r] - 1])]] if pending[r] else []
+                if 0 <= src < p:
+                    before.append(end[(src, kind, i)])
+                start = mx(before) if len(before) > 1 else (before[0] if before else 0.0)
+                if r == 0 and pending[r] == len(orders[r]) - 1:
+                    start0 = start
+                end[(r, kind, i)] = start + (fwd[r] if kind == "F" else bwd[r])
+                pending[r] += 1
+    return end[(0, *orders[0][-1])], start0
 
 
 def compose(instance: Instance, workload, times: list, mx):
     """A workload's time from its stages' :func:`stage_time`: the slowest stage's T, or under loop ``step`` with
-    the workload's pipeline stages known, the exact 1F1B composition (hieropt/model/pipeline.py docstring):
-    (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0, or with overlap_dp and v = 1 sum_(r != 0) t_r + f_0 + X_0 +
-    (m - 1) max_r t_r + U_0 (stage 0 the first stage)."""
+    the workload's pipeline stages known: for 1F1B (up to 4096 operations) the schedule's graph
+    (:func:`graph_end`) plus stage 0's tail W_0, else the composition (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0
+    (hieropt/model/pipeline.py docstring); with overlap_dp and v = 1 stage 0's last backward overlapped."""
     ids = workload.pipeline_stages
     st_ = instance.step
     if (instance.training_loop != "step" or len(times) == 1 or len(ids) != len(times)
@@ -212,6 +249,14 @@ def compose(instance: Instance, workload, times: list, mx):
     m, v = st_.microbatches, st_.virtual_stages
     over = st_.overlap_dp and v == 1
     first = next(k for k, members in enumerate(ids) if 0 in members)
+    if v == 1 and 2 * st_.stages * m <= 4096:  # the schedule's graph (hieropt/model/schedule_dag.py)
+        entry = {r: k for k, members in enumerate(ids) for r in members}
+        p = st_.stages
+        end, start0 = graph_end(p, m, [times[entry[r]][1][3] for r in range(p)],
+                                [times[entry[r]][1][4] for r in range(p)], mx)
+        if over:  # stage 0's last backward overlapped: its start, then f + X + U less the forward
+            return start0 + times[first][1][2] - times[first][1][3]
+        return end + times[first][1][1]
     total = 0.0
     for k, (members, (_, parts)) in enumerate(zip(ids, times, strict=True)):
         n = len(members) - (1 if over and k == first else 0)

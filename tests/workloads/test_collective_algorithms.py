@@ -174,3 +174,19 @@ def test_two_algorithms_in_one_model(pair):
 def test_all_sequential_groups_give_a_sequential_model():
     inst = _inst({"tp": "sequential", "dp": "sequential"}, groups=("tp", "dp"))
     assert build_time_model(inst).dimension_mode == "sequential"
+
+
+def test_a_plan_names_its_groups_algorithms():
+    from pathlib import Path
+
+    from hieropt.errors import InputError
+    from hieropt.io.llm import read_llm
+
+    model = Path(__file__).resolve().parents[2] / "models/gpt3-175b-llm.toml"
+    p = read_llm(model, ['collective_algorithms={tp="flat_ring"}'])
+    assert (p.plan.algorithm("tp"), p.plan.algorithm("dp")) == ("flat_ring", "sequential")
+    with pytest.raises(InputError, match=r"params.plan.collective_algorithms: tp: unknown algorithm 'ringg'; fix: "
+                       "use one of concurrent, sequential, flat_ring, flat_tree, flat_direct"):
+        read_llm(model, ['collective_algorithms={tp="ringg"}'])
+    with pytest.raises(InputError, match="xx: no such group"):
+        read_llm(model, ['collective_algorithms={xx="flat_ring"}'])

@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from ...model.cost import unit_costs
+from ...model.pipeline import DAG_OPS
 from ...spec import Network
 from ...spec.space import constraint_for
 from ...workloads.llm.lower import bottleneck_stage
@@ -80,11 +81,13 @@ def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
 
 def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
     """(T0_s ns, V_s bytes) pairs of plan ``p`` that no other pair exceeds in both, the stage with the most compute
-    first: T_lb = max over them of T0_s + V_s / S_cap (module docstring). With p > 1 the iteration is the exact
-    1F1B composition (:mod:`hieropt.model.pipeline`), T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 with
-    t_r >= C_r + Vm_r / S_cap (C_r a micro-batch's compute, Vm_r its per-micro-batch volume) and W_0 >= U_0 +
-    Vi_0 / S_cap (stage 0's optimizer step and per-iteration volume; 0 with ``overlap_dp``): the pair of stage s is
-    T0_s = (1/v) sum_r C_r + (m - 1/v) C_s + U_0, V_s = (1/v) sum_r Vm_r + (m - 1/v) Vm_s + Vi_0."""
+    first: T_lb = max over them of T0_s + V_s / S_cap (module docstring). With p > 1, every stage's slot
+    t_r >= C_r + Vm_r / S_cap (C_r a micro-batch's compute, Vm_r its per-micro-batch volume) and stage 0's tail
+    W_0 >= U_0 + Vi_0 / S_cap (its optimizer step and per-iteration volume; 0 with ``overlap_dp``). A 1F1B schedule
+    timed by its graph (:mod:`hieropt.model.pipeline`) is at least the path through stage s's 2 m operations,
+    sum_(r<s) t_r + m t_s + W_0: T0_s = sum_(r<s) C_r + m C_s + U_0, V_s = sum_(r<s) Vm_r + m Vm_s + Vi_0; the
+    composition (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 gives T0_s = (1/v) sum_r C_r + (m - 1/v) C_s + U_0 and
+    V_s likewise."""
     pl = p.plan
     if pl.pp == 1:
         return ((plan_compute_ns(p, step), plan_volume_bytes(p, step)),)
@@ -104,13 +107,15 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
         C.append(sum(step.compute_ns(r)))
         Vm.append(sum([volumes(op)[0] for op in stage.ops]))
     vi0 = 0.0 if overlap and v == 1 else sum([volumes(op)[1] for op in step.stages[0].ops])
-    base_t, base_v = sum(C) / v + step.update_ns(0), sum(Vm) / v + vi0
-    k = m - 1 / v
     r0 = bottleneck_stage(step)
-    first = (base_t + k * C[r0], base_v + k * Vm[r0])
+    if v == 1 and 2 * pl.pp * m <= DAG_OPS:  # the schedule's graph: the path through stage s's 2 m operations
+        pairs = [(sum(C[:s]) + m * C[s] + step.update_ns(0), sum(Vm[:s]) + m * Vm[s] + vi0) for s in range(len(C))]
+    else:
+        base_t, base_v = sum(C) / v + step.update_ns(0), sum(Vm) / v + vi0
+        pairs = [(base_t + (m - 1 / v) * c, base_v + (m - 1 / v) * x) for c, x in zip(C, Vm, strict=True)]
+    first = pairs[r0]
     out = [first]
-    for t, vol in sorted({(base_t + k * c, base_v + k * x) for c, x in zip(C, Vm, strict=True)},
-                         key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
+    for t, vol in sorted(set(pairs), key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
         if (t, vol) != first and vol > max((o[1] for o in out if o[0] >= t), default=-1.0):
             out.append((t, vol))
     return tuple(out)

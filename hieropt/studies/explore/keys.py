@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
+from ...model.algorithms import p2p_links
 from ...model.cost import unit_cost_usd_per_gbps
 from ...model.traffic import collective_steps, collective_traffic
 from ...names import PHASES
@@ -103,11 +104,13 @@ def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray
     alpha = np.array([d.latency_ns for d in network.dims])
     algos = tuple(d.collective_algorithm for d in network.dims)
     traffic, latency = [], []
+    links = np.array(p2p_links(network))  # (a send over a FullyConnected dimension gets one of its links)
     for workload, mapping in jobs:
         for phase, triples in zip(PHASES, _distinct(workload), strict=True):
             for kind, name, size in triples:
                 group = mapping.group(phase, name)
-                traffic.append(_traffic_row(kind, size, group))
+                row = _traffic_row(kind, size, group)
+                traffic.append(row * links if kind is Collective.P2P else row)
                 latency.append(_steps_row(kind, group, algos) * alpha)
     return np.array(traffic).reshape(-1, D), np.array(latency).reshape(-1, D)
 

@@ -211,7 +211,15 @@ class Plan(_Frozen):
     @field_validator("collective_algorithms", mode="before")
     @classmethod
     def _algorithm_table(cls, v: Any) -> Any:
-        return tuple(sorted(v.items())) if isinstance(v, dict) else v  # (a TOML table; kept hashable)
+        if not isinstance(v, dict):
+            return v
+        for g, a in v.items():  # (a TOML table, kept hashable as sorted pairs)
+            if g not in PLAN_GROUPS:
+                raise ValueError(f"{g}: no such group; fix: use one of {', '.join(PLAN_GROUPS)}")
+            if a not in GROUP_ALGORITHMS:
+                raise ValueError(f"{g}: unknown algorithm {a!r}; fix: use one of "
+                                 f"{', '.join(GROUP_ALGORITHMS)}")
+        return tuple(sorted(v.items()))
 
     def algorithm(self, group: str) -> str:
         """The algorithm of ``group``'s collectives: :attr:`collective_algorithms` or the LLM default."""
