@@ -60,7 +60,8 @@ def codesign_command(
     solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
     count with its scale-out bandwidth.
 
-    With several cluster sizes in the space (npus = [...]) the size is searched too. --write-instances writes the
+    With several cluster sizes in the space (npus = [...], or --sizes) the size is searched too; --deadline makes
+    the run's wall time a target every size's iterations must meet. --write-instances writes the
     best as instance files for 'hieropt solve'; --catalog provisions them with whole parts."""
     from ..errors import HieroptError
     from ..io.common import read_toml
@@ -139,7 +140,7 @@ def codesign_command(
         if len(result.space.sizes) > 1:
             from ..report.codesign import sizes_table
 
-            console.print(sizes_table(result))
+            console.print(sizes_table(result, deadline is not None))
         if shortlist is not None:
             from ..report.codesign import provision_table
 

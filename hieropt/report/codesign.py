@@ -131,17 +131,17 @@ def dims_table(result: Codesign) -> Table:
     return t
 
 
-def sizes_table(result: Codesign) -> Table:
+def sizes_table(result: Codesign, deadline: bool = False) -> Table:
     """Best per cluster size (a space with several): how many NPUs to buy and what each size gives; a size without
-    a solved candidate says why (no plan fits, skipped by its proven bound, or no candidate has an answer:
-    :func:`hieropt.studies.sizing.size_outcomes`)."""
+    a solved candidate says why (no plan fits, skipped by its proven bound, or no candidate has an answer, within the
+    deadline when ``deadline``: :func:`hieropt.studies.sizing.size_outcomes`)."""
     sp = result.space
     t = Table(title="Per cluster size: the best plan-and-network", title_justify="left")
     for col in ("NPUs", "plans fit", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan",
                 "best network"):
         t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
     best = {e["npus"]: e for e in result.by_npus()}
-    notes = {o.npus: o.note for o in size_outcomes(result).sizes}
+    notes = {o.npus: o.note for o in size_outcomes(result, deadline).sizes}
     fit = Counter(pc.params.plan.npus for pc in result.enumeration.plans.fitting)
     for n in sp.sizes:
         e = best.get(n)

@@ -114,7 +114,8 @@ def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
         elif space.prune and bound >= value:
             note = f"skipped: its proven bound {bound:.6g} is not below the best found, {value:.6g}"
         else:
-            note = "no candidate has an answer" + (" within the deadline" if deadline else "")
+            note = "no candidate has an answer" + (" within the deadline" if deadline else " within the time target"
+                                                   if space.max_iteration_time_ns is not None else "")
         outcomes.append(SizeOutcome(n, bound, best.get(n), note))
     answered = [o for o in outcomes if o.best is not None]
     chosen = min(answered, key=lambda o: (o.best["objective_value"], o.npus), default=None)
