@@ -36,9 +36,10 @@ def codesign_command(
     provision_top: Annotated[int, typer.Option(
         "--provision-top", min=1, help="With --catalog: how many of the best candidates to provision.")] = 5,
     sizes: Annotated[str | None, typer.Option(
-        "--sizes", help="Cluster sizes to choose from, comma-separated NPU counts (e.g. 2048,4096,8192): the "
-        "space's npus list, searched together on its shape family ([[levels]]); the best by the space's objective "
-        "says how many NPUs to buy, sizes that cannot win are skipped by a proven bound.",
+        "--sizes", help="Cluster sizes to choose from, comma-separated NPU counts (e.g. "
+        "2048,4096,8192): the space's npus list, searched together on its shape family "
+        "([[levels]]); the best by the space's objective says how many NPUs to buy, sizes "
+        "that cannot win are skipped by a proven bound.",
         show_default=False)] = None,
     deadline: DeadlineOpt = None,
     out: Annotated[Path | None, typer.Option(
@@ -60,9 +61,10 @@ def codesign_command(
     solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
     count with its scale-out bandwidth.
 
-    With several cluster sizes in the space (npus = [...], or --sizes) the size is searched too; --deadline makes
-    the run's wall time a target every size's iterations must meet. --write-instances writes the
-    best as instance files for 'hieropt solve'; --catalog provisions them with whole parts."""
+    With several cluster sizes in the space (npus = [...], or --sizes) the size is searched
+    too; --deadline makes the run's wall time a target every size's iterations must meet.
+    --write-instances writes the best as instance files for 'hieropt solve'; --catalog provisions
+    them with whole parts."""
     from ..errors import HieroptError
     from ..io.common import read_toml
     from .common import to_stdout, write_json
@@ -85,11 +87,11 @@ def codesign_command(
 
                 check_dask_address(dask)
             plans = plans if run_tokens is None else plans.model_copy(update={"tokens": run_tokens})
-            if sizes is not None or deadline is not None:  # the sizes and the deadline's target: one search
+            if sizes is not None or deadline is not None:  # the sizes, the deadline's target
                 from ..studies.sizing import sized_space
 
                 plans = sized_space(plans, _sizes(sizes), parse_time_ns(deadline, "--deadline"))
-                if deadline is not None and max_time_ns is not None:  # the tighter of the two targets
+                if deadline is not None and max_time_ns is not None:  # the tighter target
                     max_time_ns = min(max_time_ns, plans.max_iteration_time_ns)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
@@ -123,7 +125,7 @@ def codesign_command(
             if written is not None:
                 data["instances"] = [str(p) for p in written]
             data["run"] = None if run is None else run.to_dict()
-            if len(result.space.sizes) > 1 or deadline is not None:  # each size's outcome, the chosen size
+            if len(result.space.sizes) > 1 or deadline is not None:  # each size, the chosen
                 from ..report.sizing import sizing_dict
                 from ..studies.sizing import size_outcomes
 

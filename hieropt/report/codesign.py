@@ -132,9 +132,10 @@ def dims_table(result: Codesign) -> Table:
 
 
 def sizes_table(result: Codesign, deadline: bool = False) -> Table:
-    """Best per cluster size (a space with several): how many NPUs to buy and what each size gives; a size without
-    a solved candidate says why (no plan fits, skipped by its proven bound, or no candidate has an answer, within the
-    deadline when ``deadline``: :func:`hieropt.studies.sizing.size_outcomes`)."""
+    """Best per cluster size (a space with several): how many NPUs to buy and what each size
+    gives; a size without a solved candidate says why (no plan fits, skipped by its proven bound,
+    or no candidate has an answer, within the deadline when ``deadline``:
+    :func:`hieropt.studies.sizing.size_outcomes`)."""
     sp = result.space
     t = Table(title="Per cluster size: the best plan-and-network", title_justify="left")
     for col in ("NPUs", "plans fit", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan",

@@ -48,8 +48,9 @@ def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) ->
 
 
 def result_npus(data: dict[str, Any]) -> int:
-    """The cluster size of a co-design JSON: its best row's (a space with several sizes: the size to buy), else the
-    result's one size (``npus``, a list of the sizes searched); 0 when unknown."""
+    """The cluster size of a co-design JSON: its best row's (a space with several sizes: the
+    size to buy), else the result's one size (``npus``, a list of the sizes searched); 0 when
+    unknown."""
     n = (data.get("best") or {}).get("npus") or data.get("npus") or 0
     if isinstance(n, list):
         n = n[0] if len(n) == 1 else 0

@@ -1,20 +1,21 @@
-"""How many accelerators to buy: the cluster size as a decision of the co-design search, with a deadline ("15T
-tokens within 90 days") as its time target.
+"""How many accelerators to buy: the cluster size as a decision of the co-design search, with a
+deadline ("15T tokens within 90 days") as its time target.
 
-**One search.** ``--sizes`` (``sizes``) sets the space's ``npus`` list: the size is a dimension of one co-design
-search (:func:`hieropt.studies.codesign.codesign`), whose candidates of every size are ordered by their proven lower
-bound and pruned against the best found over all sizes. A size none of whose candidates is solved because its
-smallest bound is at least the best found (:meth:`~hieropt.studies.codesign.candidates.CodesignEnumeration.
-size_bounds`) is *skipped*: none of its candidates can be better. The sizes need a shape space (``[[levels]]``): a
-fixed network holds one NPU count.
+**One search.** ``--sizes`` (``sizes``) sets the space's ``npus`` list: the size is a dimension of
+one co-design search (:func:`hieropt.studies.codesign.codesign`), whose candidates of every size
+are ordered by their proven lower bound and pruned against the best found over all sizes. A size
+none of whose candidates is solved because its smallest bound is at least the best found
+(:meth:`~hieropt.studies.codesign.candidates.CodesignEnumeration.size_bounds`) is *skipped*: none
+of its candidates can be better. The sizes need a shape space (``[[levels]]``): a fixed network
+holds one NPU count.
 
-**Deadline.** A run of D tokens at B s tokens per iteration takes D / (B s) iterations whatever the size, so a
-deadline W is the same iteration-time target W B s / D (ns) for every size and plan of the space (the global batch
-is the model file's): the space's ``max_iteration_time_ns`` (the smaller, if it has one). The cheapest run (or
-least cost) that meets it is the answer.
+**Deadline.** A run of D tokens at B s tokens per iteration takes D / (B s) iterations whatever
+the size, so a deadline W is the same iteration-time target W B s / D (ns) for every size and plan
+of the space (the global batch is the model file's): the space's ``max_iteration_time_ns`` (the
+smaller, if it has one). The cheapest run (or least cost) that meets it is the answer.
 
-What this module adds to the search is the deadline's target and a per-size account of its outcome
-(:class:`Sizing`).
+What this module adds to the search is the deadline's target and a per-size account of its
+outcome (:class:`Sizing`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from .codesign import Codesign, codesign
 
 @dataclass(frozen=True)
 class SizeOutcome:
-    """One cluster size: ``npus``, its smallest candidate bound (inf: no candidate), its best solved row (a row
-    dictionary, None when it has none) and why it has no answer or was skipped (None when it has one)."""
+    """One cluster size: ``npus``, its smallest candidate bound (inf: no candidate), its best
+    solved row (a row dictionary, None when it has none) and why it has no answer or was skipped
+    (None when it has one)."""
 
     npus: int
     bound: float
@@ -45,8 +47,9 @@ class SizeOutcome:
 
 @dataclass(frozen=True)
 class Sizing:
-    """The outcome of :func:`size_cluster`: every size's outcome (ascending), the chosen size (None: no size has an
-    answer), the objective, the deadline's iteration-time target (ns, or None) and the search (``result``)."""
+    """The outcome of :func:`size_cluster`: every size's outcome (ascending), the chosen size
+    (None: no size has an answer), the objective, the deadline's iteration-time target (ns, or
+    None) and the search (``result``)."""
 
     sizes: tuple[SizeOutcome, ...]
     chosen: SizeOutcome | None
@@ -56,8 +59,8 @@ class Sizing:
 
 
 def deadline_target_ns(space: CodesignSpace, deadline_ns: float) -> float:
-    """The iteration-time target (ns) of a deadline of ``deadline_ns`` ns for the space's token budget (module
-    docstring).
+    """The iteration-time target (ns) of a deadline of ``deadline_ns`` ns for the space's token
+    budget (module docstring).
 
     Raises:
         InputError: the space has no ``tokens``.
@@ -71,18 +74,20 @@ def deadline_target_ns(space: CodesignSpace, deadline_ns: float) -> float:
 
 def sized_space(space: CodesignSpace, sizes: list[int] | None = None,
                 deadline_ns: float | None = None) -> CodesignSpace:
-    """``space`` with ``npus`` = ``sizes`` (NPU counts; None: the space's) and the deadline's iteration-time target
-    (``deadline_ns``, ns of wall time for the space's token budget) as its time target (module docstring).
+    """``space`` with ``npus`` = ``sizes`` (NPU counts; None: the space's) and the deadline's
+    iteration-time target (``deadline_ns``, ns of wall time for the space's token budget) as its
+    time target (module docstring).
 
     Raises:
-        InputError: sizes with a fixed network (they need ``[[levels]]``), an empty list or a size below 2, a
-            deadline without tokens.
+        InputError: sizes with a fixed network (they need ``[[levels]]``), an empty list or a size
+            below 2, a deadline without tokens.
     """
     fields: dict[str, Any] = dict(space)
     if sizes is not None:
         if space.network is not None:
-            raise InputError(space.name, "network", "cluster sizes need a shape space: a fixed network holds one "
-                             "NPU count", "describe the network family with [[levels]]")
+            raise InputError(space.name, "network", "cluster sizes need a shape space: a fixed "
+                             "network holds one NPU count",
+                             "describe the network family with [[levels]]")
         if not sizes or min(sizes) < 2:
             raise InputError("sizes", None, f"{sizes!r} is not a list of NPU counts >= 2",
                              "give e.g. 2048,4096,8192")
@@ -97,9 +102,20 @@ def sized_space(space: CodesignSpace, sizes: list[int] | None = None,
         raise validation_error(e, space.name) from e
 
 
+def _note(space: CodesignSpace, bound: float, value: float, deadline: bool) -> str:
+    """Why a size without a solved candidate has no answer (``value``: the best found)."""
+    if bound == float("inf"):
+        return "no plan fits and places on a shape of this size"
+    if space.prune and bound >= value:
+        return f"skipped: its proven bound {bound:.6g} is not below the best found, {value:.6g}"
+    within = (" within the deadline" if deadline else " within the time target"
+              if space.max_iteration_time_ns is not None else "")
+    return "no candidate has an answer" + within
+
+
 def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
-    """Per size of ``result``'s space (a finished co-design search) its bound, best row and note, and the chosen
-    size; ``deadline``: the time target is a deadline's (named in the notes)."""
+    """Per size of ``result``'s space (a finished co-design search) its bound, best row and note,
+    and the chosen size; ``deadline``: the time target is a deadline's (named in the notes)."""
     space = result.space
     bounds = result.enumeration.size_bounds()
     best = {e["npus"]: e["best"] for e in result.by_npus()}
@@ -107,15 +123,7 @@ def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
     outcomes = []
     for n in space.sizes:
         bound = bounds.get(n, float("inf"))
-        if n in best:
-            note = None
-        elif bound == float("inf"):
-            note = "no plan fits and places on a shape of this size"
-        elif space.prune and bound >= value:
-            note = f"skipped: its proven bound {bound:.6g} is not below the best found, {value:.6g}"
-        else:
-            note = "no candidate has an answer" + (" within the deadline" if deadline else " within the time target"
-                                                   if space.max_iteration_time_ns is not None else "")
+        note = None if n in best else _note(space, bound, value, deadline)
         outcomes.append(SizeOutcome(n, bound, best.get(n), note))
     answered = [o for o in outcomes if o.best is not None]
     chosen = min(answered, key=lambda o: (o.best["objective_value"], o.npus), default=None)
@@ -124,12 +132,14 @@ def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
 
 
 def size_cluster(space: CodesignSpace | str | Path, sizes: list[int] | None = None, *,
-                 deadline_ns: float | None = None, objective: str | None = None, workers: int | None = 1,
-                 prune: bool = True, on_row: Callable[[dict[str, Any]], None] | None = None) -> Sizing:
-    """The cheapest cluster size of ``sizes`` (NPU counts; None: the space's ``npus`` list) for the space's objective
-    (or ``objective``), with an optional deadline (ns of wall time for the space's token budget): one co-design
-    search over the sizes (module docstring). ``prune=False`` solves every candidate of every size (the brute
-    force). ``on_row`` receives every row as :func:`~hieropt.studies.codesign.codesign` settles it.
+                 deadline_ns: float | None = None, objective: str | None = None,
+                 workers: int | None = 1, prune: bool = True,
+                 on_row: Callable[[dict[str, Any]], None] | None = None) -> Sizing:
+    """The cheapest cluster size of ``sizes`` (NPU counts; None: the space's ``npus`` list) for
+    the space's objective (or ``objective``), with an optional deadline (ns of wall time for the
+    space's token budget): one co-design search over the sizes (module docstring).
+    ``prune=False`` solves every candidate of every size (the brute force). ``on_row`` receives
+    every row as :func:`~hieropt.studies.codesign.codesign` settles it.
 
     Raises:
         InputError: as :func:`sized_space` and :func:`~hieropt.studies.codesign.codesign`.
@@ -144,4 +154,5 @@ def size_cluster(space: CodesignSpace | str | Path, sizes: list[int] | None = No
     return size_outcomes(result, deadline_ns is not None)
 
 
-__all__ = ["Sizing", "SizeOutcome", "size_cluster", "size_outcomes", "sized_space", "deadline_target_ns"]
+__all__ = ["Sizing", "SizeOutcome", "size_cluster", "size_outcomes", "sized_space",
+           "deadline_target_ns"]

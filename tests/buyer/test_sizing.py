@@ -1,6 +1,6 @@
-"""How many accelerators to buy: a co-design space with three cluster sizes (its npus list, one search) and a
-deadline returns the cheapest size that meets it, as the brute force (every size searched alone, every candidate
-solved) does; sizes are skipped only by a proven bound."""
+"""How many accelerators to buy: a co-design space with three cluster sizes (its npus list, one
+search) and a deadline returns the cheapest size that meets it, as the brute force (every size
+searched alone, every candidate solved) does; sizes are skipped only by a proven bound."""
 
 from __future__ import annotations
 
@@ -61,20 +61,22 @@ def _space(tmp_path: Path, usd: float) -> Path:
 
 
 def brute_force(path: Path, deadline_days: float | None):
-    """((value, size) of the cheapest answer, or None; size -> its rows): every candidate of every size solved, each
-    size searched alone."""
+    """((value, size) of the cheapest answer, or None; size -> its rows): every candidate of
+    every size solved, each size searched alone."""
     space = hieropt.load_codesign(path)
     rows: dict[int, list[dict]] = {n: [] for n in SIZES}
     for n in SIZES:
         one = sized_space(space, [n], None if deadline_days is None else deadline_days * 86400e9)
         hieropt.codesign(one, workers=1, prune=False, on_row=rows[n].append)
-        assert rows[n] and all(r["status"] in ("optimal", "infeasible") for r in rows[n])  # nothing pruned
-    best = min(((r["objective_value"], n) for n in SIZES for r in rows[n] if r["status"] == "optimal"), default=None)
+        assert rows[n]
+        assert all(r["status"] in ("optimal", "infeasible") for r in rows[n])  # none pruned
+    solved = [(r["objective_value"], n) for n in SIZES for r in rows[n] if r["status"] == "optimal"]
+    best = min(solved, default=None)
     return best, rows
 
 
-@pytest.mark.parametrize(("usd", "deadline_days", "size"), [(20000, None, 1024), (20000, 16, 2048),
-                                                             (20000, 9, 4096), (200000, None, 1024)])
+@pytest.mark.parametrize(("usd", "deadline_days", "size"), [
+    (20000, None, 1024), (20000, 16, 2048), (20000, 9, 4096), (200000, None, 1024)])
 def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, size):
     path = _space(tmp_path, usd)
     (value, npus), brute = brute_force(path, deadline_days)
@@ -82,9 +84,10 @@ def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, si
     got = size_cluster(path, SIZES, deadline_ns=None if deadline_days is None else deadline_days * 86400e9)
     assert got.chosen.npus == size
     assert got.chosen.best["objective_value"] == pytest.approx(value, rel=1e-12)
-    for o in got.sizes:  # each size's proven bound is its candidates' least bound, below each one's optimum
+    for o in got.sizes:  # a size's bound: its candidates' least bound, below each one's optimum
         assert o.bound == pytest.approx(min(r["lower_bound"] for r in brute[o.npus]), rel=1e-12)
-        assert all(o.bound <= r["objective_value"] * (1 + 1e-9) for r in brute[o.npus] if r["status"] == "optimal")
+        optima = [r["objective_value"] for r in brute[o.npus] if r["status"] == "optimal"]
+        assert all(o.bound <= v * (1 + 1e-9) for v in optima)
     if deadline_days is not None:  # the chosen run meets the deadline; the smaller sizes miss it
         days = got.chosen.best["iteration_time_ns"] * 300e9 / (1536 * 2048) / 86400e9
         assert days <= deadline_days * (1 + 1e-9)
@@ -97,7 +100,7 @@ def test_dear_accelerators_skip_the_largest_size_by_its_bound(tmp_path):
     skipped = [o for o in got.sizes if o.note is not None and o.note.startswith("skipped")]
     assert [o.npus for o in skipped] == [4096]
     assert skipped[0].bound >= got.chosen.best["objective_value"]
-    largest = [r for r in rows if r["npus"] == 4096]  # none solved: every candidate pruned by its bound
+    largest = [r for r in rows if r["npus"] == 4096]  # none solved: every one pruned by its bound
     assert largest and all(r["status"] == "pruned" for r in largest)
     assert min(r["lower_bound"] for r in largest) == pytest.approx(skipped[0].bound, rel=1e-12)
 
@@ -125,13 +128,15 @@ def test_codesign_command_with_sizes_and_a_deadline(tmp_path):
     from tests.cli.util import error_line, run
 
     path = _space(tmp_path, 20000)
-    r = run("codesign", path, "--sizes", "1024,2048,4096", "--deadline", "16d", "--workers", "1", "--json", "-")
+    r = run("codesign", path, "--sizes", "1024,2048,4096", "--deadline", "16d", "--workers", "1",
+            "--json", "-")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["chosen_npus"] == 2048
     assert [s["npus"] for s in out["sizes"]] == SIZES
     chosen = out["sizes"][1]
-    assert chosen["run"]["time_to_train_days"] <= 16 and chosen["run"]["run_cost_usd"] == pytest.approx(
-        chosen["best"]["objective_value"], rel=1e-9)
+    assert chosen["run"]["time_to_train_days"] <= 16
+    assert chosen["run"]["run_cost_usd"] == pytest.approx(chosen["best"]["objective_value"],
+                                                          rel=1e-9)
     assert "--sizes" in error_line(run("codesign", path, "--sizes", "1024,x"))
     assert run("codesign", path, "--sizes", "1024", "--deadline", "5d", "--workers", "1").exit_code == 3

@@ -163,8 +163,9 @@ def test_codesign_page(codesign_json, codesigned):
 
 def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
     """Without the space only the best row's figures are known (from the JSON); a second result is the fixed-plan
-    column (its best row). (Every ranked row of this space has the same network at the bandwidth caps, so the
-    fastest, cheapest and knee are the best; a shortlist of another plan is the column that differs.)"""
+    column (its best row). (Every ranked row of this space has the same network at the bandwidth
+    caps, so the fastest, cheapest and knee are the best; a shortlist of another plan is the column
+    that differs.)"""
     result = json.loads(codesign_json.read_text())
     other = next(r for r in result["ranking"] if r["plan"] != result["best"]["plan"])
     path = tmp_path / "with-catalog.json"
@@ -233,7 +234,8 @@ def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_jso
     with its row's plan (and so its row's MFU at the shortlist's time)."""
     data = json.loads(codesign_json.read_text())
     best_plan = data["best"]["plan"]  # another placement of the best plan: MFU scales as 1 / time
-    row = next(r for r in data["ranking"][1:] if r["plan"] == best_plan and r["id"] != data["best"]["id"])
+    row = next(r for r in data["ranking"][1:]
+               if r["plan"] == best_plan and r["id"] != data["best"]["id"])
     data["provisioned"] = [{"id": row["id"], "bom_rank": 1, "iteration_time_ns": row["iteration_time_ns"] * 1.5,
                             "network_cost_usd": 1e6, "power_w": 2e5, "bw_gbps": [100.0, 50.0],
                             "parts": ["part A", "part B"]}]

@@ -155,20 +155,24 @@ class CodesignEnumeration:
     def bounds(self, p: int, s: int) -> tuple[float, float]:
         """(objective bound, time bound ns) of plan ``p`` (index into :attr:`fitting`) on shape ``s``."""
         t = float(self._T[p, self._dcol[s]])
-        return _objective(self.space.objective, t, float(self._C[s]), float(self._K[s]), float(self._F[s])), t
+        c, k, f = float(self._C[s]), float(self._K[s]), float(self._F[s])
+        return _objective(self.space.objective, t, c, k, f), t
 
     def _bound_matrix(self) -> np.ndarray:
         t = self._T[:, self._dcol]  # (P, S)
-        bound = _objective(self.space.objective, t, self._C[None, :], self._K[None, :], self._F[None, :])
+        c, k, f = self._C[None, :], self._K[None, :], self._F[None, :]
+        bound = _objective(self.space.objective, t, c, k, f)
         return np.broadcast_to(bound, t.shape)
 
     def size_bounds(self) -> dict[int, float]:
-        """Cluster size (NPUs) -> the smallest objective bound of its candidates (a size without a candidate is
-        absent): no candidate of a size whose smallest bound is at least the best found can beat it."""
+        """Cluster size (NPUs) -> the smallest objective bound of its candidates (a size without
+        a candidate is absent): no candidate of a size whose smallest bound is at least the best
+        found can beat it."""
         if not self.pairs:
             return {}
         p, s = np.divmod(self._order, len(self.shapes))
-        npus, first = np.unique(self._shape_npus[s], return_index=True)  # (the order is by bound: first = least)
+        # (the order is by bound: a size's first pair has its least bound)
+        npus, first = np.unique(self._shape_npus[s], return_index=True)
         bound = self._bound_matrix()[p[first], s[first]]
         return {int(n): float(b) for n, b in zip(npus, bound, strict=True)}
 
@@ -230,8 +234,9 @@ def _sum_by(skipped: dict[tuple[int, int], str], per_group: np.ndarray) -> Count
 
 
 def _objective(objective: str, t_lb, c_lb, k=1.0, f=0.0):
-    """The objective bound from the time and cost bounds (floats or arrays; :func:`.bounds.objective_bound`):
-    ``k`` and ``f`` are min_run_cost's $ per (ns x $) and fixed $ (:func:`_run_terms`)."""
+    """The objective bound from the time and cost bounds (floats or arrays;
+    :func:`.bounds.objective_bound`): ``k`` and ``f`` are min_run_cost's $ per (ns x $) and
+    fixed $ (:func:`_run_terms`)."""
     if objective == "performance":
         return t_lb
     if objective == "performance_per_cost":
@@ -240,8 +245,9 @@ def _objective(objective: str, t_lb, c_lb, k=1.0, f=0.0):
 
 
 def _run_terms(space: CodesignSpace, npus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per shape (its NPUs ``npus``) min_run_cost's $ per (ns x $) and fixed $ ($ of a run = k T (f + C),
-    :func:`hieropt.solvers.run_cost.terms_of`, increasing in T and C); ones and zeros for the other objectives."""
+    """Per shape (its NPUs ``npus``) min_run_cost's $ per (ns x $) and fixed $ ($ of a run =
+    k T (f + C), :func:`hieropt.solvers.run_cost.terms_of`, increasing in T and C); ones and
+    zeros for the other objectives."""
     if space.objective != "min_run_cost":
         return np.ones(len(npus)), np.zeros(len(npus))
     from ...solvers.run_cost import terms_of
