@@ -36,9 +36,11 @@ def codesign_command(
     provision_top: Annotated[int, typer.Option(
         "--provision-top", min=1, help="With --catalog: how many of the best candidates to provision.")] = 5,
     sizes: Annotated[str | None, typer.Option(
-        "--sizes", help="Cluster sizes to choose from, comma-separated NPU counts (e.g. 2048,4096,8192): each searched "
-        "on the space's shape family, the cheapest by the space's objective chosen (sizes that cannot win skipped "
-        "by a proven bound).", show_default=False)] = None,
+        "--sizes", help="Cluster sizes to choose from, comma-separated NPU counts (e.g. "
+        "2048,4096,8192): the space's npus list, searched together on its shape family "
+        "([[levels]]); the best by the space's objective says how many NPUs to buy, sizes "
+        "that cannot win are skipped by a proven bound.",
+        show_default=False)] = None,
     deadline: DeadlineOpt = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an existing FILE is "
@@ -59,8 +61,10 @@ def codesign_command(
     solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
     count with its scale-out bandwidth.
 
-    With several cluster sizes in the space (npus = [...]) the size is searched too. --write-instances writes the
-    best as instance files for 'hieropt solve'; --catalog provisions them with whole parts."""
+    With several cluster sizes in the space (npus = [...], or --sizes) the size is searched
+    too; --deadline makes the run's wall time a target every size's iterations must meet.
+    --write-instances writes the best as instance files for 'hieropt solve'; --catalog provisions
+    them with whole parts."""
     from ..errors import HieroptError
     from ..io.common import read_toml
     from .common import to_stdout, write_json
@@ -83,11 +87,12 @@ def codesign_command(
 
                 check_dask_address(dask)
             plans = plans if run_tokens is None else plans.model_copy(update={"tokens": run_tokens})
-            if sizes is not None or deadline is not None:  # how many NPUs: hieropt/studies/sizing.py
-                code = _sizing(console, plans, sizes, parse_time_ns(deadline, "--deadline"), objective, workers,
-                               json_out)
-                outcome.answered = True
-                raise typer.Exit(code)
+            if sizes is not None or deadline is not None:  # the sizes, the deadline's target
+                from ..studies.sizing import sized_space
+
+                plans = sized_space(plans, _sizes(sizes), parse_time_ns(deadline, "--deadline"))
+                if deadline is not None and max_time_ns is not None:  # the tighter target
+                    max_time_ns = min(max_time_ns, plans.max_iteration_time_ns)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
         from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
@@ -120,6 +125,11 @@ def codesign_command(
             if written is not None:
                 data["instances"] = [str(p) for p in written]
             data["run"] = None if run is None else run.to_dict()
+            if len(result.space.sizes) > 1 or deadline is not None:  # each size, the chosen
+                from ..report.sizing import sizing_dict
+                from ..studies.sizing import size_outcomes
+
+                data.update(sizing_dict(size_outcomes(result, deadline is not None)))
             write_json(json_out, data)
             outcome.answered = True
         for line in summary_lines(result) + run_lines(run):
@@ -132,7 +142,7 @@ def codesign_command(
         if len(result.space.sizes) > 1:
             from ..report.codesign import sizes_table
 
-            console.print(sizes_table(result))
+            console.print(sizes_table(result, deadline is not None))
         if shortlist is not None:
             from ..report.codesign import provision_table
 
@@ -142,23 +152,18 @@ def codesign_command(
                           highlight=False, soft_wrap=True)
 
 
-def _sizing(console, space, sizes: str | None, deadline_ns: float | None, objective: str | None,
-            workers: int | None, json_out: Path | None) -> int:
-    """``--sizes`` / ``--deadline``: the cluster-size search, printed (and written to ``--json``); its exit code."""
-    from ..errors import InputError
-    from ..report.sizing import sizing_dict, sizing_lines
-    from ..studies.sizing import size_cluster
-    from .common import write_json
+def _sizes(sizes: str | None) -> list[int] | None:
+    """The NPU counts of ``--sizes`` (None: not given).
 
-    words = [w.strip() for w in (sizes or str(space.npus)).split(",")]
+    Raises:
+        InputError: a word that is not a whole number.
+    """
+    if sizes is None:
+        return None
+    from ..errors import InputError
+
+    words = [w.strip() for w in sizes.split(",")]
     if not all(w.isdigit() for w in words):
         raise InputError("--sizes", None, f"{sizes!r} is not a comma-separated list of NPU counts",
                          "write e.g. --sizes 2048,4096,8192")
-    result = size_cluster(space, [int(w) for w in words], deadline_ns=deadline_ns, objective=objective,
-                          workers=workers)
-    if json_out is not None:
-        write_json(json_out, sizing_dict(result))
-    for line in sizing_lines(result):
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
-    return 0 if result.chosen is not None else 3
-
+    return [int(w) for w in words]

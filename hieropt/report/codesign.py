@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from ..studies.codesign.search import Codesign
+from ..studies.sizing import size_outcomes
 
 _UNIT = {"performance": "time ms", "min_cost": "cost $", "performance_per_cost": "time x cost (ms x M$)",
          "min_run_cost": "$ per run"}
@@ -130,20 +131,23 @@ def dims_table(result: Codesign) -> Table:
     return t
 
 
-def sizes_table(result: Codesign) -> Table:
-    """Best per cluster size (a space with several): how many NPUs to buy and what each size gives; a size without
-    a solved candidate says why (no plan fits, or every candidate settled by its bound)."""
+def sizes_table(result: Codesign, deadline: bool = False) -> Table:
+    """Best per cluster size (a space with several): how many NPUs to buy and what each size
+    gives; a size without a solved candidate says why (no plan fits, skipped by its proven bound,
+    or no candidate has an answer, within the deadline when ``deadline``:
+    :func:`hieropt.studies.sizing.size_outcomes`)."""
     sp = result.space
     t = Table(title="Per cluster size: the best plan-and-network", title_justify="left")
     for col in ("NPUs", "plans fit", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan",
                 "best network"):
         t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
     best = {e["npus"]: e for e in result.by_npus()}
+    notes = {o.npus: o.note for o in size_outcomes(result, deadline).sizes}
     fit = Counter(pc.params.plan.npus for pc in result.enumeration.plans.fitting)
     for n in sp.sizes:
         e = best.get(n)
         if e is None:
-            why = "no valid plan fits (reasons above)" if not fit[n] else "every candidate settled by its bound"
+            why = "no valid plan fits (reasons above)" if not fit[n] else notes[n]
             t.add_row(f"{n:,}", f"{fit[n]:,}", "0", "-", "-", "-", why, "")
             continue
         b = e["best"]

@@ -47,6 +47,16 @@ def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) ->
                    params.workload_name)
 
 
+def result_npus(data: dict[str, Any]) -> int:
+    """The cluster size of a co-design JSON: its best row's (a space with several sizes: the
+    size to buy), else the result's one size (``npus``, a list of the sizes searched); 0 when
+    unknown."""
+    n = (data.get("best") or {}).get("npus") or data.get("npus") or 0
+    if isinstance(n, list):
+        n = n[0] if len(n) == 1 else 0
+    return int(n)
+
+
 def _run_of(data: dict[str, Any]) -> RunFigures | None:
     run = data.get("run")
     if not run:
@@ -73,7 +83,7 @@ def codesign_alternatives(data: dict[str, Any], space: Any | None, tokens: float
 
         raise InputError(str(data.get("space", "co-design result")), "best", "no solved candidate in the result",
                          "give the JSON of a co-design search that found an answer")
-    npus = int(data.get("npus") or 0)
+    npus = result_npus(data)
     run_best = _run_of(data) if space is None else None
     if run_best is not None and tokens is not None and run_best.tokens != tokens:
         run_best = None  # computed for another token budget
@@ -150,9 +160,9 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
              "fastest, cheapest, knee and least $ per run are chosen among the ranked candidates the result kept "
              "(codesign --top sets how many)"]
     return Committee("codesign", str(data.get("space")),
-                     subject_lines(model, npus=int(data.get("npus") or 0), tokens=tokens,
+                     subject_lines(model, npus=result_npus(data), tokens=tokens,
                                    objective=str(data.get("objective"))),
                      key, why, alts_t, tuple(missing), within, pareto, unknown_lines(alts_t), tuple(notes))
 
 
-__all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "NO_SPACE"]
+__all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus", "NO_SPACE"]

@@ -1,5 +1,7 @@
-"""Lines and JSON of a cluster-size search (:class:`hieropt.studies.sizing.Sizing`): each size's best plan and
-network, its $ per run (or the space's objective), days and MFU, the chosen size. Returns values; never prints."""
+"""JSON of a cluster-size search (:class:`hieropt.studies.sizing.Sizing`): each size's proven
+bound, best plan and network, its run figures ($ per run, days, MFU) and why it has no answer;
+the chosen size. Returns values; never prints (the console shows the sizes as
+:func:`hieropt.report.codesign.sizes_table`)."""
 
 from __future__ import annotations
 
@@ -7,43 +9,28 @@ from typing import Any
 
 from ..model.run import RunFigures
 from ..studies.sizing import SizeOutcome, Sizing
-from .run import codesign_run, fmt_money
+from .committee_codesign import row_figures
 
 
-def _figures(o: SizeOutcome) -> RunFigures | None:
-    return None if o.result is None else codesign_run(o.result)
-
-
-def _line(o: SizeOutcome, objective: str) -> str:
-    b = o.best
-    if b is None:
-        return f"{o.npus:,} NPUs: {o.note}"
-    fig = _figures(o)
-    value = fmt_money(b["objective_value"]) if objective in ("min_run_cost", "min_cost") else \
-        f"{b['objective_value']:.6g} {b['objective_unit']}"
-    days = f", {fig.time_to_train_days:,.1f} days" if fig is not None and fig.time_to_train_days else ""
-    mfu = f", MFU {fig.mfu:.1%}" if fig is not None and fig.mfu is not None else ""
-    return f"{o.npus:,} NPUs: {objective} {value}{days}{mfu}; {b['id']}"
-
-
-def sizing_lines(s: Sizing) -> list[str]:
-    """One line per size (in the order given), then the chosen size."""
-    head = f"cluster sizes ({s.objective}" + (f"; deadline: iterations within {s.target_ns / 1e6:,.1f} ms"
-                                              if s.target_ns is not None else "") + "):"
-    out = [head] + ["  " + _line(o, s.objective) for o in s.sizes]
-    out.append(f"chosen: {s.chosen.npus:,} NPUs" if s.chosen is not None else "chosen: none (no size has an answer)")
-    return out
+def size_figures(s: Sizing, o: SizeOutcome) -> RunFigures | None:
+    """The run figures of size ``o``'s best row (the space's token budget and cluster), None
+    without one."""
+    space = s.result.space
+    return None if o.best is None else row_figures(o.best, space, space.tokens)
 
 
 def sizing_dict(s: Sizing) -> dict[str, Any]:
-    """JSON-ready: per size its bound, best row, run figures and note; the chosen size."""
+    """JSON-ready: the objective, the deadline's iteration-time target (ns or None), per size
+    (ascending) its bound (None: no candidate), best row, run figures and note; the chosen size
+    (None: no size has an answer)."""
     def one(o: SizeOutcome) -> dict[str, Any]:
-        fig = _figures(o)
-        return {"npus": o.npus, "bound": o.bound if o.bound != float("inf") else None, "best": o.best,
-                "run": None if fig is None else fig.to_dict(), "note": o.note}
+        fig = size_figures(s, o)
+        return {"npus": o.npus, "bound": o.bound if o.bound != float("inf") else None,
+                "best": o.best, "run": None if fig is None else fig.to_dict(), "note": o.note}
 
-    return {"objective": s.objective, "target_ns": s.target_ns, "sizes": [one(o) for o in s.sizes],
+    return {"objective": s.objective, "target_ns": s.target_ns,
+            "sizes": [one(o) for o in s.sizes],
             "chosen_npus": None if s.chosen is None else s.chosen.npus}
 
 
-__all__ = ["sizing_lines", "sizing_dict"]
+__all__ = ["sizing_dict", "size_figures"]

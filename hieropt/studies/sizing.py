@@ -1,61 +1,66 @@
-"""How many accelerators to buy: a co-design search (:func:`hieropt.studies.codesign.codesign`) on each cluster
-size of a list, the cheapest answer over the sizes (by the space's objective, ``min_run_cost`` for $ per run), and a
-deadline ("15T tokens within 90 days") as the iteration-time target of every size.
+"""How many accelerators to buy: the cluster size as a decision of the co-design search, with a
+deadline ("15T tokens within 90 days") as its time target.
 
-**Deadline.** A run of D tokens at B s tokens per iteration takes D / (B s) iterations whatever the size, so a
-deadline W is the same iteration-time target W B s / D (ns) for every size and plan of the space (the global batch
-is the model file's).
+**One search.** ``--sizes`` (``sizes``) sets the space's ``npus`` list: the size is a dimension of
+one co-design search (:func:`hieropt.studies.codesign.codesign`), whose candidates of every size
+are ordered by their proven lower bound and pruned against the best found over all sizes. A size
+none of whose candidates is solved because its smallest bound is at least the best found
+(:meth:`~hieropt.studies.codesign.candidates.CodesignEnumeration.size_bounds`) is *skipped*: none
+of its candidates can be better. The sizes need a shape space (``[[levels]]``): a fixed network
+holds one NPU count.
 
-**Exact skipping of sizes.** Each size's candidates carry a proven lower bound on the objective
-(:mod:`hieropt.studies.codesign.candidates`); the sizes are searched in the order of their smallest bound, and a size
-whose smallest bound is at least the best value found is skipped: none of its candidates can be better. The sizes
-need a shape space (``[[levels]]``): a fixed network holds one NPU count.
+**Deadline.** A run of D tokens at B s tokens per iteration takes D / (B s) iterations whatever
+the size, so a deadline W is the same iteration-time target W B s / D (ns) for every size and plan
+of the space (the global batch is the model file's): the space's ``max_iteration_time_ns`` (the
+smaller, if it has one). The cheapest run (or least cost) that meets it is the answer.
+
+What this module adds to the search is the deadline's target and a per-size account of its
+outcome (:class:`Sizing`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..workloads.llm.space import CodesignSpace
-from .codesign import codesign
-from .codesign.candidates import enumerate_candidates
+from pydantic import ValidationError
 
-SOLVED = ("optimal", "limit")
+from ..errors import InputError
+from ..io.common import validation_error
+from ..workloads.llm.space import CodesignSpace
+from .codesign import Codesign, codesign
 
 
 @dataclass(frozen=True)
 class SizeOutcome:
-    """One cluster size: ``npus``, its smallest candidate bound (inf: no candidate), the search's result (None when
-    skipped) and why it was skipped or has no answer (None otherwise)."""
+    """One cluster size: ``npus``, its smallest candidate bound (inf: no candidate), its best
+    solved row (a row dictionary, None when it has none) and why it has no answer or was skipped
+    (None when it has one)."""
 
     npus: int
     bound: float
-    result: Any
+    best: dict[str, Any] | None
     note: str | None
-
-    @property
-    def best(self) -> dict[str, Any] | None:
-        """The size's best row (None: skipped or no certified answer)."""
-        return None if self.result is None else self.result.best
 
 
 @dataclass(frozen=True)
 class Sizing:
-    """The outcome of :func:`size_cluster`: every size's outcome in the order given, the chosen size (None: no size
-    has an answer), the objective and the deadline's iteration-time target (ns, or None)."""
+    """The outcome of :func:`size_cluster`: every size's outcome (ascending), the chosen size
+    (None: no size has an answer), the objective, the deadline's iteration-time target (ns, or
+    None) and the search (``result``)."""
 
     sizes: tuple[SizeOutcome, ...]
     chosen: SizeOutcome | None
     objective: str
     target_ns: float | None
+    result: Codesign
 
 
 def deadline_target_ns(space: CodesignSpace, deadline_ns: float) -> float:
-    """The iteration-time target (ns) of a deadline of ``deadline_ns`` ns for the space's token budget (module
-    docstring).
+    """The iteration-time target (ns) of a deadline of ``deadline_ns`` ns for the space's token
+    budget (module docstring).
 
     Raises:
         InputError: the space has no ``tokens``.
@@ -67,61 +72,87 @@ def deadline_target_ns(space: CodesignSpace, deadline_ns: float) -> float:
     return deadline_ns / (space.tokens / (b.plan.global_batch_size * b.model.sequence_length))
 
 
-def _sized(space: CodesignSpace, npus: int, target_ns: float | None) -> CodesignSpace:
-    fields = {**dict(space), "npus": npus}
-    if target_ns is not None:
-        fields["max_iteration_time_ns"] = min(target_ns, space.max_iteration_time_ns or target_ns)
-    return CodesignSpace(**fields)
-
-
-def size_cluster(space: CodesignSpace | str | Path, sizes: list[int], *, deadline_ns: float | None = None,
-                 objective: str | None = None, workers: int | None = 1, prune: bool = True) -> Sizing:
-    """The cheapest cluster size of ``sizes`` (NPU counts) for the space's objective (or ``objective``), each size
-    searched by :func:`hieropt.studies.codesign.codesign`, with an optional deadline (ns of wall time for the space's
-    token budget); sizes that cannot beat the best found are skipped by their proven bound (module docstring).
-    ``prune=False`` searches every size and every candidate (the brute force).
+def sized_space(space: CodesignSpace, sizes: list[int] | None = None,
+                deadline_ns: float | None = None) -> CodesignSpace:
+    """``space`` with ``npus`` = ``sizes`` (NPU counts; None: the space's) and the deadline's
+    iteration-time target (``deadline_ns``, ns of wall time for the space's token budget) as its
+    time target (module docstring).
 
     Raises:
-        InputError: a fixed network (sizes need ``[[levels]]``), no sizes, a size below 2, a deadline without
-            tokens, or a bad space.
+        InputError: sizes with a fixed network (they need ``[[levels]]``), an empty list or a size
+            below 2, a deadline without tokens.
+    """
+    fields: dict[str, Any] = dict(space)
+    if sizes is not None:
+        if space.network is not None:
+            raise InputError(space.name, "network", "cluster sizes need a shape space: a fixed "
+                             "network holds one NPU count",
+                             "describe the network family with [[levels]]")
+        if not sizes or min(sizes) < 2:
+            raise InputError("sizes", None, f"{sizes!r} is not a list of NPU counts >= 2",
+                             "give e.g. 2048,4096,8192")
+        unique = sorted(set(sizes))
+        fields["npus"] = unique[0] if len(unique) == 1 else tuple(unique)
+    if deadline_ns is not None:
+        target = deadline_target_ns(space, deadline_ns)
+        fields["max_iteration_time_ns"] = min(target, space.max_iteration_time_ns or target)
+    try:
+        return CodesignSpace(**fields)
+    except ValidationError as e:
+        raise validation_error(e, space.name) from e
+
+
+def _note(space: CodesignSpace, bound: float, value: float, deadline: bool) -> str:
+    """Why a size without a solved candidate has no answer (``value``: the best found)."""
+    if bound == float("inf"):
+        return "no plan fits and places on a shape of this size"
+    if space.prune and bound >= value:
+        return f"skipped: its proven bound {bound:.6g} is not below the best found, {value:.6g}"
+    within = (" within the deadline" if deadline else " within the time target"
+              if space.max_iteration_time_ns is not None else "")
+    return "no candidate has an answer" + within
+
+
+def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
+    """Per size of ``result``'s space (a finished co-design search) its bound, best row and note,
+    and the chosen size; ``deadline``: the time target is a deadline's (named in the notes)."""
+    space = result.space
+    bounds = result.enumeration.size_bounds()
+    best = {e["npus"]: e["best"] for e in result.by_npus()}
+    value = min((b["objective_value"] for b in best.values()), default=float("inf"))
+    outcomes = []
+    for n in space.sizes:
+        bound = bounds.get(n, float("inf"))
+        note = None if n in best else _note(space, bound, value, deadline)
+        outcomes.append(SizeOutcome(n, bound, best.get(n), note))
+    answered = [o for o in outcomes if o.best is not None]
+    chosen = min(answered, key=lambda o: (o.best["objective_value"], o.npus), default=None)
+    return Sizing(tuple(outcomes), chosen, space.objective,
+                  space.max_iteration_time_ns if deadline else None, result)
+
+
+def size_cluster(space: CodesignSpace | str | Path, sizes: list[int] | None = None, *,
+                 deadline_ns: float | None = None, objective: str | None = None,
+                 workers: int | None = 1, prune: bool = True,
+                 on_row: Callable[[dict[str, Any]], None] | None = None) -> Sizing:
+    """The cheapest cluster size of ``sizes`` (NPU counts; None: the space's ``npus`` list) for
+    the space's objective (or ``objective``), with an optional deadline (ns of wall time for the
+    space's token budget): one co-design search over the sizes (module docstring).
+    ``prune=False`` solves every candidate of every size (the brute force). ``on_row`` receives
+    every row as :func:`~hieropt.studies.codesign.codesign` settles it.
+
+    Raises:
+        InputError: as :func:`sized_space` and :func:`~hieropt.studies.codesign.codesign`.
+        NoSolutionError: no plan fits in memory on any size.
     """
     if not isinstance(space, CodesignSpace):
         from ..io.codesign import load_codesign
 
         space = load_codesign(space)
-    if objective is not None:
-        space = CodesignSpace(**{**dict(space), "objective": objective})
-    if space.network is not None:
-        raise InputError(space.name, "network", "cluster sizes need a shape space: a fixed network holds one NPU "
-                         "count", "describe the network family with [[levels]]")
-    if not sizes or min(sizes) < 2:
-        raise InputError("sizes", None, f"{sizes!r} is not a list of NPU counts >= 2", "give e.g. 2048,4096,8192")
-    target = None if deadline_ns is None else deadline_target_ns(space, deadline_ns)
-    spaces = {n: _sized(space, n, target) for n in dict.fromkeys(sizes)}
-    bounds = {}
-    for n, s in spaces.items():
-        try:
-            cands = enumerate_candidates(s).candidates
-        except InputError:  # (no shape of the levels holds n NPUs: this size has no candidate)
-            cands = ()
-        bounds[n] = cands[0].lower_bound if cands else float("inf")
-    best, outcomes = float("inf"), {}
-    for n in sorted(spaces, key=lambda n: (bounds[n], n)):
-        if bounds[n] == float("inf"):
-            outcomes[n] = SizeOutcome(n, bounds[n], None, "no plan fits and places on a shape of this size")
-        elif prune and bounds[n] >= best:
-            outcomes[n] = SizeOutcome(n, bounds[n], None, f"skipped: its proven bound {bounds[n]:.6g} is not below "
-                                      f"the best found, {best:.6g}")
-        else:
-            res = codesign(spaces[n], workers=workers, prune=prune)
-            row = res.best
-            if row is not None and row["status"] in SOLVED:
-                best = min(best, row["objective_value"])
-            outcomes[n] = SizeOutcome(n, bounds[n], res, None if row is not None else "no candidate has an answer"
-                                      + (" within the deadline" if target is not None else ""))
-    answered = [o for o in outcomes.values() if o.best is not None and o.best["status"] in SOLVED]
-    chosen = min(answered, key=lambda o: (o.best["objective_value"], o.npus), default=None)
-    return Sizing(tuple(outcomes[n] for n in spaces), chosen, space.objective, target)
+    space = sized_space(space, sizes, deadline_ns)
+    result = codesign(space, objective, workers=workers, prune=prune, on_row=on_row)
+    return size_outcomes(result, deadline_ns is not None)
 
 
-__all__ = ["Sizing", "SizeOutcome", "size_cluster", "deadline_target_ns"]
+__all__ = ["Sizing", "SizeOutcome", "size_cluster", "size_outcomes", "sized_space",
+           "deadline_target_ns"]

@@ -53,15 +53,16 @@ def _space(tmp_path: Path, cluster: str) -> Path:
 def test_pruned_search_equals_brute_force(tmp_path, usd):
     path = _space(tmp_path, CLUSTER.format(usd=usd))
     pruned = hieropt.codesign(path, workers=1)
-    brute = hieropt.codesign(path, workers=1, prune=False)
-    assert brute.pruned == 0 and brute.solved == 12
-    best = min((r for r in brute.rows if r["status"] == "optimal"), key=lambda r: r["objective_value"])
-    assert pruned.best["id"] == best["id"]
-    assert pruned.best["objective_value"] == pytest.approx(best["objective_value"], rel=1e-12)
-    for r in brute.rows:  # every bound is below the candidate's own optimum
+    rows: list[dict] = []
+    brute = hieropt.codesign(path, workers=1, prune=False, on_row=rows.append)
+    assert brute.pruned == 0 and brute.solved == len(rows) == 12
+    best = min((r for r in rows if r["status"] == "optimal"), key=lambda r: r["objective_value"])
+    assert pruned.best.id == best["id"]
+    assert pruned.best.objective_value == pytest.approx(best["objective_value"], rel=1e-12)
+    for r in rows:  # every bound is below the candidate's own optimum
         assert r["lower_bound"] <= r["objective_value"] * (1 + 1e-9)
     run = codesign_run(pruned)
-    assert run.run_cost_usd == pytest.approx(pruned.best["objective_value"], rel=1e-9)
+    assert run.run_cost_usd == pytest.approx(pruned.best.objective_value, rel=1e-9)
 
 
 def test_min_run_cost_space_needs_a_cluster(tmp_path):

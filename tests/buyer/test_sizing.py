@@ -1,6 +1,6 @@
-"""How many accelerators to buy: a co-design space with three cluster sizes and a deadline returns the cheapest size
-that meets it, as the brute force over the sizes (every size, every candidate) does; sizes are skipped only by a
-proven bound."""
+"""How many accelerators to buy: a co-design space with three cluster sizes (its npus list, one
+search) and a deadline returns the cheapest size that meets it, as the brute force (every size
+searched alone, every candidate solved) does; sizes are skipped only by a proven bound."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import hieropt
 from hieropt.errors import InputError
-from hieropt.studies.sizing import size_cluster
+from hieropt.studies.sizing import size_cluster, sized_space
 
 REPO = Path(__file__).resolve().parents[2]
 SIZES = [1024, 2048, 4096]
@@ -60,16 +61,22 @@ def _space(tmp_path: Path, usd: float) -> Path:
 
 
 def brute_force(path: Path, deadline_days: float | None):
-    """(size, $ per run) of the cheapest answer over every size and candidate, and each size's days."""
-    out = size_cluster(path, SIZES, deadline_ns=None if deadline_days is None else deadline_days * 86400e9,
-                       prune=False)
-    assert all(o.note is None or "no candidate" in o.note for o in out.sizes)  # nothing skipped
-    best = min(((o.best["objective_value"], o.npus) for o in out.sizes if o.best is not None), default=None)
-    return best, out
+    """((value, size) of the cheapest answer, or None; size -> its rows): every candidate of
+    every size solved, each size searched alone."""
+    space = hieropt.load_codesign(path)
+    rows: dict[int, list[dict]] = {n: [] for n in SIZES}
+    for n in SIZES:
+        one = sized_space(space, [n], None if deadline_days is None else deadline_days * 86400e9)
+        hieropt.codesign(one, workers=1, prune=False, on_row=rows[n].append)
+        assert rows[n]
+        assert all(r["status"] in ("optimal", "infeasible") for r in rows[n])  # none pruned
+    solved = [(r["objective_value"], n) for n in SIZES for r in rows[n] if r["status"] == "optimal"]
+    best = min(solved, default=None)
+    return best, rows
 
 
-@pytest.mark.parametrize(("usd", "deadline_days", "size"), [(20000, None, 1024), (20000, 20, 2048),
-                                                             (20000, 12, 4096), (200000, None, 1024)])
+@pytest.mark.parametrize(("usd", "deadline_days", "size"), [
+    (20000, None, 1024), (20000, 16, 2048), (20000, 9, 4096), (200000, None, 1024)])
 def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, size):
     path = _space(tmp_path, usd)
     (value, npus), brute = brute_force(path, deadline_days)
@@ -77,17 +84,25 @@ def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, si
     got = size_cluster(path, SIZES, deadline_ns=None if deadline_days is None else deadline_days * 86400e9)
     assert got.chosen.npus == size
     assert got.chosen.best["objective_value"] == pytest.approx(value, rel=1e-12)
+    for o in got.sizes:  # a size's bound: its candidates' least bound, below each one's optimum
+        assert o.bound == pytest.approx(min(r["lower_bound"] for r in brute[o.npus]), rel=1e-12)
+        optima = [r["objective_value"] for r in brute[o.npus] if r["status"] == "optimal"]
+        assert all(o.bound <= v * (1 + 1e-9) for v in optima)
     if deadline_days is not None:  # the chosen run meets the deadline; the smaller sizes miss it
         days = got.chosen.best["iteration_time_ns"] * 300e9 / (1536 * 2048) / 86400e9
         assert days <= deadline_days * (1 + 1e-9)
-        assert all(o.best is None for o in brute.sizes if o.npus < size)
+        assert all(r["status"] == "infeasible" for n in SIZES if n < size for r in brute[n])
 
 
 def test_dear_accelerators_skip_the_largest_size_by_its_bound(tmp_path):
-    got = size_cluster(_space(tmp_path, 200000), SIZES)
+    rows: list[dict] = []
+    got = size_cluster(_space(tmp_path, 200000), SIZES, on_row=rows.append)
     skipped = [o for o in got.sizes if o.note is not None and o.note.startswith("skipped")]
     assert [o.npus for o in skipped] == [4096]
     assert skipped[0].bound >= got.chosen.best["objective_value"]
+    largest = [r for r in rows if r["npus"] == 4096]  # none solved: every one pruned by its bound
+    assert largest and all(r["status"] == "pruned" for r in largest)
+    assert min(r["lower_bound"] for r in largest) == pytest.approx(skipped[0].bound, rel=1e-12)
 
 
 def test_no_size_meets_an_impossible_deadline(tmp_path):
@@ -113,13 +128,15 @@ def test_codesign_command_with_sizes_and_a_deadline(tmp_path):
     from tests.cli.util import error_line, run
 
     path = _space(tmp_path, 20000)
-    r = run("codesign", path, "--sizes", "1024,2048,4096", "--deadline", "20d", "--workers", "1", "--json", "-")
+    r = run("codesign", path, "--sizes", "1024,2048,4096", "--deadline", "16d", "--workers", "1",
+            "--json", "-")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["chosen_npus"] == 2048
     assert [s["npus"] for s in out["sizes"]] == SIZES
     chosen = out["sizes"][1]
-    assert chosen["run"]["time_to_train_days"] <= 20 and chosen["run"]["run_cost_usd"] == pytest.approx(
-        chosen["best"]["objective_value"], rel=1e-9)
+    assert chosen["run"]["time_to_train_days"] <= 16
+    assert chosen["run"]["run_cost_usd"] == pytest.approx(chosen["best"]["objective_value"],
+                                                          rel=1e-9)
     assert "--sizes" in error_line(run("codesign", path, "--sizes", "1024,x"))
     assert run("codesign", path, "--sizes", "1024", "--deadline", "5d", "--workers", "1").exit_code == 3

@@ -163,12 +163,20 @@ def test_codesign_page(codesign_json, codesigned):
 
 def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
     """Without the space only the best row's figures are known (from the JSON); a second result is the fixed-plan
-    column (its best row)."""
+    column (its best row). (Every ranked row of this space has the same network at the bandwidth
+    caps, so the fastest, cheapest and knee are the best; a shortlist of another plan is the column
+    that differs.)"""
+    result = json.loads(codesign_json.read_text())
+    other = next(r for r in result["ranking"] if r["plan"] != result["best"]["plan"])
+    path = tmp_path / "with-catalog.json"
+    path.write_text(json.dumps({**result, "provisioned": [
+        {"id": other["id"], "bom_rank": 1, "iteration_time_ns": other["iteration_time_ns"],
+         "network_cost_usd": other["network_cost_usd"], "power_w": 2e5, "bw_gbps": other["bw_gbps"],
+         "parts": ["part A"]}]}))
     out = tmp_path / "out"
-    r = run("report", codesign_json, "--fixed-plan", codesign_json, "-o", out, "--json", "-")
+    r = run("report", path, "--fixed-plan", codesign_json, "-o", out, "--json", "-")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    result = json.loads(codesign_json.read_text())
     alts = {a["key"]: a for a in data["alternatives"]}
     assert alts["best"]["mfu"] == result["run"]["mfu"]
     assert alts["fixed_plan"]["iteration_time_ns"] == result["best"]["iteration_time_ns"]
@@ -179,14 +187,14 @@ def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
 
 
 def test_codesign_space_is_searched(tmp_path, codesign_json):
-    """A space file is searched here: the same best as `codesign` (66.1 % MFU), the same figures."""
+    """A space file is searched here: the same best as `codesign` (64.8 % MFU), the same figures."""
     out = tmp_path / "out"
     r = run("report", SPACE, "--tokens", "300e9", "-o", out, "--json", "-")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     run_figures = json.loads(codesign_json.read_text())["run"]
     assert data["kind"] == "codesign" and alt(data, "best")["mfu"] == pytest.approx(run_figures["mfu"], rel=1e-12)
-    assert run_figures["mfu"] == pytest.approx(0.661, abs=5e-4)
+    assert run_figures["mfu"] == pytest.approx(0.648, abs=5e-4)
 
 
 @pytest.mark.parametrize(("args", "words"), [
@@ -225,7 +233,9 @@ def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_jso
     """The first of a `codesign --catalog` shortlist is the whole-parts column: its catalog cost, time and power,
     with its row's plan (and so its row's MFU at the shortlist's time)."""
     data = json.loads(codesign_json.read_text())
-    row = data["ranking"][1]
+    best_plan = data["best"]["plan"]  # another placement of the best plan: MFU scales as 1 / time
+    row = next(r for r in data["ranking"][1:]
+               if r["plan"] == best_plan and r["id"] != data["best"]["id"])
     data["provisioned"] = [{"id": row["id"], "bom_rank": 1, "iteration_time_ns": row["iteration_time_ns"] * 1.5,
                             "network_cost_usd": 1e6, "power_w": 2e5, "bw_gbps": [100.0, 50.0],
                             "parts": ["part A", "part B"]}]
@@ -238,7 +248,6 @@ def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_jso
     assert (cat["iteration_time_ns"], cat["network_cost_usd"], cat["power_w"]) == (row["iteration_time_ns"] * 1.5,
                                                                                    1e6, 2e5)
     assert cat["plan"] == row["plan"] and cat["bw_gbps"] == [100.0, 50.0] and "part A; part B" in cat["how"]
-    assert row["plan"] == data["best"]["plan"]  # another placement of the best plan: MFU scales as 1 / time
     best = alt(out, "best")
     assert cat["mfu"] == pytest.approx(best["mfu"] * best["iteration_time_ns"] / cat["iteration_time_ns"], rel=1e-12)
 

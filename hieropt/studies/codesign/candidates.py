@@ -121,6 +121,7 @@ class CodesignEnumeration:
         self._T = np.array([[time_bound_ns(plan_time_bounds(pc.params, build_step(pc.params, names=False)), c)
                              for c in caps] for pc in self.fitting], dtype=float).reshape(len(self.fitting), len(dims))
         self._C = np.array([cost_floor_usd(space, net) for _, net in self.shapes], dtype=float)
+        self._K, self._F = _run_terms(space, self._shape_npus)
         groups: dict[tuple, int] = {}
         self._gkey = np.array([groups.setdefault(tuple(plan_groups(pc.params)), len(groups)) for pc in self.fitting],
                               dtype=np.int64)
@@ -154,14 +155,26 @@ class CodesignEnumeration:
     def bounds(self, p: int, s: int) -> tuple[float, float]:
         """(objective bound, time bound ns) of plan ``p`` (index into :attr:`fitting`) on shape ``s``."""
         t = float(self._T[p, self._dcol[s]])
-        return _objective(self.space.objective, t, float(self._C[s])), t
+        c, k, f = float(self._C[s]), float(self._K[s]), float(self._F[s])
+        return _objective(self.space.objective, t, c, k, f), t
 
     def _bound_matrix(self) -> np.ndarray:
         t = self._T[:, self._dcol]  # (P, S)
-        objective = self.space.objective
-        if objective == "performance":
-            return t
-        return t * self._C[None, :] if objective == "performance_per_cost" else np.broadcast_to(self._C, t.shape)
+        c, k, f = self._C[None, :], self._K[None, :], self._F[None, :]
+        bound = _objective(self.space.objective, t, c, k, f)
+        return np.broadcast_to(bound, t.shape)
+
+    def size_bounds(self) -> dict[int, float]:
+        """Cluster size (NPUs) -> the smallest objective bound of its candidates (a size without
+        a candidate is absent): no candidate of a size whose smallest bound is at least the best
+        found can beat it."""
+        if not self.pairs:
+            return {}
+        p, s = np.divmod(self._order, len(self.shapes))
+        # (the order is by bound: a size's first pair has its least bound)
+        npus, first = np.unique(self._shape_npus[s], return_index=True)
+        bound = self._bound_matrix()[p[first], s[first]]
+        return {int(n): float(b) for n, b in zip(npus, bound, strict=True)}
 
     def _sorted_pairs(self) -> np.ndarray:
         """Flat indices p S + s of the pairs with a placement, by (bound, plan id, shape id) (a stable sort of the
@@ -220,10 +233,30 @@ def _sum_by(skipped: dict[tuple[int, int], str], per_group: np.ndarray) -> Count
     return out
 
 
-def _objective(objective: str, t_lb: float, c_lb: float) -> float:
+def _objective(objective: str, t_lb, c_lb, k=1.0, f=0.0):
+    """The objective bound from the time and cost bounds (floats or arrays;
+    :func:`.bounds.objective_bound`): ``k`` and ``f`` are min_run_cost's $ per (ns x $) and
+    fixed $ (:func:`_run_terms`)."""
     if objective == "performance":
         return t_lb
-    return t_lb * c_lb if objective == "performance_per_cost" else c_lb
+    if objective == "performance_per_cost":
+        return t_lb * c_lb
+    return k * t_lb * (f + c_lb) if objective == "min_run_cost" else c_lb
+
+
+def _run_terms(space: CodesignSpace, npus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per shape (its NPUs ``npus``) min_run_cost's $ per (ns x $) and fixed $ ($ of a run =
+    k T (f + C), :func:`hieropt.solvers.run_cost.terms_of`, increasing in T and C); ones and
+    zeros for the other objectives."""
+    if space.objective != "min_run_cost":
+        return np.ones(len(npus)), np.zeros(len(npus))
+    from ...solvers.run_cost import terms_of
+
+    b = space.base
+    per = b.plan.global_batch_size * b.model.sequence_length
+    terms = {n: terms_of(space.cluster, n, space.tokens, per) for n in sorted(set(npus.tolist()))}
+    return (np.array([terms[n].usd_per_ns_usd for n in npus.tolist()], dtype=float),
+            np.array([terms[n].fixed_usd for n in npus.tolist()], dtype=float))
 
 
 @lru_cache(maxsize=PLACEMENTS_CACHED)
