@@ -91,8 +91,7 @@ def test_flash_attention_vs_unfused():
         "softmax",
         "context",
     ]
-    flash_npu = ROOF.model_copy(update={"flash_attention": True})
-    ks = layer_kernels(tiny(flash_npu), "attention")
+    ks = layer_kernels(tiny(flash_attention=True), "attention")
     assert not [k for k in ks if k.name in ("scores", "softmax", "context")]
     fwd = next(k for k in ks if k.name == "flash attention")
     bwd = next(k for k in ks if k.name == "flash attention bwd")
@@ -102,13 +101,30 @@ def test_flash_attention_vs_unfused():
         384,
     )  # 2.5 x forward (the scores recomputed); e n (4 q_t + 4 kv_t)
     # its time: max(256 / (1e5 x 0.25), 192 / 500) + 2,000 = 2,000.384 ns
-    assert kernel_ns(flash_npu, fwd) == pytest.approx(2000.384, rel=1e-15)
+    assert kernel_ns(ROOF, fwd) == pytest.approx(2000.384, rel=1e-15)
+
+
+def test_flash_attention_is_one_plan_field(tmp_path):
+    # the plan's flash_attention sets the kernels (and the memory model); in [params.npu] it is
+    # refused with the fix
+    from hieropt.errors import InputError
+    from hieropt.io.llm import read_llm
+
+    f = tmp_path / "m.toml"
+    f.write_text(
+        'generator = "llm"\n[params.model]\nlayers = 2\nhidden_size = 8\nheads = 4\n'
+        "ffn_size = 32\nvocab_size = 64\nsequence_length = 4\n[params.plan]\n"
+        "global_batch_size = 1\n[params.npu]\npeak_tflops = 1.0\nefficiency = 0.5\n"
+        "hbm_gib = 1.0\nflash_attention = true\n"
+    )
+    with pytest.raises(InputError, match="move flash_attention to \\[params.plan\\]"):
+        read_llm(f)
 
 
 def test_flash_attention_is_faster_on_gpt3():
     npu = _a100()
     p = korthikanti("175B", npu, "none", False)
-    fused = korthikanti("175B", npu.model_copy(update={"flash_attention": True}), "none", False)
+    fused = korthikanti("175B", npu, "none", False, flash=True)
     assert layer_ns(fused, "attention")[0] < layer_ns(p, "attention")[0]
 
 
@@ -230,14 +246,14 @@ TABLE5 = {"175B": (12288, 96, 96, 8, 3, 64, 18.13, 13.75),
           "1T": (25600, 160, 128, 64, 1, 512, 94.42, 71.49)}
 
 
-def korthikanti(model: str, npu: NPU, recompute: str, sp: bool) -> LLMParams:
+def korthikanti(model: str, npu: NPU, recompute: str, sp: bool, flash: bool = False) -> LLMParams:
     """A model of Korthikanti et al. 2022 as they ran it (Table 3: TP 8, micro-batch 1, no DP)."""
     h, a, layers, pp, v, m = TABLE5[model][:6]
     arch = Architecture(name=model, layers=layers, hidden_size=h, heads=a, ffn_size=4 * h,
                         vocab_size=51200, sequence_length=2048)
     plan = Plan(tp=8, pp=pp, dp=1, micro_batch_size=1, global_batch_size=m, recompute=recompute,
                 sequence_parallel=sp, schedule="interleaved" if v > 1 else "1f1b",
-                virtual_stages=v)
+                virtual_stages=v, flash_attention=flash)
     return LLMParams(model=arch, plan=plan, npu=npu)
 
 

@@ -120,7 +120,7 @@ def attention_core(p: LLMParams) -> list[Kernel]:
     """The attention core's kernels, forward and input gradient (module docstring)."""
     x, pr = shape(p), p.precision
     e, heads, s, d = pr.activation_bytes, x.b * x.a_t, x.s, x.d
-    if p.npu.flash_attention:
+    if p.plan.flash_attention:
         f = 2.0 * heads * s * s * d  # causal: half of 4 B s^2 d
         return [
             Kernel("flash attention", FWD, "attention", f, e * x.n * (2 * x.q_t + 2 * x.kv_t)),
