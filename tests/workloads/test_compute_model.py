@@ -337,3 +337,28 @@ def test_with_calibration():
         roof.with_calibration({"colour": 1.0})
     with pytest.raises(ValueError, match="hbm_efficiency"):
         roof.with_calibration({"hbm_efficiency": 2.0})
+
+
+def test_context_parallel_kernels_by_hand():
+    # tiny, cp 2 (dp 1): each NPU holds n / cp = 4 of the micro-batch's 8 tokens, s_q = 2 queries per
+    # sequence against all s = 4 keys, B = b a_t = 4 heads, d = 2, e = 2.
+    one, two = tiny(dp=1), tiny(dp=1, cp=2)
+    ks = layer_kernels(two, "attention")
+    by = {k.name: k for k in ks}
+    # scores GEMM (2, 4, 2) x 4: 2 x 2 x 4 x 2 x 4 = 128 FLOPs (half of cp 1's 256); softmax 2 e B
+    # s_q s = 128 bytes; QKV GEMM on 4 tokens (4, q_t + 2 kv_t = 8, h = 8): 512 FLOPs
+    assert (by["scores"].flops, by["softmax"].bytes, by["qkv"].flops) == (128, 128, 512)
+    # the keys' gradient (s, d, s_q) x B: 2 x 4 x 2 x 2 x 4 = 128 FLOPs
+    assert by["scores dgrad (keys)"].flops == 128
+    # every FLOP of the layer is halved (cp 1: QKV 1,024, core 4 x 256 ...)
+    flops = [sum(k.flops for k in layer_kernels(q, "attention")) for q in (one, two)]
+    assert flops[1] == flops[0] / 2
+    # FlashAttention: 2 B s_q s d = 128 FLOPs; bytes e (n/cp 2 q_t + n 2 kv_t) = 2 (4 x 8 + 8 x 4)
+    fa = next(k for k in layer_kernels(tiny(dp=1, cp=2, flash_attention=True), "attention")
+              if k.name == "flash attention")
+    assert (fa.flops, fa.bytes) == (128, 128)
+    # the layer's time is its kernels' times (not the cp = 1 time over 2: the overheads stay)
+    t1, t2 = layer_ns(one, "attention"), layer_ns(two, "attention")
+    assert t2[0] == pytest.approx(sum(kernel_ns(ROOF, k) for k in ks if k.phase == "forward"))
+    assert t2[0] > t1[0] / 2
+    assert build_step(two).stages[0].ops[1].compute_ns == layer_ns(two, "attention")

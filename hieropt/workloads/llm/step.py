@@ -173,16 +173,13 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
     comms = comms + dp_comms(p, dense, *dense_group, "") + dp_comms(p, expert, "edp", pl.edp, "expert ")
     c = pl.cp  # (context parallelism: every FLOP of a layer is per token of the NPU's 1/c of the sequence)
     return Op(name, kind, block, tuple(float(f) / c for f in flops), float(recompute) / c, dense, expert,
-              tuple(comms), update_ns(p, dense, expert), _roofline_ns(p, kind, c))
+              tuple(comms), update_ns(p, dense, expert), _roofline_ns(p, kind))
 
 
-def _roofline_ns(p: LLMParams, kind: str, cp: int) -> tuple[float, float, float] | None:
+def _roofline_ns(p: LLMParams, kind: str) -> tuple[float, float, float] | None:
     """The roofline's (forward, input gradient, weight gradient) ns of a layer of ``kind`` (None with the flat
-    model); with context parallelism each NPU holds 1/cp of the sequence, so each phase is divided by cp (the
-    attention core's key/value length is then the whole sequence: an approximation of its time)."""
-    if not p.npu.roofline:
-        return None
-    return tuple(t / cp for t in layer_ns(p, kind))
+    model); its kernels are those of the NPU's 1/cp of the tokens (:mod:`.kernels`)."""
+    return layer_ns(p, kind) if p.npu.roofline else None
 
 
 def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list[Op]:
