@@ -66,16 +66,19 @@ def test_a_bound_holds(tmp_path: Path):
     assert fit.values["efficiency"] == pytest.approx(0.6, abs=1e-5)
 
 
-def test_a_published_field_list_plugs_in(monkeypatch):
-    from hieropt.workloads import llm
+def test_the_fields_follow_the_compute_model():
+    from hieropt.io.llm import read_llm
+    from hieropt.workloads.llm.accelerators import CALIBRATION_FIELDS as ROOF
 
-    assert [f.name for f in calibration_fields()] == ["efficiency"]
-    published = [("efficiency", 0.1, 0.95, 0.6), {"name": "kernel_overhead_ns", "lower": 0.0,
-                                                   "upper": 5e4}]
-    monkeypatch.setattr(llm, "CALIBRATION_FIELDS", published, raising=False)
-    got = calibration_fields()
-    assert [(f.name, f.lower, f.upper) for f in got] == [("efficiency", 0.1, 0.95),
-                                                         ("kernel_overhead_ns", 0.0, 5e4)]
+    root = Path(__file__).resolve().parents[2]
+    flat = read_llm(root / "validation/models/megatron-gpt-a100.toml", ["efficiency=0.5"]).npu
+    assert [f.name for f in calibration_fields(flat)] == ["efficiency"]
+    roof = read_llm(root / "validation/models/megatron-gpt-a100.toml").npu
+    got = calibration_fields(roof)
+    assert [(f.name, f.lower, f.upper) for f in got] == [
+        (f.name, f.lower, f.upper) for f in ROOF if f.from_runs
+    ]
+    assert [f.name for f in got] == ["matrix_efficiency", "hbm_efficiency"]
     with pytest.raises(ValueError, match="bounds"):
         as_fields([("efficiency", 1.0, 0.5)])
 
