@@ -62,10 +62,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
           "LLM plan on its network at its bandwidths, timed as hieropt evaluate times it (training loop step, every"
           " pipeline stage)."),
     "calibrate": ("validate", "calibrate_command",
-          "Fit the accelerator's calibration parameters (today [params.npu] efficiency) to measured runs of one "
-          "accelerator, within their bounds, minimising the mean absolute percentage error (or the log error), "
-          "and write the accelerator with its fitted values, the fit's mean and worst error and the number of runs"
-          " it rests on."),
+          "Fit the accelerator's calibration parameters (flat model: [params.npu] efficiency; roofline: "
+          "matrix_efficiency and hbm_efficiency) to measured runs of one accelerator, within their bounds, "
+          "minimising the mean absolute percentage error (or the log error), and write the accelerator with its "
+          "fitted values, the fit's mean and worst error and the number of runs it rests on."),
     "workload": ("workload", "workload_app",
           "Show ASTRA-sim 1.0 workloads (every dialect), generate them from workload models (transformer, DLRM,"
           " CNN), and size LLM training plans (memory, compute, collectives). Times in ns, sizes in bytes per "

@@ -117,10 +117,10 @@ def calibrate_command(
     loss: LossOpt = "mape",
     json_out: JsonOpt = None,
 ) -> None:
-    """Fit the accelerator's calibration parameters (today [params.npu] efficiency) to measured runs
-    of one accelerator, within their bounds, minimising the mean absolute percentage error (or the
-    log error), and write the accelerator with its fitted values, the fit's mean and worst error and
-    the number of runs it rests on."""
+    """Fit the accelerator's calibration parameters (flat model: [params.npu] efficiency; roofline:
+    matrix_efficiency and hbm_efficiency) to measured runs of one accelerator, within their bounds,
+    minimising the mean absolute percentage error (or the log error), and write the accelerator with
+    its fitted values, the fit's mean and worst error and the number of runs it rests on."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 

@@ -121,6 +121,10 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
     params = data.get("params")
     if not isinstance(params, dict):
         raise InputError(source, "params", "missing", "add [params.model], [params.plan] and [params.npu]")
+    npu = params.get("npu")
+    if isinstance(npu, dict) and "flash_attention" in npu:
+        raise InputError(source, "params.npu.flash_attention", "a plan field (one field read by the memory "
+                         "model and the compute kernels)", "move flash_attention to [params.plan]")
     overrides = list(overrides)
     merged = with_accelerator(data, apply_overrides(params, overrides, override_source), source)
     try:

@@ -51,8 +51,17 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
     assert math.isfinite(v.mape) and math.isfinite(v.worst)
     assert all(math.isfinite(g.spearman) and 1 <= g.fastest_rank <= g.runs for g in v.groups)
     (fit,) = v.calibrations
-    assert fit.npu == "A100-SXM-80GB" and fit.runs == 2 and 0.05 <= fit.values["efficiency"] <= 1
+    assert fit.npu == "A100-SXM-80GB" and fit.runs == 2
+    assert set(fit.values) == {"matrix_efficiency", "hbm_efficiency"}  # the roofline's, from runs
+    assert all(0.01 <= v <= 1 for v in fit.values.values())
     assert sum(x.in_sample for x in v.rows) == 2  # the calibration runs, marked, not validated
+    # the published numbers of docs/validation.md (calibrated on one node, predicting the other
+    # models' multi-node runs): the A100 runs other than DeepSpeed's ZeRO-3 within 6.6 % on average
+    a100 = [x for x in v.rows if not x.in_sample and x.run.params.npu.name == "A100-SXM-80GB"]
+    ptdp = [x for x in a100 if x.run.params.plan.zero_stage < 3]
+    assert (len(a100), len(ptdp)) == (33, 27)
+    assert sum(abs(x.error) for x in ptdp) / len(ptdp) == pytest.approx(0.066, abs=0.0005)
+    assert max(abs(x.error) for x in ptdp) == pytest.approx(0.185, abs=0.0005)
 
 
 def test_hieropt_validate_prints_the_table_and_writes_json_in_file_order():

@@ -91,8 +91,7 @@ def test_flash_attention_vs_unfused():
         "softmax",
         "context",
     ]
-    flash_npu = ROOF.model_copy(update={"flash_attention": True})
-    ks = layer_kernels(tiny(flash_npu), "attention")
+    ks = layer_kernels(tiny(flash_attention=True), "attention")
     assert not [k for k in ks if k.name in ("scores", "softmax", "context")]
     fwd = next(k for k in ks if k.name == "flash attention")
     bwd = next(k for k in ks if k.name == "flash attention bwd")
@@ -102,13 +101,30 @@ def test_flash_attention_vs_unfused():
         384,
     )  # 2.5 x forward (the scores recomputed); e n (4 q_t + 4 kv_t)
     # its time: max(256 / (1e5 x 0.25), 192 / 500) + 2,000 = 2,000.384 ns
-    assert kernel_ns(flash_npu, fwd) == pytest.approx(2000.384, rel=1e-15)
+    assert kernel_ns(ROOF, fwd) == pytest.approx(2000.384, rel=1e-15)
+
+
+def test_flash_attention_is_one_plan_field(tmp_path):
+    # the plan's flash_attention sets the kernels (and the memory model); in [params.npu] it is
+    # refused with the fix
+    from hieropt.errors import InputError
+    from hieropt.io.llm import read_llm
+
+    f = tmp_path / "m.toml"
+    f.write_text(
+        'generator = "llm"\n[params.model]\nlayers = 2\nhidden_size = 8\nheads = 4\n'
+        "ffn_size = 32\nvocab_size = 64\nsequence_length = 4\n[params.plan]\n"
+        "global_batch_size = 1\n[params.npu]\npeak_tflops = 1.0\nefficiency = 0.5\n"
+        "hbm_gib = 1.0\nflash_attention = true\n"
+    )
+    with pytest.raises(InputError, match="move flash_attention to \\[params.plan\\]"):
+        read_llm(f)
 
 
 def test_flash_attention_is_faster_on_gpt3():
     npu = _a100()
     p = korthikanti("175B", npu, "none", False)
-    fused = korthikanti("175B", npu.model_copy(update={"flash_attention": True}), "none", False)
+    fused = korthikanti("175B", npu, "none", False, flash=True)
     assert layer_ns(fused, "attention")[0] < layer_ns(p, "attention")[0]
 
 
@@ -230,14 +246,14 @@ TABLE5 = {"175B": (12288, 96, 96, 8, 3, 64, 18.13, 13.75),
           "1T": (25600, 160, 128, 64, 1, 512, 94.42, 71.49)}
 
 
-def korthikanti(model: str, npu: NPU, recompute: str, sp: bool) -> LLMParams:
+def korthikanti(model: str, npu: NPU, recompute: str, sp: bool, flash: bool = False) -> LLMParams:
     """A model of Korthikanti et al. 2022 as they ran it (Table 3: TP 8, micro-batch 1, no DP)."""
     h, a, layers, pp, v, m = TABLE5[model][:6]
     arch = Architecture(name=model, layers=layers, hidden_size=h, heads=a, ffn_size=4 * h,
                         vocab_size=51200, sequence_length=2048)
     plan = Plan(tp=8, pp=pp, dp=1, micro_batch_size=1, global_batch_size=m, recompute=recompute,
                 sequence_parallel=sp, schedule="interleaved" if v > 1 else "1f1b",
-                virtual_stages=v)
+                virtual_stages=v, flash_attention=flash)
     return LLMParams(model=arch, plan=plan, npu=npu)
 
 
@@ -321,3 +337,28 @@ def test_with_calibration():
         roof.with_calibration({"colour": 1.0})
     with pytest.raises(ValueError, match="hbm_efficiency"):
         roof.with_calibration({"hbm_efficiency": 2.0})
+
+
+def test_context_parallel_kernels_by_hand():
+    # tiny, cp 2 (dp 1): each NPU holds n / cp = 4 of the micro-batch's 8 tokens, s_q = 2 queries per
+    # sequence against all s = 4 keys, B = b a_t = 4 heads, d = 2, e = 2.
+    one, two = tiny(dp=1), tiny(dp=1, cp=2)
+    ks = layer_kernels(two, "attention")
+    by = {k.name: k for k in ks}
+    # scores GEMM (2, 4, 2) x 4: 2 x 2 x 4 x 2 x 4 = 128 FLOPs (half of cp 1's 256); softmax 2 e B
+    # s_q s = 128 bytes; QKV GEMM on 4 tokens (4, q_t + 2 kv_t = 8, h = 8): 512 FLOPs
+    assert (by["scores"].flops, by["softmax"].bytes, by["qkv"].flops) == (128, 128, 512)
+    # the keys' gradient (s, d, s_q) x B: 2 x 4 x 2 x 2 x 4 = 128 FLOPs
+    assert by["scores dgrad (keys)"].flops == 128
+    # every FLOP of the layer is halved (cp 1: QKV 1,024, core 4 x 256 ...)
+    flops = [sum(k.flops for k in layer_kernels(q, "attention")) for q in (one, two)]
+    assert flops[1] == flops[0] / 2
+    # FlashAttention: 2 B s_q s d = 128 FLOPs; bytes e (n/cp 2 q_t + n 2 kv_t) = 2 (4 x 8 + 8 x 4)
+    fa = next(k for k in layer_kernels(tiny(dp=1, cp=2, flash_attention=True), "attention")
+              if k.name == "flash attention")
+    assert (fa.flops, fa.bytes) == (128, 128)
+    # the layer's time is its kernels' times (not the cp = 1 time over 2: the overheads stay)
+    t1, t2 = layer_ns(one, "attention"), layer_ns(two, "attention")
+    assert t2[0] == pytest.approx(sum(kernel_ns(ROOF, k) for k in ks if k.phase == "forward"))
+    assert t2[0] > t1[0] / 2
+    assert build_step(two).stages[0].ops[1].compute_ns == layer_ns(two, "attention")

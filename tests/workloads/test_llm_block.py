@@ -197,11 +197,24 @@ def test_expert_gradients_over_expert_dp():
 
 # ----------------------------------------------------------------------------------------------- pipeline, v
 def test_pipeline_sends():
-    st = build_step(params())
+    st = build_step(params(scatter_gather_sends=False))
     # stage 0's last layer sends n h e = 128 forward; stage 1's first receives it and sends the gradient back
     assert ("pp", "P2P", 128) in comms(op(st, "mlp2"), "forward")
     assert ("pp", "P2P", 128) in comms(op(st, "attn3"), "input_grad")
     assert not [c for c in comms(op(st, "output")) if c[0] == "pp"]
+    # scatter-gather (the default, tp 2 without SP): each NPU sends n h e / t = 64 B and the receiver
+    # all-gathers the 64 B shard over TP (the forward at stage 1's first layer, the gradient at stage
+    # 0's last)
+    st = build_step(params())
+    assert ("pp", "P2P", 64) in comms(op(st, "mlp2"), "forward")
+    assert ("tp", "ALLGATHER", 64) in comms(op(st, "mlp2"), "input_grad")
+    assert ("pp", "P2P", 64) in comms(op(st, "attn3"), "input_grad")
+    assert ("tp", "ALLGATHER", 64) in comms(op(st, "attn3"), "forward")
+    # with sequence parallelism the activation is split already: n h e / t, no extra all-gather
+    sp = build_step(params(sequence_parallel=True))
+    assert ("pp", "P2P", 64) in comms(op(sp, "mlp2"), "forward")
+    assert len(comms(op(sp, "attn3"))) == len(comms(op(build_step(params(
+        sequence_parallel=True, scatter_gather_sends=False)), "attn3")))
 
 
 def test_interleaved_schedule():

@@ -121,7 +121,8 @@ def _params(key: str, zero: int | None = None) -> LLMParams:
     arch = Architecture(**model, vocab_size=51200, sequence_length=2048, biases=False, dropout=True)
     plan = Plan(tp=tp, pp=pp, dp=dp, global_batch_size=gbs, micro_batch_size=mbs, recompute=re, sequence_parallel=sp,
                 zero_stage=(1 if shard else 0) if zero is None else zero,
-                schedule="interleaved" if v > 1 else "1f1b", virtual_stages=v)
+                schedule="interleaved" if v > 1 else "1f1b", virtual_stages=v,
+                scatter_gather_sends=False)  # (Calculon sends the whole activation without rs_ag)
     return LLMParams(model=arch, plan=plan, npu=NPU(peak_tflops=312, efficiency=1.0, hbm_gib=80))
 
 

@@ -102,7 +102,8 @@ def test_step_generalises_no_overlap_and_pipeline():
     for bw in ([1.0, 2.0], [5.0, 0.3]):
         assert evaluate(inst, bw).iteration_time_ns == pytest.approx(evaluate(flat, bw).iteration_time_ns)
     # a middle stage (sends both ways) under 1F1B: the pipeline loop with the sends as its p2p term
-    p = params({"layers": 6}, pp=3, dp=2, global_batch_size=24)  # 12 NPUs, m = 6
+    p = params({"layers": 6}, pp=3, dp=2, global_batch_size=24,  # 12 NPUs, m = 6
+               scatter_gather_sends=False)  # (each send whole: the pipeline loop's p2p_bytes)
     inst = instance_for(p, _net(2, 2, 3), COST, stage=1)
     w = inst.workload
     none = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)

@@ -3,10 +3,9 @@ numeric NPU fields, each within bounds) that minimise the mean absolute percenta
 mean |log error|) of the predicted iteration times, by a derivative-free bounded search (numpy
 only).
 
-The parameters are declared in one list: the compute model's ``CALIBRATION_FIELDS`` of
-:mod:`hieropt.workloads.llm` when it publishes one (entries with ``name``, ``lower``, ``upper``),
-else :data:`CALIBRATION_FIELDS` here (``[params.npu] efficiency``). :func:`calibration_fields`
-returns the list in force.
+The parameters follow the NPU's compute model (:func:`calibration_fields`): the flat model's
+``[params.npu] efficiency`` (:data:`CALIBRATION_FIELDS` here), or the roofline's list
+(:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`).
 
 The search is :func:`~hieropt.studies.validate.search.minimise` (grid and golden-section line
 searches, then Nelder-Mead for several parameters), started at the runs' current values.
@@ -23,6 +22,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...io.runs import Run
+from ...workloads.llm import NPU
+from ...workloads.llm.accelerators import CALIBRATION_FIELDS as ROOFLINE_FIELDS
 from .metrics import mape, mean_log_error, worst_error
 from .predict import predict_ms
 from .search import minimise
@@ -48,7 +49,8 @@ class CalibrationField:
 
 
 CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (CalibrationField("efficiency", 0.05, 1.0, 0.5),)
-"""Today's calibration parameters: the fraction of peak FLOP/s that matrix work sustains."""
+"""The flat compute model's calibration parameter: the fraction of peak FLOP/s all compute
+sustains (``[params.npu] efficiency``)."""
 
 
 def as_fields(entries: Iterable[Any]) -> tuple[CalibrationField, ...]:
@@ -77,13 +79,16 @@ def as_fields(entries: Iterable[Any]) -> tuple[CalibrationField, ...]:
     return tuple(out)
 
 
-def calibration_fields() -> tuple[CalibrationField, ...]:
-    """The calibration parameters in force: the compute model's published list, else
-    :data:`CALIBRATION_FIELDS`."""
-    from ...workloads import llm
-
-    published = getattr(llm, "CALIBRATION_FIELDS", None)
-    return as_fields(published) if published else CALIBRATION_FIELDS
+def calibration_fields(npu: NPU) -> tuple[CalibrationField, ...]:
+    """The calibration parameters of ``npu``'s compute model fitted on measured runs: the flat
+    model's ``efficiency`` (:data:`CALIBRATION_FIELDS`) when the NPU gives one, else the roofline's
+    fields marked ``from_runs`` (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`: the
+    GEMMs' asymptotic efficiency and the HBM efficiency; the GEMM size ramp, the kernel overhead and
+    the FlashAttention rate stay at the catalog's kernel-level values, which iteration times do not
+    separate from these two)."""
+    if not npu.roofline:
+        return CALIBRATION_FIELDS
+    return as_fields([f for f in ROOFLINE_FIELDS if f.from_runs])
 
 
 @dataclass(frozen=True)
@@ -121,8 +126,8 @@ class Calibration:
 def fit_npu(
     runs: Sequence[Run], fields: Sequence[CalibrationField] | None = None, loss: str = "mape"
 ) -> Calibration:
-    """Fit the calibration ``fields`` (default :func:`calibration_fields`) of the one accelerator of
-    ``runs``.
+    """Fit the calibration ``fields`` (default :func:`calibration_fields` of the runs' NPU: the flat
+    or the roofline model's) of the one accelerator of ``runs``.
 
     Raises:
         InputError: no runs, runs of several accelerators, an unknown loss, or a field the NPU does
@@ -144,7 +149,7 @@ def fit_npu(
             f"runs of several accelerators ({', '.join(names)})",
             "calibrate each accelerator on its own runs",
         )
-    fields = tuple(fields if fields is not None else calibration_fields())
+    fields = tuple(fields if fields is not None else calibration_fields(runs[0].params.npu))
     measured = [r.measured_ms for r in runs]
     metric = mape if loss == "mape" else mean_log_error
     count = 0
@@ -203,7 +208,7 @@ def calibrate(
 def read_calibrated(path: str) -> Calibration:
     """A calibrated accelerator file written by ``hieropt calibrate``
     (:mod:`hieropt.io.calibration`) as the :class:`Calibration` it records (its fields' bounds those
-    in force, or the value itself for a field not in :func:`calibration_fields`).
+    of either compute model, or the value itself for a field of neither).
 
     Raises:
         InputError: a missing or bad file.
@@ -211,7 +216,7 @@ def read_calibrated(path: str) -> Calibration:
     from ...io.calibration import read_calibration
 
     npu, values, meta = read_calibration(path)
-    known = {f.name: f for f in calibration_fields()}
+    known = {f.name: f for f in CALIBRATION_FIELDS + as_fields(ROOFLINE_FIELDS)}
     fields = tuple(known.get(k, CalibrationField(k, v, v)) for k, v in values.items())
 
     def number(key: str) -> float:

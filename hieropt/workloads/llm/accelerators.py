@@ -37,6 +37,9 @@ class CalibrationField:
         default: a generic starting value (the A100's fitted value; each catalog entry has its own).
         unit: the unit of the value.
         meaning: what it sets, one line.
+        from_runs: fitted on measured end-to-end runs by default (``hieropt calibrate``); False: a
+            kernel-level figure (a GEMM size ramp, a launch overhead, one fused kernel's rate) that
+            iteration times do not separate from the others, kept at the catalog's value.
     """
 
     name: str
@@ -46,6 +49,7 @@ class CalibrationField:
     default: float
     unit: str
     meaning: str
+    from_runs: bool = True
 
 
 CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
@@ -67,6 +71,7 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
         1.0,
         "GFLOP",
         "GEMM size (FLOPs of one launch) at which the matrix efficiency is half its asymptote",
+        False,
     ),
     CalibrationField(
         "hbm_efficiency",
@@ -85,6 +90,7 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
         4.0,
         "us",
         "fixed time of every kernel launched (launch, synchronisation, tail), microseconds",
+        False,
     ),
     CalibrationField(
         "attention_efficiency",
@@ -94,6 +100,7 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
         0.6,
         "fraction of peak",
         "fraction of the peak FLOP/s a fused FlashAttention kernel sustains",
+        False,
     ),
 )
 """The calibration parameters of the roofline compute model, in a fixed order

@@ -33,6 +33,10 @@ forward read plus the output gradient and writes the input gradient (norm, softm
 of the forward bytes; dropout: 2 e + mb per element; residual add 3 e). Recompute adds the forward
 kernels again to the input-gradient phase: all of them (``full``), the core (``selective``).
 
+Context parallelism (cp > 1): every kernel runs on the NPU's n / cp tokens, except that the attention
+core takes its s / cp queries of each sequence against all s keys and values (Llama 3's all-gather
+form): scores (s / cp, s, d) x B, softmax over B s^2 / cp scores; fused, 2 B s^2 d / cp FLOPs.
+
 Tensor-parallel reduction (t > 1): each all-reduce or reduce-scatter of S bytes adds (t - 1) / t of
 S element by element on the NPU (a ring reduction: two reads, one write): 3 (t - 1) / t S bytes, run
 inside the collective's kernel (no launch of its own).
@@ -117,46 +121,55 @@ def _reduction(p: LLMParams, name: str, tokens: float) -> list[Kernel]:
 
 
 def attention_core(p: LLMParams) -> list[Kernel]:
-    """The attention core's kernels, forward and input gradient (module docstring)."""
+    """The attention core's kernels, forward and input gradient (module docstring): the NPU's s / cp
+    queries of each sequence against all s keys and values (with context parallelism the others'
+    keys and values arrive by the ``cp`` group's all-gather)."""
     x, pr = shape(p), p.precision
     e, heads, s, d = pr.activation_bytes, x.b * x.a_t, x.s, x.d
-    if p.npu.flash_attention:
-        f = 2.0 * heads * s * s * d  # causal: half of 4 B s^2 d
+    sq, n_q = s / p.plan.cp, tokens(p)  # queries per sequence and per micro-batch on this NPU
+    if p.plan.flash_attention:
+        f = 2.0 * heads * sq * s * d  # causal: half of 4 B s_q s d
         return [
-            Kernel("flash attention", FWD, "attention", f, e * x.n * (2 * x.q_t + 2 * x.kv_t)),
-            Kernel(
-                "flash attention bwd", IN, "attention", 2.5 * f, e * x.n * (4 * x.q_t + 4 * x.kv_t)
-            ),
+            Kernel("flash attention", FWD, "attention", f,
+                   e * (n_q * 2 * x.q_t + x.n * 2 * x.kv_t)),
+            Kernel("flash attention bwd", IN, "attention", 2.5 * f,
+                   e * (n_q * 4 * x.q_t + x.n * 4 * x.kv_t)),
         ]
-    sq = heads * s * s
-    out = [gemm("scores", FWD, s, s, d, e, heads), eltwise("softmax", FWD, 2 * e * sq)]
+    scores = heads * sq * s
+    out = [gemm("scores", FWD, sq, s, d, e, heads), eltwise("softmax", FWD, 2 * e * scores)]
     if p.model.dropout:
-        out.append(eltwise("attention dropout", FWD, (2 * e + pr.mask_bytes) * sq))
-    out.append(gemm("context", FWD, s, d, s, e, heads))
+        out.append(eltwise("attention dropout", FWD, (2 * e + pr.mask_bytes) * scores))
+    out.append(gemm("context", FWD, sq, d, s, e, heads))
     out += [
-        gemm("context dgrad (probs)", IN, s, s, d, e, heads),
-        gemm("context dgrad (values)", IN, s, d, s, e, heads),
+        gemm("context dgrad (probs)", IN, sq, s, d, e, heads),
+        gemm("context dgrad (values)", IN, s, d, sq, e, heads),
     ]
     if p.model.dropout:
-        out.append(eltwise("attention dropout bwd", IN, (2 * e + pr.mask_bytes) * sq))
+        out.append(eltwise("attention dropout bwd", IN, (2 * e + pr.mask_bytes) * scores))
     out += [
-        eltwise("softmax bwd", IN, 3 * e * sq),
-        gemm("scores dgrad (queries)", IN, s, d, s, e, heads),
-        gemm("scores dgrad (keys)", IN, s, d, s, e, heads),
+        eltwise("softmax bwd", IN, 3 * e * scores),
+        gemm("scores dgrad (queries)", IN, sq, d, s, e, heads),
+        gemm("scores dgrad (keys)", IN, s, d, sq, e, heads),
     ]
     return out
+
+
+def tokens(p: LLMParams) -> float:
+    """Tokens of one micro-batch on one NPU: n = b s, over cp with context parallelism (each NPU
+    holds 1 / cp of every sequence)."""
+    return shape(p).n / p.plan.cp
 
 
 def attention_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one attention layer (norm to residual add), without recompute."""
     x, e, bias = shape(p), p.precision.activation_bytes, p.model.biases
-    tok = x.n / x.seq_split
-    out = _norm(p, "attention norm", tok) + linear("qkv", x.n, x.q_t + 2 * x.kv_t, x.h, e, bias)
+    tok = tokens(p) / x.seq_split
+    out = _norm(p, "attention norm", tok) + linear("qkv", tokens(p), x.q_t + 2 * x.kv_t, x.h, e, bias)
     if p.model.position_embedding == "rotary":
-        rb = 2 * e * x.n * (x.q_t + x.kv_t)
+        rb = 2 * e * tokens(p) * (x.q_t + x.kv_t)
         out += [eltwise("rotary", FWD, rb), eltwise("rotary bwd", IN, rb)]
-    out += attention_core(p) + linear("projection", x.n, x.h, x.q_t, e, bias)
-    return out + _reduction(p, "projection", x.n) + _dropout_add(p, "attention", tok)
+    out += attention_core(p) + linear("projection", tokens(p), x.h, x.q_t, e, bias)
+    return out + _reduction(p, "projection", tokens(p)) + _dropout_add(p, "attention", tok)
 
 
 def _ffn(p: LLMParams, name: str, tokens: float, width: float, batch: int = 1) -> list[Kernel]:
@@ -186,11 +199,11 @@ def _batched(k: Kernel, batch: int) -> Kernel:
 def mlp_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one dense FFN layer, without recompute."""
     x = shape(p)
-    tok = x.n / x.seq_split
+    tok = tokens(p) / x.seq_split
     return (
         _norm(p, "ffn norm", tok)
-        + _ffn(p, "ffn", x.n, x.f_t)
-        + _reduction(p, "ffn", x.n)
+        + _ffn(p, "ffn", tokens(p), x.f_t)
+        + _reduction(p, "ffn", tokens(p))
         + _dropout_add(p, "ffn", tok)
     )
 
@@ -199,7 +212,7 @@ def moe_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one MoE FFN layer, without recompute (module docstring)."""
     moe, x, e = p.model.moe, shape(p), p.precision.activation_bytes
     assert moe is not None
-    tok, r, local = x.n / x.seq_split, routed_tokens(p), moe.experts // p.plan.ep
+    tok, r, local = tokens(p) / x.seq_split, routed_tokens(p) / p.plan.cp, moe.experts // p.plan.ep
     fe_t = moe.expert_ffn_size // x.t
     out = _norm(p, "moe norm", tok) + linear("router", tok, moe.experts, x.h, e, False)
     out += [
@@ -209,7 +222,7 @@ def moe_kernels(p: LLMParams) -> list[Kernel]:
     ]
     out += _ffn(p, "experts", r / local, fe_t, local)
     if moe.shared_experts:
-        out += _ffn(p, "shared experts", x.n, moe.shared_experts * fe_t)
+        out += _ffn(p, "shared experts", tokens(p), moe.shared_experts * fe_t)
     return out + _reduction(p, "moe", r) + _dropout_add(p, "moe", tok)
 
 
@@ -217,7 +230,7 @@ def embedding_kernels(p: LLMParams) -> list[Kernel]:
     """The input embedding's kernels: row gather, learned positions, dropout; the table's gradient
     scatter-add."""
     x, pr = shape(p), p.precision
-    e, rows = pr.activation_bytes, x.n * x.h
+    e, rows = pr.activation_bytes, tokens(p) * x.h
     out = [
         eltwise("embedding gather", FWD, 2 * e * rows),
         eltwise("embedding grad", WT, 3 * e * rows),
@@ -225,7 +238,7 @@ def embedding_kernels(p: LLMParams) -> list[Kernel]:
     if p.model.position_embedding == "learned":
         out.append(eltwise("position add", FWD, 3 * e * rows))
     if p.model.dropout:
-        tok = x.n / x.seq_split
+        tok = tokens(p) / x.seq_split
         out += [
             eltwise("embedding dropout", FWD, (2 * e + pr.mask_bytes) * tok * x.h),
             eltwise("embedding dropout bwd", IN, (2 * e + pr.mask_bytes) * tok * x.h),
@@ -241,13 +254,13 @@ def output_kernels(p: LLMParams) -> list[Kernel]:
     """The output layer's kernels: final norm, logits GEMM, cross-entropy (forward and its
     gradient)."""
     x, pr = shape(p), p.precision
-    e, logits = pr.activation_bytes, x.n * x.v_t
-    out = _norm(p, "final norm", x.n / x.seq_split) + linear("logits", x.n, x.v_t, x.h, e, False)
+    e, logits = pr.activation_bytes, tokens(p) * x.v_t
+    out = _norm(p, "final norm", tokens(p) / x.seq_split) + linear("logits", tokens(p), x.v_t, x.h, e, False)
     out += [
         eltwise("cross-entropy", FWD, (e + pr.logits_bytes) * logits),
         eltwise("cross-entropy bwd", IN, (e + pr.logits_bytes) * logits),
     ]
-    return out + _reduction(p, "logits", x.n)[1:]
+    return out + _reduction(p, "logits", tokens(p))[1:]
 
 
 _KINDS = {
@@ -293,6 +306,7 @@ __all__ = [
     "embedding_kernels",
     "output_kernels",
     "layer_kernels",
+    "tokens",
     "FWD",
     "IN",
     "WT",

@@ -46,8 +46,9 @@ class NPU(StrictModel):
             attention_efficiency: the roofline's calibration
             (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`), all needed without
             ``efficiency`` and none allowed with it.
-        flash_attention: the attention core runs as one fused FlashAttention kernel (roofline only):
-            no score matrix in HBM, its scores recomputed in the backward pass.
+
+    FlashAttention is a plan field (``plan.flash_attention``), read by the memory model and by the
+    roofline's kernels alike.
     """
 
     name: str = Field(default="npu", min_length=1)
@@ -63,7 +64,6 @@ class NPU(StrictModel):
     hbm_efficiency: float | None = calibration_field("hbm_efficiency")
     kernel_overhead_us: float | None = calibration_field("kernel_overhead_us")
     attention_efficiency: float | None = calibration_field("attention_efficiency")
-    flash_attention: bool = False
 
     @model_validator(mode="after")
     def _reserve(self) -> NPU:
@@ -119,11 +119,6 @@ def _check_compute_model(npu: NPU) -> None:
             raise ValueError(
                 f"efficiency: given with the roofline's {given[0]} (two compute models); fix: drop "
                 f"efficiency for the roofline model, or drop {', '.join(given)} for the flat one"
-            )
-        if npu.flash_attention:
-            raise ValueError(
-                "flash_attention: the flat model (efficiency) does not time kernels; fix: drop "
-                "efficiency (roofline model) or flash_attention"
             )
         return
     missing = [n for n in CALIBRATION_NAMES if n not in given] + (

@@ -181,6 +181,9 @@ class Plan(_Frozen):
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
             (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        scatter_gather_sends: without sequence parallelism, a pipeline send is split over the t NPUs of the
+            TP group (each sends n h e / t over its own link) and all-gathered over TP on arrival (Megatron-LM's
+            default scatter/gather, Narayanan et al. 2021 §4.1); False: every NPU sends the whole n h e.
         flash_attention: the attention core runs fused (FlashAttention, Dao et al. 2022, arXiv 2205.14135):
             the a_t b s^2 scores and softmax are not stored, only the softmax statistics (one fp32 value per
             query head and token) for the backward (:mod:`hieropt.model.memory`).
@@ -206,6 +209,7 @@ class Plan(_Frozen):
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
     flash_attention: bool = False
+    scatter_gather_sends: bool = True
     collective_algorithms: tuple[tuple[Literal[PLAN_GROUPS], Literal[GROUP_ALGORITHMS]], ...] = ()
 
     @field_validator("collective_algorithms", mode="before")

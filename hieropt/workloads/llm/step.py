@@ -35,7 +35,10 @@ an expert shard). Per micro-batch and NPU, with e bytes per activation, n tokens
   the forward, and both again in the input gradient (and again with full recompute).
 - PP (p > 1; Narayanan et al. 2021 §2.2): the last layer of each chunk except the model's last sends its output,
   n h e / (t with sequence parallelism), to the next stage in the forward; the first layer of each chunk except the
-  model's first sends the input gradient back in the input gradient. Tied embeddings with p > 1: the first and the
+  model's first sends the input gradient back in the input gradient. With ``scatter_gather_sends`` (Megatron-LM's
+  default; Narayanan et al. 2021 §4.1) and t > 1 without sequence parallelism each of the t NPUs sends its 1/t,
+  n h e / t, and the receiving layer all-gathers it over TP (forward: the chunk's first layer; input gradient: its
+  last). Tied embeddings with p > 1: the first and the
   last stage exchange the embedding gradient once per iteration (an all-reduce of two NPUs: one send each).
 - DP (Rajbhandari et al. 2020, ZeRO), per layer with P parameters (gradient bytes G = P x gradient_bytes, shard
   S = P x weight_bytes / dp): ZeRO 0 all-reduces G once per iteration; ZeRO 1 reduce-scatters G once per iteration
@@ -173,16 +176,13 @@ def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute:
     comms = comms + dp_comms(p, dense, *dense_group, "") + dp_comms(p, expert, "edp", pl.edp, "expert ")
     c = pl.cp  # (context parallelism: every FLOP of a layer is per token of the NPU's 1/c of the sequence)
     return Op(name, kind, block, tuple(float(f) / c for f in flops), float(recompute) / c, dense, expert,
-              tuple(comms), update_ns(p, dense, expert), _roofline_ns(p, kind, c))
+              tuple(comms), update_ns(p, dense, expert), _roofline_ns(p, kind))
 
 
-def _roofline_ns(p: LLMParams, kind: str, cp: int) -> tuple[float, float, float] | None:
+def _roofline_ns(p: LLMParams, kind: str) -> tuple[float, float, float] | None:
     """The roofline's (forward, input gradient, weight gradient) ns of a layer of ``kind`` (None with the flat
-    model); with context parallelism each NPU holds 1/cp of the sequence, so each phase is divided by cp (the
-    attention core's key/value length is then the whole sequence: an approximation of its time)."""
-    if not p.npu.roofline:
-        return None
-    return tuple(t / cp for t in layer_ns(p, kind))
+    model); its kernels are those of the NPU's 1/cp of the tokens (:mod:`.kernels`)."""
+    return layer_ns(p, kind) if p.npu.roofline else None
 
 
 def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list[Op]:
@@ -280,10 +280,13 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
     x, pl = shape(p), p.plan
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
-    send = x.n * x.h * p.precision.activation_bytes / x.seq_split / pl.cp
+    gather = pl.scatter_gather_sends and not x.sp and x.t > 1  # (with SP the activation is split already)
+    send = x.n * x.h * p.precision.activation_bytes / (x.t if gather else x.seq_split) / pl.cp
     tied = p.model.tied_embeddings and pl.pp > 1
     fwd = Comm("pp", P2P, send, "forward", "activation send to the next stage")  # (frozen: one object, shared)
     bwd = Comm("pp", P2P, send, "input_grad", "activation-gradient send to the previous stage")
+    fwd_ag = Comm("tp", AG, send, "forward", "received activation all-gather (scatter-gather send)")
+    bwd_ag = Comm("tp", AG, send, "input_grad", "received activation-gradient all-gather (scatter-gather send)")
     tie = Comm("pp", P2P, x.v_t * x.h * p.precision.gradient_bytes, "weight_grad",
                "tied-embedding gradient exchange between the first and last stage")
     stages = []
@@ -301,8 +304,10 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
                 chunk.append(_output_op(p))
             if pl.pp > 1 and c != last_chunk:
                 chunk[-1] = _with(chunk[-1], fwd, sent)
+                chunk[-1] = _with(chunk[-1], bwd_ag, sent) if gather else chunk[-1]
             if pl.pp > 1 and c != 0:
                 chunk[0] = _with(chunk[0], bwd, sent)
+                chunk[0] = _with(chunk[0], fwd_ag, sent) if gather else chunk[0]
             if edge is None and (c == 0 or c == last_chunk):
                 edge = len(ops) if c == 0 else len(ops) + len(chunk) - 1
             ops += chunk
