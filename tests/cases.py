@@ -1,4 +1,5 @@
-"""Helpers shared by test modules: the repository's root and the reference data folder.
+"""Helpers shared by test modules: the repository's root, the reference data folder, and inputs
+several test modules use.
 
 Test modules import these from here, not from ``conftest.py`` or from other test modules.
 """
@@ -11,6 +12,25 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 """The repository's root folder."""
+
+
+STEP_INSTANCE_TOML = """name = "step"
+objective = "performance"
+training_loop = "step"
+workload = "model.toml"
+constraints = ["sum(bw) == 500"]
+[network]
+dims = [{ block = "FullyConnected", npus = 8, cost_class = "A" },
+        { block = "Switch", npus = 8, cost_class = "B" }]
+[cost.A]
+link_usd_per_gbps = 1.0
+[cost.B]
+link_usd_per_gbps = 1.0
+switch_usd_per_gbps = 1.0
+nic_usd_per_gbps = 1.0
+"""
+"""An instance file of loop ``step`` on 8 x 8 NPUs (FullyConnected, Switch) under sum(bw) == 500,
+its workload in ``model.toml`` beside it (the test writes that model)."""
 
 
 def shared_data_dir() -> Path | None:
