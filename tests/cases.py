@@ -1,4 +1,5 @@
-"""Helpers shared by test modules: the repository's root and the reference data folder.
+"""Helpers shared by test modules: the repository's root, the reference data folder, and inputs
+several test modules use.
 
 Test modules import these from here, not from ``conftest.py`` or from other test modules.
 """
@@ -11,6 +12,25 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 """The repository's root folder."""
+
+
+STEP_INSTANCE_TOML = """name = "step"
+objective = "performance"
+training_loop = "step"
+workload = "model.toml"
+constraints = ["sum(bw) == 500"]
+[network]
+dims = [{ block = "FullyConnected", npus = 8, cost_class = "A" },
+        { block = "Switch", npus = 8, cost_class = "B" }]
+[cost.A]
+link_usd_per_gbps = 1.0
+[cost.B]
+link_usd_per_gbps = 1.0
+switch_usd_per_gbps = 1.0
+nic_usd_per_gbps = 1.0
+"""
+"""An instance file of loop ``step`` on 8 x 8 NPUs (FullyConnected, Switch) under sum(bw) == 500,
+its workload in ``model.toml`` beside it (the test writes that model)."""
 
 
 def shared_data_dir() -> Path | None:
@@ -106,4 +126,66 @@ def kept(dims, prices, layers, groups, rows, bounds=None, objective="performance
         bounds=None
         if bounds is None
         else tuple(Bound(lower_gbps=lo, upper_gbps=hi) for lo, hi in bounds),
+    )
+
+
+def random_jobs(rng, W: int, D: int, kinds: tuple[str, ...], compute_exp: tuple[float, float],
+                size_exp: tuple[float, float], layers: int | None = None) -> dict[str, Any]:
+    """The network and the W weighted workloads of a random portfolio, as
+    :class:`hieropt.spec.Instance` keyword arguments (``network``, ``workload``, ``mapping``,
+    ``more_workloads``).
+
+    Args:
+        rng: a ``numpy.random.Generator``; draws, in order: D (block, npus in 2..8) dimensions, per
+            workload its layers (phases' collective, compute, size) and groups, then the weights
+            (0.5 .. 2) of workloads 2..W.
+        kinds: the collectives a phase draws from; a ``NONE`` phase has 0 bytes (no size drawn).
+        compute_exp: compute per phase is 10**uniform(lo, hi) ns.
+        size_exp: a collective's size is 10**uniform(lo, hi) bytes.
+        layers: layers per workload, or None to draw 1..4 per workload.
+    """
+    from hieropt.spec import (
+        PHASES,
+        Collective,
+        Dimension,
+        Job,
+        Layer,
+        Mapping,
+        Network,
+        Phase,
+        Workload,
+    )
+    from tests.fuzz.strategies import divisors
+
+    dims = [
+        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
+        for _ in range(D)
+    ]
+    network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
+
+    def workload(w: int) -> tuple[Workload, Mapping]:
+        def phase() -> Phase:
+            kind = Collective(str(rng.choice(kinds)))
+            return Phase(
+                compute_ns=float(10 ** rng.uniform(*compute_exp)),
+                collective=kind,
+                size_bytes=0.0 if kind.value == "NONE" else float(10 ** rng.uniform(*size_exp)),
+            )
+
+        count = int(rng.integers(1, 5)) if layers is None else layers
+        table = tuple(
+            Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
+            for i in range(count)
+        )
+        groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
+        return Workload(name=f"w{w}", layers=table), Mapping(**groups)
+
+    jobs = [workload(w) for w in range(W)]
+    return dict(
+        network=network,
+        workload=jobs[0][0],
+        mapping=jobs[0][1],
+        more_workloads=tuple(
+            Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
+        ),
     )

@@ -75,6 +75,23 @@ def _split(text: str, flag: str, fix: str) -> tuple[float, str]:
     return float(m[1]), m[2]
 
 
+def _scaled(text: str, flag: str, units: dict[str, float], kind: str, fix: str) -> float:
+    """``text`` (a number with one of ``units``' suffixes) times that suffix's factor.
+
+    Raises:
+        InputError: a suffix not in ``units`` (named as ``kind``), or a value that is not a finite
+            number > 0; ``fix`` is the error's hint.
+    """
+    from ..errors import InputError
+
+    value, unit = _split(text, flag, fix)
+    if unit not in units:
+        raise InputError(flag, None, f"unknown {kind} {unit!r} in {text!r}", fix)
+    out = value * units[unit]
+    check_positive(out, flag)
+    return out
+
+
 def parse_time_ns(text: str | None, flag: str) -> float | None:
     """A time given to ``flag`` as ns: ``1.3s``, ``1300ms``, ``90d``, ``2h``; a plain number is ns.
 
@@ -83,15 +100,8 @@ def parse_time_ns(text: str | None, flag: str) -> float | None:
     """
     if text is None:
         return None
-    from ..errors import InputError
-
     fix = f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain number is ns)"
-    value, unit = _split(text, flag, fix)
-    if unit not in TIME_UNITS_NS:
-        raise InputError(flag, None, f"unknown time unit {unit!r} in {text!r}", fix)
-    out = value * TIME_UNITS_NS[unit]
-    check_positive(out, flag)
-    return out
+    return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
 
 
 def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
@@ -102,15 +112,8 @@ def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
     """
     if text is None:
         return None
-    from ..errors import InputError
-
     fix = f"write e.g. {flag} 10M ({what}; suffixes k, M, B = 1e9, T = 1e12)"
-    value, suffix = _split(text, flag, fix)
-    if suffix not in MONEY_SUFFIXES:
-        raise InputError(flag, None, f"unknown suffix {suffix!r} in {text!r}", fix)
-    out = value * MONEY_SUFFIXES[suffix]
-    check_positive(out, flag)
-    return out
+    return _scaled(text, flag, MONEY_SUFFIXES, "suffix", fix)
 
 
 def parse_fraction(text: str | None, flag: str) -> float | None:

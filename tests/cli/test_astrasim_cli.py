@@ -12,6 +12,7 @@ import pytest
 from hieropt import api
 from hieropt.io.astrasim2 import read_network_yml
 from hieropt.io.instance import load_instance
+from tests.cases import STEP_INSTANCE_TOML
 
 from .test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, assert_error, assert_ok, run
 
@@ -123,23 +124,6 @@ def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
     assert (tmp_path / "keep" / "optimum" / "run.sh").exists()
 
 
-STEP_INSTANCE = """name = "small-step"
-objective = "performance"
-training_loop = "step"
-workload = "model.toml"
-constraints = ["sum(bw) == 500"]
-[network]
-dims = [{ block = "FullyConnected", npus = 8, cost_class = "A" },
-        { block = "Switch", npus = 8, cost_class = "B" }]
-[cost.A]
-link_usd_per_gbps = 1.0
-[cost.B]
-link_usd_per_gbps = 1.0
-switch_usd_per_gbps = 1.0
-nic_usd_per_gbps = 1.0
-"""
-
-
 def test_export_writes_a_loop_step_bundle_per_stage(tmp_path: Path) -> None:
     """An LLM plan under loop 'step' (named groups, P2P sends, TP 4 x DP 4 x PP 4 on 64 NPUs): one
     trace per NPU (each names its neighbouring stages' NPUs), written from one template per stage;
@@ -149,7 +133,7 @@ def test_export_writes_a_loop_step_bundle_per_stage(tmp_path: Path) -> None:
         "tp = 8", "tp = 4").replace("pp = 8", "pp = 4").replace("dp = 64", "dp = 4").replace(
         "global_batch_size = 1536", "global_batch_size = 16")
     (tmp_path / "model.toml").write_text(model)
-    (tmp_path / "inst.toml").write_text(STEP_INSTANCE)
+    (tmp_path / "inst.toml").write_text(STEP_INSTANCE_TOML)
     folder = tmp_path / "bundle"
     r = run("export", tmp_path / "inst.toml", "--astra-sim", folder, "--bw", "300,200")
     assert_ok(r)

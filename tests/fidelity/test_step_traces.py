@@ -19,23 +19,7 @@ from hieropt.io.astrasim_network import sim_network
 from hieropt.io.astrasim_stages import chunks, stage_workloads
 from hieropt.io.astrasim_step import order
 from hieropt.io.chakra import NODE_TYPE, attributes, padded_varint, read_trace
-from tests.cases import REPO
-
-INSTANCE = """name = "step"
-objective = "performance"
-training_loop = "step"
-workload = "model.toml"
-constraints = ["sum(bw) == 500"]
-[network]
-dims = [{ block = "FullyConnected", npus = 8, cost_class = "A" },
-        { block = "Switch", npus = 8, cost_class = "B" }]
-[cost.A]
-link_usd_per_gbps = 1.0
-[cost.B]
-link_usd_per_gbps = 1.0
-switch_usd_per_gbps = 1.0
-nic_usd_per_gbps = 1.0
-"""
+from tests.cases import REPO, STEP_INSTANCE_TOML
 
 
 def step_instance(tmp_path: Path, tp: int, pp: int, dp: int, batch: int, v: int = 1):
@@ -56,7 +40,7 @@ def step_instance(tmp_path: Path, tp: int, pp: int, dp: int, batch: int, v: int 
     ):
         model = model.replace(old, new)
     (tmp_path / "model.toml").write_text(model)
-    (tmp_path / "inst.toml").write_text(INSTANCE)
+    (tmp_path / "inst.toml").write_text(STEP_INSTANCE_TOML)
     return hieropt.load_instance(tmp_path / "inst.toml")
 
 

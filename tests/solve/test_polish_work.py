@@ -16,19 +16,10 @@ import pytest
 from hieropt import api
 from hieropt.solvers import cut_lp, kkt
 from hieropt.spec import (
-    PHASES,
-    Collective,
-    Dimension,
     Instance,
-    Job,
-    Layer,
     LinearConstraint,
-    Mapping,
-    Network,
-    Phase,
-    Workload,
 )
-from tests.fuzz.strategies import divisors
+from tests.cases import random_jobs
 from tests.solve.test_portfolio import COST
 
 LIMIT = 40 * 400**3
@@ -39,39 +30,11 @@ def layered(seed: int, W: int = 3, D: int = 3, L: int = 50) -> Instance:
     """W workloads of L layers (compute 1 us .. 10 ms, collectives 100 kB .. 1 GB) on D dimensions,
     loop tp_dp_overlap, under sum(bw) <= 500."""
     rng = np.random.default_rng(seed)
-    dims = [
-        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
-        for _ in range(D)
-    ]
-    network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
-
-    def workload(w: int) -> tuple[Workload, Mapping]:
-        def phase() -> Phase:
-            kind = Collective(
-                str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL"]))
-            )
-            return Phase(
-                compute_ns=float(10 ** rng.uniform(3, 7)),
-                collective=kind,
-                size_bytes=float(10 ** rng.uniform(5, 9)),
-            )
-
-        layers = tuple(
-            Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
-            for i in range(L)
-        )
-        groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
-        return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
-
-    jobs = [workload(w) for w in range(W)]
+    kinds = ("ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL")
+    jobs = random_jobs(rng, W, D, kinds, (3, 7), (5, 9), layers=L)
     return Instance(
         name="layered",
-        network=network,
-        workload=jobs[0][0],
-        mapping=jobs[0][1],
-        more_workloads=tuple(
-            Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
-        ),
+        **jobs,
         cost=COST,
         constraints=(
             LinearConstraint(coefficients=(1.0,) * D, sense="<=", rhs=500.0, text="sum(bw) <= 500"),

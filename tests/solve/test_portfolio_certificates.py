@@ -24,58 +24,28 @@ from hieropt.solvers import portfolio as portfolio_solver
 from hieropt.solvers.highs import LPResult
 from hieropt.solvers.pyomo_core import PyomoTimeLP
 from hieropt.spec import (
-    PHASES,
     Collective,
-    Dimension,
     Instance,
     Job,
     Layer,
     LinearConstraint,
     Mapping,
-    Network,
     Phase,
     Workload,
 )
-from tests.fuzz.strategies import Spec, WorkloadSpec, divisors
+from tests.cases import random_jobs
+from tests.fuzz.strategies import Spec, WorkloadSpec
 from tests.solve.test_portfolio import COST, random_portfolio, ternary
 
 
 def wide_portfolio(rng: np.random.Generator, W: int, D: int, total: float) -> Instance:
     """Workloads with compute of 1 ns .. 1 s and collectives of 1 B .. 1 TB (some phases without
     one), random groups, no_overlap or tp_dp_overlap, under sum(bw) == ``total``."""
-    dims = [
-        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
-        for _ in range(D)
-    ]
-    network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
-
-    def workload(w: int) -> tuple[Workload, Mapping]:
-        def phase() -> Phase:
-            kind = Collective(
-                str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL", "NONE"]))
-            )
-            return Phase(
-                compute_ns=float(10 ** rng.uniform(0, 9)),
-                collective=kind,
-                size_bytes=0.0 if kind.value == "NONE" else float(10 ** rng.uniform(0, 12)),
-            )
-
-        layers = tuple(
-            Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
-            for i in range(int(rng.integers(1, 5)))
-        )
-        groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
-        return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
-
-    jobs = [workload(w) for w in range(W)]
+    kinds = ("ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL", "NONE")
+    jobs = random_jobs(rng, W, D, kinds, (0, 9), (0, 12))
     return Instance(
         name="portfolio",
-        network=network,
-        workload=jobs[0][0],
-        mapping=jobs[0][1],
-        more_workloads=tuple(
-            Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
-        ),
+        **jobs,
         cost=COST,
         constraints=(
             LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=total, text="sum(bw) == c"),

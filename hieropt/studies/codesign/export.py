@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import HieroptError, InputError
+from ...errors import InputError
 from ...model.catalog import Catalog
 from ...model.groups import instance_for
 from ...spec import Instance, Network
@@ -140,39 +140,16 @@ def provision_codesign(result: Codesign, catalog: Catalog | str | Path, top: int
     Raises:
         InputError: a bad catalog file or ``top`` < 1.
     """
-    from ...io.catalog import read_catalog
-    from ...solvers.provision import provision
+    from ..explore.provision import provision_ranked
 
     if top < 1:
         raise InputError("--provision-top", None, f"{top} candidates", "give at least 1")
-    src = None
-    if not isinstance(catalog, Catalog):
-        src = str(catalog)
-        catalog = read_catalog(catalog)
     space = result.space
     target = space.max_iteration_time_ns if space.objective == "min_cost" else None
-    out = []
-    for row in result.ranking[:top]:
-        inst = candidate_instance(result, row)
-        used = {d.cost_class for d in inst.network.dims}
-        sub = catalog.model_copy(update={"classes": {k: v for k, v in catalog.classes.items() if k in used}})
-        entry = {"id": row["id"], "continuous_rank": row["rank"], "continuous_objective": row["objective_value"],
-                 "bom_rank": None}
-        try:
-            p = provision(inst, sub, objective=space.objective, max_iteration_time_ns=target, compare=False)
-        except HieroptError as e:
-            if src is not None and isinstance(e, InputError) and e.source == "catalog":
-                e = e.with_source(src)
-            out.append({**entry, "status": "not provisioned", "message": str(e)})
-            continue
-        out.append({**entry, "status": p.status.value, "message": p.message, "objective_value": p.objective_value,
-                    "objective_unit": p.objective_unit, "gap": p.gap, "iteration_time_ns": p.iteration_time_ns,
-                    "network_cost_usd": p.network_cost_usd, "power_w": p.power_w,
-                    "bw_gbps": [float(x) for x in p.bw_gbps], "parts": [o.label() for o in p.design]})
-    ranked = sorted((e for e in out if "objective_value" in e), key=lambda e: (e["objective_value"], e["id"]))
-    for i, e in enumerate(ranked, 1):
-        e["bom_rank"] = i
-    return ranked + [e for e in out if "objective_value" not in e]
+    items = (({"id": row["id"], "continuous_rank": row["rank"],
+               "continuous_objective": row["objective_value"], "bom_rank": None},
+              candidate_instance(result, row)) for row in result.ranking[:top])
+    return provision_ranked(items, catalog, space.objective, target, "id")
 
 
 __all__ = ["row_params", "row_network", "candidate_instance", "instance_document", "write_instances",

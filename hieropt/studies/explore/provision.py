@@ -11,17 +11,19 @@ listed with its reason and not ranked.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...errors import HieroptError
+from ...errors import HieroptError, InputError
 from ...io.catalog import read_catalog
 from ...model.catalog import Catalog
 from ...solvers.provision import provision
+from ...spec import Instance
 from .enumerate import build_instance
 from .run import Exploration
 
-__all__ = ["provision_shortlist"]
+__all__ = ["provision_shortlist", "provision_ranked"]
 
 
 def provision_shortlist(result: Exploration, catalog: Catalog | str | Path, top: int = 5) -> list[dict[str, Any]]:
@@ -36,26 +38,59 @@ def provision_shortlist(result: Exploration, catalog: Catalog | str | Path, top:
     Raises:
         InputError: a bad catalog file or ``top`` < 1.
     """
-    from ...errors import InputError
-
     if top < 1:
         raise InputError("--provision-top", None, f"{top} shapes", "give at least 1")
+    cands = {c.id: c for c in result.enumeration.candidates}
+    space = result.space
+    target = space.max_iteration_time_ns if space.objective == "min_cost" else None
+    items = (({"shape_id": row["shape_id"], "continuous_rank": row["rank"],
+               "continuous_objective": row["objective_value"], "bom_rank": None},
+              build_instance(space, cands[row["shape_id"]])) for row in result.ranking[:top])
+    return provision_ranked(items, catalog, space.objective, target, "shape_id")
+
+
+def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
+                     catalog: Catalog | str | Path, objective: str,
+                     max_iteration_time_ns: float | None, id_key: str) -> list[dict[str, Any]]:
+    """Integer designs (whole parts of ``catalog``) of the given instances, ranked by the
+    provisioned objective: the shared step of :func:`provision_shortlist` and
+    :func:`hieropt.studies.codesign.export.provision_codesign`.
+
+    Each instance is provisioned with the catalog's classes it uses
+    (:func:`hieropt.solvers.provision.provision`).
+
+    Args:
+        items: (entry, instance) pairs, best continuous rank first; an entry is a dict holding
+            ``id_key`` (the instance's name in the study) and the fields the result carries on,
+            with ``bom_rank`` None.
+        catalog: a :class:`~hieropt.model.catalog.Catalog`, or the path of a catalog file (read
+            once, before the first instance is drawn; its errors then name the file).
+        objective: the objective to provision for (``performance``, ``min_cost``, ...).
+        max_iteration_time_ns: the time target in ns when ``objective`` is ``min_cost``, else None.
+        id_key: the entry field that orders equal objectives.
+
+    Returns:
+        One dict per item: the entry plus ``status``, ``message`` and, when provisioned,
+        ``objective_value`` (in ``objective_unit``), ``gap``, ``iteration_time_ns``,
+        ``network_cost_usd`` (catalog $), ``power_w`` (W), ``bw_gbps`` (GB/s per NPU per
+        dimension) and ``parts`` (one label per dimension). Provisioned ones come first, by
+        objective value, with ``bom_rank`` 1, 2, ...; those not provisioned keep ``bom_rank`` None
+        and carry the reason in ``message``.
+
+    Raises:
+        InputError: a bad catalog file.
+    """
     src = None
     if not isinstance(catalog, Catalog):
         src = str(catalog)
         catalog = read_catalog(catalog)
-    cands = {c.id: c for c in result.enumeration.candidates}
-    space = result.space
-    target = space.max_iteration_time_ns if space.objective == "min_cost" else None
     out = []
-    for row in result.ranking[:top]:
-        inst = build_instance(space, cands[row["shape_id"]])
+    for entry, inst in items:
         used = {d.cost_class for d in inst.network.dims}
         sub = catalog.model_copy(update={"classes": {k: v for k, v in catalog.classes.items() if k in used}})
-        entry = {"shape_id": row["shape_id"], "continuous_rank": row["rank"],
-                 "continuous_objective": row["objective_value"], "bom_rank": None}
         try:
-            p = provision(inst, sub, objective=space.objective, max_iteration_time_ns=target, compare=False)
+            p = provision(inst, sub, objective=objective,
+                          max_iteration_time_ns=max_iteration_time_ns, compare=False)
         except HieroptError as e:
             if src is not None and isinstance(e, InputError) and e.source == "catalog":
                 e = e.with_source(src)  # (checked per shape on the catalog read once: its file is the source)
@@ -65,7 +100,8 @@ def provision_shortlist(result: Exploration, catalog: Catalog | str | Path, top:
                     "objective_unit": p.objective_unit, "gap": p.gap, "iteration_time_ns": p.iteration_time_ns,
                     "network_cost_usd": p.network_cost_usd, "power_w": p.power_w,
                     "bw_gbps": [float(x) for x in p.bw_gbps], "parts": [o.label() for o in p.design]})
-    ranked = sorted((e for e in out if "objective_value" in e), key=lambda e: (e["objective_value"], e["shape_id"]))
+    ranked = sorted((e for e in out if "objective_value" in e),
+                    key=lambda e: (e["objective_value"], e[id_key]))
     for i, e in enumerate(ranked, 1):
         e["bom_rank"] = i
     return ranked + [e for e in out if "objective_value" not in e]
