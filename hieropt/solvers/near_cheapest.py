@@ -19,9 +19,9 @@ rows active at the cheapest network (a small linear solve), and the result is sc
 (:func:`complete`). When the reduced row leaves a loaded dimension no bandwidth at all the budget admits no
 finite iteration time, and that is said (:class:`NoSolutionError`, with the bound).
 
-Before (stop 13) the LP kept its share row and had the reduced row on the starved dimensions only: with two
-dimensions of one price (a tie) the LP spent the share row's tolerance, 1e-9 of the cost, on their split, and its
-duals bounded the time only to 1e-13 x cost / room (LIMIT at gaps 3.4e-6 ... 3.5e-4 at rooms 3e-7 ... 1e-6 of the
+Why not the share row: an LP that keeps its share row, with the reduced row on the starved dimensions only,
+fails: with two dimensions of one price (a tie) it spends the share row's tolerance, 1e-9 of the cost, on
+their split, and its duals bound the time only to 1e-13 x cost / room (LIMIT at gaps 3.4e-6 ... 3.5e-4 at rooms 3e-7 ... 1e-6 of the
 cost; tests/solve/test_near_cheapest_ties.py).
 """
 

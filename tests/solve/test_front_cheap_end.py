@@ -1,6 +1,6 @@
 """The Pareto front's cheap end when the cheapest network leaves a loaded dimension without bandwidth (infinite time
-there). Before (stop 13): the front started 1 % of the way to its dear end (on 12 of 14 random fronts 0.3x to
-1.6e7x the cheapest cost above it). Now that budgets a hair above the cheapest solve (hieropt/solvers/
+there). A front that starts at the plain budget row starts 1 % of the way to its dear end (on 12 of 14 random
+fronts 0.3x to 1.6e7x the cheapest cost above it). Now that budgets a hair above the cheapest solve (hieropt/solvers/
 near_cheapest.py), it starts 1e-6 above the cheapest network, where that point is a certified optimum.
 
 The first point is held against exact oracles: the two-dimension instance of tests/solve/test_near_cheapest.py

@@ -1,6 +1,6 @@
 """Sensitivity of the fastest network within a budget a hair above the cheapest network (hieropt/solvers/
-sensitivity_near.py). Before (stop 13) it was "not available": the re-solves took the performance LP's path, whose
-duals disagreed with the exact re-solves by 40x, or whose +-1e-4 secants left the room ("moving it by +0.01 is
+sensitivity_near.py). Taken on the performance LP's path instead it is "not available": that path's
+duals disagree with the exact re-solves by 40x, or its +-1e-4 secants leave the room ("moving it by +0.01 is
 infeasible").
 
 Every value is held against an exact oracle: the derivatives of the closed-form optimum.
