@@ -21,8 +21,8 @@ finite iteration time, and that is said (:class:`NoSolutionError`, with the boun
 
 Why not the share row: an LP that keeps its share row, with the reduced row on the starved dimensions only,
 fails: with two dimensions of one price (a tie) it spends the share row's tolerance, 1e-9 of the cost, on
-their split, and its duals bound the time only to 1e-13 x cost / room (LIMIT at gaps 3.4e-6 ... 3.5e-4 at rooms 3e-7 ... 1e-6 of the
-cost; tests/solve/test_near_cheapest_ties.py).
+their split, and its duals bound the time only to 1e-13 x cost / room (LIMIT at gaps 3.4e-6 ... 3.5e-4 at
+rooms 3e-7 ... 1e-6 of the cost; tests/solve/test_near_cheapest_ties.py).
 """
 
 from __future__ import annotations
