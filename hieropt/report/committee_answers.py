@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import HieroptError
 from ..model.run import run_figures
 from ..spec import Instance
+from ..studies.knee import knee_after
 from .committee import (
     Alternative,
     Committee,
@@ -106,8 +107,11 @@ def procurement_alternatives(instance: Instance, front: Any | None, within: floa
     else:
         fastest = cheap if not isinstance(cheap, str) else fast
         alts.append(_solved(instance, "fastest", "fastest", fastest))
-        attempt("knee", f"knee (cheapest within {pct})", "min_cost",
-                max_iteration_time_ns=fastest.iteration_time_ns * (1 + within))
+        try:
+            k = knee_after(instance, fastest.iteration_time_ns, fastest.network_cost_usd, within, time_limit_s)
+            alts.append(_solved(instance, "knee", f"knee (cheapest within {pct})", k.knee))
+        except HieroptError as e:
+            missing.append(Missing("knee", f"knee (cheapest within {pct})", str(e)))
     attempt("min_run_cost", "least $ per run", "min_run_cost")
     if front is not None and front.best_per_cost is not None:
         alts.append(_solved(instance, "performance_per_cost", "performance per network $", front.best_per_cost))

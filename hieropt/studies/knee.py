@@ -82,9 +82,22 @@ def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0)
     check_within(within)
     fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
     fastest_usd = cheap.network_cost_usd if isinstance(cheap, Solution) else fast.network_cost_usd
-    target = fast.iteration_time_ns * (1 + within)
+    return knee_after(instance, fast.iteration_time_ns, fastest_usd, within, time_limit_s)
+
+
+def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within: float = WITHIN,
+               time_limit_s: float = 60.0) -> Knee:
+    """The knee of ``instance`` once its fastest time ``fastest_ns`` (ns) and that design's network cost
+    ``fastest_usd`` ($) are known: one certified ``min_cost`` solve with the target (1 + ``within``) x fastest.
+
+    Raises:
+        InputError: ``within`` not in (0, 1).
+        NoSolutionError, SolverError: as :func:`hieropt.solvers.objectives.solve`.
+    """
+    check_within(within)
+    target = fastest_ns * (1 + within)
     sol = solve(instance, "min_cost", max_iteration_time_ns=target, time_limit_s=time_limit_s)
-    return Knee(within, fast.iteration_time_ns, fastest_usd, sol.iteration_time_ns, sol.network_cost_usd, sol)
+    return Knee(within, fastest_ns, fastest_usd, sol.iteration_time_ns, sol.network_cost_usd, sol)
 
 
 def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float = WITHIN) -> Knee:
@@ -100,4 +113,4 @@ def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float
                 p.network_cost_usd, p)
 
 
-__all__ = ["Knee", "knee", "provision_knee", "check_within", "WITHIN"]
+__all__ = ["knee_after", "Knee", "knee", "provision_knee", "check_within", "WITHIN"]
