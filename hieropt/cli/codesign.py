@@ -66,36 +66,18 @@ def codesign_command(
     --write-instances writes the best as instance files for 'hieropt solve'; --catalog provisions
     them with whole parts."""
     from ..errors import HieroptError
-    from ..io.common import read_toml
-    from .common import to_stdout, write_json
+    from .common import to_stdout
     from .interrupt import interrupt_outcome
-    from .numbers import parse_amount, parse_time_ns
     from .usage import attribute_to_file
 
     err = error_console()
     with interrupt_outcome(err, json_out, out) as outcome:  # Ctrl-C anywhere: exit 130, its --json says so
         console = err if to_stdout(json_out) else stdout_console(160)
         try:
-            max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
-            run_tokens = parse_amount(tokens, "--tokens", "tokens")
-            read_toml(space, "co-design space")  # a missing or unreadable file is reported before numpy loads
-            from ..io.codesign import load_codesign
-
-            plans = load_codesign(space)  # bad input is reported before the search and the solvers load
-            if dask is not None:  # a malformed address is one line, before any work
-                from ..io.dask_address import check_dask_address
-
-                check_dask_address(dask)
-            plans = plans if run_tokens is None else plans.model_copy(update={"tokens": run_tokens})
-            if sizes is not None or deadline is not None:  # the sizes, the deadline's target
-                from ..studies.sizing import sized_space
-
-                plans = sized_space(plans, _sizes(sizes), parse_time_ns(deadline, "--deadline"))
-                if deadline is not None and max_time_ns is not None:  # the tighter target
-                    max_time_ns = min(max_time_ns, plans.max_iteration_time_ns)
+            plans, max_time_ns, budget_usd, run_tokens = _read_space(
+                space, max_time, budget, tokens, dask, sizes, deadline)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
-        from ..report.codesign import codesign_dict, dims_table, no_answer, ranking_table, summary_lines
         from ..report.run import codesign_run, run_lines
         from ..studies.codesign import codesign
 
@@ -104,53 +86,130 @@ def codesign_command(
                               max_iteration_time_ns=max_time_ns, max_network_cost_usd=budget_usd)
         except HieroptError as e:
             raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
-        shortlist = written = None
         try:
-            if catalog is not None and result.best is not None:
-                from ..studies.codesign.export import provision_codesign
-
-                shortlist = provision_codesign(result, catalog, provision_top)
-            if write_instances is not None and result.best is not None:
-                from ..studies.codesign.export import write_instances as write_files
-
-                written = write_files(result, write_instances, top)
+            shortlist, written = _exports(result, catalog, provision_top, write_instances, top)
         except HieroptError as e:
             raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
         # the file first: a stdout its reader closes (| head) cannot keep it from being written
         run = codesign_run(result, run_tokens)
         if json_out is not None:
-            data = codesign_dict(result, top)
-            if shortlist is not None:
-                data["provisioned"] = shortlist
-            if written is not None:
-                data["instances"] = [str(p) for p in written]
-            data["run"] = None if run is None else run.to_dict()
-            if len(result.space.sizes) > 1 or deadline is not None:  # each size, the chosen
-                from ..report.sizing import sizing_dict
-                from ..studies.sizing import size_outcomes
-
-                data.update(sizing_dict(size_outcomes(result, deadline is not None)))
-            write_json(json_out, data)
+            _write_summary(json_out, result, top, shortlist, written, run, deadline is not None)
             outcome.answered = True
+        from ..report.codesign import summary_lines
+
         for line in summary_lines(result) + run_lines(run):
             console.print(line, highlight=False, soft_wrap=True)
-        if result.best is None:
-            error_line(err, no_answer(result))
-            raise typer.Exit(3)
-        console.print(ranking_table(result, top))
-        console.print(dims_table(result))
-        if len(result.space.sizes) > 1:
-            from ..report.codesign import sizes_table
+        _print_tables(console, err, result, top, shortlist, written, write_instances,
+                      deadline is not None)
 
-            console.print(sizes_table(result, deadline is not None))
-        if shortlist is not None:
-            from ..report.codesign import provision_table
 
-            console.print(provision_table(shortlist))
-        if written is not None:
-            console.print(f"instance files: {len(written)} in {write_instances} (hieropt solve {written[0]})",
-                          highlight=False, soft_wrap=True)
+def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: str | None,
+                dask: str | None, sizes: str | None, deadline: str | None):
+    """The co-design space of file ``space`` with the command's options applied, and its targets.
 
+    Returns ``(plans, max_time_ns, budget_usd, run_tokens)``: the co-design space (``--tokens`` and
+    the ``--sizes``/``--deadline`` sizes applied), the iteration-time limit (ns; with ``--deadline``
+    the tighter of it and the deadline's target), the network budget ($) and the run's token count
+    (None: not given). Options and file are checked in that order, before the search and the
+    solvers load.
+
+    Raises:
+        HieroptError: an unreadable file, a bad option or a bad space (one line naming it).
+    """
+    from ..io.common import read_toml
+    from .numbers import parse_amount, parse_time_ns
+
+    max_time_ns = parse_time_ns(max_time, "--max-time")
+    budget_usd = parse_amount(budget, "--budget")
+    run_tokens = parse_amount(tokens, "--tokens", "tokens")
+    read_toml(space, "co-design space")  # a missing or unreadable file: reported before numpy loads
+    from ..io.codesign import load_codesign
+
+    plans = load_codesign(space)  # bad input is reported before the search and the solvers load
+    if dask is not None:  # a malformed address is one line, before any work
+        from ..io.dask_address import check_dask_address
+
+        check_dask_address(dask)
+    plans = plans if run_tokens is None else plans.model_copy(update={"tokens": run_tokens})
+    if sizes is not None or deadline is not None:  # the sizes, the deadline's target
+        from ..studies.sizing import sized_space
+
+        plans = sized_space(plans, _sizes(sizes), parse_time_ns(deadline, "--deadline"))
+        if deadline is not None and max_time_ns is not None:  # the tighter target
+            max_time_ns = min(max_time_ns, plans.max_iteration_time_ns)
+    return plans, max_time_ns, budget_usd, run_tokens
+
+
+def _exports(result, catalog: Path | None, provision_top: int, write_instances: Path | None,
+             top: int):
+    """``(shortlist, written)``: the best ``provision_top`` candidates of ``result`` provisioned
+    from ``catalog`` and the best ``top`` written as instance files into ``write_instances`` (each
+    None when its option is not given or no candidate has an answer).
+
+    Raises:
+        HieroptError: a bad catalog or an unwritable directory.
+    """
+    shortlist = written = None
+    if catalog is not None and result.best is not None:
+        from ..studies.codesign.export import provision_codesign
+
+        shortlist = provision_codesign(result, catalog, provision_top)
+    if write_instances is not None and result.best is not None:
+        from ..studies.codesign.export import write_instances as write_files
+
+        written = write_files(result, write_instances, top)
+    return shortlist, written
+
+
+def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
+                   deadline: bool) -> None:
+    """Write the ``--json`` summary of ``result`` to ``json_out`` ('-': stdout): its ``top``
+    ranking, the provisioned ``shortlist``, the ``written`` instance files, the ``run``, and with
+    several sizes or a ``deadline`` each size's outcome."""
+    from ..report.codesign import codesign_dict
+    from .common import write_json
+
+    data = codesign_dict(result, top)
+    if shortlist is not None:
+        data["provisioned"] = shortlist
+    if written is not None:
+        data["instances"] = [str(p) for p in written]
+    data["run"] = None if run is None else run.to_dict()
+    if len(result.space.sizes) > 1 or deadline:  # each size, the chosen
+        from ..report.sizing import sizing_dict
+        from ..studies.sizing import size_outcomes
+
+        data.update(sizing_dict(size_outcomes(result, deadline)))
+    write_json(json_out, data)
+
+
+def _print_tables(console, err, result, top: int, shortlist, written, write_instances: Path | None,
+                  deadline: bool) -> None:
+    """Print to ``console`` the ranking of ``result`` (``top`` rows), the best per dimension
+    count, with several sizes the sizes table, the provisioned ``shortlist`` and the ``written``
+    instance files.
+
+    Raises:
+        typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer.
+    """
+    from ..report.codesign import dims_table, no_answer, ranking_table
+
+    if result.best is None:
+        error_line(err, no_answer(result))
+        raise typer.Exit(3)
+    console.print(ranking_table(result, top))
+    console.print(dims_table(result))
+    if len(result.space.sizes) > 1:
+        from ..report.codesign import sizes_table
+
+        console.print(sizes_table(result, deadline))
+    if shortlist is not None:
+        from ..report.codesign import provision_table
+
+        console.print(provision_table(shortlist))
+    if written is not None:
+        console.print(f"instance files: {len(written)} in {write_instances} "
+                      f"(hieropt solve {written[0]})", highlight=False, soft_wrap=True)
 
 def _sizes(sizes: str | None) -> list[int] | None:
     """The NPU counts of ``--sizes`` (None: not given).
