@@ -23,6 +23,7 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 from .arrays import LPArrays, read_only
+from .ratio_time_rows import Rows, concurrent_epigraphs, node_rows, node_scales, sequential_epigraphs
 from .scale import MB, MS_NS
 
 INF = float("inf")
@@ -154,101 +155,31 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
 
     sig = np.maximum(A, lat).max(axis=1) if K_terms else np.zeros(0)
     sig = np.where(sig > 0, sig, 1.0)
-    sig_y = np.ones(V)
-    for v, node in enumerate(tm.nodes):  # nodes refer to earlier nodes only
-        top = max([pc.const_ns * node_scale for pc in node] + [a * sig[k] for pc in node for k, a in pc.terms]
-                  + [b * sig_y[w] for pc in node for w, b in pc.nodes])
-        sig_y[v] = top if top > 0 else 1.0
+    sig_y = node_scales(tm, sig, node_scale)
     compute_coef = float(tm.compute_ns * node_scale)
     costs = np.zeros(n)
     costs[kap_col] = compute_coef
     costs[z0:z0 + K_terms] = tm.term_weights * sig
     costs[z0 + K_terms:] = tm.node_weights * sig_y
 
-    rows = _Rows()
+    rows = _DesignRows(slack_col, exact_rows)
     if fixed_usd > 0:  # share, with the fixed cost's part A / (A + C) = (A / K) u
         rows.add(1.0, 1.0, [*range(D), u_col], [*(1.0 / g), float(fixed_usd) / K])
     else:
         rows.add(1.0, 1.0, range(D), 1.0 / g)  # share
     idle_rows, idle_hi = redundant_rows(instance, cost_cap_usd)
-    slack_factor: dict[tuple[str, int], float] = {}
-    slack_row: dict[tuple[str, int], int] = {}
-
-    def add(key: tuple[str, int], lo: float, hi: float, cols: list, values: list[float], unit: float) -> None:
-        vals, top = _unit_row(values, exact_rows)
-        if key in slack_col:  # (row) = s for a floor, -s for a ceiling
-            slack_row[key] = rows.count
-            rows.add(0.0, 0.0, [*cols, slack_col[key]], [*vals, -1.0 if hi == INF else 1.0])
-            slack_factor[key] = top * unit
-        else:
-            rows.add(lo, hi, cols, vals)
-
-    for i, (c, idle) in enumerate(zip(instance.constraints, idle_rows, strict=True)):
-        if idle and ("row", i) not in slack_col:
-            rows.add(-INF, INF, [], [])
-            continue
-        a = np.asarray(c.coefficients, dtype=float)
-        nz = np.flatnonzero(a)
-        lo = 0.0 if c.sense != "<=" else -INF
-        hi = 0.0 if c.sense != ">=" else INF
-        add(("row", i), lo, hi, [*nz, u_col], [*(a[nz] * sv[nz]), -c.rhs], 1.0)
+    _constraint_rows(instance, rows, idle_rows, sv, u_col)
     bounds = instance.bounds_or_default
-    for d in range(D):
-        if bounds[d].lower_gbps > 0:
-            add(("lower", d), 0.0, INF, [d, u_col], [1.0, -bounds[d].lower_gbps / sv[d]], float(sv[d]))
-    hi_dims = [d for d in range(D) if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
-    for d in hi_dims:
-        if idle_hi[d] and ("upper", d) not in slack_col:
-            rows.add(-INF, INF, [], [])
-        else:
-            add(("upper", d), -INF, 0.0, [d, u_col], [1.0, -bounds[d].upper_gbps / sv[d]], float(sv[d]))
-    if set(slack_factor) != set(slack_col):
-        raise ValueError(f"slack asked for rows without one: {sorted(set(slack_col) - set(slack_factor))}")
+    hi_dims = _bound_rows(bounds, rows, idle_hi, sv, u_col)
+    if set(rows.slack_factor) != set(slack_col):
+        missing = sorted(set(slack_col) - set(rows.slack_factor))
+        raise ValueError(f"slack asked for rows without one: {missing}")
     n_design = rows.count
-    epi_term = []
-    if tm.dimension_mode == "sequential":
-        for k in range(K_terms):
-            cols, vals = [z0 + k], [1.0]
-            for d in range(D):
-                if A[k, d] > 0:
-                    cols.append(r_col[d])
-                    vals.append(-A[k, d] / sig[k])
-            if lat[k].sum() > 0:  # the Pyomo model sums one kap term per dimension: merged here
-                cols.append(kap_col)
-                vals.append(-float(lat[k].sum()) / sig[k])
-            rows.add(0.0, INF, cols, vals)
-            epi_term.append(k)
-    else:  # (Python floats: the same arithmetic, without numpy's per-element overhead)
-        A_, lat_, sig_, r_ = A.tolist(), lat.tolist(), sig.tolist(), r_col.tolist()
-        for k in range(K_terms):
-            for d in range(D):
-                a, la = A_[k][d], lat_[k][d]
-                if not (a > 0 or la > 0):
-                    continue
-                cols, vals = [z0 + k], [1.0]
-                if a > 0:
-                    cols.append(r_[d])
-                    vals.append(-a / sig_[k])
-                if la > 0:
-                    cols.append(kap_col)
-                    vals.append(-la / sig_[k])
-                rows.add(0.0, INF, cols, vals)
-                epi_term.append(k)
+    epi_rows = sequential_epigraphs if tm.dimension_mode == "sequential" else concurrent_epigraphs
+    epi_term = epi_rows(rows, A, lat, sig, r_col, z0, kap_col)
     n_epi = len(epi_term)
-    node_of_row = []
-    for v, node in enumerate(tm.nodes):
-        for pc in node:
-            coef: dict[int, float] = {z0 + K_terms + v: 1.0}
-            c = pc.const_ns * node_scale / sig_y[v]
-            if c > 0:
-                coef[kap_col] = coef.get(kap_col, 0.0) - c
-            for k, a in pc.terms:
-                coef[z0 + k] = coef.get(z0 + k, 0.0) - a * sig[k] / sig_y[v]
-            for w, b in pc.nodes:
-                coef[z0 + K_terms + w] = coef.get(z0 + K_terms + w, 0.0) - b * sig_y[w] / sig_y[v]
-            rows.add(0.0, INF, list(coef), list(coef.values()))
-            node_of_row.append(v)
-    floors = _Rows()
+    node_of_row = node_rows(tm, rows, sig, sig_y, node_scale, z0, kap_col)
+    floors = Rows()
     for d in hi_dims:
         if d in loaded:
             floors.add(0.0, INF, [r_col[d], kap_col], [1.0, -K / (p[d] * g[d] * bounds[d].upper_gbps)])
@@ -265,7 +196,44 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     return RatioArrays(arr=arr, x_col=np.arange(D), r_col=r_col, u_col=u_col, kap_col=kap_col, share_row=0,
                        floor_rows=floors.arrays(), price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
                        compute_coef=compute_coef, share_scale=g, unit_gbps=sv, slack_col=slack_col,
-                       slack_factor=slack_factor, slack_row=slack_row)
+                       slack_factor=rows.slack_factor, slack_row=rows.slack_row)
+
+
+def _constraint_rows(instance: Instance, rows: _DesignRows, idle: np.ndarray, sv: np.ndarray,
+                     u_col: int) -> None:
+    """Add the instance's design rows, homogenised (A_i (x s) - b_i u, in the units ``sv``, GB/s);
+    a row in ``idle`` (:func:`redundant_rows`) without a slack as a free, empty row."""
+    for i, (c, idle_row) in enumerate(zip(instance.constraints, idle, strict=True)):
+        if idle_row and ("row", i) not in rows.slack_col:
+            rows.add(-INF, INF, [], [])
+            continue
+        a = np.asarray(c.coefficients, dtype=float)
+        nz = np.flatnonzero(a)
+        lo = 0.0 if c.sense != "<=" else -INF
+        hi = 0.0 if c.sense != ">=" else INF
+        rows.add_unit(("row", i), lo, hi, [*nz, u_col], [*(a[nz] * sv[nz]), -c.rhs], 1.0)
+
+
+def _bound_rows(bounds, rows: _DesignRows, idle_hi: np.ndarray, sv: np.ndarray,
+                u_col: int) -> list[int]:
+    """Add the ``bound_lo`` rows (each positive lower bound of ``bounds``) and the ``bound_hi``
+    rows (each finite upper bound; one in ``idle_hi`` without a slack as a free, empty row).
+    Returns the dimensions with a finite upper bound."""
+    for d in range(sv.size):
+        if bounds[d].lower_gbps > 0:
+            rows.add_unit(("lower", d), 0.0, INF, [d, u_col], [1.0, -bounds[d].lower_gbps / sv[d]],
+                          float(sv[d]))
+    hi_dims = [d for d in range(sv.size)
+               if bounds[d].upper_gbps is not None and math.isfinite(bounds[d].upper_gbps)]
+    for d in hi_dims:
+        if idle_hi[d] and ("upper", d) not in rows.slack_col:
+            rows.add(-INF, INF, [], [])
+        else:
+            rows.add_unit(("upper", d), -INF, 0.0, [d, u_col], [1.0, -bounds[d].upper_gbps / sv[d]],
+                          float(sv[d]))
+    return hi_dims
+
+
 
 
 def _unit_row(values: list[float], exact: bool = False) -> tuple[list[float], float]:
@@ -300,31 +268,29 @@ def redundant_rows(instance: Instance, cost_cap_usd: float = INF) -> tuple[np.nd
     return rows, np.isfinite(dm.bw_upper) & (dm.bw_upper >= by_cost)
 
 
-class _Rows:
-    """Rows collected one by one, returned row-wise (lower, upper, start, index, value)."""
+class _DesignRows(Rows):
+    """The design rows of :func:`compile_ratio_lp`: each homogenised row divided by its largest
+    coefficient (:func:`_unit_row`), and a row with a slack column in ``slack_col`` (by its key)
+    an equality with it, its row and factor kept in ``slack_row`` and ``slack_factor``."""
 
-    def __init__(self) -> None:
-        self.lo: list[float] = []
-        self.hi: list[float] = []
-        self.start: list[int] = []
-        self.index: list[int] = []
-        self.value: list[float] = []
+    def __init__(self, slack_col: dict, exact: bool) -> None:
+        super().__init__()
+        self.slack_col, self.exact = slack_col, exact
+        self.slack_factor: dict[tuple[str, int], float] = {}
+        self.slack_row: dict[tuple[str, int], int] = {}
 
-    @property
-    def count(self) -> int:
-        return len(self.lo)
-
-    def add(self, lo: float, hi: float, cols, vals) -> None:
-        self.lo.append(lo)
-        self.hi.append(hi)
-        self.start.append(len(self.index))
-        self.index.extend(map(int, cols))
-        self.value.extend(map(float, vals))
-
-    def arrays(self):
-        return (np.array(self.lo, dtype=float), np.array(self.hi, dtype=float),
-                np.array(self.start + [len(self.index)], dtype=np.int32), np.array(self.index, dtype=np.int32),
-                np.array(self.value, dtype=float))
+    def add_unit(self, key: tuple[str, int], lo: float, hi: float, cols: list, values: list[float],
+                 unit: float) -> None:
+        """Add the row ``key`` (``values`` on ``cols``, ``lo`` <= row <= ``hi``, right-hand side
+        0 or +-inf) divided by its largest coefficient; with a slack: (row) = s for a floor, -s
+        for a ceiling, and its factor the divisor x ``unit`` (the row's units)."""
+        vals, top = _unit_row(values, self.exact)
+        if key in self.slack_col:
+            self.slack_row[key] = self.count
+            self.add(0.0, 0.0, [*cols, self.slack_col[key]], [*vals, -1.0 if hi == INF else 1.0])
+            self.slack_factor[key] = top * unit
+        else:
+            self.add(lo, hi, cols, vals)
 
 
 @dataclass(frozen=True)
