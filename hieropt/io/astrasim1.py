@@ -170,29 +170,10 @@ def parse_header(line: str, source: str = "<header>", line_no: int = 1) -> Workl
         if i + 1 >= len(toks):
             raise InputError(source, f"{where}, {key}", "has no value", f"write '{key}:' followed by its value")
         if field in ("checkpoints", "checkpoint_initiates"):
-            count = _whole(toks[i + 1])
-            if count is None or count < 0:
-                raise InputError(source, f"{where}, {key}", f"count '{toks[i + 1]}' is not a whole number >= 0",
-                                 f"write '{key}: k' followed by k layer numbers")
-            items = toks[i + 2:i + 2 + count]
-            numbers = [_whole(t) for t in items]
-            if len(items) < count or any(v is None for v in numbers):
-                raise InputError(source, f"{where}, {key}", f"says {count} layer numbers but "
-                                 f"{' '.join(items) or 'none'} follow", f"write '{key}: k' followed by k layer numbers")
-            values[field] = tuple(numbers)
-            i += 2 + count
+            values[field] = _layer_numbers(toks[i + 1:], source, f"{where}, {key}", key)
+            i += 2 + len(values[field])
             continue
-        raw = toks[i + 1]
-        if field == "pp_comm_bytes":
-            v: float | int | None = _float(raw)
-            if v is None or v < 0:
-                raise InputError(source, f"{where}, {key}", f"'{raw}' is not a finite number >= 0",
-                                 "write the bytes of one pipeline transfer")
-        else:
-            v = _whole(raw)
-            if v is None:
-                raise InputError(source, f"{where}, {key}", f"'{raw}' is not an integer", "write a whole number")
-        values[field] = v
+        values[field] = _header_number(field, toks[i + 1], source, f"{where}, {key}")
         i += 2
     if policy in TRANSFORMER_POLICIES and "model_parallel_npu_group" not in values:
         raise InputError(source, where, f"{policy} needs the model-parallel group size",
@@ -204,6 +185,45 @@ def parse_header(line: str, source: str = "<header>", line_no: int = 1) -> Workl
         return WorkloadHeader(policy=policy, **values)
     except ValidationError as e:
         raise _header_error(e, source, line_no) from e
+
+
+def _layer_numbers(toks: list[str], source: str, where: str, key: str) -> tuple[int, ...]:
+    """The layer numbers of a ``checkpoints``/``checkpoint_initiates`` header key (``key``) whose
+    tokens ``toks`` are its count k and then k layer numbers (tokens after them are not read).
+
+    Raises:
+        InputError: the count is not a whole number >= 0, or fewer than k whole numbers follow it.
+    """
+    count = _whole(toks[0])
+    if count is None or count < 0:
+        raise InputError(source, where, f"count '{toks[0]}' is not a whole number >= 0",
+                         f"write '{key}: k' followed by k layer numbers")
+    items = toks[1:1 + count]
+    numbers = [_whole(t) for t in items]
+    if len(items) < count or any(v is None for v in numbers):
+        raise InputError(source, where, f"says {count} layer numbers but "
+                         f"{' '.join(items) or 'none'} follow",
+                         f"write '{key}: k' followed by k layer numbers")
+    return tuple(numbers)
+
+
+def _header_number(field: str, raw: str, source: str, where: str) -> float | int:
+    """The value ``raw`` of header key ``field``: bytes (a finite number >= 0) for
+    ``pp_comm_bytes``, an integer for every other key.
+
+    Raises:
+        InputError: ``raw`` is not such a number.
+    """
+    if field == "pp_comm_bytes":
+        v = _float(raw)
+        if v is None or v < 0:
+            raise InputError(source, where, f"'{raw}' is not a finite number >= 0",
+                             "write the bytes of one pipeline transfer")
+        return v
+    v = _whole(raw)
+    if v is None:
+        raise InputError(source, where, f"'{raw}' is not an integer", "write a whole number")
+    return v
 
 
 def _header_fix(policy: str) -> str:
