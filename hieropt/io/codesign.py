@@ -60,6 +60,33 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     path = Path(path)
     src = str(path)
     data = read_toml(path, "co-design space")
+    _check_keys(data, src)
+    sets = _strings(data, "set", src, "expected a list of KEY=VALUE strings",
+                    'write set = ["global_batch_size=1536"]')
+    base = read_llm(_path(path, data["model"]), sets, f"{src}: set")
+    _check_set_npus(sets, data["npus"], src)
+    objective = (required_choice(data, "objective", OBJECTIVES, src) if "objective" in data
+                 else "performance")
+    parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
+                                                   "max_iteration_time_ns", "max_network_cost_usd",
+                                                   "dimension_mode", "nic_gbps", "nic_npus")
+                             if k in data}
+    parts.update(buyer_entries(data, src))
+    choices = _plan_choices(data, base, src)
+    parts.update(_network_parts(data, src))
+    texts = _strings(data, "constraints", src, "expected a list of strings",
+                     'write constraints = ["sum(bw) == 500"]')
+    try:
+        return CodesignSpace(name=str(data.get("name", path.stem)), base=base, npus=data["npus"],
+                             plans=choices, cost=cost_entry(data["cost"], path.parent, src),
+                             constraints=tuple(texts), objective=objective, **parts)
+    except ValidationError as e:
+        raise validation_error(e, src) from e
+
+
+def _check_keys(data: dict[str, Any], src: str) -> None:
+    """Refuse a top-level key of ``data`` (the file ``src``) that a space does not take, then a
+    missing ``model``, ``npus`` or ``cost`` (in that order)."""
     for k in data:
         if k not in _TOP_KEYS:
             raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
@@ -68,28 +95,50 @@ def load_codesign(path: str | Path) -> CodesignSpace:
                    ("cost", "inline [cost.<class>] tables or name a LIBRA cost file")):
         if k not in data:
             raise missing_key(data, k, src, fix)
-    sets = data.get("set", [])
-    if not isinstance(sets, list) or not all(isinstance(x, str) for x in sets):
-        raise InputError(src, "set", "expected a list of KEY=VALUE strings", 'write set = ["global_batch_size=1536"]')
-    base = read_llm(_path(path, data["model"]), sets, f"{src}: set")
-    _check_set_npus(sets, data["npus"], src)
-    objective = required_choice(data, "objective", OBJECTIVES, src) if "objective" in data else "performance"
-    parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
-                                                   "max_iteration_time_ns", "max_network_cost_usd",
-                                                   "dimension_mode", "nic_gbps", "nic_npus") if k in data}
-    parts.update(buyer_entries(data, src))
+
+
+def _strings(data: dict[str, Any], key: str, src: str, problem: str, fix: str) -> list[str]:
+    """The list of strings ``data[key]`` (empty when absent).
+
+    Raises:
+        InputError: it is not a list of strings (``problem`` and ``fix`` name the field's form).
+    """
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise InputError(src, key, problem, fix)
+    return value
+
+
+def _plan_choices(data: dict[str, Any], base, src: str) -> PlanChoices:
+    """The ``[plans]`` table of ``data`` as :class:`PlanChoices`: a field it omits keeps the model
+    file's value (``base.plan``, with the space's set overrides), not PlanChoices' default; an
+    interleaved schedule without ``virtual_stages`` gets v = 2 (and 1 beside 1f1b).
+
+    Raises:
+        InputError: ``plans`` is not a table, or a value PlanChoices refuses.
+    """
     plans = data.get("plans", {})
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
     given = {k: v if isinstance(v, list) else [v] for k, v in plans.items()}
-    # a field [plans] omits keeps the model file's value (with the space's set overrides), not PlanChoices' default
     own = {k: [getattr(base.plan, k)] for k in PlanChoices.model_fields if k not in given and k != "schedule"}
     if "interleaved" in (given.get("schedule") or ()) and "virtual_stages" not in given:
         own["virtual_stages"] = [1, 2] if "1f1b" in given["schedule"] else [2]  # (the interleaved schedule's v)
     try:
-        choices = PlanChoices(**own, **given)
+        return PlanChoices(**own, **given)
     except ValidationError as e:
         raise validation_error(e, src, "plans") from e
+
+
+def _network_parts(data: dict[str, Any], src: str) -> dict[str, Any]:
+    """The space's network entries of ``data``: ``network`` (one fixed :class:`Network`) and/or
+    ``levels`` with ``min_dims`` and ``max_dims`` (a shape space; CodesignSpace refuses both).
+
+    Raises:
+        InputError: a shape-space key beside ``[network]`` without levels, a bad network, or
+            ``levels`` that are not tables (or a bad level or dims entry).
+    """
+    parts: dict[str, Any] = {}
     if "network" in data:
         for k in ("dims", "switch_only_at_top"):
             if k in data and "levels" not in data:  # (with levels too: CodesignSpace says to keep one of them)
@@ -108,15 +157,7 @@ def load_codesign(path: str | Path) -> CodesignSpace:
             raise InputError(src, "levels", "expected one or more [[levels]] tables", "see spaces/gpt3-4096.toml")
         parts["levels"] = [level_entry(lv, i, src) for i, lv in enumerate(levels)]
         parts["min_dims"], parts["max_dims"] = dims_entry(data.get("dims", [2, 4]), src)
-    texts = data.get("constraints", [])
-    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
-    try:
-        return CodesignSpace(name=str(data.get("name", path.stem)), base=base, npus=data["npus"], plans=choices,
-                             cost=cost_entry(data["cost"], path.parent, src), constraints=tuple(texts),
-                             objective=objective, **parts)
-    except ValidationError as e:
-        raise validation_error(e, src) from e
+    return parts
 
 
 def _check_set_npus(sets: list[str], npus: Any, src: str) -> None:
