@@ -133,6 +133,18 @@ class ShapeSpace(Frozen):
         if self.npus % self.nic_npus:
             raise ValueError(f"nic_npus: {self.nic_npus} does not divide the {self.npus} NPUs; fix: give the NPUs "
                              "of one node (whose NICs are bought together), or 1")
+        self._check_levels()
+        self._check_jobs()
+        if self.objective == "min_cost" and self.max_iteration_time_ns is None:
+            raise ValueError("max_iteration_time_ns: missing for objective min_cost; "
+                             "fix: give the time target in ns")
+        self._check_constraints()
+        return self
+
+    def _check_levels(self) -> None:
+        """Refuse two levels of one name, an unknown ``scale_out_level``, a level whose cost class is
+        unknown or (allowing a Switch) has no switch or NIC price, and levels whose ``min_dims`` add
+        up to more than ``max_dims`` (in that order)."""
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
             raise ValueError("levels: two levels share a name; fix: give every level its own name")
@@ -149,6 +161,11 @@ class ShapeSpace(Frozen):
         if sum(lv.min_dims for lv in self.levels) > self.max_dims:
             raise ValueError(f"levels: the levels' min_dims add up to more than max_dims {self.max_dims}; fix: raise "
                              "the dimension count or lower min_dims")
+
+    def _check_jobs(self) -> None:
+        """Refuse a job whose ``tp`` does not suit the mapping rule: given with the header rule;
+        missing, not dividing ``npus`` or giving groups its workload's header contradicts with the
+        other rules."""
         for j, job in enumerate(self.jobs):
             if self.mapping_rule == "header":
                 if job.tp is not None:
@@ -165,8 +182,10 @@ class ShapeSpace(Frozen):
             if wrong := job.workload.mapping_mismatch(groups, f" (the {self.mapping_rule} rule gives it npus / tp)"):
                 raise ValueError(f"workloads[{j}]: the {self.mapping_rule} rule on {self.npus} NPUs with tp "
                                  f"{job.tp} gives {wrong[0]}; fix: {wrong[1]}")
-        if self.objective == "min_cost" and self.max_iteration_time_ns is None:
-            raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
+
+    def _check_constraints(self) -> None:
+        """Refuse a constraint text that does not parse for every dimension count from ``min_dims``
+        to ``max_dims``."""
         for i, text in enumerate(self.constraints):
             for D in range(self.min_dims, self.max_dims + 1):
                 try:
@@ -175,7 +194,6 @@ class ShapeSpace(Frozen):
                     raise ValueError(f"constraints[{i}]: '{text}' does not fit {D} dimensions: {e.problem}; fix: "
                                      f"{e.fix or 'write it for every dimension count'} (sum(bw), or bw[top] for the "
                                      "last dimension)") from None
-        return self
 
     @property
     def scale_out_index(self) -> int:
