@@ -168,6 +168,25 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
           objective: str = "performance") -> Spec:
     """A random :class:`Spec`. ``floor=True`` keeps every bandwidth away from zero (a positive lower bound or a
     ``>=`` row on every dimension, as the time x cost objective needs); ``latency`` forces latency on/off."""
+    dims, prices = _network(draw, max_dims, latency)
+    D, npus = len(dims), [p for _, p, *_ in dims]
+    loop = draw(st.sampled_from(loops))
+    mode = draw(st.sampled_from(modes))
+    workloads = [_workload_spec(draw, 1.0 if draw(st.booleans()) else draw(_log_uniform(-2, 2)), npus, mode,
+                                max_layers)]
+    for _ in range(draw(st.integers(0, max_extra_workloads))):
+        workloads.append(_workload_spec(draw, draw(_log_uniform(-2, 2)), npus, mode, max_layers))
+    pipeline, step = _schedule(draw, loop, D)
+    x0 = _feasible_point(draw, D)
+    rows, bounds = _design_rows(draw, x0, floor)
+    return Spec(dims=tuple(dims), prices=prices, workloads=tuple(workloads), loop=loop, mode=mode, rows=tuple(rows),
+                bounds=bounds, x0=tuple(x0), pipeline=pipeline, step=step, objective=objective)
+
+
+def _network(draw, max_dims: int, latency: bool | None):
+    """``(dims, prices)``: 1..``max_dims`` dimensions (block, NPUs, cost class, latency ns, algorithm;
+    latency on some dimensions, or forced on/off by ``latency``) and each class's (link, switch, nic)
+    prices, $ per GB/s (switch and NIC prices for a class with a Switch dimension only)."""
     D = draw(st.integers(1, max_dims))
     blocks = [draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])) for _ in range(D)]
     npus = [draw(st.sampled_from(NPUS)) for _ in range(D)]
@@ -182,34 +201,40 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     for name in sorted(set(classes)):
         switch = any(b == "Switch" and c == name for b, c in zip(blocks, classes, strict=True))
         link = draw(_log_uniform(-2, 3))
-        prices[name] = (link, draw(_log_uniform(-2, 3)) if switch else None, draw(_log_uniform(-2, 3)) if switch
-                        else None)
+        prices[name] = (link, draw(_log_uniform(-2, 3)) if switch else None,
+                        draw(_log_uniform(-2, 3)) if switch else None)
+    return dims, prices
 
-    def size() -> float:
-        kind = draw(st.integers(0, 9))
-        if kind == 0:
-            return float(draw(st.integers(1, 100)))  # tiny
-        if kind == 1:
-            return draw(_log_uniform(10, 11.5))  # huge (tens to hundreds of GB)
-        return draw(_log_uniform(3, 10))
 
-    def phase() -> tuple[float, str, float]:
-        compute = 0.0 if draw(st.booleans()) else draw(_log_uniform(2, 8))
-        kind = draw(st.sampled_from(KINDS if mode == "concurrent" else SEQUENTIAL_KINDS))
-        return compute, kind.value, 0.0 if kind is Collective.NONE and draw(st.booleans()) else size()
+def _size(draw) -> float:
+    """A collective's size in bytes: tiny (1..100), huge (tens to hundreds of GB) or in between."""
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return float(draw(st.integers(1, 100)))  # tiny
+    if kind == 1:
+        return draw(_log_uniform(10, 11.5))  # huge (tens to hundreds of GB)
+    return draw(_log_uniform(3, 10))
 
-    def groups() -> tuple[tuple[int, ...], ...]:
-        return tuple(tuple(draw(st.sampled_from(divisors(p))) for p in npus) for _ in PHASES)
 
-    def workload_spec(weight: float) -> WorkloadSpec:
-        n = draw(st.integers(1, max_layers))
-        return WorkloadSpec(tuple(tuple(phase() for _ in PHASES) for _ in range(n)), groups(), weight)
+def _phase(draw, mode: str) -> tuple[float, str, float]:
+    """One phase: (compute ns, collective, size bytes); no point-to-point in the sequential ``mode``."""
+    compute = 0.0 if draw(st.booleans()) else draw(_log_uniform(2, 8))
+    kind = draw(st.sampled_from(KINDS if mode == "concurrent" else SEQUENTIAL_KINDS))
+    return compute, kind.value, 0.0 if kind is Collective.NONE and draw(st.booleans()) else _size(draw)
 
-    loop = draw(st.sampled_from(loops))
-    mode = draw(st.sampled_from(modes))
-    workloads = [workload_spec(1.0 if draw(st.booleans()) else draw(_log_uniform(-2, 2)))]
-    for _ in range(draw(st.integers(0, max_extra_workloads))):
-        workloads.append(workload_spec(draw(_log_uniform(-2, 2))))
+
+def _workload_spec(draw, weight: float, npus: list[int], mode: str, max_layers: int) -> WorkloadSpec:
+    """1..``max_layers`` layers of ``mode``'s phases and each phase's groups (divisors of ``npus``)."""
+    n = draw(st.integers(1, max_layers))
+    layers = tuple(tuple(_phase(draw, mode) for _ in PHASES) for _ in range(n))
+    groups = tuple(tuple(draw(st.sampled_from(divisors(p))) for p in npus) for _ in PHASES)
+    return WorkloadSpec(layers, groups, weight)
+
+
+def _schedule(draw, loop: str, D: int):
+    """``(pipeline, step)``: the pipeline (stages, microbatches, p2p bytes, p2p dim) of the pipeline
+    ``loop`` and the step schedule (microbatches, stages, virtual stages, overlap_dp) of the step
+    loop, None for the other loops."""
     pipeline = None
     if loop == "pipeline":
         pipeline = (draw(st.integers(2, 8)), draw(st.integers(1, 16)),
@@ -217,54 +242,41 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     step = None
     if loop == "step":
         step = (draw(st.integers(1, 16)), draw(st.integers(1, 8)), draw(st.integers(1, 3)), draw(st.booleans()))
+    return pipeline, step
 
-    # the feasible point x0 and design rows that hold at it (inequalities with slack)
+
+def _feasible_point(draw, D: int) -> list[float]:
+    """The feasible point x0 (GB/s per NPU): the equal split, bandwidths four to five decades apart,
+    or independent draws."""
     spread = draw(st.integers(0, 3))
     if spread == 0:
-        x0 = [draw(_log_uniform(0, 3))] * D  # the equal split
-    elif spread == 1:  # bandwidths four to five decades apart (one dimension far below the others)
-        x0 = [draw(_log_uniform(-1, 4)) for _ in range(D)]
-    else:
-        x0 = [draw(_log_uniform(0, 3)) for _ in range(D)]
+        return [draw(_log_uniform(0, 3))] * D  # the equal split
+    if spread == 1:  # bandwidths four to five decades apart (one dimension far below the others)
+        return [draw(_log_uniform(-1, 4)) for _ in range(D)]
+    return [draw(_log_uniform(0, 3)) for _ in range(D)]
+
+
+def _design_rows(draw, x0: list[float], floor: bool):
+    """``(rows, bounds)``: design rows and bounds that hold at ``x0`` (inequalities with slack): one
+    cap on every dimension, then up to three more rows or bounds; with ``floor`` a positive lower
+    bound on every dimension. ``bounds`` is None when no bound is set."""
+    D = len(x0)
     total = float(sum(x0))
-    rows: list[Row] = []
     ones = (1.0,) * D
-    cap = draw(st.sampled_from(["sum_eq", "sum_le", "weighted_le", "bounds"]))
-    if cap == "sum_eq":
-        rows.append(Row(ones, "==", total, "sum(bw) == S"))
-    elif cap == "sum_le":
-        rows.append(Row(ones, "<=", total * (1 + draw(_fraction())), "sum(bw) <= S"))
-    elif cap == "weighted_le":
-        a = tuple(float(draw(st.integers(1, 8))) / 2 for _ in range(D))
-        rows.append(Row(a, "<=", float(np.dot(a, x0)) * (1 + draw(_fraction())), "a.bw <= S"))
+    rows, upper = _cap(draw, x0)
     lower = [0.0] * D
-    upper: list[float | None] = [None] * D
-    if cap == "bounds":
-        upper = [x * (1 + draw(_fraction())) for x in x0]
     for _ in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(["order", "subset", "floor", "ratio", "upper", "lower"]))
         i = draw(st.integers(0, D - 1))
         j = draw(st.integers(0, D - 1))
-        coef = [0.0] * D
-        if kind == "order" and i != j and x0[i] > x0[j]:
-            coef[i], coef[j] = 1.0, -1.0
-            rows.append(Row(tuple(coef), ">=", 0.0, f"bw[{i}] >= bw[{j}]"))
-        elif kind == "subset":
-            a, b = sorted((i, j))
-            for d in range(a, b + 1):
-                coef[d] = 1.0
-            rows.append(Row(tuple(coef), "<=", float(sum(x0[a:b + 1])) * (1 + draw(_fraction())),
-                            f"sum(bw[{a}:{b + 1}]) <= c"))
-        elif kind == "floor":
+        if kind == "floor":
             rows.append(Row(ones, ">=", total * draw(_fraction()) * 0.99, "sum(bw) >= f"))
-        elif kind == "ratio" and i != j:
-            c = x0[i] / x0[j] * (1 + draw(_fraction()))
-            coef[i], coef[j] = 1.0, -c
-            rows.append(Row(tuple(coef), "<=", 0.0, f"bw[{i}] <= c bw[{j}]"))
         elif kind == "upper":
             upper[i] = x0[i] * (1 + draw(_fraction())) if upper[i] is None else upper[i]
         elif kind == "lower":
             lower[i] = x0[i] * draw(_fraction()) * 0.99
+        else:
+            rows.extend(_pair_row(draw, kind, i, j, x0))
     if floor:
         for d in range(D):
             if lower[d] <= 0:
@@ -272,8 +284,45 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     bounds = None
     if any(lo > 0 for lo in lower) or any(u is not None for u in upper):
         bounds = tuple((lo, u) for lo, u in zip(lower, upper, strict=True))
-    return Spec(dims=tuple(dims), prices=prices, workloads=tuple(workloads), loop=loop, mode=mode, rows=tuple(rows),
-                bounds=bounds, x0=tuple(x0), pipeline=pipeline, step=step, objective=objective)
+    return rows, bounds
+
+
+def _cap(draw, x0: list[float]) -> tuple[list[Row], list[float | None]]:
+    """``(rows, upper)``: the cap on every dimension that holds at ``x0``: sum(bw) == S, sum(bw) <= S,
+    a.bw <= S, or an upper bound on each dimension (``upper``; None: no bound)."""
+    D = len(x0)
+    total = float(sum(x0))
+    ones = (1.0,) * D
+    cap = draw(st.sampled_from(["sum_eq", "sum_le", "weighted_le", "bounds"]))
+    if cap == "sum_eq":
+        return [Row(ones, "==", total, "sum(bw) == S")], [None] * D
+    if cap == "sum_le":
+        return [Row(ones, "<=", total * (1 + draw(_fraction())), "sum(bw) <= S")], [None] * D
+    if cap == "weighted_le":
+        a = tuple(float(draw(st.integers(1, 8))) / 2 for _ in range(D))
+        return [Row(a, "<=", float(np.dot(a, x0)) * (1 + draw(_fraction())), "a.bw <= S")], [None] * D
+    return [], [x * (1 + draw(_fraction())) for x in x0]
+
+
+def _pair_row(draw, kind: str, i: int, j: int, x0: list[float]) -> list[Row]:
+    """The row of ``kind`` on dimensions ``i`` and ``j`` that holds at ``x0``, none when it does not
+    apply: order (bw_i >= bw_j, where x0 has it), subset (the sum over i..j capped) or ratio
+    (bw_i <= c bw_j)."""
+    coef = [0.0] * len(x0)
+    if kind == "order" and i != j and x0[i] > x0[j]:
+        coef[i], coef[j] = 1.0, -1.0
+        return [Row(tuple(coef), ">=", 0.0, f"bw[{i}] >= bw[{j}]")]
+    if kind == "subset":
+        a, b = sorted((i, j))
+        for d in range(a, b + 1):
+            coef[d] = 1.0
+        return [Row(tuple(coef), "<=", float(sum(x0[a:b + 1])) * (1 + draw(_fraction())),
+                    f"sum(bw[{a}:{b + 1}]) <= c")]
+    if kind == "ratio" and i != j:
+        c = x0[i] / x0[j] * (1 + draw(_fraction()))
+        coef[i], coef[j] = 1.0, -c
+        return [Row(tuple(coef), "<=", 0.0, f"bw[{i}] <= c bw[{j}]")]
+    return []
 
 
 MAGNITUDES = tuple(10.0**k for k in range(-6, 7))
