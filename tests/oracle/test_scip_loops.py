@@ -133,56 +133,78 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
         return 2 * forward + sum(C[lay, ig] + T[lay][ig] + C[lay, wg] + T[lay][wg] for lay in range(L))
     serial = instance.collectives_in_flight == 1
     D = instance.network.n_dims
-
-    def busy(x) -> bool:
-        return not (isinstance(x, float) and x == 0.0)
-
     if loop == "tp_dp_overlap" and serial:
         return forward + sum(C[lay, ig] + mx([T[lay][ig], C[lay, wg]]) + T[lay][wg] for lay in range(L))
     if loop == "tp_dp_overlap":
         return forward + sum(mx([C[lay, ig] + T[lay][ig], C[lay, ig] + C[lay, wg] + T[lay][wg]]
                                 + [C[lay, ig] + S[lay][ig][d] + S[lay][wg][d] for d in range(D)
-                                   if busy(S[lay][ig][d]) and busy(S[lay][wg][d])]) for lay in range(L))
-
-    def cross_backward():
-        """The backward pass of tp_dp_overlap_cross (also the last micro-batch's backward of step + overlap_dp)."""
-        if serial:
-            r = slot = 0.0  # compute position and the end of the last collective (one at a time)
-            for lay in reversed(range(L)):
-                r = r + C[lay, ig]
-                if busy(T[lay][ig]):
-                    r = slot = mx([r, slot]) + T[lay][ig]
-                r = r + C[lay, wg]
-                if busy(T[lay][wg]):
-                    slot = mx([r, slot]) + T[lay][wg]
-            return mx([r, slot])
-        r = y = 0.0  # compute stream and weight-gradient collective stream, going backwards from the last layer
-        Z: dict[int, object] = {}  # the gradient stream's backlog on each dimension (TP collectives go first)
-        for lay in reversed(range(L)):
-            r = r + C[lay, ig] + T[lay][ig] + C[lay, wg]
-            for d in list(Z):
-                Z[d] = Z[d] + S[lay][ig][d]
-            if busy(T[lay][wg]):  # (hieropt.evaluate skips layers without one: the end is the same)
-                for d in range(D):
-                    if busy(S[lay][wg][d]) or d in Z:
-                        Z[d] = mx([r, Z[d]]) + S[lay][wg][d] if d in Z else r + S[lay][wg][d]
-                y = mx([mx([y, r]) + T[lay][wg]] + list(Z.values()))
-        return mx([r, y] + list(Z.values()))
-
+                                   if _busy(S[lay][ig][d]) and _busy(S[lay][wg][d])])
+                             for lay in range(L))
     if loop == "tp_dp_overlap_cross":
-        return forward + cross_backward()
+        return forward + _cross_backward(C, T, S, mx, D, serial)
     if loop == "step":
         st_ = instance.step
         F = st_.microbatches + (st_.stages - 1) / st_.virtual_stages
         backward = sum(C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L))
         if not st_.overlap_dp:
             return F * (forward + backward) + sum(T[lay][wg] for lay in range(L)) + U
-        return F * forward + (F - 1) * backward + cross_backward() + U
+        cross = _cross_backward(C, T, S, mx, D, serial)
+        return F * forward + (F - 1) * backward + cross + U
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = sum(C[lay, f] + T[lay][f] + C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L)) + 2 * p2p
         return (pp.microbatches + pp.stages - 1) * per_micro + sum(T[lay][wg] for lay in range(L))
     raise AssertionError(f"unknown loop {loop}")
+
+
+def _busy(x) -> bool:
+    """Whether a collective time (a number or a SCIP expression) can be positive: not the number
+    0.0."""
+    return not (isinstance(x, float) and x == 0.0)
+
+
+def _cross_backward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[list], object],
+                    D: int, serial: bool):
+    """The backward pass of tp_dp_overlap_cross (also the last micro-batch's backward of step +
+    overlap_dp): :func:`_serial_backward` with one collective in flight (``serial``), else
+    :func:`_shared_backward`."""
+    return _serial_backward(C, T, mx) if serial else _shared_backward(C, T, S, mx, D)
+
+
+def _serial_backward(C: np.ndarray, T: list[list], mx: Callable[[list], object]):
+    """The cross-overlapped backward pass with one collective in flight (:func:`loop_time`'s
+    arguments): one slot s, going backwards from the last layer: r += C_ig, r = s = max(r, s) +
+    T_ig, r += C_wg, s = max(r, s) + T_wg; the end max(r, s)."""
+    ig, wg = 1, 2
+    r = slot = 0.0  # compute position and the end of the last collective (one at a time)
+    for lay in reversed(range(len(T))):
+        r = r + C[lay, ig]
+        if _busy(T[lay][ig]):
+            r = slot = mx([r, slot]) + T[lay][ig]
+        r = r + C[lay, wg]
+        if _busy(T[lay][wg]):
+            slot = mx([r, slot]) + T[lay][wg]
+    return mx([r, slot])
+
+
+def _shared_backward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[list], object],
+                     D: int):
+    """The cross-overlapped backward pass on shared links (:func:`loop_time`'s arguments, ``D``
+    dimensions): the compute stream r, the weight-gradient stream y and each dimension's gradient
+    backlog Z_d (module docstring, tp_dp_overlap_cross); the end max(r, y, Z_d)."""
+    ig, wg = 1, 2
+    r = y = 0.0  # compute and weight-gradient collective streams, backwards from the last layer
+    Z: dict[int, object] = {}  # the gradient stream's backlog on each dimension (TP ones go first)
+    for lay in reversed(range(len(T))):
+        r = r + C[lay, ig] + T[lay][ig] + C[lay, wg]
+        for d in list(Z):
+            Z[d] = Z[d] + S[lay][ig][d]
+        if _busy(T[lay][wg]):  # (hieropt.evaluate skips layers without one: the end is the same)
+            for d in range(D):
+                if _busy(S[lay][wg][d]) or d in Z:
+                    Z[d] = mx([r, Z[d]]) + S[lay][wg][d] if d in Z else r + S[lay][wg][d]
+            y = mx([mx([y, r]) + T[lay][wg]] + list(Z.values()))
+    return mx([r, y] + list(Z.values()))
 
 
 def stage_time(instance: Instance, C, T, p2p, mx, S, U):
@@ -326,17 +348,17 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
 
 
 def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool) -> tuple[np.ndarray, float]:
+    """One SCIP attempt (:func:`scip_min_time`): the model of the module docstring with SCIP
+    settings ``extra``, in ``unit_bytes`` bytes per unit (time unit: ``unit_bytes`` ns),
+    t_d = u_d / b0_d when ``scaled``. Returns (bw GB/s, SCIP's objective in ns).
+
+    Raises:
+        ScipFailed: SCIP proved no optimum.
+    """
     D = instance.network.n_dims
     rows = stage_rows(instance)
     pd, pb, pl = _p2p(instance)
-    # the largest weighted bytes of one collective on each dimension (every collective enters its workload's T with
-    # a coefficient >= 1, so weight * m * t_d <= T)
-    peak = np.zeros(D)
-    for w, stages, _ in rows:
-        for traffic, *_ in stages:
-            peak = np.maximum(peak, w * traffic.reshape(-1, D).max(axis=0))
-    if pb > 0:
-        peak[pd] = max(peak[pd], max(r[0] for r in rows) * pb)  # p2p is in every workload's T
+    peak = _peak_bytes(rows, D, pd, pb)
     loaded = [d for d in range(D) if peak[d] > 0]
 
     m = _scip_model(extra)
@@ -346,44 +368,17 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
     b0 = _feasible_point(instance, loaded, extra) if loaded else np.ones(D)
     t0 = oracle_time_ns(instance, b0) / unit_bytes * (1 + 1e-6)
     t_ub = {d: t0 / (peak[d] / unit_bytes) for d in loaded}
-    if scaled:  # t_d = u_d / b0_d with B_d u_d == b0_d: the same equality, u_d and the rows' coefficients near 1
-        u = {d: m.addVar(f"u{d}", lb=0.0, ub=t_ub[d] * b0[d]) for d in loaded}
-        for d in loaded:
-            m.addCons(B[d] * u[d] == float(b0[d]), name=f"inv{d}")  # non-convex equality, handled globally
-        t = {d: (1.0 / float(b0[d])) * u[d] for d in loaded}
-    else:
-        t = {d: m.addVar(f"t{d}", lb=0.0, ub=t_ub[d]) for d in loaded}
-        for d in loaded:
-            m.addCons(B[d] * t[d] == 1.0, name=f"inv{d}")  # non-convex equality, handled globally by SCIP
+    t = _inverse_times(m, B, b0, t_ub, scaled)
     counter = iter(range(10**9))
-
-    def collective(mb: np.ndarray, lam: np.ndarray, ub: float, summing: bool):
-        """A collective-time variable T >= m_d t_d + lat_d (each d: the max) or >= their sum (``summing``)."""
-        parts = [(float(mb[d]) * t[d] if mb[d] > 0 else 0.0) + float(lam[d])
-                 for d in range(D) if mb[d] > 0 or lam[d] > 0]
-        if not parts:
-            return 0.0
-        v = m.addVar(f"T{next(counter)}", lb=0.0, ub=ub)
-        for e in [pyscipopt.quicksum(parts)] if summing else parts:
-            m.addCons(v >= e)
-        return v
-
     objective = 0.0
     for w, stages, workload in rows:
         ub = t0 / w
-
-        def mx(items: list, ub=ub):
-            if all(isinstance(e, float) for e in items):
-                return max(items)
-            z = m.addVar(f"z{next(counter)}", lb=0.0, ub=ub)
-            for e in items:
-                m.addCons(z >= e)
-            return z
-
+        mx = _max_var(m, counter, ub)
         times = []
         for traffic, latency, C, U, sums in stages:
             L = traffic.shape[0]
-            T = [[collective(traffic[lay, j] / unit_bytes, latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
+            T = [[_collective_var(m, t, counter, traffic[lay, j] / unit_bytes,
+                                  latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
                   for j in range(3)] for lay in range(L)]
             p2p = 0.0
             if pb > 0:  # one dimension: the same row under both modes
@@ -400,6 +395,63 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
     _optimize(m, "time model")
     bw = np.array([max(0.0, m.getVal(v)) for v in B])  # clip round-off negatives on unloaded dimensions
     return bw, m.getObjVal() * unit_bytes  # time unit = unit_bytes ns (GB/s = bytes/ns)
+
+
+def _peak_bytes(rows: list, D: int, pd: int, pb: float) -> np.ndarray:
+    """(D,) the largest weighted bytes of one collective on each dimension over :func:`stage_rows`'
+    ``rows`` and the pipeline transfer (``pb`` bytes on dimension ``pd``): every collective enters
+    its workload's T with a coefficient >= 1, so weight * m * t_d <= T."""
+    peak = np.zeros(D)
+    for w, stages, _ in rows:
+        for traffic, *_ in stages:
+            peak = np.maximum(peak, w * traffic.reshape(-1, D).max(axis=0))
+    if pb > 0:
+        peak[pd] = max(peak[pd], max(r[0] for r in rows) * pb)  # p2p is in every workload's T
+    return peak
+
+
+def _inverse_times(m, B: list, b0: np.ndarray, t_ub: dict, scaled: bool) -> dict:
+    """t_d = 1 / B_d (a variable or expression) for each loaded dimension d of ``t_ub`` (its upper
+    bound) in SCIP model ``m``: B_d t_d == 1, or when ``scaled`` t_d = u_d / b0_d with
+    B_d u_d == b0_d (the same equality, u_d and the rows' coefficients near 1)."""
+    loaded = list(t_ub)
+    if scaled:
+        u = {d: m.addVar(f"u{d}", lb=0.0, ub=t_ub[d] * b0[d]) for d in loaded}
+        for d in loaded:
+            m.addCons(B[d] * u[d] == float(b0[d]), name=f"inv{d}")  # non-convex, handled globally
+        return {d: (1.0 / float(b0[d])) * u[d] for d in loaded}
+    t = {d: m.addVar(f"t{d}", lb=0.0, ub=t_ub[d]) for d in loaded}
+    for d in loaded:
+        m.addCons(B[d] * t[d] == 1.0, name=f"inv{d}")  # non-convex, handled globally by SCIP
+    return t
+
+
+def _collective_var(m, t: dict, counter, mb: np.ndarray, lam: np.ndarray, ub: float, summing: bool):
+    """A collective-time variable T >= m_d t_d + lat_d (each d: the max) or >= their sum
+    (``summing``) in SCIP model ``m`` (``mb``, ``lam``: (D,) bytes and latency in the model's
+    units); 0.0 when the collective loads no dimension."""
+    parts = [(float(mb[d]) * t[d] if mb[d] > 0 else 0.0) + float(lam[d])
+             for d in range(len(mb)) if mb[d] > 0 or lam[d] > 0]
+    if not parts:
+        return 0.0
+    v = m.addVar(f"T{next(counter)}", lb=0.0, ub=ub)
+    for e in [pyscipopt.quicksum(parts)] if summing else parts:
+        m.addCons(v >= e)
+    return v
+
+
+def _max_var(m, counter, ub: float) -> Callable[[list], object]:
+    """The ``mx`` of :func:`loop_time` for SCIP model ``m``: the max of numbers, or an epigraph
+    variable z in [0, ``ub``] with z >= each item."""
+    def mx(items: list):
+        if all(isinstance(e, float) for e in items):
+            return max(items)
+        z = m.addVar(f"z{next(counter)}", lb=0.0, ub=ub)
+        for e in items:
+            m.addCons(z >= e)
+        return z
+
+    return mx
 
 
 def scip_min_time(instance: Instance) -> tuple[np.ndarray, float]:
