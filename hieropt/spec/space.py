@@ -142,9 +142,9 @@ class ShapeSpace(Frozen):
         return self
 
     def _check_levels(self) -> None:
-        """Refuse two levels of one name, an unknown ``scale_out_level``, a level whose cost class is
-        unknown or (allowing a Switch) has no switch or NIC price, and levels whose ``min_dims`` add
-        up to more than ``max_dims`` (in that order)."""
+        """Refuse two levels of one name, an unknown ``scale_out_level``, a level whose cost class
+        is unknown or (allowing a Switch) has no switch or NIC price, and levels whose
+        ``min_dims`` add up to more than ``max_dims`` (in that order)."""
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
             raise ValueError("levels: two levels share a name; fix: give every level its own name")

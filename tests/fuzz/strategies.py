@@ -172,21 +172,23 @@ def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, mo
     D, npus = len(dims), [p for _, p, *_ in dims]
     loop = draw(st.sampled_from(loops))
     mode = draw(st.sampled_from(modes))
-    workloads = [_workload_spec(draw, 1.0 if draw(st.booleans()) else draw(_log_uniform(-2, 2)), npus, mode,
-                                max_layers)]
+    first_weight = 1.0 if draw(st.booleans()) else draw(_log_uniform(-2, 2))
+    workloads = [_workload_spec(draw, first_weight, npus, mode, max_layers)]
     for _ in range(draw(st.integers(0, max_extra_workloads))):
         workloads.append(_workload_spec(draw, draw(_log_uniform(-2, 2)), npus, mode, max_layers))
     pipeline, step = _schedule(draw, loop, D)
     x0 = _feasible_point(draw, D)
     rows, bounds = _design_rows(draw, x0, floor)
-    return Spec(dims=tuple(dims), prices=prices, workloads=tuple(workloads), loop=loop, mode=mode, rows=tuple(rows),
-                bounds=bounds, x0=tuple(x0), pipeline=pipeline, step=step, objective=objective)
+    return Spec(dims=tuple(dims), prices=prices, workloads=tuple(workloads), loop=loop, mode=mode,
+                rows=tuple(rows), bounds=bounds, x0=tuple(x0), pipeline=pipeline, step=step,
+                objective=objective)
 
 
 def _network(draw, max_dims: int, latency: bool | None):
-    """``(dims, prices)``: 1..``max_dims`` dimensions (block, NPUs, cost class, latency ns, algorithm;
-    latency on some dimensions, or forced on/off by ``latency``) and each class's (link, switch, nic)
-    prices, $ per GB/s (switch and NIC prices for a class with a Switch dimension only)."""
+    """``(dims, prices)``: 1..``max_dims`` dimensions (block, NPUs, cost class, latency ns,
+    algorithm; latency on some dimensions, or forced on/off by ``latency``) and each class's
+    (link, switch, nic) prices, $ per GB/s (switch and NIC prices for a class with a Switch
+    dimension only)."""
     D = draw(st.integers(1, max_dims))
     blocks = [draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])) for _ in range(D)]
     npus = [draw(st.sampled_from(NPUS)) for _ in range(D)]
@@ -217,14 +219,18 @@ def _size(draw) -> float:
 
 
 def _phase(draw, mode: str) -> tuple[float, str, float]:
-    """One phase: (compute ns, collective, size bytes); no point-to-point in the sequential ``mode``."""
+    """One phase: (compute ns, collective, size bytes); no point-to-point in the sequential
+    ``mode``."""
     compute = 0.0 if draw(st.booleans()) else draw(_log_uniform(2, 8))
     kind = draw(st.sampled_from(KINDS if mode == "concurrent" else SEQUENTIAL_KINDS))
-    return compute, kind.value, 0.0 if kind is Collective.NONE and draw(st.booleans()) else _size(draw)
+    size = 0.0 if kind is Collective.NONE and draw(st.booleans()) else _size(draw)
+    return compute, kind.value, size
 
 
-def _workload_spec(draw, weight: float, npus: list[int], mode: str, max_layers: int) -> WorkloadSpec:
-    """1..``max_layers`` layers of ``mode``'s phases and each phase's groups (divisors of ``npus``)."""
+def _workload_spec(draw, weight: float, npus: list[int], mode: str,
+                   max_layers: int) -> WorkloadSpec:
+    """1..``max_layers`` layers of ``mode``'s phases and each phase's groups (divisors of
+    ``npus``)."""
     n = draw(st.integers(1, max_layers))
     layers = tuple(tuple(_phase(draw, mode) for _ in PHASES) for _ in range(n))
     groups = tuple(tuple(draw(st.sampled_from(divisors(p))) for p in npus) for _ in PHASES)
@@ -288,8 +294,8 @@ def _design_rows(draw, x0: list[float], floor: bool):
 
 
 def _cap(draw, x0: list[float]) -> tuple[list[Row], list[float | None]]:
-    """``(rows, upper)``: the cap on every dimension that holds at ``x0``: sum(bw) == S, sum(bw) <= S,
-    a.bw <= S, or an upper bound on each dimension (``upper``; None: no bound)."""
+    """``(rows, upper)``: the cap on every dimension that holds at ``x0``: sum(bw) == S,
+    sum(bw) <= S, a.bw <= S, or an upper bound on each dimension (``upper``; None: no bound)."""
     D = len(x0)
     total = float(sum(x0))
     ones = (1.0,) * D
@@ -300,7 +306,8 @@ def _cap(draw, x0: list[float]) -> tuple[list[Row], list[float | None]]:
         return [Row(ones, "<=", total * (1 + draw(_fraction())), "sum(bw) <= S")], [None] * D
     if cap == "weighted_le":
         a = tuple(float(draw(st.integers(1, 8))) / 2 for _ in range(D))
-        return [Row(a, "<=", float(np.dot(a, x0)) * (1 + draw(_fraction())), "a.bw <= S")], [None] * D
+        rhs = float(np.dot(a, x0)) * (1 + draw(_fraction()))
+        return [Row(a, "<=", rhs, "a.bw <= S")], [None] * D
     return [], [x * (1 + draw(_fraction())) for x in x0]
 
 
