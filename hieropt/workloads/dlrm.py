@@ -56,6 +56,15 @@ MAX_BYTES_PER_ELEMENT = 64
 """The largest element size accepted, bytes (fp64 is 8)."""
 
 
+def _short(n: int) -> str:
+    """An integer of any size in a few characters (``.3g``; 1.23e+400 beyond a float's range)."""
+    try:
+        return f"{n:.3g}"
+    except OverflowError:
+        text = str(n)
+        return f"{text[0]}.{text[1:3]}e+{len(text) - 1}"
+
+
 class DLRMParams(BaseModel):
     """Parameters of a DLRM-style model and of the NPUs that train it.
 
@@ -103,7 +112,7 @@ class DLRMParams(BaseModel):
             if any(w <= 0 for w in widths):
                 raise ValueError(f"{key}: layer widths must be > 0 (got {list(widths)}); fix: use positive widths")
             if any(w > MAX_WIDTH for w in widths):
-                raise ValueError(f"{key}: a layer width of {max(widths):.3g} is beyond {MAX_WIDTH:.3g} (a layer's "
+                raise ValueError(f"{key}: a layer width of {_short(max(widths))} is beyond {MAX_WIDTH:.3g} (a layer's "
                                  "bytes and FLOPs would not fit a float); fix: give the widths of a real model")
         if self.bottom_mlp[-1] != self.embedding_dim:
             raise ValueError(

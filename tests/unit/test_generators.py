@@ -69,6 +69,8 @@ def test_dlrm_validation() -> None:
         dlrm.DLRMParams(**{**TINY_DLRM, "top_mlp": [6, 0]})
     with pytest.raises(ValidationError, match=r"top_mlp: a layer width of 1e\+71 is beyond 9.01e\+15"):
         dlrm.DLRMParams(**{**TINY_DLRM, "top_mlp": [10**71, 1]})
+    with pytest.raises(ValidationError, match=r"top_mlp: a layer width of 1.00e\+400 is beyond"):
+        dlrm.DLRMParams(**{**TINY_DLRM, "top_mlp": [6, 10**400]})  # beyond a float's range
     with pytest.raises(ValidationError, match="num_tables"):
         dlrm.DLRMParams(**{**TINY_DLRM, "num_tables": 2**53 + 1})
     # (1e20 is named as such, not "not a whole number; fix: write 100000000000000000000", a boolean "write the

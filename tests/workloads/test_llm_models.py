@@ -97,6 +97,8 @@ def test_bad_plans_are_one_line_errors(overrides, message):
     ("zero_stage=4", "zero_stage=4: Input should be less than or equal to 3; fix: got 4; use a number <= 3"),
     ("npus=abc", "npus=abc: 'abc' is text, not a number; fix: write the number without quotes"),
     ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
+    # (a layer count beyond any model is refused at once, not lowered layer by layer for hours)
+    (f"model.layers={10**60}", f"model.layers={10**60}: Input should be less than or equal to 10000"),
 ])
 def test_a_bad_override_value_is_blamed_on_the_override(override, message):
     # (not blamed on the model file, which holds no such value)

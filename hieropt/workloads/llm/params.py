@@ -25,6 +25,10 @@ from ...spec.base import check_number_fields
 from .npu import NPU
 from .plan_rules import check_batch, check_cp, check_degrees, check_pp
 
+MAX_LAYERS = 10_000
+"""The most transformer blocks a model may have (the largest published models have under 200; a step
+of 10,000 layers takes seconds to lower, and time grows linearly beyond)."""
+
 SCHEDULES = ("1f1b", "interleaved")
 
 PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
@@ -100,7 +104,7 @@ class Architecture(_Frozen):
     """
 
     name: str = Field(min_length=1)
-    layers: int = Field(ge=1)
+    layers: int = Field(ge=1, le=MAX_LAYERS)
     hidden_size: int = Field(gt=0)
     heads: int = Field(ge=1)
     kv_heads: int | None = Field(default=None, ge=1)
