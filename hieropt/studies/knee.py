@@ -92,7 +92,9 @@ def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within
 
     Raises:
         InputError: ``within`` not in (0, 1).
-        NoSolutionError, SolverError: as :func:`hieropt.solvers.objectives.solve`.
+        NoSolutionError: the min-cost solve has no design (:meth:`hieropt.result.Solution.
+            raise_for_status`).
+        SolverError: as :func:`hieropt.solvers.objectives.solve`.
     """
     check_within(within)
     target = fastest_ns * (1 + within)

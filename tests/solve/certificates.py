@@ -39,6 +39,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from hieropt.spec.cluster import Cluster
 
 C_NS = 1e6
 """Compute time per iteration, ns."""
@@ -246,6 +247,21 @@ HAND_CASES: tuple[HandCase, ...] = (
         "(C + m1 / x)(6400 + 1728 x) falls (its derivative 1728 C - 6400 m1 / x^2 < 0 for x < 36); "
         "above it (C + m0 / (100 - x))(6400 + 1728 x) rises; so the optimum is the balanced "
         "design: 1.65e7 ns x $1,408,000/31",
+        tuple(float(x) for x in 100 * M / M.sum()),
+    ),
+    HandCase(
+        "run-cost",
+        instance(
+            "min_run_cost",
+            constraints=SUM_100,
+            cluster=Cluster(accelerator_usd=1000.0, amortisation_years=4.0),
+        ),
+        (C_NS + M.sum() / 100) * (32_000.0 + 1408000.0 / 31.0) / (4 * 8760 * 3.6e12),
+        ("run_cost",),
+        "32 accelerators at $1,000: the fixed term A = $32,000, amortised over 4 years of 8760 h; "
+        "as time-cost-product with A added, (C + m1 / x)(A + 6400 + 1728 x) falls up to the balance "
+        "(its derivative 1728 C - m1 (A + 6400) / x^2 < 0 there), so the balanced design again: "
+        "$ per iteration = 1.65e7 ns x (A + $1,408,000/31) / (4 x 8760 x 3.6e12 ns)",
         tuple(float(x) for x in 100 * M / M.sum()),
     ),
     HandCase(
