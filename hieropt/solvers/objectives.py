@@ -119,13 +119,11 @@ def solve(
             (DeprecationWarning).
 
     Returns:
-        A :class:`Solution`: status OPTIMAL when the gap target was met, LIMIT (with the proven gap)
-            otherwise; or,
-        without a design, INFEASIBLE (infeasible constraints, budget or time target: "fastest
-            possible is ...
-        ns"), UNBOUNDED (no upper limit on bandwidth, or for the time-cost product no floor on it)
-            or UNDECIDED (a
-        time target within the optimality gap of the fastest time), the reason in ``message``.
+        A :class:`Solution`: status OPTIMAL when the gap target was met, LIMIT (with the proven
+        gap) otherwise; or, without a design, INFEASIBLE (infeasible constraints, budget or time
+        target: "fastest possible is ... ns"), UNBOUNDED (no upper limit on bandwidth, or for the
+        time-cost product no floor on it) or UNDECIDED (a time target within the optimality gap of
+        the fastest time), the reason in ``message``.
 
     Raises:
         InputError: ``rel_gap`` outside [5e-9, 1), an unknown objective, min_cost without a time
@@ -291,10 +289,7 @@ def _with_sensitivity(
             budget_usd=budget,
             target_ns=instance.max_iteration_time_ns,
         )
-    except (
-        SolverError,
-        NoSolutionError,
-    ) as e:  # the optimum stands; only its sensitivity is missing
+    except (SolverError, NoSolutionError) as e:  # (the optimum stands)
         return (
             by_differences()
             if near
@@ -320,11 +315,13 @@ def solve_fastest_cheapest(
 
     Returns:
         (performance Solution, min-cost Solution), or (performance Solution, the reason) when the
-            min-cost solve
-        failed (the performance optimum stands; its design is then the tie-break's answer).
+        min-cost solve failed (the performance optimum stands; its design is then the tie-break's
+        answer).
 
     Raises:
-        NoSolutionError, SolverError: as :func:`solve` for the performance objective.
+        NoSolutionError: no fastest design (the cases in which :func:`solve` returns the status
+            infeasible, unbounded or undecided).
+        SolverError: as :func:`solve`.
     """
     instance = with_targets(instance, "performance", None, None)
     start = time.perf_counter()

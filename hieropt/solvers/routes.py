@@ -5,7 +5,9 @@ routes of its own (:mod:`hieropt.solvers.budget_routes`), which :class:`FastestB
 walks.
 
 Every route ends in :func:`hieropt.solvers.verified.verified`: the same independent certificate
-whichever route answered. The decision records (docs/decisions) state why each special route exists.
+whichever route answered. An objective route also says whether its Solution is ``complete`` (the
+caller then adds no portfolio table, notes or sensitivity). The decision records (docs/decisions)
+state why each special route exists.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ..errors import SolverError
+from ..formulation.rate import single_term
 from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Solution
@@ -147,8 +150,6 @@ class SingleTermRate:
         """``performance`` on a time model of one collective term."""
         if case.objective != "performance":
             return False
-        from ..formulation.rate import single_term
-
         tm = case.tm
         return case.instance.memo("_single_term", (tm,), lambda: single_term(tm)) is not None
 
