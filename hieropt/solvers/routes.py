@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ..errors import SolverError
 from ..formulation.rate import single_term
@@ -37,6 +38,7 @@ from .verified import REGRET_COST_METHOD, verified
 
 __all__ = [
     "Case",
+    "ObjectiveRoute",
     "PortfolioObjectives",
     "SingleTermRate",
     "FastestByCuttingPlanes",
@@ -67,6 +69,18 @@ class Case:
     def objective(self) -> str:
         """The instance's objective (a name of :data:`hieropt.names.OBJECTIVES`)."""
         return self.instance.objective
+
+
+class ObjectiveRoute(Route, Protocol):
+    """A route of :data:`ROUTES`: a :class:`hieropt.solvers.routing.Route` whose ``solve(case)``
+    returns a verified :class:`Solution` (or None: declined).
+
+    Attributes:
+        complete: True when its Solution is final (the caller adds no portfolio table, notes or
+            sensitivity).
+    """
+
+    complete: bool
 
 
 class PortfolioObjectives:
@@ -306,7 +320,7 @@ class RunCost:
         return verified(case.instance, case.tm, counts, res, "min_run_cost", case.start, extra)
 
 
-ROUTES: tuple[Route, ...] = (
+ROUTES: tuple[ObjectiveRoute, ...] = (
     PortfolioObjectives(),
     SingleTermRate(),
     FastestByCuttingPlanes(),
@@ -319,7 +333,7 @@ ROUTES: tuple[Route, ...] = (
 decline to."""
 
 
-def solve_case(case: Case) -> tuple[Route, Solution]:
+def solve_case(case: Case) -> tuple[ObjectiveRoute, Solution]:
     """(route, verified Solution) of the first route of :data:`ROUTES` that accepts ``case`` and
     answers it.
 

@@ -11,7 +11,7 @@ route's reason.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 __all__ = ["Route", "first_route"]
 
@@ -40,7 +40,10 @@ class Route(Protocol):
         ...
 
 
-def first_route(routes: tuple[Route, ...], case: Any) -> tuple[Route, Any]:
+R = TypeVar("R", bound=Route)
+
+
+def first_route(routes: tuple[R, ...], case: Any) -> tuple[R, Any]:
     """(route, answer) of the first route of ``routes`` that accepts ``case`` and does not decline.
 
     Raises:
