@@ -237,8 +237,8 @@ class CheapestMeetingTarget:
     complete = False
 
     def accepts(self, case: Case) -> bool:
-        """Every ``min_cost`` case (a portfolio's ``max_regret`` form is taken first)."""
-        return case.objective == "min_cost"
+        """Every ``min_cost`` case with a time target (not the portfolio's ``max_regret`` form)."""
+        return case.objective == "min_cost" and case.instance.max_regret is None
 
     def solve(self, case: Case) -> Solution:
         """The certified cheapest network.

@@ -274,6 +274,17 @@ HAND_CASES: tuple[HandCase, ...] = (
         (50.0, 50.0),
         family=False,
     ),
+    HandCase(
+        "min-cost-within-regret",
+        _portfolio().model_copy(update={"objective": "min_cost", "max_regret": 1.5}),
+        64.0 * 60.0 + 1792.0 * 40.0,
+        ("portfolio",),
+        "as min-max-regret, each slowdown 100 / b_w <= 1 + 1.5 needs b_w >= 40; under "
+        "sum(bw) == 100 the cheapest such network puts the least on the dear switch: b = (60, 40), "
+        "64 x 60 + 1792 x 40 = $75,520",
+        (60.0, 40.0),
+        family=False,
+    ),
 )
 """The hand-solved cases, one or more per route."""
 
