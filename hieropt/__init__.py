@@ -28,7 +28,7 @@ _NAMES = {
     "provision": "api", "load_catalog": "api", "Catalog": "api", "Provisioning": "api",
     "export_astrasim": "api", "simulate": "api", "SimulationStudy": "api",
     "provision_tradeoff": "api", "Tradeoff": "api", "Sensitivity": "api", "Marginal": "api", "Portfolio": "api",
-    "Status": "result",
+    "Status": "result", "SolveOptions": "api",
     "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
     "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
     "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
@@ -42,6 +42,7 @@ _NAMES = {
 
 __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
            "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
+__all__ += ["SolveOptions"]
 __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
             "Marginal", "Portfolio"]
 __all__ += ["explore", "load_space", "Exploration"]
@@ -85,6 +86,7 @@ if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
         Front,
         Provisioning,
         Solution,
+        SolveOptions,
         evaluate,
         load_catalog,
         load_instance,

@@ -22,7 +22,7 @@ from .model.timing import Breakdown, TimeModel, build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers import objectives
 from .solvers.front import FrontPoint
-from .solvers.objectives import MIN_REL_GAP
+from .solvers.objectives import MIN_REL_GAP, SolveOptions
 from .spec import Instance
 from .verify import Certificate
 from .verify import verify as _verify
@@ -71,7 +71,7 @@ def _budget_named(fn: Any, old: str) -> Any:
     return call
 
 
-solve = _budget_named(_takes_a_path(objectives.solve), "max_network_cost_usd")
+solve = _takes_a_path(objectives.solve)
 evaluate = _takes_a_path(timing.evaluate)
 verify = _takes_a_path(_verify)
 
@@ -116,6 +116,7 @@ __all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto
 __all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
             "Marginal", "Portfolio"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
+__all__ += ["SolveOptions"]
 __all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP", "InputError",
             "NoSolutionError", "SolverError"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]

@@ -9,19 +9,29 @@ from typing import Any
 
 import numpy as np
 
+from .errors import NoSolutionError
 from .model.run import RunFigures, run_figures
 from .model.timing import Breakdown
 from .spec import Instance
 
 
 class Status(StrEnum):
-    """Why a solve stopped. Only ``OPTIMAL`` carries a certified optimum (gap within the target)."""
+    """Why a solve stopped. Only ``OPTIMAL`` carries a certified optimum (gap within the target);
+    ``LIMIT`` carries a design with its proven gap; ``INFEASIBLE``, ``UNBOUNDED`` and
+    ``UNDECIDED`` (a time target inside the optimality gap of the fastest time: no design found
+    meets it and none is proven impossible) carry no design, only the reason in the message (the
+    command line exits 3)."""
 
     OPTIMAL = "optimal"
     LIMIT = "limit"
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
+    UNDECIDED = "undecided"
     ERROR = "error"
+
+
+NO_DESIGN = (Status.INFEASIBLE, Status.UNBOUNDED, Status.UNDECIDED)
+"""The statuses of a :class:`Solution` without a design."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,8 @@ class Solution:
         gap: relative gap (objective_value - objective_bound) / objective_value, >= 0.
         iterations: LPs solved (all sub-solves included).
         solve_seconds: wall time of build + solve + verify, s.
-        breakdown: the evaluator's breakdown at ``bw_gbps``.
+        breakdown: the evaluator's breakdown at ``bw_gbps``; None without a design (status
+            infeasible, unbounded or undecided: then ``bw_gbps`` is empty and the numbers are NaN).
         method: the algorithm used.
         notes: remarks a user should read (e.g. dimensions without traffic).
         extra: method-specific statistics (cuts, LP rows, ...).
@@ -63,7 +74,7 @@ class Solution:
     gap: float
     iterations: int
     solve_seconds: float
-    breakdown: Breakdown
+    breakdown: Breakdown | None
     method: str
     notes: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
@@ -77,10 +88,39 @@ class Solution:
         return self.status is Status.OPTIMAL
 
     @property
+    def has_design(self) -> bool:
+        """True when the solve found a design (status OPTIMAL or LIMIT)."""
+        return self.breakdown is not None
+
+    def raise_for_status(self) -> Solution:
+        """This solution when it has a design (OPTIMAL or LIMIT).
+
+        Raises:
+            NoSolutionError: status infeasible, unbounded or undecided, with the solution's
+                message (exit 3).
+        """
+        if self.status in NO_DESIGN:
+            raise NoSolutionError(self.status.value, self.message)
+        return self
+
+    @classmethod
+    def without_design(cls, status: Status, message: str, objective: str, objective_unit: str,
+                       solve_seconds: float = 0.0, instance: Instance | None = None) -> Solution:
+        """The outcome of a solve that found no design: ``status`` one of :data:`NO_DESIGN`,
+        ``message`` the reason (one line, what to change), no bandwidths (an empty array), NaN
+        numbers, no breakdown."""
+        nan = float("nan")
+        return cls(status=status, message=message, objective=objective, bw_gbps=np.zeros(0),
+                   iteration_time_ns=nan, network_cost_usd=nan, objective_value=nan,
+                   objective_bound=nan, objective_unit=objective_unit, lower_bound_ns=None,
+                   gap=float("inf"), iterations=0, solve_seconds=solve_seconds, breakdown=None,
+                   method="", instance=instance)
+
+    @property
     def run(self) -> RunFigures | None:
         """The buyer's figures of this design (:func:`hieropt.model.run.run_figures`: tokens/s, MFU, days, MWh, $
-        per run), None when the instance is not known."""
-        if self.instance is None:
+        per run), None when the instance is not known or there is no design."""
+        if self.instance is None or not self.has_design:
             return None
         return run_figures(self.instance, self.iteration_time_ns, self.network_cost_usd)
 
@@ -88,8 +128,14 @@ class Solution:
         """The solution as JSON-ready data: exactly the dict ``hieropt solve --json`` writes (status, bandwidths,
         times, bound, gap, cost, statistics, breakdown, sensitivity, portfolio, the buyer's figures ``run``
         (:class:`hieropt.model.run.RunFigures`), and the instance echo of ``instance`` or of the instance it was
-        solved for; None when neither is known)."""
+        solved for; None when neither is known). Without a design (:attr:`has_design`): only
+        status, message, objective, its unit, the solve time and the instance echo."""
         inst = instance if instance is not None else self.instance
+        if not self.has_design:
+            return {"status": self.status.value, "message": self.message,
+                    "objective": self.objective, "objective_unit": self.objective_unit,
+                    "solve_seconds": self.solve_seconds,
+                    "instance": None if inst is None else inst.summary_dict()}
         run = None if inst is None else run_figures(inst, self.iteration_time_ns, self.network_cost_usd)
         return {
             "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",

@@ -33,7 +33,8 @@ the median of the following solves.
 bilinear product (``z >= T * C``, spatial branch and bound, 60 s time limit), with the agreement of the products.
 
 (d) The exact time-cost Pareto front of ``instances/gpt3-4d.toml`` with 50 points (``api.pareto``, one persistent LP)
-against 50 independent ``api.solve(max_network_cost_usd=X)`` calls at the same budgets. Target: front <= 1 s.
+against 50 independent ``api.solve(options=SolveOptions(budget_usd=X))`` calls at the same budgets.
+Target: front <= 1 s.
 
 (e) A 100,000-layer ASTRA-sim 1.0 file: load + first solve, wall clock (target <= 1 s).
 
@@ -433,13 +434,13 @@ def front_vs_solves(console: Console, instance_path: Path, points: int, repeats:
     budgets = [p.budget_usd for p in front.points]
 
     def independent() -> list:
-        return [api.solve(inst, max_network_cost_usd=b) for b in budgets]
+        return [api.solve(inst, options=api.SolveOptions(budget_usd=b)) for b in budgets]
 
     t_solo, min_solo, sols = timed(independent, repeats)
     worst = max(abs(s.iteration_time_ns - p.iteration_time_ns) / p.iteration_time_ns
                 for s, p in zip(sols, front.points, strict=True))
     table = Table(title=f"(d) Pareto front of {instance_path.name}, {points} points: api.pareto (one persistent LP) "
-                  f"vs {points} independent api.solve(max_network_cost_usd=X) (median of {repeats})",
+                  f"vs {points} independent api.solve(budget_usd=X) (median of {repeats})",
                   title_justify="left")
     for col in ("method", "wall s", "(min)", "LPs", "per point ms", "ratio"):
         table.add_column(col, justify="left" if col == "method" else "right")

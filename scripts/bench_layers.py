@@ -69,7 +69,7 @@ def child(args: argparse.Namespace) -> int:
 
     inst = build(args.layers, args.loop, args.latency, args.seed)
     start = time.perf_counter()
-    sol = hieropt.solve(inst, time_limit_s=args.time_limit)
+    sol = hieropt.solve(inst, options=hieropt.SolveOptions(time_limit_s=args.time_limit))
     took = time.perf_counter() - start
     print(json.dumps({"status": str(sol.status.value if hasattr(sol.status, "value") else sol.status),
                       "gap": sol.gap, "seconds": took, "lps": sol.iterations,

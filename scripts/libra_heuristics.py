@@ -61,7 +61,7 @@ def communicator_path(data: Path, tmp: Path, workload: str, dims: str) -> Path:
 def gains(paths: tuple[Path, Path, Path, Path], constraints: list[str], objective: str) -> dict[str, Any]:
     """The optimum for ``objective`` and its gain over equal split and traffic-proportional (value ratios)."""
     inst = api.load_libra(*paths, constraints=constraints, objective=objective)
-    sol = api.solve(inst)
+    sol = api.solve(inst).raise_for_status()
     out: dict[str, Any] = {"optimum_value": sol.objective_value, "optimum_bw_gbps": [float(b) for b in sol.bw_gbps],
                            "optimum_gap": sol.gap}
     for key, fn in (("equal", equal_split), ("traffic", traffic_proportional)):

@@ -103,7 +103,7 @@ def n_dims_of(network_file: Path) -> int:
 def _solve(inst: api.Instance, objective: str) -> dict[str, Any]:
     """One objective on a loaded case: a row dict with ``status`` and either the solution or a message."""
     try:
-        sol = api.solve(inst, objective=objective)
+        sol = api.solve(inst, objective).raise_for_status()
     except NoSolutionError as e:  # exit 3: infeasible, or (perf-per-cost) no minimiser at positive bandwidth
         return {"status": "no solution", "message": str(e)}
     except HieroptError as e:

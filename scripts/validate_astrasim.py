@@ -145,7 +145,7 @@ def workloads(binary, data: Path, tmp: Path):
             (d / "i.toml").write_text(text)
             inst = hieropt.load_instance(d / "i.toml")
             allocs = {"equal": equal_split(inst).bw, "traffic": traffic_proportional(inst).bw,
-                      "optimum": hieropt.solve(matching_instance(inst)).bw_gbps}
+                      "optimum": hieropt.solve(matching_instance(inst)).raise_for_status().bw_gbps}
             res = {}
             for name, bw in allocs.items():
                 r = simulate(inst, bw, binary)

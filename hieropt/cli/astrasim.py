@@ -47,7 +47,7 @@ def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
 
     if bw is not None:
         return parse_bw(bw, inst.network.n_dims), "given"
-    sol = api.solve(inst, rel_gap=gap)
+    sol = api.solve(inst, options=api.SolveOptions(rel_gap=gap)).raise_for_status()
     if not sol.success:
         raise SolverError(f"no certified optimum to export ({sol.status.value}: {sol.message}); nothing written "
                           "(pass --bw to export a given allocation)")

@@ -97,9 +97,11 @@ def solve_command(
         from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
 
         slack = parse_fraction(within, "--within")
-        sol = api.solve(inst, objective=objective, rel_gap=gap, max_iteration_time_ns=max_time_ns,
-                        max_network_cost_usd=budget_usd, sensitivity=sensitivity, sensitivity_ranges=ranges,
-                        max_regret=max_regret, portfolio=True)
+        options = api.SolveOptions(
+            rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
+            sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
+            portfolio=True)
+        sol = api.solve(inst, objective, options=options).raise_for_status()  # (no design: exit 3)
         knee = _knee(sol, slack, len(inst.jobs))
     except HieroptError as e:
         raise fail(err, e, json_out) from None

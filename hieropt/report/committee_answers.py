@@ -87,7 +87,7 @@ def procurement_alternatives(instance: Instance, front: Any | None, within: floa
     An alternative whose solve fails (no fastest design without an upper limit on bandwidth, no cost rate for
     ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
-    from ..solvers.objectives import solve, solve_fastest_cheapest
+    from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
 
     alts: list[Alternative] = []
     missing: list[Missing] = []
@@ -95,7 +95,9 @@ def procurement_alternatives(instance: Instance, front: Any | None, within: floa
 
     def attempt(key: str, label: str, objective: str, **kw: Any) -> None:
         try:
-            alts.append(_solved(instance, key, label, solve(instance, objective, time_limit_s=time_limit_s, **kw)))
+            options = SolveOptions(time_limit_s=time_limit_s, **kw)
+            sol = solve(instance, objective, options=options).raise_for_status()
+            alts.append(_solved(instance, key, label, sol))
         except HieroptError as e:
             missing.append(Missing(key, label, str(e)))
 

@@ -18,7 +18,7 @@ from ..spec.overrides import check_time_limit
 from ..verify import verify
 from .cost_range import cheapest_network
 from .cutting import INF, OAResult, TimeLP
-from .objectives import solve
+from .objectives import SolveOptions, solve
 from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
 
 __all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "pareto_front"]
@@ -89,13 +89,15 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
     lps = core.lps
     seconds = time.perf_counter() - start
     try:
-        fastest = solve(instance, objective="performance", time_limit_s=time_limit_s)
+        options = SolveOptions(time_limit_s=time_limit_s)
+        fastest = solve(instance, "performance", options=options).raise_for_status()
     except NoSolutionError as e:  # no upper limit on bandwidth: the front has no fastest end
         if e.kind != "unbounded":
             raise
         fastest = None
     try:
-        best = solve(instance, objective="performance_per_cost", time_limit_s=time_limit_s)
+        options = SolveOptions(time_limit_s=time_limit_s)
+        best = solve(instance, "performance_per_cost", options=options).raise_for_status()
     except NoSolutionError as e:
         best = None
         notes.append(f"no performance-per-cost optimum: {e}")

@@ -26,8 +26,8 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from ..units import time_unit_hint
+from .budget_routes import fastest_within
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import BOUND_SLACK, RatioCore
 
 PPC_GAP = 1e-7
@@ -147,7 +147,8 @@ def _ns_pair(a: float, b: float) -> tuple[str, str]:
 
 def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None,
                    target_ns: float | None = None) -> OAResult:
-    """The performance optimum within ``budget_usd`` (ns), checked against ``target_ns`` when given.
+    """The performance optimum within ``budget_usd`` (ns), checked against ``target_ns`` when given:
+    the first route of :data:`hieropt.solvers.budget_routes.BUDGET_ROUTES` that accepts the case.
 
     Raises:
         NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), a budget <= $0 with a priced loaded
@@ -157,21 +158,7 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
     if budget_usd is not None and budget_usd <= 0 and any(core.unit_cost[d] > 0 for d in core.loaded):
         raise NoSolutionError("infeasible", f"a budget of ${budget_usd:,.6g} buys no bandwidth for the priced "
                               "dimensions that carry traffic: no finite iteration time")
-    vertex = near_cheapest(core.instance, core.tm, budget_usd) if budget_usd is not None else None
-    if vertex is not None:
-        res = _fastest_near(core, budget_usd, rel_gap, vertex)
-    elif budget_usd is not None and _budget_far_below_scale(core, budget_usd):
-        res = _fastest_by_shares(core, budget_usd, rel_gap)
-    else:
-        try:
-            res = core.min_time(rel_gap, budget_usd=budget_usd)
-        except (SolverError, NoSolutionError) as e:
-            if budget_usd is None or isinstance(e, NoSolutionError) and e.kind == "unbounded":
-                raise
-            # the performance LP's units follow the instance's limits: a budget far from them is resolved only to
-            # its tolerances (a false "no finite time" or "below the cheapest network"); the cost-share LP's units
-            # follow the budget, and it reports infeasibility on its own
-            res = _fastest_by_shares(core, budget_usd, rel_gap)
+    res = fastest_within(core, budget_usd, rel_gap)  # (the first route that accepts the case)
     if target_ns is not None and res.lower <= target_ns < res.upper and rel_gap > TARGET_GAP:
         return fastest_design(core, TARGET_GAP, budget_usd, target_ns)  # the target lies in the gap: close it
     return against_target(res, target_ns, budget_usd)
@@ -215,38 +202,6 @@ another order). The verifier allows 1e-9."""
 def meeting(target_ns: float, t_ns: float) -> float:
     """``target_ns``, raised to ``t_ns`` (ns) when a design of time ``t_ns`` meets it to :data:`MEETS_ROUNDOFF`."""
     return max(target_ns, t_ns) if t_ns <= target_ns * (1 + MEETS_ROUNDOFF) else target_ns
-
-
-def _fastest_near(core: TimeLP, budget_usd: float, rel_gap: float, vertex) -> OAResult:
-    """The fastest design within a budget a hair above the cheapest network
-    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`)."""
-    out, lps = fastest_near_cheapest(core.instance, core.tm, budget_usd, rel_gap, vertex, core.solver.time_limit_s)
-    core.lps += lps
-    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
-
-
-def _budget_far_below_scale(core: TimeLP, budget_usd: float) -> bool:
-    """Whether the bandwidth a budget buys (budget / sum of prices, GB/s on every dimension) is more than 100 x below
-    the LP's bandwidth unit (set by the instance's tightest upper limit, e.g. a cap far above what the
-    budget buys): the time LP's cuts would then sit at 1e-4 model units and below."""
-    per_dim = budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6)
-    return per_dim < 1e-2 * core.s
-
-
-def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResult:
-    """The fastest design within ``budget_usd`` on the cost-share LP, whose units follow the budget."""
-    rc = RatioCore(core.instance, core.tm, budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
-                   core.solver.time_limit_s, budget_usd, prune=True)  # (a cap far above the budget: left out)
-    try:
-        k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
-        if budget_usd < k_min * (1 - 1e-9):
-            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
-                                  f"design constraints allow, ${k_min:,.6g}")
-        out = rc.fastest_within(budget_usd, rel_gap)
-    finally:
-        rc.close()
-        core.lps += rc.lps
-    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
 
 
 @dataclass

@@ -314,7 +314,7 @@ def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Soluti
             update[k] = None
     relaxed = instance.model_copy(update=update)
     try:
-        sol = solve(relaxed)
+        sol = solve(relaxed).raise_for_status()
     except HieroptError as e:
         return None, f"continuous optimum not available: {e}"
     if not sol.success:

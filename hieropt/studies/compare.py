@@ -228,7 +228,7 @@ def compare(instance: Instance, objective: str | None = None) -> Comparison:
     """
     start = time.perf_counter()
     check_ratios(instance)
-    sol = solve(instance, objective=objective)
+    sol = solve(instance, objective).raise_for_status()
     obj = sol.objective
     inst = instance if obj == instance.objective else instance.model_copy(update={"objective": obj})
     opt_bd = sol.breakdown

@@ -246,7 +246,7 @@ def gradient_descent(instance: Instance, objective: str | None = None, optimum: 
         if optimum is None:
             from ..solvers.objectives import solve
 
-            optimum = solve(instance, objective=obj).objective_value
+            optimum = solve(instance, obj).raise_for_status().objective_value
         gap = relative_gap(objective_value(instance, tm, placed.bw, obj), optimum)
         placed = Placement(placed.bw, f"{n} iterations from the equal split, stopped: {stop}; every step projected "
                          f"onto the constraints; final gap to the exact optimum {gap:.3%}", placed.placement, 0.0, 0.0)

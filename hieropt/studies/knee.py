@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..result import Solution
-from ..solvers.objectives import solve, solve_fastest_cheapest
+from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
 from ..spec import Instance
 
 WITHIN = 0.01
@@ -92,11 +92,14 @@ def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within
 
     Raises:
         InputError: ``within`` not in (0, 1).
-        NoSolutionError, SolverError: as :func:`hieropt.solvers.objectives.solve`.
+        NoSolutionError: the min-cost solve has no design (:meth:`hieropt.result.Solution.
+            raise_for_status`).
+        SolverError: as :func:`hieropt.solvers.objectives.solve`.
     """
     check_within(within)
     target = fastest_ns * (1 + within)
-    sol = solve(instance, "min_cost", max_iteration_time_ns=target, time_limit_s=time_limit_s)
+    options = SolveOptions(max_iteration_time_ns=target, time_limit_s=time_limit_s)
+    sol = solve(instance, "min_cost", options=options).raise_for_status()
     return Knee(within, fastest_ns, fastest_usd, sol.iteration_time_ns, sol.network_cost_usd, sol)
 
 

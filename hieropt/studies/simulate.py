@@ -342,7 +342,7 @@ def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequen
         allocations = [("given", "--bw", list(bw_gbps))]
         notes: list[str] = []
     else:
-        sol = solve(instance)
+        sol = solve(instance).raise_for_status()
         if not sol.success:
             raise SolverError(f"no certified optimum to simulate ({sol.status.value}: {sol.message})")
         allocations = [("optimum", "optimum", list(sol.bw_gbps))]

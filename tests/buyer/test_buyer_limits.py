@@ -80,7 +80,7 @@ def test_the_site_power_cap(llama):
     mw = 16384 * (700 + 4600 / 8) * 1.25 / 1e6  # 26.11 MW
     capped = llama.model_copy(update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.0})})
     with pytest.raises(NoSolutionError, match="26.11 MW"):
-        hieropt.solve(capped, sensitivity=False)
+        hieropt.solve(capped, sensitivity=False).raise_for_status()
     ok = llama.model_copy(update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.2})})
     assert hieropt.solve(ok, sensitivity=False).run.power_mw == pytest.approx(mw, rel=1e-12)
 

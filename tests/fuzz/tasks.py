@@ -32,13 +32,16 @@ def summary(sol: Any) -> dict[str, Any]:
     }
 
 
-def solve(instance, **kwargs) -> dict[str, Any]:
-    """``hieropt.solve(instance, **kwargs)`` as a :func:`summary`."""
+def solve(instance, objective: str | None = None, **kwargs) -> dict[str, Any]:
+    """``hieropt.solve(instance, objective, options=SolveOptions(**kwargs))`` as a :func:`summary`
+    (``max_network_cost_usd`` is the option ``budget_usd``); no design raises NoSolutionError."""
     import hieropt
 
+    kwargs = {"budget_usd" if k == "max_network_cost_usd" else k: v for k, v in kwargs.items()}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = summary(hieropt.solve(instance, **kwargs))
+        sol = hieropt.solve(instance, objective, options=hieropt.SolveOptions(**kwargs))
+        out = summary(sol.raise_for_status())
     out["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
     return out
 

@@ -60,9 +60,11 @@ def _scip_point(inst) -> np.ndarray | None:
     return np.array(r["bw"])
 
 
-FEASIBLE = 1e-13
-"""Relative row violation below which a point counts as feasible evidence (SCIP's feasibility tolerance lets its
-point break a row by ~1e-9, which can buy ~1e-9 of time: such a point may lie below a true lower bound)."""
+FEASIBLE = 0.0
+"""Relative row violation up to which a point counts as feasible evidence: none. SCIP's feasibility tolerance lets
+its point break a row by ~1e-9, and even a 1e-13 excess of a budget a hair above the cheapest network buys 1e-9 of
+time (the starved dimension's bandwidth is the budget's slack: a SCIP point repaired to 1e-13 moved 1.3e-10 GB/s
+onto a dimension of 0.109 GB/s), so such a point may lie below a true lower bound."""
 
 
 def _feasible_toward(poly: checks.Polytope, inside: np.ndarray, x: np.ndarray) -> np.ndarray | None:
@@ -71,7 +73,7 @@ def _feasible_toward(poly: checks.Polytope, inside: np.ndarray, x: np.ndarray) -
     ``inside`` itself is not feasible to that tolerance."""
     if poly.violation(x) <= FEASIBLE:
         return x
-    if poly.violation(inside) > FEASIBLE:
+    if poly.violation(inside) > 1e-13:  # (hieropt's own point, as a pivot: its time is its answer's value)
         TALLY.count("SCIP point not repaired")
         return None
     lo, hi = 0.0, 1.0

@@ -77,7 +77,7 @@ def test_budget_at_the_cheapest_says_why():
     base = two_dims((1.0, 3.0), 0.5)
     c0 = cost(base, [0.5, 0.0])
     with pytest.raises(hieropt.NoSolutionError) as e:
-        hieropt.solve(base.model_copy(update={"max_network_cost_usd": c0}))
+        hieropt.solve(base.model_copy(update={"max_network_cost_usd": c0})).raise_for_status()
     assert "no design satisfies" not in str(e.value)
     assert "bw[1]" in str(e.value) or "without bandwidth" in str(e.value)
 

@@ -94,7 +94,7 @@ def test_performance_per_cost_one_sided_floor_closed_form():
 def test_performance_per_cost_without_floor_is_exit_3():
     inst = _two_dim(constraints=(("sum", "<=", 100.0),), objective="performance_per_cost")
     with pytest.raises(hieropt.NoSolutionError, match="no minimiser at positive bandwidth") as e:
-        hieropt.solve(inst)
+        hieropt.solve(inst).raise_for_status()
     assert e.value.exit_code == 3
 
 
@@ -119,7 +119,8 @@ def test_time_target_below_fastest_is_infeasible():
     inst = _two_dim()
     fastest = hieropt.solve(inst).iteration_time_ns
     with pytest.raises(hieropt.NoSolutionError, match="fastest possible is") as e:
-        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=fastest * 0.99)
+        target = fastest * 0.99
+        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target).raise_for_status()
     assert e.value.kind == "infeasible"
 
 
@@ -143,14 +144,15 @@ def test_time_target_just_below_the_proven_bound_is_infeasible():
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     fastest = hieropt.solve(inst)
     with pytest.raises(hieropt.NoSolutionError, match="fastest possible is") as e:
-        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=fastest.objective_bound * (1 - 1e-10))
+        target = fastest.objective_bound * (1 - 1e-10)
+        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target).raise_for_status()
     assert e.value.kind == "infeasible"
 
 
 def test_budget_below_cheapest_is_infeasible():
     inst = _two_dim()  # sum == 100: cheapest network puts everything on dim0: 32 * 2 * 100 = $6,400
     with pytest.raises(hieropt.NoSolutionError, match=r"below the cheapest network .* \$6,400"):
-        hieropt.solve(inst, max_network_cost_usd=5000)
+        hieropt.solve(inst, max_network_cost_usd=5000).raise_for_status()
 
 
 def test_fastest_within_budget_and_min_cost_agree():

@@ -89,14 +89,15 @@ def _ok(sol: hieropt.Solution, target_gap: float) -> None:
 
 def _fastest_within(inst: Instance, budget: float) -> hieropt.Solution | None:
     try:
-        return hieropt.solve(inst, objective="performance", max_network_cost_usd=budget)
+        sol = hieropt.solve(inst, objective="performance", max_network_cost_usd=budget)
+        return sol.raise_for_status()
     except hieropt.NoSolutionError:
         return None
 
 
 def _check_product(inst: Instance) -> None:
     try:
-        sol = hieropt.solve(inst, objective="performance_per_cost")
+        sol = hieropt.solve(inst, objective="performance_per_cost").raise_for_status()
     except hieropt.NoSolutionError as e:
         note(f"ppc: {e}")
         return
@@ -111,13 +112,14 @@ def _check_product(inst: Instance) -> None:
 
 def _check_min_cost(inst: Instance, factor: float) -> None:
     try:
-        fastest = hieropt.solve(inst, objective="performance")
+        fastest = hieropt.solve(inst, objective="performance").raise_for_status()
     except hieropt.NoSolutionError as e:
         note(f"fastest: {e}")
         return
     target = fastest.iteration_time_ns * factor
     try:
         sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+        sol.raise_for_status()
     except hieropt.NoSolutionError as e:  # only "within the gap of the fastest" at factor ~1
         assert "optimality gap" in str(e), str(e)
         return

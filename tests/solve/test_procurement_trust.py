@@ -41,6 +41,7 @@ def assert_min_cost_certified(inst: Instance, target_ns: float, sol: hieropt.Sol
     budget = sol.objective_bound * (1 - 1e-7)
     try:
         fast = hieropt.solve(inst, objective="performance", max_network_cost_usd=budget)
+        fast.raise_for_status()
     except hieropt.NoSolutionError:
         return
     assert fast.iteration_time_ns > target_ns, (f"${fast.network_cost_usd!r} meets the target, below the claimed "
@@ -121,7 +122,8 @@ def test_min_cost_without_cap_closed_form():
                                 "out": CostClass(link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0,
                                                  nic_usd_per_gbps=30.0)}))
     with pytest.raises(hieropt.NoSolutionError, match="unbounded"):
-        hieropt.solve(inst, objective="performance")  # the fastest network does not exist without a cap
+        # (the fastest network does not exist without a cap)
+        hieropt.solve(inst, objective="performance").raise_for_status()
     sol = hieropt.solve(inst)
     comm = 5e6 - 1e6
     assert sol.success
@@ -345,7 +347,7 @@ def test_min_cost_on_gpt3_with_an_equality_and_a_far_ceiling(ceiling):
     far = hieropt.solve(base.model_copy(update={"constraints": (fixed, floor, cap)}), objective="min_cost",
                         max_iteration_time_ns=1.3e9)
     with pytest.raises(hieropt.errors.NoSolutionError):  # (without the ceiling: no fastest design, but min cost is)
-        hieropt.solve(base.model_copy(update={"constraints": (fixed, floor)}))
+        hieropt.solve(base.model_copy(update={"constraints": (fixed, floor)})).raise_for_status()
     alone = hieropt.solve(base.model_copy(update={"constraints": (fixed, floor)}), objective="min_cost",
                           max_iteration_time_ns=1.3e9)
     assert far.status.value == alone.status.value == "optimal", (far.message, alone.message)

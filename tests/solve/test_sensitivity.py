@@ -188,7 +188,7 @@ def test_random_performance_matches_finite_differences(seed):
     rng = np.random.default_rng(seed)
     inst = random_instance(rng)
     try:
-        sol = api.solve(inst, sensitivity=True)
+        sol = api.solve(inst, sensitivity=True).raise_for_status()
     except NoSolutionError:
         pytest.skip("random instance without a solution")
     assert sol.sensitivity is not None, sol.notes
@@ -199,11 +199,11 @@ def test_random_performance_matches_finite_differences(seed):
 def test_random_budget_and_min_cost_match_finite_differences(seed):
     rng = np.random.default_rng(100 + seed)
     inst = random_instance(rng)
-    fastest = api.solve(inst)
+    fastest = api.solve(inst).raise_for_status()
     for factor in (0.9, 0.97, 0.995):  # a budget that binds; the design rows may force most of the cost
         budgeted = inst.model_copy(update={"max_network_cost_usd": factor * fastest.network_cost_usd})
         try:
-            sol = api.solve(budgeted, sensitivity=True)
+            sol = api.solve(budgeted, sensitivity=True).raise_for_status()
             break
         except NoSolutionError:
             continue

@@ -93,13 +93,13 @@ def test_time_target_checked():
     best = hieropt.solve(inst).objective_value
     assert hieropt.solve(inst, max_iteration_time_ns=best * 1.01).objective_value == pytest.approx(best, rel=1e-12)
     with pytest.raises(NoSolutionError, match="fastest possible"):
-        hieropt.solve(inst, max_iteration_time_ns=best * 0.99)
+        hieropt.solve(inst, max_iteration_time_ns=best * 0.99).raise_for_status()
 
 
 def test_infeasible_rows_explained_by_the_general_loop():
     inst = _instance(constraints=(_row((1, 1), "==", 100.0), _row((1, 0), ">=", 120.0)))
     with pytest.raises(NoSolutionError, match="infeasible|cannot all hold"):
-        hieropt.solve(inst)
+        hieropt.solve(inst).raise_for_status()
 
 
 @settings(max_examples=40, deadline=None)

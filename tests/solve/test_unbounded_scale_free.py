@@ -51,7 +51,7 @@ def test_unbounded_at_every_scale(seed):
     inst = unlimited(seed)
     for a in SCALES:
         with pytest.raises(NoSolutionError, match="no upper limit on the bandwidth") as e:
-            hieropt.solve(scaled(inst, a, 1.0))
+            hieropt.solve(scaled(inst, a, 1.0)).raise_for_status()
         assert e.value.kind == "unbounded"
 
 
@@ -86,5 +86,5 @@ def test_step_loop_without_any_limit_is_unbounded():
         match=r"no upper limit on the bandwidth .*\(bw\[0\], bw\[1\], bw\[2\], "
         r"bw\[3\]\)",
     ) as e:
-        hieropt.solve(inst)
+        hieropt.solve(inst).raise_for_status()
     assert e.value.kind == "unbounded"

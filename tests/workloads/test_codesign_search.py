@@ -201,7 +201,7 @@ def test_a_space_without_bandwidth_is_infeasible():
     inst = instance_for(c.params, c.network, sp.cost, c.placement,
                         constraints=(constraint_for("sum(bw) <= 0", c.network.n_dims),))
     with pytest.raises(NoSolutionError, match="infeasible"):
-        solve(inst)
+        solve(inst).raise_for_status()
 
 
 def test_the_settled_tail_is_counted_as_its_rows_say():

@@ -130,7 +130,7 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
                             max_network_cost_usd=space.max_network_cost_usd, dimension_mode=space.dimension_mode)
         if space.tokens is not None or space.cluster is not None:  # (the run's figures and min_run_cost)
             inst = inst.model_copy(update={"tokens": space.tokens, "cluster": space.cluster})
-        sol = solve(inst)
+        sol = solve(inst).raise_for_status()
     except NoSolutionError as e:
         row.update(status=e.kind, message=str(e))
     except HieroptError as e:

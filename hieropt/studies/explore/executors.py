@@ -49,7 +49,7 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
         if space.objective == "performance":  # tie-break: the cheapest design within the gap target of the optimum
             sol, sol_design = solve_fastest_cheapest(inst)
         else:
-            sol = sol_design = solve(inst)
+            sol = sol_design = solve(inst).raise_for_status()
     except NoSolutionError as e:
         row.update(status=e.kind, message=str(e))
     except HieroptError as e:

@@ -1,0 +1,385 @@
+"""The routes of :func:`hieropt.solvers.objectives.solve`: one object per way an objective is
+solved, walked in the order of :data:`ROUTES` (the first route that accepts the case and does not
+decline answers it; see :mod:`hieropt.solvers.routing`). The fastest design within a budget has
+routes of its own (:mod:`hieropt.solvers.budget_routes`), which :class:`FastestByCuttingPlanes`
+walks.
+
+Every route ends in :func:`hieropt.solvers.verified.verified`: the same independent certificate
+whichever route answered. An objective route also says whether its Solution is ``complete`` (the
+caller then adds no portfolio table, notes or sensitivity). The decision records (docs/decisions)
+state why each special route exists.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from ..errors import SolverError
+from ..formulation.rate import single_term
+from ..model.cutmodel import CutModel
+from ..model.timing import TimeModel
+from ..result import Solution
+from ..spec import Instance
+from .cutting import REL_GAP, TimeLP
+from .procurement import (
+    Counts,
+    against_target,
+    cheapest_meeting,
+    fastest_design,
+    min_time_cost_product,
+)
+from .routing import Route, first_route
+from .run_cost import run_cost_terms
+from .single_term import METHOD as SINGLE_TERM_METHOD
+from .single_term import fastest_single_term
+from .verified import REGRET_COST_METHOD, verified
+
+__all__ = [
+    "Case",
+    "ObjectiveRoute",
+    "PortfolioObjectives",
+    "SingleTermRate",
+    "FastestByCuttingPlanes",
+    "CheapestMeetingTarget",
+    "RunCost",
+    "TimeCostProduct",
+    "ROUTES",
+    "solve_case",
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One solve, after the objective's overrides: ``instance`` (its objective, targets and plain
+    weights), its time model ``tm`` (dense, or :class:`hieropt.model.cutmodel.CutModel` for a large
+    plain performance solve), the gap target ``rel_gap``, the limit of each LP ``time_limit_s`` (s),
+    ``start`` (``time.perf_counter()`` when the solve began) and whether ``sensitivity`` was asked
+    for."""
+
+    instance: Instance
+    tm: TimeModel
+    rel_gap: float
+    time_limit_s: float = 60.0
+    start: float = 0.0
+    sensitivity: bool = False
+
+    @property
+    def objective(self) -> str:
+        """The instance's objective (a name of :data:`hieropt.names.OBJECTIVES`)."""
+        return self.instance.objective
+
+
+class ObjectiveRoute(Route, Protocol):
+    """A route of :data:`ROUTES`: a :class:`hieropt.solvers.routing.Route` whose ``solve(case)``
+    returns a verified :class:`Solution` (or None: declined).
+
+    Attributes:
+        complete: True when its Solution is final (the caller adds no portfolio table, notes or
+            sensitivity).
+    """
+
+    complete: bool
+
+
+class PortfolioObjectives:
+    """``min_max_regret``, or ``min_cost`` with ``max_regret``: every workload's own optimum first
+    (the regret is relative to it), then the min-max-regret optimum, then (target form) the cheapest
+    network within the regret; separate loops on the portfolio model
+    (:mod:`hieropt.solvers.portfolio`). Its Solution carries the portfolio table; sensitivity is not
+    computed (each workload's regret is in that table)."""
+
+    name = "portfolio"
+    complete = True
+    """Its Solution is final: no portfolio table, hours note or sensitivity is added by the
+    caller."""
+
+    def accepts(self, case: Case) -> bool:
+        """The objective ``min_max_regret``, or any objective with ``max_regret``."""
+        return case.objective == "min_max_regret" or case.instance.max_regret is not None
+
+    def solve(self, case: Case) -> Solution:
+        """The portfolio optimum (Pyomo loaded only here).
+
+        Raises:
+            NoSolutionError: no fabric keeps every workload within ``max_regret``; infeasible or
+                unbounded.
+            SolverError: a workload's slowdown exceeds ``max_regret`` on the answer (failed
+                verification).
+        """
+        from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
+
+        instance, gap, limit = case.instance, case.rel_gap, case.time_limit_s
+        optima = own_optima(instance, min(gap, REL_GAP), limit)
+        regret = min_max_regret(instance, optima, min(gap, REL_GAP), limit)
+        lps = sum(r.iterations for r in optima) + regret.iterations
+        extra = {
+            "own_optima_ns": [r.upper for r in optima],
+            "own_optima_gap": max(r.gap for r in optima),
+        }
+        if instance.objective == "min_max_regret":
+            res, obj = regret, "min_max_regret"
+        else:
+            res = min_cost_within_regret(instance, optima, instance.max_regret, regret, gap, limit)
+            obj = "min_cost"
+            lps += res.iterations
+        pf = portfolio_of(instance, res.bw, optima, instance.max_regret)
+        value = pf.worst_ratio if obj == "min_max_regret" else None
+        if instance.max_regret is not None and pf.worst_ratio > (1 + instance.max_regret) * (
+            1 + 1e-9
+        ):
+            raise SolverError(
+                f"independent verification failed: a workload is {pf.worst_ratio - 1:.6g} slower "
+                f"than its own optimum, above max_regret {instance.max_regret:g}"
+            )
+        sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value)
+        if obj == "min_cost":
+            sol = replace(sol, method=REGRET_COST_METHOD)
+        sol = replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - case.start)
+        if case.sensitivity:
+            sol = replace(
+                sol,
+                notes=sol.notes
+                + (
+                    "sensitivity: not computed for the portfolio objectives (each "
+                    "workload's regret is in the portfolio table)",
+                ),
+            )
+        return sol
+
+
+class SingleTermRate:
+    """``performance`` when the time model has a single collective term, T = c + w / u(B):
+    linear-fractional, so one exact LP in the term's rate u (Charnes-Cooper) gives the optimum,
+    certified by the safe bound of its duals (:mod:`hieropt.solvers.single_term`); no cuts, no
+    polish. It declines (the next route solves the case) when the LP is not optimal or its
+    certificate misses the gap target; infeasible and unbounded cases are explained by the general
+    route. Decision record: one collective term, a rate LP."""
+
+    name = "single_term_rate"
+    complete = False
+
+    def accepts(self, case: Case) -> bool:
+        """``performance`` on a time model of one collective term."""
+        if case.objective != "performance":
+            return False
+        tm = case.tm
+        return case.instance.memo("_single_term", (tm,), lambda: single_term(tm)) is not None
+
+    def solve(self, case: Case) -> Solution | None:
+        """The certified optimum by one LP, or None (declined).
+
+        Raises:
+            NoSolutionError: the instance's time target is below the optimum (or within its gap).
+        """
+        inst = case.instance
+        budget, target = inst.max_network_cost_usd, inst.max_iteration_time_ns
+        res = fastest_single_term(inst, case.tm, case.rel_gap, budget, case.time_limit_s)
+        if res is None:
+            return None
+        res = against_target(res, target, budget)
+        return verified(
+            inst,
+            case.tm,
+            Counts(lps=res.iterations),
+            res,
+            "performance",
+            case.start,
+            {},
+            method=SINGLE_TERM_METHOD,
+        )
+
+
+class FastestByCuttingPlanes:
+    """``performance`` in general: Kelley's cutting planes on the performance LP with the Lagrangian
+    bound, within the instance's budget by the routes of
+    :data:`hieropt.solvers.budget_routes.BUDGET_ROUTES`, and the time target checked against the
+    optimum (:func:`hieropt.solvers.procurement.fastest_design`). A large workload's T is itself cut
+    (:class:`hieropt.model.cutmodel.CutModel`). Decision records: cutting planes with a Lagrangian
+    bound; large workloads of distinct layers."""
+
+    name = "fastest_cutting_planes"
+    complete = False
+
+    def accepts(self, case: Case) -> bool:
+        """Every ``performance`` case."""
+        return case.objective == "performance"
+
+    def solve(self, case: Case) -> Solution:
+        """The certified optimum (LIMIT with the proven gap when the target was not reached).
+
+        Raises:
+            NoSolutionError: infeasible, unbounded, or a time target below (or within the gap of)
+                the optimum.
+        """
+        inst, counts, extra = case.instance, Counts(), {}
+        core = TimeLP(inst, case.tm, case.time_limit_s)
+        try:
+            res = fastest_design(
+                core, case.rel_gap, inst.max_network_cost_usd, inst.max_iteration_time_ns
+            )
+        finally:
+            core.close()
+        counts.add(core)
+        if isinstance(core.tm, CutModel):
+            extra.update(time_model="cutting planes on T", time_pieces=len(core.tm.pieces))
+        return verified(inst, case.tm, counts, res, "performance", case.start, extra)
+
+
+class CheapestMeetingTarget:
+    """``min_cost``: the cheapest network meeting the time target, by cutting planes from a design
+    that meets it (:func:`hieropt.solvers.procurement.cheapest_meeting`); without an upper limit on
+    bandwidth, such a design is found first within growing budgets and caps the cost. Decision
+    record: min cost without a bandwidth cap."""
+
+    name = "cheapest_meeting_target"
+    complete = False
+
+    def accepts(self, case: Case) -> bool:
+        """Every ``min_cost`` case with a time target (not the portfolio's ``max_regret`` form)."""
+        return case.objective == "min_cost" and case.instance.max_regret is None
+
+    def solve(self, case: Case) -> Solution:
+        """The certified cheapest network.
+
+        Raises:
+            NoSolutionError: infeasible constraints, budget or target.
+        """
+        counts = Counts()
+        res = min_cost(case, counts)
+        return verified(case.instance, case.tm, counts, res, "min_cost", case.start, {})
+
+
+class TimeCostProduct:
+    """``performance_per_cost``: min T(B) x cost(B) is not convex in B but is in cost shares x_d =
+    p_d B_d / C (Charnes-Cooper), so the global optimum is one convex program solved by cutting
+    planes (:func:`hieropt.solvers.procurement.min_time_cost_product`). With a time target, the
+    cheapest network meeting it is solved first: its cost is a floor of the cost range. Decision
+    record: time x cost in cost shares."""
+
+    name = "time_cost_product"
+    complete = False
+
+    def accepts(self, case: Case) -> bool:
+        """Every ``performance_per_cost`` case."""
+        return case.objective == "performance_per_cost"
+
+    def solve(self, case: Case) -> Solution:
+        """The certified global optimum of time x cost.
+
+        Raises:
+            NoSolutionError: infeasible; or unbounded (no floor on bandwidth, or no compute and no
+                cap).
+        """
+        counts = Counts()
+        res = product(case, counts)
+        extra = {
+            "kappa_evaluations": res.evaluations,
+            "kappa_nodes": res.nodes,
+            "kappa_range_usd": [float(k) for k in res.kappa_range],
+        }
+        return verified(
+            case.instance, case.tm, counts, res, "performance_per_cost", case.start, extra
+        )
+
+
+class RunCost:
+    """``min_run_cost``: run time x the cluster's cost rate is T(B) x (A + C(B)) up to a constant
+    factor, with A the cluster's fixed cost as network-capex dollars
+    (:mod:`hieropt.solvers.run_cost`): the time-cost product with a fixed term, on the same
+    cost-share LP. Sensitivity is not computed (the run's time and $ are in the run figures)."""
+
+    name = "run_cost"
+    complete = False
+
+    def accepts(self, case: Case) -> bool:
+        """Every ``min_run_cost`` case."""
+        return case.objective == "min_run_cost"
+
+    def solve(self, case: Case) -> Solution:
+        """The certified cheapest run ($ per run, or per iteration without a token budget).
+
+        Raises:
+            InputError: no cost rate in the instance's ``[cluster]``, or several workloads.
+            NoSolutionError: as :class:`TimeCostProduct`.
+        """
+        terms = run_cost_terms(case.instance)
+        counts = Counts()
+        res = product(case, counts, terms.fixed_usd)
+        res = replace(
+            res, upper=res.upper * terms.usd_per_ns_usd, lower=res.lower * terms.usd_per_ns_usd
+        )
+        extra = {
+            "run_cost_per": terms.per,
+            "fixed_cost_usd": terms.fixed_usd,
+            "kappa_evaluations": res.evaluations,
+            "kappa_nodes": res.nodes,
+            "kappa_range_usd": [float(k) for k in res.kappa_range],
+        }
+        return verified(case.instance, case.tm, counts, res, "min_run_cost", case.start, extra)
+
+
+ROUTES: tuple[ObjectiveRoute, ...] = (
+    PortfolioObjectives(),
+    SingleTermRate(),
+    FastestByCuttingPlanes(),
+    CheapestMeetingTarget(),
+    TimeCostProduct(),
+    RunCost(),
+)
+"""The objective routes, walked in this order: the portfolio objectives first (they take
+``min_cost`` with ``max_regret``), the single-term LP before the general performance route it may
+decline to."""
+
+
+def solve_case(case: Case) -> tuple[ObjectiveRoute, Solution]:
+    """(route, verified Solution) of the first route of :data:`ROUTES` that accepts ``case`` and
+    answers it.
+
+    Raises:
+        NoSolutionError: the case has no answer (infeasible, unbounded, undecided).
+        SolverError: the solver failed or its answer failed verification.
+    """
+    return first_route(ROUTES, case)
+
+
+def min_cost(case: Case, counts: Counts):
+    """The cheapest network meeting the instance's time target ($, an OAResult), counted in
+    ``counts``."""
+    inst = case.instance
+    return cheapest_meeting(
+        inst,
+        case.tm,
+        inst.max_iteration_time_ns,
+        case.rel_gap,
+        inst.max_network_cost_usd,
+        case.time_limit_s,
+        counts,
+    )
+
+
+def product(case: Case, counts: Counts, fixed_usd: float = 0.0):
+    """min T x (``fixed_usd`` + cost) within the instance's budget and time target (a ProductResult,
+    ns x $), counted in ``counts``; with a time target, the cheapest network meeting it bounds the
+    cost range below."""
+    inst = case.instance
+    floor = meets = None
+    target = inst.max_iteration_time_ns
+    if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
+        cheapest = min_cost(replace(case, rel_gap=REL_GAP), counts)
+        floor, meets = cheapest.lower, cheapest.bw
+    res = min_time_cost_product(
+        inst,
+        case.tm,
+        case.rel_gap,
+        budget_usd=inst.max_network_cost_usd,
+        cost_floor_usd=floor,
+        target_ns=target,
+        meets=meets,
+        time_limit_s=case.time_limit_s,
+        fixed_usd=fixed_usd,
+    )
+    counts.lps += res.evaluations
+    counts.cuts += res.extra.get("cuts", 0)
+    return res

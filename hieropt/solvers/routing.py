@@ -1,0 +1,58 @@
+"""What a route is, and how a table of routes is walked.
+
+A solve may take one of several routes: a general method that handles every case, and special ones
+that handle a narrow case exactly or in better units (:mod:`hieropt.solvers.routes`,
+:mod:`hieropt.solvers.budget_routes`). Each route is an object with ``accepts(case)`` (a cheap check
+of the case's form), ``solve(case)`` (its answer, or None when it declines after trying: its check
+needs the LP's answer) and a docstring saying when and why it exists. A table is a tuple of routes,
+most special first; :func:`first_route` walks it. The decision records (docs/decisions) state each
+route's reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["Route", "first_route"]
+
+
+class Route(Protocol):
+    """One way to solve a case (see the module docstring).
+
+    Attributes:
+        name: a short identifier, e.g. ``"single_term_rate"`` (the decision records and tests name
+            routes so).
+    """
+
+    name: str
+
+    def accepts(self, case: Any) -> bool:
+        """Whether this route handles ``case`` (cheap: the case's form, no LP)."""
+        ...
+
+    def solve(self, case: Any) -> Any:
+        """The answer for ``case``, or None when the route declines after trying.
+
+        Raises:
+            NoSolutionError: the case has no answer (infeasible, unbounded, undecided).
+            SolverError: the solver failed.
+        """
+        ...
+
+
+R = TypeVar("R", bound=Route)
+
+
+def first_route(routes: tuple[R, ...], case: Any) -> tuple[R, Any]:
+    """(route, answer) of the first route of ``routes`` that accepts ``case`` and does not decline.
+
+    Raises:
+        LookupError: no route of the table accepts ``case`` (a table ends with a route for every
+            case, so this is a bug); and whatever the route's ``solve`` raises.
+    """
+    for route in routes:
+        if route.accepts(case):
+            out = route.solve(case)
+            if out is not None:
+                return route, out
+    raise LookupError(f"no route accepts {case!r}")
