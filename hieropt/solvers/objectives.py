@@ -76,8 +76,8 @@ def _product(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: fl
     res = min_time_cost_product(instance, tm, rel_gap, budget_usd=instance.max_network_cost_usd,
                                 cost_floor_usd=floor, target_ns=target, meets=meets, time_limit_s=time_limit_s,
                                 fixed_usd=fixed_usd)
-    counts.lps += res.evaluations
-    counts.cuts += res.extra.get("cuts", 0)
+    counts.lps += res.iterations
+    counts.cuts += res.cuts
     return res
 
 
@@ -99,7 +99,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         max_network_cost_usd: overrides the instance's budget ($); with ``performance``: the fastest network within
             the budget.
         sensitivity: also compute the marginal value of every constraint, active bound, dimension's bandwidth and
-            the budget or time target (:mod:`hieropt.solvers.sensitivity`; a few warm re-solves per parameter), in
+            the budget or time target (:mod:`hieropt.solvers.sensitivity`; a few certified re-solves per parameter), in
             ``Solution.sensitivity``.
         sensitivity_ranges: with ``sensitivity``, also the range over which each marginal value holds (more
             re-solves).
@@ -170,11 +170,11 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
         terms = run_cost_terms(instance)
         res = _product(instance, tm, gap, time_limit_s, counts, terms.fixed_usd)
         res = replace(res, upper=res.upper * terms.usd_per_ns_usd, lower=res.lower * terms.usd_per_ns_usd)
-        extra.update(run_cost_per=terms.per, fixed_cost_usd=terms.fixed_usd, kappa_evaluations=res.evaluations,
-                     kappa_nodes=res.nodes, kappa_range_usd=[float(k) for k in res.kappa_range])
+        extra.update(run_cost_per=terms.per, fixed_cost_usd=terms.fixed_usd, kappa_evaluations=res.iterations,
+                     kappa_nodes=0, kappa_range_usd=[float(k) for k in res.kappa_range])
     else:
         res = _product(instance, tm, gap, time_limit_s, counts)
-        extra.update(kappa_evaluations=res.evaluations, kappa_nodes=res.nodes,
+        extra.update(kappa_evaluations=res.iterations, kappa_nodes=0,
                      kappa_range_usd=[float(k) for k in res.kappa_range])
     sol = _verified(instance, tm, counts, res, obj, start, extra, method=method)
     if skipped or hours_note:

@@ -15,7 +15,7 @@ The fastest design within a budget (:func:`fastest_design`, each point of the Pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,27 +38,6 @@ FASTEST_SLACK = 1e-7
 """The front's fastest point is the cheapest network within this relative slack of the minimum time."""
 
 
-@dataclass
-class ProductResult:
-    """Outcome of the performance-per-cost search (times ns, cost $, product ns * $)."""
-
-    status: Status
-    bw: np.ndarray
-    upper: float
-    lower: float
-    evaluations: int
-    nodes: int
-    message: str
-    kappa_range: tuple[float, float] = (0.0, 0.0)
-    """The network costs ($) searched: the exact cheapest and dearest, or bounds that contain them."""
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0."""
-        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
-
-
 def _no_floor() -> NoSolutionError:
     return NoSolutionError(
         "unbounded", "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, so time x "
@@ -75,7 +54,7 @@ def _scale_free(tm: TimeModel) -> bool:
 def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,
                           budget_usd: float | None = None, cost_floor_usd: float | None = None,
                           target_ns: float | None = None, meets: np.ndarray | None = None,
-                          time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> ProductResult:
+                          time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> OAResult:
     """Globally minimise T(B) * (fixed_usd + cost(B)) (ns * $): one convex cutting-plane solve in cost-share
     variables (``fixed_usd`` = 0: performance per cost; > 0: the $ of a training run up to a constant factor,
     objective ``min_run_cost``).
@@ -93,8 +72,9 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
             network's.
 
     Returns:
-        :class:`ProductResult`; status LIMIT (with the proven gap) when the gap target was not reached within
-        :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time limit.
+        :class:`hieropt.solvers.outcome.OAResult` (ns x $; ``iterations``: LPs); status LIMIT (with the proven
+        gap) when the gap target was not reached within :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time
+        limit.
 
     Raises:
         NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away from zero
@@ -111,7 +91,7 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
 
 
 def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
-                 cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> ProductResult:
+                 cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> OAResult:
     k_min, k_max = core.search_range(budget_usd)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
@@ -131,8 +111,7 @@ def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: flo
         raise NoSolutionError("infeasible", "no network within the cost range gives every loaded dimension "
                               f"bandwidth ({out.message})")
     msg = out.message if hi > lo else "the constraints fix the network cost; " + out.message
-    return ProductResult(out.status, out.bw, out.upper, out.lower, core.lps, 0, msg, (lo, hi),
-                         extra={"cuts": core.cuts})
+    return replace(out, iterations=core.lps, message=msg, kappa_range=(lo, hi), cuts=core.cuts)
 
 
 def _ns_pair(a: float, b: float) -> tuple[str, str]:
@@ -222,7 +201,7 @@ def _fastest_near(core: TimeLP, budget_usd: float, rel_gap: float, vertex) -> OA
     (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`)."""
     out, lps = fastest_near_cheapest(core.instance, core.tm, budget_usd, rel_gap, vertex, core.solver.time_limit_s)
     core.lps += lps
-    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
+    return out
 
 
 def _budget_far_below_scale(core: TimeLP, budget_usd: float) -> bool:
@@ -246,7 +225,7 @@ def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OARes
     finally:
         rc.close()
         core.lps += rc.lps
-    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
+    return out
 
 
 @dataclass
