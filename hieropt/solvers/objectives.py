@@ -180,7 +180,7 @@ def solve(instance: Instance, objective: str | None = None, rel_gap: float | Non
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if portfolio and len(instance.jobs) > 1 and sol.success:
-        from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only when a portfolio is asked for)
+        from .portfolio import own_optima, portfolio_of
 
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),

@@ -35,7 +35,6 @@ import numpy as np
 from ..errors import NoSolutionError
 from ..formulation.arrays import LPArrays, read_only
 from ..formulation.portfolio import compile_regret_lp, stack_time_models
-from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.terms import TimeModel
 from ..model.timing import evaluate, job_time_models
 from ..result import Portfolio, Status, slowdown_ratio
@@ -265,8 +264,3 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
     finally:
         core.close()
     return _honest(res, optima, ratio=False)
-
-
-def network_cost(instance: Instance, bw: np.ndarray) -> float:
-    """cost(B) in $ of per-NPU bandwidths ``bw`` (GB/s, (D,))."""
-    return float(np.dot(cluster_cost_usd_per_gbps(instance), bw))

@@ -26,6 +26,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from ..units import time_unit_hint
+from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import BOUND_SLACK, RatioCore
@@ -95,8 +96,7 @@ def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: flo
     k_min, k_max = core.search_range(budget_usd)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
-            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
-                                  f"design constraints allow, ${k_min:,.6g}")
+            raise below_cheapest(budget_usd, k_min)
         k_max = min(k_max, budget_usd)
     lo = max(k_min, cost_floor_usd or 0.0)
     fixed = core.fixed_usd
@@ -219,8 +219,7 @@ def _fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OARes
     try:
         k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
         if budget_usd < k_min * (1 - 1e-9):
-            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
-                                  f"design constraints allow, ${k_min:,.6g}")
+            raise below_cheapest(budget_usd, k_min)
         out = rc.fastest_within(budget_usd, rel_gap)
     finally:
         rc.close()

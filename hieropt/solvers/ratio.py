@@ -35,8 +35,8 @@ INF = float("inf")
 MAX_LPS = 400
 """LPs per objective call before it stops with status LIMIT."""
 BOUND_SLACK = 1e-9
-"""Relative slack the procurement solvers take off an LP value from the Pyomo-based core before it counts as a proven
-bound (the bounds of this module are Lagrangian bounds, exact up to rounding, and need none)."""
+"""Relative slack the procurement solvers take off an LP's own value before it counts as a proven bound (the bounds
+of this module are Lagrangian bounds, exact up to rounding, and need none)."""
 BOUNDS_SPREAD = 1e-6
 """The single rows' cost bounds stand in for the exact cost range when the lower is at least this fraction of the
 upper (well apart from 0 in the LP's units)."""
