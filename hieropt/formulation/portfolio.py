@@ -2,9 +2,11 @@
 performance LP of :mod:`hieropt.formulation.arrays` with every workload's epigraph on the shared
 B and t, a ratio column ``z`` and one regret row per workload. Builds; never solves.
 
-For workloads w with time models T_w and own optima U_w (ns), the rows
+For workloads w with time models T_w and own optima U_w (ns), each workload's epigraph is stated
+for T_w x time_unit / U_w (:func:`ratio_models`: every workload's columns of order 1 however far
+apart their times, so the LP resolves each ratio to its tolerances), and the rows
 
-    regret[w]:  (sum_k w_k tau^w_k + sum_v omega_v y^w_v) * time_unit / U_w - z  <=  -C_w / U_w
+    regret[w]:  sum_k w_k tau^w_k + sum_v omega_v y^w_v - z  <=  -C_w / U_w
 
 say T_w(B) / U_w <= z (C_w: the bandwidth-independent part of T_w; the epigraph tau^w, y^w is
 exact where the rows bind). Minimising z gives min_B max_w T_w(B) / U_w; fixing z = 1 + x leaves
@@ -32,7 +34,19 @@ from .scale import Scale
 
 INF = float("inf")
 
-__all__ = ["RegretArrays", "compile_regret_lp", "stack_time_models"]
+__all__ = ["RegretArrays", "compile_regret_lp", "ratio_models", "stack_time_models"]
+
+
+def ratio_models(tms: Sequence[TimeModel], optima_ns: Sequence[float], time_ns: float) -> list[TimeModel]:
+    """Each time model times ``time_ns`` / U_w (U_w = ``optima_ns[w]``; unchanged where U_w = 0): T_w x
+    time_ns / U_w, whose value in units of ``time_ns`` is the ratio T_w / U_w."""
+    out = []
+    for tm, u in zip(tms, optima_ns, strict=True):
+        f = time_ns / u if u > 0 else 1.0
+        nodes = tuple(tuple(Piece(p.const_ns * f, p.terms, p.nodes) for p in pieces) for pieces in tm.nodes)
+        out.append(replace(tm, constant_ns=tm.constant_ns * f, terms_bytes=tm.terms_bytes * f,
+                           terms_latency_ns=tm.terms_latency_ns * f, nodes=nodes))
+    return out
 
 
 def stack_time_models(tms: Sequence[TimeModel]) -> TimeModel:
@@ -95,7 +109,7 @@ def compile_regret_lp(instance: Instance, tms: Sequence[TimeModel], optima_ns: S
             model).
         z_bounds: the bounds of z (fixed at 1 + x for the time-target form).
 """
-    stacked = stack_time_models(tms)
+    stacked = stack_time_models(ratio_models(tms, optima_ns, scale.time_ns))
     base = compile_perf_lp(instance, stacked, scale)
     z = base.z0
     index = np.where(base.index >= z, base.index + 1, base.index).astype(np.int32)
@@ -107,7 +121,7 @@ def compile_regret_lp(instance: Instance, tms: Sequence[TimeModel], optima_ns: S
     for w, (tm, u) in enumerate(zip(tms, optima_ns, strict=True)):
         k1, v1 = k0 + tm.terms_bytes.shape[0], v0 + len(tm.nodes)
         if u > 0:
-            weights = np.concatenate([tm.term_weights, tm.node_weights]) * (scale.time_ns / u)
+            weights = np.concatenate([tm.term_weights, tm.node_weights])
             cols = z + 1 + np.concatenate([np.arange(k0, k1), K + np.arange(v0, v1)])
             keep = weights != 0
             rows[w] = base.n_rows + len(lows)

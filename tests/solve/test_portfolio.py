@@ -14,7 +14,7 @@ import pytest
 
 from hieropt import api
 from hieropt.errors import NoSolutionError
-from hieropt.formulation.portfolio import compile_regret_lp, stack_time_models
+from hieropt.formulation.portfolio import compile_regret_lp, ratio_models, stack_time_models
 from hieropt.formulation.scale import choose_scale
 from hieropt.model.cost import unit_cost_usd_per_gbps
 from hieropt.model.timing import job_time_models
@@ -152,14 +152,15 @@ def test_time_target_form_matches_dense_search_on_cost():
 
 @pytest.mark.parametrize("loop", ["no_overlap", "tp_dp_overlap"])
 def test_regret_rows_hold_each_workloads_ratio_exactly(loop):
-    """At any design, with t = 1/B and every epigraph column at its exact value, the compiled
-    portfolio LP's rows hold, and regret row w's slack is z - T_w(B) / U_w (T_w by the evaluator)."""
+    """At any design, with t = 1/B and every epigraph column at its exact value (each workload's in
+    units of U_w), the compiled portfolio LP's rows hold, and regret row w's slack is
+    z - T_w(B) / U_w (T_w by the evaluator)."""
     inst = random_portfolio(np.random.default_rng(7), 3).model_copy(update={"training_loop": loop})
     tms = job_time_models(inst)
     own = [1.3e6, 2.1e6, 0.7e6]
-    stacked = stack_time_models(tms)
-    scale = choose_scale(inst, stacked)
+    scale = choose_scale(inst, stack_time_models(tms))
     lp = compile_regret_lp(inst, tms, own, scale)
+    stacked = stack_time_models(ratio_models(tms, own, scale.time_ns))
     arr = lp.arr
     bw = np.array([150.0, 250.0])
     x = np.zeros(arr.n_cols)
