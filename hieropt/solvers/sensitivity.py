@@ -68,7 +68,7 @@ STEP = 1e-6
 """Perturbation of the one-sided derivatives, as a fraction of the parameter's scale."""
 SENS_GAP = 5e-9
 """Relative gap of every re-solve."""
-METHOD = "multipliers of certified re-solves at +-1e-6 perturbations (one-sided at kinks)"
+METHOD = "multipliers of certified re-solves at +-1e-6 perturbations, one-sided at kinks"
 FRONT_STEP = 1e-3
 """The time-cost front at the fastest network is given as the secant over this relative relaxation of the time."""
 
