@@ -32,7 +32,7 @@ from ..formulation.arrays import LPArrays, tangent_cut
 from ..result import Status
 from .dense_lp import DenseLP
 from .dual_bound import lagrangian_bound
-from .highs import TIGHT_TOLERANCE, LPResult
+from .highs import TIGHT_TOLERANCE, LPBackend, LPResult
 from .kkt import polish
 from .outcome import Multipliers, OAResult
 from .stall import Stall
@@ -97,6 +97,7 @@ class CutLP:
 
     scale: object
     arr: LPArrays
+    solver: LPBackend
 
     def _compile(self, scale) -> LPArrays:  # pragma: no cover - abstract
         raise NotImplementedError
