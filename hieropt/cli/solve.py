@@ -67,7 +67,7 @@ def solve_command(
     sensitivity: Annotated[bool, typer.Option(
         "--sensitivity/--no-sensitivity", help="Marginal values at the optimum: ms (or $) per GB/s on each "
         "dimension, per unit of each constraint and bound, per $ of budget, and the $ per ms of the time-cost "
-        "front (LP duals of a few warm re-solves).")] = True,
+        "front (the multipliers of a few certified re-solves).")] = True,
     max_regret: Annotated[float | None, typer.Option(
         "--max-regret", help="With --objective min_cost: the cheapest network on which every workload is within "
         "this fraction of its own optimum (0.05 = 5 %; below 1), instead of --max-time.")] = None,

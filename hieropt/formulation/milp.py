@@ -10,14 +10,14 @@ With one binary z_do per option ("unary" formulation):
   the convex link t = 1/B needs no cuts);
 - ``epi``:         tau_k >= A_kd t_d + lat_kd for every d (dimensions working concurrently), or one row
   tau_k >= sum_d (A_kd t_d + lat_kd) (sequentially): the epigraph of collective term k of the aggregated
-  :class:`hieropt.model.timing.TimeModel`, as in :mod:`hieropt.formulation.lp`;
+  :class:`hieropt.model.timing.TimeModel` (:func:`add_time_epigraph`);
 - ``node``:        y_v >= c + sum a tau_k + sum b y_u, one row per piece of max node v of the training loop (all
   coefficients >= 0, so every epigraph is tight wherever the objective pushes the time down);
 - ``design[i]``:   the instance's linear design constraints on B (exact), bounds by filtering the options;
 - comm = sum_k w_k tau_k + sum_v omega_v y_v (ms; T = constant + comm), cost = sum c_do z_do (M$), power =
   sum p_do z_do (kW).
 
-Scaled units as in :mod:`hieropt.formulation.lp`: traffic in MB, bandwidth GB/s, time ms (t in ms/MB), cost in M$.
+Scaled units: traffic in MB, bandwidth GB/s, time ms (t in ms/MB), cost in M$.
 
 Objectives (one active at a time; the solver switches them): ``obj_time`` (min comm), ``obj_cost`` (min cost),
 ``obj_power`` (min power) and,
@@ -38,7 +38,7 @@ import pyomo.environ as pyo
 
 from ..model.timing import TimeModel
 from ..spec import Instance
-from .lp import MS_NS, add_time_epigraph
+from .scale import MB, MS_NS
 
 MUSD = 1e6
 """Scale: $ per model unit of cost (M$)."""
@@ -111,7 +111,7 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
     m.t = pyo.Var(loaded, bounds=lambda _m, d: (float(inv[d].min()), float(inv[d].max())))
     m.tdef = pyo.Constraint(loaded, rule=lambda _m, d: _m.t[d] == sum(float(inv[d][o]) * _m.z[d, o]
                                                                        for o in range(len(v[d]))))
-    comm = add_time_epigraph(m, tm)  # tau, y and their rows, shared with the LP
+    comm = add_time_epigraph(m, tm)  # tau, y and their rows
 
     def bw_expr(_m, d):
         return sum(float(v[d][o]) * _m.z[d, o] for o in range(len(v[d])))
@@ -146,3 +146,34 @@ def build_provision_milp(instance: Instance, tm: TimeModel, bw_gbps: Sequence[Se
         m.obj_product.deactivate()
     return ProvisionMILP(model=m, bw_gbps=v, cost_usd=c, power_w=pw, loaded=loaded, compute_ns=tm.compute_ns,
                          comm_lo_ms=lo, comm_hi_ms=hi)
+
+
+def add_time_epigraph(m: pyo.ConcreteModel, tm: TimeModel, bw_scale: float = 1.0):
+    """Add the epigraph of T's bandwidth-dependent part to ``m`` (which already has ``m.t[d]`` for the loaded
+    dimensions, in 1/(``bw_scale`` GB/s)): variables ``tau``, ``y`` and the rows ``epi`` and ``node`` of the module
+    docstring, in units of 1/``bw_scale`` ms (ms when the scale is 1). Returns sum_k w_k tau_k + sum_v omega_v y_v
+    in those units."""
+    D = tm.n_dims
+    A = tm.terms_bytes / MB  # (K, D) MB; with t and tau both scaled by s the coefficients do not change
+    lat = tm.terms_latency_ns / MS_NS * bw_scale  # (K, D) model time units
+    K = A.shape[0]
+    m.tau = pyo.Var(range(K), domain=pyo.NonNegativeReals)
+    m.y = pyo.Var(range(len(tm.nodes)), domain=pyo.NonNegativeReals)
+
+    def part(_m, k, d):  # one dimension's share of term k: bytes x t + latency (ms)
+        return (float(A[k, d]) * _m.t[d] if A[k, d] > 0 else 0.0) + float(lat[k, d])
+
+    if tm.dimension_mode == "sequential":
+        m.epi = pyo.Constraint(range(K), rule=lambda _m, k: _m.tau[k] >= sum(part(_m, k, d) for d in range(D)))
+    else:
+        pairs = [(k, d) for k in range(K) for d in range(D) if A[k, d] > 0 or lat[k, d] > 0]
+        m.epi = pyo.Constraint(pairs, rule=lambda _m, k, d: _m.tau[k] >= part(_m, k, d))
+    pieces = [(v, i) for v, node in enumerate(tm.nodes) for i in range(len(node))]
+    m.node = pyo.Constraint(pieces, rule=lambda _m, v, i: _node_row(_m, tm.nodes[v][i], v, bw_scale))
+    obj = sum(float(tm.term_weights[k]) * m.tau[k] for k in range(K) if tm.term_weights[k] > 0)
+    return obj + sum(float(tm.node_weights[v]) * m.y[v] for v in range(len(tm.nodes)) if tm.node_weights[v] > 0)
+
+
+def _node_row(m: pyo.ConcreteModel, piece, v: int, s: float):
+    rhs = piece.const_ns / MS_NS * s + sum(a * m.tau[k] for k, a in piece.terms)
+    return m.y[v] >= rhs + sum(b * m.y[u] for u, b in piece.nodes)

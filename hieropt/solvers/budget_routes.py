@@ -11,7 +11,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from .cost_range import CheapestVertex
+from .cost_range import CheapestVertex, below_cheapest
 from .cutting import OAResult, TimeLP
 from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import RatioCore
@@ -76,7 +76,7 @@ class NearCheapestBudget:
             core.solver.time_limit_s,
         )
         core.lps += lps
-        return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
+        return out
 
 
 class BudgetFarBelowScale:
@@ -174,13 +174,9 @@ def fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResu
     try:
         k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
         if budget_usd < k_min * (1 - 1e-9):
-            raise NoSolutionError(
-                "infeasible",
-                f"the budget ${budget_usd:,.6g} is below the cheapest network the "
-                f"design constraints allow, ${k_min:,.6g}",
-            )
+            raise below_cheapest(budget_usd, k_min)
         out = rc.fastest_within(budget_usd, rel_gap)
     finally:
         rc.close()
         core.lps += rc.lps
-    return OAResult(out.status, out.bw, out.upper, out.lower, out.lps, out.message)
+    return out

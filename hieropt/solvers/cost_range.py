@@ -21,7 +21,19 @@ from ..spec import Instance
 from .highs import HighsLP
 
 __all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex", "dimension_reach_gbps",
-           "reach_centre_gbps", "unlimited_dimensions"]
+           "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible", "below_cheapest"]
+
+
+def rows_infeasible(instance: Instance) -> NoSolutionError:
+    """The error of design constraints and bounds that cannot all hold (they are listed)."""
+    texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
+    return NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
+
+
+def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
+    """The error of a budget ($) below the cheapest network the design constraints allow ($)."""
+    return NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
+                           f"constraints allow, ${cheapest_usd:,.6g}")
 
 INF = float("inf")
 
@@ -103,8 +115,7 @@ def _vertex(instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarr
     try:
         low = solver.solve()
         if low.status is Status.INFEASIBLE:
-            texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
-            raise NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
+            raise rows_infeasible(instance)
         if low.status is not Status.OPTIMAL:
             raise SolverError(f"HiGHS could not find the cheapest network ({low.termination})")
         duals = solver.row_duals()[:lp.n_rows] if lp.n_rows else np.zeros(0)
@@ -143,8 +154,7 @@ def dimension_reach_gbps(instance: Instance, dims: list[int], time_limit_s: floa
             solver.set_costs(costs, maximize=True)
             res = solver.solve()
             if res.status is Status.INFEASIBLE:
-                texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
-                raise NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
+                raise rows_infeasible(instance)
             if res.status is Status.UNBOUNDED:
                 out[d] = INF
             elif res.status is Status.OPTIMAL:

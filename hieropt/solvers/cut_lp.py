@@ -32,8 +32,9 @@ from ..formulation.arrays import LPArrays, tangent_cut
 from ..result import Status
 from .dense_lp import DenseLP
 from .dual_bound import lagrangian_bound
-from .highs import TIGHT_TOLERANCE, LPResult
+from .highs import TIGHT_TOLERANCE, LPBackend, LPResult
 from .kkt import polish
+from .outcome import Multipliers, OAResult
 from .stall import Stall
 
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
@@ -50,37 +51,6 @@ TRUST = 0.5
 trusted`)."""
 MAX_RESCALES = 6
 INF = float("inf")
-
-
-@dataclass(frozen=True)
-class OAResult:
-    """Outcome of one cutting-plane solve.
-
-    Attributes:
-        status: OPTIMAL when the gap target was met, LIMIT otherwise.
-        bw: (D,) best feasible bandwidths found, GB/s.
-        upper: objective at ``bw`` (ns for time, $ for cost).
-        lower: proven lower bound on the optimum (same unit).
-        iterations: LPs solved.
-        message: one line.
-        budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget, lp_lower_ns);
-            0 when no budget row was set.
-        lp_lower_ns: the anchor of that line, a proven lower bound of f at this budget, ns.
-    """
-
-    status: Status
-    bw: np.ndarray
-    upper: float
-    lower: float
-    iterations: int
-    message: str
-    budget_dual_ns_per_usd: float = 0.0
-    lp_lower_ns: float = 0.0
-
-    @property
-    def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0."""
-        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
 
 
 @dataclass
@@ -127,6 +97,7 @@ class CutLP:
 
     scale: object
     arr: LPArrays
+    solver: LPBackend
 
     def _compile(self, scale) -> LPArrays:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -141,6 +112,7 @@ class CutLP:
         raise NotImplementedError
 
     def _start(self, time_limit_s: float) -> None:
+        self.certificate: Multipliers | None = None  # (of the last loop's best bound)
         self.lps = 0
         self.rescales = 0
         self.arr = self._compile(self.scale)
@@ -298,20 +270,23 @@ class CutLP:
     def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
         """Solve, bound, polish, cut (module docstring) until the gap target, a stall or ``max_iterations`` LPs."""
         best, upper, lower, anchor = spec.start, INF, -INF, (-INF, 0.0)
+        self.certificate = None
         if best is not None:
             upper = spec.score(best)
         stall = Stall()
         it = 0
 
-        def bounds(duals: np.ndarray) -> tuple[bool, np.ndarray]:
+        def bounds(x: np.ndarray, duals: np.ndarray) -> tuple[bool, np.ndarray]:
             nonlocal lower, anchor
-            db = lagrangian_bound(self.arr, spec.costs(), duals, self._row_lower, self._row_upper, self._col_upper())
+            costs = spec.costs()
+            db = lagrangian_bound(self.arr, costs, duals, self._row_lower, self._row_upper, self._col_upper())
             lb = spec.native(db.value)
             lb -= ROUNDING * abs(lb)
             better = lb > lower + 1e-13 * abs(lower)
             if lb > lower:
                 lower = lb
                 anchor = (lb, min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0)
+                self.certificate = Multipliers(self.arr, self.scale, costs, x, duals)
             return better, db.point
 
         def offer(x: np.ndarray) -> bool:
@@ -350,13 +325,13 @@ class CutLP:
             improved = False
             if pol is not None:  # usually the exact optimum: its bound alone may close the gap
                 improved = offer(pol.x)
-                improved = bounds(pol.duals)[0] or improved
+                improved = bounds(pol.x, pol.duals)[0] or improved
                 if done():
                     break
                 unit = self._unit()
                 points = [(j, pol.x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if pol.x[cb] > 0]
             improved = offer(res.x) or improved  # (the LP's own point, when the polished one did not settle it)
-            better, point = bounds(duals)
+            better, point = bounds(res.x, duals)
             improved = improved or better
             if done():
                 break

@@ -31,7 +31,7 @@ from .cut_lp import INF, Loop, OAResult
 from .line_search import meet_target, within_budget, within_rows
 from .lp_checks import LPChecks
 
-__all__ = ["TimeLP", "OAResult", "REL_GAP", "INF"]
+__all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "cost_cap"]
 
 REL_GAP = 1e-8
 """Default target relative gap."""
@@ -250,10 +250,10 @@ class TimeLP(LPChecks):
                 cost = self.network_cost(point)
                 if cost < best[1] and self.tm.time_ns(point) <= target_ns:
                     best[:] = [point, cost]
-                    self._set_budget(_cap(budget_usd, cost))
+                    self._set_budget(cost_cap(budget_usd, cost))
             return out
 
-        self._set_budget(_cap(budget_usd, best[1]))
+        self._set_budget(cost_cap(budget_usd, best[1]))
 
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
                     candidates=candidates, score=self.network_cost, start=meets)
@@ -282,7 +282,7 @@ CAP_SLACK = 1e-6
 """Relative slack of the min-cost loop's cost cap above the cheapest design found (the LP stays strictly feasible)."""
 
 
-def _cap(budget_usd: float | None, incumbent_usd: float) -> float:
+def cost_cap(budget_usd: float | None, incumbent_usd: float) -> float:
     """The min-cost loop's cost cap: the cheapest design found that meets the target (x (1 + :data:`CAP_SLACK`)),
     within the budget. Valid: the optimum costs no more than any design that meets the target, so the cap cuts off
     no better design; it bounds every bandwidth by cap / price, which keeps the Lagrangian bound's box (and the LP)

@@ -20,7 +20,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import highspy
 import numpy as np
@@ -156,6 +156,28 @@ class LPResult:
     termination: str
     objective: float
     x: np.ndarray
+
+
+class LPBackend(Protocol):
+    """The one interface of the LP back-ends (:class:`HighsLP`, :class:`hieropt.solvers.dense_lp.DenseLP`): an LP
+    loaded from compiled arrays (:class:`hieropt.formulation.arrays.LPArrays`: ``load``), changed in place (rows
+    appended row-wise: ``add_rows``; the objective, minimised or maximised: ``set_costs``; row and column bounds:
+    ``change_row_bounds``, ``change_col_bounds``; tighter tolerances: ``set_tolerance``) and re-solved, warm where
+    the back-end can (``solve``: an :class:`LPResult`; ``row_duals``: the last optimal LP's row multipliers, one per
+    row); ``close`` hands the back-end's solver object back for re-use."""
+
+    time_limit_s: float
+
+    def load(self, arrays: Any) -> None: ...
+    def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
+                 value: np.ndarray) -> None: ...
+    def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None: ...
+    def change_row_bounds(self, row: int, lower: float, upper: float) -> None: ...
+    def change_col_bounds(self, col: int, lower: float, upper: float) -> None: ...
+    def set_tolerance(self, tol: float) -> None: ...
+    def solve(self, retry: bool = True) -> LPResult: ...
+    def row_duals(self) -> np.ndarray: ...
+    def close(self) -> None: ...
 
 
 class HighsLP:

@@ -1,8 +1,7 @@
 """The min-cost candidates' line search: the point of the segment [meets, B] nearest B whose iteration time meets
 the target (T is convex along the segment), on the target when the independent evaluator agrees, else a hair inside.
-Used by the min-cost loops of :class:`hieropt.solvers.cutting.TimeLP` and
-:class:`hieropt.solvers.pyomo_core.PyomoTimeLP` and by the perf-per-cost candidates under a time target
-(:class:`hieropt.solvers.ratio.RatioCore`): one line search for all three."""
+Used by the min-cost loop of :class:`hieropt.solvers.cutting.TimeLP` and by the perf-per-cost candidates under a
+time target (:class:`hieropt.solvers.ratio.RatioCore`): one line search for both."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import NoSolutionError
 from ..result import Status
-from .cost_range import network_cost_range, unlimited_dimensions
+from .cost_range import below_cheapest, network_cost_range, rows_infeasible, unlimited_dimensions
 from .cut_lp import INF, CutLP
 
 __all__ = ["LPChecks", "STARVE"]
@@ -26,10 +26,6 @@ STARVE = 1e-3
 class LPChecks(CutLP):
     """:class:`hieropt.solvers.cut_lp.CutLP` with the performance LP's set-up checks and diagnoses (module
     docstring); not used on its own."""
-
-    def _infeasible(self, what: str) -> NoSolutionError:
-        texts = "; ".join(c.text for c in self.instance.constraints) or "(no constraints)"
-        return NoSolutionError("infeasible", f"{what} cannot all hold: {texts}")
 
     def _check(self) -> None:
         """Once: whether the design constraints bound every loaded dimension (else a budget must). A single row or
@@ -53,7 +49,7 @@ class LPChecks(CutLP):
         if res.status is not Status.OPTIMAL:
             check = self._solve(self.arr.cost_costs)  # bounded below by 0: not optimal means infeasible
             if check.status is not Status.OPTIMAL:
-                raise self._infeasible("the design constraints and bounds")
+                raise rows_infeasible(self.instance)
         # (decided on the rows' recession cone, the same at every scale: not on this LP's optimum, which HiGHS
         # reports as a huge finite value at some scales and as 'Unbounded' at others)
         self.unlimited = unlimited_dimensions(self.instance, loaded, time_limit_s=self.solver.time_limit_s)
@@ -67,8 +63,7 @@ class LPChecks(CutLP):
         self._check()
         if budget_usd is not None:  # (an unknown cheapest network is found when the first LP is infeasible)
             if self._cheapest is not None and budget_usd < self._cheapest * (1 - 1e-12):
-                raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
-                                      f"design constraints allow, ${self._cheapest:,.6g}")
+                raise below_cheapest(budget_usd, self._cheapest)
         elif not self.bounded and self.loaded:
             dims = ", ".join(f"bw[{d}]" for d in self.unlimited)
             raise NoSolutionError("unbounded", f"add a bandwidth budget: the constraints put no upper limit on the "
@@ -111,8 +106,7 @@ class LPChecks(CutLP):
             budget = self._budget
             self.cost_range()  # raises when the design rows alone are infeasible
             if budget is not None and budget < self._cheapest_lp * (1 - 1e-9):
-                raise NoSolutionError("infeasible", f"the budget ${budget:,.6g} is below the cheapest network the "
-                                      f"design constraints allow, ${self._cheapest:,.6g}")
+                raise below_cheapest(budget, self._cheapest)
             if budget is not None and budget < self._cheapest_lp * (1 + 1e-9):
                 self._set_row_upper(self.arr.budget_row, self._cheapest_lp * (1 + 1e-12) / self.scale.cost_usd)
                 return True

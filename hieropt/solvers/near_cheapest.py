@@ -39,7 +39,8 @@ from ..result import Status
 from ..spec import Instance
 from .cost_range import CheapestVertex, cheapest_vertex
 from .line_search import meets_rows, within_rows
-from .ratio import INF, Outcome, RatioCore
+from .outcome import OAResult
+from .ratio import INF, RatioCore
 from .reduced_budget import ReducedBudget, reduced_budget_row
 
 __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_budget", "near_cheapest",
@@ -202,9 +203,9 @@ def _within_budget(p: np.ndarray, bw: np.ndarray, budget_usd: float) -> bool:
 
 
 def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, rel_gap: float,
-                          vertex: CheapestVertex, time_limit_s: float = 60.0) -> tuple[Outcome, int]:
+                          vertex: CheapestVertex, time_limit_s: float = 60.0) -> tuple[OAResult, int]:
     """The fastest design within ``budget_usd`` ($) a hair above the cheapest network ``vertex`` (module
-    docstring): (:class:`hieropt.solvers.ratio.Outcome` in ns, LPs solved).
+    docstring): (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved).
 
     Two passes on one cost-share LP (its cuts are valid for both):
 
@@ -257,7 +258,7 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
             return tm.time_ns(bw) / keep if keep > 0 else INF
         return score
 
-    passes: list[tuple[Outcome, float]] = []  # (outcome, the share of the time its bound allows for its rows)
+    passes: list[tuple[OAResult, float]] = []  # (outcome, the share of the time its bound allows for its rows)
     try:
         if reduced.rhs_usd > 0:
             rc.add_rows(reduced.coef[None, :], np.array([-INF]), np.array([reduced.exact_rhs_usd]), budget_usd,
@@ -294,7 +295,7 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
     return out, rc.lps
 
 
-def _combined(passes: list[tuple[Outcome, float]], tm: TimeModel, share) -> Outcome:
+def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:
     """One outcome from the passes of :func:`fastest_near_cheapest` (their ``upper`` is the score T / (1 - what
     the bound gives up), their bounds for the LP's rows): the design of the least score, its time, and the best
     bound, each pass's first lowered by the share it allows for its rows, then by the share of the room the design
@@ -303,11 +304,11 @@ def _combined(passes: list[tuple[Outcome, float]], tm: TimeModel, share) -> Outc
     found = [o for o, _ in passes if o.bw is not None and np.isfinite(o.upper)]
     best = min(found, key=lambda o: o.upper) if found else passes[-1][0]
     lower = max((o.lower * (1 - a) if np.isfinite(o.lower) else o.lower) for o, a in passes)
-    lps = sum(o.lps for o, _ in passes)
+    lps = sum(o.iterations for o, _ in passes)
     if best.bw is None:
-        return replace(best, lower=lower, lps=lps)
+        return replace(best, lower=lower, iterations=lps)
     T = tm.time_ns(best.bw)
-    return replace(best, upper=T, lower=min(lower, T) * (1 - share(best.bw)), lps=lps)
+    return replace(best, upper=T, lower=min(lower, T) * (1 - share(best.bw)), iterations=lps)
 
 
 def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float, bw: np.ndarray) -> float:

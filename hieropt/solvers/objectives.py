@@ -246,7 +246,6 @@ def _with_sensitivity(
     (:mod:`hieropt.solvers.sensitivity_near`) where the cheapest network starves a dimension (the
     LP's duals do not resolve that room), and wherever the LP's values fail (their +-1e-4 secants
     may leave the room)."""
-    from .pyomo_core import PyomoTimeLP
     from .sensitivity import sensitivity as analyse
     from .sensitivity_check import check_marginals, without_sensitivity
 
@@ -277,18 +276,7 @@ def _with_sensitivity(
     if near and near_cheapest(instance, tm, budget) is not None:
         return by_differences()
     try:
-        core = PyomoTimeLP(
-            instance, tm, time_limit_s
-        )  # re-solves the optimum on a time LP of its own
-        sens = analyse(
-            instance,
-            core,
-            obj,
-            sol.bw_gbps,
-            ranges=ranges,
-            budget_usd=budget,
-            target_ns=instance.max_iteration_time_ns,
-        )
+        sens = analyse(instance, tm, obj, sol.bw_gbps, ranges=ranges, time_limit_s=time_limit_s)
     except (SolverError, NoSolutionError) as e:  # (the optimum stands)
         return (
             by_differences()

@@ -15,7 +15,7 @@ The fastest design within a budget (:func:`fastest_design`, each point of the Pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ..result import Status
 from ..spec import Instance
 from ..units import time_unit_hint
 from .budget_routes import fastest_within
+from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .ratio import BOUND_SLACK, RatioCore
 
@@ -36,27 +37,6 @@ SUB_GAP = 1e-8
 """Relative gap of each fastest-within-a-budget solve."""
 FASTEST_SLACK = 1e-7
 """The front's fastest point is the cheapest network within this relative slack of the minimum time."""
-
-
-@dataclass
-class ProductResult:
-    """Outcome of the performance-per-cost search (times ns, cost $, product ns * $)."""
-
-    status: Status
-    bw: np.ndarray
-    upper: float
-    lower: float
-    evaluations: int
-    nodes: int
-    message: str
-    kappa_range: tuple[float, float] = (0.0, 0.0)
-    """The network costs ($) searched: the exact cheapest and dearest, or bounds that contain them."""
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0."""
-        return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
 
 
 def _no_floor() -> NoSolutionError:
@@ -75,7 +55,7 @@ def _scale_free(tm: TimeModel) -> bool:
 def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,
                           budget_usd: float | None = None, cost_floor_usd: float | None = None,
                           target_ns: float | None = None, meets: np.ndarray | None = None,
-                          time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> ProductResult:
+                          time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> OAResult:
     """Globally minimise T(B) * (fixed_usd + cost(B)) (ns * $): one convex cutting-plane solve in cost-share
     variables (``fixed_usd`` = 0: performance per cost; > 0: the $ of a training run up to a constant factor,
     objective ``min_run_cost``).
@@ -93,8 +73,9 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
             network's.
 
     Returns:
-        :class:`ProductResult`; status LIMIT (with the proven gap) when the gap target was not reached within
-        :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time limit.
+        :class:`hieropt.solvers.outcome.OAResult` (ns x $; ``iterations``: LPs); status LIMIT (with the proven
+        gap) when the gap target was not reached within :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time
+        limit.
 
     Raises:
         NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away from zero
@@ -111,12 +92,11 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
 
 
 def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
-                 cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> ProductResult:
+                 cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> OAResult:
     k_min, k_max = core.search_range(budget_usd)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
-            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the "
-                                  f"design constraints allow, ${k_min:,.6g}")
+            raise below_cheapest(budget_usd, k_min)
         k_max = min(k_max, budget_usd)
     lo = max(k_min, cost_floor_usd or 0.0)
     fixed = core.fixed_usd
@@ -131,8 +111,7 @@ def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: flo
         raise NoSolutionError("infeasible", "no network within the cost range gives every loaded dimension "
                               f"bandwidth ({out.message})")
     msg = out.message if hi > lo else "the constraints fix the network cost; " + out.message
-    return ProductResult(out.status, out.bw, out.upper, out.lower, core.lps, 0, msg, (lo, hi),
-                         extra={"cuts": core.cuts})
+    return replace(out, iterations=core.lps, message=msg, kappa_range=(lo, hi), cuts=core.cuts)
 
 
 def _ns_pair(a: float, b: float) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -28,14 +28,15 @@ from ..spec import Instance
 from .cost_range import cheapest_network
 from .cut_lp import CutLP, Loop
 from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
+from .outcome import OAResult
 from .reduced_budget import round_outwards
 
 INF = float("inf")
 MAX_LPS = 400
 """LPs per objective call before it stops with status LIMIT."""
 BOUND_SLACK = 1e-9
-"""Relative slack the procurement solvers take off an LP value from the Pyomo-based core before it counts as a proven
-bound (the bounds of this module are Lagrangian bounds, exact up to rounding, and need none)."""
+"""Relative slack the procurement solvers take off an LP's own value before it counts as a proven bound (the bounds
+of this module are Lagrangian bounds, exact up to rounding, and need none)."""
 BOUNDS_SPREAD = 1e-6
 """The single rows' cost bounds stand in for the exact cost range when the lower is at least this fraction of the
 upper (well apart from 0 in the LP's units)."""
@@ -46,32 +47,6 @@ the shipped ones, 132 Newton steps instead of 189 and as many LPs; 0.01 .. 10 be
 LEVEL_SEEDS = (0.1, 0.3, 1.0, 3.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
 EPS = float(np.finfo(float).eps)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One objective solve on the procurement LP (units of the objective: ns, $ or ns x $).
-
-    Attributes:
-        status: OPTIMAL when the gap target was met; LIMIT otherwise (bounds still valid).
-        bw: (D,) the best design found, GB/s (None when none was found).
-        upper: objective at ``bw`` (evaluated exactly).
-        lower: proven lower bound on the optimum.
-        lps: LPs solved.
-        message: one line.
-    """
-
-    status: Status
-    bw: np.ndarray | None
-    upper: float
-    lower: float
-    lps: int
-    message: str
-
-    @property
-    def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0."""
-        return max(0.0, (self.upper - self.lower) / self.upper) if 0 < self.upper < INF else INF
 
 
 class RatioCore(CutLP):
@@ -168,7 +143,7 @@ class RatioCore(CutLP):
         else None."""
         return bw if meets_rows(self.instance, bw) else None
 
-    def _outcome(self, spec: Loop, rel_gap: float, what: str) -> Outcome:
+    def _outcome(self, spec: Loop, rel_gap: float, what: str) -> OAResult:
         def empty(x: np.ndarray) -> bool:
             if x.size == 0:
                 self.cost_range()  # infeasible design rows alone are reported as such
@@ -179,9 +154,9 @@ class RatioCore(CutLP):
         try:
             out = self._loop(spec, rel_gap, MAX_LPS)
         except SolverError as e:
-            return Outcome(Status.LIMIT, None, INF, -INF, self.lps, str(e))
+            return OAResult(Status.LIMIT, None, INF, -INF, self.lps, str(e))
         bw = out.bw if out.bw is not None and np.isfinite(out.upper) else None
-        return Outcome(out.status, bw, out.upper, min(out.lower, out.upper), self.lps, out.message)
+        return OAResult(out.status, bw, out.upper, min(out.lower, out.upper), self.lps, out.message)
 
     # ------------------------------------------------------------------------------------------------- set-up
     def cost_range(self) -> tuple[float, float]:
@@ -294,7 +269,7 @@ class RatioCore(CutLP):
     def fastest_within(self, budget_usd: float, rel_gap: float,
                        repair: Callable[[np.ndarray], list[np.ndarray]] | None = None,
                        budget_row: bool = True,
-                       score: Callable[[np.ndarray], float] | None = None) -> Outcome:
+                       score: Callable[[np.ndarray], float] | None = None) -> OAResult:
         """f(kappa): the fastest design costing at most ``budget_usd`` (ns). u and kap are fixed by the budget.
         ``repair``: LP point (GB/s) -> further candidate designs (each within the rows and the budget).
         ``budget_row=False``: the share row (the budget itself) is left free, for a caller that has added implied
@@ -339,7 +314,7 @@ class RatioCore(CutLP):
         return out
 
     def min_product(self, rel_gap: float, cost_lo: float, cost_hi: float, target_ns: float | None = None,
-                    meets: np.ndarray | None = None) -> Outcome:
+                    meets: np.ndarray | None = None) -> OAResult:
         """min T(B) x cost(B) (ns x $) over designs costing within [cost_lo, cost_hi] $ and, if given, with
         T <= ``target_ns``; cost(B) = the core's ``fixed_usd`` + the network's (the range too includes it).
 

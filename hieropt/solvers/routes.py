@@ -275,8 +275,8 @@ class TimeCostProduct:
         counts = Counts()
         res = product(case, counts)
         extra = {
-            "kappa_evaluations": res.evaluations,
-            "kappa_nodes": res.nodes,
+            "kappa_evaluations": res.iterations,
+            "kappa_nodes": 0,
             "kappa_range_usd": [float(k) for k in res.kappa_range],
         }
         return verified(
@@ -313,8 +313,8 @@ class RunCost:
         extra = {
             "run_cost_per": terms.per,
             "fixed_cost_usd": terms.fixed_usd,
-            "kappa_evaluations": res.evaluations,
-            "kappa_nodes": res.nodes,
+            "kappa_evaluations": res.iterations,
+            "kappa_nodes": 0,
             "kappa_range_usd": [float(k) for k in res.kappa_range],
         }
         return verified(case.instance, case.tm, counts, res, "min_run_cost", case.start, extra)
@@ -360,7 +360,7 @@ def min_cost(case: Case, counts: Counts):
 
 
 def product(case: Case, counts: Counts, fixed_usd: float = 0.0):
-    """min T x (``fixed_usd`` + cost) within the instance's budget and time target (a ProductResult,
+    """min T x (``fixed_usd`` + cost) within the instance's budget and time target (an OAResult,
     ns x $), counted in ``counts``; with a time target, the cheapest network meeting it bounds the
     cost range below."""
     inst = case.instance
@@ -380,6 +380,6 @@ def product(case: Case, counts: Counts, fixed_usd: float = 0.0):
         time_limit_s=case.time_limit_s,
         fixed_usd=fixed_usd,
     )
-    counts.lps += res.evaluations
-    counts.cuts += res.extra.get("cuts", 0)
+    counts.lps += res.iterations
+    counts.cuts += res.cuts
     return res

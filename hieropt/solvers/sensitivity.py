@@ -6,19 +6,20 @@ which the optimum sits, the budget, the min_cost time target, or a free bonus de
 (B_d = B'_d + delta_d with every row, bound and the budget on B'). V is convex in each of them (the value function
 of a convex program in a right-hand side), so its one-sided derivatives exist everywhere and are monotone.
 
-**Values from the LP duals and active cuts** (``docs/procurement-design.md`` §1). The problem is re-solved
-on the solve's own persistent cutting-plane LP (every cut stays valid) at theta + h and theta - h (h = 1e-6 of the
-parameter's scale) and the duals of the final LP are read there: the row dual of a design row, the budget row or
-the time-target row, the reduced cost of B_d at its bound, and for the bonus the active tangent cuts of dimension d,
--sum_cuts y_cut / b^2 (the stationarity row of B_d). The duals are polished first (:mod:`hieropt.solvers.polish`:
-Newton on the KKT conditions of the LP's active set with the exact t_d = 1/B_d, which makes them accurate to
-round-off where the cutting-plane point is only accurate to about sqrt(gap)). They are subgradients of V at
-theta +- h, so they converge to V's right and left derivatives as h -> 0: the two-sided value is their mean (error
-O(h^2)); at a kink each side is extrapolated linearly from +-h and +-2h (error O(h^2)). When the two sides agree
-within :data:`KINK_TOL` the value is two-sided; otherwise both one-sided values are reported (typical at ties:
-more bandwidth on one of two dimensions tied as a collective's slowest buys nothing, less costs time). A parameter
-whose both sides are 0 is reported as not binding; one that no step either way leaves feasible (redundant equalities
-that pin the design: 'sum(bw) == 100', 'bw[0] == 50', 'bw[1] == 50') is binding with no value on either side.
+**Values from the multipliers of certified re-solves**. The instance is re-solved with the parameter at theta + h
+and theta - h (h = 1e-6 of the parameter's scale; a fresh cutting-plane solve of the moved instance, certified to
+:data:`SENS_GAP`) and the multipliers of the loop's best bound are read there
+(:class:`hieropt.solvers.cut_lp.Multipliers`: the Newton polish's exact KKT multipliers when it succeeded): the row
+multiplier of a design row, the budget row or the time-target row, and for a bound of B_d or the bandwidth bonus the
+derivative of the Lagrangian's term of dimension d, g_d - P_d / B_d^2 (bound: the bound moves B_d) or -P_d / B_d^2
+(bonus: T sees B'_d + delta), with g_d and P_d the reduced costs of B_d and t_d (:mod:`hieropt.solvers.dual_bound`).
+They are subgradients of V at theta +- h, so they converge to V's right and left derivatives as h -> 0: the
+two-sided value is their mean (error O(h^2)); at a kink each side is extrapolated linearly from +-h and +-2h (error
+O(h^2)). When the two sides agree within :data:`KINK_TOL` the value is two-sided; otherwise both one-sided values are
+reported (typical at ties: more bandwidth on one of two dimensions tied as a collective's slowest buys nothing, less
+costs time). A parameter whose both sides are 0 is reported as not binding; one that no step either way leaves
+feasible (redundant equalities that pin the design: 'sum(bw) == 100', 'bw[0] == 50', 'bw[1] == 50') is binding with
+no value on either side.
 
 **Ranges**: the parameter is moved by growing steps (:data:`RANGE_STEPS` of its scale) each way and re-solved; the
 range is the largest tested step with the marginal value within :data:`RANGE_TOL` of its value at the optimum (an
@@ -46,14 +47,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.scale import MS_NS, MUSD
+from ..formulation.scale import MS_NS
+from ..model.cost import cluster_cost_usd_per_gbps
+from ..model.timing import TimeModel
 from ..result import Marginal, Sensitivity, Status
-from ..spec import Instance
-from .cutting import INF
-from .polish import Polished, kkt_polish
-from .pyomo_core import PyomoTimeLP
+from ..spec import Bound, Instance
+from .cut_lp import Multipliers
+from .cutting import INF, OAResult, TimeLP
+from .dual_bound import transpose_product
 
-__all__ = ["sensitivity", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP"]
+__all__ = ["sensitivity", "parameters", "Param", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP"]
 
 KINK_TOL = 1e-3
 """Relative difference of the one-sided derivatives above which the optimum is reported as a kink."""
@@ -64,208 +67,170 @@ RANGE_STEPS = (0.01, 0.03, 0.1, 0.3, 1.0)
 STEP = 1e-6
 """Perturbation of the one-sided derivatives, as a fraction of the parameter's scale."""
 SENS_GAP = 5e-9
+"""Relative gap of every re-solve."""
+METHOD = "multipliers of certified re-solves at +-1e-6 perturbations, one-sided at kinks"
 FRONT_STEP = 1e-3
 """The time-cost front at the fastest network is given as the secant over this relative relaxation of the time."""
-"""Relative gap of every re-solve."""
 
 
-@dataclass
-class _Param:
+@dataclass(frozen=True)
+class Param:
+    """One parameter theta of the problem at an optimum.
+
+    Attributes:
+        name: as printed ("constraint 'sum(bw) <= 500'", "upper bound of bw[1]", ...).
+        kind: ``constraint``, ``bound``, ``bandwidth`` (the free bonus), ``budget`` or ``time_target``.
+        current: its value (user units: the row's, GB/s, $, ns).
+        scale: its own size (steps are fractions of it).
+        moved: delta -> the instance with theta moved by delta (user units).
+        index: the design row (constraint) or the dimension (bound, bandwidth).
+        slack: a design row's or the budget's distance from binding at the optimum (user units; None: not a row).
+        sense: a design row's sense.
+    """
+
     name: str
     kind: str
     current: float
     scale: float
-    apply: Callable[[float], None]  # set the parameter to current + delta (user units) in the LP
-    derivative: Callable[[], float]  # dV/dparameter from the last LP's duals (user units)
-    row_slack: float | None = None  # for design rows: how far the row is from binding (user units)
+    moved: Callable[[float], Instance]
+    index: int = -1
+    slack: float | None = None
     sense: str = ""
+
+
+def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray, objective: str = "performance") -> list[Param]:
+    """The parameters of the optimum ``bw`` (GB/s, (D,)) of ``inst`` (module docstring): every design row, every
+    bound the optimum sits at (lower bounds of 0 aside), a free GB/s on every loaded dimension, the budget (not for
+    ``performance_per_cost``) and the min_cost time target, each with the instance it moves."""
+    out = [_row(inst, i, bw) for i in range(len(inst.constraints))]
+    bounds = inst.bounds_or_default
+    for d, b in enumerate(bounds):
+        for which, value in (("lower", b.lower_gbps), ("upper", b.upper_gbps)):
+            if value is None or abs(bw[d] - value) > 1e-7 * max(value, 1e-12) or (which == "lower" and value == 0):
+                continue
+            out.append(Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9),
+                             lambda delta, d=d, which=which: _bound_moved(inst, d, which, delta), d))
+    price = cluster_cost_usd_per_gbps(inst)
+    for d in np.flatnonzero(tm.carries_traffic).tolist():
+        out.append(Param(f"bandwidth of dimension {d}", "bandwidth", float(bw[d]), float(bw[d]),
+                         lambda delta, d=d: _bonus_moved(inst, d, float(price[d]), delta), d))
+    budget = inst.max_network_cost_usd
+    if budget is not None and objective != "performance_per_cost":
+        out.append(Param("budget", "budget", budget, budget, lambda delta: _with(inst, max_network_cost_usd=budget
+                                                                                 + delta),
+                         slack=budget - float(price @ bw), sense="<="))
+    target = inst.max_iteration_time_ns
+    if objective == "min_cost" and target is not None:
+        out.append(Param("time target", "time_target", target, target,
+                         lambda delta: _with(inst, max_iteration_time_ns=target + delta)))
+    return out
+
+
+def _with(inst: Instance, **update) -> Instance:
+    return inst.model_copy(update=update)
+
+
+def _row(inst: Instance, i: int, bw: np.ndarray) -> Param:
+    c = inst.constraints[i]
+    lhs = float(np.dot(c.coefficients, bw))
+    pos = bw[bw > 0]
+    mean = float(pos.mean()) if pos.size else 1.0
+
+    def moved(delta: float) -> Instance:
+        rows = list(inst.constraints)
+        rows[i] = rows[i].model_copy(update={"rhs": rows[i].rhs + delta})
+        return _with(inst, constraints=tuple(rows))
+
+    return Param(f"constraint '{c.text}'", "constraint", c.rhs, max(abs(c.rhs), mean), moved, i,
+                 abs(c.rhs - lhs) if c.sense != "==" else 0.0, c.sense)
+
+
+def _bound_moved(inst: Instance, d: int, which: str, delta: float) -> Instance:
+    bs = list(inst.bounds_or_default)
+    lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
+    bs[d] = (Bound(lower_gbps=max(lo + delta, 0.0), upper_gbps=hi) if which == "lower"
+             else Bound(lower_gbps=lo, upper_gbps=hi + delta))
+    return _with(inst, bounds=tuple(bs))
+
+
+def _bonus_moved(inst: Instance, d: int, price: float, delta: float) -> Instance:
+    """B_d = B'_d + delta: every row, bound and the budget on B' (a lower bound of 0 stays)."""
+    rows = tuple(c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) if c.coefficients[d] else c
+                 for c in inst.constraints)
+    bs = list(inst.bounds_or_default)
+    lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
+    bs[d] = Bound(lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo, upper_gbps=None if hi is None else hi + delta)
+    budget = inst.max_network_cost_usd
+    return _with(inst, constraints=rows, bounds=tuple(bs),
+                 max_network_cost_usd=None if budget is None else budget + price * delta)
+
+
+def derivative(p: Param, m: Multipliers, objective: str, bw: np.ndarray) -> float:
+    """dV/d theta (user units) from the multipliers ``m`` of a re-solve whose optimum is ``bw`` (GB/s, (D,))
+    (module docstring)."""
+    arr, sc, u = m.arr, m.scale, m.duals
+    unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled objective unit
+    if p.kind == "constraint":
+        return float(u[arr.design.start + p.index]) * unit / float(arr.row_scale[p.index])
+    if p.kind == "budget":
+        return float(u[arr.budget_row]) * unit / sc.cost_usd
+    if p.kind == "time_target":
+        return float(u[arr.time_row]) * sc.cost_usd / sc.time_ns
+    d = p.index
+    r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
+    P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
+    B = float(bw[d] / sc.bw_gbps[d])
+    g = float(r[arr.b_col[d]]) if p.kind == "bound" else 0.0
+    return (g - (P / B**2 if P else 0.0)) * unit / float(sc.bw_gbps[d])
 
 
 class _Analysis:
     """The parameters of one optimum and the re-solves that differentiate V (owned by one :func:`sensitivity`)."""
 
-    def __init__(self, instance: Instance, core: PyomoTimeLP, objective: str, bw: np.ndarray, budget: float | None,
-                 target: float | None):
-        self.inst, self.core, self.objective = instance, core, objective
-        self.bw, self.budget, self.target = np.asarray(bw, dtype=float), budget, target
-        self.s = core.s
-        self.budget_delta = 0.0
-        self.target_delta = 0.0
-        self.polished: Polished | None = None
-        self.polish_ok = self.polish_tries = 0
+    def __init__(self, instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, time_limit_s: float):
+        self.inst, self.tm, self.objective = instance, tm, objective
+        self.bw, self.time_limit_s = np.asarray(bw, dtype=float), time_limit_s
+        self.budget, self.target = instance.max_network_cost_usd, instance.max_iteration_time_ns
 
-    @property
-    def to_user(self) -> float:
-        """dV/d(model dual) -> user units: time objective in s x ms units, cost objective in the $ unit of the last
-        min-cost LP (:attr:`~hieropt.solvers.pyomo_core.PyomoTimeLP.objective_usd`)."""
-        return MS_NS / self.s if self.objective != "min_cost" else self.core.objective_usd
+    def resolve(self, inst: Instance) -> tuple[OAResult, Multipliers | None]:
+        """The certified optimum of ``inst`` (V in ns or $) and the multipliers of its bound.
 
-    # ------------------------------------------------------------------------------------------------ re-solves
-    def resolve(self) -> float:
-        """Re-solve with the current perturbations; return V (ns or $). Raises NoSolutionError when infeasible."""
-        core = self.core
-        budget = None if self.budget is None else self.budget + self.budget_delta
-        if self.objective != "min_cost":
-            res = core.min_time(SENS_GAP, budget_usd=budget)
-        else:
-            fastest = core.min_time(SENS_GAP, budget_usd=budget)
-            target = self.target + self.target_delta
-            if fastest.upper > target:
-                raise NoSolutionError("infeasible", "the time target is below the fastest time")
-            res = core.min_cost(target, fastest.bw, SENS_GAP, budget)
-        if res.status is not Status.OPTIMAL:
-            raise SolverError(f"a sensitivity re-solve stopped short of its gap: {res.message}")
-        self.polished = kkt_polish(core)
-        self.polish_tries += 1
-        self.polish_ok += self.polished is not None
-        return res.upper
-
-    def row_dual(self, row: int) -> float:
-        if self.polished is not None:
-            return float(self.polished.row_dual[row])
-        return float(self.core.solver.row_duals()[row])
-
-    def col_dual(self, col: int) -> float:
-        if self.polished is not None:
-            return float(self.polished.col_dual[col])
-        return float(self.core.solver.col_duals()[col])
-
-    # ------------------------------------------------------------------------------------------------ parameters
-    def params(self) -> list[_Param]:
-        out: list[_Param] = []
-        core, s, inst = self.core, self.s, self.inst
-        m = core.lp.model
-        lhs = [float(np.dot(c.coefficients, self.bw)) for c in inst.constraints]
-        for i, con in enumerate(inst.constraints):
-            row = core.solver.row(m.design[i])
-            base = core.solver.row_bounds(row)
-            out.append(_Param(f"constraint '{con.text}'", "constraint", con.rhs, max(abs(con.rhs), _mean(self.bw)),
-                              self._row_setter(row, base, con.sense),
-                              lambda row=row: self.row_dual(row) * self.to_user / s,
-                              row_slack=abs(con.rhs - lhs[i]) if con.sense != "==" else 0.0, sense=con.sense))
-        for d, b in enumerate(inst.bounds_or_default):
-            col = core.b_col[d]
-            base = core.solver.col_bounds(col)
-            for which, value in (("lower", b.lower_gbps), ("upper", b.upper_gbps)):
-                if value is None or abs(self.bw[d] - value) > 1e-7 * max(value, 1e-12) or (which == "lower"
-                                                                                         and value == 0):
-                    continue
-                out.append(_Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9),
-                                  self._col_setter(col, base, which),
-                                  lambda col=col, d=d, up=which == "upper": (self.col_dual(col) + (
-                                      self._t_floor_dual(d) if up else 0.0)) * self.to_user / s))
-        for d in core.loaded:
-            out.append(_Param(f"bandwidth of dimension {d}", "bandwidth", float(self.bw[d]), float(self.bw[d]),
-                              self._bonus_setter(d), lambda d=d: self._bonus_derivative(d)))
-        if self.budget is not None and self.objective != "performance_per_cost":
-            out.append(_Param("budget", "budget", self.budget, self.budget, self._set_budget_delta,
-                              lambda: self.row_dual(core.budget_row) * self.to_user / core.cost_unit))
-        if self.objective == "min_cost" and core.time_row is not None:
-            out.append(_Param("time target", "time_target", self.target, self.target, self._set_target_delta,
-                              lambda: self.row_dual(core.time_row) * core.objective_usd * s / MS_NS))
-        return out
-
-    def _row_setter(self, row: int, base: tuple[float, float], sense: str) -> Callable[[float], None]:
-        def apply(delta: float) -> None:
-            lo, hi = base
-            dm = delta / self.s
-            self.core.solver.change_row_bounds(row, lo + dm if sense in (">=", "==") else lo,
-                                               hi + dm if sense in ("<=", "==") else hi)
-        return apply
-
-    def _col_setter(self, col: int, base: tuple[float, float], which: str) -> Callable[[float], None]:
-        d = self.core.b_col.index(col)
-        floor = self._t_floor_setter(d)
-
-        def apply(delta: float) -> None:
-            lo, hi = base
-            dm = delta / self.s
-            self.core.solver.change_col_bounds(col, max(lo + dm, 0.0) if which == "lower" else lo,
-                                               hi + dm if which == "upper" else hi)
-            floor(hi + dm if which == "upper" else hi)
-        return apply
-
-    def _t_floor_dual(self, d: int) -> float:
-        """What t_d's floor 1 / hi (hi: B_d's upper bound, model units) adds to dV/d hi: its reduced cost times
-        d(1/hi)/d hi = -1/hi^2 (0 without a floor or a link). At a tie of the floor and a cut the LP may put the
-        whole multiplier on either."""
-        col = self.core.t_col.get(d)
-        if col is None:
-            return 0.0
-        hi = self.core.solver.col_bounds(self.core.b_col[d])[1]
-        return -self.col_dual(col) / hi**2 if math.isfinite(hi) and hi > 0 else 0.0
-
-    def _t_floor_setter(self, d: int) -> Callable[[float], None]:
-        """Setting t_d's lower bound 1 / (B_d's upper bound) (model units; :mod:`hieropt.formulation.lp` bounds t
-        by it) to follow a moved upper bound: left at the old one, t_d sits at that floor above the moved bound
-        and B_d's dual reads 0 (the upper bound of NVLink at 900 GB/s on ``instances/gpt3-nvl72-2304.toml``: the
-        LP's marginal 0 against the re-solves' -1.4e5 ns per GB/s)."""
-        col = self.core.t_col.get(d)
-        if col is None:
-            return lambda hi: None
-        base = self.core.solver.col_bounds(col)
-
-        def apply(hi: float) -> None:
-            self.core.solver.change_col_bounds(col, 1.0 / hi if math.isfinite(hi) and hi > 0 else base[0],
-                                               base[1])
-        return apply
-
-    def _bonus_setter(self, d: int) -> Callable[[float], None]:
-        """B_d = B'_d + delta: every row and bound on B' shifts by a_d delta, the budget by (cost of delta)."""
-        core, inst, m = self.core, self.inst, self.core.lp.model
-        rows = [(core.solver.row(m.design[i]), core.solver.row_bounds(core.solver.row(m.design[i])),
-                 float(c.coefficients[d])) for i, c in enumerate(inst.constraints) if c.coefficients[d] != 0]
-        col = core.b_col[d]
-        col_base = core.solver.col_bounds(col)
-        usd_per_gbps = float(core.lp.cost_musd_per_gbps[d]) * MUSD
-        floor = self._t_floor_setter(d)
-
-        def apply(delta: float) -> None:
-            dm = delta / self.s
-            for row, (lo, hi), a in rows:
-                core.solver.change_row_bounds(row, lo + a * dm, hi + a * dm)
-            lo, hi = col_base
-            core.solver.change_col_bounds(col, max(lo + dm, 0.0) if lo > 0 else lo, hi + dm)
-            floor(hi + dm)
-            self.budget_delta = usd_per_gbps * delta
-        return apply
-
-    def _bonus_derivative(self, d: int) -> float:
-        if self.polished is not None and d in self.polished.nu:  # h_d = t_d - 1/(B_d + delta): dV/d delta = -nu/B^2
-            b = self.polished.x[self.core.b_col[d]]
-            return -self.polished.nu[d] / b**2 * self.to_user / self.s
-        if self.polished is not None:  # (B_d held at its bound: the bound moves with delta, and t_d's floor too)
-            col = self.core.b_col[d]
-            return (self.col_dual(col) + self._t_floor_dual(d)) * self.to_user / self.s
-        duals = self.core.solver.row_duals()
-        # a cut t_d + cb B_d >= 2/b becomes t_d + cb B'_d >= 2/b - cb delta: its bound falls by cb per unit of delta
-        g = sum(float(duals[row]) * cb for dd, row, cb in self.core.cut_rows if dd == d)
-        return (-g + self._t_floor_dual(d)) * self.to_user / self.s
-
-    def _set_budget_delta(self, delta: float) -> None:
-        self.budget_delta = delta
-
-    def _set_target_delta(self, delta: float) -> None:
-        self.target_delta = delta
-
-    # ------------------------------------------------------------------------------------------------ analysis
-    def one_sided(self, p: _Param, delta: float) -> float | None:
-        p.apply(delta)
+        Raises:
+            NoSolutionError: ``inst`` is infeasible.
+            SolverError: the solve stopped short of its gap.
+        """
+        core = TimeLP(inst, self.tm, self.time_limit_s)
         try:
-            self.resolve()
-            g = p.derivative()
-        except NoSolutionError:
-            g = None
-        p.apply(0.0)
-        return g
+            budget = inst.max_network_cost_usd
+            res = core.min_time(SENS_GAP, budget_usd=budget)
+            if self.objective == "min_cost":
+                target = inst.max_iteration_time_ns
+                if res.upper > target:
+                    raise NoSolutionError("infeasible", "the time target is below the fastest time")
+                res = core.min_cost(target, res.bw, SENS_GAP, budget)
+            if res.status is not Status.OPTIMAL:
+                raise SolverError(f"a sensitivity re-solve stopped short of its gap: {res.message}")
+            return res, core.certificate
+        finally:
+            core.close()
 
-    def marginal(self, p: _Param, v0: float, ranges: bool) -> Marginal:
+    def one_sided(self, p: Param, delta: float) -> float | None:
+        """dV/d theta with ``p`` moved by ``delta`` (None: infeasible there)."""
+        try:
+            res, m = self.resolve(p.moved(delta))
+        except NoSolutionError:
+            return None
+        if m is None:
+            raise SolverError(f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) has no multipliers")
+        return derivative(p, m, self.objective, res.bw)
+
+    def marginal(self, p: Param, v0: float, ranges: bool) -> Marginal:
         h = STEP * p.scale
         up, dn = self.one_sided(p, h), self.one_sided(p, -h)
         tiny = 1e-9 * abs(v0) / p.scale
         both = [g for g in (up, dn) if g is not None]
         zero = bool(both) and all(abs(g) <= tiny for g in both)  # (no side feasible: the other rows pin it)
-        if p.row_slack is not None and p.row_slack > 1e-9 * p.scale:
+        if _row_slack(p) is not None and _row_slack(p) > 1e-9 * p.scale:
             zero = True  # a row with slack never binds (its duals are 0 up to the LP tolerance)
             up, dn = (0.0 if up is not None else None), (0.0 if dn is not None else None)
         smooth = len(both) == 2 and (zero or abs(up - dn) <= KINK_TOL * max(abs(up), abs(dn)))
@@ -280,9 +245,9 @@ class _Analysis:
             rng = self._range(p, value, up, dn, zero)
         return Marginal(p.name, p.kind, "", p.current, value, up, dn, not zero, rng)
 
-    def _range(self, p: _Param, value, up, dn, zero: bool) -> tuple[float, float] | None:
-        if zero and p.row_slack is not None:  # exact: the row stays slack for every rhs its optimum satisfies
-            lhs = p.current - p.row_slack if p.sense == "<=" else p.current + p.row_slack
+    def _range(self, p: Param, value, up, dn, zero: bool) -> tuple[float, float] | None:
+        if zero and _row_slack(p) is not None:  # exact: the row stays slack for every rhs its optimum satisfies
+            lhs = p.current - _row_slack(p) if p.sense == "<=" else p.current + _row_slack(p)
             return (lhs, INF) if p.sense == "<=" else (-INF, lhs)
         out = []
         for sign, ref in ((-1.0, value if value is not None else dn), (1.0, value if value is not None else up)):
@@ -297,43 +262,45 @@ class _Analysis:
         return out[0], out[1]
 
 
-def _mean(bw: np.ndarray) -> float:
-    pos = bw[bw > 0]
-    return float(pos.mean()) if pos.size else 1.0
+def _row_slack(p: Param) -> float | None:
+    """A design row's distance from binding (None for the other parameters)."""
+    return p.slack if p.kind == "constraint" else None
 
 
 _UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s", "bandwidth": "per GB/s",
           "budget": "per $", "time_target": "per ns"}
 
 
-def sensitivity(instance: Instance, core: PyomoTimeLP, objective: str, bw: np.ndarray, *, ranges: bool = True,
-                budget_usd: float | None = None, target_ns: float | None = None) -> Sensitivity:
+def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, *, ranges: bool = True,
+                time_limit_s: float = 60.0) -> Sensitivity:
     """Marginal values of every parameter at the optimum ``bw`` of ``objective`` (module docstring).
 
     Args:
-        instance: the solved instance (its design rows and bounds).
-        core: the solve's persistent LP (re-used; its rows are restored after each perturbation).
+        instance: the solved instance (its design rows, bounds, budget and min_cost time target).
+        tm: its time model.
         objective: ``performance``, ``min_cost`` or ``performance_per_cost``.
         bw: (D,) the certified optimum, GB/s.
         ranges: also compute the ranges (a few re-solves per parameter).
-        budget_usd: the budget of the solve ($), if any; target_ns: the min_cost time target (ns).
+        time_limit_s: time limit of each LP, s.
 
     Returns:
         A :class:`hieropt.result.Sensitivity`; marginal values are ns (or $, or ns*$) per unit of each parameter.
 
     Raises:
+        NoSolutionError: the instance has no optimum to re-solve.
         SolverError: a re-solve stopped short of its gap.
     """
     start = time.perf_counter()
+    bw = np.asarray(bw, dtype=float)
     kappa = None
     if objective == "performance_per_cost":
-        kappa = core.network_cost(np.asarray(bw, dtype=float))
-        budget_usd = kappa
-    a = _Analysis(instance, core, objective, bw, budget_usd, target_ns)
-    v0 = a.resolve()
+        kappa = float(cluster_cost_usd_per_gbps(instance) @ bw)
+        instance = _with(instance, max_network_cost_usd=kappa)
+    a = _Analysis(instance, tm, objective, bw, time_limit_s)
+    v0 = a.resolve(instance)[0].upper
     unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
     marginals = []
-    for p in a.params():
+    for p in parameters(instance, tm, bw, objective):
         mg = a.marginal(p, v0, ranges)
         if kappa is not None:  # envelope over kappa: dV/dtheta = kappa* df/dtheta
             mg = Marginal(mg.name, mg.kind, mg.unit, mg.current, *(None if x is None else x * kappa
@@ -344,8 +311,7 @@ def sensitivity(instance: Instance, core: PyomoTimeLP, objective: str, bw: np.nd
     usd_per_ms, note = _front_slope(a, marginals, v0)
     return Sensitivity(objective, {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}[objective],
                        tuple(marginals), usd_per_ms, note,
-                       "duals of the final cutting-plane LP at +-1e-6 perturbations (one-sided at kinks); ranges by "
-                       "exact re-solves" if ranges else "duals of the final cutting-plane LP at +-1e-6 perturbations",
+                       METHOD + ("; ranges by exact re-solves" if ranges else ""),
                        time.perf_counter() - start)
 
 
@@ -375,12 +341,15 @@ def _front_secant(a: _Analysis, v0: float) -> tuple[float | None, str]:
     at (nearly) the fastest time and at v0 x (1 + FRONT_STEP), both certified min-cost solves, their cost difference
     over the step. Their gaps bound the difference; a difference the gaps do not resolve is not reported."""
     step_ns = FRONT_STEP * v0
+    core = TimeLP(a.inst, a.tm, a.time_limit_s)
     try:
-        fastest = a.core.min_time(SENS_GAP, budget_usd=a.budget)
-        at = a.core.min_cost(v0 * (1 + 1e-7), fastest.bw, SENS_GAP, a.budget)
-        relaxed = a.core.min_cost(v0 + step_ns, at.bw, SENS_GAP, a.budget)
-    except (NoSolutionError, SolverError):
+        fastest = core.min_time(SENS_GAP, budget_usd=a.budget)
+        at = core.min_cost(v0 * (1 + 1e-7), fastest.bw, SENS_GAP, a.budget)
+        relaxed = core.min_cost(v0 + step_ns, at.bw, SENS_GAP, a.budget)
+    except (NoSolutionError, SolverError, ValueError):
         return None, "not available (a min-cost solve near the optimal time failed)"
+    finally:
+        core.close()
     saved, slack = at.upper - relaxed.upper, (at.upper - at.lower) + (relaxed.upper - relaxed.lower)
     if not (math.isfinite(saved) and saved > slack):
         return None, ("no money buys time here: the design constraints, not the cost, set the optimal time (relaxing "

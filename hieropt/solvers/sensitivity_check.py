@@ -15,13 +15,14 @@ d") are not parameters of the instance and are not re-checked here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
 from ..errors import HieroptError, NoSolutionError
+from ..model.timing import build_time_model
 from ..result import Marginal, Sensitivity, Solution
-from ..spec import Bound, Instance
+from ..spec import Instance
+from .sensitivity import parameters
 
 __all__ = ["check_marginals", "without_sensitivity", "FD_STEP", "FD_TOL"]
 
@@ -29,7 +30,6 @@ FD_STEP = 1e-4
 """Step of the secants, relative to the parameter's size."""
 FD_TOL = 0.02
 """Relative slack allowed between a claimed one-sided derivative and its secant (curvature over one step)."""
-_BOUND = re.compile(r"(lower|upper) bound of bw\[(\d+)\]")
 
 
 def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity, solve: Callable[[Instance], Solution],
@@ -40,9 +40,9 @@ def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity, solve:
     step of a marginal by its name, where :data:`FD_STEP` of its size would be too far (a budget a hair above the
     cheapest network: :func:`hieropt.solvers.sensitivity_near.near_sensitivity`)."""
     v0 = sol.objective_value
-    constraint_index = {}
-    for i, c in enumerate(instance.constraints):
-        constraint_index.setdefault(f"constraint '{c.text}'", i)
+    moves: dict[str, Callable[[float], Instance]] = {}
+    for p in parameters(instance, build_time_model(instance), sol.bw_gbps, sol.objective):
+        moves.setdefault(p.name, p.moved)
     for m in sens.marginals:
         if m.kind not in ("constraint", "bound", "budget", "time_target") or not (m.binding or _tight(instance, sol,
                                                                                                     m)):
@@ -52,7 +52,10 @@ def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity, solve:
             h = steps[m.name]
         for sign, claimed in ((1.0, m.value if m.value is not None else m.increase),
                               (-1.0, m.value if m.value is not None else m.decrease)):
-            moved = _moved(instance, m, sign * h, constraint_index)
+            try:
+                moved = moves[m.name](sign * h) if m.name in moves else None
+            except ValueError:  # (a bound moved below zero or past the other)
+                moved = None
             if moved is None:
                 continue
             try:
@@ -93,30 +96,6 @@ def _tight(instance: Instance, sol: Solution, m: Marginal) -> bool:
     if m.kind == "budget":
         return sol.network_cost_usd >= m.current * (1 - 1e-9)
     return True
-
-
-def _moved(instance: Instance, m: Marginal, delta: float, constraint_index: dict[str, int]) -> Instance | None:
-    """``instance`` with the parameter of ``m`` moved by ``delta`` (None when it is not one of its fields)."""
-    if m.kind == "constraint" and m.name in constraint_index:
-        i = constraint_index[m.name]
-        rows = list(instance.constraints)
-        rows[i] = rows[i].model_copy(update={"rhs": rows[i].rhs + delta})
-        return instance.model_copy(update={"constraints": tuple(rows)})
-    if m.kind == "bound" and (match := _BOUND.fullmatch(m.name)):
-        which, d = match.group(1), int(match.group(2))
-        bounds = list(instance.bounds_or_default)
-        b = bounds[d]
-        lo, hi = b.lower_gbps, b.upper_gbps
-        lo, hi = (lo + delta, hi) if which == "lower" else (lo, None if hi is None else hi + delta)
-        if lo < 0 or (hi is not None and (hi <= 0 or hi < lo)):
-            return None
-        bounds[d] = Bound(lower_gbps=lo, upper_gbps=hi)
-        return instance.model_copy(update={"bounds": tuple(bounds)})
-    if m.kind == "budget" and instance.max_network_cost_usd is not None:
-        return instance.model_copy(update={"max_network_cost_usd": instance.max_network_cost_usd + delta})
-    if m.kind == "time_target" and instance.max_iteration_time_ns is not None:
-        return instance.model_copy(update={"max_iteration_time_ns": instance.max_iteration_time_ns + delta})
-    return None
 
 
 def without_sensitivity(sol: Solution, reason: str) -> Solution:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,9 +30,9 @@ from ..errors import HieroptError, NoSolutionError, SolverError
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Marginal, Sensitivity, Solution
-from ..spec import Bound, Instance
+from ..spec import Instance
 from .near_cheapest import reduced_budget_row, vertex_of
-from .sensitivity import KINK_TOL, RANGE_STEPS, RANGE_TOL
+from .sensitivity import KINK_TOL, RANGE_STEPS, RANGE_TOL, Param, parameters
 
 __all__ = ["near_sensitivity", "NEAR_STEP", "CHECK_STEP"]
 
@@ -45,68 +44,15 @@ METHOD = ("differences of exact re-solves (steps 1e-3 of the room above the chea
           "Richardson-extrapolated, one-sided at kinks)")
 
 
-@dataclass(frozen=True)
-class _Param:
-    name: str
-    kind: str
-    current: float
-    scale: float  # the parameter's own size (the usual steps are fractions of it)
-    rate: float  # d room / d parameter ($ per unit)
-    moved: Callable[[float], Instance]  # the instance with the parameter moved by delta (user units)
-    slack: float = 0.0  # a design row's distance from binding at the optimum (user units)
-    sense: str = ""
-
-
-def _params(inst: Instance, tm: TimeModel, bw: np.ndarray) -> list[_Param]:
-    """The parameters of :mod:`hieropt.solvers.sensitivity` (design rows, bounds at which the optimum sits, a free
-    GB/s on every loaded dimension, the budget), each with the instance it moves and its room rate."""
+def _rates(inst: Instance, params: list[Param]) -> list[float]:
+    """d room / d theta ($ per unit) of each parameter, from the cheapest network's multipliers: 1 for the budget,
+    -y_i for design row i, -r_d for a bound of dimension d or a free GB/s on it (r = p - A'y)."""
     dm = inst.design_matrix
-    v = vertex_of(inst)
-    y = v.row_duals
+    y = vertex_of(inst).row_duals
     p = cluster_cost_usd_per_gbps(inst)
     r = p - dm.A.T @ y if dm.A.size else p.copy()
-    pos = bw[bw > 0]
-    mean = float(pos.mean()) if pos.size else 1.0
-    out = []
-    for i, c in enumerate(inst.constraints):
-        lhs = float(np.dot(c.coefficients, bw))
-
-        def row(delta, i=i):
-            rows = list(inst.constraints)
-            rows[i] = rows[i].model_copy(update={"rhs": rows[i].rhs + delta})
-            return inst.model_copy(update={"constraints": tuple(rows)})
-        out.append(_Param(f"constraint '{c.text}'", "constraint", c.rhs, max(abs(c.rhs), mean), -float(y[i]), row,
-                          abs(c.rhs - lhs) if c.sense != "==" else 0.0, c.sense))
-    bounds = inst.bounds_or_default
-    for d, b in enumerate(bounds):
-        for which, value in (("lower", b.lower_gbps), ("upper", b.upper_gbps)):
-            if value is None or abs(bw[d] - value) > 1e-7 * max(value, 1e-12) or (which == "lower" and value == 0):
-                continue
-
-            def bound(delta, d=d, which=which):
-                bs = list(bounds)
-                lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
-                bs[d] = Bound(lower_gbps=max(lo + delta, 0.0), upper_gbps=hi) if which == "lower" else \
-                    Bound(lower_gbps=lo, upper_gbps=hi + delta)
-                return inst.model_copy(update={"bounds": tuple(bs)})
-            out.append(_Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9), -float(r[d]), bound))
-    for d in np.flatnonzero(tm.carries_traffic):
-        def bonus(delta, d=int(d)):  # B_d = B'_d + delta: every row, bound and the budget on B'
-            rows = tuple(c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) if c.coefficients[d]
-                         else c for c in inst.constraints)
-            bs = list(bounds)
-            lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
-            bs[d] = Bound(lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo,
-                          upper_gbps=None if hi is None else hi + delta)
-            return inst.model_copy(update={"constraints": rows, "bounds": tuple(bs),
-                                           "max_network_cost_usd": inst.max_network_cost_usd + p[d] * delta})
-        out.append(_Param(f"bandwidth of dimension {d}", "bandwidth", float(bw[d]), float(bw[d]), -float(r[d]),
-                          bonus))
-    budget = float(inst.max_network_cost_usd)
-    out.append(_Param("budget", "budget", budget, budget, 1.0,
-                      lambda delta: inst.model_copy(update={"max_network_cost_usd": budget + delta}),
-                      budget - float(p @ bw), "<="))
-    return out
+    return [1.0 if q.kind == "budget" else -float(y[q.index] if q.kind == "constraint" else r[q.index])
+            for q in params]
 
 
 _UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s", "bandwidth": "per GB/s",
@@ -138,7 +84,7 @@ def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution, solve: Callab
     v0 = sol.objective_value
     cache: dict[tuple[str, float], tuple[float, float] | None] = {}
 
-    def value(p: _Param, delta: float) -> float | None:
+    def value(p: Param, delta: float) -> float | None:
         """V (ns) with ``p`` moved by ``delta`` (None: infeasible); its certified error is kept in ``cache``."""
         key = (p.name, delta)
         if key not in cache:
@@ -154,11 +100,13 @@ def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution, solve: Callab
         return None if cache[key] is None else cache[key][0]
 
     marginals, steps, unresolved = [], {}, []
-    for p in _params(inst, tm, sol.bw_gbps):
-        reach = min(p.scale, room / abs(p.rate)) if p.rate != 0 else p.scale  # (the scale V changes on)
+    params = parameters(inst, tm, sol.bw_gbps)
+    for p, rate in zip(params, _rates(inst, params), strict=True):
+        reach = min(p.scale, room / abs(rate)) if rate != 0 else p.scale  # (the scale V changes on)
         h = NEAR_STEP * reach
         steps[p.name] = min(1e-4 * max(abs(p.current), 1e-9), CHECK_STEP * reach)
-        if p.slack > (NEAR_STEP * room if p.kind == "budget" else 1e-9 * p.scale):  # a row with slack never binds
+        # a row with slack never binds
+        if (p.slack or 0.0) > (NEAR_STEP * room if p.kind == "budget" else 1e-9 * p.scale):
             rng = None
             if ranges:  # exact: the row stays slack for every right-hand side its optimum meets
                 lhs = p.current - p.slack if p.sense == "<=" else p.current + p.slack
@@ -192,7 +140,7 @@ def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution, solve: Callab
                        time.perf_counter() - start), steps, notes
 
 
-def _range(p: _Param, mid, up, dn, h: float, reach: float, value) -> tuple[float, float]:
+def _range(p: Param, mid, up, dn, h: float, reach: float, value) -> tuple[float, float]:
     """The largest tested steps (:data:`RANGE_STEPS` of ``reach``, the scale on which V changes) each way with the
     derivative there (a central difference) within :data:`RANGE_TOL` of its value at the optimum."""
     out = []

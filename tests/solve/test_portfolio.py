@@ -14,6 +14,8 @@ import pytest
 
 from hieropt import api
 from hieropt.errors import NoSolutionError
+from hieropt.formulation.portfolio import compile_regret_lp, ratio_models, stack_time_models
+from hieropt.formulation.scale import choose_scale
 from hieropt.model.cost import unit_cost_usd_per_gbps
 from hieropt.model.timing import job_time_models
 from hieropt.solvers.portfolio import single_job
@@ -147,3 +149,33 @@ def test_time_target_form_matches_dense_search_on_cost():
     assert cheap.network_cost_usd >= best * (1 - 0.01)  # the grid's resolution: within 1 % of the exact optimum
     for w in range(2):
         assert evaluator_time(inst, w, cheap.bw_gbps) <= (1 + x) * own[w] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("loop", ["no_overlap", "tp_dp_overlap"])
+def test_regret_rows_hold_each_workloads_ratio_exactly(loop):
+    """At any design, with t = 1/B and every epigraph column at its exact value (each workload's in
+    units of U_w), the compiled portfolio LP's rows hold, and regret row w's slack is
+    z - T_w(B) / U_w (T_w by the evaluator)."""
+    inst = random_portfolio(np.random.default_rng(7), 3).model_copy(update={"training_loop": loop})
+    tms = job_time_models(inst)
+    own = [1.3e6, 2.1e6, 0.7e6]
+    scale = choose_scale(inst, stack_time_models(tms))
+    lp = compile_regret_lp(inst, tms, own, scale)
+    stacked = stack_time_models(ratio_models(tms, own, scale.time_ns))
+    arr = lp.arr
+    bw = np.array([150.0, 250.0])
+    x = np.zeros(arr.n_cols)
+    x[arr.b_col] = bw / scale.bw_gbps
+    x[arr.t_col[list(arr.loaded)]] = scale.bw_gbps[list(arr.loaded)] / bw[list(arr.loaded)]
+    tau = stacked.term_times_ns(bw)
+    x[arr.z0:arr.z0 + arr.n_terms] = tau / scale.time_ns
+    x[arr.z0 + arr.n_terms:] = stacked.node_values_ns(tau) / scale.time_ns
+    ratios = [evaluator_time(inst, w, bw) / own[w] for w in range(3)]
+    z = 1.01 * max(ratios)
+    x[lp.z_col] = z
+    activity = np.array([arr.row(i)[1] @ x[arr.row(i)[0]] for i in range(arr.n_rows)])
+    slack = 1e-12 * (1 + np.abs(activity))
+    assert (activity >= arr.row_lower - slack).all() and (activity <= arr.row_upper + slack).all()
+    for w, ratio in enumerate(ratios):
+        row = lp.regret_rows[w]
+        assert arr.row_upper[row] - activity[row] == pytest.approx(z - ratio, rel=1e-12)
