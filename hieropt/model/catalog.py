@@ -34,7 +34,7 @@ from pydantic import Field, field_validator, model_validator
 from ..spec.base import Frozen
 from ..units import gbit_to_gbyte
 from .fabric import check_radix
-from .parts import FabricSpec, OpticPart, Source, check_power, check_sources
+from .parts import MAX_PART_USD, FabricSpec, OpticPart, Source, check_power, check_sources
 
 __all__ = ["Part", "Switch", "PartClass", "Catalog", "LINK_BLOCKS"]
 
@@ -70,7 +70,7 @@ class Part(Frozen):
     name: str = Field(min_length=1)
     gbps: float | None = None
     gbit_per_s: float | None = None
-    usd: float = Field(ge=0, allow_inf_nan=False)
+    usd: float = Field(ge=0, le=MAX_PART_USD, allow_inf_nan=False)
     max_per_npu: int | None = Field(default=None, ge=1)
     max_per_node: int | None = Field(default=None, ge=1)
     node_npus: int | None = Field(default=None, ge=1)
@@ -134,8 +134,8 @@ class Switch(Frozen):
 
     name: str = Field(min_length=1)
     radix: int
-    usd_per_switch: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    usd_per_port: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    usd_per_switch: float | None = Field(default=None, ge=0, le=MAX_PART_USD, allow_inf_nan=False)
+    usd_per_port: float | None = Field(default=None, ge=0, le=MAX_PART_USD, allow_inf_nan=False)
     port_gbps: float | None = None
     port_gbit_per_s: float | None = None
     watts: float | None = None

@@ -31,10 +31,14 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..spec.base import Frozen
+from ..spec.base import MAX_EXACT_INT, Frozen
 from ..units import gbit_to_gbyte
 from .fabric import PLACEMENTS, check_ratio
 from .optics import Optic
+
+MAX_PART_USD = 1e12
+"""The dearest part a catalog may list, $ (a price beyond it is a wrong unit or a typo: a whole
+cluster costs under 1e11 $)."""
 
 __all__ = ["SOURCE_KINDS", "Source", "OpticPart", "FabricSpec", "check_power", "check_sources"]
 
@@ -77,9 +81,9 @@ class OpticPart(Frozen):
 
     name: str = Field(min_length=1)
     reach_m: float = Field(gt=0, allow_inf_nan=False)
-    usd: float = Field(ge=0, allow_inf_nan=False)
+    usd: float = Field(ge=0, le=MAX_PART_USD, allow_inf_nan=False)
     watts: float | None = None
-    ports: int = Field(default=1, ge=1)
+    ports: int = Field(default=1, ge=1, le=MAX_EXACT_INT)
     kind: Literal["transceiver", "cable"] = "transceiver"
     fits: Literal["switch", "nic", "both"] = "both"
     port_gbps: float | None = None

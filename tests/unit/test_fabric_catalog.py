@@ -100,6 +100,10 @@ BAD = [
     ('kind = "estimate"', 'kind = "rumour"', "sources.s.kind", "rumour"),
     ("link_length_m = [30, 100, 500]\n", "", "classes.ScaleOut.fabric.link_length_m", "missing"),
     ('placement = "rail_optimized"', 'placement = "ring"', "classes.ScaleOut.fabric.placement", "ring"),
+    # a number beyond a float's range, and a price in the wrong unit, are named, not solved
+    ("ports = 2\n", f"ports = {10**60}\n", "classes.ScaleOut.optics[0] ('twin').ports", "less than or equal"),
+    ("usd = 2000\n", "usd = 2e15\n", "classes.ScaleOut.nics[0] ('cx7').usd", "less than or equal to 1000000000000"),
+    ("usd_per_switch = 35000", "usd_per_switch = 3.5e13", "usd_per_switch", "less than or equal"),
 ]
 
 
