@@ -61,13 +61,12 @@ directly from the formulas above, layer by layer and stage by stage, as an indep
 from __future__ import annotations
 
 import math
-import operator
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import reduce
 
 import numpy as np
 
+from ..cache import Same, current, scoped
 from ..errors import InputError
 from ..spec import Instance
 from ..spec.overrides import is_real
@@ -92,9 +91,9 @@ def build_time_model(instance: Instance) -> TimeModel:
     Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
     and the dimensions' latency (and, with latency, their collective algorithms) and FullyConnected sizes (a
     point-to-point send's link), not on prices, constraints or blocks otherwise: the last :data:`TIME_MODELS`
-    models of small workloads (<= :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs and
-    shared, read-only (a sweep's shapes that differ only in blocks or prices, and its candidates on equal dimension
-    sizes, have one model)."""
+    models of small workloads (<= :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs in
+    the active cache (:mod:`hieropt.cache`) and shared, read-only (a sweep's shapes that differ only in blocks
+    or prices, and its candidates on equal dimension sizes, have one model)."""
     fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
               instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
               instance.step, instance.collectives_in_flight, instance.chunks)
@@ -103,10 +102,12 @@ def build_time_model(instance: Instance) -> TimeModel:
 
 def _shared_time_model(instance: Instance) -> TimeModel:
     key = _model_key(instance)
-    hit = _MODELS.get(key) if key is not None else None
-    if hit is not None and all(map(operator.is_, hit[0], _tables(instance))):
-        _MODELS.move_to_end(key)
-        return hit[1]
+    if key is None:
+        return _new_time_model(instance)
+    return current().memo("time_model", key, lambda: _new_time_model(instance), TIME_MODELS)
+
+
+def _new_time_model(instance: Instance) -> TimeModel:
     b = TermBuilder(instance.network.n_dims)
     mode = model_mode(instance)
     for job in instance.jobs:
@@ -114,21 +115,16 @@ def _shared_time_model(instance: Instance) -> TimeModel:
     tm = b.build(mode)
     for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
         a.flags.writeable = False
-    if key is not None:
-        _MODELS[key] = (tuple(_tables(instance)), tm)
-        while len(_MODELS) > TIME_MODELS:
-            _MODELS.popitem(last=False)
     return tm
 
 
 TIME_MODELS = 64
-"""Time models :func:`build_time_model` keeps (the last used)."""
-_MODELS: OrderedDict[tuple, tuple[tuple, TimeModel]] = OrderedDict()
+"""Time models :func:`build_time_model` keeps in the active cache (the last used)."""
 
 
 def _model_key(instance: Instance) -> tuple | None:
-    """Everything :func:`build_time_model` reads, as a key (the tables by identity, checked on a hit), or None for
-    a workload too large to keep."""
+    """Everything :func:`build_time_model` reads, as a key (the tables by identity, held by the key:
+    :class:`~hieropt.cache.Same`), or None for a workload too large to keep."""
     jobs = instance.jobs
     if any(3 * t.size_bytes.shape[0] > CLASS_ROWS for t in _tables(instance)):
         return None
@@ -137,7 +133,7 @@ def _model_key(instance: Instance) -> tuple | None:
         dims += tuple(d.collective_algorithm for d in instance.network.dims)
     return (instance.training_loop, instance.dimension_mode, instance.collectives_in_flight, instance.chunks,
             instance.step, instance.pipeline, dims, p2p_links(instance.network),
-            tuple((tuple(id(w.table) for w in job.workload.stages), job.workload.group_algorithms, job.weight,
+            tuple((tuple(Same(w.table) for w in job.workload.stages), job.workload.group_algorithms, job.weight,
                    job.mapping.forward,
                    job.mapping.input_grad, job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items())))
                   for job in jobs))
@@ -266,6 +262,7 @@ def _as_bw(bw_gbps, D: int) -> np.ndarray:
 
 
 @np.errstate(divide="ignore", over="ignore", invalid="ignore")  # an overflow to inf is reported as an InputError
+@scoped
 def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown:
     """Evaluate the iteration time of the instance's training loop and its breakdown at ``bw_gbps``, layer by layer
     from the formulas of the module docstring (no aggregation, no solver): the independent check of every result.

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel, cut_model, prefers_cuts
@@ -81,6 +82,7 @@ def _product(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: fl
     return res
 
 
+@scoped
 def solve(instance: Instance, objective: str | None = None, rel_gap: float | None = None,
           time_limit_s: float = 60.0, max_iteration_time_ns: float | None = None,
           max_network_cost_usd: float | None = None, *, sensitivity: bool = False,
@@ -236,6 +238,7 @@ def _with_sensitivity(instance: Instance, tm: TimeModel, obj: str, sol: Solution
     return by_differences() if near else without_sensitivity(out, reason)
 
 
+@scoped
 def solve_fastest_cheapest(instance: Instance, time_limit_s: float = 60.0) -> tuple[Solution, Solution | str]:
     """The performance optimum of ``instance`` (as :func:`solve` with ``objective="performance"``) and the cheapest
     design whose time is within the gap target of it (as :func:`solve` with ``objective="min_cost"`` and the time

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 import operator
 import types
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..cache import Same, current
 from ..names import BLOCKS
 
 Block = Literal[BLOCKS]
@@ -55,9 +56,20 @@ def _whole(annotation: Any) -> bool:
     return False
 
 
-@cache
+def class_fact(cls: type, name: str, build: Any) -> Any:
+    """``build()``, a fact of the class ``cls`` itself (derived from its fields), computed once and kept on the class
+    as the attribute ``__hieropt_<name>__`` (the class's own: a subclass computes its own)."""
+    attr = f"__hieropt_{name}__"
+    fact = cls.__dict__.get(attr)
+    if fact is None:
+        fact = build()
+        setattr(cls, attr, fact)
+    return fact
+
+
 def _whole_fields(cls: type) -> frozenset[str]:
-    return frozenset(name for name, f in cls.model_fields.items() if _whole(f.annotation))
+    return class_fact(cls, "whole", lambda: frozenset(
+        name for name, f in cls.model_fields.items() if _whole(f.annotation)))
 
 
 def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
@@ -94,14 +106,14 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
     return data
 
 
-@cache
 def _cached_names(cls: type) -> tuple[str, ...]:
-    return tuple(name for klass in cls.__mro__ for name, v in vars(klass).items() if isinstance(v, cached_property))
+    return class_fact(cls, "cached", lambda: tuple(
+        name for klass in cls.__mro__ for name, v in vars(klass).items() if isinstance(v, cached_property)))
 
 
-@cache
 def _numeric_fields(cls: type) -> tuple[str, ...]:
-    return tuple(name for name, f in cls.model_fields.items() if _numeric(f.annotation))
+    return class_fact(cls, "numeric", lambda: tuple(
+        name for name, f in cls.model_fields.items() if _numeric(f.annotation)))
 
 
 def _not_a_number(v: Any) -> bool:
@@ -109,13 +121,9 @@ def _not_a_number(v: Any) -> bool:
 
 
 RECENT = 4
-"""Values :meth:`Frozen.memo` keeps per name beyond the model itself, for copies of a model that share its fields
-(``model_copy(update=...)`` with another objective or budget: each solve with an override makes one)."""
-_RECENT: dict[str, list[tuple[tuple, Any]]] = {}
-
-
-def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(map(operator.is_, a, b))
+"""Values :meth:`Frozen.memo` keeps per name beyond the model itself, in the active cache
+(:mod:`hieropt.cache`), for copies of a model that share its fields (``model_copy(update=...)`` with another
+objective or budget: each solve with an override makes one)."""
 
 
 class Frozen(BaseModel):
@@ -132,22 +140,20 @@ class Frozen(BaseModel):
 
     def memo(self, name: str, key: tuple, build: Any) -> Any:
         """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from, compared by
-        identity, so a copy with other fields computes its own) and kept on the model, and for the last :data:`RECENT`
-        keys per name also in a module-level list that copies sharing those fields find: arrays derived from a frozen
-        model (prices, constraint matrices) that a solve reads many times. The value must not be modified."""
+        identity, so a copy with other fields computes its own) and kept on the model (the entry holds the key's
+        objects, so their identities stay theirs), and for the last :data:`RECENT` keys per name also in the active
+        cache, where copies sharing those fields find it: arrays derived from a frozen model (prices, constraint
+        matrices) that a solve reads many times. The value must not be modified."""
         cached = self.__dict__.get(name)
         if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
-            return cached[1]  # (the common case, inline: :func:`_same`)
-        recent = _RECENT.setdefault(name, [])
-        for entry in recent:  # a copy of a model with these fields (e.g. another objective) computed it already
-            if _same(entry[0], key):
-                self.__dict__[name] = entry
-                return entry[1]
-        value = build()
-        self.__dict__[name] = entry = (key, value)
-        recent.insert(0, entry)
-        del recent[RECENT:]
-        return value
+            return cached[1]  # (the common case)
+        recent = current().table(f"memo {name}", RECENT)
+        ident = tuple(map(Same, key))
+        entry = recent.get(ident)  # a copy of a model with these fields (e.g. another objective) computed it
+        if entry is None:
+            entry = recent.put(ident, (key, build()))
+        self.__dict__[name] = entry
+        return entry[1]
 
     def memo_by_value(self, name: str, key: tuple, values: Any, build: Any, size: int = 16) -> Any:
         """:meth:`memo` for a value that also depends on plain values (floats, tuples, bytes; compared by
