@@ -94,10 +94,15 @@ def build_time_model(instance: Instance) -> TimeModel:
     models of small workloads (<= :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs in
     the active cache (:mod:`hieropt.cache`) and shared, read-only (a sweep's shapes that differ only in blocks
     or prices, and its candidates on equal dimension sizes, have one model)."""
-    fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
-              instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
-              instance.step, instance.collectives_in_flight, instance.chunks)
-    return instance.memo("_time_model", fields, lambda: _shared_time_model(instance))
+    return instance.memo("_time_model", model_fields(instance), lambda: _shared_time_model(instance))
+
+
+def model_fields(instance: Instance) -> tuple:
+    """The fields of ``instance`` its time model and the evaluator's bandwidth-free arrays derive from (the key of
+    their memo on the instance, :meth:`hieropt.spec.base.Frozen.memo`)."""
+    return (instance.network, instance.workload, instance.mapping, instance.workload_weight,
+            instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
+            instance.step, instance.collectives_in_flight, instance.chunks)
 
 
 def _shared_time_model(instance: Instance) -> TimeModel:
@@ -285,8 +290,8 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     stage_times: dict[str, float] = {}
     latency_free = not any(d.latency_ns for d in instance.network.dims)
     slowest = []
-    for job in instance.jobs:
-        runs = _stage_runs(instance, job, bw, execs, p2p_count, p2p, positive, latency_free)
+    for i, job in enumerate(instance.jobs):
+        runs = _stage_runs(instance, i, bw, execs, p2p_count, p2p, positive, latency_free)
         r = max(runs, key=lambda x: x.T)  # the slowest stage (the first of equals): every figure is its
         comp = composition(instance, job)
         if comp is not None:  # the exact 1F1B composition of every stage's slot (hieropt.model.pipeline)
@@ -350,22 +355,32 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
 
 
-def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
+def _job_arrays(instance: Instance, i: int) -> tuple:
+    """What the evaluator reads of job ``i`` of ``instance`` at every bandwidth: (the job, or the job of its stages'
+    rows, :func:`hieropt.model.stages.stage_rows`; the rows of each stage; traffic (L, 3, D) bytes; latency
+    (L, 3, D) ns; the summing collectives (L, 3)), kept on the instance (a repeated solve evaluates it again)."""
+    def build() -> tuple:
+        job, rows = instance.jobs[i], None
+        if job.workload.more_stages:
+            job, rows = stage_rows(job)
+        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
+        return job, rows or (slice(0, traffic.shape[0]),), traffic, latency, phase_sums(instance, job)
+
+    return instance.memo_by_value("_job_arrays", model_fields(instance), i, build)
+
+
+def _stage_runs(instance: Instance, i: int, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
                 p2p: tuple[np.ndarray, np.ndarray] | None, positive: bool, latency_free: bool = False) -> list[_Run]:
-    """Every stage's (:attr:`hieropt.spec.Workload.stages`) time at ``bw``, layer by layer (:func:`evaluate`): the
-    stages' layers in one array (:func:`hieropt.model.stages.stage_rows`), each stage's time from its rows by the
-    loop's formula.
+    """Every stage's (:attr:`hieropt.spec.Workload.stages`) time of job ``i`` at ``bw``, layer by layer
+    (:func:`evaluate`): the stages' layers in one array (:func:`hieropt.model.stages.stage_rows`), each stage's
+    time from its rows by the loop's formula.
 
     Raises:
         InputError: a dimension a stage loads has no bandwidth.
     """
     mode = instance.dimension_mode
-    rows = None
-    if job.workload.more_stages:
-        job, rows = stage_rows(job)
-    traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
+    job, rows, traffic, latency, sums = _job_arrays(instance, i)
     table = job.workload.table
-    rows = rows or (slice(0, traffic.shape[0]),)
     if not positive:
         for r in rows:
             starved = (bw == 0) & (stage_bytes(traffic[r], execs, p2p_count, p2p) > 0)
@@ -378,7 +393,6 @@ def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_
     per_dim = traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)
     if not latency_free:  # (without latency on any dimension the latency rows are zeros)
         per_dim = per_dim + latency
-    sums = phase_sums(instance, job)
     if mode == "sequential" and sums.all():
         coll = per_dim.sum(axis=2)  # (L, 3)
     else:  # (the max over the few dimensions as D - 1 element-wise maxima: numpy's reduction over a short last
