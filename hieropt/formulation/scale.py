@@ -161,8 +161,10 @@ def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = N
     dm = instance.design_matrix
     if budget_usd is not None:  # (the budget brings in the prices)
         return _choose(instance, tm, budget_usd, target_ns, cost, lim)
-    scales = current().table("scale", 64)  # the units of a sweep's shapes that share a time model and rows: only
-    key = (Same(tm), Same(dm), Same(lim), target_ns)  # the cost unit is the candidate's own
+    # the units of a sweep's shapes that share a time model and rows: only the cost unit is the
+    # candidate's own
+    scales = current().table("scale", 64)
+    key = (Same(tm), Same(dm), Same(lim), target_ns)
     hit = scales.get(key)
     if hit is not None:
         b, comm = hit

@@ -26,8 +26,8 @@ DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "npus.toml"
 
 
 def read_npu_catalog(path: str | Path = DEFAULT_CATALOG) -> AcceleratorCatalog:
-    """Read and validate an accelerator catalog (module docstring); read once per path in the active cache (a
-    sweep's plans name the same catalog; a later call reads the file again).
+    """Read and validate an accelerator catalog (module docstring); read once per path in the active
+    cache (a sweep's plans name the same catalog; a later call reads the file again).
 
     Raises:
         InputError: a missing file, bad TOML, or a bad entry (its field and the fix, e.g. a figure

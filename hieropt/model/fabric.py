@@ -296,7 +296,7 @@ def design_fat_tree(endpoints: int, radix: int, oversubscription: Sequence[float
     if endpoints < 1 or rails < 1 or endpoints % rails:
         raise ValueError(f"{endpoints} endpoints in {rails} rails; fix: give >= 1 endpoints, a multiple of the rails")
     args = (int(endpoints), radix, ratios, int(rails), max_tiers)
-    return current().memo("fat_tree", args, lambda: _design(*args), 4096)  # (frozen: shared within a call)
+    return current().memo("fat_tree", args, lambda: _design(*args), 4096)  # (frozen: shared)
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ def stage_jobs(job: Job) -> tuple[Job, ...]:
 
 
 def _kept(kind: str, w: Workload, job: Job, build: Callable[[], object]):
-    """``build()`` kept in the active cache by the identity of ``w`` and ``job.mapping`` and by ``job.weight``: a
-    sweep's instances (a new job each) share their workloads and mappings."""
+    """``build()`` kept in the active cache by the identity of ``w`` and ``job.mapping`` and by
+    ``job.weight``: a sweep's instances (a new job each) share their workloads and mappings."""
     return current().memo("stage_jobs", (kind, Same(w), Same(job.mapping), job.weight), build, 4096)
 
 

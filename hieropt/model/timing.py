@@ -77,39 +77,41 @@ from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_
 from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import CLASS_ROWS, model_mode, phase_classes, phase_latency, phase_sums, phase_traffic
+from .traffic import (
+    CLASS_ROWS,
+    job_arrays,
+    model_fields,
+    model_mode,
+    phase_classes,
+    phase_latency,
+    phase_sums,
+    phase_traffic,
+)
 
 
 def build_time_model(instance: Instance) -> TimeModel:
-    """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations.
+    """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the
+    formulations.
 
-    Built once per instance and the fields it derives from (:meth:`hieropt.spec.base.Frozen.memo`: a copy with
-    another objective, budget or constraint, as a Pareto front, a sensitivity re-solve or a repeated solve makes,
-    shares it) and read-only (its arrays are not writeable). The independent evaluator (:func:`evaluate`) never
-    reads it.
+    Built once per instance and the fields it derives from (:meth:`hieropt.spec.base.Frozen.memo`: a
+    copy with another objective, budget or constraint, as a Pareto front, a sensitivity re-solve or
+    a repeated solve makes, shares it) and read-only (its arrays are not writeable). The independent
+    evaluator (:func:`evaluate`) never reads it.
 
-    Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
-    and the dimensions' latency (and, with latency, their collective algorithms) and FullyConnected sizes (a
-    point-to-point send's link), not on prices, constraints or blocks otherwise: the last :data:`TIME_MODELS`
-    models of small workloads (<= :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs in
-    the active cache (:mod:`hieropt.cache`) and shared, read-only (a sweep's shapes that differ only in blocks
-    or prices, and its candidates on equal dimension sizes, have one model)."""
-    return instance.memo("_time_model", model_fields(instance), lambda: _shared_time_model(instance))
-
-
-def model_fields(instance: Instance) -> tuple:
-    """The fields of ``instance`` its time model and the evaluator's bandwidth-free arrays derive from (the key of
-    their memo on the instance, :meth:`hieropt.spec.base.Frozen.memo`)."""
-    return (instance.network, instance.workload, instance.mapping, instance.workload_weight,
-            instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
-            instance.step, instance.collectives_in_flight, instance.chunks)
+    Across instances, the model depends on the workloads, their mappings and weights, the loop and
+    its settings and the dimensions' latency (and, with latency, their collective algorithms) and
+    FullyConnected sizes (a point-to-point send's link), not on prices, constraints or blocks
+    otherwise: the last :data:`TIME_MODELS` models of small workloads (<=
+    :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs in the active cache
+    (:mod:`hieropt.cache`) and shared, read-only (a sweep's shapes that differ only in blocks or
+    prices, and its candidates on equal dimension sizes, have one model)."""
+    return instance.memo("_time_model", model_fields(instance),
+                         lambda: _shared_time_model(instance))
 
 
 def _shared_time_model(instance: Instance) -> TimeModel:
-    key = _model_key(instance)
-    if key is None:
-        return _new_time_model(instance)
-    return current().memo("time_model", key, lambda: _new_time_model(instance), TIME_MODELS)
+    key, build = _model_key(instance), lambda: _new_time_model(instance)
+    return build() if key is None else current().memo("time_model", key, build, TIME_MODELS)
 
 
 def _new_time_model(instance: Instance) -> TimeModel:
@@ -128,8 +130,7 @@ TIME_MODELS = 64
 
 
 def _model_key(instance: Instance) -> tuple | None:
-    """Everything :func:`build_time_model` reads, as a key (the tables by identity, held by the key:
-    :class:`~hieropt.cache.Same`), or None for a workload too large to keep."""
+    """What :func:`build_time_model` reads, as a key (tables as :class:`~hieropt.cache.Same`), or None."""
     jobs = instance.jobs
     if any(3 * t.size_bytes.shape[0] > CLASS_ROWS for t in _tables(instance)):
         return None
@@ -138,7 +139,8 @@ def _model_key(instance: Instance) -> tuple | None:
         dims += tuple(d.collective_algorithm for d in instance.network.dims)
     return (instance.training_loop, instance.dimension_mode, instance.collectives_in_flight, instance.chunks,
             instance.step, instance.pipeline, dims, p2p_links(instance.network),
-            tuple((tuple(Same(w.table) for w in job.workload.stages), job.workload.group_algorithms, job.weight,
+            tuple((tuple(Same(w.table) for w in job.workload.stages), job.workload.group_algorithms,
+                   job.weight,
                    job.mapping.forward,
                    job.mapping.input_grad, job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items())))
                   for job in jobs))
@@ -355,31 +357,18 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
 
 
-def _job_arrays(instance: Instance, i: int) -> tuple:
-    """What the evaluator reads of job ``i`` of ``instance`` at every bandwidth: (the job, or the job of its stages'
-    rows, :func:`hieropt.model.stages.stage_rows`; the rows of each stage; traffic (L, 3, D) bytes; latency
-    (L, 3, D) ns; the summing collectives (L, 3)), kept on the instance (a repeated solve evaluates it again)."""
-    def build() -> tuple:
-        job, rows = instance.jobs[i], None
-        if job.workload.more_stages:
-            job, rows = stage_rows(job)
-        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
-        return job, rows or (slice(0, traffic.shape[0]),), traffic, latency, phase_sums(instance, job)
-
-    return instance.memo_by_value("_job_arrays", model_fields(instance), i, build)
-
-
 def _stage_runs(instance: Instance, i: int, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
                 p2p: tuple[np.ndarray, np.ndarray] | None, positive: bool, latency_free: bool = False) -> list[_Run]:
-    """Every stage's (:attr:`hieropt.spec.Workload.stages`) time of job ``i`` at ``bw``, layer by layer
-    (:func:`evaluate`): the stages' layers in one array (:func:`hieropt.model.stages.stage_rows`), each stage's
-    time from its rows by the loop's formula.
+    """Every stage's (:attr:`hieropt.spec.Workload.stages`) time of job ``i`` at ``bw``, layer by
+    layer (:func:`evaluate`): the stages' layers in one array
+    (:func:`hieropt.model.stages.stage_rows`), each stage's time from its rows by the loop's
+    formula.
 
     Raises:
         InputError: a dimension a stage loads has no bandwidth.
     """
     mode = instance.dimension_mode
-    job, rows, traffic, latency, sums = _job_arrays(instance, i)
+    job, rows, traffic, latency, sums = job_arrays(instance, i)
     table = job.workload.table
     if not positive:
         for r in rows:

@@ -36,8 +36,9 @@ to three distinct pipeline stages, and the search alternates between plans."""
 
 
 def collective_codes(table) -> np.ndarray:
-    """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
-    :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept in the active cache)."""
+    """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index
+    into :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept in the active
+    cache)."""
     if getattr(table, "kinds", None) is not None:
         return table.kinds
 
@@ -57,13 +58,14 @@ themselves, as it does without the partition)."""
 
 
 def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
-    """The phases of a :class:`~hieropt.spec.PhaseTable` whose traffic and latency rows are equal on every network
-    and mapping: the same phase column, collective, bytes and named group (:func:`phase_traffic` and
-    :func:`phase_latency` depend on nothing else). Returns (index of each class's first phase, the class of every
-    phase), phases numbered ``3 * layer + j``, classes in order of first appearance, or None for a table of more
-    than :data:`CLASS_ROWS` phases. The last few tables' partitions are kept in the active cache: every candidate
-    of a sweep over shapes or placements of one workload asks for the same
-    (:func:`hieropt.model.terms.phase_refs` then compares a dozen rows instead of every phase's)."""
+    """The phases of a :class:`~hieropt.spec.PhaseTable` whose traffic and latency rows are equal on
+    every network and mapping: the same phase column, collective, bytes and named group
+    (:func:`phase_traffic` and :func:`phase_latency` depend on nothing else). Returns (index of each
+    class's first phase, the class of every phase), phases numbered ``3 * layer + j``, classes in
+    order of first appearance, or None for a table of more than :data:`CLASS_ROWS` phases. The last
+    few tables' partitions are kept in the active cache: every candidate of a sweep over shapes or
+    placements of one workload asks for the same (:func:`hieropt.model.terms.phase_refs` then
+    compares a dozen rows instead of every phase's)."""
     return current().memo("phase_classes", Same(table), lambda: _classes(table), TABLES_KEPT)
 
 
@@ -104,8 +106,8 @@ def unit_rows(group: tuple[int, ...], algorithm: str = "concurrent",
 
 
 def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...], algorithm: str = "concurrent") -> np.ndarray:
-    """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only (kept in the
-    active cache)."""
+    """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only
+    (kept in the active cache)."""
     return current().memo("step_rows", (group, algorithms, algorithm), lambda: read_only(
         np.array([collective_steps(k, group, algorithms, algorithm) for k in KINDS])), ROWS_KEPT)
 
@@ -140,9 +142,9 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
 
 
 KEPT, KEPT_ELEMENTS = 64, 1 << 22
-"""Results of :func:`phase_traffic`, :func:`phase_latency` and :func:`phase_sums` the active cache keeps: at most
-this many of each and this many array elements in all (a large workload's arrays take megabytes; a sweep's
-candidates repeat a few placements)."""
+"""Results of :func:`phase_traffic`, :func:`phase_latency` and :func:`phase_sums` the active cache
+keeps: at most this many of each and this many array elements in all (a large workload's arrays take
+megabytes; a sweep's candidates repeat a few placements)."""
 
 
 def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
@@ -209,6 +211,30 @@ def model_mode(instance: Instance) -> str:
                                          instance.more_workloads, instance.dimension_mode), build)
 
 
+def model_fields(instance: Instance) -> tuple:
+    """The fields of ``instance`` its time model and the evaluator's bandwidth-free arrays derive
+    from (the key of their memo on the instance, :meth:`hieropt.spec.base.Frozen.memo`)."""
+    return (instance.network, instance.workload, instance.mapping, instance.workload_weight,
+            instance.more_workloads, instance.training_loop, instance.dimension_mode,
+            instance.pipeline, instance.step, instance.collectives_in_flight, instance.chunks)
+
+
+def job_arrays(instance: Instance, i: int) -> tuple:
+    """What the evaluator reads of job ``i`` of ``instance`` at every bandwidth: (the job, or the
+    job of its stages' rows, :func:`hieropt.model.stages.stage_rows`; the rows of each stage;
+    traffic (L, 3, D) bytes; latency (L, 3, D) ns; the summing collectives (L, 3)), kept on the
+    instance (a repeated solve evaluates it again)."""
+    def build() -> tuple:
+        job, rows = instance.jobs[i], None
+        if job.workload.more_stages:
+            job, rows = stage_rows(job)
+        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
+        rows = rows or (slice(0, traffic.shape[0]),)
+        return job, rows, traffic, latency, phase_sums(instance, job)
+
+    return instance.memo_by_value("_job_arrays", model_fields(instance), i, build)
+
+
 def phase_times(instance: Instance, job: Job, bw: np.ndarray) -> np.ndarray:
     """Every phase's collective time at per-NPU bandwidths ``bw`` (D,) GB/s, ns, shape (n_layers, 3): the largest
     or, for the collectives of :func:`phase_sums`, the sum over the dimensions of bytes / B + latency."""
@@ -223,7 +249,8 @@ def _class_groups(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
         tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]:
     """The classes of :func:`phase_classes` by the group their collective runs on: (phase column j, named group or
     None for the phase's group, the classes' indices, their bytes, their collective codes), kept per table."""
-    return current().memo("class_groups", Same(table), lambda: _groups_of(table, classes), TABLES_KEPT)
+    return current().memo("class_groups", Same(table), lambda: _groups_of(table, classes),
+                          TABLES_KEPT)
 
 
 def _groups_of(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
@@ -268,11 +295,13 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
         return _zeros(table.size_bytes.shape[0], len(dims))
     algos = tuple(d.collective_algorithm for d in dims)
     key = (lat, algos) + _placement_key(instance, job)
-    return current().memo("phase_latency", (Same(table), key), lambda: read_only(  # (kept, as phase_traffic's)
+    # (kept, as phase_traffic's)
+    return current().memo("phase_latency", (Same(table), key), lambda: read_only(
         _latency(instance, job, table, lat, algos)), KEPT, KEPT_ELEMENTS)
 
 
-def _latency(instance: Instance, job: Job, table, lat: tuple[float, ...], algos: tuple[str, ...]) -> np.ndarray:
+def _latency(instance: Instance, job: Job, table, lat: tuple[float, ...],
+             algos: tuple[str, ...]) -> np.ndarray:
     dims = instance.network.dims
     alpha = np.array(lat)
     L = table.size_bytes.shape[0]

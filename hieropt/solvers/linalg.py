@@ -6,8 +6,8 @@ import numpy as np
 
 
 def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """x with A x = b for a square (n, n) ``A`` and (n,) ``b`` (``np.linalg.solve``: LAPACK gesv). A singular ``A``
-    gives NaNs, not an exception: callers test ``np.isfinite`` of the result."""
+    """x with A x = b for a square (n, n) ``A`` and (n,) ``b`` (``np.linalg.solve``: LAPACK gesv). A
+    singular ``A`` gives NaNs, not an exception: callers test ``np.isfinite`` of the result."""
     try:
         return np.linalg.solve(A, b)
     except np.linalg.LinAlgError:

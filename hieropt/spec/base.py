@@ -57,8 +57,9 @@ def _whole(annotation: Any) -> bool:
 
 
 def class_fact(cls: type, name: str, build: Any) -> Any:
-    """``build()``, a fact of the class ``cls`` itself (derived from its fields), computed once and kept on the class
-    as the attribute ``__hieropt_<name>__`` (the class's own: a subclass computes its own)."""
+    """``build()``, a fact of the class ``cls`` itself (derived from its fields), computed once and
+    kept on the class as the attribute ``__hieropt_<name>__`` (the class's own: a subclass computes
+    its own)."""
     attr = f"__hieropt_{name}__"
     fact = cls.__dict__.get(attr)
     if fact is None:
@@ -108,7 +109,8 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
 
 def _cached_names(cls: type) -> tuple[str, ...]:
     return class_fact(cls, "cached", lambda: tuple(
-        name for klass in cls.__mro__ for name, v in vars(klass).items() if isinstance(v, cached_property)))
+        name for klass in cls.__mro__ for name, v in vars(klass).items()
+        if isinstance(v, cached_property)))
 
 
 def _numeric_fields(cls: type) -> tuple[str, ...]:
@@ -122,8 +124,8 @@ def _not_a_number(v: Any) -> bool:
 
 RECENT = 4
 """Values :meth:`Frozen.memo` keeps per name beyond the model itself, in the active cache
-(:mod:`hieropt.cache`), for copies of a model that share its fields (``model_copy(update=...)`` with another
-objective or budget: each solve with an override makes one)."""
+(:mod:`hieropt.cache`), for copies of a model that share its fields (``model_copy(update=...)`` with
+another objective or budget: each solve with an override makes one)."""
 
 
 class Frozen(BaseModel):
@@ -139,17 +141,18 @@ class Frozen(BaseModel):
         return check_number_fields(cls, data)
 
     def memo(self, name: str, key: tuple, build: Any) -> Any:
-        """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from, compared by
-        identity, so a copy with other fields computes its own) and kept on the model (the entry holds the key's
-        objects, so their identities stay theirs), and for the last :data:`RECENT` keys per name also in the active
-        cache, where copies sharing those fields find it: arrays derived from a frozen model (prices, constraint
-        matrices) that a solve reads many times. The value must not be modified."""
+        """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from,
+        compared by identity, so a copy with other fields computes its own) and kept on the model
+        (the entry holds the key's objects, so their identities stay theirs), and for the last
+        :data:`RECENT` keys per name also in the active cache, where copies sharing those fields
+        find it: arrays derived from a frozen model (prices, constraint matrices) that a solve reads
+        many times. The value must not be modified."""
         cached = self.__dict__.get(name)
         if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
             return cached[1]  # (the common case)
         recent = current().table(f"memo {name}", RECENT)
         ident = tuple(map(Same, key))
-        entry = recent.get(ident)  # a copy of a model with these fields (e.g. another objective) computed it
+        entry = recent.get(ident)  # (a copy with these fields, e.g. another objective, made it)
         if entry is None:
             entry = recent.put(ident, (key, build()))
         self.__dict__[name] = entry

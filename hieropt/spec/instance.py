@@ -190,12 +190,13 @@ class Instance(Frozen):
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         D = self.network.n_dims
-        passed = current().table("instance checked", 4096)  # (frozen: they pass again; a sweep repeats them)
+        passed = current().table("instance checked", 4096)  # (frozen: they pass again)
         if passed.get(key := (Same(self.mapping), Same(self.network))) is None:
             check_mapping(self.mapping, self.network, "mapping")
             passed.put(key, True)
-        if passed.get(key := (Same(self.mapping), Same(self.workload), self.dimension_mode)) is None:
-            check_job(self.workload, self.mapping, "mapping", self.dimension_mode)  # (not the network's)
+        mode = self.dimension_mode
+        if passed.get(key := (Same(self.mapping), Same(self.workload), mode)) is None:
+            check_job(self.workload, self.mapping, "mapping", mode)  # (not the network's)
             passed.put(key, True)
         for j, job in enumerate(self.more_workloads):
             check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
@@ -300,5 +301,6 @@ class Instance(Frozen):
         """Per-dimension bounds, defaulting to ``0 <= bw[d]`` with no upper bound."""
         if self.bounds is not None:
             return self.bounds
-        n = self.network.n_dims  # (one tuple per instance and its copies: the design matrix is kept by it)
-        return self.memo("_default_bounds", (self.network,), lambda: tuple(Bound() for _ in range(n)))
+        n = self.network.n_dims  # (one tuple per instance and its copies: the design matrix's key)
+        return self.memo("_default_bounds", (self.network,),
+                         lambda: tuple(Bound() for _ in range(n)))

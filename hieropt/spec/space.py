@@ -212,9 +212,9 @@ def nic_count(npus: int, scale_out_gbps: list[float], nic_gbps: float, nic_npus:
 
 
 def constraint_for(text: str, n_dims: int) -> LinearConstraint:
-    """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The last 256
-    (text, n_dims) pairs are kept in the active cache (the result is frozen; a sweep asks for the same few for
-    each candidate).
+    """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The
+    last 256 (text, n_dims) pairs are kept in the active cache (the result is frozen; a sweep asks
+    for the same few for each candidate).
 
     Raises:
         InputError: the text is not a linear constraint on ``n_dims`` dimensions.

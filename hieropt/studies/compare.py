@@ -219,9 +219,11 @@ def check_ratios(instance: Instance) -> None:
 
 
 @scoped
-def compare(instance: Instance, objective: str | None = None, *, cache: Cache | None = None) -> Comparison:
-    """Every heuristic and the exact optimum for ``objective`` (default: the instance's). ``cache``: the memo
-    tables the heuristics' evaluations and the solve share (:class:`hieropt.cache.Cache`; default: a new one).
+def compare(instance: Instance, objective: str | None = None, *,
+            cache: Cache | None = None) -> Comparison:
+    """Every heuristic and the exact optimum for ``objective`` (default: the instance's). ``cache``:
+    the memo tables the heuristics' evaluations and the solve share (:class:`hieropt.cache.Cache`;
+    default: a new one).
 
     Raises:
         InputError: invalid ``heuristic_ratios``, unknown objective, min_cost without a time target.

@@ -1,7 +1,7 @@
-"""One cache per call: the package memoises only through :mod:`hieropt.cache` (checked over the source with ``ast``:
-no ``functools`` memo decorator, no ``id()`` key, no module-level container that the module fills, no private numpy
-or Pyomo name), and what one call keeps is never found by another, even when a new object takes the memory (and the
-``id``) of a freed one."""
+"""One cache per call: the package memoises only through :mod:`hieropt.cache` (checked over the
+source with ``ast``: no ``functools`` memo decorator, no ``id()`` key, no module-level container
+that the module fills, no private numpy or Pyomo name), and what one call keeps is never found by
+another, even when a new object takes the memory (and the ``id``) of a freed one."""
 
 from __future__ import annotations
 
@@ -21,16 +21,18 @@ from hieropt.spec.space import constraint_for
 PACKAGE = Path(__file__).resolve().parents[2] / "hieropt"
 
 PROCESS_STATE = {
-    ("cli/__init__.py", "_INTERRUPTED"): "the signal handler's note that the command was interrupted",
+    ("cli/__init__.py", "_INTERRUPTED"): "the signal handler's note: the command was interrupted",
     ("solvers/highs.py", "_THREADS"): "the HiGHS scheduler's thread count in this process",
     ("solvers/highs.py", "_BANNER_SHOWN"): "whether this process showed the HiGHS banner",
 }
-"""Module-level containers that hold a process's state, not results (file, name) -> what they hold."""
+"""Module-level containers that hold a process's state, not results (file, name) -> what they hold.
+"""
 
-MUTATORS = frozenset({"append", "insert", "extend", "setdefault", "update", "pop", "popitem", "clear", "add",
-                      "remove", "discard", "move_to_end", "appendleft"})
-CONTAINERS = frozenset({"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "WeakKeyDictionary",
-                        "WeakValueDictionary"})
+MUTATORS = frozenset({"append", "insert", "extend", "setdefault", "update", "pop", "popitem",
+                      "clear", "add", "remove", "discard", "move_to_end", "appendleft"})
+CONTAINERS = frozenset({"dict", "list", "set", "OrderedDict", "defaultdict", "deque",
+                        "WeakKeyDictionary", "WeakValueDictionary"})
+DISPLAYS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 MEMO_DECORATORS = frozenset({"cache", "lru_cache", "cached"})
 
 
@@ -40,7 +42,7 @@ def _containers(tree: ast.Module) -> set[str]:
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             v = node.value
-            made = isinstance(v, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp | ast.SetComp) or (
+            made = isinstance(v, DISPLAYS) or (
                 isinstance(v, ast.Call) and _name(v.func) in CONTAINERS)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out |= {t.id for t in targets if made and isinstance(t, ast.Name)}
@@ -48,15 +50,19 @@ def _containers(tree: ast.Module) -> set[str]:
 
 
 def _name(node: ast.AST) -> str:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def problems(source: str, module: str) -> list[str]:
-    """Every way ``source`` (module ``module``, a path relative to the package) keeps results outside
-    :mod:`hieropt.cache` or reaches into numpy's or Pyomo's private names, one line each (empty: clean)."""
+    """Every way ``source`` (module ``module``, a path relative to the package) keeps results
+    outside :mod:`hieropt.cache` or reaches into numpy's or Pyomo's private names, one line each
+    (empty: clean)."""
     tree = ast.parse(source)
     filled = {n for n in _containers(tree) if (module, n) not in PROCESS_STATE}
-    pyomo = any(isinstance(n, ast.Import | ast.ImportFrom) and "pyomo" in ast.unparse(n) for n in ast.walk(tree))
+    pyomo = any(isinstance(n, ast.Import | ast.ImportFrom) and "pyomo" in ast.unparse(n)
+                for n in ast.walk(tree))
     out = []
     for n in ast.walk(tree):
         why = _memo(n, filled, module) or _private(n, pyomo)
@@ -74,7 +80,8 @@ def _memo(n: ast.AST, filled: set[str], module: str) -> str | None:
     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "id":
         return "id() (an identity key dies with its object); key by value or hieropt.cache.Same"
     if isinstance(n, ast.Attribute) and n.attr == "__hash__" and _name(n.value) == "object":
-        return None if module == "cache.py" else "object.__hash__ (an identity key); use hieropt.cache.Same"
+        if module != "cache.py":
+            return "object.__hash__ (an identity key); use hieropt.cache.Same"
     call = isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS
     if call and isinstance(n.func.value, ast.Name) and n.func.value.id in filled:
         return f"module-level {n.func.value.id} filled by .{n.func.attr}(); use hieropt.cache"
@@ -85,13 +92,14 @@ def _memo(n: ast.AST, filled: set[str], module: str) -> str | None:
 
 
 def _private(n: ast.AST, pyomo: bool) -> str | None:
-    """Why node ``n`` uses a private name of numpy or Pyomo (any private attribute in a module using Pyomo,
-    except on ``self``, ``cls`` and ``os``), or None."""
+    """Why node ``n`` uses a private name of numpy or Pyomo (any private attribute in a module using
+    Pyomo, except on ``self``, ``cls`` and ``os``), or None."""
     if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in ("numpy", "pyomo"):
         parts = (n.module or "").split(".") + [a.name for a in n.names]
         if any(p.startswith("_") for p in parts):
             return f"private name of {n.module}"
-    if pyomo and isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__"):
+    private = isinstance(n, ast.Attribute) and n.attr[:1] == "_" and n.attr[:2] != "__"
+    if pyomo and private:
         if _name(n.value) not in ("self", "cls", "os"):
             return f"private attribute {ast.unparse(n)} in a module using Pyomo"
     return None
@@ -99,22 +107,27 @@ def _private(n: ast.AST, pyomo: bool) -> str | None:
 
 def test_the_package_memoises_only_through_the_cache():
     found = [p for path in sorted(PACKAGE.rglob("*.py"))
-             for p in problems(path.read_text(encoding="utf-8"), path.relative_to(PACKAGE).as_posix())]
+             for p in problems(path.read_text(encoding="utf-8"),
+                               path.relative_to(PACKAGE).as_posix())]
     assert found == []
 
 
 @pytest.mark.parametrize("source, problem", [
-    ("from functools import lru_cache\n@lru_cache(maxsize=8)\ndef f(x):\n    return x\n", "memo decorator on f"),
+    ("from functools import lru_cache\n@lru_cache(maxsize=8)\ndef f(x):\n    return x\n",
+     "memo decorator on f"),
     ("import functools\n@functools.cache\ndef f(x):\n    return x\n", "memo decorator on f"),
     ("_SEEN = {}\ndef f(x):\n    _SEEN[x] = 1\n", "module-level _SEEN filled by item assignment"),
-    ("_LAST: list = []\ndef f(x):\n    _LAST.insert(0, x)\n", "module-level _LAST filled by .insert()"),
+    ("_LAST: list = []\ndef f(x):\n    _LAST.insert(0, x)\n",
+     "module-level _LAST filled by .insert()"),
     ("from collections import OrderedDict\n_M = OrderedDict()\ndef f(x):\n    _M.move_to_end(x)\n",
      "module-level _M filled by .move_to_end()"),
     ("def f(x, memo):\n    return memo.get(id(x))\n", "id()"),
     ("def f(x):\n    return object.__hash__(x)\n", "object.__hash__"),
     ("from numpy.linalg import _umath_linalg\n", "private name of numpy.linalg"),
-    ("from numpy.linalg._umath_linalg import solve1\n", "private name of numpy.linalg._umath_linalg"),
-    ("import pyomo.environ as pyo\ndef f(m):\n    return m.x._data\n", "private attribute m.x._data"),
+    ("from numpy.linalg._umath_linalg import solve1\n",
+     "private name of numpy.linalg._umath_linalg"),
+    ("import pyomo.environ as pyo\ndef f(m):\n    return m.x._data\n",
+     "private attribute m.x._data"),
 ])
 def test_the_check_finds_each_kind_of_cache(source, problem):
     found = problems(source, "x.py")
@@ -122,7 +135,8 @@ def test_the_check_finds_each_kind_of_cache(source, problem):
 
 
 def test_the_check_passes_constants_and_the_cache():
-    clean = ("RULES = {'a': 1}\nNAMES = ['a']\ndef f(x):\n    local = {}\n    local[x] = RULES.get(x)\n"
+    clean = ("RULES = {'a': 1}\nNAMES = ['a']\ndef f(x):\n    local = {}\n"
+             "    local[x] = RULES.get(x)\n"
              "    return current().memo('f', (Same(x),), lambda: x)\n")
     assert problems(clean, "x.py") == []
 
@@ -183,16 +197,20 @@ def test_constraints_parsed_per_call():
 
 
 def _scaled(inst, k: float):
-    """A copy of ``inst`` whose workload sends ``k`` times the bytes (a new table, the other columns shared)."""
+    """A copy of ``inst`` whose workload sends ``k`` times the bytes (a new table, the other columns
+    shared)."""
     t = LayerTable.from_layers(inst.workload.layers)
-    cols = {f: getattr(t, f) for f in ("compute_ns", "kinds", "scopes", "update_ns", "policies", "groups")}
-    w = inst.workload.model_copy(update={"layers": LayerTable(list(t.names), size_bytes=t.size_bytes * k, **cols)})
+    cols = {f: getattr(t, f)
+            for f in ("compute_ns", "kinds", "scopes", "update_ns", "policies", "groups")}
+    table = LayerTable(list(t.names), size_bytes=t.size_bytes * k, **cols)
+    w = inst.workload.model_copy(update={"layers": table})
     return inst.model_copy(update={"workload": w})
 
 
 def test_copies_with_other_bytes_never_see_each_others_traffic():
-    """Each copy's table is freed before the next is made, so a new table may take a freed one's address (and
-    ``id``): an identity key that did not hold its object would hand the next copy the last one's traffic."""
+    """Each copy's table is freed before the next is made, so a new table may take a freed one's
+    address (and ``id``): an identity key that did not hold its object would hand the next copy the
+    last one's traffic."""
     a = load_instance("instances/gpt3-4d.toml")
     base = phase_traffic(a)
     with use() as cache:  # (one sweep's cache)
@@ -204,8 +222,8 @@ def test_copies_with_other_bytes_never_see_each_others_traffic():
 
 
 def test_two_solves_share_no_entry():
-    """Two unrelated top-level calls: the second's cache holds none of the first's objects, and its time model of
-    a copy with other bytes is its own."""
+    """Two unrelated top-level calls: the second's cache holds none of the first's objects, and its
+    time model of a copy with other bytes is its own."""
     a = load_instance("instances/gpt3-4d.toml")
     caches = []
     tm_a = scoped(lambda inst: (caches.append(current()), build_time_model(inst))[1])(a)

@@ -197,8 +197,9 @@ def test_phase_classes_give_the_time_model_of_every_row():
             assert np.array_equal(r1.k, r2.k) and np.array_equal(r1.a, r2.a)
             assert b1.keys == b2.keys and b1.peaks == b2.peaks and b1.largest == b2.largest
             assert b1.collectives == b2.collectives
-            assert all(np.array_equal(x, y) for x, y in zip(b1.bytes + b1.latency, b2.bytes + b2.latency, strict=True))
-            total = 0  # (a plan with pp > 1: every distinct stage's collectives; the first stage's are b1's)
+            assert all(np.array_equal(x, y)
+                       for x, y in zip(b1.bytes + b1.latency, b2.bytes + b2.latency, strict=True))
+            total = 0  # (pp > 1: every distinct stage's collectives; the first's are b1's)
             for job in stage_jobs(inst.jobs[0]):
                 b = terms.TermBuilder(inst.network.n_dims)
                 terms.phase_refs(b, phase_traffic(inst, job), phase_latency(inst, job))
@@ -217,7 +218,8 @@ def test_traffic_by_classes_equals_traffic_by_rows(monkeypatch):
     with use():  # (a new cache: nothing kept, every row computed)
         for inst, (tr, la) in zip(insts, by_class, strict=True):
             assert phase_classes(inst.workload.table) is None
-            assert np.array_equal(phase_traffic(inst), tr) and np.array_equal(phase_latency(inst), la)
+            assert np.array_equal(phase_traffic(inst), tr)
+            assert np.array_equal(phase_latency(inst), la)
             assert not tr.flags.writeable and not la.flags.writeable
     assert any(la.any() for _, la in by_class) and all(tr.any() for tr, _ in by_class)
 
@@ -257,7 +259,8 @@ def test_time_models_kept_by_their_inputs():
         assert build_time_model(inst(("Ring", "Ring"), "B")) is a
         other = build_time_model(inst(("Ring", "Ring"), latency=100.0))
         assert other is not a and other.terms_latency_ns.any() and not a.terms_latency_ns.any()
-        assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other  # other step counts
+        # other step counts
+        assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other
         assert build_time_model(inst(("Ring", "Ring"), sizes=(4, 2))) is not a
     assert build_time_model(inst(("Ring", "Ring"))) is not a  # (outside it: a call of its own)
 
@@ -268,11 +271,14 @@ def test_kept_arrays_are_bounded():
     kept, tables = Table(count=3, elements=10), [object() for _ in range(5)]
     for i, t in enumerate(tables):
         kept.put((Same(t), i), np.zeros(2))
-    assert [kept.get((Same(t), i)) is not None for i, t in enumerate(tables)] == [False, False, True, True, True]
-    assert kept.get((Same(tables[4]), 3)) is None and kept.get((Same(object()), 4)) is None  # (key and table)
+    found = [kept.get((Same(t), i)) is not None for i, t in enumerate(tables)]
+    assert found == [False, False, True, True, True]
+    assert kept.get((Same(tables[4]), 3)) is None  # (the key and the table)
+    assert kept.get((Same(object()), 4)) is None
     big = np.zeros(50)
     assert kept.put((Same(tables[0]), 9), big) is big
-    assert len(kept.items) == 1 and kept.size == 50 and kept.get((Same(tables[0]), 9)) is big  # the newest kept
+    assert len(kept.items) == 1 and kept.size == 50  # the newest is kept
+    assert kept.get((Same(tables[0]), 9)) is big
 
 
 def test_paused_gc_restores_the_collector():

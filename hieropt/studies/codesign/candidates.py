@@ -93,7 +93,8 @@ def _candidate(cid: str, plan: str, shape: str, params: LLMParams, network: Netw
 
 
 PLACEMENTS_CACHED = 512
-"""Placement lists (of one (shape sizes, group sizes) pair each) an enumeration keeps for reuse by later plans."""
+"""Placement lists (of one (shape sizes, group sizes) pair each) an enumeration keeps for reuse by
+later plans."""
 
 
 class CodesignEnumeration:

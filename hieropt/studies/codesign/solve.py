@@ -28,8 +28,8 @@ from .rows import base_row
 
 
 def space_constraints(space: CodesignSpace, n_dims: int):
-    """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims) in the active cache, shared
-    by the candidates' instances (whose design matrices are then computed once,
+    """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims) in the
+    active cache, shared by the candidates' instances (whose design matrices are then computed once,
     :attr:`hieropt.spec.Instance.design_matrix`)."""
     texts = tuple(space.constraints)
     return current().memo("space constraints", (texts, n_dims),

@@ -146,7 +146,7 @@ def shape_id(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> str:
 def shape_network(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> Network:
     """The :class:`~hieropt.spec.Network` of a shape (blocks, sizes, the levels' cost classes and latencies)."""
     dims = []
-    made = current().table("dimensions", 4096)  # a space's shapes repeat their dimensions: each validated once
+    made = current().table("dimensions", 4096)  # (a space's shapes repeat them: validated once)
     for d in shape:
         lv = space.levels[d.level]
         args = (d.block, d.npus, lv.cost_class, lv.latency_ns, lv.algorithm)
@@ -200,8 +200,9 @@ def shape_mappings(space: ShapeSpace, shape: tuple[DimChoice, ...], sid: str,
 
 
 def space_constraints(texts: tuple[str, ...], n_dims: int) -> tuple[LinearConstraint, ...]:
-    """The space's constraint texts parsed for ``n_dims`` dimensions (one tuple per texts and ``n_dims`` in the
-    active cache, shared by the candidates, whose design matrices are then computed once)."""
+    """The space's constraint texts parsed for ``n_dims`` dimensions (one tuple per texts and
+    ``n_dims`` in the active cache, shared by the candidates, whose design matrices are then
+    computed once)."""
     from ...spec.space import constraint_for
 
     return current().memo("space constraints", (texts, n_dims),

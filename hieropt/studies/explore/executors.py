@@ -106,10 +106,10 @@ _WORKER: tuple[Any, Task, Cache] | None = None
 
 
 def _init_worker(space: Any, parent: int, task: Task = solve_candidate) -> None:
-    """Pool worker set-up: the space, the task and the worker's cache (the worker lives for one sweep, so its
-    solves share their repeated work as the sweep's serial solves do); Ctrl-C is the parent's to handle (no
-    traceback from every worker); and the worker ends when its parent is gone (killed), instead of running on as
-    an orphan."""
+    """Pool worker set-up: the space, the task and the worker's cache (the worker lives for one
+    sweep, so its solves share their repeated work as the sweep's serial solves do); Ctrl-C is the
+    parent's to handle (no traceback from every worker); and the worker ends when its parent is gone
+    (killed), instead of running on as an orphan."""
     global _WORKER
     _WORKER = (space, task, Cache())
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -78,8 +78,8 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
 
 # -------------------------------------------------------------------------------------------- duplicate key
 def _distinct(workload: Any) -> list[list[tuple[Collective, str | None, float]]]:
-    """Per phase, the distinct (collective, named group, size) triples of a workload that send bytes (kept per
-    workload in the active cache)."""
+    """Per phase, the distinct (collective, named group, size) triples of a workload that send bytes
+    (kept per workload in the active cache)."""
     return current().memo("distinct collectives", Same(workload), lambda: _distinct_of(workload))
 
 
@@ -113,8 +113,8 @@ def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray
 
 
 def _traffic_row(kind: Collective, size: float, group: tuple[int, ...]) -> np.ndarray:
-    """:func:`~hieropt.model.traffic.collective_traffic`, kept in the active cache (the candidates of a space repeat
-    its groups)."""
+    """:func:`~hieropt.model.traffic.collective_traffic`, kept in the active cache (the candidates
+    of a space repeat its groups)."""
     return current().memo("traffic row", (kind, size, group),
                           lambda: read_only(collective_traffic(kind, size, group)), 65536)
 
@@ -129,7 +129,8 @@ def _rank_one(block: np.ndarray) -> bool:
     """Whether every row of ``block`` (non-negative) is a multiple of one common vector (memoised: the candidates
     of a space repeat their blocks)."""
     block = np.ascontiguousarray(block)
-    return current().memo("rank one", (block.tobytes(), block.shape), lambda: _rank_one_of(block), 1 << 16)
+    return current().memo("rank one", (block.tobytes(), block.shape), lambda: _rank_one_of(block),
+                          1 << 16)
 
 
 def _rank_one_of(block: np.ndarray) -> bool:

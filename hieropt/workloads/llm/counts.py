@@ -74,8 +74,8 @@ class Shape:
 
 
 def shape(p: LLMParams) -> Shape:
-    """The per-NPU sizes of ``p`` (validated params: every division below is exact); kept in the active cache
-    (build_step asks for the same params many times)."""
+    """The per-NPU sizes of ``p`` (validated params: every division below is exact); kept in the
+    active cache (build_step asks for the same params many times)."""
     return current().memo("llm_shape", Same(p), lambda: _shape(p), 8)
 
 

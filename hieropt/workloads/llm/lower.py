@@ -186,17 +186,17 @@ def lower_plan(step: Step) -> Workload:
 
 
 STAGE_WORKLOADS = 256
-"""Lowered stages :func:`stage_workload` keeps in the active cache (about 130 kB each for a 1T-parameter model's
-stage)."""
+"""Lowered stages :func:`stage_workload` keeps in the active cache (about 130 kB each for a
+1T-parameter model's stage)."""
 
 
 def stage_workload(p: LLMParams, stage: int | None = None) -> Workload:
-    """``lower_stage(build_step(p), stage)``, or for ``stage = None`` the whole plan (:func:`lower_plan`: every
-    distinct stage), kept in the active cache (:mod:`hieropt.cache`) for the last :data:`STAGE_WORKLOADS`
-    (plan, stage) pairs: a
-    co-design search places each plan on every shape of its space (178 candidates per plan in
-    ``spaces/codesign-1t-4096.toml``), and the workload depends on the plan only. The result is shared, frozen like
-    every spec model (its derived tables are computed once too).
+    """``lower_stage(build_step(p), stage)``, or for ``stage = None`` the whole plan
+    (:func:`lower_plan`: every distinct stage), kept in the active cache (:mod:`hieropt.cache`) for
+    the last :data:`STAGE_WORKLOADS` (plan, stage) pairs: a co-design search places each plan on
+    every shape of its space (178 candidates per plan in ``spaces/codesign-1t-4096.toml``), and the
+    workload depends on the plan only. The result is shared, frozen like every spec model (its
+    derived tables are computed once too).
 
     Raises:
         IndexError: no such stage.

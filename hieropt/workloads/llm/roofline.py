@@ -84,7 +84,8 @@ def layer_ns(p: LLMParams, kind: str) -> tuple[float, float, float]:
         ValueError: the NPU has no roofline calibration.
         KeyError: an unknown kind.
     """
-    return current().memo("layer_ns", (Same(p), kind), lambda: kernels_ns(p.npu, layer_kernels(p, kind)))
+    return current().memo("layer_ns", (Same(p), kind),
+                          lambda: kernels_ns(p.npu, layer_kernels(p, kind)))
 
 
 def launches(p: LLMParams, kind: str) -> tuple[int, int, int]:

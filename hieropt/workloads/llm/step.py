@@ -260,8 +260,9 @@ def _output_op(p: LLMParams) -> Op:
 
 
 def _with(op: Op, comm: Comm, memo: dict | None = None) -> Op:
-    """``op`` with one more collective (``dataclasses.replace`` as ``copy.copy`` does it); ``memo``: one per pair
-    (keyed by the objects themselves, held by the key: :class:`~hieropt.cache.Same`)."""
+    """``op`` with one more collective (``dataclasses.replace`` as ``copy.copy`` does it); ``memo``:
+    one per pair (keyed by the objects themselves, held by the key: :class:`~hieropt.cache.Same`).
+    """
     key = (Same(op), Same(comm)) if memo is not None else None
     if memo is not None and (hit := memo.get(key)) is not None:
         return hit
