@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from ...cache import Same, current
+from ...cache import Same, current, scoped
 from ...errors import HieroptError, NoSolutionError
 from ...io.common import validation_error
 from ...model.groups import instance_for
@@ -111,6 +111,7 @@ def _why_scale_out(space: CodesignSpace) -> str:
     return "here it is the better trade at the space's prices and constraints"
 
 
+@scoped
 def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
     """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`) and return its
     row (:data:`COLUMNS`); a candidate without a certified answer gets its status and message."""

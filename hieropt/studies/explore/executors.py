@@ -14,7 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_complete
 from contextlib import contextmanager
 from typing import Any
 
-from ...cache import Cache, use
+from ...cache import Cache, scoped, use
 from ...errors import HieroptError, InputError, NoSolutionError, SolverError
 from ...solvers.cutting import REL_GAP
 from ...spec import Mapping
@@ -27,6 +27,7 @@ def _group_text(mappings: tuple[Mapping, ...], phase: str) -> str:
     return "; ".join("x".join(map(str, m.group(phase))) for m in mappings)
 
 
+@scoped
 def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
     """Solve one candidate with the space's objective (:func:`hieropt.solvers.objectives.solve`, proven gap) and return
     its row
