@@ -123,9 +123,15 @@ def _not_a_number(v: Any) -> bool:
 
 
 RECENT = 4
-"""Values :meth:`Frozen.memo` keeps per name beyond the model itself, in the active cache
-(:mod:`hieropt.cache`), for copies of a model that share its fields (``model_copy(update=...)`` with
-another objective or budget: each solve with an override makes one)."""
+"""Values :meth:`Frozen.memo` keeps per name beyond the model itself: in the memo a model shares with
+its copies (``model_copy(update=...)`` with another objective or budget: each solve with an override
+makes one), and in the active cache (:mod:`hieropt.cache`), for models of a sweep that share fields."""
+FAMILY = "__hieropt_family__"
+"""Key, in a model's ``__dict__``, of the memo it shares with its copies (:meth:`Frozen.model_copy`)."""
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 class Frozen(BaseModel):
@@ -143,18 +149,26 @@ class Frozen(BaseModel):
     def memo(self, name: str, key: tuple, build: Any) -> Any:
         """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from,
         compared by identity, so a copy with other fields computes its own) and kept on the model
-        (the entry holds the key's objects, so their identities stay theirs), and for the last
-        :data:`RECENT` keys per name also in the active cache, where copies sharing those fields
-        find it: arrays derived from a frozen model (prices, constraint matrices) that a solve reads
-        many times. The value must not be modified."""
+        (the entry holds the key's objects, so their identities stay theirs); the last
+        :data:`RECENT` keys per name also in the memo the model shares with its copies and in the
+        active cache, where other models with those fields find it: arrays derived from a frozen
+        model (prices, constraint matrices) that a solve reads many times. The value must not be
+        modified."""
         cached = self.__dict__.get(name)
         if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
             return cached[1]  # (the common case)
+        family = self.__dict__.get(FAMILY)
+        kin = family.setdefault(name, []) if family is not None else []
+        entry = next((e for e in kin if _same(e[0], key)), None)  # (made by a copy or the original)
         recent = current().table(f"memo {name}", RECENT)
         ident = tuple(map(Same, key))
-        entry = recent.get(ident)  # (a copy with these fields, e.g. another objective, made it)
         if entry is None:
-            entry = recent.put(ident, (key, build()))
+            entry = recent.get(ident)  # (made for a sweep's model with these fields)
+        if entry is None:
+            entry = (key, build())
+        recent.put(ident, entry)
+        if family is not None:
+            kin[:] = [entry] + [e for e in kin if e is not entry][:RECENT - 1]
         self.__dict__[name] = entry
         return entry[1]
 
@@ -172,7 +186,10 @@ class Frozen(BaseModel):
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
         """pydantic's ``model_copy``; with ``update``, values cached from the old fields (``cached_property``, e.g.
-        :attr:`hieropt.spec.Workload.table`) are dropped from the copy instead of describing the old fields."""
+        :attr:`hieropt.spec.Workload.table`) are dropped from the copy instead of describing the old fields.
+        The copy shares the model's memo (:meth:`memo`; its entries are keyed by the fields they derive
+        from, so a copy with other fields finds none of the old ones)."""
+        self.__dict__.setdefault(FAMILY, {})
         out = super().model_copy(update=update, deep=deep)
         if update:
             for name in _cached_names(type(self)):

@@ -235,3 +235,16 @@ def test_two_solves_share_no_entry():
             for k in (key if isinstance(key, tuple) else (key,)) if isinstance(k, Same)]
     assert kept and not any(o is a.workload.table or o is a.workload for o in kept)
     assert tm_b is not tm_a and np.allclose(tm_b.terms_bytes.sum(), 2 * tm_a.terms_bytes.sum())
+
+
+def test_copies_share_what_their_fields_give():
+    """A copy with another objective finds its original's time model (outside any call: the memo the
+    two share), one with other bytes builds its own, and the original keeps its own."""
+    a = load_instance("instances/gpt3-4d.toml")
+    b = a.model_copy(update={"objective": "performance_per_cost"})
+    tm = build_time_model(b)
+    assert build_time_model(a) is tm
+    c = _scaled(a, 2.0)
+    assert build_time_model(c) is not tm
+    assert np.allclose(build_time_model(c).terms_bytes.sum(), 2 * tm.terms_bytes.sum())
+    assert build_time_model(a) is tm and build_time_model(b) is tm
