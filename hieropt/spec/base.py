@@ -160,15 +160,14 @@ class Frozen(BaseModel):
         family = self.__dict__.get(FAMILY)
         kin = family.setdefault(name, []) if family is not None else []
         entry = next((e for e in kin if _same(e[0], key)), None)  # (made by a copy or the original)
-        recent = current().table(f"memo {name}", RECENT)
-        ident = tuple(map(Same, key))
         if entry is None:
+            recent = current().table(f"memo {name}", RECENT)
+            ident = tuple(map(Same, key))
             entry = recent.get(ident)  # (made for a sweep's model with these fields)
-        if entry is None:
-            entry = (key, build())
-        recent.put(ident, entry)
-        if family is not None:
-            kin[:] = [entry] + [e for e in kin if e is not entry][:RECENT - 1]
+            if entry is None:
+                entry = recent.put(ident, (key, build()))
+            if family is not None:
+                kin[:] = [entry, *kin[:RECENT - 1]]
         self.__dict__[name] = entry
         return entry[1]
 
