@@ -56,20 +56,21 @@ at the dear end and none near the cheap networks)."""
 def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spacing: str = "linear",
            progress: Callable[[int, int], None] | None = None, *,
            cache: Cache | None = None) -> Front:
-    """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to
-    the fastest, each point the fastest network within its budget (proven to 1e-8), all on one
-    persistent LP.
+    """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to the fastest,
+    each point the fastest network within its budget (proven to 1e-8), all on one persistent LP.
 
     Args:
-        instance: the problem. points: number of budgets (>= 2). time_limit_s: time limit of each
-        LP, s. spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $),
-        :data:`SPACINGS`. progress: called as ``progress(done, points)`` after each budget is solved
-        (e.g. a progress bar). cache: the memo tables the front's solves share
-        (:class:`hieropt.cache.Cache`; default: a new one).
+        instance: the problem.
+        points: number of budgets (>= 2).
+        time_limit_s: time limit of each LP, s.
+        spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $), :data:`SPACINGS`.
+        progress: called as ``progress(done, points)`` after each budget is solved (e.g. a progress bar).
+        cache: the memo tables the front's solves share (:class:`hieropt.cache.Cache`; default: a
+            new one for this call).
 
     Raises:
-        InputError: ``points`` < 2 or an unknown ``spacing``. NoSolutionError: infeasible
-        constraints.
+        InputError: ``points`` < 2 or an unknown ``spacing``.
+        NoSolutionError: infeasible constraints.
     """
     if isinstance(points, bool) or not isinstance(points, int | np.integer):
         raise InputError("points", None, f"{points!r} is not a whole number", "ask for a number of points >= 2")

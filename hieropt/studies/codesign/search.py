@@ -156,33 +156,29 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
              max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None,
              on_row: Callable[[dict[str, Any]], None] | None = None, keep: int = KEEP_ROWS,
              cache: Cache | None = None) -> Codesign:
-    """Search plans and networks jointly and rank the candidates by their proven optimum (module
-    docstring).
+    """Search plans and networks jointly and rank the candidates by their proven optimum (module docstring).
 
     Args:
-        space: a :class:`~hieropt.workloads.llm.space.CodesignSpace` or the path of a co-design
-        space TOML file. objective: override the space's objective. out: results file (``.csv`` or
-        ``.parquet``), streamed and resumed as in ``hieropt explore``. workers: local processes
-        (default: CPU count; 1: this process). dask: a Dask scheduler address or client. prune: skip
-        candidates whose bound cannot beat the incumbent (default: the space's ``prune``).
-        max_iteration_time_ns, max_network_cost_usd: override the space's time target (ns) and
-        budget ($). on_row: called in this process with every row (typed, :data:`COLUMNS`) as it is
-        settled, resumed ones
+        space: a :class:`~hieropt.workloads.llm.space.CodesignSpace` or the path of a co-design space TOML file.
+        objective: override the space's objective.
+        out: results file (``.csv`` or ``.parquet``), streamed and resumed as in ``hieropt explore``.
+        workers: local processes (default: CPU count; 1: this process).
+        dask: a Dask scheduler address or client.
+        prune: skip candidates whose bound cannot beat the incumbent (default: the space's ``prune``).
+        max_iteration_time_ns, max_network_cost_usd: override the space's time target (ns) and budget ($).
+        on_row: called in this process with every row (typed, :data:`COLUMNS`) as it is settled, resumed ones
             included; the search keeps none of them.
-        keep: solved rows kept for the ranking (the best by objective value). cache: the memo tables
-        this sweep shares between its solves (:class:`hieropt.cache.Cache`; default: a
-            new one for this call, dropped after it). Worker processes each keep their own for the
-            sweep.
+        keep: solved rows kept for the ranking (the best by objective value).
+        cache: the memo tables this sweep shares between its solves (:class:`hieropt.cache.Cache`;
+            default: a new one for this call, dropped after it); pool workers keep their own.
 
     Returns:
         a :class:`Codesign`.
 
     Raises:
-        InputError: bad space, overrides (an unknown objective, min_max_regret, min_cost without a
-        time target, a
-            target or budget that is not a finite number > 0) or results file. NoSolutionError (exit
-            3): no plan fits in memory ("no plan fits: the smallest needs X GB per NPU") or no plan
-            is valid.
+        InputError: bad space, overrides (an unknown objective, min_max_regret, min_cost without a time target, a
+            target or budget that is not a finite number > 0) or results file. NoSolutionError (exit 3): no plan
+            fits in memory ("no plan fits: the smallest needs X GB per NPU") or no plan is valid.
     """
     start = time.perf_counter()
     if not isinstance(space, CodesignSpace):

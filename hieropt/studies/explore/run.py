@@ -214,34 +214,27 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
             out: str | Path | None = None, workers: int | None = None, dask: Any = None, prune: bool | None = None,
             progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None,
             cache: Cache | None = None) -> Exploration:
-    """Enumerate every shape of ``space``, solve each candidate exactly and rank them by their
-    proven optimum.
+    """Enumerate every shape of ``space``, solve each candidate exactly and rank them by their proven optimum.
 
     Args:
         space: a :class:`~hieropt.spec.space.ShapeSpace` or the path of a space TOML file.
-        objective, max_iteration_time_ns, max_network_cost_usd: override the space's (as
-        :func:`hieropt.solve`). out: results file, ``.csv`` (or ``.parquet``, needs pyarrow): one
-        row per candidate, written as results
-            arrive; when it exists, its rows are kept and their candidates not solved again
-            (resume).
-        workers: processes of the local pool (default: CPU count); 1 solves in this process. dask: a
-        Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``: the same tasks
-        run on
+        objective, max_iteration_time_ns, max_network_cost_usd: override the space's (as :func:`hieropt.solve`).
+        out: results file, ``.csv`` (or ``.parquet``, needs pyarrow): one row per candidate, written as results
+            arrive; when it exists, its rows are kept and their candidates not solved again (resume).
+        workers: processes of the local pool (default: CPU count); 1 solves in this process.
+        dask: a Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``: the same tasks run on
             that cluster (``workers`` is then ignored); hieropt must be importable on its workers.
-        prune: remove exact duplicates (default: the space's ``prune_symmetric``). progress: show a
-        progress bar on stderr (rich). on_row: called in this process with every new row once it is
-        written. cache: the memo tables this sweep shares between its solves
-        (:class:`hieropt.cache.Cache`; default: a
-            new one for this call, dropped after it). Worker processes each keep their own for the
-            sweep.
+        prune: remove exact duplicates (default: the space's ``prune_symmetric``).
+        progress: show a progress bar on stderr (rich).
+        on_row: called in this process with every new row once it is written.
+        cache: the memo tables this sweep shares between its solves (:class:`hieropt.cache.Cache`;
+            default: a new one for this call, dropped after it); pool workers keep their own.
 
     Returns:
-        An :class:`Exploration` (rows, ranking, Pareto set of (time, cost), per-dimension-count
-        summary).
+        An :class:`Exploration` (rows, ranking, Pareto set of (time, cost), per-dimension-count summary).
 
     Raises:
-        InputError: bad space, overrides, results file (another space or version), Parquet without
-        pyarrow, Dask
+        InputError: bad space, overrides, results file (another space or version), Parquet without pyarrow, Dask
             not installed or not reachable.
     """
     start = time.perf_counter()
