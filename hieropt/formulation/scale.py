@@ -14,11 +14,11 @@ rule. Builds; never solves.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..cache import Same, current
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
@@ -159,22 +159,20 @@ def choose_scale(instance: Instance, tm: TimeModel, budget_usd: float | None = N
     cost = cluster_cost_usd_per_gbps(instance)
     lim = upper_limits_gbps(instance) if limits_gbps is None else limits_gbps
     dm = instance.design_matrix
-    key = (id(tm), id(dm), id(lim), target_ns) if budget_usd is None else None  # (the budget brings in the prices)
-    hit = _SCALES.get(key) if key is not None else None
-    if hit is not None and hit[0] is tm and hit[1] is dm and hit[2] is lim:  # the units of a sweep's shapes that
-        _SCALES.move_to_end(key)  # share a time model and rows: only the cost unit is the candidate's own
-        b, comm = hit[3]
+    if budget_usd is not None:  # (the budget brings in the prices)
+        return _choose(instance, tm, budget_usd, target_ns, cost, lim)
+    # the units of a sweep's shapes that share a time model and rows: only the cost unit is the
+    # candidate's own
+    scales = current().table("scale", 64)
+    key = (Same(tm), Same(dm), Same(lim), target_ns)
+    hit = scales.get(key)
+    if hit is not None:
+        b, comm = hit
         cost_unit = float(np.dot(cost, b))
         return Scale(bw_gbps=b.copy(), time_ns=comm, cost_usd=cost_unit if cost_unit > 0 else 1.0)
     out = _choose(instance, tm, budget_usd, target_ns, cost, lim)
-    if key is not None:
-        _SCALES[key] = (tm, dm, lim, (out.bw_gbps.copy(), out.time_ns))
-        while len(_SCALES) > 64:
-            _SCALES.popitem(last=False)
+    scales.put(key, (out.bw_gbps.copy(), out.time_ns))
     return out
-
-
-_SCALES: OrderedDict[tuple, tuple] = OrderedDict()
 
 
 def _choose(instance: Instance, tm: TimeModel, budget_usd: float | None, target_ns: float | None,

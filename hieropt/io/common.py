@@ -4,7 +4,6 @@ models are loaded."""
 
 from __future__ import annotations
 
-import functools
 import math
 import tomllib
 from pathlib import Path
@@ -139,10 +138,9 @@ def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> In
     return InputError(src, key, "missing", fix)
 
 
-@functools.cache
 def _unique_key_loader() -> type:
     """A PyYAML ``SafeLoader`` subclass whose mapping constructor refuses a key given twice in one mapping (PyYAML
-    itself keeps the last one). Built on first use, so PyYAML is imported only when a YAML file is read."""
+    itself keeps the last one). Built when a YAML file is read, so PyYAML is imported only then."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):

@@ -11,12 +11,12 @@ format), ``[accelerator.sources]`` (every figure's source and date) and
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from ..cache import current
 from ..errors import InputError
 from ..workloads.llm.accelerators import CALIBRATION_NAMES, AcceleratorCatalog
 from .common import read_toml, validation_error
@@ -26,16 +26,17 @@ DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "npus.toml"
 
 
 def read_npu_catalog(path: str | Path = DEFAULT_CATALOG) -> AcceleratorCatalog:
-    """Read and validate an accelerator catalog (module docstring); read once per path and kept.
+    """Read and validate an accelerator catalog (module docstring); read once per path in the active
+    cache (a sweep's plans name the same catalog; a later call reads the file again).
 
     Raises:
         InputError: a missing file, bad TOML, or a bad entry (its field and the fix, e.g. a figure
             without its source, HBM given in bytes).
     """
-    return _read(Path(path).resolve())
+    p = Path(path).resolve()
+    return current().memo("npu catalog", p, lambda: _read(p), 8)
 
 
-@lru_cache(maxsize=8)
 def _read(path: Path) -> AcceleratorCatalog:
     data = read_toml(path, "accelerator catalog")
     try:

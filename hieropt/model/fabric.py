@@ -51,7 +51,8 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+
+from ..cache import current
 
 __all__ = ["MIN_RADIX", "MAX_SPLIT_COMBINATIONS", "PLACEMENTS", "Tier", "FatTree", "SwitchFabric", "check_radix",
            "check_ratio", "port_splits", "fat_tree", "design_fat_tree", "switch_fabric"]
@@ -237,7 +238,6 @@ def fat_tree(endpoints: int, radix: int, splits: Sequence[tuple[int, int]] = (),
     return FatTree(endpoints, radix, rails, tuple(tiers), tuple(links), capacity)
 
 
-@lru_cache(maxsize=4096)
 def _design(endpoints: int, radix: int, ratios: tuple[float, ...], rails: int, max_tiers: int | None) -> FatTree:
     if rails == 1 and endpoints <= radix:
         return fat_tree(endpoints, radix)
@@ -295,7 +295,8 @@ def design_fat_tree(endpoints: int, radix: int, oversubscription: Sequence[float
         raise ValueError(f"max_tiers = {max_tiers}; fix: give max_tiers >= 1")
     if endpoints < 1 or rails < 1 or endpoints % rails:
         raise ValueError(f"{endpoints} endpoints in {rails} rails; fix: give >= 1 endpoints, a multiple of the rails")
-    return _design(int(endpoints), radix, ratios, int(rails), max_tiers)
+    args = (int(endpoints), radix, ratios, int(rails), max_tiers)
+    return current().memo("fat_tree", args, lambda: _design(*args), 4096)  # (frozen: shared)
 
 
 @dataclass(frozen=True)

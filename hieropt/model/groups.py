@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ..cache import current
 from ..errors import InputError
 from ..spec import CostModel, Instance, LinearConstraint, Mapping, Network
 
@@ -134,11 +134,11 @@ def complete(placement: Placement) -> Placement:
 
 def mapping_for(placement: Placement) -> Mapping:
     """A :class:`~hieropt.spec.Mapping` with the placement's named groups (the per-phase defaults: tp, tp, dp); one
-    frozen object per placement, shared (a sweep places many plans the same way)."""
-    return _mapping(tuple(placement.items()))
+    frozen object per placement within a call, shared (a sweep places many plans the same way)."""
+    items = tuple(placement.items())
+    return current().memo("mapping_for", items, lambda: _mapping(items), 4096)
 
 
-@lru_cache(maxsize=4096)
 def _mapping(items: tuple[tuple[str, tuple[int, ...]], ...]) -> Mapping:
     full = complete(dict(items))
     return Mapping(forward=full["tp"], input_grad=full["tp"], weight_grad=full["dp"], groups=full)

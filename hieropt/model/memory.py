@@ -47,6 +47,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..cache import Same
 from ..errors import NoSolutionError
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
@@ -293,12 +294,12 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
         stages = tuple(_stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes), st.in_flight)
                        for r, st in enumerate(step.stages))
     else:  # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
-        same: dict[int, tuple] = {}  # (stages with the same layers share one tuple: keyed by it, alive here)
+        same: dict[Same, tuple] = {}  # (stages with the same layers share one tuple: keyed by it)
         out = []
         for r, layers in enumerate(stage_layers(p)):
-            parts = same.get(id(layers))
+            parts = same.get(Same(layers))
             if parts is None:
-                parts = same[id(layers)] = _stage_parts(p, layers, kind_bytes)
+                parts = same[Same(layers)] = _stage_parts(p, layers, kind_bytes)
             out.append(_stage_memory(r, parts, in_flight(p, r)))
         stages = tuple(out)
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)

@@ -18,7 +18,8 @@ backend) gives the same to the nanosecond (tests/fidelity/test_pipeline_schedule
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+
+from ..cache import current
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,13 @@ def stage_order(p: int, m: int, r: int) -> list[tuple[bool, int]]:
     return out
 
 
-@lru_cache(maxsize=64)
 def one_f_one_b(p: int, m: int) -> tuple[Op, ...]:
     """The graph of p stages and m micro-batches, every operation after those it waits for (a topological order);
-    the last is stage 0's last backward."""
+    the last is stage 0's last backward. Kept in the active cache (:mod:`hieropt.cache`)."""
+    return current().memo("one_f_one_b", (p, m), lambda: _graph(p, m))
+
+
+def _graph(p: int, m: int) -> tuple[Op, ...]:
     orders = [stage_order(p, m, r) for r in range(p)]
     pos: dict[tuple[int, bool, int], int] = {}
     done = [0] * p

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..cache import Same, current
 from ..spec import Job, LayerTable, Workload
 from .terms import TermBuilder
 
@@ -28,21 +29,10 @@ def stage_jobs(job: Job) -> tuple[Job, ...]:
         Job.model_construct(workload=s, mapping=job.mapping, weight=job.weight) for s in w.stages))
 
 
-_JOBS: dict[tuple, tuple] = {}  # (kind, ids of workload and mapping, weight) -> ((workload, mapping), value)
-
-
 def _kept(kind: str, w: Workload, job: Job, build: Callable[[], object]):
-    """``build()`` kept by the identity of ``w`` and ``job.mapping`` and by ``job.weight``: a sweep's instances
-    (a new job each) share their workloads and mappings."""
-    key = (kind, id(w), id(job.mapping), job.weight)
-    hit = _JOBS.get(key)
-    if hit is not None and hit[0][0] is w and hit[0][1] is job.mapping:
-        return hit[1]
-    if len(_JOBS) >= 4096:
-        _JOBS.clear()
-    value = build()
-    _JOBS[key] = ((w, job.mapping), value)
-    return value
+    """``build()`` kept in the active cache by the identity of ``w`` and ``job.mapping`` and by
+    ``job.weight``: a sweep's instances (a new job each) share their workloads and mappings."""
+    return current().memo("stage_jobs", (kind, Same(w), Same(job.mapping), job.weight), build, 4096)
 
 
 def stage_rows(job: Job) -> tuple[Job, tuple[slice, ...]]:

@@ -61,13 +61,12 @@ directly from the formulas above, layer by layer and stage by stage, as an indep
 from __future__ import annotations
 
 import math
-import operator
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import reduce
 
 import numpy as np
 
+from ..cache import Same, current, scoped
 from ..errors import InputError
 from ..spec import Instance
 from ..spec.overrides import is_real
@@ -78,35 +77,44 @@ from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_
 from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
-from .traffic import CLASS_ROWS, model_mode, phase_classes, phase_latency, phase_sums, phase_traffic
+from .traffic import (
+    CLASS_ROWS,
+    job_arrays,
+    model_fields,
+    model_mode,
+    phase_classes,
+    phase_latency,
+    phase_sums,
+    phase_traffic,
+)
 
 
 def build_time_model(instance: Instance) -> TimeModel:
-    """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the formulations.
+    """The instance's iteration time (all workloads, weighted) as a :class:`TimeModel` for the
+    formulations.
 
-    Built once per instance and the fields it derives from (:meth:`hieropt.spec.base.Frozen.memo`: a copy with
-    another objective, budget or constraint, as a Pareto front, a sensitivity re-solve or a repeated solve makes,
-    shares it) and read-only (its arrays are not writeable). The independent evaluator (:func:`evaluate`) never
-    reads it.
+    Built once per instance and the fields it derives from (:meth:`hieropt.spec.base.Frozen.memo`: a
+    copy with another objective, budget or constraint, as a Pareto front, a sensitivity re-solve or
+    a repeated solve makes, shares it) and read-only (its arrays are not writeable). The independent
+    evaluator (:func:`evaluate`) never reads it.
 
-    Across instances, the model depends on the workloads, their mappings and weights, the loop and its settings
-    and the dimensions' latency (and, with latency, their collective algorithms) and FullyConnected sizes (a
-    point-to-point send's link), not on prices, constraints or blocks otherwise: the last :data:`TIME_MODELS`
-    models of small workloads (<= :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs and
-    shared, read-only (a sweep's shapes that differ only in blocks or prices, and its candidates on equal dimension
-    sizes, have one model)."""
-    fields = (instance.network, instance.workload, instance.mapping, instance.workload_weight,
-              instance.more_workloads, instance.training_loop, instance.dimension_mode, instance.pipeline,
-              instance.step, instance.collectives_in_flight, instance.chunks)
-    return instance.memo("_time_model", fields, lambda: _shared_time_model(instance))
+    Across instances, the model depends on the workloads, their mappings and weights, the loop and
+    its settings and the dimensions' latency (and, with latency, their collective algorithms) and
+    FullyConnected sizes (a point-to-point send's link), not on prices, constraints or blocks
+    otherwise: the last :data:`TIME_MODELS` models of small workloads (<=
+    :data:`~hieropt.model.traffic.CLASS_ROWS` phases) are kept by those inputs in the active cache
+    (:mod:`hieropt.cache`) and shared, read-only (a sweep's shapes that differ only in blocks or
+    prices, and its candidates on equal dimension sizes, have one model)."""
+    return instance.memo("_time_model", model_fields(instance),
+                         lambda: _shared_time_model(instance))
 
 
 def _shared_time_model(instance: Instance) -> TimeModel:
-    key = _model_key(instance)
-    hit = _MODELS.get(key) if key is not None else None
-    if hit is not None and all(map(operator.is_, hit[0], _tables(instance))):
-        _MODELS.move_to_end(key)
-        return hit[1]
+    key, build = _model_key(instance), lambda: _new_time_model(instance)
+    return build() if key is None else current().memo("time_model", key, build, TIME_MODELS)
+
+
+def _new_time_model(instance: Instance) -> TimeModel:
     b = TermBuilder(instance.network.n_dims)
     mode = model_mode(instance)
     for job in instance.jobs:
@@ -114,21 +122,15 @@ def _shared_time_model(instance: Instance) -> TimeModel:
     tm = b.build(mode)
     for a in (tm.terms_bytes, tm.terms_latency_ns, tm.term_weights, tm.node_weights):
         a.flags.writeable = False
-    if key is not None:
-        _MODELS[key] = (tuple(_tables(instance)), tm)
-        while len(_MODELS) > TIME_MODELS:
-            _MODELS.popitem(last=False)
     return tm
 
 
 TIME_MODELS = 64
-"""Time models :func:`build_time_model` keeps (the last used)."""
-_MODELS: OrderedDict[tuple, tuple[tuple, TimeModel]] = OrderedDict()
+"""Time models :func:`build_time_model` keeps in the active cache (the last used)."""
 
 
 def _model_key(instance: Instance) -> tuple | None:
-    """Everything :func:`build_time_model` reads, as a key (the tables by identity, checked on a hit), or None for
-    a workload too large to keep."""
+    """What :func:`build_time_model` reads, as a key (tables as :class:`~hieropt.cache.Same`), or None."""
     jobs = instance.jobs
     if any(3 * t.size_bytes.shape[0] > CLASS_ROWS for t in _tables(instance)):
         return None
@@ -137,7 +139,8 @@ def _model_key(instance: Instance) -> tuple | None:
         dims += tuple(d.collective_algorithm for d in instance.network.dims)
     return (instance.training_loop, instance.dimension_mode, instance.collectives_in_flight, instance.chunks,
             instance.step, instance.pipeline, dims, p2p_links(instance.network),
-            tuple((tuple(id(w.table) for w in job.workload.stages), job.workload.group_algorithms, job.weight,
+            tuple((tuple(Same(w.table) for w in job.workload.stages), job.workload.group_algorithms,
+                   job.weight,
                    job.mapping.forward,
                    job.mapping.input_grad, job.mapping.weight_grad, tuple(sorted(job.mapping.groups.items())))
                   for job in jobs))
@@ -266,6 +269,7 @@ def _as_bw(bw_gbps, D: int) -> np.ndarray:
 
 
 @np.errstate(divide="ignore", over="ignore", invalid="ignore")  # an overflow to inf is reported as an InputError
+@scoped
 def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown:
     """Evaluate the iteration time of the instance's training loop and its breakdown at ``bw_gbps``, layer by layer
     from the formulas of the module docstring (no aggregation, no solver): the independent check of every result.
@@ -288,8 +292,8 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     stage_times: dict[str, float] = {}
     latency_free = not any(d.latency_ns for d in instance.network.dims)
     slowest = []
-    for job in instance.jobs:
-        runs = _stage_runs(instance, job, bw, execs, p2p_count, p2p, positive, latency_free)
+    for i, job in enumerate(instance.jobs):
+        runs = _stage_runs(instance, i, bw, execs, p2p_count, p2p, positive, latency_free)
         r = max(runs, key=lambda x: x.T)  # the slowest stage (the first of equals): every figure is its
         comp = composition(instance, job)
         if comp is not None:  # the exact 1F1B composition of every stage's slot (hieropt.model.pipeline)
@@ -353,22 +357,19 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
 
 
-def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
+def _stage_runs(instance: Instance, i: int, bw: np.ndarray, execs: np.ndarray, p2p_count: float,
                 p2p: tuple[np.ndarray, np.ndarray] | None, positive: bool, latency_free: bool = False) -> list[_Run]:
-    """Every stage's (:attr:`hieropt.spec.Workload.stages`) time at ``bw``, layer by layer (:func:`evaluate`): the
-    stages' layers in one array (:func:`hieropt.model.stages.stage_rows`), each stage's time from its rows by the
-    loop's formula.
+    """Every stage's (:attr:`hieropt.spec.Workload.stages`) time of job ``i`` at ``bw``, layer by
+    layer (:func:`evaluate`): the stages' layers in one array
+    (:func:`hieropt.model.stages.stage_rows`), each stage's time from its rows by the loop's
+    formula.
 
     Raises:
         InputError: a dimension a stage loads has no bandwidth.
     """
     mode = instance.dimension_mode
-    rows = None
-    if job.workload.more_stages:
-        job, rows = stage_rows(job)
-    traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
+    job, rows, traffic, latency, sums = job_arrays(instance, i)
     table = job.workload.table
-    rows = rows or (slice(0, traffic.shape[0]),)
     if not positive:
         for r in rows:
             starved = (bw == 0) & (stage_bytes(traffic[r], execs, p2p_count, p2p) > 0)
@@ -381,7 +382,6 @@ def _stage_runs(instance: Instance, job, bw: np.ndarray, execs: np.ndarray, p2p_
     per_dim = traffic / bw if positive else np.where(traffic > 0, traffic / bw, 0.0)
     if not latency_free:  # (without latency on any dimension the latency rows are zeros)
         per_dim = per_dim + latency
-    sums = phase_sums(instance, job)
     if mode == "sequential" and sums.all():
         coll = per_dim.sum(axis=2)  # (L, 3)
     else:  # (the max over the few dimensions as D - 1 element-wise maxima: numpy's reduction over a short last

@@ -8,12 +8,11 @@ or a flat ring, tree or direct algorithm over the whole group), and whether its 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from ..cache import Same, current
 from ..spec import PHASES, Collective, Instance, Job
 from .algorithms import collective_steps, p2p_links, sums_dims, unit_traffic
 from .rows import distinct_rows
@@ -29,7 +28,6 @@ def collective_traffic(collective: Collective, size_bytes: float, group: tuple[i
 
 KINDS: tuple[Collective, ...] = tuple(Collective)
 """Collective kinds in code order (:func:`collective_codes`)."""
-_CODES: list[tuple[object, np.ndarray]] = []
 
 
 TABLES_KEPT = 12
@@ -38,39 +36,40 @@ to three distinct pipeline stages, and the search alternates between plans."""
 
 
 def collective_codes(table) -> np.ndarray:
-    """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index into
-    :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept)."""
+    """The collective of every layer and phase of a :class:`~hieropt.spec.PhaseTable` as an index
+    into :data:`KINDS`, shape (n_layers, 3), int8 (the last few tables' codes are kept in the active
+    cache)."""
     if getattr(table, "kinds", None) is not None:
         return table.kinds
-    for t, codes in _CODES:
-        if t is table:
-            return codes
-    codes = np.zeros(table.collective.shape, dtype=np.int8)
-    for i, kind in enumerate(KINDS[1:], 1):
-        codes[table.collective == kind] = i
-    codes.flags.writeable = False
-    _CODES.insert(0, (table, codes))
-    del _CODES[TABLES_KEPT:]
-    return codes
+
+    def build() -> np.ndarray:
+        codes = np.zeros(table.collective.shape, dtype=np.int8)
+        for i, kind in enumerate(KINDS[1:], 1):
+            codes[table.collective == kind] = i
+        codes.flags.writeable = False
+        return codes
+
+    return current().memo("collective_codes", Same(table), build, TABLES_KEPT)
 
 
 CLASS_ROWS = 4096
 """Up to this many phases (L x 3), :func:`phase_classes` partitions them (above, the time model compares the rows
 themselves, as it does without the partition)."""
-_CLASSES: list[tuple[object, tuple[np.ndarray, np.ndarray] | None]] = []
 
 
 def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
-    """The phases of a :class:`~hieropt.spec.PhaseTable` whose traffic and latency rows are equal on every network
-    and mapping: the same phase column, collective, bytes and named group (:func:`phase_traffic` and
-    :func:`phase_latency` depend on nothing else). Returns (index of each class's first phase, the class of every
-    phase), phases numbered ``3 * layer + j``, classes in order of first appearance, or None for a table of more
-    than :data:`CLASS_ROWS` phases. The last few tables' partitions are kept: every candidate of a sweep over
-    shapes or placements of one workload asks for the same (:func:`hieropt.model.terms.phase_refs` then compares
-    a dozen rows instead of every phase's)."""
-    for t, classes in _CLASSES:
-        if t is table:
-            return classes
+    """The phases of a :class:`~hieropt.spec.PhaseTable` whose traffic and latency rows are equal on
+    every network and mapping: the same phase column, collective, bytes and named group
+    (:func:`phase_traffic` and :func:`phase_latency` depend on nothing else). Returns (index of each
+    class's first phase, the class of every phase), phases numbered ``3 * layer + j``, classes in
+    order of first appearance, or None for a table of more than :data:`CLASS_ROWS` phases. The last
+    few tables' partitions are kept in the active cache: every candidate of a sweep over shapes or
+    placements of one workload asks for the same (:func:`hieropt.model.terms.phase_refs` then
+    compares a dozen rows instead of every phase's)."""
+    return current().memo("phase_classes", Same(table), lambda: _classes(table), TABLES_KEPT)
+
+
+def _classes(table) -> tuple[np.ndarray, np.ndarray] | None:
     L = table.size_bytes.shape[0]
     out = None
     if 3 * L <= CLASS_ROWS:
@@ -85,27 +84,32 @@ def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
         out = (first, inverse)
         for a in out:
             a.flags.writeable = False
-    _CLASSES.insert(0, (table, out))
-    del _CLASSES[TABLES_KEPT:]
     return out
 
 
-@lru_cache(maxsize=4096)
+def read_only(out: np.ndarray) -> np.ndarray:
+    """``out``, made read-only (a value kept in a cache is shared by every later caller)."""
+    out.flags.writeable = False
+    return out
+
+
+ROWS_KEPT = 4096
+"""(group, algorithm) pairs whose rows :func:`unit_rows` and :func:`step_rows` keep."""
+
+
 def unit_rows(group: tuple[int, ...], algorithm: str = "concurrent",
               links: tuple[float, ...] | None = None) -> np.ndarray:
     """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group`` by ``algorithm`` (point-to-point sends
-    with ``links``), shape (len(KINDS), D), read-only."""
-    out = np.array([unit_traffic(k, group, algorithm, links) for k in KINDS])
-    out.flags.writeable = False
-    return out
+    with ``links``), shape (len(KINDS), D), read-only (kept in the active cache)."""
+    return current().memo("unit_rows", (group, algorithm, links), lambda: read_only(
+        np.array([unit_traffic(k, group, algorithm, links) for k in KINDS])), ROWS_KEPT)
 
 
-@lru_cache(maxsize=4096)
 def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...], algorithm: str = "concurrent") -> np.ndarray:
-    """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only."""
-    out = np.array([collective_steps(k, group, algorithms, algorithm) for k in KINDS])
-    out.flags.writeable = False
-    return out
+    """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only
+    (kept in the active cache)."""
+    return current().memo("step_rows", (group, algorithms, algorithm), lambda: read_only(
+        np.array([collective_steps(k, group, algorithms, algorithm) for k in KINDS])), ROWS_KEPT)
 
 
 def group_algorithm(instance: Instance, job: Job, name: str | None) -> str:
@@ -132,10 +136,18 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
     job = job or instance.jobs[0]
     table = job.workload.table
     key = _placement_key(instance, job)
-    links = key[-1]
-    out = _TRAFFIC.get(table, key)  # (kept, read-only: the time model, the evaluator, a sweep's equal placements)
-    if out is not None:
-        return out
+    # (kept, read-only: the time model, the evaluator, a sweep's equal placements ask for the same)
+    return current().memo("phase_traffic", (Same(table), key), lambda: read_only(
+        _traffic(instance, job, table, key[-1])), KEPT, KEPT_ELEMENTS)
+
+
+KEPT, KEPT_ELEMENTS = 64, 1 << 22
+"""Results of :func:`phase_traffic`, :func:`phase_latency` and :func:`phase_sums` the active cache
+keeps: at most this many of each and this many array elements in all (a large workload's arrays take
+megabytes; a sweep's candidates repeat a few placements)."""
+
+
+def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     classes = phase_classes(table)
     if classes is not None:  # one row per class of equal phases, then every phase's copy of its class's row
@@ -143,7 +155,7 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
         for j, name, idx, size, kinds in _class_groups(table, classes):
             unit = unit_rows(job.mapping.group(PHASES[j], name), group_algorithm(instance, job, name), links)
             rep[idx] = size[:, None] * unit[kinds]
-        return _TRAFFIC.put(table, key, rep[classes[1]].reshape(L, 3, D))
+        return rep[classes[1]].reshape(L, 3, D)
     codes = collective_codes(table)
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
@@ -153,7 +165,7 @@ def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
                 np.multiply(table.size_bytes[:, j, None], unit[codes[:, j]], out=out[:, j, :])
             else:
                 out[rows, j, :] = table.size_bytes[rows, j, None] * unit[codes[rows, j]]
-    return _TRAFFIC.put(table, key, out)
+    return out
 
 
 def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
@@ -163,17 +175,17 @@ def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
     job = job or instance.jobs[0]
     table = job.workload.table
     key = (instance.dimension_mode, job.workload.group_algorithms)
-    out = _SUMS.get(table, key)
-    if out is not None:
-        return out
-    L = table.size_bytes.shape[0]
-    out = np.zeros((L, 3), dtype=bool)
-    p2p = collective_codes(table) == KINDS.index(Collective.P2P)
-    for j in range(3):
-        for name, rows in _group_rows(table, j):
-            if sums_dims(group_algorithm(instance, job, name)):
-                out[:, j] |= True if rows is None else rows
-    return _SUMS.put(table, key, out & ~p2p)
+
+    def build() -> np.ndarray:
+        out = np.zeros((table.size_bytes.shape[0], 3), dtype=bool)
+        p2p = collective_codes(table) == KINDS.index(Collective.P2P)
+        for j in range(3):
+            for name, rows in _group_rows(table, j):
+                if sums_dims(group_algorithm(instance, job, name)):
+                    out[:, j] |= True if rows is None else rows
+        return read_only(out & ~p2p)
+
+    return current().memo("phase_sums", (Same(table), key), build, KEPT, KEPT_ELEMENTS)
 
 
 def model_mode(instance: Instance) -> str:
@@ -199,6 +211,30 @@ def model_mode(instance: Instance) -> str:
                                          instance.more_workloads, instance.dimension_mode), build)
 
 
+def model_fields(instance: Instance) -> tuple:
+    """The fields of ``instance`` its time model and the evaluator's bandwidth-free arrays derive
+    from (the key of their memo on the instance, :meth:`hieropt.spec.base.Frozen.memo`)."""
+    return (instance.network, instance.workload, instance.mapping, instance.workload_weight,
+            instance.more_workloads, instance.training_loop, instance.dimension_mode,
+            instance.pipeline, instance.step, instance.collectives_in_flight, instance.chunks)
+
+
+def job_arrays(instance: Instance, i: int) -> tuple:
+    """What the evaluator reads of job ``i`` of ``instance`` at every bandwidth: (the job, or the
+    job of its stages' rows, :func:`hieropt.model.stages.stage_rows`; the rows of each stage;
+    traffic (L, 3, D) bytes; latency (L, 3, D) ns; the summing collectives (L, 3)), kept on the
+    instance (a repeated solve evaluates it again)."""
+    def build() -> tuple:
+        job, rows = instance.jobs[i], None
+        if job.workload.more_stages:
+            job, rows = stage_rows(job)
+        traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)  # (L, 3, D)
+        rows = rows or (slice(0, traffic.shape[0]),)
+        return job, rows, traffic, latency, phase_sums(instance, job)
+
+    return instance.memo_by_value("_job_arrays", model_fields(instance), i, build)
+
+
 def phase_times(instance: Instance, job: Job, bw: np.ndarray) -> np.ndarray:
     """Every phase's collective time at per-NPU bandwidths ``bw`` (D,) GB/s, ns, shape (n_layers, 3): the largest
     or, for the collectives of :func:`phase_sums`, the sum over the dimensions of bytes / B + latency."""
@@ -209,48 +245,16 @@ def phase_times(instance: Instance, job: Job, bw: np.ndarray) -> np.ndarray:
     return np.where(sums, per.sum(axis=-1), per.max(axis=-1, initial=0.0))
 
 
-class Kept:
-    """The last results (read-only arrays) of a function of a table and a key, found by the table's identity and the
-    key: at most ``count`` of them and at most ``elements`` array elements in all (a large workload's arrays take
-    megabytes; a sweep's candidates repeat a few placements)."""
-
-    def __init__(self, count: int = 64, elements: int = 1 << 22):
-        self.count, self.elements, self.size = count, elements, 0
-        self.items: OrderedDict[tuple, tuple[object, np.ndarray]] = OrderedDict()
-
-    def get(self, table, key: tuple) -> np.ndarray | None:
-        """The kept array of ``table`` and ``key``, or None."""
-        hit = self.items.get((id(table), key))
-        if hit is None or hit[0] is not table:
-            return None
-        self.items.move_to_end((id(table), key))
-        return hit[1]
-
-    def put(self, table, key: tuple, out: np.ndarray) -> np.ndarray:
-        """Keep ``out`` (made read-only) for ``table`` and ``key``; returns it."""
-        out.flags.writeable = False
-        old = self.items.pop((id(table), key), None)
-        self.size += out.size - (old[1].size if old is not None else 0)
-        self.items[id(table), key] = (table, out)
-        while self.items and (len(self.items) > self.count or self.size > self.elements) and len(self.items) > 1:
-            self.size -= self.items.popitem(last=False)[1][1].size
-        return out
-
-
-_TRAFFIC = Kept()
-_SUMS = Kept()
-
-
-_CLASS_GROUPS: list[tuple[object, list[tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]]] = []
-
-
 def _class_groups(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
         tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]:
     """The classes of :func:`phase_classes` by the group their collective runs on: (phase column j, named group or
     None for the phase's group, the classes' indices, their bytes, their collective codes), kept per table."""
-    for t, out in _CLASS_GROUPS:
-        if t is table:
-            return out
+    return current().memo("class_groups", Same(table), lambda: _groups_of(table, classes),
+                          TABLES_KEPT)
+
+
+def _groups_of(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
+        tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]:
     first = classes[0]
     layer, col = first // 3, first % 3
     size, kinds, names = table.size_bytes[layer, col], collective_codes(table)[layer, col], table.group[layer, col]
@@ -261,8 +265,6 @@ def _class_groups(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
     for (j, name), idx in members.items():
         ix = np.array(idx, dtype=np.int64)
         out.append((j, name, ix, size[ix], kinds[ix]))
-    _CLASS_GROUPS.insert(0, (table, out))
-    del _CLASS_GROUPS[TABLES_KEPT:]
     return out
 
 
@@ -293,9 +295,14 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
         return _zeros(table.size_bytes.shape[0], len(dims))
     algos = tuple(d.collective_algorithm for d in dims)
     key = (lat, algos) + _placement_key(instance, job)
-    out = _LATENCY.get(table, key)  # (kept, as phase_traffic's)
-    if out is not None:
-        return out
+    # (kept, as phase_traffic's)
+    return current().memo("phase_latency", (Same(table), key), lambda: read_only(
+        _latency(instance, job, table, lat, algos)), KEPT, KEPT_ELEMENTS)
+
+
+def _latency(instance: Instance, job: Job, table, lat: tuple[float, ...],
+             algos: tuple[str, ...]) -> np.ndarray:
+    dims = instance.network.dims
     alpha = np.array(lat)
     L = table.size_bytes.shape[0]
     classes = phase_classes(table)
@@ -317,17 +324,11 @@ def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
                     np.multiply(steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :])
                 else:
                     out[rows, j, :] = steps[codes[rows, j]] * (table.size_bytes[rows, j] > 0)[:, None]
-    return _LATENCY.put(table, key, out)
-
-
-_LATENCY = Kept()
-
-
-@lru_cache(maxsize=64)
-def _zeros(L: int, D: int) -> np.ndarray:
-    out = np.zeros((L, 3, D))
-    out.flags.writeable = False
     return out
+
+
+def _zeros(L: int, D: int) -> np.ndarray:
+    return current().memo("zeros", (L, D), lambda: read_only(np.zeros((L, 3, D))))
 
 
 @dataclass(frozen=True)

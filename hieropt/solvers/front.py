@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cache import Cache, scoped
 from ..errors import InputError, NoSolutionError, SolverError
 from ..model.timing import build_time_model
 from ..result import Solution, Status
@@ -51,8 +52,10 @@ of several orders of magnitude, e.g. a loose ceiling far above the floor, where 
 at the dear end and none near the cheap networks)."""
 
 
+@scoped
 def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spacing: str = "linear",
-           progress: Callable[[int, int], None] | None = None) -> Front:
+           progress: Callable[[int, int], None] | None = None, *,
+           cache: Cache | None = None) -> Front:
     """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to the fastest,
     each point the fastest network within its budget (proven to 1e-8), all on one persistent LP.
 
@@ -62,6 +65,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
         time_limit_s: time limit of each LP, s.
         spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $), :data:`SPACINGS`.
         progress: called as ``progress(done, points)`` after each budget is solved (e.g. a progress bar).
+        cache: the memo tables the front's solves share (:class:`hieropt.cache.Cache`; default: a
+            new one for this call).
 
     Raises:
         InputError: ``points`` < 2 or an unknown ``spacing``.

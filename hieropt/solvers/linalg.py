@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # numpy's own LAPACK gufunc: np.linalg.solve without its ~20 us of checks and error-state set-up per call
-    from numpy.linalg import _umath_linalg
 
-    solve = _umath_linalg.solve1
-    """``solve(A, b)``: x with A x = b for a square (n, n) ``A`` and (n,) ``b`` (LAPACK gesv); a singular ``A``
-    gives NaNs (no exception: callers test ``np.isfinite``; call inside ``np.errstate(all="ignore")``)."""
-except (ImportError, AttributeError):  # pragma: no cover - other numpy builds
-    solve = np.linalg.solve
+def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x with A x = b for a square (n, n) ``A`` and (n,) ``b`` (``np.linalg.solve``: LAPACK gesv). A
+    singular ``A`` gives NaNs, not an exception: callers test ``np.isfinite`` of the result."""
+    try:
+        return np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        return np.full(np.shape(b), np.nan)
+
 
 __all__ = ["solve", "Work", "WORK", "LSTSQ_COST"]
 

@@ -10,6 +10,7 @@ import time
 import warnings
 from dataclasses import dataclass, fields, replace
 
+from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError
 from ..model.cutmodel import cut_model, prefers_cuts
 from ..model.run import power_cap_problem
@@ -96,6 +97,7 @@ def _with_old_keywords(options: SolveOptions, old: dict) -> SolveOptions:
     return replace(options, **update)
 
 
+@scoped
 def solve(
     instance: Instance,
     objective: str | None = None,
@@ -290,6 +292,7 @@ def _with_sensitivity(
     return by_differences() if near else without_sensitivity(out, reason)
 
 
+@scoped
 def solve_fastest_cheapest(
     instance: Instance, time_limit_s: float = 60.0
 ) -> tuple[Solution, Solution | str]:

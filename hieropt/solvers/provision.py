@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 
+from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
 from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
@@ -171,6 +172,7 @@ class Provisioning:
         return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
 
 
+@scoped
 def provision(instance: Instance, catalog: Catalog | str | Path, objective: str | None = None,
               max_iteration_time_ns: float | None = None, max_cost_usd: float | None = None, *,
               max_power_w: float | None = None, compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:

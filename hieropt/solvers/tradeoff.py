@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
+from ..cache import scoped
 from ..errors import InputError, SolverError
 from ..formulation.milp import KW, MUSD, build_provision_milp
 from ..formulation.scale import MS_NS
@@ -63,6 +64,7 @@ class Tradeoff:
     solve_seconds: float
 
 
+@scoped
 def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels: int = 5,
                        time_limit_s: float = 60.0) -> Tradeoff:
     """Time-cost-power front of whole-part designs from ``catalog`` on a ``levels`` x ``levels`` grid.

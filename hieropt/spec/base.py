@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 import operator
 import types
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..cache import Same, current
 from ..names import BLOCKS
 
 Block = Literal[BLOCKS]
@@ -55,9 +56,21 @@ def _whole(annotation: Any) -> bool:
     return False
 
 
-@cache
+def class_fact(cls: type, name: str, build: Any) -> Any:
+    """``build()``, a fact of the class ``cls`` itself (derived from its fields), computed once and
+    kept on the class as the attribute ``__hieropt_<name>__`` (the class's own: a subclass computes
+    its own)."""
+    attr = f"__hieropt_{name}__"
+    fact = cls.__dict__.get(attr)
+    if fact is None:
+        fact = build()
+        setattr(cls, attr, fact)
+    return fact
+
+
 def _whole_fields(cls: type) -> frozenset[str]:
-    return frozenset(name for name, f in cls.model_fields.items() if _whole(f.annotation))
+    return class_fact(cls, "whole", lambda: frozenset(
+        name for name, f in cls.model_fields.items() if _whole(f.annotation)))
 
 
 def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
@@ -94,14 +107,15 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
     return data
 
 
-@cache
 def _cached_names(cls: type) -> tuple[str, ...]:
-    return tuple(name for klass in cls.__mro__ for name, v in vars(klass).items() if isinstance(v, cached_property))
+    return class_fact(cls, "cached", lambda: tuple(
+        name for klass in cls.__mro__ for name, v in vars(klass).items()
+        if isinstance(v, cached_property)))
 
 
-@cache
 def _numeric_fields(cls: type) -> tuple[str, ...]:
-    return tuple(name for name, f in cls.model_fields.items() if _numeric(f.annotation))
+    return class_fact(cls, "numeric", lambda: tuple(
+        name for name, f in cls.model_fields.items() if _numeric(f.annotation)))
 
 
 def _not_a_number(v: Any) -> bool:
@@ -109,9 +123,11 @@ def _not_a_number(v: Any) -> bool:
 
 
 RECENT = 4
-"""Values :meth:`Frozen.memo` keeps per name beyond the model itself, for copies of a model that share its fields
-(``model_copy(update=...)`` with another objective or budget: each solve with an override makes one)."""
-_RECENT: dict[str, list[tuple[tuple, Any]]] = {}
+"""Values :meth:`Frozen.memo` keeps per name beyond the model itself: in the memo a model shares with
+its copies (``model_copy(update=...)`` with another objective or budget: each solve with an override
+makes one), and in the active cache (:mod:`hieropt.cache`), for models of a sweep that share fields."""
+FAMILY = "__hieropt_family__"
+"""Key, in a model's ``__dict__``, of the memo it shares with its copies (:meth:`Frozen.model_copy`)."""
 
 
 def _same(a: tuple, b: tuple) -> bool:
@@ -131,23 +147,29 @@ class Frozen(BaseModel):
         return check_number_fields(cls, data)
 
     def memo(self, name: str, key: tuple, build: Any) -> Any:
-        """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from, compared by
-        identity, so a copy with other fields computes its own) and kept on the model, and for the last :data:`RECENT`
-        keys per name also in a module-level list that copies sharing those fields find: arrays derived from a frozen
-        model (prices, constraint matrices) that a solve reads many times. The value must not be modified."""
+        """``build()``, computed once per model and ``key`` (a tuple of the fields it derives from,
+        compared by identity, so a copy with other fields computes its own) and kept on the model
+        (the entry holds the key's objects, so their identities stay theirs); the last
+        :data:`RECENT` keys per name also in the memo the model shares with its copies and in the
+        active cache, where other models with those fields find it: arrays derived from a frozen
+        model (prices, constraint matrices) that a solve reads many times. The value must not be
+        modified."""
         cached = self.__dict__.get(name)
         if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
-            return cached[1]  # (the common case, inline: :func:`_same`)
-        recent = _RECENT.setdefault(name, [])
-        for entry in recent:  # a copy of a model with these fields (e.g. another objective) computed it already
-            if _same(entry[0], key):
-                self.__dict__[name] = entry
-                return entry[1]
-        value = build()
-        self.__dict__[name] = entry = (key, value)
-        recent.insert(0, entry)
-        del recent[RECENT:]
-        return value
+            return cached[1]  # (the common case)
+        family = self.__dict__.get(FAMILY)
+        kin = family.setdefault(name, []) if family is not None else []
+        entry = next((e for e in kin if _same(e[0], key)), None)  # (made by a copy or the original)
+        if entry is None:
+            recent = current().table(f"memo {name}", RECENT)
+            ident = tuple(map(Same, key))
+            entry = recent.get(ident)  # (made for a sweep's model with these fields)
+            if entry is None:
+                entry = recent.put(ident, (key, build()))
+            if family is not None:
+                kin[:] = [entry, *kin[:RECENT - 1]]
+        self.__dict__[name] = entry
+        return entry[1]
 
     def memo_by_value(self, name: str, key: tuple, values: Any, build: Any, size: int = 16) -> Any:
         """:meth:`memo` for a value that also depends on plain values (floats, tuples, bytes; compared by
@@ -163,7 +185,10 @@ class Frozen(BaseModel):
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
         """pydantic's ``model_copy``; with ``update``, values cached from the old fields (``cached_property``, e.g.
-        :attr:`hieropt.spec.Workload.table`) are dropped from the copy instead of describing the old fields."""
+        :attr:`hieropt.spec.Workload.table`) are dropped from the copy instead of describing the old fields.
+        The copy shares the model's memo (:meth:`memo`; its entries are keyed by the fields they derive
+        from, so a copy with other fields finds none of the old ones)."""
+        self.__dict__.setdefault(FAMILY, {})
         out = super().model_copy(update=update, deep=deep)
         if update:
             for name in _cached_names(type(self)):

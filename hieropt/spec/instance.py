@@ -12,11 +12,11 @@ messages start with the field path and end with the fix, so readers can turn the
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..cache import Same, current
 from ..names import OBJECTIVES, TRAINING_LOOPS
 from .base import Frozen, NonNegFloat, check_max_regret
 from .cluster import Cluster
@@ -124,9 +124,6 @@ class Job(Frozen):
     weight: float = Field(ge=WEIGHT_RANGE[0], le=WEIGHT_RANGE[1], allow_inf_nan=False)
 
 
-_CHECKED: dict[tuple, tuple] = {}  # (mapping, network, workload) that passed the checks (frozen: they pass again)
-
-
 class Instance(Frozen):
     """A complete problem: network, workload, mapping, cost model, design constraints, objective, training loop.
 
@@ -193,14 +190,14 @@ class Instance(Frozen):
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         D = self.network.n_dims
-        objs = (self.mapping, self.network, self.workload)  # (checked once per these objects: a sweep repeats them)
-        if _CHECKED.get(key := (*map(id, objs), self.dimension_mode)) != objs:  # (tuples compare by identity first)
+        passed = current().table("instance checked", 4096)  # (frozen: they pass again)
+        if passed.get(key := (Same(self.mapping), Same(self.network))) is None:
             check_mapping(self.mapping, self.network, "mapping")
-            if _CHECKED.get(job := (id(self.mapping), id(self.workload), self.dimension_mode)) != objs[::2]:
-                check_job(self.workload, self.mapping, "mapping", self.dimension_mode)  # (not the network's)
-                _CHECKED[job] = objs[::2]
-            _CHECKED.clear() if len(_CHECKED) >= 4096 else None
-            _CHECKED[key] = objs
+            passed.put(key, True)
+        mode = self.dimension_mode
+        if passed.get(key := (Same(self.mapping), Same(self.workload), mode)) is None:
+            check_job(self.workload, self.mapping, "mapping", mode)  # (not the network's)
+            passed.put(key, True)
         for j, job in enumerate(self.more_workloads):
             check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
             check_job(job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode)
@@ -302,10 +299,8 @@ class Instance(Frozen):
     @property
     def bounds_or_default(self) -> tuple[Bound, ...]:
         """Per-dimension bounds, defaulting to ``0 <= bw[d]`` with no upper bound."""
-        return self.bounds if self.bounds is not None else _default_bounds(self.network.n_dims)
-
-
-@lru_cache(maxsize=64)
-def _default_bounds(n_dims: int) -> tuple[Bound, ...]:
-    """``n_dims`` default bounds (immutable, so shared)."""
-    return tuple(Bound() for _ in range(n_dims))
+        if self.bounds is not None:
+            return self.bounds
+        n = self.network.n_dims  # (one tuple per instance and its copies: the design matrix's key)
+        return self.memo("_default_bounds", (self.network,),
+                         lambda: tuple(Bound() for _ in range(n)))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..cache import Same, current
+
 Rows = tuple[Any, ...]
 """Design rows: :class:`hieropt.spec.LinearConstraint` values (not imported: that module imports this one)."""
 Bounds = tuple[Any, ...] | None
@@ -128,29 +130,22 @@ def check_bound(value: float | None) -> float | None:
     return value
 
 
-_DESIGNS: dict[tuple[int, int], tuple] = {}
-"""(id(constraints), id(bounds)) -> the objects, for the designs that passed :func:`check_design` (frozen: they
-pass again; a sweep's candidates share one design)."""
-
-
 def check_design(constraints: Rows, bounds: Bounds) -> None:
     """Check the design rows and bounds of an instance together (:func:`design_range_problem`), once per pair of
-    objects.
+    objects in the active cache (frozen: they pass again; a sweep's candidates share one design).
 
     Raises:
         ValueError: ``"field: problem; fix: fix"`` of :func:`design_range_problem`.
     """
     if not constraints and not bounds:
         return
-    seen = _DESIGNS.get(key := (id(constraints), id(bounds)))
-    if seen is not None and seen[0] is constraints and seen[1] is bounds:
-        return
-    problem = design_range_problem(constraints, bounds)
-    if problem is not None:
-        raise ValueError(problem)
-    if len(_DESIGNS) >= 4096:
-        _DESIGNS.clear()
-    _DESIGNS[key] = (constraints, bounds)
+    passed = current().table("design checked", 4096)
+    key = (Same(constraints), Same(bounds))
+    if passed.get(key) is None:
+        problem = design_range_problem(constraints, bounds)
+        if problem is not None:
+            raise ValueError(problem)
+        passed.put(key, True)
 
 
 __all__ = ["BW_RANGE_GBPS", "COEFFICIENT_RANGE", "MAX_FLOOR_OVER_CEILING", "PRICE_RANGE", "WEIGHT_RANGE",

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field, model_validator
 
+from ..cache import current
 from ..errors import InputError
 from . import BLOCKS, Block, CostModel, LinearConstraint, NonNegFloat, Workload
 from .base import Frozen
@@ -229,14 +229,18 @@ def nic_count(npus: int, scale_out_gbps: list[float], nic_gbps: float, nic_npus:
     return npus // nic_npus * per_group
 
 
-@lru_cache(maxsize=256)
 def constraint_for(text: str, n_dims: int) -> LinearConstraint:
-    """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The last 256
-    (text, n_dims) pairs are kept (the result is frozen; a sweep asks for the same few for each candidate).
+    """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The
+    last 256 (text, n_dims) pairs are kept in the active cache (the result is frozen; a sweep asks
+    for the same few for each candidate).
 
     Raises:
         InputError: the text is not a linear constraint on ``n_dims`` dimensions.
     """
+    return current().memo("constraint_for", (text, n_dims), lambda: _parsed(text, n_dims), 256)
+
+
+def _parsed(text: str, n_dims: int) -> LinearConstraint:
     from .constraint_text import parse_constraint
 
     c = parse_constraint(_TOP_RE.sub(str(n_dims - 1), text), n_dims, "constraints")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cache import Cache, scoped
 from ..errors import InputError
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
@@ -217,8 +218,12 @@ def check_ratios(instance: Instance) -> None:
                          f"give {instance.network.n_dims} finite ratios >= 0, at least one positive")
 
 
-def compare(instance: Instance, objective: str | None = None) -> Comparison:
-    """Every heuristic and the exact optimum for ``objective`` (default: the instance's).
+@scoped
+def compare(instance: Instance, objective: str | None = None, *,
+            cache: Cache | None = None) -> Comparison:
+    """Every heuristic and the exact optimum for ``objective`` (default: the instance's). ``cache``:
+    the memo tables the heuristics' evaluations and the solve share (:class:`hieropt.cache.Cache`;
+    default: a new one).
 
     Raises:
         InputError: invalid ``heuristic_ratios``, unknown objective, min_cost without a time target.

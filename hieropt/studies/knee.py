@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..cache import scoped
 from ..errors import InputError
 from ..result import Solution
 from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
@@ -71,6 +72,7 @@ def check_within(within: float) -> float:
     return within
 
 
+@scoped
 def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0) -> Knee:
     """The knee of ``instance`` (module docstring): its fastest design under its constraints and budget, and the
     cheapest within ``within`` of that time.

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cache import scoped
 from ..errors import InputError, SolverError
 from ..io.astrasim_bundle import Bundle, write_bundle
 from ..io.astrasim_network import sim_network
@@ -318,6 +319,7 @@ class SimulationStudy:
         return "; ".join(why)
 
 
+@scoped
 def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequence[float] | None = None,
                          chunks: int | None = None, folder: str | Path | None = None,
                          timeout_s: float = DEFAULT_TIMEOUT_S, tolerance: float = TOLERANCE,

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..cache import scoped
 from ..errors import InputError
 from ..io.common import validation_error
 from ..workloads.llm.space import CodesignSpace
@@ -131,6 +132,7 @@ def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
                   space.max_iteration_time_ns if deadline else None, result)
 
 
+@scoped
 def size_cluster(space: CodesignSpace | str | Path, sizes: list[int] | None = None, *,
                  deadline_ns: float | None = None, objective: str | None = None,
                  workers: int | None = 1, prune: bool = True,

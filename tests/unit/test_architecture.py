@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "hieropt"
 MAX_LINES = 400
 
 STAGES: tuple[tuple[str, ...], ...] = (
-    ("errors", "units", "names", "version", "lazy", "progress"),  # 0: vocabulary, no imports of hieropt
+    ("errors", "units", "names", "version", "lazy", "progress", "cache"),  # 0: no hieropt imports
     ("spec",),  # 1: the problem statement (pydantic)
     ("workloads",),  # 2: workload generators -> spec.Workload
     ("model",),  # 3: physics: traffic, timing, cost, mapping, catalog (numpy, no Pyomo)

@@ -169,19 +169,25 @@ def test_placements():
 
 
 def test_stage_workload_is_lowered_once_per_plan_and_stage():
-    """A co-design search builds one instance per (plan, shape): the lowered stage is shared by the plan's shapes,
-    equal to lowering it afresh, and another plan or stage gets its own."""
-    from hieropt.workloads.llm.lower import stage_workload
+    from hieropt.cache import use
 
-    p = params(sequence_parallel=True, zero_stage=1)
-    a, b = instance_for(p, _net(2, 4), COST), instance_for(p, _net(4, 2), COST)
-    assert a.workload is b.workload
-    assert a.workload == lower_plan(build_step(p))  # every distinct stage, the one with the most compute first
-    assert a.workload.stages[0].layers == lower_stage(build_step(p), bottleneck_stage(build_step(p))).layers
-    assert stage_workload(p, 0) is stage_workload(p, 0) and stage_workload(p, 0) == lower_stage(build_step(p), 0)
-    assert stage_workload(p, 0) != stage_workload(p, 1)
-    other = instance_for(params(zero_stage=1), _net(2, 4), COST)
-    assert other.workload is not a.workload and other.workload != a.workload
+    with use():  # (one cache, as a sweep's)
+        """A co-design search builds one instance per (plan, shape): the lowered stage is shared by
+        the plan's shapes, equal to lowering it afresh, and another plan or stage gets its own."""
+        from hieropt.workloads.llm.lower import stage_workload
+
+        p = params(sequence_parallel=True, zero_stage=1)
+        a, b = instance_for(p, _net(2, 4), COST), instance_for(p, _net(4, 2), COST)
+        assert a.workload is b.workload
+        # every distinct stage, the one with the most compute first
+        assert a.workload == lower_plan(build_step(p))
+        first = lower_stage(build_step(p), bottleneck_stage(build_step(p)))
+        assert a.workload.stages[0].layers == first.layers
+        assert stage_workload(p, 0) is stage_workload(p, 0)
+        assert stage_workload(p, 0) == lower_stage(build_step(p), 0)
+        assert stage_workload(p, 0) != stage_workload(p, 1)
+        other = instance_for(params(zero_stage=1), _net(2, 4), COST)
+        assert other.workload is not a.workload and other.workload != a.workload
 
 
 def test_a_plan_lowers_every_distinct_stage():

@@ -179,44 +179,48 @@ def _instances():
 
 
 def test_phase_classes_give_the_time_model_of_every_row():
-    for inst in _instances():
-        table = inst.workload.table
-        tr, la = phase_traffic(inst), phase_latency(inst)
-        classes = phase_classes(table)
-        assert classes is phase_classes(table)  # kept per table
-        first, inverse = classes
-        L = table.size_bytes.shape[0]
-        rows = np.concatenate([tr, la], axis=2).reshape(3 * L, -1)
-        assert np.array_equal(rows, rows[first][inverse])  # the rows of a class are equal
-        assert list(first) == sorted(first)  # classes in order of first appearance
-        b1, b2 = terms.TermBuilder(inst.network.n_dims), terms.TermBuilder(inst.network.n_dims)
-        r1, r2 = terms.phase_refs(b1, tr, la), terms.phase_refs(b2, tr, la, classes)
-        assert np.array_equal(r1.k, r2.k) and np.array_equal(r1.a, r2.a)
-        assert b1.keys == b2.keys and b1.peaks == b2.peaks and b1.largest == b2.largest
-        assert b1.collectives == b2.collectives
-        assert all(np.array_equal(x, y) for x, y in zip(b1.bytes + b1.latency, b2.bytes + b2.latency, strict=True))
-        total = 0  # (a plan with pp > 1: every distinct stage's collectives; the first stage's are b1's)
-        for job in stage_jobs(inst.jobs[0]):
-            b = terms.TermBuilder(inst.network.n_dims)
-            terms.phase_refs(b, phase_traffic(inst, job), phase_latency(inst, job))
-            total += b.collectives
-        assert build_time_model(inst).n_collectives == total >= b1.collectives
+    from hieropt.cache import use
+
+    with use():  # (one cache, as a sweep's)
+        for inst in _instances():
+            table = inst.workload.table
+            tr, la = phase_traffic(inst), phase_latency(inst)
+            classes = phase_classes(table)
+            assert classes is phase_classes(table)  # kept per table
+            first, inverse = classes
+            L = table.size_bytes.shape[0]
+            rows = np.concatenate([tr, la], axis=2).reshape(3 * L, -1)
+            assert np.array_equal(rows, rows[first][inverse])  # the rows of a class are equal
+            assert list(first) == sorted(first)  # classes in order of first appearance
+            b1, b2 = terms.TermBuilder(inst.network.n_dims), terms.TermBuilder(inst.network.n_dims)
+            r1, r2 = terms.phase_refs(b1, tr, la), terms.phase_refs(b2, tr, la, classes)
+            assert np.array_equal(r1.k, r2.k) and np.array_equal(r1.a, r2.a)
+            assert b1.keys == b2.keys and b1.peaks == b2.peaks and b1.largest == b2.largest
+            assert b1.collectives == b2.collectives
+            assert all(np.array_equal(x, y)
+                       for x, y in zip(b1.bytes + b1.latency, b2.bytes + b2.latency, strict=True))
+            total = 0  # (pp > 1: every distinct stage's collectives; the first's are b1's)
+            for job in stage_jobs(inst.jobs[0]):
+                b = terms.TermBuilder(inst.network.n_dims)
+                terms.phase_refs(b, phase_traffic(inst, job), phase_latency(inst, job))
+                total += b.collectives
+            assert build_time_model(inst).n_collectives == total >= b1.collectives
 
 
 def test_traffic_by_classes_equals_traffic_by_rows(monkeypatch):
+    from hieropt.cache import use
     from hieropt.model import traffic
 
     insts = _instances()
-    by_class = [(phase_traffic(i), phase_latency(i)) for i in insts]
-    for name in ("_CLASSES", "_CLASS_GROUPS"):  # nothing kept: every row computed
-        monkeypatch.setattr(traffic, name, [])
-    monkeypatch.setattr(traffic, "_TRAFFIC", traffic.Kept())
-    monkeypatch.setattr(traffic, "_LATENCY", traffic.Kept())
+    with use():
+        by_class = [(phase_traffic(i), phase_latency(i)) for i in insts]
     monkeypatch.setattr(traffic, "CLASS_ROWS", 0)
-    for inst, (tr, la) in zip(insts, by_class, strict=True):
-        assert phase_classes(inst.workload.table) is None
-        assert np.array_equal(phase_traffic(inst), tr) and np.array_equal(phase_latency(inst), la)
-        assert not tr.flags.writeable and not la.flags.writeable
+    with use():  # (a new cache: nothing kept, every row computed)
+        for inst, (tr, la) in zip(insts, by_class, strict=True):
+            assert phase_classes(inst.workload.table) is None
+            assert np.array_equal(phase_traffic(inst), tr)
+            assert np.array_equal(phase_latency(inst), la)
+            assert not tr.flags.writeable and not la.flags.writeable
     assert any(la.any() for _, la in by_class) and all(tr.any() for tr, _ in by_class)
 
 
@@ -226,20 +230,19 @@ def _same_model(a, b) -> bool:
                 "terms_bytes", "terms_latency_ns", "term_weights", "node_weights")))
 
 
-def test_time_models_kept_by_their_inputs(monkeypatch):
+def test_time_models_kept_by_their_inputs():
+    from hieropt.cache import use
     from hieropt.model import timing
     from hieropt.spec import CostClass, CostModel, Dimension, Network
 
     insts = _instances()
     kept = [build_time_model(i) for i in insts]
-    monkeypatch.setattr(timing, "_MODELS", type(timing._MODELS)())
-    monkeypatch.setattr(timing, "TIME_MODELS", 0)  # nothing kept: every model built afresh
-    for inst, tm in zip(insts, kept, strict=True):
-        fresh = timing._shared_time_model(inst)  # (past the per-instance memo)
-        assert fresh is not tm and _same_model(fresh, tm)
-        if timing._model_key(inst) is not None:
-            assert not tm.terms_bytes.flags.writeable
-    monkeypatch.setattr(timing, "TIME_MODELS", 64)
+    with use():  # (a new cache: nothing kept, every model built afresh)
+        for inst, tm in zip(insts, kept, strict=True):
+            fresh = timing._shared_time_model(inst)  # (past the per-instance memo)
+            assert fresh is not tm and _same_model(fresh, tm)
+            if timing._model_key(inst) is not None:
+                assert not tm.terms_bytes.flags.writeable
     # the same plan on Ring / FullyConnected / Switch dimensions of equal sizes and other prices: one model; other
     # latency or sizes: another
     p, cost = PLANS[0], CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=2.0,
@@ -250,26 +253,32 @@ def test_time_models_kept_by_their_inputs(monkeypatch):
                                  for b, n in zip(blocks, sizes, strict=True)))
         return instance_for(p, net, cost)
 
-    a = build_time_model(inst(("Ring", "Ring")))
-    assert build_time_model(inst(("FullyConnected", "Switch"))) is a
-    assert build_time_model(inst(("Ring", "Ring"), "B")) is a
-    other = build_time_model(inst(("Ring", "Ring"), latency=100.0))
-    assert other is not a and other.terms_latency_ns.any() and not a.terms_latency_ns.any()
-    assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other  # other step counts
-    assert build_time_model(inst(("Ring", "Ring"), sizes=(4, 2))) is not a
+    with use():  # (one cache, as a sweep's)
+        a = build_time_model(inst(("Ring", "Ring")))
+        assert build_time_model(inst(("FullyConnected", "Switch"))) is a
+        assert build_time_model(inst(("Ring", "Ring"), "B")) is a
+        other = build_time_model(inst(("Ring", "Ring"), latency=100.0))
+        assert other is not a and other.terms_latency_ns.any() and not a.terms_latency_ns.any()
+        # other step counts
+        assert build_time_model(inst(("Ring", "FullyConnected"), latency=100.0)) is not other
+        assert build_time_model(inst(("Ring", "Ring"), sizes=(4, 2))) is not a
+    assert build_time_model(inst(("Ring", "Ring"))) is not a  # (outside it: a call of its own)
 
 
 def test_kept_arrays_are_bounded():
-    from hieropt.model.traffic import Kept
+    from hieropt.cache import Same, Table
 
-    kept, tables = Kept(count=3, elements=10), [object() for _ in range(5)]
+    kept, tables = Table(count=3, elements=10), [object() for _ in range(5)]
     for i, t in enumerate(tables):
-        kept.put(t, (i,), np.zeros(2))
-    assert [kept.get(t, (i,)) is not None for i, t in enumerate(tables)] == [False, False, True, True, True]
-    assert kept.get(tables[4], (3,)) is None and kept.get(object(), (4,)) is None  # (the key and the table)
+        kept.put((Same(t), i), np.zeros(2))
+    found = [kept.get((Same(t), i)) is not None for i, t in enumerate(tables)]
+    assert found == [False, False, True, True, True]
+    assert kept.get((Same(tables[4]), 3)) is None  # (the key and the table)
+    assert kept.get((Same(object()), 4)) is None
     big = np.zeros(50)
-    assert kept.put(tables[0], (9,), big) is big and not big.flags.writeable
-    assert len(kept.items) == 1 and kept.size == 50 and kept.get(tables[0], (9,)) is big  # the newest is kept
+    assert kept.put((Same(tables[0]), 9), big) is big
+    assert len(kept.items) == 1 and kept.size == 50  # the newest is kept
+    assert kept.get((Same(tables[0]), 9)) is big
 
 
 def test_paused_gc_restores_the_collector():
@@ -296,18 +305,21 @@ def test_paused_gc_restores_the_collector():
 
 
 def test_design_matrix_and_constraints_shared():
-    c1 = constraint_for("sum(bw) == 500", 3)
-    assert constraint_for("sum(bw) == 500", 3) is c1
-    with pytest.raises(Exception, match="bw"):
-        constraint_for("sum(bw) == 500 + bw[7]", 3)
-    with pytest.raises(Exception, match="bw"):  # (errors are not kept: raised again)
-        constraint_for("sum(bw) == 500 + bw[7]", 3)
-    a = load_instance("instances/gpt3-4d.toml")
-    b = a.model_copy(update={"name": "other"})
-    assert Instance.model_validate(dict(b)).design_matrix is a.design_matrix
-    fresh = DesignMatrix.of(a.constraints, a.bounds_or_default)
-    for f in ("A", "lower", "upper", "bw_lower", "bw_upper"):
-        assert np.array_equal(getattr(a.design_matrix, f), getattr(fresh, f))
+    from hieropt.cache import use
+
+    with use():  # (one cache, as a sweep's)
+        c1 = constraint_for("sum(bw) == 500", 3)
+        assert constraint_for("sum(bw) == 500", 3) is c1
+        with pytest.raises(Exception, match="bw"):
+            constraint_for("sum(bw) == 500 + bw[7]", 3)
+        with pytest.raises(Exception, match="bw"):  # (errors are not kept: raised again)
+            constraint_for("sum(bw) == 500 + bw[7]", 3)
+        a = load_instance("instances/gpt3-4d.toml")
+        b = a.model_copy(update={"name": "other"})
+        assert Instance.model_validate(dict(b)).design_matrix is a.design_matrix
+        fresh = DesignMatrix.of(a.constraints, a.bounds_or_default)
+        for f in ("A", "lower", "upper", "bw_lower", "bw_upper"):
+            assert np.array_equal(getattr(a.design_matrix, f), getattr(fresh, f))
 
 
 def _split_by_layer(inst, bw):
@@ -344,8 +356,11 @@ def test_split_ns_equals_the_layer_loop():
 
 
 def test_stage_workload_instances_share_the_workload():
-    p = PLANS[0]
-    assert stage_workload(p) is stage_workload(p)
+    from hieropt.cache import use
+
+    with use():  # (one cache, as a sweep's)
+        p = PLANS[0]
+        assert stage_workload(p) is stage_workload(p)
 
 
 def test_serial_settles_the_tail_like_the_admission_test(tmp_path):

@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from ...cache import Same
 from ...model.cost import unit_costs
 from ...model.pipeline import DAG_OPS
 from ...spec import Network
@@ -93,13 +94,14 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
         return ((plan_compute_ns(p, step), plan_volume_bytes(p, step)),)
     m, v = pl.microbatches, pl.virtual_stages
     sizes, overlap = step.group_sizes, pl.overlap_grad_reduce
-    per_op: dict[int, tuple[float, float]] = {}  # an op's volumes by identity (a step's blocks share templates)
+    per_op: dict[Same, tuple[float, float]] = {}  # (by identity: a step's blocks share templates)
 
     def volumes(op) -> tuple[float, float]:
-        hit = per_op.get(id(op))
+        hit = per_op.get(key := Same(op))
         if hit is None:
             vols = [(c.per_iteration, _volume(c.kind, c.size_bytes, sizes[c.group])) for c in op.comms]
-            hit = per_op[id(op)] = (sum([x for it, x in vols if not it]), sum([x for it, x in vols if it]))
+            hit = per_op[key] = (sum([x for it, x in vols if not it]),
+                                 sum([x for it, x in vols if it]))
         return hit
 
     C, Vm = [], []

@@ -16,10 +16,10 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from ...cache import Table
 from ...errors import InputError
 from ...model.groups import Placement, place_lowest, placements, plan_groups
 from ...spec import Network
@@ -93,7 +93,8 @@ def _candidate(cid: str, plan: str, shape: str, params: LLMParams, network: Netw
 
 
 PLACEMENTS_CACHED = 512
-"""Placement lists (of one (shape sizes, group sizes) pair each) kept for reuse by later plans."""
+"""Placement lists (of one (shape sizes, group sizes) pair each) an enumeration keeps for reuse by
+later plans."""
 
 
 class CodesignEnumeration:
@@ -110,6 +111,7 @@ class CodesignEnumeration:
 
     def __init__(self, space: CodesignSpace, plans: PlanEnumeration, shapes: list[tuple[str, Network]]):
         self.space, self.plans = space, plans
+        self._placements = Table(PLACEMENTS_CACHED)
         self.fitting = sorted(plans.fitting, key=lambda pc: pc.id + " | ")
         self.shapes = tuple(sorted(shapes, key=lambda sn: sn[0] + " | "))
         self._sizes = [tuple(d.npus for d in net.dims) for _, net in self.shapes]
@@ -150,7 +152,10 @@ class CodesignEnumeration:
         return out, why
 
     def _options(self, sizes: tuple[int, ...], groups: tuple) -> tuple[tuple[Placement, str], ...] | str:
-        return _options(self.space.mapping_rule, sizes, groups)
+        hit = self._placements.get(key := (sizes, groups))
+        if hit is None:
+            hit = self._placements.put(key, _options(self.space.mapping_rule, sizes, groups))
+        return hit
 
     def bounds(self, p: int, s: int) -> tuple[float, float]:
         """(objective bound, time bound ns) of plan ``p`` (index into :attr:`fitting`) on shape ``s``."""
@@ -259,7 +264,6 @@ def _run_terms(space: CodesignSpace, npus: np.ndarray) -> tuple[np.ndarray, np.n
             np.array([terms[n].fixed_usd for n in npus.tolist()], dtype=float))
 
 
-@lru_cache(maxsize=PLACEMENTS_CACHED)
 def _options(rule: str, sizes: tuple[int, ...], groups: tuple) -> tuple[tuple[Placement, str], ...] | str:
     """(placement, its text) of every placement ``rule`` gives ``groups`` on ``sizes``, in text order, or why there
     is none (a reason that depends on the sizes and groups only). Shared: the caller copies a placement it keeps."""

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from ...cache import Cache, scoped
 from ...errors import InputError, NoSolutionError
 from ...io.common import validation_error
 from ...spec.overrides import with_targets
@@ -149,10 +150,12 @@ class _Seen:
         return i < len(self.keys) and self.keys[i] == k
 
 
+@scoped
 def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *, out: str | Path | None = None,
              workers: int | None = None, dask: Any = None, prune: bool | None = None,
              max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None,
-             on_row: Callable[[dict[str, Any]], None] | None = None, keep: int = KEEP_ROWS) -> Codesign:
+             on_row: Callable[[dict[str, Any]], None] | None = None, keep: int = KEEP_ROWS,
+             cache: Cache | None = None) -> Codesign:
     """Search plans and networks jointly and rank the candidates by their proven optimum (module docstring).
 
     Args:
@@ -166,6 +169,8 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         on_row: called in this process with every row (typed, :data:`COLUMNS`) as it is settled, resumed ones
             included; the search keeps none of them.
         keep: solved rows kept for the ranking (the best by objective value).
+        cache: the memo tables this sweep shares between its solves (:class:`hieropt.cache.Cache`;
+            default: a new one for this call, dropped after it); pool workers keep their own.
 
     Returns:
         a :class:`Codesign`.

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import socket
 import time
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
+from ...cache import Same, current, scoped
 from ...errors import HieroptError, NoSolutionError
 from ...io.common import validation_error
 from ...model.groups import instance_for
@@ -27,15 +27,13 @@ from .candidates import CodesignCandidate
 from .rows import base_row
 
 
-@lru_cache(maxsize=64)
-def _parsed(texts: tuple[str, ...], n_dims: int) -> tuple:
-    return tuple(constraint_for(t, n_dims) for t in texts)
-
-
 def space_constraints(space: CodesignSpace, n_dims: int):
-    """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims), shared by the candidates'
-    instances (whose design matrices are then computed once, :attr:`hieropt.spec.Instance.design_matrix`)."""
-    return _parsed(tuple(space.constraints), n_dims)
+    """The space's constraints for ``n_dims`` dimensions: one tuple per (texts, n_dims) in the
+    active cache, shared by the candidates' instances (whose design matrices are then computed once,
+    :attr:`hieropt.spec.Instance.design_matrix`)."""
+    texts = tuple(space.constraints)
+    return current().memo("space constraints", (texts, n_dims),
+                          lambda: tuple(constraint_for(t, n_dims) for t in texts))
 
 
 def split_ns(inst, bw: np.ndarray, stage: str | None = None) -> tuple[float, float, dict[str, float]]:
@@ -61,7 +59,6 @@ def split_ns(inst, bw: np.ndarray, stage: str | None = None) -> tuple[float, flo
     return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
 
 
-_GROUP_IDS: list[tuple[object, tuple]] = []
 GROUP_IDS_KEPT = 12
 """Tables whose group ids :func:`_group_ids` keeps (a plan has up to three distinct stages)."""
 
@@ -69,17 +66,16 @@ GROUP_IDS_KEPT = 12
 def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
     """The group names of a step workload's phases (a named group, else ``tp`` forward / input gradient and
     ``dp`` weight gradient), each phase's name index, phase-major, and the compute C and optimizer step U of the
-    table, ns (the last few tables' are kept)."""
-    for t, out in _GROUP_IDS:
-        if t is table:
-            return out
+    table, ns (the last few tables' are kept in the active cache)."""
+    return current().memo("group ids", Same(table), lambda: _ids_of(table), GROUP_IDS_KEPT)
+
+
+def _ids_of(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
     names: dict[str, int] = {}
     ids = [names.setdefault(g or ("tp" if j < 2 else "dp"), len(names))
            for j in range(3) for g in table.group[:, j].tolist()]
-    out = (tuple(names), np.array(ids, dtype=np.int64), float(table.compute_ns.sum()), float(table.update_ns.sum()))
-    _GROUP_IDS.insert(0, (table, out))
-    del _GROUP_IDS[GROUP_IDS_KEPT:]
-    return out
+    return (tuple(names), np.array(ids, dtype=np.int64), float(table.compute_ns.sum()),
+            float(table.update_ns.sum()))
 
 
 SCALE_UP_GROUPS = ("tp",)
@@ -115,6 +111,7 @@ def _why_scale_out(space: CodesignSpace) -> str:
     return "here it is the better trade at the space's prices and constraints"
 
 
+@scoped
 def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
     """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`) and return its
     row (:data:`COLUMNS`); a candidate without a certified answer gets its status and message."""
@@ -155,14 +152,9 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
     return row
 
 
-_WORKER: list = [None, ""]
-
-
 def _worker() -> str:
-    """``host:pid`` of this process (asked of the system once per process)."""
-    if _WORKER[0] != os.getpid():
-        _WORKER[:] = os.getpid(), f"{socket.gethostname()}:{os.getpid()}"
-    return _WORKER[1]
+    """``host:pid`` of this process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
+from ...cache import current
 from ...errors import InputError
 from ...model.mapping import derive_mapping, lowest_dims_group
 from ...spec import Instance, Job, LinearConstraint, Mapping
@@ -146,33 +146,25 @@ def shape_id(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> str:
 def shape_network(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> Network:
     """The :class:`~hieropt.spec.Network` of a shape (blocks, sizes, the levels' cost classes and latencies)."""
     dims = []
+    made = current().table("dimensions", 4096)  # (a space's shapes repeat them: validated once)
     for d in shape:
         lv = space.levels[d.level]
         args = (d.block, d.npus, lv.cost_class, lv.latency_ns, lv.algorithm)
-        dim = _DIMENSIONS.get(args)
-        if dim is None:  # a space's shapes repeat their dimensions: each is validated once
-            if len(_DIMENSIONS) > 4096:
-                _DIMENSIONS.clear()
-            dim = _DIMENSIONS[args] = Dimension(block=d.block, npus=d.npus, cost_class=lv.cost_class,
-                                                latency_ns=lv.latency_ns, algorithm=lv.algorithm)
+        dim = made.get(args)
+        if dim is None:
+            dim = made.put(args, Dimension(block=d.block, npus=d.npus, cost_class=lv.cost_class,
+                                           latency_ns=lv.latency_ns, algorithm=lv.algorithm))
         dims.append(dim)
     return Network(dims=tuple(dims))
 
 
-_DIMENSIONS: dict[tuple, Dimension] = {}
-
-
 def _tp_dp(sizes: tuple[int, ...], tp_group: tuple[int, ...]) -> Mapping:
-    hit = _MAPPINGS.get((sizes, tp_group))
-    if hit is None:  # a space's shapes repeat their mappings: each is validated once
-        if len(_MAPPINGS) > 1 << 16:
-            _MAPPINGS.clear()
+    def build() -> Mapping:
         dp = tuple(p // g for p, g in zip(sizes, tp_group, strict=True))
-        hit = _MAPPINGS[(sizes, tp_group)] = Mapping(forward=tp_group, input_grad=tp_group, weight_grad=dp)
-    return hit
+        return Mapping(forward=tp_group, input_grad=tp_group, weight_grad=dp)
 
-
-_MAPPINGS: dict[tuple[tuple[int, ...], tuple[int, ...]], Mapping] = {}
+    # (a space's shapes repeat their mappings: each is validated once)
+    return current().memo("tp_dp mappings", (sizes, tp_group), build, 1 << 16)
 
 
 def _placements(sizes: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
@@ -207,12 +199,14 @@ def shape_mappings(space: ShapeSpace, shape: tuple[DimChoice, ...], sid: str,
              tuple(_tp_dp(sizes, g) for g in combo)) for combo in combos]
 
 
-@lru_cache(maxsize=256)
 def space_constraints(texts: tuple[str, ...], n_dims: int) -> tuple[LinearConstraint, ...]:
-    """The space's constraint texts parsed for ``n_dims`` dimensions (cached)."""
+    """The space's constraint texts parsed for ``n_dims`` dimensions (one tuple per texts and
+    ``n_dims`` in the active cache, shared by the candidates, whose design matrices are then
+    computed once)."""
     from ...spec.space import constraint_for
 
-    return tuple(constraint_for(t, n_dims) for t in texts)
+    return current().memo("space constraints", (texts, n_dims),
+                          lambda: tuple(constraint_for(t, n_dims) for t in texts), 256)
 
 
 def build_instance(space: ShapeSpace, cand: Candidate) -> Instance:

@@ -14,6 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_complete
 from contextlib import contextmanager
 from typing import Any
 
+from ...cache import Cache, scoped, use
 from ...errors import HieroptError, InputError, NoSolutionError, SolverError
 from ...solvers.cutting import REL_GAP
 from ...spec import Mapping
@@ -26,6 +27,7 @@ def _group_text(mappings: tuple[Mapping, ...], phase: str) -> str:
     return "; ".join("x".join(map(str, m.group(phase))) for m in mappings)
 
 
+@scoped
 def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
     """Solve one candidate with the space's objective (:func:`hieropt.solvers.objectives.solve`, proven gap) and return
     its row
@@ -101,14 +103,16 @@ def paused_gc(pause: bool = True):
 
 Task = Callable[[Any, Any], dict[str, Any]]
 """A solve task: (space, candidate) -> result row; a module-level function, so that it pickles to workers."""
-_WORKER: tuple[Any, Task] | None = None
+_WORKER: tuple[Any, Task, Cache] | None = None
 
 
 def _init_worker(space: Any, parent: int, task: Task = solve_candidate) -> None:
-    """Pool worker set-up: the space and the task; Ctrl-C is the parent's to handle (no traceback from every
-    worker); and the worker ends when its parent is gone (killed), instead of running on as an orphan."""
+    """Pool worker set-up: the space, the task and the worker's cache (the worker lives for one
+    sweep, so its solves share their repeated work as the sweep's serial solves do); Ctrl-C is the
+    parent's to handle (no traceback from every worker); and the worker ends when its parent is gone
+    (killed), instead of running on as an orphan."""
     global _WORKER
-    _WORKER = (space, task)
+    _WORKER = (space, task, Cache())
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (forked after it was installed)
     threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
@@ -130,8 +134,9 @@ def _raise_terminated(signum, frame) -> None:
 
 def _pool_task(cand: Any) -> dict[str, Any]:
     assert _WORKER is not None
-    space, task = _WORKER
-    return task(space, cand)
+    space, task, cache = _WORKER
+    with use(cache):
+        return task(space, cand)
 
 
 def run_serial(space: ShapeSpace, todo: list[Candidate], task: Task = solve_candidate) -> Iterator[dict[str, Any]]:

@@ -3,15 +3,15 @@ see the :mod:`hieropt.studies.explore.run` docstring) and :func:`candidates`, wh
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from ...cache import Same, current
 from ...errors import InputError
 from ...model.algorithms import p2p_links
 from ...model.cost import unit_cost_usd_per_gbps
-from ...model.traffic import collective_steps, collective_traffic
+from ...model.traffic import collective_steps, collective_traffic, read_only
 from ...names import PHASES
 from ...spec import Instance, LinearConstraint, Mapping
 from ...spec.network import Collective, Network
@@ -77,15 +77,13 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
 
 
 # -------------------------------------------------------------------------------------------- duplicate key
-_DISTINCT: dict[int, tuple[Any, list[list[tuple[Collective, str | None, float]]]]] = {}
-
-
 def _distinct(workload: Any) -> list[list[tuple[Collective, str | None, float]]]:
-    """Per phase, the distinct (collective, named group, size) triples of a workload that send bytes (cached per
-    workload)."""
-    hit = _DISTINCT.get(id(workload))
-    if hit is not None and hit[0] is workload:
-        return hit[1]
+    """Per phase, the distinct (collective, named group, size) triples of a workload that send bytes
+    (kept per workload in the active cache)."""
+    return current().memo("distinct collectives", Same(workload), lambda: _distinct_of(workload))
+
+
+def _distinct_of(workload: Any) -> list[list[tuple[Collective, str | None, float]]]:
     table = workload.table
     out = []
     for j in range(len(PHASES)):
@@ -93,7 +91,6 @@ def _distinct(workload: Any) -> list[list[tuple[Collective, str | None, float]]]
                    zip(table.collective[:, j], table.group[:, j], table.size_bytes[:, j], strict=True)}
         out.append([(Collective(k), g or None, s) for k, g, s in sorted(triples)
                     if Collective(k) is not Collective.NONE and s > 0])
-    _DISTINCT[id(workload)] = (workload, out)
     return out
 
 
@@ -115,36 +112,25 @@ def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray
     return np.array(traffic).reshape(-1, D), np.array(latency).reshape(-1, D)
 
 
-@lru_cache(maxsize=65536)
 def _traffic_row(kind: Collective, size: float, group: tuple[int, ...]) -> np.ndarray:
-    """:func:`~hieropt.model.traffic.collective_traffic`, cached (the candidates of a space repeat its groups)."""
-    out = collective_traffic(kind, size, group)
-    out.flags.writeable = False
-    return out
+    """:func:`~hieropt.model.traffic.collective_traffic`, kept in the active cache (the candidates
+    of a space repeat its groups)."""
+    return current().memo("traffic row", (kind, size, group),
+                          lambda: read_only(collective_traffic(kind, size, group)), 65536)
 
 
-@lru_cache(maxsize=65536)
 def _steps_row(kind: Collective, group: tuple[int, ...], algos: tuple[str, ...]) -> np.ndarray:
-    """:func:`~hieropt.model.traffic.collective_steps`, cached."""
-    out = collective_steps(kind, group, algos)
-    out.flags.writeable = False
-    return out
-
-
-_RANK_ONE: dict[tuple[bytes, tuple[int, ...]], bool] = {}
+    """:func:`~hieropt.model.traffic.collective_steps`, kept in the active cache."""
+    return current().memo("steps row", (kind, group, algos),
+                          lambda: read_only(collective_steps(kind, group, algos)), 65536)
 
 
 def _rank_one(block: np.ndarray) -> bool:
     """Whether every row of ``block`` (non-negative) is a multiple of one common vector (memoised: the candidates
     of a space repeat their blocks)."""
     block = np.ascontiguousarray(block)
-    memo = (block.tobytes(), block.shape)
-    hit = _RANK_ONE.get(memo)
-    if hit is None:
-        if len(_RANK_ONE) > 1 << 16:
-            _RANK_ONE.clear()
-        hit = _RANK_ONE[memo] = _rank_one_of(block)
-    return hit
+    return current().memo("rank one", (block.tobytes(), block.shape), lambda: _rank_one_of(block),
+                          1 << 16)
 
 
 def _rank_one_of(block: np.ndarray) -> bool:
@@ -156,19 +142,11 @@ def _rank_one_of(block: np.ndarray) -> bool:
     return bool(np.all(np.linalg.norm(resid, axis=1) <= 1e-9 * norms))
 
 
-_ROUNDED: dict[bytes, tuple[float, ...]] = {}
-
-
 def _round(x: np.ndarray) -> tuple[float, ...]:
     """The values of ``x`` to :data:`KEY_DIGITS` significant digits (memoised: a space's columns repeat)."""
     x = np.asarray(x, dtype=float).ravel()
-    raw = x.tobytes()
-    hit = _ROUNDED.get(raw)
-    if hit is None:
-        if len(_ROUNDED) > 1 << 18:
-            _ROUNDED.clear()
-        hit = _ROUNDED[raw] = tuple(float(f"{v:.{KEY_DIGITS}g}") + 0.0 for v in x)
-    return hit
+    return current().memo("rounded", x.tobytes(),
+                          lambda: tuple(float(f"{v:.{KEY_DIGITS}g}") + 0.0 for v in x), 1 << 18)
 
 
 def problem_key(instance: Instance) -> tuple:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...cache import Cache, scoped
 from ...errors import InputError
 from ...progress import ProgressBar
 from ...solvers.cutting import REL_GAP
@@ -207,10 +208,12 @@ def space_fingerprint(space: ShapeSpace) -> str:
 
 
 
+@scoped
 def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
             max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None,
             out: str | Path | None = None, workers: int | None = None, dask: Any = None, prune: bool | None = None,
-            progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None) -> Exploration:
+            progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None,
+            cache: Cache | None = None) -> Exploration:
     """Enumerate every shape of ``space``, solve each candidate exactly and rank them by their proven optimum.
 
     Args:
@@ -224,6 +227,8 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         prune: remove exact duplicates (default: the space's ``prune_symmetric``).
         progress: show a progress bar on stderr (rich).
         on_row: called in this process with every new row once it is written.
+        cache: the memo tables this sweep shares between its solves (:class:`hieropt.cache.Cache`;
+            default: a new one for this call, dropped after it); pool workers keep their own.
 
     Returns:
         An :class:`Exploration` (rows, ranking, Pareto set of (time, cost), per-dimension-count summary).

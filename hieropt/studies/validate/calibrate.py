@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ...cache import scoped
 from ...errors import InputError
 from ...io.runs import Run
 from ...workloads.llm import NPU
@@ -194,6 +195,7 @@ def _start(run: Run, f: CalibrationField) -> float:
     )
 
 
+@scoped
 def calibrate(
     runs: Sequence[Run], fields: Sequence[CalibrationField] | None = None, loss: str = "mape"
 ) -> tuple[Calibration, ...]:

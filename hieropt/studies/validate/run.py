@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...cache import Cache, scoped
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
 from .calibrate import Calibration, CalibrationField, calibrate
@@ -163,12 +164,15 @@ def _pm(rows: Sequence[ValidationRow]) -> tuple[list[float], list[float]]:
     return [x.predicted_ms for x in rows], [x.run.measured_ms for x in rows]
 
 
+@scoped
 def validate(
     files: Sequence[str | Path],
     calibrate_on: Sequence[str | Path] = (),
     fields: Sequence[CalibrationField] | None = None,
     loss: str = "mape",
     calibrations: Sequence[Calibration] = (),
+    *,
+    cache: Cache | None = None,
 ) -> Validation:
     """Predict every run of the runs ``files`` and compare with the measurements (module docstring).
 
@@ -181,6 +185,8 @@ def validate(
         loss: ``mape`` or ``log``, the fit's loss.
         calibrations: fits made before (e.g. read from a calibrated NPU file), applied when
             ``calibrate_on`` is empty.
+        cache: the memo tables the runs' predictions share (:class:`hieropt.cache.Cache`; default: a
+            new one for this call).
 
     Raises:
         InputError: a bad runs file, model or network, or a fit that cannot be made (naming file,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...cache import Same, current
 from .params import LLMParams
 
 
@@ -72,19 +73,18 @@ class Shape:
         return self.t if self.sp else 1
 
 
-_LAST: list = [None, None]  # the last params and their shape: build_step asks for the same params many times
-
-
 def shape(p: LLMParams) -> Shape:
-    """The per-NPU sizes of ``p`` (validated params: every division below is exact)."""
-    if _LAST[0] is p:
-        return _LAST[1]
+    """The per-NPU sizes of ``p`` (validated params: every division below is exact); kept in the
+    active cache (build_step asks for the same params many times)."""
+    return current().memo("llm_shape", Same(p), lambda: _shape(p), 8)
+
+
+def _shape(p: LLMParams) -> Shape:
     m, pl = p.model, p.plan
     t = pl.tp
     x = Shape(b=pl.micro_batch_size, s=m.sequence_length, h=m.hidden_size, t=t, sp=pl.sequence_parallel,
                  a_t=m.heads // t, g_t=max(m.kv // t, 1), d=m.d_head, f_t=m.ffn_size // t,
                  m=3 if m.gated_ffn else 2, v_t=p.padded_vocab // t)
-    _LAST[0], _LAST[1] = p, x
     return x
 
 

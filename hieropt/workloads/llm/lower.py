@@ -27,10 +27,10 @@ micro-batch count m) and ``all_gpus`` (N); an instance checks its mapping's name
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
 
 import numpy as np
 
+from ...cache import Same, current
 from ...spec import Collective, Layer, LayerTable, Phase, StepSchedule, Workload, WorkloadHeader
 from .flops import training_of
 from .params import PLAN_GROUPS, LLMParams
@@ -87,17 +87,11 @@ def bottleneck_stage(step: Step) -> int:
     compute but more communication (the first stage's embedding collectives, a middle stage's two pipeline sends
     and one more block's tensor-parallel collectives against the last stage's output layer) is slower at low
     bandwidth, which is why the workload carries every distinct stage."""
-    for s, r in _BOTTLENECK:
-        if s is step:
-            return r
-    totals = [sum(step.compute_ns(r)) for r in range(len(step.stages))]
-    r = max(range(len(totals)), key=lambda r: (totals[r], -r))
-    _BOTTLENECK.insert(0, (step, r))
-    del _BOTTLENECK[4:]
-    return r
+    def build() -> int:
+        totals = [sum(step.compute_ns(r)) for r in range(len(step.stages))]
+        return max(range(len(totals)), key=lambda r: (totals[r], -r))
 
-
-_BOTTLENECK: list[tuple[Step, int]] = []
+    return current().memo("bottleneck_stage", Same(step), build, 4)
 
 
 def stage_key(step: Step, stage: int) -> tuple:
@@ -192,32 +186,37 @@ def lower_plan(step: Step) -> Workload:
 
 
 STAGE_WORKLOADS = 256
-"""Lowered stages :func:`stage_workload` keeps (about 130 kB each for a 1T-parameter model's stage)."""
+"""Lowered stages :func:`stage_workload` keeps in the active cache (about 130 kB each for a
+1T-parameter model's stage)."""
 
 
-@lru_cache(maxsize=STAGE_WORKLOADS)
 def stage_workload(p: LLMParams, stage: int | None = None) -> Workload:
-    """``lower_stage(build_step(p), stage)``, or for ``stage = None`` the whole plan (:func:`lower_plan`: every
-    distinct stage), kept for the last :data:`STAGE_WORKLOADS` (plan, stage) pairs: a
-    co-design search places each plan on every shape of its space (178 candidates per plan in
-    ``spaces/codesign-1t-4096.toml``), and the workload depends on the plan only. The result is shared, frozen like
-    every spec model (its derived tables are computed once too).
+    """``lower_stage(build_step(p), stage)``, or for ``stage = None`` the whole plan
+    (:func:`lower_plan`: every distinct stage), kept in the active cache (:mod:`hieropt.cache`) for
+    the last :data:`STAGE_WORKLOADS` (plan, stage) pairs: a co-design search places each plan on
+    every shape of its space (178 candidates per plan in ``spaces/codesign-1t-4096.toml``), and the
+    workload depends on the plan only. The result is shared, frozen like every spec model (its
+    derived tables are computed once too).
 
     Raises:
         IndexError: no such stage.
     """
+    return current().memo("stage_workload", (p, stage), lambda: _lowered(p, stage), STAGE_WORKLOADS)
+
+
+def _lowered(p: LLMParams, stage: int | None) -> Workload:
     step = build_step(p)
     return lower_plan(step) if stage is None else lower_stage(step, stage)
 
 
 def schedule(p: LLMParams) -> StepSchedule:
     """The :class:`~hieropt.spec.StepSchedule` of plan ``p``: m micro-batches, p stages, v chunks, DP overlap (one
-    frozen object per (m, p, v, overlap), shared)."""
+    frozen object per (m, p, v, overlap) within a call, shared)."""
     pl = p.plan
-    return _schedule(pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce)
+    key = (pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce)
+    return current().memo("schedule", key, lambda: _schedule(*key), 1024)
 
 
-@lru_cache(maxsize=1024)
 def _schedule(microbatches: int, stages: int, virtual_stages: int, overlap_dp: bool) -> StepSchedule:
     return StepSchedule(microbatches=microbatches, stages=stages, virtual_stages=virtual_stages, overlap_dp=overlap_dp)
 

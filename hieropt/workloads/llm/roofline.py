@@ -26,6 +26,7 @@ layer. The flat model (``efficiency`` given) times a layer as FLOPs / (P x effic
 
 from __future__ import annotations
 
+from ...cache import Same, current
 from .kernels import FWD, IN, WT, Kernel, layer_kernels
 from .npu import NPU
 from .params import LLMParams
@@ -74,9 +75,6 @@ def kernels_ns(npu: NPU, kernels: list[Kernel]) -> tuple[float, float, float]:
     return out[0], out[1], out[2]
 
 
-_CACHE: dict[tuple[int, str], tuple[LLMParams, tuple[float, float, float]]] = {}
-
-
 def layer_ns(p: LLMParams, kind: str) -> tuple[float, float, float]:
     """(forward, input gradient with recompute, weight gradient) compute of one layer of ``kind`` on
     one NPU for one micro-batch, ns (roofline model;
@@ -86,14 +84,8 @@ def layer_ns(p: LLMParams, kind: str) -> tuple[float, float, float]:
         ValueError: the NPU has no roofline calibration.
         KeyError: an unknown kind.
     """
-    hit = _CACHE.get((id(p), kind))
-    if hit is not None and hit[0] is p:
-        return hit[1]
-    out = kernels_ns(p.npu, layer_kernels(p, kind))
-    if len(_CACHE) > 64:
-        _CACHE.clear()
-    _CACHE[(id(p), kind)] = (p, out)
-    return out
+    return current().memo("layer_ns", (Same(p), kind),
+                          lambda: kernels_ns(p.npu, layer_kernels(p, kind)))
 
 
 def launches(p: LLMParams, kind: str) -> tuple[int, int, int]:

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...cache import Same
 from . import layout
 from .comms import A2A, AG, AR, P2P, RS, Comm, cp_comms, dp_comms, tp_comms
 from .counts import (
@@ -259,11 +260,14 @@ def _output_op(p: LLMParams) -> Op:
 
 
 def _with(op: Op, comm: Comm, memo: dict | None = None) -> Op:
-    """``op`` with one more collective (``dataclasses.replace`` as ``copy.copy`` does it); ``memo``: one per pair."""
-    if memo is not None and (hit := memo.get((id(op), id(comm)))) is not None:
+    """``op`` with one more collective (``dataclasses.replace`` as ``copy.copy`` does it); ``memo``:
+    one per pair (keyed by the objects themselves, held by the key: :class:`~hieropt.cache.Same`).
+    """
+    key = (Same(op), Same(comm)) if memo is not None else None
+    if memo is not None and (hit := memo.get(key)) is not None:
         return hit
     _set(new := _new(Op), "__dict__", {**op.__dict__, "comms": op.comms + (comm,)})
-    return new if memo is None else memo.setdefault((id(op), id(comm)), new)
+    return new if memo is None else memo.setdefault(key, new)
 
 
 def build_step(p: LLMParams, names: bool = True) -> Step:
@@ -345,7 +349,7 @@ def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
                     layers += [(op, n) for op in made.get(moe) or made.setdefault(moe, _template(p, moe))]
                 layers += [(made.get("o") or made.setdefault("o", _output_op(p)), 1)] if last else []
                 for op, n in layers:
-                    runs.setdefault(id(op), [op, 0])[1] += n
+                    runs.setdefault(Same(op), [op, 0])[1] += n
             shared[key] = tuple((op, n) for op, n in runs.values())
         out.append(shared[key])
     return tuple(out)
