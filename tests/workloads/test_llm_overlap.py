@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt.errors import InputError
+from hieropt.io.astrasim_bundle import write_bundle
 from hieropt.model.groups import instance_for
 from hieropt.model.overlap import pass_times
 from hieropt.model.timing import build_time_model
@@ -108,3 +110,14 @@ def test_codesign_bound_leaves_the_hidden_collectives_out():
     per_mb = sum(c.size_bytes * 3 / 4 for op in step.stages[0].ops for c in op.comms
                  if c.group == "dp" and not c.per_iteration)  # reduce-scatter over 4: S (1 - 1/4)
     assert v_off - v_on == pytest.approx(2 * per_mb)  # F = m = 2 slots
+
+
+def test_the_simulator_export_refuses_own_stream_collectives(tmp_path):
+    """The ASTRA-sim traces run every collective in its layer's place: a plan with own-stream collectives is
+    refused with the fix, not written with a time the simulator would not reproduce."""
+    p = params(tp=1, pp=1, dp=4, zero_stage=2, global_batch_size=16, overlap_sharded_comms=True)
+    inst = instance_for(p, _net(2, 2), COST)
+    with pytest.raises(InputError, match="step.overlap_groups.*overlap_sharded_comms = false"):
+        write_bundle(inst, [300.0, 25.0], tmp_path / "b")
+    q = params(tp=1, pp=1, dp=4, zero_stage=2, global_batch_size=16)
+    assert write_bundle(instance_for(q, _net(2, 2), COST), [300.0, 25.0], tmp_path / "c").workloads
