@@ -10,7 +10,7 @@ import numpy as np
 
 from ..spec import Instance
 from .algorithms import p2p_links
-from .overlap import add_passes, pass_times
+from .overlap import add_slot, slot_time
 from .terms import PhaseRefs, Ref, TermBuilder
 
 
@@ -164,7 +164,7 @@ def _loop_step(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instanc
     b.constant += w * update_ns
     if own is not None:  # (the own-stream collectives of every micro-batch: hieropt.model.overlap)
         b.add_all(refs, np.array([0.0, 0.0, w]))
-        add_passes(b, C, refs, dims, own, w * F, instance.collectives_in_flight == 1)
+        add_slot(b, C, refs, dims, own, w * F, instance.collectives_in_flight == 1)
         return
     if not st.overlap_dp:
         b.constant += w * F * float(C.sum())
@@ -248,7 +248,7 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
         st = instance.step
         F = st.slots
         if own is not None:
-            return float(F * sum(pass_times(C, T, per_dim, own, serial)) + T[:, 2].sum() + update_ns)
+            return float(F * slot_time(C, T, per_dim, own, serial) + T[:, 2].sum() + update_ns)
         if not st.overlap_dp:
             return float(F * (C.sum() + T[:, 0].sum() + T[:, 1].sum()) + T[:, 2].sum() + update_ns)
         forward = C[:, 0].sum() + T[:, 0].sum()

@@ -5,17 +5,19 @@ reduce-scatters and parameter all-gathers (prefetched, on a second stream; Zhao 
 arXiv 2304.11277, §3.3; Llama Team 2024, arXiv 2407.21783, §3.3.2).
 
 With C the compute, T the collective time and S_d the time a collective keeps dimension d busy (bytes / B_d +
-latency), a pass of the layers (forward: phase column f; backward: the input-gradient and weight-gradient compute
-with the input-gradient collectives) splits its collectives into the main stream (M, the others: TP, CP, EP,
-pipeline sends) and the own stream (O) and takes
+latency), a micro-batch slot of the stage (its forward and backward: every compute column, the forward and
+input-gradient collectives) splits its collectives into the main stream (M, the others: TP, CP, EP, pipeline
+sends) and the own stream (O) and takes
 
-    P = max(sum_l C + sum_M T,  sum_O T,  max_d (sum_M S_d + sum_O S_d))
+    t = max(sum_l C + sum_M T,  sum_O T,  max_d (sum_M S_d + sum_O S_d))
 
 (the compute with the blocking collectives; the own stream's collectives back to back; every dimension carrying
-the bytes of both). With ``collectives_in_flight = 1`` the last term is sum_M T + sum_O T (one collective at a
-time). The pass never exceeds the sum of the first two (its value without the overlap) and is convex and piecewise
-linear in 1/B. The stream's start-up (the first layer's gather before any compute can begin) and its end (the last
-layer's reduce-scatter after the last compute) are hidden in this form: for many layers they are a small part.
+the bytes of both). The own stream runs through the slot, as the frameworks' queue does: a micro-batch's gradient
+reduce-scatters go on into the next micro-batch's forward, the next micro-batch's parameter gathers are fetched
+during this one's backward. With ``collectives_in_flight = 1`` the last term is sum_M T + sum_O T (one collective
+at a time). The slot never exceeds the sum of the first two (its value without the overlap) and is convex and
+piecewise linear in 1/B. The stream's start (the first gathers before any compute) and end (the last
+reduce-scatters after the last compute) are hidden in this form; over m micro-batches they are a small part.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ import numpy as np
 from ..spec import Instance
 from .terms import PhaseRefs, TermBuilder
 
-PASSES = ((0, (0,)), (1, (1, 2)))
-"""(collective column, compute columns) of the forward and the backward pass."""
+COLUMNS = (0, 1)
+"""The collective columns of a slot: forward and input gradient (the weight-gradient column runs once per
+iteration)."""
 
 
 def own_stream(instance: Instance, groups: np.ndarray) -> np.ndarray | None:
@@ -42,48 +45,41 @@ def own_stream(instance: Instance, groups: np.ndarray) -> np.ndarray | None:
     return mask if mask.any() else None
 
 
-def pass_times(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, own: np.ndarray, serial: bool) -> tuple[float,
-                                                                                                        float]:
-    """(forward, backward) pass of one micro-batch, ns, by the module docstring's P: C, T (L, 3) compute and
-    collective ns, ``per_dim`` (L, 3, D) busy ns, ``own`` (L, 3) the own-stream phases, ``serial`` one collective
-    at a time."""
-    out = []
-    for j, cols in PASSES:
-        o = own[:, j]
-        main = float(C[:, list(cols)].sum() + T[~o, j].sum())
-        side = float(T[o, j].sum())
-        if serial:
-            both = float(T[:, j].sum())
-        else:
-            both = float(per_dim[:, j, :].sum(axis=0).max(initial=0.0))
-        out.append(max(main, side, both))
-    return out[0], out[1]
+def slot_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, own: np.ndarray, serial: bool) -> float:
+    """One micro-batch slot t of the module docstring, ns: C, T (L, 3) compute and collective ns, ``per_dim``
+    (L, 3, D) busy ns, ``own`` (L, 3) the own-stream phases, ``serial`` one collective at a time."""
+    o, cols = own[:, COLUMNS], list(COLUMNS)
+    Tc = T[:, cols]
+    main = float(C.sum() + Tc[~o].sum())
+    side = float(Tc[o].sum())
+    both = float(Tc.sum()) if serial else float(per_dim[:, cols, :].sum(axis=(0, 1)).max(initial=0.0))
+    return max(main, side, both)
 
 
-def add_passes(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, dims, own: np.ndarray, weight: float,
-               serial: bool) -> None:
-    """Add ``weight`` x (forward + backward pass) of the module docstring to ``b``, one max node per pass; ``dims``
-    the per-dimension terms (:class:`hieropt.model.loops.DimRefs`)."""
-    for j, cols in PASSES:
-        o, has = own[:, j], refs.k[:, j] >= 0
-        main, side = _sum(refs, j, has & ~o), _sum(refs, j, has & o)
-        pieces = [(float(C[:, list(cols)].sum()), main, []), (0.0, side, [])]
-        if serial:
-            pieces.append((0.0, _merge(main + side), []))
-        else:
-            rows = np.flatnonzero(has)
-            busy_m = np.any([dims.busy(lay, j) for lay in rows if not o[lay]] or [[False]], axis=0)
-            busy_o = np.any([dims.busy(lay, j) for lay in rows if o[lay]] or [[False]], axis=0)
-            for d in np.flatnonzero(busy_m & busy_o):
-                pieces.append((0.0, _merge([dims(lay, j, d) for lay in rows]), []))
-        b.node(pieces, weight)
+def add_slot(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, dims, own: np.ndarray, weight: float,
+             serial: bool) -> None:
+    """Add ``weight`` x the slot t of the module docstring to ``b`` as one max node; ``dims`` the per-dimension
+    terms (:class:`hieropt.model.loops.DimRefs`)."""
+    has = refs.k >= 0
+    has[:, 2] = False
+    main, side = _sum(refs, has & ~own), _sum(refs, has & own)
+    pieces = [(float(C.sum()), main, []), (0.0, side, [])]
+    if serial:
+        pieces.append((0.0, _merge(main + side), []))
+    else:
+        cells = list(zip(*np.nonzero(has), strict=True))
+        busy_m = np.any([dims.busy(lay, j) for lay, j in cells if not own[lay, j]] or [[False]], axis=0)
+        busy_o = np.any([dims.busy(lay, j) for lay, j in cells if own[lay, j]] or [[False]], axis=0)
+        for d in np.flatnonzero(busy_m & busy_o):
+            pieces.append((0.0, _merge([dims(lay, j, d) for lay, j in cells]), []))
+    b.node(pieces, weight)
 
 
-def _sum(refs: PhaseRefs, j: int, sel: np.ndarray) -> list[tuple[int, float]]:
-    """The collectives of column ``j`` of the selected layers, summed per term: (term, coefficient) pairs."""
+def _sum(refs: PhaseRefs, sel: np.ndarray) -> list[tuple[int, float]]:
+    """The collectives of the selected (L, 3) phases, summed per term: (term, coefficient) pairs."""
     if not sel.any():
         return []
-    total = np.bincount(refs.k[sel, j], weights=refs.a[sel, j])
+    total = np.bincount(refs.k[sel], weights=refs.a[sel])
     return [(int(k), float(total[k])) for k in np.flatnonzero(total)]
 
 
@@ -95,4 +91,4 @@ def _merge(refs) -> list[tuple[int, float]]:
     return list(out.items())
 
 
-__all__ = ["own_stream", "pass_times", "add_passes", "PASSES"]
+__all__ = ["own_stream", "slot_time", "add_slot", "COLUMNS"]

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..spec import Instance, Job
-from .overlap import pass_times
+from .overlap import slot_time
 from .schedule_dag import one_f_one_b, schedule_time
 from .stages import add_slowest_stage
 from .terms import TermBuilder
@@ -145,10 +145,10 @@ def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], floa
     """(t, W, f + X + U, f, b) of one stage, numerically: the slot t = f + b (forward f = sum_l (C_f + T_f),
     backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, and the overlapped last pass; C, T (L, 3) compute and
     collective ns; ``cross()`` the backward pass X with the per-iteration collectives on their own stream
-    (:func:`hieropt.model.loops.cross_time`); ``own``: (per_dim, own-stream phases or None, serial), for f and b
-    with own-stream collectives (:func:`hieropt.model.overlap.pass_times`)."""
+    (:func:`hieropt.model.loops.cross_time`); ``own``: (per_dim, own-stream phases or None, serial): the slot with
+    own-stream collectives (:func:`hieropt.model.overlap.slot_time`; f = t, b = 0: no schedule graph then)."""
     if own is not None and own[1] is not None:
-        f, b = pass_times(C, T, own[0], own[1], own[2])
+        f, b = slot_time(C, T, own[0], own[1], own[2]), 0.0
     else:
         f = float(C[:, 0].sum() + T[:, 0].sum())
         b = float(C[:, 1:].sum() + T[:, 1].sum())

@@ -75,7 +75,7 @@ from .bandwidths import check_bw
 from .breakdown import Breakdown, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
-from .overlap import add_passes, own_stream
+from .overlap import add_slot, own_stream
 from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
@@ -186,8 +186,8 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str |
 
     def slot(s: int, w: float) -> None:
         r = rows[s]
-        if _own(own, r):  # (the passes with their own-stream collectives: hieropt.model.overlap)
-            add_passes(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), DimRefs(b, traffic[r], latency[r]),
+        if _own(own, r):  # (the slot with its own-stream collectives: hieropt.model.overlap)
+            add_slot(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), DimRefs(b, traffic[r], latency[r]),
                        own[r], w, instance.collectives_in_flight == 1)
             return
         part(s, w, (1.0, 1.0, 0.0), float(table.compute_ns[r].sum()))

@@ -12,7 +12,7 @@ import hieropt
 from hieropt.errors import InputError
 from hieropt.io.astrasim_bundle import write_bundle
 from hieropt.model.groups import instance_for
-from hieropt.model.overlap import pass_times
+from hieropt.model.overlap import slot_time
 from hieropt.model.timing import build_time_model
 from hieropt.spec import CostClass, CostModel, Dimension, Network, StepSchedule
 from hieropt.spec.space import constraint_for
@@ -29,29 +29,31 @@ def _net(*sizes):
     return Network(dims=tuple(Dimension(block="Switch", npus=n, cost_class="c") for n in sizes))
 
 
-def test_pass_times_by_hand():
-    """Two layers, one dimension. Forward: compute 3 + 1, a TP collective of 2 (main) and DP gathers of 5 + 4 (own
-    stream): max(4 + 2, 9, 2 + 9) = 11 (the dimension carries both streams). Backward: compute (2 + 2) + (1 + 1),
-    DP reduce-scatter of 1: max(6, 1, 1) = 6. One collective at a time: forward max(6, 9, 2 + 9) = 11 too."""
-    C2 = np.array([[3.0, 2.0, 2.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
-    T2 = np.array([[2.0, 0.0, 7.0], [5.0, 1.0, 0.0], [4.0, 0.0, 0.0]])  # (7: per iteration, not in a pass)
-    own2 = np.array([[False, False, False], [True, True, False], [True, False, False]])
-    per_dim = T2[:, :, None]  # (one dimension: its busy time is the collective's)
-    assert pass_times(C2, T2, per_dim, own2, serial=False) == (11.0, 6.0)
-    assert pass_times(C2, T2, per_dim, own2, serial=True) == (11.0, 6.0)
-    # with the own-stream collectives on a second dimension, the forward is max(6, 9) = 9: they hide the compute
+def test_slot_time_by_hand():
+    """Three layers, one dimension. Compute 7 + 3 + 0 = 10 with a TP collective of 2 (main stream): 12; DP
+    collectives of 5 and 6 (layer 2, forward and input gradient) and 4 (layer 3, forward) on the own stream: 15;
+    the one dimension carries both streams' 2 + 15 = 17: the slot is 17. The 7 of the weight-gradient column runs
+    once per iteration, not in the slot."""
+    C = np.array([[3.0, 2.0, 2.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    T = np.array([[2.0, 0.0, 7.0], [5.0, 6.0, 0.0], [4.0, 0.0, 0.0]])
+    own = np.array([[False, False, False], [True, True, False], [True, False, False]])
+    assert slot_time(C, T, T[:, :, None], own, serial=False) == 17.0
+    assert slot_time(C, T, T[:, :, None], own, serial=True) == 17.0  # (one at a time: 2 + 15)
+    # the own stream on a second dimension: max(12, 15, 2, 15) = 15, the compute hidden; one at a time still 17
     two = np.zeros((3, 3, 2))
-    two[:, :, 0] = np.where(own2, 0.0, T2)
-    two[:, :, 1] = np.where(own2, T2, 0.0)
-    assert pass_times(C2, T2, two, own2, serial=False) == (9.0, 6.0)
-    assert pass_times(C2, T2, two, own2, serial=True) == (11.0, 6.0)  # (one at a time: 2 + 9)
+    two[:, :, 0], two[:, :, 1] = np.where(own, 0.0, T), np.where(own, T, 0.0)
+    assert slot_time(C, T, two, own, serial=False) == 15.0
+    assert slot_time(C, T, two, own, serial=True) == 17.0
+    # little on the own stream: the compute with the main stream, 12
+    small = np.where(own, T / 10, T)
+    assert slot_time(C, small, np.where(own, 0.0, small)[:, :, None], own, serial=False) == 12.0
 
 
 def test_zero2_overlap_hides_the_reduce_scatter_by_hand():
     """The tiny model, tp 1, pp 1, dp 4 on 2 x 2 NPUs, ZeRO-2, m = 2: every micro-batch's backward
-    reduce-scatters each layer's gradients. Overlapped, the iteration is 2 (forward + max(backward compute, the
-    reduce-scatters, ...)) + the per-iteration all-gather after the step; at high bandwidth that is the compute
-    alone, at low bandwidth the reduce-scatters (the evaluator, the LP and this formula agree)."""
+    reduce-scatters each layer's gradients. Overlapped, the iteration is 2 max(forward + backward compute, the
+    reduce-scatters) + the per-iteration all-gather after the step: at high bandwidth the compute alone, at low
+    bandwidth the reduce-scatters (the evaluator, the LP and this formula agree)."""
     base = dict(tp=1, pp=1, dp=4, zero_stage=2, global_batch_size=16)  # m = 16 / (4 x 2) = 2
     p, q = params(**base, overlap_sharded_comms=True), params(**base)
     assert schedule(p).overlap_groups == ("dp", "edp", "dpc") and schedule(q).overlap_groups == ()
@@ -71,7 +73,7 @@ def test_zero2_overlap_hides_the_reduce_scatter_by_hand():
         stream = sum(s / 2 / bw[0] + s / 4 / bw[1] for _, s in rs)
         ag = sum(w.size_bytes[i, 2] * (2 - 1) * (1 / bw[1] + 2 / bw[0]) for i in range(w.size_bytes.shape[0])
                  if w.group[i, 2] == "dp")  # (after the step: shard over the nodes, then the node's 2 shards)
-        by_hand = 2 * (fwd + max(bwd, stream)) + ag + step.update_ns(0)
+        by_hand = 2 * max(fwd + bwd, stream) + ag + step.update_ns(0)
         assert t_on == pytest.approx(by_hand, rel=1e-9)
     assert hieropt.evaluate(on, [1e9, 1e9]).iteration_time_ns == pytest.approx(
         2 * (fwd + bwd) + step.update_ns(0), rel=1e-6)
