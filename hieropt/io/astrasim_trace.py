@@ -123,8 +123,9 @@ def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> Non
     """
     if instance.training_loop == "step":
         if instance.step.overlap_groups:
-            raise InputError(source, "step.overlap_groups", "per-micro-batch collectives on their own "
-                             "stream are not written to the traces (each runs in its layer's place)",
+            raise InputError(source, "step.overlap_groups",
+                             "per-micro-batch collectives on their own stream are not written to "
+                             "the traces (each runs in its layer's place)",
                              "export the plan with overlap_sharded_comms = false")
         p = instance.step.stages
         for job in instance.jobs:

@@ -223,11 +223,13 @@ def cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, instance: Inst
 
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,
-              per_dim: np.ndarray | None = None, update_ns: float = 0.0, own: np.ndarray | None = None) -> float:
+              per_dim: np.ndarray | None = None, update_ns: float = 0.0,
+              own: np.ndarray | None = None) -> float:
     """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T: (L, 3) compute
     and collective ns; ``per_dim``: (L, 3, D) ns each collective keeps each dimension busy, needed by the overlap
-    loops and ``step`` with ``overlap_dp`` or own-stream collectives; ``update_ns``: the workload's optimizer step,
-    counted by loop ``step``; ``own``: (L, 3) the phases on their own stream, :mod:`hieropt.model.overlap`)."""
+    loops and ``step`` with ``overlap_dp`` or own-stream collectives; ``update_ns``: the workload's
+    optimizer step, counted by loop ``step``; ``own``: (L, 3) the phases on their own stream,
+    :mod:`hieropt.model.overlap`)."""
     serial = instance.collectives_in_flight == 1
     if per_dim is None:
         per_dim = np.zeros(T.shape + (instance.network.n_dims,))

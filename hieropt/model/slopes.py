@@ -65,8 +65,9 @@ def _stage_arrays(instance: Instance, job) -> JobArrays:
 
 
 def supported(instance: Instance) -> bool:
-    """Whether :func:`time_piece` states the instance's loop (all but the serial cross-layer overlap and the
-    own-stream collectives of :mod:`hieropt.model.overlap`, which the dense model states)."""
+    """Whether :func:`time_piece` states the instance's loop (all but the serial cross-layer overlap
+    and the own-stream collectives of :mod:`hieropt.model.overlap`, which the dense model
+    states)."""
     loop = instance.training_loop
     cross = loop == "tp_dp_overlap_cross" or (loop == "step" and instance.step.overlap_dp)
     own = loop == "step" and bool(instance.step.overlap_groups)

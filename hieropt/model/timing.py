@@ -64,7 +64,7 @@ import math
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from functools import reduce
+from functools import partial, reduce
 
 import numpy as np
 
@@ -163,8 +163,8 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str |
     refs = phase_refs(b, traffic, latency, phase_classes(table), sums if sums is not None and sums.any() else None)
     loop, own = LOOPS[instance.training_loop], own_stream(instance, table.group)
     if rows is None:
-        loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency), float(table.update_ns.sum()),
-             **_own(own, slice(None)))
+        loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
+             float(table.update_ns.sum()), **_own(own, slice(None)))
         return
 
     def add(s: int) -> None:
@@ -187,8 +187,9 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str |
     def slot(s: int, w: float) -> None:
         r = rows[s]
         if _own(own, r):  # (the slot with its own-stream collectives: hieropt.model.overlap)
-            add_slot(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), DimRefs(b, traffic[r], latency[r]),
-                       own[r], w, instance.collectives_in_flight == 1)
+            add_slot(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]),
+                     DimRefs(b, traffic[r], latency[r]), own[r], w,
+                     instance.collectives_in_flight == 1)
             return
         part(s, w, (1.0, 1.0, 0.0), float(table.compute_ns[r].sum()))
 
@@ -331,9 +332,8 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     for x in runs:
         T = np.zeros_like(x.coll) if compute_only else x.coll
         per_dim = np.zeros_like(x.per_dim) if compute_only else x.per_dim
-        parts.append(stage_parts(x.C, T, x.U, lambda C=x.C, T=T, per_dim=per_dim: cross_time(C, T, per_dim,
-                                                                                              instance),
-                                 (per_dim, x.own, instance.collectives_in_flight == 1)))
+        own = (per_dim, x.own, instance.collectives_in_flight == 1)
+        parts.append(stage_parts(x.C, T, x.U, partial(cross_time, x.C, T, per_dim, instance), own))
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
 
 

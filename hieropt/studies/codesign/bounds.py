@@ -4,9 +4,9 @@ groups), the same for every shape of one dimension count and every placement.
 **Lower bound (exact).** Without a pipeline, loop ``step`` gives the stage's T_s(B) = F C + U + sum_k w_k
 tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U its optimizer step,
 w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with ``overlap_dp``, which may hide them:
-T is then still at least F (C + per-micro-batch communication) + U; 0 too for the per-micro-batch collectives on
-their own stream with ``overlap_sharded_comms``, which the compute may hide). Two facts bound the communication for
-every shape, placement and bandwidth B:
+T is then still at least F (C + per-micro-batch communication) + U; 0 too for the per-micro-batch
+collectives on their own stream with ``overlap_sharded_comms``, which the compute may hide). Two
+facts bound the communication for every shape, placement and bandwidth B:
 
 - tau_k(B) >= max_d m_kd / B_d >= (sum_d m_kd) / (sum_d B_d) (the largest ratio is at least the ratio of the sums);
 - the volume sum_d m_kd of the hierarchical decomposition (:mod:`hieropt.model.traffic`) depends only on the group's
@@ -74,10 +74,13 @@ def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
     F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
     sizes = step.group_sizes
     total = 0.0
-    own = own_stream_groups(pl)  # (their per-micro-batch collectives may hide behind the compute: weight 0)
+    own = own_stream_groups(pl)  # (their per-micro-batch collectives may hide: weight 0)
     for op in step.stages[bottleneck_stage(step) if stage is None else stage].ops:
         for c in op.comms:
-            w = (0.0 if pl.overlap_grad_reduce else 1.0) if c.per_iteration else 0.0 if c.group in own else F
+            if c.per_iteration:
+                w = 0.0 if pl.overlap_grad_reduce else 1.0
+            else:
+                w = 0.0 if c.group in own else F
             total += w * _volume(c.kind, c.size_bytes, sizes[c.group])
     return total
 
@@ -101,8 +104,9 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
     def volumes(op) -> tuple[float, float]:
         hit = per_op.get(id(op))
         if hit is None:
-            vols = [(c.per_iteration, 0.0 if c.group in own and not c.per_iteration else  # (may hide)
-                     _volume(c.kind, c.size_bytes, sizes[c.group])) for c in op.comms]
+            vols = [(c.per_iteration,
+                     0.0 if c.group in own and not c.per_iteration  # (may hide)
+                     else _volume(c.kind, c.size_bytes, sizes[c.group])) for c in op.comms]
             hit = per_op[id(op)] = (sum([x for it, x in vols if not it]), sum([x for it, x in vols if it]))
         return hit
 

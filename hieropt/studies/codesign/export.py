@@ -54,8 +54,8 @@ def candidate_instance(result: Codesign, row: dict[str, Any]) -> Instance:
 def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
     """A self-contained instance file's content (TOML-ready: no None) for ``row``: the model and plan inline
     (``workload = {generator = "llm", params = ...}``), the network, the placement as named groups, the step
-    options (micro-batches, stages, virtual stages, ``overlap_dp`` = the plan's ``overlap_grad_reduce``, the
-    own-stream groups of its ``overlap_sharded_comms``), the
+    options (micro-batches, stages, virtual stages, ``overlap_dp`` = the plan's
+    ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
     constraints, targets, dimension mode and cost model."""
     space = result.space
     p = row_params(space, row)

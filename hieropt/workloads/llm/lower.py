@@ -213,13 +213,13 @@ def stage_workload(p: LLMParams, stage: int | None = None) -> Workload:
 
 def schedule(p: LLMParams) -> StepSchedule:
     """The :class:`~hieropt.spec.StepSchedule` of plan ``p``: m micro-batches, p stages, v chunks, DP overlap (one
-    frozen object per (m, p, v, overlap), shared), and the groups whose per-micro-batch collectives run on their own
-    stream (:func:`~hieropt.workloads.llm.comms.own_stream_groups`)."""
+    frozen object per (m, p, v, overlap), shared), and the groups whose per-micro-batch
+    collectives run on their own stream (:func:`~hieropt.workloads.llm.comms.own_stream_groups`)."""
     pl = p.plan
     own = own_stream_groups(pl)
     if own:
-        return StepSchedule(microbatches=pl.microbatches, stages=pl.pp, virtual_stages=pl.virtual_stages,
-                            overlap_groups=own)
+        return StepSchedule(microbatches=pl.microbatches, stages=pl.pp,
+                            virtual_stages=pl.virtual_stages, overlap_groups=own)
     return _schedule(pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce)
 
 
