@@ -38,7 +38,8 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
   with ``overlap_dp`` the last micro-batch's backward runs as ``tp_dp_overlap_cross`` (the per-iteration
   collectives on their own stream, sharing each dimension's bandwidth with the input-gradient collectives exactly
   as there): T = F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + max(r_0, y_0, Z_0,d) + U.
-  m = 1, p = 1 is ``no_overlap`` plus U.
+  m = 1, p = 1 is ``no_overlap`` plus U. With ``overlap_groups`` (per-micro-batch collectives on
+  their own stream) each of the F slots is the max of :mod:`hieropt.model.overlap`.
 
 ``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
 times larger (the bandwidth terms do not change).
