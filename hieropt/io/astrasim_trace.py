@@ -113,14 +113,20 @@ def _p2p(g: _Graph, instance: Instance, deps: Deps, name: str) -> Deps:
 
 def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> None:
     """Refuse what the trace writers cannot state: loop ``step`` with pipeline stages but no ``pp``
-    group of that many NPUs; under the other loops, a workload of several pipeline stages or with
-    ``P2P`` collectives.
+    group of that many NPUs, or with per-micro-batch collectives on their own stream
+    (``step.overlap_groups``: the traces run every collective of a pass in its layer's place);
+    under the other loops, a workload of several pipeline stages or with ``P2P`` collectives.
 
     Raises:
         InputError: naming the field and the fix (export the network file alone, or use loop
             ``step``).
     """
     if instance.training_loop == "step":
+        if instance.step.overlap_groups:
+            raise InputError(source, "step.overlap_groups",
+                             "per-micro-batch collectives on their own stream are not written to "
+                             "the traces (each runs in its layer's place)",
+                             "export the plan with overlap_sharded_comms = false")
         p = instance.step.stages
         for job in instance.jobs:
             pp = job.mapping.groups.get("pp")

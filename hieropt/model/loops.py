@@ -10,6 +10,7 @@ import numpy as np
 
 from ..spec import Instance
 from .algorithms import p2p_links
+from .overlap import add_slot, slot_time
 from .terms import PhaseRefs, Ref, TermBuilder
 
 
@@ -157,10 +158,14 @@ def _loop_pipeline(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
 
 
 def _loop_step(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-               dims: DimRefs, update_ns: float = 0.0) -> None:
+               dims: DimRefs, update_ns: float = 0.0, own: np.ndarray | None = None) -> None:
     st = instance.step
     F = st.slots
     b.constant += w * update_ns
+    if own is not None:  # (the own-stream collectives of every micro-batch: hieropt.model.overlap)
+        b.add_all(refs, np.array([0.0, 0.0, w]))
+        add_slot(b, C, refs, dims, own, w * F, instance.collectives_in_flight == 1)
+        return
     if not st.overlap_dp:
         b.constant += w * F * float(C.sum())
         b.add_all(refs, np.array([w * F, w * F, w]))
@@ -218,10 +223,13 @@ def cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, instance: Inst
 
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,
-              per_dim: np.ndarray | None = None, update_ns: float = 0.0) -> float:
+              per_dim: np.ndarray | None = None, update_ns: float = 0.0,
+              own: np.ndarray | None = None) -> float:
     """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T: (L, 3) compute
     and collective ns; ``per_dim``: (L, 3, D) ns each collective keeps each dimension busy, needed by the overlap
-    loops and ``step`` with ``overlap_dp``; ``update_ns``: the workload's optimizer step, counted by loop ``step``)."""
+    loops and ``step`` with ``overlap_dp`` or own-stream collectives; ``update_ns``: the workload's
+    optimizer step, counted by loop ``step``; ``own``: (L, 3) the phases on their own stream,
+    :mod:`hieropt.model.overlap`)."""
     serial = instance.collectives_in_flight == 1
     if per_dim is None:
         per_dim = np.zeros(T.shape + (instance.network.n_dims,))
@@ -241,6 +249,8 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
     if loop == "step":
         st = instance.step
         F = st.slots
+        if own is not None:
+            return float(F * slot_time(C, T, per_dim, own, serial) + T[:, 2].sum() + update_ns)
         if not st.overlap_dp:
             return float(F * (C.sum() + T[:, 0].sum() + T[:, 1].sum()) + T[:, 2].sum() + update_ns)
         forward = C[:, 0].sum() + T[:, 0].sum()

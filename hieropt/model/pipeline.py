@@ -28,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..spec import Instance, Job
+from .overlap import slot_time
 from .schedule_dag import one_f_one_b, schedule_time
 from .stages import add_slowest_stage
 from .terms import TermBuilder
@@ -61,7 +62,8 @@ module docstring."""
 def uses_graph(instance: Instance) -> bool:
     """Whether the pipeline is timed by its schedule's graph (1F1B, at most :data:`DAG_OPS` operations)."""
     st = instance.step
-    return st.virtual_stages == 1 and 2 * st.stages * st.microbatches <= DAG_OPS
+    small = 2 * st.stages * st.microbatches <= DAG_OPS
+    return st.virtual_stages == 1 and not st.overlap_groups and small
 
 
 def overlapped(instance: Instance) -> bool:
@@ -139,13 +141,19 @@ def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry
     return float(total + (lasts[first] if over else tails[first]))
 
 
-def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float]) -> tuple[float, ...]:
+def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float],
+                own: tuple | None = None) -> tuple[float, ...]:
     """(t, W, f + X + U, f, b) of one stage, numerically: the slot t = f + b (forward f = sum_l (C_f + T_f),
     backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, and the overlapped last pass; C, T (L, 3) compute and
     collective ns; ``cross()`` the backward pass X with the per-iteration collectives on their own stream
-    (:func:`hieropt.model.loops.cross_time`)."""
-    f = float(C[:, 0].sum() + T[:, 0].sum())
-    b = float(C[:, 1:].sum() + T[:, 1].sum())
+    (:func:`hieropt.model.loops.cross_time`); ``own``: (per_dim, own-stream phases or None,
+    serial): the slot with own-stream collectives (:func:`hieropt.model.overlap.slot_time`;
+    f = t, b = 0: no schedule graph then)."""
+    if own is not None and own[1] is not None:
+        f, b = slot_time(C, T, own[0], own[1], own[2]), 0.0
+    else:
+        f = float(C[:, 0].sum() + T[:, 0].sum())
+        b = float(C[:, 1:].sum() + T[:, 1].sum())
     return f + b, float(T[:, 2].sum() + U), f + float(cross() + U), f, b
 
 

@@ -65,10 +65,13 @@ def _stage_arrays(instance: Instance, job) -> JobArrays:
 
 
 def supported(instance: Instance) -> bool:
-    """Whether :func:`time_piece` states the instance's loop (all but the serial cross-layer overlap)."""
+    """Whether :func:`time_piece` states the instance's loop (all but the serial cross-layer overlap
+    and the own-stream collectives of :mod:`hieropt.model.overlap`, which the dense model
+    states)."""
     loop = instance.training_loop
     cross = loop == "tp_dp_overlap_cross" or (loop == "step" and instance.step.overlap_dp)
-    return not (cross and instance.collectives_in_flight == 1)
+    own = loop == "step" and bool(instance.step.overlap_groups)
+    return not (cross and instance.collectives_in_flight == 1) and not own
 
 
 @dataclass

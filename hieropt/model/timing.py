@@ -38,7 +38,8 @@ T the collective times of each layer's forward (f), input-gradient (ig) and weig
   with ``overlap_dp`` the last micro-batch's backward runs as ``tp_dp_overlap_cross`` (the per-iteration
   collectives on their own stream, sharing each dimension's bandwidth with the input-gradient collectives exactly
   as there): T = F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + max(r_0, y_0, Z_0,d) + U.
-  m = 1, p = 1 is ``no_overlap`` plus U.
+  m = 1, p = 1 is ``no_overlap`` plus U. With ``overlap_groups`` (per-micro-batch collectives on
+  their own stream) each of the F slots is the max of :mod:`hieropt.model.overlap`.
 
 ``chunks = n``: a collective is sent in n chunks and each chunk pays its steps' latency, so every latency term is n
 times larger (the bandwidth terms do not change).
@@ -62,18 +63,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import reduce
+from functools import partial, reduce
 
 import numpy as np
 
 from ..cache import Same, current, scoped
 from ..errors import InputError
 from ..spec import Instance
-from ..spec.overrides import is_real
 from .algorithms import p2p_links
+from .bandwidths import check_bw
 from .breakdown import Breakdown, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
+from .overlap import add_slot, own_stream
 from .pipeline import add_composed, add_graph, composed_time, composition, stage_parts, uses_graph
 from .stages import add_slowest_stage, stage_rows
 from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, phase_refs
@@ -163,15 +165,16 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str |
     table = job.workload.table
     sums = phase_sums(instance, job) if (mode or model_mode(instance)) == "concurrent" else None
     refs = phase_refs(b, traffic, latency, phase_classes(table), sums if sums is not None and sums.any() else None)
-    loop = LOOPS[instance.training_loop]
+    loop, own = LOOPS[instance.training_loop], own_stream(instance, table.group)
     if rows is None:
-        loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency), float(table.update_ns.sum()))
+        loop(b, table.compute_ns, refs, weight, instance, DimRefs(b, traffic, latency),
+             float(table.update_ns.sum()), **_own(own, slice(None)))
         return
 
     def add(s: int) -> None:
         r = rows[s]
         loop(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]), 1.0, instance,
-             DimRefs(b, traffic[r], latency[r]), float(table.update_ns[r].sum()))
+             DimRefs(b, traffic[r], latency[r]), float(table.update_ns[r].sum()), **_own(own, r))
 
     comp = composition(instance, original)
     if comp is None:
@@ -186,7 +189,13 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str |
         return sub
 
     def slot(s: int, w: float) -> None:
-        part(s, w, (1.0, 1.0, 0.0), float(table.compute_ns[rows[s]].sum()))
+        r = rows[s]
+        if _own(own, r):  # (the slot with its own-stream collectives: hieropt.model.overlap)
+            add_slot(b, table.compute_ns[r], PhaseRefs(k=refs.k[r], a=refs.a[r]),
+                     DimRefs(b, traffic[r], latency[r]), own[r], w,
+                     instance.collectives_in_flight == 1)
+            return
+        part(s, w, (1.0, 1.0, 0.0), float(table.compute_ns[r].sum()))
 
     def tail(s: int, w: float) -> None:
         part(s, w, (0.0, 0.0, 1.0), float(table.update_ns[rows[s]].sum()))
@@ -216,6 +225,11 @@ def _add_job(b: TermBuilder, instance: Instance, job, weight: float, mode: str |
     add_graph(b, instance, comp[1], comp[2], durations, tail, last_pass, weight)
 
 
+def _own(own: np.ndarray | None, rows: slice) -> dict:
+    """The loop's ``own`` argument for the phases ``rows``: their own-stream phases, if any."""
+    return {"own": own[rows]} if own is not None and own[rows].any() else {}
+
+
 def phase_terms(refs: PhaseRefs, j: int) -> list[tuple[int, float]]:
     """The collective terms of phase column ``j`` summed over the layers: (term, coefficient) pairs."""
     sel = refs.k[:, j] >= 0
@@ -237,37 +251,6 @@ def job_time_models(instance: Instance) -> list[TimeModel]:
 
 
 # --------------------------------------------------------------------------------------------------- evaluator
-def _check_bw(instance: Instance, bw_gbps) -> np.ndarray:
-    D = instance.network.n_dims
-    if isinstance(bw_gbps, np.ndarray) and bw_gbps.shape == (D,) and bw_gbps.dtype == np.float64:
-        bw = bw_gbps  # (the solvers' own arrays: the common case)
-    else:
-        bw = _as_bw(bw_gbps, D)
-    if not np.isfinite(bw).all() or (bw < 0).any():
-        raise InputError("bw_gbps", None, f"bandwidths must be finite and >= 0 GB/s, got {bw.tolist()}",
-                         "fix the values")
-    return bw
-
-
-def _as_bw(bw_gbps, D: int) -> np.ndarray:
-    if isinstance(bw_gbps, dict | str | bytes) or not hasattr(bw_gbps, "__len__"):
-        raise InputError("bw_gbps", None, f"expected one bandwidth (GB/s) per dimension as a list or array, got a "
-                         f"{type(bw_gbps).__name__}", f"give a sequence of {D} numbers, dimension 0 first")
-    values = bw_gbps.ravel().tolist() if isinstance(bw_gbps, np.ndarray) else list(bw_gbps)
-    odd = sorted({type(v).__name__ for v in values if not is_real(v)})
-    if odd and not (isinstance(bw_gbps, np.ndarray) and bw_gbps.dtype.kind in "iuf"):
-        raise InputError("bw_gbps", None, f"bandwidths must be numbers, got {', '.join(odd)}",
-                         f"give {D} numbers (GB/s), not text or booleans")
-    try:
-        bw = np.asarray(bw_gbps, dtype=float)
-    except (TypeError, ValueError) as e:
-        raise InputError("bw_gbps", None, f"not a sequence of numbers ({e})", f"give {D} numbers (GB/s)") from None
-    if bw.shape != (D,):
-        raise InputError("bw_gbps", None, f"{bw.size} bandwidths given for {D} dimensions",
-                         f"give {D} values (GB/s), one per dimension")
-    return bw
-
-
 @np.errstate(divide="ignore", over="ignore", invalid="ignore")  # an overflow to inf is reported as an InputError
 @scoped
 def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown:
@@ -282,7 +265,7 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
         InputError (naming ``bw_gbps``): not a sequence of D numbers, a negative or non-finite entry, zero bandwidth on
             a dimension with traffic, or bandwidths so small (or large) that the time (or cost) overflows.
     """
-    bw = _check_bw(instance, bw_gbps)
+    bw = check_bw(instance.network.n_dims, bw_gbps)
     execs, p2p_count = executions(instance)
     total = 0.0
     by_workload: dict[str, float] = {}
@@ -343,6 +326,8 @@ class _Run:
     compute_ns: float | None = None
     """T with every collective taking no time, when the loop's formula alone does not give it (the composed
     pipeline)."""
+    own: np.ndarray | None = None
+    """(L, 3) the phases on their own stream (:mod:`hieropt.model.overlap`), None for none."""
 
 
 def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: bool) -> float:
@@ -352,8 +337,8 @@ def _composed(instance: Instance, comp: tuple, runs: list[_Run], compute_only: b
     for x in runs:
         T = np.zeros_like(x.coll) if compute_only else x.coll
         per_dim = np.zeros_like(x.per_dim) if compute_only else x.per_dim
-        parts.append(stage_parts(x.C, T, x.U, lambda C=x.C, T=T, per_dim=per_dim: cross_time(C, T, per_dim,
-                                                                                              instance)))
+        own = (per_dim, x.own, instance.collectives_in_flight == 1)
+        parts.append(stage_parts(x.C, T, x.U, partial(cross_time, x.C, T, per_dim, instance), own))
     return composed_time(instance, *comp, *map(list, zip(*parts, strict=True)))
 
 
@@ -390,10 +375,12 @@ def _stage_runs(instance: Instance, i: int, bw: np.ndarray, execs: np.ndarray, p
             coll = np.where(sums, per_dim.sum(axis=2), coll)
     p2p_ns = float(collective_times(p2p[0][None, :], p2p[1][None, :], bw, mode)[0]) if p2p is not None else 0.0
     out = []
+    own = own_stream(instance, table.group)
     for r in rows:
         C, U = table.compute_ns[r], float(table.update_ns[r].sum())
-        T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U)
-        out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U))
+        mine = _own(own, r).get("own")
+        T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U, mine)
+        out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U, own=mine))
     return out
 
 

@@ -40,12 +40,26 @@ class StepSchedule(Frozen):
             micro-batch slots.
         overlap_dp: the per-iteration collectives run on their own stream during the last micro-batch's backward
             pass (in backward order, as loop ``tp_dp_overlap_cross``) instead of after it.
+        overlap_groups: named groups whose per-micro-batch (forward and input-gradient)
+            collectives run on their own stream, concurrently with the rest of the micro-batch
+            (ZeRO-2/3's gradient reduce-scatters and parameter all-gathers as FSDP and DeepSpeed
+            run them): a micro-batch slot takes the largest of its compute with the other
+            collectives, its own-stream collectives, and on every dimension both streams' busy
+            time (:mod:`hieropt.model.overlap`). Not with ``overlap_dp``.
     """
 
     microbatches: int = Field(ge=1)
     stages: int = Field(default=1, ge=1)
     virtual_stages: int = Field(default=1, ge=1)
     overlap_dp: bool = False
+    overlap_groups: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_overlap(self) -> StepSchedule:
+        if self.overlap_dp and self.overlap_groups:
+            raise ValueError("step.overlap_groups: not with overlap_dp (the last backward's "
+                             "per-iteration overlap); fix: set one of them")
+        return self
 
     @property
     def slots(self) -> float:

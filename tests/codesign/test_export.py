@@ -45,3 +45,24 @@ def test_the_overlap_setting_is_kept(tmp_path):
     assert "overlap_dp = true" in text
     (tmp_path / "off.toml").write_text(text.replace("overlap_dp = true", "overlap_dp = false"))
     assert solve(load_instance(tmp_path / "off.toml")).objective_value > r.best.objective_value * (1 + 1e-6)
+
+
+def test_own_stream_overlap_is_kept(tmp_path):
+    """A base plan with ZeRO 3 and ``overlap_sharded_comms``: the pruned search equals the brute
+    force (the bound leaves the hidden collectives out), and the instance file of the best plan
+    names the own-stream groups and re-solves to the same optimum (the file without them times
+    the gathers exposed, slower)."""
+    from ..workloads.test_codesign_search import SLOW
+
+    plan = SLOW.plan.model_copy(update={"overlap_sharded_comms": True})
+    sp = space(base=SLOW.model_copy(update={"plan": plan}),
+               plans=PlanChoices(tp=(1, 2), pp=(1, 2), zero_stage=(3,)))
+    pruned, brute = codesign(sp, workers=1), codesign(sp, workers=1, prune=False)
+    assert pruned.best.objective_value == pytest.approx(brute.best.objective_value, rel=1e-12)
+    path = write_instances(brute, tmp_path, top=1)[0]
+    doc = tomllib.loads(path.read_text())
+    assert doc["step"]["overlap_groups"] == ["dp", "edp", "dpc"]
+    inst = load_instance(path)
+    assert solve(inst).objective_value == pytest.approx(brute.best.objective_value, rel=1e-9)
+    exposed = inst.model_copy(update={"step": inst.step.model_copy(update={"overlap_groups": ()})})
+    assert solve(exposed).objective_value > solve(inst).objective_value * (1 + 1e-6)

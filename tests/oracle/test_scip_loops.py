@@ -27,7 +27,11 @@ argument for every max (convex, minimised, so z is the max at the optimum):
   T_p2p >= p2p_bytes t_(p2p_dim) + one step of that dimension's latency (none when p2p_bytes is 0);
 - step: with F = m + (p - 1)/v, F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, or with overlap_dp
   F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + (the tp_dp_overlap_cross backward above, shared links
-  or one collective in flight) + U (U: the optimizer step, sum_l update_ns);
+  or one collective in flight) + U (U: the optimizer step, sum_l update_ns); with overlap_groups
+  (the forward and input-gradient collectives of those groups on their own stream, O; the others
+  M) each slot is max(sum_l (C_f + C_ig + C_wg) + sum_M (T_f + T_ig), sum_O (T_f + T_ig),
+  sum_(l, j<2) S_ljd for every dimension d both streams use) (one collective in flight:
+  sum_(l, j<2) T_lj instead of the last), the pipeline composed from these slots (no graph);
 
 and the objective sum_j weight_j T_j over the workloads, T_j the max over the workload's pipeline stages
 (``Workload.more_stages``) of each stage's time by the loop. For SCIP's numerics t_d enters as u_d / b0_d with
@@ -113,8 +117,30 @@ LOOP_ATTEMPTS: tuple[tuple[bool, dict, float], ...] = tuple(
 # ------------------------------------------------------------------------------------------------------ the loops
 
 
+def own_slot(instance: Instance, C: np.ndarray, T: list[list], mx: Callable[[list], object],
+             S: list[list], own: np.ndarray):
+    """One micro-batch slot with own-stream collectives (``own`` (L, 3): the phases on their own
+    stream)."""
+    L, D = len(T), instance.network.n_dims
+    cells = [(lay, j) for lay in range(L) for j in (0, 1)]
+    main = sum(C[lay].sum() for lay in range(L))
+    main = main + sum(T[lay][j] for lay, j in cells if not own[lay, j])
+    side = sum(T[lay][j] for lay, j in cells if own[lay, j])
+    items = [main, side]
+    if instance.collectives_in_flight == 1:
+        items.append(sum(T[lay][j] for lay, j in cells))
+    else:
+        def used(d: int, stream: bool) -> bool:
+            return any(not (isinstance(S[lay][j][d], float) and S[lay][j][d] == 0.0)
+                       for lay, j in cells if bool(own[lay, j]) == stream)
+
+        items += [sum(S[lay][j][d] for lay, j in cells) for d in range(D)
+                  if used(d, True) and used(d, False)]
+    return mx(items)
+
+
 def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callable[[list], object], S: list[list],
-              U: float = 0.0):
+              U: float = 0.0, own: np.ndarray | None = None):
     """One workload's iteration time, straight from the formulas of the hieropt.model.timing docstring (``U``: the
     workload's optimizer step, loop ``step`` only).
 
@@ -146,6 +172,9 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
         st_ = instance.step
         F = st_.microbatches + (st_.stages - 1) / st_.virtual_stages
         backward = sum(C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L))
+        if own is not None and own.any():
+            tail = sum(T[lay][wg] for lay in range(L)) + U
+            return F * own_slot(instance, C, T, mx, S, own) + tail
         if not st_.overlap_dp:
             return F * (forward + backward) + sum(T[lay][wg] for lay in range(L)) + U
         cross = _cross_backward(C, T, S, mx, D, serial)
@@ -207,14 +236,17 @@ def _shared_backward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[
     return mx([r, y] + list(Z.values()))
 
 
-def stage_time(instance: Instance, C, T, p2p, mx, S, U):
+def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None):
     """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the pipeline's
     composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W = sum_l T_wg + U, and the
     overlapped last micro-batch f + X + U: the loop with one micro-batch, one stage and overlap_dp)."""
     L = len(T)
-    whole = loop_time(instance, C, T, p2p, mx, S, U)
+    whole = loop_time(instance, C, T, p2p, mx, S, U, own)
     if instance.training_loop != "step":
         return whole, None
+    if own is not None and own.any():  # (no graph, no overlap_dp: the composition reads the slot)
+        slot = own_slot(instance, C, T, mx, S, own)
+        return whole, (slot, sum(T[lay][2] for lay in range(L)) + U, None, slot, 0.0)
     fwd = sum(C[lay, 0] + T[lay][0] for lay in range(L))
     bwd = sum(C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
     tail = sum(T[lay][2] for lay in range(L)) + U
@@ -271,7 +303,8 @@ def compose(instance: Instance, workload, times: list, mx):
     m, v = st_.microbatches, st_.virtual_stages
     over = st_.overlap_dp and v == 1
     first = next(k for k, members in enumerate(ids) if 0 in members)
-    if v == 1 and 2 * st_.stages * m <= 4096:  # the schedule's graph (hieropt/model/schedule_dag.py)
+    graph = v == 1 and not st_.overlap_groups and 2 * st_.stages * m <= 4096
+    if graph:  # the schedule's graph (hieropt/model/schedule_dag.py)
         entry = {r: k for k, members in enumerate(ids) for r in members}
         p = st_.stages
         end, start0 = graph_end(p, m, [times[entry[r]][1][3] for r in range(p)],
@@ -304,9 +337,20 @@ def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
         stages = []
         for w in job.workload.stages:
             traffic, latency, sums = restated_rows(instance, w, job.mapping)
-            stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()), sums))
+            own = _own(instance, w.table.group)
+            stages.append((traffic, latency, w.table.compute_ns, float(w.table.update_ns.sum()),
+                           sums, own))
         out.append((job.weight, stages, job.workload))
     return out  # (per workload: weight, stages, the workload)
+
+
+def _own(instance: Instance, groups: np.ndarray) -> np.ndarray:
+    """(L, 3) bool: the forward and input-gradient phases of a group in ``step.overlap_groups``."""
+    named = set(instance.step.overlap_groups) if instance.step is not None else set()
+    rows = [[g in named for g in row] for row in groups.tolist()]
+    out = np.array(rows, dtype=bool).reshape(groups.shape)
+    out[:, 2] = False
+    return out
 
 
 def _p2p(instance: Instance) -> tuple[int, float, float]:
@@ -336,13 +380,13 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     pd, pb, pl = _p2p(instance)
     for w, stages, workload in stage_rows(instance):
         times = []
-        for traffic, latency, C, U, sums in stages:
+        for traffic, latency, C, U, sums, own in stages:
             T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j])) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             p2p = pb / bw[pd] + pl if pb > 0 else 0.0
-            times.append(stage_time(instance, C, T, p2p, max, S, U))
+            times.append(stage_time(instance, C, T, p2p, max, S, U, own))
         total += w * compose(instance, workload, times, max)
     return total
 
@@ -375,7 +419,7 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
         ub = t0 / w
         mx = _max_var(m, counter, ub)
         times = []
-        for traffic, latency, C, U, sums in stages:
+        for traffic, latency, C, U, sums, own in stages:
             L = traffic.shape[0]
             T = [[_collective_var(m, t, counter, traffic[lay, j] / unit_bytes,
                                   latency[lay, j] / unit_bytes, ub, bool(sums[lay, j]))
@@ -387,7 +431,7 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
                    + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)]
                  for lay in range(L)]
-            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes))
+            times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes, own))
         objective = objective + w * compose(instance, workload, times, mx)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
@@ -658,3 +702,45 @@ def test_lower_bound_stall_two_reduce_scatters():
     assert sol.success and sol.gap <= 1e-8, sol.message
     assert sol.iteration_time_ns == pytest.approx(best, rel=1e-9)
     check_against_scip(inst, print)
+
+
+@st.composite
+def own_stream_instances(draw) -> Instance:
+    """Loop ``step`` instances of :func:`loop_instances` (one or several pipeline stages) whose
+    forward and input-gradient phases (and some weight-gradient ones, which stay per iteration)
+    run on a named group ``g`` in ``step.overlap_groups``."""
+    base = draw(loop_instances("step", stages=draw(st.booleans())))
+    g = tuple(draw(st.sampled_from(_divisors(d.npus))) for d in base.network.dims)
+
+    def regroup(w: Workload) -> Workload:
+        layers = []
+        for layer in w.layers:
+            phases = {}
+            for ph in PHASES:
+                x = getattr(layer, ph)
+                own = x.collective not in (Collective.NONE, Collective.P2P) and draw(st.booleans())
+                phases[ph] = x.model_copy(update={"group": "g"}) if own else x
+            layers.append(layer.model_copy(update=phases))
+        return w.model_copy(update={"layers": tuple(layers)})
+
+    w = base.workload
+    more = tuple(regroup(s) for s in w.more_stages)
+    workload = regroup(w).model_copy(update={"more_stages": more})
+    mapping = Mapping(**{ph: getattr(base.mapping, ph) for ph in PHASES}, groups={"g": g})
+    st_ = base.step
+    step = StepSchedule(microbatches=st_.microbatches, stages=st_.stages,
+                        virtual_stages=st_.virtual_stages, overlap_groups=("g",))
+    fields = {k: getattr(base, k) for k in type(base).model_fields}
+    return Instance(**{**fields, "workload": workload, "mapping": mapping, "step": step})
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_own_stream_collectives_match_scip(data):
+    """Per-micro-batch collectives on their own stream (step.overlap_groups): the slot's max as
+    this file states it, against hieropt's time model, its evaluator and SCIP."""
+    inst = data.draw(own_stream_instances())
+    event("one collective in flight" if inst.collectives_in_flight == 1 else "shared links")
+    check_against_scip(inst)

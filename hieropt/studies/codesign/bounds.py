@@ -4,8 +4,9 @@ groups), the same for every shape of one dimension count and every placement.
 **Lower bound (exact).** Without a pipeline, loop ``step`` gives the stage's T_s(B) = F C + U + sum_k w_k
 tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U its optimizer step,
 w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with ``overlap_dp``, which may hide them:
-T is then still at least F (C + per-micro-batch communication) + U). Two facts bound the communication for every
-shape, placement and bandwidth B:
+T is then still at least F (C + per-micro-batch communication) + U; 0 too for the per-micro-batch
+collectives on their own stream with ``overlap_sharded_comms``, which the compute may hide). Two
+facts bound the communication for every shape, placement and bandwidth B:
 
 - tau_k(B) >= max_d m_kd / B_d >= (sum_d m_kd) / (sum_d B_d) (the largest ratio is at least the ratio of the sums);
 - the volume sum_d m_kd of the hierarchical decomposition (:mod:`hieropt.model.traffic`) depends only on the group's
@@ -38,6 +39,7 @@ from ...model.cost import unit_costs
 from ...model.pipeline import DAG_OPS
 from ...spec import Network
 from ...spec.space import constraint_for
+from ...workloads.llm.comms import own_stream_groups
 from ...workloads.llm.lower import bottleneck_stage
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace
@@ -73,9 +75,13 @@ def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
     F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
     sizes = step.group_sizes
     total = 0.0
+    own = own_stream_groups(pl)  # (their per-micro-batch collectives may hide: weight 0)
     for op in step.stages[bottleneck_stage(step) if stage is None else stage].ops:
         for c in op.comms:
-            w = (0.0 if pl.overlap_grad_reduce else 1.0) if c.per_iteration else F
+            if c.per_iteration:
+                w = 0.0 if pl.overlap_grad_reduce else 1.0
+            else:
+                w = 0.0 if c.group in own else F
             total += w * _volume(c.kind, c.size_bytes, sizes[c.group])
     return total
 
@@ -93,13 +99,15 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
     if pl.pp == 1:
         return ((plan_compute_ns(p, step), plan_volume_bytes(p, step)),)
     m, v = pl.microbatches, pl.virtual_stages
-    sizes, overlap = step.group_sizes, pl.overlap_grad_reduce
+    sizes, overlap, own = step.group_sizes, pl.overlap_grad_reduce, own_stream_groups(pl)
     per_op: dict[Same, tuple[float, float]] = {}  # (by identity: a step's blocks share templates)
 
     def volumes(op) -> tuple[float, float]:
         hit = per_op.get(key := Same(op))
         if hit is None:
-            vols = [(c.per_iteration, _volume(c.kind, c.size_bytes, sizes[c.group])) for c in op.comms]
+            vols = [(c.per_iteration,
+                     0.0 if c.group in own and not c.per_iteration  # (may hide)
+                     else _volume(c.kind, c.size_bytes, sizes[c.group])) for c in op.comms]
             hit = per_op[key] = (sum([x for it, x in vols if not it]),
                                  sum([x for it, x in vols if it]))
         return hit

@@ -13,6 +13,7 @@ from ...model.catalog import Catalog
 from ...model.groups import instance_for
 from ...spec import Instance, Network
 from ...spec.space import resolve_top
+from ...workloads.llm.comms import own_stream_groups
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace, PlanChoices
 from .plans import plan_params
@@ -53,7 +54,8 @@ def candidate_instance(result: Codesign, row: dict[str, Any]) -> Instance:
 def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
     """A self-contained instance file's content (TOML-ready: no None) for ``row``: the model and plan inline
     (``workload = {generator = "llm", params = ...}``), the network, the placement as named groups, the step
-    options (micro-batches, stages, virtual stages, ``overlap_dp`` = the plan's ``overlap_grad_reduce``), the
+    options (micro-batches, stages, virtual stages, ``overlap_dp`` = the plan's
+    ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
     constraints, targets, dimension mode and cost model."""
     space = result.space
     p = row_params(space, row)
@@ -69,7 +71,8 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
         "workload": {"generator": "llm", "params": _clean(p.model_dump(mode="json"))},
         "mapping": {"groups": _groups(row["placement"])},
         "step": {"microbatches": pl.microbatches, "stages": pl.pp, "virtual_stages": pl.virtual_stages,
-                 "overlap_dp": bool(pl.overlap_grad_reduce)},
+                 "overlap_dp": bool(pl.overlap_grad_reduce),
+                 **({"overlap_groups": list(own)} if (own := own_stream_groups(pl)) else {})},
         "cost": {k: _clean(c.model_dump(mode="json")) for k, c in space.cost.classes.items()},
     }
     for k in ("max_iteration_time_ns", "max_network_cost_usd"):

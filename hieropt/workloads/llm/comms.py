@@ -99,4 +99,13 @@ def dp_comms(p: LLMParams, params: int, group: str, size: int, what: str) -> lis
             Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter")]
 
 
-__all__ = ["Comm", "AR", "RS", "AG", "A2A", "P2P", "tp_comms", "cp_comms", "cp_kv_bytes", "dp_comms"]
+def own_stream_groups(plan) -> tuple[str, ...]:
+    """The groups whose per-micro-batch collectives run on their own stream under ``plan`` (a
+    :class:`~hieropt.workloads.llm.params.Plan`): the data-parallel groups of ZeRO stage 2 or 3
+    with ``overlap_sharded_comms`` (:func:`dp_comms`' per-micro-batch collectives run on them),
+    else none."""
+    return ("dp", "edp", "dpc") if plan.overlap_sharded_comms and plan.zero_stage >= 2 else ()
+
+
+__all__ = ["own_stream_groups", "Comm", "AR", "RS", "AG", "A2A", "P2P", "tp_comms", "cp_comms",
+           "cp_kv_bytes", "dp_comms"]

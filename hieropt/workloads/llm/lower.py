@@ -32,6 +32,7 @@ import numpy as np
 
 from ...cache import Same, current
 from ...spec import Collective, Layer, LayerTable, Phase, StepSchedule, Workload, WorkloadHeader
+from .comms import own_stream_groups
 from .flops import training_of
 from .params import PLAN_GROUPS, LLMParams
 from .step import STEP_PHASES, Op, Step, build_step
@@ -211,8 +212,13 @@ def _lowered(p: LLMParams, stage: int | None) -> Workload:
 
 def schedule(p: LLMParams) -> StepSchedule:
     """The :class:`~hieropt.spec.StepSchedule` of plan ``p``: m micro-batches, p stages, v chunks, DP overlap (one
-    frozen object per (m, p, v, overlap) within a call, shared)."""
+    frozen object per (m, p, v, overlap) within a call, shared), and the groups whose per-micro-batch
+    collectives run on their own stream (:func:`~hieropt.workloads.llm.comms.own_stream_groups`)."""
     pl = p.plan
+    own = own_stream_groups(pl)
+    if own:
+        return StepSchedule(microbatches=pl.microbatches, stages=pl.pp,
+                            virtual_stages=pl.virtual_stages, overlap_groups=own)
     key = (pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce)
     return current().memo("schedule", key, lambda: _schedule(*key), 1024)
 

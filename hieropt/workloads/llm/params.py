@@ -185,6 +185,11 @@ class Plan(_Frozen):
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
             (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        overlap_sharded_comms: with ZeRO stage 2 or 3, the per-micro-batch DP collectives
+            (gradient reduce-scatter; ZeRO-3's parameter all-gathers) run on their own stream
+            through the micro-batch, as FSDP and DeepSpeed (overlap_comm, prefetching) run them
+            (loop ``step``'s ``overlap_groups``, :mod:`hieropt.model.overlap`); False (default):
+            exposed, each in its pass.
         scatter_gather_sends: without sequence parallelism, a pipeline send is split over the t NPUs of the
             TP group (each sends n h e / t over its own link) and all-gathered over TP on arrival (Megatron-LM's
             default scatter/gather, Narayanan et al. 2021 §4.1); False: every NPU sends the whole n h e.
@@ -212,6 +217,7 @@ class Plan(_Frozen):
     recompute: Literal["none", "selective", "full"] = "none"
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
+    overlap_sharded_comms: bool = False
     flash_attention: bool = False
     scatter_gather_sends: bool = True
     collective_algorithms: tuple[tuple[Literal[PLAN_GROUPS], Literal[GROUP_ALGORITHMS]], ...] = ()

@@ -24,6 +24,9 @@ def check_degrees(p: Plan) -> None:
                          "schedule needs virtual_stages >= 2 and 1f1b needs 1")
     if p.schedule == "interleaved" and p.pp < 2:
         raise ValueError("plan.schedule: the interleaved schedule needs pipeline stages; fix: set pp >= 2 or use 1f1b")
+    if p.overlap_sharded_comms and p.overlap_grad_reduce and p.zero_stage >= 2:
+        raise ValueError("plan.overlap_sharded_comms: not with overlap_grad_reduce (one overlap "
+                         "of the DP collectives per plan); fix: set one of them to false")
 
 
 def check_pp(m: Architecture, p: Plan) -> None:

@@ -1,0 +1,135 @@
+"""Per-micro-batch collectives on their own stream (plan ``overlap_sharded_comms``, loop
+``step``'s ``overlap_groups``; hieropt/model/overlap.py): each micro-batch slot takes the largest
+of its compute with the blocking collectives, the own-stream collectives, and every dimension's
+busy time; by hand, in the LP (TimeModel) and in the evaluator alike, with and without a
+pipeline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hieropt
+from hieropt.errors import InputError
+from hieropt.io.astrasim_bundle import write_bundle
+from hieropt.model.groups import instance_for
+from hieropt.model.overlap import slot_time
+from hieropt.model.timing import build_time_model
+from hieropt.spec import CostClass, CostModel, Dimension, Network, StepSchedule
+from hieropt.spec.space import constraint_for
+from hieropt.studies.codesign.bounds import plan_volume_bytes
+from hieropt.workloads.llm import build_step
+from hieropt.workloads.llm.lower import schedule
+
+from .tiny import params
+
+COST = CostModel(classes={"c": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0,
+                                         nic_usd_per_gbps=1.0)})
+ZERO2 = dict(tp=1, pp=1, dp=4, zero_stage=2, global_batch_size=16)  # m = 16 / (4 x 2) = 2
+
+
+def _net(*sizes):
+    return Network(dims=tuple(Dimension(block="Switch", npus=n, cost_class="c") for n in sizes))
+
+
+def test_slot_time_by_hand():
+    """Three layers, one dimension. Compute 7 + 3 + 0 = 10 with a TP collective of 2 (main
+    stream): 12; DP collectives of 5 and 6 (layer 2, forward and input gradient) and 4 (layer 3,
+    forward) on the own stream: 15; the one dimension carries both streams' 2 + 15 = 17: the slot
+    is 17. The 7 of the weight-gradient column runs once per iteration, not in the slot."""
+    C = np.array([[3.0, 2.0, 2.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    T = np.array([[2.0, 0.0, 7.0], [5.0, 6.0, 0.0], [4.0, 0.0, 0.0]])
+    own = np.array([[False, False, False], [True, True, False], [True, False, False]])
+    assert slot_time(C, T, T[:, :, None], own, serial=False) == 17.0
+    assert slot_time(C, T, T[:, :, None], own, serial=True) == 17.0  # (one at a time: 2 + 15)
+    # the own stream on a second dimension: max(12, 15, 2, 15) = 15, the compute hidden; one
+    # collective at a time still 17
+    two = np.zeros((3, 3, 2))
+    two[:, :, 0], two[:, :, 1] = np.where(own, 0.0, T), np.where(own, T, 0.0)
+    assert slot_time(C, T, two, own, serial=False) == 15.0
+    assert slot_time(C, T, two, own, serial=True) == 17.0
+    # little on the own stream: the compute with the main stream, 12
+    small = np.where(own, T / 10, T)
+    assert slot_time(C, small, np.where(own, 0.0, small)[:, :, None], own, serial=False) == 12.0
+
+
+def test_zero2_overlap_hides_the_reduce_scatter_by_hand():
+    """The tiny model, tp 1, pp 1, dp 4 on 2 x 2 NPUs, ZeRO-2, m = 2: every micro-batch's
+    backward reduce-scatters each layer's gradients. Overlapped, the iteration is 2 max(forward +
+    backward compute, the reduce-scatters) + the per-iteration all-gather after the step: at high
+    bandwidth the compute alone, at low bandwidth the reduce-scatters (the evaluator, the LP and
+    this formula agree)."""
+    p, q = params(**ZERO2, overlap_sharded_comms=True), params(**ZERO2)
+    assert schedule(p).overlap_groups == ("dp", "edp", "dpc")
+    assert schedule(q).overlap_groups == ()
+    net = _net(2, 2)
+    on, off = instance_for(p, net, COST), instance_for(q, net, COST)
+    step = build_step(p)
+    ops = step.stages[0].ops
+    fwd = sum(op.compute_ns[0] if op.compute_ns else op.flops[0] / p.npu.flops_per_ns for op in ops)
+    bwd = sum(step.compute_ns(0)) - fwd
+    w = on.workload.table
+    L = w.size_bytes.shape[0]
+    for bw in ([1e9, 1e9], [300.0, 25.0], [0.3, 0.01]):
+        t_on = hieropt.evaluate(on, bw).iteration_time_ns
+        t_off = hieropt.evaluate(off, bw).iteration_time_ns
+        assert build_time_model(on).time_ns(np.array(bw)) == pytest.approx(t_on, rel=1e-9)
+        assert t_on <= t_off + 1e-9
+        # reduce-scatter over 2 x 2 ascending: S/2 on dim 0, S/4 on dim 1 (sequential: they add)
+        stream = sum(w.size_bytes[i, 1] * (1 / 2 / bw[0] + 1 / 4 / bw[1]) for i in range(L)
+                     if w.group[i, 1] == "dp")
+        # after the step, the shard's all-gather: over the nodes, then the node's 2 shards
+        ag = sum(w.size_bytes[i, 2] * (1 / bw[1] + 2 / bw[0]) for i in range(L)
+                 if w.group[i, 2] == "dp")
+        by_hand = 2 * max(fwd + bwd, stream) + ag + step.update_ns(0)
+        assert t_on == pytest.approx(by_hand, rel=1e-9)
+    fastest = hieropt.evaluate(on, [1e9, 1e9]).iteration_time_ns
+    assert fastest == pytest.approx(2 * (fwd + bwd) + step.update_ns(0), rel=1e-6)
+
+
+def test_pipelined_overlap_lp_and_evaluator_agree_and_solve():
+    """pp 2 (the composed pipeline: the schedule's graph is not used with own-stream
+    collectives), tp 1, dp 2, ZeRO-3 overlapped: the LP's time equals the evaluator's at several
+    bandwidths, and a solve's optimum is confirmed by the evaluator."""
+    p = params(tp=1, pp=2, dp=2, zero_stage=3, overlap_sharded_comms=True)
+    inst = instance_for(p, _net(2, 2), COST, constraints=(constraint_for("sum(bw) == 100", 2),))
+    tm = build_time_model(inst)
+    for bw in ([1e6, 1e6], [10.0, 1.0], [0.01, 0.5], [3.0, 0.001]):
+        truth = hieropt.evaluate(inst, bw).iteration_time_ns
+        assert tm.time_ns(np.array(bw)) == pytest.approx(truth, rel=1e-9)
+    sol = hieropt.solve(inst)
+    assert sol.success
+    truth = hieropt.evaluate(inst, sol.bw_gbps).iteration_time_ns
+    assert truth == pytest.approx(sol.iteration_time_ns, rel=1e-6)
+
+
+def test_overlap_options_that_conflict_are_refused():
+    with pytest.raises(ValueError, match="plan.overlap_sharded_comms: not with overlap_grad_red"):
+        params(**ZERO2, overlap_sharded_comms=True, overlap_grad_reduce=True)
+    with pytest.raises(ValueError, match="step.overlap_groups: not with overlap_dp"):
+        StepSchedule(microbatches=2, overlap_dp=True, overlap_groups=("dp",))
+    # below ZeRO-2 there is no per-micro-batch DP collective: the option changes nothing
+    z1 = params(**{**ZERO2, "zero_stage": 1}, overlap_sharded_comms=True)
+    assert schedule(z1).overlap_groups == ()
+
+
+def test_codesign_bound_leaves_the_hidden_collectives_out():
+    """The co-design lower bound counts the own-stream collectives with weight 0 (the compute may
+    hide them), the per-iteration ones as before."""
+    p, q = params(**ZERO2, overlap_sharded_comms=True), params(**ZERO2)
+    v_on, v_off = plan_volume_bytes(p, build_step(p)), plan_volume_bytes(q, build_step(q))
+    step = build_step(q)
+    per_mb = sum(c.size_bytes * 3 / 4 for op in step.stages[0].ops for c in op.comms
+                 if c.group == "dp" and not c.per_iteration)  # reduce-scatter over 4: S (1 - 1/4)
+    assert v_off - v_on == pytest.approx(2 * per_mb)  # F = m = 2 slots
+
+
+def test_the_simulator_export_refuses_own_stream_collectives(tmp_path):
+    """The ASTRA-sim traces run every collective in its layer's place: a plan with own-stream
+    collectives is refused with the fix, not written with a time the simulator would not
+    reproduce."""
+    inst = instance_for(params(**ZERO2, overlap_sharded_comms=True), _net(2, 2), COST)
+    with pytest.raises(InputError, match="step.overlap_groups.*overlap_sharded_comms = false"):
+        write_bundle(inst, [300.0, 25.0], tmp_path / "b")
+    plain = instance_for(params(**ZERO2), _net(2, 2), COST)
+    assert write_bundle(plain, [300.0, 25.0], tmp_path / "c").workloads
