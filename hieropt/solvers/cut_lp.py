@@ -22,9 +22,6 @@ the gap it proved.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import SolverError
@@ -34,6 +31,7 @@ from .dense_lp import DenseLP
 from .dual_bound import lagrangian_bound
 from .highs import TIGHT_TOLERANCE, LPBackend, LPResult
 from .kkt import polish
+from .loop_state import Loop, LoopState
 from .outcome import Multipliers, OAResult
 from .stall import Stall
 
@@ -51,40 +49,6 @@ TRUST = 0.5
 trusted`)."""
 MAX_RESCALES = 6
 INF = float("inf")
-
-
-@dataclass
-class Loop:
-    """What one objective gives the shared loop (all callables of the LP's column vector ``x``, scaled units).
-
-    Attributes:
-        costs: () -> the LP objective (minimised) at the current scale (a re-scale changes it).
-        native: a scaled bound -> the objective's unit (ns, $, ns x $).
-        candidates: x -> designs (GB/s) to evaluate exactly.
-        score: design -> exact objective value (inf when infeasible).
-        start: a known feasible design, or None.
-        slope: the bound's multiplier of the budget row -> d bound / d budget in native units (0: none).
-        on_empty: called with the LP's point (empty when the first LP is infeasible) while no candidate, or only one
-            with a dimension (almost) without bandwidth, has been found; raises NoSolutionError with the reason, or
-            returns True to have the LP solved again.
-        refine: called after every LP that did not close the gap with its point and the polished point (or None):
-            adds the model's own cuts (pieces of T for :class:`hieropt.model.cutmodel.CutModel`) and re-loads the LP.
-        cut_first: when the first LP's point is not :meth:`CutLP.trusted`, cut it once more before the polish (the
-            performance objective: one warm LP instead of up to four Newton runs from a guessed active set on
-            LIBRA's multiple_constraints cases). Off for the min-cost path, whose loop re-uses the fastest solve's
-            cuts: a different cut set there moved a fragile case (tests/fuzz/test_solver_at_extreme_magnitudes.py,
-            a target 1e-3 above the fastest time) from optimal to LIMIT at 3.1e-8.
-    """
-
-    costs: Callable[[], np.ndarray]
-    native: Callable[[float], float]
-    candidates: Callable[[np.ndarray], list[np.ndarray]]
-    score: Callable[[np.ndarray], float]
-    start: np.ndarray | None = None
-    slope: Callable[[float], float] | None = None
-    on_empty: Callable[[np.ndarray], bool] | None = None
-    refine: Callable[[np.ndarray, np.ndarray | None], None] | None = None
-    cut_first: bool = False
 
 
 class CutLP:
@@ -269,95 +233,124 @@ class CutLP:
     # --------------------------------------------------------------------------------------------------- the loop
     def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
         """Solve, bound, polish, cut (module docstring) until the gap target, a stall or ``max_iterations`` LPs."""
-        best, upper, lower, anchor = spec.start, INF, -INF, (-INF, 0.0)
+        run = LoopState(spec, rel_gap, spec.start)
         self.certificate = None
-        if best is not None:
-            upper = spec.score(best)
+        if run.best is not None:
+            run.upper = spec.score(run.best)
         stall = Stall()
         it = 0
-
-        def bounds(x: np.ndarray, duals: np.ndarray) -> tuple[bool, np.ndarray]:
-            nonlocal lower, anchor
-            costs = spec.costs()
-            db = lagrangian_bound(self.arr, costs, duals, self._row_lower, self._row_upper, self._col_upper())
-            lb = spec.native(db.value)
-            lb -= ROUNDING * abs(lb)
-            better = lb > lower + 1e-13 * abs(lower)
-            if lb > lower:
-                lower = lb
-                anchor = (lb, min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0)
-                self.certificate = Multipliers(self.arr, self.scale, costs, x, duals)
-            return better, db.point
-
-        def offer(x: np.ndarray) -> bool:
-            nonlocal best, upper
-            improved = False
-            for design in spec.candidates(x):
-                value = spec.score(design)
-                if value < upper:
-                    improved = improved or value < upper * (1 - 1e-13)
-                    best, upper = design, value
-            return improved
-
-        def done() -> bool:
-            return best is not None and upper - lower <= rel_gap * upper
-
         for it in range(1, max_iterations + 1):
-            costs = spec.costs()
-            res = self._solve(costs)
-            if res.status is Status.INFEASIBLE and best is None and it <= 2 and spec.on_empty is not None:
-                if spec.on_empty(res.x):  # the rows themselves may be infeasible: raises with the reason if so
-                    continue
-            if res.status is not Status.OPTIMAL:
-                if self._centre(best if best is not None else self._centre_default(), force=True):
-                    continue
-                if best is None:
-                    raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}' on every "
-                                      "retry")
+            if self._round(run, stall, it):
                 break
-            duals = self.solver.row_duals()
-            # (Loop.cut_first) on the first LP, outside its cuts' span a link's t is a guess (the seeds only): one
-            # more LP with cuts at the LP's point first (a failing polish costs several Newton runs, a warm LP a
-            # fraction of one)
-            skip = spec.cut_first and it == 1 and not self.trusted(res.x)
-            pol = None if skip else polish(self.arr, costs, res.x, duals, self._row_lower, self._row_upper)
-            points: list[tuple[int, float]] = []
-            improved = False
-            if pol is not None:  # usually the exact optimum: its bound alone may close the gap
-                improved = offer(pol.x)
-                improved = bounds(pol.x, pol.duals)[0] or improved
-                if done():
-                    break
-                unit = self._unit()
-                points = [(j, pol.x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if pol.x[cb] > 0]
-            improved = offer(res.x) or improved  # (the LP's own point, when the polished one did not settle it)
-            better, point = bounds(res.x, duals)
-            improved = improved or better
-            if done():
-                break
-            points += self._cut_points(res.x, point)
-            if spec.on_empty is not None and (best is None or not np.isfinite(upper) or it == 1):
-                spec.on_empty(res.x)
-            if spec.refine is not None:
-                spec.refine(res.x, None if pol is None else pol.x)
-            self._add_cuts(points)
-            if self._centre(best if best is not None else self._starved(res.x)):
-                continue
-            action = stall.progress(improved)
-            if action == "tighten":
-                self.solver.set_tolerance(TIGHT_TOLERANCE)
-            elif action == "rescale":
-                self._centre(best, force=True)
-            elif action == "stop":
-                break
-        if done():
-            return OAResult(Status.OPTIMAL, best, upper, lower, it, "optimal within the gap target",
-                            budget_dual_ns_per_usd=anchor[1], lp_lower_ns=anchor[0])
-        gap = (upper - lower) / upper if upper > 0 and np.isfinite(upper) else INF
-        why = "iteration limit" if it >= max_iterations else "no further progress at the LP tolerance floor"
-        return OAResult(Status.LIMIT, best, upper, lower, it,
-                        f"stopped after {it} LPs at proven relative gap {gap:.3g} ({why})",
-                        budget_dual_ns_per_usd=anchor[1], lp_lower_ns=anchor[0])
+        return run.result(it, max_iterations)
+
+    def _round(self, run: LoopState, stall: Stall, it: int) -> bool:
+        """LP number ``it``: solve, polish, offer and bound, cut, then the re-centre and stall
+        rules. Returns True when the loop stops (gap target met, failed LP with an incumbent,
+        stall)."""
+        costs = run.spec.costs()
+        res = self._solve(costs)
+        if self._empty_again(run, res, it):
+            return False
+        if res.status is not Status.OPTIMAL:
+            return self._lp_failed(run, res, it)
+        duals = self.solver.row_duals()
+        pol = self._polish(run.spec, res.x, costs, duals, it)
+        points: list[tuple[int, float]] = []
+        improved = False
+        if pol is not None:  # usually the exact optimum: its bound alone may close the gap
+            improved = run.offer(pol.x)
+            improved = self._bound(run, pol.x, pol.duals)[0] or improved
+            if run.done():
+                return True
+            points = self._polished_points(pol.x)
+        # (the LP's own point, when the polished one did not settle it)
+        improved = run.offer(res.x) or improved
+        better, point = self._bound(run, res.x, duals)
+        improved = improved or better
+        if run.done():
+            return True
+        self._next_cuts(run, res.x, pol, points + self._cut_points(res.x, point), it)
+        if self._centre(run.best if run.best is not None else self._starved(res.x)):
+            return False
+        return self._stalled(stall, improved, run.best)
+
+    def _empty_again(self, run: LoopState, res: LPResult, it: int) -> bool:
+        """True when one of the first two LPs is infeasible before any candidate and
+        :attr:`Loop.on_empty` asks for the LP to be solved again (it raises with the reason when the
+        rows themselves are infeasible)."""
+        return (res.status is Status.INFEASIBLE and run.best is None and it <= 2
+                and run.spec.on_empty is not None and run.spec.on_empty(res.x))
+
+    def _lp_failed(self, run: LoopState, res: LPResult, it: int) -> bool:
+        """LP ``it`` failed on every retry: re-centre the scale and go on (False), else stop with
+        the incumbent (True). Raises SolverError when there is no incumbent."""
+        if self._centre(run.best if run.best is not None else self._centre_default(), force=True):
+            return False
+        if run.best is None:
+            raise SolverError(f"HiGHS stopped on cutting-plane LP {it} with '{res.termination}' "
+                              "on every retry")
+        return True
+
+    def _polish(self, spec: Loop, x: np.ndarray, costs: np.ndarray, duals: np.ndarray, it: int):
+        """The Newton polish (:func:`hieropt.solvers.kkt.polish`) of the LP's point ``x`` and
+        ``duals``, or None when it fails or is skipped. Skipped (:attr:`Loop.cut_first`) on the
+        first LP when ``x`` is not :meth:`trusted`: outside its cuts' span a link's t is a guess
+        (the seeds only), and a failing polish costs several Newton runs, a warm LP with cuts at
+        the LP's point a fraction of one."""
+        if spec.cut_first and it == 1 and not self.trusted(x):
+            return None
+        return polish(self.arr, costs, x, duals, self._row_lower, self._row_upper)
+
+    def _polished_points(self, x: np.ndarray) -> list[tuple[int, float]]:
+        """Cut points (link, B in native units) at each link's positive B of the polished point
+        ``x``."""
+        unit = self._unit()
+        return [(j, x[cb] * unit[j]) for j, cb in enumerate(self.arr.pair_b) if x[cb] > 0]
+
+    def _bound(self, run: LoopState, x: np.ndarray, duals: np.ndarray) -> tuple[bool, np.ndarray]:
+        """Raise ``run``'s lower bound to the Lagrangian bound of ``duals`` less :data:`ROUNDING`,
+        keeping its certificate (LP point ``x``) and its budget slope.
+
+        Returns:
+            (True when it rose by more than round-off, the Lagrangian's minimiser as LP columns).
+        """
+        spec = run.spec
+        costs = spec.costs()
+        db = lagrangian_bound(self.arr, costs, duals, self._row_lower, self._row_upper,
+                              self._col_upper())
+        lb = spec.native(db.value)
+        lb -= ROUNDING * abs(lb)
+        better = lb > run.lower + 1e-13 * abs(run.lower)
+        if lb > run.lower:
+            run.lower = lb
+            run.anchor = (lb, min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0)
+            self.certificate = Multipliers(self.arr, self.scale, costs, x, duals)
+        return better, db.point
+
+    def _next_cuts(self, run: LoopState, x: np.ndarray, pol, points: list[tuple[int, float]],
+                   it: int) -> None:
+        """Show the LP point ``x`` to the objective (:attr:`Loop.on_empty` while no finite
+        candidate exists or on the first LP; :attr:`Loop.refine` with the polished point ``pol``),
+        then add the tangent cuts at ``points`` (link, B in native units)."""
+        spec = run.spec
+        starved = run.best is None or not np.isfinite(run.upper) or it == 1
+        if spec.on_empty is not None and starved:
+            spec.on_empty(x)
+        if spec.refine is not None:
+            spec.refine(x, None if pol is None else pol.x)
+        self._add_cuts(points)
+
+    def _stalled(self, stall: Stall, improved: bool, best: np.ndarray | None) -> bool:
+        """Apply the stall rule (:class:`hieropt.solvers.stall.Stall`) to a round that ``improved``
+        the incumbent or the bound or not: tighten HiGHS's tolerances, re-scale on ``best``, or
+        stop (True)."""
+        action = stall.progress(improved)
+        if action == "tighten":
+            self.solver.set_tolerance(TIGHT_TOLERANCE)
+        elif action == "rescale":
+            self._centre(best, force=True)
+        return action == "stop"
 
     def _centre_default(self) -> np.ndarray | None:
         """A design to re-centre on when an LP failed before any candidate was found (None: do not)."""

@@ -97,45 +97,93 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     m = arr.n_rows
     u = np.array(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
-    for i, (v, low, high) in enumerate(zip(u.tolist(), lo.tolist(), hi.tolist(), strict=True)):
-        if (v > 0 and not math.isfinite(low)) or (v < 0 and not math.isfinite(high)):
-            u[i] = 0.0  # (a multiplier on an infinite bound bounds nothing)
+    _drop_infinite_bounds(u, lo, hi)
     r = costs - transpose_product(arr, u)
-    z0, K, V = arr.z0, arr.n_terms, arr.n_nodes
-    if V and (r[z0 + K:] < 0).any():
-        node_rows = np.arange(arr.node.start, arr.node.stop)
-        order = np.argsort(arr.node_of_row, kind="stable")
-        bounds = np.searchsorted(arr.node_of_row[order], np.arange(V + 1))
-        for v in range(V - 1, -1, -1):
-            col = z0 + K + v
-            if r[col] >= 0:
-                continue
-            rows = node_rows[order[bounds[v]:bounds[v + 1]]]
-            s = u[rows].sum()
-            if s <= 0:
-                continue
-            f = max(0.0, (s + r[col]) / s)
-            for row in rows:
-                delta = (f - 1.0) * u[row]
-                a, b = arr.start[row], arr.start[row + 1]
-                np.subtract.at(r, arr.index[a:b], delta * arr.value[a:b])
-                u[row] *= f
-    if K:
-        rt = r[z0:z0 + K]
-        if any(v < 0 for v in rt.tolist()):
-            neg = rt < 0
-            epi = np.arange(arr.epi.start, arr.epi.stop)
-            s = np.bincount(arr.epi_term, weights=u[epi], minlength=K)
-            f = np.where(neg & (s > 0), np.maximum(0.0, (s + rt) / np.where(s > 0, s, 1.0)), 1.0)
-            u[epi] *= f[arr.epi_term]
-            r = costs - transpose_product(arr, u)
+    _shrink_node_rows(arr, u, r)
+    r = _shrink_epigraph_rows(arr, costs, u, r)
     pos, neg = u > 0, u < 0
     const = float(u[pos] @ lo[pos] + u[neg] @ hi[neg])
     budget = float(u[arr.budget_row]) if arr.budget_row >= 0 else 0.0
     time = float(u[arr.time_row]) if arr.time_row >= 0 else 0.0
-    # every column before z0 but the t of a pair enters linearly: min over its box of P/B + g B (P = 0 off pairs);
-    # in Python floats (a handful of columns: cheaper than two dozen numpy calls), each operation as numpy's
     cols, pair_of = _linear_columns(arr)
+    best, terms, low_bound, infinite = _box_minima(arr, r, cols, pair_of, col_upper)
+    point = np.empty(arr.n_cols)
+    point.fill(np.nan)
+    point[cols] = best
+    if low_bound:
+        return DualBound(-INF, budget, time, point)
+    if infinite:  # a loaded dimension without bandwidth: the time is infinite
+        return DualBound(INF, budget, time, point)
+    value = const + float(np.array(terms).sum())
+    rounding = _rounding(arr, costs, u, lo, hi, cols, pair_of, best, terms)
+    return DualBound(value - rounding, budget, time, point)
+
+
+def _drop_infinite_bounds(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Set to 0, in place, each multiplier in ``u`` whose row bound (``lo`` for u > 0, ``hi`` for
+    u < 0) is infinite: a multiplier on an infinite bound bounds nothing."""
+    for i, (v, low, high) in enumerate(zip(u.tolist(), lo.tolist(), hi.tolist(), strict=True)):
+        if (v > 0 and not math.isfinite(low)) or (v < 0 and not math.isfinite(high)):
+            u[i] = 0.0
+
+
+def _shrink_node_rows(arr, u: np.ndarray, r: np.ndarray) -> None:
+    """Where a node column's reduced cost in ``r`` is negative, scale down the multipliers ``u``
+    of the rows defining that node until it is 0 (or the multipliers are), updating ``r`` in
+    place; nodes from the last to the first, since a node's rows reference earlier nodes and
+    terms only (module docstring)."""
+    z0, K, V = arr.z0, arr.n_terms, arr.n_nodes
+    if not V or not (r[z0 + K:] < 0).any():
+        return
+    node_rows = np.arange(arr.node.start, arr.node.stop)
+    order = np.argsort(arr.node_of_row, kind="stable")
+    bounds = np.searchsorted(arr.node_of_row[order], np.arange(V + 1))
+    for v in range(V - 1, -1, -1):
+        col = z0 + K + v
+        if r[col] >= 0:
+            continue
+        rows = node_rows[order[bounds[v]:bounds[v + 1]]]
+        s = u[rows].sum()
+        if s <= 0:
+            continue
+        f = max(0.0, (s + r[col]) / s)
+        for row in rows:
+            delta = (f - 1.0) * u[row]
+            a, b = arr.start[row], arr.start[row + 1]
+            np.subtract.at(r, arr.index[a:b], delta * arr.value[a:b])
+            u[row] *= f
+
+
+def _shrink_epigraph_rows(arr, costs: np.ndarray, u: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Where a term column's reduced cost in ``r`` is negative, scale down the multipliers ``u``
+    (in place) of that term's epigraph rows until it is 0 (or they are). Returns the reduced
+    costs ``costs - A'u`` after the scaling (``r`` itself when nothing changed)."""
+    z0, K = arr.z0, arr.n_terms
+    if not K:
+        return r
+    rt = r[z0:z0 + K]
+    if not any(v < 0 for v in rt.tolist()):
+        return r
+    neg = rt < 0
+    epi = np.arange(arr.epi.start, arr.epi.stop)
+    s = np.bincount(arr.epi_term, weights=u[epi], minlength=K)
+    f = np.where(neg & (s > 0), np.maximum(0.0, (s + rt) / np.where(s > 0, s, 1.0)), 1.0)
+    u[epi] *= f[arr.epi_term]
+    return costs - transpose_product(arr, u)
+
+
+def _box_minima(arr, r: np.ndarray, cols: list[int], pair_of: dict[int, int],
+                col_upper: np.ndarray | None) -> tuple[list[float], list[float], bool, bool]:
+    """Each linear column j in ``cols`` (every column before z0 but the t of a pair) enters as
+    min over its box of P/B + g B, with g = r_j and P = max(r_t, 0) for its pair's t column (P = 0
+    off pairs), the box narrowed by ``col_upper``. In Python floats (a handful of columns: cheaper
+    than two dozen numpy calls), each operation as numpy's.
+
+    Returns:
+        (the minimiser B of each column, each column's term while both flags are False, True when
+        a column with g < 0 is unbounded above (the bound is -inf), True when a pair's minimiser
+        is B <= 0 with P > 0 (the time is infinite)).
+    """
     rl = r.tolist()
     lbl, ubl = arr.col_lower.tolist(), arr.col_upper.tolist()
     capl = None if col_upper is None else col_upper.tolist()
@@ -160,15 +208,7 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
         infinite = infinite or (P > 0 and b <= 0)
         if not (low_bound or infinite):
             terms.append((P / b if P > 0 else 0.0) + (g * b if finite else 0.0))
-    point = np.empty(arr.n_cols)
-    point.fill(np.nan)
-    point[cols] = best
-    if low_bound:
-        return DualBound(-INF, budget, time, point)
-    if infinite:  # a loaded dimension without bandwidth: the time is infinite
-        return DualBound(INF, budget, time, point)
-    value = const + float(np.array(terms).sum())
-    return DualBound(value - _rounding(arr, costs, u, lo, hi, cols, pair_of, best, terms), budget, time, point)
+    return best, terms, low_bound, infinite
 
 
 EPS = float(np.finfo(float).eps)

@@ -205,21 +205,8 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     time_limit_s = check_time_limit(time_limit_s)
 
     start = time.perf_counter()
-    objective = objective or instance.objective
-    if objective not in PROVISION_OBJECTIVES:
-        raise InputError("objective", None, f"unknown objective {objective!r}",
-                         f"use one of {', '.join(PROVISION_OBJECTIVES)}")
-    if max_iteration_time_ns is None:
-        max_iteration_time_ns = getattr(instance, "max_iteration_time_ns", None)
-    if max_cost_usd is None:
-        max_cost_usd = getattr(instance, "max_network_cost_usd", None)
-    for flag, value in (("max_iteration_time_ns", max_iteration_time_ns), ("max_cost_usd", max_cost_usd),
-                        ("max_power_w", max_power_w)):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise InputError(flag, None, number_problem(value), "give a finite value > 0")
-    if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
-        raise InputError("max_iteration_time_ns", None, f"missing for objective {objective}",
-                         "give the iteration-time target in ns, e.g. 1.3e9")
+    objective, max_iteration_time_ns, max_cost_usd = _limits(
+        instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
     if isinstance(catalog, str | Path):
         catalog = read_catalog(catalog, instance)
     else:
@@ -238,12 +225,7 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
                                 product=objective == "performance_per_cost",
                                 power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
     m = milp.model
-    if max_iteration_time_ns is not None:
-        m.time_cap = pyo.Constraint(expr=m.comm <= (max_iteration_time_ns - tm.compute_ns) / MS_NS)
-    if max_cost_usd is not None:
-        m.budget = pyo.Constraint(expr=m.cost <= max_cost_usd / MUSD)
-    if max_power_w is not None:
-        m.power_cap = pyo.Constraint(expr=m.power <= max_power_w / KW)
+    _add_caps(m, tm, max_iteration_time_ns, max_cost_usd, max_power_w)
     solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(_PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
@@ -288,6 +270,47 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         method=_method(objective), notes=tuple(notes),
         extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(), "columns": m.nvariables()},
     )
+
+
+def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: float | None,
+            max_cost_usd: float | None, max_power_w: float | None
+            ) -> tuple[str, float | None, float | None]:
+    """The objective, time target (ns) and budget ($) of :func:`provision`: the arguments, else
+    the instance's; checked with the power budget (W).
+
+    Raises:
+        InputError: an unknown objective, a target or budget not finite and > 0, min_cost or
+            min_power without a time target.
+    """
+    objective = objective or instance.objective
+    if objective not in PROVISION_OBJECTIVES:
+        raise InputError("objective", None, f"unknown objective {objective!r}",
+                         f"use one of {', '.join(PROVISION_OBJECTIVES)}")
+    if max_iteration_time_ns is None:
+        max_iteration_time_ns = getattr(instance, "max_iteration_time_ns", None)
+    if max_cost_usd is None:
+        max_cost_usd = getattr(instance, "max_network_cost_usd", None)
+    limits = (("max_iteration_time_ns", max_iteration_time_ns), ("max_cost_usd", max_cost_usd),
+              ("max_power_w", max_power_w))
+    for flag, value in limits:
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(flag, None, number_problem(value), "give a finite value > 0")
+    if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
+        raise InputError("max_iteration_time_ns", None, f"missing for objective {objective}",
+                         "give the iteration-time target in ns, e.g. 1.3e9")
+    return objective, max_iteration_time_ns, max_cost_usd
+
+
+def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | None,
+              max_power_w: float | None) -> None:
+    """Add to the MILP ``m`` (time model ``tm``) the time target (ns), the budget ($) and the
+    power budget (W) that are given, each in the MILP's units."""
+    if max_iteration_time_ns is not None:
+        m.time_cap = pyo.Constraint(expr=m.comm <= (max_iteration_time_ns - tm.compute_ns) / MS_NS)
+    if max_cost_usd is not None:
+        m.budget = pyo.Constraint(expr=m.cost <= max_cost_usd / MUSD)
+    if max_power_w is not None:
+        m.power_cap = pyo.Constraint(expr=m.power <= max_power_w / KW)
 
 
 def _method(objective: str) -> str:

@@ -69,18 +69,9 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
     P = [Fraction(float(v)) for v in p]
     A = [[Fraction(float(v)) for v in row] for row in dm.A]
     Y = [Fraction(float(v)) for v in y]
-    r = [P[d] - sum((A[i][d] * Y[i] for i in range(m)), Fraction(0)) for d in range(D)]
+    r = _reduced_prices(P, A, Y)
     basic = [d for d in range(D) if abs(r[d]) <= Fraction(1, 10**12) * P[d]]
-    used = [i for i in range(m) if Y[i] != 0]
-    if basic and len(used) == len(basic):  # square: move y so that r = 0 exactly on the basic dimensions
-        dy = _solve_exact([[A[i][d] for i in used] for d in basic], [r[d] for d in basic])
-        if dy is not None:
-            Y2 = list(Y)
-            for i, v in zip(used, dy, strict=True):
-                Y2[i] += v
-            if all((Y2[i] > 0) == (Y[i] > 0) for i in used):
-                Y = Y2
-                r = [P[d] - sum((A[i][d] * Y[i] for i in range(m)), Fraction(0)) for d in range(D)]
+    Y, r = _corrected(P, A, Y, r, basic)
     B = Fraction(float(budget_usd))
     rhs = B - sum((Y[i] * Fraction(float(bound[i])) for i in range(m) if Y[i] != 0), Fraction(0))
     # a dimension the cheapest network leaves at a bound other than 0 keeps its term's least value there (r_d B_d
@@ -107,13 +98,7 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
     # the exact row: the same terms and those the row above leaves at their least value, each as the distance from
     # a bound (a slack >= 0 of its own): |y_i| (A_i B - b_i) of an inequality row with a multiplier, |r_d| times
     # B_d's distance from the bound the cheapest network holds it at
-    terms: list[tuple[tuple[str, int], Fraction]] = []
-    for i in range(m):
-        if Y[i] != 0 and dm.lower[i] != dm.upper[i]:
-            terms.append((("row", i), abs(Y[i])))
-    for d in range(D):
-        if d not in basic and d not in starved and r[d] != 0:
-            terms.append(((("lower" if r[d] > 0 else "upper"), d), abs(r[d])))
+    terms = _slack_terms(dm, Y, r, basic, starved)
     exact_margin = margin
     slacks = []
     for key, c in terms:
@@ -125,6 +110,48 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
     with np.errstate(divide="ignore"):
         cap = np.where(coef > 0, rhs_f / np.where(coef > 0, coef, 1.0), np.inf)
     return ReducedBudget(coef, rhs_f, rhs_f, cap, tuple(slacks), round_outwards(rhs + exact_margin, up=True))
+
+
+def _reduced_prices(P: list[Fraction], A: list[list[Fraction]],
+                    Y: list[Fraction]) -> list[Fraction]:
+    """r = p - A'y, exact: the reduced price ($ per GB/s) of each dimension under the row
+    multipliers ``Y`` (one per row of ``A``, one column per dimension)."""
+    m = len(Y)
+    return [P[d] - sum((A[i][d] * Y[i] for i in range(m)), Fraction(0)) for d in range(len(P))]
+
+
+def _corrected(P: list[Fraction], A: list[list[Fraction]], Y: list[Fraction], r: list[Fraction],
+               basic: list[int]) -> tuple[list[Fraction], list[Fraction]]:
+    """The multipliers ``Y`` and reduced prices ``r``, moved so that r = 0 exactly on the ``basic``
+    dimensions when as many rows have a multiplier (a square system) and the move keeps every
+    multiplier's sign; else unchanged."""
+    used = [i for i in range(len(Y)) if Y[i] != 0]
+    if not basic or len(used) != len(basic):
+        return Y, r
+    dy = _solve_exact([[A[i][d] for i in used] for d in basic], [r[d] for d in basic])
+    if dy is None:
+        return Y, r
+    Y2 = list(Y)
+    for i, v in zip(used, dy, strict=True):
+        Y2[i] += v
+    if not all((Y2[i] > 0) == (Y[i] > 0) for i in used):
+        return Y, r
+    return Y2, _reduced_prices(P, A, Y2)
+
+
+def _slack_terms(dm, Y: list[Fraction], r: list[Fraction], basic: list[int],
+                 starved: list[int]) -> list[tuple[tuple[str, int], Fraction]]:
+    """The exact row's slack terms, (key, coefficient $ per unit): ("row", i) with |y_i| for an
+    inequality row with a multiplier, ("lower" or "upper", d) with |r_d| for a dimension the
+    cheapest network holds at that bound (neither basic nor starved, r_d != 0)."""
+    terms: list[tuple[tuple[str, int], Fraction]] = []
+    for i in range(len(Y)):
+        if Y[i] != 0 and dm.lower[i] != dm.upper[i]:
+            terms.append((("row", i), abs(Y[i])))
+    for d in range(len(r)):
+        if d not in basic and d not in starved and r[d] != 0:
+            terms.append(((("lower" if r[d] > 0 else "upper"), d), abs(r[d])))
+    return terms
 
 
 def _reach(dm, d: int, top: Fraction) -> Fraction:

@@ -215,6 +215,19 @@ class Instance(Frozen):
         for j, job in enumerate(self.more_workloads):
             check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
             check_job(job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode)
+        self._check_schedule(D)
+        self._check_prices()
+        self._check_constraint_sizes(D)
+        self._check_portfolio_settings()
+        if self.bounds is not None and len(self.bounds) != D:
+            raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
+        check_design(self.constraints, self.bounds)
+        return self
+
+    def _check_schedule(self, D: int) -> None:
+        """The pipeline and step loops come with their sections ([pipeline], [step]) and only they
+        do; the pipeline's p2p dimension exists (0 .. ``D`` - 1) and its stages fit every job.
+        Raises ValueError naming the field and the fix."""
         if (self.training_loop == "pipeline") != (self.pipeline is not None):
             raise ValueError("pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
                              "p2p_dim) and only it uses them; fix: set both or neither")
@@ -227,6 +240,10 @@ class Instance(Frozen):
         if self.pipeline is not None:
             for job in self.jobs:
                 check_stages(job.workload, self.pipeline.stages, self.network.npus_total)
+
+    def _check_prices(self) -> None:
+        """Every dimension's cost class exists, and a Switch dimension's class has switch and NIC
+        prices. Raises ValueError naming the field and the fix."""
         for d, dim in enumerate(self.network.dims):
             cc = self.cost.classes.get(dim.cost_class)
             if cc is None:
@@ -244,10 +261,19 @@ class Instance(Frozen):
                     f"{', '.join(f'{key} ({n} in a LIBRA cost YAML)' for n, key in missing)}, $ per GB/s, to cost "
                     f"class '{dim.cost_class}'"
                 )
+
+    def _check_constraint_sizes(self, D: int) -> None:
+        """Every design constraint has one coefficient per dimension (``D``). Raises ValueError
+        naming the constraint and the fix."""
         for i, c in enumerate(self.constraints):
             if len(c.coefficients) != D:
                 raise ValueError(f"constraints[{i}] '{c.text}': has {len(c.coefficients)} coefficients for {D} "
                                  f"dimensions; fix: name only bw[0] .. bw[{D - 1}]")
+
+    def _check_portfolio_settings(self) -> None:
+        """The time target, ``max_regret`` and the objective agree: min_cost needs a target or
+        max_regret, a portfolio objective takes no time target, max_regret only min_cost. Raises
+        ValueError naming the field and the fix."""
         if self.objective == "min_cost" and self.max_iteration_time_ns is None and self.max_regret is None:
             raise ValueError("max_iteration_time_ns: missing for objective min_cost (the cheapest network that trains "
                              "an iteration within the target); fix: give the time target in ns, or max_regret")
@@ -260,10 +286,6 @@ class Instance(Frozen):
             raise ValueError("max_regret: only the min_cost objective takes it (the cheapest network with every "
                              "workload within max_regret of its own optimum); fix: set objective = \"min_cost\" "
                              "or remove max_regret")
-        if self.bounds is not None and len(self.bounds) != D:
-            raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
-        check_design(self.constraints, self.bounds)
-        return self
 
     def summary_dict(self) -> dict[str, Any]:
         """The instance echoed into JSON output (the ``instance`` of ``--json``; workloads summarised by name and
