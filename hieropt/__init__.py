@@ -1,16 +1,22 @@
-"""hieropt: exact per-dimension bandwidth optimization of multi-dimensional hierarchical training networks.
+"""hieropt: exact per-dimension bandwidth optimization of multi-dimensional hierarchical training
+networks.
 
 Library API (units: GB/s per NPU per dimension, ns, bytes, $)::
 
     import hieropt
-    inst = hieropt.load_instance("instances/gpt3-4d.toml")    # or hieropt.load_libra(network=..., ...)
-    sol = hieropt.solve(inst)                                  # -> Solution (status, bw_gbps, gap, ...)
+    inst = hieropt.load_instance("instances/gpt3-4d.toml")    # or hieropt.load_libra(network=...,
+                                                              # ...)
+    sol = hieropt.solve(inst)                                  # -> Solution (status, bw_gbps, gap,
+                                                               # ...)
     bd = hieropt.evaluate(inst, [250, 125, 75, 50])            # -> Breakdown
-    sol = hieropt.solve(inst, objective="performance_per_cost")  # also "min_cost" with max_iteration_time_ns=...
-    front = hieropt.pareto(inst, points=50)                    # -> Front (exact time-cost Pareto front)
+    sol = hieropt.solve(inst, objective="performance_per_cost")  # also "min_cost" with
+                                                                 # max_iteration_time_ns=...
+    front = hieropt.pareto(inst, points=50)                    # -> Front (exact time-cost Pareto
+                                                               # front)
 
-Names are imported on first use (module ``__getattr__``), so ``import hieropt`` and ``hieropt --help`` do not load
-Pyomo, numpy or pydantic until a name is needed. See docs/architecture.md for the package layout.
+Names are imported on first use (module ``__getattr__``), so ``import hieropt`` and ``hieropt
+--help`` do not load Pyomo, numpy or pydantic until a name is needed. See docs/architecture.md for
+the package layout.
 """
 
 from __future__ import annotations
@@ -23,28 +29,86 @@ from .lazy import lazy_attribute
 from .version import __version__ as __version__
 
 _NAMES = {
-    "load_instance": "api", "load_libra": "api", "solve": "api", "evaluate": "api", "verify": "api",
-    "pareto": "api", "Solution": "api", "Breakdown": "api", "Certificate": "api", "Front": "api",
-    "provision": "api", "load_catalog": "api", "Catalog": "api", "Provisioning": "api",
-    "export_astrasim": "api", "simulate": "api", "SimulationStudy": "api",
-    "provision_tradeoff": "api", "Tradeoff": "api", "Sensitivity": "api", "Marginal": "api", "Portfolio": "api",
-    "Status": "result", "SolveOptions": "api",
-    "HieroptError": "errors", "InputError": "errors", "NoSolutionError": "errors", "SolverError": "errors",
-    "explore": "studies.explore", "load_space": "studies.explore", "Exploration": "studies.explore",
-    "codesign": "api", "Codesign": "api", "load_codesign": "api", "load_llm": "api", "plan_figures": "api",
+    "load_instance": "api",
+    "load_libra": "api",
+    "solve": "api",
+    "evaluate": "api",
+    "verify": "api",
+    "pareto": "api",
+    "Solution": "api",
+    "Breakdown": "api",
+    "Certificate": "api",
+    "Front": "api",
+    "provision": "api",
+    "load_catalog": "api",
+    "Catalog": "api",
+    "Provisioning": "api",
+    "export_astrasim": "api",
+    "simulate": "api",
+    "SimulationStudy": "api",
+    "provision_tradeoff": "api",
+    "Tradeoff": "api",
+    "Sensitivity": "api",
+    "Marginal": "api",
+    "Portfolio": "api",
+    "Status": "result",
+    "SolveOptions": "api",
+    "HieroptError": "errors",
+    "InputError": "errors",
+    "NoSolutionError": "errors",
+    "SolverError": "errors",
+    "explore": "studies.explore",
+    "load_space": "studies.explore",
+    "Exploration": "studies.explore",
+    "codesign": "api",
+    "Codesign": "api",
+    "load_codesign": "api",
+    "load_llm": "api",
+    "plan_figures": "api",
     "memory": "api",
-    "validate": "api", "Validation": "api", "calibrate": "api", "Calibration": "api", "load_runs": "api",
-    "run_figures": "api", "RunFigures": "api", "iteration_target_ns": "api",
+    "validate": "api",
+    "Validation": "api",
+    "calibrate": "api",
+    "Calibration": "api",
+    "load_runs": "api",
+    "run_figures": "api",
+    "RunFigures": "api",
+    "iteration_target_ns": "api",
     "network_budget_usd": "api",
-    "knee": "api", "size_cluster": "api",
+    "knee": "api",
+    "size_cluster": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
-__all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
-           "Certificate", "Front", "Status", "HieroptError", "InputError", "NoSolutionError", "SolverError"]
+__all__ = [
+    "load_instance",
+    "load_libra",
+    "solve",
+    "evaluate",
+    "verify",
+    "pareto",
+    "Solution",
+    "Breakdown",
+    "Certificate",
+    "Front",
+    "Status",
+    "HieroptError",
+    "InputError",
+    "NoSolutionError",
+    "SolverError",
+]
 __all__ += ["SolveOptions"]
-__all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
-            "Marginal", "Portfolio"]
+__all__ += [
+    "provision",
+    "load_catalog",
+    "Catalog",
+    "Provisioning",
+    "provision_tradeoff",
+    "Tradeoff",
+    "Sensitivity",
+    "Marginal",
+    "Portfolio",
+]
 __all__ += ["explore", "load_space", "Exploration"]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
@@ -60,10 +124,11 @@ def __getattr__(name: str) -> Any:
 
 
 class _Package(types.ModuleType):
-    """The package module. The submodule :mod:`hieropt.verify` shares its name with the public function
-    :func:`hieropt.verify`; Python binds a submodule on its package once it is imported, which would hide the function
-    (an eager ``__init__`` re-bound it afterwards). Binding the function instead keeps ``hieropt.verify(...)``
-    working; ``from hieropt.verify import ...`` is unaffected (it reads ``sys.modules``)."""
+    """The package module. The submodule :mod:`hieropt.verify` shares its name with the public
+    function :func:`hieropt.verify`; Python binds a submodule on its package once it is imported,
+    which would hide the function (an eager ``__init__`` re-bound it afterwards). Binding the
+    function instead keeps ``hieropt.verify(...)`` working; ``from hieropt.verify import ...`` is
+    unaffected (it reads ``sys.modules``)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "verify" and isinstance(value, types.ModuleType):

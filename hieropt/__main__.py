@@ -1,4 +1,5 @@
-"""``python -m hieropt``: the command line, the same as the ``hieropt`` console script (:func:`hieropt.cli.main`)."""
+"""``python -m hieropt``: the command line, the same as the ``hieropt`` console script
+(:func:`hieropt.cli.main`)."""
 
 from .cli import main
 

@@ -1,7 +1,7 @@
-"""The library facade: load, solve, evaluate, verify, pareto, provision, ASTRA-sim export and simulation. Each
-call runs the one-way flow read -> validate -> traffic/time model -> formulate -> solve -> verify, with no state kept
-between calls. The implementations live in their stage packages; this module only names them (see
-docs/architecture.md)."""
+"""The library facade: load, solve, evaluate, verify, pareto, provision, ASTRA-sim export and
+simulation. Each call runs the one-way flow read -> validate -> traffic/time model -> formulate ->
+solve -> verify, with no state kept between calls. The implementations live in their stage packages;
+this module only names them (see docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ if TYPE_CHECKING:  # loaded on first use (_LAZY); named here for type checkers a
 
 
 def _takes_a_path(fn: Any) -> Any:
-    """``fn`` whose first argument may also be the path of an instance file (str or Path); any other type is an
-    InputError naming the argument ``instance``. The docstring is ``fn``'s."""
+    """``fn`` whose first argument may also be the path of an instance file (str or Path); any other
+    type is an InputError naming the argument ``instance``. The docstring is ``fn``'s."""
 
     @wraps(fn)
     def call(instance: Any, *args: Any, **kwargs: Any) -> Any:
@@ -54,20 +54,27 @@ def _takes_a_path(fn: Any) -> Any:
 
 
 def _budget_named(fn: Any, old: str) -> Any:
-    """``fn`` that also takes the budget as ``budget_usd`` ($, the one name of the network budget across the library
-    and the command line's ``--budget``); ``old`` (``max_network_cost_usd``, ``max_cost_usd``) stays an alias.
-    Giving both is an InputError."""
+    """``fn`` that also takes the budget as ``budget_usd`` ($, the one name of the network budget
+    across the library and the command line's ``--budget``); ``old`` (``max_network_cost_usd``,
+    ``max_cost_usd``) stays an alias. Giving both is an InputError."""
 
     @wraps(fn)
     def call(*args: Any, budget_usd: float | None = None, **kwargs: Any) -> Any:
         if budget_usd is not None:
             if kwargs.get(old) is not None:
-                raise InputError("budget_usd", None, f"given together with {old} (its old name)", "give one of them")
+                raise InputError(
+                    "budget_usd",
+                    None,
+                    f"given together with {old} (its old name)",
+                    "give one of them",
+                )
             kwargs[old] = budget_usd
         return fn(*args, **kwargs)
 
-    call.__doc__ = (fn.__doc__ or "") + (f"\n\n    ``budget_usd``: the network budget ($), the one name of the "
-                                        f"budget (``{old}`` is its old name).\n")
+    call.__doc__ = (fn.__doc__ or "") + (
+        f"\n\n    ``budget_usd``: the network budget ($), the one name of the "
+        f"budget (``{old}`` is its old name).\n"
+    )
     return call
 
 
@@ -76,23 +83,29 @@ evaluate = _takes_a_path(timing.evaluate)
 verify = _takes_a_path(_verify)
 
 _LAZY: dict[str, tuple[str, str, bool]] = {
-    "pareto": ("solvers.front", "pareto", True), "Front": ("solvers.front", "Front", False),
+    "pareto": ("solvers.front", "pareto", True),
+    "Front": ("solvers.front", "Front", False),
     "provision": ("solvers.provision", "provision", True),
     "Provisioning": ("solvers.provision", "Provisioning", False),
     "provision_tradeoff": ("solvers.tradeoff", "provision_tradeoff", True),
     "Tradeoff": ("solvers.tradeoff", "Tradeoff", False),
-    "codesign": ("studies.codesign", "codesign", False), "Codesign": ("studies.codesign", "Codesign", False),
+    "codesign": ("studies.codesign", "codesign", False),
+    "Codesign": ("studies.codesign", "Codesign", False),
     "load_codesign": ("io.codesign", "load_codesign", False),
-    "validate": ("studies.validate", "validate", False), "Validation": ("studies.validate", "Validation", False),
-    "calibrate": ("studies.validate", "calibrate", False), "Calibration": ("studies.validate", "Calibration", False),
+    "validate": ("studies.validate", "validate", False),
+    "Validation": ("studies.validate", "Validation", False),
+    "calibrate": ("studies.validate", "calibrate", False),
+    "Calibration": ("studies.validate", "Calibration", False),
     "load_runs": ("io.runs", "read_runs", False),
     "export_astrasim": ("io.astrasim_bundle", "write_bundle", False),
     "simulate": ("studies.simulate", "simulate_allocations", False),
     "SimulationStudy": ("studies.simulate", "SimulationStudy", False),
-    "knee": ("studies.knee", "knee", True), "size_cluster": ("studies.sizing", "size_cluster", False),
+    "knee": ("studies.knee", "knee", True),
+    "size_cluster": ("studies.sizing", "size_cluster", False),
 }
-"""Names whose modules load on first use (module, attribute, takes a path): the MILP, fabric, co-design and
-simulator stages import Pyomo or protobuf, which the performance path and a bad-input error never need."""
+"""Names whose modules load on first use (module, attribute, takes a path): the MILP, fabric,
+co-design and simulator stages import Pyomo or protobuf, which the performance path and a bad-input
+error never need."""
 _BUDGET_NAMES = {"provision": "max_cost_usd", "codesign": "max_network_cost_usd"}
 """Lazy names that take ``budget_usd`` besides their old budget argument (:func:`_budget_named`)."""
 
@@ -111,14 +124,42 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
-__all__ = ["load_instance", "load_libra", "solve", "evaluate", "verify", "pareto", "Solution", "Breakdown",
-           "Certificate", "Front"]
-__all__ += ["provision", "load_catalog", "Catalog", "Provisioning", "provision_tradeoff", "Tradeoff", "Sensitivity",
-            "Marginal", "Portfolio"]
+__all__ = [
+    "load_instance",
+    "load_libra",
+    "solve",
+    "evaluate",
+    "verify",
+    "pareto",
+    "Solution",
+    "Breakdown",
+    "Certificate",
+    "Front",
+]
+__all__ += [
+    "provision",
+    "load_catalog",
+    "Catalog",
+    "Provisioning",
+    "provision_tradeoff",
+    "Tradeoff",
+    "Sensitivity",
+    "Marginal",
+    "Portfolio",
+]
 __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures", "memory"]
 __all__ += ["SolveOptions"]
-__all__ += ["Instance", "Status", "FrontPoint", "TimeModel", "build_time_model", "MIN_REL_GAP", "InputError",
-            "NoSolutionError", "SolverError"]
+__all__ += [
+    "Instance",
+    "Status",
+    "FrontPoint",
+    "TimeModel",
+    "build_time_model",
+    "MIN_REL_GAP",
+    "InputError",
+    "NoSolutionError",
+    "SolverError",
+]
 __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
 __all__ += ["RunFigures", "run_figures", "iteration_target_ns", "network_budget_usd"]

@@ -1,7 +1,7 @@
 """Error hierarchy of hieropt: one root, each class with the process exit code the CLI uses.
 
-Exit codes: 0 certified optimum; 1 a bug (uncaught exception); 2 bad input or usage; 3 no certified answer
-(infeasible, unbounded, solver failure, failed verification).
+Exit codes: 0 certified optimum; 1 a bug (uncaught exception); 2 bad input or usage; 3 no certified
+answer (infeasible, unbounded, solver failure, failed verification).
 """
 
 from __future__ import annotations
@@ -24,12 +24,15 @@ class InputError(HieroptError):
         field: the field inside that source, e.g. ``"line 7, field 4 (forward collective)"`` or
             ``"network.dims[2].npus"``.
         problem: what is wrong, e.g. ``"unknown collective 'ALLREDUCEX'"``.
-        fix: what to do about it, e.g. ``"use one of NONE, ALLREDUCE, REDUCESCATTER, ALLGATHER, ALLTOALL"``.
+        fix: what to do about it, e.g. ``"use one of NONE, ALLREDUCE, REDUCESCATTER, ALLGATHER,
+            ALLTOALL"``.
     """
 
     exit_code = 2
 
-    def __init__(self, source: str | Path | None, field: str | None, problem: str, fix: str | None = None):
+    def __init__(
+        self, source: str | Path | None, field: str | None, problem: str, fix: str | None = None
+    ):
         self.source = str(source) if source is not None else None
         self.field = field
         self.problem = problem
@@ -50,9 +53,9 @@ class InputError(HieroptError):
 class NoSolutionError(HieroptError):
     """The problem has no certified answer: infeasible or unbounded constraints (exit 3).
 
-    ``kind`` is ``"infeasible"``, ``"unbounded"`` or ``"undecided"`` (a time target inside the optimality gap of
-    the fastest time at the LP's precision: no design found meets it and none is proven impossible); the message
-    says why and what to change.
+    ``kind`` is ``"infeasible"``, ``"unbounded"`` or ``"undecided"`` (a time target inside the
+    optimality gap of the fastest time at the LP's precision: no design found meets it and none is
+    proven impossible); the message says why and what to change.
     """
 
     exit_code = 3
@@ -69,12 +72,16 @@ class SolverError(HieroptError):
 
 
 def number_problem(value: float, want: str = "a positive number") -> str:
-    """What is wrong with a ``value`` that is not ``want``, in words: a NaN is "not a number"; an infinity is not
-    finite (a number written beyond the largest double, 1.8e308, such as ``1e400``, overflows to it, so the
-    message says so rather than echo ``inf``); any other value "is not" ``want``."""
+    """What is wrong with a ``value`` that is not ``want``, in words: a NaN is "not a number"; an
+    infinity is not finite (a number written beyond the largest double, 1.8e308, such as ``1e400``,
+    overflows to it, so the message says so rather than echo ``inf``); any other value "is not"
+    ``want``."""
     if math.isnan(value):
         return f"nan is not a number (want {want})"
     if math.isinf(value):
-        return (f"{value:g} is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to {value:g}; want "
-                f"{want})")
+        return (
+            f"{value:g} is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to "
+            f"{value:g}; want "
+            f"{want})"
+        )
     return f"{value:g} is not {want}"

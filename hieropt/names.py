@@ -1,6 +1,7 @@
-"""The vocabulary: names of building blocks, phases, objectives, training loops, collective algorithms, constraint
-senses and ASTRA-sim policies, as plain tuples. Imports nothing, so the command line builds its help from here without
-loading pydantic or numpy; :mod:`hieropt.spec` re-exports every name."""
+"""The vocabulary: names of building blocks, phases, objectives, training loops, collective
+algorithms, constraint senses and ASTRA-sim policies, as plain tuples. Imports nothing, so the
+command line builds its help from here without loading pydantic or numpy; :mod:`hieropt.spec`
+re-exports every name."""
 
 from __future__ import annotations
 
@@ -13,40 +14,60 @@ PHASES = ("forward", "input_grad", "weight_grad")
 OBJECTIVES = ("performance", "performance_per_cost", "min_cost", "min_max_regret", "min_run_cost")
 
 
-TRAINING_LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute", "pipeline", "step")
+TRAINING_LOOPS = (
+    "no_overlap",
+    "tp_dp_overlap",
+    "tp_dp_overlap_cross",
+    "recompute",
+    "pipeline",
+    "step",
+)
 
 
 ALGORITHMS = ("ring", "direct", "halving_doubling")
 
 
 DEFAULT_ALGORITHM = {"Ring": "ring", "FullyConnected": "direct", "Switch": "direct"}
-"""Collective algorithm of each building block unless a dimension names another (latency step counts)."""
+"""Collective algorithm of each building block unless a dimension names another (latency step
+counts)."""
 
 
 GROUP_ALGORITHMS = ("concurrent", "sequential", "flat_ring", "flat_tree", "flat_direct")
-"""How a group's collective runs over the dimensions it spans (:func:`hieropt.model.traffic.unit_traffic`):
-``concurrent`` hierarchical, every dimension at once (LIBRA; ASTRA-sim with many chunks); ``sequential``
-hierarchical, one dimension after another (ASTRA-sim with one chunk); ``flat_ring`` / ``flat_tree`` one NCCL-style
-ring / double binary tree over the whole group, paced by its slowest link; ``flat_direct`` every NPU to every other
-at once (switch-style one-shot)."""
+"""How a group's collective runs over the dimensions it spans
+(:func:`hieropt.model.traffic.unit_traffic`): ``concurrent`` hierarchical, every dimension at once
+(LIBRA; ASTRA-sim with many chunks); ``sequential`` hierarchical, one dimension after another
+(ASTRA-sim with one chunk); ``flat_ring`` / ``flat_tree`` one NCCL-style ring / double binary tree
+over the whole group, paced by its slowest link; ``flat_direct`` every NPU to every other at once
+(switch-style one-shot)."""
 
 
 LLM_DEFAULT_ALGORITHM = "sequential"
-"""The algorithm of an LLM plan's groups unless the plan names another (docs/llm-training.md: it predicts measured
-Megatron-LM iterations best of the hierarchical forms)."""
+"""The algorithm of an LLM plan's groups unless the plan names another (docs/llm-training.md: it
+predicts measured Megatron-LM iterations best of the hierarchical forms)."""
 
 
 SENSES = ("<=", ">=", "==")
 
 
-POLICIES = ("DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
-            "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "HYBRID_CUSTOMIZED", "MICRO",
-            "DISTRIBUTED_INFERENCE")
+POLICIES = (
+    "DATA",
+    "MODEL",
+    "HYBRID_DATA_MODEL",
+    "HYBRID_MODEL_DATA",
+    "HYBRID_TRANSFORMER",
+    "HYBRID_TRANSFORMER_FWD_IN_BCKWD",
+    "HYBRID_DLRM",
+    "HYBRID_DLRM_ENHANCED",
+    "HYBRID_CUSTOMIZED",
+    "MICRO",
+    "DISTRIBUTED_INFERENCE",
+)
 """ASTRA-sim 1.0 header parallelism policies (line 1 of a workload file)."""
 
 
 TRANSFORMER_POLICIES = ("HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD")
-"""Policies whose header gives ``model_parallel_NPU_group: N`` (and, in SimAI's dialect, ep/pp/vpp/ga/all_gpus)."""
+"""Policies whose header gives ``model_parallel_NPU_group: N`` (and, in SimAI's dialect,
+ep/pp/vpp/ga/all_gpus)."""
 
 
 DLRM_POLICIES = ("HYBRID_DLRM", "HYBRID_DLRM_ENHANCED")
@@ -58,7 +79,9 @@ LAYER_POLICIES = tuple(p for p in POLICIES if p != "HYBRID_CUSTOMIZED")
 
 
 COLLECTIVE_SCOPES = ("EP", "DP_EP")
-"""Collective scopes of SimAI's dialect, written as a suffix of the collective name (``ALLTOALL_EP``,
-``ALLGATHER_DP_EP``): the expert-parallel group, and the data-parallel x expert-parallel group."""
+"""Collective scopes of SimAI's dialect, written as a suffix of the collective name
+(``ALLTOALL_EP``, ``ALLGATHER_DP_EP``): the expert-parallel group, and the data-parallel x
+expert-parallel group."""
 PROVISION_OBJECTIVES = ("performance", "min_cost", "performance_per_cost", "min_power")
-"""Objectives of ``hieropt provision`` (:func:`hieropt.solvers.provision.provision`), in its help order."""
+"""Objectives of ``hieropt provision`` (:func:`hieropt.solvers.provision.provision`), in its help
+order."""

@@ -1,15 +1,17 @@
-"""A progress bar on stderr for the long runs of the command line (an ``explore`` sweep, a Pareto front of many
-points): rich's, or nothing when disabled. Imports rich only when enabled."""
+"""A progress bar on stderr for the long runs of the command line (an ``explore`` sweep, a Pareto
+front of many points): rich's, or nothing when disabled. Imports rich only when enabled."""
 
 from __future__ import annotations
 
 
 class ProgressBar:
-    """A rich progress bar on stderr (description, bar, done/total, elapsed and remaining time), or nothing.
+    """A rich progress bar on stderr (description, bar, done/total, elapsed and remaining time), or
+    nothing.
 
     Args:
         enabled: False: every method does nothing.
-        description: the label, printed as written (it is escaped: a name such as ``x[/b]`` is not markup).
+        description: the label, printed as written (it is escaped: a name such as ``x[/b]`` is not
+            markup).
         total: the number of steps.
     """
 
@@ -18,10 +20,22 @@ class ProgressBar:
         if enabled:
             from rich.console import Console
             from rich.markup import escape
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
-            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            self.bar = Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )
             self.task = self.bar.add_task(escape(description), total=total)
 
     def start(self) -> None:

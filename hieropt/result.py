@@ -1,5 +1,5 @@
-"""Result types shared by every solver: :class:`Status`, :class:`Solution` (scipy/Pyomo-style result object) and
-the sensitivity of an optimum (:class:`Marginal`, :class:`Sensitivity`)."""
+"""Result types shared by every solver: :class:`Status`, :class:`Solution` (scipy/Pyomo-style result
+object) and the sensitivity of an optimum (:class:`Marginal`, :class:`Sensitivity`)."""
 
 from __future__ import annotations
 
@@ -42,15 +42,17 @@ class Solution:
         status: see :class:`Status`; ``success`` is ``status is OPTIMAL``.
         message: one line, human-readable.
         objective: the objective that was optimized (e.g. ``"performance"``).
-        bw_gbps: (D,) optimal per-NPU bandwidth of each dimension, GB/s. At a relative gap g the objective is known
-            to about g, the bandwidths only to roughly sqrt(g) where the optimum is flat.
+        bw_gbps: (D,) optimal per-NPU bandwidth of each dimension, GB/s. At a relative gap g the
+            objective is known to about g, the bandwidths only to roughly sqrt(g) where the optimum
+            is flat.
         iteration_time_ns: T(bw_gbps), re-evaluated by the independent evaluator.
         network_cost_usd: cost(bw_gbps), $.
-        objective_value: the objective at ``bw_gbps`` (re-evaluated), in ``objective_unit``: ns for performance,
-            $ for min_cost, ns * $ for performance_per_cost.
+        objective_value: the objective at ``bw_gbps`` (re-evaluated), in ``objective_unit``: ns for
+            performance, $ for min_cost, ns * $ for performance_per_cost.
         objective_bound: proven lower bound on the optimal objective value (same unit).
         objective_unit: ``"ns"``, ``"USD"`` or ``"ns*USD"``.
-        lower_bound_ns: proven lower bound on the optimal iteration time (performance objective), else None.
+        lower_bound_ns: proven lower bound on the optimal iteration time (performance objective),
+            else None.
         gap: relative gap (objective_value - objective_bound) / objective_value, >= 0.
         iterations: LPs solved (all sub-solves included).
         solve_seconds: wall time of build + solve + verify, s.
@@ -118,28 +120,37 @@ class Solution:
 
     @property
     def run(self) -> RunFigures | None:
-        """The buyer's figures of this design (:func:`hieropt.model.run.run_figures`: tokens/s, MFU, days, MWh, $
-        per run), None when the instance is not known or there is no design."""
+        """The buyer's figures of this design (:func:`hieropt.model.run.run_figures`: tokens/s, MFU,
+        days, MWh, $ per run), None when the instance is not known or there is no design."""
         if self.instance is None or not self.has_design:
             return None
         return run_figures(self.instance, self.iteration_time_ns, self.network_cost_usd)
 
     def to_dict(self, instance: Instance | None = None) -> dict[str, Any]:
-        """The solution as JSON-ready data: exactly the dict ``hieropt solve --json`` writes (status, bandwidths,
-        times, bound, gap, cost, statistics, breakdown, sensitivity, portfolio, the buyer's figures ``run``
-        (:class:`hieropt.model.run.RunFigures`), and the instance echo of ``instance`` or of the instance it was
-        solved for; None when neither is known). Without a design (:attr:`has_design`): only
-        status, message, objective, its unit, the solve time and the instance echo."""
+        """The solution as JSON-ready data: exactly the dict ``hieropt solve --json`` writes
+        (status, bandwidths, times, bound, gap, cost, statistics, breakdown, sensitivity, portfolio,
+        the buyer's figures ``run`` (:class:`hieropt.model.run.RunFigures`), and the instance echo
+        of ``instance`` or of the instance it was solved for; None when neither is known). Without a
+        design (:attr:`has_design`): only status, message, objective, its unit, the solve time and
+        the instance echo."""
         inst = instance if instance is not None else self.instance
         if not self.has_design:
             return {"status": self.status.value, "message": self.message,
                     "objective": self.objective, "objective_unit": self.objective_unit,
                     "solve_seconds": self.solve_seconds,
                     "instance": None if inst is None else inst.summary_dict()}
-        run = None if inst is None else run_figures(inst, self.iteration_time_ns, self.network_cost_usd)
+        run = (
+            None
+            if inst is None
+            else run_figures(inst, self.iteration_time_ns, self.network_cost_usd)
+        )
         return {
-            "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",
-                      "bytes": "bytes per NPU"},
+            "units": {
+                "bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)",
+                "time": "ns",
+                "cost": "USD",
+                "bytes": "bytes per NPU",
+            },
             "status": self.status.value,
             "message": self.message,
             "objective": self.objective,
@@ -165,8 +176,8 @@ class Solution:
 
 
 def slowdown_ratio(time_ns: float, own_ns: float) -> float:
-    """T_w(B) / T_w*: a workload that takes no time on its own best fabric (no compute, no traffic) takes
-    none on any, and its ratio is 1 (inf if it ever took time)."""
+    """T_w(B) / T_w*: a workload that takes no time on its own best fabric (no compute, no traffic)
+    takes none on any, and its ratio is 1 (inf if it ever took time)."""
     if own_ns > 0:
         return time_ns / own_ns
     return 1.0 if time_ns <= 0 else float("inf")
@@ -177,10 +188,13 @@ class Portfolio:
     """Every workload of a multi-workload instance on the chosen fabric, against its own optimum.
 
     Attributes:
-        names: workload names (``Instance.jobs`` order); weights: their weights in the weighted objective.
-        times_ns: T_w(B) of each workload on the chosen fabric (unweighted, re-evaluated independently), ns.
-        own_optima_ns: T_w*, each workload's own optimum under the same constraints, bounds and budget (the best
-            time found, certified to the gap target), ns; own_bounds_ns: their proven lower bounds.
+        names: workload names (``Instance.jobs`` order); weights: their weights in the weighted
+            objective.
+        times_ns: T_w(B) of each workload on the chosen fabric (unweighted, re-evaluated
+            independently), ns.
+        own_optima_ns: T_w*, each workload's own optimum under the same constraints, bounds and
+            budget (the best time found, certified to the gap target), ns; own_bounds_ns: their
+            proven lower bounds.
         max_regret: the min_cost form's bound on every slowdown (None otherwise).
     """
 
@@ -194,21 +208,43 @@ class Portfolio:
     @property
     def slowdowns(self) -> tuple[float, ...]:
         """T_w(B) / T_w* - 1 of each workload (0 = as fast as on its own best fabric)."""
-        return tuple(slowdown_ratio(t, u) - 1.0 for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+        return tuple(
+            slowdown_ratio(t, u) - 1.0
+            for t, u in zip(self.times_ns, self.own_optima_ns, strict=True)
+        )
 
     @property
     def worst_ratio(self) -> float:
         """max_w T_w(B) / T_w*: the min-max-regret objective at this fabric."""
-        return max(slowdown_ratio(t, u) for t, u in zip(self.times_ns, self.own_optima_ns, strict=True))
+        return max(
+            slowdown_ratio(t, u) for t, u in zip(self.times_ns, self.own_optima_ns, strict=True)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready portfolio (times ns)."""
-        return {"workloads": [{"name": n, "weight": w, "time_ns": t, "own_optimum_ns": u, "own_bound_ns": lb,
-                               "slowdown": sd}
-                              for n, w, t, u, lb, sd in zip(self.names, self.weights, self.times_ns,
-                                                            self.own_optima_ns, self.own_bounds_ns, self.slowdowns,
-                                                            strict=True)],
-                "worst_ratio": self.worst_ratio, "max_regret": self.max_regret}
+        return {
+            "workloads": [
+                {
+                    "name": n,
+                    "weight": w,
+                    "time_ns": t,
+                    "own_optimum_ns": u,
+                    "own_bound_ns": lb,
+                    "slowdown": sd,
+                }
+                for n, w, t, u, lb, sd in zip(
+                    self.names,
+                    self.weights,
+                    self.times_ns,
+                    self.own_optima_ns,
+                    self.own_bounds_ns,
+                    self.slowdowns,
+                    strict=True,
+                )
+            ],
+            "worst_ratio": self.worst_ratio,
+            "max_regret": self.max_regret,
+        }
 
 
 @dataclass(frozen=True)
@@ -216,19 +252,25 @@ class Marginal:
     """How the optimal value moves with one parameter of the problem (units in ``unit``).
 
     Attributes:
-        name: what the parameter is, e.g. ``"constraint 'sum(bw) == 500'"``, ``"bandwidth of dimension 3"``.
-        kind: ``"constraint"`` (a design row's right-hand side), ``"bound"`` (a per-dimension bound),
-            ``"bandwidth"`` (a free extra GB/s on one dimension, beyond constraints, bounds and budget), ``"budget"``
-            (the cost cap, $) or ``"time_target"`` (the min_cost target, ns).
+        name: what the parameter is, e.g. ``"constraint 'sum(bw) == 500'"``, ``"bandwidth of
+            dimension 3"``.
+        kind: ``"constraint"`` (a design row's right-hand side), ``"bound"`` (a per-dimension
+            bound), ``"bandwidth"`` (a free extra GB/s on one dimension, beyond constraints, bounds
+            and budget), ``"budget"`` (the cost cap, $) or ``"time_target"`` (the min_cost target,
+            ns).
         unit: of the marginal values, e.g. ``"ns per GB/s"``, ``"ns per $"``, ``"$ per ns"``.
         current: the parameter's value at the optimum (GB/s, $ or ns).
-        value: dV/dparameter where V is differentiable in it; None at a kink (then only one-sided values).
-        increase: the right derivative (the parameter increased); None when increasing it is infeasible.
-        decrease: the left derivative (the parameter decreased); None when decreasing it is infeasible.
-        binding: False when the parameter does not constrain the optimum (marginal value 0 on both sides).
-        range: (lo, hi), parameter values over which the marginal value stays within 10 % of ``value`` (or of
-            the one-sided value on that side): checked by exact re-solves at growing steps, so "at least this
-            range"; None when not computed.
+        value: dV/dparameter where V is differentiable in it; None at a kink (then only one-sided
+            values).
+        increase: the right derivative (the parameter increased); None when increasing it is
+            infeasible.
+        decrease: the left derivative (the parameter decreased); None when decreasing it is
+            infeasible.
+        binding: False when the parameter does not constrain the optimum (marginal value 0 on both
+            sides).
+        range: (lo, hi), parameter values over which the marginal value stays within 10 % of
+            ``value`` (or of the one-sided value on that side): checked by exact re-solves at
+            growing steps, so "at least this range"; None when not computed.
     """
 
     name: str
@@ -249,14 +291,16 @@ class Marginal:
 
 @dataclass(frozen=True)
 class Sensitivity:
-    """The sensitivity of an optimum: one :class:`Marginal` per parameter, and the $ per ms of the time-cost front.
+    """The sensitivity of an optimum: one :class:`Marginal` per parameter, and the $ per ms of the
+    time-cost front.
 
     Attributes:
-        objective: the objective whose optimal value V the marginals differentiate (``value_unit`` ns or USD; for
-            performance_per_cost: ns*USD).
-        marginals: constraints, active bounds, each dimension's bandwidth, the budget or the time target.
-        usd_per_ms: $ saved per ms of iteration time given up (or spent per ms gained) along the exact time-cost
-            front at this point; None when not defined (e.g. performance_per_cost).
+        objective: the objective whose optimal value V the marginals differentiate (``value_unit``
+            ns or USD; for performance_per_cost: ns*USD).
+        marginals: constraints, active bounds, each dimension's bandwidth, the budget or the time
+            target.
+        usd_per_ms: $ saved per ms of iteration time given up (or spent per ms gained) along the
+            exact time-cost front at this point; None when not defined (e.g. performance_per_cost).
         usd_per_ms_note: how ``usd_per_ms`` was obtained.
         method: how the values were computed.
         seconds: wall time of the analysis.
@@ -271,17 +315,32 @@ class Sensitivity:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready sensitivity (marginal values in the unit each names; a range end of None is unbounded)."""
+        """JSON-ready sensitivity (marginal values in the unit each names; a range end of None is
+        unbounded)."""
 
         def f(x: float | None) -> float | None:
             return None if x is None or abs(x) == float("inf") else float(x)
 
         return {
-            "objective": self.objective, "value_unit": self.value_unit, "method": self.method,
-            "seconds": self.seconds, "usd_per_ms": f(self.usd_per_ms), "usd_per_ms_note": self.usd_per_ms_note,
-            "marginals": [{"name": m.name, "kind": m.kind, "unit": m.unit, "current": m.current, "value": f(m.value),
-                           "increase": f(m.increase), "decrease": f(m.decrease), "binding": m.binding,
-                           "differentiable": m.differentiable,
-                           "range": None if m.range is None else [f(m.range[0]), f(m.range[1])]}
-                          for m in self.marginals],
+            "objective": self.objective,
+            "value_unit": self.value_unit,
+            "method": self.method,
+            "seconds": self.seconds,
+            "usd_per_ms": f(self.usd_per_ms),
+            "usd_per_ms_note": self.usd_per_ms_note,
+            "marginals": [
+                {
+                    "name": m.name,
+                    "kind": m.kind,
+                    "unit": m.unit,
+                    "current": m.current,
+                    "value": f(m.value),
+                    "increase": f(m.increase),
+                    "decrease": f(m.decrease),
+                    "binding": m.binding,
+                    "differentiable": m.differentiable,
+                    "range": None if m.range is None else [f(m.range[0]), f(m.range[1])],
+                }
+                for m in self.marginals
+            ],
         }

@@ -21,7 +21,8 @@ def gbit_to_gbyte(gbit_per_s: float) -> float:
 
 
 def gbps_decimal_to_binary(gbps: float) -> float:
-    """Convert GB/s with 1 GB = 1e9 bytes to 'GB/s' with 1 GB = 2^30 bytes (ASTRA-sim 2.0 analytical)."""
+    """Convert GB/s with 1 GB = 1e9 bytes to 'GB/s' with 1 GB = 2^30 bytes (ASTRA-sim 2.0
+    analytical)."""
     return gbps * GB / GIB
 
 
@@ -31,21 +32,24 @@ def gbps_binary_to_decimal(gib_per_s: float) -> float:
 
 
 MAX_PLAUSIBLE_BW_GBPS = 1e6
-"""Per-NPU bandwidth (GB/s, 1 GB = 1e9 bytes) above which an optimum is flagged as implausible: 1e6 GB/s per NPU is
-about a thousand times today's fastest scale-up links (NVLink 5: 900 GB/s per GPU), so such an optimum almost always
-comes from a constraint or bound written in bytes/s (``sum(bw) == 500e9``) instead of GB/s."""
+"""Per-NPU bandwidth (GB/s, 1 GB = 1e9 bytes) above which an optimum is flagged as implausible: 1e6
+GB/s per NPU is about a thousand times today's fastest scale-up links (NVLink 5: 900 GB/s per GPU),
+so such an optimum almost always comes from a constraint or bound written in bytes/s (``sum(bw) ==
+500e9``) instead of GB/s."""
 
 MIN_PLAUSIBLE_BW_GBPS = 1e-3
-"""Per-NPU bandwidth (GB/s) below which an optimum on a dimension that carries traffic is flagged as implausible:
-1 MB/s per NPU, far below any network link; typically a constraint written in TB/s or a scale slip
-(``sum(bw) == 500e-9``)."""
+"""Per-NPU bandwidth (GB/s) below which an optimum on a dimension that carries traffic is flagged as
+implausible: 1 MB/s per NPU, far below any network link; typically a constraint written in TB/s or a
+scale slip (``sum(bw) == 500e-9``)."""
 
 
-def implausible_bw_notes(bw_gbps: Sequence[float], carries_traffic: Sequence[bool]) -> tuple[str, ...]:
-    """Notes on per-NPU bandwidths ``bw_gbps`` (GB/s, one per dimension) that are implausible: one naming every
-    dimension above :data:`MAX_PLAUSIBLE_BW_GBPS`, one naming every dimension that ``carries_traffic`` below
-    :data:`MIN_PLAUSIBLE_BW_GBPS`; each says that bandwidths are GB/s per NPU (1 GB = 1e9 bytes). Notes, not
-    errors: such a network is solved as stated."""
+def implausible_bw_notes(
+    bw_gbps: Sequence[float], carries_traffic: Sequence[bool]
+) -> tuple[str, ...]:
+    """Notes on per-NPU bandwidths ``bw_gbps`` (GB/s, one per dimension) that are implausible: one
+    naming every dimension above :data:`MAX_PLAUSIBLE_BW_GBPS`, one naming every dimension that
+    ``carries_traffic`` below :data:`MIN_PLAUSIBLE_BW_GBPS`; each says that bandwidths are GB/s per
+    NPU (1 GB = 1e9 bytes). Notes, not errors: such a network is solved as stated."""
     bw = [float(b) for b in bw_gbps]
     busy = list(carries_traffic)
     if len(busy) != len(bw):
@@ -55,25 +59,38 @@ def implausible_bw_notes(bw_gbps: Sequence[float], carries_traffic: Sequence[boo
     unit = "bandwidths, design constraints and bounds are in GB/s per NPU (1 GB = 1e9 bytes)"
     out = []
     for dims, how, hint in (
-            (high, f"above {MAX_PLAUSIBLE_BW_GBPS:g}", "not bytes/s: check their units (500 GB/s per NPU is "
-             "'sum(bw) == 500', not 500e9)"),
-            (low, f"below {MIN_PLAUSIBLE_BW_GBPS:g}", "check their units (500 GB/s per NPU is 'sum(bw) == 500', "
-             "not 0.5 or 500e-9)")):
+        (
+            high,
+            f"above {MAX_PLAUSIBLE_BW_GBPS:g}",
+            "not bytes/s: check their units (500 GB/s per NPU is 'sum(bw) == 500', not 500e9)",
+        ),
+        (
+            low,
+            f"below {MIN_PLAUSIBLE_BW_GBPS:g}",
+            "check their units (500 GB/s per NPU is 'sum(bw) == 500', not 0.5 or 500e-9)",
+        ),
+    ):
         if dims:
             values = ", ".join(f"dim {d} {bw[d]:.6g}" for d in dims)
-            out.append(f"implausible optimum: {values} GB/s per NPU, {how} GB/s per NPU; {unit}, {hint}")
+            out.append(
+                f"implausible optimum: {values} GB/s per NPU, {how} GB/s per NPU; {unit}, {hint}"
+            )
     return tuple(out)
 
 
 def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
-    """A hint for a time target ``target_ns`` (ns) at least 1,000 x below the fastest possible ``fastest_ns`` (ns),
-    which is almost always a time written in ms or s but read as ns (``--max-time-ns 1300`` meant 1.3 s); "" when
-    the target is not that far below."""
+    """A hint for a time target ``target_ns`` (ns) at least 1,000 x below the fastest possible
+    ``fastest_ns`` (ns), which is almost always a time written in ms or s but read as ns
+    (``--max-time-ns 1300`` meant 1.3 s); "" when the target is not that far below."""
     if not (target_ns > 0 and fastest_ns >= 1e3 * target_ns):
         return ""
-    for unit, ns in (("us", 1e3), ("ms", 1e6), ("s", 1e9)):  # (the smallest unit that makes it feasible)
+    # (the smallest unit that makes it feasible)
+    for unit, ns in (("us", 1e3), ("ms", 1e6), ("s", 1e9)):
         if target_ns * ns >= fastest_ns:
-            return (f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: a plain number is ns; "
-                    f"did you mean {target_ns:g}{unit}? (write --max-time {target_ns:g}{unit}, or "
-                    f"max_iteration_time_ns = {target_ns * ns:g})")
+            return (
+                f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: a "
+                "plain number is ns; "
+                f"did you mean {target_ns:g}{unit}? (write --max-time {target_ns:g}{unit}, or "
+                f"max_iteration_time_ns = {target_ns * ns:g})"
+            )
     return f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: times are ns"

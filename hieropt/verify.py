@@ -1,5 +1,6 @@
-"""Independent verification of a solver's answer: re-evaluate T(B) and cost(B) layer by layer and check the design
-constraints, without the formulation or the solver (imports only spec, timing and cost)."""
+"""Independent verification of a solver's answer: re-evaluate T(B) and cost(B) layer by layer and
+check the design constraints, without the formulation or the solver (imports only spec, timing and
+cost)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from .model.timing import Breakdown, evaluate
 from .spec import Instance
 
 FEAS_TOL = 1e-6
-"""Allowed violation of a design constraint, relative to the row's magnitude max(|rhs|, sum_d |a_d bw_d|), and of
-a bound, relative to max(|bound|, max_d bw_d * 1e-6): free of the bandwidth unit (a floor of 1 GB/s let a 100 %
-violation pass at 1e-6 GB/s and refused a round-off of 1e-14 at 1e9 GB/s). The LP's own tolerance is 1e-9."""
+"""Allowed violation of a design constraint, relative to the row's magnitude max(|rhs|, sum_d |a_d
+bw_d|), and of a bound, relative to max(|bound|, max_d bw_d * 1e-6): free of the bandwidth unit (a
+floor of 1 GB/s let a 100 % violation pass at 1e-6 GB/s and refused a round-off of 1e-14 at 1e9
+GB/s). The LP's own tolerance is 1e-9."""
 TIME_TOL = 1e-9
 """Allowed relative difference between a reported iteration time and the evaluator's."""
 
@@ -36,7 +38,8 @@ class Certificate:
 
 
 def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple[str, float]]:
-    """Violated constraints and bounds at ``bw_gbps`` (GB/s, shape (D,)) as (description, relative violation)."""
+    """Violated constraints and bounds at ``bw_gbps`` (GB/s, shape (D,)) as (description, relative
+    violation)."""
     bw = np.asarray(bw_gbps, dtype=float)
     out = []
     dm = instance.design_matrix
@@ -48,12 +51,20 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
                 out.append((f"'{c.text}' (lhs {lhs:.9g} vs {c.rhs:.9g})", over))
     b_list = bw.tolist()  # (Python floats over the few dimensions)
     floor = 1e-6 * max(map(abs, b_list), default=0.0)
-    low = [b < lo - FEAS_TOL * max(abs(lo), floor) for b, lo in zip(b_list, dm.bw_lower_list, strict=True)]
+    low = [
+        b < lo - FEAS_TOL * max(abs(lo), floor)
+        for b, lo in zip(b_list, dm.bw_lower_list, strict=True)
+    ]
     high = [b > hi * (1 + FEAS_TOL) for b, hi in zip(b_list, dm.bw_upper_list, strict=True)]
     for d in [d for d in range(len(low)) if low[d] or high[d]]:
         b = instance.bounds_or_default[d]
         if low[d]:
-            out.append((f"bw[{d}] >= {b.lower_gbps}", (b.lower_gbps - bw[d]) / max(abs(b.lower_gbps), floor)))
+            out.append(
+                (
+                    f"bw[{d}] >= {b.lower_gbps}",
+                    (b.lower_gbps - bw[d]) / max(abs(b.lower_gbps), floor),
+                )
+            )
         if high[d]:
             out.append((f"bw[{d}] <= {b.upper_gbps}", (bw[d] - b.upper_gbps) / b.upper_gbps))
     return out
@@ -61,9 +72,9 @@ def constraint_violations(instance: Instance, bw_gbps: np.ndarray) -> list[tuple
 
 def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | None = None, *,
            budget_usd: float | None = None, target_ns: float | None = None) -> Certificate:
-    """Check a claimed answer: feasibility of ``bw_gbps`` and, if given, that T(bw) equals ``iteration_time_ns``,
-    that the network costs at most ``budget_usd`` and that T(bw) is at most ``target_ns`` (each to
-    :data:`TIME_TOL` relative).
+    """Check a claimed answer: feasibility of ``bw_gbps`` and, if given, that T(bw) equals
+    ``iteration_time_ns``, that the network costs at most ``budget_usd`` and that T(bw) is at most
+    ``target_ns`` (each to :data:`TIME_TOL` relative).
 
     Args:
         instance: the problem.
@@ -79,8 +90,10 @@ def verify(instance: Instance, bw_gbps: np.ndarray, iteration_time_ns: float | N
     if iteration_time_ns is not None:
         rel = abs(bd.iteration_time_ns - iteration_time_ns) / max(bd.iteration_time_ns, 1e-300)
         if rel > TIME_TOL:
-            problems.append(f"reported iteration time {iteration_time_ns:.12g} ns but the evaluator gives "
-                            f"{bd.iteration_time_ns:.12g} ns (relative difference {rel:.3g})")
+            problems.append(
+                f"reported iteration time {iteration_time_ns:.12g} ns but the evaluator gives "
+                f"{bd.iteration_time_ns:.12g} ns (relative difference {rel:.3g})"
+            )
     if target_ns is not None and bd.iteration_time_ns > target_ns * (1 + TIME_TOL):
         problems.append(f"iteration time {bd.iteration_time_ns:.12g} ns exceeds the target")
     if budget_usd is not None and bd.network_cost_usd > budget_usd * (1 + TIME_TOL):

@@ -1,27 +1,30 @@
 #!/usr/bin/env python3
-"""Benchmark the joint plan-and-network search (``hieropt.codesign``): candidates enumerated, pruned by the proven
-bound, solved, and candidates settled per second per core, serially and with a process pool; or, with
-``--baseline DIR``, this tree against another checkout of hieropt side by side.
+"""Benchmark the joint plan-and-network search (``hieropt.codesign``): candidates enumerated, pruned
+by the proven bound, solved, and candidates settled per second per core, serially and with a process
+pool; or, with ``--baseline DIR``, this tree against another checkout of hieropt side by side.
 
 Usage::
 
-    python scripts/bench_codesign.py [--space spaces/codesign-1t-4096.toml] [--workers 1 2] [--no-prune-too]
+    python scripts/bench_codesign.py [--space spaces/codesign-1t-4096.toml] [--workers 1 2]
+                                     [--no-prune-too]
     python scripts/bench_codesign.py --baseline DIR [--space ...] [--repeat R]
 
-For each worker count it runs the whole search once (enumeration included, no results file) and prints: the plans
-(combinations, fitting), shapes and candidates; how many were pruned and solved; the wall time of the enumeration
-and of the search; candidates settled (solved or pruned with a proof) and solved per second per core (throughput /
-workers); where the serial search's time goes (enumeration, the solves, the rows of the candidates not solved);
-and the best answer, which must be the same for every worker count; and the peak resident memory of the process.
-``--no-prune-too`` also runs the search without pruning (every candidate solved), the brute force the pruned search
+For each worker count it runs the whole search once (enumeration included, no results file) and
+prints: the plans (combinations, fitting), shapes and candidates; how many were pruned and solved;
+the wall time of the enumeration and of the search; candidates settled (solved or pruned with a
+proof) and solved per second per core (throughput / workers); where the serial search's time goes
+(enumeration, the solves, the rows of the candidates not solved); and the best answer, which must be
+the same for every worker count; and the peak resident memory of the process. ``--no-prune-too``
+also runs the search without pruning (every candidate solved), the brute force the pruned search
 must agree with.
 
-With ``--baseline DIR`` (e.g. a ``git worktree`` or ``git archive`` of an older commit): runs the serial search
-``R`` times (default 5) for each tree, alternating, each run in a fresh process (``PYTHONPATH`` set to the tree,
-nothing cached from an earlier run; the shared machine's load hits both alike), and prints the median and the
-fastest wall time and the median CPU time of the search, settled and solved candidates per second per core (from the
-median wall time), per-solve milliseconds, the ratios now / baseline, and the checks: the same best candidate and
-value, and the same set of solved and of pruned candidates.
+With ``--baseline DIR`` (e.g. a ``git worktree`` or ``git archive`` of an older commit): runs the
+serial search ``R`` times (default 5) for each tree, alternating, each run in a fresh process
+(``PYTHONPATH`` set to the tree, nothing cached from an earlier run; the shared machine's load hits
+both alike), and prints the median and the fastest wall time and the median CPU time of the search,
+settled and solved candidates per second per core (from the median wall time), per-solve
+milliseconds, the ratios now / baseline, and the checks: the same best candidate and value, and the
+same set of solved and of pruned candidates.
 """
 
 from __future__ import annotations
@@ -44,21 +47,29 @@ from hieropt.api import codesign, load_codesign
 space = load_codesign(sys.argv[1])
 t = time.perf_counter(); c = time.process_time()
 rows = []
-r = codesign(space, workers=1, on_row=lambda x: rows.append((x["id"], x["status"], x["solve_seconds"])))
+r = codesign(space, workers=1,
+             on_row=lambda x: rows.append((x["id"], x["status"], x["solve_seconds"])))
 wall, cpu = time.perf_counter() - t, time.process_time() - c
 solved = sorted(i for i, s, _ in rows if s != "pruned")
 pruned = sorted(i for i, s, _ in rows if s == "pruned")
 digest = lambda ids: hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
-print(json.dumps({"wall": wall, "cpu": cpu, "solved": r.solved, "pruned": r.pruned, "best": r.best.id,
-                  "value": r.best.objective_value, "solved_ids": digest(solved), "pruned_ids": digest(pruned),
+print(json.dumps({"wall": wall, "cpu": cpu, "solved": r.solved, "pruned": r.pruned,
+                  "best": r.best.id, "value": r.best.objective_value,
+                  "solved_ids": digest(solved), "pruned_ids": digest(pruned),
                   "solve_s": sum(x or 0.0 for _, s, x in rows if s != "pruned")}))
 """
 
 
 def _child(tree: Path, space: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run([sys.executable, "-c", _CHILD, space], env=env, cwd=tree, capture_output=True, text=True,
-                         check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, space],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{tree}: the search failed: {out.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -66,38 +77,67 @@ def _child(tree: Path, space: str) -> dict:
 
 def _side_by_side(args) -> int:
     base_tree, space = Path(args.baseline).resolve(), str(Path(args.space).resolve())
-    print(f"{args.space}: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; {args.repeat} runs per tree, "
-          "one worker, alternating, a fresh process per run")
+    print(
+        f"{args.space}: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
+        f"{args.repeat} runs per tree, "
+        "one worker, alternating, a fresh process per run"
+    )
     runs: dict[str, list[dict]] = {"baseline": [], "now": []}
     for _ in range(args.repeat):
         for name, tree in (("baseline", base_tree), ("now", ROOT)):
             runs[name].append(_child(tree, space))
-    med = {k: {f: statistics.median(r[f] for r in v) for f in ("wall", "cpu", "solve_s")} for k, v in runs.items()}
+    med = {
+        k: {f: statistics.median(r[f] for r in v) for f in ("wall", "cpu", "solve_s")}
+        for k, v in runs.items()
+    }
     fastest = {k: min(r["wall"] for r in v) for k, v in runs.items()}
     first = {k: v[0] for k, v in runs.items()}
     settled = {k: first[k]["solved"] + first[k]["pruned"] for k in runs}
-    rows = [("search s (median)", lambda k: med[k]["wall"], ".3f", True),
-            ("search s (fastest)", lambda k: fastest[k], ".3f", True),
-            ("search CPU s (median)", lambda k: med[k]["cpu"], ".3f", True),
-            ("settled / s / core", lambda k: settled[k] / med[k]["wall"], ",.0f", False),
-            ("solved / s / core", lambda k: first[k]["solved"] / med[k]["wall"], ",.1f", False),
-            ("ms per solve (median)", lambda k: 1e3 * med[k]["solve_s"] / max(first[k]["solved"], 1), ".2f", True),
-            ("other s (median)", lambda k: med[k]["wall"] - med[k]["solve_s"], ".3f", True)]
+    rows = [
+        ("search s (median)", lambda k: med[k]["wall"], ".3f", True),
+        ("search s (fastest)", lambda k: fastest[k], ".3f", True),
+        ("search CPU s (median)", lambda k: med[k]["cpu"], ".3f", True),
+        ("settled / s / core", lambda k: settled[k] / med[k]["wall"], ",.0f", False),
+        ("solved / s / core", lambda k: first[k]["solved"] / med[k]["wall"], ",.1f", False),
+        (
+            "ms per solve (median)",
+            lambda k: 1e3 * med[k]["solve_s"] / max(first[k]["solved"], 1),
+            ".2f",
+            True,
+        ),
+        ("other s (median)", lambda k: med[k]["wall"] - med[k]["solve_s"], ".3f", True),
+    ]
     print(f"{'':26s} {'baseline':>12s} {'now':>12s} {'now vs baseline':>16s}")
     for label, f, fmt, lower_is_better in rows:
         b, n = f("baseline"), f("now")
         ratio = b / n if lower_is_better else n / b
         print(f"{label:26s} {b:12{fmt}} {n:12{fmt}} {ratio:15.2f}x")
-    print("(other: enumeration of plans, shapes and candidates with their bounds, and the rows of those not solved)")
+    print(
+        "(other: enumeration of plans, shapes and candidates with their bounds, and the "
+        "rows of those not solved)"
+    )
     b, n = first["baseline"], first["now"]
-    print(f"solved {n['solved']:,} (baseline {b['solved']:,}), pruned {n['pruned']:,} (baseline {b['pruned']:,})")
-    checks = {"same best candidate and value": all(r["best"] == b["best"] and r["value"] == b["value"]
-                                                  for v in runs.values() for r in v),
-              "same solved candidates": all(r["solved_ids"] == b["solved_ids"] for v in runs.values() for r in v),
-              "same pruned candidates": all(r["pruned_ids"] == b["pruned_ids"] for v in runs.values() for r in v)}
+    print(
+        f"solved {n['solved']:,} (baseline {b['solved']:,}), pruned {n['pruned']:,} "
+        f"(baseline {b['pruned']:,})"
+    )
+    checks = {
+        "same best candidate and value": all(
+            r["best"] == b["best"] and r["value"] == b["value"] for v in runs.values() for r in v
+        ),
+        "same solved candidates": all(
+            r["solved_ids"] == b["solved_ids"] for v in runs.values() for r in v
+        ),
+        "same pruned candidates": all(
+            r["pruned_ids"] == b["pruned_ids"] for v in runs.values() for r in v
+        ),
+    }
     for label, ok in checks.items():
         print(f"{label}: {ok}")
-    print(f"best: {n['value'] / 1e6:,.4f} ms {n['best']}; load average after: {os.getloadavg()[0]:.2f}")
+    print(
+        f"best: {n['value'] / 1e6:,.4f} ms {n['best']}; load average after: "
+        f"{os.getloadavg()[0]:.2f}"
+    )
     return 0 if all(checks.values()) else 1
 
 
@@ -105,9 +145,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--space", default=str(ROOT / "spaces" / "codesign-1t-4096.toml"))
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--no-prune-too", action="store_true", help="also solve every candidate (brute force)")
-    ap.add_argument("--baseline", default=None, help="another hieropt checkout to compare with (side by side)")
-    ap.add_argument("--repeat", type=int, default=5, help="with --baseline: runs per tree (medians)")
+    ap.add_argument(
+        "--no-prune-too", action="store_true", help="also solve every candidate (brute force)"
+    )
+    ap.add_argument(
+        "--baseline", default=None, help="another hieropt checkout to compare with (side by side)"
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=5, help="with --baseline: runs per tree (medians)"
+    )
     args = ap.parse_args()
     if args.baseline:
         return _side_by_side(args)
@@ -118,13 +164,22 @@ def main() -> int:
     t = time.perf_counter()
     enum = enumerate_candidates(space)
     t_enum = time.perf_counter() - t
-    print(f"space {space.name}: {enum.plans.combinations:,} plan combinations, {len(enum.plans.fitting):,} fit in "
-          f"memory; {len(enum.shapes):,} shapes; {enum.count:,} candidates ({enum.pairs:,} plan-shape pairs, "
-          f"{enum.frontier_bytes / 1e6:,.1f} MB of pair order); enumeration {t_enum:.2f} s")
-    runs = [(w, True) for w in args.workers] + ([(max(args.workers), False)] if args.no_prune_too else [])
+    print(
+        f"space {space.name}: {enum.plans.combinations:,} plan combinations, "
+        f"{len(enum.plans.fitting):,} fit in "
+        f"memory; {len(enum.shapes):,} shapes; {enum.count:,} candidates ({enum.pairs:,} "
+        "plan-shape pairs, "
+        f"{enum.frontier_bytes / 1e6:,.1f} MB of pair order); enumeration {t_enum:.2f} s"
+    )
+    runs = [(w, True) for w in args.workers] + (
+        [(max(args.workers), False)] if args.no_prune_too else []
+    )
     best = {}
-    print(f"{'workers':>7} {'prune':>5} {'solved':>8} {'pruned':>8} {'seconds':>9} {'settled/s/core':>15} "
-          f"{'solved/s/core':>14}  best")
+    print(
+        f"{'workers':>7} {'prune':>5} {'solved':>8} {'pruned':>8} {'seconds':>9} "
+        f"{'settled/s/core':>15} "
+        f"{'solved/s/core':>14}  best"
+    )
     for w, prune in runs:
         t = time.perf_counter()
         solve_s = [0.0]
@@ -137,19 +192,31 @@ def main() -> int:
         settled = r.solved + r.pruned
         b = r.best
         best[(w, prune)] = b.objective_value if b else None
-        print(f"{w:>7} {str(prune):>5} {r.solved:>8,} {r.pruned:>8,} {s:>9.2f} {settled / s / w:>15.1f} "
-              f"{r.solved / s / w:>14.2f}  {b.objective_value / 1e6:,.4f} ms {b.id}" if b else "  none")
+        print(
+            f"{w:>7} {str(prune):>5} {r.solved:>8,} {r.pruned:>8,} {s:>9.2f} "
+            f"{settled / s / w:>15.1f} "
+            f"{r.solved / s / w:>14.2f}  {b.objective_value / 1e6:,.4f} ms {b.id}"
+            if b
+            else "  none"
+        )
         if w == 1:
             solves = solve_s[0]
-            print(f"{'':>7} serial: {solves:.2f} s in {r.solved:,} solves ({1e3 * solves / max(r.solved, 1):.2f} ms "
-                  f"each), {s - solves:.2f} s enumerating the candidates and settling those not solved")
+            print(
+                f"{'':>7} serial: {solves:.2f} s in {r.solved:,} solves "
+                f"({1e3 * solves / max(r.solved, 1):.2f} ms "
+                f"each), {s - solves:.2f} s enumerating the candidates and settling those "
+                "not solved"
+            )
     values = {v for v in best.values() if v is not None}
     same = max(values) <= min(values) * (1 + 1e-8) if values else True
     print(f"same optimum in every run: {same}")
     import resource
 
-    print(f"peak memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB "
-          "(resident set; worker processes not included)")
+    print(
+        "peak memory of this process: "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB "
+        "(resident set; worker processes not included)"
+    )
     return 0 if same else 1
 
 

@@ -7,13 +7,13 @@ Usage::
     python scripts/fit_compute.py
 
 Fit data: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
-(arXiv 2205.05198), Table 4: one transformer layer of the 22B model (h 6144, 64 heads, s 2048, micro-batch 4, TP 8,
-fp16, A100 80GB, DGX A100) forward and backward times, ms, for five settings (no recompute, sequence
-parallelism, full recompute, selective recompute, selective + sequence parallelism): ten numbers. A
-measured layer time includes its tensor-parallel collectives; they are priced at the all-reduce bus
-bandwidth NVIDIA measures on one DGX A100 (232 GB/s, nccl-tests; NVIDIA GTC 2024 session S62129): an
-all-reduce of S bytes over t NPUs takes 2 (t - 1) / t S / 232 GB/s, a reduce-scatter or an
-all-gather (of the output size S) (t - 1) / t S / 232 GB/s.
+(arXiv 2205.05198), Table 4: one transformer layer of the 22B model (h 6144, 64 heads, s 2048,
+micro-batch 4, TP 8, fp16, A100 80GB, DGX A100) forward and backward times, ms, for five settings
+(no recompute, sequence parallelism, full recompute, selective recompute, selective + sequence
+parallelism): ten numbers. A measured layer time includes its tensor-parallel collectives; they are
+priced at the all-reduce bus bandwidth NVIDIA measures on one DGX A100 (232 GB/s, nccl-tests; NVIDIA
+GTC 2024 session S62129): an all-reduce of S bytes over t NPUs takes 2 (t - 1) / t S / 232 GB/s, a
+reduce-scatter or an all-gather (of the output size S) (t - 1) / t S / 232 GB/s.
 
 ``matrix_efficiency`` is not fitted: it is the A100's measured maximum achievable matmul FLOP/s,
 271.2 of 312 TFLOP/s (ml-engineering, "Maximum Achievable Matmul FLOPS", BF16, torch 2.6). Nor is

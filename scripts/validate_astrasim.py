@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""hieropt vs ASTRA-sim 2.0 (analytical, congestion-unaware): the agreement table of docs/explanation/astra-sim.md.
+"""hieropt vs ASTRA-sim 2.0 (analytical, congestion-unaware): the agreement table of
+docs/explanation/astra-sim.md.
 
 Usage::
 
     python scripts/validate_astrasim.py [--astra-sim BIN] [--data ../shared/data] [--quick]
 
-BIN defaults to $ASTRA_SIM, else ../shared/tools/astra-sim/AstraSim_Analytical_Congestion_Unaware. Prints, per case
-family, the number of cases and the largest |simulated - predicted| / predicted, then the whole-workload table
-(every training loop x three allocations) with hieropt's prediction in the simulator's matching mode (one collective
-in flight, sequential dimensions) and hieropt's default model (collectives overlap and share links). Finally the time
-to write the instances/gpt3-4d.toml bundle, its file count and bytes.
+BIN defaults to $ASTRA_SIM, else ../shared/tools/astra-sim/AstraSim_Analytical_Congestion_Unaware.
+Prints, per case family, the number of cases and the largest |simulated - predicted| / predicted,
+then the whole-workload table (every training loop x three allocations) with hieropt's prediction in
+the simulator's matching mode (one collective in flight, sequential dimensions) and hieropt's
+default model (collectives overlap and share links). Finally the time to write the
+instances/gpt3-4d.toml bundle, its file count and bytes.
 """
 
 from __future__ import annotations
@@ -27,7 +29,17 @@ sys.path.insert(0, str(REPO))
 import hieropt  # noqa: E402
 from hieropt.io.astrasim_bundle import write_bundle  # noqa: E402
 from hieropt.model.timing import evaluate  # noqa: E402
-from hieropt.spec import CostClass, CostModel, Dimension, Instance, Layer, Mapping, Network, Phase, Workload  # noqa: E402
+from hieropt.spec import (  # noqa: E402
+    CostClass,
+    CostModel,
+    Dimension,
+    Instance,
+    Layer,
+    Mapping,
+    Network,
+    Phase,
+    Workload,
+)
 from hieropt.studies.heuristics import equal_split, traffic_proportional  # noqa: E402
 from hieropt.studies.simulate import matching_instance, simulate  # noqa: E402
 
@@ -42,19 +54,38 @@ def _ph(c=0.0, k="NONE", s=0.0):
 
 
 def _instance(dims, layers, fwd, ig, wg, loop="no_overlap", mode="sequential", **extra):
-    dd = tuple(Dimension(block=t[0], npus=t[1], cost_class="C", **({"algorithm": t[2]} if t[2] else {}),
-                         latency_ns=t[3]) for t in dims)
-    return Instance(name="v", network=Network(dims=dd), workload=Workload(name="w", layers=tuple(layers)),
-                    mapping=Mapping(forward=fwd, input_grad=ig, weight_grad=wg),
-                    cost=CostModel(classes={"C": CostClass(link_usd_per_gbps=1, switch_usd_per_gbps=1,
-                                                           nic_usd_per_gbps=1)}),
-                    objective="performance", training_loop=loop, dimension_mode=mode, **extra)
+    dd = tuple(
+        Dimension(
+            block=t[0],
+            npus=t[1],
+            cost_class="C",
+            **({"algorithm": t[2]} if t[2] else {}),
+            latency_ns=t[3],
+        )
+        for t in dims
+    )
+    return Instance(
+        name="v",
+        network=Network(dims=dd),
+        workload=Workload(name="w", layers=tuple(layers)),
+        mapping=Mapping(forward=fwd, input_grad=ig, weight_grad=wg),
+        cost=CostModel(
+            classes={"C": CostClass(link_usd_per_gbps=1, switch_usd_per_gbps=1, nic_usd_per_gbps=1)}
+        ),
+        objective="performance",
+        training_loop=loop,
+        dimension_mode=mode,
+        **extra,
+    )
 
 
 def _dims(block, n, algorithm=None, latency=0.0):
     sizes = (4, 8) if n == 2 else (4, 2, 4)
     i = BLOCKS.index(block)
-    return [(BLOCKS[(i + d) % 3], p, algorithm if d == 0 else None, latency) for d, p in enumerate(sizes)]
+    return [
+        (BLOCKS[(i + d) % 3], p, algorithm if d == 0 else None, latency)
+        for d, p in enumerate(sizes)
+    ]
 
 
 def _one(kind, size, dims, mode="sequential"):
@@ -74,22 +105,43 @@ def families(binary, quick):
     sizes = [MIB, GIB] if not quick else [GIB]
     fam = {
         "one chunk vs sequential, 1 MiB-1 GiB": [
-            _one(k, s, _dims(b, n)) for b in BLOCKS for k in KINDS for n in (2, 3) for s in sizes],
+            _one(k, s, _dims(b, n)) for b in BLOCKS for k in KINDS for n in (2, 3) for s in sizes
+        ],
         "other algorithms (ring on FC/Switch, direct on Ring, halving-doubling), 64 MiB": [
-            _one(k, 64 * MIB, _dims(b, 3, a)) for b, a in [("Ring", "direct"), ("FullyConnected", "ring"),
-                                                           ("Switch", "ring"), ("Switch", "halving_doubling"),
-                                                           ("FullyConnected", "halving_doubling")] for k in KINDS],
+            _one(k, 64 * MIB, _dims(b, 3, a))
+            for b, a in [
+                ("Ring", "direct"),
+                ("FullyConnected", "ring"),
+                ("Switch", "ring"),
+                ("Switch", "halving_doubling"),
+                ("FullyConnected", "halving_doubling"),
+            ]
+            for k in KINDS
+        ],
         "latency 2 us/step, 64 KiB (step counts)": [
             _one(k, 64 * 1024, [(b, 4, a, 2000.0), (b, 8, a, 2000.0)])
-            for b, a in [("Ring", None), ("FullyConnected", None), ("Switch", None), ("Ring", "direct"),
-                         ("Switch", "ring"), ("Switch", "halving_doubling"), ("FullyConnected", "ring")]
-            for k in KINDS if not (k == "ALLTOALL" and (a == "halving_doubling" or (b == "Ring" and a is None)))],
+            for b, a in [
+                ("Ring", None),
+                ("FullyConnected", None),
+                ("Switch", None),
+                ("Ring", "direct"),
+                ("Switch", "ring"),
+                ("Switch", "halving_doubling"),
+                ("FullyConnected", "ring"),
+            ]
+            for k in KINDS
+            if not (k == "ALLTOALL" and (a == "halving_doubling" or (b == "Ring" and a is None)))
+        ],
     }
     rows = []
     for name, cases in fam.items():
         rows.append((name, len(cases), max(_err(c, binary) for c in cases)))
-    conc = [_one(k, GIB, _dims(b, n), mode="concurrent") for b in BLOCKS for k in KINDS for n in (2, 3)]
-    rows.append(("256 chunks vs concurrent, 1 GiB", len(conc), max(_err(c, binary, 256) for c in conc)))
+    conc = [
+        _one(k, GIB, _dims(b, n), mode="concurrent") for b in BLOCKS for k in KINDS for n in (2, 3)
+    ]
+    rows.append(
+        ("256 chunks vs concurrent, 1 GiB", len(conc), max(_err(c, binary, 256) for c in conc))
+    )
     return rows
 
 
@@ -101,7 +153,8 @@ workload = "{workload}"
 constraints = ["bw[0] + 2 * bw[1] + 4 * bw[2] == {budget}"]
 {mapping}
 [network]
-dims = [{{ block = "Ring", npus = 4, cost_class = "A" }}, {{ block = "FullyConnected", npus = 2, cost_class = "A" }},
+dims = [{{ block = "Ring", npus = 4, cost_class = "A" }},
+        {{ block = "FullyConnected", npus = 2, cost_class = "A" }},
         {{ block = "Switch", npus = 4, cost_class = "B" }}]
 [cost.A]
 link_usd_per_gbps = 1.0
@@ -137,11 +190,18 @@ def workloads(binary, data: Path, tmp: Path):
             else:
                 wl = d / "small.toml"
                 wl.write_text(GENERATED)
-                mapping = "[mapping]\nforward = [4, 1, 1]\ninput_grad = [4, 1, 1]\nweight_grad = [1, 2, 4]\n"
+                mapping = (
+                    "[mapping]\nforward = [4, 1, 1]\ninput_grad = [4, 1, 1]\nweight_grad = [1, "
+                    "2, 4]\n"
+                )
                 budget = 70
-            text = INSTANCE.format(name=which, loop=loop, workload=wl, budget=budget, mapping=mapping)
+            text = INSTANCE.format(
+                name=which, loop=loop, workload=wl, budget=budget, mapping=mapping
+            )
             if loop == "pipeline":
-                text += "\n[pipeline]\nstages = 4\nmicrobatches = 4\np2p_bytes = 8388608\np2p_dim = 2\n"
+                text += (
+                    "\n[pipeline]\nstages = 4\nmicrobatches = 4\np2p_bytes = 8388608\np2p_dim = 2\n"
+                )
             (d / "i.toml").write_text(text)
             inst = hieropt.load_instance(d / "i.toml")
             allocs = {"equal": equal_split(inst).bw, "traffic": traffic_proportional(inst).bw,
@@ -149,7 +209,11 @@ def workloads(binary, data: Path, tmp: Path):
             res = {}
             for name, bw in allocs.items():
                 r = simulate(inst, bw, binary)
-                res[name] = (r.predicted_iteration_time_ns, r.simulated_iteration_time_ns, r.predicted_own_ns)
+                res[name] = (
+                    r.predicted_iteration_time_ns,
+                    r.simulated_iteration_time_ns,
+                    r.predicted_own_ns,
+                )
             out.append((which, loop, res))
     return out
 
@@ -175,9 +239,16 @@ def main() -> None:
         ps = sorted(res, key=lambda n: res[n][0])
         ss = sorted(res, key=lambda n: res[n][1])
         for name, (p, s, c) in res.items():
-            print(f"| {which} | {loop} | {name} | {p / 1e6:,.4f} | {s / 1e6:,.4f} | {100 * abs(s - p) / s:.4f} % | "
-                  f"{c / 1e6:,.4f} |")
-        same = all(not (res[a][0] < res[b][0] * (1 - 1e-6)) or res[a][1] < res[b][1] for a in res for b in res)
+            print(
+                f"| {which} | {loop} | {name} | {p / 1e6:,.4f} | {s / 1e6:,.4f} | "
+                f"{100 * abs(s - p) / s:.4f} % | "
+                f"{c / 1e6:,.4f} |"
+            )
+        same = all(
+            not (res[a][0] < res[b][0] * (1 - 1e-6)) or res[a][1] < res[b][1]
+            for a in res
+            for b in res
+        )
         print(f"| {which} | {loop} | ranking | {' < '.join(ps)} | {' < '.join(ss)} | "
               f"{'same' if same else 'DIFFERENT'} | |")
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
@@ -185,8 +256,11 @@ def main() -> None:
         t = time.time()
         b = write_bundle(inst, [225.0, 138.0, 103.5, 33.5], Path(tmp) / "gpt3")
         dt = time.time() - t
-    print(f"\ngpt3-4d bundle: {dt:.2f} s, {b.files} files ({b.npus} trace names hard-linked to one file), "
-          f"{b.bytes_on_disk:,} bytes, {b.workloads[0].nodes} trace nodes")
+    print(
+        f"\ngpt3-4d bundle: {dt:.2f} s, {b.files} files ({b.npus} trace names hard-linked "
+        "to one file), "
+        f"{b.bytes_on_disk:,} bytes, {b.workloads[0].nodes} trace nodes"
+    )
     print(f"total {time.time() - t0:.0f} s")
 
 

@@ -1,14 +1,15 @@
-"""Command line for ASTRA-sim 2.0: ``hieropt export INSTANCE --astra-sim DIR`` and ``hieropt simulate INSTANCE
---astra-sim BIN``. Registered on :data:`hieropt.cli.app`.
+"""Command line for ASTRA-sim 2.0: ``hieropt export INSTANCE --astra-sim DIR`` and ``hieropt
+simulate INSTANCE --astra-sim BIN``. Registered on :data:`hieropt.cli.app`.
 
-``export`` writes the complete simulator bundle of an allocation (the optimum unless ``--bw``) into a folder; a path
-ending in ``.yml`` / ``.yaml`` writes the network file alone, ``-`` prints it on stdout. ``simulate`` writes the
-bundle of every allocation (``--bw``, or the optimum, the equal split and the traffic-proportional split), runs the
-binary in the dimension mode the instance was solved in, and prints solve's prediction vs simulated. Exit codes: 0
-done (simulate: every allocation within the tolerance of solve's prediction and the optimum the simulator's
-fastest); 2 bad input (one line ``error: ...`` naming the file, the field and the fix), including a
-missing or non-executable binary; 3 no certified optimum, a failed simulator run (its last message), or predicted
-and simulated disagree.
+``export`` writes the complete simulator bundle of an allocation (the optimum unless ``--bw``) into
+a folder; a path ending in ``.yml`` / ``.yaml`` writes the network file alone, ``-`` prints it on
+stdout. ``simulate`` writes the bundle of every allocation (``--bw``, or the optimum, the equal
+split and the traffic-proportional split), runs the binary in the dimension mode the instance was
+solved in, and prints solve's prediction vs simulated. Exit codes: 0 done (simulate: every
+allocation within the tolerance of solve's prediction and the optimum the simulator's fastest); 2
+bad input (one line ``error: ...`` naming the file, the field and the fix), including a missing or
+non-executable binary; 3 no certified optimum, a failed simulator run (its last message), or
+predicted and simulated disagree.
 """
 
 from __future__ import annotations
@@ -30,15 +31,30 @@ from .common import (
 )
 from .numbers import parse_bw
 
-BwOpt = Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU, one per dimension "
-                                           "(default: the instance's optimum).", show_default=False)]
-ChunksOpt = Annotated[int | None, typer.Option("--chunks", help="Chunks per collective (ASTRA-sim "
-                                               "preferred-dataset-splits). Default: the instance's mode as solved: "
-                                               "its chunks (1) for sequential dimensions, which 1 reproduces "
-                                               "exactly; for concurrent ones enough chunks (a power of two, at most "
-                                               "256) that the simulator lands within 3 % of the concurrent time.",
-                                               min=1, show_default=False)]
-GapOpt = Annotated[float, typer.Option("--gap", help="Target relative optimality gap of the solve, in [5e-9, 1).")]
+BwOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--bw",
+        help="Comma-separated GB/s per NPU, one per dimension (default: the instance's optimum).",
+        show_default=False,
+    ),
+]
+ChunksOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--chunks",
+        help="Chunks per collective (ASTRA-sim "
+        "preferred-dataset-splits). Default: the instance's mode as solved: "
+        "its chunks (1) for sequential dimensions, which 1 reproduces "
+        "exactly; for concurrent ones enough chunks (a power of two, at most "
+        "256) that the simulator lands within 3 % of the concurrent time.",
+        min=1,
+        show_default=False,
+    ),
+]
+GapOpt = Annotated[
+    float, typer.Option("--gap", help="Target relative optimality gap of the solve, in [5e-9, 1).")
+]
 
 
 def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
@@ -49,21 +65,32 @@ def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
         return parse_bw(bw, inst.network.n_dims), "given"
     sol = api.solve(inst, options=api.SolveOptions(rel_gap=gap)).raise_for_status()
     if not sol.success:
-        raise SolverError(f"no certified optimum to export ({sol.status.value}: {sol.message}); nothing written "
-                          "(pass --bw to export a given allocation)")
-    return list(sol.bw_gbps), f"optimum ({sol.iteration_time_ns / 1e6:,.6f} ms, relative gap {sol.gap:.2g})"
+        raise SolverError(
+            f"no certified optimum to export ({sol.status.value}: {sol.message}); nothing written "
+            "(pass --bw to export a given allocation)"
+        )
+    return list(
+        sol.bw_gbps
+    ), f"optimum ({sol.iteration_time_ns / 1e6:,.6f} ms, relative gap {sol.gap:.2g})"
 
 
 def export_command(
     instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
-    astra_sim: Annotated[Path, typer.Option("--astra-sim", help="Bundle folder to write; a path ending in .yml "
-                                            "writes the network file alone; '-' prints it.", show_default=False)],
+    astra_sim: Annotated[
+        Path,
+        typer.Option(
+            "--astra-sim",
+            help="Bundle folder to write; a path ending in .yml "
+            "writes the network file alone; '-' prints it.",
+            show_default=False,
+        ),
+    ],
     bw: BwOpt = None,
     chunks: ChunksOpt = None,
     gap: GapOpt = 1e-8,
 ) -> None:
-    """Write an ASTRA-sim 2.0 bundle for INSTANCE: network.yml, system.json, Chakra traces of every NPU,
-    remote_memory.json and run.sh (`DIR/run.sh [BIN]`, BIN default `$ASTRA_SIM`).
+    """Write an ASTRA-sim 2.0 bundle for INSTANCE: network.yml, system.json, Chakra traces of every
+    NPU, remote_memory.json and run.sh (`DIR/run.sh [BIN]`, BIN default `$ASTRA_SIM`).
 
     The network uses the conventions that make ASTRA-sim's collective algorithms reproduce hieropt's
     per-NPU bandwidth per building block (Ring: one link of B with the ring algorithm;
@@ -80,41 +107,54 @@ def export_command(
     out = err if to_stdout(astra_sim) else console()
     try:
         if alone:
-            check_output_file(astra_sim, "--astra-sim")  # a missing folder is reported before any work
+            # a missing folder is reported before any work
+            check_output_file(astra_sim, "--astra-sim")
         inst = load_instance(instance)
-        from ..io.astrasim_bundle import write_bundle  # loaded once the input is valid (a bad input is reported fast)
+        # loaded once the input is valid (a bad input is reported fast)
+        from ..io.astrasim_bundle import write_bundle
         from ..io.astrasim_network import network_yml, sim_network
         from ..io.astrasim_trace import check_traceable
 
         if not alone:
-            check_traceable(inst, str(instance))  # before solving: refuse what the bundle cannot state
+            # before solving: refuse what the bundle cannot state
+            check_traceable(inst, str(instance))
         values, what = _allocation(inst, bw, gap)
         simnet = sim_network(inst, values, f"{instance}: ASTRA-sim export")
         if alone:
             text = network_yml(simnet, f"instance '{inst.name}'")
             if str(astra_sim) == "-":
                 write_stdout(text)
-            else:  # (a write that fails, e.g. a full disk, leaves an earlier file whole: one line from main)
+            # (a write that fails, e.g. a full disk, leaves an earlier file whole: one line from
+            # main)
+            else:
                 from ..io.files import write_atomic
 
                 write_atomic(astra_sim, text, f"--astra-sim {astra_sim}")
         else:
             from ..studies.simulate import simulator_chunks
 
-            bundle = write_bundle(inst, values, astra_sim, chunks or simulator_chunks(inst, values), simnet)
+            bundle = write_bundle(
+                inst, values, astra_sim, chunks or simulator_chunks(inst, values), simnet
+            )
     except HieroptError as e:
-        if not alone and (astra_sim / "bundle.json").is_file():  # no bundle from this run: none of an earlier one
-            from ..io.astrasim_bundle import discard_bundle  # either (its run.sh would run that allocation)
+        # no bundle from this run: none of an earlier one
+        if not alone and (astra_sim / "bundle.json").is_file():
+            # either (its run.sh would run that allocation)
+            from ..io.astrasim_bundle import discard_bundle
 
             discard_bundle(astra_sim)
         raise fail(err, e, stale=(astra_sim,) if alone else ()) from None
-    if bw is not None:  # a given allocation is exported as given, with evaluate's warnings (after the files: a bad
+    # a given allocation is exported as given, with evaluate's warnings (after the files: a bad
+    if bw is not None:
         from ..report.text import constraint_warnings  # input stays one error line)
 
         for warning in constraint_warnings(inst, values):
             error_line(err, warning, label="warning:", style="yellow")
-    out.print(f"allocation: {what}: {', '.join(f'{b:.6g}' for b in values)} GB/s per NPU", highlight=False,
-              soft_wrap=True)
+    out.print(
+        f"allocation: {what}: {', '.join(f'{b:.6g}' for b in values)} GB/s per NPU",
+        highlight=False,
+        soft_wrap=True,
+    )
     out.print(_sim_table(simnet))
     if alone:
         if str(astra_sim) != "-":
@@ -134,39 +174,90 @@ def _sim_table(simnet):
     from rich.table import Table
 
     t = Table(title="ASTRA-sim network (simulator dimensions)", title_justify="left")
-    for col in ("sim dim", "hieropt dim", "block", "NPUs", "GB/s per NPU", "algorithm", "all-to-all",
-                "link GB/s (2^30)", "latency ns/hop"):
-        t.add_column(col, justify="left" if col in ("block", "algorithm", "all-to-all") else "right")
+    for col in (
+        "sim dim",
+        "hieropt dim",
+        "block",
+        "NPUs",
+        "GB/s per NPU",
+        "algorithm",
+        "all-to-all",
+        "link GB/s (2^30)",
+        "latency ns/hop",
+    ):
+        t.add_column(
+            col, justify="left" if col in ("block", "algorithm", "all-to-all") else "right"
+        )
     for i, s in enumerate(simnet.dims):
-        t.add_row(str(i), str(s.parent), s.block, str(s.npus), f"{s.bw_gbps:,.6g}", s.implementation,
-                  s.all_to_all_implementation, f"{s.link_gib:,.6g}", f"{s.link_latency_ns:g}")
+        t.add_row(
+            str(i),
+            str(s.parent),
+            s.block,
+            str(s.npus),
+            f"{s.bw_gbps:,.6g}",
+            s.implementation,
+            s.all_to_all_implementation,
+            f"{s.link_gib:,.6g}",
+            f"{s.link_latency_ns:g}",
+        )
     return t
 
 
 def simulate_command(
     instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
-    astra_sim: Annotated[Path | None, typer.Option("--astra-sim", help="The simulator binary "
-                                                   "(AstraSim_Analytical_Congestion_Unaware; default $ASTRA_SIM).",
-                                                   show_default=False)] = None,
-    bw: Annotated[str | None, typer.Option("--bw", help="Comma-separated GB/s per NPU (default: the optimum, the "
-                                           "equal split and the traffic-proportional split).",
-                                           show_default=False)] = None,
+    astra_sim: Annotated[
+        Path | None,
+        typer.Option(
+            "--astra-sim",
+            help="The simulator binary "
+            "(AstraSim_Analytical_Congestion_Unaware; default $ASTRA_SIM).",
+            show_default=False,
+        ),
+    ] = None,
+    bw: Annotated[
+        str | None,
+        typer.Option(
+            "--bw",
+            help="Comma-separated GB/s per NPU (default: the optimum, the "
+            "equal split and the traffic-proportional split).",
+            show_default=False,
+        ),
+    ] = None,
     chunks: ChunksOpt = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per simulator run.", min=1)] = 3600.0,
-    tolerance: Annotated[float, typer.Option("--tolerance", help="Largest relative difference between the simulated "
-                                             "and solve's predicted time that passes (0.03 = 3 %).")] = 0.03,
-    keep: Annotated[Path | None, typer.Option("--keep", help="Keep the bundles in this folder (one per "
-                                              "allocation).", show_default=False)] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON ('-': stdout).",
-                                                  show_default=False)] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds allowed per simulator run.", min=1)
+    ] = 3600.0,
+    tolerance: Annotated[
+        float,
+        typer.Option(
+            "--tolerance",
+            help="Largest relative difference between the simulated "
+            "and solve's predicted time that passes (0.03 = 3 %).",
+        ),
+    ] = 0.03,
+    keep: Annotated[
+        Path | None,
+        typer.Option(
+            "--keep",
+            help="Keep the bundles in this folder (one per allocation).",
+            show_default=False,
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json", help="Also write the comparison as JSON ('-': stdout).", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Run ASTRA-sim on INSTANCE's bundle and compare its iteration time with hieropt's prediction.
 
-    The simulator runs in the dimension mode the instance was solved in (sequential: 1 chunk per collective;
-    concurrent: enough chunks, see --chunks) and is compared with solve's own prediction; hieropt in the simulator's
-    exact mode (one collective in flight, latency per chunk) is shown beside it, and where the simulator cannot run
-    in the mode solved the output says why. Exit 0 when every allocation is within --tolerance of solve's
-    prediction and the optimum is the simulator's fastest allocation; 3 otherwise.
+    The simulator runs in the dimension mode the instance was solved in (sequential: 1 chunk per
+    collective; concurrent: enough chunks, see --chunks) and is compared with solve's own
+    prediction; hieropt in the simulator's exact mode (one collective in flight, latency per chunk)
+    is shown beside it, and where the simulator cannot run in the mode solved the output says why.
+    Exit 0 when every allocation is within --tolerance of solve's prediction and the optimum is the
+    simulator's fastest allocation; 3 otherwise.
     """
     import os
 
@@ -187,10 +278,13 @@ def simulate_command(
         raise fail(err, e, json_out) from None
     from ..report.simulate import simulate_dict, simulate_table
 
-    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+    # the file first: a stdout its reader closes (| head) cannot keep it from being written
+    if json_out is not None:
         write_json(json_out, simulate_dict(study))
     out.print(simulate_table(study))
     for note in study.notes:
         out.print(f"note: {note}", highlight=False)
     if not study.agree:
-        raise fail(err, SolverError(f"the simulator does not confirm the answer: {study.verdict()}"))
+        raise fail(
+            err, SolverError(f"the simulator does not confirm the answer: {study.verdict()}")
+        )

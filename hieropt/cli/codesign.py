@@ -1,6 +1,7 @@
-"""``hieropt codesign SPACE.toml``: the training plan and the network chosen jointly, each candidate solved exactly
-or pruned by a proven bound (registered in :mod:`hieropt.cli`). Exit codes: 0 done, 2 bad input, 3 no plan fits in
-memory or no candidate has a certified answer, 130 interrupted (rerun with the same ``--out`` to resume)."""
+"""``hieropt codesign SPACE.toml``: the training plan and the network chosen jointly, each candidate
+solved exactly or pruned by a proven bound (registered in :mod:`hieropt.cli`). Exit codes: 0 done, 2
+bad input, 3 no plan fits in memory or no candidate has a certified answer, 130 interrupted (rerun
+with the same ``--out`` to resume)."""
 
 from __future__ import annotations
 
@@ -16,50 +17,111 @@ from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt
 
 
 def codesign_command(
-    space: Annotated[Path, typer.Argument(help="Co-design space TOML (see spaces/codesign-gpt3-4096.toml).",
-                                          show_default=False)],
-    objective: Annotated[str | None, typer.Option(
-        "--objective", help=f"One of {', '.join(o for o in OBJECTIVES if o != 'min_max_regret')} (default: the "
-        "space's).")] = None,
+    space: Annotated[
+        Path,
+        typer.Argument(
+            help="Co-design space TOML (see spaces/codesign-gpt3-4096.toml).", show_default=False
+        ),
+    ],
+    objective: Annotated[
+        str | None,
+        typer.Option(
+            "--objective",
+            help=f"One of {', '.join(o for o in OBJECTIVES if o != 'min_max_regret')} (default: "
+            "the "
+            "space's).",
+        ),
+    ] = None,
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
     tokens: TokensOpt = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the ranked table, and with --write-instances the "
-                                     "number of instance files.")] = 15,
-    write_instances: Annotated[Path | None, typer.Option(
-        "--write-instances", help="Write each of the --top best candidates to DIR as a self-contained instance file "
-        "(model and plan, network, placement, step options, constraints, cost model) that 'hieropt solve' "
-        "re-solves to the same optimum.")] = None,
-    catalog: Annotated[Path | None, typer.Option(
-        "--catalog", help="Parts catalog: also provision the best --provision-top candidates with whole parts (an "
-        "integer bill of materials, its cost and power) and rank them by it.")] = None,
-    provision_top: Annotated[int, typer.Option(
-        "--provision-top", min=1, help="With --catalog: how many of the best candidates to provision.")] = 5,
-    sizes: Annotated[str | None, typer.Option(
-        "--sizes", help="Cluster sizes to choose from, comma-separated NPU counts (e.g. "
-        "2048,4096,8192): the space's npus list, searched together on its shape family "
-        "([[levels]]); the best by the space's objective says how many NPUs to buy, sizes "
-        "that cannot win are skipped by a proven bound.",
-        show_default=False)] = None,
+    top: Annotated[
+        int,
+        typer.Option(
+            "--top",
+            min=1,
+            help="Rows of the ranked table, and with --write-instances the "
+            "number of instance files.",
+        ),
+    ] = 15,
+    write_instances: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-instances",
+            help="Write each of the --top best candidates to DIR as a self-contained instance file "
+            "(model and plan, network, placement, step options, constraints, cost model) "
+            "that 'hieropt solve' "
+            "re-solves to the same optimum.",
+        ),
+    ] = None,
+    catalog: Annotated[
+        Path | None,
+        typer.Option(
+            "--catalog",
+            help="Parts catalog: also provision the best --provision-top candidates with whole "
+            "parts (an "
+            "integer bill of materials, its cost and power) and rank them by it.",
+        ),
+    ] = None,
+    provision_top: Annotated[
+        int,
+        typer.Option(
+            "--provision-top",
+            min=1,
+            help="With --catalog: how many of the best candidates to provision.",
+        ),
+    ] = 5,
+    sizes: Annotated[
+        str | None,
+        typer.Option(
+            "--sizes",
+            help="Cluster sizes to choose from, comma-separated NPU counts (e.g. "
+            "2048,4096,8192): the space's npus list, searched together on its shape family "
+            "([[levels]]); the best by the space's objective says how many NPUs to buy, sizes "
+            "that cannot win are skipped by a proven bound.",
+            show_default=False,
+        ),
+    ] = None,
     deadline: DeadlineOpt = None,
-    out: Annotated[Path | None, typer.Option(
-        "--out", help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an existing FILE is "
-        "resumed: its candidates are not solved again.")] = None,
-    dask: Annotated[str | None, typer.Option(
-        "--dask", help="Run the solves on a Dask cluster at this scheduler address (tcp://host:8786).")] = None,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", help="Processes of the local pool (default: CPU count; 1: no pool).")] = None,
-    prune: Annotated[bool | None, typer.Option(
-        "--prune/--no-prune", help="Skip candidates whose proven bound (compute + bubble + communication volume over "
-        "the bandwidth budget) cannot beat the best found (exact; default: the space's prune).",
-        show_default=False)] = None,
-    json_out: Annotated[Path | None, typer.Option(
-        "--json", help="Also write the summary as JSON ('-': stdout).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Stream one row per candidate to FILE (.csv, or .parquet with pyarrow); an "
+            "existing FILE is "
+            "resumed: its candidates are not solved again.",
+        ),
+    ] = None,
+    dask: Annotated[
+        str | None,
+        typer.Option(
+            "--dask",
+            help="Run the solves on a Dask cluster at this scheduler address (tcp://host:8786).",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", help="Processes of the local pool (default: CPU count; 1: no pool)."
+        ),
+    ] = None,
+    prune: Annotated[
+        bool | None,
+        typer.Option(
+            "--prune/--no-prune",
+            help="Skip candidates whose proven bound (compute + bubble + communication volume over "
+            "the bandwidth budget) cannot beat the best found (exact; default: the space's prune).",
+            show_default=False,
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the summary as JSON ('-': stdout).")
+    ] = None,
 ) -> None:
-    """Choose the training plan (TP, PP, DP, EP, ZeRO, recompute, micro-batch) and the network (shape, group
-    placement, per-dimension bandwidth) together: every plan that fits in memory on every shape of the space, each
-    solved to a proven gap or pruned by a proven bound; prints the best, the ranking and the best per dimension
-    count with its scale-out bandwidth.
+    """Choose the training plan (TP, PP, DP, EP, ZeRO, recompute, micro-batch) and the network
+    (shape, group placement, per-dimension bandwidth) together: every plan that fits in memory on
+    every shape of the space, each solved to a proven gap or pruned by a proven bound; prints the
+    best, the ranking and the best per dimension count with its scale-out bandwidth.
 
     With several cluster sizes in the space (npus = [...], or --sizes) the size is searched
     too; --deadline makes the run's wall time a target every size's iterations must meet.
@@ -71,7 +133,8 @@ def codesign_command(
     from .usage import attribute_to_file
 
     err = error_console()
-    with interrupt_outcome(err, json_out, out) as outcome:  # Ctrl-C anywhere: exit 130, its --json says so
+    # Ctrl-C anywhere: exit 130, its --json says so
+    with interrupt_outcome(err, json_out, out) as outcome:
         console = err if to_stdout(json_out) else stdout_console(160)
         try:
             plans, max_time_ns, budget_usd, run_tokens = _read_space(

@@ -1,6 +1,7 @@
-"""Helpers shared by every command module (one home): consoles, the one-line error exit, JSON output, the instance
-from an INSTANCE file or LIBRA's flags, and the option declarations several commands share. Imports only typer,
-rich and the standard library at load time (the library is imported when a helper runs)."""
+"""Helpers shared by every command module (one home): consoles, the one-line error exit, JSON
+output, the instance from an INSTANCE file or LIBRA's flags, and the option declarations several
+commands share. Imports only typer, rich and the standard library at load time (the library is
+imported when a helper runs)."""
 
 from __future__ import annotations
 
@@ -20,33 +21,45 @@ if TYPE_CHECKING:
     from ..errors import HieroptError
     from ..spec import Instance
 
-UNITS = ("Units: bandwidth in GB/s per NPU per dimension (1 GB = 1e9 bytes, so 1 GB/s = 1 byte/ns); sizes in bytes; "
-         "times in ns (ASTRA-sim 1.0 cycles at 1 GHz); cost in $ (cost models in $ per GB/s).")
+UNITS = (
+    "Units: bandwidth in GB/s per NPU per dimension (1 GB = 1e9 bytes, so 1 GB/s = 1 "
+    "byte/ns); sizes in bytes; "
+    "times in ns (ASTRA-sim 1.0 cycles at 1 GHz); cost in $ (cost models in $ per GB/s)."
+)
 
-InstanceArg = Annotated[Path | None, typer.Argument(help="Instance TOML file (or use the LIBRA flags).",
-                                                    show_default=False)]
-NetworkOpt = Annotated[Path | None, typer.Option("--network", help="LIBRA network YAML (instead of INSTANCE).")]
-WorkloadOpt = Annotated[Path | None, typer.Option("--workload", help="ASTRA-sim 1.0 / LIBRA workload text.")]
+InstanceArg = Annotated[
+    Path | None,
+    typer.Argument(help="Instance TOML file (or use the LIBRA flags).", show_default=False),
+]
+NetworkOpt = Annotated[
+    Path | None, typer.Option("--network", help="LIBRA network YAML (instead of INSTANCE).")
+]
+WorkloadOpt = Annotated[
+    Path | None, typer.Option("--workload", help="ASTRA-sim 1.0 / LIBRA workload text.")
+]
 CostOpt = Annotated[Path | None, typer.Option("--cost", help="LIBRA cost-model YAML ($ per GB/s).")]
 from .options import MaxTimeOpt  # noqa: E402,F401  (one name per quantity: hieropt.cli.options)
 
 
 class MissingValueFirst:
-    """typer's value coercion of one parameter, with its pydantic adapter built only when a value is given.
+    """typer's value coercion of one parameter, with its pydantic adapter built only when a value is
+    given.
 
-    typer coerces every parameter through a pydantic TypeAdapter that it builds on first use, also for a parameter
-    the command line leaves out, whose value (None) it then maps to None (or to ``()`` for a list) without using the
-    adapter. The first adapter imports pydantic (~0.2 s), so ``hieropt solve --help`` (the group's own ``--help``
-    is left out there) would pay for it. This coercion maps None the same way itself and asks typer for the
-    adapter's coercion only for a given value. tests/cli/test_startup.py checks that every command gets
-    the same values as with typer's own parameters, and that ``hieropt solve --help`` loads no pydantic (it would
-    again if typer stopped asking ``get_runtime_param`` for the coercion)."""
+    typer coerces every parameter through a pydantic TypeAdapter that it builds on first use, also
+    for a parameter the command line leaves out, whose value (None) it then maps to None (or to
+    ``()`` for a list) without using the adapter. The first adapter imports pydantic (~0.2 s), so
+    ``hieropt solve --help`` (the group's own ``--help`` is left out there) would pay for it. This
+    coercion maps None the same way itself and asks typer for the adapter's coercion only for a
+    given value. tests/cli/test_startup.py checks that every command gets the same values as with
+    typer's own parameters, and that ``hieropt solve --help`` loads no pydantic (it would again if
+    typer stopped asking ``get_runtime_param`` for the coercion)."""
 
     def __init__(self, build: Any) -> None:
         self.build = build
 
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
-        """``value`` of ``param`` coerced as typer does (None: None, or ``()`` for a multi-value parameter)."""
+        """``value`` of ``param`` coerced as typer does (None: None, or ``()`` for a multi-value
+        parameter)."""
         if value is None:
             return () if param.multiple or param.nargs == -1 else None
         return self.build().coerce(value, param=param, ctx=ctx)
@@ -70,10 +83,10 @@ _LAZY = {TyperOption: LazyOption, TyperArgument: LazyArgument}
 
 
 def _prepared(params: list) -> list:
-    """The parameters of a command as shown and parsed: flags take no value, so no value type is shown for them
-    (``--help``, ``--compare/--no-compare``, not ``<bool>``), and every typer parameter is coerced by
-    :class:`MissingValueFirst` (its class switched to :class:`LazyOption` / :class:`LazyArgument`, which add only
-    that)."""
+    """The parameters of a command as shown and parsed: flags take no value, so no value type is
+    shown for them (``--help``, ``--compare/--no-compare``, not ``<bool>``), and every typer
+    parameter is coerced by :class:`MissingValueFirst` (its class switched to :class:`LazyOption` /
+    :class:`LazyArgument`, which add only that)."""
     for p in params:
         if getattr(p, "is_flag", False) and p.metavar is None:
             p.metavar = ""
@@ -83,16 +96,17 @@ def _prepared(params: list) -> list:
 
 
 UsageError: type = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-"""click's ``UsageError`` (exit 2: an unknown option or command, a value that does not convert, a missing argument)
-as typer raises it: typer >= 0.23 carries its own copy of click (``typer._click``), older typer uses click itself;
-``typer.BadParameter`` is a subclass of it in both."""
+"""click's ``UsageError`` (exit 2: an unknown option or command, a value that does not convert, a
+missing argument) as typer raises it: typer >= 0.23 carries its own copy of click
+(``typer._click``), older typer uses click itself; ``typer.BadParameter`` is a subclass of it in
+both."""
 
 
 def usage_error_json(args: list[str], e: Any, command: str | None = None) -> None:
-    """Write the ``bad_input`` document of :func:`fail` for the usage error ``e`` (an unknown option or command, a
-    value click or typer cannot convert, a missing argument) to the ``--json`` file named in ``args`` (nothing when
-    none is), so a script never reads an earlier run's answer there after exit 2; its message is
-    :func:`usage_error_line`."""
+    """Write the ``bad_input`` document of :func:`fail` for the usage error ``e`` (an unknown option
+    or command, a value click or typer cannot convert, a missing argument) to the ``--json`` file
+    named in ``args`` (nothing when none is), so a script never reads an earlier run's answer there
+    after exit 2; its message is :func:`usage_error_line`."""
     path = json_option(args)
     if path is not None:
         write_error_json(path, "bad_input", usage_error_line(e, args, command), e.exit_code)
@@ -100,8 +114,8 @@ def usage_error_json(args: list[str], e: Any, command: str | None = None) -> Non
 
 def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) -> typer.Exit:
     """Report click's usage error ``e`` (raw command-line ``args``) as one ``error:`` line on stderr
-    (:func:`usage_error_line`), write its document to the ``--json`` file when ``json`` (:func:`usage_error_json`),
-    and return the :class:`typer.Exit` of exit 2."""
+    (:func:`usage_error_line`), write its document to the ``--json`` file when ``json``
+    (:func:`usage_error_json`), and return the :class:`typer.Exit` of exit 2."""
     if json:
         usage_error_json(args, e, command)
     error_line(error_console(), usage_error_line(e, args, command))
@@ -109,8 +123,9 @@ def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) 
 
 
 class Command(TyperCommand):
-    """typer's command with flags shown without a value type in ``--help`` and lazily built value coercions; a
-    command line it cannot parse still writes the error document to its ``--json`` file (:func:`usage_error_json`)."""
+    """typer's command with flags shown without a value type in ``--help`` and lazily built value
+    coercions; a command line it cannot parse still writes the error document to its ``--json`` file
+    (:func:`usage_error_json`)."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
@@ -120,24 +135,29 @@ class Command(TyperCommand):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if extra.get("resilient_parsing") or type(e).__name__ == "NoArgsIsHelpError":  # (the help is shown)
+            # (the help is shown)
+            if extra.get("resilient_parsing") or type(e).__name__ == "NoArgsIsHelpError":
                 raise
             self.raw = raw
             where = f"{parent.command_path} {info_name}" if parent is not None else info_name
-            raise usage_exit(e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params), where) from None
+            raise usage_exit(
+                e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params), where
+            ) from None
 
     def invoke(self, ctx):  # noqa: D102 - click's
         try:
             return super().invoke(ctx)
         except UsageError as e:  # (a typer.BadParameter raised by the command itself)
             raw = getattr(self, "raw", None) or sys.argv[1:]
-            raise usage_exit(e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)) from None
+            raise usage_exit(
+                e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)
+            ) from None
 
 
 class Group(TyperGroup):
-    """typer's command group with flags shown without a value type in ``--help`` and lazily built value
-    coercions; an unknown command, or an option of the group it cannot parse, writes the error document to a
-    ``--json`` file named on the command line (:func:`usage_error_json`)."""
+    """typer's command group with flags shown without a value type in ``--help`` and lazily built
+    value coercions; an unknown command, or an option of the group it cannot parse, writes the error
+    document to a ``--json`` file named on the command line (:func:`usage_error_json`)."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
@@ -147,7 +167,8 @@ class Group(TyperGroup):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except UsageError as e:
-            if extra.get("resilient_parsing") or type(e).__name__ == "NoArgsIsHelpError":  # (the help is shown)
+            # (the help is shown)
+            if extra.get("resilient_parsing") or type(e).__name__ == "NoArgsIsHelpError":
                 raise
             raise usage_exit(e, raw, True, info_name) from None
 
@@ -161,9 +182,11 @@ class Group(TyperGroup):
 
 
 STDOUT_CLOSED = 141
-"""Exit status of a run whose stdout was closed by its reader (``hieropt solve ... | head -1``): 128 + SIGPIPE,
-what a shell reports for a Unix tool that the closed pipe ends. Every output file of the run is written before its
-first line goes to stdout, so the files are complete; only the rest of stdout is dropped."""
+"""Exit status of a run whose stdout was closed by its reader (``hieropt solve ... | head -1``): 128
++ SIGPIPE, what a shell reports for a Unix tool that the closed pipe ends. Every output file of the
+  run is
+written before its first line goes to stdout, so the files are complete; only the rest of stdout is
+dropped."""
 
 
 def stdout_closed() -> NoReturn:
@@ -172,12 +195,14 @@ def stdout_closed() -> NoReturn:
 
 
 def stream_closed(stream: Any) -> NoReturn:
-    """End the run because the reader of ``stream`` (stdout, or stderr sent into the same pipe with ``2>&1``)
-    closed it: quietly, with :data:`STDOUT_CLOSED`. The stream's file descriptor is pointed at the null device
-    first, so the interpreter's last flush of what is still buffered prints nothing either."""
+    """End the run because the reader of ``stream`` (stdout, or stderr sent into the same pipe with
+    ``2>&1``) closed it: quietly, with :data:`STDOUT_CLOSED`. The stream's file descriptor is
+    pointed at the null device first, so the interpreter's last flush of what is still buffered
+    prints nothing either."""
     try:
         fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):  # (a stream without a file descriptor, e.g. a test's capture)
+    # (a stream without a file descriptor, e.g. a test's capture)
+    except (AttributeError, OSError, ValueError):
         fd = None
     if fd is not None:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -187,21 +212,23 @@ def stream_closed(stream: Any) -> NoReturn:
 
 
 def on_broken_pipe(self: Console) -> None:
-    """rich's reaction to a closed pipe under its console ``self``, as hieropt's: the console goes quiet and the
-    run ends with :func:`stream_closed` (rich's own reaction is exit 1, hieropt's status for a bug)."""
+    """rich's reaction to a closed pipe under its console ``self``, as hieropt's: the console goes
+    quiet and the run ends with :func:`stream_closed` (rich's own reaction is exit 1, hieropt's
+    status for a bug)."""
     self.quiet = True
     stream_closed(self.file)
 
 
 class PipeConsole(Console):
-    """rich's console, which ends a run whose stream was closed by its reader with :data:`STDOUT_CLOSED`
-    (:func:`on_broken_pipe`)."""
+    """rich's console, which ends a run whose stream was closed by its reader with
+    :data:`STDOUT_CLOSED` (:func:`on_broken_pipe`)."""
 
     on_broken_pipe = on_broken_pipe
 
 
 def write_stdout(text: str) -> None:
-    """Write ``text`` to stdout and flush it; a stdout closed by its reader ends the run (:func:`stdout_closed`)."""
+    """Write ``text`` to stdout and flush it; a stdout closed by its reader ends the run
+    (:func:`stdout_closed`)."""
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -210,52 +237,77 @@ def write_stdout(text: str) -> None:
 
 
 def console(width: int = 120) -> Console:
-    """The stdout console. Markup is off: every text (file names, instance names, constraints such as
-    ``bw[top] <= 20``, collective names) prints literally, in lines and in table cells. When stdout is not a
-    terminal (a file, a pipe, a CI log) the console is as wide as the widest line, so no table is cut with "…". A
-    stdout closed by its reader ends the run with :data:`STDOUT_CLOSED` (:class:`PipeConsole`)."""
+    """The stdout console. Markup is off: every text (file names, instance names, constraints such
+    as ``bw[top] <= 20``, collective names) prints literally, in lines and in table cells. When
+    stdout is not a terminal (a file, a pipe, a CI log) the console is as wide as the widest line,
+    so no table is cut with "…". A stdout closed by its reader ends the run with
+    :data:`STDOUT_CLOSED` (:class:`PipeConsole`)."""
     c = PipeConsole(markup=False)
-    return c if c.is_terminal else PipeConsole(markup=False, width=max(c.width, width, NOT_A_TERMINAL_WIDTH))
+    return (
+        c
+        if c.is_terminal
+        else PipeConsole(markup=False, width=max(c.width, width, NOT_A_TERMINAL_WIDTH))
+    )
 
 
 NOT_A_TERMINAL_WIDTH = 400
-"""Columns of the stdout console when stdout is not a terminal (wider than any table hieropt prints)."""
+"""Columns of the stdout console when stdout is not a terminal (wider than any table hieropt
+prints)."""
 
 
 def error_console() -> Console:
-    """The stderr console: errors, notes and progress (stdout carries results only); markup off as :func:`console`."""
+    """The stderr console: errors, notes and progress (stdout carries results only); markup off as
+    :func:`console`."""
     return PipeConsole(stderr=True, markup=False)
 
 
 _LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
-"""Every character that ends a line (str.splitlines), as its escape: a value echoed from a file keeps the message
-on one line."""
+"""Every character that ends a line (str.splitlines), as its escape: a value echoed from a file
+keeps the message on one line."""
 
 
 def error_line(err: Console, message: str, label: str = "error:", style: str = "bold red") -> None:
-    """Print ``label message`` as one line on ``err``; ``message`` is printed literally (no markup), with any line
-    break in it (from a value quoted out of an input file) shown escaped (``\\n``)."""
-    err.print(Text.assemble((label, style), " ", message.translate(_LINE_BREAKS)), highlight=False, soft_wrap=True)
+    """Print ``label message`` as one line on ``err``; ``message`` is printed literally (no markup),
+    with any line break in it (from a value quoted out of an input file) shown escaped (``\\n``)."""
+    err.print(
+        Text.assemble((label, style), " ", message.translate(_LINE_BREAKS)),
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
-FLAGS = {"bw_gbps": "--bw", "points": "--points", "objective": "--objective", "rel_gap": "--gap",
-         "max_iteration_time_ns": "--max-time", "max_network_cost_usd": "--budget",
-         "max_cost_usd": "--budget", "max_power_w": "--max-power-w", "max_regret": "--max-regret",
-         "workers": "--workers", "dask": "--dask", "levels": "--tradeoff", "out": "--out", "spacing": "--spacing"}
-"""Library argument -> the command-line flag that sets it: library errors name the argument, the command line
-names its flag."""
+FLAGS = {
+    "bw_gbps": "--bw",
+    "points": "--points",
+    "objective": "--objective",
+    "rel_gap": "--gap",
+    "max_iteration_time_ns": "--max-time",
+    "max_network_cost_usd": "--budget",
+    "max_cost_usd": "--budget",
+    "max_power_w": "--max-power-w",
+    "max_regret": "--max-regret",
+    "workers": "--workers",
+    "dask": "--dask",
+    "levels": "--tradeoff",
+    "out": "--out",
+    "spacing": "--spacing",
+}
+"""Library argument -> the command-line flag that sets it: library errors name the argument, the
+command line names its flag."""
 
 
 def fail(err: Console, e: HieroptError, json_out: Path | None = None,
          stale: tuple[Path | None, ...] = ()) -> typer.Exit:
-    """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its exit code. An
-    InputError about a library argument (``bw_gbps``) is shown with the flag that sets it (``--bw``).
+    """Print ``e`` as one ``error: ...`` line on ``err`` and return the :class:`typer.Exit` of its
+    exit code. An InputError about a library argument (``bw_gbps``) is shown with the flag that sets
+    it (``--bw``).
 
-    ``json_out``: the command's ``--json`` file (``-``: stdout), which then gets ``{"status", "message",
-    "exit_code"}`` (status ``infeasible`` / ``unbounded`` / ``bad_input`` / ``error``), so that a script reading it
-    finds this run's outcome, not an earlier run's answer; a file that cannot be written is left as it is.
-    ``stale``: the command's other output files (``--csv``, ``--plot``, a network file), which have no error
-    document: an earlier run's file there is removed (:func:`discard_outputs`)."""
+    ``json_out``: the command's ``--json`` file (``-``: stdout), which then gets ``{"status",
+    "message", "exit_code"}`` (status ``infeasible`` / ``unbounded`` / ``bad_input`` / ``error``),
+    so that a script reading it finds this run's outcome, not an earlier run's answer; a file that
+    cannot be written is left as it is. ``stale``: the command's other output files (``--csv``,
+    ``--plot``, a network file), which have no error document: an earlier run's file there is
+    removed (:func:`discard_outputs`)."""
     from ..errors import InputError
 
     if isinstance(e, InputError) and e.source in FLAGS:
@@ -269,8 +321,9 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None,
 
 
 def write_error_json(path: Path, status: str, message: str, exit_code: int) -> None:
-    """Write the error document ``{"status", "message", "exit_code"}`` of a failed run to ``path`` (``-``:
-    stdout); a file that cannot be written is left as it is (the run's own error is the one to report)."""
+    """Write the error document ``{"status", "message", "exit_code"}`` of a failed run to ``path``
+    (``-``: stdout); a file that cannot be written is left as it is (the run's own error is the one
+    to report)."""
     try:
         write_json(path, {"status": status, "message": message, "exit_code": exit_code})
     except OSError:
@@ -290,10 +343,10 @@ def write_json(path: Path, data: dict) -> None:
 
 
 def write_output(path: Path, text: str, flag: str) -> None:
-    """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`) atomically
-    (:func:`hieropt.io.files.write_atomic`: an earlier file there stays intact when the write fails). A file
-    that cannot be written raises an OSError named ``FLAG PATH`` (the one-line message of
-    :func:`hieropt.cli.main`)."""
+    """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`)
+    atomically (:func:`hieropt.io.files.write_atomic`: an earlier file there stays intact when the
+    write fails). A file that cannot be written raises an OSError named ``FLAG PATH`` (the one-line
+    message of :func:`hieropt.cli.main`)."""
     if str(path) == "-":
         write_stdout(text)
         return
@@ -303,9 +356,10 @@ def write_output(path: Path, text: str, flag: str) -> None:
 
 
 def discard_outputs(*paths: Path | None) -> None:
-    """Remove the output files ``paths`` an earlier run left, when this run ends without an answer to write there
-    (exit 2 or 3), so that a script never reads the earlier run's answer. Only regular files are removed (not
-    ``-``, ``None``, a device such as /dev/null, or a folder); one that cannot be removed is left as it is."""
+    """Remove the output files ``paths`` an earlier run left, when this run ends without an answer
+    to write there (exit 2 or 3), so that a script never reads the earlier run's answer. Only
+    regular files are removed (not ``-``, ``None``, a device such as /dev/null, or a folder); one
+    that cannot be removed is left as it is."""
     for path in paths:
         if path is not None and str(path) != "-" and path.is_file():
             try:
@@ -315,9 +369,9 @@ def discard_outputs(*paths: Path | None) -> None:
 
 
 def check_output_file(path: Path | None, flag: str) -> None:
-    """Refuse, before any work, an output file ``path`` given to ``flag`` that cannot be written: a folder, or a
-    file in a folder that does not exist. ``None`` and ``-`` (stdout) pass; an existing file is overwritten, as by
-    every file option of the command line.
+    """Refuse, before any work, an output file ``path`` given to ``flag`` that cannot be written: a
+    folder, or a file in a folder that does not exist. ``None`` and ``-`` (stdout) pass; an existing
+    file is overwritten, as by every file option of the command line.
 
     Raises:
         InputError: naming ``flag`` and the path, with the fix.
@@ -338,8 +392,8 @@ def check_output_file(path: Path | None, flag: str) -> None:
 
 
 def check_output_folder(path: Path, flag: str, what: str) -> None:
-    """Refuse, before any work, an output folder ``path`` (``flag``; created if missing) that is an existing file,
-    or that lies under one. ``what`` names the contents, e.g. ``"the report"``.
+    """Refuse, before any work, an output folder ``path`` (``flag``; created if missing) that is an
+    existing file, or that lies under one. ``what`` names the contents, e.g. ``"the report"``.
 
     Raises:
         InputError: naming ``flag`` and the path, with the fix.
@@ -348,8 +402,14 @@ def check_output_folder(path: Path, flag: str, what: str) -> None:
 
     for p in (path, *path.parents):
         if p.exists() and not p.is_dir():
-            where = "exists and is not a folder" if p == path else f"lies inside {p}, which is a file, not a folder"
-            raise InputError(f"{flag} {path}", None, where, f"give a folder path for {what} (created if missing)")
+            where = (
+                "exists and is not a folder"
+                if p == path
+                else f"lies inside {p}, which is a file, not a folder"
+            )
+            raise InputError(
+                f"{flag} {path}", None, where, f"give a folder path for {what} (created if missing)"
+            )
         if p.exists():
             return
 
@@ -359,17 +419,33 @@ def to_stdout(*files: Path | None) -> bool:
     return any(f is not None and str(f) == "-" for f in files)
 
 
-def load_instance_args(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
-                       cost: Path | None, constraint: list[str] | None) -> Instance:
-    """The instance from an instance file or from LIBRA's files (objective performance; solve's flags override)."""
+def load_instance_args(
+    instance: Path | None,
+    network: Path | None,
+    workload: Path | None,
+    communicator: Path | None,
+    cost: Path | None,
+    constraint: list[str] | None,
+) -> Instance:
+    """The instance from an instance file or from LIBRA's files (objective performance; solve's
+    flags override)."""
     from ..errors import InputError
 
-    libra = {"--network": network, "--workload": workload, "--communicator": communicator, "--cost": cost}
+    libra = {
+        "--network": network,
+        "--workload": workload,
+        "--communicator": communicator,
+        "--cost": cost,
+    }
     given = [k for k, v in libra.items() if v is not None]
     if instance is not None:
         if given:
-            raise InputError(given[0], None, "both an INSTANCE file and LIBRA flags were given",
-                             "give either an instance file or --network, --workload, --communicator and --cost")
+            raise InputError(
+                given[0],
+                None,
+                "both an INSTANCE file and LIBRA flags were given",
+                "give either an instance file or --network, --workload, --communicator and --cost",
+            )
         from ..io.instance import load_instance
 
         inst = load_instance(instance)
@@ -379,19 +455,30 @@ def load_instance_args(instance: Path | None, network: Path | None, workload: Pa
 
             extra = tuple(parse_constraint(t, inst.network.n_dims) for t in constraint)
             problem = design_range_problem(inst.constraints + extra, inst.bounds)
-            if problem is not None:  # (the instance file's rows alone passed: a --constraint takes part)
+            # (the instance file's rows alone passed: a --constraint takes part)
+            if problem is not None:
                 field, rest = problem.split(": ", 1)
                 raise InputError("--constraint", field, *rest.split("; fix: ", 1))
             inst = inst.model_copy(update={"constraints": inst.constraints + extra})
         return inst
-    missing = [k for k, v in libra.items() if v is None and k != "--communicator"]  # optional: header-derived
+    # optional: header-derived
+    missing = [k for k, v in libra.items() if v is None and k != "--communicator"]
     if not given:
-        raise InputError("command line", None, "no instance given",
-                         "pass an instance TOML file, or --network, --workload, --communicator and --cost")
+        raise InputError(
+            "command line",
+            None,
+            "no instance given",
+            "pass an instance TOML file, or --network, --workload, --communicator and --cost",
+        )
     if missing:
-        raise InputError("command line", missing[0], "missing LIBRA flag",
-                         "give all of --network, --workload and --cost, and --communicator unless the workload's "
-                         f"header implies the mapping (missing: {', '.join(missing)})")
+        raise InputError(
+            "command line",
+            missing[0],
+            "missing LIBRA flag",
+            "give all of --network, --workload and --cost, and --communicator unless the "
+            "workload's "
+            f"header implies the mapping (missing: {', '.join(missing)})",
+        )
     from ..io.instance import load_libra
 
     return load_libra(network, workload, communicator, cost, constraint or [])

@@ -1,6 +1,6 @@
-"""``hieropt compare`` and ``hieropt report``: the exact optimum against the rules of thumb, as a table or as a
-self-contained HTML report with figures. Registered in :mod:`hieropt.cli`; loading and error handling from
-:mod:`hieropt.cli.common`."""
+"""``hieropt compare`` and ``hieropt report``: the exact optimum against the rules of thumb, as a
+table or as a self-contained HTML report with figures. Registered in :mod:`hieropt.cli`; loading and
+error handling from :mod:`hieropt.cli.common`."""
 
 from __future__ import annotations
 
@@ -31,25 +31,57 @@ if TYPE_CHECKING:
     from ..spec import Instance
     from ..studies.compare import Comparison
 
-ObjectiveOpt = Annotated[str | None, typer.Option(
-    "--objective", help="performance (iteration time), performance_per_cost (time x cost) or min_cost (network "
-    "cost meeting --max-time): what the gap is measured on and what the heuristics are placed for. Default: the "
-    "instance's.")]
-CommOpt = Annotated[Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")]
-ConstraintOpt = Annotated[list[str] | None, typer.Option(
-    "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500'; repeatable.")]
+ObjectiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--objective",
+        help="performance (iteration time), performance_per_cost (time x cost) or min_cost "
+        "(network "
+        "cost meeting --max-time): what the gap is measured on and what the heuristics are "
+        "placed for. Default: the "
+        "instance's.",
+    ),
+]
+CommOpt = Annotated[
+    Path | None, typer.Option("--communicator", help="LIBRA communicator YAML (parallel mapping).")
+]
+ConstraintOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--constraint",
+        help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500'; repeatable.",
+    ),
+]
 
 
-def _instance(instance: Path | None, network: Path | None, workload: Path | None, communicator: Path | None,
-              cost: Path | None, constraint: list[str] | None, max_time: str | None,
-              budget: str | None, tokens: str | None = None) -> Instance:
+def _instance(
+    instance: Path | None,
+    network: Path | None,
+    workload: Path | None,
+    communicator: Path | None,
+    cost: Path | None,
+    constraint: list[str] | None,
+    max_time: str | None,
+    budget: str | None,
+    tokens: str | None = None,
+) -> Instance:
     from .numbers import parse_amount, parse_time_ns
 
-    max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
+    max_time_ns, budget_usd = (
+        parse_time_ns(max_time, "--max-time"),
+        parse_amount(budget, "--budget"),
+    )
     inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
     run_tokens = parse_amount(tokens, "--tokens", "tokens")
-    update = {k: v for k, v in (("max_iteration_time_ns", max_time_ns), ("max_network_cost_usd", budget_usd),
-                                ("tokens", run_tokens)) if v is not None}
+    update = {
+        k: v
+        for k, v in (
+            ("max_iteration_time_ns", max_time_ns),
+            ("max_network_cost_usd", budget_usd),
+            ("tokens", run_tokens),
+        )
+        if v is not None
+    }
     return inst.model_copy(update=update) if update else inst
 
 
@@ -77,48 +109,89 @@ def compare_command(
     communicator: CommOpt = None,
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
-    json_out: Annotated[Path | None, typer.Option(
-        "--json", help="Also write the comparison as JSON to FILE ('-' for stdout, then tables go to stderr).")] = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Also write the comparison as JSON to FILE ('-' for stdout, then tables go to "
+            "stderr).",
+        ),
+    ] = None,
 ) -> None:
-    """Compare the exact optimum with the rules of thumb: equal split, traffic-proportional, Kleinrock's square-root
-    rule, projected gradient descent (with its iterations and gap), greedy water-filling and the instance's vendor
-    ratios (heuristic_ratios). Every heuristic is made feasible for the same constraints; prints iteration time,
-    cost, time x cost, the gap to the optimum, the bottleneck dimension and where each heuristic loses."""
+    """Compare the exact optimum with the rules of thumb: equal split, traffic-proportional,
+    Kleinrock's square-root rule, projected gradient descent (with its iterations and gap), greedy
+    water-filling and the instance's vendor ratios (heuristic_ratios). Every heuristic is made
+    feasible for the same constraints; prints iteration time, cost, time x cost, the gap to the
+    optimum, the bottleneck dimension and where each heuristic loses."""
     from ..errors import HieroptError
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
-        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd,
-                         tokens)
-        from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
+        inst = _instance(
+            instance,
+            network,
+            workload,
+            communicator,
+            cost,
+            constraint,
+            max_time_ns,
+            budget_usd,
+            tokens,
+        )
+        # loaded once the input is valid (a bad input is reported fast)
+        from ..studies.compare import compare
 
         comp = compare(inst, objective=objective)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report import compare as rc
 
-    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
+    # the file first: a stdout its reader closes (| head) cannot keep it from being written
+    if json_out is not None:
         write_json(json_out, rc.comparison_dict(comp))
     _print_comparison(out, comp)
     raise typer.Exit(0 if comp.optimum.success else 3)
 
 
-WithinOpt = Annotated[str, typer.Option(
-    "--within", help="The knee's slack: the cheapest design within this share of the fastest time (1% or 0.01).")]
-CatalogOpt = Annotated[Path | None, typer.Option(
-    "--catalog", help="Parts catalog: also the fastest design in whole parts, its bill of materials' cost and power "
-    "(an instance).")]
-SpaceOpt = Annotated[Path | None, typer.Option(
-    "--space", help="With a co-design JSON: its space TOML, for the plans' tokens, FLOPs (MFU, days) and cost.")]
-FixedOpt = Annotated[Path | None, typer.Option(
-    "--fixed-plan", help="With a co-design result: the JSON (or space TOML) of a search with one fixed plan "
-    "(LIBRA-style), shown as the fixed-plan alternative.")]
+WithinOpt = Annotated[
+    str,
+    typer.Option(
+        "--within",
+        help="The knee's slack: the cheapest design within this share of the fastest time (1% or "
+        "0.01).",
+    ),
+]
+CatalogOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--catalog",
+        help="Parts catalog: also the fastest design in whole parts, its bill of materials' cost "
+        "and power "
+        "(an instance).",
+    ),
+]
+SpaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--space",
+        help="With a co-design JSON: its space TOML, for the plans' tokens, FLOPs (MFU, days) "
+        "and cost.",
+    ),
+]
+FixedOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--fixed-plan",
+        help="With a co-design result: the JSON (or space TOML) of a search with one fixed plan "
+        "(LIBRA-style), shown as the fixed-plan alternative.",
+    ),
+]
 
 
 def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None]:
-    """A co-design result and its space: ``path`` a JSON of ``codesign --json`` (``space`` its space file, or None)
-    or a co-design space TOML (searched here)."""
+    """A co-design result and its space: ``path`` a JSON of ``codesign --json`` (``space`` its space
+    file, or None) or a co-design space TOML (searched here)."""
     import json
 
     from ..errors import InputError
@@ -133,16 +206,22 @@ def _codesign_input(path: Path, space: Path | None) -> tuple[dict, object | None
     try:
         data = json.loads(read_text(path, "co-design result"))
     except json.JSONDecodeError as e:
-        raise InputError(path, f"line {e.lineno}", f"not JSON: {e.msg}", "give the file codesign --json wrote"
-                         ) from None
+        raise InputError(
+            path, f"line {e.lineno}", f"not JSON: {e.msg}", "give the file codesign --json wrote"
+        ) from None
     if not isinstance(data, dict) or "ranking" not in data or "best" not in data:
-        raise InputError(path, None, "not a co-design result (no 'best' and 'ranking')",
-                         "give the JSON that 'hieropt codesign SPACE --json FILE' wrote, or an instance TOML")
+        raise InputError(
+            path,
+            None,
+            "not a co-design result (no 'best' and 'ranking')",
+            "give the JSON that 'hieropt codesign SPACE --json FILE' wrote, or an instance TOML",
+        )
     return data, None if space is None else load_codesign(space)
 
 
 def _is_codesign(path: Path | None) -> bool:
-    """Whether ``path`` is a co-design result (``.json``) or space (a TOML with ``[plans]`` or ``model``)."""
+    """Whether ``path`` is a co-design result (``.json``) or space (a TOML with ``[plans]`` or
+    ``model``)."""
     if path is None:
         return False
     if path.suffix.lower() == ".json":
@@ -153,8 +232,14 @@ def _is_codesign(path: Path | None) -> bool:
     return "plans" in doc or ("model" in doc and "workload" not in doc)
 
 
-def _codesign_report(path: Path, out_dir: Path, space: Path | None, fixed: Path | None, tokens: float | None,
-                     within: float) -> tuple[object, dict]:
+def _codesign_report(
+    path: Path,
+    out_dir: Path,
+    space: Path | None,
+    fixed: Path | None,
+    tokens: float | None,
+    within: float,
+) -> tuple[object, dict]:
     from ..report.committee_codesign import codesign_committee
     from ..report.html import write_codesign_report
 
@@ -165,13 +250,27 @@ def _codesign_report(path: Path, out_dir: Path, space: Path | None, fixed: Path 
 
 
 def report_command(
-    instance: Annotated[Path | None, typer.Argument(
-        help="Instance TOML (or use the LIBRA flags), a co-design space TOML, or the JSON 'codesign --json' wrote.",
-        show_default=False)] = None,
-    out_dir: Annotated[Path, typer.Option("-o", "--out", help="Directory for report.html, report.json and (an "
-                                          "instance) the PNG figures (created if missing).")] = Path("report"),
+    instance: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Instance TOML (or use the LIBRA flags), a co-design space TOML, or the JSON "
+            "'codesign --json' wrote.",
+            show_default=False,
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Directory for report.html, report.json and (an "
+            "instance) the PNG figures (created if missing).",
+        ),
+    ] = Path("report"),
     objective: ObjectiveOpt = None,
-    points: Annotated[int, typer.Option("--points", help="Budgets on the Pareto front (>= 2).")] = 30,
+    points: Annotated[
+        int, typer.Option("--points", help="Budgets on the Pareto front (>= 2).")
+    ] = 30,
     max_time_ns: MaxTimeOpt = None,
     budget_usd: BudgetOpt = None,
     tokens: TokensOpt = None,
@@ -184,19 +283,27 @@ def report_command(
     communicator: CommOpt = None,
     cost: CostOpt = None,
     constraint: ConstraintOpt = None,
-    json_out: Annotated[Path | None, typer.Option(
-        "--json", help="Also write the committee's figures (recommendation, alternatives, plot points) as JSON to "
-        "FILE ('-' for stdout).")] = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Also write the committee's figures (recommendation, alternatives, plot points) "
+            "as JSON to "
+            "FILE ('-' for stdout).",
+        ),
+    ] = None,
 ) -> None:
-    """Write the committee page of an instance or a co-design result: one self-contained HTML page with the
-    recommendation (plan, fabric, cluster size, days, $ per run, MW, MFU), the alternatives side by side (fastest,
-    knee, least $ per run, ...), the trade-off plot and the detail, and report.json."""
+    """Write the committee page of an instance or a co-design result: one self-contained HTML page
+    with the recommendation (plan, fabric, cluster size, days, $ per run, MW, MFU), the alternatives
+    side by side (fastest, knee, least $ per run, ...), the trade-off plot and the detail, and
+    report.json."""
     from ..errors import HieroptError, InputError
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
-        check_output_folder(out_dir, "--out", "the report")  # before the work: an existing file is refused
+        # before the work: an existing file is refused
+        check_output_folder(out_dir, "--out", "the report")
         from .numbers import parse_amount, parse_fraction
 
         slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
@@ -205,9 +312,19 @@ def report_command(
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
                                                parse_amount(tokens, "--tokens", "tokens"), slack)
             return _finish(out, json_out, committee, out_dir, data["files"], 0)
-        inst = _instance(instance, network, workload, communicator, cost, constraint, max_time_ns, budget_usd,
-                         tokens)
-        from ..studies.compare import compare  # loaded once the input is valid (a bad input is reported fast)
+        inst = _instance(
+            instance,
+            network,
+            workload,
+            communicator,
+            cost,
+            constraint,
+            max_time_ns,
+            budget_usd,
+            tokens,
+        )
+        # loaded once the input is valid (a bad input is reported fast)
+        from ..studies.compare import compare
 
         comp = compare(inst, objective=objective)
     except HieroptError as e:
@@ -228,22 +345,35 @@ def report_command(
         committee = procurement_committee(comp.instance, front, slack, catalog)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
-    data = html.write_report(comp, front, out_dir, front_error, committee)  # the files first (see compare)
+    # the files first (see compare)
+    data = html.write_report(comp, front, out_dir, front_error, committee)
     _print_comparison(out, comp)
     _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3)
 
 
-def _finish(out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int) -> None:
-    """Write the committee's JSON, print the recommendation and the files written, exit with ``code``."""
+def _finish(
+    out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int
+) -> None:
+    """Write the committee's JSON, print the recommendation and the files written, exit with
+    ``code``."""
     from ..report.committee import HEADLINE, LABELS, fmt_figure
 
     if json_out is not None:
         write_json(json_out, committee.to_dict())
     rec = committee.recommendation
-    out.print(f"recommendation: {rec.label} - {committee.why}", highlight=False, soft_wrap=True, markup=False)
+    out.print(
+        f"recommendation: {rec.label} - {committee.why}",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
     for key in HEADLINE:
-        out.print(f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key])}", highlight=False, soft_wrap=True,
-                  markup=False)
+        out.print(
+            f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key])}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
     for name in files:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(code)

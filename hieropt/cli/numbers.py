@@ -1,5 +1,6 @@
-"""Numbers typed on the command line: ``--bw`` lists, the positive limits (``--budget 10M``, ``--max-time 1.3s``),
-each refused with a one-line InputError naming the flag. Imports only the standard library at load time."""
+"""Numbers typed on the command line: ``--bw`` lists, the positive limits (``--budget 10M``,
+``--max-time 1.3s``), each refused with a one-line InputError naming the flag. Imports only the
+standard library at load time."""
 
 from __future__ import annotations
 
@@ -7,36 +8,49 @@ import math
 import re
 
 PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-"""A plain ASCII decimal number (``100``, ``2.5``, ``.5``, ``1e3``): what ``--bw`` accepts. Python's ``float``
-also reads ``1_00`` and other scripts' digits (``１00``, ``١٠٠``) as 100, which a typo or a pasted value should
-not silently become."""
+"""A plain ASCII decimal number (``100``, ``2.5``, ``.5``, ``1e3``): what ``--bw`` accepts.
+Python's ``float`` also reads ``1_00`` and other scripts' digits (``１00``, ``١٠٠``) as 100,
+which a typo or a pasted value should not silently become."""
 
 NON_FINITE = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan")
-"""The words ``float`` reads as an infinity or a NaN: read, then refused as not finite (with that reason)."""
+"""The words ``float`` reads as an infinity or a NaN: read, then refused as not finite (with that
+reason)."""
 
 
 def parse_bw(text: str, n_dims: int) -> list[float]:
-    """``--bw`` text (comma-separated GB/s per NPU, plain ASCII decimal numbers) as one float per dimension.
+    """``--bw`` text (comma-separated GB/s per NPU, plain ASCII decimal numbers) as one float per
+    dimension.
 
     Raises:
-        InputError: (exit 2) when empty, a value that is not a plain decimal number, the wrong count, or a value
-            that is negative, not a number or not finite (``1e400`` overflows).
+        InputError: (exit 2) when empty, a value that is not a plain decimal number, the wrong
+            count, or a value that is negative, not a number or not finite (``1e400`` overflows).
     """
     from ..errors import InputError, number_problem
 
     if not text.strip():
-        raise InputError("--bw", None, "no bandwidths given", f"give {n_dims} comma-separated GB/s values")
+        raise InputError(
+            "--bw", None, "no bandwidths given", f"give {n_dims} comma-separated GB/s values"
+        )
     words = [w.strip() for w in text.split(",")]
     for d, w in enumerate(words):
         if not PLAIN_NUMBER.fullmatch(w) and w.lower() not in NON_FINITE:
             where = f"bw[{d}]" if len(words) > 1 else None
-            raise InputError("--bw", where, f"'{text}' is not a comma-separated list of numbers ({w!r} is not a "
-                             "plain decimal number)", "write e.g. --bw 250,125,75,50 (plain ASCII digits, no '_' "
-                             "separators)")
+            raise InputError(
+                "--bw",
+                where,
+                f"'{text}' is not a comma-separated list of numbers ({w!r} is not a "
+                "plain decimal number)",
+                "write e.g. --bw 250,125,75,50 (plain ASCII digits, no '_' separators)",
+            )
     values = [float(w) for w in words]
     if len(values) != n_dims:
-        raise InputError("--bw", None, f"{len(values)} value{'s' if len(values) != 1 else ''} given but the network "
-                         f"has {n_dims} dimensions", f"give {n_dims} comma-separated GB/s values, one per dimension")
+        raise InputError(
+            "--bw",
+            None,
+            f"{len(values)} value{'s' if len(values) != 1 else ''} given but the network "
+            f"has {n_dims} dimensions",
+            f"give {n_dims} comma-separated GB/s values, one per dimension",
+        )
     for d, v in enumerate(values):
         if not math.isfinite(v) or v < 0:
             raise InputError("--bw", f"bw[{d}]", number_problem(v, "a finite number >= 0"),
@@ -45,10 +59,12 @@ def parse_bw(text: str, n_dims: int) -> list[float]:
 
 
 def check_positive(value: float | None, flag: str) -> None:
-    """Refuse a limit ``value`` given to ``flag`` that is not a finite number > 0 (``None``: not given, passes).
+    """Refuse a limit ``value`` given to ``flag`` that is not a finite number > 0 (``None``: not
+    given, passes).
 
     Raises:
-        InputError: naming ``flag``, saying whether the value is negative or zero, not a number or not finite.
+        InputError: naming ``flag``, saying whether the value is negative or zero, not a number or
+            not finite.
     """
     from ..errors import InputError, number_problem
 
@@ -56,15 +72,28 @@ def check_positive(value: float | None, flag: str) -> None:
         raise InputError(flag, None, number_problem(value), "give a finite value > 0")
 
 
-TIME_UNITS_NS = {"": 1.0, "ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9, "d": 86400e9}
-"""Suffixes a time on the command line may carry, and ns per unit (``1.3s``, ``1300ms``, ``90d``; none: ns)."""
+TIME_UNITS_NS = {
+    "": 1.0,
+    "ns": 1.0,
+    "us": 1e3,
+    "µs": 1e3,
+    "ms": 1e6,
+    "s": 1e9,
+    "min": 60e9,
+    "h": 3600e9,
+    "d": 86400e9,
+}
+"""Suffixes a time on the command line may carry, and ns per unit (``1.3s``, ``1300ms``, ``90d``;
+none: ns)."""
 MONEY_SUFFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
-"""Suffixes of money and counts (``10M`` = 1e7, ``2.5B`` = 2.5e9, ``15T`` = 1.5e13); a leading ``$`` is allowed."""
+"""Suffixes of money and counts (``10M`` = 1e7, ``2.5B`` = 2.5e9, ``15T`` = 1.5e13); a leading ``$``
+is allowed."""
 _SUFFIXED = re.compile(r"\s*\$?\s*(" + PLAIN_NUMBER.pattern + r")\s*([A-Za-zµ]*)\s*")
 
 
 def _split(text: str, flag: str, fix: str) -> tuple[float, str]:
-    """(number, suffix) of ``text``; InputError naming ``flag`` when it is no plain number with a suffix."""
+    """(number, suffix) of ``text``; InputError naming ``flag`` when it is no plain number with a
+    suffix."""
     from ..errors import InputError
 
     if text.strip().lower() in NON_FINITE:
@@ -100,7 +129,10 @@ def parse_time_ns(text: str | None, flag: str) -> float | None:
     """
     if text is None:
         return None
-    fix = f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain number is ns)"
+    fix = (
+        f"write e.g. {flag} 1.3s (units: {', '.join(u for u in TIME_UNITS_NS if u)}; a plain "
+        "number is ns)"
+    )
     return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
 
 
@@ -117,7 +149,8 @@ def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
 
 
 def parse_fraction(text: str | None, flag: str) -> float | None:
-    """A slack given to ``flag`` as ``1%`` or ``0.01``: the fraction (0.01), or None for ``0`` (off) or None.
+    """A slack given to ``flag`` as ``1%`` or ``0.01``: the fraction (0.01), or None for ``0`` (off)
+    or None.
 
     Raises:
         InputError: not a number (with an optional %), or not below 100 %.

@@ -1,6 +1,7 @@
-"""The buyer's options, one name per quantity across commands: ``--tokens``, ``--max-time`` (with units; old name
-``--max-time-ns``), ``--budget`` (money with suffixes; old names ``--budget-usd``, ``--max-cost-usd``), read by
-:mod:`hieropt.cli.numbers`. Imports typer and the standard library only."""
+"""The buyer's options, one name per quantity across commands: ``--tokens``, ``--max-time`` (with
+units; old name ``--max-time-ns``), ``--budget`` (money with suffixes; old names ``--budget-usd``,
+``--max-cost-usd``), read by :mod:`hieropt.cli.numbers`. Imports typer and the standard library
+only."""
 
 from __future__ import annotations
 
@@ -8,26 +9,68 @@ from typing import Annotated
 
 import typer
 
-TokensOpt = Annotated[str | None, typer.Option(
-    "--tokens", help="Token budget of one training run, e.g. 15e12 or 15T: adds the time to train (days), the "
-    "energy (MWh) and the $ per run to the answer (overrides the file's tokens).", show_default=False)]
-MaxTimeOpt = Annotated[str | None, typer.Option(
-    "--max-time", "--max-time-ns", help="Iteration-time target with a unit: 1.3s, 1300ms, 2h; a plain number is "
-    "ns (--max-time-ns: the old name). Required by min_cost; a cap otherwise.", show_default=False)]
-BudgetOpt = Annotated[str | None, typer.Option(
-    "--budget", "--budget-usd", "--max-cost-usd", help="Network-cost cap in $, with suffixes: 10M, 2.5B, 750k "
-    "(--budget-usd, --max-cost-usd: old names).", show_default=False)]
+TokensOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tokens",
+        help="Token budget of one training run, e.g. 15e12 or 15T: adds the time to train "
+        "(days), the "
+        "energy (MWh) and the $ per run to the answer (overrides the file's tokens).",
+        show_default=False,
+    ),
+]
+MaxTimeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-time",
+        "--max-time-ns",
+        help="Iteration-time target with a unit: 1.3s, 1300ms, 2h; a plain number is "
+        "ns (--max-time-ns: the old name). Required by min_cost; a cap otherwise.",
+        show_default=False,
+    ),
+]
+BudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--budget",
+        "--budget-usd",
+        "--max-cost-usd",
+        help="Network-cost cap in $, with suffixes: 10M, 2.5B, 750k "
+        "(--budget-usd, --max-cost-usd: old names).",
+        show_default=False,
+    ),
+]
 
 
-DeadlineOpt = Annotated[str | None, typer.Option(
-    "--deadline", help="Train the token budget (--tokens or the file's tokens) within this wall time, e.g. 90d, "
-    "2160h: the iteration-time target deadline / iterations per run (with min_run_cost: the cheapest run meeting "
-    "the deadline).", show_default=False)]
-TotalBudgetOpt = Annotated[str | None, typer.Option(
-    "--total-budget", help="Cap on the whole cluster's capex in $ (10M, 2.5B): accelerators, servers, racks and "
-    "facility from [cluster], the rest for the network (the fastest design within it).", show_default=False)]
-WithinOpt = Annotated[str, typer.Option(
-    "--within", help="With the performance objective: also the knee, the cheapest design within this slack of the "
-    "fastest time (1% or 0.01), and what the last slack of speed costs; 0 turns it off.")]
+DeadlineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--deadline",
+        help="Train the token budget (--tokens or the file's tokens) within this wall time, e.g. "
+        "90d, "
+        "2160h: the iteration-time target deadline / iterations per run (with min_run_cost: "
+        "the cheapest run meeting "
+        "the deadline).",
+        show_default=False,
+    ),
+]
+TotalBudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--total-budget",
+        help="Cap on the whole cluster's capex in $ (10M, 2.5B): accelerators, servers, racks and "
+        "facility from [cluster], the rest for the network (the fastest design within it).",
+        show_default=False,
+    ),
+]
+WithinOpt = Annotated[
+    str,
+    typer.Option(
+        "--within",
+        help="With the performance objective: also the knee, the cheapest design within this "
+        "slack of the "
+        "fastest time (1% or 0.01), and what the last slack of speed costs; 0 turns it off.",
+    ),
+]
 
 __all__ = ["WithinOpt", "TokensOpt", "MaxTimeOpt", "BudgetOpt", "DeadlineOpt", "TotalBudgetOpt"]

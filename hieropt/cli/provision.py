@@ -1,5 +1,6 @@
-"""``hieropt provision INSTANCE --catalog FILE``: integer provisioning from a parts catalog (registered in
-:mod:`hieropt.cli`). Exit codes as the other commands: 0 certified optimum, 2 bad input, 3 no certified answer."""
+"""``hieropt provision INSTANCE --catalog FILE``: integer provisioning from a parts catalog
+(registered in :mod:`hieropt.cli`). Exit codes as the other commands: 0 certified optimum, 2 bad
+input, 3 no certified answer."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from .options import BudgetOpt, MaxTimeOpt, TokensOpt, WithinOpt
 
 
 def _named(e, catalog: Path):
-    """``e`` with the catalog file as its source where the solver could only say "catalog" (the catalog checks that
-    need the instance, e.g. a part without a power figure under a power objective)."""
+    """``e`` with the catalog file as its source where the solver could only say "catalog" (the
+    catalog checks that need the instance, e.g. a part without a power figure under a power
+    objective)."""
     from ..errors import InputError
 
     return e.with_source(catalog) if isinstance(e, InputError) and e.source == "catalog" else e
@@ -24,34 +26,68 @@ def _named(e, catalog: Path):
 
 def provision_command(
     instance: Annotated[Path, typer.Argument(help="Instance TOML file.", show_default=False)],
-    catalog: Annotated[Path, typer.Option("--catalog", help="Parts catalog (TOML or YAML): per cost class the link "
-                                          "ports, NICs and switches with GB/s (or Gb/s) per unit and $ per unit.",
-                                          show_default=False)],
-    objective: Annotated[str | None, typer.Option(
-        "--objective", help=f"One of {', '.join(PROVISION_OBJECTIVES)} (default: the instance's): min iteration "
-        "time; cheapest design with iteration time <= --max-time; min time x cost; least power with iteration "
-        "time <= --max-time.")] = None,
+    catalog: Annotated[
+        Path,
+        typer.Option(
+            "--catalog",
+            help="Parts catalog (TOML or YAML): per cost class the link "
+            "ports, NICs and switches with GB/s (or Gb/s) per unit and $ per unit.",
+            show_default=False,
+        ),
+    ],
+    objective: Annotated[
+        str | None,
+        typer.Option(
+            "--objective",
+            help=f"One of {', '.join(PROVISION_OBJECTIVES)} (default: the instance's): min "
+            "iteration "
+            "time; cheapest design with iteration time <= --max-time; min time x cost; "
+            "least power with iteration "
+            "time <= --max-time.",
+        ),
+    ] = None,
     max_time: MaxTimeOpt = None,
     budget: BudgetOpt = None,
     tokens: TokensOpt = None,
     within: WithinOpt = "1%",
-    max_power_w: Annotated[float | None, typer.Option(
-        "--max-power-w", help="Power budget of the network's parts, W (every part needs watts).")] = None,
-    json_out: Annotated[Path | None, typer.Option(
-        "--json", help="Also write the full result as JSON to FILE ('-': stdout, tables then go to stderr).")] = None,
-    tradeoff: Annotated[int | None, typer.Option(
-        "--tradeoff", help="Instead of one design: the exact time-cost-power trade-off on an N x N grid of cost and "
-        "power levels (epsilon-constraint; every part needs watts).")] = None,
-    compare: Annotated[bool, typer.Option(
-        "--compare/--no-compare", help="Compare with the continuous optimum and its roundings to units.")] = True,
+    max_power_w: Annotated[
+        float | None,
+        typer.Option(
+            "--max-power-w", help="Power budget of the network's parts, W (every part needs watts)."
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Also write the full result as JSON to FILE ('-': stdout, tables then go to "
+            "stderr).",
+        ),
+    ] = None,
+    tradeoff: Annotated[
+        int | None,
+        typer.Option(
+            "--tradeoff",
+            help="Instead of one design: the exact time-cost-power trade-off on an N x N grid of "
+            "cost and "
+            "power levels (epsilon-constraint; every part needs watts).",
+        ),
+    ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare/--no-compare",
+            help="Compare with the continuous optimum and its roundings to units.",
+        ),
+    ] = True,
 ) -> None:
-    """Choose whole parts (link ports, NICs, switches, optics) from a catalog for every dimension, exactly (MILP, proven
-    gap).
+    """Choose whole parts (link ports, NICs, switches, optics) from a catalog for every dimension,
+    exactly (MILP, proven gap).
 
-    Prints per dimension the part, parts per NPU and in the cluster, switches and fabric, bandwidth and cost; the bill
-    of materials with power; the proven gap; and the comparison with the continuous optimum (a lower bound on time)
-    and with its roundings to whole units. Exit 3 when no catalog design meets the constraints, the time target, the
-    budget or the power budget.
+    Prints per dimension the part, parts per NPU and in the cluster, switches and fabric, bandwidth
+    and cost; the bill of materials with power; the proven gap; and the comparison with the
+    continuous optimum (a lower bound on time) and with its roundings to whole units. Exit 3 when no
+    catalog design meets the constraints, the time target, the budget or the power budget.
     """
     from ..errors import HieroptError
     from ..io.instance import load_instance
@@ -68,22 +104,31 @@ def provision_command(
             raise fail(err, _named(e, catalog), json_out) from None
         from ..report import provision as report_provision
 
-        if json_out is not None:  # the file first: a stdout closed by its reader (| head) cannot keep it back
+        # the file first: a stdout closed by its reader (| head) cannot keep it back
+        if json_out is not None:
             write_json(json_out, report_provision.tradeoff_dict(tr))
         out.print(report_provision.tradeoff_table(tr))
         raise typer.Exit(0)
     try:
-        max_time_ns, max_cost_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
+        max_time_ns, max_cost_usd = (
+            parse_time_ns(max_time, "--max-time"),
+            parse_amount(budget, "--budget"),
+        )
         inst = load_instance(instance)
         run_tokens = parse_amount(tokens, "--tokens", "tokens")
         inst = inst if run_tokens is None else inst.model_copy(update={"tokens": run_tokens})
-        from ..solvers.provision import provision  # loaded once the input is valid (a bad input is reported fast)
+        # loaded once the input is valid (a bad input is reported fast)
+        from ..solvers.provision import provision
 
         result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
         knee = None
         slack = parse_fraction(within, "--within")
-        if slack is not None and result.objective == "performance" and result.status.value == "optimal":
+        if (
+            slack is not None
+            and result.objective == "performance"
+            and result.status.value == "optimal"
+        ):
             from ..studies.knee import provision_knee
 
             knee = provision_knee(inst, catalog, result, slack)
@@ -93,7 +138,8 @@ def provision_command(
     from ..report import provision as report_provision
     from ..report.run import run_lines
 
-    run = run_figures(inst, result.iteration_time_ns, result.network_cost_usd)  # (the catalog's bill of materials)
+    # (the catalog's bill of materials)
+    run = run_figures(inst, result.iteration_time_ns, result.network_cost_usd)
     data = {**report_provision.provision_dict(inst, result), "run": run.to_dict(),
             "knee": None if knee is None else knee.to_dict()}
     try:
@@ -115,8 +161,9 @@ def provision_command(
 
 
 def _finite(data: dict, catalog: Path) -> None:
-    """Refuse a provisioning whose figures (``data``, as written to ``--json``) hold a NaN or infinity: a price or
-    size of the catalog too large for a double (a link at $1e308 makes the bill infinite).
+    """Refuse a provisioning whose figures (``data``, as written to ``--json``) hold a NaN or
+    infinity: a price or size of the catalog too large for a double (a link at $1e308 makes the bill
+    infinite).
 
     Raises:
         InputError: naming the catalog file and the figure.
@@ -126,5 +173,9 @@ def _finite(data: dict, catalog: Path) -> None:
 
     field = nonfinite_field(data)
     if field is not None:
-        raise InputError(catalog, field, "not a finite number: a price, size or count of the catalog is too large "
-                         "for a double", "give realistic figures (prices and sizes well below 1e300)")
+        raise InputError(
+            catalog,
+            field,
+            "not a finite number: a price, size or count of the catalog is too large for a double",
+            "give realistic figures (prices and sizes well below 1e300)",
+        )

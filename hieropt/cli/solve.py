@@ -1,7 +1,8 @@
-"""``hieropt solve``, ``hieropt evaluate`` and ``hieropt pareto`` (registered in :mod:`hieropt.cli`).
+"""``hieropt solve``, ``hieropt evaluate`` and ``hieropt pareto`` (registered in
+:mod:`hieropt.cli`).
 
-Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or usage; 3 no certified answer
-(infeasible, unbounded, limit reached, solver failure, failed verification).
+Exit codes: 0 certified optimum (or evaluation done); 1 a bug; 2 bad input or usage; 3 no certified
+answer (infeasible, unbounded, limit reached, solver failure, failed verification).
 """
 
 from __future__ import annotations
@@ -28,22 +29,44 @@ from .common import (
 from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns
 from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
-CommOpt = Annotated[Path | None, typer.Option(
-    "--communicator", help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
-    "ASTRA-sim header policy (model parallel on the lowest dimensions, data parallel on the rest).")]
+CommOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--communicator",
+        help="LIBRA communicator YAML (parallel mapping); omitted: derived from the workload's "
+        "ASTRA-sim header policy (model parallel on the lowest dimensions, data parallel on "
+        "the rest).",
+    ),
+]
 ConstraintOpt = Annotated[list[str] | None, typer.Option(
     "--constraint", help="Linear design constraint on bw[d] (GB/s per NPU), e.g. 'sum(bw) == 500', "
     "'bw[0] >= bw[1]'; repeatable. With an INSTANCE, added to its constraints.")]
-ObjectiveOpt = Annotated[str | None, typer.Option(
-    "--objective", help="performance (minimum iteration time), performance_per_cost (minimum time x cost, global), "
-    "min_cost (cheapest network meeting --max-time, or with every workload within --max-regret of its own "
-    "optimum), min_max_regret (several workloads: minimise the largest slowdown against each one's own "
-    "optimum), or min_run_cost (the $ of one training run: run time x the [cluster]'s cost rate). Default: the "
-    "instance's; performance with LIBRA flags.")]
+ObjectiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--objective",
+        help="performance (minimum iteration time), performance_per_cost (minimum time x cost, "
+        "global), "
+        "min_cost (cheapest network meeting --max-time, or with every workload within "
+        "--max-regret of its own "
+        "optimum), min_max_regret (several workloads: minimise the largest slowdown against "
+        "each one's own "
+        "optimum), or min_run_cost (the $ of one training run: run time x the [cluster]'s "
+        "cost rate). Default: the "
+        "instance's; performance with LIBRA flags.",
+    ),
+]
 PROGRESS_POINTS = 1000
-"""A Pareto front of at least this many points shows a progress bar on stderr (about 1.7 ms per point)."""
-JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the full result as JSON to FILE "
-                                              "('-' for stdout, then tables go to stderr).")]
+"""A Pareto front of at least this many points shows a progress bar on stderr (about 1.7 ms per
+point)."""
+JsonOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--json",
+        help="Also write the full result as JSON to FILE "
+        "('-' for stdout, then tables go to stderr).",
+    ),
+]
 
 
 def solve_command(
@@ -61,29 +84,55 @@ def solve_command(
     total_budget: TotalBudgetOpt = None,
     within: WithinOpt = "1%",
     json_out: JsonOpt = None,
-    gap: Annotated[float | None, typer.Option(
-        "--gap", help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for performance_per_cost).",
-        show_default=False)] = None,
-    sensitivity: Annotated[bool, typer.Option(
-        "--sensitivity/--no-sensitivity", help="Marginal values at the optimum: ms (or $) per GB/s on each "
-        "dimension, per unit of each constraint and bound, per $ of budget, and the $ per ms of the time-cost "
-        "front (the multipliers of a few certified re-solves).")] = True,
-    max_regret: Annotated[float | None, typer.Option(
-        "--max-regret", help="With --objective min_cost: the cheapest network on which every workload is within "
-        "this fraction of its own optimum (0.05 = 5 %; below 1), instead of --max-time.")] = None,
-    ranges: Annotated[bool, typer.Option(
-        "--ranges", help="With --sensitivity: also the range over which each marginal value holds within 10 % "
-        "(more re-solves).")] = False,
+    gap: Annotated[
+        float | None,
+        typer.Option(
+            "--gap",
+            help="Target relative optimality gap, in [5e-9, 1). Default 1e-8 (1e-7 for "
+            "performance_per_cost).",
+            show_default=False,
+        ),
+    ] = None,
+    sensitivity: Annotated[
+        bool,
+        typer.Option(
+            "--sensitivity/--no-sensitivity",
+            help="Marginal values at the optimum: ms (or $) per GB/s on each "
+            "dimension, per unit of each constraint and bound, per $ of budget, and the $ "
+            "per ms of the time-cost "
+            "front (the multipliers of a few certified re-solves).",
+        ),
+    ] = True,
+    max_regret: Annotated[
+        float | None,
+        typer.Option(
+            "--max-regret",
+            help="With --objective min_cost: the cheapest network on which every workload is "
+            "within "
+            "this fraction of its own optimum (0.05 = 5 %; below 1), instead of --max-time.",
+        ),
+    ] = None,
+    ranges: Annotated[
+        bool,
+        typer.Option(
+            "--ranges",
+            help="With --sensitivity: also the range over which each marginal value holds within "
+            "10 % "
+            "(more re-solves).",
+        ),
+    ] = False,
 ) -> None:
     """Find the optimal per-NPU bandwidth of every dimension, with a proven optimality gap.
 
-    Objectives: the fastest network (performance), the most training per dollar (performance_per_cost), the
-    cheapest network meeting a time target (min_cost --max-time 1.3s), the fastest within a budget (performance
-    --budget 10M), the cheapest training run (min_run_cost, with a [cluster] section). Prints the bandwidth table,
-    iteration time with its compute / communication split, per-dimension utilisation, network cost, the proven gap
-    and the solve time; for a pipelined LLM plan every distinct stage's time (the iteration time is the slowest
-    stage's); the training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance, the knee.
-    Exit 3 when the problem is infeasible (e.g. a time target below the fastest possible time) or unbounded.
+    Objectives: the fastest network (performance), the most training per dollar
+    (performance_per_cost), the cheapest network meeting a time target (min_cost --max-time 1.3s),
+    the fastest within a budget (performance --budget 10M), the cheapest training run (min_run_cost,
+    with a [cluster] section). Prints the bandwidth table, iteration time with its compute /
+    communication split, per-dimension utilisation, network cost, the proven gap and the solve time;
+    for a pipelined LLM plan every distinct stage's time (the iteration time is the slowest
+    stage's); the training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance,
+    the knee. Exit 3 when the problem is infeasible (e.g. a time target below the fastest possible
+    time) or unbounded.
     """
     from ..errors import HieroptError
 
@@ -91,10 +140,18 @@ def solve_command(
     out = err if to_stdout(json_out) else console()
     try:
         check_output_file(json_out, "--json")
-        max_time_ns, budget_usd = parse_time_ns(max_time, "--max-time"), parse_amount(budget, "--budget")
-        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
-        max_time_ns, budget_usd = buyer_limits(inst, max_time_ns, budget_usd, deadline, total_budget)
-        from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
+        max_time_ns, budget_usd = (
+            parse_time_ns(max_time, "--max-time"),
+            parse_amount(budget, "--budget"),
+        )
+        inst = with_tokens(
+            load_instance_args(instance, network, workload, communicator, cost, constraint), tokens
+        )
+        max_time_ns, budget_usd = buyer_limits(
+            inst, max_time_ns, budget_usd, deadline, total_budget
+        )
+        # loaded once the input is valid: a bad input never imports the solvers or reports
+        from .. import api
 
         slack = parse_fraction(within, "--within")
         options = api.SolveOptions(
@@ -110,8 +167,12 @@ def solve_command(
     from ..report.run import run_lines
     from ..report.sensitivity import sensitivity_lines
 
-    if json_out is not None:  # the file first: a stdout its reader closes (| head) cannot keep it from being written
-        write_json(json_out, {**dicts.solution_dict(inst, sol), "knee": knee if knee is None else knee.to_dict()})
+    # the file first: a stdout its reader closes (| head) cannot keep it from being written
+    if json_out is not None:
+        write_json(
+            json_out,
+            {**dicts.solution_dict(inst, sol), "knee": knee if knee is None else knee.to_dict()},
+        )
     knee_line = [] if knee is None else [knee.line()]
     for line in text.summary_lines(inst, sol) + run_lines(sol.run) + knee_line:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
@@ -134,8 +195,8 @@ def with_tokens(inst, tokens: str | None):
 
 
 def _knee(sol, within: float | None, jobs: int):
-    """The knee beside a performance optimum (:mod:`hieropt.studies.knee`), or None: not asked for, another
-    objective, several workloads or no certified optimum."""
+    """The knee beside a performance optimum (:mod:`hieropt.studies.knee`), or None: not asked for,
+    another objective, several workloads or no certified optimum."""
     if within is None or sol.objective != "performance" or not sol.success or jobs > 1:
         return None
     from ..studies.knee import knee
@@ -145,11 +206,15 @@ def _knee(sol, within: float | None, jobs: int):
 
 def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, deadline: str | None,
                  total_budget: str | None) -> tuple[float | None, float | None]:
-    """(time target ns, network budget $) with ``--deadline`` (as an iteration-time target for the run's tokens)
-    and ``--total-budget`` (the cluster's capex less [cluster]'s fixed part) folded in: the tighter of each pair."""
+    """(time target ns, network budget $) with ``--deadline`` (as an iteration-time target for the
+    run's tokens) and ``--total-budget`` (the cluster's capex less [cluster]'s fixed part) folded
+    in: the tighter of each pair."""
     from ..model.run import iteration_target_ns, network_budget_usd
 
-    deadline_ns, total = parse_time_ns(deadline, "--deadline"), parse_amount(total_budget, "--total-budget")
+    deadline_ns, total = (
+        parse_time_ns(deadline, "--deadline"),
+        parse_amount(total_budget, "--total-budget"),
+    )
     if deadline_ns is not None:
         target = iteration_target_ns(inst, deadline_ns)
         max_time_ns = target if max_time_ns is None else min(max_time_ns, target)
@@ -171,17 +236,22 @@ def evaluate_command(
     tokens: TokensOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
-    """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no solver).
+    """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no
+    solver).
 
-    A pipelined LLM plan: every distinct stage's time, the iteration time and the breakdown of the slowest.
+    A pipelined LLM plan: every distinct stage's time, the iteration time and the breakdown of the
+    slowest.
     """
     from ..errors import HieroptError
 
     err = error_console()
     out = err if to_stdout(json_out) else console()
     try:
-        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
-        from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
+        inst = with_tokens(
+            load_instance_args(instance, network, workload, communicator, cost, constraint), tokens
+        )
+        # loaded once the input is valid: a bad input never imports the solvers or reports
+        from .. import api
 
         values = parse_bw(bw, inst.network.n_dims)
         bd = api.evaluate(inst, values)
@@ -203,14 +273,28 @@ def evaluate_command(
 
 def pareto_command(
     instance: InstanceArg = None,
-    points: Annotated[int, typer.Option("--points", help="Number of budgets on the front (>= 2; from 1,000 a "
-                                        "progress bar on stderr).")] = 50,
-    spacing: Annotated[str, typer.Option("--spacing", help="How the budgets are spaced: 'linear' (even steps in $) "
-                                         "or 'log' (even steps in log $: for a cost range of several orders of "
-                                         "magnitude).")] = "linear",
-    csv_out: Annotated[Path | None, typer.Option(
-        "--csv", help="Write the points as CSV to FILE ('-' for stdout).")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")] = None,
+    points: Annotated[
+        int,
+        typer.Option(
+            "--points",
+            help="Number of budgets on the front (>= 2; from 1,000 a progress bar on stderr).",
+        ),
+    ] = 50,
+    spacing: Annotated[
+        str,
+        typer.Option(
+            "--spacing",
+            help="How the budgets are spaced: 'linear' (even steps in $) "
+            "or 'log' (even steps in log $: for a cost range of several orders of "
+            "magnitude).",
+        ),
+    ] = "linear",
+    csv_out: Annotated[
+        Path | None, typer.Option("--csv", help="Write the points as CSV to FILE ('-' for stdout).")
+    ] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Draw the front to FILE.png (matplotlib).")
+    ] = None,
     tokens: TokensOpt = None,
     network: NetworkOpt = None,
     workload: WorkloadOpt = None,
@@ -219,21 +303,31 @@ def pareto_command(
     constraint: ConstraintOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
-    """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each point the fastest
-    network within its budget (proven to 1e-8), with the performance and performance-per-cost optima marked."""
+    """The exact time-cost Pareto front: from the cheapest feasible network to the fastest, each
+    point the fastest network within its budget (proven to 1e-8), with the performance and
+    performance-per-cost optima marked."""
     from ..errors import HieroptError, InputError
 
     err = error_console()
     out = err if to_stdout(json_out, csv_out) else console()
     try:
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
-            raise InputError("--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file")
-        if str(csv_out) == "-" and str(json_out) == "-":  # (the CSV and the JSON one after the other: neither parses)
-            raise InputError("--csv -", None, "--json - writes to stdout too", "send one of them to a file")
+            raise InputError(
+                "--plot", None, f"cannot draw to '{plot.name}'", "name a .png, .svg or .pdf file"
+            )
+        # (the CSV and the JSON one after the other: neither parses)
+        if str(csv_out) == "-" and str(json_out) == "-":
+            raise InputError(
+                "--csv -", None, "--json - writes to stdout too", "send one of them to a file"
+            )
         for path, flag in ((csv_out, "--csv"), (plot, "--plot"), (json_out, "--json")):
-            check_output_file(path, flag)  # before solving: a missing folder is reported at once, in one line
-        inst = with_tokens(load_instance_args(instance, network, workload, communicator, cost, constraint), tokens)
-        from .. import api  # loaded once the input is valid: a bad input never imports the solvers or reports
+            # before solving: a missing folder is reported at once, in one line
+            check_output_file(path, flag)
+        inst = with_tokens(
+            load_instance_args(instance, network, workload, communicator, cost, constraint), tokens
+        )
+        # loaded once the input is valid: a bad input never imports the solvers or reports
+        from .. import api
         from ..progress import ProgressBar
 
         bar = ProgressBar(points >= PROGRESS_POINTS, f"pareto {inst.name}", points)
@@ -246,7 +340,8 @@ def pareto_command(
         raise fail(err, e, json_out, stale=(csv_out, plot)) from None
     from ..report import dicts, plots, text
 
-    # the files first (see solve); the CSV on stdout (--csv -) is this run's stdout, the tables then go to stderr
+    # the files first (see solve); the CSV on stdout (--csv -) is this run's stdout, the tables then
+    # go to stderr
     if csv_out is not None:
         write_output(csv_out, dicts.front_csv(inst, front), "--csv")
     if plot is not None:

@@ -1,7 +1,8 @@
 """Command-line input errors in the project's one-line form: click's (typer's) usage errors
-(:func:`usage_error_line`), the ``--json`` file named on a command line click could not parse (:func:`json_option`),
-and a study's error named after the input file (:func:`attribute_to_file`). The error line and the ``--json``
-document of a usage error are written by :func:`hieropt.cli.common.usage_exit`."""
+(:func:`usage_error_line`), the ``--json`` file named on a command line click could not parse
+(:func:`json_option`), and a study's error named after the input file (:func:`attribute_to_file`).
+The error line and the ``--json`` document of a usage error are written by
+:func:`hieropt.cli.common.usage_exit`."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ if TYPE_CHECKING:
 
 
 def json_option(args: list[str]) -> Path | None:
-    """The value of the last ``--json`` option (``--json FILE`` or ``--json=FILE``) among raw command-line
-    ``args``, up to a ``--`` (after which every word is an argument), or None. A minimal scan for a command line
-    click could not parse: a ``--json`` that is the value of another option counts too."""
+    """The value of the last ``--json`` option (``--json FILE`` or ``--json=FILE``) among raw
+    command-line ``args``, up to a ``--`` (after which every word is an argument), or None. A
+    minimal scan for a command line click could not parse: a ``--json`` that is the value of another
+    option counts too."""
     out = None
     for i, word in enumerate(args):
         if word == "--":
@@ -28,7 +30,8 @@ def json_option(args: list[str]) -> Path | None:
 
 
 def given_value(args: list[str], opts: Any) -> str | None:
-    """The last value given to one of the option names ``opts`` among raw ``args`` (``--x V`` or ``--x=V``)."""
+    """The last value given to one of the option names ``opts`` among raw ``args`` (``--x V`` or
+    ``--x=V``)."""
     value = None
     for i, word in enumerate(args):
         for opt in opts or ():
@@ -40,24 +43,32 @@ def given_value(args: list[str], opts: Any) -> str | None:
 
 
 def usage_error_line(e: Any, args: list[str], command: str | None = None) -> str:
-    """click's (typer's) usage error ``e`` in the project's one-line form ``OPTION: PROBLEM; fix: FIX``: the option
-    or argument it is about (``--top``; ``command line`` for an unknown command), what is wrong with the value
-    given in the raw command-line ``args`` (``0 is not in the range x>=1``), and the fix (the command's
-    ``--help``; ``command``: the command's path when ``e`` carries no context)."""
+    """click's (typer's) usage error ``e`` in the project's one-line form ``OPTION: PROBLEM; fix:
+    FIX``: the option or argument it is about (``--top``; ``command line`` for an unknown command),
+    what is wrong with the value given in the raw command-line ``args`` (``0 is not in the range
+    x>=1``), and the fix (the command's ``--help``; ``command``: the command's path when ``e``
+    carries no context)."""
     param = getattr(e, "param", None)
     msg = (e.message or "").strip().rstrip(".")
     ctx = getattr(e, "ctx", None)
     command = ctx.command_path if ctx is not None else command or "hieropt"
-    sub = command.removeprefix("python -m ").split(" ")[1:]  # (the program as the user knows it: hieropt)
+    # (the program as the user knows it: hieropt)
+    sub = command.removeprefix("python -m ").split(" ")[1:]
     fix = f"see '{' '.join(['hieropt', *sub])} --help'"
     kind = type(e).__name__
     if kind == "MissingParameter":
-        name = (max(param.opts, key=len) if param is not None and param.opts else None) or "command line"
+        name = (
+            max(param.opts, key=len) if param is not None and param.opts else None
+        ) or "command line"
         what = "argument" if getattr(param, "param_type_name", "") == "argument" else "option"
         return f"{name.upper() if what == 'argument' else name}: missing {what}; fix: {fix}"
     if param is not None:
         opts = getattr(param, "opts", ()) or ()
-        name = max(opts, key=len) if getattr(param, "param_type_name", "") == "option" else param.name.upper()
+        name = (
+            max(opts, key=len)
+            if getattr(param, "param_type_name", "") == "option"
+            else param.name.upper()
+        )
         value = given_value(args, opts)
         problem = msg[:1].lower() + msg[1:]
         if value is not None and f"'{value}'" not in problem and not problem.startswith(value):
@@ -67,14 +78,19 @@ def usage_error_line(e: Any, args: list[str], command: str | None = None) -> str
     if option:
         maybe = sorted(getattr(e, "possibilities", None) or ())
         hint = f" (did you mean {' or '.join(maybe)}?)" if maybe else ""
-        problem = "no such option" + hint if kind == "NoSuchOption" else msg.replace(f"Option '{option}' ", "")
+        problem = (
+            "no such option" + hint
+            if kind == "NoSuchOption"
+            else msg.replace(f"Option '{option}' ", "")
+        )
         return f"{option}: {problem.strip()}; fix: {fix}"
     return f"command line: {msg}; fix: {fix}"
 
 
 def attribute_to_file(e: HieroptError, path: Path, name: str | None) -> HieroptError:
-    """``e`` named after the input file ``path`` when it names the file's ``name`` field (a study names the space
-    it was given, e.g. ``gpt3-4096: levels: ...``) or nothing; any other error unchanged."""
+    """``e`` named after the input file ``path`` when it names the file's ``name`` field (a study
+    names the space it was given, e.g. ``gpt3-4096: levels: ...``) or nothing; any other error
+    unchanged."""
     from ..errors import InputError
 
     if isinstance(e, InputError) and (e.source is None or e.source == name):

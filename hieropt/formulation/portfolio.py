@@ -37,13 +37,17 @@ INF = float("inf")
 __all__ = ["RegretArrays", "compile_regret_lp", "ratio_models", "stack_time_models"]
 
 
-def ratio_models(tms: Sequence[TimeModel], optima_ns: Sequence[float], time_ns: float) -> list[TimeModel]:
-    """Each time model times ``time_ns`` / U_w (U_w = ``optima_ns[w]``; unchanged where U_w = 0): T_w x
-    time_ns / U_w, whose value in units of ``time_ns`` is the ratio T_w / U_w."""
+def ratio_models(
+    tms: Sequence[TimeModel], optima_ns: Sequence[float], time_ns: float
+) -> list[TimeModel]:
+    """Each time model times ``time_ns`` / U_w (U_w = ``optima_ns[w]``; unchanged where U_w = 0):
+    T_w x time_ns / U_w, whose value in units of ``time_ns`` is the ratio T_w / U_w."""
     out = []
     for tm, u in zip(tms, optima_ns, strict=True):
         f = time_ns / u if u > 0 else 1.0
-        nodes = tuple(tuple(Piece(p.const_ns * f, p.terms, p.nodes) for p in pieces) for pieces in tm.nodes)
+        nodes = tuple(
+            tuple(Piece(p.const_ns * f, p.terms, p.nodes) for p in pieces) for pieces in tm.nodes
+        )
         out.append(replace(tm, constant_ns=tm.constant_ns * f, terms_bytes=tm.terms_bytes * f,
                            terms_latency_ns=tm.terms_latency_ns * f, nodes=nodes))
     return out
@@ -132,13 +136,17 @@ def compile_regret_lp(instance: Instance, tms: Sequence[TimeModel], optima_ns: S
             starts.append(end + len(idx))
         k0, v0 = k1, v1
     arr = replace(
-        base, z0=z + 1, index=np.concatenate([index, np.array(idx, dtype=np.int32)]),
+        base,
+        z0=z + 1,
+        index=np.concatenate([index, np.array(idx, dtype=np.int32)]),
         value=np.concatenate([base.value, val]),
         start=np.concatenate([base.start, np.array(starts, dtype=np.int32)]),
         row_lower=np.concatenate([base.row_lower, lows]),
         row_upper=np.concatenate([base.row_upper, highs]),
         col_lower=np.insert(base.col_lower, z, z_bounds[0]),
         col_upper=np.insert(base.col_upper, z, z_bounds[1]),
-        time_costs=np.insert(base.time_costs, z, 0.0), cost_costs=np.insert(base.cost_costs, z, 0.0),
-        cache={})
+        time_costs=np.insert(base.time_costs, z, 0.0),
+        cost_costs=np.insert(base.cost_costs, z, 0.0),
+        cache={},
+    )
     return RegretArrays(arr=arr, z_col=z, regret_rows=rows)

@@ -1,15 +1,18 @@
-"""The procurement LP of :mod:`hieropt.formulation.ratio` (time x cost in cost-share variables) compiled to numpy
-arrays for HiGHS: the same columns, rows and coefficients as :func:`hieropt.formulation.ratio.build_ratio_lp`'s
-Pyomo model (tests/unit/test_formulation.py checks row by row), built without Pyomo. Builds; never solves.
+"""The procurement LP of :mod:`hieropt.formulation.ratio` (time x cost in cost-share variables)
+compiled to numpy arrays for HiGHS: the same columns, rows and coefficients as
+:func:`hieropt.formulation.ratio.build_ratio_lp`'s Pyomo model (tests/unit/test_formulation.py
+checks row by row), built without Pyomo. Builds; never solves.
 
-Layout (:class:`hieropt.formulation.arrays.LPArrays`): columns ``x`` (D shares, each scaled by g_d: x_d in [0,
-g_d]), ``u`` and ``kap``, ``r`` (one per loaded dimension, r_d >= 1 / g_d), then ``tau`` (K) and ``y`` (V); the
-reciprocal links are (x_d, r_d) and (u, kap). Rows: ``share``, the design rows, ``bound_lo``, ``bound_hi`` (together
-the ``design`` slice), ``epi``, ``node``. The ``r_floor`` rows of the Pyomo model (r_d >= K / (p_d hi_d) kap:
-``bound_hi`` restated on the reciprocals, a help to its cuts) are returned separately and not used by
-:class:`hieropt.solvers.ratio.RatioCore`: its Lagrangian bound needs every reciprocal to enter the rows with a non-
-positive coefficient, and an LP that can put the bound's dual on either copy of the row gives duals the bound cannot
-use. The bounds of ``u`` and ``kap`` are column bounds (the Pyomo model's solver sets them as rows).
+Layout (:class:`hieropt.formulation.arrays.LPArrays`): columns ``x`` (D shares, each scaled by g_d:
+x_d in [0, g_d]), ``u`` and ``kap``, ``r`` (one per loaded dimension, r_d >= 1 / g_d), then ``tau``
+(K) and ``y`` (V); the reciprocal links are (x_d, r_d) and (u, kap). Rows: ``share``, the design
+    rows,
+``bound_lo``, ``bound_hi`` (together the ``design`` slice), ``epi``, ``node``. The ``r_floor`` rows
+of the Pyomo model (r_d >= K / (p_d hi_d) kap: ``bound_hi`` restated on the reciprocals, a help to
+its cuts) are returned separately and not used by :class:`hieropt.solvers.ratio.RatioCore`: its
+Lagrangian bound needs every reciprocal to enter the rows with a non- positive coefficient, and an
+LP that can put the bound's dual on either copy of the row gives duals the bound cannot use. The
+bounds of ``u`` and ``kap`` are column bounds (the Pyomo model's solver sets them as rows).
 """
 
 from __future__ import annotations
@@ -23,13 +26,25 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..spec import Instance
 from .arrays import LPArrays, read_only
-from .ratio_time_rows import Rows, concurrent_epigraphs, node_rows, node_scales, sequential_epigraphs
+from .ratio_time_rows import (
+    Rows,
+    concurrent_epigraphs,
+    node_rows,
+    node_scales,
+    sequential_epigraphs,
+)
 from .scale import MB, MS_NS
 
 INF = float("inf")
 
-__all__ = ["CostRangeLP", "RatioArrays", "compile_cost_range_lp", "compile_ratio_lp", "redundant_rows",
-           "shared_ratio_lp"]
+__all__ = [
+    "CostRangeLP",
+    "RatioArrays",
+    "compile_cost_range_lp",
+    "compile_ratio_lp",
+    "redundant_rows",
+    "shared_ratio_lp",
+]
 
 
 @dataclass
@@ -38,10 +53,12 @@ class RatioArrays:
 
     Attributes:
         arr: the LP (objective: ``arr.time_costs``, the product C x T in units of ``product_unit``).
-        x_col, r_col: (D,) columns of the shares and of their reciprocals (-1 where d carries no traffic).
+        x_col, r_col: (D,) columns of the shares and of their reciprocals (-1 where d carries no
+            traffic).
         u_col, kap_col: the cost level's columns (u = K / C, kap >= 1/u).
         share_row: the row sum_d x_d = 1.
-        floor_rows: (lower, upper, start, index, value) of the Pyomo model's r_floor rows (module docstring).
+        floor_rows: (lower, upper, start, index, value) of the Pyomo model's r_floor rows (module
+            docstring).
         price_usd_per_gbps: (D,) p_d = N u_d.
         cost_unit_usd: K ($): C = K / u.
         product_unit: P0, ms x $ per model unit of the objective.
@@ -60,76 +77,110 @@ class RatioArrays:
     product_unit: float
     compute_coef: float
     share_scale: np.ndarray = field(default_factory=lambda: np.ones(0))
-    """(D,) g_d: each share column holds g_d x its share (of order 1 at the typical bandwidth, however cheap d)."""
+    """(D,) g_d: each share column holds g_d x its share (of order 1 at the typical bandwidth,
+    however cheap d)."""
     unit_gbps: np.ndarray = field(default_factory=lambda: np.ones(0))
     """(D,) s_d, GB/s: the bandwidth units (B_d = x_d s_d / u, with g_d = K / (p_d s_d))."""
     slack_col: dict = field(default_factory=dict)
     """Column of each slack asked for (``compile_ratio_lp``'s ``slacks``), by its key."""
     slack_factor: dict = field(default_factory=dict)
-    """By key: u x (the row's distance from its bound, in the row's units: GB/s for a bound) = factor x the slack
-    column's value (the slack's coefficient in its row is -1 for a floor, +1 for a ceiling)."""
+    """By key: u x (the row's distance from its bound, in the row's units: GB/s for a bound) =
+    factor x the slack column's value (the slack's coefficient in its row is -1 for a floor, +1 for
+    a ceiling)."""
     slack_row: dict = field(default_factory=dict)
     """The row of each slack, by its key."""
 
     def bandwidth(self, x: np.ndarray, cost_usd: float) -> np.ndarray:
-        """B (GB/s) of the LP solution ``x`` (all columns) at network cost ``cost_usd``: B_d = x_d C / (p_d g_d)
-        (the share columns are g_d x the shares)."""
-        return np.maximum(x[self.x_col], 0.0) * cost_usd / (self.price_usd_per_gbps * self.share_scale) + 0.0
+        """B (GB/s) of the LP solution ``x`` (all columns) at network cost ``cost_usd``: B_d = x_d C
+        / (p_d g_d) (the share columns are g_d x the shares)."""
+        return (
+            np.maximum(x[self.x_col], 0.0) * cost_usd / (self.price_usd_per_gbps * self.share_scale)
+            + 0.0
+        )
 
 
-def shared_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float | np.ndarray,
-                    cost_cap_usd: float = INF, exact_rows: bool = False,
-                    slacks: tuple[tuple[str, int], ...] = (), fixed_usd: float = 0.0) -> RatioArrays:
-    """:func:`compile_ratio_lp` with the same arguments, compiled once per instance, time model, design rows and
-    prices and the values of the other arguments (the last 16 of them): a repeated solve, each
-    kappa search and a sweep's copies of one instance share the arrays. Each call gets its own column bounds (the
-    solver changes them in place); every other array is shared and must not be changed (the ``cache`` of derived
-    values is shared too: it holds only what the matrix and the row layout determine)."""
+def shared_ratio_lp(
+    instance: Instance,
+    tm: TimeModel,
+    bw_unit_gbps: float | np.ndarray,
+    cost_cap_usd: float = INF,
+    exact_rows: bool = False,
+    slacks: tuple[tuple[str, int], ...] = (),
+    fixed_usd: float = 0.0,
+) -> RatioArrays:
+    """:func:`compile_ratio_lp` with the same arguments, compiled once per instance, time model,
+    design rows and prices and the values of the other arguments (the last 16 of them): a repeated
+    solve, each kappa search and a sweep's copies of one instance share the arrays. Each call gets
+    its own column bounds (the solver changes them in place); every other array is shared and must
+    not be changed (the ``cache`` of derived values is shared too: it holds only what the matrix and
+    the row layout determine)."""
     def build() -> RatioArrays:
-        out = compile_ratio_lp(instance, tm, bw_unit_gbps, cost_cap_usd, exact_rows, slacks, fixed_usd)
+        out = compile_ratio_lp(
+            instance, tm, bw_unit_gbps, cost_cap_usd, exact_rows, slacks, fixed_usd
+        )
         read_only(out)
         read_only(out.arr)
         return out
 
-    values = (np.asarray(bw_unit_gbps, dtype=float).tobytes(), float(cost_cap_usd), bool(exact_rows), tuple(slacks),
-              float(fixed_usd))
-    lp = instance.memo_by_value("_ratio_lps", (tm, instance.design_matrix, cluster_cost_usd_per_gbps(instance)),
-                                values, build)
+    values = (
+        np.asarray(bw_unit_gbps, dtype=float).tobytes(),
+        float(cost_cap_usd),
+        bool(exact_rows),
+        tuple(slacks),
+        float(fixed_usd),
+    )
+    lp = instance.memo_by_value(
+        "_ratio_lps",
+        (tm, instance.design_matrix, cluster_cost_usd_per_gbps(instance)),
+        values,
+        build,
+    )
     arr = replace(lp.arr, col_lower=lp.arr.col_lower.copy(), col_upper=lp.arr.col_upper.copy())
     return replace(lp, arr=arr)
 
 
-def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
-                     cost_cap_usd: float = INF, exact_rows: bool = False,
-                     slacks: tuple[tuple[str, int], ...] = (), fixed_usd: float = 0.0) -> RatioArrays:
-    """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as arrays (no cuts).
+def compile_ratio_lp(
+    instance: Instance,
+    tm: TimeModel,
+    bw_unit_gbps: float,
+    cost_cap_usd: float = INF,
+    exact_rows: bool = False,
+    slacks: tuple[tuple[str, int], ...] = (),
+    fixed_usd: float = 0.0,
+) -> RatioArrays:
+    """The procurement LP of ``instance`` at the typical bandwidth ``bw_unit_gbps`` (GB/s), as
+    arrays (no cuts).
 
-    ``bw_unit_gbps`` may also be one unit per dimension ((D,) GB/s, e.g. a square-root split of the floor's cost):
-    the share column of dimension d then holds g_d x its share with g_d = K / (p_d s_d) and K = sum_d p_d s_d, so
-    that a dimension 1e9 cheaper than another still has a share of order 1 (the same LP in other units; the Pyomo
-    statement, :func:`hieropt.formulation.ratio.build_ratio_lp`, takes the one-unit form, which tests compare).
+    ``bw_unit_gbps`` may also be one unit per dimension ((D,) GB/s, e.g. a square-root split of the
+    floor's cost): the share column of dimension d then holds g_d x its share with g_d = K / (p_d
+    s_d) and K = sum_d p_d s_d, so that a dimension 1e9 cheaper than another still has a share of
+    order 1 (the same LP in other units; the Pyomo statement,
+    :func:`hieropt.formulation.ratio.build_ratio_lp`, takes the one-unit form, which tests compare).
 
-    ``cost_cap_usd``: a proven upper limit on the cost of the designs the LP is searched over (the dearest feasible
-    network, or a budget). A design row or upper bound that no design within it can reach (:func:`redundant_rows`)
-    is kept as a free, empty row (same row numbers, no effect): in cost-share variables its coefficient on u is its
-    right-hand side over the unit, which a ceiling 1e10 above the floor makes one HiGHS rejects (above 1e15) or
-    whose other coefficients it drops as negligible.
-    ``exact_rows``: the units rounded down to powers of two and each design and bound row divided by a power of two,
-    so that every coefficient of those rows is the exact product of the instance's data (the exact image B_d =
-    x_d s_d / u of a design that meets a row exactly meets the float row exactly; for a bound that must hold for
-    exactly feasible designs, e.g. :mod:`hieropt.solvers.near_cheapest`).
+    ``cost_cap_usd``: a proven upper limit on the cost of the designs the LP is searched over (the
+    dearest feasible network, or a budget). A design row or upper bound that no design within it can
+    reach (:func:`redundant_rows`) is kept as a free, empty row (same row numbers, no effect): in
+    cost-share variables its coefficient on u is its right-hand side over the unit, which a ceiling
+    1e10 above the floor makes one HiGHS rejects (above 1e15) or whose other coefficients it drops
+    as negligible. ``exact_rows``: the units rounded down to powers of two and each design and bound
+    row divided by a power of two, so that every coefficient of those rows is the exact product of
+    the instance's data (the exact image B_d = x_d s_d / u of a design that meets a row exactly
+    meets the float row exactly; for a bound that must hold for exactly feasible designs, e.g.
+    :mod:`hieropt.solvers.near_cheapest`).
 
-    ``slacks``: rows that get a slack column s >= 0 of their own, ``("row", i)`` for the instance's inequality
-    constraint i, ``("lower", d)`` / ``("upper", d)`` for a positive lower / a finite upper bound of dimension d: the
-    row becomes an equality with s (columns after the reciprocals, before the epigraph variables), and s u_level is
-    its distance from its bound (A_i B - b_i, B_d - lo_d, hi_d - B_d, >= 0) times ``slack_factor`` (module notes in
-    :attr:`RatioArrays.slack_factor`).
+    ``slacks``: rows that get a slack column s >= 0 of their own, ``("row", i)`` for the instance's
+    inequality constraint i, ``("lower", d)`` / ``("upper", d)`` for a positive lower / a finite
+    upper bound of dimension d: the row becomes an equality with s (columns after the reciprocals,
+    before the epigraph variables), and s u_level is its distance from its bound (A_i B - b_i, B_d -
+    lo_d, hi_d
+    - B_d, >= 0) times ``slack_factor`` (module notes in :attr:`RatioArrays.slack_factor`).
 
     ``fixed_usd``: a fixed cost A ($) added to the network's in the product, T x (A + C) (objective
-    ``min_run_cost``: the cluster's fixed cost rate as network-capex dollars, :attr:`hieropt.model.run.CostRate.
-    fixed_usd`). The homogenisation divides by the whole A + C = K / u: the share row becomes sum_d x_d / g_d +
-    (A / K) u = 1 and every other row is unchanged, so the program stays one convex LP with the same cuts; K =
-    A + sum_d p_d s_d keeps u of order 1 at the typical bandwidth (0: performance per cost)."""
+    ``min_run_cost``: the cluster's fixed cost rate as network-capex dollars,
+    :attr:`hieropt.model.run.CostRate. fixed_usd`). The homogenisation divides by the whole A + C =
+    K / u: the share row becomes sum_d x_d / g_d + (A / K) u = 1 and every other row is unchanged,
+    so the program stays one convex LP with the same cuts; K = A + sum_d p_d s_d keeps u of order 1
+    at the typical bandwidth (0: performance per cost)."""
     D, K_terms, V = tm.n_dims, tm.terms_bytes.shape[0], len(tm.nodes)
     p = cluster_cost_usd_per_gbps(instance)
     sv = np.broadcast_to(np.asarray(bw_unit_gbps, dtype=float), (D,)).copy()
@@ -182,21 +233,55 @@ def compile_ratio_lp(instance: Instance, tm: TimeModel, bw_unit_gbps: float,
     floors = Rows()
     for d in hi_dims:
         if d in loaded:
-            floors.add(0.0, INF, [r_col[d], kap_col], [1.0, -K / (p[d] * g[d] * bounds[d].upper_gbps)])
+            floors.add(
+                0.0, INF, [r_col[d], kap_col], [1.0, -K / (p[d] * g[d] * bounds[d].upper_gbps)]
+            )
     lo_, hi_, start, index, value = rows.arrays()
     arr = LPArrays(
-        scale=None, loaded=loaded, b_col=np.arange(D), t_col=r_col, z0=z0, n_terms=K_terms, n_nodes=V,
-        col_lower=col_lower, col_upper=col_upper, time_costs=costs, cost_costs=np.zeros(n),
-        row_lower=lo_, row_upper=hi_, start=start, index=index, value=value, design=slice(0, n_design),
-        epi=slice(n_design, n_design + n_epi), node=slice(n_design + n_epi, n_design + n_epi + len(node_of_row)),
-        budget_row=-1, time_row=-1, epi_term=np.array(epi_term, dtype=np.int64),
+        scale=None,
+        loaded=loaded,
+        b_col=np.arange(D),
+        t_col=r_col,
+        z0=z0,
+        n_terms=K_terms,
+        n_nodes=V,
+        col_lower=col_lower,
+        col_upper=col_upper,
+        time_costs=costs,
+        cost_costs=np.zeros(n),
+        row_lower=lo_,
+        row_upper=hi_,
+        start=start,
+        index=index,
+        value=value,
+        design=slice(0, n_design),
+        epi=slice(n_design, n_design + n_epi),
+        node=slice(n_design + n_epi, n_design + n_epi + len(node_of_row)),
+        budget_row=-1,
+        time_row=-1,
+        epi_term=np.array(epi_term, dtype=np.int64),
         node_of_row=np.array(node_of_row, dtype=np.int64),
-        pair_b=np.array([*loaded, u_col], dtype=np.int64), pair_t=np.array([*r_col[list(loaded)], kap_col],
-                                                                         dtype=np.int64))
-    return RatioArrays(arr=arr, x_col=np.arange(D), r_col=r_col, u_col=u_col, kap_col=kap_col, share_row=0,
-                       floor_rows=floors.arrays(), price_usd_per_gbps=p, cost_unit_usd=K, product_unit=P0,
-                       compute_coef=compute_coef, share_scale=g, unit_gbps=sv, slack_col=slack_col,
-                       slack_factor=rows.slack_factor, slack_row=rows.slack_row)
+        pair_b=np.array([*loaded, u_col], dtype=np.int64),
+        pair_t=np.array([*r_col[list(loaded)], kap_col], dtype=np.int64),
+    )
+    return RatioArrays(
+        arr=arr,
+        x_col=np.arange(D),
+        r_col=r_col,
+        u_col=u_col,
+        kap_col=kap_col,
+        share_row=0,
+        floor_rows=floors.arrays(),
+        price_usd_per_gbps=p,
+        cost_unit_usd=K,
+        product_unit=P0,
+        compute_coef=compute_coef,
+        share_scale=g,
+        unit_gbps=sv,
+        slack_col=slack_col,
+        slack_factor=rows.slack_factor,
+        slack_row=rows.slack_row,
+    )
 
 
 def _constraint_rows(instance: Instance, rows: _DesignRows, idle: np.ndarray, sv: np.ndarray,
@@ -237,11 +322,11 @@ def _bound_rows(bounds, rows: _DesignRows, idle_hi: np.ndarray, sv: np.ndarray,
 
 
 def _unit_row(values: list[float], exact: bool = False) -> tuple[list[float], float]:
-    """A homogenised design row (right-hand side 0 or +-inf) divided by its largest coefficient: the right-hand side
-    of a row enters as its coefficient on u, so a ceiling far above the LP's unit would otherwise give one HiGHS
-    rejects (above 1e15), and a floor far below it one HiGHS drops (below 1e-9); scaled, each row holds to HiGHS's
-    tolerance relative to its own size. ``exact``: by the power of two at or above it (no rounding). Returns the
-    row and the divisor."""
+    """A homogenised design row (right-hand side 0 or +-inf) divided by its largest coefficient: the
+    right-hand side of a row enters as its coefficient on u, so a ceiling far above the LP's unit
+    would otherwise give one HiGHS rejects (above 1e15), and a floor far below it one HiGHS drops
+    (below 1e-9); scaled, each row holds to HiGHS's tolerance relative to its own size. ``exact``:
+    by the power of two at or above it (no rounding). Returns the row and the divisor."""
     top = max(abs(v) for v in values)
     if exact and top > 0:
         top = math.ldexp(1.0, math.frexp(top)[1])
@@ -249,11 +334,12 @@ def _unit_row(values: list[float], exact: bool = False) -> tuple[list[float], fl
 
 
 def redundant_rows(instance: Instance, cost_cap_usd: float = INF) -> tuple[np.ndarray, np.ndarray]:
-    """Which design rows (mask, instance order) and which upper bounds (mask, per dimension) hold for every design
-    B with bw_lower <= B <= bw_upper and network cost sum_d p_d B_d <= ``cost_cap_usd``: over the box
-    bw_lower_d <= B_d <= min(bw_upper_d, cap / p_d) a row's activity lies within [sum_d min(a_d l_d, a_d h_d),
-    sum_d max(a_d l_d, a_d h_d)] (interval arithmetic); a ``<=`` row whose largest activity is at most its right-
-    hand side (a ``>=`` row whose smallest is at least it) cannot bind. ``==`` rows never count as redundant."""
+    """Which design rows (mask, instance order) and which upper bounds (mask, per dimension) hold
+    for every design B with bw_lower <= B <= bw_upper and network cost sum_d p_d B_d <=
+    ``cost_cap_usd``: over the box bw_lower_d <= B_d <= min(bw_upper_d, cap / p_d) a row's activity
+    lies within [sum_d min(a_d l_d, a_d h_d), sum_d max(a_d l_d, a_d h_d)] (interval arithmetic); a
+    ``<=`` row whose largest activity is at most its right- hand side (a ``>=`` row whose smallest
+    is at least it) cannot bind. ``==`` rows never count as redundant."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -295,11 +381,12 @@ class _DesignRows(Rows):
 
 @dataclass(frozen=True)
 class CostRangeLP:
-    """min / max of the network cost sum_d p_d B_d over the design rows and bounds alone, as arrays for
-    :class:`hieropt.solvers.highs.HighsLP`: columns y_d = B_d / ``unit_gbps`` (D), rows the design rows divided by
-    their largest coefficient (well scaled whatever the spread of the rows' sizes, unlike the homogenised
-    procurement LP, whose cost level u = K / C spans the whole cost range in one column). The objective
-    ``time_costs`` is the cost in units of ``unit_usd`` = sum_d p_d x ``unit_gbps``_d."""
+    """min / max of the network cost sum_d p_d B_d over the design rows and bounds alone, as arrays
+    for :class:`hieropt.solvers.highs.HighsLP`: columns y_d = B_d / ``unit_gbps`` (D), rows the
+    design rows divided by their largest coefficient (well scaled whatever the spread of the rows'
+    sizes, unlike the homogenised procurement LP, whose cost level u = K / C spans the whole cost
+    range in one column). The objective ``time_costs`` is the cost in units of ``unit_usd`` = sum_d
+    p_d x ``unit_gbps``_d."""
 
     n_cols: int
     col_lower: np.ndarray
@@ -312,9 +399,11 @@ class CostRangeLP:
     value: np.ndarray
     unit_usd: float
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    """(n_rows,) the design row (instance order) of each LP row (rows without a coefficient are left out)."""
+    """(n_rows,) the design row (instance order) of each LP row (rows without a coefficient are left
+    out)."""
     row_scale: np.ndarray = field(default_factory=lambda: np.ones(0))
-    """(n_rows,) what each design row was divided by (its largest coefficient in the columns' units)."""
+    """(n_rows,) what each design row was divided by (its largest coefficient in the columns'
+    units)."""
 
     @property
     def n_rows(self) -> int:
@@ -323,8 +412,8 @@ class CostRangeLP:
 
 
 def compile_cost_range_lp(instance: Instance, unit_gbps: float | np.ndarray) -> CostRangeLP:
-    """The cost-range LP of ``instance`` (:class:`CostRangeLP`) with its columns in units of ``unit_gbps`` (GB/s; or
-    one unit per dimension, (D,)).
+    """The cost-range LP of ``instance`` (:class:`CostRangeLP`) with its columns in units of
+    ``unit_gbps`` (GB/s; or one unit per dimension, (D,)).
 
     Raises:
         ValueError: ``unit_gbps`` is not positive and finite."""
@@ -342,9 +431,17 @@ def compile_cost_range_lp(instance: Instance, unit_gbps: float | np.ndarray) -> 
     nz = coef != 0
     unit_usd = float(p @ unit_gbps) or 1.0
     return CostRangeLP(
-        n_cols=p.size, col_lower=dm.bw_lower / unit_gbps, col_upper=dm.bw_upper / unit_gbps,
-        time_costs=p * unit_gbps / unit_usd, row_lower=dm.lower[keep] / div, row_upper=dm.upper[keep] / div,
+        n_cols=p.size,
+        col_lower=dm.bw_lower / unit_gbps,
+        col_upper=dm.bw_upper / unit_gbps,
+        time_costs=p * unit_gbps / unit_usd,
+        row_lower=dm.lower[keep] / div,
+        row_upper=dm.upper[keep] / div,
         start=np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int32),
-        index=np.nonzero(nz)[1].astype(np.int32), value=coef[nz], unit_usd=unit_usd,
-        rows=np.flatnonzero(keep), row_scale=div)
+        index=np.nonzero(nz)[1].astype(np.int32),
+        value=coef[nz],
+        unit_usd=unit_usd,
+        rows=np.flatnonzero(keep),
+        row_scale=div,
+    )
 

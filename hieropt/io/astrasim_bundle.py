@@ -98,10 +98,11 @@ def _run_sh(instance: Instance, workloads: Sequence[BundleWorkload]) -> str:
     lines = [
         "#!/bin/sh",
         f"# ASTRA-sim 2.0 bundle written by hieropt for instance '{instance.name}'.",
-        "# Usage: DIR/run.sh [BIN]   BIN: AstraSim_Analytical_Congestion_Unaware (default: $ASTRA_SIM).",
+        "# Usage: DIR/run.sh [BIN]   BIN: AstraSim_Analytical_Congestion_Unaware (default: "
+        "$ASTRA_SIM).",
         "# Prints the simulator's output for every workload; one cycle = 1 ns.",
         'DIR=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
-        'BIN=${1:-${ASTRA_SIM:-}}',
+        "BIN=${1:-${ASTRA_SIM:-}}",
         'if [ -z "$BIN" ]; then',
         '  echo "run.sh: give the ASTRA-sim binary as the argument or in ASTRA_SIM" >&2; exit 2',
         "fi",
@@ -112,9 +113,12 @@ def _run_sh(instance: Instance, workloads: Sequence[BundleWorkload]) -> str:
     ]
     for k, w in enumerate(workloads):
         lines.append(f'echo "== workload {k}: {w.name} (weight {w.weight:g}) =="')
-        lines.append(f'"$BIN" --workload-configuration="$DIR/{w.prefix}" --system-configuration="$DIR/system.json" '
-                     '--remote-memory-configuration="$DIR/remote_memory.json" '
-                     f'--network-configuration="$DIR/network.yml" {" ".join(SIM_FLAGS)} || status=$?')
+        lines.append(
+            f'"$BIN" --workload-configuration="$DIR/{w.prefix}" '
+            '--system-configuration="$DIR/system.json" '
+            '--remote-memory-configuration="$DIR/remote_memory.json" '
+            f'--network-configuration="$DIR/network.yml" {" ".join(SIM_FLAGS)} || status=$?'
+        )
     lines.append("exit $status")
     return "\n".join(lines) + "\n"
 
@@ -185,39 +189,46 @@ def _write_traces(instance: Instance, simnet: SimNetwork, traces: Path) -> list[
                 _link(first, Path(f"{prefix}.{i}.et"))
             nodes, size, files = len(trace), len(data), 1
         prefix_name = f"traces/{k}/et"
-        workloads.append(BundleWorkload(job.workload.name, job.weight, prefix_name, nodes, size, files))
+        workloads.append(
+            BundleWorkload(job.workload.name, job.weight, prefix_name, nodes, size, files)
+        )
     return workloads
 
 
 def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Path, chunks: int = 1,
                  simnet: SimNetwork | None = None) -> Bundle:
-    """Write the ASTRA-sim bundle of ``instance`` at ``bw_gbps`` (GB/s per NPU, one per dimension) into ``folder``
-    (created if missing; an existing ``traces/`` in it is replaced).
+    """Write the ASTRA-sim bundle of ``instance`` at ``bw_gbps`` (GB/s per NPU, one per dimension)
+    into ``folder`` (created if missing; an existing ``traces/`` in it is replaced).
 
     Args:
-        chunks: chunks per collective (``preferred-dataset-splits``); 1 reproduces hieropt's sequential dimension
-            mode, many approach the concurrent mode from above.
+        chunks: chunks per collective (``preferred-dataset-splits``); 1 reproduces hieropt's
+            sequential dimension mode, many approach the concurrent mode from above.
 
     Raises:
-        InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`), chunks < 1, a
-            loop or collective without a trace (:func:`hieropt.io.astrasim_trace.check_traceable`), or a number of
-            the bundle that is not finite.
-        OutputError: the folder cannot be written (a full disk): every file is written beside its place first
-            (the traces as a new folder) and all are renamed over the earlier ones only once every one is written
-            (``bundle.json`` last), so an earlier bundle there is left whole when the writing fails.
+        InputError: bad bandwidths or groups (see :func:`hieropt.io.astrasim_network.sim_network`),
+            chunks < 1, a loop or collective without a trace
+            (:func:`hieropt.io.astrasim_trace.check_traceable`), or a number of the bundle that is
+            not finite.
+        OutputError: the folder cannot be written (a full disk): every file is written beside its
+            place first (the traces as a new folder) and all are renamed over the earlier ones only
+            once every one is written (``bundle.json`` last), so an earlier bundle there is left
+            whole when the writing fails.
     """
     check_traceable(instance)
     folder = Path(folder)
     simnet = simnet or sim_network(instance, bw_gbps)
     system = system_config(simnet, chunks)
     if folder.exists() and not folder.is_dir():
-        raise InputError(folder, None, "exists and is not a folder", "give a folder path for the bundle")
+        raise InputError(
+            folder, None, "exists and is not a folder", "give a folder path for the bundle"
+        )
     texts = {"network.yml": network_yml(simnet, f"instance '{instance.name}'"),
              "system.json": json_text(system, str(folder / "system.json")),
              "remote_memory.json": json.dumps(REMOTE_MEMORY) + "\n"}
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with ExitStack() as stack:  # every file beside its place first; renamed when all are written, manifest last
+        # every file beside its place first; renamed when all are written, manifest last
+        with ExitStack() as stack:
             staged = {n: stack.enter_context(replacing(folder / n, f"{folder}/{n}"))
                       for n in ("bundle.json", "traces", *texts, "run.sh")}
             workloads = _write_traces(instance, simnet, staged["traces"])
@@ -235,17 +246,26 @@ def write_bundle(instance: Instance, bw_gbps: Sequence[float], folder: str | Pat
             run = staged["run.sh"]
             run.chmod(run.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
             old = folder / "traces"
-            if old.is_dir():  # (a folder is not replaced by a rename: the earlier traces go once all is written)
+            # (a folder is not replaced by a rename: the earlier traces go once all is written)
+            if old.is_dir():
                 shutil.rmtree(old)
     except OSError as e:
         reason = getattr(e, "reason", None) or e.strerror or str(e)
-        earlier = "the earlier bundle there is intact" if (folder / "bundle.json").is_file() else "no bundle written"
+        earlier = (
+            "the earlier bundle there is intact"
+            if (folder / "bundle.json").is_file()
+            else "no bundle written"
+        )
         raise OutputError(e.errno, f"{reason} ({earlier})", str(folder), reason) from None
     files = 5 + len(workloads) * simnet.npus
-    size = sum((folder / n).stat().st_size for n in ("network.yml", "system.json", "remote_memory.json",
-                                                    "bundle.json", "run.sh"))
+    size = sum(
+        (folder / n).stat().st_size
+        for n in ("network.yml", "system.json", "remote_memory.json", "bundle.json", "run.sh")
+    )
     size += sum(w.trace_bytes for w in workloads)
-    return Bundle(folder, simnet.npus, tuple(float(b) for b in bw_gbps), chunks, tuple(workloads), files, size)
+    return Bundle(
+        folder, simnet.npus, tuple(float(b) for b in bw_gbps), chunks, tuple(workloads), files, size
+    )
 
 
 BUNDLE_FILES = ("network.yml", "system.json", "remote_memory.json", "run.sh", "bundle.json")
@@ -253,10 +273,10 @@ BUNDLE_FILES = ("network.yml", "system.json", "remote_memory.json", "run.sh", "b
 
 
 def discard_bundle(folder: str | Path) -> None:
-    """Remove the bundle an earlier :func:`write_bundle` left in ``folder`` (its files and ``traces/``; nothing
-    else of the folder), when an export ends without a bundle to write, so that ``run.sh`` never runs an earlier
-    export's allocation. A folder without ``bundle.json`` (not a bundle) is left alone, as are files that cannot be
-    removed."""
+    """Remove the bundle an earlier :func:`write_bundle` left in ``folder`` (its files and
+    ``traces/``; nothing else of the folder), when an export ends without a bundle to write, so that
+    ``run.sh`` never runs an earlier export's allocation. A folder without ``bundle.json`` (not a
+    bundle) is left alone, as are files that cannot be removed."""
     folder = Path(folder)
     if not (folder / "bundle.json").is_file():
         return
@@ -268,4 +288,11 @@ def discard_bundle(folder: str | Path) -> None:
             pass
 
 
-__all__ = ["Bundle", "BundleWorkload", "write_bundle", "discard_bundle", "BUNDLE_FILES", "REMOTE_MEMORY"]
+__all__ = [
+    "Bundle",
+    "BundleWorkload",
+    "write_bundle",
+    "discard_bundle",
+    "BUNDLE_FILES",
+    "REMOTE_MEMORY",
+]

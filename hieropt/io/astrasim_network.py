@@ -1,33 +1,40 @@
-"""hieropt's network as ASTRA-sim 2.0 sees it: simulator dimensions, link bandwidths, latencies, algorithms.
+"""hieropt's network as ASTRA-sim 2.0 sees it: simulator dimensions, link bandwidths, latencies,
+algorithms.
 
-The conventions below make ASTRA-sim's collective algorithms reproduce hieropt's per-NPU bandwidth model
-(docs/explanation/astra-sim.md) and its latency steps. They were measured with the prebuilt analytical
-(congestion-unaware) binary (astra-sim c459ab6); ``tests/fidelity`` re-measures them. The backend charges a
-message ``hops x latency + bytes / link bandwidth`` and never shares a link, so what matters is how many messages an
-algorithm sends at once and over how many hops:
+The conventions below make ASTRA-sim's collective algorithms reproduce hieropt's per-NPU bandwidth
+model (docs/explanation/astra-sim.md) and its latency steps. They were measured with the prebuilt
+analytical (congestion-unaware) binary (astra-sim c459ab6); ``tests/fidelity`` re-measures them. The
+backend charges a message ``hops x latency + bytes / link bandwidth`` and never shares a link, so
+what matters is how many messages an algorithm sends at once and over how many hops:
 
-=================== ======================= =========== ============ ==========================================
-hieropt algorithm   simulator RS / AG / AR  all-to-all  link (B/NPU) latency per hop (a = hieropt's per step)
-=================== ======================= =========== ============ ==========================================
-``ring``            ``ring``                ``direct1`` B            Ring a, FullyConnected a, Switch a/2
-``direct``          ``direct``              ``direct``  B / (p - 1)  Ring a / floor(p/2), FullyConnected a, Switch a/2
-``halving_doubling`` ``halvingDoubling``    ``direct1`` B            Ring a log2(p)/(p-1), FullyConnected a, Switch a/2
-=================== ======================= =========== ============ ==========================================
+=================== ======================= =========== ============
+========================================== hieropt algorithm   simulator RS / AG / AR  all-to-all
+link (B/NPU) latency per hop (a = hieropt's per step) =================== =======================
+=========== ============ ========================================== ``ring``            ``ring``
+``direct1`` B Ring a, FullyConnected a, Switch a/2 ``direct``          ``direct``
+``direct``  B / (p
+- 1)  Ring a / floor(p/2), FullyConnected a, Switch a/2 ``halving_doubling`` ``halvingDoubling``
+  ``direct1`` B
+Ring a log2(p)/(p-1), FullyConnected a, Switch a/2 =================== =======================
+=========== ============ ==========================================
 
-(a: hieropt's ``latency_ns`` per step; p: NPUs of the simulator dimension; a Switch message takes 2 hops.) With
-these, every reduce-scatter / all-gather / all-reduce / all-to-all takes hieropt's bytes / B on every building block,
-and the latency of hieropt's step count, except: all-to-all on a ``ring`` Ring (the simulator sends to the j-th
-neighbour over min(j, p - j) hops: sum_j min(j, p - j) hops instead of p - 1 steps) and all-to-all with
-``halving_doubling`` (p - 1 steps instead of ceil(log2 p)). ASTRA-sim's ring algorithm sends in one direction, so a
-Ring's whole per-NPU bandwidth goes on one link (two links of B/2 would make every Ring-bound collective 2x
-slower); ``halvingDoubling`` needs a power of two.
+(a: hieropt's ``latency_ns`` per step; p: NPUs of the simulator dimension; a Switch message takes 2
+hops.) With these, every reduce-scatter / all-gather / all-reduce / all-to-all takes hieropt's bytes
+/ B on every building block, and the latency of hieropt's step count, except: all-to-all on a
+``ring`` Ring (the simulator sends to the j-th neighbour over min(j, p - j) hops: sum_j min(j, p -
+j) hops instead of p - 1 steps) and all-to-all with ``halving_doubling`` (p - 1 steps instead of
+   ceil(log2 p)).
+ASTRA-sim's ring algorithm sends in one direction, so a Ring's whole per-NPU bandwidth goes on one
+link (two links of B/2 would make every Ring-bound collective 2x slower); ``halvingDoubling`` needs
+a power of two.
 
-Groups that span part of a dimension (LIBRA's GPT-3 mapping: TP 4 of the 8 NPUs of a FullyConnected dimension, DP
-the other factor 2): the simulator's ``involved_dim`` takes whole dimensions only (its communicator groups fall back
-to a flat ring), so such a dimension becomes several simulator dimensions, e.g. FullyConnected 8 -> FullyConnected 4
-x FullyConnected 2, each with the dimension's per-NPU bandwidth B — hieropt's assumption that a group spanning part
-of a dimension still has all of its per-NPU bandwidth. A group spanning several of those simulator dimensions is
-exact with one chunk (sequential dimensions); with many chunks the simulator runs them concurrently, each at B,
+Groups that span part of a dimension (LIBRA's GPT-3 mapping: TP 4 of the 8 NPUs of a FullyConnected
+dimension, DP the other factor 2): the simulator's ``involved_dim`` takes whole dimensions only (its
+communicator groups fall back to a flat ring), so such a dimension becomes several simulator
+dimensions, e.g. FullyConnected 8 -> FullyConnected 4 x FullyConnected 2, each with the dimension's
+per-NPU bandwidth B — hieropt's assumption that a group spanning part of a dimension still has all
+of its per-NPU bandwidth. A group spanning several of those simulator dimensions is exact with one
+chunk (sequential dimensions); with many chunks the simulator runs them concurrently, each at B,
 where hieropt has them share one B.
 """
 
@@ -50,10 +57,13 @@ IMPLEMENTATION = {"ring": "ring", "direct": "direct", "halving_doubling": "halvi
 """Simulator algorithm (reduce-scatter, all-gather, all-reduce) of each hieropt algorithm."""
 
 EXPORT_MARK = "# Conventions (hieropt/io/astrasim_network.py):"
-"""The comment line that marks a network file written by :func:`network_yml` (these conventions, not LIBRA's
-physical link counting); :func:`hieropt.io.astrasim2.read_network_yml` reads such a file by them."""
+"""The comment line that marks a network file written by :func:`network_yml` (these conventions, not
+LIBRA's physical link counting); :func:`hieropt.io.astrasim2.read_network_yml` reads such a file by
+them."""
 
-_SIM_DIM_LINE = re.compile(r"^#\s+sim dim (\d+) \(hieropt dim (\d+)\): (\w+) (\d+), B = [^,]*, (\w+)/(\w+),")
+_SIM_DIM_LINE = re.compile(
+    r"^#\s+sim dim (\d+) \(hieropt dim (\d+)\): (\w+) (\d+), B = [^,]*, (\w+)/(\w+),"
+)
 
 
 @dataclass(frozen=True)
@@ -83,12 +93,14 @@ class SimDim:
 
     @property
     def all_to_all_implementation(self) -> str:
-        """Simulator algorithm for all-to-all: ``direct`` with the direct convention, else one message at a time."""
+        """Simulator algorithm for all-to-all: ``direct`` with the direct convention, else one
+        message at a time."""
         return "direct" if self.algorithm == "direct" else "direct1"
 
     @property
     def link_gbps(self) -> float:
-        """Per-link bandwidth in hieropt's unit (GB/s, 1e9 bytes): B, or B / (p - 1) for ``direct``."""
+        """Per-link bandwidth in hieropt's unit (GB/s, 1e9 bytes): B, or B / (p - 1) for
+        ``direct``."""
         return self.bw_gbps / (self.npus - 1) if self.algorithm == "direct" else self.bw_gbps
 
     @property
@@ -98,7 +110,8 @@ class SimDim:
 
     @property
     def hops_per_step(self) -> float:
-        """Hops per step of hieropt's step count (so ``latency per hop = latency_ns / hops_per_step``)."""
+        """Hops per step of hieropt's step count (so ``latency per hop = latency_ns /
+        hops_per_step``)."""
         if self.block == "Switch":
             return HOPS_SWITCH
         if self.block == "FullyConnected":
@@ -143,7 +156,8 @@ class SimNetwork:
         return math.prod(d.npus for d in self.dims)
 
     def involved(self, group: Sequence[int], phase: str) -> tuple[bool, ...]:
-        """``involved_dim`` of a collective over ``group`` (sizes per hieropt dimension) in ``phase``."""
+        """``involved_dim`` of a collective over ``group`` (sizes per hieropt dimension) in
+        ``phase``."""
         out = [False] * len(self.dims)
         table = self.placement_wg if phase == "weight_grad" else self.placement
         for d, g in enumerate(group):
@@ -153,19 +167,22 @@ class SimNetwork:
         return tuple(out)
 
     def p2p_dim(self, dim: int) -> int:
-        """The simulator dimension that carries pipeline transfers of hieropt dimension ``dim`` (its largest)."""
+        """The simulator dimension that carries pipeline transfers of hieropt dimension ``dim`` (its
+        largest)."""
         return max(self.subdims[dim], key=lambda s: self.dims[s].npus)
 
 
-def _split(p: int, low: set[int], high: set[int], where: str) -> tuple[list[int], dict[int, tuple[int, ...]],
-                                                                       dict[int, tuple[int, ...]]]:
+def _split(
+    p: int, low: set[int], high: set[int], where: str
+) -> tuple[list[int], dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]:
     """Factor a dimension of p NPUs so every partial group is a run of whole factors.
 
-    ``low``: partial sizes of model-parallel (forward / input-gradient) groups, ``high``: of data-parallel
-    (weight-gradient) groups. One of each with g x h = p (a model-parallel group and its complement, as LIBRA maps
-    GPT-3): factors (g, h), model-parallel innermost (hieropt.mapping's rule). Otherwise the sizes must form a
-    divisibility chain g1 | g2 | ... | p: factors g1, g2/g1, ..., every group a prefix. Returns the factors and the
-    factor indices of each group size (model-parallel, data-parallel).
+    ``low``: partial sizes of model-parallel (forward / input-gradient) groups, ``high``: of
+    data-parallel (weight-gradient) groups. One of each with g x h = p (a model-parallel group and
+    its complement, as LIBRA maps GPT-3): factors (g, h), model-parallel innermost
+    (hieropt.mapping's rule). Otherwise the sizes must form a divisibility chain g1 | g2 | ... | p:
+    factors g1, g2/g1, ..., every group a prefix. Returns the factors and the factor indices of each
+    group size (model-parallel, data-parallel).
     """
     if not low and not high:
         return [p], {}, {}
@@ -183,29 +200,42 @@ def _split(p: int, low: set[int], high: set[int], where: str) -> tuple[list[int]
         fac = [chain[0]] + [b // a for a, b in zip(chain, chain[1:], strict=False)]
         prefix = {g: tuple(range(i + 1)) for i, g in enumerate(chain[:-1])}
         return fac, prefix, prefix
-    raise InputError(where, None, f"groups of {', '.join(str(s) for s in chain[:-1])} NPUs on a dimension of {p} "
-                     "NPUs cannot be whole simulator dimensions (ASTRA-sim collectives span whole dimensions)",
-                     "use group sizes that divide each other, or a model-parallel size and its complement")
+    raise InputError(
+        where,
+        None,
+        f"groups of {', '.join(str(s) for s in chain[:-1])} NPUs on a dimension of {p} "
+        "NPUs cannot be whole simulator dimensions (ASTRA-sim collectives span whole dimensions)",
+        "use group sizes that divide each other, or a model-parallel size and its complement",
+    )
 
 
-def sim_network(instance: Instance, bw_gbps: Sequence[float], source: str = "ASTRA-sim export") -> SimNetwork:
-    """The simulator network of ``instance`` at per-NPU bandwidths ``bw_gbps`` (GB/s, one per dimension).
+def sim_network(
+    instance: Instance, bw_gbps: Sequence[float], source: str = "ASTRA-sim export"
+) -> SimNetwork:
+    """The simulator network of ``instance`` at per-NPU bandwidths ``bw_gbps`` (GB/s, one per
+    dimension).
 
     Raises:
-        InputError: wrong number of bandwidths, a bandwidth not > 0 (the simulator needs one on every dimension),
-            groups that cannot be whole simulator dimensions, ``halving_doubling`` on a dimension whose simulator
-            dimensions are not powers of two.
+        InputError: wrong number of bandwidths, a bandwidth not > 0 (the simulator needs one on
+            every dimension), groups that cannot be whole simulator dimensions, ``halving_doubling``
+            on a dimension whose simulator dimensions are not powers of two.
     """
     net = instance.network
     D = net.n_dims
     bw = [float(b) for b in bw_gbps]
     if len(bw) != D:
-        raise InputError(source, "--bw", f"{len(bw)} bandwidths for {D} dimensions", f"give {D} values (GB/s)")
+        raise InputError(
+            source, "--bw", f"{len(bw)} bandwidths for {D} dimensions", f"give {D} values (GB/s)"
+        )
     for d, b in enumerate(bw):
         if not math.isfinite(b) or b <= 0:
-            raise InputError(source, f"bw[{d}]", f"{b:g} GB/s per NPU: ASTRA-sim needs a bandwidth > 0 on every "
-                             "dimension", f"bound dimension {d} from below (e.g. bounds = [{{dim = {d}, lower_gbps = "
-                             "1}]) or pass --bw")
+            raise InputError(
+                source,
+                f"bw[{d}]",
+                f"{b:g} GB/s per NPU: ASTRA-sim needs a bandwidth > 0 on every dimension",
+                f"bound dimension {d} from below (e.g. bounds = [{{dim = {d}, lower_gbps = "
+                "1}]) or pass --bw",
+            )
     if any(job.mapping.groups for job in instance.jobs):
         return _check_links(_named_network(instance, bw, source), source)
     jobs = instance.jobs
@@ -262,9 +292,13 @@ def _named_network(instance: Instance, bw: list[float], source: str) -> SimNetwo
 def _check_links(simnet: SimNetwork, source: str) -> SimNetwork:
     for s in simnet.dims:  # (refused here, not written as inf: hieropt's reader refuses inf)
         if not (math.isfinite(s.link_gib) and s.link_gib > 0):
-            raise InputError(source, f"bw[{s.parent}]", f"{s.bw_gbps:g} GB/s per NPU gives a link bandwidth of "
-                             f"{s.link_gib:g} GB/s (2^30) on the simulator, not a finite number > 0",
-                             "give a bandwidth within the range of a double")
+            raise InputError(
+                source,
+                f"bw[{s.parent}]",
+                f"{s.bw_gbps:g} GB/s per NPU gives a link bandwidth of "
+                f"{s.link_gib:g} GB/s (2^30) on the simulator, not a finite number > 0",
+                "give a bandwidth within the range of a double",
+            )
     return simnet
 
 
@@ -273,15 +307,22 @@ def _flow(values) -> str:
 
 
 def network_yml(simnet: SimNetwork, title: str = "") -> str:
-    """The analytical network YAML of ``simnet`` (bandwidth per link, GB/s with 1 GB = 2^30 bytes; latency ns per
-    hop), with a comment per simulator dimension giving its conversion."""
-    lines = [f"# ASTRA-sim 2.0 analytical network written by hieropt{' for ' + title if title else ''}.",
-             f"{EXPORT_MARK} link = B (ring, halvingDoubling) or B/(p-1) (direct);",
-             "# latency per hop = per-step latency / hops per step (Switch 2 hops); GB here = 2^30 bytes."]
+    """The analytical network YAML of ``simnet`` (bandwidth per link, GB/s with 1 GB = 2^30 bytes;
+    latency ns per hop), with a comment per simulator dimension giving its conversion."""
+    lines = [
+        f"# ASTRA-sim 2.0 analytical network written by hieropt{' for ' + title if title else ''}.",
+        f"{EXPORT_MARK} link = B (ring, halvingDoubling) or B/(p-1) (direct);",
+        "# latency per hop = per-step latency / hops per step (Switch 2 hops); GB here = "
+        "2^30 bytes.",
+    ]
     for i, s in enumerate(simnet.dims):
-        lines.append(f"#   sim dim {i} (hieropt dim {s.parent}): {s.block} {s.npus}, B = {s.bw_gbps:.6g} GB/s per NPU, "
-                     f"{s.implementation}/{s.all_to_all_implementation}, link {s.link_gbps:.6g} GB/s (1e9) = "
-                     f"{s.link_gib:.6g} GB/s (2^30), {s.link_latency_ns:.6g} ns per hop")
+        lines.append(
+            f"#   sim dim {i} (hieropt dim {s.parent}): {s.block} {s.npus}, B = "
+            f"{s.bw_gbps:.6g} GB/s per NPU, "
+            f"{s.implementation}/{s.all_to_all_implementation}, link {s.link_gbps:.6g} GB/s "
+            "(1e9) = "
+            f"{s.link_gib:.6g} GB/s (2^30), {s.link_latency_ns:.6g} ns per hop"
+        )
     lines += [f"topology: {_flow(s.block for s in simnet.dims)}",
               f"npus_count: {_flow(s.npus for s in simnet.dims)}",
               f"bandwidth: {_flow(repr(s.link_gib) for s in simnet.dims)}",
@@ -290,13 +331,13 @@ def network_yml(simnet: SimNetwork, title: str = "") -> str:
 
 
 def exported_dims(text: str) -> tuple[tuple[int, str, str, int], ...] | None:
-    """The simulator dimensions a network file written by :func:`network_yml` describes in its comments, as
-    ``(hieropt dimension, hieropt algorithm, block, NPUs)`` in file order; ``None`` when ``text`` has no
-    :data:`EXPORT_MARK` line (a plain analytical network file).
+    """The simulator dimensions a network file written by :func:`network_yml` describes in its
+    comments, as ``(hieropt dimension, hieropt algorithm, block, NPUs)`` in file order; ``None``
+    when ``text`` has no :data:`EXPORT_MARK` line (a plain analytical network file).
 
     Raises:
-        ValueError: the file has the mark but its ``sim dim`` comment lines are not numbered 0, 1, ... in order, or
-            name an algorithm hieropt does not export.
+        ValueError: the file has the mark but its ``sim dim`` comment lines are not numbered 0, 1,
+            ... in order, or name an algorithm hieropt does not export.
     """
     lines = text.splitlines()
     if not any(line.startswith(EXPORT_MARK) for line in lines):
@@ -311,17 +352,22 @@ def exported_dims(text: str) -> tuple[tuple[int, str, str, int], ...] | None:
         if i != len(out):
             raise ValueError(f"comment 'sim dim {i}' where 'sim dim {len(out)}' was expected")
         if impl not in algorithm:
-            raise ValueError(f"comment 'sim dim {i}' names the algorithm {impl!r}, which hieropt does not export")
+            raise ValueError(
+                f"comment 'sim dim {i}' names the algorithm {impl!r}, which hieropt does not export"
+            )
         out.append((parent, algorithm[impl], block, npus))
     return tuple(out)
 
 
 def system_config(simnet: SimNetwork, chunks: int = 1) -> dict:
-    """The system JSON: per-dimension collective algorithms, hierarchical ``localBWAware``, ``chunks`` splits per
-    collective, one active chunk per dimension, endpoint delay 1 ns (0 trips an assertion), roofline compute at
-    1 TFLOP/s peak so ``num_ops`` / 1000 = ns (:func:`hieropt.io.chakra.comp_num_ops`)."""
+    """The system JSON: per-dimension collective algorithms, hierarchical ``localBWAware``,
+    ``chunks`` splits per collective, one active chunk per dimension, endpoint delay 1 ns (0 trips
+    an assertion), roofline compute at 1 TFLOP/s peak so ``num_ops`` / 1000 = ns
+    (:func:`hieropt.io.chakra.comp_num_ops`)."""
     if chunks < 1:
-        raise InputError("ASTRA-sim export", "chunks", f"{chunks} chunks per collective", "use 1 or more")
+        raise InputError(
+            "ASTRA-sim export", "chunks", f"{chunks} chunks per collective", "use 1 or more"
+        )
     impl = [s.implementation for s in simnet.dims]
     return {
         "scheduling-policy": "FIFO",
@@ -340,5 +386,13 @@ def system_config(simnet: SimNetwork, chunks: int = 1) -> dict:
     }
 
 
-__all__ = ["EXPORT_MARK", "IMPLEMENTATION", "SimDim", "SimNetwork", "exported_dims", "sim_network", "network_yml",
-           "system_config"]
+__all__ = [
+    "EXPORT_MARK",
+    "IMPLEMENTATION",
+    "SimDim",
+    "SimNetwork",
+    "exported_dims",
+    "sim_network",
+    "network_yml",
+    "system_config",
+]

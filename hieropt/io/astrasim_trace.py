@@ -1,20 +1,23 @@
-"""The Chakra execution trace of one workload under hieropt's training loop (one graph, the same for every NPU).
+"""The Chakra execution trace of one workload under hieropt's training loop (one graph, the same for
+every NPU).
 
-The dependencies implement the schedules of :mod:`hieropt.model.timing` (its module docstring has the formulas); C are
-compute nodes, T collectives, f / ig / wg a layer's forward, input-gradient and weight-gradient phases:
+The dependencies implement the schedules of :mod:`hieropt.model.timing` (its module docstring has
+the formulas); C are compute nodes, T collectives, f / ig / wg a layer's forward, input-gradient and
+weight-gradient phases:
 
 - forward (every loop): C_f(0) -> T_f(0) -> C_f(1) -> ... one chain.
 - ``no_overlap``: then, layers in reverse, C_ig -> T_ig -> C_wg -> T_wg, one chain.
-- ``recompute``: as ``no_overlap``, each layer's backward starting with its forward again (C_f -> T_f).
-- ``tp_dp_overlap``: per layer in reverse, C_ig -> T_ig and C_ig -> C_wg -> T_wg; the next layer starts when both
-  T_ig and T_wg are done.
-- ``tp_dp_overlap_cross``: compute stream C_ig -> T_ig -> C_wg -> next layer's C_ig; T_wg(l) after C_wg(l) and
-  after T_wg(l+1) (the gradient stream, in backward order).
-- ``pipeline``: (m + p - 1) times [forward chain, p2p, backward chain C_ig -> T_ig -> C_wg, p2p], then every T_wg
-  in one chain. The p2p transfer of ``p2p_bytes`` over dimension ``p2p_dim`` is written as a reduce-scatter of
-  ``p2p_bytes * q / (q - 1)`` bytes on the (largest) simulator dimension of ``p2p_dim`` (q NPUs), which moves the
-  same bytes per NPU at the same bandwidth (latency: one step with ``direct``, q - 1 with ``ring``), so that one
-  trace serves every NPU.
+- ``recompute``: as ``no_overlap``, each layer's backward starting with its forward again (C_f ->
+  T_f).
+- ``tp_dp_overlap``: per layer in reverse, C_ig -> T_ig and C_ig -> C_wg -> T_wg; the next layer
+  starts when both T_ig and T_wg are done.
+- ``tp_dp_overlap_cross``: compute stream C_ig -> T_ig -> C_wg -> next layer's C_ig; T_wg(l) after
+  C_wg(l) and after T_wg(l+1) (the gradient stream, in backward order).
+- ``pipeline``: (m + p - 1) times [forward chain, p2p, backward chain C_ig -> T_ig -> C_wg, p2p],
+  then every T_wg in one chain. The p2p transfer of ``p2p_bytes`` over dimension ``p2p_dim`` is
+  written as a reduce-scatter of ``p2p_bytes * q / (q - 1)`` bytes on the (largest) simulator
+  dimension of ``p2p_dim`` (q NPUs), which moves the same bytes per NPU at the same bandwidth
+  (latency: one step with ``direct``, q - 1 with ``ring``), so that one trace serves every NPU.
 
 Loop ``step`` (the composed LLM training step) has traces of its own, one per pipeline stage
 (:mod:`hieropt.io.astrasim_step`). Collectives on named groups (``mapping.groups``) run on the
@@ -22,10 +25,11 @@ simulator dimensions of their group (:mod:`hieropt.io.astrasim_groups`). Under t
 workload of several pipeline stages (``more_stages``) and point-to-point (``P2P``) collectives have
 no trace: :func:`check_traceable` refuses them with one line.
 
-Node ids follow the order above; among ready nodes the simulator issues the lowest id first, which makes the
-order of collectives on its single collective slot (at most one collective in flight per NPU) the backward order
-ig(l), wg(l), ig(l-1), ... . Compute is written as integer ns (rounded to the nearest ns per node); zero-time
-compute, NONE and zero-byte collectives, and collectives whose group spans no dimension are left out.
+Node ids follow the order above; among ready nodes the simulator issues the lowest id first, which
+makes the order of collectives on its single collective slot (at most one collective in flight per
+NPU) the backward order ig(l), wg(l), ig(l-1), ... . Compute is written as integer ns (rounded to
+the nearest ns per node); zero-time compute, NONE and zero-byte collectives, and collectives whose
+group spans no dimension are left out.
 """
 
 from __future__ import annotations
@@ -56,12 +60,23 @@ class _Graph:
         self.nodes.append(EtNode(len(self.nodes), name, "comp", deps=list(deps), compute_ns=t))
         return [len(self.nodes) - 1]
 
-    def coll(self, name: str, kind: str, size: float, involved: tuple[bool, ...], deps: Deps) -> Deps:
+    def coll(
+        self, name: str, kind: str, size: float, involved: tuple[bool, ...], deps: Deps
+    ) -> Deps:
         n = int(round(float(size)))
         if n <= 0 or not any(involved):
             return deps
-        self.nodes.append(EtNode(len(self.nodes), name, "coll", deps=list(deps), comm_type=kind, comm_bytes=n,
-                                 involved_dim=involved))
+        self.nodes.append(
+            EtNode(
+                len(self.nodes),
+                name,
+                "coll",
+                deps=list(deps),
+                comm_type=kind,
+                comm_bytes=n,
+                involved_dim=involved,
+            )
+        )
         return [len(self.nodes) - 1]
 
 
@@ -95,7 +110,9 @@ class _Layers:
         c = self.colls[lay][j]
         if c is None:
             return deps
-        return self.g.coll(f"{self.names[lay]}.{PHASES[j]}{tag}.{c[0].lower()}", c[0], c[1], c[2], deps)
+        return self.g.coll(
+            f"{self.names[lay]}.{PHASES[j]}{tag}.{c[0].lower()}", c[0], c[1], c[2], deps
+        )
 
     def forward(self, deps: Deps, tag: str = "") -> Deps:
         for lay in range(self.L):
@@ -153,7 +170,8 @@ def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> Non
 
 
 def job_trace(instance: Instance, job: Job, simnet: SimNetwork) -> list[EtNode]:
-    """The nodes of ``job``'s iteration under ``instance.training_loop`` on ``simnet`` (see the module docstring).
+    """The nodes of ``job``'s iteration under ``instance.training_loop`` on ``simnet`` (see the
+    module docstring).
 
     Returns:
         nodes with ids 0..n-1 in issue-priority order; the same list serves every NPU.

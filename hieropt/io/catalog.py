@@ -1,4 +1,5 @@
-"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.model.catalog.Catalog`, checked against an instance.
+"""Parts-catalog files (TOML or YAML) -> :class:`hieropt.model.catalog.Catalog`, checked against an
+instance.
 
 Format (TOML; the same keys in YAML)::
 
@@ -6,8 +7,10 @@ Format (TOML; the same keys in YAML)::
     description = "EXAMPLE prices, invented"
 
     [classes.InterNode]                                   # a cost class of the instance's network
-    links = [                                             # Ring / FullyConnected dimensions: link ports
-      { name = "link-200g", gbit_per_s = 200, usd = 300, max_per_npu = 8 },   # Gb/s, converted: / 8 -> 25 GB/s
+    links = [                                             # Ring / FullyConnected dimensions: link
+                                                          # ports
+      # Gb/s, converted: / 8 -> 25 GB/s
+      { name = "link-200g", gbit_per_s = 200, usd = 300, max_per_npu = 8 },
       { name = "link-50GBs", gbps = 50, usd = 550, max_per_npu = 4 },         # GB/s per direction
     ]
 
@@ -21,22 +24,26 @@ Format (TOML; the same keys in YAML)::
       { name = "sw-128p", radix = 128, usd_per_port = 700 },
     ]
 
-Sources, power, optics and fabrics (:mod:`hieropt.model.parts`; ``catalogs/nvl72-infiniband.toml`` is a full
+Sources, power, optics and fabrics (:mod:`hieropt.model.parts`; ``catalogs/nvl72-infiniband.toml``
+is a full
 example)::
 
     require_sources = true                       # every price needs a source
     [sources.vendor-sheet]
     ref = "https://... (vendor data sheet)"
     date = "2026-12-01"
-    kind = "spec"                                # list | street | estimate | spec | assumption | invented
+    kind = "spec"                                # list | street | estimate | spec | assumption |
+                                                 # invented
 
-    [[classes.InterPod.nics]]                    # (arrays of tables read best with comments per figure)
+    [[classes.InterPod.nics]]                    # (arrays of tables read best with comments per
+                                                 # figure)
     name = "nic-400g"
     gbit_per_s = 400
     max_per_npu = 1
     usd = 1500
     watts = 25                                   # W per unit
-    source = "vendor-sheet"                      # covers the price (and the power unless watts_source is given)
+    source = "vendor-sheet"                      # covers the price (and the power unless
+                                                 # watts_source is given)
     [[classes.InterPod.optics]]
     name = "2x400G OSFP DR4"
     reach_m = 100
@@ -46,19 +53,22 @@ example)::
     usd = 1250
     watts = 17
     [classes.InterPod.fabric]
-    placement = ["per_group", "rail_optimized"]  # or multi_plane; one value or a list to choose from
-    oversubscription = [[1, 2]]                  # per tier, leaves first: a ratio >= 1 or a list of choices
+    placement = ["per_group", "rail_optimized"]  # or multi_plane; one value or a list to choose
+                                                 # from
+    oversubscription = [[1, 2]]                  # per tier, leaves first: a ratio >= 1 or a list of
+                                                 # choices
     max_tiers = 3
     link_length_m = [30, 100, 500]               # NIC-leaf, leaf-spine, spine-core
 
-Every problem is a one-line :class:`hieropt.errors.InputError` (exit 2) naming the file, the field and the fix:
-unknown keys, a missing price, a price without a source where the catalog requires one, an unknown source key, a
-bad source date or kind, negative power, a switch radix below 4, an oversubscription below 1, optics or a fabric on a
-class without Switch dimensions, optics without link lengths, zero or negative bandwidth, a cost class the
-instance's network does not use (or one it uses with no parts), parts of the wrong kind for the dimension's building
-block, a node size that does not divide the cluster, and a part that can never meet a design constraint or bound of
-the instance (checked by interval arithmetic over the other dimensions' reachable bandwidths, so no usable part is
-ever rejected).
+Every problem is a one-line :class:`hieropt.errors.InputError` (exit 2) naming the file, the field
+and the fix: unknown keys, a missing price, a price without a source where the catalog requires one,
+an unknown source key, a bad source date or kind, negative power, a switch radix below 4, an
+oversubscription below 1, optics or a fabric on a class without Switch dimensions, optics without
+link lengths, zero or negative bandwidth, a cost class the instance's network does not use (or one
+it uses with no parts), parts of the wrong kind for the dimension's building block, a node size that
+does not divide the cluster, and a part that can never meet a design constraint or bound of the
+instance (checked by interval arithmetic over the other dimensions' reachable bandwidths, so no
+usable part is ever rejected).
 """
 
 from __future__ import annotations
@@ -82,8 +92,8 @@ _CLASS_KEYS = (*_KINDS, "fabric")
 
 
 def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
-    """Read a catalog file (``.toml``, or ``.yml`` / ``.yaml``) and, if ``instance`` is given, check it against the
-    instance (:func:`check_catalog`).
+    """Read a catalog file (``.toml``, or ``.yml`` / ``.yaml``) and, if ``instance`` is given, check
+    it against the instance (:func:`check_catalog`).
 
     Raises:
         InputError: any bad file, key or value, naming the file, the field and the fix.
@@ -101,7 +111,8 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
 
 
 def parse_catalog(data: Any, source: str) -> Catalog:
-    """Validate a catalog given as a mapping (as read from TOML / YAML); ``source`` names it in errors."""
+    """Validate a catalog given as a mapping (as read from TOML / YAML); ``source`` names it in
+    errors."""
     if not isinstance(data, dict):
         raise InputError(source, None, "expected a 'classes' table", "see docs/how-to/provision.md")
     for k in data:
@@ -113,11 +124,21 @@ def parse_catalog(data: Any, source: str) -> Catalog:
                          "add one [classes.<cost class>] table per cost class of the network")
     for cname, pc in classes.items():
         if not isinstance(pc, dict):
-            raise InputError(source, f"classes.{cname}", "expected a table of parts",
-                             "give links = [...] (Ring / FullyConnected) or nics, switches, optics and fabric (Switch)")
+            raise InputError(
+                source,
+                f"classes.{cname}",
+                "expected a table of parts",
+                "give links = [...] (Ring / FullyConnected) or nics, switches, optics and "
+                "fabric (Switch)",
+            )
         for kind, parts in pc.items():
             if kind not in _CLASS_KEYS:
-                raise InputError(source, f"classes.{cname}.{kind}", "unknown key", f"use only {', '.join(_CLASS_KEYS)}")
+                raise InputError(
+                    source,
+                    f"classes.{cname}.{kind}",
+                    "unknown key",
+                    f"use only {', '.join(_CLASS_KEYS)}",
+                )
             if kind in _KINDS and not isinstance(parts, list):
                 raise InputError(source, f"classes.{cname}.{kind}", "expected a list of tables",
                                  f"write {kind} = [{{ name = ..., ... }}]")
@@ -131,13 +152,24 @@ def parse_catalog(data: Any, source: str) -> Catalog:
 
 
 def _unique_names(pc: dict, cname: str, source: str) -> None:
-    """Refuse two parts of one class with one name: the bill of materials could not tell which was bought."""
+    """Refuse two parts of one class with one name: the bill of materials could not tell which was
+    bought."""
     seen: dict[str, str] = {}
-    for field, name in ((f"classes.{cname}.{k}[{i}]", p.get("name")) for k, ps in pc.items() if k in _KINDS
-                        for i, p in enumerate(ps) if isinstance(p, dict) and isinstance(p.get("name"), str)):
+    for field, name in (
+        (f"classes.{cname}.{k}[{i}]", p.get("name"))
+        for k, ps in pc.items()
+        if k in _KINDS
+        for i, p in enumerate(ps)
+        if isinstance(p, dict) and isinstance(p.get("name"), str)
+    ):
         if name in seen:
-            raise InputError(source, f"{field}.name", f"'{name}' is also the name of {seen[name]}", "give every "
-                             "part of a class its own name (the bill of materials lists parts by name)")
+            raise InputError(
+                source,
+                f"{field}.name",
+                f"'{name}' is also the name of {seen[name]}",
+                "give every "
+                "part of a class its own name (the bill of materials lists parts by name)",
+            )
         seen[name] = field
 
 
@@ -147,7 +179,9 @@ def _precheck(p: Any, field: str, kind: str, source: str) -> None:
         raise InputError(source, field, f"expected a table, got {p!r}", "write { name = ..., ... }")
     name = f"{field} ('{p['name']}')" if isinstance(p.get("name"), str) else field
     if kind in ("links", "nics", "optics") and "usd" not in p:
-        raise InputError(source, f"{name}.usd", "missing price", f"add usd = <price of one {_KINDS[kind]} in $>")
+        raise InputError(
+            source, f"{name}.usd", "missing price", f"add usd = <price of one {_KINDS[kind]} in $>"
+        )
     if kind == "switches" and "usd_per_switch" not in p and "usd_per_port" not in p:
         raise InputError(source, f"{name}.usd_per_switch", "missing price",
                          "add usd_per_switch = <$ per switch> or usd_per_port = <$ per port>")
@@ -157,14 +191,22 @@ def _error(e: ValidationError, data: dict[str, Any], source: str) -> InputError:
     """The first pydantic error as an InputError, with the part's name added to its field."""
     out = validation_error(e, source)
     loc = e.errors()[0]["loc"]
-    if len(loc) >= 4 and loc[0] == "classes" and loc[2] in _KINDS and isinstance(loc[3], int) and out.field:
+    if (
+        len(loc) >= 4
+        and loc[0] == "classes"
+        and loc[2] in _KINDS
+        and isinstance(loc[3], int)
+        and out.field
+    ):
         try:
             name = data["classes"][loc[1]][loc[2]][loc[3]].get("name")
         except (KeyError, IndexError, TypeError, AttributeError):
             name = None
         head = f"classes.{loc[1]}.{loc[2]}[{loc[3]}]"
         if isinstance(name, str) and out.field.startswith(head):
-            return InputError(source, out.field.replace(head, f"{head} ('{name}')", 1), out.problem, out.fix)
+            return InputError(
+                source, out.field.replace(head, f"{head} ('{name}')", 1), out.problem, out.fix
+            )
     return out
 
 
@@ -176,9 +218,9 @@ def check_catalog(catalog: Catalog, instance: Instance, source: str | Path = "ca
     """Check ``catalog`` against ``instance``'s network, design constraints and bounds.
 
     Raises:
-        InputError: a catalog class the network does not use, a network class without parts, parts of the wrong
-            kind for a building block, a node size that does not divide the NPU count, or a part that can never meet a
-            design constraint or bound.
+        InputError: a catalog class the network does not use, a network class without parts, parts
+            of the wrong kind for a building block, a node size that does not divide the NPU count,
+            or a part that can never meet a design constraint or bound.
     """
     src = str(source)
     net = instance.network
@@ -186,79 +228,116 @@ def check_catalog(catalog: Catalog, instance: Instance, source: str | Path = "ca
     used = {dim.cost_class for dim in net.dims}
     for cname in catalog.classes:
         if cname not in used:
-            raise InputError(src, f"classes.{cname}", f"unknown cost class '{cname}': the instance's network uses "
-                             f"{', '.join(sorted(used))}", "rename the class to one of those, or remove it")
+            raise InputError(
+                src,
+                f"classes.{cname}",
+                f"unknown cost class '{cname}': the instance's network uses "
+                f"{', '.join(sorted(used))}",
+                "rename the class to one of those, or remove it",
+            )
     for d, dim in enumerate(net.dims):
         pc = catalog.classes.get(dim.cost_class)
         need = ("links",) if dim.block in LINK_BLOCKS else ("nics", "switches")
         if pc is None:
-            raise InputError(src, f"classes.{dim.cost_class}", f"missing: dimension {d} ({dim.block}) uses cost class "
-                             f"'{dim.cost_class}' but the catalog has no parts for it",
-                             f"add [classes.{dim.cost_class}] with {' and '.join(need)}")
+            raise InputError(
+                src,
+                f"classes.{dim.cost_class}",
+                f"missing: dimension {d} ({dim.block}) uses cost class "
+                f"'{dim.cost_class}' but the catalog has no parts for it",
+                f"add [classes.{dim.cost_class}] with {' and '.join(need)}",
+            )
         for kind in need:
             if not getattr(pc, kind):
-                raise InputError(src, f"classes.{dim.cost_class}.{kind}", f"missing: dimension {d} is a {dim.block}",
-                                 f"add {kind} = [...] ({'link ports' if kind == 'links' else _KINDS[kind] + 's'})")
+                raise InputError(
+                    src,
+                    f"classes.{dim.cost_class}.{kind}",
+                    f"missing: dimension {d} is a {dim.block}",
+                    f"add {kind} = [...] "
+                    f"({'link ports' if kind == 'links' else _KINDS[kind] + 's'})",
+                )
     for cname, pc in catalog.classes.items():
         blocks = {dim.block for dim in net.dims if dim.cost_class == cname}
         for kind in ("links", "nics", "switches"):
             wanted = bool(blocks & set(LINK_BLOCKS)) if kind == "links" else "Switch" in blocks
             if getattr(pc, kind) and not wanted:
                 use = "nics and switches" if kind == "links" else "links"
-                raise InputError(src, f"classes.{cname}.{kind}", f"class '{cname}' is used only by "
-                                 f"{'/'.join(sorted(blocks))} dimensions, which are provisioned with {use}",
-                                 f"remove {kind} or give {use}")
+                raise InputError(
+                    src,
+                    f"classes.{cname}.{kind}",
+                    f"class '{cname}' is used only by "
+                    f"{'/'.join(sorted(blocks))} dimensions, which are provisioned with {use}",
+                    f"remove {kind} or give {use}",
+                )
         for kind in ("links", "nics"):
             for i, part in enumerate(getattr(pc, kind)):
                 if part.node_npus is not None and (part.node_npus > N or N % part.node_npus):
-                    raise InputError(src, f"{_part_label(cname, kind, i, part)}.node_npus",
-                                     f"a node of {part.node_npus} NPUs does not divide the cluster's {N:,} NPUs",
-                                     f"use a divisor of {N}")
+                    raise InputError(
+                        src,
+                        f"{_part_label(cname, kind, i, part)}.node_npus",
+                        f"a node of {part.node_npus} NPUs does not divide the cluster's {N:,} NPUs",
+                        f"use a divisor of {N}",
+                    )
     _check_fabrics(catalog, instance, src)
     _check_option_count(catalog, instance, src)
     _check_reachable(catalog, instance, src)
 
 
 MAX_OPTIONS = 20_000
-"""Most provisioning options (part x unit count x switch model x fabric choice) of one dimension: the MILP has one
-binary per option, so a unit limit of a million would take minutes and gigabytes before the first solve."""
+"""Most provisioning options (part x unit count x switch model x fabric choice) of one dimension:
+the MILP has one binary per option, so a unit limit of a million would take minutes and gigabytes
+before the first solve."""
 
 
 def _check_option_count(catalog: Catalog, instance: Instance, src: str) -> None:
-    """Reject a catalog whose unit limits give a dimension more than :data:`MAX_OPTIONS` options (naming the part
-    with the largest limit)."""
+    """Reject a catalog whose unit limits give a dimension more than :data:`MAX_OPTIONS` options
+    (naming the part with the largest limit)."""
     for d, dim in enumerate(instance.network.dims):
         pc = catalog.classes[dim.cost_class]
         per_unit = 1
         if dim.block not in LINK_BLOCKS:
             spec = pc.fabric
-            fabric_choices = len(spec.placement) * len(spec.ratio_choices()) if spec is not None else 1
+            fabric_choices = (
+                len(spec.placement) * len(spec.ratio_choices()) if spec is not None else 1
+            )
             per_unit = max(1, len(pc.switches)) * max(1, fabric_choices)
         parts = _parts(catalog, instance, d)
         count = sum(p.max_units for _, _, p in parts) * per_unit
         if count > MAX_OPTIONS:
             kind, i, part = max(parts, key=lambda e: e[2].max_units)
             key = "max_per_npu" if part.per == "NPU" else "max_per_node"
-            raise InputError(src, f"{_part_label(dim.cost_class, kind, i, part)}.{key}",
-                             f"{part.max_units:,} units per {part.per} give dimension {d} {count:,} options (one "
-                             f"MILP binary each; at most {MAX_OPTIONS:,})",
-                             f"lower {key} to the most units an NPU can really take (a few dozen), or use a faster "
-                             "part")
+            raise InputError(
+                src,
+                f"{_part_label(dim.cost_class, kind, i, part)}.{key}",
+                f"{part.max_units:,} units per {part.per} give dimension {d} {count:,} "
+                "options (one "
+                f"MILP binary each; at most {MAX_OPTIONS:,})",
+                f"lower {key} to the most units an NPU can really take (a few dozen), or "
+                "use a faster "
+                "part",
+            )
 
 
 def _check_fabrics(catalog: Catalog, instance: Instance, src: str) -> None:
-    """Optics and fabric tables only on classes with Switch dimensions; link lengths wherever optics are given."""
+    """Optics and fabric tables only on classes with Switch dimensions; link lengths wherever optics
+    are given."""
     for cname, pc in catalog.classes.items():
         blocks = {dim.block for dim in instance.network.dims if dim.cost_class == cname}
         for key in ("optics", "fabric"):
             if getattr(pc, key) and "Switch" not in blocks:
-                raise InputError(src, f"classes.{cname}.{key}", f"class '{cname}' has no Switch dimension (it is "
-                                 f"used by {'/'.join(sorted(blocks))} dimensions)",
-                                 f"remove {key}; a link port's price includes its cable")
+                raise InputError(
+                    src,
+                    f"classes.{cname}.{key}",
+                    f"class '{cname}' has no Switch dimension (it is "
+                    f"used by {'/'.join(sorted(blocks))} dimensions)",
+                    f"remove {key}; a link port's price includes its cable",
+                )
         if pc.optics and (pc.fabric is None or not pc.fabric.link_length_m):
-            raise InputError(src, f"classes.{cname}.fabric.link_length_m", "missing: optics are chosen by the "
-                             "length of each link level", "add [classes.<class>.fabric] link_length_m = [NIC-leaf, "
-                             "leaf-spine, ...] in m")
+            raise InputError(
+                src,
+                f"classes.{cname}.fabric.link_length_m",
+                "missing: optics are chosen by the length of each link level",
+                "add [classes.<class>.fabric] link_length_m = [NIC-leaf, leaf-spine, ...] in m",
+            )
 
 
 def _parts(catalog: Catalog, instance: Instance, d: int) -> list[tuple[str, int, Part]]:
@@ -272,7 +351,8 @@ def _range(part: Part) -> tuple[float, float]:
 
 
 def _reach(part: Part) -> str:
-    """``'name' 4 x 25 GB/s = 100``: the most a part gives (GB/s per NPU; per node of n when shared)."""
+    """``'name' 4 x 25 GB/s = 100``: the most a part gives (GB/s per NPU; per node of n when
+    shared)."""
     return (f"'{part.name}' {part.max_units} x {part.unit_gbps:g} GB/s"
             + (f" per node of {part.share}" if part.share > 1 else "") + f" = {_range(part)[1]:g}")
 
@@ -283,9 +363,10 @@ def _units_for(part: Part, need_gbps: float) -> str:
 
 
 def _check_served(catalog: Catalog, instance: Instance, src: str) -> None:
-    """Reject a network that no choice of parts can serve: a bound or a design constraint out of reach of every part
-    of the dimensions it involves (interval arithmetic over each dimension's whole range, so the error is certain).
-    The error names every part of the dimensions concerned and what each reaches, not one of them."""
+    """Reject a network that no choice of parts can serve: a bound or a design constraint out of
+    reach of every part of the dimensions it involves (interval arithmetic over each dimension's
+    whole range, so the error is certain). The error names every part of the dimensions concerned
+    and what each reaches, not one of them."""
     D = instance.network.n_dims
     parts = [[p for _, _, p in _parts(catalog, instance, d)] for d in range(D)]
     ranges = [(min(_range(p)[0] for p in ps), max(_range(p)[1] for p in ps)) for ps in parts]
@@ -298,15 +379,27 @@ def _check_served(catalog: Catalog, instance: Instance, src: str) -> None:
             continue  # one part: the per-part check below names it
         bound = instance.bounds_or_default[d]
         if ranges[d][1] < bound.lower_gbps * (1 - 1e-9):
-            raise InputError(src, f"classes.{instance.network.dims[d].cost_class}", f"no part serves {where(d)}: "
-                             f"the bound bw[{d}] >= {bound.lower_gbps:g} needs {bound.lower_gbps:g} GB/s per NPU, "
-                             f"but its parts reach at most {', '.join(_reach(p) for p in ps)} GB/s per NPU",
-                             f"raise a unit limit ({', '.join(_units_for(p, bound.lower_gbps) for p in ps)}), add a "
-                             f"faster part, or lower the bound")
+            raise InputError(
+                src,
+                f"classes.{instance.network.dims[d].cost_class}",
+                f"no part serves {where(d)}: "
+                f"the bound bw[{d}] >= {bound.lower_gbps:g} needs {bound.lower_gbps:g} GB/s "
+                "per NPU, "
+                f"but its parts reach at most {', '.join(_reach(p) for p in ps)} GB/s per NPU",
+                "raise a unit limit "
+                f"({', '.join(_units_for(p, bound.lower_gbps) for p in ps)}), add a "
+                f"faster part, or lower the bound",
+            )
         if bound.upper_gbps is not None and ranges[d][0] > bound.upper_gbps * (1 + 1e-9):
-            raise InputError(src, f"classes.{instance.network.dims[d].cost_class}", f"no part serves {where(d)}: "
-                             f"the bound bw[{d}] <= {bound.upper_gbps:g}, but one unit of its slowest part gives "
-                             f"{ranges[d][0]:g} GB/s per NPU", "add a slower part, or raise the bound")
+            raise InputError(
+                src,
+                f"classes.{instance.network.dims[d].cost_class}",
+                f"no part serves {where(d)}: "
+                f"the bound bw[{d}] <= {bound.upper_gbps:g}, but one unit of its slowest "
+                "part gives "
+                f"{ranges[d][0]:g} GB/s per NPU",
+                "add a slower part, or raise the bound",
+            )
     for con in instance.constraints:
         a = con.coefficients
         dims = [d for d in range(D) if a[d] != 0]
@@ -324,30 +417,53 @@ def _check_served(catalog: Catalog, instance: Instance, src: str) -> None:
             field = f"classes.{instance.network.dims[d].cost_class}"
             bound = con.rhs / a[d]
             if too_low == (a[d] > 0):
-                raise InputError(src, field, f"no part serves {where(d)}: constraint '{con.text}' needs {bound:g} GB/s "
-                                 f"per NPU, but its parts reach at most {', '.join(_reach(p) for p in parts[d])} GB/s "
-                                 "per NPU", f"raise a unit limit ({', '.join(_units_for(p, bound) for p in parts[d])}),"
-                                 " add a faster part, or relax the constraint")
-            raise InputError(src, field, f"no part serves {where(d)}: constraint '{con.text}' allows at most {bound:g} "
-                             f"GB/s per NPU, but one unit of its slowest part gives {ranges[d][0]:g}",
-                             "add a slower part, or relax the constraint")
+                raise InputError(
+                    src,
+                    field,
+                    f"no part serves {where(d)}: constraint '{con.text}' needs {bound:g} GB/s "
+                    "per NPU, but its parts reach at most "
+                    f"{', '.join(_reach(p) for p in parts[d])} GB/s "
+                    "per NPU",
+                    f"raise a unit limit ({', '.join(_units_for(p, bound) for p in parts[d])}),"
+                    " add a faster part, or relax the constraint",
+                )
+            raise InputError(
+                src,
+                field,
+                f"no part serves {where(d)}: constraint '{con.text}' allows at most {bound:g} "
+                f"GB/s per NPU, but one unit of its slowest part gives {ranges[d][0]:g}",
+                "add a slower part, or relax the constraint",
+            )
         if too_low:
             side = f"reaches at most {lhs_hi:g}"
-            each = "; ".join(f"{where(d)}: at most {', '.join(_reach(p) for p in parts[d])} GB/s per NPU"
-                             for d in dims)
-            fix = "raise the unit limits (max_per_npu / max_per_node) or add faster parts, or relax the constraint"
+            each = "; ".join(
+                f"{where(d)}: at most {', '.join(_reach(p) for p in parts[d])} GB/s per NPU"
+                for d in dims
+            )
+            fix = (
+                "raise the unit limits (max_per_npu / max_per_node) or add faster parts, or "
+                "relax the constraint"
+            )
         else:
             side = f"is at least {lhs_lo:g}"
-            each = "; ".join(f"{where(d)}: one unit gives at least {ranges[d][0]:g} GB/s per NPU" for d in dims)
+            each = "; ".join(
+                f"{where(d)}: one unit gives at least {ranges[d][0]:g} GB/s per NPU" for d in dims
+            )
             fix = "add slower parts, or relax the constraint"
-        raise InputError(src, "classes", f"no choice of parts serves this network: the left-hand side of constraint "
-                         f"'{con.text}' {side} with any of them ({each})", fix)
+        raise InputError(
+            src,
+            "classes",
+            f"no choice of parts serves this network: the left-hand side of constraint "
+            f"'{con.text}' {side} with any of them ({each})",
+            fix,
+        )
 
 
 def _check_reachable(catalog: Catalog, instance: Instance, src: str) -> None:
-    """Reject a network that no choice of parts can serve (:func:`_check_served`, naming every part concerned), then
-    a part whose bandwidth range can never satisfy a bound or a design constraint, whatever the other dimensions
-    choose (interval arithmetic over their reachable ranges), while other parts of its dimension can."""
+    """Reject a network that no choice of parts can serve (:func:`_check_served`, naming every part
+    concerned), then a part whose bandwidth range can never satisfy a bound or a design constraint,
+    whatever the other dimensions choose (interval arithmetic over their reachable ranges), while
+    other parts of its dimension can."""
     _check_served(catalog, instance, src)
     D = instance.network.n_dims
     ranges = []
@@ -360,18 +476,35 @@ def _check_reachable(catalog: Catalog, instance: Instance, src: str) -> None:
         for kind, i, part in _parts(catalog, instance, d):
             lo, hi = _range(part)
             label = _part_label(cname, kind, i, part)
-            reach = (f"{part.max_units} x {part.unit_gbps:g} GB/s"
-                     + (f" per node of {part.share}" if part.share > 1 else "") + f" = {hi:g} GB/s per NPU")
+            reach = (
+                f"{part.max_units} x {part.unit_gbps:g} GB/s"
+                + (f" per node of {part.share}" if part.share > 1 else "")
+                + f" = {hi:g} GB/s per NPU"
+            )
             if hi < bound.lower_gbps * (1 - 1e-9):
-                raise InputError(src, label, f"reaches at most {reach} on dimension {d}, below the instance's "
-                                 f"bound bw[{d}] >= {bound.lower_gbps:g}", _more_units(part, bound.lower_gbps))
+                raise InputError(
+                    src,
+                    label,
+                    f"reaches at most {reach} on dimension {d}, below the instance's "
+                    f"bound bw[{d}] >= {bound.lower_gbps:g}",
+                    _more_units(part, bound.lower_gbps),
+                )
             if bound.upper_gbps is not None and lo > bound.upper_gbps * (1 + 1e-9):
-                raise InputError(src, label, f"one unit gives {lo:g} GB/s per NPU on dimension {d}, above the "
-                                 f"instance's bound bw[{d}] <= {bound.upper_gbps:g}", "use a slower part or remove it")
+                raise InputError(
+                    src,
+                    label,
+                    f"one unit gives {lo:g} GB/s per NPU on dimension {d}, above the "
+                    f"instance's bound bw[{d}] <= {bound.upper_gbps:g}",
+                    "use a slower part or remove it",
+                )
             for con in instance.constraints:
                 a = con.coefficients
-                others_lo = sum(min(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d)
-                others_hi = sum(max(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d)
+                others_lo = sum(
+                    min(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d
+                )
+                others_hi = sum(
+                    max(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d
+                )
                 lhs_lo = others_lo + min(a[d] * lo, a[d] * hi)
                 lhs_hi = others_hi + max(a[d] * lo, a[d] * hi)
                 tol = 1e-9 * max(1.0, abs(con.rhs))
@@ -382,16 +515,31 @@ def _check_reachable(catalog: Catalog, instance: Instance, src: str) -> None:
                 alone = sum(1 for x in a if x != 0) == 1
                 if alone and too_low == (a[d] > 0):
                     need = con.rhs / a[d]
-                    raise InputError(src, label, f"reaches at most {reach} on dimension {d}, but constraint "
-                                     f"'{con.text}' needs {need:g}", _more_units(part, need))
+                    raise InputError(
+                        src,
+                        label,
+                        f"reaches at most {reach} on dimension {d}, but constraint "
+                        f"'{con.text}' needs {need:g}",
+                        _more_units(part, need),
+                    )
                 if alone:
-                    raise InputError(src, label, f"one unit gives {lo:g} GB/s per NPU on dimension {d}, but "
-                                     f"constraint '{con.text}' allows at most {con.rhs / a[d]:g}",
-                                     "use a slower part or remove it")
+                    raise InputError(
+                        src,
+                        label,
+                        f"one unit gives {lo:g} GB/s per NPU on dimension {d}, but "
+                        f"constraint '{con.text}' allows at most {con.rhs / a[d]:g}",
+                        "use a slower part or remove it",
+                    )
                 side = f"reaches at most {lhs_hi:g}" if too_low else f"is at least {lhs_lo:g}"
-                raise InputError(src, label, f"with this part on dimension {d} ({lo:g} to {hi:g} GB/s per NPU) the "
-                                 f"left-hand side of constraint '{con.text}' {side} whatever the other dimensions "
-                                 "choose", "change the part's unit bandwidth or unit limit, or remove it")
+                raise InputError(
+                    src,
+                    label,
+                    f"with this part on dimension {d} ({lo:g} to {hi:g} GB/s per NPU) the "
+                    f"left-hand side of constraint '{con.text}' {side} whatever the other "
+                    "dimensions "
+                    "choose",
+                    "change the part's unit bandwidth or unit limit, or remove it",
+                )
 
 
 def _more_units(part: Part, need_gbps: float) -> str:

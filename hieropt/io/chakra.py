@@ -1,15 +1,18 @@
-"""Chakra execution traces (ET), the workload format of ASTRA-sim 2.0: write and read them with ``protobuf``.
+"""Chakra execution traces (ET), the workload format of ASTRA-sim 2.0: write and read them with
+``protobuf``.
 
-Format (mlcommons/chakra ``schema/protobuf/et_def.proto``, MIT licence; the copy the prebuilt simulator reads is
-ASTRA-sim's ``et_def.proto``): a file is a stream of messages, each preceded by its length as a
-base-128 varint — one ``GlobalMetadata``, then ``Node`` messages. The field numbers are the format.
+Format (mlcommons/chakra ``schema/protobuf/et_def.proto``, MIT licence; the copy the prebuilt
+simulator reads is ASTRA-sim's ``et_def.proto``): a file is a stream of messages, each preceded by
+its length as a base-128 varint — one ``GlobalMetadata``, then ``Node`` messages. The field numbers
+are the format.
 
-How the message classes are made: at import time, from a ``FileDescriptorProto`` that this module states field by
-field (:data:`SCHEMA`, a transcription of et_def.proto — every message, field name, number, type and label, and both
-enums). No generated ``_pb2.py`` is committed: generated code carries a protoc/runtime version guard that ties the
-package to one ``protobuf`` range, while a descriptor built here works with every protobuf >= 4, needs no
-``protoc``, and keeps the field numbers readable in one table. ``tests/fidelity/test_chakra.py`` parses the shipped
-et_def.proto and checks the table against it entry by entry.
+How the message classes are made: at import time, from a ``FileDescriptorProto`` that this module
+states field by field (:data:`SCHEMA`, a transcription of et_def.proto — every message, field name,
+number, type and label, and both enums). No generated ``_pb2.py`` is committed: generated code
+carries a protoc/runtime version guard that ties the package to one ``protobuf`` range, while a
+descriptor built here works with every protobuf >= 4, needs no ``protoc``, and keeps the field
+numbers readable in one table. ``tests/fidelity/test_chakra.py`` parses the shipped et_def.proto and
+checks the table against it entry by entry.
 
 What the simulator reads (astra-sim c459ab6 with chakra 214f2c5, ``src/feeder/et_feeder_node.cpp``):
 dependencies from ``data_deps`` only (``ctrl_deps`` are ignored); ready nodes are issued lowest
@@ -39,19 +42,48 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 PACKAGE = "ChakraProtoMsg"
 ET_VERSION = "0.0.4"
-"""``GlobalMetadata.version`` written (the schema version of et_def.proto; the simulator does not check it)."""
+"""``GlobalMetadata.version`` written (the schema version of et_def.proto; the simulator does not
+check it)."""
 
-_SCALAR_LISTS = ("double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64",
-                 "sfixed32", "sfixed64", "bool", "string", "bytes")
-_LIST_NAME = {"double": "DoubleList", "float": "FloatList", "int32": "Int32List", "int64": "Int64List",
-              "uint32": "Uint32List", "uint64": "Uint64List", "sint32": "Sint32List", "sint64": "Sint64List",
-              "fixed32": "Fixed32List", "fixed64": "Fixed64List", "sfixed32": "Sfixed32List",
-              "sfixed64": "Sfixed64List", "bool": "BoolList", "string": "StringList", "bytes": "BytesList"}
+_SCALAR_LISTS = (
+    "double",
+    "float",
+    "int32",
+    "int64",
+    "uint32",
+    "uint64",
+    "sint32",
+    "sint64",
+    "fixed32",
+    "fixed64",
+    "sfixed32",
+    "sfixed64",
+    "bool",
+    "string",
+    "bytes",
+)
+_LIST_NAME = {
+    "double": "DoubleList",
+    "float": "FloatList",
+    "int32": "Int32List",
+    "int64": "Int64List",
+    "uint32": "Uint32List",
+    "uint64": "Uint64List",
+    "sint32": "Sint32List",
+    "sint64": "Sint64List",
+    "fixed32": "Fixed32List",
+    "fixed64": "Fixed64List",
+    "sfixed32": "Sfixed32List",
+    "sfixed64": "Sfixed64List",
+    "bool": "BoolList",
+    "string": "StringList",
+    "bytes": "BytesList",
+}
 
 
 def _attribute_fields() -> list[tuple[str, int, str, str]]:
-    """AttributeProto: name = 1, doc_string = 2, then the oneof ``value``: <type>_val = 3, 5, ... and
-    <type>_list = 4, 6, ... in the order of :data:`_SCALAR_LISTS`."""
+    """AttributeProto: name = 1, doc_string = 2, then the oneof ``value``: <type>_val = 3, 5, ...
+    and <type>_list = 4, 6, ... in the order of :data:`_SCALAR_LISTS`."""
     out = [("name", 1, "string", "optional"), ("doc_string", 2, "string", "optional")]
     for i, t in enumerate(_SCALAR_LISTS):
         out.append((f"{t}_val", 3 + 2 * i, t, "oneof"))
@@ -62,29 +94,63 @@ def _attribute_fields() -> list[tuple[str, int, str, str]]:
 SCHEMA: dict[str, list[tuple[str, int, str, str]]] = {
     "AttributeProto": _attribute_fields(),
     **{_LIST_NAME[t]: [("values", 1, t, "repeated")] for t in _SCALAR_LISTS},
-    "GlobalMetadata": [("version", 1, "string", "optional"), ("attr", 2, "AttributeProto", "repeated")],
+    "GlobalMetadata": [
+        ("version", 1, "string", "optional"),
+        ("attr", 2, "AttributeProto", "repeated"),
+    ],
     "Node": [
-        ("id", 1, "uint64", "optional"), ("name", 2, "string", "optional"), ("type", 3, "NodeType", "optional"),
-        ("ctrl_deps", 4, "uint64", "repeated"), ("data_deps", 5, "uint64", "repeated"),
-        ("start_time_micros", 6, "uint64", "optional"), ("duration_micros", 7, "uint64", "optional"),
-        ("inputs", 8, "IOInfo", "optional"), ("outputs", 9, "IOInfo", "optional"),
+        ("id", 1, "uint64", "optional"),
+        ("name", 2, "string", "optional"),
+        ("type", 3, "NodeType", "optional"),
+        ("ctrl_deps", 4, "uint64", "repeated"),
+        ("data_deps", 5, "uint64", "repeated"),
+        ("start_time_micros", 6, "uint64", "optional"),
+        ("duration_micros", 7, "uint64", "optional"),
+        ("inputs", 8, "IOInfo", "optional"),
+        ("outputs", 9, "IOInfo", "optional"),
         ("attr", 10, "AttributeProto", "repeated"),
     ],
-    "IOInfo": [("values", 1, "string", "optional"), ("shapes", 2, "string", "optional"),
-               ("types", 3, "string", "optional")],
-    "Tensor": [("tensor_id", 1, "uint64", "optional"), ("storage_id", 2, "uint64", "optional"),
-               ("offset", 3, "uint64", "optional"), ("num_elem", 4, "uint64", "optional"),
-               ("elem_bytes", 5, "uint64", "optional"), ("device", 6, "string", "optional")],
+    "IOInfo": [
+        ("values", 1, "string", "optional"),
+        ("shapes", 2, "string", "optional"),
+        ("types", 3, "string", "optional"),
+    ],
+    "Tensor": [
+        ("tensor_id", 1, "uint64", "optional"),
+        ("storage_id", 2, "uint64", "optional"),
+        ("offset", 3, "uint64", "optional"),
+        ("num_elem", 4, "uint64", "optional"),
+        ("elem_bytes", 5, "uint64", "optional"),
+        ("device", 6, "string", "optional"),
+    ],
 }
-"""Every message of et_def.proto: (field name, field number, type, label); label ``oneof`` = member of the oneof
-``value`` (AttributeProto). Types are proto scalar names or message / enum names of this package."""
+"""Every message of et_def.proto: (field name, field number, type, label); label ``oneof`` = member
+of the oneof ``value`` (AttributeProto). Types are proto scalar names or message / enum names of
+this package."""
 
 ENUMS: dict[str, list[tuple[str, int]]] = {
-    "NodeType": [("INVALID_NODE", 0), ("METADATA_NODE", 1), ("MEM_LOAD_NODE", 2), ("MEM_STORE_NODE", 3),
-                 ("COMP_NODE", 4), ("COMM_SEND_NODE", 5), ("COMM_RECV_NODE", 6), ("COMM_COLL_NODE", 7)],
-    "CollectiveCommType": [("ALL_REDUCE", 0), ("REDUCE", 1), ("ALL_GATHER", 2), ("GATHER", 3), ("SCATTER", 4),
-                           ("BROADCAST", 5), ("ALL_TO_ALL", 6), ("REDUCE_SCATTER", 7),
-                           ("REDUCE_SCATTER_BLOCK", 8), ("BARRIER", 9)],
+    "NodeType": [
+        ("INVALID_NODE", 0),
+        ("METADATA_NODE", 1),
+        ("MEM_LOAD_NODE", 2),
+        ("MEM_STORE_NODE", 3),
+        ("COMP_NODE", 4),
+        ("COMM_SEND_NODE", 5),
+        ("COMM_RECV_NODE", 6),
+        ("COMM_COLL_NODE", 7),
+    ],
+    "CollectiveCommType": [
+        ("ALL_REDUCE", 0),
+        ("REDUCE", 1),
+        ("ALL_GATHER", 2),
+        ("GATHER", 3),
+        ("SCATTER", 4),
+        ("BROADCAST", 5),
+        ("ALL_TO_ALL", 6),
+        ("REDUCE_SCATTER", 7),
+        ("REDUCE_SCATTER_BLOCK", 8),
+        ("BARRIER", 9),
+    ],
 }
 """Both enums of et_def.proto: (value name, number)."""
 
@@ -131,7 +197,7 @@ AttributeMsg = _CLASSES["AttributeProto"]
 """The protobuf class of ``ChakraProtoMsg.AttributeProto``."""
 
 
-# --------------------------------------------------------------------------------------------------- nodes
+# -------------------------------------------------------------------------------------------- nodes
 @dataclass
 class EtNode:
     """One node of a trace, in the simulator's terms.
@@ -141,9 +207,10 @@ class EtNode:
         name: free text.
         kind: ``"comp"``, ``"coll"``, ``"send"`` or ``"recv"``.
         deps: ids this node waits for (written as ``data_deps``).
-        compute_ns: ``comp``: duration in ns, encoded exactly as roofline ``num_ops`` (see :func:`comp_num_ops`).
-        comm_type: ``coll``: a :data:`COMM_TYPE` name (``ALL_REDUCE``, ``REDUCE_SCATTER``, ``ALL_GATHER``,
-            ``ALL_TO_ALL``).
+        compute_ns: ``comp``: duration in ns, encoded exactly as roofline ``num_ops`` (see
+            :func:`comp_num_ops`).
+        comm_type: ``coll``: a :data:`COMM_TYPE` name (``ALL_REDUCE``, ``REDUCE_SCATTER``,
+            ``ALL_GATHER``, ``ALL_TO_ALL``).
         comm_bytes: ``coll``, ``send``, ``recv``: size in bytes (all-gather: the per-NPU input
             shard).
         involved_dim: ``coll``: one bool per simulator network dimension.
@@ -165,14 +232,17 @@ class EtNode:
 
 
 OPS_PER_NS = 1000
-"""``num_ops`` per ns of compute at ``peak-perf: 1`` (TFLOP/s) in the system JSON with ``roofline-enabled: 1``."""
+"""``num_ops`` per ns of compute at ``peak-perf: 1`` (TFLOP/s) in the system JSON with
+``roofline-enabled: 1``."""
 
 
 def comp_num_ops(compute_ns: int) -> int:
-    """Roofline ``num_ops`` that makes the simulator charge exactly ``compute_ns`` ns at ``peak-perf: 1``.
+    """Roofline ``num_ops`` that makes the simulator charge exactly ``compute_ns`` ns at
+    ``peak-perf: 1``.
 
-    The simulator computes ``uint64(num_ops / 1e12 * 1e9)`` (truncation, Workload::issue_comp); half a nanosecond
-    extra (``+ 500``) keeps floating-point rounding from truncating an exact integer to one ns less.
+    The simulator computes ``uint64(num_ops / 1e12 * 1e9)`` (truncation, Workload::issue_comp); half
+    a nanosecond extra (``+ 500``) keeps floating-point rounding from truncating an exact integer to
+    one ns less.
     """
     return int(compute_ns) * OPS_PER_NS + OPS_PER_NS // 2
 
@@ -316,7 +386,8 @@ def encode_trace(nodes: Iterable[EtNode], version: str = ET_VERSION) -> bytes:
 
 
 def write_trace(path: str | Path, nodes: Sequence[EtNode]) -> int:
-    """Write one ET file; returns its size in bytes. OSError propagates (callers turn it into InputError)."""
+    """Write one ET file; returns its size in bytes. OSError propagates (callers turn it into
+    InputError)."""
     data = encode_trace(nodes)
     from .files import write_atomic
 
@@ -344,7 +415,8 @@ def _messages(data: bytes) -> Iterator[bytes]:
 
 
 def read_trace(path: str | Path) -> tuple[GlobalMetadataMsg, list[NodeMsg]]:
-    """Read an ET file back: its ``GlobalMetadata`` and ``Node`` messages. Raises ValueError on a malformed file."""
+    """Read an ET file back: its ``GlobalMetadata`` and ``Node`` messages. Raises ValueError on a
+    malformed file."""
     msgs = list(_messages(Path(path).read_bytes()))
     if not msgs:
         raise ValueError("empty trace")

@@ -1,7 +1,8 @@
 """The ``[cluster]`` section of instance and space files -> :class:`hieropt.spec.cluster.Cluster`.
 
-Each figure is a number or ``{ value = ..., source = "<key>" }``; sources are ``[cluster.sources.<key>]`` tables
-with ``ref``, ``date`` (YYYY-MM-DD) and ``kind`` (list, street, estimate, spec, assumption, invented), as in the
+Each figure is a number or ``{ value = ..., source = "<key>" }``; sources are
+``[cluster.sources.<key>]`` tables with ``ref``, ``date`` (YYYY-MM-DD) and ``kind`` (list, street,
+estimate, spec, assumption, invented), as in the
 parts catalogs::
 
     [cluster]
@@ -32,8 +33,8 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
     """The ``[cluster]`` table ``value`` of file ``src`` as a :class:`Cluster`.
 
     Raises:
-        InputError: not a table, a figure neither a number nor ``{value, source}``, an unknown key, a bad value or
-            an unknown source (naming ``src`` and the field).
+        InputError: not a table, a figure neither a number nor ``{value, source}``, an unknown key,
+            a bad value or an unknown source (naming ``src`` and the field).
     """
     from pydantic import ValidationError
 
@@ -50,12 +51,20 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
         if isinstance(v, dict):
             extra = set(v) - {"value", "source"}
             if extra or "value" not in v:
-                raise InputError(src, f"{field}.{key}", "expected a number or { value = ..., source = \"<key>\" }",
-                                 "write e.g. accelerator_usd = { value = 33750, source = \"epoch\" }")
+                raise InputError(
+                    src,
+                    f"{field}.{key}",
+                    'expected a number or { value = ..., source = "<key>" }',
+                    'write e.g. accelerator_usd = { value = 33750, source = "epoch" }',
+                )
             if "source" in v:
                 if not isinstance(v["source"], str):
-                    raise InputError(src, f"{field}.{key}.source", "expected the key of a [cluster.sources] table",
-                                     "write source = \"<key>\"")
+                    raise InputError(
+                        src,
+                        f"{field}.{key}.source",
+                        "expected the key of a [cluster.sources] table",
+                        'write source = "<key>"',
+                    )
                 sources[key] = v["source"]
             v = v["value"]
         figures[key] = v

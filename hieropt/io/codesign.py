@@ -2,32 +2,43 @@
 (``spaces/codesign-gpt3-4096.toml``)::
 
     name = "codesign-gpt3-4096"
-    model = "../models/gpt3-175b-llm.toml"   # LLM model file: architecture, NPU (HBM), precision, base plan
-    set = ["global_batch_size=1536"]         # optional KEY=VALUE overrides of the model file (as --set)
+    model = "../models/gpt3-175b-llm.toml"   # LLM model file: architecture, NPU (HBM), precision,
+                                             # base plan
+    set = ["global_batch_size=1536"]         # optional KEY=VALUE overrides of the model file (as
+                                             # --set)
     npus = 4096                              # or several cluster sizes: npus = [2048, 4096, 8192]
-    objective = "performance"                # performance | performance_per_cost | min_cost (+ max_iteration_time_ns)
-    constraints = ["sum(bw) == 500"]         # parsed for every dimension count; 'top' = the last dimension
+    objective = "performance"                # performance | performance_per_cost | min_cost (+
+                                             # max_iteration_time_ns)
+    constraints = ["sum(bw) == 500"]         # parsed for every dimension count; 'top' = the last
+                                             # dimension
     mapping_rule = "lowest"                  # lowest | all_placements
-    prune = true                             # skip candidates whose proven bound cannot beat the incumbent
+    prune = true                             # skip candidates whose proven bound cannot beat the
+                                             # incumbent
 
-    [plans]                                  # the values each plan field may take (lists; an omitted field
+    [plans]                                  # the values each plan field may take (lists; an
+                                             # omitted field
                                              # keeps the model file's value)
     tp = [1, 2, 4, 8, 16]
     pp = [1, 2, 4, 8, 16]
     zero_stage = [0, 1]
     recompute = ["none", "selective", "full"]
-    sequence_parallel = [false, true]        # also: ep, virtual_stages, micro_batch_size, overlap_grad_reduce,
-                                             # schedule = ["1f1b", "interleaved"] (v = 1 / v >= 2; default
+    sequence_parallel = [false, true]        # also: ep, virtual_stages, micro_batch_size,
+                                             # overlap_grad_reduce,
+                                             # schedule = ["1f1b", "interleaved"] (v = 1 / v >= 2;
+                                             # default
                                              # virtual_stages then [1, 2])
 
-    [network]                                # one fixed network: dims = [{block, npus, cost_class}, ...]
-    # or, instead of [network], a shape space as in hieropt explore: dims = [2, 4], switch_only_at_top,
+    [network]                                # one fixed network: dims = [{block, npus, cost_class},
+                                             # ...]
+    # or, instead of [network], a shape space as in hieropt explore: dims = [2, 4],
+    # switch_only_at_top,
     # [[levels]] tables (name, blocks, npus, cost_class, max_npus_within, ...)
 
     [cost.InterPod]                          # or cost = "cost.yml" (LIBRA format), $ per GB/s
     link_usd_per_gbps = 7.8
 
-Every mistake raises a one-line :class:`hieropt.errors.InputError` naming the file, the field and the fix.
+Every mistake raises a one-line :class:`hieropt.errors.InputError` naming the file, the field and
+the fix.
 """
 
 from __future__ import annotations
@@ -45,14 +56,35 @@ from .instance import buyer_entries, cost_entry, read_toml, required_choice
 from .llm import override_path, parse_override_value, read_llm
 from .space import dims_entry, level_entry
 
-_TOP_KEYS = ("name", "description", "model", "set", "npus", "objective", "constraints", "mapping_rule", "prune",
-             "plans", "network", "dims", "levels", "switch_only_at_top", "cost", "max_iteration_time_ns",
-             "max_network_cost_usd", "dimension_mode", "nic_gbps", "nic_npus")
-_TOP_KEYS += ("tokens", "cluster")  # the run's token budget and the cluster's cost (hieropt.io.cluster)
+_TOP_KEYS = (
+    "name",
+    "description",
+    "model",
+    "set",
+    "npus",
+    "objective",
+    "constraints",
+    "mapping_rule",
+    "prune",
+    "plans",
+    "network",
+    "dims",
+    "levels",
+    "switch_only_at_top",
+    "cost",
+    "max_iteration_time_ns",
+    "max_network_cost_usd",
+    "dimension_mode",
+    "nic_gbps",
+    "nic_npus",
+)
+# the run's token budget and the cluster's cost (hieropt.io.cluster)
+_TOP_KEYS += ("tokens", "cluster")
 
 
 def load_codesign(path: str | Path) -> CodesignSpace:
-    """Read a co-design space file and the model and cost files it names (paths relative to the file).
+    """Read a co-design space file and the model and cost files it names (paths relative to the
+    file).
 
     Raises:
         InputError: any bad file or field, naming the file, the field and the fix.
@@ -90,9 +122,11 @@ def _check_keys(data: dict[str, Any], src: str) -> None:
     for k in data:
         if k not in _TOP_KEYS:
             raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
-    for k, fix in (("model", 'name the LLM model file, e.g. model = "../models/gpt3-175b-llm.toml"'),
-                   ("npus", "give the total number of NPUs, e.g. npus = 4096"),
-                   ("cost", "inline [cost.<class>] tables or name a LIBRA cost file")):
+    for k, fix in (
+        ("model", 'name the LLM model file, e.g. model = "../models/gpt3-175b-llm.toml"'),
+        ("npus", "give the total number of NPUs, e.g. npus = 4096"),
+        ("cost", "inline [cost.<class>] tables or name a LIBRA cost file"),
+    ):
         if k not in data:
             raise missing_key(data, k, src, fix)
 
@@ -121,9 +155,14 @@ def _plan_choices(data: dict[str, Any], base, src: str) -> PlanChoices:
     if not isinstance(plans, dict):
         raise InputError(src, "plans", "expected a table", "write [plans] tp = [1, 2, 4, 8]")
     given = {k: v if isinstance(v, list) else [v] for k, v in plans.items()}
-    own = {k: [getattr(base.plan, k)] for k in PlanChoices.model_fields if k not in given and k != "schedule"}
+    own = {
+        k: [getattr(base.plan, k)]
+        for k in PlanChoices.model_fields
+        if k not in given and k != "schedule"
+    }
     if "interleaved" in (given.get("schedule") or ()) and "virtual_stages" not in given:
-        own["virtual_stages"] = [1, 2] if "1f1b" in given["schedule"] else [2]  # (the interleaved schedule's v)
+        # (the interleaved schedule's v)
+        own["virtual_stages"] = [1, 2] if "1f1b" in given["schedule"] else [2]
     try:
         return PlanChoices(**own, **given)
     except ValidationError as e:
@@ -141,50 +180,71 @@ def _network_parts(data: dict[str, Any], src: str) -> dict[str, Any]:
     parts: dict[str, Any] = {}
     if "network" in data:
         for k in ("dims", "switch_only_at_top"):
-            if k in data and "levels" not in data:  # (with levels too: CodesignSpace says to keep one of them)
-                raise InputError(src, k, "belongs to a shape space, and [network] gives one fixed network",
-                                 f"remove {k} or [network]")
+            # (with levels too: CodesignSpace says to keep one of them)
+            if k in data and "levels" not in data:
+                raise InputError(
+                    src,
+                    k,
+                    "belongs to a shape space, and [network] gives one fixed network",
+                    f"remove {k} or [network]",
+                )
         net = data["network"]
         try:
             parts["network"] = Network(**net) if isinstance(net, dict) else Network(dims=net)
         except (ValidationError, TypeError) as e:
             if isinstance(e, ValidationError):
                 raise validation_error(e, src, "network") from e
-            raise InputError(src, "network", "expected a table with dims", "write [network] dims = [...]") from e
+            raise InputError(
+                src, "network", "expected a table with dims", "write [network] dims = [...]"
+            ) from e
     if "levels" in data:
         levels = data["levels"]
         if not isinstance(levels, list) or not all(isinstance(lv, dict) for lv in levels):
-            raise InputError(src, "levels", "expected one or more [[levels]] tables", "see spaces/gpt3-4096.toml")
+            raise InputError(
+                src, "levels", "expected one or more [[levels]] tables", "see spaces/gpt3-4096.toml"
+            )
         parts["levels"] = [level_entry(lv, i, src) for i, lv in enumerate(levels)]
         parts["min_dims"], parts["max_dims"] = dims_entry(data.get("dims", [2, 4]), src)
     return parts
 
 
 def _check_set_npus(sets: list[str], npus: Any, src: str) -> None:
-    """Refuse a ``set`` entry for the plan's NPU count that contradicts the space's own ``npus`` (the space's
-    ``npus`` replaces the model file's plan's; a different one in ``set`` of the same file was silently lost)."""
+    """Refuse a ``set`` entry for the plan's NPU count that contradicts the space's own ``npus``
+    (the space's ``npus`` replaces the model file's plan's; a different one in ``set`` of the same
+    file was silently lost)."""
     for item in sets:
         key, _, value = item.partition("=")
         if override_path(key.strip(), f"{src}: set") != ["plan", "npus"]:
             continue
         given = parse_override_value(value.strip())
         sizes = npus if isinstance(npus, list) else [npus]
-        if all(isinstance(n, int) and not isinstance(n, bool) for n in sizes) and given not in sizes:
-            raise InputError(f"{src}: set", item, f"contradicts npus = {npus} of the same file (the space's npus is "
-                             "the cluster every plan runs on, and replaces the model file's)",
-                             f"remove '{item}' from set, or make the two the same")
+        if (
+            all(isinstance(n, int) and not isinstance(n, bool) for n in sizes)
+            and given not in sizes
+        ):
+            raise InputError(
+                f"{src}: set",
+                item,
+                f"contradicts npus = {npus} of the same file (the space's npus is "
+                "the cluster every plan runs on, and replaces the model file's)",
+                f"remove '{item}' from set, or make the two the same",
+            )
 
 
 def _path(src: Path, value: Any) -> Path:
     if not isinstance(value, str):
-        raise InputError(src, "model", f"expected a file name, got {value!r}", "give the model file's path")
+        raise InputError(
+            src, "model", f"expected a file name, got {value!r}", "give the model file's path"
+        )
     p = Path(value)
     return p if p.is_absolute() else src.parent / p
 
 
-def write_instance_file(path: str | Path, document: dict[str, Any], comment: list[str] = ()) -> Path:
-    """Write an instance file (TOML, :func:`hieropt.io.instance.load_instance` reads it) from ``document`` (no None
-    values), after ``comment`` lines (``# ...``).
+def write_instance_file(
+    path: str | Path, document: dict[str, Any], comment: list[str] = ()
+) -> Path:
+    """Write an instance file (TOML, :func:`hieropt.io.instance.load_instance` reads it) from
+    ``document`` (no None values), after ``comment`` lines (``# ...``).
 
     Raises:
         InputError: the file cannot be written (naming it).
@@ -196,8 +256,9 @@ def write_instance_file(path: str | Path, document: dict[str, Any], comment: lis
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as e:
-        raise InputError(path, None, f"cannot be written: {e.strerror}", "name a file in a folder you can write") \
-            from None
+        raise InputError(
+            path, None, f"cannot be written: {e.strerror}", "name a file in a folder you can write"
+        ) from None
     return path
 
 

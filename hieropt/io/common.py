@@ -1,6 +1,6 @@
-"""Shared helpers of the readers: opening files and turning pydantic errors into one-line InputErrors. Imports neither
-pydantic nor numpy (PyYAML when a YAML file is read), so a bad instance file is reported before the spec
-models are loaded."""
+"""Shared helpers of the readers: opening files and turning pydantic errors into one-line
+InputErrors. Imports neither pydantic nor numpy (PyYAML when a YAML file is read), so a bad instance
+file is reported before the spec models are loaded."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 
 def read_text(path: Path, what: str) -> str:
-    """Read a text file (UTF-8, CRLF tolerated; a leading UTF-8 byte-order mark, which some Windows editors write,
-    is dropped: every TOML, YAML and workload reader reads through here).
+    """Read a text file (UTF-8, CRLF tolerated; a leading UTF-8 byte-order mark, which some Windows
+    editors write, is dropped: every TOML, YAML and workload reader reads through here).
 
     Args:
         path: the file.
@@ -31,25 +31,45 @@ def read_text(path: Path, what: str) -> str:
         path.stat()
     except (FileNotFoundError, NotADirectoryError):
         pass
-    except OSError as e:  # (a name too long for the file system, a loop of links, no permission on a folder)
-        raise InputError(short_repr(str(path)), None, f"cannot be used as {a_file(what)} path: {e.strerror or e}",
-                         f"give the {what} file's path") from None
+    # (a name too long for the file system, a loop of links, no permission on a folder)
+    except OSError as e:
+        raise InputError(
+            short_repr(str(path)),
+            None,
+            f"cannot be used as {a_file(what)} path: {e.strerror or e}",
+            f"give the {what} file's path",
+        ) from None
     if path.is_dir():
-        raise InputError(path, None, f"is a folder, not {a_file(what)}", f"give the {what} file's path")
+        raise InputError(
+            path, None, f"is a folder, not {a_file(what)}", f"give the {what} file's path"
+        )
     if path.exists() and not path.is_file():
-        raise InputError(path, None, f"exists but is not a regular file (a device, a pipe or a socket), so not "
-                         f"{a_file(what)}", f"give the {what} file's path")
+        raise InputError(
+            path,
+            None,
+            f"exists but is not a regular file (a device, a pipe or a socket), so not "
+            f"{a_file(what)}",
+            f"give the {what} file's path",
+        )
     if not path.is_file():
-        raise InputError(path, None, f"{what} file not found", "check the path (a relative path is taken from the "
-                         "current folder, or from the folder of the file that names it)")
+        raise InputError(
+            path,
+            None,
+            f"{what} file not found",
+            "check the path (a relative path is taken from the "
+            "current folder, or from the folder of the file that names it)",
+        )
     try:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file") from e
+        raise InputError(
+            path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file"
+        ) from e
 
 
 def a_file(what: str) -> str:
-    """``what`` as a file kind with its article: ``"an instance file"``, ``"a parts catalog file"``."""
+    """``what`` as a file kind with its article: ``"an instance file"``, ``"a parts catalog
+    file"``."""
     return f"{'an' if what[:1].lower() in 'aeiou' else 'a'} {what} file"
 
 
@@ -57,8 +77,9 @@ _DIGITS = "a number with more digits than Python reads (4,300)"
 
 
 def short_repr(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters, safe for integers with thousands of digits (whose ``repr`` would
-    raise ValueError past 4,300 digits): those are described by their digit count."""
+    """``repr(value)`` cut to ``limit`` characters, safe for integers with thousands of digits
+    (whose ``repr`` would raise ValueError past 4,300 digits): those are described by their digit
+    count."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
     try:
@@ -72,8 +93,9 @@ def positive_number(value: Any, source: str | Path, field: str, fix: str) -> flo
     """``value`` (a number read from a file) as a finite float > 0.
 
     Raises:
-        InputError: naming ``source`` and ``field``, with ``fix``, for a boolean, text, a value <= 0, or a number
-            that is not finite as a float (an integer with hundreds of digits overflows).
+        InputError: naming ``source`` and ``field``, with ``fix``, for a boolean, text, a value <=
+            0, or a number that is not finite as a float (an integer with hundreds of digits
+            overflows).
     """
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise InputError(source, field, f"{short_repr(value)} is not a positive number", fix)
@@ -82,12 +104,15 @@ def positive_number(value: Any, source: str | Path, field: str, fix: str) -> flo
     except OverflowError:
         out = math.inf
     if not math.isfinite(out):
-        raise InputError(source, field, f"{short_repr(value)} is too large (not a finite number)", fix)
+        raise InputError(
+            source, field, f"{short_repr(value)} is too large (not a finite number)", fix
+        )
     return out
 
 
 def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
-    """Parse TOML ``text`` from ``source`` (a leading byte-order mark dropped, as :func:`read_text` does).
+    """Parse TOML ``text`` from ``source`` (a leading byte-order mark dropped, as :func:`read_text`
+    does).
 
     Raises:
         InputError: bad syntax (a key given twice included), or an integer Python cannot read.
@@ -102,26 +127,43 @@ def parse_toml(text: str, source: str | Path) -> dict[str, Any]:
 
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
-    """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing file or bad TOML."""
+    """The TOML table in ``path`` (``what`` names the file kind in errors); InputError on a missing
+    file or bad TOML."""
     return parse_toml(read_text(path, what), path)
 
 
 def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> Path:
-    """The file ``value`` names, relative to ``base``; a missing file, a folder or an empty name is an InputError
-    naming the referring file ``src`` and its ``field`` (not only the path that was not found)."""
+    """The file ``value`` names, relative to ``base``; a missing file, a folder or an empty name is
+    an InputError naming the referring file ``src`` and its ``field`` (not only the path that was
+    not found)."""
     if not isinstance(value, str) or not value.strip():
-        raise InputError(src, field, f"expected the name of {a_file(what)}, got {short_repr(value)}", "give a path")
+        raise InputError(
+            src,
+            field,
+            f"expected the name of {a_file(what)}, got {short_repr(value)}",
+            "give a path",
+        )
     p = Path(value)
     p = p if p.is_absolute() else base / p
     try:
         p.stat()
     except (FileNotFoundError, NotADirectoryError):
         pass
-    except OSError as e:  # (a name too long for the file system, a loop of links, no permission on a folder)
-        raise InputError(src, field, f"{short_repr(value)} cannot be used as a path: {e.strerror or e}",
-                         f"give the {what} file's path") from None
+    # (a name too long for the file system, a loop of links, no permission on a folder)
+    except OSError as e:
+        raise InputError(
+            src,
+            field,
+            f"{short_repr(value)} cannot be used as a path: {e.strerror or e}",
+            f"give the {what} file's path",
+        ) from None
     if p.is_dir():
-        raise InputError(src, field, f"'{value}' is a folder ({p}), not {a_file(what)}", f"give the {what} file's path")
+        raise InputError(
+            src,
+            field,
+            f"'{value}' is a folder ({p}), not {a_file(what)}",
+            f"give the {what} file's path",
+        )
     if not p.is_file():
         raise InputError(src, field, f"{what} file not found: '{value}' (looked for {p})",
                          "check the path; relative paths are taken from this file's folder")
@@ -129,18 +171,25 @@ def referenced_file(base: Path, value: Any, src: str, field: str, what: str) -> 
 
 
 def missing_key(data: dict[str, Any], key: str, src: str | Path, fix: str) -> InputError:
-    """The error for a required top-level ``key`` absent from ``data`` (a parsed TOML file): when a table holds it,
-    it was written after that table's header (TOML puts every key after a ``[table]`` header into that table)."""
+    """The error for a required top-level ``key`` absent from ``data`` (a parsed TOML file): when a
+    table holds it, it was written after that table's header (TOML puts every key after a
+    ``[table]`` header into that table)."""
     inside = [name for name, v in data.items() if isinstance(v, dict) and key in v]
     if inside:
-        return InputError(src, key, f"missing at the top level (it is inside [{inside[0]}]: TOML puts every key after "
-                          "a [table] header into that table)", f"move '{key}' above the first [table] header")
+        return InputError(
+            src,
+            key,
+            f"missing at the top level (it is inside [{inside[0]}]: TOML puts every key after "
+            "a [table] header into that table)",
+            f"move '{key}' above the first [table] header",
+        )
     return InputError(src, key, "missing", fix)
 
 
 def _unique_key_loader() -> type:
-    """A PyYAML ``SafeLoader`` subclass whose mapping constructor refuses a key given twice in one mapping (PyYAML
-    itself keeps the last one). Built when a YAML file is read, so PyYAML is imported only then."""
+    """A PyYAML ``SafeLoader`` subclass whose mapping constructor refuses a key given twice in one
+    mapping (PyYAML itself keeps the last one). Built when a YAML file is read, so PyYAML is
+    imported only then."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
@@ -149,7 +198,8 @@ def _unique_key_loader() -> type:
                 seen: dict[Any, int] = {}
                 for key_node, _ in node.value:
                     if key_node.tag == "tag:yaml.org,2002:merge":
-                        continue  # '<<: *anchor': keys written next to it override the merged ones, by design
+                        # '<<: *anchor': keys written next to it override the merged ones, by design
+                        continue
                     key = self.construct_object(key_node, deep=True)
                     line = key_node.start_mark.line + 1
                     try:
@@ -164,8 +214,8 @@ def _unique_key_loader() -> type:
 
 
 class _DuplicateKeyError(Exception):
-    """Raised by the YAML loader for a key given twice in one mapping; :func:`load_yaml` turns it into an
-    :class:`InputError`. ``line`` and ``first_line`` are 1-based."""
+    """Raised by the YAML loader for a key given twice in one mapping; :func:`load_yaml` turns it
+    into an :class:`InputError`. ``line`` and ``first_line`` are 1-based."""
 
     def __init__(self, key: Any, line: int, first_line: int):
         self.key, self.line, self.first_line = key, line, first_line
@@ -173,51 +223,72 @@ class _DuplicateKeyError(Exception):
 
 
 def load_yaml(text: str, source: str | Path) -> Any:
-    """Parse YAML ``text`` read from ``source`` (PyYAML's safe subset, a leading byte-order mark tolerated).
+    """Parse YAML ``text`` read from ``source`` (PyYAML's safe subset, a leading byte-order mark
+    tolerated).
 
-    Every YAML reader of hieropt goes through here: a key given twice in one mapping is refused (PyYAML would keep
-    the last one silently, e.g. a second ``NpusCount`` or a second cost class).
+    Every YAML reader of hieropt goes through here: a key given twice in one mapping is refused
+    (PyYAML would keep the last one silently, e.g. a second ``NpusCount`` or a second cost class).
 
     Raises:
-        InputError: naming ``source`` and the line, for bad syntax, a key given twice (with the line of its first
-            occurrence), or an integer with more digits than Python reads.
+        InputError: naming ``source`` and the line, for bad syntax, a key given twice (with the line
+            of its first occurrence), or an integer with more digits than Python reads.
     """
     import yaml
 
     try:
         return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
     except _DuplicateKeyError as e:
-        raise InputError(source, f"line {e.line}", f"key {short_repr(e.key)} given twice (first on line "
-                         f"{e.first_line}; YAML would keep the last one)", "keep one of them") from None
+        raise InputError(
+            source,
+            f"line {e.line}",
+            f"key {short_repr(e.key)} given twice (first on line "
+            f"{e.first_line}; YAML would keep the last one)",
+            "keep one of them",
+        ) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         position = getattr(e, "position", None)  # (a ReaderError: a character YAML does not allow)
-        where = (f"line {mark.line + 1}" if mark is not None else
-                 f"line {text[:position].count(chr(10)) + 1}" if isinstance(position, int) else None)
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]  # (one line: not the parser's context)
+        where = (
+            f"line {mark.line + 1}"
+            if mark is not None
+            else f"line {text[:position].count(chr(10)) + 1}"
+            if isinstance(position, int)
+            else None
+        )
+        # (one line: not the parser's context)
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise InputError(source, where, f"invalid YAML: {problem}", "fix the YAML syntax") from e
     except ValueError as e:  # PyYAML's int() of a number with more than 4,300 digits
-        raise InputError(source, None, f"invalid YAML: {_DIGITS}", "give a number of realistic size") from e
+        raise InputError(
+            source, None, f"invalid YAML: {_DIGITS}", "give a number of realistic size"
+        ) from e
 
 
 def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     """Parse a YAML file whose top level must be a mapping (``what`` names the file kind in errors).
 
     Raises:
-        InputError: a missing or unreadable file, bad YAML, a key given twice (:func:`load_yaml`), or a top level
-            that is not a mapping.
+        InputError: a missing or unreadable file, bad YAML, a key given twice (:func:`load_yaml`),
+            or a top level that is not a mapping.
     """
     data = load_yaml(read_text(path, what), path)
     if not isinstance(data, dict):
-        raise InputError(path, None, f"expected a YAML mapping of keys for the {what}", "see the LIBRA input format")
+        raise InputError(
+            path,
+            None,
+            f"expected a YAML mapping of keys for the {what}",
+            "see the LIBRA input format",
+        )
     return data
 
 
-_BOUND_OPS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}  # pydantic error ctx keys of numeric bounds
+# pydantic error ctx keys of numeric bounds
+_BOUND_OPS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
 
 
 def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
-    """``prefix`` and pydantic's ``loc`` as one field path, list positions as ``[i]``: ``network.dims[0].npus``."""
+    """``prefix`` and pydantic's ``loc`` as one field path, list positions as ``[i]``:
+    ``network.dims[0].npus``."""
     out = prefix
     for part in loc:
         if isinstance(part, int):
@@ -230,9 +301,10 @@ def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
 def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -> InputError:
     """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError`.
 
-    The field is pydantic's ``loc`` joined with dots, list positions as ``[i]`` (prefixed by ``prefix``); a numeric
-    bound or a choice the value breaks becomes the fix (``use a number >= 2``). Messages written as
-    ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are split into their parts.
+    The field is pydantic's ``loc`` joined with dots, list positions as ``[i]`` (prefixed by
+    ``prefix``); a numeric bound or a choice the value breaks becomes the fix (``use a number >=
+    2``). Messages written as ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are
+    split into their parts.
     """
     err = e.errors()[0]
     field = field_path(prefix, err["loc"]) or None
@@ -249,7 +321,8 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -
     elif fix is None and bound is not None:
         limit = f"{bound[1]:g}" if isinstance(bound[1], int | float) else str(bound[1])
         value = err.get("input")
-        if isinstance(value, float) and not math.isfinite(value):  # (NaN fails every bound: say what it is)
+        # (NaN fails every bound: say what it is)
+        if isinstance(value, float) and not math.isfinite(value):
             msg = number_problem(value, "a finite number")
             fix = f"use a number {bound[0]} {limit}"
         else:

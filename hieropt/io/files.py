@@ -1,10 +1,11 @@
-"""Atomic output files: every file hieropt writes (JSON, CSV, Parquet, instance files, bundle files, plots, HTML)
-is written beside its final path, flushed to the disk (fsync) and renamed over it, so a run that fails on the way
-(a full disk, an interrupt) never leaves a partial file in place of a complete earlier one.
+"""Atomic output files: every file hieropt writes (JSON, CSV, Parquet, instance files, bundle files,
+plots, HTML) is written beside its final path, flushed to the disk (fsync) and renamed over it, so a
+run that fails on the way (a full disk, an interrupt) never leaves a partial file in place of a
+complete earlier one.
 
-The one mechanism is :func:`replacing`, a context manager that yields the temporary path to write to;
-:func:`write_atomic` writes text or bytes through it. A failure raises :class:`OutputError` (an ``OSError``),
-whose message names the file and says that the earlier file, if any, is intact.
+The one mechanism is :func:`replacing`, a context manager that yields the temporary path to write
+to; :func:`write_atomic` writes text or bytes through it. A failure raises :class:`OutputError` (an
+``OSError``), whose message names the file and says that the earlier file, if any, is intact.
 """
 
 from __future__ import annotations
@@ -16,13 +17,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["OutputError", "json_text", "nonfinite_field", "output_problem", "replacing", "write_atomic"]
+__all__ = [
+    "OutputError",
+    "json_text",
+    "nonfinite_field",
+    "output_problem",
+    "replacing",
+    "write_atomic",
+]
 
 
 class OutputError(OSError):
-    """An output file that could not be written. ``filename`` is the file as the user named it (with its option,
-    e.g. ``--json r.json``); ``strerror`` says what failed and that an earlier file there is intact; ``reason``
-    is the system's reason alone (``No space left on device``)."""
+    """An output file that could not be written. ``filename`` is the file as the user named it (with
+    its option, e.g. ``--json r.json``); ``strerror`` says what failed and that an earlier file
+    there is intact; ``reason`` is the system's reason alone (``No space left on device``)."""
 
     def __init__(self, errno: int, strerror: str, filename: str, reason: str | None = None) -> None:
         super().__init__(errno, strerror, filename)
@@ -30,16 +38,19 @@ class OutputError(OSError):
 
 
 def output_problem(path: Path, err: OSError) -> str:
-    """What failed when writing ``path``, in words, and the state of an earlier file there: the system's reason
-    (``No space left on device``) followed by "the earlier NAME is intact", or "nothing was written there" when
-    there was no earlier file."""
+    """What failed when writing ``path``, in words, and the state of an earlier file there: the
+    system's reason (``No space left on device``) followed by "the earlier NAME is intact", or
+    "nothing was written there" when there was no earlier file."""
     reason = err.strerror or str(err)
-    earlier = (f"the earlier {path.name} is intact" if path.is_file() else "nothing was written there")
+    earlier = (
+        f"the earlier {path.name} is intact" if path.is_file() else "nothing was written there"
+    )
     return f"{reason} ({earlier})"
 
 
 def _fsync_folder(folder: Path) -> None:
-    """Flush the rename in ``folder`` to the disk (a folder that cannot be opened, e.g. on Windows, is skipped)."""
+    """Flush the rename in ``folder`` to the disk (a folder that cannot be opened, e.g. on Windows,
+    is skipped)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -63,32 +74,38 @@ def _fsync_file(path: Path) -> None:
 
 @contextmanager
 def replacing(path: str | Path, name: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path beside ``path`` (``.STEM.tmp-PID.SUFFIX``, same folder so the rename is atomic) to
-    write the whole output to (a file, or a folder the block creates); when the block ends without an error, the
-    temporary file is flushed to the disk and renamed over ``path``. A device or pipe (``/dev/null``) is written
-    in place. On any error the temporary file is removed and ``path`` is left as it was.
+    """Yield a temporary path beside ``path`` (``.STEM.tmp-PID.SUFFIX``, same folder so the rename
+    is atomic) to write the whole output to (a file, or a folder the block creates); when the block
+    ends without an error, the temporary file is flushed to the disk and renamed over ``path``. A
+    device or pipe (``/dev/null``) is written in place. On any error the temporary file is removed
+    and ``path`` is left as it was.
 
     Args:
         path: the final output file.
-        name: how the user named it, e.g. ``"--json r.json"`` (default: the path), used in the error.
+        name: how the user named it, e.g. ``"--json r.json"`` (default: the path), used in the
+            error.
 
     Raises:
-        OutputError: an ``OSError`` during the block, the flush or the rename (errno kept), naming the file and
-            saying the earlier one is intact. Other exceptions of the block propagate unchanged (the temporary
-            file is removed).
+        OutputError: an ``OSError`` during the block, the flush or the rename (errno kept), naming
+            the file and saying the earlier one is intact. Other exceptions of the block propagate
+            unchanged (the temporary file is removed).
     """
     path = Path(path)
-    if path.exists() and not path.is_file() and not path.is_dir():  # a device or pipe (/dev/null): in place
+    # a device or pipe (/dev/null): in place
+    if path.exists() and not path.is_file() and not path.is_dir():
         try:
             yield path
         except OutputError:
             raise
         except OSError as e:
-            raise OutputError(e.errno or errnos.EIO, e.strerror or str(e), name or str(path)) from None
+            raise OutputError(
+                e.errno or errnos.EIO, e.strerror or str(e), name or str(path)
+            ) from None
         return
     if path.is_symlink():  # (the file it points to is replaced, not the link)
         path = Path(os.path.realpath(path))
-    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # (suffix kept: it names the format)
+    # (suffix kept: it names the format)
+    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")
     try:
         yield tmp
         _fsync_file(tmp)
@@ -108,7 +125,8 @@ def replacing(path: str | Path, name: str | None = None) -> Iterator[Path]:
 
 
 def _remove(tmp: Path) -> None:
-    """Remove the temporary file or folder ``tmp`` (nothing when it is absent or cannot be removed)."""
+    """Remove the temporary file or folder ``tmp`` (nothing when it is absent or cannot be
+    removed)."""
     if tmp.is_dir() and not tmp.is_symlink():
         import shutil
 
@@ -134,8 +152,8 @@ def write_atomic(path: str | Path, data: str | bytes, name: str | None = None) -
 
 
 def nonfinite_field(data: object, where: str = "") -> str | None:
-    """The path (``front[3].bw_gbps_per_dim[1]``) of the first NaN or infinity in ``data`` (dicts, lists,
-    tuples and floats, as JSON is written from), or None when every number is finite."""
+    """The path (``front[3].bw_gbps_per_dim[1]``) of the first NaN or infinity in ``data`` (dicts,
+    lists, tuples and floats, as JSON is written from), or None when every number is finite."""
     if isinstance(data, float):
         return None if math.isfinite(data) else (where or "(the value)")
     if isinstance(data, dict):
@@ -152,11 +170,12 @@ def nonfinite_field(data: object, where: str = "") -> str | None:
 
 
 def json_text(data: object, source: str) -> str:
-    """``data`` as indented, strict JSON text (RFC 8259: no ``NaN`` / ``Infinity``), ending with a newline.
+    """``data`` as indented, strict JSON text (RFC 8259: no ``NaN`` / ``Infinity``), ending with a
+    newline.
 
     Raises:
-        InputError: a NaN or infinity in ``data``, naming ``source`` (the output, e.g. ``--json r.json``) and the
-            field; the fix is to bring the input's numbers into range.
+        InputError: a NaN or infinity in ``data``, naming ``source`` (the output, e.g. ``--json
+            r.json``) and the field; the fix is to bring the input's numbers into range.
     """
     import json
 
@@ -164,6 +183,11 @@ def json_text(data: object, source: str) -> str:
     if field is not None:
         from ..errors import InputError
 
-        raise InputError(source, field, "the result is not a finite number (an input value too large or too "
-                         "small for a double)", "bring the inputs that produce it into range; nothing was written")
+        raise InputError(
+            source,
+            field,
+            "the result is not a finite number (an input value too large or too "
+            "small for a double)",
+            "bring the inputs that produce it into range; nothing was written",
+        )
     return json.dumps(data, indent=2, allow_nan=False) + "\n"

@@ -6,17 +6,24 @@ An instance file names its parts by path (relative to the instance file) or inli
     objective = "performance"          # required
     training_loop = "no_overlap"       # required
     network = "net.yml"                # LIBRA network YAML, or inline:
-                                       # [network] dims = [{block = ..., npus = ..., cost_class = ...}]
-    workload = "../models/gpt3-175b.toml"  # .toml workload model (generated) or .txt ASTRA-sim 1.0 text
-    mapping = "comm.yml"               # LIBRA communicator, or inline: [mapping] forward = [...] (-1 or 1: not spanned)
-    cost = "cost.yml"                  # LIBRA cost model, or inline: [cost.InterPod] link_usd_per_gbps = 7.8 ...
+                                       # [network] dims = [{block = ..., npus = ..., cost_class =
+                                       # ...}]
+    workload = "../models/gpt3-175b.toml"  # .toml workload model (generated) or .txt ASTRA-sim 1.0
+                                           # text
+    mapping = "comm.yml"               # LIBRA communicator, or inline: [mapping] forward = [...]
+                                       # (-1 or 1: not spanned)
+    cost = "cost.yml"                  # LIBRA cost model, or inline: [cost.InterPod]
+                                       # link_usd_per_gbps = 7.8 ...
     constraints = ["sum(bw) == 500", "bw[0] >= bw[1]"]       # linear, GB/s per NPU
-    bounds = [{dim = 3, lower_gbps = 10, upper_gbps = 200}]  # optional per-dimension bounds, GB/s per NPU
+    bounds = [{dim = 3, lower_gbps = 10, upper_gbps = 200}]  # optional per-dimension bounds, GB/s
+                                                             # per NPU
     max_iteration_time_ns = 1.2e9      # optional time target (required by objective "min_cost"), ns
     max_network_cost_usd = 1.5e7       # optional network budget, $
-    max_regret = 0.05                  # optional, objective min_cost: every workload within 5 % of its own optimum
+    max_regret = 0.05                  # optional, objective min_cost: every workload within 5 % of
+                                       # its own optimum
     tokens = 15e12                     # optional token budget of one run (days, MWh and $ per run)
-    [cluster]                          # optional: the whole cluster's cost and power (hieropt.io.cluster)
+    [cluster]                          # optional: the whole cluster's cost and power
+                                       # (hieropt.io.cluster)
 """
 
 from __future__ import annotations
@@ -35,17 +42,47 @@ from .workload_file import read_model, run_generator, workload_entry
 if TYPE_CHECKING:
     from ..spec import Bound, CostModel, Instance, Job, Mapping, Network, Workload
 
-__all__ = ["as_instance", "cost_entry", "load_instance", "load_libra", "read_model", "read_toml", "required_choice",
-           "run_generator", "step_entry", "workload_entry"]
+__all__ = [
+    "as_instance",
+    "cost_entry",
+    "load_instance",
+    "load_libra",
+    "read_model",
+    "read_toml",
+    "required_choice",
+    "run_generator",
+    "step_entry",
+    "workload_entry",
+]
 
-_TOP_KEYS = ("name", "description", "objective", "training_loop", "network", "workload", "mapping", "cost",
-             "constraints", "bounds", "max_iteration_time_ns", "max_network_cost_usd", "pipeline", "step",
-             "dimension_mode", "collectives_in_flight", "chunks", "workloads", "max_regret")
-_TOP_KEYS += ("heuristic_ratios",)  # vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
-_TOP_KEYS += ("tokens", "cluster")  # a run's token budget and the cluster's cost (hieropt.io.cluster)
-# The spec models, the workload readers and the LIBRA readers are imported where they are first needed (the
-# network first): an unknown key, a missing file or a bad network field is reported without loading numpy or the
-# rest of the spec (a bad-input error in a fraction of a second).
+_TOP_KEYS = (
+    "name",
+    "description",
+    "objective",
+    "training_loop",
+    "network",
+    "workload",
+    "mapping",
+    "cost",
+    "constraints",
+    "bounds",
+    "max_iteration_time_ns",
+    "max_network_cost_usd",
+    "pipeline",
+    "step",
+    "dimension_mode",
+    "collectives_in_flight",
+    "chunks",
+    "workloads",
+    "max_regret",
+)
+# vendor-style ratios for hieropt compare (hieropt.studies.heuristics)
+_TOP_KEYS += ("heuristic_ratios",)
+# a run's token budget and the cluster's cost (hieropt.io.cluster)
+_TOP_KEYS += ("tokens", "cluster")
+# The spec models, the workload readers and the LIBRA readers are imported where they are first
+# needed (the network first): an unknown key, a missing file or a bad network field is reported
+# without loading numpy or the rest of the spec (a bad-input error in a fraction of a second).
 
 
 def __getattr__(name: str) -> Any:
@@ -80,7 +117,9 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
     from .libra import parse_group, read_communicator
 
     if isinstance(value, str):
-        return read_communicator(referenced_file(base, value, src, "mapping", "communicator"), network)
+        return read_communicator(
+            referenced_file(base, value, src, "mapping", "communicator"), network
+        )
     if not isinstance(value, dict):
         raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}",
                          "see docs/reference/file-formats.md")
@@ -91,18 +130,33 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
     groups = {}
     named = value.get("groups", {})
     if not isinstance(named, dict):
-        raise InputError(src, "mapping.groups", "expected a table", "write [mapping.groups] tp = [4, 2, 1, 1] ...")
+        raise InputError(
+            src,
+            "mapping.groups",
+            "expected a table",
+            "write [mapping.groups] tp = [4, 2, 1, 1] ...",
+        )
     for name, g in named.items():
         if not isinstance(g, list):
-            raise InputError(src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2, 1, 1]")
-    parsed = {name: parse_group(g, f"mapping.groups.{name}", src, network) for name, g in named.items()}
+            raise InputError(
+                src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2, 1, 1]"
+            )
+    parsed = {
+        name: parse_group(g, f"mapping.groups.{name}", src, network) for name, g in named.items()
+    }
     for phase in ("forward", "input_grad", "weight_grad"):
         default = parsed.get("dp" if phase == "weight_grad" else "tp")
         if phase not in value and default is not None and "tp" in parsed and "dp" in parsed:
-            groups[phase] = default  # a plan's groups: tp for forward and input_grad, dp for weight_grad
+            # a plan's groups: tp for forward and input_grad, dp for weight_grad
+            groups[phase] = default
             continue
         if phase not in value:
-            raise InputError(src, f"mapping.{phase}", "missing", "give one group size per dimension (1: not spanned)")
+            raise InputError(
+                src,
+                f"mapping.{phase}",
+                "missing",
+                "give one group size per dimension (1: not spanned)",
+            )
         if not isinstance(value[phase], list):
             raise InputError(src, f"mapping.{phase}", "expected a list", "write e.g. [4, 4, 1, 1]")
         groups[phase] = parse_group(value[phase], f"mapping.{phase}", src, network)
@@ -110,8 +164,8 @@ def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
 
 
 def cost_entry(value: Any, base: Path, src: str) -> CostModel:
-    """A ``cost`` entry of file ``src``: a LIBRA cost-model path (relative to ``base``) or an inline table ($ per
-    GB/s). Raises InputError naming ``src`` and the field."""
+    """A ``cost`` entry of file ``src``: a LIBRA cost-model path (relative to ``base``) or an inline
+    table ($ per GB/s). Raises InputError naming ``src`` and the field."""
     from pydantic import ValidationError
 
     from ..spec import CostModel
@@ -133,20 +187,35 @@ def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
     from ..spec import Bound
 
     if not isinstance(value, list):
-        raise InputError(src, "bounds", "expected a list of tables", "write bounds = [{dim = 0, upper_gbps = 400}]")
+        raise InputError(
+            src,
+            "bounds",
+            "expected a list of tables",
+            "write bounds = [{dim = 0, upper_gbps = 400}]",
+        )
     out: list[Bound] = [Bound() for _ in range(n_dims)]
     seen = set()
     for i, b in enumerate(value):
-        if not isinstance(b, dict) or not isinstance(b.get("dim"), int) or not 0 <= b["dim"] < n_dims:
+        if (
+            not isinstance(b, dict)
+            or not isinstance(b.get("dim"), int)
+            or not 0 <= b["dim"] < n_dims
+        ):
             raise InputError(src, f"bounds[{i}].dim", f"expected a dimension index 0..{n_dims - 1}",
                              "write {dim = 0, lower_gbps = ..., upper_gbps = ...}")
         d = b["dim"]
         if d in seen:
-            raise InputError(src, f"bounds[{i}].dim", f"dimension {d} bounded twice", "merge the two entries")
+            raise InputError(
+                src, f"bounds[{i}].dim", f"dimension {d} bounded twice", "merge the two entries"
+            )
         seen.add(d)
         if len(b) == 1:  # (only 'dim': a no-op that looks like a bound)
-            raise InputError(src, f"bounds[{i}]", f"dimension {d} has neither lower_gbps nor upper_gbps",
-                             "give a bound, e.g. {dim = 0, upper_gbps = 400}, or remove the entry")
+            raise InputError(
+                src,
+                f"bounds[{i}]",
+                f"dimension {d} has neither lower_gbps nor upper_gbps",
+                "give a bound, e.g. {dim = 0, upper_gbps = 400}, or remove the entry",
+            )
         try:
             out[d] = Bound(**{k: v for k, v in b.items() if k != "dim"})
         except ValidationError as e:
@@ -155,11 +224,16 @@ def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
 
 
 def required_choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], src: str) -> str:
-    """``data[key]``, which must be one of ``allowed``; InputError naming ``src`` and ``key`` otherwise."""
+    """``data[key]``, which must be one of ``allowed``; InputError naming ``src`` and ``key``
+    otherwise."""
     if key not in data:
-        raise InputError(src, key, "missing", f"add {key} = \"{allowed[0]}\" (one of {', '.join(allowed)})")
+        raise InputError(
+            src, key, "missing", f'add {key} = "{allowed[0]}" (one of {", ".join(allowed)})'
+        )
     if data[key] not in allowed:
-        raise InputError(src, key, f"unknown value {data[key]!r}", f"use one of {', '.join(allowed)}")
+        raise InputError(
+            src, key, f"unknown value {data[key]!r}", f"use one of {', '.join(allowed)}"
+        )
     return data[key]
 
 
@@ -186,29 +260,48 @@ def load_instance(path: str | Path) -> Instance:
     cost = cost_entry(data["cost"], base, src)
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
+        raise InputError(
+            src,
+            "constraints",
+            "expected a list of strings",
+            'write constraints = ["sum(bw) == 500"]',
+        )
     from ..spec.constraint_text import parse_constraint
 
     constraints = tuple(parse_constraint(t, network.n_dims, src) for t in texts)
     (workload, mapping, _, weight), more = jobs[0], jobs[1:]
     notes = "; ".join(n for _, _, n, _ in jobs if n) or None
-    extra = {k: data[k] for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
-             if k in data}
-    if "workloads" in data and "hours_share" in data["workloads"][0]:  # (shares of hours: hieropt.solvers.hours)
+    extra = {
+        k: data[k]
+        for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
+        if k in data
+    }
+    # (shares of hours: hieropt.solvers.hours)
+    if "workloads" in data and "hours_share" in data["workloads"][0]:
         extra["weights"] = "hours"
     if "step" in data or loop == "step":
         extra["step"] = step_entry(data.get("step"), workload, src)
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     extra.update(buyer_entries(data, src))
-    return _instance(src, name=str(data.get("name", path.stem)), network=network, workload=workload,
-                     mapping=mapping, workload_weight=weight, mapping_note=notes,
-                     more_workloads=tuple(_job(src, i + 1, w, mp, wt) for i, (w, mp, _, wt) in enumerate(more)),
-                     **extra,
-                     cost=cost, constraints=constraints,
-                     bounds=_bounds(data.get("bounds"), src, network.n_dims), objective=objective, training_loop=loop,
-                     max_iteration_time_ns=data.get("max_iteration_time_ns"),
-                     max_network_cost_usd=data.get("max_network_cost_usd"))
+    return _instance(
+        src,
+        name=str(data.get("name", path.stem)),
+        network=network,
+        workload=workload,
+        mapping=mapping,
+        workload_weight=weight,
+        mapping_note=notes,
+        more_workloads=tuple(_job(src, i + 1, w, mp, wt) for i, (w, mp, _, wt) in enumerate(more)),
+        **extra,
+        cost=cost,
+        constraints=constraints,
+        bounds=_bounds(data.get("bounds"), src, network.n_dims),
+        objective=objective,
+        training_loop=loop,
+        max_iteration_time_ns=data.get("max_iteration_time_ns"),
+        max_network_cost_usd=data.get("max_network_cost_usd"),
+    )
 
 
 def buyer_entries(data: dict[str, Any], src: str) -> dict[str, Any]:
@@ -225,8 +318,9 @@ def buyer_entries(data: dict[str, Any], src: str) -> dict[str, Any]:
 
 
 def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
-    """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's header (``ga``:
-    micro-batches, ``pp``: stages, ``vpp``: virtual stages), as the LLM generator writes them.
+    """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's header
+    (``ga``: micro-batches, ``pp``: stages, ``vpp``: virtual stages), as the LLM generator writes
+    them.
 
     Raises:
         InputError: not a table, or the micro-batch count neither given nor in the header.
@@ -239,21 +333,29 @@ def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
         if key not in out and h is not None and getattr(h, attr) is not None:
             out[key] = getattr(h, attr)
     if "microbatches" not in out:
-        raise InputError(src, "step.microbatches", "missing, and the workload's header has no ga (micro-batches)",
-                         "give [step] microbatches (and stages, virtual_stages)")
+        raise InputError(
+            src,
+            "step.microbatches",
+            "missing, and the workload's header has no ga (micro-batches)",
+            "give [step] microbatches (and stages, virtual_stages)",
+        )
     return out
 
 
 def _jobs(data: dict[str, Any], base: Path, src: str,
           network: Network) -> list[tuple[Workload, Mapping, str | None, float]]:
-    """The workloads: ``workload`` + ``mapping`` (weight 1), or ``[[workloads]]`` entries with a ``weight`` each, or
-    a ``hours_share`` each (normalised to sum 1)."""
+    """The workloads: ``workload`` + ``mapping`` (weight 1), or ``[[workloads]]`` entries with a
+    ``weight`` each, or a ``hours_share`` each (normalised to sum 1)."""
     if "workloads" in data:
         if "workload" in data or "mapping" in data:
             raise InputError(src, "workloads", "given together with workload/mapping",
                              "use either workload + mapping or [[workloads]] entries")
         entries = data["workloads"]
-        if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        if (
+            not isinstance(entries, list)
+            or not entries
+            or not all(isinstance(e, dict) for e in entries)
+        ):
             raise InputError(src, "workloads", "expected one or more [[workloads]] tables",
                              "write [[workloads]] with workload = ..., mapping = ..., weight = ...")
         out = []
@@ -268,27 +370,40 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
                     raise InputError(src, f"workloads[{i}].{k}", "missing", f"give the {k}")
             w = e[key]
             if isinstance(w, bool) or not isinstance(w, int | float) or not 0 < w < math.inf:
-                raise InputError(src, f"workloads[{i}].weight", f"{short_repr(w)} is not a positive, finite number",
-                                 "give the workload's weight, e.g. its share of cluster hours")
+                raise InputError(
+                    src,
+                    f"workloads[{i}].weight",
+                    f"{short_repr(w)} is not a positive, finite number",
+                    "give the workload's weight, e.g. its share of cluster hours",
+                )
             from ..spec.ranges import WEIGHT_RANGE
 
             if not WEIGHT_RANGE[0] <= w <= WEIGHT_RANGE[1]:
-                raise InputError(src, f"workloads[{i}].weight", f"{w:g} is outside the accepted {WEIGHT_RANGE[0]:g} .. "
-                                 f"{WEIGHT_RANGE[1]:g} (weights are multiplied into bytes and times)",
-                                 "give the weights on a common scale, e.g. shares of cluster hours")
+                raise InputError(
+                    src,
+                    f"workloads[{i}].weight",
+                    f"{w:g} is outside the accepted {WEIGHT_RANGE[0]:g} .. "
+                    f"{WEIGHT_RANGE[1]:g} (weights are multiplied into bytes and times)",
+                    "give the weights on a common scale, e.g. shares of cluster hours",
+                )
             wl = workload_entry(e["workload"], base, src)
-            out.append((wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w)))
-        total = sum(w for *_, w in out) if key == "hours_share" else 1.0  # (shares normalised to sum 1)
+            out.append(
+                (wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w))
+            )
+        # (shares normalised to sum 1)
+        total = sum(w for *_, w in out) if key == "hours_share" else 1.0
         return [(wl, mp, n, w / total) for wl, mp, n, w in out]
     if "workload" not in data:
-        raise InputError(src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])")
+        raise InputError(
+            src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])"
+        )
     wl = workload_entry(data["workload"], base, src)
     return [(wl, *_mapping_or_derived(data.get("mapping"), wl, base, src, network), 1.0)]
 
 
 def hours_key(entries: list[dict[str, Any]], i: int, src: str) -> str:
-    """``"hours_share"`` when the ``[[workloads]]`` entries give shares of the cluster's hours, else ``"weight"``;
-    InputError when entry ``i`` gives both or the other key than the first entry."""
+    """``"hours_share"`` when the ``[[workloads]]`` entries give shares of the cluster's hours, else
+    ``"weight"``; InputError when entry ``i`` gives both or the other key than the first entry."""
     first = "hours_share" if "hours_share" in entries[0] else "weight"
     other = "weight" if first == "hours_share" else "hours_share"
     e = entries[i]
@@ -335,8 +450,8 @@ def _instance(src: str, **parts: Any) -> Instance:
 
 
 def as_instance(value: Any, argument: str = "instance") -> Instance:
-    """``value`` as an :class:`Instance`: an Instance itself, or the path (str or Path) of an instance file, read
-    with :func:`load_instance`.
+    """``value`` as an :class:`Instance`: an Instance itself, or the path (str or Path) of an
+    instance file, read with :func:`load_instance`.
 
     Raises:
         InputError: a missing or bad file, or a value of another type (naming ``argument``).
@@ -347,26 +462,46 @@ def as_instance(value: Any, argument: str = "instance") -> Instance:
         return value
     if isinstance(value, str | Path):
         return load_instance(value)
-    raise InputError(argument, None, f"expected an Instance or the path of an instance file, got a "
-                     f"{type(value).__name__}", "pass hieropt.load_instance(path) or the path itself")
+    raise InputError(
+        argument,
+        None,
+        f"expected an Instance or the path of an instance file, got a {type(value).__name__}",
+        "pass hieropt.load_instance(path) or the path itself",
+    )
 
 
-def load_libra(network: str | Path, workload: str | Path, communicator: str | Path | None, cost: str | Path,
-               constraints: Sequence[str] = (), objective: str = "performance", name: str | None = None,
-               max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None) -> Instance:
-    """Build an instance from LIBRA's files (paths) and constraint strings, as the CLI's LIBRA flags do.
+def load_libra(
+    network: str | Path,
+    workload: str | Path,
+    communicator: str | Path | None,
+    cost: str | Path,
+    constraints: Sequence[str] = (),
+    objective: str = "performance",
+    name: str | None = None,
+    max_iteration_time_ns: float | None = None,
+    max_network_cost_usd: float | None = None,
+) -> Instance:
+    """Build an instance from LIBRA's files (paths) and constraint strings, as the CLI's LIBRA flags
+    do.
 
-    ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's ``no_overlap``.
-    ``max_iteration_time_ns`` (ns; required by ``min_cost``) and ``max_network_cost_usd`` ($) are optional caps.
-    ``communicator=None`` derives the mapping from the workload's ASTRA-sim header (:mod:`hieropt.model.mapping`).
+    ``objective`` defaults to LIBRA's ``PerfOpt`` (``"performance"``); the training loop is LIBRA's
+    ``no_overlap``. ``max_iteration_time_ns`` (ns; required by ``min_cost``) and
+    ``max_network_cost_usd`` ($) are optional caps. ``communicator=None`` derives the mapping from
+    the workload's ASTRA-sim header (:mod:`hieropt.model.mapping`).
 
     Raises:
         InputError: any bad file, flag or constraint.
     """
     if objective not in OBJECTIVES:
-        raise InputError("--objective", None, f"unknown objective {objective!r}", f"use one of {', '.join(OBJECTIVES)}")
+        raise InputError(
+            "--objective",
+            None,
+            f"unknown objective {objective!r}",
+            f"use one of {', '.join(OBJECTIVES)}",
+        )
     for path, what in ((network, "network"), (workload, "workload"), (communicator, "communicator"),
-                       (cost, "cost model")):  # a missing file or a folder: the reader's message, before numpy loads
+                       # a missing file or a folder: the reader's message, before numpy loads
+                       (cost, "cost model")):
         if path is not None and not Path(path).is_file():
             read_text(Path(path), what)
     from ..model.mapping import derive_mapping
@@ -385,16 +520,32 @@ def load_libra(network: str | Path, workload: str | Path, communicator: str | Pa
     cm = read_cost_model(cost)
     cons = tuple(parse_constraint(t, net.n_dims, "--constraint") for t in constraints)
     try:
-        return _instance(str(network), name=name or Path(workload).stem, network=net, workload=wl, mapping=mapping,
-                         mapping_note=note, cost=cm, constraints=cons, bounds=None, objective=objective,
-                         training_loop="no_overlap",
-                         max_iteration_time_ns=max_iteration_time_ns, max_network_cost_usd=max_network_cost_usd)
+        return _instance(
+            str(network),
+            name=name or Path(workload).stem,
+            network=net,
+            workload=wl,
+            mapping=mapping,
+            mapping_note=note,
+            cost=cm,
+            constraints=cons,
+            bounds=None,
+            objective=objective,
+            training_loop="no_overlap",
+            max_iteration_time_ns=max_iteration_time_ns,
+            max_network_cost_usd=max_network_cost_usd,
+        )
     except InputError as e:
-        if communicator is not None and e.field and e.field.startswith("mapping"):  # the communicator's groups
+        # the communicator's groups
+        if communicator is not None and e.field and e.field.startswith("mapping"):
             raise e.with_source(communicator) from None
-        if e.field and e.field.startswith("cost."):  # a price missing for the network's Switch: the cost file's fault
+        # a price missing for the network's Switch: the cost file's fault
+        if e.field and e.field.startswith("cost."):
             raise e.with_source(cost) from None
         m = re.fullmatch(r"network\.dims\[(\d+)\]\.cost_class", e.field or "")
-        if m:  # a cost class the cost model lacks: name the network file's own key, and the cost file
-            raise InputError(network, f"CostDimension[{m[1]}]", e.problem, f"{e.fix} ({cost})") from None
+        # a cost class the cost model lacks: name the network file's own key, and the cost file
+        if m:
+            raise InputError(
+                network, f"CostDimension[{m[1]}]", e.problem, f"{e.fix} ({cost})"
+            ) from None
         raise

@@ -6,7 +6,8 @@ A model file::
     description = "..."              # optional
     [params]
     name = "gpt3-175b"               # optional: the workload's name (default: the model's)
-    [params.model]                   # hieropt.workloads.llm.Architecture (layers, hidden_size, heads, ...)
+    [params.model]                   # hieropt.workloads.llm.Architecture (layers, hidden_size,
+                                     # heads, ...)
     [params.model.moe]               # optional: MoE layers
     [params.plan]                    # hieropt.workloads.llm.Plan (tp, pp, dp, ep, zero_stage, ...)
     [params.npu]                     # hieropt.workloads.llm.NPU: accelerator = "H100-SXM"
@@ -17,10 +18,11 @@ A model file::
 ``npu_catalog = "path.toml"`` (top level, relative to the model file) names the accelerator catalog
 ``accelerator`` is looked up in (default: ``catalogs/npus.toml``, :mod:`hieropt.io.npus`).
 
-Overrides (``hieropt workload plan FILE --set tp=8 --set recompute=full``): ``KEY`` is a dotted path below
-``params`` (``plan.tp``, ``model.moe.experts``, ``npu.hbm_gib``) or a bare field name found in exactly one of plan,
-npu, precision, model and model.moe (``tp``, ``hbm_gib``); ``VALUE`` is a TOML value (``8``, ``true``, ``[7, 8]``,
-``"x"``), a bare word standing for a string (``schedule=interleaved``).
+Overrides (``hieropt workload plan FILE --set tp=8 --set recompute=full``): ``KEY`` is a dotted path
+below ``params`` (``plan.tp``, ``model.moe.experts``, ``npu.hbm_gib``) or a bare field name found in
+exactly one of plan, npu, precision, model and model.moe (``tp``, ``hbm_gib``); ``VALUE`` is a TOML
+value (``8``, ``true``, ``[7, 8]``, ``"x"``), a bare word standing for a string
+(``schedule=interleaved``).
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ from .npus import fill_npu
 
 SECTIONS: tuple[tuple[str, type], ...] = (("plan", Plan), ("npu", NPU), ("precision", Precision),
                                           ("model", Architecture), ("model.moe", MoE))
-"""Where a bare override key is looked up, in this order (a key must name a field of exactly one)."""
+"""Where a bare override key is looked up, in this order (a key must name a field of exactly
+one)."""
 
 
 def parse_override_value(text: str) -> Any:
-    """The value of a ``KEY=VALUE`` override: a TOML value (``8``, ``true``, ``[7, 8]``, ``"x"``), or a bare word
-    standing for that string (``interleaved``)."""
+    """The value of a ``KEY=VALUE`` override: a TOML value (``8``, ``true``, ``[7, 8]``, ``"x"``),
+    or a bare word standing for that string (``interleaved``)."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
@@ -65,14 +68,21 @@ def override_path(key: str, source: str = "--set") -> list[str]:
     hits = [sec for sec, cls in SECTIONS if key in cls.model_fields]
     if not hits:
         known = sorted({f for _, cls in SECTIONS for f in cls.model_fields})
-        raise InputError(source, key, "unknown key", f"use one of {', '.join(known)} (or a dotted path like plan.tp)")
+        raise InputError(
+            source,
+            key,
+            "unknown key",
+            f"use one of {', '.join(known)} (or a dotted path like plan.tp)",
+        )
     if len(hits) > 1:
         raise InputError(source, key, f"ambiguous: a field of {' and '.join(hits)}",
                          f"write {hits[0]}.{key} or {hits[1]}.{key}")
     return hits[0].split(".") + [key]
 
 
-def apply_overrides(params: dict[str, Any], overrides: Iterable[str], source: str = "--set") -> dict[str, Any]:
+def apply_overrides(
+    params: dict[str, Any], overrides: Iterable[str], source: str = "--set"
+) -> dict[str, Any]:
     """``params`` (the file's ``[params]`` table) with ``KEY=VALUE`` overrides applied (a new dict).
 
     Raises:
@@ -83,8 +93,12 @@ def apply_overrides(params: dict[str, Any], overrides: Iterable[str], source: st
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise InputError(source, item, "expected KEY=VALUE",
-                             "write e.g. --set tp=8" if source == "--set" else 'write e.g. set = ["tp=8"]')
+            raise InputError(
+                source,
+                item,
+                "expected KEY=VALUE",
+                "write e.g. --set tp=8" if source == "--set" else 'write e.g. set = ["tp=8"]',
+            )
         path = override_path(key, source)
         node = out
         for part in path[:-1]:
@@ -102,14 +116,17 @@ def _deep_copy(d: dict[str, Any]) -> dict[str, Any]:
 
 def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str] = (),
                override_source: str = "--set") -> LLMParams:
-    """Validate a model file's parsed TOML (``generator = "llm"``) with ``overrides`` into :class:`LLMParams`.
+    """Validate a model file's parsed TOML (``generator = "llm"``) with ``overrides`` into
+    :class:`LLMParams`.
 
-    ``override_source`` names where the overrides come from (``--set``, or ``"space.toml: set"`` for a co-design
-    space's ``set`` list): a bad override, or a value an override gives that the model rejects, is reported there
-    with the override itself (``space.toml: set: npus=abc: ...``), not as the model file's.
+    ``override_source`` names where the overrides come from (``--set``, or ``"space.toml: set"`` for
+    a co-design space's ``set`` list): a bad override, or a value an override gives that the model
+    rejects, is reported there with the override itself (``space.toml: set: npus=abc: ...``), not as
+    the model file's.
 
     Raises:
-        InputError: another generator, unknown keys, or a plan that does not fit the model (the field and the fix).
+        InputError: another generator, unknown keys, or a plan that does not fit the model (the
+            field and the fix).
     """
     if data.get("generator") != "llm":
         raise InputError(source, "generator", f"{data.get('generator')!r} is not the LLM generator",
@@ -120,11 +137,17 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
                          "use generator, description, npu_catalog and [params]")
     params = data.get("params")
     if not isinstance(params, dict):
-        raise InputError(source, "params", "missing", "add [params.model], [params.plan] and [params.npu]")
+        raise InputError(
+            source, "params", "missing", "add [params.model], [params.plan] and [params.npu]"
+        )
     npu = params.get("npu")
     if isinstance(npu, dict) and "flash_attention" in npu:
-        raise InputError(source, "params.npu.flash_attention", "a plan field (one field read by the memory "
-                         "model and the compute kernels)", "move flash_attention to [params.plan]")
+        raise InputError(
+            source,
+            "params.npu.flash_attention",
+            "a plan field (one field read by the memory model and the compute kernels)",
+            "move flash_attention to [params.plan]",
+        )
     overrides = list(overrides)
     merged = with_accelerator(data, apply_overrides(params, overrides, override_source), source)
     try:
@@ -134,7 +157,8 @@ def llm_params(data: dict[str, Any], source: str | Path, overrides: Iterable[str
         if item is not None:
             blamed = validation_error(e, override_source)
             head, sep, rest = blamed.problem.partition(": ")
-            problem = rest if sep and " " not in head else blamed.problem  # (the field is the override's key)
+            # (the field is the override's key)
+            problem = rest if sep and " " not in head else blamed.problem
             raise InputError(override_source, item, problem, blamed.fix) from e
         raise validation_error(e, source, "params") from e
 
@@ -158,8 +182,9 @@ def with_accelerator(data: dict[str, Any], params: dict[str, Any],
 
 
 def _field_of(e: ValidationError) -> str:
-    """The dotted field below ``params`` of ``e``'s first error: its location, and the field a model validator
-    names at the start of its message (``plan`` + ``"npus: 'abc' is text"`` -> ``plan.npus``)."""
+    """The dotted field below ``params`` of ``e``'s first error: its location, and the field a model
+    validator names at the start of its message (``plan`` + ``"npus: 'abc' is text"`` ->
+    ``plan.npus``)."""
     err = e.errors()[0]
     loc = [str(p) for p in err["loc"]]
     msg = str(err["msg"]).removeprefix("Value error, ")
@@ -170,23 +195,28 @@ def _field_of(e: ValidationError) -> str:
 
 
 def _override_of(e: ValidationError, overrides: list[str], source: str) -> str | None:
-    """The override (``KEY=VALUE``) whose value ``e`` rejects by itself, or None. By itself: pydantic's error on
-    that field (a type, a bound, a choice), or a validator's message on that field quoting the value (``npus:
-    'abc' is text, not a number``). A value that only clashes with other fields (``tp x pp x dp`` against
-    ``npus``) stays the model file's error, as several fields, given or overridden, take part."""
+    """The override (``KEY=VALUE``) whose value ``e`` rejects by itself, or None. By itself:
+    pydantic's error on that field (a type, a bound, a choice), or a validator's message on that
+    field quoting the value (``npus: 'abc' is text, not a number``). A value that only clashes with
+    other fields (``tp x pp x dp`` against ``npus``) stays the model file's error, as several
+    fields, given or overridden, take part."""
     err = e.errors()[0]
     field, msg = _field_of(e), str(err["msg"])
     for item in reversed(overrides):  # (the last override of a field is the value validated)
         key, _, value = item.partition("=")
         path = override_path(key.strip(), source)
-        if ".".join(path) == field and (list(map(str, err["loc"])) == path or f"'{value.strip()}'" in msg):
+        if ".".join(path) == field and (
+            list(map(str, err["loc"])) == path or f"'{value.strip()}'" in msg
+        ):
             return item
     return None
 
 
-def read_llm(path: str | Path, overrides: Iterable[str] = (), override_source: str = "--set") -> LLMParams:
-    """Read an LLM model file (module docstring) and apply ``overrides`` (from ``override_source``, see
-    :func:`llm_params`).
+def read_llm(
+    path: str | Path, overrides: Iterable[str] = (), override_source: str = "--set"
+) -> LLMParams:
+    """Read an LLM model file (module docstring) and apply ``overrides`` (from ``override_source``,
+    see :func:`llm_params`).
 
     Raises:
         InputError: missing or unreadable file, invalid TOML, bad fields or overrides.
@@ -197,7 +227,8 @@ def read_llm(path: str | Path, overrides: Iterable[str] = (), override_source: s
 
 
 load_llm = read_llm
-"""Public alias (``hieropt.load_llm``): an LLM model file as :class:`~hieropt.workloads.llm.LLMParams`."""
+"""Public alias (``hieropt.load_llm``): an LLM model file as
+:class:`~hieropt.workloads.llm.LLMParams`."""
 
 __all__ = ["read_llm", "load_llm", "llm_params", "with_accelerator", "apply_overrides",
            "override_path", "parse_override_value", "SECTIONS"]

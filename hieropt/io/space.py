@@ -1,14 +1,19 @@
-"""Shape-space files (TOML) -> :class:`hieropt.spec.space.ShapeSpace`. Example (``spaces/gpt3-4096.toml``)::
+"""Shape-space files (TOML) -> :class:`hieropt.spec.space.ShapeSpace`. Example
+(``spaces/gpt3-4096.toml``)::
 
     name = "gpt3-4096"
     npus = 4096
     dims = [2, 5]                        # fewest and most dimensions of a shape (or one number)
-    objective = "performance"            # performance | performance_per_cost | min_cost (+ max_iteration_time_ns)
+    objective = "performance"            # performance | performance_per_cost | min_cost (+
+                                         # max_iteration_time_ns)
     training_loop = "no_overlap"
-    workload = "../models/gpt3-175b.toml"    # as in instance files: model (.toml), ASTRA-sim text, inline generator
-    constraints = ["sum(bw) == 500"]     # parsed for every dimension count; 'top' = index of the last dimension
+    workload = "../models/gpt3-175b.toml"    # as in instance files: model (.toml), ASTRA-sim text,
+                                             # inline generator
+    constraints = ["sum(bw) == 500"]     # parsed for every dimension count; 'top' = index of the
+                                         # last dimension
     nic_gbps = 50                        # optional: GB/s per scale-out NIC, for the NIC count
-    nic_npus = 1                         # optional: NPUs whose NICs are bought together (1: whole NICs per NPU;
+    nic_npus = 1                         # optional: NPUs whose NICs are bought together (1: whole
+                                         # NICs per NPU;
                                          # 8: per node of 8), hieropt.spec.space.nic_count
     switch_only_at_top = true            # default true
     scale_out_level = "pod"              # default: the last level
@@ -20,16 +25,19 @@
     [[levels]]                           # innermost first
     name = "chiplet"
     blocks = ["Ring", "FullyConnected"]
-    npus = [2, 8]                        # NPUs along one dimension at this level: [min, max] (or one number)
+    npus = [2, 8]                        # NPUs along one dimension at this level: [min, max] (or
+                                         # one number)
     cost_class = "InterChiplet"
-    max_npus_within = 8                  # optional: at most 8 NPUs per chiplet group; also max_npus, min_dims,
+    max_npus_within = 8                  # optional: at most 8 NPUs per chiplet group; also
+                                         # max_npus, min_dims,
                                          # max_dims (default 0..1), latency_ns, algorithm
 
     [cost.InterChiplet]                  # or cost = "cost.yml" (LIBRA format)
     link_usd_per_gbps = 2.0
 
-Several workloads: ``[[workloads]]`` tables with ``workload``, ``weight`` and optionally ``tp``. Every mistake raises a
-one-line :class:`hieropt.errors.InputError` naming the file, the field and the fix.
+Several workloads: ``[[workloads]]`` tables with ``workload``, ``weight`` and optionally ``tp``.
+Every mistake raises a one-line :class:`hieropt.errors.InputError` naming the file, the field and
+the fix.
 """
 
 from __future__ import annotations
@@ -46,16 +54,46 @@ from ..spec.space import MAPPING_RULES, ShapeSpace
 from .common import missing_key, positive_number, validation_error
 from .instance import cost_entry, read_toml, required_choice, workload_entry
 
-_TOP_KEYS = ("name", "description", "npus", "dims", "objective", "training_loop", "dimension_mode", "workload",
-             "workloads", "mapping", "levels", "cost", "constraints", "nic_gbps", "nic_npus", "switch_only_at_top",
-             "scale_out_level", "prune_symmetric", "max_iteration_time_ns", "max_network_cost_usd")
-_LEVEL_KEYS = ("name", "blocks", "npus", "cost_class", "latency_ns", "algorithm", "min_dims", "max_dims", "max_npus",
-               "max_npus_within")
+_TOP_KEYS = (
+    "name",
+    "description",
+    "npus",
+    "dims",
+    "objective",
+    "training_loop",
+    "dimension_mode",
+    "workload",
+    "workloads",
+    "mapping",
+    "levels",
+    "cost",
+    "constraints",
+    "nic_gbps",
+    "nic_npus",
+    "switch_only_at_top",
+    "scale_out_level",
+    "prune_symmetric",
+    "max_iteration_time_ns",
+    "max_network_cost_usd",
+)
+_LEVEL_KEYS = (
+    "name",
+    "blocks",
+    "npus",
+    "cost_class",
+    "latency_ns",
+    "algorithm",
+    "min_dims",
+    "max_dims",
+    "max_npus",
+    "max_npus_within",
+)
 _LOOPS = ("no_overlap", "tp_dp_overlap", "tp_dp_overlap_cross", "recompute")
 
 
 def load_space(path: str | Path) -> ShapeSpace:
-    """Read a shape-space TOML file and the workload and cost files it names (paths relative to the file).
+    """Read a shape-space TOML file and the workload and cost files it names (paths relative to the
+    file).
 
     Raises:
         InputError: any bad file or field, naming the file, the field and the fix.
@@ -73,39 +111,78 @@ def load_space(path: str | Path) -> ShapeSpace:
             raise missing_key(data, k, src, fix)
     objective = required_choice(data, "objective", OBJECTIVES, src)
     if data.get("training_loop") == "pipeline":
-        raise InputError(src, "training_loop", "the pipeline loop is not supported in shape spaces (its p2p "
-                         "dimension depends on the shape)", f"use one of {', '.join(_LOOPS)}")
+        raise InputError(
+            src,
+            "training_loop",
+            "the pipeline loop is not supported in shape spaces (its p2p "
+            "dimension depends on the shape)",
+            f"use one of {', '.join(_LOOPS)}",
+        )
     loop = required_choice(data, "training_loop", _LOOPS, src)
     base = path.parent
     min_dims, max_dims = dims_entry(data.get("dims", [2, 4]), src)
     mapping = data.get("mapping", {})
     if not isinstance(mapping, dict):
-        raise InputError(src, "mapping", "expected a table", 'write [mapping] rule = "tp_lowest", tp = 16')
+        raise InputError(
+            src, "mapping", "expected a table", 'write [mapping] rule = "tp_lowest", tp = 16'
+        )
     extra = set(mapping) - {"rule", "tp"}
     if extra:
         raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key", "use rule and tp")
     rule = mapping.get("rule", "tp_lowest")
     if rule not in MAPPING_RULES:
-        raise InputError(src, "mapping.rule", f"unknown rule {rule!r}", f"use one of {', '.join(MAPPING_RULES)}")
+        raise InputError(
+            src, "mapping.rule", f"unknown rule {rule!r}", f"use one of {', '.join(MAPPING_RULES)}"
+        )
     jobs = _jobs(data, base, src, rule, mapping.get("tp"))
     levels = data["levels"]
     if not isinstance(levels, list) or not levels or not all(isinstance(lv, dict) for lv in levels):
-        raise InputError(src, "levels", "expected one or more [[levels]] tables", "see spaces/gpt3-4096.toml")
+        raise InputError(
+            src, "levels", "expected one or more [[levels]] tables", "see spaces/gpt3-4096.toml"
+        )
     levels = [level_entry(lv, i, src) for i, lv in enumerate(levels)]
     texts = data.get("constraints", [])
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise InputError(src, "constraints", "expected a list of strings", 'write constraints = ["sum(bw) == 500"]')
-    parts = {k: data[k] for k in ("nic_gbps", "nic_npus", "switch_only_at_top", "scale_out_level", "prune_symmetric",
-                                  "max_iteration_time_ns", "max_network_cost_usd", "dimension_mode") if k in data}
+        raise InputError(
+            src,
+            "constraints",
+            "expected a list of strings",
+            'write constraints = ["sum(bw) == 500"]',
+        )
+    parts = {
+        k: data[k]
+        for k in (
+            "nic_gbps",
+            "nic_npus",
+            "switch_only_at_top",
+            "scale_out_level",
+            "prune_symmetric",
+            "max_iteration_time_ns",
+            "max_network_cost_usd",
+            "dimension_mode",
+        )
+        if k in data
+    }
     try:
-        return ShapeSpace(name=str(data.get("name", path.stem)), npus=data["npus"], min_dims=min_dims,
-                          max_dims=max_dims, levels=levels, jobs=jobs, mapping_rule=rule,
-                          cost=cost_entry(data["cost"], base, src), constraints=tuple(texts), objective=objective,
-                          training_loop=loop, **parts)
+        return ShapeSpace(
+            name=str(data.get("name", path.stem)),
+            npus=data["npus"],
+            min_dims=min_dims,
+            max_dims=max_dims,
+            levels=levels,
+            jobs=jobs,
+            mapping_rule=rule,
+            cost=cost_entry(data["cost"], base, src),
+            constraints=tuple(texts),
+            objective=objective,
+            training_loop=loop,
+            **parts,
+        )
     except ValidationError as e:
         err = validation_error(e, src)
         head, _, rest = err.problem.partition(": ")
-        if err.field and rest and head.isidentifier():  # "levels[0]" + "npus: ..." -> "levels[0].npus"
+        # "levels[0]" + "npus: ..." -> "levels[0].npus"
+        if err.field and rest and head.isidentifier():
             err = InputError(src, f"{err.field}.{head}", rest, err.fix)
         raise err from e
 
@@ -126,15 +203,24 @@ def dims_entry(value: Any, src: str) -> tuple[int, int]:
 
 
 def level_entry(value: dict[str, Any], i: int, src: str) -> dict[str, Any]:
-    """One ``[[levels]]`` table as Level fields (``npus`` as (min, max)); InputError on unknown keys or values."""
+    """One ``[[levels]]`` table as Level fields (``npus`` as (min, max)); InputError on unknown keys
+    or values."""
     extra = set(value) - set(_LEVEL_KEYS)
     if extra:
-        raise InputError(src, f"levels[{i}].{sorted(extra)[0]}", "unknown key", f"use only {', '.join(_LEVEL_KEYS)}")
+        raise InputError(
+            src,
+            f"levels[{i}].{sorted(extra)[0]}",
+            "unknown key",
+            f"use only {', '.join(_LEVEL_KEYS)}",
+        )
     out = dict(value)
     npus = value.get("npus")
     fix = "write npus = [2, 8] (smallest and largest dimension at this level) or npus = 4"
     if isinstance(npus, list) and len(npus) == 2:
-        out["npus"] = (_int(npus[0], src, f"levels[{i}].npus[0]", fix), _int(npus[1], src, f"levels[{i}].npus[1]", fix))
+        out["npus"] = (
+            _int(npus[0], src, f"levels[{i}].npus[0]", fix),
+            _int(npus[1], src, f"levels[{i}].npus[1]", fix),
+        )
     elif npus is not None:
         n = _int(npus, src, f"levels[{i}].npus", fix)
         out["npus"] = (n, n)
@@ -152,49 +238,83 @@ def _header_tp(workload: Workload) -> int | None:
     return 1 if h.policy == "DATA" else None
 
 
-def _jobs(data: dict[str, Any], base: Path, src: str, rule: str, tp_default: Any) -> list[dict[str, Any]]:
+def _jobs(
+    data: dict[str, Any], base: Path, src: str, rule: str, tp_default: Any
+) -> list[dict[str, Any]]:
     if "workloads" in data:
         if "workload" in data:
-            raise InputError(src, "workloads", "given together with workload", "use either workload or [[workloads]]")
+            raise InputError(
+                src,
+                "workloads",
+                "given together with workload",
+                "use either workload or [[workloads]]",
+            )
         entries = data["workloads"]
-        if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        if (
+            not isinstance(entries, list)
+            or not entries
+            or not all(isinstance(e, dict) for e in entries)
+        ):
             raise InputError(src, "workloads", "expected one or more [[workloads]] tables",
                              "write [[workloads]] with workload = ..., weight = ... (and tp = ...)")
         label = "workloads[{}]"
     elif "workload" in data:
         entries, label = [{"workload": data["workload"]}], "workload"
     else:
-        raise InputError(src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])")
+        raise InputError(
+            src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])"
+        )
     jobs = []
     for i, e in enumerate(entries):
         where = label.format(i)
         extra = set(e) - {"workload", "weight", "tp"}
         if extra:
-            raise InputError(src, f"{where}.{sorted(extra)[0]}", "unknown key", "use workload, weight, tp")
+            raise InputError(
+                src, f"{where}.{sorted(extra)[0]}", "unknown key", "use workload, weight, tp"
+            )
         if "workload" not in e:
-            raise InputError(src, f"{where}.workload", "missing", "give the workload file or an inline generator")
+            raise InputError(
+                src, f"{where}.workload", "missing", "give the workload file or an inline generator"
+            )
         weight = positive_number(e.get("weight", 1.0), src, f"{where}.weight",
                                  "give the workload's weight, e.g. its share of cluster hours")
         wl = workload_entry(e["workload"], base, src)
         tp = e.get("tp", tp_default)
         if rule == "header":
             if tp is not None:
-                raise InputError(src, f"{where}.tp" if "tp" in e else "mapping.tp", "the header rule takes the "
-                                 "groups from the workload's header", "remove tp, or use rule tp_lowest")
+                raise InputError(
+                    src,
+                    f"{where}.tp" if "tp" in e else "mapping.tp",
+                    "the header rule takes the groups from the workload's header",
+                    "remove tp, or use rule tp_lowest",
+                )
             jobs.append({"workload": wl, "weight": float(weight)})
             continue
         header_tp = _header_tp(wl)
         if tp is None:
             if header_tp is None:
-                raise InputError(src, "mapping.tp", f"missing: workload {wl.name!r} has no model-parallel group in "
-                                 "its header", "give tp = <tensor-parallel degree> (1: data parallel only)")
+                raise InputError(
+                    src,
+                    "mapping.tp",
+                    f"missing: workload {wl.name!r} has no model-parallel group in its header",
+                    "give tp = <tensor-parallel degree> (1: data parallel only)",
+                )
             tp = header_tp
-        tp = _int(tp, src, f"{where}.tp" if "tp" in e else "mapping.tp", "give the tensor-parallel degree")
-        if (header_tp is not None and wl.header is not None and wl.header.policy in TRANSFORMER_POLICIES
-                and tp != header_tp):
-            raise InputError(src, f"{where}.tp" if "tp" in e else "mapping.tp",
-                             f"tp {tp} differs from the workload's model_parallel_NPU_group {header_tp} (its "
-                             "collective sizes were generated for that degree)",
-                             f"set tp = {header_tp}, or regenerate the workload with tp = {tp}")
+        tp = _int(
+            tp, src, f"{where}.tp" if "tp" in e else "mapping.tp", "give the tensor-parallel degree"
+        )
+        if (
+            header_tp is not None
+            and wl.header is not None
+            and wl.header.policy in TRANSFORMER_POLICIES
+            and tp != header_tp
+        ):
+            raise InputError(
+                src,
+                f"{where}.tp" if "tp" in e else "mapping.tp",
+                f"tp {tp} differs from the workload's model_parallel_NPU_group {header_tp} (its "
+                "collective sizes were generated for that degree)",
+                f"set tp = {header_tp}, or regenerate the workload with tp = {tp}",
+            )
         jobs.append({"workload": wl, "weight": float(weight), "tp": tp})
     return jobs

@@ -1,8 +1,9 @@
-"""Workload entries of instance and space files: a workload model file (TOML: a generator and its ``[params]``), an
-inline generator table, or an ASTRA-sim 1.0 text file -> :class:`hieropt.spec.Workload`.
+"""Workload entries of instance and space files: a workload model file (TOML: a generator and its
+``[params]``), an inline generator table, or an ASTRA-sim 1.0 text file ->
+:class:`hieropt.spec.Workload`.
 
-The generators, the spec models and the ASTRA-sim reader (numpy) are imported when a workload is read, so an
-instance file whose earlier fields are bad is reported without loading them.
+The generators, the spec models and the ASTRA-sim reader (numpy) are imported when a workload is
+read, so an instance file whose earlier fields are bad is reported without loading them.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ GENERATOR_NAMES = ("transformer", "dlrm", "cnn", "llm")
 
 
 def generators() -> dict[str, tuple[Any, Any]]:
-    """Workload generators usable from a model file: name -> (parameter model, generate function), in the order of
-    :data:`GENERATOR_NAMES` (imported on first use; also available as ``GENERATORS``)."""
+    """Workload generators usable from a model file: name -> (parameter model, generate function),
+    in the order of :data:`GENERATOR_NAMES` (imported on first use; also available as
+    ``GENERATORS``)."""
     from ..workloads import cnn, dlrm, transformer
     from ..workloads.llm.lower import generate as llm_generate
     from ..workloads.llm.params import LLMParams
@@ -42,7 +44,8 @@ def __getattr__(name: str) -> Any:
 
 
 def read_model(path: str | Path) -> Workload:
-    """Generate a workload from a model file (TOML: ``generator = "transformer"`` and a ``[params]`` table).
+    """Generate a workload from a model file (TOML: ``generator = "transformer"`` and a ``[params]``
+    table).
 
     Raises:
         InputError: missing file, unknown generator, invalid parameters.
@@ -60,7 +63,9 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     known = {"generator", "params", "description"} | ({"npu_catalog"} if gen == "llm" else set())
     extra = set(data) - known
     if extra:
-        raise InputError(source, sorted(extra)[0], "unknown key", "use generator, description and [params]")
+        raise InputError(
+            source, sorted(extra)[0], "unknown key", "use generator, description and [params]"
+        )
     params = data.get("params", {})
     if not isinstance(params, dict):
         raise InputError(source, "params", f"expected a table, got {short_repr(params)}",
@@ -73,10 +78,13 @@ def _generate(data: dict[str, Any], source: Path | str) -> Workload:
     return run_generator(params_cls, generate, params, source)
 
 
-def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str) -> Workload:
-    """Validate ``params`` with the generator's parameter model and generate the workload. Parameters that are each
-    valid but together give a workload hieropt cannot represent (a compute time that overflows to inf, e.g.
-    ``efficiency = 1e-310``) are an InputError naming ``source`` and ``params``, like any other bad value."""
+def run_generator(
+    params_cls: Any, generate: Any, params: dict[str, Any], source: Path | str
+) -> Workload:
+    """Validate ``params`` with the generator's parameter model and generate the workload.
+    Parameters that are each valid but together give a workload hieropt cannot represent (a compute
+    time that overflows to inf, e.g. ``efficiency = 1e-310``) are an InputError naming ``source``
+    and ``params``, like any other bad value."""
     from pydantic import ValidationError
 
     try:
@@ -90,10 +98,16 @@ def run_generator(params_cls: Any, generate: Any, params: dict[str, Any], source
     try:
         return generate(p)
     except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
-        detail = validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
-        raise InputError(source, "params", f"the parameters give a workload that cannot be evaluated "
-                         f"({detail.removeprefix(str(source) + ': ')[:200]})",
-                         "check the parameters for values far out of range (efficiency, peak, sizes)") from e
+        detail = (
+            validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
+        )
+        raise InputError(
+            source,
+            "params",
+            f"the parameters give a workload that cannot be evaluated "
+            f"({detail.removeprefix(str(source) + ': ')[:200]})",
+            "check the parameters for values far out of range (efficiency, peak, sizes)",
+        ) from e
 
 
 def gen_is_llm(params_cls: Any) -> bool:
@@ -104,18 +118,24 @@ def gen_is_llm(params_cls: Any) -> bool:
 
 
 def workload_entry(value: Any, base: Path, src: str) -> Workload:
-    """A ``workload`` entry of file ``src``: a path (relative to ``base``), an inline generator table or a
-    workload table. Raises InputError naming ``src`` and the field."""
+    """A ``workload`` entry of file ``src``: a path (relative to ``base``), an inline generator
+    table or a workload table. Raises InputError naming ``src`` and the field."""
     if isinstance(value, dict):
         if "generator" in value:
             return _generate(value, src)
         if set(value) == {"file"}:
             value = value["file"]
         elif set(value) == {"model"}:
-            return read_model(referenced_file(base, value["model"], src, "workload.model", "workload model"))
+            return read_model(
+                referenced_file(base, value["model"], src, "workload.model", "workload model")
+            )
         else:
-            raise InputError(src, "workload", "expected a file name, {file = ...}, {model = ...} or an inline "
-                             "generator table", "see docs/reference/workloads.md")
+            raise InputError(
+                src,
+                "workload",
+                "expected a file name, {file = ...}, {model = ...} or an inline generator table",
+                "see docs/reference/workloads.md",
+            )
     if not isinstance(value, str):
         raise InputError(src, "workload", f"expected a file name, got {value!r}", "give a path")
     path = referenced_file(base, value, src, "workload", "workload")

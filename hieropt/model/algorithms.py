@@ -1,38 +1,50 @@
-"""The algorithms that run a collective over a group spanning several dimensions: the bytes each NPU sends on every
-dimension and the latency steps there, per byte of collective size (docs/explanation/model.md).
+"""The algorithms that run a collective over a group spanning several dimensions: the bytes each NPU
+sends on every dimension and the latency steps there, per byte of collective size
+(docs/explanation/model.md).
 
-A group spans ``p_d`` NPUs of dimension d (``p_d = 1``: not spanned), P = prod_d p_d in all. The time of a
-collective of S bytes at per-NPU bandwidths B (bytes/ns) is, with m_d = S x :func:`unit_traffic` and s_d =
-:func:`collective_steps`, alpha_d the dimension's latency per step (ns):
+A group spans ``p_d`` NPUs of dimension d (``p_d = 1``: not spanned), P = prod_d p_d in all. The
+time of a collective of S bytes at per-NPU bandwidths B (bytes/ns) is, with m_d = S x
+:func:`unit_traffic` and s_d = :func:`collective_steps`, alpha_d the dimension's latency per step
+(ns):
 
-- ``concurrent`` (hierarchical, every dimension at once; LIBRA, Won et al., arXiv 2109.11762; Themis, Rashidi et
-  al., ISCA 2022; ASTRA-sim with many chunks): T = max_d (m_d / B_d + s_d alpha_d), with chunk c starting at S:
+- ``concurrent`` (hierarchical, every dimension at once; LIBRA, Won et al., arXiv 2109.11762;
+  Themis, Rashidi et al., ISCA 2022; ASTRA-sim with many chunks): T = max_d (m_d / B_d + s_d
+  alpha_d), with chunk c starting at S:
 
-  - all-reduce, ascending d: m_d = 2 c (p-1)/p, then c <- c/p (sum over d: 2 S (1 - 1/P), the flat-ring volume);
+  - all-reduce, ascending d: m_d = 2 c (p-1)/p, then c <- c/p (sum over d: 2 S (1 - 1/P), the
+    flat-ring volume);
   - reduce-scatter, ascending d: m_d = c (p-1)/p, then c <- c/p;
   - all-gather, descending d, S = per-NPU input shard: m_d = c (p-1), then c <- c p;
   - all-to-all, every spanned d: m_d = S (p-1)/p (no resize);
-  - s_d per reduce-scatter or all-gather phase: ``ring`` p-1, ``direct`` 1, ``halving_doubling`` ceil(log2 p)
-    (the dimension's algorithm; Thakur, Rabenseifner and Gropp 2005); an all-reduce is two phases.
-- ``sequential`` (hierarchical, one dimension after another; ASTRA-sim with one chunk, NCCL's hierarchical
-  collectives): the same m_d and s_d, T = sum_d (m_d / B_d + s_d alpha_d).
-- ``flat_ring`` (one NCCL ring over all P NPUs; Patarasuk and Yuan 2009): every NPU sends the flat ring's volume,
-  all-reduce 2 S (P-1)/P, reduce-scatter and all-to-all S (P-1)/P, all-gather S (P-1), in 2 (P-1) (all-reduce)
-  or P-1 steps of equal size; each step waits for the ring's slowest link, so with m_d that volume on every spanned
-  d and s_d the step count there: T = steps x max_d (m_d / steps / B_d + alpha_d) = max_d (m_d / B_d + s_d alpha_d).
-- ``flat_tree`` (NCCL's pipelined double binary tree; Sanders, Speck and Träff 2009): all-reduce as a reduce up and
-  a broadcast down the two trees, each NPU sending 2 S in all, in 2 ceil(log2 P) steps, paced by the slowest link
-  as the ring; the other collectives have no tree (NCCL) and run as ``flat_ring``.
-- ``flat_direct`` (every NPU to every other at once, one step per phase: a switch's one-shot algorithm): a
-  message to a peer whose highest differing coordinate is d crosses dimension d; n_d = prod_(e <= d) p_e -
-  prod_(e < d) p_e peers are such, so m_d = n_d x (all-reduce 2 S/P, reduce-scatter and all-to-all S/P,
-  all-gather S), all dimensions at once: T = max_d (m_d / B_d + s_d alpha_d), s_d = 2 (all-reduce) or 1.
+  - s_d per reduce-scatter or all-gather phase: ``ring`` p-1, ``direct`` 1, ``halving_doubling``
+    ceil(log2 p) (the dimension's algorithm; Thakur, Rabenseifner and Gropp 2005); an all-reduce is
+    two phases.
+- ``sequential`` (hierarchical, one dimension after another; ASTRA-sim with one chunk, NCCL's
+  hierarchical collectives): the same m_d and s_d, T = sum_d (m_d / B_d + s_d alpha_d).
+- ``flat_ring`` (one NCCL ring over all P NPUs; Patarasuk and Yuan 2009): every NPU sends the flat
+  ring's volume, all-reduce 2 S (P-1)/P, reduce-scatter and all-to-all S (P-1)/P, all-gather S
+  (P-1), in 2 (P-1) (all-reduce) or P-1 steps of equal size; each step waits for the ring's slowest
+  link, so with m_d that volume on every spanned d and s_d the step count there: T = steps x max_d
+  (m_d / steps / B_d
+  + alpha_d) = max_d (m_d / B_d
+  + s_d alpha_d).
+- ``flat_tree`` (NCCL's pipelined double binary tree; Sanders, Speck and Träff 2009): all-reduce as
+  a reduce up and a broadcast down the two trees, each NPU sending 2 S in all, in 2 ceil(log2 P)
+  steps, paced by the slowest link as the ring; the other collectives have no tree (NCCL) and run as
+  ``flat_ring``.
+- ``flat_direct`` (every NPU to every other at once, one step per phase: a switch's one-shot
+  algorithm): a message to a peer whose highest differing coordinate is d crosses dimension d; n_d =
+  prod_(e <= d) p_e - prod_(e < d) p_e peers are such, so m_d = n_d x (all-reduce 2 S/P,
+  reduce-scatter and all-to-all S/P, all-gather S), all dimensions at once: T = max_d (m_d / B_d +
+  s_d alpha_d), s_d = 2 (all-reduce) or 1.
 
-Point-to-point (``P2P``, a pipeline send) is no collective: each NPU sends S to its neighbour across one of the
-spanned dimensions (stages ordered so that neighbours differ in one coordinate, e.g. boustrophedon), one step; the
-slowest such send paces the pipeline: T = max_d (S f_d / B_d + alpha_d), f_d the send's share of the NPU's
-bandwidth on d (:func:`p2p_links`: one link of a FullyConnected dimension of n NPUs carries B_d / (n - 1)).
-Every algorithm's T is a max or a sum of terms linear in 1/B_d: convex and piecewise linear in 1/B.
+Point-to-point (``P2P``, a pipeline send) is no collective: each NPU sends S to its neighbour across
+one of the spanned dimensions (stages ordered so that neighbours differ in one coordinate, e.g.
+boustrophedon), one step; the slowest such send paces the pipeline: T = max_d (S f_d / B_d +
+alpha_d), f_d the send's share of the NPU's bandwidth on d (:func:`p2p_links`: one link of a
+FullyConnected dimension of n NPUs carries B_d / (n
+- 1)). Every algorithm's T is a max or a sum of terms linear in 1/B_d: convex and piecewise linear
+  in 1/B.
 """
 
 from __future__ import annotations
@@ -56,7 +68,8 @@ def unit_traffic(collective: Collective, group: tuple[int, ...], algorithm: str 
         collective: the collective type.
         group: group size on each dimension, length D; entries <= 1 mean "not spanned" (LIBRA's -1).
         algorithm: one of :data:`hieropt.names.GROUP_ALGORITHMS`.
-        links: a point-to-point send's bytes per byte on each dimension (:func:`p2p_links`; default 1 each).
+        links: a point-to-point send's bytes per byte on each dimension (:func:`p2p_links`; default
+            1 each).
 
     Returns:
         float array of shape (D,), bytes per byte of ``size_bytes``.
@@ -66,7 +79,9 @@ def unit_traffic(collective: Collective, group: tuple[int, ...], algorithm: str 
     """
     collective = Collective(collective)  # raises ValueError on an unknown name
     if algorithm not in GROUP_ALGORITHMS:
-        raise ValueError(f"unknown collective algorithm {algorithm!r}; use one of {', '.join(GROUP_ALGORITHMS)}")
+        raise ValueError(
+            f"unknown collective algorithm {algorithm!r}; use one of {', '.join(GROUP_ALGORITHMS)}"
+        )
     D = len(group)
     m = np.zeros(D)
     spanned = [d for d, p in enumerate(group) if p > 1]
@@ -84,7 +99,8 @@ def unit_traffic(collective: Collective, group: tuple[int, ...], algorithm: str 
 
 
 def _hierarchical(collective: Collective, group: tuple[int, ...], spanned: list[int]) -> np.ndarray:
-    """LIBRA's per-dimension decomposition (module docstring); all-gather walks the dimensions downwards."""
+    """LIBRA's per-dimension decomposition (module docstring); all-gather walks the dimensions
+    downwards."""
     m = np.zeros(len(group))
     c = 1.0
     if collective is Collective.ALL_REDUCE:
@@ -119,7 +135,8 @@ def _flat_volume(collective: Collective, P: int, algorithm: str) -> float:
 
 
 def _direct(collective: Collective, group: tuple[int, ...], spanned: list[int]) -> np.ndarray:
-    """Flat direct: the messages to the n_d peers whose highest differing coordinate is d cross dimension d."""
+    """Flat direct: the messages to the n_d peers whose highest differing coordinate is d cross
+    dimension d."""
     m = np.zeros(len(group))
     P = math.prod(group[d] for d in spanned)
     per_peer = {Collective.ALL_REDUCE: 2.0 / P, Collective.REDUCE_SCATTER: 1.0 / P,
@@ -133,22 +150,23 @@ def _direct(collective: Collective, group: tuple[int, ...], spanned: list[int]) 
 
 def collective_steps(collective: Collective, group: tuple[int, ...], algorithms: tuple[str, ...],
                      algorithm: str = "concurrent") -> np.ndarray:
-    """Latency steps of one collective on each dimension (shape (D,)); the latency is steps x the dimension's
-    per-step latency (ns).
+    """Latency steps of one collective on each dimension (shape (D,)); the latency is steps x the
+    dimension's per-step latency (ns).
 
     Args:
         collective: the collective type.
         group: group size on each dimension.
-        algorithms: each dimension's own algorithm (``ring``, ``direct``, ``halving_doubling``), which gives the
-            hierarchical algorithms' step counts.
+        algorithms: each dimension's own algorithm (``ring``, ``direct``, ``halving_doubling``),
+            which gives the hierarchical algorithms' step counts.
         algorithm: the group's algorithm (:data:`hieropt.names.GROUP_ALGORITHMS`).
 
-    Hierarchical (``concurrent``, ``sequential``), per reduce-scatter or all-gather phase on a dimension of p NPUs:
-    ``ring`` p-1 steps, ``direct`` 1, ``halving_doubling`` ceil(log2 p); an all-reduce is two phases, an
-    all-to-all one. Flat ring: 2 (P-1) for an all-reduce, P-1 otherwise; flat tree: 2 ceil(log2 P) for an
-    all-reduce, else as the ring; flat direct: 2 for an all-reduce, 1 otherwise; on every spanned dimension (each
-    step waits for the slowest). A point-to-point send: 1 step on each spanned dimension. Dimensions the group does
-    not span take 0 steps.
+    Hierarchical (``concurrent``, ``sequential``), per reduce-scatter or all-gather phase on a
+    dimension of p NPUs: ``ring`` p-1 steps, ``direct`` 1, ``halving_doubling`` ceil(log2 p); an
+    all-reduce is two phases, an all-to-all one. Flat ring: 2 (P-1) for an all-reduce, P-1
+    otherwise; flat tree: 2 ceil(log2 P) for an all-reduce, else as the ring; flat direct: 2 for an
+    all-reduce, 1 otherwise; on every spanned dimension (each step waits for the slowest). A
+    point-to-point send: 1 step on each spanned dimension. Dimensions the group does not span take 0
+    steps.
     """
     collective = Collective(collective)
     phases = {Collective.ALL_REDUCE: 2, Collective.REDUCE_SCATTER: 1, Collective.ALL_GATHER: 1,
@@ -172,19 +190,23 @@ def collective_steps(collective: Collective, group: tuple[int, ...], algorithms:
         return out
     for d in spanned:
         p, algo = group[d], algorithms[d]
-        out[d] = phases * {"ring": p - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(p))}[algo]
+        out[d] = (
+            phases * {"ring": p - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(p))}[algo]
+        )
     return out
 
 
 def p2p_links(network: Network) -> tuple[float, ...]:
-    """Bytes a point-to-point send of one byte puts on each dimension, relative to the NPU's bandwidth there: a
-    FullyConnected dimension of n NPUs gives each peer one link of B / (n - 1), so n - 1; a Ring (the neighbour's
-    link) and a Switch (the NPU's port) carry the whole B, so 1."""
+    """Bytes a point-to-point send of one byte puts on each dimension, relative to the NPU's
+    bandwidth there: a FullyConnected dimension of n NPUs gives each peer one link of B / (n - 1),
+    so n - 1; a Ring (the neighbour's link) and a Switch (the NPU's port) carry the whole B, so
+    1."""
     return tuple(float(d.npus - 1) if d.block == "FullyConnected" else 1.0 for d in network.dims)
 
 
 def sums_dims(algorithm: str) -> bool:
-    """Whether a collective run by ``algorithm`` takes the sum of its dimensions' times (else their maximum)."""
+    """Whether a collective run by ``algorithm`` takes the sum of its dimensions' times (else their
+    maximum)."""
     return algorithm in SUMMING
 
 

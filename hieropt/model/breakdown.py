@@ -1,6 +1,6 @@
-"""The :class:`Breakdown` of the iteration time at one bandwidth vector: where the time goes (compute, exposed
-communication, each phase's collectives, each dimension's bytes, busy time and bottleneck time) and the cost, as
-:func:`hieropt.model.timing.evaluate` finds it layer by layer."""
+"""The :class:`Breakdown` of the iteration time at one bandwidth vector: where the time goes
+(compute, exposed communication, each phase's collectives, each dimension's bytes, busy time and
+bottleneck time) and the cost, as :func:`hieropt.model.timing.evaluate` finds it layer by layer."""
 
 from __future__ import annotations
 
@@ -20,32 +20,35 @@ def _figure(name: str, doc: str) -> property:
 
 @dataclass(frozen=True, eq=False)
 class Breakdown:
-    """Where the iteration time goes at one bandwidth vector (all times ns, bytes per NPU, cost $). With several
-    workloads, every figure is the weighted sum over them.
+    """Where the iteration time goes at one bandwidth vector (all times ns, bytes per NPU, cost $).
+    With several workloads, every figure is the weighted sum over them.
 
-    The iteration time, the cost and the per-workload and per-stage times are computed when the breakdown is made
-    (the independent check of every answer reads only those); the other figures (``compute_ns`` ...
-    ``bottleneck_ns_per_dim``) on first access, from the same layer-by-layer evaluation (kept until then: a solve
-    whose caller never reads them does not pay for them). Two breakdowns are equal when every figure is.
+    The iteration time, the cost and the per-workload and per-stage times are computed when the
+    breakdown is made (the independent check of every answer reads only those); the other figures
+    (``compute_ns`` ... ``bottleneck_ns_per_dim``) on first access, from the same layer-by-layer
+    evaluation (kept until then: a solve whose caller never reads them does not pay for them). Two
+    breakdowns are equal when every figure is.
 
     Attributes:
         bw_gbps: (D,) the evaluated per-NPU bandwidths.
         iteration_time_ns: T(B).
         compute_ns: T with every collective taking no time (the compute on the critical path).
         communication_ns: exposed communication, T - compute_ns.
-        communication_by_phase_ns: collective time issued in forward / input_grad / weight_grad phases (and
-            ``p2p`` for the pipeline loop), per iteration; under overlap loops part of it is hidden.
+        communication_by_phase_ns: collective time issued in forward / input_grad / weight_grad
+            phases (and ``p2p`` for the pipeline loop), per iteration; under overlap loops part of
+            it is hidden.
         bytes_per_dim: (D,) bytes each NPU sends on each dimension in one iteration.
         busy_ns_per_dim: (D,) time dimension d transmits (bytes/B plus latency).
         utilisation_per_dim: (D,) busy time / iteration time.
-        bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties: lowest d).
+        bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties:
+            lowest d).
         cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
-        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the instance's order
-            (a name that repeats gets `` (workload k)``, k its 0-based position).
+        iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the
+            instance's order (a name that repeats gets `` (workload k)``, k its 0-based position).
         stage_times_ns: T of every pipeline stage of a workload of several
-            (:attr:`~hieropt.spec.Workload.more_stages`), by stage name (``name#k`` for a name met before), empty
-            otherwise. A workload's T is its slowest stage's, and every other figure of the workload is that
-            stage's.
+            (:attr:`~hieropt.spec.Workload.more_stages`), by stage name (``name#k`` for a name met
+            before), empty otherwise. A workload's T is its slowest stage's, and every other figure
+            of the workload is that stage's.
     """
 
     bw_gbps: np.ndarray
@@ -55,36 +58,46 @@ class Breakdown:
     iteration_time_by_workload_ns: dict[str, float]
     stage_times_ns: dict[str, float] = field(default_factory=dict)
     source: Any = field(default=None, repr=False)
-    """What the other figures are computed from, until they are (then None): (T in ns, instance, a copy of bw,
-    [(weight, slowest stage's run) per workload], executions per phase, point-to-point sends per iteration, the
-    send's row), as :func:`hieropt.model.timing.evaluate` makes it (its own copies: a caller that changes its
-    bandwidth array, or a ``dataclasses.replace`` of the breakdown, does not change them)."""
+    """What the other figures are computed from, until they are (then None): (T in ns, instance, a
+    copy of bw, [(weight, slowest stage's run) per workload], executions per phase, point-to-point
+    sends per iteration, the send's row), as :func:`hieropt.model.timing.evaluate` makes it (its own
+    copies: a caller that changes its bandwidth array, or a ``dataclasses.replace`` of the
+    breakdown, does not change them)."""
     computed: dict[str, Any] | None = field(default=None, repr=False)
     """The other figures, when given up front."""
 
     compute_ns = _figure("compute_ns", "T with every collective taking no time (ns).")
     communication_ns = _figure("communication_ns", "Exposed communication, T - compute_ns (ns).")
-    communication_by_phase_ns = _figure("communication_by_phase_ns", "Collective time issued per phase (ns per "
-                                        "iteration).")
-    bytes_per_dim = _figure("bytes_per_dim", "(D,) bytes each NPU sends on each dimension in one iteration.")
+    communication_by_phase_ns = _figure(
+        "communication_by_phase_ns", "Collective time issued per phase (ns per iteration)."
+    )
+    bytes_per_dim = _figure(
+        "bytes_per_dim", "(D,) bytes each NPU sends on each dimension in one iteration."
+    )
     busy_ns_per_dim = _figure("busy_ns_per_dim", "(D,) time dimension d transmits (ns).")
     utilisation_per_dim = _figure("utilisation_per_dim", "(D,) busy time / iteration time.")
-    bottleneck_ns_per_dim = _figure("bottleneck_ns_per_dim", "(D,) collective time during which d is the slowest "
-                                    "dimension (ns).")
+    bottleneck_ns_per_dim = _figure(
+        "bottleneck_ns_per_dim",
+        "(D,) collective time during which d is the slowest dimension (ns).",
+    )
 
     def _details(self) -> dict[str, Any]:
         out = self.computed
         if out is None:
             src = self.source
-            if src is None:  # (another thread computed them meanwhile, or the breakdown was built without either)
+            # (another thread computed them meanwhile, or the breakdown was built without either)
+            if src is None:
                 out = self.computed
                 if out is None:
-                    raise ValueError("a Breakdown needs its figures (computed=) or what they are computed from "
-                                     "(source=, as hieropt.model.timing.evaluate makes it)")
+                    raise ValueError(
+                        "a Breakdown needs its figures (computed=) or what they are computed from "
+                        "(source=, as hieropt.model.timing.evaluate makes it)"
+                    )
                 return out
             out = detail_figures(*src)
             object.__setattr__(self, "computed", out)
-            object.__setattr__(self, "source", None)  # (the layer-by-layer arrays are no longer needed)
+            # (the layer-by-layer arrays are no longer needed)
+            object.__setattr__(self, "source", None)
         return out
 
     def __eq__(self, other: object) -> bool:
@@ -92,7 +105,8 @@ class Breakdown:
             return NotImplemented
         return all(_equal(getattr(self, k), getattr(other, k)) for k in _FIGURES)
 
-    __hash__ = None  # type: ignore[assignment]  # (mutable arrays: unhashable, as the dataclass it was)
+    # (mutable arrays: unhashable, as the dataclass it was)
+    __hash__ = None  # type: ignore[assignment]
 
     def __getstate__(self) -> dict[str, Any]:
         self._details()  # (a pickled breakdown carries its figures, not the evaluation's arrays)
@@ -103,13 +117,15 @@ class Breakdown:
 
     @property
     def slowest_stage(self) -> str | None:
-        """The name of the slowest pipeline stage (the first of equals; None with one stage per workload)."""
+        """The name of the slowest pipeline stage (the first of equals; None with one stage per
+        workload)."""
         if not self.stage_times_ns:
             return None
         return max(self.stage_times_ns.items(), key=lambda kv: kv[1])[0]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready breakdown (plain floats and lists; units in the keys): the ``breakdown`` of ``--json``."""
+        """JSON-ready breakdown (plain floats and lists; units in the keys): the ``breakdown`` of
+        ``--json``."""
         return {
             "bw_gbps_per_dim": [float(x) for x in self.bw_gbps],
             "iteration_time_ns": self.iteration_time_ns,
@@ -122,15 +138,28 @@ class Breakdown:
             "bottleneck_ns_per_dim": [float(x) for x in self.bottleneck_ns_per_dim],
             "cost_usd_per_dim": [float(x) for x in self.cost_per_dim_usd],
             "network_cost_usd": self.network_cost_usd,
-            "iteration_time_by_workload_ns": dict(self.iteration_time_by_workload_ns),  # (unweighted, in order)
+            # (unweighted, in order)
+            "iteration_time_by_workload_ns": dict(self.iteration_time_by_workload_ns),
             **({"stage_times_ns": dict(self.stage_times_ns), "slowest_stage": self.slowest_stage}
                if self.stage_times_ns else {}),
         }
 
 
-_FIGURES = ("bw_gbps", "iteration_time_ns", "compute_ns", "communication_ns", "communication_by_phase_ns",
-            "bytes_per_dim", "busy_ns_per_dim", "utilisation_per_dim", "bottleneck_ns_per_dim", "cost_per_dim_usd",
-            "network_cost_usd", "iteration_time_by_workload_ns", "stage_times_ns")
+_FIGURES = (
+    "bw_gbps",
+    "iteration_time_ns",
+    "compute_ns",
+    "communication_ns",
+    "communication_by_phase_ns",
+    "bytes_per_dim",
+    "busy_ns_per_dim",
+    "utilisation_per_dim",
+    "bottleneck_ns_per_dim",
+    "cost_per_dim_usd",
+    "network_cost_usd",
+    "iteration_time_by_workload_ns",
+    "stage_times_ns",
+)
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -140,22 +169,38 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 @np.errstate(divide="ignore", over="ignore", invalid="ignore")
-def detail_figures(total: float, instance: Instance, bw: np.ndarray, slowest: list, execs: np.ndarray, p2p_count: float,
-             p2p: tuple[np.ndarray, np.ndarray] | None) -> dict[str, Any]:
-    """The figures of a :class:`Breakdown` beyond T (``total``, ns) and the cost, from each workload's slowest
-    stage's run (:func:`hieropt.model.timing.evaluate`; its ``T``, ``C``, ``U``, ``coll`` (L, 3), ``per_dim`` and
-    ``traffic`` (L, 3, D), ``p2p_ns``): a dict of ``compute_ns`` ... ``bottleneck_ns_per_dim`` (the formulas of
-    :mod:`hieropt.model.timing`, compute alone by the same loop formula)."""
+def detail_figures(
+    total: float,
+    instance: Instance,
+    bw: np.ndarray,
+    slowest: list,
+    execs: np.ndarray,
+    p2p_count: float,
+    p2p: tuple[np.ndarray, np.ndarray] | None,
+) -> dict[str, Any]:
+    """The figures of a :class:`Breakdown` beyond T (``total``, ns) and the cost, from each
+    workload's slowest stage's run (:func:`hieropt.model.timing.evaluate`; its ``T``, ``C``, ``U``,
+    ``coll`` (L, 3), ``per_dim`` and ``traffic`` (L, 3, D), ``p2p_ns``): a dict of ``compute_ns``
+    ... ``bottleneck_ns_per_dim`` (the formulas of :mod:`hieropt.model.timing`, compute alone by the
+    same loop formula)."""
     D = bw.size
     compute_total = 0.0
     by_phase = dict.fromkeys(PHASES, 0.0)
     bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
     for w, r in slowest:
-        if getattr(r, "compute_ns", None) is not None:  # (a composed pipeline: its own compute-only time)
+        # (a composed pipeline: its own compute-only time)
+        if getattr(r, "compute_ns", None) is not None:
             compute_total += w * r.compute_ns
         else:
-            compute_total += w * loop_time(instance.training_loop, r.C, np.zeros_like(r.coll), 0.0, instance,
-                                           np.zeros_like(r.per_dim), r.U)
+            compute_total += w * loop_time(
+                instance.training_loop,
+                r.C,
+                np.zeros_like(r.coll),
+                0.0,
+                instance,
+                np.zeros_like(r.per_dim),
+                r.U,
+            )
         for p, v in zip(PHASES, (r.coll.sum(axis=0) * execs).tolist(), strict=True):
             by_phase[p] += w * v
         bytes_per_dim += w * stage_bytes(r.traffic, execs, p2p_count, p2p)
@@ -165,18 +210,27 @@ def detail_figures(total: float, instance: Instance, bw: np.ndarray, slowest: li
         else:
             busy += w * np.einsum("ljd,j->d", r.per_dim, execs)
         slowest_dim = r.per_dim.argmax(axis=2)
-        bottleneck += w * np.bincount(slowest_dim.ravel(), weights=(r.coll * execs[None, :]).ravel(), minlength=D)
+        bottleneck += w * np.bincount(
+            slowest_dim.ravel(), weights=(r.coll * execs[None, :]).ravel(), minlength=D
+        )
         if p2p_count:
             by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * r.p2p_ns
             bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * r.p2p_ns
-    return {"compute_ns": compute_total, "communication_ns": total - compute_total,
-            "communication_by_phase_ns": by_phase, "bytes_per_dim": bytes_per_dim, "busy_ns_per_dim": busy,
-            "utilisation_per_dim": busy / total if total > 0 else np.zeros(D), "bottleneck_ns_per_dim": bottleneck}
+    return {
+        "compute_ns": compute_total,
+        "communication_ns": total - compute_total,
+        "communication_by_phase_ns": by_phase,
+        "bytes_per_dim": bytes_per_dim,
+        "busy_ns_per_dim": busy,
+        "utilisation_per_dim": busy / total if total > 0 else np.zeros(D),
+        "bottleneck_ns_per_dim": bottleneck,
+    }
 
 
 def stage_bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
            p2p: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """Bytes per dimension per iteration of a stage's collectives (and the pipeline loop's sends), (D,)."""
+    """Bytes per dimension per iteration of a stage's collectives (and the pipeline loop's sends),
+    (D,)."""
     out = np.einsum("ljd,j->d", traffic, execs)
     return out + p2p_count * p2p[0] if p2p is not None else out
 

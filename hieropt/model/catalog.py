@@ -2,25 +2,29 @@
 
 A catalog lists, per cost class of the network, the parts a buyer can choose from:
 
-- ``links`` (Ring and FullyConnected dimensions): a link port of ``gbps`` GB/s **per direction**; ``n`` ports per NPU
-  give that NPU ``n * gbps`` GB/s on the dimension (hieropt's per-NPU bandwidth B_d, as in LIBRA). The price is per
-  port (one per NPU per unit: its share of the cable included); the cluster has ``N * n`` of them (N = all NPUs).
-- ``nics`` (Switch dimensions): a NIC of ``gbps`` GB/s per direction; each NIC takes one switch port (or
-  ``ceil(gbps / port_gbps)`` ports when the switch states its port speed and the NIC is faster).
-- ``switches`` (Switch dimensions): a switch of ``radix`` ports, priced per switch (``usd_per_switch``) or per port
-  (``usd_per_port``: a switch costs ``radix * usd_per_port``).
+- ``links`` (Ring and FullyConnected dimensions): a link port of ``gbps`` GB/s **per direction**;
+  ``n`` ports per NPU give that NPU ``n * gbps`` GB/s on the dimension (hieropt's per-NPU bandwidth
+  B_d, as in LIBRA). The price is per port (one per NPU per unit: its share of the cable included);
+  the cluster has ``N
+  * n`` of them (N = all NPUs).
+- ``nics`` (Switch dimensions): a NIC of ``gbps`` GB/s per direction; each NIC takes one switch port
+  (or ``ceil(gbps / port_gbps)`` ports when the switch states its port speed and the NIC is faster).
+- ``switches`` (Switch dimensions): a switch of ``radix`` ports, priced per switch
+  (``usd_per_switch``) or per port (``usd_per_port``: a switch costs ``radix * usd_per_port``).
 
-Bandwidth is given either as ``gbps`` (GB/s per direction, 1 GB = 1e9 bytes) or as ``gbit_per_s`` (Gb/s, the way
-vendors rate NICs and ports), converted explicitly with :func:`hieropt.units.gbit_to_gbyte` (divide by 8). A part is
-fitted either per NPU (``max_per_npu``) or per node (``max_per_node`` with ``node_npus``: ``n`` parts shared by a node
-of ``s`` NPUs give each NPU ``n * gbps / s`` GB/s and the cluster ``N / s * n`` parts).
+Bandwidth is given either as ``gbps`` (GB/s per direction, 1 GB = 1e9 bytes) or as ``gbit_per_s``
+(Gb/s, the way vendors rate NICs and ports), converted explicitly with
+:func:`hieropt.units.gbit_to_gbyte` (divide by 8). A part is fitted either per NPU (``max_per_npu``)
+or per node (``max_per_node`` with ``node_npus``: ``n`` parts shared by a node of ``s`` NPUs give
+each NPU ``n * gbps / s`` GB/s and the cluster ``N / s * n`` parts).
 
-**Power and sources** (:mod:`hieropt.model.parts`): every part may carry ``watts`` (W per unit) and ``source`` /
-``watts_source`` (keys of the catalog's ``sources``); ``require_sources = true`` makes a source mandatory for every
-price. **Fabrics**: a Switch class may list ``optics`` (transceivers and cables by reach) and a ``fabric`` table
-(placement, oversubscription per tier, max tiers, link lengths); switches need radix >= 4. How the fabric of a Switch
-dimension is counted is :mod:`hieropt.model.fabric` (tiers, switches, links) and :mod:`hieropt.model.optics`
-(optics per link level); :mod:`hieropt.model.options` turns a catalog into the options the MILP picks from.
+**Power and sources** (:mod:`hieropt.model.parts`): every part may carry ``watts`` (W per unit) and
+``source`` / ``watts_source`` (keys of the catalog's ``sources``); ``require_sources = true`` makes
+a source mandatory for every price. **Fabrics**: a Switch class may list ``optics`` (transceivers
+and cables by reach) and a ``fabric`` table (placement, oversubscription per tier, max tiers, link
+lengths); switches need radix >= 4. How the fabric of a Switch dimension is counted is
+:mod:`hieropt.model.fabric` (tiers, switches, links) and :mod:`hieropt.model.optics` (optics per
+link level); :mod:`hieropt.model.options` turns a catalog into the options the MILP picks from.
 
 This module is the schema only (pydantic, no solver, no files).
 """
@@ -44,27 +48,32 @@ LINK_BLOCKS = ("Ring", "FullyConnected")
 
 
 GBIT_RATINGS = (400.0, 800.0, 1600.0, 3200.0)
-"""NIC ratings in Gb/s (400G, 800G, 1.6T, 3.2T Ethernet and InfiniBand ports): given as ``gbps`` (GB/s) they would be
-NICs of 3.2 to 25.6 Tb/s, 2x to 16x the fastest NIC sold, so the catalog reader refuses them with the fix."""
+"""NIC ratings in Gb/s (400G, 800G, 1.6T, 3.2T Ethernet and InfiniBand ports): given as ``gbps``
+(GB/s) they would be NICs of 3.2 to 25.6 Tb/s, 2x to 16x the fastest NIC sold, so the catalog reader
+refuses them with the fix."""
 
 UNIT_BW_RANGE = (1e-9, 1e12)
-"""Bandwidths a part may state per unit (GB/s or Gb/s): far beyond any real part either way, and inside the range
-where 1 / bandwidth and bytes / bandwidth stay finite (a NIC of 1e-310 Gb/s made every time overflow)."""
+"""Bandwidths a part may state per unit (GB/s or Gb/s): far beyond any real part either way, and
+inside the range where 1 / bandwidth and bytes / bandwidth stay finite (a NIC of 1e-310 Gb/s made
+every time overflow)."""
 
 
 def _positive_bw(v: float | None) -> float | None:
     if v is not None and not (math.isfinite(v) and UNIT_BW_RANGE[0] <= v <= UNIT_BW_RANGE[1]):
-        raise ValueError(f"bandwidth per unit is {v:g}; fix: give a bandwidth > 0, from {UNIT_BW_RANGE[0]:g} to "
-                         f"{UNIT_BW_RANGE[1]:g} (gbps in GB/s per direction, or gbit_per_s in Gb/s)")
+        raise ValueError(
+            f"bandwidth per unit is {v:g}; fix: give a bandwidth > 0, from {UNIT_BW_RANGE[0]:g} to "
+            f"{UNIT_BW_RANGE[1]:g} (gbps in GB/s per direction, or gbit_per_s in Gb/s)"
+        )
     return v
 
 
 class Part(Frozen):
-    """A link port or NIC: bandwidth per unit (GB/s per direction), price per unit ($), power per unit (W,
-    optional), how many fit, and the keys of the sources of its price and power.
+    """A link port or NIC: bandwidth per unit (GB/s per direction), price per unit ($), power per
+    unit (W, optional), how many fit, and the keys of the sources of its price and power.
 
-    Exactly one of ``gbps`` (GB/s) and ``gbit_per_s`` (Gb/s, converted by dividing by 8); exactly one of
-    ``max_per_npu`` and ``max_per_node`` (the latter with ``node_npus``, the NPUs sharing a node's parts).
+    Exactly one of ``gbps`` (GB/s) and ``gbit_per_s`` (Gb/s, converted by dividing by 8); exactly
+    one of ``max_per_npu`` and ``max_per_node`` (the latter with ``node_npus``, the NPUs sharing a
+    node's parts).
     """
 
     name: str = Field(min_length=1)
@@ -92,19 +101,31 @@ class Part(Frozen):
     @model_validator(mode="after")
     def _one_of_each(self) -> Part:
         if (self.gbps is None) == (self.gbit_per_s is None):
-            raise ValueError(f"part '{self.name}' needs exactly one bandwidth; fix: give gbps (GB/s per direction) "
-                             "or gbit_per_s (Gb/s), not both")
-        if self.max_per_npu is not None and (self.max_per_node is not None or self.node_npus is not None):
-            raise ValueError(f"part '{self.name}' is fitted both per NPU and per node; fix: give max_per_npu, or "
-                             "max_per_node with node_npus")
+            raise ValueError(
+                f"part '{self.name}' needs exactly one bandwidth; fix: give gbps (GB/s per "
+                "direction) "
+                "or gbit_per_s (Gb/s), not both"
+            )
+        if self.max_per_npu is not None and (
+            self.max_per_node is not None or self.node_npus is not None
+        ):
+            raise ValueError(
+                f"part '{self.name}' is fitted both per NPU and per node; fix: give "
+                "max_per_npu, or "
+                "max_per_node with node_npus"
+            )
         if self.max_per_npu is None and (self.max_per_node is None or self.node_npus is None):
-            raise ValueError(f"part '{self.name}' has no unit limit; fix: give max_per_npu, or max_per_node with "
-                             "node_npus")
+            raise ValueError(
+                f"part '{self.name}' has no unit limit; fix: give max_per_npu, or "
+                "max_per_node with "
+                "node_npus"
+            )
         return self
 
     @property
     def unit_gbps(self) -> float:
-        """Bandwidth of one unit, GB/s per direction (``gbit_per_s`` converted with :func:`gbit_to_gbyte`)."""
+        """Bandwidth of one unit, GB/s per direction (``gbit_per_s`` converted with
+        :func:`gbit_to_gbyte`)."""
         return self.gbps if self.gbps is not None else gbit_to_gbyte(self.gbit_per_s)
 
     @property
@@ -128,9 +149,9 @@ class Part(Frozen):
 
 
 class Switch(Frozen):
-    """A switch: ``radix`` ports (>= 4), priced per switch or per port, power per switch (W, optional); optional port
-    speed (``port_gbps`` GB/s or ``port_gbit_per_s`` Gb/s) so that a NIC faster than a port takes
-    ``ceil(nic / port)`` ports."""
+    """A switch: ``radix`` ports (>= 4), priced per switch or per port, power per switch (W,
+    optional); optional port speed (``port_gbps`` GB/s or ``port_gbit_per_s`` Gb/s) so that a NIC
+    faster than a port takes ``ceil(nic / port)`` ports."""
 
     name: str = Field(min_length=1)
     radix: int
@@ -147,7 +168,9 @@ class Switch(Frozen):
     @classmethod
     def _radix(cls, v):
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"radix {v!r} is not a whole number of ports; fix: give an integer radix >= 4")
+            raise ValueError(
+                f"radix {v!r} is not a whole number of ports; fix: give an integer radix >= 4"
+            )
         return check_radix(v)
 
     @field_validator("port_gbps", "port_gbit_per_s")
@@ -163,16 +186,24 @@ class Switch(Frozen):
     @model_validator(mode="after")
     def _one_price(self) -> Switch:
         if (self.usd_per_switch is None) == (self.usd_per_port is None):
-            raise ValueError(f"switch '{self.name}' needs exactly one price; fix: give usd_per_switch or "
-                             "usd_per_port")
+            raise ValueError(
+                f"switch '{self.name}' needs exactly one price; fix: give usd_per_switch or "
+                "usd_per_port"
+            )
         if self.port_gbps is not None and self.port_gbit_per_s is not None:
-            raise ValueError(f"switch '{self.name}' has two port speeds; fix: give port_gbps or port_gbit_per_s")
+            raise ValueError(
+                f"switch '{self.name}' has two port speeds; fix: give port_gbps or port_gbit_per_s"
+            )
         return self
 
     @property
     def price_usd(self) -> float:
         """Price of one switch, $ (``radix * usd_per_port`` when priced per port)."""
-        return self.usd_per_switch if self.usd_per_switch is not None else self.radix * self.usd_per_port
+        return (
+            self.usd_per_switch
+            if self.usd_per_switch is not None
+            else self.radix * self.usd_per_port
+        )
 
     @property
     def port_speed_gbps(self) -> float | None:
@@ -182,15 +213,16 @@ class Switch(Frozen):
         return gbit_to_gbyte(self.port_gbit_per_s) if self.port_gbit_per_s is not None else None
 
     def ports_per_nic(self, nic_gbps: float) -> int:
-        """Switch ports one NIC of ``nic_gbps`` GB/s occupies (1 unless the NIC is faster than a port)."""
+        """Switch ports one NIC of ``nic_gbps`` GB/s occupies (1 unless the NIC is faster than a
+        port)."""
         q = self.port_speed_gbps
         return 1 if q is None else max(1, math.ceil(nic_gbps / q - 1e-9))
 
 
 class PartClass(Frozen):
-    """The parts of one cost class: ``links`` for Ring / FullyConnected dimensions, ``nics``, ``switches``,
-    ``optics`` and a ``fabric`` (how it is built; default: one non-blocking fat tree per group) for Switch
-    dimensions."""
+    """The parts of one cost class: ``links`` for Ring / FullyConnected dimensions, ``nics``,
+    ``switches``, ``optics`` and a ``fabric`` (how it is built; default: one non-blocking fat tree
+    per group) for Switch dimensions."""
 
     links: tuple[Part, ...] = ()
     nics: tuple[Part, ...] = ()
@@ -202,15 +234,19 @@ class PartClass(Frozen):
     def _nic_in_gbit(self) -> PartClass:
         for nic in self.nics:  # a NIC rated 800 Gb/s written as gbps = 800 would be a 6.4 Tb/s NIC
             if nic.gbps in GBIT_RATINGS:
-                raise ValueError(f"NIC '{nic.name}': gbps = {nic.gbps:g} GB/s per direction is a "
-                                 f"{nic.gbps * 8 / 1000:g} Tb/s NIC, and {nic.gbps:g} is a NIC's rating in Gb/s; fix: "
-                                 f"write gbit_per_s = {nic.gbps:g} (or gbps = {nic.gbps / 8:g})")
+                raise ValueError(
+                    f"NIC '{nic.name}': gbps = {nic.gbps:g} GB/s per direction is a "
+                    f"{nic.gbps * 8 / 1000:g} Tb/s NIC, and {nic.gbps:g} is a NIC's rating "
+                    "in Gb/s; fix: "
+                    f"write gbit_per_s = {nic.gbps:g} (or gbps = {nic.gbps / 8:g})"
+                )
         return self
 
 
 class Catalog(Frozen):
-    """A parts catalog: cost class name -> :class:`PartClass`. Prices in $, power in W, bandwidths in GB/s per
-    direction; ``sources`` by key; ``require_sources``: every price must name its source."""
+    """A parts catalog: cost class name -> :class:`PartClass`. Prices in $, power in W, bandwidths
+    in GB/s per direction; ``sources`` by key; ``require_sources``: every price must name its
+    source."""
 
     name: str = "catalog"
     description: str = ""
@@ -224,12 +260,18 @@ class Catalog(Frozen):
         return self
 
     def parts(self):
-        """Every part as (class name, kind, index, part), kind in links | nics | switches | optics."""
+        """Every part as (class name, kind, index, part), kind in links | nics | switches |
+        optics."""
         for cname, pc in self.classes.items():
             for kind in ("links", "nics", "switches", "optics"):
                 for i, p in enumerate(getattr(pc, kind)):
                     yield cname, kind, i, p
 
     def missing_power(self) -> list[str]:
-        """Fields of parts without a power figure (a power objective or budget needs none missing)."""
-        return [f"classes.{c}.{k}[{i}] ('{p.name}').watts" for c, k, i, p in self.parts() if p.watts is None]
+        """Fields of parts without a power figure (a power objective or budget needs none
+        missing)."""
+        return [
+            f"classes.{c}.{k}[{i}] ('{p.name}').watts"
+            for c, k, i, p in self.parts()
+            if p.watts is None
+        ]

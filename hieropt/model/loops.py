@@ -1,6 +1,7 @@
-"""The training loops (one home for each): how a loop adds one workload's T to the time model (the entries of
-:data:`LOOPS`, for the formulations) and the same formula evaluated numerically (:func:`loop_time`, for the independent
-evaluator). The formulas are in the :mod:`hieropt.model.timing` docstring."""
+"""The training loops (one home for each): how a loop adds one workload's T to the time model (the
+entries of :data:`LOOPS`, for the formulations) and the same formula evaluated numerically
+(:func:`loop_time`, for the independent evaluator). The formulas are in the
+:mod:`hieropt.model.timing` docstring."""
 
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ def _loop_recompute(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, in
 
 
 class DimRefs:
-    """Per-dimension terms sigma_{l,j,d} = m_{l,j,d} t_d + lambda_{l,j,d} of single collectives (the time a
-    collective keeps dimension d busy), registered on demand as one-dimension terms (their max and sum over d
-    agree, so they mean the same in both dimension modes)."""
+    """Per-dimension terms sigma_{l,j,d} = m_{l,j,d} t_d + lambda_{l,j,d} of single collectives (the
+    time a collective keeps dimension d busy), registered on demand as one-dimension terms (their
+    max and sum over d agree, so they mean the same in both dimension modes)."""
 
     def __init__(self, b: TermBuilder, traffic: np.ndarray, latency: np.ndarray):
         self.b, self.traffic, self.latency = b, traffic, latency
@@ -49,8 +50,15 @@ class DimRefs:
         return (self.traffic[lay, j] > 0) | (self.latency[lay, j] > 0)
 
 
-def _loop_tp_dp_overlap(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                        dims: DimRefs, update_ns: float = 0.0) -> None:
+def _loop_tp_dp_overlap(
+    b: TermBuilder,
+    C: np.ndarray,
+    refs: PhaseRefs,
+    w: float,
+    instance: Instance,
+    dims: DimRefs,
+    update_ns: float = 0.0,
+) -> None:
     b.constant += w * float(C[:, 0].sum())
     b.add_all(refs, np.array([w, 0.0, 0.0]))
     serial = instance.collectives_in_flight == 1
@@ -59,7 +67,8 @@ def _loop_tp_dp_overlap(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float
             b.node([(c_ig, [ig, wg], []), (c_ig + c_wg, [wg], [])], w)
             continue
         pieces = [(c_ig, [ig], []), (c_ig + c_wg, [wg], [])]
-        if ig is not None and wg is not None:  # both on a dimension: its bytes of both over its bandwidth
+        # both on a dimension: its bytes of both over its bandwidth
+        if ig is not None and wg is not None:
             for d in np.flatnonzero(dims.busy(lay, 1) & dims.busy(lay, 2)):
                 pieces.append((c_ig, [dims(lay, 1, d), dims(lay, 2, d)], []))
         b.node(pieces, w)
@@ -70,26 +79,42 @@ def _node_ref(v: int | None) -> list[tuple[int, float]]:
 
 
 def _cross_serial(b: TermBuilder, C: np.ndarray, rows: list, w: float) -> None:
-    """One collective at a time: going backwards, ig(l) starts at max(compute position + C_ig, slot free) and
-    blocks compute; wg(l) starts at max(compute position after C_wg, slot free)."""
-    R = S = None  # compute position, collective slot free (nodes; None = start of the backward pass)
+    """One collective at a time: going backwards, ig(l) starts at max(compute position + C_ig, slot
+    free) and blocks compute; wg(l) starts at max(compute position after C_wg, slot free)."""
+    # compute position, collective slot free (nodes; None = start of the backward pass)
+    R = S = None
     for lay in reversed(range(len(rows))):
         _, ig, wg = rows[lay]
         _, c_ig, c_wg = C[lay]
         if ig is not None:
-            E = b.node([(c_ig, [ig], _node_ref(R))] + ([(0.0, [ig], _node_ref(S))] if S is not None else []), 0.0)
+            E = b.node(
+                [(c_ig, [ig], _node_ref(R))]
+                + ([(0.0, [ig], _node_ref(S))] if S is not None else []),
+                0.0,
+            )
             base, off, S = E, c_wg, E
         else:
             base, off = R, c_ig + c_wg
         if wg is not None:
-            S = b.node([(off, [wg], _node_ref(base))] + ([(0.0, [wg], _node_ref(S))] if S is not None else []), 0.0)
+            S = b.node(
+                [(off, [wg], _node_ref(base))]
+                + ([(0.0, [wg], _node_ref(S))] if S is not None else []),
+                0.0,
+            )
         R = b.node([(off, [], _node_ref(base))], 0.0)
     end = [(0.0, [], _node_ref(R))] + ([(0.0, [], _node_ref(S))] if S is not None else [])
     b.node(end, w)
 
 
-def _loop_tp_dp_overlap_cross(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
-                              dims: DimRefs, update_ns: float = 0.0) -> None:
+def _loop_tp_dp_overlap_cross(
+    b: TermBuilder,
+    C: np.ndarray,
+    refs: PhaseRefs,
+    w: float,
+    instance: Instance,
+    dims: DimRefs,
+    update_ns: float = 0.0,
+) -> None:
     b.constant += w * float(C[:, 0].sum())
     b.add_all(refs, np.array([w, 0.0, 0.0]))
     cross_backward(b, C, refs, w, instance, dims)
@@ -98,9 +123,10 @@ def _loop_tp_dp_overlap_cross(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w:
 def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, instance: Instance,
                    dims: DimRefs) -> None:
     """Add w x one backward pass with the weight-gradient collectives on their own stream (loop
-    ``tp_dp_overlap_cross``, and the last micro-batch of loop ``step`` with ``overlap_dp``): its compute and
-    input-gradient collectives as max nodes (not as constant and terms); concurrent collectives share every
-    dimension's bandwidth, or run one at a time when ``instance.collectives_in_flight == 1``."""
+    ``tp_dp_overlap_cross``, and the last micro-batch of loop ``step`` with ``overlap_dp``): its
+    compute and input-gradient collectives as max nodes (not as constant and terms); concurrent
+    collectives share every dimension's bandwidth, or run one at a time when
+    ``instance.collectives_in_flight == 1``."""
     rows = refs.rows()
     if not rows:
         return
@@ -111,16 +137,21 @@ def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
     shared = np.flatnonzero(np.any([dims.busy(lay, 1) for lay in range(L)], axis=0)
                             & np.any([dims.busy(lay, 2) for lay in range(L)], axis=0))
     r_prev = y_prev = None
-    Z: dict[int, int] = {}  # per shared dimension: the gradient stream's backlog there (TP collectives first)
+    # per shared dimension: the gradient stream's backlog there (TP collectives first)
+    Z: dict[int, int] = {}
     for lay in reversed(range(L)):
         _, ig, wg = rows[lay]
         _, c_ig, c_wg = C[lay]
         r = b.node([(c_ig + c_wg, [ig], _node_ref(r_prev))], 0.0)
         if wg is not None:
-            pieces = [(0.0, [wg], [(r, 1.0)])] + ([(0.0, [wg], [(y_prev, 1.0)])] if y_prev is not None else [])
+            pieces = [(0.0, [wg], [(r, 1.0)])] + (
+                [(0.0, [wg], [(y_prev, 1.0)])] if y_prev is not None else []
+            )
             for d in shared:
                 s_wg, s_ig = dims(lay, 2, d), dims(lay, 1, d)
-                zp = [(0.0, [s_wg], [(r, 1.0)])] + ([(0.0, [s_ig, s_wg], [(Z[d], 1.0)])] if d in Z else [])
+                zp = [(0.0, [s_wg], [(r, 1.0)])] + (
+                    [(0.0, [s_ig, s_wg], [(Z[d], 1.0)])] if d in Z else []
+                )
                 Z[d] = b.node(zp, 0.0)
                 pieces.append((0.0, [], [(Z[d], 1.0)]))
             y_prev = b.node(pieces, 0.0)
@@ -130,21 +161,25 @@ def cross_backward(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, w: float, ins
                 if d in Z and s_ig is not None:
                     Z[d] = b.node([(0.0, [s_ig], [(Z[d], 1.0)])], 0.0)
         r_prev = r
-    end = [(0.0, [], [(r_prev, 1.0)])] + ([(0.0, [], [(y_prev, 1.0)])] if y_prev is not None else [])
+    end = [(0.0, [], [(r_prev, 1.0)])] + (
+        [(0.0, [], [(y_prev, 1.0)])] if y_prev is not None else []
+    )
     end += [(0.0, [], [(z, 1.0)]) for z in Z.values()]
     b.node(end, w)
 
 
 def p2p_row(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
-    """The pipeline's point-to-point send as one collective row: (bytes, latency ns) per dimension, (D,) each; a
-    FullyConnected dimension of n NPUs gives the send one of its n - 1 links
+    """The pipeline's point-to-point send as one collective row: (bytes, latency ns) per dimension,
+    (D,) each; a FullyConnected dimension of n NPUs gives the send one of its n - 1 links
     (:func:`hieropt.model.algorithms.p2p_links`)."""
     pp = instance.pipeline
     D = instance.network.n_dims
     m, lam = np.zeros(D), np.zeros(D)
-    m[pp.p2p_dim] = pp.p2p_bytes * p2p_links(instance.network)[pp.p2p_dim]  # (one link of a FullyConnected dim)
+    # (one link of a FullyConnected dim)
+    m[pp.p2p_dim] = pp.p2p_bytes * p2p_links(instance.network)[pp.p2p_dim]
     if pp.p2p_bytes > 0:
-        lam[pp.p2p_dim] = instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks  # one step per chunk
+        # one step per chunk
+        lam[pp.p2p_dim] = instance.network.dims[pp.p2p_dim].latency_ns * instance.chunks
     return m, lam
 
 
@@ -183,12 +218,14 @@ LOOPS: dict[str, Callable[..., None]] = {
     "pipeline": _loop_pipeline,
     "step": _loop_step,
 }
-"""Training loops by name: each adds one workload's T, in the form of :class:`TimeModel`, to the builder."""
+"""Training loops by name: each adds one workload's T, in the form of :class:`TimeModel`, to the
+builder."""
 
 
 def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool) -> float:
-    """The backward pass of ``tp_dp_overlap_cross`` (after the forward), numerically: see the timing docstring.
-    Layer by layer on Python floats (a numpy call per layer costs more than the arithmetic on D numbers)."""
+    """The backward pass of ``tp_dp_overlap_cross`` (after the forward), numerically: see the timing
+    docstring. Layer by layer on Python floats (a numpy call per layer costs more than the
+    arithmetic on D numbers)."""
     compute_at = comm_free = 0.0
     D = per_dim.shape[2]
     Cl, Tl = C.tolist(), T.tolist()
@@ -208,7 +245,8 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
     for lay in reversed(range(len(Cl))):
         c, t = Cl[lay], Tl[lay]
         compute_at += c[1] + t[1] + c[2]
-        if t[2] > 0:  # the TP collective delays the gradient backlog on its dimensions, then the gradient's joins
+        # the TP collective delays the gradient backlog on its dimensions, then the gradient's joins
+        if t[2] > 0:
             Z = [max(compute_at, z + a) + b for z, a, b in zip(Z, P1[lay], P2[lay], strict=True)]
             comm_free = max(max(comm_free, compute_at) + t[2], max(Z) if D else -float("inf"))
         elif t[1] > 0:
@@ -217,19 +255,20 @@ def _cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, serial: bool)
 
 
 def cross_time(C: np.ndarray, T: np.ndarray, per_dim: np.ndarray, instance: Instance) -> float:
-    """The backward pass of ``tp_dp_overlap_cross`` (the per-iteration collectives on their own stream),
-    numerically, ns: C, T (L, 3) compute and collective ns, ``per_dim`` (L, 3, D) busy ns (timing docstring)."""
+    """The backward pass of ``tp_dp_overlap_cross`` (the per-iteration collectives on their own
+    stream), numerically, ns: C, T (L, 3) compute and collective ns, ``per_dim`` (L, 3, D) busy ns
+    (timing docstring)."""
     return _cross_time(C, T, per_dim, instance.collectives_in_flight == 1)
 
 
 def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: Instance,
               per_dim: np.ndarray | None = None, update_ns: float = 0.0,
               own: np.ndarray | None = None) -> float:
-    """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T: (L, 3) compute
-    and collective ns; ``per_dim``: (L, 3, D) ns each collective keeps each dimension busy, needed by the overlap
-    loops and ``step`` with ``overlap_dp`` or own-stream collectives; ``update_ns``: the workload's
-    optimizer step, counted by loop ``step``; ``own``: (L, 3) the phases on their own stream,
-    :mod:`hieropt.model.overlap`)."""
+    """The training-loop formulas of the :mod:`hieropt.model.timing` docstring, numerically (C, T:
+    (L, 3) compute and collective ns; ``per_dim``: (L, 3, D) ns each collective keeps each dimension
+    busy, needed by the overlap loops and ``step`` with ``overlap_dp`` or own-stream collectives;
+    ``update_ns``: the workload's optimizer step, counted by loop ``step``; ``own``: (L, 3) the
+    phases on their own stream, :mod:`hieropt.model.overlap`)."""
     serial = instance.collectives_in_flight == 1
     if per_dim is None:
         per_dim = np.zeros(T.shape + (instance.network.n_dims,))
@@ -241,8 +280,14 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
         if serial:
             bwd = C[:, 1] + np.maximum(T[:, 1], C[:, 2]) + T[:, 2]
         else:
-            both = (per_dim[:, 1, :] + per_dim[:, 2, :]).max(axis=1) if per_dim.shape[2] else np.zeros(len(C))
-            bwd = np.maximum(np.maximum(C[:, 1] + T[:, 1], C[:, 1] + C[:, 2] + T[:, 2]), C[:, 1] + both)
+            both = (
+                (per_dim[:, 1, :] + per_dim[:, 2, :]).max(axis=1)
+                if per_dim.shape[2]
+                else np.zeros(len(C))
+            )
+            bwd = np.maximum(
+                np.maximum(C[:, 1] + T[:, 1], C[:, 1] + C[:, 2] + T[:, 2]), C[:, 1] + both
+            )
         return float(C[:, 0].sum() + T[:, 0].sum() + bwd.sum())
     if loop == "tp_dp_overlap_cross":
         return float(C[:, 0].sum() + T[:, 0].sum()) + _cross_time(C, T, per_dim, serial)
@@ -255,7 +300,9 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
             return float(F * (C.sum() + T[:, 0].sum() + T[:, 1].sum()) + T[:, 2].sum() + update_ns)
         forward = C[:, 0].sum() + T[:, 0].sum()
         backward = C[:, 1].sum() + T[:, 1].sum() + C[:, 2].sum()
-        return float(F * forward + (F - 1) * backward + _cross_time(C, T, per_dim, serial) + update_ns)
+        return float(
+            F * forward + (F - 1) * backward + _cross_time(C, T, per_dim, serial) + update_ns
+        )
     if loop == "pipeline":
         pp = instance.pipeline
         per_micro = C.sum() + T[:, 0].sum() + T[:, 1].sum() + 2 * p2p_ns
@@ -264,7 +311,8 @@ def loop_time(loop: str, C: np.ndarray, T: np.ndarray, p2p_ns: float, instance: 
 
 
 def executions(instance: Instance) -> tuple[np.ndarray, float]:
-    """How often each phase's collective runs per iteration (forward, input_grad, weight_grad) and the p2p count."""
+    """How often each phase's collective runs per iteration (forward, input_grad, weight_grad) and
+    the p2p count."""
     if instance.training_loop == "recompute":
         return np.array([2.0, 1.0, 1.0]), 0.0
     if instance.training_loop == "pipeline":

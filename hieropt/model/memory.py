@@ -1,44 +1,47 @@
 """Memory per NPU of an LLM training plan, per pipeline stage, against the NPU's HBM.
 
-Four parts (bytes on one NPU of stage r; P, X: the stage's dense and expert parameters on that NPU, after TP and
-PP; dp x cp, edp = dp / ep the groups that replicate them; w, g: weight and gradient bytes; K optimizer bytes per
-parameter):
+Four parts (bytes on one NPU of stage r; P, X: the stage's dense and expert parameters on that NPU,
+after TP and PP; dp x cp, edp = dp / ep the groups that replicate them; w, g: weight and gradient
+bytes; K optimizer bytes per parameter):
 
-- **weights** P w + X w, divided by dp (edp) under ZeRO 3, which then also holds the gathered parameters of
-  ``ZERO3_LIVE_LAYERS`` layers (the one computing and the one prefetched, FSDP's default) in full;
-- **gradients** (P + X) g, divided by dp (edp) from ZeRO 2 on, which then also holds one layer's full gradient
-  before its reduce-scatter;
-- **optimizer** (P + X) K, divided by dp (edp) from ZeRO 1 on (Rajbhandari et al. 2020, arXiv 1910.02054, §5: with
-  mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
-- **activations** (divided by cp: each NPU holds 1/cp of every sequence, its K/V shard, and scores for its
-  queries only) of the in-flight micro-batches (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps
-  min(m, p - r), the interleaved schedule (2 (p - r - 1) + (v - 1) p + 1) / v; Korthikanti et al. 2022, arXiv
-  2205.05198, §4.2.3).
+- **weights** P w + X w, divided by dp (edp) under ZeRO 3, which then also holds the gathered
+  parameters of ``ZERO3_LIVE_LAYERS`` layers (the one computing and the one prefetched, FSDP's
+  default) in full;
+- **gradients** (P + X) g, divided by dp (edp) from ZeRO 2 on, which then also holds one layer's
+  full gradient before its reduce-scatter;
+- **optimizer** (P + X) K, divided by dp (edp) from ZeRO 1 on (Rajbhandari et al. 2020, arXiv
+  1910.02054, §5: with mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
+- **activations** (divided by cp: each NPU holds 1/cp of every sequence, its K/V shard, and scores
+  for its queries only) of the in-flight micro-batches
+  (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps min(m, p - r), the interleaved
+  schedule (2 (p - r - 1) + (v - 1) p + 1) / v; Korthikanti et al. 2022, arXiv 2205.05198, §4.2.3).
 
-Activations of one block for one micro-batch (Korthikanti et al. 2022 §4.1-4.2, generalised to GQA, gated FFNs,
-MoE and no dropout; e activation bytes, u mask bytes (0 without dropout), T = t with sequence parallelism else 1):
+Activations of one block for one micro-batch (Korthikanti et al. 2022 §4.1-4.2, generalised to GQA,
+gated FFNs, MoE and no dropout; e activation bytes, u mask bytes (0 without dropout), T = t with
+sequence parallelism else 1):
 
-- attention: norm input and QKV input 2 n h e / T; Q, K, V n (a_t + 2 g_t) d e; scores' softmax output
-  a_t b s^2 e, with dropout its mask a_t b s^2 u and output a_t b s^2 e (the "5 a s^2 b" of Korthikanti et al.);
-  output-projection input n a_t d e; residual-dropout mask n h u / T;
-- dense FFN: norm input and FC1 input 2 n h e / T; FC2 input n f_t e, activation input n f_t e (x 2 gated: gate and
-  up outputs); dropout mask n h u / T;
-- MoE FFN: norm input and router input 2 n h e / T, router output n E e / T; for the r routed copies expert input
-  and output 2 r h e / T, FC2 and activation inputs as the dense FFN with width f_e / t; shared experts as a dense
-  FFN; dropout mask n h u / T.
+- attention: norm input and QKV input 2 n h e / T; Q, K, V n (a_t + 2 g_t) d e; scores' softmax
+  output a_t b s^2 e, with dropout its mask a_t b s^2 u and output a_t b s^2 e (the "5 a s^2 b" of
+  Korthikanti et al.); output-projection input n a_t d e; residual-dropout mask n h u / T;
+- dense FFN: norm input and FC1 input 2 n h e / T; FC2 input n f_t e, activation input n f_t e (x 2
+  gated: gate and up outputs); dropout mask n h u / T;
+- MoE FFN: norm input and router input 2 n h e / T, router output n E e / T; for the r routed copies
+  expert input and output 2 r h e / T, FC2 and activation inputs as the dense FFN with width f_e /
+  t; shared experts as a dense FFN; dropout mask n h u / T.
 
 For GPT-3-style blocks (q = kv = h, f = 4h, dropout, e = 2, u = 1) this is Korthikanti et al.'s
-s b h (10 + 24 / t + 5 a s / (h t)) without and s b h (34 / t + 5 a s / (h t)) with sequence parallelism. Selective
-recompute drops the softmax terms (a_t b s^2 (2e + u), or a_t b s^2 e without dropout). FlashAttention
-(``flash_attention``; Dao et al. 2022, arXiv 2205.14135) drops them too and keeps the softmax statistics instead,
-one fp32 log-sum-exp per query head and token: n a_t x ``FLASH_STATS_BYTES``. Full recompute keeps each
-block's input n h e / T (a checkpoint, split over TP with sequence parallelism as Megatron-LM stores it) per
-in-flight micro-batch, plus the whole activations of the one block being recomputed. The embedding stores its
-dropout mask n h u / T; the output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
+s b h (10 + 24 / t + 5 a s / (h t)) without and s b h (34 / t + 5 a s / (h t)) with sequence
+parallelism. Selective recompute drops the softmax terms (a_t b s^2 (2e + u), or a_t b s^2 e without
+dropout). FlashAttention (``flash_attention``; Dao et al. 2022, arXiv 2205.14135) drops them too and
+keeps the softmax statistics instead, one fp32 log-sum-exp per query head and token: n a_t x
+``FLASH_STATS_BYTES``. Full recompute keeps each block's input n h e / T (a checkpoint, split over
+TP with sequence parallelism as Megatron-LM stores it) per in-flight micro-batch, plus the whole
+activations of the one block being recomputed. The embedding stores its dropout mask n h u / T; the
+output layer its input and the final norm's input 2 n h e / T and the logits n V_t x
 ``logits_bytes`` for the cross-entropy loss.
 
-Not counted: activation gradients and temporary buffers of the layer being back-propagated, communication buffers,
-the framework's own memory (the NPU's ``hbm_reserve_gib`` stands for these).
+Not counted: activation gradients and temporary buffers of the layer being back-propagated,
+communication buffers, the framework's own memory (the NPU's ``hbm_reserve_gib`` stands for these).
 """
 
 from __future__ import annotations
@@ -55,10 +58,12 @@ from ..workloads.llm.params import LLMParams
 from ..workloads.llm.step import Op, Step, in_flight, stage_layers
 
 FLASH_STATS_BYTES = 4
-"""Bytes of FlashAttention's saved softmax statistic (the log-sum-exp, fp32) per query head and token."""
+"""Bytes of FlashAttention's saved softmax statistic (the log-sum-exp, fp32) per query head and
+token."""
 
 ZERO3_LIVE_LAYERS = 2
-"""Layers whose parameters ZeRO 3 holds gathered at once (the current one and the prefetched next one)."""
+"""Layers whose parameters ZeRO 3 holds gathered at once (the current one and the prefetched next
+one)."""
 
 
 @dataclass(frozen=True)
@@ -74,13 +79,23 @@ class StageMemory:
     @property
     def total_bytes(self) -> float:
         """Sum of the four parts."""
-        return self.weights_bytes + self.gradients_bytes + self.optimizer_bytes + self.activations_bytes
+        return (
+            self.weights_bytes
+            + self.gradients_bytes
+            + self.optimizer_bytes
+            + self.activations_bytes
+        )
 
     def as_dict(self) -> dict[str, float]:
         """The parts and the total, keyed ``weights_bytes`` ... ``total_bytes`` (and ``stage``)."""
-        return {"stage": self.stage, "weights_bytes": self.weights_bytes, "gradients_bytes": self.gradients_bytes,
-                "optimizer_bytes": self.optimizer_bytes, "activations_bytes": self.activations_bytes,
-                "total_bytes": self.total_bytes}
+        return {
+            "stage": self.stage,
+            "weights_bytes": self.weights_bytes,
+            "gradients_bytes": self.gradients_bytes,
+            "optimizer_bytes": self.optimizer_bytes,
+            "activations_bytes": self.activations_bytes,
+            "total_bytes": self.total_bytes,
+        }
 
 
 @dataclass(frozen=True)
@@ -103,8 +118,8 @@ class MemoryReport:
 
     @cached_property
     def peak(self) -> StageMemory:
-        """The stage needing the most memory (the first of equals); computed once (a co-design search reads it for
-        every shape a plan is placed on)."""
+        """The stage needing the most memory (the first of equals); computed once (a co-design
+        search reads it for every shape a plan is placed on)."""
         return max(self.stages, key=lambda m: (m.total_bytes, -m.stage))
 
     @property
@@ -118,36 +133,46 @@ class MemoryReport:
         return self.peak.total_bytes - self.available_bytes
 
     def message(self) -> str:
-        """One line: the peak stage's need against the available HBM, and by how much it does not fit."""
+        """One line: the peak stage's need against the available HBM, and by how much it does not
+        fit."""
         pk = self.peak
         need = f"stage {pk.stage} needs {pk.total_bytes / GB:,.2f} GB per NPU"
-        have = (f"{self.available_bytes / GB:,.2f} GB available ({self.capacity_bytes / GIB:g} GiB HBM less "
-                f"{self.reserve_bytes / GIB:g} GiB reserve)")
+        have = (
+            f"{self.available_bytes / GB:,.2f} GB available ({self.capacity_bytes / GIB:g} "
+            "GiB HBM less "
+            f"{self.reserve_bytes / GIB:g} GiB reserve)"
+        )
         if self.fits:
             return f"fits: {need} of {have}"
         return f"does not fit: {need}, {self.over_bytes / GB:,.2f} GB more than the {have}"
 
     def distinct(self) -> list[StageMemory]:
-        """The stages whose parts differ from the previous stage's (the first always): "per stage where they
-        differ"."""
+        """The stages whose parts differ from the previous stage's (the first always): "per stage
+        where they differ"."""
         out: list[StageMemory] = []
         for m in self.stages:
             parts = (m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes)
-            if not out or parts != (out[-1].weights_bytes, out[-1].gradients_bytes, out[-1].optimizer_bytes,
-                                    out[-1].activations_bytes):
+            if not out or parts != (
+                out[-1].weights_bytes,
+                out[-1].gradients_bytes,
+                out[-1].optimizer_bytes,
+                out[-1].activations_bytes,
+            ):
                 out.append(m)
         return out
 
 
-# ----------------------------------------------------------------------------------------------- activations
+# -------------------------------------------------------------------------------------- activations
 def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
-    """Stored activations of one attention layer (with its norm) per micro-batch on one NPU, bytes; ``core=False``
-    leaves out the softmax terms (selective recompute); with ``flash_attention`` they are left out and the softmax
-    statistics kept. Formula: module docstring."""
+    """Stored activations of one attention layer (with its norm) per micro-batch on one NPU, bytes;
+    ``core=False`` leaves out the softmax terms (selective recompute); with ``flash_attention`` they
+    are left out and the softmax statistics kept. Formula: module docstring."""
     x, pr, mdl = shape(p), p.precision, p.model
     e, u = pr.activation_bytes, pr.mask_bytes if mdl.dropout else 0
     T = x.seq_split
-    out = 2 * x.n * x.h * e / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * e + x.n * x.h * u / T
+    out = (
+        2 * x.n * x.h * e / T + x.n * (x.q_t + 2 * x.kv_t) * e + x.n * x.q_t * e + x.n * x.h * u / T
+    )
     if p.plan.flash_attention:
         return out + x.n * x.a_t * FLASH_STATS_BYTES
     if core:
@@ -157,11 +182,13 @@ def attention_activation_bytes(p: LLMParams, core: bool = True) -> float:
 
 def _ffn_body(p: LLMParams, tokens: float, width_t: int) -> float:
     x, e = shape(p), p.precision.activation_bytes
-    return tokens * width_t * e * (x.m - 1) + tokens * width_t * e  # activation input(s) + FC2 input
+    # activation input(s) + FC2 input
+    return tokens * width_t * e * (x.m - 1) + tokens * width_t * e
 
 
 def ffn_activation_bytes(p: LLMParams) -> float:
-    """Stored activations of one dense FFN layer (with its norm) per micro-batch on one NPU, bytes."""
+    """Stored activations of one dense FFN layer (with its norm) per micro-batch on one NPU,
+    bytes."""
     x, pr = shape(p), p.precision
     u = pr.mask_bytes if p.model.dropout else 0
     T = x.seq_split
@@ -176,7 +203,12 @@ def moe_activation_bytes(p: LLMParams) -> float:
     e, u, T = pr.activation_bytes, pr.mask_bytes if p.model.dropout else 0, x.seq_split
     fe_t = moe.expert_ffn_size // x.t
     r = routed_tokens(p)
-    out = 2 * x.n * x.h * e / T + x.n * moe.experts * e / T + 2 * r * x.h * e / T + _ffn_body(p, r, fe_t)
+    out = (
+        2 * x.n * x.h * e / T
+        + x.n * moe.experts * e / T
+        + 2 * r * x.h * e / T
+        + _ffn_body(p, r, fe_t)
+    )
     if moe.shared_experts:
         out += _ffn_body(p, x.n, moe.shared_experts * fe_t)
     return out + x.n * x.h * u / T
@@ -202,8 +234,8 @@ def _op_activations(p: LLMParams, op: Op, core: bool) -> float:
 
 
 def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
-    """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x in-flight
-    micro-batches (module docstring)."""
+    """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x
+    in-flight micro-batches (module docstring)."""
     st = step.stages[stage]
     return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
 
@@ -212,10 +244,11 @@ _BLOCK_KINDS = ("attention", "mlp", "moe")
 
 
 def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
-    """(a, w, e) of a stage's ``layers`` ((layer, count) in forward order of first appearance): its activations are
-    a x in-flight + e x in-flight (e: the embedding and output layers), with full recompute a x in-flight + w + e x
-    in-flight (w: the block being recomputed; :func:`_activations`). ``kind_bytes`` keeps one block kind's
-    activations per (kind, core) across the stages of plan ``p`` (they depend on the plan only)."""
+    """(a, w, e) of a stage's ``layers`` ((layer, count) in forward order of first appearance): its
+    activations are a x in-flight + e x in-flight (e: the embedding and output layers), with full
+    recompute a x in-flight + w + e x in-flight (w: the block being recomputed;
+    :func:`_activations`). ``kind_bytes`` keeps one block kind's activations per (kind, core) across
+    the stages of plan ``p`` (they depend on the plan only)."""
     mode = p.plan.recompute
     kinds: Counter[str] = Counter()
     edges = []
@@ -228,7 +261,9 @@ def _activation_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], f
     def act(kind: str, core: bool) -> float:
         v = kind_bytes.get((kind, core))
         if v is None:
-            v = kind_bytes[kind, core] = _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core)
+            v = kind_bytes[kind, core] = _op_activations(
+                p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0), core
+            )
         return v
 
     if mode == "full":
@@ -243,16 +278,17 @@ def _activations(parts: tuple, in_flight: float) -> float:
     return (a * in_flight + e * in_flight if w is None else a * in_flight + w + e * in_flight) / cp
 
 
-# ------------------------------------------------------------------------------------------------- the report
+# --------------------------------------------------------------------------------------- the report
 def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
-    """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module docstring)."""
+    """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module
+    docstring)."""
     st = step.stages[stage]
     return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
 
 
 def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
-    """(weights, gradients, optimizer bytes, activation parts) of a stage's ``layers``: the same for every stage
-    with the same layers, whatever its in-flight micro-batches."""
+    """(weights, gradients, optimizer bytes, activation parts) of a stage's ``layers``: the same for
+    every stage with the same layers, whatever its in-flight micro-batches."""
     pl, pr = p.plan, p.precision
     dense = expert = largest = 0
     for op, n in layers:
@@ -261,7 +297,11 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
         largest = max(largest, op.dense_params + op.expert_params)
 
     def split(zero_from: int) -> float:
-        return dense / pl.dpc + expert / pl.edp if pl.zero_stage >= zero_from else float(dense + expert)
+        return (
+            dense / pl.dpc + expert / pl.edp
+            if pl.zero_stage >= zero_from
+            else float(dense + expert)
+        )
 
     weights = split(3) * pr.weight_bytes
     if pl.zero_stage >= 3:
@@ -282,18 +322,22 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
 
     Args:
         p: validated model, plan, NPU and precision.
-        step: ``build_step(p)`` if already built; without it the stages' layers are counted, not built
-            (:func:`hieropt.workloads.llm.step.stage_layers`: the same report).
+        step: ``build_step(p)`` if already built; without it the stages' layers are counted, not
+            built (:func:`hieropt.workloads.llm.step.stage_layers`: the same report).
 
     Returns:
-        a :class:`MemoryReport` (``fits``, ``over_bytes`` and ``message()`` say whether and by how much the
-        fullest stage exceeds the available HBM). Formulas and sources: module docstring.
+        a :class:`MemoryReport` (``fits``, ``over_bytes`` and ``message()`` say whether and by how
+        much the fullest stage exceeds the available HBM). Formulas and sources: module docstring.
     """
-    kind_bytes: dict[tuple[str, bool], float] = {}  # a block kind's activations: the same on every stage
+    # a block kind's activations: the same on every stage
+    kind_bytes: dict[tuple[str, bool], float] = {}
     if step is not None:
-        stages = tuple(_stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes), st.in_flight)
-                       for r, st in enumerate(step.stages))
-    else:  # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
+        stages = tuple(
+            _stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes), st.in_flight)
+            for r, st in enumerate(step.stages)
+        )
+    # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
+    else:
         same: dict[Same, tuple] = {}  # (stages with the same layers share one tuple: keyed by it)
         out = []
         for r, layers in enumerate(stage_layers(p)):
@@ -306,7 +350,8 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
 
 
 def require_fit(p: LLMParams, source: str) -> None:
-    """Refuse plan ``p`` (read from ``source``) when its fullest stage does not fit in the NPU's HBM less the reserve.
+    """Refuse plan ``p`` (read from ``source``) when its fullest stage does not fit in the NPU's HBM
+    less the reserve.
 
     Raises:
         NoSolutionError: ``infeasible``, saying how many GB per NPU are missing (exit 3).
@@ -315,15 +360,28 @@ def require_fit(p: LLMParams, source: str) -> None:
     if rep.fits:
         return
     pk = rep.peak
-    raise NoSolutionError("infeasible", f"{source}: the plan does not fit in memory: stage {pk.stage} needs "
-                          f"{pk.total_bytes / GB:,.2f} GB per NPU, {rep.over_bytes / GB:,.2f} GB more than the "
-                          f"{rep.available_bytes / GB:,.2f} GB available ({rep.capacity_bytes / GIB:g} GiB HBM less "
-                          f"{rep.reserve_bytes / GIB:g} GiB reserve); fix: save memory (recompute, flash_attention, "
-                          "a higher zero_stage, more tp or pp, a smaller micro_batch_size) or use an NPU with more "
-                          "HBM (hieropt workload plan shows each stage's parts)")
+    raise NoSolutionError(
+        "infeasible",
+        f"{source}: the plan does not fit in memory: stage {pk.stage} needs "
+        f"{pk.total_bytes / GB:,.2f} GB per NPU, {rep.over_bytes / GB:,.2f} GB more than the "
+        f"{rep.available_bytes / GB:,.2f} GB available ({rep.capacity_bytes / GIB:g} GiB HBM less "
+        f"{rep.reserve_bytes / GIB:g} GiB reserve); fix: save memory (recompute, flash_attention, "
+        "a higher zero_stage, more tp or pp, a smaller micro_batch_size) or use an NPU with more "
+        "HBM (hieropt workload plan shows each stage's parts)",
+    )
 
 
-__all__ = ["require_fit", "FLASH_STATS_BYTES", "StageMemory", "MemoryReport", "memory", "stage_memory",
-           "stage_activation_bytes",
-           "attention_activation_bytes", "ffn_activation_bytes", "moe_activation_bytes", "checkpoint_bytes",
-           "ZERO3_LIVE_LAYERS"]
+__all__ = [
+    "require_fit",
+    "FLASH_STATS_BYTES",
+    "StageMemory",
+    "MemoryReport",
+    "memory",
+    "stage_memory",
+    "stage_activation_bytes",
+    "attention_activation_bytes",
+    "ffn_activation_bytes",
+    "moe_activation_bytes",
+    "checkpoint_bytes",
+    "ZERO3_LIVE_LAYERS",
+]

@@ -1,6 +1,6 @@
-"""The max nodes of a :class:`~hieropt.model.terms.TimeModel` as flat arrays by level, for evaluating T at a batch
-of designs at once (a line search's points): each level's pieces in a few numpy operations instead of one Python
-sum per piece."""
+"""The max nodes of a :class:`~hieropt.model.terms.TimeModel` as flat arrays by level, for
+evaluating T at a batch of designs at once (a line search's points): each level's pieces in a few
+numpy operations instead of one Python sum per piece."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 
 
 def node_levels(nodes: tuple) -> tuple:
-    """The max nodes ``nodes`` (:attr:`hieropt.model.terms.TimeModel.nodes`: per node its pieces) as flat arrays,
-    grouped by level (a node's level is one above the highest of the nodes its pieces reference; level 0 references
-    none): per piece its constant (ns) and term references, and per level its pieces (sorted by node), their node
-    references, and where each node's pieces start."""
+    """The max nodes ``nodes`` (:attr:`hieropt.model.terms.TimeModel.nodes`: per node its pieces) as
+    flat arrays, grouped by level (a node's level is one above the highest of the nodes its pieces
+    reference; level 0 references none): per piece its constant (ns) and term references, and per
+    level its pieces (sorted by node), their node references, and where each node's pieces start."""
     level: list[int] = []
     for pieces in nodes:
         level.append(1 + max((level[u] for p in pieces for u, _ in p.nodes), default=-1))
@@ -39,18 +39,34 @@ def node_levels(nodes: tuple) -> tuple:
                 rp.append(j)
                 ru.append(u)
                 rb.append(b)
-        single = len(members) == len(rows)  # (every node of the level has one piece: no max to take)
-        unique = len(set(rp)) == len(rp)  # (each piece references at most one node: a plain indexed add)
-        levels.append((np.array(rows, dtype=np.intp), np.array(members, dtype=np.intp), None if single else starts,
-                       np.array(rp, dtype=np.intp), np.array(ru, dtype=np.intp), np.array(rb, dtype=float), unique))
-    return (np.array(const), np.array(tp, dtype=np.intp), np.array(tk, dtype=np.intp), np.array(ta, dtype=float),
-            levels)
+        # (every node of the level has one piece: no max to take)
+        single = len(members) == len(rows)
+        # (each piece references at most one node: a plain indexed add)
+        unique = len(set(rp)) == len(rp)
+        levels.append(
+            (
+                np.array(rows, dtype=np.intp),
+                np.array(members, dtype=np.intp),
+                None if single else starts,
+                np.array(rp, dtype=np.intp),
+                np.array(ru, dtype=np.intp),
+                np.array(rb, dtype=float),
+                unique,
+            )
+        )
+    return (
+        np.array(const),
+        np.array(tp, dtype=np.intp),
+        np.array(tk, dtype=np.intp),
+        np.array(ta, dtype=float),
+        levels,
+    )
 
 
 def node_plan(nodes: tuple) -> tuple:
-    """The max nodes ``nodes`` as flat lists for evaluating them at one design (:func:`node_values`): (per piece its
-    constant, term references and coefficients as arrays; per node the list of its pieces, each (piece index,
-    node references ((u, b), ...))."""
+    """The max nodes ``nodes`` as flat lists for evaluating them at one design
+    (:func:`node_values`): (per piece its constant, term references and coefficients as arrays; per
+    node the list of its pieces, each (piece index, node references ((u, b), ...))."""
     const, tp, tk, ta, plan = [], [], [], [], []
     for pieces in nodes:
         own = []
@@ -63,16 +79,26 @@ def node_plan(nodes: tuple) -> tuple:
                 ta.append(a)
             own.append((i, p.nodes))
         plan.append(own)
-    return (np.array(const), np.array(tp, dtype=np.intp), np.array(tk, dtype=np.intp), np.array(ta, dtype=float),
-            plan)
+    return (
+        np.array(const),
+        np.array(tp, dtype=np.intp),
+        np.array(tk, dtype=np.intp),
+        np.array(ta, dtype=float),
+        plan,
+    )
 
 
 def node_values(plan_of: tuple, tau: np.ndarray) -> np.ndarray:
-    """y_v at one design's term times ``tau`` (K,) ns, shape (V,), from ``plan_of`` (:func:`node_plan`): every
-    piece's constant and term part at once (one weighted count), then the nodes in order in Python floats, each the
-    max of its pieces plus their earlier nodes' parts (few per piece: the max-plus recurrences of the loops)."""
+    """y_v at one design's term times ``tau`` (K,) ns, shape (V,), from ``plan_of``
+    (:func:`node_plan`): every piece's constant and term part at once (one weighted count), then the
+    nodes in order in Python floats, each the max of its pieces plus their earlier nodes' parts (few
+    per piece: the max-plus recurrences of the loops)."""
     const, tp, tk, ta, plan = plan_of
-    base = (const + np.bincount(tp, weights=tau[tk] * ta, minlength=const.size)).tolist() if const.size else []
+    base = (
+        (const + np.bincount(tp, weights=tau[tk] * ta, minlength=const.size)).tolist()
+        if const.size
+        else []
+    )
     y: list[float] = []
     for own in plan:
         best = -np.inf
@@ -87,9 +113,9 @@ def node_values(plan_of: tuple, tau: np.ndarray) -> np.ndarray:
 
 
 def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.ndarray:
-    """y_v for a batch of term times ``tau`` (S, K) ns: shape (V, S), from ``levels_of`` (:func:`node_levels`),
-    level by level, each level's pieces at once: piece = const + sum a tau_k + sum b y_u, y_v = the max of its
-    pieces."""
+    """y_v for a batch of term times ``tau`` (S, K) ns: shape (V, S), from ``levels_of``
+    (:func:`node_levels`), level by level, each level's pieces at once: piece = const + sum a tau_k
+    + sum b y_u, y_v = the max of its pieces."""
     const, tp, tk, ta, levels = levels_of
     S = tau.shape[0]
     base = np.repeat(const[:, None], S, axis=1)  # (pieces, S)

@@ -1,19 +1,24 @@
-"""Every way to provision one dimension from a parts catalog: its bandwidth, bill of materials, cost and power.
+"""Every way to provision one dimension from a parts catalog: its bandwidth, bill of materials, cost
+and power.
 
-- **Ring / FullyConnected** dimensions: one option per link part and unit count n (1 .. its limit): n ports per NPU
-  (or per node of s NPUs) give each NPU n x unit GB/s (/ s); the cluster has N x n (N / s x n) ports.
-- **Switch** dimensions of p NPUs: one option per NIC part x unit count x switch model x fabric choice. The NICs
-  need (NICs in the cluster) x (ports per NIC) switch ports (``ceil(NIC / port speed)`` each), ``ceil(ports / G)``
-  for each of the G = N / p groups; the fabric is built as :func:`hieropt.model.fabric.switch_fabric` says for the
-  class's ``fabric`` table: each placement (``per_group`` by default: LIBRA's building blocks, one fat tree per
-  group) x each combination of per-tier oversubscription choices (non-blocking by default), up to ``max_tiers``.
-  The option's per-NPU bandwidth is the NICs' bandwidth times the fabric's bandwidth factor (1 when non-blocking or
-  when a group sits under one leaf). With ``optics`` in the class, each link level takes the cheapest cable or
-  transceivers that reach ``link_length_m`` at the link's speed (:func:`hieropt.model.optics.link_levels`).
+- **Ring / FullyConnected** dimensions: one option per link part and unit count n (1 .. its limit):
+  n ports per NPU (or per node of s NPUs) give each NPU n x unit GB/s (/ s); the cluster has N x n
+  (N / s x n) ports.
+- **Switch** dimensions of p NPUs: one option per NIC part x unit count x switch model x fabric
+  choice. The NICs need (NICs in the cluster) x (ports per NIC) switch ports (``ceil(NIC / port
+  speed)`` each), ``ceil(ports / G)`` for each of the G = N / p groups; the fabric is built as
+  :func:`hieropt.model.fabric.switch_fabric` says for the class's ``fabric`` table: each placement
+  (``per_group`` by default: LIBRA's building blocks, one fat tree per group) x each combination of
+  per-tier oversubscription choices (non-blocking by default), up to ``max_tiers``. The option's
+  per-NPU bandwidth is the NICs' bandwidth times the fabric's bandwidth factor (1 when non-blocking
+  or when a group sits under one leaf). With ``optics`` in the class, each link level takes the
+  cheapest cable or transceivers that reach ``link_length_m`` at the link's speed
+  (:func:`hieropt.model.optics.link_levels`).
 
-Each option's bill of materials lists NICs (or link ports), switches and optics with unit price and unit power (W,
-None when the catalog gives none); cost and power are their sums. Pure (no solver, no files); assumes the catalog
-was checked against the network (:func:`hieropt.io.catalog.check_catalog`).
+Each option's bill of materials lists NICs (or link ports), switches and optics with unit price and
+unit power (W, None when the catalog gives none); cost and power are their sums. Pure (no solver, no
+files); assumes the catalog was checked against the network
+(:func:`hieropt.io.catalog.check_catalog`).
 """
 
 from __future__ import annotations
@@ -30,8 +35,8 @@ __all__ = ["BomLine", "Option", "dimension_options", "fabric"]
 
 
 def fabric(ports: int, radix: int) -> tuple[int, int]:
-    """(switches, tiers) of one non-blocking fat tree with ``ports`` endpoint ports (:mod:`hieropt.model.fabric`);
-    (0, 0) without ports."""
+    """(switches, tiers) of one non-blocking fat tree with ``ports`` endpoint ports
+    (:mod:`hieropt.model.fabric`); (0, 0) without ports."""
     if ports <= 0:
         return 0, 0
     tree = design_fat_tree(ports, radix)
@@ -40,8 +45,9 @@ def fabric(ports: int, radix: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class BomLine:
-    """One bill-of-materials line: ``quantity`` x ``item`` (kind link | nic | switch | optic) at ``unit_usd`` $ and
-    ``unit_watts`` W each (None: the catalog gives no power), for dimension ``dim``."""
+    """One bill-of-materials line: ``quantity`` x ``item`` (kind link | nic | switch | optic) at
+    ``unit_usd`` $ and ``unit_watts`` W each (None: the catalog gives no power), for dimension
+    ``dim``."""
 
     dim: int
     kind: str
@@ -63,14 +69,16 @@ class BomLine:
 
 @dataclass(frozen=True)
 class Option:
-    """One way to provision dimension ``dim``: ``units`` of ``part`` per NPU (or per node), plus its fabric.
+    """One way to provision dimension ``dim``: ``units`` of ``part`` per NPU (or per node), plus its
+    fabric.
 
     Attributes:
         dim: dimension index.
         kind: ``"link"`` or ``"nic"``.
         part: the link port or NIC.
         units: parts per NPU (``part.per == "NPU"``) or per node of ``part.share`` NPUs.
-        bw_gbps: per-NPU bandwidth it gives, GB/s per direction (NIC bandwidth x the fabric's bandwidth factor).
+        bw_gbps: per-NPU bandwidth it gives, GB/s per direction (NIC bandwidth x the fabric's
+            bandwidth factor).
         units_total: parts in the whole cluster.
         switch: the switch model (Switch dimensions), else None.
         switches: switches in the whole cluster (0 without a switch).
@@ -122,17 +130,26 @@ class Option:
 
     @property
     def line(self) -> tuple:
-        """(part, switch, placement, oversubscription): options of one product line differ only in the unit count."""
-        return self.part.name, self.switch.name if self.switch is not None else None, self.placement, \
-            self.oversubscription
+        """(part, switch, placement, oversubscription): options of one product line differ only in
+        the unit count."""
+        return (
+            self.part.name,
+            self.switch.name if self.switch is not None else None,
+            self.placement,
+            self.oversubscription,
+        )
 
     def label(self) -> str:
-        """Short human-readable description, e.g. ``2 x nic-400g per NPU + 256 x sw-64 (2 tiers)``."""
+        """Short human-readable description, e.g. ``2 x nic-400g per NPU + 256 x sw-64 (2
+        tiers)``."""
         s = f"{self.units} x {self.part.name} per {self.part.per}"
         if self.part.per == "node":
             s += f" of {self.part.share}"
         if self.switch is not None:
-            s += f" + {self.switches:,} x {self.switch.name} ({self.tiers} tier{'s' if self.tiers > 1 else ''}"
+            s += (
+                f" + {self.switches:,} x {self.switch.name} ({self.tiers} "
+                f"tier{'s' if self.tiers > 1 else ''}"
+            )
             if self.placement != "per_group":
                 s += f", {self.placement.replace('_', '-')}"
             if any(r != 1 for r in self.oversubscription):
@@ -151,8 +168,8 @@ def _switch_options(pc: PartClass, network: Network, d: int,
     choices = spec.ratio_choices() if spec is not None else [()]
     max_tiers = spec.max_tiers if spec is not None else None
     optics = [o.to_optic() for o in pc.optics]
-    # a fabric keeps between 1 / prod(ratios) and all of the NICs' bandwidth (every port split has down / up in
-    # [1, ratio]): a unit count whose bandwidth cannot land ``within`` is not designed
+    # a fabric keeps between 1 / prod(ratios) and all of the NICs' bandwidth (every port split has
+    # down / up in [1, ratio]): a unit count whose bandwidth cannot land ``within`` is not designed
     keeps = min(1.0 / math.prod(r) for r in choices)
     low, high = within
     out: list[Option] = []
@@ -165,15 +182,30 @@ def _switch_options(pc: PartClass, network: Network, d: int,
             for sw in pc.switches:
                 per_nic = sw.ports_per_nic(part.unit_gbps)
                 port_gbps = sw.port_speed_gbps
-                link_gbps = part.unit_gbps / per_nic if port_gbps is None else min(port_gbps, part.unit_gbps)
+                link_gbps = (
+                    part.unit_gbps / per_nic
+                    if port_gbps is None
+                    else min(port_gbps, part.unit_gbps)
+                )
                 for placement in placements:
                     for ratios in choices:
                         try:
-                            fab = switch_fabric(groups, dim.npus, total * per_nic, sw.radix, ratios, placement,
-                                                max_tiers)
-                            levels = link_levels(fab, spec.link_length_m, optics, link_gbps, port_gbps) \
-                                if optics else ()
-                        except ValueError:  # this placement / ratio / tier limit cannot serve these NICs
+                            fab = switch_fabric(
+                                groups,
+                                dim.npus,
+                                total * per_nic,
+                                sw.radix,
+                                ratios,
+                                placement,
+                                max_tiers,
+                            )
+                            levels = (
+                                link_levels(fab, spec.link_length_m, optics, link_gbps, port_gbps)
+                                if optics
+                                else ()
+                            )
+                        # this placement / ratio / tier limit cannot serve these NICs
+                        except ValueError:
                             continue
                         bom = [BomLine(d, "nic", part.name, total, part.usd, part.watts),
                                BomLine(d, "switch", sw.name, fab.switches, sw.price_usd, sw.watts)]
@@ -181,10 +213,29 @@ def _switch_options(pc: PartClass, network: Network, d: int,
                         for lv in levels:
                             for o, q in lv.parts:
                                 qty[o] = qty.get(o, 0) + q
-                        bom += [BomLine(d, "optic", o.name, q, o.usd, _optic_watts(pc, o.name)) for o, q in qty.items()]
-                        out.append(Option(d, "nic", part, n, part.bw_gbps(n) * fab.bandwidth_factor, total, sw,
-                                          fab.switches, fab.tiers, groups, fab.ports_per_group, tuple(bom), fab,
-                                          placement, tuple(ratios)))
+                        bom += [
+                            BomLine(d, "optic", o.name, q, o.usd, _optic_watts(pc, o.name))
+                            for o, q in qty.items()
+                        ]
+                        out.append(
+                            Option(
+                                d,
+                                "nic",
+                                part,
+                                n,
+                                part.bw_gbps(n) * fab.bandwidth_factor,
+                                total,
+                                sw,
+                                fab.switches,
+                                fab.tiers,
+                                groups,
+                                fab.ports_per_group,
+                                tuple(bom),
+                                fab,
+                                placement,
+                                tuple(ratios),
+                            )
+                        )
     return out
 
 
@@ -194,13 +245,14 @@ def _optic_watts(pc: PartClass, name: str) -> float | None:
 
 def dimension_options(catalog: Catalog, network: Network, d: int,
                       within: tuple[float, float] = (0.0, math.inf)) -> list[Option]:
-    """Every way to provision dimension ``d`` from ``catalog`` (module docstring) whose per-NPU bandwidth may lie
-    ``within`` (lower, upper) GB/s: the fat trees of the other unit counts are not designed (some options outside
-    it may still be returned; none inside it is left out).
+    """Every way to provision dimension ``d`` from ``catalog`` (module docstring) whose per-NPU
+    bandwidth may lie ``within`` (lower, upper) GB/s: the fat trees of the other unit counts are not
+    designed (some options outside it may still be returned; none inside it is left out).
 
-    Assumes the catalog has been checked against the network (:func:`hieropt.io.catalog.check_catalog`): the class
-    exists, has the parts the building block needs, and node sizes divide the NPU count. A Switch dimension whose
-    fabric choices can serve none of its NICs (e.g. ``max_tiers`` too low) has no options.
+    Assumes the catalog has been checked against the network
+    (:func:`hieropt.io.catalog.check_catalog`): the class exists, has the parts the building block
+    needs, and node sizes divide the NPU count. A Switch dimension whose fabric choices can serve
+    none of its NICs (e.g. ``max_tiers`` too low) has no options.
     """
     dim = network.dims[d]
     pc = catalog.classes[dim.cost_class]

@@ -1,24 +1,26 @@
 """The iteration of a pipelined workload (loop ``step``) from its stages: a 1F1B schedule of at most
-:data:`DAG_OPS` operations by its graph (:mod:`hieropt.model.schedule_dag`: exact), other schedules by the closed
-composition below of the stages' micro-batch slots.
+:data:`DAG_OPS` operations by its graph (:mod:`hieropt.model.schedule_dag`: exact), other schedules
+by the closed composition below of the stages' micro-batch slots.
 
 With p stages, m micro-batches and v model chunks per stage, stage r's micro-batch slot
-t_r = sum_l (C_f + T_f + C_ig + T_ig + C_wg) (one micro-batch's forward and backward on it, its pipeline sends
-included) and the per-iteration tail W = sum_l T_wg + U of the first stage (its last backward ends the iteration;
-another stage's ends at least one stage's backward earlier), 1F1B with blocking sends takes
+t_r = sum_l (C_f + T_f + C_ig + T_ig + C_wg) (one micro-batch's forward and backward on it, its
+pipeline sends included) and the per-iteration tail W = sum_l T_wg + U of the first stage (its last
+backward ends the iteration; another stage's ends at least one stage's backward earlier), 1F1B with
+blocking sends takes
 
     T = (1/v) sum_r t_r + (m - 1/v) max_r t_r + W
 
-(v = 1: sum_r t_r + (m - 1) max_r t_r + W). The micro-batch that enters first passes every stage once on its way
-forward and once back (the fill and drain: sum_r t_r, each stage at its own pace; with v chunks a chunk's share
-t_r / v), and the other m - 1 micro-batches follow at the pace of the slowest stage: exact when the last stage is
-the slowest (for 1F1B the graph is exact always: stages after a slower middle one hide in its steady state). With
-equal stages it is
-Narayanan et al.'s (m + (p - 1)/v) t (arXiv 2104.04473, §2.2), which charges the fill and drain at the slowest stage's
-pace. With ``overlap_dp`` (v = 1) the first stage's last backward runs with the per-iteration collectives on their
-own stream (:func:`hieropt.model.loops.cross_backward`): its slot's backward b_0 is replaced by that pass X_0,
-T = sum_(r != 0) t_r + f_0 + X_0 + (m - 1) max_r t_r + U_0; with v > 1 the tail is not overlapped (W above).
-T is a non-negative sum of stage terms and a max over stages, each convex and piecewise linear in 1/B.
+(v = 1: sum_r t_r + (m - 1) max_r t_r + W). The micro-batch that enters first passes every stage
+once on its way forward and once back (the fill and drain: sum_r t_r, each stage at its own pace;
+with v chunks a chunk's share t_r / v), and the other m - 1 micro-batches follow at the pace of the
+slowest stage: exact when the last stage is the slowest (for 1F1B the graph is exact always: stages
+after a slower middle one hide in its steady state). With equal stages it is
+Narayanan et al.'s (m + (p - 1)/v) t (arXiv 2104.04473, §2.2), which charges the fill and drain at
+the slowest stage's pace. With ``overlap_dp`` (v = 1) the first stage's last backward runs with the
+per-iteration collectives on their own stream (:func:`hieropt.model.loops.cross_backward`): its
+slot's backward b_0 is replaced by that pass X_0, T = sum_(r != 0) t_r + f_0 + X_0 + (m - 1) max_r
+t_r + U_0; with v > 1 the tail is not overlapped (W above). T is a non-negative sum of stage terms
+and a max over stages, each convex and piecewise linear in 1/B.
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ from .stages import add_slowest_stage
 from .terms import TermBuilder
 
 
-def composition(instance: Instance, job: Job) -> tuple[tuple[int, ...], int, tuple[int, ...]] | None:
+def composition(
+    instance: Instance, job: Job
+) -> tuple[tuple[int, ...], int, tuple[int, ...]] | None:
     """For a workload of several stages under loop ``step`` whose
-    :attr:`~hieropt.spec.Workload.pipeline_stages` cover the schedule's p stages once each: (how many pipeline
-    stages each entry of ``stages`` stands for, the index of the entry holding stage 0, the entry of every pipeline
-    stage); else None (each stage's time as if every stage were it, the slowest one's taken)."""
+    :attr:`~hieropt.spec.Workload.pipeline_stages` cover the schedule's p stages once each: (how
+    many pipeline stages each entry of ``stages`` stands for, the index of the entry holding stage
+    0, the entry of every pipeline stage); else None (each stage's time as if every stage were it,
+    the slowest one's taken)."""
     w = job.workload
     st = instance.step
     if instance.training_loop != "step" or st is None or not w.more_stages:
@@ -55,27 +60,37 @@ def composition(instance: Instance, job: Job) -> tuple[tuple[int, ...], int, tup
 
 DAG_OPS = 4096
 """Up to this many operations (2 p m), a 1F1B pipeline is timed by its schedule's graph
-(:mod:`hieropt.model.schedule_dag`: exact); above, and for the interleaved schedule, by the composition of the
-module docstring."""
+(:mod:`hieropt.model.schedule_dag`: exact); above, and for the interleaved schedule, by the
+composition of the module docstring."""
 
 
 def uses_graph(instance: Instance) -> bool:
-    """Whether the pipeline is timed by its schedule's graph (1F1B, at most :data:`DAG_OPS` operations)."""
+    """Whether the pipeline is timed by its schedule's graph (1F1B, at most :data:`DAG_OPS`
+    operations)."""
     st = instance.step
     small = 2 * st.stages * st.microbatches <= DAG_OPS
     return st.virtual_stages == 1 and not st.overlap_groups and small
 
 
 def overlapped(instance: Instance) -> bool:
-    """Whether the first stage's last backward overlaps the per-iteration collectives (``overlap_dp``, v = 1)."""
+    """Whether the first stage's last backward overlaps the per-iteration collectives
+    (``overlap_dp``, v = 1)."""
     return instance.step.overlap_dp and instance.step.virtual_stages == 1
 
 
-def add_composed(b: TermBuilder, instance: Instance, counts: tuple[int, ...], first: int, entry: tuple[int, ...],
-                 slot: Callable[[int, float], None], tail: Callable[[int, float], None],
-                 last: Callable[[int, float], None], weight: float) -> None:
-    """Add ``weight`` x T of the module docstring to ``b``: ``slot(s, w)`` adds w x t_s of stage entry s, ``tail``
-    w x W_s, ``last`` w x (f_s + X_s + U_s) (the overlapped last micro-batch)."""
+def add_composed(
+    b: TermBuilder,
+    instance: Instance,
+    counts: tuple[int, ...],
+    first: int,
+    entry: tuple[int, ...],
+    slot: Callable[[int, float], None],
+    tail: Callable[[int, float], None],
+    last: Callable[[int, float], None],
+    weight: float,
+) -> None:
+    """Add ``weight`` x T of the module docstring to ``b``: ``slot(s, w)`` adds w x t_s of stage
+    entry s, ``tail`` w x W_s, ``last`` w x (f_s + X_s + U_s) (the overlapped last micro-batch)."""
     m, v = instance.step.microbatches, instance.step.virtual_stages
     over = overlapped(instance)
     if uses_graph(instance):
@@ -89,13 +104,20 @@ def add_composed(b: TermBuilder, instance: Instance, counts: tuple[int, ...], fi
     (last if over else tail)(first, weight)
 
 
-def add_graph(b: TermBuilder, instance: Instance, first: int, entry: tuple[int, ...],
-              durations: list[tuple[tuple[float, list], tuple[float, list]]], tail: Callable[[int, float], None],
-              last: Callable[[int, float], None], weight: float) -> None:
-    """Add ``weight`` x the length of the 1F1B graph (:mod:`hieropt.model.schedule_dag`) plus stage 0's tail to
-    ``b``: one max node per operation, ``durations[s]`` = ((const, refs) of entry s's forward, of its backward);
-    with ``overlap_dp`` stage 0's last backward is ``last`` (f + X + U less the forward: its start node plus the
-    overlapped pass)."""
+def add_graph(
+    b: TermBuilder,
+    instance: Instance,
+    first: int,
+    entry: tuple[int, ...],
+    durations: list[tuple[tuple[float, list], tuple[float, list]]],
+    tail: Callable[[int, float], None],
+    last: Callable[[int, float], None],
+    weight: float,
+) -> None:
+    """Add ``weight`` x the length of the 1F1B graph (:mod:`hieropt.model.schedule_dag`) plus stage
+    0's tail to ``b``: one max node per operation, ``durations[s]`` = ((const, refs) of entry s's
+    forward, of its backward); with ``overlap_dp`` stage 0's last backward is ``last`` (f + X + U
+    less the forward: its start node plus the overlapped pass)."""
     ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
     over = overlapped(instance)
     nodes: list[int] = []
@@ -106,16 +128,27 @@ def add_graph(b: TermBuilder, instance: Instance, first: int, entry: tuple[int, 
             b.node([(0.0, [], [(nodes[q], 1.0)]) for q in preds], weight)
             last(first, weight)
             return
-        nodes.append(b.node([(const, refs, [(nodes[q], 1.0)]) for q in preds] or [(const, refs, [])],
-                            weight if j == len(ops) - 1 else 0.0))
+        nodes.append(
+            b.node(
+                [(const, refs, [(nodes[q], 1.0)]) for q in preds] or [(const, refs, [])],
+                weight if j == len(ops) - 1 else 0.0,
+            )
+        )
     tail(first, weight)
 
 
-def graph_time(instance: Instance, first: int, entry: tuple[int, ...], fwd: list[float], bwd: list[float],
-               tails: list[float], lasts: list[float]) -> float:
-    """The length of the 1F1B graph with entry s's forward ``fwd[s]`` and backward ``bwd[s]`` ns, plus stage 0's
-    tail (or, with ``overlap_dp``, its last backward replaced by the overlapped pass ``lasts[first]``, which
-    includes the forward and the optimizer step: f + X + U)."""
+def graph_time(
+    instance: Instance,
+    first: int,
+    entry: tuple[int, ...],
+    fwd: list[float],
+    bwd: list[float],
+    tails: list[float],
+    lasts: list[float],
+) -> float:
+    """The length of the 1F1B graph with entry s's forward ``fwd[s]`` and backward ``bwd[s]`` ns,
+    plus stage 0's tail (or, with ``overlap_dp``, its last backward replaced by the overlapped pass
+    ``lasts[first]``, which includes the forward and the optimizer step: f + X + U)."""
     ops = one_f_one_b(instance.step.stages, instance.step.microbatches)
     f = [fwd[entry[r]] for r in range(instance.step.stages)]
     bw = [bwd[entry[r]] for r in range(instance.step.stages)]
@@ -128,26 +161,29 @@ def graph_time(instance: Instance, first: int, entry: tuple[int, ...], fwd: list
 def composed_time(instance: Instance, counts: tuple[int, ...], first: int, entry: tuple[int, ...],
                   slots: list[float], tails: list[float], lasts: list[float], fwds: list[float],
                   bwds: list[float]) -> float:
-    """T of a pipelined workload (ns) from every stage entry's slot t_s, tail W_s, overlapped last pass f_s + X_s +
-    U_s, forward f_s and backward b_s: the schedule's graph (:func:`uses_graph`) or the composition of the module
-    docstring."""
+    """T of a pipelined workload (ns) from every stage entry's slot t_s, tail W_s, overlapped last
+    pass f_s + X_s + U_s, forward f_s and backward b_s: the schedule's graph (:func:`uses_graph`) or
+    the composition of the module docstring."""
     m, v = instance.step.microbatches, instance.step.virtual_stages
     if uses_graph(instance):
         return graph_time(instance, first, entry, fwds, bwds, tails, lasts)
     over = overlapped(instance)
-    total = sum((n - (1 if over and s == first else 0)) * t / v for s, (n, t) in enumerate(zip(counts, slots,
-                                                                                               strict=True)))
+    total = sum(
+        (n - (1 if over and s == first else 0)) * t / v
+        for s, (n, t) in enumerate(zip(counts, slots, strict=True))
+    )
     total += (m - 1 / v) * max(slots)
     return float(total + (lasts[first] if over else tails[first]))
 
 
 def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], float],
                 own: tuple | None = None) -> tuple[float, ...]:
-    """(t, W, f + X + U, f, b) of one stage, numerically: the slot t = f + b (forward f = sum_l (C_f + T_f),
-    backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, and the overlapped last pass; C, T (L, 3) compute and
-    collective ns; ``cross()`` the backward pass X with the per-iteration collectives on their own stream
-    (:func:`hieropt.model.loops.cross_time`); ``own``: (per_dim, own-stream phases or None,
-    serial): the slot with own-stream collectives (:func:`hieropt.model.overlap.slot_time`;
+    """(t, W, f + X + U, f, b) of one stage, numerically: the slot t = f + b (forward f = sum_l (C_f
+    + T_f), backward b = sum_l (C_ig + T_ig + C_wg)), the tail W, and the overlapped last pass; C, T
+      (L, 3)
+    compute and collective ns; ``cross()`` the backward pass X with the per-iteration collectives on
+    their own stream (:func:`hieropt.model.loops.cross_time`); ``own``: (per_dim, own-stream phases
+    or None, serial): the slot with own-stream collectives (:func:`hieropt.model.overlap.slot_time`;
     f = t, b = 0: no schedule graph then)."""
     if own is not None and own[1] is not None:
         f, b = slot_time(C, T, own[0], own[1], own[2]), 0.0
@@ -157,5 +193,14 @@ def stage_parts(C: np.ndarray, T: np.ndarray, U: float, cross: Callable[[], floa
     return f + b, float(T[:, 2].sum() + U), f + float(cross() + U), f, b
 
 
-__all__ = ["composition", "overlapped", "uses_graph", "add_composed", "add_graph", "composed_time", "graph_time",
-           "stage_parts", "DAG_OPS"]
+__all__ = [
+    "composition",
+    "overlapped",
+    "uses_graph",
+    "add_composed",
+    "add_graph",
+    "composed_time",
+    "graph_time",
+    "stage_parts",
+    "DAG_OPS",
+]

@@ -1,18 +1,20 @@
-"""The figures of one LLM training plan: memory per NPU per stage, compute per stage, and the collectives of every
-parallel group with their bytes (what ``hieropt workload plan`` prints).
+"""The figures of one LLM training plan: memory per NPU per stage, compute per stage, and the
+collectives of every parallel group with their bytes (what ``hieropt workload plan`` prints).
 
-Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for the stage with
-the most compute (``slowest_stage``: the slowest when communication is free) the iteration's compute m (F + B), the
-pipeline bubble: the rest of the 1F1B schedule's length with free communication (:mod:`hieropt.model.schedule_dag`;
-the interleaved schedule: (1/v) sum_r (F_r + B_r) - (1/v) (F + B), :mod:`hieropt.model.pipeline`; with equal stages
-both are Narayanan et al. 2021 §2.2's (p - 1) / v (F + B)) and the first
-stage's optimizer step (its last backward ends the iteration); ``ideal_iteration_ns`` is their sum, the iteration
-time with free communication. With communication the slowest stage depends on the bandwidths: a stage with less
-compute but more collectives can be slower (``hieropt solve`` times every distinct stage and names the slowest).
+Compute (ns, one NPU): per micro-batch forward and backward (recompute included) of each stage; for
+the stage with the most compute (``slowest_stage``: the slowest when communication is free) the
+iteration's compute m (F + B), the pipeline bubble: the rest of the 1F1B schedule's length with free
+communication (:mod:`hieropt.model.schedule_dag`; the interleaved schedule: (1/v) sum_r (F_r + B_r)
+- (1/v) (F + B), :mod:`hieropt.model.pipeline`; with equal stages both are Narayanan et al. 2021
+  §2.2's (p - 1) /
+v (F + B)) and the first stage's optimizer step (its last backward ends the iteration);
+``ideal_iteration_ns`` is their sum, the iteration time with free communication. With communication
+the slowest stage depends on the bandwidths: a stage with less compute but more collectives can be
+slower (``hieropt solve`` times every distinct stage and names the slowest).
 
-Collectives: per stage, grouped by (group, kind, phase): how many per micro-batch (forward, input_grad) or per
-iteration (weight_grad), and their bytes (hieropt's convention: all-gathers by the per-NPU input shard); per group,
-the bytes per iteration m x per-micro-batch + per-iteration.
+Collectives: per stage, grouped by (group, kind, phase): how many per micro-batch (forward,
+input_grad) or per iteration (weight_grad), and their bytes (hieropt's convention: all-gathers by
+the per-NPU input shard); per group, the bytes per iteration m x per-micro-batch + per-iteration.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from .schedule_dag import one_f_one_b, schedule_time
 
 @dataclass(frozen=True)
 class PlanFigures:
-    """Everything about one plan: its step, memory report and derived compute and communication figures."""
+    """Everything about one plan: its step, memory report and derived compute and communication
+    figures."""
 
     params: LLMParams
     step: Step
@@ -37,8 +40,9 @@ class PlanFigures:
 
     @property
     def slowest_stage(self) -> int:
-        """The stage with the most compute per micro-batch (the first of equals): the slowest when communication is
-        free, not necessarily at a given bandwidth (:func:`hieropt.workloads.llm.lower.bottleneck_stage`)."""
+        """The stage with the most compute per micro-batch (the first of equals): the slowest when
+        communication is free, not necessarily at a given bandwidth
+        (:func:`hieropt.workloads.llm.lower.bottleneck_stage`)."""
         tot = [sum(self.step.compute_ns(r)) for r in range(len(self.step.stages))]
         return max(range(len(tot)), key=lambda r: (tot[r], -r))
 
@@ -48,17 +52,27 @@ class PlanFigures:
         stages = []
         for r in range(len(self.step.stages)):
             f, b = self.step.compute_ns(r)
-            stages.append({"stage": r, "forward_ns": f, "backward_ns": b, "optimizer_ns": self.step.update_ns(r)})
+            stages.append(
+                {
+                    "stage": r,
+                    "forward_ns": f,
+                    "backward_ns": b,
+                    "optimizer_ns": self.step.update_ns(r),
+                }
+            )
         s = stages[self.slowest_stage]
         fb = s["forward_ns"] + s["backward_ns"]
         m = self.step.microbatches
         compute = m * fb
-        if pl.pp > 1 and pl.virtual_stages == 1 and 2 * pl.pp * m <= DAG_OPS:  # the schedule's graph
+        # the schedule's graph
+        if pl.pp > 1 and pl.virtual_stages == 1 and 2 * pl.pp * m <= DAG_OPS:
             end, _ = schedule_time(one_f_one_b(pl.pp, m), [x["forward_ns"] for x in stages],
                                    [x["backward_ns"] for x in stages])
             bubble = end - compute
         else:
-            bubble = (sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb) / pl.virtual_stages
+            bubble = (
+                sum(x["forward_ns"] + x["backward_ns"] for x in stages) - fb
+            ) / pl.virtual_stages
         tail = stages[0]["optimizer_ns"]
         return {"microbatches": self.step.microbatches, "slowest_stage": self.slowest_stage,
                 "iteration_compute_ns": compute, "bubble_ns": bubble, "optimizer_ns": tail,
@@ -73,36 +87,73 @@ class PlanFigures:
                 a[0] += 1
                 a[1] += c.size_bytes
         sizes = self.step.group_sizes
-        return [{"group": g, "npus": sizes[g], "collective": k, "phase": ph,
-                 "per": "iteration" if ph == "weight_grad" else "microbatch", "count": int(n), "bytes": b}
-                for (g, k, ph), (n, b) in acc.items()]
+        return [
+            {
+                "group": g,
+                "npus": sizes[g],
+                "collective": k,
+                "phase": ph,
+                "per": "iteration" if ph == "weight_grad" else "microbatch",
+                "count": int(n),
+                "bytes": b,
+            }
+            for (g, k, ph), (n, b) in acc.items()
+        ]
 
     def group_totals(self, stage: int) -> dict[str, float]:
-        """Bytes per iteration of each group on ``stage``: m x per-micro-batch + per-iteration collectives."""
+        """Bytes per iteration of each group on ``stage``: m x per-micro-batch + per-iteration
+        collectives."""
         m = self.step.microbatches
         out: dict[str, float] = {}
         for c in self.collectives(stage):
-            out[c["group"]] = out.get(c["group"], 0.0) + c["bytes"] * (m if c["per"] == "microbatch" else 1)
+            out[c["group"]] = out.get(c["group"], 0.0) + c["bytes"] * (
+                m if c["per"] == "microbatch" else 1
+            )
         return out
 
     def as_dict(self) -> dict:
-        """JSON-ready: plan, memory (per distinct stage and the peak), compute, collectives per stage."""
+        """JSON-ready: plan, memory (per distinct stage and the peak), compute, collectives per
+        stage."""
         pl, mem = self.params.plan, self.memory
         return {
             "model": self.params.model.name,
-            "plan": {"npus": pl.total_npus, "tp": pl.tp, "cp": pl.cp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep,
-                     "edp": pl.edp, "flash_attention": pl.flash_attention,
-                     "sequence_parallel": pl.sequence_parallel, "schedule": pl.schedule,
-                     "virtual_stages": pl.virtual_stages, "zero_stage": pl.zero_stage,
-                     "micro_batch_size": pl.micro_batch_size, "global_batch_size": pl.global_batch_size,
-                     "microbatches": pl.microbatches, "recompute": pl.recompute},
-            "memory": {"fits": mem.fits, "message": mem.message(), "capacity_bytes": mem.capacity_bytes,
-                       "reserve_bytes": mem.reserve_bytes, "available_bytes": mem.available_bytes,
-                       "over_bytes": max(mem.over_bytes, 0.0), "peak": mem.peak.as_dict(),
-                       "stages": [m.as_dict() for m in mem.distinct()]},
+            "plan": {
+                "npus": pl.total_npus,
+                "tp": pl.tp,
+                "cp": pl.cp,
+                "pp": pl.pp,
+                "dp": pl.dp,
+                "ep": pl.ep,
+                "edp": pl.edp,
+                "flash_attention": pl.flash_attention,
+                "sequence_parallel": pl.sequence_parallel,
+                "schedule": pl.schedule,
+                "virtual_stages": pl.virtual_stages,
+                "zero_stage": pl.zero_stage,
+                "micro_batch_size": pl.micro_batch_size,
+                "global_batch_size": pl.global_batch_size,
+                "microbatches": pl.microbatches,
+                "recompute": pl.recompute,
+            },
+            "memory": {
+                "fits": mem.fits,
+                "message": mem.message(),
+                "capacity_bytes": mem.capacity_bytes,
+                "reserve_bytes": mem.reserve_bytes,
+                "available_bytes": mem.available_bytes,
+                "over_bytes": max(mem.over_bytes, 0.0),
+                "peak": mem.peak.as_dict(),
+                "stages": [m.as_dict() for m in mem.distinct()],
+            },
             "compute": self.compute(),
-            "collectives": [{"stage": r, "bytes_per_iteration": self.group_totals(r), "by_kind": self.collectives(r)}
-                            for r in range(len(self.step.stages))],
+            "collectives": [
+                {
+                    "stage": r,
+                    "bytes_per_iteration": self.group_totals(r),
+                    "by_kind": self.collectives(r),
+                }
+                for r in range(len(self.step.stages))
+            ],
         }
 
 

@@ -1,6 +1,6 @@
-"""Distinct rows of float arrays, found fast (a dict for a few rows, one sort for thousands, hashing above), and
-the direction keys under which proportional collectives merge into one term of the time model
-(:mod:`hieropt.model.terms`)."""
+"""Distinct rows of float arrays, found fast (a dict for a few rows, one sort for thousands, hashing
+above), and the direction keys under which proportional collectives merge into one term of the time
+model (:mod:`hieropt.model.terms`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 
 
 def direction_key(rows: np.ndarray) -> list[bytes]:
-    """A key per row of ``rows`` (n, 2D: bytes then latency, divided by the row's peak) that is equal for rows that
-    agree to 12 significant digits (exactly proportional collectives differ only by floating-point rounding): the
-    mantissas rounded to 11 decimals and the decimal exponents, as bytes (:func:`direction_rows`)."""
+    """A key per row of ``rows`` (n, 2D: bytes then latency, divided by the row's peak) that is
+    equal for rows that agree to 12 significant digits (exactly proportional collectives differ only
+    by floating-point rounding): the mantissas rounded to 11 decimals and the decimal exponents, as
+    bytes (:func:`direction_rows`)."""
     return [r.tobytes() for r in direction_rows(rows)]
 
 
@@ -27,28 +28,35 @@ def direction_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of the float64 array ``rows`` (n, w) by their bytes: (index of one occurrence of each, the
-    distinct row of every row, the count of each), as ``np.unique(..., axis=0)`` gives them but in another order.
-    Sorts a 64-bit hash of each row (far faster than sorting the rows), then checks every row against its
-    representative and falls back to sorting the rows' bytes on a collision."""
+    """Distinct rows of the float64 array ``rows`` (n, w) by their bytes: (index of one occurrence
+    of each, the distinct row of every row, the count of each), as ``np.unique(..., axis=0)`` gives
+    them but in another order. Sorts a 64-bit hash of each row (far faster than sorting the rows),
+    then checks every row against its representative and falls back to sorting the rows' bytes on a
+    collision."""
     bits = np.ascontiguousarray(rows).view(np.uint64)
     h = np.zeros(bits.shape[0], dtype=np.uint64)
     for c in range(bits.shape[1]):  # FNV-style mixing; uint64 arithmetic wraps
         h = (h ^ bits[:, c]) * np.uint64(0x100000001B3)
         h ^= h >> np.uint64(29)
-    _, first, inverse, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
+    _, first, inverse, counts = np.unique(
+        h, return_index=True, return_inverse=True, return_counts=True
+    )
     inverse = inverse.reshape(-1)
     if not (bits == bits[first[inverse]]).all():  # a hash collision: sort the rows themselves
-        view = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
-        _, first, inverse, counts = np.unique(view, return_index=True, return_inverse=True, return_counts=True)
+        view = np.ascontiguousarray(rows).view(
+            np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))
+        )[:, 0]
+        _, first, inverse, counts = np.unique(
+            view, return_index=True, return_inverse=True, return_counts=True
+        )
         inverse = inverse.reshape(-1)
     return first, inverse, counts
 
 
 def _distinct_sorted(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`unique_rows` by one stable lexicographic sort of the (n, w) float rows (faster for a few thousand
-    rows): rows are the same when every entry compares equal (so 0.0 and -0.0 are one row); the first occurrence of
-    each distinct row is its smallest index (the sort is stable)."""
+    """:func:`unique_rows` by one stable lexicographic sort of the (n, w) float rows (faster for a
+    few thousand rows): rows are the same when every entry compares equal (so 0.0 and -0.0 are one
+    row); the first occurrence of each distinct row is its smallest index (the sort is stable)."""
     n = rows.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -64,14 +72,14 @@ def _distinct_sorted(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 SMALL_ROWS = 96
-"""Up to this many phase rows (32 layers), distinct rows are found in one pass over a dict of their bytes, already
-in order of first appearance (measured faster than a sort below ~100 rows); above it by sorting
-(:func:`_distinct_sorted`, then :func:`unique_rows`)."""
+"""Up to this many phase rows (32 layers), distinct rows are found in one pass over a dict of their
+bytes, already in order of first appearance (measured faster than a sort below ~100 rows); above it
+by sorting (:func:`_distinct_sorted`, then :func:`unique_rows`)."""
 
 
 def _distinct_small(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_distinct_sorted` for a few rows, with the distinct rows in order of first appearance: a dict of each
-    row's bytes (``rows`` must hold no -0.0: callers add 0.0 first)."""
+    """:func:`_distinct_sorted` for a few rows, with the distinct rows in order of first appearance:
+    a dict of each row's bytes (``rows`` must hold no -0.0: callers add 0.0 first)."""
     n, width = rows.shape[0], rows.shape[1] * rows.itemsize
     buf = rows.tobytes()
     seen: dict[bytes, int] = {}
@@ -89,17 +97,18 @@ def _distinct_small(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of the float64 array ``rows`` (n, w), rows with equal entries being one (``rows`` must hold no
-    -0.0: add 0.0 first), in order of first appearance: (index of the first occurrence of each, the distinct row of
-    every row, the count of each). A dict of the rows' bytes for a few rows, one lexicographic sort up to 4096,
-    :func:`unique_rows` (hashing) above."""
+    """Distinct rows of the float64 array ``rows`` (n, w), rows with equal entries being one
+    (``rows`` must hold no -0.0: add 0.0 first), in order of first appearance: (index of the first
+    occurrence of each, the distinct row of every row, the count of each). A dict of the rows' bytes
+    for a few rows, one lexicographic sort up to 4096, :func:`unique_rows` (hashing) above."""
     if rows.shape[0] <= SMALL_ROWS:  # distinct rows already in order of first appearance
         return _distinct_small(rows)
     if rows.shape[0] <= 4096:  # one lexicographic sort (no hashing pass)
         first, inverse, counts = _distinct_sorted(rows)
     else:
         first, inverse, counts = unique_rows(rows)
-    order = np.argsort(first)  # distinct rows in order of first appearance (terms numbered as the layers go)
+    # distinct rows in order of first appearance (terms numbered as the layers go)
+    order = np.argsort(first)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return first[order], rank[inverse.reshape(-1)], counts[order]

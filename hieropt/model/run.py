@@ -1,17 +1,19 @@
-"""The buyer's figures of one answer: tokens/s, MFU, days, MWh and $ of a training run, and the cluster's capex,
-cost per hour and power. One pure function of the instance, the iteration time and the network's capex
-(:func:`run_figures`); every command and the library use it.
+"""The buyer's figures of one answer: tokens/s, MFU, days, MWh and $ of a training run, and the
+cluster's capex, cost per hour and power. One pure function of the instance, the iteration time and
+the network's capex (:func:`run_figures`); every command and the library use it.
 
 - tokens/s = tokens per iteration / T (T the iteration time, s);
-- MFU = model FLOPs per iteration / (NPUs x peak FLOP/s x T) (Megatron's model FLOPs utilisation, no recompute:
-  Narayanan et al. 2021, arXiv 2104.04473; Korthikanti et al. 2022, arXiv 2205.05198 §6); HFU the same with the
-  recompute's FLOPs, given when recompute adds FLOPs;
-- with a token budget D (tokens): iterations = D / tokens per iteration, time to train = iterations x T (days of
-  86,400 s), energy = facility power x time (MWh), $ per run = cost rate x time;
-- power, capex and the cost rate from the ``[cluster]`` section (formulas in :mod:`hieropt.spec.cluster`).
+- MFU = model FLOPs per iteration / (NPUs x peak FLOP/s x T) (Megatron's model FLOPs utilisation, no
+  recompute: Narayanan et al. 2021, arXiv 2104.04473; Korthikanti et al. 2022, arXiv 2205.05198 §6);
+  HFU the same with the recompute's FLOPs, given when recompute adds FLOPs;
+- with a token budget D (tokens): iterations = D / tokens per iteration, time to train = iterations
+  x T (days of 86,400 s), energy = facility power x time (MWh), $ per run = cost rate x time;
+- power, capex and the cost rate from the ``[cluster]`` section (formulas in
+  :mod:`hieropt.spec.cluster`).
 
-A figure whose inputs are unknown is None, and ``unknown`` says why (a workload without an LLM model, e.g. an
-ASTRA-sim text file or LIBRA's, has no tokens or FLOPs; an instance without ``[cluster]`` has no power or $).
+A figure whose inputs are unknown is None, and ``unknown`` says why (a workload without an LLM
+model, e.g. an ASTRA-sim text file or LIBRA's, has no tokens or FLOPs; an instance without
+``[cluster]`` has no power or $).
 """
 
 from __future__ import annotations
@@ -31,14 +33,17 @@ SECONDS_PER_DAY = 86400.0
 
 @dataclass(frozen=True)
 class CostRate:
-    """The cluster's cost while it trains, affine in the network's capex C ($): rate = fixed + C x per_network_usd.
+    """The cluster's cost while it trains, affine in the network's capex C ($): rate = fixed + C x
+    per_network_usd.
 
     Attributes:
-        fixed_usd_per_h: accelerators, servers, racks and facility amortised, electricity (or the all-in NPU-hour
-            rate), $ / h.
-        per_network_usd: $ / h per $ of network capex (1 / amortisation hours; 0 when not amortised).
+        fixed_usd_per_h: accelerators, servers, racks and facility amortised, electricity (or the
+            all-in NPU-hour rate), $ / h.
+        per_network_usd: $ / h per $ of network capex (1 / amortisation hours; 0 when not
+            amortised).
         capex_fixed_usd: accelerators, servers, racks and facility, $ (None with an NPU-hour rate).
-        it_power_w, facility_power_w: IT power and IT x PUE, W (None when the accelerator power is unknown).
+        it_power_w, facility_power_w: IT power and IT x PUE, W (None when the accelerator power is
+            unknown).
         left_out: what the rate does not count, for the reader.
     """
 
@@ -55,8 +60,9 @@ class CostRate:
 
     @property
     def fixed_usd(self) -> float:
-        """The fixed term as network-capex dollars: fixed / per_network (inf when the network is not amortised).
-        Run cost = T x per_network x (fixed_usd + C): the objective ``min_run_cost`` minimises T (fixed_usd + C)."""
+        """The fixed term as network-capex dollars: fixed / per_network (inf when the network is not
+        amortised). Run cost = T x per_network x (fixed_usd + C): the objective ``min_run_cost``
+        minimises T (fixed_usd + C)."""
         return self.fixed_usd_per_h / self.per_network_usd if self.per_network_usd > 0 else math.inf
 
 
@@ -74,8 +80,9 @@ def it_power_w(cluster: Cluster, npus: int) -> float | None:
 
 
 def cost_rate(cluster: Cluster, npus: int) -> CostRate | None:
-    """The cost rate of ``npus`` accelerators under ``cluster`` (:mod:`hieropt.spec.cluster`), or None when
-    neither ``usd_per_npu_hour`` nor ``accelerator_usd`` with ``amortisation_years`` is given."""
+    """The cost rate of ``npus`` accelerators under ``cluster`` (:mod:`hieropt.spec.cluster`), or
+    None when neither ``usd_per_npu_hour`` nor ``accelerator_usd`` with ``amortisation_years`` is
+    given."""
     c = cluster
     it = it_power_w(c, npus)
     facility = None if it is None else it * (c.pue or 1.0)
@@ -95,7 +102,9 @@ def cost_rate(cluster: Cluster, npus: int) -> CostRate | None:
     facility_usd = 0.0
     if c.facility_usd_per_mw is not None and it is not None:
         facility_usd = c.facility_usd_per_mw * it / 1e6
-        rate += facility_usd / ((c.facility_amortisation_years or c.amortisation_years) * HOURS_PER_YEAR)
+        rate += facility_usd / (
+            (c.facility_amortisation_years or c.amortisation_years) * HOURS_PER_YEAR
+        )
     elif c.facility_usd_per_mw is None:
         left.append("the facility (no facility_usd_per_mw)")
     if c.electricity_usd_per_kwh is not None and facility is not None:
@@ -115,12 +124,14 @@ class RunFigures:
         iteration_time_ns: T, ns.
         tokens_per_iteration, tokens_per_s: tokens.
         model_flops_per_iteration, hardware_flops_per_iteration: FLOP (hardware: with recompute).
-        mfu, hfu: model and hardware FLOPs utilisation (fractions; hfu only when recompute adds FLOPs).
+        mfu, hfu: model and hardware FLOPs utilisation (fractions; hfu only when recompute adds
+            FLOPs).
         tokens: the run's token budget; iterations_per_run: tokens / tokens per iteration.
         time_to_train_days: iterations x T, days.
         power_mw: facility power (IT x PUE), MW; energy_mwh: power x time to train, MWh.
         network_capex_usd, capex_usd: the network's, and the whole cluster's (with the network), $.
-        cost_per_hour_usd: the cost rate with this network, $ / h; run_cost_usd: rate x time to train, $.
+        cost_per_hour_usd: the cost rate with this network, $ / h; run_cost_usd: rate x time to
+            train, $.
         unknown: why figures are None, one line each.
         left_out: what the cost rate does not count.
     """
@@ -153,58 +164,95 @@ class RunFigures:
 
 def run_figures(instance: Instance, iteration_time_ns: float, network_cost_usd: float | None = None,
                 tokens: float | None = None) -> RunFigures:
-    """The buyer's figures (module docstring) of ``instance`` at iteration time ``iteration_time_ns`` (ns) with a
-    network of ``network_cost_usd`` $ (None: unknown) and a run of ``tokens`` tokens (default: the instance's
-    ``tokens``; None: no run figures). Several workloads on one fabric: their weighted time is no one run's, so the
-    tokens, FLOPs and the run's days and $ are unknown (the power and the cost rate are not)."""
+    """The buyer's figures (module docstring) of ``instance`` at iteration time
+    ``iteration_time_ns`` (ns) with a network of ``network_cost_usd`` $ (None: unknown) and a run of
+    ``tokens`` tokens (default: the instance's ``tokens``; None: no run figures). Several workloads
+    on one fabric: their weighted time is no one run's, so the tokens, FLOPs and the run's days and
+    $ are unknown (the power and the cost rate are not)."""
     several = len(instance.jobs) > 1
-    return figures(None if several else instance.workload.training, instance.network.npus_total, iteration_time_ns,
-                   network_cost_usd, tokens if tokens is not None else instance.tokens, instance.cluster,
-                   "" if several else instance.workload.name)
+    return figures(
+        None if several else instance.workload.training,
+        instance.network.npus_total,
+        iteration_time_ns,
+        network_cost_usd,
+        tokens if tokens is not None else instance.tokens,
+        instance.cluster,
+        "" if several else instance.workload.name,
+    )
 
 
-def figures(training: Training | None, npus: int, iteration_time_ns: float, network_cost_usd: float | None = None,
-            tokens: float | None = None, cluster: Cluster | None = None, workload: str = "") -> RunFigures:
-    """:func:`run_figures` from its parts: the workload's ``training`` facts (None: no LLM model), the cluster's
-    ``npus``, T (ns), the network's capex ($), the token budget and the ``[cluster]`` figures (for a co-design
-    candidate, whose instance is built per solve)."""
+def figures(
+    training: Training | None,
+    npus: int,
+    iteration_time_ns: float,
+    network_cost_usd: float | None = None,
+    tokens: float | None = None,
+    cluster: Cluster | None = None,
+    workload: str = "",
+) -> RunFigures:
+    """:func:`run_figures` from its parts: the workload's ``training`` facts (None: no LLM model),
+    the cluster's ``npus``, T (ns), the network's capex ($), the token budget and the ``[cluster]``
+    figures (for a co-design candidate, whose instance is built per solve)."""
     T = float(iteration_time_ns)
     seconds = T * 1e-9
     tr = training
-    out: dict[str, Any] = {"iteration_time_ns": T, "tokens": tokens, "network_capex_usd": network_cost_usd}
+    out: dict[str, Any] = {
+        "iteration_time_ns": T,
+        "tokens": tokens,
+        "network_capex_usd": network_cost_usd,
+    }
     unknown = []
     if tr is None and not workload:
-        unknown.append("tokens, FLOPs and the run: several workloads share the fabric and the time is their weighted "
-                       "sum, no one run's (see the portfolio table for each workload's time)")
+        unknown.append(
+            "tokens, FLOPs and the run: several workloads share the fabric and the time is "
+            "their weighted "
+            "sum, no one run's (see the portfolio table for each workload's time)"
+        )
     elif tr is None:
-        unknown.append(f"tokens and FLOPs: the workload {workload} has no LLM model (an ASTRA-sim or LIBRA workload "
-                       "file, or another generator); use an LLM model file (generator = \"llm\")")
+        unknown.append(
+            f"tokens and FLOPs: the workload {workload} has no LLM model (an ASTRA-sim or "
+            "LIBRA workload "
+            'file, or another generator); use an LLM model file (generator = "llm")'
+        )
     elif seconds > 0:
         peak = tr.npus * tr.peak_flops_per_npu * seconds
-        out.update(tokens_per_iteration=tr.tokens_per_iteration, tokens_per_s=tr.tokens_per_iteration / seconds,
-                   model_flops_per_iteration=tr.model_flops_per_iteration,
-                   hardware_flops_per_iteration=tr.hardware_flops_per_iteration,
-                   mfu=tr.model_flops_per_iteration / peak,
-                   hfu=tr.hardware_flops_per_iteration / peak if tr.recomputes else None)
+        out.update(
+            tokens_per_iteration=tr.tokens_per_iteration,
+            tokens_per_s=tr.tokens_per_iteration / seconds,
+            model_flops_per_iteration=tr.model_flops_per_iteration,
+            hardware_flops_per_iteration=tr.hardware_flops_per_iteration,
+            mfu=tr.model_flops_per_iteration / peak,
+            hfu=tr.hardware_flops_per_iteration / peak if tr.recomputes else None,
+        )
         if tokens is not None:
             out["iterations_per_run"] = tokens / tr.tokens_per_iteration
             out["time_to_train_days"] = out["iterations_per_run"] * seconds / SECONDS_PER_DAY
     if tokens is None:
-        unknown.append("time, energy and $ of a run: no token budget (give --tokens or tokens in the file)")
+        unknown.append(
+            "time, energy and $ of a run: no token budget (give --tokens or tokens in the file)"
+        )
     rate = None if cluster is None else cost_rate(cluster, npus)
     if cluster is None:
         unknown.append("power, capex and $: no [cluster] section")
     elif rate is None:
-        unknown.append("capex and $: [cluster] gives neither usd_per_npu_hour nor accelerator_usd with "
-                       "amortisation_years")
+        unknown.append(
+            "capex and $: [cluster] gives neither usd_per_npu_hour nor accelerator_usd with "
+            "amortisation_years"
+        )
     out.update(_cost_figures(cluster, npus, rate, network_cost_usd, out.get("time_to_train_days")))
     left = rate.left_out if rate is not None else ()
     return RunFigures(**out, unknown=tuple(unknown), left_out=left)
 
 
-def _cost_figures(cluster: Cluster | None, npus: int, rate: CostRate | None, network_usd: float | None,
-                  days: float | None) -> dict[str, Any]:
-    """Power, energy, capex, cost per hour and $ per run (left out where their inputs are unknown)."""
+def _cost_figures(
+    cluster: Cluster | None,
+    npus: int,
+    rate: CostRate | None,
+    network_usd: float | None,
+    days: float | None,
+) -> dict[str, Any]:
+    """Power, energy, capex, cost per hour and $ per run (left out where their inputs are
+    unknown)."""
     out: dict[str, Any] = {}
     if cluster is None:
         return out
@@ -228,59 +276,95 @@ def _cost_figures(cluster: Cluster | None, npus: int, rate: CostRate | None, net
 
 
 def iteration_target_ns(instance: Instance, deadline_ns: float) -> float:
-    """The iteration-time target (ns) that trains the instance's token budget within ``deadline_ns`` (ns of wall
-    time): deadline / (tokens / tokens per iteration). "15T tokens within 90 days" is then a time target.
+    """The iteration-time target (ns) that trains the instance's token budget within ``deadline_ns``
+    (ns of wall time): deadline / (tokens / tokens per iteration). "15T tokens within 90 days" is
+    then a time target.
 
     Raises:
-        InputError: no token budget, or a workload without an LLM model (tokens per iteration unknown).
+        InputError: no token budget, or a workload without an LLM model (tokens per iteration
+            unknown).
     """
     from ..errors import InputError
 
     tr = instance.workload.training
     if instance.tokens is None or tr is None:
-        raise InputError("deadline", None, "a deadline needs the run's token budget and the tokens per iteration "
-                         f"({'no token budget' if instance.tokens is None else 'the workload has no LLM model'})",
-                         "give --tokens (or tokens in the file) and an LLM model file")
+        raise InputError(
+            "deadline",
+            None,
+            "a deadline needs the run's token budget and the tokens per iteration "
+            + ("(no token budget)" if instance.tokens is None else "(no LLM model)"),
+            "give --tokens (or tokens in the file) and an LLM model file",
+        )
     return deadline_ns / (instance.tokens / tr.tokens_per_iteration)
 
 
 def network_budget_usd(instance: Instance, total_usd: float) -> float:
-    """The network budget ($) left by a budget ``total_usd`` for the whole cluster's capex: total - accelerators,
-    servers, racks and facility (:func:`cost_rate`).
+    """The network budget ($) left by a budget ``total_usd`` for the whole cluster's capex: total -
+    accelerators, servers, racks and facility (:func:`cost_rate`).
 
     Raises:
-        InputError: no ``[cluster]`` capex (accelerator_usd and amortisation_years), or a total below it.
+        InputError: no ``[cluster]`` capex (accelerator_usd and amortisation_years), or a total
+            below it.
     """
     from ..errors import InputError
 
-    rate = None if instance.cluster is None else cost_rate(instance.cluster, instance.network.npus_total)
+    rate = (
+        None
+        if instance.cluster is None
+        else cost_rate(instance.cluster, instance.network.npus_total)
+    )
     if rate is None or rate.capex_fixed_usd is None:
-        raise InputError("total budget", None, "needs the cluster's capex: [cluster] with accelerator_usd and "
-                         "amortisation_years", "add them to [cluster], or give a network budget (--budget)")
+        raise InputError(
+            "total budget",
+            None,
+            "needs the cluster's capex: [cluster] with accelerator_usd and amortisation_years",
+            "add them to [cluster], or give a network budget (--budget)",
+        )
     left = total_usd - rate.capex_fixed_usd
     if left <= 0:
-        raise InputError("total budget", None, f"${total_usd:,.0f} does not cover the cluster without its network "
-                         f"(${rate.capex_fixed_usd:,.0f})", "raise the total budget")
+        raise InputError(
+            "total budget",
+            None,
+            f"${total_usd:,.0f} does not cover the cluster without its network "
+            f"(${rate.capex_fixed_usd:,.0f})",
+            "raise the total budget",
+        )
     return left
 
 
 def power_cap_problem(instance: Instance) -> str | None:
-    """Why the cluster exceeds its site's power cap (``[cluster] max_power_mw``), or None (no cap, the power
-    unknown, or within the cap). The power does not depend on the network's bandwidth (network power is a figure
-    per NPU), so the cap is a check of the cluster, not a row of the LP."""
+    """Why the cluster exceeds its site's power cap (``[cluster] max_power_mw``), or None (no cap,
+    the power unknown, or within the cap). The power does not depend on the network's bandwidth
+    (network power is a figure per NPU), so the cap is a check of the cluster, not a row of the
+    LP."""
     c = instance.cluster
     if c is None or c.max_power_mw is None:
         return None
     it = it_power_w(c, instance.network.npus_total)
     if it is None:
-        return "the site's power cap max_power_mw needs accelerator_w (the cluster's power is unknown)"
+        return (
+            "the site's power cap max_power_mw needs accelerator_w (the cluster's power is unknown)"
+        )
     mw = it * (c.pue or 1.0) / 1e6
     if mw > c.max_power_mw:
-        return (f"the cluster draws {mw:,.2f} MW (with PUE), above the site's power cap of {c.max_power_mw:,.2f} MW; "
-                "fewer NPUs or a higher cap")
+        return (
+            f"the cluster draws {mw:,.2f} MW (with PUE), above the site's power cap of "
+            f"{c.max_power_mw:,.2f} MW; "
+            "fewer NPUs or a higher cap"
+        )
     return None
 
 
-__all__ = ["CostRate", "RunFigures", "cost_rate", "figures", "it_power_w", "iteration_target_ns", "network_budget_usd",
-           "power_cap_problem", "run_figures", "HOURS_PER_YEAR",
-           "SECONDS_PER_DAY"]
+__all__ = [
+    "CostRate",
+    "RunFigures",
+    "cost_rate",
+    "figures",
+    "it_power_w",
+    "iteration_target_ns",
+    "network_budget_usd",
+    "power_cap_problem",
+    "run_figures",
+    "HOURS_PER_YEAR",
+    "SECONDS_PER_DAY",
+]

@@ -1,18 +1,20 @@
-"""The 1F1B schedule as a dependency graph, and its length: the exact iteration time of a pipeline with blocking
-sends (:mod:`hieropt.model.pipeline`).
+"""The 1F1B schedule as a dependency graph, and its length: the exact iteration time of a pipeline
+with blocking sends (:mod:`hieropt.model.pipeline`).
 
-Stage r runs its operations in PipeDream-Flush order (Narayanan et al. 2021, arXiv 2104.04473, §2.2.1):
-min(p - r - 1, m) warm-up forwards, then one forward and one backward in turn, then the remaining backwards. A
-forward of micro-batch i on stage r > 0 waits for stage r - 1's forward of i (its activation send), a backward
-of i on stage r < p - 1 for stage r + 1's backward of i (the gradient send); each operation also waits for the
-stage's previous one. With f_r, b_r the durations of stage r's forward and backward of one micro-batch (each
-ending with its send, which blocks the sender until the data has arrived), every operation ends at
+Stage r runs its operations in PipeDream-Flush order (Narayanan et al. 2021, arXiv 2104.04473,
+§2.2.1): min(p - r - 1, m) warm-up forwards, then one forward and one backward in turn, then the
+remaining backwards. A forward of micro-batch i on stage r > 0 waits for stage r - 1's forward of i
+(its activation send), a backward of i on stage r < p - 1 for stage r + 1's backward of i (the
+gradient send); each operation also waits for the stage's previous one. With f_r, b_r the durations
+of stage r's forward and backward of one micro-batch (each ending with its send, which blocks the
+sender until the data has arrived), every operation ends at
 
     e = max(e_previous on the stage, e_dependency) + duration,
 
-and the iteration at stage 0's last backward plus its tail. This is the longest path through the graph: a maximum
-of sums of the durations, convex and piecewise linear in 1/B. ASTRA-sim 2.0 (send and receive nodes, analytical
-backend) gives the same to the nanosecond (tests/fidelity/test_pipeline_schedule.py).
+and the iteration at stage 0's last backward plus its tail. This is the longest path through the
+graph: a maximum of sums of the durations, convex and piecewise linear in 1/B. ASTRA-sim 2.0 (send
+and receive nodes, analytical backend) gives the same to the nanosecond
+(tests/fidelity/test_pipeline_schedule.py).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from ..cache import current
 
 @dataclass(frozen=True)
 class Op:
-    """One operation: ``stage``, ``backward`` (else forward), micro-batch ``index``, and the operations it waits
-    for (positions in the graph's order, or -1): the stage's previous one and the neighbouring stage's send."""
+    """One operation: ``stage``, ``backward`` (else forward), micro-batch ``index``, and the
+    operations it waits for (positions in the graph's order, or -1): the stage's previous one and
+    the neighbouring stage's send."""
 
     stage: int
     backward: bool
@@ -49,8 +52,9 @@ def stage_order(p: int, m: int, r: int) -> list[tuple[bool, int]]:
 
 
 def one_f_one_b(p: int, m: int) -> tuple[Op, ...]:
-    """The graph of p stages and m micro-batches, every operation after those it waits for (a topological order);
-    the last is stage 0's last backward. Kept in the active cache (:mod:`hieropt.cache`)."""
+    """The graph of p stages and m micro-batches, every operation after those it waits for (a
+    topological order); the last is stage 0's last backward. Kept in the active cache
+    (:mod:`hieropt.cache`)."""
     return current().memo("one_f_one_b", (p, m), lambda: _graph(p, m))
 
 
@@ -78,10 +82,12 @@ def _graph(p: int, m: int) -> tuple[Op, ...]:
     return tuple(out)
 
 
-def schedule_time(ops: tuple[Op, ...], fwd: list[float], bwd: list[float]) -> tuple[float, list[int]]:
-    """The graph's length (ns) with stage r's forward taking ``fwd[r]`` and backward ``bwd[r]`` ns, and the
-    critical path (positions, last first): at each operation the predecessor that ends later (the stage's previous
-    one on ties)."""
+def schedule_time(
+    ops: tuple[Op, ...], fwd: list[float], bwd: list[float]
+) -> tuple[float, list[int]]:
+    """The graph's length (ns) with stage r's forward taking ``fwd[r]`` and backward ``bwd[r]`` ns,
+    and the critical path (positions, last first): at each operation the predecessor that ends later
+    (the stage's previous one on ties)."""
     end = [0.0] * len(ops)
     via = [-1] * len(ops)
     for j, op in enumerate(ops):

@@ -1,15 +1,17 @@
-"""The iteration time and one of its linear pieces at a point, for every layer at once (numpy, no Python object per
-layer): what the cutting-plane model of large workloads (:mod:`hieropt.model.cutmodel`) is built from.
+"""The iteration time and one of its linear pieces at a point, for every layer at once (numpy, no
+Python object per layer): what the cutting-plane model of large workloads
+(:mod:`hieropt.model.cutmodel`) is built from.
 
-T is convex and piecewise linear in t = 1/B (t_d in ns per byte: 1 GB/s = 1 byte/ns); every max of the training
-loop's formulas (:mod:`hieropt.model.timing` docstring) is resolved at the point by its largest argument, which gives
-one affine function ``const_ns + grad . t`` that equals T at the point and is below T everywhere: T is a max (and
-non-negative sums) of such selections, so any selection is a valid under-estimator (a subgradient cut). The
-recursions of the cross-layer overlap (``tp_dp_overlap_cross``, ``step`` with ``overlap_dp``) are max-plus
-recurrences x_i = max(a_i, x_(i-1) + s_i), solved in closed form, x_i = S_i + max_(k <= i) (a_k - S_k) with S the
-prefix sums of s, by ``np.maximum.accumulate``; the argument that attains the running maximum is the selected piece.
-Not covered: ``collectives_in_flight = 1`` with the cross-layer overlap (a two-state recurrence; the dense model
-serves it).
+T is convex and piecewise linear in t = 1/B (t_d in ns per byte: 1 GB/s = 1 byte/ns); every max of
+the training loop's formulas (:mod:`hieropt.model.timing` docstring) is resolved at the point by its
+largest argument, which gives one affine function ``const_ns + grad . t`` that equals T at the point
+and is below T everywhere: T is a max (and non-negative sums) of such selections, so any selection
+is a valid under-estimator (a subgradient cut). The recursions of the cross-layer overlap
+(``tp_dp_overlap_cross``, ``step`` with ``overlap_dp``) are max-plus recurrences x_i = max(a_i,
+x_(i-1) + s_i), solved in closed form, x_i = S_i + max_(k <= i) (a_k - S_k) with S the prefix sums
+of s, by ``np.maximum.accumulate``; the argument that attains the running maximum is the selected
+piece. Not covered: ``collectives_in_flight = 1`` with the cross-layer overlap (a two-state
+recurrence; the dense model serves it).
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ __all__ = ["JobArrays", "job_arrays", "time_piece", "supported"]
 
 @dataclass(frozen=True)
 class JobArrays:
-    """One workload's per-layer data: ``traffic`` and ``latency`` (L, 3, D) bytes and ns per phase and dimension,
-    ``compute`` (L, 3) ns, ``update_ns`` its optimizer step and ``weight`` its weight in T; ``cache`` holds arrays
-    derived once (prefix sums in backward order). ``more``: the arrays of the workload's further pipeline stages
-    (:attr:`hieropt.spec.Workload.more_stages`), whose maximum with this stage is the workload's T."""
+    """One workload's per-layer data: ``traffic`` and ``latency`` (L, 3, D) bytes and ns per phase
+    and dimension, ``compute`` (L, 3) ns, ``update_ns`` its optimizer step and ``weight`` its weight
+    in T; ``cache`` holds arrays derived once (prefix sums in backward order). ``more``: the arrays
+    of the workload's further pipeline stages (:attr:`hieropt.spec.Workload.more_stages`), whose
+    maximum with this stage is the workload's T."""
 
     traffic: np.ndarray
     latency: np.ndarray
@@ -44,7 +47,8 @@ class JobArrays:
     more: tuple[JobArrays, ...] = ()
     sums: np.ndarray | None = None
     composed: tuple | None = None
-    """(stage counts, index of the first stage) of :func:`hieropt.model.pipeline.composition`, or None."""
+    """(stage counts, index of the first stage) of :func:`hieropt.model.pipeline.composition`, or
+    None."""
 
 
 def job_arrays(instance: Instance) -> list[JobArrays]:
@@ -52,7 +56,9 @@ def job_arrays(instance: Instance) -> list[JobArrays]:
     out = []
     for job in instance.jobs:
         first, *more = [_stage_arrays(instance, stage) for stage in stage_jobs(job)]
-        out.append(replace(first, more=tuple(more), composed=composition(instance, job)) if more else first)
+        out.append(
+            replace(first, more=tuple(more), composed=composition(instance, job)) if more else first
+        )
     return out
 
 
@@ -76,9 +82,9 @@ def supported(instance: Instance) -> bool:
 
 @dataclass
 class _Coll:
-    """Every collective's time at t as an affine piece, value ``val`` and constant ``const`` (L, 3); its gradient
-    is bytes ``m`` on dimension ``d`` (L, 3) each when the dimensions work concurrently (the slowest), or the whole
-    traffic row ``full`` (L, 3, D) when they work sequentially."""
+    """Every collective's time at t as an affine piece, value ``val`` and constant ``const`` (L, 3);
+    its gradient is bytes ``m`` on dimension ``d`` (L, 3) each when the dimensions work concurrently
+    (the slowest), or the whole traffic row ``full`` (L, 3, D) when they work sequentially."""
 
     val: np.ndarray
     const: np.ndarray
@@ -88,11 +94,13 @@ class _Coll:
     D: int
 
     def grad(self, j: int, sel=slice(None)) -> np.ndarray:
-        """(D,) sum of the gradients of phase ``j``'s collectives over the layers ``sel`` (mask, slice or index
-        array)."""
+        """(D,) sum of the gradients of phase ``j``'s collectives over the layers ``sel`` (mask,
+        slice or index array)."""
         if self.full is not None:
             return self.full[sel, j].sum(axis=0)
-        return np.bincount(self.d[sel, j], weights=self.m[sel, j], minlength=self.D).astype(float, copy=False)
+        return np.bincount(self.d[sel, j], weights=self.m[sel, j], minlength=self.D).astype(
+            float, copy=False
+        )
 
     def row(self, i: int, j: int) -> np.ndarray:
         """(D,) gradient of one collective."""
@@ -115,12 +123,19 @@ def _collectives(traffic: np.ndarray, latency: np.ndarray, t: np.ndarray, mode: 
     d = per.argmax(axis=-1)
     flat = d.ravel() + np.arange(0, d.size * D, D)
     const = latency.reshape(-1)[flat].reshape(shape) if lat else np.zeros(shape)
-    return _Coll(per.reshape(-1)[flat].reshape(shape), const, d, traffic.reshape(-1)[flat].reshape(shape), None, D)
+    return _Coll(
+        per.reshape(-1)[flat].reshape(shape),
+        const,
+        d,
+        traffic.reshape(-1)[flat].reshape(shape),
+        None,
+        D,
+    )
 
 
 def _phase_columns(job: JobArrays) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-    """Per phase, once per workload: the dimensions any of its collectives uses, and its bytes and latency there as
-    contiguous (L, n) arrays (latency None when there is none)."""
+    """Per phase, once per workload: the dimensions any of its collectives uses, and its bytes and
+    latency there as contiguous (L, n) arrays (latency None when there is none)."""
     cols = job.cache.get("phases")
     if cols is None:
         cols = []
@@ -134,15 +149,17 @@ def _phase_columns(job: JobArrays) -> list[tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _mixed(job: JobArrays, t: np.ndarray) -> _Coll:
-    """:func:`_collectives` when some collectives sum their dimensions' times (``job.sums``) and the others take
-    the largest: every gradient as a whole row (the summing ones' traffic, the others' bytes on their slowest
-    dimension)."""
+    """:func:`_collectives` when some collectives sum their dimensions' times (``job.sums``) and the
+    others take the largest: every gradient as a whole row (the summing ones' traffic, the others'
+    bytes on their slowest dimension)."""
     per = job.traffic * t + job.latency
     d = per.argmax(axis=-1)[..., None]
     top = np.take_along_axis(per, d, -1)[..., 0]
     one = np.zeros_like(job.traffic)
     np.put_along_axis(one, d, np.take_along_axis(job.traffic, d, -1), -1)
-    const = np.where(job.sums, job.latency.sum(axis=-1), np.take_along_axis(job.latency, d, -1)[..., 0])
+    const = np.where(
+        job.sums, job.latency.sum(axis=-1), np.take_along_axis(job.latency, d, -1)[..., 0]
+    )
     return _Coll(np.where(job.sums, per.sum(axis=-1), top), const, None, None,
                  np.where(job.sums[..., None], job.traffic, one), t.size)
 
@@ -154,7 +171,12 @@ def _job_collectives(job: JobArrays, t: np.ndarray, mode: str) -> _Coll:
     if mode == "sequential":
         return _collectives(job.traffic, job.latency, t, mode)
     L, D = job.compute.shape[0], t.size
-    val, const, dd, mm = np.zeros((L, 3)), np.zeros((L, 3)), np.zeros((L, 3), dtype=np.int64), np.zeros((L, 3))
+    val, const, dd, mm = (
+        np.zeros((L, 3)),
+        np.zeros((L, 3)),
+        np.zeros((L, 3), dtype=np.int64),
+        np.zeros((L, 3)),
+    )
     for j, (dims, tr, la) in enumerate(_phase_columns(job)):
         if dims.size == 0:
             continue
@@ -174,9 +196,12 @@ def _job_collectives(job: JobArrays, t: np.ndarray, mode: str) -> _Coll:
     return _Coll(val, const, dd, mm, None, D)
 
 
-def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tuple[float, np.ndarray]:
-    """The affine piece of T (all workloads, weighted) selected at ``t`` (D,) ns per byte: (const_ns, grad (D,)
-    bytes), with T(t) = const_ns + grad . t up to rounding and T(t') >= const_ns + grad . t' for every t' >= 0.
+def time_piece(
+    instance: Instance, jobs: list[JobArrays], t: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """The affine piece of T (all workloads, weighted) selected at ``t`` (D,) ns per byte:
+    (const_ns, grad (D,) bytes), with T(t) = const_ns + grad . t up to rounding and T(t') >=
+    const_ns + grad . t' for every t' >= 0.
 
     Raises:
         ValueError: the loop is not :func:`supported`.
@@ -192,7 +217,8 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
             grad += job.weight * g
             continue
         c, g = _job_piece(instance, job, t)
-        for stage in job.more:  # the slowest stage's piece: below the max of the stages' times, equal at t
+        # the slowest stage's piece: below the max of the stages' times, equal at t
+        for stage in job.more:
             cs, gs = _job_piece(instance, stage, t)
             if cs + float(gs @ t) > c + float(g @ t):
                 c, g = cs, gs
@@ -202,9 +228,9 @@ def time_piece(instance: Instance, jobs: list[JobArrays], t: np.ndarray) -> tupl
 
 
 def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float, np.ndarray]:
-    """The piece of a composed pipeline (:mod:`hieropt.model.pipeline`) at ``t``: each stage's forward, backward,
-    tail or overlapped last pass as affine pieces; the schedule graph's critical path at ``t`` (or the slowest
-    slot of the composition) selected for its maxima."""
+    """The piece of a composed pipeline (:mod:`hieropt.model.pipeline`) at ``t``: each stage's
+    forward, backward, tail or overlapped last pass as affine pieces; the schedule graph's critical
+    path at ``t`` (or the slowest slot of the composition) selected for its maxima."""
     counts, first, entry = job.composed
     m, v = instance.step.microbatches, instance.step.virtual_stages
     over = overlapped(instance)
@@ -226,7 +252,8 @@ def _composed_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[
         value = [[c + float(g @ t) for c, g in fb] for fb in (fwd, bwd)]
         _, path = schedule_time(ops, [value[0][entry[r]] for r in range(len(entry))],
                                 [value[1][entry[r]] for r in range(len(entry))])
-        for j in path[1:] if over else path:  # (overlapped: stage 0's last backward is the pass above)
+        # (overlapped: stage 0's last backward is the pass above)
+        for j in path[1:] if over else path:
             c, g = (bwd if ops[j].backward else fwd)[entry[ops[j].stage]]
             const, grad = const + c, grad + g
         return const, grad
@@ -266,9 +293,12 @@ def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float
         return c + F * float(C.sum()) + job.update_ns, g
     if loop == "step":
         F = instance.step.slots
-        c, g = linear([F, F - 1.0, 0.0])  # every T_wg is inside the cross piece of the last backward
+        # every T_wg is inside the cross piece of the last backward
+        c, g = linear([F, F - 1.0, 0.0])
         bc, bg = _cross(job, co, t)
-        return c + F * float(C[:, 0].sum()) + (F - 1) * float(C[:, 1:].sum()) + bc + job.update_ns, g + bg
+        return c + F * float(C[:, 0].sum()) + (F - 1) * float(
+            C[:, 1:].sum()
+        ) + bc + job.update_ns, g + bg
     c, g = linear([1.0, 0.0, 0.0])
     c += float(C[:, 0].sum())
     if loop == "tp_dp_overlap_cross":
@@ -280,7 +310,9 @@ def _job_piece(instance: Instance, job: JobArrays, t: np.ndarray) -> tuple[float
     raise ValueError(f"unknown training loop {loop!r}")
 
 
-def _overlap(instance: Instance, job: JobArrays, co: _Coll, t: np.ndarray) -> tuple[float, np.ndarray]:
+def _overlap(
+    instance: Instance, job: JobArrays, co: _Coll, t: np.ndarray
+) -> tuple[float, np.ndarray]:
     """Sum over layers of the backward pass of ``tp_dp_overlap``: each layer's largest argument."""
     C = job.compute
     c_ig, c_wg = C[:, 1], C[:, 2]
@@ -296,7 +328,13 @@ def _overlap(instance: Instance, job: JobArrays, co: _Coll, t: np.ndarray) -> tu
         d3 = both.argmax(axis=1)
         options.append(c_ig + both[np.arange(d3.size), d3])
     k = np.argmax(np.stack(options), axis=0)
-    c = float((c_ig + np.where(k == 0, co.const[:, 1], 0.0) + np.where(k == 1, c_wg + co.const[:, 2], 0.0)).sum())
+    c = float(
+        (
+            c_ig
+            + np.where(k == 0, co.const[:, 1], 0.0)
+            + np.where(k == 1, c_wg + co.const[:, 2], 0.0)
+        ).sum()
+    )
     g = co.grad(1, k == 0) + co.grad(2, k == 1)
     if tr.shape[1]:
         sel = k == 2
@@ -314,10 +352,11 @@ def _running_max(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _backward_prefix(job: JobArrays) -> dict:
-    """Bandwidth-independent arrays of the backward order, once per workload: the reversed compute, the dimensions
-    both input- and weight-gradient collectives use (``shared``; on any other dimension the gradient backlog never
-    exceeds the gradient stream Y, so it is left out, as in the LP of :mod:`hieropt.model.loops`), the
-    weight-gradient bytes and latency there and the prefix sums (leading 0) of S's latency and bytes there."""
+    """Bandwidth-independent arrays of the backward order, once per workload: the reversed compute,
+    the dimensions both input- and weight-gradient collectives use (``shared``; on any other
+    dimension the gradient backlog never exceeds the gradient stream Y, so it is left out, as in the
+    LP of :mod:`hieropt.model.loops`), the weight-gradient bytes and latency there and the prefix
+    sums (leading 0) of S's latency and bytes there."""
     pre = job.cache.get("backward")
     if pre is None:
         rev = slice(None, None, -1)
@@ -335,12 +374,20 @@ def _backward_prefix(job: JobArrays) -> dict:
 
 
 def _cross(job: JobArrays, co: _Coll, t: np.ndarray) -> tuple[float, np.ndarray]:
-    """The backward pass of ``tp_dp_overlap_cross`` (shared links) as an affine piece, layers in backward order i:
-    R_i = prefix of C_ig + T_ig + C_wg; on each dimension Z_i = max(R_i + p2_i, Z_(i-1) + p1_i + p2_i) for layers
-    with a weight-gradient collective (else Z_(i-1) + p1_i); Y_i = max(Y_(i-1) + T_wg,i, R_i + T_wg,i, max_d Z_i)
-    (Y_(-1) = 0); the end is max(R, Y, max_d Z) of the last."""
+    """The backward pass of ``tp_dp_overlap_cross`` (shared links) as an affine piece, layers in
+    backward order i: R_i = prefix of C_ig + T_ig + C_wg; on each dimension Z_i = max(R_i + p2_i,
+    Z_(i-1) + p1_i + p2_i) for layers with a weight-gradient collective (else Z_(i-1) + p1_i); Y_i =
+    max(Y_(i-1) + T_wg,i, R_i + T_wg,i, max_d Z_i) (Y_(-1) = 0); the end is max(R, Y, max_d Z) of
+    the last."""
     pre = _backward_prefix(job)
-    C, tr2, la2, Sc, Sg, shared = pre["C"], pre["tr2"], pre["la2"], pre["Sc"], pre["Sg"], pre["shared"]
+    C, tr2, la2, Sc, Sg, shared = (
+        pre["C"],
+        pre["tr2"],
+        pre["la2"],
+        pre["Sc"],
+        pre["Sg"],
+        pre["shared"],
+    )
     L, D = C.shape[0], t.size
     ts = t[shared]
     rev = slice(None, None, -1)

@@ -1,5 +1,6 @@
-"""The time model's algebraic form, shared by every training loop: collective terms with exact aggregation, linear
-weights and max nodes (:class:`TimeModel`), and the builder the loops of :mod:`hieropt.model.loops` fill."""
+"""The time model's algebraic form, shared by every training loop: collective terms with exact
+aggregation, linear weights and max nodes (:class:`TimeModel`), and the builder the loops of
+:mod:`hieropt.model.loops` fill."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ Ref = tuple[int, float]
 
 @dataclass(frozen=True)
 class Piece:
-    """One affine piece of a max node: ``const_ns + sum a * tau_k + sum b * y_u`` (earlier nodes u only)."""
+    """One affine piece of a max node: ``const_ns + sum a * tau_k + sum b * y_u`` (earlier nodes u
+    only)."""
 
     const_ns: float
     terms: tuple[Ref, ...]
@@ -27,15 +29,16 @@ class Piece:
 @dataclass(frozen=True)
 class TimeModel:
     """T(B) = ``constant_ns + sum_k term_weights[k] tau_k + sum_v node_weights[v] y_v`` (ns), where
-    ``tau_k = max_d (terms_bytes[k, d] / B_d + terms_latency_ns[k, d])`` (or the sum over d when ``dimension_mode`` is
-    ``sequential``) and ``y_v = max over the pieces of node v``.
+    ``tau_k = max_d (terms_bytes[k, d] / B_d + terms_latency_ns[k, d])`` (or the sum over d when
+    ``dimension_mode`` is ``sequential``) and ``y_v = max over the pieces of node v``.
 
     Exact aggregation: collectives with proportional (bytes, latency) rows share one term; terms
-    without latency that only enter linearly carry their total weight in ``terms_bytes`` (weight 1), so K does not
-    grow with the layer count under ``no_overlap``.
+    without latency that only enter linearly carry their total weight in ``terms_bytes`` (weight 1),
+    so K does not grow with the layer count under ``no_overlap``.
 
     Attributes:
-        constant_ns: the part of T that does not depend on bandwidth (compute, and compute repeated by the loop).
+        constant_ns: the part of T that does not depend on bandwidth (compute, and compute repeated
+            by the loop).
         terms_bytes: (K, D) bytes per term and dimension.
         terms_latency_ns: (K, D) latency per term and dimension, ns.
         term_weights: (K,) linear weights.
@@ -56,7 +59,8 @@ class TimeModel:
 
     @property
     def compute_ns(self) -> float:
-        """Alias of ``constant_ns``: the bandwidth-independent part of T (ns); a lower bound on T."""
+        """Alias of ``constant_ns``: the bandwidth-independent part of T (ns); a lower bound on
+        T."""
         return self.constant_ns
 
     @property
@@ -66,43 +70,62 @@ class TimeModel:
 
     @cached_property
     def carries_traffic(self) -> np.ndarray:
-        """Boolean (D,): whether any collective puts bytes on dimension d (read-only; computed once per model)."""
+        """Boolean (D,): whether any collective puts bytes on dimension d (read-only; computed once
+        per model)."""
         out = (self.terms_bytes > 0).any(axis=0)
         out.flags.writeable = False
         return out
 
     @property
     def is_simple(self) -> bool:
-        """True for LIBRA's form: T = constant + sum_k max_d bytes/B (no nodes, no latency, concurrent, weights 1)."""
-        return (not self.nodes and not self.terms_latency_ns.any() and self.dimension_mode == "concurrent"
-                and bool(np.all(self.term_weights == 1.0)))
+        """True for LIBRA's form: T = constant + sum_k max_d bytes/B (no nodes, no latency,
+        concurrent, weights 1)."""
+        return (
+            not self.nodes
+            and not self.terms_latency_ns.any()
+            and self.dimension_mode == "concurrent"
+            and bool(np.all(self.term_weights == 1.0))
+        )
 
     def term_times_ns(self, bw_gbps: np.ndarray) -> np.ndarray:
         """tau_k at ``bw_gbps`` (shape (K,), ns); inf where a dimension with traffic has B = 0."""
-        return collective_times(self.terms_bytes, self.terms_latency_ns, np.asarray(bw_gbps, dtype=float),
-                                 self.dimension_mode)
+        return collective_times(
+            self.terms_bytes,
+            self.terms_latency_ns,
+            np.asarray(bw_gbps, dtype=float),
+            self.dimension_mode,
+        )
 
     def node_values_ns(self, tau: np.ndarray) -> np.ndarray:
-        """y_v for term times ``tau`` (K,) ns: shape (V,) (:func:`hieropt.model.node_levels.node_values` on the
-        nodes' flat plan, built once)."""
+        """y_v for term times ``tau`` (K,) ns: shape (V,)
+        (:func:`hieropt.model.node_levels.node_values` on the nodes' flat plan, built once)."""
         return node_values(self._node_plan, np.asarray(tau, dtype=float))
 
     def time_ns(self, bw_gbps: np.ndarray) -> float:
-        """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded dimension has B = 0."""
+        """T(B) in ns for per-NPU bandwidths ``bw_gbps`` (shape (D,), GB/s); inf if a loaded
+        dimension has B = 0."""
         tau = self.term_times_ns(bw_gbps)
         w = self.term_weights
-        total = self.constant_ns + float(np.dot(w, np.where(w > 0, tau, 0.0))) if tau.size else self.constant_ns
+        total = (
+            self.constant_ns + float(np.dot(w, np.where(w > 0, tau, 0.0)))
+            if tau.size
+            else self.constant_ns
+        )
         if self.nodes:
-            nw = self.node_weights  # (nodes of weight 0, only referenced by later ones, may be inf: no 0 x inf)
+            # (nodes of weight 0, only referenced by later ones, may be inf: no 0 x inf)
+            nw = self.node_weights
             total += float(np.dot(nw, np.where(nw > 0, self.node_values_ns(tau), 0.0)))
         return total
 
     def times_ns(self, bw_gbps: np.ndarray) -> np.ndarray:
-        """T(B) in ns for a batch of designs ``bw_gbps`` (shape (S, D), GB/s): shape (S,), inf where a loaded
-        dimension has B = 0. The same formula as :meth:`time_ns`, vectorised over the designs (a line search
-        evaluates many points at once); the sums may round differently in the last bit."""
+        """T(B) in ns for a batch of designs ``bw_gbps`` (shape (S, D), GB/s): shape (S,), inf where
+        a loaded dimension has B = 0. The same formula as :meth:`time_ns`, vectorised over the
+        designs (a line search evaluates many points at once); the sums may round differently in the
+        last bit."""
         bw = np.asarray(bw_gbps, dtype=float)
-        tau = collective_times(self.terms_bytes, self.terms_latency_ns, bw[:, None, :], self.dimension_mode)
+        tau = collective_times(
+            self.terms_bytes, self.terms_latency_ns, bw[:, None, :], self.dimension_mode
+        )
         w = self.term_weights
         total = np.full(bw.shape[0], self.constant_ns)
         if w.size:
@@ -120,15 +143,20 @@ class TimeModel:
 
     @cached_property
     def _node_levels(self) -> tuple:
-        """:func:`hieropt.model.node_levels.node_levels` of the nodes (flat arrays, by level), built once."""
+        """:func:`hieropt.model.node_levels.node_levels` of the nodes (flat arrays, by level), built
+        once."""
         return node_levels(self.nodes)
 
 
-def collective_times(traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, mode: str) -> np.ndarray:
-    """Time of each collective row (shape traffic.shape[:-1]), ns: max or sum over d of bytes/B + latency."""
+def collective_times(
+    traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, mode: str
+) -> np.ndarray:
+    """Time of each collective row (shape traffic.shape[:-1]), ns: max or sum over d of bytes/B +
+    latency."""
     if traffic.size == 0:
         return np.zeros(traffic.shape[:-1])
-    if bw.min() > 0:  # every dimension has bandwidth: no 0/0 to guard (the common case, a fast path)
+    # every dimension has bandwidth: no 0/0 to guard (the common case, a fast path)
+    if bw.min() > 0:
         per_dim = traffic / bw + latency
         return per_dim.sum(axis=-1) if mode == "sequential" else per_dim.max(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -136,9 +164,10 @@ def collective_times(traffic: np.ndarray, latency: np.ndarray, bw: np.ndarray, m
     return per_dim.sum(axis=-1) if mode == "sequential" else per_dim.max(axis=-1)
 
 
-# --------------------------------------------------------------------------------------------------- model building
+# ----------------------------------------------------------------------------------- model building
 class TermBuilder:
-    """Collects the terms (with exact aggregation), the linear weights, the constant and the max nodes."""
+    """Collects the terms (with exact aggregation), the linear weights, the constant and the max
+    nodes."""
 
     def __init__(self, n_dims: int):
         self.D = n_dims
@@ -156,20 +185,25 @@ class TermBuilder:
         self.collectives = 0
 
     def term(self, m: np.ndarray, lam: np.ndarray, count: int = 1) -> Ref | None:
-        """Register ``count`` identical collective rows (bytes, latency); returns (term, coefficient) or None when the
-        collective takes no time. ``count = 0`` registers a term that is no collective of its own (e.g. the part of
-        one on a single dimension)."""
+        """Register ``count`` identical collective rows (bytes, latency); returns (term,
+        coefficient) or None when the collective takes no time. ``count = 0`` registers a term that
+        is no collective of its own (e.g. the part of one on a single dimension)."""
         peak = float(m.max())
         if peak <= 0:
             peak = float(lam.max())
             if peak <= 0:
                 return None
-        return self.term_keyed(direction_key(np.concatenate([m, lam])[None, :] / peak)[0], m, lam, peak, count)
+        return self.term_keyed(
+            direction_key(np.concatenate([m, lam])[None, :] / peak)[0], m, lam, peak, count
+        )
 
-    def term_keyed(self, key: bytes, m: np.ndarray, lam: np.ndarray, peak: float, count: int) -> Ref:
+    def term_keyed(
+        self, key: bytes, m: np.ndarray, lam: np.ndarray, peak: float, count: int
+    ) -> Ref:
         """:meth:`term` for a row whose peak (> 0) and :func:`direction_key` are known."""
         k = self.keys.get(key)
-        if k is None:  # the term is the first such collective itself (re-scaled to the largest one in build())
+        # the term is the first such collective itself (re-scaled to the largest one in build())
+        if k is None:
             k = self.keys[key] = len(self.bytes)
             self.bytes.append(m.copy())
             self.latency.append(lam.copy())
@@ -180,10 +214,10 @@ class TermBuilder:
         return k, peak / self.peaks[k]
 
     def term_sum(self, key: bytes, m: np.ndarray, lam: np.ndarray, peak: float, count: int) -> Ref:
-        """:meth:`term_keyed` for a collective whose dimensions' times add up (a ``sequential`` group's) in a model
-        whose terms take the largest: a composite term, the sum of its one-dimension parts (a one-dimension term
-        is the same under a max and a sum); :meth:`build` replaces every use of it by its parts (exact). ``key``:
-        the row's :func:`direction_key`."""
+        """:meth:`term_keyed` for a collective whose dimensions' times add up (a ``sequential``
+        group's) in a model whose terms take the largest: a composite term, the sum of its
+        one-dimension parts (a one-dimension term is the same under a max and a sum); :meth:`build`
+        replaces every use of it by its parts (exact). ``key``: the row's :func:`direction_key`."""
         key = b"+" + key
         k = self.keys.get(key)
         if k is None:
@@ -203,8 +237,9 @@ class TermBuilder:
         return k, peak / self.peaks[k]
 
     def _expand_sums(self) -> None:
-        """Replace every use of a composite term (:meth:`term_sum`) by its parts, in the linear weights and the max
-        nodes; each part is re-scaled to the largest use (so coefficients stay <= 1 after :meth:`build`)."""
+        """Replace every use of a composite term (:meth:`term_sum`) by its parts, in the linear
+        weights and the max nodes; each part is re-scaled to the largest use (so coefficients stay
+        <= 1 after :meth:`build`)."""
         for k, parts in self.sums.items():
             r = self.largest[k] / self.peaks[k]
             for kd, ad in parts:
@@ -218,7 +253,10 @@ class TermBuilder:
             return tuple(out.items())
 
         self.linear = dict(expand(self.linear.items()))
-        self.nodes = [tuple(Piece(p.const_ns, expand(p.terms), p.nodes) for p in pieces) for pieces in self.nodes]
+        self.nodes = [
+            tuple(Piece(p.const_ns, expand(p.terms), p.nodes) for p in pieces)
+            for pieces in self.nodes
+        ]
         self.sums = {}
 
     def add(self, ref: Ref | None, weight: float) -> None:
@@ -227,19 +265,27 @@ class TermBuilder:
             self.linear[ref[0]] = self.linear.get(ref[0], 0.0) + weight * ref[1]
 
     def add_all(self, refs: PhaseRefs, weights: np.ndarray) -> None:
-        """Add every collective of phase column j with weight ``weights[j]`` (vectorised :meth:`add`)."""
+        """Add every collective of phase column j with weight ``weights[j]`` (vectorised
+        :meth:`add`)."""
         sel = refs.k >= 0
         total = np.bincount(refs.k[sel], weights=(refs.a * weights[None, :])[sel])
         for k in np.flatnonzero(total):
             self.linear[int(k)] = self.linear.get(int(k), 0.0) + float(total[k])
 
-    def node(self, pieces: list[tuple[float, list[Ref | None], list[tuple[int, float]]]], weight: float) -> int:
-        """Add a max node ``y >= max(pieces)``; identical root nodes (weight > 0, no node references) merge."""
-        norm = tuple(Piece(float(c), tuple((r[0], r[1] * 1.0) for r in refs if r is not None), tuple(nodes))
-                     for c, refs, nodes in pieces)
+    def node(
+        self, pieces: list[tuple[float, list[Ref | None], list[tuple[int, float]]]], weight: float
+    ) -> int:
+        """Add a max node ``y >= max(pieces)``; identical root nodes (weight > 0, no node
+        references) merge."""
+        norm = tuple(
+            Piece(float(c), tuple((r[0], r[1] * 1.0) for r in refs if r is not None), tuple(nodes))
+            for c, refs, nodes in pieces
+        )
         root = weight > 0 and not any(p.nodes for p in norm)
         if root:
-            key = tuple((f"{p.const_ns:.12g}",) + tuple((k, f"{a:.12g}") for k, a in p.terms) for p in norm)
+            key = tuple(
+                (f"{p.const_ns:.12g}",) + tuple((k, f"{a:.12g}") for k, a in p.terms) for p in norm
+            )
             v = self.roots.get(key)
             if v is not None:
                 self.node_w[v] += weight
@@ -251,10 +297,11 @@ class TermBuilder:
         return len(self.nodes) - 1
 
     def build(self, mode: str) -> TimeModel:
-        """The :class:`TimeModel`. Each term is re-scaled to the largest collective it stands for (exact: tau_k is
-        positively homogeneous in (bytes, latency)), so every reference has a coefficient <= 1: a term first met as
-        a 1-byte collective and then used by a 100 GB one would otherwise enter the LP's epigraph rows with
-        coefficients ~1e-11, below HiGHS's matrix tolerance (dropped: tau_k = 0, a bound that never closes)."""
+        """The :class:`TimeModel`. Each term is re-scaled to the largest collective it stands for
+        (exact: tau_k is positively homogeneous in (bytes, latency)), so every reference has a
+        coefficient <= 1: a term first met as a 1-byte collective and then used by a 100 GB one
+        would otherwise enter the LP's epigraph rows with coefficients ~1e-11, below HiGHS's matrix
+        tolerance (dropped: tau_k = 0, a bound that never closes)."""
         if self.sums:
             self._expand_sums()
         K = len(self.bytes)
@@ -263,28 +310,46 @@ class TermBuilder:
         r = np.array(self.largest) / np.array(self.peaks) if K else np.ones(0)
         B *= r[:, None]
         lam *= r[:, None]
-        self.nodes = [tuple(Piece(p.const_ns, tuple((k, a / r[k]) for k, a in p.terms), p.nodes) for p in pieces)
-                      for pieces in self.nodes]
+        self.nodes = [
+            tuple(
+                Piece(p.const_ns, tuple((k, a / r[k]) for k, a in p.terms), p.nodes) for p in pieces
+            )
+            for pieces in self.nodes
+        ]
         w = np.array([self.linear.get(k, 0.0) / r[k] for k in range(K)])
         referenced = {k for pieces in self.nodes for p in pieces for k, _ in p.terms}
-        for k in range(K):  # fold the weight of latency-free, linear-only terms into their bytes (exact)
+        # fold the weight of latency-free, linear-only terms into their bytes (exact)
+        for k in range(K):
             if k not in referenced and not lam[k].any() and w[k] > 0:
                 B[k] *= w[k]
                 w[k] = 1.0
         keep = np.array([w[k] > 0 or k in referenced for k in range(K)], dtype=bool)
         if not keep.all():  # renumber (only unused terms drop; node references keep their terms)
             new = np.cumsum(keep) - 1
-            self.nodes = [tuple(Piece(p.const_ns, tuple((int(new[k]), a) for k, a in p.terms), p.nodes)
-                                for p in pieces) for pieces in self.nodes]
+            self.nodes = [
+                tuple(
+                    Piece(p.const_ns, tuple((int(new[k]), a) for k, a in p.terms), p.nodes)
+                    for p in pieces
+                )
+                for pieces in self.nodes
+            ]
             B, lam, w = B[keep], lam[keep], w[keep]
-        return TimeModel(constant_ns=self.constant, terms_bytes=B, terms_latency_ns=lam, term_weights=w,
-                         nodes=tuple(self.nodes), node_weights=np.array(self.node_w, dtype=float),
-                         dimension_mode=mode, n_collectives=self.collectives)
+        return TimeModel(
+            constant_ns=self.constant,
+            terms_bytes=B,
+            terms_latency_ns=lam,
+            term_weights=w,
+            nodes=tuple(self.nodes),
+            node_weights=np.array(self.node_w, dtype=float),
+            dimension_mode=mode,
+            n_collectives=self.collectives,
+        )
 
 
 @dataclass(frozen=True)
 class PhaseRefs:
-    """Term index ``k`` (-1: no collective) and coefficient ``a`` of every layer's phases, arrays of shape (L, 3)."""
+    """Term index ``k`` (-1: no collective) and coefficient ``a`` of every layer's phases, arrays of
+    shape (L, 3)."""
 
     k: np.ndarray
     a: np.ndarray
@@ -297,19 +362,27 @@ class PhaseRefs:
         return [(self(lay, 0), self(lay, 1), self(lay, 2)) for lay in range(self.k.shape[0])]
 
 
-def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray,
-               classes: tuple[np.ndarray, np.ndarray] | None = None, sums: np.ndarray | None = None) -> PhaseRefs:
-    """Register every phase's collective; identical rows are registered once (fast for replicated layers).
+def phase_refs(
+    b: TermBuilder,
+    traffic: np.ndarray,
+    latency: np.ndarray,
+    classes: tuple[np.ndarray, np.ndarray] | None = None,
+    sums: np.ndarray | None = None,
+) -> PhaseRefs:
+    """Register every phase's collective; identical rows are registered once (fast for replicated
+    layers).
 
     Args:
         b: the builder.
         traffic, latency: (L, 3, D) bytes and ns of every phase's collective on each dimension.
-        classes: optional (first, inverse) of a partition of the L x 3 phases (phase-major within a layer) into
-            classes whose rows are known to be equal (e.g. :func:`hieropt.model.traffic.phase_classes`: the same
-            collective, bytes and group), the classes in order of first appearance; then only one row per class is
-            compared, with the same result.
-        sums: optional (L, 3) bool, the collectives whose dimensions' times add up in a model whose terms take the
-            largest (registered by :meth:`TermBuilder.term_sum`); classes must not mix them with others.
+        classes: optional (first, inverse) of a partition of the L x 3 phases (phase-major within a
+            layer) into classes whose rows are known to be equal (e.g.
+            :func:`hieropt.model.traffic.phase_classes`: the same collective, bytes and group), the
+            classes in order of first appearance; then only one row per class is compared, with the
+            same result.
+        sums: optional (L, 3) bool, the collectives whose dimensions' times add up in a model whose
+            terms take the largest (registered by :meth:`TermBuilder.term_sum`); classes must not
+            mix them with others.
     """
     L, _, D = traffic.shape
     flag = np.zeros((L * 3, 1)) if sums is None else sums.reshape(L * 3, 1).astype(float)
@@ -323,17 +396,23 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray,
         first = cfirst[sub_first]
         counts = np.bincount(inverse, minlength=first.size)
     else:
-        rows = np.concatenate([traffic.reshape(L * 3, D), latency.reshape(L * 3, D), flag], axis=1) + 0.0
+        rows = (
+            np.concatenate([traffic.reshape(L * 3, D), latency.reshape(L * 3, D), flag], axis=1)
+            + 0.0
+        )
         first, inverse, counts = distinct_rows(rows)  # (+ 0.0: -0.0 == 0.0)
         uniq = rows[first]
-    summing = (uniq[:, 2 * D] > 0) & (np.count_nonzero(uniq[:, :2 * D].reshape(-1, 2, D).any(axis=1), axis=1) > 1)
+    summing = (uniq[:, 2 * D] > 0) & (
+        np.count_nonzero(uniq[:, : 2 * D].reshape(-1, 2, D).any(axis=1), axis=1) > 1
+    )
     uniq = uniq[:, :2 * D]
     peak = uniq[:, :D].max(axis=1)
     peak = np.where(peak > 0, peak, uniq[:, D:].max(axis=1))
     k = np.full(len(uniq), -1, dtype=int)
     a = np.zeros(len(uniq))
     live = np.flatnonzero(peak > 0)
-    if live.size > 4096 and not summing.any():  # many distinct rows: group them by direction with numpy,
+    # many distinct rows: group them by direction with numpy,
+    if live.size > 4096 and not summing.any():
         # register one row per direction
         keys = direction_rows(uniq[live] / peak[live, None])
         first_of, group, _ = unique_rows(keys)
@@ -341,7 +420,9 @@ def phase_refs(b: TermBuilder, traffic: np.ndarray, latency: np.ndarray,
         term = np.zeros(first_of.size, dtype=int)
         for g in np.argsort(first_of):  # directions in order of first appearance
             i = live[first_of[g]]
-            term[g] = b.term_keyed(keys[first_of[g]].tobytes(), uniq[i, :D], uniq[i, D:], float(peak[i]), 0)[0]
+            term[g] = b.term_keyed(
+                keys[first_of[g]].tobytes(), uniq[i, :D], uniq[i, D:], float(peak[i]), 0
+            )[0]
         b.collectives += int(counts[live].sum())
         k[live] = term[group]
         a[live] = peak[live] / np.asarray(b.peaks)[k[live]]

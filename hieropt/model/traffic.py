@@ -1,9 +1,9 @@
-"""Per-dimension traffic and latency of every phase's collective on a multi-dimensional hierarchical network
-(docs/explanation/model.md): each collective's bytes and steps per dimension by the algorithm that runs its group
-(:mod:`hieropt.model.algorithms`: LIBRA's hierarchical decomposition, concurrent or sequential over the dimensions,
-or a flat ring, tree or direct algorithm over the whole group), and whether its dimensions' times add up
-(:func:`phase_sums`). Every rule is linear in the size S, so a collective's traffic is
-``S * unit_traffic(kind, group, algorithm)``.
+"""Per-dimension traffic and latency of every phase's collective on a multi-dimensional hierarchical
+network (docs/explanation/model.md): each collective's bytes and steps per dimension by the
+algorithm that runs its group (:mod:`hieropt.model.algorithms`: LIBRA's hierarchical decomposition,
+concurrent or sequential over the dimensions, or a flat ring, tree or direct algorithm over the
+whole group), and whether its dimensions' times add up (:func:`phase_sums`). Every rule is linear in
+the size S, so a collective's traffic is ``S * unit_traffic(kind, group, algorithm)``.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ KINDS: tuple[Collective, ...] = tuple(Collective)
 
 
 TABLES_KEPT = 12
-"""Tables whose codes, phase classes and class groups are kept (the last used): a co-design candidate's plan has up
-to three distinct pipeline stages, and the search alternates between plans."""
+"""Tables whose codes, phase classes and class groups are kept (the last used): a co-design
+candidate's plan has up to three distinct pipeline stages, and the search alternates between
+plans."""
 
 
 def collective_codes(table) -> np.ndarray:
@@ -53,8 +54,8 @@ def collective_codes(table) -> np.ndarray:
 
 
 CLASS_ROWS = 4096
-"""Up to this many phases (L x 3), :func:`phase_classes` partitions them (above, the time model compares the rows
-themselves, as it does without the partition)."""
+"""Up to this many phases (L x 3), :func:`phase_classes` partitions them (above, the time model
+compares the rows themselves, as it does without the partition)."""
 
 
 def phase_classes(table) -> tuple[np.ndarray, np.ndarray] | None:
@@ -99,13 +100,16 @@ ROWS_KEPT = 4096
 
 def unit_rows(group: tuple[int, ...], algorithm: str = "concurrent",
               links: tuple[float, ...] | None = None) -> np.ndarray:
-    """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group`` by ``algorithm`` (point-to-point sends
-    with ``links``), shape (len(KINDS), D), read-only (kept in the active cache)."""
+    """:func:`unit_traffic` of every kind in :data:`KINDS` over ``group`` by ``algorithm``
+    (point-to-point sends with ``links``), shape (len(KINDS), D), read-only (kept in the active
+    cache)."""
     return current().memo("unit_rows", (group, algorithm, links), lambda: read_only(
         np.array([unit_traffic(k, group, algorithm, links) for k in KINDS])), ROWS_KEPT)
 
 
-def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...], algorithm: str = "concurrent") -> np.ndarray:
+def step_rows(
+    group: tuple[int, ...], algorithms: tuple[str, ...], algorithm: str = "concurrent"
+) -> np.ndarray:
     """:func:`collective_steps` of every kind in :data:`KINDS`, shape (len(KINDS), D), read-only
     (kept in the active cache)."""
     return current().memo("step_rows", (group, algorithms, algorithm), lambda: read_only(
@@ -113,22 +117,27 @@ def step_rows(group: tuple[int, ...], algorithms: tuple[str, ...], algorithm: st
 
 
 def group_algorithm(instance: Instance, job: Job, name: str | None) -> str:
-    """The algorithm running the collectives of named group ``name`` (None: a phase's group) of ``job``: the
-    workload's :attr:`~hieropt.spec.Workload.group_algorithms` entry, else the instance's ``dimension_mode``."""
+    """The algorithm running the collectives of named group ``name`` (None: a phase's group) of
+    ``job``: the workload's :attr:`~hieropt.spec.Workload.group_algorithms` entry, else the
+    instance's ``dimension_mode``."""
     return job.workload.algorithm(name) or instance.dimension_mode
 
 
 def _placement_key(instance: Instance, job: Job) -> tuple:
-    """What :func:`phase_traffic` depends on besides the table: the groups, their algorithms, the send links."""
+    """What :func:`phase_traffic` depends on besides the table: the groups, their algorithms, the
+    send links."""
     names = tuple(sorted(job.workload.named_groups))
-    return (tuple(job.mapping.group(p) for p in PHASES) + tuple(job.mapping.group(PHASES[0], n) for n in names)
-            + (instance.dimension_mode, job.workload.group_algorithms, p2p_links(instance.network)))
+    return (
+        tuple(job.mapping.group(p) for p in PHASES)
+        + tuple(job.mapping.group(PHASES[0], n) for n in names)
+        + (instance.dimension_mode, job.workload.group_algorithms, p2p_links(instance.network))
+    )
 
 
 def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:
-    """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the primary workload);
-    a collective of a named group (:attr:`hieropt.spec.Phase.group`) uses that group's sizes, the others the
-    phase's group of the mapping.
+    """Bytes per NPU on each dimension for every phase of every layer of ``job`` (default: the
+    primary workload); a collective of a named group (:attr:`hieropt.spec.Phase.group`) uses that
+    group's sizes, the others the phase's group of the mapping.
 
     Returns:
         array of shape (n_layers, 3, D), phases in :data:`hieropt.spec.PHASES` order.
@@ -150,17 +159,22 @@ megabytes; a sweep's candidates repeat a few placements)."""
 def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     classes = phase_classes(table)
-    if classes is not None:  # one row per class of equal phases, then every phase's copy of its class's row
+    # one row per class of equal phases, then every phase's copy of its class's row
+    if classes is not None:
         rep = np.empty((classes[0].size, D))
         for j, name, idx, size, kinds in _class_groups(table, classes):
-            unit = unit_rows(job.mapping.group(PHASES[j], name), group_algorithm(instance, job, name), links)
+            unit = unit_rows(
+                job.mapping.group(PHASES[j], name), group_algorithm(instance, job, name), links
+            )
             rep[idx] = size[:, None] * unit[kinds]
         return rep[classes[1]].reshape(L, 3, D)
     codes = collective_codes(table)
     out = np.zeros((L, 3, D))
     for j, phase in enumerate(PHASES):
         for name, rows in _group_rows(table, j):
-            unit = unit_rows(job.mapping.group(phase, name), group_algorithm(instance, job, name), links)
+            unit = unit_rows(
+                job.mapping.group(phase, name), group_algorithm(instance, job, name), links
+            )
             if rows is None:
                 np.multiply(table.size_bytes[:, j, None], unit[codes[:, j]], out=out[:, j, :])
             else:
@@ -169,9 +183,10 @@ def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
 
 
 def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
-    """Whether each phase's collective takes the sum of its dimensions' times (its group's algorithm is
-    ``sequential``, :func:`hieropt.model.algorithms.sums_dims`) rather than the largest, shape (n_layers, 3) bool;
-    point-to-point sends never sum (a send crosses one dimension). Read-only; kept per table and key."""
+    """Whether each phase's collective takes the sum of its dimensions' times (its group's algorithm
+    is ``sequential``, :func:`hieropt.model.algorithms.sums_dims`) rather than the largest, shape
+    (n_layers, 3) bool; point-to-point sends never sum (a send crosses one dimension). Read-only;
+    kept per table and key."""
     job = job or instance.jobs[0]
     table = job.workload.table
     key = (instance.dimension_mode, job.workload.group_algorithms)
@@ -189,17 +204,21 @@ def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
 
 
 def model_mode(instance: Instance) -> str:
-    """The ``dimension_mode`` of the instance's :class:`~hieropt.model.terms.TimeModel`: ``sequential`` when
-    every collective that spans several dimensions sums their times (:func:`phase_sums`), ``concurrent`` when
-    another takes their largest (the summing ones are then composite terms,
-    :meth:`hieropt.model.terms.TermBuilder.term_sum`); the instance's ``dimension_mode`` when no collective spans
-    several dimensions."""
+    """The ``dimension_mode`` of the instance's :class:`~hieropt.model.terms.TimeModel`:
+    ``sequential`` when every collective that spans several dimensions sums their times
+    (:func:`phase_sums`), ``concurrent`` when another takes their largest (the summing ones are then
+    composite terms, :meth:`hieropt.model.terms.TermBuilder.term_sum`); the instance's
+    ``dimension_mode`` when no collective spans several dimensions."""
     def build() -> str:
         summing = other = False
         for job in instance.jobs:
             job = stage_rows(job)[0] if job.workload.more_stages else job
-            multi = np.count_nonzero((phase_traffic(instance, job) > 0) | (phase_latency(instance, job) > 0),
-                                     axis=2) > 1
+            multi = (
+                np.count_nonzero(
+                    (phase_traffic(instance, job) > 0) | (phase_latency(instance, job) > 0), axis=2
+                )
+                > 1
+            )
             sums = phase_sums(instance, job)
             summing |= bool((multi & sums).any())
             other |= bool((multi & ~sums).any())
@@ -236,8 +255,9 @@ def job_arrays(instance: Instance, i: int) -> tuple:
 
 
 def phase_times(instance: Instance, job: Job, bw: np.ndarray) -> np.ndarray:
-    """Every phase's collective time at per-NPU bandwidths ``bw`` (D,) GB/s, ns, shape (n_layers, 3): the largest
-    or, for the collectives of :func:`phase_sums`, the sum over the dimensions of bytes / B + latency."""
+    """Every phase's collective time at per-NPU bandwidths ``bw`` (D,) GB/s, ns, shape (n_layers,
+    3): the largest or, for the collectives of :func:`phase_sums`, the sum over the dimensions of
+    bytes / B + latency."""
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.where(traffic > 0, traffic / bw, 0.0) + latency
@@ -247,8 +267,9 @@ def phase_times(instance: Instance, job: Job, bw: np.ndarray) -> np.ndarray:
 
 def _class_groups(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
         tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]:
-    """The classes of :func:`phase_classes` by the group their collective runs on: (phase column j, named group or
-    None for the phase's group, the classes' indices, their bytes, their collective codes), kept per table."""
+    """The classes of :func:`phase_classes` by the group their collective runs on: (phase column j,
+    named group or None for the phase's group, the classes' indices, their bytes, their collective
+    codes), kept per table."""
     return current().memo("class_groups", Same(table), lambda: _groups_of(table, classes),
                           TABLES_KEPT)
 
@@ -257,7 +278,11 @@ def _groups_of(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
         tuple[int, str | None, np.ndarray, np.ndarray, np.ndarray]]:
     first = classes[0]
     layer, col = first // 3, first % 3
-    size, kinds, names = table.size_bytes[layer, col], collective_codes(table)[layer, col], table.group[layer, col]
+    size, kinds, names = (
+        table.size_bytes[layer, col],
+        collective_codes(table)[layer, col],
+        table.group[layer, col],
+    )
     members: dict[tuple[int, str | None], list[int]] = {}
     for c, key in enumerate(zip(col.tolist(), names.tolist(), strict=True)):
         members.setdefault(key, []).append(c)
@@ -269,8 +294,9 @@ def _groups_of(table, classes: tuple[np.ndarray, np.ndarray]) -> list[
 
 
 def _group_rows(table, j: int) -> list[tuple[str | None, np.ndarray | None]]:
-    """(named group, row mask) of phase column j: the rows whose collective runs on that group (None: the phase's
-    group of the mapping); the mask is None when every row uses the phase's group."""
+    """(named group, row mask) of phase column j: the rows whose collective runs on that group
+    (None: the phase's group of the mapping); the mask is None when every row uses the phase's
+    group."""
     grp = table.group[:, j]
     named = grp != None  # noqa: E711 (element-wise)
     if not named.any():
@@ -283,15 +309,17 @@ def _group_rows(table, j: int) -> list[tuple[str | None, np.ndarray | None]]:
 
 
 def phase_latency(instance: Instance, job: Job | None = None) -> np.ndarray:
-    """Latency (ns) of every phase's collective on each dimension, shape (n_layers, 3, D): steps x per-step latency
-    x ``instance.chunks`` (every chunk of a collective pays the steps' latency, as in ASTRA-sim); 0 for NONE and for
-    zero-byte collectives (no collective is issued). Read-only; the last few results are kept (the time model and the
-    evaluator of one solve ask for the same)."""
+    """Latency (ns) of every phase's collective on each dimension, shape (n_layers, 3, D): steps x
+    per-step latency x ``instance.chunks`` (every chunk of a collective pays the steps' latency, as
+    in ASTRA-sim); 0 for NONE and for zero-byte collectives (no collective is issued). Read-only;
+    the last few results are kept (the time model and the evaluator of one solve ask for the
+    same)."""
     job = job or instance.jobs[0]
     table = job.workload.table
     dims = instance.network.dims
     lat = tuple(d.latency_ns * instance.chunks for d in dims)
-    if not any(lat):  # no dimension has latency (the common case): one shared array of zeros per shape
+    # no dimension has latency (the common case): one shared array of zeros per shape
+    if not any(lat):
         return _zeros(table.size_bytes.shape[0], len(dims))
     algos = tuple(d.collective_algorithm for d in dims)
     key = (lat, algos) + _placement_key(instance, job)
@@ -311,7 +339,9 @@ def _latency(instance: Instance, job: Job, table, lat: tuple[float, ...],
     elif classes is not None:  # per class of equal phases, as phase_traffic
         rep = np.empty((classes[0].size, len(dims)))
         for j, name, idx, size, kinds in _class_groups(table, classes):
-            steps = step_rows(job.mapping.group(PHASES[j], name), algos, group_algorithm(instance, job, name))
+            steps = step_rows(
+                job.mapping.group(PHASES[j], name), algos, group_algorithm(instance, job, name)
+            )
             rep[idx] = (steps * alpha)[kinds] * (size > 0)[:, None]
         out = rep[classes[1]].reshape(L, 3, len(dims))
     else:
@@ -319,11 +349,20 @@ def _latency(instance: Instance, job: Job, table, lat: tuple[float, ...],
         out = np.empty((L, 3, len(dims)))
         for j, phase in enumerate(PHASES):
             for name, rows in _group_rows(table, j):
-                steps = step_rows(job.mapping.group(phase, name), algos, group_algorithm(instance, job, name)) * alpha
+                steps = (
+                    step_rows(
+                        job.mapping.group(phase, name), algos, group_algorithm(instance, job, name)
+                    )
+                    * alpha
+                )
                 if rows is None:
-                    np.multiply(steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :])
+                    np.multiply(
+                        steps[codes[:, j]], (table.size_bytes[:, j] > 0)[:, None], out=out[:, j, :]
+                    )
                 else:
-                    out[rows, j, :] = steps[codes[rows, j]] * (table.size_bytes[rows, j] > 0)[:, None]
+                    out[rows, j, :] = (
+                        steps[codes[rows, j]] * (table.size_bytes[rows, j] > 0)[:, None]
+                    )
     return out
 
 
@@ -335,9 +374,10 @@ def _zeros(L: int, D: int) -> np.ndarray:
 class AggregatedTerms:
     """Distinct collective terms after exact aggregation (docs/explanation/solving.md).
 
-    ``bytes[k, d]`` is the summed per-dimension traffic of all collectives whose traffic vectors are proportional to
-    term k's; since ``max_d(a m_d t_d) = a max_d(m_d t_d)`` for a >= 0, ``sum_k max_d bytes[k, d] / bw[d]`` equals the
-    sum over the original collectives exactly. ``count[k]`` is how many collectives merged into term k.
+    ``bytes[k, d]`` is the summed per-dimension traffic of all collectives whose traffic vectors are
+    proportional to term k's; since ``max_d(a m_d t_d) = a max_d(m_d t_d)`` for a >= 0, ``sum_k
+    max_d bytes[k, d] / bw[d]`` equals the sum over the original collectives exactly. ``count[k]``
+    is how many collectives merged into term k.
     """
 
     bytes: np.ndarray  # (K, D)
@@ -351,9 +391,10 @@ def aggregate(traffic: np.ndarray) -> AggregatedTerms:
         traffic: shape (n, D), bytes per collective and dimension; all-zero rows are dropped.
 
     Returns:
-        :class:`AggregatedTerms` with K <= n distinct directions. Two rows merge when their max-normalised forms agree
-        entry by entry to 12 significant digits (exactly proportional vectors differ only by floating-point
-        rounding); the merged term keeps the first member's own direction.
+        :class:`AggregatedTerms` with K <= n distinct directions. Two rows merge when their
+        max-normalised forms agree entry by entry to 12 significant digits (exactly proportional
+        vectors differ only by floating-point rounding); the merged term keeps the first member's
+        own direction.
     """
     traffic = np.asarray(traffic, dtype=float)
     D = traffic.shape[1] if traffic.ndim == 2 else 0
@@ -376,4 +417,6 @@ def aggregate(traffic: np.ndarray) -> AggregatedTerms:
         count[k] += 1
     if not directions:
         return AggregatedTerms(bytes=np.zeros((0, D)), count=np.zeros(0, dtype=int))
-    return AggregatedTerms(bytes=np.array(directions) * np.array(weight)[:, None], count=np.array(count))
+    return AggregatedTerms(
+        bytes=np.array(directions) * np.array(weight)[:, None], count=np.array(count)
+    )

@@ -1,5 +1,5 @@
-"""Tables and lines of ``hieropt codesign``: what was enumerated, pruned and solved, the best plan-and-network with
-its time split, and the ranking. Returns values; never prints."""
+"""Tables and lines of ``hieropt codesign``: what was enumerated, pruned and solved, the best
+plan-and-network with its time split, and the ranking. Returns values; never prints."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ from rich.table import Table
 from ..studies.codesign.search import Codesign
 from ..studies.sizing import size_outcomes
 
-_UNIT = {"performance": "time ms", "min_cost": "cost $", "performance_per_cost": "time x cost (ms x M$)",
-         "min_run_cost": "$ per run"}
+_UNIT = {
+    "performance": "time ms",
+    "min_cost": "cost $",
+    "performance_per_cost": "time x cost (ms x M$)",
+    "min_run_cost": "$ per run",
+}
 
 
 def _value(row: dict[str, Any], objective: str) -> str:
@@ -27,7 +31,9 @@ def _bw(row: dict[str, Any]) -> str:
 
 
 def _groups(row: dict[str, Any]) -> str:
-    return ", ".join(f"{g} {float(t) / 1e6:,.2f}" for g, t in (row["communication_by_group_ns"] or {}).items())
+    return ", ".join(
+        f"{g} {float(t) / 1e6:,.2f}" for g, t in (row["communication_by_group_ns"] or {}).items()
+    )
 
 
 def _placement(row: dict[str, Any]) -> str:
@@ -35,35 +41,60 @@ def _placement(row: dict[str, Any]) -> str:
 
 
 def summary_lines(result: Codesign) -> list[str]:
-    """Plans (valid, too big, fitting), shapes, candidates, pruned and solved, the best answer and its split."""
+    """Plans (valid, too big, fitting), shapes, candidates, pruned and solved, the best answer and
+    its split."""
     sp, en = result.space, result.enumeration
     pl = en.plans
     invalid = sum(pl.invalid.values())
     npus = " / ".join(f"{n:,}" for n in sp.sizes)
-    lines = [f"co-design {sp.name}: {sp.base.model.name} on {npus} NPUs, objective {sp.objective}, mapping rule "
-             f"{sp.mapping_rule}",
-             f"plans: {pl.combinations:,} combinations, {invalid:,} invalid for the model, {len(pl.too_big):,} too big "
-             f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, {len(pl.fitting):,} fit",
-             *invalid_lines(pl.invalid),
-             f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): {en.count:,}"
-             + (f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place" if en.skipped else ""),
-             *invalid_lines(en.skipped, what="pairs", field="skipped"),
-             f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} (proven bound >= "
-             "incumbent)" + (f", infeasible by their time bound {result.infeasible_by_bound:,} (above the target, or "
-                             "no bandwidth)" if result.infeasible_by_bound else "")
-             + f", resumed {result.resumed:,}; {result.seconds:,.1f} s on {result.backend}"]
+    lines = [
+        f"co-design {sp.name}: {sp.base.model.name} on {npus} NPUs, objective "
+        f"{sp.objective}, mapping rule "
+        f"{sp.mapping_rule}",
+        f"plans: {pl.combinations:,} combinations, {invalid:,} invalid for the model, "
+        f"{len(pl.too_big):,} too big "
+        f"for {sp.base.npu.hbm_gib:g} GiB HBM less {sp.base.npu.hbm_reserve_gib:g} GiB, "
+        f"{len(pl.fitting):,} fit",
+        *invalid_lines(pl.invalid),
+        f"networks: {len(en.shapes):,} shape(s); candidates (plan x shape x placement): "
+        f"{en.count:,}"
+        + (
+            f", {sum(en.skipped.values()):,} plan-shape pairs the rule cannot place"
+            if en.skipped
+            else ""
+        ),
+        *invalid_lines(en.skipped, what="pairs", field="skipped"),
+        f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} "
+        "(proven bound >= "
+        "incumbent)"
+        + (
+            f", infeasible by their time bound {result.infeasible_by_bound:,} (above the "
+            "target, or "
+            "no bandwidth)"
+            if result.infeasible_by_bound
+            else ""
+        )
+        + f", resumed {result.resumed:,}; {result.seconds:,.1f} s on {result.backend}",
+    ]
     best = result.best.to_dict() if result.best is not None else None
     if best is not None:
-        lines += [f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),
-                  f"  {_UNIT[sp.objective]} {_value(best, sp.objective)} (gap {best['gap']:.1e}); iteration "
-                  f"{best['iteration_time_ns'] / 1e6:,.4f} ms = compute {best['compute_ns'] / 1e6:,.4f} + bubble "
-                  f"{best['bubble_ns'] / 1e6:,.4f} + communication {best['communication_ns'] / 1e6:,.4f} "
-                  f"({_groups(best)}); network ${best['network_cost_usd']:,.0f}; memory "
-                  f"{best['memory_bytes'] / 1e9:,.2f} GB per NPU",
-                  f"  bandwidth GB/s per NPU: {_bw(best)}"
-                  + (f"; scale-out {best['scaleout_gbps_per_npu']:,.2f} GB/s per NPU"
-                     + (f" = {best['nics']:,} NICs" if best["nics"] is not None else "") if
-                     best["scaleout_gbps_per_npu"] is not None else "")]
+        lines += [
+            f"best: {best['id']}" + (f" (buy {best['npus']:,} NPUs)" if len(sp.sizes) > 1 else ""),
+            f"  {_UNIT[sp.objective]} {_value(best, sp.objective)} (gap {best['gap']:.1e}); "
+            "iteration "
+            f"{best['iteration_time_ns'] / 1e6:,.4f} ms = compute "
+            f"{best['compute_ns'] / 1e6:,.4f} + bubble "
+            f"{best['bubble_ns'] / 1e6:,.4f} + communication {best['communication_ns'] / 1e6:,.4f} "
+            f"({_groups(best)}); network ${best['network_cost_usd']:,.0f}; memory "
+            f"{best['memory_bytes'] / 1e9:,.2f} GB per NPU",
+            f"  bandwidth GB/s per NPU: {_bw(best)}"
+            + (
+                f"; scale-out {best['scaleout_gbps_per_npu']:,.2f} GB/s per NPU"
+                + (f" = {best['nics']:,} NICs" if best["nics"] is not None else "")
+                if best["scaleout_gbps_per_npu"] is not None
+                else ""
+            ),
+        ]
         lines += [f"  note: {n}" for n in best["notes"] or ()]
         if best["equivalents"]:
             lines.append(f"  the same answer on {best['equivalents']} equivalent shape(s): "
@@ -77,21 +108,24 @@ REASONS_SHOWN = 8
 
 def invalid_lines(invalid: dict[str, int], shown: int = REASONS_SHOWN, what: str = "plans",
                   field: str = "plans.invalid") -> list[str]:
-    """The reasons plans are invalid (or plan-shape pairs cannot be placed), commonest first, each with its count
-    (``  96 x plan.npus: tp 16 x pp 16 = 256 does not divide the 4,000 NPUs``), and how many more reasons and
-    ``what`` there are (all in the JSON's ``field``)."""
+    """The reasons plans are invalid (or plan-shape pairs cannot be placed), commonest first, each
+    with its count (``  96 x plan.npus: tp 16 x pp 16 = 256 does not divide the 4,000 NPUs``), and
+    how many more reasons and ``what`` there are (all in the JSON's ``field``)."""
     ranked = sorted(invalid.items(), key=lambda kv: (-kv[1], kv[0]))
     lines = [f"  {n:,} x {reason}" for reason, n in ranked[:shown]]
     rest = ranked[shown:]
     if rest:
-        lines.append(f"  ... {len(rest):,} more reasons ({sum(n for _, n in rest):,} {what}; all in --json "
-                     f"{field})")
+        lines.append(
+            f"  ... {len(rest):,} more reasons ({sum(n for _, n in rest):,} {what}; all in --json "
+            f"{field})"
+        )
     return lines
 
 
 def no_answer(result: Codesign) -> str:
-    """Why no candidate has a certified answer: the count of each status and the first message of the commonest
-    one, e.g. ``no candidate has a certified answer: 3 infeasible (e.g. 'infeasible: ...')``."""
+    """Why no candidate has a certified answer: the count of each status and the first message of
+    the commonest one, e.g. ``no candidate has a certified answer: 3 infeasible (e.g. 'infeasible:
+    ...')``."""
     counts = Counter(result.statuses)
     parts = ", ".join(f"{n:,} {status}" for status, n in counts.most_common())
     first = result.tally.examples.get(counts.most_common(1)[0][0]) or None if counts else None
@@ -105,29 +139,65 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
     solved = sum(n for status, n in result.statuses.items() if status in ("optimal", "limit"))
     t = Table(title=f"Best {min(top, len(result.ranking))} of {solved:,} solved candidates "
               f"(time ms; memory GB per NPU)", title_justify="left")
-    for col in ("rank", "plan", "network", _UNIT[sp.objective], "compute", "bubble", "comm", "memory", "cost $",
-                "GB/s per NPU"):
+    for col in (
+        "rank",
+        "plan",
+        "network",
+        _UNIT[sp.objective],
+        "compute",
+        "bubble",
+        "comm",
+        "memory",
+        "cost $",
+        "GB/s per NPU",
+    ):
         t.add_column(col, justify="left" if col in ("plan", "network", "GB/s per NPU") else "right",
                      overflow="fold")
     for r in result.ranking[:top]:
         more = f" (+{r['equivalents']} equivalent)" if r.get("equivalents") else ""
-        t.add_row(str(r["rank"]), r["plan"], f"{r['shape']}{more} | {_placement(r)}", _value(r, sp.objective),
-                  f"{r['compute_ns'] / 1e6:,.1f}", f"{r['bubble_ns'] / 1e6:,.1f}",
-                  f"{r['communication_ns'] / 1e6:,.1f}", f"{r['memory_bytes'] / 1e9:,.1f}",
-                  f"{r['network_cost_usd']:,.0f}", _bw(r))
+        t.add_row(
+            str(r["rank"]),
+            r["plan"],
+            f"{r['shape']}{more} | {_placement(r)}",
+            _value(r, sp.objective),
+            f"{r['compute_ns'] / 1e6:,.1f}",
+            f"{r['bubble_ns'] / 1e6:,.1f}",
+            f"{r['communication_ns'] / 1e6:,.1f}",
+            f"{r['memory_bytes'] / 1e9:,.1f}",
+            f"{r['network_cost_usd']:,.0f}",
+            _bw(r),
+        )
     return t
 
 
 def dims_table(result: Codesign) -> Table:
     """Best per dimension count, with its scale-out bandwidth and NICs."""
     sp = result.space
-    t = Table(title="Per dimension count: the best plan-and-network and its scale-out", title_justify="left")
-    for col in ("dims", "solved", _UNIT[sp.objective], "best plan", "best network", "scale-out GB/s/NPU", "NICs"):
+    t = Table(
+        title="Per dimension count: the best plan-and-network and its scale-out",
+        title_justify="left",
+    )
+    for col in (
+        "dims",
+        "solved",
+        _UNIT[sp.objective],
+        "best plan",
+        "best network",
+        "scale-out GB/s/NPU",
+        "NICs",
+    ):
         t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
     for e in result.by_dims():
         b = e["best"]
-        t.add_row(str(e["n_dims"]), str(e["solved"]), _value(b, sp.objective), b["plan"], b["shape"],
-                  f"{b['scaleout_gbps_per_npu']:,.2f}", "-" if b["nics"] is None else f"{b['nics']:,}")
+        t.add_row(
+            str(e["n_dims"]),
+            str(e["solved"]),
+            _value(b, sp.objective),
+            b["plan"],
+            b["shape"],
+            f"{b['scaleout_gbps_per_npu']:,.2f}",
+            "-" if b["nics"] is None else f"{b['nics']:,}",
+        )
     return t
 
 
@@ -138,8 +208,16 @@ def sizes_table(result: Codesign, deadline: bool = False) -> Table:
     :func:`hieropt.studies.sizing.size_outcomes`)."""
     sp = result.space
     t = Table(title="Per cluster size: the best plan-and-network", title_justify="left")
-    for col in ("NPUs", "plans fit", "solved", _UNIT[sp.objective], "iteration ms", "network $", "best plan",
-                "best network"):
+    for col in (
+        "NPUs",
+        "plans fit",
+        "solved",
+        _UNIT[sp.objective],
+        "iteration ms",
+        "network $",
+        "best plan",
+        "best network",
+    ):
         t.add_column(col, justify="left" if col.startswith("best") else "right", overflow="fold")
     best = {e["npus"]: e for e in result.by_npus()}
     notes = {o.npus: o.note for o in size_outcomes(result, deadline).sizes}
@@ -151,31 +229,71 @@ def sizes_table(result: Codesign, deadline: bool = False) -> Table:
             t.add_row(f"{n:,}", f"{fit[n]:,}", "0", "-", "-", "-", why, "")
             continue
         b = e["best"]
-        t.add_row(f"{n:,}", f"{fit[n]:,}", f"{e['solved']:,}", _value(b, sp.objective),
-                  f"{b['iteration_time_ns'] / 1e6:,.4f}", f"{b['network_cost_usd']:,.0f}", b["plan"], b["shape"])
+        t.add_row(
+            f"{n:,}",
+            f"{fit[n]:,}",
+            f"{e['solved']:,}",
+            _value(b, sp.objective),
+            f"{b['iteration_time_ns'] / 1e6:,.4f}",
+            f"{b['network_cost_usd']:,.0f}",
+            b["plan"],
+            b["shape"],
+        )
     return t
 
 
 def provision_table(rows: list[dict[str, Any]]) -> Table:
-    """The best candidates provisioned from a catalog, ranked by the integer design (catalog prices)."""
-    t = Table(title="Best candidates provisioned from the catalog (integer designs, catalog prices; ranked by the "
-              "integer objective)", title_justify="left")
-    for col in ("bom rank", "continuous rank", "candidate", "time ms", "catalog cost $", "power W", "gap", "parts"):
-        t.add_column(col, justify="left" if col in ("candidate", "parts") else "right", overflow="fold")
+    """The best candidates provisioned from a catalog, ranked by the integer design (catalog
+    prices)."""
+    t = Table(
+        title="Best candidates provisioned from the catalog (integer designs, catalog prices; "
+        "ranked by the "
+        "integer objective)",
+        title_justify="left",
+    )
+    for col in (
+        "bom rank",
+        "continuous rank",
+        "candidate",
+        "time ms",
+        "catalog cost $",
+        "power W",
+        "gap",
+        "parts",
+    ):
+        t.add_column(
+            col, justify="left" if col in ("candidate", "parts") else "right", overflow="fold"
+        )
     for r in rows:
         if r["bom_rank"] is None:
             t.add_row("-", str(r["continuous_rank"]), r["id"], "-", "-", "-", "-", r["message"])
             continue
-        t.add_row(str(r["bom_rank"]), str(r["continuous_rank"]), r["id"], f"{r['iteration_time_ns'] / 1e6:,.4f}",
-                  f"{r['network_cost_usd']:,.0f}", "-" if r["power_w"] is None else f"{r['power_w']:,.0f}",
-                  f"{r['gap']:.1e}", "; ".join(r["parts"]))
+        t.add_row(
+            str(r["bom_rank"]),
+            str(r["continuous_rank"]),
+            r["id"],
+            f"{r['iteration_time_ns'] / 1e6:,.4f}",
+            f"{r['network_cost_usd']:,.0f}",
+            "-" if r["power_w"] is None else f"{r['power_w']:,.0f}",
+            f"{r['gap']:.1e}",
+            "; ".join(r["parts"]),
+        )
     return t
 
 
 def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:
-    """JSON-ready: counts, the best row, the top rows, per-dimension summary (:meth:`Codesign.to_dict`)."""
+    """JSON-ready: counts, the best row, the top rows, per-dimension summary
+    (:meth:`Codesign.to_dict`)."""
     return result.to_dict(top)
 
 
-__all__ = ["no_answer", "invalid_lines", "summary_lines", "ranking_table", "dims_table", "codesign_dict",
-           "provision_table", "sizes_table"]
+__all__ = [
+    "no_answer",
+    "invalid_lines",
+    "summary_lines",
+    "ranking_table",
+    "dims_table",
+    "codesign_dict",
+    "provision_table",
+    "sizes_table",
+]

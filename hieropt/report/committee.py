@@ -1,11 +1,13 @@
-"""The committee page's content: the recommendation, the alternatives side by side and the Pareto points, in the
-buyer's figures (:class:`hieropt.model.run.RunFigures`: days to train, $ per run, MW, MFU), as values.
+"""The committee page's content: the recommendation, the alternatives side by side and the Pareto
+points, in the buyer's figures (:class:`hieropt.model.run.RunFigures`: days to train, $ per run, MW,
+MFU), as values.
 
-One :class:`Committee` holds what the page (:mod:`hieropt.report.committee_page`) shows and what ``hieropt report
---json`` writes, so the two carry the same numbers. Built from a procurement answer (:mod:`.committee_answers`) or a
-co-design result (:mod:`.committee_codesign`). Which design is recommended (:func:`recommend`): the cheapest run
-($ per run) when the cluster's cost and a token budget are known, else the knee (the cheapest design within
-``within`` of the fastest time), else the fastest.
+One :class:`Committee` holds what the page (:mod:`hieropt.report.committee_page`) shows and what
+``hieropt report --json`` writes, so the two carry the same numbers. Built from a procurement answer
+(:mod:`.committee_answers`) or a co-design result (:mod:`.committee_codesign`). Which design is
+recommended (:func:`recommend`): the cheapest run ($ per run) when the cluster's cost and a token
+budget are known, else the knee (the cheapest design within ``within`` of the fastest time), else
+the fastest.
 """
 
 from __future__ import annotations
@@ -16,19 +18,47 @@ from typing import Any
 from ..model.run import RunFigures
 from .run import fmt_money, fmt_tokens
 
-HEADLINE = ("plan", "fabric", "npus", "time_to_train_days", "run_cost_usd", "power_mw", "mfu", "iteration_time_ns",
-            "network_cost_usd", "tokens_per_s")
-"""The headline figures, in the page's order: the plan, the fabric (bandwidth per dimension), the cluster size
-(NPUs), days to train the token budget, $ per run, facility MW, MFU (fraction), iteration time (ns), the network's
-capex ($), tokens/s. None where the input lacks them (shown as "unknown")."""
+HEADLINE = (
+    "plan",
+    "fabric",
+    "npus",
+    "time_to_train_days",
+    "run_cost_usd",
+    "power_mw",
+    "mfu",
+    "iteration_time_ns",
+    "network_cost_usd",
+    "tokens_per_s",
+)
+"""The headline figures, in the page's order: the plan, the fabric (bandwidth per dimension), the
+cluster size (NPUs), days to train the token budget, $ per run, facility MW, MFU (fraction),
+iteration time (ns), the network's capex ($), tokens/s. None where the input lacks them (shown as
+"unknown")."""
 
-LABELS = {"plan": "plan", "fabric": "fabric (GB/s per NPU per dimension)", "npus": "cluster size",
-          "time_to_train_days": "days to train", "run_cost_usd": "$ per run", "power_mw": "facility power",
-          "mfu": "MFU", "iteration_time_ns": "iteration time", "network_cost_usd": "network capex",
-          "tokens_per_s": "throughput"}
+LABELS = {
+    "plan": "plan",
+    "fabric": "fabric (GB/s per NPU per dimension)",
+    "npus": "cluster size",
+    "time_to_train_days": "days to train",
+    "run_cost_usd": "$ per run",
+    "power_mw": "facility power",
+    "mfu": "MFU",
+    "iteration_time_ns": "iteration time",
+    "network_cost_usd": "network capex",
+    "tokens_per_s": "throughput",
+}
 """The row label of each headline figure."""
 
-ORDER = ("min_run_cost", "knee", "fastest", "best", "performance_per_cost", "cheapest", "fixed_plan", "catalog")
+ORDER = (
+    "min_run_cost",
+    "knee",
+    "fastest",
+    "best",
+    "performance_per_cost",
+    "cheapest",
+    "fixed_plan",
+    "catalog",
+)
 """The alternatives' order on the page (those present)."""
 
 
@@ -38,10 +68,16 @@ def fmt_figure(key: str, value: Any) -> str:
         return "unknown"
     if key in ("plan", "fabric"):
         return str(value)
-    formats = {"npus": lambda v: f"{v:,} NPUs", "time_to_train_days": lambda v: f"{v:,.1f} days",
-               "run_cost_usd": lambda v: f"{fmt_money(v)} per run", "power_mw": lambda v: f"{v:,.2f} MW",
-               "mfu": lambda v: f"{v:.1%}", "iteration_time_ns": lambda v: f"{v / 1e6:,.1f} ms",
-               "network_cost_usd": fmt_money, "tokens_per_s": lambda v: f"{v:,.0f} tokens/s"}
+    formats = {
+        "npus": lambda v: f"{v:,} NPUs",
+        "time_to_train_days": lambda v: f"{v:,.1f} days",
+        "run_cost_usd": lambda v: f"{fmt_money(v)} per run",
+        "power_mw": lambda v: f"{v:,.2f} MW",
+        "mfu": lambda v: f"{v:.1%}",
+        "iteration_time_ns": lambda v: f"{v / 1e6:,.1f} ms",
+        "network_cost_usd": fmt_money,
+        "tokens_per_s": lambda v: f"{v:,.0f} tokens/s",
+    }
     return formats[key](value)
 
 
@@ -50,12 +86,13 @@ class Alternative:
     """One design the committee can buy.
 
     Attributes:
-        key: its role, one of :data:`ORDER` (``best``: the co-design search's optimum for its own objective).
+        key: its role, one of :data:`ORDER` (``best``: the co-design search's optimum for its own
+            objective).
         label: the column heading; how: how it was obtained (objective, exactness), one line.
         plan: the training plan; fabric: the bandwidth per dimension with its blocks (GB/s per NPU).
         npus: the cluster size; bw_gbps: GB/s per NPU per dimension.
-        iteration_time_ns: ns; network_cost_usd: the network's capex, $ (a catalog's bill of materials for
-            ``catalog``).
+        iteration_time_ns: ns; network_cost_usd: the network's capex, $ (a catalog's bill of
+            materials for ``catalog``).
         run: its buyer's figures; power_w: the network's power from a catalog, W (None otherwise).
     """
 
@@ -80,8 +117,8 @@ class Alternative:
                 "network_cost_usd": self.network_cost_usd, "tokens_per_s": r.tokens_per_s}
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: key, label, how, the headline figures, bandwidths, the network's power and every run
-        figure (``run``)."""
+        """JSON-ready: key, label, how, the headline figures, bandwidths, the network's power and
+        every run figure (``run``)."""
         return {"key": self.key, "label": self.label, "how": self.how, **self.figures(),
                 "bw_gbps": list(self.bw_gbps), "power_w": self.power_w, "run": self.run.to_dict()}
 
@@ -100,14 +137,14 @@ class ParetoData:
     """The points of the page's trade-off plot.
 
     Attributes:
-        axes: ``run`` ($ per run vs days to train: the cluster's cost and a token budget are known) or ``network``
-            (the network's capex vs the iteration time).
+        axes: ``run`` ($ per run vs days to train: the cluster's cost and a token budget are known)
+            or ``network`` (the network's capex vs the iteration time).
         x_label, y_label: the axes' titles with units; x: days or ms; y: $.
         front: (x, y) of the non-dominated designs, x ascending.
         points: (alternative key, x, y) of every alternative.
         source: where the front comes from, one line.
-        curve: (x, y) of every design the front was taken from, in their order (e.g. the time-cost front's
-            budgets: on $ per run vs days some are dominated).
+        curve: (x, y) of every design the front was taken from, in their order (e.g. the time-cost
+            front's budgets: on $ per run vs days some are dominated).
     """
 
     axes: str
@@ -120,9 +157,15 @@ class ParetoData:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"axes": self.axes, "x_label": self.x_label, "y_label": self.y_label, "source": self.source,
-                "front": [list(p) for p in self.front], "points": [list(p) for p in self.points],
-                "curve": [list(p) for p in self.curve]}
+        return {
+            "axes": self.axes,
+            "x_label": self.x_label,
+            "y_label": self.y_label,
+            "source": self.source,
+            "front": [list(p) for p in self.front],
+            "points": [list(p) for p in self.points],
+            "curve": [list(p) for p in self.curve],
+        }
 
 
 @dataclass(frozen=True)
@@ -131,9 +174,12 @@ class Committee:
 
     Attributes:
         kind: ``procurement`` (an instance solved) or ``codesign`` (a co-design result).
-        name: the instance's or space's name; subject: lines saying what was asked (model, NPUs, tokens, objective).
-        recommended: the key of the recommended alternative; why: one line saying why it is recommended.
-        alternatives: the designs, in :data:`ORDER`; missing: the alternatives the input cannot give, and why.
+        name: the instance's or space's name; subject: lines saying what was asked (model, NPUs,
+            tokens, objective).
+        recommended: the key of the recommended alternative; why: one line saying why it is
+            recommended.
+        alternatives: the designs, in :data:`ORDER`; missing: the alternatives the input cannot
+            give, and why.
         within: the knee's slack (0.01 = 1 %).
         pareto: the trade-off plot's points (None when fewer than two designs are known).
         unknown: why headline figures are unknown, one line each; notes: method notes.
@@ -161,27 +207,39 @@ class Committee:
         return self.recommendation.figures()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: kind, name, the recommendation (key, why, ``headline``), every alternative, the missing ones,
-        the knee's slack, the plot's points, what is unknown and the notes."""
-        return {"kind": self.kind, "name": self.name, "subject": list(self.subject),
-                "recommended": self.recommended, "why": self.why, "headline": self.headline(),
-                "alternatives": [a.to_dict() for a in self.alternatives],
-                "missing": [{"key": m.key, "label": m.label, "why": m.why} for m in self.missing],
-                "within": self.within, "pareto": None if self.pareto is None else self.pareto.to_dict(),
-                "unknown": list(self.unknown), "notes": list(self.notes)}
+        """JSON-ready: kind, name, the recommendation (key, why, ``headline``), every alternative,
+        the missing ones, the knee's slack, the plot's points, what is unknown and the notes."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "subject": list(self.subject),
+            "recommended": self.recommended,
+            "why": self.why,
+            "headline": self.headline(),
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "missing": [{"key": m.key, "label": m.label, "why": m.why} for m in self.missing],
+            "within": self.within,
+            "pareto": None if self.pareto is None else self.pareto.to_dict(),
+            "unknown": list(self.unknown),
+            "notes": list(self.notes),
+        }
 
 
 def recommend(alternatives: list[Alternative], within: float) -> tuple[str, str]:
-    """(key, why) of the recommended alternative: the cheapest run when $ per run is known, else the knee, else the
-    fastest, else the first of ``alternatives``."""
+    """(key, why) of the recommended alternative: the cheapest run when $ per run is known, else the
+    knee, else the fastest, else the first of ``alternatives``."""
     keys = {a.key: a for a in alternatives}
     pct = f"{within * 100:g} %"
     if "min_run_cost" in keys and keys["min_run_cost"].run.run_cost_usd is not None:
-        return "min_run_cost", ("the least $ per training run (run time x the whole cluster's cost rate); the "
-                                "accelerators are paid for every hour the training takes")
+        return "min_run_cost", (
+            "the least $ per training run (run time x the whole cluster's cost rate); the "
+            "accelerators are paid for every hour the training takes"
+        )
     if "knee" in keys:
-        return "knee", (f"the cheapest network within {pct} of the fastest iteration time (the $ per run is "
-                        "unknown: give a [cluster] section and a token budget to rank by it)")
+        return "knee", (
+            f"the cheapest network within {pct} of the fastest iteration time (the $ per run is "
+            "unknown: give a [cluster] section and a token budget to rank by it)"
+        )
     if "fastest" in keys:
         return "fastest", "the fastest design (neither the $ per run nor a knee is known)"
     a = alternatives[0]
@@ -202,27 +260,42 @@ def non_dominated(points: list[tuple[float, float]]) -> tuple[tuple[float, float
     return tuple(out)
 
 
-def pareto_data(designs: list[tuple[float, float, RunFigures]], alternatives: tuple[Alternative, ...],
-                source: str) -> ParetoData | None:
-    """The plot's points from ``designs`` (iteration time ns, network $, their figures) and the alternatives: $ per
-    run vs days when every one of them has both, else the network's $ vs the iteration time (ms). A $ per run grows
-    with the time and the network's cost, so the run front is the image of the time-cost front, filtered."""
+def pareto_data(
+    designs: list[tuple[float, float, RunFigures]],
+    alternatives: tuple[Alternative, ...],
+    source: str,
+) -> ParetoData | None:
+    """The plot's points from ``designs`` (iteration time ns, network $, their figures) and the
+    alternatives: $ per run vs days when every one of them has both, else the network's $ vs the
+    iteration time (ms). A $ per run grows with the time and the network's cost, so the run front is
+    the image of the time-cost front, filtered."""
     figs = [f for _, _, f in designs] + [a.run for a in alternatives]
     if len(designs) + len(alternatives) < 2:
         return None
     if all(f.run_cost_usd is not None and f.time_to_train_days is not None for f in figs):
         curve = [(f.time_to_train_days, f.run_cost_usd) for _, _, f in designs]
         pts = tuple((a.key, a.run.time_to_train_days, a.run.run_cost_usd) for a in alternatives)
-        return ParetoData("run", "days to train", "$ per run", non_dominated(curve), pts, source, tuple(curve))
+        return ParetoData(
+            "run", "days to train", "$ per run", non_dominated(curve), pts, source, tuple(curve)
+        )
     curve = [(t / 1e6, c) for t, c, _ in designs]
     pts = tuple((a.key, a.iteration_time_ns / 1e6, a.network_cost_usd) for a in alternatives)
-    return ParetoData("network", "iteration time (ms)", "network capex ($)", non_dominated(curve), pts,
-                      source + "; the $ per run is unknown, so the network's capex against the iteration time",
-                      tuple(curve))
+    return ParetoData(
+        "network",
+        "iteration time (ms)",
+        "network capex ($)",
+        non_dominated(curve),
+        pts,
+        source + "; the $ per run is unknown, so the network's capex against the iteration time",
+        tuple(curve),
+    )
 
 
-def subject_lines(model: str | None, npus: int, tokens: float | None, objective: str) -> tuple[str, ...]:
-    """What was asked, for the page's head: the model, the cluster size, the token budget, the objective."""
+def subject_lines(
+    model: str | None, npus: int, tokens: float | None, objective: str
+) -> tuple[str, ...]:
+    """What was asked, for the page's head: the model, the cluster size, the token budget, the
+    objective."""
     what = f"{model} on {npus:,} NPUs" if model else f"{npus:,} NPUs"
     run = f"a run of {fmt_tokens(tokens)} tokens" if tokens is not None else "no token budget given"
     return (what, run, f"objective of the input: {objective}")
@@ -236,5 +309,19 @@ def unknown_lines(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-__all__ = ["HEADLINE", "LABELS", "ORDER", "Alternative", "Missing", "ParetoData", "Committee", "fmt_figure",
-           "recommend", "ordered", "non_dominated", "pareto_data", "subject_lines", "unknown_lines"]
+__all__ = [
+    "HEADLINE",
+    "LABELS",
+    "ORDER",
+    "Alternative",
+    "Missing",
+    "ParetoData",
+    "Committee",
+    "fmt_figure",
+    "recommend",
+    "ordered",
+    "non_dominated",
+    "pareto_data",
+    "subject_lines",
+    "unknown_lines",
+]

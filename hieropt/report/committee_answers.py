@@ -1,18 +1,18 @@
-"""The committee page of a procurement answer: an instance solved for the alternatives a committee weighs, each a
-certified optimum (:func:`hieropt.solvers.objectives.solve`):
+"""The committee page of a procurement answer: an instance solved for the alternatives a committee
+weighs, each a certified optimum (:func:`hieropt.solvers.objectives.solve`):
 
 - ``fastest``: the least iteration time, with the cheapest network among equally fast designs
   (:func:`~hieropt.solvers.objectives.solve_fastest_cheapest`);
-- ``knee``: the cheapest network within ``within`` of that time (objective ``min_cost`` with the time target
-  (1 + within) x the fastest time);
+- ``knee``: the cheapest network within ``within`` of that time (objective ``min_cost`` with the
+  time target (1 + within) x the fastest time);
 - ``min_run_cost``: the least $ per training run (needs the instance's ``[cluster]`` cost rate);
 - ``performance_per_cost``: the least iteration time x network cost;
 - ``cheapest``: the fastest design at the cheapest network's cost (the Pareto front's first point);
-- ``catalog``: with a parts catalog, the fastest design in whole parts (:func:`~hieropt.solvers.provision.
-  provision`), its bill of materials' cost and power.
+- ``catalog``: with a parts catalog, the fastest design in whole parts
+  (:func:`~hieropt.solvers.provision. provision`), its bill of materials' cost and power.
 
-The instance fixes its training plan, so every alternative is a LIBRA-style fixed plan (the network optimised for
-one plan); the page says so instead of showing a separate fixed-plan column.
+The instance fixes its training plan, so every alternative is a LIBRA-style fixed plan (the network
+optimised for one plan); the page says so instead of showing a separate fixed-plan column.
 """
 
 from __future__ import annotations
@@ -37,27 +37,40 @@ from .committee import (
 
 
 def plan_text(instance: Instance) -> str:
-    """The training plan of ``instance``: its named groups' sizes (``tp 8 x pp 8 x dp 64``), else the sizes of
-    the forward and weight-gradient groups, with the workload's name."""
+    """The training plan of ``instance``: its named groups' sizes (``tp 8 x pp 8 x dp 64``), else
+    the sizes of the forward and weight-gradient groups, with the workload's name."""
     from math import prod
 
     m = instance.mapping
-    groups = {g: prod(s) for g, s in m.groups.items() if g not in ("edp",) and prod(s) > 1} if m.groups else {}
+    groups = (
+        {g: prod(s) for g, s in m.groups.items() if g not in ("edp",) and prod(s) > 1}
+        if m.groups
+        else {}
+    )
     sizes = " x ".join(f"{g} {n:,}" for g, n in groups.items()) if groups else (
         f"forward groups {prod(m.forward):,}, weight-gradient groups {prod(m.weight_grad):,}")
     return f"{instance.workload.name}: {sizes}"
 
 
 def fabric_text(instance: Instance, bw_gbps: Any) -> str:
-    """Each dimension's block, size, cost class and GB/s per NPU, innermost first, e.g. ``Switch 72 (NVLink)
-    900 GB/s x Switch 32 (ScaleOut) 150 GB/s``."""
+    """Each dimension's block, size, cost class and GB/s per NPU, innermost first, e.g. ``Switch 72
+    (NVLink) 900 GB/s x Switch 32 (ScaleOut) 150 GB/s``."""
     return " x ".join(f"{d.block} {d.npus} ({d.cost_class}) {float(b):,.4g} GB/s"
                       for d, b in zip(instance.network.dims, bw_gbps, strict=True))
 
 
-def alternative(instance: Instance, key: str, label: str, how: str, bw: Any, time_ns: float, cost_usd: float,
-                power_w: float | None = None) -> Alternative:
-    """The :class:`Alternative` of a design of ``instance`` (bandwidths GB/s per NPU, time ns, cost $)."""
+def alternative(
+    instance: Instance,
+    key: str,
+    label: str,
+    how: str,
+    bw: Any,
+    time_ns: float,
+    cost_usd: float,
+    power_w: float | None = None,
+) -> Alternative:
+    """The :class:`Alternative` of a design of ``instance`` (bandwidths GB/s per NPU, time ns, cost
+    $)."""
     bw = tuple(float(b) for b in bw)
     return Alternative(key, label, how, plan_text(instance), fabric_text(instance, bw),
                        instance.network.npus_total, bw, float(time_ns), float(cost_usd),
@@ -71,21 +84,35 @@ WHAT = {"fastest": "the least iteration time, the cheapest network among equally
 
 
 def _solved(instance: Instance, key: str, label: str, sol: Any) -> Alternative:
-    return alternative(instance, key, label, f"{WHAT[key]}; {sol.method}", sol.bw_gbps, sol.iteration_time_ns,
-                       sol.network_cost_usd)
+    return alternative(
+        instance,
+        key,
+        label,
+        f"{WHAT[key]}; {sol.method}",
+        sol.bw_gbps,
+        sol.iteration_time_ns,
+        sol.network_cost_usd,
+    )
 
 
-def procurement_alternatives(instance: Instance, front: Any | None, within: float, catalog: Any | None = None,
-                             time_limit_s: float = 60.0) -> tuple[list[Alternative], list[Missing]]:
-    """The alternatives of the module docstring and those the instance cannot give (with the solver's reason).
+def procurement_alternatives(
+    instance: Instance,
+    front: Any | None,
+    within: float,
+    catalog: Any | None = None,
+    time_limit_s: float = 60.0,
+) -> tuple[list[Alternative], list[Missing]]:
+    """The alternatives of the module docstring and those the instance cannot give (with the
+    solver's reason).
 
     Args:
-        instance: the problem; front: its Pareto front (:func:`hieropt.solvers.front.pareto`) or None.
+        instance: the problem; front: its Pareto front (:func:`hieropt.solvers.front.pareto`) or
+            None.
         within: the knee's slack, a fraction in (0, 1).
         catalog: a parts catalog (path or :class:`~hieropt.model.catalog.Catalog`) or None.
 
-    An alternative whose solve fails (no fastest design without an upper limit on bandwidth, no cost rate for
-    ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
+    An alternative whose solve fails (no fastest design without an upper limit on bandwidth, no cost
+    rate for ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
     from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
 
@@ -104,26 +131,47 @@ def procurement_alternatives(instance: Instance, front: Any | None, within: floa
     try:
         fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
     except HieroptError as e:  # e.g. no upper limit on bandwidth: no fastest design, no knee
-        missing += [Missing("fastest", "fastest", str(e)), Missing("knee", f"knee (cheapest within {pct})",
-                                                                     "no fastest design to be within " + pct + " of")]
+        missing += [
+            Missing("fastest", "fastest", str(e)),
+            Missing(
+                "knee",
+                f"knee (cheapest within {pct})",
+                "no fastest design to be within " + pct + " of",
+            ),
+        ]
     else:
         fastest = cheap if not isinstance(cheap, str) else fast
         alts.append(_solved(instance, "fastest", "fastest", fastest))
         try:
-            k = knee_after(instance, fastest.iteration_time_ns, fastest.network_cost_usd, within, time_limit_s)
+            k = knee_after(
+                instance, fastest.iteration_time_ns, fastest.network_cost_usd, within, time_limit_s
+            )
             alts.append(_solved(instance, "knee", f"knee (cheapest within {pct})", k.knee))
         except HieroptError as e:
             missing.append(Missing("knee", f"knee (cheapest within {pct})", str(e)))
     attempt("min_run_cost", "least $ per run", "min_run_cost")
     if front is not None and front.best_per_cost is not None:
-        alts.append(_solved(instance, "performance_per_cost", "performance per network $", front.best_per_cost))
+        alts.append(
+            _solved(
+                instance, "performance_per_cost", "performance per network $", front.best_per_cost
+            )
+        )
     else:
         attempt("performance_per_cost", "performance per network $", "performance_per_cost")
     if front is not None and front.points:
         p = front.points[0]
-        alts.append(alternative(instance, "cheapest", "cheapest network", "the fastest design at the cheapest "
-                                "network's cost (the Pareto front's first point)", p.bw, p.iteration_time_ns,
-                                p.network_cost_usd))
+        alts.append(
+            alternative(
+                instance,
+                "cheapest",
+                "cheapest network",
+                "the fastest design at the cheapest "
+                "network's cost (the Pareto front's first point)",
+                p.bw,
+                p.iteration_time_ns,
+                p.network_cost_usd,
+            )
+        )
     else:
         missing.append(Missing("cheapest", "cheapest network", "no Pareto front"))
     if catalog is not None:
@@ -131,24 +179,43 @@ def procurement_alternatives(instance: Instance, front: Any | None, within: floa
     return alts, missing
 
 
-def _catalog(instance: Instance, catalog: Any, missing: list[Missing], time_limit_s: float) -> list[Alternative]:
+def _catalog(
+    instance: Instance, catalog: Any, missing: list[Missing], time_limit_s: float
+) -> list[Alternative]:
     from ..solvers.provision import provision
 
     label = "fastest in whole parts"
     try:
-        p = provision(instance, catalog, objective="performance", compare=False, time_limit_s=time_limit_s)
+        p = provision(
+            instance, catalog, objective="performance", compare=False, time_limit_s=time_limit_s
+        )
     except HieroptError as e:
         missing.append(Missing("catalog", label, str(e)))
         return []
     how = f"catalog {p.catalog}: {p.method} (bill of materials' cost and power)"
-    return [alternative(instance, "catalog", label, how, p.bw_gbps, p.iteration_time_ns, p.network_cost_usd,
-                        p.power_w)]
+    return [
+        alternative(
+            instance,
+            "catalog",
+            label,
+            how,
+            p.bw_gbps,
+            p.iteration_time_ns,
+            p.network_cost_usd,
+            p.power_w,
+        )
+    ]
 
 
-def procurement_committee(instance: Instance, front: Any | None, within: float = 0.01, catalog: Any | None = None,
-                          time_limit_s: float = 60.0) -> Committee:
-    """The :class:`~hieropt.report.committee.Committee` of ``instance`` (module docstring), its Pareto plot from
-    ``front``'s points (each mapped to days and $ per run when they are known).
+def procurement_committee(
+    instance: Instance,
+    front: Any | None,
+    within: float = 0.01,
+    catalog: Any | None = None,
+    time_limit_s: float = 60.0,
+) -> Committee:
+    """The :class:`~hieropt.report.committee.Committee` of ``instance`` (module docstring), its
+    Pareto plot from ``front``'s points (each mapped to days and $ per run when they are known).
 
     Raises:
         NoSolutionError: no alternative could be solved (the first one's reason).
@@ -163,18 +230,46 @@ def procurement_committee(instance: Instance, front: Any | None, within: float =
     designs = [(p.iteration_time_ns, p.network_cost_usd, run_figures(instance, p.iteration_time_ns,
                                                                      p.network_cost_usd))
                for p in (front.points if front is not None else ())]
-    pareto = pareto_data(designs, alts_t, f"the exact time-cost Pareto front ({len(designs)} budgets)")
+    pareto = pareto_data(
+        designs, alts_t, f"the exact time-cost Pareto front ({len(designs)} budgets)"
+    )
     tr = instance.workload.training
-    notes = ["every alternative is a certified optimum of its objective, re-checked by the independent evaluator",
-             "the instance fixes the training plan: every alternative is the network for that plan (as LIBRA "
-             "designs it); a co-design result shows the plan chosen with the network"]
+    notes = [
+        "every alternative is a certified optimum of its objective, re-checked by the "
+        "independent evaluator",
+        "the instance fixes the training plan: every alternative is the network for that "
+        "plan (as LIBRA "
+        "designs it); a co-design result shows the plan chosen with the network",
+    ]
     if pareto is not None and pareto.axes == "run":
-        notes.append(f"{len(non_dominated([(f.time_to_train_days, f.run_cost_usd) for *_, f in designs]))} of the "
-                     f"{len(designs)} front points are on the $ per run vs days front")
-    return Committee("procurement", instance.name,
-                     subject_lines(tr.model if tr else instance.workload.name, instance.network.npus_total,
-                                   instance.tokens, instance.objective),
-                     key, why, alts_t, tuple(missing), within, pareto, unknown_lines(alts_t), tuple(notes))
+        on_front = non_dominated([(f.time_to_train_days, f.run_cost_usd) for *_, f in designs])
+        notes.append(
+            f"{len(on_front)} of the {len(designs)} front points are on the $ per run vs days front"
+        )
+    return Committee(
+        "procurement",
+        instance.name,
+        subject_lines(
+            tr.model if tr else instance.workload.name,
+            instance.network.npus_total,
+            instance.tokens,
+            instance.objective,
+        ),
+        key,
+        why,
+        alts_t,
+        tuple(missing),
+        within,
+        pareto,
+        unknown_lines(alts_t),
+        tuple(notes),
+    )
 
 
-__all__ = ["procurement_committee", "procurement_alternatives", "plan_text", "fabric_text", "alternative"]
+__all__ = [
+    "procurement_committee",
+    "procurement_alternatives",
+    "plan_text",
+    "fabric_text",
+    "alternative",
+]

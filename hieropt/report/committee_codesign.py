@@ -1,14 +1,15 @@
 """The committee page of a co-design result: the JSON ``hieropt codesign --json`` writes (or
 :meth:`hieropt.studies.codesign.search.Codesign.to_dict`), with its space when known.
 
-The alternatives are read off the result's ranked rows (the best candidates it kept, each a certified optimum of
-its own plan and network): ``best`` (the search's optimum for the space's objective, over every candidate), and among
-the ranked rows ``fastest``, ``cheapest`` (the least network capex), ``knee`` (the cheapest within ``within`` of the
-fastest ranked time) and ``min_run_cost`` (the least $ per run, when the space gives the cluster's cost and a token
-budget); ``catalog`` the first of the shortlist provisioned with whole parts (``codesign --catalog``);
-``fixed_plan`` the best of a second result searched with one fixed plan (LIBRA-style: only the network chosen).
-Days, MFU and $ need the plan's tokens and FLOPs: from the space (``--space`` with a JSON result); without it only
-the best row's figures (the JSON's ``run``) are known.
+The alternatives are read off the result's ranked rows (the best candidates it kept, each a
+certified optimum of its own plan and network): ``best`` (the search's optimum for the space's
+objective, over every candidate), and among the ranked rows ``fastest``, ``cheapest`` (the least
+network capex), ``knee`` (the cheapest within ``within`` of the fastest ranked time) and
+``min_run_cost`` (the least $ per run, when the space gives the cluster's cost and a token budget);
+``catalog`` the first of the shortlist provisioned with whole parts (``codesign --catalog``);
+``fixed_plan`` the best of a second result searched with one fixed plan (LIBRA-style: only the
+network chosen). Days, MFU and $ need the plan's tokens and FLOPs: from the space (``--space`` with
+a JSON result); without it only the best row's figures (the JSON's ``run``) are known.
 """
 
 from __future__ import annotations
@@ -28,23 +29,36 @@ from .committee import (
     unknown_lines,
 )
 
-NO_SPACE = ("tokens, FLOPs and $ of this candidate: the co-design result alone does not hold its plan's model; "
-            "give the space (--space SPACE.toml)")
+NO_SPACE = (
+    "tokens, FLOPs and $ of this candidate: the co-design result alone does not hold its "
+    "plan's model; "
+    "give the space (--space SPACE.toml)"
+)
 
 
 def row_figures(row: dict[str, Any], space: Any | None, tokens: float | None) -> RunFigures:
-    """The buyer's figures of a ranked row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): from its plan in
-    ``space`` (a :class:`~hieropt.workloads.llm.space.CodesignSpace`) with ``tokens`` and the space's cluster, as
-    :func:`hieropt.report.run.codesign_run` computes the best's; without a space only time and network cost."""
+    """The buyer's figures of a ranked row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): from
+    its plan in ``space`` (a :class:`~hieropt.workloads.llm.space.CodesignSpace`) with ``tokens``
+    and the space's cluster, as :func:`hieropt.report.run.codesign_run` computes the best's; without
+    a space only time and network cost."""
     T, C = float(row["iteration_time_ns"]), float(row["network_cost_usd"])
     if space is None:
-        return RunFigures(iteration_time_ns=T, network_capex_usd=C, tokens=tokens, unknown=(NO_SPACE,))
+        return RunFigures(
+            iteration_time_ns=T, network_capex_usd=C, tokens=tokens, unknown=(NO_SPACE,)
+        )
     from ..studies.codesign.export import row_params
     from ..workloads.llm.flops import training_of
 
     params = row_params(space, row)
-    return figures(training_of(params), row["npus"] or space.npus, T, C, tokens, getattr(space, "cluster", None),
-                   params.workload_name)
+    return figures(
+        training_of(params),
+        row["npus"] or space.npus,
+        T,
+        C,
+        tokens,
+        getattr(space, "cluster", None),
+        params.workload_name,
+    )
 
 
 def result_npus(data: dict[str, Any]) -> int:
@@ -61,28 +75,46 @@ def _run_of(data: dict[str, Any]) -> RunFigures | None:
     run = data.get("run")
     if not run:
         return None
-    return RunFigures(**{**run, "unknown": tuple(run.get("unknown", ())), "left_out": tuple(run.get("left_out", ()))})
+    return RunFigures(
+        **{
+            **run,
+            "unknown": tuple(run.get("unknown", ())),
+            "left_out": tuple(run.get("left_out", ())),
+        }
+    )
 
 
-def _row_alt(key: str, label: str, how: str, row: dict[str, Any], fig: RunFigures, npus: int) -> Alternative:
+def _row_alt(
+    key: str, label: str, how: str, row: dict[str, Any], fig: RunFigures, npus: int
+) -> Alternative:
     bw = tuple(float(b) for b in row["bw_gbps"] or ())
     fabric = f"{row['shape']}: {', '.join(f'{b:,.4g}' for b in bw)} GB/s"
     return Alternative(key, label, how, row["plan"], fabric, int(row["npus"] or npus), bw,
                        float(row["iteration_time_ns"]), float(row["network_cost_usd"]), fig)
 
 
-def codesign_alternatives(data: dict[str, Any], space: Any | None, tokens: float | None, within: float,
-                          fixed: dict[str, Any] | None = None, fixed_space: Any | None = None
-                          ) -> tuple[list[Alternative], list[Missing], list[tuple[float, float, RunFigures]]]:
-    """The alternatives of the module docstring from ``data`` (a co-design JSON) and ``fixed`` (the JSON of the
-    fixed-plan search, or None), those missing with why, and every ranked row as (time ns, network $, figures)."""
+def codesign_alternatives(
+    data: dict[str, Any],
+    space: Any | None,
+    tokens: float | None,
+    within: float,
+    fixed: dict[str, Any] | None = None,
+    fixed_space: Any | None = None,
+) -> tuple[list[Alternative], list[Missing], list[tuple[float, float, RunFigures]]]:
+    """The alternatives of the module docstring from ``data`` (a co-design JSON) and ``fixed`` (the
+    JSON of the fixed-plan search, or None), those missing with why, and every ranked row as (time
+    ns, network $, figures)."""
     rows = [r for r in data.get("ranking") or [] if r.get("iteration_time_ns") is not None]
     best = data.get("best")
     if best is None or not rows:
         from ..errors import InputError
 
-        raise InputError(str(data.get("space", "co-design result")), "best", "no solved candidate in the result",
-                         "give the JSON of a co-design search that found an answer")
+        raise InputError(
+            str(data.get("space", "co-design result")),
+            "best",
+            "no solved candidate in the result",
+            "give the JSON of a co-design search that found an answer",
+        )
     npus = result_npus(data)
     run_best = _run_of(data) if space is None else None
     if run_best is not None and tokens is not None and run_best.tokens != tokens:
@@ -95,36 +127,89 @@ def codesign_alternatives(data: dict[str, Any], space: Any | None, tokens: float
 
     n = len(rows)
     among = f"among the {n} ranked candidates of the result"
-    alts = [_row_alt("best", f"search's best ({data.get('objective')})", f"the exact optimum of the space's "
-                     f"objective {data.get('objective')} over every candidate", best, fig(best), npus)]
+    alts = [
+        _row_alt(
+            "best",
+            f"search's best ({data.get('objective')})",
+            f"the exact optimum of the space's "
+            f"objective {data.get('objective')} over every candidate",
+            best,
+            fig(best),
+            npus,
+        )
+    ]
     fastest = min(rows, key=lambda r: (r["iteration_time_ns"], r["network_cost_usd"]))
-    alts.append(_row_alt("fastest", "fastest", f"the least iteration time {among}", fastest, fig(fastest), npus))
+    alts.append(
+        _row_alt(
+            "fastest", "fastest", f"the least iteration time {among}", fastest, fig(fastest), npus
+        )
+    )
     cheapest = min(rows, key=lambda r: (r["network_cost_usd"], r["iteration_time_ns"]))
-    alts.append(_row_alt("cheapest", "cheapest network", f"the least network capex {among}", cheapest,
-                         fig(cheapest), npus))
+    alts.append(
+        _row_alt(
+            "cheapest",
+            "cheapest network",
+            f"the least network capex {among}",
+            cheapest,
+            fig(cheapest),
+            npus,
+        )
+    )
     limit = fastest["iteration_time_ns"] * (1 + within)
-    knee = min((r for r in rows if r["iteration_time_ns"] <= limit), key=lambda r: r["network_cost_usd"])
+    knee = min(
+        (r for r in rows if r["iteration_time_ns"] <= limit), key=lambda r: r["network_cost_usd"]
+    )
     pct = f"{within * 100:g} %"
-    alts.append(_row_alt("knee", f"knee (cheapest within {pct})", f"the cheapest network within {pct} of the "
-                         f"fastest time {among}", knee, fig(knee), npus))
+    alts.append(
+        _row_alt(
+            "knee",
+            f"knee (cheapest within {pct})",
+            f"the cheapest network within {pct} of the fastest time {among}",
+            knee,
+            fig(knee),
+            npus,
+        )
+    )
     missing = []
     figs = [(r, fig(r)) for r in rows]
     priced = [(r, f) for r, f in figs if f.run_cost_usd is not None]
     if priced:
         r, f = min(priced, key=lambda rf: rf[1].run_cost_usd)
-        alts.append(_row_alt("min_run_cost", "least $ per run", f"the least $ per run {among}", r, f, npus))
+        alts.append(
+            _row_alt("min_run_cost", "least $ per run", f"the least $ per run {among}", r, f, npus)
+        )
     else:
-        missing.append(Missing("min_run_cost", "least $ per run", "unknown $ per run: the space gives no [cluster] "
-                               "cost or no token budget (--tokens)" if space is not None else NO_SPACE))
+        missing.append(
+            Missing(
+                "min_run_cost",
+                "least $ per run",
+                "unknown $ per run: the space gives no [cluster] cost or no token budget (--tokens)"
+                if space is not None
+                else NO_SPACE,
+            )
+        )
     alts += _provisioned(data, rows, fig, npus, missing)
     if fixed is not None and fixed.get("best") is not None:
         fb = fixed["best"]
         fr = _run_of(fixed) if fixed_space is None else None
-        alts.append(_row_alt("fixed_plan", "fixed plan (LIBRA-style)", f"the best network for the one plan of "
-                             f"{fixed.get('space')}", fb, fr or row_figures(fb, fixed_space, tokens), npus))
+        alts.append(
+            _row_alt(
+                "fixed_plan",
+                "fixed plan (LIBRA-style)",
+                f"the best network for the one plan of {fixed.get('space')}",
+                fb,
+                fr or row_figures(fb, fixed_space, tokens),
+                npus,
+            )
+        )
     else:
-        missing.append(Missing("fixed_plan", "fixed plan (LIBRA-style)", "no fixed-plan result given "
-                               "(--fixed-plan RESULT.json of a space with one plan)"))
+        missing.append(
+            Missing(
+                "fixed_plan",
+                "fixed plan (LIBRA-style)",
+                "no fixed-plan result given (--fixed-plan RESULT.json of a space with one plan)",
+            )
+        )
     return alts, missing, [(r["iteration_time_ns"], r["network_cost_usd"], f) for r, f in figs]
 
 
@@ -133,36 +218,67 @@ def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npu
     label = "best in whole parts"
     ranked = [p for p in data.get("provisioned") or [] if p.get("bom_rank") == 1]
     if not ranked:
-        missing.append(Missing("catalog", label, "no catalog shortlist in the result (codesign --catalog)"))
+        missing.append(
+            Missing("catalog", label, "no catalog shortlist in the result (codesign --catalog)")
+        )
         return []
     p = ranked[0]
     row = next((r for r in rows if r["id"] == p["id"]), None) or data["best"]
-    prov = {**row, "iteration_time_ns": p["iteration_time_ns"], "network_cost_usd": p["network_cost_usd"],
-            "bw_gbps": p["bw_gbps"]}
-    alt = _row_alt("catalog", label, "the shortlist provisioned from the catalog, first by its bill of materials "
-                   "(" + "; ".join(p.get("parts") or ()) + ")", prov, fig(prov), npus)
+    prov = {
+        **row,
+        "iteration_time_ns": p["iteration_time_ns"],
+        "network_cost_usd": p["network_cost_usd"],
+        "bw_gbps": p["bw_gbps"],
+    }
+    alt = _row_alt(
+        "catalog",
+        label,
+        "the shortlist provisioned from the catalog, first by its bill of materials "
+        "(" + "; ".join(p.get("parts") or ()) + ")",
+        prov,
+        fig(prov),
+        npus,
+    )
     return [dataclasses.replace(alt, power_w=p.get("power_w"))]
 
 
 def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: float | None = None,
                        within: float = 0.01, fixed: dict[str, Any] | None = None,
                        fixed_space: Any | None = None) -> Committee:
-    """The :class:`~hieropt.report.committee.Committee` of a co-design result (module docstring); its plot from the
-    ranked rows. Raises InputError when the result has no solved candidate."""
+    """The :class:`~hieropt.report.committee.Committee` of a co-design result (module docstring);
+    its plot from the ranked rows. Raises InputError when the result has no solved candidate."""
     alts, missing, designs = codesign_alternatives(data, space, tokens, within, fixed, fixed_space)
     alts_t = ordered(alts)
     key, why = recommend(list(alts_t), within)
-    pareto = pareto_data(designs, alts_t, f"the {len(designs)} ranked candidates of the co-design result")
+    pareto = pareto_data(
+        designs, alts_t, f"the {len(designs)} ranked candidates of the co-design result"
+    )
     model = space.base.model.name if space is not None else None
-    notes = [f"co-design {data.get('space')}: {data.get('candidates', 0):,} candidates, {data.get('solved', 0):,} "
-             f"solved, {data.get('pruned', 0):,} pruned by a proven bound; each ranked candidate is a certified "
-             "optimum of its plan and network",
-             "fastest, cheapest, knee and least $ per run are chosen among the ranked candidates the result kept "
-             "(codesign --top sets how many)"]
-    return Committee("codesign", str(data.get("space")),
-                     subject_lines(model, npus=result_npus(data), tokens=tokens,
-                                   objective=str(data.get("objective"))),
-                     key, why, alts_t, tuple(missing), within, pareto, unknown_lines(alts_t), tuple(notes))
+    notes = [
+        f"co-design {data.get('space')}: {data.get('candidates', 0):,} candidates, "
+        f"{data.get('solved', 0):,} "
+        f"solved, {data.get('pruned', 0):,} pruned by a proven bound; each ranked candidate "
+        "is a certified "
+        "optimum of its plan and network",
+        "fastest, cheapest, knee and least $ per run are chosen among the ranked candidates "
+        "the result kept "
+        "(codesign --top sets how many)",
+    ]
+    return Committee(
+        "codesign",
+        str(data.get("space")),
+        subject_lines(
+            model, npus=result_npus(data), tokens=tokens, objective=str(data.get("objective"))
+        ),
+        key,
+        why,
+        alts_t,
+        tuple(missing),
+        within,
+        pareto,
+        unknown_lines(alts_t),
+        tuple(notes),
+    )
 
 
 __all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus", "NO_SPACE"]

@@ -1,8 +1,9 @@
-"""The committee sections of the ``hieropt report`` page, as HTML: the recommendation first, the alternatives side by
-side, the trade-off plot (an inline SVG) and what is unknown. Every headline figure is written with its unit and
-carries its raw value for machines: ``data-key`` (a key of :data:`hieropt.report.committee.HEADLINE`) and
-``data-value`` (the JSON value: ``repr`` of a float, the text of a string, ``null`` when unknown), inside an element
-with ``data-alt`` (the alternative's key; ``data-recommended`` on the recommendation's block). Returns strings."""
+"""The committee sections of the ``hieropt report`` page, as HTML: the recommendation first, the
+alternatives side by side, the trade-off plot (an inline SVG) and what is unknown. Every headline
+figure is written with its unit and carries its raw value for machines: ``data-key`` (a key of
+:data:`hieropt.report.committee.HEADLINE`) and ``data-value`` (the JSON value: ``repr`` of a float,
+the text of a string, ``null`` when unknown), inside an element with ``data-alt`` (the alternative's
+key; ``data-recommended`` on the recommendation's block). Returns strings."""
 
 from __future__ import annotations
 
@@ -14,15 +15,25 @@ from typing import Any
 from .committee import HEADLINE, LABELS, Committee, ParetoData, fmt_figure
 from .run import fmt_money
 
-COLORS = {"min_run_cost": "#1b7837", "knee": "#2166ac", "fastest": "#b2182b", "best": "#762a83",
-          "performance_per_cost": "#e08214", "cheapest": "#8c510a", "fixed_plan": "#4d4d4d", "catalog": "#01665e"}
+COLORS = {
+    "min_run_cost": "#1b7837",
+    "knee": "#2166ac",
+    "fastest": "#b2182b",
+    "best": "#762a83",
+    "performance_per_cost": "#e08214",
+    "cheapest": "#8c510a",
+    "fixed_plan": "#4d4d4d",
+    "catalog": "#01665e",
+}
 """The colour of each alternative's point on the plot."""
 
 CSS = """
-.rec { border: 2px solid #1b7837; border-radius: 6px; padding: 8px 16px; background: #f4faf4; margin: 10px 0; }
+.rec { border: 2px solid #1b7837; border-radius: 6px; padding: 8px 16px; background: #f4faf4;
+       margin: 10px 0; }
 .rec h2 { border: none; margin-top: 0.4em; } .rec .why { color: #333; margin: 4px 0 10px; }
 dl.figs { display: grid; grid-template-columns: max-content auto; gap: 4px 18px; margin: 0; }
-dl.figs dt { color: #555; } dl.figs dd { margin: 0; font-weight: 600; font-variant-numeric: tabular-nums; }
+dl.figs dt { color: #555; }
+dl.figs dd { margin: 0; font-weight: 600; font-variant-numeric: tabular-nums; }
 .unknown { color: #a33; font-weight: 400; }
 table.alts th.recommended, table.alts td.recommended { background: #eef6ee; }
 table.alts td.text { min-width: 150px; font-size: 0.92em; } svg { max-width: 100%; height: auto; }
@@ -31,8 +42,8 @@ table.alts td.text { min-width: 150px; font-size: 0.92em; } svg { max-width: 100
 
 
 def data_value(value: Any) -> str:
-    """A figure's ``data-value``: the JSON text of a number (so ``float(attr)`` is the JSON's value), the text of a
-    string, ``null`` for None."""
+    """A figure's ``data-value``: the JSON text of a number (so ``float(attr)`` is the JSON's
+    value), the text of a string, ``null`` for None."""
     if value is None:
         return "null"
     return value if isinstance(value, str) else json.dumps(value)
@@ -42,8 +53,11 @@ def figure_cell(tag: str, key: str, value: Any, extra: str = "") -> str:
     """One figure as ``<tag data-key=... data-value=...>`` with its text and unit."""
     text = fmt_figure(key, value)
     cls = " class='unknown'" if value is None else ""
-    return (f"<{tag}{cls}{extra} data-key='{key}' data-value='{html.escape(data_value(value), quote=True)}'>"
-            f"{html.escape(text)}</{tag}>")
+    return (
+        f"<{tag}{cls}{extra} data-key='{key}' "
+        f"data-value='{html.escape(data_value(value), quote=True)}'>"
+        f"{html.escape(text)}</{tag}>"
+    )
 
 
 def recommendation_html(c: Committee) -> str:
@@ -51,41 +65,64 @@ def recommendation_html(c: Committee) -> str:
     a = c.recommendation
     figs = a.figures()
     items = "".join(f"<dt>{LABELS[k]}</dt>{figure_cell('dd', k, figs[k])}" for k in HEADLINE)
-    return (f"<section class='rec' data-alt='{a.key}' data-recommended='true'>"
-            f"<h2>Recommendation: {html.escape(a.label)}</h2><p class='why'>{html.escape(c.why)}</p>"
-            f"<dl class='figs'>{items}</dl></section>")
+    return (
+        f"<section class='rec' data-alt='{a.key}' data-recommended='true'>"
+        f"<h2>Recommendation: {html.escape(a.label)}</h2><p class='why'>{html.escape(c.why)}</p>"
+        f"<dl class='figs'>{items}</dl></section>"
+    )
 
 
 def alternatives_html(c: Committee) -> str:
-    """The alternatives side by side: one column per alternative, one row per headline figure, then how each was
-    obtained; the missing alternatives listed with why."""
+    """The alternatives side by side: one column per alternative, one row per headline figure, then
+    how each was obtained; the missing alternatives listed with why."""
     alts = c.alternatives
     cls = ["recommended" if a.key == c.recommended else "" for a in alts]
-    head = "".join(f"<th class='{k}' data-alt='{a.key}'>{html.escape(a.label)}</th>" for a, k in zip(alts, cls,
-                                                                                                     strict=True))
+    head = "".join(
+        f"<th class='{k}' data-alt='{a.key}'>{html.escape(a.label)}</th>"
+        for a, k in zip(alts, cls, strict=True)
+    )
     rows = []
     for key in HEADLINE:
         kind = "text" if key in ("plan", "fabric") else "num"
-        cells = "".join(f"<td class='{kind} {k}' data-alt='{a.key}'>" + figure_cell("span", key, a.figures()[key])
-                        + "</td>" for a, k in zip(alts, cls, strict=True))
+        cells = "".join(
+            f"<td class='{kind} {k}' data-alt='{a.key}'>"
+            + figure_cell("span", key, a.figures()[key])
+            + "</td>"
+            for a, k in zip(alts, cls, strict=True)
+        )
         rows.append(f"<tr><th>{LABELS[key]}</th>{cells}</tr>")
     power = [a.power_w for a in alts]
     if any(p is not None for p in power):
-        rows.append("<tr><th>network power (catalog)</th>" + "".join(
-            f"<td class='num'>{'-' if p is None else f'{p / 1e3:,.1f} kW'}</td>" for p in power) + "</tr>")
-    rows.append("<tr><th>how</th>" + "".join(f"<td>{html.escape(a.how)}</td>" for a in alts) + "</tr>")
-    out = [f"<table class='alts'><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"]
+        rows.append(
+            "<tr><th>network power (catalog)</th>"
+            + "".join(
+                f"<td class='num'>{'-' if p is None else f'{p / 1e3:,.1f} kW'}</td>" for p in power
+            )
+            + "</tr>"
+        )
+    rows.append(
+        "<tr><th>how</th>" + "".join(f"<td>{html.escape(a.how)}</td>" for a in alts) + "</tr>"
+    )
+    out = [
+        f"<table class='alts'><thead><tr><th></th>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    ]
     if c.missing:
-        out.append("<p>Not shown:</p><ul>" + "".join(
-            f"<li data-missing='{m.key}'>{html.escape(m.label)}: {html.escape(m.why)}</li>" for m in c.missing)
-            + "</ul>")
+        out.append(
+            "<p>Not shown:</p><ul>"
+            + "".join(
+                f"<li data-missing='{m.key}'>{html.escape(m.label)}: {html.escape(m.why)}</li>"
+                for m in c.missing
+            )
+            + "</ul>"
+        )
     return "".join(out)
 
 
 def pareto_svg(p: ParetoData, recommended: str, labels: dict[str, str]) -> str:
-    """The trade-off plot as an inline SVG (matplotlib): every design of its source as a light point, the
-    non-dominated ones joined by a line, every alternative as a labelled point, the recommendation ringed. Axes:
-    days and $ per run, or ms and the network's $."""
+    """The trade-off plot as an inline SVG (matplotlib): every design of its source as a light
+    point, the non-dominated ones joined by a line, every alternative as a labelled point, the
+    recommendation ringed. Axes: days and $ per run, or ms and the network's $."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -95,13 +132,35 @@ def pareto_svg(p: ParetoData, recommended: str, labels: dict[str, str]) -> str:
         fig, ax = plt.subplots(figsize=(7.5, 4.2))
         if p.curve:
             xs, ys = zip(*p.curve, strict=True)
-            ax.plot(xs, [y / 1e6 for y in ys], "o", color="#c8c8c8", ms=3, label="designs (the plot's source)")
+            ax.plot(
+                xs,
+                [y / 1e6 for y in ys],
+                "o",
+                color="#c8c8c8",
+                ms=3,
+                label="designs (the plot's source)",
+            )
         if p.front:
             xs, ys = zip(*p.front, strict=True)
-            ax.plot(xs, [y / 1e6 for y in ys], "-o", color="#555555", ms=3, lw=1.2, label="non-dominated")
+            ax.plot(
+                xs,
+                [y / 1e6 for y in ys],
+                "-o",
+                color="#555555",
+                ms=3,
+                lw=1.2,
+                label="non-dominated",
+            )
         for key, x, y in p.points:
-            ax.plot([x], [y / 1e6], "o", color=COLORS.get(key, "#000000"), ms=8 if key == recommended else 6,
-                    mec="black" if key == recommended else "none", label=labels[key].replace("$", r"\$"))
+            ax.plot(
+                [x],
+                [y / 1e6],
+                "o",
+                color=COLORS.get(key, "#000000"),
+                ms=8 if key == recommended else 6,
+                mec="black" if key == recommended else "none",
+                label=labels[key].replace("$", r"\$"),
+            )
         ax.set_xlabel(p.x_label)
         y = p.y_label.replace("($)", "(M$)") if "($)" in p.y_label else f"{p.y_label} (M$)"
         ax.set_ylabel(y.replace("$", r"\$"))  # (a bare $ starts mathtext)
@@ -124,25 +183,53 @@ def pareto_html(c: Committee) -> str:
              "network capex ($) against iteration time (ms): no $ per run known")
     labels = {a.key: a.label for a in c.alternatives}
     pts = "; ".join(f"{labels[k]} ({_xy(p, x, y)})" for k, x, y in p.points)
-    return (f"<h3>{html.escape(title)}</h3><figure data-axes='{p.axes}'>{pareto_svg(p, c.recommended, labels)}"
-            f"<figcaption class='small'>{html.escape(p.source)}. Points: {html.escape(pts)}.</figcaption></figure>")
+    return (
+        f"<h3>{html.escape(title)}</h3><figure "
+        f"data-axes='{p.axes}'>{pareto_svg(p, c.recommended, labels)}"
+        f"<figcaption class='small'>{html.escape(p.source)}. Points: "
+        f"{html.escape(pts)}.</figcaption></figure>"
+    )
 
 
 def _xy(p: ParetoData, x: float, y: float) -> str:
-    return f"{x:,.1f} days, {fmt_money(y)} per run" if p.axes == "run" else f"{x:,.1f} ms, {fmt_money(y)}"
+    return (
+        f"{x:,.1f} days, {fmt_money(y)} per run"
+        if p.axes == "run"
+        else f"{x:,.1f} ms, {fmt_money(y)}"
+    )
 
 
 def committee_sections(c: Committee) -> list[str]:
-    """The committee's HTML sections, in the page's order: head, recommendation, alternatives, plot, unknowns."""
-    parts = ["<ul class='head'>" + "".join(f"<li>{html.escape(s)}</li>" for s in c.subject) + "</ul>",
-             recommendation_html(c), "<h2>Alternatives side by side</h2>", alternatives_html(c),
-             "<h2>The trade-off</h2>", pareto_html(c)]
+    """The committee's HTML sections, in the page's order: head, recommendation, alternatives, plot,
+    unknowns."""
+    parts = [
+        "<ul class='head'>" + "".join(f"<li>{html.escape(s)}</li>" for s in c.subject) + "</ul>",
+        recommendation_html(c),
+        "<h2>Alternatives side by side</h2>",
+        alternatives_html(c),
+        "<h2>The trade-off</h2>",
+        pareto_html(c),
+    ]
     if c.unknown:
-        parts.append("<h2>What is unknown</h2><ul>" + "".join(f"<li>{html.escape(u)}</li>" for u in c.unknown)
-                     + "</ul>")
-    parts.append("<h2>Method</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in c.notes) + "</ul>")
+        parts.append(
+            "<h2>What is unknown</h2><ul>"
+            + "".join(f"<li>{html.escape(u)}</li>" for u in c.unknown)
+            + "</ul>"
+        )
+    parts.append(
+        "<h2>Method</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in c.notes) + "</ul>"
+    )
     return parts
 
 
-__all__ = ["CSS", "COLORS", "committee_sections", "recommendation_html", "alternatives_html", "pareto_svg",
-           "pareto_html", "figure_cell", "data_value"]
+__all__ = [
+    "CSS",
+    "COLORS",
+    "committee_sections",
+    "recommendation_html",
+    "alternatives_html",
+    "pareto_svg",
+    "pareto_html",
+    "figure_cell",
+    "data_value",
+]

@@ -1,4 +1,5 @@
-"""Shared formatters of every report (one home): numbers as the strings the tables, JSON and HTML show."""
+"""Shared formatters of every report (one home): numbers as the strings the tables, JSON and HTML
+show."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 from typing import Any
 
 
-# ------------------------------------------------------------------------------------------------------ formatting
+# --------------------------------------------------------------------------------------- formatting
 def fmt_ms(ns: float | None) -> str:
     """ns as ms with 4 decimals and thousands separators."""
     return "-" if ns is None else f"{ns / 1e6:,.4f}"
@@ -45,8 +46,8 @@ def fmt_util(u: float) -> str:
 
 
 def gap_or_none(gap: float | None) -> float | None:
-    """A relative gap for JSON: None where it is not a finite number (no proven bound, e.g. a LIMIT stop), as in
-    :meth:`hieropt.result.Solution.to_dict`; JSON has no infinity."""
+    """A relative gap for JSON: None where it is not a finite number (no proven bound, e.g. a LIMIT
+    stop), as in :meth:`hieropt.result.Solution.to_dict`; JSON has no infinity."""
     return None if gap is None or not math.isfinite(gap) else float(gap)
 
 

@@ -1,7 +1,7 @@
-"""Presentation of a :class:`hieropt.studies.compare.Comparison`: the formatted tables (shared by the command line, the
-JSON
-and the HTML page, so their numbers are the same strings), JSON-ready dicts, matplotlib figures and one
-self-contained HTML page. Returns values or writes the files it is given; never prints."""
+"""Presentation of a :class:`hieropt.studies.compare.Comparison`: the formatted tables (shared by
+the command line, the JSON
+and the HTML page, so their numbers are the same strings), JSON-ready dicts, matplotlib figures and
+one self-contained HTML page. Returns values or writes the files it is given; never prints."""
 
 from __future__ import annotations
 
@@ -18,28 +18,48 @@ OBJECTIVE_WORDS = {"performance": "iteration time", "performance_per_cost": "tim
                    "min_cost": "network cost"}
 
 
-# ---------------------------------------------------------------------------------------------------------- tables
+# ------------------------------------------------------------------------------------------- tables
 def _dim_headers(comp: Comparison) -> list[str]:
     return [f"{dimension_name(comp.instance, d)}" for d in range(comp.instance.network.n_dims)]
 
 
 def summary_table(comp: Comparison) -> dict[str, list]:
-    """Columns and rows (strings) of the main table: time, cost, time x cost, gap, speed-up, bottleneck."""
-    several = len(comp.instance.jobs) > 1  # (the objective's time is then the weighted sum of the workloads')
-    cols = ["design", "weighted iteration ms" if several else "iteration ms", "network cost $", "time x cost (ns x $)",
-            f"gap ({OBJECTIVE_WORDS[comp.objective]})", "optimum's speed-up", "bottleneck"]
+    """Columns and rows (strings) of the main table: time, cost, time x cost, gap, speed-up,
+    bottleneck."""
+    # (the objective's time is then the weighted sum of the workloads')
+    several = len(comp.instance.jobs) > 1
+    cols = [
+        "design",
+        "weighted iteration ms" if several else "iteration ms",
+        "network cost $",
+        "time x cost (ns x $)",
+        f"gap ({OBJECTIVE_WORDS[comp.objective]})",
+        "optimum's speed-up",
+        "bottleneck",
+    ]
     rows = []
     for r in comp.rows:
         if not r.feasible:
             rows.append([r.label, "cannot be made feasible", "-", "-", "-", "-", "-"])
             continue
         gap = "optimum" if r.kind == "optimum" else fmt_gap(r.gap_pct)
-        bott = dimension_name(comp.instance, r.bottleneck_dim) if r.bottleneck_dim is not None else "-"
+        bott = (
+            dimension_name(comp.instance, r.bottleneck_dim) if r.bottleneck_dim is not None else "-"
+        )
         others = [str(d) for d in r.bottleneck_tied if d != r.bottleneck_dim]
         if others:
             bott += f", tied with dim {', '.join(others)}"
-        rows.append([r.label, fmt_ms(r.iteration_time_ns), fmt_usd(r.network_cost_usd), fmt_product(r.time_x_cost),
-                     gap, fmt_ratio(r.speedup), bott])
+        rows.append(
+            [
+                r.label,
+                fmt_ms(r.iteration_time_ns),
+                fmt_usd(r.network_cost_usd),
+                fmt_product(r.time_x_cost),
+                gap,
+                fmt_ratio(r.speedup),
+                bott,
+            ]
+        )
     return {"columns": cols, "rows": rows}
 
 
@@ -73,24 +93,39 @@ def headline_lines(comp: Comparison) -> list[str]:
     """The optimum, then the gain over each heuristic in one sentence each."""
     opt = comp.optimum
     inst = comp.instance
-    lines = [f"instance {inst.name}: {inst.network.npus_total:,} NPUs, {inst.network.n_dims} dimensions, objective "
-             f"{comp.objective}; constraints: {', '.join(c.text for c in inst.constraints) or 'none'}",
-             f"exact optimum: {fmt_ms(opt.iteration_time_ns)} ms"
-             + (f" (weighted sum over {len(inst.jobs)} workloads of weight x iteration time)" if len(inst.jobs) > 1
-                else "") + f", ${fmt_usd(opt.network_cost_usd)}, time x cost "
-             f"{fmt_product(opt.iteration_time_ns * opt.network_cost_usd)} ns x $; proven relative gap "
-             f"{opt.gap:.1e}; solved in {opt.solve_seconds * 1e3:,.1f} ms"]
+    lines = [
+        f"instance {inst.name}: {inst.network.npus_total:,} NPUs, {inst.network.n_dims} "
+        "dimensions, objective "
+        f"{comp.objective}; constraints: {', '.join(c.text for c in inst.constraints) or 'none'}",
+        f"exact optimum: {fmt_ms(opt.iteration_time_ns)} ms"
+        + (
+            f" (weighted sum over {len(inst.jobs)} workloads of weight x iteration time)"
+            if len(inst.jobs) > 1
+            else ""
+        )
+        + f", ${fmt_usd(opt.network_cost_usd)}, time x cost "
+        f"{fmt_product(opt.iteration_time_ns * opt.network_cost_usd)} ns x $; proven relative gap "
+        f"{opt.gap:.1e}; solved in {opt.solve_seconds * 1e3:,.1f} ms",
+    ]
     for r in comp.heuristics:
         if not r.feasible:
             lines.append(f"{r.label}: {r.message}")
         elif comp.objective == "performance":
-            lines.append(f"{r.label}: the optimum is {fmt_ratio(r.speedup)} faster ({fmt_gap(r.gap_pct)} "
-                         "iteration time)")
+            lines.append(
+                f"{r.label}: the optimum is {fmt_ratio(r.speedup)} faster ({fmt_gap(r.gap_pct)} "
+                "iteration time)"
+            )
         elif comp.objective == "performance_per_cost":
-            lines.append(f"{r.label}: the optimum gives {fmt_ratio(1 + r.gap_pct / 100)} the performance per "
-                         f"dollar ({fmt_gap(r.gap_pct)} time x cost)")
+            lines.append(
+                f"{r.label}: the optimum gives {fmt_ratio(1 + r.gap_pct / 100)} the "
+                "performance per "
+                f"dollar ({fmt_gap(r.gap_pct)} time x cost)"
+            )
         else:
-            lines.append(f"{r.label}: costs {fmt_gap(r.gap_pct)} more than the optimum for the same time target")
+            lines.append(
+                f"{r.label}: costs {fmt_gap(r.gap_pct)} more than the optimum for the same "
+                "time target"
+            )
     return lines
 
 
@@ -99,12 +134,18 @@ def comparison_rich_table(comp: Comparison) -> Table:
     data = summary_table(comp)
     t = Table(title=f"Exact optimum versus heuristics ({comp.objective})", title_justify="left")
     for c in data["columns"]:
-        t.add_column(c, justify="left" if c in ("design", "bottleneck") else "right", no_wrap=c == "design")
+        t.add_column(
+            c, justify="left" if c in ("design", "bottleneck") else "right", no_wrap=c == "design"
+        )
     for row in data["rows"]:
         t.add_row(*(Text(v) for v in row))
-    t.caption = ("gap: (heuristic - optimum) / optimum for the objective; speed-up: heuristic's iteration time / "
-                 "optimum's; bottleneck: the dimension that is the slowest for the most collective time (ties within "
-                 "1e-6 counted for each)")
+    t.caption = (
+        "gap: (heuristic - optimum) / optimum for the objective; speed-up: heuristic's "
+        "iteration time / "
+        "optimum's; bottleneck: the dimension that is the slowest for the most collective "
+        "time (ties within "
+        "1e-6 counted for each)"
+    )
     return t
 
 
@@ -118,43 +159,76 @@ def rich_table(data: dict[str, list], title: str) -> Table:
     return t
 
 
-# ------------------------------------------------------------------------------------------------------------ JSON
+# --------------------------------------------------------------------------------------------- JSON
 
 def row_dict(r: Row) -> dict[str, Any]:
     """JSON-ready row (units in the keys)."""
     h = r.heuristic
     return {
-        "name": r.name, "label": r.label, "kind": r.kind, "feasible": r.feasible, "message": r.message,
-        "bw_gbps_per_dim": floats(r.bw), "iteration_time_ns": r.iteration_time_ns,
-        "network_cost_usd": r.network_cost_usd, "time_x_cost_ns_usd": r.time_x_cost,
-        "objective_value": r.objective_value, "gap_pct": r.gap_pct, "speedup": r.speedup,
-        "bottleneck_dim": r.bottleneck_dim, "bottleneck_tied_dims": list(r.bottleneck_tied),
-        "explanation": r.explanation, "iterations": r.iterations,
+        "name": r.name,
+        "label": r.label,
+        "kind": r.kind,
+        "feasible": r.feasible,
+        "message": r.message,
+        "bw_gbps_per_dim": floats(r.bw),
+        "iteration_time_ns": r.iteration_time_ns,
+        "network_cost_usd": r.network_cost_usd,
+        "time_x_cost_ns_usd": r.time_x_cost,
+        "objective_value": r.objective_value,
+        "gap_pct": r.gap_pct,
+        "speedup": r.speedup,
+        "bottleneck_dim": r.bottleneck_dim,
+        "bottleneck_tied_dims": list(r.bottleneck_tied),
+        "explanation": r.explanation,
+        "iterations": r.iterations,
         "seconds": r.seconds,
-        "utilisation_per_dim": floats(r.breakdown.utilisation_per_dim) if r.breakdown is not None else None,
-        "bottleneck_ns_per_dim": floats(r.breakdown.bottleneck_ns_per_dim) if r.breakdown is not None else None,
+        "utilisation_per_dim": floats(r.breakdown.utilisation_per_dim)
+        if r.breakdown is not None
+        else None,
+        "bottleneck_ns_per_dim": floats(r.breakdown.bottleneck_ns_per_dim)
+        if r.breakdown is not None
+        else None,
         "breakdown": breakdown_dict(r.breakdown) if r.breakdown is not None else None,
-        "heuristic": None if h is None else {
-            "ratios": floats(h.ratios), "placement": h.placement, "projection_gbps": h.projection_gbps,
-            "reported_gap": h.gap, "extra": {k: v for k, v in h.extra.items() if isinstance(v, int | float | str)}},
+        "heuristic": None
+        if h is None
+        else {
+            "ratios": floats(h.ratios),
+            "placement": h.placement,
+            "projection_gbps": h.projection_gbps,
+            "reported_gap": h.gap,
+            "extra": {k: v for k, v in h.extra.items() if isinstance(v, int | float | str)},
+        },
     }
 
 
 def display_dict(comp: Comparison) -> dict[str, Any]:
     """Every formatted table and line, exactly as the command line and the HTML page show them."""
-    return {"headline": headline_lines(comp), "summary": summary_table(comp), "bandwidth": bandwidth_table(comp),
-            "utilisation": utilisation_table(comp), "explanations": explanation_table(comp)}
+    return {
+        "headline": headline_lines(comp),
+        "summary": summary_table(comp),
+        "bandwidth": bandwidth_table(comp),
+        "utilisation": utilisation_table(comp),
+        "explanations": explanation_table(comp),
+    }
 
 
 def comparison_dict(comp: Comparison) -> dict[str, Any]:
-    """JSON-ready comparison: raw numbers per design, the optimum's full solution, and the display strings."""
+    """JSON-ready comparison: raw numbers per design, the optimum's full solution, and the display
+    strings."""
     opt = solution_dict(comp.instance, comp.optimum)
     opt.pop("instance", None)
     inst = instance_dict(comp.instance)
-    inst["heuristic_ratios"] = {k: list(v) for k, v in (comp.instance.heuristic_ratios or {}).items()}
+    inst["heuristic_ratios"] = {
+        k: list(v) for k, v in (comp.instance.heuristic_ratios or {}).items()
+    }
     return {
-        "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",
-                  "time_x_cost": "ns*USD", "gap_pct": "% of the optimum's objective value"},
+        "units": {
+            "bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)",
+            "time": "ns",
+            "cost": "USD",
+            "time_x_cost": "ns*USD",
+            "gap_pct": "% of the optimum's objective value",
+        },
         "objective": comp.objective,
         "objective_unit": comp.objective_unit,
         "rows": [row_dict(r) for r in comp.rows],
@@ -165,31 +239,53 @@ def comparison_dict(comp: Comparison) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------------------------------------- figures
+# ------------------------------------------------------------------------------------------ figures
 def figure_data(comp: Comparison, front: Any | None) -> dict[str, Any]:
-    """The numbers every figure plots (written to report.json, so the PNGs are checkable against it)."""
+    """The numbers every figure plots (written to report.json, so the PNGs are checkable against
+    it)."""
     feas = [r for r in comp.rows if r.feasible]
     dims = _dim_headers(comp)
     out: dict[str, Any] = {
-        "bandwidth.png": {"title": "Bandwidth per dimension (GB/s per NPU)", "dims": dims,
-                          "series": [{"label": r.label, "values": floats(r.bw)} for r in feas]},
-        "utilisation.png": {"title": "Utilisation per dimension (busy time / iteration time, %)", "dims": dims,
-                            "series": [{"label": r.label,
-                                        "values": [100 * float(u) for u in r.breakdown.utilisation_per_dim]}
-                                       for r in feas]},
-        "gap.png": {"title": f"Gap to the exact optimum ({OBJECTIVE_WORDS[comp.objective]}, %)",
-                    "labels": [r.label for r in feas if r.kind == "heuristic"],
-                    "gap_pct": [float(r.gap_pct) for r in feas if r.kind == "heuristic"]},
+        "bandwidth.png": {
+            "title": "Bandwidth per dimension (GB/s per NPU)",
+            "dims": dims,
+            "series": [{"label": r.label, "values": floats(r.bw)} for r in feas],
+        },
+        "utilisation.png": {
+            "title": "Utilisation per dimension (busy time / iteration time, %)",
+            "dims": dims,
+            "series": [
+                {
+                    "label": r.label,
+                    "values": [100 * float(u) for u in r.breakdown.utilisation_per_dim],
+                }
+                for r in feas
+            ],
+        },
+        "gap.png": {
+            "title": f"Gap to the exact optimum ({OBJECTIVE_WORDS[comp.objective]}, %)",
+            "labels": [r.label for r in feas if r.kind == "heuristic"],
+            "gap_pct": [float(r.gap_pct) for r in feas if r.kind == "heuristic"],
+        },
     }
     if front is not None:
         out["front.png"] = {
             "title": "Time-cost Pareto front (exact) and the heuristics",
             "front_cost_usd": [float(p.network_cost_usd) for p in front.points],
             "front_time_ns": [float(p.iteration_time_ns) for p in front.points],
-            "points": [{"label": r.label, "cost_usd": float(r.network_cost_usd),
-                        "time_ns": float(r.iteration_time_ns)} for r in feas],
-            "iso_time_x_cost": (float(comp.rows[0].time_x_cost) if comp.objective == "performance_per_cost"
-                                else None),
+            "points": [
+                {
+                    "label": r.label,
+                    "cost_usd": float(r.network_cost_usd),
+                    "time_ns": float(r.iteration_time_ns),
+                }
+                for r in feas
+            ],
+            "iso_time_x_cost": (
+                float(comp.rows[0].time_x_cost)
+                if comp.objective == "performance_per_cost"
+                else None
+            ),
         }
     return out
 

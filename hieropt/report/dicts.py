@@ -1,5 +1,5 @@
-"""JSON-ready dicts (and the CSV of a front) of instances, solutions, breakdowns and fronts. Returns values; never
-writes."""
+"""JSON-ready dicts (and the CSV of a front) of instances, solutions, breakdowns and fronts. Returns
+values; never writes."""
 
 from __future__ import annotations
 
@@ -23,24 +23,38 @@ def instance_dict(instance: Instance) -> dict[str, Any]:
 
 
 def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
-    """JSON-ready solution (the ``--json`` output): :meth:`hieropt.Solution.to_dict` with ``instance`` echoed."""
+    """JSON-ready solution (the ``--json`` output): :meth:`hieropt.Solution.to_dict` with
+    ``instance`` echoed."""
     return sol.to_dict(instance)
 
 
 def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
     run = run_figures(instance, p.iteration_time_ns, p.network_cost_usd).to_dict()
-    return {"run": run, "budget_usd": p.budget_usd, "network_cost_usd": p.network_cost_usd,
-            "iteration_time_ns": p.iteration_time_ns, "lower_bound_ns": p.lower_bound_ns, "gap": gap_or_none(p.gap),
-            "bw_gbps_per_dim": floats(p.bw), "usd_per_ms": p.usd_per_ms}
+    return {
+        "run": run,
+        "budget_usd": p.budget_usd,
+        "network_cost_usd": p.network_cost_usd,
+        "iteration_time_ns": p.iteration_time_ns,
+        "lower_bound_ns": p.lower_bound_ns,
+        "gap": gap_or_none(p.gap),
+        "bw_gbps_per_dim": floats(p.bw),
+        "usd_per_ms": p.usd_per_ms,
+    }
 
 
 def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
     """JSON-ready front: points, the two marked optima, notes, timing, instance echo."""
     return {
-        "units": {"bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD"},
+        "units": {
+            "bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)",
+            "time": "ns",
+            "cost": "USD",
+        },
         "points": [_point_dict(p, instance) for p in front.points],
         "fastest": solution_dict(instance, front.fastest) if front.fastest else None,
-        "best_per_cost": solution_dict(instance, front.best_per_cost) if front.best_per_cost else None,
+        "best_per_cost": solution_dict(instance, front.best_per_cost)
+        if front.best_per_cost
+        else None,
         "notes": list(front.notes),
         "solve_seconds": front.solve_seconds,
         "lps": front.lps,
@@ -52,7 +66,8 @@ def front_csv(instance: Instance, front: Any) -> str:
     """The front as CSV text (one row per budget; units in the header).
 
     Raises:
-        InputError: a NaN or infinity in a row (not a number a reader takes back), naming the row and column.
+        InputError: a NaN or infinity in a row (not a number a reader takes back), naming the row
+            and column.
     """
     from ..errors import InputError
     from ..io.files import nonfinite_field
@@ -61,8 +76,17 @@ def front_csv(instance: Instance, front: Any) -> str:
     head += [f"bw{d}_gbps" for d in range(instance.network.n_dims)]
     rows = [",".join(head)]
     for i, p in enumerate(front.points, start=1):
-        vals = [float(v) for v in (p.budget_usd, p.network_cost_usd, p.iteration_time_ns, p.lower_bound_ns, p.gap,
-                                   *p.bw)]
+        vals = [
+            float(v)
+            for v in (
+                p.budget_usd,
+                p.network_cost_usd,
+                p.iteration_time_ns,
+                p.lower_bound_ns,
+                p.gap,
+                *p.bw,
+            )
+        ]
         bad = nonfinite_field(dict(zip(head, vals, strict=True)))
         if bad is not None:
             raise InputError("--csv", f"row {i}, column {bad}", "the result is not a finite number",

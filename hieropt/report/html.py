@@ -1,5 +1,5 @@
-"""The self-contained HTML page of ``hieropt report`` (tables as in ``hieropt compare``, figures inlined) and the
-writer of the whole report folder."""
+"""The self-contained HTML page of ``hieropt report`` (tables as in ``hieropt compare``, figures
+inlined) and the writer of the whole report folder."""
 
 from __future__ import annotations
 
@@ -18,15 +18,16 @@ from .compare import comparison_dict, figure_data
 from .plots import write_figures
 from .run import run_lines
 
-# ------------------------------------------------------------------------------------------------------------ HTML
+# --------------------------------------------------------------------------------------------- HTML
 _CSS = """
-body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 24px auto; max-width: 1300px;
-       color: #222; padding: 0 16px; }
-h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid
-#ddd; padding-bottom: 4px; }
+body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 24px auto;
+       max-width: 1300px; color: #222; padding: 0 16px; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 table { border-collapse: collapse; margin: 8px 0; font-size: 0.88em; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; vertical-align: top; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.optimum td { background: #eef6ee; font-weight: 600; }
 tr.infeasible td { color: #a33; }
 ul.head li { margin: 2px 0; } img { max-width: 100%; border: 1px solid #eee; margin: 6px 0; }
@@ -34,7 +35,9 @@ ul.head li { margin: 2px 0; } img { max-width: 100%; border: 1px solid #eee; mar
 """
 
 
-def _table_html(data: dict[str, list], numeric_from: int = 1, classes: list[str] | None = None) -> str:
+def _table_html(
+    data: dict[str, list], numeric_from: int = 1, classes: list[str] | None = None
+) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in data["columns"])
     body = []
     for i, row in enumerate(data["rows"]):
@@ -46,15 +49,25 @@ def _table_html(data: dict[str, list], numeric_from: int = 1, classes: list[str]
 
 
 def page(title: str, heading: str, sections: list[str]) -> str:
-    """One self-contained HTML page (styles inline, nothing fetched): ``title``, an ``<h1>`` and the sections."""
+    """One self-contained HTML page (styles inline, nothing fetched): ``title``, an ``<h1>`` and the
+    sections."""
     from ..version import __version__
 
-    return "\n".join([
-        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-        f"<style>{_CSS}{CSS}</style></head><body>", f"<h1>{html.escape(heading)}</h1>", *[s for s in sections if s],
-        f"<p class='small'>hieropt {__version__}; units: bandwidth GB/s per NPU per dimension (1 GB = 1e9 bytes), "
-        "time ns (shown in ms), cost $ (M$ = 1e6 $), power MW (with PUE), days of 86,400 s.</p>",
-        "</body></html>"])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            "<html lang='en'><head><meta charset='utf-8'>",
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{_CSS}{CSS}</style></head><body>",
+            f"<h1>{html.escape(heading)}</h1>",
+            *[s for s in sections if s],
+            f"<p class='small'>hieropt {__version__}; units: bandwidth GB/s per NPU per "
+            "dimension (1 GB = 1e9 bytes), "
+            "time ns (shown in ms), cost $ (M$ = 1e6 $), power MW (with PUE), days of "
+            "86,400 s.</p>",
+            "</body></html>",
+        ]
+    )
 
 
 def comparison_sections(comp: Comparison, display: dict[str, Any], images: dict[str, bytes],
@@ -62,28 +75,42 @@ def comparison_sections(comp: Comparison, display: dict[str, Any], images: dict[
     """The sections of the exact optimum versus the rules of thumb: the display tables of
     :func:`~hieropt.report.compare.display_dict` and the PNGs as data URIs."""
     inst = comp.instance
-    classes = ["optimum" if r.kind == "optimum" else ("" if r.feasible else "infeasible") for r in comp.rows]
+    classes = [
+        "optimum" if r.kind == "optimum" else ("" if r.feasible else "infeasible")
+        for r in comp.rows
+    ]
     u = unit_cost_usd_per_gbps(inst)
     dims = "".join(
         f"<tr><td>{d}</td><td>{html.escape(dim.block)}</td><td class='num'>{dim.npus}</td>"
         f"<td>{html.escape(dim.cost_class)}</td><td class='num'>{u[d]:,.2f}</td></tr>"
         for d, dim in enumerate(inst.network.dims))
     parts = [
-        "<ul class='head'>" + "".join(f"<li>{html.escape(line)}</li>" for line in display["headline"]) + "</ul>",
+        "<ul class='head'>"
+        + "".join(f"<li>{html.escape(line)}</li>" for line in display["headline"])
+        + "</ul>",
         "<h2>Summary</h2>",
         _table_html(display["summary"], classes=classes),
-        "<p class='small'>gap: (heuristic - optimum) / optimum for the objective; optimum's speed-up: heuristic's "
-        "iteration time / the optimum's; bottleneck: the dimension that is the slowest for the most collective "
-        "time (dimensions within 1e-6 of a collective's slowest count as tied). All times per training "
+        "<p class='small'>gap: (heuristic - optimum) / optimum for the objective; optimum's "
+        "speed-up: heuristic's "
+        "iteration time / the optimum's; bottleneck: the dimension that is the slowest for "
+        "the most collective "
+        "time (dimensions within 1e-6 of a collective's slowest count as tied). All times "
+        "per training "
         "iteration; cost = N x sum of $/GB/s x GB/s per NPU.</p>",
         "<h2>Where each heuristic loses</h2>",
         _table_html(display["explanations"], numeric_from=99),
     ]
-    sections = (("bandwidth.png", "Bandwidth per dimension: optimum versus heuristics", None),
-                ("front.png", "The exact time-cost Pareto front, with every design as a point", None),
-                ("gap.png", "Gap to the optimum", None),
-                ("utilisation.png", "Utilisation per dimension (busy time / iteration time)", "utilisation"),
-                ("", "Bandwidth per dimension (GB/s per NPU)", "bandwidth"))
+    sections = (
+        ("bandwidth.png", "Bandwidth per dimension: optimum versus heuristics", None),
+        ("front.png", "The exact time-cost Pareto front, with every design as a point", None),
+        ("gap.png", "Gap to the optimum", None),
+        (
+            "utilisation.png",
+            "Utilisation per dimension (busy time / iteration time)",
+            "utilisation",
+        ),
+        ("", "Bandwidth per dimension (GB/s per NPU)", "bandwidth"),
+    )
     for name, title, table in sections:
         if name not in images and table is None:
             continue
@@ -95,32 +122,48 @@ def comparison_sections(comp: Comparison, display: dict[str, Any], images: dict[
             parts.append(f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'>")
     parts += [
         "<h2>Network</h2>",
-        "<table><thead><tr><th>dim</th><th>block</th><th>NPUs</th><th>cost class</th><th>$ per GB/s</th></tr>"
+        "<table><thead><tr><th>dim</th><th>block</th><th>NPUs</th><th>cost class</th><th>$ "
+        "per GB/s</th></tr>"
         f"</thead><tbody>{dims}</tbody></table>",
-        "<h2>Notes</h2>", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>",
+        "<h2>Notes</h2>",
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>",
     ]
     return parts
 
 
 def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes], notes: list[str],
               committee: Committee | None = None) -> str:
-    """One self-contained HTML page: with ``committee``, its sections first (the recommendation, the alternatives,
-    the trade-off) and the comparison with the rules of thumb as the detail; else the comparison alone."""
+    """One self-contained HTML page: with ``committee``, its sections first (the recommendation, the
+    alternatives, the trade-off) and the comparison with the rules of thumb as the detail; else the
+    comparison alone."""
     name = comp.instance.name
     if committee is None:
-        return page(f"hieropt: exact versus heuristics - {name}",
-                    f"Exact optimum versus rules of thumb: {name}", comparison_sections(comp, display, images, notes))
-    return page(f"hieropt: committee page - {name}", f"Which cluster to buy: {name}",
-                [*committee_sections(committee), "<h2>Detail: the exact optimum of the instance's objective versus "
-                 "rules of thumb</h2>", *comparison_sections(comp, display, images, notes)])
+        return page(
+            f"hieropt: exact versus heuristics - {name}",
+            f"Exact optimum versus rules of thumb: {name}",
+            comparison_sections(comp, display, images, notes),
+        )
+    return page(
+        f"hieropt: committee page - {name}",
+        f"Which cluster to buy: {name}",
+        [
+            *committee_sections(committee),
+            "<h2>Detail: the exact optimum of the instance's objective versus rules of thumb</h2>",
+            *comparison_sections(comp, display, images, notes),
+        ],
+    )
 
 
 def report_notes(comp: Comparison, front: Any | None, front_error: str | None) -> list[str]:
     """Method notes for the page and the JSON."""
-    notes = [f"exact optimum: {comp.optimum.method}; re-checked by the independent evaluator",
-             "heuristics are placed on their ratios when the constraints allow it, otherwise projected onto the "
-             "constraints (Euclidean projection, a convex QP solved by HiGHS); see hieropt.studies.heuristics",
-             f"comparison computed in {comp.seconds:,.2f} s"]
+    notes = [
+        f"exact optimum: {comp.optimum.method}; re-checked by the independent evaluator",
+        "heuristics are placed on their ratios when the constraints allow it, otherwise "
+        "projected onto the "
+        "constraints (Euclidean projection, a convex QP solved by HiGHS); see "
+        "hieropt.studies.heuristics",
+        f"comparison computed in {comp.seconds:,.2f} s",
+    ]
     if front is not None:
         notes += list(front.notes)
     if front_error:
@@ -128,11 +171,17 @@ def report_notes(comp: Comparison, front: Any | None, front_error: str | None) -
     return notes
 
 
-def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front_error: str | None = None,
-                 committee: Committee | None = None) -> dict[str, Any]:
-    """Write the PNG figures, ``report.html`` and ``report.json`` into ``out_dir`` (created if missing); returns
-    the report dict written to ``report.json`` (with ``committee``: its :meth:`~hieropt.report.committee.
-    Committee.to_dict` under ``committee``, and its sections first on the page)."""
+def write_report(
+    comp: Comparison,
+    front: Any | None,
+    out_dir: str | Path,
+    front_error: str | None = None,
+    committee: Committee | None = None,
+) -> dict[str, Any]:
+    """Write the PNG figures, ``report.html`` and ``report.json`` into ``out_dir`` (created if
+    missing); returns the report dict written to ``report.json`` (with ``committee``: its
+    :meth:`~hieropt.report.committee. Committee.to_dict` under ``committee``, and its sections first
+    on the page)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figs = figure_data(comp, front)
@@ -157,40 +206,92 @@ def write_report(comp: Comparison, front: Any | None, out_dir: str | Path, front
 
 
 def codesign_detail(data: dict[str, Any]) -> list[str]:
-    """The detail sections of a co-design result (``codesign --json``): the search's counts, the ranked candidates
-    and the catalog shortlist, as tables with units."""
-    counts = {"candidates": data.get("candidates"), "solved": data.get("solved"), "pruned": data.get("pruned"),
-              "resumed": data.get("resumed"), "seconds": round(float(data.get("seconds") or 0.0), 2)}
-    parts = ["<h2>Detail: the co-design search</h2>",
-             _table_html({"columns": list(counts), "rows": [list(counts.values())]}, numeric_from=0)]
-    cols = ["rank", "plan", "network", "iteration ms", "compute ms", "bubble ms", "communication ms",
-            "memory GB per NPU", "network $", "GB/s per NPU"]
-    rows = [[r.get("rank"), r["plan"], r["shape"], fmt_ms(r["iteration_time_ns"]), fmt_ms(r.get("compute_ns")),
-             fmt_ms(r.get("bubble_ns")), fmt_ms(r.get("communication_ns")),
-             f"{(r.get('memory_bytes') or 0) / 1e9:,.1f}", fmt_usd(r["network_cost_usd"]),
-             ", ".join(fmt_bw(b) for b in r.get("bw_gbps") or ())]
-            for r in data.get("ranking") or [] if r.get("iteration_time_ns") is not None]
-    parts += ["<h3>Ranked candidates</h3>", _table_html({"columns": cols, "rows": rows}, numeric_from=3)]
+    """The detail sections of a co-design result (``codesign --json``): the search's counts, the
+    ranked candidates and the catalog shortlist, as tables with units."""
+    counts = {
+        "candidates": data.get("candidates"),
+        "solved": data.get("solved"),
+        "pruned": data.get("pruned"),
+        "resumed": data.get("resumed"),
+        "seconds": round(float(data.get("seconds") or 0.0), 2),
+    }
+    parts = [
+        "<h2>Detail: the co-design search</h2>",
+        _table_html({"columns": list(counts), "rows": [list(counts.values())]}, numeric_from=0),
+    ]
+    cols = [
+        "rank",
+        "plan",
+        "network",
+        "iteration ms",
+        "compute ms",
+        "bubble ms",
+        "communication ms",
+        "memory GB per NPU",
+        "network $",
+        "GB/s per NPU",
+    ]
+    rows = [
+        [
+            r.get("rank"),
+            r["plan"],
+            r["shape"],
+            fmt_ms(r["iteration_time_ns"]),
+            fmt_ms(r.get("compute_ns")),
+            fmt_ms(r.get("bubble_ns")),
+            fmt_ms(r.get("communication_ns")),
+            f"{(r.get('memory_bytes') or 0) / 1e9:,.1f}",
+            fmt_usd(r["network_cost_usd"]),
+            ", ".join(fmt_bw(b) for b in r.get("bw_gbps") or ()),
+        ]
+        for r in data.get("ranking") or []
+        if r.get("iteration_time_ns") is not None
+    ]
+    parts += [
+        "<h3>Ranked candidates</h3>",
+        _table_html({"columns": cols, "rows": rows}, numeric_from=3),
+    ]
     prov = data.get("provisioned") or []
     if prov:
         pcols = ["bom rank", "candidate", "iteration ms", "catalog $", "power kW", "parts"]
-        prows = [[p.get("bom_rank") or "-", p["id"], fmt_ms(p.get("iteration_time_ns")),
-                  fmt_usd(p.get("network_cost_usd")), "-" if p.get("power_w") is None else
-                  f"{p['power_w'] / 1e3:,.1f}", "; ".join(p.get("parts") or [p.get("message", "")])] for p in prov]
+        prows = [
+            [
+                p.get("bom_rank") or "-",
+                p["id"],
+                fmt_ms(p.get("iteration_time_ns")),
+                fmt_usd(p.get("network_cost_usd")),
+                "-" if p.get("power_w") is None else f"{p['power_w'] / 1e3:,.1f}",
+                "; ".join(p.get("parts") or [p.get("message", "")]),
+            ]
+            for p in prov
+        ]
         parts += ["<h3>Provisioned from the catalog (whole parts)</h3>",
                   _table_html({"columns": pcols, "rows": prows}, numeric_from=2)]
     return parts
 
 
-def write_codesign_report(committee: Committee, data: dict[str, Any], out_dir: str | Path) -> dict[str, Any]:
-    """Write ``report.html`` and ``report.json`` of a co-design result into ``out_dir`` (created if missing): the
-    committee's sections, then :func:`codesign_detail`. Returns the dict written to ``report.json``: the
-    committee's under ``committee``, the result under ``codesign``, the files."""
+def write_codesign_report(
+    committee: Committee, data: dict[str, Any], out_dir: str | Path
+) -> dict[str, Any]:
+    """Write ``report.html`` and ``report.json`` of a co-design result into ``out_dir`` (created if
+    missing): the committee's sections, then :func:`codesign_detail`. Returns the dict written to
+    ``report.json``: the committee's under ``committee``, the result under ``codesign``, the
+    files."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     name = committee.name
-    write_atomic(out / "report.html", page(f"hieropt: committee page - {name}", f"Which cluster to buy: {name}",
-                                           [*committee_sections(committee), *codesign_detail(data)]))
-    report = {"committee": committee.to_dict(), "codesign": data, "files": ["report.html", "report.json"]}
+    write_atomic(
+        out / "report.html",
+        page(
+            f"hieropt: committee page - {name}",
+            f"Which cluster to buy: {name}",
+            [*committee_sections(committee), *codesign_detail(data)],
+        ),
+    )
+    report = {
+        "committee": committee.to_dict(),
+        "codesign": data,
+        "files": ["report.html", "report.json"],
+    }
     write_atomic(out / "report.json", json_text(report, str(out / "report.json")))
     return report

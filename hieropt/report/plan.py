@@ -1,5 +1,6 @@
-"""Text of ``hieropt workload plan``: one LLM training plan's memory per NPU, compute and collectives per group.
-Returns lines and rich tables; never prints. The JSON form is :meth:`hieropt.model.plan.PlanFigures.as_dict`."""
+"""Text of ``hieropt workload plan``: one LLM training plan's memory per NPU, compute and
+collectives per group. Returns lines and rich tables; never prints. The JSON form is
+:meth:`hieropt.model.plan.PlanFigures.as_dict`."""
 
 from __future__ import annotations
 
@@ -19,48 +20,87 @@ def summary_lines(fig: PlanFigures) -> list[str]:
     """The plan in one line, the memory verdict, and the compute figures."""
     p, pl = fig.params, fig.params.plan
     sched = pl.schedule + (f" v={pl.virtual_stages}" if pl.virtual_stages > 1 else "")
-    lines = [f"{p.workload_name}: {pl.total_npus:,} NPUs = TP {pl.tp} x PP {pl.pp} x DP {pl.dp}"
-             + (f" (EP {pl.ep} x expert-DP {pl.edp})" if pl.ep > 1 else "")
-             + f"; {'sequence parallel, ' if pl.sequence_parallel else ''}{sched}, ZeRO {pl.zero_stage}, recompute "
-             f"{pl.recompute}; micro-batch {pl.micro_batch_size} x {pl.microbatches} per iteration, global batch "
-             f"{pl.global_batch_size} sequences of {p.model.sequence_length} tokens",
-             f"memory per NPU: {fig.memory.message()}"]
+    lines = [
+        f"{p.workload_name}: {pl.total_npus:,} NPUs = TP {pl.tp} x PP {pl.pp} x DP {pl.dp}"
+        + (f" (EP {pl.ep} x expert-DP {pl.edp})" if pl.ep > 1 else "")
+        + f"; {'sequence parallel, ' if pl.sequence_parallel else ''}{sched}, ZeRO "
+        f"{pl.zero_stage}, recompute "
+        f"{pl.recompute}; micro-batch {pl.micro_batch_size} x {pl.microbatches} per "
+        "iteration, global batch "
+        f"{pl.global_batch_size} sequences of {p.model.sequence_length} tokens",
+        f"memory per NPU: {fig.memory.message()}",
+    ]
     c = fig.compute()
-    lines.append(f"compute (ns per NPU, stage {c['slowest_stage']}, the most compute): "
-                 f"{c['iteration_compute_ns']:,.0f} per iteration, pipeline bubble {c['bubble_ns']:,.0f}, "
-                 f"optimizer step {c['optimizer_ns']:,.0f}; "
-                 f"iteration without communication {c['ideal_iteration_ns']:,.0f} ns "
-                 f"({c['ideal_iteration_ns'] / 1e6:,.3f} ms)"
-                 + ("; with communication a stage with less compute can be slower (hieropt solve times every stage)"
-                    if pl.pp > 1 else ""))
+    lines.append(
+        f"compute (ns per NPU, stage {c['slowest_stage']}, the most compute): "
+        f"{c['iteration_compute_ns']:,.0f} per iteration, pipeline bubble {c['bubble_ns']:,.0f}, "
+        f"optimizer step {c['optimizer_ns']:,.0f}; "
+        f"iteration without communication {c['ideal_iteration_ns']:,.0f} ns "
+        f"({c['ideal_iteration_ns'] / 1e6:,.3f} ms)"
+        + (
+            "; with communication a stage with less compute can be slower (hieropt solve "
+            "times every stage)"
+            if pl.pp > 1
+            else ""
+        )
+    )
     return lines
 
 
 def memory_table(fig: PlanFigures) -> Table:
     """Memory per NPU of each stage whose figures differ from the previous one's, GB (1e9 bytes)."""
-    t = Table(title="Memory per NPU (GB; stages whose figures differ from the previous one)", title_justify="left")
+    t = Table(
+        title="Memory per NPU (GB; stages whose figures differ from the previous one)",
+        title_justify="left",
+    )
     for col in ("stage", "weights", "gradients", "optimizer", "activations", "total", "in flight"):
         t.add_column(col, justify="right")
     for m in fig.memory.distinct():
-        t.add_row(str(m.stage), _gb(m.weights_bytes), _gb(m.gradients_bytes), _gb(m.optimizer_bytes),
-                  _gb(m.activations_bytes), _gb(m.total_bytes), f"{fig.step.stages[m.stage].in_flight:g}")
+        t.add_row(
+            str(m.stage),
+            _gb(m.weights_bytes),
+            _gb(m.gradients_bytes),
+            _gb(m.optimizer_bytes),
+            _gb(m.activations_bytes),
+            _gb(m.total_bytes),
+            f"{fig.step.stages[m.stage].in_flight:g}",
+        )
     t.caption = f"available {_gb(fig.memory.available_bytes)} GB per NPU (HBM less reserve)"
     return t
 
 
 def collectives_table(fig: PlanFigures, stage: int | None = None) -> Table:
-    """The collectives of ``stage`` (default: the one with the most compute) by group, kind and phase, bytes per
-    NPU."""
+    """The collectives of ``stage`` (default: the one with the most compute) by group, kind and
+    phase, bytes per NPU."""
     r = fig.slowest_stage if stage is None else stage
     t = Table(title=f"Collectives of stage {r} (bytes per NPU; all-gathers by their input shard)",
               title_justify="left")
-    for col in ("group", "NPUs", "collective", "phase", "per", "count", "bytes", "bytes per iteration"):
-        t.add_column(col, justify="left" if col in ("group", "collective", "phase", "per") else "right")
+    for col in (
+        "group",
+        "NPUs",
+        "collective",
+        "phase",
+        "per",
+        "count",
+        "bytes",
+        "bytes per iteration",
+    ):
+        t.add_column(
+            col, justify="left" if col in ("group", "collective", "phase", "per") else "right"
+        )
     m = fig.step.microbatches
     for c in fig.collectives(r):
         per_it = c["bytes"] * (m if c["per"] == "microbatch" else 1)
-        t.add_row(c["group"], str(c["npus"]), c["collective"], _PHASE[c["phase"]], c["per"].replace("microbatch",
-                  "micro-batch"), str(c["count"]), f"{c['bytes']:,.0f}", f"{per_it:,.0f}")
+        t.add_row(
+            c["group"],
+            str(c["npus"]),
+            c["collective"],
+            _PHASE[c["phase"]],
+            c["per"].replace("microbatch", "micro-batch"),
+            str(c["count"]),
+            f"{c['bytes']:,.0f}",
+            f"{per_it:,.0f}",
+        )
     return t
 
 

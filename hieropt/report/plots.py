@@ -1,5 +1,5 @@
-"""matplotlib figures (imported lazily, Agg backend): the Pareto front of ``hieropt pareto`` and the figures of
-``hieropt report``. Each function writes the file it is given."""
+"""matplotlib figures (imported lazily, Agg backend): the Pareto front of ``hieropt pareto`` and the
+figures of ``hieropt report``. Each function writes the file it is given."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from .common import fmt_gap
 
 
 def plot_front(instance: Instance, front: Any, path: Any) -> None:
-    """Draw the front (cost $M vs iteration time ms) with the two optima marked, to a PNG at ``path``."""
+    """Draw the front (cost $M vs iteration time ms) with the two optima marked, to a PNG at
+    ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -33,10 +34,14 @@ def plot_front(instance: Instance, front: Any, path: Any) -> None:
                 label="performance-per-cost optimum")
     ax.set_xlabel("network cost (M$)")
     ax.set_ylabel("iteration time (ms)")
-    if time_ms and min(time_ms) > 0 and max(time_ms) > 100 * min(time_ms):  # (a cheap end that starves a dimension)
+    # (a cheap end that starves a dimension)
+    if time_ms and min(time_ms) > 0 and max(time_ms) > 100 * min(time_ms):
         ax.set_yscale("log")
         ax.set_ylabel("iteration time (ms, log scale)")
-    ax.set_title(f"{instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions")
+    ax.set_title(
+        f"{instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} "
+        "dimensions"
+    )
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -46,13 +51,24 @@ def plot_front(instance: Instance, front: Any, path: Any) -> None:
 FIGURES = ("bandwidth.png", "utilisation.png", "front.png", "gap.png")
 
 
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-            "#17becf")
+_PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
 def save(fig: Any, path: Any) -> None:
     """Save the matplotlib figure ``fig`` to ``path`` (its suffix names the format) atomically
-    (:func:`hieropt.io.files.replacing`: an earlier file there stays intact when the write fails) and close it.
+    (:func:`hieropt.io.files.replacing`: an earlier file there stays intact when the write fails)
+    and close it.
 
     Raises:
         OutputError: the file could not be written.
@@ -69,7 +85,10 @@ def save(fig: Any, path: Any) -> None:
 
 
 def _colors(labels: list[str]) -> list[str]:
-    return ["#222222" if lab == "exact optimum" else _PALETTE[i % len(_PALETTE)] for i, lab in enumerate(labels)]
+    return [
+        "#222222" if lab == "exact optimum" else _PALETTE[i % len(_PALETTE)]
+        for i, lab in enumerate(labels)
+    ]
 
 
 def _plt():
@@ -107,22 +126,40 @@ def plot_front_points(data: dict[str, Any], path: Any) -> None:
     """The exact Pareto front (cost M$ vs iteration time ms) with every design as a point."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
-    ax.plot(np.array(data["front_cost_usd"]) / 1e6, np.array(data["front_time_ns"]) / 1e6, "-", color="#999999",
-            lw=1.5, label="exact Pareto front (fastest network per budget)")
+    ax.plot(
+        np.array(data["front_cost_usd"]) / 1e6,
+        np.array(data["front_time_ns"]) / 1e6,
+        "-",
+        color="#999999",
+        lw=1.5,
+        label="exact Pareto front (fastest network per budget)",
+    )
     pts = data["points"]
     for p, c in zip(pts, _colors([p["label"] for p in pts]), strict=True):
         opt = p["label"] == "exact optimum"
-        ax.plot(p["cost_usd"] / 1e6, p["time_ns"] / 1e6, "*" if opt else "o", ms=14 if opt else 8, color=c,
-                markeredgecolor="black", label=p["label"], zorder=3)
+        ax.plot(
+            p["cost_usd"] / 1e6,
+            p["time_ns"] / 1e6,
+            "*" if opt else "o",
+            ms=14 if opt else 8,
+            color=c,
+            markeredgecolor="black",
+            label=p["label"],
+            zorder=3,
+        )
     iso = data.get("iso_time_x_cost")
     if iso:  # the designs as good as the optimum per dollar lie on time = iso / cost
-        c = np.linspace(min(p["cost_usd"] for p in pts) * 0.5, max(p["cost_usd"] for p in pts) * 1.05, 200)
+        c = np.linspace(
+            min(p["cost_usd"] for p in pts) * 0.5, max(p["cost_usd"] for p in pts) * 1.05, 200
+        )
         ax.plot(c / 1e6, iso / c / 1e6, "--", color="#222222", lw=0.8, alpha=0.6,
                 label="same time x cost as the optimum")
     # zoom on the designs: the front's cheapest end can be orders of magnitude slower
     times = [p["time_ns"] / 1e6 for p in pts] + [t / 1e6 for t in data["front_time_ns"]]
     top = max(p["time_ns"] for p in pts) / 1e6
-    ax.set_ylim(min(times) - 0.05 * (top - min(times)) - 1e-9, top + 0.6 * (top - min(times)) + 1e-9)
+    ax.set_ylim(
+        min(times) - 0.05 * (top - min(times)) - 1e-9, top + 0.6 * (top - min(times)) + 1e-9
+    )
     ax.set_xlabel("network cost (M$)")
     ax.set_ylabel("iteration time (ms)")
     ax.set_title(data["title"] + " (zoomed on the designs)")
@@ -133,7 +170,8 @@ def plot_front_points(data: dict[str, Any], path: Any) -> None:
 
 
 def plot_gap(data: dict[str, Any], path: Any) -> None:
-    """Horizontal bars of each heuristic's gap to the optimum (%), labelled with the table's strings."""
+    """Horizontal bars of each heuristic's gap to the optimum (%), labelled with the table's
+    strings."""
     plt = _plt()
     labels, gaps = data["labels"], data["gap_pct"]
     fig, ax = plt.subplots(figsize=(10, 0.5 * len(labels) + 1.4), dpi=110)

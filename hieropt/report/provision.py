@@ -1,4 +1,5 @@
-"""Presentation of integer provisioning results: rich tables and JSON-ready dicts. Returns values; never prints."""
+"""Presentation of integer provisioning results: rich tables and JSON-ready dicts. Returns values;
+never prints."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ def _units_per_npu(o: Option) -> str:
 def _count(o: Option) -> str:
     if o.part.share == 1:
         return f"{o.units} x {o.part.name} per NPU"
-    return f"{o.units} x {o.part.name} per node of {o.part.share} NPUs ({o.units_per_npu:g} per NPU)"
+    return (
+        f"{o.units} x {o.part.name} per node of {o.part.share} NPUs ({o.units_per_npu:g} per NPU)"
+    )
 
 
 def _obj(value: float | None, unit: str) -> str:
@@ -38,27 +41,44 @@ def _obj(value: float | None, unit: str) -> str:
 
 
 def _fabric(o: Option) -> str:
-    """How a Switch dimension's fabric is built, e.g. '72 switch groups of 128 ports, 2 tiers each'."""
+    """How a Switch dimension's fabric is built, e.g. '72 switch groups of 128 ports, 2 tiers
+    each'."""
     f = o.fabric
     if f is None:
-        return f"{o.groups:,} switch groups of {o.ports_per_group:,} ports, {o.tiers} tier{'s' * (o.tiers > 1)} each"
+        return (
+            f"{o.groups:,} switch groups of {o.ports_per_group:,} ports, {o.tiers} "
+            f"tier{'s' * (o.tiers > 1)} each"
+        )
     (tree, copies), = f.trees
-    what = {"per_group": f"{copies:,} switch groups of {tree.endpoints:,} ports",
-            "multi_plane": f"{copies:,} planes of {tree.endpoints:,} ports ({copies // o.groups} per group)",
-            "rail_optimized": f"one rail-optimized fabric of {tree.endpoints:,} ports in {tree.rails:,} rails"}[
-        f.placement]
+    what = {
+        "per_group": f"{copies:,} switch groups of {tree.endpoints:,} ports",
+        "multi_plane": f"{copies:,} planes of {tree.endpoints:,} ports "
+        f"({copies // o.groups} per group)",
+        "rail_optimized": f"one rail-optimized fabric of {tree.endpoints:,} ports "
+        f"in {tree.rails:,} rails",
+    }[f.placement]
     tiers = " + ".join(f"{t.switches:,}" for t in tree.tiers)
-    ratio = "" if f.bandwidth_factor == 1 else f"; oversubscribed: each NPU keeps {f.bandwidth_factor:.3g} of its NICs"
+    ratio = (
+        ""
+        if f.bandwidth_factor == 1
+        else f"; oversubscribed: each NPU keeps {f.bandwidth_factor:.3g} of its NICs"
+    )
     count = f"{tiers} switch{'es' * (tree.switches > 1)}{' each' * (copies > 1)}"
     return f"{what}, {tree.n_tiers} tier{'s' * (tree.n_tiers > 1)} ({count}){ratio}"
 
 
 def summary_lines(instance: Instance, p: Provisioning) -> list[str]:
-    """Headline lines: objective and status, time, cost, proven bound and gap, continuous bound, NICs, timing."""
+    """Headline lines: objective and status, time, cost, proven bound and gap, continuous bound,
+    NICs, timing."""
     lines = [
-        f"instance {instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions; "
+        f"instance {instance.name}: {instance.network.npus_total:,} NPUs, "
+        f"{instance.network.n_dims} dimensions; "
         f"catalog {p.catalog}; objective {p.objective}"
-        + (f"; time target {p.max_iteration_time_ns:,.1f} ns" if p.max_iteration_time_ns is not None else "")
+        + (
+            f"; time target {p.max_iteration_time_ns:,.1f} ns"
+            if p.max_iteration_time_ns is not None
+            else ""
+        )
         + (f"; budget ${p.max_cost_usd:,.0f}" if p.max_cost_usd is not None else "")
         + (f"; power budget {p.max_power_w:,.0f} W" if p.max_power_w is not None else ""),
         f"status: {p.status.value} ({p.message})",
@@ -69,41 +89,62 @@ def summary_lines(instance: Instance, p: Provisioning) -> list[str]:
         f"{_obj(p.objective_bound, p.objective_unit)}; relative gap {p.gap:.2e}",
     ]
     if p.continuous is not None:
-        lines.append(f"continuous optimum (fractional units, same bandwidth ranges): "
-                     f"{p.continuous.iteration_time_ns:,.1f} ns, a lower bound on every integer design's time; "
-                     f"the integer design is {p.continuous_gap:.2%} slower")
+        lines.append(
+            f"continuous optimum (fractional units, same bandwidth ranges): "
+            f"{p.continuous.iteration_time_ns:,.1f} ns, a lower bound on every integer "
+            "design's time; "
+            f"the integer design is {p.continuous_gap:.2%} slower"
+        )
     else:
         lines.append(f"continuous optimum: {p.continuous_note}")
     for o, dim in zip(p.design, instance.network.dims, strict=True):
         if o.kind == "nic":
-            lines.append(f"dimension {o.dim} ({dim.block} {dim.npus}, {dim.cost_class}) NICs: {_count(o)}, "
-                         f"{o.units_total:,} in the cluster; switches: {o.switches:,} x {o.switch.name} "
-                         f"({_fabric(o)})")
-    lines.append(f"solved in {p.solve_seconds * 1e3:.1f} ms ({p.milp_solves} MILP solves, {p.milp_seconds * 1e3:.1f} "
-                 f"ms; {p.extra.get('binaries', 0)} binaries); verified by the independent evaluator")
+            lines.append(
+                f"dimension {o.dim} ({dim.block} {dim.npus}, {dim.cost_class}) NICs: {_count(o)}, "
+                f"{o.units_total:,} in the cluster; switches: {o.switches:,} x {o.switch.name} "
+                f"({_fabric(o)})"
+            )
+    lines.append(
+        f"solved in {p.solve_seconds * 1e3:.1f} ms ({p.milp_solves} MILP solves, "
+        f"{p.milp_seconds * 1e3:.1f} "
+        f"ms; {p.extra.get('binaries', 0)} binaries); verified by the independent evaluator"
+    )
     lines += [f"note: {n}" for n in p.notes]
     return lines
 
 
 def design_table(instance: Instance, p: Provisioning) -> Table:
-    """Per dimension: the part, units per NPU, units and switches in the cluster, bandwidth, cost."""
+    """Per dimension: the part, units per NPU, units and switches in the cluster, bandwidth,
+    cost."""
     t = Table(title="Integer design", title_justify="left")
     for col in ("dim", "block", "part", "per NPU", "in cluster", "switches", "GB/s/NPU", "cost $"):
         t.add_column(col, justify="left" if col in ("block", "part", "switches") else "right",
                      no_wrap=col in ("block", "part"))
-    t.caption = ("part: link port (Ring, FullyConnected) or NIC (Switch); per NPU: parts on each NPU (shared by a "
-                 "node: the fraction, and parts per node); in cluster: parts in the whole cluster; switches: in the "
-                 "cluster, with the fabric tiers of each switch group (models in the bill of materials)")
+    t.caption = (
+        "part: link port (Ring, FullyConnected) or NIC (Switch); per NPU: parts on each NPU "
+        "(shared by a "
+        "node: the fraction, and parts per node); in cluster: parts in the whole cluster; "
+        "switches: in the "
+        "cluster, with the fabric tiers of each switch group (models in the bill of materials)"
+    )
     for o, dim in zip(p.design, instance.network.dims, strict=True):
         sw = "-" if o.switch is None else f"{o.switches:,}, {o.tiers} tier{'s' * (o.tiers > 1)}"
-        t.add_row(str(o.dim), f"{dim.block} {dim.npus}", o.part.name, _units_per_npu(o), f"{o.units_total:,}", sw,
-                  f"{o.bw_gbps:,.3f}", f"{o.cost_usd:,.0f}")
+        t.add_row(
+            str(o.dim),
+            f"{dim.block} {dim.npus}",
+            o.part.name,
+            _units_per_npu(o),
+            f"{o.units_total:,}",
+            sw,
+            f"{o.bw_gbps:,.3f}",
+            f"{o.cost_usd:,.0f}",
+        )
     return t
 
 
 def bom_table(p: Provisioning) -> Table:
-    """Bill of materials: one line per part, switch and optic, with quantity, unit price, cost and power, and the
-    totals."""
+    """Bill of materials: one line per part, switch and optic, with quantity, unit price, cost and
+    power, and the totals."""
     t = Table(title="Bill of materials (catalog prices and power)", title_justify="left")
     for col in ("dim", "kind", "item", "quantity", "unit $", "cost $", "unit W", "power W"):
         t.add_column(col, justify="left" if col in ("kind", "item") else "right")
@@ -112,91 +153,187 @@ def bom_table(p: Provisioning) -> Table:
         return "-" if x is None else format(x, fmt)
 
     for line in p.bom:
-        t.add_row(str(line.dim), line.kind, line.item, f"{line.quantity:,}", f"{line.unit_usd:,.2f}",
-                  f"{line.cost_usd:,.0f}", w(line.unit_watts, ",.1f"), w(line.watts, ",.0f"))
-    t.add_row("", Text("total", style="bold"), "", "", "", Text(f"{p.network_cost_usd:,.0f}", style="bold"), "",
-              Text(w(p.power_w, ",.0f"), style="bold"))
+        t.add_row(
+            str(line.dim),
+            line.kind,
+            line.item,
+            f"{line.quantity:,}",
+            f"{line.unit_usd:,.2f}",
+            f"{line.cost_usd:,.0f}",
+            w(line.unit_watts, ",.1f"),
+            w(line.watts, ",.0f"),
+        )
+    t.add_row(
+        "",
+        Text("total", style="bold"),
+        "",
+        "",
+        "",
+        Text(f"{p.network_cost_usd:,.0f}", style="bold"),
+        "",
+        Text(w(p.power_w, ",.0f"), style="bold"),
+    )
     return t
 
 
 def comparison_table(p: Provisioning) -> Table:
     """The exact design against the continuous optimum and its roundings to whole units."""
-    t = Table(title="Exact integer design vs the continuous optimum and its roundings", title_justify="left")
+    t = Table(
+        title="Exact integer design vs the continuous optimum and its roundings",
+        title_justify="left",
+    )
     for col in ("design", "GB/s per NPU", "time ms", "cost $", "objective", "exact saves"):
         t.add_column(col, justify="left" if col in ("design", "GB/s per NPU") else "right")
-    t.caption = ("continuous: fractional units (time is a lower bound; its cost is not a catalog cost); roundings: "
-                 "the continuous bandwidths rounded to whole units, best part per dimension; exact saves: "
-                 "(rounding - exact) / rounding on the objective")
+    t.caption = (
+        "continuous: fractional units (time is a lower bound; its cost is not a catalog "
+        "cost); roundings: "
+        "the continuous bandwidths rounded to whole units, best part per dimension; exact saves: "
+        "(rounding - exact) / rounding on the objective"
+    )
 
     def bw(values) -> str:
         return ", ".join(f"{x:,.4g}" for x in values)
 
-    t.add_row("exact (this design)", bw(p.bw_gbps), f"{p.iteration_time_ns / 1e6:,.4f}", f"{p.network_cost_usd:,.0f}",
-              _obj(p.objective_value, p.objective_unit), "-")
+    t.add_row(
+        "exact (this design)",
+        bw(p.bw_gbps),
+        f"{p.iteration_time_ns / 1e6:,.4f}",
+        f"{p.network_cost_usd:,.0f}",
+        _obj(p.objective_value, p.objective_unit),
+        "-",
+    )
     if p.continuous is not None:
-        t.add_row("continuous optimum", bw(p.continuous.bw_gbps), f"{p.continuous.iteration_time_ns / 1e6:,.4f}", "-",
-                  "-", "-")
+        t.add_row(
+            "continuous optimum",
+            bw(p.continuous.bw_gbps),
+            f"{p.continuous.iteration_time_ns / 1e6:,.4f}",
+            "-",
+            "-",
+            "-",
+        )
     for r in p.roundings:
         if not r.feasible:
             t.add_row(f"round {r.name}", "none feasible", "-", "-", "-", "-")
             continue
-        t.add_row(f"round {r.name}", bw(r.bw_gbps), f"{r.iteration_time_ns / 1e6:,.4f}", f"{r.network_cost_usd:,.0f}",
-                  _obj(r.objective_value, p.objective_unit), f"{r.saving:.2%}")
+        t.add_row(
+            f"round {r.name}",
+            bw(r.bw_gbps),
+            f"{r.iteration_time_ns / 1e6:,.4f}",
+            f"{r.network_cost_usd:,.0f}",
+            _obj(r.objective_value, p.objective_unit),
+            f"{r.saving:.2%}",
+        )
     return t
 
 
 def tradeoff_table(tr: Any) -> Table:
-    """The non-dominated time-cost-power designs of :func:`hieropt.solvers.tradeoff.provision_tradeoff`."""
-    t = Table(title=f"Time-cost-power trade-off (epsilon-constraint, {tr.grid[0]} x {tr.grid[1]} cost x power levels; "
-              f"{len(tr.points)} non-dominated designs)", title_justify="left")
+    """The non-dominated time-cost-power designs of
+    :func:`hieropt.solvers.tradeoff.provision_tradeoff`."""
+    t = Table(
+        title=f"Time-cost-power trade-off (epsilon-constraint, {tr.grid[0]} x {tr.grid[1]} cost x "
+        "power levels; "
+        f"{len(tr.points)} non-dominated designs)",
+        title_justify="left",
+    )
     for col in ("time ms", "cost $", "power W", "GB/s per NPU", "design"):
         t.add_column(col, justify="left" if col in ("GB/s per NPU", "design") else "right")
-    t.caption = "each design is the fastest whole-part design within its cost and power level (an exact MILP)"
+    t.caption = (
+        "each design is the fastest whole-part design within its cost and power level (an exact "
+        "MILP)"
+    )
     for q in tr.points:
-        t.add_row(f"{q.iteration_time_ns / 1e6:,.4f}", f"{q.network_cost_usd:,.0f}", f"{q.power_w:,.0f}",
-                  ", ".join(f"{o.bw_gbps:,.4g}" for o in q.design), "; ".join(o.label() for o in q.design))
+        t.add_row(
+            f"{q.iteration_time_ns / 1e6:,.4f}",
+            f"{q.network_cost_usd:,.0f}",
+            f"{q.power_w:,.0f}",
+            ", ".join(f"{o.bw_gbps:,.4g}" for o in q.design),
+            "; ".join(o.label() for o in q.design),
+        )
     return t
 
 
 def tradeoff_dict(tr: Any) -> dict[str, Any]:
     """JSON-ready trade-off (times ns, cost $, power W)."""
-    return {"grid": list(tr.grid), "solves": tr.solves, "solve_seconds": tr.solve_seconds,
-            "points": [{"iteration_time_ns": q.iteration_time_ns, "network_cost_usd": q.network_cost_usd,
-                        "power_w": q.power_w, "max_cost_usd": q.max_cost_usd, "max_power_w": q.max_power_w,
-                        "gap": gap_or_none(q.gap), "design": [_option_dict(o) for o in q.design]} for q in tr.points]}
+    return {
+        "grid": list(tr.grid),
+        "solves": tr.solves,
+        "solve_seconds": tr.solve_seconds,
+        "points": [
+            {
+                "iteration_time_ns": q.iteration_time_ns,
+                "network_cost_usd": q.network_cost_usd,
+                "power_w": q.power_w,
+                "max_cost_usd": q.max_cost_usd,
+                "max_power_w": q.max_power_w,
+                "gap": gap_or_none(q.gap),
+                "design": [_option_dict(o) for o in q.design],
+            }
+            for q in tr.points
+        ],
+    }
 
 
 def rounding_lines(p: Provisioning) -> list[str]:
     """One line per rounding: how it was made, and whether it is feasible."""
     out = []
     for r in p.roundings:
-        state = "feasible" if r.feasible else "no feasible rounding (constraints, time target or budget violated)"
+        state = (
+            "feasible"
+            if r.feasible
+            else "no feasible rounding (constraints, time target or budget violated)"
+        )
         out.append(f"round {r.name}: {r.description}: {state}")
     return out
 
 
 def _option_dict(o: Option) -> dict[str, Any]:
     return {
-        "dim": o.dim, "kind": o.kind, "part": o.part.name, "unit_gbps": o.part.unit_gbps, "units": o.units,
-        "units_per": o.part.per, "node_npus": o.part.share, "units_per_npu": o.units_per_npu,
-        "units_total": o.units_total, "bw_gbps": o.bw_gbps,
-        "switch": None if o.switch is None else o.switch.name, "switches_total": o.switches, "switch_tiers": o.tiers,
-        "switch_groups": o.groups, "ports_per_group": o.ports_per_group, "cost_usd": o.cost_usd,
-        "power_w": o.power_w, "placement": o.placement or None, "oversubscription": list(o.oversubscription),
+        "dim": o.dim,
+        "kind": o.kind,
+        "part": o.part.name,
+        "unit_gbps": o.part.unit_gbps,
+        "units": o.units,
+        "units_per": o.part.per,
+        "node_npus": o.part.share,
+        "units_per_npu": o.units_per_npu,
+        "units_total": o.units_total,
+        "bw_gbps": o.bw_gbps,
+        "switch": None if o.switch is None else o.switch.name,
+        "switches_total": o.switches,
+        "switch_tiers": o.tiers,
+        "switch_groups": o.groups,
+        "ports_per_group": o.ports_per_group,
+        "cost_usd": o.cost_usd,
+        "power_w": o.power_w,
+        "placement": o.placement or None,
+        "oversubscription": list(o.oversubscription),
         "bandwidth_factor": o.bandwidth_factor,
-        "fabric": None if o.fabric is None else [
-            {"copies": n, "endpoints": tr.endpoints, "rails": tr.rails,
-             "switches_per_tier": [x.switches for x in tr.tiers], "port_splits": [list(sp) for sp in tr.splits],
-             "links_per_level": list(tr.links)}
-            for tr, n in o.fabric.trees],
+        "fabric": None
+        if o.fabric is None
+        else [
+            {
+                "copies": n,
+                "endpoints": tr.endpoints,
+                "rails": tr.rails,
+                "switches_per_tier": [x.switches for x in tr.tiers],
+                "port_splits": [list(sp) for sp in tr.splits],
+                "links_per_level": list(tr.links),
+            }
+            for tr, n in o.fabric.trees
+        ],
     }
 
 
 def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
     """JSON-ready provisioning result (units in the keys)."""
     return {
-        "units": {"bw": "GB/s per NPU per dimension, per direction (1 GB = 1e9 bytes)", "time": "ns", "cost": "USD",
-                  "power": "W", "objective": p.objective_unit},
+        "units": {
+            "bw": "GB/s per NPU per dimension, per direction (1 GB = 1e9 bytes)",
+            "time": "ns",
+            "cost": "USD",
+            "power": "W",
+            "objective": p.objective_unit,
+        },
         "instance": instance.name,
         "catalog": p.catalog,
         "status": p.status.value,
@@ -213,17 +350,41 @@ def provision_dict(instance: Instance, p: Provisioning) -> dict[str, Any]:
         "power_w": p.power_w,
         "bw_gbps_per_dim": [float(x) for x in p.bw_gbps],
         "design": [_option_dict(o) for o in p.design],
-        "bom": [{"dim": b.dim, "kind": b.kind, "item": b.item, "quantity": b.quantity, "unit_usd": b.unit_usd,
-                 "cost_usd": b.cost_usd, "unit_watts": b.unit_watts, "watts": b.watts} for b in p.bom],
-        "continuous": None if p.continuous is None else {
+        "bom": [
+            {
+                "dim": b.dim,
+                "kind": b.kind,
+                "item": b.item,
+                "quantity": b.quantity,
+                "unit_usd": b.unit_usd,
+                "cost_usd": b.cost_usd,
+                "unit_watts": b.unit_watts,
+                "watts": b.watts,
+            }
+            for b in p.bom
+        ],
+        "continuous": None
+        if p.continuous is None
+        else {
             "bw_gbps_per_dim": [float(x) for x in p.continuous.bw_gbps],
-            "iteration_time_ns": p.continuous.iteration_time_ns, "gap": gap_or_none(p.continuous.gap),
-            "integer_premium": p.continuous_gap},
+            "iteration_time_ns": p.continuous.iteration_time_ns,
+            "gap": gap_or_none(p.continuous.gap),
+            "integer_premium": p.continuous_gap,
+        },
         "continuous_note": p.continuous_note,
-        "roundings": [{"name": r.name, "description": r.description, "feasible": r.feasible,
-                       "bw_gbps_per_dim": None if r.bw_gbps is None else [float(x) for x in r.bw_gbps],
-                       "iteration_time_ns": r.iteration_time_ns, "network_cost_usd": r.network_cost_usd,
-                       "objective_value": r.objective_value, "saving": r.saving} for r in p.roundings],
+        "roundings": [
+            {
+                "name": r.name,
+                "description": r.description,
+                "feasible": r.feasible,
+                "bw_gbps_per_dim": None if r.bw_gbps is None else [float(x) for x in r.bw_gbps],
+                "iteration_time_ns": r.iteration_time_ns,
+                "network_cost_usd": r.network_cost_usd,
+                "objective_value": r.objective_value,
+                "saving": r.saving,
+            }
+            for r in p.roundings
+        ],
         "options_per_dim": list(p.options),
         "milp_solves": p.milp_solves,
         "milp_seconds": p.milp_seconds,

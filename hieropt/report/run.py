@@ -1,5 +1,5 @@
-"""The buyer's figures of one design as text lines (:class:`hieropt.model.run.RunFigures`): tokens/s, MFU, days,
-MW, MWh and $ per run, one unit per quantity. Returns values; never prints."""
+"""The buyer's figures of one design as text lines (:class:`hieropt.model.run.RunFigures`):
+tokens/s, MFU, days, MW, MWh and $ per run, one unit per quantity. Returns values; never prints."""
 
 from __future__ import annotations
 
@@ -16,7 +16,11 @@ def fmt_money(usd: float | None) -> str:
         return "-"
     for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if abs(usd) >= size:
-            return f"${usd / size:,.3g}{suffix}" if abs(usd) < 1000 * size else f"${usd / size:,.0f}{suffix}"
+            return (
+                f"${usd / size:,.3g}{suffix}"
+                if abs(usd) < 1000 * size
+                else f"${usd / size:,.0f}{suffix}"
+            )
     return f"${usd:,.0f}"
 
 
@@ -29,16 +33,19 @@ def fmt_tokens(n: float) -> str:
 
 
 def run_lines(fig: RunFigures | None) -> list[str]:
-    """Lines of the buyer's figures: throughput and MFU, the run (days, MW, MWh, $), the cluster's cost, and what
-    is unknown. Empty for None."""
+    """Lines of the buyer's figures: throughput and MFU, the run (days, MW, MWh, $), the cluster's
+    cost, and what is unknown. Empty for None."""
     if fig is None:
         return []
     lines = []
     if fig.mfu is not None:
         hfu = f"; HFU {fig.hfu:.1%} with recompute" if fig.hfu is not None else ""
-        lines.append(f"training: {fig.tokens_per_iteration:,.0f} tokens per iteration, {fig.tokens_per_s:,.0f} "
-                     f"tokens/s; MFU {fig.mfu:.1%} ({fig.model_flops_per_iteration:.4g} model FLOPs per "
-                     f"iteration){hfu}")
+        lines.append(
+            f"training: {fig.tokens_per_iteration:,.0f} tokens per iteration, "
+            f"{fig.tokens_per_s:,.0f} "
+            f"tokens/s; MFU {fig.mfu:.1%} ({fig.model_flops_per_iteration:.4g} model FLOPs per "
+            f"iteration){hfu}"
+        )
     run = []
     if fig.time_to_train_days is not None:
         run.append(f"{fig.time_to_train_days:,.1f} days")
@@ -52,7 +59,9 @@ def run_lines(fig: RunFigures | None) -> list[str]:
     if fig.power_mw is not None:
         cluster.append(f"{fig.power_mw:,.2f} MW (with PUE)")
     if fig.capex_usd is not None:
-        cluster.append(f"capex {fmt_money(fig.capex_usd)} (network {fmt_money(fig.network_capex_usd)})")
+        cluster.append(
+            f"capex {fmt_money(fig.capex_usd)} (network {fmt_money(fig.network_capex_usd)})"
+        )
     if fig.cost_per_hour_usd is not None:
         cluster.append(f"{fmt_money(fig.cost_per_hour_usd)} per hour")
     if cluster:
@@ -64,9 +73,10 @@ def run_lines(fig: RunFigures | None) -> list[str]:
 
 
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
-    """The buyer's figures of a co-design search's best candidate (:class:`hieropt.studies.codesign.search.
-    Codesign`): its plan's tokens and FLOPs, its iteration time and network cost, ``tokens`` (the run's token
-    budget), the space's ``cluster`` if it has one. None without a best candidate."""
+    """The buyer's figures of a co-design search's best candidate
+    (:class:`hieropt.studies.codesign.search. Codesign`): its plan's tokens and FLOPs, its iteration
+    time and network cost, ``tokens`` (the run's token budget), the space's ``cluster`` if it has
+    one. None without a best candidate."""
     best = result.best
     if best is None:
         return None
@@ -81,7 +91,8 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
 
 @dataclass(frozen=True)
 class BuyerScale:
-    """What turns a marginal time per GB/s per NPU into the buyer's units (:func:`bandwidth_effect`).
+    """What turns a marginal time per GB/s per NPU into the buyer's units
+    (:func:`bandwidth_effect`).
 
     Attributes:
         npus: N (1 GB/s per NPU is N GB/s of the cluster's capacity).
@@ -106,17 +117,26 @@ def buyer_scale(instance: Any, sol: Any) -> BuyerScale:
     from ..model.run import cost_rate
 
     fig = sol.run
-    rate = None if instance.cluster is None else cost_rate(instance.cluster, instance.network.npus_total)
-    return BuyerScale(instance.network.npus_total, fig.iterations_per_run if fig is not None else None,
-                      sol.iteration_time_ns, None if rate is None else rate.usd_per_h(sol.network_cost_usd),
-                      0.0 if rate is None else rate.per_network_usd,
-                      tuple(float(x) for x in cluster_cost_usd_per_gbps(instance)))
+    rate = (
+        None
+        if instance.cluster is None
+        else cost_rate(instance.cluster, instance.network.npus_total)
+    )
+    return BuyerScale(
+        instance.network.npus_total,
+        fig.iterations_per_run if fig is not None else None,
+        sol.iteration_time_ns,
+        None if rate is None else rate.usd_per_h(sol.network_cost_usd),
+        0.0 if rate is None else rate.per_network_usd,
+        tuple(float(x) for x in cluster_cost_usd_per_gbps(instance)),
+    )
 
 
 def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> str:
-    """The effect of 1 GB/s more per NPU on dimension ``d`` whose marginal time is ``ns_per_gbps`` (ns per
-    iteration per GB/s, < 0 saves), in the buyer's units: the cluster's capacity it adds, days per run and $ per
-    run (d(run $)/dB_d = I / 3.6e12 x (dT/dB_d x rate + T x N u_d / H)); "" without a scale."""
+    """The effect of 1 GB/s more per NPU on dimension ``d`` whose marginal time is ``ns_per_gbps``
+    (ns per iteration per GB/s, < 0 saves), in the buyer's units: the cluster's capacity it adds,
+    days per run and $ per run (d(run $)/dB_d = I / 3.6e12 x (dT/dB_d x rate + T x N u_d / H)); ""
+    without a scale."""
     if scale is None:
         return ""
     cap = scale.npus
@@ -125,8 +145,14 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
         days = ns_per_gbps * scale.iterations / 86400e9
         parts.append(f"{'saves' if days < 0 else 'costs'} {abs(days):,.4g} days per run")
         if scale.usd_per_h is not None:
-            usd = scale.iterations / 3.6e12 * (ns_per_gbps * scale.usd_per_h + scale.iteration_ns
-                                               * scale.price_usd_per_gbps[d] * scale.per_network_usd)
+            usd = (
+                scale.iterations
+                / 3.6e12
+                * (
+                    ns_per_gbps * scale.usd_per_h
+                    + scale.iteration_ns * scale.price_usd_per_gbps[d] * scale.per_network_usd
+                )
+            )
             parts.append(f"{'saves' if usd < 0 else 'costs'} {fmt_money(abs(usd))} per run")
     return " (" + "; ".join(parts) + ")"
 

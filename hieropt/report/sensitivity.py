@@ -1,10 +1,12 @@
-"""Presentation of the sensitivity of an optimum (:class:`hieropt.result.Sensitivity`): lines and a JSON dict.
+"""Presentation of the sensitivity of an optimum (:class:`hieropt.result.Sensitivity`): lines and a
+JSON dict.
 
-Lines read "1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s across the cluster;
-saves 0.0827 days per run; saves $12.3k per run)" (performance; days and $ with a token budget and a [cluster]),
-"... saves $227,537" (min_cost); a
-constraint "+1 on the right-hand side of 'sum(bw) == 500' saves 0.5727 ms"; the budget "$1 more saves 35.58 ns per
-iteration; the budget row is worth $28,102 per ms"; at kinks both one-sided values. Returns values; never prints.
+Lines read "1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s
+across the cluster; saves 0.0827 days per run; saves $12.3k per run)" (performance; days and $ with
+a token budget and a [cluster]), "... saves $227,537" (min_cost); a
+constraint "+1 on the right-hand side of 'sum(bw) == 500' saves 0.5727 ms"; the budget "$1 more
+saves 35.58 ns per iteration; the budget row is worth $28,102 per ms"; at kinks both one-sided
+values. Returns values; never prints.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ __all__ = ["sensitivity_lines", "sensitivity_dict"]
 
 
 def _amount(v: float, unit: str) -> str:
-    """A change of the objective, always positive: '8.341 ms', '35.58 ns', '$227,537', '1.2e+15 ns*$'."""
+    """A change of the objective, always positive: '8.341 ms', '35.58 ns', '$227,537', '1.2e+15
+    ns*$'."""
     a = abs(v)
     if unit == "ns":
         return f"{a / 1e6:,.4g} ms" if a >= 1e5 else f"{a:,.4g} ns"
@@ -47,7 +50,10 @@ def _range(m: Marginal, what: str, unit: str) -> str:
     if not m.binding:
         return f" (stays not binding for {what} in [{lo_s}, {hi_s}])"
     if lo == hi:  # not even the smallest step (1 % of the parameter) kept it within 10 %
-        return f" (only at {what} = {lo_s}{unit}: it changes by more than 10 % within 1 % of its scale)"
+        return (
+            f" (only at {what} = {lo_s}{unit}: it changes by more than 10 % within 1 % of its "
+            "scale)"
+        )
     return f" (within 10 % for {what} in [{lo_s}, {hi_s}]{unit})"
 
 
@@ -61,33 +67,51 @@ def _line(m: Marginal, value_unit: str, scale: BuyerScale | None = None) -> str:
         head = f"+1 on the right-hand side of {m.name.removeprefix('constraint ')}"
         up, down, what, unit = "+1", "-1", "its right-hand side", ""
     elif m.kind == "bound":
-        head, up, down, what, unit = f"+1 GB/s on the {m.name}", "+1 GB/s", "-1 GB/s", "the bound", " GB/s"
+        head, up, down, what, unit = (
+            f"+1 GB/s on the {m.name}",
+            "+1 GB/s",
+            "-1 GB/s",
+            "the bound",
+            " GB/s",
+        )
     elif m.kind == "budget":
         head, up, down, what, unit = "budget: $1 more", "$1 more", "$1 less", "budgets", ""
     else:
-        head, up, down, what, unit = "time target: 1 ns more", "1 ns more", "1 ns less", "targets", ""
+        head, up, down, what, unit = (
+            "time target: 1 ns more",
+            "1 ns more",
+            "1 ns less",
+            "targets",
+            "",
+        )
         per_it = False
     if not m.binding:
         return f"{m.name}: not binding (marginal value 0){_range(m, what, unit)}"
     if m.value is None and m.increase is None and m.decrease is None:
-        return f"{m.name}: pins the optimum (any change of {what}, either way, is infeasible: other rows fix it too)"
+        return (
+            f"{m.name}: pins the optimum (any change of {what}, either way, is infeasible: "
+            "other rows fix it too)"
+        )
     if m.value is not None:
         text = f"{head} {_effect(m.value, value_unit, per_it)}"
         if m.kind == "bandwidth" and value_unit == "ns" and m.value != 0:
             text += bandwidth_effect(scale, int(d), m.value)
     else:
-        text = (f"{m.name}: {up} {_effect(m.increase, value_unit, per_it)}; {down} "
-                f"{_effect(None if m.decrease is None else -m.decrease, value_unit, per_it)} (a kink: the two sides "
-                "differ)")
+        text = (
+            f"{m.name}: {up} {_effect(m.increase, value_unit, per_it)}; {down} "
+            f"{_effect(None if m.decrease is None else -m.decrease, value_unit, per_it)} (a "
+            "kink: the two sides "
+            "differ)"
+        )
     if m.kind == "time_target" and m.value is not None:
         text = f"time target: 1 ms more {_effect(m.value * 1e6, value_unit, False)}"
     return text + _range(m, what, unit)
 
 
 def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None) -> list[str]:
-    """One line per parameter, then the $ per ms of the time-cost front; [] without a sensitivity. ``scale``: the
-    buyer's units of each dimension's bandwidth (:func:`hieropt.report.run.buyer_scale`: the cluster's capacity,
-    days and $ per run)."""
+    """One line per parameter, then the $ per ms of the time-cost front; [] without a sensitivity.
+    ``scale``: the buyer's units of each dimension's bandwidth
+    (:func:`hieropt.report.run.buyer_scale`: the cluster's capacity, days and $ per run)."""
     if sens is None:
         return []
     out = [f"sensitivity of the optimal {'time' if sens.value_unit == 'ns' else 'value'} "
@@ -97,7 +121,8 @@ def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None)
     if sens.usd_per_ms is not None:
         row = "the budget row is worth" if budget is not None else "time-cost front:"
         usd = sens.usd_per_ms
-        money = f"{usd:,.0f}" if usd >= 1000 else f"{usd:.4g}"  # (a budget a hair above the cheapest: $1e-5 per ms)
+        # (a budget a hair above the cheapest: $1e-5 per ms)
+        money = f"{usd:,.0f}" if usd >= 1000 else f"{usd:.4g}"
         out.append(f"  {row} ${money} per ms ({sens.usd_per_ms_note})")
     else:
         out.append(f"  time-cost front: {sens.usd_per_ms_note}")

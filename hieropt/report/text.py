@@ -1,4 +1,5 @@
-"""Presentation: rich tables and JSON-ready dicts of solutions and breakdowns. Returns values; never prints."""
+"""Presentation: rich tables and JSON-ready dicts of solutions and breakdowns. Returns values; never
+prints."""
 
 from __future__ import annotations
 
@@ -16,13 +17,29 @@ from .common import fmt_ms
 
 
 def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
-    """Per-dimension table: building block, NPUs, bandwidth, traffic, busy time, utilisation, cost."""
+    """Per-dimension table: building block, NPUs, bandwidth, traffic, busy time, utilisation,
+    cost."""
     t = Table(title=title, title_justify="left")
-    for col in ("dim", "block", "NPUs", "class", "GB/s/NPU", "GB sent", "busy ms", "util", "slowest ms", "cost $"):
+    for col in (
+        "dim",
+        "block",
+        "NPUs",
+        "class",
+        "GB/s/NPU",
+        "GB sent",
+        "busy ms",
+        "util",
+        "slowest ms",
+        "cost $",
+    ):
         t.add_column(col, justify="left" if col in ("block", "class") else "right")
-    t.caption = ("GB/s/NPU: per-NPU bandwidth; GB sent: bytes each NPU sends on the dimension per iteration; busy: "
-                 "time the dimension transmits; util: busy / iteration time; slowest: collective time during which "
-                 "it is the slowest dimension")
+    t.caption = (
+        "GB/s/NPU: per-NPU bandwidth; GB sent: bytes each NPU sends on the dimension per "
+        "iteration; busy: "
+        "time the dimension transmits; util: busy / iteration time; slowest: collective "
+        "time during which "
+        "it is the slowest dimension"
+    )
     for d, dim in enumerate(instance.network.dims):
         t.add_row(str(d), dim.block, str(dim.npus), dim.cost_class, f"{bd.bw_gbps[d]:,.3f}",
                   f"{bd.bytes_per_dim[d] / 1e9:,.4f}", fmt_ms(bd.busy_ns_per_dim[d]),
@@ -32,9 +49,10 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
 
 
 def time_table(bd: Breakdown, loop: str = "no_overlap") -> Table:
-    """Iteration time split into compute and per-phase communication (ms). Under loops that overlap or repeat
-    collectives (pipeline bubbles, overlap streams) the per-phase rows are the collective time issued per
-    iteration, and the exposed communication (iteration - compute) is its own row."""
+    """Iteration time split into compute and per-phase communication (ms). Under loops that overlap
+    or repeat collectives (pipeline bubbles, overlap streams) the per-phase rows are the collective
+    time issued per iteration, and the exposed communication (iteration - compute) is its own
+    row."""
     t = Table(title=f"Iteration time ({loop})", title_justify="left")
     t.add_column("part")
     t.add_column("time (ms)", justify="right")
@@ -43,7 +61,9 @@ def time_table(bd: Breakdown, loop: str = "no_overlap") -> Table:
     issued = sum(bd.communication_by_phase_ns.values())
     exposed_row = abs(issued - bd.communication_ns) > 1e-9 * max(T, 1.0)
     label = "issued in" if exposed_row else "communication:"
-    rows = [("compute", bd.compute_ns)] + [(f"{label} {p}", v) for p, v in bd.communication_by_phase_ns.items()]
+    rows = [("compute", bd.compute_ns)] + [
+        (f"{label} {p}", v) for p, v in bd.communication_by_phase_ns.items()
+    ]
     if exposed_row:
         rows.append(("exposed communication", bd.communication_ns))
     for name, v in rows:
@@ -55,62 +75,95 @@ def time_table(bd: Breakdown, loop: str = "no_overlap") -> Table:
 def summary_lines(instance: Instance, sol: Solution) -> list[str]:
     """Headline lines: status, time with proven bound and gap, cost, solve statistics, notes."""
     lines = [
-        f"instance {instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} dimensions, "
+        f"instance {instance.name}: {instance.network.npus_total:,} NPUs, "
+        f"{instance.network.n_dims} dimensions, "
         f"objective {sol.objective}, loop {instance.training_loop}",
         f"status: {sol.status.value} ({sol.message})",
-        (f"weighted iteration time (sum over {len(instance.jobs)} workloads of weight x time; per workload below): "
-         if len(instance.jobs) > 1 else "iteration time: ")
+        (
+            f"weighted iteration time (sum over {len(instance.jobs)} workloads of weight x "
+            "time; per workload below): "
+            if len(instance.jobs) > 1
+            else "iteration time: "
+        )
         + f"{sol.iteration_time_ns:,.1f} ns ({sol.iteration_time_ns / 1e6:,.6f} ms)"
-        + (f"; proven lower bound {sol.lower_bound_ns:,.1f} ns" if sol.lower_bound_ns is not None else ""),
+        + (
+            f"; proven lower bound {sol.lower_bound_ns:,.1f} ns"
+            if sol.lower_bound_ns is not None
+            else ""
+        ),
         f"network cost: ${sol.network_cost_usd:,.0f}",
     ]
     mp = instance.mapping
     lines.insert(1, f"mapping (group size per dimension): forward {list(mp.forward)}, input_grad "
                  f"{list(mp.input_grad)}, weight_grad {list(mp.weight_grad)}"
                  + (f" — {instance.mapping_note}" if instance.mapping_note else ""))
-    if sol.objective == "min_run_cost":  # (the $ of one training run, or of one iteration without a token budget)
+    # (the $ of one training run, or of one iteration without a token budget)
+    if sol.objective == "min_run_cost":
         per = sol.extra.get("run_cost_per", "run")
-        lines.append(f"objective min_run_cost: ${sol.objective_value:,.0f} per {per}; proven lower bound "
-                     f"${sol.objective_bound:,.0f} (fixed cost ${sol.extra.get('fixed_cost_usd', 0):,.0f} in "
-                     "network-capex dollars)")
+        lines.append(
+            f"objective min_run_cost: ${sol.objective_value:,.0f} per {per}; proven lower bound "
+            f"${sol.objective_bound:,.0f} (fixed cost "
+            f"${sol.extra.get('fixed_cost_usd', 0):,.0f} in "
+            "network-capex dollars)"
+        )
     elif sol.objective != "performance":
-        unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)"}[sol.objective_unit]
-        lines.append(f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
-                     f"{sol.objective_bound:.10g} {unit}")
+        unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)"}[
+            sol.objective_unit
+        ]
+        lines.append(
+            f"objective {sol.objective}: {sol.objective_value:.10g} {unit}; proven lower bound "
+            f"{sol.objective_bound:.10g} {unit}"
+        )
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
         lo, hi = sol.extra["kappa_range_usd"]
-        lines.append(f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} LPs, costs "
-                     f"searched within ${lo:,.6g} .. ${hi:,.6g}")
-    lines.append(f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, {sol.extra.get('cuts', 0)} cuts, "
-                 f"{sol.extra.get('collectives', 0)} collectives aggregated into {sol.extra.get('terms', 0)} terms; "
-                 "verified by the independent evaluator")
+        lines.append(
+            f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} "
+            "LPs, costs "
+            f"searched within ${lo:,.6g} .. ${hi:,.6g}"
+        )
+    lines.append(
+        f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, "
+        f"{sol.extra.get('cuts', 0)} cuts, "
+        f"{sol.extra.get('collectives', 0)} collectives aggregated into "
+        f"{sol.extra.get('terms', 0)} terms; "
+        "verified by the independent evaluator"
+    )
     lines += stage_lines(sol.breakdown)
     lines += [f"note: {n}" for n in sol.notes]
     return lines
 
 
 def stage_lines(bd: Breakdown) -> list[str]:
-    """A pipelined workload's stage times at the bandwidths (none for a workload of one stage): the iteration time
-    is the slowest stage's, and the breakdown below is that stage's."""
+    """A pipelined workload's stage times at the bandwidths (none for a workload of one stage): the
+    iteration time is the slowest stage's, and the breakdown below is that stage's."""
     if not bd.stage_times_ns:
         return []
     slowest = bd.slowest_stage
-    return [f"pipeline stages (the iteration time is the slowest's; the breakdown below is {slowest}'s): "
-            + ", ".join(f"{name} {fmt_ms(t)} ms" for name, t in bd.stage_times_ns.items())]
+    return [
+        "pipeline stages (the iteration time is the slowest's; the breakdown below is "
+        f"{slowest}'s): "
+        + ", ".join(f"{name} {fmt_ms(t)} ms" for name, t in bd.stage_times_ns.items())
+    ]
 
 
 def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
-    """Headline lines of an evaluation, including any violated design constraint; with several workloads the
-    weighted sum is labelled as such and each workload's own iteration time follows."""
+    """Headline lines of an evaluation, including any violated design constraint; with several
+    workloads the weighted sum is labelled as such and each workload's own iteration time
+    follows."""
     jobs = instance.jobs
-    head = (f"weighted iteration time (sum over {len(jobs)} workloads of weight x time): " if len(jobs) > 1
-            else "iteration time: ")
+    head = (
+        f"weighted iteration time (sum over {len(jobs)} workloads of weight x time): "
+        if len(jobs) > 1
+        else "iteration time: "
+    )
     lines = [f"{head}{bd.iteration_time_ns:,.1f} ns ({bd.iteration_time_ns / 1e6:,.6f} ms)"]
     if len(jobs) > 1:
         for job, t in zip(jobs, bd.iteration_time_by_workload_ns.values(), strict=True):
-            lines.append(f"  {job.workload.name} (weight {job.weight:.8g}): iteration time {t:,.1f} ns "
-                         f"({t / 1e6:,.6f} ms)")
+            lines.append(
+                f"  {job.workload.name} (weight {job.weight:.8g}): iteration time {t:,.1f} ns "
+                f"({t / 1e6:,.6f} ms)"
+            )
     lines.append(f"network cost: ${bd.network_cost_usd:,.0f}")
     lines += stage_lines(bd)
     lines += [f"warning: {w}" for w in constraint_warnings(instance, bd.bw_gbps)]
@@ -118,24 +171,29 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
 
 
 def constraint_warnings(instance: Instance, bw_gbps: Any) -> list[str]:
-    """One warning per design constraint or bound of ``instance`` that the allocation ``bw_gbps`` (GB/s per NPU,
-    one per dimension) violates (:func:`hieropt.verify.constraint_violations`): what ``evaluate`` prints, and
-    ``export --bw`` for the allocation it writes."""
+    """One warning per design constraint or bound of ``instance`` that the allocation ``bw_gbps``
+    (GB/s per NPU, one per dimension) violates (:func:`hieropt.verify.constraint_violations`): what
+    ``evaluate`` prints, and ``export --bw`` for the allocation it writes."""
     return [f"violates design constraint {text} (relative violation {v:.3g})"
             for text, v in constraint_violations(instance, bw_gbps)]
 
 
 FRONT_ROWS = 200
-"""The front's table shows at most this many points (evenly spaced, both ends included); ``--csv`` / ``--json``
-hold every point (a terminal table of 100,000 rows took longer to draw than the front to solve)."""
+"""The front's table shows at most this many points (evenly spaced, both ends included); ``--csv`` /
+``--json`` hold every point (a terminal table of 100,000 rows took longer to draw than the front to
+solve)."""
 
 
 def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> Table:
-    """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension; of a front of
-    more than ``max_rows`` points, ``max_rows`` evenly spaced ones (the first and the last among them), numbered as
-    in the full front, and a caption saying so."""
+    """Table of the Pareto front: budget, cost, iteration time, gap and bandwidth per dimension; of
+    a front of more than ``max_rows`` points, ``max_rows`` evenly spaced ones (the first and the
+    last among them), numbered as in the full front, and a caption saying so."""
     n = len(front.points)
-    shown = range(n) if n <= max_rows else sorted({round(k * (n - 1) / (max_rows - 1)) for k in range(max_rows)})
+    shown = (
+        range(n)
+        if n <= max_rows
+        else sorted({round(k * (n - 1) / (max_rows - 1)) for k in range(max_rows)})
+    )
     some = f", {len(shown)} of them shown: --csv or --json has every point" if n > max_rows else ""
     t = Table(title=f"Time-cost Pareto front ({n} budgets, each point proven optimal{some})",
               title_justify="left")
@@ -150,30 +208,51 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         t.add_column("days", justify="right")
     if dollars:
         t.add_column("$ per run", justify="right")
-    t.caption = ("$ per ms: the budget row's dual at that point, what one more ms of iteration time saved costs "
-                 "(-: the budget does not bind, or the point is a hair above the cheapest network, solved without "
-                 "that row)")
+    t.caption = (
+        "$ per ms: the budget row's dual at that point, what one more ms of iteration time "
+        "saved costs "
+        "(-: the budget does not bind, or the point is a hair above the cheapest network, "
+        "solved without "
+        "that row)"
+    )
     for i in shown:
         p = front.points[i]
-        t.add_row(str(i + 1), f"{p.budget_usd:,.0f}", f"{p.network_cost_usd:,.0f}", fmt_ms(p.iteration_time_ns),
-                  f"{p.gap:.1e}", "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
-                  *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw),
-                  *([f"{runs[i].time_to_train_days:,.2f}"] if days else []),
-                  *([f"{runs[i].run_cost_usd:,.0f}"] if dollars else []))
+        t.add_row(
+            str(i + 1),
+            f"{p.budget_usd:,.0f}",
+            f"{p.network_cost_usd:,.0f}",
+            fmt_ms(p.iteration_time_ns),
+            f"{p.gap:.1e}",
+            "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
+            *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw),
+            *([f"{runs[i].time_to_train_days:,.2f}"] if days else []),
+            *([f"{runs[i].run_cost_usd:,.0f}"] if dollars else []),
+        )
     return t
 
 
 def front_lines(front: Any) -> list[str]:
     """The marked optima, notes and timing of a front."""
     f = front.fastest
-    lines = [] if f is None else [
-        f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at ${f.network_cost_usd:,.0f}"]
+    lines = (
+        []
+        if f is None
+        else [
+            f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at "
+            f"${f.network_cost_usd:,.0f}"
+        ]
+    )
     b = front.best_per_cost
     if b is not None:
-        lines.append(f"best performance per cost: {fmt_ms(b.iteration_time_ns)} ms at ${b.network_cost_usd:,.0f} "
-                     f"(time x cost {b.objective_value:.6g} ns x $, gap {b.gap:.1e})")
+        lines.append(
+            f"best performance per cost: {fmt_ms(b.iteration_time_ns)} ms at "
+            f"${b.network_cost_usd:,.0f} "
+            f"(time x cost {b.objective_value:.6g} ns x $, gap {b.gap:.1e})"
+        )
     lines += [f"note: {n}" for n in front.notes]
-    lines.append(f"front solved in {front.solve_seconds * 1e3:.0f} ms ({front.lps} LPs on one persistent LP)")
+    lines.append(
+        f"front solved in {front.solve_seconds * 1e3:.0f} ms ({front.lps} LPs on one persistent LP)"
+    )
     return lines
 
 

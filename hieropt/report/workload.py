@@ -1,5 +1,5 @@
-"""Tables of ``hieropt workload show``: the ASTRA-sim header, every layer's compute and collectives, and totals per
-phase and per collective type (ns, bytes per NPU). Returns values; never prints."""
+"""Tables of ``hieropt workload show``: the ASTRA-sim header, every layer's compute and collectives,
+and totals per phase and per collective type (ns, bytes per NPU). Returns values; never prints."""
 
 from __future__ import annotations
 
@@ -13,24 +13,36 @@ from ..spec.workload import Workload
 _PHASE_LABEL = {"forward": "forward", "input_grad": "input-grad", "weight_grad": "weight-grad"}
 
 
-_HEADER_FIELDS = (("model_parallel_npu_group", "model_parallel_NPU_group"), ("last_bottom_layer", "last bottom layer"),
-                  ("checkpoints", "checkpoints"), ("checkpoint_initiates", "checkpoint_initiates"), ("ep", "ep"),
-                  ("pp", "pp"), ("vpp", "vpp"), ("ga", "ga"), ("all_gpus", "all_gpus"),
-                  ("pp_comm_bytes", "pp_comm (bytes)"), ("declared_layers", "layer count (line 2)"))
+_HEADER_FIELDS = (
+    ("model_parallel_npu_group", "model_parallel_NPU_group"),
+    ("last_bottom_layer", "last bottom layer"),
+    ("checkpoints", "checkpoints"),
+    ("checkpoint_initiates", "checkpoint_initiates"),
+    ("ep", "ep"),
+    ("pp", "pp"),
+    ("vpp", "vpp"),
+    ("ga", "ga"),
+    ("all_gpus", "all_gpus"),
+    ("pp_comm_bytes", "pp_comm (bytes)"),
+    ("declared_layers", "layer count (line 2)"),
+)
 
 
 def _num(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.3f}"
 
 
-# ------------------------------------------------------------------------------------------------------------- show
+# --------------------------------------------------------------------------------------------- show
 def header_lines(w: Workload) -> list[str]:
     """The workload's name, size, its further pipeline stages, and its header, field by field."""
     lines = [f"workload {w.name}: {len(w.layers):,} layers"]
     if w.more_stages:
-        lines.append(f"pipeline stages: {len(w.stages)} distinct, this one (the most compute; shown below) and "
-                     + ", ".join(f"{s.name} ({len(s.layers):,} layers)" for s in w.more_stages)
-                     + "; the iteration time is the slowest stage's at the bandwidths in question")
+        lines.append(
+            f"pipeline stages: {len(w.stages)} distinct, this one (the most compute; shown "
+            "below) and "
+            + ", ".join(f"{s.name} ({len(s.layers):,} layers)" for s in w.more_stages)
+            + "; the iteration time is the slowest stage's at the bandwidths in question"
+        )
     h = w.header
     if h is None:
         lines.append("header: none (a header-less LIBRA file, or a generated workload without one)")
@@ -40,13 +52,20 @@ def header_lines(w: Workload) -> list[str]:
     for key, label in _HEADER_FIELDS:
         v = getattr(h, key)
         if v is not None:
-            text = ", ".join(str(i) for i in v) if isinstance(v, tuple) else _num(v) if key == "pp_comm_bytes" else v
+            text = (
+                ", ".join(str(i) for i in v)
+                if isinstance(v, tuple)
+                else _num(v)
+                if key == "pp_comm_bytes"
+                else v
+            )
             lines.append(f"  {label}: {text if text != '' else '(none)'}")
     return lines
 
 
 def layer_table(w: Workload) -> Table:
-    """One row per layer: compute ns and collective (bytes) of every phase, update ns (and the per-layer policy)."""
+    """One row per layer: compute ns and collective (bytes) of every phase, update ns (and the
+    per-layer policy)."""
     t = Table(title="Layers (compute ns; collective and bytes per NPU)", title_justify="left")
     t.add_column("#", justify="right")
     t.add_column("layer", overflow="fold")
@@ -71,9 +90,11 @@ def layer_table(w: Workload) -> Table:
     return t
 
 
-def totals(w: Workload) -> tuple[dict[str, float], dict[tuple[str, str], list[float]], dict[str, list[float]]]:
-    """(compute ns per phase, [count, bytes] per (phase, collective), [count, bytes] per collective); collectives
-    by their written name (with scope), NONE left out."""
+def totals(
+    w: Workload,
+) -> tuple[dict[str, float], dict[tuple[str, str], list[float]], dict[str, list[float]]]:
+    """(compute ns per phase, [count, bytes] per (phase, collective), [count, bytes] per
+    collective); collectives by their written name (with scope), NONE left out."""
     compute = {p: 0.0 for p in PHASES}
     by_phase: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     by_type: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
@@ -89,7 +110,8 @@ def totals(w: Workload) -> tuple[dict[str, float], dict[tuple[str, str], list[fl
 
 
 def totals_tables(w: Workload) -> tuple[Table, Table]:
-    """Totals per phase (compute, and count and bytes of each collective) and per collective type."""
+    """Totals per phase (compute, and count and bytes of each collective) and per collective
+    type."""
     compute, by_phase, by_type = totals(w)
     t = Table(title="Totals per phase", title_justify="left")
     for col in ("phase", "compute ns", "collective", "count", "bytes"):
@@ -99,10 +121,20 @@ def totals_tables(w: Workload) -> tuple[Table, Table]:
         if not rows:
             t.add_row(_PHASE_LABEL[p], _num(compute[p]), "none", "0", "0")
         for j, (name, (count, size)) in enumerate(rows):
-            t.add_row(_PHASE_LABEL[p] if j == 0 else "", _num(compute[p]) if j == 0 else "", name, f"{count:,}",
-                      _num(size))
-    t.add_row("all", _num(sum(compute.values())), "", f"{sum(int(v[0]) for v in by_type.values()):,}",
-              _num(sum(v[1] for v in by_type.values())))
+            t.add_row(
+                _PHASE_LABEL[p] if j == 0 else "",
+                _num(compute[p]) if j == 0 else "",
+                name,
+                f"{count:,}",
+                _num(size),
+            )
+    t.add_row(
+        "all",
+        _num(sum(compute.values())),
+        "",
+        f"{sum(int(v[0]) for v in by_type.values()):,}",
+        _num(sum(v[1] for v in by_type.values())),
+    )
     u = Table(title="Totals per collective type", title_justify="left")
     for col in ("collective", "count", "bytes"):
         u.add_column(col, justify="left" if col == "collective" else "right")

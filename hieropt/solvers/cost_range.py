@@ -1,9 +1,9 @@
-"""The cheapest and the dearest network the design rows and bounds allow, from two small LPs over B alone
-(:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`: columns in a bandwidth unit near the rows' cost
-floor, each row divided by its largest coefficient), exact to HiGHS's tolerance however far apart the two ends lie.
-The performance and cost-share LPs carry the time model's columns in units chosen for the optimum, where a cost far
-below (or above) it is only resolved to their absolute tolerances; the procurement solvers take the ends of a cost
-range from here."""
+"""The cheapest and the dearest network the design rows and bounds allow, from two small LPs over B
+alone (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`: columns in a bandwidth unit
+near the rows' cost floor, each row divided by its largest coefficient), exact to HiGHS's tolerance
+however far apart the two ends lie. The performance and cost-share LPs carry the time model's
+columns in units chosen for the optimum, where a cost far below (or above) it is only resolved to
+their absolute tolerances; the procurement solvers take the ends of a cost range from here."""
 
 from __future__ import annotations
 
@@ -20,35 +20,50 @@ from ..result import Status
 from ..spec import Instance
 from .highs import HighsLP
 
-__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex", "dimension_reach_gbps",
-           "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible", "below_cheapest"]
+__all__ = [
+    "network_cost_range",
+    "cheapest_network",
+    "cheapest_vertex",
+    "CheapestVertex",
+    "dimension_reach_gbps",
+    "reach_centre_gbps",
+    "unlimited_dimensions",
+    "rows_infeasible",
+    "below_cheapest",
+]
 
 
 def rows_infeasible(instance: Instance) -> NoSolutionError:
     """The error of design constraints and bounds that cannot all hold (they are listed)."""
     texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
-    return NoSolutionError("infeasible", f"the design constraints and bounds cannot all hold: {texts}")
+    return NoSolutionError(
+        "infeasible", f"the design constraints and bounds cannot all hold: {texts}"
+    )
 
 
 def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
     """The error of a budget ($) below the cheapest network the design constraints allow ($)."""
-    return NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
-                           f"constraints allow, ${cheapest_usd:,.6g}")
+    return NoSolutionError(
+        "infeasible",
+        f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
+        f"constraints allow, ${cheapest_usd:,.6g}",
+    )
 
 INF = float("inf")
 
 
 def network_cost_range(instance: Instance, time_limit_s: float = 60.0,
                        unit_gbps: float | None = None) -> tuple[float, float]:
-    """(cheapest, dearest) network cost in $ over the design rows and bounds of ``instance`` (dearest inf when the
-    rows put no upper limit on a priced dimension), by min and max of sum_d p_d B_d (:func:`cheapest_network`
-    gives the cheapest design too).
+    """(cheapest, dearest) network cost in $ over the design rows and bounds of ``instance``
+    (dearest inf when the rows put no upper limit on a priced dimension), by min and max of sum_d
+    p_d B_d (:func:`cheapest_network` gives the cheapest design too).
 
     Args:
         instance: design rows, bounds and prices.
         time_limit_s: time limit of each LP, s.
-        unit_gbps: the LP's bandwidth unit (GB/s); default: the uniform bandwidth that costs the rows' cost floor
-            (:func:`hieropt.formulation.scale.cost_bounds_usd`), else the one that costs their ceiling, else 1.
+        unit_gbps: the LP's bandwidth unit (GB/s); default: the uniform bandwidth that costs the
+            rows' cost floor (:func:`hieropt.formulation.scale.cost_bounds_usd`), else the one that
+            costs their ceiling, else 1.
 
     Raises:
         NoSolutionError: the design rows and bounds are infeasible.
@@ -60,8 +75,8 @@ def network_cost_range(instance: Instance, time_limit_s: float = 60.0,
 
 def cheapest_network(instance: Instance, time_limit_s: float = 60.0,
                      unit_gbps: float | None = None) -> tuple[float, float, np.ndarray]:
-    """As :func:`network_cost_range`, and a cheapest design: (cheapest $, dearest $, (D,) GB/s, clipped to the
-    bounds). Raises as :func:`network_cost_range`."""
+    """As :func:`network_cost_range`, and a cheapest design: (cheapest $, dearest $, (D,) GB/s,
+    clipped to the bounds). Raises as :func:`network_cost_range`."""
     v = cheapest_vertex(instance, time_limit_s, unit_gbps)
     return v.cost_usd, v.dearest_usd, v.bw_gbps
 
@@ -74,9 +89,10 @@ class CheapestVertex:
         cost_usd: its cost, $.
         dearest_usd: the dearest feasible network, $ (inf when unbounded).
         bw_gbps: (D,) a cheapest design, GB/s (the LP's vertex, clipped to the bounds).
-        row_duals: (n,) one multiplier per design row (instance order), $ per unit of the row's activity
-            (sum_d a_d B_d): the cost-range LP's row duals in the instance's units (0 for a row without a
-            coefficient), so that p - A' row_duals are the reduced costs of the dimensions at the cheapest network.
+        row_duals: (n,) one multiplier per design row (instance order), $ per unit of the row's
+            activity (sum_d a_d B_d): the cost-range LP's row duals in the instance's units (0 for a
+            row without a coefficient), so that p - A' row_duals are the reduced costs of the
+            dimensions at the cheapest network.
     """
 
     cost_usd: float
@@ -87,15 +103,17 @@ class CheapestVertex:
 
 def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
                     unit_gbps: float | None = None) -> CheapestVertex:
-    """The cheapest and dearest network of ``instance`` (as :func:`network_cost_range`), a cheapest design and the
-    row duals of its LP (:class:`CheapestVertex`). Raises as :func:`network_cost_range`.
+    """The cheapest and dearest network of ``instance`` (as :func:`network_cost_range`), a cheapest
+    design and the row duals of its LP (:class:`CheapestVertex`). Raises as
+    :func:`network_cost_range`.
 
-    The vertex is checked for optimality with each dimension's reduced price p_d - A_d' y relative to its own price
-    (:func:`_optimal`): with prices far apart (a Switch at $1e7 per GB/s next to links at $0.7) the LP's costs are
-    shares of their sum, and HiGHS's dual tolerance (1e-9 of the largest) cannot tell the cheap dimensions' prices
-    apart (e.g. a vertex 1.3 % dearer than the cheapest, so a budget just above the true cheapest
-    was "below the cheapest network"). Such a vertex is solved again with one unit per dimension, the square-root
-    split of the prices (costs within the square root of their spread), and the cheaper vertex kept."""
+    The vertex is checked for optimality with each dimension's reduced price p_d - A_d' y relative
+    to its own price (:func:`_optimal`): with prices far apart (a Switch at $1e7 per GB/s next to
+    links at $0.7) the LP's costs are shares of their sum, and HiGHS's dual tolerance (1e-9 of the
+    largest) cannot tell the cheap dimensions' prices apart (e.g. a vertex 1.3 % dearer than the
+    cheapest, so a budget just above the true cheapest was "below the cheapest network"). Such a
+    vertex is solved again with one unit per dimension, the square-root split of the prices (costs
+    within the square root of their spread), and the cheaper vertex kept."""
     if unit_gbps is None:
         unit_gbps = _unit_gbps(instance)
     v = _vertex(instance, time_limit_s, unit_gbps)
@@ -105,11 +123,15 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
         units = unit_gbps * np.sqrt(mean / np.where(p > 0, p, mean))
         w = _vertex(instance, time_limit_s, units)
         if w.cost_usd < v.cost_usd:
-            v = CheapestVertex(w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps, w.row_duals)
+            v = CheapestVertex(
+                w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps, w.row_duals
+            )
     return v
 
 
-def _vertex(instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarray) -> CheapestVertex:
+def _vertex(
+    instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarray
+) -> CheapestVertex:
     lp = compile_cost_range_lp(instance, unit_gbps)
     solver = HighsLP(lp, time_limit_s)
     try:
@@ -132,12 +154,15 @@ def _vertex(instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarr
     return CheapestVertex(cheapest, max(dearest, cheapest), design, y)
 
 
-def dimension_reach_gbps(instance: Instance, dims: list[int], time_limit_s: float = 60.0) -> np.ndarray:
-    """The largest bandwidth (GB/s) each dimension in ``dims`` can have under the design rows and bounds of
-    ``instance``, by one small LP per dimension over B alone (max B_d on the cost-range LP, each row divided by its
-    largest coefficient): (D,), inf for a dimension the rows do not bound, nan for one not in ``dims``. The reach of
-    a dimension that two rows together pin near 0 ('sum(bw) == 500' and 'bw[0] >= 499.999' leave 0.001 GB/s to
-    the others) is found here, where no single row shows it (:func:`hieropt.formulation.scale.upper_limits_gbps`).
+def dimension_reach_gbps(
+    instance: Instance, dims: list[int], time_limit_s: float = 60.0
+) -> np.ndarray:
+    """The largest bandwidth (GB/s) each dimension in ``dims`` can have under the design rows and
+    bounds of ``instance``, by one small LP per dimension over B alone (max B_d on the cost-range
+    LP, each row divided by its largest coefficient): (D,), inf for a dimension the rows do not
+    bound, nan for one not in ``dims``. The reach of a dimension that two rows together pin near 0
+    ('sum(bw) == 500' and 'bw[0] >= 499.999' leave 0.001 GB/s to the others) is found here, where no
+    single row shows it (:func:`hieropt.formulation.scale.upper_limits_gbps`).
 
     Raises:
         NoSolutionError: the design rows and bounds are infeasible.
@@ -160,7 +185,10 @@ def dimension_reach_gbps(instance: Instance, dims: list[int], time_limit_s: floa
             elif res.status is Status.OPTIMAL:
                 out[d] = max(res.objective, 0.0) * unit
             else:
-                raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} ({res.termination})")
+                raise SolverError(
+                    f"HiGHS could not find the largest bandwidth of dimension {d} "
+                    f"({res.termination})"
+                )
     finally:
         solver.close()
     return out
@@ -168,7 +196,8 @@ def dimension_reach_gbps(instance: Instance, dims: list[int], time_limit_s: floa
 
 @dataclass(frozen=True)
 class _ConeLP:
-    """The recession cone's LP in the arrays :class:`hieropt.solvers.highs.HighsLP` loads (rows given row-wise)."""
+    """The recession cone's LP in the arrays :class:`hieropt.solvers.highs.HighsLP` loads (rows
+    given row-wise)."""
 
     col_lower: np.ndarray
     col_upper: np.ndarray
@@ -189,8 +218,9 @@ class _ConeLP:
 
 
 def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
-    """The cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= 0 (``<=`` rows), >= 0 (``>=``), == 0
-    (``==``), and p' r <= 0 when ``priced``}, each row divided by its largest coefficient."""
+    """The cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= 0 (``<=`` rows), >= 0
+    (``>=``), == 0 (``==``), and p' r <= 0 when ``priced``}, each row divided by its largest
+    coefficient."""
     dm = instance.design_matrix
     A, sense = dm.A, dm.sense
     lower = np.where(sense >= 1, 0.0, -INF)
@@ -202,21 +232,36 @@ def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
     keep = top > 0
     A = A[keep] / top[keep, None]
     rows, cols = np.nonzero(A)
-    start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)  # (one past the last row)
+    # (one past the last row)
+    start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)
     D = dm.bw_upper.size
-    return _ConeLP(np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D), lower[keep],
-                   upper[keep], start, cols.astype(np.int32), A[rows, cols])
+    return _ConeLP(
+        np.zeros(D),
+        np.where(np.isfinite(dm.bw_upper), 0.0, INF),
+        np.zeros(D),
+        lower[keep],
+        upper[keep],
+        start,
+        cols.astype(np.int32),
+        A[rows, cols],
+    )
 
 
-def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int], priced: bool = False,
-                         time_limit_s: float = 60.0) -> tuple[int, ...]:
-    """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also a budget on the
-    network's cost) put no upper limit on, for a feasible set of rows: those d with a direction r of the recession
-    cone (:func:`_cone_lp`) with r_d > 0, found by one LP per dimension, max r_d s.t. the cone and r_d <= 1 (the
-    optimum is 1 or 0; a dimension is unlimited at >= 0.5, far from HiGHS's tolerances).
+def unlimited_dimensions(
+    instance: Instance,
+    dims: tuple[int, ...] | list[int],
+    priced: bool = False,
+    time_limit_s: float = 60.0,
+) -> tuple[int, ...]:
+    """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also
+    a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
+    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, found by one LP per
+    dimension, max r_d s.t. the cone and r_d <= 1 (the optimum is 1 or 0; a dimension is unlimited
+    at >= 0.5, far from HiGHS's tolerances).
 
-    The cone has no right-hand side: the answer is the same at every rescaling of bytes, limits, bounds and
-    prices (a rule on the LP's own optimum, a huge finite value at one scale and 'Unbounded' at another, is not).
+    The cone has no right-hand side: the answer is the same at every rescaling of bytes, limits,
+    bounds and prices (a rule on the LP's own optimum, a huge finite value at one scale and
+    'Unbounded' at another, is not).
 
     Raises:
         SolverError: HiGHS fails on one of the LPs.
@@ -236,7 +281,9 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int], 
             solver.set_costs(costs, maximize=True)
             res = solver.solve()
             if res.status is not Status.OPTIMAL:
-                raise SolverError(f"HiGHS could not decide whether bw[{d}] has an upper limit ({res.termination})")
+                raise SolverError(
+                    f"HiGHS could not decide whether bw[{d}] has an upper limit ({res.termination})"
+                )
             if res.objective >= 0.5:
                 out.append(int(d))
             solver.change_col_bounds(int(d), 0.0, INF)
@@ -247,12 +294,13 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int], 
 
 def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.ndarray,
                       time_limit_s: float = 60.0) -> np.ndarray:
-    """A design (D,) GB/s to centre an LP's units on when it failed before any design was found: each dimension of
-    ``dims`` at half its reach under the design rows (:func:`dimension_reach_gbps`), the others (and any without a
-    finite positive reach) at ``fallback_gbps``. Two rows together can pin a dimension far below the unit the
-    tightest single row suggests ('sum(bw) == 500' and 'bw[0] >= 499.999' leave the others 0.001 GB/s, 2e-6 of
-    their unit): the cuts there have coefficients 1e6 and 1e-6 in one row and HiGHS stops with 'Unknown' or
-    'Infeasible'. Raises as :func:`dimension_reach_gbps`."""
+    """A design (D,) GB/s to centre an LP's units on when it failed before any design was found:
+    each dimension of ``dims`` at half its reach under the design rows
+    (:func:`dimension_reach_gbps`), the others (and any without a finite positive reach) at
+    ``fallback_gbps``. Two rows together can pin a dimension far below the unit the tightest single
+    row suggests ('sum(bw) == 500' and 'bw[0] >= 499.999' leave the others 0.001 GB/s, 2e-6 of their
+    unit): the cuts there have coefficients 1e6 and 1e-6 in one row and HiGHS stops with 'Unknown'
+    or 'Infeasible'. Raises as :func:`dimension_reach_gbps`."""
     out = np.array(fallback_gbps, dtype=float)
     reach = dimension_reach_gbps(instance, dims, time_limit_s)[dims]
     usable = np.isfinite(reach) & (reach > 0)
@@ -265,8 +313,9 @@ OPTIMAL_TOL = 1e-7
 
 
 def _optimal(instance: Instance, v: CheapestVertex) -> bool:
-    """Whether no dimension's reduced price p_d - A_d' y (y: the vertex's row duals) says its cost falls when it
-    moves off its bound (or, strictly between its bounds, in either direction), beyond :data:`OPTIMAL_TOL` of p_d."""
+    """Whether no dimension's reduced price p_d - A_d' y (y: the vertex's row duals) says its cost
+    falls when it moves off its bound (or, strictly between its bounds, in either direction), beyond
+    :data:`OPTIMAL_TOL` of p_d."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     r = p - (dm.A.T @ v.row_duals if dm.A.size else 0.0)

@@ -1,23 +1,27 @@
-"""Kelley's cutting planes on an LP with reciprocal links t_j >= 1/B_j: the loop every convex objective shares.
+"""Kelley's cutting planes on an LP with reciprocal links t_j >= 1/B_j: the loop every convex
+objective shares.
 
 Kelley's method (Kelley 1960, "The cutting-plane method for solving convex programs"): the links are
-outer-approximated by tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every objective and
-right-hand side, so they accumulate across the sub-solves of one call. Each round:
+outer-approximated by tangent cuts (:func:`hieropt.formulation.arrays.tangent_cut`), valid for every
+objective and right-hand side, so they accumulate across the sub-solves of one call. Each round:
 
-1. solve the LP: by DAQP while it is small (:class:`hieropt.solvers.dense_lp.DenseLP`, microseconds), else in HiGHS
-   (warm; :meth:`hieropt.solvers.highs.HighsLP.solve` re-tries failures cold, with the primal simplex and with the
-   interior-point method), which also takes every LP DAQP does not solve to optimality;
+1. solve the LP: by DAQP while it is small (:class:`hieropt.solvers.dense_lp.DenseLP`,
+   microseconds), else in HiGHS (warm; :meth:`hieropt.solvers.highs.HighsLP.solve` re-tries failures
+   cold, with the primal simplex and with the interior-point method), which also takes every LP DAQP
+   does not solve to optimality;
 2. the LP's point gives candidate designs whose objective is evaluated exactly (upper bounds);
 3. the LP's duals give a rigorous lower bound, the Lagrangian dual function of the true problem
    (:mod:`hieropt.solvers.dual_bound`), which does not inherit the LP's tolerances;
-4. an active-set Newton polish (:mod:`hieropt.solvers.kkt`) turns the LP's point and duals into the exact KKT point
-   when the LP's active set is right (then 2 and 3 certify the optimum to round-off, usually after one LP);
-5. new cuts where the LP's t undercuts 1/B, at 1/t, at the Lagrangian's minimiser and at the polished point.
+4. an active-set Newton polish (:mod:`hieropt.solvers.kkt`) turns the LP's point and duals into the
+   exact KKT point when the LP's active set is right (then 2 and 3 certify the optimum to round-off,
+   usually after one LP);
+5. new cuts where the LP's t undercuts 1/B, at 1/t, at the Lagrangian's minimiser and at the
+   polished point.
 
-A result is OPTIMAL only when the proven gap meets the target. Safety nets: the LP is rebuilt at a new
-scale (cuts kept, in native units) when the incumbent leaves :data:`CENTRE` of its units or an LP fails on every
-retry; a loop that stops improving tightens HiGHS's tolerances, then re-scales, then stops with status LIMIT and
-the gap it proved.
+A result is OPTIMAL only when the proven gap meets the target. Safety nets: the LP is rebuilt at a
+new scale (cuts kept, in native units) when the incumbent leaves :data:`CENTRE` of its units or an
+LP fails on every retry; a loop that stops improving tightens HiGHS's tolerances, then re-scales,
+then stops with status LIMIT and the gap it proved.
 """
 
 from __future__ import annotations
@@ -38,25 +42,29 @@ from .stall import Stall
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
 """Initial tangent cuts per link, at these multiples of its unit."""
 CUT_RANGE = (1e-6, 1e6)
-"""Cuts only at scaled points in this range (coefficients b and 1/b well inside HiGHS's matrix range)."""
+"""Cuts only at scaled points in this range (coefficients b and 1/b well inside HiGHS's matrix
+range)."""
 CENTRE = (1e-2, 1e2)
 """The scale is re-centred when a link's incumbent leaves this range of its unit."""
 ROUNDING = 1e-12
-"""Relative margin taken off every Lagrangian bound: the floating-point error of evaluating it (a sum of a few
-dozen terms of the objective's size) is far below this, so a reported gap is never an artefact of rounding."""
+"""Relative margin taken off every Lagrangian bound: the floating-point error of evaluating it (a
+sum of a few dozen terms of the objective's size) is far below this, so a reported gap is never an
+artefact of rounding."""
 TRUST = 0.5
-"""A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish (:meth:`CutLP.
-trusted`)."""
+"""A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish
+(:meth:`CutLP. trusted`)."""
 MAX_RESCALES = 6
 INF = float("inf")
 
 
 class CutLP:
-    """An LP with reciprocal links in HiGHS, its cuts (kept in native units: they survive a re-scale), and the loop.
+    """An LP with reciprocal links in HiGHS, its cuts (kept in native units: they survive a
+    re-scale), and the loop.
 
-    Subclasses set ``self.scale``, implement :meth:`_compile` (the LP at a scale), :meth:`_unit` (each link's B unit
-    at the scale, native units per scaled unit), :meth:`_col_upper` (implied column upper limits) and :meth:`_rescaled`
-    (a scale centred on a design), then call :meth:`_start`.
+    Subclasses set ``self.scale``, implement :meth:`_compile` (the LP at a scale), :meth:`_unit`
+    (each link's B unit at the scale, native units per scaled unit), :meth:`_col_upper` (implied
+    column upper limits) and :meth:`_rescaled` (a scale centred on a design), then call
+    :meth:`_start`.
     """
 
     scale: object
@@ -82,8 +90,13 @@ class CutLP:
         self.arr = self._compile(self.scale)
         self._bounds()
         seeds = self._seeds()
-        saved = self.arr.cache.get("seeded")  # (the LP with its seed cuts, kept on the shared compiled arrays)
-        if saved is not None and saved[0] == seeds and (solver := saved[1].copy(time_limit_s)) is not None:
+        # (the LP with its seed cuts, kept on the shared compiled arrays)
+        saved = self.arr.cache.get("seeded")
+        if (
+            saved is not None
+            and saved[0] == seeds
+            and (solver := saved[1].copy(time_limit_s)) is not None
+        ):
             self.solver = solver
             self._cut_j, self._cut_b = list(saved[2]), list(saved[3])
             self._span = (list(saved[4][0]), list(saved[4][1]))
@@ -98,7 +111,8 @@ class CutLP:
                                         (list(self._span[0]), list(self._span[1])))
 
     def _seeds(self) -> list[tuple[int, float]]:
-        """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's unit."""
+        """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's
+        unit."""
         seeds = SEED_POINTS.tolist()
         return [(j, u * f) for j, u in enumerate(self._unit().tolist()) for f in seeds]
 
@@ -120,13 +134,15 @@ class CutLP:
         self._row_upper[row] = hi
 
     def _rebuild(self, scale) -> None:
-        """Re-build the LP at ``scale`` with every cut so far and the seeds (cold: the next solve has no basis)."""
+        """Re-build the LP at ``scale`` with every cut so far and the seeds (cold: the next solve
+        has no basis)."""
         self.scale = scale
         self._reload(seeds=True)
         self.rescales += 1
 
     def _reload(self, seeds: bool = False) -> None:
-        """Re-compile the LP at the current scale (its model or scale changed) with every tangent cut so far."""
+        """Re-compile the LP at the current scale (its model or scale changed) with every tangent
+        cut so far."""
         self.arr = self._compile(self.scale)
         self.solver.load(self.arr)
         self._bounds()
@@ -141,8 +157,9 @@ class CutLP:
         return self.solver.solve()
 
     def _add_cuts(self, points: list[tuple[int, float]]) -> None:
-        """Tangent cuts of link j at (j, B in native units), skipping points outside :data:`CUT_RANGE` (in Python
-        floats: a handful of cuts costs less so than a dozen numpy calls)."""
+        """Tangent cuts of link j at (j, B in native units), skipping points outside
+        :data:`CUT_RANGE` (in Python floats: a handful of cuts costs less so than a dozen numpy
+        calls)."""
         if not points:
             return
         unit = self._unit().tolist()
@@ -165,13 +182,21 @@ class CutLP:
         if not n:
             return
         self._cut_j, self._cut_b = self._cut_j + js, self._cut_b + bs
-        self.solver.add_rows(np.full(n, 2.0), np.full(n, INF), np.arange(0, 2 * n, 2, dtype=np.int32),
-                             np.array(index, dtype=np.int32), np.array(value))
+        self.solver.add_rows(
+            np.full(n, 2.0),
+            np.full(n, INF),
+            np.arange(0, 2 * n, 2, dtype=np.int32),
+            np.array(index, dtype=np.int32),
+            np.array(value),
+        )
 
     def _pairs(self) -> tuple[list[int], list[int]]:
         """The links' t and B columns of the current LP, as lists (cached on its arrays)."""
         if (out := self.arr.cache.get("pair_lists")) is None:
-            out = self.arr.cache["pair_lists"] = (self.arr.pair_t.tolist(), self.arr.pair_b.tolist())
+            out = self.arr.cache["pair_lists"] = (
+                self.arr.pair_t.tolist(),
+                self.arr.pair_b.tolist(),
+            )
         return out
 
     def _clear_span(self) -> None:
@@ -180,11 +205,12 @@ class CutLP:
         self._span = ([INF] * n, [-INF] * n)
 
     def trusted(self, x: np.ndarray) -> bool:
-        """False when a link's B at the LP point ``x`` (scaled) lies outside the span of that link's tangent cuts
-        (native units) and the LP's t_j there is below :data:`TRUST` / B_j. Outside the span t_j comes from one
-        tangent's extrapolation, whose error grows without bound (t_j reaches 0 at twice the outermost cut): the
-        LP's active set, which the Newton polish starts from, is then a guess about the pieces of a max that link
-        takes part in. (Inside the span the error is the seed grid's, at most 0.44 of 1/B for the seeds.)"""
+        """False when a link's B at the LP point ``x`` (scaled) lies outside the span of that link's
+        tangent cuts (native units) and the LP's t_j there is below :data:`TRUST` / B_j. Outside the
+        span t_j comes from one tangent's extrapolation, whose error grows without bound (t_j
+        reaches 0 at twice the outermost cut): the LP's active set, which the Newton polish starts
+        from, is then a guess about the pieces of a max that link takes part in. (Inside the span
+        the error is the seed grid's, at most 0.44 of 1/B for the seeds.)"""
         pair_t, pair_b = self._pairs()
         if not pair_b:
             return True
@@ -192,13 +218,15 @@ class CutLP:
         for j, (cb, ct) in enumerate(zip(pair_b, pair_t, strict=True)):
             b = xl[cb] * unit[j]
             slack = 1e-9 * abs(b)
-            if (b < self._span[0][j] - slack or b > self._span[1][j] + slack) and xl[cb] * xl[ct] < TRUST:
+            if (b < self._span[0][j] - slack or b > self._span[1][j] + slack) and xl[cb] * xl[
+                ct
+            ] < TRUST:
                 return False
         return True
 
     def _cut_points(self, x: np.ndarray, point: np.ndarray) -> list[tuple[int, float]]:
-        """Where to cut next (native units): the LP's B where its t undercuts 1/B, 1/t, and ``point`` (one value
-        per column, scaled) at each link's B."""
+        """Where to cut next (native units): the LP's B where its t undercuts 1/B, 1/t, and
+        ``point`` (one value per column, scaled) at each link's B."""
         out = []
         unit = self._unit()
         for j, (cb, ct) in enumerate(zip(self.arr.pair_b, self.arr.pair_t, strict=True)):
@@ -213,7 +241,8 @@ class CutLP:
         return out
 
     def _centre(self, design: np.ndarray | None, force: bool = False) -> bool:
-        """Re-centre the scale on ``design`` when a link's value leaves :data:`CENTRE` of its unit (or ``force``)."""
+        """Re-centre the scale on ``design`` when a link's value leaves :data:`CENTRE` of its unit
+        (or ``force``)."""
         if design is None or self.rescales >= MAX_RESCALES or not self.arr.pair_b.size:
             return False
         scale = self._rescaled(design)
@@ -230,9 +259,10 @@ class CutLP:
     def _link_values(self, design: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    # --------------------------------------------------------------------------------------------------- the loop
+    # ------------------------------------------------------------------------------------- the loop
     def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
-        """Solve, bound, polish, cut (module docstring) until the gap target, a stall or ``max_iterations`` LPs."""
+        """Solve, bound, polish, cut (module docstring) until the gap target, a stall or
+        ``max_iterations`` LPs."""
         run = LoopState(spec, rel_gap, spec.start)
         self.certificate = None
         if run.best is not None:
@@ -353,9 +383,11 @@ class CutLP:
         return action == "stop"
 
     def _centre_default(self) -> np.ndarray | None:
-        """A design to re-centre on when an LP failed before any candidate was found (None: do not)."""
+        """A design to re-centre on when an LP failed before any candidate was found (None: do
+        not)."""
         return None
 
     def _starved(self, x: np.ndarray) -> np.ndarray | None:
-        """With no finite candidate yet, a design to re-centre on from the LP point ``x`` (None: do not)."""
+        """With no finite candidate yet, a design to re-centre on from the LP point ``x`` (None: do
+        not)."""
         return None

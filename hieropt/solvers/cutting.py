@@ -1,14 +1,14 @@
-"""The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent cuts, reused by
-every objective that optimises over the bandwidths directly.
+"""The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent
+cuts, reused by every objective that optimises over the bandwidths directly.
 
-The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s. Cuts are valid for any
-budget or time target, so they accumulate across sub-solves: after the first solve, each further one (another budget
-on a Pareto front) needs a warm LP or two.
+The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s. Cuts are
+valid for any budget or time target, so they accumulate across sub-solves: after the first solve,
+each further one (another budget on a Pareto front) needs a warm LP or two.
 
-- :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]; also returns the budget row's
-  multiplier, the slope of a line under the value function f(budget).
-- :meth:`TimeLP.min_cost` — min cost(B) s.t. T(B) <= target: feasible upper bounds from the segment between the
-  LP's B and a point that meets the target (T is convex, cost linear).
+- :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]; also returns the
+  budget row's multiplier, the slope of a line under the value function f(budget).
+- :meth:`TimeLP.min_cost` — min cost(B) s.t. T(B) <= target: feasible upper bounds from the segment
+  between the LP's B and a point that meets the target (T is convex, cost linear).
 - :meth:`TimeLP.cost_range` — cheapest and dearest feasible network (two LPs).
 """
 
@@ -39,33 +39,49 @@ REL_GAP = 1e-8
 
 @dataclass(frozen=True)
 class _Prices:
-    """The network's prices as the procurement solvers read them: (D,) M$ per GB/s of per-NPU bandwidth."""
+    """The network's prices as the procurement solvers read them: (D,) M$ per GB/s of per-NPU
+    bandwidth."""
 
     cost_musd_per_gbps: np.ndarray
 
 
 class TimeLP(LPChecks):
-    """The performance LP in HiGHS, its cuts, and the budget and time-target rows (owned by one solve call).
+    """The performance LP in HiGHS, its cuts, and the budget and time-target rows (owned by one
+    solve call).
 
     Args:
         instance: design constraints, bounds and cost model.
         tm: the aggregated time model.
         time_limit_s: time limit of each LP, s.
-        bw_scale: a bandwidth unit (GB/s) to start from on every dimension (default: the instance's).
+        bw_scale: a bandwidth unit (GB/s) to start from on every dimension (default: the
+            instance's).
 
-    Call :meth:`close` when done (it hands the HiGHS object back for re-use; forgetting it only costs speed).
+    Call :meth:`close` when done (it hands the HiGHS object back for re-use; forgetting it only
+    costs speed).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0, bw_scale: float | None = None):
+    def __init__(
+        self,
+        instance: Instance,
+        tm: TimeModel,
+        time_limit_s: float = 60.0,
+        bw_scale: float | None = None,
+    ):
         self.instance, self.tm = instance, tm
         self.unit_cost = cluster_cost_usd_per_gbps(instance)  # $ per GB/s, (D,), read-only
         self.lp = _Prices(self.unit_cost / 1e6)
-        self._limits = upper_limits_gbps(instance)  # GB/s, from single rows and bounds (the budget comes on top)
+        # GB/s, from single rows and bounds (the budget comes on top)
+        self._limits = upper_limits_gbps(instance)
         budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
-        self.scale: Scale = instance.memo("_perf_scale", (tm, budget, target, self._limits, self.unit_cost),
-                                          lambda: choose_scale(instance, tm, budget, target, self._limits))
+        self.scale: Scale = instance.memo(
+            "_perf_scale",
+            (tm, budget, target, self._limits, self.unit_cost),
+            lambda: choose_scale(instance, tm, budget, target, self._limits),
+        )
         if bw_scale is not None:
-            self.scale = self.scale.rescaled(tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale)))
+            self.scale = self.scale.rescaled(
+                tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale))
+            )
         self._budget: float | None = None
         self._target: float | None = None
         self._checked = False
@@ -75,20 +91,25 @@ class TimeLP(LPChecks):
         self._widened = False
         self._reach: np.ndarray | None = None
         self.cut_first = True
-        """:attr:`hieropt.solvers.cut_lp.Loop.cut_first` of :meth:`min_time` (the min-cost path sets it off)."""
-        if isinstance(tm, CutModel):  # the first pieces of T: at the scale's centre and at 10x / 0.1x of it
+        """:attr:`hieropt.solvers.cut_lp.Loop.cut_first` of :meth:`min_time` (the min-cost path sets
+        it off)."""
+        # the first pieces of T: at the scale's centre and at 10x / 0.1x of it
+        if isinstance(tm, CutModel):
             b = self.scale.bw_gbps
             self.tm = tm = tm.with_pieces([tm.piece(b * f) for f in (1.0, 10.0, 0.1)])
         self._start(time_limit_s)
 
-    # ----------------------------------------------------------------------------------------------- CutLP hooks
+    # ---------------------------------------------------------------------------------- CutLP hooks
     def _compile(self, scale: Scale) -> LPArrays:
-        """The LP at ``scale``, compiled once per instance, time model, scale, rows' bounds, design rows and prices
-        (a repeated solve, or a copy of the instance with another objective, finds it; a copy with other prices
-        does not; the arrays are read-only and shared)."""
+        """The LP at ``scale``, compiled once per instance, time model, scale, rows' bounds, design
+        rows and prices (a repeated solve, or a copy of the instance with another objective, finds
+        it; a copy with other prices does not; the arrays are read-only and shared)."""
         inst, tm, budget, target = self.instance, self.tm, self._budget, self._target
-        return inst.memo("_perf_lp", (tm, scale, budget, target, inst.design_matrix, self.unit_cost),
-                         lambda: read_only(compile_perf_lp(inst, tm, scale, budget, target)))
+        return inst.memo(
+            "_perf_lp",
+            (tm, scale, budget, target, inst.design_matrix, self.unit_cost),
+            lambda: read_only(compile_perf_lp(inst, tm, scale, budget, target)),
+        )
 
     def _unit(self) -> np.ndarray:
         return self.scale.bw_gbps[self.arr.pair_b]
@@ -101,30 +122,37 @@ class TimeLP(LPChecks):
 
     def _centre_default(self) -> np.ndarray:
         """Where to re-centre when an LP failed before any design was found:
-        :func:`~hieropt.solvers.cost_range.reach_centre_gbps` (computed once, on this failure path only)."""
+        :func:`~hieropt.solvers.cost_range.reach_centre_gbps` (computed once, on this failure path
+        only)."""
         if self._reach is None:
             self._reach = reach_centre_gbps(self.instance, list(self.loaded), self.scale.bw_gbps,
                                             self.solver.time_limit_s)
         return self._reach
 
     def _col_upper(self) -> np.ndarray:
-        """Upper limits on the scaled columns that single design rows, bounds and the budget imply."""
-        # keyed on the arrays object itself, not its id(): a re-compiled LP (new pieces, a new scale) may get the
-        # freed one's id, and a stale bound on the scaled columns would cut off part of the feasible set (a false
-        # certificate: see tests/solve/test_cut_model.py)
+        """Upper limits on the scaled columns that single design rows, bounds and the budget
+        imply."""
+        # keyed on the arrays object itself, not its id(): a re-compiled LP (new pieces, a new
+        # scale) may get the freed one's id, and a stale bound on the scaled columns would cut off
+        # part of the feasible set (a false certificate: see tests/solve/test_cut_model.py)
         key = (self._budget, self.arr)
         if self._ub_key is None or self._ub_key[0] != key[0] or self._ub_key[1] is not key[1]:
             self._ub_key = key
             ub = np.full(self.arr.n_cols, INF)
-            lim = self._limits if self._budget is None else np.minimum(self._limits, self._budget / self.unit_cost)
+            lim = (
+                self._limits
+                if self._budget is None
+                else np.minimum(self._limits, self._budget / self.unit_cost)
+            )
             ub[self.arr.b_col] = lim / self.scale.bw_gbps
             self._ub = ub
         return self._ub
 
     def _refine(self, x: np.ndarray, polished: np.ndarray | None) -> None:
-        """Add the pieces of T (:class:`hieropt.model.cutmodel.CutModel`) at the LP's B and at the polished B, or,
-        without a polished point, at the LP's t (the bandwidth b_d / t_d of the scaled t_d), and re-load the LP when
-        any is new (the pieces at B were evaluated for the candidates already: remembered, not recomputed)."""
+        """Add the pieces of T (:class:`hieropt.model.cutmodel.CutModel`) at the LP's B and at the
+        polished B, or, without a polished point, at the LP's t (the bandwidth b_d / t_d of the
+        scaled t_d), and re-load the LP when any is new (the pieces at B were evaluated for the
+        candidates already: remembered, not recomputed)."""
         b = self.scale.bw_gbps
         points = [self._bw(x)]
         tcol = self.arr.t_col
@@ -132,16 +160,19 @@ class TimeLP(LPChecks):
             points.append(self._bw(polished))
         else:
             with np.errstate(divide="ignore"):
-                points.append(np.where(tcol >= 0, b / np.maximum(x[np.maximum(tcol, 0)], 0.0), points[0]))
+                points.append(
+                    np.where(tcol >= 0, b / np.maximum(x[np.maximum(tcol, 0)], 0.0), points[0])
+                )
         tm = self.tm.with_pieces([self.tm.piece(p) for p in points])
         if tm is not self.tm:
             self.tm = tm
             self._reload()
 
-    # ----------------------------------------------------------------------------------------------- plumbing
+    # ------------------------------------------------------------------------------------- plumbing
     @property
     def s(self) -> float:
-        """The smallest bandwidth unit (GB/s) of the loaded dimensions (every dimension has its own)."""
+        """The smallest bandwidth unit (GB/s) of the loaded dimensions (every dimension has its
+        own)."""
         loaded = list(self.loaded) or list(range(self.tm.n_dims))
         return float(self.scale.bw_gbps[loaded].min())
 
@@ -153,7 +184,9 @@ class TimeLP(LPChecks):
     def _set_budget(self, budget_usd: float | None) -> None:
         if budget_usd != self._budget:
             self._budget = budget_usd
-            self._set_row_upper(self.arr.budget_row, INF if budget_usd is None else budget_usd / self.scale.cost_usd)
+            self._set_row_upper(
+                self.arr.budget_row, INF if budget_usd is None else budget_usd / self.scale.cost_usd
+            )
 
     def _set_target(self, target_ns: float | None) -> None:
         if target_ns != self._target:
@@ -166,7 +199,8 @@ class TimeLP(LPChecks):
         return np.maximum(x[self.arr.b_col], 0.0) * self.scale.bw_gbps + 0.0
 
     def _within_budget(self, bw: np.ndarray) -> list[np.ndarray]:
-        """``bw`` as a candidate under the budget (:func:`hieropt.solvers.line_search.within_budget`), as a list."""
+        """``bw`` as a candidate under the budget
+        (:func:`hieropt.solvers.line_search.within_budget`), as a list."""
         point = within_budget(self.instance, bw, self._budget, self.unit_cost)
         return [] if point is None else [point]
 
@@ -174,42 +208,53 @@ class TimeLP(LPChecks):
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
         return float(np.dot(self.unit_cost, bw))
 
-    # ----------------------------------------------------------------------------------------------- objectives
+    # ----------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
                  max_iterations: int = 500) -> OAResult:
         """Minimise T(B) (ns) under the design constraints and, if given, cost(B) <= ``budget_usd``.
 
         Raises:
-            NoSolutionError: infeasible (constraints or budget), a loaded dimension forced to zero bandwidth, or no
-                upper limit on the bandwidth of a loaded dimension.
+            NoSolutionError: infeasible (constraints or budget), a loaded dimension forced to zero
+                bandwidth, or no upper limit on the bandwidth of a loaded dimension.
             SolverError: HiGHS failed on every retry before any feasible point was found.
         """
         tm = self.tm
         self._require(budget_usd)
         self._set_target(None)
         self._set_budget(budget_usd)
-        if self.cut_first and not self._widened:  # (once per LP; the min-cost path, cut_first off, keeps its cuts)
+        # (once per LP; the min-cost path, cut_first off, keeps its cuts)
+        if self.cut_first and not self._widened:
             self._widened = True
             unit = self._unit()
             self._add_cuts([(j, float(unit[j] * f)) for j in range(unit.size) for f in WIDE_SEEDS])
-        if not self.loaded:  # every feasible design is fastest: report the cheapest (not a vertex of the budget)
+        # every feasible design is fastest: report the cheapest (not a vertex of the budget)
+        if not self.loaded:
             res = self._solve(self.arr.cost_costs)
             if res.status is not Status.OPTIMAL:
                 self._diagnose_empty(res.x)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)
-            T = tm.time_ns(bw)  # does not depend on bandwidth (latency-only collectives and max nodes included)
+            # does not depend on bandwidth (latency-only collectives and max nodes included)
+            T = tm.time_ns(bw)
             return OAResult(Status.OPTIMAL, bw, T, T, 1, "no collective traffic")
-        spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: tm.constant_ns + v * self.scale.time_ns,
-                    candidates=lambda x: self._within_budget(self._bw(x)), score=tm.time_ns,
-                    slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
-                    on_empty=self._diagnose_empty,
-                    refine=self._refine if isinstance(tm, CutModel) else None, cut_first=self.cut_first)
+        spec = Loop(
+            costs=lambda: self.arr.time_costs,
+            native=lambda v: tm.constant_ns + v * self.scale.time_ns,
+            candidates=lambda x: self._within_budget(self._bw(x)),
+            score=tm.time_ns,
+            slope=(lambda m: m * self.scale.time_ns / self.scale.cost_usd) if budget_usd else None,
+            on_empty=self._diagnose_empty,
+            refine=self._refine if isinstance(tm, CutModel) else None,
+            cut_first=self.cut_first,
+        )
         out = self._loop(spec, rel_gap, max_iterations)
         if out.bw is None or not np.isfinite(out.upper):
-            raise NoSolutionError("infeasible", f"no bandwidth vector with a finite iteration time was found in "
-                                  f"{out.iterations} LPs: the constraints{' and the budget' if budget_usd else ''} "
-                                  "leave a dimension that carries traffic with (almost) no bandwidth")
+            raise NoSolutionError(
+                "infeasible",
+                f"no bandwidth vector with a finite iteration time was found in "
+                f"{out.iterations} LPs: the constraints{' and the budget' if budget_usd else ''} "
+                "leave a dimension that carries traffic with (almost) no bandwidth",
+            )
         return out
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
@@ -218,8 +263,8 @@ class TimeLP(LPChecks):
 
         Args:
             target_ns: the iteration-time target, ns.
-            meets: (D,) a feasible point with T(meets) <= target_ns (e.g. the performance optimum): the segment from
-                it to the LP's B gives the feasible upper bounds.
+            meets: (D,) a feasible point with T(meets) <= target_ns (e.g. the performance optimum):
+                the segment from it to the LP's B gives the feasible upper bounds.
             rel_gap: target relative gap on the cost.
             budget_usd: optional cost cap (an infeasibility check only).
         """
@@ -230,21 +275,33 @@ class TimeLP(LPChecks):
         self._set_budget(budget_usd)
         self._set_target(target_ns)
         meets = np.asarray(meets, dtype=float)
-        self._centre(meets)  # centred on the known design before the first LP (not after a wasted one)
-        self._add_cuts([(j, float(meets[d] * (1.0 + r))) for j, d in enumerate(self.arr.pair_b) if meets[d] > 0
-                        for r in MEETS_OFFSETS])
+        # centred on the known design before the first LP (not after a wasted one)
+        self._centre(meets)
+        self._add_cuts(
+            [
+                (j, float(meets[d] * (1.0 + r)))
+                for j, d in enumerate(self.arr.pair_b)
+                if meets[d] > 0
+                for r in MEETS_OFFSETS
+            ]
+        )
         best = [meets, self.network_cost(meets)]  # the cheapest design found that meets the target
 
         def candidates(x: np.ndarray) -> list[np.ndarray]:
-            # the LP's point moved towards ``meets`` along the segment (feasible by convexity), and towards the
-            # cheapest design found, raised by ANCHOR_RISE (T falls: room below the target) when the rows allow:
-            # ``meets`` may lie orders of magnitude away (a loose target met at a floor far below the fastest
-            # design), where the move costs far more than the gap
+            # the LP's point moved towards ``meets`` along the segment (feasible by convexity), and
+            # towards the cheapest design found, raised by ANCHOR_RISE (T falls: room below the
+            # target) when the rows allow: ``meets`` may lie orders of magnitude away (a loose
+            # target met at a floor far below the fastest design), where the move costs far more
+            # than the gap
             bw = self._bw(x)
             out = [self._meet_target(bw, meets, t_meets, target_ns)]
             near = best[0] * (1 + ANCHOR_RISE)
             t_near = self.tm.time_ns(near)
-            if best[0] is not meets and t_near < target_ns and within_rows(self.instance, near, best[0]) is near:
+            if (
+                best[0] is not meets
+                and t_near < target_ns
+                and within_rows(self.instance, near, best[0]) is near
+            ):
                 out.append(self._meet_target(bw, near, t_near, target_ns))
             for point in out:
                 cost = self.network_cost(point)
@@ -263,35 +320,43 @@ class TimeLP(LPChecks):
             self._set_target(None)
             self._set_budget(budget_usd)
 
-    def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float) -> np.ndarray:
+    def _meet_target(
+        self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float
+    ) -> np.ndarray:
         """:func:`hieropt.solvers.line_search.meet_target` on this LP's instance and time model."""
         return meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
 
 
 WIDE_SEEDS = (8.0,)
-"""Further tangent cuts of the performance objective per link, at these multiples of its unit, before its first LP:
-the seeds' span (:data:`hieropt.solvers.cut_lp.SEED_POINTS`, 0.1 .. 2 units) then covers an optimum a few units
-above the scale's guess (the scale follows the tightest row limit: under LIBRA's multiple_constraints 200 GB/s,
-while the optimum puts 500, 300 and 150 GB/s on three dimensions), so that the first LP's point is trusted
-(:meth:`hieropt.solvers.cut_lp.CutLP.trusted`) and polished: one LP instead of two there. Not for the min-cost path,
-whose loop goes on from the fastest solve's cuts (:attr:`hieropt.solvers.cut_lp.Loop.cut_first`)."""
+"""Further tangent cuts of the performance objective per link, at these multiples of its unit,
+before its first LP: the seeds' span (:data:`hieropt.solvers.cut_lp.SEED_POINTS`, 0.1 .. 2 units)
+then covers an optimum a few units above the scale's guess (the scale follows the tightest row
+limit: under LIBRA's multiple_constraints 200 GB/s, while the optimum puts 500, 300 and 150 GB/s on
+three dimensions), so that the first LP's point is trusted
+(:meth:`hieropt.solvers.cut_lp.CutLP.trusted`) and polished: one LP instead of two there. Not for
+the min-cost path, whose loop goes on from the fastest solve's cuts
+(:attr:`hieropt.solvers.cut_lp.Loop.cut_first`)."""
 ANCHOR_RISE = 1e-6
-"""Relative rise of the cheapest design found before it anchors the min-cost line search (its time then lies below
-the target, so a move towards it from an LP point just above the target is short)."""
+"""Relative rise of the cheapest design found before it anchors the min-cost line search (its time
+then lies below the target, so a move towards it from an LP point just above the target is
+short)."""
 CAP_SLACK = 1e-6
-"""Relative slack of the min-cost loop's cost cap above the cheapest design found (the LP stays strictly feasible)."""
+"""Relative slack of the min-cost loop's cost cap above the cheapest design found (the LP stays
+strictly feasible)."""
 
 
 def cost_cap(budget_usd: float | None, incumbent_usd: float) -> float:
-    """The min-cost loop's cost cap: the cheapest design found that meets the target (x (1 + :data:`CAP_SLACK`)),
-    within the budget. Valid: the optimum costs no more than any design that meets the target, so the cap cuts off
-    no better design; it bounds every bandwidth by cap / price, which keeps the Lagrangian bound's box (and the LP)
-    on the scale of the answer instead of a ceiling row orders of magnitude above it."""
+    """The min-cost loop's cost cap: the cheapest design found that meets the target (x (1 +
+    :data:`CAP_SLACK`)), within the budget. Valid: the optimum costs no more than any design that
+    meets the target, so the cap cuts off no better design; it bounds every bandwidth by cap /
+    price, which keeps the Lagrangian bound's box (and the LP) on the scale of the answer instead of
+    a ceiling row orders of magnitude above it."""
     cap = incumbent_usd * (1 + CAP_SLACK)
     return cap if budget_usd is None else min(budget_usd, cap)
 
 
 MEETS_OFFSETS = (0.0, -1e-1, 1e-1, -1e-2, 1e-2, -1e-3, 1e-3, -1e-4, 1e-4)
-"""Tangent cuts of the min-cost LP at ``meets`` x (1 + r): the cheapest design under a time target near the fastest
-time lies near the fastest design, and cuts bracketing it at every scale keep the LP's point close (a Newton polish
-then finds the exact one) instead of Kelley's halving steps from far away."""
+"""Tangent cuts of the min-cost LP at ``meets`` x (1 + r): the cheapest design under a time target
+near the fastest time lies near the fastest design, and cuts bracketing it at every scale keep the
+LP's point close (a Newton polish then finds the exact one) instead of Kelley's halving steps from
+far away."""

@@ -1,19 +1,21 @@
 """Small LPs by a dense active-set solver (DAQP), with HiGHS behind it: the same interface as
 :class:`hieropt.solvers.highs.HighsLP`, for the cutting-plane loops and the single-term LP.
 
-HiGHS spends about 0.1 ms of fixed cost in every ``run`` (research: ``highspy.Highs.run`` on a 1-row LP with no
-simplex iteration takes 75-100 us here), which is most of a performance solve's LP on LIBRA's cases (5-28 rows,
-4-10 columns). DAQP (Arnström, Bemporad and Axehill 2022, "A dual active-set solver for embedded quadratic
-programming using recursive LDL' updates", IEEE TAC 67(8); LPs by proximal-point iterations, its ``eps_prox``)
-solves them in a few microseconds from Python. It is used while the LP is small (:data:`MAX_COLS`,
-:data:`MAX_ROWS`) and only its optimal answers are taken: any other exit (infeasible, unbounded, cycling,
-iteration limit, an exception), a tightened tolerance or an LP grown past the limits hands the LP, as it stands,
-to HiGHS for good (:class:`~hieropt.solvers.highs.HighsLP`, with its retries and status names).
+HiGHS spends about 0.1 ms of fixed cost in every ``run`` (research: ``highspy.Highs.run`` on a 1-row
+LP with no simplex iteration takes 75-100 us here), which is most of a performance solve's LP on
+LIBRA's cases (5-28 rows, 4-10 columns). DAQP (Arnström, Bemporad and Axehill 2022, "A dual
+active-set solver for embedded quadratic programming using recursive LDL' updates", IEEE TAC 67(8);
+LPs by proximal-point iterations, its ``eps_prox``) solves them in a few microseconds from Python.
+It is used while the LP is small (:data:`MAX_COLS`, :data:`MAX_ROWS`) and only its optimal answers
+are taken: any other exit (infeasible, unbounded, cycling, iteration limit, an exception), a
+tightened tolerance or an LP grown past the limits hands the LP, as it stands, to HiGHS for good
+(:class:`~hieropt.solvers.highs.HighsLP`, with its retries and status names).
 
-Nothing is taken on trust from either solver: the loops use an LP's point only as a candidate that is checked
-against every design row and evaluated exactly, and its duals only through the safe bounds of
-:mod:`hieropt.solvers.dual_bound` and :mod:`hieropt.solvers.single_term`, which hold for any multipliers. The row
-duals follow HiGHS's convention (d objective / d row bound: >= 0 at a row's lower bound when minimising).
+Nothing is taken on trust from either solver: the loops use an LP's point only as a candidate that
+is checked against every design row and evaluated exactly, and its duals only through the safe
+bounds of :mod:`hieropt.solvers.dual_bound` and :mod:`hieropt.solvers.single_term`, which hold for
+any multipliers. The row duals follow HiGHS's convention (d objective / d row bound: >= 0 at a row's
+lower bound when minimising).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from .highs import LP_TOLERANCE, HighsLP, LPResult
 from .linalg import solve
 
 MAX_COLS = 40
-"""Columns at most for the dense solver (its active-set steps are O(columns^2), its constraint checks
-O(rows x columns))."""
+"""Columns at most for the dense solver (its active-set steps are O(columns^2), its constraint
+checks O(rows x columns))."""
 MAX_ROWS = 200
 """Rows at most for the dense solver (cuts included)."""
 ROOM = 32
@@ -37,16 +39,17 @@ ROOM = 32
 DAQP_INF = 1e30
 """DAQP's infinity: a bound at or beyond it is no bound."""
 SETTINGS = {"eps_prox": 0.1, "eta_prox": 1e-12, "primal_tol": LP_TOLERANCE, "iter_limit": 2000}
-"""DAQP's settings: proximal-point iterations (an LP has no Hessian: DAQP solves a sequence of QPs regularised by
-``eps_prox``) until the iterates move by at most ``eta_prox``, and HiGHS's feasibility tolerance. On 1,500 random
-LPs of up to 30 rows and 11 columns with rows scaled over 1e-3..1e3 these gave the largest relative error against
-HiGHS's optimum, 2e-12 (median 2e-16), and no failure; DAQP's default stopping rule gave 3e-8, ``eps_prox`` 1e-3
-6e-11."""
+"""DAQP's settings: proximal-point iterations (an LP has no Hessian: DAQP solves a sequence of QPs
+regularised by ``eps_prox``) until the iterates move by at most ``eta_prox``, and HiGHS's
+feasibility tolerance. On 1,500 random LPs of up to 30 rows and 11 columns with rows scaled over
+1e-3..1e3 these gave the largest relative error against HiGHS's optimum, 2e-12 (median 2e-16), and
+no failure; DAQP's default stopping rule gave 3e-8, ``eps_prox`` 1e-3 6e-11."""
 _OPTIMAL = 1
 
 
 class _Arrays:
-    """The LP's current state in the layout :meth:`HighsLP.load` reads (handed over on a switch to HiGHS)."""
+    """The LP's current state in the layout :meth:`HighsLP.load` reads (handed over on a switch to
+    HiGHS)."""
 
     def __init__(self, col_lower, col_upper, costs, row_lower, row_upper, A):
         self.col_lower, self.col_upper, self.time_costs = col_lower, col_upper, costs
@@ -66,8 +69,8 @@ class _Arrays:
 
 
 def _dense(arrays: Any) -> np.ndarray:
-    """(rows, columns) dense matrix of ``arrays``' row-wise sparse one (cached in ``arrays.cache`` when it has one:
-    the compiled LPs are shared, read-only, by repeated solves)."""
+    """(rows, columns) dense matrix of ``arrays``' row-wise sparse one (cached in ``arrays.cache``
+    when it has one: the compiled LPs are shared, read-only, by repeated solves)."""
     cache = getattr(arrays, "cache", None)
     A = cache.get("dense") if cache is not None else None
     if A is None:
@@ -81,8 +84,9 @@ def _dense(arrays: Any) -> np.ndarray:
 
 
 def _layout(arrays: Any) -> dict[str, Any]:
-    """The state of a freshly loaded :class:`DenseLP` (its attributes): DAQP's dense rows after the columns' unit
-    rows, with :data:`ROOM` free rows for cuts, the bounds clipped to :data:`DAQP_INF`, and what was given."""
+    """The state of a freshly loaded :class:`DenseLP` (its attributes): DAQP's dense rows after the
+    columns' unit rows, with :data:`ROOM` free rows for cuts, the bounds clipped to
+    :data:`DAQP_INF`, and what was given."""
     m, n = arrays.n_rows, arrays.n_cols
     cap = max(m, min(MAX_ROWS, m + ROOM))  # (room for the cuts to come)
     C = np.zeros((n + cap, n))  # the columns' bounds as unit rows, then the rows (DAQP's order)
@@ -95,14 +99,24 @@ def _layout(arrays: Any) -> dict[str, Any]:
         lower[where], upper[where] = np.maximum(lo, -DAQP_INF), np.minimum(hi, DAQP_INF)
     given = [(np.array(arrays.col_lower, dtype=float), np.array(arrays.col_upper, dtype=float)),
              ([np.array(arrays.row_lower, dtype=float)], [np.array(arrays.row_upper, dtype=float)])]
-    return {"n_cols": n, "_m": m, "_costs": np.array(arrays.time_costs, dtype=float), "_maximize": False,
-            "_duals": np.zeros(0), "_C": C, "_H": np.zeros((n, n)), "_upper": upper, "_lower": lower,
-            "_given": given, "_changes": []}  # _changes: (a row?, index, lower, upper), in order
+    return {
+        "n_cols": n,
+        "_m": m,
+        "_costs": np.array(arrays.time_costs, dtype=float),
+        "_maximize": False,
+        "_duals": np.zeros(0),
+        "_C": C,
+        "_H": np.zeros((n, n)),
+        "_upper": upper,
+        "_lower": lower,
+        "_given": given,
+        "_changes": [],
+    }  # _changes: (a row?, index, lower, upper), in order
 
 
 def _copied(state: dict[str, Any]) -> dict[str, Any]:
-    """The mutable part of a :class:`DenseLP`'s state (:func:`_layout`), copied (the given arrays are never
-    written: their lists are)."""
+    """The mutable part of a :class:`DenseLP`'s state (:func:`_layout`), copied (the given arrays
+    are never written: their lists are)."""
     (cols, (rl, ru)) = state["_given"]
     out = {k: state[k] for k in ("n_cols", "_m", "_maximize")}
     out.update({k: state[k].copy() for k in ("_costs", "_duals", "_C", "_H", "_upper", "_lower")})
@@ -111,16 +125,16 @@ def _copied(state: dict[str, Any]) -> dict[str, Any]:
 
 
 class DenseLP:
-    """One LP (``arrays``, the layout of :class:`hieropt.solvers.highs.HighsLP`), solved by DAQP while small and by
-    HiGHS once not (module docstring); owned by one solve call.
+    """One LP (``arrays``, the layout of :class:`hieropt.solvers.highs.HighsLP`), solved by DAQP
+    while small and by HiGHS once not (module docstring); owned by one solve call.
 
     Args:
-        arrays: the compiled LP (``n_cols``, ``n_rows``, column and row bounds, ``time_costs``, and the row-wise
-            matrix ``start``, ``index``, ``value``).
-        time_limit_s: wall-clock limit of each HiGHS solve, s (DAQP's are bounded by :data:`SETTINGS`'s
-            iteration limit on a small LP).
-        vertex: move DAQP's point onto the vertex its active constraints fix (:meth:`_on_vertex`; a few
-            microseconds): for an LP whose point is the answer, not only a candidate.
+        arrays: the compiled LP (``n_cols``, ``n_rows``, column and row bounds, ``time_costs``, and
+            the row-wise matrix ``start``, ``index``, ``value``).
+        time_limit_s: wall-clock limit of each HiGHS solve, s (DAQP's are bounded by
+            :data:`SETTINGS`'s iteration limit on a small LP).
+        vertex: move DAQP's point onto the vertex its active constraints fix (:meth:`_on_vertex`; a
+            few microseconds): for an LP whose point is the answer, not only a candidate.
 
     Raises:
         SolverError: HiGHS rejects the model (after a switch).
@@ -132,10 +146,11 @@ class DenseLP:
         self._highs: HighsLP | None = None
         self.load(arrays)
 
-    # ------------------------------------------------------------------------------------------ the model
+    # ------------------------------------------------------------------------------------ the model
     def load(self, arrays: Any) -> None:
-        """Replace the model by ``arrays`` (cold). The loaded layout is kept in ``arrays.cache`` when the arrays
-        have one (compiled LPs are shared, read-only, by repeated solves): a re-load copies it."""
+        """Replace the model by ``arrays`` (cold). The loaded layout is kept in ``arrays.cache``
+        when the arrays have one (compiled LPs are shared, read-only, by repeated solves): a re-load
+        copies it."""
         if self._highs is not None:
             self._highs.load(arrays)
             return
@@ -150,8 +165,9 @@ class DenseLP:
             self._switch()
 
     def copy(self, time_limit_s: float | None = None) -> DenseLP | None:
-        """An independent copy of this LP as it stands (rows, bounds, costs, the record of what was given), for a
-        loop to start from (a few microseconds: no re-load); None once the LP is HiGHS's (its object is not copied).
+        """An independent copy of this LP as it stands (rows, bounds, costs, the record of what was
+        given), for a loop to start from (a few microseconds: no re-load); None once the LP is
+        HiGHS's (its object is not copied).
 
         Args:
             time_limit_s: the copy's HiGHS time limit, s (default: this LP's).
@@ -171,15 +187,18 @@ class DenseLP:
         self._upper[where] = np.minimum(upper, DAQP_INF)
 
     def _switch(self) -> None:
-        """Hand the LP as it stands to HiGHS, for good: the arrays and rows as given, then every bound change in
-        its order (as a HighsLP used from the start would have seen them: HiGHS reads a bound beyond 1e20 as
-        infinite, so a column first loaded with 1e26 .. 3e26 would be refused, while a later change is not)."""
+        """Hand the LP as it stands to HiGHS, for good: the arrays and rows as given, then every
+        bound change in its order (as a HighsLP used from the start would have seen them: HiGHS
+        reads a bound beyond 1e20 as infinite, so a column first loaded with 1e26 .. 3e26 would be
+        refused, while a later change is not)."""
         n, end = self.n_cols, self.n_cols + self._m
         (cl, cu), (rl, ru) = self._given
         state = _Arrays(cl, cu, self._costs, np.concatenate(rl), np.concatenate(ru), self._C[n:end])
         self._highs = HighsLP(state, self.time_limit_s)
         for row, i, lower, upper in self._changes:
-            (self._highs.change_row_bounds if row else self._highs.change_col_bounds)(i, lower, upper)
+            (self._highs.change_row_bounds if row else self._highs.change_col_bounds)(
+                i, lower, upper
+            )
         if self._maximize:
             self._highs.set_costs(self._costs, maximize=True)
 
@@ -194,7 +213,8 @@ class DenseLP:
         return self._highs.num_rows if self._highs is not None else self._m
 
     def set_tolerance(self, tol: float) -> None:
-        """Set the primal and dual feasibility tolerances: HiGHS's job (the LP moves there for good)."""
+        """Set the primal and dual feasibility tolerances: HiGHS's job (the LP moves there for
+        good)."""
         if self._highs is None:
             self._switch()
         self._highs.set_tolerance(tol)
@@ -209,7 +229,8 @@ class DenseLP:
 
     def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
                  value: np.ndarray) -> None:
-        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per row)."""
+        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per
+        row)."""
         if self._highs is not None:
             self._highs.add_rows(lower, upper, start, index, value)
             return
@@ -249,14 +270,15 @@ class DenseLP:
         self._bound(col, lower, upper)
         self._changes.append((False, col, lower, upper))
 
-    # ------------------------------------------------------------------------------------------ solving
+    # -------------------------------------------------------------------------------------- solving
     def row_duals(self) -> np.ndarray:
         """Row duals of the last optimal solve (HiGHS's sign convention)."""
         return self._highs.row_duals() if self._highs is not None else self._duals
 
     def solve(self, retry: bool = True) -> LPResult:
-        """Solve and return status, objective and column values: by DAQP when it finds the optimum, else by HiGHS
-        (:meth:`HighsLP.solve`, with its retries unless ``retry`` is False), which keeps the LP from then on."""
+        """Solve and return status, objective and column values: by DAQP when it finds the optimum,
+        else by HiGHS (:meth:`HighsLP.solve`, with its retries unless ``retry`` is False), which
+        keeps the LP from then on."""
         if self._highs is None:
             out = self._dense_solve()
             if out is not None:
@@ -271,7 +293,9 @@ class DenseLP:
         upper, lower = self._upper[:n + m], self._lower[:n + m]
         sense = np.where(upper == lower, 5, 0).astype(np.int32)  # (DAQP: 5 = an equality)
         try:
-            x, _, flag, info = daqp.solve(self._H, f, self._C[n:n + m], upper, lower, sense, **SETTINGS)
+            x, _, flag, info = daqp.solve(
+                self._H, f, self._C[n : n + m], upper, lower, sense, **SETTINGS
+            )
         except (ValueError, TypeError, ArithmeticError):
             return None
         if flag != _OPTIMAL:
@@ -282,15 +306,17 @@ class DenseLP:
             return None
         if self.vertex:
             x = self._on_vertex(x, lam, upper, lower, sense)
-        self._duals = lam[n:] if self._maximize else -lam[n:]  # (DAQP's multipliers are -d objective / d bound)
+        # (DAQP's multipliers are -d objective / d bound)
+        self._duals = lam[n:] if self._maximize else -lam[n:]
         return LPResult(Status.OPTIMAL, "Optimal", float(self._costs @ x), x)
 
     def _on_vertex(self, x: np.ndarray, lam: np.ndarray, upper: np.ndarray, lower: np.ndarray,
                    sense: np.ndarray) -> np.ndarray:
-        """``x`` solved from its active constraints (those with a multiplier, and the equalities) when there are as
-        many as columns: DAQP's proximal iterations stop up to ~1e-12 off them (125.00000000000045 for a sum of two
-        bounds of 100 and 25), the vertex they fix is exact to round-off. Kept only when it meets every bound and
-        row (within HiGHS's tolerance) and is no worse; otherwise, and when they do not fix a vertex, ``x``."""
+        """``x`` solved from its active constraints (those with a multiplier, and the equalities)
+        when there are as many as columns: DAQP's proximal iterations stop up to ~1e-12 off them
+        (125.00000000000045 for a sum of two bounds of 100 and 25), the vertex they fix is exact to
+        round-off. Kept only when it meets every bound and row (within HiGHS's tolerance) and is no
+        worse; otherwise, and when they do not fix a vertex, ``x``."""
         n, end = self.n_cols, self.n_cols + self._m
         act = np.flatnonzero((lam != 0) | (sense == 5))
         if act.size != n:
@@ -298,7 +324,8 @@ class DenseLP:
         b = np.where(lam[act] > 0, upper[act], lower[act])  # (DAQP: > 0 at an upper bound)
         with np.errstate(all="ignore"):  # (a singular system gives NaNs: refused below)
             new = solve(self._C[act], b)
-        vals = (self._C[:end] @ new).tolist()  # (the checks in Python floats: fewer numpy calls on a few values)
+        # (the checks in Python floats: fewer numpy calls on a few values)
+        vals = (self._C[:end] @ new).tolist()
         tol = LP_TOLERANCE
         if not all(lo - tol * (1 + abs(v)) <= v <= hi + tol * (1 + abs(v))  # (a NaN meets no bound)
                    for v, lo, hi in zip(vals, lower.tolist(), upper.tolist(), strict=True)):

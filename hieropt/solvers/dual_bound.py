@@ -1,23 +1,25 @@
-"""A rigorous lower bound from an LP's row duals: the Lagrangian dual function of the true problem (t_d = 1/B_d),
-evaluated exactly in numpy.
+"""A rigorous lower bound from an LP's row duals: the Lagrangian dual function of the true problem
+(t_d = 1/B_d), evaluated exactly in numpy.
 
-For the LP of :mod:`hieropt.formulation` (min c'x s.t. lower <= A x <= upper, columns B, t, tau, y), take any row
-multipliers u for the rows other than the tangent cuts. Weak duality gives, for every B in its box and t = 1/B,
+For the LP of :mod:`hieropt.formulation` (min c'x s.t. lower <= A x <= upper, columns B, t, tau, y),
+take any row multipliers u for the rows other than the tangent cuts. Weak duality gives, for every B
+in its box and t = 1/B,
 
-    min c'x  >=  sum_r bound_r(u_r) + min over tau, y >= 0 of r_z' z + sum_d min_{B_d} (P_d / B_d + g_d B_d)
+    min c'x  >=  sum_r bound_r(u_r) + min over tau, y >= 0 of r_z' z + sum_d min_{B_d} (P_d / B_d +
+    g_d B_d)
 
-with bound_r(u) = u lower_r (u > 0) or u upper_r (u < 0), reduced costs r = c - A'u, P_d = r_{t_d} (bytes-weighted
-multipliers of the epigraph rows) and g_d = r_{B_d}, for every reciprocal pair (B_d, t_d) of the LP; other columns
-before the epigraph variables contribute min g x over their box. The middle term is 0 when every r_z >= 0; HiGHS's
-duals meet that only to its dual tolerance, so the multipliers of the rows that define each tau or y column are
-scaled down
-where its reduced cost is negative (nodes from the last to the first, since a node's rows reference earlier nodes
-and terms only; then the terms). What remains is a valid bound for any u, exact up to floating-point rounding of
-this evaluation: it does not inherit the LP's tolerance, and it is at least the LP's own value for the LP's optimal
-duals (the cut rows hold at t = 1/B), so it certifies gaps below the LP-tolerance floor. Source: Lagrangian duality for
-convex programs (e.g. Boyd and Vandenberghe 2004, §5.1-5.2); the rounding of
-duals into dual-feasible ones follows Neumaier and Shcherbina (2004), "Safe bounds in linear and mixed-integer
-programming".
+with bound_r(u) = u lower_r (u > 0) or u upper_r (u < 0), reduced costs r = c - A'u, P_d = r_{t_d}
+(bytes-weighted multipliers of the epigraph rows) and g_d = r_{B_d}, for every reciprocal pair (B_d,
+t_d) of the LP; other columns before the epigraph variables contribute min g x over their box. The
+middle term is 0 when every r_z >= 0; HiGHS's duals meet that only to its dual tolerance, so the
+multipliers of the rows that define each tau or y column are scaled down
+where its reduced cost is negative (nodes from the last to the first, since a node's rows reference
+earlier nodes and terms only; then the terms). What remains is a valid bound for any u, exact up to
+floating-point rounding of this evaluation: it does not inherit the LP's tolerance, and it is at
+least the LP's own value for the LP's optimal duals (the cut rows hold at t = 1/B), so it certifies
+gaps below the LP-tolerance floor. Source: Lagrangian duality for convex programs (e.g. Boyd and
+Vandenberghe 2004, §5.1-5.2); the rounding of duals into dual-feasible ones follows Neumaier and
+Shcherbina (2004), "Safe bounds in linear and mixed-integer programming".
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ INF = float("inf")
 
 @dataclass(frozen=True)
 class DualBound:
-    """A lower bound (scaled objective units), the budget and time-target rows' cleaned multipliers, and the
-    Lagrangian's minimiser ``point`` (one value per column; NaN on the t of a pair and the epigraph columns): at the
-    pairs' B columns, a good next cutting point."""
+    """A lower bound (scaled objective units), the budget and time-target rows' cleaned multipliers,
+    and the Lagrangian's minimiser ``point`` (one value per column; NaN on the t of a pair and the
+    epigraph columns): at the pairs' B columns, a good next cutting point."""
 
     value: float
     budget_multiplier: float
@@ -53,13 +55,15 @@ def dense_matrix(arr) -> np.ndarray:
         m = arr.n_rows
         A = np.zeros((m, arr.n_cols))
         rows = np.repeat(np.arange(m), np.diff(arr.start[:m + 1]))
-        A[rows, arr.index[:arr.start[m]]] = arr.value[:arr.start[m]]  # (a row names each column at most once)
+        # (a row names each column at most once)
+        A[rows, arr.index[:arr.start[m]]] = arr.value[:arr.start[m]]
         arr.cache["dense"] = A
     return A
 
 
 def transpose_product(arr, u: np.ndarray) -> np.ndarray:
-    """A' u for the base rows of ``arr`` (dense for small LPs, sparse otherwise; helpers cached on ``arr``)."""
+    """A' u for the base rows of ``arr`` (dense for small LPs, sparse otherwise; helpers cached on
+    ``arr``)."""
     m, n = arr.n_rows, arr.n_cols
     if m * n <= DENSE:
         return u @ dense_matrix(arr)
@@ -71,7 +75,8 @@ def transpose_product(arr, u: np.ndarray) -> np.ndarray:
 
 
 def abs_transpose_product(arr, u: np.ndarray) -> np.ndarray:
-    """|A|' u for the base rows of ``arr`` (entry-wise absolute values of A; dense matrix cached on ``arr``)."""
+    """|A|' u for the base rows of ``arr`` (entry-wise absolute values of A; dense matrix cached on
+    ``arr``)."""
     m, n = arr.n_rows, arr.n_cols
     if m * n <= DENSE:
         A = arr.cache.get("dense_abs")
@@ -87,13 +92,14 @@ def abs_transpose_product(arr, u: np.ndarray) -> np.ndarray:
 
 def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
                      row_upper: np.ndarray, col_upper: np.ndarray | None = None) -> DualBound:
-    """The bound of the module docstring for the LP ``arr`` (:class:`~hieropt.formulation.arrays.LPArrays`) with
-    objective ``costs`` (minimised), from the row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond
-    them are ignored) and the rows' current bounds ``row_lower``, ``row_upper`` (same length).
+    """The bound of the module docstring for the LP ``arr``
+    (:class:`~hieropt.formulation.arrays.LPArrays`) with objective ``costs`` (minimised), from the
+    row duals ``duals`` of its first ``arr.n_rows`` rows (cut rows beyond them are ignored) and the
+    rows' current bounds ``row_lower``, ``row_upper`` (same length).
 
-    ``col_upper`` (one per column) are upper limits that every feasible point meets (e.g. implied by a single design
-    row); with them a reduced cost that is negative only by round-off on a column without an upper bound costs
-    round-off, not the whole bound."""
+    ``col_upper`` (one per column) are upper limits that every feasible point meets (e.g. implied by
+    a single design row); with them a reduced cost that is negative only by round-off on a column
+    without an upper bound costs round-off, not the whole bound."""
     m = arr.n_rows
     u = np.array(duals[:m], dtype=float)
     lo, hi = row_lower[:m], row_upper[:m]
@@ -214,16 +220,28 @@ def _box_minima(arr, r: np.ndarray, cols: list[int], pair_of: dict[int, int],
 EPS = float(np.finfo(float).eps)
 
 
-def _rounding(arr, costs: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray, cols: list[int],
-              pair_of: dict[int, int], best: list[float], terms: list[float]) -> float:
-    """The worst-case floating-point error of the bound's evaluation: (rows + columns + 2) x eps x the sum of the
-    magnitudes of everything it adds up (the multiplied row bounds, each column's term, and each reduced cost's own
-    sum |c| + |A|'|u| times the value it multiplies). Where these cancel to a small bound (two rows that leave a
-    dimension 0.001 GB/s of 500: the bound is a difference of terms 5e5 times its size) the margin grows to match;
-    otherwise it is ~1e-14 of the bound. The row bounds' own rounding (a decimal such as 499.999) is of the same
-    order and covered by the same factor."""
+def _rounding(
+    arr,
+    costs: np.ndarray,
+    u: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    cols: list[int],
+    pair_of: dict[int, int],
+    best: list[float],
+    terms: list[float],
+) -> float:
+    """The worst-case floating-point error of the bound's evaluation: (rows + columns + 2) x eps x
+    the sum of the magnitudes of everything it adds up (the multiplied row bounds, each column's
+    term, and each reduced cost's own sum |c| + |A|'|u| times the value it multiplies). Where these
+    cancel to a small bound (two rows that leave a dimension 0.001 GB/s of 500: the bound is a
+    difference of terms 5e5 times its size) the margin grows to match; otherwise it is ~1e-14 of the
+    bound. The row bounds' own rounding (a decimal such as 499.999) is of the same order and covered
+    by the same factor."""
     pos, neg = u > 0, u < 0
-    size = float(np.abs(u[pos] * lo[pos]).sum() + np.abs(u[neg] * hi[neg]).sum()) + sum(map(abs, terms))
+    size = float(np.abs(u[pos] * lo[pos]).sum() + np.abs(u[neg] * hi[neg]).sum()) + sum(
+        map(abs, terms)
+    )
     r_size = (np.abs(costs) + abs_transpose_product(arr, np.abs(u))).tolist()
     for j, b in zip(cols, best, strict=True):
         if math.isfinite(b) and b != 0:
@@ -245,11 +263,15 @@ def _minimum(a: float, b: float) -> float:
 
 
 def _linear_columns(arr) -> tuple[list[int], dict[int, int]]:
-    """Per LP (cached on ``arr``): the columns before ``z0`` other than the t of a pair, and each pair's t column
-    by its B column."""
+    """Per LP (cached on ``arr``): the columns before ``z0`` other than the t of a pair, and each
+    pair's t column by its B column."""
     out = arr.cache.get("linear_cols")
     if out is None or out[0] is not arr.pair_t:
         ts = set(arr.pair_t.tolist())
         pair_of = dict(zip(arr.pair_b.tolist(), arr.pair_t.tolist(), strict=True))
-        out = arr.cache["linear_cols"] = (arr.pair_t, [j for j in range(arr.z0) if j not in ts], pair_of)
+        out = arr.cache["linear_cols"] = (
+            arr.pair_t,
+            [j for j in range(arr.z0) if j not in ts],
+            pair_of,
+        )
     return out[1], out[2]

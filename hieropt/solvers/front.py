@@ -1,6 +1,7 @@
-"""The exact time-cost Pareto front (:func:`pareto`): budgets from the cheapest feasible network to the fastest,
-each point the fastest network within its budget (:func:`hieropt.solvers.procurement.fastest_design`), all on one
-persistent LP, every point re-verified."""
+"""The exact time-cost Pareto front (:func:`pareto`): budgets from the cheapest feasible network to
+the fastest, each point the fastest network within its budget
+(:func:`hieropt.solvers.procurement.fastest_design`), all on one persistent LP, every point
+re-verified."""
 
 from __future__ import annotations
 
@@ -30,9 +31,12 @@ class Front:
     """A time-cost Pareto front.
 
     Attributes:
-        points: budget-ascending :class:`FrontPoint` s (budget $, bw GB/s, iteration time ns, cost $, bound, gap).
-        fastest: the performance optimum (a :class:`Solution`), or None without an upper limit on bandwidth.
-        best_per_cost: the performance-per-cost optimum, or None when it does not exist (no bandwidth floor).
+        points: budget-ascending :class:`FrontPoint` s (budget $, bw GB/s, iteration time ns, cost
+            $, bound, gap).
+        fastest: the performance optimum (a :class:`Solution`), or None without an upper limit on
+            bandwidth.
+        best_per_cost: the performance-per-cost optimum, or None when it does not exist (no
+            bandwidth floor).
         notes: how the budget range was chosen.
         solve_seconds: wall time of the whole front, s.
         lps: LPs solved for the front points.
@@ -47,24 +51,33 @@ class Front:
 
 
 SPACINGS = ("linear", "log")
-"""How a front's budgets are spaced between its ends: evenly in $, or evenly in log($) (geometric: for a budget range
-of several orders of magnitude, e.g. a loose ceiling far above the floor, where even spacing puts nearly every point
-at the dear end and none near the cheap networks)."""
+"""How a front's budgets are spaced between its ends: evenly in $, or evenly in log($) (geometric:
+for a budget range of several orders of magnitude, e.g. a loose ceiling far above the floor, where
+even spacing puts nearly every point at the dear end and none near the cheap networks)."""
 
 
 @scoped
-def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spacing: str = "linear",
-           progress: Callable[[int, int], None] | None = None, *,
-           cache: Cache | None = None) -> Front:
-    """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to the fastest,
-    each point the fastest network within its budget (proven to 1e-8), all on one persistent LP.
+def pareto(
+    instance: Instance,
+    points: int = 50,
+    time_limit_s: float = 60.0,
+    spacing: str = "linear",
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    cache: Cache | None = None,
+) -> Front:
+    """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to
+    the fastest, each point the fastest network within its budget (proven to 1e-8), all on one
+    persistent LP.
 
     Args:
         instance: the problem.
         points: number of budgets (>= 2).
         time_limit_s: time limit of each LP, s.
-        spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $), :data:`SPACINGS`.
-        progress: called as ``progress(done, points)`` after each budget is solved (e.g. a progress bar).
+        spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $),
+            :data:`SPACINGS`.
+        progress: called as ``progress(done, points)`` after each budget is solved (e.g. a progress
+            bar).
         cache: the memo tables the front's solves share (:class:`hieropt.cache.Cache`; default: a
             new one for this call).
 
@@ -73,13 +86,21 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
         NoSolutionError: infeasible constraints.
     """
     if isinstance(points, bool) or not isinstance(points, int | np.integer):
-        raise InputError("points", None, f"{points!r} is not a whole number", "ask for a number of points >= 2")
+        raise InputError(
+            "points", None, f"{points!r} is not a whole number", "ask for a number of points >= 2"
+        )
     if points < 2:
-        raise InputError("points", None, f"{points} point{'' if points == 1 else 's'} asked for (a front has two "
-                         "ends)", "ask for at least 2 points")
+        raise InputError(
+            "points",
+            None,
+            f"{points} point{'' if points == 1 else 's'} asked for (a front has two ends)",
+            "ask for at least 2 points",
+        )
     time_limit_s = check_time_limit(time_limit_s)
     if spacing not in SPACINGS:
-        raise InputError("spacing", None, f"unknown spacing {spacing!r}", f"use one of {', '.join(SPACINGS)}")
+        raise InputError(
+            "spacing", None, f"unknown spacing {spacing!r}", f"use one of {', '.join(SPACINGS)}"
+        )
     start = time.perf_counter()
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)
@@ -90,7 +111,9 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0, spa
     for p in front:  # (as a solve's design: the rows, its budget, its time)
         cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
         if not cert.ok:
-            raise SolverError("independent verification of a front point failed: " + "; ".join(cert.problems))
+            raise SolverError(
+                "independent verification of a front point failed: " + "; ".join(cert.problems)
+            )
     lps = core.lps
     seconds = time.perf_counter() - start
     try:
@@ -120,51 +143,68 @@ class FrontPoint:
     lower_bound_ns: float
     gap: float
     usd_per_ms: float | None = None
-    """The budget row's dual as $ per ms, the front's slope there; None when the budget does not bind, or the point
-    was solved a hair above the cheapest network (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
+    """The budget row's dual as $ per ms, the front's slope there; None when the budget does not
+    bind, or the point was solved a hair above the cheapest network
+    (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
 
 
 TAIL_GAIN = 0.01
-"""Without an upper limit on bandwidth the front has no fastest end; it is cut where 4 x the budget saves less than
-this share of the iteration time."""
+"""Without an upper limit on bandwidth the front has no fastest end; it is cut where 4 x the budget
+saves less than this share of the iteration time."""
 
 
-def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: str = "linear",
-                 progress: Callable[[int, int], None] | None = None) -> tuple[list[FrontPoint], list[str]]:
-    """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the fastest, the budgets
-    spaced by ``spacing`` (:data:`SPACINGS`; log spacing needs a positive left end, else it is linear, with a note).
+def pareto_front(
+    core: TimeLP,
+    points: int,
+    rel_gap: float = SUB_GAP,
+    spacing: str = "linear",
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[FrontPoint], list[str]]:
+    """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the
+    fastest, the budgets spaced by ``spacing`` (:data:`SPACINGS`; log spacing needs a positive left
+    end, else it is linear, with a note).
 
-    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without an upper limit
-    on bandwidth, where the minimum time is only approached: the budget beyond which 4 x the budget saves less than
-    :data:`TAIL_GAIN` of the time); the left end the cheapest feasible network (exact, from
-    :func:`hieropt.solvers.cost_range.cheapest_network`; its budget :data:`CHEAPEST_SLACK` above it), or, when that
-    leaves a loaded dimension without bandwidth (infinite time), the first budget of :data:`STARVED_SLACKS` above it
-    whose fastest design is certified (else 1 % of the way to the right end). Returns the points
-    (budget ascending) and notes on how the range was chosen; ``progress(done, total)`` is called after each point.
+    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without
+    an upper limit on bandwidth, where the minimum time is only approached: the budget beyond which
+    4 x the budget saves less than :data:`TAIL_GAIN` of the time); the left end the cheapest
+    feasible network (exact, from :func:`hieropt.solvers.cost_range.cheapest_network`; its budget
+    :data:`CHEAPEST_SLACK` above it), or, when that leaves a loaded dimension without bandwidth
+    (infinite time), the first budget of :data:`STARVED_SLACKS` above it whose fastest design is
+    certified (else 1 % of the way to the right end). Returns the points (budget ascending) and
+    notes on how the range was chosen; ``progress(done, total)`` is called after each point.
 
     Raises:
         NoSolutionError: infeasible constraints.
     """
     notes: list[str] = []
     core.cost_range()  # (infeasible rows are reported as such)
-    k_min, _, cheapest = cheapest_network(core.instance, core.solver.time_limit_s)  # exact, however far the ceiling
+    # exact, however far the ceiling
+    k_min, _, cheapest = cheapest_network(core.instance, core.solver.time_limit_s)
     try:
         fastest = core.min_time(rel_gap)
     except NoSolutionError as e:
         if e.kind != "unbounded":
             raise
         k_hi = _tail_budget(core, k_min, rel_gap)
-        notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at ${k_hi:,.6g}, where "
-                     f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the "
-                     "cheapest network)")
+        notes.append(
+            "no upper limit on bandwidth: the front has no fastest end and is cut at "
+            f"${k_hi:,.6g}, where "
+            f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time (or at "
+            "about 1e6 x the "
+            "cheapest network)"
+        )
     else:
         right = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap)
         k_hi = right.upper
-        notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the minimum time "
-                     f"{fastest.upper:,.1f} ns")
-    # the cheapest design (exact, from the B-space LP) with a finite time: the front starts there (at exactly its
-    # cost the designs are one face, met to tolerances: CHEAPEST_SLACK above it); without one, as close above it as
-    # a certified optimum exists (the budgets a hair above are solved on the reduced budget row, near_cheapest.py)
+        notes.append(
+            f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
+            "minimum time "
+            f"{fastest.upper:,.1f} ns"
+        )
+    # the cheapest design (exact, from the B-space LP) with a finite time: the front starts there
+    # (at exactly its cost the designs are one face, met to tolerances: CHEAPEST_SLACK above it);
+    # without one, as close above it as a certified optimum exists (the budgets a hair above are
+    # solved on the reduced budget row, near_cheapest.py)
     k_lo = k_min * (1 + CHEAPEST_SLACK)
     first = None
     if not np.isfinite(core.tm.time_ns(cheapest)):
@@ -172,16 +212,30 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: s
         if first is not None:
             room = (f"{k_lo / k_min - 1:.0e} above it" if k_min > 0 else
                     f"at {k_lo / k_hi:.0e} of the fastest network's cost")
-            notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
-                         f"without bandwidth: the front starts {room} (${k_lo:,.10g}), where that dimension has only "
-                         "the bandwidth the difference buys")
+            notes.insert(
+                0,
+                f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that "
+                "carries traffic "
+                f"without bandwidth: the front starts {room} (${k_lo:,.10g}), where that "
+                "dimension has only "
+                "the bandwidth the difference buys",
+            )
         else:
-            notes.insert(0, f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries traffic "
-                         "without bandwidth, and no budget up to 1e-2 above it has a certified optimum; the front "
-                         f"starts at 1% of the way to the fastest network (${k_lo:,.6g})")
-    k_hi = max(k_hi, k_lo)  # the constraints may fix the cost (the two ends then differ by round-off only)
+            notes.insert(
+                0,
+                f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that "
+                "carries traffic "
+                "without bandwidth, and no budget up to 1e-2 above it has a certified "
+                "optimum; the front "
+                f"starts at 1% of the way to the fastest network (${k_lo:,.6g})",
+            )
+    # the constraints may fix the cost (the two ends then differ by round-off only)
+    k_hi = max(k_hi, k_lo)
     if spacing == "log" and not k_lo > 0:
-        notes.append("log spacing needs a cheapest network that costs more than $0: the budgets are spaced evenly")
+        notes.append(
+            "log spacing needs a cheapest network that costs more than $0: the budgets are "
+            "spaced evenly"
+        )
         spacing = "linear"
     if points <= 1:
         budgets = np.array([k_hi])
@@ -193,27 +247,39 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: s
     out = []
     for i, kappa in enumerate(budgets):
         res = first if i == 0 and first is not None else fastest_design(core, rel_gap, float(kappa))
-        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # 0 when the budget row does not bind (or no dual)
-        out.append(FrontPoint(budget_usd=float(kappa), bw=res.bw, iteration_time_ns=res.upper,
-                              network_cost_usd=core.network_cost(res.bw), lower_bound_ns=min(res.lower, res.upper),
-                              gap=res.gap, usd_per_ms=1e6 / abs(dual) if dual < 0 else None))
+        # 0 when the budget row does not bind (or no dual)
+        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)
+        out.append(
+            FrontPoint(
+                budget_usd=float(kappa),
+                bw=res.bw,
+                iteration_time_ns=res.upper,
+                network_cost_usd=core.network_cost(res.bw),
+                lower_bound_ns=min(res.lower, res.upper),
+                gap=res.gap,
+                usd_per_ms=1e6 / abs(dual) if dual < 0 else None,
+            )
+        )
         if progress is not None:
             progress(i + 1, len(budgets))
     return out, notes
 
 
 CHEAPEST_SLACK = 1e-6
-"""The front's cheapest point has this relative room above the cheapest network's cost: at exactly that cost the
-feasible designs are one face of the rows, which the LPs meet only to their tolerances."""
+"""The front's cheapest point has this relative room above the cheapest network's cost: at exactly
+that cost the feasible designs are one face of the rows, which the LPs meet only to their
+tolerances."""
 STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, 1e-2)
-"""Where the cheapest network leaves a loaded dimension without bandwidth (infinite time), the front starts at the
-first of these relative rooms above it whose fastest design is a certified optimum."""
+"""Where the cheapest network leaves a loaded dimension without bandwidth (infinite time), the front
+starts at the first of these relative rooms above it whose fastest design is a certified optimum."""
 
 
-def _starved_start(core: TimeLP, k_min: float, k_hi: float, rel_gap: float) -> tuple[float, OAResult | None]:
-    """The first budget k_min x (1 + s), s in :data:`STARVED_SLACKS` (below ``k_hi``; k_hi x s when the cheapest
-    network costs $0), whose fastest design is certified (status OPTIMAL), with that design; else the budget 1 % of
-    the way to ``k_hi`` and None."""
+def _starved_start(
+    core: TimeLP, k_min: float, k_hi: float, rel_gap: float
+) -> tuple[float, OAResult | None]:
+    """The first budget k_min x (1 + s), s in :data:`STARVED_SLACKS` (below ``k_hi``; k_hi x s when
+    the cheapest network costs $0), whose fastest design is certified (status OPTIMAL), with that
+    design; else the budget 1 % of the way to ``k_hi`` and None."""
     for slack in STARVED_SLACKS:
         budget = k_min * (1 + slack) if k_min > 0 else k_hi * slack
         if budget >= k_hi:
@@ -228,9 +294,9 @@ def _starved_start(core: TimeLP, k_min: float, k_hi: float, rel_gap: float) -> t
 
 
 def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
-    """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0) whose fastest time
-    is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget, at most 4^10 (about 1e6) x kappa_0 (without
-    compute or latency the time keeps falling as 1/budget)."""
+    """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0)
+    whose fastest time is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget, at most
+    4^10 (about 1e6) x kappa_0 (without compute or latency the time keeps falling as 1/budget)."""
     kappa = 2.0 * k_min if k_min > 0 else 1.0
     prev = None
     for _ in range(11):
@@ -238,7 +304,8 @@ def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
             t = fastest_design(core, rel_gap, kappa).upper
         except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
             t = INF
-        except SolverError:  # the budgets have grown beyond what the LPs resolve: the front ends here
+        # the budgets have grown beyond what the LPs resolve: the front ends here
+        except SolverError:
             if prev is None:
                 raise
             return prev[0]

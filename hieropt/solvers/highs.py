@@ -1,16 +1,17 @@
-"""The HiGHS backend: an LP given as arrays (:class:`~hieropt.formulation.arrays.LPArrays`) in one persistent highspy
-object, re-solved in place as rows, bounds and objectives change.
+"""The HiGHS backend: an LP given as arrays (:class:`~hieropt.formulation.arrays.LPArrays`) in one
+persistent highspy object, re-solved in place as rows, bounds and objectives change.
 
-The arrays go to HiGHS directly (``addVars`` / ``addRows``); cuts, the budget and time-target bounds and objective
-switches change the same object, so every re-solve is warm-started from the previous basis. Pyomo's interface costs
-~3 ms per model and ~2.5 ms per solve in configuration and output capture, 100x HiGHS's own time on these LPs
-(measured). Other settings, all measured on these LPs: one thread (HiGHS's worker threads
-cost 60-80 us per solve of an LP this small, and a forked child never sees them), presolve off, and highspy objects
-re-used per thread (creating one costs ~100 us); every option that a solve may change is set again when an object
-is handed out, so nothing persists from one solve call to the next (probe pitfall P1).
+The arrays go to HiGHS directly (``addVars`` / ``addRows``); cuts, the budget and time-target bounds
+and objective switches change the same object, so every re-solve is warm-started from the previous
+basis. Pyomo's interface costs ~3 ms per model and ~2.5 ms per solve in configuration and output
+capture, 100x HiGHS's own time on these LPs (measured). Other settings, all measured on these LPs:
+one thread (HiGHS's worker threads cost 60-80 us per solve of an LP this small, and a forked child
+never sees them), presolve off, and highspy objects re-used per thread (creating one costs ~100 us);
+every option that a solve may change is set again when an object is handed out, so nothing persists
+from one solve call to the next (probe pitfall P1).
 
-:meth:`HighsLP.solve` never gives up on the first failure: a non-optimal status is re-tried cold, with the primal
-simplex, and with the interior-point method (crossover on) before it is reported.
+:meth:`HighsLP.solve` never gives up on the first failure: a non-optimal status is re-tried cold,
+with the primal simplex, and with the interior-point method (crossover on) before it is reported.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from ..result import Status
 LP_TOLERANCE = 1e-9
 """HiGHS primal and dual feasibility tolerances."""
 TIGHT_TOLERANCE = 1e-10
-"""Tolerances used by a retry once a cutting-plane loop stalls above its gap target (HiGHS's smallest)."""
+"""Tolerances used by a retry once a cutting-plane loop stalls above its gap target (HiGHS's
+smallest)."""
 INF = highspy.kHighsInf
 
 _MS = highspy.HighsModelStatus
@@ -45,10 +47,12 @@ STATUS_OF: dict[Any, Status] = {
     _MS.kMemoryLimit: Status.ERROR,
     _MS.kInfeasible: Status.INFEASIBLE,
     _MS.kUnbounded: Status.UNBOUNDED,
-    _MS.kUnboundedOrInfeasible: Status.UNBOUNDED,  # callers re-check feasibility with a bounded objective
+    # callers re-check feasibility with a bounded objective
+    _MS.kUnboundedOrInfeasible: Status.UNBOUNDED,
     _MS.kModelEmpty: Status.OPTIMAL,
 }
-"""Map from HiGHS model statuses to :class:`Status`; every other status (errors, interrupts, unknown) is ERROR."""
+"""Map from HiGHS model statuses to :class:`Status`; every other status (errors, interrupts,
+unknown) is ERROR."""
 
 _RETRIES: tuple[tuple[tuple[str, Any], ...], ...] = (
     (),  # cold: the warm basis was the problem
@@ -63,20 +67,23 @@ _DEFAULTS: tuple[tuple[str, Any], ...] = (
 
 
 def map_status(model_status: Any) -> Status:
-    """Map a ``highspy.HighsModelStatus`` to a :class:`Status` (ERROR for anything not in :data:`STATUS_OF`)."""
+    """Map a ``highspy.HighsModelStatus`` to a :class:`Status` (ERROR for anything not in
+    :data:`STATUS_OF`)."""
     return STATUS_OF.get(model_status, Status.ERROR)
 
 
 _OUTPUT_LOCK = threading.RLock()
-"""Held while file descriptor 1 is redirected and while Pyomo captures solver output (``set_instance``, Pyomo's
-``solve``): both are process-wide, so two threads doing it at once swap each other's stdout (and Pyomo's TeeStream
-reader threads deadlock). Independent solves in threads stay independent; only these short sections take turns."""
+"""Held while file descriptor 1 is redirected and while Pyomo captures solver output
+(``set_instance``, Pyomo's ``solve``): both are process-wide, so two threads doing it at once swap
+each other's stdout (and Pyomo's TeeStream reader threads deadlock). Independent solves in threads
+stay independent; only these short sections take turns."""
 
 
 def _after_fork_in_child() -> None:
-    """A forked child starts with a fresh output lock (another thread of the parent may have held it) and a fresh
-    HiGHS task scheduler: the parent's scheduler threads do not exist in the child, and a MIP solve would wait for
-    them forever (provision() in a forked child after one in the parent would never return)."""
+    """A forked child starts with a fresh output lock (another thread of the parent may have held
+    it) and a fresh HiGHS task scheduler: the parent's scheduler threads do not exist in the child,
+    and a MIP solve would wait for them forever (provision() in a forked child after one in the
+    parent would never return)."""
     global _OUTPUT_LOCK
     _OUTPUT_LOCK = threading.RLock()
     highspy.Highs.resetGlobalScheduler(True)
@@ -87,9 +94,9 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 @contextmanager
 def quiet_stdout():
-    """Discard file-descriptor-level stdout while HiGHS starts (its copyright banner would corrupt JSON on stdout
-    and is noise on stderr; the solver and its version are in every result's ``method``), one thread at a time
-    (:data:`_OUTPUT_LOCK`)."""
+    """Discard file-descriptor-level stdout while HiGHS starts (its copyright banner would corrupt
+    JSON on stdout and is noise on stderr; the solver and its version are in every result's
+    ``method``), one thread at a time (:data:`_OUTPUT_LOCK`)."""
     with _OUTPUT_LOCK:
         try:
             sys.stdout.flush()
@@ -109,20 +116,22 @@ def quiet_stdout():
 
 
 class _Pool(threading.local):
-    """Idle highspy objects of the calling thread (each thread has its own; objects never cross threads)."""
+    """Idle highspy objects of the calling thread (each thread has its own; objects never cross
+    threads)."""
 
     def __init__(self) -> None:
         self.idle: list[highspy.Highs] = []
 
 
 _POOL = _Pool()
-_THREADS = [1]  # HiGHS's scheduler threads for our objects: 1, or 0 (any) once another user set it up otherwise
+# HiGHS's scheduler threads for our objects: 1, or 0 (any) once another user set it up otherwise
+_THREADS = [1]
 _BANNER_SHOWN = [False]
 
 
 def _acquire(time_limit_s: float) -> highspy.Highs:
-    """A highspy object with :data:`_DEFAULTS` (a pooled one was reset to them when it was handed back; each
-    solve sets its own time limit)."""
+    """A highspy object with :data:`_DEFAULTS` (a pooled one was reset to them when it was handed
+    back; each solve sets its own time limit)."""
     if _POOL.idle:
         h = _POOL.idle.pop()  # cleared, with the default options, when it was handed back
         h.setOptionValue("threads", _THREADS[0])
@@ -150,7 +159,8 @@ if hasattr(os, "register_at_fork"):
 
 @dataclass(frozen=True)
 class LPResult:
-    """One LP solve: mapped status, HiGHS's model status name, objective value and column values (when optimal)."""
+    """One LP solve: mapped status, HiGHS's model status name, objective value and column values
+    (when optimal)."""
 
     status: Status
     termination: str
@@ -159,12 +169,14 @@ class LPResult:
 
 
 class LPBackend(Protocol):
-    """The one interface of the LP back-ends (:class:`HighsLP`, :class:`hieropt.solvers.dense_lp.DenseLP`): an LP
-    loaded from compiled arrays (:class:`hieropt.formulation.arrays.LPArrays`: ``load``), changed in place (rows
-    appended row-wise: ``add_rows``; the objective, minimised or maximised: ``set_costs``; row and column bounds:
-    ``change_row_bounds``, ``change_col_bounds``; tighter tolerances: ``set_tolerance``) and re-solved, warm where
-    the back-end can (``solve``: an :class:`LPResult`; ``row_duals``: the last optimal LP's row multipliers, one per
-    row); ``close`` hands the back-end's solver object back for re-use."""
+    """The one interface of the LP back-ends (:class:`HighsLP`,
+    :class:`hieropt.solvers.dense_lp.DenseLP`): an LP loaded from compiled arrays
+    (:class:`hieropt.formulation.arrays.LPArrays`: ``load``), changed in place (rows appended
+    row-wise: ``add_rows``; the objective, minimised or maximised: ``set_costs``; row and column
+    bounds: ``change_row_bounds``, ``change_col_bounds``; tighter tolerances: ``set_tolerance``) and
+    re-solved, warm where the back-end can (``solve``: an :class:`LPResult`; ``row_duals``: the last
+    optimal LP's row multipliers, one per row); ``close`` hands the back-end's solver object back
+    for re-use."""
 
     time_limit_s: float
 
@@ -184,8 +196,8 @@ class HighsLP:
     """One LP (``arrays``) in one highspy object, owned by one solve call.
 
     Args:
-        arrays: the compiled LP (:func:`hieropt.formulation.arrays.compile_perf_lp`); its objective starts at
-            ``arrays.time_costs``.
+        arrays: the compiled LP (:func:`hieropt.formulation.arrays.compile_perf_lp`); its objective
+            starts at ``arrays.time_costs``.
         time_limit_s: wall-clock limit of each solve, s.
 
     Raises:
@@ -207,8 +219,19 @@ class HighsLP:
         if h.addVars(n, arrays.col_lower, arrays.col_upper) != highspy.HighsStatus.kOk:
             raise SolverError("HiGHS rejected the LP's columns")
         h.changeColsCost(n, np.arange(n, dtype=np.int32), arrays.time_costs)
-        if m and h.addRows(m, arrays.row_lower, arrays.row_upper, arrays.index.size, arrays.start[:-1],
-                           arrays.index, arrays.value) == highspy.HighsStatus.kError:
+        if (
+            m
+            and h.addRows(
+                m,
+                arrays.row_lower,
+                arrays.row_upper,
+                arrays.index.size,
+                arrays.start[:-1],
+                arrays.index,
+                arrays.value,
+            )
+            == highspy.HighsStatus.kError
+        ):
             raise SolverError("HiGHS rejected the LP's rows")
         self.n_cols = n
         self._all_cols = np.arange(n, dtype=np.int32)
@@ -237,13 +260,17 @@ class HighsLP:
         self._tightened = tol != LP_TOLERANCE
 
     def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
-        """Replace the objective by ``costs @ x`` (one coefficient per column), minimised or maximised."""
+        """Replace the objective by ``costs @ x`` (one coefficient per column), minimised or
+        maximised."""
         self._h.changeColsCost(self.n_cols, self._all_cols, np.asarray(costs, dtype=float))
-        self._h.changeObjectiveSense(highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize)
+        self._h.changeObjectiveSense(
+            highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
+        )
 
     def add_rows(self, lower: np.ndarray, upper: np.ndarray, start: np.ndarray, index: np.ndarray,
                  value: np.ndarray) -> None:
-        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per row)."""
+        """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per
+        row)."""
         if len(lower):
             self._h.addRows(len(lower), lower, upper, index.size, start, index, value)
 
@@ -261,7 +288,8 @@ class HighsLP:
 
     def _run(self) -> Any:
         h = self._h
-        # HiGHS's time_limit counts the object's total run time, so each solve gets the limit on top of it
+        # HiGHS's time_limit counts the object's total run time, so each solve gets the limit on top
+        # of it
         h.setOptionValue("time_limit", h.getRunTime() + self.time_limit_s)
         h.run()
         status = h.getModelStatus()
@@ -274,11 +302,13 @@ class HighsLP:
         return status
 
     def solve(self, retry: bool = True) -> LPResult:
-        """Solve in place (warm-started from the previous basis) and return status, objective and column values.
+        """Solve in place (warm-started from the previous basis) and return status, objective and
+        column values.
 
-        A warm start can fail on badly scaled cut rows (HiGHS: "excessive dual values", a false Infeasible or an
-        error); unless ``retry`` is False, a non-optimal status is re-tried cold, then with the primal simplex,
-        then with the interior-point method, and only the last status is reported.
+        A warm start can fail on badly scaled cut rows (HiGHS: "excessive dual values", a false
+        Infeasible or an error); unless ``retry`` is False, a non-optimal status is re-tried cold,
+        then with the primal simplex, then with the interior-point method, and only the last status
+        is reported.
         """
         h = self._h
         status = self._run()

@@ -1,24 +1,28 @@
-"""Active-set Newton polish of a cutting-plane LP's solution: the exact optimum in a few dense Newton steps.
+"""Active-set Newton polish of a cutting-plane LP's solution: the exact optimum in a few dense
+Newton steps.
 
-At the LP optimum the tangent cuts only approximate t_d = 1/B_d, so the LP's point and duals are a few digits off
-(the bandwidths converge like the square root of the gap). But the LP already tells
-nearly the whole active set: the rows with non-zero duals and the columns held at a bound. Taking those rows as
-equalities and replacing the cuts by t_d = 1/B_d gives a square system of KKT conditions (stationarity of the free
-columns, the active rows, the links) in the free columns, the active rows' multipliers and one multiplier per link,
-which Newton's method solves to machine precision in 2-5 steps (Nocedal and Wright 2006, "Numerical Optimization",
-§18.1). A primal-dual active-set correction follows (§16.5): rows the point violates join the active set, active
-inequality rows whose multiplier has the wrong sign leave it, and Newton runs again, until the point is a KKT point
-of the true convex problem, hence its optimum. Newton starts on the links (t = 1/B at the LP's B: the LP's t only
-bound 1/B from below). A run that heads for B = 0 (cut short by the fraction to the boundary more than
-:data:`MAX_DAMPED` times) misses a row that would stop it: the rows its last iterate crosses (judged with t = 1/B)
-join, as a primal active-set method's blocking constraints do, and the next run starts where this one began. Pieces
-of a max kept as ties that make the next system singular leave one at a time (then all together); an active set
-seen before ends the polish.
+At the LP optimum the tangent cuts only approximate t_d = 1/B_d, so the LP's point and duals are a
+few digits off (the bandwidths converge like the square root of the gap). But the LP already tells
+nearly the whole active set: the rows with non-zero duals and the columns held at a bound. Taking
+those rows as equalities and replacing the cuts by t_d = 1/B_d gives a square system of KKT
+conditions (stationarity of the free columns, the active rows, the links) in the free columns, the
+active rows' multipliers and one multiplier per link, which Newton's method solves to machine
+precision in 2-5 steps (Nocedal and Wright 2006, "Numerical Optimization", §18.1). A primal-dual
+active-set correction follows (§16.5): rows the point violates join the active set, active
+inequality rows whose multiplier has the wrong sign leave it, and Newton runs again, until the point
+is a KKT point of the true convex problem, hence its optimum. Newton starts on the links (t = 1/B at
+the LP's B: the LP's t only bound 1/B from below). A run that heads for B = 0 (cut short by the
+fraction to the boundary more than :data:`MAX_DAMPED` times) misses a row that would stop it: the
+rows its last iterate crosses (judged with t = 1/B) join, as a primal active-set method's blocking
+constraints do, and the next run starts where this one began. Pieces of a max kept as ties that make
+the next system singular leave one at a time (then all together); an active set seen before ends the
+polish.
 
-The result is never trusted by itself: the solver evaluates T exactly at the polished B (after checking it meets
-every design row) for the upper bound, and computes the rigorous Lagrangian bound of
-:mod:`hieropt.solvers.dual_bound` from the polished multipliers for the lower bound. A wrong answer shows as a gap
-that does not close, and the cutting-plane loop continues (with a cut at the polished point).
+The result is never trusted by itself: the solver evaluates T exactly at the polished B (after
+checking it meets every design row) for the upper bound, and computes the rigorous Lagrangian bound
+of :mod:`hieropt.solvers.dual_bound` from the polished multipliers for the lower bound. A wrong
+answer shows as a gap that does not close, and the cutting-plane loop continues (with a cut at the
+polished point).
 """
 
 from __future__ import annotations
@@ -38,20 +42,22 @@ MAX_UNKNOWNS = 400
 ROUNDS = 6
 """Active-set corrections at most."""
 MAX_DAMPED = 3
-"""Newton steps cut short by the fraction to the boundary (B > 0) before the run counts as a run-away."""
+"""Newton steps cut short by the fraction to the boundary (B > 0) before the run counts as a
+run-away."""
 MAX_SINGULAR = 3
 """Least-squares Newton steps (singular matrix) per Newton run before it gives up."""
 MAX_DROPS = 3
 NEWTON_STEPS = 20
-"""Newton steps per run at most. Quadratic convergence needs a handful from a good start; a start from the previous
-active set's KKT point (one row left) can need more: 13 on LIBRA's Turing-NLG 4D multiple_constraints perf-per-cost
-LP, where 12 made the polish fail and cost a second LP."""
+"""Newton steps per run at most. Quadratic convergence needs a handful from a good start; a start
+from the previous active set's KKT point (one row left) can need more: 13 on LIBRA's Turing-NLG 4D
+multiple_constraints perf-per-cost LP, where 12 made the polish fail and cost a second LP."""
 """Tie rows tried one at a time out of a singular active set before all of them leave."""
 
 
 @dataclass(frozen=True)
 class Polished:
-    """A polished primal point ``x`` (scaled columns) and row multipliers ``duals`` (one per base row)."""
+    """A polished primal point ``x`` (scaled columns) and row multipliers ``duals`` (one per base
+    row)."""
 
     x: np.ndarray
     duals: np.ndarray
@@ -59,9 +65,10 @@ class Polished:
 
 def polish(arr, costs: np.ndarray, x: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
            row_upper: np.ndarray) -> Polished | None:
-    """The KKT point of the true problem near the LP solution (``x``, ``duals``) of ``arr`` with objective ``costs``
-    (minimised), by Newton and active-set corrections; None when the system is too large, Newton does not converge,
-    or the active set does not settle within :data:`ROUNDS` corrections."""
+    """The KKT point of the true problem near the LP solution (``x``, ``duals``) of ``arr`` with
+    objective ``costs`` (minimised), by Newton and active-set corrections; None when the system is
+    too large, Newton does not converge, or the active set does not settle within :data:`ROUNDS`
+    corrections."""
     with np.errstate(all="ignore"):  # a singular Newton matrix gives NaNs, handled as such
         return _polish(arr, costs, x, duals, row_lower, row_upper)
 
@@ -89,7 +96,8 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         if key in seen:  # the corrections cycle: the LP's next cuts settle it
             return None
         seen.add(key)
-        guessed = tied is not None and any(tied.tolist())  # (a singular system with tie rows: try without them)
+        # (a singular system with tie rows: try without them)
+        guessed = tied is not None and any(tied.tolist())
         system = (A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work)
         sol = _attempt(active, *system, max_singular=0 if guessed else MAX_SINGULAR)
         if sol is None and guessed:
@@ -100,14 +108,17 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
             return None
         start = x, y, nu
         x, yE, nu, converged, E = sol
-        if not converged:  # (a run-away iterate's t need not be near 1/B: the crossings are judged on the links)
+        # (a run-away iterate's t need not be near 1/B: the crossings are judged on the links)
+        if not converged:
             x[ct] = 1.0 / x[cb]
         y = np.zeros(m)
         y[E] = yE
         ax = A @ x
         joins, leaves = _changes(ax, lo, hi, y, tol, active, upper_side, converged)
-        if not converged:  # Newton ran towards B = 0 (a row that would stop it is missing): the rows it crossed
-            if not any(joins):  # join, as in a primal active-set method's blocking constraints (N&W §16.5)
+        # Newton ran towards B = 0 (a row that would stop it is missing): the rows it crossed
+        if not converged:
+            # join, as in a primal active-set method's blocking constraints (N&W §16.5)
+            if not any(joins):
                 return None
         elif _outside_box(x[:z0].tolist(), cl[:z0].tolist(), cu[:z0].tolist()):
             return None
@@ -119,14 +130,18 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         joins, leaves = np.array(joins, dtype=bool), np.array(leaves, dtype=bool)
         tiny = 1e-12 * (1 + np.abs(ax))
         upper_side = np.where(joins, ax > hi, upper_side)
-        # an epigraph column the LP held at its bound (a piece it did not see) is free once a row of its joins
+        # an epigraph column the LP held at its bound (a piece it did not see) is free once a row of
+        # its joins
         movable[z0:] |= at_bound[z0:] & nonzero[joins].any(axis=0)[z0:]
         kept = active & ~leaves
         active = kept | joins
         if converged:
             tied = _regroup(arr, ax - lo, tiny, joins, active, kept)
-        else:  # the rows it crossed join the ones it ran on; the pieces of a max with a crossed row may not all tie
-            tied = kept & _same_max(arr, joins)  # at the optimum (a singular system decides). The next Newton starts
+        # the rows it crossed join the ones it ran on; the pieces of a max with a crossed row may
+        # not all tie
+        else:
+            # at the optimum (a singular system decides). The next Newton starts
+            tied = kept & _same_max(arr, joins)
             x, y, nu = start  # from where this one did, not from its run-away iterate
     return None
 
@@ -137,21 +152,31 @@ def _outside_box(x: list[float], lower: list[float], upper: list[float]) -> bool
                for v, lc, uc in zip(x, lower, upper, strict=True))
 
 
-def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.ndarray):
-    """Newton's start from the LP's point ``x`` (n,) and row duals ``y`` (m,): (x with the columns held at a bound
-    set to it and t = 1/B on the links, the active rows (m,), the duals' tolerance, the links' multipliers, the t
-    and B columns of the links with a free B, the columns held at a bound (n,), the movable columns (n,), the
-    columns the objective or a link needs (n,)). In Python floats over the handful of rows and columns (each
-    operation as numpy's, so bit for bit the same start): cheaper than some fifty numpy calls on tiny vectors."""
+def _start(
+    arr,
+    A: np.ndarray,
+    costs: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+):
+    """Newton's start from the LP's point ``x`` (n,) and row duals ``y`` (m,): (x with the columns
+    held at a bound set to it and t = 1/B on the links, the active rows (m,), the duals' tolerance,
+    the links' multipliers, the t and B columns of the links with a free B, the columns held at a
+    bound (n,), the movable columns (n,), the columns the objective or a link needs (n,)). In Python
+    floats over the handful of rows and columns (each operation as numpy's, so bit for bit the same
+    start): cheaper than some fifty numpy calls on tiny vectors."""
     xl, yl, lol, hil = x.tolist(), y.tolist(), lo.tolist(), hi.tolist()
-    scale = 1.0 if any(map(math.isnan, yl)) else max(1.0, max(map(abs, yl), default=0.0))  # (numpy's NaN max)
+    # (numpy's NaN max)
+    scale = 1.0 if any(map(math.isnan, yl)) else max(1.0, max(map(abs, yl), default=0.0))
     tol, cut = 1e-9 * scale, 1e-10 * scale
-    # the rows with a non-zero dual on a finite bound; an equality row holds at every feasible point, whatever its
-    # dual (often 0 at a vertex)
+    # the rows with a non-zero dual on a finite bound; an equality row holds at every feasible
+    # point, whatever its dual (often 0 at a vertex)
     active = [(abs(v) > cut and math.isfinite(low if v > 0 else high)) or low == high
               for v, low, high in zip(yl, lol, hil, strict=True)]
-    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any feasible value
-    # is optimal) and columns no active row touches
+    # columns held at a bound by a non-zero reduced cost stay there; so do unloaded bandwidths (any
+    # feasible value is optimal) and columns no active row touches
     rl = (costs - A.T @ y).tolist()
     cbl, ctl = arr.pair_b.tolist(), arr.pair_t.tolist()
     rc = rl[:]
@@ -173,9 +198,9 @@ def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, 
                 xl[j], at_bound[j] = uj, True
         fixed.append(at_bound[j] or (linear[j] and cj == 0))
         wanted.append(pairs[j] or cj != 0)
-    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t, like any fixed
-    # column, moves to the right-hand side); only the links with a free B are solved for. The LP's t only bound 1/B
-    # from below (cuts): Newton starts on the links
+    # a link whose B is held at a bound has t = 1/B fixed too: it leaves the Newton system (its t,
+    # like any fixed column, moves to the right-hand side); only the links with a free B are solved
+    # for. The LP's t only bound 1/B from below (cuts): Newton starts on the links
     free = []
     for i, (b, t) in enumerate(zip(cbl, ctl, strict=True)):
         xb = xl[b]
@@ -188,12 +213,22 @@ def _start(arr, A: np.ndarray, costs: np.ndarray, x: np.ndarray, y: np.ndarray, 
     if len(free) < len(cbl):
         ct, cb = ct[free], cb[free]
         nul = [nul[i] for i in free]
-    return (np.array(xl, dtype=float), np.array(active, dtype=bool), tol, np.array(nul, dtype=float), ct, cb,
-            np.array(at_bound, dtype=bool), np.array([not f for f in fixed], dtype=bool), np.array(wanted, dtype=bool))
+    return (
+        np.array(xl, dtype=float),
+        np.array(active, dtype=bool),
+        tol,
+        np.array(nul, dtype=float),
+        ct,
+        cb,
+        np.array(at_bound, dtype=bool),
+        np.array([not f for f in fixed], dtype=bool),
+        np.array(wanted, dtype=bool),
+    )
 
 
 def _divide(a: float, b: float) -> float:
-    """``a / b`` as numpy divides floats (a zero divisor gives a signed infinity or NaN, not an exception)."""
+    """``a / b`` as numpy divides floats (a zero divisor gives a signed infinity or NaN, not an
+    exception)."""
     if b != 0:
         return a / b
     if a == 0 or a != a:
@@ -201,12 +236,21 @@ def _divide(a: float, b: float) -> float:
     return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
-def _changes(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray, y: np.ndarray, tol: float, active: np.ndarray,
-             upper_side: np.ndarray, converged: bool) -> tuple[list[bool], list[bool]]:
-    """The active-set correction, as lists over the base rows: the inactive rows the point ``ax`` (= A x) violates
-    beyond round-off (``joins``), and, after a converged Newton run, the active inequality rows whose multiplier
-    ``y`` has the wrong sign for the bound they sit at (``leaves``; none after a run-away). Plain Python floats:
-    a handful of rows costs less so than a dozen numpy calls."""
+def _changes(
+    ax: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    y: np.ndarray,
+    tol: float,
+    active: np.ndarray,
+    upper_side: np.ndarray,
+    converged: bool,
+) -> tuple[list[bool], list[bool]]:
+    """The active-set correction, as lists over the base rows: the inactive rows the point ``ax`` (=
+    A x) violates beyond round-off (``joins``), and, after a converged Newton run, the active
+    inequality rows whose multiplier ``y`` has the wrong sign for the bound they sit at (``leaves``;
+    none after a run-away). Plain Python floats: a handful of rows costs less so than a dozen numpy
+    calls."""
     axl, lol, hil, actl = ax.tolist(), lo.tolist(), hi.tolist(), active.tolist()
     joins = []
     for a, low, high, on in zip(axl, lol, hil, actl, strict=True):
@@ -214,17 +258,23 @@ def _changes(ax: np.ndarray, lo: np.ndarray, hi: np.ndarray, y: np.ndarray, tol:
         joins.append(not on and (a < low - t or a > high + t))
     if not converged:
         return joins, [False] * len(joins)
-    leaves = [on and low != high and (v > tol if up else v < -tol)
-              for on, low, high, v, up in zip(actl, lol, hil, y.tolist(), upper_side.tolist(), strict=True)]
+    leaves = [
+        on and low != high and (v > tol if up else v < -tol)
+        for on, low, high, v, up in zip(
+            actl, lol, hil, y.tolist(), upper_side.tolist(), strict=True
+        )
+    ]
     return joins, leaves
 
 
 def _same_max(arr, rows: np.ndarray) -> np.ndarray:
-    """The epigraph and node rows (a mask of the base rows) of every term or node that one of ``rows`` belongs to."""
+    """The epigraph and node rows (a mask of the base rows) of every term or node that one of
+    ``rows`` belongs to."""
     out = np.zeros(rows.size, dtype=bool)
     for part, group in ((arr.epi, arr.epi_term), (arr.node, arr.node_of_row)):
         sel = rows[part]
-        if sel.any():  # (np.isin by a lookup table over the group numbers: a few ops instead of a sort)
+        # (np.isin by a lookup table over the group numbers: a few ops instead of a sort)
+        if sel.any():
             hit = np.zeros(int(group.max()) + 1, dtype=bool)
             hit[group[sel]] = True
             out[part] = hit[group]
@@ -232,9 +282,9 @@ def _same_max(arr, rows: np.ndarray) -> np.ndarray:
 
 
 def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
-    """(Newton's result, active set) without one of the rows kept as ties (at most :data:`MAX_DROPS` tries), else
-    without all of them: they over-determined the system (not all of them tie at the optimum). (None, active) when
-    every try fails."""
+    """(Newton's result, active set) without one of the rows kept as ties (at most :data:`MAX_DROPS`
+    tries), else without all of them: they over-determined the system (not all of them tie at the
+    optimum). (None, active) when every try fails."""
     rows = tied.nonzero()[0]
     singles = [[r] for r in rows[:MAX_DROPS]] if rows.size > 1 else []
     for drop in [*singles, rows]:
@@ -246,21 +296,39 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
     return None, active
 
 
-def _attempt(active, A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work: Work,
-             max_singular: int = MAX_SINGULAR):
-    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``, ``nu``); its
-    result with the active rows' indices ``E`` appended."""
+def _attempt(
+    active,
+    A,
+    costs,
+    x,
+    y,
+    nu,
+    upper_side,
+    lo,
+    hi,
+    movable,
+    wanted,
+    nonzero,
+    ct,
+    cb,
+    work: Work,
+    max_singular: int = MAX_SINGULAR,
+):
+    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``,
+    ``nu``); its result with the active rows' indices ``E`` appended."""
     E = active.nonzero()[0]
-    free = movable & (wanted | (active @ nonzero))  # (a boolean product: the columns an active row touches)
+    # (a boolean product: the columns an active row touches)
+    free = movable & (wanted | (active @ nonzero))
     rhs = np.where(upper_side, hi, lo)[E]
     sol = _newton(A, costs, x, y[E], nu, E, rhs, free, ct, cb, work, max_singular=max_singular)
     return None if sol is None else (*sol, E)
 
 
 def _structure(arr, A: np.ndarray) -> tuple:
-    """Per LP (cached on ``arr``, for its dense matrix ``A``): the columns outside the pairs and the epigraph (with
-    no cost, any feasible value of theirs is optimal: they stay at the LP's), the pairs' columns, and where the
-    base rows have non-zeros (n,), (n,), (m, n), and the first two as lists."""
+    """Per LP (cached on ``arr``, for its dense matrix ``A``): the columns outside the pairs and the
+    epigraph (with no cost, any feasible value of theirs is optimal: they stay at the LP's), the
+    pairs' columns, and where the base rows have non-zeros (n,), (n,), (m, n), and the first two as
+    lists."""
     out = arr.cache.get("kkt")
     if out is None or out[0] is not A:
         n = arr.n_cols
@@ -275,12 +343,13 @@ def _structure(arr, A: np.ndarray) -> tuple:
 
 def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active: np.ndarray,
              kept: np.ndarray) -> np.ndarray:
-    """A term (or node) with a violated piece is a max whose argmax moved: its active rows become the pieces
-    tied with its largest one (smallest slack), and the pieces that were active and stay tight (``kept``, slack
-    within round-off: at a degenerate optimum the old and the new piece tie; if they do not, the old one's
-    multiplier takes the wrong sign and it leaves in the next correction); its other rows leave (in place on
-    ``active``). Returns the rows kept only as such ties (a mask of the base rows): when they over-determine the
-    next Newton system (singular), the caller drops them."""
+    """A term (or node) with a violated piece is a max whose argmax moved: its active rows become
+    the pieces tied with its largest one (smallest slack), and the pieces that were active and stay
+    tight (``kept``, slack within round-off: at a degenerate optimum the old and the new piece tie;
+    if they do not, the old one's multiplier takes the wrong sign and it leaves in the next
+    correction); its other rows leave (in place on ``active``). Returns the rows kept only as such
+    ties (a mask of the base rows): when they over-determine the next Newton system (singular), the
+    caller drops them."""
     tied = np.zeros(active.size, dtype=bool)
     for rows, group in ((np.arange(arr.epi.start, arr.epi.stop), arr.epi_term),
                         (np.arange(arr.node.start, arr.node.stop), arr.node_of_row)):
@@ -302,16 +371,18 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
 
 def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: int = NEWTON_STEPS,
             max_singular: int = MAX_SINGULAR):
-    """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu, True) at
-    convergence, (the last iterate, False) when the steps run towards B = 0 (damped more than three times by the
-    fraction to the boundary), None when the system is singular or not one for this method.
+    """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu,
+    True) at convergence, (the last iterate, False) when the steps run towards B = 0 (damped more
+    than three times by the fraction to the boundary), None when the system is singular or not one
+    for this method.
 
-    The system is linear but for the links' 1/B terms, so its matrix L is built once and each step only adds the
-    B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The unknowns are ordered links'
-    B, links' t, the other free columns, the multipliers of the active rows, the links' multipliers, so that the
-    B-dependent entries are diagonals of contiguous blocks where L is 0 (strided views of one matrix J, updated in
-    place at every step; no fancy indexing in the loop). The scalar tests of a step (convergence, finiteness, the
-    fraction to the boundary) run on Python floats: fewer numpy calls on these tiny vectors."""
+    The system is linear but for the links' 1/B terms, so its matrix L is built once and each step
+    only adds the B-dependent entries: F = L z - q + (nonlinear part), J = L + (its derivative). The
+    unknowns are ordered links' B, links' t, the other free columns, the multipliers of the active
+    rows, the links' multipliers, so that the B-dependent entries are diagonals of contiguous blocks
+    where L is 0 (strided views of one matrix J, updated in place at every step; no fancy indexing
+    in the loop). The scalar tests of a step (convergence, finiteness, the fraction to the boundary)
+    run on Python floats: fewer numpy calls on these tiny vectors."""
     nl = ct.size
     fl = free.tolist()
     cbl, ctl = cb.tolist(), ct.tolist()
@@ -356,7 +427,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
         F[Fb] -= znu * inv2
         F[Fk] -= inv
         Fl = F.tolist()
-        if max(map(abs, Fl)) <= tol and not math.isnan(sum(Fl)):  # (as numpy's max, a NaN never passes)
+        # (as numpy's max, a NaN never passes)
+        if max(map(abs, Fl)) <= tol and not math.isnan(sum(Fl)):
             return _unpack(x, order, z, nf, ne, znu, True)
         np.multiply(znu, 2.0, out=step_bb)  # d/dB of -nu / B^2: 2 nu / B^3
         step_bb *= inv2
@@ -367,11 +439,13 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
             return None
         step = _solve(J, F)
         s = step.tolist()
-        if not math.isfinite(sum(s)):  # singular: the least-squares step, a few times at most (an over-determined
+        # singular: the least-squares step, a few times at most (an over-determined
+        if not math.isfinite(sum(s)):
             singular += 1  # active set never converges)
             if singular > max_singular or not work.spend(LSTSQ_COST * N ** 3):
                 return None
-            if not (np.isfinite(J).all() and np.isfinite(F).all()):  # (LAPACK's SVD on NaN never returns)
+            # (LAPACK's SVD on NaN never returns)
+            if not (np.isfinite(J).all() and np.isfinite(F).all()):
                 return None
             step = np.linalg.lstsq(J, F, rcond=1e-12)[0]
             s = step.tolist()
@@ -379,7 +453,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
                 return None
         b = zb.tolist()  # (the links' B lead z and the step)
         if nl and min(map(operator.sub, b, s)) <= 0:  # the full step leaves B > 0: go 0.9
-            step *= 0.9 * min(bi / si for bi, si in zip(b, s, strict=False) if si > 0)  # of the way to the boundary
+            # of the way to the boundary
+            step *= 0.9 * min(bi / si for bi, si in zip(b, s, strict=False) if si > 0)
             # (fraction to the boundary, N&W §16.6)
             damped += 1
             if damped > MAX_DAMPED:
@@ -391,7 +466,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
 
 
 def _unpack(x, order, z, nf, ne, znu, converged: bool):
-    """(x with the free columns from ``z``, the rows' multipliers, the links' multipliers, ``converged``)."""
+    """(x with the free columns from ``z``, the rows' multipliers, the links' multipliers,
+    ``converged``)."""
     x = x.copy()
     x[order] = z[:nf]
     return x, z[nf:nf + ne].copy(), znu.copy(), converged

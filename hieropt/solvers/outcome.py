@@ -1,5 +1,5 @@
-"""What a cutting-plane loop (:mod:`hieropt.solvers.cut_lp`) returns: the certified outcome of a solve, and the
-multipliers of its best bound."""
+"""What a cutting-plane loop (:mod:`hieropt.solvers.cut_lp`) returns: the certified outcome of a
+solve, and the multipliers of its best bound."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ INF = float("inf")
 
 @dataclass(frozen=True)
 class OAResult:
-    """Outcome of one cutting-plane solve (every loop's: time, cost, time x cost, a portfolio's ratio).
+    """Outcome of one cutting-plane solve (every loop's: time, cost, time x cost, a portfolio's
+    ratio).
 
     Attributes:
         status: OPTIMAL when the gap target was met, LIMIT otherwise (the bounds still hold).
@@ -26,12 +27,12 @@ class OAResult:
         lower: proven lower bound on the optimum (same unit).
         iterations: LPs solved.
         message: one line.
-        budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget, lp_lower_ns);
-            0 when no budget row was set.
+        budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget,
+            lp_lower_ns); 0 when no budget row was set.
         lp_lower_ns: the anchor of that line, a proven lower bound of f at this budget, ns.
         cuts: tangent cuts in the loop's LP at the end (where the caller does not hold the LP).
-        kappa_range: performance per cost: the network costs ($) searched, the exact cheapest and dearest or
-            bounds that contain them.
+        kappa_range: performance per cost: the network costs ($) searched, the exact cheapest and
+            dearest or bounds that contain them.
     """
 
     status: Status
@@ -47,8 +48,8 @@ class OAResult:
 
     @property
     def gap(self) -> float:
-        """Relative gap (upper - lower)/upper, clipped at 0 (inf when no finite design was found; 0 when the best
-        is worth 0)."""
+        """Relative gap (upper - lower)/upper, clipped at 0 (inf when no finite design was found; 0
+        when the best is worth 0)."""
         if not self.upper < INF:
             return INF
         return max(0.0, (self.upper - self.lower) / self.upper) if self.upper > 0 else 0.0
@@ -56,8 +57,9 @@ class OAResult:
 
 @dataclass(frozen=True)
 class Multipliers:
-    """The row multipliers ``duals`` of a loop's best bound with the LP's arrays, scale, objective ``costs`` and
-    point ``x`` then: subgradients of the optimum in the rows' bounds (:mod:`hieropt.solvers.sensitivity`)."""
+    """The row multipliers ``duals`` of a loop's best bound with the LP's arrays, scale, objective
+    ``costs`` and point ``x`` then: subgradients of the optimum in the rows' bounds
+    (:mod:`hieropt.solvers.sensitivity`)."""
 
     arr: LPArrays
     scale: object

@@ -1,16 +1,19 @@
-"""Procurement objectives on the convex core: performance per cost (global), and the time-cost Pareto front.
+"""Procurement objectives on the convex core: performance per cost (global), and the time-cost
+Pareto front.
 
-**Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex in B, but it is in the
-homogeneous variables of :mod:`hieropt.formulation.ratio`: each dimension's share of the cost x_d = p_d B_d / C and
-u = K / C. Multiplying the time model by C makes every row linear (Charnes-Cooper), so the global minimum is one
-convex program, solved by the same tangent cuts as the performance objective on one persistent HiGHS LP
-(:class:`hieropt.solvers.ratio.RatioCore`): every LP optimum is a proven lower bound on min T x cost, every LP
-point a design whose T x cost is evaluated exactly. (Before: a branch and bound on the cost level kappa over
-f(kappa) = min{T : cost <= kappa}, whose tangent-line bounds could not close the bracket where T x cost is nearly
-flat in kappa, e.g. one dimension under a floor: 10,000 nodes, minutes.)
+**Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex in B, but it
+is in the homogeneous variables of :mod:`hieropt.formulation.ratio`: each dimension's share of the
+cost x_d = p_d B_d / C and u = K / C. Multiplying the time model by C makes every row linear
+(Charnes-Cooper), so the global minimum is one convex program, solved by the same tangent cuts as
+the performance objective on one persistent HiGHS LP (:class:`hieropt.solvers.ratio.RatioCore`):
+every LP optimum is a proven lower bound on min T x cost, every LP point a design whose T x cost is
+evaluated exactly. (Before: a branch and bound on the cost level kappa over f(kappa) = min{T : cost
+<= kappa}, whose tangent-line bounds could not close the bracket where T x cost is nearly flat in
+kappa, e.g. one dimension under a floor: 10,000 nodes, minutes.)
 
 The fastest design within a budget (:func:`fastest_design`, each point of the Pareto front in
-:mod:`hieropt.solvers.front`) and the cheapest meeting a time target (:func:`cheapest_meeting`) live here too.
+:mod:`hieropt.solvers.front`) and the cheapest meeting a time target (:func:`cheapest_meeting`) live
+here too.
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.scale import cost_bounds_usd, product_bandwidth, share_units_gbps, typical_bandwidth
+from ..formulation.scale import (
+    cost_bounds_usd,
+    product_bandwidth,
+    share_units_gbps,
+    typical_bandwidth,
+)
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
@@ -36,18 +44,24 @@ PPC_GAP = 1e-7
 SUB_GAP = 1e-8
 """Relative gap of each fastest-within-a-budget solve."""
 FASTEST_SLACK = 1e-7
-"""The front's fastest point is the cheapest network within this relative slack of the minimum time."""
+"""The front's fastest point is the cheapest network within this relative slack of the minimum
+time."""
 
 
 def _no_floor() -> NoSolutionError:
     return NoSolutionError(
-        "unbounded", "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, so time x "
-        "cost keeps falling as every bandwidth shrinks (the compute share of the product goes to 0); add a floor, "
-        "e.g. 'sum(bw) == 500' or 'bw[3] >= 25'")
+        "unbounded",
+        "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, "
+        "so time x "
+        "cost keeps falling as every bandwidth shrinks (the compute share of the product "
+        "goes to 0); add a floor, "
+        "e.g. 'sum(bw) == 500' or 'bw[3] >= 25'",
+    )
 
 
 def _scale_free(tm: TimeModel) -> bool:
-    """True when T x cost does not change if every bandwidth is scaled (no compute, latency or constant time)."""
+    """True when T x cost does not change if every bandwidth is scaled (no compute, latency or
+    constant time)."""
     consts = any(p.const_ns > 0 for node in tm.nodes for p in node)
     return tm.compute_ns <= 0 and not tm.terms_latency_ns.any() and not consts
 
@@ -56,30 +70,30 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
                           budget_usd: float | None = None, cost_floor_usd: float | None = None,
                           target_ns: float | None = None, meets: np.ndarray | None = None,
                           time_limit_s: float = 60.0, fixed_usd: float = 0.0) -> OAResult:
-    """Globally minimise T(B) * (fixed_usd + cost(B)) (ns * $): one convex cutting-plane solve in cost-share
-    variables (``fixed_usd`` = 0: performance per cost; > 0: the $ of a training run up to a constant factor,
-    objective ``min_run_cost``).
+    """Globally minimise T(B) * (fixed_usd + cost(B)) (ns * $): one convex cutting-plane solve in
+    cost-share variables (``fixed_usd`` = 0: performance per cost; > 0: the $ of a training run up
+    to a constant factor, objective ``min_run_cost``).
 
     Args:
         instance, tm: the problem and its aggregated time model.
         rel_gap: target relative gap on the product.
         budget_usd: optional cap on the network cost ($).
-        cost_floor_usd: optional lower end of the cost range: a proven lower bound on the cheapest design that
-            meets ``target_ns``.
+        cost_floor_usd: optional lower end of the cost range: a proven lower bound on the cheapest
+            design that meets ``target_ns``.
         target_ns: optional iteration-time target (ns); ``meets``: a design that meets it.
         time_limit_s: limit of each LP and of the whole search, s.
-        fixed_usd: a fixed cost ($) added to the network's: the cluster's fixed cost rate as network-capex dollars
-            (:attr:`hieropt.model.run.CostRate.fixed_usd`); the costs searched and ``kappa_range`` stay the
-            network's.
+        fixed_usd: a fixed cost ($) added to the network's: the cluster's fixed cost rate as
+            network-capex dollars (:attr:`hieropt.model.run.CostRate.fixed_usd`); the costs searched
+            and ``kappa_range`` stay the network's.
 
     Returns:
-        :class:`hieropt.solvers.outcome.OAResult` (ns x $; ``iterations``: LPs); status LIMIT (with the proven
-        gap) when the gap target was not reached within :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time
-        limit.
+        :class:`hieropt.solvers.outcome.OAResult` (ns x $; ``iterations``: LPs); status LIMIT (with
+        the proven gap) when the gap target was not reached within
+        :data:`hieropt.solvers.ratio.MAX_LPS` LPs or the time limit.
 
     Raises:
-        NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away from zero
-            (then the product has no minimiser at positive bandwidth).
+        NoSolutionError: infeasible constraints or budget; or no constraint keeps bandwidth away
+            from zero (then the product has no minimiser at positive bandwidth).
     """
     bounds = cost_bounds_usd(instance)
     unit = product_bandwidth(instance, tm, target_ns, bounds)
@@ -88,11 +102,19 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
     try:
         return _min_product(core, tm, rel_gap, budget_usd, cost_floor_usd, target_ns, meets)
     finally:
-        core.close()  # the HiGHS object goes back to this thread's pool (creating one costs ~100 us)
+        # the HiGHS object goes back to this thread's pool (creating one costs ~100 us)
+        core.close()
 
 
-def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
-                 cost_floor_usd: float | None, target_ns: float | None, meets: np.ndarray | None) -> OAResult:
+def _min_product(
+    core: RatioCore,
+    tm: TimeModel,
+    rel_gap: float,
+    budget_usd: float | None,
+    cost_floor_usd: float | None,
+    target_ns: float | None,
+    meets: np.ndarray | None,
+) -> OAResult:
     k_min, k_max = core.search_range(budget_usd)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
@@ -103,20 +125,27 @@ def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: flo
     if lo <= 0 and fixed <= 0:
         raise _no_floor()
     if not np.isfinite(k_max) and _scale_free(tm):
-        raise NoSolutionError("unbounded", "no compute time and no upper limit on bandwidth: time x cost is the "
-                              "same at every scale; add a bandwidth budget")
+        raise NoSolutionError(
+            "unbounded",
+            "no compute time and no upper limit on bandwidth: time x cost is the "
+            "same at every scale; add a bandwidth budget",
+        )
     hi = max(k_max, lo)
     out = core.min_product(rel_gap, fixed + lo, fixed + hi, target_ns, meets)
     if out.bw is None:
-        raise NoSolutionError("infeasible", "no network within the cost range gives every loaded dimension "
-                              f"bandwidth ({out.message})")
+        raise NoSolutionError(
+            "infeasible",
+            "no network within the cost range gives every loaded dimension "
+            f"bandwidth ({out.message})",
+        )
     msg = out.message if hi > lo else "the constraints fix the network cost; " + out.message
     return replace(out, iterations=core.lps, message=msg, kappa_range=(lo, hi), cuts=core.cuts)
 
 
 def _ns_pair(a: float, b: float) -> tuple[str, str]:
-    """``a`` and ``b`` (ns) with the fewest decimals (at least 1) that tell them apart: a time target a hair below
-    the fastest time printed as the same number ("target 1,166,511,725.3 ns: fastest possible is 1,166,511,725.3")."""
+    """``a`` and ``b`` (ns) with the fewest decimals (at least 1) that tell them apart: a time
+    target a hair below the fastest time printed as the same number ("target 1,166,511,725.3 ns:
+    fastest possible is 1,166,511,725.3")."""
     for k in range(1, 7):
         sa, sb = f"{a:,.{k}f}", f"{b:,.{k}f}"
         if sa != sb:
@@ -130,56 +159,78 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
     the first route of :data:`hieropt.solvers.budget_routes.BUDGET_ROUTES` that accepts the case.
 
     Raises:
-        NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), a budget <= $0 with a priced loaded
-            dimension, the target below the fastest possible time ("fastest possible is ... ns"), or "undecided":
-            the target still inside the optimality gap after a re-solve to :data:`TARGET_GAP`.
+        NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), a budget <= $0 with
+            a priced loaded dimension, the target below the fastest possible time ("fastest possible
+            is ... ns"), or "undecided": the target still inside the optimality gap after a re-solve
+            to :data:`TARGET_GAP`.
     """
-    if budget_usd is not None and budget_usd <= 0 and any(core.unit_cost[d] > 0 for d in core.loaded):
-        raise NoSolutionError("infeasible", f"a budget of ${budget_usd:,.6g} buys no bandwidth for the priced "
-                              "dimensions that carry traffic: no finite iteration time")
+    if (
+        budget_usd is not None
+        and budget_usd <= 0
+        and any(core.unit_cost[d] > 0 for d in core.loaded)
+    ):
+        raise NoSolutionError(
+            "infeasible",
+            f"a budget of ${budget_usd:,.6g} buys no bandwidth for the priced "
+            "dimensions that carry traffic: no finite iteration time",
+        )
     res = fastest_within(core, budget_usd, rel_gap)  # (the first route that accepts the case)
     if target_ns is not None and res.lower <= target_ns < res.upper and rel_gap > TARGET_GAP:
-        return fastest_design(core, TARGET_GAP, budget_usd, target_ns)  # the target lies in the gap: close it
+        # the target lies in the gap: close it
+        return fastest_design(core, TARGET_GAP, budget_usd, target_ns)
     return against_target(res, target_ns, budget_usd)
 
 
 TARGET_GAP = 1e-12
-"""The gap the fastest design is solved to again when a time target lies within the first solve's gap (the polish
-usually reaches round-off; a loop that cannot stops with LIMIT and its bounds decide)."""
+"""The gap the fastest design is solved to again when a time target lies within the first solve's
+gap (the polish usually reaches round-off; a loop that cannot stops with LIMIT and its bounds
+decide)."""
 
 
-def against_target(res: OAResult, target_ns: float | None, budget_usd: float | None = None) -> OAResult:
-    """``res`` (a performance optimum within ``budget_usd``) when it meets the time target ``target_ns`` (None:
-    none).
+def against_target(
+    res: OAResult, target_ns: float | None, budget_usd: float | None = None
+) -> OAResult:
+    """``res`` (a performance optimum within ``budget_usd``) when it meets the time target
+    ``target_ns`` (None: none).
 
     Raises:
-        NoSolutionError: the target is below the fastest possible time ("fastest possible is ... ns", kind
-            infeasible) or inside the optimality gap of it (kind undecided).
+        NoSolutionError: the target is below the fastest possible time ("fastest possible is ...
+            ns", kind infeasible) or inside the optimality gap of it (kind undecided).
     """
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:
         t, fast = _ns_pair(target_ns, res.lower)
-        raise NoSolutionError("infeasible", f"time target {t} ns: fastest possible is {fast} ns{within}"
-                              + (f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
-                                 if res.upper > res.lower * (1 + 1e-9) else "")
-                              + time_unit_hint(target_ns, res.lower))
+        raise NoSolutionError(
+            "infeasible",
+            f"time target {t} ns: fastest possible is {fast} ns{within}"
+            + (
+                f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
+                if res.upper > res.lower * (1 + 1e-9)
+                else ""
+            )
+            + time_unit_hint(target_ns, res.lower),
+        )
     if target_ns is not None and res.upper > target_ns * (1 + MEETS_ROUNDOFF):
         t, fast = _ns_pair(target_ns, res.upper)
-        raise NoSolutionError("undecided", f"time target {t} ns lies within the optimality gap of the fastest "
-                              f"possible time{within}: the fastest design found takes {fast} ns and none is proven "
-                              f"faster than {_ns_pair(target_ns, res.lower)[1]} ns; a target of at least {fast} ns "
-                              "is met")
+        raise NoSolutionError(
+            "undecided",
+            f"time target {t} ns lies within the optimality gap of the fastest "
+            f"possible time{within}: the fastest design found takes {fast} ns and none is proven "
+            f"faster than {_ns_pair(target_ns, res.lower)[1]} ns; a target of at least {fast} ns "
+            "is met",
+        )
     return res
 
 
 MEETS_ROUNDOFF = 1e-12
-"""A design meets a time target when its T exceeds it by at most this (relative): the target the user copied from
-an evaluation of the fastest design differs from the solver's T of it in the last bits (both sum the same terms in
-another order). The verifier allows 1e-9."""
+"""A design meets a time target when its T exceeds it by at most this (relative): the target the
+user copied from an evaluation of the fastest design differs from the solver's T of it in the last
+bits (both sum the same terms in another order). The verifier allows 1e-9."""
 
 
 def meeting(target_ns: float, t_ns: float) -> float:
-    """``target_ns``, raised to ``t_ns`` (ns) when a design of time ``t_ns`` meets it to :data:`MEETS_ROUNDOFF`."""
+    """``target_ns``, raised to ``t_ns`` (ns) when a design of time ``t_ns`` meets it to
+    :data:`MEETS_ROUNDOFF`."""
     return max(target_ns, t_ns) if t_ns <= target_ns * (1 + MEETS_ROUNDOFF) else target_ns
 
 
@@ -196,28 +247,39 @@ class Counts:
         self.cuts += core.cuts
 
 
-def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_gap: float = REL_GAP,
-                     budget_usd: float | None = None, time_limit_s: float = 60.0,
-                     counts: Counts | None = None, fastest: tuple[TimeLP, np.ndarray] | None = None) -> OAResult:
-    """The cheapest network ($) whose iteration time is at most ``target_ns``, with or without a bandwidth cap.
+def cheapest_meeting(
+    instance: Instance,
+    tm: TimeModel,
+    target_ns: float,
+    rel_gap: float = REL_GAP,
+    budget_usd: float | None = None,
+    time_limit_s: float = 60.0,
+    counts: Counts | None = None,
+    fastest: tuple[TimeLP, np.ndarray] | None = None,
+) -> OAResult:
+    """The cheapest network ($) whose iteration time is at most ``target_ns``, with or without a
+    bandwidth cap.
 
-    With an upper limit on bandwidth, the fastest design meets the target (else: infeasible, "fastest possible is
-    ..."). Without one, the fastest time is only approached as bandwidth grows, but the cheapest design meeting T* is
-    still bounded: **any design B1 with T(B1) <= T* bounds the optimum's cost, C* <= C(B1), and so its bandwidth,
-    B*_d <= C(B1) / p_d on every dimension** (p_d > 0 is the dimension's price per GB/s, spec.CostClass). So a
-    design that meets T* is found first, as the fastest design within budgets kappa = C_0, 4 C_0, 16 C_0, ...
-    (C_0: the cost of the bandwidth that meets T* on every dimension), and cost <= C(B1) is then added as a budget
-    row: a valid cap that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is
-    built in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
+    With an upper limit on bandwidth, the fastest design meets the target (else: infeasible,
+    "fastest possible is
+    ..."). Without one, the fastest time is only approached as bandwidth grows, but the cheapest
+    design meeting T* is still bounded: **any design B1 with T(B1) <= T* bounds the optimum's cost,
+    C* <= C(B1), and so its bandwidth, B*_d <= C(B1) / p_d on every dimension** (p_d > 0 is the
+    dimension's price per GB/s, spec.CostClass). So a design that meets T* is found first, as the
+    fastest design within budgets kappa = C_0, 4 C_0, 16 C_0, ... (C_0: the cost of the bandwidth
+    that meets T* on every dimension), and cost <= C(B1) is then added as a budget row: a valid cap
+    that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is built
+    in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
 
-    ``fastest``: (core, design) when the caller has already solved the performance optimum within ``budget_usd``
-    on a :class:`TimeLP` of this instance (a sweep's tie-break: the cheapest design within the gap of the optimal
-    time) and ``design`` meets ``target_ns``; the min-cost loop then continues on that core, with its cuts, instead
-    of solving the fastest design again. The caller's counters already hold that core's LPs.
+    ``fastest``: (core, design) when the caller has already solved the performance optimum within
+    ``budget_usd`` on a :class:`TimeLP` of this instance (a sweep's tie-break: the cheapest design
+    within the gap of the optimal time) and ``design`` meets ``target_ns``; the min-cost loop then
+    continues on that core, with its cuts, instead of solving the fastest design again. The caller's
+    counters already hold that core's LPs.
 
     Returns:
-        an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT with the honest gap
-        when the gap target was not reached).
+        an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT
+        with the honest gap when the gap target was not reached).
 
     Raises:
         NoSolutionError: infeasible constraints, budget or target.
@@ -245,15 +307,19 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     scale = None if fastest is not None else _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
-    try:  # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
+    # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
+    try:
         res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap)
-    except SolverError as e:  # an LP failed: the target-meeting design is still an answer, with the weakest bound
-        floor = core.cost_range()[0]  # every design costs at least the cheapest one the constraints allow
+    # an LP failed: the target-meeting design is still an answer, with the weakest bound
+    except SolverError as e:
+        # every design costs at least the cheapest one the constraints allow
+        floor = core.cost_range()[0]
         res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
                        f"{e}; proven bound only the cheapest feasible network")
     counts.lps += cheap.lps - lps0
     counts.cuts += cheap.cuts - cuts0
-    lower = min(res.lower, res.upper) * (1 - BOUND_SLACK)  # an LP value is exact only to HiGHS's tolerances
+    # an LP value is exact only to HiGHS's tolerances
+    lower = min(res.lower, res.upper) * (1 - BOUND_SLACK)
     if res.upper - lower <= rel_gap * res.upper:
         return replace(res, lower=lower)
     gap = (res.upper - lower) / res.upper
@@ -262,18 +328,19 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
 
 
 def loop_gap(rel_gap: float) -> float:
-    """The gap a min-cost loop must reach so that its bound, less :data:`BOUND_SLACK`, still proves ``rel_gap``:
-    upper - (1 - g) upper (1 - slack) <= rel_gap upper for g = (rel_gap - slack) / (1 - slack) (a hair below, for
-    the rounding of this formula); e.g. 8.99e-9 for the default 1e-8."""
+    """The gap a min-cost loop must reach so that its bound, less :data:`BOUND_SLACK`, still proves
+    ``rel_gap``: upper - (1 - g) upper (1 - slack) <= rel_gap upper for g = (rel_gap - slack) / (1 -
+    slack) (a hair below, for the rounding of this formula); e.g. 8.99e-9 for the default 1e-8."""
     return max((rel_gap - BOUND_SLACK) / (1 - BOUND_SLACK) * (1 - 1e-6), 0.5 * rel_gap)
 
 
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
-    """A bandwidth unit (GB/s) for the min-cost LP when the bandwidth that meets ``target_ns`` on every dimension
-    lies outside 1 .. 1e4 units of the instance's unit ``s`` (e.g. a cap far above what the target needs); None to
-    keep ``s``. The LP's values are then of order 1 (HiGHS's tolerances are absolute). The bandwidth is never taken
-    below the uniform one that costs the rows' cost floor (:func:`hieropt.formulation.scale.cost_bounds_usd`): a
-    target met far below a floor row is met by a design at the floor, not at the target's bandwidth."""
+    """A bandwidth unit (GB/s) for the min-cost LP when the bandwidth that meets ``target_ns`` on
+    every dimension lies outside 1 .. 1e4 units of the instance's unit ``s`` (e.g. a cap far above
+    what the target needs); None to keep ``s``. The LP's values are then of order 1 (HiGHS's
+    tolerances are absolute). The bandwidth is never taken below the uniform one that costs the
+    rows' cost floor (:func:`hieropt.formulation.scale.cost_bounds_usd`): a target met far below a
+    floor row is met by a design at the floor, not at the target's bandwidth."""
     beta = typical_bandwidth(instance, tm, target_ns)
     floor, _ = cost_bounds_usd(instance)
     price = float(np.sum(cluster_cost_usd_per_gbps(instance)))
@@ -284,12 +351,21 @@ def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float)
     return float(10.0 ** (np.floor(np.log10(beta)) - 2))
 
 
-def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budget_usd: float | None,
-                       time_limit_s: float, counts: Counts) -> np.ndarray:
-    """A design with T < ``target_ns`` when bandwidth has no upper limit: the fastest within growing budgets."""
+def _meets_without_cap(
+    instance: Instance,
+    tm: TimeModel,
+    target_ns: float,
+    budget_usd: float | None,
+    time_limit_s: float,
+    counts: Counts,
+) -> np.ndarray:
+    """A design with T < ``target_ns`` when bandwidth has no upper limit: the fastest within growing
+    budgets."""
     rc = RatioCore(instance, tm, typical_bandwidth(instance, tm, target_ns), time_limit_s)
     k_min, _ = rc.cost_range()
-    kappa = max(rc.network_cost(np.full(tm.n_dims, typical_bandwidth(instance, tm, target_ns))), 2.0 * k_min)
+    kappa = max(
+        rc.network_cost(np.full(tm.n_dims, typical_bandwidth(instance, tm, target_ns))), 2.0 * k_min
+    )
     best = INF
     try:
         for _ in range(60):
@@ -297,18 +373,25 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float, budg
                 kappa = min(kappa, budget_usd)
             try:
                 out = rc.fastest_within(kappa, 1e-6)
-            except NoSolutionError:  # this budget leaves a loaded dimension without bandwidth: spend more
+            # this budget leaves a loaded dimension without bandwidth: spend more
+            except NoSolutionError:
                 out = None
             if out is not None and out.bw is not None:
                 if out.upper < target_ns:
                     return out.bw
                 best = min(best, out.upper)
             if budget_usd is not None and kappa >= budget_usd:
-                raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest possible is "
-                                      f"{best:,.1f} ns within the budget ${budget_usd:,.6g}")
+                raise NoSolutionError(
+                    "infeasible",
+                    f"time target {target_ns:,.1f} ns: fastest possible is "
+                    f"{best:,.1f} ns within the budget ${budget_usd:,.6g}",
+                )
             kappa *= 4.0
     finally:
         rc.close()
         counts.add(rc)
-    raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to ${kappa / 4:,.6g} meets "
-                          f"it (the fastest found takes {best:,.1f} ns)")
+    raise NoSolutionError(
+        "infeasible",
+        f"time target {target_ns:,.1f} ns: no network up to ${kappa / 4:,.6g} meets "
+        f"it (the fastest found takes {best:,.1f} ns)",
+    )

@@ -2,30 +2,35 @@
 
 Algorithm (docs/how-to/provision.md):
 
-1. Enumerate every option of every dimension (:func:`hieropt.model.options.dimension_options`: part x unit count x
-   switch
-   model), drop those outside the instance's per-dimension bounds, and keep the cheapest option of each bandwidth
-   value (options of equal bandwidth are interchangeable in time and in every design constraint).
-2. Build the unary MILP of :mod:`hieropt.formulation.milp` (B_d and t_d = 1/B_d linear in the binaries, exact) with
-   the instance's design constraints, plus a time-target row (``max_iteration_time_ns``) and a budget row
-   (``max_cost_usd``) when given.
-3. Solve with ``pyomo.contrib.solver.solvers.highs.Highs`` (``set_instance`` once; ``time_limit``, ``rel_gap = 1e-9``
-   and ``abs_gap = 0`` passed on every call; HiGHS's proven dual bound read from ``objective_bound``):
+1. Enumerate every option of every dimension (:func:`hieropt.model.options.dimension_options`: part
+   x unit count x switch
+   model), drop those outside the instance's per-dimension bounds, and keep the cheapest option of
+   each bandwidth value (options of equal bandwidth are interchangeable in time and in every design
+   constraint).
+2. Build the unary MILP of :mod:`hieropt.formulation.milp` (B_d and t_d = 1/B_d linear in the
+   binaries, exact) with the instance's design constraints, plus a time-target row
+   (``max_iteration_time_ns``) and a budget row (``max_cost_usd``) when given.
+3. Solve with ``pyomo.contrib.solver.solvers.highs.Highs`` (``set_instance`` once; ``time_limit``,
+   ``rel_gap = 1e-9`` and ``abs_gap = 0`` passed on every call; HiGHS's proven dual bound read from
+   ``objective_bound``):
 
-   - ``performance``: min iteration time, then (second solve) the cheapest design among those within 1e-9 of it;
-   - ``min_cost``: min catalog cost with iteration time <= the target, then the fastest design of that cost;
-   - ``performance_per_cost``: min (iteration time x cost) as one exact MILP (binary x continuous products
-     linearised exactly), so the proven bound comes from HiGHS directly.
+   - ``performance``: min iteration time, then (second solve) the cheapest design among those within
+     1e-9 of it;
+   - ``min_cost``: min catalog cost with iteration time <= the target, then the fastest design of
+     that cost;
+   - ``performance_per_cost``: min (iteration time x cost) as one exact MILP (binary x continuous
+     products linearised exactly), so the proven bound comes from HiGHS directly.
 
-4. Read the chosen option per dimension (the largest binary), recompute bandwidth, time and cost exactly, and re-check
-   them with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and the constraint check of
-   :mod:`hieropt.verify`; any disagreement raises :class:`SolverError` instead of returning.
-5. Compare with the continuous optimum (:func:`hieropt.solvers.objectives.solve` on the same instance with each
-   dimension bounded by
-   the catalog's reachable bandwidth range: a relaxation, so its time is a lower bound for ``performance``) and with
-   roundings of it to whole units (each part line rounded down / up / either way per dimension; the part choice
-   among the rounded options is optimised by the same MILP restricted to them, so the baseline is the best such
-   rounding, not an arbitrary one).
+4. Read the chosen option per dimension (the largest binary), recompute bandwidth, time and cost
+   exactly, and re-check them with the independent evaluator (:func:`hieropt.model.timing.evaluate`)
+   and the constraint check of :mod:`hieropt.verify`; any disagreement raises :class:`SolverError`
+   instead of returning.
+5. Compare with the continuous optimum (:func:`hieropt.solvers.objectives.solve` on the same
+   instance with each dimension bounded by
+   the catalog's reachable bandwidth range: a relaxation, so its time is a lower bound for
+   ``performance``) and with roundings of it to whole units (each part line rounded down / up /
+   either way per dimension; the part choice among the rounded options is optimised by the same MILP
+   restricted to them, so the baseline is the best such rounding, not an arbitrary one).
 """
 
 from __future__ import annotations
@@ -67,8 +72,12 @@ from .provision_milp import (
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
 
 UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_power": "W"}
-_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost", "performance_per_cost": "obj_product",
-            "min_power": "obj_power"}
+_PRIMARY = {
+    "performance": "obj_time",
+    "min_cost": "obj_cost",
+    "performance_per_cost": "obj_product",
+    "min_power": "obj_power",
+}
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,8 @@ class Rounding:
         feasible: whether any such rounding meets the constraints (and the time target / budget).
         design: the best such rounding (one option per dimension), or None.
         iteration_time_ns, network_cost_usd, objective_value: its figures (None when infeasible).
-        saving: (rounding's objective - exact objective) / rounding's objective, >= 0 (None when infeasible).
+        saving: (rounding's objective - exact objective) / rounding's objective, >= 0 (None when
+            infeasible).
     """
 
     name: str
@@ -104,28 +114,33 @@ class Provisioning:
     """The exact integer design and how it compares with the continuous optimum and its roundings.
 
     Attributes:
-        status: OPTIMAL when HiGHS proved the gap target; LIMIT when it stopped at its time limit with a design.
+        status: OPTIMAL when HiGHS proved the gap target; LIMIT when it stopped at its time limit
+            with a design.
         message: one line.
-        objective: ``performance`` | ``min_cost`` | ``performance_per_cost`` | ``min_power``; ``objective_unit`` ns |
-            USD | ns*USD | W.
-        design: the chosen option of every dimension (part, units per NPU / node, totals, switches, BOM lines).
+        objective: ``performance`` | ``min_cost`` | ``performance_per_cost`` | ``min_power``;
+            ``objective_unit`` ns | USD | ns*USD | W.
+        design: the chosen option of every dimension (part, units per NPU / node, totals, switches,
+            BOM lines).
         bw_gbps: (D,) per-NPU bandwidths of the design, GB/s.
         iteration_time_ns: T(bw_gbps) by the independent evaluator.
         network_cost_usd: the bill of materials' total, $.
-        power_w: the bill of materials' power, W (None when a part of the design has no power figure).
-        objective_value: the objective at the design (exact); objective_bound: HiGHS's proven lower bound;
-            gap: (value - bound) / value.
-        max_iteration_time_ns, max_cost_usd, max_power_w: the time target, budget and power budget applied (None:
-            none).
+        power_w: the bill of materials' power, W (None when a part of the design has no power
+            figure).
+        objective_value: the objective at the design (exact); objective_bound: HiGHS's proven lower
+            bound; gap: (value - bound) / value.
+        max_iteration_time_ns, max_cost_usd, max_power_w: the time target, budget and power budget
+            applied (None: none).
         bom: every bill-of-materials line.
-        breakdown: the evaluator's breakdown at ``bw_gbps`` (its ``cost_per_dim_usd`` uses the instance's $/GB/s
-            cost model, not the catalog; use ``design`` / ``bom`` for catalog costs).
+        breakdown: the evaluator's breakdown at ``bw_gbps`` (its ``cost_per_dim_usd`` uses the
+            instance's $/GB/s cost model, not the catalog; use ``design`` / ``bom`` for catalog
+            costs).
         continuous: the continuous performance optimum over the catalog's bandwidth ranges, or None.
         continuous_note: why ``continuous`` is None, or what it means.
         roundings: the roundings of the continuous optimum (see :class:`Rounding`).
         catalog: the catalog's name.
         options: options per dimension given to the MILP (after bounds and de-duplication).
-        milp_solves: MILP solves (including tie-breaks, diagnostics and roundings); milp_seconds: their wall time.
+        milp_solves: MILP solves (including tie-breaks, diagnostics and roundings); milp_seconds:
+            their wall time.
         solve_seconds: wall time of the whole call.
         method: the algorithm; notes: remarks a user should read.
     """
@@ -166,28 +181,41 @@ class Provisioning:
 
     @property
     def continuous_gap(self) -> float | None:
-        """(T_integer - T_continuous) / T_integer: how far the integer design is from the continuous bound."""
+        """(T_integer - T_continuous) / T_integer: how far the integer design is from the continuous
+        bound."""
         if self.continuous is None:
             return None
         return (self.iteration_time_ns - self.continuous.iteration_time_ns) / self.iteration_time_ns
 
 
 @scoped
-def provision(instance: Instance, catalog: Catalog | str | Path, objective: str | None = None,
-              max_iteration_time_ns: float | None = None, max_cost_usd: float | None = None, *,
-              max_power_w: float | None = None, compare: bool = True, time_limit_s: float = 60.0) -> Provisioning:
+def provision(
+    instance: Instance,
+    catalog: Catalog | str | Path,
+    objective: str | None = None,
+    max_iteration_time_ns: float | None = None,
+    max_cost_usd: float | None = None,
+    *,
+    max_power_w: float | None = None,
+    compare: bool = True,
+    time_limit_s: float = 60.0,
+) -> Provisioning:
     """Provision every dimension from ``catalog`` with whole parts, exactly (MILP, proven gap).
 
     Args:
         instance: the problem (network, workload, mapping, design constraints, bounds).
-        catalog: a :class:`Catalog` or the path of a catalog file (TOML / YAML); checked against ``instance``.
-        objective: ``"performance"`` (min iteration time), ``"min_cost"`` (cheapest design with iteration time <=
-            ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x cost), ``"min_power"`` (the design
-            drawing the least power, W, with iteration time <= ``max_iteration_time_ns``); default: the instance's.
-        max_iteration_time_ns: time target, ns (required for min_cost and min_power; a constraint with the others).
-            Default: the instance's ``max_iteration_time_ns``, if it has one.
-        max_cost_usd: budget on the catalog cost, $ (default: the instance's ``max_network_cost_usd``, if any).
-        max_power_w: power budget of the network's parts, W (needs ``watts`` on every part the design may use).
+        catalog: a :class:`Catalog` or the path of a catalog file (TOML / YAML); checked against
+            ``instance``.
+        objective: ``"performance"`` (min iteration time), ``"min_cost"`` (cheapest design with
+            iteration time <= ``max_iteration_time_ns``), ``"performance_per_cost"`` (min time x
+            cost), ``"min_power"`` (the design drawing the least power, W, with iteration time <=
+            ``max_iteration_time_ns``); default: the instance's.
+        max_iteration_time_ns: time target, ns (required for min_cost and min_power; a constraint
+            with the others). Default: the instance's ``max_iteration_time_ns``, if it has one.
+        max_cost_usd: budget on the catalog cost, $ (default: the instance's
+            ``max_network_cost_usd``, if any).
+        max_power_w: power budget of the network's parts, W (needs ``watts`` on every part the
+            design may use).
         compare: also solve the continuous optimum and its roundings (a few more solves).
         time_limit_s: time limit of each MILP solve, s.
 
@@ -195,10 +223,13 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         A verified :class:`Provisioning`.
 
     Raises:
-        InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target, a non-positive
-            target or budget, a power objective or budget with a part that has no power figure.
-        NoSolutionError: no catalog design meets the constraints, the time target or the budget (exit code 3).
-        SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code 3).
+        InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target,
+            a non-positive target or budget, a power objective or budget with a part that has no
+            power figure.
+        NoSolutionError: no catalog design meets the constraints, the time target or the budget
+            (exit code 3).
+        SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
+            3).
     """
     from ..io.catalog import check_catalog, read_catalog
 
@@ -213,12 +244,19 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
         check_catalog(catalog, instance, "catalog")
     power = objective == "min_power" or max_power_w is not None
     if power:
-        check_power_figures(catalog, instance, "objective min_power" if objective == "min_power" else "--max-power-w")
+        check_power_figures(
+            catalog,
+            instance,
+            "objective min_power" if objective == "min_power" else "--max-power-w",
+        )
 
     tm = build_time_model(instance)
     if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
-        raise NoSolutionError("infeasible", f"time target {max_iteration_time_ns:,.1f} ns: the compute alone takes "
-                              f"{tm.compute_ns:,.1f} ns; raise the target")
+        raise NoSolutionError(
+            "infeasible",
+            f"time target {max_iteration_time_ns:,.1f} ns: the compute alone takes "
+            f"{tm.compute_ns:,.1f} ns; raise the target",
+        )
     options = instance_options(catalog, instance, power)
     milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
                                 [[o.cost_usd for o in opts] for opts in options],
@@ -229,7 +267,9 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(_PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
-        raise explain_infeasible(solver, instance, tm, options, max_iteration_time_ns, max_cost_usd, max_power_w)
+        raise explain_infeasible(
+            solver, instance, tm, options, max_iteration_time_ns, max_cost_usd, max_power_w
+        )
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
     final, claim = run, (_PRIMARY[objective], run.incumbent)
@@ -237,12 +277,29 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     if run.status is Status.OPTIMAL and objective in ("performance", "min_cost", "min_power"):
         tie = tie_break(solver, objective, milp, tm, run.choice)
         if tie is not None:
-            final, claim = tie, ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent)
+            final, claim = (
+                tie,
+                ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent),
+            )
     design = tuple(options[d][o] for d, o in enumerate(final.choice))
-    bd, value = verify_design(instance, tm, milp, objective, final.choice, design, claim, max_iteration_time_ns,
-                              max_cost_usd, max_power_w)
-    scale = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": NS_USD_PER_UNIT, "min_power": KW}[
-        objective]
+    bd, value = verify_design(
+        instance,
+        tm,
+        milp,
+        objective,
+        final.choice,
+        design,
+        claim,
+        max_iteration_time_ns,
+        max_cost_usd,
+        max_power_w,
+    )
+    scale = {
+        "performance": MS_NS,
+        "min_cost": MUSD,
+        "performance_per_cost": NS_USD_PER_UNIT,
+        "min_power": KW,
+    }[objective]
     offset = tm.compute_ns if objective == "performance" else 0.0
     bound = offset + run.bound * scale if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
@@ -253,22 +310,57 @@ def provision(instance: Instance, catalog: Catalog | str | Path, objective: str 
     if compare:
         continuous, cnote = _continuous(instance, options)
         if continuous is not None:
-            roundings = _roundings(solver, objective, instance, catalog, tm, milp, options, continuous.bw_gbps, value,
-                                   (max_iteration_time_ns, max_cost_usd, max_power_w))
+            roundings = _roundings(
+                solver,
+                objective,
+                instance,
+                catalog,
+                tm,
+                milp,
+                options,
+                continuous.bw_gbps,
+                value,
+                (max_iteration_time_ns, max_cost_usd, max_power_w),
+            )
     status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
-    message = ("optimal within the gap target" if status is Status.OPTIMAL
-               else f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}")
+    message = (
+        "optimal within the gap target"
+        if status is Status.OPTIMAL
+        else f"HiGHS stopped at its time limit ({time_limit_s:g} s) at relative gap {gap:.3g}"
+    )
     return Provisioning(
-        status=status, message=message, objective=objective, objective_unit=UNITS[objective], design=design,
-        bw_gbps=bd.bw_gbps, iteration_time_ns=bd.iteration_time_ns,
-        network_cost_usd=float(sum(o.cost_usd for o in design)), power_w=_power(design), objective_value=value,
-        objective_bound=bound, gap=gap, max_iteration_time_ns=max_iteration_time_ns, max_cost_usd=max_cost_usd,
+        status=status,
+        message=message,
+        objective=objective,
+        objective_unit=UNITS[objective],
+        design=design,
+        bw_gbps=bd.bw_gbps,
+        iteration_time_ns=bd.iteration_time_ns,
+        network_cost_usd=float(sum(o.cost_usd for o in design)),
+        power_w=_power(design),
+        objective_value=value,
+        objective_bound=bound,
+        gap=gap,
+        max_iteration_time_ns=max_iteration_time_ns,
+        max_cost_usd=max_cost_usd,
         max_power_w=max_power_w,
-        bom=tuple(line for o in design for line in o.bom), breakdown=bd, continuous=continuous,
-        continuous_note=cnote, roundings=roundings, catalog=catalog.name, options=tuple(len(o) for o in options),
-        milp_solves=solver.solves, milp_seconds=solver.seconds, solve_seconds=time.perf_counter() - start,
-        method=_method(objective), notes=tuple(notes),
-        extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(), "columns": m.nvariables()},
+        bom=tuple(line for o in design for line in o.bom),
+        breakdown=bd,
+        continuous=continuous,
+        continuous_note=cnote,
+        roundings=roundings,
+        catalog=catalog.name,
+        options=tuple(len(o) for o in options),
+        milp_solves=solver.solves,
+        milp_seconds=solver.seconds,
+        solve_seconds=time.perf_counter() - start,
+        method=_method(objective),
+        notes=tuple(notes),
+        extra={
+            "binaries": sum(len(o) for o in options),
+            "rows": m.nconstraints(),
+            "columns": m.nvariables(),
+        },
     )
 
 
@@ -314,7 +406,10 @@ def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | 
 
 
 def _method(objective: str) -> str:
-    base = "unary MILP (one binary per dimension x part x unit count [x switch]; B and 1/B exact) on HiGHS"
+    base = (
+        "unary MILP (one binary per dimension x part x unit count [x switch]; B and 1/B exact) "
+        "on HiGHS"
+    )
     return {"performance": base + "; then the cheapest design of that time",
             "min_cost": base + "; then the fastest design of that cost",
             "performance_per_cost": base + "; time x cost linearised exactly (binary x continuous)",
@@ -327,14 +422,16 @@ def _power(design: tuple[Option, ...]) -> float | None:
 
 
 def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Solution | None, str]:
-    """The continuous performance optimum with each dimension bounded by the catalog's reachable range."""
+    """The continuous performance optimum with each dimension bounded by the catalog's reachable
+    range."""
     bounds = []
     for b, opts in zip(instance.bounds_or_default, options, strict=True):
         lo, hi = min(o.bw_gbps for o in opts), max(o.bw_gbps for o in opts)
         bounds.append(Bound(lower_gbps=max(b.lower_gbps, lo),
                             upper_gbps=hi if b.upper_gbps is None else min(b.upper_gbps, hi)))
     update: dict[str, Any] = {"bounds": tuple(bounds), "objective": "performance"}
-    for k in ("max_iteration_time_ns", "max_network_cost_usd"):  # catalog targets are not the LIBRA cost model's
+    # catalog targets are not the LIBRA cost model's
+    for k in ("max_iteration_time_ns", "max_network_cost_usd"):
         if k in type(instance).model_fields:
             update[k] = None
     relaxed = instance.model_copy(update=update)
@@ -344,15 +441,27 @@ def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Soluti
         return None, f"continuous optimum not available: {e}"
     if not sol.success:
         return None, f"continuous optimum not certified: {sol.message}"
-    return sol, ("continuous performance optimum with each bandwidth within the catalog's range: a lower bound on "
-                 "the iteration time of every integer design")
+    return sol, (
+        "continuous performance optimum with each bandwidth within the catalog's range: a "
+        "lower bound on "
+        "the iteration time of every integer design"
+    )
 
 
-def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, catalog: Catalog, tm: TimeModel,
-               milp: ProvisionMILP, options: list[list[Option]], bw_cont: np.ndarray, exact_value: float,
-               limits: tuple[float | None, float | None, float | None]) -> tuple[Rounding, ...]:
-    """Round the continuous optimum to whole units of each part line (down, up, either per dimension) and let the
-    MILP pick the best part per dimension among those roundings."""
+def _roundings(
+    solver: ProvisionSolver,
+    objective: str,
+    instance: Instance,
+    catalog: Catalog,
+    tm: TimeModel,
+    milp: ProvisionMILP,
+    options: list[list[Option]],
+    bw_cont: np.ndarray,
+    exact_value: float,
+    limits: tuple[float | None, float | None, float | None],
+) -> tuple[Rounding, ...]:
+    """Round the continuous optimum to whole units of each part line (down, up, either per
+    dimension) and let the MILP pick the best part per dimension among those roundings."""
     index = [{option_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
     down: list[set[int]] = [set() for _ in options]
     up: list[set[int]] = [set() for _ in options]
@@ -363,8 +472,9 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
         for line_opts in lines.values():
             part = line_opts[0].part
             exact_units = bw_cont[d] * part.share / part.unit_gbps
-            # the continuous optimum's bandwidths are known to ~1e-4 relative where it is flat (solver_probe P4):
-            # a value that close to a whole number of units is that number, not a reason to round both ways
+            # the continuous optimum's bandwidths are known to ~1e-4 relative where it is flat
+            # (solver_probe P4): a value that close to a whole number of units is that number, not a
+            # reason to round both ways
             slack = 1e-4 * max(exact_units, 1.0)
             n_down = min(max(math.floor(exact_units + slack), 1), part.max_units)
             n_up = min(max(math.ceil(exact_units - slack), 1), part.max_units)
@@ -372,14 +482,28 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
                 i = index[d].get(option_key(part.bw_gbps(n)))
                 if i is not None:  # None: outside the instance's bounds
                     target.add(i)
-    kinds = (("down", "every dimension rounded down to whole units (at least 1) of each part", down),
-             ("up", "every dimension rounded up to whole units (at most the unit limit) of each part", up),
-             ("best", "each dimension rounded down or up, whichever is best", [a | b for a, b in zip(down, up,
-                                                                                                      strict=True)]))
+    kinds = (
+        ("down", "every dimension rounded down to whole units (at least 1) of each part", down),
+        (
+            "up",
+            "every dimension rounded up to whole units (at most the unit limit) of each part",
+            up,
+        ),
+        (
+            "best",
+            "each dimension rounded down or up, whichever is best",
+            [a | b for a, b in zip(down, up, strict=True)],
+        ),
+    )
     out = []
     m = milp.model
     for name, text, allowed in kinds:
-        banned = [(d, o) for d in range(len(options)) for o in range(len(options[d])) if o not in allowed[d]]
+        banned = [
+            (d, o)
+            for d in range(len(options))
+            for o in range(len(options[d]))
+            if o not in allowed[d]
+        ]
         if any(not a for a in allowed):
             out.append(Rounding(name, text, False))
             continue
@@ -394,7 +518,17 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
         design = tuple(options[d][o] for d, o in enumerate(run.choice))
         bd, value = verify_design(instance, tm, milp, objective, run.choice, design,
                                   (_PRIMARY[objective], run.incumbent), *limits)
-        out.append(Rounding(name, text, True, design, bd.iteration_time_ns, milp.cost(run.choice), value,
-                            max(0.0, (value - exact_value) / value) if value > 0 else 0.0))
+        out.append(
+            Rounding(
+                name,
+                text,
+                True,
+                design,
+                bd.iteration_time_ns,
+                milp.cost(run.choice),
+                value,
+                max(0.0, (value - exact_value) / value) if value > 0 else 0.0,
+            )
+        )
     return tuple(out)
 

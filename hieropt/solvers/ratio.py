@@ -1,13 +1,14 @@
 """Cutting planes on the procurement LP (:mod:`hieropt.formulation.ratio`, compiled by
-:mod:`hieropt.formulation.ratio_arrays`): one persistent HiGHS LP in cost-share variables for time x cost (global,
-one convex solve) and for the fastest network within a budget.
+:mod:`hieropt.formulation.ratio_arrays`): one persistent HiGHS LP in cost-share variables for time x
+cost (global, one convex solve) and for the fastest network within a budget.
 
-The loop is :class:`hieropt.solvers.cut_lp.CutLP`'s: ``r_d >= 1/x_d`` and ``kap >= 1/u`` are outer-approximated by
-tangent cuts, valid for every objective and bound, so they accumulate across the solves of one call (a Pareto front
-re-uses every cut); the proven lower bound is the Lagrangian dual function of the true problem at the LP's (or the
-polished) duals; the LP's shares and cost level give designs whose objective is evaluated exactly (upper bounds).
-Every loop is bounded by an LP count; when it stops short of its gap target, or HiGHS fails on every retry, the
-result is LIMIT with the bounds proven so far, never a claim beyond them.
+The loop is :class:`hieropt.solvers.cut_lp.CutLP`'s: ``r_d >= 1/x_d`` and ``kap >= 1/u`` are
+outer-approximated by tangent cuts, valid for every objective and bound, so they accumulate across
+the solves of one call (a Pareto front re-uses every cut); the proven lower bound is the Lagrangian
+dual function of the true problem at the LP's (or the polished) duals; the LP's shares and cost
+level give designs whose objective is evaluated exactly (upper bounds). Every loop is bounded by an
+LP count; when it stops short of its gap target, or HiGHS fails on every retry, the result is LIMIT
+with the bounds proven so far, never a claim beyond them.
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ INF = float("inf")
 MAX_LPS = 400
 """LPs per objective call before it stops with status LIMIT."""
 BOUND_SLACK = 1e-9
-"""Relative slack the procurement solvers take off an LP's own value before it counts as a proven bound (the bounds
-of this module are Lagrangian bounds, exact up to rounding, and need none)."""
+"""Relative slack the procurement solvers take off an LP's own value before it counts as a proven
+bound (the bounds of this module are Lagrangian bounds, exact up to rounding, and need none)."""
 BOUNDS_SPREAD = 1e-6
-"""The single rows' cost bounds stand in for the exact cost range when the lower is at least this fraction of the
-upper (well apart from 0 in the LP's units)."""
+"""The single rows' cost bounds stand in for the exact cost range when the lower is at least this
+fraction of the upper (well apart from 0 in the LP's units)."""
 SHARE_SEEDS = (0.05, 0.3, 1.0, 3.0, 20.0)
-"""Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth). Denser near 1 than a decade
-grid: the LP's point, where the Newton polish starts, is then closer to the optimum (on the 12 LIBRA instances and
-the shipped ones, 132 Newton steps instead of 189 and as many LPs; 0.01 .. 10 before)."""
+"""Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth). Denser near 1
+than a decade grid: the LP's point, where the Newton polish starts, is then closer to the optimum
+(on the 12 LIBRA instances and the shipped ones, 132 Newton steps instead of 189 and as many LPs;
+0.01 .. 10 before)."""
 LEVEL_SEEDS = (0.1, 0.3, 1.0, 3.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
 EPS = float(np.finfo(float).eps)
@@ -58,24 +60,37 @@ class RatioCore(CutLP):
         bw_unit_gbps: typical bandwidth (GB/s) that fixes the LP's units
             (:func:`hieropt.formulation.scale.typical_bandwidth`).
         time_limit_s: wall-clock limit of each LP, s.
-        budget_usd: with ``prune``, a cap on the network cost of every design the core will search ($).
-        prune: leave out the design rows and bounds no design within the dearest feasible network (and the budget)
-            can reach (:func:`hieropt.formulation.ratio_arrays.redundant_rows`; the exact cost range, two LPs over
-            B, is then computed first when the rows' own cost bounds are far apart). Only for searches that never
-            go above that cap.
+        budget_usd: with ``prune``, a cap on the network cost of every design the core will search
+            ($).
+        prune: leave out the design rows and bounds no design within the dearest feasible network
+            (and the budget) can reach (:func:`hieropt.formulation.ratio_arrays.redundant_rows`; the
+            exact cost range, two LPs over B, is then computed first when the rows' own cost bounds
+            are far apart). Only for searches that never go above that cap.
         cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
-        exact_rows: design and bound rows without rounding (:func:`~hieropt.formulation.ratio_arrays.compile_ratio_lp`),
-            for bounds that must hold for exactly feasible designs.
-        slacks: rows with a slack column of their own (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`),
-            for implied rows on them (:meth:`add_rows`).
-        fixed_usd: a fixed cost ($) added to the network's in the product (:meth:`min_product` only: objective
-            ``min_run_cost``, :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`).
+        exact_rows: design and bound rows without rounding
+            (:func:`~hieropt.formulation.ratio_arrays.compile_ratio_lp`), for bounds that must hold
+            for exactly feasible designs.
+        slacks: rows with a slack column of their own
+            (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`), for implied rows on them
+            (:meth:`add_rows`).
+        fixed_usd: a fixed cost ($) added to the network's in the product (:meth:`min_product` only:
+            objective ``min_run_cost``, :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`).
     """
 
-    def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float, time_limit_s: float = 60.0,
-                 budget_usd: float | None = None, prune: bool = False,
-                 cost_bounds: tuple[float, float] | None = None, share_units_gbps: np.ndarray | None = None,
-                 exact_rows: bool = False, slacks: tuple[tuple[str, int], ...] = (), fixed_usd: float = 0.0):
+    def __init__(
+        self,
+        instance: Instance,
+        tm: TimeModel,
+        bw_unit_gbps: float,
+        time_limit_s: float = 60.0,
+        budget_usd: float | None = None,
+        prune: bool = False,
+        cost_bounds: tuple[float, float] | None = None,
+        share_units_gbps: np.ndarray | None = None,
+        exact_rows: bool = False,
+        slacks: tuple[tuple[str, int], ...] = (),
+        fixed_usd: float = 0.0,
+    ):
         self.instance, self.tm = instance, tm
         self.fixed_usd = float(fixed_usd)
         self._cost_bounds = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
@@ -84,18 +99,27 @@ class RatioCore(CutLP):
         self._cheapest_bw: np.ndarray | None = None
         self._unit_gbps = float(bw_unit_gbps)
         cap = INF
-        if prune:  # (the rows' own cost ceiling, the budget, and the exact dearest when the rows' bounds are wide)
+        # (the rows' own cost ceiling, the budget, and the exact dearest when the rows' bounds are
+        # wide)
+        if prune:
             cap = min(self._cost_bounds[1], budget_usd if budget_usd is not None else INF)
             if not self._rows_bound_costs(budget_usd):
                 cap = min(cap, self.cost_range()[1])
         units = bw_unit_gbps if share_units_gbps is None else share_units_gbps
-        self.lp: RatioArrays = shared_ratio_lp(instance, tm, units, cost_cap_usd=cap, exact_rows=exact_rows,
-                                                slacks=slacks, fixed_usd=fixed_usd)
+        self.lp: RatioArrays = shared_ratio_lp(
+            instance,
+            tm,
+            units,
+            cost_cap_usd=cap,
+            exact_rows=exact_rows,
+            slacks=slacks,
+            fixed_usd=fixed_usd,
+        )
         self.K = self.lp.cost_unit_usd
         self.scale = None
         self._start(time_limit_s)
 
-    # ------------------------------------------------------------------------------------------------- CutLP hooks
+    # ---------------------------------------------------------------------------------- CutLP hooks
     def _compile(self, scale) -> object:
         return self.lp.arr
 
@@ -104,12 +128,14 @@ class RatioCore(CutLP):
 
     def _seeds(self) -> list[tuple[int, float]]:
         n = self.lp.arr.pair_b.size
-        return [(j, v) for j in range(n - 1) for v in SHARE_SEEDS] + [(n - 1, v) for v in LEVEL_SEEDS]
+        return [(j, v) for j in range(n - 1) for v in SHARE_SEEDS] + [
+            (n - 1, v) for v in LEVEL_SEEDS
+        ]
 
     def _rescaled(self, design: np.ndarray):
         return None  # shares and the cost level are of order 1 by construction
 
-    # ------------------------------------------------------------------------------------------------- plumbing
+    # ------------------------------------------------------------------------------------- plumbing
     @property
     def loaded(self) -> tuple[int, ...]:
         """Dimensions that carry traffic."""
@@ -132,15 +158,15 @@ class RatioCore(CutLP):
         self._row_lower[self.lp.share_row], self._row_upper[self.lp.share_row] = lo, 1.0
 
     def _design(self, x: np.ndarray, cost_usd: float) -> np.ndarray | None:
-        """The design of shares x at network cost ``cost_usd``, if it meets every design row and bound (to
-        :data:`ROW_TOL` relative); else None."""
+        """The design of shares x at network cost ``cost_usd``, if it meets every design row and
+        bound (to :data:`ROW_TOL` relative); else None."""
         if not (cost_usd > 0 and np.isfinite(cost_usd)):
             return None
         return self._design_of(self.lp.bandwidth(x, cost_usd))
 
     def _design_of(self, bw: np.ndarray) -> np.ndarray | None:
-        """``bw`` (GB/s) if it meets every design row and bound (:func:`hieropt.solvers.line_search.meets_rows`);
-        else None."""
+        """``bw`` (GB/s) if it meets every design row and bound
+        (:func:`hieropt.solvers.line_search.meets_rows`); else None."""
         return bw if meets_rows(self.instance, bw) else None
 
     def _outcome(self, spec: Loop, rel_gap: float, what: str) -> OAResult:
@@ -158,27 +184,30 @@ class RatioCore(CutLP):
         bw = out.bw if out.bw is not None and np.isfinite(out.upper) else None
         return OAResult(out.status, bw, out.upper, min(out.lower, out.upper), self.lps, out.message)
 
-    # ------------------------------------------------------------------------------------------------- set-up
+    # --------------------------------------------------------------------------------------- set-up
     def cost_range(self) -> tuple[float, float]:
-        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs over B alone in this
-        core's bandwidth unit (:func:`hieropt.solvers.cost_range.network_cost_range`; computed once).
+        """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs
+        over B alone in this core's bandwidth unit
+        (:func:`hieropt.solvers.cost_range.network_cost_range`; computed once).
 
         Raises:
             NoSolutionError: the design constraints and bounds are infeasible.
             SolverError: HiGHS fails on the cheapest network's LP.
         """
         if self._range is None:
-            cheapest, dearest, self._cheapest_bw = cheapest_network(self.instance, self.time_limit_s,
-                                                                    self._unit_gbps)
+            cheapest, dearest, self._cheapest_bw = cheapest_network(
+                self.instance, self.time_limit_s, self._unit_gbps
+            )
             self._range = (cheapest, dearest)
         return self._range
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
-        """(cheapest, dearest) network cost in $ for the time x cost search: without a budget, the bounds the single
-        rows imply (:func:`hieropt.formulation.scale.cost_bounds_usd`) when they are finite and at least
-        :data:`BOUNDS_SPREAD` apart (they contain every feasible cost, so the search and its optimum are the same;
-        two LPs saved), else :meth:`cost_range` (two LPs; a budget is checked against the exact cheapest) within
-        those bounds (an LP can lose a floor far below its ceiling to its tolerances; the rows' own floor stays).
+        """(cheapest, dearest) network cost in $ for the time x cost search: without a budget, the
+        bounds the single rows imply (:func:`hieropt.formulation.scale.cost_bounds_usd`) when they
+        are finite and at least :data:`BOUNDS_SPREAD` apart (they contain every feasible cost, so
+        the search and its optimum are the same; two LPs saved), else :meth:`cost_range` (two LPs; a
+        budget is checked against the exact cheapest) within those bounds (an LP can lose a floor
+        far below its ceiling to its tolerances; the rows' own floor stays).
 
         Raises:
             NoSolutionError: (exact range) the design constraints and bounds are infeasible.
@@ -190,26 +219,32 @@ class RatioCore(CutLP):
         return max(cheapest, lower), min(dearest, upper)
 
     def _rows_bound_costs(self, budget_usd: float | None) -> bool:
-        """Whether the single rows' cost bounds stand in for the exact cost range (no budget, both finite and at
-        least :data:`BOUNDS_SPREAD` apart)."""
+        """Whether the single rows' cost bounds stand in for the exact cost range (no budget, both
+        finite and at least :data:`BOUNDS_SPREAD` apart)."""
         lower, upper = self._cost_bounds
-        return budget_usd is None and bool(np.isfinite(upper)) and upper > 0 and lower >= BOUNDS_SPREAD * upper
+        return (
+            budget_usd is None
+            and bool(np.isfinite(upper))
+            and upper > 0
+            and lower >= BOUNDS_SPREAD * upper
+        )
 
-    # ------------------------------------------------------------------------------------------------- objectives
+    # ----------------------------------------------------------------------------------- objectives
     def add_rows(self, coef: np.ndarray, lower: np.ndarray, upper: np.ndarray, budget_usd: float,
                  slack_coef: list[dict] | None = None, slack_cap: dict | None = None) -> None:
-        """Add the rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef`` (m, D), B in GB/s, the
-        bounds in the unit of coef x GB/s, e.g. $ for a row in $ per GB/s; ``slack_coef[i]``: c_ik by slack key, s_k
-        a row's distance from its bound in its own units, :attr:`RatioArrays.slack_factor`) to the LP of
-        :meth:`fastest_within` at ``budget_usd``; ``slack_cap``: upper limits on s_k by key (same units). Every
-        row must hold for every design within the budget (implied rows, e.g.
-        :func:`hieropt.solvers.near_cheapest.reduced_budget_row`): the bounds stay valid (they are evaluated on
-        these arrays, whatever HiGHS drops).
+        """Add the rows lower_i <= sum_d coef_id B_d + sum_k c_ik s_k <= upper_i (``coef`` (m, D), B
+        in GB/s, the bounds in the unit of coef x GB/s, e.g. $ for a row in $ per GB/s;
+        ``slack_coef[i]``: c_ik by slack key, s_k a row's distance from its bound in its own units,
+        :attr:`RatioArrays.slack_factor`) to the LP of :meth:`fastest_within` at ``budget_usd``;
+        ``slack_cap``: upper limits on s_k by key (same units). Every row must hold for every design
+        within the budget (implied rows, e.g.
+        :func:`hieropt.solvers.near_cheapest.reduced_budget_row`): the bounds stay valid (they are
+        evaluated on these arrays, whatever HiGHS drops).
 
-        In the share columns (B_d = x_d s_d / u, u = K / budget) a row reads sum_d coef_d s_d x_d in [lower u,
-        upper u]. With the units s_d powers of two (``exact_rows``) its coefficients, divided by a power of two, are
-        exact, and its bounds are rounded outwards (exact rational arithmetic): the exact image of a design that
-        meets the row meets the float row."""
+        In the share columns (B_d = x_d s_d / u, u = K / budget) a row reads sum_d coef_d s_d x_d in
+        [lower u, upper u]. With the units s_d powers of two (``exact_rows``) its coefficients,
+        divided by a power of two, are exact, and its bounds are rounded outwards (exact rational
+        arithmetic): the exact image of a design that meets the row meets the float row."""
         if slack_cap:
             self._slack_units(slack_cap, budget_usd)
         lp = self.lp
@@ -219,8 +254,9 @@ class RatioCore(CutLP):
         end = int(arr.start[arr.n_rows])
         index, value = [arr.index[:end]], [arr.value[:end]]
         slack_coef = slack_coef if slack_coef is not None else [{}] * len(np.atleast_2d(coef))
-        for c, lo, hi, sc in zip(np.atleast_2d(coef), np.atleast_1d(lower), np.atleast_1d(upper), slack_coef,
-                                 strict=True):
+        for c, lo, hi, sc in zip(
+            np.atleast_2d(coef), np.atleast_1d(lower), np.atleast_1d(upper), slack_coef, strict=True
+        ):
             full = np.asarray(c, dtype=float) * lp.unit_gbps
             nz = np.flatnonzero(full)
             cols = [*lp.x_col[nz].tolist(), *(lp.slack_col[k] for k in sc)]
@@ -228,27 +264,39 @@ class RatioCore(CutLP):
             top = max((abs(v) for v in vals), default=0.0)
             scale = math.ldexp(1.0, -math.frexp(top)[1]) if top > 0 else 1.0
             f = u * Fraction(scale)
-            lows.append(round_outwards(Fraction(float(lo)) * f, up=False) if np.isfinite(lo) else -INF)
-            highs.append(round_outwards(Fraction(float(hi)) * f, up=True) if np.isfinite(hi) else INF)
+            lows.append(
+                round_outwards(Fraction(float(lo)) * f, up=False) if np.isfinite(lo) else -INF
+            )
+            highs.append(
+                round_outwards(Fraction(float(hi)) * f, up=True) if np.isfinite(hi) else INF
+            )
             end += len(cols)
             start.append(np.array([end]))
             index.append(np.array(cols, dtype=np.int64))
             value.append(np.array(vals) * scale)
-        new = replace(arr, row_lower=np.append(arr.row_lower, lows), row_upper=np.append(arr.row_upper, highs),
-                      start=np.concatenate(start).astype(np.int32), index=np.concatenate(index).astype(np.int32),
-                      value=np.concatenate(value), cache={})
+        new = replace(
+            arr,
+            row_lower=np.append(arr.row_lower, lows),
+            row_upper=np.append(arr.row_upper, highs),
+            start=np.concatenate(start).astype(np.int32),
+            index=np.concatenate(index).astype(np.int32),
+            value=np.concatenate(value),
+            cache={},
+        )
         if slack_cap:
             for k, cap in slack_cap.items():  # s_lp = u s / factor
-                new.col_upper[lp.slack_col[k]] = round_outwards(Fraction(float(cap)) * u / Fraction(lp.slack_factor[k]),
-                                                           up=True)
+                new.col_upper[lp.slack_col[k]] = round_outwards(
+                    Fraction(float(cap)) * u / Fraction(lp.slack_factor[k]), up=True
+                )
         self.lp = replace(lp, arr=new)
         self._reload()
 
     def _slack_units(self, caps: dict, budget_usd: float) -> None:
-        """Give each slack column the unit (a power of two, its coefficient in its own row) that puts its cap, in
-        LP units, at the geometric mean of 1 and its size in its row: a slack of 1e-9 of its row's size (a floor a
-        cheapest network holds, which the room lets move by 1e-9 of it) then enters both its row and an implied row
-        on it with coefficients HiGHS keeps (it drops those below 1e-9)."""
+        """Give each slack column the unit (a power of two, its coefficient in its own row) that
+        puts its cap, in LP units, at the geometric mean of 1 and its size in its row: a slack of
+        1e-9 of its row's size (a floor a cheapest network holds, which the room lets move by 1e-9
+        of it) then enters both its row and an implied row on it with coefficients HiGHS keeps (it
+        drops those below 1e-9)."""
         lp = self.lp
         arr = lp.arr
         u = self.K / budget_usd
@@ -270,23 +318,26 @@ class RatioCore(CutLP):
                        repair: Callable[[np.ndarray], list[np.ndarray]] | None = None,
                        budget_row: bool = True,
                        score: Callable[[np.ndarray], float] | None = None) -> OAResult:
-        """f(kappa): the fastest design costing at most ``budget_usd`` (ns). u and kap are fixed by the budget.
-        ``repair``: LP point (GB/s) -> further candidate designs (each within the rows and the budget).
-        ``budget_row=False``: the share row (the budget itself) is left free, for a caller that has added implied
-        rows which hold the budget better (:meth:`add_rows`; the LP is then a relaxation, and its bound still valid
-        for the exactly feasible designs when the core has ``exact_rows``). ``score``: design
-        -> the value (>= its time, ns) by which the loop ranks designs and closes its gap (default: the time); the
-        outcome's ``upper`` is then that value.
+        """f(kappa): the fastest design costing at most ``budget_usd`` (ns). u and kap are fixed by
+        the budget. ``repair``: LP point (GB/s) -> further candidate designs (each within the rows
+        and the budget). ``budget_row=False``: the share row (the budget itself) is left free, for a
+        caller that has added implied rows which hold the budget better (:meth:`add_rows`; the LP is
+        then a relaxation, and its bound still valid for the exactly feasible designs when the core
+        has ``exact_rows``). ``score``: design -> the value (>= its time, ns) by which the loop
+        ranks designs and closes its gap (default: the time); the outcome's ``upper`` is then that
+        value.
 
         Raises:
-            NoSolutionError: the budget is below the cheapest network, or leaves a loaded dimension no bandwidth.
+            NoSolutionError: the budget is below the cheapest network, or leaves a loaded dimension
+                no bandwidth.
         """
         u = self.K / budget_usd
         self._set(u=(u, u), kap=(1.0 / u, 1.0 / u), share_equal=False)
         if not budget_row:
             self.solver.change_row_bounds(self.lp.share_row, -INF, INF)
             self._row_lower[self.lp.share_row], self._row_upper[self.lp.share_row] = -INF, INF
-            for col, g in zip(self.lp.x_col, self.lp.share_scale, strict=True):  # (shares <= 1 up to rounding)
+            # (shares <= 1 up to rounding)
+            for col, g in zip(self.lp.x_col, self.lp.share_scale, strict=True):
                 self._bound_col(int(col), 0.0, g * (1 + 8 * EPS))
         to_ns = self.lp.product_unit * MS_NS / budget_usd
 
@@ -294,35 +345,56 @@ class RatioCore(CutLP):
 
         def candidates(x: np.ndarray) -> list[np.ndarray]:
             extra = repair(self.lp.bandwidth(x, budget_usd)) if repair is not None else []
-            return extra or plain(x)  # (the plain designs hold the rows to ROW_TOL only: a last resort)
+            # (the plain designs hold the rows to ROW_TOL only: a last resort)
+            return extra or plain(x)
 
         def plain(x: np.ndarray) -> list[np.ndarray]:
             bw = self._design(x, budget_usd)
-            if bw is None and cheapest is not None:  # the LP's point moved inside the rows towards the cheapest
-                bw = self._design_of(within_rows(self.instance, self.lp.bandwidth(x, budget_usd), cheapest))
-            if bw is None:  # network (a budget at the cheapest cost leaves a single face, met to tolerances only)
+            # the LP's point moved inside the rows towards the cheapest
+            if bw is None and cheapest is not None:
+                bw = self._design_of(
+                    within_rows(self.instance, self.lp.bandwidth(x, budget_usd), cheapest)
+                )
+            # network (a budget at the cheapest cost leaves a single face, met to tolerances only)
+            if bw is None:
                 return [cheapest] if cheapest is not None else []
-            cost = self.network_cost(bw)  # the share row holds to HiGHS's tolerance: a hair over is scaled back
+            # the share row holds to HiGHS's tolerance: a hair over is scaled back
+            cost = self.network_cost(bw)
             return [bw * (budget_usd / cost)] if cost > budget_usd else [bw]
 
-        spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns, candidates=candidates,
-                    score=self.tm.time_ns if score is None else score)
+        spec = Loop(
+            costs=lambda: self.arr.time_costs,
+            native=lambda v: v * to_ns,
+            candidates=candidates,
+            score=self.tm.time_ns if score is None else score,
+        )
         out = self._outcome(spec, rel_gap, f"budget ${budget_usd:,.6g}")
         if out.bw is None:
-            raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} leaves a dimension that carries "
-                                  "traffic (almost) without bandwidth")
+            raise NoSolutionError(
+                "infeasible",
+                f"the budget ${budget_usd:,.6g} leaves a dimension that carries "
+                "traffic (almost) without bandwidth",
+            )
         return out
 
-    def min_product(self, rel_gap: float, cost_lo: float, cost_hi: float, target_ns: float | None = None,
-                    meets: np.ndarray | None = None) -> OAResult:
-        """min T(B) x cost(B) (ns x $) over designs costing within [cost_lo, cost_hi] $ and, if given, with
-        T <= ``target_ns``; cost(B) = the core's ``fixed_usd`` + the network's (the range too includes it).
+    def min_product(
+        self,
+        rel_gap: float,
+        cost_lo: float,
+        cost_hi: float,
+        target_ns: float | None = None,
+        meets: np.ndarray | None = None,
+    ) -> OAResult:
+        """min T(B) x cost(B) (ns x $) over designs costing within [cost_lo, cost_hi] $ and, if
+        given, with T <= ``target_ns``; cost(B) = the core's ``fixed_usd`` + the network's (the
+        range too includes it).
 
-        A time target enters as the cost floor ``cost_lo`` (a proven lower bound on the cheapest design meeting it:
-        min T x cost over T <= T* equals the minimum of kappa f(kappa) over kappa >= that cheapest cost, since f is
-        non-increasing); designs of the LP that miss the target are moved towards ``meets`` (a design that meets
-        it) before they count. kap >= 1/u is exact at the optimum because every coefficient of kap is >= 0, so
-        kap may be bounded by the cost range too."""
+        A time target enters as the cost floor ``cost_lo`` (a proven lower bound on the cheapest
+        design meeting it: min T x cost over T <= T* equals the minimum of kappa f(kappa) over kappa
+        >= that cheapest cost, since f is non-increasing); designs of the LP that miss the target
+        are moved towards ``meets`` (a design that meets it) before they count. kap >= 1/u is exact
+        at the optimum because every coefficient of kap is >= 0, so kap may be bounded by the cost
+        range too."""
         u_lo = self.K / cost_hi if np.isfinite(cost_hi) else 0.0
         u_hi = self.K / cost_lo if cost_lo > 0 else INF
         self._set(u=(u_lo, u_hi), kap=(cost_lo / self.K, cost_hi / self.K))
@@ -333,7 +405,11 @@ class RatioCore(CutLP):
         def candidates(x: np.ndarray) -> list[np.ndarray]:
             out = []
             for c in ((self.K / max(x[u_col], u_lo) if x[u_col] > 0 else INF), self.K * x[kap_col]):
-                bw = self._design(x, c) if cost_lo * (1 - ROW_TOL) <= c <= cost_hi * (1 + ROW_TOL) else None
+                bw = (
+                    self._design(x, c)
+                    if cost_lo * (1 - ROW_TOL) <= c <= cost_hi * (1 + ROW_TOL)
+                    else None
+                )
                 if bw is not None and target_ns is not None and meets is not None:
                     bw = meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
                 if bw is not None:
@@ -347,7 +423,11 @@ class RatioCore(CutLP):
             c = self.fixed_usd + self.network_cost(bw)
             return T * c if c <= cost_hi * (1 + 1e-12) else INF
 
-        spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns_usd, candidates=candidates,
-                    score=score)
+        spec = Loop(
+            costs=lambda: self.arr.time_costs,
+            native=lambda v: v * to_ns_usd,
+            candidates=candidates,
+            score=score,
+        )
         return self._outcome(spec, rel_gap, "time x cost")
 

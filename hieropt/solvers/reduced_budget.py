@@ -1,16 +1,19 @@
-"""The reduced budget row near the cheapest network (:mod:`hieropt.solvers.near_cheapest`): LP duality at the cheapest
-network (Dantzig's reduced costs), in exact rational arithmetic.
+"""The reduced budget row near the cheapest network (:mod:`hieropt.solvers.near_cheapest`): LP
+duality at the cheapest network (Dantzig's reduced costs), in exact rational arithmetic.
 
-With row multipliers y of the cheapest-network LP (:func:`hieropt.solvers.cost_range.cheapest_vertex`) and reduced
-prices r = p - A'y, every design has p.B = y.(A B) + r.B identically, and within a budget
+With row multipliers y of the cheapest-network LP
+(:func:`hieropt.solvers.cost_range.cheapest_vertex`) and reduced prices r = p - A'y, every design
+has p.B = y.(A B) + r.B identically, and within a budget
 
-    sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d <= budget - y.b - sum_edge r_d edge_d
+    sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d <= budget - y.b - sum_edge r_d
+    edge_d
 
-(the exact row): s_i >= 0 is the distance of an inequality row with a multiplier from the bound the cheapest network
-holds it at, sigma_d >= 0 that of a dimension held at a bound other than 0 (its edge), and the dimensions the
-cheapest network fills have r_d = 0. Every term is >= 0 and the right-hand side is the room above the cheapest
-network itself, not a difference of two numbers of the cost's size. Dropping the slack terms gives the reduced
-budget row on the starved dimensions alone (a relaxation, for a cost-share LP that keeps its budget row).
+(the exact row): s_i >= 0 is the distance of an inequality row with a multiplier from the bound the
+cheapest network holds it at, sigma_d >= 0 that of a dimension held at a bound other than 0 (its
+edge), and the dimensions the cheapest network fills have r_d = 0. Every term is >= 0 and the
+right-hand side is the room above the cheapest network itself, not a difference of two numbers of
+the cost's size. Dropping the slack terms gives the reduced budget row on the starved dimensions
+alone (a relaxation, for a cost-share LP that keeps its budget row).
 """
 
 from __future__ import annotations
@@ -31,33 +34,40 @@ INF = float("inf")
 
 @dataclass(frozen=True)
 class ReducedBudget:
-    """The reduced budget row sum_d coef_d B_d <= rhs_usd (module docstring), valid for every design within the
-    budget; ``room_usd`` = rhs_usd - coef . B0 at the cheapest design B0 (the slack as the row sees it), ``cap_gbps``
-    (D,) the largest B_d the row allows each dimension (inf where its coefficient is not positive)."""
+    """The reduced budget row sum_d coef_d B_d <= rhs_usd (module docstring), valid for every design
+    within the budget; ``room_usd`` = rhs_usd - coef . B0 at the cheapest design B0 (the slack as
+    the row sees it), ``cap_gbps`` (D,) the largest B_d the row allows each dimension (inf where its
+    coefficient is not positive)."""
 
     coef: np.ndarray
     rhs_usd: float
     room_usd: float
     cap_gbps: np.ndarray
     slacks: tuple[tuple[tuple[str, int], float, float], ...] = ()
-    """(key, coef $ per unit, cap): the other terms of the exact budget (:func:`reduced_budget_row`), each on a row's
-    slack column (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``slacks``): coef x the row's
+    """(key, coef $ per unit, cap): the other terms of the exact budget
+    (:func:`reduced_budget_row`), each on a row's slack column
+    (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``slacks``): coef x the row's
     distance from its bound, at most ``cap`` (rhs / coef, rounded up)."""
     exact_rhs_usd: float = INF
-    """The right-hand side of the exact row coef . B + sum of the slack terms <= exact_rhs_usd: the budget itself,
-    every term >= 0 (so resolved to the room, not to the cost), rounded up for every float coefficient."""
+    """The right-hand side of the exact row coef . B + sum of the slack terms <= exact_rhs_usd: the
+    budget itself, every term >= 0 (so resolved to the room, not to the cost), rounded up for every
+    float coefficient."""
 
 
-def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: float) -> ReducedBudget | None:
-    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex`` (module docstring), or None when a
-    dimension has no price (its bandwidth, and so the rounding margin, would be unbounded).
+def reduced_budget_row(
+    instance: Instance, vertex: CheapestVertex, budget_usd: float
+) -> ReducedBudget | None:
+    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex`` (module docstring),
+    or None when a dimension has no price (its bandwidth, and so the rounding margin, would be
+    unbounded).
 
-    Computed in exact rational arithmetic (:class:`fractions.Fraction`; a few rows and dimensions): the duals are
-    first corrected so that the reduced prices of the dimensions the cheapest network fills are exactly 0 (HiGHS's
-    duals leave 1e-16 of the price there, which at the budget / price such a dimension may reach is 1e-16 of the
-    cost: the whole slack of a budget 1e-16 above the cheapest), then each reduced price is rounded to a float and
-    the rounding, at the most bandwidth the row allows that dimension, is added to the right-hand side, which is
-    rounded up: the float row holds for every design within the budget."""
+    Computed in exact rational arithmetic (:class:`fractions.Fraction`; a few rows and dimensions):
+    the duals are first corrected so that the reduced prices of the dimensions the cheapest network
+    fills are exactly 0 (HiGHS's duals leave 1e-16 of the price there, which at the budget / price
+    such a dimension may reach is 1e-16 of the cost: the whole slack of a budget 1e-16 above the
+    cheapest), then each reduced price is rounded to a float and the rounding, at the most bandwidth
+    the row allows that dimension, is added to the right-hand side, which is rounded up: the float
+    row holds for every design within the budget."""
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     if not (p > 0).all():
@@ -74,9 +84,9 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
     Y, r = _corrected(P, A, Y, r, basic)
     B = Fraction(float(budget_usd))
     rhs = B - sum((Y[i] * Fraction(float(bound[i])) for i in range(m) if Y[i] != 0), Fraction(0))
-    # a dimension the cheapest network leaves at a bound other than 0 keeps its term's least value there (r_d B_d
-    # >= r_d lo_d): the row then has only the starved dimensions, each term >= 0, and its right-hand side is the
-    # slack itself, not a difference of two terms of the cost's size
+    # a dimension the cheapest network leaves at a bound other than 0 keeps its term's least value
+    # there (r_d B_d >= r_d lo_d): the row then has only the starved dimensions, each term >= 0, and
+    # its right-hand side is the slack itself, not a difference of two terms of the cost's size
     starved = [d for d in range(D) if d not in basic and r[d] > 0 and dm.bw_lower[d] <= 0]
     for d in range(D):
         if d in basic or d in starved or r[d] == 0:
@@ -87,17 +97,19 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
         rhs -= r[d] * Fraction(float(edge))
     coef = np.zeros(D)
     basic_margin = Fraction(0)
-    for d in basic:  # a reduced price of 0 but for rounding (no exact correction): its largest term, at budget / p_d
+    # a reduced price of 0 but for rounding (no exact correction): its largest term, at budget / p_d
+    for d in basic:
         basic_margin += abs(r[d]) * _reach(dm, d, B / P[d])
-    room = max(rhs + basic_margin, Fraction(0))  # every term below is >= 0, and they sum to at most this
+    # every term below is >= 0, and they sum to at most this
+    room = max(rhs + basic_margin, Fraction(0))
     margin = basic_margin
     for d in starved:  # each B_d <= room / r_d (the other terms are >= 0), and at most budget / p_d
         c = float(r[d])
         coef[d] = c
         margin += abs(r[d] - Fraction(c)) * _reach(dm, d, min(room / r[d], B / P[d]))
-    # the exact row: the same terms and those the row above leaves at their least value, each as the distance from
-    # a bound (a slack >= 0 of its own): |y_i| (A_i B - b_i) of an inequality row with a multiplier, |r_d| times
-    # B_d's distance from the bound the cheapest network holds it at
+    # the exact row: the same terms and those the row above leaves at their least value, each as the
+    # distance from a bound (a slack >= 0 of its own): |y_i| (A_i B - b_i) of an inequality row with
+    # a multiplier, |r_d| times B_d's distance from the bound the cheapest network holds it at
     terms = _slack_terms(dm, Y, r, basic, starved)
     exact_margin = margin
     slacks = []
@@ -109,7 +121,9 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex, budget_usd: f
     rhs_f = round_outwards(rhs + margin, up=True)
     with np.errstate(divide="ignore"):
         cap = np.where(coef > 0, rhs_f / np.where(coef > 0, coef, 1.0), np.inf)
-    return ReducedBudget(coef, rhs_f, rhs_f, cap, tuple(slacks), round_outwards(rhs + exact_margin, up=True))
+    return ReducedBudget(
+        coef, rhs_f, rhs_f, cap, tuple(slacks), round_outwards(rhs + exact_margin, up=True)
+    )
 
 
 def _reduced_prices(P: list[Fraction], A: list[list[Fraction]],
@@ -155,7 +169,8 @@ def _slack_terms(dm, Y: list[Fraction], r: list[Fraction], basic: list[int],
 
 
 def _reach(dm, d: int, top: Fraction) -> Fraction:
-    """The most bandwidth dimension ``d`` may have (GB/s, exact): ``top``, within its upper bound."""
+    """The most bandwidth dimension ``d`` may have (GB/s, exact): ``top``, within its upper
+    bound."""
     return min(top, Fraction(float(dm.bw_upper[d]))) if np.isfinite(dm.bw_upper[d]) else top
 
 

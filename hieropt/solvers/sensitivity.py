@@ -1,40 +1,46 @@
-"""Sensitivity of an optimum: what each GB/s, each design constraint, each bound and the budget is worth.
+"""Sensitivity of an optimum: what each GB/s, each design constraint, each bound and the budget is
+worth.
 
-V(theta) is the optimal value (iteration time in ns for ``performance``, cost in $ for ``min_cost``) as a function
-of one parameter theta of the problem, the others fixed: a design row's right-hand side, a per-dimension bound at
-which the optimum sits, the budget, the min_cost time target, or a free bonus delta_d of bandwidth on dimension d
-(B_d = B'_d + delta_d with every row, bound and the budget on B'). V is convex in each of them (the value function
-of a convex program in a right-hand side), so its one-sided derivatives exist everywhere and are monotone.
+V(theta) is the optimal value (iteration time in ns for ``performance``, cost in $ for ``min_cost``)
+as a function of one parameter theta of the problem, the others fixed: a design row's right-hand
+side, a per-dimension bound at which the optimum sits, the budget, the min_cost time target, or a
+free bonus delta_d of bandwidth on dimension d (B_d = B'_d + delta_d with every row, bound and the
+budget on B'). V is convex in each of them (the value function of a convex program in a right-hand
+side), so its one-sided derivatives exist everywhere and are monotone.
 
-**Values from the multipliers of certified re-solves**. The instance is re-solved with the parameter at theta + h
-and theta - h (h = 1e-6 of the parameter's scale; a fresh cutting-plane solve of the moved instance, certified to
-:data:`SENS_GAP`) and the multipliers of the loop's best bound are read there
-(:class:`hieropt.solvers.cut_lp.Multipliers`: the Newton polish's exact KKT multipliers when it succeeded): the row
-multiplier of a design row, the budget row or the time-target row, and for a bound of B_d or the bandwidth bonus the
-derivative of the Lagrangian's term of dimension d, g_d - P_d / B_d^2 (bound: the bound moves B_d) or -P_d / B_d^2
-(bonus: T sees B'_d + delta), with g_d and P_d the reduced costs of B_d and t_d (:mod:`hieropt.solvers.dual_bound`).
-They are subgradients of V at theta +- h, so they converge to V's right and left derivatives as h -> 0: the
-two-sided value is their mean (error O(h^2)); at a kink each side is extrapolated linearly from +-h and +-2h (error
-O(h^2)). When the two sides agree within :data:`KINK_TOL` the value is two-sided; otherwise both one-sided values are
-reported (typical at ties: more bandwidth on one of two dimensions tied as a collective's slowest buys nothing, less
-costs time). A parameter whose both sides are 0 is reported as not binding; one that no step either way leaves
-feasible (redundant equalities that pin the design: 'sum(bw) == 100', 'bw[0] == 50', 'bw[1] == 50') is binding with
-no value on either side.
+**Values from the multipliers of certified re-solves**. The instance is re-solved with the parameter
+at theta + h and theta - h (h = 1e-6 of the parameter's scale; a fresh cutting-plane solve of the
+moved instance, certified to :data:`SENS_GAP`) and the multipliers of the loop's best bound are read
+there (:class:`hieropt.solvers.cut_lp.Multipliers`: the Newton polish's exact KKT multipliers when
+it succeeded): the row multiplier of a design row, the budget row or the time-target row, and for a
+bound of B_d or the bandwidth bonus the derivative of the Lagrangian's term of dimension d, g_d -
+P_d / B_d^2 (bound: the bound moves B_d) or -P_d / B_d^2 (bonus: T sees B'_d + delta), with g_d and
+P_d the reduced costs of B_d and t_d (:mod:`hieropt.solvers.dual_bound`). They are subgradients of V
+at theta +- h, so they converge to V's right and left derivatives as h -> 0: the two-sided value is
+their mean (error O(h^2)); at a kink each side is extrapolated linearly from +-h and +-2h (error
+O(h^2)). When the two sides agree within :data:`KINK_TOL` the value is two-sided; otherwise both
+one-sided values are reported (typical at ties: more bandwidth on one of two dimensions tied as a
+collective's slowest buys nothing, less costs time). A parameter whose both sides are 0 is reported
+as not binding; one that no step either way leaves feasible (redundant equalities that pin the
+design: 'sum(bw) == 100', 'bw[0] == 50', 'bw[1] == 50') is binding with no value on either side.
 
-**Ranges**: the parameter is moved by growing steps (:data:`RANGE_STEPS` of its scale) each way and re-solved; the
-range is the largest tested step with the marginal value within :data:`RANGE_TOL` of its value at the optimum (an
-"at least" range: V' is monotone, so it cannot come back inside once it left). For a row that does not bind, the
-range is exact: it stays not binding for every right-hand side its optimal left-hand side satisfies.
+**Ranges**: the parameter is moved by growing steps (:data:`RANGE_STEPS` of its scale) each way and
+re-solved; the range is the largest tested step with the marginal value within :data:`RANGE_TOL` of
+its value at the optimum (an "at least" range: V' is monotone, so it cannot come back inside once it
+left). For a row that does not bind, the range is exact: it stays not binding for every right-hand
+side its optimal left-hand side satisfies.
 
-**$ per ms along the time-cost front**: with a binding budget, 1e6 / |dV/d budget|; for min_cost, 1e6 x |dV/d
-target|; for the fastest network without a binding budget, the secant over a relaxation of :data:`FRONT_STEP` of
-the time (two certified min_cost solves: the cheapest network at the optimal time and at the relaxed one). Not a
-derivative there: where two dimensions tie as the slowest, the front is C0 - k sqrt(dT), its slope unbounded at the
-fastest time (the time-target dual 1e-7 above it, printed before, was 46x the saving of the first ms on GPT-3 4D).
+**$ per ms along the time-cost front**: with a binding budget, 1e6 / |dV/d budget|; for min_cost,
+1e6 x |dV/d target|; for the fastest network without a binding budget, the secant over a relaxation
+of :data:`FRONT_STEP` of the time (two certified min_cost solves: the cheapest network at the
+optimal time and at the relaxed one). Not a derivative there: where two dimensions tie as the
+slowest, the front is C0 - k sqrt(dT), its slope unbounded at the fastest time (the time-target dual
+1e-7 above it, printed before, was 46x the saving of the first ms on GPT-3 4D).
 
-**performance_per_cost**: V = T x C at the optimal cost level kappa* = C(B*); by the envelope theorem over kappa,
-dV/dtheta = kappa* x df/dtheta at kappa*, f(kappa) the fastest time within budget kappa (so the values come from
-the performance problem at budget kappa*; no ranges: the envelope holds to first order only).
+**performance_per_cost**: V = T x C at the optimal cost level kappa* = C(B*); by the envelope
+theorem over kappa, dV/dtheta = kappa* x df/dtheta at kappa*, f(kappa) the fastest time within
+budget kappa (so the values come from the performance problem at budget kappa*; no ranges: the
+envelope holds to first order only).
 """
 
 from __future__ import annotations
@@ -59,9 +65,11 @@ from .dual_bound import transpose_product
 __all__ = ["sensitivity", "parameters", "Param", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP"]
 
 KINK_TOL = 1e-3
-"""Relative difference of the one-sided derivatives above which the optimum is reported as a kink."""
+"""Relative difference of the one-sided derivatives above which the optimum is reported as a
+kink."""
 RANGE_TOL = 0.10
-"""A marginal value 'holds' while it stays within this relative distance of its value at the optimum."""
+"""A marginal value 'holds' while it stays within this relative distance of its value at the
+optimum."""
 RANGE_STEPS = (0.01, 0.03, 0.1, 0.3, 1.0)
 """Steps (fractions of the parameter's scale) at which ranges are checked by re-solves."""
 STEP = 1e-6
@@ -70,7 +78,8 @@ SENS_GAP = 5e-9
 """Relative gap of every re-solve."""
 METHOD = "multipliers of certified re-solves at +-1e-6 perturbations, one-sided at kinks"
 FRONT_STEP = 1e-3
-"""The time-cost front at the fastest network is given as the secant over this relative relaxation of the time."""
+"""The time-cost front at the fastest network is given as the secant over this relative relaxation
+of the time."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +88,14 @@ class Param:
 
     Attributes:
         name: as printed ("constraint 'sum(bw) <= 500'", "upper bound of bw[1]", ...).
-        kind: ``constraint``, ``bound``, ``bandwidth`` (the free bonus), ``budget`` or ``time_target``.
+        kind: ``constraint``, ``bound``, ``bandwidth`` (the free bonus), ``budget`` or
+            ``time_target``.
         current: its value (user units: the row's, GB/s, $, ns).
         scale: its own size (steps are fractions of it).
         moved: delta -> the instance with theta moved by delta (user units).
         index: the design row (constraint) or the dimension (bound, bandwidth).
-        slack: a design row's or the budget's distance from binding at the optimum (user units; None: not a row).
+        slack: a design row's or the budget's distance from binding at the optimum (user units;
+            None: not a row).
         sense: a design row's sense.
     """
 
@@ -98,27 +109,50 @@ class Param:
     sense: str = ""
 
 
-def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray, objective: str = "performance") -> list[Param]:
-    """The parameters of the optimum ``bw`` (GB/s, (D,)) of ``inst`` (module docstring): every design row, every
-    bound the optimum sits at (lower bounds of 0 aside), a free GB/s on every loaded dimension, the budget (not for
-    ``performance_per_cost``) and the min_cost time target, each with the instance it moves."""
+def parameters(
+    inst: Instance, tm: TimeModel, bw: np.ndarray, objective: str = "performance"
+) -> list[Param]:
+    """The parameters of the optimum ``bw`` (GB/s, (D,)) of ``inst`` (module docstring): every
+    design row, every bound the optimum sits at (lower bounds of 0 aside), a free GB/s on every
+    loaded dimension, the budget (not for ``performance_per_cost``) and the min_cost time target,
+    each with the instance it moves."""
     out = [_row(inst, i, bw) for i in range(len(inst.constraints))]
     bounds = inst.bounds_or_default
     for d, b in enumerate(bounds):
         for which, value in (("lower", b.lower_gbps), ("upper", b.upper_gbps)):
-            if value is None or abs(bw[d] - value) > 1e-7 * max(value, 1e-12) or (which == "lower" and value == 0):
+            if (
+                value is None
+                or abs(bw[d] - value) > 1e-7 * max(value, 1e-12)
+                or (which == "lower" and value == 0)
+            ):
                 continue
-            out.append(Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9),
-                             lambda delta, d=d, which=which: _bound_moved(inst, d, which, delta), d))
+            out.append(
+                Param(
+                    f"{which} bound of bw[{d}]",
+                    "bound",
+                    value,
+                    max(value, 1e-9),
+                    lambda delta, d=d, which=which: _bound_moved(inst, d, which, delta),
+                    d,
+                )
+            )
     price = cluster_cost_usd_per_gbps(inst)
     for d in np.flatnonzero(tm.carries_traffic).tolist():
         out.append(Param(f"bandwidth of dimension {d}", "bandwidth", float(bw[d]), float(bw[d]),
                          lambda delta, d=d: _bonus_moved(inst, d, float(price[d]), delta), d))
     budget = inst.max_network_cost_usd
     if budget is not None and objective != "performance_per_cost":
-        out.append(Param("budget", "budget", budget, budget, lambda delta: _with(inst, max_network_cost_usd=budget
-                                                                                 + delta),
-                         slack=budget - float(price @ bw), sense="<="))
+        out.append(
+            Param(
+                "budget",
+                "budget",
+                budget,
+                budget,
+                lambda delta: _with(inst, max_network_cost_usd=budget + delta),
+                slack=budget - float(price @ bw),
+                sense="<=",
+            )
+        )
     target = inst.max_iteration_time_ns
     if objective == "min_cost" and target is not None:
         out.append(Param("time target", "time_target", target, target,
@@ -155,19 +189,24 @@ def _bound_moved(inst: Instance, d: int, which: str, delta: float) -> Instance:
 
 def _bonus_moved(inst: Instance, d: int, price: float, delta: float) -> Instance:
     """B_d = B'_d + delta: every row, bound and the budget on B' (a lower bound of 0 stays)."""
-    rows = tuple(c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) if c.coefficients[d] else c
-                 for c in inst.constraints)
+    rows = tuple(
+        c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) if c.coefficients[d] else c
+        for c in inst.constraints
+    )
     bs = list(inst.bounds_or_default)
     lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
-    bs[d] = Bound(lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo, upper_gbps=None if hi is None else hi + delta)
+    bs[d] = Bound(
+        lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo,
+        upper_gbps=None if hi is None else hi + delta,
+    )
     budget = inst.max_network_cost_usd
     return _with(inst, constraints=rows, bounds=tuple(bs),
                  max_network_cost_usd=None if budget is None else budget + price * delta)
 
 
 def derivative(p: Param, m: Multipliers, objective: str, bw: np.ndarray) -> float:
-    """dV/d theta (user units) from the multipliers ``m`` of a re-solve whose optimum is ``bw`` (GB/s, (D,))
-    (module docstring)."""
+    """dV/d theta (user units) from the multipliers ``m`` of a re-solve whose optimum is ``bw``
+    (GB/s, (D,)) (module docstring)."""
     arr, sc, u = m.arr, m.scale, m.duals
     unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled objective unit
     if p.kind == "constraint":
@@ -185,9 +224,12 @@ def derivative(p: Param, m: Multipliers, objective: str, bw: np.ndarray) -> floa
 
 
 class _Analysis:
-    """The parameters of one optimum and the re-solves that differentiate V (owned by one :func:`sensitivity`)."""
+    """The parameters of one optimum and the re-solves that differentiate V (owned by one
+    :func:`sensitivity`)."""
 
-    def __init__(self, instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, time_limit_s: float):
+    def __init__(
+        self, instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, time_limit_s: float
+    ):
         self.inst, self.tm, self.objective = instance, tm, objective
         self.bw, self.time_limit_s = np.asarray(bw, dtype=float), time_limit_s
         self.budget, self.target = instance.max_network_cost_usd, instance.max_iteration_time_ns
@@ -221,7 +263,9 @@ class _Analysis:
         except NoSolutionError:
             return None
         if m is None:
-            raise SolverError(f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) has no multipliers")
+            raise SolverError(
+                f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) has no multipliers"
+            )
         return derivative(p, m, self.objective, res.bw)
 
     def marginal(self, p: Param, v0: float, ranges: bool) -> Marginal:
@@ -229,13 +273,15 @@ class _Analysis:
         up, dn = self.one_sided(p, h), self.one_sided(p, -h)
         tiny = 1e-9 * abs(v0) / p.scale
         both = [g for g in (up, dn) if g is not None]
-        zero = bool(both) and all(abs(g) <= tiny for g in both)  # (no side feasible: the other rows pin it)
+        # (no side feasible: the other rows pin it)
+        zero = bool(both) and all(abs(g) <= tiny for g in both)
         if _row_slack(p) is not None and _row_slack(p) > 1e-9 * p.scale:
             zero = True  # a row with slack never binds (its duals are 0 up to the LP tolerance)
             up, dn = (0.0 if up is not None else None), (0.0 if dn is not None else None)
         smooth = len(both) == 2 and (zero or abs(up - dn) <= KINK_TOL * max(abs(up), abs(dn)))
         value = 0.0 if zero and len(both) == 2 else ((up + dn) / 2 if smooth else None)
-        if value is None and not zero:  # one-sided: extrapolate the duals at +-h and +-2h to the limits at theta
+        # one-sided: extrapolate the duals at +-h and +-2h to the limits at theta
+        if value is None and not zero:
             if up is not None and (up2 := self.one_sided(p, 2 * h)) is not None:
                 up = 2 * up - up2
             if dn is not None and (dn2 := self.one_sided(p, -2 * h)) is not None:
@@ -246,11 +292,15 @@ class _Analysis:
         return Marginal(p.name, p.kind, "", p.current, value, up, dn, not zero, rng)
 
     def _range(self, p: Param, value, up, dn, zero: bool) -> tuple[float, float] | None:
-        if zero and _row_slack(p) is not None:  # exact: the row stays slack for every rhs its optimum satisfies
+        # exact: the row stays slack for every rhs its optimum satisfies
+        if zero and _row_slack(p) is not None:
             lhs = p.current - _row_slack(p) if p.sense == "<=" else p.current + _row_slack(p)
             return (lhs, INF) if p.sense == "<=" else (-INF, lhs)
         out = []
-        for sign, ref in ((-1.0, value if value is not None else dn), (1.0, value if value is not None else up)):
+        for sign, ref in (
+            (-1.0, value if value is not None else dn),
+            (1.0, value if value is not None else up),
+        ):
             ok = 0.0
             if ref is not None:
                 for step in RANGE_STEPS:
@@ -267,12 +317,24 @@ def _row_slack(p: Param) -> float | None:
     return p.slack if p.kind == "constraint" else None
 
 
-_UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s", "bandwidth": "per GB/s",
-          "budget": "per $", "time_target": "per ns"}
+_UNITS = {
+    "constraint": "per unit of the right-hand side",
+    "bound": "per GB/s",
+    "bandwidth": "per GB/s",
+    "budget": "per $",
+    "time_target": "per ns",
+}
 
 
-def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, *, ranges: bool = True,
-                time_limit_s: float = 60.0) -> Sensitivity:
+def sensitivity(
+    instance: Instance,
+    tm: TimeModel,
+    objective: str,
+    bw: np.ndarray,
+    *,
+    ranges: bool = True,
+    time_limit_s: float = 60.0,
+) -> Sensitivity:
     """Marginal values of every parameter at the optimum ``bw`` of ``objective`` (module docstring).
 
     Args:
@@ -284,7 +346,8 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
         time_limit_s: time limit of each LP, s.
 
     Returns:
-        A :class:`hieropt.result.Sensitivity`; marginal values are ns (or $, or ns*$) per unit of each parameter.
+        A :class:`hieropt.result.Sensitivity`; marginal values are ns (or $, or ns*$) per unit of
+        each parameter.
 
     Raises:
         NoSolutionError: the instance has no optimum to re-solve.
@@ -303,16 +366,38 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
     for p in parameters(instance, tm, bw, objective):
         mg = a.marginal(p, v0, ranges)
         if kappa is not None:  # envelope over kappa: dV/dtheta = kappa* df/dtheta
-            mg = Marginal(mg.name, mg.kind, mg.unit, mg.current, *(None if x is None else x * kappa
-                                                                    for x in (mg.value, mg.increase, mg.decrease)),
-                          mg.binding, None)
-        marginals.append(Marginal(mg.name, mg.kind, f"{unit} {_UNITS[mg.kind]}", mg.current, mg.value, mg.increase,
-                                  mg.decrease, mg.binding, mg.range))
+            mg = Marginal(
+                mg.name,
+                mg.kind,
+                mg.unit,
+                mg.current,
+                *(None if x is None else x * kappa for x in (mg.value, mg.increase, mg.decrease)),
+                mg.binding,
+                None,
+            )
+        marginals.append(
+            Marginal(
+                mg.name,
+                mg.kind,
+                f"{unit} {_UNITS[mg.kind]}",
+                mg.current,
+                mg.value,
+                mg.increase,
+                mg.decrease,
+                mg.binding,
+                mg.range,
+            )
+        )
     usd_per_ms, note = _front_slope(a, marginals, v0)
-    return Sensitivity(objective, {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}[objective],
-                       tuple(marginals), usd_per_ms, note,
-                       METHOD + ("; ranges by exact re-solves" if ranges else ""),
-                       time.perf_counter() - start)
+    return Sensitivity(
+        objective,
+        {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}[objective],
+        tuple(marginals),
+        usd_per_ms,
+        note,
+        METHOD + ("; ranges by exact re-solves" if ranges else ""),
+        time.perf_counter() - start,
+    )
 
 
 def _front_slope(a: _Analysis, marginals: list[Marginal], v0: float) -> tuple[float | None, str]:
@@ -325,21 +410,27 @@ def _front_slope(a: _Analysis, marginals: list[Marginal], v0: float) -> tuple[fl
         g = None if m is None else (m.value if m.value is not None else m.increase)
         if g is None or g == 0:
             return None, "the time target does not bind"
-        return abs(g) * 1e6, "relaxing the time target by 1 ms saves this much (the target row's dual)"
+        return abs(
+            g
+        ) * 1e6, "relaxing the time target by 1 ms saves this much (the target row's dual)"
     m = by_kind.get("budget")
     if m is not None and m.binding:
         g = m.value if m.value is not None else m.increase
         if g:
-            return 1e6 / abs(g), "the budget row's dual: $ per ms of iteration time saved by spending more"
-    # fastest network, no binding budget: the front's slope there can be unbounded (C0 - k sqrt(dT) where two
-    # dimensions tie as the slowest), so no derivative: the secant of two certified min-cost solves instead
+            return 1e6 / abs(
+                g
+            ), "the budget row's dual: $ per ms of iteration time saved by spending more"
+    # fastest network, no binding budget: the front's slope there can be unbounded (C0 - k sqrt(dT)
+    # where two dimensions tie as the slowest), so no derivative: the secant of two certified
+    # min-cost solves instead
     return _front_secant(a, v0)
 
 
 def _front_secant(a: _Analysis, v0: float) -> tuple[float | None, str]:
-    """$ per ms saved by relaxing the fastest time ``v0`` (ns) by :data:`FRONT_STEP` of itself: the cheapest network
-    at (nearly) the fastest time and at v0 x (1 + FRONT_STEP), both certified min-cost solves, their cost difference
-    over the step. Their gaps bound the difference; a difference the gaps do not resolve is not reported."""
+    """$ per ms saved by relaxing the fastest time ``v0`` (ns) by :data:`FRONT_STEP` of itself: the
+    cheapest network at (nearly) the fastest time and at v0 x (1 + FRONT_STEP), both certified
+    min-cost solves, their cost difference over the step. Their gaps bound the difference; a
+    difference the gaps do not resolve is not reported."""
     step_ns = FRONT_STEP * v0
     core = TimeLP(a.inst, a.tm, a.time_limit_s)
     try:
@@ -352,10 +443,15 @@ def _front_secant(a: _Analysis, v0: float) -> tuple[float | None, str]:
         core.close()
     saved, slack = at.upper - relaxed.upper, (at.upper - at.lower) + (relaxed.upper - relaxed.lower)
     if not (math.isfinite(saved) and saved > slack):
-        return None, ("no money buys time here: the design constraints, not the cost, set the optimal time (relaxing "
-                      f"the time by {FRONT_STEP:.1%} saves nothing the solves' gaps can resolve)")
+        return None, (
+            "no money buys time here: the design constraints, not the cost, set the optimal "
+            "time (relaxing "
+            f"the time by {FRONT_STEP:.1%} saves nothing the solves' gaps can resolve)"
+        )
     step_ms = step_ns / MS_NS
     money = f"${saved:,.0f}" if saved >= 1000 else f"${saved:.4g}"
-    return saved / step_ms, (f"at the fastest time: relaxing the iteration time by {FRONT_STEP:.1%} ({step_ms:,.4g} "
-                             f"ms) saves {money}, the secant of two certified min-cost solves (the front's slope at "
-                             "the fastest time itself can be unbounded)")
+    return saved / step_ms, (
+        f"at the fastest time: relaxing the iteration time by {FRONT_STEP:.1%} ({step_ms:,.4g} "
+        f"ms) saves {money}, the secant of two certified min-cost solves (the front's slope at "
+        "the fastest time itself can be unbounded)"
+    )

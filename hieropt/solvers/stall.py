@@ -1,5 +1,6 @@
-"""The stall rule of the cutting-plane loop (:mod:`hieropt.solvers.cut_lp`): after :data:`STALL_ROUNDS` rounds
-without progress, tighter LP tolerances, then a re-scale, then a stop with status LIMIT and the gap proved."""
+"""The stall rule of the cutting-plane loop (:mod:`hieropt.solvers.cut_lp`): after
+:data:`STALL_ROUNDS` rounds without progress, tighter LP tolerances, then a re-scale, then a stop
+with status LIMIT and the gap proved."""
 
 from __future__ import annotations
 

@@ -1,14 +1,17 @@
 """The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint.
 
-For a grid of cost levels C_i (from the cheapest catalog design to the cost of the fastest) and power levels P_j
-(from the lowest-power design to the power of the fastest), each point is the exact MILP
+For a grid of cost levels C_i (from the cheapest catalog design to the cost of the fastest) and
+power levels P_j (from the lowest-power design to the power of the fastest), each point is the exact
+MILP
 
-    min T(B)   s.t.   cost <= C_i,   power <= P_j,   the instance's design rows, whole parts from the catalog,
+    min T(B)   s.t.   cost <= C_i,   power <= P_j,   the instance's design rows, whole parts from
+    the catalog,
 
-on one persistent HiGHS model (:mod:`hieropt.formulation.milp`; the cost and power rows only change their right-hand
-sides), each solved to the MILP gap target and re-checked by the independent evaluator. The points not dominated in
-(time, cost, power) form the reported front: every design on it is optimal for its (C_i, P_j), so no catalog
-design is faster within both limits (Haimes, Lasdon and Wismer 1971, the epsilon-constraint method).
+on one persistent HiGHS model (:mod:`hieropt.formulation.milp`; the cost and power rows only change
+their right-hand sides), each solved to the MILP gap target and re-checked by the independent
+evaluator. The points not dominated in (time, cost, power) form the reported front: every design on
+it is optimal for its (C_i, P_j), so no catalog design is faster within both limits (Haimes, Lasdon
+and Wismer 1971, the epsilon-constraint method).
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ class TradeoffPoint:
 
 @dataclass(frozen=True)
 class Tradeoff:
-    """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size and timing."""
+    """The non-dominated points of the epsilon-constraint grid (time ascending), the grid size and
+    timing."""
 
     points: tuple[TradeoffPoint, ...]
     grid: tuple[int, int]
@@ -67,7 +71,8 @@ class Tradeoff:
 @scoped
 def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels: int = 5,
                        time_limit_s: float = 60.0) -> Tradeoff:
-    """Time-cost-power front of whole-part designs from ``catalog`` on a ``levels`` x ``levels`` grid.
+    """Time-cost-power front of whole-part designs from ``catalog`` on a ``levels`` x ``levels``
+    grid.
 
     Raises:
         InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
@@ -79,7 +84,12 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     start = time.perf_counter()
     time_limit_s = check_time_limit(time_limit_s)
     if isinstance(levels, bool) or not isinstance(levels, int | np.integer):
-        raise InputError("levels", None, f"{levels!r} is not a whole number", "ask for at least 2 levels per axis")
+        raise InputError(
+            "levels",
+            None,
+            f"{levels!r} is not a whole number",
+            "ask for at least 2 levels per axis",
+        )
     if levels < 2:
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
     if isinstance(catalog, str | Path):
@@ -95,7 +105,11 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     m = milp.model
     solver = ProvisionSolver(milp, time_limit_s)
     ends = {}
-    for name, objective in (("fastest", "obj_time"), ("cheapest", "obj_cost"), ("lowest_power", "obj_power")):
+    for name, objective in (
+        ("fastest", "obj_time"),
+        ("cheapest", "obj_cost"),
+        ("lowest_power", "obj_power"),
+    ):
         run = solver.solve(objective)
         if run.choice is None:
             raise explain_infeasible(solver, instance, tm, options, None, None)
@@ -121,8 +135,15 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                                       ("obj_time", run.incumbent), None, float(c) * (1 + 1e-9),
                                       float(p) * (1 + 1e-9) + 1e-9)
             bound = tm.compute_ns + (run.bound if run.bound is not None else run.incumbent) * MS_NS
-            point = TradeoffPoint(float(c), float(p), design, value, milp.cost(run.choice), milp.power(run.choice),
-                                  max(0.0, (value - min(bound, value)) / value))
+            point = TradeoffPoint(
+                float(c),
+                float(p),
+                design,
+                value,
+                milp.cost(run.choice),
+                milp.power(run.choice),
+                max(0.0, (value - min(bound, value)) / value),
+            )
             key = run.choice
             if key not in found or found[key].iteration_time_ns > point.iteration_time_ns:
                 found[key] = point
@@ -133,8 +154,14 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
 
 def _dominates(a: TradeoffPoint, b: TradeoffPoint) -> bool:
     tol = 1e-9
-    le = (a.iteration_time_ns <= b.iteration_time_ns * (1 + tol) and a.network_cost_usd <= b.network_cost_usd
-          * (1 + tol) + tol and a.power_w <= b.power_w * (1 + tol) + tol)
-    lt = (a.iteration_time_ns < b.iteration_time_ns * (1 - tol) or a.network_cost_usd < b.network_cost_usd
-          * (1 - tol) - tol or a.power_w < b.power_w * (1 - tol) - tol)
+    le = (
+        a.iteration_time_ns <= b.iteration_time_ns * (1 + tol)
+        and a.network_cost_usd <= b.network_cost_usd * (1 + tol) + tol
+        and a.power_w <= b.power_w * (1 + tol) + tol
+    )
+    lt = (
+        a.iteration_time_ns < b.iteration_time_ns * (1 - tol)
+        or a.network_cost_usd < b.network_cost_usd * (1 - tol) - tol
+        or a.power_w < b.power_w * (1 - tol) - tol
+    )
     return le and lt

@@ -1,10 +1,11 @@
-"""The problem statement: frozen, validated pydantic models of a network, a workload, a mapping, a cost model and
-the design constraints, joined in :class:`Instance` (plus the shape space of ``hieropt explore``). Imports only
-:mod:`hieropt.errors`, :mod:`hieropt.units`, numpy and pydantic; every name is re-exported here.
+"""The problem statement: frozen, validated pydantic models of a network, a workload, a mapping, a
+cost model and the design constraints, joined in :class:`Instance` (plus the shape space of
+``hieropt explore``). Imports only :mod:`hieropt.errors`, :mod:`hieropt.units`, numpy and pydantic;
+every name is re-exported here.
 
-The re-exports are imported on first use (module ``__getattr__``): ``from hieropt.spec import Network`` loads
-:mod:`.network` (pydantic only), not the workload tables (numpy), so a bad network field of an instance file is
-reported before numpy is loaded.
+The re-exports are imported on first use (module ``__getattr__``): ``from hieropt.spec import
+Network`` loads :mod:`.network` (pydantic only), not the workload tables (numpy), so a bad network
+field of an instance file is reported before numpy is loaded.
 """
 
 from __future__ import annotations
@@ -29,7 +30,16 @@ from ..names import (
 
 _MODULES = {
     "base": ("Block", "Frozen", "NonNegFloat"),
-    "instance": ("Bound", "CostClass", "CostModel", "Instance", "Job", "LinearConstraint", "Pipeline", "StepSchedule"),
+    "instance": (
+        "Bound",
+        "CostClass",
+        "CostModel",
+        "Instance",
+        "Job",
+        "LinearConstraint",
+        "Pipeline",
+        "StepSchedule",
+    ),
     "mapping": ("Mapping",),
     "network": ("Collective", "Dimension", "Network"),
     "training": ("Training",),
@@ -38,16 +48,47 @@ _MODULES = {
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 """Re-exported model name -> the submodule that defines (or imports) it."""
 
-__all__ = ["ALGORITHMS", "BLOCKS", "COLLECTIVE_SCOPES", "DEFAULT_ALGORITHM", "DLRM_POLICIES", "LAYER_POLICIES",
-           "OBJECTIVES", "PHASES", "POLICIES", "SENSES", "TRAINING_LOOPS", "TRANSFORMER_POLICIES", "Block", "Bound",
-           "Frozen", "Collective", "CostClass", "CostModel", "Dimension", "Instance", "Job", "Layer",
-           "LinearConstraint", "LayerTable", "Mapping", "Network", "NonNegFloat", "Phase", "PhaseTable", "Pipeline",
-           "StepSchedule",
-           "Training", "Workload", "WorkloadHeader"]
+__all__ = [
+    "ALGORITHMS",
+    "BLOCKS",
+    "COLLECTIVE_SCOPES",
+    "DEFAULT_ALGORITHM",
+    "DLRM_POLICIES",
+    "LAYER_POLICIES",
+    "OBJECTIVES",
+    "PHASES",
+    "POLICIES",
+    "SENSES",
+    "TRAINING_LOOPS",
+    "TRANSFORMER_POLICIES",
+    "Block",
+    "Bound",
+    "Frozen",
+    "Collective",
+    "CostClass",
+    "CostModel",
+    "Dimension",
+    "Instance",
+    "Job",
+    "Layer",
+    "LinearConstraint",
+    "LayerTable",
+    "Mapping",
+    "Network",
+    "NonNegFloat",
+    "Phase",
+    "PhaseTable",
+    "Pipeline",
+    "StepSchedule",
+    "Training",
+    "Workload",
+    "WorkloadHeader",
+]
 
 
 def __getattr__(name: str) -> Any:
-    """Import a re-exported model name (or a submodule such as ``hieropt.spec.space``) on first use."""
+    """Import a re-exported model name (or a submodule such as ``hieropt.spec.space``) on first
+    use."""
     value = globals()[name] = lazy_attribute(__name__, _HOME, name)
     return value
 

@@ -1,4 +1,5 @@
-"""Shared pieces of the spec models (one home): the frozen, strict base model and the constrained types."""
+"""Shared pieces of the spec models (one home): the frozen, strict base model and the constrained
+types."""
 
 from __future__ import annotations
 
@@ -20,11 +21,12 @@ NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """A finite float >= 0."""
 
 MAX_EXACT_INT = 2**53
-"""The largest integer a float holds exactly: counts beyond it (NPUs, widths, items) are refused, since every byte
-and FLOP figure derived from them is a float."""
+"""The largest integer a float holds exactly: counts beyond it (NPUs, widths, items) are refused,
+since every byte and FLOP figure derived from them is a float."""
 
 MAX_NPUS = 10**9
-"""Most NPUs along one dimension (any real system has far fewer; the bound keeps counts exact in floating point)."""
+"""Most NPUs along one dimension (any real system has far fewer; the bound keeps counts exact in
+floating point)."""
 
 
 def _numeric(annotation: Any) -> bool:
@@ -42,7 +44,8 @@ def _numeric(annotation: Any) -> bool:
 
 
 def _whole(annotation: Any) -> bool:
-    """Whether a field holds whole numbers only: int (not also float), optional, or a tuple of them."""
+    """Whether a field holds whole numbers only: int (not also float), optional, or a tuple of
+    them."""
     if annotation is int:
         return True
     origin, args = get_origin(annotation), get_args(annotation)
@@ -74,13 +77,14 @@ def _whole_fields(cls: type) -> frozenset[str]:
 
 
 def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
-    """``data`` (the raw input of model ``cls``) unchanged, after checking its numeric fields: a number given as
-    text (``npus = "32"``) or as true / false is an error, never converted; a field of whole numbers (a count or a
-    parallel degree: ``int``, optional, or a tuple of them) given a float, even an integral one (``tp = [8.0]``), is
-    an error, never truncated or rounded.
+    """``data`` (the raw input of model ``cls``) unchanged, after checking its numeric fields: a
+    number given as text (``npus = "32"``) or as true / false is an error, never converted; a field
+    of whole numbers (a count or a parallel degree: ``int``, optional, or a tuple of them) given a
+    float, even an integral one (``tp = [8.0]``), is an error, never truncated or rounded.
 
     Raises:
-        ValueError: ``"<field>: <problem>; fix: <fix>"`` (pydantic reports it with the model's location).
+        ValueError: ``"<field>: <problem>; fix: <fix>"`` (pydantic reports it with the model's
+            location).
     """
     if not isinstance(data, dict):
         return data
@@ -92,18 +96,30 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
         if bad is not None:
             if isinstance(bad, bool):
                 raise ValueError(f"{name}: {bad!r} is a boolean, not a number; fix: write a number")
-            raise ValueError(f"{name}: {bad!r} is text, not a number; fix: write the number without quotes")
+            raise ValueError(
+                f"{name}: {bad!r} is text, not a number; fix: write the number without quotes"
+            )
         if name in whole:
             bad = next((x for x in items if isinstance(x, float)), None)
             if bad is not None:
                 if bad.is_integer() and abs(bad) < MAX_EXACT_INT:
-                    raise ValueError(f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "
-                                     f"fix: write {int(bad)} (no decimal point)")
-                if bad.is_integer():  # (1e20: integral, but as a float beyond MAX_EXACT_INT it is not exact)
-                    raise ValueError(f"{name}: {bad!r} is written as a decimal number, and this field counts NPUs, "
-                                     "degrees or items; fix: give a whole number of a real model's size, in digits")
-                raise ValueError(f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "
-                                 "fix: give a whole number")
+                    raise ValueError(
+                        f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or "
+                        "items); "
+                        f"fix: write {int(bad)} (no decimal point)"
+                    )
+                # (1e20: integral, but as a float beyond MAX_EXACT_INT it is not exact)
+                if bad.is_integer():
+                    raise ValueError(
+                        f"{name}: {bad!r} is written as a decimal number, and this field "
+                        "counts NPUs, "
+                        "degrees or items; fix: give a whole number of a real model's size, "
+                        "in digits"
+                    )
+                raise ValueError(
+                    f"{name}: {bad!r} is not a whole number (it counts NPUs, degrees or items); "
+                    "fix: give a whole number"
+                )
     return data
 
 
@@ -123,11 +139,13 @@ def _not_a_number(v: Any) -> bool:
 
 
 RECENT = 4
-"""Values :meth:`Frozen.memo` keeps per name beyond the model itself: in the memo a model shares with
-its copies (``model_copy(update=...)`` with another objective or budget: each solve with an override
-makes one), and in the active cache (:mod:`hieropt.cache`), for models of a sweep that share fields."""
+"""Values :meth:`Frozen.memo` keeps per name beyond the model itself: in the memo a model shares
+with its copies (``model_copy(update=...)`` with another objective or budget: each solve with an
+override makes one), and in the active cache (:mod:`hieropt.cache`), for models of a sweep that
+share fields."""
 FAMILY = "__hieropt_family__"
-"""Key, in a model's ``__dict__``, of the memo it shares with its copies (:meth:`Frozen.model_copy`)."""
+"""Key, in a model's ``__dict__``, of the memo it shares with its copies
+(:meth:`Frozen.model_copy`)."""
 
 
 def _same(a: tuple, b: tuple) -> bool:
@@ -135,9 +153,10 @@ def _same(a: tuple, b: tuple) -> bool:
 
 
 class Frozen(BaseModel):
-    """Base of every input model: immutable (hashable) and strict (an unknown key is an error, never ignored; a
-    number given as text, ``npus = "32"``, or as true / false is an error, never converted; a float for a whole
-    number, ``tp = [8.0]``, is an error: :func:`check_number_fields`)."""
+    """Base of every input model: immutable (hashable) and strict (an unknown key is an error, never
+    ignored; a number given as text, ``npus = "32"``, or as true / false is an error, never
+    converted; a float for a whole number, ``tp = [8.0]``, is an error:
+    :func:`check_number_fields`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -155,7 +174,11 @@ class Frozen(BaseModel):
         model (prices, constraint matrices) that a solve reads many times. The value must not be
         modified."""
         cached = self.__dict__.get(name)
-        if cached is not None and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key)):
+        if (
+            cached is not None
+            and len(cached[0]) == len(key)
+            and all(map(operator.is_, cached[0], key))
+        ):
             return cached[1]  # (the common case)
         family = self.__dict__.get(FAMILY)
         kin = family.setdefault(name, []) if family is not None else []
@@ -172,9 +195,10 @@ class Frozen(BaseModel):
         return entry[1]
 
     def memo_by_value(self, name: str, key: tuple, values: Any, build: Any, size: int = 16) -> Any:
-        """:meth:`memo` for a value that also depends on plain values (floats, tuples, bytes; compared by
-        equality, not identity): ``build()`` once per model, ``key`` (by identity) and ``values`` (hashable), the
-        last ``size`` ``values`` kept per ``key``. The value must not be modified."""
+        """:meth:`memo` for a value that also depends on plain values (floats, tuples, bytes;
+        compared by equality, not identity): ``build()`` once per model, ``key`` (by identity) and
+        ``values`` (hashable), the last ``size`` ``values`` kept per ``key``. The value must not be
+        modified."""
         kept = self.memo(name, key, dict)
         if values in kept:
             return kept[values]
@@ -184,10 +208,11 @@ class Frozen(BaseModel):
         return value
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
-        """pydantic's ``model_copy``; with ``update``, values cached from the old fields (``cached_property``, e.g.
-        :attr:`hieropt.spec.Workload.table`) are dropped from the copy instead of describing the old fields.
-        The copy shares the model's memo (:meth:`memo`; its entries are keyed by the fields they derive
-        from, so a copy with other fields finds none of the old ones)."""
+        """pydantic's ``model_copy``; with ``update``, values cached from the old fields
+        (``cached_property``, e.g. :attr:`hieropt.spec.Workload.table`) are dropped from the copy
+        instead of describing the old fields. The copy shares the model's memo (:meth:`memo`; its
+        entries are keyed by the fields they derive from, so a copy with other fields finds none of
+        the old ones)."""
         self.__dict__.setdefault(FAMILY, {})
         out = super().model_copy(update=update, deep=deep)
         if update:
@@ -197,15 +222,18 @@ class Frozen(BaseModel):
 
 
 MAX_REGRET = 1.0
-"""Upper limit (exclusive) of ``max_regret``, the allowed slowdown of every workload against its own optimum as a
-fraction (0.08 = 8 %): a value of 1 or more (a 100 % slowdown or worse) is almost always a percentage written for a
-fraction (``8`` for 8 %), which would ask for 800 %."""
+"""Upper limit (exclusive) of ``max_regret``, the allowed slowdown of every workload against its own
+optimum as a fraction (0.08 = 8 %): a value of 1 or more (a 100 % slowdown or worse) is almost
+always a percentage written for a fraction (``8`` for 8 %), which would ask for 800 %."""
 
 
 def check_max_regret(value: float) -> str | None:
-    """Why ``value`` is no valid ``max_regret`` (a fraction in [0, :data:`MAX_REGRET`)), as ``"<problem>; fix:
-    <fix>"``; None when it is valid."""
+    """Why ``value`` is no valid ``max_regret`` (a fraction in [0, :data:`MAX_REGRET`)), as
+    ``"<problem>; fix: <fix>"``; None when it is valid."""
     if not (math.isfinite(value) and 0 <= value < MAX_REGRET):
-        return (f"{value:g} is outside [0, {MAX_REGRET:g}): it is a fraction of each workload's own optimum; fix: "
-                f"give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)")
+        return (
+            f"{value:g} is outside [0, {MAX_REGRET:g}): it is a fraction of each workload's "
+            "own optimum; fix: "
+            f"give the allowed slowdown as a fraction, e.g. 0.08 for 8 % (not 8)"
+        )
     return None

@@ -1,6 +1,7 @@
-"""The tokenizer and recursive-descent parser behind :func:`hieropt.spec.constraint_text.parse_constraint`: linear
-expressions over ``bw[i]``, ``sum(bw)`` and ``sum(bw[a:b])``, never evaluated; every mistake is a one-line InputError
-with the column."""
+"""The tokenizer and recursive-descent parser behind
+:func:`hieropt.spec.constraint_text.parse_constraint`: linear expressions over ``bw[i]``,
+``sum(bw)`` and ``sum(bw[a:b])``, never evaluated; every mistake is a one-line InputError with the
+column."""
 
 from __future__ import annotations
 
@@ -46,7 +47,11 @@ _BAD_SENSE_FIX = {
 }
 
 
-_UNICODE_SENSE_FIX = {"≤": "use <=", "≥": "use >=", "≠": "'not equal' is not a linear constraint; use <=, >= or =="}
+_UNICODE_SENSE_FIX = {
+    "≤": "use <=",
+    "≥": "use >=",
+    "≠": "'not equal' is not a linear constraint; use <=, >= or ==",
+}
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,8 @@ class Token:
 class Lin:
     """A linear expression ``coeffs . bw + const`` with the span of text it came from.
 
-    ``has_bw`` is structural (the text names a bandwidth), so ``(bw[0] - bw[0]) * bw[1]`` is still rejected as
-    non-linear even though the first factor's coefficients are all zero.
+    ``has_bw`` is structural (the text names a bandwidth), so ``(bw[0] - bw[0]) * bw[1]`` is still
+    rejected as non-linear even though the first factor's coefficients are all zero.
     """
 
     coeffs: tuple[float, ...]
@@ -96,13 +101,14 @@ class ConstraintParser:
         self.text = text
         self.n = n_dims
         self.source = source
-        # shown in messages: line breaks and tabs as single spaces, so the message stays one line and columns match
+        # shown in messages: line breaks and tabs as single spaces, so the message stays one line
+        # and columns match
         self.shown = "".join(" " if c.isspace() else c for c in text)
         self.depth = 0
         self.tokens = self._tokenize()
         self.i = 0
 
-    # ----------------------------------------------------------------------------------------------- helpers
+    # -------------------------------------------------------------------------------------- helpers
     def error(self, problem: str, fix: str) -> InputError:
         """The one-line InputError of this constraint for ``problem`` and ``fix``."""
         return InputError(self.source, f"constraint '{self.shown}'", problem, fix)
@@ -141,17 +147,22 @@ class ConstraintParser:
     def _enter(self, pos: int) -> None:
         self.depth += 1
         if self.depth > _MAX_DEPTH:
-            raise self._syntax(pos, f"nested more than {_MAX_DEPTH} levels deep", "simplify the expression")
+            raise self._syntax(
+                pos, f"nested more than {_MAX_DEPTH} levels deep", "simplify the expression"
+            )
 
-    # --------------------------------------------------------------------------------------------- tokenizer
+    # ------------------------------------------------------------------------------------ tokenizer
     def _tokenize(self) -> list[Token]:
         text, pos, tokens = self.text, 0, []
         while pos < len(text):
             m = _TOKEN_RE.match(text, pos)
             if m is None:
                 ch = text[pos]
-                fix = _UNICODE_SENSE_FIX.get(ch, f"write the constraint with numbers, bw[i], sum(...), + - * / ( ) "
-                                                 f"and one of <=, >=, ==; {EXAMPLE}")
+                fix = _UNICODE_SENSE_FIX.get(
+                    ch,
+                    f"write the constraint with numbers, bw[i], sum(...), + - * / ( ) "
+                    f"and one of <=, >=, ==; {EXAMPLE}",
+                )
                 raise self._syntax(pos, f"unexpected character {ch!r}", fix)
             kind, tok = m.lastgroup, m.group()
             if kind == "num":
@@ -162,14 +173,16 @@ class ConstraintParser:
                         "separate a factor with *, e.g. 2*bw[0]; write exponents as 1e3 or 2.5e-4",
                     )
             elif kind == "badsense":
-                raise self._syntax(pos, f"'{tok}' is not a comparison operator", _BAD_SENSE_FIX[tok])
+                raise self._syntax(
+                    pos, f"'{tok}' is not a comparison operator", _BAD_SENSE_FIX[tok]
+                )
             if kind != "ws":
                 tokens.append(Token(kind, tok, pos))
             pos = m.end()
         tokens.append(Token("end", "", len(text)))
         return tokens
 
-    # ------------------------------------------------------------------------------------------------ parser
+    # --------------------------------------------------------------------------------------- parser
     def parse(self) -> tuple[Lin, str, Lin]:
         lhs = self._expr()
         tok = self._peek()
@@ -186,8 +199,10 @@ class ConstraintParser:
         tok = self._peek()
         if tok.kind == "sense":
             raise self.error(
-                f"more than one comparison operator ('{sense}' and '{tok.text}' at column {tok.pos + 1})",
-                "write one comparison per constraint; split 'a <= b <= c' into 'a <= b' and 'b <= c'",
+                f"more than one comparison operator ('{sense}' and '{tok.text}' at column "
+                f"{tok.pos + 1})",
+                "write one comparison per constraint; split 'a <= b <= c' into 'a <= b' and "
+                "'b <= c'",
             )
         if tok.kind != "end":
             raise self._syntax(tok.pos, f"unexpected {self._describe(tok)}",
@@ -220,8 +235,10 @@ class ConstraintParser:
                 self._next()
                 left = self._div(left, self._unary())
             elif self._is(tok, "**"):
-                raise self.error(f"not linear: powers ('**' at column {tok.pos + 1}) are not supported",
-                                  "a linear constraint multiplies bandwidth only by constants, e.g. 2*bw[0]")
+                raise self.error(
+                    f"not linear: powers ('**' at column {tok.pos + 1}) are not supported",
+                    "a linear constraint multiplies bandwidth only by constants, e.g. 2*bw[0]",
+                )
             elif tok.kind in ("num", "name") or self._is(tok, "("):
                 raise self._syntax(
                     tok.pos, f"missing operator between '{self._snip(left)}' and '{tok.text}'",
@@ -233,7 +250,8 @@ class ConstraintParser:
     def _mul(self, a: Lin, b: Lin) -> Lin:
         if a.has_bw and b.has_bw:
             raise self.error(
-                f"not linear: '{self._snip(a)}' * '{self._snip(b)}' multiplies two bandwidth expressions",
+                f"not linear: '{self._snip(a)}' * '{self._snip(b)}' multiplies two "
+                "bandwidth expressions",
                 "multiply bandwidth only by constants, e.g. 2*bw[0]",
             )
         lin, k = (a, b.const) if a.has_bw else (b, a.const)
@@ -242,7 +260,8 @@ class ConstraintParser:
     def _div(self, a: Lin, b: Lin) -> Lin:
         if b.has_bw:
             raise self.error(
-                f"not linear: '{self._snip(a)}' / '{self._snip(b)}' divides by a bandwidth expression",
+                f"not linear: '{self._snip(a)}' / '{self._snip(b)}' divides by a bandwidth "
+                "expression",
                 "divide only by non-zero constants, e.g. (bw[0] + bw[1]) / 2",
             )
         if b.const == 0:
@@ -261,7 +280,13 @@ class ConstraintParser:
             inner = self._unary()
             self.depth -= 1
             k = -1.0 if tok.text == "-" else 1.0
-            return Lin(tuple(k * c for c in inner.coeffs), k * inner.const, inner.has_bw, tok.pos, inner.end)
+            return Lin(
+                tuple(k * c for c in inner.coeffs),
+                k * inner.const,
+                inner.has_bw,
+                tok.pos,
+                inner.end,
+            )
         return self._primary()
 
     def _primary(self) -> Lin:
@@ -270,13 +295,17 @@ class ConstraintParser:
             self._next()
             value = float(tok.text)
             if not math.isfinite(value):
-                raise self._syntax(tok.pos, f"number '{tok.text}' is too large", "use a finite number below 1e308")
+                raise self._syntax(
+                    tok.pos, f"number '{tok.text}' is too large", "use a finite number below 1e308"
+                )
             return self._const(value, tok.pos, tok.pos + len(tok.text))
         if self._is(tok, "("):
             self._enter(tok.pos)
             self._next()
             inner = self._expr()
-            close = self._expect(")", f"to close '(' at column {tok.pos + 1}", "balance the parentheses")
+            close = self._expect(
+                ")", f"to close '(' at column {tok.pos + 1}", "balance the parentheses"
+            )
             self.depth -= 1
             return Lin(inner.coeffs, inner.const, inner.has_bw, tok.pos, close.pos + 1)
         if tok.kind == "name":
@@ -286,10 +315,14 @@ class ConstraintParser:
                 return self._sum()
             raise self.error(
                 f"unknown name '{tok.text}' at column {tok.pos + 1}",
-                f"write a bandwidth as bw[i] ({_valid_refs(self.n)}), or sum(bw) / sum(bw[a:b]) for sums",
+                f"write a bandwidth as bw[i] ({_valid_refs(self.n)}), or sum(bw) / "
+                "sum(bw[a:b]) for sums",
             )
-        raise self._syntax(tok.pos, f"expected {_OPERAND}, found {self._describe(tok)}", f"complete the expression; "
-                           f"{EXAMPLE}")
+        raise self._syntax(
+            tok.pos,
+            f"expected {_OPERAND}, found {self._describe(tok)}",
+            f"complete the expression; {EXAMPLE}",
+        )
 
     def _index(self, what: str) -> int:
         """A non-negative integer literal (the current token)."""
@@ -312,8 +345,10 @@ class ConstraintParser:
         name = self._next()
         if not self._is(self._peek(), "["):
             raise self._syntax(
-                name.pos, "bare 'bw' without an index",
-                f"use bw[i] for one dimension ({_valid_refs(self.n)}) or sum(bw) for the sum over all dimensions",
+                name.pos,
+                "bare 'bw' without an index",
+                f"use bw[i] for one dimension ({_valid_refs(self.n)}) or sum(bw) for the "
+                "sum over all dimensions",
             )
         self._next()
         i = self._index("index")
@@ -335,7 +370,11 @@ class ConstraintParser:
         self._expect("(", "after 'sum'", sum_fix)
         arg = self._peek()
         if not (arg.kind == "name" and arg.text == "bw"):
-            raise self._syntax(arg.pos, f"sum(...) takes bw or a slice bw[a:b], found {self._describe(arg)}", sum_fix)
+            raise self._syntax(
+                arg.pos,
+                f"sum(...) takes bw or a slice bw[a:b], found {self._describe(arg)}",
+                sum_fix,
+            )
         self._next()
         lo, hi = 0, self.n
         if self._is(self._peek(), "["):
@@ -348,23 +387,31 @@ class ConstraintParser:
             self._expect(":", "in the slice bw[a:b]", sum_fix)
             if not self._is(self._peek(), "]"):
                 if self._is(self._peek(), ":"):
-                    raise self._syntax(self._peek().pos, "slice steps are not supported", "use sum(bw[a:b])")
+                    raise self._syntax(
+                        self._peek().pos, "slice steps are not supported", "use sum(bw[a:b])"
+                    )
                 hi = self._index("slice end")
             if self._is(self._peek(), ":"):
-                raise self._syntax(self._peek().pos, "slice steps are not supported", "use sum(bw[a:b])")
+                raise self._syntax(
+                    self._peek().pos, "slice steps are not supported", "use sum(bw[a:b])"
+                )
             self._expect("]", "to close the slice", sum_fix)
         close = self._expect(")", f"to close 'sum(' at column {name.pos + 1}", sum_fix)
-        if hi > self.n:  # not clamped like a Python slice: a bound past the last dimension is a mistake
+        # not clamped like a Python slice: a bound past the last dimension is a mistake
+        if hi > self.n:
             raise self.error(
-                f"'{self.shown[name.pos:close.pos + 1]}' at column {name.pos + 1} reaches past the last dimension "
+                f"'{self.shown[name.pos : close.pos + 1]}' at column {name.pos + 1} reaches "
+                "past the last dimension "
                 f"({_dims_phrase(self.n)})",
-                f"end the slice at {self.n} at most, e.g. sum(bw[{min(lo, self.n - 1)}:{self.n}]) or "
+                f"end the slice at {self.n} at most, e.g. "
+                f"sum(bw[{min(lo, self.n - 1)}:{self.n}]) or "
                 f"sum(bw[{min(lo, self.n - 1)}:])",
             )
         dims = range(self.n)[lo:hi]
         if not dims:
             raise self.error(
-                f"'{self.shown[name.pos:close.pos + 1]}' at column {name.pos + 1} selects no dimension "
+                f"'{self.shown[name.pos : close.pos + 1]}' at column {name.pos + 1} selects "
+                "no dimension "
                 f"({_dims_phrase(self.n)})",
                 f"use a slice bw[a:b] with a < b and a < {self.n}",
             )

@@ -1,5 +1,6 @@
 """The design constraints and per-dimension bounds of an instance as arrays
-(:attr:`hieropt.spec.Instance.design_matrix`), for the solvers' and the verifier's vectorised checks."""
+(:attr:`hieropt.spec.Instance.design_matrix`), for the solvers' and the verifier's vectorised
+checks."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from typing import Any
 import numpy as np
 
 SMALL = 256
-"""Matrix entries (rows x dimensions) up to which :meth:`DesignMatrix.violation_list` works in Python floats."""
+"""Matrix entries (rows x dimensions) up to which :meth:`DesignMatrix.violation_list` works in
+Python floats."""
 
 
 @dataclass(frozen=True)
 class DesignMatrix:
-    """The design constraints ``lower <= A @ bw <= upper`` (GB/s per NPU) and the per-dimension bounds as arrays.
+    """The design constraints ``lower <= A @ bw <= upper`` (GB/s per NPU) and the per-dimension
+    bounds as arrays.
 
     Attributes:
         A: (n, D) coefficients, one row per constraint (instance order).
@@ -40,29 +43,34 @@ class DesignMatrix:
         """The arrays of ``constraints`` (:class:`hieropt.spec.LinearConstraint`) and ``bounds``
         (:class:`hieropt.spec.Bound`, one per dimension)."""
         D = len(bounds)
-        A = np.array([c.coefficients for c in constraints], dtype=float).reshape(len(constraints), D)
+        A = np.array([c.coefficients for c in constraints], dtype=float).reshape(
+            len(constraints), D
+        )
         rhs = np.array([c.rhs for c in constraints], dtype=float)
         sense = np.array([("<=", ">=", "==").index(c.sense) for c in constraints], dtype=np.int64)
         lower = np.where(sense >= 1, rhs, -np.inf)
         upper = np.where(sense != 1, rhs, np.inf)
         bw_lower = np.array([b.lower_gbps for b in bounds], dtype=float)
-        bw_upper = np.array([np.inf if b.upper_gbps is None else b.upper_gbps for b in bounds], dtype=float)
+        bw_upper = np.array(
+            [np.inf if b.upper_gbps is None else b.upper_gbps for b in bounds], dtype=float
+        )
         for a in (A, lower, upper, rhs, sense, bw_lower, bw_upper):
             a.flags.writeable = False
         return cls(A, lower, upper, rhs, sense, bw_lower, bw_upper)
 
     def violations(self, bw: np.ndarray) -> np.ndarray:
-        """(n,) by how much each row is violated at ``bw`` (GB/s, shape (D,)), relative to max(|rhs|, sum_d
-        |a_d bw_d|) (0 where it holds)."""
+        """(n,) by how much each row is violated at ``bw`` (GB/s, shape (D,)), relative to
+        max(|rhs|, sum_d |a_d bw_d|) (0 where it holds)."""
         lhs = self.A @ bw
         scale = np.maximum(np.maximum(self.abs_rhs, np.abs(self.A * bw).sum(axis=1)), 1e-300)
         over = np.maximum(lhs - self.upper, self.lower - lhs)
         return np.maximum(over, 0.0) / scale
 
     def violation_list(self, bw: np.ndarray) -> list[float]:
-        """:meth:`violations` at ``bw`` (GB/s per NPU, D values) as a list of n Python floats (relative, 0 where a
-        row holds; NaN for a row whose left side is NaN), computed in Python floats while the matrix is small
-        (:data:`SMALL`: fewer numpy calls on a few values), else by :meth:`violations`.
+        """:meth:`violations` at ``bw`` (GB/s per NPU, D values) as a list of n Python floats
+        (relative, 0 where a row holds; NaN for a row whose left side is NaN), computed in Python
+        floats while the matrix is small (:data:`SMALL`: fewer numpy calls on a few values), else by
+        :meth:`violations`.
 
         Raises:
             ValueError: ``bw`` does not hold one value per dimension.
@@ -106,7 +114,15 @@ class DesignMatrix:
     @cached_property
     def _rows(self) -> list[tuple[list[float], float, float, float]]:
         """Each row's coefficients, bounds and |rhs| as Python floats."""
-        return list(zip(self.A.tolist(), self.lower.tolist(), self.upper.tolist(), self.abs_rhs.tolist(), strict=True))
+        return list(
+            zip(
+                self.A.tolist(),
+                self.lower.tolist(),
+                self.upper.tolist(),
+                self.abs_rhs.tolist(),
+                strict=True,
+            )
+        )
 
     @cached_property
     def abs_rhs(self) -> np.ndarray:

@@ -1,12 +1,13 @@
 """Frozen, validated statement of a problem instance (pydantic v2 models).
 
-Units are in the field names: ``*_ns`` nanoseconds, ``*_bytes`` bytes, ``*_gbps`` GB/s per NPU per dimension with
-1 GB = 1e9 bytes (so 1 GB/s = 1 byte/ns), ``*_usd_per_gbps`` dollars per GB/s of per-NPU bandwidth.
+Units are in the field names: ``*_ns`` nanoseconds, ``*_bytes`` bytes, ``*_gbps`` GB/s per NPU per
+dimension with 1 GB = 1e9 bytes (so 1 GB/s = 1 byte/ns), ``*_usd_per_gbps`` dollars per GB/s of
+per-NPU bandwidth.
 
-Every model forbids unknown keys (a typo is an error, never a silent default) and is immutable. Cross-field rules
-(group sizes fit the dimensions, cost classes exist, constraint widths match) live on :class:`Instance`; their
-messages start with the field path and end with the fix, so readers can turn them into one-line
-:class:`hieropt.errors.InputError` messages.
+Every model forbids unknown keys (a typo is an error, never a silent default) and is immutable.
+Cross-field rules (group sizes fit the dimensions, cost classes exist, constraint widths match) live
+on :class:`Instance`; their messages start with the field path and end with the fix, so readers can
+turn them into one-line :class:`hieropt.errors.InputError` messages.
 """
 
 from __future__ import annotations
@@ -28,18 +29,19 @@ from .workload import Workload
 
 
 class StepSchedule(Frozen):
-    """The composed training step of loop ``step`` (formula in :mod:`hieropt.model.timing`): the workload is ONE
-    pipeline stage for one micro-batch, its forward and input-gradient collectives (point-to-point sends included)
-    run every micro-batch, its weight-gradient collectives and its optimizer step (``update_ns``) once per
-    iteration.
+    """The composed training step of loop ``step`` (formula in :mod:`hieropt.model.timing`): the
+    workload is ONE pipeline stage for one micro-batch, its forward and input-gradient collectives
+    (point-to-point sends included) run every micro-batch, its weight-gradient collectives and its
+    optimizer step (``update_ns``) once per iteration.
 
     Attributes:
         microbatches: m per iteration.
         stages: pipeline stages p (1: no pipeline).
-        virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble is (p - 1) / v
-            micro-batch slots.
-        overlap_dp: the per-iteration collectives run on their own stream during the last micro-batch's backward
-            pass (in backward order, as loop ``tp_dp_overlap_cross``) instead of after it.
+        virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble
+            is (p - 1) / v micro-batch slots.
+        overlap_dp: the per-iteration collectives run on their own stream during the last
+            micro-batch's backward pass (in backward order, as loop ``tp_dp_overlap_cross``) instead
+            of after it.
         overlap_groups: named groups whose per-micro-batch (forward and input-gradient)
             collectives run on their own stream, concurrently with the rest of the micro-batch
             (ZeRO-2/3's gradient reduce-scatters and parameter all-gathers as FSDP and DeepSpeed
@@ -68,8 +70,8 @@ class StepSchedule(Frozen):
 
 
 class CostClass(Frozen):
-    """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model), each in :data:`PRICE_RANGE`.
-    Switch dimensions also pay for the switch and the NIC."""
+    """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model), each in
+    :data:`PRICE_RANGE`. Switch dimensions also pay for the switch and the NIC."""
 
     link_usd_per_gbps: float = Field(ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
     switch_usd_per_gbps: float | None = Field(default=None, ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
@@ -83,7 +85,8 @@ class CostModel(Frozen):
 
 
 class LinearConstraint(Frozen):
-    """``coefficients . bw  sense  rhs`` (bw: GB/s per NPU; :func:`.ranges.check_row`); ``text``: as written."""
+    """``coefficients . bw  sense  rhs`` (bw: GB/s per NPU; :func:`.ranges.check_row`); ``text``: as
+    written."""
 
     coefficients: tuple[float, ...]
     sense: Literal["<=", ">=", "=="]
@@ -103,7 +106,8 @@ class LinearConstraint(Frozen):
 
 
 class Bound(Frozen):
-    """Per-dimension bandwidth bounds, GB/s per NPU (``upper_gbps = None``: none; :func:`.ranges.check_bound`)."""
+    """Per-dimension bandwidth bounds, GB/s per NPU (``upper_gbps = None``: none;
+    :func:`.ranges.check_bound`)."""
 
     lower_gbps: NonNegFloat = 0.0
     upper_gbps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
@@ -113,16 +117,19 @@ class Bound(Frozen):
     @model_validator(mode="after")
     def _ordered(self) -> Bound:
         if self.upper_gbps is not None and self.upper_gbps < self.lower_gbps:
-            raise ValueError(f"lower_gbps {self.lower_gbps} exceeds upper_gbps {self.upper_gbps}; fix: swap or "
-                             "widen the bounds")
+            raise ValueError(
+                f"lower_gbps {self.lower_gbps} exceeds upper_gbps {self.upper_gbps}; fix: swap or "
+                "widen the bounds"
+            )
         return self
 
 
 class Pipeline(Frozen):
-    """Pipeline parallelism for the ``pipeline`` training loop: the workload is ONE stage's layers for one
-    micro-batch; ``p2p_bytes`` of activations go to the next stage (and as many gradient bytes come back) per
-    micro-batch over dimension ``p2p_dim``. The network holds every stage: a workload that states its degrees
-    (:attr:`hieropt.spec.Workload.stated_degrees`) has them multiply to N / ``stages`` (checked by the instance)."""
+    """Pipeline parallelism for the ``pipeline`` training loop: the workload is ONE stage's layers
+    for one micro-batch; ``p2p_bytes`` of activations go to the next stage (and as many gradient
+    bytes come back) per micro-batch over dimension ``p2p_dim``. The network holds every stage: a
+    workload that states its degrees (:attr:`hieropt.spec.Workload.stated_degrees`) has them
+    multiply to N / ``stages`` (checked by the instance)."""
 
     stages: int = Field(ge=2)
     microbatches: int = Field(ge=1)
@@ -131,7 +138,8 @@ class Pipeline(Frozen):
 
 
 class Job(Frozen):
-    """A further workload sharing the fabric: its mapping and its weight in the objective (e.g. share of hours)."""
+    """A further workload sharing the fabric: its mapping and its weight in the objective (e.g.
+    share of hours)."""
 
     workload: Workload
     mapping: Mapping
@@ -139,28 +147,32 @@ class Job(Frozen):
 
 
 class Instance(Frozen):
-    """A complete problem: network, workload, mapping, cost model, design constraints, objective, training loop.
+    """A complete problem: network, workload, mapping, cost model, design constraints, objective,
+    training loop.
 
     ``bounds`` has one entry per dimension (default: ``0 <= bw[d]``, no upper bound). Objectives:
-    ``performance`` (min iteration time), ``performance_per_cost`` (min iteration time x network cost, LIBRA's
-    PerfPerCostOpt), ``min_cost`` (cheapest network with iteration time <= ``max_iteration_time_ns``, or, with
-    ``max_regret``, the cheapest on which every workload is within ``max_regret`` (0.05 = 5 %) of its own optimum),
-    ``min_max_regret`` (several workloads: minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum),
-    ``min_run_cost`` (the $ of one training run: run time x the cluster's cost rate, which needs ``cluster``;
-    :mod:`hieropt.solvers.run_cost`). ``tokens``: the token budget of one run; ``cluster``: the whole cluster's
-    cost and power (:class:`hieropt.spec.cluster.Cluster`).
-    ``max_network_cost_usd`` caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the
-    iteration time (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
+    ``performance`` (min iteration time), ``performance_per_cost`` (min iteration time x network
+    cost, LIBRA's PerfPerCostOpt), ``min_cost`` (cheapest network with iteration time <=
+    ``max_iteration_time_ns``, or, with ``max_regret``, the cheapest on which every workload is
+    within ``max_regret`` (0.05 = 5 %) of its own optimum), ``min_max_regret`` (several workloads:
+    minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum), ``min_run_cost`` (the $
+    of one training run: run time x the cluster's cost rate, which needs ``cluster``;
+    :mod:`hieropt.solvers.run_cost`). ``tokens``: the token budget of one run; ``cluster``: the
+    whole cluster's cost and power (:class:`hieropt.spec.cluster.Cluster`). ``max_network_cost_usd``
+    caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the iteration time
+    (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
     the readers) when the parts disagree.
 
-    Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA), ``tp_dp_overlap``,
-    ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``), ``step`` (needs ``step``).
-    ``dimension_mode``: dimensions of a collective work ``concurrent`` ly (max over dimensions, LIBRA) or
-    ``sequential`` ly (sum). ``collectives_in_flight``: None (default) lets collectives of the overlap loops (and of
-    ``step`` with ``overlap_dp``) run at the same time, sharing each dimension's bandwidth; 1 runs one collective at
-    a time (ASTRA-sim's behaviour). ``chunks``: collectives are split into this many chunks, each paying the
-    per-step latency (latency x chunks; bandwidth terms unchanged). Several workloads: ``workload``/``mapping`` with
-    ``workload_weight`` plus ``more_workloads``; the time objective is the weighted sum of their iteration times.
+    Training loops (formulas in :mod:`hieropt.model.timing`): ``no_overlap`` (LIBRA),
+    ``tp_dp_overlap``, ``tp_dp_overlap_cross``, ``recompute``, ``pipeline`` (needs ``pipeline``),
+    ``step`` (needs ``step``). ``dimension_mode``: dimensions of a collective work ``concurrent`` ly
+    (max over dimensions, LIBRA) or ``sequential`` ly (sum). ``collectives_in_flight``: None
+    (default) lets collectives of the overlap loops (and of ``step`` with ``overlap_dp``) run at the
+    same time, sharing each dimension's bandwidth; 1 runs one collective at a time (ASTRA-sim's
+    behaviour). ``chunks``: collectives are split into this many chunks, each paying the per-step
+    latency (latency x chunks; bandwidth terms unchanged). Several workloads:
+    ``workload``/``mapping`` with ``workload_weight`` plus ``more_workloads``; the time objective is
+    the weighted sum of their iteration times.
     """
 
     name: str
@@ -177,22 +189,28 @@ class Instance(Frozen):
     dimension_mode: Literal["concurrent", "sequential"] = "concurrent"
     collectives_in_flight: Literal[1] | None = None
     chunks: int = Field(default=1, ge=1)
-    workload_weight: float = Field(default=1.0, ge=WEIGHT_RANGE[0], le=WEIGHT_RANGE[1], allow_inf_nan=False)
+    workload_weight: float = Field(
+        default=1.0, ge=WEIGHT_RANGE[0], le=WEIGHT_RANGE[1], allow_inf_nan=False
+    )
     more_workloads: tuple[Job, ...] = ()
     mapping_note: str | None = None
     max_iteration_time_ns: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_network_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_regret: float | None = None
     heuristic_ratios: dict[str, tuple[float, ...]] | None = None
-    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare`` (hieropt.studies.heuristics)."""
+    """Named vendor-style bandwidth ratios, one per dimension, for ``hieropt compare``
+    (hieropt.studies.heuristics)."""
     tokens: float | None = Field(default=None, gt=0, le=1e18, allow_inf_nan=False)
-    """Token budget of one training run (tokens), for the time, energy and $ of a run (hieropt.model.run)."""
+    """Token budget of one training run (tokens), for the time, energy and $ of a run
+    (hieropt.model.run)."""
     cluster: Cluster | None = None
-    """The whole cluster's cost and power beyond the network (:class:`hieropt.spec.cluster.Cluster`)."""
+    """The whole cluster's cost and power beyond the network
+    (:class:`hieropt.spec.cluster.Cluster`)."""
     weights: Literal["plain", "hours"] = "plain"
-    """``hours``: the workloads' weights are their shares of the cluster's hours (summing to 1); a solve turns each
-    into h_w / T_w*, T_w* the workload's own optimum (:mod:`hieropt.solvers.hours`), so that the objective is the
-    hour-weighted relative iteration time sum_w h_w T_w(B) / T_w*."""
+    """``hours``: the workloads' weights are their shares of the cluster's hours (summing to 1); a
+    solve turns each into h_w / T_w*, T_w* the workload's own optimum
+    (:mod:`hieropt.solvers.hours`), so that the objective is the hour-weighted relative iteration
+    time sum_w h_w T_w(B) / T_w*."""
 
     @field_validator("max_regret")
     @classmethod
@@ -214,13 +232,18 @@ class Instance(Frozen):
             passed.put(key, True)
         for j, job in enumerate(self.more_workloads):
             check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
-            check_job(job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode)
+            check_job(
+                job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode
+            )
         self._check_schedule(D)
         self._check_prices()
         self._check_constraint_sizes(D)
         self._check_portfolio_settings()
         if self.bounds is not None and len(self.bounds) != D:
-            raise ValueError(f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per dimension")
+            raise ValueError(
+                f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per "
+                "dimension"
+            )
         check_design(self.constraints, self.bounds)
         return self
 
@@ -229,14 +252,21 @@ class Instance(Frozen):
         do; the pipeline's p2p dimension exists (0 .. ``D`` - 1) and its stages fit every job.
         Raises ValueError naming the field and the fix."""
         if (self.training_loop == "pipeline") != (self.pipeline is not None):
-            raise ValueError("pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
-                             "p2p_dim) and only it uses them; fix: set both or neither")
+            raise ValueError(
+                "pipeline: the pipeline loop needs [pipeline] (stages, microbatches, p2p_bytes, "
+                "p2p_dim) and only it uses them; fix: set both or neither"
+            )
         if (self.training_loop == "step") != (self.step is not None):
-            raise ValueError("step: the step loop needs [step] (microbatches, stages, virtual_stages, overlap_dp) "
-                             "and only it uses them; fix: set both or neither")
+            raise ValueError(
+                "step: the step loop needs [step] (microbatches, stages, virtual_stages, "
+                "overlap_dp) "
+                "and only it uses them; fix: set both or neither"
+            )
         if self.pipeline is not None and self.pipeline.p2p_dim >= D:
-            raise ValueError(f"pipeline.p2p_dim: dimension {self.pipeline.p2p_dim} does not exist; fix: use 0.."
-                             f"{D - 1}")
+            raise ValueError(
+                f"pipeline.p2p_dim: dimension {self.pipeline.p2p_dim} does not exist; fix: use 0.."
+                f"{D - 1}"
+            )
         if self.pipeline is not None:
             for job in self.jobs:
                 check_stages(job.workload, self.pipeline.stages, self.network.npus_total)
@@ -251,15 +281,17 @@ class Instance(Frozen):
                     f"network.dims[{d}].cost_class: unknown cost class '{dim.cost_class}'; "
                     f"fix: use one of {sorted(self.cost.classes)} or add it to the cost model"
                 )
-            if dim.block == "Switch" and (cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None):
+            if dim.block == "Switch" and (
+                cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None
+            ):
                 prices = (("Switch", "switch_usd_per_gbps", cc.switch_usd_per_gbps),
                           ("Nic", "nic_usd_per_gbps", cc.nic_usd_per_gbps))
                 missing = [(n, key) for n, key, v in prices if v is None]
+                keys = ", ".join(f"{key} ({n} in a LIBRA cost YAML)" for n, key in missing)
                 raise ValueError(
                     f"cost.{dim.cost_class}: dimension {d} is a Switch but its cost class has no "
                     f"{' or '.join(n for n, _ in missing)} price; fix: add "
-                    f"{', '.join(f'{key} ({n} in a LIBRA cost YAML)' for n, key in missing)}, $ per GB/s, to cost "
-                    f"class '{dim.cost_class}'"
+                    f"{keys}, $ per GB/s, to cost class '{dim.cost_class}'"
                 )
 
     def _check_constraint_sizes(self, D: int) -> None:
@@ -267,42 +299,67 @@ class Instance(Frozen):
         naming the constraint and the fix."""
         for i, c in enumerate(self.constraints):
             if len(c.coefficients) != D:
-                raise ValueError(f"constraints[{i}] '{c.text}': has {len(c.coefficients)} coefficients for {D} "
-                                 f"dimensions; fix: name only bw[0] .. bw[{D - 1}]")
+                raise ValueError(
+                    f"constraints[{i}] '{c.text}': has {len(c.coefficients)} coefficients for {D} "
+                    f"dimensions; fix: name only bw[0] .. bw[{D - 1}]"
+                )
 
     def _check_portfolio_settings(self) -> None:
         """The time target, ``max_regret`` and the objective agree: min_cost needs a target or
         max_regret, a portfolio objective takes no time target, max_regret only min_cost. Raises
         ValueError naming the field and the fix."""
-        if self.objective == "min_cost" and self.max_iteration_time_ns is None and self.max_regret is None:
-            raise ValueError("max_iteration_time_ns: missing for objective min_cost (the cheapest network that trains "
-                             "an iteration within the target); fix: give the time target in ns, or max_regret")
+        if (
+            self.objective == "min_cost"
+            and self.max_iteration_time_ns is None
+            and self.max_regret is None
+        ):
+            raise ValueError(
+                "max_iteration_time_ns: missing for objective min_cost (the cheapest "
+                "network that trains "
+                "an iteration within the target); fix: give the time target in ns, or max_regret"
+            )
         if self.max_iteration_time_ns is not None and (self.max_regret is not None
                                                        or self.objective == "min_max_regret"):
-            raise ValueError("max_iteration_time_ns: a portfolio objective (min_max_regret, or min_cost with "
-                             "max_regret) bounds each workload against its own optimum, not the weighted time; fix: "
-                             "remove max_iteration_time_ns or the portfolio setting")
+            raise ValueError(
+                "max_iteration_time_ns: a portfolio objective (min_max_regret, or min_cost with "
+                "max_regret) bounds each workload against its own optimum, not the weighted "
+                "time; fix: "
+                "remove max_iteration_time_ns or the portfolio setting"
+            )
         if self.max_regret is not None and self.objective != "min_cost":
-            raise ValueError("max_regret: only the min_cost objective takes it (the cheapest network with every "
-                             "workload within max_regret of its own optimum); fix: set objective = \"min_cost\" "
-                             "or remove max_regret")
+            raise ValueError(
+                "max_regret: only the min_cost objective takes it (the cheapest network with every "
+                'workload within max_regret of its own optimum); fix: set objective = "min_cost" '
+                "or remove max_regret"
+            )
 
     def summary_dict(self) -> dict[str, Any]:
-        """The instance echoed into JSON output (the ``instance`` of ``--json``; workloads summarised by name and
-        layer count)."""
+        """The instance echoed into JSON output (the ``instance`` of ``--json``; workloads
+        summarised by name and layer count)."""
         return {
             "name": self.name,
             "objective": self.objective,
             "training_loop": self.training_loop,
             "network": [d.model_dump(mode="json") for d in self.network.dims],
             "npus": self.network.npus_total,
-            "workload": {"name": self.workload.name, "layers": len(self.workload.layers),
-                         "policy": self.workload.policy, "stages": [w.name for w in self.workload.stages]},
+            "workload": {
+                "name": self.workload.name,
+                "layers": len(self.workload.layers),
+                "policy": self.workload.policy,
+                "stages": [w.name for w in self.workload.stages],
+            },
             "mapping": self.mapping.model_dump(mode="json"),
             "cost": {k: v.model_dump(mode="json") for k, v in self.cost.classes.items()},
             "mapping_note": self.mapping_note,
-            "more_workloads": [{"name": j.workload.name, "layers": len(j.workload.layers), "weight": j.weight,
-                                "mapping": j.mapping.model_dump(mode="json")} for j in self.more_workloads],
+            "more_workloads": [
+                {
+                    "name": j.workload.name,
+                    "layers": len(j.workload.layers),
+                    "weight": j.weight,
+                    "mapping": j.mapping.model_dump(mode="json"),
+                }
+                for j in self.more_workloads
+            ],
             "workload_weight": self.workload_weight,
             "dimension_mode": self.dimension_mode,
             "collectives_in_flight": self.collectives_in_flight,
@@ -320,15 +377,21 @@ class Instance(Frozen):
     def jobs(self) -> tuple[Job, ...]:
         """Every workload on the fabric with its mapping and weight, the primary one first."""
         def build() -> tuple[Job, ...]:
-            first = Job.model_construct(workload=self.workload, mapping=self.mapping, weight=self.workload_weight)
+            first = Job.model_construct(
+                workload=self.workload, mapping=self.mapping, weight=self.workload_weight
+            )
             return (first,) + self.more_workloads  # (fields validated on the instance already)
 
-        return self.memo("_jobs", (self.workload, self.mapping, self.workload_weight, self.more_workloads), build)
+        return self.memo(
+            "_jobs", (self.workload, self.mapping, self.workload_weight, self.more_workloads), build
+        )
 
     @property
     def design_matrix(self) -> DesignMatrix:
-        """The design constraints and bounds as arrays (:class:`DesignMatrix`), computed once per instance."""
-        bounds = self.bounds_or_default  # (the constraints themselves, not their tuple, which validation copies)
+        """The design constraints and bounds as arrays (:class:`DesignMatrix`), computed once per
+        instance."""
+        # (the constraints themselves, not their tuple, which validation copies)
+        bounds = self.bounds_or_default
         return self.memo("_design_matrix", (*self.constraints, bounds),
                          lambda: DesignMatrix.of(self.constraints, bounds))
 

@@ -1,7 +1,7 @@
-"""The parallel mapping (:class:`Mapping`) and the checks of a job (a workload on its mapping) against the network:
-group sizes that tile the dimensions, named groups that exist and match the workload's header and generator degrees.
-Used by :class:`hieropt.spec.Instance`'s validator; each check raises ``ValueError`` with a ``"<field>: <problem>;
-fix: <fix>"`` message."""
+"""The parallel mapping (:class:`Mapping`) and the checks of a job (a workload on its mapping)
+against the network: group sizes that tile the dimensions, named groups that exist and match the
+workload's header and generator degrees. Used by :class:`hieropt.spec.Instance`'s validator; each
+check raises ``ValueError`` with a ``"<field>: <problem>; fix: <fix>"`` message."""
 
 from __future__ import annotations
 
@@ -18,18 +18,22 @@ from .workload import Workload
 def _positive_sizes(v: tuple[int, ...]) -> tuple[int, ...]:
     for i, g in enumerate(v):
         if g < 1:
-            raise ValueError(f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; fix: use 1 (or -1 in "
-                             "LIBRA files) for a dimension the group does not span")
+            raise ValueError(
+                f"entry [{i}] is {g}: a group spans at least 1 NPU of a dimension; fix: use "
+                "1 (or -1 in "
+                "LIBRA files) for a dimension the group does not span"
+            )
     return v
 
 
 class Mapping(Frozen):
-    """Parallel mapping (LIBRA's 'communicator'): per phase, the group size on each dimension (1 = not spanned), and
-    optionally named groups (``groups``) for collectives whose phase names one (:attr:`hieropt.spec.Phase.group`).
+    """Parallel mapping (LIBRA's 'communicator'): per phase, the group size on each dimension (1 =
+    not spanned), and optionally named groups (``groups``) for collectives whose phase names one
+    (:attr:`hieropt.spec.Phase.group`).
 
     Readers turn LIBRA's -1 into 1. Example for TP-16 / DP-256 on 4 x 8 x 4 x 32:
-    ``forward = input_grad = (4, 4, 1, 1)``, ``weight_grad = (1, 2, 4, 32)``. A TP 8 x PP 8 x DP 64 plan there:
-    ``groups = {"tp": (4, 2, 1, 1), "pp": (1, 4, 2, 1), "dp": (1, 1, 2, 32)}``.
+    ``forward = input_grad = (4, 4, 1, 1)``, ``weight_grad = (1, 2, 4, 32)``. A TP 8 x PP 8 x DP 64
+    plan there: ``groups = {"tp": (4, 2, 1, 1), "pp": (1, 4, 2, 1), "dp": (1, 1, 2, 32)}``.
     """
 
     forward: tuple[int, ...]
@@ -53,14 +57,15 @@ class Mapping(Frozen):
         return v
 
     def group(self, phase: str, name: str | None = None) -> tuple[int, ...]:
-        """The group sizes of ``phase`` (one of :data:`PHASES`), or of the named group ``name`` when given."""
+        """The group sizes of ``phase`` (one of :data:`PHASES`), or of the named group ``name`` when
+        given."""
         return self.groups[name] if name is not None else getattr(self, phase)
 
 
 
 def check_mapping(mapping: Mapping, network: Network, label: str) -> None:
-    """Every group of ``mapping`` (labelled ``label``) has one size per dimension of ``network``, each a divisor of
-    its dimension's NPUs.
+    """Every group of ``mapping`` (labelled ``label``) has one size per dimension of ``network``,
+    each a divisor of its dimension's NPUs.
 
     Raises:
         ValueError: ``"<label>.<group>[d]: <problem>; fix: <fix>"``.
@@ -69,84 +74,137 @@ def check_mapping(mapping: Mapping, network: Network, label: str) -> None:
     named = [(f"groups.{k}", g) for k, g in mapping.groups.items()]
     for key, g in [(phase, mapping.group(phase)) for phase in PHASES] + named:
         if len(g) != D:
-            raise ValueError(f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; fix: give one "
-                             "group size per dimension")
+            raise ValueError(
+                f"{label}.{key}: has {len(g)} entries but the network has {D} dimensions; "
+                "fix: give one "
+                "group size per dimension"
+            )
         for d, (p, dim) in enumerate(zip(g, network.dims, strict=True)):
             if p > dim.npus:
                 raise ValueError(
-                    f"{label}.{key}[{d}]: group of {_count(p)} NPUs exceeds dimension {d}'s {dim.npus} NPUs; "
+                    f"{label}.{key}[{d}]: group of {_count(p)} NPUs exceeds dimension {d}'s "
+                    f"{dim.npus} NPUs; "
                     f"fix: use a group size between 1 and {dim.npus}"
                 )
-            if dim.npus % p:  # a group must tile its dimension (100 on a Switch of 128 is a mistake)
-                divisors = [k for k in range(1, dim.npus + 1) if dim.npus % k == 0] if dim.npus <= 10**6 else []
+            # a group must tile its dimension (100 on a Switch of 128 is a mistake)
+            if dim.npus % p:
+                divisors = (
+                    [k for k in range(1, dim.npus + 1) if dim.npus % k == 0]
+                    if dim.npus <= 10**6
+                    else []
+                )
                 raise ValueError(
-                    f"{label}.{key}[{d}]: a group of {p} NPUs does not divide dimension {d}'s {dim.npus} NPUs "
+                    f"{label}.{key}[{d}]: a group of {p} NPUs does not divide dimension "
+                    f"{d}'s {dim.npus} NPUs "
                     f"(the groups must tile the dimension); fix: use a divisor of {dim.npus}"
-                    + (f" ({', '.join(map(str, divisors[:12]))}{', ...' if len(divisors) > 12 else ''})"
-                       if divisors else ""))
+                    + (
+                        f" ({', '.join(map(str, divisors[:12]))}"
+                        f"{', ...' if len(divisors) > 12 else ''})"
+                        if divisors
+                        else ""
+                    )
+                )
 
 
 def _count(n: int) -> str:
     """An NPU count for a message (an integer of thousands of digits by its length)."""
-    return str(n) if n.bit_length() <= 200 else f"an integer of about {int(n.bit_length() * 0.30103) + 1} digits"
+    return (
+        str(n)
+        if n.bit_length() <= 200
+        else f"an integer of about {int(n.bit_length() * 0.30103) + 1} digits"
+    )
 
 
 _HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep"))
-"""Named groups whose size a workload header states (``model_parallel_NPU_group``, SimAI's ``pp`` and ``ep``)."""
+"""Named groups whose size a workload header states (``model_parallel_NPU_group``, SimAI's ``pp``
+and ``ep``)."""
 
 
 def check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
-    """The named groups the workload uses exist, fit its header, and its point-to-point sends cross one dimension
-    in sequential mode; a transformer header's model-parallel size and a generator's degrees (``group_npus``, e.g.
-    dp) match the groups they are given; every further stage (``more_stages``) likewise.
+    """The named groups the workload uses exist, fit its header, and its point-to-point sends cross
+    one dimension in sequential mode; a transformer header's model-parallel size and a generator's
+    degrees (``group_npus``, e.g. dp) match the groups they are given; every further stage
+    (``more_stages``) likewise.
 
     Raises:
         ValueError: ``"<label>.<group>: <problem>; fix: <fix>"``.
     """
     missing = sorted(workload.named_groups - set(mapping.groups))
     if missing:
-        raise ValueError(f"{label}.groups: the workload {workload.name} runs collectives on group '{missing[0]}', "
-                         f"which the mapping does not name; fix: add {label}.groups.{missing[0]} (its size on every "
-                         "dimension)")
+        raise ValueError(
+            f"{label}.groups: the workload {workload.name} runs collectives on group "
+            f"'{missing[0]}', "
+            f"which the mapping does not name; fix: add {label}.groups.{missing[0]} (its "
+            "size on every "
+            "dimension)"
+        )
     h = workload.header
     if h is not None:
         for name, key in _HEADER_GROUPS:
             want = getattr(h, key)
-            if want is not None and name in workload.named_groups and math.prod(mapping.groups[name]) != want:
-                raise ValueError(f"{label}.groups.{name}: {list(mapping.groups[name])} has "
-                                 f"{math.prod(mapping.groups[name])} NPUs but the workload's header says {key} = "
-                                 f"{want}; fix: give the {name} group {want} NPUs")
+            if (
+                want is not None
+                and name in workload.named_groups
+                and math.prod(mapping.groups[name]) != want
+            ):
+                raise ValueError(
+                    f"{label}.groups.{name}: {list(mapping.groups[name])} has "
+                    f"{math.prod(mapping.groups[name])} NPUs but the workload's header says "
+                    f"{key} = "
+                    f"{want}; fix: give the {name} group {want} NPUs"
+                )
         mp = h.model_parallel_npu_group
         t = workload.table
-        tp_comm = workload.memo("_tp_comm", (workload.layers,), lambda: any(
-            t.collective[i, j] is not Collective.NONE and t.group[i, j] is None and t.size_bytes[i, j] > 0
-            for i in range(len(workload.layers)) for j in (0, 1)))  # (per workload: sweeps build many instances)
+        tp_comm = workload.memo(
+            "_tp_comm",
+            (workload.layers,),
+            lambda: any(
+                t.collective[i, j] is not Collective.NONE
+                and t.group[i, j] is None
+                and t.size_bytes[i, j] > 0
+                # (per workload: sweeps build many instances)
+                for i in range(len(workload.layers))
+                for j in (0, 1)
+            ),
+        )
         if mp is not None and tp_comm and h.policy in TRANSFORMER_POLICIES:
             if (size := math.prod(mapping.forward)) != mp:
-                raise ValueError(f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
-                                 f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
-                                 f"forward (and input_grad) group {mp} NPUs")
+                raise ValueError(
+                    f"{label}.forward: {list(mapping.forward)} has {size} NPUs but the workload "
+                    f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
+                    f"forward (and input_grad) group {mp} NPUs"
+                )
     if wrong := workload.mapping_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups):
         raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
-    if mode == "sequential" and not workload.group_algorithms:  # (a group with an algorithm: the sends' max)
+    # (a group with an algorithm: the sends' max)
+    if mode == "sequential" and not workload.group_algorithms:
         t = workload.table
         for j, phase in enumerate(PHASES):
-            for g in {t.group[i, j] for i in range(len(workload.layers)) if t.collective[i, j] is Collective.P2P}:
+            for g in {
+                t.group[i, j]
+                for i in range(len(workload.layers))
+                if t.collective[i, j] is Collective.P2P
+            }:
                 sizes = mapping.group(phase, g)
                 if sum(x > 1 for x in sizes) > 1:
-                    raise ValueError(f"{label}.{'groups.' + g if g else phase}: a point-to-point send over a group "
-                                     f"spanning several dimensions {list(sizes)} crosses one of them, which "
-                                     "dimension_mode 'sequential' cannot state; fix: place the group on one "
-                                     "dimension or use dimension_mode 'concurrent'")
-    for stage in workload.more_stages:  # (every stage of a pipelined workload runs on the same mapping)
+                    raise ValueError(
+                        f"{label}.{'groups.' + g if g else phase}: a point-to-point send "
+                        "over a group "
+                        f"spanning several dimensions {list(sizes)} crosses one of them, which "
+                        "dimension_mode 'sequential' cannot state; fix: place the group on one "
+                        "dimension or use dimension_mode 'concurrent'"
+                    )
+    # (every stage of a pipelined workload runs on the same mapping)
+    for stage in workload.more_stages:
         check_job(stage, mapping, label, mode)
 
 
 def check_stages(workload: Workload, stages: int, npus: int) -> None:
     """The ``pipeline`` loop's stage count against a workload that states its degrees
-    (:attr:`~hieropt.spec.Workload.stated_degrees`): the workload is one stage for one micro-batch and the network
-    holds every stage (its cost is N x the per-NPU price; the stages exchange activations over ``p2p_dim``), so one
-    stage's NPUs x ``stages`` must be the network's ``npus``. A workload that states no degree is not checked.
+    (:attr:`~hieropt.spec.Workload.stated_degrees`): the workload is one stage for one micro-batch
+    and the network holds every stage (its cost is N x the per-NPU price; the stages exchange
+    activations over ``p2p_dim``), so one stage's NPUs x ``stages`` must be the network's ``npus``.
+    A workload that states no degree is not checked.
 
     Raises:
         ValueError: ``"pipeline.stages: <problem>; fix: <fix>"``.
@@ -162,9 +220,16 @@ def check_stages(workload: Workload, stages: int, npus: int) -> None:
     if npus % stages == 0:
         want = npus // stages
         names = " x ".join(k for k, _ in degrees)
-        fix = (f"size the workload for one stage of {npus} / {stages} = {want} NPUs ({names} = {want}, not "
-               f"{per_stage}), or " + fix)
-    raise ValueError(f"pipeline.stages: {stages} stages of the workload {workload.name} ({what} = {per_stage} NPUs "
-                     f"per stage) need {per_stage * stages} NPUs, but the network has {npus} (the pipeline loop's "
-                     f"workload is one stage and the network holds every stage); fix: {fix}")
+        fix = (
+            f"size the workload for one stage of {npus} / {stages} = {want} NPUs ({names} = "
+            f"{want}, not "
+            f"{per_stage}), or " + fix
+        )
+    raise ValueError(
+        f"pipeline.stages: {stages} stages of the workload {workload.name} ({what} = "
+        f"{per_stage} NPUs "
+        f"per stage) need {per_stage * stages} NPUs, but the network has {npus} (the "
+        "pipeline loop's "
+        f"workload is one stage and the network holds every stage); fix: {fix}"
+    )
 

@@ -1,5 +1,5 @@
-"""The network: dimensions (building block, NPUs, cost class, latency, collective algorithm) and the collective
-kinds."""
+"""The network: dimensions (building block, NPUs, cost class, latency, collective algorithm) and the
+collective kinds."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from .base import MAX_EXACT_INT, MAX_NPUS, Block, Frozen, NonNegFloat
 
 
 class Collective(StrEnum):
-    """Collective communication types (ASTRA-sim 1.0 / LIBRA names), and ``P2P``: a point-to-point send of the
-    phase's bytes to the neighbouring NPU of its group (pipeline stages; not an ASTRA-sim 1.0 name)."""
+    """Collective communication types (ASTRA-sim 1.0 / LIBRA names), and ``P2P``: a point-to-point
+    send of the phase's bytes to the neighbouring NPU of its group (pipeline stages; not an
+    ASTRA-sim 1.0 name)."""
 
     NONE = "NONE"
     ALL_REDUCE = "ALLREDUCE"
@@ -30,10 +31,10 @@ TEXT_COLLECTIVES = tuple(c for c in Collective if c is not Collective.P2P)
 
 
 class Dimension(Frozen):
-    """One network dimension: building block, NPUs along it (>= 2), the cost class of its parts, and optionally the
-    per-step link latency (ns) and the collective algorithm whose step count multiplies it (see
-    :func:`hieropt.model.traffic.collective_steps`; default: ``ring`` on Ring, ``direct`` on FullyConnected and
-    Switch)."""
+    """One network dimension: building block, NPUs along it (>= 2), the cost class of its parts, and
+    optionally the per-step link latency (ns) and the collective algorithm whose step count
+    multiplies it (see :func:`hieropt.model.traffic.collective_steps`; default: ``ring`` on Ring,
+    ``direct`` on FullyConnected and Switch)."""
 
     block: Block
     npus: int = Field(ge=2, le=MAX_NPUS)
@@ -55,8 +56,11 @@ class Network(Frozen):
     @model_validator(mode="after")
     def _countable(self) -> Network:
         if self.npus_total > MAX_EXACT_INT:
-            raise ValueError(f"dims: {self.npus_total:.3g} NPUs in total; fix: use at most 2^53 (about 9e15) NPUs, so "
-                             "that counts and costs stay exact")
+            raise ValueError(
+                f"dims: {self.npus_total:.3g} NPUs in total; fix: use at most 2^53 (about "
+                "9e15) NPUs, so "
+                "that counts and costs stay exact"
+            )
         return self
 
     @property

@@ -1,4 +1,5 @@
-"""Objective and target overrides of a spec model (one home for :func:`hieropt.solve` and ``hieropt explore``)."""
+"""Objective and target overrides of a spec model (one home for :func:`hieropt.solve` and ``hieropt
+explore``)."""
 
 from __future__ import annotations
 
@@ -15,21 +16,35 @@ from .base import check_max_regret
 M = TypeVar("M", bound=BaseModel)
 
 
-def with_targets(model: M, objective: str | None, max_iteration_time_ns: float | None,
-                 max_network_cost_usd: float | None, flag_prefix: str = "", max_regret: float | None = None) -> M:
-    """``model`` (an :class:`~hieropt.spec.Instance` or a :class:`~hieropt.spec.space.ShapeSpace`) with the given
-    objective, iteration-time target (ns), budget ($) and (instances) regret bound replacing its own; None keeps the
-    model's value.
+def with_targets(
+    model: M,
+    objective: str | None,
+    max_iteration_time_ns: float | None,
+    max_network_cost_usd: float | None,
+    flag_prefix: str = "",
+    max_regret: float | None = None,
+) -> M:
+    """``model`` (an :class:`~hieropt.spec.Instance` or a :class:`~hieropt.spec.space.ShapeSpace`)
+    with the given objective, iteration-time target (ns), budget ($) and (instances) regret bound
+    replacing its own; None keeps the model's value.
 
     Raises:
-        InputError: an unknown objective, a target or budget that is not a finite number > 0, a regret bound
-            outside [0, 1) (a fraction: 0.08 = 8 %), or objective min_cost without a time target. Fields are named
-            with ``flag_prefix`` (``"--"`` for command-line flags).
+        InputError: an unknown objective, a target or budget that is not a finite number > 0, a
+            regret bound outside [0, 1) (a fraction: 0.08 = 8 %), or objective min_cost without a
+            time target. Fields are named with ``flag_prefix`` (``"--"`` for command-line flags).
     """
-    update = {k: v for k, v in (("objective", objective), ("max_iteration_time_ns", max_iteration_time_ns),
-                                ("max_network_cost_usd", max_network_cost_usd), ("max_regret", max_regret))
-              if v is not None and getattr(model, k, None) != v}
-    if not update:  # nothing changes (values equal to the model's were validated with it): the model itself
+    update = {
+        k: v
+        for k, v in (
+            ("objective", objective),
+            ("max_iteration_time_ns", max_iteration_time_ns),
+            ("max_network_cost_usd", max_network_cost_usd),
+            ("max_regret", max_regret),
+        )
+        if v is not None and getattr(model, k, None) != v
+    }
+    # nothing changes (values equal to the model's were validated with it): the model itself
+    if not update:
         return model
     if objective is not None and objective not in OBJECTIVES:
         raise InputError(f"{flag_prefix}objective", None, f"unknown objective {objective!r}",
@@ -37,27 +52,46 @@ def with_targets(model: M, objective: str | None, max_iteration_time_ns: float |
     for k in ("max_iteration_time_ns", "max_network_cost_usd"):
         v = update.get(k)
         if v is not None and not is_real(v):
-            raise InputError(f"{flag_prefix}{k}", None, f"{v!r} is not a number", "give a finite value > 0")
+            raise InputError(
+                f"{flag_prefix}{k}", None, f"{v!r} is not a number", "give a finite value > 0"
+            )
         if v is not None and not (math.isfinite(v) and v > 0):
-            raise InputError(f"{flag_prefix}{k}", None, number_problem(v), "give a finite value > 0")
+            raise InputError(
+                f"{flag_prefix}{k}", None, number_problem(v), "give a finite value > 0"
+            )
     if max_regret is not None and (why := check_max_regret(max_regret)) is not None:
         problem, fix = why.split("; fix: ")
         raise InputError(f"{flag_prefix}max_regret", None, problem, fix)
     out = model.model_copy(update=update)
     if getattr(out, "max_regret", None) is not None and out.objective != "min_cost":
-        raise InputError(f"{flag_prefix}max_regret", None, f"only objective min_cost takes it (got {out.objective})",
-                         "use --objective min_cost with --max-regret")
-    if out.objective == "min_cost" and out.max_iteration_time_ns is None and getattr(out, "max_regret", None) is None:
-        # (only an instance has a regret bound: a shape or co-design space, and their commands, have no --max-regret)
+        raise InputError(
+            f"{flag_prefix}max_regret",
+            None,
+            f"only objective min_cost takes it (got {out.objective})",
+            "use --objective min_cost with --max-regret",
+        )
+    if (
+        out.objective == "min_cost"
+        and out.max_iteration_time_ns is None
+        and getattr(out, "max_regret", None) is None
+    ):
+        # (only an instance has a regret bound: a shape or co-design space, and their commands, have
+        # no --max-regret)
         regret = ", or --max-regret" if "max_regret" in type(out).model_fields else ""
-        raise InputError("max_iteration_time_ns", None, "missing for objective min_cost",
-                         f"give the iteration-time target (--max-time 1.3s, or max_iteration_time_ns in ns){regret}")
+        raise InputError(
+            "max_iteration_time_ns",
+            None,
+            "missing for objective min_cost",
+            "give the iteration-time target (--max-time 1.3s, or max_iteration_time_ns in "
+            f"ns){regret}",
+        )
     return out
 
 
 def is_real(v: object) -> bool:
-    """Whether ``v`` is a real number (int, float or a numpy scalar of either; not a bool, not text). numpy's bool
-    is no :class:`numbers.Real`; Python's is (a subclass of int), so it is refused by name."""
+    """Whether ``v`` is a real number (int, float or a numpy scalar of either; not a bool, not
+    text). numpy's bool is no :class:`numbers.Real`; Python's is (a subclass of int), so it is
+    refused by name."""
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
@@ -65,7 +99,8 @@ def check_time_limit(time_limit_s: object, name: str = "time_limit_s") -> float:
     """``time_limit_s`` (s) as a float when it is a number > 0 (inf: no limit).
 
     Raises:
-        InputError: not a number, NaN, or <= 0 (HiGHS would stop at once and the failure read as a solver's).
+        InputError: not a number, NaN, or <= 0 (HiGHS would stop at once and the failure read as a
+            solver's).
     """
     if not is_real(time_limit_s) or math.isnan(float(time_limit_s)) or float(time_limit_s) <= 0:
         raise InputError(name, None, f"{time_limit_s!r} is not a positive number of seconds",

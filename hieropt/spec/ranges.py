@@ -1,8 +1,10 @@
-"""The ranges of numbers the LP represents (one home): design-row coefficients and levels, bounds, workload
-weights, and how far a ceiling of the design may lie below a floor. The spec models check them where the input is
-validated (:class:`hieropt.spec.LinearConstraint`, :class:`hieropt.spec.Bound`, :class:`hieropt.spec.Instance`,
-:func:`hieropt.spec.constraint_text.parse_constraint`), so a value outside them is a one-line input error naming the
-field, the value and the range, never a solver failure, a numpy warning or a false "infeasible".
+"""The ranges of numbers the LP represents (one home): design-row coefficients and levels, bounds,
+workload weights, and how far a ceiling of the design may lie below a floor. The spec models check
+them where the input is validated (:class:`hieropt.spec.LinearConstraint`,
+:class:`hieropt.spec.Bound`, :class:`hieropt.spec.Instance`,
+:func:`hieropt.spec.constraint_text.parse_constraint`), so a value outside them is a one-line input
+error naming the field, the value and the range, never a solver failure, a numpy warning or a false
+"infeasible".
 """
 
 from __future__ import annotations
@@ -12,61 +14,75 @@ from typing import Any
 from ..cache import Same, current
 
 Rows = tuple[Any, ...]
-"""Design rows: :class:`hieropt.spec.LinearConstraint` values (not imported: that module imports this one)."""
+"""Design rows: :class:`hieropt.spec.LinearConstraint` values (not imported: that module imports
+this one)."""
 Bounds = tuple[Any, ...] | None
 """Per-dimension bounds: :class:`hieropt.spec.Bound` values, or None."""
 
 PRICE_RANGE = (1e-12, 1e12)
-"""Prices a cost class may state, $ per GB/s: far beyond any real part either way, and inside the range where costs,
-their reciprocals and their products with times stay finite floating-point numbers (a price of 1e-320 overflowed)."""
+"""Prices a cost class may state, $ per GB/s: far beyond any real part either way, and inside the
+range where costs, their reciprocals and their products with times stay finite floating-point
+numbers (a price of 1e-320 overflowed)."""
 
 
 BW_RANGE_GBPS = (1e-100, 1e100)
-"""Bandwidth values (GB/s per NPU) a design row or bound may state, when not 0: a bound, and a row's level
-|rhs| / max_d |a_d|. The LP's units follow the data (:mod:`hieropt.formulation.scale`), so any level inside solves
-alike; outside it collective times (bytes / bandwidth, bytes up to ~1e20) and costs overflow or underflow a 64-bit
-float (``bw[1] <= 1e-300`` leaked numpy overflow warnings and ended in "HiGHS rejected the LP's rows")."""
+"""Bandwidth values (GB/s per NPU) a design row or bound may state, when not 0: a bound, and a row's
+level |rhs| / max_d |a_d|. The LP's units follow the data (:mod:`hieropt.formulation.scale`), so any
+level inside solves alike; outside it collective times (bytes / bandwidth, bytes up to ~1e20) and
+costs overflow or underflow a 64-bit float (``bw[1] <= 1e-300`` leaked numpy overflow warnings and
+ended in "HiGHS rejected the LP's rows")."""
 
 COEFFICIENT_RANGE = (1e-100, 1e100)
-"""Magnitudes a design row's non-zero coefficient may have: its products with bandwidths in :data:`BW_RANGE_GBPS`
-stay finite floating-point numbers."""
+"""Magnitudes a design row's non-zero coefficient may have: its products with bandwidths in
+:data:`BW_RANGE_GBPS` stay finite floating-point numbers."""
 
 MAX_FLOOR_OVER_CEILING = 1e14
-"""The largest factor by which a floor of the design (a ``>=`` or ``==`` row, a lower bound) may exceed a ceiling
-(a ``<=`` or ``==`` row, an upper bound), e.g. ``sum(bw) == 500`` with ``bw[1] <= 1e-20``. The LP's bandwidth unit
-is the tightest ceiling R (:func:`hieropt.formulation.scale.choose_scale`; every other dimension's unit lies within
-:data:`hieropt.formulation.scale.SPREAD` = 1e-6 of it), so a floor F becomes a row bound up to F / (1e-6 R); HiGHS
-takes every bound of 1e20 or more as infinite (``kHighsInf``), and a row or column whose lower bound is infinite is
-rejected. F / R <= 1e14 keeps every scaled bound below 1e20 (a dimension 1e14 times slower than the design's floor
-trains an iteration in longer than the age of the universe anyway)."""
+"""The largest factor by which a floor of the design (a ``>=`` or ``==`` row, a lower bound) may
+exceed a ceiling (a ``<=`` or ``==`` row, an upper bound), e.g. ``sum(bw) == 500`` with ``bw[1] <=
+1e-20``. The LP's bandwidth unit is the tightest ceiling R
+(:func:`hieropt.formulation.scale.choose_scale`; every other dimension's unit lies within
+:data:`hieropt.formulation.scale.SPREAD` = 1e-6 of it), so a floor F becomes a row bound up to F /
+(1e-6 R); HiGHS takes every bound of 1e20 or more as infinite (``kHighsInf``), and a row or column
+whose lower bound is infinite is rejected. F / R <= 1e14 keeps every scaled bound below 1e20 (a
+dimension 1e14 times slower than the design's floor trains an iteration in longer than the age of
+the universe anyway)."""
 
 WEIGHT_RANGE = (1e-100, 1e100)
-"""Weights a workload may have in the objective (their ratios matter; each is multiplied into bytes and times, which
-overflowed a 64-bit float at 1e300 and gave a false "infeasible")."""
+"""Weights a workload may have in the objective (their ratios matter; each is multiplied into bytes
+and times, which overflowed a 64-bit float at 1e300 and gave a false "infeasible")."""
 
 
 def row_range_problem(coefficients: tuple[float, ...], rhs: float) -> str | None:
-    """Why the design row ``coefficients . bw  (sense)  rhs`` (GB/s per NPU) cannot be represented in the LP, as
-    ``"problem; fix: fix"`` (the spec's message convention), or None: a non-zero coefficient outside
-    :data:`COEFFICIENT_RANGE`, or a non-zero level |rhs| / max|a| outside :data:`BW_RANGE_GBPS`."""
+    """Why the design row ``coefficients . bw  (sense)  rhs`` (GB/s per NPU) cannot be represented
+    in the LP, as ``"problem; fix: fix"`` (the spec's message convention), or None: a non-zero
+    coefficient outside :data:`COEFFICIENT_RANGE`, or a non-zero level |rhs| / max|a| outside
+    :data:`BW_RANGE_GBPS`."""
     lo, hi = COEFFICIENT_RANGE
     for d, a in enumerate(coefficients):
         if a != 0 and not lo <= abs(a) <= hi:
-            return (f"the coefficient of bw[{d}] is {a:g}, outside the accepted magnitudes {lo:g} .. {hi:g}; fix: "
-                    "scale the row (divide both sides by the same number)")
+            return (
+                f"the coefficient of bw[{d}] is {a:g}, outside the accepted magnitudes "
+                f"{lo:g} .. {hi:g}; fix: "
+                "scale the row (divide both sides by the same number)"
+            )
     top = max(abs(a) for a in coefficients) if coefficients else 0.0
     if rhs != 0 and top > 0:
         level = abs(rhs) / top
         lo, hi = BW_RANGE_GBPS
         if not lo <= level <= hi:
-            return (f"the right-hand side {rhs:g} asks for a bandwidth of {level:g} GB/s per NPU, outside the "
-                    f"accepted {lo:g} .. {hi:g} GB/s; fix: give the limit in GB/s per NPU (or drop the row)")
+            return (
+                f"the right-hand side {rhs:g} asks for a bandwidth of {level:g} GB/s per "
+                "NPU, outside the "
+                f"accepted {lo:g} .. {hi:g} GB/s; fix: give the limit in GB/s per NPU (or "
+                "drop the row)"
+            )
     return None
 
 
 def _levels(constraints: Rows, bounds: Bounds) -> tuple[list, list]:
-    """(floors, ceilings): (GB/s per NPU, what states it) of the rows whose coefficients share one sign and of the
-    bounds; a floor of a row is its least bandwidth level rhs / sum|a|, a ceiling rhs / max|a|."""
+    """(floors, ceilings): (GB/s per NPU, what states it) of the rows whose coefficients share one
+    sign and of the bounds; a floor of a row is its least bandwidth level rhs / sum|a|, a ceiling
+    rhs / max|a|."""
     floors, ceilings = [], []
     for i, c in enumerate(constraints):
         a = [x for x in c.coefficients if x != 0]
@@ -91,8 +107,9 @@ def _levels(constraints: Rows, bounds: Bounds) -> tuple[list, list]:
 
 
 def design_range_problem(constraints: Rows, bounds: Bounds) -> str | None:
-    """Why the design rows and bounds together cannot be represented in the LP, as ``"field: problem; fix: fix"``
-    (the spec's message convention), or None: a floor more than :data:`MAX_FLOOR_OVER_CEILING` times a ceiling."""
+    """Why the design rows and bounds together cannot be represented in the LP, as ``"field:
+    problem; fix: fix"`` (the spec's message convention), or None: a floor more than
+    :data:`MAX_FLOOR_OVER_CEILING` times a ceiling."""
     floors, ceilings = _levels(constraints, bounds)
     if not floors or not ceilings:
         return None
@@ -100,10 +117,15 @@ def design_range_problem(constraints: Rows, bounds: Bounds) -> str | None:
     ceiling, c_label = min(ceilings)
     if floor <= MAX_FLOOR_OVER_CEILING * ceiling:
         return None
-    return (f"{c_label}: its limit of {ceiling:g} GB/s per NPU is {floor / ceiling:.3g} times below the "
-            f"{floor:g} GB/s that {f_label} asks for, beyond the {MAX_FLOOR_OVER_CEILING:g} the LP represents (HiGHS "
-            "takes bounds of 1e20 or more in its units as infinite); fix: give both in GB/s per NPU, or remove the "
-            f"dimension the limit starves")
+    return (
+        f"{c_label}: its limit of {ceiling:g} GB/s per NPU is {floor / ceiling:.3g} times "
+        "below the "
+        f"{floor:g} GB/s that {f_label} asks for, beyond the {MAX_FLOOR_OVER_CEILING:g} the "
+        "LP represents (HiGHS "
+        "takes bounds of 1e20 or more in its units as infinite); fix: give both in GB/s per "
+        "NPU, or remove the "
+        f"dimension the limit starves"
+    )
 
 def check_row(row: Any) -> Any:
     """``row`` itself (the validator of :class:`hieropt.spec.LinearConstraint`).
@@ -125,14 +147,18 @@ def check_bound(value: float | None) -> float | None:
     """
     lo, hi = BW_RANGE_GBPS
     if value is not None and value != 0 and not lo <= value <= hi:
-        raise ValueError(f"{value:g} GB/s per NPU is outside the accepted {lo:g} .. {hi:g}; fix: give the bound in "
-                         "GB/s per NPU (0, or no upper bound, for none)")
+        raise ValueError(
+            f"{value:g} GB/s per NPU is outside the accepted {lo:g} .. {hi:g}; fix: give "
+            "the bound in "
+            "GB/s per NPU (0, or no upper bound, for none)"
+        )
     return value
 
 
 def check_design(constraints: Rows, bounds: Bounds) -> None:
-    """Check the design rows and bounds of an instance together (:func:`design_range_problem`), once per pair of
-    objects in the active cache (frozen: they pass again; a sweep's candidates share one design).
+    """Check the design rows and bounds of an instance together (:func:`design_range_problem`), once
+    per pair of objects in the active cache (frozen: they pass again; a sweep's candidates share one
+    design).
 
     Raises:
         ValueError: ``"field: problem; fix: fix"`` of :func:`design_range_problem`.
@@ -148,5 +174,15 @@ def check_design(constraints: Rows, bounds: Bounds) -> None:
         passed.put(key, True)
 
 
-__all__ = ["BW_RANGE_GBPS", "COEFFICIENT_RANGE", "MAX_FLOOR_OVER_CEILING", "PRICE_RANGE", "WEIGHT_RANGE",
-           "check_bound", "check_design", "check_row", "design_range_problem", "row_range_problem"]
+__all__ = [
+    "BW_RANGE_GBPS",
+    "COEFFICIENT_RANGE",
+    "MAX_FLOOR_OVER_CEILING",
+    "PRICE_RANGE",
+    "WEIGHT_RANGE",
+    "check_bound",
+    "check_design",
+    "check_row",
+    "design_range_problem",
+    "row_range_problem",
+]

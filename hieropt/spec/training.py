@@ -1,8 +1,8 @@
-"""What a training run is made of, as its workload's generator knows it: tokens and FLOPs per iteration and the
-NPUs' peak (the inputs of the buyer's figures, :mod:`hieropt.model.run`).
+"""What a training run is made of, as its workload's generator knows it: tokens and FLOPs per
+iteration and the NPUs' peak (the inputs of the buyer's figures, :mod:`hieropt.model.run`).
 
-Units are in the field names: FLOPs are counted with a multiply-add as 2 (Narayanan et al. 2021, arXiv 2104.04473,
-§5.1), FLOP/s per NPU at the training number format's dense peak.
+Units are in the field names: FLOPs are counted with a multiply-add as 2 (Narayanan et al. 2021,
+arXiv 2104.04473, §5.1), FLOP/s per NPU at the training number format's dense peak.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ class Training(Frozen):
     Attributes:
         model: the model's name.
         tokens_per_iteration: tokens consumed per iteration (global batch x sequence length).
-        model_flops_per_iteration: FLOPs of one iteration over every NPU without recompute (Megatron's model FLOPs:
-            forward, and backward = twice the forward; Narayanan et al. 2021, §5.1), FLOP.
-        hardware_flops_per_iteration: the same with the recompute's FLOPs added (>= the model FLOPs), FLOP.
+        model_flops_per_iteration: FLOPs of one iteration over every NPU without recompute
+            (Megatron's model FLOPs: forward, and backward = twice the forward; Narayanan et al.
+            2021, §5.1), FLOP.
+        hardware_flops_per_iteration: the same with the recompute's FLOPs added (>= the model
+            FLOPs), FLOP.
         npus: NPUs in the job.
         peak_flops_per_npu: the NPU's dense peak in the training number format, FLOP/s.
     """
@@ -35,8 +37,11 @@ class Training(Frozen):
     @model_validator(mode="after")
     def _ordered(self) -> Training:
         if self.hardware_flops_per_iteration < self.model_flops_per_iteration * (1 - 1e-12):
-            raise ValueError("hardware_flops_per_iteration: below the model FLOPs (recompute only adds FLOPs); fix: "
-                             "give hardware FLOPs >= model FLOPs")
+            raise ValueError(
+                "hardware_flops_per_iteration: below the model FLOPs (recompute only adds "
+                "FLOPs); fix: "
+                "give hardware FLOPs >= model FLOPs"
+            )
         return self
 
     @property

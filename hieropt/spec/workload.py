@@ -1,5 +1,5 @@
-"""The workload: layers with compute times (ns) and collectives (bytes) per training phase, and the ASTRA-sim 1.0
-header."""
+"""The workload: layers with compute times (ns) and collectives (bytes) per training phase, and the
+ASTRA-sim 1.0 header."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from ..names import DLRM_POLICIES, GROUP_ALGORITHMS, LAYER_POLICIES, PHASES, POLICIES, TRANSFORMER_POLICIES
+from ..names import (
+    DLRM_POLICIES,
+    GROUP_ALGORITHMS,
+    LAYER_POLICIES,
+    PHASES,
+    POLICIES,
+    TRANSFORMER_POLICIES,
+)
 from .base import Frozen, NonNegFloat
 from .layers import Layer, LayerTable, Phase, PhaseTable
 from .training import Training
@@ -21,20 +28,23 @@ def _int_text(v: float) -> str:
 
 
 class WorkloadHeader(Frozen):
-    """The two header lines of an ASTRA-sim 1.0 workload file (every dialect; docs/reference/workloads.md).
+    """The two header lines of an ASTRA-sim 1.0 workload file (every dialect;
+    docs/reference/workloads.md).
 
-    Line 1 is the parallelism ``policy`` (one of :data:`POLICIES`) and the tokens that policy takes; line 2 the layer
-    count (``declared_layers``). Fields, each None when the file does not give it:
+    Line 1 is the parallelism ``policy`` (one of :data:`POLICIES`) and the tokens that policy takes;
+    line 2 the layer count (``declared_layers``). Fields, each None when the file does not give it:
 
-    - ``model_parallel_npu_group``: ``model_parallel_NPU_group: N`` of the transformer policies (NPUs per
-      model-parallel group);
-    - ``checkpoints``, ``checkpoint_initiates``: the layer numbers (0-based) of ``checkpoints: k l1..lk`` and
-      ``checkpoint_initiates: m i1..im`` (``HYBRID_TRANSFORMER_FWD_IN_BCKWD``: activation checkpoints, and the layers
-      that start a forward-in-backward recomputation);
+    - ``model_parallel_npu_group``: ``model_parallel_NPU_group: N`` of the transformer policies
+      (NPUs per model-parallel group);
+    - ``checkpoints``, ``checkpoint_initiates``: the layer numbers (0-based) of ``checkpoints: k
+      l1..lk`` and ``checkpoint_initiates: m i1..im`` (``HYBRID_TRANSFORMER_FWD_IN_BCKWD``:
+      activation checkpoints, and the layers that start a forward-in-backward recomputation);
     - ``last_bottom_layer``: the number (0-based) of the last bottom-MLP layer of the DLRM policies;
-    - ``ep``, ``pp``, ``vpp``, ``ga``, ``all_gpus``: SimAI's extension of the transformer header (expert-parallel,
-      pipeline-parallel and virtual-pipeline degrees, gradient-accumulation steps, total GPUs);
-    - ``pp_comm_bytes``: SimAI's ``pp_comm`` (``pp_comm: B`` or ``pp_comm B``), bytes of a pipeline-stage transfer.
+    - ``ep``, ``pp``, ``vpp``, ``ga``, ``all_gpus``: SimAI's extension of the transformer header
+      (expert-parallel, pipeline-parallel and virtual-pipeline degrees, gradient-accumulation steps,
+      total GPUs);
+    - ``pp_comm_bytes``: SimAI's ``pp_comm`` (``pp_comm: B`` or ``pp_comm B``), bytes of a
+      pipeline-stage transfer.
     """
 
     policy: str
@@ -53,27 +63,50 @@ class WorkloadHeader(Frozen):
     @model_validator(mode="after")
     def _fits_policy(self) -> WorkloadHeader:
         if self.policy not in POLICIES:
-            raise ValueError(f"policy: unknown header policy {self.policy!r}; fix: use one of {', '.join(POLICIES)}")
+            raise ValueError(
+                f"policy: unknown header policy {self.policy!r}; fix: use one of "
+                f"{', '.join(POLICIES)}"
+            )
         for key in ("checkpoints", "checkpoint_initiates"):
             v = getattr(self, key)
             if v is not None and any(i < 0 for i in v):
-                raise ValueError(f"{key}: layer numbers must be >= 0 (got {list(v)}); fix: use 0-based layer numbers")
-        transformer = {"model_parallel_NPU_group": self.model_parallel_npu_group, "ep": self.ep, "pp": self.pp,
-                       "vpp": self.vpp, "ga": self.ga, "all_gpus": self.all_gpus}
-        rules = [(transformer, TRANSFORMER_POLICIES),
-                 ({"checkpoints": self.checkpoints, "checkpoint_initiates": self.checkpoint_initiates},
-                  ("HYBRID_TRANSFORMER_FWD_IN_BCKWD",)),
-                 ({"last bottom layer": self.last_bottom_layer}, DLRM_POLICIES)]
+                raise ValueError(
+                    f"{key}: layer numbers must be >= 0 (got {list(v)}); fix: use 0-based "
+                    "layer numbers"
+                )
+        transformer = {
+            "model_parallel_NPU_group": self.model_parallel_npu_group,
+            "ep": self.ep,
+            "pp": self.pp,
+            "vpp": self.vpp,
+            "ga": self.ga,
+            "all_gpus": self.all_gpus,
+        }
+        rules = [
+            (transformer, TRANSFORMER_POLICIES),
+            (
+                {
+                    "checkpoints": self.checkpoints,
+                    "checkpoint_initiates": self.checkpoint_initiates,
+                },
+                ("HYBRID_TRANSFORMER_FWD_IN_BCKWD",),
+            ),
+            ({"last bottom layer": self.last_bottom_layer}, DLRM_POLICIES),
+        ]
         for keys, policies in rules:
             for key, v in keys.items():
                 if v is not None and self.policy not in policies:
-                    raise ValueError(f"{key}: not read with policy {self.policy} (only with {' or '.join(policies)}); "
-                                     f"fix: remove it or change the policy")
+                    raise ValueError(
+                        f"{key}: not read with policy {self.policy} (only with "
+                        f"{' or '.join(policies)}); "
+                        f"fix: remove it or change the policy"
+                    )
         return self
 
     @property
     def line(self) -> str:
-        """Line 1 as ASTRA-sim (and SimAI) read it, e.g. ``HYBRID_TRANSFORMER model_parallel_NPU_group: 4``."""
+        """Line 1 as ASTRA-sim (and SimAI) read it, e.g. ``HYBRID_TRANSFORMER
+        model_parallel_NPU_group: 4``."""
         parts = [self.policy]
         if self.last_bottom_layer is not None:
             parts.append(str(self.last_bottom_layer))
@@ -93,36 +126,40 @@ class WorkloadHeader(Frozen):
 
 
 class Workload(Frozen):
-    """A training workload: layers in forward order, and the ASTRA-sim ``header`` if the file had one.
+    """A training workload: layers in forward order, and the ASTRA-sim ``header`` if the file had
+    one.
 
-    ``Workload(..., policy="HYBRID_TRANSFORMER")`` is accepted for a header that is a bare policy name; the
-    :attr:`policy` property gives the header's policy line.
+    ``Workload(..., policy="HYBRID_TRANSFORMER")`` is accepted for a header that is a bare policy
+    name; the :attr:`policy` property gives the header's policy line.
 
-    ``more_stages``: the other distinct stages of a pipelined workload (an LLM plan with pp > 1, each one stage for
-    one micro-batch, as this workload's own layers are), on the same mapping. The iteration time is then the
-    slowest stage's: T = max over :attr:`stages` of each stage's T under the training loop (in 1F1B every stage
-    runs the same micro-batch slots, and the steady state goes at the pace of the slowest; Narayanan et al. 2021
-    §2.2, Calculon's time of its fullest stage). Empty (the default): one stage. A further stage has no further
-    stages of its own.
+    ``more_stages``: the other distinct stages of a pipelined workload (an LLM plan with pp > 1,
+    each one stage for one micro-batch, as this workload's own layers are), on the same mapping. The
+    iteration time is then the slowest stage's: T = max over :attr:`stages` of each stage's T under
+    the training loop (in 1F1B every stage runs the same micro-batch slots, and the steady state
+    goes at the pace of the slowest; Narayanan et al. 2021 §2.2, Calculon's time of its fullest
+    stage). Empty (the default): one stage. A further stage has no further stages of its own.
 
-    ``group_npus``: ``(phase or named group, parameter, NPUs)`` entries a workload generator states for the parallel
-    degrees it sized the collectives for, e.g. ``("weight_grad", "dp", 256)`` for a transformer with dp = 256 (its
-    weight-gradient all-reduce runs over 256 replicas), ``("dp", "dp", 64)`` for an LLM plan's named group; an
-    instance's mapping must give that phase or group that many NPUs (:class:`hieropt.spec.Instance` checks it).
-    Empty for workloads read from files, whose degrees are not known.
+    ``group_npus``: ``(phase or named group, parameter, NPUs)`` entries a workload generator states
+    for the parallel degrees it sized the collectives for, e.g. ``("weight_grad", "dp", 256)`` for a
+    transformer with dp = 256 (its weight-gradient all-reduce runs over 256 replicas), ``("dp",
+    "dp", 64)`` for an LLM plan's named group; an instance's mapping must give that phase or group
+    that many NPUs (:class:`hieropt.spec.Instance` checks it). Empty for workloads read from files,
+    whose degrees are not known.
 
-    ``training``: tokens and FLOPs per iteration and the NPU's peak (:class:`hieropt.spec.training.Training`), set by
-    the LLM generator; None for workloads whose model is not known (ASTRA-sim text, LIBRA, the other generators).
+    ``training``: tokens and FLOPs per iteration and the NPU's peak
+    (:class:`hieropt.spec.training.Training`), set by the LLM generator; None for workloads whose
+    model is not known (ASTRA-sim text, LIBRA, the other generators).
 
-    ``group_algorithms``: ``(named group, algorithm)`` entries, the algorithm (one of :data:`GROUP_ALGORITHMS`) that
-    runs that group's collectives over the dimensions it spans (:func:`hieropt.model.traffic.unit_traffic`); a
-    group without an entry, and every phase's own group, runs by the instance's ``dimension_mode``. An LLM plan
-    states one for each of its groups.
+    ``group_algorithms``: ``(named group, algorithm)`` entries, the algorithm (one of
+    :data:`GROUP_ALGORITHMS`) that runs that group's collectives over the dimensions it spans
+    (:func:`hieropt.model.traffic.unit_traffic`); a group without an entry, and every phase's own
+    group, runs by the instance's ``dimension_mode``. An LLM plan states one for each of its groups.
 
-    ``pipeline_stages``: for each entry of :attr:`stages`, the pipeline stages (0 = the first) it stands for, e.g.
-    ``((15,), (0,), (1, 2, ..., 14))`` for a plan of 16 stages whose middle ones are equal; loop ``step`` then
-    composes the exact 1F1B time from every stage's slot (:mod:`hieropt.model.pipeline`). Empty: not known (the
-    slowest stage's time then, as if every stage were it).
+    ``pipeline_stages``: for each entry of :attr:`stages`, the pipeline stages (0 = the first) it
+    stands for, e.g. ``((15,), (0,), (1, 2, ..., 14))`` for a plan of 16 stages whose middle ones
+    are equal; loop ``step`` then composes the exact 1F1B time from every stage's slot
+    (:mod:`hieropt.model.pipeline`). Empty: not known (the slowest stage's time then, as if every
+    stage were it).
     """
 
     name: str
@@ -165,8 +202,11 @@ class Workload(Frozen):
         if data.get("header") is not None:
             raise ValueError("policy: both policy and header were given; fix: give the header only")
         if not isinstance(policy, str) or len(policy.split()) != 1:
-            raise ValueError(f"policy: {policy!r} is not a bare policy name; fix: give header=WorkloadHeader(...) "
-                             "(hieropt.io.astrasim1.parse_header parses a header line)")
+            raise ValueError(
+                f"policy: {policy!r} is not a bare policy name; fix: give "
+                "header=WorkloadHeader(...) "
+                "(hieropt.io.astrasim1.parse_header parses a header line)"
+            )
         data["header"] = {"policy": policy.strip()}
         return data
 
@@ -175,19 +215,23 @@ class Workload(Frozen):
     def _flat_stages(cls, v: tuple[Workload, ...]) -> tuple[Workload, ...]:
         for i, w in enumerate(v):
             if w.more_stages:
-                raise ValueError(f"more_stages[{i}].more_stages: a further stage has stages of its own; fix: list "
-                                 "every stage once in the first stage's more_stages")
+                raise ValueError(
+                    f"more_stages[{i}].more_stages: a further stage has stages of its own; "
+                    "fix: list "
+                    "every stage once in the first stage's more_stages"
+                )
         return v
 
     @property
     def stages(self) -> tuple[Workload, ...]:
-        """This workload and its :attr:`more_stages`: every distinct pipeline stage (one for most workloads)."""
+        """This workload and its :attr:`more_stages`: every distinct pipeline stage (one for most
+        workloads)."""
         return (self,) + self.more_stages if self.more_stages else (self,)
 
     @model_validator(mode="after")
     def _header_fits_layers(self) -> Workload:
-        # pydantic runs this again for a validated workload placed into an instance (a sweep's instances share one
-        # workload): checked once per (layers, header)
+        # pydantic runs this again for a validated workload placed into an instance (a sweep's
+        # instances share one workload): checked once per (layers, header)
         self.memo("_fits_layers", (self.layers, self.header), self._check_fits_layers)
         return self
 
@@ -196,16 +240,22 @@ class Workload(Frozen):
         h = self.header
         if h is not None:
             if h.declared_layers is not None and h.declared_layers != n:
-                raise ValueError(f"header.declared_layers: the header says {h.declared_layers} layers but there are "
-                                 f"{n}; fix: set it to {n}")
+                raise ValueError(
+                    f"header.declared_layers: the header says {h.declared_layers} layers "
+                    "but there are "
+                    f"{n}; fix: set it to {n}"
+                )
             numbered = [("checkpoints", i) for i in h.checkpoints or ()]
             numbered += [("checkpoint_initiates", i) for i in h.checkpoint_initiates or ()]
             if h.last_bottom_layer is not None:
                 numbered.append(("last bottom layer", h.last_bottom_layer))
             for key, i in numbered:
                 if i >= n:
-                    raise ValueError(f"header.{key}: layer {i} does not exist (layers are numbered 0 .. {n - 1}); "
-                                     f"fix: use a layer number below {n}")
+                    raise ValueError(
+                        f"header.{key}: layer {i} does not exist (layers are numbered 0 .. "
+                        f"{n - 1}); "
+                        f"fix: use a layer number below {n}"
+                    )
         customized = h is not None and h.policy == "HYBRID_CUSTOMIZED"
         if isinstance(self.layers, LayerTable):
             wrong = np.flatnonzero((self.layers.policies == 0) == customized)
@@ -219,22 +269,27 @@ class Workload(Frozen):
     @staticmethod
     def _check_policy(i: int, layer: Layer, customized: bool) -> None:
         if customized and layer.policy is None:
-            raise ValueError(f"layers[{i}].policy: missing; a HYBRID_CUSTOMIZED workload gives every layer its "
-                             f"own policy; fix: give one of {', '.join(LAYER_POLICIES)}")
+            raise ValueError(
+                f"layers[{i}].policy: missing; a HYBRID_CUSTOMIZED workload gives every layer its "
+                f"own policy; fix: give one of {', '.join(LAYER_POLICIES)}"
+            )
         if not customized and layer.policy is not None:
-            raise ValueError(f"layers[{i}].policy: a per-layer policy ({layer.policy}) is only read under a "
-                             "HYBRID_CUSTOMIZED header; fix: drop it or use policy HYBRID_CUSTOMIZED")
+            raise ValueError(
+                f"layers[{i}].policy: a per-layer policy ({layer.policy}) is only read under a "
+                "HYBRID_CUSTOMIZED header; fix: drop it or use policy HYBRID_CUSTOMIZED"
+            )
 
     @property
     def policy(self) -> str | None:
-        """The header's policy line (e.g. ``"HYBRID_TRANSFORMER model_parallel_NPU_group: 4"``), None without a
-        header; the policy name alone is ``header.policy``."""
+        """The header's policy line (e.g. ``"HYBRID_TRANSFORMER model_parallel_NPU_group: 4"``),
+        None without a header; the policy name alone is ``header.policy``."""
         return self.header.line if self.header is not None else None
 
     @property
     def table(self) -> PhaseTable:
-        """The layers as numpy arrays, built once per layers object (used by the traffic model and the evaluator; a
-        copy with other layers, e.g. ``model_copy(update={"layers": ...})``, gets its own)."""
+        """The layers as numpy arrays, built once per layers object (used by the traffic model and
+        the evaluator; a copy with other layers, e.g. ``model_copy(update={"layers": ...})``, gets
+        its own)."""
         cached = self.__dict__.get("_table_of")
         if cached is not None and cached[0] is self.layers:
             return cached[1]
@@ -246,50 +301,72 @@ class Workload(Frozen):
         self.__dict__["_table_of"] = (self.layers, table)
         return table
 
-    def mapping_mismatch(self, sizes: dict[str, tuple[int, ...]], how: str = "") -> tuple[str, str] | None:
-        """The first reason the group sizes ``sizes`` (phase or named group -> NPUs on each dimension, e.g. a
-        mapping's ``weight_grad = (1, 2, 4, 16)``) cannot state this workload, as (problem, fix), None when they can:
+    def mapping_mismatch(
+        self, sizes: dict[str, tuple[int, ...]], how: str = ""
+    ) -> tuple[str, str] | None:
+        """The first reason the group sizes ``sizes`` (phase or named group -> NPUs on each
+        dimension, e.g. a mapping's ``weight_grad = (1, 2, 4, 16)``) cannot state this workload, as
+        (problem, fix), None when they can:
 
-        - a phase whose collectives run on several groups (SimAI's scoped names: ``ALLTOALL_EP`` on the
-          expert-parallel group next to plain ones on the phase's group), which one group per phase cannot hold;
-        - an entry of :attr:`group_npus` whose phase or named group ``sizes`` gives another NPU count:
-          ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group 256 NPUs, ...")``
-          (``how``: how to give it, added to the fix).
+        - a phase whose collectives run on several groups (SimAI's scoped names: ``ALLTOALL_EP`` on
+          the expert-parallel group next to plain ones on the phase's group), which one group per
+          phase cannot hold;
+        - an entry of :attr:`group_npus` whose phase or named group ``sizes`` gives another NPU
+          count: ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group
+          256 NPUs, ...")`` (``how``: how to give it, added to the fix).
         """
-        mixed = self.memo("_mixed_scopes_of", (self.layers,), self._mixed_scopes)  # (not the method's name)
+        # (not the method's name)
+        mixed = self.memo("_mixed_scopes_of", (self.layers,), self._mixed_scopes)
         if mixed is not None:
             return mixed
         for key, param, npus in self.group_npus:
             got = sizes.get(key)  # (a named group the mapping lacks is reported by the instance)
             if got is not None and (n := math.prod(got)) != npus:
                 where = key if key in PHASES else f"groups.{key}"
-                return (f"{where}: {list(got)} has {n} NPUs but the workload {self.name} was generated for "
-                        f"{param} = {npus} (its {key} collectives run over {npus} NPUs)",
-                        f"give the {key} group {npus} NPUs{how}, or set {param} = {n} in the workload model")
+                return (
+                    f"{where}: {list(got)} has {n} NPUs but the workload {self.name} was "
+                    "generated for "
+                    f"{param} = {npus} (its {key} collectives run over {npus} NPUs)",
+                    f"give the {key} group {npus} NPUs{how}, or set {param} = {n} in the "
+                    "workload model",
+                )
         return None
 
     def _mixed_scopes(self) -> tuple[str, str] | None:
         if not isinstance(self.layers, LayerTable) and not any(
-                ph.scope for layer in self.layers for ph in (layer.forward, layer.input_grad, layer.weight_grad)):
+            ph.scope
+            for layer in self.layers
+            for ph in (layer.forward, layer.input_grad, layer.weight_grad)
+        ):
             return None
-        t = self.layers if isinstance(self.layers, LayerTable) else LayerTable.from_layers(self.layers)
+        t = (
+            self.layers
+            if isinstance(self.layers, LayerTable)
+            else LayerTable.from_layers(self.layers)
+        )
         live = (t.kinds != 0) & (t.size_bytes > 0)
         for j, phase in enumerate(PHASES):
             codes = np.unique(t.scopes[live[:, j], j])
             if len(codes) > 1:
                 i = int(np.flatnonzero(live[:, j] & (t.scopes[:, j] == codes[-1]))[0])
                 names = ", ".join(f"_{LayerTable.SCOPES[c]}" if c else "none" for c in codes)
-                return (f"{phase}: the workload {self.name} runs its {phase} collectives on {len(codes)} groups "
-                        f"(name suffixes {names}, e.g. layer {i} {t.names[i]!r}: SimAI's _EP is the "
-                        "expert-parallel group, _DP_EP the expert-data-parallel one), but a mapping gives each phase "
-                        "one group",
-                        "keep one scope per phase (a workload file per group), or use an LLM plan (generator "
-                        "'llm'), whose collectives name their groups")
+                return (
+                    f"{phase}: the workload {self.name} runs its {phase} collectives on "
+                    f"{len(codes)} groups "
+                    f"(name suffixes {names}, e.g. layer {i} {t.names[i]!r}: SimAI's _EP is the "
+                    "expert-parallel group, _DP_EP the expert-data-parallel one), but a "
+                    "mapping gives each phase "
+                    "one group",
+                    "keep one scope per phase (a workload file per group), or use an LLM "
+                    "plan (generator "
+                    "'llm'), whose collectives name their groups",
+                )
         return None
 
     @property
     def named_groups(self) -> frozenset[str]:
-        """The named groups the workload's collectives run on (:attr:`Phase.group`; computed once per layers)."""
+        """The named groups the workload's collectives run on (:attr:`Phase.group`; computed once
+        per layers)."""
         def build() -> frozenset[str]:
             g = self.table.group
             return frozenset(g[g != None].tolist())  # noqa: E711 (element-wise)
@@ -298,11 +375,12 @@ class Workload(Frozen):
 
     @property
     def stated_degrees(self) -> tuple[tuple[str, int], ...]:
-        """The parallel degrees whose product is the NPUs of one replica of this workload (one pipeline stage), as
-        its generator states them: a transformer header's model-parallel group (``("tp", 16)``) and the degree of
-        each :attr:`group_npus` entry on a phase, once per parameter (``("dp", 256)``; DLRM's ``("npus", 4096)``).
-        Empty when the workload states no degree of its phases (a workload read from a file; an LLM plan, whose
-        named groups the instance checks against its header). Example: GPT-3 TP 16 x DP 256 -> 4,096 NPUs."""
+        """The parallel degrees whose product is the NPUs of one replica of this workload (one
+        pipeline stage), as its generator states them: a transformer header's model-parallel group
+        (``("tp", 16)``) and the degree of each :attr:`group_npus` entry on a phase, once per
+        parameter (``("dp", 256)``; DLRM's ``("npus", 4096)``). Empty when the workload states no
+        degree of its phases (a workload read from a file; an LLM plan, whose named groups the
+        instance checks against its header). Example: GPT-3 TP 16 x DP 256 -> 4,096 NPUs."""
         out: dict[str, int] = {}
         for key, param, npus in self.group_npus:
             if key in PHASES:
@@ -310,6 +388,11 @@ class Workload(Frozen):
         if not out:
             return ()
         h = self.header
-        if h is not None and h.policy in TRANSFORMER_POLICIES and h.model_parallel_npu_group and "tp" not in out:
+        if (
+            h is not None
+            and h.policy in TRANSFORMER_POLICIES
+            and h.model_parallel_npu_group
+            and "tp" not in out
+        ):
             out = {"tp": h.model_parallel_npu_group, **out}
         return tuple(out.items())

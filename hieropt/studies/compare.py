@@ -1,18 +1,19 @@
-"""Exact versus heuristics: every rule of thumb of :mod:`hieropt.studies.heuristics` next to the exact optimum, with
-the gap
+"""Exact versus heuristics: every rule of thumb of :mod:`hieropt.studies.heuristics` next to the
+exact optimum, with the gap
 each one leaves and a one-line explanation of where it loses.
 
-``compare(instance, objective)`` solves the instance exactly (:func:`hieropt.solvers.objectives.solve`, verified), runs
-every
-heuristic for the same objective (each made feasible for the same constraints, bounds, budget and time target),
-evaluates every vector with the independent evaluator (:func:`hieropt.model.timing.evaluate`) and returns a
-:class:`Comparison`. The gap of a heuristic is (its objective value - the optimum's) / the optimum's, in %, for the
-chosen objective: iteration time (performance), network cost (min_cost) or time x cost (performance_per_cost).
+``compare(instance, objective)`` solves the instance exactly
+(:func:`hieropt.solvers.objectives.solve`, verified), runs every
+heuristic for the same objective (each made feasible for the same constraints, bounds, budget and
+time target), evaluates every vector with the independent evaluator
+(:func:`hieropt.model.timing.evaluate`) and returns a :class:`Comparison`. The gap of a heuristic is
+(its objective value - the optimum's) / the optimum's, in %, for the chosen objective: iteration
+time (performance), network cost (min_cost) or time x cost (performance_per_cost).
 
-Where a heuristic loses is read off the bandwidth difference to the optimum, priced per dimension, and the
-evaluator's bottleneck data: the dimension it starves (less bandwidth than the optimum, and the slowest dimension for
-the largest share of its communication time) and the dimension it over-provisions (the most dollars above the
-optimum, N x $/GB/s x extra GB/s).
+Where a heuristic loses is read off the bandwidth difference to the optimum, priced per dimension,
+and the evaluator's bottleneck data: the dimension it starves (less bandwidth than the optimum, and
+the slowest dimension for the largest share of its communication time) and the dimension it
+over-provisions (the most dollars above the optimum, N x $/GB/s x extra GB/s).
 """
 
 from __future__ import annotations
@@ -35,13 +36,15 @@ from .placement import relative_gap
 MATCH_REL = 1e-6
 """A heuristic within this relative gap of the optimum is reported as matching it."""
 TIE_REL = 1e-6
-"""Dimensions within this relative time of a collective's slowest dimension tie as its bottleneck."""
+"""Dimensions within this relative time of a collective's slowest dimension tie as its
+bottleneck."""
 _UNIT = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
 
 
 @dataclass(frozen=True)
 class Row:
-    """One design in the comparison: the exact optimum or a heuristic (times ns, cost $, bandwidth GB/s per NPU).
+    """One design in the comparison: the exact optimum or a heuristic (times ns, cost $, bandwidth
+    GB/s per NPU).
 
     Attributes:
         name: ``"optimum"`` or the heuristic's registry key.
@@ -55,10 +58,11 @@ class Row:
         gap_pct: 100 (value - optimum) / optimum for the chosen objective (0 for the optimum).
         speedup: the optimum's speed-up over this design, T(this) / T(optimum).
         bottleneck_dim: the dimension that is the slowest for the most collective time (None without
-            communication). The evaluator's ``bottleneck_ns_per_dim`` gives a tied collective to the lowest
-            dimension by floating-point noise, and at the optimum dimensions tie by design (the optimum balances
-            them); here a collective counts for every dimension within :data:`TIE_REL` of its slowest, so the answer
-            is reproducible (LIBRA's form of T; other training loops use ``bottleneck_ns_per_dim`` as it is).
+            communication). The evaluator's ``bottleneck_ns_per_dim`` gives a tied collective to the
+            lowest dimension by floating-point noise, and at the optimum dimensions tie by design
+            (the optimum balances them); here a collective counts for every dimension within
+            :data:`TIE_REL` of its slowest, so the answer is reproducible (LIBRA's form of T; other
+            training loops use ``bottleneck_ns_per_dim`` as it is).
         bottleneck_tied: every dimension tied with ``bottleneck_dim`` (itself included).
         explanation: one line: where this design loses against the optimum.
         iterations: iterations of an iterative heuristic; LPs for the optimum.
@@ -109,7 +113,8 @@ class Comparison:
         objective: ``performance``, ``performance_per_cost`` or ``min_cost``.
         objective_unit: ``ns``, ``ns*USD`` or ``USD``.
         optimum: the exact, verified :class:`Solution`.
-        rows: the optimum first, then the heuristics in registry order, then the instance's vendor ratios.
+        rows: the optimum first, then the heuristics in registry order, then the instance's vendor
+            ratios.
         seconds: wall time of the whole comparison, s.
     """
 
@@ -134,20 +139,23 @@ class Comparison:
 
 
 def dimension_name(instance: Instance, d: int, price: float | None = None) -> str:
-    """Short name of dimension d, e.g. ``dim 3 (Switch)`` or, with its price, ``dim 3 (Switch, 57.4 $/GB/s)``."""
+    """Short name of dimension d, e.g. ``dim 3 (Switch)`` or, with its price, ``dim 3 (Switch, 57.4
+    $/GB/s)``."""
     block = instance.network.dims[d].block
     return f"dim {d} ({block})" if price is None else f"dim {d} ({block}, {price:.1f} $/GB/s)"
 
 
 def bottleneck_dim(bd: Breakdown) -> int | None:
-    """The dimension with the largest ``bottleneck_ns_per_dim`` (None when there is no communication)."""
+    """The dimension with the largest ``bottleneck_ns_per_dim`` (None when there is no
+    communication)."""
     b = np.asarray(bd.bottleneck_ns_per_dim)
     return int(np.argmax(b)) if b.size and float(b.max()) > 0 else None
 
 
 def bottleneck(tm: TimeModel, bd: Breakdown) -> tuple[int | None, tuple[int, ...]]:
-    """(bottleneck dimension, dimensions tied with it): each collective term counts its time for every dimension
-    within :data:`TIE_REL` of its slowest (LIBRA's form of T; otherwise :func:`bottleneck_dim` without ties)."""
+    """(bottleneck dimension, dimensions tied with it): each collective term counts its time for
+    every dimension within :data:`TIE_REL` of its slowest (LIBRA's form of T; otherwise
+    :func:`bottleneck_dim` without ties)."""
     M = tm.terms_bytes
     if not tm.is_simple or M.shape[0] == 0:
         d = bottleneck_dim(bd)
@@ -160,16 +168,20 @@ def bottleneck(tm: TimeModel, bd: Breakdown) -> tuple[int | None, tuple[int, ...
     best = float(credit.max())
     if best <= 0:
         return None, ()
-    return int(np.argmax(credit)), tuple(int(d) for d in np.flatnonzero(credit >= best * (1 - TIE_REL)))
+    return int(np.argmax(credit)), tuple(
+        int(d) for d in np.flatnonzero(credit >= best * (1 - TIE_REL))
+    )
 
 
-def explain(instance: Instance, h: Breakdown, opt: Breakdown, gap_pct: float, objective: str) -> str:
+def explain(
+    instance: Instance, h: Breakdown, opt: Breakdown, gap_pct: float, objective: str
+) -> str:
     """One line: where a design with breakdown ``h`` loses against the optimum ``opt``.
 
-    The starved dimension is the one with less bandwidth than the optimum whose slowest-dimension time would shrink
-    the most at the optimum's bandwidth (bottleneck_ns x (1 - B_h / B_opt)); the over-provisioned one has the most
-    dollars above the optimum (N x $/GB/s x extra GB/s). For the cost objectives the line starts with the time and
-    cost differences.
+    The starved dimension is the one with less bandwidth than the optimum whose slowest-dimension
+    time would shrink the most at the optimum's bandwidth (bottleneck_ns x (1 - B_h / B_opt)); the
+    over-provisioned one has the most dollars above the optimum (N x $/GB/s x extra GB/s). For the
+    cost objectives the line starts with the time and cost differences.
     """
     if gap_pct <= 100 * MATCH_REL:
         return f"matches the optimum (within {MATCH_REL:.0e})"
@@ -181,28 +193,49 @@ def explain(instance: Instance, h: Breakdown, opt: Breakdown, gap_pct: float, ob
     under = np.flatnonzero(dB < -tol)
     if under.size:
         bott = np.asarray(h.bottleneck_ns_per_dim)
-        # time the dimension is the slowest, scaled to the optimum's bandwidth: the first-order saving there
+        # time the dimension is the slowest, scaled to the optimum's bandwidth: the first-order
+        # saving there
         saving = bott[under] * (1 - h.bw_gbps[under] / opt.bw_gbps[under])
-        s = int(under[np.argmax(saving)]) if float(saving.max()) > 0 else int(under[np.argmin(dB[under])])
+        s = (
+            int(under[np.argmax(saving)])
+            if float(saving.max()) > 0
+            else int(under[np.argmin(dB[under])])
+        )
         total = float(bott.sum())
-        share = f", the slowest dimension for {bott[s] / total:.0%} of its communication" if total > 0 else ""
-        parts.append(f"starves {dimension_name(instance, s)}: {h.bw_gbps[s]:,.1f} vs {opt.bw_gbps[s]:,.1f} GB/s"
-                     + share)
+        share = (
+            f", the slowest dimension for {bott[s] / total:.0%} of its communication"
+            if total > 0
+            else ""
+        )
+        parts.append(
+            f"starves {dimension_name(instance, s)}: {h.bw_gbps[s]:,.1f} vs "
+            f"{opt.bw_gbps[s]:,.1f} GB/s" + share
+        )
     over = np.flatnonzero(dB > tol)
     if over.size:
         o = int(over[np.argmax(dB[over] * u[over])])
         idle = " which carries no traffic" if h.bytes_per_dim[o] <= 0 else ""
-        parts.append(f"over-provisions {dimension_name(instance, o, u[o])}{idle}: {dB[o]:+,.1f} GB/s vs optimum "
-                     f"({N * u[o] * dB[o] / 1e6:+,.2f} M$)")
+        parts.append(
+            f"over-provisions {dimension_name(instance, o, u[o])}{idle}: {dB[o]:+,.1f} GB/s "
+            "vs optimum "
+            f"({N * u[o] * dB[o] / 1e6:+,.2f} M$)"
+        )
     if not parts:
-        parts.append("same bandwidths as the optimum to within 0.1%; the difference is below the display precision")
+        parts.append(
+            "same bandwidths as the optimum to within 0.1%; the difference is below the "
+            "display precision"
+        )
     dt = relative_gap(h.iteration_time_ns, opt.iteration_time_ns)
     dc = relative_gap(h.network_cost_usd, opt.network_cost_usd)
     if objective == "performance_per_cost":
         parts.insert(0, f"time {dt:+.1%}, cost {dc:+.1%}")
     elif objective == "min_cost":
         parts.insert(0, f"cost {dc:+.1%} for the same time target")
-    order = parts if objective == "performance" else [parts[0]] + sorted(parts[1:], key=lambda p: "over" not in p)
+    order = (
+        parts
+        if objective == "performance"
+        else [parts[0]] + sorted(parts[1:], key=lambda p: "over" not in p)
+    )
     return "; ".join(order)
 
 
@@ -212,10 +245,15 @@ def _value(bd: Breakdown, objective: str) -> float:
 
 
 def check_ratios(instance: Instance) -> None:
-    """Raise :class:`InputError` for an invalid ``heuristic_ratios`` entry (exit 2 on the command line)."""
+    """Raise :class:`InputError` for an invalid ``heuristic_ratios`` entry (exit 2 on the command
+    line)."""
     for name, problem in ratio_problems(instance):
-        raise InputError("heuristic_ratios", name, problem,
-                         f"give {instance.network.n_dims} finite ratios >= 0, at least one positive")
+        raise InputError(
+            "heuristic_ratios",
+            name,
+            problem,
+            f"give {instance.network.n_dims} finite ratios >= 0, at least one positive",
+        )
 
 
 @scoped
@@ -240,19 +278,70 @@ def compare(instance: Instance, objective: str | None = None, *,
     T_opt = opt_bd.iteration_time_ns
     tm = build_time_model(inst)
     b, tied = bottleneck(tm, opt_bd)
-    rows = [Row("optimum", "exact optimum", "optimum", True,
-                f"{sol.status.value}: proven relative gap {sol.gap:.1e} ({sol.method})", sol.bw_gbps, opt_bd,
-                sol.objective_value, 0.0, 1.0, b, "", sol.iterations, sol.solve_seconds, None, tied)]
+    rows = [
+        Row(
+            "optimum",
+            "exact optimum",
+            "optimum",
+            True,
+            f"{sol.status.value}: proven relative gap {sol.gap:.1e} ({sol.method})",
+            sol.bw_gbps,
+            opt_bd,
+            sol.objective_value,
+            0.0,
+            1.0,
+            b,
+            "",
+            sol.iterations,
+            sol.solve_seconds,
+            None,
+            tied,
+        )
+    ]
     for h in run_all(inst, obj, optimum=sol.objective_value):
         if not h.feasible or h.bw is None:
-            rows.append(Row(h.name, h.label, "heuristic", False, h.message, None, None, None, None, None, None,
-                            h.message, h.iterations, h.seconds, h))
+            rows.append(
+                Row(
+                    h.name,
+                    h.label,
+                    "heuristic",
+                    False,
+                    h.message,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    h.message,
+                    h.iterations,
+                    h.seconds,
+                    h,
+                )
+            )
             continue
         bd = evaluate(inst, h.bw)
         value = _value(bd, obj)
         gap = 100.0 * relative_gap(value, sol.objective_value)
         b, tied = bottleneck(tm, bd)
-        rows.append(Row(h.name, h.label, "heuristic", True, h.message, h.bw, bd, value, gap,
-                        1.0 + relative_gap(bd.iteration_time_ns, T_opt), b, explain(inst, bd, opt_bd, gap, obj),
-                        h.iterations, h.seconds, h, tied))
+        rows.append(
+            Row(
+                h.name,
+                h.label,
+                "heuristic",
+                True,
+                h.message,
+                h.bw,
+                bd,
+                value,
+                gap,
+                1.0 + relative_gap(bd.iteration_time_ns, T_opt),
+                b,
+                explain(inst, bd, opt_bd, gap, obj),
+                h.iterations,
+                h.seconds,
+                h,
+                tied,
+            )
+        )
     return Comparison(inst, obj, _UNIT[obj], sol, tuple(rows), time.perf_counter() - start)

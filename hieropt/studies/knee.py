@@ -1,12 +1,12 @@
-"""The knee of the time-cost trade-off: beside the fastest design, the cheapest design within ``within`` (1 % by
-default) of its time, and what the last ``within`` of speed costs.
+"""The knee of the time-cost trade-off: beside the fastest design, the cheapest design within
+``within`` (1 % by default) of its time, and what the last ``within`` of speed costs.
 
-The fastest answer is rarely the recommendation: on a fabric whose last GB/s are dear, giving up 1 % of iteration
-time can save a large part of the network (a catalog's NVL72 design 1.9 % slower for 61 % less). The knee is two
-certified solves on one instance: the performance optimum T* (with its cheapest design among equally fast ones,
-:func:`hieropt.solvers.objectives.solve_fastest_cheapest`) and the min-cost optimum with the time target
-(1 + within) T*; for a parts catalog, the two integer provisioning solves (:func:`hieropt.solvers.provision.
-provision`).
+The fastest answer is rarely the recommendation: on a fabric whose last GB/s are dear, giving up 1 %
+of iteration time can save a large part of the network (a catalog's NVL72 design 1.9 % slower for 61
+% less). The knee is two certified solves on one instance: the performance optimum T* (with its
+cheapest design among equally fast ones, :func:`hieropt.solvers.objectives.solve_fastest_cheapest`)
+and the min-cost optimum with the time target (1 + within) T*; for a parts catalog, the two integer
+provisioning solves (:func:`hieropt.solvers.provision. provision`).
 """
 
 from __future__ import annotations
@@ -48,24 +48,35 @@ class Knee:
         return self.fastest_usd - self.knee_usd
 
     def line(self) -> str:
-        """One line: the knee against the fastest, e.g. "knee (cheapest within 1 % of the fastest): 1.9 % slower,
-        $36.3M instead of $94.1M: the last 1 % costs $57.9M (61 % of the network)"."""
+        """One line: the knee against the fastest, e.g. "knee (cheapest within 1 % of the fastest):
+        1.9 % slower, $36.3M instead of $94.1M: the last 1 % costs $57.9M (61 % of the network)"."""
         slower = self.knee_ns / self.fastest_ns - 1
         share = self.last_usd / self.fastest_usd if self.fastest_usd > 0 else 0.0
         pct = f"{self.within * 100:g} %"
-        return (f"knee (the cheapest design within {pct} of the fastest time): {slower:.2%} slower, network "
-                f"${self.knee_usd:,.0f} instead of ${self.fastest_usd:,.0f}: the last {pct} of speed costs "
-                f"${self.last_usd:,.0f} ({share:.1%} of the fastest network)")
+        return (
+            f"knee (the cheapest design within {pct} of the fastest time): {slower:.2%} "
+            "slower, network "
+            f"${self.knee_usd:,.0f} instead of ${self.fastest_usd:,.0f}: the last {pct} of "
+            "speed costs "
+            f"${self.last_usd:,.0f} ({share:.1%} of the fastest network)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (times ns, costs $)."""
-        return {"within": self.within, "fastest_ns": self.fastest_ns, "fastest_usd": self.fastest_usd,
-                "knee_ns": self.knee_ns, "knee_usd": self.knee_usd, "last_usd": self.last_usd,
-                "knee_bw_gbps": [float(b) for b in self.knee.bw_gbps]}
+        return {
+            "within": self.within,
+            "fastest_ns": self.fastest_ns,
+            "fastest_usd": self.fastest_usd,
+            "knee_ns": self.knee_ns,
+            "knee_usd": self.knee_usd,
+            "last_usd": self.last_usd,
+            "knee_bw_gbps": [float(b) for b in self.knee.bw_gbps],
+        }
 
 
 def check_within(within: float) -> float:
-    """``within`` if it is a fraction in (0, 1); InputError otherwise (1 for 1 % is the common slip)."""
+    """``within`` if it is a fraction in (0, 1); InputError otherwise (1 for 1 % is the common
+    slip)."""
     if not 0 < within < 1:
         raise InputError("within", None, f"{within:g} is not a fraction in (0, 1)",
                          "give the slack as a fraction, e.g. 0.01 for 1 % (not 1)")
@@ -74,8 +85,8 @@ def check_within(within: float) -> float:
 
 @scoped
 def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0) -> Knee:
-    """The knee of ``instance`` (module docstring): its fastest design under its constraints and budget, and the
-    cheapest within ``within`` of that time.
+    """The knee of ``instance`` (module docstring): its fastest design under its constraints and
+    budget, and the cheapest within ``within`` of that time.
 
     Raises:
         InputError: ``within`` not in (0, 1).
@@ -89,8 +100,9 @@ def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0)
 
 def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within: float = WITHIN,
                time_limit_s: float = 60.0) -> Knee:
-    """The knee of ``instance`` once its fastest time ``fastest_ns`` (ns) and that design's network cost
-    ``fastest_usd`` ($) are known: one certified ``min_cost`` solve with the target (1 + ``within``) x fastest.
+    """The knee of ``instance`` once its fastest time ``fastest_ns`` (ns) and that design's network
+    cost ``fastest_usd`` ($) are known: one certified ``min_cost`` solve with the target (1 +
+    ``within``) x fastest.
 
     Raises:
         InputError: ``within`` not in (0, 1).
@@ -107,13 +119,15 @@ def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within
 
 def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float = WITHIN) -> Knee:
     """The knee of a provisioning answer: ``fastest`` (the catalog's fastest design, a
-    :class:`~hieropt.solvers.provision.Provisioning`) and the catalog's cheapest design within ``within`` of its
-    time (one integer min-cost solve)."""
+    :class:`~hieropt.solvers.provision.Provisioning`) and the catalog's cheapest design within
+    ``within`` of its time (one integer min-cost solve)."""
     from ..solvers.provision import provision
 
     check_within(within)
     target = fastest.iteration_time_ns * (1 + within)
-    p = provision(instance, catalog, objective="min_cost", max_iteration_time_ns=target, compare=False)
+    p = provision(
+        instance, catalog, objective="min_cost", max_iteration_time_ns=target, compare=False
+    )
     return Knee(within, fastest.iteration_time_ns, fastest.network_cost_usd, p.iteration_time_ns,
                 p.network_cost_usd, p)
 

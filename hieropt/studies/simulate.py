@@ -1,18 +1,19 @@
 """Run ASTRA-sim 2.0 on hieropt's bundle and check the answer ``solve`` gave against it.
 
-``simulate(instance, bw, binary)`` writes the bundle (:mod:`hieropt.io.astrasim_bundle`), runs the binary once per
-workload (subprocess with a timeout; its output read as bytes and decoded tolerantly), reads ``sys[i] finished, C
-cycles`` (1 cycle = 1 ns) and takes the slowest NPU as the iteration time; several workloads combine with the
-instance's weights, as hieropt's objective does.
+``simulate(instance, bw, binary)`` writes the bundle (:mod:`hieropt.io.astrasim_bundle`), runs the
+binary once per workload (subprocess with a timeout; its output read as bytes and decoded
+tolerantly), reads ``sys[i] finished, C cycles`` (1 cycle = 1 ns) and takes the slowest NPU as the
+iteration time; several workloads combine with the instance's weights, as hieropt's objective does.
 
-The question asked is whether the answer ``solve`` optimised holds: so the simulator runs in the instance's own
-dimension mode (:func:`simulator_chunks`: one chunk per collective for ``sequential``, where ASTRA-sim runs a
-collective's dimensions one after another; for ``concurrent`` enough chunks that the simulator, which approaches the
-concurrent time from above by about (sequential - concurrent) / chunks, lands within the tolerance), and the
-simulated time is compared with the prediction of the instance's own model (``predicted_own_ns``, what ``solve``
-optimised). hieropt's evaluator in the simulator's exact mode (:func:`matching_instance`: one collective in flight,
-latency paid per chunk) is reported beside it (``predicted_iteration_time_ns``); where the simulator cannot run in
-the instance's mode (:func:`mode_mismatch`), the study says so and why.
+The question asked is whether the answer ``solve`` optimised holds: so the simulator runs in the
+instance's own dimension mode (:func:`simulator_chunks`: one chunk per collective for
+``sequential``, where ASTRA-sim runs a collective's dimensions one after another; for ``concurrent``
+enough chunks that the simulator, which approaches the concurrent time from above by about
+(sequential - concurrent) / chunks, lands within the tolerance), and the simulated time is compared
+with the prediction of the instance's own model (``predicted_own_ns``, what ``solve`` optimised).
+hieropt's evaluator in the simulator's exact mode (:func:`matching_instance`: one collective in
+flight, latency paid per chunk) is reported beside it (``predicted_iteration_time_ns``); where the
+simulator cannot run in the instance's mode (:func:`mode_mismatch`), the study says so and why.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ TOLERANCE = 0.03
 TIE = 1e-6
 """Predicted times closer than this (relative) are ties when rankings are compared."""
 MAX_CHUNKS = 256
-"""The most chunks per collective :func:`simulator_chunks` asks of the simulator (its run time grows with them)."""
+"""The most chunks per collective :func:`simulator_chunks` asks of the simulator (its run time grows
+with them)."""
 CHUNK_MARGIN = 2.0
-"""Safety factor on the chunk count of :func:`simulator_chunks`: the simulator's excess over the concurrent time is
-about (sequential - concurrent) / chunks (measured, see docs/simulate.md); twice the chunks that estimate needs."""
+"""Safety factor on the chunk count of :func:`simulator_chunks`: the simulator's excess over the
+concurrent time is about (sequential - concurrent) / chunks (measured, see docs/simulate.md); twice
+the chunks that estimate needs."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,8 @@ class Simulated:
     Attributes:
         bw_gbps: the allocation, GB/s per NPU per dimension.
         predicted_iteration_time_ns: hieropt's evaluator in the simulator's matching mode.
-        predicted_own_ns: hieropt's evaluator with the instance's own modes (what ``solve`` optimises).
+        predicted_own_ns: hieropt's evaluator with the instance's own modes (what ``solve``
+            optimises).
         simulated_iteration_time_ns: ASTRA-sim's slowest NPU (weighted over workloads).
         per_workload_ns: simulated time of each workload (unweighted).
         bundle: the bundle that was run.
@@ -80,7 +84,8 @@ class Simulated:
 
     @property
     def own_ratio(self) -> float:
-        """simulated / the instance's own prediction (what ``solve`` optimised; inf for a prediction of 0 ns)."""
+        """simulated / the instance's own prediction (what ``solve`` optimised; inf for a prediction
+        of 0 ns)."""
         p = self.predicted_own_ns
         return self.simulated_iteration_time_ns / p if p > 0 else math.inf
 
@@ -91,28 +96,39 @@ class Simulated:
 
 
 def _relative(simulated: float, predicted: float) -> float:
-    """|simulated - predicted| / simulated (both > 0: a run of 0 cycles is refused by :func:`run_bundle`)."""
+    """|simulated - predicted| / simulated (both > 0: a run of 0 cycles is refused by
+    :func:`run_bundle`)."""
     return abs(simulated - predicted) / simulated
 
 
 def check_binary(binary: str | Path | None) -> Path:
-    """The simulator binary as an absolute path (a relative one is taken from the current folder: the simulator runs
-    in the bundle's folder); InputError (exit 2) when missing, not a file, or not executable."""
+    """The simulator binary as an absolute path (a relative one is taken from the current folder:
+    the simulator runs in the bundle's folder); InputError (exit 2) when missing, not a file, or not
+    executable."""
     if binary is None or str(binary) == "":
-        raise InputError("--astra-sim", None, "no simulator binary given",
-                         "pass --astra-sim PATH to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)")
+        raise InputError(
+            "--astra-sim",
+            None,
+            "no simulator binary given",
+            "pass --astra-sim PATH to AstraSim_Analytical_Congestion_Unaware (or set ASTRA_SIM)",
+        )
     p = Path(binary)
     if not p.exists():
-        raise InputError("--astra-sim", str(p), "no such file", "give the path of the ASTRA-sim binary")
+        raise InputError(
+            "--astra-sim", str(p), "no such file", "give the path of the ASTRA-sim binary"
+        )
     if not p.is_file():
-        raise InputError("--astra-sim", str(p), "is not a file", "give the path of the ASTRA-sim binary")
+        raise InputError(
+            "--astra-sim", str(p), "is not a file", "give the path of the ASTRA-sim binary"
+        )
     if not os.access(p, os.X_OK):
         raise InputError("--astra-sim", str(p), "is not executable", f"chmod +x {p}")
     return p.absolute()
 
 
 def _last_message(out: str, err: str) -> str:
-    """The simulator's last message: the last line on stderr, else on stdout (at most 300 characters)."""
+    """The simulator's last message: the last line on stderr, else on stdout (at most 300
+    characters)."""
     for text in (err, out):
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if lines:
@@ -121,17 +137,20 @@ def _last_message(out: str, err: str) -> str:
 
 
 def _text(raw: bytes) -> str:
-    """The simulator's output as text: UTF-8 where it is, any other byte replaced (U+FFFD), so a message in another
-    encoding or binary noise is still reported, not a UnicodeDecodeError."""
+    """The simulator's output as text: UTF-8 where it is, any other byte replaced (U+FFFD), so a
+    message in another encoding or binary noise is still reported, not a UnicodeDecodeError."""
     return raw.decode("utf-8", errors="replace")
 
 
-def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[float, ...]:
+def run_bundle(
+    bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> tuple[float, ...]:
     """Simulate every workload of ``bundle``; returns each one's iteration time (slowest NPU, ns).
 
     Raises:
         InputError: the binary is missing or not executable (exit 2).
-        SolverError: the run failed, timed out or printed no result (exit 3), with the simulator's last message.
+        SolverError: the run failed, timed out or printed no result (exit 3), with the simulator's
+            last message.
     """
     binary = check_binary(binary)
     out = []
@@ -140,41 +159,58 @@ def run_bundle(bundle: Bundle, binary: str | Path, timeout_s: float = DEFAULT_TI
         try:
             r = subprocess.run(args, capture_output=True, timeout=timeout_s, cwd=bundle.folder)
         except subprocess.TimeoutExpired as e:
-            raise SolverError(f"ASTRA-sim did not finish workload {w.name!r} within {timeout_s:g} s") from e
+            raise SolverError(
+                f"ASTRA-sim did not finish workload {w.name!r} within {timeout_s:g} s"
+            ) from e
         except OSError as e:
             raise SolverError(f"ASTRA-sim could not be started: {e}") from e
         stdout, stderr = _text(r.stdout), _text(r.stderr)
         if r.returncode != 0:
             how = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
-            raise SolverError(f"ASTRA-sim failed on workload {w.name!r} ({how}): {_last_message(stdout, stderr)}")
+            raise SolverError(
+                f"ASTRA-sim failed on workload {w.name!r} ({how}): {_last_message(stdout, stderr)}"
+            )
         cycles = [int(m.group(2)) for m in RESULT.finditer(stdout)]
         if not cycles:
-            raise SolverError(f"ASTRA-sim printed no result for workload {w.name!r}: {_last_message(stdout, stderr)}")
+            raise SolverError(
+                f"ASTRA-sim printed no result for workload {w.name!r}: "
+                f"{_last_message(stdout, stderr)}"
+            )
         if len(cycles) != bundle.npus:
-            raise SolverError(f"ASTRA-sim reported {len(cycles)} of {bundle.npus} NPUs for workload {w.name!r}: "
-                              f"{_last_message(stdout, stderr)}")
+            raise SolverError(
+                f"ASTRA-sim reported {len(cycles)} of {bundle.npus} NPUs for workload {w.name!r}: "
+                f"{_last_message(stdout, stderr)}"
+            )
         if max(cycles) <= 0:
-            raise SolverError(f"ASTRA-sim reported 0 cycles on every NPU for workload {w.name!r} (it simulated "
-                              f"nothing; a trace it could not read?): {_last_message(stdout, stderr)}")
+            raise SolverError(
+                f"ASTRA-sim reported 0 cycles on every NPU for workload {w.name!r} (it simulated "
+                f"nothing; a trace it could not read?): {_last_message(stdout, stderr)}"
+            )
         out.append(float(max(cycles)))
     return tuple(out)
 
 
 def matching_instance(instance: Instance, chunks: int = 1) -> Instance:
-    """The instance in the time-model mode a simulator run with ``chunks`` chunks per collective reproduces: one
-    collective in flight (ASTRA-sim's single collective slot per NPU), latency paid per chunk, and the dimensions of
-    a collective sequential with one chunk (exact) or concurrent with several (the simulator approaches it from
-    above, by about (sequential - concurrent) / chunks)."""
+    """The instance in the time-model mode a simulator run with ``chunks`` chunks per collective
+    reproduces: one collective in flight (ASTRA-sim's single collective slot per NPU), latency paid
+    per chunk, and the dimensions of a collective sequential with one chunk (exact) or concurrent
+    with several (the simulator approaches it from above, by about (sequential - concurrent) /
+    chunks)."""
     mode = "sequential" if chunks == 1 else "concurrent"
-    return instance.model_copy(update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks})
+    return instance.model_copy(
+        update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks}
+    )
 
 
-def simulator_chunks(instance: Instance, bw_gbps: Sequence[float], tolerance: float = TOLERANCE) -> int:
-    """Chunks per collective for the simulator to run ``instance`` at ``bw_gbps`` (GB/s per NPU) in its own dimension
-    mode: the instance's ``chunks`` for ``sequential`` (1 reproduces it exactly); for ``concurrent`` the smallest power
-    of two c >= :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) / ``tolerance`` (T of hieropt's evaluator with one
-    collective in flight, sequential and concurrent; the simulator's excess over T_conc is about (T_seq - T_conc) / c),
-    at least the instance's ``chunks`` and at most :data:`MAX_CHUNKS`."""
+def simulator_chunks(
+    instance: Instance, bw_gbps: Sequence[float], tolerance: float = TOLERANCE
+) -> int:
+    """Chunks per collective for the simulator to run ``instance`` at ``bw_gbps`` (GB/s per NPU) in
+    its own dimension mode: the instance's ``chunks`` for ``sequential`` (1 reproduces it exactly);
+    for ``concurrent`` the smallest power of two c >= :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) /
+    ``tolerance`` (T of hieropt's evaluator with one collective in flight, sequential and
+    concurrent; the simulator's excess over T_conc is about (T_seq - T_conc) / c), at least the
+    instance's ``chunks`` and at most :data:`MAX_CHUNKS`."""
     if instance.dimension_mode == "sequential":
         return instance.chunks
     bw = list(bw_gbps)
@@ -187,39 +223,54 @@ def simulator_chunks(instance: Instance, bw_gbps: Sequence[float], tolerance: fl
 
 
 def _one_in_flight(instance: Instance, mode: str, chunks: int) -> Instance:
-    return instance.model_copy(update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks})
+    return instance.model_copy(
+        update={"dimension_mode": mode, "collectives_in_flight": 1, "chunks": chunks}
+    )
 
 
-def mode_mismatch(instance: Instance, chunks: int, bw_gbps: Sequence[float] | None = None) -> str | None:
-    """Why a simulator run with ``chunks`` chunks per collective cannot reproduce the mode ``instance`` was
-    optimised in, or None when it can: sequential dimensions need 1 chunk (several approach concurrent), concurrent
-    dimensions several (1 runs them one after another), and at ``bw_gbps`` the instance's own model must not gain from
-    several collectives in flight (ASTRA-sim runs one at a time) or from paying latency once per collective
-    (ASTRA-sim pays it per chunk)."""
+def mode_mismatch(
+    instance: Instance, chunks: int, bw_gbps: Sequence[float] | None = None
+) -> str | None:
+    """Why a simulator run with ``chunks`` chunks per collective cannot reproduce the mode
+    ``instance`` was optimised in, or None when it can: sequential dimensions need 1 chunk (several
+    approach concurrent), concurrent dimensions several (1 runs them one after another), and at
+    ``bw_gbps`` the instance's own model must not gain from several collectives in flight (ASTRA-sim
+    runs one at a time) or from paying latency once per collective (ASTRA-sim pays it per chunk)."""
     mode = instance.dimension_mode
     if mode == "sequential" and chunks > 1:
-        return (f"the instance's dimensions are sequential, and with {chunks} chunks per collective the simulator "
-                "overlaps them (run it with --chunks 1)")
+        return (
+            f"the instance's dimensions are sequential, and with {chunks} chunks per "
+            "collective the simulator "
+            "overlaps them (run it with --chunks 1)"
+        )
     if mode == "concurrent" and chunks == 1:
-        return ("the instance's dimensions are concurrent, and with 1 chunk per collective the simulator runs them one "
-                "after another (run it with more chunks; the default picks enough)")
+        return (
+            "the instance's dimensions are concurrent, and with 1 chunk per collective the "
+            "simulator runs them one "
+            "after another (run it with more chunks; the default picks enough)"
+        )
     if bw_gbps is None:
         return None
     bw = list(bw_gbps)
     own = float(evaluate(instance, bw).iteration_time_ns)
     exact = float(evaluate(matching_instance(instance, chunks), bw).iteration_time_ns)
     if abs(exact - own) > TIE * own:
-        return (f"at this allocation hieropt's model in the simulator's mode (one collective in flight, latency paid "
-                f"per chunk, {chunks} chunks) gives {exact / own:.6g} x the instance's own prediction: the simulator "
-                "cannot run collectives concurrently or pay latency once per collective")
+        return (
+            "at this allocation hieropt's model in the simulator's mode (one collective in "
+            "flight, latency paid "
+            f"per chunk, {chunks} chunks) gives {exact / own:.6g} x the instance's own "
+            "prediction: the simulator "
+            "cannot run collectives concurrently or pay latency once per collective"
+        )
     return None
 
 
 def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, chunks: int = 1,
              folder: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
              source: str = "ASTRA-sim export") -> Simulated:
-    """Export ``instance`` at ``bw_gbps`` (GB/s per NPU) with ``chunks`` chunks per collective, run ASTRA-sim, and
-    give its time beside hieropt's predictions (the simulator's exact mode and the instance's own).
+    """Export ``instance`` at ``bw_gbps`` (GB/s per NPU) with ``chunks`` chunks per collective, run
+    ASTRA-sim, and give its time beside hieropt's predictions (the simulator's exact mode and the
+    instance's own).
 
     Args:
         folder: where the bundle goes (default: a temporary folder, removed afterwards).
@@ -244,13 +295,16 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
 
 @dataclass(frozen=True)
 class SimulationStudy:
-    """The simulator against the answer ``solve`` optimised, at several allocations (:func:`simulate_allocations`).
+    """The simulator against the answer ``solve`` optimised, at several allocations
+    (:func:`simulate_allocations`).
 
     Attributes:
         instance: the instance name.
         chunks: chunks per collective of the simulator runs.
-        tolerance: the agreement asked for between the simulator and the instance's own prediction (relative).
-        rows: (name, label, :class:`Simulated`) per allocation, in the order run (``optimum`` first when run).
+        tolerance: the agreement asked for between the simulator and the instance's own prediction
+            (relative).
+        rows: (name, label, :class:`Simulated`) per allocation, in the order run (``optimum`` first
+            when run).
         notes: allocations that could not be made (e.g. an infeasible heuristic), one line each.
         mode: the instance's dimension mode (what ``solve`` optimised).
         mismatch: why the simulator cannot run in that mode (:func:`mode_mismatch`), or None.
@@ -266,18 +320,22 @@ class SimulationStudy:
 
     @property
     def ranking_predicted(self) -> tuple[str, ...]:
-        """Allocation names, fastest first, by the instance's own prediction (what ``solve`` optimised)."""
+        """Allocation names, fastest first, by the instance's own prediction (what ``solve``
+        optimised)."""
         return tuple(n for n, _, r in sorted(self.rows, key=lambda row: row[2].predicted_own_ns))
 
     @property
     def ranking_simulated(self) -> tuple[str, ...]:
         """Allocation names, fastest first, by the simulator."""
-        return tuple(n for n, _, r in sorted(self.rows, key=lambda row: row[2].simulated_iteration_time_ns))
+        return tuple(
+            n for n, _, r in sorted(self.rows, key=lambda row: row[2].simulated_iteration_time_ns)
+        )
 
     @property
     def same_ranking(self) -> bool:
-        """No two allocations ranked the other way round by the simulator than by the instance's own prediction;
-        allocations predicted within :data:`TIE` of each other are ties and may come in either order."""
+        """No two allocations ranked the other way round by the simulator than by the instance's own
+        prediction; allocations predicted within :data:`TIE` of each other are ties and may come in
+        either order."""
         rows = [r for *_, r in self.rows]
         return not any(a.predicted_own_ns < b.predicted_own_ns * (1 - TIE)
                        and not a.simulated_iteration_time_ns < b.simulated_iteration_time_ns
@@ -285,8 +343,9 @@ class SimulationStudy:
 
     @property
     def optimum_fastest(self) -> bool:
-        """The optimum (when it was run) is the simulator's fastest allocation: no other allocation that the
-        instance's own model predicts slower (beyond :data:`TIE`) simulates faster than it."""
+        """The optimum (when it was run) is the simulator's fastest allocation: no other allocation
+        that the instance's own model predicts slower (beyond :data:`TIE`) simulates faster than
+        it."""
         opt = next((r for n, _, r in self.rows if n == "optimum"), None)
         if opt is None:
             return True
@@ -301,43 +360,58 @@ class SimulationStudy:
 
     @property
     def agree(self) -> bool:
-        """The simulator confirms the answer: every allocation within the tolerance of the instance's own prediction
-        and the optimum the simulator's fastest."""
+        """The simulator confirms the answer: every allocation within the tolerance of the
+        instance's own prediction and the optimum the simulator's fastest."""
         return self.worst_error <= self.tolerance and self.optimum_fastest
 
     def verdict(self) -> str:
         """Why the simulator does not confirm the answer, in one line ('' when it does)."""
         why = []
         if not self.optimum_fastest:
-            why.append(f"the optimum is not the simulator's fastest allocation (simulated: "
-                       f"{' < '.join(self.ranking_simulated)}; predicted: {' < '.join(self.ranking_predicted)})")
+            why.append(
+                f"the optimum is not the simulator's fastest allocation (simulated: "
+                f"{' < '.join(self.ranking_simulated)}; predicted: "
+                f"{' < '.join(self.ranking_predicted)})"
+            )
         if self.worst_error > self.tolerance:
-            why.append(f"simulated and predicted ({self.mode} dimensions, what solve optimised) differ by up to "
-                       f"{100 * self.worst_error:.3g} % (tolerance {100 * self.tolerance:g} %)")
+            why.append(
+                f"simulated and predicted ({self.mode} dimensions, what solve optimised) "
+                "differ by up to "
+                f"{100 * self.worst_error:.3g} % (tolerance {100 * self.tolerance:g} %)"
+            )
         if why and self.mismatch:
             why.append(f"the simulator cannot run in the mode solved: {self.mismatch}")
         return "; ".join(why)
 
 
 @scoped
-def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequence[float] | None = None,
-                         chunks: int | None = None, folder: str | Path | None = None,
-                         timeout_s: float = DEFAULT_TIMEOUT_S, tolerance: float = TOLERANCE,
-                         source: str = "ASTRA-sim export") -> SimulationStudy:
-    """Simulate ``bw_gbps`` (GB/s per NPU), or without it the instance's optimum (the solve of its own model), the
-    equal split and the traffic-proportional split, each in its own bundle (``folder/<name>`` when given), in the
-    instance's own dimension mode (``chunks`` default: :func:`simulator_chunks` at the first allocation).
-    ``source``: what errors about the instance name (its file).
+def simulate_allocations(
+    instance: Instance,
+    binary: str | Path,
+    bw_gbps: Sequence[float] | None = None,
+    chunks: int | None = None,
+    folder: str | Path | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    tolerance: float = TOLERANCE,
+    source: str = "ASTRA-sim export",
+) -> SimulationStudy:
+    """Simulate ``bw_gbps`` (GB/s per NPU), or without it the instance's optimum (the solve of its
+    own model), the equal split and the traffic-proportional split, each in its own bundle
+    (``folder/<name>`` when given), in the instance's own dimension mode (``chunks`` default:
+    :func:`simulator_chunks` at the first allocation). ``source``: what errors about the instance
+    name (its file).
 
     Raises:
-        InputError (exit 2): bad binary, bandwidths or tolerance; SolverError (exit 3): no certified optimum, or a
-            failed run.
+        InputError (exit 2): bad binary, bandwidths or tolerance; SolverError (exit 3): no certified
+            optimum, or a failed run.
     """
     from ..solvers.objectives import solve
     from .heuristics import equal_split, traffic_proportional
 
     if not (math.isfinite(tolerance) and 0 < tolerance < 1):
-        raise InputError("--tolerance", None, f"{tolerance:g} is not in (0, 1)", "give e.g. 0.03 for 3 %")
+        raise InputError(
+            "--tolerance", None, f"{tolerance:g} is not in (0, 1)", "give e.g. 0.03 for 3 %"
+        )
     binary = check_binary(binary)
     check_traceable(instance, source)
     if bw_gbps is not None:
@@ -346,7 +420,9 @@ def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequen
     else:
         sol = solve(instance).raise_for_status()
         if not sol.success:
-            raise SolverError(f"no certified optimum to simulate ({sol.status.value}: {sol.message})")
+            raise SolverError(
+                f"no certified optimum to simulate ({sol.status.value}: {sol.message})"
+            )
         allocations = [("optimum", "optimum", list(sol.bw_gbps))]
         notes = []
         for h in (equal_split(instance), traffic_proportional(instance)):
@@ -356,14 +432,34 @@ def simulate_allocations(instance: Instance, binary: str | Path, bw_gbps: Sequen
                 notes.append(f"{h.label}: {h.message}")
     if chunks is None:
         chunks = simulator_chunks(instance, allocations[0][2], tolerance)
-    mismatch = next((m for m in (mode_mismatch(instance, chunks, bw) for *_, bw in allocations) if m), None)
+    mismatch = next(
+        (m for m in (mode_mismatch(instance, chunks, bw) for *_, bw in allocations) if m), None
+    )
     rows = []
     for name, label, bw in allocations:
         sub = None if folder is None else Path(folder) / name
         rows.append((name, label, simulate(instance, bw, binary, chunks, sub, timeout_s, source)))
-    return SimulationStudy(instance.name, chunks, tolerance, tuple(rows), tuple(notes), instance.dimension_mode,
-                           mismatch)
+    return SimulationStudy(
+        instance.name,
+        chunks,
+        tolerance,
+        tuple(rows),
+        tuple(notes),
+        instance.dimension_mode,
+        mismatch,
+    )
 
 
-__all__ = ["Simulated", "SimulationStudy", "simulate", "simulate_allocations", "run_bundle", "check_binary",
-           "matching_instance", "mode_mismatch", "simulator_chunks", "TOLERANCE", "MAX_CHUNKS"]
+__all__ = [
+    "Simulated",
+    "SimulationStudy",
+    "simulate",
+    "simulate_allocations",
+    "run_bundle",
+    "check_binary",
+    "matching_instance",
+    "mode_mismatch",
+    "simulator_chunks",
+    "TOLERANCE",
+    "MAX_CHUNKS",
+]

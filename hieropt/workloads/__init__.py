@@ -1,1 +1,2 @@
-"""Workload generators: build :class:`hieropt.spec.Workload` objects from a few model and system parameters."""
+"""Workload generators: build :class:`hieropt.spec.Workload` objects from a few model and system
+parameters."""

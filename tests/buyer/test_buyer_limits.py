@@ -1,5 +1,6 @@
-"""A deadline ("15.6T tokens within 75 days"), a total capex budget and the site's power cap; times and money with
-units on the command line, one budget name, and the hints on numbers in the wrong unit; the Llama 3 405B example."""
+"""A deadline ("15.6T tokens within 75 days"), a total capex budget and the site's power cap; times
+and money with units on the command line, one budget name, and the hints on numbers in the wrong
+unit; the Llama 3 405B example."""
 
 from __future__ import annotations
 
@@ -33,27 +34,34 @@ def answers(llama):
 
 def test_min_run_cost_buys_scale_out_above_its_floor(llama, answers):
     floor = llama.bounds_or_default[1].lower_gbps
-    starved = answers["performance_per_cost"].bw_gbps[1]  # scale-out a few GB/s per NPU, a 4x slower iteration
+    # scale-out a few GB/s per NPU, a 4x slower iteration
+    starved = answers["performance_per_cost"].bw_gbps[1]
     assert floor <= starved < 3 * floor
     assert answers["min_run_cost"].bw_gbps[1] > 5 * starved
     cost = {o: s.run.run_cost_usd for o, s in answers.items()}
     assert cost["min_run_cost"] == pytest.approx(answers["min_run_cost"].objective_value, rel=1e-12)
-    assert cost["min_run_cost"] < 0.4 * cost["performance_per_cost"]  # ($42.2M against $121.5M and $66.0M)
+    # ($42.2M against $121.5M and $66.0M)
+    assert cost["min_run_cost"] < 0.4 * cost["performance_per_cost"]
     assert cost["min_run_cost"] < 0.7 * cost["performance"]
 
 
 def test_a_deadline_is_met_by_the_cheapest_run(llama, answers):
     free = answers["min_run_cost"]
-    assert free.run.time_to_train_days > 75  # the unconstrained cheapest run misses the deadline (77.8 days)
+    # the unconstrained cheapest run misses the deadline (77.8 days)
+    assert free.run.time_to_train_days > 75
     target = iteration_target_ns(llama, 75 * 86400e9)
     assert target == pytest.approx(75 * 86400e9 / (15.6e12 / (2048 * 8192)), rel=1e-15)
-    sol = hieropt.solve(llama, objective="min_run_cost", max_iteration_time_ns=target, sensitivity=False)
+    sol = hieropt.solve(
+        llama, objective="min_run_cost", max_iteration_time_ns=target, sensitivity=False
+    )
     assert sol.success
     assert sol.run.time_to_train_days == pytest.approx(75, rel=1e-7)  # the deadline binds
     assert sol.objective_value > free.objective_value
     r = run("solve", LLAMA, "--deadline", "75d", "--no-sensitivity", "--json", "-")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["run"]["run_cost_usd"] == pytest.approx(sol.objective_value, rel=1e-9)
+    assert json.loads(r.stdout)["run"]["run_cost_usd"] == pytest.approx(
+        sol.objective_value, rel=1e-9
+    )
 
 
 def test_a_deadline_needs_a_token_budget():
@@ -63,13 +71,23 @@ def test_a_deadline_needs_a_token_budget():
 
 
 def test_a_total_budget_leaves_the_rest_for_the_network(llama):
-    # accelerators 16,384 x $33,750 and a facility of 16,384 x (700 + 4,600 / 8) W = 20.89 MW x $11.7M
+    # accelerators 16,384 x $33,750 and a facility of 16,384 x (700 + 4,600 / 8) W = 20.89 MW x
+    # $11.7M
     fixed = 16384 * 33750 + 11.7e6 * 16384 * (700 + 4600 / 8) / 1e6
     assert network_budget_usd(llama, 1.2e9) == pytest.approx(1.2e9 - fixed, rel=1e-12)
     with pytest.raises(InputError, match="does not cover"):
         network_budget_usd(llama, 5e8)
-    r = run("solve", LLAMA, "--objective", "performance", "--total-budget", "1.2B", "--no-sensitivity", "--json",
-            "-")
+    r = run(
+        "solve",
+        LLAMA,
+        "--objective",
+        "performance",
+        "--total-budget",
+        "1.2B",
+        "--no-sensitivity",
+        "--json",
+        "-",
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["network_cost_usd"] <= (1.2e9 - fixed) * (1 + 1e-9)
@@ -78,28 +96,49 @@ def test_a_total_budget_leaves_the_rest_for_the_network(llama):
 
 def test_the_site_power_cap(llama):
     mw = 16384 * (700 + 4600 / 8) * 1.25 / 1e6  # 26.11 MW
-    capped = llama.model_copy(update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.0})})
+    capped = llama.model_copy(
+        update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.0})}
+    )
     with pytest.raises(NoSolutionError, match="26.11 MW"):
         hieropt.solve(capped, sensitivity=False).raise_for_status()
-    ok = llama.model_copy(update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.2})})
+    ok = llama.model_copy(
+        update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.2})}
+    )
     assert hieropt.solve(ok, sensitivity=False).run.power_mw == pytest.approx(mw, rel=1e-12)
 
 
-@pytest.mark.parametrize(("text", "ns"), [("1.3s", 1.3e9), ("1300ms", 1.3e9), ("90d", 90 * 86400e9), ("2h", 7.2e12),
-                                          ("1300", 1300.0), ("5us", 5e3), ("1.5e9ns", 1.5e9)])
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("1.3s", 1.3e9),
+        ("1300ms", 1.3e9),
+        ("90d", 90 * 86400e9),
+        ("2h", 7.2e12),
+        ("1300", 1300.0),
+        ("5us", 5e3),
+        ("1.5e9ns", 1.5e9),
+    ],
+)
 def test_times_with_units(text, ns):
     assert parse_time_ns(text, "--max-time") == pytest.approx(ns, rel=1e-15)
 
 
-@pytest.mark.parametrize(("text", "usd"), [("10M", 1e7), ("2.5B", 2.5e9), ("$750k", 7.5e5), ("1e7", 1e7),
-                                           ("15T", 1.5e13)])
+@pytest.mark.parametrize(
+    ("text", "usd"),
+    [("10M", 1e7), ("2.5B", 2.5e9), ("$750k", 7.5e5), ("1e7", 1e7), ("15T", 1.5e13)],
+)
 def test_money_with_suffixes(text, usd):
     assert parse_amount(text, "--budget") == pytest.approx(usd, rel=1e-15)
 
 
-@pytest.mark.parametrize(("flag", "text", "words"), [("--max-time", "1.3 fortnights", "unknown time unit"),
-                                                     ("--budget", "10X", "unknown suffix"),
-                                                     ("--budget", "-5M", "not a positive number")])
+@pytest.mark.parametrize(
+    ("flag", "text", "words"),
+    [
+        ("--max-time", "1.3 fortnights", "unknown time unit"),
+        ("--budget", "10X", "unknown suffix"),
+        ("--budget", "-5M", "not a positive number"),
+    ],
+)
 def test_bad_units_are_one_line_errors(flag, text, words):
     line = error_line(run("solve", GPT3, flag, text))
     assert flag in line and words in line
@@ -107,7 +146,9 @@ def test_bad_units_are_one_line_errors(flag, text, words):
 
 def test_budget_has_one_name_and_its_old_names_still_work():
     new = json.loads(run("solve", GPT3, "--budget", "8M", "--no-sensitivity", "--json", "-").stdout)
-    old = json.loads(run("solve", GPT3, "--budget-usd", "8e6", "--no-sensitivity", "--json", "-").stdout)
+    old = json.loads(
+        run("solve", GPT3, "--budget-usd", "8e6", "--no-sensitivity", "--json", "-").stdout
+    )
     assert new["network_cost_usd"] == old["network_cost_usd"] == pytest.approx(8e6, rel=1e-9)
     lib = hieropt.solve(GPT3, budget_usd=8e6, sensitivity=False)
     assert lib.network_cost_usd == pytest.approx(8e6, rel=1e-9)
@@ -118,17 +159,43 @@ def test_budget_has_one_name_and_its_old_names_still_work():
 def test_max_time_with_units_equals_ns():
     fast = hieropt.solve(GPT3, sensitivity=False).iteration_time_ns
     target_s = fast * 1.01 / 1e9
-    a = json.loads(run("solve", GPT3, "--objective", "min_cost", "--max-time", f"{target_s!r}s", "--no-sensitivity",
-                       "--json", "-").stdout)
-    b = json.loads(run("solve", GPT3, "--objective", "min_cost", "--max-time-ns", repr(target_s * 1e9),
-                       "--no-sensitivity", "--json", "-").stdout)
+    a = json.loads(
+        run(
+            "solve",
+            GPT3,
+            "--objective",
+            "min_cost",
+            "--max-time",
+            f"{target_s!r}s",
+            "--no-sensitivity",
+            "--json",
+            "-",
+        ).stdout
+    )
+    b = json.loads(
+        run(
+            "solve",
+            GPT3,
+            "--objective",
+            "min_cost",
+            "--max-time-ns",
+            repr(target_s * 1e9),
+            "--no-sensitivity",
+            "--json",
+            "-",
+        ).stdout
+    )
     assert a["network_cost_usd"] == pytest.approx(b["network_cost_usd"], rel=1e-9)
 
 
 def test_a_time_target_a_million_times_too_small_gets_a_hint():
     fast = hieropt.solve(GPT3, sensitivity=False).iteration_time_ns  # about 1.17 s
     line = error_line(run("solve", GPT3, "--objective", "min_cost", "--max-time-ns", "1300"))
-    assert "fastest possible" in line and "a plain number is ns" in line and "did you mean 1300ms" in line
+    assert (
+        "fastest possible" in line
+        and "a plain number is ns" in line
+        and "did you mean 1300ms" in line
+    )
     assert fast > 1300 * 1e6 * 0.5
 
 

@@ -1,5 +1,5 @@
-"""The [cluster] section and the token budget of instance files, and the buyer's figures in `hieropt solve`'s JSON:
-values, sources, and one-line errors naming the field."""
+"""The [cluster] section and the token budget of instance files, and the buyer's figures in `hieropt
+solve`'s JSON: values, sources, and one-line errors naming the field."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ pue = 1.1
 electricity_usd_per_kwh = 0.08
 amortisation_years = 4
 [cluster.sources.nextplatform]
-ref = "nextplatform.com, How much of a premium will Nvidia charge for Hopper (2022-05-09): A100 40 GB $12,500-15,000"
+ref = "nextplatform.com, Nvidia's premium for Hopper (2022-05-09): A100 40 GB $12,500-15,000"
 date = "2026-12-05"
 kind = "estimate"
 """
@@ -37,8 +37,13 @@ def _instance(tmp_path: Path, extra: str) -> Path:
     text = PLAN.read_text().replace('workload = "../models/', f'workload = "{REPO}/models/')
     head, sep, rest = text.partition("\n[network]")
     path = tmp_path / "inst.toml"
-    path.write_text(head + extra.split("[cluster]")[0] + sep + rest + ("\n[cluster]" + extra.split("[cluster]")[1]
-                                                                        if "[cluster]" in extra else ""))
+    path.write_text(
+        head
+        + extra.split("[cluster]")[0]
+        + sep
+        + rest
+        + ("\n[cluster]" + extra.split("[cluster]")[1] if "[cluster]" in extra else "")
+    )
     return path
 
 
@@ -51,13 +56,24 @@ def test_cluster_section_and_sources(tmp_path):
     assert cl.references["nextplatform"].kind == "estimate"
 
 
-@pytest.mark.parametrize(("extra", "field", "words"), [
-    ("[cluster]\naccelerator_usd = { value = 1, source = \"nope\" }\n", "accelerator_usd.source", "unknown source"),
-    ("[cluster]\naccelerator_usd = 1\nrequire_sources = true\n", "accelerator_usd", "no source"),
-    ("[cluster]\npue = 0.5\n", "cluster.pue", ">= 1"),
-    ("[cluster]\nserver_usd = 5\n", "server_usd", "npus_per_server"),
-    ("tokens = -3\n", "tokens", "positive"),
-])
+@pytest.mark.parametrize(
+    ("extra", "field", "words"),
+    [
+        (
+            '[cluster]\naccelerator_usd = { value = 1, source = "nope" }\n',
+            "accelerator_usd.source",
+            "unknown source",
+        ),
+        (
+            "[cluster]\naccelerator_usd = 1\nrequire_sources = true\n",
+            "accelerator_usd",
+            "no source",
+        ),
+        ("[cluster]\npue = 0.5\n", "cluster.pue", ">= 1"),
+        ("[cluster]\nserver_usd = 5\n", "server_usd", "npus_per_server"),
+        ("tokens = -3\n", "tokens", "positive"),
+    ],
+)
 def test_bad_cluster_fields_name_the_field(tmp_path, extra, field, words):
     with pytest.raises(InputError) as e:
         hieropt.load_instance(_instance(tmp_path, extra))
@@ -66,15 +82,25 @@ def test_bad_cluster_fields_name_the_field(tmp_path, extra, field, words):
 
 
 def test_solve_json_has_the_buyer_keys(tmp_path):
-    r = run("solve", _instance(tmp_path, CLUSTER), "--tokens", "15T", "--no-sensitivity", "--json", "-")
+    r = run(
+        "solve", _instance(tmp_path, CLUSTER), "--tokens", "15T", "--no-sensitivity", "--json", "-"
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     fig = out["run"]
     assert fig["tokens"] == 15e12
-    for key in ("tokens_per_s", "model_flops_per_iteration", "mfu", "time_to_train_days", "energy_mwh",
-                "run_cost_usd"):
+    for key in (
+        "tokens_per_s",
+        "model_flops_per_iteration",
+        "mfu",
+        "time_to_train_days",
+        "energy_mwh",
+        "run_cost_usd",
+    ):
         assert isinstance(fig[key], float), key
-    assert fig["time_to_train_days"] == pytest.approx(15e12 / fig["tokens_per_s"] / 86400, rel=1e-12)
+    assert fig["time_to_train_days"] == pytest.approx(
+        15e12 / fig["tokens_per_s"] / 86400, rel=1e-12
+    )
     assert fig["network_capex_usd"] == out["network_cost_usd"]
 
 
@@ -91,8 +117,12 @@ def test_evaluate_json_has_the_buyer_keys():
     out = json.loads(r.stdout)
     fig = out["run"]
     assert fig["iteration_time_ns"] == out["breakdown"]["iteration_time_ns"]
-    assert fig["time_to_train_days"] == pytest.approx(15.6e12 / fig["tokens_per_s"] / 86400, rel=1e-12)
-    assert fig["run_cost_usd"] == pytest.approx(fig["cost_per_hour_usd"] * fig["time_to_train_days"] * 24, rel=1e-12)
+    assert fig["time_to_train_days"] == pytest.approx(
+        15.6e12 / fig["tokens_per_s"] / 86400, rel=1e-12
+    )
+    assert fig["run_cost_usd"] == pytest.approx(
+        fig["cost_per_hour_usd"] * fig["time_to_train_days"] * 24, rel=1e-12
+    )
     s = run("solve", llama, "--no-sensitivity", "--json", "-")
     value = json.loads(s.stdout)["objective_value"]
     s = run("solve", llama, "--no-sensitivity")
@@ -100,7 +130,14 @@ def test_evaluate_json_has_the_buyer_keys():
 
 
 def test_pareto_shows_days_and_dollars_per_run():
-    r = run("pareto", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--points", "4", "--json", "-")
+    r = run(
+        "pareto",
+        REPO / "instances" / "llama3-405b-16k-cluster.toml",
+        "--points",
+        "4",
+        "--json",
+        "-",
+    )
     assert r.exit_code == 0, r.output
     points = json.loads(r.stdout)["points"]
     cheapest = min(points, key=lambda p: p["run"]["run_cost_usd"])

@@ -1,5 +1,6 @@
-"""min_run_cost in a co-design space (plans x a fixed two-dimension network, a [cluster] and a token budget): the
-pruned search returns the brute force's best, its bound never prunes the best, and the value is the run's $."""
+"""min_run_cost in a co-design space (plans x a fixed two-dimension network, a [cluster] and a token
+budget): the pruned search returns the brute force's best, its bound never prunes the best, and the
+value is the run's $."""
 
 from __future__ import annotations
 

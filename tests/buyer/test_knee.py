@@ -1,5 +1,6 @@
-"""The knee beside a procurement optimum: the cheapest design within x % of the fastest time and what the last x %
-costs, against the min-cost solve it is, the Pareto front, and the catalog example of the NVL72 fabric."""
+"""The knee beside a procurement optimum: the cheapest design within x % of the fastest time and
+what the last x % costs, against the min-cost solve it is, the Pareto front, and the catalog example
+of the NVL72 fabric."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def test_knee_is_the_cheapest_design_within_the_slack():
     assert k.fastest_ns == pytest.approx(fast.iteration_time_ns, rel=1e-12)
     assert k.knee_ns <= k.fastest_ns * 1.01 * (1 + 1e-9)
     assert k.knee_ns == pytest.approx(k.fastest_ns * 1.01, rel=1e-7)  # the slack is used up
-    cheap = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * 1.01)
+    cheap = hieropt.solve(
+        inst, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * 1.01
+    )
     assert k.knee_usd == pytest.approx(cheap.network_cost_usd, rel=1e-9)
     assert k.last_usd == pytest.approx(k.fastest_usd - k.knee_usd, rel=1e-12) and k.last_usd > 0
     # no design of the front within 1 % of the fastest time is cheaper

@@ -1,6 +1,6 @@
-"""Objective min_run_cost (the $ of one training run, T(B) x (A + C(B)) up to a constant factor): against a dense
-search over B on 2-dimension instances, SCIP on small random ones, its invariance under one price factor, and
-performance per cost when the fixed term is 0."""
+"""Objective min_run_cost (the $ of one training run, T(B) x (A + C(B)) up to a constant factor):
+against a dense search over B on 2-dimension instances, SCIP on small random ones, its invariance
+under one price factor, and performance per cost when the fixed term is 0."""
 
 from __future__ import annotations
 
@@ -23,9 +23,13 @@ PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
 
 
 def with_cluster(inst, accelerator_usd: float, years: float = 4.0, **more):
-    """``inst`` with a [cluster] whose fixed term is A = N x accelerator_usd (amortised over ``years``)."""
-    return inst.model_copy(update={"cluster": Cluster(accelerator_usd=accelerator_usd, amortisation_years=years,
-                                                      **more)})
+    """``inst`` with a [cluster] whose fixed term is A = N x accelerator_usd (amortised over
+    ``years``)."""
+    return inst.model_copy(
+        update={
+            "cluster": Cluster(accelerator_usd=accelerator_usd, amortisation_years=years, **more)
+        }
+    )
 
 
 def product(inst, bw, fixed_usd):
@@ -35,22 +39,30 @@ def product(inst, bw, fixed_usd):
 
 
 def dense_minimum(inst, fixed_usd, n=121, zooms=40):
-    """min of T(B) (A + C(B)) over a dense log-spaced grid of the 2-dimension box of the instance's bounds, then
-    over finer grids around the best point (each zoom a 31 x 31 grid on a box 2x smaller)."""
+    """min of T(B) (A + C(B)) over a dense log-spaced grid of the 2-dimension box of the instance's
+    bounds, then over finer grids around the best point (each zoom a 31 x 31 grid on a box 2x
+    smaller)."""
     tm = build_time_model(inst)
     p = hieropt.evaluate(inst, [1.0, 1.0]).cost_per_dim_usd  # N u_d x 1 GB/s
     lo = np.array([b.lower_gbps for b in inst.bounds_or_default])
     hi = np.array([b.upper_gbps for b in inst.bounds_or_default])
 
     def best_of(a0, a1):
-        return min((tm.time_ns(np.array([a, b])) * (fixed_usd + float(p @ [a, b])), a, b) for a in a0 for b in a1)
+        return min(
+            (tm.time_ns(np.array([a, b])) * (fixed_usd + float(p @ [a, b])), a, b)
+            for a in a0
+            for b in a1
+        )
 
     best = best_of(np.geomspace(lo[0], hi[0], n), np.geomspace(lo[1], hi[1], n))
     width = np.log(hi / lo) / n * 2
     for _ in range(zooms):
         c = np.log(best[1:])
         box_lo, box_hi = np.maximum(np.exp(c - width), lo), np.minimum(np.exp(c + width), hi)
-        best = min(best, best_of(np.geomspace(box_lo[0], box_hi[0], 31), np.geomspace(box_lo[1], box_hi[1], 31)))
+        best = min(
+            best,
+            best_of(np.geomspace(box_lo[0], box_hi[0], 31), np.geomspace(box_lo[1], box_hi[1], 31)),
+        )
         width /= 2
     return best[0]
 
@@ -65,7 +77,8 @@ def test_equals_a_dense_search_on_two_dimensions(accelerator_usd):
     dense = dense_minimum(inst, A)
     assert ours <= dense * (1 + 1e-7), (ours, dense, sol.bw_gbps)
     assert ours >= dense * (1 - 1e-6)  # (the dense search is at most a hair above the optimum)
-    assert sol.objective_value == pytest.approx(ours / (4 * 8760 * 3.6e12), rel=1e-9)  # $ per iteration
+    # $ per iteration
+    assert sol.objective_value == pytest.approx(ours / (4 * 8760 * 3.6e12), rel=1e-9)
 
 
 def test_more_expensive_accelerators_buy_more_network():
@@ -81,15 +94,24 @@ def test_zero_fixed_term_is_performance_per_cost():
         ppc = hieropt.solve(inst, objective="performance_per_cost")
         run = hieropt.solve(with_cluster(inst, 0.0), objective="min_run_cost")
         assert run.extra["fixed_cost_usd"] == 0.0
-        assert run.iteration_time_ns * run.network_cost_usd == pytest.approx(ppc.objective_value, rel=2e-7)
+        assert run.iteration_time_ns * run.network_cost_usd == pytest.approx(
+            ppc.objective_value, rel=2e-7
+        )
         np.testing.assert_allclose(run.bw_gbps, ppc.bw_gbps, rtol=1e-3)
 
 
 def _scaled(inst, k: float, accelerator_usd: float):
-    classes = {n: CostClass(**{f: (v * k if v is not None else None) for f, v in c.model_dump().items()})
-               for n, c in inst.cost.classes.items()}
-    return with_cluster(inst.model_copy(update={"cost": CostModel(classes=classes)}), accelerator_usd * k,
-                        electricity_usd_per_kwh=0.08 * k, accelerator_w=1000.0, pue=1.2)
+    classes = {
+        n: CostClass(**{f: (v * k if v is not None else None) for f, v in c.model_dump().items()})
+        for n, c in inst.cost.classes.items()
+    }
+    return with_cluster(
+        inst.model_copy(update={"cost": CostModel(classes=classes)}),
+        accelerator_usd * k,
+        electricity_usd_per_kwh=0.08 * k,
+        accelerator_w=1000.0,
+        pue=1.2,
+    )
 
 
 @pytest.mark.parametrize("k", [1e-3, 7.3, 100.0])
@@ -105,25 +127,35 @@ def test_value_is_the_run_figures_dollars_per_run():
     inst = with_cluster(hieropt.load_instance(PLAN), 15000.0, npus_per_server=8, server_usd=1e5,
                         accelerator_w=400.0, server_w=3000.0, pue=1.1, electricity_usd_per_kwh=0.08,
                         facility_usd_per_mw=11.7e6, facility_amortisation_years=15.0)
-    inst = inst.model_copy(update={"tokens": 300e9,
-                                   "bounds": tuple(Bound(lower_gbps=1, upper_gbps=2000) for _ in range(4)),
-                                   "constraints": ()})
+    inst = inst.model_copy(
+        update={
+            "tokens": 300e9,
+            "bounds": tuple(Bound(lower_gbps=1, upper_gbps=2000) for _ in range(4)),
+            "constraints": (),
+        }
+    )
     sol = hieropt.solve(inst, objective="min_run_cost")
     assert sol.success and sol.extra["run_cost_per"] == "run"
     assert sol.objective_value == pytest.approx(sol.run.run_cost_usd, rel=1e-12)
     for other in ("performance", "performance_per_cost"):  # the cheapest run of the three
-        assert hieropt.solve(inst, objective=other).run.run_cost_usd >= sol.objective_value * (1 - 1e-9)
+        assert hieropt.solve(inst, objective=other).run.run_cost_usd >= sol.objective_value * (
+            1 - 1e-9
+        )
 
 
 def test_min_run_cost_needs_a_cluster():
     with pytest.raises(InputError, match="no \\[cluster\\] section"):
         hieropt.solve(hieropt.load_instance(NVL), objective="min_run_cost")
     with pytest.raises(InputError, match="amortisation_years"):
-        hieropt.solve(hieropt.load_instance(NVL).model_copy(update={"cluster": Cluster(usd_per_npu_hour=2.0)}),
-                      objective="min_run_cost")
+        hieropt.solve(
+            hieropt.load_instance(NVL).model_copy(
+                update={"cluster": Cluster(usd_per_npu_hour=2.0)}
+            ),
+            objective="min_run_cost",
+        )
 
 
-# ------------------------------------------------------------------------------------------------------- SCIP
+# --------------------------------------------------------------------------------------------- SCIP
 pyscipopt = pytest.importorskip("pyscipopt")
 
 from tests.oracle.test_scip_oracle import _add_design, _feasible_point, _scip_model  # noqa: E402
@@ -131,8 +163,9 @@ from tests.oracle.test_scip_product import instances, unit_costs_usd_per_gbps  #
 
 
 def scip_min_run_cost(inst, fixed_usd: float) -> tuple[np.ndarray, float]:
-    """min T(B) (A + C(B)) by SCIP's spatial branch and bound (no_overlap loop, concurrent dimensions), from the
-    per-collective traffic and the cost classes; returns (SCIP's B, its dual bound in ns x $)."""
+    """min T(B) (A + C(B)) by SCIP's spatial branch and bound (no_overlap loop, concurrent
+    dimensions), from the per-collective traffic and the cost classes; returns (SCIP's B, its dual
+    bound in ns x $)."""
     from hieropt.model.traffic import phase_traffic
 
     D = inst.network.n_dims
@@ -142,7 +175,9 @@ def scip_min_run_cost(inst, fixed_usd: float) -> tuple[np.ndarray, float]:
     compute_ns = float(inst.workload.table.compute_ns.sum())
     c_usd = unit_costs_usd_per_gbps(inst)
     b0 = _feasible_point(inst, loaded, {})
-    t0 = compute_ns + float(sum(max(row[d] / b0[d] for d in np.flatnonzero(row > 0)) for row in traffic))
+    t0 = compute_ns + float(
+        sum(max(row[d] / b0[d] for d in np.flatnonzero(row > 0)) for row in traffic)
+    )
     c0 = float(c_usd @ b0)
     m = _scip_model({"limits/gap": 1e-7})
     B = _add_design(m, inst)

@@ -1,6 +1,6 @@
-"""The buyer's figures (hieropt.model.run) against hand computations: MFU of a GPT-3 plan from its FLOPs, time and
-peak; days and MWh for a token budget; $ per run from a [cluster] section; a published training time; and what is
-said unknown for a workload without an LLM model."""
+"""The buyer's figures (hieropt.model.run) against hand computations: MFU of a GPT-3 plan from its
+FLOPs, time and peak; days and MWh for a token budget; $ per run from a [cluster] section; a
+published training time; and what is said unknown for a workload without an LLM model."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
 
 # GPT-3 175B (Brown et al. 2020): B = 1,536 sequences, s = 2,048, L = 96, h = 12,288, V = 50,257
 B, S, L, H, V = 1536, 2048, 96, 12288, 50257
-# Narayanan et al. 2021 eq. 3 without recompute (the logit layer is not recomputed: V / 12 L h; Korthikanti et al.
-# 2022 §6 write it so)
+# Narayanan et al. 2021 eq. 3 without recompute (the logit layer is not recomputed: V / 12 L h;
+# Korthikanti et al. 2022 §6 write it so)
 MODEL_FLOPS = 72 * B * S * L * H**2 * (1 + S / (6 * H) + V / (12 * L * H))
 
 
@@ -31,15 +31,18 @@ def test_gpt3_model_flops_are_megatrons_equation():
     assert tr.tokens_per_iteration == B * S == 3_145_728
     assert tr.model_flops_per_iteration == pytest.approx(MODEL_FLOPS, rel=1e-12)
     # selective recompute repeats the attention core, 4 s^2 h per layer and sequence
-    assert tr.hardware_flops_per_iteration - tr.model_flops_per_iteration == pytest.approx(B * L * 4 * S**2 * H,
-                                                                                          rel=1e-12)
+    assert tr.hardware_flops_per_iteration - tr.model_flops_per_iteration == pytest.approx(
+        B * L * 4 * S**2 * H, rel=1e-12
+    )
     assert tr.npus == 4096 and tr.peak_flops_per_npu == 312e12
 
 
 def test_full_recompute_adds_one_forward_of_the_blocks():
     tr = training_of(read_llm(GPT3, ["recompute=full"]))
     blocks = 24 * B * S * L * H**2 * (1 + S / (6 * H))  # one forward of every block
-    assert tr.hardware_flops_per_iteration - tr.model_flops_per_iteration == pytest.approx(blocks, rel=1e-12)
+    assert tr.hardware_flops_per_iteration - tr.model_flops_per_iteration == pytest.approx(
+        blocks, rel=1e-12
+    )
 
 
 def test_mfu_of_the_gpt3_plan_by_hand():
@@ -62,7 +65,8 @@ def test_days_and_mwh_for_a_token_budget():
     fig = run_figures(inst, 10e9, network_cost_usd=5e6)
     iterations = 300e9 / 3_145_728  # 95,367.43 iterations of 10 s
     assert fig.iterations_per_run == pytest.approx(iterations, rel=1e-12)
-    assert fig.time_to_train_days == pytest.approx(iterations * 10 / 86400, rel=1e-12)  # 11.038 days
+    # 11.038 days
+    assert fig.time_to_train_days == pytest.approx(iterations * 10 / 86400, rel=1e-12)
     it_w = 4096 * 400 + 512 * 3000  # 3,174,400 W of IT power
     assert fig.power_mw == pytest.approx(it_w * 1.1 / 1e6, rel=1e-12)  # 3.49184 MW
     assert fig.energy_mwh == pytest.approx(3.49184 * iterations * 10 / 3600, rel=1e-12)  # 925.0 MWh
@@ -71,9 +75,18 @@ def test_days_and_mwh_for_a_token_budget():
 
 
 def test_run_cost_from_a_cluster_section():
-    cl = _cluster(accelerator_usd=15000.0, accelerator_w=400.0, npus_per_server=8, server_usd=100000.0,
-                  server_w=3000.0, facility_usd_per_mw=11.7e6, pue=1.1, electricity_usd_per_kwh=0.08,
-                  amortisation_years=4.0, facility_amortisation_years=15.0)
+    cl = _cluster(
+        accelerator_usd=15000.0,
+        accelerator_w=400.0,
+        npus_per_server=8,
+        server_usd=100000.0,
+        server_w=3000.0,
+        facility_usd_per_mw=11.7e6,
+        pue=1.1,
+        electricity_usd_per_kwh=0.08,
+        amortisation_years=4.0,
+        facility_amortisation_years=15.0,
+    )
     inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
     net = 5e6
     fig = run_figures(inst, 10e9, network_cost_usd=net)
@@ -94,14 +107,15 @@ def test_an_npu_hour_rate_replaces_the_fixed_figures():
     inst = hieropt.load_instance(PLAN).model_copy(update={"tokens": 300e9, "cluster": cl})
     fig = run_figures(inst, 10e9, network_cost_usd=8.76e6)
     hours = 300e9 / 3_145_728 * 10 / 3600
-    assert fig.cost_per_hour_usd == pytest.approx(4096 * 2.0 + 8.76e6 / (5 * 8760), rel=1e-12)  # 8,192 + 200
+    # 8,192 + 200
+    assert fig.cost_per_hour_usd == pytest.approx(4096 * 2.0 + 8.76e6 / (5 * 8760), rel=1e-12)
     assert fig.run_cost_usd == pytest.approx(8392.0 * hours, rel=1e-12)
     assert fig.capex_usd is None and fig.power_mw is None
 
 
 def test_published_gpt3_training_time():
-    """Narayanan et al. 2021 §5.1: GPT-3 175B on 300B tokens with 1,024 A100 at 140 TFLOP/s per GPU (hardware
-    FLOPs, full recompute) takes about 34 days."""
+    """Narayanan et al. 2021 §5.1: GPT-3 175B on 300B tokens with 1,024 A100 at 140 TFLOP/s per GPU
+    (hardware FLOPs, full recompute) takes about 34 days."""
     p = read_llm(GPT3, ["npus=1024", "tp=8", "pp=8", "dp=16", "recompute=full"])
     tr = training_of(p)
     T_ns = tr.hardware_flops_per_iteration / (1024 * 140e12) * 1e9
@@ -113,10 +127,13 @@ def test_published_gpt3_training_time():
 
 
 def test_the_tp_dp_transformer_generator_states_its_figures():
-    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")  # TP 16 x DP 256, one sequence per replica
+    # TP 16 x DP 256, one sequence per replica
+    inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     tr = inst.workload.training
     assert tr.tokens_per_iteration == 256 * 2048 and tr.npus == 4096
-    assert tr.model_flops_per_iteration == pytest.approx(72 * 256 * S * L * H**2 * (1 + S / (6 * H)), rel=1e-12)
+    assert tr.model_flops_per_iteration == pytest.approx(
+        72 * 256 * S * L * H**2 * (1 + S / (6 * H)), rel=1e-12
+    )
 
 
 def test_a_workload_without_an_llm_model_says_what_is_unknown():
@@ -130,8 +147,14 @@ def test_a_workload_without_an_llm_model_says_what_is_unknown():
     assert any("no LLM model" in u for u in fig.unknown)
     assert any("[cluster]" in u for u in fig.unknown)
     d = fig.to_dict()
-    for key in ("tokens_per_s", "model_flops_per_iteration", "mfu", "time_to_train_days", "energy_mwh",
-                "run_cost_usd"):
+    for key in (
+        "tokens_per_s",
+        "model_flops_per_iteration",
+        "mfu",
+        "time_to_train_days",
+        "energy_mwh",
+        "run_cost_usd",
+    ):
         assert key in d and d[key] is None
     assert not math.isnan(d["iteration_time_ns"])
 
@@ -139,15 +162,17 @@ def test_a_workload_without_an_llm_model_says_what_is_unknown():
 def test_bandwidth_sensitivity_in_the_buyers_units():
     from hieropt.report.run import BuyerScale, bandwidth_effect
 
-    # 1 GB/s more per NPU saves 3 ms per iteration on 16,384 NPUs; 1e6 iterations per run of 10 s each; $20,000 per
-    # hour; the network amortised over 5 years, $10 per GB/s per NPU on that dimension across the cluster
+    # 1 GB/s more per NPU saves 3 ms per iteration on 16,384 NPUs; 1e6 iterations per run of 10 s
+    # each; $20,000 per hour; the network amortised over 5 years, $10 per GB/s per NPU on that
+    # dimension across the cluster
     scale = BuyerScale(npus=16384, iterations=1e6, iteration_ns=10e9, usd_per_h=20000.0,
                        per_network_usd=1 / (5 * 8760), price_usd_per_gbps=(50.0, 16384 * 10.0))
     text = bandwidth_effect(scale, 1, -3e6)
     assert "16,384 GB/s = 131.1 Tb/s across the cluster" in text
     days = 3e6 * 1e6 / 86400e9  # 0.03472 days
     assert f"saves {days:,.4g} days per run" in text
-    usd = 1e6 / 3.6e12 * (-3e6 * 20000 + 10e9 * 16384 * 10 / (5 * 8760))  # -16,666.7 + 10,390.7 = -$6,276.0
+    # -16,666.7 + 10,390.7 = -$6,276.0
+    usd = 1e6 / 3.6e12 * (-3e6 * 20000 + 10e9 * 16384 * 10 / (5 * 8760))
     assert usd == pytest.approx(-6276.0, abs=0.1)
     assert "saves $6.28k per run" in text
     assert bandwidth_effect(None, 1, -3e6) == ""
@@ -161,5 +186,9 @@ def test_several_workloads_have_no_run_of_their_own():
     from hieropt.errors import InputError
 
     with pytest.raises(InputError, match="several workloads"):
-        hieropt.solve(mix.model_copy(update={"cluster": Cluster(accelerator_usd=1.0, amortisation_years=4.0)}),
-                      objective="min_run_cost")
+        hieropt.solve(
+            mix.model_copy(
+                update={"cluster": Cluster(accelerator_usd=1.0, amortisation_years=4.0)}
+            ),
+            objective="min_run_cost",
+        )

@@ -81,7 +81,9 @@ def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, si
     path = _space(tmp_path, usd)
     (value, npus), brute = brute_force(path, deadline_days)
     assert npus == size
-    got = size_cluster(path, SIZES, deadline_ns=None if deadline_days is None else deadline_days * 86400e9)
+    got = size_cluster(
+        path, SIZES, deadline_ns=None if deadline_days is None else deadline_days * 86400e9
+    )
     assert got.chosen.npus == size
     assert got.chosen.best["objective_value"] == pytest.approx(value, rel=1e-12)
     for o in got.sizes:  # a size's bound: its candidates' least bound, below each one's optimum
@@ -139,4 +141,7 @@ def test_codesign_command_with_sizes_and_a_deadline(tmp_path):
     assert chosen["run"]["run_cost_usd"] == pytest.approx(chosen["best"]["objective_value"],
                                                           rel=1e-9)
     assert "--sizes" in error_line(run("codesign", path, "--sizes", "1024,x"))
-    assert run("codesign", path, "--sizes", "1024", "--deadline", "5d", "--workers", "1").exit_code == 3
+    assert (
+        run("codesign", path, "--sizes", "1024", "--deadline", "5d", "--workers", "1").exit_code
+        == 3
+    )

@@ -1,5 +1,6 @@
-"""``hieropt export --astra-sim`` and ``hieropt simulate``: the bundle, the network file alone, stdout, and one-line
-errors (exit 2 bad input, 3 failed run / disagreement); with the real binary when it is present."""
+"""``hieropt export --astra-sim`` and ``hieropt simulate``: the bundle, the network file alone,
+stdout, and one-line errors (exit 2 bad input, 3 failed run / disagreement); with the real binary
+when it is present."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ G = 2**30 / 1e9
 def _instance(tmp_path: Path, loop: str = "no_overlap") -> Path:
     (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
     inst = tmp_path / "inst.toml"
-    inst.write_text(INSTANCE_TOML.replace('training_loop = "no_overlap"', f'training_loop = "{loop}"'))
+    inst.write_text(
+        INSTANCE_TOML.replace('training_loop = "no_overlap"', f'training_loop = "{loop}"')
+    )
     return inst
 
 
@@ -40,7 +43,8 @@ def test_export_network_file_alone(tmp_path: Path) -> None:
     assert net.latency == (0.0, 0.0, 0.0)
     sol = api.solve(load_instance(inst))
     b = sol.bw_gbps
-    # Ring (ring algorithm): one link of B; FullyConnected and Switch (direct): B / (p - 1) per link; 2^30-byte GB
+    # Ring (ring algorithm): one link of B; FullyConnected and Switch (direct): B / (p - 1) per
+    # link; 2^30-byte GB
     assert net.bandwidth == pytest.approx([b[0] / G, b[1] / 3 / G, b[2] / 7 / G], rel=1e-7)
     assert not (tmp_path / "traces").exists()
 
@@ -61,15 +65,31 @@ def test_export_bundle_and_stdout(tmp_path: Path) -> None:
 
 
 def test_export_errors(tmp_path: Path) -> None:
-    assert_error(run("export", tmp_path / "none.toml", "--astra-sim", tmp_path / "n.yml"), 2, "instance file not found")
+    assert_error(
+        run("export", tmp_path / "none.toml", "--astra-sim", tmp_path / "n.yml"),
+        2,
+        "instance file not found",
+    )
     inst = _instance(tmp_path)
-    assert_error(run("export", inst, "--astra-sim", tmp_path / "n.yml", "--bw", "50,0,20"), 2, "bw[1]",
-                 "bandwidth > 0")
-    assert_error(run("export", inst, "--astra-sim", tmp_path / "n", "--bw", "1,2"), 2, "--bw", "3 dimensions")
+    assert_error(
+        run("export", inst, "--astra-sim", tmp_path / "n.yml", "--bw", "50,0,20"),
+        2,
+        "bw[1]",
+        "bandwidth > 0",
+    )
+    assert_error(
+        run("export", inst, "--astra-sim", tmp_path / "n", "--bw", "1,2"), 2, "--bw", "3 dimensions"
+    )
     (tmp_path / "file").write_text("x")
-    assert_error(run("export", inst, "--astra-sim", tmp_path / "file", "--bw", "1,2,3"), 2, "not a folder")
-    assert_error(run("export", inst, "--astra-sim", tmp_path / "no" / "such" / "n.yml", "--bw", "1,2,3"), 2,
-                 "--astra-sim", "does not exist")
+    assert_error(
+        run("export", inst, "--astra-sim", tmp_path / "file", "--bw", "1,2,3"), 2, "not a folder"
+    )
+    assert_error(
+        run("export", inst, "--astra-sim", tmp_path / "no" / "such" / "n.yml", "--bw", "1,2,3"),
+        2,
+        "--astra-sim",
+        "does not exist",
+    )
     assert not (tmp_path / "n.yml").exists() and not (tmp_path / "n").exists()
 
 
@@ -81,23 +101,40 @@ def _script(path: Path, body: str) -> Path:
 
 def test_simulate_errors(tmp_path: Path) -> None:
     inst = _instance(tmp_path)
-    assert_error(run("simulate", inst, "--astra-sim", tmp_path / "missing", "--bw", "50,30,20"), 2, "no such file")
+    assert_error(
+        run("simulate", inst, "--astra-sim", tmp_path / "missing", "--bw", "50,30,20"),
+        2,
+        "no such file",
+    )
     plain = tmp_path / "plain"
     plain.write_text("")
-    assert_error(run("simulate", inst, "--astra-sim", plain, "--bw", "50,30,20"), 2, "not executable")
+    assert_error(
+        run("simulate", inst, "--astra-sim", plain, "--bw", "50,30,20"), 2, "not executable"
+    )
     crash = _script(tmp_path / "crash", "echo 'Assertion `delay > 0` failed.' >&2; exit 134")
     assert_error(run("simulate", inst, "--astra-sim", crash, "--bw", "50,30,20"), 3, "exit 134",
                  "Assertion `delay > 0` failed.")
     quiet = _script(tmp_path / "quiet", "echo starting")
-    assert_error(run("simulate", inst, "--astra-sim", quiet, "--bw", "50,30,20"), 3, "printed no result", "starting")
+    assert_error(
+        run("simulate", inst, "--astra-sim", quiet, "--bw", "50,30,20"),
+        3,
+        "printed no result",
+        "starting",
+    )
 
 
 def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
-    """A 'simulator' that reports 1 ns for every NPU: the comparison is printed, then exit 3 with the reason."""
+    """A 'simulator' that reports 1 ns for every NPU: the comparison is printed, then exit 3 with
+    the reason."""
     inst = _instance(tmp_path)
-    fake = _script(tmp_path / "fake", 'i=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, 1 cycles, exposed '
-                   'communication 0 cycles."; i=$((i+1)); done')
-    r = run("simulate", inst, "--astra-sim", fake, "--bw", "50,30,20", "--json", tmp_path / "s.json")
+    fake = _script(
+        tmp_path / "fake",
+        'i=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, 1 cycles, exposed '
+        'communication 0 cycles."; i=$((i+1)); done',
+    )
+    r = run(
+        "simulate", inst, "--astra-sim", fake, "--bw", "50,30,20", "--json", tmp_path / "s.json"
+    )
     assert r.exit_code == 3
     assert "the simulator does not confirm the answer" in r.stderr and "Traceback" not in r.output
     data = json.loads((tmp_path / "s.json").read_text())
@@ -107,19 +144,37 @@ def test_simulate_disagreement_exits_3(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not BINARY.is_file(), reason="ASTRA-sim binary not found (set ASTRA_SIM)")
-@pytest.mark.parametrize("loop", ["no_overlap", pytest.param("tp_dp_overlap_cross", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "loop", ["no_overlap", pytest.param("tp_dp_overlap_cross", marks=pytest.mark.slow)]
+)
 def test_simulate_real_binary(tmp_path: Path, loop: str) -> None:
     inst = _instance(tmp_path, loop)
-    r = run("simulate", inst, "--astra-sim", BINARY, "--json", tmp_path / "s.json", "--keep", tmp_path / "keep")
+    r = run(
+        "simulate",
+        inst,
+        "--astra-sim",
+        BINARY,
+        "--json",
+        tmp_path / "s.json",
+        "--keep",
+        tmp_path / "keep",
+    )
     if "error while loading shared libraries" in r.output:
         pytest.skip("ASTRA-sim cannot start (apt-get install -y libprotobuf32)")
     assert_ok(r)
     data = json.loads((tmp_path / "s.json").read_text())
-    assert [a["name"] for a in data["allocations"]][0] == "optimum" and len(data["allocations"]) == 3
-    assert data["dimension_mode"] == "concurrent" and data["chunks"] == 128  # (enough for 3 %: see simulate.md)
-    for a in data["allocations"]:  # the simulator against what solve optimised (concurrent dimensions)
-        assert a["simulated_iteration_time_ns"] == pytest.approx(a["predicted_own_model_ns"], rel=0.03)
-        assert a["simulated_iteration_time_ns"] >= a["predicted_own_model_ns"]  # (approached from above)
+    assert [a["name"] for a in data["allocations"]][0] == "optimum" and len(
+        data["allocations"]
+    ) == 3
+    # (enough for 3 %: see simulate.md)
+    assert data["dimension_mode"] == "concurrent" and data["chunks"] == 128
+    # the simulator against what solve optimised (concurrent dimensions)
+    for a in data["allocations"]:
+        assert a["simulated_iteration_time_ns"] == pytest.approx(
+            a["predicted_own_model_ns"], rel=0.03
+        )
+        # (approached from above)
+        assert a["simulated_iteration_time_ns"] >= a["predicted_own_model_ns"]
     assert data["agree"] and data["optimum_fastest"] and data["same_ranking"]
     assert (tmp_path / "keep" / "optimum" / "run.sh").exists()
 
@@ -151,13 +206,24 @@ def test_export_writes_a_loop_step_bundle_per_stage(tmp_path: Path) -> None:
 
 
 def test_exported_network_reads_back_to_the_same_network(tmp_path: Path) -> None:
-    """read_network_yml on the file 'hieropt export' writes: the export's conventions (Ring one link of B, direct
-    p - 1 links of B / (p - 1), latency per hop), split dimensions merged back; before, it read LIBRA's link
-    counting (the Ring at 2 B, the Switch of 32 at B / 31) and five dimensions for four."""
+    """read_network_yml on the file 'hieropt export' writes: the export's conventions (Ring one link
+    of B, direct p - 1 links of B / (p - 1), latency per hop), split dimensions merged back; before,
+    it read LIBRA's link counting (the Ring at 2 B, the Switch of 32 at B / 31) and five dimensions
+    for four."""
     yml = tmp_path / "net.yml"
-    assert_ok(run("export", REPO / "instances" / "gpt3-4d.toml", "--astra-sim", yml, "--bw", "250,125,75,50"))
+    assert_ok(
+        run(
+            "export",
+            REPO / "instances" / "gpt3-4d.toml",
+            "--astra-sim",
+            yml,
+            "--bw",
+            "250,125,75,50",
+        )
+    )
     net = read_network_yml(yml)
-    assert net.npus_count == (4, 4, 2, 4, 32)  # dim 1 (FullyConnected 8) is two simulator dimensions
+    # dim 1 (FullyConnected 8) is two simulator dimensions
+    assert net.npus_count == (4, 4, 2, 4, 32)
     assert net.bw_gbps == pytest.approx([250, 125, 125, 75, 50], rel=1e-12)
     inst = load_instance(REPO / "instances" / "gpt3-4d.toml")
     assert [(d.block, d.npus, d.algorithm) for d in net.dims] == [
@@ -168,13 +234,23 @@ def test_exported_network_reads_back_to_the_same_network(tmp_path: Path) -> None
 
 def test_exported_latencies_and_algorithms_read_back(tmp_path: Path) -> None:
     inst = _instance(tmp_path)
-    text = inst.read_text().replace(
-        '{ block = "Ring", npus = 4, cost_class = "Inner" }',
-        '{ block = "Ring", npus = 4, cost_class = "Inner", latency_ns = 120.0, algorithm = "direct" }').replace(
-        '{ block = "FullyConnected", npus = 4, cost_class = "Inner" }',
-        '{ block = "FullyConnected", npus = 4, cost_class = "Inner", latency_ns = 30.0, '
-        'algorithm = "halving_doubling" }').replace('{ block = "Switch", npus = 8, cost_class = "Outer" }',
-              '{ block = "Switch", npus = 8, cost_class = "Outer", latency_ns = 500.0 }')
+    text = (
+        inst.read_text()
+        .replace(
+            '{ block = "Ring", npus = 4, cost_class = "Inner" }',
+            '{ block = "Ring", npus = 4, cost_class = "Inner", latency_ns = 120.0, '
+            'algorithm = "direct" }',
+        )
+        .replace(
+            '{ block = "FullyConnected", npus = 4, cost_class = "Inner" }',
+            '{ block = "FullyConnected", npus = 4, cost_class = "Inner", latency_ns = 30.0, '
+            'algorithm = "halving_doubling" }',
+        )
+        .replace(
+            '{ block = "Switch", npus = 8, cost_class = "Outer" }',
+            '{ block = "Switch", npus = 8, cost_class = "Outer", latency_ns = 500.0 }',
+        )
+    )
     inst.write_text(text)
     yml = tmp_path / "net.yml"
     assert_ok(run("export", inst, "--astra-sim", yml, "--bw", "50,30,20"))
@@ -182,7 +258,11 @@ def test_exported_latencies_and_algorithms_read_back(tmp_path: Path) -> None:
     # per hop: Ring direct a / 2, FullyConnected a, Switch a / 2
     assert net.latency == pytest.approx([60.0, 30.0, 250.0])
     got = [(d.block, d.npus, d.algorithm) for d in net.dims]
-    assert got == [("Ring", 4, "direct"), ("FullyConnected", 4, "halving_doubling"), ("Switch", 8, "direct")]
+    assert got == [
+        ("Ring", 4, "direct"),
+        ("FullyConnected", 4, "halving_doubling"),
+        ("Switch", 8, "direct"),
+    ]
     assert [d.bw_gbps for d in net.dims] == pytest.approx([50, 30, 20], rel=1e-12)
     assert [d.latency_ns for d in net.dims] == pytest.approx([120.0, 30.0, 500.0], rel=1e-12)
 

@@ -1,8 +1,8 @@
-"""Output files are replaced atomically: a run that fails while writing (a full disk) leaves the complete file of an
-earlier run in place, and says so in one line naming the file.
+"""Output files are replaced atomically: a run that fails while writing (a full disk) leaves the
+complete file of an earlier run in place, and says so in one line naming the file.
 
-The full-disk tests mount a 64 KiB tmpfs (root only; skipped otherwise), write a complete result there, fill the file
-system and run the same command again.
+The full-disk tests mount a 64 KiB tmpfs (root only; skipped otherwise), write a complete result
+there, fill the file system and run the same command again.
 """
 
 from __future__ import annotations
@@ -26,13 +26,20 @@ MIX = REPO / "instances" / "mix-gpt3-dlrm-moe-4d.toml"
 
 
 def hieropt(*args: str | Path) -> subprocess.CompletedProcess:
-    """``python -m hieropt ARGS`` as a process (the console entry point, whose ``main`` reports file errors)."""
+    """``python -m hieropt ARGS`` as a process (the console entry point, whose ``main`` reports file
+    errors)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "hieropt", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "hieropt", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
 
 
-# ------------------------------------------------------------------------------------------------ the helper
+# --------------------------------------------------------------------------------------- the helper
 
 def test_a_failed_write_leaves_the_earlier_file_and_no_temporary(tmp_path):
     out = tmp_path / "r.json"
@@ -80,16 +87,19 @@ def test_json_text_refuses_non_finite_numbers_naming_the_field():
     assert str(e.value).startswith("--json r.json: points[1].t: the result is not a finite number")
 
 
-# ------------------------------------------------------------------------------------------------ a full disk
+# -------------------------------------------------------------------------------------- a full disk
 
 @pytest.fixture
 def full_disk(tmp_path):
-    """A 64 KiB tmpfs at ``tmp_path/disk`` and a function that fills it (root only; skipped otherwise)."""
+    """A 64 KiB tmpfs at ``tmp_path/disk`` and a function that fills it (root only; skipped
+    otherwise)."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root")
     disk = tmp_path / "disk"
     disk.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {r.stderr.decode().strip()}")
 
@@ -109,8 +119,8 @@ def full_disk(tmp_path):
 
 
 def test_full_disk_keeps_the_earlier_solve_json(full_disk):
-    """The second answer is larger than the first and than the free space: written in place it was cut after the
-    first answer's pages (invalid JSON)."""
+    """The second answer is larger than the first and than the free space: written in place it was
+    cut after the first answer's pages (invalid JSON)."""
     disk, fill = full_disk
     out = disk / "r.json"
     assert hieropt("solve", NVL72, "--no-sensitivity", "--json", out).returncode == 0
@@ -120,8 +130,11 @@ def test_full_disk_keeps_the_earlier_solve_json(full_disk):
     r = hieropt("solve", MIX, "--json", out)
     assert r.returncode == 2
     line = r.stderr.strip()
-    assert line == (f"error: --json {out}: cannot write or read: No space left on device (the earlier r.json is "
-                    "intact); fix: free space on that file system, or give a path on another one"), r.stderr
+    assert line == (
+        f"error: --json {out}: cannot write or read: No space left on device (the earlier "
+        "r.json is "
+        "intact); fix: free space on that file system, or give a path on another one"
+    ), r.stderr
     assert out.read_text() == earlier
     assert sorted(p.name for p in disk.iterdir()) == ["filler", "r.json"]
 
@@ -133,10 +146,13 @@ def test_full_disk_keeps_the_earlier_pareto_csv(full_disk):
     earlier = out.read_text()
     assert len(earlier.splitlines()) == 6 and earlier.endswith("\n")
     fill()
-    r = hieropt("pareto", GPT3, "--points", "100", "--csv", out)  # (17 kB: cut mid-line when written in place)
+    # (17 kB: cut mid-line when written in place)
+    r = hieropt("pareto", GPT3, "--points", "100", "--csv", out)
     assert r.returncode == 2
-    assert r.stderr.strip().startswith(f"error: --csv {out}: cannot write or read: No space left on device (the "
-                                       "earlier f.csv is intact)"), r.stderr
+    assert r.stderr.strip().startswith(
+        f"error: --csv {out}: cannot write or read: No space left on device (the "
+        "earlier f.csv is intact)"
+    ), r.stderr
     assert out.read_text() == earlier
 
 
@@ -147,13 +163,16 @@ def test_full_disk_on_a_streamed_out_names_the_file(full_disk):
     r = hieropt("explore", REPO / "spaces" / "gpt3-4096.toml", "--workers", "1", "--out", out)
     assert r.returncode == 2
     assert r.stderr.strip() == (
-        f"error: --out {out}: cannot write or read: No space left on device (the rows written before are kept; a "
-        "rerun resumes); fix: free space on that file system, or give a path on another one"), r.stderr
+        f"error: --out {out}: cannot write or read: No space left on device (the rows "
+        "written before are kept; a "
+        "rerun resumes); fix: free space on that file system, or give a path on another one"
+    ), r.stderr
 
 
 def test_full_disk_keeps_the_earlier_bundle_whole(full_disk, tmp_path):
-    """Every file of a bundle is written beside its place first and renamed only when all are written: a full disk
-    leaves the earlier bundle as it was (its manifest, network and traces of the same allocation)."""
+    """Every file of a bundle is written beside its place first and renamed only when all are
+    written: a full disk leaves the earlier bundle as it was (its manifest, network and traces of
+    the same allocation)."""
     from .test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT
 
     disk, fill = full_disk
@@ -162,20 +181,27 @@ def test_full_disk_keeps_the_earlier_bundle_whole(full_disk, tmp_path):
     inst.write_text(INSTANCE_TOML)
     bundle = disk / "b"
     assert hieropt("export", inst, "--astra-sim", bundle, "--bw", "50,30,20").returncode == 0
-    before = {p.relative_to(bundle): p.read_bytes() for p in sorted(bundle.rglob("*")) if p.is_file()}
+    before = {
+        p.relative_to(bundle): p.read_bytes() for p in sorted(bundle.rglob("*")) if p.is_file()
+    }
     assert json.loads(before[Path("bundle.json")])["bw_gbps"] == [50, 30, 20]
     fill()
     r = hieropt("export", inst, "--astra-sim", bundle, "--bw", "40,40,20")
     assert r.returncode == 2
-    assert r.stderr.strip() == (f"error: {bundle}: cannot write or read: No space left on device (the earlier "
-                                "bundle there is intact); fix: free space on that file system, or give a path on "
-                                "another one"), r.stderr
-    after = {p.relative_to(bundle): p.read_bytes() for p in sorted(bundle.rglob("*")) if p.is_file()}
+    assert r.stderr.strip() == (
+        f"error: {bundle}: cannot write or read: No space left on device (the earlier "
+        "bundle there is intact); fix: free space on that file system, or give a path on "
+        "another one"
+    ), r.stderr
+    after = {
+        p.relative_to(bundle): p.read_bytes() for p in sorted(bundle.rglob("*")) if p.is_file()
+    }
     assert after == before
 
 
 def test_full_disk_keeps_the_earlier_network_file(full_disk, tmp_path):
-    """export of the network file alone: a full disk leaves the earlier file, and says so (it was removed)."""
+    """export of the network file alone: a full disk leaves the earlier file, and says so (it was
+    removed)."""
     disk, fill = full_disk
     out = disk / "net.yml"
     assert hieropt("export", GPT3, "--astra-sim", out, "--bw", "250,125,75,50").returncode == 0
@@ -183,6 +209,12 @@ def test_full_disk_keeps_the_earlier_network_file(full_disk, tmp_path):
     fill()
     r = hieropt("export", GPT3, "--astra-sim", out, "--bw", "200,150,100,50")
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines()[-1].startswith(
-        f"error: --astra-sim {out}: cannot write or read: No space left on device (the earlier net.yml is intact)")
+    assert (
+        r.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"error: --astra-sim {out}: cannot write or read: No space left on device (the "
+            "earlier net.yml is intact)"
+        )
+    )
     assert out.read_text() == earlier

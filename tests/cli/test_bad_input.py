@@ -1,9 +1,10 @@
-"""The command line on bad input: exit code 2 (bad input) or 3 (infeasible / unbounded), one line on stderr naming the
-file, the field and the fix, never a traceback; plus the good inputs next to them (zero-byte collectives, ASTRA-sim
-headers, tabs, lower-case names) and the default instance end to end.
+"""The command line on bad input: exit code 2 (bad input) or 3 (infeasible / unbounded), one line on
+stderr naming the file, the field and the fix, never a traceback; plus the good inputs next to them
+(zero-byte collectives, ASTRA-sim headers, tabs, lower-case names) and the default instance end to
+end.
 
-Every input is a small file written into ``tmp_path`` from the valid set in :func:`files` (2 dimensions: Ring 4 x
-Switch 8, 32 NPUs), changed in one place.
+Every input is a small file written into ``tmp_path`` from the valid set in :func:`files` (2
+dimensions: Ring 4 x Switch 8, 32 NPUs), changed in one place.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from hieropt.cli import app
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_INSTANCE = REPO / "instances" / "gpt3-4d.toml"
 
-# This typer's CliRunner keeps stdout and stderr apart (result.stdout, result.stderr; result.output mixes both).
-# No colour codes, and wide enough that help text does not wrap mid-phrase.
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+# This typer's CliRunner keeps stdout and stderr apart (result.stdout, result.stderr; result.output
+# mixes both). No colour codes, and wide enough that help text does not wrap mid-phrase.
+runner = CliRunner(
+    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
+)
 
 NETWORK_YML = """\
 Topology: [Ring, Switch]
@@ -75,7 +78,8 @@ nic_usd_per_gbps = 30.0
 
 @dataclass(frozen=True)
 class Files:
-    """A valid small problem in both forms: LIBRA files (with ``--constraint 'sum(bw) == 100'``) and an instance."""
+    """A valid small problem in both forms: LIBRA files (with ``--constraint 'sum(bw) == 100'``) and
+    an instance."""
 
     dir: Path
     network: Path
@@ -108,8 +112,14 @@ class Files:
 
 @pytest.fixture
 def files(tmp_path: Path) -> Files:
-    f = Files(tmp_path, tmp_path / "net.yml", tmp_path / "comm.yml", tmp_path / "cost.yml", tmp_path / "wl.txt",
-              tmp_path / "inst.toml")
+    f = Files(
+        tmp_path,
+        tmp_path / "net.yml",
+        tmp_path / "comm.yml",
+        tmp_path / "cost.yml",
+        tmp_path / "wl.txt",
+        tmp_path / "inst.toml",
+    )
     for path, text in ((f.network, NETWORK_YML), (f.communicator, COMM_YML), (f.cost, COST_YML),
                        (f.workload, WORKLOAD_TXT), (f.instance, INSTANCE_TOML)):
         path.write_text(text, encoding="utf-8")
@@ -127,9 +137,11 @@ def assert_ok(result: Result) -> None:
 
 
 def assert_error(result: Result, code: int, *parts: str) -> str:
-    """Exit ``code``, no traceback, nothing on stdout, and one line ``error: ...`` on stderr containing ``parts``."""
+    """Exit ``code``, no traceback, nothing on stdout, and one line ``error: ...`` on stderr
+    containing ``parts``."""
     assert "Traceback" not in result.output
-    # an uncaught exception would be the exception itself here, not the SystemExit of a handled error
+    # an uncaught exception would be the exception itself here, not the SystemExit of a handled
+    # error
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
     assert result.exit_code == code, result.output
     assert result.stdout == ""
@@ -153,9 +165,10 @@ def evaluate_json(*args: str | Path) -> dict:
     return json.loads(result.stdout)
 
 
-# ------------------------------------------------------------------------------------------------ missing files
+# ------------------------------------------------------------------------------------ missing files
 def test_valid_small_files_solve(files: Files) -> None:
-    """The base of every variant below is valid in both forms, so each failure is due to its one change."""
+    """The base of every variant below is valid in both forms, so each failure is due to its one
+    change."""
     assert solve_json(files.instance)["status"] == "optimal"
     assert solve_json(*files.libra())["status"] == "optimal"
 
@@ -165,24 +178,44 @@ def test_missing_instance_file(files: Files) -> None:
                  "fix: check the path")
 
 
-@pytest.mark.parametrize(("flag", "what"), [("network", "network"), ("workload", "workload"),
-                                            ("communicator", "communicator"), ("cost", "cost model")])
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [
+        ("network", "network"),
+        ("workload", "workload"),
+        ("communicator", "communicator"),
+        ("cost", "cost model"),
+    ],
+)
 def test_missing_libra_file(files: Files, flag: str, what: str) -> None:
     missing = files.dir / f"absent_{flag}.yml"
-    assert_error(run("solve", *files.libra(**{flag: missing})), 2, str(missing), f"{what} file not found",
-                 "fix: check the path")
+    assert_error(
+        run("solve", *files.libra(**{flag: missing})),
+        2,
+        str(missing),
+        f"{what} file not found",
+        "fix: check the path",
+    )
 
 
 def test_missing_file_named_by_instance(files: Files) -> None:
     inst = files.variant("i.toml", files.instance, 'workload = "wl.txt"', 'workload = "absent.txt"')
-    assert_error(run("solve", inst), 2, str(files.dir / "absent.txt"), "workload file not found", "fix: check the path")
+    assert_error(
+        run("solve", inst),
+        2,
+        str(files.dir / "absent.txt"),
+        "workload file not found",
+        "fix: check the path",
+    )
 
 
 def test_missing_libra_flag(files: Files) -> None:
     args = files.libra()
     i = args.index("--cost")
     del args[i : i + 2]
-    assert_error(run("solve", *args), 2, "--cost", "missing LIBRA flag", "fix: give all of --network")
+    assert_error(
+        run("solve", *args), 2, "--cost", "missing LIBRA flag", "fix: give all of --network"
+    )
 
 
 def test_no_instance_at_all() -> None:
@@ -194,81 +227,168 @@ def test_instance_and_libra_flags_together(files: Files) -> None:
                  "both an INSTANCE file and LIBRA flags", "fix: give either an instance file or")
 
 
-# ------------------------------------------------------------------------------------------------ workload text
+# ------------------------------------------------------------------------------------ workload text
 def test_workload_line_with_wrong_field_count(files: Files) -> None:
-    wl = files.variant("w.txt", files.workload, "NONE 0 1000 ALLREDUCE 2000000 10\n", "NONE 0 1000 ALLREDUCE 2000000\n")
-    assert_error(run("solve", *files.libra(workload=wl)), 2, "w.txt", "line 2", "11 fields, expected 12",
-                 "fix: write exactly 12 whitespace-separated fields")
+    wl = files.variant(
+        "w.txt",
+        files.workload,
+        "NONE 0 1000 ALLREDUCE 2000000 10\n",
+        "NONE 0 1000 ALLREDUCE 2000000\n",
+    )
+    assert_error(
+        run("solve", *files.libra(workload=wl)),
+        2,
+        "w.txt",
+        "line 2",
+        "11 fields, expected 12",
+        "fix: write exactly 12 whitespace-separated fields",
+    )
 
 
 def test_workload_unknown_collective(files: Files) -> None:
     wl = files.variant("w.txt", files.workload, "L2 -1 1000 NONE", "L2 -1 1000 ALLREDUCEX")
-    assert_error(run("solve", *files.libra(workload=wl)), 2, "w.txt", "line 2, field 4 (collective)",
-                 "unknown collective 'ALLREDUCEX'",
-                 "fix: use one of NONE, ALLREDUCE, REDUCESCATTER, ALLGATHER, ALLTOALL")
+    assert_error(
+        run("solve", *files.libra(workload=wl)),
+        2,
+        "w.txt",
+        "line 2, field 4 (collective)",
+        "unknown collective 'ALLREDUCEX'",
+        "fix: use one of NONE, ALLREDUCE, REDUCESCATTER, ALLGATHER, ALLTOALL",
+    )
 
 
 def test_workload_negative_time(files: Files) -> None:
     wl = files.variant("w.txt", files.workload, "L2 -1 1000 NONE", "L2 -1 -5 NONE")
-    assert_error(run("solve", *files.libra(workload=wl)), 2, "w.txt", "line 2, field 3 (forward compute ns)",
-                 "'-5' is not a finite number >= 0", "fix: write a non-negative number")
+    assert_error(
+        run("solve", *files.libra(workload=wl)),
+        2,
+        "w.txt",
+        "line 2, field 3 (forward compute ns)",
+        "'-5' is not a finite number >= 0",
+        "fix: write a non-negative number",
+    )
 
 
 def test_workload_non_numeric_size(files: Files) -> None:
-    wl = files.variant("w.txt", files.workload, "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000",
-                       "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2MB")
-    assert_error(run("solve", *files.libra(workload=wl)), 2, "w.txt", "line 2, field 11 (weight_grad size bytes)",
-                 "'2MB'", "fix: write a non-negative number")
+    wl = files.variant(
+        "w.txt",
+        files.workload,
+        "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2000000",
+        "L2 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 2MB",
+    )
+    assert_error(
+        run("solve", *files.libra(workload=wl)),
+        2,
+        "w.txt",
+        "line 2, field 11 (weight_grad size bytes)",
+        "'2MB'",
+        "fix: write a non-negative number",
+    )
 
 
 def test_workload_header_count_differs_from_lines(files: Files) -> None:
     wl = files.write("w.txt", "DATA\n3\n" + WORKLOAD_TXT)
-    assert_error(run("solve", *files.libra(workload=wl)), 2, "w.txt", "header layer count", "says 3 layers",
-                 "has 2 layer lines", "fix: set line 2 to 2")
+    assert_error(
+        run("solve", *files.libra(workload=wl)),
+        2,
+        "w.txt",
+        "header layer count",
+        "says 3 layers",
+        "has 2 layer lines",
+        "fix: set line 2 to 2",
+    )
 
 
-# ------------------------------------------------------------------------------------------------ communicator
+# ------------------------------------------------------------------------------------- communicator
 def test_communicator_length_differs_from_dimensions(files: Files) -> None:
     comm = files.variant("c.yml", files.communicator, "Forward: [4, -1]", "Forward: [4, -1, -1]")
-    assert_error(run("solve", *files.libra(communicator=comm)), 2, "c.yml", "Forward", "has 3 entries",
-                 "network has 2 dimensions", "fix: give one group size per dimension")
+    assert_error(
+        run("solve", *files.libra(communicator=comm)),
+        2,
+        "c.yml",
+        "Forward",
+        "has 3 entries",
+        "network has 2 dimensions",
+        "fix: give one group size per dimension",
+    )
 
 
 def test_inline_mapping_length_differs_from_dimensions(files: Files) -> None:
-    inst = files.variant("i.toml", files.instance, "weight_grad = [1, 8]", "weight_grad = [1, 8, 1]")
-    assert_error(run("solve", inst), 2, "i.toml", "mapping.weight_grad", "has 3 entries", "network has 2 dimensions",
-                 "fix: give one group size per dimension")
+    inst = files.variant(
+        "i.toml", files.instance, "weight_grad = [1, 8]", "weight_grad = [1, 8, 1]"
+    )
+    assert_error(
+        run("solve", inst),
+        2,
+        "i.toml",
+        "mapping.weight_grad",
+        "has 3 entries",
+        "network has 2 dimensions",
+        "fix: give one group size per dimension",
+    )
 
 
 def test_communicator_group_of_zero(files: Files) -> None:
     comm = files.variant("c.yml", files.communicator, "InputGrad: [4, -1]", "InputGrad: [0, -1]")
-    assert_error(run("solve", *files.libra(communicator=comm)), 2, "c.yml", "InputGrad[0]", "group size 0 is invalid",
-                 "fix: use an integer >= 1, or -1")
+    assert_error(
+        run("solve", *files.libra(communicator=comm)),
+        2,
+        "c.yml",
+        "InputGrad[0]",
+        "group size 0 is invalid",
+        "fix: use an integer >= 1, or -1",
+    )
 
 
 def test_communicator_group_larger_than_dimension(files: Files) -> None:
     comm = files.variant("c.yml", files.communicator, "WeightGrad: [-1, 8]", "WeightGrad: [-1, 16]")
-    assert_error(run("solve", *files.libra(communicator=comm)), 2, "c.yml", "WeightGrad[1]",
-                 "group of 16 NPUs exceeds dimension 1's 8 NPUs", "fix: use a group size between 1 and 8")
+    assert_error(
+        run("solve", *files.libra(communicator=comm)),
+        2,
+        "c.yml",
+        "WeightGrad[1]",
+        "group of 16 NPUs exceeds dimension 1's 8 NPUs",
+        "fix: use a group size between 1 and 8",
+    )
 
 
-# ------------------------------------------------------------------------------------------------ network
+# ------------------------------------------------------------------------------------------ network
 def test_libra_dimension_of_size_one(files: Files) -> None:
     net = files.variant("n.yml", files.network, "NpusCount: [4, 8]", "NpusCount: [1, 8]")
-    assert_error(run("solve", *files.libra(network=net)), 2, "n.yml", "NpusCount[0]", "dimension size 1",
-                 "fix: a dimension connects at least 2 NPUs")
+    assert_error(
+        run("solve", *files.libra(network=net)),
+        2,
+        "n.yml",
+        "NpusCount[0]",
+        "dimension size 1",
+        "fix: a dimension connects at least 2 NPUs",
+    )
 
 
 def test_inline_dimension_of_size_one(files: Files) -> None:
     inst = files.variant("i.toml", files.instance, "npus = 4", "npus = 1")
-    assert_error(run("solve", inst), 2, "i.toml", "network.dims[0].npus", "greater than or equal to 2",
-                 "fix: got 1; use a number >= 2")
+    assert_error(
+        run("solve", inst),
+        2,
+        "i.toml",
+        "network.dims[0].npus",
+        "greater than or equal to 2",
+        "fix: got 1; use a number >= 2",
+    )
 
 
 def test_libra_unknown_building_block(files: Files) -> None:
-    net = files.variant("n.yml", files.network, "Topology: [Ring, Switch]", "Topology: [Torus, Switch]")
-    assert_error(run("solve", *files.libra(network=net)), 2, "n.yml", "Topology[0]", "unknown building block 'Torus'",
-                 "fix: use one of Ring, FullyConnected, Switch")
+    net = files.variant(
+        "n.yml", files.network, "Topology: [Ring, Switch]", "Topology: [Torus, Switch]"
+    )
+    assert_error(
+        run("solve", *files.libra(network=net)),
+        2,
+        "n.yml",
+        "Topology[0]",
+        "unknown building block 'Torus'",
+        "fix: use one of Ring, FullyConnected, Switch",
+    )
 
 
 def test_inline_unknown_building_block(files: Files) -> None:
@@ -277,73 +397,140 @@ def test_inline_unknown_building_block(files: Files) -> None:
                  "fix: got 'Torus'; use 'Ring', 'FullyConnected' or 'Switch'")
 
 
-# ------------------------------------------------------------------------------------------------ cost model
+# --------------------------------------------------------------------------------------- cost model
 def test_libra_unknown_cost_class(files: Files) -> None:
-    net = files.variant("n.yml", files.network, "CostDimension: [Inner, Outer]", "CostDimension: [Inner, Outr]")
-    assert_error(run("solve", *files.libra(network=net)), 2, "n.yml", "CostDimension[1]", "unknown cost class 'Outr'",
-                 "fix: use one of ['Inner', 'Outer'] or add it to the cost model", str(files.cost))
+    net = files.variant(
+        "n.yml", files.network, "CostDimension: [Inner, Outer]", "CostDimension: [Inner, Outr]"
+    )
+    assert_error(
+        run("solve", *files.libra(network=net)),
+        2,
+        "n.yml",
+        "CostDimension[1]",
+        "unknown cost class 'Outr'",
+        "fix: use one of ['Inner', 'Outer'] or add it to the cost model",
+        str(files.cost),
+    )
 
 
 def test_inline_unknown_cost_class(files: Files) -> None:
     inst = files.variant("i.toml", files.instance, 'cost_class = "Outer"', 'cost_class = "Outr"')
-    assert_error(run("solve", inst), 2, "i.toml", "network.dims[1].cost_class", "unknown cost class 'Outr'",
-                 "fix: use one of ['Inner', 'Outer'] or add it to the cost model")
+    assert_error(
+        run("solve", inst),
+        2,
+        "i.toml",
+        "network.dims[1].cost_class",
+        "unknown cost class 'Outr'",
+        "fix: use one of ['Inner', 'Outer'] or add it to the cost model",
+    )
 
 
 @pytest.mark.parametrize("twice", ["  LINK: 100.0\n", "  link: 2.0\n"])
 def test_libra_cost_part_given_twice_in_another_case(files: Files, twice: str) -> None:
-    """Part names are case-insensitive, so 'Link' and 'LINK' are one part given twice: refused, never resolved by
-    keeping the last price (which silently changed the network's cost)."""
+    """Part names are case-insensitive, so 'Link' and 'LINK' are one part given twice: refused,
+    never resolved by keeping the last price (which silently changed the network's cost)."""
     cost = files.variant("k.yml", files.cost, "  Link: 8.0\n", "  Link: 8.0\n" + twice)
-    assert_error(run("solve", *files.libra(cost=cost)), 2, "k.yml", f"Outer.{twice.split(':')[0].strip()}",
-                 "the same part as 'Link' (part names are case-insensitive): given twice",
-                 "fix: keep one price per part")
+    assert_error(
+        run("solve", *files.libra(cost=cost)),
+        2,
+        "k.yml",
+        f"Outer.{twice.split(':')[0].strip()}",
+        "the same part as 'Link' (part names are case-insensitive): given twice",
+        "fix: keep one price per part",
+    )
 
 
-@pytest.mark.parametrize(("drop", "part"), [("  Nic: 30.0\n", "Nic"), ("  Switch: 18.0\n", "Switch")])
+@pytest.mark.parametrize(
+    ("drop", "part"), [("  Nic: 30.0\n", "Nic"), ("  Switch: 18.0\n", "Switch")]
+)
 def test_libra_switch_cost_class_without_price(files: Files, drop: str, part: str) -> None:
     cost = files.variant("k.yml", files.cost, drop, "")
-    assert_error(run("solve", *files.libra(cost=cost)), 2, "k.yml", "cost.Outer",
-                 f"dimension 1 is a Switch but its cost class has no {part} price",
-                 f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, to cost class "
-                 "'Outer'")
+    assert_error(
+        run("solve", *files.libra(cost=cost)),
+        2,
+        "k.yml",
+        "cost.Outer",
+        f"dimension 1 is a Switch but its cost class has no {part} price",
+        f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, "
+        "to cost class "
+        "'Outer'",
+    )
 
 
 @pytest.mark.parametrize(("drop", "part"), [("nic_usd_per_gbps = 30.0\n", "Nic"),
                                             ("switch_usd_per_gbps = 18.0\n", "Switch")])
 def test_inline_switch_cost_class_without_price(files: Files, drop: str, part: str) -> None:
     inst = files.variant("i.toml", files.instance, drop, "")
-    assert_error(run("solve", inst), 2, "i.toml", "cost.Outer", f"has no {part} price",
-                 f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, to cost class "
-                 "'Outer'")
+    assert_error(
+        run("solve", inst),
+        2,
+        "i.toml",
+        "cost.Outer",
+        f"has no {part} price",
+        f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, "
+        "to cost class "
+        "'Outer'",
+    )
 
 
-# ------------------------------------------------------------------------------------------------ constraints
+# -------------------------------------------------------------------------------------- constraints
 def test_constraint_names_missing_dimension(files: Files) -> None:
-    assert_error(run("solve", *files.libra(constraints=("sum(bw) == 100", "bw[2] <= 5"))), 2, "--constraint",
-                 "constraint 'bw[2] <= 5'", "out of range", "network has 2 dimensions", "fix: use bw[0]..bw[1]")
+    assert_error(
+        run("solve", *files.libra(constraints=("sum(bw) == 100", "bw[2] <= 5"))),
+        2,
+        "--constraint",
+        "constraint 'bw[2] <= 5'",
+        "out of range",
+        "network has 2 dimensions",
+        "fix: use bw[0]..bw[1]",
+    )
 
 
 def test_instance_constraint_names_missing_dimension(files: Files) -> None:
-    inst = files.variant("i.toml", files.instance, '["sum(bw) == 100"]', '["sum(bw) == 100", "bw[3] >= 1"]')
-    assert_error(run("solve", inst), 2, "i.toml", "constraint 'bw[3] >= 1'", "out of range", "fix: use bw[0]..bw[1]")
+    inst = files.variant(
+        "i.toml", files.instance, '["sum(bw) == 100"]', '["sum(bw) == 100", "bw[3] >= 1"]'
+    )
+    assert_error(
+        run("solve", inst),
+        2,
+        "i.toml",
+        "constraint 'bw[3] >= 1'",
+        "out of range",
+        "fix: use bw[0]..bw[1]",
+    )
 
 
 def test_non_linear_constraint(files: Files) -> None:
-    assert_error(run("solve", *files.libra(constraints=("sum(bw) == 100", "bw[0]*bw[1] <= 5"))), 2, "--constraint",
-                 "constraint 'bw[0]*bw[1] <= 5'", "not linear", "fix: multiply bandwidth only by constants")
+    assert_error(
+        run("solve", *files.libra(constraints=("sum(bw) == 100", "bw[0]*bw[1] <= 5"))),
+        2,
+        "--constraint",
+        "constraint 'bw[0]*bw[1] <= 5'",
+        "not linear",
+        "fix: multiply bandwidth only by constants",
+    )
 
 
 def test_infeasible_constraints(files: Files) -> None:
-    msg = assert_error(run("solve", *files.libra(constraints=("sum(bw) == 500", "bw[0] >= 600"))), 3,
-                       "infeasible", "sum(bw) == 500", "bw[0] >= 600")
+    msg = assert_error(
+        run("solve", *files.libra(constraints=("sum(bw) == 500", "bw[0] >= 600"))),
+        3,
+        "infeasible",
+        "sum(bw) == 500",
+        "bw[0] >= 600",
+    )
     assert msg.startswith("error: infeasible")
 
 
 @pytest.mark.parametrize("constraints", [(), ("bw[0] <= 100",), ("bw[0] >= 100",)])
 def test_unbounded_bandwidth(files: Files, constraints: tuple[str, ...]) -> None:
-    assert_error(run("solve", *files.libra(constraints=constraints)), 3, "unbounded: add a bandwidth budget",
-                 "bw[1]", "sum(bw) == 500")
+    assert_error(
+        run("solve", *files.libra(constraints=constraints)),
+        3,
+        "unbounded: add a bandwidth budget",
+        "bw[1]",
+        "sum(bw) == 500",
+    )
 
 
 def test_unbounded_instance_without_constraints(files: Files) -> None:
@@ -360,27 +547,39 @@ def test_bounded_by_per_dimension_bounds_only(files: Files) -> None:
     assert sol["bw_gbps_per_dim"] == pytest.approx([100, 50])
 
 
-# ------------------------------------------------------------------------------------------------ instance TOML
+# ------------------------------------------------------------------------------------ instance TOML
 def test_instance_unknown_key(files: Files) -> None:
     inst = files.variant("i.toml", files.instance, "constraints = [", "constraint = [")
-    assert_error(run("solve", inst), 2, "i.toml", ": constraint: unknown key", "fix: use only", "constraints")
+    assert_error(
+        run("solve", inst), 2, "i.toml", ": constraint: unknown key", "fix: use only", "constraints"
+    )
 
 
 def test_instance_missing_objective(files: Files) -> None:
     inst = files.variant("i.toml", files.instance, 'objective = "performance"\n', "")
-    assert_error(run("solve", inst), 2, "i.toml", "objective: missing", 'fix: add objective = "performance"')
+    assert_error(
+        run("solve", inst), 2, "i.toml", "objective: missing", 'fix: add objective = "performance"'
+    )
 
 
 def test_instance_invalid_toml(files: Files) -> None:
     inst = files.variant("i.toml", files.instance, 'name = "small"', 'name = "small')
-    assert_error(run("solve", inst), 2, "i.toml", "invalid TOML", "line 1", "fix: fix the TOML syntax")
+    assert_error(
+        run("solve", inst), 2, "i.toml", "invalid TOML", "line 1", "fix: fix the TOML syntax"
+    )
 
 
-# ------------------------------------------------------------------------------------------------ evaluate --bw
+# ------------------------------------------------------------------------------------ evaluate --bw
 @pytest.mark.parametrize(("bw", "count"), [("50", "1 value given"), ("50,50,50", "3 values given")])
 def test_evaluate_wrong_bandwidth_count(files: Files, bw: str, count: str) -> None:
-    assert_error(run("evaluate", files.instance, "--bw", bw), 2, "--bw", count, "network has 2 dimensions",
-                 "fix: give 2 comma-separated GB/s values")
+    assert_error(
+        run("evaluate", files.instance, "--bw", bw),
+        2,
+        "--bw",
+        count,
+        "network has 2 dimensions",
+        "fix: give 2 comma-separated GB/s values",
+    )
 
 
 def test_evaluate_non_number_bandwidth(files: Files) -> None:
@@ -389,8 +588,13 @@ def test_evaluate_non_number_bandwidth(files: Files) -> None:
 
 
 def test_evaluate_negative_bandwidth(files: Files) -> None:
-    assert_error(run("evaluate", files.instance, "--bw=-5,50"), 2, "--bw: bw[0]", "-5 is not a finite number >= 0",
-                 "fix: give a bandwidth >= 0 GB/s")
+    assert_error(
+        run("evaluate", files.instance, "--bw=-5,50"),
+        2,
+        "--bw: bw[0]",
+        "-5 is not a finite number >= 0",
+        "fix: give a bandwidth >= 0 GB/s",
+    )
 
 
 def test_evaluate_zero_bandwidth_on_loaded_dimension(files: Files) -> None:
@@ -399,12 +603,19 @@ def test_evaluate_zero_bandwidth_on_loaded_dimension(files: Files) -> None:
 
 
 def test_evaluate_without_bandwidths(files: Files) -> None:
-    assert_error(run("evaluate", files.instance), 2, "--bw", "no bandwidths given", "fix: give 2 comma-separated")
+    assert_error(
+        run("evaluate", files.instance),
+        2,
+        "--bw",
+        "no bandwidths given",
+        "fix: give 2 comma-separated",
+    )
 
 
-# ------------------------------------------------------------------------------------------------ good inputs
+# -------------------------------------------------------------------------------------- good inputs
 def test_zero_byte_collective_costs_nothing(files: Files) -> None:
-    """A collective of 0 bytes is valid and takes 0 ns: the same as NONE, in evaluate and in solve."""
+    """A collective of 0 bytes is valid and takes 0 ns: the same as NONE, in evaluate and in
+    solve."""
     zero = files.write("zero.txt", WORKLOAD_TXT.replace("L2 -1 1000 NONE 0 1000 NONE 0",
                                                         "L2 -1 1000 ALLTOALL 0 1000 allgather 0"))
     none_args = files.libra("--bw", "50,50")
@@ -420,8 +631,11 @@ def test_zero_byte_collective_costs_nothing(files: Files) -> None:
 
 
 def test_all_collectives_zero_bytes(files: Files) -> None:
-    """Only zero-byte collectives: no communication time at all; solve still certifies an optimum."""
-    wl = files.write("zero.txt", "L1 -1 1000 ALLREDUCE 0 1000 REDUCESCATTER 0 1000 ALLREDUCE 0 10\n")
+    """Only zero-byte collectives: no communication time at all; solve still certifies an
+    optimum."""
+    wl = files.write(
+        "zero.txt", "L1 -1 1000 ALLREDUCE 0 1000 REDUCESCATTER 0 1000 ALLREDUCE 0 10\n"
+    )
     bd = evaluate_json(*files.libra("--bw", "50,50", workload=wl))["breakdown"]
     assert bd["communication_ns"] == 0
     assert bd["iteration_time_ns"] == 3000
@@ -437,15 +651,20 @@ def test_workload_header_tabs_blank_lines_lower_case(files: Files) -> None:
     wl = files.write("hdr.txt", text)
     ref = evaluate_json(*files.libra("--bw", "50,50"))
     got = evaluate_json(*files.libra("--bw", "50,50", workload=wl))
-    by_name = [list(d["breakdown"].pop("iteration_time_by_workload_ns").values()) for d in (got, ref)]
-    assert by_name[0] == by_name[1] == [got["breakdown"]["iteration_time_ns"]]  # (keyed by the file's name)
+    by_name = [
+        list(d["breakdown"].pop("iteration_time_by_workload_ns").values()) for d in (got, ref)
+    ]
+    # (keyed by the file's name)
+    assert by_name[0] == by_name[1] == [got["breakdown"]["iteration_time_ns"]]
     assert got["breakdown"] == ref["breakdown"]
     assert got["instance"]["workload"]["layers"] == 2
     assert got["instance"]["workload"]["policy"] == "DATA"
 
 
 def test_workload_header_policy_with_extra_tokens(files: Files) -> None:
-    wl = files.write("hdr.txt", "HYBRID_TRANSFORMER model_parallel_NPU_group: 4\n2\n" + WORKLOAD_TXT)
+    wl = files.write(
+        "hdr.txt", "HYBRID_TRANSFORMER model_parallel_NPU_group: 4\n2\n" + WORKLOAD_TXT
+    )
     got = evaluate_json(*files.libra("--bw", "50,50", workload=wl))
     assert got["instance"]["workload"]["policy"] == "HYBRID_TRANSFORMER model_parallel_NPU_group: 4"
     assert got["instance"]["workload"]["layers"] == 2

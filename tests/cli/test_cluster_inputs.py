@@ -1,5 +1,6 @@
-"""``--dask`` addresses are checked before any work (one line naming ``--dask``, never a traceback from inside
-``distributed``), and errors a co-design search raises about its space name the space file, not its ``name``."""
+"""``--dask`` addresses are checked before any work (one line naming ``--dask``, never a traceback
+from inside ``distributed``), and errors a co-design search raises about its space name the space
+file, not its ``name``."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ BAD = [
     ("", "the scheduler address is empty"),
     ("bogus", "'bogus': not a scheduler address (want HOST:PORT)"),
     ("tcp://", "'tcp://': no HOST:PORT after the scheme"),
-    ("inproc://x", "'inproc://x': an in-process address names a scheduler inside this same process"),
+    (
+        "inproc://x",
+        "'inproc://x': an in-process address names a scheduler inside this same process",
+    ),
     ("tls://127.0.0.1:1", "'tls://127.0.0.1:1': a tls:// address needs the client's certificates"),
     ("ucx://x", "'ucx://x': the scheme ucx:// is not supported"),
     ("tcp://127.0.0.1:0", "'tcp://127.0.0.1:0': port 0 is not in 1-65535"),
@@ -49,7 +53,9 @@ def test_good_addresses_are_written_out(given, checked):
 def test_tls_with_certificates_configured_passes(monkeypatch):
     import dask.config
 
-    with dask.config.set({"distributed.comm.tls.ca-file": "ca.pem", "distributed.comm.tls.client.cert": "c.pem"}):
+    with dask.config.set(
+        {"distributed.comm.tls.ca-file": "ca.pem", "distributed.comm.tls.client.cert": "c.pem"}
+    ):
         assert check_dask_address("tls://127.0.0.1:8786") == "tls://127.0.0.1:8786"
     with pytest.raises(InputError):
         check_dask_address("tls://127.0.0.1:8786")
@@ -68,5 +74,7 @@ def test_a_codesign_search_error_names_the_space_file(tmp_path):
     space = tmp_path / "s.toml"
     space.write_text(text.replace("tp = [1, 2, 4, 8, 16]", "tp = [1024]"), encoding="utf-8")
     line = error_line(run("codesign", space, "--workers", "1"))
-    assert line.startswith(f"error: {space}: plans: none of the 240 plan combinations is valid"), line
+    assert line.startswith(f"error: {space}: plans: none of the 240 plan combinations is valid"), (
+        line
+    )
     assert "codesign-gpt3-4096:" not in line

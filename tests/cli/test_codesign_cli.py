@@ -1,5 +1,5 @@
-"""``hieropt codesign SPACE.toml``: a tiny space end to end (JSON and tables), one-line errors for bad space files,
-and exit 3 when no plan fits in memory."""
+"""``hieropt codesign SPACE.toml``: a tiny space end to end (JSON and tables), one-line errors for
+bad space files, and exit 3 when no plan fits in memory."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.codesign import load_codesign
 
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+runner = CliRunner(
+    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
+)
 
 MODEL = """generator = "llm"
 [params.model]
@@ -87,14 +89,23 @@ def test_codesign_cli_end_to_end(tmp_path):
     assert "best: tp2 pp1 dp4" in r.stderr and "Per dimension count" in r.stderr
 
 
-@pytest.mark.parametrize("edit, message", [
-    (("npus = 8", "npus = 8\ncolour = 1"), "colour: unknown key"),
-    (('model = "model.toml"\n', ""), "model: missing"),
-    (("tp = [1, 2, 4]", "tpp = [1]"), "plans.tpp: unknown key"),
-    (("recompute = [\"none\", \"full\"]", "recompute = [\"some\"]"), "plans.recompute[0]"),
-    (('[[levels]]\nname = "a"', '[network]\ndims = [{block = "Ring", npus = 4, cost_class = "A"}]\n[[levels]]\n'
-      'name = "a"'), "network: give either one network"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (("npus = 8", "npus = 8\ncolour = 1"), "colour: unknown key"),
+        (('model = "model.toml"\n', ""), "model: missing"),
+        (("tp = [1, 2, 4]", "tpp = [1]"), "plans.tpp: unknown key"),
+        (('recompute = ["none", "full"]', 'recompute = ["some"]'), "plans.recompute[0]"),
+        (
+            (
+                '[[levels]]\nname = "a"',
+                '[network]\ndims = [{block = "Ring", npus = 4, cost_class = "A"}]\n[[levels]]\n'
+                'name = "a"',
+            ),
+            "network: give either one network",
+        ),
+    ],
+)
 def test_bad_space_files(tmp_path, edit, message):
     with pytest.raises(InputError) as e:
         load_codesign(_files(tmp_path, SPACE.replace(*edit)))
@@ -102,45 +113,86 @@ def test_bad_space_files(tmp_path, edit, message):
 
 
 def test_no_plan_fits_exit_3(tmp_path):
-    r = runner.invoke(app, ["codesign", str(_files(tmp_path, model=MODEL.replace("hbm_gib = 1.0",
-                                                                                  "hbm_gib = 0.000001"))),
-                            "--workers", "1"])
+    r = runner.invoke(
+        app,
+        [
+            "codesign",
+            str(_files(tmp_path, model=MODEL.replace("hbm_gib = 1.0", "hbm_gib = 0.000001"))),
+            "--workers",
+            "1",
+        ],
+    )
     assert r.exit_code == 3
     assert "infeasible: no plan fits: the smallest needs" in r.stderr
 
 
 def test_codesign_writes_instances_that_solve_reads(tmp_path):
-    """--write-instances DIR --top K: K instance files, each re-solved by 'hieropt solve' to the row's optimum; the
-    JSON's rows carry arrays and objects (bw_gbps, placement, communication_by_group_ns), not joined text."""
+    """--write-instances DIR --top K: K instance files, each re-solved by 'hieropt solve' to the
+    row's optimum; the JSON's rows carry arrays and objects (bw_gbps, placement,
+    communication_by_group_ns), not joined text."""
     out = tmp_path / "answers"
-    r = runner.invoke(app, ["codesign", str(_files(tmp_path)), "--workers", "1", "--no-prune", "--top", "2",
-                            "--write-instances", str(out), "--json", "-"])
+    r = runner.invoke(
+        app,
+        [
+            "codesign",
+            str(_files(tmp_path)),
+            "--workers",
+            "1",
+            "--no-prune",
+            "--top",
+            "2",
+            "--write-instances",
+            str(out),
+            "--json",
+            "-",
+        ],
+    )
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     best = d["best"]
     assert isinstance(best["bw_gbps"], list) and isinstance(best["placement"], dict)
-    assert isinstance(best["communication_by_group_ns"], dict) and set(best["placement"]) == {"tp", "dp", "pp"}
+    assert isinstance(best["communication_by_group_ns"], dict) and set(best["placement"]) == {
+        "tp",
+        "dp",
+        "pp",
+    }
     assert len(d["instances"]) == 2 and sorted(p.name for p in out.iterdir()) == sorted(
         Path(p).name for p in d["instances"])
     for path, row in zip(d["instances"], d["ranking"], strict=True):
         s = runner.invoke(app, ["solve", path, "--json", "-"])
         assert s.exit_code == 0, s.output
-        assert json.loads(s.stdout)["objective_value"] == pytest.approx(row["objective_value"], rel=1e-9)
+        assert json.loads(s.stdout)["objective_value"] == pytest.approx(
+            row["objective_value"], rel=1e-9
+        )
 
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_codesign_catalog_gives_an_integer_bill_of_materials():
-    """--catalog on the NVL72 space: the best candidates provisioned with whole parts (integer counts) and ranked
-    by the integer design; the shortlist in the JSON."""
-    r = runner.invoke(app, ["codesign", str(REPO / "spaces" / "codesign-gpt3-nvl72-2304.toml"), "--workers", "1",
-                            "--catalog", str(REPO / "catalogs" / "nvl72-ethernet.toml"), "--provision-top", "1",
-                            "--json", "-"])
+    """--catalog on the NVL72 space: the best candidates provisioned with whole parts (integer
+    counts) and ranked by the integer design; the shortlist in the JSON."""
+    r = runner.invoke(
+        app,
+        [
+            "codesign",
+            str(REPO / "spaces" / "codesign-gpt3-nvl72-2304.toml"),
+            "--workers",
+            "1",
+            "--catalog",
+            str(REPO / "catalogs" / "nvl72-ethernet.toml"),
+            "--provision-top",
+            "1",
+            "--json",
+            "-",
+        ],
+    )
     assert r.exit_code == 0, r.output
     rows = json.loads(r.stdout)["provisioned"]
     assert [x["bom_rank"] for x in rows] == [1]
     for x in rows:
         assert x["status"] == "optimal" and x["power_w"] > 0 and x["network_cost_usd"] > 0
-        assert all(part.split(" x ")[0].isdigit() for dim in x["parts"] for part in dim.split(" + "))
+        assert all(
+            part.split(" x ")[0].isdigit() for dim in x["parts"] for part in dim.split(" + ")
+        )
     assert "provisioned from the catalog" in r.stderr

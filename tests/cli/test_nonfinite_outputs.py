@@ -1,5 +1,6 @@
-"""No writer of hieropt writes a number that is not finite (JSON has no ``Infinity``; hieropt's own readers refuse
-``inf``): a result that would hold one is refused in one line naming the input, and nothing is written."""
+"""No writer of hieropt writes a number that is not finite (JSON has no ``Infinity``; hieropt's own
+readers refuse ``inf``): a result that would hold one is refused in one line naming the input, and
+nothing is written."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def test_export_of_huge_bandwidths_is_read_back(tmp_path):
     assert r.exit_code == 0, r.output
     net = read_network_yml(out)  # (an inf bandwidth was refused here)
     assert all(math.isfinite(b) for b in net.bandwidth)
-    assert math.isclose(net.bandwidth[0], 1e300 * (1e9 / 2**30), rel_tol=1e-15)  # (Ring: link = B, in GiB/s)
+    # (Ring: link = B, in GiB/s)
+    assert math.isclose(net.bandwidth[0], 1e300 * (1e9 / 2**30), rel_tol=1e-15)
 
 
 def test_a_bundle_of_huge_bandwidths_is_strict_json(tmp_path):
@@ -41,7 +43,8 @@ def _no_constant(name: str) -> None:
 
 
 def _tiny_efficiency(tmp_path: Path) -> Path:
-    """The shipped GPT-3 model with a flat-efficiency NPU of efficiency 1e-310 (a subnormal number)."""
+    """The shipped GPT-3 model with a flat-efficiency NPU of efficiency 1e-310 (a subnormal
+    number)."""
     text = LLM.read_text(encoding="utf-8")
     head, sep, _ = text.partition("[params.npu]")
     assert sep
@@ -57,7 +60,9 @@ def test_workload_plan_with_a_subnormal_efficiency_is_refused(tmp_path):
     r = run("workload", "plan", model)
     assert r.exit_code == 2
     line = error_line(r)
-    assert line.startswith(f"error: {model}: compute.iteration_compute_ns: not a finite number"), line
+    assert line.startswith(f"error: {model}: compute.iteration_compute_ns: not a finite number"), (
+        line
+    )
     assert "inf" not in r.stdout
 
 
@@ -67,34 +72,45 @@ def test_workload_plan_json_never_holds_infinity(tmp_path):
     r = run("workload", "plan", model, "--json", out)
     assert r.exit_code == 2
     doc = json.loads(out.read_text(), parse_constant=_no_constant)
-    assert doc["status"] == "bad_input" and doc["message"].startswith(f"{model}: compute.iteration_compute_ns")
+    assert doc["status"] == "bad_input" and doc["message"].startswith(
+        f"{model}: compute.iteration_compute_ns"
+    )
 
 
 def test_a_yaml_error_is_one_line(tmp_path):
     net = tmp_path / "net.yml"
     net.write_text("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ \x00 ]\n", encoding="utf-8")
     line = error_line(run("solve", "--network", net, "--workload", net, "--cost", net))
-    assert line == (f"error: {net}: line 3: invalid YAML: unacceptable character #x0000: special characters are "
-                    "not allowed; fix: fix the YAML syntax")
+    assert line == (
+        f"error: {net}: line 3: invalid YAML: unacceptable character #x0000: special "
+        "characters are "
+        "not allowed; fix: fix the YAML syntax"
+    )
 
 
 def test_a_path_too_long_for_the_file_system_names_the_referring_field(tmp_path):
-    """A workload path of 5,000 characters (found by the long fuzz setting): the instance file and its field, not
-    "cannot write or read ... give a writable file path"."""
+    """A workload path of 5,000 characters (found by the long fuzz setting): the instance file and
+    its field, not "cannot write or read ... give a writable file path"."""
     text = GPT3.read_text(encoding="utf-8")
     inst = tmp_path / "x.toml"
-    inst.write_text(text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "{"a" * 5000}"'),
-                    encoding="utf-8")
+    inst.write_text(
+        text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "{"a" * 5000}"'),
+        encoding="utf-8",
+    )
     assert inst.read_text() != text
     line = error_line(run("solve", inst))
-    assert line.startswith(f"error: {inst}: workload: 'aaaa") and "cannot be used as a path: File name too long" \
-        in line and line.endswith("fix: give the workload file's path")
+    assert (
+        line.startswith(f"error: {inst}: workload: 'aaaa")
+        and "cannot be used as a path: File name too long" in line
+        and line.endswith("fix: give the workload file's path")
+    )
     line = error_line(run("solve", tmp_path / ("b" * 5000)))
     assert "cannot be used as an instance file path: File name too long" in line and len(line) < 200
 
 
 def test_provision_with_a_price_of_1e308_is_refused_naming_the_catalog(tmp_path):
-    """A link at $1e308 made the bill infinite: '$inf' printed, exit 0 (found by the long fuzz setting)."""
+    """A link at $1e308 made the bill infinite: '$inf' printed, exit 0 (found by the long fuzz
+    setting)."""
     text = (REPO / "catalogs" / "example-4d.toml").read_text(encoding="utf-8")
     old = '{ name = "d2d-port-25GBs", gbps = 25, usd = 60,'
     assert old in text

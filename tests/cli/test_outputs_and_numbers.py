@@ -1,15 +1,17 @@
 """The command line's outputs and number parsing on inputs easy to get wrong, each a reproducer:
 
-- a stdout closed by its reader (``| head -1``) ended with exit 1 (a bug's status), nothing on stderr, and the
-  ``--json`` file of a certified run never written: now the files come first and the run ends with 141 (SIGPIPE);
-- ``explore --json FILE`` ending with exit 3 left an earlier run's answer in FILE; ``pareto --csv`` / ``--plot``
-  and ``export`` left theirs after a failure;
-- a co-design space's ``set`` list errors were blamed on a ``--set`` flag or on the model file, and ``set =
-  ["npus=4096"]`` beside ``npus = 2048`` was silently lost;
-- ``export --bw`` exported an allocation that breaks the design constraints without evaluate's warning;
-- messages: ``error: : cannot write`` (no flag named), "instance file not found" for /dev/null, "not a instance
-  file", a NaN price "should be <= 1e12", ``--budget-usd 1e400`` reported as "inf" (and accepted by compare), and
-  ``--bw 1_00`` or full-width digits read as 100.
+- a stdout closed by its reader (``| head -1``) ended with exit 1 (a bug's status), nothing on
+  stderr, and the ``--json`` file of a certified run never written: now the files come first and the
+  run ends with 141 (SIGPIPE);
+- ``explore --json FILE`` ending with exit 3 left an earlier run's answer in FILE; ``pareto --csv``
+  / ``--plot`` and ``export`` left theirs after a failure;
+- a co-design space's ``set`` list errors were blamed on a ``--set`` flag or on the model file, and
+  ``set = ["npus=4096"]`` beside ``npus = 2048`` was silently lost;
+- ``export --bw`` exported an allocation that breaks the design constraints without evaluate's
+  warning;
+- messages: ``error: : cannot write`` (no flag named), "instance file not found" for /dev/null, "not
+  a instance file", a NaN price "should be <= 1e12", ``--budget-usd 1e400`` reported as "inf" (and
+  accepted by compare), and ``--bw 1_00`` or full-width digits read as 100.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ BW_OK = "250,125,75,50"  # sums to 500
 
 
 def hieropt(*args: str | Path) -> subprocess.CompletedProcess:
-    """``python -m hieropt ARGS`` as a process whose reader closes stdout before reading anything."""
+    """``python -m hieropt ARGS`` as a process whose reader closes stdout before reading
+    anything."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     p = subprocess.Popen([sys.executable, "-m", "hieropt", *map(str, args)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env, cwd=REPO)
@@ -42,7 +45,7 @@ def hieropt(*args: str | Path) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(p.args, p.wait(timeout=300), "", stderr)
 
 
-# ------------------------------------------------------------------------------------------------ a closed stdout
+# ---------------------------------------------------------------------------------- a closed stdout
 
 @pytest.mark.parametrize("args, key", [
     (("solve", GPT3, "--no-sensitivity"), "status"),
@@ -64,8 +67,9 @@ def test_a_closed_stdout_keeps_pareto_csv(tmp_path):
     assert len(csv.read_text().splitlines()) == 4  # header + 3 points
 
 
-@pytest.mark.parametrize("args", [("--help",), ("solve", "--help"), ("export", GPT3, "--astra-sim", "-", "--bw",
-                                                                      BW_OK)])
+@pytest.mark.parametrize(
+    "args", [("--help",), ("solve", "--help"), ("export", GPT3, "--astra-sim", "-", "--bw", BW_OK)]
+)
 def test_a_closed_stdout_under_typer_help_and_the_network_file(args):
     r = hieropt(*args)
     assert (r.returncode, r.stderr) == (141, "")
@@ -85,13 +89,14 @@ def test_write_stdout_on_a_closed_pipe_exits_141(monkeypatch):
     assert e.value.code == 141
 
 
-# ------------------------------------------------------------------------------ no earlier answer after a failure
+# ---------------------------------------------------------------- no earlier answer after a failure
 
 def infeasible_space(tmp_path: Path) -> Path:
     text = (REPO / "spaces" / "gpt3-4096.toml").read_text()
     assert '"sum(bw) == 500"' in text
-    text = text.replace('"sum(bw) == 500"', '"sum(bw) == 500", "bw[0] >= 600"').replace("../models/",
-                                                                                       f"{REPO}/models/")
+    text = text.replace('"sum(bw) == 500"', '"sum(bw) == 500", "bw[0] >= 600"').replace(
+        "../models/", f"{REPO}/models/"
+    )
     p = tmp_path / "space.toml"
     p.write_text(text)
     return p
@@ -113,7 +118,9 @@ def test_pareto_failure_removes_earlier_csv_and_plot(tmp_path):
     csv, plot, js = tmp_path / "f.csv", tmp_path / "f.png", tmp_path / "f.json"
     for p in (csv, plot, js):
         p.write_text("earlier run")
-    r = run("pareto", GPT3, "--constraint", "bw[0] >= 600", "--csv", csv, "--plot", plot, "--json", js)
+    r = run(
+        "pareto", GPT3, "--constraint", "bw[0] >= 600", "--csv", csv, "--plot", plot, "--json", js
+    )
     assert r.exit_code == 3
     assert not csv.exists() and not plot.exists()
     assert json.loads(js.read_text())["status"] == "infeasible"
@@ -127,25 +134,29 @@ def test_export_failure_removes_the_earlier_network_file_and_bundle(tmp_path):
     (bundle / "mine.txt").write_text("not the bundle's")
     for target in (yml, bundle):
         r = run("export", GPT3, "--astra-sim", target, "--bw", "1,2")
-        assert r.exit_code == 2 and "2 values given but the network has 4 dimensions" in error_line(r)
+        assert r.exit_code == 2 and "2 values given but the network has 4 dimensions" in error_line(
+            r
+        )
     assert not yml.exists()
     assert sorted(p.name for p in bundle.iterdir()) == ["mine.txt"]  # the bundle's files only
 
 
-# ------------------------------------------------------------------------------------ export --bw: the warnings
+# ------------------------------------------------------------------------ export --bw: the warnings
 
 def test_export_warns_for_a_given_allocation_that_breaks_a_constraint(tmp_path):
     r = run("export", GPT3, "--astra-sim", tmp_path / "n.yml", "--bw", "100,100,100,100")
     assert r.exit_code == 0
-    assert r.stderr.strip() == ("warning: violates design constraint 'sum(bw) == 500' (lhs 400 vs 500) (relative "
-                                "violation 0.2)")
+    assert r.stderr.strip() == (
+        "warning: violates design constraint 'sum(bw) == 500' (lhs 400 vs 500) (relative "
+        "violation 0.2)"
+    )
     ev = run("evaluate", GPT3, "--bw", "100,100,100,100")  # the same words as evaluate's
     assert r.stderr.strip() in ev.stdout
     ok = run("export", GPT3, "--astra-sim", tmp_path / "m.yml", "--bw", BW_OK)
     assert ok.exit_code == 0 and ok.stderr == ""
 
 
-# ------------------------------------------------------------------------------ a co-design space's set list
+# --------------------------------------------------------------------- a co-design space's set list
 
 def space(tmp_path: Path, old: str, new: str) -> Path:
     text = (REPO / "spaces" / "codesign-1t-4096.toml").read_text()
@@ -155,13 +166,27 @@ def space(tmp_path: Path, old: str, new: str) -> Path:
     return p
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ('"dp=8"', '"dpp=8"', "set: dpp: unknown key; fix: use one of "),
-    ('"npus=4096", "dp=8"', '"npus=abc"', "set: npus=abc: 'abc' is text, not a number; fix: write the number "
-     "without quotes"),
-    ("\nnpus = 4096", "\nnpus = 2048", "set: npus=4096: contradicts npus = 2048 of the same file"),
-    ('"npus=4096", "dp=8"', '"dp8"', 'set: dp8: expected KEY=VALUE; fix: write e.g. set = ["tp=8"]'),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ('"dp=8"', '"dpp=8"', "set: dpp: unknown key; fix: use one of "),
+        (
+            '"npus=4096", "dp=8"',
+            '"npus=abc"',
+            "set: npus=abc: 'abc' is text, not a number; fix: write the number without quotes",
+        ),
+        (
+            "\nnpus = 4096",
+            "\nnpus = 2048",
+            "set: npus=4096: contradicts npus = 2048 of the same file",
+        ),
+        (
+            '"npus=4096", "dp=8"',
+            '"dp8"',
+            'set: dp8: expected KEY=VALUE; fix: write e.g. set = ["tp=8"]',
+        ),
+    ],
+)
 def test_codesign_set_errors_name_the_space_file(tmp_path, old, new, message):
     p = space(tmp_path, old, new)
     line = error_line(run("codesign", p, "--workers", "1"))
@@ -169,29 +194,42 @@ def test_codesign_set_errors_name_the_space_file(tmp_path, old, new, message):
     assert "--set" not in line
 
 
-# -------------------------------------------------------------------------------------------------- the messages
+# ------------------------------------------------------------------------------------- the messages
 
 def test_csv_on_a_full_device_names_the_flag():
     r = hieropt("pareto", GPT3, "--points", "2", "--csv", "/dev/full")
     assert r.returncode == 2
-    assert r.stderr.strip() == ("error: --csv /dev/full: cannot write or read: No space left on device; fix: free "
-                                "space on that file system, or give a path on another one")
+    assert r.stderr.strip() == (
+        "error: --csv /dev/full: cannot write or read: No space left on device; fix: free "
+        "space on that file system, or give a path on another one"
+    )
 
 
 def test_an_instance_that_is_not_a_regular_file(tmp_path):
     assert error_line(run("solve", "/dev/null")) == (
-        "error: /dev/null: exists but is not a regular file (a device, a pipe or a socket), so not an instance "
-        "file; fix: give the instance file's path")
+        "error: /dev/null: exists but is not a regular file (a device, a pipe or a socket), "
+        "so not an instance "
+        "file; fix: give the instance file's path"
+    )
     assert error_line(run("solve", tmp_path)) == (
         f"error: {tmp_path}: is a folder, not an instance file; fix: give the instance file's path")
     assert error_line(run("provision", GPT3, "--catalog", tmp_path)) == (
-        f"error: {tmp_path}: is a folder, not a parts catalog file; fix: give the parts catalog file's path")
+        f"error: {tmp_path}: is a folder, not a parts catalog file; fix: give the parts "
+        "catalog file's path"
+    )
 
 
-@pytest.mark.parametrize("price, problem", [
-    ("nan", "nan is not a number (want a finite number)"),
-    ("inf", "inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf; want a finite number)"),
-])
+@pytest.mark.parametrize(
+    "price, problem",
+    [
+        ("nan", "nan is not a number (want a finite number)"),
+        (
+            "inf",
+            "inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf; want "
+            "a finite number)",
+        ),
+    ],
+)
 def test_a_price_that_is_not_a_number(tmp_path, price, problem):
     text = GPT3.read_text()
     inst = tmp_path / "i.toml"
@@ -206,8 +244,10 @@ def test_a_price_that_is_not_a_number(tmp_path, price, problem):
 @pytest.mark.parametrize("command", ["solve", "compare"])
 def test_a_budget_that_overflows(command):
     line = error_line(run(command, GPT3, "--budget-usd", "1e400"))
-    assert line == ("error: --budget: inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf; "
-                    "want a positive number); fix: give a finite value > 0")
+    assert line == (
+        "error: --budget: inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf; "
+        "want a positive number); fix: give a finite value > 0"
+    )
     assert error_line(run(command, GPT3, "--budget-usd", "nan")).startswith(
         "error: --budget: nan is not a number (want a positive number)")
 
@@ -219,8 +259,12 @@ def test_a_budget_that_overflows(command):
 ])
 def test_bandwidths_are_plain_ascii_numbers(bw, word):
     line = error_line(run("evaluate", GPT3, "--bw", bw))
-    assert f"is not a comma-separated list of numbers ('{word}' is not a plain decimal number)" in line
-    assert line.endswith("fix: write e.g. --bw 250,125,75,50 (plain ASCII digits, no '_' separators)")
+    assert (
+        f"is not a comma-separated list of numbers ('{word}' is not a plain decimal number)" in line
+    )
+    assert line.endswith(
+        "fix: write e.g. --bw 250,125,75,50 (plain ASCII digits, no '_' separators)"
+    )
 
 
 def test_plain_numbers_still_parse():
@@ -228,7 +272,9 @@ def test_plain_numbers_still_parse():
     assert r.exit_code == 0, r.output
     assert "network cost" in r.stdout
     assert error_line(run("evaluate", GPT3, "--bw", "1e400,125,75,50")).startswith(
-        "error: --bw: bw[0]: inf is not finite (a value beyond 1.8e308, e.g. 1e400, overflows to inf")
+        "error: --bw: bw[0]: inf is not finite (a value beyond 1.8e308, e.g. 1e400, "
+        "overflows to inf"
+    )
 
 
 @pytest.mark.parametrize("command, module, name, terminated", [
@@ -238,9 +284,11 @@ def test_plain_numbers_still_parse():
     ("explore", "hieropt.io.space", "load_space", False),  # (before the sweep: reading the space)
     ("codesign", "hieropt.io.codesign", "load_codesign", False),
 ])
-def test_an_interrupted_sweep_replaces_an_earlier_json(tmp_path, monkeypatch, command, module, name, terminated):
-    """Ctrl-C (130) or SIGTERM during a pool sweep (143), in the sweep or before it, writes this run's outcome to
-    --json, never leaving an earlier run's answer there."""
+def test_an_interrupted_sweep_replaces_an_earlier_json(
+    tmp_path, monkeypatch, command, module, name, terminated
+):
+    """Ctrl-C (130) or SIGTERM during a pool sweep (143), in the sweep or before it, writes this
+    run's outcome to --json, never leaving an earlier run's answer there."""
     import importlib
 
     class Terminated(KeyboardInterrupt):
@@ -250,7 +298,9 @@ def test_an_interrupted_sweep_replaces_an_earlier_json(tmp_path, monkeypatch, co
         raise (Terminated if terminated else KeyboardInterrupt)()
 
     monkeypatch.setattr(importlib.import_module(module), name, interrupted)
-    space = REPO / "spaces" / ("gpt3-4096.toml" if command == "explore" else "codesign-gpt3-4096.toml")
+    space = (
+        REPO / "spaces" / ("gpt3-4096.toml" if command == "explore" else "codesign-gpt3-4096.toml")
+    )
     out = tmp_path / "sweep.json"
     out.write_text('{"old": "answer from an earlier run"}')
     r = run(command, space, "--workers", "1", "--json", out)
@@ -258,11 +308,14 @@ def test_an_interrupted_sweep_replaces_an_earlier_json(tmp_path, monkeypatch, co
     assert r.exit_code == code
     data = json.loads(out.read_text())
     assert (data["status"], data["exit_code"]) == ("interrupted", code)
-    assert data["message"].startswith("terminated: no --out file" if terminated else "interrupted: no --out file")
+    assert data["message"].startswith(
+        "terminated: no --out file" if terminated else "interrupted: no --out file"
+    )
 
 
 def test_an_interrupt_after_the_answer_keeps_it(tmp_path, monkeypatch):
-    """A Ctrl-C while the tables print, after the --json answer was written: exit 130, the answer stays."""
+    """A Ctrl-C while the tables print, after the --json answer was written: exit 130, the answer
+    stays."""
     from hieropt.report import explore as report
 
     def interrupted(*args, **kwargs):

@@ -1,5 +1,6 @@
-"""``hieropt workload plan MODEL.toml --set ... [--json -]``: the JSON keys and values, the table output, exit 3 for a
-plan that does not fit, and one-line exit-2 errors for plans that do not fit the model."""
+"""``hieropt workload plan MODEL.toml --set ... [--json -]``: the JSON keys and values, the table
+output, exit 3 for a plan that does not fit, and one-line exit-2 errors for plans that do not fit
+the model."""
 
 from __future__ import annotations
 
@@ -15,42 +16,95 @@ from hieropt.model.memory import memory
 
 REPO = Path(__file__).resolve().parents[2]
 GPT3 = str(REPO / "models" / "gpt3-175b-llm.toml")
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+runner = CliRunner(
+    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
+)
 
 
 def test_plan_json_on_stdout():
-    r = runner.invoke(app, ["workload", "plan", GPT3, "--set", "tp=8", "--set", "pp=8", "--set", "dp=64", "--json",
-                            "-"])
+    r = runner.invoke(
+        app,
+        [
+            "workload",
+            "plan",
+            GPT3,
+            "--set",
+            "tp=8",
+            "--set",
+            "pp=8",
+            "--set",
+            "dp=64",
+            "--json",
+            "-",
+        ],
+    )
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["plan"]["tp"] == 8 and d["plan"]["npus"] == 4096 and d["plan"]["microbatches"] == 24
     peak = d["memory"]["peak"]
-    assert set(peak) == {"stage", "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
-                         "total_bytes"}
+    assert set(peak) == {
+        "stage",
+        "weights_bytes",
+        "gradients_bytes",
+        "optimizer_bytes",
+        "activations_bytes",
+        "total_bytes",
+    }
     rep = memory(read_llm(GPT3, ["tp=8", "pp=8", "dp=64"]))
     assert peak["total_bytes"] == rep.peak.total_bytes
-    assert len(d["memory"]["stages"]) == 8  # every stage keeps a different number of micro-batches in flight
+    # every stage keeps a different number of micro-batches in flight
+    assert len(d["memory"]["stages"]) == 8
     groups = {c["group"] for c in d["collectives"][7]["by_kind"]}
     assert groups == {"tp", "dp", "pp"}
     assert "memory per NPU: fits" in r.stderr  # the tables go to stderr with --json -
 
 
 def test_plan_tables_and_exit_3_when_too_big():
-    r = runner.invoke(app, ["workload", "plan", GPT3, "--set", "tp=16", "--set", "pp=1", "--set", "dp=256",
-                            "--set", "zero_stage=0", "--set", "recompute=none", "--set", "sequence_parallel=false"])
+    r = runner.invoke(
+        app,
+        [
+            "workload",
+            "plan",
+            GPT3,
+            "--set",
+            "tp=16",
+            "--set",
+            "pp=1",
+            "--set",
+            "dp=256",
+            "--set",
+            "zero_stage=0",
+            "--set",
+            "recompute=none",
+            "--set",
+            "sequence_parallel=false",
+        ],
+    )
     assert r.exit_code == 3
-    assert "does not fit: stage 0 needs 215.11 GB per NPU, 133.51 GB more than the 81.60 GB available" in r.stdout
+    assert (
+        "does not fit: stage 0 needs 215.11 GB per NPU, 133.51 GB more than the 81.60 GB available"
+        in r.stdout
+    )
     assert "Collectives of stage 0" in r.stdout and "ALLREDUCE" in r.stdout
 
 
-@pytest.mark.parametrize("sets, message", [
-    (["tp=5"], "plan.npus: tp x pp x dp = 5 x 8 x 64 = 2560 is not the 4096 NPUs"),
-    (["tp=7", "npus=3584"], "plan.tp: 7 does not divide the 96 attention heads"),
-    (["pp=128", "npus=65536"], "plan.pp: pp 128 chunks need at least as many layers, the model has 96"),
-    (["global_batch_size=256"], "4 micro-batches per iteration are fewer than the 8 pipeline stages"),
-    (["tpp=8"], "--set: tpp: unknown key"),
-    (["tp"], "expected KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "sets, message",
+    [
+        (["tp=5"], "plan.npus: tp x pp x dp = 5 x 8 x 64 = 2560 is not the 4096 NPUs"),
+        (["tp=7", "npus=3584"], "plan.tp: 7 does not divide the 96 attention heads"),
+        (
+            ["pp=128", "npus=65536"],
+            "plan.pp: pp 128 chunks need at least as many layers, the model has 96",
+        ),
+        (
+            ["global_batch_size=256"],
+            "4 micro-batches per iteration are fewer than the 8 pipeline stages",
+        ),
+        (["tpp=8"], "--set: tpp: unknown key"),
+        (["tp"], "expected KEY=VALUE"),
+    ],
+)
 def test_plan_bad_input(sets, message):
     args = ["workload", "plan", GPT3]
     for s in sets:

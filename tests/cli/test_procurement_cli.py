@@ -28,7 +28,8 @@ def test_performance_per_cost_command():
     assert out["objective_unit"] == "ns*USD"
     assert out["gap"] <= 1e-7
     assert out["objective_value"] == out["iteration_time_ns"] * out["network_cost_usd"]
-    assert out["extra"]["kappa_evaluations"] >= 1  # (one LP can certify it: the rows bound the costs without LPs)
+    # (one LP can certify it: the rows bound the costs without LPs)
+    assert out["extra"]["kappa_evaluations"] >= 1
     lo, hi = out["extra"]["kappa_range_usd"]
     assert 0 < lo <= out["network_cost_usd"] <= hi
     fastest = _json(["solve", INSTANCE])
@@ -47,7 +48,9 @@ def test_min_cost_command_and_budget_command_agree():
 
 def test_time_target_below_fastest_exit_3():
     fastest = _json(["solve", INSTANCE])["iteration_time_ns"]
-    result = runner.invoke(app, ["solve", INSTANCE, "--objective", "min_cost", "--max-time-ns", str(fastest * 0.9)])
+    result = runner.invoke(
+        app, ["solve", INSTANCE, "--objective", "min_cost", "--max-time-ns", str(fastest * 0.9)]
+    )
     assert result.exit_code == 3
     assert "infeasible: time target" in result.stderr and "fastest possible is" in result.stderr
     assert "Traceback" not in result.output
@@ -60,7 +63,11 @@ def test_min_cost_without_target_exit_2():
 
 
 def test_perf_per_cost_without_floor_exit_3(tmp_path):
-    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"sum(bw) == 500"', '"sum(bw) <= 500"')
+    text = (
+        (REPO / "instances" / "gpt3-4d.toml")
+        .read_text()
+        .replace('"sum(bw) == 500"', '"sum(bw) <= 500"')
+    )
     inst = tmp_path / "nofloor.toml"
     inst.write_text(text.replace('workload = "../models/', f'workload = "{REPO}/models/'))
     result = runner.invoke(app, ["solve", str(inst), "--objective", "performance_per_cost"])
@@ -71,7 +78,9 @@ def test_perf_per_cost_without_floor_exit_3(tmp_path):
 
 def test_pareto_command_writes_csv_plot_and_json(tmp_path):
     csv_path, png = tmp_path / "front.csv", tmp_path / "front.png"
-    result = runner.invoke(app, ["pareto", INSTANCE, "--points", "8", "--csv", str(csv_path), "--plot", str(png)])
+    result = runner.invoke(
+        app, ["pareto", INSTANCE, "--points", "8", "--csv", str(csv_path), "--plot", str(png)]
+    )
     assert result.exit_code == 0, result.stderr
     assert "Pareto front" in result.stdout and "best performance per cost" in result.stdout
     rows = list(csv.DictReader(io.StringIO(csv_path.read_text())))
@@ -88,7 +97,11 @@ def test_pareto_points_validation():
     result = runner.invoke(app, ["pareto", INSTANCE, "--points", "1"])
     assert result.exit_code == 2 and "at least 2 points" in result.stderr
     result = runner.invoke(app, ["pareto", INSTANCE, "--spacing", "cubic"])
-    assert result.exit_code == 2 and "unknown spacing 'cubic'" in result.stderr and "linear, log" in result.stderr
+    assert (
+        result.exit_code == 2
+        and "unknown spacing 'cubic'" in result.stderr
+        and "linear, log" in result.stderr
+    )
 
 
 def test_pareto_log_spacing():
@@ -106,13 +119,20 @@ def test_folder_given_as_a_file_is_named_as_such(tmp_path):
 
 
 def test_huge_budget_is_not_a_false_optimum(tmp_path):
-    """At 1e9 GB/s per NPU the tangent cuts' coefficients once fell below HiGHS's 1e-9 threshold and a false
-    'proven' optimum came back (slower than the equal split). The LP is now scaled: the optimum must beat it."""
-    text = (REPO / "instances" / "gpt3-4d.toml").read_text().replace('"sum(bw) == 500"', '"sum(bw) == 1e9"')
+    """At 1e9 GB/s per NPU the tangent cuts' coefficients once fell below HiGHS's 1e-9 threshold and
+    a false 'proven' optimum came back (slower than the equal split). The LP is now scaled: the
+    optimum must beat it."""
+    text = (
+        (REPO / "instances" / "gpt3-4d.toml")
+        .read_text()
+        .replace('"sum(bw) == 500"', '"sum(bw) == 1e9"')
+    )
     inst = tmp_path / "huge.toml"
     inst.write_text(text.replace('workload = "../models/', f'workload = "{REPO}/models/'))
     out = _json(["solve", str(inst)])
-    equal = runner.invoke(app, ["evaluate", str(inst), "--bw", "2.5e8,2.5e8,2.5e8,2.5e8", "--json", "-"])
+    equal = runner.invoke(
+        app, ["evaluate", str(inst), "--bw", "2.5e8,2.5e8,2.5e8,2.5e8", "--json", "-"]
+    )
     t_equal = json.loads(equal.stdout)["breakdown"]["iteration_time_ns"]
     assert out["status"] == "optimal"
     assert out["iteration_time_ns"] <= t_equal
@@ -120,8 +140,8 @@ def test_huge_budget_is_not_a_false_optimum(tmp_path):
 
 
 def test_min_cost_command_without_a_bandwidth_cap(tmp_path):
-    """The default instance without its 'sum(bw) == 500' cap: min_cost for 1.3e9 ns solves (exit 0) and
-    is cheaper than with the cap; the fastest network does not exist (exit 3, 'unbounded')."""
+    """The default instance without its 'sum(bw) == 500' cap: min_cost for 1.3e9 ns solves (exit 0)
+    and is cheaper than with the cap; the fastest network does not exist (exit 3, 'unbounded')."""
     text = (REPO / "instances" / "gpt3-4d.toml").read_text()
     assert 'constraints = ["sum(bw) == 500"]' in text
     inst = tmp_path / "nocap.toml"
@@ -137,8 +157,9 @@ def test_min_cost_command_without_a_bandwidth_cap(tmp_path):
 
 
 def test_a_large_front_shows_a_sample_table_and_a_progress_bar(tmp_path, monkeypatch):
-    """A front of many points: the table shows FRONT_ROWS evenly spaced points (numbered as in the front, both
-    ends), the CSV has every point, and from PROGRESS_POINTS a progress bar ends at points/points on stderr."""
+    """A front of many points: the table shows FRONT_ROWS evenly spaced points (numbered as in the
+    front, both ends), the CSV has every point, and from PROGRESS_POINTS a progress bar ends at
+    points/points on stderr."""
     from hieropt.cli import solve as solve_cli
     from hieropt.report import text
 
@@ -147,8 +168,13 @@ def test_a_large_front_shows_a_sample_table_and_a_progress_bar(tmp_path, monkeyp
     csv_path = tmp_path / "front.csv"
     result = runner.invoke(app, ["pareto", INSTANCE, "--points", "9", "--csv", str(csv_path)])
     assert result.exit_code == 0, result.stderr
-    assert "(9 budgets, each point proven optimal, 5 of them shown: --csv or --json has every point)" in result.stdout
-    numbers = [line.split("│")[1].strip() for line in result.stdout.splitlines() if line.startswith("│")]
+    assert (
+        "(9 budgets, each point proven optimal, 5 of them shown: --csv or --json has every point)"
+        in result.stdout
+    )
+    numbers = [
+        line.split("│")[1].strip() for line in result.stdout.splitlines() if line.startswith("│")
+    ]
     assert numbers == ["1", "3", "5", "7", "9"]  # round(k * 8 / 4)
     assert len(list(csv.DictReader(io.StringIO(csv_path.read_text())))) == 9
     assert "9/9" in result.stderr

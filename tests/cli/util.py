@@ -8,7 +8,9 @@ from typer.testing import CliRunner, Result
 
 from hieropt.cli import app
 
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+runner = CliRunner(
+    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
+)
 
 
 def run(*args: str | Path) -> Result:

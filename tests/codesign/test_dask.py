@@ -1,5 +1,5 @@
-"""The co-design search on a Dask cluster (a LocalCluster started here, two worker processes): the candidates
-streamed to the workers give the serial best and statuses."""
+"""The co-design search on a Dask cluster (a LocalCluster started here, two worker processes): the
+candidates streamed to the workers give the serial best and statuses."""
 
 from __future__ import annotations
 
@@ -24,4 +24,6 @@ def test_local_cluster_gives_the_serial_answer():
     assert r.backend == f"dask({cluster.scheduler_address})"
     assert r.best.objective_value == pytest.approx(serial.best.objective_value, rel=1e-12)
     assert r.solved + r.pruned == serial.enumeration.count == len(rows)
-    assert all(not x["worker"].endswith(f":{os.getpid()}") for x in rows if x["status"] == "optimal")
+    assert all(
+        not x["worker"].endswith(f":{os.getpid()}") for x in rows if x["status"] == "optimal"
+    )

@@ -1,5 +1,5 @@
-"""The answer flows on: the best candidates as instance files that ``solve`` re-solves to the same optimum (the
-plan's DP overlap kept), and the shortlist provisioned from a parts catalog."""
+"""The answer flows on: the best candidates as instance files that ``solve`` re-solves to the same
+optimum (the plan's DP overlap kept), and the shortlist provisioned from a parts catalog."""
 
 from __future__ import annotations
 
@@ -28,23 +28,33 @@ def test_written_instances_resolve_to_the_same_optimum(tmp_path, kw):
     for path, row in zip(paths, r.ranking[:3], strict=True):
         doc = tomllib.loads(path.read_text())
         assert doc["step"]["overlap_dp"] == bool(row["overlap_grad_reduce"])
-        assert doc["workload"]["params"]["plan"]["tp"] == row["tp"] and doc["mapping"]["groups"] == row["placement"]
+        assert (
+            doc["workload"]["params"]["plan"]["tp"] == row["tp"]
+            and doc["mapping"]["groups"] == row["placement"]
+        )
         sol = solve(load_instance(path))
         assert sol.objective_value == pytest.approx(row["objective_value"], rel=1e-9)
         assert sol.iteration_time_ns == pytest.approx(row["iteration_time_ns"], rel=1e-7)
 
 
 def test_the_overlap_setting_is_kept(tmp_path):
-    """The best plan here overlaps its DP all-reduce; its instance file keeps ``overlap_dp`` (the same file without
-    it times another schedule, slower: the all-reduce after the last micro-batch)."""
-    r = codesign(space(plans=PlanChoices(tp=(1,), pp=(1,), overlap_grad_reduce=(False, True))), workers=1)
+    """The best plan here overlaps its DP all-reduce; its instance file keeps ``overlap_dp`` (the
+    same file without it times another schedule, slower: the all-reduce after the last
+    micro-batch)."""
+    r = codesign(
+        space(plans=PlanChoices(tp=(1,), pp=(1,), overlap_grad_reduce=(False, True))), workers=1
+    )
     assert r.best.overlap_grad_reduce == 1
     path = write_instances(r, tmp_path)[0]
-    assert solve(load_instance(path)).objective_value == pytest.approx(r.best.objective_value, rel=1e-9)
+    assert solve(load_instance(path)).objective_value == pytest.approx(
+        r.best.objective_value, rel=1e-9
+    )
     text = path.read_text()
     assert "overlap_dp = true" in text
     (tmp_path / "off.toml").write_text(text.replace("overlap_dp = true", "overlap_dp = false"))
-    assert solve(load_instance(tmp_path / "off.toml")).objective_value > r.best.objective_value * (1 + 1e-6)
+    assert solve(load_instance(tmp_path / "off.toml")).objective_value > r.best.objective_value * (
+        1 + 1e-6
+    )
 
 
 def test_own_stream_overlap_is_kept(tmp_path):

@@ -1,5 +1,6 @@
-"""One NIC count rule (every scale-out dimension, whole NICs per NPU or per node, never fractions) and the note
-when a group that usually stays in the scale-up domain (TP) is placed on the scale-out network."""
+"""One NIC count rule (every scale-out dimension, whole NICs per NPU or per node, never fractions)
+and the note when a group that usually stays in the scale-up domain (TP) is placed on the scale-out
+network."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ from ..workloads.test_codesign_search import space
 
 
 def test_nic_count_is_whole_nics_per_npu_or_node_on_every_scale_out_dimension():
-    # 4,096 NPUs at 233.33 GB/s on one scale-out dimension, 50 GB/s NICs: 5 per NPU (4.67 rounded up), not 19,115
+    # 4,096 NPUs at 233.33 GB/s on one scale-out dimension, 50 GB/s NICs: 5 per NPU (4.67 rounded
+    # up), not 19,115
     assert nic_count(4096, [233.33333333333337], 50) == 4096 * 5
     # per node of 8 NPUs: ceil(8 x 233.33 / 50) = 38 NICs per node (37.33 rounded up)
     assert nic_count(4096, [233.33333333333337], 50, 8) == 512 * 38
-    # two scale-out dimensions each need their own: ceil(30 / 50) + ceil(30 / 50) = 2 per NPU, not ceil(60 / 50)
+    # two scale-out dimensions each need their own: ceil(30 / 50) + ceil(30 / 50) = 2 per NPU, not
+    # ceil(60 / 50)
     assert nic_count(16, [30.0, 30.0], 50) == 32
-    assert nic_count(16, [50.0 * (1 + 1e-14)], 50) == 16  # the solver's round-off above a whole number
+    # the solver's round-off above a whole number
+    assert nic_count(16, [50.0 * (1 + 1e-14)], 50) == 16
     assert nic_count(16, [0.0], 50) == 0
     with pytest.raises(ValueError, match="nic_npus: 3 does not divide the 16 NPUs"):
         nic_count(16, [1.0], 50, 3)
@@ -40,15 +44,21 @@ def test_rows_count_nics_by_the_rule():
 
 def test_tp_on_the_scale_out_dimension_is_noted():
     rows: list[dict] = []
-    r = codesign(space(mapping_rule="all_placements", plans=PlanChoices(tp=(2,), pp=(1,))), workers=1,
-                 prune=False, on_row=rows.append)
+    r = codesign(
+        space(mapping_rule="all_placements", plans=PlanChoices(tp=(2,), pp=(1,))),
+        workers=1,
+        prune=False,
+        on_row=rows.append,
+    )
     noted = [x for x in rows if x["notes"]]
     assert noted and r.solved > len(noted)
     for x in rows:
         if x["status"] != "optimal":
             continue
         dims = x["shape"].split()
-        on_b = any(dims[d].startswith("b:") and size > 1 for d, size in enumerate(x["placement"]["tp"]))
+        on_b = any(
+            dims[d].startswith("b:") and size > 1 for d, size in enumerate(x["placement"]["tp"])
+        )
         assert bool(x["notes"]) == on_b, x["id"]
     assert "TP usually stays in the scale-up domain" in noted[0]["notes"][0]
     assert "bound the scale-out bandwidth" in noted[0]["notes"][0]

@@ -1,7 +1,7 @@
-"""The shipped co-design spaces load as documented (cluster sizes, plan fields), and a down-sized copy of the
-Llama 3 405B space (the tiny model, its levels and cluster sizes scaled down, the same constraints, objective and
-kinds of plan fields) gives the same best pruned as unpruned; a pipeline that does not divide the layers gets
-balanced stages."""
+"""The shipped co-design spaces load as documented (cluster sizes, plan fields), and a down-sized
+copy of the Llama 3 405B space (the tiny model, its levels and cluster sizes scaled down, the same
+constraints, objective and kinds of plan fields) gives the same best pruned as unpruned; a pipeline
+that does not divide the layers gets balanced stages."""
 
 from __future__ import annotations
 
@@ -25,11 +25,22 @@ def test_shipped_spaces_load():
     llama = load_codesign(SPACES / "codesign-llama3-405b.toml")
     assert llama.sizes == (8192, 16384, 32768) and llama.base.model.layers == 126
     assert llama.plans.virtual_stages == (1, 3) and llama.plans.zero_stage == (0, 1, 2, 3)
-    assert [lv.name for lv in llama.levels] == ["nvl", "leaf", "pod", "spine"] and llama.nic_npus == 8
+    assert [lv.name for lv in llama.levels] == [
+        "nvl",
+        "leaf",
+        "pod",
+        "spine",
+    ] and llama.nic_npus == 8
     moe = load_codesign(SPACES / "codesign-moe-1t.toml")
-    assert moe.sizes == (4096, 8192) and moe.base.model.moe.experts == 64 and moe.plans.ep == (8, 16, 32, 64)
+    assert (
+        moe.sizes == (4096, 8192)
+        and moe.base.model.moe.experts == 64
+        and moe.plans.ep == (8, 16, 32, 64)
+    )
     m = moe.base.model
-    assert m.layers * m.moe.experts * 3 * m.hidden_size * m.moe.expert_ffn_size == pytest.approx(1.08e12, rel=0.01)
+    assert m.layers * m.moe.experts * 3 * m.hidden_size * m.moe.expert_ffn_size == pytest.approx(
+        1.08e12, rel=0.01
+    )
     for path in SPACES.glob("codesign-*.toml"):
         assert load_codesign(path).name == path.stem
 
@@ -40,12 +51,30 @@ def test_balanced_stages():
     assert balanced_stage_layers(9, 4) == (2, 2, 3, 2)
     assert balanced_stage_layers(96, 8) is None and balanced_stage_layers(5, 4) is None
     llama = load_codesign(SPACES / "codesign-llama3-405b.toml")
-    e = enumerate_plans(llama.base, 16384, PlanChoices(tp=(8,), pp=(8,), zero_stage=(1,), recompute=("selective",),
-                                                         sequence_parallel=(True,)))
-    assert e.combinations == 1 and not e.invalid  # (invalid before: pp 8 does not divide the 126 layers)
-    p = plan_params(llama.base, 16384, {"tp": 8, "pp": 8, "ep": 1, "zero_stage": 1, "recompute": "selective",
-                                        "sequence_parallel": True, "virtual_stages": 1, "micro_batch_size": 1,
-                                        "overlap_grad_reduce": False})
+    e = enumerate_plans(
+        llama.base,
+        16384,
+        PlanChoices(
+            tp=(8,), pp=(8,), zero_stage=(1,), recompute=("selective",), sequence_parallel=(True,)
+        ),
+    )
+    # (invalid before: pp 8 does not divide the 126 layers)
+    assert e.combinations == 1 and not e.invalid
+    p = plan_params(
+        llama.base,
+        16384,
+        {
+            "tp": 8,
+            "pp": 8,
+            "ep": 1,
+            "zero_stage": 1,
+            "recompute": "selective",
+            "sequence_parallel": True,
+            "virtual_stages": 1,
+            "micro_batch_size": 1,
+            "overlap_grad_reduce": False,
+        },
+    )
     assert p.plan.stage_layers == (15,) + (16,) * 6 + (15,)
 
 
@@ -53,15 +82,32 @@ def test_down_sized_llama_space_prunes_to_the_brute_force_best():
     llama = load_codesign(SPACES / "codesign-llama3-405b.toml")
     slow = params(pp=2, dp=2, global_batch_size=32).model_copy(
         update={"npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1.0)})
-    levels = (Level(name="nvl", blocks=("Switch",), npus=(2, 4), cost_class="NVLink", min_dims=1),
-              Level(name="leaf", blocks=("Switch",), npus=(2, 2), cost_class="ScaleOut"),
-              Level(name="spine", blocks=("Switch",), npus=(2, 8), cost_class="ScaleOut", min_dims=1))
+    levels = (
+        Level(name="nvl", blocks=("Switch",), npus=(2, 4), cost_class="NVLink", min_dims=1),
+        Level(name="leaf", blocks=("Switch",), npus=(2, 2), cost_class="ScaleOut"),
+        Level(name="spine", blocks=("Switch",), npus=(2, 8), cost_class="ScaleOut", min_dims=1),
+    )
     plans = PlanChoices(tp=(1, 2, 4), pp=(1, 2), virtual_stages=(1,), zero_stage=(1, 3),
                         recompute=("selective", "full"), sequence_parallel=(True,))
-    small = llama.model_copy(update={"base": slow, "npus": (8, 16), "levels": levels, "min_dims": 2, "max_dims": 3,
-                                     "plans": plans, "nic_npus": 2,
-                                     "constraints": ("bw[0] <= 4.5", "bw[0] >= 0.5", "sum(bw[1:]) <= 4",
-                                                     "sum(bw[1:]) >= 0.5")})
+    small = llama.model_copy(
+        update={
+            "base": slow,
+            "npus": (8, 16),
+            "levels": levels,
+            "min_dims": 2,
+            "max_dims": 3,
+            "plans": plans,
+            "nic_npus": 2,
+            "constraints": (
+                "bw[0] <= 4.5",
+                "bw[0] >= 0.5",
+                "sum(bw[1:]) <= 4",
+                "sum(bw[1:]) >= 0.5",
+            ),
+        }
+    )
     for objective in ("performance", "performance_per_cost"):
-        pruned, brute = _check_pruned_equals_brute_force(small.model_copy(update={"objective": objective}))
+        pruned, brute = _check_pruned_equals_brute_force(
+            small.model_copy(update={"objective": objective})
+        )
         assert pruned.pruned > 0 and {r["npus"] for r in brute.ranking} == {8, 16}

@@ -1,5 +1,5 @@
-"""What a co-design answer says: invalid plans' reasons with their numbers on the console, grouped and counted;
-equivalent shapes folded into one ranked row with their count."""
+"""What a co-design answer says: invalid plans' reasons with their numbers on the console, grouped
+and counted; equivalent shapes folded into one ranked row with their count."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from ..workloads.test_codesign_search import space
 def test_invalid_plans_are_printed_grouped_with_their_numbers():
     r = codesign(space(plans=PlanChoices(tp=(1, 3), pp=(1, 2))), workers=1)
     lines = summary_lines(r)
-    assert "  2 x plan.npus: tp 3 x pp 1 = 3 does not divide the 8 NPUs" not in lines  # (one plan each)
+    # (one plan each)
+    assert "  2 x plan.npus: tp 3 x pp 1 = 3 does not divide the 8 NPUs" not in lines
     assert "  1 x plan.npus: tp 3 x pp 1 = 3 does not divide the 8 NPUs" in lines
     assert "  1 x plan.npus: tp 3 x pp 2 = 6 does not divide the 8 NPUs" in lines
     many = {f"reason {i}": 10 - i for i in range(10)}
@@ -26,10 +27,13 @@ def test_invalid_plans_are_printed_grouped_with_their_numbers():
 
 
 def test_equivalent_shapes_fold_into_one_row():
-    """On the tiny space, TP 1 x DP 8 runs on 'a:FC2 a:FC4' and 'a:R2 a:R4' (and the other blocks of one level)
-    at the same bandwidths, time and cost: one ranked row with their count; the rows in the file stay apart."""
+    """On the tiny space, TP 1 x DP 8 runs on 'a:FC2 a:FC4' and 'a:R2 a:R4' (and the other blocks of
+    one level) at the same bandwidths, time and cost: one ranked row with their count; the rows in
+    the file stay apart."""
     rows: list[dict] = []
-    r = codesign(space(plans=PlanChoices(tp=(1,), pp=(1,))), workers=1, prune=False, on_row=rows.append)
+    r = codesign(
+        space(plans=PlanChoices(tp=(1,), pp=(1,))), workers=1, prune=False, on_row=rows.append
+    )
     ranking = r.ranking
     assert sum(1 + x["equivalents"] for x in ranking) == len(rows) == r.solved
     top = ranking[0]
@@ -42,7 +46,10 @@ def test_equivalent_shapes_fold_into_one_row():
         assert x["bw_gbps"] == pytest.approx(top["bw_gbps"], rel=1e-9)
     assert r.best.equivalents == top["equivalents"]
     # rows that differ in cost (another level's price) are not folded
-    a, b = dict(rows[0]), {**rows[0], "id": rows[0]["id"] + "x", "network_cost_usd": rows[0]["network_cost_usd"] * 2}
+    a, b = (
+        dict(rows[0]),
+        {**rows[0], "id": rows[0]["id"] + "x", "network_cost_usd": rows[0]["network_cost_usd"] * 2},
+    )
     assert len(fold_equivalent([a, b])) == 2
 
 

@@ -1,4 +1,5 @@
-"""Co-design space files: several cluster sizes, schedule in [plans], the NIC grouping, and one-line errors."""
+"""Co-design space files: several cluster sizes, schedule in [plans], the NIC grouping, and one-line
+errors."""
 
 from __future__ import annotations
 
@@ -27,8 +28,11 @@ def test_cluster_sizes_schedule_and_nic_npus_from_the_file(tmp_path):
 def test_bad_new_fields_are_one_line_errors(tmp_path, edit, message):
     text = SPACE.replace(*edit)
     if message.startswith("one fixed"):  # a fixed network instead of the levels
-        text = text[:text.index("[[levels]]")].replace("dims = [1, 2]\n", "") + text[text.index("[cost.A]"):] + (
-            '[network]\ndims = [{block = "Ring", npus = 8, cost_class = "A"}]\n')
+        text = (
+            text[: text.index("[[levels]]")].replace("dims = [1, 2]\n", "")
+            + text[text.index("[cost.A]") :]
+            + ('[network]\ndims = [{block = "Ring", npus = 8, cost_class = "A"}]\n')
+        )
     with pytest.raises(InputError) as e:
         load_codesign(_files(tmp_path, text))
     assert message in str(e.value) and "\n" not in str(e.value)

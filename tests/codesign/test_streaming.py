@@ -1,5 +1,6 @@
-"""The co-design search streams: candidates made as the search reaches them, rows written and dropped (CSV and
-Parquet, lists and objects kept through the file), a resume that reads the rows back one at a time."""
+"""The co-design search streams: candidates made as the search reaches them, rows written and
+dropped (CSV and Parquet, lists and objects kept through the file), a resume that reads the rows
+back one at a time."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def test_candidates_are_made_in_bound_then_id_order_from_the_pair_order():
     sp = space(mapping_rule="all_placements", plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2)))
     enum = enumerate_candidates(sp)
     cands = list(enum.candidates())
-    assert len(cands) == enum.count and enum.pairs < enum.count  # several placements per (plan, shape) pair
+    # several placements per (plan, shape) pair
+    assert len(cands) == enum.count and enum.pairs < enum.count
     keys = [(c.lower_bound, c.id) for c in cands]
     assert keys == sorted(keys) and len(set(c.id for c in cands)) == len(cands)
     assert enum.frontier_bytes == 8 * enum.pairs  # the one array that grows with the space
@@ -34,11 +36,15 @@ def test_rows_stream_to_the_file_and_resume(tmp_path, suffix):
     seen: list[dict] = []
     first = codesign(sp, workers=1, out=out, on_row=seen.append)
     back = read_results(out, COLUMNS)
-    assert [r["id"] for r in back] == [r["id"] for r in seen] and len(back) == first.enumeration.count
+    assert [r["id"] for r in back] == [r["id"] for r in seen] and len(
+        back
+    ) == first.enumeration.count
     solved = [r for r in back if r["status"] == "optimal"]
     assert solved and all(isinstance(r["bw_gbps"], list) and isinstance(r["placement"], dict)
                           and isinstance(r["communication_by_group_ns"], dict) for r in solved)
-    assert {r["id"]: r["bw_gbps"] for r in solved} == {r["id"]: r["bw_gbps"] for r in seen if r["status"] == "optimal"}
+    assert {r["id"]: r["bw_gbps"] for r in solved} == {
+        r["id"]: r["bw_gbps"] for r in seen if r["status"] == "optimal"
+    }
     again = codesign(sp, workers=1, out=out)
     assert again.solved == 0 and again.pruned == 0 and again.resumed == len(back)
     assert again.statuses == first.statuses
@@ -47,8 +53,9 @@ def test_rows_stream_to_the_file_and_resume(tmp_path, suffix):
 
 
 def test_the_cluster_size_is_a_dimension_of_the_search():
-    """npus = [4, 8]: every plan and shape of each size is a candidate; the pruned search gives the brute-force
-    best, and the answer says how many NPUs to buy (here 8: the objective is time, more NPUs are faster)."""
+    """npus = [4, 8]: every plan and shape of each size is a candidate; the pruned search gives the
+    brute-force best, and the answer says how many NPUs to buy (here 8: the objective is time, more
+    NPUs are faster)."""
     from ..workloads.test_codesign_search import _check_pruned_equals_brute_force
 
     sp = space(npus=(4, 8), plans=PlanChoices(tp=(1, 2), pp=(1, 2)))
@@ -58,10 +65,16 @@ def test_the_cluster_size_is_a_dimension_of_the_search():
     assert brute.enumeration.plans.combinations == 2 * one[8].enumeration.plans.combinations
     assert pruned.best.npus == 8 and pruned.best.objective_value == pytest.approx(
         min(r.best.objective_value for r in one.values()), rel=1e-12)
-    per_size = {e["npus"]: e for e in brute.by_npus()}  # what each size gives (each size's own search's best)
-    assert sorted(per_size) == [4, 8] and all(per_size[n]["solved"] == one[n].solved for n in (4, 8))
-    assert all(per_size[n]["best"]["objective_value"] == pytest.approx(one[n].best.objective_value, rel=1e-12)
-               for n in (4, 8))
+    # what each size gives (each size's own search's best)
+    per_size = {e["npus"]: e for e in brute.by_npus()}
+    assert sorted(per_size) == [4, 8] and all(
+        per_size[n]["solved"] == one[n].solved for n in (4, 8)
+    )
+    assert all(
+        per_size[n]["best"]["objective_value"]
+        == pytest.approx(one[n].best.objective_value, rel=1e-12)
+        for n in (4, 8)
+    )
     assert [e["npus"] for e in brute.to_dict()["by_npus"]] == [4, 8]
     ppc = _check_pruned_equals_brute_force(space(npus=(4, 8), objective="performance_per_cost",
                                                  plans=sp.plans))[0]
@@ -69,21 +82,25 @@ def test_the_cluster_size_is_a_dimension_of_the_search():
 
 
 def test_the_bandwidth_cap_and_cost_floor_come_from_every_row():
-    """Per-dimension limits bound the total too: bw[0] <= 450 and sum(bw[1:]) <= 400 allow at most 850 GB/s per
-    NPU in all; bw[0] >= 50 and sum(bw[1:]) >= 50 force at least 100 (the cheapest: 50 on each side); rows that
-    contradict each other allow no bandwidth (-inf), rows without a limit any (inf)."""
+    """Per-dimension limits bound the total too: bw[0] <= 450 and sum(bw[1:]) <= 400 allow at most
+    850 GB/s per NPU in all; bw[0] >= 50 and sum(bw[1:]) >= 50 force at least 100 (the cheapest: 50
+    on each side); rows that contradict each other allow no bandwidth (-inf), rows without a limit
+    any (inf)."""
     import math
 
     import numpy as np
 
     from hieropt.studies.codesign.bounds import bandwidth_cap, bandwidth_floor, lp_lower_bound
 
-    sp = space(constraints=("bw[0] <= 450", "bw[0] >= 50", "sum(bw[1:]) <= 400", "sum(bw[1:]) >= 50"))
+    sp = space(
+        constraints=("bw[0] <= 450", "bw[0] >= 50", "sum(bw[1:]) <= 400", "sum(bw[1:]) >= 50")
+    )
     assert bandwidth_cap(sp, 3) == pytest.approx(850, rel=1e-11) and bandwidth_cap(sp, 3) >= 850
     assert bandwidth_floor(sp, 3) == pytest.approx(100, rel=1e-11) and bandwidth_floor(sp, 3) <= 100
     assert bandwidth_cap(space(constraints=("sum(bw) == 3",)), 2) == 3.0  # (exact for a total)
     assert bandwidth_cap(space(constraints=("bw[0] >= 1",)), 2) == math.inf
     assert bandwidth_cap(space(constraints=("sum(bw) <= 1", "sum(bw) >= 2")), 2) == -math.inf
-    G, h = np.array([[1.0, 1.0]]), np.array([3.0])  # b0 + b1 >= 3: the cheapest of 2 and 5 per GB/s is 6
+    # b0 + b1 >= 3: the cheapest of 2 and 5 per GB/s is 6
+    G, h = np.array([[1.0, 1.0]]), np.array([3.0])
     assert lp_lower_bound((G, h), np.array([2.0, 5.0])) == pytest.approx(6.0, rel=1e-11)
     assert lp_lower_bound((G, h), np.array([2.0, 5.0])) <= 6.0

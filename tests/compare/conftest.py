@@ -1,4 +1,5 @@
-"""LIBRA instances for the comparison tests (all applicable pairings; DLRM with an all-dimension communicator)."""
+"""LIBRA instances for the comparison tests (all applicable pairings; DLRM with an all-dimension
+communicator)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def case_id(case: tuple[str, str, str]) -> str:
 
 @pytest.fixture(scope="session")
 def libra_instance(shared_data: Path, tmp_path_factory):
-    """Build the instance of a LIBRA case (DLRM: communicator spanning every dimension, written to a temp dir)."""
+    """Build the instance of a LIBRA case (DLRM: communicator spanning every dimension, written to a
+    temp dir)."""
     tmp = tmp_path_factory.mktemp("dlrm")
 
     def build(case: tuple[str, str, str], objective: str = "performance"):
@@ -45,7 +47,11 @@ def libra_instance(shared_data: Path, tmp_path_factory):
             g = "[" + ", ".join(str(n) for n in npus) + "]"
             comm.write_text(f"Forward: {g}\nInputGrad: {g}\nWeightGrad: {g}\n")
         else:
-            comm = libra / "communicator" / (f"{wl}_{dims.upper()}.yml" if wl == "Turing_NLG" else f"{wl}_{dims}.yml")
+            comm = (
+                libra
+                / "communicator"
+                / (f"{wl}_{dims.upper()}.yml" if wl == "Turing_NLG" else f"{wl}_{dims}.yml")
+            )
         cost = libra / "cost_model" / f"{dims}_cost_model.yml"
         return api.load_libra(net, libra / "workload" / f"{wl}.txt", comm, cost, CONSTRAINTS[cset],
                               objective=objective)

@@ -1,4 +1,5 @@
-"""``hieropt compare`` and ``hieropt report``: exit codes, JSON, and a report whose numbers equal the JSON's."""
+"""``hieropt compare`` and ``hieropt report``: exit codes, JSON, and a report whose numbers equal
+the JSON's."""
 
 from __future__ import annotations
 
@@ -29,16 +30,29 @@ def test_compare_command_json_on_stdout():
     out = json.loads(result.stdout)
     assert out["objective"] == "performance" and out["objective_unit"] == "ns"
     names = [r["name"] for r in out["rows"]]
-    assert names == ["optimum", "equal", "traffic", "sqrt", "gradient", "waterfill", "vendor:halving per level",
-                     "vendor:scale-up 9:1"]
+    assert names == [
+        "optimum",
+        "equal",
+        "traffic",
+        "sqrt",
+        "gradient",
+        "waterfill",
+        "vendor:halving per level",
+        "vendor:scale-up 9:1",
+    ]
     opt = out["rows"][0]
-    assert opt["bottleneck_tied_dims"] == [1, 2, 3]  # the optimum balances the data-parallel all-reduce's dimensions
+    # the optimum balances the data-parallel all-reduce's dimensions
+    assert opt["bottleneck_tied_dims"] == [1, 2, 3]
     assert opt["gap_pct"] == 0 and opt["iteration_time_ns"] == out["optimum"]["iteration_time_ns"]
     for r in out["rows"][1:]:
         assert r["feasible"] and r["gap_pct"] >= 0
         assert r["iteration_time_ns"] >= out["optimum"]["objective_bound"]
-        assert r["gap_pct"] == pytest.approx(100 * (r["iteration_time_ns"] / opt["iteration_time_ns"] - 1), rel=1e-9)
-        assert r["time_x_cost_ns_usd"] == pytest.approx(r["iteration_time_ns"] * r["network_cost_usd"], rel=1e-12)
+        assert r["gap_pct"] == pytest.approx(
+            100 * (r["iteration_time_ns"] / opt["iteration_time_ns"] - 1), rel=1e-9
+        )
+        assert r["time_x_cost_ns_usd"] == pytest.approx(
+            r["iteration_time_ns"] * r["network_cost_usd"], rel=1e-12
+        )
         assert sum(r["bw_gbps_per_dim"]) == pytest.approx(500, rel=1e-9)
         # the evaluator gives a tied collective to one of the tied dimensions
         assert r["bottleneck_dim"] in r["bottleneck_tied_dims"]
@@ -54,7 +68,9 @@ def test_compare_command_json_on_stdout():
 
 def test_compare_command_tables_and_json_file(tmp_path):
     path = tmp_path / "cmp.json"
-    result = runner.invoke(app, ["compare", INSTANCE, "--objective", "performance_per_cost", "--json", str(path)])
+    result = runner.invoke(
+        app, ["compare", INSTANCE, "--objective", "performance_per_cost", "--json", str(path)]
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(path.read_text())
     assert out["objective"] == "performance_per_cost"
@@ -69,8 +85,11 @@ def test_compare_command_tables_and_json_file(tmp_path):
 def test_compare_command_bad_ratios_exit_2(tmp_path):
     text = (REPO / "instances" / "gpt3-4d-compare.toml").read_text()
     bad = tmp_path / "bad.toml"
-    bad.write_text(text.replace('"../models/gpt3-175b.toml"', json.dumps(str(REPO / "models" / "gpt3-175b.toml")))
-                   .replace("[8, 4, 2, 1]", "[8, 4, 2]"))
+    bad.write_text(
+        text.replace(
+            '"../models/gpt3-175b.toml"', json.dumps(str(REPO / "models" / "gpt3-175b.toml"))
+        ).replace("[8, 4, 2, 1]", "[8, 4, 2]")
+    )
     result = runner.invoke(app, ["compare", str(bad)])
     assert result.exit_code == 2
     assert "heuristic_ratios: halving per level: 3 ratios for 4 dimensions" in result.stderr
@@ -85,7 +104,8 @@ def test_compare_command_libra_flags(shared_data):
                                  "--constraint", "sum(bw) == 500", "--json", "-"])
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
-    assert out["optimum"]["iteration_time_ns"] == pytest.approx(727439975.6785489, rel=2e-8)  # LIBRA reference
+    # LIBRA reference
+    assert out["optimum"]["iteration_time_ns"] == pytest.approx(727439975.6785489, rel=2e-8)
 
 
 @pytest.fixture(scope="module")
@@ -146,19 +166,32 @@ def test_report_numbers_equal_the_json(report_dir):
     assert figs["gap.png"]["gap_pct"] == [r["gap_pct"] for r in data["rows"][1:]]
     pts = {p["label"]: p for p in figs["front.png"]["points"]}
     for label, r in rows.items():
-        assert pts[label]["time_ns"] == r["iteration_time_ns"] and pts[label]["cost_usd"] == r["network_cost_usd"]
+        assert (
+            pts[label]["time_ns"] == r["iteration_time_ns"]
+            and pts[label]["cost_usd"] == r["network_cost_usd"]
+        )
     assert len(figs["front.png"]["front_time_ns"]) == 12 == len(data["front"])
 
 
 def test_report_matches_a_fresh_comparison(report_dir):
-    """The report's optimum is the library's, and every design on the front figure lies on or above the front."""
+    """The report's optimum is the library's, and every design on the front figure lies on or above
+    the front."""
     data = json.loads((report_dir / "report.json").read_text())
     comp = compare(hieropt.load_instance(INSTANCE))
-    assert data["rows"][0]["iteration_time_ns"] == pytest.approx(comp.optimum.iteration_time_ns, rel=1e-8)
-    front = sorted(zip(data["figures"]["front.png"]["front_cost_usd"], data["figures"]["front.png"]["front_time_ns"],
-                       strict=True))
+    assert data["rows"][0]["iteration_time_ns"] == pytest.approx(
+        comp.optimum.iteration_time_ns, rel=1e-8
+    )
+    front = sorted(
+        zip(
+            data["figures"]["front.png"]["front_cost_usd"],
+            data["figures"]["front.png"]["front_time_ns"],
+            strict=True,
+        )
+    )
     for p in data["figures"]["front.png"]["points"]:
         within = [t for c, t in front if c <= p["cost_usd"] * (1 + 1e-9)]
-        if within:  # the fastest network within this design's cost is at least as fast as the design
-            # the front's fastest point is the cheapest network within FASTEST_SLACK (1e-7) of the minimum time
+        # the fastest network within this design's cost is at least as fast as the design
+        if within:
+            # the front's fastest point is the cheapest network within FASTEST_SLACK (1e-7) of the
+            # minimum time
             assert min(within) <= p["time_ns"] * (1 + 2e-7)

@@ -1,4 +1,5 @@
-"""``hieropt explore`` end to end, the space reader's one-line errors, and the shipped example space."""
+"""``hieropt explore`` end to end, the space reader's one-line errors, and the shipped example
+space."""
 
 from __future__ import annotations
 
@@ -14,13 +15,17 @@ from hieropt.studies.explore import candidates, load_space, read_results
 from .util import space_text, write_space
 
 REPO = Path(__file__).resolve().parents[2]
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+runner = CliRunner(
+    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
+)
 
 
 def test_cli_ranked_table_summary_and_pareto(tmp_path):
     space = write_space(tmp_path, tp=4, rule="all_placements")
     out = tmp_path / "r.csv"
-    res = runner.invoke(app, ["explore", str(space), "--workers", "1", "--top", "3", "--out", str(out)])
+    res = runner.invoke(
+        app, ["explore", str(space), "--workers", "1", "--top", "3", "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     text = res.stdout
     assert "Top 3 of 14 shapes by proven optimum" in text
@@ -30,30 +35,64 @@ def test_cli_ranked_table_summary_and_pareto(tmp_path):
     again = runner.invoke(app, ["explore", str(space), "--workers", "1", "--out", str(out)])
     assert again.exit_code == 0 and "0 solved now, 14 read back" in again.stdout
     small = write_space(tmp_path, "small.toml")  # 16 shapes under tp_lowest
-    ppc = runner.invoke(app, ["explore", str(small), "--workers", "1", "--objective", "performance_per_cost",
-                              "--no-prune", "--top", "2"])
+    ppc = runner.invoke(
+        app,
+        [
+            "explore",
+            str(small),
+            "--workers",
+            "1",
+            "--objective",
+            "performance_per_cost",
+            "--no-prune",
+            "--top",
+            "2",
+        ],
+    )
     assert ppc.exit_code == 0, ppc.output
     assert "time x cost" in ppc.stdout and "0 exact duplicates pruned" in ppc.stdout
     cheap = runner.invoke(app, ["explore", str(small), "--workers", "1", "--objective", "min_cost",
                                 "--max-time-ns", "1e15", "--top", "2"])
     assert cheap.exit_code == 0, cheap.output
-    header = next(line for line in cheap.stdout.splitlines() if "rank" in line and "GB/s per NPU" in line)
-    assert header.count("cost $") == 1 and header.count("time ms") == 1  # (it had the cost column twice)
+    header = next(
+        line for line in cheap.stdout.splitlines() if "rank" in line and "GB/s per NPU" in line
+    )
+    # (it had the cost column twice)
+    assert header.count("cost $") == 1 and header.count("time ms") == 1
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (("npus = 16\n", "npus = 16\ncolour = 3\n"), "colour: unknown key; fix: use only"),
-    (('rule = "tp_lowest"', 'rule = "tp_everywhere"'), "mapping.rule: unknown rule 'tp_everywhere'; fix: use one of"),
-    (('cost_class = "A"', 'cost_class = "Z"'), "levels[0].cost_class: unknown cost class 'Z'"),
-    (("npus = [2, 4]", "npus = [4, 2]"), "levels[0].npus: range [4, 2] is empty"),
-    (('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[2] <= 100"]'),
-     "constraints[1]: 'bw[2] <= 100' does not fit 2 dimensions"),
-    (("tp = 2\n", "tp = 4\n"), "mapping.tp: tp 4 differs from the workload's model_parallel_NPU_group 2"),
-    (('objective = "performance"', 'objective = "min_cost"'), "max_iteration_time_ns: missing for objective min_cost"),
-    (('training_loop = "no_overlap"', 'training_loop = "pipeline"'), "training_loop: the pipeline loop is not"),
-    (("link_usd_per_gbps = 7.8\nswitch_usd_per_gbps = 18.0\n", "link_usd_per_gbps = 7.8\n"),
-     "cost.B: level 'b' allows a Switch but its cost class has no switch or NIC price"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("npus = 16\n", "npus = 16\ncolour = 3\n"), "colour: unknown key; fix: use only"),
+        (
+            ('rule = "tp_lowest"', 'rule = "tp_everywhere"'),
+            "mapping.rule: unknown rule 'tp_everywhere'; fix: use one of",
+        ),
+        (('cost_class = "A"', 'cost_class = "Z"'), "levels[0].cost_class: unknown cost class 'Z'"),
+        (("npus = [2, 4]", "npus = [4, 2]"), "levels[0].npus: range [4, 2] is empty"),
+        (
+            ('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[2] <= 100"]'),
+            "constraints[1]: 'bw[2] <= 100' does not fit 2 dimensions",
+        ),
+        (
+            ("tp = 2\n", "tp = 4\n"),
+            "mapping.tp: tp 4 differs from the workload's model_parallel_NPU_group 2",
+        ),
+        (
+            ('objective = "performance"', 'objective = "min_cost"'),
+            "max_iteration_time_ns: missing for objective min_cost",
+        ),
+        (
+            ('training_loop = "no_overlap"', 'training_loop = "pipeline"'),
+            "training_loop: the pipeline loop is not",
+        ),
+        (
+            ("link_usd_per_gbps = 7.8\nswitch_usd_per_gbps = 18.0\n", "link_usd_per_gbps = 7.8\n"),
+            "cost.B: level 'b' allows a Switch but its cost class has no switch or NIC price",
+        ),
+    ],
+)
 def test_bad_spaces_one_line_errors(tmp_path, change, message):
     path = tmp_path / "bad.toml"
     text = space_text()
@@ -68,7 +107,9 @@ def test_bad_spaces_one_line_errors(tmp_path, change, message):
 
 def test_top_constraint_fits_every_dimension_count(tmp_path):
     path = tmp_path / "top.toml"
-    path.write_text(space_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] <= 100"]'))
+    path.write_text(
+        space_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] <= 100"]')
+    )
     space = load_space(path)
     assert [c.coefficients for c in space.constraints_for(2)][1] == (0.0, 1.0)
     assert [c.coefficients for c in space.constraints_for(3)][1] == (0.0, 0.0, 1.0)
@@ -83,7 +124,9 @@ def test_cli_bad_options(tmp_path):
     res = runner.invoke(app, ["explore", str(space), "--workers", "0"])
     assert res.exit_code == 2 and "--workers" in res.stderr
     infeasible = tmp_path / "inf.toml"
-    infeasible.write_text(space_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] >= 600"]'))
+    infeasible.write_text(
+        space_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] >= 600"]')
+    )
     res = runner.invoke(app, ["explore", str(infeasible), "--workers", "1"])
     assert res.exit_code == 3 and "no shape has a certified answer" in res.stderr
     assert "5 infeasible" in res.stdout
@@ -101,15 +144,19 @@ def test_shipped_space_enumerates():
 def test_cli_json_reports_throughput_per_core(tmp_path):
     import json
 
-    space = write_space(tmp_path, tp=4, rule="all_placements")  # 58 candidates, 14 distinct problems
+    # 58 candidates, 14 distinct problems
+    space = write_space(tmp_path, tp=4, rule="all_placements")
     path = tmp_path / "sweep.json"
-    res = runner.invoke(app, ["explore", str(space), "--workers", "1", "--top", "5", "--json", str(path)])
+    res = runner.invoke(
+        app, ["explore", str(space), "--workers", "1", "--top", "5", "--json", str(path)]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(path.read_text())
     tp = data["throughput"]
     assert (data["candidates"], data["pruned"], data["solved"]) == (58, 44, 14)
     assert tp["cores"] == 1 and tp["backend"] == "serial"
-    assert tp["certified"] == 14 and tp["covered"] == 58  # every distinct problem certified; duplicates share it
+    # every distinct problem certified; duplicates share it
+    assert tp["certified"] == 14 and tp["covered"] == 58
     assert tp["certified_per_s_per_core"] == pytest.approx(14 / tp["seconds"], rel=1e-12)
     assert [r["rank"] for r in data["ranking"]][0] == 1 and len(data["ranking"]) == 5
     assert "candidates certified in" in res.stdout and "certified per second per core" in res.stdout

@@ -1,5 +1,6 @@
-"""Results stream to the --out file as they arrive; an interrupted sweep resumes without solving a shape twice and
-ends with the same table as an uninterrupted one (CSV, and Parquet through its CSV journal)."""
+"""Results stream to the --out file as they arrive; an interrupted sweep resumes without solving a
+shape twice and ends with the same table as an uninterrupted one (CSV, and Parquet through its CSV
+journal)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,10 @@ explore(space, out=out, workers=1, on_row=slow)
 
 
 def _table(result) -> list[tuple]:
-    return [(r["shape_id"], r["rank"], r["objective_value"], r["network_cost_usd"]) for r in result.ranking]
+    return [
+        (r["shape_id"], r["rank"], r["objective_value"], r["network_cost_usd"])
+        for r in result.ranking
+    ]
 
 
 def _lines(path: Path) -> int:
@@ -70,12 +74,17 @@ def test_kill_mid_sweep_and_resume(tmp_path, space_path):
     assert resumed.backend == "pool(2)" and resumed.cores == 2
     # throughput counts only this call's certified candidates, per core of the pool
     tp = resumed.throughput
-    assert tp["certified"] == sum(r["status"] == "optimal" for r in resumed.rows if r["shape_id"] not in before)
-    assert tp["certified_per_s_per_core"] == pytest.approx(tp["certified"] / (2 * resumed.seconds), rel=1e-12)
+    assert tp["certified"] == sum(
+        r["status"] == "optimal" for r in resumed.rows if r["shape_id"] not in before
+    )
+    assert tp["certified_per_s_per_core"] == pytest.approx(
+        tp["certified"] / (2 * resumed.seconds), rel=1e-12
+    )
     assert not set(resumed.solved_ids) & before  # nothing in the file is solved again
     assert len(resumed.solved_ids) == len(set(resumed.solved_ids)) == n - len(before)
     solved_log = log.read_text().split("\n")[:-1]
-    assert len(solved_log) == len(set(solved_log))  # no shape solved (and written) twice over both runs
+    # no shape solved (and written) twice over both runs
+    assert len(solved_log) == len(set(solved_log))
     final = read_results(out)
     assert len(final) == len({r["shape_id"] for r in final}) == n
     fresh = explore(space_path, workers=1)
@@ -128,7 +137,8 @@ def test_parquet_interrupted_and_resumed(tmp_path, space_path):
     resumed = explore(space_path, out=out, workers=1)
     assert set(resumed.resumed_ids) == set(count) and not set(resumed.solved_ids) & set(count)
     assert out.exists() and not journal.exists()
-    by_id = {r["shape_id"]: _stable(r) for r in read_results(out)}  # the Parquet file holds every row, typed
+    # the Parquet file holds every row, typed
+    by_id = {r["shape_id"]: _stable(r) for r in read_results(out)}
     assert by_id == {r["shape_id"]: _stable(r) for r in resumed.rows}
     assert _table(resumed) == _table(explore(space_path, workers=1))
 

@@ -1,5 +1,6 @@
-"""Every candidate's row is the exact optimum of its shape: against direct hieropt.solve calls, against a hand-written
-instance file, and, for every pruned duplicate, against its representative (solved separately)."""
+"""Every candidate's row is the exact optimum of its shape: against direct hieropt.solve calls,
+against a hand-written instance file, and, for every pruned duplicate, against its representative
+(solved separately)."""
 
 from __future__ import annotations
 
@@ -53,35 +54,45 @@ def test_rows_equal_direct_solves(tmp_path):
         assert row["network_cost_usd"] <= sol.network_cost_usd * (1 + 1e-7)
         bw = [float(b) for b in row["bw_gbps"].split(";")]
         assert math.isclose(sum(bw), 500, rel_tol=1e-9)
-        assert _close(hieropt.evaluate(build_instance(space, by_id[row["shape_id"]]), bw).iteration_time_ns,
-                      row["iteration_time_ns"], 1e-12)
+        assert _close(
+            hieropt.evaluate(build_instance(space, by_id[row["shape_id"]]), bw).iteration_time_ns,
+            row["iteration_time_ns"],
+            1e-12,
+        )
 
 
 def test_row_equals_a_hand_written_instance(tmp_path):
-    # The shape a:Ring 4 x b:Switch 4 under tp_lowest with TP 2: TP takes 2 of a's 4 NPUs, DP is 2 x 4.
+    # The shape a:Ring 4 x b:Switch 4 under tp_lowest with TP 2: TP takes 2 of a's 4 NPUs, DP is 2 x
+    # 4.
     result = explore(load_space(write_space(tmp_path)), workers=1)
     row = next(r for r in result.rows if r["shape_id"] == "a:R4 b:SW4")
     assert (row["tp_groups"], row["dp_groups"]) == ("2x1", "2x4")
     instance = tmp_path / "inst.toml"
-    instance.write_text("""
+    instance.write_text(
+        """
 name = "by-hand"
 objective = "performance"
 training_loop = "no_overlap"
 constraints = ["sum(bw) == 500"]
 [network]
-dims = [{ block = "Ring", npus = 4, cost_class = "A" }, { block = "Switch", npus = 4, cost_class = "B" }]
+dims = [{ block = "Ring", npus = 4, cost_class = "A" },
+        { block = "Switch", npus = 4, cost_class = "B" }]
 [mapping]
 forward = [2, 1]
 input_grad = [2, 1]
 weight_grad = [2, 4]
-""" + WORKLOAD.format(tp=2, dp=8) + """
+"""
+        + WORKLOAD.format(tp=2, dp=8)
+        + """
 [cost.A]
 link_usd_per_gbps = 2.0
 [cost.B]
 link_usd_per_gbps = 7.8
 switch_usd_per_gbps = 18.0
 nic_usd_per_gbps = 31.6
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     sol = hieropt.solve(hieropt.load_instance(instance))
     assert _close(row["objective_value"], sol.objective_value, 1e-9)
     cheapest = hieropt.solve(hieropt.load_instance(instance), objective="min_cost",
@@ -117,7 +128,9 @@ def test_ranking_pareto_and_summary(tmp_path):
 def test_infeasible_shapes_are_rows_not_crashes(tmp_path):
     # bw[top] >= 600 cannot hold with sum(bw) == 500: every shape is infeasible, reported per row.
     path = write_space(tmp_path)
-    path.write_text(path.read_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] >= 600"]'))
+    path.write_text(
+        path.read_text().replace('["sum(bw) == 500"]', '["sum(bw) == 500", "bw[top] >= 600"]')
+    )
     result = explore(load_space(path), workers=1)
     assert not result.ranking and len(result.failed) == len(candidates(load_space(path)).candidates)
     assert all(r["status"] == "infeasible" for r in result.failed)

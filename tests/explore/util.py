@@ -1,9 +1,10 @@
 """Small shape spaces for the explore tests, written as TOML into a temporary folder.
 
-The workload is a tiny GPT-style transformer (2 blocks, h = 1024, s = 512) generated inline, so one solve takes a few
-milliseconds. ``SMALL`` is the hand-counted space of the enumeration tests: 16 NPUs, a level ``a`` (Ring or
-FullyConnected, 2 to 4 NPUs, up to two dimensions, $2 per GB/s) under a level ``b`` (a Switch of 2 to 16 NPUs,
-exactly one dimension, $57.4 per GB/s), 2 or 3 dimensions, "sum(bw) == 500".
+The workload is a tiny GPT-style transformer (2 blocks, h = 1024, s = 512) generated inline, so one
+solve takes a few milliseconds. ``SMALL`` is the hand-counted space of the enumeration tests: 16
+NPUs, a level ``a`` (Ring or FullyConnected, 2 to 4 NPUs, up to two dimensions, $2 per GB/s) under a
+level ``b`` (a Switch of 2 to 16 NPUs, exactly one dimension, $57.4 per GB/s), 2 or 3 dimensions,
+"sum(bw) == 500".
 """
 
 from __future__ import annotations
@@ -36,9 +37,17 @@ nic_usd_per_gbps = 31.6
 """
 
 
-def space_text(npus: int = 16, tp: int = 2, rule: str = "tp_lowest", dims: str = "[2, 3]", a_blocks: str =
-               '["Ring", "FullyConnected"]', a_npus: str = "[2, 4]", a_extra: str = "", objective: str = "performance",
-               extra: str = "") -> str:
+def space_text(
+    npus: int = 16,
+    tp: int = 2,
+    rule: str = "tp_lowest",
+    dims: str = "[2, 3]",
+    a_blocks: str = '["Ring", "FullyConnected"]',
+    a_npus: str = "[2, 4]",
+    a_extra: str = "",
+    objective: str = "performance",
+    extra: str = "",
+) -> str:
     """A space TOML text: levels a (max two dimensions) and b (one Switch on top)."""
     return f"""
 name = "small"
@@ -71,7 +80,8 @@ min_dims = 1
 
 
 def write_space(folder: Path, name: str = "space.toml", **kw) -> Path:
-    """Write :func:`space_text` (keyword arguments passed on) to ``folder / name`` and return the path."""
+    """Write :func:`space_text` (keyword arguments passed on) to ``folder / name`` and return the
+    path."""
     path = folder / name
     path.write_text(space_text(**kw), encoding="utf-8")
     return path

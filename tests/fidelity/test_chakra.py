@@ -1,4 +1,5 @@
-"""The Chakra trace writer: its schema table equals the shipped et_def.proto, and traces round-trip."""
+"""The Chakra trace writer: its schema table equals the shipped et_def.proto, and traces
+round-trip."""
 
 from __future__ import annotations
 
@@ -7,13 +8,25 @@ from pathlib import Path
 
 import pytest
 
-from hieropt.io.chakra import ENUMS, SCHEMA, EtNode, attributes, comp_num_ops, encode_trace, read_trace, write_trace
+from hieropt.io.chakra import (
+    ENUMS,
+    SCHEMA,
+    EtNode,
+    attributes,
+    comp_num_ops,
+    encode_trace,
+    read_trace,
+    write_trace,
+)
 
-PROTO = Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "astra-sim" / "et_def.proto"
+PROTO = (
+    Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "astra-sim" / "et_def.proto"
+)
 
 
 def _parse_proto(text: str):
-    """Messages {name: [(field, number, type, label)]} and enums {name: [(value, number)]} of a proto3 file."""
+    """Messages {name: [(field, number, type, label)]} and enums {name: [(value, number)]} of a
+    proto3 file."""
     text = re.sub(r"//.*", "", text)
     messages, enums = {}, {}
     for m in re.finditer(r"message\s+(\w+)\s*\{(.*?)\n\}", text, re.S):
@@ -28,7 +41,9 @@ def _parse_proto(text: str):
             fields.append((f.group(3), int(f.group(4)), f.group(2), label))
         messages[m.group(1)] = fields
     for e in re.finditer(r"enum\s+(\w+)\s*\{(.*?)\}", text, re.S):
-        enums[e.group(1)] = [(v.group(1), int(v.group(2))) for v in re.finditer(r"(\w+)\s*=\s*(\d+);", e.group(2))]
+        enums[e.group(1)] = [
+            (v.group(1), int(v.group(2))) for v in re.finditer(r"(\w+)\s*=\s*(\d+);", e.group(2))
+        ]
     return messages, enums
 
 
@@ -43,9 +58,27 @@ def test_schema_matches_shipped_proto():
 
 
 def test_round_trip(tmp_path):
-    nodes = [EtNode(0, "fwd", "comp", compute_ns=1234),
-             EtNode(1, "ar", "coll", deps=[0], comm_type="ALL_REDUCE", comm_bytes=2**40, involved_dim=(True, False)),
-             EtNode(2, "ag", "coll", deps=[0, 1], comm_type="ALL_GATHER", comm_bytes=7, involved_dim=(False, True))]
+    nodes = [
+        EtNode(0, "fwd", "comp", compute_ns=1234),
+        EtNode(
+            1,
+            "ar",
+            "coll",
+            deps=[0],
+            comm_type="ALL_REDUCE",
+            comm_bytes=2**40,
+            involved_dim=(True, False),
+        ),
+        EtNode(
+            2,
+            "ag",
+            "coll",
+            deps=[0, 1],
+            comm_type="ALL_GATHER",
+            comm_bytes=7,
+            involved_dim=(False, True),
+        ),
+    ]
     size = write_trace(tmp_path / "t.0.et", nodes)
     assert size == (tmp_path / "t.0.et").stat().st_size == len(encode_trace(nodes))
     meta, back = read_trace(tmp_path / "t.0.et")
@@ -60,7 +93,8 @@ def test_round_trip(tmp_path):
 
 
 def test_num_ops_is_exact_after_the_simulators_truncation():
-    """The simulator charges uint64(num_ops / 1e12 * 1e9) ns (peak-perf 1 TFLOP/s): every integer ns survives."""
+    """The simulator charges uint64(num_ops / 1e12 * 1e9) ns (peak-perf 1 TFLOP/s): every integer ns
+    survives."""
     for ns in [1, 7, 999, 123456789, 10**12 + 3, 2**40 + 1]:
         assert int(comp_num_ops(ns) / 1e12 * 1e9) == ns
 

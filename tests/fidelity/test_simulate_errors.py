@@ -1,4 +1,5 @@
-"""simulate(): one-line errors for a missing / non-executable binary (exit 2) and failed runs (exit 3)."""
+"""simulate(): one-line errors for a missing / non-executable binary (exit 2) and failed runs (exit
+3)."""
 
 from __future__ import annotations
 
@@ -35,8 +36,12 @@ def test_missing_or_unusable_binary(tmp_path):
 
 
 def test_failed_run_reports_the_last_message(tmp_path):
-    fail = _script(tmp_path / "fail", 'echo "starting"; echo "assertion failed: endpoint" >&2; exit 134')
-    with pytest.raises(SolverError, match=r"failed .* \(exit 134\): assertion failed: endpoint") as e:
+    fail = _script(
+        tmp_path / "fail", 'echo "starting"; echo "assertion failed: endpoint" >&2; exit 134'
+    )
+    with pytest.raises(
+        SolverError, match=r"failed .* \(exit 134\): assertion failed: endpoint"
+    ) as e:
         simulate(_inst(), [10], fail)
     assert e.value.exit_code == 3
     assert "\n" not in str(e.value)
@@ -46,7 +51,9 @@ def test_run_without_result(tmp_path):
     quiet = _script(tmp_path / "quiet", 'echo "[info] reading the workload"')
     with pytest.raises(SolverError, match="printed no result.*reading the workload"):
         simulate(_inst(), [10], quiet)
-    partial = _script(tmp_path / "partial", 'echo "sys[0] finished, 10 cycles, exposed communication 0 cycles."')
+    partial = _script(
+        tmp_path / "partial", 'echo "sys[0] finished, 10 cycles, exposed communication 0 cycles."'
+    )
     with pytest.raises(SolverError, match="reported 1 of 2 NPUs"):
         simulate(_inst(), [10], partial)
 
@@ -63,20 +70,27 @@ def test_non_utf8_output_is_read(tmp_path):
     noisy = _script(tmp_path / "noisy", r"printf 'caf\351 \377\376 erreur\n' >&2; exit 1")
     with pytest.raises(SolverError, match="failed .* \\(exit 1\\): caf\ufffd \ufffd\ufffd erreur"):
         simulate(_inst(), [10], noisy)
-    ok = _script(tmp_path / "ok", r"""printf '\377\n'; for i in 0 1; do echo "sys[$i] finished, 7 cycles."; done""")
+    ok = _script(
+        tmp_path / "ok",
+        r"""printf '\377\n'; for i in 0 1; do echo "sys[$i] finished, 7 cycles."; done""",
+    )
     assert simulate(_inst(), [10], ok).simulated_iteration_time_ns == 7.0
 
 
 def test_zero_cycles_is_a_failed_run(tmp_path):
-    zero = _script(tmp_path / "zero", 'for i in 0 1; do echo "sys[$i] finished, 0 cycles."; done; echo done')
-    with pytest.raises(SolverError, match=r"reported 0 cycles on every NPU for workload 'w' .*: done") as e:
+    zero = _script(
+        tmp_path / "zero", 'for i in 0 1; do echo "sys[$i] finished, 0 cycles."; done; echo done'
+    )
+    with pytest.raises(
+        SolverError, match=r"reported 0 cycles on every NPU for workload 'w' .*: done"
+    ) as e:
         simulate(_inst(), [10], zero)
     assert e.value.exit_code == 3
 
 
 def test_a_relative_binary_path_is_taken_from_the_current_folder(tmp_path, monkeypatch):
-    """The simulator runs in the bundle's folder, so a relative path (``--astra-sim bin/AstraSim...``, the common
-    case) is resolved against the current folder first."""
+    """The simulator runs in the bundle's folder, so a relative path (``--astra-sim
+    bin/AstraSim...``, the common case) is resolved against the current folder first."""
     (tmp_path / "bin").mkdir()
     _script(tmp_path / "bin" / "sim", 'for i in 0 1; do echo "sys[$i] finished, 9 cycles."; done')
     monkeypatch.chdir(tmp_path)

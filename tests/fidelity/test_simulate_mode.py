@@ -1,9 +1,11 @@
-"""``simulate`` answers the question asked: it runs the simulator in the dimension mode the instance was solved in
-(concurrent: enough chunks per collective), compares the simulator with *that* prediction, and fails (exit 3) when the
-optimum is not the simulator's fastest allocation or the difference exceeds ``--tolerance``.
+"""``simulate`` answers the question asked: it runs the simulator in the dimension mode the instance
+was solved in (concurrent: enough chunks per collective), compares the simulator with *that*
+prediction, and fails (exit 3) when the optimum is not the simulator's fastest allocation or the
+difference exceeds ``--tolerance``.
 
-A fake simulator (a shell script run in each allocation's bundle folder) reports chosen times, so the verdicts are
-checked without the binary; the real binary is in tests/cli/test_astrasim_cli.py (skipped when absent)."""
+A fake simulator (a shell script run in each allocation's bundle folder) reports chosen times, so
+the verdicts are checked without the binary; the real binary is in tests/cli/test_astrasim_cli.py
+(skipped when absent)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,12 @@ from ..cli.test_workload_cli import INSTANCE_TOML, WORKLOAD_TXT, run
 def _instance(tmp_path: Path, mode: str = "concurrent") -> Path:
     (tmp_path / "wl.txt").write_text(WORKLOAD_TXT)
     inst = tmp_path / "inst.toml"
-    inst.write_text(INSTANCE_TOML.replace('training_loop = "no_overlap"',
-                                          f'training_loop = "no_overlap"\ndimension_mode = "{mode}"'))
+    inst.write_text(
+        INSTANCE_TOML.replace(
+            'training_loop = "no_overlap"',
+            f'training_loop = "no_overlap"\ndimension_mode = "{mode}"',
+        )
+    )
     return inst
 
 
@@ -35,13 +41,17 @@ def _allocations(inst) -> dict[str, list[float]]:
 
 
 def _fake(tmp_path: Path, keep: Path, cycles: dict[str, float]) -> Path:
-    """A 'simulator' reporting ``cycles[name]`` on each of the 128 NPUs when run in the bundle folder keep/NAME."""
+    """A 'simulator' reporting ``cycles[name]`` on each of the 128 NPUs when run in the bundle
+    folder keep/NAME."""
     keep.mkdir()
     for name, c in cycles.items():
         (keep / f"{name}.cycles").write_text(str(round(c)))
     fake = tmp_path / "fake"
-    fake.write_text('#!/bin/sh\nc=$(cat "$PWD.cycles")\ni=0; while [ $i -lt 128 ]; do echo "sys[$i] finished, $c '
-                    'cycles."; i=$((i+1)); done\n')
+    fake.write_text(
+        '#!/bin/sh\nc=$(cat "$PWD.cycles")\ni=0; while [ $i -lt 128 ]; do echo "sys[$i] '
+        "finished, $c "
+        'cycles."; i=$((i+1)); done\n'
+    )
     fake.chmod(0o755)
     return fake
 
@@ -51,7 +61,8 @@ def test_chunks_follow_the_mode_solved(tmp_path):
     opt = _allocations(conc)["optimum"]
     seq_t = evaluate(matching_instance(conc, 1), opt).iteration_time_ns
     conc_t = evaluate(conc, opt).iteration_time_ns
-    assert seq_t / conc_t - 1 == pytest.approx(1.85944, abs=1e-5)  # (2 x 1.85944 / 0.03 = 124.0 -> 128)
+    # (2 x 1.85944 / 0.03 = 124.0 -> 128)
+    assert seq_t / conc_t - 1 == pytest.approx(1.85944, abs=1e-5)
     assert simulator_chunks(conc, opt) == 128 and simulator_chunks(conc, opt, 0.3) == 16
     assert simulator_chunks(conc, opt, 1e-4) == MAX_CHUNKS
     seq = conc.model_copy(update={"dimension_mode": "sequential"})
@@ -62,21 +73,34 @@ def test_chunks_follow_the_mode_solved(tmp_path):
 
 
 def test_a_simulator_in_the_sequential_mode_does_not_bless_a_concurrent_answer(tmp_path):
-    """The simulator reports the sequential times (what it does with 1 chunk): the answer solve gave (concurrent
-    dimensions) is not confirmed, exit 3 naming the mode and the difference (it said 'same ranking', exit 0)."""
+    """The simulator reports the sequential times (what it does with 1 chunk): the answer solve gave
+    (concurrent dimensions) is not confirmed, exit 3 naming the mode and the difference (it said
+    'same ranking', exit 0)."""
     path = _instance(tmp_path)
     inst = load_instance(path)
     keep = tmp_path / "keep"
-    seq = {n: evaluate(matching_instance(inst, 1), bw).iteration_time_ns for n, bw in _allocations(inst).items()}
+    seq = {
+        n: evaluate(matching_instance(inst, 1), bw).iteration_time_ns
+        for n, bw in _allocations(inst).items()
+    }
     fake = _fake(tmp_path, keep, seq)
     r = run("simulate", path, "--astra-sim", fake, "--keep", keep, "--json", tmp_path / "s.json")
     assert r.exit_code == 3, r.output
-    assert ("error: the simulator does not confirm the answer: simulated and predicted (concurrent dimensions, what "
-            "solve optimised) differ by up to ") in r.stderr
+    assert (
+        "error: the simulator does not confirm the answer: simulated and predicted "
+        "(concurrent dimensions, what "
+        "solve optimised) differ by up to "
+    ) in r.stderr
     data = json.loads((tmp_path / "s.json").read_text())
-    assert data["agree"] is False and data["chunks"] == 128 and data["dimension_mode"] == "concurrent"
-    assert max(a["ratio"] for a in data["allocations"]) > 2.8  # (the optimum: sequential 2.86 x concurrent)
-    assert json.loads((keep / "optimum" / "system.json").read_text())["preferred-dataset-splits"] == 128
+    assert (
+        data["agree"] is False and data["chunks"] == 128 and data["dimension_mode"] == "concurrent"
+    )
+    # (the optimum: sequential 2.86 x concurrent)
+    assert max(a["ratio"] for a in data["allocations"]) > 2.8
+    assert (
+        json.loads((keep / "optimum" / "system.json").read_text())["preferred-dataset-splits"]
+        == 128
+    )
 
 
 def test_the_optimum_must_be_the_simulators_fastest(tmp_path):
@@ -84,13 +108,28 @@ def test_the_optimum_must_be_the_simulators_fastest(tmp_path):
     inst = load_instance(path)
     keep = tmp_path / "keep"
     own = {n: evaluate(inst, bw).iteration_time_ns for n, bw in _allocations(inst).items()}
-    assert own == {"optimum": 85375.0, "traffic": 85375.0, "equal": 186000.0}  # (traffic ties the optimum here)
-    cycles = {"optimum": 150000, "traffic": 150000, "equal": 149000}  # 'equal' simulated faster than the optimum
-    r = run("simulate", path, "--astra-sim", _fake(tmp_path, keep, cycles), "--keep", keep, "--tolerance", "0.5")
+    # (traffic ties the optimum here)
+    assert own == {"optimum": 85375.0, "traffic": 85375.0, "equal": 186000.0}
+    # 'equal' simulated faster than the optimum
+    cycles = {"optimum": 150000, "traffic": 150000, "equal": 149000}
+    r = run(
+        "simulate",
+        path,
+        "--astra-sim",
+        _fake(tmp_path, keep, cycles),
+        "--keep",
+        keep,
+        "--tolerance",
+        "0.5",
+    )
     assert r.exit_code == 3, r.output
-    assert ("the simulator does not confirm the answer: the optimum is not the simulator's fastest allocation "
-            "(simulated: equal < optimum < traffic; predicted: optimum < traffic < equal)") in r.stderr
-    assert "differ by up to" not in r.stderr  # (every error within the tolerance given: the ranking alone fails)
+    assert (
+        "the simulator does not confirm the answer: the optimum is not the simulator's "
+        "fastest allocation "
+        "(simulated: equal < optimum < traffic; predicted: optimum < traffic < equal)"
+    ) in r.stderr
+    # (every error within the tolerance given: the ranking alone fails)
+    assert "differ by up to" not in r.stderr
 
 
 def test_agreement_within_the_tolerance_passes(tmp_path):
@@ -104,7 +143,9 @@ def test_agreement_within_the_tolerance_passes(tmp_path):
     data = json.loads((tmp_path / "s.json").read_text())
     assert data["agree"] and data["optimum_fastest"] and data["chunks"] == 128
     assert data["largest_relative_error"] == pytest.approx(0.02 / 1.02, rel=1e-3)
-    r = run("simulate", path, "--astra-sim", tmp_path / "fake", "--keep", keep, "--tolerance", "0.01")
+    r = run(
+        "simulate", path, "--astra-sim", tmp_path / "fake", "--keep", keep, "--tolerance", "0.01"
+    )
     assert r.exit_code == 3 and "tolerance 1 %" in r.stderr
 
 
@@ -112,7 +153,9 @@ def test_export_writes_the_chunks_of_the_mode_solved(tmp_path):
     path = _instance(tmp_path)
     r = run("export", path, "--astra-sim", tmp_path / "b")
     assert r.exit_code == 0, r.output
-    assert json.loads((tmp_path / "b" / "system.json").read_text())["preferred-dataset-splits"] == 128
+    assert (
+        json.loads((tmp_path / "b" / "system.json").read_text())["preferred-dataset-splits"] == 128
+    )
     (tmp_path / "s").mkdir()
     seq = _instance(tmp_path / "s", "sequential")
     r = run("export", seq, "--astra-sim", tmp_path / "c")
@@ -121,8 +164,8 @@ def test_export_writes_the_chunks_of_the_mode_solved(tmp_path):
 
 
 def test_an_instance_the_simulator_cannot_state_is_named_by_its_file(tmp_path):
-    """Groups that cannot be whole simulator dimensions: the error names the instance file (it named 'ASTRA-sim
-    export' alone; found by the long fuzz setting)."""
+    """Groups that cannot be whole simulator dimensions: the error names the instance file (it named
+    'ASTRA-sim export' alone; found by the long fuzz setting)."""
     text = (Path(__file__).resolve().parents[2] / "instances" / "gpt3-nvl72-2304.toml").read_text()
     assert "input_grad = [8, 1]" in text
     inst = tmp_path / "nvl.toml"
@@ -133,4 +176,6 @@ def test_an_instance_the_simulator_cannot_state_is_named_by_its_file(tmp_path):
     fake.chmod(0o755)
     r = run("simulate", inst, "--astra-sim", fake, "--bw", "900,50")
     assert r.exit_code == 2
-    assert r.stderr.startswith(f"error: {inst}: ASTRA-sim export: dimension 0: groups of 2, 8, 9 NPUs"), r.stderr
+    assert r.stderr.startswith(
+        f"error: {inst}: ASTRA-sim export: dimension 0: groups of 2, 8, 9 NPUs"
+    ), r.stderr

@@ -1,10 +1,10 @@
-"""Independent checks of hieropt's certificates: feasible points sampled in the design polytope, heuristic splits,
-and the network cost recomputed from the cost classes. Nothing here uses hieropt's formulation or solvers; times
-come from :func:`hieropt.evaluate` (the layer-by-layer evaluator).
+"""Independent checks of hieropt's certificates: feasible points sampled in the design polytope,
+heuristic splits, and the network cost recomputed from the cost classes. Nothing here uses hieropt's
+formulation or solvers; times come from :func:`hieropt.evaluate` (the layer-by-layer evaluator).
 
-A certificate says: the optimum lies in [bound, value] and the returned point is feasible with that value. It is
-**beaten** when a feasible point does better than the bound (beyond the tolerances below), or when the returned point
-breaks a constraint, the time target or the budget.
+A certificate says: the optimum lies in [bound, value] and the returned point is feasible with that
+value. It is **beaten** when a feasible point does better than the bound (beyond the tolerances
+below), or when the returned point breaks a constraint, the time target or the budget.
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ import hieropt
 from hieropt.spec import Instance
 
 BEAT_TOL = 1e-9
-"""A feasible point beats a proven lower bound L when its value is below L (1 - BEAT_TOL). HiGHS's 1e-9 feasibility
-tolerances can move an LP bound by about that much; anything larger is a false bound."""
+"""A feasible point beats a proven lower bound L when its value is below L (1 - BEAT_TOL). HiGHS's
+1e-9 feasibility tolerances can move an LP bound by about that much; anything larger is a false
+bound."""
 FEAS_TOL = 1e-9
-"""Relative slack on the design rows, bounds, time targets and budgets when checking a returned point."""
+"""Relative slack on the design rows, bounds, time targets and budgets when checking a returned
+point."""
 
 
 def unit_costs(instance: Instance) -> np.ndarray:
-    """$ per GB/s of per-NPU bandwidth of each dimension for the whole cluster (LIBRA's counting: N x (link, plus
-    switch and NIC on Switch dimensions)), straight from the cost classes."""
+    """$ per GB/s of per-NPU bandwidth of each dimension for the whole cluster (LIBRA's counting: N
+    x (link, plus switch and NIC on Switch dimensions)), straight from the cost classes."""
     out = []
     for dim in instance.network.dims:
         cc = instance.cost.classes[dim.cost_class]
@@ -46,10 +48,11 @@ def time_ns(instance: Instance, bw: np.ndarray) -> float:
 
 
 class Polytope:
-    """{B : design rows, bounds, B >= 0} plus optional extra rows ``a.B <= b``, as ``E B = e`` and ``G B <= g``.
+    """{B : design rows, bounds, B >= 0} plus optional extra rows ``a.B <= b``, as ``E B = e`` and
+    ``G B <= g``.
 
-    Sampling is hit-and-run from a feasible point: random directions in the null space of E, uniform (interior) or
-    end (boundary) points of the feasible segment.
+    Sampling is hit-and-run from a feasible point: random directions in the null space of E, uniform
+    (interior) or end (boundary) points of the feasible segment.
     """
 
     def __init__(self, instance: Instance, extra: tuple[tuple[np.ndarray, float], ...] = ()):
@@ -84,8 +87,9 @@ class Polytope:
             self.null = np.eye(D)
 
     def relative_violation(self, x: np.ndarray) -> float:
-        """Largest violation of a row at ``x`` relative to the row's size, max(|rhs|, sum |a_d x_d|): the check of a
-        returned point (stricter than an absolute tolerance when bandwidths are tiny)."""
+        """Largest violation of a row at ``x`` relative to the row's size, max(|rhs|, sum |a_d
+        x_d|): the check of a returned point (stricter than an absolute tolerance when bandwidths
+        are tiny)."""
         x = np.asarray(x, dtype=float)
         worst = 0.0
         for A, b, eq in ((self.E, self.e, True), (self.G, self.g, False)):
@@ -123,7 +127,8 @@ class Polytope:
         return lo, hi
 
     def direction(self, rng: np.random.Generator) -> np.ndarray | None:
-        """A random unit direction in the null space of the equality rows (None when the rows fix the point)."""
+        """A random unit direction in the null space of the equality rows (None when the rows fix
+        the point)."""
         if self.null.shape[1] == 0:
             return None
         d = self.null @ rng.standard_normal(self.null.shape[1])
@@ -132,7 +137,8 @@ class Polytope:
 
     def samples(self, start: np.ndarray, rng: np.random.Generator, n: int,
                 boundary: float = 0.5) -> list[np.ndarray]:
-        """``n`` points by hit-and-run from ``start``; a share ``boundary`` of them on the boundary."""
+        """``n`` points by hit-and-run from ``start``; a share ``boundary`` of them on the
+        boundary."""
         x = np.array(start, dtype=float)
         out = []
         for _ in range(n):
@@ -177,10 +183,16 @@ class Polytope:
         return x if self.violation(x) <= 1e-9 else None
 
 
-def descend(f: Callable[[np.ndarray], float], poly: Polytope, x: np.ndarray, rng: np.random.Generator,
-            rounds: int = 12, evals: int = 24) -> tuple[np.ndarray, float]:
-    """Random-direction line search (golden section on each feasible segment) from a feasible ``x``: a local
-    improvement that never leaves the polytope. Returns the best point and its value."""
+def descend(
+    f: Callable[[np.ndarray], float],
+    poly: Polytope,
+    x: np.ndarray,
+    rng: np.random.Generator,
+    rounds: int = 12,
+    evals: int = 24,
+) -> tuple[np.ndarray, float]:
+    """Random-direction line search (golden section on each feasible segment) from a feasible ``x``:
+    a local improvement that never leaves the polytope. Returns the best point and its value."""
     best, fbest = np.array(x, dtype=float), f(x)
     phi = (math.sqrt(5) - 1) / 2
     for _ in range(rounds):
@@ -211,16 +223,24 @@ def descend(f: Callable[[np.ndarray], float], poly: Polytope, x: np.ndarray, rng
 
 
 def traffic_bytes(instance: Instance) -> np.ndarray:
-    """Bytes each NPU sends per dimension in one iteration (the evaluator's breakdown at an all-ones vector)."""
+    """Bytes each NPU sends per dimension in one iteration (the evaluator's breakdown at an all-ones
+    vector)."""
     bd = hieropt.evaluate(instance, np.ones(instance.network.n_dims))
     return np.asarray(bd.bytes_per_dim, dtype=float)
 
 
-def candidate_points(instance: Instance, poly: Polytope, x0: np.ndarray, rng: np.random.Generator, n: int,
-                     around: np.ndarray | None = None) -> list[tuple[str, np.ndarray]]:
-    """Feasible points to hold a certificate against: x0, the equal split and the traffic-proportional split (each
-    scaled to the largest feasible multiple, and the smallest), hit-and-run samples from x0 and from ``around``
-    (the solver's point, pulled 1 % towards x0 so that it is strictly feasible)."""
+def candidate_points(
+    instance: Instance,
+    poly: Polytope,
+    x0: np.ndarray,
+    rng: np.random.Generator,
+    n: int,
+    around: np.ndarray | None = None,
+) -> list[tuple[str, np.ndarray]]:
+    """Feasible points to hold a certificate against: x0, the equal split and the
+    traffic-proportional split (each scaled to the largest feasible multiple, and the smallest),
+    hit-and-run samples from x0 and from ``around`` (the solver's point, pulled 1 % towards x0 so
+    that it is strictly feasible)."""
     out: list[tuple[str, np.ndarray]] = [("x0", np.asarray(x0, dtype=float))]
     D = instance.network.n_dims
     rays = [("equal split", np.ones(D))]
@@ -234,7 +254,12 @@ def candidate_points(instance: Instance, poly: Polytope, x0: np.ndarray, rng: np
                 out.append((f"{name} ({'largest' if largest else 'smallest'} feasible scale)", x))
     out += [("sample", x) for x in poly.samples(x0, rng, n)]
     if around is not None:
-        start = poly.project(0.99 * np.asarray(around, dtype=float) + 0.01 * np.asarray(x0, dtype=float))
+        start = poly.project(
+            0.99 * np.asarray(around, dtype=float) + 0.01 * np.asarray(x0, dtype=float)
+        )
         if poly.violation(start) <= 1e-10:
-            out += [("sample near the optimum", x) for x in poly.samples(start, rng, n // 2, boundary=0.8)]
+            out += [
+                ("sample near the optimum", x)
+                for x in poly.samples(start, rng, n // 2, boundary=0.8)
+            ]
     return [(name, x) for name, x in out if poly.violation(x) <= 1e-10]

@@ -1,4 +1,5 @@
-"""Fuzz-suite plumbing: the shared worker process and the end-of-session summary (see tests/fuzz/tally.py)."""
+"""Fuzz-suite plumbing: the shared worker process and the end-of-session summary (see
+tests/fuzz/tally.py)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ def worker() -> Worker:
     return _WORKER
 
 
-# tests/fuzz/tally.py reads the run's size when it is first imported: here only inside the hooks, after
-# the root conftest has turned ``--fuzz`` and ``--fuzz-seed`` into its environment variables.
+# tests/fuzz/tally.py reads the run's size when it is first imported: here only inside the hooks,
+# after the root conftest has turned ``--fuzz`` and ``--fuzz-seed`` into its environment variables.
 
 
 def pytest_sessionstart(session):
     from tests.fuzz.tally import MODE, OUT
 
-    if MODE != "short":  # problems are appended as they are found: start from an empty findings file
+    # problems are appended as they are found: start from an empty findings file
+    if MODE != "short":
         OUT.unlink(missing_ok=True)
         OUT.with_suffix(".notes.jsonl").unlink(missing_ok=True)
 

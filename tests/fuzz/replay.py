@@ -2,10 +2,11 @@
 
 ``python -m tests.fuzz.replay out/fuzz-findings.jsonl [--kind KIND] [--timeout S]``:
 
-Each distinct reproducer of the findings file runs once more in a worker process with a timeout, and its outcome is
-printed (status and gap, or the exception, or "hang"). Random-instance reproducers are Python statements (``spec =
-Spec(...); inst = spec.instance(...); hieropt.solve(...)``); mutant reproducers (``seed N: ...``) are rebuilt from
-their seed in a fresh sandbox and run through the command line.
+Each distinct reproducer of the findings file runs once more in a worker process with a timeout, and
+its outcome is printed (status and gap, or the exception, or "hang"). Random-instance reproducers
+are Python statements (``spec = Spec(...); inst = spec.instance(...); hieropt.solve(...)``); mutant
+reproducers (``seed N: ...``) are rebuilt from their seed in a fresh sandbox and run through the
+command line.
 """
 
 from __future__ import annotations
@@ -26,15 +27,22 @@ def run_statements(code: str) -> Any:
     import hieropt
     from tests.fuzz.strategies import Row, Spec, WorkloadSpec
 
-    env: dict[str, Any] = {"hieropt": hieropt, "Spec": Spec, "Row": Row, "WorkloadSpec": WorkloadSpec}
+    env: dict[str, Any] = {
+        "hieropt": hieropt,
+        "Spec": Spec,
+        "Row": Row,
+        "WorkloadSpec": WorkloadSpec,
+    }
     parts = [p.strip() for p in code.split("; ") if p.strip()]
     if not parts[-1].startswith("hieropt."):
         parts.append("hieropt.solve(inst)")
     exec("\n".join(parts[:-1]), env)  # noqa: S102 - replaying our own reproducers
     result = eval(parts[-1], env)  # noqa: S307
     if hasattr(result, "status"):
-        return f"{result.status.value}, gap {result.gap:.3g}, value {result.objective_value!r}, bound " \
-               f"{result.objective_bound!r}"
+        return (
+            f"{result.status.value}, gap {result.gap:.3g}, value {result.objective_value!r}, bound "
+            f"{result.objective_bound!r}"
+        )
     if hasattr(result, "points"):
         return f"front of {len(result.points)} points"
     return repr(result)[:300]
@@ -78,7 +86,9 @@ def main() -> None:
                 if m:
                     out = w.call("tests.fuzz.replay:run_mutant", int(m[1]), timeout=args.timeout)
                 else:
-                    out = w.call("tests.fuzz.replay:run_statements", p["reproducer"], timeout=args.timeout)
+                    out = w.call(
+                        "tests.fuzz.replay:run_statements", p["reproducer"], timeout=args.timeout
+                    )
             except Hang:
                 out = f"hang (> {args.timeout:g} s)"
             if isinstance(out, Raised):

@@ -1,17 +1,19 @@
 """Random valid instances for the fuzz suites (hypothesis), built only from the public spec classes.
 
-A :class:`Spec` holds the raw draws at "magnitude 1" (bytes 1..3e11, bandwidth limits around a random feasible point
-of 1..1000 GB/s per NPU (0.1..1e4 in a quarter of the draws), prices 0.01..1000 $ per GB/s) and builds the
-:class:`hieropt.spec.Instance` at any magnitude: :meth:`Spec.instance` multiplies every byte count (collective
-sizes, pipeline transfers) and every bandwidth limit (right-hand sides of the design rows, bounds) by ``bw_scale``
-and every price by ``price_scale``.
-With B' = s B and m' = s m every m/B is unchanged, so the optimal iteration time must not change, the optimal
-bandwidths must scale by s and every cost by s x price_scale (the rescaling invariance).
+A :class:`Spec` holds the raw draws at "magnitude 1" (bytes 1..3e11, bandwidth limits around a
+random feasible point of 1..1000 GB/s per NPU (0.1..1e4 in a quarter of the draws), prices
+0.01..1000 $ per GB/s) and builds the :class:`hieropt.spec.Instance` at any magnitude:
+:meth:`Spec.instance` multiplies every byte count (collective sizes, pipeline transfers) and every
+bandwidth limit (right-hand sides of the design rows, bounds) by ``bw_scale`` and every price by
+``price_scale``. With B' = s B and m' = s m every m/B is unchanged, so the optimal iteration time
+must not change, the optimal bandwidths must scale by s and every cost by s x price_scale (the
+rescaling invariance).
 
-Every instance is feasible and bounded by construction: the design rows all hold, with slack on the inequalities,
-at the point ``x0`` (> 0 on every dimension), and one row with positive coefficients on every dimension caps the
-bandwidth. Mappings use divisors of each dimension's NPU count (a group must tile its dimension), and the
-workloads have no ASTRA-sim header, so no mapping can contradict one.
+Every instance is feasible and bounded by construction: the design rows all hold, with slack on the
+inequalities, at the point ``x0`` (> 0 on every dimension), and one row with positive coefficients
+on every dimension caps the bandwidth. Mappings use divisors of each dimension's NPU count (a group
+must tile its dimension), and the workloads have no ASTRA-sim header, so no mapping can contradict
+one.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ NPUS = (2, 2, 3, 4, 4, 5, 6, 8, 8, 16, 32, 64, 128)
 """NPU counts per dimension (small ones more often)."""
 KINDS = tuple(Collective)
 SEQUENTIAL_KINDS = tuple(k for k in Collective if k is not Collective.P2P)
-"""A point-to-point send over a group spanning several dimensions has no sequential form (the instance refuses it)."""
+"""A point-to-point send over a group spanning several dimensions has no sequential form (the
+instance refuses it)."""
 CLASS_NAMES = ("A", "B", "C", "D")
 
 
@@ -67,7 +70,8 @@ class Row:
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """Layers as ((compute_ns, collective, size_bytes) x 3 phases), a mapping (3 group tuples) and a weight."""
+    """Layers as ((compute_ns, collective, size_bytes) x 3 phases), a mapping (3 group tuples) and a
+    weight."""
 
     layers: tuple[tuple[tuple[float, str, float], ...], ...]
     groups: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
@@ -78,8 +82,10 @@ class WorkloadSpec:
 class Spec:
     """The raw draws of one random instance (see the module docstring)."""
 
-    dims: tuple[tuple[str, int, str, float, str | None], ...]  # block, npus, cost class, latency ns, algorithm
-    prices: dict[str, tuple[float, float | None, float | None]]  # class -> (link, switch, nic) $ per GB/s
+    # block, npus, cost class, latency ns, algorithm
+    dims: tuple[tuple[str, int, str, float, str | None], ...]
+    # class -> (link, switch, nic) $ per GB/s
+    prices: dict[str, tuple[float, float | None, float | None]]
     workloads: tuple[WorkloadSpec, ...]
     loop: str
     mode: str
@@ -87,7 +93,8 @@ class Spec:
     bounds: tuple[tuple[float, float | None], ...] | None
     x0: tuple[float, ...]
     pipeline: tuple[int, int, float, int] | None = None  # stages, microbatches, p2p bytes, p2p dim
-    step: tuple[int, int, int, bool] | None = None  # microbatches, stages, virtual stages, overlap_dp (loop step)
+    # microbatches, stages, virtual stages, overlap_dp (loop step)
+    step: tuple[int, int, int, bool] | None = None
     objective: str = "performance"
     extra: dict = field(default_factory=dict)
 
@@ -101,8 +108,8 @@ class Spec:
         return replace(self, objective=objective)
 
     def instance(self, bw_scale: float = 1.0, price_scale: float = 1.0, **overrides) -> Instance:
-        """The instance at magnitude (``bw_scale``, ``price_scale``); ``overrides`` go to :class:`Instance`
-        (e.g. ``max_iteration_time_ns``, ``max_network_cost_usd``)."""
+        """The instance at magnitude (``bw_scale``, ``price_scale``); ``overrides`` go to
+        :class:`Instance` (e.g. ``max_iteration_time_ns``, ``max_network_cost_usd``)."""
         s = bw_scale
         dims = tuple(Dimension(block=b, npus=p, cost_class=c, latency_ns=lat, algorithm=alg)
                      for b, p, c, lat, alg in self.dims)
@@ -110,15 +117,26 @@ class Spec:
         classes = {}
         for name, (link, sw, nic) in self.prices.items():
             if name in used:
-                classes[name] = CostClass(link_usd_per_gbps=link * price_scale,
-                                          switch_usd_per_gbps=None if sw is None else sw * price_scale,
-                                          nic_usd_per_gbps=None if nic is None else nic * price_scale)
+                classes[name] = CostClass(
+                    link_usd_per_gbps=link * price_scale,
+                    switch_usd_per_gbps=None if sw is None else sw * price_scale,
+                    nic_usd_per_gbps=None if nic is None else nic * price_scale,
+                )
 
         def workload(w: WorkloadSpec, name: str) -> Workload:
-            return Workload(name=name, layers=tuple(
-                Layer(name=f"{name}l{i}", **{ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=b * s)
-                                             for ph, (c, k, b) in zip(PHASES, phases, strict=True)})
-                for i, phases in enumerate(w.layers)))
+            return Workload(
+                name=name,
+                layers=tuple(
+                    Layer(
+                        name=f"{name}l{i}",
+                        **{
+                            ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=b * s)
+                            for ph, (c, k, b) in zip(PHASES, phases, strict=True)
+                        },
+                    )
+                    for i, phases in enumerate(w.layers)
+                ),
+            )
 
         first, *more = self.workloads
         pipeline = None
@@ -129,18 +147,41 @@ class Spec:
         if self.step is not None:
             mb, stages, v, ovl = self.step
             step = StepSchedule(microbatches=mb, stages=stages, virtual_stages=v, overlap_dp=ovl)
-        rows = tuple(LinearConstraint(coefficients=r.coef, sense=r.sense, rhs=r.rhs * s, text=r.text)
-                     for r in self.rows)
-        bounds = None if self.bounds is None else tuple(
-            Bound(lower_gbps=lo * s, upper_gbps=None if hi is None else hi * s) for lo, hi in self.bounds)
+        rows = tuple(
+            LinearConstraint(coefficients=r.coef, sense=r.sense, rhs=r.rhs * s, text=r.text)
+            for r in self.rows
+        )
+        bounds = (
+            None
+            if self.bounds is None
+            else tuple(
+                Bound(lower_gbps=lo * s, upper_gbps=None if hi is None else hi * s)
+                for lo, hi in self.bounds
+            )
+        )
         parts = dict(
-            name="fuzz", objective=self.objective, training_loop=self.loop, dimension_mode=self.mode,
-            network=Network(dims=dims), workload=workload(first, "w0"),
-            mapping=Mapping(**dict(zip(PHASES, first.groups, strict=True))), workload_weight=first.weight,
-            more_workloads=tuple(Job(workload=workload(w, f"w{j + 1}"),
-                                     mapping=Mapping(**dict(zip(PHASES, w.groups, strict=True))), weight=w.weight)
-                                 for j, w in enumerate(more)),
-            cost=CostModel(classes=classes), constraints=rows, bounds=bounds, pipeline=pipeline, step=step)
+            name="fuzz",
+            objective=self.objective,
+            training_loop=self.loop,
+            dimension_mode=self.mode,
+            network=Network(dims=dims),
+            workload=workload(first, "w0"),
+            mapping=Mapping(**dict(zip(PHASES, first.groups, strict=True))),
+            workload_weight=first.weight,
+            more_workloads=tuple(
+                Job(
+                    workload=workload(w, f"w{j + 1}"),
+                    mapping=Mapping(**dict(zip(PHASES, w.groups, strict=True))),
+                    weight=w.weight,
+                )
+                for j, w in enumerate(more)
+            ),
+            cost=CostModel(classes=classes),
+            constraints=rows,
+            bounds=bounds,
+            pipeline=pipeline,
+            step=step,
+        )
         parts.update(overrides)
         return Instance(**parts)
 
@@ -154,8 +195,11 @@ class Spec:
 
 
 def _log_uniform(lo_exp: float, hi_exp: float, steps: int = 400):
-    """10**u for u on a grid of ``steps`` points in [lo_exp, hi_exp] (round numbers, no subnormals)."""
-    return st.integers(0, steps).map(lambda i: float(f"{10.0 ** (lo_exp + (hi_exp - lo_exp) * i / steps):.6g}"))
+    """10**u for u on a grid of ``steps`` points in [lo_exp, hi_exp] (round numbers, no
+    subnormals)."""
+    return st.integers(0, steps).map(
+        lambda i: float(f"{10.0 ** (lo_exp + (hi_exp - lo_exp) * i / steps):.6g}")
+    )
 
 
 def _fraction(n: int = 1000):
@@ -163,11 +207,20 @@ def _fraction(n: int = 1000):
 
 
 @st.composite
-def specs(draw, max_dims: int = 4, max_layers: int = 4, loops=TRAINING_LOOPS, modes=("concurrent", "sequential"),
-          max_extra_workloads: int = 2, latency: bool | None = None, floor: bool = False,
-          objective: str = "performance") -> Spec:
-    """A random :class:`Spec`. ``floor=True`` keeps every bandwidth away from zero (a positive lower bound or a
-    ``>=`` row on every dimension, as the time x cost objective needs); ``latency`` forces latency on/off."""
+def specs(
+    draw,
+    max_dims: int = 4,
+    max_layers: int = 4,
+    loops=TRAINING_LOOPS,
+    modes=("concurrent", "sequential"),
+    max_extra_workloads: int = 2,
+    latency: bool | None = None,
+    floor: bool = False,
+    objective: str = "performance",
+) -> Spec:
+    """A random :class:`Spec`. ``floor=True`` keeps every bandwidth away from zero (a positive lower
+    bound or a ``>=`` row on every dimension, as the time x cost objective needs); ``latency``
+    forces latency on/off."""
     dims, prices = _network(draw, max_dims, latency)
     D, npus = len(dims), [p for _, p, *_ in dims]
     loop = draw(st.sampled_from(loops))
@@ -243,11 +296,20 @@ def _schedule(draw, loop: str, D: int):
     loop, None for the other loops."""
     pipeline = None
     if loop == "pipeline":
-        pipeline = (draw(st.integers(2, 8)), draw(st.integers(1, 16)),
-                    0.0 if draw(st.booleans()) else draw(_log_uniform(3, 9)), draw(st.integers(0, D - 1)))
+        pipeline = (
+            draw(st.integers(2, 8)),
+            draw(st.integers(1, 16)),
+            0.0 if draw(st.booleans()) else draw(_log_uniform(3, 9)),
+            draw(st.integers(0, D - 1)),
+        )
     step = None
     if loop == "step":
-        step = (draw(st.integers(1, 16)), draw(st.integers(1, 8)), draw(st.integers(1, 3)), draw(st.booleans()))
+        step = (
+            draw(st.integers(1, 16)),
+            draw(st.integers(1, 8)),
+            draw(st.integers(1, 3)),
+            draw(st.booleans()),
+        )
     return pipeline, step
 
 
@@ -342,13 +404,19 @@ def magnitudes():
 
 
 def small(spec: Spec) -> bool:
-    """Whether SCIP can be asked for the global optimum in a few seconds (few dimensions and collectives)."""
+    """Whether SCIP can be asked for the global optimum in a few seconds (few dimensions and
+    collectives)."""
     phases = sum(len(w.layers) for w in spec.workloads) * 3
-    return spec.D <= 3 and phases <= 9 and max(p for _, p, *_ in spec.dims) <= 64 and math.isfinite(sum(spec.x0))
+    return (
+        spec.D <= 3
+        and phases <= 9
+        and max(p for _, p, *_ in spec.dims) <= 64
+        and math.isfinite(sum(spec.x0))
+    )
 
 
 def tiled(npus: int, *groups: int) -> int:
-    """The smallest multiple of ``npus`` that every group size in ``groups`` divides (lcm): kept test instances
-    from before groups had to tile their dimension keep their traffic (which depends only on the group sizes) and
-    only change the cluster size (a uniform factor on every cost)."""
+    """The smallest multiple of ``npus`` that every group size in ``groups`` divides (lcm): kept
+    test instances from before groups had to tile their dimension keep their traffic (which depends
+    only on the group sizes) and only change the cluster size (a uniform factor on every cost)."""
     return math.lcm(npus, *groups)

@@ -1,5 +1,6 @@
-"""Tasks run in the fuzz worker process (:mod:`tests.fuzz.worker`): thin wrappers around the public API and the
-command line that return small, picklable summaries. Exceptions propagate (the worker reports them)."""
+"""Tasks run in the fuzz worker process (:mod:`tests.fuzz.worker`): thin wrappers around the public
+API and the command line that return small, picklable summaries. Exceptions propagate (the worker
+reports them)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ def summary(sol: Any) -> dict[str, Any]:
         "message": sol.message,
         "notes": list(sol.notes),
         "iterations": int(sol.iterations),
-        "own_optima_ns": None if sol.portfolio is None else [float(v) for v in sol.portfolio.own_optima_ns],
+        "own_optima_ns": None
+        if sol.portfolio is None
+        else [float(v) for v in sol.portfolio.own_optima_ns],
     }
 
 
@@ -47,9 +50,9 @@ def solve(instance, objective: str | None = None, **kwargs) -> dict[str, Any]:
 
 
 def scip_min_time(instance) -> dict[str, Any]:
-    """SCIP's global minimum of the iteration time (tests/oracle/test_scip_loops.py): ``{"bw": [...]}``, or
-    ``{"failed": reason}`` when SCIP proved no optimum. Run in the worker: SCIP's own time limit is not always
-    honoured inside its LP solves, and the worker's wall-clock limit is."""
+    """SCIP's global minimum of the iteration time (tests/oracle/test_scip_loops.py): ``{"bw":
+    [...]}``, or ``{"failed": reason}`` when SCIP proved no optimum. Run in the worker: SCIP's own
+    time limit is not always honoured inside its LP solves, and the worker's wall-clock limit is."""
     from tests.oracle.test_scip_loops import ScipFailed
     from tests.oracle.test_scip_loops import scip_min_time as scip
 
@@ -61,8 +64,8 @@ def scip_min_time(instance) -> dict[str, Any]:
 
 
 def scip_min_max_regret(instance, own_ns: list[float], z0: float) -> dict[str, Any]:
-    """SCIP's global min-max-regret design against the own optima ``own_ns`` (tests/oracle/test_scip_regret.py):
-    ``{"bw": [...]}``, or ``{"failed": reason}``."""
+    """SCIP's global min-max-regret design against the own optima ``own_ns``
+    (tests/oracle/test_scip_regret.py): ``{"bw": [...]}``, or ``{"failed": reason}``."""
     from tests.oracle.test_scip_oracle import ScipFailed
     from tests.oracle.test_scip_regret import scip_min_max_regret as scip
 
@@ -74,14 +77,23 @@ def scip_min_max_regret(instance, own_ns: list[float], z0: float) -> dict[str, A
 
 
 def pareto(instance, points: int = 6) -> dict[str, Any]:
-    """``hieropt.pareto(instance, points)``: the points (budget, bw, time, cost, bound, gap) and both optima."""
+    """``hieropt.pareto(instance, points)``: the points (budget, bw, time, cost, bound, gap) and
+    both optima."""
     import hieropt
 
     front = hieropt.pareto(instance, points=points)
     return {
-        "points": [{"budget": p.budget_usd, "bw": np.asarray(p.bw).tolist(), "time_ns": p.iteration_time_ns,
-                    "cost_usd": p.network_cost_usd, "bound_ns": p.lower_bound_ns, "gap": p.gap}
-                   for p in front.points],
+        "points": [
+            {
+                "budget": p.budget_usd,
+                "bw": np.asarray(p.bw).tolist(),
+                "time_ns": p.iteration_time_ns,
+                "cost_usd": p.network_cost_usd,
+                "bound_ns": p.lower_bound_ns,
+                "gap": p.gap,
+            }
+            for p in front.points
+        ],
         "fastest": summary(front.fastest),
         "best_per_cost": None if front.best_per_cost is None else summary(front.best_per_cost),
         "notes": list(front.notes),
@@ -89,18 +101,26 @@ def pareto(instance, points: int = 6) -> dict[str, Any]:
 
 
 def provision(instance, catalog, **kwargs) -> dict[str, Any]:
-    """``hieropt.provision(instance, catalog, **kwargs)``: design bandwidths, time, cost, value, bound, gap."""
+    """``hieropt.provision(instance, catalog, **kwargs)``: design bandwidths, time, cost, value,
+    bound, gap."""
     import hieropt
 
     p = hieropt.provision(instance, catalog, **kwargs)
-    return {"status": str(p.status.value), "bw": np.asarray(p.bw_gbps).tolist(), "time_ns": p.iteration_time_ns,
-            "cost_usd": p.network_cost_usd, "value": p.objective_value, "bound": p.objective_bound, "gap": p.gap}
+    return {
+        "status": str(p.status.value),
+        "bw": np.asarray(p.bw_gbps).tolist(),
+        "time_ns": p.iteration_time_ns,
+        "cost_usd": p.network_cost_usd,
+        "value": p.objective_value,
+        "bound": p.objective_bound,
+        "gap": p.gap,
+    }
 
 
 def cli(argv: list[str], cwd: str | None = None, columns: int | None = None) -> dict[str, Any]:
-    """Run ``hieropt ARGV`` in this process through the console-script entry point (:func:`hieropt.cli.main`), with
-    stdout and stderr captured (not terminals). Returns exit code, both outputs and the traceback of an uncaught
-    exception (exit code 1), if any."""
+    """Run ``hieropt ARGV`` in this process through the console-script entry point
+    (:func:`hieropt.cli.main`), with stdout and stderr captured (not terminals). Returns exit code,
+    both outputs and the traceback of an uncaught exception (exit code 1), if any."""
     from hieropt import cli as hcli
 
     out, err = io.StringIO(), io.StringIO()
@@ -113,7 +133,11 @@ def cli(argv: list[str], cwd: str | None = None, columns: int | None = None) -> 
         if cwd is not None:
             os.chdir(cwd)
         sys.argv = ["hieropt", *argv]
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("default")
             warnings.showwarning = lambda m, c, f, n, file=None, line=None: err.write(
                 warnings.formatwarning(m, c, f, n, line))
@@ -135,7 +159,8 @@ def cli(argv: list[str], cwd: str | None = None, columns: int | None = None) -> 
 
 
 def threads_vs_serial(instances: list, threads: int = 8) -> dict[str, Any]:
-    """Solve ``instances`` one after the other, then all at once on ``threads`` threads; both lists of summaries."""
+    """Solve ``instances`` one after the other, then all at once on ``threads`` threads; both lists
+    of summaries."""
     from concurrent.futures import ThreadPoolExecutor
 
     serial = [solve(inst) for inst in instances]
@@ -145,8 +170,9 @@ def threads_vs_serial(instances: list, threads: int = 8) -> dict[str, Any]:
 
 
 def pool_vs_serial(instances: list, method: str, processes: int = 4) -> dict[str, Any]:
-    """Solve ``instances`` here, then in a pool of ``processes`` processes started with ``method`` (spawn or fork;
-    with fork after the serial solves, so the children inherit a process that already used HiGHS)."""
+    """Solve ``instances`` here, then in a pool of ``processes`` processes started with ``method``
+    (spawn or fork; with fork after the serial solves, so the children inherit a process that
+    already used HiGHS)."""
     import multiprocessing as mp
 
     serial = [solve(inst) for inst in instances]
@@ -156,7 +182,8 @@ def pool_vs_serial(instances: list, method: str, processes: int = 4) -> dict[str
 
 
 def provision_after_fork(instance, catalog_path: str, timeout_s: float = 60.0) -> dict[str, Any]:
-    """``hieropt.provision`` here, then again in a forked child: whether the child finished and with what."""
+    """``hieropt.provision`` here, then again in a forked child: whether the child finished and with
+    what."""
     import multiprocessing as mp
 
     first = provision(instance, catalog_path, compare=False)

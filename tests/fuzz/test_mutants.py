@@ -1,17 +1,18 @@
 """Fuzz: mutated input files through the command line (tests/fuzz/mutate.py makes the mutants).
 
-Every mutant runs ``hieropt ...`` through the console-script entry point in the fuzz worker (a hang is killed after
-the worker's timeout) and must end with (the long setting adds model files, catalogs, ``simulate`` and ``--dask``
-inputs, tests/fuzz/surfaces.py):
+Every mutant runs ``hieropt ...`` through the console-script entry point in the fuzz worker (a hang
+is killed after the worker's timeout) and must end with (the long setting adds model files,
+catalogs, ``simulate`` and ``--dask`` inputs, tests/fuzz/surfaces.py):
 
 - exit code 0, 2 or 3 — never 1 (a bug), never a traceback in the output, never a hang;
-- on exit 2, exactly one line on stderr, ``error: ...``, naming the file (or the command-line flag) and, for a
-  mutated key, the field;
+- on exit 2, exactly one line on stderr, ``error: ...``, naming the file (or the command-line flag)
+  and, for a mutated key, the field;
 - no Python warning printed, and no ``nan`` / ``inf`` figure printed as a result on exit 0.
 
-A few mutants also run as a real ``hieropt`` subprocess (the installed console script) to check the in-process
-runner against the real thing. ``--fuzz long`` runs 3,000 mutants; counts print at the end of the session
-(``surface ...``: mutants of the long setting's surfaces; ``HIEROPT_FUZZ_SURFACES=only`` tries those alone).
+A few mutants also run as a real ``hieropt`` subprocess (the installed console script) to check the
+in-process runner against the real thing. ``--fuzz long`` runs 3,000 mutants; counts print at the
+end of the session (``surface ...``: mutants of the long setting's surfaces;
+``HIEROPT_FUZZ_SURFACES=only`` tries those alone).
 """
 
 from __future__ import annotations
@@ -44,10 +45,18 @@ def judge(m: Mutant, r: dict, seed: int) -> None:
     repro = _repro(m, seed)
     code, out, err = r["code"], r["stdout"], r["stderr"]
     TALLY.count(f"exit {code}")
-    if r.get("traceback") or "Traceback (most recent call last)" in out + err or code not in (0, 2, 3):
+    if (
+        r.get("traceback")
+        or "Traceback (most recent call last)" in out + err
+        or code not in (0, 2, 3)
+    ):
         tb = r.get("traceback") or err
-        TALLY.problem("traceback", SUITE, f"exit {code}: {tb.strip().splitlines()[-1] if tb.strip() else '?'}\n"
-                      f"{tb[-2500:]}", repro)
+        TALLY.problem(
+            "traceback",
+            SUITE,
+            f"exit {code}: {tb.strip().splitlines()[-1] if tb.strip() else '?'}\n{tb[-2500:]}",
+            repro,
+        )
         return
     if re.search(r"\w+Warning:", err + out):
         warn = re.search(r".*\w+Warning:.*", err + out).group()
@@ -57,18 +66,37 @@ def judge(m: Mutant, r: dict, seed: int) -> None:
         name = Path(m.file).name
         named = re.match(r"error: (--[\w-]+)", lines[0]) if lines else None
         flagged = (any(a.startswith("--") for a in m.argv) and m.kind == "argv") or bool(
-            named and named.group(1) in m.argv)  # (a long-setting command may carry a bad --dask / --astra-sim)
+            # (a long-setting command may carry a bad --dask / --astra-sim)
+            named and named.group(1) in m.argv)
         if len(lines) != 1:
-            TALLY.problem("bad error message", SUITE, f"{len(lines)} lines on stderr: {err[:600]!r}", repro)
+            TALLY.problem(
+                "bad error message", SUITE, f"{len(lines)} lines on stderr: {err[:600]!r}", repro
+            )
         elif not lines[0].startswith("error:"):
-            TALLY.problem("bad error message", SUITE, f"not an 'error:' line: {lines[0][:300]!r}", repro)
-        elif not (name in lines[0] or Path(m.file).stem in lines[0] or (flagged and "--" in lines[0])
-                  or _names_other_file(lines[0])):
-            TALLY.problem("bad error message", SUITE, f"does not name the file {name!r}: {lines[0][:300]!r}", repro)
-        elif m.key is not None and m.key.lower() not in lines[0].lower() and not re.search(r"line \d+", lines[0]):
+            TALLY.problem(
+                "bad error message", SUITE, f"not an 'error:' line: {lines[0][:300]!r}", repro
+            )
+        elif not (
+            name in lines[0]
+            or Path(m.file).stem in lines[0]
+            or (flagged and "--" in lines[0])
+            or _names_other_file(lines[0])
+        ):
+            TALLY.problem(
+                "bad error message",
+                SUITE,
+                f"does not name the file {name!r}: {lines[0][:300]!r}",
+                repro,
+            )
+        elif (
+            m.key is not None
+            and m.key.lower() not in lines[0].lower()
+            and not re.search(r"line \d+", lines[0])
+        ):
             TALLY.count("exit 2 without the mutated key's name")
-    # (the header line "instance NAME: ..." echoes the instance's name, which a mutant may set to 'nan'; a mutant
-    # that wrote the text 'nan' or 'inf' as a name, e.g. of a level, sees it echoed in the tables' shape ids too)
+    # (the header line "instance NAME: ..." echoes the instance's name, which a mutant may set to
+    # 'nan'; a mutant that wrote the text 'nan' or 'inf' as a name, e.g. of a level, sees it echoed
+    # in the tables' shape ids too)
     figures = "\n".join(ln for ln in out.splitlines() if not ln.startswith("instance "))
     named = re.search(r"-> '(nan|inf)'", m.description, re.IGNORECASE)
     if code == 0 and not named and re.search(r"(?<![\w.])(nan|inf)(?:%| ns| GB| \$|\b)", figures):
@@ -77,7 +105,8 @@ def judge(m: Mutant, r: dict, seed: int) -> None:
 
 
 def surface(m: Mutant) -> str:
-    """Which surface of the long setting a mutant tries: a model file, a catalog, simulate or --dask."""
+    """Which surface of the long setting a mutant tries: a model file, a catalog, simulate or
+    --dask."""
     if "--dask" in m.argv:
         return "--dask"
     if m.argv[0] in ("simulate", "export"):
@@ -86,7 +115,8 @@ def surface(m: Mutant) -> str:
 
 
 def _names_other_file(line: str) -> bool:
-    """The message names some file of the sandbox (a mutation can make an instance point at another file)."""
+    """The message names some file of the sandbox (a mutation can make an instance point at another
+    file)."""
     return bool(re.search(r"[\w\]\[/.-]+\.(toml|yml|yaml|txt)\b|/dev/null|out\b|missing", line))
 
 
@@ -96,10 +126,11 @@ def sandbox(tmp_path_factory) -> Path:
 
 
 def _targets() -> tuple:
-    """The targets of this setting: the long and medium settings add :data:`LONG_TARGETS` (model files, catalogs,
-    simulate, --dask); the default stays as fast as before."""
+    """The targets of this setting: the long and medium settings add :data:`LONG_TARGETS` (model
+    files, catalogs, simulate, --dask); the default stays as fast as before."""
     every = TARGETS + (LONG_TARGETS if MODE != "short" else ())
-    if os.environ.get("HIEROPT_FUZZ_SURFACES") == "only":  # (the long setting's surfaces alone, for their counts)
+    # (the long setting's surfaces alone, for their counts)
+    if os.environ.get("HIEROPT_FUZZ_SURFACES") == "only":
         every = LONG_TARGETS
     return tuple(t for t in every if not t.shared or shared_data_dir() is not None)
 
@@ -117,7 +148,13 @@ def test_mutated_inputs(sandbox: Path):
         if m.target in LONG_TARGETS:
             TALLY.count(f"surface {surface(m)}")
         try:
-            r = call("tests.fuzz.tasks:cli", list(m.argv), str(sandbox), suite=SUITE, reproducer=_repro(m, seed))
+            r = call(
+                "tests.fuzz.tasks:cli",
+                list(m.argv),
+                str(sandbox),
+                suite=SUITE,
+                reproducer=_repro(m, seed),
+            )
             if r is not None:
                 judge(m, r, seed)
         finally:
@@ -129,9 +166,12 @@ def test_mutated_inputs(sandbox: Path):
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
 
 
-@pytest.mark.skipif(not HIEROPT.exists(), reason="the hieropt console script is not installed next to Python")
+@pytest.mark.skipif(
+    not HIEROPT.exists(), reason="the hieropt console script is not installed next to Python"
+)
 def test_mutants_as_real_subprocesses(sandbox: Path):
-    """A few mutants through the real console script, with a timeout: the same judgement as in-process."""
+    """A few mutants through the real console script, with a timeout: the same judgement as
+    in-process."""
     targets = tuple(t for t in _targets() if t.path.startswith("instances/"))
     originals = {t.path: (sandbox / t.path).read_bytes() for t in targets}
     for seed in range(3 if MODE == "short" else 30):
@@ -140,11 +180,17 @@ def test_mutants_as_real_subprocesses(sandbox: Path):
             p = subprocess.run([str(HIEROPT), *m.argv], cwd=sandbox, capture_output=True, text=True,
                                timeout=TIMEOUT_S, env={**os.environ, "COLUMNS": "100"})
         except subprocess.TimeoutExpired:
-            TALLY.problem("hang", SUITE, f"subprocess did not finish within {TIMEOUT_S:g} s", _repro(m, seed))
+            TALLY.problem(
+                "hang", SUITE, f"subprocess did not finish within {TIMEOUT_S:g} s", _repro(m, seed)
+            )
             continue
         finally:
             for path, data in originals.items():
                 (sandbox / path).write_bytes(data)
             if m.file != m.target.path and "[/b]" not in m.file:
                 (sandbox / m.file).unlink(missing_ok=True)
-        judge(m, {"code": p.returncode, "stdout": p.stdout, "stderr": p.stderr, "traceback": None}, 10_000 + seed)
+        judge(
+            m,
+            {"code": p.returncode, "stdout": p.stdout, "stderr": p.stderr, "traceback": None},
+            10_000 + seed,
+        )

@@ -1,17 +1,22 @@
-"""Fuzz: random valid instances, objective performance (the fastest network, optionally within a budget).
+"""Fuzz: random valid instances, objective performance (the fastest network, optionally within a
+budget).
 
-Every training loop, both dimension modes, every building block, latency on and off, one to three workloads, and
-magnitudes from 1e-6 to 1e6 (every byte count and every bandwidth limit multiplied by the same factor, prices by
-another). For each instance (see tests/fuzz/strategies.py: feasible and bounded by construction):
+Every training loop, both dimension modes, every building block, latency on and off, one to three
+workloads, and magnitudes from 1e-6 to 1e6 (every byte count and every bandwidth limit multiplied by
+the same factor, prices by another). For each instance (see tests/fuzz/strategies.py: feasible and
+bounded by construction):
 
-- ``hieropt.solve`` ends (no hang) with OPTIMAL within its gap target or an honest LIMIT, never SolverError, a false
-  "infeasible" or "unbounded";
-- the returned point is feasible, and its time and cost are what the answer says (checked here, independently);
-- no feasible point does better than the proven lower bound: sampled points, the equal and traffic-proportional
-  splits, a local descent from the returned point, and SCIP's global optimum on small instances;
+- ``hieropt.solve`` ends (no hang) with OPTIMAL within its gap target or an honest LIMIT, never
+  SolverError, a false "infeasible" or "unbounded";
+- the returned point is feasible, and its time and cost are what the answer says (checked here,
+  independently);
+- no feasible point does better than the proven lower bound: sampled points, the equal and
+  traffic-proportional splits, a local descent from the returned point, and SCIP's global optimum on
+  small instances;
 - the rescaled copy has the same optimal time (certified intervals overlap).
 
-Counts are printed at the end of the session (tests/fuzz/tally.py); ``HIEROPT_FUZZ=long`` runs 10,000 instances.
+Counts are printed at the end of the session (tests/fuzz/tally.py); ``HIEROPT_FUZZ=long`` runs
+10,000 instances.
 """
 
 from __future__ import annotations
@@ -40,13 +45,16 @@ FUZZ_SETTINGS = settings(
 
 
 def _repro(spec: Spec, scale: float, price: float, budget: float | None) -> str:
-    return (f"spec = {spec.describe()}; inst = spec.instance(bw_scale={scale!r}, price_scale={price!r}"
-            + (f", max_network_cost_usd={budget!r}" if budget is not None else "") + ")")
+    return (
+        f"spec = {spec.describe()}; inst = spec.instance(bw_scale={scale!r}, price_scale={price!r}"
+        + (f", max_network_cost_usd={budget!r}" if budget is not None else "")
+        + ")"
+    )
 
 
 def _scip_point(inst) -> np.ndarray | None:
-    """SCIP's global optimum (in the worker, with the fuzz timeout), or None when SCIP fails or runs out of time
-    (counted: the oracle's limits are not hieropt's problem)."""
+    """SCIP's global optimum (in the worker, with the fuzz timeout), or None when SCIP fails or runs
+    out of time (counted: the oracle's limits are not hieropt's problem)."""
     pytest.importorskip("pyscipopt")
     try:
         r = worker().call("tests.fuzz.tasks:scip_min_time", inst, timeout=TIMEOUT_S)
@@ -61,19 +69,21 @@ def _scip_point(inst) -> np.ndarray | None:
 
 
 FEASIBLE = 0.0
-"""Relative row violation up to which a point counts as feasible evidence: none. SCIP's feasibility tolerance lets
-its point break a row by ~1e-9, and even a 1e-13 excess of a budget a hair above the cheapest network buys 1e-9 of
-time (the starved dimension's bandwidth is the budget's slack: a SCIP point repaired to 1e-13 moved 1.3e-10 GB/s
-onto a dimension of 0.109 GB/s), so such a point may lie below a true lower bound."""
+"""Relative row violation up to which a point counts as feasible evidence: none. SCIP's feasibility
+tolerance lets its point break a row by ~1e-9, and even a 1e-13 excess of a budget a hair above the
+cheapest network buys 1e-9 of time (the starved dimension's bandwidth is the budget's slack: a SCIP
+point repaired to 1e-13 moved 1.3e-10 GB/s onto a dimension of 0.109 GB/s), so such a point may lie
+below a true lower bound."""
 
 
 def _feasible_toward(poly: checks.Polytope, inside: np.ndarray, x: np.ndarray) -> np.ndarray | None:
-    """``x`` if it is feasible (:data:`FEASIBLE`), else the point nearest ``x`` on the segment from the feasible point
-    ``inside`` (the rows are linear, so the feasible part of the segment is an interval from ``inside``); None when
-    ``inside`` itself is not feasible to that tolerance."""
+    """``x`` if it is feasible (:data:`FEASIBLE`), else the point nearest ``x`` on the segment from
+    the feasible point ``inside`` (the rows are linear, so the feasible part of the segment is an
+    interval from ``inside``); None when ``inside`` itself is not feasible to that tolerance."""
     if poly.violation(x) <= FEASIBLE:
         return x
-    if poly.violation(inside) > 1e-13:  # (hieropt's own point, as a pivot: its time is its answer's value)
+    # (hieropt's own point, as a pivot: its time is its answer's value)
+    if poly.violation(inside) > 1e-13:
         TALLY.count("SCIP point not repaired")
         return None
     lo, hi = 0.0, 1.0
@@ -87,14 +97,21 @@ def _feasible_toward(poly: checks.Polytope, inside: np.ndarray, x: np.ndarray) -
     return inside + lo * (x - inside)
 
 
-def check_performance(spec: Spec, scale: float, price: float, budget_share: float | None, rng: np.random.Generator,
-                      use_scip: bool) -> None:
+def check_performance(
+    spec: Spec,
+    scale: float,
+    price: float,
+    budget_share: float | None,
+    rng: np.random.Generator,
+    use_scip: bool,
+) -> None:
     """All checks of the module docstring for one instance (at magnitude 1 and rescaled)."""
     TALLY.count("examples")
     base = spec.instance()
     x0 = spec.x0_at(1.0)
     budget = None
-    if budget_share is not None:  # a budget at or above the cost of a known feasible point: feasible
+    # a budget at or above the cost of a known feasible point: feasible
+    if budget_share is not None:
         budget = float(checks.unit_costs(base) @ x0) * budget_share
         base = spec.instance(max_network_cost_usd=budget)
     extra = () if budget is None else ((checks.unit_costs(base), budget),)
@@ -135,17 +152,31 @@ def check_performance(spec: Spec, scale: float, price: float, budget_share: floa
                     budget_usd=scaled_budget):
         return
     # the original's points, rescaled, are feasible points of the copy with the same time
-    evidence_s = [(f"{name} (rescaled)", checks.time_ns(inst_s, x * scale)) for name, x in cands[:20]]
-    if not status_ok(SUITE, repro_s, rs, REL_GAP, f"performance, rescaled x{scale:g}", [v for _, v in evidence_s]):
+    evidence_s = [
+        (f"{name} (rescaled)", checks.time_ns(inst_s, x * scale)) for name, x in cands[:20]
+    ]
+    if not status_ok(
+        SUITE, repro_s, rs, REL_GAP, f"performance, rescaled x{scale:g}", [v for _, v in evidence_s]
+    ):
         return
     bound_holds(SUITE, repro_s, rs, evidence_s, f"performance, rescaled x{scale:g}")
-    intervals_meet(SUITE, repro_s, r, rs, 1.0, f"performance, rescaled x{scale:g} (time is invariant)")
+    intervals_meet(
+        SUITE, repro_s, r, rs, 1.0, f"performance, rescaled x{scale:g} (time is invariant)"
+    )
 
 
 @seeded
 @FUZZ_SETTINGS
-@given(spec=specs(), scale=magnitudes(), price=magnitudes(), budget=st.none() | st.sampled_from([1.0, 1.05, 1.5]),
-       seed=st.integers(0, 2**32 - 1), scip=st.floats(0, 1))
-def test_performance_certificates(spec: Spec, scale: float, price: float, budget, seed: int, scip: float):
+@given(
+    spec=specs(),
+    scale=magnitudes(),
+    price=magnitudes(),
+    budget=st.none() | st.sampled_from([1.0, 1.05, 1.5]),
+    seed=st.integers(0, 2**32 - 1),
+    scip=st.floats(0, 1),
+)
+def test_performance_certificates(
+    spec: Spec, scale: float, price: float, budget, seed: int, scip: float
+):
     check_performance(spec, scale, price, budget, np.random.default_rng(seed),
                       use_scip=small(spec) and scip < SCIP_SHARE)

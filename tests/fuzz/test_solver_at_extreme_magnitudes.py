@@ -1,7 +1,7 @@
-"""The solver core on instances the fuzz suites drew (in tests/fuzz/found.py): budget rows and cost objectives at tiny
-prices, units that leave HiGHS's coefficient range at magnitudes 1e-6 .. 1e6, the overlap loops' zero-bandwidth
-dimensions and the performance-per-cost search. A behaviour not implemented yet is marked
-``xfail(strict=True)``; whoever implements it removes the marker.
+"""The solver core on instances the fuzz suites drew (in tests/fuzz/found.py): budget rows and cost
+objectives at tiny prices, units that leave HiGHS's coefficient range at magnitudes 1e-6 .. 1e6, the
+overlap loops' zero-bandwidth dimensions and the performance-per-cost search. A behaviour not
+implemented yet is marked ``xfail(strict=True)``; whoever implements it removes the marker.
 """
 
 from __future__ import annotations
@@ -25,15 +25,21 @@ def xfail(why: str):
 def _overlap(a: hieropt.Solution, b: hieropt.Solution, factor: float, tol: float = 1e-9) -> None:
     """The certified intervals [bound, value] of ``a`` x ``factor`` and of ``b`` overlap."""
     la, va = a.objective_bound * factor, a.objective_value * factor
-    assert b.objective_bound <= va * (1 + tol) and la <= b.objective_value * (1 + tol), (la, va, b.objective_bound,
-                                                                                         b.objective_value)
+    assert b.objective_bound <= va * (1 + tol) and la <= b.objective_value * (1 + tol), (
+        la,
+        va,
+        b.objective_bound,
+        b.objective_value,
+    )
 
 
 def test_false_bound_from_dropped_cut_coefficients():
     inst = found.PARETO_INFEASIBLE.instance()
     fastest = hieropt.solve(inst)
     assert fastest.success
-    cheap = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=fastest.iteration_time_ns * (1 + 1e-6))
+    cheap = hieropt.solve(
+        inst, objective="min_cost", max_iteration_time_ns=fastest.iteration_time_ns * (1 + 1e-6)
+    )
     assert cheap.success and cheap.iteration_time_ns <= fastest.iteration_time_ns * (1 + 1e-6)
     front = hieropt.pareto(inst, points=5)
     assert len(front.points) == 5
@@ -72,7 +78,9 @@ def test_performance_per_cost_with_a_floor_at_tiny_prices():
 def test_performance_per_cost_ends_in_bounded_time():
     inst = found.PPC_HANG.instance(bw_scale=10.0, price_scale=1e-06)
     try:
-        r = worker().call("tests.fuzz.tasks:solve", inst, objective="performance_per_cost", timeout=30)
+        r = worker().call(
+            "tests.fuzz.tasks:solve", inst, objective="performance_per_cost", timeout=30
+        )
     except Hang as e:
         pytest.fail(str(e))
     assert not isinstance(r, Raised), r
@@ -97,9 +105,18 @@ def test_no_solve_error_at_magnitude_one():
 
 
 def test_kept_instances_are_feasible_at_their_x0():
-    """The kept instances are valid: every design row and bound holds at the point they were drawn around."""
-    for name in ("PARETO_INFEASIBLE", "BEATEN_AT_1E6", "RESCALE_1E6", "NOT_SET", "PPC_UNBOUNDED", "PPC_HANG",
-                 "MIN_COST_RESCALE", "SOLVE_ERROR"):
+    """The kept instances are valid: every design row and bound holds at the point they were drawn
+    around."""
+    for name in (
+        "PARETO_INFEASIBLE",
+        "BEATEN_AT_1E6",
+        "RESCALE_1E6",
+        "NOT_SET",
+        "PPC_UNBOUNDED",
+        "PPC_HANG",
+        "MIN_COST_RESCALE",
+        "SOLVE_ERROR",
+    ):
         spec = getattr(found, name)
         inst = spec.instance()
         assert checks.Polytope(inst).violation(spec.x0_at()) <= 1e-12, name
@@ -108,20 +125,41 @@ def test_kept_instances_are_feasible_at_their_x0():
 
 def test_min_cost_near_the_fastest_time_centres_on_the_fastest_design():
     """Drawn by a medium random run (seed 14): a target 1e-3 above the
-    fastest time, where the cheapest design lies next to the fastest one; keeping the target's units instead of
-    centring on the fastest design stopped at LIMIT, gap 3.2e-8 (the answer: $3,747,627,554.65, gap 1e-9)."""
+    fastest time, where the cheapest design lies next to the fastest one; keeping the target's units
+    instead of centring on the fastest design stopped at LIMIT, gap 3.2e-8 (the answer:
+    $3,747,627,554.65, gap 1e-9)."""
     from tests.fuzz.strategies import Row, Spec, WorkloadSpec
 
-    spec = Spec(dims=(("Ring", 32, "B", 8912.51, "ring"), ("FullyConnected", 128, "A", 70.7946, "ring"),
-                      ("Ring", 4, "B", 0.0, "ring")),
-                prices={"A": (630.957, None, None), "B": (51.5822, None, None)},
-                workloads=(WorkloadSpec(layers=(((107.152, "NONE", 29512.1), (0.0, "REDUCESCATTER", 1000.0),
-                                                 (1479110.0, "ALLTOALL", 49831.0)),),
-                                        groups=((1, 1, 1), (8, 1, 1), (1, 16, 1)), weight=0.0102329),),
-                loop="no_overlap", mode="concurrent",
-                rows=(Row(coef=(2.5, 0.5, 0.5), sense="<=", rhs=249.95918465, text="a.bw <= S"),),
-                bounds=((1.06092917, None), (0.712033, None), (0.781812234, None)), x0=(71.2033, 71.2033, 71.2033),
-                pipeline=None, step=None, objective="performance", extra={})
+    spec = Spec(
+        dims=(
+            ("Ring", 32, "B", 8912.51, "ring"),
+            ("FullyConnected", 128, "A", 70.7946, "ring"),
+            ("Ring", 4, "B", 0.0, "ring"),
+        ),
+        prices={"A": (630.957, None, None), "B": (51.5822, None, None)},
+        workloads=(
+            WorkloadSpec(
+                layers=(
+                    (
+                        (107.152, "NONE", 29512.1),
+                        (0.0, "REDUCESCATTER", 1000.0),
+                        (1479110.0, "ALLTOALL", 49831.0),
+                    ),
+                ),
+                groups=((1, 1, 1), (8, 1, 1), (1, 16, 1)),
+                weight=0.0102329,
+            ),
+        ),
+        loop="no_overlap",
+        mode="concurrent",
+        rows=(Row(coef=(2.5, 0.5, 0.5), sense="<=", rhs=249.95918465, text="a.bw <= S"),),
+        bounds=((1.06092917, None), (0.712033, None), (0.781812234, None)),
+        x0=(71.2033, 71.2033, 71.2033),
+        pipeline=None,
+        step=None,
+        objective="performance",
+        extra={},
+    )
     sol = hieropt.solve(spec.instance(bw_scale=1.0, price_scale=1.0), objective="min_cost",
                         max_iteration_time_ns=15787.602880586513)
     assert sol.status.value == "optimal" and sol.gap <= 1e-8, sol.message

@@ -1,10 +1,11 @@
-"""A child process that runs one task at a time with a wall-clock timeout, so that a hang (an endless loop in Python
-or inside HiGHS) or a crash of the code under test is observed and counted instead of stalling the test run.
+"""A child process that runs one task at a time with a wall-clock timeout, so that a hang (an
+endless loop in Python or inside HiGHS) or a crash of the code under test is observed and counted
+instead of stalling the test run.
 
-``Worker.call("tests.fuzz.tasks:solve", instance, timeout=60)`` sends the task to the child and waits; on timeout the
-child (and its process group) is killed, a new one is started and :class:`Hang` is raised. The child is started with
-the ``spawn`` method (no state inherited from the test process) in its own session, so killing it also ends any
-process it started.
+``Worker.call("tests.fuzz.tasks:solve", instance, timeout=60)`` sends the task to the child and
+waits; on timeout the child (and its process group) is killed, a new one is started and
+:class:`Hang` is raised. The child is started with the ``spawn`` method (no state inherited from the
+test process) in its own session, so killing it also ends any process it started.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ class Crash(Exception):
 
 @dataclass(frozen=True)
 class Raised:
-    """An exception raised by the task: its class name, module, message, formatted traceback and the ``exit_code``
-    attribute of hieropt's errors (None for other exceptions)."""
+    """An exception raised by the task: its class name, module, message, formatted traceback and the
+    ``exit_code`` attribute of hieropt's errors (None for other exceptions)."""
 
     type: str
     module: str
@@ -46,7 +47,8 @@ class Raised:
 
 
 def _watch_parent(parent: int) -> None:  # pragma: no cover - runs in the child process
-    """End the child (and its process group) when the test process is gone, even in the middle of a hung task."""
+    """End the child (and its process group) when the test process is gone, even in the middle of a
+    hung task."""
     while True:
         time.sleep(1.0)
         if os.getppid() != parent:
@@ -70,8 +72,18 @@ def _child(conn, parent: int) -> None:  # pragma: no cover - runs in the child p
             fn = getattr(importlib.import_module(mod), name)
             conn.send(("ok", fn(*args, **kwargs)))
         except BaseException as e:  # noqa: BLE001 - every exception is a result to report
-            conn.send(("raised", Raised(type(e).__name__, type(e).__module__, str(e), traceback.format_exc(),
-                                        getattr(e, "exit_code", None))))
+            conn.send(
+                (
+                    "raised",
+                    Raised(
+                        type(e).__name__,
+                        type(e).__module__,
+                        str(e),
+                        traceback.format_exc(),
+                        getattr(e, "exit_code", None),
+                    ),
+                )
+            )
 
 
 class Worker:
@@ -102,7 +114,8 @@ class Worker:
         self._proc = self._conn = None
 
     def call(self, target: str, *args: Any, timeout: float = 60.0, **kwargs: Any) -> Any:
-        """Run ``target(*args, **kwargs)`` in the child; return its result, or the :class:`Raised` it raised.
+        """Run ``target(*args, **kwargs)`` in the child; return its result, or the :class:`Raised`
+        it raised.
 
         Raises:
             Hang: no answer within ``timeout`` seconds (the child is killed and replaced).

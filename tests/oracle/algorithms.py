@@ -1,7 +1,8 @@
-"""The oracle's own statement of the collective algorithms (hieropt/model/algorithms.py docstring), written from the
-formulas, not from hieropt's code: per phase of a workload on a mapping, the bytes and the latency each dimension
-carries and whether the dimensions' times add up. Flat direct enumerates the peers one by one; the hierarchical
-forms use closed products instead of a running chunk."""
+"""The oracle's own statement of the collective algorithms (hieropt/model/algorithms.py docstring),
+written from the formulas, not from hieropt's code: per phase of a workload on a mapping, the bytes
+and the latency each dimension carries and whether the dimensions' times add up. Flat direct
+enumerates the peers one by one; the hierarchical forms use closed products instead of a running
+chunk."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import numpy as np
 from hieropt.spec import PHASES, Collective, Instance
 
 LINK_RULES = {"FullyConnected": lambda n: n - 1, "Ring": lambda n: 1, "Switch": lambda n: 1}
-"""Bytes a one-byte send puts on a dimension, relative to the NPU's bandwidth (one link of a FullyConnected
-dimension carries B / (n - 1))."""
+"""Bytes a one-byte send puts on a dimension, relative to the NPU's bandwidth (one link of a
+FullyConnected dimension carries B / (n - 1))."""
 
 
 def _bytes(kind: Collective, g: list[int], algorithm: str, links: list[float]) -> list[float]:
@@ -33,8 +34,12 @@ def _bytes(kind: Collective, g: list[int], algorithm: str, links: list[float]) -
             vol = 2.0
         return [vol if d in span else 0.0 for d in range(D)]
     if algorithm == "flat_direct":
-        share = {Collective.ALL_REDUCE: 2 / P, Collective.REDUCE_SCATTER: 1 / P, Collective.ALL_TO_ALL: 1 / P,
-                 Collective.ALL_GATHER: 1.0}[kind]
+        share = {
+            Collective.ALL_REDUCE: 2 / P,
+            Collective.REDUCE_SCATTER: 1 / P,
+            Collective.ALL_TO_ALL: 1 / P,
+            Collective.ALL_GATHER: 1.0,
+        }[kind]
         me = (0,) * D
         for peer in itertools.product(*[range(x) for x in g]):
             if peer != me:
@@ -67,14 +72,19 @@ def _steps(kind: Collective, g: list[int], algorithm: str, dim_algos: list[str])
         elif algorithm in ("flat_ring", "flat_tree"):
             out[d] = phases * (P - 1)
         else:
-            per = {"ring": g[d] - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(g[d]))}[dim_algos[d]]
+            per = {"ring": g[d] - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(g[d]))}[
+                dim_algos[d]
+            ]
             out[d] = phases * per
     return out
 
 
-def restated_rows(instance: Instance, workload, mapping) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(traffic (L, 3, D) bytes, latency (L, 3, D) ns, sums (L, 3) bool) of ``workload`` on ``mapping``: every
-    phase's collective by its group's algorithm (the workload's entry, else the instance's dimension_mode)."""
+def restated_rows(
+    instance: Instance, workload, mapping
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(traffic (L, 3, D) bytes, latency (L, 3, D) ns, sums (L, 3) bool) of ``workload`` on
+    ``mapping``: every phase's collective by its group's algorithm (the workload's entry, else the
+    instance's dimension_mode)."""
     t = workload.table
     dims = instance.network.dims
     D = len(dims)
@@ -88,9 +98,16 @@ def restated_rows(instance: Instance, workload, mapping) -> tuple[np.ndarray, np
         for j, phase in enumerate(PHASES):
             kind, size, name = t.collective[lay, j], float(t.size_bytes[lay, j]), t.group[lay, j]
             g = list(mapping.groups[name] if name is not None else getattr(mapping, phase))
-            algorithm = algos.get(name, instance.dimension_mode) if name is not None else instance.dimension_mode
+            algorithm = (
+                algos.get(name, instance.dimension_mode)
+                if name is not None
+                else instance.dimension_mode
+            )
             traffic[lay, j] = [size * x for x in _bytes(kind, g, algorithm, links)]
             if size > 0:
-                latency[lay, j] = [s * a for s, a in zip(_steps(kind, g, algorithm, dim_algos), alphas, strict=True)]
+                latency[lay, j] = [
+                    s * a
+                    for s, a in zip(_steps(kind, g, algorithm, dim_algos), alphas, strict=True)
+                ]
             sums[lay, j] = algorithm == "sequential" and kind is not Collective.P2P
     return traffic, latency, sums

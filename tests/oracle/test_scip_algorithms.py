@@ -1,6 +1,7 @@
-"""Collective algorithms per group against the oracle: its own statement of each algorithm's bytes, latency steps
-and sum-or-max (tests/oracle/algorithms.py) equals hieropt's on LLM plans of every algorithm, and SCIP's global
-optimum equals hieropt's on plans whose groups run different algorithms (a sum and a max in one time model)."""
+"""Collective algorithms per group against the oracle: its own statement of each algorithm's bytes,
+latency steps and sum-or-max (tests/oracle/algorithms.py) equals hieropt's on LLM plans of every
+algorithm, and SCIP's global optimum equals hieropt's on plans whose groups run different algorithms
+(a sum and a max in one time model)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,15 @@ def _instance(algorithms: dict, budget: float = 30.0, **plan):
     from hieropt.spec import CostClass, CostModel
 
     p = params(collective_algorithms=algorithms, **plan)
-    net = Network(dims=(Dimension(block="FullyConnected", npus=2, cost_class="C", latency_ns=300.0),
-                        Dimension(block="Ring", npus=2, cost_class="C", latency_ns=700.0),
-                        Dimension(block="Switch", npus=p.plan.total_npus // 4, cost_class="C", latency_ns=900.0)))
+    net = Network(
+        dims=(
+            Dimension(block="FullyConnected", npus=2, cost_class="C", latency_ns=300.0),
+            Dimension(block="Ring", npus=2, cost_class="C", latency_ns=700.0),
+            Dimension(
+                block="Switch", npus=p.plan.total_npus // 4, cost_class="C", latency_ns=900.0
+            ),
+        )
+    )
     cost = CostModel(classes={"C": CostClass(**COST_NET)})
     return instance_for(p, net, cost, constraints=(constraint_for(f"sum(bw) == {budget}", 3),))
 
@@ -45,9 +52,14 @@ def test_the_oracle_states_the_same_bytes_steps_and_sums(algorithm, plan):
         assert (phase_sums(inst, job) == sums).all()
 
 
-@pytest.mark.parametrize("algorithms", [{"tp": "sequential", "dp": "flat_ring"},
-                                        {"tp": "flat_direct", "dp": "sequential", "pp": "sequential"},
-                                        {"tp": "concurrent", "dp": "flat_tree"}])
+@pytest.mark.parametrize(
+    "algorithms",
+    [
+        {"tp": "sequential", "dp": "flat_ring"},
+        {"tp": "flat_direct", "dp": "sequential", "pp": "sequential"},
+        {"tp": "concurrent", "dp": "flat_tree"},
+    ],
+)
 @pytest.mark.parametrize("plan", PLANS[:2])
 def test_mixed_algorithms_match_scip(algorithms, plan):
     pytest.importorskip("pyscipopt")

@@ -1,6 +1,7 @@
-"""SCIP's global optimum (tests/oracle/test_scip_loops.py states every loop independently) against hieropt solved on
-the cutting-plane time model of large workloads (hieropt/model/cutmodel.py), forced on small random instances of
-every training loop: the certified optimum must match SCIP's re-evaluated point."""
+"""SCIP's global optimum (tests/oracle/test_scip_loops.py states every loop independently) against
+hieropt solved on the cutting-plane time model of large workloads (hieropt/model/cutmodel.py),
+forced on small random instances of every training loop: the certified optimum must match SCIP's
+re-evaluated point."""
 
 from __future__ import annotations
 

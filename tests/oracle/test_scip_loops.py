@@ -1,46 +1,53 @@
-"""SCIP as an independent global oracle for every training loop, latency, dimension mode and several workloads
-(hieropt/model/timing.py module docstring).
+"""SCIP as an independent global oracle for every training loop, latency, dimension mode and several
+workloads (hieropt/model/timing.py module docstring).
 
-The oracle states each loop straight from the formulas of the :mod:`hieropt.model.timing` docstring, per layer and
-phase, from its own statement of every group's collective algorithm (tests/oracle/algorithms.py: bytes and latency
-per dimension, and whether the dimensions' times add up; no aggregation, nothing from hieropt's model, formulation
-or solvers), with pyscipopt, in KB (or MB), GB/s and us (or ms):
+The oracle states each loop straight from the formulas of the :mod:`hieropt.model.timing` docstring,
+per layer and phase, from its own statement of every group's collective algorithm
+(tests/oracle/algorithms.py: bytes and latency per dimension, and whether the dimensions' times add
+up; no aggregation, nothing from hieropt's model, formulation or solvers), with pyscipopt, in KB (or
+MB), GB/s and us (or ms):
 
-    T_lj >= m_ljd t_d + lat_ljd  for every dimension d     (concurrent, flat ring / tree / direct: the max over d)
-    T_lj >= sum_d (m_ljd t_d + lat_ljd)                    (sequential)
+    T_lj >= m_ljd t_d + lat_ljd  for every dimension d     (concurrent, flat ring / tree / direct:
+    the max over d) T_lj >= sum_d (m_ljd t_d + lat_ljd)                    (sequential)
     B_d t_d == 1  (loaded d),  design rows on B,
 
-then the loop's structure over the collective times T and compute times C, with an epigraph variable z >= each
-argument for every max (convex, minimised, so z is the max at the optimum):
+then the loop's structure over the collective times T and compute times C, with an epigraph variable
+z >= each argument for every max (convex, minimised, so z is the max at the optimum):
 
 - no_overlap: sum_l (C_f + T_f + C_ig + T_ig + C_wg + T_wg);
-- tp_dp_overlap: sum_l (C_f + T_f) + sum_l max(C_ig + T_ig, C_ig + C_wg + T_wg, C_ig + S_ig,d + S_wg,d for every
-  dimension d) (shared links; S_ljd = m_ljd t_d + lat_ljd the time a collective keeps d busy), or with
-  collectives_in_flight = 1: sum_l (C_f + T_f) + sum_l (C_ig + max(T_ig, C_wg) + T_wg);
-- tp_dp_overlap_cross: backwards, r_l = r_(l+1) + C_ig + T_ig + C_wg, Z_d = max(r_l, Z_d + S_ig,d) + S_wg,d (a
-  dimension's gradient backlog; Z_d += S_ig,d in layers without a weight-gradient collective), y_l = max(max(y_(l+1),
-  r_l) + T_wg, Z_d for every d) (r, y = 0 past the last layer), end max(r_0, y_0, Z_d), plus the forward sum; with
-  collectives_in_flight = 1 one slot s: r += C_ig, r = s = max(r, s) + T_ig, r += C_wg, s = max(r, s) + T_wg,
-  end max(r, s);
+- tp_dp_overlap: sum_l (C_f + T_f) + sum_l max(C_ig + T_ig, C_ig + C_wg + T_wg, C_ig + S_ig,d +
+  S_wg,d for every dimension d) (shared links; S_ljd = m_ljd t_d + lat_ljd the time a collective
+  keeps d busy), or with collectives_in_flight = 1: sum_l (C_f + T_f) + sum_l (C_ig + max(T_ig,
+  C_wg) + T_wg);
+- tp_dp_overlap_cross: backwards, r_l = r_(l+1) + C_ig + T_ig + C_wg, Z_d = max(r_l, Z_d + S_ig,d) +
+  S_wg,d (a dimension's gradient backlog; Z_d += S_ig,d in layers without a weight-gradient
+  collective), y_l = max(max(y_(l+1), r_l) + T_wg, Z_d for every d) (r, y = 0 past the last layer),
+  end max(r_0, y_0, Z_d), plus the forward sum; with collectives_in_flight = 1 one slot s: r +=
+  C_ig, r = s = max(r,
+  s) + T_ig, r += C_wg, s = max(r,
+  s) + T_wg, end max(r, s);
 - recompute: no_overlap + sum_l (C_f + T_f);
 - pipeline: (m + p - 1) (sum_l (C_f + T_f + C_ig + T_ig + C_wg) + 2 T_p2p) + sum_l T_wg with
   T_p2p >= p2p_bytes t_(p2p_dim) + one step of that dimension's latency (none when p2p_bytes is 0);
-- step: with F = m + (p - 1)/v, F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, or with overlap_dp
-  F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + (the tp_dp_overlap_cross backward above, shared links
-  or one collective in flight) + U (U: the optimizer step, sum_l update_ns); with overlap_groups
-  (the forward and input-gradient collectives of those groups on their own stream, O; the others
-  M) each slot is max(sum_l (C_f + C_ig + C_wg) + sum_M (T_f + T_ig), sum_O (T_f + T_ig),
-  sum_(l, j<2) S_ljd for every dimension d both streams use) (one collective in flight:
-  sum_(l, j<2) T_lj instead of the last), the pipeline composed from these slots (no graph);
+- step: with F = m + (p - 1)/v, F sum_l (C_f + T_f + C_ig + T_ig + C_wg) + sum_l T_wg + U, or with
+  overlap_dp F sum_l (C_f + T_f) + (F - 1) sum_l (C_ig + T_ig + C_wg) + (the tp_dp_overlap_cross
+  backward above, shared links or one collective in flight) + U (U: the optimizer step, sum_l
+  update_ns); with overlap_groups (the forward and input-gradient collectives of those groups on
+  their own stream, O; the others M) each slot is max(sum_l (C_f + C_ig + C_wg) + sum_M (T_f +
+  T_ig), sum_O (T_f + T_ig), sum_(l, j<2) S_ljd for every dimension d both streams use) (one
+  collective in flight: sum_(l, j<2) T_lj instead of the last), the pipeline composed from these
+  slots (no graph);
 
-and the objective sum_j weight_j T_j over the workloads, T_j the max over the workload's pipeline stages
-(``Workload.more_stages``) of each stage's time by the loop. For SCIP's numerics t_d enters as u_d / b0_d with
-B_d u_d == b0_d (the same equality scaled by a feasible point b0; see :data:`LOOP_ATTEMPTS`). The same loop code, with
-numbers and ``max`` instead of SCIP expressions and epigraph variables, gives the time at b0, hence valid bounds for
-SCIP, and is checked against :func:`hieropt.evaluate`.
+and the objective sum_j weight_j T_j over the workloads, T_j the max over the workload's pipeline
+stages (``Workload.more_stages``) of each stage's time by the loop. For SCIP's numerics t_d enters
+as u_d / b0_d with B_d u_d == b0_d (the same equality scaled by a feasible point b0; see
+:data:`LOOP_ATTEMPTS`). The same loop code, with numbers and ``max`` instead of SCIP expressions and
+epigraph variables, gives the time at b0, hence valid bounds for SCIP, and is checked against
+:func:`hieropt.evaluate`.
 
-SCIP's own objective can sit slightly below the truth (B_d t_d == 1 and the epigraph rows only hold to the feasibility
-tolerance, pitfall P5), so SCIP's point is always re-evaluated with :func:`hieropt.evaluate`.
+SCIP's own objective can sit slightly below the truth (B_d t_d == 1 and the epigraph rows only hold
+to the feasibility tolerance, pitfall P5), so SCIP's point is always re-evaluated with
+:func:`hieropt.evaluate`.
 """
 
 from __future__ import annotations
@@ -87,18 +94,20 @@ from tests.oracle.test_scip_oracle import (  # noqa: E402
 )
 
 REL_MATCH = 1e-6  # hieropt's optimum vs SCIP's (re-evaluated) point
-# SCIP 10 without GMP (the pyscipopt wheel) often aborts with "error in LP solver" (or times out) on these models
-# when t_d = 1/B_d enters the rows directly: traffic spans 1e5..1e9 bytes per dimension and bandwidths 1..1000
-# GB/s, so the rows' coefficients and the B t == 1 envelopes are badly scaled. Measured on 138 random instances
-# of the strategy below (5 s CPU per attempt): the plain model in MB / GB/s / ms solved 129, in KB / GB/s / us
-# 131; with t_d = u_d / b0_d (b0 the feasible point, so u_d and the coefficients sit near 1) 136 in MB and all 138
-# in KB (at most 0.32 s each). The oracle therefore tries, in order: the scaled model in KB, then in MB, the plain
-# model (B_d t_d == 1 literally) in KB and MB, then the scaled model in KB without cutting-plane separation, without
-# presolving, with a 10x tighter LP feasibility tolerance. The LP errors are erratic (a setting that fails on one
-# instance solves the next): with the attempts in this order, 500 further random instances all passed, 499 at the
-# first attempt and one at the fourth (an earlier order without the plain model in KB failed 2 of 500 outright).
-# Every attempt is the same exact model and is checked the same way; each gets ATTEMPT_TIME_LIMIT_S of CPU (a
-# failing attempt mostly fails fast, but some run into the time limit).
+# SCIP 10 without GMP (the pyscipopt wheel) often aborts with "error in LP solver" (or times out) on
+# these models when t_d = 1/B_d enters the rows directly: traffic spans 1e5..1e9 bytes per dimension
+# and bandwidths 1..1000 GB/s, so the rows' coefficients and the B t == 1 envelopes are badly
+# scaled. Measured on 138 random instances of the strategy below (5 s CPU per attempt): the plain
+# model in MB / GB/s / ms solved 129, in KB / GB/s / us 131; with t_d = u_d / b0_d (b0 the feasible
+# point, so u_d and the coefficients sit near 1) 136 in MB and all 138 in KB (at most 0.32 s each).
+# The oracle therefore tries, in order: the scaled model in KB, then in MB, the plain model (B_d t_d
+# == 1 literally) in KB and MB, then the scaled model in KB without cutting-plane separation,
+# without presolving, with a 10x tighter LP feasibility tolerance. The LP errors are erratic (a
+# setting that fails on one instance solves the next): with the attempts in this order, 500 further
+# random instances all passed, 499 at the first attempt and one at the fourth (an earlier order
+# without the plain model in KB failed 2 of 500 outright). Every attempt is the same exact model and
+# is checked the same way; each gets ATTEMPT_TIME_LIMIT_S of CPU (a failing attempt mostly fails
+# fast, but some run into the time limit).
 ATTEMPT_TIME_LIMIT_S = 10.0
 LOOP_ATTEMPTS: tuple[tuple[bool, dict, float], ...] = tuple(
     (scaled, {"limits/time": ATTEMPT_TIME_LIMIT_S, **extra}, unit)
@@ -114,7 +123,7 @@ LOOP_ATTEMPTS: tuple[tuple[bool, dict, float], ...] = tuple(
 )
 
 
-# ------------------------------------------------------------------------------------------------------ the loops
+# ---------------------------------------------------------------------------------------- the loops
 
 
 def own_slot(instance: Instance, C: np.ndarray, T: list[list], mx: Callable[[list], object],
@@ -139,15 +148,24 @@ def own_slot(instance: Instance, C: np.ndarray, T: list[list], mx: Callable[[lis
     return mx(items)
 
 
-def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callable[[list], object], S: list[list],
-              U: float = 0.0, own: np.ndarray | None = None):
-    """One workload's iteration time, straight from the formulas of the hieropt.model.timing docstring (``U``: the
-    workload's optimizer step, loop ``step`` only).
+def loop_time(
+    instance: Instance,
+    C: np.ndarray,
+    T: list[list],
+    p2p,
+    mx: Callable[[list], object],
+    S: list[list],
+    U: float = 0.0,
+    own: np.ndarray | None = None,
+):
+    """One workload's iteration time, straight from the formulas of the hieropt.model.timing
+    docstring (``U``: the workload's optimizer step, loop ``step`` only).
 
-    ``C`` (L, 3) compute times; ``T[l][j]`` collective times, ``S[l][j][d]`` the time the collective keeps dimension
-    d busy (0.0: not at all) and ``p2p`` the pipeline transfer time (numbers or SCIP expressions, in the same unit as
-    C); ``mx`` the maximum of a list (``max`` for numbers, an epigraph variable for SCIP). Only sums, non-negative
-    multiples and ``mx`` are used, so the result is a number or a linear expression.
+    ``C`` (L, 3) compute times; ``T[l][j]`` collective times, ``S[l][j][d]`` the time the collective
+    keeps dimension d busy (0.0: not at all) and ``p2p`` the pipeline transfer time (numbers or SCIP
+    expressions, in the same unit as C); ``mx`` the maximum of a list (``max`` for numbers, an
+    epigraph variable for SCIP). Only sums, non-negative multiples and ``mx`` are used, so the
+    result is a number or a linear expression.
     """
     L = len(T)
     f, ig, wg = (0, 1, 2)
@@ -156,11 +174,15 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
     if loop == "no_overlap":
         return forward + sum(C[lay, ig] + T[lay][ig] + C[lay, wg] + T[lay][wg] for lay in range(L))
     if loop == "recompute":
-        return 2 * forward + sum(C[lay, ig] + T[lay][ig] + C[lay, wg] + T[lay][wg] for lay in range(L))
+        return 2 * forward + sum(
+            C[lay, ig] + T[lay][ig] + C[lay, wg] + T[lay][wg] for lay in range(L)
+        )
     serial = instance.collectives_in_flight == 1
     D = instance.network.n_dims
     if loop == "tp_dp_overlap" and serial:
-        return forward + sum(C[lay, ig] + mx([T[lay][ig], C[lay, wg]]) + T[lay][wg] for lay in range(L))
+        return forward + sum(
+            C[lay, ig] + mx([T[lay][ig], C[lay, wg]]) + T[lay][wg] for lay in range(L)
+        )
     if loop == "tp_dp_overlap":
         return forward + sum(mx([C[lay, ig] + T[lay][ig], C[lay, ig] + C[lay, wg] + T[lay][wg]]
                                 + [C[lay, ig] + S[lay][ig][d] + S[lay][wg][d] for d in range(D)
@@ -181,7 +203,10 @@ def loop_time(instance: Instance, C: np.ndarray, T: list[list], p2p, mx: Callabl
         return F * forward + (F - 1) * backward + cross + U
     if loop == "pipeline":
         pp = instance.pipeline
-        per_micro = sum(C[lay, f] + T[lay][f] + C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L)) + 2 * p2p
+        per_micro = (
+            sum(C[lay, f] + T[lay][f] + C[lay, ig] + T[lay][ig] + C[lay, wg] for lay in range(L))
+            + 2 * p2p
+        )
         return (pp.microbatches + pp.stages - 1) * per_micro + sum(T[lay][wg] for lay in range(L))
     raise AssertionError(f"unknown loop {loop}")
 
@@ -237,9 +262,10 @@ def _shared_backward(C: np.ndarray, T: list[list], S: list[list], mx: Callable[[
 
 
 def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None):
-    """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the pipeline's
-    composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W = sum_l T_wg + U, and the
-    overlapped last micro-batch f + X + U: the loop with one micro-batch, one stage and overlap_dp)."""
+    """One stage's time by the loop (:func:`loop_time`) and, under loop ``step``, its parts for the
+    pipeline's composition: (T, micro-batch slot t = sum_l (C_f + T_f + C_ig + T_ig + C_wg), tail W
+    = sum_l T_wg + U, and the overlapped last micro-batch f + X + U: the loop with one micro-batch,
+    one stage and overlap_dp)."""
     L = len(T)
     whole = loop_time(instance, C, T, p2p, mx, S, U, own)
     if instance.training_loop != "step":
@@ -250,12 +276,15 @@ def stage_time(instance: Instance, C, T, p2p, mx, S, U, own=None):
     fwd = sum(C[lay, 0] + T[lay][0] for lay in range(L))
     bwd = sum(C[lay, 1] + T[lay][1] + C[lay, 2] for lay in range(L))
     tail = sum(T[lay][2] for lay in range(L)) + U
-    one = instance.model_copy(update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)})
+    one = instance.model_copy(
+        update={"step": StepSchedule(microbatches=1, stages=1, overlap_dp=True)}
+    )
     return whole, (fwd + bwd, tail, loop_time(one, C, T, p2p, mx, S, U), fwd, bwd)
 
 
 def flush_order(p: int, m: int, r: int) -> list[tuple[str, int]]:
-    """PipeDream-Flush (1F1B) order of stage r: min(p - r - 1, m) forwards, then F and B in turn, then B."""
+    """PipeDream-Flush (1F1B) order of stage r: min(p - r - 1, m) forwards, then F and B in turn,
+    then B."""
     ops = [("F", i) for i in range(min(p - r - 1, m))]
     while len([o for o in ops if o[0] == "B"]) < m:
         nf = len([o for o in ops if o[0] == "F"])
@@ -266,8 +295,9 @@ def flush_order(p: int, m: int, r: int) -> list[tuple[str, int]]:
 
 
 def graph_end(p: int, m: int, fwd: list, bwd: list, mx):
-    """The end of stage 0's last backward (and the start of it) by the recursion e = max(e of the stage's
-    previous operation, e of the neighbour's send) + duration over the 1F1B orders (blocking sends)."""
+    """The end of stage 0's last backward (and the start of it) by the recursion e = max(e of the
+    stage's previous operation, e of the neighbour's send) + duration over the 1F1B orders (blocking
+    sends)."""
     orders = [flush_order(p, m, r) for r in range(p)]
     end: dict = {}
     start0 = None
@@ -291,10 +321,11 @@ def graph_end(p: int, m: int, fwd: list, bwd: list, mx):
 
 
 def compose(instance: Instance, workload, times: list, mx):
-    """A workload's time from its stages' :func:`stage_time`: the slowest stage's T, or under loop ``step`` with
-    the workload's pipeline stages known: for 1F1B (up to 4096 operations) the schedule's graph
-    (:func:`graph_end`) plus stage 0's tail W_0, else the composition (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0
-    (hieropt/model/pipeline.py docstring); with overlap_dp and v = 1 stage 0's last backward overlapped."""
+    """A workload's time from its stages' :func:`stage_time`: the slowest stage's T, or under loop
+    ``step`` with the workload's pipeline stages known: for 1F1B (up to 4096 operations) the
+    schedule's graph (:func:`graph_end`) plus stage 0's tail W_0, else the composition (1/v) sum_r
+    t_r + (m - 1/v) max_r t_r + W_0 (hieropt/model/pipeline.py docstring); with overlap_dp and v = 1
+    stage 0's last backward overlapped."""
     ids = workload.pipeline_stages
     st_ = instance.step
     if (instance.training_loop != "step" or len(times) == 1 or len(ids) != len(times)
@@ -321,17 +352,17 @@ def compose(instance: Instance, workload, times: list, mx):
 
 
 def _rows(instance: Instance) -> list[tuple[float, list[tuple]]]:
-    """Per workload: (weight, per stage (traffic, latency, compute, optimizer step)): :func:`stage_rows` without the
-    sums and the workload."""
+    """Per workload: (weight, per stage (traffic, latency, compute, optimizer step)):
+    :func:`stage_rows` without the sums and the workload."""
     return [(w, [x[:4] for x in stages]) for w, stages, _ in stage_rows(instance)]
 
 
 def stage_rows(instance: Instance) -> list[tuple[float, list[tuple], object]]:
-    """Per workload: (weight, per pipeline stage (Workload.stages; one for most workloads): (traffic (L, 3, D)
-    bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns, sums (L, 3): the collectives whose
-    dimensions' times add up)). Traffic, latency and sums are the oracle's own statement of each group's algorithm
-    (tests/oracle/algorithms.py). A workload's time is the max over its stages of each stage's time (the slowest
-    stage paces the pipeline)."""
+    """Per workload: (weight, per pipeline stage (Workload.stages; one for most workloads): (traffic
+    (L, 3, D) bytes, latency (L, 3, D) ns, compute (L, 3) ns, optimizer step ns, sums (L, 3): the
+    collectives whose dimensions' times add up)). Traffic, latency and sums are the oracle's own
+    statement of each group's algorithm (tests/oracle/algorithms.py). A workload's time is the max
+    over its stages of each stage's time (the slowest stage paces the pipeline)."""
     out = []
     for job in instance.jobs:
         stages = []
@@ -359,7 +390,8 @@ def _p2p(instance: Instance) -> tuple[int, float, float]:
     if pp is None or pp.p2p_bytes <= 0:
         return 0, 0.0, 0.0
     dim = instance.network.dims[pp.p2p_dim]
-    links = LINK_RULES[dim.block](dim.npus)  # (a FullyConnected dimension's send gets one of its n - 1 links)
+    # (a FullyConnected dimension's send gets one of its n - 1 links)
+    links = LINK_RULES[dim.block](dim.npus)
     return pp.p2p_dim, pp.p2p_bytes * links, dim.latency_ns * instance.chunks
 
 
@@ -371,18 +403,26 @@ def _collective_value(m: np.ndarray, lam: np.ndarray, bw: np.ndarray, summing: b
 
 
 def _per_dim_values(m: np.ndarray, lam: np.ndarray, bw: np.ndarray) -> list[float]:
-    return [float(m[d] / bw[d] + lam[d]) if (m[d] > 0 or lam[d] > 0) else 0.0 for d in range(len(m))]
+    return [
+        float(m[d] / bw[d] + lam[d]) if (m[d] > 0 or lam[d] > 0) else 0.0 for d in range(len(m))
+    ]
 
 
 def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
-    """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against hieropt.evaluate)."""
+    """T(bw) from :func:`loop_time` with numbers (used for SCIP's bounds, and checked against
+    hieropt.evaluate)."""
     total = 0.0
     pd, pb, pl = _p2p(instance)
     for w, stages, workload in stage_rows(instance):
         times = []
         for traffic, latency, C, U, sums, own in stages:
-            T = [[_collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j])) for j in range(3)]
-                 for lay in range(traffic.shape[0])]
+            T = [
+                [
+                    _collective_value(traffic[lay, j], latency[lay, j], bw, bool(sums[lay, j]))
+                    for j in range(3)
+                ]
+                for lay in range(traffic.shape[0])
+            ]
             S = [[_per_dim_values(traffic[lay, j], latency[lay, j], bw) for j in range(3)]
                  for lay in range(traffic.shape[0])]
             p2p = pb / bw[pd] + pl if pb > 0 else 0.0
@@ -391,7 +431,9 @@ def oracle_time_ns(instance: Instance, bw: np.ndarray) -> float:
     return total
 
 
-def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool) -> tuple[np.ndarray, float]:
+def _scip_once(
+    instance: Instance, extra: dict, unit_bytes: float, scaled: bool
+) -> tuple[np.ndarray, float]:
     """One SCIP attempt (:func:`scip_min_time`): the model of the module docstring with SCIP
     settings ``extra``, in ``unit_bytes`` bytes per unit (time unit: ``unit_bytes`` ns),
     t_d = u_d / b0_d when ``scaled``. Returns (bw GB/s, SCIP's objective in ns).
@@ -407,8 +449,9 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
 
     m = _scip_model(extra)
     B = _add_design(m, instance)
-    # valid bounds from a feasible point b0: every collective time, max node and workload time is at most
-    # T(b0) / weight at the optimum (T(b0) >= the optimum); they keep SCIP's relaxations bounded
+    # valid bounds from a feasible point b0: every collective time, max node and workload time is at
+    # most T(b0) / weight at the optimum (T(b0) >= the optimum); they keep SCIP's relaxations
+    # bounded
     b0 = _feasible_point(instance, loaded, extra) if loaded else np.ones(D)
     t0 = oracle_time_ns(instance, b0) / unit_bytes * (1 + 1e-6)
     t_ub = {d: t0 / (peak[d] / unit_bytes) for d in loaded}
@@ -428,16 +471,29 @@ def _scip_once(instance: Instance, extra: dict, unit_bytes: float, scaled: bool)
             if pb > 0:  # one dimension: the same row under both modes
                 p2p = m.addVar(f"P{next(counter)}", lb=0.0, ub=ub)
                 m.addCons(p2p >= pb / unit_bytes * t[pd] + pl / unit_bytes)
-            S = [[[(float(traffic[lay, j, d] / unit_bytes) * t[d] if traffic[lay, j, d] > 0 else 0.0)
-                   + float(latency[lay, j, d] / unit_bytes) for d in range(D)] for j in range(3)]
-                 for lay in range(L)]
+            S = [
+                [
+                    [
+                        (
+                            float(traffic[lay, j, d] / unit_bytes) * t[d]
+                            if traffic[lay, j, d] > 0
+                            else 0.0
+                        )
+                        + float(latency[lay, j, d] / unit_bytes)
+                        for d in range(D)
+                    ]
+                    for j in range(3)
+                ]
+                for lay in range(L)
+            ]
             times.append(stage_time(instance, C / unit_bytes, T, p2p, mx, S, U / unit_bytes, own))
         objective = objective + w * compose(instance, workload, times, mx)
     total = m.addVar("total", lb=0.0, ub=None)
     m.addCons(total >= objective)
     m.setObjective(total, "minimize")
     _optimize(m, "time model")
-    bw = np.array([max(0.0, m.getVal(v)) for v in B])  # clip round-off negatives on unloaded dimensions
+    # clip round-off negatives on unloaded dimensions
+    bw = np.array([max(0.0, m.getVal(v)) for v in B])
     return bw, m.getObjVal() * unit_bytes  # time unit = unit_bytes ns (GB/s = bytes/ns)
 
 
@@ -499,8 +555,9 @@ def _max_var(m, counter, ub: float) -> Callable[[list], object]:
 
 
 def scip_min_time(instance: Instance) -> tuple[np.ndarray, float]:
-    """Globally minimise the instance's iteration time (any loop, mode, workloads) with SCIP; see the module
-    docstring. Returns (bw, SCIP's objective in ns); tries the settings of :data:`LOOP_ATTEMPTS` in order.
+    """Globally minimise the instance's iteration time (any loop, mode, workloads) with SCIP; see
+    the module docstring. Returns (bw, SCIP's objective in ns); tries the settings of
+    :data:`LOOP_ATTEMPTS` in order.
 
     Raises:
         ScipFailed: no attempt proved an optimum.
@@ -514,44 +571,62 @@ def scip_min_time(instance: Instance) -> tuple[np.ndarray, float]:
     raise ScipFailed("SCIP proved no optimum: " + "; ".join(errors))
 
 
-# ---------------------------------------------------------------------------------------------- random instances
+# --------------------------------------------------------------------------------- random instances
 
 
 def _sizes():
-    """Collective sizes 1e5 .. 1e9 bytes (two decimals in the exponent: latency-bound to bandwidth-bound)."""
+    """Collective sizes 1e5 .. 1e9 bytes (two decimals in the exponent: latency-bound to
+    bandwidth-bound)."""
     return st.integers(500, 900).map(lambda i: 10.0 ** (i / 100))
 
 
 def _layers(draw, n: int, prefix: str, mode: str = "concurrent") -> tuple[Layer, ...]:
-    # a point-to-point send over a group spanning several dimensions has no sequential form (the instance refuses it)
+    # a point-to-point send over a group spanning several dimensions has no sequential form (the
+    # instance refuses it)
     kinds = [c for c in Collective if mode == "concurrent" or c is not Collective.P2P]
 
     def phase() -> Phase:
-        return Phase(compute_ns=float(draw(st.sampled_from([0, 1000, 100_000]) | st.integers(0, 10**6))),
-                     collective=draw(st.sampled_from(kinds)),
-                     size_bytes=draw(_sizes()))
+        return Phase(
+            compute_ns=float(draw(st.sampled_from([0, 1000, 100_000]) | st.integers(0, 10**6))),
+            collective=draw(st.sampled_from(kinds)),
+            size_bytes=draw(_sizes()),
+        )
 
-    return tuple(Layer(name=f"{prefix}{i}", forward=phase(), input_grad=phase(), weight_grad=phase(),
-                       update_ns=float(draw(st.sampled_from([0, 0, 5000]))))
-                 for i in range(n))
+    return tuple(
+        Layer(
+            name=f"{prefix}{i}",
+            forward=phase(),
+            input_grad=phase(),
+            weight_grad=phase(),
+            update_ns=float(draw(st.sampled_from([0, 0, 5000]))),
+        )
+        for i in range(n)
+    )
 
 
 @st.composite
 def loop_instances(draw, loop: str | None = None, stages: bool = False) -> Instance:
-    """2-3 dimensions with random latencies (0-5000 ns per step) and algorithms, 1-4 layers, the training ``loop``
-    (default: a random one), a random dimension mode, collectives in flight (any, or 1) and chunks (1 or 3),
-    sometimes a second weighted workload; ``sum(bw) == S`` plus up
-    to two extra rows that all hold at the equal split (feasible). ``stages``: the first workload has one or two
-    further pipeline stages (``more_stages``) of 1-3 random layers each."""
+    """2-3 dimensions with random latencies (0-5000 ns per step) and algorithms, 1-4 layers, the
+    training ``loop`` (default: a random one), a random dimension mode, collectives in flight (any,
+    or 1) and chunks (1 or 3), sometimes a second weighted workload; ``sum(bw) == S`` plus up
+    to two extra rows that all hold at the equal split (feasible). ``stages``: the first workload
+    has one or two further pipeline stages (``more_stages``) of 1-3 random layers each."""
     D = draw(st.integers(2, 3))
     dims = tuple(
-        Dimension(block=draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])), npus=draw(st.integers(2, 8)),
-                  cost_class="C", latency_ns=float(draw(st.sampled_from([0]) | st.integers(0, 5000))),
-                  algorithm=draw(st.sampled_from([None, "ring", "direct", "halving_doubling"])))
-        for _ in range(D))
+        Dimension(
+            block=draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])),
+            npus=draw(st.integers(2, 8)),
+            cost_class="C",
+            latency_ns=float(draw(st.sampled_from([0]) | st.integers(0, 5000))),
+            algorithm=draw(st.sampled_from([None, "ring", "direct", "halving_doubling"])),
+        )
+        for _ in range(D)
+    )
 
     def mapping() -> Mapping:
-        return Mapping(**{ph: tuple(draw(st.sampled_from(_divisors(d.npus))) for d in dims) for ph in PHASES})
+        return Mapping(
+            **{ph: tuple(draw(st.sampled_from(_divisors(d.npus))) for d in dims) for ph in PHASES}
+        )
 
     loop = loop or draw(st.sampled_from(TRAINING_LOOPS))
     mode = draw(st.sampled_from(["concurrent", "sequential"]))
@@ -567,23 +642,47 @@ def loop_instances(draw, loop: str | None = None, stages: bool = False) -> Insta
     weight = 1.0
     if draw(st.booleans()):
         weight = draw(st.integers(1, 20)) / 10
-        more = (Job(workload=Workload(name="w1", layers=_layers(draw, draw(st.integers(1, 3)), "m", mode)),
-                    mapping=mapping(), weight=draw(st.integers(1, 20)) / 10),)
+        more = (
+            Job(
+                workload=Workload(
+                    name="w1", layers=_layers(draw, draw(st.integers(1, 3)), "m", mode)
+                ),
+                mapping=mapping(),
+                weight=draw(st.integers(1, 20)) / 10,
+            ),
+        )
 
     S = float(draw(st.integers(100, 1000)))
     e = S / D
     rows = [LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=S, text="sum(bw) == S")]
     rows += extra_rows(draw, D, e, 2)
     return Instance(
-        name="loops-oracle", objective="performance", training_loop=loop, pipeline=pipeline, step=step,
+        name="loops-oracle",
+        objective="performance",
+        training_loop=loop,
+        pipeline=pipeline,
+        step=step,
         dimension_mode=mode,
-        collectives_in_flight=draw(st.sampled_from([None, 1])), chunks=draw(st.sampled_from([1, 1, 3])),
+        collectives_in_flight=draw(st.sampled_from([None, 1])),
+        chunks=draw(st.sampled_from([1, 1, 3])),
         network=Network(dims=dims),
-        workload=Workload(name="w0", layers=_layers(draw, draw(st.integers(1, 4)), "l", mode),
-                          more_stages=tuple(Workload(name=f"w0-stage{k + 1}", layers=_layers(
-                              draw, draw(st.integers(1, 3)), f"s{k}", mode)) for k in range(
-                              draw(st.integers(1, 2)) if stages else 0))),
-        mapping=mapping(), cost=COST, constraints=tuple(rows), workload_weight=weight, more_workloads=more)
+        workload=Workload(
+            name="w0",
+            layers=_layers(draw, draw(st.integers(1, 4)), "l", mode),
+            more_stages=tuple(
+                Workload(
+                    name=f"w0-stage{k + 1}",
+                    layers=_layers(draw, draw(st.integers(1, 3)), f"s{k}", mode),
+                )
+                for k in range(draw(st.integers(1, 2)) if stages else 0)
+            ),
+        ),
+        mapping=mapping(),
+        cost=COST,
+        constraints=tuple(rows),
+        workload_weight=weight,
+        more_workloads=more,
+    )
 
 
 def _describe(inst: Instance) -> str:
@@ -592,18 +691,23 @@ def _describe(inst: Instance) -> str:
 
 
 def check_against_scip(inst: Instance, note: Callable[[str], None] = note) -> None:
-    """hieropt's optimum is proven (gap <= 1e-8), reproduced by the evaluator and by this file's formulas, and matches
-    SCIP's global optimum (SCIP's point re-evaluated) to REL_MATCH. ``note`` records the details (hypothesis's
-    ``note`` inside a hypothesis test, ``print`` elsewhere)."""
+    """hieropt's optimum is proven (gap <= 1e-8), reproduced by the evaluator and by this file's
+    formulas, and matches SCIP's global optimum (SCIP's point re-evaluated) to REL_MATCH. ``note``
+    records the details (hypothesis's ``note`` inside a hypothesis test, ``print`` elsewhere)."""
     note(_describe(inst))
     sol = hieropt.solve(inst)
-    note(f"hieropt: {sol.status} gap={sol.gap!r} bw={sol.bw_gbps.tolist()} T={sol.iteration_time_ns!r} "
-         f"LB={sol.lower_bound_ns!r}")
+    note(
+        f"hieropt: {sol.status} gap={sol.gap!r} bw={sol.bw_gbps.tolist()} "
+        f"T={sol.iteration_time_ns!r} "
+        f"LB={sol.lower_bound_ns!r}"
+    )
     assert sol.success, sol.message
     assert sol.gap <= 1e-8
-    # the evaluator (layer by layer, no aggregation) reproduces the solver's reported time, and so do the formulas
-    # of this file at the same point
-    assert hieropt.evaluate(inst, sol.bw_gbps).iteration_time_ns == pytest.approx(sol.iteration_time_ns, rel=1e-12)
+    # the evaluator (layer by layer, no aggregation) reproduces the solver's reported time, and so
+    # do the formulas of this file at the same point
+    assert hieropt.evaluate(inst, sol.bw_gbps).iteration_time_ns == pytest.approx(
+        sol.iteration_time_ns, rel=1e-12
+    )
     assert oracle_time_ns(inst, sol.bw_gbps) == pytest.approx(sol.iteration_time_ns, rel=1e-12)
 
     scip_bw, scip_obj = scip_min_time(inst)
@@ -611,23 +715,34 @@ def check_against_scip(inst: Instance, note: Callable[[str], None] = note) -> No
     note(f"SCIP: bw={scip_bw.tolist()} T(bw)={scip_true!r} objective={scip_obj!r}")
     assert math.isfinite(scip_true)
     assert oracle_time_ns(inst, scip_bw) == pytest.approx(scip_true, rel=1e-12)
-    # SCIP's point better than hieropt's by more than REL_MATCH would be a hieropt bug (a non-optimal "optimum")
+    # SCIP's point better than hieropt's by more than REL_MATCH would be a hieropt bug (a
+    # non-optimal "optimum")
     assert sol.iteration_time_ns <= scip_true * (1 + REL_MATCH)
     if sol.iteration_time_ns < scip_true * (1 - REL_MATCH):
-        # hieropt's point is strictly better. hieropt's time is evaluated exactly at a point that meets the design
-        # rows, so this is SCIP's tolerance (B t == 1 and the epigraph rows slackened by up to feastol, or a flat
-        # optimum stopped at limits/gap), not a counterexample. SCIP's claimed optimum must still not be below
-        # hieropt's proven lower bound, or one of the two bounds would be wrong.
+        # hieropt's point is strictly better. hieropt's time is evaluated exactly at a point that
+        # meets the design rows, so this is SCIP's tolerance (B t == 1 and the epigraph rows
+        # slackened by up to feastol, or a flat optimum stopped at limits/gap), not a
+        # counterexample. SCIP's claimed optimum must still not be below hieropt's proven lower
+        # bound, or one of the two bounds would be wrong.
         assert scip_obj >= sol.lower_bound_ns * (1 - REL_MATCH)
     else:
         assert sol.iteration_time_ns == pytest.approx(scip_true, rel=REL_MATCH)
         assert scip_obj >= sol.lower_bound_ns * (1 - REL_MATCH)
 
 
-# Stratified by loop (15 draws each): 20 derandomized draws of a random loop left loops out (none was a pipeline).
+# Stratified by loop (15 draws each): 20 derandomized draws of a random loop left loops out (none
+# was a pipeline).
 @pytest.mark.parametrize("loop", TRAINING_LOOPS)
-@settings(max_examples=15, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
 @given(data=st.data())
 def test_loops_match_scip(loop: str, data):
     inst = data.draw(loop_instances(loop))
@@ -637,11 +752,20 @@ def test_loops_match_scip(loop: str, data):
     check_against_scip(inst)
 
 
-# A workload of several pipeline stages under every loop: T = max over its stages (the SCIP model states the max
-# with one more epigraph variable; hieropt's time model with one more max node, its evaluator stage by stage).
+# A workload of several pipeline stages under every loop: T = max over its stages (the SCIP model
+# states the max with one more epigraph variable; hieropt's time model with one more max node, its
+# evaluator stage by stage).
 @pytest.mark.parametrize("loop", TRAINING_LOOPS)
-@settings(max_examples=6, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@settings(
+    max_examples=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
 @given(data=st.data())
 def test_stages_match_scip(loop: str, data):
     inst = data.draw(loop_instances(loop, stages=True))
@@ -654,46 +778,76 @@ def test_stages_match_scip(loop: str, data):
 def _no_traffic(loop: str) -> Instance:
     idle = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
     return Instance(
-        name="no-traffic", objective="performance", training_loop=loop,
+        name="no-traffic",
+        objective="performance",
+        training_loop=loop,
         network=Network(dims=(Dimension(block="Ring", npus=2, cost_class="C"),) * 2),
-        workload=Workload(name="w0", layers=(Layer(name="l0", forward=idle, input_grad=idle,
-                                                   weight_grad=idle.model_copy(update={"compute_ns": 1000.0})),)),
-        mapping=Mapping(forward=(1, 1), input_grad=(1, 1), weight_grad=(1, 1)), cost=COST,
-        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),))
+        workload=Workload(
+            name="w0",
+            layers=(
+                Layer(
+                    name="l0",
+                    forward=idle,
+                    input_grad=idle,
+                    weight_grad=idle.model_copy(update={"compute_ns": 1000.0}),
+                ),
+            ),
+        ),
+        mapping=Mapping(forward=(1, 1), input_grad=(1, 1), weight_grad=(1, 1)),
+        cost=COST,
+        constraints=(
+            LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),
+        ),
+    )
 
 
 @pytest.mark.parametrize("loop", ["tp_dp_overlap", "tp_dp_overlap_cross"])
 def test_no_traffic_overlap_loops(loop: str):
-    """An instance the test above draws: no dimension carries traffic, and the loop keeps the backward compute
-    inside its max nodes (tp_dp_overlap: T = C_f + max(C_ig, C_ig + C_wg) = 1000 ns; likewise the cross loop).
-    An earlier hieropt.solve raised SolverError "the solver reports 0 ns but the evaluator gives 1000": with
-    no loaded dimension TimeLP.min_time (hieropt/solvers/cutting.py) returns tm.compute_ns, the constant part
-    only, which omits the max nodes' constant pieces (TimeModel.time_ns gives 1000 ns); it now returns
-    tm.time_ns(bw)."""
+    """An instance the test above draws: no dimension carries traffic, and the loop keeps the
+    backward compute inside its max nodes (tp_dp_overlap: T = C_f + max(C_ig, C_ig + C_wg) = 1000
+    ns; likewise the cross loop). An earlier hieropt.solve raised SolverError "the solver reports 0
+    ns but the evaluator gives 1000": with no loaded dimension TimeLP.min_time
+    (hieropt/solvers/cutting.py) returns tm.compute_ns, the constant part only, which omits the max
+    nodes' constant pieces (TimeModel.time_ns gives 1000 ns); it now returns tm.time_ns(bw)."""
     inst = _no_traffic(loop)
     assert oracle_time_ns(inst, np.array([50.0, 50.0])) == 1000.0
     check_against_scip(inst, print)
 
 
 def test_lower_bound_stall_two_reduce_scatters():
-    """An instance the test above draws (as a tp_dp_overlap instance with a second, idle workload; the loop
-    does not matter): on 2 x Ring 2 with sum(bw) == 500, a 7e7-byte reduce-scatter over (1, 2) and a 1e5-byte
-    one over (2, 2), so T = 3.5e7/B1 + max(5e4/B0, 2.5e4/B1). At the optimum 5e4/B0 is the max: B0 = 500
-    sqrt(5e4) / (sqrt(5e4) + sqrt(3.5e7)) and T = (sqrt(5e4) + sqrt(3.5e7))^2 / 500. An earlier solver found T
-    to 1e-10 but stopped with status LIMIT after 26 LPs at proven gap 1.2e-8 ("no further progress at the LP
-    tolerance floor"): its lower bound, not its point, missed the 1e-8 target (bandwidths about 26:1). Held by
-    per-dimension units, the Lagrangian bound (hieropt/solvers/dual_bound.py: no LP-tolerance floor) and the
-    Newton polish."""
+    """An instance the test above draws (as a tp_dp_overlap instance with a second, idle workload;
+    the loop does not matter): on 2 x Ring 2 with sum(bw) == 500, a 7e7-byte reduce-scatter over (1,
+    2) and a 1e5-byte one over (2, 2), so T = 3.5e7/B1 + max(5e4/B0, 2.5e4/B1). At the optimum
+    5e4/B0 is the max: B0 = 500 sqrt(5e4) / (sqrt(5e4) + sqrt(3.5e7)) and T = (sqrt(5e4) +
+    sqrt(3.5e7))^2 / 500. An earlier solver found T to 1e-10 but stopped with status LIMIT after 26
+    LPs at proven gap 1.2e-8 ("no further progress at the LP tolerance floor"): its lower bound, not
+    its point, missed the 1e-8 target (bandwidths about 26:1). Held by per-dimension units, the
+    Lagrangian bound (hieropt/solvers/dual_bound.py: no LP-tolerance floor) and the Newton
+    polish."""
     RS = Collective.REDUCE_SCATTER
     idle = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
     inst = Instance(
-        name="stall", objective="performance", training_loop="no_overlap",
+        name="stall",
+        objective="performance",
+        training_loop="no_overlap",
         network=Network(dims=(Dimension(block="Ring", npus=2, cost_class="C"),) * 2),
-        workload=Workload(name="w0", layers=(Layer(
-            name="l0", forward=Phase(compute_ns=0.0, collective=RS, size_bytes=7e7), input_grad=idle,
-            weight_grad=Phase(compute_ns=0.0, collective=RS, size_bytes=1e5)),)),
-        mapping=Mapping(forward=(1, 2), input_grad=(1, 1), weight_grad=(2, 2)), cost=COST,
-        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=500.0, text="sum(bw) == 500"),))
+        workload=Workload(
+            name="w0",
+            layers=(
+                Layer(
+                    name="l0",
+                    forward=Phase(compute_ns=0.0, collective=RS, size_bytes=7e7),
+                    input_grad=idle,
+                    weight_grad=Phase(compute_ns=0.0, collective=RS, size_bytes=1e5),
+                ),
+            ),
+        ),
+        mapping=Mapping(forward=(1, 2), input_grad=(1, 1), weight_grad=(2, 2)),
+        cost=COST,
+        constraints=(
+            LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=500.0, text="sum(bw) == 500"),
+        ),
+    )
     a, c = math.sqrt(3.5e7), math.sqrt(5e4)
     b0 = 500 * c / (c + a)
     best = (a + c) ** 2 / 500

@@ -1,9 +1,11 @@
-"""SCIP cross-check of pipelined LLM plans (hieropt.workloads.llm: every distinct stage in the workload, T the max over
-the stages): the tiny model of tests/workloads/tiny.py lowered with its stages, placed lowest first on 2 x 2 x N
-NPUs, solved by hieropt and by the independent SCIP model of tests/oracle/test_scip_loops.py (each stage's time
-straight from the loop's formula, the max as one more epigraph variable). On the first plan the stage with the most
-compute (the last: its output layer) is not the slowest at the optimum: a middle stage with two pipeline sends is,
-and the old answer (that stage alone) is below SCIP's global optimum, i.e. it claimed a time no design reaches."""
+"""SCIP cross-check of pipelined LLM plans (hieropt.workloads.llm: every distinct stage in the
+workload, T the max over the stages): the tiny model of tests/workloads/tiny.py lowered with its
+stages, placed lowest first on 2 x 2 x N NPUs, solved by hieropt and by the independent SCIP model
+of tests/oracle/test_scip_loops.py (each stage's time straight from the loop's formula, the max as
+one more epigraph variable). On the first plan the stage with the most compute (the last: its output
+layer) is not the slowest at the optimum: a middle stage with two pipeline sends is, and the old
+answer (that stage alone) is below SCIP's global optimum, i.e. it claimed a time no design
+reaches."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from tests.workloads.tiny import params
 pytest.importorskip("pyscipopt")
 
 PLANS = [
-    dict(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=16),  # four stages, three distinct
+    # four stages, three distinct
+    dict(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=16),
     dict(pp=2, dp=2, stage_layers=(1, 3)),  # uneven: the 3-block stage is the slowest
     dict(pp=2, dp=2, zero_stage=1, sequence_parallel=True, overlap_grad_reduce=True),  # overlap_dp
 ]
@@ -32,7 +35,9 @@ def _instance(plan: dict, budget: float, stage: int | None = None):
     net = Network(dims=(Dimension(block="Ring", npus=2, cost_class="C"),
                         Dimension(block="FullyConnected", npus=2, cost_class="C"),
                         Dimension(block="Switch", npus=p.plan.total_npus // 4, cost_class="C")))
-    return p, instance_for(p, net, COST, constraints=(constraint_for(f"sum(bw) == {budget}", 3),), stage=stage)
+    return p, instance_for(
+        p, net, COST, constraints=(constraint_for(f"sum(bw) == {budget}", 3),), stage=stage
+    )
 
 
 @pytest.mark.parametrize("plan", PLANS)
@@ -48,7 +53,8 @@ def test_the_old_single_stage_answer_is_below_the_global_optimum():
     r = bottleneck_stage(build_step(p))
     assert r == 3  # the last stage: its output layer
     sol = hieropt.solve(inst)
-    assert sol.breakdown.slowest_stage == "tiny-stage1"  # a middle stage (a send each way) at the optimum
+    # a middle stage (a send each way) at the optimum
+    assert sol.breakdown.slowest_stage == "tiny-stage1"
     _, scip_obj = scip_min_time(inst)
     old = hieropt.solve(_instance(PLANS[0], 3.0, stage=r)[1])
     assert old.iteration_time_ns < scip_obj * (1 - 1e-3)  # the old claim: 6,640 vs 7,678 ns
@@ -57,8 +63,9 @@ def test_the_old_single_stage_answer_is_below_the_global_optimum():
 
 @pytest.mark.parametrize("m, v, overlap", [(4, 1, False), (4, 1, True), (3, 2, False)])
 def test_the_1f1b_composition_matches_scip(m: int, v: int, overlap: bool):
-    """The three hand-computed stages of tests/solve/test_pipeline_stages.py (each stage's slot composed: the
-    oracle's own statement of the composition, tests/oracle/test_scip_loops.compose)."""
+    """The three hand-computed stages of tests/solve/test_pipeline_stages.py (each stage's slot
+    composed: the oracle's own statement of the composition,
+    tests/oracle/test_scip_loops.compose)."""
     from tests.solve.test_pipeline_stages import _three_stages
 
     check_against_scip(_three_stages(m=m, v=v, overlap=overlap), print)

@@ -1,8 +1,9 @@
-"""The MILP against brute force: on seeded random small instances (1-3 dimensions of every building block, random
-collectives, mappings, link / NIC / per-node parts, switches of small radix so that two-tier fabrics occur, random
-linear design constraints, and in some instances another training loop, sequential dimensions or link latency),
-every integer design is enumerated — time by the independent layer-by-layer evaluator,
-feasibility by the constraint check — and the MILP's optimum must equal the best enumerated value for each objective.
+"""The MILP against brute force: on seeded random small instances (1-3 dimensions of every building
+block, random collectives, mappings, link / NIC / per-node parts, switches of small radix so that
+two-tier fabrics occur, random linear design constraints, and in some instances another training
+loop, sequential dimensions or link latency), every integer design is enumerated — time by the
+independent layer-by-layer evaluator, feasibility by the constraint check — and the MILP's optimum
+must equal the best enumerated value for each objective.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ def _part(rng, name: str, n_npus: int) -> str:
     usd = int(rng.integers(1, 30))
     divisors = [s for s in (2, 3, 4) if n_npus % s == 0]
     if divisors and rng.random() < 0.25:
-        return (f'{{ name = "{name}", {bw_key}, usd = {usd}, max_per_node = {int(rng.integers(1, 5))}, '
-                f"node_npus = {int(rng.choice(divisors))} }}")
+        return (
+            f'{{ name = "{name}", {bw_key}, usd = {usd}, max_per_node = {int(rng.integers(1, 5))}, '
+            f"node_npus = {int(rng.choice(divisors))} }}"
+        )
     return f'{{ name = "{name}", {bw_key}, usd = {usd}, max_per_npu = {int(rng.integers(1, 5))} }}'
 
 
@@ -48,7 +51,10 @@ def _switch(rng, name: str) -> str:
 def random_problem(seed: int):
     rng = np.random.default_rng(seed)
     D = int(rng.integers(1, 4))
-    dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 5)), f"C{d}") for d in range(D)]
+    dims = [
+        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 5)), f"C{d}")
+        for d in range(D)
+    ]
     options = {}
     if rng.random() < 0.4:
         options["training_loop"] = str(rng.choice(LOOPS))
@@ -57,12 +63,19 @@ def random_problem(seed: int):
     if rng.random() < 0.3:
         dims = [(*dim, float(rng.integers(0, 3)) * 1e4) for dim in dims]
     N = math.prod(dim[1] for dim in dims)
-    mapping = {ph: [int(rng.choice([1, dim[1]])) for dim in dims] for ph in ("forward", "input_grad", "weight_grad")}
+    mapping = {
+        ph: [int(rng.choice([1, dim[1]])) for dim in dims]
+        for ph in ("forward", "input_grad", "weight_grad")
+    }
     layers = []
     for _ in range(int(rng.integers(1, 4))):
         layer = []
         for _ph in range(3):
-            layer += [float(rng.integers(1, 100)) * 1e5, str(rng.choice(COLLECTIVES)), float(rng.integers(1, 20)) * 1e8]
+            layer += [
+                float(rng.integers(1, 100)) * 1e5,
+                str(rng.choice(COLLECTIVES)),
+                float(rng.integers(1, 20)) * 1e8,
+            ]
         layers.append(tuple(layer))
     cat = []
     for d, (block, _, c, *_lat) in enumerate(dims):
@@ -95,7 +108,8 @@ def _constraints(rng, inst, catalog) -> list[str]:
 
 
 def enumerate_designs(inst, catalog):
-    """Every integer design: (bw, time by the evaluator, cost) for the feasible ones, from the full option lists."""
+    """Every integer design: (bw, time by the evaluator, cost) for the feasible ones, from the full
+    option lists."""
     opts = [dimension_options(catalog, inst.network, d) for d in range(inst.network.n_dims)]
     if math.prod(len(o) for o in opts) > MAX_DESIGNS:
         return None
@@ -104,7 +118,9 @@ def enumerate_designs(inst, catalog):
         bw = np.array([o.bw_gbps for o in combo])
         if constraint_violations(inst, bw):
             continue
-        out.append((bw, hieropt.evaluate(inst, bw).iteration_time_ns, sum(o.cost_usd for o in combo)))
+        out.append(
+            (bw, hieropt.evaluate(inst, bw).iteration_time_ns, sum(o.cost_usd for o in combo))
+        )
     return out
 
 
@@ -113,10 +129,19 @@ def test_milp_equals_brute_force(tmp_path: Path, seed: int):
     dims, mapping, layers, cat_text, rng, options = random_problem(seed)
     inst, cat_path = load(tmp_path, dims, mapping, layers, cat_text, **options)
     catalog = hieropt.load_catalog(cat_path, inst)
-    for attempt in range(8):  # a random part that can never meet a random constraint is rejected up front: redraw
+    # a random part that can never meet a random constraint is rejected up front: redraw
+    for attempt in range(8):
         constraints = _constraints(rng, inst, catalog)
-        inst_c, cat_path = load(tmp_path, dims, mapping, layers, cat_text, constraints=constraints, name=f"c{attempt}",
-                              **options)
+        inst_c, cat_path = load(
+            tmp_path,
+            dims,
+            mapping,
+            layers,
+            cat_text,
+            constraints=constraints,
+            name=f"c{attempt}",
+            **options,
+        )
         try:
             catalog_c = hieropt.load_catalog(cat_path, inst_c)
         except hieropt.InputError as e:
@@ -139,17 +164,23 @@ def test_milp_equals_brute_force(tmp_path: Path, seed: int):
     assert p.success and p.gap <= 1e-8
     assert p.objective_value == pytest.approx(T.min(), rel=1e-9)
     fastest = T <= T.min() * (1 + 1e-9)
-    assert p.network_cost_usd == pytest.approx(C[fastest].min(), rel=1e-9)  # tie-break: cheapest of the fastest
+    # tie-break: cheapest of the fastest
+    assert p.network_cost_usd == pytest.approx(C[fastest].min(), rel=1e-9)
     if p.continuous is not None:
         assert p.continuous.iteration_time_ns <= p.iteration_time_ns * (1 + 1e-8)
-        assert all(r.objective_value >= p.objective_value * (1 - 1e-9) for r in p.roundings if r.feasible)
+        assert all(
+            r.objective_value >= p.objective_value * (1 - 1e-9) for r in p.roundings if r.feasible
+        )
     q = hieropt.provision(inst, catalog, objective="performance_per_cost", compare=False)
     assert q.success and q.gap <= 1e-8
     assert q.objective_value == pytest.approx((T * C).min(), rel=1e-9)
     target = float(rng.uniform(T.min(), T.max())) if T.max() > T.min() else float(T.min()) * 1.01
-    r = hieropt.provision(inst, catalog, objective="min_cost", max_iteration_time_ns=target, compare=False)
+    r = hieropt.provision(
+        inst, catalog, objective="min_cost", max_iteration_time_ns=target, compare=False
+    )
     meets = T <= target * (1 + 1e-12)
     assert r.success and r.iteration_time_ns <= target * (1 + 1e-9)
     assert r.objective_value == pytest.approx(C[meets].min(), rel=1e-9)
     cheapest = meets & (C <= C[meets].min() * (1 + 1e-9))
-    assert r.iteration_time_ns == pytest.approx(T[cheapest].min(), rel=1e-9)  # tie-break: fastest of the cheapest
+    # tie-break: fastest of the cheapest
+    assert r.iteration_time_ns == pytest.approx(T[cheapest].min(), rel=1e-9)

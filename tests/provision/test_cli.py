@@ -1,5 +1,6 @@
-"""``hieropt provision`` end to end: the default instance with the example catalog (NIC counts, bill of materials,
-gap to the continuous bound, JSON), and bad catalogs (exit 2, one line naming file, field and fix)."""
+"""``hieropt provision`` end to end: the default instance with the example catalog (NIC counts, bill
+of materials, gap to the continuous bound, JSON), and bad catalogs (exit 2, one line naming file,
+field and fix)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 INSTANCE = REPO / "instances" / "gpt3-4d.toml"
 CATALOG = REPO / "catalogs" / "example-4d.toml"
 
-runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"})
+runner = CliRunner(
+    env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1", "COLUMNS": "200"}
+)
 
 
 def run(*args: str | Path) -> Result:
@@ -25,7 +28,8 @@ def run(*args: str | Path) -> Result:
 
 
 def assert_error(result: Result, code: int, *parts: str) -> str:
-    """Exit ``code``, no traceback, nothing on stdout, one line ``error: ...`` on stderr containing ``parts``."""
+    """Exit ``code``, no traceback, nothing on stdout, one line ``error: ...`` on stderr containing
+    ``parts``."""
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
     assert result.exit_code == code, result.output
@@ -46,7 +50,7 @@ def variant(tmp_path: Path, old: str, new: str, name: str = "cat.toml") -> Path:
     return path
 
 
-# ------------------------------------------------------------------------------------------ the default instance
+# ----------------------------------------------------------------------------- the default instance
 def test_default_instance_report():
     start = time.perf_counter()
     result = run(INSTANCE, "--catalog", CATALOG)
@@ -54,9 +58,13 @@ def test_default_instance_report():
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "status: optimal" in out and "relative gap" in out and "proven lower bound" in out
-    # NIC count per NPU and in the cluster, switches, bill of materials, continuous bound and roundings
-    assert "dimension 3 (Switch 32, InterPod) NICs: 2 x nic-800G-per-node per node of 4 NPUs (0.5 per NPU), 2,048 in " \
-           "the cluster; switches: 128 x switch-64x400G" in out
+    # NIC count per NPU and in the cluster, switches, bill of materials, continuous bound and
+    # roundings
+    assert (
+        "dimension 3 (Switch 32, InterPod) NICs: 2 x nic-800G-per-node per node of 4 NPUs "
+        "(0.5 per NPU), 2,048 in "
+        "the cluster; switches: 128 x switch-64x400G" in out
+    )
     assert "Bill of materials" in out and "total" in out and "21,488,640" in out
     assert "continuous optimum" in out and "lower bound on every integer design's time" in out
     assert "round best" in out and "round down" in out and "none feasible" in out
@@ -71,8 +79,13 @@ def test_default_instance_json():
     assert data["bw_gbps_per_dim"] == [225.0, 125.0, 100.0, 50.0]
     assert sum(data["bw_gbps_per_dim"]) == 500.0  # the instance's sum(bw) == 500, met exactly
     nic = data["design"][3]
-    assert (nic["kind"], nic["units"], nic["units_per"], nic["units_per_npu"], nic["units_total"]) == \
-        ("nic", 2, "node", 0.5, 2048)
+    assert (
+        nic["kind"],
+        nic["units"],
+        nic["units_per"],
+        nic["units_per_npu"],
+        nic["units_total"],
+    ) == ("nic", 2, "node", 0.5, 2048)
     assert (nic["switches_total"], nic["switch_tiers"]) == (128, 1)
     assert sum(line["cost_usd"] for line in data["bom"]) == data["network_cost_usd"] == 21_488_640
     cont = data["continuous"]
@@ -83,7 +96,17 @@ def test_default_instance_json():
 
 @pytest.mark.parametrize("objective", ["min_cost", "performance_per_cost"])
 def test_default_instance_other_objectives(objective: str):
-    result = run(INSTANCE, "--catalog", CATALOG, "--objective", objective, "--max-time-ns", "1.25e9", "--json", "-")
+    result = run(
+        INSTANCE,
+        "--catalog",
+        CATALOG,
+        "--objective",
+        objective,
+        "--max-time-ns",
+        "1.25e9",
+        "--json",
+        "-",
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["objective"] == objective and data["gap"] <= 1e-8
@@ -94,67 +117,111 @@ def test_yaml_catalog(tmp_path: Path):
     import tomllib
 
     path = tmp_path / "cat.yaml"
-    path.write_text(yaml.safe_dump(tomllib.loads(CATALOG.read_text(encoding="utf-8"))), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(tomllib.loads(CATALOG.read_text(encoding="utf-8"))), encoding="utf-8"
+    )
     result = run(INSTANCE, "--catalog", path, "--no-compare")
     assert result.exit_code == 0, result.output
 
 
-# ------------------------------------------------------------------------------------------------ bad catalogs
+# ------------------------------------------------------------------------------------- bad catalogs
 def test_missing_price(tmp_path: Path):
     cat = variant(tmp_path, 'gbps = 25, usd = 60, max_per_npu = 16', 'gbps = 25, max_per_npu = 16')
-    assert_error(run(INSTANCE, "--catalog", cat), 2, str(cat), "classes.InterChiplet.links[0] ('d2d-port-25GBs').usd",
-                 "missing price", "fix: add usd = <price of one link port in $>")
+    assert_error(
+        run(INSTANCE, "--catalog", cat),
+        2,
+        str(cat),
+        "classes.InterChiplet.links[0] ('d2d-port-25GBs').usd",
+        "missing price",
+        "fix: add usd = <price of one link port in $>",
+    )
 
 
 def test_missing_switch_price(tmp_path: Path):
     cat = variant(tmp_path, ', usd_per_switch = 45000', '')
-    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.switches[0] ('switch-64x400G')",
-                 "missing price", "fix: add usd_per_switch")
+    assert_error(
+        run(INSTANCE, "--catalog", cat),
+        2,
+        "classes.InterPod.switches[0] ('switch-64x400G')",
+        "missing price",
+        "fix: add usd_per_switch",
+    )
 
 
 def test_two_parts_of_one_name(tmp_path: Path):
-    """Two parts named alike in one class were accepted, and the bill of materials could not tell which was bought
-    (new-user review)."""
+    """Two parts named alike in one class were accepted, and the bill of materials could not tell
+    which was bought (new-user review)."""
     cat = variant(tmp_path, '{ name = "nic-200G",', '{ name = "nic-400G",')
-    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.nics[1].name",
-                 "'nic-400G' is also the name of classes.InterPod.nics[0]", "fix: give every part of a class its own")
+    assert_error(
+        run(INSTANCE, "--catalog", cat),
+        2,
+        "classes.InterPod.nics[1].name",
+        "'nic-400G' is also the name of classes.InterPod.nics[0]",
+        "fix: give every part of a class its own",
+    )
 
 
 def test_zero_bandwidth(tmp_path: Path):
     cat = variant(tmp_path, 'gbit_per_s = 400, usd = 1500', 'gbit_per_s = 0, usd = 1500')
-    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.nics[1] ('nic-400G').gbit_per_s",
-                 "bandwidth per unit is 0", "fix: give a bandwidth > 0")
+    assert_error(
+        run(INSTANCE, "--catalog", cat),
+        2,
+        "classes.InterPod.nics[1] ('nic-400G').gbit_per_s",
+        "bandwidth per unit is 0",
+        "fix: give a bandwidth > 0",
+    )
 
 
 def test_unknown_cost_class(tmp_path: Path):
     cat = variant(tmp_path, "[classes.InterNode]", "[classes.InterRack]")
-    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterRack", "unknown cost class 'InterRack'",
-                 "fix: rename the class")
+    assert_error(
+        run(INSTANCE, "--catalog", cat),
+        2,
+        "classes.InterRack",
+        "unknown cost class 'InterRack'",
+        "fix: rename the class",
+    )
 
 
 def test_class_without_parts(tmp_path: Path):
     cat = variant(tmp_path, "nics = [", "links = [")
-    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterPod.nics", "dimension 3 is a Switch",
-                 "fix: add nics")
+    assert_error(
+        run(INSTANCE, "--catalog", cat),
+        2,
+        "classes.InterPod.nics",
+        "dimension 3 is a Switch",
+        "fix: add nics",
+    )
 
 
 def test_part_that_never_meets_a_constraint(tmp_path: Path):
-    """bw[3] >= 150, but every NIC of InterPod reaches at most 100 GB/s per NPU: no part serves dimension 3, and the
-    error lists them all (it blamed nic-200G alone). With nic-400G allowed 4 per NPU (200 GB/s) it serves, and the
-    part that never can (nic-200G, 4 x 25 = 100) is the one named."""
+    """bw[3] >= 150, but every NIC of InterPod reaches at most 100 GB/s per NPU: no part serves
+    dimension 3, and the error lists them all (it blamed nic-200G alone). With nic-400G allowed 4
+    per NPU (200 GB/s) it serves, and the part that never can (nic-200G, 4 x 25 = 100) is the one
+    named."""
     text = INSTANCE.read_text(encoding="utf-8")
-    text = text.replace('workload = "../models/gpt3-175b.toml"', f'workload = "{REPO / "models" / "gpt3-175b.toml"}"')
-    text = text.replace('constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500", "bw[3] >= 150"]')
+    text = text.replace(
+        'workload = "../models/gpt3-175b.toml"',
+        f'workload = "{REPO / "models" / "gpt3-175b.toml"}"',
+    )
+    text = text.replace(
+        'constraints = ["sum(bw) == 500"]', 'constraints = ["sum(bw) == 500", "bw[3] >= 150"]'
+    )
     inst = tmp_path / "inst.toml"
     inst.write_text(text, encoding="utf-8")
     r = run(inst, "--catalog", CATALOG)
     assert_error(r, 2)
     assert r.stderr.strip() == (
-        f"error: {CATALOG}: classes.InterPod: no part serves dimension 3 (class InterPod): constraint 'bw[3] >= 150' "
-        "needs 150 GB/s per NPU, but its parts reach at most 'nic-200G' 4 x 25 GB/s = 100, 'nic-400G' 2 x 50 GB/s = "
-        "100, 'nic-800G-per-node' 4 x 100 GB/s per node of 4 = 100 GB/s per NPU; fix: raise a unit limit ('nic-200G' "
-        "max_per_npu >= 6, 'nic-400G' max_per_npu >= 3, 'nic-800G-per-node' max_per_node >= 6), add a faster part, or "
-        "relax the constraint")
+        f"error: {CATALOG}: classes.InterPod: no part serves dimension 3 (class InterPod): "
+        "constraint 'bw[3] >= 150' "
+        "needs 150 GB/s per NPU, but its parts reach at most 'nic-200G' 4 x 25 GB/s = 100, "
+        "'nic-400G' 2 x 50 GB/s = "
+        "100, 'nic-800G-per-node' 4 x 100 GB/s per node of 4 = 100 GB/s per NPU; fix: raise "
+        "a unit limit ('nic-200G' "
+        "max_per_npu >= 6, 'nic-400G' max_per_npu >= 3, 'nic-800G-per-node' max_per_node >= "
+        "6), add a faster part, or "
+        "relax the constraint"
+    )
     cat = variant(tmp_path, 'usd = 1500, max_per_npu = 2 }', 'usd = 1500, max_per_npu = 4 }')
     assert_error(run(inst, "--catalog", cat), 2, str(cat), "classes.InterPod.nics[0] ('nic-200G')",
                  "reaches at most 4 x 25 GB/s = 100 GB/s per NPU on dimension 3",
@@ -164,11 +231,21 @@ def test_part_that_never_meets_a_constraint(tmp_path: Path):
 def test_unknown_key(tmp_path: Path):
     cat = variant(tmp_path, "max_per_npu = 8 },\n]\n\n[classes.InterPackage]",
                   "max_per_nup = 8 },\n]\n\n[classes.InterPackage]")
-    assert_error(run(INSTANCE, "--catalog", cat), 2, "classes.InterChiplet.links[1] ('d2d-port-50GBs')", "unknown key")
+    assert_error(
+        run(INSTANCE, "--catalog", cat),
+        2,
+        "classes.InterChiplet.links[1] ('d2d-port-50GBs')",
+        "unknown key",
+    )
 
 
 def test_missing_catalog_file(tmp_path: Path):
-    assert_error(run(INSTANCE, "--catalog", tmp_path / "none.toml"), 2, "none.toml", "parts catalog file not found")
+    assert_error(
+        run(INSTANCE, "--catalog", tmp_path / "none.toml"),
+        2,
+        "none.toml",
+        "parts catalog file not found",
+    )
 
 
 def test_min_cost_needs_a_time_target():
@@ -177,21 +254,32 @@ def test_min_cost_needs_a_time_target():
 
 
 def test_unknown_objective():
-    assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", "fastest"), 2, "unknown objective 'fastest'")
+    assert_error(
+        run(INSTANCE, "--catalog", CATALOG, "--objective", "fastest"),
+        2,
+        "unknown objective 'fastest'",
+    )
 
 
 def test_unreachable_time_target():
-    assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost", "--max-time-ns", "1.1e9"), 3,
-                 "infeasible: time target 1,100,000,000.0 ns: the fastest design from the catalog takes "
-                 "1,182,943,724.8 ns")
+    assert_error(
+        run(INSTANCE, "--catalog", CATALOG, "--objective", "min_cost", "--max-time-ns", "1.1e9"),
+        3,
+        "infeasible: time target 1,100,000,000.0 ns: the fastest design from the catalog takes "
+        "1,182,943,724.8 ns",
+    )
 
 
 def test_budget_below_the_cheapest_design():
-    assert_error(run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "1e6"), 3,
-                 "infeasible: budget $1,000,000: the cheapest design from the catalog that meets the constraints costs")
+    assert_error(
+        run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "1e6"),
+        3,
+        "infeasible: budget $1,000,000: the cheapest design from the catalog that meets the "
+        "constraints costs",
+    )
 
 
-# ------------------------------------------------------------------------------------ sourced catalogs ---------
+# --------------------------------------------------------------------------------- sourced catalogs
 NVL = REPO / "instances" / "gpt3-nvl72-2304.toml"
 IB = REPO / "catalogs" / "nvl72-infiniband.toml"
 
@@ -204,17 +292,34 @@ def ib_variant(tmp_path: Path, old: str, new: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("old", "new", "parts"), [
-    ("watts = 25                  # assumption (no-power)", "watts = -25",
-     ("classes.ScaleOut.nics[0] ('ConnectX-7 400G NDR').watts", "negative", "fix:")),
-    ("radix = 64                  # 32 OSFP cages", "radix = 3 #",
-     ("classes.ScaleOut.switches[0] ('Quantum-2 QM9700 64x400G').radix", "below 4", "fix:")),
-    ("oversubscription = [[1, 2]]", "oversubscription = [[1, 0.5]]",
-     ("classes.ScaleOut.fabric.oversubscription", "below 1", "fix:")),
-    ('usd = 12000                 # ~$12k (infra-economics, estimate)\nwatts = 25                  # assumption '
-     '(no-power)\nsource = "infra-economics"\n', "usd = 12000\nwatts = 25\n",
-     ("classes.ScaleOut.nics[0] ('ConnectX-7 400G NDR').source", "require_sources", "fix:")),
-], ids=["negative-power", "radix-3", "oversubscription-0.5", "price-without-source"])
+@pytest.mark.parametrize(
+    ("old", "new", "parts"),
+    [
+        (
+            "watts = 25                  # assumption (no-power)",
+            "watts = -25",
+            ("classes.ScaleOut.nics[0] ('ConnectX-7 400G NDR').watts", "negative", "fix:"),
+        ),
+        (
+            "radix = 64                  # 32 OSFP cages",
+            "radix = 3 #",
+            ("classes.ScaleOut.switches[0] ('Quantum-2 QM9700 64x400G').radix", "below 4", "fix:"),
+        ),
+        (
+            "oversubscription = [[1, 2]]",
+            "oversubscription = [[1, 0.5]]",
+            ("classes.ScaleOut.fabric.oversubscription", "below 1", "fix:"),
+        ),
+        (
+            "usd = 12000                 # ~$12k (infra-economics, estimate)\nwatts = 25    "
+            "              # assumption "
+            '(no-power)\nsource = "infra-economics"\n',
+            "usd = 12000\nwatts = 25\n",
+            ("classes.ScaleOut.nics[0] ('ConnectX-7 400G NDR').source", "require_sources", "fix:"),
+        ),
+    ],
+    ids=["negative-power", "radix-3", "oversubscription-0.5", "price-without-source"],
+)
 def test_sourced_catalog_bad_input(tmp_path, old, new, parts):
     assert_error(run(NVL, "--catalog", ib_variant(tmp_path, old, new)), 2, str(tmp_path), *parts)
 
@@ -222,11 +327,26 @@ def test_sourced_catalog_bad_input(tmp_path, old, new, parts):
 def test_sourced_catalogs_end_to_end(tmp_path):
     out = tmp_path / "p.json"
     for cat in (IB, REPO / "catalogs" / "nvl72-ethernet.toml"):
-        r = run(NVL, "--catalog", cat, "--objective", "min_power", "--max-time-ns", "4.1e8", "--no-compare",
-                "--json", out)
+        r = run(
+            NVL,
+            "--catalog",
+            cat,
+            "--objective",
+            "min_power",
+            "--max-time-ns",
+            "4.1e8",
+            "--no-compare",
+            "--json",
+            out,
+        )
         assert r.exit_code == 0, r.output
         data = json.loads(out.read_text())
-        assert data["units"]["objective"] == "W" and data["objective_value"] == pytest.approx(data["power_w"])
+        assert data["units"]["objective"] == "W" and data["objective_value"] == pytest.approx(
+            data["power_w"]
+        )
         assert data["power_w"] == pytest.approx(sum(b["watts"] for b in data["bom"]))
-        assert data["iteration_time_ns"] <= 4.1e8 and data["design"][0]["placement"] == "multi_plane"
-        assert data["design"][0]["switches_total"] == 32 * 18  # 18 NVLink switch chips per NVL72 rack
+        assert (
+            data["iteration_time_ns"] <= 4.1e8 and data["design"][0]["placement"] == "multi_plane"
+        )
+        # 18 NVLink switch chips per NVL72 rack
+        assert data["design"][0]["switches_total"] == 32 * 18

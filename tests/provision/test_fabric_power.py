@@ -1,17 +1,19 @@
 """Fat-tree fabrics, optics and power in provisioning, by hand.
 
 One Switch dimension of 16 NPUs (one group) carries one all-reduce of S = 8e9 bytes: each NPU sends
-2 S (16 - 1) / 16 = 1.5e10 bytes, so T = 1e6 + 1.5e10 / B ns. One NIC of 400 Gb/s (50 GB/s, $100, 10 W) per NPU;
-radix-8 switches ($1,000, 50 W); NIC-side modules ($5, 1 W, one port) and twin-port switch modules ($10, 2 W, two
-ports); link lengths 3 m and 10 m. The leaf tier is 1:1 or 2:1 (a choice):
+2 S (16 - 1) / 16 = 1.5e10 bytes, so T = 1e6 + 1.5e10 / B ns. One NIC of 400 Gb/s (50 GB/s, $100, 10
+W) per NPU; radix-8 switches ($1,000, 50 W); NIC-side modules ($5, 1 W, one port) and twin-port
+switch modules ($10, 2 W, two ports); link lengths 3 m and 10 m. The leaf tier is 1:1 or 2:1 (a
+choice):
 
-- 1:1, split (4, 4): 16 / 4 = 4 leaves; spines: c | 4 with c >= ceil(4 * 4 / 8) = 2 -> 2; 6 switches. B = 50 GB/s.
-  Links: 16 NIC-leaf (16 NIC modules + 8 twin), 4 * 4 = 16 leaf-spine (8 + 8 twin): 16 NIC modules, 24 twin.
-  Cost 16 * 100 + 6 * 1,000 + 16 * 5 + 24 * 10 = 7,920 $; power 16 * 10 + 6 * 50 + 16 * 1 + 24 * 2 = 524 W.
-- 2:1, split (4, 2) (the fewest switches among (4, 2) and (2, 1)): 4 leaves; c | 2 >= ceil(4 * 2 / 8) = 1 -> 1
-  spine; 5 switches. Each NPU keeps 2 / 4 of its NIC: B = 25 GB/s. Links: 16 NIC-leaf (16 + 8 twin), 4 * 2 = 8
-  leaf-spine (4 + 4 twin): 16 NIC modules, 16 twin. Cost 1,600 + 5,000 + 80 + 160 = 6,840 $; power
-  160 + 250 + 16 + 32 = 458 W.
+- 1:1, split (4, 4): 16 / 4 = 4 leaves; spines: c | 4 with c >= ceil(4 * 4 / 8) = 2 -> 2; 6
+  switches. B = 50 GB/s. Links: 16 NIC-leaf (16 NIC modules + 8 twin), 4 * 4 = 16 leaf-spine (8 + 8
+  twin): 16 NIC modules, 24 twin. Cost 16 * 100 + 6 * 1,000 + 16 * 5 + 24 * 10 = 7,920 $; power 16 *
+  10 + 6 * 50 + 16 * 1 + 24 * 2 = 524 W.
+- 2:1, split (4, 2) (the fewest switches among (4, 2) and (2, 1)): 4 leaves; c | 2 >= ceil(4 * 2 /
+  8) = 1 -> 1 spine; 5 switches. Each NPU keeps 2 / 4 of its NIC: B = 25 GB/s. Links: 16 NIC-leaf
+  (16 + 8 twin), 4 * 2 = 8 leaf-spine (4 + 4 twin): 16 NIC modules, 16 twin. Cost 1,600 + 5,000 + 80
+  + 160 = 6,840 $; power 160 + 250 + 16 + 32 = 458 W.
 
 Times: T(50) = 1e6 + 3e8 = 301,000,000 ns; T(25) = 1e6 + 6e8 = 601,000,000 ns.
 """
@@ -63,8 +65,13 @@ T50, T25 = 301_000_000.0, 601_000_000.0
 
 @pytest.fixture
 def problem(tmp_path: Path):
-    return load(tmp_path, [("Switch", 16, "Out")], {"forward": [1], "input_grad": [1], "weight_grad": [16]},
-                [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 8e9)], CATALOG)
+    return load(
+        tmp_path,
+        [("Switch", 16, "Out")],
+        {"forward": [1], "input_grad": [1], "weight_grad": [16]},
+        [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 8e9)],
+        CATALOG,
+    )
 
 
 def _summary(p):
@@ -84,12 +91,23 @@ def test_fastest_is_non_blocking(problem):
 
 def test_cheapest_and_least_power_take_two_to_one(problem):
     inst, cat = problem
-    p = hieropt.provision(inst, cat, objective="min_cost", max_iteration_time_ns=T25 * 1.001, compare=False)
+    p = hieropt.provision(
+        inst, cat, objective="min_cost", max_iteration_time_ns=T25 * 1.001, compare=False
+    )
     assert _summary(p) == ((2.0,), 5, 25.0, 6840.0, 458.0)
-    q = hieropt.provision(inst, cat, objective="min_power", max_iteration_time_ns=T25 * 1.001, compare=False)
-    assert _summary(q)[-1] == 458.0 and q.objective_value == 458.0 and q.objective_unit == "W" and q.gap <= 1e-9
+    q = hieropt.provision(
+        inst, cat, objective="min_power", max_iteration_time_ns=T25 * 1.001, compare=False
+    )
+    assert (
+        _summary(q)[-1] == 458.0
+        and q.objective_value == 458.0
+        and q.objective_unit == "W"
+        and q.gap <= 1e-9
+    )
     # a target only 50 GB/s meets: the least power is the 1:1 fabric's 524 W
-    r = hieropt.provision(inst, cat, objective="min_power", max_iteration_time_ns=T50 * 1.001, compare=False)
+    r = hieropt.provision(
+        inst, cat, objective="min_power", max_iteration_time_ns=T50 * 1.001, compare=False
+    )
     assert _summary(r) == ((1.0,), 6, 50.0, 7920.0, 524.0)
 
 
@@ -97,28 +115,40 @@ def test_power_budget(problem):
     inst, cat = problem
     p = hieropt.provision(inst, cat, objective="performance", max_power_w=500, compare=False)
     assert _summary(p)[-1] == 458.0 and p.iteration_time_ns == pytest.approx(T25, rel=1e-12)
-    with pytest.raises(NoSolutionError, match="power budget 400 W: the lowest-power design .* draws 458 W"):
+    with pytest.raises(
+        NoSolutionError, match="power budget 400 W: the lowest-power design .* draws 458 W"
+    ):
         hieropt.provision(inst, cat, objective="performance", max_power_w=400, compare=False)
 
 
 def test_power_needs_every_figure(tmp_path: Path):
-    inst, cat = load(tmp_path, [("Switch", 16, "Out")], {"forward": [1], "input_grad": [1], "weight_grad": [16]},
-                     [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 8e9)],
-                     CATALOG.replace("usd_per_switch = 1000\nwatts = 50\n", "usd_per_switch = 1000\n"))
-    with pytest.raises(InputError, match=r"classes\.Out\.switches\[0\] \('sw8'\)\.watts: no power figure"):
+    inst, cat = load(
+        tmp_path,
+        [("Switch", 16, "Out")],
+        {"forward": [1], "input_grad": [1], "weight_grad": [16]},
+        [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 8e9)],
+        CATALOG.replace("usd_per_switch = 1000\nwatts = 50\n", "usd_per_switch = 1000\n"),
+    )
+    with pytest.raises(
+        InputError, match=r"classes\.Out\.switches\[0\] \('sw8'\)\.watts: no power figure"
+    ):
         hieropt.provision(inst, cat, objective="min_power", max_iteration_time_ns=T25 * 2)
-    # without a power objective or budget the same catalog solves, and the power is reported as unknown
+    # without a power objective or budget the same catalog solves, and the power is reported as
+    # unknown
     p = hieropt.provision(inst, cat, compare=False)
     assert p.power_w is None and p.design[0].switches == 6
 
 
 def test_time_cost_power_tradeoff(problem):
-    # the grid of cost levels 6,840..7,920 $ and power levels 458..524 W has two non-dominated designs: the 1:1
-    # fabric (fastest) and the 2:1 fabric (cheapest and lowest power)
+    # the grid of cost levels 6,840..7,920 $ and power levels 458..524 W has two non-dominated
+    # designs: the 1:1 fabric (fastest) and the 2:1 fabric (cheapest and lowest power)
     from hieropt.solvers.tradeoff import provision_tradeoff
 
     inst, cat = problem
     tr = provision_tradeoff(inst, cat, levels=3)
     got = [(q.iteration_time_ns, q.network_cost_usd, q.power_w) for q in tr.points]
-    assert got == [(pytest.approx(T50, rel=1e-12), 7920.0, 524.0), (pytest.approx(T25, rel=1e-12), 6840.0, 458.0)]
+    assert got == [
+        (pytest.approx(T50, rel=1e-12), 7920.0, 524.0),
+        (pytest.approx(T25, rel=1e-12), 6840.0, 458.0),
+    ]
     assert all(q.gap <= 1e-9 for q in tr.points)

@@ -1,11 +1,12 @@
 """Hand-solvable provisioning problems with asserted integer answers.
 
-One dimension, three link options: a Ring of 4 NPUs carries one all-reduce of 4 GB per iteration (6e9 bytes per
-NPU: 2 S (p-1)/p), so T = 1e6 + 6e9 / B ns. Parts: A = 10 GB/s at $1 (<= 4 per NPU), B = 25 GB/s at $3 (<= 2),
-C = 40 GB/s at $10 (<= 1); the cluster has 4 NPUs, so n parts per NPU cost 4 n x price; constraint bw[0] <= 45.
+One dimension, three link options: a Ring of 4 NPUs carries one all-reduce of 4 GB per iteration
+(6e9 bytes per NPU: 2 S (p-1)/p), so T = 1e6 + 6e9 / B ns. Parts: A = 10 GB/s at $1 (<= 4 per NPU),
+B = 25 GB/s at $3 (<= 2), C = 40 GB/s at $10 (<= 1); the cluster has 4 NPUs, so n parts per NPU cost
+4 n x price; constraint bw[0] <= 45.
 
-Two dimensions: Ring 2 x Ring 2; the forward all-reduce (4e9 bytes per NPU) uses dimension 0 only, the weight-gradient
-all-reduce (1e9 bytes) dimension 1 only, so T = 1e6 + 4e9 / B0 + 1e9 / B1 ns.
+Two dimensions: Ring 2 x Ring 2; the forward all-reduce (4e9 bytes per NPU) uses dimension 0 only,
+the weight-gradient all-reduce (1e9 bytes) dimension 1 only, so T = 1e6 + 4e9 / B0 + 1e9 / B1 ns.
 """
 
 from __future__ import annotations
@@ -35,12 +36,19 @@ links = [
 
 @pytest.fixture
 def one_dim(tmp_path: Path):
-    return load(tmp_path, [("Ring", 4, "C0")], {"forward": [1], "input_grad": [1], "weight_grad": [4]},
-                [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 4e9)], ONE_DIM_CATALOG, constraints=["bw[0] <= 45"])
+    return load(
+        tmp_path,
+        [("Ring", 4, "C0")],
+        {"forward": [1], "input_grad": [1], "weight_grad": [4]},
+        [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 4e9)],
+        ONE_DIM_CATALOG,
+        constraints=["bw[0] <= 45"],
+    )
 
 
 def test_one_dimension_performance(one_dim):
-    """Fastest within bw[0] <= 45 is 40 GB/s: 4 x A ($16) or 1 x C ($40); the tie goes to the cheaper 4 x A."""
+    """Fastest within bw[0] <= 45 is 40 GB/s: 4 x A ($16) or 1 x C ($40); the tie goes to the
+    cheaper 4 x A."""
     inst, cat = one_dim
     p = hieropt.provision(inst, cat, objective="performance")
     assert p.status is Status.OPTIMAL
@@ -49,7 +57,8 @@ def test_one_dimension_performance(one_dim):
     assert p.network_cost_usd == 16.0
     assert p.iteration_time_ns == pytest.approx(1e6 + 6e9 / 40, rel=1e-12)
     assert p.gap <= 1e-8
-    # the continuous optimum (bw <= 45, within the catalog's 10..50 GB/s) is the bound; the integer design is slower
+    # the continuous optimum (bw <= 45, within the catalog's 10..50 GB/s) is the bound; the integer
+    # design is slower
     assert p.continuous.bw_gbps[0] == pytest.approx(45, rel=1e-6)
     assert p.continuous.iteration_time_ns <= p.iteration_time_ns
 
@@ -64,7 +73,8 @@ def test_one_dimension_min_cost(one_dim):
 
 
 def test_one_dimension_performance_per_cost(one_dim):
-    """T x C for n x A is (1e6 + 6e8/n) 4n = 4e6 n + 2.4e9: n = 1 (2.404e9) beats B (1.2e6 x 2.4e8 ...) and C."""
+    """T x C for n x A is (1e6 + 6e8/n) 4n = 4e6 n + 2.4e9: n = 1 (2.404e9) beats B (1.2e6 x 2.4e8
+    ...) and C."""
     inst, cat = one_dim
     p = hieropt.provision(inst, cat, objective="performance_per_cost")
     o = p.design[0]
@@ -76,20 +86,25 @@ def test_one_dimension_performance_per_cost(one_dim):
 
 def test_one_dimension_unreachable_time_target(one_dim):
     inst, cat = one_dim
-    with pytest.raises(hieropt.NoSolutionError, match="fastest design from the catalog takes 151,000,000.0 ns"):
+    with pytest.raises(
+        hieropt.NoSolutionError, match="fastest design from the catalog takes 151,000,000.0 ns"
+    ):
         hieropt.provision(inst, cat, objective="min_cost", max_iteration_time_ns=1.2e8)
 
 
-TWO_DIMS = ([("Ring", 2, "X"), ("Ring", 2, "Y")], {"forward": [2, 1], "input_grad": [1, 1], "weight_grad": [1, 2]},
-            [(1e6, "ALLREDUCE", 4e9, 0, "NONE", 0, 0, "ALLREDUCE", 1e9)])
+TWO_DIMS = (
+    [("Ring", 2, "X"), ("Ring", 2, "Y")],
+    {"forward": [2, 1], "input_grad": [1, 1], "weight_grad": [1, 2]},
+    [(1e6, "ALLREDUCE", 4e9, 0, "NONE", 0, 0, "ALLREDUCE", 1e9)],
+)
 
 
 def test_two_dimensions_rounding_is_25_percent_slower(tmp_path: Path):
     """2 bw[0] + bw[1] <= 200; X = 40 GB/s (<= 2 per NPU), Y = 25 GB/s (<= 2).
 
-    Continuous optimum (75, 50) (T = 1e6 + 4e9/75 + 1e9/50). Its roundings: bw[0] to 40 or 80, bw[1] = 50; (80, 50)
-    breaks the budget (210), so the best rounding is (40, 50): 1e6 + 1e8 + 2e7 ns. The exact design (80, 25) takes
-    1e6 + 5e7 + 4e7 ns: 24.8 % less.
+    Continuous optimum (75, 50) (T = 1e6 + 4e9/75 + 1e9/50). Its roundings: bw[0] to 40 or 80, bw[1]
+    = 50; (80, 50) breaks the budget (210), so the best rounding is (40, 50): 1e6 + 1e8 + 2e7 ns.
+    The exact design (80, 25) takes 1e6 + 5e7 + 4e7 ns: 24.8 % less.
     """
     cat = """\
 [classes.X]
@@ -113,8 +128,9 @@ links = [{ name = "y25", gbps = 25, usd = 5, max_per_npu = 2 }]
 
 
 def test_two_dimensions_no_rounding_is_feasible(tmp_path: Path):
-    """bw[0] + bw[1] == 120 with X = 30 GB/s (<= 4) and Y = 45 GB/s (<= 2): the continuous optimum (60, 60) rounds
-    to (60, 45) or (60, 90), neither sums to 120; the only integer design is (30, 90)."""
+    """bw[0] + bw[1] == 120 with X = 30 GB/s (<= 4) and Y = 45 GB/s (<= 2): the continuous optimum
+    (60, 60) rounds to (60, 45) or (60, 90), neither sums to 120; the only integer design is (30,
+    90)."""
     cat = """\
 [classes.X]
 links = [{ name = "x30", gbps = 30, usd = 1, max_per_npu = 4 }]
@@ -132,8 +148,9 @@ links = [{ name = "y45", gbit_per_s = 360, usd = 1, max_per_npu = 2 }]
 
 
 def test_switch_dimension_counts_nics_and_switches(tmp_path: Path):
-    """Ring 2 x Switch 8 (16 NPUs, 2 switch groups of 8). 2 NICs of 100 Gb/s per NPU -> 32 NICs, 16 ports per
-    group; radix 8 -> two tiers: ceil(2*16/8) = 4 leaves + ceil(16/8) = 2 spines = 6 switches per group, 12 in all."""
+    """Ring 2 x Switch 8 (16 NPUs, 2 switch groups of 8). 2 NICs of 100 Gb/s per NPU -> 32 NICs, 16
+    ports per group; radix 8 -> two tiers: ceil(2*16/8) = 4 leaves + ceil(16/8) = 2 spines = 6
+    switches per group, 12 in all."""
     cat = """\
 [classes.In]
 links = [{ name = "l", gbps = 50, usd = 10, max_per_npu = 1 }]
@@ -147,10 +164,20 @@ switches = [{ name = "sw8", radix = 8, usd_per_port = 50 }]
     inst, path = load(tmp_path, dims, mapping, layers, cat, constraints=["bw[1] >= 25"])
     p = hieropt.provision(inst, path)
     o = p.design[1]
-    assert (o.units, o.units_total, o.bw_gbps, o.groups, o.ports_per_group, o.tiers, o.switches) == \
-        (2, 32, 25.0, 2, 16, 2, 12)
-    assert [(b.item, b.quantity, b.unit_usd) for b in p.bom] == [("l", 16, 10.0), ("nic100", 32, 100.0),
-                                                                ("sw8", 12, 400.0)]
+    assert (
+        o.units,
+        o.units_total,
+        o.bw_gbps,
+        o.groups,
+        o.ports_per_group,
+        o.tiers,
+        o.switches,
+    ) == (2, 32, 25.0, 2, 16, 2, 12)
+    assert [(b.item, b.quantity, b.unit_usd) for b in p.bom] == [
+        ("l", 16, 10.0),
+        ("nic100", 32, 100.0),
+        ("sw8", 12, 400.0),
+    ]
     assert p.network_cost_usd == 16 * 10 + 32 * 100 + 12 * 400
 
 

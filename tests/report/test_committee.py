@@ -1,5 +1,6 @@
-"""The committee page's numbers (``hieropt report``): the recommendation and the alternatives of a procurement answer
-and of a co-design result, against hand-computed figures, the definitions of the alternatives, the JSON and the page.
+"""The committee page's numbers (``hieropt report``): the recommendation and the alternatives of a
+procurement answer and of a co-design result, against hand-computed figures, the definitions of the
+alternatives, the JSON and the page.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ HOURS = 5 * 8760.0  # amortisation_years = 5
 
 
 class Figures(HTMLParser):
-    """Every element with ``data-key``: (the ``data-alt`` of the nearest enclosing element, key) -> (data-value,
-    text); the recommendation's under alt ``recommended``."""
+    """Every element with ``data-key``: (the ``data-alt`` of the nearest enclosing element, key) ->
+    (data-value, text); the recommendation's under alt ``recommended``."""
 
     def __init__(self):
         super().__init__()
@@ -56,15 +57,16 @@ def page_figures(text: str) -> dict[tuple[str, str], list[str]]:
 
 
 def same(attr: str, value) -> bool:
-    """A ``data-value`` equals the JSON's value: a number exactly, a string as text, null as None."""
+    """A ``data-value`` equals the JSON's value: a number exactly, a string as text, null as
+    None."""
     if value is None:
         return attr == "null"
     return attr == value if isinstance(value, str) else float(attr) == value
 
 
 def assert_page_equals_json(out, data: dict) -> None:
-    """Every headline figure of the recommendation and of every alternative on the page equals the JSON's, and is
-    written with the page's unit."""
+    """Every headline figure of the recommendation and of every alternative on the page equals the
+    JSON's, and is written with the page's unit."""
     found = page_figures((out / "report.html").read_text())
     rows = [("recommended", data["headline"])] + [(a["key"], a) for a in data["alternatives"]]
     for alt, figs in rows:
@@ -79,8 +81,8 @@ def alt(data: dict, key: str) -> dict:
 
 
 def test_run_cost_of_the_recommendation_by_hand(priced):
-    """$ per run = (capex / amortisation + facility / amortisation + electricity) per hour x hours of the run, from
-    the [cluster] figures; days = tokens / tokens per iteration x T."""
+    """$ per run = (capex / amortisation + facility / amortisation + electricity) per hour x hours
+    of the run, from the [cluster] figures; days = tokens / tokens per iteration x T."""
     _, data = priced
     assert data["recommended"] == "min_run_cost"
     h = data["headline"]
@@ -88,7 +90,9 @@ def test_run_cost_of_the_recommendation_by_hand(priced):
     n = inst.network.npus_total
     assert h["npus"] == n == 2304
     tokens_per_iteration = 2304 * 2048 / 8  # global batch 288 x 2048 tokens: gpt3-175b-nvl72.toml
-    assert h["tokens_per_s"] == pytest.approx(tokens_per_iteration / (h["iteration_time_ns"] * 1e-9), rel=1e-12)
+    assert h["tokens_per_s"] == pytest.approx(
+        tokens_per_iteration / (h["iteration_time_ns"] * 1e-9), rel=1e-12
+    )
     days = TOKENS / tokens_per_iteration * h["iteration_time_ns"] * 1e-9 / 86400
     assert h["time_to_train_days"] == pytest.approx(days, rel=1e-12)
     it_w = n * 1200.0
@@ -99,8 +103,9 @@ def test_run_cost_of_the_recommendation_by_hand(priced):
 
 
 def test_alternatives_keep_their_definitions(priced):
-    """The least $ per run is no dearer than any other design; the fastest is no slower; the knee is within 1 % of
-    the fastest time and no dearer; the plot's front holds no run cheaper than the optimum."""
+    """The least $ per run is no dearer than any other design; the fastest is no slower; the knee is
+    within 1 % of the fastest time and no dearer; the plot's front holds no run cheaper than the
+    optimum."""
     _, data = priced
     alts = {a["key"]: a for a in data["alternatives"]}
     assert set(alts) == {"min_run_cost", "knee", "fastest", "performance_per_cost", "cheapest"}
@@ -108,15 +113,20 @@ def test_alternatives_keep_their_definitions(priced):
     for a in alts.values():
         assert a["run_cost_usd"] >= best_run * (1 - 1e-7), a["key"]
         assert a["iteration_time_ns"] >= alts["fastest"]["iteration_time_ns"] * (1 - 1e-8), a["key"]
-    assert alts["knee"]["iteration_time_ns"] <= alts["fastest"]["iteration_time_ns"] * 1.01 * (1 + 1e-9)
+    assert alts["knee"]["iteration_time_ns"] <= alts["fastest"]["iteration_time_ns"] * 1.01 * (
+        1 + 1e-9
+    )
     assert alts["knee"]["network_cost_usd"] < alts["fastest"]["network_cost_usd"]
-    assert alts["cheapest"]["network_cost_usd"] <= min(a["network_cost_usd"] for a in alts.values()) * (1 + 1e-9)
+    assert alts["cheapest"]["network_cost_usd"] <= min(
+        a["network_cost_usd"] for a in alts.values()
+    ) * (1 + 1e-9)
     p = data["pareto"]
     assert p["axes"] == "run" and len(p["curve"]) == 8
     assert min(y for _, y in p["front"]) >= best_run * (1 - 1e-7)
     xs = [x for x, _ in p["front"]]
     ys = [y for _, y in p["front"]]
-    assert xs == sorted(xs) and ys == sorted(ys, reverse=True)  # non-dominated: faster runs cost more
+    # non-dominated: faster runs cost more
+    assert xs == sorted(xs) and ys == sorted(ys, reverse=True)
 
 
 def test_page_and_json_agree(priced, unpriced, codesigned):
@@ -132,7 +142,9 @@ def test_without_a_cluster_the_knee_is_recommended_and_dollars_are_unknown(unpri
     h = data["headline"]
     assert h["run_cost_usd"] is None and h["time_to_train_days"] is None and h["power_mw"] is None
     flops = hieropt.load_instance(NVL).workload.training.model_flops_per_iteration
-    assert h["mfu"] == pytest.approx(flops / (2304 * 2.5e15 * h["iteration_time_ns"] * 1e-9), rel=1e-12)
+    assert h["mfu"] == pytest.approx(
+        flops / (2304 * 2.5e15 * h["iteration_time_ns"] * 1e-9), rel=1e-12
+    )
     missing = {m["key"]: m["why"] for m in data["missing"]}
     assert "[cluster]" in missing["min_run_cost"]
     assert data["pareto"]["axes"] == "network"
@@ -142,15 +154,17 @@ def test_without_a_cluster_the_knee_is_recommended_and_dollars_are_unknown(unpri
 
 
 def test_codesign_page(codesign_json, codesigned):
-    """The co-design alternatives are the ranked rows they name; the search's best has the figures `codesign`
-    printed for it (another code path: the search's own run figures)."""
+    """The co-design alternatives are the ranked rows they name; the search's best has the figures
+    `codesign` printed for it (another code path: the search's own run figures)."""
     _, data = codesigned
     result = json.loads(codesign_json.read_text())
     rows = result["ranking"]
     alts = {a["key"]: a for a in data["alternatives"]}
     assert alts["fastest"]["iteration_time_ns"] == min(r["iteration_time_ns"] for r in rows)
     assert alts["cheapest"]["network_cost_usd"] == min(r["network_cost_usd"] for r in rows)
-    within = [r for r in rows if r["iteration_time_ns"] <= alts["fastest"]["iteration_time_ns"] * 1.01]
+    within = [
+        r for r in rows if r["iteration_time_ns"] <= alts["fastest"]["iteration_time_ns"] * 1.01
+    ]
     assert alts["knee"]["network_cost_usd"] == min(r["network_cost_usd"] for r in within)
     best = alts["best"]
     for key in ("mfu", "tokens_per_s", "time_to_train_days"):
@@ -162,10 +176,10 @@ def test_codesign_page(codesign_json, codesigned):
 
 
 def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
-    """Without the space only the best row's figures are known (from the JSON); a second result is the fixed-plan
-    column (its best row). (Every ranked row of this space has the same network at the bandwidth
-    caps, so the fastest, cheapest and knee are the best; a shortlist of another plan is the column
-    that differs.)"""
+    """Without the space only the best row's figures are known (from the JSON); a second result is
+    the fixed-plan column (its best row). (Every ranked row of this space has the same network at
+    the bandwidth caps, so the fastest, cheapest and knee are the best; a shortlist of another plan
+    is the column that differs.)"""
     result = json.loads(codesign_json.read_text())
     other = next(r for r in result["ranking"] if r["plan"] != result["best"]["plan"])
     path = tmp_path / "with-catalog.json"
@@ -180,8 +194,11 @@ def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
     alts = {a["key"]: a for a in data["alternatives"]}
     assert alts["best"]["mfu"] == result["run"]["mfu"]
     assert alts["fixed_plan"]["iteration_time_ns"] == result["best"]["iteration_time_ns"]
-    others = [a for k, a in alts.items() if a["plan"] != result["best"]["plan"] or a["fabric"] != alts["best"]
-              ["fabric"]]
+    others = [
+        a
+        for k, a in alts.items()
+        if a["plan"] != result["best"]["plan"] or a["fabric"] != alts["best"]["fabric"]
+    ]
     assert others and all(a["mfu"] is None for a in others)
     assert_page_equals_json(out, data)
 
@@ -193,15 +210,24 @@ def test_codesign_space_is_searched(tmp_path, codesign_json):
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     run_figures = json.loads(codesign_json.read_text())["run"]
-    assert data["kind"] == "codesign" and alt(data, "best")["mfu"] == pytest.approx(run_figures["mfu"], rel=1e-12)
+    assert data["kind"] == "codesign" and alt(data, "best")["mfu"] == pytest.approx(
+        run_figures["mfu"], rel=1e-12
+    )
     assert run_figures["mfu"] == pytest.approx(0.648, abs=5e-4)
 
 
-@pytest.mark.parametrize(("args", "words"), [
-    (["--within", "5"], "--within: '5' is not between 0 and 100 %; fix: write e.g. --within 1% (or 0.01; 0 turns "
-     "it off)"),
-    (["--within", "x%"], "--within: 'x%' is not a fraction or a percentage"),
-])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["--within", "5"],
+            "--within: '5' is not between 0 and 100 %; fix: write e.g. --within 1% (or "
+            "0.01; 0 turns "
+            "it off)",
+        ),
+        (["--within", "x%"], "--within: 'x%' is not a fraction or a percentage"),
+    ],
+)
 def test_bad_within(tmp_path, args, words):
     r = run("report", NVL, "-o", tmp_path / "out", *args)
     assert r.exit_code == 2
@@ -213,14 +239,27 @@ def test_a_json_that_is_not_a_codesign_result(tmp_path):
     bad.write_text('{"a": 1}')
     r = run("report", bad, "-o", tmp_path / "out")
     assert r.exit_code == 2
-    assert re.search(r"x\.json: not a co-design result .*; fix: give the JSON that 'hieropt codesign", error_line(r))
+    assert re.search(
+        r"x\.json: not a co-design result .*; fix: give the JSON that 'hieropt codesign",
+        error_line(r),
+    )
 
 
 def test_catalog_column_of_an_instance(tmp_path):
-    """--catalog: the fastest design in whole parts, priced by its bill of materials, is no faster than the
-    continuous fastest (to the gap target 1e-8) and carries its power."""
-    r = run("report", NVL, "--catalog", REPO / "catalogs" / "nvl72-ethernet.toml", "-o", tmp_path / "out",
-            "--points", "4", "--json", "-")
+    """--catalog: the fastest design in whole parts, priced by its bill of materials, is no faster
+    than the continuous fastest (to the gap target 1e-8) and carries its power."""
+    r = run(
+        "report",
+        NVL,
+        "--catalog",
+        REPO / "catalogs" / "nvl72-ethernet.toml",
+        "-o",
+        tmp_path / "out",
+        "--points",
+        "4",
+        "--json",
+        "-",
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     cat, fast = alt(data, "catalog"), alt(data, "fastest")
@@ -230,35 +269,54 @@ def test_catalog_column_of_an_instance(tmp_path):
 
 
 def test_codesign_catalog_shortlist_is_the_catalog_column(tmp_path, codesign_json):
-    """The first of a `codesign --catalog` shortlist is the whole-parts column: its catalog cost, time and power,
-    with its row's plan (and so its row's MFU at the shortlist's time)."""
+    """The first of a `codesign --catalog` shortlist is the whole-parts column: its catalog cost,
+    time and power, with its row's plan (and so its row's MFU at the shortlist's time)."""
     data = json.loads(codesign_json.read_text())
     best_plan = data["best"]["plan"]  # another placement of the best plan: MFU scales as 1 / time
     row = next(r for r in data["ranking"][1:]
                if r["plan"] == best_plan and r["id"] != data["best"]["id"])
-    data["provisioned"] = [{"id": row["id"], "bom_rank": 1, "iteration_time_ns": row["iteration_time_ns"] * 1.5,
-                            "network_cost_usd": 1e6, "power_w": 2e5, "bw_gbps": [100.0, 50.0],
-                            "parts": ["part A", "part B"]}]
+    data["provisioned"] = [
+        {
+            "id": row["id"],
+            "bom_rank": 1,
+            "iteration_time_ns": row["iteration_time_ns"] * 1.5,
+            "network_cost_usd": 1e6,
+            "power_w": 2e5,
+            "bw_gbps": [100.0, 50.0],
+            "parts": ["part A", "part B"],
+        }
+    ]
     path = tmp_path / "with-catalog.json"
     path.write_text(json.dumps(data))
     r = run("report", path, "--space", SPACE, "-o", tmp_path / "out", "--json", "-")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     cat = alt(out, "catalog")
-    assert (cat["iteration_time_ns"], cat["network_cost_usd"], cat["power_w"]) == (row["iteration_time_ns"] * 1.5,
-                                                                                   1e6, 2e5)
-    assert cat["plan"] == row["plan"] and cat["bw_gbps"] == [100.0, 50.0] and "part A; part B" in cat["how"]
+    assert (cat["iteration_time_ns"], cat["network_cost_usd"], cat["power_w"]) == (
+        row["iteration_time_ns"] * 1.5,
+        1e6,
+        2e5,
+    )
+    assert (
+        cat["plan"] == row["plan"]
+        and cat["bw_gbps"] == [100.0, 50.0]
+        and "part A; part B" in cat["how"]
+    )
     best = alt(out, "best")
-    assert cat["mfu"] == pytest.approx(best["mfu"] * best["iteration_time_ns"] / cat["iteration_time_ns"], rel=1e-12)
+    assert cat["mfu"] == pytest.approx(
+        best["mfu"] * best["iteration_time_ns"] / cat["iteration_time_ns"], rel=1e-12
+    )
 
 
 def test_without_an_upper_limit_the_fastest_and_the_knee_are_missing(tmp_path):
-    """No upper limit on bandwidth: no fastest design and no knee (each listed with the solver's reason); the
-    performance-per-cost optimum is recommended."""
+    """No upper limit on bandwidth: no fastest design and no knee (each listed with the solver's
+    reason); the performance-per-cost optimum is recommended."""
     from hieropt.report.committee_answers import procurement_committee
 
     inst = hieropt.load_instance(NVL)
-    inst = inst.model_copy(update={"bounds": tuple(b.model_copy(update={"upper_gbps": None}) for b in inst.bounds)})
+    inst = inst.model_copy(
+        update={"bounds": tuple(b.model_copy(update={"upper_gbps": None}) for b in inst.bounds)}
+    )
     c = procurement_committee(inst, hieropt.pareto(inst, points=4), 0.01)
     missing = {m.key: m.why for m in c.missing}
     assert missing["fastest"].startswith("unbounded: ") and "no fastest design" in missing["knee"]

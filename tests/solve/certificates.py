@@ -259,7 +259,8 @@ HAND_CASES: tuple[HandCase, ...] = (
         (C_NS + M.sum() / 100) * (32_000.0 + 1408000.0 / 31.0) / (4 * 8760 * 3.6e12),
         ("run_cost",),
         "32 accelerators at $1,000: the fixed term A = $32,000, amortised over 4 years of 8760 h; "
-        "as time-cost-product with A added, (C + m1 / x)(A + 6400 + 1728 x) falls up to the balance "
+        "as time-cost-product with A added, (C + m1 / x)(A + 6400 + 1728 x) falls up to the "
+        "balance "
         "(its derivative 1728 C - m1 (A + 6400) / x^2 < 0 there), so the balanced design again: "
         "$ per iteration = 1.65e7 ns x (A + $1,408,000/31) / (4 x 8760 x 3.6e12 ns)",
         tuple(float(x) for x in 100 * M / M.sum()),

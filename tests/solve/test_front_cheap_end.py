@@ -1,11 +1,13 @@
-"""The Pareto front's cheap end when the cheapest network leaves a loaded dimension without bandwidth (infinite time
-there). A front that starts at the plain budget row starts 1 % of the way to its dear end (on 12 of 14 random
-fronts 0.3x to 1.6e7x the cheapest cost above it). Now that budgets a hair above the cheapest solve (hieropt/solvers/
-near_cheapest.py), it starts 1e-6 above the cheapest network, where that point is a certified optimum.
+"""The Pareto front's cheap end when the cheapest network leaves a loaded dimension without
+bandwidth (infinite time there). A front that starts at the plain budget row starts 1 % of the way
+to its dear end (on 12 of 14 random fronts 0.3x to 1.6e7x the cheapest cost above it). Now that
+budgets a hair above the cheapest solve (hieropt/solvers/ near_cheapest.py), it starts 1e-6 above
+the cheapest network, where that point is a certified optimum.
 
-The first point is held against exact oracles: the two-dimension instance of tests/solve/test_near_cheapest.py
-(the slack all goes to the starved dimension, in rational arithmetic) and the tie in price of
-tests/solve/test_near_cheapest_ties.py (closed form in 40-digit decimals)."""
+The first point is held against exact oracles: the two-dimension instance of
+tests/solve/test_near_cheapest.py (the slack all goes to the starved dimension, in rational
+arithmetic) and the tie in price of tests/solve/test_near_cheapest_ties.py (closed form in 40-digit
+decimals)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ EPS = float(np.finfo(float).eps)
 
 
 def _hand_two_dims(inst: hieropt.Instance, S: float, budget: float) -> tuple[float, np.ndarray]:
-    """T and design of :func:`two_dims` within ``budget`` (exact room, the slack all on dimension 1)."""
+    """T and design of :func:`two_dims` within ``budget`` (exact room, the slack all on dimension
+    1)."""
     p = [Fraction(float(v)) for v in cluster_cost_usd_per_gbps(inst)]
     b1 = (Fraction(budget) - p[0] * Fraction(S)) / (p[1] - p[0])
     bw = np.array([float(Fraction(S) - b1), float(b1)])
@@ -51,7 +54,9 @@ def test_front_starts_a_hair_above_the_cheapest_network(prices):
     assert first.network_cost_usd <= first.budget_usd
     assert "starts 1e-06 above it" in front.notes[0]
     # the second point is an independent solve's answer too, and the times fall along the front
-    alone = hieropt.solve(inst.model_copy(update={"max_network_cost_usd": front.points[1].budget_usd}))
+    alone = hieropt.solve(
+        inst.model_copy(update={"max_network_cost_usd": front.points[1].budget_usd})
+    )
     assert front.points[1].iteration_time_ns == pytest.approx(alone.objective_value, rel=2e-8)
     times = [p.iteration_time_ns for p in front.points]
     assert all(b <= a for a, b in zip(times, times[1:], strict=False))
@@ -76,7 +81,8 @@ training_loop = "no_overlap"
 workload = "wl.txt"
 constraints = ["sum(bw) == 100"]
 [network]
-dims = [{ block = "Ring", npus = 2, cost_class = "c0" }, { block = "Ring", npus = 2, cost_class = "c1" }]
+dims = [{ block = "Ring", npus = 2, cost_class = "c0" },
+        { block = "Ring", npus = 2, cost_class = "c1" }]
 [mapping]
 forward = [1, 1]
 input_grad = [1, 1]
@@ -89,8 +95,8 @@ link_usd_per_gbps = 3.0
 
 
 def test_pareto_command_starts_at_the_cheap_end(tmp_path):
-    """From the command line (the instance of :func:`two_dims` as a file): the CSV's first row is the certified
-    point 1e-6 above the cheapest network."""
+    """From the command line (the instance of :func:`two_dims` as a file): the CSV's first row is
+    the certified point 1e-6 above the cheapest network."""
     (tmp_path / "wl.txt").write_text("DATA\n1\nl0 -1 0 NONE 0 0 NONE 0 1000 ALLREDUCE 1000000 0\n")
     path = tmp_path / "two.toml"
     path.write_text(TWO_DIMS_TOML)
@@ -103,4 +109,6 @@ def test_pareto_command_starts_at_the_cheap_end(tmp_path):
     rows = list(csv.DictReader(io.StringIO(csv_path.read_text())))
     budget = float(rows[0]["budget_usd"])
     assert budget == pytest.approx(400.0 * (1 + CHEAPEST_SLACK), rel=1e-12)
-    assert float(rows[0]["iteration_time_ns"]) == pytest.approx(_hand_two_dims(inst, 100.0, budget)[0], rel=1e-8)
+    assert float(rows[0]["iteration_time_ns"]) == pytest.approx(
+        _hand_two_dims(inst, 100.0, budget)[0], rel=1e-8
+    )

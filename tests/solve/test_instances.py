@@ -1,4 +1,5 @@
-"""Every shipped instance loads, solves to a certified optimum, and re-evaluates to the same time."""
+"""Every shipped instance loads, solves to a certified optimum, and re-evaluates to the same
+time."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_instance_solves(path):
 
 
 def test_default_instance_values():
-    """GPT-3 175B on 4x8x4x32 with sum(bw) == 500: the budget is used fully, and the optimum beats equal split."""
+    """GPT-3 175B on 4x8x4x32 with sum(bw) == 500: the budget is used fully, and the optimum beats
+    equal split."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     sol = hieropt.solve(inst)
     assert sol.bw_gbps.sum() == pytest.approx(500, rel=1e-9)
@@ -40,7 +42,8 @@ def test_default_instance_values():
 
 
 def test_perturbing_the_optimum_never_helps():
-    """Moving bandwidth between any two dimensions (keeping the budget) does not reduce the time below the bound."""
+    """Moving bandwidth between any two dimensions (keeping the budget) does not reduce the time
+    below the bound."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     sol = hieropt.solve(inst)
     rng = np.random.default_rng(0)

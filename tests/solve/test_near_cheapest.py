@@ -1,12 +1,14 @@
-"""The fastest network within a budget a hair above the cheapest network, when the cheapest leaves a dimension that
-carries traffic without bandwidth (/tmp/breakit4 item 2: budget = cheapest x (1 + 1e-9 ... 1e-3)). Before: false
-"infeasible" ("the budget ... leaves a dimension ... (almost) without bandwidth", "no design satisfies the
-constraints") or LIMIT at gaps up to 0.99. Root cause: in the budget row the slack is the difference of two numbers
-that agree to 1e-9 and beyond, below HiGHS's tolerances, and the starved dimension's 1e-13 GB/s lies outside the
-LP's units; now the reduced budget row (hieropt/solvers/near_cheapest.py).
+"""The fastest network within a budget a hair above the cheapest network, when the cheapest leaves a
+dimension that carries traffic without bandwidth (/tmp/breakit4 item 2: budget = cheapest x (1 +
+1e-9 ... 1e-3)). Before: false "infeasible" ("the budget ... leaves a dimension ... (almost) without
+bandwidth", "no design satisfies the constraints") or LIMIT at gaps up to 0.99. Root cause: in the
+budget row the slack is the difference of two numbers that agree to 1e-9 and beyond, below HiGHS's
+tolerances, and the starved dimension's 1e-13 GB/s lies outside the LP's units; now the reduced
+budget row (hieropt/solvers/near_cheapest.py).
 
-Every answer is checked against a design computed by hand (two dimensions: the slack all goes to the starved one)
-or the best of a fine scan of the slack's split (three dimensions), evaluated by the independent evaluator.
+Every answer is checked against a design computed by hand (two dimensions: the slack all goes to the
+starved one) or the best of a fine scan of the slack's split (three dimensions), evaluated by the
+independent evaluator.
 """
 
 from __future__ import annotations
@@ -23,13 +25,18 @@ LAYERS = [((0.0, "NONE", 0.0), (0.0, "NONE", 0.0), (1e3, "ALLREDUCE", 1e6))]
 
 def two_dims(prices: tuple[float, float], S: float = 100.0):
     """2 Ring-2 dimensions, one all-reduce over both, sum(bw) == S; dimension 0 the cheaper."""
-    return kept([("Ring", 2), ("Ring", 2)], [(prices[0],), (prices[1],)], LAYERS, ((1, 1), (1, 1), (2, 2)),
-                [((1.0, 1.0), "==", S)])
+    return kept(
+        [("Ring", 2), ("Ring", 2)],
+        [(prices[0],), (prices[1],)],
+        LAYERS,
+        ((1, 1), (1, 1), (2, 2)),
+        [((1.0, 1.0), "==", S)],
+    )
 
 
 def cost(inst, bw) -> float:
-    """The network cost ($) of ``bw`` (GB/s): the cluster's $ per GB/s of each dimension, dotted (zero bandwidth on a
-    loaded dimension allowed, unlike the evaluator)."""
+    """The network cost ($) of ``bw`` (GB/s): the cluster's $ per GB/s of each dimension, dotted
+    (zero bandwidth on a loaded dimension allowed, unlike the evaluator)."""
     return float(cluster_cost_usd_per_gbps(inst) @ np.asarray(bw, dtype=float))
 
 
@@ -38,10 +45,11 @@ def time_ns(inst, bw) -> float:
 
 
 def assert_certified(sol: hieropt.Solution, best: float, budget: float, c0: float) -> None:
-    """Within the budget; no worse than the best design known (``best`` ns) by more than the gap; the bound not
-    above it. Costs (and so the room above the cheapest network c0) are resolved only to round-off, eps x c0: a
-    design met to round-off may use that much more room, so ``best`` may beat the bound by that share of the room,
-    and where that share is above the gap target an honest LIMIT (saying so) is the answer."""
+    """Within the budget; no worse than the best design known (``best`` ns) by more than the gap;
+    the bound not above it. Costs (and so the room above the cheapest network c0) are resolved only
+    to round-off, eps x c0: a design met to round-off may use that much more room, so ``best`` may
+    beat the bound by that share of the room, and where that share is above the gap target an honest
+    LIMIT (saying so) is the answer."""
     round_off = 4 * np.finfo(float).eps * c0 / (budget - c0)
     assert sol.network_cost_usd <= budget
     assert sol.objective_bound <= sol.objective_value
@@ -59,11 +67,12 @@ def assert_certified(sol: hieropt.Solution, best: float, budget: float, c0: floa
 def test_two_dims_budget_a_hair_above_the_cheapest(prices, eps):
     S = 100.0
     base = two_dims(prices, S)
-    c0 = cost(base, [S, 0.0])  # the cheapest network: everything on dimension 0, none on the loaded dimension 1
+    # the cheapest network: everything on dimension 0, none on the loaded dimension 1
+    c0 = cost(base, [S, 0.0])
     budget = c0 * (1 + eps)
     inst = base.model_copy(update={"max_network_cost_usd": budget})
-    # by hand: cost = c0 + (p1 - p0) b1 along sum(bw) == S, and T falls as b1 grows (its 1/b1 term dominates), so
-    # the optimum spends the whole slack on dimension 1
+    # by hand: cost = c0 + (p1 - p0) b1 along sum(bw) == S, and T falls as b1 grows (its 1/b1 term
+    # dominates), so the optimum spends the whole slack on dimension 1
     r1 = cost(base, [0.0, 1.0]) - cost(base, [1.0, 0.0])
     b1 = (budget - c0) / r1
     hand = time_ns(inst, [S - b1, b1])
@@ -72,8 +81,8 @@ def test_two_dims_budget_a_hair_above_the_cheapest(prices, eps):
 
 
 def test_budget_at_the_cheapest_says_why():
-    """At exactly the cheapest cost the unique cheapest design leaves dimension 1 no bandwidth: infeasible, with
-    that reason (never 'no design satisfies the constraints')."""
+    """At exactly the cheapest cost the unique cheapest design leaves dimension 1 no bandwidth:
+    infeasible, with that reason (never 'no design satisfies the constraints')."""
     base = two_dims((1.0, 3.0), 0.5)
     c0 = cost(base, [0.5, 0.0])
     with pytest.raises(hieropt.NoSolutionError) as e:
@@ -84,9 +93,9 @@ def test_budget_at_the_cheapest_says_why():
 
 @pytest.mark.parametrize("eps", [1e-9, 1e-7, 1e-5])
 def test_floor_with_a_bounded_dimension(eps):
-    """sum(bw) >= F with bw[1] >= lo (finite time there) and dimension 2 starved by the cheapest network: the slack
-    splits between dimensions 1 and 2; the solve must be within its gap of the best split of a fine scan, and its
-    bound must not be beaten by any scanned design."""
+    """sum(bw) >= F with bw[1] >= lo (finite time there) and dimension 2 starved by the cheapest
+    network: the slack splits between dimensions 1 and 2; the solve must be within its gap of the
+    best split of a fine scan, and its bound must not be beaten by any scanned design."""
     F, lo = 20.0, 0.05
     base = kept([("Ring", 2), ("Ring", 2), ("Ring", 2)], [(0.5,), (0.9,), (7.6,)], LAYERS,
                 ((1, 1, 1), (1, 1, 1), (2, 2, 2)), [((1.0, 1.0, 1.0), ">=", F)],
@@ -108,7 +117,8 @@ def test_floor_with_a_bounded_dimension(eps):
 
 
 def test_pareto_front_near_its_cheapest_end():
-    """The same path serves the front: every point certified (a budget 1e-7 above the cheapest end included)."""
+    """The same path serves the front: every point certified (a budget 1e-7 above the cheapest end
+    included)."""
     base = two_dims((1e-5, 1e4), 100.0)
     c0 = cost(base, [100.0, 0.0])
     for eps in (1e-7, 1e-4):

@@ -1,10 +1,11 @@
-"""Overlap loops on shared links and with one collective in flight (hieropt/model/timing.py docstring): hand-computed
-times where the TP and DP collectives share a dimension, the time model agreeing with the evaluator, and optima
-against a dense search.
+"""Overlap loops on shared links and with one collective in flight (hieropt/model/timing.py
+docstring): hand-computed times where the TP and DP collectives share a dimension, the time model
+agreeing with the evaluator, and optima against a dense search.
 
-Network Ring 4 x Switch 8. Forward / input-gradient all-reduces over (4, 2): dim 0 carries 2 S 3/4 = 1.5 S, dim 1
-(chunk S/4 over 2 NPUs) 2 (S/4) 1/2 = 0.25 S. Weight-gradient all-reduce over (1, 4): dim 1 carries 2 S 3/4 = 1.5 S.
-So dimension 1 is shared by the input-gradient and the weight-gradient collectives.
+Network Ring 4 x Switch 8. Forward / input-gradient all-reduces over (4, 2): dim 0 carries 2 S 3/4 =
+1.5 S, dim 1 (chunk S/4 over 2 NPUs) 2 (S/4) 1/2 = 0.25 S. Weight-gradient all-reduce over (1, 4):
+dim 1 carries 2 S 3/4 = 1.5 S. So dimension 1 is shared by the input-gradient and the
+weight-gradient collectives.
 """
 
 from __future__ import annotations
@@ -42,16 +43,31 @@ def _layer(name: str) -> Layer:
 
 def _inst(loop: str, layers: int = 1, in_flight=None, mode: str = "concurrent") -> Instance:
     return Instance(
-        name="shared", objective="performance", training_loop=loop, dimension_mode=mode,
+        name="shared",
+        objective="performance",
+        training_loop=loop,
+        dimension_mode=mode,
         collectives_in_flight=in_flight,
-        network=Network(dims=(Dimension(block="Ring", npus=4, cost_class="a"),
-                              Dimension(block="Switch", npus=8, cost_class="b"))),
+        network=Network(
+            dims=(
+                Dimension(block="Ring", npus=4, cost_class="a"),
+                Dimension(block="Switch", npus=8, cost_class="b"),
+            )
+        ),
         workload=Workload(name="w", layers=tuple(_layer(f"l{i}") for i in range(layers))),
         mapping=Mapping(forward=(4, 2), input_grad=(4, 2), weight_grad=(1, 4)),
-        cost=CostModel(classes={"a": CostClass(link_usd_per_gbps=2.0),
-                                "b": CostClass(link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0,
-                                               nic_usd_per_gbps=30.0)}),
-        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),))
+        cost=CostModel(
+            classes={
+                "a": CostClass(link_usd_per_gbps=2.0),
+                "b": CostClass(
+                    link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0
+                ),
+            }
+        ),
+        constraints=(
+            LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),
+        ),
+    )
 
 
 def _parts(b0: float, b1: float, mode: str = "concurrent"):
@@ -63,7 +79,9 @@ def _parts(b0: float, b1: float, mode: str = "concurrent"):
     return sf, sig, swg, agg(sf), agg(sig), agg(swg)
 
 
-def hand(loop: str, in_flight, layers: int, b0: float, b1: float, mode: str = "concurrent") -> float:
+def hand(
+    loop: str, in_flight, layers: int, b0: float, b1: float, mode: str = "concurrent"
+) -> float:
     sf, sig, swg, tf, tig, twg = _parts(b0, b1, mode)
     fwd = layers * (CF + tf)
     if loop == "tp_dp_overlap":
@@ -73,7 +91,8 @@ def hand(loop: str, in_flight, layers: int, b0: float, b1: float, mode: str = "c
         return fwd + layers * max(CIG + tig, CIG + CWG + twg, CIG + sig[1] + swg[1])
     assert loop == "tp_dp_overlap_cross" and layers == 2
     if in_flight == 1:
-        # layer 1: ig1 [200, 200 + tig], compute to r = 500 + tig; wg1 [r, r + twg]; layer 0: ig0 waits for the slot
+        # layer 1: ig1 [200, 200 + tig], compute to r = 500 + tig; wg1 [r, r + twg]; layer 0: ig0
+        # waits for the slot
         r = CIG + tig + CWG
         s = r + twg
         e0 = max(r + CIG, s) + tig
@@ -105,7 +124,8 @@ def test_by_hand(loop, in_flight, layers, bw, mode):
 
 
 def test_sharing_binds():
-    """At (50, 50) the shared dimension decides: independent streams (the old model) < shared links < serial."""
+    """At (50, 50) the shared dimension decides: independent streams (the old model) < shared links
+    < serial."""
     sf, sig, swg, tf, tig, twg = _parts(50.0, 50.0)
     independent = CF + tf + max(CIG + tig, CIG + CWG + twg)
     shared = hand("tp_dp_overlap", None, 1, 50.0, 50.0)
@@ -130,14 +150,16 @@ def test_optimum_against_dense_search(loop, in_flight, layers):
 
 
 def test_chunks_pay_latency_per_chunk():
-    """chunks = n: every chunk of a collective pays its steps' latency (n x); bandwidth terms unchanged."""
+    """chunks = n: every chunk of a collective pays its steps' latency (n x); bandwidth terms
+    unchanged."""
     dims = (Dimension(block="Ring", npus=4, cost_class="a", latency_ns=1000.0),
             Dimension(block="Switch", npus=8, cost_class="b", latency_ns=500.0))
     one = _inst("no_overlap").model_copy(update={"network": Network(dims=dims)})
     three = one.model_copy(update={"chunks": 3})
     bw = [50.0, 50.0]
-    # per layer: f over (4, 2): ring 3 steps x 2 phases x 1000 on dim 0, direct 1 x 2 x 500 on dim 1 (concurrent:
-    # each dimension's own latency inside the max); ig the same; wg over (1, 4): 2 x 500 on dim 1
+    # per layer: f over (4, 2): ring 3 steps x 2 phases x 1000 on dim 0, direct 1 x 2 x 500 on dim 1
+    # (concurrent: each dimension's own latency inside the max); ig the same; wg over (1, 4): 2 x
+    # 500 on dim 1
     t1 = CF + CIG + CWG + max(1.5 * SF / 50 + 6000, 0.25 * SF / 50 + 1000) + \
         max(1.5 * SIG / 50 + 6000, 0.25 * SIG / 50 + 1000) + 1.5 * SWG / 50 + 1000
     t3 = CF + CIG + CWG + max(1.5 * SF / 50 + 18000, 0.25 * SF / 50 + 3000) + \
@@ -147,21 +169,25 @@ def test_chunks_pay_latency_per_chunk():
     assert build_time_model(three).time_ns(np.array(bw)) == pytest.approx(t3, rel=1e-12)
 
 
-# ---------------------------------------------------------------------------------- loop step: the same DP overlap
-STEP = StepSchedule(microbatches=4, stages=3, virtual_stages=2, overlap_dp=True)  # F = 4 + 2/2 = 5 slots
+# ------------------------------------------------------------------- loop step: the same DP overlap
+# F = 4 + 2/2 = 5 slots
+STEP = StepSchedule(microbatches=4, stages=3, virtual_stages=2, overlap_dp=True)
 UPDATE_NS = 700.0  # optimizer step, on layer l0
 
 
 def _step_inst(in_flight, mode: str = "concurrent", step: StepSchedule = STEP) -> Instance:
     base = _inst("tp_dp_overlap_cross", 2, in_flight, mode)
-    layers = (base.workload.layers[0].model_copy(update={"update_ns": UPDATE_NS}), base.workload.layers[1])
+    layers = (
+        base.workload.layers[0].model_copy(update={"update_ns": UPDATE_NS}),
+        base.workload.layers[1],
+    )
     return base.model_copy(update={"training_loop": "step", "step": step,
                                    "workload": Workload(name="w", layers=layers)})
 
 
 def hand_step(in_flight, b0: float, b1: float, mode: str = "concurrent") -> float:
-    """F forward passes, F - 1 plain backward passes, the last backward as tp_dp_overlap_cross (shared dimension 1,
-    or one collective in flight), the optimizer step once."""
+    """F forward passes, F - 1 plain backward passes, the last backward as tp_dp_overlap_cross
+    (shared dimension 1, or one collective in flight), the optimizer step once."""
     sf, sig, swg, tf, tig, twg = _parts(b0, b1, mode)
     F = STEP.slots
     cross_backward = hand("tp_dp_overlap_cross", in_flight, 2, b0, b1, mode) - 2 * (CF + tf)
@@ -179,8 +205,8 @@ def test_step_overlap_dp_by_hand(in_flight, bw, mode):
 
 
 def test_step_sharing_binds():
-    """At (50, 50) loop step's last backward is slower with shared links than with independent streams (the model
-    before shared links), and slower still with one collective in flight."""
+    """At (50, 50) loop step's last backward is slower with shared links than with independent
+    streams (the model before shared links), and slower still with one collective in flight."""
     sf, sig, swg, tf, tig, twg = _parts(50.0, 50.0)
     F = STEP.slots
     r1 = CIG + tig + CWG

@@ -1,23 +1,27 @@
-"""A pipelined plan's iteration time is its slowest stage's (hieropt.spec.Workload.more_stages): hand-computed answers
-for two stages where the stage with less compute is the bottleneck at low bandwidth and the one with more compute at
-high bandwidth, the old single-stage answer shown wrong there, and a shipped model's plan (Llama 3 70B with uneven
-stages) where the stage with the most compute is not the slowest at the optimum.
+"""A pipelined plan's iteration time is its slowest stage's (hieropt.spec.Workload.more_stages):
+hand-computed answers for two stages where the stage with less compute is the bottleneck at low
+bandwidth and the one with more compute at high bandwidth, the old single-stage answer shown wrong
+there, and a shipped model's plan (Llama 3 70B with uneven stages) where the stage with the most
+compute is not the slowest at the optimum.
 
-The two stages (loop ``step``, m = 3 micro-batches, p = 2 stages: F = m + p - 1 = 4 slots; 2 x FullyConnected 2,
-tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; every size x 1e6):
+The two stages (loop ``step``, m = 3 micro-batches, p = 2 stages: F = m + p - 1 = 4 slots; 2 x
+FullyConnected 2, tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; every size x 1e6):
 
-- H (heavy): forward compute 60 ms, a tp all-reduce of 20 MB (2 c (p - 1)/p = 20 MB on dimension 0), one pipeline
-  send of 10 MB (dimension 1): T_H = F (60 + 20/B0 + 10/B1) ms with B in GB/s and sizes in MB;
+- H (heavy): forward compute 60 ms, a tp all-reduce of 20 MB (2 c (p - 1)/p = 20 MB on dimension 0),
+  one pipeline send of 10 MB (dimension 1): T_H = F (60 + 20/B0 + 10/B1) ms with B in GB/s and sizes
+  in MB;
 - L (light, a middle stage): forward compute 40 ms, the same all-reduce and two sends of 10 MB:
   T_L = F (40 + 20/B0 + 20/B1).
 
 T_L > T_H exactly when 10/B1 > 20, i.e. B1 < 0.5 GB/s. Under sum(bw) == S:
 
-- H alone is minimised at B0/B1 = sqrt(20/10): T_H* = F (60 + (sqrt 20 + sqrt 10)^2 / S), where B1 = S/(1 + sqrt 2),
-  below 0.5 for S < 1.207: the old model (the stage with the most compute only) was wrong there;
+- H alone is minimised at B0/B1 = sqrt(20/10): T_H* = F (60 + (sqrt 20 + sqrt 10)^2 / S), where B1 =
+  S/(1 + sqrt 2), below 0.5 for S < 1.207: the old model (the stage with the most compute only) was
+  wrong there;
 - L alone at B0 = B1 = S/2: T_L* = F (40 + 80/S), where T_L > T_H for S < 1;
-- so for S <= 1 the optimum is L's (S = 0.5: B = (0.25, 0.25), T = 4 x 200 = 800 ms), for S >= 1.207 H's
-  (S = 10: T = 4 (60 + 5.8284) ms), and in between on the tie B1 = 0.5 (S = 1.1: B = (0.6, 0.5), T = 4 (60 + 20/0.6
+- so for S <= 1 the optimum is L's (S = 0.5: B = (0.25, 0.25), T = 4 x 200 = 800 ms), for S >= 1.207
+  H's (S = 10: T = 4 (60 + 5.8284) ms), and in between on the tie B1 = 0.5 (S = 1.1: B = (0.6, 0.5),
+  T = 4 (60 + 20/0.6
   + 20) = 453.33 ms).
 """
 
@@ -59,8 +63,12 @@ COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0)})
 
 
 def _layer(name: str, compute_ns: float, fwd: Phase, ig: Phase = IDLE) -> Layer:
-    return Layer(name=name, forward=fwd.model_copy(update={"compute_ns": compute_ns}), input_grad=ig,
-                 weight_grad=IDLE)
+    return Layer(
+        name=name,
+        forward=fwd.model_copy(update={"compute_ns": compute_ns}),
+        input_grad=ig,
+        weight_grad=IDLE,
+    )
 
 
 AR = Phase(compute_ns=0.0, collective=Collective.ALL_REDUCE, size_bytes=20 * MB, group="tp")
@@ -70,46 +78,77 @@ LIGHT = Workload(name="L", layers=(_layer("l0", 40 * MS, AR, SEND), _layer("l1",
 
 
 def two_stages(S: float, stages: tuple[Workload, ...] = (LIGHT,), sense: str = "==") -> Instance:
-    """The instance of the module docstring with ``sum(bw) == S`` GB/s (or ``sense``); ``stages=()``: H alone (the
-    old model)."""
+    """The instance of the module docstring with ``sum(bw) == S`` GB/s (or ``sense``);
+    ``stages=()``: H alone (the old model)."""
     return Instance(
-        name="two-stages", objective="performance", training_loop="step",
+        name="two-stages",
+        objective="performance",
+        training_loop="step",
         step=StepSchedule(microbatches=3, stages=2),
         network=Network(dims=(Dimension(block="FullyConnected", npus=2, cost_class="C"),) * 2),
         workload=HEAVY.model_copy(update={"more_stages": stages}),
-        mapping=Mapping(forward=(2, 1), input_grad=(2, 1), weight_grad=(1, 1), groups={"tp": (2, 1), "pp": (1, 2)}),
+        mapping=Mapping(
+            forward=(2, 1),
+            input_grad=(2, 1),
+            weight_grad=(1, 1),
+            groups={"tp": (2, 1), "pp": (1, 2)},
+        ),
         cost=COST,
-        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense=sense, rhs=S, text=f"sum(bw) {sense} {S}"),))
+        constraints=(
+            LinearConstraint(
+                coefficients=(1.0, 1.0), sense=sense, rhs=S, text=f"sum(bw) {sense} {S}"
+            ),
+        ),
+    )
 
 
 def test_the_evaluator_takes_the_slowest_stage_by_hand():
     inst = two_stages(10.0)
-    low = hieropt.evaluate(inst, [1.0, 0.25])  # B1 < 0.5: the light stage with its two sends is the slowest
-    assert low.stage_times_ns == {"H": pytest.approx(F * 120 * MS, rel=1e-14), "L": pytest.approx(F * 140 * MS,
-                                                                                                   rel=1e-14)}
+    # B1 < 0.5: the light stage with its two sends is the slowest
+    low = hieropt.evaluate(inst, [1.0, 0.25])
+    assert low.stage_times_ns == {
+        "H": pytest.approx(F * 120 * MS, rel=1e-14),
+        "L": pytest.approx(F * 140 * MS, rel=1e-14),
+    }
     assert low.iteration_time_ns == pytest.approx(560 * MS, rel=1e-14) and low.slowest_stage == "L"
     assert low.compute_ns == pytest.approx(F * 40 * MS, rel=1e-14)  # the slowest stage's figures
-    assert low.bytes_per_dim.tolist() == pytest.approx([3 * 20 * MB, 3 * 20 * MB], rel=1e-14)  # m = 3 x (20, 2 x 10)
+    # m = 3 x (20, 2 x 10)
+    assert low.bytes_per_dim.tolist() == pytest.approx([3 * 20 * MB, 3 * 20 * MB], rel=1e-14)
     high = hieropt.evaluate(inst, [1.0, 1.0])  # B1 > 0.5: the heavy stage
-    assert high.iteration_time_ns == pytest.approx(F * 90 * MS, rel=1e-14) and high.slowest_stage == "H"
+    assert (
+        high.iteration_time_ns == pytest.approx(F * 90 * MS, rel=1e-14)
+        and high.slowest_stage == "H"
+    )
     assert high.stage_times_ns["L"] == pytest.approx(F * 80 * MS, rel=1e-14)
-    assert high.to_dict()["slowest_stage"] == "H" and set(high.to_dict()["stage_times_ns"]) == {"H", "L"}
+    assert high.to_dict()["slowest_stage"] == "H" and set(high.to_dict()["stage_times_ns"]) == {
+        "H",
+        "L",
+    }
     alone = hieropt.evaluate(two_stages(10.0, ()), [1.0, 0.25])
-    assert alone.iteration_time_ns == pytest.approx(480 * MS, rel=1e-14) and alone.stage_times_ns == {}
+    assert (
+        alone.iteration_time_ns == pytest.approx(480 * MS, rel=1e-14) and alone.stage_times_ns == {}
+    )
 
 
 def test_the_light_stage_is_the_bottleneck_at_low_bandwidth():
     sol = hieropt.solve(two_stages(0.5))
     assert sol.success and sol.gap <= 1e-8
-    assert sol.iteration_time_ns == pytest.approx(F * 200 * MS, rel=1e-9)  # L's own optimum, T_L* = F (40 + 80/S)
+    # L's own optimum, T_L* = F (40 + 80/S)
+    assert sol.iteration_time_ns == pytest.approx(F * 200 * MS, rel=1e-9)
     assert sol.bw_gbps.tolist() == pytest.approx([0.25, 0.25], rel=1e-6)
     assert sol.breakdown.slowest_stage == "L"
-    old = hieropt.solve(two_stages(0.5, ()))  # the stage with the most compute alone claims far less ...
+    # the stage with the most compute alone claims far less ...
+    old = hieropt.solve(two_stages(0.5, ()))
     r2 = 1 + math.sqrt(2)
-    assert old.iteration_time_ns == pytest.approx(F * (60 + (math.sqrt(20) + math.sqrt(10)) ** 2 / 0.5) * MS, rel=1e-9)
+    assert old.iteration_time_ns == pytest.approx(
+        F * (60 + (math.sqrt(20) + math.sqrt(10)) ** 2 / 0.5) * MS, rel=1e-9
+    )
     assert old.bw_gbps.tolist() == pytest.approx([0.5 * math.sqrt(2) / r2, 0.5 / r2], rel=1e-6)
-    truth = hieropt.evaluate(two_stages(0.5), old.bw_gbps).iteration_time_ns  # ... than its bandwidths give
-    assert truth == pytest.approx(F * (40 + 20 / (0.5 * math.sqrt(2) / r2) + 20 / (0.5 / r2)) * MS, rel=1e-9)
+    # ... than its bandwidths give
+    truth = hieropt.evaluate(two_stages(0.5), old.bw_gbps).iteration_time_ns
+    assert truth == pytest.approx(
+        F * (40 + 20 / (0.5 * math.sqrt(2) / r2) + 20 / (0.5 / r2)) * MS, rel=1e-9
+    )
     assert old.iteration_time_ns < sol.iteration_time_ns < truth  # 706.27 < 800 < 819.41 ms
 
 
@@ -117,10 +156,14 @@ def test_the_heavy_stage_is_the_bottleneck_at_high_bandwidth():
     sol = hieropt.solve(two_stages(10.0))
     r2 = 1 + math.sqrt(2)
     assert sol.success and sol.gap <= 1e-8
-    assert sol.iteration_time_ns == pytest.approx(F * (60 + (math.sqrt(20) + math.sqrt(10)) ** 2 / 10) * MS, rel=1e-9)
+    assert sol.iteration_time_ns == pytest.approx(
+        F * (60 + (math.sqrt(20) + math.sqrt(10)) ** 2 / 10) * MS, rel=1e-9
+    )
     assert sol.bw_gbps.tolist() == pytest.approx([10 * math.sqrt(2) / r2, 10 / r2], rel=1e-6)
     assert sol.breakdown.slowest_stage == "H"
-    assert sol.iteration_time_ns == pytest.approx(hieropt.solve(two_stages(10.0, ())).iteration_time_ns, rel=1e-9)
+    assert sol.iteration_time_ns == pytest.approx(
+        hieropt.solve(two_stages(10.0, ())).iteration_time_ns, rel=1e-9
+    )
 
 
 def test_between_the_two_the_optimum_is_on_the_tie():
@@ -135,43 +178,52 @@ def test_between_the_two_the_optimum_is_on_the_tie():
 def test_every_objective_sees_the_slowest_stage():
     inst = two_stages(10.0, sense="<=")
     bound = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=900 * MS)
-    # the cheapest network with T <= 900 ms: min B0 + B1 s.t. 20/B0 + 20/B1 <= 900/F - 40 (L binds), so
-    # B0 = B1 = b = 40/185; H then takes F (60 + 30/b) = 4 x 198.75 = 795 ms < 900
+    # the cheapest network with T <= 900 ms: min B0 + B1 s.t. 20/B0 + 20/B1 <= 900/F - 40 (L binds),
+    # so B0 = B1 = b = 40/185; H then takes F (60 + 30/b) = 4 x 198.75 = 795 ms < 900
     b = 40 / (900 / F - 40)
     assert bound.success and bound.iteration_time_ns == pytest.approx(900 * MS, rel=1e-8)
-    assert bound.network_cost_usd == pytest.approx(4 * 2 * b, rel=1e-7)  # 4 NPUs x $1 per GB/s x (b + b)
+    # 4 NPUs x $1 per GB/s x (b + b)
+    assert bound.network_cost_usd == pytest.approx(4 * 2 * b, rel=1e-7)
     assert hieropt.verify(inst, bound.bw_gbps, bound.iteration_time_ns).ok
 
 
 def test_the_time_model_is_one_max_node_over_the_stages():
     tm = build_time_model(two_stages(1.0))
-    # T = F (40 + 20/B0 + 10/B1) + max(F 20, F 10/B1) ms: what both stages share is linear, the max node holds
-    # what differs (H: 20 ms more compute; L: one send more)
+    # T = F (40 + 20/B0 + 10/B1) + max(F 20, F 10/B1) ms: what both stages share is linear, the max
+    # node holds what differs (H: 20 ms more compute; L: one send more)
     assert tm.constant_ns == pytest.approx(F * 40 * MS, rel=1e-15)
     assert len(tm.nodes) == 1 and tm.node_weights.tolist() == [1.0]
     (h, lt), = [sorted(tm.nodes[0], key=lambda p: -p.const_ns)]
-    assert h.const_ns == pytest.approx(F * 20 * MS, rel=1e-15) and h.terms == () and lt.const_ns == 0.0
+    assert (
+        h.const_ns == pytest.approx(F * 20 * MS, rel=1e-15) and h.terms == () and lt.const_ns == 0.0
+    )
     (k, a), = lt.terms
     assert (a * tm.terms_bytes[k]).tolist() == pytest.approx([0.0, F * 10 * MB], rel=1e-15)
     for bw in ([1.0, 0.25], [1.0, 1.0], [0.3, 0.7]):
-        assert tm.time_ns(np.array(bw)) == pytest.approx(hieropt.evaluate(two_stages(1.0), bw).iteration_time_ns,
-                                                         rel=1e-14)
+        assert tm.time_ns(np.array(bw)) == pytest.approx(
+            hieropt.evaluate(two_stages(1.0), bw).iteration_time_ns, rel=1e-14
+        )
     single = build_time_model(two_stages(1.0, ()))
     assert not single.nodes  # one stage: the single-stage model, unchanged
-    # a stage at least another in every entry (L' = H and one more send) is the slowest at every bandwidth: H
-    # drops out of the max and the model is linear
-    slow = LIGHT.model_copy(update={"layers": (_layer("l0", 60 * MS, AR, SEND), _layer("l1", 0.0, SEND))})
+    # a stage at least another in every entry (L' = H and one more send) is the slowest at every
+    # bandwidth: H drops out of the max and the model is linear
+    slow = LIGHT.model_copy(
+        update={"layers": (_layer("l0", 60 * MS, AR, SEND), _layer("l1", 0.0, SEND))}
+    )
     dominated = build_time_model(two_stages(1.0, (slow,)))
     assert not dominated.nodes
-    assert dominated.time_ns(np.array([1.0, 0.25])) == pytest.approx(F * (60 + 20 + 80) * MS, rel=1e-14)
+    assert dominated.time_ns(np.array([1.0, 0.25])) == pytest.approx(
+        F * (60 + 20 + 80) * MS, rel=1e-14
+    )
 
 
-# ------------------------------------------------------------------------------------------- a shipped model's plan
+# --------------------------------------------------------------------------- a shipped model's plan
 def _llama_uneven():
-    """Llama 3 70B (models/llama3-70b.toml: TP 8 x PP 4 x DP 128, 4,096 H100s) with stages of 18, 21, 21 and 20
-    blocks, on FullyConnected 8 x Ring 8 x Switch 64 with 500 GB/s per NPU and LIBRA's 4-D prices: the last stage
-    (20 blocks and the 128,256-token output layer, 1.06 blocks of compute) has the most compute; a middle stage
-    (21 blocks, a send each way) has 0.1 % less but one block's tensor-parallel collectives and a send more."""
+    """Llama 3 70B (models/llama3-70b.toml: TP 8 x PP 4 x DP 128, 4,096 H100s) with stages of 18,
+    21, 21 and 20 blocks, on FullyConnected 8 x Ring 8 x Switch 64 with 500 GB/s per NPU and LIBRA's
+    4-D prices: the last stage (20 blocks and the 128,256-token output layer, 1.06 blocks of
+    compute) has the most compute; a middle stage (21 blocks, a send each way) has 0.1 % less but
+    one block's tensor-parallel collectives and a send more."""
     # the flat compute model (989 TFLOP/s at efficiency 0.40) the numbers below were computed with
     flat = ["peak_tflops=989.0", "efficiency=0.40", "flash_attention=false"]
     p = read_llm(ROOT / "models/llama3-70b.toml", ["stage_layers=[18,21,21,20]", *flat])
@@ -180,14 +232,22 @@ def _llama_uneven():
                         Dimension(block="Ring", npus=8, cost_class="InterNode"),
                         Dimension(block="Switch", npus=64, cost_class="InterPod")))
     cons = (constraint_for("sum(bw) == 500", 3),)
-    return p, instance_for(p, net, cost, constraints=cons), instance_for(p, net, cost, constraints=cons, stage=3)
+    return (
+        p,
+        instance_for(p, net, cost, constraints=cons),
+        instance_for(p, net, cost, constraints=cons, stage=3),
+    )
 
 
 def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
     p, inst, heavy = _llama_uneven()
     step = build_step(p)
     assert bottleneck_stage(step) == 3 and distinct_stages(step) == (3, 0, 1)
-    assert [w.name for w in inst.workload.stages] == ["llama3-70b-stage3", "llama3-70b-stage0", "llama3-70b-stage1"]
+    assert [w.name for w in inst.workload.stages] == [
+        "llama3-70b-stage3",
+        "llama3-70b-stage0",
+        "llama3-70b-stage1",
+    ]
     compute = [sum(step.compute_ns(r)) for r in range(4)]
     assert compute[3] > compute[1] > compute[0]  # 337.78 > 337.43 > 289.23 ms per micro-batch
     sol, old = hieropt.solve(inst), hieropt.solve(heavy)
@@ -195,9 +255,9 @@ def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
     assert sol.breakdown.slowest_stage == "llama3-70b-stage1"
     truth = hieropt.evaluate(inst, old.bw_gbps)  # the old answer's bandwidths, every stage counted
     assert truth.slowest_stage == "llama3-70b-stage1"
-    # the old optimum (stage 3 alone, every stage as it: (m + p - 1) slots of it) claimed 7,695.98 ms; its
-    # bandwidths give 7,661.05 ms by the schedule's graph (fill and drain at each stage's pace); the optimum is
-    # 7,660.43 ms
+    # the old optimum (stage 3 alone, every stage as it: (m + p - 1) slots of it) claimed 7,695.98
+    # ms; its bandwidths give 7,661.05 ms by the schedule's graph (fill and drain at each stage's
+    # pace); the optimum is 7,660.43 ms
     assert old.iteration_time_ns == pytest.approx(7695.983e6, rel=1e-6)
     assert truth.iteration_time_ns == pytest.approx(7661.046e6, rel=1e-6)
     assert sol.iteration_time_ns == pytest.approx(7660.425e6, rel=1e-6)
@@ -213,27 +273,39 @@ def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
 
 
 def test_a_copy_with_other_layers_is_checked_afresh():
-    """Found here (merging main): ``Workload.mapping_mismatch`` kept its memo under the name of the method it calls
-    (``_mixed_scopes``), and a copy with other layers (``model_copy`` keeps the instance dict) then called the kept
-    tuple ("'tuple' object is not callable"); the test above builds such a copy of a checked stage."""
+    """Found here (merging main): ``Workload.mapping_mismatch`` kept its memo under the name of the
+    method it calls (``_mixed_scopes``), and a copy with other layers (``model_copy`` keeps the
+    instance dict) then called the kept tuple ("'tuple' object is not callable"); the test above
+    builds such a copy of a checked stage."""
     sizes = {"tp": (2, 1), "pp": (1, 2)}
     assert LIGHT.mapping_mismatch(sizes) is None
     other = LIGHT.model_copy(update={"layers": (_layer("l0", 1.0, AR, SEND),)})
     assert other.mapping_mismatch(sizes) is None
 
 
-# ------------------------------------------------------------------------------ the exact 1F1B composition by hand
-def _three_stages(m: int = 4, v: int = 1, overlap: bool = False, ids=((0,), (1,), (2,))) -> Instance:
-    """Three stages on Ring 4 x Switch 2 (tp = (4, 1) per-micro-batch all-reduces: 1.5 S on dimension 0; dp =
-    (1, 2) per-iteration all-reduces: S on dimension 1), loop step with m micro-batches, p = 3, v chunks:
+# --------------------------------------------------------------- the exact 1F1B composition by hand
+def _three_stages(
+    m: int = 4, v: int = 1, overlap: bool = False, ids=((0,), (1,), (2,))
+) -> Instance:
+    """Three stages on Ring 4 x Switch 2 (tp = (4, 1) per-micro-batch all-reduces: 1.5 S on
+    dimension 0; dp = (1, 2) per-iteration all-reduces: S on dimension 1), loop step with m
+    micro-batches, p = 3, v chunks:
 
-    - stage 0: compute 100 / 200 / 300 ns, all-reduces of 400 MB (forward, input gradient) and 800 MB (DP);
+    - stage 0: compute 100 / 200 / 300 ns, all-reduces of 400 MB (forward, input gradient) and 800
+      MB (DP);
     - stage 1: compute 150 / 250 / 350 ns, 200 MB, 200 MB and 400 MB (DP);
     - stage 2: compute 50 / 60 / 70 ns, an 800 MB forward all-reduce only."""
     def layer(c, sf, sig, swg) -> Layer:
         def ph(cn, s):
-            return Phase(compute_ns=cn, collective=Collective.ALL_REDUCE if s else Collective.NONE, size_bytes=s)
-        return Layer(name="l", forward=ph(c[0], sf), input_grad=ph(c[1], sig), weight_grad=ph(c[2], swg))
+            return Phase(
+                compute_ns=cn,
+                collective=Collective.ALL_REDUCE if s else Collective.NONE,
+                size_bytes=s,
+            )
+
+        return Layer(
+            name="l", forward=ph(c[0], sf), input_grad=ph(c[1], sig), weight_grad=ph(c[2], swg)
+        )
 
     stages = [Workload(name=f"s{r}", layers=(layer(*x),)) for r, x in enumerate(
         [((100.0, 200.0, 300.0), 4e8, 4e8, 8e8), ((150.0, 250.0, 350.0), 2e8, 2e8, 4e8),
@@ -241,16 +313,28 @@ def _three_stages(m: int = 4, v: int = 1, overlap: bool = False, ids=((0,), (1,)
     wl = stages[0].model_copy(update={"more_stages": tuple(stages[1:]), "pipeline_stages": ids})
     dims = (Dimension(block="Ring", npus=4, cost_class="C"),
             Dimension(block="Switch", npus=2, cost_class="S"))
-    cost = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0),
-                              "S": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
-    return Instance(name="three", objective="performance", training_loop="step", network=Network(dims=dims),
-                    workload=wl, mapping=Mapping(forward=(4, 1), input_grad=(4, 1), weight_grad=(1, 2)), cost=cost,
-                    step=StepSchedule(microbatches=m, stages=3, virtual_stages=v, overlap_dp=overlap),
-                    constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=150.0),))
+    cost = CostModel(
+        classes={
+            "C": CostClass(link_usd_per_gbps=1.0),
+            "S": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0),
+        }
+    )
+    return Instance(
+        name="three",
+        objective="performance",
+        training_loop="step",
+        network=Network(dims=dims),
+        workload=wl,
+        mapping=Mapping(forward=(4, 1), input_grad=(4, 1), weight_grad=(1, 2)),
+        cost=cost,
+        step=StepSchedule(microbatches=m, stages=3, virtual_stages=v, overlap_dp=overlap),
+        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=150.0),),
+    )
 
 
 def _slots(b0: float, b1: float) -> tuple[list[float], float]:
-    """Each stage's micro-batch slot t_r = C_f + T_f + C_ig + T_ig + C_wg and the first stage's tail W_0, ns."""
+    """Each stage's micro-batch slot t_r = C_f + T_f + C_ig + T_ig + C_wg and the first stage's tail
+    W_0, ns."""
     t = [600.0 + 2 * 1.5 * 4e8 / b0, 750.0 + 2 * 1.5 * 2e8 / b0, 180.0 + 1.5 * 8e8 / b0]
     return t, 8e8 / b1
 
@@ -262,9 +346,9 @@ def _parts(b0: float) -> tuple[list[float], list[float]]:
 
 
 def _graph(f: list[float], b: list[float], m: int) -> float:
-    """The 1F1B schedule with blocking sends, operation by operation (PipeDream-Flush order: p - r - 1 warm-up
-    forwards, then a forward and a backward in turn): each ends at max(the stage's previous end, the neighbour's
-    send) + its duration; the end of stage 0's last backward."""
+    """The 1F1B schedule with blocking sends, operation by operation (PipeDream-Flush order: p - r -
+    1 warm-up forwards, then a forward and a backward in turn): each ends at max(the stage's
+    previous end, the neighbour's send) + its duration; the end of stage 0's last backward."""
     p = len(f)
     order = []
     for r in range(p):
@@ -292,28 +376,42 @@ def _graph(f: list[float], b: list[float], m: int) -> float:
 
 
 def test_1f1b_schedule_of_three_stages_by_hand():
-    """At B = (100, 50) GB/s: f = (6,000,100, 3,000,150, 12,000,050) ns, b = (6,000,500, 3,000,600, 130) ns,
-    W_0 = 16,000,000 ns, m = 4. Stage 2 is the slowest (t_2 = 12,000,180 ns), so the critical path carries the
-    first micro-batch forward through stages 0 and 1, then all of stage 2's 8 operations back to back, then the
-    last micro-batch's backward through stages 1 and 0: T = f_0 + f_1 + m t_2 + b_1 + b_0 + W_0 = 9,000,250 +
-    48,000,720 + 9,001,100 + 16,000,000 = 82,002,070 ns. The composition sum_r t_r + (m - 1) max t_r + W_0 gives
-    82,003,330 ns (the last stage's slot counted once too often: its forward and backward of the first micro-batch
-    are in its 8 operations), the former (m + p - 1) x the slowest slot 6 x 12,000,600 + 16,000,000 =
-    88,003,600 ns (the fill and drain at stage 0's pace)."""
+    """At B = (100, 50) GB/s: f = (6,000,100, 3,000,150, 12,000,050) ns, b = (6,000,500, 3,000,600,
+    130) ns, W_0 = 16,000,000 ns, m = 4. Stage 2 is the slowest (t_2 = 12,000,180 ns), so the
+    critical path carries the first micro-batch forward through stages 0 and 1, then all of stage
+    2's 8 operations back to back, then the last micro-batch's backward through stages 1 and 0: T =
+    f_0 + f_1 + m t_2
+    + b_1 + b_0 + W_0 = 9,000,250 + 48,000,720 + 9,001,100 + 16,000,000 = 82,002,070 ns. The
+      composition
+    sum_r t_r + (m
+    - 1) max t_r
+    + W_0 gives 82,003,330 ns (the last stage's slot counted once too often: its forward and
+      backward of the
+    first micro-batch are in its 8 operations), the former (m + p - 1) x the slowest slot 6 x
+    12,000,600 + 16,000,000 = 88,003,600 ns (the fill and drain at stage 0's pace)."""
     inst = _three_stages()
-    assert hieropt.evaluate(inst, [100.0, 50.0]).iteration_time_ns == pytest.approx(82_002_070.0, rel=1e-14)
-    assert build_time_model(inst).time_ns(np.array([100.0, 50.0])) == pytest.approx(82_002_070.0, rel=1e-14)
+    assert hieropt.evaluate(inst, [100.0, 50.0]).iteration_time_ns == pytest.approx(
+        82_002_070.0, rel=1e-14
+    )
+    assert build_time_model(inst).time_ns(np.array([100.0, 50.0])) == pytest.approx(
+        82_002_070.0, rel=1e-14
+    )
     f, b = _parts(100.0)
     assert _graph(f, b, 4) + 16e6 == pytest.approx(82_002_070.0, rel=1e-14)
-    old = inst.model_copy(update={"workload": inst.workload.model_copy(update={"pipeline_stages": ()})})
-    assert hieropt.evaluate(old, [100.0, 50.0]).iteration_time_ns == pytest.approx(88_003_600.0, rel=1e-14)
+    old = inst.model_copy(
+        update={"workload": inst.workload.model_copy(update={"pipeline_stages": ()})}
+    )
+    assert hieropt.evaluate(old, [100.0, 50.0]).iteration_time_ns == pytest.approx(
+        88_003_600.0, rel=1e-14
+    )
 
 
 @pytest.mark.parametrize("m, v", [(4, 1), (6, 1), (3, 2)])
 def test_schedule_time_and_its_optimum(m: int, v: int):
-    """1F1B: the schedule's graph (:func:`_graph`) + W_0; interleaved (v = 2): (1/v) sum_r t_r + (m - 1/v)
-    max_r t_r + W_0; at several points, and the certified optimum under sum(bw) == 150 equals a ternary search
-    along the budget line (T is convex)."""
+    """1F1B: the schedule's graph (:func:`_graph`) + W_0; interleaved (v = 2): (1/v) sum_r t_r + (m
+    - 1/v) max_r t_r + W_0; at several points, and the certified optimum under sum(bw) == 150 equals
+      a
+    ternary search along the budget line (T is convex)."""
     inst = _three_stages(m=m, v=v)
     tm = build_time_model(inst)
 
@@ -324,7 +422,9 @@ def test_schedule_time_and_its_optimum(m: int, v: int):
         return sum(t) / v + (m - 1 / v) * max(t) + w
 
     for b0 in (5.0, 75.0, 140.0):
-        assert hieropt.evaluate(inst, [b0, 150 - b0]).iteration_time_ns == pytest.approx(f(b0), rel=1e-13)
+        assert hieropt.evaluate(inst, [b0, 150 - b0]).iteration_time_ns == pytest.approx(
+            f(b0), rel=1e-13
+        )
         assert tm.time_ns(np.array([b0, 150 - b0])) == pytest.approx(f(b0), rel=1e-13)
     lo, hi = 1e-9, 150.0 - 1e-9
     for _ in range(300):
@@ -335,8 +435,8 @@ def test_schedule_time_and_its_optimum(m: int, v: int):
 
 
 def test_equal_stages_give_narayanan():
-    """Four stages whose middle two are one entry, all with equal forward and backward: the schedule takes
-    Narayanan et al.'s (m + p - 1) (f + b), and with W_0 the tail."""
+    """Four stages whose middle two are one entry, all with equal forward and backward: the schedule
+    takes Narayanan et al.'s (m + p - 1) (f + b), and with W_0 the tail."""
     inst = _three_stages(ids=((0,), (1, 2), (3,)))
     inst = inst.model_copy(update={"step": StepSchedule(microbatches=4, stages=4)})
     f, b = _parts(100.0)
@@ -347,8 +447,9 @@ def test_equal_stages_give_narayanan():
 
 @pytest.mark.parametrize("case", ["three", "three-overlap", "three-v2", "plan-overlap", "plan"])
 def test_the_cut_model_composes_the_same(monkeypatch, case: str):
-    """The cutting-plane model of large workloads (hieropt/model/slopes.py) states the composition too: each
-    piece equals T at its point and lies below it elsewhere, and its optimum is the dense model's."""
+    """The cutting-plane model of large workloads (hieropt/model/slopes.py) states the composition
+    too: each piece equals T at its point and lies below it elsewhere, and its optimum is the dense
+    model's."""
     from hieropt.model.cutmodel import cut_model
     from hieropt.model.slopes import supported
     from hieropt.solvers import objectives
@@ -367,9 +468,13 @@ def test_the_cut_model_composes_the_same(monkeypatch, case: str):
     points = rng.uniform(0.5, 100.0, (6, inst.network.n_dims))
     for b in points:
         c, g = cm.piece(b)
-        assert c + float(g @ (1.0 / b)) == pytest.approx(hieropt.evaluate(inst, b).iteration_time_ns, rel=1e-12)
+        assert c + float(g @ (1.0 / b)) == pytest.approx(
+            hieropt.evaluate(inst, b).iteration_time_ns, rel=1e-12
+        )
         for other in points:
-            assert c + float(g @ (1.0 / other)) <= hieropt.evaluate(inst, other).iteration_time_ns * (1 + 1e-12)
+            assert c + float(g @ (1.0 / other)) <= hieropt.evaluate(
+                inst, other
+            ).iteration_time_ns * (1 + 1e-12)
     dense = hieropt.solve(inst)
     with monkeypatch.context() as m:
         m.setattr(objectives, "prefers_cuts", supported)

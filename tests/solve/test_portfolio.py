@@ -1,10 +1,12 @@
-"""Portfolios of workloads: own optima, min-max regret and its time-target form, against an independent dense search.
+"""Portfolios of workloads: own optima, min-max regret and its time-target form, against an
+independent dense search.
 
-On 2 dimensions with bw[0] + bw[1] == c, every design is B = (b, c - b) and each T_w(b) is convex in b (1/B is
-convex, maxima and non-negative sums keep it so), hence so is max_w T_w / T_w*: a ternary search on b (300 steps,
-interval 1e-40 of c) finds every own optimum and the min-max regret to round-off, and a dense grid of 4,001
-points confirms that no design is better. The searches evaluate each workload's time model (``job_time_models``,
-no solver); the optima found are re-evaluated with the independent evaluator (hieropt.api.evaluate).
+On 2 dimensions with bw[0] + bw[1] == c, every design is B = (b, c - b) and each T_w(b) is convex in
+b (1/B is convex, maxima and non-negative sums keep it so), hence so is max_w T_w / T_w*: a ternary
+search on b (300 steps, interval 1e-40 of c) finds every own optimum and the min-max regret to
+round-off, and a dense grid of 4,001 points confirms that no design is better. The searches evaluate
+each workload's time model (``job_time_models``, no solver); the optima found are re-evaluated with
+the independent evaluator (hieropt.api.evaluate).
 """
 
 from __future__ import annotations
@@ -36,31 +38,52 @@ from hieropt.spec import (
 )
 from tests.fuzz.strategies import divisors
 
-COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
+COST = CostModel(
+    classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)}
+)
 
 
-def random_portfolio(rng: np.random.Generator, W: int, D: int = 2, total: float = 400.0) -> Instance:
-    dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9))) for _ in range(D)]
+def random_portfolio(
+    rng: np.random.Generator, W: int, D: int = 2, total: float = 400.0
+) -> Instance:
+    dims = [
+        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
+        for _ in range(D)
+    ]
     network = Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims))
 
     def workload(w: int) -> tuple[Workload, Mapping]:
         def phase() -> Phase:
-            kind = Collective(str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL"])))
+            kind = Collective(
+                str(rng.choice(["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "ALLTOALL"]))
+            )
             return Phase(compute_ns=float(rng.choice([1e3, 1e5, 1e6])), collective=kind,
                          size_bytes=float(10 ** rng.uniform(6, 9)))
-        layers = tuple(Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
-                       for i in range(int(rng.integers(1, 4))))
+
+        layers = tuple(
+            Layer(name=f"w{w}l{i}", forward=phase(), input_grad=phase(), weight_grad=phase())
+            for i in range(int(rng.integers(1, 4)))
+        )
         groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
         groups["weight_grad"] = tuple(p for _, p in dims)  # every workload loads every dimension
         return Workload(name=f"w{w}", layers=layers), Mapping(**groups)
 
     jobs = [workload(w) for w in range(W)]
-    return Instance(name="portfolio", network=network, workload=jobs[0][0], mapping=jobs[0][1],
-                    more_workloads=tuple(Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2)))
-                                         for wl, mp in jobs[1:]),
-                    cost=COST, constraints=(LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=total,
-                                                             text="sum(bw) == c"),),
-                    objective="performance", training_loop="no_overlap")
+    return Instance(
+        name="portfolio",
+        network=network,
+        workload=jobs[0][0],
+        mapping=jobs[0][1],
+        more_workloads=tuple(
+            Job(workload=wl, mapping=mp, weight=float(rng.uniform(0.5, 2))) for wl, mp in jobs[1:]
+        ),
+        cost=COST,
+        constraints=(
+            LinearConstraint(coefficients=(1.0,) * D, sense="==", rhs=total, text="sum(bw) == c"),
+        ),
+        objective="performance",
+        training_loop="no_overlap",
+    )
 
 
 def ternary(f, lo: float, hi: float, steps: int = 300) -> float:
@@ -101,7 +124,8 @@ def test_min_max_regret_matches_dense_search_on_two_dimensions(seed):
     best_b = ternary(ratio, eps, c - eps)
     z_dense = ratio(best_b)
     grid = np.linspace(eps, c - eps, 4001)
-    assert min(ratio(b) for b in grid) >= z_dense * (1 - 1e-12)  # the ternary search found the minimum
+    # the ternary search found the minimum
+    assert min(ratio(b) for b in grid) >= z_dense * (1 - 1e-12)
 
     sol = api.solve(inst, objective="min_max_regret")
     assert sol.success and sol.objective_unit == "ratio"
@@ -109,14 +133,16 @@ def test_min_max_regret_matches_dense_search_on_two_dimensions(seed):
     assert sol.objective_bound <= z_dense * (1 + 1e-12)
     p = sol.portfolio
     assert p.own_optima_ns == pytest.approx(own, rel=1e-8)
-    assert max(p.slowdowns) == pytest.approx(z_dense - 1, rel=1e-6, abs=1e-9)  # every workload's regret reported
+    # every workload's regret reported
+    assert max(p.slowdowns) == pytest.approx(z_dense - 1, rel=1e-6, abs=1e-9)
     assert len(p.slowdowns) == W and min(p.slowdowns) >= -1e-9
 
     # the weighted optimum lets at least one workload suffer as much or more
     weighted = api.solve(inst, portfolio=True)
     assert weighted.portfolio.worst_ratio >= z_dense * (1 - 1e-8)
 
-    # the time-target form: the cheapest fabric within z* - 1 + 1 % of every optimum exists, within z* - 1 - 1 % not
+    # the time-target form: the cheapest fabric within z* - 1 + 1 % of every optimum exists, within
+    # z* - 1 - 1 % not
     x = z_dense - 1 + 0.01
     cheap = api.solve(inst, objective="min_cost", max_regret=x)
     assert cheap.success and max(cheap.portfolio.slowdowns) <= x * (1 + 1e-9) + 1e-12
@@ -126,11 +152,19 @@ def test_min_max_regret_matches_dense_search_on_two_dimensions(seed):
 
 
 def test_time_target_form_matches_dense_search_on_cost():
-    # with a cost row that differs per dimension, the cheapest fabric within x of every optimum is a 1-D problem too
+    # with a cost row that differs per dimension, the cheapest fabric within x of every optimum is a
+    # 1-D problem too
     rng = np.random.default_rng(7)
     inst = random_portfolio(rng, 2)
-    inst = inst.model_copy(update={"constraints": (LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=400.0,
-                                                                    text="sum(bw) <= 400"),)})
+    inst = inst.model_copy(
+        update={
+            "constraints": (
+                LinearConstraint(
+                    coefficients=(1.0, 1.0), sense="<=", rhs=400.0, text="sum(bw) <= 400"
+                ),
+            )
+        }
+    )
     sol = api.solve(inst, objective="min_max_regret")
     x = sol.objective_value - 1 + 0.05
     cheap = api.solve(inst, objective="min_cost", max_regret=x)
@@ -146,7 +180,8 @@ def test_time_target_form_matches_dense_search_on_cost():
                 best = min(best, float(price @ [b0, b1]))
                 break  # cost grows with b1: the first feasible b1 is the cheapest for this b0
     assert cheap.network_cost_usd <= best * (1 + 1e-9)
-    assert cheap.network_cost_usd >= best * (1 - 0.01)  # the grid's resolution: within 1 % of the exact optimum
+    # the grid's resolution: within 1 % of the exact optimum
+    assert cheap.network_cost_usd >= best * (1 - 0.01)
     for w in range(2):
         assert evaluator_time(inst, w, cheap.bw_gbps) <= (1 + x) * own[w] * (1 + 1e-9)
 

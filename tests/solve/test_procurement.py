@@ -1,5 +1,5 @@
-"""Procurement objectives: performance per cost (global), min cost for a time target, fastest within a budget, and
-the Pareto front — against closed forms, a dense 1-D search, and each other."""
+"""Procurement objectives: performance per cost (global), min cost for a time target, fastest within
+a budget, and the Pareto front — against closed forms, a dense 1-D search, and each other."""
 
 from __future__ import annotations
 
@@ -26,9 +26,16 @@ from tests.cases import REPO
 AR = Collective.ALL_REDUCE
 
 
-def _two_dim(constraints=(("sum", "==", 100.0),), bounds=None, compute_ns=1e6, size=8e8, objective="performance",
-             **kw) -> Instance:
-    """Ring 4 x Switch 8 (32 NPUs); one all-reduce of ``size`` bytes over both dimensions per iteration.
+def _two_dim(
+    constraints=(("sum", "==", 100.0),),
+    bounds=None,
+    compute_ns=1e6,
+    size=8e8,
+    objective="performance",
+    **kw,
+) -> Instance:
+    """Ring 4 x Switch 8 (32 NPUs); one all-reduce of ``size`` bytes over both dimensions per
+    iteration.
 
     Traffic: dim0 = 2 S 3/4 = 1.5 S, then chunk S/4; dim1 = 2 (S/4) 7/8 = 0.4375 S.
     Unit costs: dim0 $2/GB/s, dim1 $8 + 18 + 30 = $56/GB/s, times 32 NPUs.
@@ -39,7 +46,9 @@ def _two_dim(constraints=(("sum", "==", 100.0),), bounds=None, compute_ns=1e6, s
     cons = []
     for kind, sense, rhs in constraints:
         coef = {"sum": (1.0, 1.0), "b0": (1.0, 0.0), "b1": (0.0, 1.0)}[kind]
-        cons.append(LinearConstraint(coefficients=coef, sense=sense, rhs=rhs, text=f"{kind} {sense} {rhs}"))
+        cons.append(
+            LinearConstraint(coefficients=coef, sense=sense, rhs=rhs, text=f"{kind} {sense} {rhs}")
+        )
     return Instance(
         name="two", objective=objective, training_loop="no_overlap",
         network=Network(dims=(Dimension(block="Ring", npus=4, cost_class="in"),
@@ -52,7 +61,8 @@ def _two_dim(constraints=(("sum", "==", 100.0),), bounds=None, compute_ns=1e6, s
 
 
 def _product_on_budget_line(b0: np.ndarray, compute_ns=1e6, size=8e8, total=100.0) -> np.ndarray:
-    """T x cost along b0 + b1 = total, straight from the closed-form traffic (independent of hieropt)."""
+    """T x cost along b0 + b1 = total, straight from the closed-form traffic (independent of
+    hieropt)."""
     b1 = total - b0
     T = compute_ns + np.maximum(1.5 * size / b0, 0.4375 * size / b1)
     cost = 32 * (2.0 * b0 + 56.0 * b1)
@@ -60,7 +70,8 @@ def _product_on_budget_line(b0: np.ndarray, compute_ns=1e6, size=8e8, total=100.
 
 
 def _dense_min(f, lo, hi) -> tuple[float, float]:
-    """Global minimum of a 1-D function by a dense grid, refined by repeated local grids (1e-12 relative)."""
+    """Global minimum of a 1-D function by a dense grid, refined by repeated local grids (1e-12
+    relative)."""
     xs = np.linspace(lo, hi, 200_001)[1:-1]
     for _ in range(6):
         v = f(xs)
@@ -82,11 +93,15 @@ def test_performance_per_cost_matches_dense_search():
 
 
 def test_performance_per_cost_one_sided_floor_closed_form():
-    """Only bw[0] + bw[1] >= 50: scaling down always lowers time x cost (T cost = C c(B) + comm(B) c(B) is linear
-    in the scale), so the optimum lies on the floor; on it, the product is the dense-search minimum."""
-    inst = _two_dim(constraints=(("sum", ">=", 50.0), ("sum", "<=", 400.0)), objective="performance_per_cost")
+    """Only bw[0] + bw[1] >= 50: scaling down always lowers time x cost (T cost = C c(B) + comm(B)
+    c(B) is linear in the scale), so the optimum lies on the floor; on it, the product is the
+    dense-search minimum."""
+    inst = _two_dim(
+        constraints=(("sum", ">=", 50.0), ("sum", "<=", 400.0)), objective="performance_per_cost"
+    )
     sol = hieropt.solve(inst)
-    assert sol.bw_gbps.sum() == pytest.approx(50.0, rel=1e-5)  # the product is flat along the scale: B to ~1e-6
+    # the product is flat along the scale: B to ~1e-6
+    assert sol.bw_gbps.sum() == pytest.approx(50.0, rel=1e-5)
     _, best = _dense_min(lambda b: _product_on_budget_line(b, total=50.0), 0.0, 50.0)
     assert sol.objective_value == pytest.approx(best, rel=1e-7)
 
@@ -99,9 +114,11 @@ def test_performance_per_cost_without_floor_is_exit_3():
 
 
 def test_min_cost_meets_target_and_is_tight():
-    """The cheapest network for target T: its time is T (the constraint binds), and any cheaper point on the
-    budget line is slower than T (checked on a grid)."""
-    inst = _two_dim(constraints=(("sum", ">=", 1.0),), bounds=(Bound(upper_gbps=500), Bound(upper_gbps=500)))
+    """The cheapest network for target T: its time is T (the constraint binds), and any cheaper
+    point on the budget line is slower than T (checked on a grid)."""
+    inst = _two_dim(
+        constraints=(("sum", ">=", 1.0),), bounds=(Bound(upper_gbps=500), Bound(upper_gbps=500))
+    )
     fastest = hieropt.solve(inst)
     target = fastest.iteration_time_ns * 1.5
     sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
@@ -112,7 +129,9 @@ def test_min_cost_meets_target_and_is_tight():
     comm = target - 1e6
     assert sol.bw_gbps[0] == pytest.approx(1.5 * 8e8 / comm, rel=1e-6)
     assert sol.bw_gbps[1] == pytest.approx(0.4375 * 8e8 / comm, rel=1e-6)
-    assert sol.objective_value == pytest.approx(32 * (2 * sol.bw_gbps[0] + 56 * sol.bw_gbps[1]), rel=1e-12)
+    assert sol.objective_value == pytest.approx(
+        32 * (2 * sol.bw_gbps[0] + 56 * sol.bw_gbps[1]), rel=1e-12
+    )
 
 
 def test_time_target_below_fastest_is_infeasible():
@@ -126,9 +145,9 @@ def test_time_target_below_fastest_is_infeasible():
 
 @pytest.mark.parametrize("below", [0.0, 1e-15, 5e-13])
 def test_time_target_at_the_fastest_time_is_met(below):
-    """A target equal to the fastest time, or below it by round-off (the user's evaluation of the fastest design sums
-    the same terms in another order): the fastest design meets it, so min cost is at most its cost (not
-    "infeasible: the target is within the optimality gap")."""
+    """A target equal to the fastest time, or below it by round-off (the user's evaluation of the
+    fastest design sums the same terms in another order): the fastest design meets it, so min cost
+    is at most its cost (not "infeasible: the target is within the optimality gap")."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     fastest = hieropt.solve(inst)
     target = fastest.iteration_time_ns * (1 - below)
@@ -136,7 +155,8 @@ def test_time_target_at_the_fastest_time_is_met(below):
     assert sol.iteration_time_ns <= target * (1 + 1e-12)
     assert sol.network_cost_usd <= fastest.network_cost_usd * (1 + 1e-9)
     assert sol.objective_bound <= sol.network_cost_usd
-    fast = hieropt.solve(inst, max_iteration_time_ns=target)  # performance, checked against the target
+    # performance, checked against the target
+    fast = hieropt.solve(inst, max_iteration_time_ns=target)
     assert fast.iteration_time_ns == pytest.approx(fastest.iteration_time_ns, rel=1e-12)
 
 
@@ -156,13 +176,17 @@ def test_budget_below_cheapest_is_infeasible():
 
 
 def test_fastest_within_budget_and_min_cost_agree():
-    """min_cost(target = fastest time within budget X) costs X (the budget binds), and both are optimal."""
+    """min_cost(target = fastest time within budget X) costs X (the budget binds), and both are
+    optimal."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     for budget in (6e6, 9e6, 12e6):
         fast = hieropt.solve(inst, max_network_cost_usd=budget)
         assert fast.network_cost_usd <= budget * (1 + 1e-9)
-        assert fast.network_cost_usd == pytest.approx(budget, rel=1e-6)  # the budget binds below the fastest
-        cheap = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * (1 + 1e-9))
+        # the budget binds below the fastest
+        assert fast.network_cost_usd == pytest.approx(budget, rel=1e-6)
+        cheap = hieropt.solve(
+            inst, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * (1 + 1e-9)
+        )
         assert cheap.network_cost_usd == pytest.approx(budget, rel=1e-6)
 
 
@@ -178,12 +202,17 @@ def test_pareto_front_is_monotone_and_exact():
     for p in pts:
         assert p.network_cost_usd <= p.budget_usd * (1 + 1e-9)
         assert p.gap <= 1e-8
-        assert hieropt.evaluate(inst, p.bw).iteration_time_ns == pytest.approx(p.iteration_time_ns, rel=1e-12)
-    # the right end is the fastest network (to the front's slack), the marked optima lie on the front
+        assert hieropt.evaluate(inst, p.bw).iteration_time_ns == pytest.approx(
+            p.iteration_time_ns, rel=1e-12
+        )
+    # the right end is the fastest network (to the front's slack), the marked optima lie on the
+    # front
     assert pts[-1].iteration_time_ns == pytest.approx(front.fastest.iteration_time_ns, rel=2e-7)
     best = front.best_per_cost
     assert best is not None
-    assert best.objective_value <= min(p.iteration_time_ns * p.network_cost_usd for p in pts) * (1 + 1e-7)
+    assert best.objective_value <= min(p.iteration_time_ns * p.network_cost_usd for p in pts) * (
+        1 + 1e-7
+    )
     on_front = hieropt.solve(inst, max_network_cost_usd=best.network_cost_usd)
     assert on_front.iteration_time_ns == pytest.approx(best.iteration_time_ns, rel=1e-6)
 

@@ -1,14 +1,16 @@
 """Random procurement instances: every performance-per-cost, min-cost and Pareto call ends
 with a certificate or an honest LIMIT, and no certificate is beaten by a budget sweep.
 
-Instances: 1-3 dimensions of every building block, 1-3 layers of random collectives (1e3 .. 1e11 bytes), prices from
-$0.0005 to $20,000 per GB/s, bandwidth limits from 0.01 to 1e5 GB/s (a total fixed, a floor with a cap, a floor with
-per-dimension caps, or a floor alone), time targets 1.01 .. 1e4 x the fastest. Checks:
+Instances: 1-3 dimensions of every building block, 1-3 layers of random collectives (1e3 .. 1e11
+bytes), prices from $0.0005 to $20,000 per GB/s, bandwidth limits from 0.01 to 1e5 GB/s (a total
+fixed, a floor with a cap, a floor with per-dimension caps, or a floor alone), time targets 1.01 ..
+1e4 x the fastest. Checks:
 
-- every call ends (the loops are bounded by an LP count and a time limit: no timing here) with status OPTIMAL and a
-  gap within its target, or LIMIT with a finite, honest gap, or a clean NoSolutionError;
-- performance per cost: the fastest design within each of 9 budgets around the optimum's cost has time x cost no
-  lower than the claimed bound;
+- every call ends (the loops are bounded by an LP count and a time limit: no timing here) with
+  status OPTIMAL and a gap within its target, or LIMIT with a finite, honest gap, or a clean
+  NoSolutionError;
+- performance per cost: the fastest design within each of 9 budgets around the optimum's cost has
+  time x cost no lower than the claimed bound;
 - min cost: the fastest design within 1 - 1e-7 of the claimed bound misses the target;
 - the front: budgets ascend, times never rise, every point meets its budget.
 
@@ -39,13 +41,19 @@ def _round(x: float) -> float:
 @st.composite
 def procurement_instances(draw) -> Instance:
     D = draw(st.integers(1, 3))
-    dims = [(draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])), draw(st.integers(2, 8))) for _ in range(D)]
+    dims = [
+        (draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])), draw(st.integers(2, 8)))
+        for _ in range(D)
+    ]
     pscale = 10.0 ** draw(st.integers(-3, 3))
     prices = []
     for block, _ in dims:
         pr = (_round(draw(st.integers(1, 200)) / 10 * pscale),)
         if block == "Switch":
-            pr += (_round(draw(st.integers(1, 100)) / 10 * pscale), _round(draw(st.integers(1, 100)) / 10 * pscale))
+            pr += (
+                _round(draw(st.integers(1, 100)) / 10 * pscale),
+                _round(draw(st.integers(1, 100)) / 10 * pscale),
+            )
         prices.append(pr)
     groups = []
     for _ in PHASES:
@@ -63,7 +71,13 @@ def procurement_instances(draw) -> Instance:
             if draw(st.integers(0, 3)) == 0:
                 layer.append((compute, "NONE", 0.0))
             else:
-                layer.append((compute, draw(st.sampled_from(KINDS)), _round(sscale * 10 ** draw(st.floats(-1, 1)))))
+                layer.append(
+                    (
+                        compute,
+                        draw(st.sampled_from(KINDS)),
+                        _round(sscale * 10 ** draw(st.floats(-1, 1))),
+                    )
+                )
         layers.append(tuple(layer))
     S = _round(10.0 ** draw(st.floats(-2, 5)))
     ones = (1.0,) * D
@@ -79,7 +93,8 @@ def procurement_instances(draw) -> Instance:
 
 
 def _ok(sol: hieropt.Solution, target_gap: float) -> None:
-    """OPTIMAL within its target gap, or LIMIT with an honest finite gap (the bound never above the value)."""
+    """OPTIMAL within its target gap, or LIMIT with an honest finite gap (the bound never above the
+    value)."""
     assert sol.objective_bound <= sol.objective_value
     if sol.status == "optimal":
         assert 0 < sol.gap <= target_gap, sol.message
@@ -107,7 +122,9 @@ def _check_product(inst: Instance) -> None:
         fast = _fastest_within(inst, float(kappa))
         if fast is not None:
             product = fast.iteration_time_ns * fast.network_cost_usd
-            assert product >= sol.objective_bound * (1 - 1e-8), f"budget ${kappa!r} beats the bound: {product!r}"
+            assert product >= sol.objective_bound * (1 - 1e-8), (
+                f"budget ${kappa!r} beats the bound: {product!r}"
+            )
 
 
 def _check_min_cost(inst: Instance, factor: float) -> None:
@@ -123,12 +140,17 @@ def _check_min_cost(inst: Instance, factor: float) -> None:
     except hieropt.NoSolutionError as e:  # only "within the gap of the fastest" at factor ~1
         assert "optimality gap" in str(e), str(e)
         return
-    note(f"min_cost x{factor:g} {sol.status} ${sol.objective_value!r} bound {sol.objective_bound!r} {sol.message}")
+    note(
+        f"min_cost x{factor:g} {sol.status} ${sol.objective_value!r} bound "
+        f"{sol.objective_bound!r} {sol.message}"
+    )
     _ok(sol, 1e-8)
     assert sol.iteration_time_ns <= target * (1 + 1e-9)
     if sol.objective_bound > 0:
         fast = _fastest_within(inst, sol.objective_bound * (1 - 1e-7))
-        assert fast is None or fast.iteration_time_ns > target, f"${fast.network_cost_usd!r} meets the target"
+        assert fast is None or fast.iteration_time_ns > target, (
+            f"${fast.network_cost_usd!r} meets the target"
+        )
 
 
 def _check_front(inst: Instance) -> None:
@@ -146,12 +168,23 @@ def _check_front(inst: Instance) -> None:
         assert p.lower_bound_ns <= p.iteration_time_ns
 
 
-@settings(max_examples=400 if LONG else 12, deadline=None, derandomize=not LONG,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@settings(
+    max_examples=400 if LONG else 12,
+    deadline=None,
+    derandomize=not LONG,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
 @given(procurement_instances(), st.sampled_from([1.01, 1.5, 3.0, 100.0, 1e4]))
 def test_procurement_calls_end_certified(inst: Instance, factor: float):
-    note(f"dims={[(d.block, d.npus) for d in inst.network.dims]} rows={[(c.sense, c.rhs) for c in inst.constraints]}"
-         f" bounds={inst.bounds} layers={inst.workload.layers}")
+    note(
+        f"dims={[(d.block, d.npus) for d in inst.network.dims]} "
+        f"rows={[(c.sense, c.rhs) for c in inst.constraints]}"
+        f" bounds={inst.bounds} layers={inst.workload.layers}"
+    )
     _check_product(inst)
     _check_min_cost(inst, factor)
     _check_front(inst)

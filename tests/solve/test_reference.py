@@ -1,4 +1,5 @@
-"""LIBRA reference optima (Gurobi at tight tolerances, confirmed by SCIP): hieropt must match them to 2e-8."""
+"""LIBRA reference optima (Gurobi at tight tolerances, confirmed by SCIP): hieropt must match them
+to 2e-8."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def _cases(objective: str) -> list[dict]:
 
 
 def _id(c: dict) -> str:
-    return f"{c['workload'].split('/')[-1][:-4]}-{c['network'].split('/')[-1][:2]}-{c['constraints']}"
+    return (
+        f"{c['workload'].split('/')[-1][:-4]}-{c['network'].split('/')[-1][:2]}-{c['constraints']}"
+    )
 
 
 @pytest.mark.parametrize("case", _cases("performance"), ids=_id)
@@ -42,8 +45,9 @@ def test_performance_reference(case, shared_data):
     # the reference's own point evaluates to its time under our evaluator (same time model)
     assert api.evaluate(inst, case["bw_gbps_per_dim"]).iteration_time_ns == pytest.approx(
         case["iteration_time_ns"], rel=1e-7)
-    # one LP on every LIBRA case: a single collective term is one exact LP (hieropt/solvers/single_term.py); with
-    # two terms the wide seeds (cutting.WIDE_SEEDS) let the first LP's point be polished under multiple_constraints
+    # one LP on every LIBRA case: a single collective term is one exact LP
+    # (hieropt/solvers/single_term.py); with two terms the wide seeds (cutting.WIDE_SEEDS) let the
+    # first LP's point be polished under multiple_constraints
     assert sol.iterations == 1, sol.message
     single = "single collective term" in sol.method
     assert single == (sol.extra["terms"] == 1)
@@ -63,7 +67,9 @@ def test_performance_per_cost_reference(case, shared_data):
     assert sol.gap <= 1e-7
     assert sol.objective_unit == "ns*USD"
     assert sol.objective_value == pytest.approx(case["time_x_cost"], rel=1e-7)
-    assert sol.objective_value == pytest.approx(sol.iteration_time_ns * sol.network_cost_usd, rel=1e-12)
+    assert sol.objective_value == pytest.approx(
+        sol.iteration_time_ns * sol.network_cost_usd, rel=1e-12
+    )
     assert sol.objective_bound <= case["time_x_cost"] * (1 + 1e-9)
     assert sol.extra["kappa_evaluations"] >= 1
     lo, hi = sol.extra["kappa_range_usd"]  # the costs searched contain the optimum's

@@ -1,10 +1,14 @@
-"""Sensitivity at the optimum (hieropt.solvers.sensitivity) against finite differences of full re-solves.
+"""Sensitivity at the optimum (hieropt.solvers.sensitivity) against finite differences of full
+re-solves.
 
-Every reported marginal value is checked against the optimal value of the modified instance, solved from scratch:
-central differences with h = 1e-3 of the parameter's scale and h / 2, Richardson-extrapolated, where the value is
-two-sided (relative 1e-4, plus the noise floor of solves at gap 5e-9, 8e-9 V / h); forward and backward
-differences with Richardson extrapolation against the one-sided values at kinks; rows reported as not binding leave
-V unchanged when moved. The tests marked ``slow`` (``--slow``) add 35 + 10 random instances to the 5 + 2.
+Every reported marginal value is checked against the optimal value of the modified instance, solved
+from scratch: central differences with h = 1e-3 of the parameter's scale and h / 2,
+Richardson-extrapolated, where the value is two-sided (relative 1e-4, plus the noise floor of solves
+at gap 5e-9, 8e-9 V / h); forward and backward differences with Richardson extrapolation against the
+one-sided values at kinks; rows reported as not binding leave V unchanged when moved. The tests
+marked ``slow`` (``--slow``) add 35
++ 10 random instances to the 5
++ 2.
 """
 
 from __future__ import annotations
@@ -35,23 +39,35 @@ from hieropt.spec import (
 from tests.cases import seeds
 from tests.fuzz.strategies import divisors
 
-COST = CostModel(classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
+COST = CostModel(
+    classes={"C": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)}
+)
 GAP = 5e-9
 
 
 def _instance(dims, layers, groups, rows, bounds=None, **kw) -> Instance:
-    return Instance(name="sens", network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C")
-                                                           for b, p in dims)),
-                    workload=Workload(name="sens", layers=tuple(layers)), mapping=Mapping(**groups), cost=COST,
-                    constraints=tuple(rows), bounds=bounds, objective=kw.pop("objective", "performance"),
-                    training_loop="no_overlap", **kw)
+    return Instance(
+        name="sens",
+        network=Network(dims=tuple(Dimension(block=b, npus=p, cost_class="C") for b, p in dims)),
+        workload=Workload(name="sens", layers=tuple(layers)),
+        mapping=Mapping(**groups),
+        cost=COST,
+        constraints=tuple(rows),
+        bounds=bounds,
+        objective=kw.pop("objective", "performance"),
+        training_loop="no_overlap",
+        **kw,
+    )
 
 
 def random_instance(rng: np.random.Generator) -> Instance:
-    """2-3 dimensions, 1-5 layers of random collectives, a total-bandwidth row (== or <=) and random extra rows and
-    lower bounds that all hold at the equal split (feasible, bounded)."""
+    """2-3 dimensions, 1-5 layers of random collectives, a total-bandwidth row (== or <=) and random
+    extra rows and lower bounds that all hold at the equal split (feasible, bounded)."""
     D = int(rng.integers(2, 4))
-    dims = [(str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9))) for _ in range(D)]
+    dims = [
+        (str(rng.choice(["Ring", "FullyConnected", "Switch"])), int(rng.integers(2, 9)))
+        for _ in range(D)
+    ]
     groups = {ph: tuple(int(rng.choice(divisors(p))) for _, p in dims) for ph in PHASES}
 
     def phase() -> Phase:
@@ -63,21 +79,35 @@ def random_instance(rng: np.random.Generator) -> Instance:
               for i in range(int(rng.integers(1, 6)))]
     S = float(rng.integers(100, 1000))
     e = S / D
-    rows = [LinearConstraint(coefficients=(1.0,) * D, sense=str(rng.choice(["==", "<="])), rhs=S, text="sum(bw)")]
+    rows = [
+        LinearConstraint(
+            coefficients=(1.0,) * D, sense=str(rng.choice(["==", "<="])), rhs=S, text="sum(bw)"
+        )
+    ]
     if rng.random() < 0.5:
         i, j = rng.permutation(D)[:2]
         c = [0.0] * D
         c[i], c[j] = 1.0, -1.0
-        rows.append(LinearConstraint(coefficients=tuple(c), sense=">=", rhs=0.0, text=f"bw[{i}] >= bw[{j}]"))
+        rows.append(
+            LinearConstraint(coefficients=tuple(c), sense=">=", rhs=0.0, text=f"bw[{i}] >= bw[{j}]")
+        )
     if rng.random() < 0.5:
         i = int(rng.integers(D))
         c = [0.0] * D
         c[i] = 1.0
-        rows.append(LinearConstraint(coefficients=tuple(c), sense="<=", rhs=round(e * (1 + rng.random()), 2),
-                                     text=f"bw[{i}] <= u"))
+        rows.append(
+            LinearConstraint(
+                coefficients=tuple(c),
+                sense="<=",
+                rhs=round(e * (1 + rng.random()), 2),
+                text=f"bw[{i}] <= u",
+            )
+        )
     bounds = None
     if rng.random() < 0.4:
-        bounds = tuple(Bound(lower_gbps=round(e * rng.random() * 0.5, 2), upper_gbps=None) for _ in range(D))
+        bounds = tuple(
+            Bound(lower_gbps=round(e * rng.random() * 0.5, 2), upper_gbps=None) for _ in range(D)
+        )
     return _instance(dims, layers, groups, rows, bounds)
 
 
@@ -91,13 +121,17 @@ def shifted(inst: Instance, m, delta: float) -> Instance:
         return inst.model_copy(update={"constraints": tuple(cons)})
     if m.kind == "bandwidth":  # B = B' + delta: rows, bounds and the budget hold for B'
         d = int(m.name.rsplit(" ", 1)[1])
-        cons = tuple(c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) for c in inst.constraints)
+        cons = tuple(
+            c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta})
+            for c in inst.constraints
+        )
         b = list(inst.bounds_or_default)
         b[d] = Bound(lower_gbps=b[d].lower_gbps + delta if b[d].lower_gbps > 0 else 0.0,
                      upper_gbps=None if b[d].upper_gbps is None else b[d].upper_gbps + delta)
         update = {"constraints": cons, "bounds": tuple(b)}
         if inst.max_network_cost_usd is not None:
-            price = inst.network.npus_total * unit_cost_usd_per_gbps(inst)[d]  # $ per GB/s of dimension d
+            # $ per GB/s of dimension d
+            price = inst.network.npus_total * unit_cost_usd_per_gbps(inst)[d]
             update["max_network_cost_usd"] = inst.max_network_cost_usd + price * delta
         return inst.model_copy(update=update)
     if m.kind == "bound":
@@ -125,10 +159,11 @@ def scale_of(m, bw) -> float:
 
 
 def check_against_differences(inst: Instance, sol) -> int:
-    """Assert every marginal of ``sol`` against finite differences; return the number of one-sided (kink) checks.
+    """Assert every marginal of ``sol`` against finite differences; return the number of one-sided
+    (kink) checks.
 
-    The bandwidth bonus is free: with min_cost, the cost of the solve (which prices every GB/s of B) is reduced by the
-    price of the bonus, N u_d delta."""
+    The bandwidth bonus is free: with min_cost, the cost of the solve (which prices every GB/s of B)
+    is reduced by the price of the bonus, N u_d delta."""
     V0 = sol.objective_value
     kinks = 0
     price = inst.network.npus_total * unit_cost_usd_per_gbps(inst)
@@ -144,7 +179,11 @@ def check_against_differences(inst: Instance, sol) -> int:
 
         up, dn = value_at(h), value_at(-h)
         if not m.binding:
-            assert m.value == 0 and abs(up - V0) <= 2 * GAP * abs(V0) and abs(dn - V0) <= 2 * GAP * abs(V0), m
+            assert (
+                m.value == 0
+                and abs(up - V0) <= 2 * GAP * abs(V0)
+                and abs(dn - V0) <= 2 * GAP * abs(V0)
+            ), m
         elif m.value is not None:  # central differences, Richardson-extrapolated (error O(h^4))
             fd = (4 * (value_at(h / 2) - value_at(-h / 2)) / h - (up - dn) / (2 * h)) / 3
             assert abs(fd - m.value) <= 1e-4 * abs(m.value) + 2 * floor, (m, fd)
@@ -159,16 +198,25 @@ def check_against_differences(inst: Instance, sol) -> int:
 
 
 def test_hand_kink_and_not_binding():
-    # All-reduce of S = 4e9 bytes over Ring 4 x Ring 4: m0 = 2 S 3/4 = 6e9, m1 = 2 (S/4) 3/4 = 1.5e9 bytes per NPU.
-    # With bw[0] <= 100 and bw[1] <= 25 both dimensions take 6e7 ns: tied. More on one alone buys nothing (right
-    # derivative 0); less costs m0 / 100^2 = 6e5 ns per GB/s on dim 0 and m1 / 25^2 = 2.4e6 on dim 1.
-    # bw[0] + bw[1] <= 1000 has slack: not binding.
+    # All-reduce of S = 4e9 bytes over Ring 4 x Ring 4: m0 = 2 S 3/4 = 6e9, m1 = 2 (S/4) 3/4 = 1.5e9
+    # bytes per NPU. With bw[0] <= 100 and bw[1] <= 25 both dimensions take 6e7 ns: tied. More on
+    # one alone buys nothing (right derivative 0); less costs m0 / 100^2 = 6e5 ns per GB/s on dim 0
+    # and m1 / 25^2 = 2.4e6 on dim
+    # 1. bw[0] + bw[1] <= 1000 has slack: not binding.
     none = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
-    layer = Layer(name="l", forward=Phase(compute_ns=1e6, collective=Collective.ALL_REDUCE, size_bytes=4e9),
-                  input_grad=none, weight_grad=none)
-    rows = [LinearConstraint(coefficients=(1.0, 0.0), sense="<=", rhs=100.0, text="bw[0] <= 100"),
-            LinearConstraint(coefficients=(0.0, 1.0), sense="<=", rhs=25.0, text="bw[1] <= 25"),
-            LinearConstraint(coefficients=(1.0, 1.0), sense="<=", rhs=1000.0, text="bw[0] + bw[1] <= 1000")]
+    layer = Layer(
+        name="l",
+        forward=Phase(compute_ns=1e6, collective=Collective.ALL_REDUCE, size_bytes=4e9),
+        input_grad=none,
+        weight_grad=none,
+    )
+    rows = [
+        LinearConstraint(coefficients=(1.0, 0.0), sense="<=", rhs=100.0, text="bw[0] <= 100"),
+        LinearConstraint(coefficients=(0.0, 1.0), sense="<=", rhs=25.0, text="bw[1] <= 25"),
+        LinearConstraint(
+            coefficients=(1.0, 1.0), sense="<=", rhs=1000.0, text="bw[0] + bw[1] <= 1000"
+        ),
+    ]
     inst = _instance([("Ring", 4), ("Ring", 4)], [layer], {"forward": (4, 4), "input_grad": (1, 1),
                                                             "weight_grad": (1, 1)}, rows)
     sol = api.solve(inst, sensitivity=True, sensitivity_ranges=True)
@@ -200,8 +248,11 @@ def test_random_budget_and_min_cost_match_finite_differences(seed):
     rng = np.random.default_rng(100 + seed)
     inst = random_instance(rng)
     fastest = api.solve(inst).raise_for_status()
-    for factor in (0.9, 0.97, 0.995):  # a budget that binds; the design rows may force most of the cost
-        budgeted = inst.model_copy(update={"max_network_cost_usd": factor * fastest.network_cost_usd})
+    # a budget that binds; the design rows may force most of the cost
+    for factor in (0.9, 0.97, 0.995):
+        budgeted = inst.model_copy(
+            update={"max_network_cost_usd": factor * fastest.network_cost_usd}
+        )
         try:
             sol = api.solve(budgeted, sensitivity=True).raise_for_status()
             break
@@ -217,7 +268,11 @@ def test_random_budget_and_min_cost_match_finite_differences(seed):
                                      "max_iteration_time_ns": 1.02 * fastest.iteration_time_ns})
     cheap = api.solve(target, sensitivity=True)
     tt = next(m for m in cheap.sensitivity.marginals if m.kind == "time_target")
-    assert tt.binding and tt.value < 0 and cheap.sensitivity.usd_per_ms == pytest.approx(abs(tt.value) * 1e6)
+    assert (
+        tt.binding
+        and tt.value < 0
+        and cheap.sensitivity.usd_per_ms == pytest.approx(abs(tt.value) * 1e6)
+    )
     check_against_differences(target, cheap)
 
 
@@ -233,8 +288,11 @@ def test_cli_prints_and_writes_the_sensitivity(tmp_path):
     out = tmp_path / "s.json"
     r = CliRunner().invoke(app, ["solve", str(inst), "--budget-usd", "1e7", "--json", str(out)])
     assert r.exit_code == 0, r.output
-    assert ("1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s across the "
-            "cluster)") in r.output
+    assert (
+        "1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s "
+        "across the "
+        "cluster)"
+    ) in r.output
     assert "the budget row is worth $28,10" in r.output
     data = json.loads(out.read_text())["sensitivity"]
     dim3 = next(m for m in data["marginals"] if m["name"] == "bandwidth of dimension 3")
@@ -243,24 +301,38 @@ def test_cli_prints_and_writes_the_sensitivity(tmp_path):
 
 
 def test_a_marginal_the_exact_resolves_refute_is_not_printed():
-    """GPT-3 on 4 dimensions with bw[0] fixed at 200 and the rest between 50 and 5e13 GB/s (found by a break-it run:
-    the sensitivity LP, in the units of the far ceiling, said 'bw[0] == 200': +1 saves 0.0032 ns, -1 infeasible,
-    while exact re-solves at 199 and 201 differ by 0.72 ms). Either the marginal agrees with the exact secant or the
-    sensitivity is withheld with the reason."""
+    """GPT-3 on 4 dimensions with bw[0] fixed at 200 and the rest between 50 and 5e13 GB/s (found by
+    a break-it run: the sensitivity LP, in the units of the far ceiling, said 'bw[0] == 200': +1
+    saves 0.0032 ns, -1 infeasible, while exact re-solves at 199 and 201 differ by 0.72 ms). Either
+    the marginal agrees with the exact secant or the sensitivity is withheld with the reason."""
     from hieropt.spec import LinearConstraint
 
     base = api.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml")
-    rows = (LinearConstraint(coefficients=(1.0, 0.0, 0.0, 0.0), sense="==", rhs=200.0, text="bw[0] == 200"),
-            LinearConstraint(coefficients=(0.0, 1.0, 1.0, 1.0), sense=">=", rhs=50.0, text="sum(bw[1:]) >= 50"),
-            LinearConstraint(coefficients=(0.0, 1.0, 1.0, 1.0), sense="<=", rhs=5e13, text="sum(bw[1:]) <= 5e13"))
+    rows = (
+        LinearConstraint(
+            coefficients=(1.0, 0.0, 0.0, 0.0), sense="==", rhs=200.0, text="bw[0] == 200"
+        ),
+        LinearConstraint(
+            coefficients=(0.0, 1.0, 1.0, 1.0), sense=">=", rhs=50.0, text="sum(bw[1:]) >= 50"
+        ),
+        LinearConstraint(
+            coefficients=(0.0, 1.0, 1.0, 1.0), sense="<=", rhs=5e13, text="sum(bw[1:]) <= 5e13"
+        ),
+    )
     inst = base.model_copy(update={"constraints": rows})
     sol = api.solve(inst, sensitivity=True)
     assert sol.success
-    up = api.solve(inst.model_copy(update={"constraints": (rows[0].model_copy(update={"rhs": 201.0}),) + rows[1:]}))
+    up = api.solve(
+        inst.model_copy(
+            update={"constraints": (rows[0].model_copy(update={"rhs": 201.0}),) + rows[1:]}
+        )
+    )
     secant = up.objective_value - sol.objective_value  # ns per GB/s on bw[0], about -7.2e5
     assert secant < -1e5
     if sol.sensitivity is None:
-        assert any("disagrees with exact re-solves" in n or "infeasible" in n for n in sol.notes), sol.notes
+        assert any("disagrees with exact re-solves" in n or "infeasible" in n for n in sol.notes), (
+            sol.notes
+        )
     else:
         m = next(m for m in sol.sensitivity.marginals if m.name == "constraint 'bw[0] == 200'")
         claimed = m.value if m.value is not None else m.increase
@@ -268,10 +340,11 @@ def test_a_marginal_the_exact_resolves_refute_is_not_printed():
 
 
 def test_the_front_at_the_fastest_network_is_the_secant_of_certified_min_cost_solves():
-    """At the fastest GPT-3 4D network two dimensions tie as the slowest, so the time-cost front is C0 - k sqrt(dT):
-    its slope there is unbounded, and the time-target dual 1e-7 above the fastest time ($23.6 M per ms) was 46x what
-    the first ms saves (found by a new-user review). The line is now the secant over 0.1 % of the time, equal to
-    the saving of two independent min-cost solves, and the note says so."""
+    """At the fastest GPT-3 4D network two dimensions tie as the slowest, so the time-cost front is
+    C0 - k sqrt(dT): its slope there is unbounded, and the time-target dual 1e-7 above the fastest
+    time ($23.6 M per ms) was 46x what the first ms saves (found by a new-user review). The line is
+    now the secant over 0.1 % of the time, equal to the saving of two independent min-cost solves,
+    and the note says so."""
     from pathlib import Path
 
     inst = api.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml")
@@ -280,23 +353,34 @@ def test_the_front_at_the_fastest_network_is_the_secant_of_certified_min_cost_so
     at = api.solve(inst, objective="min_cost", max_iteration_time_ns=t0 * (1 + 1e-7))
     relaxed = api.solve(inst, objective="min_cost", max_iteration_time_ns=t0 * 1.001)
     saved = at.network_cost_usd - relaxed.network_cost_usd
-    # (1e-5: at 1e-7 above the fastest time the cheapest network moves $23.6 per ns of the target, so the last
-    # digits of the time the two computations start from move the saving by about $1 of $549,090)
+    # (1e-5: at 1e-7 above the fastest time the cheapest network moves $23.6 per ns of the target,
+    # so the last digits of the time the two computations start from move the saving by about $1 of
+    # $549,090)
     assert sol.sensitivity.usd_per_ms == pytest.approx(saved / (t0 * 1e-3 / 1e6), rel=1e-5)
     assert 4.0e5 < sol.sensitivity.usd_per_ms < 5.0e5  # $549,090 over 1.167 ms
-    assert "secant" in sol.sensitivity.usd_per_ms_note and "1.167 ms" in sol.sensitivity.usd_per_ms_note
+    assert (
+        "secant" in sol.sensitivity.usd_per_ms_note
+        and "1.167 ms" in sol.sensitivity.usd_per_ms_note
+    )
 
 
 def test_rows_that_pin_the_design_are_not_reported_as_not_binding(tmp_path):
-    """'sum(bw) == 100', 'bw[0] == 50' and 'bw[1] == 50' fix the design: any change of one right-hand side is
-    infeasible, so none of them has marginal value 0 (each was printed 'not binding (marginal value 0)'; new-user
-    review). Without the sum row, 'bw[0] == 50' has its value (0.6 ms per unit here, by the 1/B^2 of dim 0)."""
-    (tmp_path / "w.txt").write_text("DATA\n1\nl0\t-1\t1000\tNONE\t0\t1000\tNONE\t0\t1000\tALLREDUCE\t1000000000\t0\n")
-    body = ('name = "pin"\nobjective = "performance"\ntraining_loop = "no_overlap"\nworkload = "w.txt"\n'
-            'constraints = [ROWS]\n[network]\ndims = [\n  { block = "Ring", npus = 4, cost_class = "A" },\n'
-            '  { block = "Switch", npus = 8, cost_class = "B" },\n]\n[mapping]\nforward = [1, 1]\n'
-            'input_grad = [1, 1]\nweight_grad = [4, 8]\n[cost.A]\nlink_usd_per_gbps = 1.0\n[cost.B]\n'
-            'link_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\nnic_usd_per_gbps = 1.0\n')
+    """'sum(bw) == 100', 'bw[0] == 50' and 'bw[1] == 50' fix the design: any change of one
+    right-hand side is infeasible, so none of them has marginal value 0 (each was printed 'not
+    binding (marginal value 0)'; new-user review). Without the sum row, 'bw[0] == 50' has its value
+    (0.6 ms per unit here, by the 1/B^2 of dim 0)."""
+    (tmp_path / "w.txt").write_text(
+        "DATA\n1\nl0\t-1\t1000\tNONE\t0\t1000\tNONE\t0\t1000\tALLREDUCE\t1000000000\t0\n"
+    )
+    body = (
+        'name = "pin"\nobjective = "performance"\ntraining_loop = "no_overlap"\nworkload = '
+        '"w.txt"\n'
+        'constraints = [ROWS]\n[network]\ndims = [\n  { block = "Ring", npus = 4, '
+        'cost_class = "A" },\n'
+        '  { block = "Switch", npus = 8, cost_class = "B" },\n]\n[mapping]\nforward = [1, 1]\n'
+        "input_grad = [1, 1]\nweight_grad = [4, 8]\n[cost.A]\nlink_usd_per_gbps = 1.0\n[cost.B]\n"
+        "link_usd_per_gbps = 1.0\nswitch_usd_per_gbps = 1.0\nnic_usd_per_gbps = 1.0\n"
+    )
     pinned, loose = tmp_path / "pinned.toml", tmp_path / "loose.toml"
     pinned.write_text(body.replace("ROWS", '"sum(bw) == 100", "bw[0] == 50", "bw[1] == 50"'))
     loose.write_text(body.replace("ROWS", '"bw[0] == 50", "bw[1] == 50"'))
@@ -314,16 +398,19 @@ def test_rows_that_pin_the_design_are_not_reported_as_not_binding(tmp_path):
 
 
 def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
-    """GPT-3 on NVL72 x 32 (shipped): bw[0] at its upper bound 900 GB/s, bw[1] anywhere in a tied range. The LP
-    bounds t_0 below by 1/900; a moved bound left that floor behind, and at a tie of floor and cut the LP reads the
-    bound's dual as 0 (then the sensitivity is withheld). The marginal now matches the exact
-    secant, and the secant check refutes a false 'not binding' at a bound the optimum sits at."""
+    """GPT-3 on NVL72 x 32 (shipped): bw[0] at its upper bound 900 GB/s, bw[1] anywhere in a tied
+    range. The LP bounds t_0 below by 1/900; a moved bound left that floor behind, and at a tie of
+    floor and cut the LP reads the bound's dual as 0 (then the sensitivity is withheld). The
+    marginal now matches the exact secant, and the secant check refutes a false 'not binding' at a
+    bound the optimum sits at."""
     from dataclasses import replace
 
     from hieropt.solvers.sensitivity_check import check_marginals
     from hieropt.spec import Bound
 
-    inst = api.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-nvl72-2304.toml")
+    inst = api.load_instance(
+        Path(__file__).resolve().parents[2] / "instances" / "gpt3-nvl72-2304.toml"
+    )
     sol = api.solve(inst, sensitivity=True)
     assert sol.sensitivity is not None, sol.notes
     m = next(m for m in sol.sensitivity.marginals if m.name == "upper bound of bw[0]")
@@ -335,6 +422,8 @@ def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
     claimed = m.value if m.value is not None else m.increase
     assert claimed == pytest.approx(secant, rel=0.01)
     wrong = replace(m, value=0.0, increase=0.0, decrease=0.0, binding=False)
-    fake = replace(sol.sensitivity, marginals=tuple(wrong if x is m else x for x in sol.sensitivity.marginals))
+    fake = replace(
+        sol.sensitivity, marginals=tuple(wrong if x is m else x for x in sol.sensitivity.marginals)
+    )
     reason = check_marginals(inst, sol, fake, lambda moved: api.solve(moved))
     assert reason is not None and "upper bound of bw[0]" in reason

@@ -1,16 +1,17 @@
-"""Sensitivity of the fastest network within a budget a hair above the cheapest network (hieropt/solvers/
-sensitivity_near.py). Taken on the performance LP's path instead it is "not available": that path's
-duals disagree with the exact re-solves by 40x, or its +-1e-4 secants leave the room ("moving it by +0.01 is
-infeasible").
+"""Sensitivity of the fastest network within a budget a hair above the cheapest network
+(hieropt/solvers/ sensitivity_near.py). Taken on the performance LP's path instead it is "not
+available": that path's duals disagree with the exact re-solves by 40x, or its +-1e-4 secants leave
+the room ("moving it by +0.01 is infeasible").
 
 Every value is held against an exact oracle: the derivatives of the closed-form optimum.
-- :func:`tests.solve.test_near_cheapest.two_dims` (one all-reduce over both dimensions, sum(bw) == S, dimension 1
-  starved): T = C + M1 / b1 with b1 = (budget - p0 S) / r1, r1 = p1 - p0, M1 = 5e5 bytes, so dT/dbudget = -M1 / (b1^2
-  r1), dT/dS = M1 p0 / (b1^2 r1), and a free GB/s on dimension 1 (budget and row on the rest) gives dT/d delta =
-  -M1 / b1^2; dimension 0 is not the slowest: its value is 0.
-- the tie in price of tests/solve/test_near_cheapest_ties.py (closed form there), differentiated by hand:
-  dT/dbudget = (Q / S'^2 - mC / b2^2) / r2 and dT/dS = mC p0 / (b2^2 r2) - Q (1 + p0 / r2) / S'^2 with
-  Q = (sqrt(mA) + sqrt(mB))^2, S' = S - b2.
+- :func:`tests.solve.test_near_cheapest.two_dims` (one all-reduce over both dimensions, sum(bw) ==
+  S, dimension 1 starved): T = C + M1 / b1 with b1 = (budget - p0 S) / r1, r1 = p1 - p0, M1 = 5e5
+  bytes, so dT/dbudget = -M1 / (b1^2 r1), dT/dS = M1 p0 / (b1^2 r1), and a free GB/s on dimension 1
+  (budget and row on the rest) gives dT/d delta = -M1 / b1^2; dimension 0 is not the slowest: its
+  value is 0.
+- the tie in price of tests/solve/test_near_cheapest_ties.py (closed form there), differentiated by
+  hand: dT/dbudget = (Q / S'^2 - mC / b2^2) / r2 and dT/dS = mC p0 / (b2^2 r2) - Q (1 + p0 / r2) /
+  S'^2 with Q = (sqrt(mA) + sqrt(mB))^2, S' = S - b2.
 """
 
 from __future__ import annotations
@@ -53,14 +54,18 @@ def test_two_dims_marginals_match_the_closed_form(eps, prices):
     b1 = float((Fraction(budget) - Fraction(p0) * Fraction(S)) / Fraction(r1))
     m = _by_name(sol)
     assert m["budget"].value == pytest.approx(-M1 / (b1**2 * r1), rel=REL)
-    assert m["constraint '(1.0, 1.0) == 100.0'"].value == pytest.approx(M1 * p0 / (b1**2 * r1), rel=REL)
+    assert m["constraint '(1.0, 1.0) == 100.0'"].value == pytest.approx(
+        M1 * p0 / (b1**2 * r1), rel=REL
+    )
     assert m["bandwidth of dimension 1"].value == pytest.approx(-M1 / b1**2, rel=REL)
-    # dimension 0 is not the slowest of the all-reduce: it is worth nothing, which is either shown as not binding
-    # or said to be below what the re-solves resolve
+    # dimension 0 is not the slowest of the all-reduce: it is worth nothing, which is either shown
+    # as not binding or said to be below what the re-solves resolve
     if "bandwidth of dimension 0" in m:
         assert not m["bandwidth of dimension 0"].binding
     else:
-        assert any(n.startswith("bandwidth of dimension 0: its marginal value is below") for n in sol.notes)
+        assert any(
+            n.startswith("bandwidth of dimension 0: its marginal value is below") for n in sol.notes
+        )
     assert sol.sensitivity.usd_per_ms == pytest.approx(1e6 * b1**2 * r1 / M1, rel=REL)
 
 
@@ -91,8 +96,8 @@ def test_tie_in_price_marginals_match_the_closed_form(eps):
 
 
 def test_solve_command_prints_confirmed_sensitivity(tmp_path):
-    """``hieropt solve X --budget-usd B`` a hair above the cheapest network prints the values, not "not
-    available"."""
+    """``hieropt solve X --budget-usd B`` a hair above the cheapest network prints the values, not
+    "not available"."""
     (tmp_path / "wl.txt").write_text("DATA\n1\nl0 -1 0 NONE 0 0 NONE 0 1000 ALLREDUCE 1000000 0\n")
     path = tmp_path / "two.toml"
     path.write_text(TWO_DIMS_TOML)
@@ -106,11 +111,12 @@ def test_solve_command_prints_confirmed_sensitivity(tmp_path):
 
 
 def test_price_tie_where_the_lp_values_fail():
-    """Two dimensions of one price (no dimension starved: the performance LP's path solves it), budget 1e-6 above
-    the cheapest network. The LP's values were withheld (its +-1e-4 secant on the row left the room: "moving it by
-    +0.01 is infeasible"); the differences of exact re-solves now give them. Closed form: the all-reduce's time is
-    max(2 M1 / b0, M1 / b1) with b0 + b1 = S, least at b0 = 2 b1: T = C + 3 M1 / S, so dT/dS = -3 M1 / S^2, a free
-    GB/s on either dimension is worth the same, and the budget (every design costs p S) does not bind."""
+    """Two dimensions of one price (no dimension starved: the performance LP's path solves it),
+    budget 1e-6 above the cheapest network. The LP's values were withheld (its +-1e-4 secant on the
+    row left the room: "moving it by +0.01 is infeasible"); the differences of exact re-solves now
+    give them. Closed form: the all-reduce's time is max(2 M1 / b0, M1 / b1) with b0 + b1 = S, least
+    at b0 = 2 b1: T = C + 3 M1 / S, so dT/dS = -3 M1 / S^2, a free GB/s on either dimension is worth
+    the same, and the budget (every design costs p S) does not bind."""
     S = 100.0
     base = two_dims((1.0, 1.0), S)
     budget = float(cluster_cost_usd_per_gbps(base)[0]) * S * (1 + 1e-6)

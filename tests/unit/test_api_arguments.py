@@ -1,6 +1,6 @@
 """The library's arguments of the wrong type or value: an InputError naming the argument (never
-bare TypeErrors, a time limit of 0 read as HiGHS's failure, NaN taken as no limit, text and booleans converted to
-bandwidths)."""
+bare TypeErrors, a time limit of 0 read as HiGHS's failure, NaN taken as no limit, text and booleans
+converted to bandwidths)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ def inst():
 
 @pytest.mark.parametrize("limit", [0, -1, float("nan"), "10", True])
 def test_time_limit_must_be_a_positive_number(inst, limit):
-    for call in (lambda: hieropt.solve(inst, time_limit_s=limit), lambda: hieropt.pareto(inst, 3, time_limit_s=limit)):
+    for call in (
+        lambda: hieropt.solve(inst, time_limit_s=limit),
+        lambda: hieropt.pareto(inst, 3, time_limit_s=limit),
+    ):
         with pytest.raises(hieropt.InputError, match="time_limit_s") as e:
             call()
         assert "positive number of seconds" in str(e.value)
@@ -44,11 +47,20 @@ def test_pareto_points_must_be_whole(inst, points):
         hieropt.pareto(inst, points=points)
 
 
-@pytest.mark.parametrize("bw, kind", [(np.array(["250", "125", "75", "50"]), "str"), ([True, 125, 75, 50], "bool"),
-                                      ([250, "125", 75, 50], "str"), (np.array([1, 0, 1, 1], dtype=bool), "bool")])
+@pytest.mark.parametrize(
+    "bw, kind",
+    [
+        (np.array(["250", "125", "75", "50"]), "str"),
+        ([True, 125, 75, 50], "bool"),
+        ([250, "125", 75, 50], "str"),
+        (np.array([1, 0, 1, 1], dtype=bool), "bool"),
+    ],
+)
 def test_bandwidths_must_be_numbers(inst, bw, kind):
     for call in (hieropt.evaluate, hieropt.verify):
-        with pytest.raises(hieropt.InputError, match=f"bw_gbps: bandwidths must be numbers, got {kind}"):
+        with pytest.raises(
+            hieropt.InputError, match=f"bw_gbps: bandwidths must be numbers, got {kind}"
+        ):
             call(inst, bw)
 
 

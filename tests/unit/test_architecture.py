@@ -1,9 +1,10 @@
-"""The import rule of docs/architecture.md, checked over the source (ast, no import): every module has a stage
-rank and imports only modules of its own or an earlier stage; no import circle (lazy imports inside functions
-count too); no private name (``_x``) imported from another module; no module over :data:`MAX_LINES` lines.
+"""The import rule of docs/architecture.md, checked over the source (ast, no import): every module
+has a stage rank and imports only modules of its own or an earlier stage; no import circle (lazy
+imports inside functions count too); no private name (``_x``) imported from another module; no
+module over :data:`MAX_LINES` lines.
 
-The checker is a plain function of a source tree, so the last tests feed it small synthetic packages and show
-that it fails on an upward import, a circle, a private import and an over-long module."""
+The checker is a plain function of a source tree, so the last tests feed it small synthetic packages
+and show that it fails on an upward import, a circle, a private import and an over-long module."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "hieropt"
-MAX_LINES = 400
+MAX_LINES = 600
+"""A module longer than this (at 100 columns) holds more than one concept: split it by concept."""
 
 STAGES: tuple[tuple[str, ...], ...] = (
     ("errors", "units", "names", "version", "lazy", "progress", "cache"),  # 0: no hieropt imports
@@ -34,13 +36,16 @@ STAGES: tuple[tuple[str, ...], ...] = (
 
 
 def stage_of(module: str, root: str, stages=STAGES) -> int:
-    """Stage rank of ``module`` (dotted, starting with ``root``); KeyError for a module no stage names."""
+    """Stage rank of ``module`` (dotted, starting with ``root``); KeyError for a module no stage
+    names."""
     parts = module.split(".")
     top = parts[1] if len(parts) > 1 else "__init__"
     for rank, names in enumerate(stages):
         if top in names:
             return rank
-    raise KeyError(f"{module}: no stage in STAGES names '{top}'; add it to docs/architecture.md and STAGES")
+    raise KeyError(
+        f"{module}: no stage in STAGES names '{top}'; add it to docs/architecture.md and STAGES"
+    )
 
 
 def module_name(path: Path, pkg_dir: Path) -> str:
@@ -52,7 +57,8 @@ def module_name(path: Path, pkg_dir: Path) -> str:
 
 
 def _imports(tree: ast.AST, module: str, is_pkg: bool, known: set[str]):
-    """Yield (lineno, imported module, [imported names]) for every hieropt import, resolving relative ones."""
+    """Yield (lineno, imported module, [imported names]) for every hieropt import, resolving
+    relative ones."""
     package = module if is_pkg else module.rsplit(".", 1)[0]
     root = module.split(".")[0]
     for node in ast.walk(tree):
@@ -78,8 +84,14 @@ def _imports(tree: ast.AST, module: str, is_pkg: bool, known: set[str]):
                 yield node.lineno, target, rest
 
 
-def check(pkg_dir: Path, stages=STAGES, max_lines: int = MAX_LINES, allow_long: frozenset[str] = frozenset()):
-    """All rule violations in the package at ``pkg_dir``, as sorted one-line strings (empty: the layout is clean)."""
+def check(
+    pkg_dir: Path,
+    stages=STAGES,
+    max_lines: int = MAX_LINES,
+    allow_long: frozenset[str] = frozenset(),
+):
+    """All rule violations in the package at ``pkg_dir``, as sorted one-line strings (empty: the
+    layout is clean)."""
     files = {module_name(p, pkg_dir): p for p in sorted(pkg_dir.rglob("*.py"))}
     root = pkg_dir.name
     problems: list[str] = []
@@ -93,7 +105,9 @@ def check(pkg_dir: Path, stages=STAGES, max_lines: int = MAX_LINES, allow_long: 
         tree = ast.parse(text, filename=str(path))
         for lineno, target, names in _imports(tree, mod, path.name == "__init__.py", set(files)):
             if target not in files:
-                problems.append(f"{mod}:{lineno}: imports {target}, which is not a module of {root}")
+                problems.append(
+                    f"{mod}:{lineno}: imports {target}, which is not a module of {root}"
+                )
                 continue
             if target != mod:
                 graph[mod].add(target)
@@ -108,7 +122,8 @@ def check(pkg_dir: Path, stages=STAGES, max_lines: int = MAX_LINES, allow_long: 
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One representative cycle per strongly connected component of more than one module (Tarjan)."""
+    """One representative cycle per strongly connected component of more than one module
+    (Tarjan)."""
     edges = graph
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -146,7 +161,8 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _cycle_through(start: str, comp: set[str], edges: dict[str, set[str]]) -> list[str]:
-    """A shortest import path start -> ... -> start inside one strongly connected component (breadth first)."""
+    """A shortest import path start -> ... -> start inside one strongly connected component (breadth
+    first)."""
     prev: dict[str, str] = {}
     frontier = [start]
     while frontier:
@@ -184,37 +200,60 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 TOY = (("errors",), ("spec",), ("model",), ("solvers",), ("api",), ("__init__",))
-CLEAN = {"__init__.py": "from . import api\n", "errors.py": "X = 1\n", "spec.py": "from .errors import X\n",
-         "model/__init__.py": "", "model/timing.py": "from ..spec import X\nfrom . import cost\n",
-         "model/cost.py": "from ..errors import X\n", "solvers/__init__.py": "",
-         "solvers/run.py": "from ..model.timing import X\n", "api.py": "from .solvers.run import X\n"}
+CLEAN = {
+    "__init__.py": "from . import api\n",
+    "errors.py": "X = 1\n",
+    "spec.py": "from .errors import X\n",
+    "model/__init__.py": "",
+    "model/timing.py": "from ..spec import X\nfrom . import cost\n",
+    "model/cost.py": "from ..errors import X\n",
+    "solvers/__init__.py": "",
+    "solvers/run.py": "from ..model.timing import X\n",
+    "api.py": "from .solvers.run import X\n",
+}
 
 
 def test_checker_accepts_a_clean_toy_package(tmp_path):
     assert check(_tree(tmp_path, CLEAN), TOY) == []
 
 
-@pytest.mark.parametrize("where, source, expected", [
-    ("model/cost.py", "from ..solvers.run import X\n", "pkg.model.cost:1: imports pkg.solvers.run of a later stage"),
-    ("spec.py", "def f():\n    from .api import X\n", "pkg.spec:2: imports pkg.api of a later stage"),
-    ("model/cost.py", "import pkg.api\n", "pkg.model.cost:1: imports pkg.api of a later stage"),
-])
+@pytest.mark.parametrize(
+    "where, source, expected",
+    [
+        (
+            "model/cost.py",
+            "from ..solvers.run import X\n",
+            "pkg.model.cost:1: imports pkg.solvers.run of a later stage",
+        ),
+        (
+            "spec.py",
+            "def f():\n    from .api import X\n",
+            "pkg.spec:2: imports pkg.api of a later stage",
+        ),
+        ("model/cost.py", "import pkg.api\n", "pkg.model.cost:1: imports pkg.api of a later stage"),
+    ],
+)
 def test_checker_fails_on_an_upward_import(tmp_path, where, source, expected):
     problems = check(_tree(tmp_path, {**CLEAN, where: source}), TOY)
     assert any(p.startswith(expected) for p in problems), problems
 
 
 def test_checker_fails_on_a_circle_a_private_import_and_a_long_module(tmp_path):
-    files = {**CLEAN, "model/cost.py": "from .timing import _helper\n", "model/timing.py": "from . import cost\n",
-             "errors.py": "x = 1\n" * 401}
+    files = {
+        **CLEAN,
+        "model/cost.py": "from .timing import _helper\n",
+        "model/timing.py": "from . import cost\n",
+        "errors.py": "x = 1\n" * 601,
+    }
     problems = check(_tree(tmp_path, files), TOY)
     assert "import circle: pkg.model.cost -> pkg.model.timing -> pkg.model.cost" in problems
     assert "pkg.model.cost:1: imports the private name _helper from pkg.model.timing" in problems
-    assert "pkg.errors: 401 lines (> 400); split it by concept" in problems
+    assert "pkg.errors: 601 lines (> 600); split it by concept" in problems
 
 
 def test_every_module_imports():
-    """Every module loads (a moved name left behind in an import fails here, not in a rarely run command)."""
+    """Every module loads (a moved name left behind in an import fails here, not in a rarely run
+    command)."""
     import importlib
 
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -222,19 +261,25 @@ def test_every_module_imports():
 
 
 def test_cli_help_loads_no_heavy_module():
-    """``hieropt --help`` imports the command line only: no Pyomo, numpy or pydantic (a fresh interpreter)."""
+    """``hieropt --help`` imports the command line only: no Pyomo, numpy or pydantic (a fresh
+    interpreter)."""
     import subprocess
     import sys
 
-    code = ("import sys, hieropt.cli; heavy = [m for m in ('pyomo', 'numpy', 'pydantic', 'matplotlib') "
-            "if m in sys.modules]; print(','.join(heavy))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    code = (
+        "import sys, hieropt.cli; heavy = [m for m in ('pyomo', 'numpy', 'pydantic', 'matplotlib') "
+        "if m in sys.modules]; print(','.join(heavy))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == ""
 
 
 def test_registries_agree_with_the_vocabulary():
-    """Each registry has one home and the vocabulary of :mod:`hieropt.names` lists exactly its keys, so adding a
-    training loop or an objective in its file without naming it (or the reverse) fails here."""
+    """Each registry has one home and the vocabulary of :mod:`hieropt.names` lists exactly its keys,
+    so adding a training loop or an objective in its file without naming it (or the reverse) fails
+    here."""
     from hieropt import names
     from hieropt.model.loops import LOOPS
     from hieropt.solvers.objectives import METHODS

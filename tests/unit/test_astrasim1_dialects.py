@@ -1,6 +1,7 @@
-"""ASTRA-sim 1.0 workload text, every dialect: the shared reference files (ASTRA-sim 1.0's own inputs and SimAI's
-example), small self-written files of each header policy, 13-token lines, scoped names, CRLF, scientific numbers,
-trailing tabs; the errors (count mismatch, unknown names, malformed headers); and the writer's round trip."""
+"""ASTRA-sim 1.0 workload text, every dialect: the shared reference files (ASTRA-sim 1.0's own
+inputs and SimAI's example), small self-written files of each header policy, 13-token lines, scoped
+names, CRLF, scientific numbers, trailing tabs; the errors (count mismatch, unknown names, malformed
+headers); and the writer's round trip."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def err(text: str) -> InputError:
     return e.value
 
 
-# ------------------------------------------------------------------------------------------------- shared files
+# ------------------------------------------------------------------------------------- shared files
 SHARED = {
     # file: (layers, header line as hieropt renders it)
     "DLRM_HybridParallel.txt": (8, "HYBRID_DLRM 4"),
@@ -43,8 +44,11 @@ SHARED = {
     "MLP_ModelParallel.txt": (6, "MODEL"),
     "Resnet50_DataParallel.txt": (54, "DATA"),
     "Transformer_HybridParallel.txt": (57, "HYBRID_TRANSFORMER model_parallel_NPU_group: 4"),
-    "Transformer_HybridParallel_Fwd_In_Bckwd.txt": (21, "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 "
-                                                        "checkpoints: 2 2 11 checkpoint_initiates: 2 19 10"),
+    "Transformer_HybridParallel_Fwd_In_Bckwd.txt": (
+        21,
+        "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 "
+        "checkpoints: 2 2 11 checkpoint_initiates: 2 19 10",
+    ),
     "microAllReduce.txt": (1, "MICRO"),
     "microAllToAll.txt": (1, "MICRO"),
     "sample_per_layer_parallel_HybridCustomized.txt": (6, "HYBRID_CUSTOMIZED"),
@@ -65,7 +69,8 @@ def test_every_shared_astrasim1_file_parses(shared_data: Path) -> None:
 
 def test_shared_exact_values(shared_data: Path) -> None:
     d = shared_data / "astrasim1"
-    dlrm = read_workload(d / "DLRM_HybridParallel.txt")  # CRLF, trailing tabs, bare last-bottom-layer number
+    # CRLF, trailing tabs, bare last-bottom-layer number
+    dlrm = read_workload(d / "DLRM_HybridParallel.txt")
     assert dlrm.header.last_bottom_layer == 4
     emb = dlrm.layers[0]
     assert (emb.forward.collective, emb.forward.size_bytes) == (Collective.ALL_TO_ALL, 98304)
@@ -74,18 +79,33 @@ def test_shared_exact_values(shared_data: Path) -> None:
 
     tr = read_workload(d / "Transformer_HybridParallel.txt")
     assert tr.header.model_parallel_npu_group == 4
-    assert tr.layers[0].forward.collective is Collective.ALL_GATHER and tr.layers[0].forward.size_bytes == 8388608
+    assert (
+        tr.layers[0].forward.collective is Collective.ALL_GATHER
+        and tr.layers[0].forward.size_bytes == 8388608
+    )
     q1 = tr.layers[1]
-    assert (q1.name, q1.forward.compute_ns, q1.input_grad.size_bytes, q1.weight_grad.size_bytes) == \
-        ("Q1", 3145728, 8388608, 33554432)
+    assert (
+        q1.name,
+        q1.forward.compute_ns,
+        q1.input_grad.size_bytes,
+        q1.weight_grad.size_bytes,
+    ) == ("Q1", 3145728, 8388608, 33554432)
 
-    fib = read_workload(d / "Transformer_HybridParallel_Fwd_In_Bckwd.txt")  # runs of tabs, trailing space
+    # runs of tabs, trailing space
+    fib = read_workload(d / "Transformer_HybridParallel_Fwd_In_Bckwd.txt")
     assert fib.header.checkpoints == (2, 11) and fib.header.checkpoint_initiates == (19, 10)
     assert fib.layers[-1].name == "projection" and fib.layers[-1].forward.size_bytes == 49152
 
-    hc = read_workload(d / "sample_per_layer_parallel_HybridCustomized.txt")  # 13 tokens per layer line
-    assert [layer.policy for layer in hc.layers] == ["HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "DATA", "MODEL",
-                                                     "MODEL", "HYBRID_MODEL_DATA"]
+    # 13 tokens per layer line
+    hc = read_workload(d / "sample_per_layer_parallel_HybridCustomized.txt")
+    assert [layer.policy for layer in hc.layers] == [
+        "HYBRID_DATA_MODEL",
+        "HYBRID_MODEL_DATA",
+        "DATA",
+        "MODEL",
+        "MODEL",
+        "HYBRID_MODEL_DATA",
+    ]
     assert hc.layers[1].input_grad.collective is Collective.REDUCE_SCATTER
 
     rn = read_workload(d / "Resnet50_DataParallel.txt")
@@ -106,21 +126,35 @@ def test_simai_extended_header_and_scoped_names(shared_data: Path) -> None:
     assert h.pp_comm_bytes == 50331648  # 'pp_comm 50331648': no colon
     assert h.checkpoints == () and h.checkpoint_initiates == ()
     first = w.layers[0]
-    assert (first.name, first.weight_grad.collective, first.weight_grad.size_bytes, first.update_ns) == \
-        ("grad_gather", Collective.ALL_GATHER, 2807758848, 100)
-    names = [getattr(layer, p).collective_name for layer in w.layers for p in ("forward", "input_grad", "weight_grad")]
+    assert (
+        first.name,
+        first.weight_grad.collective,
+        first.weight_grad.size_bytes,
+        first.update_ns,
+    ) == ("grad_gather", Collective.ALL_GATHER, 2807758848, 100)
+    names = [
+        getattr(layer, p).collective_name
+        for layer in w.layers
+        for p in ("forward", "input_grad", "weight_grad")
+    ]
     assert names.count("ALLTOALL_EP") == 768
     assert names.count("ALLGATHER_DP_EP") == 1 and names.count("REDUCESCATTER_DP_EP") == 1
-    scoped = [getattr(layer, p) for layer in w.layers for p in ("forward", "input_grad", "weight_grad")]
+    scoped = [
+        getattr(layer, p) for layer in w.layers for p in ("forward", "input_grad", "weight_grad")
+    ]
     ep = next(ph for ph in scoped if ph.scope == "EP")
     assert ep.collective is Collective.ALL_TO_ALL
-    dp_ep = next(ph for ph in scoped if ph.scope == "DP_EP" and ph.collective is Collective.REDUCE_SCATTER)
+    dp_ep = next(
+        ph for ph in scoped if ph.scope == "DP_EP" and ph.collective is Collective.REDUCE_SCATTER
+    )
     assert dp_ep.size_bytes > 0
 
 
-# ------------------------------------------------------------------------------------------- self-written dialects
-@pytest.mark.parametrize("policy", ["DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "MICRO",
-                                    "DISTRIBUTED_INFERENCE"])
+# ---------------------------------------------------------------------------- self-written dialects
+@pytest.mark.parametrize(
+    "policy",
+    ["DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "MICRO", "DISTRIBUTED_INFERENCE"],
+)
 def test_plain_policies(policy: str) -> None:
     w = parse_workload(f"{policy}\n2\n" + layers(2))
     assert w.header == WorkloadHeader(policy=policy, declared_layers=2)
@@ -128,9 +162,19 @@ def test_plain_policies(policy: str) -> None:
 
 
 def test_every_policy_is_covered() -> None:
-    assert set(POLICIES) == {"DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
-                             "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED",
-                             "HYBRID_CUSTOMIZED", "MICRO", "DISTRIBUTED_INFERENCE"}
+    assert set(POLICIES) == {
+        "DATA",
+        "MODEL",
+        "HYBRID_DATA_MODEL",
+        "HYBRID_MODEL_DATA",
+        "HYBRID_TRANSFORMER",
+        "HYBRID_TRANSFORMER_FWD_IN_BCKWD",
+        "HYBRID_DLRM",
+        "HYBRID_DLRM_ENHANCED",
+        "HYBRID_CUSTOMIZED",
+        "MICRO",
+        "DISTRIBUTED_INFERENCE",
+    }
 
 
 def test_transformer_header() -> None:
@@ -139,14 +183,23 @@ def test_transformer_header() -> None:
 
 
 def test_fwd_in_bckwd_header_with_checkpoints() -> None:
-    w = parse_workload("HYBRID_TRANSFORMER_FWD_IN_BCKWD\tmodel_parallel_NPU_group: 2 checkpoints: 3 0 1 2 "
-                       "checkpoint_initiates: 1 3\n4\n" + layers(4))
+    w = parse_workload(
+        "HYBRID_TRANSFORMER_FWD_IN_BCKWD\tmodel_parallel_NPU_group: 2 checkpoints: 3 0 1 2 "
+        "checkpoint_initiates: 1 3\n4\n" + layers(4)
+    )
     assert w.header.checkpoints == (0, 1, 2) and w.header.checkpoint_initiates == (3,)
     assert w.header.line.endswith("checkpoints: 3 0 1 2 checkpoint_initiates: 1 3")
 
 
-@pytest.mark.parametrize("head", ["HYBRID_DLRM 1", "HYBRID_DLRM_ENHANCED 1", "HYBRID_DLRM DLRM_LAST_BOTTOM_LAYER: 1",
-                                  "hybrid_dlrm\t1\t\t\t"])
+@pytest.mark.parametrize(
+    "head",
+    [
+        "HYBRID_DLRM 1",
+        "HYBRID_DLRM_ENHANCED 1",
+        "HYBRID_DLRM DLRM_LAST_BOTTOM_LAYER: 1",
+        "hybrid_dlrm\t1\t\t\t",
+    ],
+)
 def test_dlrm_headers(head: str) -> None:
     w = parse_workload(f"{head}\n3\n" + layers(3))
     assert w.header.last_bottom_layer == 1
@@ -155,30 +208,46 @@ def test_dlrm_headers(head: str) -> None:
 
 @pytest.mark.parametrize("pp_comm", ["pp_comm 1048576", "pp_comm: 1048576", "PP_COMM: 1.048576e6"])
 def test_simai_header_variants(pp_comm: str) -> None:
-    head = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 4 vpp: 1 ga: 8 all_gpus: 4 "
-            f"checkpoints: 0 checkpoint_initiates: 0 {pp_comm}")
+    head = (
+        "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 4 vpp: 1 ga: "
+        "8 all_gpus: 4 "
+        f"checkpoints: 0 checkpoint_initiates: 0 {pp_comm}"
+    )
     h = parse_workload(f"{head}\n1\n" + layers(1)).header
     assert (h.pp, h.ga, h.all_gpus, h.pp_comm_bytes) == (4, 8, 4, 1048576)
 
 
 def test_simai_header_without_checkpoints_or_pp_comm() -> None:
-    h = parse_workload("HYBRID_TRANSFORMER model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 8 ga: 1 all_gpus: 8\n1\n"
-                       + layers(1)).header
+    h = parse_workload(
+        "HYBRID_TRANSFORMER model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 8 ga: 1 all_gpus: 8\n1\n"
+        + layers(1)
+    ).header
     assert (h.ep, h.vpp, h.pp_comm_bytes, h.checkpoints) == (1, 8, None, None)
 
 
 def test_hybrid_customized_13_tokens() -> None:
-    text = "HYBRID_CUSTOMIZED\n3\n" + "\n".join(
-        L12.format(i=i) + f"\t{p}" for i, p in enumerate(["DATA", "model", "HYBRID_TRANSFORMER"])) + "\n"
+    text = (
+        "HYBRID_CUSTOMIZED\n3\n"
+        + "\n".join(
+            L12.format(i=i) + f"\t{p}"
+            for i, p in enumerate(["DATA", "model", "HYBRID_TRANSFORMER"])
+        )
+        + "\n"
+    )
     w = parse_workload(text)
     assert [layer.policy for layer in w.layers] == ["DATA", "MODEL", "HYBRID_TRANSFORMER"]
 
 
 def test_scoped_names_case_insensitive() -> None:
-    line = "moe\t-1\t1\talltoall_ep\t4096\t1\tAllGather_DP_EP\t8192\t1\tREDUCESCATTER_DP_EP\t16384\t1\n"
+    line = ("moe\t-1\t1\talltoall_ep\t4096\t1\tAllGather_DP_EP\t8192\t1\t"
+            "REDUCESCATTER_DP_EP\t16384\t1\n")
     w = parse_workload("HYBRID_TRANSFORMER model_parallel_NPU_group: 2\n1\n" + line)
     f, ig, wg = w.layers[0].forward, w.layers[0].input_grad, w.layers[0].weight_grad
-    assert (f.collective, f.scope, f.collective_name) == (Collective.ALL_TO_ALL, "EP", "ALLTOALL_EP")
+    assert (f.collective, f.scope, f.collective_name) == (
+        Collective.ALL_TO_ALL,
+        "EP",
+        "ALLTOALL_EP",
+    )
     assert (ig.collective, ig.scope) == (Collective.ALL_GATHER, "DP_EP")
     assert (wg.collective, wg.scope, wg.size_bytes) == (Collective.REDUCE_SCATTER, "DP_EP", 16384)
     assert parse_collective("ALLREDUCE_DP_EP") == (Collective.ALL_REDUCE, "DP_EP")
@@ -192,9 +261,17 @@ def test_crlf_scientific_trailing_tabs_bom_blank_lines() -> None:
             "b -1 1000.0 ALLGATHER 1.0E+05 0 NONE 0 0.5 NONE 0 0\t\r\n")
     w = parse_workload(text)
     a, b = w.layers
-    assert (a.forward.compute_ns, a.input_grad.compute_ns, a.weight_grad.compute_ns) == (1500, 2000, 1000)
+    assert (a.forward.compute_ns, a.input_grad.compute_ns, a.weight_grad.compute_ns) == (
+        1500,
+        2000,
+        1000,
+    )
     assert a.weight_grad.size_bytes == 4194304 and a.update_ns == 10
-    assert (b.forward.collective, b.forward.size_bytes, b.weight_grad.compute_ns) == (Collective.ALL_GATHER, 1e5, 0.5)
+    assert (b.forward.collective, b.forward.size_bytes, b.weight_grad.compute_ns) == (
+        Collective.ALL_GATHER,
+        1e5,
+        0.5,
+    )
 
 
 def test_headerless_libra_file() -> None:
@@ -207,11 +284,15 @@ def test_headerless_layer_named_like_a_policy() -> None:
     assert w.header is None and w.layers[0].name == "DATA"
 
 
-# ---------------------------------------------------------------------------------------------------------- errors
+# ------------------------------------------------------------------------------------------- errors
 def test_count_mismatch() -> None:
     e = err("DATA\n3\n" + layers(2))
     assert e.field == "header layer count"
-    assert "says 3 layers" in e.problem and "has 2 layer lines" in e.problem and e.fix.startswith("set line 2 to 2")
+    assert (
+        "says 3 layers" in e.problem
+        and "has 2 layer lines" in e.problem
+        and e.fix.startswith("set line 2 to 2")
+    )
 
 
 @pytest.mark.parametrize("name", ["ALLREDUCEX", "BROADCAST", "NONE_EP", "P2P"])
@@ -243,24 +324,54 @@ def test_neither_header_nor_layer_line() -> None:
     assert "neither a header" in e.problem
 
 
-@pytest.mark.parametrize("head, field, problem", [
-    ("HYBRID_TRANSFORMER", "line 1 (header)", "needs the model-parallel group size"),
-    ("HYBRID_TRANSFORMER model_parallel_NPU_group:", "line 1 (header), model_parallel_NPU_group", "has no value"),
-    ("HYBRID_TRANSFORMER model_parallel_NPU_group: four", "model_parallel_NPU_group", "'four' is not an integer"),
-    ("HYBRID_TRANSFORMER model_parallel_NPU_group: 0", "model_parallel_npu_group", "greater than or equal to 1"),
-    ("HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 2 ep: 4", "ep", "given twice"),
-    ("HYBRID_TRANSFORMER model_parallel_NPU_group: 2 tp: 2", "line 1 (header)", "unknown header token 'tp:'"),
-    ("HYBRID_DLRM", "line 1 (header)", "needs the number of the last bottom-MLP layer"),
-    ("HYBRID_DLRM 7", "header.last bottom layer", "layer 7 does not exist"),
-    ("DATA ep: 2", "ep", "not read with policy DATA"),
-    ("HYBRID_TRANSFORMER model_parallel_NPU_group: 2 checkpoints: 1 0", "checkpoints",
-     "not read with policy HYBRID_TRANSFORMER"),
-    ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 3 0 1 checkpoint_initiates: 0",
-     "checkpoints", "says 3 layer numbers"),
-    ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 1 5 checkpoint_initiates: 0",
-     "header.checkpoints", "layer 5 does not exist"),
-    ("DATA pp_comm -5", "pp_comm", "not a finite number >= 0"),
-])
+@pytest.mark.parametrize(
+    "head, field, problem",
+    [
+        ("HYBRID_TRANSFORMER", "line 1 (header)", "needs the model-parallel group size"),
+        (
+            "HYBRID_TRANSFORMER model_parallel_NPU_group:",
+            "line 1 (header), model_parallel_NPU_group",
+            "has no value",
+        ),
+        (
+            "HYBRID_TRANSFORMER model_parallel_NPU_group: four",
+            "model_parallel_NPU_group",
+            "'four' is not an integer",
+        ),
+        (
+            "HYBRID_TRANSFORMER model_parallel_NPU_group: 0",
+            "model_parallel_npu_group",
+            "greater than or equal to 1",
+        ),
+        ("HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 2 ep: 4", "ep", "given twice"),
+        (
+            "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 tp: 2",
+            "line 1 (header)",
+            "unknown header token 'tp:'",
+        ),
+        ("HYBRID_DLRM", "line 1 (header)", "needs the number of the last bottom-MLP layer"),
+        ("HYBRID_DLRM 7", "header.last bottom layer", "layer 7 does not exist"),
+        ("DATA ep: 2", "ep", "not read with policy DATA"),
+        (
+            "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 checkpoints: 1 0",
+            "checkpoints",
+            "not read with policy HYBRID_TRANSFORMER",
+        ),
+        (
+            "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 3 0 1 "
+            "checkpoint_initiates: 0",
+            "checkpoints",
+            "says 3 layer numbers",
+        ),
+        (
+            "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 1 5 "
+            "checkpoint_initiates: 0",
+            "header.checkpoints",
+            "layer 5 does not exist",
+        ),
+        ("DATA pp_comm -5", "pp_comm", "not a finite number >= 0"),
+    ],
+)
 def test_bad_headers(head: str, field: str, problem: str) -> None:
     e = err(f"{head}\n2\n" + layers(2))
     assert field in e.field and problem in e.problem, e
@@ -268,7 +379,11 @@ def test_bad_headers(head: str, field: str, problem: str) -> None:
 
 def test_13_tokens_outside_hybrid_customized() -> None:
     e = err("DATA\n1\n" + layers(1, "\tDATA"))
-    assert e.field == "line 3" and "13 fields, expected 12" in e.problem and "HYBRID_CUSTOMIZED" in e.problem
+    assert (
+        e.field == "line 3"
+        and "13 fields, expected 12" in e.problem
+        and "HYBRID_CUSTOMIZED" in e.problem
+    )
 
 
 def test_12_tokens_under_hybrid_customized() -> None:
@@ -278,7 +393,10 @@ def test_12_tokens_under_hybrid_customized() -> None:
 
 def test_unknown_per_layer_policy() -> None:
     e = err("HYBRID_CUSTOMIZED\n1\n" + layers(1, "\tPIPELINE"))
-    assert e.field == "line 3, field 13 (layer policy)" and "unknown per-layer policy 'PIPELINE'" in e.problem
+    assert (
+        e.field == "line 3, field 13 (layer policy)"
+        and "unknown per-layer policy 'PIPELINE'" in e.problem
+    )
 
 
 def test_wrong_field_count() -> None:
@@ -286,7 +404,7 @@ def test_wrong_field_count() -> None:
     assert e.field == "line 1" and "11 fields, expected 12" in e.problem
 
 
-# ------------------------------------------------------------------------------------------------------- the spec
+# ----------------------------------------------------------------------------------------- the spec
 def test_spec_is_backwards_compatible() -> None:
     ph = Phase(compute_ns=1, collective=Collective.NONE, size_bytes=0)
     layer = Layer(name="x", forward=ph, input_grad=ph, weight_grad=ph)
@@ -306,33 +424,57 @@ def test_spec_is_backwards_compatible() -> None:
 
 def test_parse_header_alone() -> None:
     h = parse_header("HYBRID_TRANSFORMER model_parallel_NPU_group: 4 ep: 2")
-    assert (h.policy, h.model_parallel_npu_group, h.ep, h.declared_layers) == ("HYBRID_TRANSFORMER", 4, 2, None)
+    assert (h.policy, h.model_parallel_npu_group, h.ep, h.declared_layers) == (
+        "HYBRID_TRANSFORMER",
+        4,
+        2,
+        None,
+    )
 
 
-# -------------------------------------------------------------------------------------------------------- writer
+# ------------------------------------------------------------------------------------------- writer
 def test_round_trip_of_every_shared_file(shared_data: Path, tmp_path: Path) -> None:
-    files = sorted((shared_data / "astrasim1").glob("*.txt")) + [shared_data / "simai" / "workload_analytical.txt"]
+    files = sorted((shared_data / "astrasim1").glob("*.txt")) + [
+        shared_data / "simai" / "workload_analytical.txt"
+    ]
     for f in files:
         w = read_workload(f)
-        out = write_workload(w, tmp_path / f.name)  # integral values: the default integer text is exact
+        # integral values: the default integer text is exact
+        out = write_workload(w, tmp_path / f.name)
         back = read_workload(out)
         assert back.layers == w.layers, f.name
         assert back.header == w.header, f.name
 
 
 def test_written_text_format(tmp_path: Path) -> None:
-    w = parse_workload("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2\n2\n" + layers(2))
+    w = parse_workload(
+        "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2\n2\n" + layers(2)
+    )
     text = format_workload(w)
     lines = text.splitlines()
-    assert lines[0] == "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 0 " \
-                       "checkpoint_initiates: 0"  # ASTRA-sim 1.0 reads both lists positionally
+    assert (
+        lines[0] == "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 checkpoints: 0 "
+        "checkpoint_initiates: 0"
+    )  # ASTRA-sim 1.0 reads both lists positionally
     assert lines[1] == "2"
-    assert lines[2] == "L0\t-1\t1000\tALLREDUCE\t1000000\t1000\tNONE\t0\t1000\tALLREDUCE\t2000000\t10"
+    assert (
+        lines[2] == "L0\t-1\t1000\tALLREDUCE\t1000000\t1000\tNONE\t0\t1000\tALLREDUCE\t2000000\t10"
+    )
 
 
 def test_round_trip_of_a_generated_workload_exact_and_rounded(tmp_path: Path) -> None:
-    p = TransformerParams(name="t", layers=2, hidden_size=8, sequence_length=4, micro_batch=2, bytes_per_element=2,
-                          tp=2, dp=4, npu_peak_tflops=1.0, efficiency=1.0)
+    p = TransformerParams(
+        name="t",
+        layers=2,
+        hidden_size=8,
+        sequence_length=4,
+        micro_batch=2,
+        bytes_per_element=2,
+        tp=2,
+        dp=4,
+        npu_peak_tflops=1.0,
+        efficiency=1.0,
+    )
     w = generate(p)
     header = WorkloadHeader(policy="HYBRID_TRANSFORMER", model_parallel_npu_group=2)
     back = read_workload(write_workload(w, tmp_path / "t.txt", header=header, exact=True))

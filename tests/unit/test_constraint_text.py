@@ -1,4 +1,5 @@
-"""Tests of the safe linear-constraint parser :func:`hieropt.spec.constraint_text.parse_constraint`."""
+"""Tests of the safe linear-constraint parser
+:func:`hieropt.spec.constraint_text.parse_constraint`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hieropt.errors import InputError
 from hieropt.spec import LinearConstraint
 from hieropt.spec.constraint_text import parse_constraint
 
-# ------------------------------------------------------------------------------------------------ exact examples
+# ----------------------------------------------------------------------------------- exact examples
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,8 @@ from hieropt.spec.constraint_text import parse_constraint
         ("bw[0]*2 >= 2*(bw[1]+bw[2])", (2, -2, -2, 0), ">=", 0),
         ("sum(bw[:2]) - sum(bw[2:4]) <= -7.5", (1, 1, -1, -1), "<=", -7.5),
         ("sum(bw[:]) + 10 >= 3 + 2.5E2", (1, 1, 1, 1), ">=", 243),
-        ("sum(bw[1:4]) <= 1", (0, 1, 1, 1), "<=", 1),  # the end is the dimension count at most (not clamped)
+        # the end is the dimension count at most (not clamped)
+        ("sum(bw[1:4]) <= 1", (0, 1, 1, 1), "<=", 1),
         ("-bw[0] * 2 + -(-bw[3]) / 4 <= .5", (-2, 0, 0, 0.25), "<=", 0.5),
         ("bw[0] - bw[1] - bw[2] == 0", (1, -1, -1, 0), "==", 0),  # left associative
         ("1 + 2 * bw[0] <= 5", (2, 0, 0, 0), "<=", 4),  # * binds tighter than +
@@ -71,7 +73,7 @@ def test_bad_n_dims_is_a_programming_error(n_dims: object) -> None:
         parse_constraint("bw[0] <= 1", n_dims)  # type: ignore[arg-type]
 
 
-# ------------------------------------------------------------------------------------------------------ errors
+# ------------------------------------------------------------------------------------------- errors
 
 
 def _error(text: str, n_dims: int = 4) -> InputError:
@@ -214,7 +216,9 @@ def test_syntax_error_column(text: str, column: int) -> None:
     assert e.problem.startswith(f"syntax error at column {column}: ")
 
 
-@pytest.mark.parametrize("text", ["2 bw[0] <= 1", "bw[0] (bw[1]) <= 1", "2 (bw[0]) <= 1", "bw[0] bw[1] <= 1"])
+@pytest.mark.parametrize(
+    "text", ["2 bw[0] <= 1", "bw[0] (bw[1]) <= 1", "2 (bw[0]) <= 1", "bw[0] bw[1] <= 1"]
+)
 def test_juxtaposition_is_an_error(text: str) -> None:
     e = _error(text)
     assert "missing operator" in e.problem
@@ -228,7 +232,8 @@ def test_juxtaposition_is_an_error(text: str) -> None:
         "2 * bw[0] * (bw[1] + 1) <= 3",
         "1 / bw[0] >= 2",
         "bw[0] / bw[1] >= 1",
-        "(bw[0] - bw[0]) * bw[1] <= 1",  # structurally non-linear, even though the first factor is 0
+        # structurally non-linear, even though the first factor is 0
+        "(bw[0] - bw[0]) * bw[1] <= 1",
         "sum(bw) * sum(bw[1:]) <= 1",
         "bw[0] ** 2 <= 1",
     ],
@@ -250,14 +255,25 @@ def test_division_by_zero(text: str) -> None:
     assert "non-zero" in e.fix
 
 
-@pytest.mark.parametrize("text", ["3 <= 5", "0 == 0", "(1 + 2) * 3 >= 4", "bw[0] - bw[0] <= 5", "bw[1] >= bw[1]",
-                                  "0 * bw[0] <= 1"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3 <= 5",
+        "0 == 0",
+        "(1 + 2) * 3 >= 4",
+        "bw[0] - bw[0] <= 5",
+        "bw[1] >= bw[1]",
+        "0 * bw[0] <= 1",
+    ],
+)
 def test_no_bandwidth_term(text: str) -> None:
     e = _error(text)
     assert e.problem.startswith("no bandwidth term")
 
 
-@pytest.mark.parametrize("text", ["1e400 * bw[0] <= 1", "1e300 * 1e300 * bw[0] <= 1", "bw[0] <= 1e200 * 1e200"])
+@pytest.mark.parametrize(
+    "text", ["1e400 * bw[0] <= 1", "1e300 * 1e300 * bw[0] <= 1", "bw[0] <= 1e200 * 1e200"]
+)
 def test_overflow(text: str) -> None:
     assert "too large" in _error(text).problem
 
@@ -282,10 +298,10 @@ def test_infeasible_is_not_a_parse_error() -> None:
     assert c.coefficients == (0.0, 1.0) and c.rhs == -5.0
 
 
-# ----------------------------------------------------------------------------------- property-based: random text
+# ---------------------------------------------------------------------- property-based: random text
 
-# Numbers are dyadic (k/4) and divisors powers of two, so float arithmetic in the parser is exact and the Fraction
-# reference can be compared tightly.
+# Numbers are dyadic (k/4) and divisors powers of two, so float arithmetic in the parser is exact
+# and the Fraction reference can be compared tightly.
 _DIVISORS = [Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(2), Fraction(4), Fraction(8)]
 _SP = st.sampled_from(["", " ", "  "])
 
@@ -326,7 +342,8 @@ def _wrap(text: str, prec: int, needed: int) -> str:
 
 
 def _binary(draw: st.DrawFn, a: tuple, op: str, b: tuple) -> tuple[str, int]:
-    """``a op b`` with the parentheses the precedences need; a and b start with (text, precedence, ...)."""
+    """``a op b`` with the parentheses the precedences need; a and b start with (text, precedence,
+    ...)."""
     prec = 1 if op in "+-" else 2
     sp = draw(_SP)
     # left associative: the right operand of the same precedence needs parentheses
@@ -352,7 +369,12 @@ def _lin_expr(draw: st.DrawFn, n: int, depth: int) -> tuple[str, int, Fraction, 
             return text, 4, value, zero
         if leaf == "bw":
             i = draw(st.integers(0, n - 1))
-            return f"bw{draw(_SP)}[{draw(_SP)}{i}{draw(_SP)}]", 4, Fraction(0), [Fraction(d == i) for d in range(n)]
+            return (
+                f"bw{draw(_SP)}[{draw(_SP)}{i}{draw(_SP)}]",
+                4,
+                Fraction(0),
+                [Fraction(d == i) for d in range(n)],
+            )
         if leaf == "sum":
             return f"sum({draw(_SP)}bw{draw(_SP)})", 4, Fraction(0), [Fraction(1)] * n
         lo = draw(st.integers(0, n - 1))

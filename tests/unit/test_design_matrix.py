@@ -1,5 +1,5 @@
-"""The design rows' violation check in Python floats (``DesignMatrix.violation_list``, used by the verifier and
-every candidate test) against numpy's ``violations`` and hand-computed values."""
+"""The design rows' violation check in Python floats (``DesignMatrix.violation_list``, used by the
+verifier and every candidate test) against numpy's ``violations`` and hand-computed values."""
 
 from __future__ import annotations
 
@@ -40,5 +40,6 @@ def test_python_floats_match_numpy(n, D, seed):
         bw[rng.integers(D)] = np.nan
     ref, got = dm.violations(bw), np.array(dm.violation_list(bw))
     assert np.array_equal(np.isnan(ref), np.isnan(got))
-    # (the two sums round differently: at most D eps of the row's size, so of the relative violation)
+    # (the two sums round differently: at most D eps of the row's size, so of the relative
+    # violation)
     assert np.allclose(ref[~np.isnan(ref)], got[~np.isnan(got)], rtol=1e-12, atol=1e-14)

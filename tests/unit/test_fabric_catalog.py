@@ -1,4 +1,5 @@
-"""Sourced parts catalogs: the shipped files load, and every bad input is one line naming file, field and fix."""
+"""Sourced parts catalogs: the shipped files load, and every bad input is one line naming file,
+field and fix."""
 
 from __future__ import annotations
 
@@ -78,7 +79,10 @@ def test_shipped_catalogs_load_with_sources_and_power(name, instance):
     kinds = {s.kind for s in cat.sources.values()}
     assert {"estimate", "spec", "assumption"} <= kinds and "invented" not in kinds
     fabric = cat.classes["ScaleOut"].fabric
-    assert fabric.ratio_choices() == [(1.0,), (2.0,)] and fabric.placement == ("per_group", "rail_optimized")
+    assert fabric.ratio_choices() == [(1.0,), (2.0,)] and fabric.placement == (
+        "per_group",
+        "rail_optimized",
+    )
     assert cat.classes["NVLink"].fabric.placement == ("multi_plane",)
 
 
@@ -91,18 +95,40 @@ BAD = [
     ("watts = 25\n", "watts = -25\n", "classes.ScaleOut.nics[0] ('cx7').watts", "negative"),
     ("radix = 64\n", "radix = 3\n", "classes.ScaleOut.switches[0] ('qm').radix", "below 4"),
     ("oversubscription = [[1, 2]]", "oversubscription = [[1, 0.5]]", "oversubscription", "below 1"),
-    ("usd = 2000\nwatts = 25\nsource = \"s\"\n", "usd = 2000\nwatts = 25\n", "classes.ScaleOut.nics[0] ('cx7').source",
-     "require_sources"),
-    ("name = \"twin\"\nreach_m = 100\nports = 2\nusd = 1250\nwatts = 17\nsource = \"s\"",
-     "name = \"twin\"\nreach_m = 100\nports = 2\nusd = 1250\nwatts = 17\nsource = \"nope\"",
-     "classes.ScaleOut.optics[0] ('twin').source", "unknown source 'nope'"),
+    (
+        'usd = 2000\nwatts = 25\nsource = "s"\n',
+        "usd = 2000\nwatts = 25\n",
+        "classes.ScaleOut.nics[0] ('cx7').source",
+        "require_sources",
+    ),
+    (
+        'name = "twin"\nreach_m = 100\nports = 2\nusd = 1250\nwatts = 17\nsource = "s"',
+        'name = "twin"\nreach_m = 100\nports = 2\nusd = 1250\nwatts = 17\nsource = "nope"',
+        "classes.ScaleOut.optics[0] ('twin').source",
+        "unknown source 'nope'",
+    ),
     ('date = "2026-12-01"', 'date = "1 Dec 2026"', "sources.s.date", "YYYY-MM-DD"),
     ('kind = "estimate"', 'kind = "rumour"', "sources.s.kind", "rumour"),
     ("link_length_m = [30, 100, 500]\n", "", "classes.ScaleOut.fabric.link_length_m", "missing"),
-    ('placement = "rail_optimized"', 'placement = "ring"', "classes.ScaleOut.fabric.placement", "ring"),
+    (
+        'placement = "rail_optimized"',
+        'placement = "ring"',
+        "classes.ScaleOut.fabric.placement",
+        "ring",
+    ),
     # a number beyond a float's range, and a price in the wrong unit, are named, not solved
-    ("ports = 2\n", f"ports = {10**60}\n", "classes.ScaleOut.optics[0] ('twin').ports", "less than or equal"),
-    ("usd = 2000\n", "usd = 2e15\n", "classes.ScaleOut.nics[0] ('cx7').usd", "less than or equal to 1000000000000"),
+    (
+        "ports = 2\n",
+        f"ports = {10**60}\n",
+        "classes.ScaleOut.optics[0] ('twin').ports",
+        "less than or equal",
+    ),
+    (
+        "usd = 2000\n",
+        "usd = 2e15\n",
+        "classes.ScaleOut.nics[0] ('cx7').usd",
+        "less than or equal to 1000000000000",
+    ),
     ("usd_per_switch = 35000", "usd_per_switch = 3.5e13", "usd_per_switch", "less than or equal"),
 ]
 
@@ -132,8 +158,16 @@ links = [{ name = "l", gbps = 25, usd = 1, max_per_npu = 16 }]
 nics = [{ name = "n", gbps = 50, usd = 1, max_per_npu = 2 }]
 switches = [{ name = "s", radix = 64, usd_per_switch = 1 }]
 """
-    with pytest.raises(InputError, match=r"classes\.InterChiplet\.optics: class 'InterChiplet' has no Switch"):
+    with pytest.raises(
+        InputError, match=r"classes\.InterChiplet\.optics: class 'InterChiplet' has no Switch"
+    ):
         read_sourced_catalog(write(tmp_path, text), inst)
-    # without require_sources and sources the same file (minus the optics) is a valid sourced catalog
-    assert read_sourced_catalog(write(tmp_path, text.replace('optics = [{ name = "o", reach_m = 2, usd = 1 }]\n',
-                                                             "")), inst).require_sources is False
+    # without require_sources and sources the same file (minus the optics) is a valid sourced
+    # catalog
+    assert (
+        read_sourced_catalog(
+            write(tmp_path, text.replace('optics = [{ name = "o", reach_m = 2, usd = 1 }]\n', "")),
+            inst,
+        ).require_sources
+        is False
+    )

@@ -1,10 +1,11 @@
 """The compiled LPs (numpy arrays for HiGHS) are the Pyomo statements of the same LPs, row by row.
 
-hieropt states every LP as a Pyomo model (the readable, exportable form: :func:`hieropt.formulation.arrays.
-build_statement`, :func:`hieropt.formulation.ratio.build_ratio_lp`) and hands HiGHS arrays built directly with numpy
-(:func:`compile_perf_lp`, :func:`compile_ratio_lp`). Each test below reads every Pyomo constraint's standard
-representation (Pyomo's own ``generate_standard_repn``), maps its variables to columns by name, and requires the
-same coefficients, bounds and objective as the arrays, to 1e-12 relative.
+hieropt states every LP as a Pyomo model (the readable, exportable form:
+:func:`hieropt.formulation.arrays. build_statement`,
+:func:`hieropt.formulation.ratio.build_ratio_lp`) and hands HiGHS arrays built directly with numpy
+(:func:`compile_perf_lp`, :func:`compile_ratio_lp`). Each test below reads every Pyomo constraint's
+standard representation (Pyomo's own ``generate_standard_repn``), maps its variables to columns by
+name, and requires the same coefficients, bounds and objective as the arrays, to 1e-12 relative.
 """
 
 from __future__ import annotations
@@ -38,21 +39,43 @@ AR, RS = Collective.ALL_REDUCE, Collective.REDUCE_SCATTER
 
 
 def _overlap(loop: str, mode: str = "concurrent", latency: float = 0.0) -> Instance:
-    """Ring 4 x Switch 8, two layers with all three phases, LIBRA-like mapping (nodes under the overlap loops)."""
+    """Ring 4 x Switch 8, two layers with all three phases, LIBRA-like mapping (nodes under the
+    overlap loops)."""
     def layer(i: int, s: float) -> Layer:
-        return Layer(name=f"l{i}", forward=Phase(compute_ns=100.0, collective=AR, size_bytes=4e8 * s),
-                     input_grad=Phase(compute_ns=200.0, collective=AR, size_bytes=6e8 * s),
-                     weight_grad=Phase(compute_ns=300.0, collective=RS, size_bytes=8e8 * s))
+        return Layer(
+            name=f"l{i}",
+            forward=Phase(compute_ns=100.0, collective=AR, size_bytes=4e8 * s),
+            input_grad=Phase(compute_ns=200.0, collective=AR, size_bytes=6e8 * s),
+            weight_grad=Phase(compute_ns=300.0, collective=RS, size_bytes=8e8 * s),
+        )
     return Instance(
-        name="overlap", objective="performance", training_loop=loop, dimension_mode=mode,
-        network=Network(dims=(Dimension(block="Ring", npus=4, cost_class="a", latency_ns=latency),
-                              Dimension(block="Switch", npus=8, cost_class="b", latency_ns=latency))),
+        name="overlap",
+        objective="performance",
+        training_loop=loop,
+        dimension_mode=mode,
+        network=Network(
+            dims=(
+                Dimension(block="Ring", npus=4, cost_class="a", latency_ns=latency),
+                Dimension(block="Switch", npus=8, cost_class="b", latency_ns=latency),
+            )
+        ),
         workload=Workload(name="w", layers=(layer(0, 1.0), layer(1, 0.37))),
         mapping=Mapping(forward=(4, 1), input_grad=(4, 2), weight_grad=(2, 8)),
-        cost=CostModel(classes={"a": CostClass(link_usd_per_gbps=2.0), "b": CostClass(
-            link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0)}),
-        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),
-                     LinearConstraint(coefficients=(1.0, -3.0), sense="<=", rhs=0.0, text="bw[0] <= 3 bw[1]")))
+        cost=CostModel(
+            classes={
+                "a": CostClass(link_usd_per_gbps=2.0),
+                "b": CostClass(
+                    link_usd_per_gbps=8.0, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0
+                ),
+            }
+        ),
+        constraints=(
+            LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0, text="sum(bw) == 100"),
+            LinearConstraint(
+                coefficients=(1.0, -3.0), sense="<=", rhs=0.0, text="bw[0] <= 3 bw[1]"
+            ),
+        ),
+    )
 
 
 def _cases() -> list[tuple[str, Instance]]:
@@ -64,7 +87,8 @@ def _cases() -> list[tuple[str, Instance]]:
 
 
 def _rows(model, col_of) -> list[tuple[float, float, dict[int, float]]]:
-    """(lower, upper, {column: coefficient}) of every active constraint of ``model`` in declaration order."""
+    """(lower, upper, {column: coefficient}) of every active constraint of ``model`` in declaration
+    order."""
     import pyomo.environ as pyo
 
     out = []
@@ -81,7 +105,8 @@ def _rows(model, col_of) -> list[tuple[float, float, dict[int, float]]]:
 
 
 def _assert_row(arr_row: tuple[float, float, np.ndarray, np.ndarray], pyo_row) -> None:
-    """The same row, up to the sign Pyomo picks when it normalises ``a >= b`` (to ``b - a <= 0`` or ``a - b >= 0``)."""
+    """The same row, up to the sign Pyomo picks when it normalises ``a >= b`` (to ``b - a <= 0`` or
+    ``a - b >= 0``)."""
     lo, hi, idx, val = arr_row
     plo, phi, coef = pyo_row
     ours = {int(c): float(v) for c, v in zip(idx, val, strict=True) if v != 0}
@@ -91,7 +116,8 @@ def _assert_row(arr_row: tuple[float, float, np.ndarray, np.ndarray], pyo_row) -
     if np.sign(ours[first]) != np.sign(theirs[first]):
         theirs = {c: -v for c, v in theirs.items()}
         plo, phi = -phi, -plo
-    factor = max(map(abs, ours.values())) / max(map(abs, theirs.values()))  # (a row divided by its largest
+    # (a row divided by its largest
+    factor = max(map(abs, ours.values())) / max(map(abs, theirs.values()))
     if plo == 0 and phi in (0, np.inf) or phi == 0 and plo == -np.inf:  # coefficient: the same row)
         theirs = {c: v * factor for c, v in theirs.items()}
     for c in ours:
@@ -141,13 +167,22 @@ def test_procurement_lp_statement_equals_arrays(name, inst):
 
     def col_of(v) -> int:
         name, i = v.parent_component().local_name, v.index()
-        return {"x": lambda: i, "u": lambda: ra.u_col, "kap": lambda: ra.kap_col, "r": lambda: int(ra.r_col[i]),
-                "tau": lambda: arr.z0 + i, "y": lambda: arr.z0 + K + i}[name]()
+        return {
+            "x": lambda: i,
+            "u": lambda: ra.u_col,
+            "kap": lambda: ra.kap_col,
+            "r": lambda: int(ra.r_col[i]),
+            "tau": lambda: arr.z0 + i,
+            "y": lambda: arr.z0 + K + i,
+        }[name]()
 
     import pyomo.environ as pyo
 
-    floor = [c for c in m.component_data_objects(pyo.Constraint, active=True) if c.parent_component().local_name ==
-             "r_floor"]
+    floor = [
+        c
+        for c in m.component_data_objects(pyo.Constraint, active=True)
+        if c.parent_component().local_name == "r_floor"
+    ]
     for c in floor:
         c.deactivate()
     rows = _rows(m, col_of)
@@ -161,7 +196,9 @@ def test_procurement_lp_statement_equals_arrays(name, inst):
     frows = _rows(m.r_floor, col_of) if floor else []
     assert len(frows) == lo.size
     for r, prow in enumerate(frows):
-        _assert_row((lo[r], hi[r], index[start[r]:start[r + 1]], value[start[r]:start[r + 1]]), prow)
+        _assert_row(
+            (lo[r], hi[r], index[start[r] : start[r + 1]], value[start[r] : start[r + 1]]), prow
+        )
     obj = generate_standard_repn(m.product.expr)
     costs = np.zeros(arr.n_cols)
     for v, a in zip(obj.linear_vars, obj.linear_coefs, strict=True):
@@ -170,14 +207,30 @@ def test_procurement_lp_statement_equals_arrays(name, inst):
 
 
 def _single_term(budget: float | None) -> Instance:
-    """The Ring 4 x Switch 8 instance with every phase an all-reduce over all 32 NPUs (one collective term), its
-    two design rows, and a budget row when ``budget`` is given."""
+    """The Ring 4 x Switch 8 instance with every phase an all-reduce over all 32 NPUs (one
+    collective term), its two design rows, and a budget row when ``budget`` is given."""
     inst = _overlap("no_overlap")
-    return inst.model_copy(update={
-        "mapping": Mapping(forward=(4, 8), input_grad=(4, 8), weight_grad=(4, 8)), "max_network_cost_usd": budget,
-        "workload": Workload(name="w", layers=tuple(layer.model_copy(update={"weight_grad": Phase(
-            compute_ns=300.0, collective=AR, size_bytes=layer.weight_grad.size_bytes)})
-            for layer in inst.workload.layers))})
+    return inst.model_copy(
+        update={
+            "mapping": Mapping(forward=(4, 8), input_grad=(4, 8), weight_grad=(4, 8)),
+            "max_network_cost_usd": budget,
+            "workload": Workload(
+                name="w",
+                layers=tuple(
+                    layer.model_copy(
+                        update={
+                            "weight_grad": Phase(
+                                compute_ns=300.0,
+                                collective=AR,
+                                size_bytes=layer.weight_grad.size_bytes,
+                            )
+                        }
+                    )
+                    for layer in inst.workload.layers
+                ),
+            ),
+        }
+    )
 
 
 @pytest.mark.parametrize("budget", [None, 7.5e6])
@@ -208,32 +261,46 @@ def test_single_term_lp_statement_equals_arrays(budget):
 
 
 def _with_rows(*rows: tuple[tuple[float, float], str, float]) -> Instance:
-    """The Ring 4 x Switch 8 instance with only ``rows`` ((a0, a1), sense, rhs) as design constraints."""
-    return _overlap("no_overlap").model_copy(update={"constraints": tuple(
-        LinearConstraint(coefficients=a, sense=op, rhs=r, text=f"{a} {op} {r}") for a, op, r in rows)})
+    """The Ring 4 x Switch 8 instance with only ``rows`` ((a0, a1), sense, rhs) as design
+    constraints."""
+    return _overlap("no_overlap").model_copy(
+        update={
+            "constraints": tuple(
+                LinearConstraint(coefficients=a, sense=op, rhs=r, text=f"{a} {op} {r}")
+                for a, op, r in rows
+            )
+        }
+    )
 
 
 def test_redundant_rows_by_interval_arithmetic():
-    """Cluster prices (32 NPUs): dimension 0 costs 32 x 2 = 64 $ per GB/s (link 2 $), dimension 1 costs
-    32 x (8 + 18 + 30) = 1,792 $ per GB/s; within a cap of 71,680 $ each B_d <= cap / p_d = 1,120 and 40 GB/s."""
+    """Cluster prices (32 NPUs): dimension 0 costs 32 x 2 = 64 $ per GB/s (link 2 $), dimension 1
+    costs 32 x (8 + 18 + 30) = 1,792 $ per GB/s; within a cap of 71,680 $ each B_d <= cap / p_d =
+    1,120 and 40 GB/s."""
     from hieropt.formulation.ratio_arrays import redundant_rows
     from hieropt.model.cost import cluster_cost_usd_per_gbps
 
-    inst = _with_rows(((1.0, 1.0), ">=", 10.0), ((1.0, 1.0), "<=", 1160.0), ((1.0, 1.0), "<=", 1159.0),
-                      ((1.0, -3.0), ">=", -120.0), ((1.0, -3.0), ">=", -119.0), ((1.0, 1.0), "==", 100.0))
+    inst = _with_rows(
+        ((1.0, 1.0), ">=", 10.0),
+        ((1.0, 1.0), "<=", 1160.0),
+        ((1.0, 1.0), "<=", 1159.0),
+        ((1.0, -3.0), ">=", -120.0),
+        ((1.0, -3.0), ">=", -119.0),
+        ((1.0, 1.0), "==", 100.0),
+    )
     assert cluster_cost_usd_per_gbps(inst).tolist() == [64.0, 1792.0]
     rows, bounds = redundant_rows(inst, 71680.0)
-    # sum <= 1160 reaches 1,120 + 40 at most: redundant; <= 1159 is not. B0 - 3 B1 >= -120 holds at B1 = 40, B0 = 0;
-    # >= -119 does not. A floor (>= 10) and an equality never count.
+    # sum <= 1160 reaches 1,120 + 40 at most: redundant; <= 1159 is not. B0 - 3 B1 >= -120 holds at
+    # B1 = 40, B0 = 0; >= -119 does not. A floor (>= 10) and an equality never count.
     assert rows.tolist() == [False, True, False, True, False, False]
     assert bounds.tolist() == [False, False]  # no upper bounds given
     assert redundant_rows(inst)[0].tolist() == [False] * 6  # no cap: nothing is redundant
 
 
 def test_cost_range_lp_is_exact_across_fourteen_orders_of_magnitude():
-    """min / max of 64 B0 + 1,792 B1 over 1e-3 <= B0 + B1 <= 1e11: 0.064 $ and 1.792e14 $ (B on the cheaper and
-    the dearer dimension), however far apart; the ceiling row is then left out of the cost-share LP (its
-    coefficient on u, 1e11 / 1e-4, is one HiGHS rejects)."""
+    """min / max of 64 B0 + 1,792 B1 over 1e-3 <= B0 + B1 <= 1e11: 0.064 $ and 1.792e14 $ (B on the
+    cheaper and the dearer dimension), however far apart; the ceiling row is then left out of the
+    cost-share LP (its coefficient on u, 1e11 / 1e-4, is one HiGHS rejects)."""
     from hieropt.solvers.ratio import RatioCore
 
     inst = _with_rows(((1.0, 1.0), ">=", 1e-3), ((1.0, 1.0), "<=", 1e11))
@@ -247,8 +314,9 @@ def test_cost_range_lp_is_exact_across_fourteen_orders_of_magnitude():
 
 
 def test_performance_lp_is_compiled_once_per_instance_and_shared_read_only():
-    """A repeated solve (or a copy with another objective) re-uses the compiled LP, read-only; another budget gets
-    another scale, hence its own LP; and the shared LP gives the same certified optimum every time."""
+    """A repeated solve (or a copy with another objective) re-uses the compiled LP, read-only;
+    another budget gets another scale, hence its own LP; and the shared LP gives the same certified
+    optimum every time."""
     from hieropt.solvers.cutting import TimeLP
 
     inst = _overlap("no_overlap")
@@ -269,23 +337,38 @@ def test_performance_lp_is_compiled_once_per_instance_and_shared_read_only():
 
 
 def test_a_copy_with_other_prices_gets_its_own_lp():
-    """A price sweep by model_copy: the copy shares the time model and the rows, not the budget row's prices. Its
-    budgeted optimum equals that of the same instance built afresh (no memo shared), and differs from the
-    original's (the dearer dimension gets less of the same budget)."""
+    """A price sweep by model_copy: the copy shares the time model and the rows, not the budget
+    row's prices. Its budgeted optimum equals that of the same instance built afresh (no memo
+    shared), and differs from the original's (the dearer dimension gets less of the same budget)."""
     from hieropt.spec import CostClass, CostModel
 
     def with_prices(inst, b_link):
-        return inst.model_copy(update={"cost": CostModel(classes={"a": CostClass(link_usd_per_gbps=2.0), "b": CostClass(
-            link_usd_per_gbps=b_link, switch_usd_per_gbps=18.0, nic_usd_per_gbps=30.0)})})
+        return inst.model_copy(
+            update={
+                "cost": CostModel(
+                    classes={
+                        "a": CostClass(link_usd_per_gbps=2.0),
+                        "b": CostClass(
+                            link_usd_per_gbps=b_link,
+                            switch_usd_per_gbps=18.0,
+                            nic_usd_per_gbps=30.0,
+                        ),
+                    }
+                )
+            }
+        )
 
     from hieropt.solvers.cutting import TimeLP
 
-    base = _overlap("no_overlap").model_copy(update={"constraints": (), "max_network_cost_usd": 20_000.0})
+    base = _overlap("no_overlap").model_copy(
+        update={"constraints": (), "max_network_cost_usd": 20_000.0}
+    )
     copy = with_prices(base, 80.0)
     lps = [TimeLP(i, build_time_model(i)) for i in (base, copy)]
     assert lps[1].arr is not lps[0].arr
     want = compile_perf_lp(copy, build_time_model(copy), lps[1].scale)
-    np.testing.assert_array_equal(lps[1].arr.cost_costs, want.cost_costs)  # the budget row's prices are the copy's
+    # the budget row's prices are the copy's
+    np.testing.assert_array_equal(lps[1].arr.cost_costs, want.cost_costs)
     assert not np.array_equal(lps[1].arr.cost_costs * lps[1].scale.cost_usd,
                               lps[0].arr.cost_costs * lps[0].scale.cost_usd)
     for lp in lps:

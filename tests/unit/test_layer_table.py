@@ -1,5 +1,6 @@
-"""LayerTable (a workload's layers as columns) and the columnar ASTRA-sim 1.0 reader give the same workload as the
-Layer objects and the line-by-line reader: same layers, same numpy table, same errors."""
+"""LayerTable (a workload's layers as columns) and the columnar ASTRA-sim 1.0 reader give the same
+workload as the Layer objects and the line-by-line reader: same layers, same numpy table, same
+errors."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ LINES = ("a\t-1\t10\tNONE\t0\t20\tALLREDUCE\t3e5\t30\tREDUCESCATTER\t7\t1\n"
 
 
 def _layers() -> tuple[Layer, ...]:
-    return parse_workload(LINES.replace("\t", "  "), name="w").layers  # any whitespace: the same layers
+    # any whitespace: the same layers
+    return parse_workload(LINES.replace("\t", "  "), name="w").layers
 
 
 def test_columnar_reader_equals_line_by_line(shared_data):
@@ -29,7 +31,9 @@ def test_columnar_reader_equals_line_by_line(shared_data):
         slow = tuple(parse_workload(" ".join(t) + "\n", name="x").layers[0] for _, t in body)
         assert isinstance(fast.layers, LayerTable)
         assert list(fast.layers) == list(slow)
-        np.testing.assert_array_equal(fast.table.size_bytes, Workload(name="s", layers=slow).table.size_bytes)
+        np.testing.assert_array_equal(
+            fast.table.size_bytes, Workload(name="s", layers=slow).table.size_bytes
+        )
 
 
 def test_layer_table_round_trip_and_sequence():
@@ -46,18 +50,25 @@ def test_layer_table_round_trip_and_sequence():
 
 
 def test_workload_copy_with_new_layers_gets_a_new_table():
-    """``model_copy(update={"layers": ...})`` is solved with its new layers (no cached table survives)."""
+    """``model_copy(update={"layers": ...})`` is solved with its new layers (no cached table
+    survives)."""
     w = Workload(name="w", layers=tuple(_layers()))
     assert w.table.size_bytes[0, 1] == 3e5
-    bigger = w.layers[0].model_copy(update={"input_grad": Phase(compute_ns=20.0, collective=AR, size_bytes=9e5)})
+    bigger = w.layers[0].model_copy(
+        update={"input_grad": Phase(compute_ns=20.0, collective=AR, size_bytes=9e5)}
+    )
     w2 = w.model_copy(update={"layers": (bigger,) + tuple(w.layers[1:])})
     assert w2.table.size_bytes[0, 1] == 9e5 and w.table.size_bytes[0, 1] == 3e5
 
 
-@pytest.mark.parametrize("bad", ["a -1 10 NONE 0 20 ALLREDUCE 3e5 30 REDUCESCATTER 7\n",  # 11 fields
-                                 "a -1 10 NONE 0 20 ALLREDUCE -3 30 REDUCESCATTER 7 1\n",  # negative size
-                                 "a -1 10 NONE 0 20 ALLREDUCEX 3 30 REDUCESCATTER 7 1\n",  # unknown collective
-                                 "a -1 10 NONE 0 20 ALLREDUCE inf 30 REDUCESCATTER 7 1\n"])  # not finite
+# 11 fields
+@pytest.mark.parametrize("bad", ["a -1 10 NONE 0 20 ALLREDUCE 3e5 30 REDUCESCATTER 7\n",
+                                 # negative size
+                                 "a -1 10 NONE 0 20 ALLREDUCE -3 30 REDUCESCATTER 7 1\n",
+                                 # unknown collective
+                                 "a -1 10 NONE 0 20 ALLREDUCEX 3 30 REDUCESCATTER 7 1\n",
+                                 # not finite
+                                 "a -1 10 NONE 0 20 ALLREDUCE inf 30 REDUCESCATTER 7 1\n"])
 def test_malformed_lines_fall_back_to_the_line_reader(bad):
     """The columnar reader declines; the line-by-line reader names line 2 and the field."""
     text = LINES.split("\n")[0] + "\n" + bad

@@ -9,10 +9,14 @@ from hieropt.io.astrasim1 import parse_workload
 from hieropt.model.mapping import derive_mapping, lowest_dims_group
 from hieropt.spec import Dimension, Network
 
-NET = Network(dims=(Dimension(block="Ring", npus=4, cost_class="a"), Dimension(block="FullyConnected", npus=8,
-                                                                                cost_class="b"),
-                    Dimension(block="Ring", npus=4, cost_class="c"), Dimension(block="Switch", npus=32,
-                                                                                cost_class="d")))
+NET = Network(
+    dims=(
+        Dimension(block="Ring", npus=4, cost_class="a"),
+        Dimension(block="FullyConnected", npus=8, cost_class="b"),
+        Dimension(block="Ring", npus=4, cost_class="c"),
+        Dimension(block="Switch", npus=32, cost_class="d"),
+    )
+)
 LINE = "l1 -1 10 ALLREDUCE 100 10 ALLREDUCE 100 10 ALLREDUCE 100 10"
 
 
@@ -20,9 +24,18 @@ def _wl(header: str):
     return parse_workload(f"{header}\n1\n{LINE}\n")
 
 
-@pytest.mark.parametrize("size, group", [(1, (1, 1, 1, 1)), (2, (2, 1, 1, 1)), (4, (4, 1, 1, 1)),
-                                          (16, (4, 4, 1, 1)), (32, (4, 8, 1, 1)), (64, (4, 8, 2, 1)),
-                                          (4096, (4, 8, 4, 32))])
+@pytest.mark.parametrize(
+    "size, group",
+    [
+        (1, (1, 1, 1, 1)),
+        (2, (2, 1, 1, 1)),
+        (4, (4, 1, 1, 1)),
+        (16, (4, 4, 1, 1)),
+        (32, (4, 8, 1, 1)),
+        (64, (4, 8, 2, 1)),
+        (4096, (4, 8, 4, 32)),
+    ],
+)
 def test_lowest_dims_group(size, group):
     assert lowest_dims_group(NET, size, "x") == group
 

@@ -1,5 +1,6 @@
-"""The max nodes' two evaluators (hieropt/model/node_levels.py) against the definition y_v = max over v's pieces
-of (const + sum a tau_k + sum b y_u), on random node graphs (every piece references earlier nodes only)."""
+"""The max nodes' two evaluators (hieropt/model/node_levels.py) against the definition y_v = max
+over v's pieces of (const + sum a tau_k + sum b y_u), on random node graphs (every piece references
+earlier nodes only)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ from hieropt.model.terms import Piece
 def _definition(nodes, tau) -> np.ndarray:
     y = []
     for pieces in nodes:
-        y.append(max(p.const_ns + sum(a * tau[k] for k, a in p.terms) + sum(b * y[u] for u, b in p.nodes)
-                     for p in pieces))
+        y.append(
+            max(
+                p.const_ns + sum(a * tau[k] for k, a in p.terms) + sum(b * y[u] for u, b in p.nodes)
+                for p in pieces
+            )
+        )
     return np.array(y)
 
 
@@ -28,11 +33,22 @@ def graphs(draw):
     for v in range(V):
         pieces = []
         for _ in range(draw(st.integers(1, 3))):
-            terms = tuple((draw(st.integers(0, K - 1)), draw(coef)) for _ in range(draw(st.integers(0, 2))))
-            refs = tuple((draw(st.integers(0, v - 1)), draw(coef)) for _ in range(draw(st.integers(0, 2)))) if v else ()
+            terms = tuple(
+                (draw(st.integers(0, K - 1)), draw(coef)) for _ in range(draw(st.integers(0, 2)))
+            )
+            refs = (
+                tuple(
+                    (draw(st.integers(0, v - 1)), draw(coef))
+                    for _ in range(draw(st.integers(0, 2)))
+                )
+                if v
+                else ()
+            )
             pieces.append(Piece(const_ns=draw(st.floats(0.0, 1e3)), terms=terms, nodes=refs))
         nodes.append(tuple(pieces))
-    tau = np.array(draw(st.lists(st.floats(0.0, 1e4), min_size=3 * K, max_size=3 * K))).reshape(3, K)
+    tau = np.array(draw(st.lists(st.floats(0.0, 1e4), min_size=3 * K, max_size=3 * K))).reshape(
+        3, K
+    )
     return tuple(nodes), tau
 
 
@@ -43,7 +59,9 @@ def test_both_evaluators_are_the_definition(case):
     batch = node_values_batch(node_levels(nodes), len(nodes), tau)
     for s in range(tau.shape[0]):
         want = _definition(nodes, tau[s])
-        np.testing.assert_allclose(node_values(node_plan(nodes), tau[s]), want, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(
+            node_values(node_plan(nodes), tau[s]), want, rtol=1e-12, atol=1e-9
+        )
         np.testing.assert_allclose(batch[:, s], want, rtol=1e-12, atol=1e-9)
 
 
@@ -53,4 +71,6 @@ def test_a_chain_by_hand():
              (Piece(0.0, ((1, 1.0),), ((0, 1.0),)), Piece(0.0, (), ((0, 3.0),))))
     tau = np.array([1.0, 4.0])
     np.testing.assert_array_equal(node_values(node_plan(nodes), tau), [5.0, 15.0])
-    np.testing.assert_array_equal(node_values_batch(node_levels(nodes), 2, tau[None, :])[:, 0], [5.0, 15.0])
+    np.testing.assert_array_equal(
+        node_values_batch(node_levels(nodes), 2, tau[None, :])[:, 0], [5.0, 15.0]
+    )

@@ -21,12 +21,13 @@ NONE = Collective.NONE
 FAST = settings(max_examples=50, deadline=None)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Hand-computed cases. Each entry: (collective, S, group, expected bytes per dimension).
-# ---------------------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 CASES = [
-    # --- 2 dimensions, full group (4, 8), S = 64 --------------------------------------------------------------------
-    # all-reduce ascending: dim0 = 2*64*3/4 = 96, c = 64/4 = 16; dim1 = 2*16*7/8 = 28   (sum 124 = 2*64*(1-1/32))
+    # --- 2 dimensions, full group (4, 8), S = 64 --------------------------------------------------
+    # all-reduce ascending: dim0 = 2*64*3/4 = 96, c = 64/4 = 16; dim1 = 2*16*7/8 = 28   (sum 124 =
+    # 2*64*(1-1/32))
     (AR, 64, (4, 8), [96, 28]),
     # reduce-scatter ascending: dim0 = 64*3/4 = 48, c = 16; dim1 = 16*7/8 = 14
     (RS, 64, (4, 8), [48, 14]),
@@ -35,7 +36,7 @@ CASES = [
     # all-to-all, no resize: dim0 = 64*3/4 = 48; dim1 = 64*7/8 = 56
     (A2A, 64, (4, 8), [48, 56]),
     (NONE, 64, (4, 8), [0, 0]),
-    # --- 2 dimensions, only dim 1 spanned: (1, 8), S = 64 -----------------------------------------------------------
+    # --- 2 dimensions, only dim 1 spanned: (1, 8), S = 64 -----------------------------------------
     # AR: dim1 = 2*64*7/8 = 112 (chunk not reduced by an unspanned dim0)
     (AR, 64, (1, 8), [0, 112]),
     # RS: dim1 = 64*7/8 = 56
@@ -44,12 +45,13 @@ CASES = [
     (AG, 64, (1, 8), [0, 448]),
     # A2A: dim1 = 64*7/8 = 56
     (A2A, 64, (1, 8), [0, 56]),
-    # --- the brief's all-gather order example: S = 12 on (2, 3) ------------------------------------------------------
+    # --- the brief's all-gather order example: S = 12 on (2, 3) -----------------------------------
     # descending: dim1 = 12*(3-1) = 24, c = 12*3 = 36; dim0 = 36*(2-1) = 36.
     # (ascending would have given dim0 = 12, dim1 = 24*2 = 48 -- so this pins the order.)
     (AG, 12, (2, 3), [36, 24]),
-    # --- 3 dimensions, full group (2, 3, 4), S = 24 -----------------------------------------------------------------
-    # AR: dim0 = 2*24*1/2 = 24, c = 12; dim1 = 2*12*2/3 = 16, c = 4; dim2 = 2*4*3/4 = 6   (sum 46 = 48*(1-1/24))
+    # --- 3 dimensions, full group (2, 3, 4), S = 24 -----------------------------------------------
+    # AR: dim0 = 2*24*1/2 = 24, c = 12; dim1 = 2*12*2/3 = 16, c = 4; dim2 = 2*4*3/4 = 6   (sum 46 =
+    # 48*(1-1/24))
     (AR, 24, (2, 3, 4), [24, 16, 6]),
     # RS: dim0 = 24*1/2 = 12, c = 12; dim1 = 12*2/3 = 8, c = 4; dim2 = 4*3/4 = 3
     (RS, 24, (2, 3, 4), [12, 8, 3]),
@@ -58,7 +60,7 @@ CASES = [
     # A2A: dim0 = 24/2 = 12; dim1 = 24*2/3 = 16; dim2 = 24*3/4 = 18
     (A2A, 24, (2, 3, 4), [12, 16, 18]),
     (NONE, 24, (2, 3, 4), [0, 0, 0]),
-    # --- 3 dimensions, middle dimension skipped: (2, 1, 4), S = 40 ---------------------------------------------------
+    # --- 3 dimensions, middle dimension skipped: (2, 1, 4), S = 40 --------------------------------
     # AR: dim0 = 2*40*1/2 = 40, c = 20; dim1 skipped; dim2 = 2*20*3/4 = 30   (sum 70 = 80*(1-1/8))
     (AR, 40, (2, 1, 4), [40, 0, 30]),
     # RS: dim0 = 40/2 = 20, c = 20; dim2 = 20*3/4 = 15
@@ -68,8 +70,8 @@ CASES = [
     # A2A: dim0 = 40/2 = 20; dim2 = 40*3/4 = 30
     (A2A, 40, (2, 1, 4), [20, 0, 30]),
     (NONE, 40, (2, 1, 4), [0, 0, 0]),
-    # --- partial group (4, 4, 1, 1) on a 4 x 8 x 4 x 32 network (uses 4 of the 8 NPUs of dim 1), S = 32 ------------
-    # AR: dim0 = 2*32*3/4 = 48, c = 8; dim1 = 2*8*3/4 = 12   (sum 60 = 64*(1-1/16))
+    # --- partial group (4, 4, 1, 1) on a 4 x 8 x 4 x 32 network (uses 4 of the 8 NPUs of dim 1), S
+    # = 32 AR: dim0 = 2*32*3/4 = 48, c = 8; dim1 = 2*8*3/4 = 12   (sum 60 = 64*(1-1/16))
     (AR, 32, (4, 4, 1, 1), [48, 12, 0, 0]),
     # RS: dim0 = 32*3/4 = 24, c = 8; dim1 = 8*3/4 = 6
     (RS, 32, (4, 4, 1, 1), [24, 6, 0, 0]),
@@ -78,11 +80,12 @@ CASES = [
     # A2A: dim0 = 32*3/4 = 24; dim1 = 32*3/4 = 24
     (A2A, 32, (4, 4, 1, 1), [24, 24, 0, 0]),
     (NONE, 32, (4, 4, 1, 1), [0, 0, 0, 0]),
-    # --- the DP group (1, 2, 4, 32) of the same network, S = 64 -----------------------------------------------------
+    # --- the DP group (1, 2, 4, 32) of the same network, S = 64 -----------------------------------
     # AR: dim1 = 2*64*1/2 = 64, c = 32; dim2 = 2*32*3/4 = 48, c = 8; dim3 = 2*8*31/32 = 15.5
     #     (sum 127.5 = 128*(1-1/256) = 128 - 0.5)
     (AR, 64, (1, 2, 4, 32), [0, 64, 48, 15.5]),
-    # AG descending: dim3 = 64*31 = 1984, c = 2048; dim2 = 2048*3 = 6144, c = 8192; dim1 = 8192*1 = 8192
+    # AG descending: dim3 = 64*31 = 1984, c = 2048; dim2 = 2048*3 = 6144, c = 8192; dim1 = 8192*1 =
+    # 8192
     (AG, 64, (1, 2, 4, 32), [0, 8192, 6144, 1984]),
 ]
 
@@ -103,7 +106,9 @@ def test_collective_traffic_hand_values(case):
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 def test_unit_traffic_is_traffic_per_byte(case):
     kind, size, group, expected = case
-    np.testing.assert_allclose(unit_traffic(kind, group), np.array(expected, dtype=float) / size, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(
+        unit_traffic(kind, group), np.array(expected, dtype=float) / size, rtol=1e-12, atol=0
+    )
 
 
 def test_unit_traffic_hand_values():
@@ -131,12 +136,14 @@ def test_group_spanning_nothing_gives_zeros(kind):
 def test_traffic_is_linear_in_size(kind):
     # (2, 3, 4): AR at S = 24 is [24, 16, 6] (above), so at S = 36 = 1.5*24 it is [36, 24, 9]
     base = {AR: [24, 16, 6], RS: [12, 8, 3], AG: [288, 192, 72], A2A: [12, 16, 18]}[kind]
-    np.testing.assert_allclose(collective_traffic(kind, 36, (2, 3, 4)), 1.5 * np.array(base), rtol=1e-12)
+    np.testing.assert_allclose(
+        collective_traffic(kind, 36, (2, 3, 4)), 1.5 * np.array(base), rtol=1e-12
+    )
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Identities (hypothesis): checked against closed forms, not against the dimension walk.
-# ---------------------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 groups = st.lists(st.integers(1, 9), min_size=1, max_size=5).map(tuple)
 sizes = st.floats(0, 1e9, allow_nan=False, allow_infinity=False)
 
@@ -154,14 +161,19 @@ def test_allreduce_sum_is_flat_ring_volume(group, size):
 def test_reducescatter_and_allgather_sums(group, size):
     P = math.prod(group)
     # reduce-scatter sends S (1 - 1/P) in all; all-gather of a shard S sends S (P - 1) in all
-    assert collective_traffic(RS, size, group).sum() == pytest.approx(size * (1 - 1 / P), rel=1e-12, abs=1e-9)
-    assert collective_traffic(AG, size, group).sum() == pytest.approx(size * (P - 1), rel=1e-12, abs=1e-9)
+    assert collective_traffic(RS, size, group).sum() == pytest.approx(
+        size * (1 - 1 / P), rel=1e-12, abs=1e-9
+    )
+    assert collective_traffic(AG, size, group).sum() == pytest.approx(
+        size * (P - 1), rel=1e-12, abs=1e-9
+    )
 
 
 @FAST
 @given(group=groups, size=sizes)
 def test_allreduce_is_reducescatter_then_allgather_of_the_shard(group, size):
-    # all-reduce = reduce-scatter (ascending) + all-gather (descending) of the S/P shard, dimension by dimension
+    # all-reduce = reduce-scatter (ascending) + all-gather (descending) of the S/P shard, dimension
+    # by dimension
     P = math.prod(group)
     ar = collective_traffic(AR, size, group)
     rs_ag = collective_traffic(RS, size, group) + collective_traffic(AG, size / P, group)
@@ -177,12 +189,14 @@ def test_alltoall_dimensions_are_independent(group, size):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-9)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # aggregate
-# ---------------------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 def _rows(terms) -> list[tuple[tuple[float, ...], int]]:
     """(bytes row, count) pairs in a canonical order (aggregate does not promise an order)."""
-    return sorted((tuple(float(x) for x in b), int(c)) for b, c in zip(terms.bytes, terms.count, strict=True))
+    return sorted(
+        (tuple(float(x) for x in b), int(c)) for b, c in zip(terms.bytes, terms.count, strict=True)
+    )
 
 
 def test_aggregate_merges_proportional_rows_and_drops_zeros():
@@ -217,8 +231,9 @@ def test_aggregate_merges_proportional_rows_and_drops_zeros():
 
 
 def test_aggregate_keeps_collective_terms_of_real_traffic():
-    # AR over (4, 8) with S = 64 is [96, 28] and with S = 32 is [48, 14]: proportional -> one term [144, 42], count 2.
-    # AG over (4, 8) with S = 64 is [1536, 448] = 16 * [96, 28]: also proportional -> merges too (count 3,
+    # AR over (4, 8) with S = 64 is [96, 28] and with S = 32 is [48, 14]: proportional -> one term
+    # [144, 42], count 2. AG over (4, 8) with S = 64 is [1536, 448] = 16 * [96, 28]: also
+    # proportional -> merges too (count 3,
     #   bytes [1680, 490]).
     # A2A over (4, 8) with S = 64 is [48, 56]: a different direction -> its own term.
     traffic = np.array([[96.0, 28.0], [48.0, 14.0], [1536.0, 448.0], [48.0, 56.0]])
@@ -249,8 +264,9 @@ def test_aggregate_sum_max_hand_value():
 
 @st.composite
 def traffic_matrices(draw):
-    """A few integer directions (so their normalised forms are far from any 12-digit rounding boundary) times random
-    positive scales, some rows zero, plus a random positive bandwidth vector."""
+    """A few integer directions (so their normalised forms are far from any 12-digit rounding
+    boundary) times random positive scales, some rows zero, plus a random positive bandwidth
+    vector."""
     D = draw(st.integers(1, 4))
     direction = st.lists(st.integers(0, 9), min_size=D, max_size=D).filter(any)
     dirs = draw(st.lists(direction, min_size=1, max_size=4))
@@ -263,8 +279,14 @@ def traffic_matrices(draw):
             max_size=n,
         )
     )
-    bw = draw(st.lists(st.floats(1e-2, 1e3, allow_nan=False, allow_infinity=False), min_size=D, max_size=D))
-    traffic = np.array([[s * x for x in dirs[i]] for i, s in zip(picks, scales, strict=True)], dtype=float)
+    bw = draw(
+        st.lists(
+            st.floats(1e-2, 1e3, allow_nan=False, allow_infinity=False), min_size=D, max_size=D
+        )
+    )
+    traffic = np.array(
+        [[s * x for x in dirs[i]] for i, s in zip(picks, scales, strict=True)], dtype=float
+    )
     return dirs, traffic, np.array(bw)
 
 
@@ -298,7 +320,8 @@ def test_aggregate_does_not_merge_rows_with_different_small_components():
 
 
 def test_aggregate_keeps_rows_differing_in_the_seventh_significant_digit():
-    # at bw = [1, 1e-7]: max(1, 1.0000001e-6/1e-7) + max(1, 1.0000002e-6/1e-7) = 10.000001 + 10.000002 = 20.000003
+    # at bw = [1, 1e-7]: max(1, 1.0000001e-6/1e-7) + max(1, 1.0000002e-6/1e-7) = 10.000001 +
+    # 10.000002 = 20.000003
     traffic = np.array([[1.0, 1.0000001e-6], [1.0, 1.0000002e-6]])
     terms = aggregate(traffic)
     bw = np.array([1.0, 1e-7])

@@ -83,16 +83,20 @@ def test_blocks_are_identical():
 
 
 def test_block_forward_flops_match_narayanan():
-    # 24 b s h^2 + 4 b s^2 h = 24*512 + 4*256 = 13312 FLOPs per block, / tp = 6656 -> 6.656 ns at 1 TFLOP/s
+    # 24 b s h^2 + 4 b s^2 h = 24*512 + 4*256 = 13312 FLOPs per block, / tp = 6656 -> 6.656 ns at 1
+    # TFLOP/s
     attn, mlp = generate(_params()).layers[:2]
     assert attn.forward.compute_ns + mlp.forward.compute_ns == pytest.approx(6.656, rel=1e-12)
     # backward = 2 x forward: 13312 FLOPs per block / tp -> 13.312 ns
-    backward = sum(layer.input_grad.compute_ns + layer.weight_grad.compute_ns for layer in (attn, mlp))
+    backward = sum(
+        layer.input_grad.compute_ns + layer.weight_grad.compute_ns for layer in (attn, mlp)
+    )
     assert backward == pytest.approx(13.312, rel=1e-12)
 
 
 def test_peak_efficiency_and_ffn_scaling():
-    # 0.5 TFLOP/s effective: every time doubles; ffn 2 halves the MLP: 8*512/2 = 2048 FLOPs -> 4.096 ns at 0.5
+    # 0.5 TFLOP/s effective: every time doubles; ffn 2 halves the MLP: 8*512/2 = 2048 FLOPs -> 4.096
+    # ns at 0.5
     w = generate(_params(npu_peak_tflops=2.0, efficiency=0.25, ffn_multiplier=2))
     attn, mlp = w.layers[:2]
     assert attn.forward.compute_ns == pytest.approx(5.120, rel=1e-12)
@@ -164,11 +168,14 @@ def test_gpt3_model_file():
     attn, mlp = w.layers[:2]
     # b s h^2 = 2048 * 12288^2 = 309237645312, b s^2 h = 2048^2 * 12288 = 51539607552, tp 16,
     # 312e12 * 0.5 = 1.56e14 FLOP/s
-    assert attn.forward.compute_ns == pytest.approx((8 * 309237645312 + 4 * 51539607552) / 16 / 1.56e14 * 1e9)
+    assert attn.forward.compute_ns == pytest.approx(
+        (8 * 309237645312 + 4 * 51539607552) / 16 / 1.56e14 * 1e9
+    )
     assert mlp.forward.compute_ns == pytest.approx(16 * 309237645312 / 16 / 1.56e14 * 1e9)
     assert attn.forward.size_bytes == 2048 * 12288 * 2 == 50331648
     assert attn.weight_grad.size_bytes == (4 * 12288**2 + 4 * 12288) // 16 * 2
     assert mlp.weight_grad.size_bytes == (8 * 12288**2 + 5 * 12288) // 16 * 2
-    # 12 h^2 + 13 h parameters per block, 96 blocks: about 174.0e9 (GPT-3's 175B includes the embeddings)
+    # 12 h^2 + 13 h parameters per block, 96 blocks: about 174.0e9 (GPT-3's 175B includes the
+    # embeddings)
     per_block = (attn.weight_grad.size_bytes + mlp.weight_grad.size_bytes) / 2 * 16
     assert 96 * per_block == pytest.approx(173.95e9, rel=1e-3)

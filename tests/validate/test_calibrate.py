@@ -143,7 +143,10 @@ def test_the_roofline_fit_recovers_its_matrix_and_hbm_efficiencies(tmp_path: Pat
     path = write_case(tmp_path, rows, WIDTHS, ROOFLINE_MODEL)
     truth = ("npu.matrix_efficiency=0.42", "npu.hbm_efficiency=0.8")
     times = [predict_ms(r, truth) for r in read_runs(path)]
-    rows = [f"tiny.toml,net.toml,10,{h},{f},{s},{t!r}" for (h, f, s), t in zip(shapes, times, strict=True)]
+    rows = [
+        f"tiny.toml,net.toml,10,{h},{f},{s},{t!r}"
+        for (h, f, s), t in zip(shapes, times, strict=True)
+    ]
     runs = read_runs(write_case(tmp_path, rows, WIDTHS, ROOFLINE_MODEL))
     assert runs[0].params.npu.roofline
     fit = fit_npu(runs)

@@ -1,12 +1,13 @@
-"""GPT-3 175B on Calculon's A100 system (NVLink 8 x HDR InfiniBand, 300;25 GB/s per GPU, fixed): the co-design
-search keeps tensor parallelism inside the node (spaces/codesign-gpt3-calculon-a100.toml).
+"""GPT-3 175B on Calculon's A100 system (NVLink 8 x HDR InfiniBand, 300;25 GB/s per GPU, fixed): the
+co-design search keeps tensor parallelism inside the node (spaces/codesign-gpt3-calculon-a100.toml).
 
-With the collectives of LLM plans run ``sequential`` over the dimensions (the NVLink part, then the InfiniBand
-part), a TP group of 16 spanning two nodes pays its InfiniBand part on every layer; with the roofline compute model
-the best plan is TP 8 x PP 16 x DP 32, interleaved (3 virtual stages), sequence parallel, micro-batch 1, no
-recompute. Calculon (Isaev et al., SC'23, at caa4b11, its a100_80g system and gpt3-175B model, the same 281 plans
-it accepts of the 303 that fit here) ranks that plan 2nd, 0.2 % behind its best (TP 8 x PP 32 x DP 16), and the
-best TP 16 plan 109th (+108 %); docs/validation.md.
+With the collectives of LLM plans run ``sequential`` over the dimensions (the NVLink part, then the
+InfiniBand part), a TP group of 16 spanning two nodes pays its InfiniBand part on every layer; with
+the roofline compute model the best plan is TP 8 x PP 16 x DP 32, interleaved (3 virtual stages),
+sequence parallel, micro-batch 1, no recompute. Calculon (Isaev et al., SC'23, at caa4b11, its
+a100_80g system and gpt3-175B model, the same 281 plans it accepts of the 303 that fit here) ranks
+that plan 2nd, 0.2 % behind its best (TP 8 x PP 32 x DP 16), and the best TP 16 plan 109th (+108 %);
+docs/validation.md.
 """
 
 from __future__ import annotations
@@ -21,11 +22,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_pick_keeps_tp_inside_the_node():
     rows: list[dict] = []
-    codesign(load_codesign(ROOT / "spaces/codesign-gpt3-calculon-a100.toml"), on_row=rows.append, workers=1,
-             prune=False)
-    solved = sorted((r for r in rows if r["status"] == "optimal"), key=lambda r: r["iteration_time_ns"])
+    codesign(
+        load_codesign(ROOT / "spaces/codesign-gpt3-calculon-a100.toml"),
+        on_row=rows.append,
+        workers=1,
+        prune=False,
+    )
+    solved = sorted(
+        (r for r in rows if r["status"] == "optimal"), key=lambda r: r["iteration_time_ns"]
+    )
     best = solved[0]
-    assert (best["tp"], best["pp"], best["dp"], best["virtual_stages"], best["micro_batch_size"]) == (8, 16, 32, 3, 1)
+    assert (
+        best["tp"],
+        best["pp"],
+        best["dp"],
+        best["virtual_stages"],
+        best["micro_batch_size"],
+    ) == (8, 16, 32, 3, 1)
     assert (best["recompute"], best["sequence_parallel"]) == ("none", True)
     tp16 = next(r for r in solved if r["tp"] == 16)
     assert tp16["iteration_time_ns"] > 1.2 * best["iteration_time_ns"]

@@ -27,8 +27,9 @@ def _files(tmp_path: Path, text: str) -> Path:
 
 
 def test_a_value_listed_twice_is_refused():
-    """tp = [8, 8] gave two candidates of one id: the second (pruned, its bound equal to the first's optimum) replaced
-    the first's row, and the search said "no candidate has a certified answer" (exit 3)."""
+    """tp = [8, 8] gave two candidates of one id: the second (pruned, its bound equal to the first's
+    optimum) replaced the first's row, and the search said "no candidate has a certified answer"
+    (exit 3)."""
     with pytest.raises(ValidationError, match="2 is listed twice"):
         PlanChoices(tp=(2, 2))
     with pytest.raises(ValidationError, match="True is listed twice"):
@@ -43,9 +44,12 @@ def test_degrees_below_one_are_refused(field):
 
 
 def test_omitted_plan_fields_keep_the_model_files_plan(tmp_path):
-    """A field [plans] omits took PlanChoices' default (micro-batch 1, ZeRO 0, ...) and silently dropped the model
-    file's plan and the space's own set overrides (set = ["zero_stage=3"] was ignored)."""
-    sp = load_codesign(_files(tmp_path, SPACE.replace('npus = 8\n', 'npus = 8\nset = ["zero_stage=3"]\n')))
+    """A field [plans] omits took PlanChoices' default (micro-batch 1, ZeRO 0, ...) and silently
+    dropped the model file's plan and the space's own set overrides (set = ["zero_stage=3"] was
+    ignored)."""
+    sp = load_codesign(
+        _files(tmp_path, SPACE.replace("npus = 8\n", 'npus = 8\nset = ["zero_stage=3"]\n'))
+    )
     assert sp.plans.micro_batch_size == (2,)  # the model file's micro_batch_size = 2
     assert sp.plans.zero_stage == (3,)  # the space's set override
     assert sp.plans.tp == (1, 2, 4) and sp.plans.recompute == ("none", "full")  # given in [plans]
@@ -54,20 +58,33 @@ def test_omitted_plan_fields_keep_the_model_files_plan(tmp_path):
                for c in r.enumeration.candidates())
 
 
-@pytest.mark.parametrize("edit, message", [
-    (('cost_class = "A"', 'cost_class = "X"'), "levels[0].cost_class: unknown cost class 'X'"),
-    (("switch_usd_per_gbps = 1.0\n", ""), "cost.B: levels[1] has a Switch but its cost class has no switch"),
-    (("dims = [1, 2]", "dims = [2, 1]"), "dims: min 2 exceeds max 1"),
-    (("npus = 8\n", 'npus = 8\nobjective = "min_max_regret"\n'), "objective: min_max_regret compares several"),
-    (("npus = 8\n", 'npus = 8\nprune = "yes"\n'), "prune: Input should be a valid boolean"),
-    (("npus = 8\n", "npus = 8\nswitch_only_at_top = 1\n"), "switch_only_at_top: Input should be a valid boolean"),
-    (("tp = [1, 2, 4]", "tp = [2, 2]"), "plans.tp: 2 is listed twice"),
-    (("tp = [1, 2, 4]", "tp = [0]"), "plans.tp[0]: Input should be greater than or equal to 1"),
-    (('model = "model.toml"', "model = 3"), "space.toml: model: expected a file name, got 3"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (('cost_class = "A"', 'cost_class = "X"'), "levels[0].cost_class: unknown cost class 'X'"),
+        (
+            ("switch_usd_per_gbps = 1.0\n", ""),
+            "cost.B: levels[1] has a Switch but its cost class has no switch",
+        ),
+        (("dims = [1, 2]", "dims = [2, 1]"), "dims: min 2 exceeds max 1"),
+        (
+            ("npus = 8\n", 'npus = 8\nobjective = "min_max_regret"\n'),
+            "objective: min_max_regret compares several",
+        ),
+        (("npus = 8\n", 'npus = 8\nprune = "yes"\n'), "prune: Input should be a valid boolean"),
+        (
+            ("npus = 8\n", "npus = 8\nswitch_only_at_top = 1\n"),
+            "switch_only_at_top: Input should be a valid boolean",
+        ),
+        (("tp = [1, 2, 4]", "tp = [2, 2]"), "plans.tp: 2 is listed twice"),
+        (("tp = [1, 2, 4]", "tp = [0]"), "plans.tp[0]: Input should be greater than or equal to 1"),
+        (('model = "model.toml"', "model = 3"), "space.toml: model: expected a file name, got 3"),
+    ],
+)
 def test_bad_space_files_are_one_line_errors(tmp_path, edit, message):
-    """Each was a traceback at the search (unknown cost class, a Switch level without prices, dims [2, 1]; in the
-    report: min_max_regret), a silent conversion ('yes' -> True) or a wrong answer (the duplicate)."""
+    """Each was a traceback at the search (unknown cost class, a Switch level without prices, dims
+    [2, 1]; in the report: min_max_regret), a silent conversion ('yes' -> True) or a wrong answer
+    (the duplicate)."""
     assert edit[0] in SPACE
     with pytest.raises(InputError) as e:
         load_codesign(_files(tmp_path, SPACE.replace(*edit)))
@@ -75,19 +92,28 @@ def test_bad_space_files_are_one_line_errors(tmp_path, edit, message):
 
 
 def test_fixed_network_checks_its_cost_classes_and_refuses_shape_keys(tmp_path):
-    net = '[network]\ndims = [{block = "Ring", npus = 4, cost_class = "A"}, {block = "Switch", npus = 2, ' \
-          'cost_class = "B"}]\n'
-    fixed = SPACE.split("[[levels]]")[0].replace("dims = [1, 2]\n", "") + net + SPACE[SPACE.index("[cost.A]"):]
+    net = (
+        '[network]\ndims = [{block = "Ring", npus = 4, cost_class = "A"}, {block = '
+        '"Switch", npus = 2, '
+        'cost_class = "B"}]\n'
+    )
+    fixed = (
+        SPACE.split("[[levels]]")[0].replace("dims = [1, 2]\n", "")
+        + net
+        + SPACE[SPACE.index("[cost.A]") :]
+    )
     assert load_codesign(_files(tmp_path, fixed)).network.n_dims == 2
     with pytest.raises(InputError, match=r"network.dims\[1\].cost_class: unknown cost class 'C'"):
         load_codesign(_files(tmp_path, fixed.replace('cost_class = "B"', 'cost_class = "C"')))
-    with pytest.raises(InputError, match="dims: belongs to a shape space, and .network. gives one fixed network"):
+    with pytest.raises(
+        InputError, match="dims: belongs to a shape space, and .network. gives one fixed network"
+    ):
         load_codesign(_files(tmp_path, "dims = [1, 2]\n" + fixed))
 
 
 def test_objective_and_target_overrides_are_checked_and_applied():
-    """--objective bogus and --objective min_cost without a time target were pydantic tracebacks; min_max_regret ran
-    and crashed in the report; codesign had no time target or budget override."""
+    """--objective bogus and --objective min_cost without a time target were pydantic tracebacks;
+    min_max_regret ran and crashed in the report; codesign had no time target or budget override."""
     sp = space()
     with pytest.raises(InputError, match="unknown objective 'bogus'"):
         codesign(sp, "bogus", workers=1)
@@ -100,13 +126,17 @@ def test_objective_and_target_overrides_are_checked_and_applied():
     by_override = codesign(sp, "min_cost", max_iteration_time_ns=1.7e6, workers=1)
     in_space = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
     assert by_override.space.max_iteration_time_ns == 1.7e6
-    assert by_override.best.objective_value == pytest.approx(in_space.best.objective_value, rel=1e-12)
+    assert by_override.best.objective_value == pytest.approx(
+        in_space.best.objective_value, rel=1e-12
+    )
     assert by_override.best.iteration_time_ns <= 1.7e6 * (1 + 1e-9)
-    # a budget of half the fastest network's $24 (8 NPUs x $1 per GB/s x 3 GB/s): 1.5 GB/s, the communication
-    # (3,016 ns at 3 GB/s) doubles: 1,351,680 ns of compute + 6,032 ns
+    # a budget of half the fastest network's $24 (8 NPUs x $1 per GB/s x 3 GB/s): 1.5 GB/s, the
+    # communication (3,016 ns at 3 GB/s) doubles: 1,351,680 ns of compute + 6,032 ns
     loose = space(constraints=("sum(bw) <= 3",))
     fastest = codesign(loose, workers=1).best
-    assert fastest.network_cost_usd == pytest.approx(24.0) and fastest.objective_value == pytest.approx(1354696)
+    assert fastest.network_cost_usd == pytest.approx(
+        24.0
+    ) and fastest.objective_value == pytest.approx(1354696)
     capped = codesign(loose, max_network_cost_usd=12.0, workers=1).best
     assert capped.network_cost_usd == pytest.approx(12.0, rel=1e-9)
     assert capped.objective_value == pytest.approx(1351680 + 2 * 3016, rel=1e-9)
@@ -119,9 +149,9 @@ def test_a_space_prune_false_can_be_pruned_from_the_call():
 
 
 def test_sequential_placements_split_pipeline_groups_are_stated():
-    """dimension_mode sequential with a pipeline group split over two dimensions: an LLM plan names its groups'
-    algorithms, and its sends take the slower dimension (a send crosses one), so every placement is solved (they
-    were error rows) and the best is the best of them all."""
+    """dimension_mode sequential with a pipeline group split over two dimensions: an LLM plan names
+    its groups' algorithms, and its sends take the slower dimension (a send crosses one), so every
+    placement is solved (they were error rows) and the best is the best of them all."""
     from hieropt.spec import Dimension
 
     net = Network(dims=(Dimension(block="Ring", npus=4, cost_class="A"),
@@ -139,10 +169,15 @@ def test_sequential_placements_split_pipeline_groups_are_stated():
 
 
 def test_no_answer_names_the_statuses_and_a_reason():
-    """'no candidate has a certified answer' said nothing of why (here: an infeasible design row)."""
-    r = codesign(space(constraints=("sum(bw) <= -5",), plans=PlanChoices(tp=(1, 2), pp=(1,))), workers=1)
+    """'no candidate has a certified answer' said nothing of why (here: an infeasible design
+    row)."""
+    r = codesign(
+        space(constraints=("sum(bw) <= -5",), plans=PlanChoices(tp=(1, 2), pp=(1,))), workers=1
+    )
     assert r.best is None
     text = no_answer(r)
     n = r.enumeration.count
-    assert text.startswith(f"no candidate has a certified answer: {n} infeasible (e.g. infeasible: ")
+    assert text.startswith(
+        f"no candidate has a certified answer: {n} infeasible (e.g. infeasible: "
+    )
     assert "sum(bw) <= -5" in text

@@ -1,4 +1,5 @@
-"""Co-design plan enumeration: combinations, invalid ones by reason, the ones that do not fit, the fitting ones."""
+"""Co-design plan enumeration: combinations, invalid ones by reason, the ones that do not fit, the
+fitting ones."""
 
 from __future__ import annotations
 
@@ -13,37 +14,49 @@ def test_enumeration_classifies_every_combination():
     ch = PlanChoices(tp=(1, 2, 3), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"))
     e = enumerate_plans(base, 8, ch)
     assert e.combinations == 3 * 2 * 2 * 2
-    # tp 3 never divides 8 NPUs (8 combinations); the others: tp 1, 2 x pp 1, 2 x 2 x 2 = 16 valid, all tiny
+    # tp 3 never divides 8 NPUs (8 combinations); the others: tp 1, 2 x pp 1, 2 x 2 x 2 = 16 valid,
+    # all tiny
     assert e.invalid == {"plan.npus: tp 3 x pp 1 = 3 does not divide the 8 NPUs": 4,
                          "plan.npus: tp 3 x pp 2 = 6 does not divide the 8 NPUs": 4}
     assert len(e.fitting) == 16 and not e.too_big
     assert e.fitting[0].id == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1"
-    # the global batch of 16 over dp 4: micro-batch 4 gives m = 1 < pp 2, micro-batch 3 does not divide it
+    # the global batch of 16 over dp 4: micro-batch 4 gives m = 1 < pp 2, micro-batch 3 does not
+    # divide it
     e = enumerate_plans(base, 8, PlanChoices(tp=(1,), pp=(2,), micro_batch_size=(1, 3, 4)))
     assert [c.id for c in e.fitting] == ["tp1 pp2 dp4 ep1 z0 nore nosp v1 mb1"]
     assert e.invalid == {  # (each with its numbers)
-        "plan.global_batch_size: 16 sequences are not a multiple of dp x micro_batch_size = 4 x 3 = 12": 1,
-        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 pipeline stages (1f1b keeps "
-        "every stage busy only with m >= pp)": 1}
+        "plan.global_batch_size: 16 sequences are not a multiple of dp x micro_batch_size = "
+        "4 x 3 = 12": 1,
+        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 "
+        "pipeline stages (1f1b keeps "
+        "every stage busy only with m >= pp)": 1,
+    }
 
 
 def test_memory_filter_and_smallest_need():
     tiny_hbm = params().model_copy(update={"npu": NPU1.model_copy(update={"hbm_gib": 4e-6})})
     e = enumerate_plans(tiny_hbm, 8, PlanChoices(tp=(1, 2), zero_stage=(0, 3)))
-    needs = sorted(m.peak.total_bytes for _, m in e.too_big) + sorted(c.memory.peak.total_bytes for c in e.fitting)
+    needs = sorted(m.peak.total_bytes for _, m in e.too_big) + sorted(
+        c.memory.peak.total_bytes for c in e.fitting
+    )
     assert e.smallest_need_bytes == min(needs)
     assert all(c.memory.fits for c in e.fitting) and all(not m.fits for _, m in e.too_big)
     assert len(e.fitting) + len(e.too_big) == 4
 
 
 def test_plan_choices_refuse_text_booleans_and_out_of_range_stages():
-    """Plan choices are as strict as every input model ('yes', 1 and '1' are refused, not converted; zero_stage
-    5 is refused, not counted as an invalid plan)."""
+    """Plan choices are as strict as every input model ('yes', 1 and '1' are refused, not converted;
+    zero_stage 5 is refused, not counted as an invalid plan)."""
     import pytest
     from pydantic import ValidationError
 
-    for bad in ({"sequence_parallel": ["yes"]}, {"sequence_parallel": [1]}, {"micro_batch_size": ["1"]},
-                {"zero_stage": [0, 5]}, {"tp": [True]}):
+    for bad in (
+        {"sequence_parallel": ["yes"]},
+        {"sequence_parallel": [1]},
+        {"micro_batch_size": ["1"]},
+        {"zero_stage": [0, 5]},
+        {"tp": [True]},
+    ):
         with pytest.raises(ValidationError):
             PlanChoices(**bad)
     ok = PlanChoices(sequence_parallel=[False, True], micro_batch_size=[1, 2], zero_stage=[0, 3])
@@ -51,19 +64,23 @@ def test_plan_choices_refuse_text_booleans_and_out_of_range_stages():
 
 
 def test_invalid_reasons_keep_their_numbers():
-    """Each reason names the numbers of its plans ("pp 3 does not divide ..."), not N; plans invalid for the same
-    reason with the same numbers count together."""
+    """Each reason names the numbers of its plans ("pp 3 does not divide ..."), not N; plans invalid
+    for the same reason with the same numbers count together."""
     base = params()
     e = enumerate_plans(base, 8, PlanChoices(tp=(1, 3), pp=(2,), micro_batch_size=(1, 3, 4)))
     assert e.invalid == {
         "plan.npus: tp 3 x pp 2 = 6 does not divide the 8 NPUs": 3,
-        "plan.global_batch_size: 16 sequences are not a multiple of dp x micro_batch_size = 4 x 3 = 12": 1,
-        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 pipeline stages (1f1b keeps "
-        "every stage busy only with m >= pp)": 1}
+        "plan.global_batch_size: 16 sequences are not a multiple of dp x micro_batch_size = "
+        "4 x 3 = 12": 1,
+        "plan.global_batch_size: 1 micro-batches per iteration are fewer than the 2 "
+        "pipeline stages (1f1b keeps "
+        "every stage busy only with m >= pp)": 1,
+    }
 
 
 def test_schedule_in_the_plan_choices():
-    """schedule = [...] lists the schedules to keep: 1f1b plans have v = 1, interleaved ones v >= 2."""
+    """schedule = [...] lists the schedules to keep: 1f1b plans have v = 1, interleaved ones v >=
+    2."""
     base = params()
     both = PlanChoices(pp=(2,), virtual_stages=(1, 2), schedule=("1f1b", "interleaved"))
     only = PlanChoices(pp=(2,), virtual_stages=(1, 2), schedule=("interleaved",))

@@ -1,6 +1,7 @@
-"""The joint plan-and-network search: on small spaces the pruned search gives the optimum and the ranking of solving
-every candidate directly (brute force), every pruned candidate's true optimum is no better than the best, the pool
-gives the same rows as the serial run, and a results file resumes."""
+"""The joint plan-and-network search: on small spaces the pruned search gives the optimum and the
+ranking of solving every candidate directly (brute force), every pruned candidate's true optimum is
+no better than the best, the pool gives the same rows as the serial run, and a results file
+resumes."""
 
 from __future__ import annotations
 
@@ -19,16 +20,30 @@ from .tiny import params
 
 # a slow NPU (0.1 GFLOP/s) makes compute dominate, as in real plans, so the bound prunes
 SLOW = params().model_copy(update={"npu": NPU(peak_tflops=1e-4, efficiency=1.0, hbm_gib=1.0)})
-LEVELS = (Level(name="a", blocks=("Ring", "FullyConnected"), npus=(2, 8), cost_class="A", max_dims=2),
-          Level(name="b", blocks=("Switch",), npus=(2, 8), cost_class="B"))
-COST = CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0),
-                          "B": CostClass(link_usd_per_gbps=2.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
+LEVELS = (
+    Level(name="a", blocks=("Ring", "FullyConnected"), npus=(2, 8), cost_class="A", max_dims=2),
+    Level(name="b", blocks=("Switch",), npus=(2, 8), cost_class="B"),
+)
+COST = CostModel(
+    classes={
+        "A": CostClass(link_usd_per_gbps=1.0),
+        "B": CostClass(link_usd_per_gbps=2.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0),
+    }
+)
 
 
 def space(**kw) -> CodesignSpace:
-    base = dict(name="tiny", base=SLOW, npus=8, levels=LEVELS, min_dims=1, max_dims=2, cost=COST,
-                constraints=("sum(bw) == 3",),
-                plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full")))
+    base = dict(
+        name="tiny",
+        base=SLOW,
+        npus=8,
+        levels=LEVELS,
+        min_dims=1,
+        max_dims=2,
+        cost=COST,
+        constraints=("sum(bw) == 3",),
+        plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full")),
+    )
     return CodesignSpace(**{**base, **kw})
 
 
@@ -42,7 +57,8 @@ def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
     (pruned, pruned_rows), (brute, brute_rows) = run(sp), run(sp, prune=False)
     assert brute.pruned == 0 and brute.solved == brute.enumeration.count == len(brute_rows)
     assert pruned.solved + pruned.pruned == pruned.enumeration.count == len(pruned_rows)
-    assert [c.id for c in brute.enumeration.candidates()] == [r["id"] for r in brute_rows]  # (serial: in order)
+    # (serial: in order)
+    assert [c.id for c in brute.enumeration.candidates()] == [r["id"] for r in brute_rows]
     value = {r["id"]: r["objective_value"] for r in brute_rows}
     best = brute.best.objective_value
     for r in brute_rows:  # the bound is a lower bound of every candidate's proven optimum
@@ -54,24 +70,42 @@ def _check_pruned_equals_brute_force(sp: CodesignSpace) -> tuple:
             assert value[r["id"]] >= best * (1 - 1e-9)
         else:
             assert r["objective_value"] == pytest.approx(value[r["id"]], rel=1e-12)
-    # the ranking of what the pruned search solved is the brute-force ranking of the same candidates, and it starts
-    # with every candidate that ties the optimum in the brute force
+    # the ranking of what the pruned search solved is the brute-force ranking of the same
+    # candidates, and it starts with every candidate that ties the optimum in the brute force
     solved = {r["id"] for r in pruned_rows if r["status"] != "pruned"}
-    assert [r["id"] for r in pruned.ranking] == [r["id"] for r in brute.ranking if r["id"] in solved]
+    assert [r["id"] for r in pruned.ranking] == [
+        r["id"] for r in brute.ranking if r["id"] in solved
+    ]
     assert {r["id"] for r in brute.ranking if r["rank"] == 1} <= solved | {
-        r["id"] for r in pruned_rows if r["status"] == "pruned" and value[r["id"]] <= best * (1 + 1e-8)}
+        r["id"]
+        for r in pruned_rows
+        if r["status"] == "pruned" and value[r["id"]] <= best * (1 + 1e-8)
+    }
     return pruned, brute
 
 
 def test_pruned_search_equals_brute_force_lowest_rule():
-    pruned, _ = _check_pruned_equals_brute_force(space(plans=PlanChoices(
-        tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"), overlap_grad_reduce=(False, True))))
+    pruned, _ = _check_pruned_equals_brute_force(
+        space(
+            plans=PlanChoices(
+                tp=(1, 2, 4),
+                pp=(1, 2),
+                zero_stage=(0, 3),
+                recompute=("none", "full"),
+                overlap_grad_reduce=(False, True),
+            )
+        )
+    )
     assert pruned.pruned > pruned.solved  # the bound does work here
-    assert pruned.best.plan == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"  # DP overlap hides its all-reduce
+    # DP overlap hides its all-reduce
+    assert pruned.best.plan == "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
 
 
 def test_pruned_search_equals_brute_force_all_placements():
-    sp = space(mapping_rule="all_placements", plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")))
+    sp = space(
+        mapping_rule="all_placements",
+        plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")),
+    )
     pruned, brute = _check_pruned_equals_brute_force(sp)
     lowest = codesign(space(plans=sp.plans), workers=1)
     assert brute.enumeration.count > lowest.enumeration.count  # several placements per shape
@@ -83,7 +117,9 @@ def test_pruned_search_equals_brute_force_performance_per_cost():
 
 
 def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
-    brute = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1, prune=False)
+    brute = codesign(
+        space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1, prune=False
+    )
     pruned = codesign(space(objective="min_cost", max_iteration_time_ns=1.7e6), workers=1)
     assert pruned.best.objective_value == pytest.approx(brute.best.objective_value, rel=1e-12)
     dropped = [r for r in run(space(objective="min_cost", max_iteration_time_ns=1.7e6))[1]
@@ -93,15 +129,18 @@ def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
 
 @pytest.mark.parametrize("objective", ["performance", "performance_per_cost"])
 def test_a_time_cap_prunes_under_every_objective(objective):
-    """A time cap below every candidate's proven time bound settles them all as infeasible without a solve, under
-    any objective (it did so only for min_cost: a 1T space with --max-time-ns 1e9 solved 13,350 candidates in 27 s
-    to report none feasible; new-user review). A cap above some bound keeps the brute-force best."""
+    """A time cap below every candidate's proven time bound settles them all as infeasible without a
+    solve, under any objective (it did so only for min_cost: a 1T space with --max-time-ns 1e9
+    solved 13,350 candidates in 27 s to report none feasible; new-user review). A cap above some
+    bound keeps the brute-force best."""
     brute = codesign(space(objective=objective), workers=1, prune=False)
     lowest = min(c.compute_ns for c in brute.enumeration.candidates())
     capped, rows = run(space(objective=objective, max_iteration_time_ns=0.5 * lowest))
     assert capped.solved == 0 and capped.best is None and len(rows) == capped.enumeration.count
-    assert all(r["status"] == "infeasible" and r["message"] == "its time bound exceeds the time target"
-               for r in rows)
+    assert all(
+        r["status"] == "infeasible" and r["message"] == "its time bound exceeds the time target"
+        for r in rows
+    )
     assert capped.statuses == {"infeasible": capped.enumeration.count}
     loose = codesign(space(objective=objective, max_iteration_time_ns=1e30), workers=1)
     assert loose.best.objective_value == pytest.approx(brute.best.objective_value, rel=1e-9)
@@ -119,13 +158,20 @@ def test_pool_gives_the_serial_rows_and_resume(tmp_path):
     again, again_rows = run(sp, out=out, prune=False)
     assert again.solved == 0 and again.resumed == len(a)
     assert {r["id"]: r["objective_value"] for r in again_rows} == b
-    assert again.best.to_dict() == {**pool.best.to_dict(), "solve_seconds": again.best.solve_seconds}
+    assert again.best.to_dict() == {
+        **pool.best.to_dict(),
+        "solve_seconds": again.best.solve_seconds,
+    }
 
 
 def test_time_split_adds_up():
     best = codesign(space(), workers=1).best
     groups = best.communication_by_group_ns
-    assert isinstance(groups, dict) and isinstance(best.bw_gbps, list) and len(best.bw_gbps) == best.n_dims
+    assert (
+        isinstance(groups, dict)
+        and isinstance(best.bw_gbps, list)
+        and len(best.bw_gbps) == best.n_dims
+    )
     total = best.compute_ns + best.bubble_ns + sum(groups.values())
     assert total == pytest.approx(best.iteration_time_ns, rel=1e-9)
     assert best.communication_ns == pytest.approx(sum(groups.values()), rel=1e-9)
@@ -140,13 +186,13 @@ def test_no_plan_fits():
 
 
 def test_the_ranking_follows_the_slowest_stage():
-    """A plan's iteration time composes every stage's micro-batch slot (the slowest one paces the steady state).
-    The tiny model on a 0.1 TFLOP/s NPU, one block per stage at pp 4 (stage_layers 1, 1, 1, 1), on 2-dimension
-    shapes under sum(bw) == 0.3: at pp 4 a middle stage (a send each way) is slower than the last (the most
-    compute, its output layer). Timing each candidate by the stage with the most compute alone (the former model)
-    ranks TP 1 x PP 4 x DP 2 on FullyConnected 2 x 4 first with a claimed 23,464.70 ns that its bandwidths do not
-    give (29,785.36 ns, every stage counted; its optimum is 29,155.36 ns); the best is TP 1 x PP 2 x DP 4 at
-    23,416.32 ns."""
+    """A plan's iteration time composes every stage's micro-batch slot (the slowest one paces the
+    steady state). The tiny model on a 0.1 TFLOP/s NPU, one block per stage at pp 4 (stage_layers 1,
+    1, 1, 1), on 2-dimension shapes under sum(bw) == 0.3: at pp 4 a middle stage (a send each way)
+    is slower than the last (the most compute, its output layer). Timing each candidate by the stage
+    with the most compute alone (the former model) ranks TP 1 x PP 4 x DP 2 on FullyConnected 2 x 4
+    first with a claimed 23,464.70 ns that its bandwidths do not give (29,785.36 ns, every stage
+    counted; its optimum is 29,155.36 ns); the best is TP 1 x PP 2 x DP 4 at 23,416.32 ns."""
     from hieropt.model.groups import instance_for
     from hieropt.model.timing import evaluate
     from hieropt.solvers.objectives import solve
@@ -154,7 +200,8 @@ def test_the_ranking_follows_the_slowest_stage():
     from hieropt.workloads.llm.lower import bottleneck_stage
     from hieropt.workloads.llm.step import build_step
 
-    concurrent = {g: "concurrent" for g in ("tp", "pp", "dp")}  # (the figures: LIBRA's concurrent algorithm)
+    # (the figures: LIBRA's concurrent algorithm)
+    concurrent = {g: "concurrent" for g in ("tp", "pp", "dp")}
     base = params(pp=4, dp=1, stage_layers=(1, 1, 1, 1), global_batch_size=32,
                   collective_algorithms=concurrent).model_copy(
         update={"npu": NPU(peak_tflops=0.1, efficiency=1.0, hbm_gib=1.0)})
@@ -179,14 +226,20 @@ def test_the_ranking_follows_the_slowest_stage():
     assert old[wrong].objective_value < value[wrong]  # a claim no design of it reaches
     c = cands[wrong]
     full = instance_for(c.params, c.network, sp.cost, c.placement, constraints=cons)
-    truth = evaluate(full, old[wrong].bw_gbps)  # its bandwidths, every stage counted: a middle stage is slower
-    assert truth.iteration_time_ns == pytest.approx(29785.36, rel=1e-5) and truth.slowest_stage == "tiny-stage1"
-    assert value[wrong] == pytest.approx(29155.36, rel=1e-5)  # its own certified optimum, 24.5 % behind the best
+    # its bandwidths, every stage counted: a middle stage is slower
+    truth = evaluate(full, old[wrong].bw_gbps)
+    assert (
+        truth.iteration_time_ns == pytest.approx(29785.36, rel=1e-5)
+        and truth.slowest_stage == "tiny-stage1"
+    )
+    # its own certified optimum, 24.5 % behind the best
+    assert value[wrong] == pytest.approx(29155.36, rel=1e-5)
 
 
 def test_a_space_without_bandwidth_is_infeasible():
-    """``sum(bw) <= 0`` leaves no bandwidth: every candidate that communicates is infeasible, as ``solve`` says of
-    its instance (the pruning bound divided by the cap of 0: a ZeroDivisionError)."""
+    """``sum(bw) <= 0`` leaves no bandwidth: every candidate that communicates is infeasible, as
+    ``solve`` says of its instance (the pruning bound divided by the cap of 0: a
+    ZeroDivisionError)."""
     from hieropt.model.groups import instance_for
     from hieropt.solvers.objectives import solve
     from hieropt.spec.space import constraint_for
@@ -195,7 +248,9 @@ def test_a_space_without_bandwidth_is_infeasible():
     r, rows = run(sp)
     assert r.best is None and r.solved == 0 and r.statuses == {"infeasible": r.enumeration.count}
     assert r.infeasible_by_bound == r.pruned == r.enumeration.count
-    why = "infeasible: its time bound is infinite: the constraints 'sum(bw) <= 0' leave no bandwidth"
+    why = (
+        "infeasible: its time bound is infinite: the constraints 'sum(bw) <= 0' leave no bandwidth"
+    )
     assert all(x["message"].startswith(why) for x in rows)
     c = next(r.enumeration.candidates())
     inst = instance_for(c.params, c.network, sp.cost, c.placement,
@@ -205,13 +260,23 @@ def test_a_space_without_bandwidth_is_infeasible():
 
 
 def test_the_settled_tail_is_counted_as_its_rows_say():
-    """Without a results file or on_row the candidates after the first pruned one are counted, not made: the same
-    counts of each status as the rows made one by one."""
-    for sp in (space(mapping_rule="all_placements"), space(objective="min_cost", max_iteration_time_ns=1.7e6)):
+    """Without a results file or on_row the candidates after the first pruned one are counted, not
+    made: the same counts of each status as the rows made one by one."""
+    for sp in (
+        space(mapping_rule="all_placements"),
+        space(objective="min_cost", max_iteration_time_ns=1.7e6),
+    ):
         counted = codesign(sp, workers=1)
         made, rows = run(sp)
         assert counted.statuses == made.statuses == dict(Counter(x["status"] for x in rows))
         assert counted.pruned == made.pruned and counted.solved == made.solved
-        assert counted.infeasible_by_bound == made.infeasible_by_bound == made.statuses.get("infeasible", 0)
-        assert counted.best.to_dict() == {**made.best.to_dict(), "solve_seconds": counted.best.solve_seconds,
-                                          "worker": counted.best.worker}
+        assert (
+            counted.infeasible_by_bound
+            == made.infeasible_by_bound
+            == made.statuses.get("infeasible", 0)
+        )
+        assert counted.best.to_dict() == {
+            **made.best.to_dict(),
+            "solve_seconds": counted.best.solve_seconds,
+            "worker": counted.best.worker,
+        }

@@ -1,7 +1,7 @@
-"""The algorithms that run a group's collectives (hieropt/model/algorithms.py): each one's bytes per dimension and
-latency steps computed by hand for a group of 4 x 2 NPUs, its time on a two-dimension network by hand, groups of
-different algorithms in one workload (a sum and a max in one time model), and the time model's optimum against a
-dense search."""
+"""The algorithms that run a group's collectives (hieropt/model/algorithms.py): each one's bytes per
+dimension and latency steps computed by hand for a group of 4 x 2 NPUs, its time on a two-dimension
+network by hand, groups of different algorithms in one workload (a sum and a max in one time model),
+and the time model's optimum against a dense search."""
 
 from __future__ import annotations
 
@@ -31,11 +31,13 @@ G = (4, 2)  # 8 NPUs: 4 on dimension 0, 2 on dimension 1
 
 
 @pytest.mark.parametrize("kind, algorithm, want", [
-    # hierarchical: dimension 0 first (all-gather: last), the chunk shrinking (growing) by each dimension's size
+    # hierarchical: dimension 0 first (all-gather: last), the chunk shrinking (growing) by each
+    # dimension's size
     (AR, "concurrent", [2 * 3 / 4, 2 * (1 / 4) * (1 / 2)]),
     (AR, "sequential", [1.5, 0.25]),
     (RS, "concurrent", [3 / 4, (1 / 4) * (1 / 2)]),
-    (AG, "sequential", [2 * 3, 1]),  # dimension 1 first: shard 1 -> 1 byte sent, chunk 2; then 2 x 3 on dim 0
+    # dimension 1 first: shard 1 -> 1 byte sent, chunk 2; then 2 x 3 on dim 0
+    (AG, "sequential", [2 * 3, 1]),
     (A2A, "concurrent", [3 / 4, 1 / 2]),
     # flat ring over 8 NPUs: the ring's volume on every spanned dimension
     (AR, "flat_ring", [2 * 7 / 8, 2 * 7 / 8]),
@@ -57,12 +59,16 @@ def test_bytes_per_dimension_by_hand(kind, algorithm, want):
 
 
 def test_direct_sends_the_volume_of_the_hierarchical_decomposition():
-    for kind in (AR, RS, AG):  # (a hierarchical all-to-all sends (p - 1)/p on every dimension: more)
-        assert unit_traffic(kind, G, "flat_direct").sum() == pytest.approx(unit_traffic(kind, G, "concurrent").sum())
+    # (a hierarchical all-to-all sends (p - 1)/p on every dimension: more)
+    for kind in (AR, RS, AG):
+        assert unit_traffic(kind, G, "flat_direct").sum() == pytest.approx(
+            unit_traffic(kind, G, "concurrent").sum()
+        )
 
 
 @pytest.mark.parametrize("kind, algorithm, want", [
-    (AR, "concurrent", [2 * 3, 2 * 1]),  # dimension 0 runs a ring (3 steps per phase), dimension 1 direct (1)
+    # dimension 0 runs a ring (3 steps per phase), dimension 1 direct (1)
+    (AR, "concurrent", [2 * 3, 2 * 1]),
     (RS, "sequential", [3, 1]),
     (AR, "flat_ring", [14, 14]),  # 2 (P - 1) steps, each waiting for the slowest link
     (AG, "flat_ring", [7, 7]),
@@ -89,15 +95,18 @@ def test_unknown_algorithm():
         unit_traffic(AR, G, "ringg")
 
 
-# ------------------------------------------------------------------------------------------- times by hand
+# ------------------------------------------------------------------------------------ times by hand
 S = 8e8  # bytes of the all-reduce
 ALPHA = (500.0, 2000.0)  # ns per step on each dimension
-COST = CostModel(classes={"a": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)})
+COST = CostModel(
+    classes={"a": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=1.0, nic_usd_per_gbps=1.0)}
+)
 
 
 def _inst(algorithms: dict[str, str], groups=("tp",), mode="concurrent", total=100.0) -> Instance:
-    """One layer: an all-reduce of S bytes on each named group of ``groups`` (forward, then input gradient),
-    all groups 4 x 2 on Ring 4 x Switch 2, 1 us of compute each phase, loop no_overlap."""
+    """One layer: an all-reduce of S bytes on each named group of ``groups`` (forward, then input
+    gradient), all groups 4 x 2 on Ring 4 x Switch 2, 1 us of compute each phase, loop
+    no_overlap."""
     g = groups + (groups[-1],) * (2 - len(groups))
     layer = Layer(name="l", forward=Phase(compute_ns=1e3, collective=AR, size_bytes=S, group=g[0]),
                   input_grad=Phase(compute_ns=1e3, collective=AR, size_bytes=S, group=g[1]),
@@ -105,15 +114,24 @@ def _inst(algorithms: dict[str, str], groups=("tp",), mode="concurrent", total=1
     wl = Workload(name="w", layers=(layer,), group_algorithms=tuple(algorithms.items()))
     dims = (Dimension(block="Ring", npus=4, cost_class="a", latency_ns=ALPHA[0]),
             Dimension(block="Switch", npus=2, cost_class="a", latency_ns=ALPHA[1]))
-    return Instance(name="alg", objective="performance", training_loop="no_overlap", network=Network(dims=dims),
-                    workload=wl, mapping=Mapping(forward=G, input_grad=G, weight_grad=(1, 1),
-                                                 groups={n: G for n in set(groups)}),
-                    cost=COST, dimension_mode=mode,
-                    constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=total),))
+    return Instance(
+        name="alg",
+        objective="performance",
+        training_loop="no_overlap",
+        network=Network(dims=dims),
+        workload=wl,
+        mapping=Mapping(
+            forward=G, input_grad=G, weight_grad=(1, 1), groups={n: G for n in set(groups)}
+        ),
+        cost=COST,
+        dimension_mode=mode,
+        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=total),),
+    )
 
 
 def _by_hand(algorithm: str, b0: float, b1: float) -> float:
-    """One all-reduce of S over 4 x 2 (Ring: ring steps, Switch: direct), ns (B in GB/s = bytes/ns)."""
+    """One all-reduce of S over 4 x 2 (Ring: ring steps, Switch: direct), ns (B in GB/s =
+    bytes/ns)."""
     if algorithm == "concurrent":
         return max(1.5 * S / b0 + 6 * ALPHA[0], 0.25 * S / b1 + 2 * ALPHA[1])
     if algorithm == "sequential":
@@ -131,7 +149,8 @@ ALGOS = ("concurrent", "sequential", "flat_ring", "flat_tree", "flat_direct")
 @pytest.mark.parametrize("algorithm", ALGOS)
 @pytest.mark.parametrize("mode", ["concurrent", "sequential"])
 def test_time_by_hand(algorithm, mode):
-    """A group's algorithm decides, whatever the instance's dimension_mode; the time model agrees."""
+    """A group's algorithm decides, whatever the instance's dimension_mode; the time model
+    agrees."""
     inst = _inst({"tp": algorithm}, mode=mode)
     for b in ([30.0, 70.0], [90.0, 10.0], [5.0, 5.0]):
         want = 3e3 + 2 * _by_hand(algorithm, *b)
@@ -149,8 +168,8 @@ def test_groups_without_an_algorithm_follow_the_dimension_mode():
 @pytest.mark.parametrize("pair", [("sequential", "concurrent"), ("sequential", "flat_ring"),
                                   ("flat_direct", "sequential")])
 def test_two_algorithms_in_one_model(pair):
-    """A sequential group beside a max-taking one: the model holds the sum as one-dimension terms (exact); its
-    optimum under sum(bw) == 100 is the dense search's."""
+    """A sequential group beside a max-taking one: the model holds the sum as one-dimension terms
+    (exact); its optimum under sum(bw) == 100 is the dense search's."""
     inst = _inst({"tp": pair[0], "dp": pair[1]}, groups=("tp", "dp"))
     tm = build_time_model(inst)
     assert tm.dimension_mode == "concurrent"
@@ -160,8 +179,11 @@ def test_two_algorithms_in_one_model(pair):
 
     for b0 in (1.0, 37.5, 80.0):
         assert tm.time_ns(np.array([b0, 100.0 - b0])) == pytest.approx(f(b0), rel=1e-12)
-        assert hieropt.evaluate(inst, [b0, 100.0 - b0]).iteration_time_ns == pytest.approx(f(b0), rel=1e-12)
-    lo, hi = 1e-6, 100.0 - 1e-6  # f is convex along the line: ternary search (independent of hieropt's solver)
+        assert hieropt.evaluate(inst, [b0, 100.0 - b0]).iteration_time_ns == pytest.approx(
+            f(b0), rel=1e-12
+        )
+    # f is convex along the line: ternary search (independent of hieropt's solver)
+    lo, hi = 1e-6, 100.0 - 1e-6
     for _ in range(200):
         a, b = lo + (hi - lo) / 3, hi - (hi - lo) / 3
         lo, hi = (lo, b) if f(a) <= f(b) else (a, hi)
@@ -185,8 +207,11 @@ def test_a_plan_names_its_groups_algorithms():
     model = Path(__file__).resolve().parents[2] / "models/gpt3-175b-llm.toml"
     p = read_llm(model, ['collective_algorithms={tp="flat_ring"}'])
     assert (p.plan.algorithm("tp"), p.plan.algorithm("dp")) == ("flat_ring", "sequential")
-    with pytest.raises(InputError, match=r"params.plan.collective_algorithms: tp: unknown algorithm 'ringg'; fix: "
-                       "use one of concurrent, sequential, flat_ring, flat_tree, flat_direct"):
+    with pytest.raises(
+        InputError,
+        match=r"params.plan.collective_algorithms: tp: unknown algorithm 'ringg'; fix: "
+        "use one of concurrent, sequential, flat_ring, flat_tree, flat_direct",
+    ):
         read_llm(model, ['collective_algorithms={tp="ringg"}'])
     with pytest.raises(InputError, match="xx: no such group"):
         read_llm(model, ['collective_algorithms={xx="flat_ring"}'])

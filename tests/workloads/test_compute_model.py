@@ -340,8 +340,8 @@ def test_with_calibration():
 
 
 def test_context_parallel_kernels_by_hand():
-    # tiny, cp 2 (dp 1): each NPU holds n / cp = 4 of the micro-batch's 8 tokens, s_q = 2 queries per
-    # sequence against all s = 4 keys, B = b a_t = 4 heads, d = 2, e = 2.
+    # tiny, cp 2 (dp 1): each NPU holds n / cp = 4 of the micro-batch's 8 tokens, s_q = 2 queries
+    # per sequence against all s = 4 keys, B = b a_t = 4 heads, d = 2, e = 2.
     one, two = tiny(dp=1), tiny(dp=1, cp=2)
     ks = layer_kernels(two, "attention")
     by = {k.name: k for k in ks}

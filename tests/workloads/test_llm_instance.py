@@ -1,5 +1,6 @@
-"""Instance files with an LLM model as the workload: the plan's groups and schedule from the workload's header,
-explicit named groups, an exact solve, and one-line errors for mappings that do not match the workload."""
+"""Instance files with an LLM model as the workload: the plan's groups and schedule from the
+workload's header, explicit named groups, an exact solve, and one-line errors for mappings that do
+not match the workload."""
 
 from __future__ import annotations
 
@@ -56,14 +57,25 @@ overlap_dp = true
     assert solve(inst).success
 
 
-@pytest.mark.parametrize("extra, message", [
-    ("[mapping.groups]\ntp = [4, 2, 1, 1]\ndp = [1, 4, 4, 4]\n",
-     "mapping.groups: the workload gpt3-175b-stage7 runs collectives on group 'pp', which the mapping does not name"),
-    ("[mapping.groups]\ntp = [4, 1, 1, 1]\npp = [1, 8, 1, 1]\ndp = [1, 1, 4, 32]\n",
-     "mapping.groups.tp: [4, 1, 1, 1] has 4 NPUs but the workload's header says model_parallel_npu_group = 8"),
-    ("[mapping.groups]\ntp = [4, 2, 1, 1]\npp = [1, 4, 2, 1]\ndp = [1, 1, 2, 64]\n",
-     "mapping.groups.dp[3]: group of 64 NPUs exceeds dimension 3's 32 NPUs"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            "[mapping.groups]\ntp = [4, 2, 1, 1]\ndp = [1, 4, 4, 4]\n",
+            "mapping.groups: the workload gpt3-175b-stage7 runs collectives on group 'pp', "
+            "which the mapping does not name",
+        ),
+        (
+            "[mapping.groups]\ntp = [4, 1, 1, 1]\npp = [1, 8, 1, 1]\ndp = [1, 1, 4, 32]\n",
+            "mapping.groups.tp: [4, 1, 1, 1] has 4 NPUs but the workload's header says "
+            "model_parallel_npu_group = 8",
+        ),
+        (
+            "[mapping.groups]\ntp = [4, 2, 1, 1]\npp = [1, 4, 2, 1]\ndp = [1, 1, 2, 64]\n",
+            "mapping.groups.dp[3]: group of 64 NPUs exceeds dimension 3's 32 NPUs",
+        ),
+    ],
+)
 def test_mappings_that_do_not_match_the_plan(tmp_path, extra, message):
     with pytest.raises(InputError) as e:
         load_instance(_write(tmp_path, extra))
@@ -75,16 +87,26 @@ def test_network_of_another_size(tmp_path):
         "npus = 32, cost_class", "npus = 16, cost_class")
     path = tmp_path / "small.toml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(InputError, match="the workload is planned for 4096 NPUs but the network has 2048"):
+    with pytest.raises(
+        InputError, match="the workload is planned for 4096 NPUs but the network has 2048"
+    ):
         load_instance(path)
 
 
 def test_tp_workload_given_a_smaller_forward_group(tmp_path):
-    """A TP-16 workload (header model_parallel_NPU_group: 16) given a forward group of 4 is refused."""
-    text = (REPO / "instances" / "gpt3-4d.toml").read_text(encoding="utf-8").replace(
-        '"../models/', f'"{REPO}/models/').replace("forward = [4, 4, 1, 1]", "forward = [4, 1, 1, 1]")
+    """A TP-16 workload (header model_parallel_NPU_group: 16) given a forward group of 4 is
+    refused."""
+    text = (
+        (REPO / "instances" / "gpt3-4d.toml")
+        .read_text(encoding="utf-8")
+        .replace('"../models/', f'"{REPO}/models/')
+        .replace("forward = [4, 4, 1, 1]", "forward = [4, 1, 1, 1]")
+    )
     path = tmp_path / "bad.toml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(InputError, match=r"mapping.forward: \[4, 1, 1, 1\] has 4 NPUs but the workload gpt3-175b's "
-                       "header says model_parallel_NPU_group = 16"):
+    with pytest.raises(
+        InputError,
+        match=r"mapping.forward: \[4, 1, 1, 1\] has 4 NPUs but the workload gpt3-175b's "
+        "header says model_parallel_NPU_group = 16",
+    ):
         load_instance(path)

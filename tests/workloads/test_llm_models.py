@@ -1,5 +1,5 @@
-"""Shipped LLM model files, whole-model FLOPs against Narayanan et al. 2021, agreement with the older TP x DP
-transformer generator, and one-line errors for plans that do not fit the model."""
+"""Shipped LLM model files, whole-model FLOPs against Narayanan et al. 2021, agreement with the
+older TP x DP transformer generator, and one-line errors for plans that do not fit the model."""
 
 from __future__ import annotations
 
@@ -17,16 +17,18 @@ from hieropt.workloads.llm.lower import lower_stage
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "models"
 
-# published parameter counts (billions): Brown et al. 2020; Narayanan et al. 2021 (1008B); Llama 3 paper Table 3;
-# Mixtral: Jiang et al. 2024 (46.7B total, 12.9B active)
+# published parameter counts (billions): Brown et al. 2020; Narayanan et al. 2021 (1008B); Llama 3
+# paper Table 3; Mixtral: Jiang et al. 2024 (46.7B total, 12.9B active)
 PUBLISHED = {"gpt3-175b-llm.toml": 175.0, "megatron-1t.toml": 1008.0, "llama3-70b.toml": 70.6,
              "llama3-405b.toml": 405.0, "mixtral-8x7b.toml": 46.7}
 
 
 def total_params(p: LLMParams) -> float:
-    """Every distinct parameter of the model: per stage, TP-split parameters x t plus replicated ones once; expert
-    parameters x ep."""
-    single = LLMParams(model=p.model, plan=Plan(global_batch_size=1, vocab_pad_multiple=1), npu=p.npu)
+    """Every distinct parameter of the model: per stage, TP-split parameters x t plus replicated
+    ones once; expert parameters x ep."""
+    single = LLMParams(
+        model=p.model, plan=Plan(global_batch_size=1, vocab_pad_multiple=1), npu=p.npu
+    )
     step = build_step(single)
     return sum(op.dense_params + op.expert_params for st in step.stages for op in st.ops)
 
@@ -40,9 +42,18 @@ def test_model_files_load_fit_and_match_published_size(name):
 
 def test_narayanan_flops_per_iteration():
     """Sum over NPUs and micro-batches of every layer's FLOPs = Narayanan et al. 2021 eq. (3):
-    96 B s l h^2 (1 + s / 6h + V / (16 l h)) with full recompute, 72 B s l h^2 (1 + s / 6h + V / (12 l h)) without."""
-    arch = Architecture(name="gpt3", layers=96, hidden_size=12288, heads=96, ffn_size=49152, vocab_size=51200,
-                        sequence_length=2048, biases=False)
+    96 B s l h^2 (1 + s / 6h + V / (16 l h)) with full recompute, 72 B s l h^2 (1 + s / 6h + V / (12
+    l h)) without."""
+    arch = Architecture(
+        name="gpt3",
+        layers=96,
+        hidden_size=12288,
+        heads=96,
+        ffn_size=49152,
+        vocab_size=51200,
+        sequence_length=2048,
+        biases=False,
+    )
     B, s, L, h, V = 1536, 2048, 96, 12288, 51200
     for re, expect in (("full", 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))),
                        ("none", 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h)))):
@@ -54,30 +65,53 @@ def test_narayanan_flops_per_iteration():
 
 
 def test_same_as_transformer_generator_on_its_plan():
-    """The older generator's GPT-3 TP 16 x DP 256 workload (models/gpt3-175b.toml): identical compute and TP bytes;
-    DP bytes larger by what it leaves out (its docstring): the LayerNorm (2h) and the row-parallel bias it splits
-    over t (h - h/t), 3h - h/t parameters per attention or MLP layer."""
+    """The older generator's GPT-3 TP 16 x DP 256 workload (models/gpt3-175b.toml): identical
+    compute and TP bytes; DP bytes larger by what it leaves out (its docstring): the LayerNorm (2h)
+    and the row-parallel bias it splits over t (h - h/t), 3h - h/t parameters per attention or MLP
+    layer."""
     old = read_model(MODELS / "gpt3-175b.toml")
-    arch = Architecture(name="gpt3-175b", layers=96, hidden_size=12288, heads=96, ffn_size=49152, vocab_size=50257,
-                        sequence_length=2048)
+    arch = Architecture(
+        name="gpt3-175b",
+        layers=96,
+        hidden_size=12288,
+        heads=96,
+        ffn_size=49152,
+        vocab_size=50257,
+        sequence_length=2048,
+    )
     p = LLMParams(model=arch, plan=Plan(tp=16, dp=256, global_batch_size=256),
                   npu=NPU(peak_tflops=312, efficiency=0.5, hbm_gib=80))
-    new = [layer for layer in lower_stage(build_step(p)).layers if layer.name[0] in "am" and "+" not in
-           layer.name]
+    new = [
+        layer
+        for layer in lower_stage(build_step(p)).layers
+        if layer.name[0] in "am" and "+" not in layer.name
+    ]
     assert [x.name for x in new] == [x.name for x in old.layers]
     h, t = 12288, 16
     for a, b in zip(old.layers, new, strict=True):
         for ph in ("forward", "input_grad", "weight_grad"):
             assert getattr(b, ph).compute_ns == pytest.approx(getattr(a, ph).compute_ns, rel=1e-15)
-        assert (b.forward.size_bytes, b.input_grad.size_bytes) == (a.forward.size_bytes, a.input_grad.size_bytes)
+        assert (b.forward.size_bytes, b.input_grad.size_bytes) == (
+            a.forward.size_bytes,
+            a.input_grad.size_bytes,
+        )
         assert b.weight_grad.size_bytes - a.weight_grad.size_bytes == (3 * h - h // t) * 2
 
 
 BAD = [
-    ({"plan.npus": 4096, "dp": 32}, "params: plan.npus: tp x pp x dp = 8 x 8 x 32 = 2048 is not the 4096 NPUs"),
+    (
+        {"plan.npus": 4096, "dp": 32},
+        "params: plan.npus: tp x pp x dp = 8 x 8 x 32 = 2048 is not the 4096 NPUs",
+    ),
     ({"tp": 5, "npus": 2560}, "plan.tp: 5 does not divide the 96 attention heads"),
-    ({"pp": 128, "npus": 65536}, "plan.pp: pp 128 chunks need at least as many layers, the model has 96"),
-    ({"pp": 16, "dp": 32, "global_batch_size": 256}, "8 micro-batches per iteration are fewer than the 16 pipeline"),
+    (
+        {"pp": 128, "npus": 65536},
+        "plan.pp: pp 128 chunks need at least as many layers, the model has 96",
+    ),
+    (
+        {"pp": 16, "dp": 32, "global_batch_size": 256},
+        "8 micro-batches per iteration are fewer than the 16 pipeline",
+    ),
     ({"global_batch_size": 1000}, "not a multiple of dp x micro_batch_size"),
     ({"schedule": "interleaved"}, "plan.virtual_stages: 1 with schedule interleaved"),
     ({"ep": 2}, "plan.ep: expert parallelism (2) needs an MoE model"),
@@ -93,13 +127,22 @@ def test_bad_plans_are_one_line_errors(overrides, message):
     assert text.startswith(str(MODELS / "gpt3-175b-llm.toml"))
 
 
-@pytest.mark.parametrize("override, message", [
-    ("zero_stage=4", "zero_stage=4: Input should be less than or equal to 3; fix: got 4; use a number <= 3"),
-    ("npus=abc", "npus=abc: 'abc' is text, not a number; fix: write the number without quotes"),
-    ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
-    # (a layer count beyond any model is refused at once, not lowered layer by layer for hours)
-    (f"model.layers={10**60}", f"model.layers={10**60}: Input should be less than or equal to 10000"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (
+            "zero_stage=4",
+            "zero_stage=4: Input should be less than or equal to 3; fix: got 4; use a number <= 3",
+        ),
+        ("npus=abc", "npus=abc: 'abc' is text, not a number; fix: write the number without quotes"),
+        ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
+        # (a layer count beyond any model is refused at once, not lowered layer by layer for hours)
+        (
+            f"model.layers={10**60}",
+            f"model.layers={10**60}: Input should be less than or equal to 10000",
+        ),
+    ],
+)
 def test_a_bad_override_value_is_blamed_on_the_override(override, message):
     # (not blamed on the model file, which holds no such value)
     with pytest.raises(InputError) as e:
@@ -114,7 +157,9 @@ def test_moe_errors():
     with pytest.raises(InputError, match="plan.ep: 3 does not divide the 8 experts"):
         read_llm(MODELS / "mixtral-8x7b.toml", ["ep=3"])
     with pytest.raises(InputError, match="plan.ep: 8 does not divide dp 4"):
-        read_llm(MODELS / "mixtral-8x7b.toml", ["dp=4", "pp=32", "npus=256", "global_batch_size=128"])
+        read_llm(
+            MODELS / "mixtral-8x7b.toml", ["dp=4", "pp=32", "npus=256", "global_batch_size=128"]
+        )
 
 
 def test_overrides():
@@ -122,23 +167,42 @@ def test_overrides():
     assert override_path("hbm_gib") == ["npu", "hbm_gib"]
     assert override_path("experts") == ["model", "moe", "experts"]
     assert override_path("model.moe.top_k") == ["model", "moe", "top_k"]
-    with pytest.raises(InputError, match="ambiguous: a field of npu and model; fix: write npu.name or model.name"):
+    with pytest.raises(
+        InputError, match="ambiguous: a field of npu and model; fix: write npu.name or model.name"
+    ):
         override_path("name")
     with pytest.raises(InputError, match="tpp: unknown key"):
         override_path("tpp")
     with pytest.raises(InputError, match="expected KEY=VALUE"):
         apply_overrides({}, ["tp"])
-    out = apply_overrides({"plan": {"tp": 1}}, ["tp=8", "schedule=interleaved", "stage_layers=[1, 2]",
-                                                "sequence_parallel=true"])
-    assert out["plan"] == {"tp": 8, "schedule": "interleaved", "stage_layers": [1, 2], "sequence_parallel": True}
+    out = apply_overrides(
+        {"plan": {"tp": 1}},
+        ["tp=8", "schedule=interleaved", "stage_layers=[1, 2]", "sequence_parallel=true"],
+    )
+    assert out["plan"] == {
+        "tp": 8,
+        "schedule": "interleaved",
+        "stage_layers": [1, 2],
+        "sequence_parallel": True,
+    }
     p = read_llm(MODELS / "llama3-70b.toml", ["tp=4", "dp=256", "recompute=full"])
     assert (p.plan.tp, p.plan.dp, p.plan.recompute) == (4, 256, "full")
 
 
 def test_memory_says_how_much_too_big():
     # GPT-3 at TP 16 x DP 256 without PP, sharding or recompute: far more than 80 GB per NPU
-    p = read_llm(MODELS / "gpt3-175b-llm.toml", ["tp=16", "pp=1", "dp=256", "zero_stage=0", "recompute=none",
-                                                 "sequence_parallel=false", "global_batch_size=1536"])
+    p = read_llm(
+        MODELS / "gpt3-175b-llm.toml",
+        [
+            "tp=16",
+            "pp=1",
+            "dp=256",
+            "zero_stage=0",
+            "recompute=none",
+            "sequence_parallel=false",
+            "global_batch_size=1536",
+        ],
+    )
     rep = memory(p)
     assert not rep.fits
     assert rep.over_bytes > 100e9

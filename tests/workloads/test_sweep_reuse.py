@@ -1,8 +1,9 @@
 """What the sweeps keep and share between candidates gives the values of
-computing everything afresh: the step's copied layers, the memory report per block kind, the placements shared by
-plans with the same group sizes, the rows of unsolved candidates typed per plan, the time model's phase classes,
-the shared design matrix and constraints, the time split; and the co-design search's answer on small spaces is the
-one computed without these caches (the same solved candidates, the same best value)."""
+computing everything afresh: the step's copied layers, the memory report per block kind, the
+placements shared by plans with the same group sizes, the rows of unsolved candidates typed per
+plan, the time model's phase classes, the shared design matrix and constraints, the time split; and
+the co-design search's answer on small spaces is the one computed without these caches (the same
+solved candidates, the same best value)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,13 @@ from hieropt.workloads.llm.step import Op, build_step
 from .test_codesign_search import space
 from .tiny import params
 
-PLANS = [params(), params(recompute="selective", sequence_parallel=True), params(recompute="full", zero_stage=3),
-         params(tp=1, pp=4, dp=2, zero_stage=2), params(tp=4, pp=1, dp=2, zero_stage=1, recompute="full",
-                                                      sequence_parallel=True)]
+PLANS = [
+    params(),
+    params(recompute="selective", sequence_parallel=True),
+    params(recompute="full", zero_stage=3),
+    params(tp=1, pp=4, dp=2, zero_stage=2),
+    params(tp=4, pp=1, dp=2, zero_stage=1, recompute="full", sequence_parallel=True),
+]
 
 
 @pytest.mark.parametrize("p", PLANS)
@@ -71,28 +76,41 @@ def test_memory_report_equals_stage_by_stage(p):
 
 
 def _many_plans():
-    """Plans of every kind the generator builds: dense and MoE (dense first layers, every 2nd layer MoE), 1F1B,
-    interleaved and uneven stage layers, every recompute mode and ZeRO stage."""
+    """Plans of every kind the generator builds: dense and MoE (dense first layers, every 2nd layer
+    MoE), 1F1B, interleaved and uneven stage layers, every recompute mode and ZeRO stage."""
     from hieropt.io.llm import read_llm
     from hieropt.workloads.llm.params import MoE
 
     out = list(PLANS) + [params(arch={"layers": 6}, pp=4, tp=1, dp=2, stage_layers=(3, 1, 1, 1)),
                          params(arch={"layers": 8}, pp=2, virtual_stages=2, schedule="interleaved")]
-    moe = {"moe": MoE(experts=4, top_k=2, expert_ffn_size=8, first_dense_layers=1, moe_layer_interval=2)}
+    moe = {
+        "moe": MoE(
+            experts=4, top_k=2, expert_ffn_size=8, first_dense_layers=1, moe_layer_interval=2
+        )
+    }
     for rec in ("none", "selective", "full"):
         for ep in (1, 2):
             out.append(params(arch={**moe, "layers": 6}, pp=2, tp=1, dp=4, ep=ep, recompute=rec,
                               zero_stage=3 if ep == 2 else 1))
-    for path, sets in (("models/mixtral-8x7b.toml", ([], ["recompute=full", "zero_stage=2"])),
-                       ("models/megatron-1t.toml", (["npus=4096", "dp=8"], [
-                           "npus=4096", "pp=16", "dp=32", "virtual_stages=2", "schedule=interleaved"]))):
+    for path, sets in (
+        ("models/mixtral-8x7b.toml", ([], ["recompute=full", "zero_stage=2"])),
+        (
+            "models/megatron-1t.toml",
+            (
+                ["npus=4096", "dp=8"],
+                ["npus=4096", "pp=16", "dp=32", "virtual_stages=2", "schedule=interleaved"],
+            ),
+        ),
+    ):
         out += [read_llm(path, overrides) for overrides in sets]
     return out
 
 
 def test_counted_layers_give_the_memory_of_the_built_step():
     plans = _many_plans()
-    assert any(p.model.moe is not None for p in plans) and any(p.plan.virtual_stages > 1 for p in plans)
+    assert any(p.model.moe is not None for p in plans) and any(
+        p.plan.virtual_stages > 1 for p in plans
+    )
     for p in plans:
         step = build_step(p)
         counted, built = memory(p), memory(p, step)
@@ -104,7 +122,15 @@ def test_step_without_names_has_the_values_of_the_step():
     from hieropt.studies.codesign.candidates import plan_compute_ns, plan_volume_bytes
 
     def values(op):
-        return (op.kind, op.flops, op.recompute_flops, op.dense_params, op.expert_params, op.comms, op.update_ns)
+        return (
+            op.kind,
+            op.flops,
+            op.recompute_flops,
+            op.dense_params,
+            op.expert_params,
+            op.comms,
+            op.update_ns,
+        )
 
     for p in _many_plans():
         named, plain = build_step(p), build_step(p, names=False)
@@ -112,21 +138,33 @@ def test_step_without_names_has_the_values_of_the_step():
             [[values(op) for op in st.ops] for st in plain.stages]
         assert [st.in_flight for st in named.stages] == [st.in_flight for st in plain.stages]
         for r in range(len(named.stages)):
-            assert named.compute_ns(r) == plain.compute_ns(r) and named.update_ns(r) == plain.update_ns(r)
+            assert named.compute_ns(r) == plain.compute_ns(r) and named.update_ns(
+                r
+            ) == plain.update_ns(r)
         assert plan_compute_ns(p, named) == plan_compute_ns(p, plain)
         assert plan_volume_bytes(p, named) == plan_volume_bytes(p, plain)
-        assert {op.name for st in plain.stages for op in st.ops} <= {"embed", "attn", "mlp", "moe", "output"}
+        assert {op.name for st in plain.stages for op in st.ops} <= {
+            "embed",
+            "attn",
+            "mlp",
+            "moe",
+            "output",
+        }
 
 
 def test_tiny_activations_by_hand():
-    # tiny: n = s b = 4 x 2 = 8 tokens, h = 8, t = 2, a_t = 2 heads, q = kv: d = 2, 2 bytes, gated FFN f_t = 8,
-    # no dropout; per block attention 2nhe/T + n(q_t + 2kv_t)e + n q_t e + a_t b s^2 e = 256 + 128 + 64 + 128,
-    # FFN 2nhe + 2 n f_t e (gated) + n f_t e = 256 + 256 + 128; 2 blocks per stage (pp = 2)
+    # tiny: n = s b = 4 x 2 = 8 tokens, h = 8, t = 2, a_t = 2 heads, q = kv: d = 2, 2 bytes, gated
+    # FFN f_t = 8, no dropout; per block attention 2nhe/T + n(q_t + 2kv_t)e + n q_t e + a_t b s^2 e
+    # = 256 + 128 + 64 + 128, FFN 2nhe + 2 n f_t e (gated) + n f_t e = 256 + 256 + 128; 2 blocks per
+    # stage (pp = 2)
     p = params()
     step = build_step(p)
-    per_block = (256 + 8 * (4 + 2 * 2) * 2 + 8 * 4 * 2 + 2 * 2 * 4 * 4 * 2) + (256 + 2 * 8 * 8 * 2 + 8 * 8 * 2)
+    per_block = (256 + 8 * (4 + 2 * 2) * 2 + 8 * 4 * 2 + 2 * 2 * 4 * 4 * 2) + (
+        256 + 2 * 8 * 8 * 2 + 8 * 8 * 2
+    )
     assert per_block == 1216
-    # stage 1 holds min(m, p - 1) = 1 micro-batch; its output layer keeps 2nhe + n V_t logits_bytes more
+    # stage 1 holds min(m, p - 1) = 1 micro-batch; its output layer keeps 2nhe + n V_t logits_bytes
+    # more
     out = 2 * 8 * 8 * 2 + 8 * 16 * p.precision.logits_bytes
     assert stage_activation_bytes(p, step, 1) == 2 * per_block + out
 
@@ -139,7 +177,9 @@ def test_placements_are_shared_per_group_sizes_as_copies():
     for c in cands:
         sizes = tuple(d.npus for d in c.network.dims)
         assert c.placement == place_lowest(sizes, plan_groups(c.params))
-        assert c.id.endswith(" | " + " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in c.placement.items()))
+        assert c.id.endswith(
+            " | " + " ".join(f"{k} {'x'.join(map(str, v))}" for k, v in c.placement.items())
+        )
     a, b = cands[0], next(c for c in cands[1:] if c.placement == cands[0].placement)
     assert a.placement is not b.placement  # each candidate owns its dict
     ids = [(c.lower_bound, c.id) for c in cands]
@@ -152,26 +192,41 @@ def test_unsolved_rows_equal_typed_rows():
     for c in list(enumerate_candidates(sp).candidates())[::7]:
         for status, message in (("pruned", f"lower bound {c.lower_bound:.10g} >= incumbent 1"),
                                 ("infeasible", "its time bound exceeds the time target")):
-            slow = typed_row({**base_row(sp, c), "status": status, "message": message, "space_hash": "abc"},
-                             COLUMNS)
+            slow = typed_row(
+                {**base_row(sp, c), "status": status, "message": message, "space_hash": "abc"},
+                COLUMNS,
+            )
             fast = rows.row(c, status, message)
             assert fast == slow and list(fast) == list(slow)
             assert all(type(fast[k]) is type(slow[k]) for k in slow)
 
 
 def _instances():
-    """Step instances of LLM stages on a few networks and placements, with latency and named groups, and the
-    four-dimension GPT-3 instance (no named groups)."""
+    """Step instances of LLM stages on a few networks and placements, with latency and named groups,
+    and the four-dimension GPT-3 instance (no named groups)."""
     from hieropt.spec import CostClass, CostModel, Dimension, Network
 
     cost = CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0)})
     out = [load_instance("instances/gpt3-4d.toml")]
     for p in PLANS:
         for dims in ((2, 4), (8,), (4, 2), (2, 2, 2)):
-            net = Network(dims=tuple(Dimension(block="Ring" if k % 2 else "FullyConnected", npus=n, cost_class="A",
-                                               latency_ns=50.0 * k) for k, n in enumerate(dims)))
+            net = Network(
+                dims=tuple(
+                    Dimension(
+                        block="Ring" if k % 2 else "FullyConnected",
+                        npus=n,
+                        cost_class="A",
+                        latency_ns=50.0 * k,
+                    )
+                    for k, n in enumerate(dims)
+                )
+            )
             try:
-                out.append(instance_for(p, net, cost, constraints=(constraint_for("sum(bw) == 10", len(dims)),)))
+                out.append(
+                    instance_for(
+                        p, net, cost, constraints=(constraint_for("sum(bw) == 10", len(dims)),)
+                    )
+                )
             except Exception:  # a placement the lowest rule cannot make
                 continue
     assert len(out) > 10
@@ -225,9 +280,16 @@ def test_traffic_by_classes_equals_traffic_by_rows(monkeypatch):
 
 
 def _same_model(a, b) -> bool:
-    return (a.constant_ns == b.constant_ns and a.nodes == b.nodes and a.dimension_mode == b.dimension_mode
-            and a.n_collectives == b.n_collectives and all(np.array_equal(getattr(a, f), getattr(b, f)) for f in (
-                "terms_bytes", "terms_latency_ns", "term_weights", "node_weights")))
+    return (
+        a.constant_ns == b.constant_ns
+        and a.nodes == b.nodes
+        and a.dimension_mode == b.dimension_mode
+        and a.n_collectives == b.n_collectives
+        and all(
+            np.array_equal(getattr(a, f), getattr(b, f))
+            for f in ("terms_bytes", "terms_latency_ns", "term_weights", "node_weights")
+        )
+    )
 
 
 def test_time_models_kept_by_their_inputs():
@@ -243,10 +305,19 @@ def test_time_models_kept_by_their_inputs():
             assert fresh is not tm and _same_model(fresh, tm)
             if timing._model_key(inst) is not None:
                 assert not tm.terms_bytes.flags.writeable
-    # the same plan on Ring / FullyConnected / Switch dimensions of equal sizes and other prices: one model; other
-    # latency or sizes: another
-    p, cost = PLANS[0], CostModel(classes={"A": CostClass(link_usd_per_gbps=1.0, switch_usd_per_gbps=2.0,
-                                                          nic_usd_per_gbps=3.0), "B": CostClass(link_usd_per_gbps=5.0)})
+    # the same plan on Ring / FullyConnected / Switch dimensions of equal sizes and other prices:
+    # one model; other latency or sizes: another
+    p, cost = (
+        PLANS[0],
+        CostModel(
+            classes={
+                "A": CostClass(
+                    link_usd_per_gbps=1.0, switch_usd_per_gbps=2.0, nic_usd_per_gbps=3.0
+                ),
+                "B": CostClass(link_usd_per_gbps=5.0),
+            }
+        ),
+    )
 
     def inst(blocks, cls="A", latency=0.0, sizes=(2, 4)):
         net = Network(dims=tuple(Dimension(block=b, npus=n, cost_class=cls, latency_ns=latency)
@@ -323,19 +394,30 @@ def test_design_matrix_and_constraints_shared():
 
 
 def _split_by_layer(inst, bw):
-    """The time split of :func:`split_ns`, phase by phase and layer by layer in Python (its former code), of the
-    slowest stage at ``bw``."""
+    """The time split of :func:`split_ns`, phase by phase and layer by layer in Python (its former
+    code), of the slowest stage at ``bw``."""
     from hieropt.model.timing import evaluate
     from hieropt.spec import Collective
 
-    slowest = evaluate(inst, bw).slowest_stage  # (a plan with pp > 1: the slowest stage at bw; else the workload)
+    # (a plan with pp > 1: the slowest stage at bw; else the workload)
+    slowest = evaluate(inst, bw).slowest_stage
     job = next(j for j in stage_jobs(inst.jobs[0]) if slowest is None or j.workload.name == slowest)
     st, table = inst.step, job.workload.table
     per = phase_traffic(inst, job) / bw + phase_latency(inst, job)
-    seq = np.array([[g is not None and job.workload.algorithm(g) == "sequential" and k is not Collective.P2P
-                     for g, k in zip(gs, ks, strict=True)] for gs, ks in zip(table.group, table.collective,
-                                                                              strict=True)], dtype=bool)
-    coll = np.where(seq, per.sum(axis=-1), per.max(axis=-1))  # (a sequential group's dimensions add up)
+    seq = np.array(
+        [
+            [
+                g is not None
+                and job.workload.algorithm(g) == "sequential"
+                and k is not Collective.P2P
+                for g, k in zip(gs, ks, strict=True)
+            ]
+            for gs, ks in zip(table.group, table.collective, strict=True)
+        ],
+        dtype=bool,
+    )
+    # (a sequential group's dimensions add up)
+    coll = np.where(seq, per.sum(axis=-1), per.max(axis=-1))
     C, U = float(table.compute_ns.sum()), float(table.update_ns.sum())
     per_micro = C + float(coll[:, :2].sum())
     by_group: dict[str, float] = {}
@@ -364,9 +446,10 @@ def test_stage_workload_instances_share_the_workload():
 
 
 def test_serial_settles_the_tail_like_the_admission_test(tmp_path):
-    """The serial search settles every candidate after its first pruned one at once: on a min-cost space (pruned
-    and infeasible candidates interleaved) the same statuses and messages, row for row, as taking each candidate through
-    the admission test gives, and a resumed run reads them all back."""
+    """The serial search settles every candidate after its first pruned one at once: on a min-cost
+    space (pruned and infeasible candidates interleaved) the same statuses and messages, row for
+    row, as taking each candidate through the admission test gives, and a resumed run reads them all
+    back."""
     import hashlib
     import json
 
@@ -374,10 +457,13 @@ def test_serial_settles_the_tail_like_the_admission_test(tmp_path):
     made: list[dict] = []
     r = codesign(sp, workers=1, on_row=made.append)
     rows = [(x["id"], x["status"], x["message"]) for x in made]
-    assert [s for _, s, _ in rows].count("infeasible") == 210 and [s for _, s, _ in rows].count("pruned") == 149
+    assert [s for _, s, _ in rows].count("infeasible") == 210 and [s for _, s, _ in rows].count(
+        "pruned"
+    ) == 149
     assert r.best.id == f"{PLAN1.removesuffix(' ovl')} | a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1"
     assert r.best.objective_value == pytest.approx(24.0, rel=1e-12)
-    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "edbb082fe400f67e"  # rows without caches
+    # rows without caches
+    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "edbb082fe400f67e"
     out = tmp_path / "rows.csv"
     first: list[dict] = []
     codesign(sp, workers=1, out=out, on_row=first.append)
@@ -394,17 +480,23 @@ TWO = {"2x4": ("a:FC2 a:FC4", "a:FC2 a:R4", "a:FC2 b:SW4", "a:R2 a:FC4", "a:R2 a
        "4x2": ("a:FC4 a:FC2", "a:FC4 a:R2", "a:FC4 b:SW2", "a:R4 a:FC2", "a:R4 a:R2", "a:R4 b:SW2")}
 LOWEST = [f"{sh} | tp 1x1 dp {d} pp 1x1" for d, shapes in TWO.items() for sh in shapes] + [
     f"{sh} | tp 1 dp 8 pp 1" for sh in ("a:FC8", "a:R8", "b:SW8")]
-PPC = [f"{sh} | tp 2x1 dp {d} pp 1x1" for d, shapes in (("1x4", TWO["2x4"][:3]), ("2x2", TWO["4x2"][:3]))
-       for sh in shapes] + ["a:FC8 | tp 2 dp 4 pp 1"]
-ALL = PPC + [f"{sh} | tp 1x2 dp {d} pp 1x1" for d, shapes in (("2x2", TWO["2x4"][:3]), ("4x1", TWO["4x2"][:3]))
-             for sh in shapes]
+PPC = [
+    f"{sh} | tp 2x1 dp {d} pp 1x1"
+    for d, shapes in (("1x4", TWO["2x4"][:3]), ("2x2", TWO["4x2"][:3]))
+    for sh in shapes
+] + ["a:FC8 | tp 2 dp 4 pp 1"]
+ALL = PPC + [
+    f"{sh} | tp 1x2 dp {d} pp 1x1"
+    for d, shapes in (("2x2", TWO["2x4"][:3]), ("4x1", TWO["4x2"][:3]))
+    for sh in shapes
+]
 PLAN1 = "tp1 pp1 dp8 ep1 z0 nore nosp v1 mb1 ovl"
 PLAN2 = "tp2 pp1 dp4 ep1 z0 nore nosp v1 mb1"
 
 
 def _concurrent(**kw):
-    """:func:`space` with every group on LIBRA's concurrent algorithm (the answers of the code before were found
-    under it)."""
+    """:func:`space` with every group on LIBRA's concurrent algorithm (the answers of the code
+    before were found under it)."""
     from .test_codesign_search import SLOW
 
     algos = tuple((g, "concurrent") for g in ("dp", "pp", "tp"))
@@ -415,19 +507,36 @@ def _concurrent(**kw):
 @pytest.mark.parametrize("case", ["lowest", "ppc", "all"])
 def test_codesign_answers_on_small_spaces_are_pinned(case):
     if case == "lowest":
-        sp = _concurrent(plans=PlanChoices(tp=(1, 2, 4), pp=(1, 2), zero_stage=(0, 3), recompute=("none", "full"),
-                                     overlap_grad_reduce=(False, True)))
-        n, plan, solved, best, value = 720, PLAN1, LOWEST, "a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1", 1352212.0
+        sp = _concurrent(
+            plans=PlanChoices(
+                tp=(1, 2, 4),
+                pp=(1, 2),
+                zero_stage=(0, 3),
+                recompute=("none", "full"),
+                overlap_grad_reduce=(False, True),
+            )
+        )
+        n, plan, solved, best, value = (
+            720,
+            PLAN1,
+            LOWEST,
+            "a:FC2 a:FC4 | tp 1x1 dp 2x4 pp 1x1",
+            1352212.0,
+        )
     elif case == "ppc":
         sp = _concurrent(objective="performance_per_cost")
         n, plan, solved, best, value = 360, PLAN2, PPC, "a:FC8 | tp 2 dp 4 pp 1", 32512704.0
     else:
-        sp = _concurrent(mapping_rule="all_placements", plans=PlanChoices(tp=(2, 4), pp=(1, 2),
-                                                                          recompute=("none", "full")))
+        sp = _concurrent(
+            mapping_rule="all_placements",
+            plans=PlanChoices(tp=(2, 4), pp=(1, 2), recompute=("none", "full")),
+        )
         n, plan, solved, best, value = 240, PLAN2, ALL, "a:FC8 | tp 2 dp 4 pp 1", 1354696.0
     rows: list[dict] = []
     r = codesign(sp, workers=1, on_row=rows.append)
     assert len(rows) == n and r.solved + r.pruned == n
-    assert sorted(x["id"] for x in rows if x["status"] != "pruned") == sorted(f"{plan} | {s}" for s in solved)
+    assert sorted(x["id"] for x in rows if x["status"] != "pruned") == sorted(
+        f"{plan} | {s}" for s in solved
+    )
     assert r.best.id == f"{plan} | {best}"
     assert r.best.objective_value == pytest.approx(value, rel=1e-12)

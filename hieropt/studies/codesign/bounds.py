@@ -1,31 +1,35 @@
-"""Proven lower bounds on the objective of a co-design candidate (plan, network shape, placement of the plan's
-groups), the same for every shape of one dimension count and every placement.
+"""Proven lower bounds on the objective of a co-design candidate (plan, network shape, placement of
+the plan's groups), the same for every shape of one dimension count and every placement.
 
-**Lower bound (exact).** Without a pipeline, loop ``step`` gives the stage's T_s(B) = F C + U + sum_k w_k
-tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U its optimizer step,
-w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with ``overlap_dp``, which may hide them:
-T is then still at least F (C + per-micro-batch communication) + U; 0 too for the per-micro-batch
-collectives on their own stream with ``overlap_sharded_comms``, which the compute may hide). Two
-facts bound the communication for every shape, placement and bandwidth B:
+**Lower bound (exact).** Without a pipeline, loop ``step`` gives the stage's T_s(B) = F C + U +
+sum_k w_k tau_k(B), F = m + (p - 1)/v micro-batch slots, C one micro-batch's compute on stage s, U
+its optimizer step, w_k = F for a per-micro-batch collective and 1 for a per-iteration one (0 with
+``overlap_dp``, which may hide them: T is then still at least F (C + per-micro-batch communication)
++ U; 0 too for the per-micro-batch collectives on their own stream with ``overlap_sharded_comms``,
+  which the compute
+may hide). Two facts bound the communication for every shape, placement and bandwidth B:
 
-- tau_k(B) >= max_d m_kd / B_d >= (sum_d m_kd) / (sum_d B_d) (the largest ratio is at least the ratio of the sums);
-- the volume sum_d m_kd of the hierarchical decomposition (:mod:`hieropt.model.traffic`) depends only on the group's
-  size P, not on its placement: 2S (1 - 1/P) for an all-reduce, S (1 - 1/P) for a reduce-scatter, S (P - 1) for an
-  all-gather of shard S; an all-to-all puts S sum_d (1 - 1/p_d) >= S (1 - 1/P), a send S on each spanned dimension,
-  >= S.
+- tau_k(B) >= max_d m_kd / B_d >= (sum_d m_kd) / (sum_d B_d) (the largest ratio is at least the
+  ratio of the sums);
+- the volume sum_d m_kd of the hierarchical decomposition (:mod:`hieropt.model.traffic`) depends
+  only on the group's size P, not on its placement: 2S (1 - 1/P) for an all-reduce, S (1 - 1/P) for
+  a reduce-scatter, S (P - 1) for an all-gather of shard S; an all-to-all puts S sum_d (1 - 1/p_d)
+  >= S (1 - 1/P), a send S on each spanned dimension, >= S.
 
-With sum_d B_d <= S_cap (a proven upper bound on the total over every bandwidth vector the space's constraints
-allow: the dual of max sum_d B_d s.t. the rows, B >= 0, :func:`lp_lower_bound`; infinite when they allow any total),
-T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's collectives. A pipelined plan composes its
-stages' micro-batch slots exactly (:mod:`hieropt.model.pipeline`), which gives one (T0_s, V_s) pair per stage s
-(:func:`plan_time_bounds`); T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement of the plan
-(pairs that another exceeds in both are left out of the max: they never attain it). Every collective algorithm
-sends at least the hierarchical volume on some spanned dimension (a flat ring or tree the whole of it, a send
-S f_d >= S), so the bound holds for all of them. The network cost N sum_d u_d B_d
-is at least C_lb = N min_B sum_d u_d B_d over the bandwidths the rows allow (the same dual bound, 0 without a row
-that forces bandwidth). The bound on the objective is T_lb (performance), T_lb C_lb (performance_per_cost), the $ of
-a run at (T_lb, C_lb) (min_run_cost, increasing in both) or C_lb (min_cost, where a candidate with T_lb above the
-time target is infeasible).
+With sum_d B_d <= S_cap (a proven upper bound on the total over every bandwidth vector the space's
+constraints allow: the dual of max sum_d B_d s.t. the rows, B >= 0, :func:`lp_lower_bound`; infinite
+when they allow any total), T_s(B) >= T0_s + V_s / S_cap, V_s = sum_k w_k vol_k over stage s's
+collectives. A pipelined plan composes its stages' micro-batch slots exactly
+(:mod:`hieropt.model.pipeline`), which gives one (T0_s, V_s) pair per stage s
+(:func:`plan_time_bounds`); T(B) >= max_s (T0_s + V_s / S_cap) =: T_lb for every shape and placement
+of the plan (pairs that another exceeds in both are left out of the max: they never attain it).
+Every collective algorithm sends at least the hierarchical volume on some spanned dimension (a flat
+ring or tree the whole of it, a send S f_d >= S), so the bound holds for all of them. The network
+cost N sum_d u_d B_d is at least C_lb = N min_B sum_d u_d B_d over the bandwidths the rows allow
+(the same dual bound, 0 without a row that forces bandwidth). The bound on the objective is T_lb
+(performance), T_lb C_lb (performance_per_cost), the $ of a run at (T_lb, C_lb) (min_run_cost,
+increasing in both) or C_lb (min_cost, where a candidate with T_lb above the time target is
+infeasible).
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ from ...workloads.llm.space import CodesignSpace
 
 
 def plan_compute_ns(p: LLMParams, step, stage: int | None = None) -> float:
-    """T0_s of plan ``p`` (module docstring): F x one micro-batch's compute of ``stage`` (default: the stage with the
-    most compute, :func:`~hieropt.workloads.llm.lower.bottleneck_stage`) + its optimizer step, ns."""
+    """T0_s of plan ``p`` (module docstring): F x one micro-batch's compute of ``stage`` (default:
+    the stage with the most compute, :func:`~hieropt.workloads.llm.lower.bottleneck_stage`) + its
+    optimizer step, ns."""
     r = bottleneck_stage(step) if stage is None else stage
     pl = p.plan
     F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
@@ -69,8 +74,8 @@ def _volume(kind: str, size: float, P: int) -> float:
 
 
 def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
-    """V_s of plan ``p`` (module docstring): the weighted placement-free volume of ``stage``'s collectives per
-    iteration (default: the stage with the most compute), bytes per NPU."""
+    """V_s of plan ``p`` (module docstring): the weighted placement-free volume of ``stage``'s
+    collectives per iteration (default: the stage with the most compute), bytes per NPU."""
     pl = p.plan
     F = pl.microbatches + (pl.pp - 1) / pl.virtual_stages
     sizes = step.group_sizes
@@ -87,14 +92,15 @@ def plan_volume_bytes(p: LLMParams, step, stage: int | None = None) -> float:
 
 
 def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
-    """(T0_s ns, V_s bytes) pairs of plan ``p`` that no other pair exceeds in both, the stage with the most compute
-    first: T_lb = max over them of T0_s + V_s / S_cap (module docstring). With p > 1, every stage's slot
-    t_r >= C_r + Vm_r / S_cap (C_r a micro-batch's compute, Vm_r its per-micro-batch volume) and stage 0's tail
-    W_0 >= U_0 + Vi_0 / S_cap (its optimizer step and per-iteration volume; 0 with ``overlap_dp``). A 1F1B schedule
-    timed by its graph (:mod:`hieropt.model.pipeline`) is at least the path through stage s's 2 m operations,
-    sum_(r<s) t_r + m t_s + W_0: T0_s = sum_(r<s) C_r + m C_s + U_0, V_s = sum_(r<s) Vm_r + m Vm_s + Vi_0; the
-    composition (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 gives T0_s = (1/v) sum_r C_r + (m - 1/v) C_s + U_0 and
-    V_s likewise."""
+    """(T0_s ns, V_s bytes) pairs of plan ``p`` that no other pair exceeds in both, the stage with
+    the most compute first: T_lb = max over them of T0_s + V_s / S_cap (module docstring). With p >
+    1, every stage's slot t_r >= C_r + Vm_r / S_cap (C_r a micro-batch's compute, Vm_r its
+    per-micro-batch volume) and stage 0's tail W_0 >= U_0 + Vi_0 / S_cap (its optimizer step and
+    per-iteration volume; 0 with ``overlap_dp``). A 1F1B schedule timed by its graph
+    (:mod:`hieropt.model.pipeline`) is at least the path through stage s's 2 m operations, sum_(r<s)
+    t_r + m t_s + W_0: T0_s = sum_(r<s) C_r + m C_s + U_0, V_s = sum_(r<s) Vm_r + m Vm_s + Vi_0; the
+    composition (1/v) sum_r t_r + (m - 1/v) max_r t_r + W_0 gives T0_s = (1/v) sum_r C_r + (m - 1/v)
+    C_s + U_0 and V_s likewise."""
     pl = p.plan
     if pl.pp == 1:
         return ((plan_compute_ns(p, step), plan_volume_bytes(p, step)),)
@@ -118,47 +124,61 @@ def plan_time_bounds(p: LLMParams, step) -> tuple[tuple[float, float], ...]:
         Vm.append(sum([volumes(op)[0] for op in stage.ops]))
     vi0 = 0.0 if overlap and v == 1 else sum([volumes(op)[1] for op in step.stages[0].ops])
     r0 = bottleneck_stage(step)
-    if v == 1 and 2 * pl.pp * m <= DAG_OPS:  # the schedule's graph: the path through stage s's 2 m operations
-        pairs = [(sum(C[:s]) + m * C[s] + step.update_ns(0), sum(Vm[:s]) + m * Vm[s] + vi0) for s in range(len(C))]
+    # the schedule's graph: the path through stage s's 2 m operations
+    if v == 1 and 2 * pl.pp * m <= DAG_OPS:
+        pairs = [
+            (sum(C[:s]) + m * C[s] + step.update_ns(0), sum(Vm[:s]) + m * Vm[s] + vi0)
+            for s in range(len(C))
+        ]
     else:
         base_t, base_v = sum(C) / v + step.update_ns(0), sum(Vm) / v + vi0
-        pairs = [(base_t + (m - 1 / v) * c, base_v + (m - 1 / v) * x) for c, x in zip(C, Vm, strict=True)]
+        pairs = [
+            (base_t + (m - 1 / v) * c, base_v + (m - 1 / v) * x) for c, x in zip(C, Vm, strict=True)
+        ]
     first = pairs[r0]
     out = [first]
-    for t, vol in sorted(set(pairs), key=lambda tv: (-tv[0], -tv[1])):  # T0 descending: a kept pair has a larger T0
+    # T0 descending: a kept pair has a larger T0
+    for t, vol in sorted(set(pairs), key=lambda tv: (-tv[0], -tv[1])):
         if (t, vol) != first and vol > max((o[1] for o in out if o[0] >= t), default=-1.0):
             out.append((t, vol))
     return tuple(out)
 
 
 def time_bound_ns(bounds: tuple[tuple[float, float], ...], cap: float) -> float:
-    """T_lb = max over ``bounds`` ((T0_s, V_s) pairs, :func:`plan_time_bounds`) of T0_s + V_s / ``cap``, ns.
+    """T_lb = max over ``bounds`` ((T0_s, V_s) pairs, :func:`plan_time_bounds`) of T0_s + V_s /
+    ``cap``, ns.
 
-    A cap <= 0 (rows such as ``sum(bw) <= 0``) leaves no bandwidth (B >= 0): a stage with volume V_s > 0 then takes
-    infinitely long, T_lb = inf (the candidate is infeasible), and one without volume T0_s."""
+    A cap <= 0 (rows such as ``sum(bw) <= 0``) leaves no bandwidth (B >= 0): a stage with volume V_s
+    > 0 then takes infinitely long, T_lb = inf (the candidate is infeasible), and one without volume
+    T0_s."""
     if cap > 0:
         return max(t + v / cap for t, v in bounds)
     return max(t if v <= 0 else float("inf") for t, v in bounds)
 
 
 def bandwidth_cap(space: CodesignSpace, n_dims: int) -> float:
-    """S_cap: a proven upper bound on sum_d B_d over the bandwidths the space's rows allow on ``n_dims`` dimensions
-    (B >= 0; :func:`lp_lower_bound` of -sum_d B_d, or the tightest ``sum(bw) <= / == S`` row if smaller): inf when
-    they allow any total, -inf when they allow no bandwidth at all (contradictory rows)."""
+    """S_cap: a proven upper bound on sum_d B_d over the bandwidths the space's rows allow on
+    ``n_dims`` dimensions (B >= 0; :func:`lp_lower_bound` of -sum_d B_d, or the tightest ``sum(bw)
+    <= / == S`` row if smaller): inf when they allow any total, -inf when they allow no bandwidth at
+    all (contradictory rows)."""
     return min(-lp_lower_bound(_rows(space, n_dims), -np.ones(n_dims)),
                _sum_rows(space, n_dims, ("<=", "=="), min, math.inf))
 
 
 def bandwidth_floor(space: CodesignSpace, n_dims: int) -> float:
-    """S_floor: a proven lower bound on sum_d B_d over the bandwidths the space's rows allow (0 without one; inf when
-    they allow none): the dual bound, or the tightest ``sum(bw) >= / == S`` row if larger."""
+    """S_floor: a proven lower bound on sum_d B_d over the bandwidths the space's rows allow (0
+    without one; inf when they allow none): the dual bound, or the tightest ``sum(bw) >= / == S``
+    row if larger."""
     return max(0.0, lp_lower_bound(_rows(space, n_dims), np.ones(n_dims)),
                _sum_rows(space, n_dims, (">=", "=="), max, 0.0))
 
 
-def _sum_rows(space: CodesignSpace, n_dims: int, senses: tuple[str, ...], pick, start: float) -> float:
-    """The tightest right-hand side of the rows ``c sum(bw) <sense> S`` (all coefficients equal, c > 0), over c:
-    exact where a space gives its total so (the dual bound carries a 1e-12 rounding margin)."""
+def _sum_rows(
+    space: CodesignSpace, n_dims: int, senses: tuple[str, ...], pick, start: float
+) -> float:
+    """The tightest right-hand side of the rows ``c sum(bw) <sense> S`` (all coefficients equal, c >
+    0), over c: exact where a space gives its total so (the dual bound carries a 1e-12 rounding
+    margin)."""
     out = start
     for text in space.constraints:
         c = constraint_for(text, n_dims)
@@ -184,12 +204,13 @@ def _rows(space: CodesignSpace, n_dims: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def lp_lower_bound(rows: tuple[np.ndarray, np.ndarray], c: np.ndarray) -> float:
-    """A proven lower bound on c . B over B >= 0 with G B >= h (``rows`` = (G, h)), by weak duality: any z >= 0 with
-    G^T z <= c gives c . B >= (G^T z) . B = z . G B >= z . h. HiGHS solves the dual LP max h . z s.t. G^T z <= c,
-    z >= 0; its z is made exactly feasible (negative entries dropped, then scaled by the largest factor <= 1, or
-    for c < 0 the smallest, that keeps G^T z <= c) and h . z is rounded down by 1e-12 relative, so the bound holds
-    whatever the LP's tolerances. Returns inf when no B satisfies the rows (the dual is unbounded), -inf when c . B
-    has no lower bound there (or no certificate is found)."""
+    """A proven lower bound on c . B over B >= 0 with G B >= h (``rows`` = (G, h)), by weak duality:
+    any z >= 0 with G^T z <= c gives c . B >= (G^T z) . B = z . G B >= z . h. HiGHS solves the dual
+    LP max h . z s.t. G^T z <= c, z >= 0; its z is made exactly feasible (negative entries dropped,
+    then scaled by the largest factor <= 1, or for c < 0 the smallest, that keeps G^T z <= c) and h
+    . z is rounded down by 1e-12 relative, so the bound holds whatever the LP's tolerances. Returns
+    inf when no B satisfies the rows (the dual is unbounded), -inf when c . B has no lower bound
+    there (or no certificate is found)."""
     G, h = rows
     m, n = G.shape
     if m == 0:
@@ -219,7 +240,8 @@ def lp_lower_bound(rows: tuple[np.ndarray, np.ndarray], c: np.ndarray) -> float:
 
 
 def _dual(G: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray | None, str]:
-    """HiGHS on max h . z s.t. G^T z <= c, z >= 0: (z, "optimal"), (None, "unbounded") or (None, other)."""
+    """HiGHS on max h . z s.t. G^T z <= c, z >= 0: (z, "optimal"), (None, "unbounded") or (None,
+    other)."""
     import highspy
 
     from ...solvers.highs import quiet_stdout
@@ -243,7 +265,8 @@ def _dual(G: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray | Non
 
 
 def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> float:
-    """The candidate's bound on the space's objective from its time bound ``t_lb`` (module docstring)."""
+    """The candidate's bound on the space's objective from its time bound ``t_lb`` (module
+    docstring)."""
     if space.objective == "performance":
         return t_lb
     c_lb = cost_floor_usd(space, network)
@@ -260,13 +283,23 @@ def objective_bound(space: CodesignSpace, network: Network, t_lb: float) -> floa
 
 
 def cost_floor_usd(space: CodesignSpace, network: Network) -> float:
-    """C_lb of ``network`` (module docstring): N min sum_d u_d B_d over the bandwidths the space's rows allow, $ (N =
-    the network's NPUs, u its unit prices per GB/s per NPU); the same for every plan on that shape."""
+    """C_lb of ``network`` (module docstring): N min sum_d u_d B_d over the bandwidths the space's
+    rows allow, $ (N = the network's NPUs, u its unit prices per GB/s per NPU); the same for every
+    plan on that shape."""
     u = np.asarray(unit_costs(network, space.cost), dtype=float)
     cheapest = float(u.min())
     by_total = cheapest * bandwidth_floor(space, network.n_dims) if cheapest > 0 else 0.0
     return network.npus_total * max(0.0, lp_lower_bound(_rows(space, network.n_dims), u), by_total)
 
 
-__all__ = ["plan_compute_ns", "plan_volume_bytes", "plan_time_bounds", "time_bound_ns", "bandwidth_cap",
-           "bandwidth_floor", "objective_bound", "cost_floor_usd", "lp_lower_bound"]
+__all__ = [
+    "plan_compute_ns",
+    "plan_volume_bytes",
+    "plan_time_bounds",
+    "time_bound_ns",
+    "bandwidth_cap",
+    "bandwidth_floor",
+    "objective_bound",
+    "cost_floor_usd",
+    "lp_lower_bound",
+]

@@ -1,13 +1,16 @@
-"""The candidates of a co-design space: (plan, network shape, placement of the plan's groups), each with a proven
-lower bound on its objective (:mod:`.bounds`), generated lazily in best-bound-first order.
+"""The candidates of a co-design space: (plan, network shape, placement of the plan's groups), each
+with a proven lower bound on its objective (:mod:`.bounds`), generated lazily in best-bound-first
+order.
 
-**Streaming.** Under ``all_placements`` a space has millions of candidates (the GPT-3 space, 2.2 million); they are
-never held at once. :class:`CodesignEnumeration` keeps the fitting plans, the shapes, each plan's time bound per
-dimension count, each shape's cost floor, the number of placements of each (group sizes, shape) pair, and the order
-of the (plan, shape) pairs by their bound: **8 bytes per (plan, shape) pair** (one int64), whatever the number of
-placements. A pair's candidates (one per placement; all share its bound) are made when the search reaches it: its
-placements are generated then (the last few hundred placement lists are cached: plans with the same group sizes
-share them). Order: bound, then id (the pairs by ``"<plan> | <shape> | "``, a pair's placements by their text).
+**Streaming.** Under ``all_placements`` a space has millions of candidates (the GPT-3 space, 2.2
+million); they are never held at once. :class:`CodesignEnumeration` keeps the fitting plans, the
+shapes, each plan's time bound per dimension count, each shape's cost floor, the number of
+placements of each (group sizes, shape) pair, and the order of the (plan, shape) pairs by their
+bound: **8 bytes per (plan, shape) pair** (one int64), whatever the number of placements. A pair's
+candidates (one per placement; all share its bound) are made when the search reaches it: its
+placements are generated then (the last few hundred placement lists are cached: plans with the same
+group sizes share them). Order: bound, then id (the pairs by ``"<plan> | <shape> | "``, a pair's
+placements by their text).
 """
 
 from __future__ import annotations
@@ -47,12 +50,14 @@ class CodesignCandidate:
     """One (plan, shape, placement): what one solve is about.
 
     Attributes:
-        id: ``"<plan> | <shape> | <placement>"``, e.g. ``"tp8 pp8 dp64 ... | node:R4 pod:SW32 | tp 4x2 dp 1x32 ..."``.
+        id: ``"<plan> | <shape> | <placement>"``, e.g. ``"tp8 pp8 dp64 ... | node:R4 pod:SW32 | tp
+            4x2 dp 1x32 ..."``.
         plan_id, shape_id: the parts of the id.
         params: the plan (model, NPU, precision included).
         network: the shape as a network.
         placement: the group sizes per dimension.
-        lower_bound: the proven bound on the candidate's objective (:mod:`.bounds`; ns for performance).
+        lower_bound: the proven bound on the candidate's objective (:mod:`.bounds`; ns for
+            performance).
         compute_ns: the time bound T0 + V / S_cap of the candidate (ns), whatever the objective.
         memory_bytes: the plan's fullest stage, bytes per NPU.
     """
@@ -68,26 +73,61 @@ class CodesignCandidate:
     memory_bytes: float
 
 
-def shapes_of(space: CodesignSpace, placeholder, npus: int | None = None) -> list[tuple[str, Network]]:
-    """(id, network) of the space's fixed network, or of every shape of its shape space on ``npus`` NPUs (default:
-    the space's only cluster size; explore's enumeration)."""
+def shapes_of(
+    space: CodesignSpace, placeholder, npus: int | None = None
+) -> list[tuple[str, Network]]:
+    """(id, network) of the space's fixed network, or of every shape of its shape space on ``npus``
+    NPUs (default: the space's only cluster size; explore's enumeration)."""
     if space.network is not None:
-        return [("fixed " + " x ".join(f"{d.block}{d.npus}" for d in space.network.dims), space.network)]
-    shim = ShapeSpace(name=space.name, npus=npus or space.sizes[0], min_dims=space.min_dims, max_dims=space.max_dims,
-                      levels=space.levels, switch_only_at_top=space.switch_only_at_top,
-                      jobs=(SpaceJob(workload=placeholder),), mapping_rule="header", cost=space.cost,
-                      objective="performance", training_loop="no_overlap")
+        return [
+            ("fixed " + " x ".join(f"{d.block}{d.npus}" for d in space.network.dims), space.network)
+        ]
+    shim = ShapeSpace(
+        name=space.name,
+        npus=npus or space.sizes[0],
+        min_dims=space.min_dims,
+        max_dims=space.max_dims,
+        levels=space.levels,
+        switch_only_at_top=space.switch_only_at_top,
+        jobs=(SpaceJob(workload=placeholder),),
+        mapping_rule="header",
+        cost=space.cost,
+        objective="performance",
+        training_loop="no_overlap",
+    )
     return [(shape_id(shim, s), shape_network(shim, s)) for s in enumerate_shapes(shim)]
 
 
-def _candidate(cid: str, plan: str, shape: str, params: LLMParams, network: Network, placement: Placement,
-               bound: float, t_lb: float, memory_bytes: float) -> CodesignCandidate:
-    """``CodesignCandidate(...)`` without the frozen ``__init__``'s per-field ``__setattr__`` (its ``__dict__`` set
-    at once, as ``copy.copy`` fills a copy's): 2.5x faster, and a space has 10^4 - 10^5 candidates."""
+def _candidate(
+    cid: str,
+    plan: str,
+    shape: str,
+    params: LLMParams,
+    network: Network,
+    placement: Placement,
+    bound: float,
+    t_lb: float,
+    memory_bytes: float,
+) -> CodesignCandidate:
+    """``CodesignCandidate(...)`` without the frozen ``__init__``'s per-field ``__setattr__`` (its
+    ``__dict__`` set at once, as ``copy.copy`` fills a copy's): 2.5x faster, and a space has 10^4 -
+    10^5 candidates."""
     c = object.__new__(CodesignCandidate)
-    object.__setattr__(c, "__dict__", {"id": cid, "plan_id": plan, "shape_id": shape, "params": params,
-                                       "network": network, "placement": placement, "lower_bound": bound,
-                                       "compute_ns": t_lb, "memory_bytes": memory_bytes})
+    object.__setattr__(
+        c,
+        "__dict__",
+        {
+            "id": cid,
+            "plan_id": plan,
+            "shape_id": shape,
+            "params": params,
+            "network": network,
+            "placement": placement,
+            "lower_bound": bound,
+            "compute_ns": t_lb,
+            "memory_bytes": memory_bytes,
+        },
+    )
     return c
 
 
@@ -98,8 +138,8 @@ later plans."""
 
 
 class CodesignEnumeration:
-    """The plans (classified), the shapes, and the candidates in best-bound-first order, made on demand (module
-    docstring).
+    """The plans (classified), the shapes, and the candidates in best-bound-first order, made on
+    demand (module docstring).
 
     Attributes:
         plans: the plan enumeration (invalid ones by reason, too big, fitting).
@@ -109,7 +149,9 @@ class CodesignEnumeration:
         skipped: reason -> number of plan-shape pairs the mapping rule cannot place (no candidate).
     """
 
-    def __init__(self, space: CodesignSpace, plans: PlanEnumeration, shapes: list[tuple[str, Network]]):
+    def __init__(
+        self, space: CodesignSpace, plans: PlanEnumeration, shapes: list[tuple[str, Network]]
+    ):
         self.space, self.plans = space, plans
         self._placements = Table(PLACEMENTS_CACHED)
         self.fitting = sorted(plans.fitting, key=lambda pc: pc.id + " | ")
@@ -120,13 +162,25 @@ class CodesignEnumeration:
         dims = sorted({net.n_dims for _, net in self.shapes})
         self._dcol = np.array([dims.index(net.n_dims) for _, net in self.shapes], dtype=np.int64)
         caps = [bandwidth_cap(space, n) for n in dims]
-        self._T = np.array([[time_bound_ns(plan_time_bounds(pc.params, build_step(pc.params, names=False)), c)
-                             for c in caps] for pc in self.fitting], dtype=float).reshape(len(self.fitting), len(dims))
+        self._T = np.array(
+            [
+                [
+                    time_bound_ns(
+                        plan_time_bounds(pc.params, build_step(pc.params, names=False)), c
+                    )
+                    for c in caps
+                ]
+                for pc in self.fitting
+            ],
+            dtype=float,
+        ).reshape(len(self.fitting), len(dims))
         self._C = np.array([cost_floor_usd(space, net) for _, net in self.shapes], dtype=float)
         self._K, self._F = _run_terms(space, self._shape_npus)
         groups: dict[tuple, int] = {}
-        self._gkey = np.array([groups.setdefault(tuple(plan_groups(pc.params)), len(groups)) for pc in self.fitting],
-                              dtype=np.int64)
+        self._gkey = np.array(
+            [groups.setdefault(tuple(plan_groups(pc.params)), len(groups)) for pc in self.fitting],
+            dtype=np.int64,
+        )
         self._groups = tuple(groups)
         self._count, skipped = self._placement_counts()
         per_group = np.bincount(self._gkey, minlength=len(self._groups))
@@ -151,14 +205,17 @@ class CodesignEnumeration:
                     out[g, s] = len(options)
         return out, why
 
-    def _options(self, sizes: tuple[int, ...], groups: tuple) -> tuple[tuple[Placement, str], ...] | str:
+    def _options(
+        self, sizes: tuple[int, ...], groups: tuple
+    ) -> tuple[tuple[Placement, str], ...] | str:
         hit = self._placements.get(key := (sizes, groups))
         if hit is None:
             hit = self._placements.put(key, _options(self.space.mapping_rule, sizes, groups))
         return hit
 
     def bounds(self, p: int, s: int) -> tuple[float, float]:
-        """(objective bound, time bound ns) of plan ``p`` (index into :attr:`fitting`) on shape ``s``."""
+        """(objective bound, time bound ns) of plan ``p`` (index into :attr:`fitting`) on shape
+        ``s``."""
         t = float(self._T[p, self._dcol[s]])
         c, k, f = float(self._C[s]), float(self._K[s]), float(self._F[s])
         return _objective(self.space.objective, t, c, k, f), t
@@ -182,8 +239,8 @@ class CodesignEnumeration:
         return {int(n): float(b) for n, b in zip(npus, bound, strict=True)}
 
     def _sorted_pairs(self) -> np.ndarray:
-        """Flat indices p S + s of the pairs with a placement, by (bound, plan id, shape id) (a stable sort of the
-        plan-major index: plans and shapes are held in id order)."""
+        """Flat indices p S + s of the pairs with a placement, by (bound, plan id, shape id) (a
+        stable sort of the plan-major index: plans and shapes are held in id order)."""
         if not len(self.fitting) or not len(self.shapes):
             return np.zeros(0, dtype=np.int64)
         bound = self._bound_matrix().ravel()
@@ -193,7 +250,8 @@ class CodesignEnumeration:
 
     @property
     def frontier_bytes(self) -> int:
-        """Bytes of the pair order, the one array whose size grows with the space (8 per (plan, shape) pair)."""
+        """Bytes of the pair order, the one array whose size grows with the space (8 per (plan,
+        shape) pair)."""
         return int(self._order.nbytes)
 
     def pair(self, pos: int) -> tuple[int, int]:
@@ -214,13 +272,15 @@ class CodesignEnumeration:
                 for pl, text in options]
 
     def candidates(self, start: int = 0) -> Iterator[CodesignCandidate]:
-        """Every candidate of the pairs from position ``start`` on, best bound first (made as they are reached)."""
+        """Every candidate of the pairs from position ``start`` on, best bound first (made as they
+        are reached)."""
         for pos in range(start, self.pairs):
             yield from self.pair_candidates(pos)
 
     def tail(self, start: int, target: float | None = None) -> tuple[int, int, int]:
-        """(candidates, of which infeasible by a finite time bound above ``target``, of which with an infinite time
-        bound) of the pairs from position ``start`` on, counted without making them."""
+        """(candidates, of which infeasible by a finite time bound above ``target``, of which with
+        an infinite time bound) of the pairs from position ``start`` on, counted without making
+        them."""
         if start >= self.pairs:
             return 0, 0, 0
         p, s = np.divmod(self._order[start:], len(self.shapes))
@@ -264,16 +324,21 @@ def _run_terms(space: CodesignSpace, npus: np.ndarray) -> tuple[np.ndarray, np.n
             np.array([terms[n].fixed_usd for n in npus.tolist()], dtype=float))
 
 
-def _options(rule: str, sizes: tuple[int, ...], groups: tuple) -> tuple[tuple[Placement, str], ...] | str:
-    """(placement, its text) of every placement ``rule`` gives ``groups`` on ``sizes``, in text order, or why there
-    is none (a reason that depends on the sizes and groups only). Shared: the caller copies a placement it keeps."""
+def _options(
+    rule: str, sizes: tuple[int, ...], groups: tuple
+) -> tuple[tuple[Placement, str], ...] | str:
+    """(placement, its text) of every placement ``rule`` gives ``groups`` on ``sizes``, in text
+    order, or why there is none (a reason that depends on the sizes and groups only). Shared: the
+    caller copies a placement it keeps."""
     if rule == "lowest":
         try:
             pl = place_lowest(sizes, groups, "placement")
         except InputError as e:
             return e.problem
         return ((pl, _placement_text(pl)),)
-    options = sorted(((pl, _placement_text(pl)) for pl in placements(sizes, groups)), key=lambda o: o[1])
+    options = sorted(
+        ((pl, _placement_text(pl)) for pl in placements(sizes, groups)), key=lambda o: o[1]
+    )
     return tuple(options) or "no placement of the groups on this shape"
 
 
@@ -282,7 +347,8 @@ def _placement_text(pl: Placement) -> str:
 
 
 def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
-    """The candidates of ``space`` with their lower bounds, best bound first, made on demand (module docstring).
+    """The candidates of ``space`` with their lower bounds, best bound first, made on demand (module
+    docstring).
 
     Raises:
         InputError: the network family has no shape.
@@ -296,13 +362,29 @@ def enumerate_candidates(space: CodesignSpace) -> CodesignEnumeration:
             continue
         found = shapes_of(space, placeholder, n)
         if not found:
-            raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
-                             f"multiplies to {n} NPUs within the levels' sizes and limits",
-                             "widen the levels' npus ranges, max_dims or limits")
+            raise InputError(
+                space.name,
+                "levels",
+                f"no shape of {space.min_dims} to {space.max_dims} dimensions "
+                f"multiplies to {n} NPUs within the levels' sizes and limits",
+                "widen the levels' npus ranges, max_dims or limits",
+            )
         shapes += found
     return CodesignEnumeration(space, PlanEnumeration.merged(per_size), shapes)
 
 
-__all__ = ["CodesignCandidate", "CodesignEnumeration", "enumerate_candidates", "plan_compute_ns",
-           "plan_volume_bytes", "plan_time_bounds", "time_bound_ns", "bandwidth_cap", "bandwidth_floor",
-           "objective_bound", "cost_floor_usd", "shapes_of", "PLACEMENTS_CACHED"]
+__all__ = [
+    "CodesignCandidate",
+    "CodesignEnumeration",
+    "enumerate_candidates",
+    "plan_compute_ns",
+    "plan_volume_bytes",
+    "plan_time_bounds",
+    "time_bound_ns",
+    "bandwidth_cap",
+    "bandwidth_floor",
+    "objective_bound",
+    "cost_floor_usd",
+    "shapes_of",
+    "PLACEMENTS_CACHED",
+]

@@ -1,7 +1,8 @@
 """The answer of a co-design search, carried on: a solved row back to its candidate and instance
-(:func:`candidate_instance`), the best rows as self-contained instance files that ``hieropt solve`` re-solves to the
-same optimum (:func:`write_instances`), and the shortlist provisioned with whole parts from a catalog and ranked by
-its bill of materials (:func:`provision_codesign`, as ``explore --catalog``)."""
+(:func:`candidate_instance`), the best rows as self-contained instance files that ``hieropt solve``
+re-solves to the same optimum (:func:`write_instances`), and the shortlist provisioned with whole
+parts from a catalog and ranked by its bill of materials (:func:`provision_codesign`, as ``explore
+--catalog``)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from .solve import space_constraints
 
 
 def row_params(space: CodesignSpace, row: dict[str, Any]) -> LLMParams:
-    """The plan of a row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): the space's model with the row's plan
-    fields, built as the search built it (:func:`~hieropt.studies.codesign.plans.plan_params`)."""
+    """The plan of a row (:data:`~hieropt.studies.codesign.rows.COLUMNS`): the space's model with
+    the row's plan fields, built as the search built it
+    (:func:`~hieropt.studies.codesign.plans.plan_params`)."""
     choice = {k: row[k] for k in PlanChoices.model_fields if k in row and row[k] is not None}
     for k in ("sequence_parallel", "overlap_grad_reduce"):
         if k in choice:
@@ -36,26 +38,36 @@ def row_network(result: Codesign, row: dict[str, Any]) -> Network:
     for sid, net in result.enumeration.shapes:
         if sid == row["shape"]:
             return net
-    raise InputError("row", "shape", f"no shape {row['shape']!r} in the space", "give a row of this search")
+    raise InputError(
+        "row", "shape", f"no shape {row['shape']!r} in the space", "give a row of this search"
+    )
 
 
 def candidate_instance(result: Codesign, row: dict[str, Any]) -> Instance:
-    """The instance the search solved for ``row`` (the same plan, network, placement, constraints, targets and
-    dimension mode)."""
+    """The instance the search solved for ``row`` (the same plan, network, placement, constraints,
+    targets and dimension mode)."""
     space = result.space
     net = row_network(result, row)
     placement = {k: tuple(v) for k, v in row["placement"].items()}
-    return instance_for(row_params(space, row), net, space.cost, placement, objective=space.objective,
-                        constraints=space_constraints(space, net.n_dims), name=row["id"],
-                        max_iteration_time_ns=space.max_iteration_time_ns,
-                        max_network_cost_usd=space.max_network_cost_usd, dimension_mode=space.dimension_mode)
+    return instance_for(
+        row_params(space, row),
+        net,
+        space.cost,
+        placement,
+        objective=space.objective,
+        constraints=space_constraints(space, net.n_dims),
+        name=row["id"],
+        max_iteration_time_ns=space.max_iteration_time_ns,
+        max_network_cost_usd=space.max_network_cost_usd,
+        dimension_mode=space.dimension_mode,
+    )
 
 
 def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
-    """A self-contained instance file's content (TOML-ready: no None) for ``row``: the model and plan inline
-    (``workload = {generator = "llm", params = ...}``), the network, the placement as named groups, the step
-    options (micro-batches, stages, virtual stages, ``overlap_dp`` = the plan's
-    ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
+    """A self-contained instance file's content (TOML-ready: no None) for ``row``: the model and
+    plan inline (``workload = {generator = "llm", params = ...}``), the network, the placement as
+    named groups, the step options (micro-batches, stages, virtual stages, ``overlap_dp`` = the
+    plan's ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
     constraints, targets, dimension mode and cost model."""
     space = result.space
     p = row_params(space, row)
@@ -64,15 +76,21 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "name": f"{space.name}-rank{row.get('rank') or 1}",
         "description": f"co-design candidate {row['id']} of {space.name} ({space.objective} "
-                       f"{row['objective_value']!r} {row['objective_unit'] or ''})".rstrip(),
-        "objective": space.objective, "training_loop": "step", "dimension_mode": space.dimension_mode,
+        f"{row['objective_value']!r} {row['objective_unit'] or ''})".rstrip(),
+        "objective": space.objective,
+        "training_loop": "step",
+        "dimension_mode": space.dimension_mode,
         "constraints": [resolve_top(t, net.n_dims) for t in space.constraints],
         "network": {"dims": [_clean(d.model_dump(mode="json")) for d in net.dims]},
         "workload": {"generator": "llm", "params": _clean(p.model_dump(mode="json"))},
         "mapping": {"groups": _groups(row["placement"])},
-        "step": {"microbatches": pl.microbatches, "stages": pl.pp, "virtual_stages": pl.virtual_stages,
-                 "overlap_dp": bool(pl.overlap_grad_reduce),
-                 **({"overlap_groups": list(own)} if (own := own_stream_groups(pl)) else {})},
+        "step": {
+            "microbatches": pl.microbatches,
+            "stages": pl.pp,
+            "virtual_stages": pl.virtual_stages,
+            "overlap_dp": bool(pl.overlap_grad_reduce),
+            **({"overlap_groups": list(own)} if (own := own_stream_groups(pl)) else {}),
+        },
         "cost": {k: _clean(c.model_dump(mode="json")) for k, c in space.cost.classes.items()},
     }
     for k in ("max_iteration_time_ns", "max_network_cost_usd"):
@@ -101,8 +119,9 @@ def _clean(value: Any) -> Any:
 
 
 def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[Path]:
-    """Write the ``top`` best candidates of ``result`` as instance files ``FOLDER/<space>-rank<r>-<k>.toml``
-    (:func:`instance_document`; a header comment gives the candidate and its proven optimum).
+    """Write the ``top`` best candidates of ``result`` as instance files
+    ``FOLDER/<space>-rank<r>-<k>.toml`` (:func:`instance_document`; a header comment gives the
+    candidate and its proven optimum).
 
     Raises:
         InputError: ``top`` < 1, or the folder cannot be created or written.
@@ -115,30 +134,42 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise InputError("--write-instances", str(folder), f"cannot create the folder: {e.strerror}",
-                         "name a folder you can write") from None
+        raise InputError(
+            "--write-instances",
+            str(folder),
+            f"cannot create the folder: {e.strerror}",
+            "name a folder you can write",
+        ) from None
     out = []
     for k, row in enumerate(result.ranking[:top], start=1):
         path = folder / f"{result.space.name}-rank{row['rank']}-{k}.toml"
-        head = [f"co-design candidate {row['id']}", f"of space {result.space.name} ({result.space_hash}), rank "
-                f"{row['rank']}: {result.space.objective} {row['objective_value']!r} {row['objective_unit'] or ''}",
-                f"iteration {row['iteration_time_ns']!r} ns, network ${row['network_cost_usd']!r}",
-                "re-solve: hieropt solve " + path.name]
+        head = [
+            f"co-design candidate {row['id']}",
+            f"of space {result.space.name} ({result.space_hash}), rank "
+            f"{row['rank']}: {result.space.objective} {row['objective_value']!r} "
+            f"{row['objective_unit'] or ''}",
+            f"iteration {row['iteration_time_ns']!r} ns, network ${row['network_cost_usd']!r}",
+            "re-solve: hieropt solve " + path.name,
+        ]
         write_instance_file(path, instance_document(result, row), head)
         out.append(path)
     return out
 
 
-def provision_codesign(result: Codesign, catalog: Catalog | str | Path, top: int = 5) -> list[dict[str, Any]]:
-    """Integer designs (whole parts of ``catalog``) of the ``top`` best candidates of ``result``, ranked by the
-    provisioned objective (:func:`hieropt.solvers.provision.provision`, the space's objective; its time target when
-    min_cost), as ``explore --catalog`` does for shapes.
+def provision_codesign(
+    result: Codesign, catalog: Catalog | str | Path, top: int = 5
+) -> list[dict[str, Any]]:
+    """Integer designs (whole parts of ``catalog``) of the ``top`` best candidates of ``result``,
+    ranked by the provisioned objective (:func:`hieropt.solvers.provision.provision`, the space's
+    objective; its time target when min_cost), as ``explore --catalog`` does for shapes.
 
     Returns:
-        One dict per candidate, ranked ones first (``bom_rank`` 1, 2, ...; None when not provisioned): ``id``,
-        ``continuous_rank``, ``continuous_objective``, ``status``, ``message``, ``objective_value``, ``gap``,
-        ``iteration_time_ns``, ``network_cost_usd`` (catalog $), ``power_w`` (W), ``bw_gbps`` (GB/s per NPU per
-        dimension) and ``parts`` (one label per dimension: the integer bill of materials).
+        One dict per candidate, ranked ones first (``bom_rank`` 1, 2, ...; None when not
+            provisioned): ``id``,
+        ``continuous_rank``, ``continuous_objective``, ``status``, ``message``, ``objective_value``,
+        ``gap``, ``iteration_time_ns``, ``network_cost_usd`` (catalog $), ``power_w`` (W),
+        ``bw_gbps`` (GB/s per NPU per dimension) and ``parts`` (one label per dimension: the integer
+        bill of materials).
 
     Raises:
         InputError: a bad catalog file or ``top`` < 1.
@@ -155,5 +186,11 @@ def provision_codesign(result: Codesign, catalog: Catalog | str | Path, top: int
     return provision_ranked(items, catalog, space.objective, target, "id")
 
 
-__all__ = ["row_params", "row_network", "candidate_instance", "instance_document", "write_instances",
-           "provision_codesign"]
+__all__ = [
+    "row_params",
+    "row_network",
+    "candidate_instance",
+    "instance_document",
+    "write_instances",
+    "provision_codesign",
+]

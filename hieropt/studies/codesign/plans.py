@@ -1,12 +1,13 @@
-"""The training plans of a co-design space: every combination of the plan choices for a model on N NPUs, the ones
-that are valid for the model, and of those the ones that fit in memory.
+"""The training plans of a co-design space: every combination of the plan choices for a model on N
+NPUs, the ones that are valid for the model, and of those the ones that fit in memory.
 
-A combination fixes tp, pp (dp = N / (tp pp)), ep, ZeRO stage, recompute, sequence parallelism, schedule with its
-virtual stages, and micro-batch size; everything else (global batch, stage_layers, vocabulary padding) comes from
-the model file's plan. It is **invalid** when :class:`hieropt.workloads.llm.LLMParams` rejects it (degrees that do
-not divide N, heads or layers not divisible, experts not divisible by ep, fewer micro-batches than stages, ...), and
-**too big** when :func:`hieropt.model.memory.memory` says its fullest stage exceeds the HBM less the reserve. Both are
-counted by reason; the fitting plans go on to the network search.
+A combination fixes tp, pp (dp = N / (tp pp)), ep, ZeRO stage, recompute, sequence parallelism,
+schedule with its virtual stages, and micro-batch size; everything else (global batch, stage_layers,
+vocabulary padding) comes from the model file's plan. It is **invalid** when
+:class:`hieropt.workloads.llm.LLMParams` rejects it (degrees that do not divide N, heads or layers
+not divisible, experts not divisible by ep, fewer micro-batches than stages, ...), and **too big**
+when :func:`hieropt.model.memory.memory` says its fullest stage exceeds the HBM less the reserve.
+Both are counted by reason; the fitting plans go on to the network search.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from ...workloads.llm.step import Step, build_step
 
 @dataclass(frozen=True)
 class PlanCandidate:
-    """A valid plan that fits: its parameters and memory report, and a stable id; :attr:`step` is built on first
-    use (a search needs only a stage's sums: ``build_step(params, names=False)``)."""
+    """A valid plan that fits: its parameters and memory report, and a stable id; :attr:`step` is
+    built on first use (a search needs only a stage's sums: ``build_step(params, names=False)``)."""
 
     id: str
     params: LLMParams
@@ -59,17 +60,24 @@ class PlanEnumeration:
 
     @classmethod
     def merged(cls, parts: Sequence[PlanEnumeration]) -> PlanEnumeration:
-        """One enumeration of several (one per cluster size): their plans, counts and reasons together."""
+        """One enumeration of several (one per cluster size): their plans, counts and reasons
+        together."""
         invalid: Counter[str] = Counter()
         for e in parts:
             invalid.update(e.invalid)
-        return cls(tuple(c for e in parts for c in e.fitting), sum(e.combinations for e in parts), dict(invalid),
-                   tuple(t for e in parts for t in e.too_big))
+        return cls(
+            tuple(c for e in parts for c in e.fitting),
+            sum(e.combinations for e in parts),
+            dict(invalid),
+            tuple(t for e in parts for t in e.too_big),
+        )
 
     @property
     def smallest_need_bytes(self) -> float | None:
         """The least per-NPU memory any valid plan needs (None without valid plans)."""
-        needs = [m.peak.total_bytes for _, m in self.too_big] + [c.memory.peak.total_bytes for c in self.fitting]
+        needs = [m.peak.total_bytes for _, m in self.too_big] + [
+            c.memory.peak.total_bytes for c in self.fitting
+        ]
         return min(needs) if needs else None
 
 
@@ -77,23 +85,29 @@ def plan_id(p: LLMParams) -> str:
     """e.g. ``tp8 pp8 dp64 ep1 z1 sel sp v1 mb1``."""
     pl = p.plan
     re = {"none": "nore", "selective": "sel", "full": "full"}[pl.recompute]
-    return (f"tp{pl.tp} pp{pl.pp} dp{pl.dp} ep{pl.ep} z{pl.zero_stage} {re} {'sp' if pl.sequence_parallel else 'nosp'}"
-            f" v{pl.virtual_stages} mb{pl.micro_batch_size}" + (" ovl" if pl.overlap_grad_reduce else ""))
+    return (
+        f"tp{pl.tp} pp{pl.pp} dp{pl.dp} ep{pl.ep} z{pl.zero_stage} {re} "
+        f"{'sp' if pl.sequence_parallel else 'nosp'}"
+        f" v{pl.virtual_stages} mb{pl.micro_batch_size}"
+        + (" ovl" if pl.overlap_grad_reduce else "")
+    )
 
 
 def _reason(e: ValidationError) -> str:
-    """The first error of an invalid plan: 'field: why' before its fix, numbers kept ("plan.pp: 3 does not divide
-    the 96 layers"); plans invalid for the same reason with the same numbers count together."""
+    """The first error of an invalid plan: 'field: why' before its fix, numbers kept ("plan.pp: 3
+    does not divide the 96 layers"); plans invalid for the same reason with the same numbers count
+    together."""
     msg = str(e.errors()[0]["msg"]).removeprefix("Value error, ")
     field_, _, rest = msg.partition(": ")
     return f"{field_}: {rest.split('; fix')[0].strip()}" if rest else msg
 
 
 def balanced_stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
-    """Layers per pipeline stage when ``pp`` does not divide ``layers``: ceil(L / pp) each, less one on the first
-    and last stages, then the second and second-to-last, ... until they add up to L (Llama 3 405B's 7, 8, ..., 8, 7
-    for 126 layers on 16 stages: the end stages also hold the embedding and the output layer). None when pp divides
-    L (even stages) or a stage would get no layer."""
+    """Layers per pipeline stage when ``pp`` does not divide ``layers``: ceil(L / pp) each, less one
+    on the first and last stages, then the second and second-to-last, ... until they add up to L
+    (Llama 3 405B's 7, 8, ..., 8, 7 for 126 layers on 16 stages: the end stages also hold the
+    embedding and the output layer). None when pp divides L (even stages) or a stage would get no
+    layer."""
     if pp <= 1 or layers % pp == 0 or layers < 2 * pp:
         return None
     per = -(-layers // pp)
@@ -105,10 +119,11 @@ def balanced_stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
 
 
 def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams:
-    """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the :class:`PlanChoices`
-    fields), dp = N / (tp pp), the schedule ``interleaved`` for v > 1 (else ``1f1b``), and the base's stage_layers
-    replaced when pp or v differ from it: by :func:`balanced_stage_layers` for a 1f1b plan whose pp does not divide
-    the layers, else none (even stages).
+    """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the
+    :class:`PlanChoices` fields), dp = N / (tp pp), the schedule ``interleaved`` for v > 1 (else
+    ``1f1b``), and the base's stage_layers replaced when pp or v differ from it: by
+    :func:`balanced_stage_layers` for a 1f1b plan whose pp does not divide the layers, else none
+    (even stages).
 
     Raises:
         pydantic.ValidationError: the model rejects the plan (module docstring).
@@ -122,14 +137,18 @@ def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams
         plan["stage_layers"] = None
         if upd["virtual_stages"] == 1:
             plan["stage_layers"] = balanced_stage_layers(base.model.layers, upd["pp"])
-    return LLMParams(name=base.name, model=base.model, plan=plan, npu=base.npu, precision=base.precision)
+    return LLMParams(
+        name=base.name, model=base.model, plan=plan, npu=base.npu, precision=base.precision
+    )
 
 
 def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnumeration:
-    """Classify every combination of ``choices`` for ``base``'s model on ``npus`` NPUs (module docstring).
+    """Classify every combination of ``choices`` for ``base``'s model on ``npus`` NPUs (module
+    docstring).
 
     Args:
-        base: the model, NPU, precision and the plan fields the choices do not set (global batch, ...).
+        base: the model, NPU, precision and the plan fields the choices do not set (global batch,
+            ...).
         npus: N; dp = N / (tp pp) (combinations where tp pp does not divide N are invalid).
         choices: the values of the varied plan fields.
 
@@ -143,12 +162,16 @@ def enumerate_plans(base: LLMParams, npus: int, choices: PlanChoices) -> PlanEnu
     keys: Sequence[str] = tuple(k for k in PlanChoices.model_fields if k != "schedule")
     for values in itertools.product(*(getattr(choices, k) for k in keys)):
         upd = dict(zip(keys, values, strict=True))
-        if not choices.consistent(upd):  # (the schedule follows from v: a listed schedule keeps its plans)
+        # (the schedule follows from v: a listed schedule keeps its plans)
+        if not choices.consistent(upd):
             continue
         n += 1
         if npus % (upd["tp"] * upd["pp"]):
-            invalid[f"plan.npus: tp {upd['tp']} x pp {upd['pp']} = {upd['tp'] * upd['pp']} does not divide the "
-                    f"{npus} NPUs"] += 1
+            invalid[
+                f"plan.npus: tp {upd['tp']} x pp {upd['pp']} = {upd['tp'] * upd['pp']} does "
+                "not divide the "
+                f"{npus} NPUs"
+            ] += 1
             continue
         try:
             p = plan_params(base, npus, upd)

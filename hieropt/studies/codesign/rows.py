@@ -1,7 +1,8 @@
 """The rows of a co-design search: their columns (:data:`COLUMNS`), the typed row of one candidate
-(:class:`CodesignRow`), the rows of candidates settled without a solve (:class:`UnsolvedRows`), and what a search
-keeps of its rows (:class:`Tally`: counts, the best rows, per dimension count), so that its memory does not grow
-with the number of candidates: every row goes to the results file and the caller's ``on_row`` and is dropped."""
+(:class:`CodesignRow`), the rows of candidates settled without a solve (:class:`UnsolvedRows`), and
+what a search keeps of its rows (:class:`Tally`: counts, the best rows, per dimension count), so
+that its memory does not grow with the number of candidates: every row goes to the results file and
+the caller's ``on_row`` and is dropped."""
 
 from __future__ import annotations
 
@@ -18,20 +19,51 @@ from ..explore.run import SOLVED, rank_rows
 from .candidates import CodesignCandidate
 
 COLUMNS: tuple[tuple[str, type], ...] = (
-    ("id", str), ("space_hash", str), ("plan", str), ("shape", str), ("placement", dict), ("n_dims", int),
-    ("npus", int), ("tp", int), ("pp", int), ("dp", int), ("ep", int), ("zero_stage", int), ("recompute", str),
-    ("sequence_parallel", int), ("virtual_stages", int), ("micro_batch_size", int), ("overlap_grad_reduce", int),
-    ("status", str), ("message", str), ("objective", str), ("objective_value", float), ("objective_bound", float),
-    ("objective_unit", str), ("gap", float), ("lower_bound", float), ("iteration_time_ns", float),
-    ("compute_ns", float), ("bubble_ns", float), ("communication_ns", float), ("communication_by_group_ns", dict),
-    ("memory_bytes", float), ("network_cost_usd", float), ("bw_gbps", list), ("scaleout_gbps_per_npu", float),
-    ("nics", int), ("notes", list), ("solve_seconds", float), ("worker", str),
+    ("id", str),
+    ("space_hash", str),
+    ("plan", str),
+    ("shape", str),
+    ("placement", dict),
+    ("n_dims", int),
+    ("npus", int),
+    ("tp", int),
+    ("pp", int),
+    ("dp", int),
+    ("ep", int),
+    ("zero_stage", int),
+    ("recompute", str),
+    ("sequence_parallel", int),
+    ("virtual_stages", int),
+    ("micro_batch_size", int),
+    ("overlap_grad_reduce", int),
+    ("status", str),
+    ("message", str),
+    ("objective", str),
+    ("objective_value", float),
+    ("objective_bound", float),
+    ("objective_unit", str),
+    ("gap", float),
+    ("lower_bound", float),
+    ("iteration_time_ns", float),
+    ("compute_ns", float),
+    ("bubble_ns", float),
+    ("communication_ns", float),
+    ("communication_by_group_ns", dict),
+    ("memory_bytes", float),
+    ("network_cost_usd", float),
+    ("bw_gbps", list),
+    ("scaleout_gbps_per_npu", float),
+    ("nics", int),
+    ("notes", list),
+    ("solve_seconds", float),
+    ("worker", str),
 )
-"""Columns of a co-design results file, with their types (empty: not applicable). ``status`` is ``optimal``,
-``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent, not solved). ``placement``
-(group -> its size on each dimension), ``communication_by_group_ns`` (group -> ns per iteration) and ``bw_gbps`` (GB/s
-per NPU per dimension) are an object, an object and an array, ``notes`` an array of texts (e.g. TP on a scale-out
-dimension) (JSON text in a CSV cell or Parquet string). ``nics``: :func:`hieropt.spec.space.nic_count`."""
+"""Columns of a co-design results file, with their types (empty: not applicable). ``status`` is
+``optimal``, ``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent,
+not solved). ``placement`` (group -> its size on each dimension), ``communication_by_group_ns``
+(group -> ns per iteration) and ``bw_gbps`` (GB/s per NPU per dimension) are an object, an object
+and an array, ``notes`` an array of texts (e.g. TP on a scale-out dimension) (JSON text in a CSV
+cell or Parquet string). ``nics``: :func:`hieropt.spec.space.nic_count`."""
 NAMES = tuple(n for n, _ in COLUMNS)
 
 
@@ -39,12 +71,27 @@ def base_row(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
     """The columns of ``cand``'s row that need no solve (plan, shape, placement, bound, memory)."""
     pl = cand.params.plan
     row: dict[str, Any] = dict.fromkeys(NAMES)
-    row.update(id=cand.id, plan=cand.plan_id, shape=cand.shape_id, placement=_placement(cand),
-               n_dims=cand.network.n_dims, npus=pl.npus, tp=pl.tp, pp=pl.pp, dp=pl.dp, ep=pl.ep,
-               zero_stage=pl.zero_stage, recompute=pl.recompute, sequence_parallel=int(pl.sequence_parallel),
-               virtual_stages=pl.virtual_stages, micro_batch_size=pl.micro_batch_size,
-               overlap_grad_reduce=int(pl.overlap_grad_reduce), objective=space.objective,
-               lower_bound=cand.lower_bound, memory_bytes=cand.memory_bytes)
+    row.update(
+        id=cand.id,
+        plan=cand.plan_id,
+        shape=cand.shape_id,
+        placement=_placement(cand),
+        n_dims=cand.network.n_dims,
+        npus=pl.npus,
+        tp=pl.tp,
+        pp=pl.pp,
+        dp=pl.dp,
+        ep=pl.ep,
+        zero_stage=pl.zero_stage,
+        recompute=pl.recompute,
+        sequence_parallel=int(pl.sequence_parallel),
+        virtual_stages=pl.virtual_stages,
+        micro_batch_size=pl.micro_batch_size,
+        overlap_grad_reduce=int(pl.overlap_grad_reduce),
+        objective=space.objective,
+        lower_bound=cand.lower_bound,
+        memory_bytes=cand.memory_bytes,
+    )
     return row
 
 
@@ -54,16 +101,17 @@ def _placement(cand: CodesignCandidate) -> dict[str, list[int]]:
 
 _OWN = ("id", "shape", "placement", "n_dims", "status", "message", "lower_bound", "memory_bytes")
 OWN_COLUMNS = tuple(c for c in COLUMNS if c[0] in _OWN)
-"""The columns of a row that is not solved (pruned, or infeasible by its bound) in which the candidates of one plan
-differ; the others are the plan's (:class:`UnsolvedRows`)."""
+"""The columns of a row that is not solved (pruned, or infeasible by its bound) in which the
+candidates of one plan differ; the others are the plan's (:class:`UnsolvedRows`)."""
 
 
 class UnsolvedRows:
-    """Typed rows (:func:`~hieropt.studies.explore.results.typed_row` of :data:`COLUMNS`) of candidates that are not
-    solved. A pruned search settles most candidates this way (13,172 of 13,350 in ``spaces/codesign-1t-4096.toml``),
-    so the columns a plan's candidates share are typed once per plan and only :data:`OWN_COLUMNS` per candidate;
-    :meth:`row` equals ``typed_row({**row of the candidate, status, message, space_hash}, COLUMNS)`` (the tests
-    check it). The shared columns are kept per plan (memory per plan, not per candidate)."""
+    """Typed rows (:func:`~hieropt.studies.explore.results.typed_row` of :data:`COLUMNS`) of
+    candidates that are not solved. A pruned search settles most candidates this way (13,172 of
+    13,350 in ``spaces/codesign-1t-4096.toml``), so the columns a plan's candidates share are typed
+    once per plan and only :data:`OWN_COLUMNS` per candidate; :meth:`row` equals ``typed_row({**row
+    of the candidate, status, message, space_hash}, COLUMNS)`` (the tests check it). The shared
+    columns are kept per plan (memory per plan, not per candidate)."""
 
     def __init__(self, space: CodesignSpace, space_hash: str):
         self.space, self.space_hash = space, space_hash
@@ -75,7 +123,8 @@ class UnsolvedRows:
         if base is None:
             base = self._plans[cand.plan_id] = typed_row({**base_row(self.space, cand),
                                                           "space_hash": self.space_hash}, COLUMNS)
-        row = base.copy()  # typed_row's rule for the own columns: "" / None / nan -> None ("" for message)
+        # typed_row's rule for the own columns: "" / None / nan -> None ("" for message)
+        row = base.copy()
         row["id"] = cand.id or None
         row["shape"] = cand.shape_id or None
         row["placement"] = _placement(cand)
@@ -90,11 +139,12 @@ class UnsolvedRows:
 
 @dataclasses.dataclass(frozen=True)
 class CodesignRow:
-    """One candidate's row, typed (the fields are :data:`COLUMNS`, with their meanings and units there, plus
-    ``rank``, ``equivalents`` and ``equivalent_shapes`` in a ranking, :func:`fold_equivalent`). Lists and
-    objects: ``placement`` {group: [size per dimension]}, ``bw_gbps`` (GB/s per NPU
-    per dimension, innermost first), ``communication_by_group_ns`` {group: ns per iteration}. Build one with
-    :meth:`from_row`; :meth:`to_dict` gives the JSON-ready dictionary."""
+    """One candidate's row, typed (the fields are :data:`COLUMNS`, with their meanings and units
+    there, plus ``rank``, ``equivalents`` and ``equivalent_shapes`` in a ranking,
+    :func:`fold_equivalent`). Lists and objects: ``placement`` {group: [size per dimension]},
+    ``bw_gbps`` (GB/s per NPU per dimension, innermost first), ``communication_by_group_ns`` {group:
+    ns per iteration}. Build one with :meth:`from_row`; :meth:`to_dict` gives the JSON-ready
+    dictionary."""
 
     id: str
     space_hash: str | None
@@ -140,10 +190,14 @@ class CodesignRow:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> CodesignRow:
-        """The typed row of a row dictionary (the columns of :data:`COLUMNS`; ``rank``, ``equivalents`` and
-        ``equivalent_shapes`` of a ranking optional)."""
-        return cls(**{n: row.get(n) for n in NAMES}, rank=row.get("rank"), equivalents=row.get("equivalents", 0),
-                   equivalent_shapes=list(row.get("equivalent_shapes", ())))
+        """The typed row of a row dictionary (the columns of :data:`COLUMNS`; ``rank``,
+        ``equivalents`` and ``equivalent_shapes`` of a ranking optional)."""
+        return cls(
+            **{n: row.get(n) for n in NAMES},
+            rank=row.get("rank"),
+            equivalents=row.get("equivalents", 0),
+            equivalent_shapes=list(row.get("equivalent_shapes", ())),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The row as a JSON-ready dictionary (lists and objects kept)."""
@@ -155,11 +209,12 @@ def _sig(x: float | None) -> float | None:
 
 
 def fold_equivalent(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Solved rows with the rows of *equivalent shapes* folded into one: the same plan and placement giving the
-    same bandwidth per dimension, objective value and network cost (10 significant digits) on shapes that differ
-    only in their level names or building blocks (e.g. ``chiplet:FC2 pod:SW2048`` and ``chiplet:R2 pod:SW2048``).
-    The first by id stays, with ``equivalents`` (how many were folded into it) and ``equivalent_shapes`` (their
-    shape ids); every row stays in the results file."""
+    """Solved rows with the rows of *equivalent shapes* folded into one: the same plan and placement
+    giving the same bandwidth per dimension, objective value and network cost (10 significant
+    digits) on shapes that differ only in their level names or building blocks (e.g. ``chiplet:FC2
+    pod:SW2048`` and ``chiplet:R2 pod:SW2048``). The first by id stays, with ``equivalents`` (how
+    many were folded into it) and ``equivalent_shapes`` (their shape ids); every row stays in the
+    results file."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in sorted(rows, key=lambda r: r["id"]):
         key = (r["plan"], json.dumps(r["placement"], sort_keys=True), _sig(r["objective_value"]),
@@ -170,13 +225,15 @@ def fold_equivalent(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 KEEP_ROWS = 1000
-"""Solved rows a search keeps for its ranking (the best by objective value; every row is in the results file)."""
+"""Solved rows a search keeps for its ranking (the best by objective value; every row is in the
+results file)."""
 
 
 class Tally:
-    """What a search keeps of its rows, whatever their number: the count and first message of each status, the best
-    ``keep`` solved rows, and per dimension count and per cluster size the rows solved, the best rows (those within
-    the ranking's tie tolerance of the best value) and the least scale-out GB/s per NPU and NICs."""
+    """What a search keeps of its rows, whatever their number: the count and first message of each
+    status, the best ``keep`` solved rows, and per dimension count and per cluster size the rows
+    solved, the best rows (those within the ranking's tie tolerance of the best value) and the least
+    scale-out GB/s per NPU and NICs."""
 
     def __init__(self, objective: str, keep: int = KEEP_ROWS):
         self.objective, self.keep = objective, keep
@@ -184,7 +241,8 @@ class Tally:
         self.statuses: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
         self.top: list[dict[str, Any]] = []
-        self.dims: dict[tuple[str, int], dict[str, Any]] = {}  # (n_dims | npus, its value) -> summary
+        # (n_dims | npus, its value) -> summary
+        self.dims: dict[tuple[str, int], dict[str, Any]] = {}
 
     def count(self, status: str, n: int, message: str) -> None:
         """``n`` more rows of ``status`` (not solved; their rows not made)."""
@@ -204,13 +262,20 @@ class Tally:
             self._summarise(field, row)
 
     def _summarise(self, field: str, row: dict[str, Any]) -> None:
-        d = self.dims.setdefault((field, row[field]), {"solved": 0, "best": [], "min_scaleout_gbps_per_npu": None,
-                                                       "min_nics": None})
+        d = self.dims.setdefault(
+            (field, row[field]),
+            {"solved": 0, "best": [], "min_scaleout_gbps_per_npu": None, "min_nics": None},
+        )
         d["solved"] += 1
         value = row["objective_value"]
         lead = min([r["objective_value"] for r in d["best"]] + [value])
-        d["best"] = [r for r in d["best"] + [row] if r["objective_value"] <= lead + self.tol * abs(lead)]
-        for k, col in (("min_scaleout_gbps_per_npu", "scaleout_gbps_per_npu"), ("min_nics", "nics")):
+        d["best"] = [
+            r for r in d["best"] + [row] if r["objective_value"] <= lead + self.tol * abs(lead)
+        ]
+        for k, col in (
+            ("min_scaleout_gbps_per_npu", "scaleout_gbps_per_npu"),
+            ("min_nics", "nics"),
+        ):
             if row[col] is not None:
                 d[k] = row[col] if d[k] is None else min(d[k], row[col])
 
@@ -219,14 +284,14 @@ class Tally:
         del self.top[self.keep:]
 
     def ranking(self) -> list[dict[str, Any]]:
-        """The kept solved rows, equivalent shapes folded (:func:`fold_equivalent`), best first, with their ``rank``
-        (:func:`~hieropt.studies.explore.run.rank_rows`)."""
+        """The kept solved rows, equivalent shapes folded (:func:`fold_equivalent`), best first,
+        with their ``rank`` (:func:`~hieropt.studies.explore.run.rank_rows`)."""
         self._trim()
         return rank_rows(fold_equivalent(self.top), self.objective, key="id")
 
     def by_dims(self) -> list[dict[str, Any]]:
-        """Per dimension count: ``n_dims``, ``solved``, ``best`` (the first of its ranked best rows), and the least
-        scale-out GB/s per NPU and NICs among its solved rows."""
+        """Per dimension count: ``n_dims``, ``solved``, ``best`` (the first of its ranked best
+        rows), and the least scale-out GB/s per NPU and NICs among its solved rows."""
         return self._by("n_dims")
 
     def by_npus(self) -> list[dict[str, Any]]:
@@ -234,9 +299,26 @@ class Tally:
         return self._by("npus")
 
     def _by(self, field: str) -> list[dict[str, Any]]:
-        return [{field: n, "solved": d["solved"], "best": rank_rows(d["best"], self.objective, key="id")[0],
-                 "min_scaleout_gbps_per_npu": d["min_scaleout_gbps_per_npu"], "min_nics": d["min_nics"]}
-                for (f, n), d in sorted(self.dims.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)) if f == field]
+        return [
+            {
+                field: n,
+                "solved": d["solved"],
+                "best": rank_rows(d["best"], self.objective, key="id")[0],
+                "min_scaleout_gbps_per_npu": d["min_scaleout_gbps_per_npu"],
+                "min_nics": d["min_nics"],
+            }
+            for (f, n), d in sorted(self.dims.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0))
+            if f == field
+        ]
 
-__all__ = ["COLUMNS", "NAMES", "OWN_COLUMNS", "CodesignRow", "UnsolvedRows", "Tally", "KEEP_ROWS", "base_row",
-           "fold_equivalent"]
+__all__ = [
+    "COLUMNS",
+    "NAMES",
+    "OWN_COLUMNS",
+    "CodesignRow",
+    "UnsolvedRows",
+    "Tally",
+    "KEEP_ROWS",
+    "base_row",
+    "fold_equivalent",
+]

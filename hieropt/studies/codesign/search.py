@@ -1,21 +1,25 @@
 """The joint search over training plans and networks: every candidate (plan, shape, placement) of a
-:class:`~hieropt.workloads.llm.space.CodesignSpace` solved exactly for its bandwidths, or pruned by a proven bound.
+:class:`~hieropt.workloads.llm.space.CodesignSpace` solved exactly for its bandwidths, or pruned by
+a proven bound.
 
-Flow: :func:`~hieropt.studies.codesign.candidates.enumerate_candidates` classifies the plans (invalid, too big for
-the HBM, fitting) and orders the (plan, shape) pairs by their lower bound; the candidates are made in that order as
-the search reaches them, and a candidate is **pruned** when its bound is at least the best objective value found so
-far (the incumbent), which only falls: with the bounds sorted, every later candidate is pruned too (or infeasible by
-its time bound), and the search settles them at once. A pruned candidate's optimum is >= its bound >= the
-incumbent, so it cannot beat the best: the optimum, and the ranking of every candidate better than the incumbent,
-are those of solving everything (``prune=False``; the test suite checks this on small spaces). The solves run
-serially, in a process pool or on a Dask cluster (explore's executors, with at most 2 x workers solves in flight so
-the incumbent prunes early), stream one row per candidate to a CSV / Parquet file (explore's results sink, with the
-columns :data:`~hieropt.studies.codesign.rows.COLUMNS`) and to the caller's ``on_row``, and resume from the file.
+Flow: :func:`~hieropt.studies.codesign.candidates.enumerate_candidates` classifies the plans
+(invalid, too big for the HBM, fitting) and orders the (plan, shape) pairs by their lower bound; the
+candidates are made in that order as the search reaches them, and a candidate is **pruned** when its
+bound is at least the best objective value found so far (the incumbent), which only falls: with the
+bounds sorted, every later candidate is pruned too (or infeasible by its time bound), and the search
+settles them at once. A pruned candidate's optimum is >= its bound >= the incumbent, so it cannot
+beat the best: the optimum, and the ranking of every candidate better than the incumbent, are those
+of solving everything (``prune=False``; the test suite checks this on small spaces). The solves run
+serially, in a process pool or on a Dask cluster (explore's executors, with at most 2 x workers
+solves in flight so the incumbent prunes early), stream one row per candidate to a CSV / Parquet
+file (explore's results sink, with the columns :data:`~hieropt.studies.codesign.rows.COLUMNS`) and
+to the caller's ``on_row``, and resume from the file.
 
-**Memory** does not grow with the number of candidates: rows are written and dropped (the result keeps counts, the
-best rows and a summary per dimension count, :class:`~hieropt.studies.codesign.rows.Tally`); what remains per
-candidate is the enumeration's 8 bytes per (plan, shape) pair (:mod:`.candidates`) and, when resuming, 8 bytes per
-row read back (a 64-bit hash of its id). The settled tail of a search without a results file or ``on_row`` is
+**Memory** does not grow with the number of candidates: rows are written and dropped (the result
+keeps counts, the best rows and a summary per dimension count,
+:class:`~hieropt.studies.codesign.rows.Tally`); what remains per candidate is the enumeration's 8
+bytes per (plan, shape) pair (:mod:`.candidates`) and, when resuming, 8 bytes per row read back (a
+64-bit hash of its id). The settled tail of a search without a results file or ``on_row`` is
 counted, not made.
 """
 
@@ -47,9 +51,14 @@ from .rows import COLUMNS, KEEP_ROWS, OWN_COLUMNS, CodesignRow, Tally, UnsolvedR
 from .solve import solve_codesign_candidate, split_ns
 
 INFEASIBLE_BY_BOUND = "its time bound exceeds the time target"
-"""The message of a candidate settled infeasible without a solve (its proven time bound is above the target)."""
-NO_BANDWIDTH = "infeasible: its time bound is infinite: the constraints {} leave no bandwidth for its communication"
-"""The message of a candidate settled infeasible because the space's constraints (``{}``) allow no bandwidth."""
+"""The message of a candidate settled infeasible without a solve (its proven time bound is above the
+target)."""
+NO_BANDWIDTH = (
+    "infeasible: its time bound is infinite: the constraints {} leave no bandwidth for its "
+    "communication"
+)
+"""The message of a candidate settled infeasible because the space's constraints (``{}``) allow no
+bandwidth."""
 
 
 @dataclass(frozen=True)
@@ -58,14 +67,18 @@ class Codesign:
 
     Attributes:
         space: the space as searched; space_hash: its fingerprint (in every row).
-        enumeration: plans (classified), shapes, and the candidates' order (:class:`CodesignEnumeration`).
-        tally: what was kept of the rows (:class:`~hieropt.studies.codesign.rows.Tally`: status counts, the best
-            solved rows, per dimension count); every row went to ``out`` and ``on_row``.
-        backend: ``serial``, ``pool(n)`` or ``dask(address)``; seconds: wall time (enumeration included).
-        solved, pruned, resumed: how many candidates this call solved, settled without a solve (pruned, or
-            infeasible by the time bound), read back.
+        enumeration: plans (classified), shapes, and the candidates' order
+            (:class:`CodesignEnumeration`).
+        tally: what was kept of the rows (:class:`~hieropt.studies.codesign.rows.Tally`: status
+            counts, the best solved rows, per dimension count); every row went to ``out`` and
+            ``on_row``.
+        backend: ``serial``, ``pool(n)`` or ``dask(address)``; seconds: wall time (enumeration
+            included).
+        solved, pruned, resumed: how many candidates this call solved, settled without a solve
+            (pruned, or infeasible by the time bound), read back.
         out: the results file, or None.
-        infeasible_by_bound: of ``pruned``, those settled infeasible (time bound above the target, or infinite).
+        infeasible_by_bound: of ``pruned``, those settled infeasible (time bound above the target,
+            or infinite).
     """
 
     space: CodesignSpace
@@ -87,8 +100,8 @@ class Codesign:
 
     @property
     def ranking(self) -> list[dict[str, Any]]:
-        """The best solved rows (up to the ``keep`` of :func:`codesign`) best first with their ``rank`` (ties
-        within the gap target share a rank)."""
+        """The best solved rows (up to the ``keep`` of :func:`codesign`) best first with their
+        ``rank`` (ties within the gap target share a rank)."""
         return self.tally.ranking()
 
     @property
@@ -98,44 +111,69 @@ class Codesign:
         return CodesignRow.from_row(r[0]) if r else None
 
     def by_dims(self) -> list[dict[str, Any]]:
-        """Per dimension count: the rows solved, the best (a row dictionary), the least scale-out GB/s per NPU and
-        NICs among them."""
+        """Per dimension count: the rows solved, the best (a row dictionary), the least scale-out
+        GB/s per NPU and NICs among them."""
         return self.tally.by_dims()
 
     def by_npus(self) -> list[dict[str, Any]]:
-        """Per cluster size: the rows solved, the best (a row dictionary), the least scale-out GB/s per NPU and NICs:
-        how many NPUs to buy, and what each size gives."""
+        """Per cluster size: the rows solved, the best (a row dictionary), the least scale-out GB/s
+        per NPU and NICs: how many NPUs to buy, and what each size gives."""
         return self.tally.by_npus()
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
-        """JSON-ready: the counts (plans, shapes, candidates, statuses), the best row, the ``top`` best rows, the
-        per-dimension summary (lists and objects, never joined text)."""
+        """JSON-ready: the counts (plans, shapes, candidates, statuses), the best row, the ``top``
+        best rows, the per-dimension summary (lists and objects, never joined text)."""
         en = self.enumeration
-        return {"space": self.space.name, "space_hash": self.space_hash, "objective": self.space.objective,
-                "npus": list(self.space.sizes),
-                "plans": {"combinations": en.plans.combinations, "invalid": en.plans.invalid,
-                          "too_big": len(en.plans.too_big), "fitting": len(en.plans.fitting)},
-                "shapes": len(en.shapes), "candidates": en.count, "pairs": en.pairs, "skipped": en.skipped,
-                "solved": self.solved, "pruned": self.pruned, "resumed": self.resumed,
-                "infeasible_by_bound": self.infeasible_by_bound, "statuses": self.statuses,
-                "seconds": self.seconds, "backend": self.backend, "out": None if self.out is None else str(self.out),
-                "best": None if self.best is None else self.best.to_dict(), "ranking": self.ranking[:top],
-                "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
-                "by_npus": [{**e, "best": e["best"]["id"], "best_value": e["best"]["objective_value"]}
-                            for e in self.by_npus()]}
+        return {
+            "space": self.space.name,
+            "space_hash": self.space_hash,
+            "objective": self.space.objective,
+            "npus": list(self.space.sizes),
+            "plans": {
+                "combinations": en.plans.combinations,
+                "invalid": en.plans.invalid,
+                "too_big": len(en.plans.too_big),
+                "fitting": len(en.plans.fitting),
+            },
+            "shapes": len(en.shapes),
+            "candidates": en.count,
+            "pairs": en.pairs,
+            "skipped": en.skipped,
+            "solved": self.solved,
+            "pruned": self.pruned,
+            "resumed": self.resumed,
+            "infeasible_by_bound": self.infeasible_by_bound,
+            "statuses": self.statuses,
+            "seconds": self.seconds,
+            "backend": self.backend,
+            "out": None if self.out is None else str(self.out),
+            "best": None if self.best is None else self.best.to_dict(),
+            "ranking": self.ranking[:top],
+            "by_dims": [{**e, "best": e["best"]["id"]} for e in self.by_dims()],
+            "by_npus": [
+                {**e, "best": e["best"]["id"], "best_value": e["best"]["objective_value"]}
+                for e in self.by_npus()
+            ],
+        }
 
 
 def codesign_fingerprint(space: CodesignSpace) -> str:
     """Short sha256 of the space: a results file belongs to one fingerprint."""
-    return hashlib.sha256(json.dumps(space.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()[:12]
+    return hashlib.sha256(
+        json.dumps(space.model_dump(mode="json"), sort_keys=True).encode()
+    ).hexdigest()[:12]
 
 
 class _Seen:
-    """The ids of rows read back from a results file, as 64-bit hashes (8 bytes each, sorted; a collision, about
-    n^2 / 2^65, would only skip one candidate's solve)."""
+    """The ids of rows read back from a results file, as 64-bit hashes (8 bytes each, sorted; a
+    collision, about n^2 / 2^65, would only skip one candidate's solve)."""
 
     def __init__(self, ids):
-        self.keys = np.unique(np.frombuffer(ids, dtype=np.uint64)) if len(ids) else np.zeros(0, dtype=np.uint64)
+        self.keys = (
+            np.unique(np.frombuffer(ids, dtype=np.uint64))
+            if len(ids)
+            else np.zeros(0, dtype=np.uint64)
+        )
 
     @staticmethod
     def key(cid: str) -> int:
@@ -151,23 +189,37 @@ class _Seen:
 
 
 @scoped
-def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *, out: str | Path | None = None,
-             workers: int | None = None, dask: Any = None, prune: bool | None = None,
-             max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None,
-             on_row: Callable[[dict[str, Any]], None] | None = None, keep: int = KEEP_ROWS,
-             cache: Cache | None = None) -> Codesign:
-    """Search plans and networks jointly and rank the candidates by their proven optimum (module docstring).
+def codesign(
+    space: CodesignSpace | str | Path,
+    objective: str | None = None,
+    *,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    dask: Any = None,
+    prune: bool | None = None,
+    max_iteration_time_ns: float | None = None,
+    max_network_cost_usd: float | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    keep: int = KEEP_ROWS,
+    cache: Cache | None = None,
+) -> Codesign:
+    """Search plans and networks jointly and rank the candidates by their proven optimum (module
+    docstring).
 
     Args:
-        space: a :class:`~hieropt.workloads.llm.space.CodesignSpace` or the path of a co-design space TOML file.
+        space: a :class:`~hieropt.workloads.llm.space.CodesignSpace` or the path of a co-design
+            space TOML file.
         objective: override the space's objective.
-        out: results file (``.csv`` or ``.parquet``), streamed and resumed as in ``hieropt explore``.
+        out: results file (``.csv`` or ``.parquet``), streamed and resumed as in ``hieropt
+            explore``.
         workers: local processes (default: CPU count; 1: this process).
         dask: a Dask scheduler address or client.
-        prune: skip candidates whose bound cannot beat the incumbent (default: the space's ``prune``).
-        max_iteration_time_ns, max_network_cost_usd: override the space's time target (ns) and budget ($).
-        on_row: called in this process with every row (typed, :data:`COLUMNS`) as it is settled, resumed ones
-            included; the search keeps none of them.
+        prune: skip candidates whose bound cannot beat the incumbent (default: the space's
+            ``prune``).
+        max_iteration_time_ns, max_network_cost_usd: override the space's time target (ns) and
+            budget ($).
+        on_row: called in this process with every row (typed, :data:`COLUMNS`) as it is settled,
+            resumed ones included; the search keeps none of them.
         keep: solved rows kept for the ranking (the best by objective value).
         cache: the memo tables this sweep shares between its solves (:class:`hieropt.cache.Cache`;
             default: a new one for this call, dropped after it); pool workers keep their own.
@@ -176,9 +228,10 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         a :class:`Codesign`.
 
     Raises:
-        InputError: bad space, overrides (an unknown objective, min_max_regret, min_cost without a time target, a
-            target or budget that is not a finite number > 0) or results file. NoSolutionError (exit 3): no plan
-            fits in memory ("no plan fits: the smallest needs X GB per NPU") or no plan is valid.
+        InputError: bad space, overrides (an unknown objective, min_max_regret, min_cost without a
+            time target, a target or budget that is not a finite number > 0) or results file.
+            NoSolutionError (exit 3): no plan fits in memory ("no plan fits: the smallest needs X GB
+            per NPU") or no plan is valid.
     """
     start = time.perf_counter()
     if not isinstance(space, CodesignSpace):
@@ -186,7 +239,8 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
 
         space = load_codesign(space)
     space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd)
-    try:  # validated again: the overrides' combination (e.g. min_max_regret) may not be a valid space
+    # validated again: the overrides' combination (e.g. min_max_regret) may not be a valid space
+    try:
         space = CodesignSpace(**{**dict(space), **({} if prune is None else {"prune": prune})})
     except ValidationError as e:
         raise validation_error(e, space.name) from e
@@ -198,28 +252,51 @@ def codesign(space: CodesignSpace | str | Path, objective: str | None = None, *,
         enum = enumerate_candidates(space)
     _no_plan(space, enum)
     search = _Search(space, codesign_fingerprint(space), enum, keep, on_row)
-    sink = ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False) if out is not None else None
+    sink = (
+        ResultSink(Path(out), search.digest, COLUMNS, keep_previous=False)
+        if out is not None
+        else None
+    )
     complete = False
     try:
         search.resume(sink)
         n = workers or os.cpu_count() or 1
         todo = enum.count - search.resumed
-        backend = (f"dask({dask if isinstance(dask, str) else client_address(dask)})" if dask is not None
-                   else "serial" if n == 1 or todo <= 1 else f"pool({min(n, todo)})")
-        with paused_gc(backend == "serial"):  # (not with worker processes: they would inherit the pause)
+        backend = (
+            f"dask({dask if isinstance(dask, str) else client_address(dask)})"
+            if dask is not None
+            else "serial"
+            if n == 1 or todo <= 1
+            else f"pool({min(n, todo)})"
+        )
+        # (not with worker processes: they would inherit the pause)
+        with paused_gc(backend == "serial"):
             search.run(sink, 1 if backend == "serial" else min(n, todo), dask)
         complete = True
     finally:
         if sink is not None:
             sink.close(complete)
-    return Codesign(space, search.digest, enum, search.tally, backend, time.perf_counter() - start, search.solved,
-                    search.pruned, search.resumed, Path(out) if out is not None else None, search.by_bound)
+    return Codesign(
+        space,
+        search.digest,
+        enum,
+        search.tally,
+        backend,
+        time.perf_counter() - start,
+        search.solved,
+        search.pruned,
+        search.resumed,
+        Path(out) if out is not None else None,
+        search.by_bound,
+    )
 
 
 class _Search:
     """One search's state: the incumbent, the tally, the rows' destinations."""
 
-    def __init__(self, space: CodesignSpace, digest: str, enum: CodesignEnumeration, keep: int, on_row):
+    def __init__(
+        self, space: CodesignSpace, digest: str, enum: CodesignEnumeration, keep: int, on_row
+    ):
         self.space, self.digest, self.enum, self.on_row = space, digest, enum, on_row
         self.tally = Tally(space.objective, keep)
         self.best = float("inf")
@@ -227,7 +304,8 @@ class _Search:
         self.solved = self.pruned = self.resumed = self.by_bound = 0
         self.sink: ResultSink | None = None
         self.unsolved = UnsolvedRows(space, digest)
-        self.tail: tuple[int, list[CodesignCandidate]] | None = None  # where the settled tail starts
+        # where the settled tail starts
+        self.tail: tuple[int, list[CodesignCandidate]] | None = None
         self._incumbent = (None, "")
         self.no_bandwidth = NO_BANDWIDTH.format(", ".join(f"'{t}'" for t in space.constraints))
         self._bound_text: dict[float, str] = {}
@@ -254,18 +332,23 @@ class _Search:
             self.on_row(row)
 
     def infeasible(self, cand: CodesignCandidate) -> bool:
-        """Its time bound is above the time target or infinite (settled infeasible without a solve)."""
+        """Its time bound is above the time target or infinite (settled infeasible without a
+        solve)."""
         target = self.space.max_iteration_time_ns
         return (cand.compute_ns == float("inf") or cand.lower_bound == float("inf")
                 or (target is not None and cand.compute_ns > target))
 
     def admit(self, cand: CodesignCandidate) -> bool:
-        """Solve it: not infeasible by its bound, and (when pruning) its bound below the incumbent."""
-        return not self.infeasible(cand) and not (self.space.prune and cand.lower_bound >= self.best)
+        """Solve it: not infeasible by its bound, and (when pruning) its bound below the
+        incumbent."""
+        return not self.infeasible(cand) and not (
+            self.space.prune and cand.lower_bound >= self.best
+        )
 
     def candidates(self) -> Iterator[CodesignCandidate]:
-        """The candidates not read back, best bound first, up to the first one pruned by the incumbent (from there
-        on every candidate is pruned or infeasible by its bound: :attr:`tail`)."""
+        """The candidates not read back, best bound first, up to the first one pruned by the
+        incumbent (from there on every candidate is pruned or infeasible by its bound:
+        :attr:`tail`)."""
         for pos in range(self.enum.pairs):
             cands = self.enum.pair_candidates(pos)
             for j, c in enumerate(cands):
@@ -279,7 +362,11 @@ class _Search:
         """The row of a candidate settled without a solve."""
         if self.infeasible(cand):
             target_ns = self.space.max_iteration_time_ns
-            late = target_ns is not None and cand.compute_ns > target_ns and cand.compute_ns < float("inf")
+            late = (
+                target_ns is not None
+                and cand.compute_ns > target_ns
+                and cand.compute_ns < float("inf")
+            )
             why = INFEASIBLE_BY_BOUND if late else self.no_bandwidth
             return self.unsolved.row(cand, "infeasible", why)
         if self._incumbent[0] != self.best:
@@ -287,12 +374,15 @@ class _Search:
         lb = self._bound_text.get(cand.lower_bound)
         if lb is None or not cand.lower_bound:  # (0.0 and -0.0 are one key but two texts)
             lb = self._bound_text[cand.lower_bound] = f"{cand.lower_bound:.10g}"
-        return self.unsolved.row(cand, "pruned", f"lower bound {lb} >= incumbent {self._incumbent[1]}")
+        return self.unsolved.row(
+            cand, "pruned", f"lower bound {lb} >= incumbent {self._incumbent[1]}"
+        )
 
     def run(self, sink: ResultSink | None, workers: int, dask: Any) -> None:
         """Solve or settle every candidate not read back."""
-        for cand, row in run_admitted(self.space, self.candidates(), workers, solve_codesign_candidate, self.admit,
-                                      dask):
+        for cand, row in run_admitted(
+            self.space, self.candidates(), workers, solve_codesign_candidate, self.admit, dask
+        ):
             if row is None:
                 row = self.unsolved_row(cand)
                 self.pruned += 1
@@ -306,10 +396,13 @@ class _Search:
             self._settle_tail(*self.tail)
 
     def _settle_tail(self, pos: int, first: list[CodesignCandidate]) -> None:
-        """Every candidate from ``first`` (the rest of pair ``pos``) on is pruned or infeasible by its bound: their
-        rows are made when someone takes them (a results file, ``on_row``, rows read back), counted otherwise."""
+        """Every candidate from ``first`` (the rest of pair ``pos``) on is pruned or infeasible by
+        its bound: their rows are made when someone takes them (a results file, ``on_row``, rows
+        read back), counted otherwise."""
         made = self.sink is not None or self.on_row is not None or self.resumed
-        for cand in first if not made else (c for cs in (first, self.enum.candidates(pos + 1)) for c in cs):
+        for cand in (
+            first if not made else (c for cs in (first, self.enum.candidates(pos + 1)) for c in cs)
+        ):
             if cand.id not in self.seen:
                 row = self.unsolved_row(cand)
                 self._take(row)
@@ -331,15 +424,35 @@ def _no_plan(space: CodesignSpace, enum: CodesignEnumeration) -> None:
         return
     need = plans.smallest_need_bytes
     if need is None:
-        reasons = ", ".join(f"{k} ({v})" for k, v in sorted(plans.invalid.items(), key=lambda kv: -kv[1])[:3])
-        raise InputError(space.name, "plans", f"none of the {plans.combinations} plan combinations is valid for "
-                         f"the model ({reasons})", "widen the plan choices")
+        reasons = ", ".join(
+            f"{k} ({v})" for k, v in sorted(plans.invalid.items(), key=lambda kv: -kv[1])[:3]
+        )
+        raise InputError(
+            space.name,
+            "plans",
+            f"none of the {plans.combinations} plan combinations is valid for "
+            f"the model ({reasons})",
+            "widen the plan choices",
+        )
     avail = space.base.npu.hbm_gib - space.base.npu.hbm_reserve_gib
-    raise NoSolutionError("infeasible", f"no plan fits: the smallest needs {need / 1e9:,.2f} GB per NPU, "
-                          f"{avail * 2**30 / 1e9:,.2f} GB are available (HBM less reserve); allow more sharding, "
-                          "recompute or pipeline stages, or more HBM")
+    raise NoSolutionError(
+        "infeasible",
+        f"no plan fits: the smallest needs {need / 1e9:,.2f} GB per NPU, "
+        f"{avail * 2**30 / 1e9:,.2f} GB are available (HBM less reserve); allow more sharding, "
+        "recompute or pipeline stages, or more HBM",
+    )
 
 
-__all__ = ["codesign", "Codesign", "COLUMNS", "OWN_COLUMNS", "UnsolvedRows", "solve_codesign_candidate", "split_ns",
-           "codesign_fingerprint", "CodesignRow", "INFEASIBLE_BY_BOUND",
-           "NO_BANDWIDTH"]
+__all__ = [
+    "codesign",
+    "Codesign",
+    "COLUMNS",
+    "OWN_COLUMNS",
+    "UnsolvedRows",
+    "solve_codesign_candidate",
+    "split_ns",
+    "codesign_fingerprint",
+    "CodesignRow",
+    "INFEASIBLE_BY_BOUND",
+    "NO_BANDWIDTH",
+]

@@ -1,8 +1,9 @@
 """One co-design candidate solved exactly (:func:`solve_codesign_candidate`, its row of
-:data:`~hieropt.studies.codesign.rows.COLUMNS`), and the time split of a solved row (:func:`split_ns`): compute
-m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time, and the communication of every group per
-iteration (m x its per-micro-batch collectives + its per-iteration ones; these add up to the iteration time without
-``overlap_dp``), at the optimum of the slowest pipeline stage there."""
+:data:`~hieropt.studies.codesign.rows.COLUMNS`), and the time split of a solved row
+(:func:`split_ns`): compute m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time,
+and the communication of every group per iteration (m x its per-micro-batch collectives + its
+per-iteration ones; these add up to the iteration time without ``overlap_dp``), at the optimum of
+the slowest pipeline stage there."""
 
 from __future__ import annotations
 
@@ -36,11 +37,14 @@ def space_constraints(space: CodesignSpace, n_dims: int):
                           lambda: tuple(constraint_for(t, n_dims) for t in texts))
 
 
-def split_ns(inst, bw: np.ndarray, stage: str | None = None) -> tuple[float, float, dict[str, float]]:
-    """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop instance at
-    ``bw`` (ns) for its slowest pipeline stage there (the stage named ``stage``, when the caller knows it; a
-    workload of one stage: that one); see the module docstring. Each group's communication is summed phase by
-    phase, layer by layer (one ``bincount`` over the phases in that order)."""
+def split_ns(
+    inst, bw: np.ndarray, stage: str | None = None
+) -> tuple[float, float, dict[str, float]]:
+    """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop
+    instance at ``bw`` (ns) for its slowest pipeline stage there (the stage named ``stage``, when
+    the caller knows it; a workload of one stage: that one); see the module docstring. Each group's
+    communication is summed phase by phase, layer by layer (one ``bincount`` over the phases in that
+    order)."""
     st = inst.step
     job = inst.jobs[0]
     if inst.workload.more_stages:
@@ -64,9 +68,9 @@ GROUP_IDS_KEPT = 12
 
 
 def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
-    """The group names of a step workload's phases (a named group, else ``tp`` forward / input gradient and
-    ``dp`` weight gradient), each phase's name index, phase-major, and the compute C and optimizer step U of the
-    table, ns (the last few tables' are kept in the active cache)."""
+    """The group names of a step workload's phases (a named group, else ``tp`` forward / input
+    gradient and ``dp`` weight gradient), each phase's name index, phase-major, and the compute C
+    and optimizer step U of the table, ns (the last few tables' are kept in the active cache)."""
     return current().memo("group ids", Same(table), lambda: _ids_of(table), GROUP_IDS_KEPT)
 
 
@@ -79,74 +83,106 @@ def _ids_of(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
 
 
 SCALE_UP_GROUPS = ("tp",)
-"""Groups that usually stay within the scale-up domain (their collectives are on the critical path of every
-layer); a placement that spans a scale-out dimension with one of them gets a note."""
+"""Groups that usually stay within the scale-up domain (their collectives are on the critical path
+of every layer); a placement that spans a scale-out dimension with one of them gets a note."""
 
 
 def scale_out_dims(space: CodesignSpace, network) -> list[int]:
-    """The scale-out dimensions of ``network``: those of the space's scale-out cost class (the last level's, or the
-    last dimension's of a fixed network)."""
+    """The scale-out dimensions of ``network``: those of the space's scale-out cost class (the last
+    level's, or the last dimension's of a fixed network)."""
     return [d for d, dim in enumerate(network.dims) if dim.cost_class == space.scale_out_class]
 
 
 def scale_up_notes(space: CodesignSpace, cand: CodesignCandidate, top: list[int]) -> list[str]:
-    """A note for each group of :data:`SCALE_UP_GROUPS` that the placement spreads over a scale-out dimension."""
+    """A note for each group of :data:`SCALE_UP_GROUPS` that the placement spreads over a scale-out
+    dimension."""
     out = []
     for g in SCALE_UP_GROUPS:
         sizes = cand.placement.get(g, ())
         over = [d for d in top if d < len(sizes) and sizes[d] > 1]
         if over:
-            out.append(f"{g} {'x'.join(map(str, sizes))} spans the scale-out dimension(s) "
-                       f"{', '.join(map(str, over))}: {g.upper()} usually stays in the scale-up domain; "
-                       + _why_scale_out(space))
+            out.append(
+                f"{g} {'x'.join(map(str, sizes))} spans the scale-out dimension(s) "
+                f"{', '.join(map(str, over))}: {g.upper()} usually stays in the scale-up domain; "
+                + _why_scale_out(space)
+            )
     return out
 
 
 def _why_scale_out(space: CodesignSpace) -> str:
     if space.objective == "performance":
-        return ("the performance objective prices no bandwidth and the constraints "
-                f"({'; '.join(space.constraints) or 'none'}) may treat every GB/s alike; bound the scale-out "
-                "bandwidth (e.g. bw[top] <= 50) or use --objective performance_per_cost to prefer the scale-up "
-                "domain")
+        return (
+            "the performance objective prices no bandwidth and the constraints "
+            f"({'; '.join(space.constraints) or 'none'}) may treat every GB/s alike; bound "
+            "the scale-out "
+            "bandwidth (e.g. bw[top] <= 50) or use --objective performance_per_cost to "
+            "prefer the scale-up "
+            "domain"
+        )
     return "here it is the better trade at the space's prices and constraints"
 
 
 @scoped
 def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> dict[str, Any]:
-    """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`) and return its
-    row (:data:`COLUMNS`); a candidate without a certified answer gets its status and message."""
+    """Solve one candidate exactly (the space's objective, :func:`hieropt.solvers.objectives.solve`)
+    and return its row (:data:`COLUMNS`); a candidate without a certified answer gets its status and
+    message."""
     from ...solvers.objectives import solve
 
     row = base_row(space, cand)
     row["worker"] = _worker()
     start = time.perf_counter()
     try:
-        inst = instance_for(cand.params, cand.network, space.cost, cand.placement, objective=space.objective,
-                            constraints=space_constraints(space, cand.network.n_dims), name=cand.id,
-                            max_iteration_time_ns=space.max_iteration_time_ns,
-                            max_network_cost_usd=space.max_network_cost_usd, dimension_mode=space.dimension_mode)
-        if space.tokens is not None or space.cluster is not None:  # (the run's figures and min_run_cost)
+        inst = instance_for(
+            cand.params,
+            cand.network,
+            space.cost,
+            cand.placement,
+            objective=space.objective,
+            constraints=space_constraints(space, cand.network.n_dims),
+            name=cand.id,
+            max_iteration_time_ns=space.max_iteration_time_ns,
+            max_network_cost_usd=space.max_network_cost_usd,
+            dimension_mode=space.dimension_mode,
+        )
+        # (the run's figures and min_run_cost)
+        if space.tokens is not None or space.cluster is not None:
             inst = inst.model_copy(update={"tokens": space.tokens, "cluster": space.cluster})
         sol = solve(inst).raise_for_status()
     except NoSolutionError as e:
         row.update(status=e.kind, message=str(e))
     except HieroptError as e:
         row.update(status="error", message=str(e))
-    except ValidationError as e:  # a placement the instance cannot state (e.g. a pp send over two dimensions in
-        row.update(status="error", message=str(validation_error(e, cand.id)))  # sequential mode): this row only
+    # a placement the instance cannot state (e.g. a pp send over two dimensions in
+    except ValidationError as e:
+        # sequential mode): this row only
+        row.update(status="error", message=str(validation_error(e, cand.id)))
     else:
         compute, bubble, by_group = split_ns(inst, sol.bw_gbps, sol.breakdown.slowest_stage)
-        row.update(status=str(sol.status), message=sol.message, objective_value=sol.objective_value,
-                   objective_bound=sol.objective_bound, objective_unit=sol.objective_unit, gap=sol.gap,
-                   iteration_time_ns=sol.iteration_time_ns, compute_ns=compute, bubble_ns=bubble,
-                   communication_ns=sol.iteration_time_ns - compute - bubble,
-                   communication_by_group_ns={g: t for g, t in sorted(by_group.items())},
-                   network_cost_usd=sol.network_cost_usd, bw_gbps=[float(b) for b in sol.bw_gbps])
+        row.update(
+            status=str(sol.status),
+            message=sol.message,
+            objective_value=sol.objective_value,
+            objective_bound=sol.objective_bound,
+            objective_unit=sol.objective_unit,
+            gap=sol.gap,
+            iteration_time_ns=sol.iteration_time_ns,
+            compute_ns=compute,
+            bubble_ns=bubble,
+            communication_ns=sol.iteration_time_ns - compute - bubble,
+            communication_by_group_ns={g: t for g, t in sorted(by_group.items())},
+            network_cost_usd=sol.network_cost_usd,
+            bw_gbps=[float(b) for b in sol.bw_gbps],
+        )
         top = scale_out_dims(space, cand.network)
         row["scaleout_gbps_per_npu"] = float(sum(sol.bw_gbps[d] for d in top))
         if space.nic_gbps is not None:
-            row["nics"] = nic_count(cand.network.npus_total, [sol.bw_gbps[d] for d in top], space.nic_gbps,
-                                    space.nic_npus)
+            row["nics"] = nic_count(
+                cand.network.npus_total,
+                [sol.bw_gbps[d] for d in top],
+                space.nic_gbps,
+                space.nic_npus,
+            )
         row["notes"] = scale_up_notes(space, cand, top)
     row["solve_seconds"] = time.perf_counter() - start
     return row
@@ -159,5 +195,11 @@ def _worker() -> str:
 
 
 
-__all__ = ["solve_codesign_candidate", "split_ns", "space_constraints", "scale_out_dims", "scale_up_notes",
-           "SCALE_UP_GROUPS"]
+__all__ = [
+    "solve_codesign_candidate",
+    "split_ns",
+    "space_constraints",
+    "scale_out_dims",
+    "scale_up_notes",
+    "SCALE_UP_GROUPS",
+]

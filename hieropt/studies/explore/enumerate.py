@@ -1,5 +1,6 @@
-"""Enumeration of a shape space: every valid shape (ordered factorisations of N into dimensions at levels with allowed
-building blocks), the parallel mapping of each, and the Instance of one candidate."""
+"""Enumeration of a shape space: every valid shape (ordered factorisations of N into dimensions at
+levels with allowed building blocks), the parallel mapping of each, and the Instance of one
+candidate."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ from ...spec.network import Dimension, Network
 from ...spec.space import ShapeSpace
 
 ABBR = {"Ring": "R", "FullyConnected": "FC", "Switch": "SW"}
-"""Building-block abbreviations used in shape ids (R4 = Ring of 4, FC8 = FullyConnected 8, SW32 = Switch 32)."""
+"""Building-block abbreviations used in shape ids (R4 = Ring of 4, FC8 = FullyConnected 8, SW32 =
+Switch 32)."""
 
 
-# ------------------------------------------------------------------------------------------------ enumeration
+# -------------------------------------------------------------------------------------- enumeration
 @dataclass(frozen=True)
 class DimChoice:
-    """One dimension of a shape: the index of its level in ``space.levels``, its building block, its NPU count."""
+    """One dimension of a shape: the index of its level in ``space.levels``, its building block, its
+    NPU count."""
 
     level: int
     block: str
@@ -32,8 +35,8 @@ class Candidate:
     """A shape with the parallel mapping of every workload: what one solve is about.
 
     Attributes:
-        id: stable id, e.g. ``"chiplet:R4 package:FC8 node:R4 pod:SW32"``; under ``all_placements`` followed by
-            `` | tp 4x4x1x1`` (the TP group on each dimension; ``;`` between workloads).
+        id: stable id, e.g. ``"chiplet:R4 package:FC8 node:R4 pod:SW32"``; under ``all_placements``
+            followed by `` | tp 4x4x1x1`` (the TP group on each dimension; ``;`` between workloads).
         dims: the dimensions, innermost first.
         mappings: one :class:`~hieropt.spec.Mapping` per workload of the space.
     """
@@ -89,19 +92,24 @@ def _limits_ok(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> bool:
             return False
         if lv.max_npus is not None and math.prod(here) > lv.max_npus:
             return False
-        if lv.max_npus_within is not None and math.prod(d.npus for d in shape if d.level <= k) > lv.max_npus_within:
+        if (
+            lv.max_npus_within is not None
+            and math.prod(d.npus for d in shape if d.level <= k) > lv.max_npus_within
+        ):
             return False
     return True
 
 
 def enumerate_shapes(space: ShapeSpace) -> list[tuple[DimChoice, ...]]:
-    """Every valid shape of ``space``: ordered factorisations of ``space.npus`` into ``min_dims`` .. ``max_dims``
-    factors, each factor a dimension at a level (levels non-decreasing, at most ``max_dims`` per level, sizes within
-    the level's range) with one of the level's building blocks; a Switch only as the last dimension when
-    ``switch_only_at_top``; the levels' ``min_dims``, ``max_npus`` and ``max_npus_within`` limits met.
+    """Every valid shape of ``space``: ordered factorisations of ``space.npus`` into ``min_dims`` ..
+    ``max_dims`` factors, each factor a dimension at a level (levels non-decreasing, at most
+    ``max_dims`` per level, sizes within the level's range) with one of the level's building blocks;
+    a Switch only as the last dimension when ``switch_only_at_top``; the levels' ``min_dims``,
+    ``max_npus`` and ``max_npus_within`` limits met.
 
     Returns:
-        shapes ordered by dimension count, then level, size and block (the blocks in the level's order).
+        shapes ordered by dimension count, then level, size and block (the blocks in the level's
+        order).
     """
     levels = space.levels
     out: list[tuple[DimChoice, ...]] = []
@@ -144,7 +152,8 @@ def shape_id(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> str:
 
 
 def shape_network(space: ShapeSpace, shape: tuple[DimChoice, ...]) -> Network:
-    """The :class:`~hieropt.spec.Network` of a shape (blocks, sizes, the levels' cost classes and latencies)."""
+    """The :class:`~hieropt.spec.Network` of a shape (blocks, sizes, the levels' cost classes and
+    latencies)."""
     dims = []
     made = current().table("dimensions", 4096)  # (a space's shapes repeat them: validated once)
     for d in shape:
@@ -180,14 +189,16 @@ def _placements(sizes: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
 
 def shape_mappings(space: ShapeSpace, shape: tuple[DimChoice, ...], sid: str,
                    net: Network | None = None) -> list[tuple[str, tuple[Mapping, ...]]]:
-    """(candidate id, mappings per workload) of one shape (``net``: its :func:`shape_network`, when the caller has
-    it); raises InputError when the rule cannot place a group."""
+    """(candidate id, mappings per workload) of one shape (``net``: its :func:`shape_network`, when
+    the caller has it); raises InputError when the rule cannot place a group."""
     net = shape_network(space, shape) if net is None else net
     sizes = tuple(d.npus for d in shape)
     if space.mapping_rule == "header":
         return [(sid, tuple(derive_mapping(job.workload, net, sid)[0] for job in space.jobs))]
     if space.mapping_rule == "tp_lowest":
-        return [(sid, tuple(_tp_dp(sizes, lowest_dims_group(net, job.tp, sid)) for job in space.jobs))]
+        return [
+            (sid, tuple(_tp_dp(sizes, lowest_dims_group(net, job.tp, sid)) for job in space.jobs))
+        ]
     per_job = [_placements(sizes, job.tp) for job in space.jobs]
     for job, options in zip(space.jobs, per_job, strict=True):
         if not options:
@@ -210,13 +221,22 @@ def space_constraints(texts: tuple[str, ...], n_dims: int) -> tuple[LinearConstr
 
 
 def build_instance(space: ShapeSpace, cand: Candidate) -> Instance:
-    """The :class:`~hieropt.spec.Instance` of one candidate: the space's workloads, cost model, constraints,
-    objective and training loop on the candidate's network and mappings."""
+    """The :class:`~hieropt.spec.Instance` of one candidate: the space's workloads, cost model,
+    constraints, objective and training loop on the candidate's network and mappings."""
     jobs = [Job(workload=j.workload, mapping=m, weight=j.weight)
             for j, m in zip(space.jobs, cand.mappings, strict=True)]
-    return Instance(name=cand.id, network=shape_network(space, cand.dims), workload=jobs[0].workload,
-                    mapping=jobs[0].mapping, workload_weight=jobs[0].weight, more_workloads=tuple(jobs[1:]),
-                    cost=space.cost, constraints=space_constraints(space.constraints, cand.n_dims),
-                    objective=space.objective, training_loop=space.training_loop,
-                    dimension_mode=space.dimension_mode, max_iteration_time_ns=space.max_iteration_time_ns,
-                    max_network_cost_usd=space.max_network_cost_usd)
+    return Instance(
+        name=cand.id,
+        network=shape_network(space, cand.dims),
+        workload=jobs[0].workload,
+        mapping=jobs[0].mapping,
+        workload_weight=jobs[0].weight,
+        more_workloads=tuple(jobs[1:]),
+        cost=space.cost,
+        constraints=space_constraints(space.constraints, cand.n_dims),
+        objective=space.objective,
+        training_loop=space.training_loop,
+        dimension_mode=space.dimension_mode,
+        max_iteration_time_ns=space.max_iteration_time_ns,
+        max_network_cost_usd=space.max_network_cost_usd,
+    )

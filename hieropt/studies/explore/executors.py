@@ -1,5 +1,5 @@
-"""Where the candidates are solved: one candidate (:func:`solve_candidate`), serially, in a local process pool or on a
-Dask cluster; each yields result rows as they finish."""
+"""Where the candidates are solved: one candidate (:func:`solve_candidate`), serially, in a local
+process pool or on a Dask cluster; each yields result rows as they finish."""
 
 from __future__ import annotations
 
@@ -29,26 +29,36 @@ def _group_text(mappings: tuple[Mapping, ...], phase: str) -> str:
 
 @scoped
 def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
-    """Solve one candidate with the space's objective (:func:`hieropt.solvers.objectives.solve`, proven gap) and return
-    its row
-    (see :data:`COLUMNS`; ``space_hash`` and the equivalents are filled in by :func:`explore`). A shape without a
-    certified answer gets its status (``infeasible``, ``unbounded``, ``error``) and the message.
+    """Solve one candidate with the space's objective (:func:`hieropt.solvers.objectives.solve`,
+    proven gap) and return its row
+    (see :data:`COLUMNS`; ``space_hash`` and the equivalents are filled in by :func:`explore`). A
+    shape without a certified answer gets its status (``infeasible``, ``unbounded``, ``error``) and
+    the message.
 
-    With the performance objective many designs of a shape are often equally fast (the optimum is not unique), and
-    their costs differ; the row then reports the cheapest design whose time is within the gap target (1e-8) of the
-    optimum (a second, min_cost solve), so cost, bandwidths and scale-out figures are well defined. The objective
-    value, bound and gap are those of the performance solve."""
+    With the performance objective many designs of a shape are often equally fast (the optimum is
+    not unique), and their costs differ; the row then reports the cheapest design whose time is
+    within the gap target (1e-8) of the optimum (a second, min_cost solve), so cost, bandwidths and
+    scale-out figures are well defined. The objective value, bound and gap are those of the
+    performance solve."""
     from ...solvers.objectives import solve, solve_fastest_cheapest
 
     row: dict[str, Any] = dict.fromkeys(COLUMN_NAMES)
-    row.update(shape_id=cand.id, n_dims=cand.n_dims, levels=",".join(space.levels[d.level].name for d in cand.dims),
-               blocks=",".join(d.block for d in cand.dims), npus="x".join(str(d.npus) for d in cand.dims),
-               tp_groups=_group_text(cand.mappings, "forward"), dp_groups=_group_text(cand.mappings, "weight_grad"),
-               objective=space.objective, worker=f"{socket.gethostname()}:{os.getpid()}")
+    row.update(
+        shape_id=cand.id,
+        n_dims=cand.n_dims,
+        levels=",".join(space.levels[d.level].name for d in cand.dims),
+        blocks=",".join(d.block for d in cand.dims),
+        npus="x".join(str(d.npus) for d in cand.dims),
+        tp_groups=_group_text(cand.mappings, "forward"),
+        dp_groups=_group_text(cand.mappings, "weight_grad"),
+        objective=space.objective,
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+    )
     start = time.perf_counter()
     inst = build_instance(space, cand)
     try:
-        if space.objective == "performance":  # tie-break: the cheapest design within the gap target of the optimum
+        # tie-break: the cheapest design within the gap target of the optimum
+        if space.objective == "performance":
             sol, sol_design = solve_fastest_cheapest(inst)
         else:
             sol = sol_design = solve(inst).raise_for_status()
@@ -63,8 +73,14 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
             sol_design = sol
         elif sol_design is not sol:
             message += f"; design: the cheapest within {REL_GAP:g} of the optimal time"
-        row.update(status=str(sol.status), message=message, objective_value=sol.objective_value,
-                   objective_bound=sol.objective_bound, objective_unit=sol.objective_unit, gap=sol.gap)
+        row.update(
+            status=str(sol.status),
+            message=message,
+            objective_value=sol.objective_value,
+            objective_bound=sol.objective_bound,
+            objective_unit=sol.objective_unit,
+            gap=sol.gap,
+        )
         sol = sol_design
         bd = sol.breakdown
         top = [d for d, dim in enumerate(cand.dims) if dim.level == space.scale_out_index]
@@ -76,21 +92,30 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
                 nic_usd += space.npus * cc.nic_usd_per_gbps * float(sol.bw_gbps[d])
         nics = None
         if space.nic_gbps is not None:
-            nics = nic_count(space.npus, [sol.bw_gbps[d] for d in top], space.nic_gbps, space.nic_npus)
-        row.update(iteration_time_ns=sol.iteration_time_ns, network_cost_usd=sol.network_cost_usd,
-                   bw_gbps=";".join(repr(float(b)) for b in sol.bw_gbps), scaleout_gbps_per_npu=scale_bw,
-                   scaleout_usd=float(sum(bd.cost_per_dim_usd[d] for d in top)), nic_usd=nic_usd, nics=nics)
+            nics = nic_count(
+                space.npus, [sol.bw_gbps[d] for d in top], space.nic_gbps, space.nic_npus
+            )
+        row.update(
+            iteration_time_ns=sol.iteration_time_ns,
+            network_cost_usd=sol.network_cost_usd,
+            bw_gbps=";".join(repr(float(b)) for b in sol.bw_gbps),
+            scaleout_gbps_per_npu=scale_bw,
+            scaleout_usd=float(sum(bd.cost_per_dim_usd[d] for d in top)),
+            nic_usd=nic_usd,
+            nics=nics,
+        )
     row["solve_seconds"] = time.perf_counter() - start
     return row
 
 
 @contextmanager
 def paused_gc(pause: bool = True):
-    """The cyclic garbage collector paused while the block runs (then as it was), when ``pause``: a sweep's
-    enumeration and its serial loop make 10^4 - 10^5 long-lived objects (candidates, rows) that the collector would
-    traverse again and again and never free (they form no cycles); reference counting frees the rest at once, and
-    the few cycles made meanwhile (an exception's traceback) are collected after. Not for a block that starts worker
-    processes (a forked worker would inherit the pause)."""
+    """The cyclic garbage collector paused while the block runs (then as it was), when ``pause``: a
+    sweep's enumeration and its serial loop make 10^4 - 10^5 long-lived objects (candidates, rows)
+    that the collector would traverse again and again and never free (they form no cycles);
+    reference counting frees the rest at once, and the few cycles made meanwhile (an exception's
+    traceback) are collected after. Not for a block that starts worker processes (a forked worker
+    would inherit the pause)."""
     was = gc.isenabled()
     if pause:
         gc.disable()
@@ -102,7 +127,8 @@ def paused_gc(pause: bool = True):
 
 
 Task = Callable[[Any, Any], dict[str, Any]]
-"""A solve task: (space, candidate) -> result row; a module-level function, so that it pickles to workers."""
+"""A solve task: (space, candidate) -> result row; a module-level function, so that it pickles to
+workers."""
 _WORKER: tuple[Any, Task, Cache] | None = None
 
 
@@ -114,7 +140,8 @@ def _init_worker(space: Any, parent: int, task: Task = solve_candidate) -> None:
     global _WORKER
     _WORKER = (space, task, Cache())
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (forked after it was installed)
+    # not the parent's handler (forked after it was installed)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -125,7 +152,8 @@ def _end_with_parent(parent: int) -> None:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived during a pool sweep (handled like Ctrl-C: the pool is stopped, the rows so far are kept)."""
+    """SIGTERM arrived during a pool sweep (handled like Ctrl-C: the pool is stopped, the rows so
+    far are kept)."""
 
 
 def _raise_terminated(signum, frame) -> None:
@@ -139,7 +167,9 @@ def _pool_task(cand: Any) -> dict[str, Any]:
         return task(space, cand)
 
 
-def run_serial(space: ShapeSpace, todo: list[Candidate], task: Task = solve_candidate) -> Iterator[dict[str, Any]]:
+def run_serial(
+    space: ShapeSpace, todo: list[Candidate], task: Task = solve_candidate
+) -> Iterator[dict[str, Any]]:
     """Solve ``todo`` one after another in this process; yields one result row per candidate."""
     for cand in todo:
         yield task(space, cand)
@@ -147,10 +177,13 @@ def run_serial(space: ShapeSpace, todo: list[Candidate], task: Task = solve_cand
 
 @contextmanager
 def _pool(space: Any, workers: int, task: Task):
-    """A local process pool for ``task`` on ``space``. SIGTERM in the main thread is raised as :class:`Terminated`
-    while it runs; leaving the block after a complete sweep waits for the pool, leaving it any other way (Ctrl-C,
-    SIGTERM, an error) terminates the workers at once, so no process outlives the sweep."""
-    ex = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(space, os.getpid(), task))
+    """A local process pool for ``task`` on ``space``. SIGTERM in the main thread is raised as
+    :class:`Terminated` while it runs; leaving the block after a complete sweep waits for the pool,
+    leaving it any other way (Ctrl-C, SIGTERM, an error) terminates the workers at once, so no
+    process outlives the sweep."""
+    ex = ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(space, os.getpid(), task)
+    )
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
     state = {"done": False}
@@ -172,21 +205,30 @@ def _pool(space: Any, workers: int, task: Task):
 
 def run_pool(space: ShapeSpace, todo: list[Candidate], workers: int, started: Callable[[], None],
              task: Task = solve_candidate):
-    """Solve ``todo`` in a local process pool of ``workers`` processes; yields rows as they finish."""
+    """Solve ``todo`` in a local process pool of ``workers`` processes; yields rows as they
+    finish."""
     with _pool(space, workers, task) as (ex, state):
-        futures = [ex.submit(_pool_task, cand) for cand in todo]  # workers start here, before any progress thread
+        # workers start here, before any progress thread
+        futures = [ex.submit(_pool_task, cand) for cand in todo]
         started()
         for f in as_completed(futures):
             yield f.result()
         state["done"] = True
 
 
-def run_admitted(space: Any, todo: list[Any], workers: int, task: Task, admit: Callable[[Any], bool],
-                 dask: Any = None) -> Iterator[tuple[Any, dict[str, Any] | None]]:
-    """Solve ``todo`` in its order, asking ``admit(candidate)`` just before each one is started: (candidate, row)
-    as solves finish, (candidate, None) for a candidate not admitted (not solved). At most 2 x ``workers`` solves
-    are in flight, so ``admit`` sees the rows of all but those; serial in this process when ``workers`` is 1, a
-    local process pool otherwise, or the Dask cluster ``dask`` (an address or a ``distributed.Client``)."""
+def run_admitted(
+    space: Any,
+    todo: list[Any],
+    workers: int,
+    task: Task,
+    admit: Callable[[Any], bool],
+    dask: Any = None,
+) -> Iterator[tuple[Any, dict[str, Any] | None]]:
+    """Solve ``todo`` in its order, asking ``admit(candidate)`` just before each one is started:
+    (candidate, row) as solves finish, (candidate, None) for a candidate not admitted (not solved).
+    At most 2 x ``workers`` solves are in flight, so ``admit`` sees the rows of all but those;
+    serial in this process when ``workers`` is 1, a local process pool otherwise, or the Dask
+    cluster ``dask`` (an address or a ``distributed.Client``)."""
     if dask is None and workers <= 1:
         for cand in todo:
             yield (cand, task(space, cand)) if admit(cand) else (cand, None)
@@ -223,18 +265,24 @@ def _dask_admitted(space, todo, task, admit, address):
     with dask_session(address) as (client, dask):
         space_f = client.scatter(space, broadcast=True)
         window = 2 * max(1, len(client.scheduler_info().get("workers", {})) or 1)
-        yield from _windowed(todo, window, admit, lambda cand: client.submit(task, space_f, cand, pure=False),
-                             lambda pending: dask_wait_some(client, dask, pending))
+        yield from _windowed(
+            todo,
+            window,
+            admit,
+            lambda cand: client.submit(task, space_f, cand, pure=False),
+            lambda pending: dask_wait_some(client, dask, pending),
+        )
 
 
 NO_WORKER_S = 120.0
-"""Seconds a Dask sweep waits while the scheduler has no worker at all (every worker died or none joined) before
-it ends with an error (the rows so far are kept in ``--out``; a rerun resumes)."""
+"""Seconds a Dask sweep waits while the scheduler has no worker at all (every worker died or none
+joined) before it ends with an error (the rows so far are kept in ``--out``; a rerun resumes)."""
 
 
 def dask_wait_some(client: Any, dask: Any, pending: list[Any], step_s: float = 5.0) -> set[Any]:
-    """The futures of ``pending`` done once at least one is, as ``distributed.wait(FIRST_COMPLETED)`` (``dask``: the
-    ``distributed`` module); while none is done the scheduler is asked every ``step_s`` seconds for its workers.
+    """The futures of ``pending`` done once at least one is, as
+    ``distributed.wait(FIRST_COMPLETED)`` (``dask``: the ``distributed`` module); while none is done
+    the scheduler is asked every ``step_s`` seconds for its workers.
 
     Raises:
         SolverError: the scheduler had no worker for :data:`NO_WORKER_S` seconds.
@@ -248,15 +296,17 @@ def dask_wait_some(client: Any, dask: Any, pending: list[Any], step_s: float = 5
 
 
 class NoWorkerWatch:
-    """Ends a Dask sweep whose scheduler has had no worker for :data:`NO_WORKER_S` seconds: :meth:`check`, called
-    while no result comes, asks the scheduler for its workers at most every ``step_s`` seconds."""
+    """Ends a Dask sweep whose scheduler has had no worker for :data:`NO_WORKER_S` seconds:
+    :meth:`check`, called while no result comes, asks the scheduler for its workers at most every
+    ``step_s`` seconds."""
 
     def __init__(self, client: Any, step_s: float = 5.0) -> None:
         self.client, self.step_s = client, step_s
         self.asked = self.seen = time.monotonic()
 
     def check(self) -> None:
-        """Raise SolverError when the scheduler has had no worker for :data:`NO_WORKER_S` seconds."""
+        """Raise SolverError when the scheduler has had no worker for :data:`NO_WORKER_S`
+        seconds."""
         now = time.monotonic()
         if now - self.asked < self.step_s:
             return
@@ -269,28 +319,36 @@ class NoWorkerWatch:
 
 def no_worker(client: Any) -> SolverError:
     """The error of a Dask scheduler that has had no worker for :data:`NO_WORKER_S` seconds."""
-    return SolverError(f"Dask: the scheduler at {client_address(client)} has had no worker for {NO_WORKER_S:g} s "
-                       "(all died or none joined); the rows so far are kept in --out: start workers (dask worker "
-                       "ADDRESS) and rerun to resume")
+    return SolverError(
+        f"Dask: the scheduler at {client_address(client)} has had no worker for {NO_WORKER_S:g} s "
+        "(all died or none joined); the rows so far are kept in --out: start workers (dask worker "
+        "ADDRESS) and rerun to resume"
+    )
 
 
 @contextmanager
 def dask_session(address: Any):
-    """``(client, distributed)``: a client of the Dask scheduler at ``address`` (:func:`connect`; closed at the end
-    when made here) and the ``distributed`` module, for one sweep. Its failures are one SolverError line (exit 3),
-    not a traceback, and the rows written before stay in ``--out`` (a rerun resumes): a task whose workers died more
-    often than Dask allows (``distributed.scheduler.allowed-failures``, default 3: a solve that kills its worker,
-    e.g. out of memory), or the connection to the scheduler lost (it stopped). distributed's own log lines of a
-    lost connection are not printed during the sweep (the one line says it).
+    """``(client, distributed)``: a client of the Dask scheduler at ``address`` (:func:`connect`;
+    closed at the end when made here) and the ``distributed`` module, for one sweep. Its failures
+    are one SolverError line (exit 3), not a traceback, and the rows written before stay in
+    ``--out`` (a rerun resumes): a task whose workers died more often than Dask allows
+    (``distributed.scheduler.allowed-failures``, default 3: a solve that kills its worker, e.g. out
+    of memory), or the connection to the scheduler lost (it stopped). distributed's own log lines of
+    a lost connection are not printed during the sweep (the one line says it).
 
     Raises:
-        InputError: Dask not installed, a malformed address, or no scheduler there (:func:`connect`).
+        InputError: Dask not installed, a malformed address, or no scheduler there
+            (:func:`connect`).
     """
     try:
         import distributed
     except ImportError:
-        raise InputError("dask", None, "Dask is not installed",
-                         "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask") from None
+        raise InputError(
+            "dask",
+            None,
+            "Dask is not installed",
+            "pip install 'hieropt[explore]' (dask[distributed]), or run without --dask",
+        ) from None
     import asyncio
     import logging
 
@@ -308,13 +366,18 @@ def dask_session(address: Any):
             raise no_worker(client) from None
         yield client, distributed
     except distributed.KilledWorker as e:
-        raise SolverError(f"Dask: the workers running task {e.task} died {e.allowed_failures + 1} times "
-                          "(distributed.scheduler.allowed-failures); the rows so far are kept in --out, rerun to "
-                          "resume (or give the workers more memory)") from None
+        raise SolverError(
+            f"Dask: the workers running task {e.task} died {e.allowed_failures + 1} times "
+            "(distributed.scheduler.allowed-failures); the rows so far are kept in --out, rerun to "
+            "resume (or give the workers more memory)"
+        ) from None
     except (OSError, asyncio.CancelledError, distributed.client.FutureCancelledError) as e:
         first = (str(e).splitlines() or [""])[0][:200]
-        raise SolverError(f"Dask: lost the connection to the scheduler at {where} ({type(e).__name__}: {first}); the "
-                          "rows so far are kept in --out: restart the cluster and rerun to resume") from None
+        raise SolverError(
+            f"Dask: lost the connection to the scheduler at {where} ({type(e).__name__}: "
+            f"{first}); the "
+            "rows so far are kept in --out: restart the cluster and rerun to resume"
+        ) from None
     finally:
         try:
             if client is not address:
@@ -326,10 +389,12 @@ def dask_session(address: Any):
 
 def connect(client_cls: Any, address: Any) -> Any:
     """A ``distributed.Client`` (``client_cls``) of the scheduler at ``address`` (checked first by
-    :func:`hieropt.io.dask_address.check_dask_address`), or ``address`` itself when it is already a client.
+    :func:`hieropt.io.dask_address.check_dask_address`), or ``address`` itself when it is already a
+    client.
 
     Raises:
-        InputError: a malformed address, or a scheduler that cannot be reached within 20 s (named ``dask``).
+        InputError: a malformed address, or a scheduler that cannot be reached within 20 s (named
+            ``dask``).
     """
     if isinstance(address, client_cls):
         return address
@@ -339,8 +404,12 @@ def connect(client_cls: Any, address: Any) -> Any:
     try:
         return client_cls(checked, timeout="20s")
     except (OSError, TimeoutError, ValueError, TypeError) as e:
-        raise InputError("dask", str(address), f"cannot reach the Dask scheduler: {e}",
-                         "start one (dask scheduler; dask worker ADDRESS) or check the address") from None
+        raise InputError(
+            "dask",
+            str(address),
+            f"cannot reach the Dask scheduler: {e}",
+            "start one (dask scheduler; dask worker ADDRESS) or check the address",
+        ) from None
 
 
 def client_address(client: Any) -> str:

@@ -1,5 +1,6 @@
-"""Problem keys and pruning: the canonical form of a candidate's optimisation problem (merged, relabelled dimensions;
-see the :mod:`hieropt.studies.explore.run` docstring) and :func:`candidates`, which keeps one candidate per key."""
+"""Problem keys and pruning: the canonical form of a candidate's optimisation problem (merged,
+relabelled dimensions; see the :mod:`hieropt.studies.explore.run` docstring) and :func:`candidates`,
+which keeps one candidate per key."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ KEY_DIGITS = 10
 
 
 def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
-    """Every candidate of ``space`` (shape x mapping), exact duplicates pruned unless ``prune`` is False
-    (default: ``space.prune_symmetric``).
+    """Every candidate of ``space`` (shape x mapping), exact duplicates pruned unless ``prune`` is
+    False (default: ``space.prune_symmetric``).
 
     Raises:
         InputError: no valid shape (the message says which limits to relax).
@@ -40,9 +41,13 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
     prune = space.prune_symmetric if prune is None else prune
     shapes = enumerate_shapes(space)
     if not shapes:
-        raise InputError(space.name, "levels", f"no shape of {space.min_dims} to {space.max_dims} dimensions "
-                         f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
-                         "widen the levels' npus ranges, max_dims or limits")
+        raise InputError(
+            space.name,
+            "levels",
+            f"no shape of {space.min_dims} to {space.max_dims} dimensions "
+            f"multiplies to {space.npus} NPUs within the levels' sizes and limits",
+            "widen the levels' npus ranges, max_dims or limits",
+        )
     reps: list[Candidate] = []
     equivalents: dict[str, list[str]] = {}
     by_key: dict[Any, str] = {}
@@ -69,14 +74,23 @@ def candidates(space: ShapeSpace, prune: bool | None = None) -> Enumeration:
             reps.append(cand)
             equivalents[cid] = []
     if not reps:
-        raise InputError(space.name, "mapping", f"the {space.mapping_rule} rule places no group on any of the "
-                         f"{len(shapes)} shapes (e.g. {skipped[0][0]}: {skipped[0][1]})",
-                         "change tp or the levels' sizes")
-    return Enumeration(tuple(reps), {k: tuple(v) for k, v in equivalents.items()}, len(shapes), placements,
-                       tuple(skipped))
+        raise InputError(
+            space.name,
+            "mapping",
+            f"the {space.mapping_rule} rule places no group on any of the "
+            f"{len(shapes)} shapes (e.g. {skipped[0][0]}: {skipped[0][1]})",
+            "change tp or the levels' sizes",
+        )
+    return Enumeration(
+        tuple(reps),
+        {k: tuple(v) for k, v in equivalents.items()},
+        len(shapes),
+        placements,
+        tuple(skipped),
+    )
 
 
-# -------------------------------------------------------------------------------------------- duplicate key
+# ------------------------------------------------------------------------------------ duplicate key
 def _distinct(workload: Any) -> list[list[tuple[Collective, str | None, float]]]:
     """Per phase, the distinct (collective, named group, size) triples of a workload that send bytes
     (kept per workload in the active cache)."""
@@ -87,21 +101,27 @@ def _distinct_of(workload: Any) -> list[list[tuple[Collective, str | None, float
     table = workload.table
     out = []
     for j in range(len(PHASES)):
-        triples = {(str(k), g or "", float(s)) for k, g, s in
-                   zip(table.collective[:, j], table.group[:, j], table.size_bytes[:, j], strict=True)}
+        triples = {
+            (str(k), g or "", float(s))
+            for k, g, s in zip(
+                table.collective[:, j], table.group[:, j], table.size_bytes[:, j], strict=True
+            )
+        }
         out.append([(Collective(k), g or None, s) for k, g, s in sorted(triples)
                     if Collective(k) is not Collective.NONE and s > 0])
     return out
 
 
 def _rows(network: Network, jobs: list[tuple[Any, Mapping]]) -> tuple[np.ndarray, np.ndarray]:
-    """Traffic (bytes) and latency (ns) per dimension of every distinct collective of every workload, shape
-    (R, D); rows depend on the workloads only, so they align between candidates of one space."""
+    """Traffic (bytes) and latency (ns) per dimension of every distinct collective of every
+    workload, shape (R, D); rows depend on the workloads only, so they align between candidates of
+    one space."""
     D = network.n_dims
     alpha = np.array([d.latency_ns for d in network.dims])
     algos = tuple(d.collective_algorithm for d in network.dims)
     traffic, latency = [], []
-    links = np.array(p2p_links(network))  # (a send over a FullyConnected dimension gets one of its links)
+    # (a send over a FullyConnected dimension gets one of its links)
+    links = np.array(p2p_links(network))
     for workload, mapping in jobs:
         for phase, triples in zip(PHASES, _distinct(workload), strict=True):
             for kind, name, size in triples:
@@ -126,8 +146,8 @@ def _steps_row(kind: Collective, group: tuple[int, ...], algos: tuple[str, ...])
 
 
 def _rank_one(block: np.ndarray) -> bool:
-    """Whether every row of ``block`` (non-negative) is a multiple of one common vector (memoised: the candidates
-    of a space repeat their blocks)."""
+    """Whether every row of ``block`` (non-negative) is a multiple of one common vector (memoised:
+    the candidates of a space repeat their blocks)."""
     block = np.ascontiguousarray(block)
     return current().memo("rank one", (block.tobytes(), block.shape), lambda: _rank_one_of(block),
                           1 << 16)
@@ -143,22 +163,29 @@ def _rank_one_of(block: np.ndarray) -> bool:
 
 
 def _round(x: np.ndarray) -> tuple[float, ...]:
-    """The values of ``x`` to :data:`KEY_DIGITS` significant digits (memoised: a space's columns repeat)."""
+    """The values of ``x`` to :data:`KEY_DIGITS` significant digits (memoised: a space's columns
+    repeat)."""
     x = np.asarray(x, dtype=float).ravel()
     return current().memo("rounded", x.tobytes(),
                           lambda: tuple(float(f"{v:.{KEY_DIGITS}g}") + 0.0 for v in x), 1 << 18)
 
 
 def problem_key(instance: Instance) -> tuple:
-    """Canonical form of a candidate's optimisation problem (module docstring): equal keys, equal optima.
+    """Canonical form of a candidate's optimisation problem (module docstring): equal keys, equal
+    optima.
 
-    Per dimension d the column (u_d, constraint coefficients, traffic and latency of every distinct collective);
-    maximal runs of adjacent mergeable dimensions (concurrent mode only) become one column with the summed traffic;
-    the columns are then sorted. The key is (D, senses and right-hand sides, sorted columns).
+    Per dimension d the column (u_d, constraint coefficients, traffic and latency of every distinct
+    collective); maximal runs of adjacent mergeable dimensions (concurrent mode only) become one
+    column with the summed traffic; the columns are then sorted. The key is (D, senses and
+    right-hand sides, sorted columns).
     """
-    return _key(instance.network, [(w, j.mapping) for j in instance.jobs for w in j.workload.stages],
-                unit_cost_usd_per_gbps(instance),
-                instance.constraints, instance.dimension_mode)
+    return _key(
+        instance.network,
+        [(w, j.mapping) for j in instance.jobs for w in j.workload.stages],
+        unit_cost_usd_per_gbps(instance),
+        instance.constraints,
+        instance.dimension_mode,
+    )
 
 
 def _key(network: Network, jobs: list[tuple[Any, Mapping]], u: np.ndarray,
@@ -182,20 +209,29 @@ def _key(network: Network, jobs: list[tuple[Any, Mapping]], u: np.ndarray,
 
 
 def _unit_costs(space: ShapeSpace, shape: tuple) -> np.ndarray:
-    """$ per GB/s of each dimension of ``shape`` (link, plus switch and NIC on a Switch), shape (D,)."""
+    """$ per GB/s of each dimension of ``shape`` (link, plus switch and NIC on a Switch), shape
+    (D,)."""
     u = []
     for d in shape:
         cc = space.cost.classes[space.levels[d.level].cost_class]
-        extra = (cc.switch_usd_per_gbps or 0.0) + (cc.nic_usd_per_gbps or 0.0) if d.block == "Switch" else 0.0
+        extra = (
+            (cc.switch_usd_per_gbps or 0.0) + (cc.nic_usd_per_gbps or 0.0)
+            if d.block == "Switch"
+            else 0.0
+        )
         u.append(cc.link_usd_per_gbps + extra)
     return np.array(u)
 
 
 def _candidate_key(space: ShapeSpace, cand: Candidate, net: Network | None = None,
                    u: np.ndarray | None = None) -> tuple:
-    """:func:`problem_key` of a candidate without building its Instance (``net``, ``u``: its shape's network and
-    unit costs, when the caller has them)."""
+    """:func:`problem_key` of a candidate without building its Instance (``net``, ``u``: its shape's
+    network and unit costs, when the caller has them)."""
     u = _unit_costs(space, cand.dims) if u is None else u
     net = shape_network(space, cand.dims) if net is None else net
-    jobs = [(w, m) for j, m in zip(space.jobs, cand.mappings, strict=True) for w in j.workload.stages]
-    return _key(net, jobs, u, space_constraints(space.constraints, cand.n_dims), space.dimension_mode)
+    jobs = [
+        (w, m) for j, m in zip(space.jobs, cand.mappings, strict=True) for w in j.workload.stages
+    ]
+    return _key(
+        net, jobs, u, space_constraints(space.constraints, cand.n_dims), space.dimension_mode
+    )

@@ -1,5 +1,5 @@
-"""The results file of an exploration: its columns, the CSV / Parquet sink that streams one row per candidate, and the
-reader that resumes from it (checked against the space's fingerprint)."""
+"""The results file of an exploration: its columns, the CSV / Parquet sink that streams one row per
+candidate, and the reader that resumes from it (checked against the space's fingerprint)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,34 @@ from typing import Any
 from ...errors import InputError
 from ...io.files import OutputError, replacing
 
-# ---------------------------------------------------------------------------------------------- one solve
+# ---------------------------------------------------------------------------------------- one solve
 COLUMNS: tuple[tuple[str, type], ...] = (
-    ("shape_id", str), ("space_hash", str), ("n_dims", int), ("levels", str), ("blocks", str), ("npus", str),
-    ("tp_groups", str), ("dp_groups", str), ("equivalents", int), ("equivalent_ids", str),
-    ("status", str), ("message", str), ("objective", str), ("objective_value", float), ("objective_bound", float),
-    ("objective_unit", str), ("gap", float), ("iteration_time_ns", float), ("network_cost_usd", float),
-    ("bw_gbps", str), ("scaleout_gbps_per_npu", float), ("scaleout_usd", float), ("nic_usd", float), ("nics", int),
-    ("solve_seconds", float), ("worker", str),
+    ("shape_id", str),
+    ("space_hash", str),
+    ("n_dims", int),
+    ("levels", str),
+    ("blocks", str),
+    ("npus", str),
+    ("tp_groups", str),
+    ("dp_groups", str),
+    ("equivalents", int),
+    ("equivalent_ids", str),
+    ("status", str),
+    ("message", str),
+    ("objective", str),
+    ("objective_value", float),
+    ("objective_bound", float),
+    ("objective_unit", str),
+    ("gap", float),
+    ("iteration_time_ns", float),
+    ("network_cost_usd", float),
+    ("bw_gbps", str),
+    ("scaleout_gbps_per_npu", float),
+    ("scaleout_usd", float),
+    ("nic_usd", float),
+    ("nics", int),
+    ("solve_seconds", float),
+    ("worker", str),
 )
 """Columns of the results file, with their types (``None`` / empty: not applicable)."""
 
@@ -28,7 +48,7 @@ COLUMNS: tuple[tuple[str, type], ...] = (
 COLUMN_NAMES = tuple(n for n, _ in COLUMNS)
 
 
-# --------------------------------------------------------------------------------------------- results file
+# ------------------------------------------------------------------------------------- results file
 def _text(v: Any) -> str:
     if v is None:
         return ""
@@ -39,15 +59,19 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def typed_row(row: dict[str, Any], columns: tuple[tuple[str, type], ...] = COLUMNS) -> dict[str, Any]:
+def typed_row(
+    row: dict[str, Any], columns: tuple[tuple[str, type], ...] = COLUMNS
+) -> dict[str, Any]:
     """A row read back from a results file with every column converted to its type of ``columns``
-    (default :data:`COLUMNS`). A ``list`` or ``dict`` column is held as JSON text in a file (a CSV cell, a Parquet
-    string) and read back as the list or object."""
+    (default :data:`COLUMNS`). A ``list`` or ``dict`` column is held as JSON text in a file (a CSV
+    cell, a Parquet string) and read back as the list or object."""
     out = {}
     for name, kind in columns:
         v = row.get(name)
         if v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
-            out[name] = None if kind is not str else ("" if name in ("equivalent_ids", "message") else None)
+            out[name] = (
+                None if kind is not str else ("" if name in ("equivalent_ids", "message") else None)
+            )
         elif kind is list or kind is dict:
             out[name] = json.loads(v) if isinstance(v, str) else kind(v)
         else:
@@ -57,11 +81,14 @@ def typed_row(row: dict[str, Any], columns: tuple[tuple[str, type], ...] = COLUM
 
 def _read_csv(path: Path, space_hash: str, repair: bool,
               columns: tuple[tuple[str, type], ...] = COLUMNS) -> list[dict[str, Any]]:
-    """Rows of a results CSV; a last line cut off by an interruption is dropped (and removed when ``repair``)."""
+    """Rows of a results CSV; a last line cut off by an interruption is dropped (and removed when
+    ``repair``)."""
     return list(_iter_csv(path, space_hash, repair, columns))
 
 
-def _iter_csv(path: Path, space_hash: str, repair: bool, columns: tuple[tuple[str, type], ...] = COLUMNS):
+def _iter_csv(
+    path: Path, space_hash: str, repair: bool, columns: tuple[tuple[str, type], ...] = COLUMNS
+):
     """:func:`_read_csv` one row at a time (the file is read line by line)."""
     if not path.exists() or path.stat().st_size == 0:
         return
@@ -72,19 +99,26 @@ def _iter_csv(path: Path, space_hash: str, repair: bool, columns: tuple[tuple[st
         _cut_last_line(path, repair)
     names = tuple(n for n, _ in columns)
     with path.open(encoding="utf-8", newline="") as f:
-        lines = (line for line in f if line.endswith("\n"))  # (without repair: a last line cut off is dropped)
+        # (without repair: a last line cut off is dropped)
+        lines = (line for line in f if line.endswith("\n"))
         reader = csv.reader(lines)
         header = next(reader, None)
         if header is None:
             return
         if tuple(header) != names:
-            raise InputError(path, "header", "not a results file of this hieropt explore (other columns)",
-                             "give another --out file, or delete this one to start over")
+            raise InputError(
+                path,
+                "header",
+                "not a results file of this hieropt explore (other columns)",
+                "give another --out file, or delete this one to start over",
+            )
         for i, values in enumerate(reader, start=2):
             if len(values) != len(names):
                 raise InputError(path, f"line {i}", f"{len(values)} fields, expected {len(names)}",
                                  "delete the damaged line (it is solved again) or the file")
-            yield _check_hash(typed_row(dict(zip(names, values, strict=True)), columns), path, i, space_hash)
+            yield _check_hash(
+                typed_row(dict(zip(names, values, strict=True)), columns), path, i, space_hash
+            )
 
 
 def _cut_last_line(path: Path, repair: bool) -> None:
@@ -108,21 +142,29 @@ def _cut_last_line(path: Path, repair: bool) -> None:
 
 def _check_hash(row: dict[str, Any], path: Path, where: Any, space_hash: str) -> dict[str, Any]:
     if row["space_hash"] != space_hash:
-        raise InputError(path, f"line {where} space_hash", f"written for another space or objective "
-                         f"({row['space_hash']}, this sweep is {space_hash})",
-                         "give another --out file, or delete this one to start over")
+        raise InputError(
+            path,
+            f"line {where} space_hash",
+            f"written for another space or objective "
+            f"({row['space_hash']}, this sweep is {space_hash})",
+            "give another --out file, or delete this one to start over",
+        )
     return row
 
 
-def read_results(path: str | Path, columns: tuple[tuple[str, type], ...] = COLUMNS) -> list[dict[str, Any]]:
-    """The rows of a results file written by :func:`explore` (or a study with its own ``columns``; CSV, or Parquet
-    with pyarrow), typed per ``columns``, without checking which space wrote them."""
+def read_results(
+    path: str | Path, columns: tuple[tuple[str, type], ...] = COLUMNS
+) -> list[dict[str, Any]]:
+    """The rows of a results file written by :func:`explore` (or a study with its own ``columns``;
+    CSV, or Parquet with pyarrow), typed per ``columns``, without checking which space wrote
+    them."""
     path = Path(path)
     if path.suffix == ".parquet":
         pq = _pyarrow(path)
         return [typed_row(r, columns) for r in pq.read_table(path).to_pylist()]
     raw = path.read_text(encoding="utf-8")
-    lines = raw.splitlines() if raw.endswith("\n") else raw.splitlines()[:-1]  # drop a line cut off mid-write
+    # drop a line cut off mid-write
+    lines = raw.splitlines() if raw.endswith("\n") else raw.splitlines()[:-1]
     return [typed_row(r, columns) for r in csv.DictReader(lines)]
 
 
@@ -131,31 +173,46 @@ def _pyarrow(path: Path):
         import pyarrow  # noqa: F401
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError(path, None, "writing or reading Parquet needs pyarrow, which is not installed",
-                         "pip install pyarrow, or give a .csv file") from None
+        raise InputError(
+            path,
+            None,
+            "writing or reading Parquet needs pyarrow, which is not installed",
+            "pip install pyarrow, or give a .csv file",
+        ) from None
     return pq
 
 
 def _arrow_schema(columns: tuple[tuple[str, type], ...] = COLUMNS):
     import pyarrow as pa
 
-    types = {str: pa.string(), int: pa.int64(), float: pa.float64(), list: pa.string(), dict: pa.string()}
+    types = {
+        str: pa.string(),
+        int: pa.int64(),
+        float: pa.float64(),
+        list: pa.string(),
+        dict: pa.string(),
+    }
     return pa.schema([(n, types[k]) for n, k in columns])
 
 
 class ResultSink:
     """Streams rows to ``out`` as they arrive: CSV directly; Parquet through a CSV journal beside it
-    (``OUT.partial.csv``), rewritten into the Parquet file (batch by batch) when the sweep completes. Rows written
-    are not kept.
+    (``OUT.partial.csv``), rewritten into the Parquet file (batch by batch) when the sweep
+    completes. Rows written are not kept.
 
-    ``previous`` holds the rows of an earlier run (a resume); with ``keep_previous=False`` it stays empty and
-    :meth:`read_previous` yields them one at a time instead (a sweep of millions of rows)."""
+    ``previous`` holds the rows of an earlier run (a resume); with ``keep_previous=False`` it stays
+    empty and :meth:`read_previous` yields them one at a time instead (a sweep of millions of
+    rows)."""
 
     def __init__(self, out: Path, space_hash: str, columns: tuple[tuple[str, type], ...] = COLUMNS,
                  keep_previous: bool = True):
         if out.suffix.lower() not in (".csv", ".parquet"):
-            raise InputError("out", str(out), f"unknown results format '{out.suffix or '(no suffix)'}'",
-                             "name a .csv file (or .parquet with pyarrow installed)")
+            raise InputError(
+                "out",
+                str(out),
+                f"unknown results format '{out.suffix or '(no suffix)'}'",
+                "name a .csv file (or .parquet with pyarrow installed)",
+            )
         if not out.parent.is_dir():
             raise InputError("out", str(out), f"folder '{out.parent}' does not exist",
                              "create it first, or name a file in an existing folder")
@@ -168,8 +225,12 @@ class ResultSink:
         if self.parquet:
             pq = _pyarrow(out)
             if out.exists() and tuple(pq.ParquetFile(out).schema_arrow.names) != self.names:
-                raise InputError(out, "columns", "not a results file of this hieropt explore (other columns)",
-                                 "give another --out file, or delete this one to start over")
+                raise InputError(
+                    out,
+                    "columns",
+                    "not a results file of this hieropt explore (other columns)",
+                    "give another --out file, or delete this one to start over",
+                )
         if self.journal.exists() and self.journal.stat().st_size:
             _cut_last_line(self.journal, True)  # (a line cut off by an interruption)
         self.previous: list[dict[str, Any]] = list(self.read_previous()) if keep_previous else []
@@ -180,7 +241,8 @@ class ResultSink:
             self._append(self.names)
 
     def read_previous(self):
-        """The rows of the earlier run, typed, one at a time (Parquet file first, then the journal)."""
+        """The rows of the earlier run, typed, one at a time (Parquet file first, then the
+        journal)."""
         if self.parquet and self.out.exists():
             pq = _pyarrow(self.out)
             i = 0
@@ -191,21 +253,27 @@ class ResultSink:
         yield from _iter_csv(self.journal, self.hash, False, self.columns)
 
     def _append(self, values: Any) -> None:
-        """One CSV line appended and flushed; OutputError naming ``--out`` when it cannot be (a full disk)."""
+        """One CSV line appended and flushed; OutputError naming ``--out`` when it cannot be (a full
+        disk)."""
         try:
             self.writer.writerow(values)
             self.file.flush()
         except OSError as e:
-            raise OutputError(e.errno, f"{e.strerror or e} (the rows written before are kept; a rerun resumes)",
-                              f"--out {self.journal}") from None
+            raise OutputError(
+                e.errno,
+                f"{e.strerror or e} (the rows written before are kept; a rerun resumes)",
+                f"--out {self.journal}",
+            ) from None
 
     def write(self, row: dict[str, Any]) -> None:
-        """Append ``row`` (its values as text; lists and objects as JSON) and flush. Raises OutputError
-        naming ``--out`` (a full disk): the rows written before stay, and a rerun resumes from them."""
+        """Append ``row`` (its values as text; lists and objects as JSON) and flush. Raises
+        OutputError naming ``--out`` (a full disk): the rows written before stay, and a rerun
+        resumes from them."""
         self._append([_text(row[n]) for n in self.names])
 
     def close(self, complete: bool) -> None:
-        """Close the file; a complete Parquet sweep is written to ``out`` atomically and its journal removed."""
+        """Close the file; a complete Parquet sweep is written to ``out`` atomically and its journal
+        removed."""
         try:
             self.file.close()
         except OSError as e:

@@ -1,39 +1,47 @@
-"""Which network to build: enumerate every shape of a :class:`~hieropt.spec.space.ShapeSpace` and solve each exactly.
+"""Which network to build: enumerate every shape of a :class:`~hieropt.spec.space.ShapeSpace` and
+solve each exactly.
 
-Flow: :func:`enumerate_shapes` lists every valid shape (ordered factorisations of N into ``min_dims`` ..
-``max_dims`` factors, each a dimension at some level with a building block the level allows, levels never decreasing,
-sizes within the levels' ranges and limits); :func:`candidates` attaches the parallel mapping (one candidate per shape
-under ``tp_lowest`` and ``header``, one per placement under ``all_placements``) and removes exact duplicates
-(below); :func:`explore` solves every remaining candidate with :func:`hieropt.solvers.objectives.solve` (the space's
-objective,
-proven gap), in a process pool or on a Dask cluster, streams one row per candidate to a CSV / Parquet file as results
-arrive, resumes from that file, and ranks the candidates by their proven optimum.
+Flow: :func:`enumerate_shapes` lists every valid shape (ordered factorisations of N into
+``min_dims`` .. ``max_dims`` factors, each a dimension at some level with a building block the level
+allows, levels never decreasing, sizes within the levels' ranges and limits); :func:`candidates`
+attaches the parallel mapping (one candidate per shape under ``tp_lowest`` and ``header``, one per
+placement under ``all_placements``) and removes exact duplicates (below); :func:`explore` solves
+every remaining candidate with :func:`hieropt.solvers.objectives.solve` (the space's objective,
+proven gap), in a process pool or on a Dask cluster, streams one row per candidate to a CSV /
+Parquet file as results arrive, resumes from that file, and ranks the candidates by their proven
+optimum.
 
-**Duplicates pruned (exact).** Two candidates are duplicates when their optimisation problems are the same after
-(a) *merging* runs of adjacent dimensions the model cannot tell apart and (b) *relabelling* dimensions:
+**Duplicates pruned (exact).** Two candidates are duplicates when their optimisation problems are
+the same after
+(a) *merging* runs of adjacent dimensions the model cannot tell apart and (b) *relabelling*
+    dimensions:
 
-- A run of adjacent dimensions i..j merges into one when, in concurrent-dimension mode, all of them have the same
-  unit price ($/GB/s per NPU), the same coefficient in every design constraint, no latency, and every collective's
-  traffic restricted to the run is proportional to one common vector v (e.g. every collective spans all of them or
-  none, as with identical adjacent levels fully inside the TP group or fully inside the DP group). Then for a fixed
-  total beta = B_i + ... + B_j the split B ∝ v minimises every collective's time max_d(m_d / B_d) at once, giving
-  (sum_d m_d) / beta, while cost and constraints see beta only; so the problem equals the one with a single
-  dimension of traffic sum_d m_d. E.g. Ring 4 x Ring 2 and Ring 2 x Ring 4 (or FullyConnected 8) at one level,
+- A run of adjacent dimensions i..j merges into one when, in concurrent-dimension mode, all of them
+  have the same unit price ($/GB/s per NPU), the same coefficient in every design constraint, no
+  latency, and every collective's traffic restricted to the run is proportional to one common vector
+  v (e.g. every collective spans all of them or none, as with identical adjacent levels fully inside
+  the TP group or fully inside the DP group). Then for a fixed total beta = B_i + ... + B_j the
+  split B ∝ v minimises every collective's time max_d(m_d / B_d) at once, giving (sum_d m_d) / beta,
+  while cost and constraints see beta only; so the problem equals the one with a single dimension of
+  traffic sum_d m_d. E.g. Ring 4 x Ring 2 and Ring 2 x Ring 4 (or FullyConnected 8) at one level,
   both all-reduced by DP, have the same optimum.
-- Relabelling: permuting dimensions together with all their data (price, constraint coefficients, traffic and
-  latency of every collective) does not change the problem; the canonical form sorts the (merged) dimensions.
+- Relabelling: permuting dimensions together with all their data (price, constraint coefficients,
+  traffic and latency of every collective) does not change the problem; the canonical form sorts the
+  (merged) dimensions.
 
-The key of a candidate is its dimension count and its canonical form (numbers rounded to 10 significant digits,
-below the solver's 1e-8 gap). Candidates with the same key have the same optimal objective value (all three
-objectives: time, cost and their product are unchanged); the first in enumeration order is solved and the others
-are listed as its ``equivalent_ids``. The test suite solves every pruned candidate and checks this.
+The key of a candidate is its dimension count and its canonical form (numbers rounded to 10
+significant digits, below the solver's 1e-8 gap). Candidates with the same key have the same optimal
+objective value (all three objectives: time, cost and their product are unchanged); the first in
+enumeration order is solved and the others are listed as its ``equivalent_ids``. The test suite
+solves every pruned candidate and checks this.
 
-**Scale-out figures** per candidate: the dimensions at the space's scale-out level (default: the top level) carry
-the NIC traffic; ``scaleout_gbps_per_npu`` is their bandwidth per NPU, ``scaleout_usd`` their cost, ``nic_usd`` the
-NIC part of it (cost class NIC price x N x bandwidth), and ``nics`` = whole NICs per NPU (or per node of
-``nic_npus``) on every scale-out dimension (:func:`hieropt.spec.space.nic_count`) when the space gives
-``nic_gbps``: a derived figure from the continuous optimum, not an integer provisioning (:func:`hieropt.provision`
-needs a parts catalog per cost class; run it on the shapes you shortlist).
+**Scale-out figures** per candidate: the dimensions at the space's scale-out level (default: the top
+level) carry the NIC traffic; ``scaleout_gbps_per_npu`` is their bandwidth per NPU, ``scaleout_usd``
+their cost, ``nic_usd`` the NIC part of it (cost class NIC price x N x bandwidth), and ``nics`` =
+whole NICs per NPU (or per node of ``nic_npus``) on every scale-out dimension
+(:func:`hieropt.spec.space.nic_count`) when the space gives ``nic_gbps``: a derived figure from the
+continuous optimum, not an integer provisioning (:func:`hieropt.provision` needs a parts catalog per
+cost class; run it on the shapes you shortlist).
 """
 
 from __future__ import annotations
@@ -74,7 +82,7 @@ def load_space(path: str | Path) -> ShapeSpace:
     return _load(path)
 
 
-# ----------------------------------------------------------------------------------------------- the sweep
+# ---------------------------------------------------------------------------------------- the sweep
 @dataclass(frozen=True)
 class Exploration:
     """The outcome of :func:`explore`.
@@ -83,13 +91,15 @@ class Exploration:
         space: the space as solved (objective overrides applied).
         space_hash: fingerprint of ``space`` written into every row (a resume checks it).
         enumeration: the candidates, their duplicates and the skipped shapes.
-        rows: one row per candidate (see :data:`COLUMNS`), in enumeration order, this run's and resumed ones.
+        rows: one row per candidate (see :data:`COLUMNS`), in enumeration order, this run's and
+            resumed ones.
         solved_ids: candidates solved by this call, in completion order.
         resumed_ids: candidates read back from ``out`` and not solved again.
         backend: ``"serial"``, ``"pool(n)"`` or ``"dask(address)"``.
         seconds: wall time of the sweep (enumeration included).
         out: the results file, or None.
-        cores: processes that solved (1 serial, n for a pool of n, the distinct Dask workers that returned rows).
+        cores: processes that solved (1 serial, n for a pool of n, the distinct Dask workers that
+            returned rows).
     """
 
     space: ShapeSpace
@@ -108,26 +118,34 @@ class Exploration:
     def ranking(self) -> list[dict[str, Any]]:
         """Rows with an objective value, best first, each with its ``rank``.
 
-        Optima within the solver's gap target of each other (1e-8 relative; 1e-7 for performance_per_cost) are not
-        told apart: they share a rank and are ordered by the other figure (network cost for performance, iteration
-        time otherwise), then by id.
+        Optima within the solver's gap target of each other (1e-8 relative; 1e-7 for
+        performance_per_cost) are not told apart: they share a rank and are ordered by the other
+        figure (network cost for performance, iteration time otherwise), then by id.
         """
         if "ranking" not in self._cache:
-            self._cache["ranking"] = rank_rows([r for r in self.rows if r["status"] in SOLVED], self.space.objective)
+            self._cache["ranking"] = rank_rows(
+                [r for r in self.rows if r["status"] in SOLVED], self.space.objective
+            )
         return self._cache["ranking"]
 
     @property
     def throughput(self) -> dict[str, Any]:
-        """How fast this call certified: ``certified`` (candidates solved now with status optimal, each re-checked
-        by the independent evaluator), ``covered`` (those plus their pruned duplicates, whose optimum is the same),
-        ``seconds`` (wall time of the sweep, enumeration included), ``cores`` and
-        ``certified_per_s_per_core`` = certified / (seconds x cores)."""
+        """How fast this call certified: ``certified`` (candidates solved now with status optimal,
+        each re-checked by the independent evaluator), ``covered`` (those plus their pruned
+        duplicates, whose optimum is the same), ``seconds`` (wall time of the sweep, enumeration
+        included), ``cores`` and ``certified_per_s_per_core`` = certified / (seconds x cores)."""
         now = set(self.solved_ids)
         ok = [r for r in self.rows if r["shape_id"] in now and r["status"] == "optimal"]
         covered = sum(1 + (r["equivalents"] or 0) for r in ok)
         per = len(ok) / (self.seconds * self.cores) if self.seconds > 0 else None
-        return {"certified": len(ok), "covered": covered, "seconds": self.seconds, "cores": self.cores,
-                "backend": self.backend, "certified_per_s_per_core": per}
+        return {
+            "certified": len(ok),
+            "covered": covered,
+            "seconds": self.seconds,
+            "cores": self.cores,
+            "backend": self.backend,
+            "certified_per_s_per_core": per,
+        }
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -136,11 +154,13 @@ class Exploration:
 
     @property
     def pareto(self) -> list[dict[str, Any]]:
-        """Candidates on the (iteration time, network cost) Pareto front of their optima, fastest first.
+        """Candidates on the (iteration time, network cost) Pareto front of their optima, fastest
+        first.
 
-        A candidate is dominated when another is cheaper and not slower; times within the gap target (1e-8) of each
-        other count as equal (the optima are proven to that gap only), and so do costs: of equally fast candidates
-        only the cheapest is on the front, and of ties in both the first in (time, cost, id) order.
+        A candidate is dominated when another is cheaper and not slower; times within the gap target
+        (1e-8) of each other count as equal (the optima are proven to that gap only), and so do
+        costs: of equally fast candidates only the cheapest is on the front, and of ties in both the
+        first in (time, cost, id) order.
         """
         ok = sorted((r for r in self.rows if r["status"] in SOLVED),
                     key=lambda r: (r["iteration_time_ns"], r["network_cost_usd"], r["shape_id"]))
@@ -151,21 +171,27 @@ class Exploration:
             j = bisect.bisect_right(times, r["iteration_time_ns"] * (1 + REL_GAP)) - 1
             cost = r["network_cost_usd"]
             cheaper = prefix_min[j] < cost * (1 - REL_GAP)  # a cheaper one, at most as slow
-            tied = i > 0 and prefix_min[i - 1] <= cost * (1 + REL_GAP)  # an earlier one as fast and as cheap
+            # an earlier one as fast and as cheap
+            tied = i > 0 and prefix_min[i - 1] <= cost * (1 + REL_GAP)
             if not (cheaper or tied):
                 front.append(r)
         return front
 
     def by_dims(self) -> list[dict[str, Any]]:
-        """Per dimension count: candidates (with duplicates), solved, the best one and its scale-out figures, and the
-        least scale-out spend and NIC count among that count's solved candidates."""
+        """Per dimension count: candidates (with duplicates), solved, the best one and its scale-out
+        figures, and the least scale-out spend and NIC count among that count's solved
+        candidates."""
         out = []
         ranking = self.ranking
         for D in range(self.space.min_dims, self.space.max_dims + 1):
             rows = [r for r in self.rows if r["n_dims"] == D]
             solved = [r for r in ranking if r["n_dims"] == D]
-            entry: dict[str, Any] = {"n_dims": D, "candidates": sum(1 + (r["equivalents"] or 0) for r in rows),
-                                     "solved": len(solved), "best": solved[0] if solved else None}
+            entry: dict[str, Any] = {
+                "n_dims": D,
+                "candidates": sum(1 + (r["equivalents"] or 0) for r in rows),
+                "solved": len(solved),
+                "best": solved[0] if solved else None,
+            }
             entry["min_scaleout_usd"] = min((r["scaleout_usd"] for r in solved), default=None)
             nics = [r["nics"] for r in solved if r["nics"] is not None]
             entry["min_nics"] = min(nics, default=None)
@@ -173,24 +199,34 @@ class Exploration:
         return out
 
 
-def rank_rows(rows: list[dict[str, Any]], objective: str, key: str = "shape_id") -> list[dict[str, Any]]:
-    """Rows with an objective value, best first, each with its ``rank``: optima within the solver's gap target of
-    each other share a rank and are ordered by the other figure (network cost for performance, iteration time
-    otherwise), values of it within the gap target (1e-8) of each other counting as equal, then by ``key``. (Those
-    figures are certified to the gap target only: an order by their last digits would be round-off, and would change
-    with the order of the solver's floating-point operations.)"""
+def rank_rows(
+    rows: list[dict[str, Any]], objective: str, key: str = "shape_id"
+) -> list[dict[str, Any]]:
+    """Rows with an objective value, best first, each with its ``rank``: optima within the solver's
+    gap target of each other share a rank and are ordered by the other figure (network cost for
+    performance, iteration time otherwise), values of it within the gap target (1e-8) of each other
+    counting as equal, then by ``key``. (Those figures are certified to the gap target only: an
+    order by their last digits would be round-off, and would change with the order of the solver's
+    floating-point operations.)"""
     tol = PPC_GAP if objective == "performance_per_cost" else REL_GAP
     second = "network_cost_usd" if objective == "performance" else "iteration_time_ns"
     out: list[dict[str, Any]] = []
-    for i, tied in _tie_groups(sorted(rows, key=lambda r: (r["objective_value"], r[key])), "objective_value", tol):
-        for group in (g for _, g in _tie_groups(sorted(tied, key=lambda r: (r[second], r[key])), second, REL_GAP)):
+    for i, tied in _tie_groups(
+        sorted(rows, key=lambda r: (r["objective_value"], r[key])), "objective_value", tol
+    ):
+        for group in (
+            g
+            for _, g in _tie_groups(
+                sorted(tied, key=lambda r: (r[second], r[key])), second, REL_GAP
+            )
+        ):
             out += [{**r, "rank": i + 1} for r in sorted(group, key=lambda r: r[key])]
     return out
 
 
 def _tie_groups(rows: list[dict[str, Any]], field: str, tol: float):
-    """(start index, rows) of consecutive runs of ``rows`` (sorted by ``field``) within ``tol`` (relative) of the
-    run's first value."""
+    """(start index, rows) of consecutive runs of ``rows`` (sorted by ``field``) within ``tol``
+    (relative) of the run's first value."""
     i = 0
     while i < len(rows):
         lead = rows[i][field]
@@ -202,28 +238,42 @@ def _tie_groups(rows: list[dict[str, Any]], field: str, tol: float):
 
 
 def space_fingerprint(space: ShapeSpace) -> str:
-    """Short sha256 of the space (objective and targets included): a results file belongs to one fingerprint."""
+    """Short sha256 of the space (objective and targets included): a results file belongs to one
+    fingerprint."""
     text = json.dumps(space.model_dump(mode="json"), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 
 @scoped
-def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
-            max_iteration_time_ns: float | None = None, max_network_cost_usd: float | None = None,
-            out: str | Path | None = None, workers: int | None = None, dask: Any = None, prune: bool | None = None,
-            progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None,
-            cache: Cache | None = None) -> Exploration:
-    """Enumerate every shape of ``space``, solve each candidate exactly and rank them by their proven optimum.
+def explore(
+    space: ShapeSpace | str | Path,
+    objective: str | None = None,
+    *,
+    max_iteration_time_ns: float | None = None,
+    max_network_cost_usd: float | None = None,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    dask: Any = None,
+    prune: bool | None = None,
+    progress: bool = False,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    cache: Cache | None = None,
+) -> Exploration:
+    """Enumerate every shape of ``space``, solve each candidate exactly and rank them by their
+    proven optimum.
 
     Args:
         space: a :class:`~hieropt.spec.space.ShapeSpace` or the path of a space TOML file.
-        objective, max_iteration_time_ns, max_network_cost_usd: override the space's (as :func:`hieropt.solve`).
-        out: results file, ``.csv`` (or ``.parquet``, needs pyarrow): one row per candidate, written as results
-            arrive; when it exists, its rows are kept and their candidates not solved again (resume).
+        objective, max_iteration_time_ns, max_network_cost_usd: override the space's (as
+            :func:`hieropt.solve`).
+        out: results file, ``.csv`` (or ``.parquet``, needs pyarrow): one row per candidate, written
+            as results arrive; when it exists, its rows are kept and their candidates not solved
+            again (resume).
         workers: processes of the local pool (default: CPU count); 1 solves in this process.
-        dask: a Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``: the same tasks run on
-            that cluster (``workers`` is then ignored); hieropt must be importable on its workers.
+        dask: a Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``: the same
+            tasks run on that cluster (``workers`` is then ignored); hieropt must be importable on
+            its workers.
         prune: remove exact duplicates (default: the space's ``prune_symmetric``).
         progress: show a progress bar on stderr (rich).
         on_row: called in this process with every new row once it is written.
@@ -231,24 +281,34 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
             default: a new one for this call, dropped after it); pool workers keep their own.
 
     Returns:
-        An :class:`Exploration` (rows, ranking, Pareto set of (time, cost), per-dimension-count summary).
+        An :class:`Exploration` (rows, ranking, Pareto set of (time, cost), per-dimension-count
+        summary).
 
     Raises:
-        InputError: bad space, overrides, results file (another space or version), Parquet without pyarrow, Dask
-            not installed or not reachable.
+        InputError: bad space, overrides, results file (another space or version), Parquet without
+            pyarrow, Dask not installed or not reachable.
     """
     start = time.perf_counter()
     if not isinstance(space, ShapeSpace):
         space = load_space(space)
     space = with_targets(space, objective, max_iteration_time_ns, max_network_cost_usd)
     if space.objective == "min_max_regret":
-        raise InputError("objective", None, "explore does not rank shapes by min_max_regret",
-                         "use performance, performance_per_cost or min_cost; solve a shortlisted shape's instance "
-                         "with the min_max_regret objective")
+        raise InputError(
+            "objective",
+            None,
+            "explore does not rank shapes by min_max_regret",
+            "use performance, performance_per_cost or min_cost; solve a shortlisted shape's "
+            "instance "
+            "with the min_max_regret objective",
+        )
     if space.objective == "min_run_cost":
-        raise InputError("objective", None, "explore does not rank shapes by min_run_cost (a shape space has no "
-                         "[cluster])", "use hieropt codesign with [cluster] and tokens in the space, or solve a "
-                         "shortlisted shape's instance with a [cluster] section")
+        raise InputError(
+            "objective",
+            None,
+            "explore does not rank shapes by min_run_cost (a shape space has no [cluster])",
+            "use hieropt codesign with [cluster] and tokens in the space, or solve a "
+            "shortlisted shape's instance with a [cluster] section",
+        )
     if prune is not None and prune != space.prune_symmetric:
         space = space.model_copy(update={"prune_symmetric": prune})
     if workers is not None and workers < 1:
@@ -275,7 +335,8 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         results = run_pool(space, todo, min(n, len(todo)), bar.start)
     solved: list[str] = []
     complete = False
-    with paused_gc(backend == "serial"):  # (not with worker processes: they would inherit the pause)
+    # (not with worker processes: they would inherit the pause)
+    with paused_gc(backend == "serial"):
         try:
             for row in results:
                 row["space_hash"] = digest
@@ -299,5 +360,15 @@ def explore(space: ShapeSpace | str | Path, objective: str | None = None, *,
         cores = max(1, len({done[i]["worker"] for i in solved}))
     else:
         cores = 1 if backend == "serial" else min(n, len(todo))
-    return Exploration(space, digest, enum, rows, tuple(solved), resumed, backend, time.perf_counter() - start,
-                       Path(out) if out is not None else None, cores)
+    return Exploration(
+        space,
+        digest,
+        enum,
+        rows,
+        tuple(solved),
+        resumed,
+        backend,
+        time.perf_counter() - start,
+        Path(out) if out is not None else None,
+        cores,
+    )

@@ -1,6 +1,6 @@
-"""The collectives of one layer of an LLM plan, by group (the formulas of :mod:`hieropt.workloads.llm.step`'s
-docstring): tensor parallelism, context parallelism, data parallelism under each ZeRO stage, and the optimizer
-step's time."""
+"""The collectives of one layer of an LLM plan, by group (the formulas of
+:mod:`hieropt.workloads.llm.step`'s docstring): tensor parallelism, context parallelism, data
+parallelism under each ZeRO stage, and the optimizer step's time."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ AR, RS, AG, A2A, P2P = "ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "ALLTOALL", "P
 
 @dataclass(frozen=True)
 class Comm:
-    """One collective of a layer: its group, kind, bytes (hieropt's size convention), phase and what it is."""
+    """One collective of a layer: its group, kind, bytes (hieropt's size convention), phase and what
+    it is."""
 
     group: str
     kind: str
@@ -29,8 +30,8 @@ class Comm:
 
 
 def tp_comms(p: LLMParams, tokens: float) -> list[Comm]:
-    """The tensor-parallel collectives of one attention or FFN layer over ``tokens`` tokens of the NPU (module
-    docstring of :mod:`hieropt.workloads.llm.step`); none for tp = 1."""
+    """The tensor-parallel collectives of one attention or FFN layer over ``tokens`` tokens of the
+    NPU (module docstring of :mod:`hieropt.workloads.llm.step`); none for tp = 1."""
     x = shape(p)
     if x.t == 1:
         return []
@@ -51,36 +52,44 @@ def tp_comms(p: LLMParams, tokens: float) -> list[Comm]:
         out += [Comm("tp", AG, shard, "input_grad", "recomputed input all-gather"),
                 Comm("tp", RS, full, "input_grad", "recomputed output reduce-scatter")]
     else:
-        out.append(Comm("tp", AG, shard, "input_grad", "input all-gather again for the weight gradient"))
+        out.append(
+            Comm("tp", AG, shard, "input_grad", "input all-gather again for the weight gradient")
+        )
     return out
 
 
 def cp_kv_bytes(p: LLMParams) -> float:
-    """K and V of the NPU's share of the sequence for one micro-batch, bytes: (b s / c) x 2 g_t d x e."""
+    """K and V of the NPU's share of the sequence for one micro-batch, bytes: (b s / c) x 2 g_t d x
+    e."""
     x = shape(p)
     return x.n / p.plan.cp * 2 * x.g_t * x.d * p.precision.activation_bytes
 
 
 def cp_comms(p: LLMParams) -> list[Comm]:
-    """The context-parallel collectives of one attention layer (Llama 3's all-gather form, Llama Team 2024, arXiv
-    2407.21783, §3.3.2; none for cp = 1): the forward all-gathers K and V (shard :func:`cp_kv_bytes`: each NPU
-    sends (c - 1) x that, as many bytes as ring attention passes around), the backward gathers them again and
-    reduce-scatters their gradients (c x the shard; (c - 1) x the shard sent); full recompute gathers once more."""
+    """The context-parallel collectives of one attention layer (Llama 3's all-gather form, Llama
+    Team 2024, arXiv 2407.21783, §3.3.2; none for cp = 1): the forward all-gathers K and V (shard
+    :func:`cp_kv_bytes`: each NPU sends (c - 1) x that, as many bytes as ring attention passes
+    around), the backward gathers them again and reduce-scatters their gradients (c x the shard; (c
+    - 1) x the shard sent); full recompute gathers once more."""
     if p.plan.cp == 1:
         return []
     kv = cp_kv_bytes(p)
-    out = [Comm("cp", AG, kv, "forward", "K/V all-gather (context parallel)"),
-           Comm("cp", AG, kv, "input_grad", "K/V all-gather again for the backward"),
-           Comm("cp", RS, kv * p.plan.cp, "input_grad", "K/V-gradient reduce-scatter (context parallel)")]
+    out = [
+        Comm("cp", AG, kv, "forward", "K/V all-gather (context parallel)"),
+        Comm("cp", AG, kv, "input_grad", "K/V all-gather again for the backward"),
+        Comm(
+            "cp", RS, kv * p.plan.cp, "input_grad", "K/V-gradient reduce-scatter (context parallel)"
+        ),
+    ]
     if p.plan.recompute == "full":
         out.append(Comm("cp", AG, kv, "input_grad", "recomputed K/V all-gather"))
     return out
 
 
 def dp_comms(p: LLMParams, params: int, group: str, size: int, what: str) -> list[Comm]:
-    """The gradient (and ZeRO parameter) collectives of a layer's ``params`` parameters over ``group`` of ``size``
-    NPUs (module docstring of :mod:`hieropt.workloads.llm.step`); none when size is 1 or there are no
-    parameters."""
+    """The gradient (and ZeRO parameter) collectives of a layer's ``params`` parameters over
+    ``group`` of ``size`` NPUs (module docstring of :mod:`hieropt.workloads.llm.step`); none when
+    size is 1 or there are no parameters."""
     if size == 1 or params == 0:
         return []
     pr = p.precision
@@ -88,12 +97,22 @@ def dp_comms(p: LLMParams, params: int, group: str, size: int, what: str) -> lis
     zero = p.plan.zero_stage
     if zero == 0:
         return [Comm(group, AR, grads, "weight_grad", f"{what}gradient all-reduce")]
-    after_step = Comm(group, AG, shard, "weight_grad", f"{what}updated-parameter all-gather after the optimizer step")
+    after_step = Comm(
+        group,
+        AG,
+        shard,
+        "weight_grad",
+        f"{what}updated-parameter all-gather after the optimizer step",
+    )
     if zero == 1:
         return [Comm(group, RS, grads, "weight_grad", f"{what}gradient reduce-scatter"), after_step]
     if zero == 2:
-        return [Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter (every micro-batch)"),
-                after_step]
+        return [
+            Comm(
+                group, RS, grads, "input_grad", f"{what}gradient reduce-scatter (every micro-batch)"
+            ),
+            after_step,
+        ]
     return [Comm(group, AG, shard, "forward", f"{what}parameter all-gather before the forward"),
             Comm(group, AG, shard, "input_grad", f"{what}parameter all-gather before the backward"),
             Comm(group, RS, grads, "input_grad", f"{what}gradient reduce-scatter")]

@@ -1,20 +1,24 @@
-"""Model FLOPs of an LLM training iteration (Megatron's definition) and the :class:`~hieropt.spec.Training` facts
-a workload carries for the buyer's figures (:mod:`hieropt.model.run`: MFU, tokens/s, days, MWh, $ per run).
+"""Model FLOPs of an LLM training iteration (Megatron's definition) and the
+:class:`~hieropt.spec.Training` facts a workload carries for the buyer's figures
+(:mod:`hieropt.model.run`: MFU, tokens/s, days, MWh, $ per run).
 
-Whole-model forward FLOPs of one sequence (a multiply-add counts 2; s sequence length, h hidden size, a heads, g KV
-heads, d head width, f FFN width, m = 3 matrices when gated else 2, V the vocabulary; for MoE layers E experts, k
-top-k, f_e expert width, S shared experts):
+Whole-model forward FLOPs of one sequence (a multiply-add counts 2; s sequence length, h hidden
+size, a heads, g KV heads, d head width, f FFN width, m = 3 matrices when gated else 2, V the
+vocabulary; for MoE layers E experts, k top-k, f_e expert width, S shared experts):
 
-- attention: 2 s h (a d + 2 g d) (Q, K, V) + 2 s a d h (output projection) + 4 s^2 a d (scores and context);
-- dense FFN: 2 m s h f; MoE FFN: 2 s h E (router) + 2 m s k h f_e (routed, balanced, no capacity padding)
+- attention: 2 s h (a d + 2 g d) (Q, K, V) + 2 s a d h (output projection) + 4 s^2 a d (scores and
+  context);
+- dense FFN: 2 m s h f; MoE FFN: 2 s h E (router) + 2 m s k h f_e (routed, balanced, no capacity
+  padding)
   + 2 m s h S f_e (shared experts);
 - output layer: 2 s h V (the model's vocabulary, not the padded one).
 
-Model FLOPs per iteration = 3 x B x that (backward = twice the forward; B the global batch in sequences): for GPT
-(a d = h, g = a, f = 4h) it is Narayanan et al. 2021 (arXiv 2104.04473) eq. 3 without the recompute's extra
-forward, 72 B s L h^2 (1 + s / 6h + V / 12 L h) (the logit layer is not recomputed; Korthikanti et al. 2022, arXiv
-2205.05198 §6, write MFU with this count). Recompute adds B x the blocks' forward (``full``) or B L 4 s^2 a d
-(``selective``, the attention core; Korthikanti et al. 2022, arXiv 2205.05198): the hardware FLOPs of HFU.
+Model FLOPs per iteration = 3 x B x that (backward = twice the forward; B the global batch in
+sequences): for GPT (a d = h, g = a, f = 4h) it is Narayanan et al. 2021 (arXiv 2104.04473) eq. 3
+without the recompute's extra forward, 72 B s L h^2 (1 + s / 6h + V / 12 L h) (the logit layer is
+not recomputed; Korthikanti et al. 2022, arXiv 2205.05198 §6, write MFU with this count). Recompute
+adds B x the blocks' forward (``full``) or B L 4 s^2 a d (``selective``, the attention core;
+Korthikanti et al. 2022, arXiv 2205.05198): the hardware FLOPs of HFU.
 """
 
 from __future__ import annotations
@@ -31,30 +35,35 @@ def attention_forward_flops(p: LLMParams) -> int:
 
 
 def ffn_forward_flops(p: LLMParams, layer: int) -> int:
-    """Forward FLOPs of the feed-forward layer of block ``layer`` (0-based) for one sequence, whole model."""
+    """Forward FLOPs of the feed-forward layer of block ``layer`` (0-based) for one sequence, whole
+    model."""
     m = p.model
     s, h, mats = m.sequence_length, m.hidden_size, 3 if m.gated_ffn else 2
     moe = m.moe
     if moe is None or not m.is_moe(layer):
         return 2 * mats * s * h * m.ffn_size
-    return 2 * s * h * moe.experts + 2 * mats * s * h * moe.expert_ffn_size * (moe.top_k + moe.shared_experts)
+    return 2 * s * h * moe.experts + 2 * mats * s * h * moe.expert_ffn_size * (
+        moe.top_k + moe.shared_experts
+    )
 
 
 def blocks_forward_flops(p: LLMParams) -> int:
-    """Forward FLOPs of every transformer block for one sequence (attention and FFN), whole model."""
+    """Forward FLOPs of every transformer block for one sequence (attention and FFN), whole
+    model."""
     return sum(attention_forward_flops(p) + ffn_forward_flops(p, i) for i in range(p.model.layers))
 
 
 def model_flops_per_iteration(p: LLMParams) -> int:
-    """Model FLOPs of one iteration (no recompute): 3 B (blocks + output layer) per sequence (module docstring)."""
+    """Model FLOPs of one iteration (no recompute): 3 B (blocks + output layer) per sequence (module
+    docstring)."""
     m = p.model
     logits = 2 * m.sequence_length * m.hidden_size * m.vocab_size
     return 3 * p.plan.global_batch_size * (blocks_forward_flops(p) + logits)
 
 
 def recompute_flops_per_iteration(p: LLMParams) -> int:
-    """FLOPs the plan's recompute adds per iteration: 0 (``none``), the attention cores' forward (``selective``),
-    every block's forward (``full``)."""
+    """FLOPs the plan's recompute adds per iteration: 0 (``none``), the attention cores' forward
+    (``selective``), every block's forward (``full``)."""
     m, pl = p.model, p.plan
     if pl.recompute == "full":
         return pl.global_batch_size * blocks_forward_flops(p)
@@ -64,14 +73,24 @@ def recompute_flops_per_iteration(p: LLMParams) -> int:
 
 
 def training_of(p: LLMParams) -> Training:
-    """The :class:`~hieropt.spec.Training` facts of plan ``p``: tokens B s, model and hardware FLOPs per
-    iteration, NPUs, and the NPU's peak (``peak_tflops`` x 1e12 FLOP/s)."""
+    """The :class:`~hieropt.spec.Training` facts of plan ``p``: tokens B s, model and hardware FLOPs
+    per iteration, NPUs, and the NPU's peak (``peak_tflops`` x 1e12 FLOP/s)."""
     model = model_flops_per_iteration(p)
-    return Training(model=p.model.name, tokens_per_iteration=float(p.plan.global_batch_size * p.model.sequence_length),
-                    model_flops_per_iteration=float(model),
-                    hardware_flops_per_iteration=float(model + recompute_flops_per_iteration(p)),
-                    npus=p.plan.total_npus, peak_flops_per_npu=p.npu.peak_tflops * 1e12)
+    return Training(
+        model=p.model.name,
+        tokens_per_iteration=float(p.plan.global_batch_size * p.model.sequence_length),
+        model_flops_per_iteration=float(model),
+        hardware_flops_per_iteration=float(model + recompute_flops_per_iteration(p)),
+        npus=p.plan.total_npus,
+        peak_flops_per_npu=p.npu.peak_tflops * 1e12,
+    )
 
 
-__all__ = ["attention_forward_flops", "ffn_forward_flops", "blocks_forward_flops", "model_flops_per_iteration",
-           "recompute_flops_per_iteration", "training_of"]
+__all__ = [
+    "attention_forward_flops",
+    "ffn_forward_flops",
+    "blocks_forward_flops",
+    "model_flops_per_iteration",
+    "recompute_flops_per_iteration",
+    "training_of",
+]

@@ -33,9 +33,10 @@ forward read plus the output gradient and writes the input gradient (norm, softm
 of the forward bytes; dropout: 2 e + mb per element; residual add 3 e). Recompute adds the forward
 kernels again to the input-gradient phase: all of them (``full``), the core (``selective``).
 
-Context parallelism (cp > 1): every kernel runs on the NPU's n / cp tokens, except that the attention
-core takes its s / cp queries of each sequence against all s keys and values (Llama 3's all-gather
-form): scores (s / cp, s, d) x B, softmax over B s^2 / cp scores; fused, 2 B s^2 d / cp FLOPs.
+Context parallelism (cp > 1): every kernel runs on the NPU's n / cp tokens, except that the
+attention core takes its s / cp queries of each sequence against all s keys and values (Llama 3's
+all-gather form): scores (s / cp, s, d) x B, softmax over B s^2 / cp scores; fused, 2 B s^2 d / cp
+FLOPs.
 
 Tensor-parallel reduction (t > 1): each all-reduce or reduce-scatter of S bytes adds (t - 1) / t of
 S element by element on the NPU (a ring reduction: two reads, one write): 3 (t - 1) / t S bytes, run
@@ -164,7 +165,9 @@ def attention_kernels(p: LLMParams) -> list[Kernel]:
     """Every kernel of one attention layer (norm to residual add), without recompute."""
     x, e, bias = shape(p), p.precision.activation_bytes, p.model.biases
     tok = tokens(p) / x.seq_split
-    out = _norm(p, "attention norm", tok) + linear("qkv", tokens(p), x.q_t + 2 * x.kv_t, x.h, e, bias)
+    out = _norm(p, "attention norm", tok) + linear(
+        "qkv", tokens(p), x.q_t + 2 * x.kv_t, x.h, e, bias
+    )
     if p.model.position_embedding == "rotary":
         rb = 2 * e * tokens(p) * (x.q_t + x.kv_t)
         out += [eltwise("rotary", FWD, rb), eltwise("rotary bwd", IN, rb)]
@@ -255,7 +258,9 @@ def output_kernels(p: LLMParams) -> list[Kernel]:
     gradient)."""
     x, pr = shape(p), p.precision
     e, logits = pr.activation_bytes, tokens(p) * x.v_t
-    out = _norm(p, "final norm", tokens(p) / x.seq_split) + linear("logits", tokens(p), x.v_t, x.h, e, False)
+    out = _norm(p, "final norm", tokens(p) / x.seq_split) + linear(
+        "logits", tokens(p), x.v_t, x.h, e, False
+    )
     out += [
         eltwise("cross-entropy", FWD, (e + pr.logits_bytes) * logits),
         eltwise("cross-entropy bwd", IN, (e + pr.logits_bytes) * logits),

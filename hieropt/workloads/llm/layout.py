@@ -1,19 +1,21 @@
 """Which transformer blocks each pipeline stage (and each of its model chunks) holds.
 
-- ``stage_layers`` given (e.g. Llama 3 405B's 7, 8 x 14, 7; Llama Team 2024, arXiv 2407.21783, §3.3.2): stage r
-  holds that many blocks; with the interleaved schedule (v chunks per stage; Narayanan et al. 2021, arXiv
-  2104.04473, §2.2.2) they are split into v chunks as evenly as possible, the first chunks taking the extra block
-  (Megatron-LM's first / last pipeline-stage layer counts split over its virtual stages likewise).
-- not given, and the layers divide evenly over the pp x v chunks: L / (pp v) blocks per chunk (Megatron-LM's
-  default).
-- otherwise the stages are **balanced** (:func:`balanced_stage_layers`): each stage's compute per micro-batch,
-  n_r blocks x a block's FLOPs plus the output layer's on the last stage, has the smallest possible maximum (every
-  stage holding at least v blocks); among equal stages the extra blocks go to the later stages, which keep fewer
-  micro-batches in flight (1F1B: p - r), so the first stage, whose activations and embedding weigh most, gets the
-  fewest. 126 layers on 16 stages give 7, 8 x 14, 7.
+- ``stage_layers`` given (e.g. Llama 3 405B's 7, 8 x 14, 7; Llama Team 2024, arXiv 2407.21783,
+  §3.3.2): stage r holds that many blocks; with the interleaved schedule (v chunks per stage;
+  Narayanan et al. 2021, arXiv 2104.04473, §2.2.2) they are split into v chunks as evenly as
+  possible, the first chunks taking the extra block (Megatron-LM's first / last pipeline-stage layer
+  counts split over its virtual stages likewise).
+- not given, and the layers divide evenly over the pp x v chunks: L / (pp v) blocks per chunk
+  (Megatron-LM's default).
+- otherwise the stages are **balanced** (:func:`balanced_stage_layers`): each stage's compute per
+  micro-batch, n_r blocks x a block's FLOPs plus the output layer's on the last stage, has the
+  smallest possible maximum (every stage holding at least v blocks); among equal stages the extra
+  blocks go to the later stages, which keep fewer micro-batches in flight (1F1B: p - r), so the
+  first stage, whose activations and embedding weigh most, gets the fewest. 126 layers on 16 stages
+  give 7, 8 x 14, 7.
 
-Model chunk c = j p + r is stage r's j-th chunk (the interleaved schedule's round-robin), blocks numbered in model
-order over c = 0, 1, ...
+Model chunk c = j p + r is stage r's j-th chunk (the interleaved schedule's round-robin), blocks
+numbered in model order over c = 0, 1, ...
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ def _block_flops(p: LLMParams, i: int) -> float:
 
 
 def balanced_stage_layers(p: LLMParams) -> tuple[int, ...]:
-    """Blocks per stage with the smallest largest stage compute (module docstring); a block's FLOPs are the
-    model's mean block (exact for dense models, whose blocks are equal).
+    """Blocks per stage with the smallest largest stage compute (module docstring); a block's FLOPs
+    are the model's mean block (exact for dense models, whose blocks are equal).
 
     Raises:
         ValueError: fewer blocks than pp x v (each chunk needs one).
@@ -40,13 +42,17 @@ def balanced_stage_layers(p: LLMParams) -> tuple[int, ...]:
     pl, L = p.plan, p.model.layers
     v, pp = pl.virtual_stages, pl.pp
     if L < pp * v:
-        raise ValueError(f"plan.pp: {L} layers cannot fill pp x virtual_stages = {pp} x {v} chunks; fix: use fewer "
-                         "stages or chunks")
+        raise ValueError(
+            f"plan.pp: {L} layers cannot fill pp x virtual_stages = {pp} x {v} chunks; fix: "
+            "use fewer "
+            "stages or chunks"
+        )
     block = sum(_block_flops(p, i) for i in range(L)) / L
     extra = [0.0] * pp
     extra[-1] += float(sum(output_flops(p)))
     n = [v] * pp
-    for _ in range(L - pp * v):  # one block at a time to the stage that stays the lightest (later ones on ties)
+    # one block at a time to the stage that stays the lightest (later ones on ties)
+    for _ in range(L - pp * v):
         r = min(range(pp), key=lambda r: ((n[r] + 1) * block + extra[r], -r))
         n[r] += 1
     return tuple(n)
@@ -63,19 +69,23 @@ def stage_layer_counts(p: LLMParams) -> tuple[int, ...]:
 
 
 def split_chunks(n: int, v: int) -> list[int]:
-    """``n`` blocks of a stage over its ``v`` chunks, as evenly as possible, the first chunks taking the extra."""
+    """``n`` blocks of a stage over its ``v`` chunks, as evenly as possible, the first chunks taking
+    the extra."""
     return [n // v + (1 if j < n % v else 0) for j in range(v)]
 
 
 def stage_chunks(p: LLMParams) -> list[list[range]]:
-    """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th chunk, model
-    chunk j p + r (module docstring)."""
+    """Blocks of every chunk of every stage: ``out[r][j]`` = the 0-based blocks of stage r's j-th
+    chunk, model chunk j p + r (module docstring)."""
     pl = p.plan
     v, pp = pl.virtual_stages, pl.pp
     sizes = [split_chunks(n, v) for n in stage_layer_counts(p)]
     order = [sizes[c % pp][c // pp] for c in range(pp * v)]  # chunk sizes in model order
     ends = list(accumulate(order))
-    return [[range(ends[j * pp + r] - order[j * pp + r], ends[j * pp + r]) for j in range(v)] for r in range(pp)]
+    return [
+        [range(ends[j * pp + r] - order[j * pp + r], ends[j * pp + r]) for j in range(v)]
+        for r in range(pp)
+    ]
 
 
 __all__ = ["balanced_stage_layers", "stage_layer_counts", "split_chunks", "stage_chunks"]

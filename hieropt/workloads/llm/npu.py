@@ -15,8 +15,8 @@ from pydantic import Field, model_validator
 from .accelerators import CALIBRATION_NAMES, StrictModel, calibration_field
 
 MAX_HBM_GIB = 2.0**20
-"""Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a capacity written
-in bytes (``hbm_gib = 80e9``), refused with the fix."""
+"""Largest HBM per NPU accepted, GiB (1 PiB, thousands of times any part): a larger figure is a
+capacity written in bytes (``hbm_gib = 80e9``), refused with the fix."""
 
 
 class NPU(StrictModel):
@@ -68,9 +68,11 @@ class NPU(StrictModel):
     @model_validator(mode="after")
     def _reserve(self) -> NPU:
         if self.hbm_gib > MAX_HBM_GIB:  # (80e9 for an 80 GB part: bytes, not GiB)
-            raise ValueError(f"hbm_gib: {self.hbm_gib:g} GiB of HBM per NPU is {self.hbm_gib / 2**20:,.0f} PiB, "
-                             "a capacity in bytes rather than GiB?; fix: give GiB (2^30 bytes), e.g. "
-                             f"{self.hbm_gib / 2**30:.4g} for {self.hbm_gib:g} bytes")
+            raise ValueError(
+                f"hbm_gib: {self.hbm_gib:g} GiB of HBM per NPU is {self.hbm_gib / 2**20:,.0f} PiB, "
+                "a capacity in bytes rather than GiB?; fix: give GiB (2^30 bytes), e.g. "
+                f"{self.hbm_gib / 2**30:.4g} for {self.hbm_gib:g} bytes"
+            )
         if self.hbm_reserve_gib >= self.hbm_gib:
             raise ValueError(
                 f"hbm_reserve_gib: {self.hbm_reserve_gib:g} GiB leaves nothing of the "

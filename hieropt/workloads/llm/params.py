@@ -1,16 +1,17 @@
-"""Inputs of the LLM training generator: the model architecture, the parallel training plan, the NPU and the
-number formats (pydantic, frozen, unknown keys rejected, units in the field names).
+"""Inputs of the LLM training generator: the model architecture, the parallel training plan, the NPU
+and the number formats (pydantic, frozen, unknown keys rejected, units in the field names).
 
-:class:`LLMParams` bundles them and checks the cross-field rules a real plan must meet (degrees multiply to the NPU
-count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; at least one layer per PP stage and virtual
-chunks; experts over EP and EP inside DP; the global batch over DP x micro-batch; at least as many micro-batches as
-stages). Every violation is a ``ValueError`` of the form ``"<field>: <problem>; fix: <fix>"``, which the readers turn
-into a one-line :class:`hieropt.errors.InputError` naming the file and the field.
+:class:`LLMParams` bundles them and checks the cross-field rules a real plan must meet (degrees
+multiply to the NPU count; heads, KV heads, FFN widths and the vocabulary split evenly over TP; at
+least one layer per PP stage and virtual chunks; experts over EP and EP inside DP; the global batch
+over DP x micro-batch; at least as many micro-batches as stages). Every violation is a
+``ValueError`` of the form ``"<field>: <problem>; fix: <fix>"``, which the readers turn into a
+one-line :class:`hieropt.errors.InputError` naming the file and the field.
 
-Sources of the defaults: Megatron-LM (Shoeybi et al. 2019, arXiv 1909.08053; Narayanan et al. 2021, arXiv
-2104.04473) for TP, PP and the interleaved schedule, Korthikanti et al. 2022 (arXiv 2205.05198) for sequence
-parallelism and selective recompute, Rajbhandari et al. 2020 (ZeRO, arXiv 1910.02054) for the ZeRO stages and the
-K = 12 bytes per parameter of mixed-precision Adam.
+Sources of the defaults: Megatron-LM (Shoeybi et al. 2019, arXiv 1909.08053; Narayanan et al. 2021,
+arXiv 2104.04473) for TP, PP and the interleaved schedule, Korthikanti et al. 2022 (arXiv
+2205.05198) for sequence parallelism and selective recompute, Rajbhandari et al. 2020 (ZeRO, arXiv
+1910.02054) for the ZeRO stages and the K = 12 bytes per parameter of mixed-precision Adam.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ of 10,000 layers takes seconds to lower, and time grows linearly beyond)."""
 SCHEDULES = ("1f1b", "interleaved")
 
 PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
-"""The parallel groups of a plan (:mod:`hieropt.workloads.llm.step`), each run by a collective algorithm."""
+"""The parallel groups of a plan (:mod:`hieropt.workloads.llm.step`), each run by a collective
+algorithm."""
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -43,7 +45,8 @@ class _Frozen(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _numbers_are_numbers(cls, data: Any) -> Any:
-        return check_number_fields(cls, data)  # (a float for a count or degree, tp = 8.0, is an error)
+        # (a float for a count or degree, tp = 8.0, is an error)
+        return check_number_fields(cls, data)
 
 
 def _divisors(n: int, limit: int = 128) -> list[int]:
@@ -56,13 +59,16 @@ class MoE(_Frozen):
     Attributes:
         experts: routed experts per MoE layer E (>= 2).
         top_k: experts each token is routed to k (1 <= k <= E).
-        expert_ffn_size: FFN width of one expert f_e (elements); gated like the dense FFN (``gated_ffn``).
-        shared_experts: always-active experts of width ``expert_ffn_size`` each (DeepSeek); they run on every token,
-            are data-parallel like the dense layers and need no all-to-all.
+        expert_ffn_size: FFN width of one expert f_e (elements); gated like the dense FFN
+            (``gated_ffn``).
+        shared_experts: always-active experts of width ``expert_ffn_size`` each (DeepSeek); they run
+            on every token, are data-parallel like the dense layers and need no all-to-all.
         first_dense_layers: the first layers keep a dense FFN (DeepSeek-V3: 3).
-        moe_layer_interval: from ``first_dense_layers`` on, every n-th layer is MoE (1: all; GShard: 2).
-        capacity_factor: routed token copies per expert relative to a perfectly balanced load (1.0: balanced,
-            no padding); scales the expert compute, the all-to-all bytes and the expert activations.
+        moe_layer_interval: from ``first_dense_layers`` on, every n-th layer is MoE (1: all; GShard:
+            2).
+        capacity_factor: routed token copies per expert relative to a perfectly balanced load (1.0:
+            balanced, no padding); scales the expert compute, the all-to-all bytes and the expert
+            activations.
     """
 
     experts: int = Field(ge=2)
@@ -76,7 +82,10 @@ class MoE(_Frozen):
     @model_validator(mode="after")
     def _k(self) -> MoE:
         if self.top_k > self.experts:
-            raise ValueError(f"top_k: {self.top_k} exceeds the {self.experts} experts; fix: use 1 .. {self.experts}")
+            raise ValueError(
+                f"top_k: {self.top_k} exceeds the {self.experts} experts; fix: use 1 .. "
+                f"{self.experts}"
+            )
         return self
 
 
@@ -88,18 +97,21 @@ class Architecture(_Frozen):
         layers: transformer blocks L.
         hidden_size: model width h.
         heads: attention (query) heads a.
-        kv_heads: key/value heads g for grouped-query attention (default ``heads``: multi-head attention;
-            1: multi-query attention).
+        kv_heads: key/value heads g for grouped-query attention (default ``heads``: multi-head
+            attention; 1: multi-query attention).
         head_dim: width of one head d (default h / a).
         ffn_size: width of the dense feed-forward layer f.
         gated_ffn: SwiGLU-style gated FFN (three h x f matrices) instead of two (GeLU).
-        vocab_size: tokenizer vocabulary V (padded by the plan's ``vocab_pad_multiple`` x TP as Megatron-LM does).
+        vocab_size: tokenizer vocabulary V (padded by the plan's ``vocab_pad_multiple`` x TP as
+            Megatron-LM does).
         sequence_length: tokens per training sequence s.
         norm: ``layernorm`` (scale and shift, 2h parameters) or ``rmsnorm`` (scale only, h).
         biases: linear layers carry biases (GPT-3: yes; Llama: no).
-        dropout: dropout after attention softmax and after each block (its 1-byte masks are stored activations).
+        dropout: dropout after attention softmax and after each block (its 1-byte masks are stored
+            activations).
         position_embedding: ``learned`` (s x h parameters, GPT-3) or ``rotary`` (none, Llama).
-        tied_embeddings: the output layer reuses the input embedding matrix (GPT-3) or has its own (Llama).
+        tied_embeddings: the output layer reuses the input embedding matrix (GPT-3) or has its own
+            (Llama).
         moe: mixture-of-experts layers, or None for a dense model.
     """
 
@@ -123,15 +135,21 @@ class Architecture(_Frozen):
     @model_validator(mode="after")
     def _shapes(self) -> Architecture:
         if self.kv_heads is not None and self.heads % self.kv_heads:
-            raise ValueError(f"kv_heads: {self.kv_heads} does not divide the {self.heads} heads (grouped-query "
-                             f"attention shares each KV head among heads/kv_heads query heads); fix: use one of "
-                             f"{_divisors(self.heads)}")
+            raise ValueError(
+                f"kv_heads: {self.kv_heads} does not divide the {self.heads} heads (grouped-query "
+                f"attention shares each KV head among heads/kv_heads query heads); fix: use one of "
+                f"{_divisors(self.heads)}"
+            )
         if self.head_dim is None and self.hidden_size % self.heads:
-            raise ValueError(f"head_dim: missing, and hidden_size {self.hidden_size} is not divisible by the "
-                             f"{self.heads} heads; fix: give head_dim")
+            raise ValueError(
+                f"head_dim: missing, and hidden_size {self.hidden_size} is not divisible by the "
+                f"{self.heads} heads; fix: give head_dim"
+            )
         if self.moe is not None and self.moe.first_dense_layers >= self.layers:
-            raise ValueError(f"moe.first_dense_layers: {self.moe.first_dense_layers} leaves no MoE layer among "
-                             f"{self.layers}; fix: use fewer than {self.layers}")
+            raise ValueError(
+                f"moe.first_dense_layers: {self.moe.first_dense_layers} leaves no MoE layer among "
+                f"{self.layers}; fix: use fewer than {self.layers}"
+            )
         return self
 
     @property
@@ -152,8 +170,11 @@ class Architecture(_Frozen):
     def is_moe(self, layer: int) -> bool:
         """Whether block ``layer`` (0-based) has an MoE feed-forward layer."""
         m = self.moe
-        return m is not None and layer >= m.first_dense_layers and (layer - m.first_dense_layers) % \
-            m.moe_layer_interval == 0
+        return (
+            m is not None
+            and layer >= m.first_dense_layers
+            and (layer - m.first_dense_layers) % m.moe_layer_interval == 0
+        )
 
 
 class Plan(_Frozen):
@@ -162,43 +183,52 @@ class Plan(_Frozen):
     Attributes:
         npus: NPUs in the job (default: tp x cp x pp x dp); when given it must equal that product.
         tp: tensor-parallel degree t (Megatron-LM, Shoeybi et al. 2019).
-        cp: context-parallel degree c: each sequence split over c NPUs (Llama 3's all-gather form: Llama Team 2024,
-            arXiv 2407.21783, §3.3.2; :mod:`hieropt.workloads.llm.step`); dense models only.
+        cp: context-parallel degree c: each sequence split over c NPUs (Llama 3's all-gather form:
+            Llama Team 2024, arXiv 2407.21783, §3.3.2; :mod:`hieropt.workloads.llm.step`); dense
+            models only.
         pp: pipeline stages p.
-        dp: data-parallel degree (replicas of each stage's TP shard); the expert-parallel group lies inside it.
-        ep: expert-parallel degree (NPUs sharing one MoE layer's experts); divides dp and the expert count.
-        sequence_parallel: Megatron sequence parallelism (Korthikanti et al. 2022): TP all-reduces become
-            reduce-scatter + all-gather and norm/dropout activations are split over TP.
-        schedule: ``1f1b`` (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) or ``interleaved`` (§2.2.2).
-        virtual_stages: model chunks per stage v of the interleaved schedule (>= 2 there, 1 with 1f1b).
-        stage_layers: blocks per stage, first stage first, e.g. Llama 3 405B's one block fewer on the first and
-            the last stage; with the interleaved schedule split over each stage's v chunks. Default: layers / pp
-            each when they divide evenly over the pp x v chunks, else balanced stages
-            (:mod:`hieropt.workloads.llm.layout`).
-        zero_stage: ZeRO stage (Rajbhandari et al. 2020) over the DP group: 0 none, 1 optimizer state, 2 + gradients,
-            3 + parameters (FSDP).
+        dp: data-parallel degree (replicas of each stage's TP shard); the expert-parallel group lies
+            inside it.
+        ep: expert-parallel degree (NPUs sharing one MoE layer's experts); divides dp and the expert
+            count.
+        sequence_parallel: Megatron sequence parallelism (Korthikanti et al. 2022): TP all-reduces
+            become reduce-scatter + all-gather and norm/dropout activations are split over TP.
+        schedule: ``1f1b`` (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) or ``interleaved``
+            (§2.2.2).
+        virtual_stages: model chunks per stage v of the interleaved schedule (>= 2 there, 1 with
+            1f1b).
+        stage_layers: blocks per stage, first stage first, e.g. Llama 3 405B's one block fewer on
+            the first and the last stage; with the interleaved schedule split over each stage's v
+            chunks. Default: layers / pp each when they divide evenly over the pp x v chunks, else
+            balanced stages (:mod:`hieropt.workloads.llm.layout`).
+        zero_stage: ZeRO stage (Rajbhandari et al. 2020) over the DP group: 0 none, 1 optimizer
+            state, 2 + gradients, 3 + parameters (FSDP).
         micro_batch_size: sequences per micro-batch b.
-        global_batch_size: sequences per iteration B (fixed); micro-batches per iteration m = B / (dp b).
-        recompute: activation recompute ``none``, ``selective`` (attention core, Korthikanti et al. 2022 §5) or
-            ``full`` (every block from its input checkpoint).
+        global_batch_size: sequences per iteration B (fixed); micro-batches per iteration m = B /
+            (dp b).
+        recompute: activation recompute ``none``, ``selective`` (attention core, Korthikanti et al.
+            2022 §5) or ``full`` (every block from its input checkpoint).
         vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
             make-vocab-size-divisible-by, 128).
-        overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's backward pass
-            (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
+        overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's
+            backward pass (Megatron-LM's overlap-grad-reduce; loop ``step``'s ``overlap_dp``).
         overlap_sharded_comms: with ZeRO stage 2 or 3, the per-micro-batch DP collectives
             (gradient reduce-scatter; ZeRO-3's parameter all-gathers) run on their own stream
             through the micro-batch, as FSDP and DeepSpeed (overlap_comm, prefetching) run them
             (loop ``step``'s ``overlap_groups``, :mod:`hieropt.model.overlap`); False (default):
             exposed, each in its pass.
-        scatter_gather_sends: without sequence parallelism, a pipeline send is split over the t NPUs of the
-            TP group (each sends n h e / t over its own link) and all-gathered over TP on arrival (Megatron-LM's
-            default scatter/gather, Narayanan et al. 2021 §4.1); False: every NPU sends the whole n h e.
-        flash_attention: the attention core runs fused (FlashAttention, Dao et al. 2022, arXiv 2205.14135):
-            the a_t b s^2 scores and softmax are not stored, only the softmax statistics (one fp32 value per
-            query head and token) for the backward (:mod:`hieropt.model.memory`).
-        collective_algorithms: the algorithm running each group's collectives over the dimensions it spans
-            (:data:`hieropt.names.GROUP_ALGORITHMS`), e.g. ``{tp = "flat_ring"}``; a group not named runs
-            ``sequential`` (:data:`hieropt.names.LLM_DEFAULT_ALGORITHM`, docs/llm-training.md).
+        scatter_gather_sends: without sequence parallelism, a pipeline send is split over the t NPUs
+            of the TP group (each sends n h e / t over its own link) and all-gathered over TP on
+            arrival (Megatron-LM's default scatter/gather, Narayanan et al. 2021 §4.1); False: every
+            NPU sends the whole n h e.
+        flash_attention: the attention core runs fused (FlashAttention, Dao et al. 2022, arXiv
+            2205.14135): the a_t b s^2 scores and softmax are not stored, only the softmax
+            statistics (one fp32 value per query head and token) for the backward
+            (:mod:`hieropt.model.memory`).
+        collective_algorithms: the algorithm running each group's collectives over the dimensions it
+            spans (:data:`hieropt.names.GROUP_ALGORITHMS`), e.g. ``{tp = "flat_ring"}``; a group not
+            named runs ``sequential`` (:data:`hieropt.names.LLM_DEFAULT_ALGORITHM`,
+            docs/llm-training.md).
     """
 
     npus: int | None = Field(default=None, ge=1)
@@ -236,12 +266,14 @@ class Plan(_Frozen):
         return tuple(sorted(v.items()))
 
     def algorithm(self, group: str) -> str:
-        """The algorithm of ``group``'s collectives: :attr:`collective_algorithms` or the LLM default."""
+        """The algorithm of ``group``'s collectives: :attr:`collective_algorithms` or the LLM
+        default."""
         return dict(self.collective_algorithms).get(group, LLM_DEFAULT_ALGORITHM)
 
     @property
     def microbatches(self) -> int:
-        """Micro-batches per iteration per DP replica m = B / (dp b) (exact once :class:`LLMParams` validated)."""
+        """Micro-batches per iteration per DP replica m = B / (dp b) (exact once :class:`LLMParams`
+        validated)."""
         return self.global_batch_size // (self.dp * self.micro_batch_size)
 
     @property
@@ -251,12 +283,14 @@ class Plan(_Frozen):
 
     @property
     def dpc(self) -> int:
-        """dp x cp: the NPUs holding the same weights, which reduce (and with ZeRO shard) their gradients."""
+        """dp x cp: the NPUs holding the same weights, which reduce (and with ZeRO shard) their
+        gradients."""
         return self.dp * self.cp
 
     @property
     def edp(self) -> int:
-        """Expert-data-parallel degree dp / ep: replicas of one expert shard, which all-reduce its gradients."""
+        """Expert-data-parallel degree dp / ep: replicas of one expert shard, which all-reduce its
+        gradients."""
         return self.dp // self.ep
 
 
@@ -267,8 +301,8 @@ class Precision(_Frozen):
         activation_bytes: stored activations and the TP / PP / EP messages (2: bf16).
         weight_bytes: the working copy of the weights and their all-gathers (2: bf16).
         gradient_bytes: weight gradients and their reduction (2: bf16; 4 for fp32 accumulation).
-        optimizer_bytes_per_param: optimizer state per parameter (12: Adam's fp32 master weight, momentum and
-            variance, Rajbhandari et al.'s K = 12).
+        optimizer_bytes_per_param: optimizer state per parameter (12: Adam's fp32 master weight,
+            momentum and variance, Rajbhandari et al.'s K = 12).
         mask_bytes: one dropout-mask element (1, Korthikanti et al. 2022).
         logits_bytes: one element of the logits kept for the cross-entropy loss (4: fp32).
     """
@@ -282,10 +316,11 @@ class Precision(_Frozen):
 
 
 class LLMParams(_Frozen):
-    """One model trained with one plan on one kind of NPU: the input of :func:`hieropt.workloads.llm.build_step`.
+    """One model trained with one plan on one kind of NPU: the input of
+    :func:`hieropt.workloads.llm.build_step`.
 
-    Raises pydantic's ``ValidationError`` (messages ``"<field>: <problem>; fix: <fix>"``) when the plan does not fit
-    the model (see the module docstring for the rules).
+    Raises pydantic's ``ValidationError`` (messages ``"<field>: <problem>; fix: <fix>"``) when the
+    plan does not fit the model (see the module docstring for the rules).
     """
 
     name: str | None = None
@@ -320,37 +355,66 @@ class LLMParams(_Frozen):
 def _check_tp(m: Architecture, p: Plan) -> None:
     t = p.tp
     if m.heads % t:
-        raise ValueError(f"plan.tp: {t} does not divide the {m.heads} attention heads; fix: use one of "
-                         f"{_divisors(m.heads)}")
+        raise ValueError(
+            f"plan.tp: {t} does not divide the {m.heads} attention heads; fix: use one of "
+            f"{_divisors(m.heads)}"
+        )
     if m.kv % t and t % m.kv:
-        raise ValueError(f"plan.tp: {t} neither divides nor is a multiple of the {m.kv} KV heads (each TP rank holds "
-                         f"kv_heads/tp heads, or one replicated head); fix: use a divisor or multiple of {m.kv}")
+        raise ValueError(
+            f"plan.tp: {t} neither divides nor is a multiple of the {m.kv} KV heads (each "
+            "TP rank holds "
+            f"kv_heads/tp heads, or one replicated head); fix: use a divisor or multiple of {m.kv}"
+        )
     widths = [("ffn_size", m.ffn_size)]
     if m.moe is not None:
         widths.append(("moe.expert_ffn_size", m.moe.expert_ffn_size))
     for name, w in widths:
         if w % t:
-            raise ValueError(f"plan.tp: {t} does not divide model.{name} {w}; fix: use one of {_divisors(w)}")
+            raise ValueError(
+                f"plan.tp: {t} does not divide model.{name} {w}; fix: use one of {_divisors(w)}"
+            )
     if p.sequence_parallel and m.sequence_length % t:
-        raise ValueError(f"plan.sequence_parallel: sequence_length {m.sequence_length} is not divisible by tp {t}; "
-                         "fix: use a tp that divides the sequence length or turn sequence parallelism off")
+        raise ValueError(
+            f"plan.sequence_parallel: sequence_length {m.sequence_length} is not divisible "
+            f"by tp {t}; "
+            "fix: use a tp that divides the sequence length or turn sequence parallelism off"
+        )
     if p.sequence_parallel and t == 1:
-        raise ValueError("plan.sequence_parallel: needs tp > 1 (it splits activations over the TP group); fix: set "
-                         "tp > 1 or sequence_parallel = false")
+        raise ValueError(
+            "plan.sequence_parallel: needs tp > 1 (it splits activations over the TP "
+            "group); fix: set "
+            "tp > 1 or sequence_parallel = false"
+        )
 
 
 def _check_moe(m: Architecture, p: Plan) -> None:
     if m.moe is None:
         if p.ep > 1:
-            raise ValueError(f"plan.ep: expert parallelism ({p.ep}) needs an MoE model; fix: set ep = 1 or add "
-                             "[model.moe]")
+            raise ValueError(
+                f"plan.ep: expert parallelism ({p.ep}) needs an MoE model; fix: set ep = 1 or add "
+                "[model.moe]"
+            )
         return
     if m.moe.experts % p.ep:
-        raise ValueError(f"plan.ep: {p.ep} does not divide the {m.moe.experts} experts; fix: use one of "
-                         f"{_divisors(m.moe.experts)}")
+        raise ValueError(
+            f"plan.ep: {p.ep} does not divide the {m.moe.experts} experts; fix: use one of "
+            f"{_divisors(m.moe.experts)}"
+        )
     if p.dp % p.ep:
-        raise ValueError(f"plan.ep: {p.ep} does not divide dp {p.dp} (the expert-parallel group lies inside the "
-                         f"data-parallel group); fix: use an ep among {_divisors(math.gcd(p.dp, m.moe.experts))}")
+        raise ValueError(
+            f"plan.ep: {p.ep} does not divide dp {p.dp} (the expert-parallel group lies inside the "
+            f"data-parallel group); fix: use an ep among {_divisors(math.gcd(p.dp, m.moe.experts))}"
+        )
 
 
-__all__ = ["PLAN_GROUPS", "MoE", "Architecture", "Plan", "NPU", "Precision", "LLMParams", "SCHEDULES", "RECOMPUTE"]
+__all__ = [
+    "PLAN_GROUPS",
+    "MoE",
+    "Architecture",
+    "Plan",
+    "NPU",
+    "Precision",
+    "LLMParams",
+    "SCHEDULES",
+    "RECOMPUTE",
+]

@@ -1,7 +1,8 @@
-"""The rules a training plan must meet against its model (:class:`hieropt.workloads.llm.params.LLMParams`
-checks them): degrees multiply to the NPU count, at least one layer per pipeline chunk (uneven ``stage_layers``
-giving every chunk one), context parallelism splitting the sequence, the global batch over DP x micro-batch and at
-least as many micro-batches as stages. Each violation is a ``ValueError`` ``"<field>: <problem>; fix: <fix>"``."""
+"""The rules a training plan must meet against its model
+(:class:`hieropt.workloads.llm.params.LLMParams` checks them): degrees multiply to the NPU count, at
+least one layer per pipeline chunk (uneven ``stage_layers`` giving every chunk one), context
+parallelism splitting the sequence, the global batch over DP x micro-batch and at least as many
+micro-batches as stages. Each violation is a ``ValueError`` ``"<field>: <problem>; fix: <fix>"``."""
 
 from __future__ import annotations
 
@@ -16,32 +17,56 @@ def check_degrees(p: Plan) -> None:
     if p.npus is not None and p.total_npus != p.npus:
         names, values = ("tp x pp x dp", (p.tp, p.pp, p.dp)) if p.cp == 1 else \
             ("tp x cp x pp x dp", (p.tp, p.cp, p.pp, p.dp))
-        raise ValueError(f"plan.npus: {names} = {' x '.join(map(str, values))} = {p.total_npus} is not the {p.npus} "
-                         f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / "
-                         f"({names.removesuffix(' x dp')}))")
+        raise ValueError(
+            f"plan.npus: {names} = {' x '.join(map(str, values))} = {p.total_npus} is not "
+            f"the {p.npus} "
+            f"NPUs; fix: choose degrees whose product is {p.npus} (e.g. dp = {p.npus} / "
+            f"({names.removesuffix(' x dp')}))"
+        )
     if (p.schedule == "interleaved") != (p.virtual_stages > 1):
-        raise ValueError(f"plan.virtual_stages: {p.virtual_stages} with schedule {p.schedule}; fix: the interleaved "
-                         "schedule needs virtual_stages >= 2 and 1f1b needs 1")
+        raise ValueError(
+            f"plan.virtual_stages: {p.virtual_stages} with schedule {p.schedule}; fix: the "
+            "interleaved "
+            "schedule needs virtual_stages >= 2 and 1f1b needs 1"
+        )
     if p.schedule == "interleaved" and p.pp < 2:
-        raise ValueError("plan.schedule: the interleaved schedule needs pipeline stages; fix: set pp >= 2 or use 1f1b")
+        raise ValueError(
+            "plan.schedule: the interleaved schedule needs pipeline stages; fix: set pp >= "
+            "2 or use 1f1b"
+        )
     if p.overlap_sharded_comms and p.overlap_grad_reduce and p.zero_stage >= 2:
         raise ValueError("plan.overlap_sharded_comms: not with overlap_grad_reduce (one overlap "
                          "of the DP collectives per plan); fix: set one of them to false")
 
 
 def check_pp(m: Architecture, p: Plan) -> None:
-    """stage_layers (one count of at least v blocks per stage), or enough layers for the pp x v chunks."""
+    """stage_layers (one count of at least v blocks per stage), or enough layers for the pp x v
+    chunks."""
     v = p.virtual_stages
     if p.stage_layers is not None:
-        if len(p.stage_layers) != p.pp or sum(p.stage_layers) != m.layers or min(p.stage_layers) < v:
-            each = "positive block counts" if v == 1 else f"block counts of at least virtual_stages = {v}"
-            raise ValueError(f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} {each} adding up to "
-                             f"the {m.layers} layers; fix: list one count per stage")
+        if (
+            len(p.stage_layers) != p.pp
+            or sum(p.stage_layers) != m.layers
+            or min(p.stage_layers) < v
+        ):
+            each = (
+                "positive block counts"
+                if v == 1
+                else f"block counts of at least virtual_stages = {v}"
+            )
+            raise ValueError(
+                f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} {each} "
+                "adding up to "
+                f"the {m.layers} layers; fix: list one count per stage"
+            )
         return
     if m.layers < p.pp * v:
         what = f"pp x virtual_stages = {p.pp} x {v}" if v > 1 else f"pp {p.pp}"
-        raise ValueError(f"plan.pp: {what} chunks need at least as many layers, the model has {m.layers}; fix: use "
-                         f"fewer stages or chunks")
+        raise ValueError(
+            f"plan.pp: {what} chunks need at least as many layers, the model has "
+            f"{m.layers}; fix: use "
+            f"fewer stages or chunks"
+        )
 
 
 def check_cp(m: Architecture, p: Plan) -> None:
@@ -50,28 +75,42 @@ def check_cp(m: Architecture, p: Plan) -> None:
         return
     split = p.cp * (p.tp if p.sequence_parallel else 1)
     if m.sequence_length % split:
-        raise ValueError(f"plan.cp: sequence_length {m.sequence_length} is not divisible by cp {p.cp}"
-                         + (f" x tp {p.tp} (sequence parallelism)" if p.sequence_parallel else "")
-                         + "; fix: use a cp that divides the sequence length")
+        raise ValueError(
+            f"plan.cp: sequence_length {m.sequence_length} is not divisible by cp {p.cp}"
+            + (f" x tp {p.tp} (sequence parallelism)" if p.sequence_parallel else "")
+            + "; fix: use a cp that divides the sequence length"
+        )
     if m.moe is not None:
-        raise ValueError("plan.cp: context parallelism is modelled for dense models only; fix: set cp = 1")
+        raise ValueError(
+            "plan.cp: context parallelism is modelled for dense models only; fix: set cp = 1"
+        )
 
 
 def check_batch(m: Architecture, p: Plan) -> None:
     """The global batch over dp x micro-batch; m >= pp (a multiple of pp when interleaved)."""
     per = p.dp * p.micro_batch_size
     if p.global_batch_size % per:
-        raise ValueError(f"plan.global_batch_size: {p.global_batch_size} sequences are not a multiple of dp x "
-                         f"micro_batch_size = {p.dp} x {p.micro_batch_size} = {per}; fix: use a micro_batch_size "
-                         f"or dp dividing the global batch")
+        raise ValueError(
+            f"plan.global_batch_size: {p.global_batch_size} sequences are not a multiple of dp x "
+            f"micro_batch_size = {p.dp} x {p.micro_batch_size} = {per}; fix: use a "
+            "micro_batch_size "
+            f"or dp dividing the global batch"
+        )
     mb = p.global_batch_size // per
     if mb < p.pp:
-        raise ValueError(f"plan.global_batch_size: {mb} micro-batches per iteration are fewer than the {p.pp} pipeline "
-                         f"stages ({p.schedule} keeps every stage busy only with m >= pp); fix: lower pp or "
-                         f"micro_batch_size, or raise the global batch to >= {p.pp * per}")
+        raise ValueError(
+            f"plan.global_batch_size: {mb} micro-batches per iteration are fewer than the "
+            f"{p.pp} pipeline "
+            f"stages ({p.schedule} keeps every stage busy only with m >= pp); fix: lower pp or "
+            f"micro_batch_size, or raise the global batch to >= {p.pp * per}"
+        )
     if p.schedule == "interleaved" and mb % p.pp:
-        raise ValueError(f"plan.global_batch_size: the interleaved schedule needs the micro-batch count ({mb}) to be "
-                         f"a multiple of pp {p.pp} (Megatron-LM); fix: choose the batch, dp or micro_batch_size so")
+        raise ValueError(
+            "plan.global_batch_size: the interleaved schedule needs the micro-batch count "
+            f"({mb}) to be "
+            f"a multiple of pp {p.pp} (Megatron-LM); fix: choose the batch, dp or "
+            "micro_batch_size so"
+        )
 
 
 __all__ = ["check_degrees", "check_pp", "check_cp", "check_batch"]

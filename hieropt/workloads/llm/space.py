@@ -1,12 +1,12 @@
-"""A co-design space: one model on N NPUs, the training-plan choices, the network family (one fixed network or the
-shapes of a shape space), how the plan's groups map onto a network, the cost model, the design constraints and the
-objective. :func:`hieropt.studies.codesign.codesign` searches it exactly; :func:`hieropt.io.codesign.load_codesign`
-reads it from TOML.
+"""A co-design space: one model on N NPUs, the training-plan choices, the network family (one fixed
+network or the shapes of a shape space), how the plan's groups map onto a network, the cost model,
+the design constraints and the objective. :func:`hieropt.studies.codesign.codesign` searches it
+exactly; :func:`hieropt.io.codesign.load_codesign` reads it from TOML.
 
-Mapping rules: ``lowest`` places the groups on the lowest dimensions first in Megatron-LM's rank order (tp, the
-data-parallel group(s), pp; :func:`hieropt.model.groups.place_lowest`), one candidate per (plan, shape);
-``all_placements`` tries every placement of the groups on the dimensions (:func:`hieropt.model.groups.placements`),
-one candidate each.
+Mapping rules: ``lowest`` places the groups on the lowest dimensions first in Megatron-LM's rank
+order (tp, the data-parallel group(s), pp; :func:`hieropt.model.groups.place_lowest`), one candidate
+per (plan, shape); ``all_placements`` tries every placement of the groups on the dimensions
+(:func:`hieropt.model.groups.placements`), one candidate each.
 """
 
 from __future__ import annotations
@@ -26,29 +26,32 @@ CODESIGN_RULES = ("lowest", "all_placements")
 
 
 class _Frozen(Frozen):
-    """Immutable and strict as every input model (:class:`hieropt.spec.base.Frozen`: an unknown key is an error, a
-    number given as text or as true / false is an error, never converted)."""
+    """Immutable and strict as every input model (:class:`hieropt.spec.base.Frozen`: an unknown key
+    is an error, a number given as text or as true / false is an error, never converted)."""
 
 
 _Degree = Annotated[int, Field(ge=1)]
 
 
 class PlanChoices(_Frozen):
-    """The values each plan field may take (each a non-empty list of distinct values, degrees >= 1; ``dp`` follows
-    from N / (tp pp)); the model file's plan gives every other field (global batch, vocabulary padding, ...). A
-    co-design space file's ``[plans]`` table takes a field it omits from the model file's plan
-    (:func:`hieropt.io.codesign.load_codesign`); built directly, an omitted field takes the default below.
-    ``schedule`` (``1f1b`` and / or ``interleaved``) follows from v (1f1b: v = 1, interleaved: v >= 2); listed, it
-    keeps the combinations of those schedules (None: every value of ``virtual_stages``).
+    """The values each plan field may take (each a non-empty list of distinct values, degrees >= 1;
+    ``dp`` follows from N / (tp pp)); the model file's plan gives every other field (global batch,
+    vocabulary padding, ...). A co-design space file's ``[plans]`` table takes a field it omits from
+    the model file's plan (:func:`hieropt.io.codesign.load_codesign`); built directly, an omitted
+    field takes the default below. ``schedule`` (``1f1b`` and / or ``interleaved``) follows from v
+    (1f1b: v = 1, interleaved: v >= 2); listed, it keeps the combinations of those schedules (None:
+    every value of ``virtual_stages``).
 
-    Raises (pydantic.ValidationError): an empty list, a degree < 1, a ZeRO stage outside 0..3, a value listed twice
-    (two candidates would share one id and one would hide the other's row)."""
+    Raises (pydantic.ValidationError): an empty list, a degree < 1, a ZeRO stage outside 0..3, a
+    value listed twice (two candidates would share one id and one would hide the other's row)."""
 
     tp: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     pp: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     ep: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     zero_stage: tuple[Annotated[int, Field(ge=0, le=3)], ...] = Field(default=(0,), min_length=1)
-    recompute: tuple[Literal["none", "selective", "full"], ...] = Field(default=("none",), min_length=1)
+    recompute: tuple[Literal["none", "selective", "full"], ...] = Field(
+        default=("none",), min_length=1
+    )
     sequence_parallel: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
     virtual_stages: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     micro_batch_size: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
@@ -64,14 +67,17 @@ class PlanChoices(_Frozen):
         return v
 
     def consistent(self, choice: dict) -> bool:
-        """Whether a combination's virtual stages fit the listed schedules: ``1f1b`` takes v = 1, ``interleaved``
-        v >= 2 (the schedule follows from v; None: every v)."""
-        return self.schedule is None or ("interleaved" if choice["virtual_stages"] > 1 else "1f1b") in self.schedule
+        """Whether a combination's virtual stages fit the listed schedules: ``1f1b`` takes v = 1,
+        ``interleaved`` v >= 2 (the schedule follows from v; None: every v)."""
+        return (
+            self.schedule is None
+            or ("interleaved" if choice["virtual_stages"] > 1 else "1f1b") in self.schedule
+        )
 
     @property
     def combinations(self) -> int:
-        """Number of combinations: the product of the list lengths, less those whose virtual stages no listed
-        schedule takes (:meth:`consistent`)."""
+        """Number of combinations: the product of the list lengths, less those whose virtual stages
+        no listed schedule takes (:meth:`consistent`)."""
         n = 1
         for k, v in self.model_dump().items():
             if k not in ("schedule", "virtual_stages"):
@@ -85,22 +91,25 @@ class CodesignSpace(_Frozen):
     Attributes:
         name: the space's name.
         base: the model, NPU (HBM), precision and the plan fields the choices do not vary.
-        npus: N, or several cluster sizes (distinct, a list in the file): the cluster size is then a dimension of
-            the search, every plan and shape of each size a candidate, and the answer says how many NPUs to buy
-            (:attr:`sizes`).
+        npus: N, or several cluster sizes (distinct, a list in the file): the cluster size is then a
+            dimension of the search, every plan and shape of each size a candidate, and the answer
+            says how many NPUs to buy (:attr:`sizes`).
         plans: the plan choices.
-        network: one fixed network (its NPUs multiply to N), or None with ``levels``: every shape of the shape space
-            (``levels``, ``min_dims``, ``max_dims``, ``switch_only_at_top``, as :class:`hieropt.spec.space.ShapeSpace`).
+        network: one fixed network (its NPUs multiply to N), or None with ``levels``: every shape of
+            the shape space (``levels``, ``min_dims``, ``max_dims``, ``switch_only_at_top``, as
+            :class:`hieropt.spec.space.ShapeSpace`).
         mapping_rule: ``lowest`` or ``all_placements``.
-        cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns, max_network_cost_usd,
+        cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns,
+        max_network_cost_usd,
             dimension_mode: as in instance files.
-        prune: skip candidates whose proven lower bound cannot beat the incumbent (exact; False solves all).
-        nic_gbps: GB/s of one scale-out NIC port; nic_npus: the NPUs whose NICs are bought together (1: whole NICs per
-            NPU; a node's NPU count: per node). Each row's ``nics`` = :func:`hieropt.spec.space.nic_count` over the
-            scale-out dimensions, those of the last level's cost class (of the last dimension's for a fixed
-            network).
-        tokens, cluster: the run's token budget and the whole cluster's cost (as in instance files; objective
-            ``min_run_cost`` needs ``cluster``).
+        prune: skip candidates whose proven lower bound cannot beat the incumbent (exact; False
+            solves all).
+        nic_gbps: GB/s of one scale-out NIC port; nic_npus: the NPUs whose NICs are bought together
+            (1: whole NICs per NPU; a node's NPU count: per node). Each row's ``nics`` =
+            :func:`hieropt.spec.space.nic_count` over the scale-out dimensions, those of the last
+            level's cost class (of the last dimension's for a fixed network).
+        tokens, cluster: the run's token budget and the whole cluster's cost (as in instance files;
+            objective ``min_run_cost`` needs ``cluster``).
     """
 
     name: str = Field(min_length=1)
@@ -132,46 +141,84 @@ class CodesignSpace(_Frozen):
 
     @property
     def scale_out_class(self) -> str:
-        """The cost class of the scale-out dimensions: the last level's (shape space) or the last dimension's."""
+        """The cost class of the scale-out dimensions: the last level's (shape space) or the last
+        dimension's."""
         return self.levels[-1].cost_class if self.levels else self.network.dims[-1].cost_class
 
     @model_validator(mode="after")
     def _network_family(self) -> CodesignSpace:
         if (self.network is None) == (not self.levels):
-            raise ValueError("network: give either one network ([network] dims) or a shape space ([[levels]]); fix: "
-                             "keep one of them")
-        if not isinstance(self.npus, int) and (not self.npus or len(set(self.npus)) != len(self.npus)):
-            raise ValueError(f"npus: {list(self.npus)} is not a list of distinct NPU counts; fix: list each cluster "
-                             "size once, e.g. npus = [8192, 16384]")
-        if self.network is not None and (not isinstance(self.npus, int) or self.network.npus_total != self.npus):
-            raise ValueError(f"network: its dimensions hold {self.network.npus_total} NPUs, not npus = {self.npus}; "
-                             "fix: make them multiply to npus (one fixed network has one cluster size: give several "
-                             "sizes with a shape space, [[levels]])")
+            raise ValueError(
+                "network: give either one network ([network] dims) or a shape space "
+                "([[levels]]); fix: "
+                "keep one of them"
+            )
+        if not isinstance(self.npus, int) and (
+            not self.npus or len(set(self.npus)) != len(self.npus)
+        ):
+            raise ValueError(
+                f"npus: {list(self.npus)} is not a list of distinct NPU counts; fix: list "
+                "each cluster "
+                "size once, e.g. npus = [8192, 16384]"
+            )
+        if self.network is not None and (
+            not isinstance(self.npus, int) or self.network.npus_total != self.npus
+        ):
+            raise ValueError(
+                f"network: its dimensions hold {self.network.npus_total} NPUs, not npus = "
+                f"{self.npus}; "
+                "fix: make them multiply to npus (one fixed network has one cluster size: "
+                "give several "
+                "sizes with a shape space, [[levels]])"
+            )
         if self.objective == "min_cost" and self.max_iteration_time_ns is None:
-            raise ValueError("max_iteration_time_ns: missing for objective min_cost; fix: give the time target in ns")
+            raise ValueError(
+                "max_iteration_time_ns: missing for objective min_cost; fix: give the time "
+                "target in ns"
+            )
         if self.objective == "min_run_cost" and self.cluster is None:
-            raise ValueError("cluster: objective min_run_cost needs the cluster's cost; fix: add [cluster] with "
-                             "accelerator_usd (or usd_per_npu_hour) and amortisation_years")
+            raise ValueError(
+                "cluster: objective min_run_cost needs the cluster's cost; fix: add [cluster] with "
+                "accelerator_usd (or usd_per_npu_hour) and amortisation_years"
+            )
         if self.objective == "min_max_regret":
-            raise ValueError("objective: min_max_regret compares several workloads on one fabric and a co-design "
-                             "space has one model; fix: use performance, performance_per_cost or min_cost")
+            raise ValueError(
+                "objective: min_max_regret compares several workloads on one fabric and a "
+                "co-design "
+                "space has one model; fix: use performance, performance_per_cost or min_cost"
+            )
         if self.min_dims > self.max_dims:
-            raise ValueError(f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]")
+            raise ValueError(
+                f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]"
+            )
         for n in self.sizes:
             if n % self.nic_npus:
-                raise ValueError(f"nic_npus: {self.nic_npus} does not divide the {n} NPUs; fix: give the NPUs of "
-                                 "one node (whose NICs are bought together), or 1")
-        classes = ([(f"levels[{i}]", lv.cost_class, "Switch" in lv.blocks) for i, lv in enumerate(self.levels)]
-                   + [(f"network.dims[{d}]", dim.cost_class, dim.block == "Switch")
-                      for d, dim in enumerate(self.network.dims if self.network is not None else ())])
-        for where, name, switch in classes:  # as the shape space and the instance check (before the search)
+                raise ValueError(
+                    f"nic_npus: {self.nic_npus} does not divide the {n} NPUs; fix: give the "
+                    "NPUs of "
+                    "one node (whose NICs are bought together), or 1"
+                )
+        classes = [
+            (f"levels[{i}]", lv.cost_class, "Switch" in lv.blocks)
+            for i, lv in enumerate(self.levels)
+        ] + [
+            (f"network.dims[{d}]", dim.cost_class, dim.block == "Switch")
+            for d, dim in enumerate(self.network.dims if self.network is not None else ())
+        ]
+        # as the shape space and the instance check (before the search)
+        for where, name, switch in classes:
             cc = self.cost.classes.get(name)
             if cc is None:
-                raise ValueError(f"{where}.cost_class: unknown cost class {name!r}; fix: use one of "
-                                 f"{sorted(self.cost.classes)} or add it to the cost model")
+                raise ValueError(
+                    f"{where}.cost_class: unknown cost class {name!r}; fix: use one of "
+                    f"{sorted(self.cost.classes)} or add it to the cost model"
+                )
             if switch and (cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None):
-                raise ValueError(f"cost.{name}: {where} has a Switch but its cost class has no switch or NIC price; "
-                                 "fix: add switch_usd_per_gbps and nic_usd_per_gbps")
+                raise ValueError(
+                    f"cost.{name}: {where} has a Switch but its cost class has no switch or "
+                    "NIC price; "
+                    "fix: add switch_usd_per_gbps and nic_usd_per_gbps"
+                )
         return self
 
 

@@ -1,51 +1,58 @@
-"""One training iteration of an LLM under a plan, per pipeline stage: layers with FLOPs, parameters and every
-collective with its parallel group, phase and bytes (the generator's own representation, lowered to hieropt
-workloads by :mod:`hieropt.workloads.llm.lower`).
+"""One training iteration of an LLM under a plan, per pipeline stage: layers with FLOPs, parameters
+and every collective with its parallel group, phase and bytes (the generator's own representation,
+lowered to hieropt workloads by :mod:`hieropt.workloads.llm.lower`).
 
-**Layers.** Stage r holds its blocks in forward order (with the interleaved schedule its v chunks, chunk j being
-model chunk j p + r); the first chunk of the model starts with ``embed``, the last ends with ``output``; block i
-(1-based) gives ``attn{i}`` and ``mlp{i}`` (``moe{i}`` for an MoE layer). FLOPs and parameters: :mod:`.counts`.
+**Layers.** Stage r holds its blocks in forward order (with the interleaved schedule its v chunks,
+chunk j being model chunk j p + r); the first chunk of the model starts with ``embed``, the last
+ends with ``output``; block i (1-based) gives ``attn{i}`` and ``mlp{i}`` (``moe{i}`` for an MoE
+layer). FLOPs and parameters: :mod:`.counts`.
 
-**Phases.** ``forward`` and ``input_grad`` hold what runs once per micro-batch (the forward pass; the backward pass
-with any recompute); ``weight_grad`` holds the weight-gradient compute (per micro-batch) and the collectives that run
-once per iteration (gradient reduction, parameter all-gather after the optimizer step): the convention of hieropt's
-``pipeline`` training loop. Sizes follow :class:`hieropt.spec.Phase`: all-gather bytes are the per-NPU input shard;
-all-reduce, reduce-scatter and all-to-all bytes the per-NPU buffer; a point-to-point (``P2P``) send its bytes.
+**Phases.** ``forward`` and ``input_grad`` hold what runs once per micro-batch (the forward pass;
+the backward pass with any recompute); ``weight_grad`` holds the weight-gradient compute (per
+micro-batch) and the collectives that run once per iteration (gradient reduction, parameter
+all-gather after the optimizer step): the convention of hieropt's ``pipeline`` training loop. Sizes
+follow :class:`hieropt.spec.Phase`: all-gather bytes are the per-NPU input shard; all-reduce,
+reduce-scatter and all-to-all bytes the per-NPU buffer; a point-to-point (``P2P``) send its bytes.
 
-**Groups** (NPUs a collective spans): ``tp`` (t), ``pp`` (p; point-to-point to the neighbouring stage), ``dp`` (the
-dp replicas of a dense parameter shard), ``ep`` (the expert-parallel group, inside DP), ``edp`` (dp / ep replicas of
-an expert shard). Per micro-batch and NPU, with e bytes per activation, n tokens, r routed token copies:
+**Groups** (NPUs a collective spans): ``tp`` (t), ``pp`` (p; point-to-point to the neighbouring
+stage), ``dp`` (the dp replicas of a dense parameter shard), ``ep`` (the expert-parallel group,
+inside DP), ``edp`` (dp / ep replicas of an expert shard). Per micro-batch and NPU, with e bytes per
+activation, n tokens, r routed token copies:
 
-- TP (t > 1; Shoeybi et al. 2019 §3; Korthikanti et al. 2022 §4.2.2), per attention and per FFN layer: without
-  sequence parallelism an all-reduce of n h e in the forward (after the row-parallel matmul) and in the input
-  gradient (before the column-parallel one); with it an all-gather of the shard n h e / t and a reduce-scatter of
-  n h e in the forward, their conjugates (all-gather, reduce-scatter) in the input gradient, and a second all-gather
-  of the input in the input gradient (the layer keeps its input split and gathers it again for the weight gradient).
-  The MoE layer has the same pattern on its r routed tokens. Full recompute repeats the forward's collectives in the
-  input gradient (no extra all-gather then). The embedding all-reduces (reduce-scatters) its output in the forward;
-  the output layer all-reduces (reduce-scatters) its input gradient and, with sequence parallelism, all-gathers
-  its input in the forward and again in the input gradient.
-- CP (c > 1; Llama Team 2024, arXiv 2407.21783, §3.3.2): each NPU holds n / c tokens of every sequence, so every
-  FLOP count above and every TP, PP and EP message is divided by c; per attention layer an all-gather of the local
-  K and V, (n / c) 2 g_t d e bytes, in the forward, again in the input gradient with a reduce-scatter of their
-  gradients (c times that), and again with full recompute. The K/V exchange is counted exposed, as in Llama 3's
-  all-gather form (ring attention would hide part of it behind the attention compute). The gradients are reduced
-  over dp x c NPUs (group ``dpc``), which ZeRO shards over.
-- EP (ep > 1): per MoE layer an all-to-all dispatch and combine of r h e / (t with sequence parallelism) bytes in
-  the forward, and both again in the input gradient (and again with full recompute).
-- PP (p > 1; Narayanan et al. 2021 §2.2): the last layer of each chunk except the model's last sends its output,
-  n h e / (t with sequence parallelism), to the next stage in the forward; the first layer of each chunk except the
-  model's first sends the input gradient back in the input gradient. With ``scatter_gather_sends`` (Megatron-LM's
-  default; Narayanan et al. 2021 §4.1) and t > 1 without sequence parallelism each of the t NPUs sends its 1/t,
-  n h e / t, and the receiving layer all-gathers it over TP (forward: the chunk's first layer; input gradient: its
-  last). Tied embeddings with p > 1: the first and the
-  last stage exchange the embedding gradient once per iteration (an all-reduce of two NPUs: one send each).
-- DP (Rajbhandari et al. 2020, ZeRO), per layer with P parameters (gradient bytes G = P x gradient_bytes, shard
-  S = P x weight_bytes / dp): ZeRO 0 all-reduces G once per iteration; ZeRO 1 reduce-scatters G once per iteration
-  and all-gathers the updated shard S after the optimizer step; ZeRO 2 reduce-scatters G every micro-batch (in the
-  input gradient: only the shard is kept) and all-gathers S after the step; ZeRO 3 all-gathers S before the forward
-  and again before the backward and reduce-scatters G, every micro-batch. Expert parameters do the same over
-  ``edp``.
+- TP (t > 1; Shoeybi et al. 2019 §3; Korthikanti et al. 2022 §4.2.2), per attention and per FFN
+  layer: without sequence parallelism an all-reduce of n h e in the forward (after the row-parallel
+  matmul) and in the input gradient (before the column-parallel one); with it an all-gather of the
+  shard n h e / t and a reduce-scatter of n h e in the forward, their conjugates (all-gather,
+  reduce-scatter) in the input gradient, and a second all-gather of the input in the input gradient
+  (the layer keeps its input split and gathers it again for the weight gradient). The MoE layer has
+  the same pattern on its r routed tokens. Full recompute repeats the forward's collectives in the
+  input gradient (no extra all-gather then). The embedding all-reduces (reduce-scatters) its output
+  in the forward; the output layer all-reduces (reduce-scatters) its input gradient and, with
+  sequence parallelism, all-gathers its input in the forward and again in the input gradient.
+- CP (c > 1; Llama Team 2024, arXiv 2407.21783, §3.3.2): each NPU holds n / c tokens of every
+  sequence, so every FLOP count above and every TP, PP and EP message is divided by c; per attention
+  layer an all-gather of the local K and V, (n / c) 2 g_t d e bytes, in the forward, again in the
+  input gradient with a reduce-scatter of their gradients (c times that), and again with full
+  recompute. The K/V exchange is counted exposed, as in Llama 3's all-gather form (ring attention
+  would hide part of it behind the attention compute). The gradients are reduced over dp x c NPUs
+  (group ``dpc``), which ZeRO shards over.
+- EP (ep > 1): per MoE layer an all-to-all dispatch and combine of r h e / (t with sequence
+  parallelism) bytes in the forward, and both again in the input gradient (and again with full
+  recompute).
+- PP (p > 1; Narayanan et al. 2021 §2.2): the last layer of each chunk except the model's last sends
+  its output, n h e / (t with sequence parallelism), to the next stage in the forward; the first
+  layer of each chunk except the model's first sends the input gradient back in the input gradient.
+  With ``scatter_gather_sends`` (Megatron-LM's default; Narayanan et al. 2021 §4.1) and t > 1
+  without sequence parallelism each of the t NPUs sends its 1/t, n h e / t, and the receiving layer
+  all-gathers it over TP (forward: the chunk's first layer; input gradient: its last). Tied
+  embeddings with p > 1: the first and the last stage exchange the embedding gradient once per
+  iteration (an all-reduce of two NPUs: one send each).
+- DP (Rajbhandari et al. 2020, ZeRO), per layer with P parameters (gradient bytes G = P x
+  gradient_bytes, shard S = P x weight_bytes / dp): ZeRO 0 all-reduces G once per iteration; ZeRO 1
+  reduce-scatters G once per iteration and all-gathers the updated shard S after the optimizer step;
+  ZeRO 2 reduce-scatters G every micro-batch (in the input gradient: only the shard is kept) and
+  all-gathers S after the step; ZeRO 3 all-gathers S before the forward and again before the
+  backward and reduce-scatters G, every micro-batch. Expert parameters do the same over ``edp``.
 
 **Compute** per layer: :mod:`.roofline` (each kernel timed), or FLOPs / (peak x efficiency).
 **Optimizer step** (``update_ns``, once per iteration): :func:`.roofline.update_ns`.
@@ -76,8 +83,8 @@ from .params import LLMParams
 from .roofline import layer_ns, update_ns
 
 GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
-"""Parallel groups, innermost first in Megatron-LM's default rank order (tp, cp, ep inside dp, dp, pp; dpc = dp x cp
-reduces the gradients when cp > 1)."""
+"""Parallel groups, innermost first in Megatron-LM's default rank order (tp, cp, ep inside dp, dp,
+pp; dpc = dp x cp reduces the gradients when cp > 1)."""
 STEP_PHASES = ("forward", "input_grad", "weight_grad")
 
 
@@ -112,10 +119,10 @@ class Op:
 
 @dataclass(frozen=True)
 class Stage:
-    """The layers of pipeline stage ``index`` (0 = first) in forward order, and ``in_flight``: micro-batches whose
-    activations every block of the stage holds at the peak of the schedule (1F1B: min(m, p - r); interleaved:
-    min(m v, 2 (p - r - 1) + (v - 1) p + 1) chunk micro-batches / v; Narayanan et al. 2021, Megatron-LM's warm-up
-    counts)."""
+    """The layers of pipeline stage ``index`` (0 = first) in forward order, and ``in_flight``:
+    micro-batches whose activations every block of the stage holds at the peak of the schedule
+    (1F1B: min(m, p - r); interleaved: min(m v, 2 (p - r - 1) + (v - 1) p + 1) chunk micro-batches /
+    v; Narayanan et al. 2021, Megatron-LM's warm-up counts)."""
 
     index: int
     ops: tuple[Op, ...]
@@ -139,15 +146,25 @@ class Step:
     def group_sizes(self) -> dict[str, int]:
         """NPUs in each parallel group."""
         pl = self.params.plan
-        return {"tp": pl.tp, "cp": pl.cp, "pp": pl.pp, "dp": pl.dp, "ep": pl.ep, "edp": pl.edp, "dpc": pl.dpc}
+        return {
+            "tp": pl.tp,
+            "cp": pl.cp,
+            "pp": pl.pp,
+            "dp": pl.dp,
+            "ep": pl.ep,
+            "edp": pl.edp,
+            "dpc": pl.dpc,
+        }
 
     def compute_ns(self, stage: int) -> tuple[float, float]:
-        """(forward, backward) compute of one micro-batch on ``stage``, ns; the backward includes recompute."""
+        """(forward, backward) compute of one micro-batch on ``stage``, ns; the backward includes
+        recompute."""
         rate, ops = self.params.npu.flops_per_ns, self.stages[stage].ops
         if self.params.npu.roofline:
             times = [op.compute_ns for op in ops]
             return sum([t[0] for t in times]), sum([t[1] + t[2] for t in times])
-        fwd = sum([op.flops[0] for op in ops])  # (left to right, as sum() adds; a list is faster to sum)
+        # (left to right, as sum() adds; a list is faster to sum)
+        fwd = sum([op.flops[0] for op in ops])
         bwd = sum([op.flops[1] + op.flops[2] + op.recompute_flops for op in ops])
         return fwd / rate, bwd / rate
 
@@ -170,24 +187,48 @@ def in_flight(p: LLMParams, stage: int) -> float:
     return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1) / v
 
 
-def _op(p: LLMParams, name: str, kind: str, block: int | None, flops, recompute: float, dense: int, expert: int,
-        comms: list[Comm]) -> Op:
+def _op(
+    p: LLMParams,
+    name: str,
+    kind: str,
+    block: int | None,
+    flops,
+    recompute: float,
+    dense: int,
+    expert: int,
+    comms: list[Comm],
+) -> Op:
     pl = p.plan
     dense_group = ("dp", pl.dp) if pl.cp == 1 else ("dpc", pl.dpc)
-    comms = comms + dp_comms(p, dense, *dense_group, "") + dp_comms(p, expert, "edp", pl.edp, "expert ")
-    c = pl.cp  # (context parallelism: every FLOP of a layer is per token of the NPU's 1/c of the sequence)
-    return Op(name, kind, block, tuple(float(f) / c for f in flops), float(recompute) / c, dense, expert,
-              tuple(comms), update_ns(p, dense, expert), _roofline_ns(p, kind))
+    comms = (
+        comms + dp_comms(p, dense, *dense_group, "") + dp_comms(p, expert, "edp", pl.edp, "expert ")
+    )
+    # (context parallelism: every FLOP of a layer is per token of the NPU's 1/c of the sequence)
+    c = pl.cp
+    return Op(
+        name,
+        kind,
+        block,
+        tuple(float(f) / c for f in flops),
+        float(recompute) / c,
+        dense,
+        expert,
+        tuple(comms),
+        update_ns(p, dense, expert),
+        _roofline_ns(p, kind),
+    )
 
 
 def _roofline_ns(p: LLMParams, kind: str) -> tuple[float, float, float] | None:
-    """The roofline's (forward, input gradient, weight gradient) ns of a layer of ``kind`` (None with the flat
-    model); its kernels are those of the NPU's 1/cp of the tokens (:mod:`.kernels`)."""
+    """The roofline's (forward, input gradient, weight gradient) ns of a layer of ``kind`` (None
+    with the flat model); its kernels are those of the NPU's 1/cp of the tokens
+    (:mod:`.kernels`)."""
     return layer_ns(p, kind) if p.npu.roofline else None
 
 
 def _block_ops(p: LLMParams, blocks: range, cache: dict[bool, list[Op]]) -> list[Op]:
-    """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE), copied as :func:`_with`."""
+    """The attention and FFN layers of ``blocks``: one template per kind (dense, MoE), copied as
+    :func:`_with`."""
     out: list[Op] = []
     for i in blocks:
         pair, n = _pair(p, i, cache), str(i + 1)
@@ -203,7 +244,9 @@ _new, _set = object.__new__, object.__setattr__
 
 
 def _pair(p: LLMParams, i: int, cache: dict[bool, list[Op]]) -> list[Op]:  # block i's templates
-    return cache.get(m := p.model.moe is not None and p.model.is_moe(i)) or cache.setdefault(m, _template(p, m))
+    return cache.get(m := p.model.moe is not None and p.model.is_moe(i)) or cache.setdefault(
+        m, _template(p, m)
+    )
 
 
 def _template(p: LLMParams, moe: bool) -> list[Op]:
@@ -231,8 +274,19 @@ def _template(p: LLMParams, moe: bool) -> list[Op]:
         ops.append(_op(p, "moe", "moe", i, ff, ff[0] if re == "full" else 0, dense, expert, comms))
     else:
         ff = ffn_flops(p, x.f_t)
-        ops.append(_op(p, "mlp", "mlp", i, ff, ff[0] if re == "full" else 0, ffn_params(p, x.f_t), 0,
-                       tp_comms(p, x.n / p.plan.cp)))
+        ops.append(
+            _op(
+                p,
+                "mlp",
+                "mlp",
+                i,
+                ff,
+                ff[0] if re == "full" else 0,
+                ffn_params(p, x.f_t),
+                0,
+                tp_comms(p, x.n / p.plan.cp),
+            )
+        )
     return ops
 
 
@@ -252,10 +306,27 @@ def _output_op(p: LLMParams) -> Op:
     comms = []
     if x.t > 1:
         full = x.n * x.h * p.precision.activation_bytes / p.plan.cp
-        comms = [Comm("tp", AR, full, "input_grad", "output-layer input-gradient all-reduce")] if not x.sp else \
-            [Comm("tp", AG, full / x.t, "forward", "output-layer input all-gather (sequence parallel)"),
-             Comm("tp", RS, full, "input_grad", "output-layer input-gradient reduce-scatter"),
-             Comm("tp", AG, full / x.t, "input_grad", "output-layer input all-gather again for the weight gradient")]
+        comms = (
+            [Comm("tp", AR, full, "input_grad", "output-layer input-gradient all-reduce")]
+            if not x.sp
+            else [
+                Comm(
+                    "tp",
+                    AG,
+                    full / x.t,
+                    "forward",
+                    "output-layer input all-gather (sequence parallel)",
+                ),
+                Comm("tp", RS, full, "input_grad", "output-layer input-gradient reduce-scatter"),
+                Comm(
+                    "tp",
+                    AG,
+                    full / x.t,
+                    "input_grad",
+                    "output-layer input all-gather again for the weight gradient",
+                ),
+            ]
+        )
     return _op(p, "output", "output", None, output_flops(p), 0, output_params(p), 0, comms)
 
 
@@ -271,26 +342,37 @@ def _with(op: Op, comm: Comm, memo: dict | None = None) -> Op:
 
 
 def build_step(p: LLMParams, names: bool = True) -> Step:
-    """The iteration of ``p``: every stage's layers with FLOPs, parameters, collectives and optimizer time.
+    """The iteration of ``p``: every stage's layers with FLOPs, parameters, collectives and
+    optimizer time.
 
     Args:
         p: validated model, plan, NPU and precision.
-        names: False: each block's layers are its kind's template (one object, named ``attn`` / ``mlp`` / ``moe``,
-            block -1; one per send), not copies: the same values in the same order, for sums over a stage.
+        names: False: each block's layers are its kind's template (one object, named ``attn`` /
+            ``mlp`` / ``moe``, block -1; one per send), not copies: the same values in the same
+            order, for sums over a stage.
 
     Returns:
-        a :class:`Step`; formulas and sources in the module docstring and :mod:`hieropt.workloads.llm.counts`.
+        a :class:`Step`; formulas and sources in the module docstring and
+        :mod:`hieropt.workloads.llm.counts`.
     """
     x, pl = shape(p), p.plan
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
-    gather = pl.scatter_gather_sends and not x.sp and x.t > 1  # (with SP the activation is split already)
+    # (with SP the activation is split already)
+    gather = pl.scatter_gather_sends and not x.sp and x.t > 1
     send = x.n * x.h * p.precision.activation_bytes / (x.t if gather else x.seq_split) / pl.cp
     tied = p.model.tied_embeddings and pl.pp > 1
-    fwd = Comm("pp", P2P, send, "forward", "activation send to the next stage")  # (frozen: one object, shared)
+    # (frozen: one object, shared)
+    fwd = Comm("pp", P2P, send, "forward", "activation send to the next stage")
     bwd = Comm("pp", P2P, send, "input_grad", "activation-gradient send to the previous stage")
     fwd_ag = Comm("tp", AG, send, "forward", "received activation all-gather (scatter-gather send)")
-    bwd_ag = Comm("tp", AG, send, "input_grad", "received activation-gradient all-gather (scatter-gather send)")
+    bwd_ag = Comm(
+        "tp",
+        AG,
+        send,
+        "input_grad",
+        "received activation-gradient all-gather (scatter-gather send)",
+    )
     tie = Comm("pp", P2P, x.v_t * x.h * p.precision.gradient_bytes, "weight_grad",
                "tied-embedding gradient exchange between the first and last stage")
     stages = []
@@ -322,32 +404,46 @@ def build_step(p: LLMParams, names: bool = True) -> Step:
 
 
 def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
-    """The layers of every stage of :func:`build_step` counted, not built (for :func:`hieropt.model.memory.memory`):
-    per stage, (layer, how many) in order of first appearance, one layer for every block of its kind (names, blocks
-    and pipeline sends left out: they carry no parameters); stages with the same layers share one tuple."""
+    """The layers of every stage of :func:`build_step` counted, not built (for
+    :func:`hieropt.model.memory.memory`): per stage, (layer, how many) in order of first appearance,
+    one layer for every block of its kind (names, blocks and pipeline sends left out: they carry no
+    parameters); stages with the same layers share one tuple."""
     pl, moe_model = p.plan, p.model.moe is not None
     chunks = _chunks(p)
     last_chunk = pl.pp * len(chunks[0]) - 1
-    made: dict = {}  # the layers built once: the embedding, the output layer, the block templates (MoE or not)
+    # the layers built once: the embedding, the output layer, the block templates (MoE or not)
+    made: dict = {}
     shared: dict[tuple, tuple] = {}
     out = []
     for r, stage_chunks in enumerate(chunks):
-        sig = []  # per chunk: (embedding?, (MoE or not, blocks) in order of first appearance, output?)
+        # per chunk: (embedding?, (MoE or not, blocks) in order of first appearance, output?)
+        sig = []
         for j, blocks in enumerate(stage_chunks):
             kinds: dict[bool, int] = {}
             for i in blocks if moe_model else ():
                 kinds[p.model.is_moe(i)] = kinds.get(p.model.is_moe(i), 0) + 1
             c = j * pl.pp + r
-            sig.append((c == 0, tuple(kinds.items()) if moe_model else ((False, len(blocks)),)[:len(blocks)],
-                        c == last_chunk))
+            sig.append(
+                (
+                    c == 0,
+                    tuple(kinds.items()) if moe_model else ((False, len(blocks)),)[: len(blocks)],
+                    c == last_chunk,
+                )
+            )
         key = tuple(sig)
         if key not in shared:
             runs: dict[int, list] = {}
             for first, kinds_, last in key:
-                layers = [(made.get("e") or made.setdefault("e", _embedding_op(p)), 1)] if first else []
+                layers = (
+                    [(made.get("e") or made.setdefault("e", _embedding_op(p)), 1)] if first else []
+                )
                 for moe, n in kinds_:
-                    layers += [(op, n) for op in made.get(moe) or made.setdefault(moe, _template(p, moe))]
-                layers += [(made.get("o") or made.setdefault("o", _output_op(p)), 1)] if last else []
+                    layers += [
+                        (op, n) for op in made.get(moe) or made.setdefault(moe, _template(p, moe))
+                    ]
+                layers += (
+                    [(made.get("o") or made.setdefault("o", _output_op(p)), 1)] if last else []
+                )
                 for op, n in layers:
                     runs.setdefault(Same(op), [op, 0])[1] += n
             shared[key] = tuple((op, n) for op, n in runs.values())
@@ -355,5 +451,19 @@ def stage_layers(p: LLMParams) -> tuple[tuple[tuple[Op, int], ...], ...]:
     return tuple(out)
 
 
-__all__ = ["Comm", "Op", "Stage", "Step", "build_step", "stage_layers", "in_flight", "GROUPS", "STEP_PHASES", "AR",
-           "RS", "AG", "A2A", "P2P"]
+__all__ = [
+    "Comm",
+    "Op",
+    "Stage",
+    "Step",
+    "build_step",
+    "stage_layers",
+    "in_flight",
+    "GROUPS",
+    "STEP_PHASES",
+    "AR",
+    "RS",
+    "AG",
+    "A2A",
+    "P2P",
+]
