@@ -269,6 +269,15 @@ class _Analysis:
         return derivative(p, m, self.objective, res.bw)
 
     def marginal(self, p: Param, v0: float, ranges: bool) -> Marginal:
+        """The marginal value of parameter ``p`` at the optimum of value ``v0`` (the objective's
+        unit per the parameter's unit): the mean of the one-sided derivatives at theta +- h
+        (h = :data:`STEP` x the parameter's scale) where they agree within :data:`KINK_TOL`, else
+        both sides extrapolated from +-h and +-2h; 0 for a row with slack; with ``ranges``, the
+        range over which it holds (not for performance per cost).
+
+        Raises:
+            SolverError: a re-solve stops short of its gap or has no multipliers.
+        """
         h = STEP * p.scale
         up, dn = self.one_sided(p, h), self.one_sided(p, -h)
         tiny = 1e-9 * abs(v0) / p.scale

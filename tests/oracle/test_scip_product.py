@@ -52,8 +52,8 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.cases import kept
 from tests.fuzz.strategies import divisors as _divisors
-from tests.fuzz.strategies import tiled
 
 pyscipopt = pytest.importorskip("pyscipopt")
 
@@ -308,54 +308,8 @@ def instances(draw) -> Instance:
 
 
 def _kept(dims, prices, layers, groups, rows, bounds=None) -> Instance:
-    """An instance from plain tuples: prices per dimension (link[, switch, nic]) $/GB/s, layers as
-    ((compute_ns, collective, size_bytes) x 3 phases), groups per phase, rows as (coefficients,
-    sense, rhs)."""
-    return Instance(
-        name="kept",
-        network=Network(
-            dims=tuple(
-                Dimension(block=b, npus=tiled(p, *(g[d] for g in groups)), cost_class=f"c{d}")
-                for d, (b, p) in enumerate(dims)
-            )
-        ),
-        workload=Workload(
-            name="kept",
-            layers=tuple(
-                Layer(
-                    name=f"l{i}",
-                    **{
-                        ph: Phase(compute_ns=c, collective=Collective(k), size_bytes=sz)
-                        for ph, (c, k, sz) in zip(PHASES, phases, strict=True)
-                    },
-                )
-                for i, phases in enumerate(layers)
-            ),
-        ),
-        mapping=Mapping(**dict(zip(PHASES, groups, strict=True))),
-        cost=CostModel(
-            classes={
-                f"c{d}": CostClass(
-                    **dict(
-                        zip(
-                            ("link_usd_per_gbps", "switch_usd_per_gbps", "nic_usd_per_gbps"),
-                            pr,
-                            strict=False,
-                        )
-                    )
-                )
-                for d, pr in enumerate(prices)
-            }
-        ),
-        constraints=tuple(
-            LinearConstraint(coefficients=a, sense=op, rhs=r, text="kept") for a, op, r in rows
-        ),
-        bounds=None
-        if bounds is None
-        else tuple(Bound(lower_gbps=lo, upper_gbps=hi) for lo, hi in bounds),
-        objective="performance_per_cost",
-        training_loop="no_overlap",
-    )
+    """A performance-per-cost instance from plain tuples (:func:`tests.cases.kept`)."""
+    return kept(dims, prices, layers, groups, rows, bounds, objective="performance_per_cost")
 
 
 # Kept examples, found by the test below (its strategy, round numbers aside); each made an earlier
