@@ -35,9 +35,7 @@ from .dense_lp import DenseLP
 from .dual_bound import lagrangian_bound
 from .highs import TIGHT_TOLERANCE, LPBackend, LPResult
 from .kkt import polish
-from .loop_state import Loop, LoopState
-from .outcome import Multipliers, OAResult
-from .stall import Stall
+from .outcome import Loop, LoopState, Multipliers, OAResult
 
 SEED_POINTS = np.array([0.1, 0.5, 2.0])
 """Initial tangent cuts per link, at these multiples of its unit."""
@@ -54,7 +52,26 @@ TRUST = 0.5
 """A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish
 (:meth:`CutLP. trusted`)."""
 MAX_RESCALES = 6
+STALL_ROUNDS = 4
+"""Rounds without an improved bound before the next step of the stall rule (:class:`Stall`)."""
 INF = float("inf")
+
+
+class Stall:
+    """The loop's stall rule: after :data:`STALL_ROUNDS` rounds without progress, tighter LP
+    tolerances, then a re-scale, then a stop with status LIMIT and the gap proved."""
+
+    def __init__(self) -> None:
+        self.rounds, self.step = 0, 0
+
+    def progress(self, improved: bool) -> str | None:
+        """Record one round; returns "tighten", "rescale", "stop" or None."""
+        self.rounds = 0 if improved else self.rounds + 1
+        if self.rounds < STALL_ROUNDS:
+            return None
+        self.rounds = 0
+        self.step += 1
+        return ("tighten", "rescale", "stop")[min(self.step, 3) - 1]
 
 
 class CutLP:
@@ -372,7 +389,7 @@ class CutLP:
         self._add_cuts(points)
 
     def _stalled(self, stall: Stall, improved: bool, best: np.ndarray | None) -> bool:
-        """Apply the stall rule (:class:`hieropt.solvers.stall.Stall`) to a round that ``improved``
+        """Apply the stall rule (:class:`Stall`) to a round that ``improved``
         the incumbent or the bound or not: tighten HiGHS's tolerances, re-scale on ``best``, or
         stop (True)."""
         action = stall.progress(improved)
