@@ -22,8 +22,7 @@ from .cutting import REL_GAP, TimeLP
 from .hours import hours_weighted
 from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design
-from .routes import Case, solve_case
-from .verified import METHODS, UNITS, verified
+from .routes import METHODS, UNITS, Case, solve_case, verified
 
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9

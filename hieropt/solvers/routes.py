@@ -4,24 +4,31 @@ decline answers it; see :mod:`hieropt.solvers.routing`). The fastest design with
 routes of its own (:mod:`hieropt.solvers.budget_routes`), which :class:`FastestByCuttingPlanes`
 walks.
 
-Every route ends in :func:`hieropt.solvers.verified.verified`: the same independent certificate
-whichever route answered. An objective route also says whether its Solution is ``complete`` (the
-caller then adds no portfolio table, notes or sensitivity). The decision records (docs/decisions)
-state why each special route exists.
+Every route ends in :func:`verified`: the solver's point re-checked by the independent evaluator
+(:mod:`hieropt.verify`), its objective value re-evaluated, its gap restated from that value, and
+the notes a user should read: the same certificate whichever route answered. An objective route
+also says whether its Solution is ``complete`` (the caller then adds no portfolio table, notes or
+sensitivity). The decision records (docs/decisions) state why each special route exists.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+import numpy as np
+
 from ..errors import SolverError
 from ..formulation.rate import single_term
+from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Solution
 from ..spec import Instance
+from ..units import implausible_bw_notes
+from ..verify import verify
 from .cutting import REL_GAP, TimeLP
 from .procurement import (
     Counts,
@@ -34,20 +41,100 @@ from .routing import Route, first_route
 from .run_cost import run_cost_terms
 from .single_term import METHOD as SINGLE_TERM_METHOD
 from .single_term import fastest_single_term
-from .verified import REGRET_COST_METHOD, verified
 
-__all__ = [
-    "Case",
-    "ObjectiveRoute",
-    "PortfolioObjectives",
-    "SingleTermRate",
-    "FastestByCuttingPlanes",
-    "CheapestMeetingTarget",
-    "RunCost",
-    "TimeCostProduct",
-    "ROUTES",
-    "solve_case",
-]
+__all__ = ["Case", "ObjectiveRoute", "PortfolioObjectives", "SingleTermRate",
+           "FastestByCuttingPlanes", "CheapestMeetingTarget", "RunCost", "TimeCostProduct",
+           "ROUTES", "solve_case", "verified", "METHODS", "UNITS", "REGRET_COST_METHOD"]
+
+METHODS = {
+    "performance": "outer approximation (Kelley cutting planes) on one LP (DAQP while small, then "
+    "HiGHS)",
+    "min_cost": "outer approximation (Kelley cutting planes) on one LP (DAQP while small, then "
+    "HiGHS), feasible points by convex combination with the fastest network",
+    "performance_per_cost": "one convex LP in cost-share variables (time x cost made linear by "
+    "Charnes-Cooper homogenisation), Kelley cutting planes on one LP (DAQP while small, then "
+    "HiGHS)",
+    "min_max_regret": "each workload's own optimum, then min z with T_w(B) <= z T_w* for every "
+    "workload by cutting planes on one persistent HiGHS LP (every workload's epigraph on the "
+    "shared t = 1/B), the bound from the performance optimum of the mix weighted by its regret "
+    "rows' duals",
+    "min_run_cost": "one convex LP in cost-share variables with the cluster's fixed cost as a "
+    "fixed term (run time x (fixed + network cost), Charnes-Cooper homogenisation), Kelley cutting "
+    "planes on one LP",
+}
+"""How each objective is solved (the ``method`` of its :class:`Solution`); the keys are
+:data:`hieropt.names.OBJECTIVES`."""
+REGRET_COST_METHOD = (
+    "each workload's own optimum and the min-max-regret optimum, then the cheapest network with "
+    "T_w(B) <= (1 + max_regret) T_w* for every workload by cutting planes, the bound from the "
+    "cheapest network under the dual-weighted sum of those rows"
+)
+"""The ``method`` of min_cost with ``max_regret``."""
+UNITS = {
+    "performance": "ns",
+    "min_cost": "USD",
+    "performance_per_cost": "ns*USD",
+    "min_max_regret": "ratio",
+    "min_run_cost": "USD",
+}
+"""Unit of each objective's value."""
+
+
+_GAP_TEXT = re.compile(r"proven relative gap (?:[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
+"""The gap a loop's message states ("stopped after 15 LPs at proven relative gap 9.13e-08
+(...)")."""
+
+
+def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, start: float,
+             extra: dict, value: float | None = None, method: str | None = None) -> Solution:
+    """Re-check the solver's point ``res`` (an outcome with ``bw``, ``upper``, ``lower``, ``status``
+    and ``message``) with the independent evaluator and package the :class:`Solution` of objective
+    ``obj``.
+
+    Args:
+        instance, tm: the problem and its time model; counts: LPs and cuts of the solve; start: its
+            ``time.perf_counter()`` at the start; extra: method-specific statistics (updated in
+            place).
+        value: the objective re-evaluated elsewhere (the portfolio objectives); method: how it was
+            solved, when not the objective's usual :data:`METHODS`.
+
+    Raises:
+        SolverError: the evaluator finds the point infeasible, or its objective value differs from
+            the solver's by more than 1e-9 (relative).
+    """
+    cert = verify(instance, res.bw, target_ns=instance.max_iteration_time_ns,
+                  budget_usd=instance.max_network_cost_usd)
+    if not cert.ok:
+        raise SolverError("independent verification failed: " + "; ".join(cert.problems))
+    bd = cert.breakdown
+    if value is None and obj == "min_run_cost":
+        value = run_cost_terms(instance).value(bd.iteration_time_ns, bd.network_cost_usd)
+    elif value is None:
+        value = {"performance": bd.iteration_time_ns, "min_cost": bd.network_cost_usd,
+                 "performance_per_cost": bd.iteration_time_ns * bd.network_cost_usd}[obj]
+    if abs(value - res.upper) > 1e-9 * abs(value):
+        raise SolverError(
+            f"independent verification failed: the solver reports {res.upper:.12g} {UNITS[obj]} "
+            f"but the evaluator gives {value:.12g}"
+        )
+    notes = tuple(
+        f"dimension {d} carries no traffic: its bandwidth ({res.bw[d]:.6g} GB/s) is whatever "
+        "the constraints allow; any feasible value is equally good"
+        for d in np.flatnonzero(~tm.carries_traffic)
+    ) + implausible_bw_notes(res.bw, tm.carries_traffic) + ignored_price_notes(instance)
+    bound = min(res.lower, value)
+    gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
+    # a loop's message states its gap before the bound's last slack and the evaluator's value:
+    # restated, so that the status line and the gap line agree
+    message = res.message and _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", res.message)
+    extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
+    return Solution(
+        status=res.status, message=message, objective=obj, bw_gbps=res.bw,
+        iteration_time_ns=bd.iteration_time_ns, network_cost_usd=bd.network_cost_usd,
+        objective_value=value, objective_bound=bound, objective_unit=UNITS[obj],
+        lower_bound_ns=bound if obj == "performance" else None, gap=gap, iterations=counts.lps,
+        solve_seconds=time.perf_counter() - start, breakdown=bd, method=method or METHODS[obj],
+        notes=notes, extra=extra, instance=instance)
 
 
 @dataclass(frozen=True)
@@ -126,27 +213,19 @@ class PortfolioObjectives:
             lps += res.iterations
         pf = portfolio_of(instance, res.bw, optima, instance.max_regret)
         value = pf.worst_ratio if obj == "min_max_regret" else None
-        if instance.max_regret is not None and pf.worst_ratio > (1 + instance.max_regret) * (
-            1 + 1e-9
-        ):
+        cap = instance.max_regret
+        if cap is not None and pf.worst_ratio > (1 + cap) * (1 + 1e-9):
             raise SolverError(
                 f"independent verification failed: a workload is {pf.worst_ratio - 1:.6g} slower "
                 f"than its own optimum, above max_regret {instance.max_regret:g}"
             )
-        sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value)
-        if obj == "min_cost":
-            sol = replace(sol, method=REGRET_COST_METHOD)
-        sol = replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - case.start)
-        if case.sensitivity:
-            sol = replace(
-                sol,
-                notes=sol.notes
-                + (
-                    "sensitivity: not computed for the portfolio objectives (each "
-                    "workload's regret is in the portfolio table)",
-                ),
-            )
-        return sol
+        method = REGRET_COST_METHOD if obj == "min_cost" else None
+        sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value,
+                       method)
+        notes = ("sensitivity: not computed for the portfolio objectives (each workload's regret "
+                 "is in the portfolio table)",) if case.sensitivity else ()
+        return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - case.start,
+                       notes=sol.notes + notes)
 
 
 class SingleTermRate:
@@ -179,16 +258,8 @@ class SingleTermRate:
         if res is None:
             return None
         res = against_target(res, target, budget)
-        return verified(
-            inst,
-            case.tm,
-            Counts(lps=res.iterations),
-            res,
-            "performance",
-            case.start,
-            {},
-            method=SINGLE_TERM_METHOD,
-        )
+        return verified(inst, case.tm, Counts(lps=res.iterations), res, "performance", case.start,
+                        {}, method=SINGLE_TERM_METHOD)
 
 
 class FastestByCuttingPlanes:
@@ -216,9 +287,8 @@ class FastestByCuttingPlanes:
         inst, counts, extra = case.instance, Counts(), {}
         core = TimeLP(inst, case.tm, case.time_limit_s)
         try:
-            res = fastest_design(
-                core, case.rel_gap, inst.max_network_cost_usd, inst.max_iteration_time_ns
-            )
+            res = fastest_design(core, case.rel_gap, inst.max_network_cost_usd,
+                                 inst.max_iteration_time_ns)
         finally:
             core.close()
         counts.add(core)
@@ -274,14 +344,8 @@ class TimeCostProduct:
         """
         counts = Counts()
         res = product(case, counts)
-        extra = {
-            "kappa_evaluations": res.iterations,
-            "kappa_nodes": 0,
-            "kappa_range_usd": [float(k) for k in res.kappa_range],
-        }
-        return verified(
-            case.instance, case.tm, counts, res, "performance_per_cost", case.start, extra
-        )
+        return verified(case.instance, case.tm, counts, res, "performance_per_cost", case.start,
+                        kappa_extra(res))
 
 
 class RunCost:
@@ -307,16 +371,9 @@ class RunCost:
         terms = run_cost_terms(case.instance)
         counts = Counts()
         res = product(case, counts, terms.fixed_usd)
-        res = replace(
-            res, upper=res.upper * terms.usd_per_ns_usd, lower=res.lower * terms.usd_per_ns_usd
-        )
-        extra = {
-            "run_cost_per": terms.per,
-            "fixed_cost_usd": terms.fixed_usd,
-            "kappa_evaluations": res.iterations,
-            "kappa_nodes": 0,
-            "kappa_range_usd": [float(k) for k in res.kappa_range],
-        }
+        rate = terms.usd_per_ns_usd
+        res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
+        extra = {"run_cost_per": terms.per, "fixed_cost_usd": terms.fixed_usd, **kappa_extra(res)}
         return verified(case.instance, case.tm, counts, res, "min_run_cost", case.start, extra)
 
 
@@ -348,15 +405,8 @@ def min_cost(case: Case, counts: Counts):
     """The cheapest network meeting the instance's time target ($, an OAResult), counted in
     ``counts``."""
     inst = case.instance
-    return cheapest_meeting(
-        inst,
-        case.tm,
-        inst.max_iteration_time_ns,
-        case.rel_gap,
-        inst.max_network_cost_usd,
-        case.time_limit_s,
-        counts,
-    )
+    return cheapest_meeting(inst, case.tm, inst.max_iteration_time_ns, case.rel_gap,
+                            inst.max_network_cost_usd, case.time_limit_s, counts)
 
 
 def product(case: Case, counts: Counts, fixed_usd: float = 0.0):
@@ -369,17 +419,15 @@ def product(case: Case, counts: Counts, fixed_usd: float = 0.0):
     if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
         cheapest = min_cost(replace(case, rel_gap=REL_GAP), counts)
         floor, meets = cheapest.lower, cheapest.bw
-    res = min_time_cost_product(
-        inst,
-        case.tm,
-        case.rel_gap,
-        budget_usd=inst.max_network_cost_usd,
-        cost_floor_usd=floor,
-        target_ns=target,
-        meets=meets,
-        time_limit_s=case.time_limit_s,
-        fixed_usd=fixed_usd,
-    )
+    res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
+                                target, meets, case.time_limit_s, fixed_usd)
     counts.lps += res.iterations
     counts.cuts += res.cuts
     return res
+
+
+def kappa_extra(res) -> dict:
+    """The statistics of a cost-share solve (an OAResult): LPs, and the network costs searched
+    ($)."""
+    return {"kappa_evaluations": res.iterations, "kappa_nodes": 0,
+            "kappa_range_usd": [float(k) for k in res.kappa_range]}
