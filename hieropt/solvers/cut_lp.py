@@ -199,21 +199,15 @@ class CutLP:
         if not n:
             return
         self._cut_j, self._cut_b = self._cut_j + js, self._cut_b + bs
-        self.solver.add_rows(
-            np.full(n, 2.0),
-            np.full(n, INF),
-            np.arange(0, 2 * n, 2, dtype=np.int32),
-            np.array(index, dtype=np.int32),
-            np.array(value),
-        )
+        self.solver.add_rows(np.full(n, 2.0), np.full(n, INF),
+                             np.arange(0, 2 * n, 2, dtype=np.int32),
+                             np.array(index, dtype=np.int32), np.array(value))
 
     def _pairs(self) -> tuple[list[int], list[int]]:
         """The links' t and B columns of the current LP, as lists (cached on its arrays)."""
         if (out := self.arr.cache.get("pair_lists")) is None:
-            out = self.arr.cache["pair_lists"] = (
-                self.arr.pair_t.tolist(),
-                self.arr.pair_b.tolist(),
-            )
+            out = self.arr.cache["pair_lists"] = (self.arr.pair_t.tolist(),
+                                                  self.arr.pair_b.tolist())
         return out
 
     def _clear_span(self) -> None:

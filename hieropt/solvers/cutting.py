@@ -73,13 +73,8 @@ class TimeLP(CutLP):
     costs speed).
     """
 
-    def __init__(
-        self,
-        instance: Instance,
-        tm: TimeModel,
-        time_limit_s: float = 60.0,
-        bw_scale: float | None = None,
-    ):
+    def __init__(self, instance: Instance, tm: TimeModel, time_limit_s: float = 60.0,
+                 bw_scale: float | None = None):
         self.instance, self.tm = instance, tm
         self.unit_cost = cluster_cost_usd_per_gbps(instance)  # $ per GB/s, (D,), read-only
         self.lp = _Prices(self.unit_cost / 1e6)
@@ -92,9 +87,8 @@ class TimeLP(CutLP):
             lambda: choose_scale(instance, tm, budget, target, self._limits),
         )
         if bw_scale is not None:
-            self.scale = self.scale.rescaled(
-                tm, self.unit_cost, np.full(tm.n_dims, float(bw_scale))
-            )
+            self.scale = self.scale.rescaled(tm, self.unit_cost,
+                                             np.full(tm.n_dims, float(bw_scale)))
         self._budget: float | None = None
         self._target: float | None = None
         self._checked = False
@@ -212,9 +206,8 @@ class TimeLP(CutLP):
             if budget is not None and budget < self._cheapest_lp * (1 - 1e-9):
                 raise below_cheapest(budget, self._cheapest)
             if budget is not None and budget < self._cheapest_lp * (1 + 1e-9):
-                self._set_row_upper(
-                    self.arr.budget_row, self._cheapest_lp * (1 + 1e-12) / self.scale.cost_usd
-                )
+                self._set_row_upper(self.arr.budget_row,
+                                    self._cheapest_lp * (1 + 1e-12) / self.scale.cost_usd)
                 return True
             return False
         bw = self._bw(x)
@@ -260,11 +253,9 @@ class TimeLP(CutLP):
         rows and prices (a repeated solve, or a copy of the instance with another objective, finds
         it; a copy with other prices does not; the arrays are read-only and shared)."""
         inst, tm, budget, target = self.instance, self.tm, self._budget, self._target
-        return inst.memo(
-            "_perf_lp",
-            (tm, scale, budget, target, inst.design_matrix, self.unit_cost),
-            lambda: read_only(compile_perf_lp(inst, tm, scale, budget, target)),
-        )
+        return inst.memo("_perf_lp",
+                         (tm, scale, budget, target, inst.design_matrix, self.unit_cost),
+                         lambda: read_only(compile_perf_lp(inst, tm, scale, budget, target)))
 
     def _unit(self) -> np.ndarray:
         return self.scale.bw_gbps[self.arr.pair_b]
@@ -339,9 +330,8 @@ class TimeLP(CutLP):
     def _set_budget(self, budget_usd: float | None) -> None:
         if budget_usd != self._budget:
             self._budget = budget_usd
-            self._set_row_upper(
-                self.arr.budget_row, INF if budget_usd is None else budget_usd / self.scale.cost_usd
-            )
+            self._set_row_upper(self.arr.budget_row,
+                                INF if budget_usd is None else budget_usd / self.scale.cost_usd)
 
     def _set_target(self, target_ns: float | None) -> None:
         if target_ns != self._target:
@@ -475,9 +465,8 @@ class TimeLP(CutLP):
             self._set_target(None)
             self._set_budget(budget_usd)
 
-    def _meet_target(
-        self, bw: np.ndarray, meets: np.ndarray, t_meets: float, target_ns: float
-    ) -> np.ndarray:
+    def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float,
+                     target_ns: float) -> np.ndarray:
         """:func:`hieropt.solvers.line_search.meet_target` on this LP's instance and time model."""
         return meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
 

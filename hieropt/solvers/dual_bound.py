@@ -220,17 +220,9 @@ def _box_minima(arr, r: np.ndarray, cols: list[int], pair_of: dict[int, int],
 EPS = float(np.finfo(float).eps)
 
 
-def _rounding(
-    arr,
-    costs: np.ndarray,
-    u: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    cols: list[int],
-    pair_of: dict[int, int],
-    best: list[float],
-    terms: list[float],
-) -> float:
+def _rounding(arr, costs: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              cols: list[int], pair_of: dict[int, int], best: list[float],
+              terms: list[float]) -> float:
     """The worst-case floating-point error of the bound's evaluation: (rows + columns + 2) x eps x
     the sum of the magnitudes of everything it adds up (the multiplied row bounds, each column's
     term, and each reduced cost's own sum |c| + |A|'|u| times the value it multiplies). Where these
@@ -269,9 +261,6 @@ def _linear_columns(arr) -> tuple[list[int], dict[int, int]]:
     if out is None or out[0] is not arr.pair_t:
         ts = set(arr.pair_t.tolist())
         pair_of = dict(zip(arr.pair_b.tolist(), arr.pair_t.tolist(), strict=True))
-        out = arr.cache["linear_cols"] = (
-            arr.pair_t,
-            [j for j in range(arr.z0) if j not in ts],
-            pair_of,
-        )
+        out = arr.cache["linear_cols"] = (arr.pair_t, [j for j in range(arr.z0) if j not in ts],
+                                          pair_of)
     return out[1], out[2]

@@ -52,9 +52,8 @@ def within_rows(instance: Instance, bw: np.ndarray, meets: np.ndarray) -> np.nda
     r0, r1 = A @ meets, A @ bw
     dr = r1 - r0
     with np.errstate(divide="ignore", invalid="ignore"):
-        cross = np.where(
-            r1 > upper, (upper - r0) / dr, np.where(r1 < lower, (lower - r0) / dr, np.inf)
-        )
+        cross = np.where(r1 > upper, (upper - r0) / dr,
+                         np.where(r1 < lower, (lower - r0) / dr, np.inf))
     s = float(np.clip(np.nan_to_num(cross, nan=0.0).min(initial=1.0), 0.0, 1.0))
     return meets + s * (bw - meets)
 
@@ -111,14 +110,8 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
     return None
 
 
-def meet_target(
-    instance: Instance,
-    tm: TimeModel,
-    bw: np.ndarray,
-    meets: np.ndarray,
-    t_meets: float,
-    target_ns: float,
-) -> np.ndarray:
+def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray,
+                t_meets: float, target_ns: float) -> np.ndarray:
     """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is
     convex), after :func:`within_rows` (``bw`` moved inside the design rows first; ``meets`` meets
     them and the target).

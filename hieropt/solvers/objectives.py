@@ -97,13 +97,8 @@ def _with_old_keywords(options: SolveOptions, old: dict) -> SolveOptions:
 
 
 @scoped
-def solve(
-    instance: Instance,
-    objective: str | None = None,
-    *,
-    options: SolveOptions = SolveOptions(),
-    **old_keywords,
-) -> Solution:
+def solve(instance: Instance, objective: str | None = None, *,
+          options: SolveOptions = SolveOptions(), **old_keywords) -> Solution:
     """Solve ``instance`` for its objective (or ``objective``) and return a verified
     :class:`Solution`.
 
@@ -140,19 +135,16 @@ def solve(
     except NoSolutionError as e:
         obj = objective or instance.objective
         reason = str(e).removeprefix(f"{e.kind}: ")
-        return Solution.without_design(
-            Status(e.kind), reason, obj, UNITS.get(obj, ""), time.perf_counter() - start, instance
-        )
+        return Solution.without_design(Status(e.kind), reason, obj, UNITS.get(obj, ""),
+                                       time.perf_counter() - start, instance)
 
 
-def _solve(
-    instance: Instance, objective: str | None, options: SolveOptions, start: float
-) -> Solution:
+def _solve(instance: Instance, objective: str | None, options: SolveOptions,
+           start: float) -> Solution:
     """:func:`solve`, raising NoSolutionError where there is no design."""
     o = options
-    instance = with_targets(
-        instance, objective, o.max_iteration_time_ns, o.budget_usd, max_regret=o.max_regret
-    )
+    instance = with_targets(instance, objective, o.max_iteration_time_ns, o.budget_usd,
+                            max_regret=o.max_regret)
     time_limit_s = check_time_limit(o.time_limit_s)
     if (
         over := power_cap_problem(instance)
@@ -187,11 +179,8 @@ def _solve(
         )  # (Pyomo: loaded only when a portfolio is asked for)
 
         optima = own_optima(instance, REL_GAP, time_limit_s)
-        sol = replace(
-            sol,
-            portfolio=portfolio_of(instance, sol.bw_gbps, optima),
-            solve_seconds=time.perf_counter() - start,
-        )
+        sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
+                      solve_seconds=time.perf_counter() - start)
     if sensitivity and sol.success and obj == "min_run_cost":
         sol = replace(
             sol,
@@ -231,15 +220,8 @@ def _gap(rel_gap: float | None, obj: str) -> float:
     return gap
 
 
-def _with_sensitivity(
-    instance: Instance,
-    tm: TimeModel,
-    obj: str,
-    sol: Solution,
-    gap: float,
-    time_limit_s: float,
-    ranges: bool,
-) -> Solution:
+def _with_sensitivity(instance: Instance, tm: TimeModel, obj: str, sol: Solution, gap: float,
+                      time_limit_s: float, ranges: bool) -> Solution:
     """``sol`` with its sensitivity (:mod:`hieropt.solvers.sensitivity`, each binding value
     re-checked by :mod:`hieropt.solvers.sensitivity_check`), or a note saying why there is none. A
     budget a hair above the cheapest network (within 10 x
@@ -292,9 +274,8 @@ def _with_sensitivity(
 
 
 @scoped
-def solve_fastest_cheapest(
-    instance: Instance, time_limit_s: float = 60.0
-) -> tuple[Solution, Solution | str]:
+def solve_fastest_cheapest(instance: Instance,
+                           time_limit_s: float = 60.0) -> tuple[Solution, Solution | str]:
     """The performance optimum of ``instance`` (as :func:`solve` with ``objective="performance"``)
     and the cheapest design whose time is within the gap target of it (as :func:`solve` with
     ``objective="min_cost"`` and the time target ``objective_value * (1 + 1e-8)``), on one time
@@ -320,9 +301,8 @@ def solve_fastest_cheapest(
     core = TimeLP(instance, tm, time_limit_s)
     core.cut_first = False  # (the min-cost loop goes on from these cuts: see cut_lp.Loop.cut_first)
     try:
-        res = fastest_design(
-            core, REL_GAP, instance.max_network_cost_usd, instance.max_iteration_time_ns
-        )
+        res = fastest_design(core, REL_GAP, instance.max_network_cost_usd,
+                             instance.max_iteration_time_ns)
         counts.add(core)
         sol = verified(instance, tm, counts, res, "performance", start, {})
         start = time.perf_counter()
@@ -330,19 +310,11 @@ def solve_fastest_cheapest(
         try:
             design_inst = with_targets(instance, "min_cost", target, None)
             cost_counts = Counts()
-            cheap = cheapest_meeting(
-                design_inst,
-                tm,
-                target,
-                REL_GAP,
-                design_inst.max_network_cost_usd,
-                time_limit_s,
-                cost_counts,
-                fastest=(core, res.bw),
-            )
-            design: Solution | str = verified(
-                design_inst, tm, cost_counts, cheap, "min_cost", start, {}
-            )
+            cheap = cheapest_meeting(design_inst, tm, target, REL_GAP,
+                                     design_inst.max_network_cost_usd, time_limit_s, cost_counts,
+                                     fastest=(core, res.bw))
+            design: Solution | str = verified(design_inst, tm, cost_counts, cheap, "min_cost",
+                                              start, {})
         except HieroptError as e:
             design = str(e)
     finally:

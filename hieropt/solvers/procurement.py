@@ -106,15 +106,9 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
         core.close()
 
 
-def _min_product(
-    core: RatioCore,
-    tm: TimeModel,
-    rel_gap: float,
-    budget_usd: float | None,
-    cost_floor_usd: float | None,
-    target_ns: float | None,
-    meets: np.ndarray | None,
-) -> OAResult:
+def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
+                 cost_floor_usd: float | None, target_ns: float | None,
+                 meets: np.ndarray | None) -> OAResult:
     k_min, k_max = core.search_range(budget_usd)
     if budget_usd is not None:
         if budget_usd < k_min * (1 - 1e-9):
@@ -187,9 +181,8 @@ gap (the polish usually reaches round-off; a loop that cannot stops with LIMIT a
 decide)."""
 
 
-def against_target(
-    res: OAResult, target_ns: float | None, budget_usd: float | None = None
-) -> OAResult:
+def against_target(res: OAResult, target_ns: float | None,
+                   budget_usd: float | None = None) -> OAResult:
     """``res`` (a performance optimum within ``budget_usd``) when it meets the time target
     ``target_ns`` (None: none).
 
@@ -247,16 +240,10 @@ class Counts:
         self.cuts += core.cuts
 
 
-def cheapest_meeting(
-    instance: Instance,
-    tm: TimeModel,
-    target_ns: float,
-    rel_gap: float = REL_GAP,
-    budget_usd: float | None = None,
-    time_limit_s: float = 60.0,
-    counts: Counts | None = None,
-    fastest: tuple[TimeLP, np.ndarray] | None = None,
-) -> OAResult:
+def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_gap: float = REL_GAP,
+                     budget_usd: float | None = None, time_limit_s: float = 60.0,
+                     counts: Counts | None = None,
+                     fastest: tuple[TimeLP, np.ndarray] | None = None) -> OAResult:
     """The cheapest network ($) whose iteration time is at most ``target_ns``, with or without a
     bandwidth cap.
 
@@ -351,21 +338,14 @@ def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float)
     return float(10.0 ** (np.floor(np.log10(beta)) - 2))
 
 
-def _meets_without_cap(
-    instance: Instance,
-    tm: TimeModel,
-    target_ns: float,
-    budget_usd: float | None,
-    time_limit_s: float,
-    counts: Counts,
-) -> np.ndarray:
+def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float,
+                       budget_usd: float | None, time_limit_s: float, counts: Counts) -> np.ndarray:
     """A design with T < ``target_ns`` when bandwidth has no upper limit: the fastest within growing
     budgets."""
     rc = RatioCore(instance, tm, typical_bandwidth(instance, tm, target_ns), time_limit_s)
     k_min, _ = rc.cost_range()
-    kappa = max(
-        rc.network_cost(np.full(tm.n_dims, typical_bandwidth(instance, tm, target_ns))), 2.0 * k_min
-    )
+    kappa = max(rc.network_cost(np.full(tm.n_dims, typical_bandwidth(instance, tm, target_ns))),
+                2.0 * k_min)
     best = INF
     try:
         for _ in range(60):

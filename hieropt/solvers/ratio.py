@@ -77,20 +77,11 @@ class RatioCore(CutLP):
             objective ``min_run_cost``, :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`).
     """
 
-    def __init__(
-        self,
-        instance: Instance,
-        tm: TimeModel,
-        bw_unit_gbps: float,
-        time_limit_s: float = 60.0,
-        budget_usd: float | None = None,
-        prune: bool = False,
-        cost_bounds: tuple[float, float] | None = None,
-        share_units_gbps: np.ndarray | None = None,
-        exact_rows: bool = False,
-        slacks: tuple[tuple[str, int], ...] = (),
-        fixed_usd: float = 0.0,
-    ):
+    def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float,
+                 time_limit_s: float = 60.0, budget_usd: float | None = None, prune: bool = False,
+                 cost_bounds: tuple[float, float] | None = None,
+                 share_units_gbps: np.ndarray | None = None, exact_rows: bool = False,
+                 slacks: tuple[tuple[str, int], ...] = (), fixed_usd: float = 0.0):
         self.instance, self.tm = instance, tm
         self.fixed_usd = float(fixed_usd)
         self._cost_bounds = cost_bounds if cost_bounds is not None else cost_bounds_usd(instance)
@@ -106,15 +97,9 @@ class RatioCore(CutLP):
             if not self._rows_bound_costs(budget_usd):
                 cap = min(cap, self.cost_range()[1])
         units = bw_unit_gbps if share_units_gbps is None else share_units_gbps
-        self.lp: RatioArrays = shared_ratio_lp(
-            instance,
-            tm,
-            units,
-            cost_cap_usd=cap,
-            exact_rows=exact_rows,
-            slacks=slacks,
-            fixed_usd=fixed_usd,
-        )
+        self.lp: RatioArrays = shared_ratio_lp(instance, tm, units, cost_cap_usd=cap,
+                                               exact_rows=exact_rows, slacks=slacks,
+                                               fixed_usd=fixed_usd)
         self.K = self.lp.cost_unit_usd
         self.scale = None
         self._start(time_limit_s)
@@ -254,9 +239,8 @@ class RatioCore(CutLP):
         end = int(arr.start[arr.n_rows])
         index, value = [arr.index[:end]], [arr.value[:end]]
         slack_coef = slack_coef if slack_coef is not None else [{}] * len(np.atleast_2d(coef))
-        for c, lo, hi, sc in zip(
-            np.atleast_2d(coef), np.atleast_1d(lower), np.atleast_1d(upper), slack_coef, strict=True
-        ):
+        for c, lo, hi, sc in zip(np.atleast_2d(coef), np.atleast_1d(lower), np.atleast_1d(upper),
+                                 slack_coef, strict=True):
             full = np.asarray(c, dtype=float) * lp.unit_gbps
             nz = np.flatnonzero(full)
             cols = [*lp.x_col[nz].tolist(), *(lp.slack_col[k] for k in sc)]
@@ -274,15 +258,11 @@ class RatioCore(CutLP):
             start.append(np.array([end]))
             index.append(np.array(cols, dtype=np.int64))
             value.append(np.array(vals) * scale)
-        new = replace(
-            arr,
-            row_lower=np.append(arr.row_lower, lows),
-            row_upper=np.append(arr.row_upper, highs),
-            start=np.concatenate(start).astype(np.int32),
-            index=np.concatenate(index).astype(np.int32),
-            value=np.concatenate(value),
-            cache={},
-        )
+        new = replace(arr, row_lower=np.append(arr.row_lower, lows),
+                      row_upper=np.append(arr.row_upper, highs),
+                      start=np.concatenate(start).astype(np.int32),
+                      index=np.concatenate(index).astype(np.int32), value=np.concatenate(value),
+                      cache={})
         if slack_cap:
             for k, cap in slack_cap.items():  # s_lp = u s / factor
                 new.col_upper[lp.slack_col[k]] = round_outwards(
@@ -362,12 +342,8 @@ class RatioCore(CutLP):
             cost = self.network_cost(bw)
             return [bw * (budget_usd / cost)] if cost > budget_usd else [bw]
 
-        spec = Loop(
-            costs=lambda: self.arr.time_costs,
-            native=lambda v: v * to_ns,
-            candidates=candidates,
-            score=self.tm.time_ns if score is None else score,
-        )
+        spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns,
+                    candidates=candidates, score=self.tm.time_ns if score is None else score)
         out = self._outcome(spec, rel_gap, f"budget ${budget_usd:,.6g}")
         if out.bw is None:
             raise NoSolutionError(
@@ -377,14 +353,8 @@ class RatioCore(CutLP):
             )
         return out
 
-    def min_product(
-        self,
-        rel_gap: float,
-        cost_lo: float,
-        cost_hi: float,
-        target_ns: float | None = None,
-        meets: np.ndarray | None = None,
-    ) -> OAResult:
+    def min_product(self, rel_gap: float, cost_lo: float, cost_hi: float,
+                    target_ns: float | None = None, meets: np.ndarray | None = None) -> OAResult:
         """min T(B) x cost(B) (ns x $) over designs costing within [cost_lo, cost_hi] $ and, if
         given, with T <= ``target_ns``; cost(B) = the core's ``fixed_usd`` + the network's (the
         range too includes it).
@@ -423,11 +393,7 @@ class RatioCore(CutLP):
             c = self.fixed_usd + self.network_cost(bw)
             return T * c if c <= cost_hi * (1 + 1e-12) else INF
 
-        spec = Loop(
-            costs=lambda: self.arr.time_costs,
-            native=lambda v: v * to_ns_usd,
-            candidates=candidates,
-            score=score,
-        )
+        spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns_usd,
+                    candidates=candidates, score=score)
         return self._outcome(spec, rel_gap, "time x cost")
 

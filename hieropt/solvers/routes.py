@@ -377,14 +377,9 @@ class RunCost:
         return verified(case.instance, case.tm, counts, res, "min_run_cost", case.start, extra)
 
 
-ROUTES: tuple[ObjectiveRoute, ...] = (
-    PortfolioObjectives(),
-    SingleTermRate(),
-    FastestByCuttingPlanes(),
-    CheapestMeetingTarget(),
-    TimeCostProduct(),
-    RunCost(),
-)
+ROUTES: tuple[ObjectiveRoute, ...] = (PortfolioObjectives(), SingleTermRate(),
+                                      FastestByCuttingPlanes(), CheapestMeetingTarget(),
+                                      TimeCostProduct(), RunCost())
 """The objective routes, walked in this order: the portfolio objectives first (they take
 ``min_cost`` with ``max_regret``), the single-term LP before the general performance route it may
 decline to."""

@@ -44,13 +44,9 @@ METHOD = (
 """The ``method`` of a :class:`hieropt.result.Solution` solved here."""
 
 
-def fastest_single_term(
-    instance: Instance,
-    tm: TimeModel,
-    rel_gap: float,
-    budget_usd: float | None = None,
-    time_limit_s: float = 60.0,
-) -> OAResult | None:
+def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float,
+                        budget_usd: float | None = None,
+                        time_limit_s: float = 60.0) -> OAResult | None:
     """The performance optimum (ns) of ``instance`` within ``budget_usd`` ($, None: none) when
     ``tm`` has a single collective term (:func:`hieropt.formulation.rate.single_term`), by one LP;
     None when ``tm`` is not of that form, the LP is not optimal, or its certificate does not meet
@@ -80,15 +76,13 @@ def fastest_single_term(
     finally:
         lp.close()
     D = m.size
-    bw = within_budget(
-        instance, np.maximum(res.x[:D], 0.0) * scale.bw_gbps + 0.0, budget_usd, unit_cost
-    )
+    bw = within_budget(instance, np.maximum(res.x[:D], 0.0) * scale.bw_gbps + 0.0, budget_usd,
+                       unit_cost)
     if bw is None:
         return None
     upper = tm.time_ns(bw)
-    rate = _rate_bound(
-        arr, duals, upper_limits_gbps(instance, budget_usd, unit_cost) / scale.bw_gbps
-    )
+    rate = _rate_bound(arr, duals,
+                       upper_limits_gbps(instance, budget_usd, unit_cost) / scale.bw_gbps)
     if not (np.isfinite(upper) and np.isfinite(rate) and rate > 0):
         return None
     lower = tm.constant_ns + w / (rate * arr.rate_unit)
@@ -158,18 +152,11 @@ def _bound_arrays(arr: RateArrays) -> tuple:
         A = arr.dense
         rows = [[(j, a) for j, a in enumerate(row) if a] for row in A.tolist()]
         loaded = np.array(arr.loaded, dtype=np.intp)
-        out = arr.cache["rate_bound"] = (
-            np.where(lo_finite, lo, 0.0).tolist(),
-            np.where(hi_finite, hi, 0.0).tolist(),
-            lo_finite.tolist(),
-            hi_finite.tolist(),
-            rows,
-            arr.time_costs.tolist(),
-            np.abs(arr.time_costs).tolist(),
-            arr.col_lower.tolist(),
-            loaded.tolist(),
-            A[arr.rate, arr.u_col].tolist(),
-        )
+        out = arr.cache["rate_bound"] = (np.where(lo_finite, lo, 0.0).tolist(),
+                                         np.where(hi_finite, hi, 0.0).tolist(), lo_finite.tolist(),
+                                         hi_finite.tolist(), rows, arr.time_costs.tolist(),
+                                         np.abs(arr.time_costs).tolist(), arr.col_lower.tolist(),
+                                         loaded.tolist(), A[arr.rate, arr.u_col].tolist())
     return out
 
 
