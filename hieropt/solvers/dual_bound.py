@@ -34,13 +34,12 @@ INF = float("inf")
 
 @dataclass(frozen=True)
 class DualBound:
-    """A lower bound (scaled objective units), the budget and time-target rows' cleaned multipliers,
-    and the Lagrangian's minimiser ``point`` (one value per column; NaN on the t of a pair and the
-    epigraph columns): at the pairs' B columns, a good next cutting point."""
+    """A lower bound (scaled objective units), the budget row's cleaned multiplier, and the
+    Lagrangian's minimiser ``point`` (one value per column; NaN on the t of a pair and the epigraph
+    columns): at the pairs' B columns, a good next cutting point."""
 
     value: float
     budget_multiplier: float
-    time_multiplier: float
     point: np.ndarray
 
 
@@ -61,24 +60,13 @@ def dense_matrix(arr) -> np.ndarray:
     return A
 
 
-def transpose_product(arr, u: np.ndarray) -> np.ndarray:
-    """A' u for the base rows of ``arr`` (dense for small LPs, sparse otherwise; helpers cached on
-    ``arr``)."""
+def transpose_product(arr, u: np.ndarray, absolute: bool = False) -> np.ndarray:
+    """A' u (|A|' u with ``absolute``: entry-wise absolute values of A) for the base rows of ``arr``
+    (dense for small LPs, sparse otherwise; helpers cached on ``arr``)."""
     m, n = arr.n_rows, arr.n_cols
     if m * n <= DENSE:
-        return u @ dense_matrix(arr)
-    row_of = arr.cache.get("row_of")
-    if row_of is None:
-        row_of = arr.cache["row_of"] = np.repeat(np.arange(m), np.diff(arr.start[:m + 1]))
-    end = arr.start[m]
-    return np.bincount(arr.index[:end], weights=u[row_of] * arr.value[:end], minlength=n)
-
-
-def abs_transpose_product(arr, u: np.ndarray) -> np.ndarray:
-    """|A|' u for the base rows of ``arr`` (entry-wise absolute values of A; dense matrix cached on
-    ``arr``)."""
-    m, n = arr.n_rows, arr.n_cols
-    if m * n <= DENSE:
+        if not absolute:
+            return u @ dense_matrix(arr)
         A = arr.cache.get("dense_abs")
         if A is None or A.shape != (m, n):
             A = arr.cache["dense_abs"] = np.abs(dense_matrix(arr))
@@ -87,7 +75,8 @@ def abs_transpose_product(arr, u: np.ndarray) -> np.ndarray:
     if row_of is None:
         row_of = arr.cache["row_of"] = np.repeat(np.arange(m), np.diff(arr.start[:m + 1]))
     end = arr.start[m]
-    return np.bincount(arr.index[:end], weights=u[row_of] * np.abs(arr.value[:end]), minlength=n)
+    value = np.abs(arr.value[:end]) if absolute else arr.value[:end]
+    return np.bincount(arr.index[:end], weights=u[row_of] * value, minlength=n)
 
 
 def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.ndarray,
@@ -110,19 +99,18 @@ def lagrangian_bound(arr, costs: np.ndarray, duals: np.ndarray, row_lower: np.nd
     pos, neg = u > 0, u < 0
     const = float(u[pos] @ lo[pos] + u[neg] @ hi[neg])
     budget = float(u[arr.budget_row]) if arr.budget_row >= 0 else 0.0
-    time = float(u[arr.time_row]) if arr.time_row >= 0 else 0.0
     cols, pair_of = _linear_columns(arr)
     best, terms, low_bound, infinite = _box_minima(arr, r, cols, pair_of, col_upper)
     point = np.empty(arr.n_cols)
     point.fill(np.nan)
     point[cols] = best
     if low_bound:
-        return DualBound(-INF, budget, time, point)
+        return DualBound(-INF, budget, point)
     if infinite:  # a loaded dimension without bandwidth: the time is infinite
-        return DualBound(INF, budget, time, point)
+        return DualBound(INF, budget, point)
     value = const + float(np.array(terms).sum())
     rounding = _rounding(arr, costs, u, lo, hi, cols, pair_of, best, terms)
-    return DualBound(value - rounding, budget, time, point)
+    return DualBound(value - rounding, budget, point)
 
 
 def _drop_infinite_bounds(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
@@ -234,7 +222,7 @@ def _rounding(arr, costs: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndar
     size = float(np.abs(u[pos] * lo[pos]).sum() + np.abs(u[neg] * hi[neg]).sum()) + sum(
         map(abs, terms)
     )
-    r_size = (np.abs(costs) + abs_transpose_product(arr, np.abs(u))).tolist()
+    r_size = (np.abs(costs) + transpose_product(arr, np.abs(u), absolute=True)).tolist()
     for j, b in zip(cols, best, strict=True):
         if math.isfinite(b) and b != 0:
             size += r_size[j] * abs(b)
