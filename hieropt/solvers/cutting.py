@@ -439,7 +439,7 @@ class TimeLP(CutLP):
             # target met at a floor far below the fastest design), where the move costs far more
             # than the gap
             bw = self._bw(x)
-            out = [self._meet_target(bw, meets, t_meets, target_ns)]
+            out = [meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)]
             near = best[0] * (1 + ANCHOR_RISE)
             t_near = self.tm.time_ns(near)
             if (
@@ -447,7 +447,7 @@ class TimeLP(CutLP):
                 and t_near < target_ns
                 and within_rows(self.instance, near, best[0]) is near
             ):
-                out.append(self._meet_target(bw, near, t_near, target_ns))
+                out.append(meet_target(self.instance, self.tm, bw, near, t_near, target_ns))
             for point in out:
                 cost = self.network_cost(point)
                 if cost < best[1] and self.tm.time_ns(point) <= target_ns:
@@ -464,11 +464,6 @@ class TimeLP(CutLP):
         finally:
             self._set_target(None)
             self._set_budget(budget_usd)
-
-    def _meet_target(self, bw: np.ndarray, meets: np.ndarray, t_meets: float,
-                     target_ns: float) -> np.ndarray:
-        """:func:`hieropt.solvers.line_search.meet_target` on this LP's instance and time model."""
-        return meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
 
 
 WIDE_SEEDS = (8.0,)

@@ -7,9 +7,7 @@ cost x_d = p_d B_d / C and u = K / C. Multiplying the time model by C makes ever
 (Charnes-Cooper), so the global minimum is one convex program, solved by the same tangent cuts as
 the performance objective on one persistent HiGHS LP (:class:`hieropt.solvers.ratio.RatioCore`):
 every LP optimum is a proven lower bound on min T x cost, every LP point a design whose T x cost is
-evaluated exactly. (Before: a branch and bound on the cost level kappa over f(kappa) = min{T : cost
-<= kappa}, whose tangent-line bounds could not close the bracket where T x cost is nearly flat in
-kappa, e.g. one dimension under a floor: 10,000 nodes, minutes.)
+evaluated exactly.
 
 The fastest design within a budget (:func:`fastest_design`, each point of the Pareto front in
 :mod:`hieropt.solvers.front`) and the cheapest meeting a time target (:func:`cheapest_meeting`) live

@@ -44,8 +44,7 @@ fraction of the upper (well apart from 0 in the LP's units)."""
 SHARE_SEEDS = (0.05, 0.3, 1.0, 3.0, 20.0)
 """Initial cuts on r_d >= 1/x_d (shares scaled by g_d: 1 at the typical bandwidth). Denser near 1
 than a decade grid: the LP's point, where the Newton polish starts, is then closer to the optimum
-(on the 12 LIBRA instances and the shipped ones, 132 Newton steps instead of 189 and as many LPs;
-0.01 .. 10 before)."""
+(on the 12 LIBRA instances and the shipped ones, 132 Newton steps instead of 189)."""
 LEVEL_SEEDS = (0.1, 0.3, 1.0, 3.0, 10.0)
 """Initial cuts on kap >= 1/u (u = K / C is about 1 at the typical bandwidth)."""
 EPS = float(np.finfo(float).eps)
