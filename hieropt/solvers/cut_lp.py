@@ -109,11 +109,8 @@ class CutLP:
         seeds = self._seeds()
         # (the LP with its seed cuts, kept on the shared compiled arrays)
         saved = self.arr.cache.get("seeded")
-        if (
-            saved is not None
-            and saved[0] == seeds
-            and (solver := saved[1].copy(time_limit_s)) is not None
-        ):
+        if (saved is not None and saved[0] == seeds
+                and (solver := saved[1].copy(time_limit_s)) is not None):
             self.solver = solver
             self._cut_j, self._cut_b = list(saved[2]), list(saved[3])
             self._span = (list(saved[4][0]), list(saved[4][1]))

@@ -285,11 +285,8 @@ class TimeLP(CutLP):
         if self._ub_key is None or self._ub_key[0] != key[0] or self._ub_key[1] is not key[1]:
             self._ub_key = key
             ub = np.full(self.arr.n_cols, INF)
-            lim = (
-                self._limits
-                if self._budget is None
-                else np.minimum(self._limits, self._budget / self.unit_cost)
-            )
+            lim = self._limits if self._budget is None else np.minimum(
+                self._limits, self._budget / self.unit_cost)
             ub[self.arr.b_col] = lim / self.scale.bw_gbps
             self._ub = ub
         return self._ub
@@ -422,14 +419,8 @@ class TimeLP(CutLP):
         meets = np.asarray(meets, dtype=float)
         # centred on the known design before the first LP (not after a wasted one)
         self._centre(meets)
-        self._add_cuts(
-            [
-                (j, float(meets[d] * (1.0 + r)))
-                for j, d in enumerate(self.arr.pair_b)
-                if meets[d] > 0
-                for r in MEETS_OFFSETS
-            ]
-        )
+        self._add_cuts([(j, float(meets[d] * (1.0 + r))) for j, d in enumerate(self.arr.pair_b)
+                        if meets[d] > 0 for r in MEETS_OFFSETS])
         best = [meets, self.network_cost(meets)]  # the cheapest design found that meets the target
 
         def candidates(x: np.ndarray) -> list[np.ndarray]:
@@ -442,11 +433,8 @@ class TimeLP(CutLP):
             out = [meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)]
             near = best[0] * (1 + ANCHOR_RISE)
             t_near = self.tm.time_ns(near)
-            if (
-                best[0] is not meets
-                and t_near < target_ns
-                and within_rows(self.instance, near, best[0]) is near
-            ):
+            if (best[0] is not meets and t_near < target_ns
+                    and within_rows(self.instance, near, best[0]) is near):
                 out.append(meet_target(self.instance, self.tm, bw, near, t_near, target_ns))
             for point in out:
                 cost = self.network_cost(point)

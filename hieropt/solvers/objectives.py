@@ -146,50 +146,33 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     instance = with_targets(instance, objective, o.max_iteration_time_ns, o.budget_usd,
                             max_regret=o.max_regret)
     time_limit_s = check_time_limit(o.time_limit_s)
-    if (
-        over := power_cap_problem(instance)
-    ) is not None:  # (the site's power cap: hieropt/model/run.py)
+    if (over := power_cap_problem(instance)) is not None:  # (the site's power cap)
         raise NoSolutionError("infeasible", over)
     instance, hours_note = hours_weighted(instance, time_limit_s)  # (shares of hours -> weights)
     obj = instance.objective
     gap = _gap(o.rel_gap, obj)
-    plain = (
-        obj == "performance"
-        and instance.max_network_cost_usd is None
-        and instance.max_iteration_time_ns is None
-    )
-    cuts = plain and prefers_cuts(instance)
+    plain = instance.max_network_cost_usd is None and instance.max_iteration_time_ns is None
+    cuts = obj == "performance" and plain and prefers_cuts(instance)  # (a large plain solve)
     tm = cut_model(instance) if cuts else build_time_model(instance)
     sensitivity, skipped = o.sensitivity, ()
     if cuts and sensitivity:  # (its re-solves need the dense model, which grows with the layers)
         sensitivity = False
-        skipped = (
-            "sensitivity: not computed for a large workload solved by cutting planes on T (the "
-            "re-solves need the dense model, which grows with the distinct layers)",
-        )
+        skipped = ("sensitivity: not computed for a large workload solved by cutting planes on T "
+                   "(the re-solves need the dense model, which grows with the distinct layers)",)
     route, sol = solve_case(Case(instance, tm, gap, time_limit_s, start, sensitivity))
     if route.complete:
         return sol
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if o.portfolio and len(instance.jobs) > 1 and sol.success:
-        from .portfolio import (
-            own_optima,
-            portfolio_of,
-        )  # (Pyomo: loaded only when a portfolio is asked for)
+        from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only here)
 
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
     if sensitivity and sol.success and obj == "min_run_cost":
-        sol = replace(
-            sol,
-            notes=sol.notes
-            + (
-                "sensitivity: not computed for min_run_cost (the run's time and "
-                "$ are in the run figures)",
-            ),
-        )
+        sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for min_run_cost (the "
+                                              "run's time and $ are in the run figures)",))
     elif sensitivity and sol.success:
         sol = _with_sensitivity(instance, tm, obj, sol, gap, time_limit_s, o.sensitivity_ranges)
         sol = replace(sol, solve_seconds=time.perf_counter() - start)
@@ -202,21 +185,14 @@ def _gap(rel_gap: float | None, obj: str) -> float:
     Raises:
         InputError: outside [:data:`MIN_REL_GAP`, 1).
     """
-    gap = (
-        rel_gap
-        if rel_gap is not None
-        else (PPC_GAP if obj in ("performance_per_cost", "min_run_cost") else REL_GAP)
-    )
+    default = PPC_GAP if obj in ("performance_per_cost", "min_run_cost") else REL_GAP
+    gap = rel_gap if rel_gap is not None else default
     if not MIN_REL_GAP <= gap < 1:
-        raise InputError(
-            "rel_gap",
-            None,
-            f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
-            "ask for a gap below 1 (a fraction: 0.01 is 1 %)"
-            if gap >= 1
-            else f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the "
-            "floor there",
-        )
+        fix = ("ask for a gap below 1 (a fraction: 0.01 is 1 %)" if gap >= 1 else
+               f"ask for a gap of at least {MIN_REL_GAP:g}: HiGHS's 1e-9 LP tolerances put the "
+               "floor there")
+        raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
+                         fix)
     return gap
 
 
@@ -232,12 +208,9 @@ def _with_sensitivity(instance: Instance, tm: TimeModel, obj: str, sol: Solution
     from .sensitivity import sensitivity as analyse
     from .sensitivity_check import check_marginals, without_sensitivity
 
-    def again(
-        moved: Instance,
-    ) -> Solution:  # a certified solve of the instance with one parameter moved
-        return solve(
-            moved, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s)
-        ).raise_for_status()
+    def again(moved: Instance) -> Solution:  # a certified solve with one parameter moved
+        return solve(moved, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s)
+                     ).raise_for_status()
 
     def by_differences() -> Solution:
         from .sensitivity_near import near_sensitivity
@@ -251,21 +224,16 @@ def _with_sensitivity(instance: Instance, tm: TimeModel, obj: str, sol: Solution
         return out if reason is None else without_sensitivity(out, reason)
 
     budget = instance.max_network_cost_usd
-    near = (
-        obj == "performance"
-        and budget is not None
-        and near_budget(instance, budget, 10 * NEAR_SLACK)
-    )
+    near = (obj == "performance" and budget is not None
+            and near_budget(instance, budget, 10 * NEAR_SLACK))
     if near and near_cheapest(instance, tm, budget) is not None:
         return by_differences()
     try:
         sens = analyse(instance, tm, obj, sol.bw_gbps, ranges=ranges, time_limit_s=time_limit_s)
     except (SolverError, NoSolutionError) as e:  # (the optimum stands)
-        return (
-            by_differences()
-            if near
-            else replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
-        )
+        if near:
+            return by_differences()
+        return replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
     out = replace(sol, sensitivity=sens)
     reason = check_marginals(instance, out, sens, again)
     if reason is None:

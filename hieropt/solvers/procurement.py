@@ -49,12 +49,9 @@ time."""
 def _no_floor() -> NoSolutionError:
     return NoSolutionError(
         "unbounded",
-        "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, "
-        "so time x "
-        "cost keeps falling as every bandwidth shrinks (the compute share of the product "
-        "goes to 0); add a floor, "
-        "e.g. 'sum(bw) == 500' or 'bw[3] >= 25'",
-    )
+        "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, so time "
+        "x cost keeps falling as every bandwidth shrinks (the compute share of the product goes to "
+        "0); add a floor, e.g. 'sum(bw) == 500' or 'bw[3] >= 25'")
 
 
 def _scale_free(tm: TimeModel) -> bool:
@@ -156,11 +153,8 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
             is ... ns"), or "undecided": the target still inside the optimality gap after a re-solve
             to :data:`TARGET_GAP`.
     """
-    if (
-        budget_usd is not None
-        and budget_usd <= 0
-        and any(core.unit_cost[d] > 0 for d in core.loaded)
-    ):
+    priced = any(core.unit_cost[d] > 0 for d in core.loaded)
+    if budget_usd is not None and budget_usd <= 0 and priced:
         raise NoSolutionError(
             "infeasible",
             f"a budget of ${budget_usd:,.6g} buys no bandwidth for the priced "

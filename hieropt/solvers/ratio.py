@@ -206,12 +206,8 @@ class RatioCore(CutLP):
         """Whether the single rows' cost bounds stand in for the exact cost range (no budget, both
         finite and at least :data:`BOUNDS_SPREAD` apart)."""
         lower, upper = self._cost_bounds
-        return (
-            budget_usd is None
-            and bool(np.isfinite(upper))
-            and upper > 0
-            and lower >= BOUNDS_SPREAD * upper
-        )
+        return (budget_usd is None and bool(np.isfinite(upper)) and upper > 0
+                and lower >= BOUNDS_SPREAD * upper)
 
     # ----------------------------------------------------------------------------------- objectives
     def add_rows(self, coef: np.ndarray, lower: np.ndarray, upper: np.ndarray, budget_usd: float,
@@ -247,12 +243,8 @@ class RatioCore(CutLP):
             top = max((abs(v) for v in vals), default=0.0)
             scale = math.ldexp(1.0, -math.frexp(top)[1]) if top > 0 else 1.0
             f = u * Fraction(scale)
-            lows.append(
-                round_outwards(Fraction(float(lo)) * f, up=False) if np.isfinite(lo) else -INF
-            )
-            highs.append(
-                round_outwards(Fraction(float(hi)) * f, up=True) if np.isfinite(hi) else INF
-            )
+            lows.append(round_outwards(Fraction(float(lo)) * f, False) if np.isfinite(lo) else -INF)
+            highs.append(round_outwards(Fraction(float(hi)) * f, True) if np.isfinite(hi) else INF)
             end += len(cols)
             start.append(np.array([end]))
             index.append(np.array(cols, dtype=np.int64))
@@ -374,11 +366,8 @@ class RatioCore(CutLP):
         def candidates(x: np.ndarray) -> list[np.ndarray]:
             out = []
             for c in ((self.K / max(x[u_col], u_lo) if x[u_col] > 0 else INF), self.K * x[kap_col]):
-                bw = (
-                    self._design(x, c)
-                    if cost_lo * (1 - ROW_TOL) <= c <= cost_hi * (1 + ROW_TOL)
-                    else None
-                )
+                within = cost_lo * (1 - ROW_TOL) <= c <= cost_hi * (1 + ROW_TOL)
+                bw = self._design(x, c) if within else None
                 if bw is not None and target_ns is not None and meets is not None:
                     bw = meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)
                 if bw is not None:

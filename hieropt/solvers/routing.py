@@ -2,11 +2,8 @@
 
 A solve may take one of several routes: a general method that handles every case, and special ones
 that handle a narrow case exactly or in better units (:mod:`hieropt.solvers.routes`,
-:mod:`hieropt.solvers.budget_routes`). Each route is an object with ``accepts(case)`` (a cheap check
-of the case's form), ``solve(case)`` (its answer, or None when it declines after trying: its check
-needs the LP's answer) and a docstring saying when and why it exists. A table is a tuple of routes,
-most special first; :func:`first_route` walks it. The decision records (docs/decisions) state each
-route's reason.
+:mod:`hieropt.solvers.budget_routes`). A table is a tuple of routes, most special first;
+:func:`first_route` walks it. The decision records (docs/decisions) state each route's reason.
 """
 
 from __future__ import annotations
@@ -17,7 +14,12 @@ __all__ = ["Route", "first_route"]
 
 
 class Route(Protocol):
-    """One way to solve a case (see the module docstring).
+    """One way to solve a case: ``accepts(case)``, a cheap check of the case's form (no LP), and
+    ``solve(case)``, its answer or None when it declines after trying (its check needs the LP's
+    answer); its docstring says when and why it exists.
+
+    ``solve`` raises NoSolutionError when the case has no answer (infeasible, unbounded,
+    undecided) and SolverError when the solver failed.
 
     Attributes:
         name: a short identifier, e.g. ``"single_term_rate"`` (the decision records and tests name
@@ -27,16 +29,11 @@ class Route(Protocol):
     name: str
 
     def accepts(self, case: Any) -> bool:
-        """Whether this route handles ``case`` (cheap: the case's form, no LP)."""
+        """Whether this route handles ``case``."""
         ...
 
     def solve(self, case: Any) -> Any:
-        """The answer for ``case``, or None when the route declines after trying.
-
-        Raises:
-            NoSolutionError: the case has no answer (infeasible, unbounded, undecided).
-            SolverError: the solver failed.
-        """
+        """The answer for ``case``, or None when the route declines after trying."""
         ...
 
 
@@ -51,8 +48,6 @@ def first_route(routes: tuple[R, ...], case: Any) -> tuple[R, Any]:
             case, so this is a bug); and whatever the route's ``solve`` raises.
     """
     for route in routes:
-        if route.accepts(case):
-            out = route.solve(case)
-            if out is not None:
-                return route, out
+        if route.accepts(case) and (out := route.solve(case)) is not None:
+            return route, out
     raise LookupError(f"no route accepts {case!r}")

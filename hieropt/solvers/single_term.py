@@ -36,11 +36,8 @@ from .line_search import within_budget
 
 __all__ = ["fastest_single_term", "METHOD"]
 
-METHOD = (
-    "one exact LP in the rate of the single collective term (T = c + w / u: "
-    "linear-fractional, Charnes-Cooper), "
-    "certified by the safe bound of its duals"
-)
+METHOD = ("one exact LP in the rate of the single collective term (T = c + w / u: "
+          "linear-fractional, Charnes-Cooper), certified by the safe bound of its duals")
 """The ``method`` of a :class:`hieropt.result.Solution` solved here."""
 
 
