@@ -226,9 +226,8 @@ class CutLP:
         for j, (cb, ct) in enumerate(zip(pair_b, pair_t, strict=True)):
             b = xl[cb] * unit[j]
             slack = 1e-9 * abs(b)
-            if (b < self._span[0][j] - slack or b > self._span[1][j] + slack) and xl[cb] * xl[
-                ct
-            ] < TRUST:
+            outside = b < self._span[0][j] - slack or b > self._span[1][j] + slack
+            if outside and xl[cb] * xl[ct] < TRUST:
                 return False
         return True
 

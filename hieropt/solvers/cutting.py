@@ -135,9 +135,8 @@ class TimeLP(CutLP):
                 raise rows_infeasible(self.instance)
         # (decided on the rows' recession cone, the same at every scale: not on this LP's optimum,
         # which HiGHS reports as a huge finite value at some scales and as 'Unbounded' at others)
-        self.unlimited = unlimited_dimensions(
-            self.instance, loaded, time_limit_s=self.solver.time_limit_s
-        )
+        self.unlimited = unlimited_dimensions(self.instance, loaded,
+                                              time_limit_s=self.solver.time_limit_s)
         self.bounded = not self.unlimited
         self.reach_gbps = res.objective if self.bounded and res.status is Status.OPTIMAL else INF
         self._set_budget(budget)
@@ -227,9 +226,10 @@ class TimeLP(CutLP):
         costs = np.zeros(self.arr.n_cols)
         costs[self.arr.b_col[d]] = 1.0
         res = self._solve(costs, maximize=True)
-        return res.status is Status.OPTIMAL and res.objective <= 1e-9 * max(
-            1.0, float(self.scale.bw_gbps.max() / self.scale.bw_gbps[d])
-        )
+        if res.status is not Status.OPTIMAL:
+            return False
+        bw = self.scale.bw_gbps
+        return res.objective <= 1e-9 * max(1.0, float(bw.max() / bw[d]))
 
     def _starved(self, x: np.ndarray) -> np.ndarray | None:
         """No finite candidate yet and the LP point ``x`` leaves a loaded dimension at (almost) zero
@@ -303,9 +303,8 @@ class TimeLP(CutLP):
             points.append(self._bw(polished))
         else:
             with np.errstate(divide="ignore"):
-                points.append(
-                    np.where(tcol >= 0, b / np.maximum(x[np.maximum(tcol, 0)], 0.0), points[0])
-                )
+                at_t = b / np.maximum(x[np.maximum(tcol, 0)], 0.0)
+            points.append(np.where(tcol >= 0, at_t, points[0]))
         tm = self.tm.with_pieces([self.tm.piece(p) for p in points])
         if tm is not self.tm:
             self.tm = tm

@@ -219,9 +219,8 @@ def _rounding(arr, costs: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndar
     bound. The row bounds' own rounding (a decimal such as 499.999) is of the same order and covered
     by the same factor."""
     pos, neg = u > 0, u < 0
-    size = float(np.abs(u[pos] * lo[pos]).sum() + np.abs(u[neg] * hi[neg]).sum()) + sum(
-        map(abs, terms)
-    )
+    size = float(np.abs(u[pos] * lo[pos]).sum() + np.abs(u[neg] * hi[neg]).sum())
+    size += sum(map(abs, terms))
     r_size = (np.abs(costs) + transpose_product(arr, np.abs(u), absolute=True)).tolist()
     for j, b in zip(cols, best, strict=True):
         if math.isfinite(b) and b != 0:

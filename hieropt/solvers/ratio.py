@@ -146,11 +146,7 @@ class RatioCore(CutLP):
         bound (to :data:`ROW_TOL` relative); else None."""
         if not (cost_usd > 0 and np.isfinite(cost_usd)):
             return None
-        return self._design_of(self.lp.bandwidth(x, cost_usd))
-
-    def _design_of(self, bw: np.ndarray) -> np.ndarray | None:
-        """``bw`` (GB/s) if it meets every design row and bound
-        (:func:`hieropt.solvers.line_search.meets_rows`); else None."""
+        bw = self.lp.bandwidth(x, cost_usd)
         return bw if meets_rows(self.instance, bw) else None
 
     def _outcome(self, spec: Loop, rel_gap: float, what: str) -> OAResult:
@@ -179,10 +175,9 @@ class RatioCore(CutLP):
             SolverError: HiGHS fails on the cheapest network's LP.
         """
         if self._range is None:
-            cheapest, dearest, self._cheapest_bw = cheapest_network(
-                self.instance, self.time_limit_s, self._unit_gbps
-            )
-            self._range = (cheapest, dearest)
+            lo, hi, self._cheapest_bw = cheapest_network(self.instance, self.time_limit_s,
+                                                         self._unit_gbps)
+            self._range = (lo, hi)
         return self._range
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
@@ -321,12 +316,11 @@ class RatioCore(CutLP):
 
         def plain(x: np.ndarray) -> list[np.ndarray]:
             bw = self._design(x, budget_usd)
-            # the LP's point moved inside the rows towards the cheapest
+            # the LP's point moved inside the rows towards the cheapest network (a budget at the
+            # cheapest cost leaves a single face, met to tolerances only)
             if bw is None and cheapest is not None:
-                bw = self._design_of(
-                    within_rows(self.instance, self.lp.bandwidth(x, budget_usd), cheapest)
-                )
-            # network (a budget at the cheapest cost leaves a single face, met to tolerances only)
+                bw = within_rows(self.instance, self.lp.bandwidth(x, budget_usd), cheapest)
+                bw = bw if meets_rows(self.instance, bw) else None
             if bw is None:
                 return [cheapest] if cheapest is not None else []
             # the share row holds to HiGHS's tolerance: a hair over is scaled back

@@ -131,9 +131,8 @@ def _rate_bound(arr: RateArrays, duals: np.ndarray, cap: np.ndarray) -> float:
         at.append(box_hi[j] if rj < 0 else (col_lower[j] if rj > 0 else 0.0))
     col_terms = [rj * a for rj, a in zip(r, at, strict=True)]
     value = math.fsum(row_terms) + math.fsum(col_terms)
-    magnitude = math.fsum(abs(t) for t in row_terms) + math.fsum(
-        z * abs(a) for z, a in zip(r_size, at, strict=True)
-    )
+    magnitude = math.fsum(abs(t) for t in row_terms)
+    magnitude += math.fsum(z * abs(a) for z, a in zip(r_size, at, strict=True))
     return -value + (arr.n_rows + arr.n_cols + 2) * EPS * magnitude
 
 
