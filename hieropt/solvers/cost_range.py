@@ -20,34 +20,23 @@ from ..result import Status
 from ..spec import Instance
 from .highs import HighsLP
 
-__all__ = [
-    "network_cost_range",
-    "cheapest_network",
-    "cheapest_vertex",
-    "CheapestVertex",
-    "dimension_reach_gbps",
-    "reach_centre_gbps",
-    "unlimited_dimensions",
-    "rows_infeasible",
-    "below_cheapest",
-]
+__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex",
+           "dimension_reach_gbps", "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible",
+           "below_cheapest"]
 
 
 def rows_infeasible(instance: Instance) -> NoSolutionError:
     """The error of design constraints and bounds that cannot all hold (they are listed)."""
     texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
-    return NoSolutionError(
-        "infeasible", f"the design constraints and bounds cannot all hold: {texts}"
-    )
+    return NoSolutionError("infeasible",
+                           f"the design constraints and bounds cannot all hold: {texts}")
 
 
 def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
     """The error of a budget ($) below the cheapest network the design constraints allow ($)."""
-    return NoSolutionError(
-        "infeasible",
-        f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
-        f"constraints allow, ${cheapest_usd:,.6g}",
-    )
+    return NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest "
+                           f"network the design constraints allow, ${cheapest_usd:,.6g}")
+
 
 INF = float("inf")
 
@@ -123,15 +112,13 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
         units = unit_gbps * np.sqrt(mean / np.where(p > 0, p, mean))
         w = _vertex(instance, time_limit_s, units)
         if w.cost_usd < v.cost_usd:
-            v = CheapestVertex(
-                w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps, w.row_duals
-            )
+            v = CheapestVertex(w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps,
+                               w.row_duals)
     return v
 
 
-def _vertex(
-    instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarray
-) -> CheapestVertex:
+def _vertex(instance: Instance, time_limit_s: float,
+            unit_gbps: float | np.ndarray) -> CheapestVertex:
     lp = compile_cost_range_lp(instance, unit_gbps)
     solver = HighsLP(lp, time_limit_s)
     try:
@@ -154,9 +141,8 @@ def _vertex(
     return CheapestVertex(cheapest, max(dearest, cheapest), design, y)
 
 
-def dimension_reach_gbps(
-    instance: Instance, dims: list[int], time_limit_s: float = 60.0
-) -> np.ndarray:
+def dimension_reach_gbps(instance: Instance, dims: list[int],
+                         time_limit_s: float = 60.0) -> np.ndarray:
     """The largest bandwidth (GB/s) each dimension in ``dims`` can have under the design rows and
     bounds of ``instance``, by one small LP per dimension over B alone (max B_d on the cost-range
     LP, each row divided by its largest coefficient): (D,), inf for a dimension the rows do not
@@ -174,10 +160,7 @@ def dimension_reach_gbps(
     solver = HighsLP(lp, time_limit_s)
     try:
         for d in dims:
-            costs = np.zeros(lp.n_cols)
-            costs[d] = 1.0
-            solver.set_costs(costs, maximize=True)
-            res = solver.solve()
+            res = _maximise(solver, lp.n_cols, d)
             if res.status is Status.INFEASIBLE:
                 raise rows_infeasible(instance)
             if res.status is Status.UNBOUNDED:
@@ -185,13 +168,19 @@ def dimension_reach_gbps(
             elif res.status is Status.OPTIMAL:
                 out[d] = max(res.objective, 0.0) * unit
             else:
-                raise SolverError(
-                    f"HiGHS could not find the largest bandwidth of dimension {d} "
-                    f"({res.termination})"
-                )
+                raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} "
+                                  f"({res.termination})")
     finally:
         solver.close()
     return out
+
+
+def _maximise(solver: HighsLP, n_cols: int, d: int):
+    """The LP loaded in ``solver`` solved for max x_d."""
+    costs = np.zeros(n_cols)
+    costs[d] = 1.0
+    solver.set_costs(costs, maximize=True)
+    return solver.solve()
 
 
 @dataclass(frozen=True)
@@ -235,24 +224,12 @@ def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
     # (one past the last row)
     start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)
     D = dm.bw_upper.size
-    return _ConeLP(
-        np.zeros(D),
-        np.where(np.isfinite(dm.bw_upper), 0.0, INF),
-        np.zeros(D),
-        lower[keep],
-        upper[keep],
-        start,
-        cols.astype(np.int32),
-        A[rows, cols],
-    )
+    return _ConeLP(np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D),
+                   lower[keep], upper[keep], start, cols.astype(np.int32), A[rows, cols])
 
 
-def unlimited_dimensions(
-    instance: Instance,
-    dims: tuple[int, ...] | list[int],
-    priced: bool = False,
-    time_limit_s: float = 60.0,
-) -> tuple[int, ...]:
+def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
+                         priced: bool = False, time_limit_s: float = 60.0) -> tuple[int, ...]:
     """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also
     a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
     a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, found by one LP per
@@ -276,14 +253,10 @@ def unlimited_dimensions(
             if lp.col_upper[d] == 0:
                 continue
             solver.change_col_bounds(int(d), 0.0, 1.0)
-            costs = np.zeros(lp.n_cols)
-            costs[d] = 1.0
-            solver.set_costs(costs, maximize=True)
-            res = solver.solve()
+            res = _maximise(solver, lp.n_cols, d)
             if res.status is not Status.OPTIMAL:
-                raise SolverError(
-                    f"HiGHS could not decide whether bw[{d}] has an upper limit ({res.termination})"
-                )
+                raise SolverError(f"HiGHS could not decide whether bw[{d}] has an upper limit "
+                                  f"({res.termination})")
             if res.objective >= 0.5:
                 out.append(int(d))
             solver.change_col_bounds(int(d), 0.0, INF)

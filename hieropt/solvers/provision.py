@@ -29,7 +29,7 @@ import pyomo.environ as pyo
 
 from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
-from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
+from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
@@ -43,11 +43,13 @@ from .provision_milp import (
     MILP_REL_GAP,
     NS_USD_PER_UNIT,
     ProvisionSolver,
+    catalog_for,
     check_power_figures,
     design_value,
     explain_infeasible,
     instance_options,
     option_key,
+    options_milp,
     tie_break,
     verify_design,
 )
@@ -213,17 +215,11 @@ def provision(
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
             3).
     """
-    from ..io.catalog import check_catalog, read_catalog
-
     time_limit_s = check_time_limit(time_limit_s)
-
     start = time.perf_counter()
     objective, max_iteration_time_ns, max_cost_usd = _limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
-    if isinstance(catalog, str | Path):
-        catalog = read_catalog(catalog, instance)
-    else:
-        check_catalog(catalog, instance, "catalog")
+    catalog = catalog_for(catalog, instance)
     power = objective == "min_power" or max_power_w is not None
     if power:
         why = "objective min_power" if objective == "min_power" else "--max-power-w"
@@ -237,10 +233,7 @@ def provision(
             f"{tm.compute_ns:,.1f} ns; raise the target",
         )
     options = instance_options(catalog, instance, power)
-    milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
-                                [[o.cost_usd for o in opts] for opts in options],
-                                product=objective == "performance_per_cost",
-                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
+    milp = options_milp(instance, tm, options, product=objective == "performance_per_cost")
     m = milp.model
     limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
     _add_caps(m, tm, *limits)

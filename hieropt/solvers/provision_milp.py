@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyomo.environ as pyo
@@ -14,7 +15,7 @@ from pyomo.contrib.solver.common.results import TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from ..errors import InputError, NoSolutionError, SolverError
-from ..formulation.milp import KW, MUSD, ProvisionMILP
+from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import Option, dimension_options
@@ -112,6 +113,30 @@ class ProvisionSolver:
         )
         return MilpRun(status, tc.name, choice, float(res.incumbent_objective),
                     None if res.objective_bound is None else float(res.objective_bound))
+
+
+def catalog_for(catalog: Catalog | str | Path, instance: Instance) -> Catalog:
+    """``catalog``, read from its file when it is a path, checked against ``instance``.
+
+    Raises:
+        InputError: a bad catalog file or a catalog that does not fit the instance's network.
+    """
+    from ..io.catalog import check_catalog, read_catalog
+
+    if isinstance(catalog, str | Path):
+        return read_catalog(catalog, instance)
+    check_catalog(catalog, instance, "catalog")
+    return catalog
+
+
+def options_milp(instance: Instance, tm: TimeModel, options: list[list[Option]],
+                 product: bool = False) -> ProvisionMILP:
+    """The unary MILP (:func:`hieropt.formulation.milp.build_provision_milp`) over ``options``:
+    their bandwidths (GB/s), costs ($) and powers (W, 0 where unknown); ``product``: with the
+    time x cost objective."""
+    return build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
+                                [[o.cost_usd for o in opts] for opts in options], product=product,
+                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
 
 
 def option_key(bw: float) -> float:
