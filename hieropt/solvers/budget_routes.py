@@ -17,14 +17,8 @@ from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import RatioCore
 from .routing import Route, first_route
 
-__all__ = [
-    "BudgetCase",
-    "NearCheapestBudget",
-    "BudgetFarBelowScale",
-    "TimeLPWithinBudget",
-    "BUDGET_ROUTES",
-    "fastest_within",
-]
+__all__ = ["BudgetCase", "NearCheapestBudget", "BudgetFarBelowScale", "TimeLPWithinBudget",
+           "BUDGET_ROUTES", "fastest_within"]
 
 
 class BudgetCase:
@@ -67,14 +61,8 @@ class NearCheapestBudget:
     def solve(self, case: BudgetCase) -> OAResult:
         """The fastest design within the budget, on the exact reduced budget row."""
         core = case.core
-        out, lps = fastest_near_cheapest(
-            core.instance,
-            core.tm,
-            case.budget_usd,
-            case.rel_gap,
-            case.vertex,
-            core.solver.time_limit_s,
-        )
+        out, lps = fastest_near_cheapest(core.instance, core.tm, case.budget_usd, case.rel_gap,
+                                         case.vertex, core.solver.time_limit_s)
         core.lps += lps
         return out
 
@@ -128,11 +116,8 @@ class TimeLPWithinBudget:
             return fastest_by_shares(case.core, case.budget_usd, case.rel_gap)
 
 
-BUDGET_ROUTES: tuple[Route, ...] = (
-    NearCheapestBudget(),
-    BudgetFarBelowScale(),
-    TimeLPWithinBudget(),
-)
+BUDGET_ROUTES: tuple[Route, ...] = (NearCheapestBudget(), BudgetFarBelowScale(),
+                                    TimeLPWithinBudget())
 """The routes of the fastest design within a budget, walked in this order (the last accepts every
 case)."""
 
@@ -153,8 +138,12 @@ def far_below_scale(core: TimeLP, budget_usd: float) -> bool:
     than 100 x below the LP's bandwidth unit (set by the instance's tightest upper limit, e.g. a cap
     far above what the budget buys): the time LP's cuts would then sit at 1e-4 model units and
     below."""
-    per_dim = budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6)
-    return per_dim < 1e-2 * core.s
+    return _uniform_gbps(core, budget_usd) < 1e-2 * core.s
+
+
+def _uniform_gbps(core: TimeLP, budget_usd: float) -> float:
+    """The bandwidth (GB/s) on every dimension that ``budget_usd`` buys."""
+    return budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6)
 
 
 def fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResult:
@@ -163,14 +152,9 @@ def fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResu
     Raises:
         NoSolutionError: infeasible constraints, or a budget below the cheapest network they allow.
     """
-    rc = RatioCore(
-        core.instance,
-        core.tm,
-        budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
-        core.solver.time_limit_s,
-        budget_usd,
-        prune=True,
-    )  # (a cap far above the budget: left out)
+    # (a cap far above the budget: left out)
+    rc = RatioCore(core.instance, core.tm, _uniform_gbps(core, budget_usd),
+                   core.solver.time_limit_s, budget_usd, prune=True)
     try:
         k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
         if budget_usd < k_min * (1 - 1e-9):

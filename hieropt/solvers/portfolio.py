@@ -42,36 +42,22 @@ from ..spec import Instance
 from .cut_lp import Loop
 from .cutting import INF, REL_GAP, OAResult, TimeLP, cost_cap
 
-__all__ = [
-    "RegretLP",
-    "max_ratio",
-    "min_cost_within_regret",
-    "min_max_regret",
-    "own_optima",
-    "portfolio_of",
-    "single_job",
-]
+__all__ = ["RegretLP", "max_ratio", "min_cost_within_regret", "min_max_regret", "own_optima",
+           "portfolio_of", "single_job"]
+
 
 def single_job(instance: Instance, w: int) -> Instance:
     """``instance`` with only its workload ``w`` (weight 1): for own optima and per-workload
     evaluation."""
     job = instance.jobs[w]
-    return instance.model_copy(
-        update={
-            "workload": job.workload,
-            "mapping": job.mapping,
-            "workload_weight": 1.0,
-            "more_workloads": (),
-            "objective": "performance",
-            "max_regret": None,
-            "max_iteration_time_ns": None,
-        }
-    )
+    return instance.model_copy(update={
+        "workload": job.workload, "mapping": job.mapping, "workload_weight": 1.0,
+        "more_workloads": (), "objective": "performance", "max_regret": None,
+        "max_iteration_time_ns": None})
 
 
-def own_optima(
-    instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float = 60.0
-) -> list[OAResult]:
+def own_optima(instance: Instance, rel_gap: float = REL_GAP,
+               time_limit_s: float = 60.0) -> list[OAResult]:
     """T_w* of every workload under the instance's rows, bounds and budget (one solve each; a solve
     that stops short of its gap target is kept with status LIMIT and its proven bound: the portfolio
     is then LIMIT too).
@@ -91,19 +77,15 @@ def own_optima(
 
 def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
                  max_regret: float | None = None) -> Portfolio:
-    """Each workload's time on ``bw`` (independent evaluator) against its own optimum."""
-    times = tuple(
-        evaluate(single_job(instance, w), bw).iteration_time_ns for w in range(len(instance.jobs))
-    )
+    """Each workload's time (ns) on ``bw`` ((D,) GB/s, by the independent evaluator) against its
+    own optimum ``optima`` (:func:`own_optima`), with the ``max_regret`` asked for (a fraction)."""
     jobs = instance.jobs
-    return Portfolio(
-        names=tuple(j.workload.name for j in jobs),
-        weights=tuple(j.weight for j in jobs),
-        times_ns=times,
-        own_optima_ns=tuple(r.upper for r in optima),
-        own_bounds_ns=tuple(max(r.lower, 0.0) for r in optima),
-        max_regret=max_regret,
-    )
+    times = tuple(evaluate(single_job(instance, w), bw).iteration_time_ns for w in range(len(jobs)))
+    return Portfolio(names=tuple(j.workload.name for j in jobs),
+                     weights=tuple(j.weight for j in jobs), times_ns=times,
+                     own_optima_ns=tuple(r.upper for r in optima),
+                     own_bounds_ns=tuple(max(r.lower, 0.0) for r in optima),
+                     max_regret=max_regret)
 
 
 def max_ratio(tms: list[TimeModel], optima_ns: np.ndarray, bw: np.ndarray) -> float:
@@ -137,8 +119,6 @@ def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
     why = (f"stopped at proven relative gap {gap:.3g}: the own optimum of workload {w} is proven "
            f"only to a gap of {g:.3g}")
     return replace(res, status=Status.LIMIT, lower=lower, message=why)
-
-
 
 
 class RegretLP(TimeLP):
@@ -276,19 +256,13 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
 """
     cap = 1.0 + max_regret
     if regret.lower > cap:
-        raise NoSolutionError(
-            "infeasible",
-            f"no fabric keeps every workload within {max_regret:.4g} of "
-            f"its own optimum: the best any fabric does is within "
-            f"{regret.upper - 1:.4g} (min-max regret)",
-        )
+        raise NoSolutionError("infeasible", (
+            f"no fabric keeps every workload within {max_regret:.4g} of its own optimum: the best "
+            f"any fabric does is within {regret.upper - 1:.4g} (min-max regret)"))
     if regret.upper > cap:
-        raise NoSolutionError(
-            "infeasible",
-            f"max_regret {max_regret:.4g} is within the optimality gap "
-            f"of the best achievable {regret.upper - 1:.6g}; allow a slightly "
-            "larger regret",
-        )
+        raise NoSolutionError("infeasible", (
+            f"max_regret {max_regret:.4g} is within the optimality gap of the best achievable "
+            f"{regret.upper - 1:.6g}; allow a slightly larger regret"))
     core = RegretLP(instance, _uppers(optima), time_limit_s, z_bounds=(cap, cap))
     try:
         res = core.min_cost_within(regret.bw, rel_gap, max_iterations)
