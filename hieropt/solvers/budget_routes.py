@@ -6,6 +6,7 @@ far below the LP's bandwidth unit, and the performance LP for every other case
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -21,15 +22,15 @@ __all__ = ["BudgetCase", "NearCheapestBudget", "BudgetFarBelowScale", "TimeLPWit
            "BUDGET_ROUTES", "fastest_within"]
 
 
+@dataclass
 class BudgetCase:
     """One fastest-within-a-budget solve: the performance LP ``core`` of the instance (its cuts kept
     across the solves of a sweep), the budget ``budget_usd`` ($, None: none) and the gap target
     ``rel_gap``."""
 
-    def __init__(self, core: TimeLP, budget_usd: float | None, rel_gap: float):
-        self.core = core
-        self.budget_usd = budget_usd
-        self.rel_gap = rel_gap
+    core: TimeLP = field(repr=False)
+    budget_usd: float | None
+    rel_gap: float
 
     @cached_property
     def vertex(self) -> CheapestVertex | None:
@@ -39,17 +40,13 @@ class BudgetCase:
             return None
         return near_cheapest(self.core.instance, self.core.tm, self.budget_usd)
 
-    def __repr__(self) -> str:
-        return f"BudgetCase(budget_usd={self.budget_usd!r}, rel_gap={self.rel_gap!r})"
-
 
 class NearCheapestBudget:
     """A budget 1e-13 ... 1e-2 above the cheapest network's cost, where that network leaves a loaded
-    dimension without bandwidth. The optimum then grows like 1 / (budget - cheapest cost) and the
-    budget row's slack is lost in the rounding of the cost in floating point; the route states the
-    budget row exactly from the cheapest network's duals (rational arithmetic) and solves the
-    cost-share LP on it (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). Decision
-    record: a budget a hair above the cheapest network."""
+    dimension without bandwidth: the budget row's slack is lost in the rounding of the cost, so the
+    row is stated exactly from the cheapest network's duals
+    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). Decision record: a budget a hair
+    above the cheapest network."""
 
     name = "near_cheapest_budget"
 
@@ -68,11 +65,11 @@ class NearCheapestBudget:
 
 
 class BudgetFarBelowScale:
-    """A budget that buys more than 100 x less bandwidth than the performance LP's unit (set by the
-    instance's tightest upper limit, e.g. a cap far above what the budget buys): the time LP's cuts
-    would sit at 1e-4 model units and below, under HiGHS's absolute tolerances. The cost-share LP's
-    units follow the budget instead (:class:`hieropt.solvers.ratio.RatioCore`). Decision record: a
-    budget far below the LP's scale."""
+    """A budget that buys more than 100 x less bandwidth than the performance LP's unit
+    (:func:`far_below_scale`): the time LP's cuts would sit under HiGHS's absolute tolerances, so
+    the cost-share LP, whose units follow the budget, solves it
+    (:class:`hieropt.solvers.ratio.RatioCore`). Decision record: a budget far below the LP's
+    scale."""
 
     name = "budget_far_below_scale"
 
@@ -88,12 +85,10 @@ class BudgetFarBelowScale:
 
 class TimeLPWithinBudget:
     """Every other case: Kelley's cutting planes on the performance LP
-    (:meth:`hieropt.solvers.cutting.TimeLP. min_time`), with or without a budget row. The LP's units
-    follow the instance's limits, so a budget far from them is resolved only to its tolerances (a
-    false "no finite time" or "below the cheapest network"): when the LP fails with a budget
-    (anything but unbounded), the cost-share LP, whose units follow the budget, solves the case
-    again and reports infeasibility on its own. Decision record: cutting planes with a Lagrangian
-    bound."""
+    (:meth:`hieropt.solvers.cutting.TimeLP.min_time`), with or without a budget row. Its units
+    follow the instance's limits, so when it fails with a budget (anything but unbounded) the
+    cost-share LP, whose units follow the budget, solves the case again. Decision record: cutting
+    planes with a Lagrangian bound."""
 
     name = "time_lp"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.ratio_arrays import compile_cost_range_lp
+from ..formulation.ratio_arrays import CostRangeLP, compile_cost_range_lp
 from ..formulation.scale import cost_bounds_usd
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..result import Status
@@ -183,33 +183,10 @@ def _maximise(solver: HighsLP, n_cols: int, d: int):
     return solver.solve()
 
 
-@dataclass(frozen=True)
-class _ConeLP:
-    """The recession cone's LP in the arrays :class:`hieropt.solvers.highs.HighsLP` loads (rows
-    given row-wise)."""
-
-    col_lower: np.ndarray
-    col_upper: np.ndarray
-    time_costs: np.ndarray
-    row_lower: np.ndarray
-    row_upper: np.ndarray
-    start: np.ndarray
-    index: np.ndarray
-    value: np.ndarray
-
-    @property
-    def n_cols(self) -> int:
-        return self.col_lower.size
-
-    @property
-    def n_rows(self) -> int:
-        return self.row_lower.size
-
-
-def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
+def _cone_lp(instance: Instance, priced: bool) -> CostRangeLP:
     """The cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= 0 (``<=`` rows), >= 0
     (``>=``), == 0 (``==``), and p' r <= 0 when ``priced``}, each row divided by its largest
-    coefficient."""
+    coefficient, in the arrays of the cost-range LP (no objective)."""
     dm = instance.design_matrix
     A, sense = dm.A, dm.sense
     lower = np.where(sense >= 1, 0.0, -INF)
@@ -224,8 +201,8 @@ def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
     # (one past the last row)
     start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)
     D = dm.bw_upper.size
-    return _ConeLP(np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D),
-                   lower[keep], upper[keep], start, cols.astype(np.int32), A[rows, cols])
+    return CostRangeLP(D, np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D),
+                       lower[keep], upper[keep], start, cols.astype(np.int32), A[rows, cols], 1.0)
 
 
 def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],

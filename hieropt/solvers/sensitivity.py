@@ -264,22 +264,35 @@ class _Analysis:
         return Marginal(p.name, p.kind, "", p.current, value, up, dn, not zero, rng)
 
     def _range(self, p: Param, value, up, dn, zero: bool) -> tuple[float, float] | None:
-        # exact: the row stays slack for every rhs its optimum satisfies
         if zero and _row_slack(p) is not None:
-            lhs = p.current - _row_slack(p) if p.sense == "<=" else p.current + _row_slack(p)
-            return (lhs, INF) if p.sense == "<=" else (-INF, lhs)
-        out = []
-        for sign, ref in ((-1.0, value if value is not None else dn),
-                          (1.0, value if value is not None else up)):
-            ok = 0.0
-            if ref is not None:
-                for step in RANGE_STEPS:
-                    g = self.one_sided(p, sign * step * p.scale)
-                    if g is None or abs(g - ref) > RANGE_TOL * max(abs(ref), 1e-300):
-                        break
-                    ok = step * p.scale
-            out.append(p.current + sign * ok)
-        return out[0], out[1]
+            return slack_range(p)
+        return holds_over(p, value, up, dn, p.scale, lambda at: self.one_sided(p, at))
+
+
+def slack_range(p: Param) -> tuple[float, float]:
+    """The exact range of a row ``p`` with slack at the optimum: it stays slack for every
+    right-hand side its optimal left-hand side meets (user units of the row)."""
+    lhs = p.current - p.slack if p.sense == "<=" else p.current + p.slack
+    return (lhs, INF) if p.sense == "<=" else (-INF, lhs)
+
+
+def holds_over(p: Param, value: float | None, up: float | None, dn: float | None, reach: float,
+               slope: Callable[[float], float | None]) -> tuple[float, float]:
+    """The range of a marginal value: ``p`` moved by the largest of :data:`RANGE_STEPS` x ``reach``
+    each way at which ``slope(move)`` (dV/d theta there; None: not available) stays within
+    :data:`RANGE_TOL` of ``value``, or of the one-sided value ``dn`` / ``up`` on that side at a
+    kink; V' is monotone, so it is an "at least" range."""
+    out = []
+    for sign, ref in ((-1.0, value if value is not None else dn),
+                      (1.0, value if value is not None else up)):
+        ok = 0.0
+        for step in RANGE_STEPS if ref is not None else ():
+            g = slope(sign * step * reach)
+            if g is None or abs(g - ref) > RANGE_TOL * max(abs(ref), 1e-300):
+                break
+            ok = step * reach
+        out.append(p.current + sign * ok)
+    return out[0], out[1]
 
 
 def _row_slack(p: Param) -> float | None:

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-
-import numpy as np
+from functools import partial
 
 from ..errors import HieroptError, NoSolutionError, SolverError
 from ..model.cost import cluster_cost_usd_per_gbps
@@ -29,7 +28,7 @@ from ..model.timing import TimeModel
 from ..result import Marginal, Sensitivity, Solution
 from ..spec import Instance
 from .near_cheapest import reduced_budget_row, vertex_of
-from .sensitivity import KINK_TOL, RANGE_STEPS, RANGE_TOL, UNITS, Param, parameters
+from .sensitivity import KINK_TOL, UNITS, Param, holds_over, parameters, slack_range
 
 __all__ = ["near_sensitivity", "NEAR_STEP", "CHECK_STEP"]
 
@@ -105,10 +104,7 @@ def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution,
         steps[p.name] = min(1e-4 * max(abs(p.current), 1e-9), CHECK_STEP * reach)
         # a row with slack never binds
         if (p.slack or 0.0) > (NEAR_STEP * room if p.kind == "budget" else 1e-9 * p.scale):
-            rng = None
-            if ranges:  # exact: the row stays slack for every right-hand side its optimum meets
-                lhs = p.current - p.slack if p.sense == "<=" else p.current + p.slack
-                rng = (lhs, np.inf) if p.sense == "<=" else (-np.inf, lhs)
+            rng = slack_range(p) if ranges else None
             marginals.append(Marginal(p.name, p.kind, f"ns {UNITS[p.kind]}", p.current, 0.0, 0.0,
                                       0.0, False, rng))
             continue
@@ -127,7 +123,7 @@ def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution,
         smooth = (up is not None and dn is not None
                   and abs(up - dn) <= max(KINK_TOL * max(abs(up), abs(dn)), 2 * resolution))
         mid = (4 * (up1 - dn1) / (2 * h) - (up2 - dn2) / (4 * h)) / 3 if smooth else None
-        rng = _range(p, mid, up, dn, h, reach, value) if ranges else None
+        rng = holds_over(p, mid, up, dn, reach, partial(_central, value, p, h)) if ranges else None
         marginals.append(Marginal(p.name, p.kind, f"ns {UNITS[p.kind]}", p.current, mid, up, dn,
                                   True, rng))
     budget = next((m for m in marginals if m.kind == "budget"), None)
@@ -143,24 +139,11 @@ def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution,
                        time.perf_counter() - start), steps, notes
 
 
-def _range(p: Param, mid, up, dn, h: float, reach: float, value) -> tuple[float, float]:
-    """The largest tested steps (:data:`RANGE_STEPS` of ``reach``, the scale on which V changes)
-    each way with the derivative there (a central difference) within :data:`RANGE_TOL` of its value
-    at the optimum."""
-    out = []
-    for sign, ref in ((-1.0, mid if mid is not None else dn),
-                      (1.0, mid if mid is not None else up)):
-        ok = 0.0
-        if ref is not None:
-            for step in RANGE_STEPS:
-                at = sign * step * reach
-                try:
-                    a, b = value(p, at + h), value(p, at - h)
-                except HieroptError:
-                    break
-                if (a is None or b is None
-                        or abs((a - b) / (2 * h) - ref) > RANGE_TOL * max(abs(ref), 1e-300)):
-                    break
-                ok = step * reach
-        out.append(p.current + sign * ok)
-    return out[0], out[1]
+def _central(value, p: Param, h: float, at: float) -> float | None:
+    """The central difference of V (``value``: V with ``p`` moved) over +-``h`` around ``p``
+    moved by ``at``; None where a side is infeasible or its re-solve fails."""
+    try:
+        a, b = value(p, at + h), value(p, at - h)
+    except HieroptError:
+        return None
+    return None if a is None or b is None else (a - b) / (2 * h)
