@@ -92,9 +92,7 @@ def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> Cheap
     its cost and it leaves a dimension that carries traffic without bandwidth (infinite time) that a
     reduced price keeps from the slack (not a tie in price); else None."""
     v = vertex_of(instance)
-    if not (v.cost_usd > 0 and v.cost_usd <= budget_usd <= v.cost_usd * (1 + NEAR_SLACK)):
-        return None
-    if np.isfinite(tm.time_ns(v.bw_gbps)):
+    if not near_budget(instance, budget_usd) or np.isfinite(tm.time_ns(v.bw_gbps)):
         return None
     # (ties in price: no reduced price, nothing to resolve)
     reduced = reduced_budget_row(instance, v, budget_usd)

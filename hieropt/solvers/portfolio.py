@@ -1,29 +1,21 @@
 """Portfolios of workloads on one fabric: each workload's own optimum, min-max regret, and its
 time-target form.
 
-- **Own optima** T_w* = min T_w(B) under the instance's design rows, bounds and budget: one
-  cutting-plane solve per workload (:class:`hieropt.solvers.cutting.TimeLP` on T_w), each proven in
-  [L_w, U_w]; U_w (the best time found) is used as T_w*. When one stops short of its gap target
-  (LIMIT), the portfolio's answer is LIMIT too, its message says by how much, and a min-max ratio's
-  bound is scaled by min_w L_w / U_w.
-- **Min-max regret** (``objective = "min_max_regret"``): min z s.t. T_w(B) <= z U_w for every w,
-  on the portfolio LP (:mod:`hieropt.formulation.portfolio`: every workload's epigraph on the
-  shared t = 1/B, a column z and one regret row per workload) solved by the loop of
-  :class:`hieropt.solvers.cut_lp.CutLP`: its points are candidates (max_w T_w(B) / U_w evaluated
-  exactly), its bound the Lagrangian bound on z (:mod:`hieropt.solvers.dual_bound`), which does not
-  inherit the LP's tolerances. The loop starts from the best of the own optima's designs.
-- **Time-target form** (``objective = "min_cost"`` with ``max_regret = x``): the cheapest network
-  with T_w(B) <= (1 + x) U_w for every w: the same LP with z fixed at 1 + x and the cost objective;
-  the point of the segment from the min-max-regret optimum (feasible iff z* <= 1 + x) to the LP's B
-  nearest B that meets every target (bisection: max_w T_w / U_w is convex) is a candidate, and the
-  bound is the Lagrangian bound on the cost.
+- **Own optima** T_w* = min T_w(B) under the instance's rows, bounds and budget, one cutting-plane
+  solve each (:class:`hieropt.solvers.cutting.TimeLP`), proven in [L_w, U_w]; U_w is used as T_w*.
+  When one stops short of its gap the portfolio's answer is LIMIT, saying by how much, and a
+  min-max ratio's bound is scaled by min_w L_w / U_w.
+- **Min-max regret**: min z s.t. T_w(B) <= z U_w for every w, on the portfolio LP
+  (:mod:`hieropt.formulation.portfolio`) solved by the loop of :class:`hieropt.solvers.cut_lp.CutLP`
+  from the best own optimum's design: candidates max_w T_w(B) / U_w evaluated exactly, the bound
+  the Lagrangian bound on z (:mod:`hieropt.solvers.dual_bound`).
+- **Time-target form** (``min_cost`` with ``max_regret = x``): the cheapest network with T_w(B) <=
+  (1 + x) U_w for every w: z fixed at 1 + x and the cost objective; candidates are the LP's points
+  moved towards the min-max-regret optimum into the targets (bisection: max_w T_w / U_w is convex),
+  the bound the Lagrangian bound on the cost.
 
-A loop that stalls or whose LPs fail stops with status LIMIT and the gap it proved. Without
-collective traffic every design is every workload's own optimum.
-
-Every design is re-evaluated per workload by the independent evaluator
-(:func:`hieropt.model.timing.evaluate` on a one-workload copy of the instance) before it is
-returned.
+A loop that stalls stops with LIMIT and the gap it proved. Every design is re-evaluated per workload
+by the independent evaluator (:func:`hieropt.model.timing.evaluate`).
 """
 
 from __future__ import annotations

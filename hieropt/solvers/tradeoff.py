@@ -1,17 +1,12 @@
-"""The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint.
+"""The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint (Haimes,
+Lasdon and Wismer 1971).
 
-For a grid of cost levels C_i (from the cheapest catalog design to the cost of the fastest) and
-power levels P_j (from the lowest-power design to the power of the fastest), each point is the exact
-MILP
-
-    min T(B)   s.t.   cost <= C_i,   power <= P_j,   the instance's design rows, whole parts from
-    the catalog,
-
-on one persistent HiGHS model (:mod:`hieropt.formulation.milp`; the cost and power rows only change
-their right-hand sides), each solved to the MILP gap target and re-checked by the independent
-evaluator. The points not dominated in (time, cost, power) form the reported front: every design on
-it is optimal for its (C_i, P_j), so no catalog design is faster within both limits (Haimes, Lasdon
-and Wismer 1971, the epsilon-constraint method).
+For a grid of cost levels C_i (the cheapest catalog design to the cost of the fastest) and power
+levels P_j (the lowest-power design to the power of the fastest), each point is the exact MILP min
+T(B) s.t. cost <= C_i, power <= P_j, the design rows, whole parts from the catalog, on one
+persistent HiGHS model (:mod:`hieropt.formulation.milp`), re-checked by the independent evaluator.
+The points not dominated in (time, cost, power) are the front: no catalog design is faster within
+both limits of a point.
 """
 
 from __future__ import annotations
