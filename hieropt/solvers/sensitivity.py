@@ -192,11 +192,9 @@ class _Analysis:
     """The parameters of one optimum and the re-solves that differentiate V (owned by one
     :func:`sensitivity`)."""
 
-    def __init__(self, instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray,
-                 time_limit_s: float):
+    def __init__(self, instance: Instance, tm: TimeModel, objective: str, time_limit_s: float):
         self.inst, self.tm, self.objective = instance, tm, objective
-        self.bw, self.time_limit_s = np.asarray(bw, dtype=float), time_limit_s
-        self.budget, self.target = instance.max_network_cost_usd, instance.max_iteration_time_ns
+        self.time_limit_s, self.budget = time_limit_s, instance.max_network_cost_usd
 
     def resolve(self, inst: Instance) -> tuple[OAResult, Multipliers | None]:
         """The certified optimum of ``inst`` (V in ns or $) and the multipliers of its bound.
@@ -331,7 +329,7 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
     if objective == "performance_per_cost":
         kappa = float(cluster_cost_usd_per_gbps(instance) @ bw)
         instance = _with(instance, max_network_cost_usd=kappa)
-    a = _Analysis(instance, tm, objective, bw, time_limit_s)
+    a = _Analysis(instance, tm, objective, time_limit_s)
     v0 = a.resolve(instance)[0].upper
     unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
     marginals = []
