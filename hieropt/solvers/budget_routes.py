@@ -6,6 +6,7 @@ far below the LP's bandwidth unit, and the performance LP for every other case
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -17,25 +18,19 @@ from .near_cheapest import fastest_near_cheapest, near_cheapest
 from .ratio import RatioCore
 from .routing import Route, first_route
 
-__all__ = [
-    "BudgetCase",
-    "NearCheapestBudget",
-    "BudgetFarBelowScale",
-    "TimeLPWithinBudget",
-    "BUDGET_ROUTES",
-    "fastest_within",
-]
+__all__ = ["BudgetCase", "NearCheapestBudget", "BudgetFarBelowScale", "TimeLPWithinBudget",
+           "BUDGET_ROUTES", "fastest_within"]
 
 
+@dataclass
 class BudgetCase:
     """One fastest-within-a-budget solve: the performance LP ``core`` of the instance (its cuts kept
     across the solves of a sweep), the budget ``budget_usd`` ($, None: none) and the gap target
     ``rel_gap``."""
 
-    def __init__(self, core: TimeLP, budget_usd: float | None, rel_gap: float):
-        self.core = core
-        self.budget_usd = budget_usd
-        self.rel_gap = rel_gap
+    core: TimeLP = field(repr=False)
+    budget_usd: float | None
+    rel_gap: float
 
     @cached_property
     def vertex(self) -> CheapestVertex | None:
@@ -45,17 +40,13 @@ class BudgetCase:
             return None
         return near_cheapest(self.core.instance, self.core.tm, self.budget_usd)
 
-    def __repr__(self) -> str:
-        return f"BudgetCase(budget_usd={self.budget_usd!r}, rel_gap={self.rel_gap!r})"
-
 
 class NearCheapestBudget:
     """A budget 1e-13 ... 1e-2 above the cheapest network's cost, where that network leaves a loaded
-    dimension without bandwidth. The optimum then grows like 1 / (budget - cheapest cost) and the
-    budget row's slack is lost in the rounding of the cost in floating point; the route states the
-    budget row exactly from the cheapest network's duals (rational arithmetic) and solves the
-    cost-share LP on it (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). Decision
-    record: a budget a hair above the cheapest network."""
+    dimension without bandwidth: the budget row's slack is lost in the rounding of the cost, so the
+    row is stated exactly from the cheapest network's duals
+    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). Decision record: a budget a hair
+    above the cheapest network."""
 
     name = "near_cheapest_budget"
 
@@ -67,24 +58,18 @@ class NearCheapestBudget:
     def solve(self, case: BudgetCase) -> OAResult:
         """The fastest design within the budget, on the exact reduced budget row."""
         core = case.core
-        out, lps = fastest_near_cheapest(
-            core.instance,
-            core.tm,
-            case.budget_usd,
-            case.rel_gap,
-            case.vertex,
-            core.solver.time_limit_s,
-        )
+        out, lps = fastest_near_cheapest(core.instance, core.tm, case.budget_usd, case.rel_gap,
+                                         case.vertex, core.solver.time_limit_s)
         core.lps += lps
         return out
 
 
 class BudgetFarBelowScale:
-    """A budget that buys more than 100 x less bandwidth than the performance LP's unit (set by the
-    instance's tightest upper limit, e.g. a cap far above what the budget buys): the time LP's cuts
-    would sit at 1e-4 model units and below, under HiGHS's absolute tolerances. The cost-share LP's
-    units follow the budget instead (:class:`hieropt.solvers.ratio.RatioCore`). Decision record: a
-    budget far below the LP's scale."""
+    """A budget that buys more than 100 x less bandwidth than the performance LP's unit
+    (:func:`far_below_scale`): the time LP's cuts would sit under HiGHS's absolute tolerances, so
+    the cost-share LP, whose units follow the budget, solves it
+    (:class:`hieropt.solvers.ratio.RatioCore`). Decision record: a budget far below the LP's
+    scale."""
 
     name = "budget_far_below_scale"
 
@@ -100,12 +85,10 @@ class BudgetFarBelowScale:
 
 class TimeLPWithinBudget:
     """Every other case: Kelley's cutting planes on the performance LP
-    (:meth:`hieropt.solvers.cutting.TimeLP. min_time`), with or without a budget row. The LP's units
-    follow the instance's limits, so a budget far from them is resolved only to its tolerances (a
-    false "no finite time" or "below the cheapest network"): when the LP fails with a budget
-    (anything but unbounded), the cost-share LP, whose units follow the budget, solves the case
-    again and reports infeasibility on its own. Decision record: cutting planes with a Lagrangian
-    bound."""
+    (:meth:`hieropt.solvers.cutting.TimeLP.min_time`), with or without a budget row. Its units
+    follow the instance's limits, so when it fails with a budget (anything but unbounded) the
+    cost-share LP, whose units follow the budget, solves the case again. Decision record: cutting
+    planes with a Lagrangian bound."""
 
     name = "time_lp"
 
@@ -128,11 +111,8 @@ class TimeLPWithinBudget:
             return fastest_by_shares(case.core, case.budget_usd, case.rel_gap)
 
 
-BUDGET_ROUTES: tuple[Route, ...] = (
-    NearCheapestBudget(),
-    BudgetFarBelowScale(),
-    TimeLPWithinBudget(),
-)
+BUDGET_ROUTES: tuple[Route, ...] = (NearCheapestBudget(), BudgetFarBelowScale(),
+                                    TimeLPWithinBudget())
 """The routes of the fastest design within a budget, walked in this order (the last accepts every
 case)."""
 
@@ -153,8 +133,12 @@ def far_below_scale(core: TimeLP, budget_usd: float) -> bool:
     than 100 x below the LP's bandwidth unit (set by the instance's tightest upper limit, e.g. a cap
     far above what the budget buys): the time LP's cuts would then sit at 1e-4 model units and
     below."""
-    per_dim = budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6)
-    return per_dim < 1e-2 * core.s
+    return _uniform_gbps(core, budget_usd) < 1e-2 * core.s
+
+
+def _uniform_gbps(core: TimeLP, budget_usd: float) -> float:
+    """The bandwidth (GB/s) on every dimension that ``budget_usd`` buys."""
+    return budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6)
 
 
 def fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResult:
@@ -163,14 +147,9 @@ def fastest_by_shares(core: TimeLP, budget_usd: float, rel_gap: float) -> OAResu
     Raises:
         NoSolutionError: infeasible constraints, or a budget below the cheapest network they allow.
     """
-    rc = RatioCore(
-        core.instance,
-        core.tm,
-        budget_usd / float(np.sum(core.lp.cost_musd_per_gbps) * 1e6),
-        core.solver.time_limit_s,
-        budget_usd,
-        prune=True,
-    )  # (a cap far above the budget: left out)
+    # (a cap far above the budget: left out)
+    rc = RatioCore(core.instance, core.tm, _uniform_gbps(core, budget_usd),
+                   core.solver.time_limit_s, budget_usd, prune=True)
     try:
         k_min, _ = rc.cost_range()  # infeasible constraints are reported as such
         if budget_usd < k_min * (1 - 1e-9):

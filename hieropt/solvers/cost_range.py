@@ -13,41 +13,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NoSolutionError, SolverError
-from ..formulation.ratio_arrays import compile_cost_range_lp
+from ..formulation.ratio_arrays import CostRangeLP, compile_cost_range_lp
 from ..formulation.scale import cost_bounds_usd
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..result import Status
 from ..spec import Instance
 from .highs import HighsLP
 
-__all__ = [
-    "network_cost_range",
-    "cheapest_network",
-    "cheapest_vertex",
-    "CheapestVertex",
-    "dimension_reach_gbps",
-    "reach_centre_gbps",
-    "unlimited_dimensions",
-    "rows_infeasible",
-    "below_cheapest",
-]
+__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex",
+           "dimension_reach_gbps", "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible",
+           "below_cheapest"]
 
 
 def rows_infeasible(instance: Instance) -> NoSolutionError:
     """The error of design constraints and bounds that cannot all hold (they are listed)."""
     texts = "; ".join(c.text for c in instance.constraints) or "(no constraints)"
-    return NoSolutionError(
-        "infeasible", f"the design constraints and bounds cannot all hold: {texts}"
-    )
+    return NoSolutionError("infeasible",
+                           f"the design constraints and bounds cannot all hold: {texts}")
 
 
 def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
     """The error of a budget ($) below the cheapest network the design constraints allow ($)."""
-    return NoSolutionError(
-        "infeasible",
-        f"the budget ${budget_usd:,.6g} is below the cheapest network the design "
-        f"constraints allow, ${cheapest_usd:,.6g}",
-    )
+    return NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest "
+                           f"network the design constraints allow, ${cheapest_usd:,.6g}")
+
 
 INF = float("inf")
 
@@ -123,15 +112,13 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
         units = unit_gbps * np.sqrt(mean / np.where(p > 0, p, mean))
         w = _vertex(instance, time_limit_s, units)
         if w.cost_usd < v.cost_usd:
-            v = CheapestVertex(
-                w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps, w.row_duals
-            )
+            v = CheapestVertex(w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps,
+                               w.row_duals)
     return v
 
 
-def _vertex(
-    instance: Instance, time_limit_s: float, unit_gbps: float | np.ndarray
-) -> CheapestVertex:
+def _vertex(instance: Instance, time_limit_s: float,
+            unit_gbps: float | np.ndarray) -> CheapestVertex:
     lp = compile_cost_range_lp(instance, unit_gbps)
     solver = HighsLP(lp, time_limit_s)
     try:
@@ -154,9 +141,8 @@ def _vertex(
     return CheapestVertex(cheapest, max(dearest, cheapest), design, y)
 
 
-def dimension_reach_gbps(
-    instance: Instance, dims: list[int], time_limit_s: float = 60.0
-) -> np.ndarray:
+def dimension_reach_gbps(instance: Instance, dims: list[int],
+                         time_limit_s: float = 60.0) -> np.ndarray:
     """The largest bandwidth (GB/s) each dimension in ``dims`` can have under the design rows and
     bounds of ``instance``, by one small LP per dimension over B alone (max B_d on the cost-range
     LP, each row divided by its largest coefficient): (D,), inf for a dimension the rows do not
@@ -174,10 +160,7 @@ def dimension_reach_gbps(
     solver = HighsLP(lp, time_limit_s)
     try:
         for d in dims:
-            costs = np.zeros(lp.n_cols)
-            costs[d] = 1.0
-            solver.set_costs(costs, maximize=True)
-            res = solver.solve()
+            res = _maximise(solver, lp.n_cols, d)
             if res.status is Status.INFEASIBLE:
                 raise rows_infeasible(instance)
             if res.status is Status.UNBOUNDED:
@@ -185,42 +168,25 @@ def dimension_reach_gbps(
             elif res.status is Status.OPTIMAL:
                 out[d] = max(res.objective, 0.0) * unit
             else:
-                raise SolverError(
-                    f"HiGHS could not find the largest bandwidth of dimension {d} "
-                    f"({res.termination})"
-                )
+                raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} "
+                                  f"({res.termination})")
     finally:
         solver.close()
     return out
 
 
-@dataclass(frozen=True)
-class _ConeLP:
-    """The recession cone's LP in the arrays :class:`hieropt.solvers.highs.HighsLP` loads (rows
-    given row-wise)."""
-
-    col_lower: np.ndarray
-    col_upper: np.ndarray
-    time_costs: np.ndarray
-    row_lower: np.ndarray
-    row_upper: np.ndarray
-    start: np.ndarray
-    index: np.ndarray
-    value: np.ndarray
-
-    @property
-    def n_cols(self) -> int:
-        return self.col_lower.size
-
-    @property
-    def n_rows(self) -> int:
-        return self.row_lower.size
+def _maximise(solver: HighsLP, n_cols: int, d: int):
+    """The LP loaded in ``solver`` solved for max x_d."""
+    costs = np.zeros(n_cols)
+    costs[d] = 1.0
+    solver.set_costs(costs, maximize=True)
+    return solver.solve()
 
 
-def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
+def _cone_lp(instance: Instance, priced: bool) -> CostRangeLP:
     """The cone {r >= 0: r_d = 0 where bw_d has an upper bound, a_i' r <= 0 (``<=`` rows), >= 0
     (``>=``), == 0 (``==``), and p' r <= 0 when ``priced``}, each row divided by its largest
-    coefficient."""
+    coefficient, in the arrays of the cost-range LP (no objective)."""
     dm = instance.design_matrix
     A, sense = dm.A, dm.sense
     lower = np.where(sense >= 1, 0.0, -INF)
@@ -235,24 +201,12 @@ def _cone_lp(instance: Instance, priced: bool) -> _ConeLP:
     # (one past the last row)
     start = np.searchsorted(rows, np.arange(A.shape[0] + 1)).astype(np.int32)
     D = dm.bw_upper.size
-    return _ConeLP(
-        np.zeros(D),
-        np.where(np.isfinite(dm.bw_upper), 0.0, INF),
-        np.zeros(D),
-        lower[keep],
-        upper[keep],
-        start,
-        cols.astype(np.int32),
-        A[rows, cols],
-    )
+    return CostRangeLP(D, np.zeros(D), np.where(np.isfinite(dm.bw_upper), 0.0, INF), np.zeros(D),
+                       lower[keep], upper[keep], start, cols.astype(np.int32), A[rows, cols], 1.0)
 
 
-def unlimited_dimensions(
-    instance: Instance,
-    dims: tuple[int, ...] | list[int],
-    priced: bool = False,
-    time_limit_s: float = 60.0,
-) -> tuple[int, ...]:
+def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
+                         priced: bool = False, time_limit_s: float = 60.0) -> tuple[int, ...]:
     """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also
     a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
     a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, found by one LP per
@@ -276,14 +230,10 @@ def unlimited_dimensions(
             if lp.col_upper[d] == 0:
                 continue
             solver.change_col_bounds(int(d), 0.0, 1.0)
-            costs = np.zeros(lp.n_cols)
-            costs[d] = 1.0
-            solver.set_costs(costs, maximize=True)
-            res = solver.solve()
+            res = _maximise(solver, lp.n_cols, d)
             if res.status is not Status.OPTIMAL:
-                raise SolverError(
-                    f"HiGHS could not decide whether bw[{d}] has an upper limit ({res.termination})"
-                )
+                raise SolverError(f"HiGHS could not decide whether bw[{d}] has an upper limit "
+                                  f"({res.termination})")
             if res.objective >= 0.5:
                 out.append(int(d))
             solver.change_col_bounds(int(d), 0.0, INF)

@@ -57,15 +57,9 @@ even spacing puts nearly every point at the dear end and none near the cheap net
 
 
 @scoped
-def pareto(
-    instance: Instance,
-    points: int = 50,
-    time_limit_s: float = 60.0,
-    spacing: str = "linear",
-    progress: Callable[[int, int], None] | None = None,
-    *,
-    cache: Cache | None = None,
-) -> Front:
+def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
+           spacing: str = "linear", progress: Callable[[int, int], None] | None = None, *,
+           cache: Cache | None = None) -> Front:
     """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to
     the fastest, each point the fastest network within its budget (proven to 1e-8), all on one
     persistent LP.
@@ -86,21 +80,15 @@ def pareto(
         NoSolutionError: infeasible constraints.
     """
     if isinstance(points, bool) or not isinstance(points, int | np.integer):
-        raise InputError(
-            "points", None, f"{points!r} is not a whole number", "ask for a number of points >= 2"
-        )
+        raise InputError("points", None, f"{points!r} is not a whole number",
+                         "ask for a number of points >= 2")
     if points < 2:
-        raise InputError(
-            "points",
-            None,
-            f"{points} point{'' if points == 1 else 's'} asked for (a front has two ends)",
-            "ask for at least 2 points",
-        )
+        raise InputError("points", None, f"{points} point{'' if points == 1 else 's'} asked for "
+                         "(a front has two ends)", "ask for at least 2 points")
     time_limit_s = check_time_limit(time_limit_s)
     if spacing not in SPACINGS:
-        raise InputError(
-            "spacing", None, f"unknown spacing {spacing!r}", f"use one of {', '.join(SPACINGS)}"
-        )
+        raise InputError("spacing", None, f"unknown spacing {spacing!r}",
+                         f"use one of {', '.join(SPACINGS)}")
     start = time.perf_counter()
     tm = build_time_model(instance)
     core = TimeLP(instance, tm, time_limit_s)
@@ -111,20 +99,18 @@ def pareto(
     for p in front:  # (as a solve's design: the rows, its budget, its time)
         cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
         if not cert.ok:
-            raise SolverError(
-                "independent verification of a front point failed: " + "; ".join(cert.problems)
-            )
+            raise SolverError("independent verification of a front point failed: "
+                              + "; ".join(cert.problems))
     lps = core.lps
     seconds = time.perf_counter() - start
+    options = SolveOptions(time_limit_s=time_limit_s)
     try:
-        options = SolveOptions(time_limit_s=time_limit_s)
         fastest = solve(instance, "performance", options=options).raise_for_status()
     except NoSolutionError as e:  # no upper limit on bandwidth: the front has no fastest end
         if e.kind != "unbounded":
             raise
         fastest = None
     try:
-        options = SolveOptions(time_limit_s=time_limit_s)
         best = solve(instance, "performance_per_cost", options=options).raise_for_status()
     except NoSolutionError as e:
         best = None
@@ -153,13 +139,9 @@ TAIL_GAIN = 0.01
 saves less than this share of the iteration time."""
 
 
-def pareto_front(
-    core: TimeLP,
-    points: int,
-    rel_gap: float = SUB_GAP,
-    spacing: str = "linear",
-    progress: Callable[[int, int], None] | None = None,
-) -> tuple[list[FrontPoint], list[str]]:
+def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: str = "linear",
+                 progress: Callable[[int, int], None] | None = None
+                 ) -> tuple[list[FrontPoint], list[str]]:
     """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the
     fastest, the budgets spaced by ``spacing`` (:data:`SPACINGS`; log spacing needs a positive left
     end, else it is linear, with a note).
@@ -186,21 +168,13 @@ def pareto_front(
         if e.kind != "unbounded":
             raise
         k_hi = _tail_budget(core, k_min, rel_gap)
-        notes.append(
-            "no upper limit on bandwidth: the front has no fastest end and is cut at "
-            f"${k_hi:,.6g}, where "
-            f"4 x the budget saves less than {TAIL_GAIN:.0%} of the iteration time (or at "
-            "about 1e6 x the "
-            "cheapest network)"
-        )
+        notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at "
+                     f"${k_hi:,.6g}, where 4 x the budget saves less than {TAIL_GAIN:.0%} of the "
+                     "iteration time (or at about 1e6 x the cheapest network)")
     else:
-        right = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap)
-        k_hi = right.upper
-        notes.append(
-            f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
-            "minimum time "
-            f"{fastest.upper:,.1f} ns"
-        )
+        k_hi = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap).upper
+        notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
+                     f"minimum time {fastest.upper:,.1f} ns")
     # the cheapest design (exact, from the B-space LP) with a finite time: the front starts there
     # (at exactly its cost the designs are one face, met to tolerances: CHEAPEST_SLACK above it);
     # without one, as close above it as a certified optimum exists (the budgets a hair above are
@@ -209,33 +183,22 @@ def pareto_front(
     first = None
     if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)
+        starved = (f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries "
+                   "traffic without bandwidth")
         if first is not None:
             room = (f"{k_lo / k_min - 1:.0e} above it" if k_min > 0 else
                     f"at {k_lo / k_hi:.0e} of the fastest network's cost")
-            notes.insert(
-                0,
-                f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that "
-                "carries traffic "
-                f"without bandwidth: the front starts {room} (${k_lo:,.10g}), where that "
-                "dimension has only "
-                "the bandwidth the difference buys",
-            )
+            notes.insert(0, f"{starved}: the front starts {room} (${k_lo:,.10g}), where that "
+                         "dimension has only the bandwidth the difference buys")
         else:
-            notes.insert(
-                0,
-                f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that "
-                "carries traffic "
-                "without bandwidth, and no budget up to 1e-2 above it has a certified "
-                "optimum; the front "
-                f"starts at 1% of the way to the fastest network (${k_lo:,.6g})",
-            )
+            notes.insert(0, f"{starved}, and no budget up to 1e-2 above it has a certified "
+                         f"optimum; the front starts at 1% of the way to the fastest network "
+                         f"(${k_lo:,.6g})")
     # the constraints may fix the cost (the two ends then differ by round-off only)
     k_hi = max(k_hi, k_lo)
     if spacing == "log" and not k_lo > 0:
-        notes.append(
-            "log spacing needs a cheapest network that costs more than $0: the budgets are "
-            "spaced evenly"
-        )
+        notes.append("log spacing needs a cheapest network that costs more than $0: the budgets "
+                     "are spaced evenly")
         spacing = "linear"
     if points <= 1:
         budgets = np.array([k_hi])
@@ -249,17 +212,9 @@ def pareto_front(
         res = first if i == 0 and first is not None else fastest_design(core, rel_gap, float(kappa))
         # 0 when the budget row does not bind (or no dual)
         dual = getattr(res, "budget_dual_ns_per_usd", 0.0)
-        out.append(
-            FrontPoint(
-                budget_usd=float(kappa),
-                bw=res.bw,
-                iteration_time_ns=res.upper,
-                network_cost_usd=core.network_cost(res.bw),
-                lower_bound_ns=min(res.lower, res.upper),
-                gap=res.gap,
-                usd_per_ms=1e6 / abs(dual) if dual < 0 else None,
-            )
-        )
+        out.append(FrontPoint(float(kappa), res.bw, res.upper, core.network_cost(res.bw),
+                              min(res.lower, res.upper), res.gap,
+                              1e6 / abs(dual) if dual < 0 else None))
         if progress is not None:
             progress(i + 1, len(budgets))
     return out, notes
@@ -274,9 +229,8 @@ STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, 1e-2)
 starts at the first of these relative rooms above it whose fastest design is a certified optimum."""
 
 
-def _starved_start(
-    core: TimeLP, k_min: float, k_hi: float, rel_gap: float
-) -> tuple[float, OAResult | None]:
+def _starved_start(core: TimeLP, k_min: float, k_hi: float,
+                   rel_gap: float) -> tuple[float, OAResult | None]:
     """The first budget k_min x (1 + s), s in :data:`STARVED_SLACKS` (below ``k_hi``; k_hi x s when
     the cheapest network costs $0), whose fastest design is certified (status OPTIMAL), with that
     design; else the budget 1 % of the way to ``k_hi`` and None."""

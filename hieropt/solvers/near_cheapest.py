@@ -1,32 +1,17 @@
 """The fastest network within a budget a hair above the cheapest network (budget = cheapest x (1 +
 1e-13 ... 1e-2)), where the cheapest network leaves a dimension that carries traffic without
-bandwidth.
+bandwidth (decision record: a budget a hair above the cheapest network).
 
-There the feasible designs are a sliver: the dimensions the cheapest network starves get only what
-the slack (budget - cheapest) buys, 1e-13 GB/s next to 1e3 GB/s elsewhere, and their times are 1e17
-ns and more. In the budget row sum_d p_d B_d <= budget the slack is a difference of two numbers that
-agree to 1e-9 and beyond, which no LP resolves (HiGHS's tolerances are 1e-9): the performance and
-cost-share LPs said "infeasible" or stopped at gaps near
-1. The remedy is LP duality at the cheapest network
-(:mod:`hieropt.solvers.reduced_budget`): with the cheapest network's multipliers the budget is an
-exact row whose terms are all >= 0 (reduced prices on the starved dimensions, the distances of the
-rows and bounds that network holds from their bounds) and whose right-hand side is the slack itself.
-
-The cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by that row alone
-(its share row, a float of the cost's size, left free; the distances on slack columns of their own;
-design rows without rounding), with share units that follow the slack on the starved dimensions, so
-it resolves the sliver to its own tolerance and its Lagrangian bound holds for every exactly
-feasible design (:func:`fastest_near_cheapest`). Its points become designs by completing the
-cheapest network: the starved dimensions take the LP's values, the others follow from the rows
-active at the cheapest network (a small linear solve), and the result is scaled onto the budget
-(:func:`complete`). When the reduced row leaves a loaded dimension no bandwidth at all the budget
-admits no finite iteration time, and that is said (:class:`NoSolutionError`, with the bound).
-
-Why not the share row: an LP that keeps its share row, with the reduced row on the starved
-dimensions only, fails: with two dimensions of one price (a tie) it spends the share row's
-tolerance, 1e-9 of the cost, on their split, and its duals bound the time only to 1e-13 x cost /
-room (LIMIT at gaps 3.4e-6
-... 3.5e-4 at rooms 3e-7 ... 1e-6 of the cost; tests/solve/test_near_cheapest_ties.py).
+The starved dimensions get only what the slack (budget - cheapest) buys, and in the budget row
+sum_d p_d B_d <= budget that slack is a difference of two numbers that agree to 1e-9 and beyond,
+which no LP resolves. With the cheapest network's multipliers the budget is an exact row whose terms
+are all >= 0 and whose right-hand side is the slack itself (:mod:`hieropt.solvers.reduced_budget`).
+The cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by that row alone,
+with share units that follow the slack on the starved dimensions, so its Lagrangian bound holds for
+every exactly feasible design (:func:`fastest_near_cheapest`); its points become designs by
+completing the cheapest network (:func:`complete`). Keeping the float share row instead fails at
+ties in price: the LP spends the row's tolerance, 1e-9 of the cost, on the tied split
+(tests/solve/test_near_cheapest_ties.py).
 """
 
 from __future__ import annotations
@@ -47,16 +32,8 @@ from .outcome import OAResult
 from .ratio import INF, RatioCore
 from .reduced_budget import ReducedBudget, reduced_budget_row
 
-__all__ = [
-    "NEAR_SLACK",
-    "ReducedBudget",
-    "reduced_budget_row",
-    "vertex_of",
-    "near_budget",
-    "near_cheapest",
-    "complete",
-    "fastest_near_cheapest",
-]
+__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_budget",
+           "near_cheapest", "complete", "fastest_near_cheapest"]
 
 NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network
@@ -90,18 +67,13 @@ def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
     if not (rows.any() and free.any()):
         return v
     A = dm.A[rows]
-    target = np.where(
-        np.isfinite(dm.lower[rows])
-        & (np.abs(A @ b0 - dm.lower[rows]) <= np.abs(A @ b0 - dm.upper[rows])),
-        dm.lower[rows],
-        dm.upper[rows],
-    )
+    floor = np.abs(A @ b0 - dm.lower[rows]) <= np.abs(A @ b0 - dm.upper[rows])
+    target = np.where(np.isfinite(dm.lower[rows]) & floor, dm.lower[rows], dm.upper[rows])
     b = b0.copy()
     b[free] = np.linalg.lstsq(A[:, free], target - A[:, ~free] @ b0[~free], rcond=None)[0]
     b = np.clip(b, dm.bw_lower, dm.bw_upper)
-    if not meets_rows(instance, b) or np.abs(b - b0).max() > 1e-6 * max(
-        float(np.abs(b0).max()), 1e-300
-    ):
+    if not meets_rows(instance, b) or np.abs(b - b0).max() > 1e-6 * max(float(np.abs(b0).max()),
+                                                                        1e-300):
         return v
     cost = float(cluster_cost_usd_per_gbps(instance) @ b)
     return CheapestVertex(min(cost, v.cost_usd) if cost <= v.cost_usd * (1 + 1e-9) else v.cost_usd,
@@ -120,9 +92,7 @@ def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> Cheap
     its cost and it leaves a dimension that carries traffic without bandwidth (infinite time) that a
     reduced price keeps from the slack (not a tie in price); else None."""
     v = vertex_of(instance)
-    if not (v.cost_usd > 0 and v.cost_usd <= budget_usd <= v.cost_usd * (1 + NEAR_SLACK)):
-        return None
-    if np.isfinite(tm.time_ns(v.bw_gbps)):
+    if not near_budget(instance, budget_usd) or np.isfinite(tm.time_ns(v.bw_gbps)):
         return None
     # (ties in price: no reduced price, nothing to resolve)
     reduced = reduced_budget_row(instance, v, budget_usd)
@@ -165,26 +135,18 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
     # LP's point does (the exact row charges that move to the room)
     lhs0, lhs = A @ b0, A @ (b0 + lp)
     floor = np.abs(lhs0 - dm.lower[rows]) <= np.abs(lhs0 - dm.upper[rows])
-    off = np.where(
-        dm.lower[rows] == dm.upper[rows],
-        0.0,
-        np.where(
-            floor, np.maximum(lhs - dm.lower[rows], 0.0), np.minimum(lhs - dm.upper[rows], 0.0)
-        ),
-    )
+    off = np.where(dm.lower[rows] == dm.upper[rows], 0.0,
+                   np.where(floor, np.maximum(lhs - dm.lower[rows], 0.0),
+                            np.minimum(lhs - dm.upper[rows], 0.0)))
     deltas = []
     for move in ((False, True) if fixed.any() else (False,)):
         for follow in ((False, True) if off.any() else (False,)):
             delta = np.where(z | (fixed & move), lp, 0.0)
             if rows.any() and free.any():
-                target = (
-                    np.where(floor, dm.lower[rows], dm.upper[rows])
-                    - lhs0
-                    + (off if follow else 0.0)
-                )
-                delta[free] = np.linalg.lstsq(
-                    A[:, free], target - A[:, ~free] @ delta[~free], rcond=None
-                )[0]
+                target = (np.where(floor, dm.lower[rows], dm.upper[rows]) - lhs0
+                          + (off if follow else 0.0))
+                delta[free] = np.linalg.lstsq(A[:, free], target - A[:, ~free] @ delta[~free],
+                                              rcond=None)[0]
             deltas.append(delta)
     deltas.append(within_rows(instance, bw, b0) - b0)
     out = []
@@ -240,14 +202,9 @@ def _within_budget(p: np.ndarray, bw: np.ndarray, budget_usd: float) -> bool:
     return float(p @ bw) <= budget_usd and float((p * bw).sum()) <= budget_usd
 
 
-def fastest_near_cheapest(
-    instance: Instance,
-    tm: TimeModel,
-    budget_usd: float,
-    rel_gap: float,
-    vertex: CheapestVertex,
-    time_limit_s: float = 60.0,
-) -> tuple[OAResult, int]:
+def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, rel_gap: float,
+                          vertex: CheapestVertex,
+                          time_limit_s: float = 60.0) -> tuple[OAResult, int]:
     """The fastest design within ``budget_usd`` ($) a hair above the cheapest network ``vertex``
     (module docstring): (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved).
 
@@ -273,21 +230,16 @@ def fastest_near_cheapest(
     """
     reduced = reduced_budget_row(instance, vertex, budget_usd)
     if reduced is None:
-        raise NoSolutionError(
-            "infeasible",
-            f"the budget ${budget_usd:,.6g} leaves a dimension that carries traffic "
-            "(almost) without bandwidth",
-        )
+        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} leaves a dimension "
+                              "that carries traffic (almost) without bandwidth")
     dm = instance.design_matrix
     loaded = np.flatnonzero(tm.carries_traffic)
     for d in loaded:
         if reduced.cap_gbps[d] <= dm.bw_lower[d] and dm.bw_lower[d] <= 0:
-            raise NoSolutionError(
-                "infeasible",
+            raise NoSolutionError("infeasible", (
                 f"the budget ${budget_usd:,.10g} is the cheapest network's cost "
                 f"(${vertex.cost_usd:,.10g}) to within round-off, and every design within it has "
-                f"bw[{d}] = 0 on dimension {d}, which carries traffic: no finite iteration time",
-            )
+                f"bw[{d}] = 0 on dimension {d}, which carries traffic: no finite iteration time"))
     p = cluster_cost_usd_per_gbps(instance)
     units = _units(tm, p, vertex.bw_gbps, reduced)
     keys_caps = {key: cap for key, _, cap in reduced.slacks}
@@ -314,23 +266,12 @@ def fastest_near_cheapest(
     passes: list[tuple[OAResult, float]] = []
     try:
         if reduced.rhs_usd > 0:
-            rc.add_rows(
-                reduced.coef[None, :],
-                np.array([-INF]),
-                np.array([reduced.exact_rhs_usd]),
-                budget_usd,
-                slack_coef=[{key: c for key, c, _ in reduced.slacks}],
-                slack_cap=keys_caps,
-            )
+            rc.add_rows(reduced.coef[None, :], np.array([-INF]), np.array([reduced.exact_rhs_usd]),
+                        budget_usd, slack_coef=[{key: c for key, c, _ in reduced.slacks}],
+                        slack_cap=keys_caps)
             try:
-                passes.append(
-                    (
-                        rc.fastest_within(
-                            budget_usd, loop_gap, repair=repair, budget_row=False, score=scorer(0.0)
-                        ),
-                        0.0,
-                    )
-                )
+                passes.append((rc.fastest_within(budget_usd, loop_gap, repair=repair,
+                                                 budget_row=False, score=scorer(0.0)), 0.0))
             except NoSolutionError:
                 pass  # (the second pass says why, with the budget row)
         if not passes or _combined(passes, tm, share).gap > rel_gap:
@@ -338,14 +279,8 @@ def fastest_near_cheapest(
             # last bits)
             rounding = min(1.0, ROW_ROUNDING * EPS * vertex.cost_usd / room) if room > 0 else 0.0
             try:
-                passes.append(
-                    (
-                        rc.fastest_within(
-                            budget_usd, loop_gap, repair=repair, score=scorer(rounding)
-                        ),
-                        rounding,
-                    )
-                )
+                passes.append((rc.fastest_within(budget_usd, loop_gap, repair=repair,
+                                                 score=scorer(rounding)), rounding))
             except NoSolutionError:
                 if not passes:
                     raise
@@ -353,27 +288,26 @@ def fastest_near_cheapest(
         rc.close()
     out = _combined(passes, tm, share)
     allowance = share(out.bw) + max(a for _, a in passes) if out.bw is not None else 0.0
+    return _finished(out, allowance, rel_gap, reduced.room_usd, vertex.cost_usd), rc.lps
+
+
+def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
+              cheapest_usd: float) -> OAResult:
+    """``out`` OPTIMAL within ``rel_gap``, else LIMIT saying why: the round-off of a cost when the
+    share of the time the bound gives up for it (``allowance``) is half the gap target or more."""
     if out.gap <= rel_gap:
-        return replace(out, status=Status.OPTIMAL, message="optimal within the gap target"), rc.lps
+        return replace(out, status=Status.OPTIMAL, message="optimal within the gap target")
     if allowance >= 0.5 * rel_gap:
-        msg = (
-            f"stopped at proven relative gap {out.gap:.3g}: the budget is only "
-            f"${reduced.room_usd:.3g} "
-            f"({reduced.room_usd / vertex.cost_usd:.2g} of it) above the cheapest network "
-            f"(${vertex.cost_usd:,.10g}), and the design found meets the rows and the "
-            "budget only to the "
-            f"round-off of a cost (about ${EPS * vertex.cost_usd:.2g}), which leaves "
-            f"{allowance:.2g} of the time "
-            "undecided"
-        )
+        msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only "
+               f"${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the cheapest network "
+               f"(${cheapest_usd:,.10g}), and the design found meets the rows and the budget only "
+               f"to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), which leaves "
+               f"{allowance:.2g} of the time undecided")
+    elif out.status is Status.LIMIT:
+        msg = out.message
     else:
-        msg = (
-            out.message
-            if out.status is Status.LIMIT
-            else f"stopped at proven relative gap {out.gap:.3g}"
-        )
-    out = replace(out, status=Status.LIMIT, message=msg)
-    return out, rc.lps
+        msg = f"stopped at proven relative gap {out.gap:.3g}"
+    return replace(out, status=Status.LIMIT, message=msg)
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:
@@ -393,9 +327,8 @@ def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAR
     return replace(best, upper=T, lower=min(lower, T) * (1 - share(best.bw)), iterations=lps)
 
 
-def _excess_usd(
-    instance: Instance, vertex: CheapestVertex, budget_usd: float, bw: np.ndarray
-) -> float:
+def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float,
+                bw: np.ndarray) -> float:
     """How much more than the budget ``bw`` may use in exact arithmetic ($, >= 0): its exact cost
     above the budget, plus each row's exact violation weighted by the cheapest network's dual (a
     floor missed by round-off frees that much of the cheap dimension's cost). Exact
@@ -403,14 +336,14 @@ def _excess_usd(
     dm = instance.design_matrix
     p = cluster_cost_usd_per_gbps(instance)
     B = [Fraction(float(v)) for v in bw]
-    excess = sum(
-        (Fraction(float(a)) * b for a, b in zip(p, B, strict=True)), Fraction(0)
-    ) - Fraction(budget_usd)
-    out = max(excess, Fraction(0))
+    def dot(coef) -> Fraction:
+        return sum((Fraction(float(a)) * b for a, b in zip(coef, B, strict=True)), Fraction(0))
+
+    out = max(dot(p) - Fraction(budget_usd), Fraction(0))
     for i, y in enumerate(vertex.row_duals):
         if y == 0:
             continue
-        lhs = sum((Fraction(float(a)) * b for a, b in zip(dm.A[i], B, strict=True)), Fraction(0))
+        lhs = dot(dm.A[i])
         miss = Fraction(float(dm.lower[i])) - lhs if y > 0 else lhs - Fraction(float(dm.upper[i]))
         out += abs(Fraction(float(y))) * max(miss, Fraction(0))
     return float(out)

@@ -1,29 +1,21 @@
 """Portfolios of workloads on one fabric: each workload's own optimum, min-max regret, and its
 time-target form.
 
-- **Own optima** T_w* = min T_w(B) under the instance's design rows, bounds and budget: one
-  cutting-plane solve per workload (:class:`hieropt.solvers.cutting.TimeLP` on T_w), each proven in
-  [L_w, U_w]; U_w (the best time found) is used as T_w*. When one stops short of its gap target
-  (LIMIT), the portfolio's answer is LIMIT too, its message says by how much, and a min-max ratio's
-  bound is scaled by min_w L_w / U_w.
-- **Min-max regret** (``objective = "min_max_regret"``): min z s.t. T_w(B) <= z U_w for every w,
-  on the portfolio LP (:mod:`hieropt.formulation.portfolio`: every workload's epigraph on the
-  shared t = 1/B, a column z and one regret row per workload) solved by the loop of
-  :class:`hieropt.solvers.cut_lp.CutLP`: its points are candidates (max_w T_w(B) / U_w evaluated
-  exactly), its bound the Lagrangian bound on z (:mod:`hieropt.solvers.dual_bound`), which does not
-  inherit the LP's tolerances. The loop starts from the best of the own optima's designs.
-- **Time-target form** (``objective = "min_cost"`` with ``max_regret = x``): the cheapest network
-  with T_w(B) <= (1 + x) U_w for every w: the same LP with z fixed at 1 + x and the cost objective;
-  the point of the segment from the min-max-regret optimum (feasible iff z* <= 1 + x) to the LP's B
-  nearest B that meets every target (bisection: max_w T_w / U_w is convex) is a candidate, and the
-  bound is the Lagrangian bound on the cost.
+- **Own optima** T_w* = min T_w(B) under the instance's rows, bounds and budget, one cutting-plane
+  solve each (:class:`hieropt.solvers.cutting.TimeLP`), proven in [L_w, U_w]; U_w is used as T_w*.
+  When one stops short of its gap the portfolio's answer is LIMIT, saying by how much, and a
+  min-max ratio's bound is scaled by min_w L_w / U_w.
+- **Min-max regret**: min z s.t. T_w(B) <= z U_w for every w, on the portfolio LP
+  (:mod:`hieropt.formulation.portfolio`) solved by the loop of :class:`hieropt.solvers.cut_lp.CutLP`
+  from the best own optimum's design: candidates max_w T_w(B) / U_w evaluated exactly, the bound
+  the Lagrangian bound on z (:mod:`hieropt.solvers.dual_bound`).
+- **Time-target form** (``min_cost`` with ``max_regret = x``): the cheapest network with T_w(B) <=
+  (1 + x) U_w for every w: z fixed at 1 + x and the cost objective; candidates are the LP's points
+  moved towards the min-max-regret optimum into the targets (bisection: max_w T_w / U_w is convex),
+  the bound the Lagrangian bound on the cost.
 
-A loop that stalls or whose LPs fail stops with status LIMIT and the gap it proved. Without
-collective traffic every design is every workload's own optimum.
-
-Every design is re-evaluated per workload by the independent evaluator
-(:func:`hieropt.model.timing.evaluate` on a one-workload copy of the instance) before it is
-returned.
+A loop that stalls stops with LIMIT and the gap it proved. Every design is re-evaluated per workload
+by the independent evaluator (:func:`hieropt.model.timing.evaluate`).
 """
 
 from __future__ import annotations
@@ -42,36 +34,22 @@ from ..spec import Instance
 from .cut_lp import Loop
 from .cutting import INF, REL_GAP, OAResult, TimeLP, cost_cap
 
-__all__ = [
-    "RegretLP",
-    "max_ratio",
-    "min_cost_within_regret",
-    "min_max_regret",
-    "own_optima",
-    "portfolio_of",
-    "single_job",
-]
+__all__ = ["RegretLP", "max_ratio", "min_cost_within_regret", "min_max_regret", "own_optima",
+           "portfolio_of", "single_job"]
+
 
 def single_job(instance: Instance, w: int) -> Instance:
     """``instance`` with only its workload ``w`` (weight 1): for own optima and per-workload
     evaluation."""
     job = instance.jobs[w]
-    return instance.model_copy(
-        update={
-            "workload": job.workload,
-            "mapping": job.mapping,
-            "workload_weight": 1.0,
-            "more_workloads": (),
-            "objective": "performance",
-            "max_regret": None,
-            "max_iteration_time_ns": None,
-        }
-    )
+    return instance.model_copy(update={
+        "workload": job.workload, "mapping": job.mapping, "workload_weight": 1.0,
+        "more_workloads": (), "objective": "performance", "max_regret": None,
+        "max_iteration_time_ns": None})
 
 
-def own_optima(
-    instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float = 60.0
-) -> list[OAResult]:
+def own_optima(instance: Instance, rel_gap: float = REL_GAP,
+               time_limit_s: float = 60.0) -> list[OAResult]:
     """T_w* of every workload under the instance's rows, bounds and budget (one solve each; a solve
     that stops short of its gap target is kept with status LIMIT and its proven bound: the portfolio
     is then LIMIT too).
@@ -91,19 +69,15 @@ def own_optima(
 
 def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
                  max_regret: float | None = None) -> Portfolio:
-    """Each workload's time on ``bw`` (independent evaluator) against its own optimum."""
-    times = tuple(
-        evaluate(single_job(instance, w), bw).iteration_time_ns for w in range(len(instance.jobs))
-    )
+    """Each workload's time (ns) on ``bw`` ((D,) GB/s, by the independent evaluator) against its
+    own optimum ``optima`` (:func:`own_optima`), with the ``max_regret`` asked for (a fraction)."""
     jobs = instance.jobs
-    return Portfolio(
-        names=tuple(j.workload.name for j in jobs),
-        weights=tuple(j.weight for j in jobs),
-        times_ns=times,
-        own_optima_ns=tuple(r.upper for r in optima),
-        own_bounds_ns=tuple(max(r.lower, 0.0) for r in optima),
-        max_regret=max_regret,
-    )
+    times = tuple(evaluate(single_job(instance, w), bw).iteration_time_ns for w in range(len(jobs)))
+    return Portfolio(names=tuple(j.workload.name for j in jobs),
+                     weights=tuple(j.weight for j in jobs), times_ns=times,
+                     own_optima_ns=tuple(r.upper for r in optima),
+                     own_bounds_ns=tuple(max(r.lower, 0.0) for r in optima),
+                     max_regret=max_regret)
 
 
 def max_ratio(tms: list[TimeModel], optima_ns: np.ndarray, bw: np.ndarray) -> float:
@@ -137,8 +111,6 @@ def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
     why = (f"stopped at proven relative gap {gap:.3g}: the own optimum of workload {w} is proven "
            f"only to a gap of {g:.3g}")
     return replace(res, status=Status.LIMIT, lower=lower, message=why)
-
-
 
 
 class RegretLP(TimeLP):
@@ -276,19 +248,13 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
 """
     cap = 1.0 + max_regret
     if regret.lower > cap:
-        raise NoSolutionError(
-            "infeasible",
-            f"no fabric keeps every workload within {max_regret:.4g} of "
-            f"its own optimum: the best any fabric does is within "
-            f"{regret.upper - 1:.4g} (min-max regret)",
-        )
+        raise NoSolutionError("infeasible", (
+            f"no fabric keeps every workload within {max_regret:.4g} of its own optimum: the best "
+            f"any fabric does is within {regret.upper - 1:.4g} (min-max regret)"))
     if regret.upper > cap:
-        raise NoSolutionError(
-            "infeasible",
-            f"max_regret {max_regret:.4g} is within the optimality gap "
-            f"of the best achievable {regret.upper - 1:.6g}; allow a slightly "
-            "larger regret",
-        )
+        raise NoSolutionError("infeasible", (
+            f"max_regret {max_regret:.4g} is within the optimality gap of the best achievable "
+            f"{regret.upper - 1:.6g}; allow a slightly larger regret"))
     core = RegretLP(instance, _uppers(optima), time_limit_s, z_bounds=(cap, cap))
     try:
         res = core.min_cost_within(regret.bw, rel_gap, max_iterations)

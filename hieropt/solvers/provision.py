@@ -1,36 +1,19 @@
-"""Integer provisioning from a parts catalog: an exact MILP on Pyomo's persistent HiGHS interface.
+"""Integer provisioning from a parts catalog: an exact MILP on Pyomo's persistent HiGHS interface
+(docs/how-to/provision.md).
 
-Algorithm (docs/how-to/provision.md):
-
-1. Enumerate every option of every dimension (:func:`hieropt.model.options.dimension_options`: part
-   x unit count x switch
-   model), drop those outside the instance's per-dimension bounds, and keep the cheapest option of
-   each bandwidth value (options of equal bandwidth are interchangeable in time and in every design
-   constraint).
-2. Build the unary MILP of :mod:`hieropt.formulation.milp` (B_d and t_d = 1/B_d linear in the
-   binaries, exact) with the instance's design constraints, plus a time-target row
-   (``max_iteration_time_ns``) and a budget row (``max_cost_usd``) when given.
-3. Solve with ``pyomo.contrib.solver.solvers.highs.Highs`` (``set_instance`` once; ``time_limit``,
-   ``rel_gap = 1e-9`` and ``abs_gap = 0`` passed on every call; HiGHS's proven dual bound read from
-   ``objective_bound``):
-
-   - ``performance``: min iteration time, then (second solve) the cheapest design among those within
-     1e-9 of it;
-   - ``min_cost``: min catalog cost with iteration time <= the target, then the fastest design of
-     that cost;
-   - ``performance_per_cost``: min (iteration time x cost) as one exact MILP (binary x continuous
-     products linearised exactly), so the proven bound comes from HiGHS directly.
-
-4. Read the chosen option per dimension (the largest binary), recompute bandwidth, time and cost
-   exactly, and re-check them with the independent evaluator (:func:`hieropt.model.timing.evaluate`)
-   and the constraint check of :mod:`hieropt.verify`; any disagreement raises :class:`SolverError`
-   instead of returning.
-5. Compare with the continuous optimum (:func:`hieropt.solvers.objectives.solve` on the same
-   instance with each dimension bounded by
-   the catalog's reachable bandwidth range: a relaxation, so its time is a lower bound for
-   ``performance``) and with roundings of it to whole units (each part line rounded down / up /
-   either way per dimension; the part choice among the rounded options is optimised by the same MILP
-   restricted to them, so the baseline is the best such rounding, not an arbitrary one).
+1. Every option of every dimension (part x unit count x switch model,
+   :func:`hieropt.model.options.dimension_options`) within the instance's bounds, the cheapest of
+   each bandwidth kept (:func:`hieropt.solvers.provision_milp.instance_options`).
+2. The unary MILP of :mod:`hieropt.formulation.milp` (B_d and 1/B_d linear in the binaries, exact)
+   with the design rows, and the time target, budget and power budget rows when given.
+3. HiGHS to a relative gap of 1e-9, its proven bound read back; ``performance``, ``min_cost`` and
+   ``min_power`` then break ties (the cheapest design of that time, the fastest of that cost or
+   power); ``performance_per_cost`` linearises time x cost exactly (binary x continuous).
+4. The design re-checked by the independent evaluator and :mod:`hieropt.verify`
+   (:func:`hieropt.solvers.provision_milp.verify_design`): a disagreement is a SolverError.
+5. The continuous optimum over the catalog's bandwidth ranges (a lower bound on the time) and the
+   best roundings of it to whole units (down / up / either per dimension, the part choice among
+   them by the same MILP).
 """
 
 from __future__ import annotations
@@ -46,7 +29,7 @@ import pyomo.environ as pyo
 
 from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError, SolverError, number_problem
-from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
+from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
@@ -60,11 +43,13 @@ from .provision_milp import (
     MILP_REL_GAP,
     NS_USD_PER_UNIT,
     ProvisionSolver,
+    catalog_for,
     check_power_figures,
     design_value,
     explain_infeasible,
     instance_options,
     option_key,
+    options_milp,
     tie_break,
     verify_design,
 )
@@ -72,12 +57,11 @@ from .provision_milp import (
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
 
 UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_power": "W"}
-_PRIMARY = {
-    "performance": "obj_time",
-    "min_cost": "obj_cost",
-    "performance_per_cost": "obj_product",
-    "min_power": "obj_power",
-}
+_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost",
+            "performance_per_cost": "obj_product", "min_power": "obj_power"}
+_SCALE = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": NS_USD_PER_UNIT,
+          "min_power": KW}
+"""Units of each objective in the MILP (ns, $, ns*$, W per model unit)."""
 
 
 @dataclass(frozen=True)
@@ -231,24 +215,15 @@ def provision(
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
             3).
     """
-    from ..io.catalog import check_catalog, read_catalog
-
     time_limit_s = check_time_limit(time_limit_s)
-
     start = time.perf_counter()
     objective, max_iteration_time_ns, max_cost_usd = _limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
-    if isinstance(catalog, str | Path):
-        catalog = read_catalog(catalog, instance)
-    else:
-        check_catalog(catalog, instance, "catalog")
+    catalog = catalog_for(catalog, instance)
     power = objective == "min_power" or max_power_w is not None
     if power:
-        check_power_figures(
-            catalog,
-            instance,
-            "objective min_power" if objective == "min_power" else "--max-power-w",
-        )
+        why = "objective min_power" if objective == "min_power" else "--max-power-w"
+        check_power_figures(catalog, instance, why)
 
     tm = build_time_model(instance)
     if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
@@ -258,18 +233,14 @@ def provision(
             f"{tm.compute_ns:,.1f} ns; raise the target",
         )
     options = instance_options(catalog, instance, power)
-    milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
-                                [[o.cost_usd for o in opts] for opts in options],
-                                product=objective == "performance_per_cost",
-                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
+    milp = options_milp(instance, tm, options, product=objective == "performance_per_cost")
     m = milp.model
-    _add_caps(m, tm, max_iteration_time_ns, max_cost_usd, max_power_w)
+    limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
+    _add_caps(m, tm, *limits)
     solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(_PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
-        raise explain_infeasible(
-            solver, instance, tm, options, max_iteration_time_ns, max_cost_usd, max_power_w
-        )
+        raise explain_infeasible(solver, instance, tm, options, *limits)
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
     final, claim = run, (_PRIMARY[objective], run.incumbent)
@@ -277,31 +248,12 @@ def provision(
     if run.status is Status.OPTIMAL and objective in ("performance", "min_cost", "min_power"):
         tie = tie_break(solver, objective, milp, tm, run.choice)
         if tie is not None:
-            final, claim = (
-                tie,
-                ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent),
-            )
+            final = tie
+            claim = ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent)
     design = tuple(options[d][o] for d, o in enumerate(final.choice))
-    bd, value = verify_design(
-        instance,
-        tm,
-        milp,
-        objective,
-        final.choice,
-        design,
-        claim,
-        max_iteration_time_ns,
-        max_cost_usd,
-        max_power_w,
-    )
-    scale = {
-        "performance": MS_NS,
-        "min_cost": MUSD,
-        "performance_per_cost": NS_USD_PER_UNIT,
-        "min_power": KW,
-    }[objective]
+    bd, value = verify_design(instance, tm, milp, objective, final.choice, design, claim, *limits)
     offset = tm.compute_ns if objective == "performance" else 0.0
-    bound = offset + run.bound * scale if run.bound is not None else -math.inf
+    bound = offset + run.bound * _SCALE[objective] if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
     notes = [f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
@@ -310,18 +262,8 @@ def provision(
     if compare:
         continuous, cnote = _continuous(instance, options)
         if continuous is not None:
-            roundings = _roundings(
-                solver,
-                objective,
-                instance,
-                catalog,
-                tm,
-                milp,
-                options,
-                continuous.bw_gbps,
-                value,
-                (max_iteration_time_ns, max_cost_usd, max_power_w),
-            )
+            roundings = _roundings(solver, objective, instance, catalog, tm, milp, options,
+                                   continuous.bw_gbps, value, limits)
     status = Status.OPTIMAL if run.status is Status.OPTIMAL else Status.LIMIT
     message = (
         "optimal within the gap target"
@@ -356,11 +298,8 @@ def provision(
         solve_seconds=time.perf_counter() - start,
         method=_method(objective),
         notes=tuple(notes),
-        extra={
-            "binaries": sum(len(o) for o in options),
-            "rows": m.nconstraints(),
-            "columns": m.nvariables(),
-        },
+        extra={"binaries": sum(len(o) for o in options), "rows": m.nconstraints(),
+               "columns": m.nvariables()},
     )
 
 
@@ -406,10 +345,8 @@ def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | 
 
 
 def _method(objective: str) -> str:
-    base = (
-        "unary MILP (one binary per dimension x part x unit count [x switch]; B and 1/B exact) "
-        "on HiGHS"
-    )
+    base = ("unary MILP (one binary per dimension x part x unit count [x switch]; B and 1/B exact) "
+            "on HiGHS")
     return {"performance": base + "; then the cheapest design of that time",
             "min_cost": base + "; then the fastest design of that cost",
             "performance_per_cost": base + "; time x cost linearised exactly (binary x continuous)",
@@ -441,25 +378,14 @@ def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Soluti
         return None, f"continuous optimum not available: {e}"
     if not sol.success:
         return None, f"continuous optimum not certified: {sol.message}"
-    return sol, (
-        "continuous performance optimum with each bandwidth within the catalog's range: a "
-        "lower bound on "
-        "the iteration time of every integer design"
-    )
+    return sol, ("continuous performance optimum with each bandwidth within the catalog's range: a "
+                 "lower bound on the iteration time of every integer design")
 
 
-def _roundings(
-    solver: ProvisionSolver,
-    objective: str,
-    instance: Instance,
-    catalog: Catalog,
-    tm: TimeModel,
-    milp: ProvisionMILP,
-    options: list[list[Option]],
-    bw_cont: np.ndarray,
-    exact_value: float,
-    limits: tuple[float | None, float | None, float | None],
-) -> tuple[Rounding, ...]:
+def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, catalog: Catalog,
+               tm: TimeModel, milp: ProvisionMILP, options: list[list[Option]],
+               bw_cont: np.ndarray, exact_value: float,
+               limits: tuple[float | None, float | None, float | None]) -> tuple[Rounding, ...]:
     """Round the continuous optimum to whole units of each part line (down, up, either per
     dimension) and let the MILP pick the best part per dimension among those roundings."""
     index = [{option_key(o.bw_gbps): i for i, o in enumerate(opts)} for opts in options]
@@ -484,26 +410,16 @@ def _roundings(
                     target.add(i)
     kinds = (
         ("down", "every dimension rounded down to whole units (at least 1) of each part", down),
-        (
-            "up",
-            "every dimension rounded up to whole units (at most the unit limit) of each part",
-            up,
-        ),
-        (
-            "best",
-            "each dimension rounded down or up, whichever is best",
-            [a | b for a, b in zip(down, up, strict=True)],
-        ),
+        ("up", "every dimension rounded up to whole units (at most the unit limit) of each part",
+         up),
+        ("best", "each dimension rounded down or up, whichever is best",
+         [a | b for a, b in zip(down, up, strict=True)]),
     )
     out = []
     m = milp.model
     for name, text, allowed in kinds:
-        banned = [
-            (d, o)
-            for d in range(len(options))
-            for o in range(len(options[d]))
-            if o not in allowed[d]
-        ]
+        banned = [(d, o) for d in range(len(options)) for o in range(len(options[d]))
+                  if o not in allowed[d]]
         if any(not a for a in allowed):
             out.append(Rounding(name, text, False))
             continue
@@ -518,17 +434,8 @@ def _roundings(
         design = tuple(options[d][o] for d, o in enumerate(run.choice))
         bd, value = verify_design(instance, tm, milp, objective, run.choice, design,
                                   (_PRIMARY[objective], run.incumbent), *limits)
-        out.append(
-            Rounding(
-                name,
-                text,
-                True,
-                design,
-                bd.iteration_time_ns,
-                milp.cost(run.choice),
-                value,
-                max(0.0, (value - exact_value) / value) if value > 0 else 0.0,
-            )
-        )
+        saving = max(0.0, (value - exact_value) / value) if value > 0 else 0.0
+        out.append(Rounding(name, text, True, design, bd.iteration_time_ns,
+                            milp.cost(run.choice), value, saving))
     return tuple(out)
 

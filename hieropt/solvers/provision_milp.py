@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyomo.environ as pyo
@@ -14,7 +15,7 @@ from pyomo.contrib.solver.common.results import TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from ..errors import InputError, NoSolutionError, SolverError
-from ..formulation.milp import KW, MUSD, ProvisionMILP
+from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import Option, dimension_options
@@ -84,15 +85,10 @@ class ProvisionSolver:
         for tolerances in MILP_TOLERANCES:
             start = time.perf_counter()
             with quiet_stdout():
-                res = self.opt.solve(
-                    m,
-                    time_limit=self.time_limit_s,
-                    rel_gap=MILP_REL_GAP,
-                    abs_gap=0.0,
-                    load_solutions=False,
-                    raise_exception_on_nonoptimal_result=False,
-                    solver_options={**tolerances, "output_flag": False},
-                )
+                res = self.opt.solve(m, time_limit=self.time_limit_s, rel_gap=MILP_REL_GAP,
+                                     abs_gap=0.0, load_solutions=False,
+                                     raise_exception_on_nonoptimal_result=False,
+                                     solver_options={**tolerances, "output_flag": False})
             self.seconds += time.perf_counter() - start
             self.solves += 1
             if res.termination_condition != TerminationCondition.error:
@@ -100,23 +96,16 @@ class ProvisionSolver:
         tc = res.termination_condition
         if tc == TerminationCondition.convergenceCriteriaSatisfied:
             status = Status.OPTIMAL
-        elif tc in (
-            TerminationCondition.provenInfeasible,
-            TerminationCondition.infeasibleOrUnbounded,
-        ):
+        elif tc in (TerminationCondition.provenInfeasible,
+                    TerminationCondition.infeasibleOrUnbounded):
             return MilpRun(Status.INFEASIBLE, tc.name, None, None, None)
         elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit):
             status = Status.LIMIT
         else:
             return MilpRun(Status.ERROR, tc.name, None, None, None)
         if res.incumbent_objective is None:
-            return MilpRun(
-                Status.ERROR if status is Status.OPTIMAL else status,
-                tc.name,
-                None,
-                None,
-                res.objective_bound,
-            )
+            status = Status.ERROR if status is Status.OPTIMAL else status
+            return MilpRun(status, tc.name, None, None, res.objective_bound)
         res.solution_loader.load_vars()
         choice = tuple(
             int(np.argmax([m.z[d, o].value or 0.0 for o in range(len(self.milp.bw_gbps[d]))]))
@@ -126,15 +115,38 @@ class ProvisionSolver:
                     None if res.objective_bound is None else float(res.objective_bound))
 
 
+def catalog_for(catalog: Catalog | str | Path, instance: Instance) -> Catalog:
+    """``catalog``, read from its file when it is a path, checked against ``instance``.
+
+    Raises:
+        InputError: a bad catalog file or a catalog that does not fit the instance's network.
+    """
+    from ..io.catalog import check_catalog, read_catalog
+
+    if isinstance(catalog, str | Path):
+        return read_catalog(catalog, instance)
+    check_catalog(catalog, instance, "catalog")
+    return catalog
+
+
+def options_milp(instance: Instance, tm: TimeModel, options: list[list[Option]],
+                 product: bool = False) -> ProvisionMILP:
+    """The unary MILP (:func:`hieropt.formulation.milp.build_provision_milp`) over ``options``:
+    their bandwidths (GB/s), costs ($) and powers (W, 0 where unknown); ``product``: with the
+    time x cost objective."""
+    return build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
+                                [[o.cost_usd for o in opts] for opts in options], product=product,
+                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
+
+
 def option_key(bw: float) -> float:
     """A bandwidth (GB/s) rounded to 12 significant digits: options of equal key are
     interchangeable."""
     return float(f"{bw:.12g}")
 
 
-def instance_options(
-    catalog: Catalog, instance: Instance, power: bool = False
-) -> list[list[Option]]:
+def instance_options(catalog: Catalog, instance: Instance,
+                     power: bool = False) -> list[list[Option]]:
     """Options per dimension within the instance's bounds, sorted by bandwidth. Of options with
     equal bandwidth only the cheapest is kept, or, when ``power`` matters, every one that no other
     beats in both cost and power.
@@ -159,26 +171,16 @@ def instance_options(
                 kept.append(min(opts, key=lambda o: o.cost_usd))
                 continue
             w = [o.power_w or 0.0 for o in opts]
-            kept += [
-                o
-                for i, o in enumerate(opts)
-                if not any(
-                    (opts[j].cost_usd <= o.cost_usd and w[j] <= w[i])
-                    and (opts[j].cost_usd < o.cost_usd or w[j] < w[i] or j < i)
-                    for j in range(len(opts))
-                    if j != i
-                )
-            ]
+            kept += [o for i, o in enumerate(opts) if not any(
+                (opts[j].cost_usd <= o.cost_usd and w[j] <= w[i])
+                and (opts[j].cost_usd < o.cost_usd or w[j] < w[i] or j < i)
+                for j in range(len(opts)) if j != i)]
         if not kept:
             dim = instance.network.dims[d]
-            raise InputError(
-                "catalog",
-                f"classes.{dim.cost_class}",
-                f"dimension {d} ({dim.block} {dim.npus}) has no "
-                "option within the instance's bounds and the fabric's limits (max_tiers, "
-                "placement)",
-                "add a part whose bandwidth fits the bounds, or raise max_tiers",
-            )
+            raise InputError("catalog", f"classes.{dim.cost_class}",
+                             f"dimension {d} ({dim.block} {dim.npus}) has no option within the "
+                             "instance's bounds and the fabric's limits (max_tiers, placement)",
+                             "add a part whose bandwidth fits the bounds, or raise max_tiers")
         out.append(sorted(kept, key=lambda o: o.bw_gbps))
     return out
 
@@ -192,26 +194,22 @@ def check_power_figures(catalog: Catalog, instance: Instance, why: str) -> None:
     used = {dim.cost_class for dim in instance.network.dims}
     missing = [f for f in catalog.missing_power() if f.split(".")[1] in used]
     if missing:
-        raise InputError(
-            "catalog",
-            missing[0],
-            f"no power figure, but {why} needs one on every part",
-            "add watts = <W per unit> (0 for passive parts)",
-        )
+        raise InputError("catalog", missing[0],
+                         f"no power figure, but {why} needs one on every part",
+                         "add watts = <W per unit> (0 for passive parts)")
 
 
-def design_value(
-    objective: str, milp: ProvisionMILP, tm: TimeModel, choice: tuple[int, ...]
-) -> float:
-    """Exact objective value of ``choice`` from the aggregated time model and the option costs."""
+def design_value(objective: str, milp: ProvisionMILP, tm: TimeModel,
+                 choice: tuple[int, ...]) -> float:
+    """Exact objective value of ``choice`` (ns, $, ns*$ or W) from the aggregated time model and
+    the option costs and powers."""
     T = tm.compute_ns + milp.comm_ms(choice, tm) * MS_NS
-    C = milp.cost(choice)
-    return {
-        "performance": T,
-        "min_cost": C,
-        "performance_per_cost": T * C,
-        "min_power": milp.power(choice),
-    }[objective]
+    return _value(objective, T, milp.cost(choice), milp.power(choice))
+
+
+def _value(objective: str, T: float, C: float, P: float) -> float:
+    return {"performance": T, "min_cost": C, "performance_per_cost": T * C,
+            "min_power": P}[objective]
 
 
 def tie_break(solver: ProvisionSolver, objective: str, milp: ProvisionMILP, tm: TimeModel,
@@ -222,9 +220,8 @@ def tie_break(solver: ProvisionSolver, objective: str, milp: ProvisionMILP, tm: 
     comm = milp.comm_ms(choice, tm)
     held = {"performance": (m.comm, comm), "min_cost": (m.cost, milp.cost(choice) / MUSD),
             "min_power": (m.power, milp.power(choice) / KW)}[objective]
-    m.tie = pyo.Constraint(
-        expr=held[0] <= held[1] * (1 + TIE_TOL) + (1e-12 if objective == "min_power" else 0.0)
-    )
+    m.tie = pyo.Constraint(expr=held[0] <= held[1] * (1 + TIE_TOL)
+                           + (1e-12 if objective == "min_power" else 0.0))
     run = solver.solve("obj_cost" if objective == "performance" else "obj_time")
     m.del_component(m.tie)
     if run.status is not Status.OPTIMAL or run.choice is None:
@@ -239,20 +236,19 @@ def tie_break(solver: ProvisionSolver, objective: str, milp: ProvisionMILP, tm: 
     return run if better else None
 
 
-def verify_design(
-    instance: Instance,
-    tm: TimeModel,
-    milp: ProvisionMILP,
-    objective: str,
-    choice: tuple[int, ...],
-    design: tuple[Option, ...],
-    claim: tuple[str, float],
-    max_time: float | None,
-    max_cost: float | None,
-    max_power: float | None = None,
-) -> tuple[Breakdown, float]:
-    """Re-check a MILP design with the independent evaluator; return its breakdown and exact
-    objective value."""
+def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, objective: str,
+                  choice: tuple[int, ...], design: tuple[Option, ...], claim: tuple[str, float],
+                  max_time: float | None, max_cost: float | None,
+                  max_power: float | None = None) -> tuple[Breakdown, float]:
+    """Re-check a MILP design with the independent evaluator against the constraints, the MILP's
+    claim ``(objective name, incumbent in model units)`` and the limits (ns, $, W).
+
+    Returns:
+        The evaluator's breakdown and the exact objective value (ns, $, ns*$ or W).
+
+    Raises:
+        SolverError: any disagreement, every one named.
+    """
     bw = np.array([o.bw_gbps for o in design])
     bd = evaluate(instance, bw)
     T = bd.iteration_time_ns
@@ -262,14 +258,11 @@ def verify_design(
     P = float(sum(watts)) if all(w is not None for w in watts) else milp.power(choice)
     problems = [f"violates {text}" for text, _ in constraint_violations(instance, bw)]
     if abs(tm.time_ns(bw) - T) > 1e-9 * T:
-        problems.append(
-            f"the aggregated time model gives {tm.time_ns(bw):.12g} ns, the evaluator {T:.12g} ns"
-        )
+        problems.append(f"the aggregated time model gives {tm.time_ns(bw):.12g} ns, the "
+                        f"evaluator {T:.12g} ns")
     if abs(C - milp.cost(choice)) > 1e-9 * max(C, 1.0):
-        problems.append(
-            f"bill of materials ${C:,.2f} differs from the MILP's option cost "
-            f"${milp.cost(choice):,.2f}"
-        )
+        problems.append(f"bill of materials ${C:,.2f} differs from the MILP's option cost "
+                        f"${milp.cost(choice):,.2f}")
     name, incumbent = claim
     claimed = {"obj_time": tm.compute_ns + incumbent * MS_NS, "obj_cost": incumbent * MUSD,
                "obj_product": incumbent * NS_USD_PER_UNIT, "obj_power": incumbent * KW}[name]
@@ -288,25 +281,17 @@ def verify_design(
     if max_power is not None and P > max_power * (1 + 1e-9):
         problems.append(f"power {P:,.1f} W exceeds the power budget {max_power:,.1f} W")
     if problems:
-        raise SolverError(
-            "independent verification of the integer design failed: " + "; ".join(problems)
-        )
-    return bd, {"performance": T, "min_cost": C, "performance_per_cost": T * C, "min_power": P}[
-        objective
-    ]
+        raise SolverError("independent verification of the integer design failed: "
+                          + "; ".join(problems))
+    return bd, _value(objective, T, C, P)
 
 
-def explain_infeasible(
-    solver: ProvisionSolver,
-    instance: Instance,
-    tm: TimeModel,
-    options: list[list[Option]],
-    max_time: float | None,
-    max_cost: float | None,
-    max_power: float | None = None,
-) -> NoSolutionError:
-    """Explain why no design exists: the time target, the budget or the power budget (with the best
-    achievable), or the constraints."""
+def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeModel,
+                       options: list[list[Option]], max_time: float | None,
+                       max_cost: float | None, max_power: float | None = None) -> NoSolutionError:
+    """Why no design exists (to raise): the time target (ns), the budget ($) or the power budget
+    (W), each with the best a design achieves without it, else the design constraints with the
+    bandwidths the parts give."""
     m = solver.milp.model
     for name, what in (("time_cap", "time"), ("budget", "cost"), ("power_cap", "power")):
         if not hasattr(m, name):
@@ -319,31 +304,23 @@ def explain_infeasible(
         if what == "time":
             best = tm.compute_ns + solver.milp.comm_ms(run.choice, tm) * MS_NS
             within = f" within the budget ${max_cost:,.0f}" if max_cost is not None else ""
-            return NoSolutionError(
-                "infeasible",
-                f"time target {max_time:,.1f} ns: the fastest design from the "
-                f"catalog{within} takes {best:,.1f} ns; raise the target or add faster parts",
-            )
+            return NoSolutionError("infeasible", (
+                f"time target {max_time:,.1f} ns: the fastest design from the catalog{within} "
+                f"takes {best:,.1f} ns; raise the target or add faster parts"))
         if what == "power":
             best = solver.milp.power(run.choice)
-            return NoSolutionError(
-                "infeasible",
-                f"power budget {max_power:,.0f} W: the lowest-power design from the "
-                f"catalog that meets the other limits draws {best:,.0f} W; raise the power budget",
-            )
+            return NoSolutionError("infeasible", (
+                f"power budget {max_power:,.0f} W: the lowest-power design from the catalog that "
+                f"meets the other limits draws {best:,.0f} W; raise the power budget"))
         best = solver.milp.cost(run.choice)
-        return NoSolutionError(
-            "infeasible",
-            f"budget ${max_cost:,.0f}: the cheapest design from the catalog that "
-            f"meets the constraints costs ${best:,.0f}; raise the budget or add cheaper parts",
-        )
+        return NoSolutionError("infeasible", (
+            f"budget ${max_cost:,.0f}: the cheapest design from the catalog that meets the "
+            f"constraints costs ${best:,.0f}; raise the budget or add cheaper parts"))
     ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
     cons = "; ".join(c.text for c in instance.constraints) or "(none)"
-    return NoSolutionError(
-        "infeasible",
-        f"no combination of the catalog's parts meets the design constraints "
-        f"{cons}: the parts give {ranges} GB/s per NPU; change the constraints or the parts",
-    )
+    return NoSolutionError("infeasible", (
+        f"no combination of the catalog's parts meets the design constraints {cons}: the parts "
+        f"give {ranges} GB/s per NPU; change the constraints or the parts"))
 
 
 def _values(opts: list[Option], show: int = 6) -> str:

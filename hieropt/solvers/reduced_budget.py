@@ -54,9 +54,8 @@ class ReducedBudget:
     float coefficient."""
 
 
-def reduced_budget_row(
-    instance: Instance, vertex: CheapestVertex, budget_usd: float
-) -> ReducedBudget | None:
+def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
+                       budget_usd: float) -> ReducedBudget | None:
     """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex`` (module docstring),
     or None when a dimension has no price (its bandwidth, and so the rounding margin, would be
     unbounded).
@@ -121,9 +120,8 @@ def reduced_budget_row(
     rhs_f = round_outwards(rhs + margin, up=True)
     with np.errstate(divide="ignore"):
         cap = np.where(coef > 0, rhs_f / np.where(coef > 0, coef, 1.0), np.inf)
-    return ReducedBudget(
-        coef, rhs_f, rhs_f, cap, tuple(slacks), round_outwards(rhs + exact_margin, up=True)
-    )
+    return ReducedBudget(coef, rhs_f, rhs_f, cap, tuple(slacks),
+                         round_outwards(rhs + exact_margin, up=True))
 
 
 def _reduced_prices(P: list[Fraction], A: list[list[Fraction]],
@@ -158,14 +156,10 @@ def _slack_terms(dm, Y: list[Fraction], r: list[Fraction], basic: list[int],
     """The exact row's slack terms, (key, coefficient $ per unit): ("row", i) with |y_i| for an
     inequality row with a multiplier, ("lower" or "upper", d) with |r_d| for a dimension the
     cheapest network holds at that bound (neither basic nor starved, r_d != 0)."""
-    terms: list[tuple[tuple[str, int], Fraction]] = []
-    for i in range(len(Y)):
-        if Y[i] != 0 and dm.lower[i] != dm.upper[i]:
-            terms.append((("row", i), abs(Y[i])))
-    for d in range(len(r)):
-        if d not in basic and d not in starved and r[d] != 0:
-            terms.append(((("lower" if r[d] > 0 else "upper"), d), abs(r[d])))
-    return terms
+    rows = [(("row", i), abs(Y[i])) for i in range(len(Y))
+            if Y[i] != 0 and dm.lower[i] != dm.upper[i]]
+    return rows + [(("lower" if r[d] > 0 else "upper", d), abs(r[d])) for d in range(len(r))
+                   if d not in basic and d not in starved and r[d] != 0]
 
 
 def _reach(dm, d: int, top: Fraction) -> Fraction:

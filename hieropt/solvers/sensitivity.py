@@ -1,46 +1,33 @@
 """Sensitivity of an optimum: what each GB/s, each design constraint, each bound and the budget is
 worth.
 
-V(theta) is the optimal value (iteration time in ns for ``performance``, cost in $ for ``min_cost``)
-as a function of one parameter theta of the problem, the others fixed: a design row's right-hand
-side, a per-dimension bound at which the optimum sits, the budget, the min_cost time target, or a
-free bonus delta_d of bandwidth on dimension d (B_d = B'_d + delta_d with every row, bound and the
-budget on B'). V is convex in each of them (the value function of a convex program in a right-hand
-side), so its one-sided derivatives exist everywhere and are monotone.
+V(theta) is the optimal value (ns for ``performance``, $ for ``min_cost``) as a function of one
+parameter theta: a design row's right-hand side, a bound the optimum sits at, the budget, the
+min_cost time target, or a free bonus delta_d of bandwidth on dimension d (B_d = B'_d + delta_d,
+every row, bound and the budget on B'). V is convex in each (the value function of a convex
+program in a right-hand side), so its one-sided derivatives exist and are monotone.
 
-**Values from the multipliers of certified re-solves**. The instance is re-solved with the parameter
-at theta + h and theta - h (h = 1e-6 of the parameter's scale; a fresh cutting-plane solve of the
-moved instance, certified to :data:`SENS_GAP`) and the multipliers of the loop's best bound are read
-there (:class:`hieropt.solvers.cut_lp.Multipliers`: the Newton polish's exact KKT multipliers when
-it succeeded): the row multiplier of a design row, the budget row or the time-target row, and for a
-bound of B_d or the bandwidth bonus the derivative of the Lagrangian's term of dimension d, g_d -
-P_d / B_d^2 (bound: the bound moves B_d) or -P_d / B_d^2 (bonus: T sees B'_d + delta), with g_d and
-P_d the reduced costs of B_d and t_d (:mod:`hieropt.solvers.dual_bound`). They are subgradients of V
-at theta +- h, so they converge to V's right and left derivatives as h -> 0: the two-sided value is
-their mean (error O(h^2)); at a kink each side is extrapolated linearly from +-h and +-2h (error
-O(h^2)). When the two sides agree within :data:`KINK_TOL` the value is two-sided; otherwise both
-one-sided values are reported (typical at ties: more bandwidth on one of two dimensions tied as a
-collective's slowest buys nothing, less costs time). A parameter whose both sides are 0 is reported
-as not binding; one that no step either way leaves feasible (redundant equalities that pin the
-design: 'sum(bw) == 100', 'bw[0] == 50', 'bw[1] == 50') is binding with no value on either side.
+**Values**: the instance is re-solved at theta +- h (h = :data:`STEP` of the parameter's scale;
+certified to :data:`SENS_GAP`) and the multipliers of the loop's bound are read there
+(:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row, the budget or the
+time target; for a bound of B_d or the bonus the derivative of the Lagrangian's term of d, g_d -
+P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus), g_d and P_d the reduced costs of B_d and t_d
+(:mod:`hieropt.solvers.dual_bound`). They are subgradients of V at theta +- h, so they tend to V's
+right and left derivatives: the two-sided value is their mean (error O(h^2)) when they agree within
+:data:`KINK_TOL`; otherwise each side is extrapolated from +-h and +-2h (a kink, typical at ties).
+Both sides 0: not binding; no side feasible (equalities that pin the design): binding, no value.
 
-**Ranges**: the parameter is moved by growing steps (:data:`RANGE_STEPS` of its scale) each way and
-re-solved; the range is the largest tested step with the marginal value within :data:`RANGE_TOL` of
-its value at the optimum (an "at least" range: V' is monotone, so it cannot come back inside once it
-left). For a row that does not bind, the range is exact: it stays not binding for every right-hand
-side its optimal left-hand side satisfies.
+**Ranges**: the largest of :data:`RANGE_STEPS` each way with the marginal value within
+:data:`RANGE_TOL` of its value at the optimum (an "at least" range: V' is monotone); exact for a row
+that does not bind.
 
-**$ per ms along the time-cost front**: with a binding budget, 1e6 / |dV/d budget|; for min_cost,
-1e6 x |dV/d target|; for the fastest network without a binding budget, the secant over a relaxation
-of :data:`FRONT_STEP` of the time (two certified min_cost solves: the cheapest network at the
-optimal time and at the relaxed one). Not a derivative there: where two dimensions tie as the
-slowest, the front is C0 - k sqrt(dT), its slope unbounded at the fastest time (the time-target dual
-1e-7 above it, printed before, was 46x the saving of the first ms on GPT-3 4D).
+**$ per ms along the time-cost front**: 1e6 / |dV/d budget| with a binding budget; 1e6 x |dV/d
+target| for min_cost; at the fastest network the secant over a relaxation of :data:`FRONT_STEP` of
+the time (two certified min_cost solves), since where two dimensions tie as the slowest the front is
+C0 - k sqrt(dT), its slope unbounded at the fastest time.
 
-**performance_per_cost**: V = T x C at the optimal cost level kappa* = C(B*); by the envelope
-theorem over kappa, dV/dtheta = kappa* x df/dtheta at kappa*, f(kappa) the fastest time within
-budget kappa (so the values come from the performance problem at budget kappa*; no ranges: the
-envelope holds to first order only).
+**performance_per_cost**: V = T x C at kappa* = C(B*); by the envelope theorem dV/dtheta = kappa* x
+df/dtheta, f(kappa) the fastest time within budget kappa (no ranges: first order only).
 """
 
 from __future__ import annotations
@@ -48,7 +35,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -109,9 +97,8 @@ class Param:
     sense: str = ""
 
 
-def parameters(
-    inst: Instance, tm: TimeModel, bw: np.ndarray, objective: str = "performance"
-) -> list[Param]:
+def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray,
+               objective: str = "performance") -> list[Param]:
     """The parameters of the optimum ``bw`` (GB/s, (D,)) of ``inst`` (module docstring): every
     design row, every bound the optimum sits at (lower bounds of 0 aside), a free GB/s on every
     loaded dimension, the budget (not for ``performance_per_cost``) and the min_cost time target,
@@ -120,39 +107,20 @@ def parameters(
     bounds = inst.bounds_or_default
     for d, b in enumerate(bounds):
         for which, value in (("lower", b.lower_gbps), ("upper", b.upper_gbps)):
-            if (
-                value is None
-                or abs(bw[d] - value) > 1e-7 * max(value, 1e-12)
-                or (which == "lower" and value == 0)
-            ):
+            if (value is None or abs(bw[d] - value) > 1e-7 * max(value, 1e-12)
+                    or (which == "lower" and value == 0)):
                 continue
-            out.append(
-                Param(
-                    f"{which} bound of bw[{d}]",
-                    "bound",
-                    value,
-                    max(value, 1e-9),
-                    lambda delta, d=d, which=which: _bound_moved(inst, d, which, delta),
-                    d,
-                )
-            )
+            out.append(Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9),
+                             partial(_bound_moved, inst, d, which), d))
     price = cluster_cost_usd_per_gbps(inst)
     for d in np.flatnonzero(tm.carries_traffic).tolist():
         out.append(Param(f"bandwidth of dimension {d}", "bandwidth", float(bw[d]), float(bw[d]),
                          lambda delta, d=d: _bonus_moved(inst, d, float(price[d]), delta), d))
     budget = inst.max_network_cost_usd
     if budget is not None and objective != "performance_per_cost":
-        out.append(
-            Param(
-                "budget",
-                "budget",
-                budget,
-                budget,
-                lambda delta: _with(inst, max_network_cost_usd=budget + delta),
-                slack=budget - float(price @ bw),
-                sense="<=",
-            )
-        )
+        out.append(Param("budget", "budget", budget, budget,
+                         lambda delta: _with(inst, max_network_cost_usd=budget + delta),
+                         slack=budget - float(price @ bw), sense="<="))
     target = inst.max_iteration_time_ns
     if objective == "min_cost" and target is not None:
         out.append(Param("time target", "time_target", target, target,
@@ -191,14 +159,11 @@ def _bonus_moved(inst: Instance, d: int, price: float, delta: float) -> Instance
     """B_d = B'_d + delta: every row, bound and the budget on B' (a lower bound of 0 stays)."""
     rows = tuple(
         c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) if c.coefficients[d] else c
-        for c in inst.constraints
-    )
+        for c in inst.constraints)
     bs = list(inst.bounds_or_default)
     lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
-    bs[d] = Bound(
-        lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo,
-        upper_gbps=None if hi is None else hi + delta,
-    )
+    bs[d] = Bound(lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo,
+                  upper_gbps=None if hi is None else hi + delta)
     budget = inst.max_network_cost_usd
     return _with(inst, constraints=rows, bounds=tuple(bs),
                  max_network_cost_usd=None if budget is None else budget + price * delta)
@@ -227,12 +192,9 @@ class _Analysis:
     """The parameters of one optimum and the re-solves that differentiate V (owned by one
     :func:`sensitivity`)."""
 
-    def __init__(
-        self, instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, time_limit_s: float
-    ):
+    def __init__(self, instance: Instance, tm: TimeModel, objective: str, time_limit_s: float):
         self.inst, self.tm, self.objective = instance, tm, objective
-        self.bw, self.time_limit_s = np.asarray(bw, dtype=float), time_limit_s
-        self.budget, self.target = instance.max_network_cost_usd, instance.max_iteration_time_ns
+        self.time_limit_s, self.budget = time_limit_s, instance.max_network_cost_usd
 
     def resolve(self, inst: Instance) -> tuple[OAResult, Multipliers | None]:
         """The certified optimum of ``inst`` (V in ns or $) and the multipliers of its bound.
@@ -263,9 +225,8 @@ class _Analysis:
         except NoSolutionError:
             return None
         if m is None:
-            raise SolverError(
-                f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) has no multipliers"
-            )
+            raise SolverError(f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) has no "
+                              "multipliers")
         return derivative(p, m, self.objective, res.bw)
 
     def marginal(self, p: Param, v0: float, ranges: bool) -> Marginal:
@@ -301,24 +262,35 @@ class _Analysis:
         return Marginal(p.name, p.kind, "", p.current, value, up, dn, not zero, rng)
 
     def _range(self, p: Param, value, up, dn, zero: bool) -> tuple[float, float] | None:
-        # exact: the row stays slack for every rhs its optimum satisfies
         if zero and _row_slack(p) is not None:
-            lhs = p.current - _row_slack(p) if p.sense == "<=" else p.current + _row_slack(p)
-            return (lhs, INF) if p.sense == "<=" else (-INF, lhs)
-        out = []
-        for sign, ref in (
-            (-1.0, value if value is not None else dn),
-            (1.0, value if value is not None else up),
-        ):
-            ok = 0.0
-            if ref is not None:
-                for step in RANGE_STEPS:
-                    g = self.one_sided(p, sign * step * p.scale)
-                    if g is None or abs(g - ref) > RANGE_TOL * max(abs(ref), 1e-300):
-                        break
-                    ok = step * p.scale
-            out.append(p.current + sign * ok)
-        return out[0], out[1]
+            return slack_range(p)
+        return holds_over(p, value, up, dn, p.scale, lambda at: self.one_sided(p, at))
+
+
+def slack_range(p: Param) -> tuple[float, float]:
+    """The exact range of a row ``p`` with slack at the optimum: it stays slack for every
+    right-hand side its optimal left-hand side meets (user units of the row)."""
+    lhs = p.current - p.slack if p.sense == "<=" else p.current + p.slack
+    return (lhs, INF) if p.sense == "<=" else (-INF, lhs)
+
+
+def holds_over(p: Param, value: float | None, up: float | None, dn: float | None, reach: float,
+               slope: Callable[[float], float | None]) -> tuple[float, float]:
+    """The range of a marginal value: ``p`` moved by the largest of :data:`RANGE_STEPS` x ``reach``
+    each way at which ``slope(move)`` (dV/d theta there; None: not available) stays within
+    :data:`RANGE_TOL` of ``value``, or of the one-sided value ``dn`` / ``up`` on that side at a
+    kink; V' is monotone, so it is an "at least" range."""
+    out = []
+    for sign, ref in ((-1.0, value if value is not None else dn),
+                      (1.0, value if value is not None else up)):
+        ok = 0.0
+        for step in RANGE_STEPS if ref is not None else ():
+            g = slope(sign * step * reach)
+            if g is None or abs(g - ref) > RANGE_TOL * max(abs(ref), 1e-300):
+                break
+            ok = step * reach
+        out.append(p.current + sign * ok)
+    return out[0], out[1]
 
 
 def _row_slack(p: Param) -> float | None:
@@ -326,24 +298,13 @@ def _row_slack(p: Param) -> float | None:
     return p.slack if p.kind == "constraint" else None
 
 
-_UNITS = {
-    "constraint": "per unit of the right-hand side",
-    "bound": "per GB/s",
-    "bandwidth": "per GB/s",
-    "budget": "per $",
-    "time_target": "per ns",
-}
+UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s",
+         "bandwidth": "per GB/s", "budget": "per $", "time_target": "per ns"}
+"""The unit of a marginal value of each kind of parameter, after the objective's unit."""
 
 
-def sensitivity(
-    instance: Instance,
-    tm: TimeModel,
-    objective: str,
-    bw: np.ndarray,
-    *,
-    ranges: bool = True,
-    time_limit_s: float = 60.0,
-) -> Sensitivity:
+def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, *,
+                ranges: bool = True, time_limit_s: float = 60.0) -> Sensitivity:
     """Marginal values of every parameter at the optimum ``bw`` of ``objective`` (module docstring).
 
     Args:
@@ -368,45 +329,22 @@ def sensitivity(
     if objective == "performance_per_cost":
         kappa = float(cluster_cost_usd_per_gbps(instance) @ bw)
         instance = _with(instance, max_network_cost_usd=kappa)
-    a = _Analysis(instance, tm, objective, bw, time_limit_s)
+    a = _Analysis(instance, tm, objective, time_limit_s)
     v0 = a.resolve(instance)[0].upper
     unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
     marginals = []
     for p in parameters(instance, tm, bw, objective):
         mg = a.marginal(p, v0, ranges)
         if kappa is not None:  # envelope over kappa: dV/dtheta = kappa* df/dtheta
-            mg = Marginal(
-                mg.name,
-                mg.kind,
-                mg.unit,
-                mg.current,
-                *(None if x is None else x * kappa for x in (mg.value, mg.increase, mg.decrease)),
-                mg.binding,
-                None,
-            )
-        marginals.append(
-            Marginal(
-                mg.name,
-                mg.kind,
-                f"{unit} {_UNITS[mg.kind]}",
-                mg.current,
-                mg.value,
-                mg.increase,
-                mg.decrease,
-                mg.binding,
-                mg.range,
-            )
-        )
+            value, up, dn = (None if x is None else x * kappa
+                             for x in (mg.value, mg.increase, mg.decrease))
+            mg = replace(mg, value=value, increase=up, decrease=dn, range=None)
+        marginals.append(replace(mg, unit=f"{unit} {UNITS[mg.kind]}"))
     usd_per_ms, note = _front_slope(a, marginals, v0)
-    return Sensitivity(
-        objective,
-        {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}[objective],
-        tuple(marginals),
-        usd_per_ms,
-        note,
-        METHOD + ("; ranges by exact re-solves" if ranges else ""),
-        time.perf_counter() - start,
-    )
+    value_unit = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
+    return Sensitivity(objective, value_unit[objective], tuple(marginals), usd_per_ms, note,
+                       METHOD + ("; ranges by exact re-solves" if ranges else ""),
+                       time.perf_counter() - start)
 
 
 def _front_slope(a: _Analysis, marginals: list[Marginal], v0: float) -> tuple[float | None, str]:
@@ -419,16 +357,14 @@ def _front_slope(a: _Analysis, marginals: list[Marginal], v0: float) -> tuple[fl
         g = None if m is None else (m.value if m.value is not None else m.increase)
         if g is None or g == 0:
             return None, "the time target does not bind"
-        return abs(
-            g
-        ) * 1e6, "relaxing the time target by 1 ms saves this much (the target row's dual)"
+        return abs(g) * 1e6, ("relaxing the time target by 1 ms saves this much (the target row's "
+                              "dual)")
     m = by_kind.get("budget")
     if m is not None and m.binding:
         g = m.value if m.value is not None else m.increase
         if g:
-            return 1e6 / abs(
-                g
-            ), "the budget row's dual: $ per ms of iteration time saved by spending more"
+            return 1e6 / abs(g), ("the budget row's dual: $ per ms of iteration time saved by "
+                                  "spending more")
     # fastest network, no binding budget: the front's slope there can be unbounded (C0 - k sqrt(dT)
     # where two dimensions tie as the slowest), so no derivative: the secant of two certified
     # min-cost solves instead
@@ -452,11 +388,9 @@ def _front_secant(a: _Analysis, v0: float) -> tuple[float | None, str]:
         core.close()
     saved, slack = at.upper - relaxed.upper, (at.upper - at.lower) + (relaxed.upper - relaxed.lower)
     if not (math.isfinite(saved) and saved > slack):
-        return None, (
-            "no money buys time here: the design constraints, not the cost, set the optimal "
-            "time (relaxing "
-            f"the time by {FRONT_STEP:.1%} saves nothing the solves' gaps can resolve)"
-        )
+        return None, ("no money buys time here: the design constraints, not the cost, set the "
+                      f"optimal time (relaxing the time by {FRONT_STEP:.1%} saves nothing the "
+                      "solves' gaps can resolve)")
     step_ms = step_ns / MS_NS
     money = f"${saved:,.0f}" if saved >= 1000 else f"${saved:.4g}"
     return saved / step_ms, (

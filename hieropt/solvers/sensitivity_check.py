@@ -1,18 +1,14 @@
 """The independent check of a sensitivity analysis: every marginal value of a design row, a bound,
-the budget or the time target that the optimum meets, binding or said not to be
-(:mod:`hieropt.solvers.sensitivity`, read off the duals of the sensitivity's own cutting-plane LP),
-is held against two exact solves of the instance with that parameter moved by +-h (h =
-:data:`FD_STEP` of its size), each certified by the array solver to its gap.
+the budget or the time target that the optimum meets, binding or not, is held against two exact
+solves of the instance with that parameter moved by +-h (h = :data:`FD_STEP` of its size), each
+certified to its gap.
 
-V is convex in each of these parameters (the value function of a convex program in a right-hand
-side), so its one-sided derivatives lie between the secants: V'(theta+) <= (V(theta + h) - V(theta))
-/ h and V'(theta-) >= (V(theta) - V(theta - h)) / h, and both secants tend to them as h -> 0. A
-claimed value outside the secants (beyond the solves' gaps and :data:`FD_TOL`), a side said
-infeasible that solves, or a side that cannot be solved but was given a value, means the LP's duals
-do not describe this optimum (an LP whose units its rows are far from: e.g. a marginal 2e5 x too
-small and a false "infeasible"); the caller then reports the sensitivity as not available rather
-than print it. Marginals of the free bandwidth bonus ("bandwidth of dimension d") are not parameters
-of the instance and are not re-checked here.
+V is convex in each of these parameters, so its one-sided derivatives lie between the secants:
+V'(theta+) <= (V(theta + h) - V(theta)) / h and V'(theta-) >= (V(theta) - V(theta - h)) / h. A value
+outside its secant (beyond the solves' gaps and :data:`FD_TOL`), a side said infeasible that solves,
+or a value on a side that cannot be solved means the multipliers do not describe this optimum; the
+caller then reports the sensitivity as not available. The free bandwidth bonus is not a parameter of
+the instance and is not re-checked.
 """
 
 from __future__ import annotations
@@ -35,13 +31,9 @@ FD_TOL = 0.02
 step)."""
 
 
-def check_marginals(
-    instance: Instance,
-    sol: Solution,
-    sens: Sensitivity,
-    solve: Callable[[Instance], Solution],
-    steps: dict[str, float] | None = None,
-) -> str | None:
+def check_marginals(instance: Instance, sol: Solution, sens: Sensitivity,
+                    solve: Callable[[Instance], Solution],
+                    steps: dict[str, float] | None = None) -> str | None:
     """None when every binding re-checkable marginal of ``sens`` (at the optimum ``sol`` of
     ``instance``) lies within its secants (module docstring); else the reason, one line. ``solve``:
     the objective's certified solve of a perturbed instance
@@ -78,29 +70,20 @@ def check_marginals(
             side = "increase" if sign > 0 else "decrease"
             if other is None or not other.success:
                 if claimed is not None and other is None:
-                    return (
-                        f"{m.name}: a marginal value on its {side} side, but moving it by "
-                        f"{sign * h:+.3g} is "
-                        "infeasible"
-                    )
+                    return (f"{m.name}: a marginal value on its {side} side, but moving it by "
+                            f"{sign * h:+.3g} is infeasible")
                 continue
             if claimed is None:
-                return (
-                    f"{m.name}: its {side} side was reported infeasible, but an exact solve "
-                    "moved by "
-                    f"{sign * h:+.3g} succeeds"
-                )
+                return (f"{m.name}: its {side} side was reported infeasible, but an exact solve "
+                        f"moved by {sign * h:+.3g} succeeds")
             secant = (other.objective_value - v0) / (sign * h)
             noise = (sol.gap * abs(v0) + other.gap * abs(other.objective_value)) / h
             slack = FD_TOL * max(abs(secant), abs(claimed)) + noise
             # convexity: right <= secant, left >= secant
             off = claimed - secant if sign > 0 else secant - claimed
             if off > slack or abs(claimed - secant) > 0.5 * max(abs(secant), abs(claimed)) + noise:
-                return (
-                    f"{m.name}: the LP's marginal value {claimed:.6g} {m.unit} disagrees "
-                    "with exact re-solves "
-                    f"(secant {secant:.6g} over {sign * h:+.3g})"
-                )
+                return (f"{m.name}: the LP's marginal value {claimed:.6g} {m.unit} disagrees with "
+                        f"exact re-solves (secant {secant:.6g} over {sign * h:+.3g})")
     return None
 
 
@@ -113,9 +96,8 @@ def _tight(instance: Instance, sol: Solution, m: Marginal) -> bool:
         for c in instance.constraints:
             if f"constraint '{c.text}'" == m.name:
                 lhs = sum(a * b for a, b in zip(c.coefficients, sol.bw_gbps.tolist(), strict=True))
-                return c.sense == "==" or abs(lhs - c.rhs) <= 1e-9 * max(
-                    abs(c.rhs), abs(lhs), 1e-300
-                )
+                return c.sense == "==" or abs(lhs - c.rhs) <= 1e-9 * max(abs(c.rhs), abs(lhs),
+                                                                            1e-300)
         return False
     if m.kind == "budget":
         return sol.network_cost_usd >= m.current * (1 - 1e-9)
@@ -124,6 +106,5 @@ def _tight(instance: Instance, sol: Solution, m: Marginal) -> bool:
 
 def without_sensitivity(sol: Solution, reason: str) -> Solution:
     """``sol`` with its sensitivity dropped and a note saying why."""
-    return replace(
-        sol, sensitivity=None, notes=sol.notes + (f"sensitivity not available: {reason}",)
-    )
+    return replace(sol, sensitivity=None,
+                   notes=sol.notes + (f"sensitivity not available: {reason}",))

@@ -2,31 +2,25 @@
 :mod:`hieropt.solvers.near_cheapest` solves, and others within 1e-1 of the cheapest cost where the
 LP's values fail), by differences of exact re-solves.
 
-There the optimal time V is set by the room above the cheapest network, budget - cheapest cost
-(1e-13 ... 1e-2 of the cost): the starved dimensions have what it buys, and V grows like 1 / room.
-The duals of :mod:`hieropt.solvers.sensitivity` come from the performance LP re-solved at +-1e-6 of
-each parameter, which near the cheapest neither resolves the room (its budget row holds to 1e-9 of
-the cost) nor stays inside it (1e-6 of a constraint's right-hand side can move the cheapest cost by
-more than the room). So here each parameter theta is moved by steps h that change the room by
-:data:`NEAR_STEP` of itself (h = NEAR_STEP x room / |d room / d theta|, with d room / d theta from
-the cheapest network's multipliers: 1 for the budget, -y_i for a design row, -+r_d for a bound held
-by the cheapest network or a free GB/s on dimension d; never above NEAR_STEP of the parameter's own
-size), and V is re-solved exactly (certified; on the near-cheapest path where the cheapest network
-starves a dimension) at theta +- h and +- 2h. One-sided derivatives are the Richardson
-extrapolations 2 D(h) - D(2h) of the secants D (error O(h^2)); where the two sides agree within
-:data:`~hieropt.solvers.sensitivity.KINK_TOL` the value is their central difference, extrapolated
-the same way ((4 C(h) - C(2h)) / 3, error O(h^4)). A budget the optimum leaves more than NEAR_STEP
-of the room unspent does not bind. Ranges: the derivative (a central difference) at growing steps of
-the same room-scale. The values are then held against two more exact solves each
-(:mod:`hieropt.solvers.sensitivity_check`) at the steps :func:`near_sensitivity` returns.
+There V is set by the room above the cheapest network (budget - cheapest cost, 1e-13 ... 1e-2 of
+the cost) and grows like 1 / room. The multipliers of :mod:`hieropt.solvers.sensitivity`, read at
++-1e-6 of each parameter, neither resolve the room nor stay inside it. So each parameter theta moves
+by steps h that change the room by :data:`NEAR_STEP` of itself (h = NEAR_STEP x room / |d room / d
+theta|, d room / d theta from the cheapest network's multipliers; at most NEAR_STEP of the
+parameter's size), and V is re-solved exactly at theta +- h and +- 2h. One-sided derivatives are
+the Richardson extrapolations 2 D(h) - D(2h) of the secants D (error O(h^2)); where the two sides
+agree within :data:`~hieropt.solvers.sensitivity.KINK_TOL` the value is the central difference
+extrapolated the same way ((4 C(h) - C(2h)) / 3, error O(h^4)). A budget the optimum leaves more
+than NEAR_STEP of the room unspent does not bind. Ranges: the central difference at growing steps
+of the same scale. :mod:`hieropt.solvers.sensitivity_check` then holds the values against two more
+exact solves each, at the steps :func:`near_sensitivity` returns.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-
-import numpy as np
+from functools import partial
 
 from ..errors import HieroptError, NoSolutionError, SolverError
 from ..model.cost import cluster_cost_usd_per_gbps
@@ -34,7 +28,7 @@ from ..model.timing import TimeModel
 from ..result import Marginal, Sensitivity, Solution
 from ..spec import Instance
 from .near_cheapest import reduced_budget_row, vertex_of
-from .sensitivity import KINK_TOL, RANGE_STEPS, RANGE_TOL, Param, parameters
+from .sensitivity import KINK_TOL, UNITS, Param, holds_over, parameters, slack_range
 
 __all__ = ["near_sensitivity", "NEAR_STEP", "CHECK_STEP"]
 
@@ -54,28 +48,13 @@ def _rates(inst: Instance, params: list[Param]) -> list[float]:
     y = vertex_of(inst).row_duals
     p = cluster_cost_usd_per_gbps(inst)
     r = p - dm.A.T @ y if dm.A.size else p.copy()
-    return [
-        1.0 if q.kind == "budget" else -float(y[q.index] if q.kind == "constraint" else r[q.index])
-        for q in params
-    ]
+    return [1.0 if q.kind == "budget"
+            else -float(y[q.index] if q.kind == "constraint" else r[q.index]) for q in params]
 
 
-_UNITS = {
-    "constraint": "per unit of the right-hand side",
-    "bound": "per GB/s",
-    "bandwidth": "per GB/s",
-    "budget": "per $",
-}
-
-
-def near_sensitivity(
-    inst: Instance,
-    tm: TimeModel,
-    sol: Solution,
-    solve: Callable[[Instance], Solution],
-    *,
-    ranges: bool = False,
-) -> tuple[Sensitivity, dict[str, float], tuple[str, ...]]:
+def near_sensitivity(inst: Instance, tm: TimeModel, sol: Solution,
+                     solve: Callable[[Instance], Solution], *, ranges: bool = False
+                     ) -> tuple[Sensitivity, dict[str, float], tuple[str, ...]]:
     """Marginal values of every parameter at the optimum ``sol`` of the fastest network within the
     budget of ``inst``, a hair above the cheapest network (module docstring), the secant check's
     step of each (by name), and notes on the parameters left out: those whose marginal value is
@@ -96,9 +75,8 @@ def near_sensitivity(
     reduced = reduced_budget_row(inst, vertex_of(inst), float(inst.max_network_cost_usd))
     room = reduced.room_usd if reduced is not None else 0.0
     if not room > 0:
-        raise SolverError(
-            "the budget is the cheapest network's cost to within round-off: no room to move"
-        )
+        raise SolverError("the budget is the cheapest network's cost to within round-off: no "
+                          "room to move")
     v0 = sol.objective_value
     cache: dict[tuple[str, float], tuple[float, float] | None] = {}
 
@@ -113,11 +91,8 @@ def near_sensitivity(
                 cache[key] = None
             else:
                 if not other.success:
-                    raise SolverError(
-                        f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) stopped "
-                        "short of its "
-                        f"gap: {other.message}"
-                    )
+                    raise SolverError(f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) "
+                                      f"stopped short of its gap: {other.message}")
                 cache[key] = (other.objective_value, other.gap * other.objective_value)
         return None if cache[key] is None else cache[key][0]
 
@@ -129,84 +104,46 @@ def near_sensitivity(
         steps[p.name] = min(1e-4 * max(abs(p.current), 1e-9), CHECK_STEP * reach)
         # a row with slack never binds
         if (p.slack or 0.0) > (NEAR_STEP * room if p.kind == "budget" else 1e-9 * p.scale):
-            rng = None
-            if ranges:  # exact: the row stays slack for every right-hand side its optimum meets
-                lhs = p.current - p.slack if p.sense == "<=" else p.current + p.slack
-                rng = (lhs, np.inf) if p.sense == "<=" else (-np.inf, lhs)
-            marginals.append(
-                Marginal(
-                    p.name, p.kind, f"ns {_UNITS[p.kind]}", p.current, 0.0, 0.0, 0.0, False, rng
-                )
-            )
+            rng = slack_range(p) if ranges else None
+            marginals.append(Marginal(p.name, p.kind, f"ns {UNITS[p.kind]}", p.current, 0.0, 0.0,
+                                      0.0, False, rng))
             continue
         up1, up2, dn1, dn2 = (value(p, s * h) for s in (1, 2, -1, -2))
         up = None if up1 is None or up2 is None else 2 * (up1 - v0) / h - (up2 - v0) / (2 * h)
         dn = None if dn1 is None or dn2 is None else 2 * (v0 - dn1) / h - (v0 - dn2) / (2 * h)
         # what the certified gaps leave of each difference (5 / h times the largest error of the
         # values used)
-        err = sol.gap * v0 + max(
-            (c[1] for k, c in cache.items() if k[0] == p.name and c is not None), default=0.0
-        )
+        errs = (c[1] for k, c in cache.items() if k[0] == p.name and c is not None)
+        err = sol.gap * v0 + max(errs, default=0.0)
         resolution = 5 * err / h
         both = [g for g in (up, dn) if g is not None]
         if both and max(abs(g) for g in both) < 10 * resolution:
             unresolved.append((p, resolution))
             continue
-        smooth = (
-            up is not None
-            and dn is not None
-            and abs(up - dn) <= max(KINK_TOL * max(abs(up), abs(dn)), 2 * resolution)
-        )
+        smooth = (up is not None and dn is not None
+                  and abs(up - dn) <= max(KINK_TOL * max(abs(up), abs(dn)), 2 * resolution))
         mid = (4 * (up1 - dn1) / (2 * h) - (up2 - dn2) / (4 * h)) / 3 if smooth else None
-        rng = _range(p, mid, up, dn, h, reach, value) if ranges else None
-        marginals.append(
-            Marginal(p.name, p.kind, f"ns {_UNITS[p.kind]}", p.current, mid, up, dn, True, rng)
-        )
+        rng = holds_over(p, mid, up, dn, reach, partial(_central, value, p, h)) if ranges else None
+        marginals.append(Marginal(p.name, p.kind, f"ns {UNITS[p.kind]}", p.current, mid, up, dn,
+                                  True, rng))
     budget = next((m for m in marginals if m.kind == "budget"), None)
     g = None if budget is None else (budget.value if budget.value is not None else budget.increase)
-    usd_per_ms, note = (
-        (
-            1e6 / abs(g),
-            "the budget's marginal value: $ per ms of iteration time saved by spending more",
-        )
-        if g
-        else (None, "not resolved")
-    )
+    usd_per_ms, note = ((1e6 / abs(g), "the budget's marginal value: $ per ms of iteration time "
+                         "saved by spending more") if g else (None, "not resolved"))
     notes = tuple(
         f"{p.name}: its marginal value is below what exact re-solves resolve at this budget "
-        "(|value| < "
-        f"{10 * r:.3g} ns {_UNITS[p.kind]}: the time moves by less than the re-solves' "
-        "certified gaps)"
-        for p, r in unresolved
-    )
+        f"(|value| < {10 * r:.3g} ns {UNITS[p.kind]}: the time moves by less than the re-solves' "
+        "certified gaps)" for p, r in unresolved)
     return Sensitivity("performance", "ns", tuple(marginals), usd_per_ms, note,
                        METHOD + ("; ranges by exact re-solves" if ranges else ""),
                        time.perf_counter() - start), steps, notes
 
 
-def _range(p: Param, mid, up, dn, h: float, reach: float, value) -> tuple[float, float]:
-    """The largest tested steps (:data:`RANGE_STEPS` of ``reach``, the scale on which V changes)
-    each way with the derivative there (a central difference) within :data:`RANGE_TOL` of its value
-    at the optimum."""
-    out = []
-    for sign, ref in (
-        (-1.0, mid if mid is not None else dn),
-        (1.0, mid if mid is not None else up),
-    ):
-        ok = 0.0
-        if ref is not None:
-            for step in RANGE_STEPS:
-                at = sign * step * reach
-                try:
-                    a, b = value(p, at + h), value(p, at - h)
-                except HieroptError:
-                    break
-                if (
-                    a is None
-                    or b is None
-                    or abs((a - b) / (2 * h) - ref) > RANGE_TOL * max(abs(ref), 1e-300)
-                ):
-                    break
-                ok = step * reach
-        out.append(p.current + sign * ok)
-    return out[0], out[1]
+def _central(value, p: Param, h: float, at: float) -> float | None:
+    """The central difference of V (``value``: V with ``p`` moved) over +-``h`` around ``p``
+    moved by ``at``; None where a side is infeasible or its re-solve fails."""
+    try:
+        a, b = value(p, at + h), value(p, at - h)
+    except HieroptError:
+        return None
+    return None if a is None or b is None else (a - b) / (2 * h)

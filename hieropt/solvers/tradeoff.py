@@ -1,17 +1,12 @@
-"""The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint.
+"""The exact time-cost-power trade-off of integer provisioning, by epsilon-constraint (Haimes,
+Lasdon and Wismer 1971).
 
-For a grid of cost levels C_i (from the cheapest catalog design to the cost of the fastest) and
-power levels P_j (from the lowest-power design to the power of the fastest), each point is the exact
-MILP
-
-    min T(B)   s.t.   cost <= C_i,   power <= P_j,   the instance's design rows, whole parts from
-    the catalog,
-
-on one persistent HiGHS model (:mod:`hieropt.formulation.milp`; the cost and power rows only change
-their right-hand sides), each solved to the MILP gap target and re-checked by the independent
-evaluator. The points not dominated in (time, cost, power) form the reported front: every design on
-it is optimal for its (C_i, P_j), so no catalog design is faster within both limits (Haimes, Lasdon
-and Wismer 1971, the epsilon-constraint method).
+For a grid of cost levels C_i (the cheapest catalog design to the cost of the fastest) and power
+levels P_j (the lowest-power design to the power of the fastest), each point is the exact MILP min
+T(B) s.t. cost <= C_i, power <= P_j, the design rows, whole parts from the catalog, on one
+persistent HiGHS model (:mod:`hieropt.formulation.milp`), re-checked by the independent evaluator.
+The points not dominated in (time, cost, power) are the front: no catalog design is faster within
+both limits of a point.
 """
 
 from __future__ import annotations
@@ -25,7 +20,7 @@ import pyomo.environ as pyo
 
 from ..cache import scoped
 from ..errors import InputError, SolverError
-from ..formulation.milp import KW, MUSD, build_provision_milp
+from ..formulation.milp import KW, MUSD
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import Option
@@ -35,9 +30,11 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from .provision_milp import (
     ProvisionSolver,
+    catalog_for,
     check_power_figures,
     explain_infeasible,
     instance_options,
+    options_milp,
     verify_design,
 )
 
@@ -79,37 +76,23 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
         NoSolutionError: no catalog design meets the design constraints.
         SolverError: HiGHS failed, or a design failed independent verification.
     """
-    from ..io.catalog import check_catalog, read_catalog
-
     start = time.perf_counter()
     time_limit_s = check_time_limit(time_limit_s)
     if isinstance(levels, bool) or not isinstance(levels, int | np.integer):
-        raise InputError(
-            "levels",
-            None,
-            f"{levels!r} is not a whole number",
-            "ask for at least 2 levels per axis",
-        )
+        raise InputError("levels", None, f"{levels!r} is not a whole number",
+                         "ask for at least 2 levels per axis")
     if levels < 2:
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
-    if isinstance(catalog, str | Path):
-        catalog = read_catalog(catalog, instance)
-    else:
-        check_catalog(catalog, instance, "catalog")
+    catalog = catalog_for(catalog, instance)
     check_power_figures(catalog, instance, "the time-cost-power trade-off")
     tm = build_time_model(instance)
     options = instance_options(catalog, instance, power=True)
-    milp = build_provision_milp(instance, tm, [[o.bw_gbps for o in opts] for opts in options],
-                                [[o.cost_usd for o in opts] for opts in options],
-                                power_w=[[o.power_w or 0.0 for o in opts] for opts in options])
+    milp = options_milp(instance, tm, options)
     m = milp.model
     solver = ProvisionSolver(milp, time_limit_s)
     ends = {}
-    for name, objective in (
-        ("fastest", "obj_time"),
-        ("cheapest", "obj_cost"),
-        ("lowest_power", "obj_power"),
-    ):
+    for name, objective in (("fastest", "obj_time"), ("cheapest", "obj_cost"),
+                            ("lowest_power", "obj_power")):
         run = solver.solve(objective)
         if run.choice is None:
             raise explain_infeasible(solver, instance, tm, options, None, None)
@@ -135,15 +118,9 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                                       ("obj_time", run.incumbent), None, float(c) * (1 + 1e-9),
                                       float(p) * (1 + 1e-9) + 1e-9)
             bound = tm.compute_ns + (run.bound if run.bound is not None else run.incumbent) * MS_NS
-            point = TradeoffPoint(
-                float(c),
-                float(p),
-                design,
-                value,
-                milp.cost(run.choice),
-                milp.power(run.choice),
-                max(0.0, (value - min(bound, value)) / value),
-            )
+            point = TradeoffPoint(float(c), float(p), design, value, milp.cost(run.choice),
+                                  milp.power(run.choice),
+                                  max(0.0, (value - min(bound, value)) / value))
             key = run.choice
             if key not in found or found[key].iteration_time_ns > point.iteration_time_ns:
                 found[key] = point
@@ -154,14 +131,10 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
 
 def _dominates(a: TradeoffPoint, b: TradeoffPoint) -> bool:
     tol = 1e-9
-    le = (
-        a.iteration_time_ns <= b.iteration_time_ns * (1 + tol)
-        and a.network_cost_usd <= b.network_cost_usd * (1 + tol) + tol
-        and a.power_w <= b.power_w * (1 + tol) + tol
-    )
-    lt = (
-        a.iteration_time_ns < b.iteration_time_ns * (1 - tol)
-        or a.network_cost_usd < b.network_cost_usd * (1 - tol) - tol
-        or a.power_w < b.power_w * (1 - tol) - tol
-    )
+    le = (a.iteration_time_ns <= b.iteration_time_ns * (1 + tol)
+          and a.network_cost_usd <= b.network_cost_usd * (1 + tol) + tol
+          and a.power_w <= b.power_w * (1 + tol) + tol)
+    lt = (a.iteration_time_ns < b.iteration_time_ns * (1 - tol)
+          or a.network_cost_usd < b.network_cost_usd * (1 - tol) - tol
+          or a.power_w < b.power_w * (1 - tol) - tol)
     return le and lt
