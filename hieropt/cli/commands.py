@@ -123,7 +123,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "calibrate_command",
         "Fit the accelerator's calibration parameters (flat model: [params.npu] efficiency; "
         "roofline: "
-        "matrix_efficiency and hbm_efficiency) to measured runs of one accelerator, within "
+        "matrix_efficiency, or the fields --fit names) to measured runs of one accelerator, within "
         "their bounds, "
         "minimising the mean absolute percentage error (or the log error), and write the "
         "accelerator with its "

@@ -28,10 +28,29 @@ LossOpt = Annotated[
         "measured) or log (mean |ln(predicted / measured)|).",
     ),
 ]
+FitOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fit",
+        help="Calibration parameter to fit (repeatable or comma-separated): efficiency (flat "
+        "compute model); matrix_efficiency (the default), hbm_efficiency, gemm_half_gflop, "
+        "kernel_overhead_us, attention_efficiency (roofline). Fit more than one only on runs "
+        "that separate them (several micro-batch sizes, models and recompute strategies).",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[
     Path | None,
     typer.Option("--json", help="Also write the result as JSON ('-': stdout, tables on stderr)."),
 ]
+
+
+def fit_names(fit: list[str] | None) -> tuple[str, ...] | None:
+    """The calibration field names of ``--fit`` (repeatable, comma-separated), or None (the
+    compute model's default fields)."""
+    if not fit:
+        return None
+    return tuple(n.strip() for item in fit for n in item.split(",") if n.strip())
 
 
 def validate_command(
@@ -53,6 +72,7 @@ def validate_command(
         ),
     ] = None,
     loss: LossOpt = "mape",
+    fit: FitOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
     """Predict measured training runs and compare: every run's predicted and measured iteration time
@@ -77,7 +97,13 @@ def validate_command(
         from ..studies.validate import read_calibrated, validate
 
         fits = tuple(read_calibrated(str(p)) for p in npu or [])
-        result = validate(runs, calibrate_on or [], loss=loss, calibrations=fits)
+        if fit and not calibrate_on:
+            raise InputError(
+                "--fit", None, "given without --calibrate-on", "give the runs to fit on"
+            )
+        result = validate(
+            runs, calibrate_on or [], fit_names(fit), loss=loss, calibrations=fits
+        )
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report.validate import (
@@ -115,12 +141,14 @@ def calibrate_command(
         ),
     ],
     loss: LossOpt = "mape",
+    fit: FitOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
     """Fit the accelerator's calibration parameters (flat model: [params.npu] efficiency; roofline:
-    matrix_efficiency and hbm_efficiency) to measured runs of one accelerator, within their bounds,
-    minimising the mean absolute percentage error (or the log error), and write the accelerator with
-    its fitted values, the fit's mean and worst error and the number of runs it rests on."""
+    matrix_efficiency, or the fields --fit names) to measured runs of one accelerator, within their
+    bounds, minimising the mean absolute percentage error (or the log error), and write the
+    accelerator with its fitted values, the fit's mean and worst error and the number of runs it
+    rests on."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 
@@ -138,7 +166,7 @@ def calibrate_command(
         from ..report.validate import calibration_file_parts
         from ..studies.validate import fit_npu
 
-        fit = fit_npu([r for p in runs for r in read_runs(p)], loss=loss)
+        fit = fit_npu([r for p in runs for r in read_runs(p)], fit_names(fit), loss=loss)
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:
         raise fail(err, e, json_out) from None

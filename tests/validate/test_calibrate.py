@@ -11,11 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from hieropt.cli import app
+from hieropt.errors import InputError
 from hieropt.io.runs import read_runs
 from hieropt.studies.validate import (
     CalibrationField,
     as_fields,
     calibration_fields,
+    fields_named,
     fit_npu,
     predict_ms,
     validate,
@@ -78,7 +80,15 @@ def test_the_fields_follow_the_compute_model():
     assert [(f.name, f.lower, f.upper) for f in got] == [
         (f.name, f.lower, f.upper) for f in ROOF if f.from_runs
     ]
-    assert [f.name for f in got] == ["matrix_efficiency", "hbm_efficiency"]
+    assert [f.name for f in got] == ["matrix_efficiency"]
+    assert [f.name for f in fields_named(roof, ["hbm_efficiency", "matrix_efficiency"])] == [
+        "matrix_efficiency",
+        "hbm_efficiency",
+    ]  # the model's order
+    with pytest.raises(InputError, match="--fit: unknown calibration field hbm.*fix: name one"):
+        fields_named(roof, ["hbm"])
+    with pytest.raises(InputError, match="flat compute model; fix: name one or more of efficiency"):
+        fields_named(flat, ["matrix_efficiency"])
     with pytest.raises(ValueError, match="bounds"):
         as_fields([("efficiency", 1.0, 0.5)])
 
@@ -124,6 +134,13 @@ def test_bad_command_lines_are_one_line_errors(tmp_path: Path):
     assert r.exit_code == 2 and "does not exist" in r.stderr
     r = runner.invoke(app, ["validate", str(path), "--loss", "square", "--calibrate-on", str(path)])
     assert r.exit_code == 2 and "unknown loss" in r.stderr
+    r = runner.invoke(app, ["validate", str(path), "--fit", "efficiency"])
+    assert r.exit_code == 2 and "--fit: given without --calibrate-on" in r.stderr
+    out = str(tmp_path / "x.toml")
+    r = runner.invoke(app, ["calibrate", str(path), "--out", out, "--fit", "matrix_efficiency"])
+    assert r.exit_code == 2 and "toy's flat compute model; fix: name one" in r.stderr
+    r = runner.invoke(app, ["calibrate", str(path), "--out", out, "--fit", "efficiency,"])
+    assert r.exit_code == 0 and "efficiency = 0.42" in r.stdout
 
 
 ROOFLINE_MODEL = MODEL.replace(
@@ -149,8 +166,21 @@ def test_the_roofline_fit_recovers_its_matrix_and_hbm_efficiencies(tmp_path: Pat
     ]
     runs = read_runs(write_case(tmp_path, rows, WIDTHS, ROOFLINE_MODEL))
     assert runs[0].params.npu.roofline
-    fit = fit_npu(runs)
+    out = tmp_path / "fit.toml"
+    args = ["calibrate", str(runs[0].path), "--out", str(out), "--fit", "hbm_efficiency"]
+    r = runner.invoke(app, [*args, "--fit", "matrix_efficiency"])
+    assert r.exit_code == 0, r.output
+    assert tomllib.loads(out.read_text())["calibration"]["fields"] == [
+        "matrix_efficiency",
+        "hbm_efficiency",
+    ]
+    fit = fit_npu(runs, ["matrix_efficiency", "hbm_efficiency"])
     assert set(fit.values) == {"matrix_efficiency", "hbm_efficiency"}
     assert fit.values["matrix_efficiency"] == pytest.approx(0.42, rel=2e-3)
     assert fit.values["hbm_efficiency"] == pytest.approx(0.8, rel=2e-3)
     assert fit.npu_fields["kernel_overhead_us"] == 0.0  # a kernel-level field: not moved
+    # by default only the GEMMs' efficiency moves: the HBM one stays at the model file's 0.5, and
+    # the one parameter absorbs the difference (between the truths' two time components)
+    fit = fit_npu(runs)
+    assert set(fit.values) == {"matrix_efficiency"} and fit.npu_fields["hbm_efficiency"] == 0.5
+    assert fit.mape > 1e-3  # the HBM time is wrong by 0.8 / 0.5: no exact fit with one parameter

@@ -52,16 +52,21 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
     assert all(math.isfinite(g.spearman) and 1 <= g.fastest_rank <= g.runs for g in v.groups)
     (fit,) = v.calibrations
     assert fit.npu == "A100-SXM-80GB" and fit.runs == 2
-    assert set(fit.values) == {"matrix_efficiency", "hbm_efficiency"}  # the roofline's, from runs
+    assert set(fit.values) == {"matrix_efficiency"}  # the roofline's one field fitted on runs
+    assert fit.values["matrix_efficiency"] == pytest.approx(0.7706, abs=1e-4)
     assert all(0.01 <= v <= 1 for v in fit.values.values())
     assert sum(x.in_sample for x in v.rows) == 2  # the calibration runs, marked, not validated
     # the published numbers of docs/validation.md (calibrated on one node, predicting the other
-    # models' multi-node runs): the A100 runs other than DeepSpeed's ZeRO-3 within 6.6 % on average
+    # models' multi-node runs): the A100 runs other than DeepSpeed's ZeRO-3 within 8.5 % on average,
+    # the Megatron-LM runs (the calibration runs' software) within 6.0 %, worst 11.8 %
     a100 = [x for x in v.rows if not x.in_sample and x.run.params.npu.name == "A100-SXM-80GB"]
     ptdp = [x for x in a100 if x.run.params.plan.zero_stage < 3]
-    assert (len(a100), len(ptdp)) == (33, 27)
-    assert sum(abs(x.error) for x in ptdp) / len(ptdp) == pytest.approx(0.066, abs=0.0005)
-    assert max(abs(x.error) for x in ptdp) == pytest.approx(0.185, abs=0.0005)
+    megatron = [x for x in ptdp if x.run.path.name in ("narayanan2021.csv", "korthikanti2022.csv")]
+    assert (len(a100), len(ptdp), len(megatron)) == (33, 27, 23)
+    assert sum(abs(x.error) for x in ptdp) / len(ptdp) == pytest.approx(0.085, abs=0.0005)
+    assert max(abs(x.error) for x in ptdp) == pytest.approx(0.265, abs=0.0005)
+    assert sum(abs(x.error) for x in megatron) / len(megatron) == pytest.approx(0.060, abs=0.0005)
+    assert max(abs(x.error) for x in megatron) == pytest.approx(0.118, abs=0.0005)
 
 
 def test_hieropt_validate_prints_the_table_and_writes_json_in_file_order():

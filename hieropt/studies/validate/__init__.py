@@ -9,6 +9,7 @@ from .calibrate import (
     as_fields,
     calibrate,
     calibration_fields,
+    fields_named,
     fit_npu,
     read_calibrated,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "as_fields",
     "calibrate",
     "calibration_fields",
+    "fields_named",
     "fit_npu",
     "read_calibrated",
     "mape",

@@ -81,15 +81,44 @@ def as_fields(entries: Iterable[Any]) -> tuple[CalibrationField, ...]:
 
 
 def calibration_fields(npu: NPU) -> tuple[CalibrationField, ...]:
-    """The calibration parameters of ``npu``'s compute model fitted on measured runs: the flat
-    model's ``efficiency`` (:data:`CALIBRATION_FIELDS`) when the NPU gives one, else the roofline's
-    fields marked ``from_runs`` (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`: the
-    GEMMs' asymptotic efficiency and the HBM efficiency; the GEMM size ramp, the kernel overhead and
-    the FlashAttention rate stay at the catalog's kernel-level values, which iteration times do not
-    separate from these two)."""
+    """The calibration parameters of ``npu``'s compute model fitted on measured runs by default:
+    the flat model's ``efficiency`` (:data:`CALIBRATION_FIELDS`) when the NPU gives one, else the
+    roofline's fields marked ``from_runs``
+    (:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`: the GEMMs' asymptotic
+    efficiency; the HBM efficiency, the GEMM size ramp, the kernel overhead and the FlashAttention
+    rate stay at the catalog's kernel-level values, which iteration times do not separate from
+    it)."""
     if not npu.roofline:
         return CALIBRATION_FIELDS
     return as_fields([f for f in ROOFLINE_FIELDS if f.from_runs])
+
+
+def model_fields(npu: NPU) -> tuple[CalibrationField, ...]:
+    """Every calibration parameter ``npu``'s compute model has (those ``--fit`` may name): the flat
+    model's ``efficiency``, or all five roofline fields."""
+    return CALIBRATION_FIELDS if not npu.roofline else as_fields(ROOFLINE_FIELDS)
+
+
+def fields_named(npu: NPU, names: Sequence[str]) -> tuple[CalibrationField, ...]:
+    """The calibration fields of ``npu``'s compute model called ``names`` (``--fit``), in the
+    model's order.
+
+    Raises:
+        InputError: no name, or a name the NPU's compute model does not calibrate (the error lists
+            the names it does).
+    """
+    known = model_fields(npu)
+    unknown = sorted(set(names) - {f.name for f in known})
+    if unknown or not names:
+        what = f"unknown calibration field {', '.join(unknown)}" if unknown else "no field"
+        model = "roofline" if npu.roofline else "flat"
+        raise InputError(
+            "--fit",
+            None,
+            f"{what} for {npu.name}'s {model} compute model",
+            f"name one or more of {', '.join(f.name for f in known)}",
+        )
+    return tuple(f for f in known if f.name in names)
 
 
 @dataclass(frozen=True)
@@ -125,10 +154,13 @@ class Calibration:
 
 
 def fit_npu(
-    runs: Sequence[Run], fields: Sequence[CalibrationField] | None = None, loss: str = "mape"
+    runs: Sequence[Run],
+    fields: Sequence[CalibrationField | str] | None = None,
+    loss: str = "mape",
 ) -> Calibration:
     """Fit the calibration ``fields`` (default :func:`calibration_fields` of the runs' NPU: the flat
-    or the roofline model's) of the one accelerator of ``runs``.
+    or the roofline model's; names are looked up with :func:`fields_named`) of the one accelerator
+    of ``runs``.
 
     Raises:
         InputError: no runs, runs of several accelerators, an unknown loss, or a field the NPU does
@@ -150,7 +182,7 @@ def fit_npu(
             f"runs of several accelerators ({', '.join(names)})",
             "calibrate each accelerator on its own runs",
         )
-    fields = tuple(fields if fields is not None else calibration_fields(runs[0].params.npu))
+    fields = resolve_fields(runs[0].params.npu, fields)
     measured = [r.measured_ms for r in runs]
     metric = mape if loss == "mape" else mean_log_error
     count = 0
@@ -183,6 +215,23 @@ def fit_npu(
     )
 
 
+def resolve_fields(
+    npu: NPU, fields: Sequence[CalibrationField | str] | None
+) -> tuple[CalibrationField, ...]:
+    """``fields`` for ``npu``: the default :func:`calibration_fields` when None, names looked up
+    with :func:`fields_named`, :class:`CalibrationField` s as given.
+
+    Raises:
+        InputError: a name the NPU's compute model does not calibrate.
+    """
+    if fields is None:
+        return calibration_fields(npu)
+    names = [f for f in fields if isinstance(f, str)]
+    if not names:
+        return tuple(f for f in fields if isinstance(f, CalibrationField))
+    return fields_named(npu, names)
+
+
 def _start(run: Run, f: CalibrationField) -> float:
     """The run's current value of field ``f`` (the search starts there), or mid-range."""
     v: Any = run.params.npu
@@ -197,7 +246,9 @@ def _start(run: Run, f: CalibrationField) -> float:
 
 @scoped
 def calibrate(
-    runs: Sequence[Run], fields: Sequence[CalibrationField] | None = None, loss: str = "mape"
+    runs: Sequence[Run],
+    fields: Sequence[CalibrationField | str] | None = None,
+    loss: str = "mape",
 ) -> tuple[Calibration, ...]:
     """One :func:`fit_npu` per accelerator among ``runs`` (by NPU name, in order of first
     appearance)."""
@@ -247,6 +298,9 @@ __all__ = [
     "Calibration",
     "as_fields",
     "calibration_fields",
+    "model_fields",
+    "fields_named",
+    "resolve_fields",
     "fit_npu",
     "calibrate",
     "LOSSES",

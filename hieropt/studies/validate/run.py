@@ -168,7 +168,7 @@ def _pm(rows: Sequence[ValidationRow]) -> tuple[list[float], list[float]]:
 def validate(
     files: Sequence[str | Path],
     calibrate_on: Sequence[str | Path] = (),
-    fields: Sequence[CalibrationField] | None = None,
+    fields: Sequence[CalibrationField | str] | None = None,
     loss: str = "mape",
     calibrations: Sequence[Calibration] = (),
     *,
@@ -180,7 +180,7 @@ def validate(
         files: runs files (CSV, :mod:`hieropt.io.runs`).
         calibrate_on: runs files to fit each accelerator's calibration parameters on first (none:
             the model files' values).
-        fields: the calibration parameters (default:
+        fields: the calibration parameters, or their names (``--fit``; default:
             :func:`~hieropt.studies.validate.calibrate.calibration_fields`).
         loss: ``mape`` or ``log``, the fit's loss.
         calibrations: fits made before (e.g. read from a calibrated NPU file), applied when

@@ -38,8 +38,12 @@ class CalibrationField:
         unit: the unit of the value.
         meaning: what it sets, one line.
         from_runs: fitted on measured end-to-end runs by default (``hieropt calibrate``); False: a
-            kernel-level figure (a GEMM size ramp, a launch overhead, one fused kernel's rate) that
-            iteration times do not separate from the others, kept at the catalog's value.
+            kernel-level figure (a GEMM size ramp, a launch overhead, one fused kernel's rate, the
+            streaming kernels' HBM efficiency) that iteration times do not separate from the
+            GEMMs' efficiency, kept at the catalog's value unless ``--fit`` names it. Fitting the
+            HBM efficiency with the GEMMs' on two one-node runs drove it to its bound (1.0) and
+            the 1T model 18 % too slow; kept at its kernel-level fit, the one fitted parameter
+            predicts the same paper's multi-node runs within 6.3 % (docs/validation.md).
     """
 
     name: str
@@ -81,6 +85,7 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
         0.65,
         "fraction of HBM bandwidth",
         "fraction of the HBM bandwidth a streaming (element-wise or memory-bound) kernel sustains",
+        False,
     ),
     CalibrationField(
         "kernel_overhead_us",
