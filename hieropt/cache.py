@@ -15,6 +15,7 @@ a hit always describes the object asked about.
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -51,6 +52,32 @@ class Same:
         return f"Same({type(self.obj).__name__})"
 
 
+class SameItems:
+    """A key standing for a tuple of objects, each by identity: equal to another
+    :class:`SameItems` of the very same objects in the same order only, as ``tuple(map(Same,
+    items))`` is, but one object with one hash (computed once) instead of one per item: a frozen
+    model's memo key of a dozen fields is looked up twice per miss. Holds the tuple, so the
+    identities cannot be reused while a key holds it."""
+
+    __slots__ = ("items", "_hash")
+
+    def __init__(self, items: tuple):
+        self.items = items
+        self._hash = hash(tuple(map(object.__hash__, items)))  # (identity hashes, as Same's)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not SameItems:
+            return False
+        a, b = self.items, other.items
+        return len(a) == len(b) and all(map(operator.is_, a, b))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"SameItems({', '.join(type(o).__name__ for o in self.items)})"
+
+
 def size_of(value: Any) -> int:
     """What a value weighs against a table's ``elements`` bound: the element count of a numpy array
     (``.size``), the sum over a tuple's items, 1 for anything else."""
@@ -74,24 +101,32 @@ class Table:
 
     def get(self, key: Hashable, default: Any = None) -> Any:
         """The value kept for ``key`` (made the most recent), or ``default``."""
-        hit = self.items.get(key, _MISSING)
+        items = self.items
+        hit = items.get(key, _MISSING)
         if hit is _MISSING:
             return default
-        self.items.move_to_end(key)
+        if len(items) > 1:  # (the order matters only among several entries)
+            items.move_to_end(key)
         return hit
 
     def put(self, key: Hashable, value: T) -> T:
-        """Keep ``value`` for ``key`` (replacing any); returns ``value``."""
-        old = self.items.pop(key, _MISSING)
-        if self.elements is not None:
-            self.size += size_of(value) - (size_of(old) if old is not _MISSING else 0)
-        self.items[key] = value
-        bounded = self.elements is not None
-        while len(self.items) > 1 and (len(self.items) > self.count
-                                       or (bounded and self.size > self.elements)):
-            _, gone = self.items.popitem(last=False)
-            if self.elements is not None:
-                self.size -= size_of(gone)
+        """Keep ``value`` for ``key`` (replacing any, made the most recent); returns ``value``."""
+        items = self.items
+        n = len(items)
+        old = items.setdefault(key, value)  # (one lookup when the key is new, the common case)
+        if len(items) == n:  # (it was there)
+            items[key] = value
+            items.move_to_end(key)
+        else:
+            old = _MISSING
+        if self.elements is None:
+            while len(items) > max(self.count, 1):
+                items.popitem(last=False)
+            return value
+        self.size += size_of(value) - (size_of(old) if old is not _MISSING else 0)
+        while len(items) > 1 and (len(items) > self.count or self.size > self.elements):
+            _, gone = items.popitem(last=False)
+            self.size -= size_of(gone)
         return value
 
 
@@ -116,7 +151,9 @@ class Cache:
         """``build()`` once per ``key`` in table ``name`` (made with ``count`` and ``elements`` on
         first use). The value is shared by every later caller: it must not be modified (arrays: made
         read-only by the caller)."""
-        t = self.table(name, count, elements)
+        t = self.tables.get(name)
+        if t is None:
+            t = self.tables[name] = Table(count, elements)
         hit = t.get(key, _MISSING)
         if hit is not _MISSING:
             return hit
@@ -168,4 +205,4 @@ def scoped(fn: Callable[..., T]) -> Callable[..., T]:
     return call
 
 
-__all__ = ["Cache", "Same", "Table", "COUNT", "current", "use", "scoped", "size_of"]
+__all__ = ["Cache", "Same", "SameItems", "Table", "COUNT", "current", "use", "scoped", "size_of"]

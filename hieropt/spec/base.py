@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..cache import Same, current
+from ..cache import SameItems, current
 from ..names import BLOCKS
 
 Block = Literal[BLOCKS]
@@ -185,7 +185,7 @@ class Frozen(BaseModel):
         entry = next((e for e in kin if _same(e[0], key)), None)  # (made by a copy or the original)
         if entry is None:
             recent = current().table(f"memo {name}", RECENT)
-            ident = tuple(map(Same, key))
+            ident = SameItems(key)
             entry = recent.get(ident)  # (made for a sweep's model with these fields)
             if entry is None:
                 entry = recent.put(ident, (key, build()))
