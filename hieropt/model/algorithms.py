@@ -56,6 +56,8 @@ import numpy as np
 from ..names import GROUP_ALGORITHMS
 from ..spec import Collective, Network
 
+_P2P, _NONE = Collective.P2P, Collective.NONE
+
 SUMMING = frozenset({"sequential"})
 """Algorithms whose dimensions' times add up (the others take the largest)."""
 
@@ -94,19 +96,19 @@ def unit_table(collectives: tuple[Collective, ...], group: tuple[int, ...],
             f"unknown collective algorithm {algorithm!r}; use one of {', '.join(GROUP_ALGORITHMS)}"
         )
     spanned = [d for d, p in enumerate(group) if p > 1]
-    rows = [_unit(c, group, algorithm, links, spanned) for c in collectives]
-    return np.array(rows, dtype=float).reshape(len(collectives), len(group))
+    out = np.array([_unit(c, group, algorithm, links, spanned) for c in collectives], dtype=float)
+    return out if out.ndim == 2 else out.reshape(len(collectives), len(group))
 
 
 def _unit(collective: Collective, group: tuple[int, ...], algorithm: str,
           links: tuple[float, ...] | None, spanned: list[int]) -> list[float]:
     """One row of :func:`unit_table`, (D,) Python floats."""
     m = [0.0] * len(group)
-    if collective is Collective.P2P:
+    if collective is _P2P:
         for d in spanned:
             m[d] = float(links[d]) if links is not None else 1.0
         return m
-    if collective is Collective.NONE or not spanned:
+    if collective is _NONE or not spanned:
         return m
     if algorithm in ("flat_ring", "flat_tree"):
         volume = float(_flat_volume(collective, math.prod(group[d] for d in spanned), algorithm))
