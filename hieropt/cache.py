@@ -199,8 +199,14 @@ def scoped(fn: Callable[..., T]) -> Callable[..., T]:
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> T:
-        with use(kwargs.get("cache")):
+        cache, active = kwargs.get("cache"), _ACTIVE.get()
+        if active is not None and (cache is None or cache is active):
+            return fn(*args, **kwargs)  # (a call inside a call: its cache is active already)
+        token = _ACTIVE.set(cache if cache is not None else Cache())
+        try:
             return fn(*args, **kwargs)
+        finally:
+            _ACTIVE.reset(token)
 
     return call
 

@@ -181,8 +181,9 @@ class Frozen(BaseModel):
         ):
             return cached[1]  # (the common case)
         family = self.__dict__.get(FAMILY)
-        kin = family.setdefault(name, []) if family is not None else []
-        entry = next((e for e in kin if _same(e[0], key)), None)  # (made by a copy or the original)
+        kin = family.setdefault(name, []) if family is not None else None
+        # (made by a copy or the original)
+        entry = next((e for e in kin if _same(e[0], key)), None) if kin else None
         if entry is None:
             recent = current().table(f"memo {name}", RECENT)
             ident = SameItems(key)
