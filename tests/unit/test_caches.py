@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hieropt.cache import Cache, Same, Table, current, scoped, use
+from hieropt.cache import Cache, Same, SameItems, Table, current, scoped, use
 from hieropt.io.instance import load_instance
 from hieropt.model.timing import build_time_model
 from hieropt.model.traffic import phase_traffic
@@ -157,6 +157,30 @@ def test_same_compares_by_identity_and_holds_its_object():
     assert key.obj.sum() == 2.0
 
 
+def test_same_items_compares_each_item_by_identity_and_holds_them():
+    a, b = np.zeros(3), np.zeros(3)
+    key = SameItems((a, "x", b))
+    assert key == SameItems((a, "x", b)) and hash(key) == hash(SameItems((a, "x", b)))
+    assert key != SameItems((b, "x", a))  # (equal values, other objects)
+    assert key != SameItems((a, "x")) and key != (a, "x", b)
+    t = Table(count=4)
+    t.put(key, 1)
+    assert t.get(SameItems((a, "x", b))) == 1 and t.get(SameItems((a, "x", np.zeros(3)))) is None
+    assert SameItems((np.ones(2),)).items[0].sum() == 2.0  # (its items are alive while it is)
+
+
+def test_a_table_replaces_a_key_and_counts_its_elements_once():
+    t = Table(count=3, elements=10)
+    big = np.zeros(6)
+    t.put("a", big)
+    t.put("b", np.zeros(2))
+    assert t.put("a", big) is big and t.size == 8  # (the same value again: counted once)
+    t.put("c", np.zeros(1))
+    assert list(t.items) == ["b", "a", "c"]  # (the replaced key is the most recent)
+    t.put("d", np.zeros(5))  # (over 10 elements: the least recent go until it fits)
+    assert list(t.items) == ["c", "d"] and t.size == 6
+
+
 def test_memo_keeps_none_and_not_errors():
     c, calls = Cache(), []
 
@@ -187,6 +211,9 @@ def test_a_call_keeps_nothing_for_the_next():
     g = scoped(lambda cache=None: current())
     mine = Cache()
     assert g(cache=mine) is mine
+    with use() as outer:
+        assert g() is outer and g(cache=outer) is outer  # (a call inside a call: the caller's)
+        assert g(cache=mine) is mine and current() is outer
 
 
 def test_constraints_parsed_per_call():
