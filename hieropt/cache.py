@@ -15,7 +15,6 @@ a hit always describes the object asked about.
 
 from __future__ import annotations
 
-import operator
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -50,32 +49,6 @@ class Same:
 
     def __repr__(self) -> str:
         return f"Same({type(self.obj).__name__})"
-
-
-class SameItems:
-    """A key standing for a tuple of objects, each by identity: equal to another
-    :class:`SameItems` of the very same objects in the same order only, as ``tuple(map(Same,
-    items))`` is, but one object with one hash (computed once) instead of one per item: a frozen
-    model's memo key of a dozen fields is looked up twice per miss. Holds the tuple, so the
-    identities cannot be reused while a key holds it."""
-
-    __slots__ = ("items", "_hash")
-
-    def __init__(self, items: tuple):
-        self.items = items
-        self._hash = hash(tuple(map(object.__hash__, items)))  # (identity hashes, as Same's)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not SameItems:
-            return False
-        a, b = self.items, other.items
-        return len(a) == len(b) and all(map(operator.is_, a, b))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __repr__(self) -> str:
-        return f"SameItems({', '.join(type(o).__name__ for o in self.items)})"
 
 
 def size_of(value: Any) -> int:
@@ -211,4 +184,4 @@ def scoped(fn: Callable[..., T]) -> Callable[..., T]:
     return call
 
 
-__all__ = ["Cache", "Same", "SameItems", "Table", "COUNT", "current", "use", "scoped", "size_of"]
+__all__ = ["Cache", "Same", "Table", "COUNT", "current", "use", "scoped", "size_of"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hieropt.cache import Cache, Same, SameItems, Table, current, scoped, use
+from hieropt.cache import Cache, Same, Table, current, scoped, use
 from hieropt.io.instance import load_instance
 from hieropt.model.timing import build_time_model
 from hieropt.model.traffic import phase_traffic
@@ -157,18 +157,6 @@ def test_same_compares_by_identity_and_holds_its_object():
     assert key.obj.sum() == 2.0
 
 
-def test_same_items_compares_each_item_by_identity_and_holds_them():
-    a, b = np.zeros(3), np.zeros(3)
-    key = SameItems((a, "x", b))
-    assert key == SameItems((a, "x", b)) and hash(key) == hash(SameItems((a, "x", b)))
-    assert key != SameItems((b, "x", a))  # (equal values, other objects)
-    assert key != SameItems((a, "x")) and key != (a, "x", b)
-    t = Table(count=4)
-    t.put(key, 1)
-    assert t.get(SameItems((a, "x", b))) == 1 and t.get(SameItems((a, "x", np.zeros(3)))) is None
-    assert SameItems((np.ones(2),)).items[0].sum() == 2.0  # (its items are alive while it is)
-
-
 def test_a_table_replaces_a_key_and_counts_its_elements_once():
     t = Table(count=3, elements=10)
     big = np.zeros(6)
@@ -179,6 +167,27 @@ def test_a_table_replaces_a_key_and_counts_its_elements_once():
     assert list(t.items) == ["b", "a", "c"]  # (the replaced key is the most recent)
     t.put("d", np.zeros(5))  # (over 10 elements: the least recent go until it fits)
     assert list(t.items) == ["c", "d"] and t.size == 6
+
+
+def test_models_with_the_same_fields_share_a_memo_within_a_cache():
+    from hieropt.spec.base import RECENT
+    from hieropt.spec.instance import Bound
+
+    fields = [np.zeros(2) for _ in range(RECENT + 1)]
+    built = []
+
+    def value(i):
+        return Bound.model_construct().memo("_v", (fields[i], "x"), lambda: built.append(i) or i)
+
+    with use():
+        assert value(0) == 0 and value(0) == 0 and built == [0]  # (another model, same fields)
+        for i in range(1, RECENT + 1):
+            assert value(i) == i
+        assert value(RECENT) == RECENT and len(built) == RECENT + 1
+        assert value(0) == 0 and built[-1] == 0  # (the oldest of RECENT + 1 was dropped)
+    with use():
+        assert value(1) == 1 and built[-1] == 1  # (nothing kept between calls)
+    assert Bound.model_construct().memo("_v", (np.zeros(2), "x"), lambda: "own") == "own"
 
 
 def test_memo_keeps_none_and_not_errors():
