@@ -74,24 +74,32 @@ class Table:
 
     def get(self, key: Hashable, default: Any = None) -> Any:
         """The value kept for ``key`` (made the most recent), or ``default``."""
-        hit = self.items.get(key, _MISSING)
+        items = self.items
+        hit = items.get(key, _MISSING)
         if hit is _MISSING:
             return default
-        self.items.move_to_end(key)
+        if len(items) > 1:  # (the order matters only among several entries)
+            items.move_to_end(key)
         return hit
 
     def put(self, key: Hashable, value: T) -> T:
-        """Keep ``value`` for ``key`` (replacing any); returns ``value``."""
-        old = self.items.pop(key, _MISSING)
-        if self.elements is not None:
-            self.size += size_of(value) - (size_of(old) if old is not _MISSING else 0)
-        self.items[key] = value
-        bounded = self.elements is not None
-        while len(self.items) > 1 and (len(self.items) > self.count
-                                       or (bounded and self.size > self.elements)):
-            _, gone = self.items.popitem(last=False)
-            if self.elements is not None:
-                self.size -= size_of(gone)
+        """Keep ``value`` for ``key`` (replacing any, made the most recent); returns ``value``."""
+        items = self.items
+        n = len(items)
+        old = items.setdefault(key, value)  # (one lookup when the key is new, the common case)
+        if len(items) == n:  # (it was there)
+            items[key] = value
+            items.move_to_end(key)
+        else:
+            old = _MISSING
+        if self.elements is None:
+            while len(items) > max(self.count, 1):
+                items.popitem(last=False)
+            return value
+        self.size += size_of(value) - (size_of(old) if old is not _MISSING else 0)
+        while len(items) > 1 and (len(items) > self.count or self.size > self.elements):
+            _, gone = items.popitem(last=False)
+            self.size -= size_of(gone)
         return value
 
 
@@ -116,7 +124,9 @@ class Cache:
         """``build()`` once per ``key`` in table ``name`` (made with ``count`` and ``elements`` on
         first use). The value is shared by every later caller: it must not be modified (arrays: made
         read-only by the caller)."""
-        t = self.table(name, count, elements)
+        t = self.tables.get(name)
+        if t is None:
+            t = self.tables[name] = Table(count, elements)
         hit = t.get(key, _MISSING)
         if hit is not _MISSING:
             return hit
@@ -162,8 +172,14 @@ def scoped(fn: Callable[..., T]) -> Callable[..., T]:
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> T:
-        with use(kwargs.get("cache")):
+        cache, active = kwargs.get("cache"), _ACTIVE.get()
+        if active is not None and (cache is None or cache is active):
+            return fn(*args, **kwargs)  # (a call inside a call: its cache is active already)
+        token = _ACTIVE.set(cache if cache is not None else Cache())
+        try:
             return fn(*args, **kwargs)
+        finally:
+            _ACTIVE.reset(token)
 
     return call
 

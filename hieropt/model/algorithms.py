@@ -56,6 +56,8 @@ import numpy as np
 from ..names import GROUP_ALGORITHMS
 from ..spec import Collective, Network
 
+_P2P, _NONE = Collective.P2P, Collective.NONE
+
 SUMMING = frozenset({"sequential"})
 """Algorithms whose dimensions' times add up (the others take the largest)."""
 
@@ -77,31 +79,52 @@ def unit_traffic(collective: Collective, group: tuple[int, ...], algorithm: str 
     Raises:
         ValueError: an unknown collective or algorithm name.
     """
-    collective = Collective(collective)  # raises ValueError on an unknown name
+    return unit_table((Collective(collective),), group, algorithm, links)[0]
+
+
+def unit_table(collectives: tuple[Collective, ...], group: tuple[int, ...],
+               algorithm: str = "concurrent", links: tuple[float, ...] | None = None) -> np.ndarray:
+    """:func:`unit_traffic` of each of ``collectives`` (members of
+    :class:`~hieropt.spec.Collective`) over one group, shape (len(collectives), D): one call for a
+    table's every kind (each row computed in Python floats, one array at the end).
+
+    Raises:
+        ValueError: an unknown algorithm name.
+    """
     if algorithm not in GROUP_ALGORITHMS:
         raise ValueError(
             f"unknown collective algorithm {algorithm!r}; use one of {', '.join(GROUP_ALGORITHMS)}"
         )
-    D = len(group)
-    m = np.zeros(D)
     spanned = [d for d, p in enumerate(group) if p > 1]
-    if collective is Collective.P2P:
-        m[spanned] = [links[d] for d in spanned] if links is not None else 1.0
+    out = np.array([_unit(c, group, algorithm, links, spanned) for c in collectives], dtype=float)
+    return out if out.ndim == 2 else out.reshape(len(collectives), len(group))
+
+
+def _unit(collective: Collective, group: tuple[int, ...], algorithm: str,
+          links: tuple[float, ...] | None, spanned: list[int]) -> list[float]:
+    """One row of :func:`unit_table`, (D,) Python floats."""
+    m = [0.0] * len(group)
+    if collective is _P2P:
+        for d in spanned:
+            m[d] = float(links[d]) if links is not None else 1.0
         return m
-    if collective is Collective.NONE or not spanned:
+    if collective is _NONE or not spanned:
         return m
     if algorithm in ("flat_ring", "flat_tree"):
-        m[spanned] = _flat_volume(collective, math.prod(group[d] for d in spanned), algorithm)
+        volume = float(_flat_volume(collective, math.prod(group[d] for d in spanned), algorithm))
+        for d in spanned:
+            m[d] = volume
         return m
     if algorithm == "flat_direct":
         return _direct(collective, group, spanned)
     return _hierarchical(collective, group, spanned)
 
 
-def _hierarchical(collective: Collective, group: tuple[int, ...], spanned: list[int]) -> np.ndarray:
+def _hierarchical(collective: Collective, group: tuple[int, ...],
+                 spanned: list[int]) -> list[float]:
     """LIBRA's per-dimension decomposition (module docstring); all-gather walks the dimensions
     downwards."""
-    m = np.zeros(len(group))
+    m = [0.0] * len(group)
     c = 1.0
     if collective is Collective.ALL_REDUCE:
         for d in spanned:
@@ -134,10 +157,10 @@ def _flat_volume(collective: Collective, P: int, algorithm: str) -> float:
     return (P - 1) / P  # reduce-scatter, all-to-all
 
 
-def _direct(collective: Collective, group: tuple[int, ...], spanned: list[int]) -> np.ndarray:
+def _direct(collective: Collective, group: tuple[int, ...], spanned: list[int]) -> list[float]:
     """Flat direct: the messages to the n_d peers whose highest differing coordinate is d cross
     dimension d."""
-    m = np.zeros(len(group))
+    m = [0.0] * len(group)
     P = math.prod(group[d] for d in spanned)
     per_peer = {Collective.ALL_REDUCE: 2.0 / P, Collective.REDUCE_SCATTER: 1.0 / P,
                 Collective.ALL_TO_ALL: 1.0 / P, Collective.ALL_GATHER: 1.0}[collective]

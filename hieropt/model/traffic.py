@@ -14,7 +14,7 @@ import numpy as np
 
 from ..cache import Same, current
 from ..spec import PHASES, Collective, Instance, Job
-from .algorithms import collective_steps, p2p_links, sums_dims, unit_traffic
+from .algorithms import collective_steps, p2p_links, sums_dims, unit_table, unit_traffic
 from .rows import distinct_rows
 from .stages import stage_rows
 
@@ -104,7 +104,7 @@ def unit_rows(group: tuple[int, ...], algorithm: str = "concurrent",
     (point-to-point sends with ``links``), shape (len(KINDS), D), read-only (kept in the active
     cache)."""
     return current().memo("unit_rows", (group, algorithm, links), lambda: read_only(
-        np.array([unit_traffic(k, group, algorithm, links) for k in KINDS])), ROWS_KEPT)
+        unit_table(KINDS, group, algorithm, links)), ROWS_KEPT)
 
 
 def step_rows(
@@ -125,13 +125,16 @@ def group_algorithm(instance: Instance, job: Job, name: str | None) -> str:
 
 def _placement_key(instance: Instance, job: Job) -> tuple:
     """What :func:`phase_traffic` depends on besides the table: the groups, their algorithms, the
-    send links."""
-    names = tuple(sorted(job.workload.named_groups))
-    return (
-        tuple(job.mapping.group(p) for p in PHASES)
-        + tuple(job.mapping.group(PHASES[0], n) for n in names)
-        + (instance.dimension_mode, job.workload.group_algorithms, p2p_links(instance.network))
-    )
+    send links (kept on the instance: a solve asks for it at every phase_* call)."""
+    def build() -> tuple:
+        names = tuple(sorted(job.workload.named_groups))
+        return (
+            tuple(job.mapping.group(p) for p in PHASES)
+            + tuple(job.mapping.group(PHASES[0], n) for n in names)
+            + (instance.dimension_mode, job.workload.group_algorithms, p2p_links(instance.network))
+        )
+
+    return instance.memo("_placement_key", (job, instance.network, instance.dimension_mode), build)
 
 
 def phase_traffic(instance: Instance, job: Job | None = None) -> np.ndarray:

@@ -382,7 +382,8 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
     rows, the links' multipliers, so that the B-dependent entries are diagonals of contiguous blocks
     where L is 0 (strided views of one matrix J, updated in place at every step; no fancy indexing
     in the loop). The scalar tests of a step (convergence, finiteness, the fraction to the boundary)
-    run on Python floats: fewer numpy calls on these tiny vectors."""
+    and the links' nonlinear entries run on Python floats (the same IEEE operations, in the same
+    order): fewer numpy calls on these tiny vectors."""
     nl = ct.size
     fl = free.tolist()
     cbl, ctl = cb.tolist(), ct.tolist()
@@ -417,24 +418,25 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
     step_lb = flat[k * N:k * N + nl * (N + 1):N + 1]  # diagonal of J[links, :nl]
     step_bl = flat[k:k + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
     zb, znu = z[:nl], z[k:]  # views of z
-    Fb, Fk = slice(0, nl), slice(k, N)
     damped = singular = 0
     for _ in range(max_steps):
-        inv = 1.0 / zb
-        inv2 = inv * inv
+        inv = (1.0 / zb).tolist()  # (numpy's division: inf at B = 0, no exception)
+        inv2 = [v * v for v in inv]
+        nul = znu.tolist()
         F = L @ z
         F -= q
-        F[Fb] -= znu * inv2
-        F[Fk] -= inv
         Fl = F.tolist()
+        for j in range(nl):  # the links' nonlinear parts, in Python floats (the same operations)
+            Fl[j] -= nul[j] * inv2[j]
+            Fl[k + j] -= inv[j]
         # (as numpy's max, a NaN never passes)
         if max(map(abs, Fl)) <= tol and not math.isnan(sum(Fl)):
             return _unpack(x, order, z, nf, ne, znu, True)
-        np.multiply(znu, 2.0, out=step_bb)  # d/dB of -nu / B^2: 2 nu / B^3
-        step_bb *= inv2
-        step_bb *= inv
+        F = np.array(Fl)
+        # d/dB of -nu / B^2: 2 nu / B^3
+        step_bb[:] = [n * 2.0 * a2 * a for n, a2, a in zip(nul, inv2, inv, strict=True)]
         step_lb[:] = inv2
-        np.negative(inv2, out=step_bl)
+        step_bl[:] = [-a2 for a2 in inv2]
         if not work.spend(N ** 3):
             return None
         step = _solve(J, F)

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..cache import Same, current
+from ..cache import current
 from ..names import BLOCKS
 
 Block = Literal[BLOCKS]
@@ -143,6 +143,9 @@ RECENT = 4
 with its copies (``model_copy(update=...)`` with another objective or budget: each solve with an
 override makes one), and in the active cache (:mod:`hieropt.cache`), for models of a sweep that
 share fields."""
+MEMO_NAMES = 4096
+"""Names whose last :data:`RECENT` entries the active cache keeps for :meth:`Frozen.memo` (one
+list per name, most recent first, updated in place)."""
 FAMILY = "__hieropt_family__"
 """Key, in a model's ``__dict__``, of the memo it shares with its copies
 (:meth:`Frozen.model_copy`)."""
@@ -181,14 +184,21 @@ class Frozen(BaseModel):
         ):
             return cached[1]  # (the common case)
         family = self.__dict__.get(FAMILY)
-        kin = family.setdefault(name, []) if family is not None else []
-        entry = next((e for e in kin if _same(e[0], key)), None)  # (made by a copy or the original)
+        kin = family.setdefault(name, []) if family is not None else None
+        # (made by a copy or the original)
+        entry = next((e for e in kin if _same(e[0], key)), None) if kin else None
         if entry is None:
-            recent = current().table(f"memo {name}", RECENT)
-            ident = tuple(map(Same, key))
-            entry = recent.get(ident)  # (made for a sweep's model with these fields)
-            if entry is None:
-                entry = recent.put(ident, (key, build()))
+            # (made for a sweep's model with these fields: the active cache's last few of this name)
+            recent = current().memo("model memo", name, list, MEMO_NAMES)
+            for i, entry in enumerate(recent):
+                if _same(entry[0], key):
+                    if i:
+                        recent.insert(0, recent.pop(i))
+                    break
+            else:
+                entry = (key, build())
+                recent.insert(0, entry)
+                del recent[RECENT:]
             if family is not None:
                 kin[:] = [entry, *kin[:RECENT - 1]]
         self.__dict__[name] = entry

@@ -401,5 +401,6 @@ class Instance(Frozen):
         if self.bounds is not None:
             return self.bounds
         n = self.network.n_dims  # (one tuple per instance and its copies: the design matrix's key)
+        # (one default bound, immutable, shared by the dimensions; its defaults need no validation)
         return self.memo("_default_bounds", (self.network,),
-                         lambda: tuple(Bound() for _ in range(n)))
+                         lambda: (Bound.model_construct(),) * n)

@@ -157,6 +157,39 @@ def test_same_compares_by_identity_and_holds_its_object():
     assert key.obj.sum() == 2.0
 
 
+def test_a_table_replaces_a_key_and_counts_its_elements_once():
+    t = Table(count=3, elements=10)
+    big = np.zeros(6)
+    t.put("a", big)
+    t.put("b", np.zeros(2))
+    assert t.put("a", big) is big and t.size == 8  # (the same value again: counted once)
+    t.put("c", np.zeros(1))
+    assert list(t.items) == ["b", "a", "c"]  # (the replaced key is the most recent)
+    t.put("d", np.zeros(5))  # (over 10 elements: the least recent go until it fits)
+    assert list(t.items) == ["c", "d"] and t.size == 6
+
+
+def test_models_with_the_same_fields_share_a_memo_within_a_cache():
+    from hieropt.spec.base import RECENT
+    from hieropt.spec.instance import Bound
+
+    fields = [np.zeros(2) for _ in range(RECENT + 1)]
+    built = []
+
+    def value(i):
+        return Bound.model_construct().memo("_v", (fields[i], "x"), lambda: built.append(i) or i)
+
+    with use():
+        assert value(0) == 0 and value(0) == 0 and built == [0]  # (another model, same fields)
+        for i in range(1, RECENT + 1):
+            assert value(i) == i
+        assert value(RECENT) == RECENT and len(built) == RECENT + 1
+        assert value(0) == 0 and built[-1] == 0  # (the oldest of RECENT + 1 was dropped)
+    with use():
+        assert value(1) == 1 and built[-1] == 1  # (nothing kept between calls)
+    assert Bound.model_construct().memo("_v", (np.zeros(2), "x"), lambda: "own") == "own"
+
+
 def test_memo_keeps_none_and_not_errors():
     c, calls = Cache(), []
 
@@ -187,6 +220,9 @@ def test_a_call_keeps_nothing_for_the_next():
     g = scoped(lambda cache=None: current())
     mine = Cache()
     assert g(cache=mine) is mine
+    with use() as outer:
+        assert g() is outer and g(cache=outer) is outer  # (a call inside a call: the caller's)
+        assert g(cache=mine) is mine and current() is outer
 
 
 def test_constraints_parsed_per_call():

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hieropt.model.traffic import aggregate, collective_traffic, unit_traffic
+from hieropt.model.algorithms import unit_table
+from hieropt.model.traffic import KINDS, aggregate, collective_traffic, unit_traffic
+from hieropt.names import GROUP_ALGORITHMS
 from hieropt.spec import Collective
 
 AR = Collective.ALL_REDUCE
@@ -116,6 +118,18 @@ def test_unit_traffic_hand_values():
     np.testing.assert_allclose(unit_traffic(AR, (4, 8)), [1.5, 0.4375], rtol=1e-15)
     # AG per byte on (4, 8): dim1 = 7, dim0 = 8*3 = 24
     np.testing.assert_allclose(unit_traffic(AG, (4, 8)), [24, 7], rtol=1e-15)
+
+
+@pytest.mark.parametrize("algorithm", GROUP_ALGORITHMS)
+@pytest.mark.parametrize("group", [(4, 8), (2, 1, 3), (7, 1, 1, 6), (1, 1), ()])
+def test_unit_table_is_unit_traffic_of_each_kind(algorithm, group):
+    links = tuple(float(d + 2) for d in range(len(group)))
+    table = unit_table(KINDS, group, algorithm, links)
+    assert table.shape == (len(KINDS), len(group)) and table.dtype == np.float64
+    for row, kind in zip(table, KINDS, strict=True):
+        assert row.tobytes() == unit_traffic(kind, group, algorithm, links).tobytes()
+    with pytest.raises(ValueError, match="unknown collective algorithm"):
+        unit_table(KINDS, group, "ring_of_rings")
 
 
 @pytest.mark.parametrize("kind", [AR, RS, AG, A2A, NONE])
