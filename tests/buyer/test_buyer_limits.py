@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.cli.numbers import parse_amount, parse_time_ns
 from hieropt.errors import InputError, NoSolutionError
 from hieropt.model.run import iteration_target_ns, network_budget_usd
@@ -28,7 +29,7 @@ def llama():
 @pytest.fixture(scope="module")
 def answers(llama):
     """The three answers of the example: fastest, performance per network cost, min $ per run."""
-    return {o: hieropt.solve(llama, objective=o, sensitivity=False)
+    return {o: hieropt.solve(llama, objective=o, options=SolveOptions(sensitivity=False))
             for o in ("performance", "performance_per_cost", "min_run_cost")}
 
 
@@ -52,7 +53,9 @@ def test_a_deadline_is_met_by_the_cheapest_run(llama, answers):
     target = iteration_target_ns(llama, 75 * 86400e9)
     assert target == pytest.approx(75 * 86400e9 / (15.6e12 / (2048 * 8192)), rel=1e-15)
     sol = hieropt.solve(
-        llama, objective="min_run_cost", max_iteration_time_ns=target, sensitivity=False
+        llama,
+        objective="min_run_cost",
+        options=SolveOptions(max_iteration_time_ns=target, sensitivity=False),
     )
     assert sol.success
     assert sol.run.time_to_train_days == pytest.approx(75, rel=1e-7)  # the deadline binds
@@ -100,11 +103,13 @@ def test_the_site_power_cap(llama):
         update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.0})}
     )
     with pytest.raises(NoSolutionError, match="26.11 MW"):
-        hieropt.solve(capped, sensitivity=False).raise_for_status()
+        hieropt.solve(capped, options=SolveOptions(sensitivity=False)).raise_for_status()
     ok = llama.model_copy(
         update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.2})}
     )
-    assert hieropt.solve(ok, sensitivity=False).run.power_mw == pytest.approx(mw, rel=1e-12)
+    assert hieropt.solve(ok, options=SolveOptions(sensitivity=False)).run.power_mw == pytest.approx(
+        mw, rel=1e-12
+    )
 
 
 @pytest.mark.parametrize(
@@ -150,14 +155,14 @@ def test_budget_has_one_name_and_its_old_names_still_work():
         run("solve", GPT3, "--budget-usd", "8e6", "--no-sensitivity", "--json", "-").stdout
     )
     assert new["network_cost_usd"] == old["network_cost_usd"] == pytest.approx(8e6, rel=1e-9)
-    lib = hieropt.solve(GPT3, budget_usd=8e6, sensitivity=False)
+    lib = hieropt.solve(GPT3, options=SolveOptions(budget_usd=8e6, sensitivity=False))
     assert lib.network_cost_usd == pytest.approx(8e6, rel=1e-9)
     with pytest.raises(InputError, match="old name"):
         hieropt.solve(GPT3, budget_usd=8e6, max_network_cost_usd=9e6)
 
 
 def test_max_time_with_units_equals_ns():
-    fast = hieropt.solve(GPT3, sensitivity=False).iteration_time_ns
+    fast = hieropt.solve(GPT3, options=SolveOptions(sensitivity=False)).iteration_time_ns
     target_s = fast * 1.01 / 1e9
     a = json.loads(
         run(
@@ -189,7 +194,9 @@ def test_max_time_with_units_equals_ns():
 
 
 def test_a_time_target_a_million_times_too_small_gets_a_hint():
-    fast = hieropt.solve(GPT3, sensitivity=False).iteration_time_ns  # about 1.17 s
+    fast = hieropt.solve(
+        GPT3, options=SolveOptions(sensitivity=False)
+    ).iteration_time_ns  # about 1.17 s
     line = error_line(run("solve", GPT3, "--objective", "min_cost", "--max-time-ns", "1300"))
     assert (
         "fastest possible" in line

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,13 +31,13 @@ def test_shares_are_normalised_and_become_share_over_own_optimum(tmp_path):
     assert inst.weights == "hours" and [j.weight for j in inst.jobs] == pytest.approx(
         [0.6, 0.4], rel=1e-15
     )
-    sol = hieropt.solve(inst, sensitivity=False)
+    sol = hieropt.solve(inst, options=SolveOptions(sensitivity=False))
     own = [
         hieropt.solve(
             inst.model_copy(
                 update={"more_workloads": (), "weights": "plain", "workload_weight": 1.0}
             ),
-            sensitivity=False,
+            options=SolveOptions(sensitivity=False),
         ).iteration_time_ns
     ]
     dlrm = inst.more_workloads[0]
@@ -51,7 +52,7 @@ def test_shares_are_normalised_and_become_share_over_own_optimum(tmp_path):
                     "workload_weight": 1.0,
                 }
             ),
-            sensitivity=False,
+            options=SolveOptions(sensitivity=False),
         ).iteration_time_ns
     )
     by_hand = inst.model_copy(
@@ -61,7 +62,7 @@ def test_shares_are_normalised_and_become_share_over_own_optimum(tmp_path):
             "more_workloads": (dlrm.model_copy(update={"weight": 0.4 / own[1]}),),
         }
     )
-    ref = hieropt.solve(by_hand, sensitivity=False)
+    ref = hieropt.solve(by_hand, options=SolveOptions(sensitivity=False))
     np.testing.assert_allclose(sol.bw_gbps, ref.bw_gbps, rtol=1e-6)
     assert sol.objective_value == pytest.approx(ref.objective_value, rel=1e-8)
     # the hour-weighted relative time: 1 at the own optima
@@ -71,10 +72,12 @@ def test_shares_are_normalised_and_become_share_over_own_optimum(tmp_path):
 
 def test_the_scale_of_the_shares_does_not_matter(tmp_path):
     a = hieropt.solve(
-        hieropt.load_instance(_with_shares(tmp_path, "0.6", "0.4")), sensitivity=False
+        hieropt.load_instance(_with_shares(tmp_path, "0.6", "0.4")),
+        options=SolveOptions(sensitivity=False),
     )
     b = hieropt.solve(
-        hieropt.load_instance(_with_shares(tmp_path, "3", "2", "b.toml")), sensitivity=False
+        hieropt.load_instance(_with_shares(tmp_path, "3", "2", "b.toml")),
+        options=SolveOptions(sensitivity=False),
     )
     np.testing.assert_allclose(a.bw_gbps, b.bw_gbps, rtol=1e-9)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.errors import InputError
 from hieropt.studies.knee import knee, provision_knee
 from tests.cli.util import error_line, run
@@ -22,12 +23,14 @@ NVL = REPO / "instances" / "gpt3-nvl72-2304.toml"
 def test_knee_is_the_cheapest_design_within_the_slack():
     inst = hieropt.load_instance(GPT3)
     k = knee(inst, 0.01)
-    fast = hieropt.solve(inst, sensitivity=False)
+    fast = hieropt.solve(inst, options=SolveOptions(sensitivity=False))
     assert k.fastest_ns == pytest.approx(fast.iteration_time_ns, rel=1e-12)
     assert k.knee_ns <= k.fastest_ns * 1.01 * (1 + 1e-9)
     assert k.knee_ns == pytest.approx(k.fastest_ns * 1.01, rel=1e-7)  # the slack is used up
     cheap = hieropt.solve(
-        inst, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * 1.01
+        inst,
+        objective="min_cost",
+        options=SolveOptions(max_iteration_time_ns=fast.iteration_time_ns * 1.01),
     )
     assert k.knee_usd == pytest.approx(cheap.network_cost_usd, rel=1e-9)
     assert k.last_usd == pytest.approx(k.fastest_usd - k.knee_usd, rel=1e-12) and k.last_usd > 0

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from hieropt import SolveOptions
+
 from .util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -226,7 +228,9 @@ def test_a_limit_states_one_gap(monkeypatch):
 
     monkeypatch.setattr(line_search, "_evaluated_within", lambda *args: False)
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
-    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=1166511725.4)
+    sol = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=1166511725.4)
+    )
     assert str(sol.status) == "limit" and sol.gap > 1e-9
     stated = re.search(r"proven relative gap (\S+) ", sol.message).group(1)
     assert stated == f"{sol.gap:.3g}"
@@ -240,7 +244,9 @@ def test_a_target_a_hair_above_the_fastest_time_is_certified():
     import hieropt
 
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
-    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=1166511725.4)
+    sol = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=1166511725.4)
+    )
     assert str(sol.status) == "optimal" and sol.gap <= 1e-8 and sol.iterations <= 4
     assert hieropt.evaluate(inst, sol.bw_gbps).iteration_time_ns <= 1166511725.4
     assert sol.objective_bound <= sol.objective_value

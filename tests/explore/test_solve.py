@@ -9,6 +9,7 @@ import math
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.studies.explore import build_instance, candidates, explore, load_space
 
 from .util import WORKLOAD, write_space
@@ -95,8 +96,11 @@ nic_usd_per_gbps = 31.6
     )
     sol = hieropt.solve(hieropt.load_instance(instance))
     assert _close(row["objective_value"], sol.objective_value, 1e-9)
-    cheapest = hieropt.solve(hieropt.load_instance(instance), objective="min_cost",
-                             max_iteration_time_ns=sol.objective_value * (1 + 1e-8))
+    cheapest = hieropt.solve(
+        hieropt.load_instance(instance),
+        objective="min_cost",
+        options=SolveOptions(max_iteration_time_ns=sol.objective_value * (1 + 1e-8)),
+    )
     assert _close(row["network_cost_usd"], cheapest.network_cost_usd, 1e-9)
     # scale-out figures: the Switch dimension's bandwidth, NICs of 50 GB/s for 16 NPUs, its spend
     bw_top = cheapest.bw_gbps[1]

@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.spec import (
     Collective,
     CostClass,
@@ -179,7 +180,7 @@ def test_tiny_budget_binds(budget: float):
     free = hieropt.solve(inst)
     # $0.0667: it binds
     assert free.network_cost_usd == pytest.approx(4 * (0.02 / 3 + 3 * 0.01 / 3), rel=1e-6)
-    sol = hieropt.solve(inst, max_network_cost_usd=budget)
+    sol = hieropt.solve(inst, options=SolveOptions(budget_usd=budget))
     assert sol.success
     assert sol.network_cost_usd <= budget * (1 + 1e-9)
     # T = max(1e6 / B0, 5e5 / B1) with 4 (B0 + 3 B1) <= budget: B0 = 2 B1 = budget / 10

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from tests.fuzz import checks, found
 from tests.fuzz.conftest import worker
 from tests.fuzz.worker import Hang, Raised
@@ -38,7 +39,9 @@ def test_false_bound_from_dropped_cut_coefficients():
     fastest = hieropt.solve(inst)
     assert fastest.success
     cheap = hieropt.solve(
-        inst, objective="min_cost", max_iteration_time_ns=fastest.iteration_time_ns * (1 + 1e-6)
+        inst,
+        objective="min_cost",
+        options=SolveOptions(max_iteration_time_ns=fastest.iteration_time_ns * (1 + 1e-6)),
     )
     assert cheap.success and cheap.iteration_time_ns <= fastest.iteration_time_ns * (1 + 1e-6)
     front = hieropt.pareto(inst, points=5)
@@ -92,9 +95,11 @@ def test_performance_per_cost_ends_in_bounded_time():
 def test_min_cost_rescaled_copy():
     spec = found.MIN_COST_RESCALE
     target = 5406191514.160625
-    a = hieropt.solve(spec.instance(), objective="min_cost", max_iteration_time_ns=target)
+    a = hieropt.solve(
+        spec.instance(), objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+    )
     b = hieropt.solve(spec.instance(bw_scale=1e-4, price_scale=1e-4), objective="min_cost",
-                      max_iteration_time_ns=target)
+                      options=SolveOptions(max_iteration_time_ns=target))
     assert a.success and b.success
     _overlap(a, b, 1e-8, tol=1e-8)
 
@@ -161,6 +166,6 @@ def test_min_cost_near_the_fastest_time_centres_on_the_fastest_design():
         extra={},
     )
     sol = hieropt.solve(spec.instance(bw_scale=1.0, price_scale=1.0), objective="min_cost",
-                        max_iteration_time_ns=15787.602880586513)
+                        options=SolveOptions(max_iteration_time_ns=15787.602880586513))
     assert sol.status.value == "optimal" and sol.gap <= 1e-8, sol.message
     assert sol.objective_value == pytest.approx(3747627554.651727, rel=1e-8)

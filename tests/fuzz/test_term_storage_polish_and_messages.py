@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.model.timing import build_time_model
 from tests.cases import shared_data_dir
 from tests.fuzz import checks, found
@@ -69,7 +70,9 @@ def test_min_cost_near_the_fastest_time_with_bandwidths_at_their_bounds():
     - 1e-7) x the proven cheapest cost misses the target."""
     inst = found.MIN_COST_AT_BOUNDS.instance()
     target = 124854471916.48625
-    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+    sol = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+    )
     assert sol.status.value == "optimal" and sol.gap <= 1e-8, (sol.status, sol.gap, sol.message)
     assert checks.time_ns(inst, np.asarray(sol.bw_gbps)) <= target
     assert math.isclose(
@@ -77,7 +80,7 @@ def test_min_cost_near_the_fastest_time_with_bandwidths_at_their_bounds():
         float(checks.unit_costs(inst) @ np.asarray(sol.bw_gbps)),
         rel_tol=1e-12,
     )
-    cheaper = hieropt.solve(inst, max_network_cost_usd=sol.objective_bound * (1 - 1e-7))
+    cheaper = hieropt.solve(inst, options=SolveOptions(budget_usd=sol.objective_bound * (1 - 1e-7)))
     assert cheaper.iteration_time_ns > target, (cheaper.iteration_time_ns, target)
 
 

@@ -36,6 +36,7 @@ from hypothesis import HealthCheck, assume, example, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.model.traffic import phase_traffic
 from hieropt.spec import (
     PHASES,
@@ -514,13 +515,15 @@ def _check_budget_target_front(inst: Instance, sol: hieropt.Solution, u: float) 
 
     lo, hi = budgets[0], budgets[-1]
     X = lo + u * (hi - lo)
-    fast = hieropt.solve(inst, objective="performance", max_network_cost_usd=X)
+    fast = hieropt.solve(inst, objective="performance", options=SolveOptions(budget_usd=X))
     # gap, not success: near the LP tolerance floor a cutting-plane loop may stop at e.g. 1.06e-8
     # against its 1e-8 target (status LIMIT, seen on min_cost); the consistency checked here needs
     # far less
     assert fast.gap <= 1e-7 and fast.network_cost_usd <= X * (1 + 1e-9)
     target = fast.iteration_time_ns * (1 + 1e-9)
-    cheap = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+    cheap = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+    )
     note(
         f"budget X={X!r}: fastest T_X={fast.iteration_time_ns!r} costs "
         f"{fast.network_cost_usd!r}; cheapest for "

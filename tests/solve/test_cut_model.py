@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.model import cutmodel
 from hieropt.model.cutmodel import cut_model, prefers_cuts
 from hieropt.model.slopes import supported
@@ -189,7 +190,7 @@ def test_solve_uses_the_cut_model_only_for_the_plain_performance_objective(monke
     sol = hieropt.solve(inst)
     assert sol.success and sol.extra["terms"] == 3  # one unit term per loaded dimension
     assert sol.extra["time_model"] == "cutting planes on T" and sol.extra["time_pieces"] >= 3
-    budget = hieropt.solve(inst, max_network_cost_usd=sol.network_cost_usd * 0.9)
+    budget = hieropt.solve(inst, options=SolveOptions(budget_usd=sol.network_cost_usd * 0.9))
     assert budget.success and budget.extra["terms"] > 3  # the dense model
     assert budget.iteration_time_ns >= sol.iteration_time_ns
 
@@ -201,7 +202,7 @@ def test_sensitivity_of_a_large_workload_is_skipped_with_a_note(monkeypatch):
     monkeypatch.setattr(cutmodel, "DENSE_LAYERS", 30)
     inst = distinct_layers(40, "tp_dp_overlap", True, 2)
     plain = hieropt.solve(inst)
-    asked = hieropt.solve(inst, sensitivity=True)
+    asked = hieropt.solve(inst, options=SolveOptions(sensitivity=True))
     assert asked.success and asked.extra["time_model"] == "cutting planes on T"
     assert asked.sensitivity is None and any(
         n.startswith("sensitivity: not computed") for n in asked.notes

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.model.cost import cluster_cost_usd_per_gbps
 from hieropt.spec import Bound, Instance, LinearConstraint
 from hieropt.verify import verify
@@ -62,5 +63,5 @@ def test_front_points_meet_bounds_and_budget_exactly(seed):
         assert (p.bw >= lower).all(), (p.bw - lower).tolist()
         assert float(np.dot(price, p.bw)) <= p.budget_usd
         assert verify(inst, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd).ok
-        bound = hieropt.solve(inst, max_network_cost_usd=p.budget_usd).objective_bound
+        bound = hieropt.solve(inst, options=SolveOptions(budget_usd=p.budget_usd)).objective_bound
         assert p.iteration_time_ns >= bound * (1 - 1e-12)

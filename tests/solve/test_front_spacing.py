@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from tests.solve.test_procurement_trust import _small
 
 FAR = _small(
@@ -36,7 +37,9 @@ def test_log_spacing_is_geometric_and_reaches_the_cheap_networks():
     assert all(b <= a * (1 + 1e-8) for a, b in zip(times, times[1:], strict=False))
     # each point is the fastest design within its budget (an independent solve agrees)
     for p in log.points[1:3]:
-        alone = hieropt.solve(FAR, objective="performance", max_network_cost_usd=p.budget_usd)
+        alone = hieropt.solve(
+            FAR, objective="performance", options=SolveOptions(budget_usd=p.budget_usd)
+        )
         assert p.iteration_time_ns == pytest.approx(alone.objective_value, rel=2e-8)
 
 

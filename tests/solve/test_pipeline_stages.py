@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.io.llm import read_llm
 from hieropt.model.groups import instance_for
 from hieropt.model.timing import build_time_model
@@ -177,7 +178,9 @@ def test_between_the_two_the_optimum_is_on_the_tie():
 
 def test_every_objective_sees_the_slowest_stage():
     inst = two_stages(10.0, sense="<=")
-    bound = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=900 * MS)
+    bound = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=900 * MS)
+    )
     # the cheapest network with T <= 900 ms: min B0 + B1 s.t. 20/B0 + 20/B1 <= 900/F - 40 (L binds),
     # so B0 = B1 = b = 40/185; H then takes F (60 + 30/b) = 4 x 198.75 = 795 ms < 900
     b = 40 / (900 / F - 40)

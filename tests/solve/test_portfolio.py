@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hieropt import api
+from hieropt import SolveOptions, api
 from hieropt.errors import NoSolutionError
 from hieropt.formulation.portfolio import compile_regret_lp, ratio_models, stack_time_models
 from hieropt.formulation.scale import choose_scale
@@ -138,17 +138,19 @@ def test_min_max_regret_matches_dense_search_on_two_dimensions(seed):
     assert len(p.slowdowns) == W and min(p.slowdowns) >= -1e-9
 
     # the weighted optimum lets at least one workload suffer as much or more
-    weighted = api.solve(inst, portfolio=True)
+    weighted = api.solve(inst, options=SolveOptions(portfolio=True))
     assert weighted.portfolio.worst_ratio >= z_dense * (1 - 1e-8)
 
     # the time-target form: the cheapest fabric within z* - 1 + 1 % of every optimum exists, within
     # z* - 1 - 1 % not
     x = z_dense - 1 + 0.01
-    cheap = api.solve(inst, objective="min_cost", max_regret=x)
+    cheap = api.solve(inst, objective="min_cost", options=SolveOptions(max_regret=x))
     assert cheap.success and max(cheap.portfolio.slowdowns) <= x * (1 + 1e-9) + 1e-12
     with pytest.raises(NoSolutionError, match="no fabric keeps every workload within"):
         regret = max(z_dense - 1 - 0.01, 0.0) if z_dense > 1.011 else 0.0
-        api.solve(inst, objective="min_cost", max_regret=regret).raise_for_status()
+        api.solve(
+            inst, objective="min_cost", options=SolveOptions(max_regret=regret)
+        ).raise_for_status()
 
 
 def test_time_target_form_matches_dense_search_on_cost():
@@ -167,7 +169,7 @@ def test_time_target_form_matches_dense_search_on_cost():
     )
     sol = api.solve(inst, objective="min_max_regret")
     x = sol.objective_value - 1 + 0.05
-    cheap = api.solve(inst, objective="min_cost", max_regret=x)
+    cheap = api.solve(inst, objective="min_cost", options=SolveOptions(max_regret=x))
     # dense check: no design on a 201 x 201 grid of (b0, b1) with every slowdown <= x is cheaper
     own = cheap.portfolio.own_optima_ns
     tms = job_time_models(inst)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hieropt import api
+from hieropt import SolveOptions, api
 from hieropt.model.timing import job_time_models
 from hieropt.result import Status
 from hieropt.solvers import cutting
@@ -102,7 +102,7 @@ def test_an_own_optimum_at_limit_gives_limit_with_its_gap(monkeypatch):
     assert 7.7e-8 * 0.99 <= sol.gap <= 2e-7  # the own optimum's gap, carried into the ratio's bound
     assert sol.objective_bound <= exact.objective_value
     x = exact.objective_value - 1 + 0.01
-    cheap = api.solve(inst, objective="min_cost", max_regret=x)
+    cheap = api.solve(inst, objective="min_cost", options=SolveOptions(max_regret=x))
     assert cheap.status is Status.LIMIT and cheap.network_cost_usd > 0
 
 
@@ -117,13 +117,13 @@ def test_a_portfolio_lp_failing_on_every_retry_stops_honestly(monkeypatch, seed)
     exact = api.solve(inst, objective="min_max_regret")
     # (above the regret of the best own optimum's design, the answer without an LP)
     x = exact.objective_value - 1 + 0.05
-    cheap_exact = api.solve(inst, objective="min_cost", max_regret=x)
+    cheap_exact = api.solve(inst, objective="min_cost", options=SolveOptions(max_regret=x))
     monkeypatch.setattr(portfolio_solver.RegretLP, "_solve", _failing)
     sol = api.solve(inst, objective="min_max_regret")  # (no SolverError: the best own optimum)
     assert sol.status is Status.LIMIT
     assert sol.objective_bound <= exact.objective_value * (1 + 1e-12)
     assert sol.objective_value >= exact.objective_value * (1 - 1e-8)
-    cheap = api.solve(inst, objective="min_cost", max_regret=x)
+    cheap = api.solve(inst, objective="min_cost", options=SolveOptions(max_regret=x))
     assert cheap.status is Status.LIMIT
     assert cheap.objective_bound <= cheap_exact.network_cost_usd * (1 + 1e-12)
     assert max(cheap.portfolio.slowdowns) <= x * (1 + 1e-9)
@@ -145,7 +145,7 @@ def test_a_portfolio_without_collective_traffic_solves_like_performance():
     sol = api.solve(inst, objective="min_max_regret")
     assert sol.status is Status.OPTIMAL and sol.objective_value == 1.0 and sol.gap == 0.0
     assert sol.network_cost_usd == pytest.approx(fastest.network_cost_usd, rel=1e-9)
-    cheap = api.solve(inst, objective="min_cost", max_regret=0.05)
+    cheap = api.solve(inst, objective="min_cost", options=SolveOptions(max_regret=0.05))
     assert cheap.status is Status.OPTIMAL
     assert cheap.network_cost_usd == pytest.approx(fastest.network_cost_usd, rel=1e-9)
 
@@ -214,5 +214,9 @@ def test_a_workload_that_takes_no_time_is_at_ratio_one():
     assert sol.status is Status.OPTIMAL
     assert sol.portfolio.own_optima_ns[-1] == 0.0 and sol.portfolio.slowdowns[-1] == 0.0
     assert sol.objective_value == pytest.approx(alone.objective_value, rel=1e-8)
-    cheap = api.solve(inst, objective="min_cost", max_regret=alone.objective_value - 1 + 0.01)
+    cheap = api.solve(
+        inst,
+        objective="min_cost",
+        options=SolveOptions(max_regret=alone.objective_value - 1 + 0.01),
+    )
     assert cheap.success

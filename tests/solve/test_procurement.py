@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.spec import (
     Bound,
     Collective,
@@ -121,7 +122,9 @@ def test_min_cost_meets_target_and_is_tight():
     )
     fastest = hieropt.solve(inst)
     target = fastest.iteration_time_ns * 1.5
-    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+    sol = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+    )
     assert sol.success and sol.gap <= 1e-8
     assert sol.iteration_time_ns <= target * (1 + 1e-9)
     assert sol.iteration_time_ns == pytest.approx(target, rel=1e-6)
@@ -139,7 +142,9 @@ def test_time_target_below_fastest_is_infeasible():
     fastest = hieropt.solve(inst).iteration_time_ns
     with pytest.raises(hieropt.NoSolutionError, match="fastest possible is") as e:
         target = fastest * 0.99
-        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target).raise_for_status()
+        hieropt.solve(
+            inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+        ).raise_for_status()
     assert e.value.kind == "infeasible"
 
 
@@ -151,12 +156,14 @@ def test_time_target_at_the_fastest_time_is_met(below):
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     fastest = hieropt.solve(inst)
     target = fastest.iteration_time_ns * (1 - below)
-    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+    sol = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+    )
     assert sol.iteration_time_ns <= target * (1 + 1e-12)
     assert sol.network_cost_usd <= fastest.network_cost_usd * (1 + 1e-9)
     assert sol.objective_bound <= sol.network_cost_usd
     # performance, checked against the target
-    fast = hieropt.solve(inst, max_iteration_time_ns=target)
+    fast = hieropt.solve(inst, options=SolveOptions(max_iteration_time_ns=target))
     assert fast.iteration_time_ns == pytest.approx(fastest.iteration_time_ns, rel=1e-12)
 
 
@@ -165,14 +172,16 @@ def test_time_target_just_below_the_proven_bound_is_infeasible():
     fastest = hieropt.solve(inst)
     with pytest.raises(hieropt.NoSolutionError, match="fastest possible is") as e:
         target = fastest.objective_bound * (1 - 1e-10)
-        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target).raise_for_status()
+        hieropt.solve(
+            inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+        ).raise_for_status()
     assert e.value.kind == "infeasible"
 
 
 def test_budget_below_cheapest_is_infeasible():
     inst = _two_dim()  # sum == 100: cheapest network puts everything on dim0: 32 * 2 * 100 = $6,400
     with pytest.raises(hieropt.NoSolutionError, match=r"below the cheapest network .* \$6,400"):
-        hieropt.solve(inst, max_network_cost_usd=5000).raise_for_status()
+        hieropt.solve(inst, options=SolveOptions(budget_usd=5000)).raise_for_status()
 
 
 def test_fastest_within_budget_and_min_cost_agree():
@@ -180,12 +189,14 @@ def test_fastest_within_budget_and_min_cost_agree():
     optimal."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     for budget in (6e6, 9e6, 12e6):
-        fast = hieropt.solve(inst, max_network_cost_usd=budget)
+        fast = hieropt.solve(inst, options=SolveOptions(budget_usd=budget))
         assert fast.network_cost_usd <= budget * (1 + 1e-9)
         # the budget binds below the fastest
         assert fast.network_cost_usd == pytest.approx(budget, rel=1e-6)
         cheap = hieropt.solve(
-            inst, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * (1 + 1e-9)
+            inst,
+            objective="min_cost",
+            options=SolveOptions(max_iteration_time_ns=fast.iteration_time_ns * (1 + 1e-9)),
         )
         assert cheap.network_cost_usd == pytest.approx(budget, rel=1e-6)
 
@@ -213,7 +224,7 @@ def test_pareto_front_is_monotone_and_exact():
     assert best.objective_value <= min(p.iteration_time_ns * p.network_cost_usd for p in pts) * (
         1 + 1e-7
     )
-    on_front = hieropt.solve(inst, max_network_cost_usd=best.network_cost_usd)
+    on_front = hieropt.solve(inst, options=SolveOptions(budget_usd=best.network_cost_usd))
     assert on_front.iteration_time_ns == pytest.approx(best.iteration_time_ns, rel=1e-6)
 
 

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.model.traffic import phase_traffic
 from hieropt.spec import PHASES, Instance
 from tests.cases import kept
@@ -104,7 +105,7 @@ def _ok(sol: hieropt.Solution, target_gap: float) -> None:
 
 def _fastest_within(inst: Instance, budget: float) -> hieropt.Solution | None:
     try:
-        sol = hieropt.solve(inst, objective="performance", max_network_cost_usd=budget)
+        sol = hieropt.solve(inst, objective="performance", options=SolveOptions(budget_usd=budget))
         return sol.raise_for_status()
     except hieropt.NoSolutionError:
         return None
@@ -135,7 +136,9 @@ def _check_min_cost(inst: Instance, factor: float) -> None:
         return
     target = fastest.iteration_time_ns * factor
     try:
-        sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+        sol = hieropt.solve(
+            inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+        )
         sol.raise_for_status()
     except hieropt.NoSolutionError as e:  # only "within the gap of the fastest" at factor ~1
         assert "optimality gap" in str(e), str(e)

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.spec import (
     Collective,
     CostClass,
@@ -41,7 +42,7 @@ def assert_min_cost_certified(inst: Instance, target_ns: float, sol: hieropt.Sol
     assert 0 < sol.gap <= 1e-8, sol.message  # a bound always, never a claim of gap 0
     budget = sol.objective_bound * (1 - 1e-7)
     try:
-        fast = hieropt.solve(inst, objective="performance", max_network_cost_usd=budget)
+        fast = hieropt.solve(inst, objective="performance", options=SolveOptions(budget_usd=budget))
         fast.raise_for_status()
     except hieropt.NoSolutionError:
         return
@@ -65,7 +66,7 @@ TINY = kept(
 
 @pytest.mark.parametrize("budget", [0.02, 0.01, 0.005])
 def test_budget_binds_at_tiny_prices(budget):
-    sol = hieropt.solve(TINY, max_network_cost_usd=budget)
+    sol = hieropt.solve(TINY, options=SolveOptions(budget_usd=budget))
     assert sol.network_cost_usd <= budget * (1 + 1e-9)
     assert sol.bw_gbps == pytest.approx([budget / 10, budget / 20], rel=1e-6)
     assert sol.iteration_time_ns == pytest.approx(1e3 + 1e6 / (budget / 10), rel=1e-8)
@@ -91,13 +92,13 @@ def test_procurement_answers_scale_with_prices(factor):
             )
         }
     )
-    for objective, kw in (
-        ("min_cost", {"max_iteration_time_ns": 1.3e9}),
-        ("performance_per_cost", {}),
+    for objective, options in (
+        ("min_cost", SolveOptions(max_iteration_time_ns=1.3e9)),
+        ("performance_per_cost", SolveOptions()),
     ):
         a, b = (
-            hieropt.solve(inst, objective=objective, **kw),
-            hieropt.solve(scaled, objective=objective, **kw),
+            hieropt.solve(inst, objective=objective, options=options),
+            hieropt.solve(scaled, objective=objective, options=options),
         )
         assert b.objective_value == pytest.approx(a.objective_value * factor, rel=2e-7)
         assert b.bw_gbps == pytest.approx(a.bw_gbps, rel=1e-3)
@@ -129,7 +130,9 @@ FALSE_MIN_COST = kept(
 @pytest.mark.parametrize("factor", [1.01, 3.0, 1e4])
 def test_min_cost_certificate_holds(factor):
     target = hieropt.solve(FALSE_MIN_COST).iteration_time_ns * factor
-    sol = hieropt.solve(FALSE_MIN_COST, objective="min_cost", max_iteration_time_ns=target)
+    sol = hieropt.solve(
+        FALSE_MIN_COST, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+    )
     assert_min_cost_certified(FALSE_MIN_COST, target, sol)
 
 
@@ -137,7 +140,9 @@ def test_min_cost_certificate_holds(factor):
 def test_min_cost_gpt3_certificate_holds(target):
     """Including a target between 8e15 and 6e16 ns, where min_cost used to fail with 'Unbounded'."""
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
-    sol = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+    sol = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+    )
     assert_min_cost_certified(inst, target, sol)
 
 
@@ -192,10 +197,14 @@ def test_min_cost_gpt3_without_cap_equals_a_meaningless_cap():
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml").model_copy(
         update={"constraints": ()}
     )
-    free = hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=1.3e9)
+    free = hieropt.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=1.3e9)
+    )
     capped = inst.model_copy(update={"constraints": (LinearConstraint(
         coefficients=(1.0,) * 4, sense="<=", rhs=1e6, text="sum(bw) <= 1e6"),)})
-    ref = hieropt.solve(capped, objective="min_cost", max_iteration_time_ns=1.3e9)
+    ref = hieropt.solve(
+        capped, objective="min_cost", options=SolveOptions(max_iteration_time_ns=1.3e9)
+    )
     assert free.success and ref.success
     assert free.network_cost_usd == pytest.approx(ref.network_cost_usd, rel=2e-8)
     assert_min_cost_certified(capped, 1.3e9, free)
@@ -297,7 +306,7 @@ FLOOR_NO_CAP = kept(
 def test_performance_per_cost_huge_budget_equals_no_budget(budget):
     free = hieropt.solve(FLOOR_NO_CAP, objective="performance_per_cost")
     capped = hieropt.solve(
-        FLOOR_NO_CAP, objective="performance_per_cost", max_network_cost_usd=budget
+        FLOOR_NO_CAP, objective="performance_per_cost", options=SolveOptions(budget_usd=budget)
     )
     assert free.success and capped.success
     assert capped.objective_value == pytest.approx(free.objective_value, rel=1e-7)
@@ -339,7 +348,9 @@ CHEAP_DIM = kept(
 
 @pytest.mark.parametrize("budget", [None, 10.0])
 def test_performance_per_cost_with_a_dimension_a_million_times_cheaper(budget):
-    sol = hieropt.solve(CHEAP_DIM, objective="performance_per_cost", max_network_cost_usd=budget)
+    sol = hieropt.solve(
+        CHEAP_DIM, objective="performance_per_cost", options=SolveOptions(budget_usd=budget)
+    )
     assert sol.status.value == "optimal" and sol.gap <= 1e-7, (sol.status, sol.gap, sol.message)
     assert sol.bw_gbps.min() > 0
     rng = np.random.default_rng(0)
@@ -489,7 +500,7 @@ def test_min_cost_on_gpt3_with_an_equality_and_a_far_ceiling(ceiling):
     far = hieropt.solve(
         base.model_copy(update={"constraints": (fixed, floor, cap)}),
         objective="min_cost",
-        max_iteration_time_ns=1.3e9,
+        options=SolveOptions(max_iteration_time_ns=1.3e9),
     )
     # (without the ceiling: no fastest design, but min cost is)
     with pytest.raises(hieropt.errors.NoSolutionError):
@@ -497,7 +508,7 @@ def test_min_cost_on_gpt3_with_an_equality_and_a_far_ceiling(ceiling):
     alone = hieropt.solve(
         base.model_copy(update={"constraints": (fixed, floor)}),
         objective="min_cost",
-        max_iteration_time_ns=1.3e9,
+        options=SolveOptions(max_iteration_time_ns=1.3e9),
     )
     assert far.status.value == alone.status.value == "optimal", (far.message, alone.message)
     assert far.objective_value == pytest.approx(alone.objective_value, rel=1e-8)

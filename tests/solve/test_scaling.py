@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.spec import Bound, CostClass, CostModel, Instance, LinearConstraint, Workload
 from tests.cases import REPO
 
@@ -75,10 +76,12 @@ def reference(gpt3):
     return {
         "fast": fast,
         "budget": budget,
-        "within": hieropt.solve(gpt3, max_network_cost_usd=budget),
+        "within": hieropt.solve(gpt3, options=SolveOptions(budget_usd=budget)),
         "target": fast.iteration_time_ns * 1.2,
         "cheap": hieropt.solve(
-            gpt3, objective="min_cost", max_iteration_time_ns=fast.iteration_time_ns * 1.2
+            gpt3,
+            objective="min_cost",
+            options=SolveOptions(max_iteration_time_ns=fast.iteration_time_ns * 1.2),
         ),
         "ppc": hieropt.solve(gpt3, objective="performance_per_cost"),
     }
@@ -98,7 +101,9 @@ def test_performance_invariant(gpt3, reference, a):
 def test_budget_invariant(gpt3, reference, a, c):
     """The fastest network within 80 % of the fastest one's cost: the budget binds at every
     scale."""
-    sol = hieropt.solve(scaled(gpt3, a, c), max_network_cost_usd=reference["budget"] * a * c)
+    sol = hieropt.solve(
+        scaled(gpt3, a, c), options=SolveOptions(budget_usd=reference["budget"] * a * c)
+    )
     ref = reference["within"]
     assert sol.success and sol.gap <= 1e-8, sol.message
     assert sol.iteration_time_ns == pytest.approx(ref.iteration_time_ns, rel=2e-8)
@@ -109,7 +114,9 @@ def test_budget_invariant(gpt3, reference, a, c):
 @pytest.mark.parametrize("c", [1e-6, 1.0, 1e6])
 def test_min_cost_invariant(gpt3, reference, a, c):
     sol = hieropt.solve(
-        scaled(gpt3, a, c), objective="min_cost", max_iteration_time_ns=reference["target"]
+        scaled(gpt3, a, c),
+        objective="min_cost",
+        options=SolveOptions(max_iteration_time_ns=reference["target"]),
     )
     ref = reference["cheap"]
     assert sol.success and sol.gap <= 1e-8, sol.message

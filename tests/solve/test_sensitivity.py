@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hieropt import api
+from hieropt import SolveOptions, api
 from hieropt.errors import NoSolutionError
 from hieropt.model.cost import unit_cost_usd_per_gbps
 from hieropt.spec import (
@@ -147,7 +147,7 @@ def shifted(inst: Instance, m, delta: float) -> Instance:
 
 
 def value(inst: Instance) -> float:
-    sol = api.solve(inst, rel_gap=GAP)
+    sol = api.solve(inst, options=SolveOptions(rel_gap=GAP))
     return sol.objective_value
 
 
@@ -219,7 +219,7 @@ def test_hand_kink_and_not_binding():
     ]
     inst = _instance([("Ring", 4), ("Ring", 4)], [layer], {"forward": (4, 4), "input_grad": (1, 1),
                                                             "weight_grad": (1, 1)}, rows)
-    sol = api.solve(inst, sensitivity=True, sensitivity_ranges=True)
+    sol = api.solve(inst, options=SolveOptions(sensitivity=True, sensitivity_ranges=True))
     by = {m.name: m for m in sol.sensitivity.marginals}
     for name, left in (("constraint 'bw[0] <= 100'", -6e5), ("constraint 'bw[1] <= 25'", -2.4e6),
                        ("bandwidth of dimension 0", -6e5), ("bandwidth of dimension 1", -2.4e6)):
@@ -236,7 +236,7 @@ def test_random_performance_matches_finite_differences(seed):
     rng = np.random.default_rng(seed)
     inst = random_instance(rng)
     try:
-        sol = api.solve(inst, sensitivity=True).raise_for_status()
+        sol = api.solve(inst, options=SolveOptions(sensitivity=True)).raise_for_status()
     except NoSolutionError:
         pytest.skip("random instance without a solution")
     assert sol.sensitivity is not None, sol.notes
@@ -254,7 +254,7 @@ def test_random_budget_and_min_cost_match_finite_differences(seed):
             update={"max_network_cost_usd": factor * fastest.network_cost_usd}
         )
         try:
-            sol = api.solve(budgeted, sensitivity=True).raise_for_status()
+            sol = api.solve(budgeted, options=SolveOptions(sensitivity=True)).raise_for_status()
             break
         except NoSolutionError:
             continue
@@ -266,7 +266,7 @@ def test_random_budget_and_min_cost_match_finite_differences(seed):
     check_against_differences(budgeted, sol)
     target = inst.model_copy(update={"objective": "min_cost",
                                      "max_iteration_time_ns": 1.02 * fastest.iteration_time_ns})
-    cheap = api.solve(target, sensitivity=True)
+    cheap = api.solve(target, options=SolveOptions(sensitivity=True))
     tt = next(m for m in cheap.sensitivity.marginals if m.kind == "time_target")
     assert (
         tt.binding
@@ -320,7 +320,7 @@ def test_a_marginal_the_exact_resolves_refute_is_not_printed():
         ),
     )
     inst = base.model_copy(update={"constraints": rows})
-    sol = api.solve(inst, sensitivity=True)
+    sol = api.solve(inst, options=SolveOptions(sensitivity=True))
     assert sol.success
     up = api.solve(
         inst.model_copy(
@@ -348,10 +348,14 @@ def test_the_front_at_the_fastest_network_is_the_secant_of_certified_min_cost_so
     from pathlib import Path
 
     inst = api.load_instance(Path(__file__).resolve().parents[2] / "instances" / "gpt3-4d.toml")
-    sol = api.solve(inst, sensitivity=True)
+    sol = api.solve(inst, options=SolveOptions(sensitivity=True))
     t0 = sol.iteration_time_ns
-    at = api.solve(inst, objective="min_cost", max_iteration_time_ns=t0 * (1 + 1e-7))
-    relaxed = api.solve(inst, objective="min_cost", max_iteration_time_ns=t0 * 1.001)
+    at = api.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=t0 * (1 + 1e-7))
+    )
+    relaxed = api.solve(
+        inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=t0 * 1.001)
+    )
     saved = at.network_cost_usd - relaxed.network_cost_usd
     # (1e-5: at 1e-7 above the fastest time the cheapest network moves $23.6 per ns of the target,
     # so the last digits of the time the two computations start from move the saving by about $1 of
@@ -384,7 +388,7 @@ def test_rows_that_pin_the_design_are_not_reported_as_not_binding(tmp_path):
     pinned, loose = tmp_path / "pinned.toml", tmp_path / "loose.toml"
     pinned.write_text(body.replace("ROWS", '"sum(bw) == 100", "bw[0] == 50", "bw[1] == 50"'))
     loose.write_text(body.replace("ROWS", '"bw[0] == 50", "bw[1] == 50"'))
-    sol = api.solve(api.load_instance(pinned), sensitivity=True)
+    sol = api.solve(api.load_instance(pinned), options=SolveOptions(sensitivity=True))
     rows = [m for m in sol.sensitivity.marginals if m.kind == "constraint"]
     assert len(rows) == 3
     for m in rows:
@@ -392,7 +396,7 @@ def test_rows_that_pin_the_design_are_not_reported_as_not_binding(tmp_path):
     from hieropt.report.sensitivity import sensitivity_lines
 
     assert sum("pins the optimum" in line for line in sensitivity_lines(sol.sensitivity)) == 3
-    free = api.solve(api.load_instance(loose), sensitivity=True)
+    free = api.solve(api.load_instance(loose), options=SolveOptions(sensitivity=True))
     row0 = next(m for m in free.sensitivity.marginals if m.name == "constraint 'bw[0] == 50'")
     assert row0.binding and row0.value is not None and row0.value < 0
 
@@ -411,7 +415,7 @@ def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
     inst = api.load_instance(
         Path(__file__).resolve().parents[2] / "instances" / "gpt3-nvl72-2304.toml"
     )
-    sol = api.solve(inst, sensitivity=True)
+    sol = api.solve(inst, options=SolveOptions(sensitivity=True))
     assert sol.sensitivity is not None, sol.notes
     m = next(m for m in sol.sensitivity.marginals if m.name == "upper bound of bw[0]")
     bounds = list(inst.bounds_or_default)

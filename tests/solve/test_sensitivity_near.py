@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.cli import app
 from hieropt.model.cost import cluster_cost_usd_per_gbps
 from tests.solve.test_front_cheap_end import TWO_DIMS_TOML
@@ -48,7 +49,7 @@ def test_two_dims_marginals_match_the_closed_form(eps, prices):
     p0, p1 = (float(v) for v in cluster_cost_usd_per_gbps(base))
     budget = p0 * S * (1 + eps)
     inst = base.model_copy(update={"max_network_cost_usd": budget})
-    sol = hieropt.solve(inst, sensitivity=True)
+    sol = hieropt.solve(inst, options=SolveOptions(sensitivity=True))
     assert sol.status == "optimal"
     r1 = p1 - p0
     b1 = float((Fraction(budget) - Fraction(p0) * Fraction(S)) / Fraction(r1))
@@ -76,7 +77,7 @@ def test_tie_in_price_marginals_match_the_closed_form(eps):
     p = [Fraction(float(v)) for v in cluster_cost_usd_per_gbps(base)]
     budget = float(p[0]) * S * (1 + eps)
     inst = base.model_copy(update={"max_network_cost_usd": budget})
-    sol = hieropt.solve(inst, sensitivity=True)
+    sol = hieropt.solve(inst, options=SolveOptions(sensitivity=True))
     getcontext().prec = 40
     r2 = p[2] - p[0]
     b2 = (Fraction(budget) - p[0] * Fraction(S)) / r2
@@ -120,7 +121,10 @@ def test_price_tie_where_the_lp_values_fail():
     S = 100.0
     base = two_dims((1.0, 1.0), S)
     budget = float(cluster_cost_usd_per_gbps(base)[0]) * S * (1 + 1e-6)
-    sol = hieropt.solve(base.model_copy(update={"max_network_cost_usd": budget}), sensitivity=True)
+    sol = hieropt.solve(
+        base.model_copy(update={"max_network_cost_usd": budget}),
+        options=SolveOptions(sensitivity=True),
+    )
     m = _by_name(sol)
     assert m["constraint '(1.0, 1.0) == 100.0'"].value == pytest.approx(-3 * M1 / S**2, rel=REL)
     assert m["bandwidth of dimension 0"].value == pytest.approx(-3 * M1 / S**2, rel=REL)

@@ -85,10 +85,10 @@ def test_the_seeded_cut_lp_does_not_carry_one_solve_into_the_next():
     path = "instances/gpt3-4d.toml"
     calls = [
         dict(objective="performance"),
-        dict(objective="performance", max_network_cost_usd=1.2e7),
-        dict(objective="min_cost", max_iteration_time_ns=1.3e9),
+        dict(objective="performance", options=hieropt.SolveOptions(budget_usd=1.2e7)),
+        dict(objective="min_cost", options=hieropt.SolveOptions(max_iteration_time_ns=1.3e9)),
         dict(objective="performance_per_cost"),
-        dict(objective="performance", max_network_cost_usd=9e6),
+        dict(objective="performance", options=hieropt.SolveOptions(budget_usd=9e6)),
         dict(objective="performance"),
     ]
     fresh = [_key(hieropt.solve(hieropt.load_instance(path), **kw)) for kw in calls]

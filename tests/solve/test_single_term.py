@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hieropt
+from hieropt import SolveOptions
 from hieropt.errors import NoSolutionError
 from hieropt.formulation.rate import single_term
 from hieropt.model.timing import build_time_model
@@ -112,11 +113,13 @@ def test_not_single_term_goes_to_the_general_loop():
 def test_time_target_checked():
     inst = _instance()
     best = hieropt.solve(inst).objective_value
-    assert hieropt.solve(inst, max_iteration_time_ns=best * 1.01).objective_value == pytest.approx(
-        best, rel=1e-12
-    )
+    assert hieropt.solve(
+        inst, options=SolveOptions(max_iteration_time_ns=best * 1.01)
+    ).objective_value == pytest.approx(best, rel=1e-12)
     with pytest.raises(NoSolutionError, match="fastest possible"):
-        hieropt.solve(inst, max_iteration_time_ns=best * 0.99).raise_for_status()
+        hieropt.solve(
+            inst, options=SolveOptions(max_iteration_time_ns=best * 0.99)
+        ).raise_for_status()
 
 
 def test_infeasible_rows_explained_by_the_general_loop():
