@@ -1,4 +1,4 @@
-"""A deadline ("15.6T tokens within 75 days"), a total capex budget and the site's power cap; times
+"""A deadline ("15.6T tokens within 150 days"), a total capex budget and the site's power cap; times
 and money with units on the command line, one budget name, and the hints on numbers in the wrong
 unit; the Llama 3 405B example."""
 
@@ -33,38 +33,57 @@ def answers(llama):
             for o in ("performance", "performance_per_cost", "min_run_cost")}
 
 
-def test_min_run_cost_buys_scale_out_above_its_floor(llama, answers):
+def test_the_cheapest_run_buys_the_most_scale_out(llama, answers):
     floor = llama.bounds_or_default[1].lower_gbps
-    # scale-out a few GB/s per NPU, a 4x slower iteration
-    starved = answers["performance_per_cost"].bw_gbps[1]
-    assert floor <= starved < 3 * floor
-    assert answers["min_run_cost"].bw_gbps[1] > 5 * starved
+    ceiling = llama.bounds_or_default[1].upper_gbps
+    assert (floor, ceiling) == (12.5, 50)  # a 100 to a 400 Gb/s port per GPU
+    # time x network cost starves the scale-out; the cheapest run takes all of it, as the fastest
+    assert answers["performance_per_cost"].bw_gbps[1] == pytest.approx(floor, rel=1e-9)
+    for o in ("performance", "min_run_cost"):
+        assert answers[o].bw_gbps == pytest.approx([450, ceiling], rel=1e-9)
+        # 16,384 NPUs x (450 GB/s x 3 x $0.01 + 50 GB/s x $(56 + 93.75 + 240))
+        assert answers[o].network_cost_usd == pytest.approx(16384 * 19501, rel=1e-9)
     cost = {o: s.run.run_cost_usd for o, s in answers.items()}
     assert cost["min_run_cost"] == pytest.approx(answers["min_run_cost"].objective_value, rel=1e-12)
-    # ($42.2M against $121.5M and $66.0M)
-    assert cost["min_run_cost"] < 0.4 * cost["performance_per_cost"]
-    assert cost["min_run_cost"] < 0.7 * cost["performance"]
+    # ($58.4M for both against $90.2M)
+    assert cost["min_run_cost"] == pytest.approx(cost["performance"], rel=1e-9)
+    assert cost["min_run_cost"] < 0.7 * cost["performance_per_cost"]
 
 
-def test_a_deadline_is_met_by_the_cheapest_run(llama, answers):
+def test_a_deadline_binds_the_cheapest_network_not_the_cheapest_run(llama, answers):
     free = answers["min_run_cost"]
-    # the unconstrained cheapest run misses the deadline (77.8 days)
-    assert free.run.time_to_train_days > 75
-    target = iteration_target_ns(llama, 75 * 86400e9)
-    assert target == pytest.approx(75 * 86400e9 / (15.6e12 / (2048 * 8192)), rel=1e-15)
-    sol = hieropt.solve(
+    # the cheapest run is the fastest design (101.7 days): a shorter deadline is infeasible
+    assert 101 < free.run.time_to_train_days < 102
+    target = iteration_target_ns(llama, 150 * 86400e9)
+    assert target == pytest.approx(150 * 86400e9 / (15.6e12 / (2048 * 8192)), rel=1e-15)
+    short = iteration_target_ns(llama, 100 * 86400e9)
+    late = hieropt.solve(
         llama,
         objective="min_run_cost",
+        options=SolveOptions(max_iteration_time_ns=short, sensitivity=False),
+    )
+    assert late.status == "infeasible"
+    assert run("solve", LLAMA, "--deadline", "100d", "--no-sensitivity").exit_code == 3
+    sol = hieropt.solve(
+        llama,
+        objective="min_cost",
         options=SolveOptions(max_iteration_time_ns=target, sensitivity=False),
     )
     assert sol.success
-    assert sol.run.time_to_train_days == pytest.approx(75, rel=1e-7)  # the deadline binds
-    assert sol.objective_value > free.objective_value
-    r = run("solve", LLAMA, "--deadline", "75d", "--no-sensitivity", "--json", "-")
+    assert sol.run.time_to_train_days == pytest.approx(150, rel=1e-7)  # the deadline binds
+    assert floor_of(llama) < sol.bw_gbps[1] < free.bw_gbps[1]
+    assert sol.run.run_cost_usd > free.objective_value
+    r = run("solve", LLAMA, "--objective", "min_cost", "--deadline", "150d", "--no-sensitivity",
+            "--json", "-")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["run"]["run_cost_usd"] == pytest.approx(
-        sol.objective_value, rel=1e-9
+        sol.run.run_cost_usd, rel=1e-9
     )
+
+
+def floor_of(instance):
+    """The lower bandwidth bound of the scale-out dimension (dim 1), GB/s per NPU."""
+    return instance.bounds_or_default[1].lower_gbps
 
 
 def test_a_deadline_needs_a_token_budget():
@@ -77,7 +96,7 @@ def test_a_total_budget_leaves_the_rest_for_the_network(llama):
     # accelerators 16,384 x $33,750 and a facility of 16,384 x (700 + 4,600 / 8) W = 20.89 MW x
     # $11.7M
     fixed = 16384 * 33750 + 11.7e6 * 16384 * (700 + 4600 / 8) / 1e6
-    assert network_budget_usd(llama, 1.2e9) == pytest.approx(1.2e9 - fixed, rel=1e-12)
+    assert network_budget_usd(llama, 1e9) == pytest.approx(1e9 - fixed, rel=1e-12)
     with pytest.raises(InputError, match="does not cover"):
         network_budget_usd(llama, 5e8)
     r = run(
@@ -86,15 +105,15 @@ def test_a_total_budget_leaves_the_rest_for_the_network(llama):
         "--objective",
         "performance",
         "--total-budget",
-        "1.2B",
+        "1B",
         "--no-sensitivity",
         "--json",
         "-",
     )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["network_cost_usd"] <= (1.2e9 - fixed) * (1 + 1e-9)
-    assert out["run"]["capex_usd"] == pytest.approx(1.2e9, rel=1e-6)  # the budget binds
+    assert out["network_cost_usd"] <= (1e9 - fixed) * (1 + 1e-9)
+    assert out["run"]["capex_usd"] == pytest.approx(1e9, rel=1e-6)  # binds: the fastest is $1.117B
 
 
 def test_the_site_power_cap(llama):

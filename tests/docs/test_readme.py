@@ -52,9 +52,11 @@ def test_quick_start_output_is_what_the_solve_prints():
     assert r.returncode == 0, r.stderr
     printed = " ".join(r.stdout.split())
     heads = ("status:", "iteration time:", "network cost:", "relative gap", "instance ", "mapping ")
-    heads += ("│",)  # table rows
+    heads += ("training:", "unknown ", "knee ", "│")  # the buyer's lines, the knee, table rows
     stable = [line for line in shown if line.startswith(heads)]
-    assert len(stable) == 6 + 4 + 5  # the lines above, the bandwidth table's rows, the time split's
+    assert len(stable) == 10 + 4 + 5  # those lines, the bandwidth table's rows, the time split's
+    header = next(line for line in shown if line.startswith("sensitivity of"))
+    assert header.split(";")[0] in printed  # (without the time it took)
     for line in stable:
         assert " ".join(line.split()) in printed, line
 
