@@ -107,6 +107,7 @@ def validate_command(
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report.validate import (
+        bound_notes,
         files_table,
         groups_table,
         rows_table,
@@ -126,6 +127,9 @@ def validate_command(
         out.print(groups)
     for line in summary_lines(result):
         out.print(line, highlight=False, soft_wrap=True)
+    for c in result.calibrations:
+        for line in bound_notes(c):
+            err.print(line, highlight=False, soft_wrap=True)
 
 
 def calibrate_command(
@@ -170,9 +174,11 @@ def calibrate_command(
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:
         raise fail(err, e, json_out) from None
-    from ..report.validate import calibration_dict, calibration_line
+    from ..report.validate import bound_notes, calibration_dict, calibration_line
 
     if json_out is not None:
         write_json(json_out, calibration_dict(fit))
     out.print(calibration_line(fit), highlight=False, soft_wrap=True)
+    for line in bound_notes(fit):
+        err.print(line, highlight=False, soft_wrap=True)
     out.print(f"wrote {out_file}", highlight=False)
