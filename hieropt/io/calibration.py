@@ -16,11 +16,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import InputError
-from .common import read_toml
+from ..workloads.llm.accelerators import CALIBRATION_FIELDS
+from ..workloads.llm.npu import NPU
+from .common import read_toml, validation_error
+
+FRACTIONS = ("efficiency",) + tuple(f.name for f in CALIBRATION_FIELDS if f.upper == 1.0)
+"""The calibration fields that are fractions in (0, 1] (of peak FLOP/s or HBM bandwidth): a value
+in (1, 100] is a percentage, refused with the fraction as the fix."""
 
 
 def _value(v: Any) -> str:
@@ -60,11 +69,14 @@ def _table(name: str, d: dict[str, Any]) -> list[str]:
 def write_calibration(
     path: str | Path, npu: dict[str, Any], meta: dict[str, Any], comment: str = ""
 ) -> None:
-    """Write :func:`calibration_text` to ``path``.
+    """Write :func:`calibration_text` to ``path``, the runs files of ``meta["files"]`` written
+relative to the folder of ``path`` (:func:`read_calibration` finds them from there).
 
     Raises:
         InputError: the file cannot be written (naming it and the fix).
     """
+    if isinstance(meta.get("files"), list):
+        meta = {**meta, "files": [_relative_to(f, Path(path)) for f in meta["files"]]}
     try:
         Path(path).write_text(calibration_text(npu, meta, comment), encoding="utf-8")
     except OSError as e:
@@ -76,13 +88,56 @@ def write_calibration(
         ) from None
 
 
-def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
-    """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
-    ``[calibration]``.
+def _relative_to(runs_file: str, toml: Path) -> str:
+    """``runs_file`` relative to the folder of ``toml`` (as given when there is no such path)."""
+    try:
+        return os.path.relpath(Path(runs_file).resolve(), toml.resolve().parent)
+    except ValueError:  # (another drive)
+        return str(runs_file)
+
+
+def _runs_file(entry: Any, path: Path) -> str:
+    """A ``[calibration] files`` entry as a path that exists: relative to the calibrated file's
+    folder, else to the working folder (files written before the entries were relative).
 
     Raises:
-        InputError: a missing or bad file, a missing table or name, or a fitted field without a
-            numeric value.
+        InputError: neither exists (the validation could not tell the fit's own runs).
+    """
+    for p in (path.parent / str(entry), Path(str(entry))):
+        if p.is_file():
+            return str(p)
+    raise InputError(
+        path,
+        "calibration.files",
+        f"runs file {entry} not found (the runs the accelerator was fitted on are marked "
+        "in sample from it)",
+        "keep the runs file at that path relative to this file, or correct the entry",
+    )
+
+
+def _check_fractions(npu: dict[str, Any], path: Path) -> None:
+    """Refuse a fraction field (:data:`FRACTIONS`) given as a percentage."""
+    for name in FRACTIONS:
+        v = npu.get(name)
+        if isinstance(v, int | float) and not isinstance(v, bool) and 1 < v <= 100:
+            raise InputError(
+                path,
+                f"params.npu.{name}",
+                f"{v:g} is not a fraction (a percentage?)",
+                f"a fraction in (0, 1]: {v / 100:g}?",
+            )
+
+
+def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
+    """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
+    ``[calibration]`` (its ``files`` as paths that exist: relative to the file's folder, else to
+    the working folder).
+
+    Raises:
+        InputError: a missing or bad file, a missing table or name, a fitted field without a
+            numeric value, a fraction given as a percentage (``matrix_efficiency = 87``: the fix
+            says 0.87), an accelerator the NPU model rejects, or a runs file of ``files`` that is
+            not found.
     """
     path = Path(path)
     data = read_toml(path, "calibrated accelerator")
@@ -120,7 +175,17 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
                 "give its value in [params.npu]",
             )
         values[f] = float(v)
-    return npu["name"], values, meta
+    _check_fractions(npu, path)
+    try:
+        NPU.model_validate(npu)
+    except ValidationError as e:
+        raise validation_error(e, path, "params.npu") from None
+    files = meta.get("files", [])
+    if not isinstance(files, list):
+        raise InputError(
+            path, "calibration.files", "expected a list of runs files", 'write files = ["runs.csv"]'
+        )
+    return npu["name"], values, {**meta, "files": [_runs_file(f, path) for f in files]}
 
 
 __all__ = ["calibration_text", "write_calibration", "read_calibration"]
