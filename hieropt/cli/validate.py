@@ -1,7 +1,9 @@
 """``hieropt validate RUNS.csv ...`` and ``hieropt calibrate CAL.csv --out NPU.toml`` (registered in
 :mod:`hieropt.cli`): measured training runs in (:mod:`hieropt.io.runs`), predictions, errors and
 fitted accelerator calibrations out (:mod:`hieropt.studies.validate`). Exit codes: 0 done; 2 bad
-input (one line ``error: ...`` naming the file, the line, the column and the fix)."""
+input (one line ``error: ...`` naming the file, the line, the column and the fix), including a
+runs file in the wrong unit and a fit that cannot be right
+(:mod:`hieropt.studies.validate.checks`)."""
 
 from __future__ import annotations
 
@@ -68,7 +70,9 @@ def validate_command(
         typer.Option(
             "--npu",
             help="Calibrated accelerator file written by hieropt calibrate: its fitted values "
-            "replace the model files' for the runs of that accelerator; repeatable.",
+            "replace the model files' for the runs of that accelerator, and the runs it was "
+            "fitted on (its [calibration] files) are marked (fit), as with --calibrate-on; "
+            "repeatable.",
         ),
     ] = None,
     loss: LossOpt = "mape",
@@ -152,7 +156,9 @@ def calibrate_command(
     matrix_efficiency, or the fields --fit names) to measured runs of one accelerator, within their
     bounds, minimising the mean absolute percentage error (or the log error), and write the
     accelerator with its fitted values, the fit's mean and worst error and the number of runs it
-    rests on."""
+    rests on. Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in
+    memory, a best fit more than 50 % off (with the unit it points at); a fitted value at a bound
+    of its range is a note on stderr and in the file."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 

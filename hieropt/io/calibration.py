@@ -1,15 +1,23 @@
 """Calibrated accelerator files (TOML), written by ``hieropt calibrate`` and read by ``hieropt
 validate --npu``::
 
-    # comment: the accelerator, the runs it was fitted on, the fit's quality [params.npu]
-    # every field of the fitted accelerator, as in a model file's [params.npu] name =
-    "A100-SXM-80GB" peak_tflops = 312.0 efficiency = 0.4312 ... [calibration] fields =
-    ["efficiency"]      # the fitted fields (their values are in [params.npu]) runs = 2
-    # the number of measured runs the fit rests on files = ["a100-one-node.csv"] loss = "mape"
-    # the loss minimised: mape (mean |p - m| / m) or log (mean |ln(p / m)|) mape = 0.0081
-    # the fit's mean and worst |p - m| / m on those runs (fractions) worst = 0.0123
+    # comment: the accelerator, the runs it was fitted on, the fit's quality
+    [params.npu]            # every field of the fitted accelerator, as in a model file
+    name = "A100-SXM-80GB"
+    matrix_efficiency = 0.7706
+    ...
+    [calibration]
+    fields = ["matrix_efficiency"]   # the fitted fields (their values are in [params.npu])
+    runs = 2                         # the number of measured runs the fit rests on
+    files = ["../validation/calibration/a100-one-node.csv"]  # relative to this file
+    loss = "mape"                    # mape (mean |p - m| / m) or log (mean |ln(p / m)|)
+    mape = 0.0131                    # the fit's mean and worst |p - m| / m on those runs
+    worst = 0.0265
+    at_bound = []                    # fitted fields whose value sits at a bound of its range
 
-The ``[params.npu]`` table can be pasted into a model file.
+The ``[params.npu]`` table can be pasted into a model file. Reading checks it as an NPU, refuses a
+fraction written as a percentage, and finds the runs files (``validate`` marks their runs in
+sample).
 """
 
 from __future__ import annotations
