@@ -15,9 +15,9 @@ validate --npu``::
     worst = 0.0265
     at_bound = []                    # fitted fields whose value sits at a bound of its range
 
-The ``[params.npu]`` table can be pasted into a model file. Reading checks it as an NPU, refuses a
-fraction written as a percentage, and finds the runs files (``validate`` marks their runs in
-sample).
+The ``[params.npu]`` table can be pasted into a model file. Reading refuses a fitted value outside
+its field's range (a fraction written as a percentage: with the fraction as the fix) and finds the
+runs files (``validate`` marks their runs in sample).
 """
 
 from __future__ import annotations
@@ -28,12 +28,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..errors import InputError
 from ..workloads.llm.accelerators import CALIBRATION_FIELDS
-from ..workloads.llm.npu import NPU
-from .common import read_toml, validation_error
+from .common import read_toml
 
 FRACTIONS = ("efficiency",) + tuple(f.name for f in CALIBRATION_FIELDS if f.upper == 1.0)
 """The calibration fields that are fractions in (0, 1] (of peak FLOP/s or HBM bandwidth): a value
@@ -136,6 +133,28 @@ def _check_fractions(npu: dict[str, Any], path: Path) -> None:
             )
 
 
+BOUNDS: dict[str, tuple[float, bool, float]] = {
+    "efficiency": (0.0, True, 1.0),
+    **{f.name: (f.lower, f.lower_open, f.upper) for f in CALIBRATION_FIELDS},
+}
+"""The range of each known fitted field: (lower, lower bound excluded, upper): the flat model's
+``efficiency`` in (0, 1] and the roofline's fields
+(:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`)."""
+
+
+def _check_bounds(values: dict[str, float], path: Path) -> None:
+    """Refuse a fitted value of a known field outside its range (:data:`BOUNDS`)."""
+    for name, v in values.items():
+        if name not in BOUNDS:
+            continue
+        lo, open_, hi = BOUNDS[name]
+        if not (v > lo if open_ else v >= lo) or not v <= hi:
+            span = f"{'(' if open_ else '['}{lo:g}, {hi:g}]"
+            raise InputError(
+                path, f"params.npu.{name}", f"{v:g} is outside {span}", f"give a value in {span}"
+            )
+
+
 def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
     """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
     ``[calibration]`` (its ``files`` as paths that exist: relative to the file's folder, else to
@@ -144,8 +163,8 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
     Raises:
         InputError: a missing or bad file, a missing table or name, a fitted field without a
             numeric value, a fraction given as a percentage (``matrix_efficiency = 87``: the fix
-            says 0.87), an accelerator the NPU model rejects, or a runs file of ``files`` that is
-            not found.
+            says 0.87) or another value outside its field's range, or a runs file of ``files``
+            that is not found.
     """
     path = Path(path)
     data = read_toml(path, "calibrated accelerator")
@@ -184,10 +203,7 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
             )
         values[f] = float(v)
     _check_fractions(npu, path)
-    try:
-        NPU.model_validate(npu)
-    except ValidationError as e:
-        raise validation_error(e, path, "params.npu") from None
+    _check_bounds(values, path)
     files = meta.get("files", [])
     if not isinstance(files, list):
         raise InputError(

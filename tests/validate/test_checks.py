@@ -241,5 +241,9 @@ def test_a_percentage_in_a_calibrated_file_names_the_file_and_the_field(tmp_path
         "fix: a fraction in (0, 1]: 0.87?"
     )
     pct.write_text(text.replace(f"matrix_efficiency = {fitted!r}", "matrix_efficiency = 870"))
-    with pytest.raises(InputError, match=r"pct.toml: params.npu.matrix_efficiency: .*<= 1"):
+    with pytest.raises(InputError) as e:
         read_calibration(pct)
+    assert e.value.one_line() == (
+        f"{pct}: params.npu.matrix_efficiency: 870 is outside [0.01, 1]; fix: give a value in "
+        "[0.01, 1]"
+    )
