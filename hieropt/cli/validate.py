@@ -1,7 +1,9 @@
 """``hieropt validate RUNS.csv ...`` and ``hieropt calibrate CAL.csv --out NPU.toml`` (registered in
 :mod:`hieropt.cli`): measured training runs in (:mod:`hieropt.io.runs`), predictions, errors and
 fitted accelerator calibrations out (:mod:`hieropt.studies.validate`). Exit codes: 0 done; 2 bad
-input (one line ``error: ...`` naming the file, the line, the column and the fix)."""
+input (one line ``error: ...`` naming the file, the line, the column and the fix), including a
+runs file in the wrong unit and a fit that cannot be right
+(:mod:`hieropt.studies.validate.checks`)."""
 
 from __future__ import annotations
 
@@ -68,7 +70,9 @@ def validate_command(
         typer.Option(
             "--npu",
             help="Calibrated accelerator file written by hieropt calibrate: its fitted values "
-            "replace the model files' for the runs of that accelerator; repeatable.",
+            "replace the model files' for the runs of that accelerator, and the runs it was "
+            "fitted on (its [calibration] files) are marked (fit), as with --calibrate-on; "
+            "repeatable.",
         ),
     ] = None,
     loss: LossOpt = "mape",
@@ -107,6 +111,7 @@ def validate_command(
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report.validate import (
+        bound_notes,
         files_table,
         groups_table,
         rows_table,
@@ -126,6 +131,9 @@ def validate_command(
         out.print(groups)
     for line in summary_lines(result):
         out.print(line, highlight=False, soft_wrap=True)
+    for c in result.calibrations:
+        for line in bound_notes(c):
+            err.print(line, highlight=False, soft_wrap=True)
 
 
 def calibrate_command(
@@ -148,7 +156,9 @@ def calibrate_command(
     matrix_efficiency, or the fields --fit names) to measured runs of one accelerator, within their
     bounds, minimising the mean absolute percentage error (or the log error), and write the
     accelerator with its fitted values, the fit's mean and worst error and the number of runs it
-    rests on."""
+    rests on. Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in
+    memory, a best fit more than 50 % off (with the unit it points at); a fitted value at a bound
+    of its range is a note on stderr and in the file."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 
@@ -170,9 +180,11 @@ def calibrate_command(
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:
         raise fail(err, e, json_out) from None
-    from ..report.validate import calibration_dict, calibration_line
+    from ..report.validate import bound_notes, calibration_dict, calibration_line
 
     if json_out is not None:
         write_json(json_out, calibration_dict(fit))
     out.print(calibration_line(fit), highlight=False, soft_wrap=True)
+    for line in bound_notes(fit):
+        err.print(line, highlight=False, soft_wrap=True)
     out.print(f"wrote {out_file}", highlight=False)

@@ -1,26 +1,40 @@
 """Calibrated accelerator files (TOML), written by ``hieropt calibrate`` and read by ``hieropt
 validate --npu``::
 
-    # comment: the accelerator, the runs it was fitted on, the fit's quality [params.npu]
-    # every field of the fitted accelerator, as in a model file's [params.npu] name =
-    "A100-SXM-80GB" peak_tflops = 312.0 efficiency = 0.4312 ... [calibration] fields =
-    ["efficiency"]      # the fitted fields (their values are in [params.npu]) runs = 2
-    # the number of measured runs the fit rests on files = ["a100-one-node.csv"] loss = "mape"
-    # the loss minimised: mape (mean |p - m| / m) or log (mean |ln(p / m)|) mape = 0.0081
-    # the fit's mean and worst |p - m| / m on those runs (fractions) worst = 0.0123
+    # comment: the accelerator, the runs it was fitted on, the fit's quality
+    [params.npu]            # every field of the fitted accelerator, as in a model file
+    name = "A100-SXM-80GB"
+    matrix_efficiency = 0.7706
+    ...
+    [calibration]
+    fields = ["matrix_efficiency"]   # the fitted fields (their values are in [params.npu])
+    runs = 2                         # the number of measured runs the fit rests on
+    files = ["../validation/calibration/a100-one-node.csv"]  # relative to this file
+    loss = "mape"                    # mape (mean |p - m| / m) or log (mean |ln(p / m)|)
+    mape = 0.0131                    # the fit's mean and worst |p - m| / m on those runs
+    worst = 0.0265
+    at_bound = []                    # fitted fields whose value sits at a bound of its range
 
-The ``[params.npu]`` table can be pasted into a model file.
+The ``[params.npu]`` table can be pasted into a model file. Reading refuses a fitted value outside
+its field's range (a fraction written as a percentage: with the fraction as the fix) and finds the
+runs files (``validate`` marks their runs in sample).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..workloads.llm.accelerators import CALIBRATION_FIELDS
 from .common import read_toml
+
+FRACTIONS = ("efficiency",) + tuple(f.name for f in CALIBRATION_FIELDS if f.upper == 1.0)
+"""The calibration fields that are fractions in (0, 1] (of peak FLOP/s or HBM bandwidth): a value
+in (1, 100] is a percentage, refused with the fraction as the fix."""
 
 
 def _value(v: Any) -> str:
@@ -60,11 +74,14 @@ def _table(name: str, d: dict[str, Any]) -> list[str]:
 def write_calibration(
     path: str | Path, npu: dict[str, Any], meta: dict[str, Any], comment: str = ""
 ) -> None:
-    """Write :func:`calibration_text` to ``path``.
+    """Write :func:`calibration_text` to ``path``, the runs files of ``meta["files"]`` written
+relative to the folder of ``path`` (:func:`read_calibration` finds them from there).
 
     Raises:
         InputError: the file cannot be written (naming it and the fix).
     """
+    if isinstance(meta.get("files"), list):
+        meta = {**meta, "files": [_relative_to(f, Path(path)) for f in meta["files"]]}
     try:
         Path(path).write_text(calibration_text(npu, meta, comment), encoding="utf-8")
     except OSError as e:
@@ -76,13 +93,78 @@ def write_calibration(
         ) from None
 
 
-def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
-    """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
-    ``[calibration]``.
+def _relative_to(runs_file: str, toml: Path) -> str:
+    """``runs_file`` relative to the folder of ``toml`` (as given when there is no such path)."""
+    try:
+        return os.path.relpath(Path(runs_file).resolve(), toml.resolve().parent)
+    except ValueError:  # (another drive)
+        return str(runs_file)
+
+
+def _runs_file(entry: Any, path: Path) -> str:
+    """A ``[calibration] files`` entry as a path that exists: relative to the calibrated file's
+    folder, else to the working folder (files written before the entries were relative).
 
     Raises:
-        InputError: a missing or bad file, a missing table or name, or a fitted field without a
-            numeric value.
+        InputError: neither exists (the validation could not tell the fit's own runs).
+    """
+    for p in (path.parent / str(entry), Path(str(entry))):
+        if p.is_file():
+            return str(p)
+    raise InputError(
+        path,
+        "calibration.files",
+        f"runs file {entry} not found (the runs the accelerator was fitted on are marked "
+        "in sample from it)",
+        "keep the runs file at that path relative to this file, or correct the entry",
+    )
+
+
+def _check_fractions(npu: dict[str, Any], path: Path) -> None:
+    """Refuse a fraction field (:data:`FRACTIONS`) given as a percentage."""
+    for name in FRACTIONS:
+        v = npu.get(name)
+        if isinstance(v, int | float) and not isinstance(v, bool) and 1 < v <= 100:
+            raise InputError(
+                path,
+                f"params.npu.{name}",
+                f"{v:g} is not a fraction (a percentage?)",
+                f"a fraction in (0, 1]: {v / 100:g}?",
+            )
+
+
+BOUNDS: dict[str, tuple[float, bool, float]] = {
+    "efficiency": (0.0, True, 1.0),
+    **{f.name: (f.lower, f.lower_open, f.upper) for f in CALIBRATION_FIELDS},
+}
+"""The range of each known fitted field: (lower, lower bound excluded, upper): the flat model's
+``efficiency`` in (0, 1] and the roofline's fields
+(:data:`hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`)."""
+
+
+def _check_bounds(values: dict[str, float], path: Path) -> None:
+    """Refuse a fitted value of a known field outside its range (:data:`BOUNDS`)."""
+    for name, v in values.items():
+        if name not in BOUNDS:
+            continue
+        lo, open_, hi = BOUNDS[name]
+        if not (v > lo if open_ else v >= lo) or not v <= hi:
+            span = f"{'(' if open_ else '['}{lo:g}, {hi:g}]"
+            raise InputError(
+                path, f"params.npu.{name}", f"{v:g} is outside {span}", f"give a value in {span}"
+            )
+
+
+def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
+    """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
+    ``[calibration]`` (its ``files`` as paths that exist: relative to the file's folder, else to
+    the working folder).
+
+    Raises:
+        InputError: a missing or bad file, a missing table or name, a fitted field without a
+            numeric value, a fraction given as a percentage (``matrix_efficiency = 87``: the fix
+            says 0.87) or another value outside its field's range, or a runs file of ``files``
+            that is not found.
     """
     path = Path(path)
     data = read_toml(path, "calibrated accelerator")
@@ -120,7 +202,14 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
                 "give its value in [params.npu]",
             )
         values[f] = float(v)
-    return npu["name"], values, meta
+    _check_fractions(npu, path)
+    _check_bounds(values, path)
+    files = meta.get("files", [])
+    if not isinstance(files, list):
+        raise InputError(
+            path, "calibration.files", "expected a list of runs files", 'write files = ["runs.csv"]'
+        )
+    return npu["name"], values, {**meta, "files": [_runs_file(f, path) for f in files]}
 
 
 __all__ = ["calibration_text", "write_calibration", "read_calibration"]

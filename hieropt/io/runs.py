@@ -27,7 +27,8 @@ formulas) and blank lines are skipped. Columns:
   unless the row gives ``npus``).
 
 Every problem is one :class:`~hieropt.errors.InputError` naming the file, the line, the column and
-the fix.
+the fix; that includes a ``bw_gbps`` or ``measured_ms`` that looks like the wrong unit (Gb/s,
+seconds: :mod:`hieropt.io.run_units`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ..errors import InputError
 from .common import parse_toml, read_text
 from .llm import llm_params, override_path
 from .run_network import NetworkFile, read_network_file, sized
+from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
 if TYPE_CHECKING:
     from ..spec import Network
@@ -242,9 +244,11 @@ def _run(
     net = networks[net_path]
     bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where)
     network, bw = sized(net, params.plan.total_npus, bw, where)
+    check_bandwidths(bw, scaleup_gbps(params, data, model), params.npu.name, where)
     measured = _positive(
         row["measured_ms"], where, "measured_ms", "give the measured iteration time in ms"
     )
+    check_measured(measured, params, where)
     return Run(
         path=path,
         line=line,

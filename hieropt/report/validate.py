@@ -92,6 +92,22 @@ def calibration_line(c: Calibration, verb: str = "fitted") -> str:
     )
 
 
+def bound_notes(c: Calibration) -> list[str]:
+    """One ``note:`` line per fitted field at a bound of its range (none for an interior fit)."""
+    bounds = {f.name: (f.lower, f.upper) for f in c.fields}
+    out = []
+    for name in c.at_bound:
+        v = c.values[name]
+        lo, hi = bounds.get(name, (v, v))
+        side, edge = ("lower", lo) if abs(v - lo) <= abs(hi - v) else ("upper", hi)
+        out.append(
+            f"note: {c.npu} {name} = {v:.4g} sits at its {side} bound ({edge:g}): the runs ask "
+            "for a value the bounds do not allow, so the fit is not an interior optimum; check "
+            "the runs' units and plans, or fit fewer fields"
+        )
+    return out
+
+
 def files_table(v: Validation) -> Table:
     """Per runs file: runs out of sample, MAPE and worst error."""
     t = Table(title="Per runs file (out of sample)", title_justify="left")
@@ -142,6 +158,7 @@ def calibration_dict(c: Calibration) -> dict[str, Any]:
         "files": list(c.files),
         "loss": c.loss,
         "evaluations": c.evaluations,
+        "at_bound": list(c.at_bound),
     }
 
 
@@ -201,6 +218,7 @@ def calibration_file_parts(c: Calibration) -> tuple[dict[str, Any], dict[str, An
         "loss": c.loss,
         "mape": _finite(c.mape),
         "worst": _finite(c.worst),
+        "at_bound": list(c.at_bound),
     }
     comment = (
         f"Accelerator {c.npu} calibrated by `hieropt calibrate` on {c.runs} measured runs "
@@ -215,6 +233,7 @@ __all__ = [
     "rows_table",
     "summary_lines",
     "calibration_line",
+    "bound_notes",
     "files_table",
     "groups_table",
     "calibration_dict",

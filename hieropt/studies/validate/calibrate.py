@@ -25,6 +25,7 @@ from ...errors import InputError
 from ...io.runs import Run
 from ...workloads.llm import NPU
 from ...workloads.llm.accelerators import CALIBRATION_FIELDS as ROOFLINE_FIELDS
+from .checks import at_bound, check_fit_inputs, check_fit_quality
 from .metrics import mape, mean_log_error, worst_error
 from .predict import predict_ms
 from .search import minimise
@@ -134,6 +135,9 @@ class Calibration:
         loss: ``mape`` or ``log``; ``evaluations``: loss evaluations of the search.
         npu_fields: every field of the fitted accelerator (the runs' NPU with ``values``), for
             writing.
+        at_bound: the fitted fields whose value sits at a bound of their range
+            (:func:`~hieropt.studies.validate.checks.at_bound`: the runs ask for more than the
+            bounds allow).
     """
 
     npu: str
@@ -146,6 +150,7 @@ class Calibration:
     loss: str
     evaluations: int
     npu_fields: dict[str, Any]
+    at_bound: tuple[str, ...] = ()
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -163,8 +168,10 @@ def fit_npu(
     of ``runs``.
 
     Raises:
-        InputError: no runs, runs of several accelerators, an unknown loss, or a field the NPU does
-            not have.
+        InputError: no runs, runs of several accelerators, an unknown loss, no field or a field the
+            NPU does not have, and what :mod:`~hieropt.studies.validate.checks` refuses: more
+            fields than runs, a run whose plan does not fit in memory, a best fit whose mean
+            absolute error exceeds 50 % (with the unit it points at).
     """
     if loss not in LOSSES:
         raise InputError(
@@ -183,6 +190,7 @@ def fit_npu(
             "calibrate each accelerator on its own runs",
         )
     fields = resolve_fields(runs[0].params.npu, fields)
+    check_fit_inputs(runs, [f.name for f in fields])
     measured = [r.measured_ms for r in runs]
     metric = mape if loss == "mape" else mean_log_error
     count = 0
@@ -200,6 +208,7 @@ def fit_npu(
     x, _ = minimise(objective, [f.lower for f in fields], [f.upper for f in fields], start)
     best = predicted(x)
     values = {f.name: float(v) for f, v in zip(fields, x, strict=True)}
+    check_fit_quality(runs, best, mape(best, measured), values)
     npu = runs[0].with_values(tuple(f"npu.{k}={v!r}" for k, v in values.items())).npu
     return Calibration(
         npu=names[0],
@@ -212,6 +221,7 @@ def fit_npu(
         loss=loss,
         evaluations=count,
         npu_fields=npu.model_dump(exclude_none=True),
+        at_bound=at_bound(values, {f.name: (f.lower, f.upper) for f in fields}),
     )
 
 
@@ -222,11 +232,14 @@ def resolve_fields(
     with :func:`fields_named`, :class:`CalibrationField` s as given.
 
     Raises:
-        InputError: a name the NPU's compute model does not calibrate.
+        InputError: no field (an empty ``--fit``), or a name the NPU's compute model does not
+            calibrate.
     """
     if fields is None:
         return calibration_fields(npu)
     names = [f for f in fields if isinstance(f, str)]
+    if not fields:
+        fields_named(npu, ())
     if not names:
         return tuple(f for f in fields if isinstance(f, CalibrationField))
     return fields_named(npu, names)
@@ -277,6 +290,7 @@ def read_calibrated(path: str) -> Calibration:
         return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
 
     runs = meta.get("runs")
+    bound = meta.get("at_bound", [])
     return Calibration(
         npu=npu,
         values=values,
@@ -288,6 +302,7 @@ def read_calibrated(path: str) -> Calibration:
         loss=str(meta.get("loss", "mape")),
         evaluations=0,
         npu_fields={},
+        at_bound=tuple(map(str, bound)) if isinstance(bound, list) else (),
     )
 
 

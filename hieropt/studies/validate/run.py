@@ -184,7 +184,8 @@ def validate(
             :func:`~hieropt.studies.validate.calibrate.calibration_fields`).
         loss: ``mape`` or ``log``, the fit's loss.
         calibrations: fits made before (e.g. read from a calibrated NPU file), applied when
-            ``calibrate_on`` is empty.
+            ``calibrate_on`` is empty; the runs of the files each records (``files``) are its
+            calibration runs, marked ``in_sample`` as with ``calibrate_on``.
         cache: the memo tables the runs' predictions share (:class:`hieropt.cache.Cache`; default: a
             new one for this call).
 
@@ -194,7 +195,11 @@ def validate(
     """
     runs = [r for f in files for r in read_runs(f)]
     cal_runs = [r for f in calibrate_on for r in read_runs(f)]
-    fits = calibrate(cal_runs, fields, loss) if cal_runs else tuple(calibrations)
+    if cal_runs:
+        fits = calibrate(cal_runs, fields, loss)
+    else:  # (a fit made before: its own runs, read from the files it records, are in sample)
+        fits = tuple(calibrations)
+        cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
     return summarise(predict_runs(runs, fits, cal_runs), fits)
 
 

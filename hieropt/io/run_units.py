@@ -1,0 +1,119 @@
+"""Plausibility of a measured run's units: a runs file's ``bw_gbps`` and ``measured_ms`` cells that
+look like the wrong unit are refused with the conversion (:mod:`hieropt.io.runs` calls these on
+every row).
+
+Both thresholds are far from any real run, so that a correct row is never refused:
+
+- a dimension's bandwidth above :data:`BANDWIDTH_FACTOR` x the accelerator's scale-up bandwidth
+  (``scaleup_gbps`` of its catalog entry: NVLink, Infinity Fabric; GB/s per NPU per direction; a
+  scale-out NIC is slower still) looks like Gb/s: ``2400`` for an A100's NVLink (300 GB/s) is
+  ``2400 / 8 = 300`` GB/s. Checked only for an NPU named by a catalog entry (``accelerator``).
+- a measured iteration time below 1 / :data:`SPEED_FACTOR` of the time the model's FLOPs take at
+  the NPUs' peak (:func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
+  ``peak_tflops``): no run sustains more than the peak, and real runs sustain 30-60 % of it) looks
+  like seconds: a run measured in seconds and written as ms is 1000 x too small, caught unless it
+  sustained below 1 % of the peak.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from ..workloads.llm.flops import model_flops_per_iteration
+from .npus import DEFAULT_CATALOG, read_npu_catalog
+
+if TYPE_CHECKING:
+    from ..workloads.llm.params import LLMParams
+
+BANDWIDTH_FACTOR = 2.0
+"""A dimension's bandwidth above this multiple of the accelerator's scale-up bandwidth is
+refused as Gb/s."""
+SPEED_FACTOR = 10.0
+"""A measured time this many times below the peak-FLOP/s time is refused as seconds."""
+
+
+def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> float | None:
+    """The scale-up bandwidth of the run's accelerator, GB/s per NPU per direction, from the model
+    file's catalog (``npu_catalog``, else the shipped one); None for an NPU given inline or not in
+    the catalog."""
+    name = params.npu.accelerator
+    if name is None:
+        return None
+    given = model_data.get("npu_catalog")
+    path = model.parent / given if isinstance(given, str) else DEFAULT_CATALOG
+    try:
+        return read_npu_catalog(path).find(name).scaleup_gbps
+    except (KeyError, InputError):
+        return None
+
+
+def check_bandwidths(
+    bw_gbps: tuple[float, ...], scaleup: float | None, npu: str, where: str
+) -> None:
+    """Refuse a dimension bandwidth above :data:`BANDWIDTH_FACTOR` x ``scaleup`` (GB/s per NPU per
+    direction; None: not checked).
+
+    Raises:
+        InputError: ``where: bw_gbps``, the dimension, the figure / 8 and the fix.
+    """
+    if scaleup is None:
+        return
+    for i, b in enumerate(bw_gbps):
+        if b > BANDWIDTH_FACTOR * scaleup:
+            raise InputError(
+                where,
+                "bw_gbps",
+                f"dimension {i}: {b:g} GB/s per NPU is more than {BANDWIDTH_FACTOR:g} x the "
+                f"{npu}'s scale-up bandwidth ({scaleup:g} GB/s per direction): looks like Gb/s "
+                f"(/ 8 = {b / 8:g} GB/s)",
+                "give GB/s per NPU per direction (a Gb/s link rate / 8, a bidirectional figure "
+                f"/ 2): {';'.join(f'{x / 8:g}' for x in bw_gbps)} if every value is Gb/s",
+            )
+
+
+def peak_time_ms(params: LLMParams) -> float:
+    """The iteration's model FLOPs at the peak FLOP/s of all its NPUs, ms: a lower bound on any
+    measured iteration time (recompute, communication and bubbles only add to it)."""
+    flops = model_flops_per_iteration(params)
+    return flops / (params.plan.total_npus * params.npu.peak_tflops * 1e12) * 1e3
+
+
+def check_measured(measured_ms: float, params: LLMParams, where: str) -> None:
+    """Refuse a measured time below 1 / :data:`SPEED_FACTOR` of :func:`peak_time_ms`.
+
+    Raises:
+        InputError: ``where: measured_ms``, the bound, and the value x 1000 as the fix when it is
+            plausible in ms (else: check the plan).
+    """
+    bound = peak_time_ms(params)
+    if measured_ms * SPEED_FACTOR >= bound:
+        return
+    head = (
+        f"{measured_ms:g} ms is {bound / measured_ms:,.0f} x less than the model's FLOPs take at "
+        f"the peak FLOP/s of its {params.plan.total_npus} NPUs ({bound:,.4g} ms)"
+    )
+    if measured_ms * 1000 >= bound:
+        raise InputError(
+            where,
+            "measured_ms",
+            f"{head}: looks like seconds",
+            f"give the iteration time in ms: {measured_ms * 1000:g} for {measured_ms:g} s",
+        )
+    raise InputError(
+        where,
+        "measured_ms",
+        head,
+        "give the iteration time in ms, and check the row's model fields and global_batch_size",
+    )
+
+
+__all__ = [
+    "BANDWIDTH_FACTOR",
+    "SPEED_FACTOR",
+    "scaleup_gbps",
+    "check_bandwidths",
+    "peak_time_ms",
+    "check_measured",
+]

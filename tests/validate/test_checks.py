@@ -1,0 +1,249 @@
+"""hieropt calibrate / validate never give a silent wrong answer: runs files in the wrong unit, fits
+that cannot mean anything and calibrated files that are not what they claim are refused with one
+line naming the file, the field and the fix; a fit at a bound is reported; a fit's own runs are
+marked in sample when its file is applied with --npu."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hieropt.cli import app
+from hieropt.errors import InputError
+from hieropt.io.calibration import read_calibration
+from hieropt.io.run_units import BANDWIDTH_FACTOR, SPEED_FACTOR, peak_time_ms
+from hieropt.io.runs import read_runs
+from hieropt.studies.validate import CalibrationField, fit_npu
+from hieropt.studies.validate.checks import check_fit_quality
+
+from .test_calibrate import synthetic
+
+REPO = Path(__file__).resolve().parents[2]
+VALIDATION = REPO / "validation"
+ONE_NODE = VALIDATION / "calibration" / "a100-one-node.csv"
+KORTHIKANTI = VALIDATION / "korthikanti2022.csv"
+ALL_FIVE = (
+    "matrix_efficiency,gemm_half_gflop,hbm_efficiency,kernel_overhead_us,attention_efficiency"
+)
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
+                        "COLUMNS": "200"})
+
+
+def copy_of(tmp_path: Path, source: Path, *edits: tuple[str, str]) -> Path:
+    """``source`` copied into ``tmp_path/calibration`` (its model and network files beside, as in
+    validation/) with each (old, new) text edit applied once."""
+    for folder in ("models", "networks"):
+        if not (tmp_path / folder).exists():
+            shutil.copytree(VALIDATION / folder, tmp_path / folder)
+    text = source.read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    (tmp_path / "calibration").mkdir(exist_ok=True)
+    out = tmp_path / "calibration" / source.name
+    out.write_text(text.replace(",models/", ",../models/").replace(",networks/", ",../networks/"))
+    return out
+
+
+def test_measured_times_in_seconds_are_refused_with_the_conversion(tmp_path: Path):
+    # the one-node calibration runs with measured_ms in seconds (1.42 s, not 1420 ms): before, a
+    # calibration at matrix_efficiency = 1 with a mean error of 86590 %, exit 0
+    path = copy_of(tmp_path, ONE_NODE, (",1420,", ",1.42,"), (",1100,", ",1.1,"))
+    r = runner.invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "x.toml")])
+    assert r.exit_code == 2
+    line = r.stderr.strip()
+    assert line.startswith(f"error: {path}: line 7: measured_ms: 1.42 ms is ")
+    assert "looks like seconds; fix: give the iteration time in ms: 1420 for 1.42 s" in line
+    assert not (tmp_path / "x.toml").exists()
+    # the lower bound by hand: 22B (h 6144, 48 layers, s 2048, V 51200), batch 4: 3 x 4 x (48 x
+    # (24 s h^2 + 4 s^2 h) + 2 s h V) = 1.1436e15 FLOPs at 8 x 312 TFLOP/s = 458.2 ms; 1420 ms is
+    # 3.10 x that, 1.42 "ms" 1/323 of it
+    run = read_runs(ONE_NODE)[0]
+    assert peak_time_ms(run.params) == pytest.approx(458.15, abs=0.01)
+    assert run.measured_ms / peak_time_ms(run.params) == pytest.approx(3.0994, abs=1e-4)
+    assert "1.42 ms is 323 x less than" in line
+    assert SPEED_FACTOR == 10.0
+
+
+def test_a_multi_gpu_step_of_half_a_millisecond_is_refused(tmp_path: Path):
+    path = copy_of(tmp_path, KORTHIKANTI, (",18130,", ",0.5,"))
+    with pytest.raises(InputError, match=r"line 12: measured_ms: 0\.5 ms is .* its 64 NPUs "):
+        read_runs(path)
+
+
+def test_bandwidths_in_gbit_are_refused_with_the_conversion(tmp_path: Path):
+    # 2400;200 Gb/s is NVLink's 300 GB/s and 8 x 200 Gb/s HDR per node = 25 GB/s per GPU
+    path = copy_of(tmp_path, KORTHIKANTI, ("300;25,gpt-530b,105", "2400;200,gpt-530b,105"))
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 14: bw_gbps: dimension 0: 2400 GB/s per NPU is more than 2 x the "
+        "A100-SXM-80GB's scale-up bandwidth (300 GB/s per direction): looks like Gb/s "
+        "(/ 8 = 300 GB/s); fix: give GB/s per NPU per direction (a Gb/s link rate / 8, a "
+        "bidirectional figure / 2): 300;25 if every value is Gb/s"
+    )
+    assert BANDWIDTH_FACTOR == 2.0
+
+
+def test_every_shipped_runs_file_is_far_from_the_unit_thresholds():
+    for path in [*VALIDATION.glob("*.csv"), *VALIDATION.glob("calibration/*.csv")]:
+        for r in read_runs(path):
+            assert r.measured_ms > 1.7 * peak_time_ms(r.params)  # threshold: 0.1 x
+            assert max(r.bw_gbps) <= 450.0  # NVLink 3 and 4; threshold: 600 and 900
+
+
+def test_a_calibration_run_that_does_not_fit_in_memory_is_refused(tmp_path: Path):
+    # the 22B model on 8 GPUs without tensor parallelism: 367 GB per GPU on an 80 GiB A100
+    path = copy_of(tmp_path, ONE_NODE, ("8,1,1,4,4,1f1b,1,full", "1,1,8,4,32,1f1b,1,full"))
+    for args in (["calibrate", str(path), "--out", str(tmp_path / "x.toml")],
+                 ["validate", str(KORTHIKANTI), "--calibrate-on", str(path)]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2
+        assert r.stderr.startswith(
+            f"error: {path}: line 7: plan: calibration run 22B full: the memory model finds the "
+            "plan does not fit: stage 0 needs 367.03 GB per NPU"
+        )
+        assert "fix: check the row's tp, pp, dp" in r.stderr
+
+
+def test_more_fitted_fields_than_runs_are_refused(tmp_path: Path):
+    out = tmp_path / "x.toml"
+    r = runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out), "--fit", ALL_FIVE])
+    assert r.exit_code == 2 and not out.exists()
+    assert r.stderr.startswith(
+        "error: --fit: 5 fields to fit (matrix_efficiency, gemm_half_gflop, hbm_efficiency, "
+        f"kernel_overhead_us, attention_efficiency) on 2 runs of {ONE_NODE}"
+    )
+    assert "fix: fit at most 2 field(s)" in r.stderr
+
+
+def test_an_empty_fit_is_refused(tmp_path: Path):
+    out = tmp_path / "x.toml"
+    for fit in ("", ","):
+        r = runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out), "--fit", fit])
+        assert r.exit_code == 2 and not out.exists()
+        assert r.stderr.strip() == (
+            "error: --fit: no field for A100-SXM-80GB's roofline compute model; fix: name one or "
+            "more of matrix_efficiency, gemm_half_gflop, hbm_efficiency, kernel_overhead_us, "
+            "attention_efficiency"
+        )
+    with pytest.raises(InputError, match="--fit: no field"):
+        fit_npu(read_runs(ONE_NODE), [])
+
+
+def test_a_fit_far_from_its_runs_is_refused_with_what_it_points_at(tmp_path: Path):
+    # measured 10 x faster than the model at efficiency 0.5: above the FLOP bound / 10, so the
+    # runs file loads, but no efficiency <= 1 explains it (the best, 1, predicts 4-5 x too slow)
+    path = synthetic(tmp_path, ("npu.efficiency=0.05",))
+    text = path.read_text()
+    runs = read_runs(path)
+    for r in runs:
+        text = text.replace(f",{r.measured_ms!r},", f",{r.measured_ms / 100!r},")
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        fit_npu(read_runs(path))
+    line = e.value.one_line()
+    assert line.startswith(f"{path}: measured_ms: the best fit (efficiency = 1) leaves a mean ")
+    assert "the predictions are too slow; fix: check measured_ms is ms per iteration" in line
+    # the diagnosis by the median ratio of predicted to measured times
+    runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.37",)))
+    m = [r.measured_ms for r in runs]
+    values = {"efficiency": 1.0}
+    with pytest.raises(InputError, match="measured_ms looks like seconds; fix: give measured_ms"):
+        check_fit_quality(runs, [1000 * x for x in m], 999.0, values)
+    with pytest.raises(InputError, match="measured_ms looks like microseconds"):
+        check_fit_quality(runs, [x / 1000 for x in m], 0.999, values)
+    with pytest.raises(InputError, match=r"bw_gbps: .*too fast; fix: .*Gb/s figure is 8 x"):
+        check_fit_quality(runs, [x / 5 for x in m], 0.8, values)
+    check_fit_quality(runs, [x * 1.5 for x in m], 0.5, values)  # 50 %: accepted
+
+
+def test_a_fit_at_its_bound_is_reported(tmp_path: Path):
+    runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.9",)))
+    fit = fit_npu(runs, [CalibrationField("efficiency", 0.1, 0.6)])
+    assert fit.at_bound == ("efficiency",)
+    assert fit_npu(runs).at_bound == ()  # 0.9 recovered inside [0.05, 1]
+
+
+def test_calibrate_reports_a_field_at_its_bound_in_the_file_json_and_stderr(tmp_path: Path):
+    # the GEMM and HBM efficiencies on the two one-node runs: the HBM one goes to 1.0 (its bound)
+    out, js = tmp_path / "x.toml", tmp_path / "x.json"
+    args = ["calibrate", str(ONE_NODE), "--out", str(out), "--json", str(js)]
+    r = runner.invoke(app, [*args, "--fit", "matrix_efficiency,hbm_efficiency"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.strip() == (
+        "note: A100-SXM-80GB hbm_efficiency = 1 sits at its upper bound (1): the runs ask for a "
+        "value the bounds do not allow, so the fit is not an interior optimum; check the runs' "
+        "units and plans, or fit fewer fields"
+    )
+    cal = tomllib.loads(out.read_text())["calibration"]
+    assert cal["at_bound"] == ["hbm_efficiency"]
+    assert (out.parent / cal["files"][0]).resolve() == ONE_NODE
+    data = json.loads(js.read_text())
+    assert data["at_bound"] == ["hbm_efficiency"]
+    assert data["values"]["matrix_efficiency"] == pytest.approx(0.628, abs=1e-3)
+    r = runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)])
+    assert r.exit_code == 0 and r.stderr == ""
+    assert tomllib.loads(out.read_text())["calibration"]["at_bound"] == []
+
+
+def test_validate_with_a_calibrated_file_marks_its_own_runs_in_sample(tmp_path: Path):
+    out = tmp_path / "npu" / "a100.toml"
+    out.parent.mkdir()
+    r = runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    # written relative to the calibrated file, found from any working folder
+    entry = tomllib.loads(out.read_text())["calibration"]["files"][0]
+    assert not Path(entry).is_absolute() and (out.parent / entry).resolve() == ONE_NODE
+    by: dict[str, dict] = {}
+    for how in (["--npu", str(out)], ["--calibrate-on", str(ONE_NODE)]):
+        js = tmp_path / f"{how[0][2:]}.json"
+        r = runner.invoke(app, ["validate", str(KORTHIKANTI), *how, "--json", str(js)])
+        assert r.exit_code == 0, r.output
+        assert "7 runs out of sample: mean absolute error 3.1%, worst 6.3%" in r.stdout
+        assert "(fit)" in r.stdout
+        by[how[0]] = json.loads(js.read_text())
+    rows = by["--npu"]["rows"]
+    assert [x["line"] for x in rows if x["in_sample"]] == [10, 11]  # the 22B one-node runs
+    assert by["--npu"]["summary"] == by["--calibrate-on"]["summary"]
+    assert by["--npu"]["summary"]["runs"] == 7
+    assert by["--npu"]["summary"]["mape"] == pytest.approx(0.031, abs=5e-4)
+
+
+def test_a_calibrated_file_whose_runs_are_gone_is_refused(tmp_path: Path):
+    path = copy_of(tmp_path, ONE_NODE)
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(path), "--out", str(out)]).exit_code == 0
+    path.unlink()
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(out)])
+    assert r.exit_code == 2
+    assert r.stderr.startswith(
+        f"error: {out}: calibration.files: runs file calibration/a100-one-node.csv not found"
+    )
+
+
+def test_a_percentage_in_a_calibrated_file_names_the_file_and_the_field(tmp_path: Path):
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0
+    text = out.read_text()
+    fitted = tomllib.loads(text)["params"]["npu"]["matrix_efficiency"]
+    pct = tmp_path / "pct.toml"
+    pct.write_text(text.replace(f"matrix_efficiency = {fitted!r}", "matrix_efficiency = 87"))
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(pct)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {pct}: params.npu.matrix_efficiency: 87 is not a fraction (a percentage?); "
+        "fix: a fraction in (0, 1]: 0.87?"
+    )
+    pct.write_text(text.replace(f"matrix_efficiency = {fitted!r}", "matrix_efficiency = 870"))
+    with pytest.raises(InputError) as e:
+        read_calibration(pct)
+    assert e.value.one_line() == (
+        f"{pct}: params.npu.matrix_efficiency: 870 is outside [0.01, 1]; fix: give a value in "
+        "[0.01, 1]"
+    )
