@@ -106,6 +106,10 @@ def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray,
     out = [_row(inst, i, bw) for i in range(len(inst.constraints))]
     bounds = inst.bounds_or_default
     for d, b in enumerate(bounds):
+        if b.lower_gbps == b.upper_gbps and b.lower_gbps > 0:  # a fixed dimension moves as one
+            out.append(Param(f"fixed bandwidth of bw[{d}]", "bound", b.lower_gbps, b.lower_gbps,
+                             partial(_bound_moved, inst, d, "fixed"), d))
+            continue
         for which, value in (("lower", b.lower_gbps), ("upper", b.upper_gbps)):
             if (value is None or abs(bw[d] - value) > 1e-7 * max(value, 1e-12)
                     or (which == "lower" and value == 0)):
@@ -148,10 +152,17 @@ def _row(inst: Instance, i: int, bw: np.ndarray) -> Param:
 
 
 def _bound_moved(inst: Instance, d: int, which: str, delta: float) -> Instance:
+    """``inst`` with the ``which`` (``lower``, ``upper`` or, for a fixed dimension, ``fixed``:
+    both) bound of dimension ``d`` moved by ``delta`` GB/s.
+
+    Raises:
+        ValueError: a bound moved below zero or past the other (the re-solves skip that side).
+    """
     bs = list(inst.bounds_or_default)
     lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
-    bs[d] = (Bound(lower_gbps=max(lo + delta, 0.0), upper_gbps=hi) if which == "lower"
-             else Bound(lower_gbps=lo, upper_gbps=hi + delta))
+    lo = lo + delta if which in ("lower", "fixed") else lo
+    hi = hi + delta if which in ("upper", "fixed") else hi
+    bs[d] = Bound(lower_gbps=max(lo, 0.0) if which != "fixed" else lo, upper_gbps=hi)
     return _with(inst, bounds=tuple(bs))
 
 

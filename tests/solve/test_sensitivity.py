@@ -431,3 +431,27 @@ def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
     )
     reason = check_marginals(inst, sol, fake, lambda moved: api.solve(moved))
     assert reason is not None and "upper bound of bw[0]" in reason
+
+
+def test_a_fixed_dimension_has_one_marginal_and_no_traceback():
+    # The layer of the hand test above with dim 0 fixed at 50 GB/s (lower = upper) and dim 1
+    # capped at 25 by its bound: the concurrent terms m0 / B0 = 6e9 / 50 = 1.2e8 ns
+    # against m1 / B1 = 6e7 ns, so dim 0 alone sets the time: d T / d B0 = -m0 / B0^2 = -2.4e6 ns
+    # per GB/s, both ways (moving the fixed bandwidth moves both bounds); dim 1's bound is slack.
+    none = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
+    layer = Layer(
+        name="l",
+        forward=Phase(compute_ns=1e6, collective=Collective.ALL_REDUCE, size_bytes=4e9),
+        input_grad=none,
+        weight_grad=none,
+    )
+    bounds = (Bound(lower_gbps=50.0, upper_gbps=50.0), Bound(lower_gbps=1.0, upper_gbps=25.0))
+    inst = _instance([("Ring", 4), ("Ring", 4)], [layer], {"forward": (4, 4), "input_grad": (1, 1),
+                                                            "weight_grad": (1, 1)}, [], bounds)
+    sol = api.solve(inst, options=SolveOptions(sensitivity=True))
+    assert sol.iteration_time_ns == pytest.approx(1e6 + 1.2e8, rel=1e-9)
+    by = {m.name: m for m in sol.sensitivity.marginals}
+    fixed = by["fixed bandwidth of bw[0]"]
+    assert fixed.kind == "bound" and fixed.binding
+    assert fixed.value == pytest.approx(-2.4e6, rel=1e-6)
+    assert "lower bound of bw[0]" not in by and "upper bound of bw[0]" not in by
