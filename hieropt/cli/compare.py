@@ -85,6 +85,25 @@ def _instance(
     return inst.model_copy(update=update) if update else inst
 
 
+def check_compared_objective(inst: Instance, objective: str | None, path: Path | None) -> None:
+    """Raise an InputError naming the instance file's ``objective`` when no ``--objective`` was
+    given and the instance's objective has no heuristic comparison (``min_run_cost``,
+    ``min_max_regret``): the fix is to choose one with ``--objective``."""
+    from ..errors import InputError
+    from ..studies.placement import OBJECTIVES_PLACED
+
+    if objective is not None or inst.objective in OBJECTIVES_PLACED:
+        return
+    raise InputError(
+        path or "instance",
+        "objective",
+        f"the instance's objective {inst.objective!r} has no heuristic comparison (compare places "
+        f"the rules of thumb for {', '.join(OBJECTIVES_PLACED)})",
+        f"choose one with --objective, e.g. --objective performance (min_cost also needs "
+        f"--max-time); 'hieropt solve' answers {inst.objective}",
+    )
+
+
 def _print_comparison(out: Console, comp: Comparison) -> None:
     from ..report import compare as rc
     from ..report.run import run_lines
@@ -139,6 +158,7 @@ def compare_command(
             budget_usd,
             tokens,
         )
+        check_compared_objective(inst, objective, instance)
         # loaded once the input is valid (a bad input is reported fast)
         from ..studies.compare import compare
 
@@ -324,9 +344,10 @@ def report_command(
             tokens,
         )
         # loaded once the input is valid (a bad input is reported fast)
-        from ..studies.compare import compare
+        from ..studies.compare import compare, comparison_objective
 
-        comp = compare(inst, objective=objective)
+        compared, compared_note = comparison_objective(inst, objective)
+        comp = compare(inst, objective=compared)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from .. import api
@@ -342,11 +363,11 @@ def report_command(
         front_error = str(e)
         error_line(err, f"no Pareto front: {e}", label="note:", style="yellow")
     try:
-        committee = procurement_committee(comp.instance, front, slack, catalog)
+        committee = procurement_committee(inst, front, slack, catalog)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     # the files first (see compare)
-    data = html.write_report(comp, front, out_dir, front_error, committee)
+    data = html.write_report(comp, front, out_dir, front_error, committee, compared_note)
     _print_comparison(out, comp)
     _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3)
 
