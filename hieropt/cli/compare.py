@@ -106,9 +106,10 @@ def check_compared_objective(inst: Instance, objective: str | None, path: Path |
 
 def _print_comparison(out: Console, comp: Comparison) -> None:
     from ..report import compare as rc
-    from ..report.run import run_lines
+    from ..report.run import instance_calibration, run_lines
 
-    for line in rc.headline_lines(comp) + run_lines(comp.optimum.run):
+    run = run_lines(comp.optimum.run, instance_calibration(comp.instance))
+    for line in rc.headline_lines(comp) + run:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(rc.comparison_rich_table(comp))
     out.print(rc.rich_table(rc.bandwidth_table(comp), "Bandwidth per dimension (GB/s per NPU)"))

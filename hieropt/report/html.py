@@ -16,7 +16,7 @@ from .committee_page import CSS, committee_sections
 from .common import floats, fmt_bw, fmt_ms, fmt_usd, gap_or_none
 from .compare import comparison_dict, figure_data
 from .plots import write_figures
-from .run import run_lines
+from .run import instance_calibration, run_lines, run_notes
 
 # --------------------------------------------------------------------------------------------- HTML
 _CSS = """
@@ -191,8 +191,11 @@ def write_report(
     paths = write_figures(figs, out)
     images = {p.name: p.read_bytes() for p in paths}
     data = comparison_dict(comp)
-    data["display"]["headline"] += run_lines(comp.optimum.run)  # the buyer's figures of the optimum
+    calibration = instance_calibration(comp.instance)
+    # the buyer's figures of the optimum
+    data["display"]["headline"] += run_lines(comp.optimum.run, calibration)
     notes = ([compared_note] if compared_note else []) + report_notes(comp, front, front_error)
+    notes += run_notes(comp.optimum.run, calibration)
     data["figures"] = figs
     data["notes"] = notes
     if front is not None:
