@@ -182,11 +182,11 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
         HieroptError: an unreadable file, a bad option or a bad space (one line naming it).
     """
     from ..io.common import read_toml
-    from .numbers import parse_amount, parse_time_ns
+    from .numbers import parse_amount, parse_time_ns, parse_tokens
 
     max_time_ns = parse_time_ns(max_time, "--max-time")
     budget_usd = parse_amount(budget, "--budget")
-    run_tokens = parse_amount(tokens, "--tokens", "tokens")
+    run_tokens = parse_tokens(tokens)
     read_toml(space, "co-design space")  # a missing or unreadable file: reported before numpy loads
     from ..io.codesign import load_codesign
 

@@ -65,14 +65,14 @@ def _instance(
     budget: str | None,
     tokens: str | None = None,
 ) -> Instance:
-    from .numbers import parse_amount, parse_time_ns
+    from .numbers import parse_amount, parse_time_ns, parse_tokens
 
     max_time_ns, budget_usd = (
         parse_time_ns(max_time, "--max-time"),
         parse_amount(budget, "--budget"),
     )
     inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-    run_tokens = parse_amount(tokens, "--tokens", "tokens")
+    run_tokens = parse_tokens(tokens)
     update = {
         k: v
         for k, v in (
@@ -325,13 +325,13 @@ def report_command(
     try:
         # before the work: an existing file is refused
         check_output_folder(out_dir, "--out", "the report")
-        from .numbers import parse_amount, parse_fraction
+        from .numbers import parse_fraction, parse_tokens
 
         slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
 
         if _is_codesign(instance):
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
-                                               parse_amount(tokens, "--tokens", "tokens"), slack)
+                                               parse_tokens(tokens), slack)
             return _finish(out, json_out, committee, out_dir, data["files"], 0)
         inst = _instance(
             instance,

@@ -26,7 +26,7 @@ from .common import (
     write_json,
     write_output,
 )
-from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns
+from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns, parse_tokens
 from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
 CommOpt = Annotated[
@@ -191,7 +191,7 @@ def solve_command(
 
 def with_tokens(inst, tokens: str | None):
     """``inst`` with the run's token budget ``--tokens`` (``15e12``, ``15T``) when given."""
-    value = parse_amount(tokens, "--tokens", "tokens")
+    value = parse_tokens(tokens)
     return inst if value is None else inst.model_copy(update={"tokens": value})
 
 
