@@ -38,8 +38,8 @@ ObjectiveOpt = Annotated[
         help="performance (iteration time), performance_per_cost (time x cost) or min_cost "
         "(network "
         "cost meeting --max-time): what the gap is measured on and what the heuristics are "
-        "placed for. Default: the "
-        "instance's.",
+        "placed for. Default: the instance's; when that is min_run_cost or min_max_regret, "
+        "report compares for performance (and says so) and compare asks for this option.",
     ),
 ]
 CommOpt = Annotated[
