@@ -332,7 +332,8 @@ def report_command(
         if _is_codesign(instance):
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
                                                parse_tokens(tokens), slack)
-            return _finish(out, json_out, committee, out_dir, data["files"], 0)
+            return _finish(out, json_out, committee, out_dir, data["files"], 0,
+                           _space_notes(instance, space))
         inst = _instance(
             instance,
             network,
@@ -373,11 +374,27 @@ def report_command(
     _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3)
 
 
+def _space_notes(path: Path, space: Path | None) -> list[str]:
+    """The note on a co-design report's days, MFU and $ when its space's accelerator is timed with
+    the catalog's default calibration (:func:`hieropt.report.run.calibration_note`); the space is
+    ``space``, or ``path`` when that is a space TOML (read again: cached)."""
+    from ..io.codesign import load_codesign
+    from ..io.npus import default_calibration_of
+    from ..report.run import calibration_note
+
+    file = space if space is not None else (None if path.suffix.lower() == ".json" else path)
+    if file is None:
+        return []
+    note = calibration_note(default_calibration_of(load_codesign(file).base.npu))
+    return [] if note is None else [note]
+
+
 def _finish(
-    out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int
+    out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int,
+    notes: tuple[str, ...] | list[str] = (),
 ) -> None:
-    """Write the committee's JSON, print the recommendation and the files written, exit with
-    ``code``."""
+    """Write the committee's JSON, print the recommendation, its ``notes`` and the files written,
+    exit with ``code``."""
     from ..report.committee import HEADLINE, LABELS, fmt_figure
 
     if json_out is not None:
@@ -396,6 +413,8 @@ def _finish(
             soft_wrap=True,
             markup=False,
         )
+    for note in notes:
+        out.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
     for name in files:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(code)

@@ -97,3 +97,15 @@ def test_codesign_carries_it(where, codesign_json, codesigned):
     else:
         notes = codesigned[1]["notes"]
     assert NOTE in notes
+
+
+def test_the_codesign_report_prints_it(tmp_path, codesign_json):
+    from tests.report.conftest import SPACE, TOKENS
+
+    out = tmp_path / "out"
+    r = run("report", codesign_json, "--space", SPACE, "--tokens", f"{TOKENS:g}", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert f"note: {NOTE}" in r.stdout
+    r = run("report", codesign_json, "-o", tmp_path / "bare")  # (no space: no MFU, no note)
+    assert r.exit_code == 0, r.output
+    assert "calibration" not in r.stdout
