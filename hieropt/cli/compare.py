@@ -90,9 +90,10 @@ def check_compared_objective(inst: Instance, objective: str | None, path: Path |
     given and the instance's objective has no heuristic comparison (``min_run_cost``,
     ``min_max_regret``): the fix is to choose one with ``--objective``."""
     from ..errors import InputError
+    from ..studies.compare import comparison_objective
     from ..studies.placement import OBJECTIVES_PLACED
 
-    if objective is not None or inst.objective in OBJECTIVES_PLACED:
+    if comparison_objective(inst, objective)[1] is None:
         return
     raise InputError(
         path or "instance",
