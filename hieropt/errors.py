@@ -23,7 +23,9 @@ class InputError(HieroptError):
         source: the file (path) or the origin of the data (e.g. ``"--constraint"``, ``"<inline>"``).
         field: the field inside that source, e.g. ``"line 7, field 4 (forward collective)"`` or
             ``"network.dims[2].npus"``.
-        problem: what is wrong, e.g. ``"unknown collective 'ALLREDUCEX'"``.
+        problem: what is wrong, e.g. ``"unknown collective 'ALLREDUCEX'"``; a problem that starts
+            with ``"<field>: "`` (a message re-raised with its field, e.g. a run's line quoting
+            its model file's error) has that head dropped, so the field is named once.
         fix: what to do about it, e.g. ``"use one of NONE, ALLREDUCE, REDUCESCATTER, ALLGATHER,
             ALLTOALL"``.
     """
@@ -35,7 +37,8 @@ class InputError(HieroptError):
     ):
         self.source = str(source) if source is not None else None
         self.field = field
-        self.problem = problem
+        # (a problem re-raised with its field already at its head names the field once)
+        self.problem = problem.removeprefix(f"{field}: ") if field else problem
         self.fix = fix
         super().__init__(self.one_line())
 

@@ -141,7 +141,7 @@ def codesign_command(
                 space, max_time, budget, tokens, dask, sizes, deadline)
         except HieroptError as e:
             raise fail(err, e, json_out) from None
-        from ..report.run import codesign_run, run_lines
+        from ..report.run import codesign_calibration, codesign_run, run_lines, run_notes
         from ..studies.codesign import codesign
 
         try:
@@ -155,12 +155,14 @@ def codesign_command(
             raise fail(err, attribute_to_file(e, space, plans.name), json_out) from None
         # the file first: a stdout its reader closes (| head) cannot keep it from being written
         run = codesign_run(result, run_tokens)
+        notes = run_notes(run, codesign_calibration(result))
         if json_out is not None:
-            _write_summary(json_out, result, top, shortlist, written, run, deadline is not None)
+            _write_summary(json_out, result, top, shortlist, written, run, deadline is not None,
+                           notes)
             outcome.answered = True
         from ..report.codesign import summary_lines
 
-        for line in summary_lines(result) + run_lines(run):
+        for line in summary_lines(result) + run_lines(run) + [f"note: {n}" for n in notes]:
             console.print(line, highlight=False, soft_wrap=True)
         _print_tables(console, err, result, top, shortlist, written, write_instances,
                       deadline is not None)
@@ -180,11 +182,11 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
         HieroptError: an unreadable file, a bad option or a bad space (one line naming it).
     """
     from ..io.common import read_toml
-    from .numbers import parse_amount, parse_time_ns
+    from .numbers import parse_amount, parse_time_ns, parse_tokens
 
     max_time_ns = parse_time_ns(max_time, "--max-time")
     budget_usd = parse_amount(budget, "--budget")
-    run_tokens = parse_amount(tokens, "--tokens", "tokens")
+    run_tokens = parse_tokens(tokens)
     read_toml(space, "co-design space")  # a missing or unreadable file: reported before numpy loads
     from ..io.codesign import load_codesign
 
@@ -225,10 +227,10 @@ def _exports(result, catalog: Path | None, provision_top: int, write_instances: 
 
 
 def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
-                   deadline: bool) -> None:
+                   deadline: bool, notes: list[str]) -> None:
     """Write the ``--json`` summary of ``result`` to ``json_out`` ('-': stdout): its ``top``
-    ranking, the provisioned ``shortlist``, the ``written`` instance files, the ``run``, and with
-    several sizes or a ``deadline`` each size's outcome."""
+    ranking, the provisioned ``shortlist``, the ``written`` instance files, the ``run`` and its
+    ``notes``, and with several sizes or a ``deadline`` each size's outcome."""
     from ..report.codesign import codesign_dict
     from .common import write_json
 
@@ -238,6 +240,7 @@ def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
     if written is not None:
         data["instances"] = [str(p) for p in written]
     data["run"] = None if run is None else run.to_dict()
+    data["notes"] = list(data.get("notes", [])) + notes
     if len(result.space.sizes) > 1 or deadline:  # each size, the chosen
         from ..report.sizing import sizing_dict
         from ..studies.sizing import size_outcomes

@@ -38,8 +38,8 @@ ObjectiveOpt = Annotated[
         help="performance (iteration time), performance_per_cost (time x cost) or min_cost "
         "(network "
         "cost meeting --max-time): what the gap is measured on and what the heuristics are "
-        "placed for. Default: the "
-        "instance's.",
+        "placed for. Default: the instance's; when that is min_run_cost or min_max_regret, "
+        "report compares for performance (and says so) and compare asks for this option.",
     ),
 ]
 CommOpt = Annotated[
@@ -65,14 +65,14 @@ def _instance(
     budget: str | None,
     tokens: str | None = None,
 ) -> Instance:
-    from .numbers import parse_amount, parse_time_ns
+    from .numbers import parse_amount, parse_time_ns, parse_tokens
 
     max_time_ns, budget_usd = (
         parse_time_ns(max_time, "--max-time"),
         parse_amount(budget, "--budget"),
     )
     inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-    run_tokens = parse_amount(tokens, "--tokens", "tokens")
+    run_tokens = parse_tokens(tokens)
     update = {
         k: v
         for k, v in (
@@ -85,11 +85,32 @@ def _instance(
     return inst.model_copy(update=update) if update else inst
 
 
+def check_compared_objective(inst: Instance, objective: str | None, path: Path | None) -> None:
+    """Raise an InputError naming the instance file's ``objective`` when no ``--objective`` was
+    given and the instance's objective has no heuristic comparison (``min_run_cost``,
+    ``min_max_regret``): the fix is to choose one with ``--objective``."""
+    from ..errors import InputError
+    from ..studies.compare import comparison_objective
+    from ..studies.placement import OBJECTIVES_PLACED
+
+    if comparison_objective(inst, objective)[1] is None:
+        return
+    raise InputError(
+        path or "instance",
+        "objective",
+        f"the instance's objective {inst.objective!r} has no heuristic comparison (compare places "
+        f"the rules of thumb for {', '.join(OBJECTIVES_PLACED)})",
+        f"choose one with --objective, e.g. --objective performance (min_cost also needs "
+        f"--max-time); 'hieropt solve' answers {inst.objective}",
+    )
+
+
 def _print_comparison(out: Console, comp: Comparison) -> None:
     from ..report import compare as rc
-    from ..report.run import run_lines
+    from ..report.run import instance_calibration, run_lines
 
-    for line in rc.headline_lines(comp) + run_lines(comp.optimum.run):
+    run = run_lines(comp.optimum.run, instance_calibration(comp.instance))
+    for line in rc.headline_lines(comp) + run:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(rc.comparison_rich_table(comp))
     out.print(rc.rich_table(rc.bandwidth_table(comp), "Bandwidth per dimension (GB/s per NPU)"))
@@ -139,6 +160,7 @@ def compare_command(
             budget_usd,
             tokens,
         )
+        check_compared_objective(inst, objective, instance)
         # loaded once the input is valid (a bad input is reported fast)
         from ..studies.compare import compare
 
@@ -304,14 +326,15 @@ def report_command(
     try:
         # before the work: an existing file is refused
         check_output_folder(out_dir, "--out", "the report")
-        from .numbers import parse_amount, parse_fraction
+        from .numbers import parse_fraction, parse_tokens
 
         slack = parse_fraction(within, "--within") or 0.01  # (0: the default 1 %)
 
         if _is_codesign(instance):
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
-                                               parse_amount(tokens, "--tokens", "tokens"), slack)
-            return _finish(out, json_out, committee, out_dir, data["files"], 0)
+                                               parse_tokens(tokens), slack)
+            return _finish(out, json_out, committee, out_dir, data["files"], 0,
+                           _space_notes(instance, space))
         inst = _instance(
             instance,
             network,
@@ -324,9 +347,10 @@ def report_command(
             tokens,
         )
         # loaded once the input is valid (a bad input is reported fast)
-        from ..studies.compare import compare
+        from ..studies.compare import compare, comparison_objective
 
-        comp = compare(inst, objective=objective)
+        compared, compared_note = comparison_objective(inst, objective)
+        comp = compare(inst, objective=compared)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from .. import api
@@ -342,20 +366,36 @@ def report_command(
         front_error = str(e)
         error_line(err, f"no Pareto front: {e}", label="note:", style="yellow")
     try:
-        committee = procurement_committee(comp.instance, front, slack, catalog)
+        committee = procurement_committee(inst, front, slack, catalog)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     # the files first (see compare)
-    data = html.write_report(comp, front, out_dir, front_error, committee)
+    data = html.write_report(comp, front, out_dir, front_error, committee, compared_note)
     _print_comparison(out, comp)
     _finish(out, json_out, committee, out_dir, data["files"], 0 if comp.optimum.success else 3)
 
 
+def _space_notes(path: Path, space: Path | None) -> list[str]:
+    """The note on a co-design report's days, MFU and $ when its space's accelerator is timed with
+    the catalog's default calibration (:func:`hieropt.report.run.calibration_note`); the space is
+    ``space``, or ``path`` when that is a space TOML (read again: cached)."""
+    from ..io.codesign import load_codesign
+    from ..io.npus import default_calibration_of
+    from ..report.run import calibration_note
+
+    file = space if space is not None else (None if path.suffix.lower() == ".json" else path)
+    if file is None:
+        return []
+    note = calibration_note(default_calibration_of(load_codesign(file).base.npu))
+    return [] if note is None else [note]
+
+
 def _finish(
-    out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int
+    out: Console, json_out: Path | None, committee, out_dir: Path, files: list[str], code: int,
+    notes: tuple[str, ...] | list[str] = (),
 ) -> None:
-    """Write the committee's JSON, print the recommendation and the files written, exit with
-    ``code``."""
+    """Write the committee's JSON, print the recommendation, its ``notes`` and the files written,
+    exit with ``code``."""
     from ..report.committee import HEADLINE, LABELS, fmt_figure
 
     if json_out is not None:
@@ -374,6 +414,8 @@ def _finish(
             soft_wrap=True,
             markup=False,
         )
+    for note in notes:
+        out.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
     for name in files:
         out.print(f"wrote {out_dir / name}", highlight=False)
     raise typer.Exit(code)

@@ -148,6 +148,30 @@ def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
     return _scaled(text, flag, MONEY_SUFFIXES, "suffix", fix)
 
 
+def parse_tokens(text: str | None, flag: str = "--tokens") -> float | None:
+    """A run's token budget given to ``flag``: ``15T``, ``300B``, ``15e12`` (:func:`parse_amount`).
+
+    Raises:
+        InputError: an unknown suffix, not a finite number > 0, or a budget below
+            :data:`hieropt.io.cluster.MIN_RUN_TOKENS` (a unit slip: ``--tokens 15`` for 15T).
+    """
+    value = parse_amount(text, flag, "tokens")
+    if value is None:
+        return None
+    from ..errors import InputError
+    from ..io.cluster import tokens_unit_problem
+
+    problem = tokens_unit_problem(value)
+    if problem is not None:
+        t = text.strip()
+        guess = f"did you mean {t}B or {t}T? " if PLAIN_NUMBER.fullmatch(t) else ""
+        raise InputError(
+            flag, None, problem,
+            f"{guess}write e.g. {flag} 15T (suffixes k, M, B = 1e9, T = 1e12)",
+        )
+    return value
+
+
 def parse_fraction(text: str | None, flag: str) -> float | None:
     """A slack given to ``flag`` as ``1%`` or ``0.01``: the fraction (0.01), or None for ``0`` (off)
     or None.

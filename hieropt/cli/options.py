@@ -15,7 +15,8 @@ TokensOpt = Annotated[
         "--tokens",
         help="Token budget of one training run, e.g. 15e12 or 15T: adds the time to train "
         "(days), the "
-        "energy (MWh) and the $ per run to the answer (overrides the file's tokens).",
+        "energy (MWh) and the $ per run to the answer (overrides the file's tokens); at least "
+        "1M (a plain 15 is 15 tokens).",
         show_default=False,
     ),
 ]

@@ -11,7 +11,7 @@ import typer
 
 from ..names import PROVISION_OBJECTIVES
 from .common import console, error_console, fail, to_stdout, write_json
-from .numbers import parse_amount, parse_fraction, parse_time_ns
+from .numbers import parse_amount, parse_fraction, parse_time_ns, parse_tokens
 from .options import BudgetOpt, MaxTimeOpt, TokensOpt, WithinOpt
 
 
@@ -115,7 +115,7 @@ def provision_command(
             parse_amount(budget, "--budget"),
         )
         inst = load_instance(instance)
-        run_tokens = parse_amount(tokens, "--tokens", "tokens")
+        run_tokens = parse_tokens(tokens)
         inst = inst if run_tokens is None else inst.model_copy(update={"tokens": run_tokens})
         # loaded once the input is valid (a bad input is reported fast)
         from ..solvers.provision import provision
@@ -136,12 +136,14 @@ def provision_command(
         raise fail(err, _named(e, catalog), json_out) from None
     from ..model.run import run_figures
     from ..report import provision as report_provision
-    from ..report.run import run_lines
+    from ..report.run import instance_calibration, run_lines, run_notes
 
     # (the catalog's bill of materials)
     run = run_figures(inst, result.iteration_time_ns, result.network_cost_usd)
+    calibration = instance_calibration(inst)
     data = {**report_provision.provision_dict(inst, result), "run": run.to_dict(),
             "knee": None if knee is None else knee.to_dict()}
+    data["notes"] = list(data.get("notes", [])) + run_notes(run, calibration)
     try:
         _finite(data, catalog)
     except HieroptError as e:
@@ -149,7 +151,8 @@ def provision_command(
     if json_out is not None:  # the file first (as above)
         write_json(json_out, data)
     knee_line = [] if knee is None else [knee.line()]
-    for line in report_provision.summary_lines(inst, result) + run_lines(run) + knee_line:
+    lines = report_provision.summary_lines(inst, result) + run_lines(run, calibration)
+    for line in lines + knee_line:
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))
     out.print(report_provision.bom_table(result))

@@ -26,7 +26,7 @@ from .common import (
     write_json,
     write_output,
 )
-from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns
+from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns, parse_tokens
 from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
 CommOpt = Annotated[
@@ -164,7 +164,7 @@ def solve_command(
         raise fail(err, e, json_out) from None
     from ..report import dicts, text
     from ..report.portfolio import portfolio_table
-    from ..report.run import run_lines
+    from ..report.run import instance_calibration, run_lines
     from ..report.sensitivity import sensitivity_lines
 
     # the file first: a stdout its reader closes (| head) cannot keep it from being written
@@ -174,7 +174,8 @@ def solve_command(
             {**dicts.solution_dict(inst, sol), "knee": knee if knee is None else knee.to_dict()},
         )
     knee_line = [] if knee is None else [knee.line()]
-    for line in text.summary_lines(inst, sol) + run_lines(sol.run) + knee_line:
+    run = run_lines(sol.run, instance_calibration(inst))
+    for line in text.summary_lines(inst, sol) + run + knee_line:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
     out.print(text.time_table(sol.breakdown, inst.training_loop))
@@ -190,7 +191,7 @@ def solve_command(
 
 def with_tokens(inst, tokens: str | None):
     """``inst`` with the run's token budget ``--tokens`` (``15e12``, ``15T``) when given."""
-    value = parse_amount(tokens, "--tokens", "tokens")
+    value = parse_tokens(tokens)
     return inst if value is None else inst.model_copy(update={"tokens": value})
 
 
@@ -259,13 +260,15 @@ def evaluate_command(
         raise fail(err, e, json_out) from None
     from ..model.run import run_figures
     from ..report import dicts, text
-    from ..report.run import run_lines
+    from ..report.run import instance_calibration, run_lines, run_notes
 
     run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
+    calibration = instance_calibration(inst)
     if json_out is not None:  # the file first (see solve)
         write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "run": run.to_dict(),
+                              "notes": run_notes(run, calibration),
                               "instance": dicts.instance_dict(inst)})
-    for line in text.evaluation_lines(inst, bd) + run_lines(run):
+    for line in text.evaluation_lines(inst, bd) + run_lines(run, calibration):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
     out.print(text.time_table(bd, inst.training_loop))

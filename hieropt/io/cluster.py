@@ -79,15 +79,43 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
         raise validation_error(e, src, field) from e
 
 
+MIN_RUN_TOKENS = 1e6
+"""Token budgets below this are taken for a unit slip: one iteration of an LLM trains on millions
+of tokens (Llama 3 405B: 16.8M; GPT-3: 3.1M), and pre-training runs on billions to trillions
+(``--tokens 15`` meant 15T)."""
+
+
+def tokens_unit_problem(tokens: float) -> str | None:
+    """Why a run's token budget ``tokens`` (> 0) is a wrong unit (below :data:`MIN_RUN_TOKENS`):
+    the problem of an InputError, else None."""
+    if tokens >= MIN_RUN_TOKENS:
+        return None
+    return (
+        f"{tokens:,.6g} tokens is below {MIN_RUN_TOKENS:,.0f}, fewer than one iteration of an LLM "
+        "training: the budget is a plain token count"
+    )
+
+
 def tokens_entry(value: Any, src: str | Path) -> float:
     """A ``tokens`` entry (the token budget of one run, e.g. ``15e12``) as a float > 0.
 
     Raises:
-        InputError: not a positive, finite number.
+        InputError: not a positive, finite number, or below :data:`MIN_RUN_TOKENS` (a unit slip:
+            ``tokens = 15`` for 15T).
     """
     from .common import positive_number
 
-    return positive_number(value, src, "tokens", "give the run's token budget, e.g. tokens = 15e12")
+    tokens = positive_number(
+        value, src, "tokens", "give the run's token budget, e.g. tokens = 15e12"
+    )
+    problem = tokens_unit_problem(tokens)
+    if problem is not None:
+        raise InputError(
+            src, "tokens", problem,
+            f"did you mean {tokens:g}B or {tokens:g}T? write tokens = {tokens:g}e9 or "
+            f"{tokens:g}e12",
+        )
+    return tokens
 
 
-__all__ = ["cluster_entry", "tokens_entry"]
+__all__ = ["cluster_entry", "tokens_entry", "tokens_unit_problem", "MIN_RUN_TOKENS"]

@@ -298,6 +298,21 @@ def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     return out
 
 
+def readable_bound(msg: str, limit: object) -> str:
+    """Pydantic's bound message (``Input should be greater than or equal to 0.000000000001``) with
+    the limit written as a person would (``1e-12``; a whole number as it is); any other message as
+    it is."""
+    words, _, last = msg.rpartition(" ")
+    if not msg.startswith("Input should be ") or not isinstance(limit, int | float):
+        return msg
+    try:
+        if float(last) != limit:  # (the message does not end in the bound)
+            return msg
+    except ValueError:
+        return msg
+    return f"{words} {limit:g}" if isinstance(limit, float) else f"{words} {limit}"
+
+
 def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -> InputError:
     """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError`.
 
@@ -320,6 +335,7 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -
         msg, fix = "unknown key", fix or "remove it or check its spelling"
     elif fix is None and bound is not None:
         limit = f"{bound[1]:g}" if isinstance(bound[1], int | float) else str(bound[1])
+        msg = readable_bound(msg, bound[1])
         value = err.get("input")
         # (NaN fails every bound: say what it is)
         if isinstance(value, float) and not math.isfinite(value):

@@ -87,4 +87,22 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
     return {**filled, **npu, "accelerator": a.name}
 
 
-__all__ = ["read_npu_catalog", "fill_npu", "DEFAULT_CATALOG"]
+def default_calibration_of(npu: Any) -> str | None:
+    """The accelerator's name when ``npu`` (:class:`hieropt.workloads.llm.NPU`) is timed by the
+    roofline with exactly the shipped catalog's (:data:`DEFAULT_CATALOG`) default calibration of its
+    ``accelerator``: kernel-level figures (the maximum achievable matmul rate, per-layer times), not
+    fitted on measured end-to-end runs. None for an NPU given inline, the flat ``efficiency`` model,
+    an accelerator the shipped catalog lacks, or any calibration value that differs (given in the
+    model file, or fitted by ``hieropt calibrate``)."""
+    name = getattr(npu, "accelerator", None)
+    if name is None or getattr(npu, "efficiency", None) is not None:
+        return None
+    try:
+        entry = read_npu_catalog().find(name)
+    except KeyError:
+        return None
+    same = all(getattr(npu, f) == getattr(entry.calibration, f) for f in CALIBRATION_NAMES)
+    return entry.name if same else None
+
+
+__all__ = ["read_npu_catalog", "fill_npu", "default_calibration_of", "DEFAULT_CATALOG"]

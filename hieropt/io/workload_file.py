@@ -96,7 +96,7 @@ def run_generator(
 
         require_fit(p, str(source))
     try:
-        return generate(p)
+        return _with_calibration_source(generate(p), p)
     except (ValidationError, OverflowError, ValueError, ZeroDivisionError) as e:
         detail = (
             validation_error(e, source).one_line() if isinstance(e, ValidationError) else str(e)
@@ -108,6 +108,19 @@ def run_generator(
             f"({detail.removeprefix(str(source) + ': ')[:200]})",
             "check the parameters for values far out of range (efficiency, peak, sizes)",
         ) from e
+
+
+def _with_calibration_source(workload: Workload, params: Any) -> Workload:
+    """``workload`` with its training's ``default_calibration`` set when the LLM plan's NPU uses the
+    shipped catalog's default calibration (:func:`hieropt.io.npus.default_calibration_of`)."""
+    from .npus import default_calibration_of
+
+    tr = workload.training
+    name = default_calibration_of(params.npu) if tr is not None and hasattr(params, "npu") else None
+    if name is None:
+        return workload
+    training = tr.model_copy(update={"default_calibration": name})
+    return workload.model_copy(update={"training": training})
 
 
 def gen_is_llm(params_cls: Any) -> bool:

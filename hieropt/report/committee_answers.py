@@ -34,6 +34,7 @@ from .committee import (
     subject_lines,
     unknown_lines,
 )
+from .run import calibration_note, instance_calibration
 
 
 def plan_text(instance: Instance) -> str:
@@ -241,6 +242,9 @@ def procurement_committee(
         "plan (as LIBRA "
         "designs it); a co-design result shows the plan chosen with the network",
     ]
+    note = calibration_note(instance_calibration(instance))
+    if note is not None and tr is not None:
+        notes.append(note)
     if pareto is not None and pareto.axes == "run":
         on_front = non_dominated([(f.time_to_train_days, f.run_cost_usd) for *_, f in designs])
         notes.append(

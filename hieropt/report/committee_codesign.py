@@ -28,6 +28,7 @@ from .committee import (
     subject_lines,
     unknown_lines,
 )
+from .run import calibration_note
 
 NO_SPACE = (
     "tokens, FLOPs and $ of this candidate: the co-design result alone does not hold its "
@@ -264,6 +265,11 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
         "the result kept "
         "(codesign --top sets how many)",
     ]
+    if space is not None:
+        from ..io.npus import default_calibration_of
+
+        note = calibration_note(default_calibration_of(space.base.npu))
+        notes += [note] if note is not None else []
     return Committee(
         "codesign",
         str(data.get("space")),

@@ -10,6 +10,7 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from .common import floats, gap_or_none
+from .run import instance_calibration, run_notes
 
 
 def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
@@ -24,8 +25,13 @@ def instance_dict(instance: Instance) -> dict[str, Any]:
 
 def solution_dict(instance: Instance, sol: Solution) -> dict[str, Any]:
     """JSON-ready solution (the ``--json`` output): :meth:`hieropt.Solution.to_dict` with
-    ``instance`` echoed."""
-    return sol.to_dict(instance)
+    ``instance`` echoed, and the caveat on its run figures of a default calibration
+    (:func:`hieropt.report.run.run_notes`) added to ``notes``."""
+    out = sol.to_dict(instance)
+    if "notes" in out:
+        fig = run_figures(instance, sol.iteration_time_ns, sol.network_cost_usd)
+        out["notes"] = out["notes"] + run_notes(fig, instance_calibration(instance))
+    return out
 
 
 def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from .committee_page import CSS, committee_sections
 from .common import floats, fmt_bw, fmt_ms, fmt_usd, gap_or_none
 from .compare import comparison_dict, figure_data
 from .plots import write_figures
-from .run import run_lines
+from .run import instance_calibration, run_lines, run_notes
 
 # --------------------------------------------------------------------------------------------- HTML
 _CSS = """
@@ -148,7 +148,7 @@ def html_page(comp: Comparison, display: dict[str, Any], images: dict[str, bytes
         f"Which cluster to buy: {name}",
         [
             *committee_sections(committee),
-            "<h2>Detail: the exact optimum of the instance's objective versus rules of thumb</h2>",
+            f"<h2>Detail: the exact optimum for {comp.objective} versus rules of thumb</h2>",
             *comparison_sections(comp, display, images, notes),
         ],
     )
@@ -177,19 +177,25 @@ def write_report(
     out_dir: str | Path,
     front_error: str | None = None,
     committee: Committee | None = None,
+    compared_note: str | None = None,
 ) -> dict[str, Any]:
     """Write the PNG figures, ``report.html`` and ``report.json`` into ``out_dir`` (created if
     missing); returns the report dict written to ``report.json`` (with ``committee``: its
     :meth:`~hieropt.report.committee. Committee.to_dict` under ``committee``, and its sections first
-    on the page)."""
+    on the page). ``compared_note``: why the comparison's objective is not the instance's
+    (:func:`hieropt.studies.compare.comparison_objective`), first among the notes and in the
+    comparison's heading."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figs = figure_data(comp, front)
     paths = write_figures(figs, out)
     images = {p.name: p.read_bytes() for p in paths}
     data = comparison_dict(comp)
-    data["display"]["headline"] += run_lines(comp.optimum.run)  # the buyer's figures of the optimum
-    notes = report_notes(comp, front, front_error)
+    calibration = instance_calibration(comp.instance)
+    # the buyer's figures of the optimum
+    data["display"]["headline"] += run_lines(comp.optimum.run, calibration)
+    notes = ([compared_note] if compared_note else []) + report_notes(comp, front, front_error)
+    notes += run_notes(comp.optimum.run, calibration)
     data["figures"] = figs
     data["notes"] = notes
     if front is not None:

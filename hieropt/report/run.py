@@ -32,9 +32,35 @@ def fmt_tokens(n: float) -> str:
     return f"{n:,.0f}"
 
 
-def run_lines(fig: RunFigures | None) -> list[str]:
+def calibration_note(accelerator: str | None) -> str | None:
+    """The caveat on days, MFU and $ per run computed with ``accelerator``'s shipped default
+    calibration (:attr:`hieropt.spec.Training.default_calibration`; None: no caveat). On the 37
+    published A100 / H100 runs of ``validation/`` that calibration predicts a mean 20.7 % error,
+    almost every run too fast: its matrix efficiency is the maximum achievable matmul rate, above
+    the 0.71-0.77 fitted on measured runs (docs/validation.md)."""
+    if accelerator is None:
+        return None
+    return (
+        f"the {accelerator} compute calibration is the catalog's kernel-level default, not fitted "
+        "on measured runs: published training runs are predicted up to ~20 % too fast with it "
+        "(days and $ per run low, MFU high); fit it with 'hieropt calibrate' on measured runs "
+        "(docs/validation.md)"
+    )
+
+
+def instance_calibration(instance: Any) -> str | None:
+    """The accelerator whose default calibration timed ``instance``'s one LLM workload
+    (:attr:`hieropt.spec.Training.default_calibration`), else None (several workloads: no run
+    figures)."""
+    if len(instance.jobs) != 1 or instance.workload.training is None:
+        return None
+    return instance.workload.training.default_calibration
+
+
+def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[str]:
     """Lines of the buyer's figures: throughput and MFU, the run (days, MW, MWh, $), the cluster's
-    cost, and what is unknown. Empty for None."""
+    cost, what is unknown, and (``calibration``: the accelerator timed with its shipped default
+    calibration) the :func:`calibration_note` when MFU or days are shown. Empty for None."""
     if fig is None:
         return []
     lines = []
@@ -69,7 +95,18 @@ def run_lines(fig: RunFigures | None) -> list[str]:
     if fig.left_out:
         lines.append("cost rate leaves out: " + "; ".join(fig.left_out))
     lines += [f"unknown {u}" for u in fig.unknown]
+    lines += [f"note: {n}" for n in run_notes(fig, calibration)]
     return lines
+
+
+def run_notes(fig: RunFigures | None, calibration: str | None) -> list[str]:
+    """The :func:`calibration_note` of ``calibration`` (the accelerator timed with its shipped
+    default calibration, or None) when ``fig`` shows MFU or days to train; else none. For a JSON's
+    ``notes``."""
+    note = calibration_note(calibration)
+    if note is None or fig is None or (fig.mfu is None and fig.time_to_train_days is None):
+        return []
+    return [note]
 
 
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
@@ -87,6 +124,18 @@ def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:
     return figures(training_of(params), best.npus or result.space.npus, best.iteration_time_ns,
                    best.network_cost_usd, tokens, result.space.cluster,
                    params.workload_name)
+
+
+def codesign_calibration(result: Any) -> str | None:
+    """The accelerator whose shipped default calibration timed a co-design search's best candidate
+    (:func:`hieropt.io.npus.default_calibration_of` of its plan's NPU), else None (no best, or
+    another calibration)."""
+    if result.best is None:
+        return None
+    from ..io.npus import default_calibration_of
+    from ..studies.codesign.export import row_params
+
+    return default_calibration_of(row_params(result.space, result.best.to_dict()).npu)
 
 
 @dataclass(frozen=True)
@@ -157,5 +206,6 @@ def bandwidth_effect(scale: BuyerScale | None, d: int, ns_per_gbps: float) -> st
     return " (" + "; ".join(parts) + ")"
 
 
-__all__ = ["run_lines", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale", "buyer_scale",
-           "bandwidth_effect"]
+__all__ = ["run_lines", "calibration_note", "run_notes", "instance_calibration",
+           "codesign_calibration", "fmt_money", "fmt_tokens", "codesign_run", "BuyerScale",
+           "buyer_scale", "bandwidth_effect"]

@@ -25,6 +25,11 @@ class Training(Frozen):
             FLOPs), FLOP.
         npus: NPUs in the job.
         peak_flops_per_npu: the NPU's dense peak in the training number format, FLOP/s.
+        default_calibration: the accelerator whose compute was timed with the shipped catalog's
+            kernel-level default calibration (``catalogs/npus.toml``, not fitted on measured runs:
+            :func:`hieropt.io.npus.default_calibration_of`), set by the model-file reader; None
+            for a calibration given in the file, fitted by ``hieropt calibrate``, or the flat
+            efficiency.
     """
 
     model: str
@@ -33,6 +38,7 @@ class Training(Frozen):
     hardware_flops_per_iteration: float = Field(gt=0, allow_inf_nan=False)
     npus: int = Field(ge=1)
     peak_flops_per_npu: float = Field(gt=0, allow_inf_nan=False)
+    default_calibration: str | None = None
 
     @model_validator(mode="after")
     def _ordered(self) -> Training:

@@ -31,7 +31,7 @@ from ..result import Solution
 from ..solvers.objectives import solve
 from ..spec import Instance
 from .heuristics import HeuristicResult, ratio_problems, run_all
-from .placement import relative_gap
+from .placement import OBJECTIVES_PLACED, relative_gap
 
 MATCH_REL = 1e-6
 """A heuristic within this relative gap of the optimum is reported as matching it."""
@@ -254,6 +254,23 @@ def check_ratios(instance: Instance) -> None:
             problem,
             f"give {instance.network.n_dims} finite ratios >= 0, at least one positive",
         )
+
+
+def comparison_objective(
+    instance: Instance, objective: str | None
+) -> tuple[str | None, str | None]:
+    """The objective a comparison of ``instance`` runs for when ``objective`` (a command's
+    ``--objective``, None when not given) is what the user chose, and why, for the page: the given
+    one, or the instance's (None, no note) when heuristics are placed for it; performance (the
+    iteration time), with a note saying so, when none was given and the instance's objective
+    (``min_run_cost``, ``min_max_regret``) has no heuristic comparison."""
+    if objective is not None or instance.objective in OBJECTIVES_PLACED:
+        return objective, None
+    return "performance", (
+        f"the rules of thumb are compared for performance (iteration time): the instance's "
+        f"objective {instance.objective} has no heuristic comparison (give --objective to compare "
+        f"for {', '.join(OBJECTIVES_PLACED)})"
+    )
 
 
 @scoped

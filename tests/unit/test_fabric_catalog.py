@@ -127,7 +127,7 @@ BAD = [
         "usd = 2000\n",
         "usd = 2e15\n",
         "classes.ScaleOut.nics[0] ('cx7').usd",
-        "less than or equal to 1000000000000",
+        "less than or equal to 1e+12",
     ),
     ("usd_per_switch = 35000", "usd_per_switch = 3.5e13", "usd_per_switch", "less than or equal"),
 ]

@@ -1,0 +1,56 @@
+"""A run's token budget below 1,000,000 (``hieropt.io.cluster.MIN_RUN_TOKENS``) is a unit slip
+(``--tokens 15`` meant 15T, a run of "0.0 days"): refused with a hint naming the suffixes, on the
+command line and in an instance file; 1,000,000 and 15T pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from hieropt.io.cluster import MIN_RUN_TOKENS
+from tests.cli.util import error_line, run
+from tests.report.conftest import REPO
+
+INST = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+
+
+def test_the_limit():
+    assert MIN_RUN_TOKENS == 1e6
+
+
+@pytest.mark.parametrize("cmd", ["solve", "compare", "report"])
+def test_tokens_without_a_suffix(cmd, tmp_path):
+    extra = ["-o", tmp_path / "r"] if cmd == "report" else []
+    r = run(cmd, INST, "--tokens", "15", *extra)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --tokens: 15 tokens is below 1,000,000, fewer than one iteration of an LLM "
+        "training: the budget is a plain token count; fix: did you mean 15B or 15T? write e.g. "
+        "--tokens 15T (suffixes k, M, B = 1e9, T = 1e12)"
+    )
+
+
+def test_a_suffixed_budget_below_the_limit_gets_no_guess():
+    line = error_line(run("solve", INST, "--tokens", "999k"))
+    assert "999,000 tokens is below 1,000,000" in line and "did you mean" not in line
+
+
+def test_at_the_limit_and_with_the_suffix_it_runs():
+    r = run("solve", INST, "--tokens", "1M")
+    assert r.exit_code == 0, r.output
+    assert "run of 1M tokens:" in r.stdout
+    r = run("solve", INST, "--tokens", "15T")
+    assert r.exit_code == 0, r.output
+    # 15e12 / 16,777,216 tokens per iteration x 7.2289 s = 74.8 days
+    assert "run of 15T tokens: 74.8 days" in r.stdout
+
+
+def test_tokens_in_an_instance_file(tmp_path):
+    text = INST.read_text().replace("tokens = 15.6e12", "tokens = 15.6", 1)
+    text = text.replace('"../models/', f'"{REPO}/models/')
+    path = tmp_path / "inst.toml"
+    path.write_text(text)
+    assert error_line(run("solve", path)) == (
+        f"error: {path}: tokens: 15.6 tokens is below 1,000,000, fewer than one iteration of an "
+        "LLM training: the budget is a plain token count; fix: did you mean 15.6B or 15.6T? "
+        "write tokens = 15.6e9 or 15.6e12"
+    )

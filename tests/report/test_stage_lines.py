@@ -1,0 +1,63 @@
+"""The pipeline-stage line of ``solve`` / ``evaluate``: each stage's figure is the iteration time if
+every stage were that one, and under a schedule that composes the stages (interleaved 1F1B here)
+the iteration time is below the largest of them, so the line must not call it the slowest's.
+
+Hand-computed on the three stages of tests/solve/test_pipeline_stages.py (m = 4 micro-batches, p =
+3 stages, v = 2 chunks, B = (100, 50) GB/s): slots t = (600 + 2.4e7, 750 + 6e6, 180 + 1.2e7) ns,
+DP tails W = (8e8 / 50, 4e8 / 50, 0) ns. Each stage alone: (m + (p - 1)/v) t_r + W_r = 5 t_r + W_r;
+the composition: sum t / v + (m - 1/v) max t + W_0.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import hieropt
+from hieropt.report.text import evaluation_lines
+from tests.solve.test_pipeline_stages import _slots, _three_stages, two_stages
+
+
+def _stage_line(lines: list[str]) -> str:
+    (line,) = [x for x in lines if x.startswith("pipeline stages")]
+    return line
+
+
+def test_composed_stages_are_labelled_as_each_stage_alone():
+    inst = _three_stages(m=4, v=2)
+    bd = hieropt.evaluate(inst, [100.0, 50.0])
+    t, w0 = _slots(100.0, 50.0)
+    tails = (8e8 / 50.0, 4e8 / 50.0, 0.0)
+    assert list(bd.stage_times_ns.values()) == pytest.approx(
+        [5 * x + w for x, w in zip(t, tails, strict=True)], rel=1e-14
+    )
+    composed = sum(t) / 2 + (4 - 0.5) * max(t) + w0
+    assert bd.iteration_time_ns == pytest.approx(composed, rel=1e-14)
+    assert bd.iteration_time_ns < max(bd.stage_times_ns.values())  # 73.0 ms < 76.0 ms
+    line = _stage_line(evaluation_lines(inst, bd))
+    assert line.startswith(
+        "pipeline stages (each: the iteration time if every stage were this one; the iteration "
+        "time composes the stages by the schedule, the fill and drain at each stage's own pace, so "
+        "it can be below the largest of these; the breakdown below is s0's): s0 76.0030 ms"
+    )
+    assert "is the slowest's" not in line
+
+
+def test_stages_not_composed_take_the_slowest():
+    inst = two_stages(10.0)
+    bd = hieropt.evaluate(inst, [1.0, 0.25])
+    assert bd.iteration_time_ns == max(bd.stage_times_ns.values())
+    line = _stage_line(evaluation_lines(inst, bd))
+    assert line.startswith(
+        "pipeline stages (each: the iteration time if every stage were this one; the iteration "
+        "time is the slowest's; the breakdown below is L's): H 480.0000 ms, L 560.0000 ms"
+    )
+
+
+def test_the_shipped_405b_instance_says_why_its_stage_is_above_the_iteration_time():
+    from tests.cli.util import run
+    from tests.report.conftest import REPO
+
+    r = run("solve", REPO / "instances" / "llama3-405b-16k-cluster.toml")
+    assert r.exit_code == 0, r.output
+    assert "pipeline stages (each: the iteration time if every stage were this one; the " \
+        "iteration time composes the stages" in r.stdout
