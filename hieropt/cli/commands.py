@@ -127,7 +127,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "their bounds, "
         "minimising the mean absolute percentage error (or the log error), and write the "
         "accelerator with its "
-        "fitted values, the fit's mean and worst error and the number of runs it rests on.",
+        "fitted values, the fit's mean and worst error and the number of runs it rests on. "
+        "Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in memory, "
+        "a best fit more than 50 % off (with the unit it points at); a fitted value at a bound "
+        "of its range is a note on stderr and in the file.",
     ),
     "workload": (
         "workload",
