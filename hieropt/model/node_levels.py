@@ -88,6 +88,34 @@ def node_plan(nodes: tuple) -> tuple:
     )
 
 
+def node_rows(nodes: tuple, n_terms: int) -> tuple:
+    """The max nodes ``nodes`` as the epigraph LP's node rows ``y_v - sum a tau_k - sum b y_u >=
+    const`` (:mod:`hieropt.formulation.arrays`), one per piece, without the column offset: (per row
+    its node (int64), constant (ns), entry count; per entry its column relative to the first
+    epigraph column (term k: k, node u: ``n_terms`` + u) and coefficient), read-only. Repeated
+    references within a piece are merged (summed in order of appearance)."""
+    node, const, lengths, idx, val = [], [], [], [], []
+    for v, pieces in enumerate(nodes):
+        for p in pieces:
+            t: dict[int, float] = {}
+            for k, a in p.terms:
+                t[k] = t.get(k, 0.0) + a
+            u: dict[int, float] = {}
+            for j, bb in p.nodes:
+                u[j] = u.get(j, 0.0) + bb
+            node.append(v)
+            const.append(p.const_ns)
+            lengths.append(1 + len(t) + len(u))
+            idx += [n_terms + v] + list(t) + [n_terms + j for j in u]
+            val += [1.0] + [-a for a in t.values()] + [-bb for bb in u.values()]
+    out = (np.array(node, dtype=np.int64), np.array(const, dtype=float),
+           np.array(lengths, dtype=np.int64), np.array(idx, dtype=np.int64),
+           np.array(val, dtype=float))
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
 def node_values(plan_of: tuple, tau: np.ndarray) -> np.ndarray:
     """y_v at one design's term times ``tau`` (K,) ns, shape (V,), from ``plan_of``
     (:func:`node_plan`): every piece's constant and term part at once (one weighted count), then the
@@ -132,4 +160,4 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
     return y
 
 
-__all__ = ["node_levels", "node_values_batch", "node_plan", "node_values"]
+__all__ = ["node_levels", "node_values_batch", "node_plan", "node_rows", "node_values"]

@@ -9,7 +9,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .node_levels import node_levels, node_plan, node_values, node_values_batch
+from .node_levels import node_levels, node_plan, node_rows, node_values, node_values_batch
 from .rows import direction_key, direction_rows, distinct_rows, unique_rows
 
 Ref = tuple[int, float]
@@ -140,6 +140,13 @@ class TimeModel:
     def _node_plan(self) -> tuple:
         """:func:`hieropt.model.node_levels.node_plan` of the nodes, built once."""
         return node_plan(self.nodes)
+
+    @cached_property
+    def node_rows(self) -> tuple:
+        """The max nodes as the epigraph LP's node rows
+        (:func:`hieropt.model.node_levels.node_rows`), built once per model (a re-scaled LP of the
+        same model reuses them)."""
+        return node_rows(self.nodes, self.terms_bytes.shape[0])
 
     @cached_property
     def _node_levels(self) -> tuple:
