@@ -262,7 +262,10 @@ class CutLP:
         if design is None or self.rescales >= MAX_RESCALES or not self.arr.pair_b.size:
             return False
         if not force:  # (before the new scale, which evaluates T once: most rounds keep theirs)
-            ratio = self._link_values(design) / self._unit()
+            values = self._link_values(design)
+            if values is None:
+                return False
+            ratio = values / self._unit()
             ratio = ratio[ratio > 0]
             if ratio.size == 0 or (ratio.min() >= CENTRE[0] and ratio.max() <= CENTRE[1]):
                 return False
@@ -272,8 +275,10 @@ class CutLP:
         self._rebuild(scale)
         return True
 
-    def _link_values(self, design: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _link_values(self, design: np.ndarray) -> np.ndarray | None:
+        """Each link's B of ``design`` (native units), to compare with :meth:`_unit`; None for an LP
+        whose scale is never re-centred (:meth:`_rescaled` gives None)."""
+        return None
 
     # ------------------------------------------------------------------------------------- the loop
     def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
