@@ -243,7 +243,7 @@ def run_admitted(
         state["done"] = True
 
 
-BATCH_S = 0.05
+BATCH_S = 0.2
 """Seconds of solving a local pool's task aims at: consecutive admitted candidates go to one worker
 together (:func:`_batched`), so that a task's round trip (pickling, the queues: a fraction of a
 millisecond) is small beside its solves, and neighbouring candidates (one plan's shapes) share the
