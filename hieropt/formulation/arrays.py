@@ -154,6 +154,10 @@ def _node_arrays(tm: TimeModel):
     return node, const, terms, nodes
 
 
+_NO_NODE_ROWS = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
+                 np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
 def compile_perf_lp(
     instance: Instance,
     tm: TimeModel,
@@ -238,15 +242,10 @@ def compile_perf_lp(
         block(lat[kk, dd], np.full(kk.size, INF), lengths, idx, val)
         epi_term = kk
     n_epi = len(epi_term)
-    node, const, terms, refs = _node_arrays(tm)
-    if node:
-        lengths, idx, val = [], [], []
-        for v, t, u in zip(node, terms, refs, strict=True):
-            lengths.append(1 + len(t) + len(u))
-            idx += [z0 + K + v] + [z0 + k for k in t] + [z0 + K + j for j in u]
-            val += [1.0] + [-a for a in t.values()] + [-bb for bb in u.values()]
-        block(np.array(const) / scale.time_ns, np.full(len(node), INF), lengths, idx, val)
-    n_node = len(node)
+    node, const, lengths, rel, val = tm.node_rows if tm.nodes else _NO_NODE_ROWS
+    if node.size:
+        block(const / scale.time_ns, np.full(node.size, INF), lengths, z0 + rel, val)
+    n_node = node.size
     bnz = np.flatnonzero(cost_b)
     tnz = np.flatnonzero(time_costs)
     block(
@@ -290,7 +289,7 @@ def compile_perf_lp(
         budget_row=r0 + n_epi + n_node,
         time_row=r0 + n_epi + n_node + 1,
         epi_term=np.array(epi_term, dtype=np.int64),
-        node_of_row=np.array(node, dtype=np.int64),
+        node_of_row=np.array(node, dtype=np.int64),  # (a copy: the model's stays read-only)
         row_scale=ddiv,
         pair_b=np.array(loaded, dtype=np.int64),
         pair_t=t_col[list(loaded)].astype(np.int64),

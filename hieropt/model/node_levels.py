@@ -66,7 +66,10 @@ def node_levels(nodes: tuple) -> tuple:
 def node_plan(nodes: tuple) -> tuple:
     """The max nodes ``nodes`` as flat lists for evaluating them at one design
     (:func:`node_values`): (per piece its constant, term references and coefficients as arrays; per
-    node the list of its pieces, each (piece index, node references ((u, b), ...))."""
+    node one step: ``(ONE_REF, i, u, b)`` for a single piece ``i`` with one node reference ``(u,
+    b)``, ``(TWO_REFS, i, u, b, j, w, c)`` for two such pieces, ``(GENERAL, ((i, refs), ...))``
+    otherwise, each piece its index and node references ((u, b), ...)) — the first two are the
+    pipeline schedule graph's nodes, evaluated without the general loop's per-piece overhead."""
     const, tp, tk, ta, plan = [], [], [], [], []
     for pieces in nodes:
         own = []
@@ -78,7 +81,7 @@ def node_plan(nodes: tuple) -> tuple:
                 tk.append(k)
                 ta.append(a)
             own.append((i, p.nodes))
-        plan.append(own)
+        plan.append(_step(own))
     return (
         np.array(const),
         np.array(tp, dtype=np.intp),
@@ -88,11 +91,51 @@ def node_plan(nodes: tuple) -> tuple:
     )
 
 
+GENERAL, ONE_REF, TWO_REFS = 0, 1, 2
+"""The kinds of a node's step in :func:`node_plan`."""
+
+
+def _step(own: list) -> tuple:
+    if all(len(refs) == 1 for _, refs in own) and len(own) in (1, 2):
+        flat = [x for i, ((u, b),) in own for x in (i, u, b)]
+        return (ONE_REF if len(own) == 1 else TWO_REFS, *flat)
+    return (GENERAL, tuple(own))
+
+
+def node_rows(nodes: tuple, n_terms: int) -> tuple:
+    """The max nodes ``nodes`` as the epigraph LP's node rows ``y_v - sum a tau_k - sum b y_u >=
+    const`` (:mod:`hieropt.formulation.arrays`), one per piece, without the column offset: (per row
+    its node (int64), constant (ns), entry count; per entry its column relative to the first
+    epigraph column (term k: k, node u: ``n_terms`` + u) and coefficient), read-only. Repeated
+    references within a piece are merged (summed in order of appearance)."""
+    node, const, lengths, idx, val = [], [], [], [], []
+    for v, pieces in enumerate(nodes):
+        for p in pieces:
+            t: dict[int, float] = {}
+            for k, a in p.terms:
+                t[k] = t.get(k, 0.0) + a
+            u: dict[int, float] = {}
+            for j, bb in p.nodes:
+                u[j] = u.get(j, 0.0) + bb
+            node.append(v)
+            const.append(p.const_ns)
+            lengths.append(1 + len(t) + len(u))
+            idx += [n_terms + v] + list(t) + [n_terms + j for j in u]
+            val += [1.0] + [-a for a in t.values()] + [-bb for bb in u.values()]
+    out = (np.array(node, dtype=np.int64), np.array(const, dtype=float),
+           np.array(lengths, dtype=np.int64), np.array(idx, dtype=np.int64),
+           np.array(val, dtype=float))
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
 def node_values(plan_of: tuple, tau: np.ndarray) -> np.ndarray:
     """y_v at one design's term times ``tau`` (K,) ns, shape (V,), from ``plan_of``
     (:func:`node_plan`): every piece's constant and term part at once (one weighted count), then the
     nodes in order in Python floats, each the max of its pieces plus their earlier nodes' parts (few
-    per piece: the max-plus recurrences of the loops)."""
+    per piece: the max-plus recurrences of the loops). The same operations in the same order for
+    every kind of step (a NaN propagates, as numpy's max)."""
     const, tp, tk, ta, plan = plan_of
     base = (
         (const + np.bincount(tp, weights=tau[tk] * ta, minlength=const.size)).tolist()
@@ -100,16 +143,33 @@ def node_values(plan_of: tuple, tau: np.ndarray) -> np.ndarray:
         else []
     )
     y: list[float] = []
-    for own in plan:
-        best = -np.inf
-        for i, refs in own:
-            v = base[i]
-            for u, b in refs:
-                v += b * y[u]
-            if v > best or v != v:  # (a NaN propagates, as numpy's max)
+    put = y.append
+    for step in plan:
+        kind = step[0]
+        if kind == TWO_REFS:
+            _, i, u, b, j, w, c = step
+            best = base[i] + b * y[u]
+            v = base[j] + c * y[w]
+            if v > best or v != v:
                 best = v
-        y.append(best)
+            put(best)
+        elif kind == ONE_REF:
+            put(base[step[1]] + step[3] * y[step[2]])
+        else:
+            put(_general(step[1], base, y))
     return np.array(y)
+
+
+def _general(own: tuple, base: list, y: list) -> float:
+    """One node's value: the max of its pieces ``own`` ((index, node references), ...)."""
+    best = -np.inf
+    for i, refs in own:
+        v = base[i]
+        for u, b in refs:
+            v += b * y[u]
+        if v > best or v != v:  # (a NaN propagates, as numpy's max)
+            best = v
+    return best
 
 
 def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.ndarray:
@@ -132,4 +192,4 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
     return y
 
 
-__all__ = ["node_levels", "node_values_batch", "node_plan", "node_values"]
+__all__ = ["node_levels", "node_values_batch", "node_plan", "node_rows", "node_values"]

@@ -4,12 +4,13 @@ aggregation, linear weights and max nodes (:class:`TimeModel`), and the builder 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from .node_levels import node_levels, node_plan, node_values, node_values_batch
+from .node_levels import node_levels, node_plan, node_rows, node_values, node_values_batch
 from .rows import direction_key, direction_rows, distinct_rows, unique_rows
 
 Ref = tuple[int, float]
@@ -140,6 +141,33 @@ class TimeModel:
     def _node_plan(self) -> tuple:
         """:func:`hieropt.model.node_levels.node_plan` of the nodes, built once."""
         return node_plan(self.nodes)
+
+    @cached_property
+    def fingerprint(self) -> bytes:
+        """A digest (BLAKE2b, 32 bytes) of everything the model states: its arrays, constant, mode,
+        collective count and every piece of every max node (constant and references in order),
+        computed once per model. Two models with equal fingerprints give the same T and the same
+        LP, operation for operation."""
+        h = hashlib.blake2b(digest_size=32)
+        h.update(repr((self.constant_ns, self.dimension_mode, self.n_collectives,
+                       self.terms_bytes.shape)).encode())
+        for a in (self.terms_bytes, self.terms_latency_ns, self.term_weights, self.node_weights):
+            h.update(np.ascontiguousarray(a).tobytes())
+        flat: list[float] = []
+        for pieces in self.nodes:
+            flat.append(len(pieces))
+            for p in pieces:
+                flat += (p.const_ns, len(p.terms), *(x for r in p.terms for x in r),
+                         len(p.nodes), *(x for r in p.nodes for x in r))
+        h.update(np.array(flat, dtype=float).tobytes())
+        return h.digest()
+
+    @cached_property
+    def node_rows(self) -> tuple:
+        """The max nodes as the epigraph LP's node rows
+        (:func:`hieropt.model.node_levels.node_rows`), built once per model (a re-scaled LP of the
+        same model reuses them)."""
+        return node_rows(self.nodes, self.terms_bytes.shape[0])
 
     @cached_property
     def _node_levels(self) -> tuple:

@@ -31,9 +31,9 @@ import numpy as np
 from ..errors import SolverError
 from ..formulation.arrays import LPArrays, tangent_cut
 from ..result import Status
-from .dense_lp import DenseLP
+from .dense_lp import MAX_COLS, MAX_ROWS, DenseLP
 from .dual_bound import lagrangian_bound
-from .highs import TIGHT_TOLERANCE, LPBackend, LPResult
+from .highs import TIGHT_TOLERANCE, HighsLP, LPBackend, LPResult
 from .kkt import polish
 from .outcome import Loop, LoopState, Multipliers, OAResult
 
@@ -55,6 +55,15 @@ MAX_RESCALES = 6
 STALL_ROUNDS = 4
 """Rounds without an improved bound before the next step of the stall rule (:class:`Stall`)."""
 INF = float("inf")
+
+
+def _backend(arrays: LPArrays, time_limit_s: float) -> LPBackend:
+    """The LP's solver: DAQP (:class:`hieropt.solvers.dense_lp.DenseLP`) while the LP is small
+    enough for it, else HiGHS from the start (a large LP, e.g. a pipeline schedule's graph of a few
+    thousand rows, skips the dense layout DenseLP would make and hand over at once)."""
+    if arrays.n_cols > MAX_COLS or arrays.n_rows > MAX_ROWS:
+        return HighsLP(arrays, time_limit_s)
+    return DenseLP(arrays, time_limit_s)
 
 
 class Stall:
@@ -118,9 +127,9 @@ class CutLP:
         self._cut_j: list[int] = []
         self._cut_b: list[float] = []
         self._clear_span()
-        self.solver = DenseLP(self.arr, time_limit_s)
+        self.solver = _backend(self.arr, time_limit_s)
         self._add_cuts(seeds)
-        if (kept := self.solver.copy()) is not None:
+        if isinstance(self.solver, DenseLP) and (kept := self.solver.copy()) is not None:
             self.arr.cache["seeded"] = (seeds, kept, list(self._cut_j), list(self._cut_b),
                                         (list(self._span[0]), list(self._span[1])))
 
@@ -252,19 +261,24 @@ class CutLP:
         (or ``force``)."""
         if design is None or self.rescales >= MAX_RESCALES or not self.arr.pair_b.size:
             return False
-        scale = self._rescaled(design)
-        if scale is None:
-            return False
-        if not force:
-            ratio = self._link_values(design) / self._unit()
+        if not force:  # (before the new scale, which evaluates T once: most rounds keep theirs)
+            values = self._link_values(design)
+            if values is None:
+                return False
+            ratio = values / self._unit()
             ratio = ratio[ratio > 0]
             if ratio.size == 0 or (ratio.min() >= CENTRE[0] and ratio.max() <= CENTRE[1]):
                 return False
+        scale = self._rescaled(design)
+        if scale is None:
+            return False
         self._rebuild(scale)
         return True
 
-    def _link_values(self, design: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _link_values(self, design: np.ndarray) -> np.ndarray | None:
+        """Each link's B of ``design`` (native units), to compare with :meth:`_unit`; None for an LP
+        whose scale is never re-centred (:meth:`_rescaled` gives None)."""
+        return None
 
     # ------------------------------------------------------------------------------------- the loop
     def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:

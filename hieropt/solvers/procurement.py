@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..cache import current
 from ..errors import NoSolutionError, SolverError
 from ..formulation.scale import (
     cost_bounds_usd,
@@ -28,6 +29,7 @@ from ..formulation.scale import (
     typical_bandwidth,
 )
 from ..model.cost import cluster_cost_usd_per_gbps
+from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
@@ -171,6 +173,52 @@ TARGET_GAP = 1e-12
 """The gap the fastest design is solved to again when a time target lies within the first solve's
 gap (the polish usually reaches round-off; a loop that cannot stops with LIMIT and its bounds
 decide)."""
+
+
+FASTEST_KEPT = 32
+"""Certified performance optima :func:`fastest_once` keeps in the active cache (a sweep's candidates
+that share a time model and rows come one after another: the shapes of one plan)."""
+
+
+def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float,
+                 counts: Counts) -> tuple[OAResult, TimeModel]:
+    """:func:`fastest_design` on a fresh :class:`TimeLP` of ``instance`` and ``tm`` within the
+    instance's budget and time target, its LPs and cuts added to ``counts``; returns the outcome and
+    the core's time model at the end (a :class:`~hieropt.model.cutmodel.CutModel` gains pieces).
+
+    The loop reads of the instance only its design rows and bounds
+    (:attr:`hieropt.spec.Instance.design_matrix`), its prices per GB/s, budget and time target: an
+    OPTIMAL outcome is kept in the active cache (:data:`FASTEST_KEPT`) by their values, the time
+    model (by :attr:`~hieropt.model.terms.TimeModel.fingerprint`: a sweep's shapes of one plan
+    often have equal ones, e.g. a Ring and a FullyConnected level of the same size), the gap and the
+    time limit, and another instance with the same inputs gets it (a copy, with the same LP and cut
+    counts) without a solve: the same LPs give the same answer. Raises what
+    :func:`fastest_design` raises (not kept).
+    """
+    budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
+    kept = key = None
+    if not isinstance(tm, CutModel):
+        kept = current().table("fastest design", FASTEST_KEPT)
+        dm = instance.design_matrix
+        rows = tuple(a.tobytes() for a in (dm.A, dm.lower, dm.upper, dm.rhs, dm.sense,
+                                           dm.bw_lower, dm.bw_upper))
+        key = (tm.fingerprint, dm.A.shape, rows, cluster_cost_usd_per_gbps(instance).tobytes(),
+               budget, target, rel_gap, time_limit_s)
+        hit = kept.get(key)
+        if hit is not None:
+            res, lps, cuts = hit
+            counts.lps += lps
+            counts.cuts += cuts
+            return replace(res, bw=res.bw.copy()), tm
+    core = TimeLP(instance, tm, time_limit_s)
+    try:
+        res = fastest_design(core, rel_gap, budget, target)
+    finally:
+        core.close()
+    counts.add(core)
+    if kept is not None and res.status is Status.OPTIMAL and res.bw is not None:
+        kept.put(key, (replace(res, bw=res.bw.copy()), core.lps, core.cuts))
+    return res, core.tm
 
 
 def against_target(res: OAResult, target_ns: float | None,

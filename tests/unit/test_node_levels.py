@@ -74,3 +74,21 @@ def test_a_chain_by_hand():
     np.testing.assert_array_equal(
         node_values_batch(node_levels(nodes), 2, tau[None, :])[:, 0], [5.0, 15.0]
     )
+
+
+def test_the_schedule_graph_steps_by_hand():
+    # the pipeline graph's node kinds: one piece with one node reference, two such pieces, and the
+    # general form (a piece without references); tau = (2, 10)
+    # y0 = 1 + 3 tau0 = 7 (general); y1 = 4 + y0 = 11 (one reference, weight 1);
+    # y2 = max(tau1 + 2 y0, 5 + y1) = max(24, 16) = 24 (two pieces of one reference each);
+    # y3 = max(0.5 y2, y1 + tau0) = max(12, 13) = 13
+    nodes = ((Piece(1.0, ((0, 3.0),)),),
+             (Piece(4.0, (), ((0, 1.0),)),),
+             (Piece(0.0, ((1, 1.0),), ((0, 2.0),)), Piece(5.0, (), ((1, 1.0),))),
+             (Piece(0.0, (), ((2, 0.5),)), Piece(0.0, ((0, 1.0),), ((1, 1.0),))))
+    tau = np.array([2.0, 10.0])
+    plan = node_plan(nodes)
+    assert [step[0] for step in plan[4]] == [0, 1, 2, 2]
+    np.testing.assert_array_equal(node_values(plan, tau), [7.0, 11.0, 24.0, 13.0])
+    # a NaN term propagates through either kind, as numpy's max does
+    assert np.isnan(node_values(plan, np.array([np.nan, 10.0]))).all()

@@ -1,0 +1,54 @@
+"""The performance optimum kept by its inputs (hieropt/solvers/procurement.py, ``fastest_once``): an
+instance that differs from an earlier one only where the loop does not read (its name) gets the
+earlier certified optimum without a solve, to the last bit, with the same LP and cut counts; one
+whose rows differ is solved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import hieropt.solvers.procurement as procurement
+from hieropt.cache import Cache, use
+from hieropt.io.instance import load_instance
+from hieropt.model.timing import build_time_model
+from hieropt.solvers.cutting import REL_GAP
+from hieropt.solvers.procurement import Counts, fastest_once
+from hieropt.spec.instance import LinearConstraint
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _solve(inst, cache: Cache):
+    counts = Counts()
+    with use(cache):
+        res, _ = fastest_once(inst, build_time_model(inst), REL_GAP, 60.0, counts)
+    return res, counts
+
+
+def test_an_equal_instance_gets_the_kept_optimum_and_other_rows_are_solved(monkeypatch):
+    inst = load_instance(ROOT / "instances" / "gpt3-4d.toml").model_copy(
+        update={"objective": "performance"})
+    fresh, fresh_counts = _solve(inst, Cache())  # (its own cache: a solve)
+    made = []
+    real = procurement.TimeLP
+    monkeypatch.setattr(procurement, "TimeLP", lambda *a, **k: made.append(1) or real(*a, **k))
+    shared = Cache()
+    first, _ = _solve(inst, shared)
+    twin = inst.model_copy(update={"name": "another name"})
+    again, counts = _solve(twin, shared)
+    assert len(made) == 1  # the twin was not solved
+    assert again.upper == first.upper == fresh.upper
+    assert again.lower == fresh.lower
+    np.testing.assert_array_equal(again.bw, fresh.bw)
+    assert (counts.lps, counts.cuts) == (fresh_counts.lps, fresh_counts.cuts)
+    again.bw[0] = -1.0  # a copy: the kept optimum is not changed by its user
+    assert _solve(twin, shared)[0].bw[0] == fresh.bw[0]
+    # another row: solved, and slower (half the optimum's bandwidth on the first dimension)
+    cap = LinearConstraint(coefficients=(1.0,) + (0.0,) * (fresh.bw.size - 1), sense="<=",
+                           rhs=0.5 * float(fresh.bw[0]))
+    capped = inst.model_copy(update={"constraints": (*inst.constraints, cap)})
+    other, _ = _solve(capped, shared)
+    assert len(made) == 2
+    assert other.upper > fresh.upper
