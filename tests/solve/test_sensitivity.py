@@ -197,19 +197,24 @@ def check_against_differences(inst: Instance, sol) -> int:
     return kinks
 
 
+def hand_layer() -> Layer:
+    """One layer: 1e6 ns of compute and an all-reduce of 4e9 bytes in the forward pass."""
+    none = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
+    return Layer(
+        name="l",
+        forward=Phase(compute_ns=1e6, collective=Collective.ALL_REDUCE, size_bytes=4e9),
+        input_grad=none,
+        weight_grad=none,
+    )
+
+
 def test_hand_kink_and_not_binding():
     # All-reduce of S = 4e9 bytes over Ring 4 x Ring 4: m0 = 2 S 3/4 = 6e9, m1 = 2 (S/4) 3/4 = 1.5e9
     # bytes per NPU. With bw[0] <= 100 and bw[1] <= 25 both dimensions take 6e7 ns: tied. More on
     # one alone buys nothing (right derivative 0); less costs m0 / 100^2 = 6e5 ns per GB/s on dim 0
     # and m1 / 25^2 = 2.4e6 on dim
     # 1. bw[0] + bw[1] <= 1000 has slack: not binding.
-    none = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
-    layer = Layer(
-        name="l",
-        forward=Phase(compute_ns=1e6, collective=Collective.ALL_REDUCE, size_bytes=4e9),
-        input_grad=none,
-        weight_grad=none,
-    )
+    layer = hand_layer()
     rows = [
         LinearConstraint(coefficients=(1.0, 0.0), sense="<=", rhs=100.0, text="bw[0] <= 100"),
         LinearConstraint(coefficients=(0.0, 1.0), sense="<=", rhs=25.0, text="bw[1] <= 25"),
@@ -438,13 +443,7 @@ def test_a_fixed_dimension_has_one_marginal_and_no_traceback():
     # capped at 25 by its bound: the concurrent terms m0 / B0 = 6e9 / 50 = 1.2e8 ns
     # against m1 / B1 = 6e7 ns, so dim 0 alone sets the time: d T / d B0 = -m0 / B0^2 = -2.4e6 ns
     # per GB/s, both ways (moving the fixed bandwidth moves both bounds); dim 1's bound is slack.
-    none = Phase(compute_ns=0.0, collective=Collective.NONE, size_bytes=0.0)
-    layer = Layer(
-        name="l",
-        forward=Phase(compute_ns=1e6, collective=Collective.ALL_REDUCE, size_bytes=4e9),
-        input_grad=none,
-        weight_grad=none,
-    )
+    layer = hand_layer()
     bounds = (Bound(lower_gbps=50.0, upper_gbps=50.0), Bound(lower_gbps=1.0, upper_gbps=25.0))
     inst = _instance([("Ring", 4), ("Ring", 4)], [layer], {"forward": (4, 4), "input_grad": (1, 1),
                                                             "weight_grad": (1, 1)}, [], bounds)
