@@ -92,7 +92,7 @@ def _row_limits(dm) -> np.ndarray:
     A = dm.A
     # <= or ==, non-negative coefficients
     rows = (dm.sense != 1) & (A.min(axis=1, initial=0.0) >= 0)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # (0 / 0 where A is 0: replaced by INF)
         per_row = np.where(A[rows] > 0, np.maximum(dm.rhs[rows], 0.0)[:, None] / A[rows], INF)
     lim = np.minimum(per_row.min(axis=0, initial=INF), dm.bw_upper)
     lim.flags.writeable = False

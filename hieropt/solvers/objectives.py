@@ -6,6 +6,8 @@ this; it never calls them."""
 
 from __future__ import annotations
 
+import inspect
+import os
 import time
 import warnings
 from dataclasses import dataclass, fields, replace
@@ -70,6 +72,16 @@ _OLD_NAMES = {"max_network_cost_usd": "budget_usd"}
 """Keyword arguments of :func:`solve` before :class:`SolveOptions` whose field has another name."""
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside the hieropt package (the caller's line,
+    through any wrapper such as :func:`hieropt.cache.scoped`)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = inspect.currentframe().f_back, 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _with_old_keywords(options: SolveOptions, old: dict) -> SolveOptions:
     """``options`` updated by the keyword arguments ``solve`` took before :class:`SolveOptions`
     (deprecated)."""
@@ -83,7 +95,7 @@ def _with_old_keywords(options: SolveOptions, old: dict) -> SolveOptions:
         "solve(..., " + ", ".join(f"{k}=" for k in old) + ") is deprecated: pass "
         "options=SolveOptions(...)",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=_caller_level(),
     )
     update = {_OLD_NAMES.get(k, k): v for k, v in old.items()}
     if "budget_usd" in old and "max_network_cost_usd" in old:

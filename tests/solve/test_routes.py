@@ -97,8 +97,9 @@ def test_options_and_the_old_keywords_give_the_same_answer():
     new = hieropt.solve(
         inst, "min_cost", options=hieropt.SolveOptions(max_iteration_time_ns=2e7, rel_gap=1e-6)
     )
-    with pytest.warns(DeprecationWarning, match="options=SolveOptions"):
+    with pytest.warns(DeprecationWarning, match="options=SolveOptions") as caught:
         old = hieropt.solve(inst, "min_cost", max_iteration_time_ns=2e7, rel_gap=1e-6)
+    assert caught[0].filename == __file__  # the caller's line, not a wrapper inside hieropt
     assert new.status is old.status is hieropt.Status.OPTIMAL
     np.testing.assert_array_equal(new.bw_gbps, old.bw_gbps)
     assert new.objective_value == old.objective_value

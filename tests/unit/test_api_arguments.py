@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt import SolveOptions
 from tests.cases import REPO
 
 INSTANCE = REPO / "instances" / "gpt3-4d.toml"
@@ -21,7 +22,7 @@ def inst():
 @pytest.mark.parametrize("limit", [0, -1, float("nan"), "10", True])
 def test_time_limit_must_be_a_positive_number(inst, limit):
     for call in (
-        lambda: hieropt.solve(inst, time_limit_s=limit),
+        lambda: hieropt.solve(inst, options=SolveOptions(time_limit_s=limit)),
         lambda: hieropt.pareto(inst, 3, time_limit_s=limit),
     ):
         with pytest.raises(hieropt.InputError, match="time_limit_s") as e:
@@ -30,15 +31,17 @@ def test_time_limit_must_be_a_positive_number(inst, limit):
 
 
 def test_time_limit_inf_and_numpy_scalars_are_accepted(inst):
-    a = hieropt.solve(inst, time_limit_s=float("inf"))
-    b = hieropt.solve(inst, time_limit_s=np.float64(30))
+    a = hieropt.solve(inst, options=SolveOptions(time_limit_s=float("inf")))
+    b = hieropt.solve(inst, options=SolveOptions(time_limit_s=np.float64(30)))
     assert a.iteration_time_ns == b.iteration_time_ns and a.status.value == "optimal"
 
 
 @pytest.mark.parametrize("target", ["1e9", [1e9], True])
 def test_time_target_must_be_a_number(inst, target):
     with pytest.raises(hieropt.InputError, match="max_iteration_time_ns: .* is not a number"):
-        hieropt.solve(inst, objective="min_cost", max_iteration_time_ns=target)
+        hieropt.solve(
+            inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=target)
+        )
 
 
 @pytest.mark.parametrize("points", [3.5, "4", True])
