@@ -176,7 +176,7 @@ def test_budget_has_one_name_and_its_old_names_still_work():
     assert new["network_cost_usd"] == old["network_cost_usd"] == pytest.approx(8e6, rel=1e-9)
     lib = hieropt.solve(GPT3, options=SolveOptions(budget_usd=8e6, sensitivity=False))
     assert lib.network_cost_usd == pytest.approx(8e6, rel=1e-9)
-    with pytest.raises(InputError, match="old name"):
+    with pytest.warns(DeprecationWarning), pytest.raises(InputError, match="old name"):
         hieropt.solve(GPT3, budget_usd=8e6, max_network_cost_usd=9e6)
 
 
