@@ -47,8 +47,11 @@ class Breakdown:
             instance's order (a name that repeats gets `` (workload k)``, k its 0-based position).
         stage_times_ns: T of every pipeline stage of a workload of several
             (:attr:`~hieropt.spec.Workload.more_stages`), by stage name (``name#k`` for a name met
-            before), empty otherwise. A workload's T is its slowest stage's, and every other figure
-            of the workload is that stage's.
+            before), empty otherwise: each the iteration time if every stage were that one. A
+            workload's T is the slowest stage's, or, where the schedule composes its stages (the
+            1F1B and interleaved pipelines), that composition, which charges fill and drain at
+            each stage's own pace and can be below the largest of these; every other figure of
+            the workload is the slowest stage's.
     """
 
     bw_gbps: np.ndarray
