@@ -52,6 +52,7 @@ __all__ = [
     "required_choice",
     "run_generator",
     "step_entry",
+    "check_plan_loop",
     "workload_entry",
 ]
 
@@ -281,6 +282,8 @@ def load_instance(path: str | Path) -> Instance:
         extra["weights"] = "hours"
     if "step" in data or loop == "step":
         extra["step"] = step_entry(data.get("step"), workload, src)
+    else:
+        check_plan_loop(workload, loop, src)
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     extra.update(buyer_entries(data, src))
@@ -317,10 +320,30 @@ def buyer_entries(data: dict[str, Any], src: str) -> dict[str, Any]:
     return out
 
 
+def check_plan_loop(workload: Workload, loop: str, src: str) -> None:
+    """A plan whose collectives run on their own stream (an LLM model file's
+    ``overlap_sharded_comms`` or ``overlap_grad_reduce``) runs on loop ``step`` only: under another
+    loop its overlap would be silently dropped.
+
+    Raises:
+        InputError: such a plan under ``loop``, naming ``training_loop`` and the fix.
+    """
+    sch = workload.schedule
+    if sch is None or not (sch.overlap_dp or sch.overlap_groups):
+        return
+    flag = "overlap_grad_reduce" if sch.overlap_dp else "overlap_sharded_comms"
+    raise InputError(
+        src, "training_loop",
+        f"{loop!r} cannot run the plan's {flag} (collectives on their own stream)",
+        f'set training_loop = "step", or {flag} = false in the model file',
+    )
+
+
 def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
-    """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's header
-    (``ga``: micro-batches, ``pp``: stages, ``vpp``: virtual stages), as the LLM generator writes
-    them.
+    """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's plan
+    (:attr:`hieropt.spec.Workload.schedule`, an LLM model file's: micro-batches, stages, virtual
+    stages and its own-stream collectives, ``overlap_dp`` / ``overlap_groups``), else from its
+    header (``ga``: micro-batches, ``pp``: stages, ``vpp``: virtual stages).
 
     Raises:
         InputError: not a table, or the micro-batch count neither given nor in the header.
@@ -328,6 +351,12 @@ def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
     if value is not None and not isinstance(value, dict):
         raise InputError(src, "step", "expected a table", "write [step] microbatches = 24 ...")
     out = dict(value or {})
+    if workload.schedule is not None:
+        plan = workload.schedule.model_dump()
+        if "overlap_dp" in out or "overlap_groups" in out:  # the file's overlap replaces the plan's
+            plan.pop("overlap_dp")
+            plan.pop("overlap_groups")
+        out = {**plan, **out}
     h = workload.header
     for key, attr in (("microbatches", "ga"), ("stages", "pp"), ("virtual_stages", "vpp")):
         if key not in out and h is not None and getattr(h, attr) is not None:

@@ -38,12 +38,13 @@ _MODULES = {
         "Job",
         "LinearConstraint",
         "Pipeline",
-        "StepSchedule",
     ),
     "mapping": ("Mapping",),
     "network": ("Collective", "Dimension", "Network"),
     "training": ("Training",),
-    "workload": ("Layer", "LayerTable", "Phase", "PhaseTable", "Workload", "WorkloadHeader"),
+    "workload": (
+        "Layer", "LayerTable", "Phase", "PhaseTable", "StepSchedule", "Workload", "WorkloadHeader"
+    ),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 """Re-exported model name -> the submodule that defines (or imports) it."""
@@ -107,9 +108,16 @@ if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
         Job,
         LinearConstraint,
         Pipeline,
-        StepSchedule,
     )
     from .mapping import Mapping
     from .network import Collective, Dimension, Network
     from .training import Training
-    from .workload import Layer, LayerTable, Phase, PhaseTable, Workload, WorkloadHeader
+    from .workload import (
+        Layer,
+        LayerTable,
+        Phase,
+        PhaseTable,
+        StepSchedule,
+        Workload,
+        WorkloadHeader,
+    )

@@ -25,48 +25,7 @@ from .design import DesignMatrix
 from .mapping import Mapping, check_job, check_mapping, check_stages
 from .network import Network
 from .ranges import PRICE_RANGE, WEIGHT_RANGE, check_bound, check_design, check_row
-from .workload import Workload
-
-
-class StepSchedule(Frozen):
-    """The composed training step of loop ``step`` (formula in :mod:`hieropt.model.timing`): the
-    workload is ONE pipeline stage for one micro-batch, its forward and input-gradient collectives
-    (point-to-point sends included) run every micro-batch, its weight-gradient collectives and its
-    optimizer step (``update_ns``) once per iteration.
-
-    Attributes:
-        microbatches: m per iteration.
-        stages: pipeline stages p (1: no pipeline).
-        virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble
-            is (p - 1) / v micro-batch slots.
-        overlap_dp: the per-iteration collectives run on their own stream during the last
-            micro-batch's backward pass (in backward order, as loop ``tp_dp_overlap_cross``) instead
-            of after it.
-        overlap_groups: named groups whose per-micro-batch (forward and input-gradient)
-            collectives run on their own stream, concurrently with the rest of the micro-batch
-            (ZeRO-2/3's gradient reduce-scatters and parameter all-gathers as FSDP and DeepSpeed
-            run them): a micro-batch slot takes the largest of its compute with the other
-            collectives, its own-stream collectives, and on every dimension both streams' busy
-            time (:mod:`hieropt.model.overlap`). Not with ``overlap_dp``.
-    """
-
-    microbatches: int = Field(ge=1)
-    stages: int = Field(default=1, ge=1)
-    virtual_stages: int = Field(default=1, ge=1)
-    overlap_dp: bool = False
-    overlap_groups: tuple[str, ...] = ()
-
-    @model_validator(mode="after")
-    def _one_overlap(self) -> StepSchedule:
-        if self.overlap_dp and self.overlap_groups:
-            raise ValueError("step.overlap_groups: not with overlap_dp (the last backward's "
-                             "per-iteration overlap); fix: set one of them")
-        return self
-
-    @property
-    def slots(self) -> float:
-        """Micro-batch slots of the stage per iteration: m + (p - 1) / v."""
-        return self.microbatches + (self.stages - 1) / self.virtual_stages
+from .workload import StepSchedule, Workload
 
 
 class CostClass(Frozen):

@@ -21,7 +21,8 @@ from .base import Frozen, NonNegFloat
 from .layers import Layer, LayerTable, Phase, PhaseTable
 from .training import Training
 
-__all__ = ["Layer", "LayerTable", "Phase", "PhaseTable", "Workload", "WorkloadHeader"]
+__all__ = ["Layer", "LayerTable", "Phase", "PhaseTable", "StepSchedule", "Workload",
+           "WorkloadHeader"]
 
 def _int_text(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
@@ -125,6 +126,47 @@ class WorkloadHeader(Frozen):
         return " ".join(parts)
 
 
+class StepSchedule(Frozen):
+    """The composed training step of loop ``step`` (formula in :mod:`hieropt.model.timing`): the
+    workload is ONE pipeline stage for one micro-batch, its forward and input-gradient collectives
+    (point-to-point sends included) run every micro-batch, its weight-gradient collectives and its
+    optimizer step (``update_ns``) once per iteration.
+
+    Attributes:
+        microbatches: m per iteration.
+        stages: pipeline stages p (1: no pipeline).
+        virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble
+            is (p - 1) / v micro-batch slots.
+        overlap_dp: the per-iteration collectives run on their own stream during the last
+            micro-batch's backward pass (in backward order, as loop ``tp_dp_overlap_cross``) instead
+            of after it.
+        overlap_groups: named groups whose per-micro-batch (forward and input-gradient)
+            collectives run on their own stream, concurrently with the rest of the micro-batch
+            (ZeRO-2/3's gradient reduce-scatters and parameter all-gathers as FSDP and DeepSpeed
+            run them): a micro-batch slot takes the largest of its compute with the other
+            collectives, its own-stream collectives, and on every dimension both streams' busy
+            time (:mod:`hieropt.model.overlap`). Not with ``overlap_dp``.
+    """
+
+    microbatches: int = Field(ge=1)
+    stages: int = Field(default=1, ge=1)
+    virtual_stages: int = Field(default=1, ge=1)
+    overlap_dp: bool = False
+    overlap_groups: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_overlap(self) -> StepSchedule:
+        if self.overlap_dp and self.overlap_groups:
+            raise ValueError("step.overlap_groups: not with overlap_dp (the last backward's "
+                             "per-iteration overlap); fix: set one of them")
+        return self
+
+    @property
+    def slots(self) -> float:
+        """Micro-batch slots of the stage per iteration: m + (p - 1) / v."""
+        return self.microbatches + (self.stages - 1) / self.virtual_stages
+
+
 class Workload(Frozen):
     """A training workload: layers in forward order, and the ASTRA-sim ``header`` if the file had
     one.
@@ -160,6 +202,12 @@ class Workload(Frozen):
     are equal; loop ``step`` then composes the exact 1F1B time from every stage's slot
     (:mod:`hieropt.model.pipeline`). Empty: not known (the slowest stage's time then, as if every
     stage were it).
+
+    ``schedule``: the step schedule the workload's plan runs (micro-batches, stages, virtual
+    stages, and which collectives run on their own stream: ``overlap_dp``, ``overlap_groups``), set
+    by the LLM generator; an instance of loop ``step`` takes every field its ``[step]`` table leaves
+    out from it (:func:`hieropt.io.instance.step_entry`). None: not known (ASTRA-sim text, LIBRA,
+    the other generators).
     """
 
     name: str
@@ -170,6 +218,7 @@ class Workload(Frozen):
     training: Training | None = None
     group_algorithms: tuple[tuple[str, Literal[GROUP_ALGORITHMS]], ...] = ()
     pipeline_stages: tuple[tuple[int, ...], ...] = ()
+    schedule: StepSchedule | None = None
 
     def algorithm(self, group: str | None) -> str | None:
         """The algorithm :attr:`group_algorithms` gives the named ``group``, or None (the instance's

@@ -306,8 +306,10 @@ def _schedule(
 
 def generate(p: LLMParams) -> Workload:
     """The workload of a model file (``generator = "llm"``): every distinct stage of ``p`` for one
-    micro-batch, the stage with the most compute first (:func:`lower_plan`)."""
-    return lower_plan(build_step(p))
+    micro-batch, the stage with the most compute first (:func:`lower_plan`), with the plan's step
+    :func:`schedule` (an instance of loop ``step`` runs it, own-stream collectives included)."""
+    w = lower_plan(build_step(p))
+    return w.model_copy(update={"schedule": schedule(p)})
 
 
 __all__ = [
