@@ -8,7 +8,7 @@ dimension's reach and whether it has an upper limit at all."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -88,8 +88,7 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
         units = unit_gbps * np.sqrt(mean / np.where(p > 0, p, mean))
         w = _vertex(instance, time_limit_s, units)
         if w.cost_usd < v.cost_usd:
-            v = CheapestVertex(w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps,
-                               w.row_duals)
+            v = replace(w, dearest_usd=max(v.dearest_usd, w.dearest_usd))
     return v
 
 

@@ -113,15 +113,16 @@ def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK
     return bool(c > 0 and c <= budget_usd <= c * (1 + slack))
 
 
-def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> CheapestVertex | None:
-    """The cheapest network (with its duals) when ``budget_usd`` ($) is within :data:`NEAR_SLACK`
-    above its cost and it leaves a dimension that carries traffic without bandwidth (infinite time)
-    that a reduced price keeps from the slack (not a tie in price); else None."""
+def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> ReducedBudget | None:
+    """The reduced budget row at ``budget_usd`` ($) when it is within :data:`NEAR_SLACK` above the
+    cheapest network's cost and that network leaves a dimension that carries traffic without
+    bandwidth (infinite time) that a reduced price keeps from the slack (not a tie in price); else
+    None."""
     v = vertex_of(instance)
     if not near_budget(instance, budget_usd) or np.isfinite(tm.time_ns(v.bw_gbps)):
         return None
     reduced = reduced_budget_row(instance, v, budget_usd)
-    return v if reduced is not None and (reduced.coef[tm.carries_traffic] > 0).any() else None
+    return reduced if reduced is not None and (reduced.coef[tm.carries_traffic] > 0).any() else None
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ class ReducedBudget:
     of the module docstring without its slack terms), valid for every design within the budget.
 
     Attributes:
+        vertex: the cheapest network whose duals state the row; budget_usd: the budget, $.
         coef: (D,) $ per GB/s, the reduced prices of the starved dimensions (0 elsewhere).
         room_usd: the right-hand side, $: the slack above the cheapest network as the row sees it.
         slacks: (key, coef $ per unit, cap) of the exact row's other terms, each on a row's slack
@@ -138,6 +140,8 @@ class ReducedBudget:
         exact_rhs_usd: the exact row's right-hand side, $ (rounded up for every float coefficient).
     """
 
+    vertex: CheapestVertex
+    budget_usd: float
     coef: np.ndarray
     room_usd: float
     slacks: tuple[tuple[tuple[str, int], float, float], ...]
@@ -194,7 +198,7 @@ def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
     exact_margin = margin + sum((abs(c - Fraction(float(c))) * (room / c) for _, c in terms),
                                 Fraction(0))
     slacks = tuple((key, float(c), round_outwards(room / c, up=True)) for key, c in terms)
-    return ReducedBudget(coef, round_outwards(rhs + margin, up=True), slacks,
+    return ReducedBudget(vertex, budget_usd, coef, round_outwards(rhs + margin, up=True), slacks,
                          round_outwards(rhs + exact_margin, up=True))
 
 
@@ -245,8 +249,7 @@ def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] |
     return [a[i][n] / a[i][i] for i in range(n)]
 
 
-def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget, budget_usd: float,
-             bw: np.ndarray) -> list[np.ndarray]:
+def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list[np.ndarray]:
     """Designs within the rows and the budget from an LP point ``bw`` (GB/s): the starved dimensions
     (those of the reduced row) take ``bw``'s values; the others at a bound of the cheapest network
     stay there (or, in a second design, take ``bw``'s values: the LP holds them only to 1e-9 of
@@ -256,7 +259,7 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
     from the cheapest network towards ``bw`` (moved inside the rows). Only designs that meet every
     row to :data:`STRICT` count; returns [] when none does."""
     dm = instance.design_matrix
-    b0 = vertex.bw_gbps
+    b0 = reduced.vertex.bw_gbps
     rows, at_bound, A, floor, bound = _held(instance, b0)
     z = reduced.coef != 0
     fixed, free = at_bound & ~z, ~at_bound & ~z
@@ -276,7 +279,8 @@ def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget,
             deltas.append(delta)
     deltas.append(within_rows(instance, bw, b0) - b0)
     p = cluster_cost_usd_per_gbps(instance)
-    points = (_onto_budget(p, b0, d, budget_usd, fill) for d in deltas for fill in (False, True))
+    points = (_onto_budget(p, b0, d, reduced.budget_usd, fill) for d in deltas
+              for fill in (False, True))
     return [b for b in points if b is not None and dm.max_violation(b) <= STRICT
             and (b >= dm.bw_lower).all() and (b <= dm.bw_upper).all()]
 
@@ -307,11 +311,10 @@ def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: f
     return None
 
 
-def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, rel_gap: float,
-                          vertex: CheapestVertex,
+def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBudget, rel_gap: float,
                           time_limit_s: float = 60.0) -> tuple[OAResult, int]:
-    """The fastest design within ``budget_usd`` ($) a hair above the cheapest network ``vertex``
-    (module docstring): (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved).
+    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`), a hair above its
+    cheapest network: (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved).
 
     Two passes on one cost-share LP (its cuts are valid for both): 1. the budget held by the exact
     row alone (the share row, a float of the cost's size, left free; the design rows without
@@ -325,10 +328,7 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
         NoSolutionError: the budget leaves a dimension that carries traffic no bandwidth (the
             reduced budget row allows it none), or no design with a finite time was found.
     """
-    reduced = reduced_budget_row(instance, vertex, budget_usd)
-    if reduced is None:
-        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} leaves a dimension "
-                              "that carries traffic (almost) without bandwidth")
+    vertex, budget_usd = reduced.vertex, reduced.budget_usd
     dm = instance.design_matrix
     room = reduced.room_usd
     for d in np.flatnonzero(tm.carries_traffic):  # (the most B_d the row allows: room / coef_d)
@@ -346,10 +346,10 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
     loop_gap = rel_gap * (1 - 1e-3)
 
     def repair(bw: np.ndarray) -> list[np.ndarray]:
-        return complete(instance, vertex, reduced, budget_usd, bw)
+        return complete(instance, reduced, bw)
 
     def share(bw: np.ndarray) -> float:  # (of the room: what the design may use beyond it)
-        return min(1.0, _excess_usd(instance, vertex, budget_usd, bw) / room) if room > 0 else 0.0
+        return min(1.0, _excess_usd(instance, reduced, bw) / room) if room > 0 else 0.0
 
     def scorer(allowance: float):  # T / (1 - what the bound gives up for this design)
         def score(bw: np.ndarray) -> float:
@@ -417,8 +417,7 @@ def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAR
     return replace(best, upper=T, lower=min(lower, T) * (1 - share(best.bw)), iterations=lps)
 
 
-def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float,
-                bw: np.ndarray) -> float:
+def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> float:
     """How much more than the budget ``bw`` may use, exactly ($, >= 0): its cost above the budget,
     plus each row's violation weighted by the cheapest network's dual (a floor missed by round-off
     frees that much of the cheap dimension's cost)."""
@@ -428,8 +427,8 @@ def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float,
     def dot(coef) -> Fraction:
         return sum((Fraction(float(a)) * b for a, b in zip(coef, B, strict=True)), Fraction(0))
 
-    out = max(dot(cluster_cost_usd_per_gbps(instance)) - Fraction(budget_usd), Fraction(0))
-    for i, y in enumerate(vertex.row_duals):
+    out = max(dot(cluster_cost_usd_per_gbps(instance)) - Fraction(reduced.budget_usd), Fraction(0))
+    for i, y in enumerate(reduced.vertex.row_duals):
         if y == 0:
             continue
         lhs = dot(dm.A[i])

@@ -36,9 +36,9 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from ..units import time_unit_hint
-from .cost_range import CheapestVertex, below_cheapest
+from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .near_cheapest import fastest_near_cheapest, near_cheapest
+from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest
 from .ratio import BOUND_SLACK, RatioCore
 from .routing import Route, first_route
 
@@ -133,7 +133,7 @@ class BudgetCase:
     rel_gap: float
 
     @cached_property
-    def vertex(self) -> CheapestVertex | None:
+    def near(self) -> ReducedBudget | None:
         """:func:`hieropt.solvers.near_cheapest.near_cheapest` of the case (None without budget)."""
         if self.budget_usd is None:
             return None
@@ -155,14 +155,14 @@ class NearCheapestBudget:
     name = "near_cheapest_budget"
 
     def accepts(self, case: BudgetCase) -> bool:
-        """Whether the case has such a cheapest network (``case.vertex``)."""
-        return case.vertex is not None
+        """Whether the case has such a cheapest network (``case.near``)."""
+        return case.near is not None
 
     def solve(self, case: BudgetCase) -> OAResult:
         """The fastest design within the budget (ns), on the exact reduced budget row."""
         core = case.core
-        out, lps = fastest_near_cheapest(core.instance, core.tm, case.budget_usd, case.rel_gap,
-                                         case.vertex, core.solver.time_limit_s)
+        out, lps = fastest_near_cheapest(core.instance, core.tm, case.near, case.rel_gap,
+                                         core.solver.time_limit_s)
         core.lps += lps
         return out
 
