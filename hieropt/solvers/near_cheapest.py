@@ -63,11 +63,9 @@ def vertex_of(instance: Instance) -> CheapestVertex:
     (:func:`hieropt.solvers.cost_range.cheapest_vertex`), moved onto the rows and bounds active
     there (to round-off, not to the LP's 1e-9, which would eat a slack of 1e-9 of the cost) when it
     then still meets them; computed once per instance (a Pareto front asks for every budget)."""
-    return instance.memo(
-        "_cheapest_vertex",
-        (instance.constraints, instance.bounds, instance.network, instance.cost),
-        lambda: _polished(instance, cheapest_vertex(instance)),
-    )
+    key = (instance.constraints, instance.bounds, instance.network, instance.cost)
+    return instance.memo("_cheapest_vertex", key,
+                         lambda: _polished(instance, cheapest_vertex(instance)))
 
 
 def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
@@ -403,10 +401,9 @@ def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:
-    """One outcome from the passes (their ``upper`` the score, their bounds for the LP's rows): the
-    design of the least score, its time, and the best bound, each pass's first lowered by the share
-    it allows for its rows, then by ``share`` of the design (T of the starved dimensions falls at
-    most as fast as the room grows)."""
+    """One outcome from the passes (``upper``: the score): the design of the least score, its time,
+    and the best bound, each lowered by the share its pass allows for its rows, then by ``share``
+    of the design (T of the starved dimensions falls at most as fast as the room grows)."""
     found = [o for o, _ in passes if o.bw is not None and np.isfinite(o.upper)]
     best = min(found, key=lambda o: o.upper) if found else passes[-1][0]
     lower = max((o.lower * (1 - a) if np.isfinite(o.lower) else o.lower) for o, a in passes)
