@@ -2,12 +2,8 @@
 within a budget and the cheapest meeting a time target.
 
 **Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex in B, but it
-is in the homogeneous variables of :mod:`hieropt.formulation.ratio`: each dimension's share of the
-cost x_d = p_d B_d / C and u = K / C. Multiplying the time model by C makes every row linear
-(Charnes-Cooper), so the global minimum is one convex program, solved by the same tangent cuts as
-the performance objective on one persistent HiGHS LP (:class:`hieropt.solvers.ratio.RatioCore`):
-every LP optimum is a proven lower bound on min T x cost, every LP point a design whose T x cost is
-evaluated exactly.
+is in the cost-share variables of :mod:`hieropt.formulation.ratio` (Charnes-Cooper): one convex
+program, solved by tangent cuts on one HiGHS LP (:class:`hieropt.solvers.ratio.RatioCore`).
 
 **The fastest design within a budget** (:func:`fastest_design`; each point of the Pareto front in
 :mod:`hieropt.solvers.front`) takes the first of :data:`BUDGET_ROUTES` that accepts the case
