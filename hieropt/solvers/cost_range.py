@@ -1,14 +1,14 @@
 """The cheapest and the dearest network the design rows and bounds allow, from two small LPs over B
 alone (:func:`hieropt.formulation.ratio_arrays.compile_cost_range_lp`: columns in a bandwidth unit
 near the rows' cost floor, each row divided by its largest coefficient), exact to HiGHS's tolerance
-however far apart the two ends lie. The performance and cost-share LPs carry the time model's
-columns in units chosen for the optimum, where a cost far below (or above) it is only resolved to
-their absolute tolerances; the procurement solvers take the ends of a cost range from here."""
+however far apart the two ends lie (the performance and cost-share LPs, in units chosen for the
+optimum, resolve a cost far from it only to their absolute tolerances); and, on the same rows, each
+dimension's reach and whether it has an upper limit at all."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -21,8 +21,7 @@ from ..spec import Instance
 from .highs import HighsLP
 
 __all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex",
-           "dimension_reach_gbps", "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible",
-           "below_cheapest"]
+           "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible", "below_cheapest"]
 
 
 def rows_infeasible(instance: Instance) -> NoSolutionError:
@@ -41,11 +40,33 @@ def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
 INF = float("inf")
 
 
-def network_cost_range(instance: Instance, time_limit_s: float = 60.0,
-                       unit_gbps: float | None = None) -> tuple[float, float]:
-    """(cheapest, dearest) network cost in $ over the design rows and bounds of ``instance``
-    (dearest inf when the rows put no upper limit on a priced dimension), by min and max of sum_d
-    p_d B_d (:func:`cheapest_network` gives the cheapest design too).
+@dataclass(frozen=True)
+class CheapestVertex:
+    """The cheapest network the design rows and bounds allow, with the LP's certificate of it.
+
+    Attributes:
+        cost_usd: its cost, $.
+        dearest_usd: the dearest feasible network, $ (inf when unbounded).
+        bw_gbps: (D,) a cheapest design, GB/s (the LP's vertex, clipped to the bounds).
+        row_duals: (n,) one multiplier per design row (instance order), $ per unit of the row's
+            activity (sum_d a_d B_d), 0 for a row without a coefficient: p - A' row_duals are the
+            reduced costs of the dimensions at the cheapest network.
+    """
+
+    cost_usd: float
+    dearest_usd: float
+    bw_gbps: np.ndarray
+    row_duals: np.ndarray
+
+
+def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
+                    unit_gbps: float | None = None) -> CheapestVertex:
+    """The cheapest and dearest network of ``instance`` by min and max of sum_d p_d B_d over its
+    design rows and bounds, a cheapest design and the row duals of its LP. A vertex whose reduced
+    prices, relative to each dimension's own price, say it is not optimal (:func:`_optimal`: with
+    prices far apart, a Switch at $1e7 per GB/s next to links at $0.7, HiGHS's dual tolerance cannot
+    tell the cheap ones apart) is solved again with one unit per dimension, the square-root split
+    of the prices, and the cheaper vertex kept.
 
     Args:
         instance: design rows, bounds and prices.
@@ -58,51 +79,6 @@ def network_cost_range(instance: Instance, time_limit_s: float = 60.0,
         NoSolutionError: the design rows and bounds are infeasible.
         SolverError: HiGHS fails on the cheapest network's LP.
     """
-    cheapest, dearest, _ = cheapest_network(instance, time_limit_s, unit_gbps)
-    return cheapest, dearest
-
-
-def cheapest_network(instance: Instance, time_limit_s: float = 60.0,
-                     unit_gbps: float | None = None) -> tuple[float, float, np.ndarray]:
-    """As :func:`network_cost_range`, and a cheapest design: (cheapest $, dearest $, (D,) GB/s,
-    clipped to the bounds). Raises as :func:`network_cost_range`."""
-    v = cheapest_vertex(instance, time_limit_s, unit_gbps)
-    return v.cost_usd, v.dearest_usd, v.bw_gbps
-
-
-@dataclass(frozen=True)
-class CheapestVertex:
-    """The cheapest network the design rows and bounds allow, with the LP's certificate of it.
-
-    Attributes:
-        cost_usd: its cost, $.
-        dearest_usd: the dearest feasible network, $ (inf when unbounded).
-        bw_gbps: (D,) a cheapest design, GB/s (the LP's vertex, clipped to the bounds).
-        row_duals: (n,) one multiplier per design row (instance order), $ per unit of the row's
-            activity (sum_d a_d B_d): the cost-range LP's row duals in the instance's units (0 for a
-            row without a coefficient), so that p - A' row_duals are the reduced costs of the
-            dimensions at the cheapest network.
-    """
-
-    cost_usd: float
-    dearest_usd: float
-    bw_gbps: np.ndarray
-    row_duals: np.ndarray
-
-
-def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
-                    unit_gbps: float | None = None) -> CheapestVertex:
-    """The cheapest and dearest network of ``instance`` (as :func:`network_cost_range`), a cheapest
-    design and the row duals of its LP (:class:`CheapestVertex`). Raises as
-    :func:`network_cost_range`.
-
-    The vertex is checked for optimality with each dimension's reduced price p_d - A_d' y relative
-    to its own price (:func:`_optimal`): with prices far apart (a Switch at $1e7 per GB/s next to
-    links at $0.7) the LP's costs are shares of their sum, and HiGHS's dual tolerance (1e-9 of the
-    largest) cannot tell the cheap dimensions' prices apart (e.g. a vertex 1.3 % dearer than the
-    cheapest, so a budget just above the true cheapest was "below the cheapest network"). Such a
-    vertex is solved again with one unit per dimension, the square-root split of the prices (costs
-    within the square root of their spread), and the cheaper vertex kept."""
     if unit_gbps is None:
         unit_gbps = _unit_gbps(instance)
     v = _vertex(instance, time_limit_s, unit_gbps)
@@ -112,9 +88,23 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
         units = unit_gbps * np.sqrt(mean / np.where(p > 0, p, mean))
         w = _vertex(instance, time_limit_s, units)
         if w.cost_usd < v.cost_usd:
-            v = CheapestVertex(w.cost_usd, max(v.dearest_usd, w.dearest_usd), w.bw_gbps,
-                               w.row_duals)
+            v = replace(w, dearest_usd=max(v.dearest_usd, w.dearest_usd))
     return v
+
+
+def cheapest_network(instance: Instance, time_limit_s: float = 60.0,
+                     unit_gbps: float | None = None) -> tuple[float, float, np.ndarray]:
+    """(cheapest $, dearest $, a cheapest design (D,) GB/s) of :func:`cheapest_vertex`; raises as
+    it."""
+    v = cheapest_vertex(instance, time_limit_s, unit_gbps)
+    return v.cost_usd, v.dearest_usd, v.bw_gbps
+
+
+def network_cost_range(instance: Instance, time_limit_s: float = 60.0,
+                       unit_gbps: float | None = None) -> tuple[float, float]:
+    """(cheapest, dearest) network cost in $ of :func:`cheapest_vertex`; raises as it."""
+    v = cheapest_vertex(instance, time_limit_s, unit_gbps)
+    return v.cost_usd, v.dearest_usd
 
 
 def _vertex(instance: Instance, time_limit_s: float,
@@ -139,40 +129,6 @@ def _vertex(instance: Instance, time_limit_s: float,
     y = np.zeros(dm.A.shape[0])
     y[lp.rows] = duals * lp.unit_usd / lp.row_scale
     return CheapestVertex(cheapest, max(dearest, cheapest), design, y)
-
-
-def dimension_reach_gbps(instance: Instance, dims: list[int],
-                         time_limit_s: float = 60.0) -> np.ndarray:
-    """The largest bandwidth (GB/s) each dimension in ``dims`` can have under the design rows and
-    bounds of ``instance``, by one small LP per dimension over B alone (max B_d on the cost-range
-    LP, each row divided by its largest coefficient): (D,), inf for a dimension the rows do not
-    bound, nan for one not in ``dims``. The reach of a dimension that two rows together pin near 0
-    ('sum(bw) == 500' and 'bw[0] >= 499.999' leave 0.001 GB/s to the others) is found here, where no
-    single row shows it (:func:`hieropt.formulation.scale.upper_limits_gbps`).
-
-    Raises:
-        NoSolutionError: the design rows and bounds are infeasible.
-        SolverError: HiGHS fails on one of the LPs.
-    """
-    unit = _unit_gbps(instance)
-    lp = compile_cost_range_lp(instance, unit)
-    out = np.full(lp.n_cols, np.nan)
-    solver = HighsLP(lp, time_limit_s)
-    try:
-        for d in dims:
-            res = _maximise(solver, lp.n_cols, d)
-            if res.status is Status.INFEASIBLE:
-                raise rows_infeasible(instance)
-            if res.status is Status.UNBOUNDED:
-                out[d] = INF
-            elif res.status is Status.OPTIMAL:
-                out[d] = max(res.objective, 0.0) * unit
-            else:
-                raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} "
-                                  f"({res.termination})")
-    finally:
-        solver.close()
-    return out
 
 
 def _maximise(solver: HighsLP, n_cols: int, d: int):
@@ -209,17 +165,10 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
                          priced: bool = False, time_limit_s: float = 60.0) -> tuple[int, ...]:
     """The dimensions of ``dims`` whose bandwidth the design rows and bounds (with ``priced``, also
     a budget on the network's cost) put no upper limit on, for a feasible set of rows: those d with
-    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, found by one LP per
-    dimension, max r_d s.t. the cone and r_d <= 1 (the optimum is 1 or 0; a dimension is unlimited
-    at >= 0.5, far from HiGHS's tolerances).
-
-    The cone has no right-hand side: the answer is the same at every rescaling of bytes, limits,
-    bounds and prices (a rule on the LP's own optimum, a huge finite value at one scale and
-    'Unbounded' at another, is not).
-
-    Raises:
-        SolverError: HiGHS fails on one of the LPs.
-    """
+    a direction r of the recession cone (:func:`_cone_lp`) with r_d > 0, by one LP per dimension,
+    max r_d s.t. the cone and r_d <= 1 (optimum 1 or 0; unlimited at >= 0.5). The cone has no
+    right-hand side, so the answer is the same at every rescaling of bytes, limits and prices.
+    Raises SolverError when HiGHS fails on one of the LPs."""
     if not dims:
         return ()
     lp = _cone_lp(instance, priced)
@@ -245,16 +194,32 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
 def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.ndarray,
                       time_limit_s: float = 60.0) -> np.ndarray:
     """A design (D,) GB/s to centre an LP's units on when it failed before any design was found:
-    each dimension of ``dims`` at half its reach under the design rows
-    (:func:`dimension_reach_gbps`), the others (and any without a finite positive reach) at
-    ``fallback_gbps``. Two rows together can pin a dimension far below the unit the tightest single
-    row suggests ('sum(bw) == 500' and 'bw[0] >= 499.999' leave the others 0.001 GB/s, 2e-6 of their
-    unit): the cuts there have coefficients 1e6 and 1e-6 in one row and HiGHS stops with 'Unknown'
-    or 'Infeasible'. Raises as :func:`dimension_reach_gbps`."""
+    each dimension of ``dims`` at half its reach (max B_d on the cost-range LP), the others (and
+    any without a finite positive reach) at ``fallback_gbps``. Two rows together can pin a
+    dimension far below the unit the tightest single row suggests ('sum(bw) == 500' and
+    'bw[0] >= 499.999' leave the others 0.001 GB/s), where HiGHS stops on the cuts' coefficients.
+
+    Raises:
+        NoSolutionError: the design rows and bounds are infeasible.
+        SolverError: HiGHS fails on one of the LPs.
+    """
+    unit = _unit_gbps(instance)
+    lp = compile_cost_range_lp(instance, unit)
     out = np.array(fallback_gbps, dtype=float)
-    reach = dimension_reach_gbps(instance, dims, time_limit_s)[dims]
-    usable = np.isfinite(reach) & (reach > 0)
-    out[np.array(dims, dtype=int)[usable]] = 0.5 * reach[usable]
+    solver = HighsLP(lp, time_limit_s)
+    try:
+        for d in dims:
+            res = _maximise(solver, lp.n_cols, d)
+            if res.status is Status.INFEASIBLE:
+                raise rows_infeasible(instance)
+            if res.status not in (Status.OPTIMAL, Status.UNBOUNDED):
+                raise SolverError(f"HiGHS could not find the largest bandwidth of dimension {d} "
+                                  f"({res.termination})")
+            reach = res.objective * unit if res.status is Status.OPTIMAL else INF
+            if np.isfinite(reach) and reach > 0:
+                out[d] = 0.5 * reach
+    finally:
+        solver.close()
     return out
 
 
@@ -279,6 +244,7 @@ def _optimal(instance: Instance, v: CheapestVertex) -> bool:
 
 
 def _unit_gbps(instance: Instance) -> float:
+    """The cost-range LP's default unit (:func:`cheapest_vertex`'s ``unit_gbps``)."""
     price = float(np.sum(cluster_cost_usd_per_gbps(instance)))
     floor, ceiling = cost_bounds_usd(instance)
     for cost in (floor, ceiling):

@@ -1,6 +1,9 @@
-"""Dense linear algebra on the tiny systems of the solvers (a handful to a few hundred unknowns)."""
+"""Dense linear algebra on the tiny systems of the solvers (a handful to a few hundred unknowns),
+and exact rationals rounded to floats."""
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -14,7 +17,17 @@ def solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.full(np.shape(b), np.nan)
 
 
-__all__ = ["solve", "Work", "WORK", "LSTSQ_COST"]
+def round_outwards(q: Fraction, up: bool) -> float:
+    """``q`` rounded to a float upwards (``up``) or downwards."""
+    f = float(q)
+    if up and Fraction(f) < q:
+        return float(np.nextafter(f, np.inf))
+    if not up and Fraction(f) > q:
+        return float(np.nextafter(f, -np.inf))
+    return f
+
+
+__all__ = ["solve", "round_outwards", "Work", "WORK", "LSTSQ_COST"]
 
 WORK = 40 * 400 ** 3
 """Work one polish may spend, in (unknowns)^3 of the Newton systems it solves: an LU step costs N^3,

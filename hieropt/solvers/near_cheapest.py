@@ -4,33 +4,44 @@ bandwidth (decision record: a budget a hair above the cheapest network).
 
 The starved dimensions get only what the slack (budget - cheapest) buys, and in the budget row
 sum_d p_d B_d <= budget that slack is a difference of two numbers that agree to 1e-9 and beyond,
-which no LP resolves. With the cheapest network's multipliers the budget is an exact row whose terms
-are all >= 0 and whose right-hand side is the slack itself (:mod:`hieropt.solvers.reduced_budget`).
-The cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by that row alone,
-with share units that follow the slack on the starved dimensions, so its Lagrangian bound holds for
-every exactly feasible design (:func:`fastest_near_cheapest`); its points become designs by
-completing the cheapest network (:func:`complete`). Keeping the float share row instead fails at
-ties in price: the LP spends the row's tolerance, 1e-9 of the cost, on the tied split
-(tests/solve/test_near_cheapest_ties.py).
+which no LP resolves. LP duality at the cheapest network (Dantzig's reduced costs) states the budget
+exactly: with the row multipliers y of the cheapest-network LP
+(:func:`hieropt.solvers.cost_range.cheapest_vertex`) and reduced prices r = p - A'y, every design
+has p.B = y.(A B) + r.B identically, and within a budget
+
+    sum_starved r_d B_d + sum_i |y_i| s_i + sum_edge |r_d| sigma_d <= budget - y.b - sum_edge r_d
+    edge_d
+
+(the exact row, :func:`reduced_budget_row`, in exact rational arithmetic): s_i >= 0 is the distance
+of an inequality row with a multiplier from the bound the cheapest network holds it at, sigma_d >= 0
+that of a dimension held at a bound other than 0 (its edge), and the dimensions the cheapest network
+fills have r_d = 0. Every term is >= 0 and the right-hand side is the room above the cheapest
+network itself. The cost-share LP of :class:`hieropt.solvers.ratio.RatioCore` holds the budget by
+that row alone, with share units that follow the slack on the starved dimensions, so its
+Lagrangian bound holds for every exactly feasible design (:func:`fastest_near_cheapest`); its points
+become designs by completing the cheapest network (:func:`complete`). Keeping the float share row
+instead fails at ties in price: the LP spends the row's tolerance, 1e-9 of the cost, on the tied
+split (tests/solve/test_near_cheapest_ties.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 
 from ..errors import NoSolutionError
+from ..formulation.scale import bytes_per_dim
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from .cost_range import CheapestVertex, cheapest_vertex
+from .linalg import round_outwards
 from .line_search import meets_rows, within_rows
 from .outcome import OAResult
 from .ratio import INF, RatioCore
-from .reduced_budget import ReducedBudget, reduced_budget_row
 
 __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_budget",
            "near_cheapest", "complete", "fastest_near_cheapest"]
@@ -42,42 +53,55 @@ EPS = float(np.finfo(float).eps)
 ROW_ROUNDING = 4
 """Round-off of the LP's budget and design rows, in units of EPS x the cheapest cost, that the bound
 allows for."""
+STRICT = 1e-13
+"""Relative row violation the designs here may have (round-off): a floor met only to HiGHS's 1e-9
+would leave 1e-9 of its cost to a slack that may be smaller than that."""
 
 
 def vertex_of(instance: Instance) -> CheapestVertex:
     """The cheapest network of ``instance`` with its LP duals
-    (:func:`hieropt.solvers.cost_range.cheapest_vertex`), computed once per instance (a Pareto front
-    asks for every budget)."""
-    return instance.memo(
-        "_cheapest_vertex",
-        (instance.constraints, instance.bounds, instance.network, instance.cost),
-        lambda: _polished(instance, cheapest_vertex(instance)),
-    )
+    (:func:`hieropt.solvers.cost_range.cheapest_vertex`), moved onto the rows and bounds active
+    there (to round-off, not to the LP's 1e-9, which would eat a slack of 1e-9 of the cost) when it
+    then still meets them; computed once per instance (a Pareto front asks for every budget)."""
+    key = (instance.constraints, instance.bounds, instance.network, instance.cost)
+    return instance.memo("_cheapest_vertex", key,
+                         lambda: _polished(instance, cheapest_vertex(instance)))
 
 
 def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
-    """``v`` with its design moved onto the rows and bounds active there (to round-off, not to the
-    LP's 1e-9: a vertex above a floor by 1e-9 of the cost would eat a slack of 1e-9 of it): the
-    dimensions at a bound stay, the others solve the active rows (least squares); kept only when it
-    still meets every row and bound."""
     dm = instance.design_matrix
     b0 = v.bw_gbps
-    rows, at_bound = _active(instance, b0)
+    rows, at_bound, A, _, bound = _held(instance, b0)
     free = ~at_bound
     if not (rows.any() and free.any()):
         return v
-    A = dm.A[rows]
-    floor = np.abs(A @ b0 - dm.lower[rows]) <= np.abs(A @ b0 - dm.upper[rows])
-    target = np.where(np.isfinite(dm.lower[rows]) & floor, dm.lower[rows], dm.upper[rows])
-    b = b0.copy()
-    b[free] = np.linalg.lstsq(A[:, free], target - A[:, ~free] @ b0[~free], rcond=None)[0]
-    b = np.clip(b, dm.bw_lower, dm.bw_upper)
+    b = np.clip(_onto_rows(A, free, bound, b0.copy()), dm.bw_lower, dm.bw_upper)
     if not meets_rows(instance, b) or np.abs(b - b0).max() > 1e-6 * max(float(np.abs(b0).max()),
                                                                         1e-300):
         return v
     cost = float(cluster_cost_usd_per_gbps(instance) @ b)
-    return CheapestVertex(min(cost, v.cost_usd) if cost <= v.cost_usd * (1 + 1e-9) else v.cost_usd,
-                          v.dearest_usd, b, v.row_duals)
+    return replace(v, cost_usd=min(cost, v.cost_usd), bw_gbps=b)
+
+
+def _held(instance: Instance, b0: np.ndarray):
+    """What ``b0`` (GB/s) holds: (rows: mask of the design rows at a bound to 1e-9 of their size,
+    at_bound: mask of the dimensions at a bound, A: those rows, floor: whether each is at its lower
+    bound, bound: that bound)."""
+    dm = instance.design_matrix
+    lhs = dm.A @ b0
+    size = np.maximum(np.abs(dm.A * b0).sum(axis=1), np.abs(dm.rhs)) if dm.A.size else np.zeros(0)
+    tol = 1e-9 * np.maximum(size, 1e-300)
+    rows = (np.abs(lhs - dm.lower) <= tol) | (np.abs(lhs - dm.upper) <= tol)
+    at_bound = (b0 <= dm.bw_lower * (1 + 1e-12)) | (b0 >= dm.bw_upper * (1 - 1e-12))
+    A = dm.A[rows]
+    floor = np.abs(A @ b0 - dm.lower[rows]) <= np.abs(A @ b0 - dm.upper[rows])
+    return rows, at_bound, A, floor, np.where(floor, dm.lower[rows], dm.upper[rows])
+
+
+def _onto_rows(A: np.ndarray, free: np.ndarray, target: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``x`` with its ``free`` entries solving A x = ``target`` (least squares), the others kept."""
+    x[free] = np.linalg.lstsq(A[:, free], target - A[:, ~free] @ x[~free], rcond=None)[0]
+    return x
 
 
 def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK) -> bool:
@@ -87,95 +111,185 @@ def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK
     return bool(c > 0 and c <= budget_usd <= c * (1 + slack))
 
 
-def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> CheapestVertex | None:
-    """The cheapest network (with its duals) when ``budget_usd`` is within :data:`NEAR_SLACK` above
-    its cost and it leaves a dimension that carries traffic without bandwidth (infinite time) that a
-    reduced price keeps from the slack (not a tie in price); else None."""
+def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> ReducedBudget | None:
+    """The reduced budget row at ``budget_usd`` ($) when it is within :data:`NEAR_SLACK` above the
+    cheapest network's cost and that network leaves a dimension that carries traffic without
+    bandwidth (infinite time) that a reduced price keeps from the slack (not a tie in price); else
+    None."""
     v = vertex_of(instance)
     if not near_budget(instance, budget_usd) or np.isfinite(tm.time_ns(v.bw_gbps)):
         return None
-    # (ties in price: no reduced price, nothing to resolve)
     reduced = reduced_budget_row(instance, v, budget_usd)
-    return v if reduced is not None and (reduced.coef[tm.carries_traffic] > 0).any() else None
+    return reduced if reduced is not None and (reduced.coef[tm.carries_traffic] > 0).any() else None
 
 
-def _active(instance: Instance, bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, dimensions) active at ``bw``: rows that hold with equality to 1e-9 (relative to their
-    size) and dimensions at a bound."""
+@dataclass(frozen=True)
+class ReducedBudget:
+    """The reduced budget row sum_d coef_d B_d <= room_usd on the starved dimensions (the exact row
+    of the module docstring without its slack terms), valid for every design within the budget.
+
+    Attributes:
+        vertex: the cheapest network whose duals state the row; budget_usd: the budget, $.
+        coef: (D,) $ per GB/s, the reduced prices of the starved dimensions (0 elsewhere).
+        room_usd: the right-hand side, $: the slack above the cheapest network as the row sees it.
+        slacks: (key, coef $ per unit, cap) of the exact row's other terms, each on a row's slack
+            column (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``slacks``): coef x
+            the row's distance from its bound, at most ``cap`` (rounded up).
+        exact_rhs_usd: the exact row's right-hand side, $ (rounded up for every float coefficient).
+    """
+
+    vertex: CheapestVertex
+    budget_usd: float
+    coef: np.ndarray
+    room_usd: float
+    slacks: tuple[tuple[tuple[str, int], float, float], ...]
+    exact_rhs_usd: float
+
+
+def reduced_budget_row(instance: Instance, vertex: CheapestVertex,
+                       budget_usd: float) -> ReducedBudget | None:
+    """The reduced budget row at ``budget_usd`` ($) from the duals of ``vertex``, or None when a
+    dimension has no price (its bandwidth, and so the rounding margin, would be unbounded).
+
+    In exact rational arithmetic (:class:`fractions.Fraction`; a few rows and dimensions): the duals
+    are first corrected so that the reduced prices of the dimensions the cheapest network fills are
+    exactly 0 (HiGHS leaves 1e-16 of the price there: the whole slack of a budget 1e-16 above the
+    cheapest), then each reduced price is rounded to a float and the rounding, at the most bandwidth
+    the row allows that dimension, is added to the right-hand side, which is rounded up: the float
+    row holds for every design within the budget."""
     dm = instance.design_matrix
-    lhs = dm.A @ bw
-    size = np.maximum(np.abs(dm.A * bw).sum(axis=1), np.abs(dm.rhs)) if dm.A.size else np.zeros(0)
-    tol = 1e-9 * np.maximum(size, 1e-300)
-    rows = (np.abs(lhs - dm.lower) <= tol) | (np.abs(lhs - dm.upper) <= tol)
-    dims = (bw <= dm.bw_lower * (1 + 1e-12)) | (bw >= dm.bw_upper * (1 - 1e-12))
-    return rows, dims
+    p = cluster_cost_usd_per_gbps(instance)
+    if not (p > 0).all():
+        return None
+    y = vertex.row_duals.copy()
+    y[((y > 0) & ~np.isfinite(dm.lower)) | ((y < 0) & ~np.isfinite(dm.upper))] = 0.0
+    bound = np.where(y > 0, dm.lower, np.where(y < 0, dm.upper, 0.0))
+    D, m = p.size, y.size
+    P = [Fraction(float(v)) for v in p]
+    A = [[Fraction(float(v)) for v in row] for row in dm.A]
+    Y = [Fraction(float(v)) for v in y]
+    r = _reduced_prices(P, A, Y)
+    basic = [d for d in range(D) if abs(r[d]) <= Fraction(1, 10**12) * P[d]]
+    Y, r = _corrected(P, A, Y, r, basic)
+    B = Fraction(float(budget_usd))
+    rhs = B - sum((Y[i] * Fraction(float(bound[i])) for i in range(m) if Y[i] != 0), Fraction(0))
+    # a dimension the cheapest network leaves at a bound other than 0 keeps its term's least value
+    # there (r_d B_d >= r_d lo_d): the row then has only the starved dimensions, each term >= 0
+    starved = [d for d in range(D) if d not in basic and r[d] > 0 and dm.bw_lower[d] <= 0]
+    edges = [d for d in range(D) if d not in basic and d not in starved and r[d] != 0]
+    for d in edges:
+        edge = dm.bw_lower[d] if r[d] > 0 else dm.bw_upper[d]
+        if not np.isfinite(edge):
+            return None
+        rhs -= r[d] * Fraction(float(edge))
+    coef = np.zeros(D)
+    # a reduced price of 0 but for rounding (no exact correction): its largest term, at budget / p_d
+    margin = sum((abs(r[d]) * _reach(dm, d, B / P[d]) for d in basic), Fraction(0))
+    room = max(rhs + margin, Fraction(0))  # (every term below is >= 0; they sum to at most this)
+    for d in starved:  # each B_d <= room / r_d (the other terms are >= 0), and at most budget / p_d
+        coef[d] = float(r[d])
+        margin += abs(r[d] - Fraction(coef[d])) * _reach(dm, d, min(room / r[d], B / P[d]))
+    # the exact row's slack terms: |y_i| for an inequality row with a multiplier, |r_d| for a
+    # dimension held at its edge
+    terms = [(("row", i), abs(Y[i])) for i in range(m) if Y[i] != 0 and dm.lower[i] != dm.upper[i]]
+    terms += [(("lower" if r[d] > 0 else "upper", d), abs(r[d])) for d in edges]
+    exact_margin = margin + sum((abs(c - Fraction(float(c))) * (room / c) for _, c in terms),
+                                Fraction(0))
+    slacks = tuple((key, float(c), round_outwards(room / c, up=True)) for key, c in terms)
+    return ReducedBudget(vertex, budget_usd, coef, round_outwards(rhs + margin, up=True), slacks,
+                         round_outwards(rhs + exact_margin, up=True))
 
 
-def complete(instance: Instance, vertex: CheapestVertex, reduced: ReducedBudget, budget_usd: float,
-             bw: np.ndarray) -> list[np.ndarray]:
+def _reduced_prices(P: list[Fraction], A: list[list[Fraction]],
+                    Y: list[Fraction]) -> list[Fraction]:
+    """r = p - A'y, exact ($ per GB/s; one multiplier per row of ``A``, one column per
+    dimension)."""
+    return [P[d] - sum((A[i][d] * Y[i] for i in range(len(Y))), Fraction(0)) for d in range(len(P))]
+
+
+def _corrected(P: list[Fraction], A: list[list[Fraction]], Y: list[Fraction], r: list[Fraction],
+               basic: list[int]) -> tuple[list[Fraction], list[Fraction]]:
+    """``Y`` and ``r`` moved so that r = 0 exactly on the ``basic`` dimensions when as many rows
+    have a multiplier (a square system) and the move keeps every multiplier's sign; else
+    unchanged."""
+    used = [i for i in range(len(Y)) if Y[i] != 0]
+    if not basic or len(used) != len(basic):
+        return Y, r
+    dy = _solve_exact([[A[i][d] for i in used] for d in basic], [r[d] for d in basic])
+    if dy is None:
+        return Y, r
+    Y2 = list(Y)
+    for i, v in zip(used, dy, strict=True):
+        Y2[i] += v
+    if not all((Y2[i] > 0) == (Y[i] > 0) for i in used):
+        return Y, r
+    return Y2, _reduced_prices(P, A, Y2)
+
+
+def _reach(dm, d: int, top: Fraction) -> Fraction:
+    """The most bandwidth dimension ``d`` may have (GB/s, exact): ``top``, within its bound."""
+    return min(top, Fraction(float(dm.bw_upper[d]))) if np.isfinite(dm.bw_upper[d]) else top
+
+
+def _solve_exact(M: list[list[Fraction]], v: list[Fraction]) -> list[Fraction] | None:
+    """x with M x = v (square, exact Gaussian elimination), or None when M is singular."""
+    n = len(v)
+    a = [list(row) + [v[i]] for i, row in enumerate(M)]
+    for c in range(n):
+        piv = next((i for i in range(c, n) if a[i][c] != 0), None)
+        if piv is None:
+            return None
+        a[c], a[piv] = a[piv], a[c]
+        for i in range(n):
+            if i != c and a[i][c] != 0:
+                f = a[i][c] / a[c][c]
+                a[i] = [x - f * z for x, z in zip(a[i], a[c], strict=True)]
+    return [a[i][n] / a[i][i] for i in range(n)]
+
+
+def complete(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> list[np.ndarray]:
     """Designs within the rows and the budget from an LP point ``bw`` (GB/s): the starved dimensions
     (those of the reduced row) take ``bw``'s values; the others at a bound of the cheapest network
     stay there (or, in a second design, take ``bw``'s values: the LP holds them only to 1e-9 of
-    their size, and that noise costs budget for nothing); the rest follow the rows active at the
-    cheapest network (least squares: each at its bound, or, in another design, an inequality row as
-    far off it as at ``bw``), and the change from the cheapest network is scaled down onto the
-    budget when it costs more (the change is linear in that scale). Also the segment from the
-    cheapest network towards ``bw`` (moved inside the rows). Only designs that meet every row to
-    round-off (:data:`STRICT`) count. Returns [] when none does."""
+    their size); the rest follow the rows active at the cheapest network (least squares: each at
+    its bound, or, in another design, an inequality row as far off it as at ``bw``), and the change
+    from the cheapest network is scaled down onto the budget when it costs more. Also the segment
+    from the cheapest network towards ``bw`` (moved inside the rows). Only designs that meet every
+    row to :data:`STRICT` count; returns [] when none does."""
     dm = instance.design_matrix
-    p = cluster_cost_usd_per_gbps(instance)
-    b0 = vertex.bw_gbps
-    rows, at_bound = _active(instance, b0)
+    b0 = reduced.vertex.bw_gbps
+    rows, at_bound, A, floor, bound = _held(instance, b0)
     z = reduced.coef != 0
-    fixed = at_bound & ~z
-    free = ~at_bound & ~z
+    fixed, free = at_bound & ~z, ~at_bound & ~z
     lp = np.clip(bw, dm.bw_lower, dm.bw_upper) - b0
-    A = dm.A[rows]
     # an inequality row active at the cheapest network may stay there, or move off it as far as the
     # LP's point does (the exact row charges that move to the room)
     lhs0, lhs = A @ b0, A @ (b0 + lp)
-    floor = np.abs(lhs0 - dm.lower[rows]) <= np.abs(lhs0 - dm.upper[rows])
-    off = np.where(dm.lower[rows] == dm.upper[rows], 0.0,
-                   np.where(floor, np.maximum(lhs - dm.lower[rows], 0.0),
-                            np.minimum(lhs - dm.upper[rows], 0.0)))
+    lower, upper = dm.lower[rows], dm.upper[rows]
+    off = np.where(lower == upper, 0.0, np.where(floor, np.maximum(lhs - lower, 0.0),
+                                                 np.minimum(lhs - upper, 0.0)))
     deltas = []
     for move in ((False, True) if fixed.any() else (False,)):
         for follow in ((False, True) if off.any() else (False,)):
             delta = np.where(z | (fixed & move), lp, 0.0)
             if rows.any() and free.any():
-                target = (np.where(floor, dm.lower[rows], dm.upper[rows]) - lhs0
-                          + (off if follow else 0.0))
-                delta[free] = np.linalg.lstsq(A[:, free], target - A[:, ~free] @ delta[~free],
-                                              rcond=None)[0]
+                delta = _onto_rows(A, free, bound - lhs0 + (off if follow else 0.0), delta)
             deltas.append(delta)
     deltas.append(within_rows(instance, bw, b0) - b0)
-    out = []
-    for d in deltas:
-        for fill in (False, True):
-            point = _onto_budget(p, b0, d, budget_usd, fill)
-            if point is not None and _exact_rows(instance, point):
-                out.append(point)
-    return out
-
-
-STRICT = 1e-13
-"""Relative row violation the designs here may have (round-off): a floor met only to 1e-9
-(:data:`ROW_TOL`) would leave 1e-9 of its cost to a slack that may be smaller than that."""
-
-
-def _exact_rows(instance: Instance, bw: np.ndarray) -> bool:
-    dm = instance.design_matrix
-    if dm.max_violation(bw) > STRICT:
-        return False
-    return bool((bw >= dm.bw_lower).all() and (bw <= dm.bw_upper).all())
+    p = cluster_cost_usd_per_gbps(instance)
+    points = (_onto_budget(p, b0, d, reduced.budget_usd, fill) for d in deltas
+              for fill in (False, True))
+    return [b for b in points if b is not None and dm.max_violation(b) <= STRICT
+            and (b >= dm.bw_lower).all() and (b <= dm.bw_upper).all()]
 
 
 def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: float,
-                 fill: bool = False) -> np.ndarray | None:
+                 fill: bool) -> np.ndarray | None:
     """b0 + s delta with the largest s <= 1 (tried down to 8 steps of 1e-9) whose cost is within
-    ``budget_usd`` (:func:`_within_budget`); ``fill``: with s above 1 where the change leaves budget
-    unused (an LP point held to its tolerance may leave part of a room of 1e-9 of the cost unspent),
-    the whole room spent; None when there is nothing to fill."""
+    ``budget_usd`` as every float sum of it evaluates (a dot product and numpy's pairwise sum round
+    differently; the exact excess is counted by :func:`_excess_usd`); ``fill``: with s above 1
+    where the change leaves budget unused (an LP point held to its tolerance may leave part of a
+    room of 1e-9 of the cost unspent), the whole room spent; None when there is nothing to fill."""
     base = float(p @ b0)
     extra = float(p @ delta)
     s = 1.0
@@ -189,83 +303,61 @@ def _onto_budget(p: np.ndarray, b0: np.ndarray, delta: np.ndarray, budget_usd: f
         s = min((budget_usd - base) / extra, 1e3)
     for _ in range(8):
         point = np.maximum(b0 + s * delta, 0.0)
-        if _within_budget(p, point, budget_usd):
+        if float(p @ point) <= budget_usd and float((p * point).sum()) <= budget_usd:
             return point
         s *= 1 - 1e-9
     return None
 
 
-def _within_budget(p: np.ndarray, bw: np.ndarray, budget_usd: float) -> bool:
-    """Whether the cost of ``bw`` is within the budget as every float sum of it evaluates (a dot
-    product and numpy's pairwise sum round differently). Its exact cost may be a last bit above:
-    :func:`_excess_usd` counts that."""
-    return float(p @ bw) <= budget_usd and float((p * bw).sum()) <= budget_usd
-
-
-def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, rel_gap: float,
-                          vertex: CheapestVertex,
+def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBudget, rel_gap: float,
                           time_limit_s: float = 60.0) -> tuple[OAResult, int]:
-    """The fastest design within ``budget_usd`` ($) a hair above the cheapest network ``vertex``
-    (module docstring): (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved).
+    """The fastest design within the budget of ``reduced`` (:func:`near_cheapest`), a hair above its
+    cheapest network: (:class:`hieropt.solvers.outcome.OAResult` in ns, LPs solved).
 
-    Two passes on one cost-share LP (its cuts are valid for both):
-
-    1. the budget held by the exact row of :func:`hieropt.solvers.reduced_budget.reduced_budget_row`
-       alone: its terms >= 0 (the distances of the rows and bounds the cheapest network holds on
-       slack columns of their own), its right-hand side the room, so the LP resolves the room to its
-       own tolerance; the share row (a float of the cost's size, whose tolerance is 1e-9 of the cost
-       and whose last bit a share EPS x cost / room of the room) left free; the design rows without
-       rounding (``exact_rows``), so the Lagrangian bound holds for every exactly feasible design;
+    Two passes on one cost-share LP (its cuts are valid for both): 1. the budget held by the exact
+    row alone (the share row, a float of the cost's size, left free; the design rows without
+    rounding, ``exact_rows``), so the Lagrangian bound holds for every exactly feasible design;
     2. only if that does not prove the gap (HiGHS failed, or the LP's tolerance on a row the room
-       depends on is too coarse for it), the same LP with the share row, whose bound allows for that
-       row's rounding (:data:`ROW_ROUNDING`).
-
-    Designs are ranked by their time over what the bound gives up for them (:func:`_excess_usd`: a
-    design that meets an equality 1e-13 short of it has that much more room than an exactly feasible
-    one), so the design with the best certified gap is the answer.
+    depends on is too coarse for it), the same LP with the share row, its bound allowing for that
+    row's rounding (:data:`ROW_ROUNDING`). Designs are ranked by their time over what the bound
+    gives up for them (:func:`_excess_usd`), so the best certified gap is the answer.
 
     Raises:
         NoSolutionError: the budget leaves a dimension that carries traffic no bandwidth (the
             reduced budget row allows it none), or no design with a finite time was found.
     """
-    reduced = reduced_budget_row(instance, vertex, budget_usd)
-    if reduced is None:
-        raise NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} leaves a dimension "
-                              "that carries traffic (almost) without bandwidth")
+    vertex, budget_usd = reduced.vertex, reduced.budget_usd
     dm = instance.design_matrix
-    loaded = np.flatnonzero(tm.carries_traffic)
-    for d in loaded:
-        if reduced.cap_gbps[d] <= dm.bw_lower[d] and dm.bw_lower[d] <= 0:
+    room = reduced.room_usd
+    for d in np.flatnonzero(tm.carries_traffic):  # (the most B_d the row allows: room / coef_d)
+        c = reduced.coef[d]
+        if dm.bw_lower[d] <= 0 and c > 0 and room / c <= dm.bw_lower[d]:
             raise NoSolutionError("infeasible", (
                 f"the budget ${budget_usd:,.10g} is the cheapest network's cost "
                 f"(${vertex.cost_usd:,.10g}) to within round-off, and every design within it has "
                 f"bw[{d}] = 0 on dimension {d}, which carries traffic: no finite iteration time"))
     p = cluster_cost_usd_per_gbps(instance)
-    units = _units(tm, p, vertex.bw_gbps, reduced)
     keys_caps = {key: cap for key, _, cap in reduced.slacks}
     rc = RatioCore(instance, tm, budget_usd / float(p.sum()), time_limit_s, budget_usd, prune=True,
-                   share_units_gbps=units, exact_rows=True, slacks=tuple(keys_caps))
+                   share_units_gbps=_units(tm, vertex.bw_gbps, reduced), exact_rows=True,
+                   slacks=tuple(keys_caps))
     loop_gap = rel_gap * (1 - 1e-3)
-    room = reduced.room_usd
 
     def repair(bw: np.ndarray) -> list[np.ndarray]:
-        return complete(instance, vertex, reduced, budget_usd, bw)
+        return complete(instance, reduced, bw)
 
-    # (of the room: what the design may use beyond the budget, exactly)
-    def share(bw: np.ndarray) -> float:
-        return min(1.0, _excess_usd(instance, vertex, budget_usd, bw) / room) if room > 0 else 0.0
+    def share(bw: np.ndarray) -> float:  # (of the room: what the design may use beyond it)
+        return min(1.0, _excess_usd(instance, reduced, bw) / room) if room > 0 else 0.0
 
-    # T / (1 - what the bound gives up for this design): the certified gap's measure
-    def scorer(allowance: float):
+    def scorer(allowance: float):  # T / (1 - what the bound gives up for this design)
         def score(bw: np.ndarray) -> float:
             keep = (1 - share(bw)) * (1 - allowance)
             return tm.time_ns(bw) / keep if keep > 0 else INF
         return score
 
-    # (outcome, the share of the time its bound allows for its rows)
-    passes: list[tuple[OAResult, float]] = []
+    passes: list[tuple[OAResult, float]] = []  # (outcome, the share its bound allows for its rows)
     try:
-        if reduced.rhs_usd > 0:
+        if room > 0:
             rc.add_rows(reduced.coef[None, :], np.array([-INF]), np.array([reduced.exact_rhs_usd]),
                         budget_usd, slack_coef=[{key: c for key, c, _ in reduced.slacks}],
                         slack_cap=keys_caps)
@@ -275,8 +367,6 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
             except NoSolutionError:
                 pass  # (the second pass says why, with the budget row)
         if not passes or _combined(passes, tm, share).gap > rel_gap:
-            # (the bound of the LP with the share row is for its float row: allow for that row's
-            # last bits)
             rounding = min(1.0, ROW_ROUNDING * EPS * vertex.cost_usd / room) if room > 0 else 0.0
             try:
                 passes.append((rc.fastest_within(budget_usd, loop_gap, repair=repair,
@@ -288,7 +378,7 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float, 
         rc.close()
     out = _combined(passes, tm, share)
     allowance = share(out.bw) + max(a for _, a in passes) if out.bw is not None else 0.0
-    return _finished(out, allowance, rel_gap, reduced.room_usd, vertex.cost_usd), rc.lps
+    return _finished(out, allowance, rel_gap, room, vertex.cost_usd), rc.lps
 
 
 def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
@@ -311,12 +401,9 @@ def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
 
 
 def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAResult:
-    """One outcome from the passes of :func:`fastest_near_cheapest` (their ``upper`` is the score T
-    / (1 - what the bound gives up), their bounds for the LP's rows): the design of the least score,
-    its time, and the best bound, each pass's first lowered by the share it allows for its rows,
-    then by the share of the room the design may use beyond the budget in exact arithmetic
-    (``share``, :func:`_excess_usd`; T of the starved dimensions falls at most as fast as the room
-    grows)."""
+    """One outcome from the passes (``upper``: the score): the design of the least score, its time,
+    and the best bound, each lowered by the share its pass allows for its rows, then by ``share``
+    of the design (T of the starved dimensions falls at most as fast as the room grows)."""
     found = [o for o, _ in passes if o.bw is not None and np.isfinite(o.upper)]
     best = min(found, key=lambda o: o.upper) if found else passes[-1][0]
     lower = max((o.lower * (1 - a) if np.isfinite(o.lower) else o.lower) for o, a in passes)
@@ -327,20 +414,18 @@ def _combined(passes: list[tuple[OAResult, float]], tm: TimeModel, share) -> OAR
     return replace(best, upper=T, lower=min(lower, T) * (1 - share(best.bw)), iterations=lps)
 
 
-def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float,
-                bw: np.ndarray) -> float:
-    """How much more than the budget ``bw`` may use in exact arithmetic ($, >= 0): its exact cost
-    above the budget, plus each row's exact violation weighted by the cheapest network's dual (a
-    floor missed by round-off frees that much of the cheap dimension's cost). Exact
-    (:class:`fractions.Fraction`) on the float inputs."""
+def _excess_usd(instance: Instance, reduced: ReducedBudget, bw: np.ndarray) -> float:
+    """How much more than the budget ``bw`` may use, exactly ($, >= 0): its cost above the budget,
+    plus each row's violation weighted by the cheapest network's dual (a floor missed by round-off
+    frees that much of the cheap dimension's cost)."""
     dm = instance.design_matrix
-    p = cluster_cost_usd_per_gbps(instance)
     B = [Fraction(float(v)) for v in bw]
+
     def dot(coef) -> Fraction:
         return sum((Fraction(float(a)) * b for a, b in zip(coef, B, strict=True)), Fraction(0))
 
-    out = max(dot(p) - Fraction(budget_usd), Fraction(0))
-    for i, y in enumerate(vertex.row_duals):
+    out = max(dot(cluster_cost_usd_per_gbps(instance)) - Fraction(reduced.budget_usd), Fraction(0))
+    for i, y in enumerate(reduced.vertex.row_duals):
         if y == 0:
             continue
         lhs = dot(dm.A[i])
@@ -349,12 +434,11 @@ def _excess_usd(instance: Instance, vertex: CheapestVertex, budget_usd: float,
     return float(out)
 
 
-def _units(tm: TimeModel, p: np.ndarray, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
+def _units(tm: TimeModel, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
     """(D,) GB/s: the share units near the cheapest network b0: on a dimension with a reduced price,
     b0_d plus its square-root split of the row's room (B_d - b0_d proportional to sqrt(M_d / r_d)
     with sum_d r_d (B_d - b0_d) = room, M_d the bytes on d); elsewhere b0_d (or the largest unit
     where b0_d is 0)."""
-    from ..formulation.scale import bytes_per_dim
     r = reduced.coef
     M = bytes_per_dim(tm)
     room = max(reduced.room_usd, 0.0)
@@ -364,5 +448,4 @@ def _units(tm: TimeModel, p: np.ndarray, b0: np.ndarray, reduced: ReducedBudget)
         w = np.sqrt(np.where(M[pos] > 0, M[pos], M[pos].max(initial=0.0) or 1.0) / r[pos])
         units[pos] = b0[pos] + w * (room / float(r[pos] @ w))
     top = float(units.max(initial=0.0))
-    fill = top if top > 0 else 1.0
-    return np.where(units > 0, units, fill)
+    return np.where(units > 0, units, top if top > 0 else 1.0)

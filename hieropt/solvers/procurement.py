@@ -1,22 +1,20 @@
-"""Procurement objectives on the convex core: performance per cost (global), and the time-cost
-Pareto front.
+"""Procurement objectives on the convex core: performance per cost (global), the fastest design
+within a budget and the cheapest meeting a time target.
 
 **Performance per cost** (LIBRA's ``PerfPerCostOpt``: min T(B) * cost(B)) is not convex in B, but it
-is in the homogeneous variables of :mod:`hieropt.formulation.ratio`: each dimension's share of the
-cost x_d = p_d B_d / C and u = K / C. Multiplying the time model by C makes every row linear
-(Charnes-Cooper), so the global minimum is one convex program, solved by the same tangent cuts as
-the performance objective on one persistent HiGHS LP (:class:`hieropt.solvers.ratio.RatioCore`):
-every LP optimum is a proven lower bound on min T x cost, every LP point a design whose T x cost is
-evaluated exactly.
+is in the cost-share variables of :mod:`hieropt.formulation.ratio` (Charnes-Cooper): one convex
+program, solved by tangent cuts on one HiGHS LP (:class:`hieropt.solvers.ratio.RatioCore`).
 
-The fastest design within a budget (:func:`fastest_design`, each point of the Pareto front in
-:mod:`hieropt.solvers.front`) and the cheapest meeting a time target (:func:`cheapest_meeting`) live
-here too.
+**The fastest design within a budget** (:func:`fastest_design`; each point of the Pareto front in
+:mod:`hieropt.solvers.front`) takes the first of :data:`BUDGET_ROUTES` that accepts the case
+(:mod:`hieropt.solvers.routing`), most special first: a budget a hair above the cheapest network, a
+budget far below the LP's bandwidth unit, the performance LP for every other case.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -34,10 +32,11 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from ..units import time_unit_hint
-from .budget_routes import fastest_within
 from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
+from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest
 from .ratio import BOUND_SLACK, RatioCore
+from .routing import Route, first_route
 
 PPC_GAP = 1e-7
 """Default relative gap of the performance-per-cost search."""
@@ -46,21 +45,6 @@ SUB_GAP = 1e-8
 FASTEST_SLACK = 1e-7
 """The front's fastest point is the cheapest network within this relative slack of the minimum
 time."""
-
-
-def _no_floor() -> NoSolutionError:
-    return NoSolutionError(
-        "unbounded",
-        "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, so time "
-        "x cost keeps falling as every bandwidth shrinks (the compute share of the product goes to "
-        "0); add a floor, e.g. 'sum(bw) == 500' or 'bw[3] >= 25'")
-
-
-def _scale_free(tm: TimeModel) -> bool:
-    """True when T x cost does not change if every bandwidth is scaled (no compute, latency or
-    constant time)."""
-    consts = any(p.const_ns > 0 for node in tm.nodes for p in node)
-    return tm.compute_ns <= 0 and not tm.terms_latency_ns.any() and not consts
 
 
 def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,
@@ -97,38 +81,29 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
     core = RatioCore(instance, tm, unit, time_limit_s, budget_usd, prune=True, cost_bounds=bounds,
                      share_units_gbps=share_units_gbps(instance, tm, unit), fixed_usd=fixed_usd)
     try:
-        return _min_product(core, tm, rel_gap, budget_usd, cost_floor_usd, target_ns, meets)
+        k_min, k_max = core.search_range(budget_usd)
+        if budget_usd is not None:
+            if budget_usd < k_min * (1 - 1e-9):
+                raise below_cheapest(budget_usd, k_min)
+            k_max = min(k_max, budget_usd)
+        lo, fixed = max(k_min, cost_floor_usd or 0.0), core.fixed_usd
+        if lo <= 0 and fixed <= 0:
+            raise NoSolutionError("unbounded", (
+                "no minimiser at positive bandwidth: no constraint keeps bandwidth away from zero, "
+                "so time x cost keeps falling as every bandwidth shrinks (the compute share of the "
+                "product goes to 0); add a floor, e.g. 'sum(bw) == 500' or 'bw[3] >= 25'"))
+        # (scale-free: no compute, latency or constant time, so T x cost is the same at every scale)
+        if not np.isfinite(k_max) and tm.compute_ns <= 0 and not tm.terms_latency_ns.any() and not (
+                any(p.const_ns > 0 for node in tm.nodes for p in node)):
+            raise NoSolutionError("unbounded", "no compute time and no upper limit on bandwidth: "
+                                  "time x cost is the same at every scale; add a bandwidth budget")
+        hi = max(k_max, lo)
+        out = core.min_product(rel_gap, fixed + lo, fixed + hi, target_ns, meets)
     finally:
-        # the HiGHS object goes back to this thread's pool (creating one costs ~100 us)
-        core.close()
-
-
-def _min_product(core: RatioCore, tm: TimeModel, rel_gap: float, budget_usd: float | None,
-                 cost_floor_usd: float | None, target_ns: float | None,
-                 meets: np.ndarray | None) -> OAResult:
-    k_min, k_max = core.search_range(budget_usd)
-    if budget_usd is not None:
-        if budget_usd < k_min * (1 - 1e-9):
-            raise below_cheapest(budget_usd, k_min)
-        k_max = min(k_max, budget_usd)
-    lo = max(k_min, cost_floor_usd or 0.0)
-    fixed = core.fixed_usd
-    if lo <= 0 and fixed <= 0:
-        raise _no_floor()
-    if not np.isfinite(k_max) and _scale_free(tm):
-        raise NoSolutionError(
-            "unbounded",
-            "no compute time and no upper limit on bandwidth: time x cost is the "
-            "same at every scale; add a bandwidth budget",
-        )
-    hi = max(k_max, lo)
-    out = core.min_product(rel_gap, fixed + lo, fixed + hi, target_ns, meets)
+        core.close()  # (the HiGHS object goes back to this thread's pool)
     if out.bw is None:
-        raise NoSolutionError(
-            "infeasible",
-            "no network within the cost range gives every loaded dimension "
-            f"bandwidth ({out.message})",
-        )
+        raise NoSolutionError("infeasible", "no network within the cost range gives every loaded "
+                              f"dimension bandwidth ({out.message})")
     msg = out.message if hi > lo else "the constraints fix the network cost; " + out.message
     return replace(out, iterations=core.lps, message=msg, kappa_range=(lo, hi), cuts=core.cuts)
 
@@ -144,25 +119,134 @@ def _ns_pair(a: float, b: float) -> tuple[str, str]:
     return sa, sb
 
 
+@dataclass
+class BudgetCase:
+    """One fastest-within-a-budget solve: the performance LP ``core`` of the instance (its cuts kept
+    across a sweep's solves), the budget ``budget_usd`` ($, None: none) and the gap ``rel_gap``."""
+
+    core: TimeLP = field(repr=False)
+    budget_usd: float | None
+    rel_gap: float
+
+    @cached_property
+    def near(self) -> ReducedBudget | None:
+        """:func:`hieropt.solvers.near_cheapest.near_cheapest` of the case (None without budget)."""
+        if self.budget_usd is None:
+            return None
+        return near_cheapest(self.core.instance, self.core.tm, self.budget_usd)
+
+    @property
+    def uniform_gbps(self) -> float:
+        """The bandwidth (GB/s) on every dimension that the budget buys."""
+        return self.budget_usd / float(np.sum(self.core.lp.cost_musd_per_gbps) * 1e6)
+
+
+class NearCheapestBudget:
+    """A budget within :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above a cheapest network
+    that leaves a loaded dimension without bandwidth: the budget row's slack is lost in the
+    rounding of the cost, so the row is stated exactly from that network's duals
+    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). Decision record: a budget a hair
+    above the cheapest network."""
+
+    name = "near_cheapest_budget"
+
+    def accepts(self, case: BudgetCase) -> bool:
+        """Whether the case has such a cheapest network (``case.near``)."""
+        return case.near is not None
+
+    def solve(self, case: BudgetCase) -> OAResult:
+        """The fastest design within the budget (ns), on the exact reduced budget row."""
+        core = case.core
+        out, lps = fastest_near_cheapest(core.instance, core.tm, case.near, case.rel_gap,
+                                         core.solver.time_limit_s)
+        core.lps += lps
+        return out
+
+
+class BudgetFarBelowScale:
+    """A budget whose uniform bandwidth (budget / sum of prices) is more than 100 x below the
+    performance LP's unit (set by the instance's tightest upper limit, e.g. a cap far above what the
+    budget buys): the time LP's cuts would sit under HiGHS's absolute tolerances, so the cost-share
+    LP, whose units follow the budget, solves it (:func:`fastest_by_shares`). Decision record: a
+    budget far below the LP's scale."""
+
+    name = "budget_far_below_scale"
+
+    def accepts(self, case: BudgetCase) -> bool:
+        """Whether the case has a budget far below the LP's unit."""
+        return case.budget_usd is not None and case.uniform_gbps < 1e-2 * case.core.s
+
+    def solve(self, case: BudgetCase) -> OAResult:
+        """The fastest design within the budget (ns) on the cost-share LP."""
+        return fastest_by_shares(case)
+
+
+class TimeLPWithinBudget:
+    """Every other case: Kelley's cutting planes on the performance LP
+    (:meth:`hieropt.solvers.cutting.TimeLP.min_time`), with or without a budget row; when that
+    fails with a budget (anything but unbounded), the cost-share LP, whose units follow the budget
+    (:func:`fastest_by_shares`). Decision record: cutting planes with a Lagrangian bound."""
+
+    name = "time_lp"
+
+    def accepts(self, case: BudgetCase) -> bool:
+        """Every case."""
+        return True
+
+    def solve(self, case: BudgetCase) -> OAResult:
+        """The fastest design within the budget (ns), if any. Raises NoSolutionError (infeasible
+        or unbounded, :meth:`hieropt.solvers.cutting.TimeLP.min_time`)."""
+        try:
+            return case.core.min_time(case.rel_gap, budget_usd=case.budget_usd)
+        except (SolverError, NoSolutionError) as e:
+            if case.budget_usd is None or isinstance(e, NoSolutionError) and e.kind == "unbounded":
+                raise
+            return fastest_by_shares(case)
+
+
+BUDGET_ROUTES: tuple[Route, ...] = (NearCheapestBudget(), BudgetFarBelowScale(),
+                                    TimeLPWithinBudget())
+"""The routes of the fastest design within a budget, in the order walked (the last accepts every
+case)."""
+
+
+def fastest_by_shares(case: BudgetCase) -> OAResult:
+    """The fastest design within the budget of ``case`` (ns) on the cost-share LP, whose units
+    follow the budget (a cap far above the budget is left out).
+
+    Raises:
+        NoSolutionError: infeasible constraints, or a budget below the cheapest network they allow.
+    """
+    core, budget_usd = case.core, case.budget_usd
+    rc = RatioCore(core.instance, core.tm, case.uniform_gbps, core.solver.time_limit_s, budget_usd,
+                   prune=True)
+    try:
+        k_min, _ = rc.cost_range()  # (infeasible constraints are reported as such)
+        if budget_usd < k_min * (1 - 1e-9):
+            raise below_cheapest(budget_usd, k_min)
+        return rc.fastest_within(budget_usd, case.rel_gap)
+    finally:
+        rc.close()
+        core.lps += rc.lps
+
+
 def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None,
                    target_ns: float | None = None) -> OAResult:
-    """The performance optimum within ``budget_usd`` (ns), checked against ``target_ns`` when given:
-    the first route of :data:`hieropt.solvers.budget_routes.BUDGET_ROUTES` that accepts the case.
+    """The performance optimum within ``budget_usd`` ($; ns) by the first of :data:`BUDGET_ROUTES`
+    that accepts the case, checked against ``target_ns`` when given.
 
     Raises:
         NoSolutionError: infeasible or unbounded (see :meth:`TimeLP.min_time`), a budget <= $0 with
             a priced loaded dimension, the target below the fastest possible time ("fastest possible
             is ... ns"), or "undecided": the target still inside the optimality gap after a re-solve
             to :data:`TARGET_GAP`.
+        SolverError: the LP failed.
     """
-    priced = any(core.unit_cost[d] > 0 for d in core.loaded)
-    if budget_usd is not None and budget_usd <= 0 and priced:
-        raise NoSolutionError(
-            "infeasible",
-            f"a budget of ${budget_usd:,.6g} buys no bandwidth for the priced "
-            "dimensions that carry traffic: no finite iteration time",
-        )
-    res = fastest_within(core, budget_usd, rel_gap)  # (the first route that accepts the case)
+    if budget_usd is not None and budget_usd <= 0 and any(core.unit_cost[d] > 0
+                                                          for d in core.loaded):
+        raise NoSolutionError("infeasible", f"a budget of ${budget_usd:,.6g} buys no bandwidth for "
+                              "the priced dimensions that carry traffic: no finite iteration time")
+    res = first_route(BUDGET_ROUTES, BudgetCase(core, budget_usd, rel_gap))[1]
     if target_ns is not None and res.lower <= target_ns < res.upper and rel_gap > TARGET_GAP:
         # the target lies in the gap: close it
         return fastest_design(core, TARGET_GAP, budget_usd, target_ns)
@@ -183,16 +267,13 @@ that share a time model and rows come one after another: the shapes of one plan)
 def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float,
                  counts: Counts) -> tuple[OAResult, TimeModel]:
     """:func:`fastest_design` on a fresh :class:`TimeLP` of ``instance`` and ``tm`` within the
-    instance's budget and time target, its LPs and cuts added to ``counts``; returns the outcome and
-    the core's time model at the end (a :class:`~hieropt.model.cutmodel.CutModel` gains pieces).
+    instance's budget and time target, its LPs and cuts added to ``counts``: (the outcome, the
+    core's time model at the end; a :class:`~hieropt.model.cutmodel.CutModel` gains pieces).
 
-    The loop reads of the instance only its design rows and bounds
-    (:attr:`hieropt.spec.Instance.design_matrix`), its prices per GB/s, budget and time target: an
-    OPTIMAL outcome is kept in the active cache (:data:`FASTEST_KEPT`) by their values, the time
-    model (by :attr:`~hieropt.model.terms.TimeModel.fingerprint`: a sweep's shapes of one plan
-    often have equal ones, e.g. a Ring and a FullyConnected level of the same size), the gap and the
-    time limit, and another instance with the same inputs gets it (a copy, with the same LP and cut
-    counts) without a solve: the same LPs give the same answer. Raises what
+    An OPTIMAL outcome is kept in the active cache (:data:`FASTEST_KEPT`) by the values the loop
+    reads (design rows and bounds, prices, budget, time target, the time model's
+    :attr:`~hieropt.model.terms.TimeModel.fingerprint`, gap, time limit): another instance with the
+    same inputs gets a copy, with the same LP and cut counts, without a solve. Raises what
     :func:`fastest_design` raises (not kept).
     """
     budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
@@ -233,25 +314,16 @@ def against_target(res: OAResult, target_ns: float | None,
     within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
     if target_ns is not None and res.lower > target_ns:
         t, fast = _ns_pair(target_ns, res.lower)
-        raise NoSolutionError(
-            "infeasible",
-            f"time target {t} ns: fastest possible is {fast} ns{within}"
-            + (
-                f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
-                if res.upper > res.lower * (1 + 1e-9)
-                else ""
-            )
-            + time_unit_hint(target_ns, res.lower),
-        )
+        found = (f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
+                 if res.upper > res.lower * (1 + 1e-9) else "")
+        raise NoSolutionError("infeasible", f"time target {t} ns: fastest possible is {fast} ns"
+                              f"{within}{found}" + time_unit_hint(target_ns, res.lower))
     if target_ns is not None and res.upper > target_ns * (1 + MEETS_ROUNDOFF):
         t, fast = _ns_pair(target_ns, res.upper)
-        raise NoSolutionError(
-            "undecided",
-            f"time target {t} ns lies within the optimality gap of the fastest "
-            f"possible time{within}: the fastest design found takes {fast} ns and none is proven "
-            f"faster than {_ns_pair(target_ns, res.lower)[1]} ns; a target of at least {fast} ns "
-            "is met",
-        )
+        raise NoSolutionError("undecided", (
+            f"time target {t} ns lies within the optimality gap of the fastest possible time"
+            f"{within}: the fastest design found takes {fast} ns and none is proven faster than "
+            f"{_ns_pair(target_ns, res.lower)[1]} ns; a target of at least {fast} ns is met"))
     return res
 
 
@@ -259,12 +331,6 @@ MEETS_ROUNDOFF = 1e-12
 """A design meets a time target when its T exceeds it by at most this (relative): the target the
 user copied from an evaluation of the fastest design differs from the solver's T of it in the last
 bits (both sum the same terms in another order). The verifier allows 1e-9."""
-
-
-def meeting(target_ns: float, t_ns: float) -> float:
-    """``target_ns``, raised to ``t_ns`` (ns) when a design of time ``t_ns`` meets it to
-    :data:`MEETS_ROUNDOFF`."""
-    return max(target_ns, t_ns) if t_ns <= target_ns * (1 + MEETS_ROUNDOFF) else target_ns
 
 
 @dataclass
@@ -284,29 +350,18 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
                      budget_usd: float | None = None, time_limit_s: float = 60.0,
                      counts: Counts | None = None,
                      fastest: tuple[TimeLP, np.ndarray] | None = None) -> OAResult:
-    """The cheapest network ($) whose iteration time is at most ``target_ns``, with or without a
-    bandwidth cap.
+    """The cheapest network ($) whose iteration time is at most ``target_ns``, within ``budget_usd``
+    if given: an :class:`OAResult` in $ (LIMIT with the honest gap when the gap target was not
+    reached). Decision record: min cost without a cap.
 
-    With an upper limit on bandwidth, the fastest design meets the target (else: infeasible,
-    "fastest possible is
-    ..."). Without one, the fastest time is only approached as bandwidth grows, but the cheapest
-    design meeting T* is still bounded: **any design B1 with T(B1) <= T* bounds the optimum's cost,
-    C* <= C(B1), and so its bandwidth, B*_d <= C(B1) / p_d on every dimension** (p_d > 0 is the
-    dimension's price per GB/s, spec.CostClass). So a design that meets T* is found first, as the
-    fastest design within budgets kappa = C_0, 4 C_0, 16 C_0, ... (C_0: the cost of the bandwidth
-    that meets T* on every dimension), and cost <= C(B1) is then added as a budget row: a valid cap
-    that cuts off no design cheaper than B1, under which the LP is bounded. The min-cost LP is built
-    in its own bandwidth unit when T*'s bandwidths are far from the instance's limits.
-
-    ``fastest``: (core, design) when the caller has already solved the performance optimum within
-    ``budget_usd`` on a :class:`TimeLP` of this instance (a sweep's tie-break: the cheapest design
-    within the gap of the optimal time) and ``design`` meets ``target_ns``; the min-cost loop then
-    continues on that core, with its cuts, instead of solving the fastest design again. The caller's
-    counters already hold that core's LPs.
-
-    Returns:
-        an :class:`OAResult` in $ (``upper`` the design's cost, ``lower`` the proven bound; LIMIT
-        with the honest gap when the gap target was not reached).
+    A design B1 that meets the target is found first (the fastest design; without an upper limit on
+    bandwidth, the fastest within budgets growing 4 x from the cost of the bandwidth that meets it
+    on every dimension); cost <= C(B1) then caps the min-cost LP (valid: it cuts off no cheaper
+    design), which is built in its own bandwidth unit when the target's bandwidths are far from the
+    instance's limits. ``fastest``: (core, design) when the caller has already solved the
+    performance optimum on a :class:`TimeLP` of this instance and ``design`` meets the target (a
+    sweep's tie-break); the loop then continues on that core, with its cuts (the caller's counters
+    already hold its LPs).
 
     Raises:
         NoSolutionError: infeasible constraints, budget or target.
@@ -329,17 +384,20 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
             cap = cost if budget_usd is None else min(budget_usd, cost)
         else:
             counts.add(core)
-    target_ns = meeting(target_ns, float(tm.time_ns(meets)))  # (met to round-off: against_target)
+    t_meets = float(tm.time_ns(meets))
+    if t_meets <= target_ns * (1 + MEETS_ROUNDOFF):  # (met to round-off, as in against_target)
+        target_ns = max(target_ns, t_meets)
     # (a given fastest core is already in the units of the design that meets the target)
     scale = None if fastest is not None else _target_scale(instance, tm, target_ns, core.s)
     cheap = core if scale is None else TimeLP(instance, tm, time_limit_s, bw_scale=scale)
     lps0, cuts0 = (core.lps, core.cuts) if cheap is core else (0, 0)
-    # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap
+    # the loop's gap leaves room for the bound's slack below: (1 - g)(1 - slack) >= 1 - rel_gap for
+    # g = (rel_gap - slack) / (1 - slack), a hair below for the rounding of this formula
+    loop_gap = max((rel_gap - BOUND_SLACK) / (1 - BOUND_SLACK) * (1 - 1e-6), 0.5 * rel_gap)
     try:
-        res = cheap.min_cost(target_ns, meets, loop_gap(rel_gap), cap)
-    # an LP failed: the target-meeting design is still an answer, with the weakest bound
+        res = cheap.min_cost(target_ns, meets, loop_gap, cap)
     except SolverError as e:
-        # every design costs at least the cheapest one the constraints allow
+        # the target-meeting design is still an answer, with the weakest bound: the cheapest network
         floor = core.cost_range()[0]
         res = OAResult(Status.LIMIT, meets, core.network_cost(meets), floor, cheap.lps,
                        f"{e}; proven bound only the cheapest feasible network")
@@ -354,20 +412,10 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
     return replace(res, lower=lower, status=Status.LIMIT, message=msg)
 
 
-def loop_gap(rel_gap: float) -> float:
-    """The gap a min-cost loop must reach so that its bound, less :data:`BOUND_SLACK`, still proves
-    ``rel_gap``: upper - (1 - g) upper (1 - slack) <= rel_gap upper for g = (rel_gap - slack) / (1 -
-    slack) (a hair below, for the rounding of this formula); e.g. 8.99e-9 for the default 1e-8."""
-    return max((rel_gap - BOUND_SLACK) / (1 - BOUND_SLACK) * (1 - 1e-6), 0.5 * rel_gap)
-
-
 def _target_scale(instance: Instance, tm: TimeModel, target_ns: float, s: float) -> float | None:
-    """A bandwidth unit (GB/s) for the min-cost LP when the bandwidth that meets ``target_ns`` on
-    every dimension lies outside 1 .. 1e4 units of the instance's unit ``s`` (e.g. a cap far above
-    what the target needs); None to keep ``s``. The LP's values are then of order 1 (HiGHS's
-    tolerances are absolute). The bandwidth is never taken below the uniform one that costs the
-    rows' cost floor (:func:`hieropt.formulation.scale.cost_bounds_usd`): a target met far below a
-    floor row is met by a design at the floor, not at the target's bandwidth."""
+    """A bandwidth unit (GB/s) for the min-cost LP (its values then of order 1) when the bandwidth
+    that meets ``target_ns`` on every dimension, but not below the one that costs the rows' cost
+    floor, lies outside 1 .. 1e4 units of the instance's unit ``s``; None to keep ``s``."""
     beta = typical_bandwidth(instance, tm, target_ns)
     floor, _ = cost_bounds_usd(instance)
     price = float(np.sum(cluster_cost_usd_per_gbps(instance)))
@@ -393,25 +441,19 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float,
                 kappa = min(kappa, budget_usd)
             try:
                 out = rc.fastest_within(kappa, 1e-6)
-            # this budget leaves a loaded dimension without bandwidth: spend more
-            except NoSolutionError:
+            except NoSolutionError:  # (a loaded dimension without bandwidth: spend more)
                 out = None
             if out is not None and out.bw is not None:
                 if out.upper < target_ns:
                     return out.bw
                 best = min(best, out.upper)
             if budget_usd is not None and kappa >= budget_usd:
-                raise NoSolutionError(
-                    "infeasible",
-                    f"time target {target_ns:,.1f} ns: fastest possible is "
-                    f"{best:,.1f} ns within the budget ${budget_usd:,.6g}",
-                )
+                raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest "
+                                      f"possible is {best:,.1f} ns within the budget "
+                                      f"${budget_usd:,.6g}")
             kappa *= 4.0
     finally:
         rc.close()
         counts.add(rc)
-    raise NoSolutionError(
-        "infeasible",
-        f"time target {target_ns:,.1f} ns: no network up to ${kappa / 4:,.6g} meets "
-        f"it (the fastest found takes {best:,.1f} ns)",
-    )
+    raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to "
+                          f"${kappa / 4:,.6g} meets it (the fastest found takes {best:,.1f} ns)")

@@ -28,9 +28,9 @@ from ..result import Status
 from ..spec import Instance
 from .cost_range import cheapest_network
 from .cut_lp import CutLP, Loop
+from .linalg import round_outwards
 from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
 from .outcome import OAResult
-from .reduced_budget import round_outwards
 
 INF = float("inf")
 MAX_LPS = 400

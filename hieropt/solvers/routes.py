@@ -1,8 +1,8 @@
 """The routes of :func:`hieropt.solvers.objectives.solve`: one object per way an objective is
 solved, walked in the order of :data:`ROUTES` (the first route that accepts the case and does not
 decline answers it; see :mod:`hieropt.solvers.routing`). The fastest design within a budget has
-routes of its own (:mod:`hieropt.solvers.budget_routes`), which :class:`FastestByCuttingPlanes`
-walks.
+routes of its own (:data:`hieropt.solvers.procurement.BUDGET_ROUTES`), which
+:class:`FastestByCuttingPlanes` walks.
 
 Every route ends in :func:`verified`: the solver's point re-checked by the independent evaluator
 (:mod:`hieropt.verify`), its objective value re-evaluated, its gap restated from that value, and
@@ -265,7 +265,7 @@ class SingleTermRate:
 class FastestByCuttingPlanes:
     """``performance`` in general: Kelley's cutting planes on the performance LP with the Lagrangian
     bound, within the instance's budget by the routes of
-    :data:`hieropt.solvers.budget_routes.BUDGET_ROUTES`, and the time target checked against the
+    :data:`hieropt.solvers.procurement.BUDGET_ROUTES`, and the time target checked against the
     optimum (:func:`hieropt.solvers.procurement.fastest_design`). A large workload's T is itself cut
     (:class:`hieropt.model.cutmodel.CutModel`). Decision records: cutting planes with a Lagrangian
     bound; large workloads of distinct layers."""

@@ -2,7 +2,7 @@
 
 A solve may take one of several routes: a general method that handles every case, and special ones
 that handle a narrow case exactly or in better units (:mod:`hieropt.solvers.routes`,
-:mod:`hieropt.solvers.budget_routes`). A table is a tuple of routes, most special first;
+:mod:`hieropt.solvers.procurement`). A table is a tuple of routes, most special first;
 :func:`first_route` walks it. The decision records (docs/decisions) state each route's reason.
 """
 

@@ -2,7 +2,7 @@
 
 Each case states an instance whose optimum is known in closed form (the calculation is in its
 ``why``), the iteration time of a design from the same closed form (independent of hieropt), and the
-routes of :mod:`hieropt.solvers.routes` / :mod:`hieropt.solvers.budget_routes` that accept it. The
+routes of :mod:`hieropt.solvers.routes` / :mod:`hieropt.solvers.procurement` that accept it. The
 checks are the parts of a certificate: the design is feasible (:func:`hieropt.verify`) and its time
 is the closed form's; the value is the hand optimum within the gap target; the proven bound does not
 exceed the optimum; and (where unique) the design is the hand one. ``tests/solve/test_routes.py``

@@ -12,9 +12,8 @@ import pytest
 
 import hieropt
 from hieropt.model.timing import build_time_model
-from hieropt.solvers.budget_routes import BUDGET_ROUTES, BudgetCase
 from hieropt.solvers.cutting import REL_GAP, TimeLP
-from hieropt.solvers.procurement import PPC_GAP
+from hieropt.solvers.procurement import BUDGET_ROUTES, PPC_GAP, BudgetCase
 from hieropt.solvers.routes import ROUTES, Case
 from tests.solve.certificates import (
     HAND_CASES,
