@@ -121,8 +121,9 @@ class Op:
 class Stage:
     """The layers of pipeline stage ``index`` (0 = first) in forward order, and ``in_flight``:
     micro-batches whose activations every block of the stage holds at the peak of the schedule
-    (1F1B: min(m, p - r); interleaved: min(m v, 2 (p - r - 1) + (v - 1) p + 1) chunk micro-batches /
-    v; Narayanan et al. 2021, Megatron-LM's warm-up counts)."""
+    (1F1B: min(m, p - r); interleaved: min(m v, 2 (p - r - 1) + (v - 1) N + 1) chunk micro-batches /
+    v with N the micro-batch group, pp by default; Narayanan et al. 2021, Megatron-LM's warm-up
+    counts: :func:`in_flight`)."""
 
     index: int
     ops: tuple[Op, ...]
@@ -178,13 +179,28 @@ def _chunks(p: LLMParams) -> list[list[range]]:
     return layout.stage_chunks(p)
 
 
-def in_flight(p: LLMParams, stage: int) -> float:
-    """Micro-batches of activations each block of ``stage`` holds at peak (see :class:`Stage`)."""
+def warmup_forwards(p: LLMParams, stage: int) -> int:
+    """Chunk forwards ``stage`` runs before its first backward (the warm-up), interleaved schedule:
+    min(m v, 2 (p - r - 1) + (v - 1) N) with N the micro-batch group
+    (:attr:`~hieropt.workloads.llm.params.Plan.group_size`; Megatron-LM's
+    ``get_pp_rank_microbatches``, PyTorch's flexible interleaved 1F1B likewise); 1F1B: min(m, p - r
+    - 1)."""
     pl = p.plan
     m, pp, v = pl.microbatches, pl.pp, pl.virtual_stages
     if pl.schedule == "1f1b":
-        return float(min(m, pp - stage))
-    return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1) / v
+        return min(m, pp - stage - 1)
+    return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pl.group_size)
+
+
+def in_flight(p: LLMParams, stage: int) -> float:
+    """Micro-batches of activations each block of ``stage`` holds at peak (see :class:`Stage`): the
+    warm-up forwards and the steady state's first forward, min(m v, warm-up + 1) chunk micro-batches
+    / v (v = 1 for 1F1B: min(m, p - r)). Exact for a stage whose chunks hold equal blocks; on the
+    first stage the first chunk, which holds only the embedding when short, keeps more micro-batches
+    than the others, so the mean over-counts its blocks' share."""
+    pl = p.plan
+    v = pl.virtual_stages
+    return min(pl.microbatches * v, warmup_forwards(p, stage) + 1) / v
 
 
 def _op(
@@ -459,6 +475,7 @@ __all__ = [
     "build_step",
     "stage_layers",
     "in_flight",
+    "warmup_forwards",
     "GROUPS",
     "STEP_PHASES",
     "AR",
