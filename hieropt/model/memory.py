@@ -54,8 +54,9 @@ from ..cache import Same
 from ..errors import NoSolutionError
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
+from ..workloads.llm.layout import stage_chunks
 from ..workloads.llm.params import LLMParams
-from ..workloads.llm.step import Op, Step, in_flight, stage_layers
+from ..workloads.llm.step import Op, Step, in_flight, peak_in_flight, stage_layers
 
 FLASH_STATS_BYTES = 4
 """Bytes of FlashAttention's saved softmax statistic (the log-sum-exp, fp32) per query head and
@@ -75,6 +76,9 @@ class StageMemory:
     gradients_bytes: float
     optimizer_bytes: float
     activations_bytes: float
+    in_flight: float = 0.0
+    """Micro-batches whose activations the stage holds at its peak (weighted by its chunks':
+    :func:`hieropt.workloads.llm.step.peak_in_flight`)."""
 
     @property
     def total_bytes(self) -> float:
@@ -87,7 +91,8 @@ class StageMemory:
         )
 
     def as_dict(self) -> dict[str, float]:
-        """The parts and the total, keyed ``weights_bytes`` ... ``total_bytes`` (and ``stage``)."""
+        """The parts and the total, keyed ``weights_bytes`` ... ``total_bytes`` (and ``stage``,
+        ``in_flight``)."""
         return {
             "stage": self.stage,
             "weights_bytes": self.weights_bytes,
@@ -95,6 +100,7 @@ class StageMemory:
             "optimizer_bytes": self.optimizer_bytes,
             "activations_bytes": self.activations_bytes,
             "total_bytes": self.total_bytes,
+            "in_flight": self.in_flight,
         }
 
 
@@ -237,7 +243,47 @@ def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
     """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x
     in-flight micro-batches (module docstring)."""
     st = step.stages[stage]
-    return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
+    return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}),
+                        stage_in_flight(p, stage, {}))
+
+
+def chunk_activation_bytes(p: LLMParams, stage: int, kind_bytes: dict[tuple[str, bool], float],
+                           chunks: list[list[range]] | None = None) -> tuple[float, ...]:
+    """Activations one micro-batch leaves on each of ``stage``'s chunks (its blocks' or, with full
+    recompute, their checkpoints, and the embedding / output layer it holds), bytes per NPU before
+    the division by cp, one per chunk in order; ``kind_bytes`` as :func:`_activation_parts`,
+    ``chunks`` :func:`hieropt.workloads.llm.layout.stage_chunks` if already computed."""
+    pl, mode = p.plan, p.plan.recompute
+    chunks = (stage_chunks(p) if chunks is None else chunks)[stage]
+    last = pl.pp * len(chunks) - 1
+
+    def act(kind: str) -> float:
+        key = (kind, mode == "none")
+        if key not in kind_bytes:
+            kind_bytes[key] = _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0),
+                                              key[1])
+        return kind_bytes[key]
+
+    out = []
+    for j, blocks in enumerate(chunks):
+        c = j * pl.pp + stage
+        w = act("embedding") if c == 0 else 0.0
+        w += act("output") if c == last else 0.0
+        for i in blocks:
+            w += checkpoint_bytes(p) if mode == "full" else (
+                act("attention") + act("moe" if p.model.is_moe(i) else "mlp"))
+        out.append(w)
+    return tuple(out)
+
+
+def stage_in_flight(p: LLMParams, stage: int, kind_bytes: dict[tuple[str, bool], float],
+                    chunks: list[list[range]] | None = None) -> float:
+    """Micro-batches in flight on ``stage``, its chunks weighted by their activations
+    (:func:`hieropt.workloads.llm.step.peak_in_flight`; :func:`in_flight` with one chunk); the
+    arguments as :func:`chunk_activation_bytes`."""
+    if p.plan.virtual_stages == 1:
+        return in_flight(p, stage)
+    return peak_in_flight(p, stage, chunk_activation_bytes(p, stage, kind_bytes, chunks))
 
 
 _BLOCK_KINDS = ("attention", "mlp", "moe")
@@ -282,8 +328,9 @@ def _activations(parts: tuple, in_flight: float) -> float:
 def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
     """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module
     docstring)."""
-    st = step.stages[stage]
-    return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
+    st, kinds = step.stages[stage], {}
+    return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], kinds),
+                         stage_in_flight(p, stage, kinds))
 
 
 def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
@@ -314,7 +361,8 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
 
 
 def _stage_memory(stage: int, parts: tuple, in_flight: float) -> StageMemory:
-    return StageMemory(stage, parts[0], parts[1], parts[2], _activations(parts[3], in_flight))
+    return StageMemory(stage, parts[0], parts[1], parts[2], _activations(parts[3], in_flight),
+                       in_flight)
 
 
 def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
@@ -331,9 +379,11 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
     """
     # a block kind's activations: the same on every stage
     kind_bytes: dict[tuple[str, bool], float] = {}
+    chunks = stage_chunks(p) if p.plan.virtual_stages > 1 else None
     if step is not None:
         stages = tuple(
-            _stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes), st.in_flight)
+            _stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes),
+                          stage_in_flight(p, r, kind_bytes, chunks))
             for r, st in enumerate(step.stages)
         )
     # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
@@ -344,7 +394,7 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
             parts = same.get(Same(layers))
             if parts is None:
                 parts = same[Same(layers)] = _stage_parts(p, layers, kind_bytes)
-            out.append(_stage_memory(r, parts, in_flight(p, r)))
+            out.append(_stage_memory(r, parts, stage_in_flight(p, r, kind_bytes, chunks)))
         stages = tuple(out)
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
 
@@ -379,6 +429,8 @@ __all__ = [
     "memory",
     "stage_memory",
     "stage_activation_bytes",
+    "chunk_activation_bytes",
+    "stage_in_flight",
     "attention_activation_bytes",
     "ffn_activation_bytes",
     "moe_activation_bytes",

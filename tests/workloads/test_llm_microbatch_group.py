@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from hieropt.model.groups import instance_for
-from hieropt.model.memory import memory, stage_activation_bytes
+from hieropt.model.memory import chunk_activation_bytes, memory, stage_activation_bytes
 from hieropt.model.timing import evaluate
 from hieropt.spec import CostClass, CostModel, Dimension, Network
 from hieropt.workloads.llm import build_step
@@ -109,10 +109,12 @@ def _order(p: int, v: int, m: int, n: int, r: int) -> list[tuple[bool, int, int]
     return out
 
 
-def _simulate(p: int, v: int, m: int, n: int, f: float = 1.0, b: float = 2.0):
+def _simulate(p: int, v: int, m: int, n: int, f: float = 1.0, b: float = 2.0, weights=None):
     """(iteration time, peak chunk micro-batches held per rank): each chunk's forward takes f / v,
     its backward b / v, after the rank's previous operation and the one it depends on (the previous
-    model chunk's forward, the next one's backward)."""
+    model chunk's forward, the next one's backward); ``weights[r][c]``: what a micro-batch on rank
+    r's chunk c weighs (default 1: the peak counts chunk micro-batches)."""
+    weights = weights or [[1] * v for _ in range(p)]
     orders = [_order(p, v, m, n, r) for r in range(p)]
     end: dict = {}
     pos, clock, live, peak = [0] * p, [0.0] * p, [0] * p, [0] * p
@@ -131,7 +133,7 @@ def _simulate(p: int, v: int, m: int, n: int, f: float = 1.0, b: float = 2.0):
                     break
                 clock[r] = max(clock[r], end[dep] if dep else 0.0) + (b if bwd else f) / v
                 end[(r, bwd, i, c)] = clock[r]
-                live[r] += -1 if bwd else 1
+                live[r] += -weights[r][c] if bwd else weights[r][c]
                 peak[r] = max(peak[r], live[r])
                 pos[r] += 1
                 moved = True
@@ -188,3 +190,24 @@ def test_first_chunk_with_only_the_embedding():
     assert ("embed", "forward") in sends
     sends = {(o.name, c.phase) for o in step.stages[1].ops for c in o.comms if c.group == "pp"}
     assert ("output", "input_grad") in sends
+
+
+def test_uneven_chunks_weighted_in_flight():
+    """The plan above, m = 4, N = 2. Stage 0's chunks weigh 0 (the embedding keeps nothing without
+    dropout), B, B, B (B = 1,216): after its 2 + 3 x 2 = 8 warm-up forwards it holds chunks 0 to 3
+    twice each, 6 B, and never more: 7,296 B, 2.0 micro-batches per block (the unweighted (8 + 1) /
+    4 = 2.25 would give 8,208). The last stage's weigh B, B, B, O (O = 768, the output layer): 6
+    warm-up forwards hold 6 B; the third steady step's forward of chunk 0 before the backward of
+    chunk 2 holds 7 B = 8,512 B, 8,512 / 4,416 micro-batches (unweighted (6 + 1) / 4 x 4,416 =
+    7,728). The event simulation gives the same peaks."""
+    p = params({"layers": 6}, dp=1, global_batch_size=8, schedule="interleaved",
+               virtual_stages=4, stage_layers=(3, 3))
+    b, o = BLOCK_BYTES, 768
+    assert chunk_activation_bytes(p, 0, {}) == (0.0, b, b, b)
+    assert chunk_activation_bytes(p, 1, {}) == (b, b, b, o)
+    rep = memory(p)
+    assert [s.activations_bytes for s in rep.stages] == [6 * b, 7 * b]
+    assert [s.in_flight for s in rep.stages] == [2.0, 7 * b / (3 * b + o)]
+    assert stage_activation_bytes(p, build_step(p), 1) == 7 * b
+    _, peak = _simulate(2, 4, 4, 2, weights=[[0, b, b, b], [b, b, b, o]])
+    assert peak == [6 * b, 7 * b]

@@ -61,6 +61,7 @@ activation, n tokens, r routed token copies:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...cache import Same
 from . import layout
@@ -192,12 +193,39 @@ def warmup_forwards(p: LLMParams, stage: int) -> int:
     return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pl.group_size)
 
 
+def peak_in_flight(p: LLMParams, stage: int, weights: tuple[float, ...]) -> float:
+    """Micro-batches in flight on ``stage`` weighted by its chunks: the peak over the schedule of
+    sum_j weights[j] x (chunk j's micro-batches held), divided by sum_j weights[j] (``weights``: one
+    per chunk, e.g. its activation bytes per micro-batch). Equal weights give :func:`in_flight`;
+    uneven chunks (a first chunk holding only the embedding) hold different counts: rank r runs its
+    chunk forwards in groups of N micro-batches per chunk (chunk 0, 1, ..., v - 1, then the next
+    group; the last group the remainder), its backwards in the same order with the chunks reversed,
+    :func:`warmup_forwards` forwards first, then one forward and one backward in turn (Megatron-LM's
+    interleaved schedule)."""
+    total = sum(weights)
+    if not total or len(set(weights)) <= 1:
+        return in_flight(p, stage)
+    pl = p.plan
+    return _peak(pl.microbatches, pl.group_size, warmup_forwards(p, stage), weights) / total
+
+
+@lru_cache(maxsize=1024)
+def _peak(m: int, n: int, warm: int, weights: tuple[float, ...]) -> float:
+    v = len(weights)
+    order = [c for g in range(0, m, n) for c in range(v) for _ in range(g, min(g + n, m))]
+    live = peak = sum(weights[c] for c in order[:warm])
+    for k in range(m * v - warm):
+        live += weights[order[k + warm]]
+        peak = max(peak, live)
+        live -= weights[v - 1 - order[k]]
+    return peak
+
+
 def in_flight(p: LLMParams, stage: int) -> float:
     """Micro-batches of activations each block of ``stage`` holds at peak (see :class:`Stage`): the
     warm-up forwards and the steady state's first forward, min(m v, warm-up + 1) chunk micro-batches
-    / v (v = 1 for 1F1B: min(m, p - r)). Exact for a stage whose chunks hold equal blocks; on the
-    first stage the first chunk, which holds only the embedding when short, keeps more micro-batches
-    than the others, so the mean over-counts its blocks' share."""
+    / v (v = 1 for 1F1B: min(m, p - r)): every chunk's share when the chunks weigh the same
+    (uneven chunks: :func:`peak_in_flight`)."""
     pl = p.plan
     v = pl.virtual_stages
     return min(pl.microbatches * v, warmup_forwards(p, stage) + 1) / v
@@ -476,6 +504,7 @@ __all__ = [
     "stage_layers",
     "in_flight",
     "warmup_forwards",
+    "peak_in_flight",
     "GROUPS",
     "STEP_PHASES",
     "AR",
