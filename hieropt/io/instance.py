@@ -320,7 +320,7 @@ def buyer_entries(data: dict[str, Any], src: str) -> dict[str, Any]:
 def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
     """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's header
     (``ga``: micro-batches, ``pp``: stages, ``vpp``: virtual stages), as the LLM generator writes
-    them.
+    them, and the plan's micro-batch group from its training facts.
 
     Raises:
         InputError: not a table, or the micro-batch count neither given nor in the header.
@@ -332,6 +332,9 @@ def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
     for key, attr in (("microbatches", "ga"), ("stages", "pp"), ("virtual_stages", "vpp")):
         if key not in out and h is not None and getattr(h, attr) is not None:
             out[key] = getattr(h, attr)
+    group = workload.training.microbatch_group if workload.training is not None else None
+    if "microbatch_group" not in out and group is not None:
+        out["microbatch_group"] = group
     if "microbatches" not in out:
         raise InputError(
             src,

@@ -211,3 +211,18 @@ def test_uneven_chunks_weighted_in_flight():
     assert stage_activation_bytes(p, build_step(p), 1) == 7 * b
     _, peak = _simulate(2, 4, 4, 2, weights=[[0, b, b, b], [b, b, b, o]])
     assert peak == [6 * b, 7 * b]
+
+
+def test_step_schedule_group_bounds():
+    """The instance's [step] takes the group from the plan (the workload's training facts) and
+    checks the same bounds."""
+    from hieropt.spec import StepSchedule
+
+    assert StepSchedule(microbatches=8, stages=4, virtual_stages=2, microbatch_group=8).group == 8
+    assert StepSchedule(microbatches=8, stages=4, virtual_stages=2).group == 4
+    for n, v in ((3, 2), (8, 1), (9, 2)):
+        with pytest.raises(ValidationError, match=f"step.microbatch_group: {n} with 4 stages"):
+            StepSchedule(microbatches=8, stages=4, virtual_stages=v, microbatch_group=n)
+    from hieropt.workloads.llm.lower import schedule
+
+    assert schedule(_plan(12, 6)).microbatch_group == 6
