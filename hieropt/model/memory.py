@@ -13,8 +13,11 @@ bytes; K optimizer bytes per parameter):
   1910.02054, §5: with mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
 - **activations** (divided by cp: each NPU holds 1/cp of every sequence, its K/V shard, and scores
   for its queries only) of the in-flight micro-batches
-  (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps min(m, p - r), the interleaved
-  schedule (2 (p - r - 1) + (v - 1) p + 1) / v; Korthikanti et al. 2022, arXiv 2205.05198, §4.2.3).
+  (:func:`hieropt.workloads.llm.step.in_flight`: 1F1B keeps min(m, p - r), the interleaved
+  schedule min(m v, 2 (p - r - 1) + (v - 1) N + 1) / v with N the micro-batch group, p by default;
+  Korthikanti et al. 2022, arXiv 2205.05198, §4.2.3, and Megatron-LM's warm-up counts); a stage
+  whose chunks differ (the first stage's first chunk holding only the embedding) is weighted by its
+  chunks' activations along the schedule (:func:`stage_in_flight`).
 
 Activations of one block for one micro-batch (Korthikanti et al. 2022 §4.1-4.2, generalised to GQA,
 gated FFNs, MoE and no dropout; e activation bytes, u mask bytes (0 without dropout), T = t with
