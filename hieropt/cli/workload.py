@@ -283,7 +283,8 @@ def plan_command(
             help="Override a model, plan, NPU or precision field, "
             "KEY=VALUE with a TOML value: tp=8, pp=8, dp=64, ep=8, "
             "zero_stage=1, recompute=full, sequence_parallel=true, "
-            "schedule=interleaved, virtual_stages=2, micro_batch_size=2, "
+            "schedule=interleaved, virtual_stages=2, microbatch_group_size=8, "
+            "micro_batch_size=2, "
             "hbm_gib=96, model.layers=64; repeatable.",
         ),
     ] = None,

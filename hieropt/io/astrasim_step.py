@@ -15,8 +15,9 @@ What a stage runs (the workload is one stage for one micro-batch,
   an input-gradient send.
 - **Order** (Narayanan et al. 2021 §2.2; Megatron-LM's schedules): 1F1B — min(p - r - 1, m) warm-up
   forwards, then one forward and one backward alternately, then the cool-down backwards; interleaved
-  — 2 (p - r - 1) + (v - 1) p warm-up chunk forwards (at most m v), chunks in groups of p
-  micro-batches, forwards through chunks 0 .. v - 1 and backwards through v - 1 .. 0.
+  — 2 (p - r - 1) + (v - 1) N warm-up chunk forwards (at most m v), chunks in groups of N
+  micro-batches (the last group the remainder; N = p unless ``microbatch_group`` says), forwards
+  through chunks 0 .. v - 1 and backwards through v - 1 .. 0.
 - **A forward** of model chunk c: receive its input from the stage of chunk c - 1 (none for c = 0),
   then per layer C_f and the forward collective on its group's simulator dimensions; the chunk's
   activation send (``P2P``) goes to the stage of chunk c + 1. **A backward**: receive the output
@@ -50,21 +51,24 @@ from .chakra import EtNode
 Deps = list[int]
 
 
-def order(p: int, m: int, v: int, r: int) -> list[tuple[str, int, int]]:
+def order(p: int, m: int, v: int, r: int, n: int | None = None) -> list[tuple[str, int, int]]:
     """Stage r's tasks ("F" / "B", micro-batch, chunk j) in the order it runs them (module
-    docstring)."""
+    docstring); ``n``: the interleaved schedule's micro-batch group (default p)."""
     if v == 1:
         warm = min(p - r - 1, m)
         tasks = [("F", i, 0) for i in range(warm)]
         for i in range(m - warm):
             tasks += [("F", warm + i, 0), ("B", i, 0)]
         return tasks + [("B", m - warm + i, 0) for i in range(warm)]
+    n = n or p
     total = m * v
-    warm = min((p - r - 1) * 2 + (v - 1) * p, total)
+    warm = min((p - r - 1) * 2 + (v - 1) * n, total)
+    # (micro-batch, chunk) of the k-th forward: groups of n micro-batches per chunk
+    table = [(i, j) for g in range(0, m, n) for j in range(v) for i in range(g, min(g + n, m))]
 
     def task(k: int, forward: bool) -> tuple[str, int, int]:
-        j = (k % (p * v)) // p
-        return ("F" if forward else "B", (k // (p * v)) * p + k % p, j if forward else v - 1 - j)
+        i, j = table[k]
+        return ("F" if forward else "B", i, j if forward else v - 1 - j)
 
     tasks = [task(k, True) for k in range(warm)]
     for k in range(total - warm):
@@ -262,7 +266,7 @@ class StageTrace:
 
     def build(self) -> list[EtNode]:
         deps: Deps = []
-        for kind, mb, j in order(self.p, self.m, self.v, self.r):
+        for kind, mb, j in order(self.p, self.m, self.v, self.r, self.inst.step.group):
             deps = self.forward(mb, j, deps) if kind == "F" else self.backward(mb, j, deps)
         rows = [
             row for chunk in reversed(self.chunks) for op in reversed(chunk) for row in reversed(op)

@@ -342,8 +342,9 @@ def check_plan_loop(workload: Workload, loop: str, src: str) -> None:
 def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
     """The ``[step]`` table of loop ``step``; fields it leaves out come from the workload's plan
     (:attr:`hieropt.spec.Workload.schedule`, an LLM model file's: micro-batches, stages, virtual
-    stages and its own-stream collectives, ``overlap_dp`` / ``overlap_groups``), else from its
-    header (``ga``: micro-batches, ``pp``: stages, ``vpp``: virtual stages).
+    stages, the micro-batch group and its own-stream collectives, ``overlap_dp`` /
+    ``overlap_groups``), else from its header (``ga``: micro-batches, ``pp``: stages, ``vpp``:
+    virtual stages) and its training facts (the micro-batch group).
 
     Raises:
         InputError: not a table, or the micro-batch count neither given nor in the header.
@@ -361,6 +362,9 @@ def step_entry(value: Any, workload: Workload, src: str) -> dict[str, Any]:
     for key, attr in (("microbatches", "ga"), ("stages", "pp"), ("virtual_stages", "vpp")):
         if key not in out and h is not None and getattr(h, attr) is not None:
             out[key] = getattr(h, attr)
+    group = workload.training.microbatch_group if workload.training is not None else None
+    if "microbatch_group" not in out and group is not None:
+        out["microbatch_group"] = group
     if "microbatches" not in out:
         raise InputError(
             src,

@@ -13,8 +13,11 @@ bytes; K optimizer bytes per parameter):
   1910.02054, §5: with mixed-precision Adam 2 + 2 + K bytes per parameter, K = 12);
 - **activations** (divided by cp: each NPU holds 1/cp of every sequence, its K/V shard, and scores
   for its queries only) of the in-flight micro-batches
-  (:class:`hieropt.workloads.llm.Stage.in_flight`: 1F1B keeps min(m, p - r), the interleaved
-  schedule (2 (p - r - 1) + (v - 1) p + 1) / v; Korthikanti et al. 2022, arXiv 2205.05198, §4.2.3).
+  (:func:`hieropt.workloads.llm.step.in_flight`: 1F1B keeps min(m, p - r), the interleaved
+  schedule min(m v, 2 (p - r - 1) + (v - 1) N + 1) / v with N the micro-batch group, p by default;
+  Korthikanti et al. 2022, arXiv 2205.05198, §4.2.3, and Megatron-LM's warm-up counts); a stage
+  whose chunks differ (the first stage's first chunk holding only the embedding) is weighted by its
+  chunks' activations along the schedule (:func:`stage_in_flight`).
 
 Activations of one block for one micro-batch (Korthikanti et al. 2022 §4.1-4.2, generalised to GQA,
 gated FFNs, MoE and no dropout; e activation bytes, u mask bytes (0 without dropout), T = t with
@@ -54,8 +57,9 @@ from ..cache import Same
 from ..errors import NoSolutionError
 from ..units import GB, GIB
 from ..workloads.llm.counts import routed_tokens, shape
+from ..workloads.llm.layout import stage_chunks
 from ..workloads.llm.params import LLMParams
-from ..workloads.llm.step import Op, Step, in_flight, stage_layers
+from ..workloads.llm.step import Op, Step, in_flight, peak_in_flight, stage_layers
 
 FLASH_STATS_BYTES = 4
 """Bytes of FlashAttention's saved softmax statistic (the log-sum-exp, fp32) per query head and
@@ -75,6 +79,9 @@ class StageMemory:
     gradients_bytes: float
     optimizer_bytes: float
     activations_bytes: float
+    in_flight: float = 0.0
+    """Micro-batches whose activations the stage holds at its peak (weighted by its chunks':
+    :func:`hieropt.workloads.llm.step.peak_in_flight`)."""
 
     @property
     def total_bytes(self) -> float:
@@ -87,7 +94,8 @@ class StageMemory:
         )
 
     def as_dict(self) -> dict[str, float]:
-        """The parts and the total, keyed ``weights_bytes`` ... ``total_bytes`` (and ``stage``)."""
+        """The parts and the total, keyed ``weights_bytes`` ... ``total_bytes`` (and ``stage``,
+        ``in_flight``)."""
         return {
             "stage": self.stage,
             "weights_bytes": self.weights_bytes,
@@ -95,6 +103,7 @@ class StageMemory:
             "optimizer_bytes": self.optimizer_bytes,
             "activations_bytes": self.activations_bytes,
             "total_bytes": self.total_bytes,
+            "in_flight": self.in_flight,
         }
 
 
@@ -237,7 +246,47 @@ def stage_activation_bytes(p: LLMParams, step: Step, stage: int) -> float:
     """Peak stored activations of ``stage`` on one NPU, bytes: per-micro-batch activations x
     in-flight micro-batches (module docstring)."""
     st = step.stages[stage]
-    return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
+    return _activations(_activation_parts(p, [(op, 1) for op in st.ops], {}),
+                        stage_in_flight(p, stage, {}))
+
+
+def chunk_activation_bytes(p: LLMParams, stage: int, kind_bytes: dict[tuple[str, bool], float],
+                           chunks: list[list[range]] | None = None) -> tuple[float, ...]:
+    """Activations one micro-batch leaves on each of ``stage``'s chunks (its blocks' or, with full
+    recompute, their checkpoints, and the embedding / output layer it holds), bytes per NPU before
+    the division by cp, one per chunk in order; ``kind_bytes`` as :func:`_activation_parts`,
+    ``chunks`` :func:`hieropt.workloads.llm.layout.stage_chunks` if already computed."""
+    pl, mode = p.plan, p.plan.recompute
+    chunks = (stage_chunks(p) if chunks is None else chunks)[stage]
+    last = pl.pp * len(chunks) - 1
+
+    def act(kind: str) -> float:
+        key = (kind, mode == "none")
+        if key not in kind_bytes:
+            kind_bytes[key] = _op_activations(p, Op(kind, kind, 0, (0.0, 0.0, 0.0), 0.0, 0, 0),
+                                              key[1])
+        return kind_bytes[key]
+
+    out = []
+    for j, blocks in enumerate(chunks):
+        c = j * pl.pp + stage
+        w = act("embedding") if c == 0 else 0.0
+        w += act("output") if c == last else 0.0
+        for i in blocks:
+            w += checkpoint_bytes(p) if mode == "full" else (
+                act("attention") + act("moe" if p.model.is_moe(i) else "mlp"))
+        out.append(w)
+    return tuple(out)
+
+
+def stage_in_flight(p: LLMParams, stage: int, kind_bytes: dict[tuple[str, bool], float],
+                    chunks: list[list[range]] | None = None) -> float:
+    """Micro-batches in flight on ``stage``, its chunks weighted by their activations
+    (:func:`hieropt.workloads.llm.step.peak_in_flight`; :func:`in_flight` with one chunk); the
+    arguments as :func:`chunk_activation_bytes`."""
+    if p.plan.virtual_stages == 1:
+        return in_flight(p, stage)
+    return peak_in_flight(p, stage, chunk_activation_bytes(p, stage, kind_bytes, chunks))
 
 
 _BLOCK_KINDS = ("attention", "mlp", "moe")
@@ -282,8 +331,9 @@ def _activations(parts: tuple, in_flight: float) -> float:
 def stage_memory(p: LLMParams, step: Step, stage: int) -> StageMemory:
     """Weights, gradients, optimizer state and activations of ``stage`` on one NPU (module
     docstring)."""
-    st = step.stages[stage]
-    return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], {}), st.in_flight)
+    st, kinds = step.stages[stage], {}
+    return _stage_memory(stage, _stage_parts(p, [(op, 1) for op in st.ops], kinds),
+                         stage_in_flight(p, stage, kinds))
 
 
 def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]) -> tuple:
@@ -314,7 +364,8 @@ def _stage_parts(p: LLMParams, layers, kind_bytes: dict[tuple[str, bool], float]
 
 
 def _stage_memory(stage: int, parts: tuple, in_flight: float) -> StageMemory:
-    return StageMemory(stage, parts[0], parts[1], parts[2], _activations(parts[3], in_flight))
+    return StageMemory(stage, parts[0], parts[1], parts[2], _activations(parts[3], in_flight),
+                       in_flight)
 
 
 def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
@@ -331,9 +382,11 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
     """
     # a block kind's activations: the same on every stage
     kind_bytes: dict[tuple[str, bool], float] = {}
+    chunks = stage_chunks(p) if p.plan.virtual_stages > 1 else None
     if step is not None:
         stages = tuple(
-            _stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes), st.in_flight)
+            _stage_memory(r, _stage_parts(p, [(op, 1) for op in st.ops], kind_bytes),
+                          stage_in_flight(p, r, kind_bytes, chunks))
             for r, st in enumerate(step.stages)
         )
     # stages with the same layers (by kind, counted) differ only in their in-flight micro-batches
@@ -344,7 +397,7 @@ def memory(p: LLMParams, step: Step | None = None) -> MemoryReport:
             parts = same.get(Same(layers))
             if parts is None:
                 parts = same[Same(layers)] = _stage_parts(p, layers, kind_bytes)
-            out.append(_stage_memory(r, parts, in_flight(p, r)))
+            out.append(_stage_memory(r, parts, stage_in_flight(p, r, kind_bytes, chunks)))
         stages = tuple(out)
     return MemoryReport(stages, p.npu.hbm_gib * GIB, p.npu.hbm_reserve_gib * GIB)
 
@@ -379,6 +432,8 @@ __all__ = [
     "memory",
     "stage_memory",
     "stage_activation_bytes",
+    "chunk_activation_bytes",
+    "stage_in_flight",
     "attention_activation_bytes",
     "ffn_activation_bytes",
     "moe_activation_bytes",

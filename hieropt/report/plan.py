@@ -63,7 +63,7 @@ def memory_table(fig: PlanFigures) -> Table:
             _gb(m.optimizer_bytes),
             _gb(m.activations_bytes),
             _gb(m.total_bytes),
-            f"{fig.step.stages[m.stage].in_flight:g}",
+            f"{m.in_flight:g}",
         )
     t.caption = f"available {_gb(fig.memory.available_bytes)} GB per NPU (HBM less reserve)"
     return t

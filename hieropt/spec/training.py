@@ -30,6 +30,9 @@ class Training(Frozen):
             :func:`hieropt.io.npus.default_calibration_of`), set by the model-file reader; None
             for a calibration given in the file, fitted by ``hieropt calibrate``, or the flat
             efficiency.
+        microbatch_group: the plan's interleaved micro-batch group N when it sets one (None: the
+            default, the pipeline stages); a loaded instance's ``[step]`` takes it
+            (:class:`hieropt.spec.StepSchedule`).
     """
 
     model: str
@@ -39,6 +42,7 @@ class Training(Frozen):
     npus: int = Field(ge=1)
     peak_flops_per_npu: float = Field(gt=0, allow_inf_nan=False)
     default_calibration: str | None = None
+    microbatch_group: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _ordered(self) -> Training:

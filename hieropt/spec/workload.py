@@ -137,6 +137,11 @@ class StepSchedule(Frozen):
         stages: pipeline stages p (1: no pipeline).
         virtual_stages: model chunks per stage v of the interleaved schedule (1: 1F1B); the bubble
             is (p - 1) / v micro-batch slots.
+        microbatch_group: the interleaved schedule's N, micro-batches a stage runs back to back on
+            one chunk (default: ``stages``; Megatron-LM's ``microbatch_group_size_per_vp_stage``):
+            the order the ASTRA-sim traces run (:mod:`hieropt.io.astrasim_step`). Within its
+            bounds, stages <= N <= microbatches with microbatches mod N = 0 or >= stages, the
+            schedule has no dependency stalls and the iteration time does not depend on it.
         overlap_dp: the per-iteration collectives run on their own stream during the last
             micro-batch's backward pass (in backward order, as loop ``tp_dp_overlap_cross``) instead
             of after it.
@@ -151,6 +156,7 @@ class StepSchedule(Frozen):
     microbatches: int = Field(ge=1)
     stages: int = Field(default=1, ge=1)
     virtual_stages: int = Field(default=1, ge=1)
+    microbatch_group: int | None = Field(default=None, ge=1)
     overlap_dp: bool = False
     overlap_groups: tuple[str, ...] = ()
 
@@ -159,7 +165,18 @@ class StepSchedule(Frozen):
         if self.overlap_dp and self.overlap_groups:
             raise ValueError("step.overlap_groups: not with overlap_dp (the last backward's "
                              "per-iteration overlap); fix: set one of them")
+        n, p, m = self.microbatch_group, self.stages, self.microbatches
+        if n is not None and (self.virtual_stages == 1 or not p <= n <= m or 0 < m % n < p):
+            raise ValueError(
+                f"step.microbatch_group: {n} with {p} stages, {self.virtual_stages} virtual "
+                f"stages and {m} micro-batches; fix: leave it out, or with virtual_stages >= 2 use "
+                "stages <= N <= microbatches with microbatches mod N = 0 or >= stages")
         return self
+
+    @property
+    def group(self) -> int:
+        """The interleaved schedule's micro-batch group N: :attr:`microbatch_group`, else p."""
+        return self.microbatch_group or self.stages
 
     @property
     def slots(self) -> float:

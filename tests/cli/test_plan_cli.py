@@ -49,6 +49,7 @@ def test_plan_json_on_stdout():
         "optimizer_bytes",
         "activations_bytes",
         "total_bytes",
+        "in_flight",
     }
     rep = memory(read_llm(GPT3, ["tp=8", "pp=8", "dp=64"]))
     assert peak["total_bytes"] == rep.peak.total_bytes

@@ -108,6 +108,23 @@ def test_interleaved_order():
         )
 
 
+def test_interleaved_order_with_a_micro_batch_group():
+    """p = 2, v = 2, m = 4, N = 4 (breadth-first): stage 0 runs 2 (p - 1) + (v - 1) N = 6 warm-up
+    forwards, chunk 0 of micro-batches 0-3 then chunk 1 of 0-1; then forward / backward pairs (the
+    backwards in the forward order, chunks reversed); N = 2 = p is the default order."""
+    F, B = "F", "B"
+    assert order(2, 4, 2, 0, 4) == [
+        (F, 0, 0), (F, 1, 0), (F, 2, 0), (F, 3, 0), (F, 0, 1), (F, 1, 1),
+        (F, 2, 1), (B, 0, 1), (F, 3, 1), (B, 1, 1),
+        (B, 2, 1), (B, 3, 1), (B, 0, 0), (B, 1, 0), (B, 2, 0), (B, 3, 0),
+    ]
+    assert order(2, 4, 2, 0, 2) == order(2, 4, 2, 0)
+    # a last group of the remainder: m = 6, N = 4 on p = 2 -> groups 0-3 and 4-5
+    forwards = [(i, j) for k, i, j in order(2, 6, 2, 1, 4) if k == F]
+    assert forwards == [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1), (2, 1), (3, 1),
+                        (4, 0), (5, 0), (4, 1), (5, 1)]
+
+
 def test_named_groups_become_simulator_dimensions(tmp_path):
     inst = step_instance(tmp_path, tp=4, pp=2, dp=8, batch=16)
     assert inst.mapping.groups["pp"] == (1, 2)

@@ -115,7 +115,8 @@ def test_too_many_chunks_are_refused():
             ["layers=4", "pp=4", "npus=2048", "schedule=interleaved", "virtual_stages=2"],
         )
     with pytest.raises(
-        InputError, match="must give pp = 2 block counts of at least virtual_stages = 2"
+        InputError, match=r"must give pp = 2 block counts of at least virtual_stages = 2 \(1 on "
+        r"the first and the last stage\)"
     ):
         read_llm(
             MODELS / "gpt3-175b-llm.toml",
@@ -124,6 +125,6 @@ def test_too_many_chunks_are_refused():
                 "npus=1024",
                 "schedule=interleaved",
                 "virtual_stages=2",
-                "stage_layers=[1, 95]",
+                "stage_layers=[0, 96]",
             ],
         )

@@ -100,3 +100,48 @@ def test_meta_llama3_405b_plan_fits_on_80_gb():
     assert rep.fits and rep.peak.stage == 1
     assert rep.peak.total_bytes / 1e9 == pytest.approx(75.63, abs=0.005)
     assert not memory(read_llm(ROOT / "models/llama3-405b.toml", ["flash_attention=false"])).fits
+
+
+def _llama_block_bytes() -> int:
+    """One Llama 3 405B block per micro-batch on one GPU (TP 8, sequence parallelism,
+    FlashAttention; n = 8,192 tokens, h = 16,384, 16 query heads and 1 KV head of d = 128 per GPU,
+    FFN 53,248 / 8 = 6,656, e = 2): attention 2 n h e / 8 (norm and QKV inputs) + n (16 + 2) 128 e
+    (Q, K, V) + n 16 x 128 e (output projection's input) + n 16 x 4 (log-sum-exp); SwiGLU FFN 2 n h
+    e / 8 + 3 n 6,656 e (gate and up outputs, the FC2 input)."""
+    n, h, e = 8192, 16384, 2
+    attention = 2 * n * h * e // 8 + n * 18 * 128 * e + n * 16 * 128 * e + n * 16 * 4
+    return attention + 2 * n * h * e // 8 + 3 * n * 6656 * e
+
+
+def test_meta_llama3_405b_8k_plan_in_flight_by_hand():
+    """The validation plan (validation/models/llama3-405b-h100.toml: PP 16, v = 8 one-layer chunks,
+    N = 16) with DP 64, m = 32: stage 1 runs 2 x 14 + 7 x 16 = 140 warm-up forwards and holds 141
+    chunk micro-batches of one layer each, 141 / 8 = 17.625 per block: 141 x 533,200,896 B =
+    75.19 GB of activations, 83.66 GB with its weights, gradients and optimizer state, 2.06 GB over
+    the 81.60 GB of 80 GiB less 4 GiB. With DP 128 (m = 16) every forward runs first (140 >= m v =
+    128): 16 per block, 128 blocks' micro-batches, 76.33 GB, which fits. Stage 0's first chunk holds
+    only the embedding (no activations without dropout): its 7 blocks hold 16 micro-batches each at
+    the peak, not 143 / 8 = 17.875."""
+    block = _llama_block_bytes()
+    assert block == 533_200_896
+    path = ROOT / "validation/models/llama3-405b-h100.toml"
+    p = read_llm(path, ["dp=64"])
+    assert (p.plan.virtual_stages, p.plan.group_size, p.plan.microbatches) == (8, 16, 32)
+    rep = memory(p)
+    s1 = rep.stages[1]
+    assert s1.in_flight == 141 / 8
+    assert s1.activations_bytes == pytest.approx(141 * block, rel=1e-12)
+    assert rep.peak.stage == 1 and not rep.fits
+    assert rep.peak.total_bytes / 1e9 == pytest.approx(83.66, abs=0.005)
+    assert rep.over_bytes / 1e9 == pytest.approx(2.06, abs=0.005)
+    assert rep.peak.total_bytes < 80 * 2**30  # within the HBM, not within HBM less the reserve
+    assert rep.stages[0].in_flight == 16.0
+    assert rep.stages[0].activations_bytes == pytest.approx(7 * 16 * block, rel=1e-12)
+    rep = memory(read_llm(path, ["dp=128"]))
+    assert rep.fits and rep.stages[1].in_flight == 16.0
+    assert rep.stages[1].activations_bytes == pytest.approx(128 * block, rel=1e-12)
+    assert rep.peak.total_bytes / 1e9 == pytest.approx(76.33, abs=0.005)
+    # the two virtual stages these files assumed before: 45 / 2 = 22.5 per block on stage 1
+    rep = memory(read_llm(path, ["dp=64", "virtual_stages=2", "microbatch_group_size=16"]))
+    assert rep.stages[1].in_flight == 22.5
+    assert rep.peak.total_bytes / 1e9 == pytest.approx(104.46, abs=0.005)

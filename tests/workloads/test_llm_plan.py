@@ -55,6 +55,7 @@ def test_json_keys():
         "optimizer_bytes",
         "activations_bytes",
         "total_bytes",
+        "in_flight",
     }
     assert [s["stage"] for s in d["memory"]["stages"]] == [0, 1]
     assert d["plan"]["microbatches"] == 4

@@ -74,7 +74,8 @@ def recompute_flops_per_iteration(p: LLMParams) -> int:
 
 def training_of(p: LLMParams) -> Training:
     """The :class:`~hieropt.spec.Training` facts of plan ``p``: tokens B s, model and hardware FLOPs
-    per iteration, NPUs, and the NPU's peak (``peak_tflops`` x 1e12 FLOP/s)."""
+    per iteration, NPUs, the NPU's peak (``peak_tflops`` x 1e12 FLOP/s) and the interleaved
+    schedule's micro-batch group if the plan sets one."""
     model = model_flops_per_iteration(p)
     return Training(
         model=p.model.name,
@@ -83,6 +84,7 @@ def training_of(p: LLMParams) -> Training:
         hardware_flops_per_iteration=float(model + recompute_flops_per_iteration(p)),
         npus=p.plan.total_npus,
         peak_flops_per_npu=p.npu.peak_tflops * 1e12,
+        microbatch_group=p.plan.microbatch_group_size,
     )
 
 

@@ -3,8 +3,12 @@
 - ``stage_layers`` given (e.g. Llama 3 405B's 7, 8 x 14, 7; Llama Team 2024, arXiv 2407.21783,
   §3.3.2): stage r holds that many blocks; with the interleaved schedule (v chunks per stage;
   Narayanan et al. 2021, arXiv 2104.04473, §2.2.2) they are split into v chunks as evenly as
-  possible, the first chunks taking the extra block (Megatron-LM's first / last pipeline-stage layer
-  counts split over its virtual stages likewise).
+  possible, the first chunks taking the extra block, except on the first stage, whose short chunks
+  are its first ones: the embedding stands for a block there, as the output layer does in the last
+  stage's short last chunks (Megatron-LM's ``account_for_embedding_in_pipeline_split`` and
+  ``account_for_loss_in_pipeline_split``). A chunk may so hold no block: Llama 3 405B's 7, 8 x 14, 7
+  over 8 chunks, "the first model chunk on the first stage has only the embedding, and the last
+  model chunk on the last stage has only output projection and loss calculation" (§3.3.2).
 - not given, and the layers divide evenly over the pp x v chunks: L / (pp v) blocks per chunk
   (Megatron-LM's default).
 - otherwise the stages are **balanced** (:func:`balanced_stage_layers`): each stage's compute per
@@ -68,10 +72,11 @@ def stage_layer_counts(p: LLMParams) -> tuple[int, ...]:
     return balanced_stage_layers(p)
 
 
-def split_chunks(n: int, v: int) -> list[int]:
+def split_chunks(n: int, v: int, first_stage: bool = False) -> list[int]:
     """``n`` blocks of a stage over its ``v`` chunks, as evenly as possible, the first chunks taking
-    the extra."""
-    return [n // v + (1 if j < n % v else 0) for j in range(v)]
+    the extra; on the ``first_stage`` the last ones (its first chunk holds the embedding)."""
+    out = [n // v + (1 if j < n % v else 0) for j in range(v)]
+    return out[::-1] if first_stage else out
 
 
 def stage_chunks(p: LLMParams) -> list[list[range]]:
@@ -79,7 +84,7 @@ def stage_chunks(p: LLMParams) -> list[list[range]]:
     chunk, model chunk j p + r (module docstring)."""
     pl = p.plan
     v, pp = pl.virtual_stages, pl.pp
-    sizes = [split_chunks(n, v) for n in stage_layer_counts(p)]
+    sizes = [split_chunks(n, v, r == 0) for r, n in enumerate(stage_layer_counts(p))]
     order = [sizes[c % pp][c // pp] for c in range(pp * v)]  # chunk sizes in model order
     ends = list(accumulate(order))
     return [

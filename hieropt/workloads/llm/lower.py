@@ -288,18 +288,21 @@ def schedule(p: LLMParams) -> StepSchedule:
     own = own_stream_groups(pl)
     if own:
         return StepSchedule(microbatches=pl.microbatches, stages=pl.pp,
-                            virtual_stages=pl.virtual_stages, overlap_groups=own)
-    key = (pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce)
+                            virtual_stages=pl.virtual_stages,
+                            microbatch_group=pl.microbatch_group_size, overlap_groups=own)
+    key = (pl.microbatches, pl.pp, pl.virtual_stages, pl.overlap_grad_reduce,
+           pl.microbatch_group_size)
     return current().memo("schedule", key, lambda: _schedule(*key), 1024)
 
 
 def _schedule(
-    microbatches: int, stages: int, virtual_stages: int, overlap_dp: bool
+    microbatches: int, stages: int, virtual_stages: int, overlap_dp: bool, group: int | None
 ) -> StepSchedule:
     return StepSchedule(
         microbatches=microbatches,
         stages=stages,
         virtual_stages=virtual_stages,
+        microbatch_group=group,
         overlap_dp=overlap_dp,
     )
 

@@ -197,10 +197,19 @@ class Plan(_Frozen):
             (§2.2.2).
         virtual_stages: model chunks per stage v of the interleaved schedule (>= 2 there, 1 with
             1f1b).
-        stage_layers: blocks per stage, first stage first, e.g. Llama 3 405B's one block fewer on
-            the first and the last stage; with the interleaved schedule split over each stage's v
-            chunks. Default: layers / pp each when they divide evenly over the pp x v chunks, else
-            balanced stages (:mod:`hieropt.workloads.llm.layout`).
+        microbatch_group_size: the interleaved schedule's N, micro-batches each stage runs back to
+            back on one model chunk before the next (Megatron-LM's
+            ``microbatch_group_size_per_vp_stage``; the N that Llama 3's schedule makes tunable,
+            Llama Team 2024, arXiv 2407.21783, §3.3.2). Default (None): pp, the depth-first
+            schedule of Narayanan et al. 2021. From pp to m with m mod N = 0 or >= pp (Megatron-LM's
+            bounds: no dependency stalls, so the iteration time does not depend on N); a larger N
+            keeps more micro-batches in flight (:func:`hieropt.workloads.llm.step.in_flight`).
+        stage_layers: blocks per stage, first stage first, e.g. Llama 3 405B's one block fewer
+            on the first and the last stage; with the interleaved schedule split over each stage's v
+            chunks, the first stage's first chunk and the last stage's last chunk allowed to hold no
+            block (only the embedding, only the output layer: Llama 3's 405B). Default: layers / pp
+            each when they divide evenly over the pp x v chunks, else balanced stages
+            (:mod:`hieropt.workloads.llm.layout`).
         zero_stage: ZeRO stage (Rajbhandari et al. 2020) over the DP group: 0 none, 1 optimizer
             state, 2 + gradients, 3 + parameters (FSDP).
         micro_batch_size: sequences per micro-batch b.
@@ -240,6 +249,7 @@ class Plan(_Frozen):
     sequence_parallel: bool = False
     schedule: Literal["1f1b", "interleaved"] = "1f1b"
     virtual_stages: int = Field(default=1, ge=1)
+    microbatch_group_size: int | None = Field(default=None, ge=1)
     stage_layers: tuple[int, ...] | None = None
     zero_stage: int = Field(default=0, ge=0, le=3)
     micro_batch_size: int = Field(default=1, ge=1)
@@ -275,6 +285,12 @@ class Plan(_Frozen):
         """Micro-batches per iteration per DP replica m = B / (dp b) (exact once :class:`LLMParams`
         validated)."""
         return self.global_batch_size // (self.dp * self.micro_batch_size)
+
+    @property
+    def group_size(self) -> int:
+        """The interleaved schedule's micro-batch group N: :attr:`microbatch_group_size`, else
+        pp."""
+        return self.microbatch_group_size or self.pp
 
     @property
     def total_npus(self) -> int:

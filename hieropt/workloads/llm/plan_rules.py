@@ -1,8 +1,10 @@
 """The rules a training plan must meet against its model
 (:class:`hieropt.workloads.llm.params.LLMParams` checks them): degrees multiply to the NPU count, at
-least one layer per pipeline chunk (uneven ``stage_layers`` giving every chunk one), context
-parallelism splitting the sequence, the global batch over DP x micro-batch and at least as many
-micro-batches as stages. Each violation is a ``ValueError`` ``"<field>: <problem>; fix: <fix>"``."""
+least one layer per pipeline chunk (uneven ``stage_layers`` giving every chunk one but the first
+stage's first and the last stage's last, which may hold only the embedding / the output layer),
+context parallelism splitting the sequence, the global batch over DP x micro-batch, at least as many
+micro-batches as stages and the interleaved schedule's micro-batch group. Each violation is a
+``ValueError`` ``"<field>: <problem>; fix: <fix>"``."""
 
 from __future__ import annotations
 
@@ -40,19 +42,23 @@ def check_degrees(p: Plan) -> None:
 
 
 def check_pp(m: Architecture, p: Plan) -> None:
-    """stage_layers (one count of at least v blocks per stage), or enough layers for the pp x v
-    chunks."""
+    """stage_layers (one count of at least v blocks per stage; with v > 1 at least v - 1 on the
+    first and the last stage, whose first / last chunk may hold only the embedding / the output
+    layer), or enough layers for the pp x v chunks."""
     v = p.virtual_stages
     if p.stage_layers is not None:
+        ends = v - 1 if v > 1 else v  # (the first and the last stage)
+        least = [ends if r in (0, p.pp - 1) else v for r in range(len(p.stage_layers))]
         if (
             len(p.stage_layers) != p.pp
             or sum(p.stage_layers) != m.layers
-            or min(p.stage_layers) < v
+            or any(n < k for n, k in zip(p.stage_layers, least, strict=True))
         ):
             each = (
                 "positive block counts"
                 if v == 1
-                else f"block counts of at least virtual_stages = {v}"
+                else f"block counts of at least virtual_stages = {v} ({v - 1} on the first and "
+                "the last stage)"
             )
             raise ValueError(
                 f"plan.stage_layers: {list(p.stage_layers)} must give pp = {p.pp} {each} "
@@ -104,13 +110,34 @@ def check_batch(m: Architecture, p: Plan) -> None:
             f"stages ({p.schedule} keeps every stage busy only with m >= pp); fix: lower pp or "
             f"micro_batch_size, or raise the global batch to >= {p.pp * per}"
         )
-    if p.schedule == "interleaved" and mb % p.pp:
+    if p.microbatch_group_size is not None and p.schedule != "interleaved":
+        raise ValueError(
+            f"plan.microbatch_group_size: {p.microbatch_group_size} with schedule {p.schedule}; "
+            "fix: leave it out (it is the interleaved schedule's micro-batch group)"
+        )
+    if p.schedule == "interleaved":
+        check_group(p, mb)
+
+
+def check_group(p: Plan, mb: int) -> None:
+    """The interleaved schedule's micro-batch group N (Megatron-LM's bounds): pp <= N <= m and the
+    last group, m mod N, empty or at least pp (otherwise the schedule stalls on its dependencies);
+    with the default N = pp: m a multiple of pp."""
+    n = p.group_size
+    if p.microbatch_group_size is None and mb % p.pp:
         raise ValueError(
             "plan.global_batch_size: the interleaved schedule needs the micro-batch count "
             f"({mb}) to be "
             f"a multiple of pp {p.pp} (Megatron-LM); fix: choose the batch, dp or "
-            "micro_batch_size so"
+            "micro_batch_size so, or set microbatch_group_size"
+        )
+    if not p.pp <= n <= mb or 0 < mb % n < p.pp:
+        raise ValueError(
+            f"plan.microbatch_group_size: {n} with pp {p.pp} and {mb} micro-batches; the "
+            "interleaved schedule runs without dependency stalls only for pp <= N <= m with m mod "
+            f"N = 0 or >= pp (Megatron-LM); fix: use N = {p.pp} or a divisor of {mb} of at least "
+            f"{p.pp}"
         )
 
 
-__all__ = ["check_degrees", "check_pp", "check_cp", "check_batch"]
+__all__ = ["check_degrees", "check_pp", "check_cp", "check_batch", "check_group"]

@@ -61,6 +61,7 @@ activation, n tokens, r routed token copies:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...cache import Same
 from . import layout
@@ -121,8 +122,9 @@ class Op:
 class Stage:
     """The layers of pipeline stage ``index`` (0 = first) in forward order, and ``in_flight``:
     micro-batches whose activations every block of the stage holds at the peak of the schedule
-    (1F1B: min(m, p - r); interleaved: min(m v, 2 (p - r - 1) + (v - 1) p + 1) chunk micro-batches /
-    v; Narayanan et al. 2021, Megatron-LM's warm-up counts)."""
+    (1F1B: min(m, p - r); interleaved: min(m v, 2 (p - r - 1) + (v - 1) N + 1) chunk micro-batches /
+    v with N the micro-batch group, pp by default; Narayanan et al. 2021, Megatron-LM's warm-up
+    counts: :func:`in_flight`)."""
 
     index: int
     ops: tuple[Op, ...]
@@ -178,13 +180,55 @@ def _chunks(p: LLMParams) -> list[list[range]]:
     return layout.stage_chunks(p)
 
 
-def in_flight(p: LLMParams, stage: int) -> float:
-    """Micro-batches of activations each block of ``stage`` holds at peak (see :class:`Stage`)."""
+def warmup_forwards(p: LLMParams, stage: int) -> int:
+    """Chunk forwards ``stage`` runs before its first backward (the warm-up), interleaved schedule:
+    min(m v, 2 (p - r - 1) + (v - 1) N) with N the micro-batch group
+    (:attr:`~hieropt.workloads.llm.params.Plan.group_size`; Megatron-LM's
+    ``get_pp_rank_microbatches``, PyTorch's flexible interleaved 1F1B likewise); 1F1B: min(m, p - r
+    - 1)."""
     pl = p.plan
     m, pp, v = pl.microbatches, pl.pp, pl.virtual_stages
     if pl.schedule == "1f1b":
-        return float(min(m, pp - stage))
-    return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1) / v
+        return min(m, pp - stage - 1)
+    return min(m * v, 2 * (pp - stage - 1) + (v - 1) * pl.group_size)
+
+
+def peak_in_flight(p: LLMParams, stage: int, weights: tuple[float, ...]) -> float:
+    """Micro-batches in flight on ``stage`` weighted by its chunks: the peak over the schedule of
+    sum_j weights[j] x (chunk j's micro-batches held), divided by sum_j weights[j] (``weights``: one
+    per chunk, e.g. its activation bytes per micro-batch). Equal weights give :func:`in_flight`;
+    uneven chunks (a first chunk holding only the embedding) hold different counts: rank r runs its
+    chunk forwards in groups of N micro-batches per chunk (chunk 0, 1, ..., v - 1, then the next
+    group; the last group the remainder), its backwards in the same order with the chunks reversed,
+    :func:`warmup_forwards` forwards first, then one forward and one backward in turn (Megatron-LM's
+    interleaved schedule)."""
+    total = sum(weights)
+    if not total or len(set(weights)) <= 1:
+        return in_flight(p, stage)
+    pl = p.plan
+    return _peak(pl.microbatches, pl.group_size, warmup_forwards(p, stage), weights) / total
+
+
+@lru_cache(maxsize=1024)
+def _peak(m: int, n: int, warm: int, weights: tuple[float, ...]) -> float:
+    v = len(weights)
+    order = [c for g in range(0, m, n) for c in range(v) for _ in range(g, min(g + n, m))]
+    live = peak = sum(weights[c] for c in order[:warm])
+    for k in range(m * v - warm):
+        live += weights[order[k + warm]]
+        peak = max(peak, live)
+        live -= weights[v - 1 - order[k]]
+    return peak
+
+
+def in_flight(p: LLMParams, stage: int) -> float:
+    """Micro-batches of activations each block of ``stage`` holds at peak (see :class:`Stage`): the
+    warm-up forwards and the steady state's first forward, min(m v, warm-up + 1) chunk micro-batches
+    / v (v = 1 for 1F1B: min(m, p - r)): every chunk's share when the chunks weigh the same
+    (uneven chunks: :func:`peak_in_flight`)."""
+    pl = p.plan
+    v = pl.virtual_stages
+    return min(pl.microbatches * v, warmup_forwards(p, stage) + 1) / v
 
 
 def _op(
@@ -459,6 +503,8 @@ __all__ = [
     "build_step",
     "stage_layers",
     "in_flight",
+    "warmup_forwards",
+    "peak_in_flight",
     "GROUPS",
     "STEP_PHASES",
     "AR",
