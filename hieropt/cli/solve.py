@@ -202,7 +202,7 @@ def _knee(sol, within: float | None, jobs: int):
         return None
     from ..studies.knee import knee
 
-    return knee(sol.instance, within)
+    return knee(sol.instance, within, design_usd=sol.network_cost_usd)
 
 
 def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, deadline: str | None,
