@@ -136,6 +136,28 @@ def parse_time_ns(text: str | None, flag: str) -> float | None:
     return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
 
 
+def parse_deadline_ns(text: str | None, flag: str = "--deadline") -> float | None:
+    """A run's wall-time deadline given to ``flag`` as ns: ``90d``, ``2160h``. Unlike an iteration
+    time it needs its unit: a plain ``150`` would be 150 ns for a whole run, which is always a
+    slip for days.
+
+    Raises:
+        InputError: a plain number ("did you mean 150d?"), an unknown unit, or a value that is not
+            a finite number > 0.
+    """
+    if text is None:
+        return None
+    from ..errors import InputError
+
+    t = text.strip()
+    if PLAIN_NUMBER.fullmatch(t):
+        raise InputError(
+            flag, None, f"{t} has no unit (a run's wall time, not ns)",
+            f"did you mean {t}d? write e.g. {flag} 90d or {flag} 2160h (units: d, h, min, s)",
+        )
+    return parse_time_ns(text, flag)
+
+
 def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
     """Money (or a count) given to ``flag``: ``10M``, ``$2.5B``, ``15T``, ``1e7``, ``750k``.
 

@@ -51,7 +51,7 @@ DeadlineOpt = Annotated[
         "90d, "
         "2160h: the iteration-time target deadline / iterations per run (with min_run_cost: "
         "the cheapest run meeting "
-        "the deadline).",
+        "the deadline). The unit is required (a plain 150 is refused: did you mean 150d?).",
         show_default=False,
     ),
 ]

@@ -57,6 +57,22 @@ def instance_calibration(instance: Any) -> str | None:
     return instance.workload.training.default_calibration
 
 
+def deadline_words(deadline_ns: float, target_ns: float, fastest_ns: float) -> str:
+    """A missed deadline in the buyer's units: "90 d needs <= 8,362.8 ms per iteration; the fastest
+    design takes 9,453.6 ms: 101.7 d".
+
+    Args:
+        deadline_ns: the run's wall-time deadline, ns.
+        target_ns: the iteration-time target it sets (deadline / iterations per run), ns.
+        fastest_ns: the fastest design's iteration time, ns.
+    """
+    days = deadline_ns / 86400e9
+    return (
+        f"{days:,.6g} d needs \u2264 {target_ns / 1e6:,.1f} ms per iteration; the fastest design "
+        f"takes {fastest_ns / 1e6:,.1f} ms: {days * fastest_ns / target_ns:,.1f} d"
+    )
+
+
 def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[str]:
     """Lines of the buyer's figures: throughput and MFU, the run (days, MW, MWh, $), the cluster's
     cost, what is unknown, and (``calibration``: the accelerator timed with its shipped default
