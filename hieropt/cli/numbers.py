@@ -175,13 +175,14 @@ def parse_tokens(text: str | None, flag: str = "--tokens") -> float | None:
 
     Raises:
         InputError: an unknown suffix, not a finite number > 0, or a budget below
-            :data:`hieropt.io.cluster.MIN_RUN_TOKENS` (a unit slip: ``--tokens 15`` for 15T).
+            :data:`hieropt.io.cluster.MIN_RUN_TOKENS` (a unit slip: ``--tokens 15`` for 15T) or
+            above :data:`hieropt.io.cluster.MAX_RUN_TOKENS` (absurd: ``--tokens 1e30``).
     """
     value = parse_amount(text, flag, "tokens")
     if value is None:
         return None
     from ..errors import InputError
-    from ..io.cluster import tokens_unit_problem
+    from ..io.cluster import tokens_excess_problem, tokens_unit_problem
 
     problem = tokens_unit_problem(value)
     if problem is not None:
@@ -191,6 +192,10 @@ def parse_tokens(text: str | None, flag: str = "--tokens") -> float | None:
             flag, None, problem,
             f"{guess}write e.g. {flag} 15T (suffixes k, M, B = 1e9, T = 1e12)",
         )
+    problem = tokens_excess_problem(value)
+    if problem is not None:
+        raise InputError(flag, None, problem,
+                         f"give the run's token budget, at most 1000T, e.g. {flag} 15T")
     return value
 
 
