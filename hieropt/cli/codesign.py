@@ -133,7 +133,7 @@ def codesign_command(
     from .usage import attribute_to_file
 
     err = error_console()
-    # Ctrl-C anywhere: exit 130, its --json says so
+    # Ctrl-C anywhere: exit 130 (SIGTERM: 143), its --json says so
     with interrupt_outcome(err, json_out, out) as outcome:
         console = err if to_stdout(json_out) else stdout_console(160)
         try:
