@@ -223,6 +223,7 @@ def missed_deadline(inst, sol, deadline: str | None, max_time_ns: float | None,
     from dataclasses import replace
 
     from .. import api
+    from ..errors import HieroptError
     from ..model.run import iteration_target_ns
     from ..report.run import deadline_words
 
@@ -233,7 +234,10 @@ def missed_deadline(inst, sol, deadline: str | None, max_time_ns: float | None,
     if max_time_ns < target * (1 - 1e-12):  # (--max-time is the tighter target)
         return sol
     options = api.SolveOptions(budget_usd=budget_usd, sensitivity=False)
-    fast = api.solve(inst, "performance", options=options)
+    try:
+        fast = api.solve(inst, "performance", options=options)
+    except HieroptError:  # (the answer stays the infeasible one, in its own words)
+        return sol
     if not fast.has_design:
         return sol
     words = deadline_words(deadline_ns, target, fast.iteration_time_ns)
