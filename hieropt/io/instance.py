@@ -183,7 +183,10 @@ def cost_entry(value: Any, base: Path, src: str) -> CostModel:
     try:
         return CostModel(classes=value)
     except ValidationError as e:
-        raise validation_error(e, src, "cost", CostModel) from e
+        err = validation_error(e, src, "cost", CostModel)
+        # (the file's [cost.X] tables are the model's classes: named as the file names them)
+        field = err.field.replace("cost.classes.", "cost.", 1) if err.field else None
+        raise InputError(src, field, err.problem, err.fix) from e
 
 
 def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:

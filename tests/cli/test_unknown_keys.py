@@ -25,7 +25,7 @@ def _instance(tmp_path, old: str, new: str, count: int = 1):
 
 @pytest.mark.parametrize(("old", "new", "line"), [
     ("link_usd_per_gbps", "link_usd_per_gbs",
-     "cost.classes.InterChiplet.link_usd_per_gbs: unknown key (did you mean 'link_usd_per_gbps'?); "
+     "cost.InterChiplet.link_usd_per_gbs: unknown key (did you mean 'link_usd_per_gbps'?); "
      "fix: rename 'link_usd_per_gbs' to 'link_usd_per_gbps'"),
     ("npus = 4,", "npu = 4,",
      "network.dims[0].npu: unknown key (did you mean 'npus'?); fix: rename 'npu' to 'npus'"),
