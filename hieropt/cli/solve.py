@@ -217,9 +217,9 @@ def _knee(sol, within: float | None, jobs: int):
 def missed_deadline(inst, sol, deadline: str | None, max_time_ns: float | None,
                     budget_usd: float | None):
     """``sol``, its message followed by the deadline in the buyer's units when ``sol`` is
-    infeasible because of ``--deadline`` (its iteration-time target is ``max_time_ns``): one
-    performance solve under the same budget gives the fastest design (:func:`hieropt.report.run.
-    deadline_words`)."""
+    infeasible because of ``--deadline`` (its iteration-time target is ``max_time_ns``, ns): one
+    performance solve within ``budget_usd`` ($) gives the fastest design
+    (:func:`hieropt.report.run.deadline_words`). Any other ``sol`` is returned as it is."""
     from dataclasses import replace
 
     from .. import api
