@@ -74,6 +74,16 @@ class SolverError(HieroptError):
     exit_code = 3
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived during a sweep (``explore``, ``codesign``): handled like Ctrl-C (a pool is
+    stopped, the rows so far are kept, one line says where they are), with exit 143."""
+
+
+def raise_terminated(signum: int, frame: object) -> None:
+    """A SIGTERM handler: raise :class:`Terminated` in the main thread."""
+    raise Terminated()
+
+
 def number_problem(value: float, want: str = "a positive number") -> str:
     """What is wrong with a ``value`` that is not ``want``, in words: a NaN is "not a number"; an
     infinity is not finite (a number written beyond the largest double, 1.8e308, such as ``1e400``,

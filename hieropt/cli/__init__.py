@@ -55,7 +55,7 @@ and nothing a user can act on."""
 
 
 INTERRUPTED_EXITS = (130, 143)
-"""Exit statuses of an interrupted run: Ctrl-C (130) and SIGTERM during a pool sweep (143)."""
+"""Exit statuses of an interrupted run: Ctrl-C (130) and SIGTERM during a sweep (143)."""
 
 
 def main() -> None:

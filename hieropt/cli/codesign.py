@@ -133,7 +133,7 @@ def codesign_command(
     from .usage import attribute_to_file
 
     err = error_console()
-    # Ctrl-C anywhere: exit 130, its --json says so
+    # Ctrl-C anywhere: exit 130 (SIGTERM: 143), its --json says so
     with interrupt_outcome(err, json_out, out) as outcome:
         console = err if to_stdout(json_out) else stdout_console(160)
         try:
@@ -182,7 +182,7 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
         HieroptError: an unreadable file, a bad option or a bad space (one line naming it).
     """
     from ..io.common import read_toml
-    from .numbers import parse_amount, parse_time_ns, parse_tokens
+    from .numbers import parse_amount, parse_deadline_ns, parse_time_ns, parse_tokens
 
     max_time_ns = parse_time_ns(max_time, "--max-time")
     budget_usd = parse_amount(budget, "--budget")
@@ -190,6 +190,7 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
     read_toml(space, "co-design space")  # a missing or unreadable file: reported before numpy loads
     from ..io.codesign import load_codesign
 
+    deadline_ns = parse_deadline_ns(deadline)
     plans = load_codesign(space)  # bad input is reported before the search and the solvers load
     if dask is not None:  # a malformed address is one line, before any work
         from ..io.dask_address import check_dask_address
@@ -199,7 +200,7 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
     if sizes is not None or deadline is not None:  # the sizes, the deadline's target
         from ..studies.sizing import sized_space
 
-        plans = sized_space(plans, _sizes(sizes), parse_time_ns(deadline, "--deadline"))
+        plans = sized_space(plans, _sizes(sizes), deadline_ns)
         if deadline is not None and max_time_ns is not None:  # the tighter target
             max_time_ns = min(max_time_ns, plans.max_iteration_time_ns)
     return plans, max_time_ns, budget_usd, run_tokens

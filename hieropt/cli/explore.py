@@ -111,7 +111,7 @@ def explore_command(
     from ..io.common import read_toml
 
     err = error_console()
-    # Ctrl-C (130) or SIGTERM in a pool sweep (143)
+    # Ctrl-C (130) or SIGTERM (143)
     with interrupt_outcome(err, json_out, out) as outcome:
         out_console = err if to_stdout(json_out) else console(160)
         try:

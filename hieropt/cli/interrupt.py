@@ -1,5 +1,5 @@
 """What a sweep command (``explore``, ``codesign``) leaves when it is interrupted: exit 130 (Ctrl-C)
-or 143 (SIGTERM during a pool sweep), one line on stderr saying where the rows so far are, and the
+or 143 (SIGTERM), one line on stderr saying where the rows so far are, and the
 outcome in its ``--json`` file, so that a script never reads an earlier run's answer there."""
 
 from __future__ import annotations
@@ -29,15 +29,23 @@ class Outcome:
 @contextmanager
 def interrupt_outcome(err: Console, json_out: Path | None, out: Path | None) -> Iterator[Outcome]:
     """Run the body of a sweep command; a KeyboardInterrupt anywhere in it (reading the space, the
-    sweep, writing the results) ends the command with exit 130 (143 for the pool's ``Terminated``),
+    sweep, writing the results) ends the command with exit 130, and a SIGTERM (raised as
+    :class:`hieropt.errors.Terminated` while the body runs, in a pool or serial sweep) with 143,
     the line ``interrupted: WHERE`` on ``err`` and ``{"status": "interrupted", "message",
     "exit_code"}`` in ``json_out`` unless the body had written its answer there (:class:`Outcome`).
     ``out``: the ``--out`` rows file (resumable), or None."""
+    import signal
+    import threading
+
+    from ..errors import Terminated, raise_terminated
+
     outcome = Outcome()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, raise_terminated) if main else None
     try:
         yield outcome
     except KeyboardInterrupt as e:
-        terminated = type(e).__name__ == "Terminated"
+        terminated = isinstance(e, Terminated)
         where = (
             f"the rows so far are in {out}; rerun the same command to resume"
             if out
@@ -49,6 +57,9 @@ def interrupt_outcome(err: Console, json_out: Path | None, out: Path | None) -> 
         if json_out is not None and not outcome.answered:
             write_error_json(json_out, "interrupted", message, code)
         raise typer.Exit(code) from None
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 __all__ = ["interrupt_outcome", "Outcome"]

@@ -136,6 +136,28 @@ def parse_time_ns(text: str | None, flag: str) -> float | None:
     return _scaled(text, flag, TIME_UNITS_NS, "time unit", fix)
 
 
+def parse_deadline_ns(text: str | None, flag: str = "--deadline") -> float | None:
+    """A run's wall-time deadline given to ``flag`` as ns: ``90d``, ``2160h``. Unlike an iteration
+    time it needs its unit: a plain ``150`` would be 150 ns for a whole run, which is always a
+    slip for days.
+
+    Raises:
+        InputError: a plain number ("did you mean 150d?"), an unknown unit, or a value that is not
+            a finite number > 0.
+    """
+    if text is None:
+        return None
+    from ..errors import InputError
+
+    t = text.strip()
+    if PLAIN_NUMBER.fullmatch(t):
+        raise InputError(
+            flag, None, f"{t} has no unit (a run's wall time, not ns)",
+            f"did you mean {t}d? write e.g. {flag} 90d or {flag} 2160h (units: d, h, min, s)",
+        )
+    return parse_time_ns(text, flag)
+
+
 def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
     """Money (or a count) given to ``flag``: ``10M``, ``$2.5B``, ``15T``, ``1e7``, ``750k``.
 
@@ -153,13 +175,14 @@ def parse_tokens(text: str | None, flag: str = "--tokens") -> float | None:
 
     Raises:
         InputError: an unknown suffix, not a finite number > 0, or a budget below
-            :data:`hieropt.io.cluster.MIN_RUN_TOKENS` (a unit slip: ``--tokens 15`` for 15T).
+            :data:`hieropt.io.cluster.MIN_RUN_TOKENS` (a unit slip: ``--tokens 15`` for 15T) or
+            above :data:`hieropt.io.cluster.MAX_RUN_TOKENS` (absurd: ``--tokens 1e30``).
     """
     value = parse_amount(text, flag, "tokens")
     if value is None:
         return None
     from ..errors import InputError
-    from ..io.cluster import tokens_unit_problem
+    from ..io.cluster import tokens_excess_problem, tokens_unit_problem
 
     problem = tokens_unit_problem(value)
     if problem is not None:
@@ -169,6 +192,10 @@ def parse_tokens(text: str | None, flag: str = "--tokens") -> float | None:
             flag, None, problem,
             f"{guess}write e.g. {flag} 15T (suffixes k, M, B = 1e9, T = 1e12)",
         )
+    problem = tokens_excess_problem(value)
+    if problem is not None:
+        raise InputError(flag, None, problem,
+                         f"give the run's token budget, at most 1000T, e.g. {flag} 15T")
     return value
 
 

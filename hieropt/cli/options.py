@@ -16,7 +16,7 @@ TokensOpt = Annotated[
         help="Token budget of one training run, e.g. 15e12 or 15T: adds the time to train "
         "(days), the "
         "energy (MWh) and the $ per run to the answer (overrides the file's tokens); at least "
-        "1M (a plain 15 is 15 tokens).",
+        "1M (a plain 15 is 15 tokens), at most 1000T.",
         show_default=False,
     ),
 ]
@@ -51,7 +51,7 @@ DeadlineOpt = Annotated[
         "90d, "
         "2160h: the iteration-time target deadline / iterations per run (with min_run_cost: "
         "the cheapest run meeting "
-        "the deadline).",
+        "the deadline). The unit is required (a plain 150 is refused: did you mean 150d?).",
         show_default=False,
     ),
 ]

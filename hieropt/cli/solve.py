@@ -26,7 +26,14 @@ from .common import (
     write_json,
     write_output,
 )
-from .numbers import parse_amount, parse_bw, parse_fraction, parse_time_ns, parse_tokens
+from .numbers import (
+    parse_amount,
+    parse_bw,
+    parse_deadline_ns,
+    parse_fraction,
+    parse_time_ns,
+    parse_tokens,
+)
 from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
 CommOpt = Annotated[
@@ -158,7 +165,9 @@ def solve_command(
             rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
             sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
             portfolio=True)
-        sol = api.solve(inst, objective, options=options).raise_for_status()  # (no design: exit 3)
+        sol = api.solve(inst, objective, options=options)
+        sol = missed_deadline(inst, sol, deadline, max_time_ns, budget_usd)
+        sol.raise_for_status()  # (no design: exit 3)
         knee = _knee(sol, slack, len(inst.jobs))
     except HieroptError as e:
         raise fail(err, e, json_out) from None
@@ -202,7 +211,37 @@ def _knee(sol, within: float | None, jobs: int):
         return None
     from ..studies.knee import knee
 
-    return knee(sol.instance, within)
+    return knee(sol.instance, within, design_usd=sol.network_cost_usd)
+
+
+def missed_deadline(inst, sol, deadline: str | None, max_time_ns: float | None,
+                    budget_usd: float | None):
+    """``sol``, its message followed by the deadline in the buyer's units when ``sol`` is
+    infeasible because of ``--deadline`` (its iteration-time target is ``max_time_ns``, ns): one
+    performance solve within ``budget_usd`` ($) gives the fastest design
+    (:func:`hieropt.report.run.deadline_words`). Any other ``sol`` is returned as it is."""
+    from dataclasses import replace
+
+    from .. import api
+    from ..errors import HieroptError
+    from ..model.run import iteration_target_ns
+    from ..report.run import deadline_words
+
+    if deadline is None or sol.status.value != "infeasible" or max_time_ns is None:
+        return sol
+    deadline_ns = parse_deadline_ns(deadline)
+    target = iteration_target_ns(inst, deadline_ns)
+    if max_time_ns < target * (1 - 1e-12):  # (--max-time is the tighter target)
+        return sol
+    options = api.SolveOptions(budget_usd=budget_usd, sensitivity=False)
+    try:
+        fast = api.solve(inst, "performance", options=options)
+    except HieroptError:  # (the answer stays the infeasible one, in its own words)
+        return sol
+    if not fast.has_design:
+        return sol
+    words = deadline_words(deadline_ns, target, fast.iteration_time_ns)
+    return replace(sol, message=f"{sol.message}; {words}")
 
 
 def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, deadline: str | None,
@@ -213,7 +252,7 @@ def buyer_limits(inst, max_time_ns: float | None, budget_usd: float | None, dead
     from ..model.run import iteration_target_ns, network_budget_usd
 
     deadline_ns, total = (
-        parse_time_ns(deadline, "--deadline"),
+        parse_deadline_ns(deadline),
         parse_amount(total_budget, "--total-budget"),
     )
     if deadline_ns is not None:

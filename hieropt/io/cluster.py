@@ -96,12 +96,30 @@ def tokens_unit_problem(tokens: float) -> str | None:
     )
 
 
+MAX_RUN_TOKENS = 1e15
+"""Token budgets above this (1,000T) are refused as absurd: about 28 x the largest published
+pre-training run, Qwen3's 36T tokens (Qwen3 Technical Report, arXiv:2505.09388; Llama 3 405B:
+15.6T, DeepSeek-V3: 14.8T). A typo of the exponent (``1e30``) would otherwise print a run of
+billions of billions of days."""
+
+
+def tokens_excess_problem(tokens: float) -> str | None:
+    """Why a run's token budget ``tokens`` is absurd (above :data:`MAX_RUN_TOKENS`): the problem of
+    an InputError, else None."""
+    if tokens <= MAX_RUN_TOKENS:
+        return None
+    return (
+        f"{tokens:,.6g} tokens is above 1,000T (1e15), about 28 x the largest "
+        "published pre-training run (36T tokens, Qwen3 Technical Report, arXiv:2505.09388)"
+    )
+
+
 def tokens_entry(value: Any, src: str | Path) -> float:
     """A ``tokens`` entry (the token budget of one run, e.g. ``15e12``) as a float > 0.
 
     Raises:
-        InputError: not a positive, finite number, or below :data:`MIN_RUN_TOKENS` (a unit slip:
-            ``tokens = 15`` for 15T).
+        InputError: not a positive, finite number, below :data:`MIN_RUN_TOKENS` (a unit slip:
+            ``tokens = 15`` for 15T) or above :data:`MAX_RUN_TOKENS`.
     """
     from .common import positive_number
 
@@ -115,7 +133,12 @@ def tokens_entry(value: Any, src: str | Path) -> float:
             f"did you mean {tokens:g}B or {tokens:g}T? write tokens = {tokens:g}e9 or "
             f"{tokens:g}e12",
         )
+    problem = tokens_excess_problem(tokens)
+    if problem is not None:
+        raise InputError(src, "tokens", problem,
+                         "give the run's token budget, at most 1e15, e.g. tokens = 15e12")
     return tokens
 
 
-__all__ = ["cluster_entry", "tokens_entry", "tokens_unit_problem", "MIN_RUN_TOKENS"]
+__all__ = ["cluster_entry", "tokens_entry", "tokens_unit_problem", "tokens_excess_problem",
+           "MIN_RUN_TOKENS", "MAX_RUN_TOKENS"]

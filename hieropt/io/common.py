@@ -313,16 +313,67 @@ def readable_bound(msg: str, limit: object) -> str:
     return f"{words} {limit:g}" if isinstance(limit, float) else f"{words} {limit}"
 
 
-def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -> InputError:
-    """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError`.
+def close_key(key: object, known: Any) -> str | None:
+    """The name in ``known`` closest to a misspelled ``key`` (:func:`difflib.get_close_matches`,
+    similarity >= 0.6), or None."""
+    import difflib
+
+    match = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
+    return match[0] if match else None
+
+
+def unknown_key_error(source: str | Path, field: str | None, key: object, known: Any,
+                      fix: str | None = None) -> InputError:
+    """The InputError of an unknown ``key`` (at ``field``, the key's path): "unknown key (did you
+    mean 'npus'?)" when a name of ``known`` is close to it, with the fix ``fix`` (default: rename it
+    to that name, else remove it or check its spelling)."""
+    guess = close_key(key, known)
+    if guess is None:
+        return InputError(source, field, "unknown key", fix or "remove it or check its spelling")
+    return InputError(source, field, f"unknown key (did you mean '{guess}'?)",
+                      fix or f"rename '{key}' to '{guess}'")
+
+
+def model_fields_at(model: Any, loc: tuple[int | str, ...]) -> list[str]:
+    """The field names (and aliases) of the pydantic model found at ``loc`` inside ``model`` (a
+    model class; list positions and dict keys along ``loc`` are stepped over), [] when ``model`` is
+    None."""
+    from typing import get_args
+
+    def nested(annotation: Any) -> Any:
+        if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
+            return annotation
+        return next((m for a in get_args(annotation) if (m := nested(a)) is not None), None)
+
+    for part in loc:
+        fields = getattr(model, "model_fields", {})
+        if isinstance(part, str) and part in fields:
+            model = nested(fields[part].annotation)
+    fields = getattr(model, "model_fields", {})
+    return [*fields, *(f.alias for f in fields.values() if f.alias)]
+
+
+def validation_error(e: ValidationError, source: str | Path, prefix: str = "",
+                     model: Any = None) -> InputError:
+    """Turn the first error of a pydantic ``ValidationError`` into an :class:`InputError` (an
+    unknown key first: a misspelled required key is also reported missing, and the unknown one
+    names the slip).
 
     The field is pydantic's ``loc`` joined with dots, list positions as ``[i]`` (prefixed by
     ``prefix``); a numeric bound or a choice the value breaks becomes the fix (``use a number >=
     2``). Messages written as ``"<field>: <problem>; fix: <fix>"`` by hieropt's own validators are
-    split into their parts.
+    split into their parts. An unknown key is matched against the missing keys beside it and the
+    fields of ``model`` (the validated model class, optional) there: "unknown key (did you mean
+    'npus'?)".
     """
-    err = e.errors()[0]
+    errors = e.errors()
+    err = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
     field = field_path(prefix, err["loc"]) or None
+    if err["type"] == "extra_forbidden":
+        parent = err["loc"][:-1]
+        known = [x["loc"][-1] for x in errors if x["type"] == "missing" and x["loc"][:-1] == parent]
+        return unknown_key_error(source, field, err["loc"][-1],
+                                 known + model_fields_at(model, parent))
     msg = str(err["msg"]).removeprefix("Value error, ")
     fix = None
     if "; fix: " in msg:
@@ -331,8 +382,6 @@ def validation_error(e: ValidationError, source: str | Path, prefix: str = "") -
     bound = next(((op, ctx[k]) for k, op in _BOUND_OPS.items() if k in ctx), None)
     if err["type"] == "missing":
         fix = fix or "add it"
-    elif err["type"] == "extra_forbidden":
-        msg, fix = "unknown key", fix or "remove it or check its spelling"
     elif fix is None and bound is not None:
         limit = f"{bound[1]:g}" if isinstance(bound[1], int | float) else str(bound[1])
         msg = readable_bound(msg, bound[1])

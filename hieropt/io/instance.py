@@ -36,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS
-from .common import read_text, read_toml, referenced_file, short_repr, validation_error
+from .common import (
+    read_text,
+    read_toml,
+    referenced_file,
+    short_repr,
+    unknown_key_error,
+    validation_error,
+)
 from .workload_file import read_model, run_generator, workload_entry
 
 if TYPE_CHECKING:
@@ -108,7 +115,7 @@ def _network(value: Any, base: Path, src: str) -> Network:
         return Network(**value) if isinstance(value, dict) else Network(dims=value)
     except (ValidationError, TypeError) as e:
         if isinstance(e, ValidationError):
-            raise validation_error(e, src, "network") from e
+            raise validation_error(e, src, "network", Network) from e
         raise InputError(src, "network", "expected a file name or a table with dims",
                          "see docs/reference/file-formats.md") from e
 
@@ -177,7 +184,10 @@ def cost_entry(value: Any, base: Path, src: str) -> CostModel:
     try:
         return CostModel(classes=value)
     except ValidationError as e:
-        raise validation_error(e, src, "cost") from e
+        err = validation_error(e, src, "cost", CostModel)
+        # (the file's [cost.X] tables are the model's classes: named as the file names them)
+        field = err.field.replace("cost.classes.", "cost.", 1) if err.field else None
+        raise InputError(src, field, err.problem, err.fix) from e
 
 
 def _bounds(value: Any, src: str, n_dims: int) -> tuple[Bound, ...] | None:
@@ -249,7 +259,7 @@ def load_instance(path: str | Path) -> Instance:
     data = read_toml(path, "instance")
     for k in data:
         if k not in _TOP_KEYS:
-            raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
+            raise unknown_key_error(src, k, k, _TOP_KEYS, f"use only {', '.join(_TOP_KEYS)}")
     for k in ("network", "cost"):
         if k not in data:
             raise InputError(src, k, "missing", f"name the {k} file or inline it")
@@ -479,7 +489,7 @@ def _instance(src: str, **parts: Any) -> Instance:
     try:
         return Instance(**parts)
     except ValidationError as e:
-        raise validation_error(e, src) from e
+        raise validation_error(e, src, model=Instance) from e
 
 
 def as_instance(value: Any, argument: str = "instance") -> Instance:

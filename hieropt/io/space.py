@@ -51,7 +51,7 @@ from ..errors import InputError
 from ..names import TRANSFORMER_POLICIES
 from ..spec import OBJECTIVES, Workload
 from ..spec.space import MAPPING_RULES, ShapeSpace
-from .common import missing_key, positive_number, validation_error
+from .common import missing_key, positive_number, unknown_key_error, validation_error
 from .instance import cost_entry, read_toml, required_choice, workload_entry
 
 _TOP_KEYS = (
@@ -103,7 +103,7 @@ def load_space(path: str | Path) -> ShapeSpace:
     data = read_toml(path, "shape space")
     for k in data:
         if k not in _TOP_KEYS:
-            raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
+            raise unknown_key_error(src, k, k, _TOP_KEYS, f"use only {', '.join(_TOP_KEYS)}")
     for k, fix in (("npus", "give the total number of NPUs, e.g. npus = 4096"),
                    ("levels", "give one [[levels]] table per level, innermost first"),
                    ("cost", "inline [cost.<class>] tables or name a LIBRA cost file")):

@@ -36,21 +36,35 @@ from .committee import (
 )
 from .run import calibration_note, instance_calibration
 
+PLAN_FACTORS = ("tp", "cp", "pp", "dp")
+"""The groups whose sizes multiply to a plan's NPUs (TP x CP x PP x DP); ``ep`` and ``edp`` split
+DP, and ``dpc`` = dp x cp is derived."""
+
 
 def plan_text(instance: Instance) -> str:
-    """The training plan of ``instance``: its named groups' sizes (``tp 8 x pp 8 x dp 64``), else
-    the sizes of the forward and weight-gradient groups, with the workload's name."""
+    """The training plan of ``instance``, named after its model: its true factors and their product
+    (``llama3-405b: TP 8 x PP 16 x DP 128 = 16,384 NPUs``, with ``(EP 8 x expert-DP 16)`` for
+    experts), else its other named groups' sizes, else the sizes of the forward and weight-gradient
+    groups, with the workload's name."""
     from math import prod
 
     m = instance.mapping
-    groups = (
-        {g: prod(s) for g, s in m.groups.items() if g not in ("edp",) and prod(s) > 1}
-        if m.groups
-        else {}
-    )
-    sizes = " x ".join(f"{g} {n:,}" for g, n in groups.items()) if groups else (
-        f"forward groups {prod(m.forward):,}, weight-gradient groups {prod(m.weight_grad):,}")
-    return f"{instance.workload.name}: {sizes}"
+    training = instance.workload.training
+    name = training.model if training is not None and training.model else instance.workload.name
+    groups = {g: prod(s) for g, s in (m.groups or {}).items()}
+    factors = {g: groups[g] for g in PLAN_FACTORS if groups.get(g, 1) > 1}
+    others = {g: n for g, n in groups.items() if g not in ("edp", "dpc") and n > 1}
+    if factors:
+        sizes = " x ".join(f"{g.upper()} {n:,}" for g, n in factors.items())
+        sizes += f" = {prod(factors.values()):,} NPUs"
+        if groups.get("ep", 1) > 1:
+            sizes += f" (EP {groups['ep']:,} x expert-DP {groups.get('edp', 1):,})"
+    elif others:
+        sizes = " x ".join(f"{g} {n:,}" for g, n in others.items())
+    else:
+        sizes = (f"forward groups {prod(m.forward):,}, weight-gradient groups "
+                 f"{prod(m.weight_grad):,}")
+    return f"{name}: {sizes}"
 
 
 def fabric_text(instance: Instance, bw_gbps: Any) -> str:

@@ -243,6 +243,31 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
     return t
 
 
+def front_end_words(front: Any) -> str:
+    """Why the front's last point and the performance optimum (``front.fastest``) differ in cost,
+    or "" when they do not: the optimum is flat (many designs equally fast), the solve returns one
+    of them and the front ends at the cheapest within
+    :data:`hieropt.solvers.procurement.FASTEST_SLACK` of its time ("; the front's last point (#10)
+    is the cheapest of the designs within 1e-07 of that time: 1,166.5118 ms at $13,656,184, $5,523
+    less")."""
+    from ..solvers.procurement import FASTEST_SLACK
+
+    f = front.fastest
+    if f is None or not front.points:
+        return ""
+    last = front.points[-1]
+    near = last.iteration_time_ns <= f.iteration_time_ns * (1 + 2 * FASTEST_SLACK)
+    if not near or round(last.network_cost_usd) == round(f.network_cost_usd):
+        return ""
+    less = round(f.network_cost_usd) - round(last.network_cost_usd)  # (of the printed figures)
+    diff = f"${less:,.0f} less" if less > 0 else f"${-less:,.0f} more"
+    return (
+        f"; the front's last point (#{len(front.points)}) is the cheapest of the designs within "
+        f"{FASTEST_SLACK:g} of that time: {fmt_ms(last.iteration_time_ns)} ms at "
+        f"${last.network_cost_usd:,.0f}, {diff}"
+    )
+
+
 def front_lines(front: Any) -> list[str]:
     """The marked optima, notes and timing of a front."""
     f = front.fastest
@@ -251,7 +276,7 @@ def front_lines(front: Any) -> list[str]:
         if f is None
         else [
             f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at "
-            f"${f.network_cost_usd:,.0f}"
+            f"${f.network_cost_usd:,.0f}" + front_end_words(front)
         ]
     )
     b = front.best_per_cost

@@ -11,17 +11,21 @@ provisioning solves (:func:`hieropt.solvers.provision. provision`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..cache import scoped
 from ..errors import InputError
 from ..result import Solution
+from ..solvers.cutting import REL_GAP
 from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
 from ..spec import Instance
 
 WITHIN = 0.01
 """The default slack of the knee: the cheapest design within 1 % of the fastest time."""
+EQUAL_TIME = REL_GAP
+"""Designs whose times are within this relative slack of the fastest are equally fast (the
+performance solve's gap target): the knee's reference is the cheapest of them."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,9 @@ class Knee:
         fastest_ns, fastest_usd: the fastest time and the cheapest network that reaches it.
         knee_ns, knee_usd: the cheapest design's time (<= (1 + within) x fastest) and cost.
         knee: the knee's solution (a :class:`~hieropt.result.Solution`, or a provisioning result).
+        design_usd: the network cost of the fastest design printed beside the knee ($), when that
+            design is not the cheapest of the equally fast ones (the optimum is often flat: many
+            designs are as fast within the proven gap :data:`EQUAL_TIME`); None: it is.
     """
 
     within: float
@@ -41,6 +48,7 @@ class Knee:
     knee_ns: float
     knee_usd: float
     knee: Any
+    design_usd: float | None = None
 
     @property
     def last_usd(self) -> float:
@@ -59,6 +67,19 @@ class Knee:
             f"${self.knee_usd:,.0f} instead of ${self.fastest_usd:,.0f}: the last {pct} of "
             "speed costs "
             f"${self.last_usd:,.0f} ({share:.1%} of the fastest network)"
+        ) + self.reference_words()
+
+    def reference_words(self) -> str:
+        """"" when the printed fastest design is the knee's reference, else what the reference is:
+        "; $13,659,960 is the cheapest of the designs as fast as the optimum (within 1e-08 of its
+        time), $1,747 less than the fastest design printed ($13,661,707)"."""
+        if self.design_usd is None or round(self.design_usd) == round(self.fastest_usd):
+            return ""
+        less = round(self.design_usd) - round(self.fastest_usd)  # (of the printed figures)
+        return (
+            f"; ${self.fastest_usd:,.0f} is the cheapest of the designs as fast as the optimum "
+            f"(within {EQUAL_TIME:g} of its time), ${less:,.0f} less than the fastest design "
+            f"printed (${self.design_usd:,.0f})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,6 +92,8 @@ class Knee:
             "knee_usd": self.knee_usd,
             "last_usd": self.last_usd,
             "knee_bw_gbps": [float(b) for b in self.knee.bw_gbps],
+            "design_usd": self.design_usd,
+            "equal_time_rel": EQUAL_TIME,
         }
 
 
@@ -84,9 +107,13 @@ def check_within(within: float) -> float:
 
 
 @scoped
-def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0) -> Knee:
+def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0,
+         design_usd: float | None = None) -> Knee:
     """The knee of ``instance`` (module docstring): its fastest design under its constraints and
-    budget, and the cheapest within ``within`` of that time.
+    budget, and the cheapest within ``within`` of that time. The fastest cost is the cheapest of the
+    designs within :data:`EQUAL_TIME` of the fastest time; ``design_usd`` ($) is the cost of the
+    fastest design shown beside the knee (None: the performance solve's), named in the knee's line
+    when it differs.
 
     Raises:
         InputError: ``within`` not in (0, 1).
@@ -95,7 +122,9 @@ def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0)
     check_within(within)
     fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
     fastest_usd = cheap.network_cost_usd if isinstance(cheap, Solution) else fast.network_cost_usd
-    return knee_after(instance, fast.iteration_time_ns, fastest_usd, within, time_limit_s)
+    k = knee_after(instance, fast.iteration_time_ns, fastest_usd, within, time_limit_s)
+    shown = fast.network_cost_usd if design_usd is None else design_usd
+    return replace(k, design_usd=shown)
 
 
 def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within: float = WITHIN,
@@ -132,4 +161,4 @@ def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float
                 p.network_cost_usd, p)
 
 
-__all__ = ["knee_after", "Knee", "knee", "provision_knee", "check_within", "WITHIN"]
+__all__ = ["EQUAL_TIME", "knee_after", "Knee", "knee", "provision_knee", "check_within", "WITHIN"]

@@ -248,3 +248,27 @@ def test_a_nic_rated_in_gbit_written_as_gbps_is_refused(tmp_path):
         read_catalog(cat)
     msg = str(e.value)
     assert "6.4 Tb/s NIC" in msg and "gbit_per_s = 800" in msg and "gbps = 100" in msg
+
+
+@pytest.mark.parametrize("command", ["solve", "codesign"])
+def test_a_deadline_without_a_unit_is_a_slip_for_days(command):
+    path = LLAMA if command == "solve" else REPO / "spaces" / "codesign-llama3-405b.toml"
+    r = run(command, path, "--deadline", "150")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --deadline: 150 has no unit (a run's wall time, not ns); fix: did you mean "
+        "150d? write e.g. --deadline 90d or --deadline 2160h (units: d, h, min, s)"
+    )
+
+
+def test_a_missed_deadline_is_said_in_days_and_ms(llama, answers):
+    r = run("solve", LLAMA, "--deadline", "90d", "--no-sensitivity")
+    assert r.exit_code == 3
+    # 90 days for 15.6T tokens of 2,048 x 8,192 per iteration: 8,362.8 ms per iteration
+    target = 90 * 86400e9 / (15.6e12 / (2048 * 8192))
+    fast = answers["performance"].iteration_time_ns  # 9,453.6 ms
+    assert error_line(r).endswith(
+        f"; 90 d needs \u2264 {target / 1e6:,.1f} ms per iteration; the fastest design takes "
+        f"{fast / 1e6:,.1f} ms: {90 * fast / target:,.1f} d"
+    )
+    assert "8,362.8 ms" in r.stderr and "9,453.6 ms: 101.7 d" in r.stderr

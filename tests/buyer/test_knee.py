@@ -12,7 +12,7 @@ import pytest
 import hieropt
 from hieropt import SolveOptions
 from hieropt.errors import InputError
-from hieropt.studies.knee import knee, provision_knee
+from hieropt.studies.knee import EQUAL_TIME, Knee, knee, provision_knee
 from tests.cli.util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,3 +70,48 @@ def test_a_bad_slack_is_one_line(text):
 def test_the_slack_is_a_fraction():
     with pytest.raises(InputError, match="fraction"):
         knee(hieropt.load_instance(GPT3), 1.0)
+
+
+def test_the_knee_line_names_its_reference_when_the_printed_design_is_dearer():
+    # by hand: the reference $1,000 (cheapest of the equally fast), the printed design $1,500.4
+    k = Knee(0.01, 100.0, 1000.0, 101.0, 900.0, None, design_usd=1500.4)
+    assert k.line().endswith(
+        "; $1,000 is the cheapest of the designs as fast as the optimum (within 1e-08 of its "
+        "time), $500 less than the fastest design printed ($1,500)"
+    )
+    assert Knee(0.01, 100.0, 1000.0, 101.0, 900.0, None, design_usd=1000.2).reference_words() == ""
+    assert Knee(0.01, 100.0, 1000.0, 101.0, 900.0, None).reference_words() == ""
+
+
+def test_solve_tells_one_story_of_the_fastest_network():
+    # the optimum is flat: the design printed and the knee's reference differ in cost
+    r = run("solve", GPT3, "--no-sensitivity", "--json", "-")
+    out = json.loads(r.stdout)
+    printed, ref = out["network_cost_usd"], out["knee"]["fastest_usd"]
+    assert out["knee"]["design_usd"] == pytest.approx(printed, rel=1e-12)
+    assert ref < printed - 1_000  # ($13,659,960 against $13,661,707)
+    # the reference is the cheapest design within 1e-8 of the fastest time
+    inst = hieropt.load_instance(GPT3)
+    cheap = hieropt.solve(inst, objective="min_cost", options=SolveOptions(
+        max_iteration_time_ns=out["iteration_time_ns"] * (1 + EQUAL_TIME)))
+    assert ref == pytest.approx(cheap.network_cost_usd, rel=1e-9)
+    assert f"network cost: ${printed:,.0f}" in r.stderr
+    assert (f"${ref:,.0f} is the cheapest of the designs as fast as the optimum (within 1e-08 of "
+            f"its time), ${round(printed) - round(ref):,} less than the fastest design printed "
+            f"(${printed:,.0f})") in r.stderr
+
+
+def test_pareto_says_why_its_last_point_is_cheaper_than_the_fastest_design():
+    r = run("pareto", GPT3, "--points", "10", "--json", "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    last, fast = out["points"][-1], out["fastest"]
+    assert last["network_cost_usd"] < fast["network_cost_usd"] - 1_000
+    assert last["iteration_time_ns"] <= fast["iteration_time_ns"] * (1 + 1e-7)
+    line = next(s for s in r.stderr.splitlines() if s.startswith("fastest (performance optimum)"))
+    less = round(fast["network_cost_usd"]) - round(last["network_cost_usd"])
+    assert line.endswith(
+        f"at ${fast['network_cost_usd']:,.0f}; the front's last point (#10) is the cheapest of the "
+        f"designs within 1e-07 of that time: {last['iteration_time_ns'] / 1e6:,.4f} ms at "
+        f"${last['network_cost_usd']:,.0f}, ${less:,} less"
+    )

@@ -287,12 +287,11 @@ def test_plain_numbers_still_parse():
 def test_an_interrupted_sweep_replaces_an_earlier_json(
     tmp_path, monkeypatch, command, module, name, terminated
 ):
-    """Ctrl-C (130) or SIGTERM during a pool sweep (143), in the sweep or before it, writes this
+    """Ctrl-C (130) or SIGTERM (143), in the sweep or before it, writes this
     run's outcome to --json, never leaving an earlier run's answer there."""
     import importlib
 
-    class Terminated(KeyboardInterrupt):
-        pass
+    from hieropt.errors import Terminated
 
     def interrupted(*args, **kwargs):
         raise (Terminated if terminated else KeyboardInterrupt)()

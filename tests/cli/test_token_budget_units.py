@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hieropt.io.cluster import MIN_RUN_TOKENS
+from hieropt.io.cluster import MAX_RUN_TOKENS, MIN_RUN_TOKENS
 from tests.cli.util import error_line, run
 from tests.report.conftest import REPO
 
@@ -53,4 +53,35 @@ def test_tokens_in_an_instance_file(tmp_path):
         f"error: {path}: tokens: 15.6 tokens is below 1,000,000, fewer than one iteration of an "
         "LLM training: the budget is a plain token count; fix: did you mean 15.6B or 15.6T? "
         "write tokens = 15.6e9 or 15.6e12"
+    )
+
+
+def test_an_absurd_budget_is_refused():
+    assert MAX_RUN_TOKENS == 1e15  # about 28 x Qwen3's 36T tokens, the largest published run
+    problem = ("tokens is above 1,000T (1e15), about 28 x the largest published pre-training run "
+               "(36T tokens, Qwen3 Technical Report, arXiv:2505.09388)")
+    assert error_line(run("solve", INST, "--tokens", "1e30")) == (
+        f"error: --tokens: 1e+30 {problem}; fix: give the run's token budget, at most 1000T, "
+        "e.g. --tokens 15T"
+    )
+    assert error_line(run("solve", INST, "--tokens", "1001T")).startswith(
+        "error: --tokens: 1.001e+15 tokens is above 1,000T")
+
+
+def test_the_largest_budget_runs():
+    r = run("solve", INST, "--tokens", "1000T", "--no-sensitivity")
+    assert r.exit_code == 0, r.output
+    # 1e15 / 16,777,216 tokens per iteration x 9.4536 s = 6,521.8 days
+    assert "run of 1,000T tokens: 6,521.8 days" in r.stdout
+
+
+def test_an_absurd_budget_in_an_instance_file(tmp_path):
+    text = INST.read_text().replace("tokens = 15.6e12", "tokens = 1e30", 1)
+    text = text.replace('"../models/', f'"{REPO}/models/')
+    path = tmp_path / "inst.toml"
+    path.write_text(text)
+    assert error_line(run("solve", path)) == (
+        f"error: {path}: tokens: 1e+30 tokens is above 1,000T (1e15), about 28 x the largest "
+        "published pre-training run (36T tokens, Qwen3 Technical Report, arXiv:2505.09388); fix: "
+        "give the run's token budget, at most 1e15, e.g. tokens = 15e12"
     )

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...cache import Cache, scoped, use
-from ...errors import HieroptError, InputError, NoSolutionError, SolverError
+from ...errors import HieroptError, InputError, NoSolutionError, SolverError, raise_terminated
 from ...solvers.cutting import REL_GAP
 from ...spec import Mapping
 from ...spec.space import ShapeSpace, nic_count
@@ -151,15 +151,6 @@ def _end_with_parent(parent: int) -> None:
     os._exit(1)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived during a pool sweep (handled like Ctrl-C: the pool is stopped, the rows so
-    far are kept)."""
-
-
-def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
-
-
 def _pool_task(cand: Any) -> dict[str, Any]:
     assert _WORKER is not None
     space, task, cache = _WORKER
@@ -185,7 +176,7 @@ def _pool(space: Any, workers: int, task: Task):
         max_workers=workers, initializer=_init_worker, initargs=(space, os.getpid(), task)
     )
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+    previous = signal.signal(signal.SIGTERM, raise_terminated) if main else None
     state = {"done": False}
     try:
         yield ex, state

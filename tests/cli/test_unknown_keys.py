@@ -1,0 +1,59 @@
+"""A misspelled key in an instance file is named, with the key it most likely meant: at the top
+level, in a nested table (a [cost.X] class, a dims entry) where pydantic also reports the meant key
+missing (the unknown one is reported: it names the slip), and for an optional field."""
+
+from __future__ import annotations
+
+import pytest
+
+from hieropt.io.common import close_key, model_fields_at
+from hieropt.spec import CostModel, Network
+from tests.cli.util import error_line, run
+from tests.report.conftest import REPO
+
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+
+
+def _instance(tmp_path, old: str, new: str, count: int = 1):
+    text = GPT3.read_text()
+    assert old in text
+    text = text.replace(old, new, count).replace('"../models/', f'"{REPO}/models/')
+    path = tmp_path / "i.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "line"), [
+    ("link_usd_per_gbps", "link_usd_per_gbs",
+     "cost.InterChiplet.link_usd_per_gbs: unknown key (did you mean 'link_usd_per_gbps'?); "
+     "fix: rename 'link_usd_per_gbs' to 'link_usd_per_gbps'"),
+    ("npus = 4,", "npu = 4,",
+     "network.dims[0].npu: unknown key (did you mean 'npus'?); fix: rename 'npu' to 'npus'"),
+    ("cost_class = \"InterChiplet\"", "cost_class = \"InterChiplet\", latency_nss = 5",
+     "network.dims[0].latency_nss: unknown key (did you mean 'latency_ns'?); fix: rename "
+     "'latency_nss' to 'latency_ns'"),
+    ("cost_class = \"InterChiplet\"", "cost_class = \"InterChiplet\", colour = 5",
+     "network.dims[0].colour: unknown key; fix: remove it or check its spelling"),
+])
+def test_a_nested_typo_names_the_key(tmp_path, old, new, line):
+    path = _instance(tmp_path, old, new)
+    r = run("solve", path)
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {path}: {line}"
+
+
+def test_a_top_level_typo_suggests_the_key(tmp_path):
+    path = _instance(tmp_path, "\nobjective =", "\nobjectiv =")
+    line = error_line(run("solve", path))
+    assert line.startswith(f"error: {path}: objectiv: unknown key (did you mean 'objective'?); "
+                           "fix: use only name, description, objective,")
+
+
+def test_the_helpers():
+    assert close_key("npu", ["block", "npus", "cost_class"]) == "npus"
+    assert close_key("colour", ["block", "npus", "cost_class"]) is None
+    assert model_fields_at(Network, ("dims", 3)) == [
+        "block", "npus", "cost_class", "latency_ns", "algorithm"]
+    assert model_fields_at(CostModel, ("classes", "InterPod")) == [
+        "link_usd_per_gbps", "switch_usd_per_gbps", "nic_usd_per_gbps"]
+    assert model_fields_at(None, ("dims", 0)) == []
