@@ -90,15 +90,13 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     milp = options_milp(instance, tm, options)
     m = milp.model
     solver = ProvisionSolver(milp, time_limit_s)
-    ends = {}
-    for name, objective in (("fastest", "obj_time"), ("cheapest", "obj_cost"),
-                            ("lowest_power", "obj_power")):
-        run = solver.solve(objective)
-        if run.choice is None:
+    ends = []  # the fastest, the cheapest and the lowest-power design
+    for objective in ("obj_time", "obj_cost", "obj_power"):
+        if (choice := solver.solve(objective).choice) is None:
             raise explain_infeasible(solver, instance, tm, options, None, None)
-        ends[name] = run.choice
-    c_hi, p_hi = milp.cost(ends["fastest"]), milp.power(ends["fastest"])
-    c_lo, p_lo = milp.cost(ends["cheapest"]), milp.power(ends["lowest_power"])
+        ends.append(choice)
+    c_hi, p_hi = milp.cost(ends[0]), milp.power(ends[0])
+    c_lo, p_lo = milp.cost(ends[1]), milp.power(ends[2])
     m.cost_cap = pyo.Constraint(expr=m.cost <= c_hi / MUSD)
     m.power_cap = pyo.Constraint(expr=m.power <= p_hi / KW)
     found: dict[tuple[int, ...], TradeoffPoint] = {}
@@ -131,10 +129,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
 
 def _dominates(a: TradeoffPoint, b: TradeoffPoint) -> bool:
     tol = 1e-9
-    le = (a.iteration_time_ns <= b.iteration_time_ns * (1 + tol)
-          and a.network_cost_usd <= b.network_cost_usd * (1 + tol) + tol
-          and a.power_w <= b.power_w * (1 + tol) + tol)
-    lt = (a.iteration_time_ns < b.iteration_time_ns * (1 - tol)
-          or a.network_cost_usd < b.network_cost_usd * (1 - tol) - tol
-          or a.power_w < b.power_w * (1 - tol) - tol)
-    return le and lt
+    pairs = ((a.iteration_time_ns, b.iteration_time_ns, 0.0),
+             (a.network_cost_usd, b.network_cost_usd, tol), (a.power_w, b.power_w, tol))
+    return (all(x <= y * (1 + tol) + e for x, y, e in pairs)
+            and any(x < y * (1 - tol) - e for x, y, e in pairs))
