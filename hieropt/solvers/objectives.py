@@ -21,7 +21,7 @@ from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit, with_targets
 from .cutting import REL_GAP, TimeLP
-from .hours import hours_weighted
+from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design
 from .routes import METHODS, UNITS, Case, solve_case, verified
 
@@ -176,8 +176,6 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if o.portfolio and len(instance.jobs) > 1 and sol.success:
-        from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only here)
-
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
