@@ -68,27 +68,16 @@ __all__ = ["with_sensitivity", "sensitivity", "near_sensitivity", "check_margina
            "parameters", "Param", "holds_over", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP",
            "FD_STEP", "FD_TOL", "NEAR_STEP", "CHECK_STEP"]
 
-KINK_TOL = 1e-3
-"""Relative difference of the one-sided derivatives above which the optimum is a kink."""
+KINK_TOL = 1e-3  # (the constants as the module docstring names them)
 RANGE_TOL = 0.10
-"""A marginal value 'holds' while within this relative distance of its value at the optimum."""
 RANGE_STEPS = (0.01, 0.03, 0.1, 0.3, 1.0)
-"""Steps (fractions of the parameter's scale) at which ranges are checked by re-solves."""
 STEP = 1e-6
-"""Perturbation of the multipliers' re-solves, as a fraction of the parameter's scale."""
 SENS_GAP = 5e-9
-"""Relative gap of every multipliers' re-solve."""
 FRONT_STEP = 1e-3
-"""The front's slope at the fastest network is the secant over this relative relaxation of the
-time."""
 FD_STEP = 1e-4
-"""Step of the check's secants, relative to the parameter's size."""
 FD_TOL = 0.02
-"""Relative slack between a one-sided derivative and its secant (curvature over one step)."""
 NEAR_STEP = 1e-3
-"""Step of the differences near the cheapest network, as the share of the room it moves."""
 CHECK_STEP = 1e-2
-"""Step of the check's secants near the cheapest network, the same way."""
 METHOD = "multipliers of certified re-solves at +-1e-6 perturbations, one-sided at kinks"
 NEAR_METHOD = ("differences of exact re-solves (steps 1e-3 of the room above the cheapest network; "
                "Richardson-extrapolated, one-sided at kinks)")
