@@ -11,6 +11,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, fields, replace
+from functools import partial
 
 from ..cache import scoped
 from ..errors import HieroptError, InputError, NoSolutionError
@@ -185,10 +186,7 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     elif sensitivity and sol.success:
         from .sensitivity import with_sensitivity
 
-        def again(moved: Instance) -> Solution:  # a certified solve with one parameter moved
-            options = SolveOptions(rel_gap=gap, time_limit_s=time_limit_s)
-            return solve(moved, options=options).raise_for_status()
-
+        again = partial(solve, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s))
         sol = with_sensitivity(instance, tm, sol, again, time_limit_s, o.sensitivity_ranges)
         sol = replace(sol, solve_seconds=time.perf_counter() - start)
     return sol

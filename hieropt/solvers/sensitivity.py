@@ -173,16 +173,16 @@ def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray,
 
 
 def resolver(solve: Callable[[Instance], Solution]) -> Callable[[Param, float], Solution | None]:
-    """``at(p, delta)``: ``solve`` (the objective's certified solve, raising NoSolutionError without
-    a design) of the instance with ``p`` moved by ``delta``, None where that is infeasible; each
-    move solved once. Other errors of ``solve`` and of the move propagate."""
+    """``at(p, delta)``: ``solve`` (the objective's solve) of the instance with ``p`` moved by
+    ``delta``, None where it has no design; each move solved once. Errors of ``solve`` and of the
+    move propagate."""
     memo: dict[tuple[str, int, float], Solution | None] = {}
 
     def at(p: Param, delta: float) -> Solution | None:
         key = (p.name, p.index, delta)
         if key not in memo:
             try:
-                memo[key] = solve(p.moved(delta))
+                memo[key] = solve(p.moved(delta)).raise_for_status()
             except NoSolutionError:
                 memo[key] = None
         return memo[key]
@@ -197,9 +197,8 @@ def with_sensitivity(instance: Instance, tm: TimeModel, sol: Solution,
     its sensitivity, or with a note saying why there is none. By multipliers; a budget within 10 x
     :data:`hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network by differences where
     that network starves a dimension or the multipliers fail; every value then checked
-    (:func:`check_marginals`). ``solve``: the objective's certified solve of a moved instance,
-    raising NoSolutionError without a design; ``time_limit_s``: of each LP, s; ``ranges``: also the
-    range of each value."""
+    (:func:`check_marginals`). ``solve``: the objective's solve of a moved instance, at the gap
+    of ``sol``; ``time_limit_s``: of each LP, s; ``ranges``: also the range of each value."""
     obj, budget = instance.objective, instance.max_network_cost_usd
     params, at = parameters(instance, tm, sol.bw_gbps, obj), resolver(solve)
     near = obj == "performance" and budget is not None
@@ -222,25 +221,6 @@ def with_sensitivity(instance: Instance, tm: TimeModel, sol: Solution,
             return last
     return replace(last, sensitivity=None,
                    notes=last.notes + (f"sensitivity not available: {reason}",))
-
-
-def derivative(p: Param, m: Multipliers, objective: str, bw: np.ndarray) -> float:
-    """dV/d theta (user units) from the multipliers ``m`` of a re-solve whose optimum is ``bw``
-    (GB/s, (D,)) (module docstring)."""
-    arr, sc, u = m.arr, m.scale, m.duals
-    unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled objective unit
-    if p.kind == "constraint":
-        return float(u[arr.design.start + p.index]) * unit / float(arr.row_scale[p.index])
-    if p.kind == "budget":
-        return float(u[arr.budget_row]) * unit / sc.cost_usd
-    if p.kind == "time_target":
-        return float(u[arr.time_row]) * sc.cost_usd / sc.time_ns
-    d = p.index
-    r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
-    P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
-    B = float(bw[d] / sc.bw_gbps[d])
-    g = float(r[arr.b_col[d]]) if p.kind == "bound" else 0.0
-    return (g - (P / B**2 if P else 0.0)) * unit / float(sc.bw_gbps[d])
 
 
 def _resolve(inst: Instance, tm: TimeModel, objective: str,
@@ -288,7 +268,8 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
         instance = instance.model_copy(update={"max_network_cost_usd": kappa})
 
     def slope(p: Param, delta: float) -> float | None:
-        """dV/d theta with ``p`` moved by ``delta`` (None: infeasible there)."""
+        """dV/d theta (user units) with ``p`` moved by ``delta`` from the multipliers there (module
+        docstring); None: infeasible there."""
         try:
             res, m = _resolve(p.moved(delta), tm, objective, time_limit_s)
         except NoSolutionError:
@@ -296,7 +277,20 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
         if m is None:
             raise SolverError(f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) has no "
                               "multipliers")
-        return derivative(p, m, objective, res.bw)
+        arr, sc, u = m.arr, m.scale, m.duals
+        unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled unit
+        if p.kind == "constraint":
+            return float(u[arr.design.start + p.index]) * unit / float(arr.row_scale[p.index])
+        if p.kind == "budget":
+            return float(u[arr.budget_row]) * unit / sc.cost_usd
+        if p.kind == "time_target":
+            return float(u[arr.time_row]) * sc.cost_usd / sc.time_ns
+        d = p.index
+        r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
+        P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
+        B = float(res.bw[d] / sc.bw_gbps[d])
+        g = float(r[arr.b_col[d]]) if p.kind == "bound" else 0.0
+        return (g - (P / B**2 if P else 0.0)) * unit / float(sc.bw_gbps[d])
 
     v0 = _resolve(instance, tm, objective, time_limit_s)[0].upper
     unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
@@ -325,8 +319,7 @@ def _marginal(p: Param, v0: float, slope: Callable[[float], float | None],
     both = [g for g in (up, dn) if g is not None]
     # (no side feasible: the other rows pin it)
     zero = bool(both) and all(abs(g) <= tiny for g in both)
-    slack_row = p.kind == "constraint" and p.slack > 1e-9 * p.scale
-    if slack_row:
+    if p.kind == "constraint" and p.slack > 1e-9 * p.scale:
         zero = True  # a row with slack never binds (its duals are 0 up to the LP tolerance)
         up, dn = (0.0 if up is not None else None), (0.0 if dn is not None else None)
     smooth = len(both) == 2 and (zero or abs(up - dn) <= KINK_TOL * max(abs(up), abs(dn)))

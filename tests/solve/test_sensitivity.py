@@ -436,7 +436,7 @@ def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
         sol.sensitivity, marginals=tuple(wrong if x is m else x for x in sol.sensitivity.marginals)
     )
     params = parameters(inst, build_time_model(inst), sol.bw_gbps, sol.objective)
-    reason = check_marginals(sol, fake, params, resolver(lambda moved: api.solve(moved)))
+    reason = check_marginals(sol, fake, params, resolver(api.solve))
     assert reason is not None and "upper bound of bw[0]" in reason
 
 
