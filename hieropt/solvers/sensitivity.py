@@ -1,48 +1,43 @@
 """Sensitivity of an optimum: what each design row, bound, GB/s, the budget and the time target is
-worth, every value obtained from re-solves with one parameter moved and held against exact solves
-before it is reported (:func:`with_sensitivity`).
+worth, every value from re-solves with one parameter moved, held against exact solves before it is
+reported (:func:`with_sensitivity`).
 
 V(theta) is the optimal value (ns for ``performance``, $ for ``min_cost``) as a function of one
 parameter theta (:func:`parameters`): a design row's right-hand side, a bound the optimum sits at,
 the budget, the min_cost time target, or a free bonus delta_d of bandwidth on dimension d (B_d =
 B'_d + delta_d, every row, bound and the budget on B'). V is convex in each (the value function of a
-convex program in a right-hand side), so its one-sided derivatives exist and are monotone.
+convex program in a right-hand side): its one-sided derivatives exist and are monotone.
 
-- **Multipliers** (:func:`sensitivity`): the instance re-solved at theta +- h (h = :data:`STEP` of
-  the parameter's scale, certified to :data:`SENS_GAP`) and the multipliers of the loop's bound read
-  there (:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row, the
-  budget or the time target; for a bound of B_d or the bonus the derivative of the Lagrangian's term
-  of d, g_d - P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus), g_d and P_d the reduced costs of B_d and
-  t_d (:mod:`hieropt.solvers.dual_bound`). They tend to V's right and left derivatives: the value is
-  their mean (error O(h^2)) when they agree within :data:`KINK_TOL`, else each side is extrapolated
-  from +-h and +-2h (a kink, typical at ties). Both 0: not binding; no side feasible (equalities
-  that pin the design): binding, no value.
-- **Differences** (:func:`near_sensitivity`), for a budget a hair above the cheapest network
-  (:mod:`hieropt.solvers.near_cheapest`), where V grows like 1 / room (room = budget - cheapest
-  cost, 1e-13 ... 1e-2 of it) and the multipliers at +-1e-6 neither resolve the room nor stay
-  inside it: theta moves by h changing the room by :data:`NEAR_STEP` of itself (at most NEAR_STEP
-  of the parameter's size) and V is solved exactly at +-h and +-2h; one-sided values are the
-  Richardson extrapolations 2 D(h) - D(2h) of the secants D, the two-sided value (4 C(h) - C(2h)) /
-  3 of the central differences C where the sides agree.
+- **Multipliers** (:func:`sensitivity`): re-solves at theta +- h (h = :data:`STEP` of the
+  parameter's scale, certified to :data:`SENS_GAP`) and the multipliers of the loop's bound there
+  (:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row, the budget or
+  the target; for a bound of B_d or the bonus the derivative of the Lagrangian's term of d, g_d -
+  P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus), g_d and P_d the reduced costs of B_d and t_d
+  (:mod:`hieropt.solvers.dual_bound`). They tend to V's one-sided derivatives: the value is their
+  mean (error O(h^2)) when they agree within :data:`KINK_TOL`, else each side is extrapolated from
+  +-h and +-2h (a kink). Both 0: not binding; no side feasible (equalities pin the design): binding,
+  no value.
+- **Differences** (:func:`near_sensitivity`), for a budget a hair above the cheapest network, where
+  V grows like 1 / room (room = budget - cheapest cost, 1e-13 ... 1e-2 of it), which the
+  multipliers at +-1e-6 neither resolve nor stay inside: theta moves by h changing the room by
+  :data:`NEAR_STEP` of itself (at most NEAR_STEP of the parameter's size), V solved exactly at +-h
+  and +-2h; one-sided values 2 D(h) - D(2h) of the secants D, the two-sided value (4 C(h) - C(2h))
+  / 3 of the central differences C where the sides agree (Richardson).
 - **Check** (:func:`check_marginals`): every binding value against two exact solves at +-h (h =
   :data:`FD_STEP` of the parameter's size; near the cheapest network :data:`CHECK_STEP` of the
   room): V'(theta+) <= (V(theta + h) - V(theta)) / h and V'(theta-) >= (V(theta) - V(theta - h)) /
-  h, up to the solves' gaps and :data:`FD_TOL`. The bonus is not a parameter of the instance and is
-  not re-checked.
+  h, up to the gaps and :data:`FD_TOL`. The bonus is not a parameter of the instance: not checked.
 
-**Ranges** (:func:`holds_over`): the largest of :data:`RANGE_STEPS` each way with the marginal value
-within :data:`RANGE_TOL` of its value at the optimum (an "at least" range: V' is monotone); exact
-for a row that does not bind.
+**Ranges** (:func:`holds_over`): the largest of :data:`RANGE_STEPS` each way with the value within
+:data:`RANGE_TOL` of its value at the optimum ("at least": V' is monotone); exact for a slack row.
 
 **$ per ms along the time-cost front**: 1e6 / |dV/d budget| with a binding budget; 1e6 x |dV/d
 target| for min_cost; at the fastest network the secant over a relaxation of :data:`FRONT_STEP` of
-the time (two certified min_cost solves), since where two dimensions tie as the slowest the front is
-C0 - k sqrt(dT), its slope unbounded at the fastest time.
-
-**performance_per_cost**: V = T x C at kappa* = C(B*); by the envelope theorem dV/dtheta = kappa* x
-df/dtheta, f(kappa) the fastest time within budget kappa (no ranges: first order only).
+the time (two certified min_cost solves: where two dimensions tie as the slowest the front is C0 - k
+sqrt(dT), its slope unbounded there). **performance_per_cost**: V = T x C at kappa* = C(B*), so
+dV/dtheta = kappa* x df/dtheta (envelope theorem), f(kappa) the fastest time within budget kappa
+(first order only: no ranges).
 """
-
 from __future__ import annotations
 
 import math
@@ -203,9 +198,9 @@ def with_sensitivity(instance: Instance, tm: TimeModel, sol: Solution,
     params, at = parameters(instance, tm, sol.bw_gbps, obj), resolver(solve)
     near = obj == "performance" and budget is not None
     near = near and near_budget(instance, budget, 10 * NEAR_SLACK)
-    ways = [] if near and near_cheapest(instance, tm, budget) is not None else ["multipliers"]
+    starved = near and near_cheapest(instance, tm, budget) is not None
     reason, last = "", sol
-    for way in ways + (["differences"] if near else []):
+    for way in ([] if starved else ["multipliers"]) + (["differences"] if near else []):
         last = sol
         try:
             if way == "multipliers":
