@@ -298,8 +298,7 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
             mg = replace(mg, value=value, increase=up, decrease=dn)
         marginals.append(replace(mg, unit=f"{unit} {UNITS[mg.kind]}"))
     usd_per_ms, note = _front_slope(instance, tm, objective, marginals, v0, time_limit_s)
-    value_unit = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
-    return Sensitivity(objective, value_unit[objective], tuple(marginals), usd_per_ms, note,
+    return Sensitivity(objective, unit.replace("$", "USD"), tuple(marginals), usd_per_ms, note,
                        METHOD + ("; ranges by exact re-solves" if ranges else ""),
                        time.perf_counter() - start)
 
