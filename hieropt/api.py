@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # loaded on first use (_LAZY); named here for type checkers a
     from .io.runs import read_runs as load_runs
     from .solvers.front import Front, pareto
     from .solvers.provision import Provisioning, provision
-    from .solvers.tradeoff import Tradeoff, provision_tradeoff
+    from .solvers.provision_milp import Tradeoff, provision_tradeoff
     from .studies.codesign import Codesign, codesign
     from .studies.knee import knee
     from .studies.simulate import SimulationStudy
@@ -87,8 +87,8 @@ _LAZY: dict[str, tuple[str, str, bool]] = {
     "Front": ("solvers.front", "Front", False),
     "provision": ("solvers.provision", "provision", True),
     "Provisioning": ("solvers.provision", "Provisioning", False),
-    "provision_tradeoff": ("solvers.tradeoff", "provision_tradeoff", True),
-    "Tradeoff": ("solvers.tradeoff", "Tradeoff", False),
+    "provision_tradeoff": ("solvers.provision_milp", "provision_tradeoff", True),
+    "Tradeoff": ("solvers.provision_milp", "Tradeoff", False),
     "codesign": ("studies.codesign", "codesign", False),
     "Codesign": ("studies.codesign", "Codesign", False),
     "load_codesign": ("io.codesign", "load_codesign", False),

@@ -97,7 +97,7 @@ def provision_command(
     if tradeoff is not None:
         try:
             inst = load_instance(instance)
-            from ..solvers.tradeoff import provision_tradeoff  # loaded once the input is valid
+            from ..solvers.provision_milp import provision_tradeoff  # (once the input is valid)
 
             tr = provision_tradeoff(inst, catalog, tradeoff)
         except HieroptError as e:

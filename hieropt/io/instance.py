@@ -287,7 +287,7 @@ def load_instance(path: str | Path) -> Instance:
         for k in ("pipeline", "dimension_mode", "collectives_in_flight", "chunks", "max_regret")
         if k in data
     }
-    # (shares of hours: hieropt.solvers.hours)
+    # (shares of hours: hieropt.solvers.portfolio.hours_weighted)
     if "workloads" in data and "hours_share" in data["workloads"][0]:
         extra["weights"] = "hours"
     if "step" in data or loop == "step":

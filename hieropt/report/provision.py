@@ -228,7 +228,7 @@ def comparison_table(p: Provisioning) -> Table:
 
 def tradeoff_table(tr: Any) -> Table:
     """The non-dominated time-cost-power designs of
-    :func:`hieropt.solvers.tradeoff.provision_tradeoff`."""
+    :func:`hieropt.solvers.provision_milp.provision_tradeoff`."""
     t = Table(
         title=f"Time-cost-power trade-off (epsilon-constraint, {tr.grid[0]} x {tr.grid[1]} cost x "
         "power levels; "

@@ -1,7 +1,17 @@
 """The exact time-cost Pareto front (:func:`pareto`): budgets from the cheapest feasible network to
 the fastest, each point the fastest network within its budget
 (:func:`hieropt.solvers.procurement.fastest_design`), all on one persistent LP, every point
-re-verified."""
+re-verified.
+
+The right end is the cheapest network within :data:`~hieropt.solvers.procurement.FASTEST_SLACK` of
+the minimum time; without an upper limit on bandwidth, where the minimum time is only approached,
+the first budget 4^j x kappa_0 (kappa_0 twice the cheapest network, or $1) beyond which 4 x the
+budget saves less than :data:`TAIL_GAIN` of the time, at most 4^10 x kappa_0. The left end is
+:data:`CHEAPEST_SLACK` above the cheapest feasible network (exact, from
+:func:`hieropt.solvers.cost_range.cheapest_network`); when that network leaves a loaded dimension
+without bandwidth (infinite time), the first budget :data:`STARVED_SLACKS` above it whose fastest
+design is certified, else 1 % of the way to the right end.
+"""
 
 from __future__ import annotations
 
@@ -23,104 +33,26 @@ from .cutting import INF, OAResult, TimeLP
 from .objectives import SolveOptions, solve
 from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
 
-__all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "pareto_front"]
-
-
-@dataclass(frozen=True)
-class Front:
-    """A time-cost Pareto front.
-
-    Attributes:
-        points: budget-ascending :class:`FrontPoint` s (budget $, bw GB/s, iteration time ns, cost
-            $, bound, gap).
-        fastest: the performance optimum (a :class:`Solution`), or None without an upper limit on
-            bandwidth.
-        best_per_cost: the performance-per-cost optimum, or None when it does not exist (no
-            bandwidth floor).
-        notes: how the budget range was chosen.
-        solve_seconds: wall time of the whole front, s.
-        lps: LPs solved for the front points.
-    """
-
-    points: tuple[FrontPoint, ...]
-    fastest: Solution | None
-    best_per_cost: Solution | None
-    notes: tuple[str, ...]
-    solve_seconds: float
-    lps: int
-
+__all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "CHEAPEST_SLACK"]
 
 SPACINGS = ("linear", "log")
-"""How a front's budgets are spaced between its ends: evenly in $, or evenly in log($) (geometric:
-for a budget range of several orders of magnitude, e.g. a loose ceiling far above the floor, where
-even spacing puts nearly every point at the dear end and none near the cheap networks)."""
-
-
-@scoped
-def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
-           spacing: str = "linear", progress: Callable[[int, int], None] | None = None, *,
-           cache: Cache | None = None) -> Front:
-    """The exact time-cost Pareto front: ``points`` budgets from the cheapest feasible network to
-    the fastest, each point the fastest network within its budget (proven to 1e-8), all on one
-    persistent LP.
-
-    Args:
-        instance: the problem.
-        points: number of budgets (>= 2).
-        time_limit_s: time limit of each LP, s.
-        spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $),
-            :data:`SPACINGS`.
-        progress: called as ``progress(done, points)`` after each budget is solved (e.g. a progress
-            bar).
-        cache: the memo tables the front's solves share (:class:`hieropt.cache.Cache`; default: a
-            new one for this call).
-
-    Raises:
-        InputError: ``points`` < 2 or an unknown ``spacing``.
-        NoSolutionError: infeasible constraints.
-    """
-    if isinstance(points, bool) or not isinstance(points, int | np.integer):
-        raise InputError("points", None, f"{points!r} is not a whole number",
-                         "ask for a number of points >= 2")
-    if points < 2:
-        raise InputError("points", None, f"{points} point{'' if points == 1 else 's'} asked for "
-                         "(a front has two ends)", "ask for at least 2 points")
-    time_limit_s = check_time_limit(time_limit_s)
-    if spacing not in SPACINGS:
-        raise InputError("spacing", None, f"unknown spacing {spacing!r}",
-                         f"use one of {', '.join(SPACINGS)}")
-    start = time.perf_counter()
-    tm = build_time_model(instance)
-    core = TimeLP(instance, tm, time_limit_s)
-    try:
-        front, notes = pareto_front(core, points, spacing=spacing, progress=progress)
-    finally:
-        core.close()
-    for p in front:  # (as a solve's design: the rows, its budget, its time)
-        cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
-        if not cert.ok:
-            raise SolverError("independent verification of a front point failed: "
-                              + "; ".join(cert.problems))
-    lps = core.lps
-    seconds = time.perf_counter() - start
-    options = SolveOptions(time_limit_s=time_limit_s)
-    try:
-        fastest = solve(instance, "performance", options=options).raise_for_status()
-    except NoSolutionError as e:  # no upper limit on bandwidth: the front has no fastest end
-        if e.kind != "unbounded":
-            raise
-        fastest = None
-    try:
-        best = solve(instance, "performance_per_cost", options=options).raise_for_status()
-    except NoSolutionError as e:
-        best = None
-        notes.append(f"no performance-per-cost optimum: {e}")
-    return Front(tuple(front), fastest, best, tuple(notes), seconds, lps)
+"""How a front's budgets are spaced between its ends: evenly in $, or evenly in log($) (for a range
+of several orders of magnitude, where even spacing puts nearly every point at the dear end)."""
+TAIL_GAIN = 0.01
+"""Without an upper limit on bandwidth the front is cut where 4 x the budget saves less than this
+share of the iteration time."""
+CHEAPEST_SLACK = 1e-6
+"""The front's cheapest point has this relative room above the cheapest network's cost: at exactly
+that cost the feasible designs are one face of the rows, which the LPs meet only to their
+tolerances."""
+STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, 1e-2)
+"""Relative rooms above a cheapest network that starves a loaded dimension, tried in turn."""
 
 
 @dataclass(frozen=True)
 class FrontPoint:
-    """One point of the time-cost Pareto front: the fastest network within ``budget_usd``."""
+    """One point of the front: the fastest network within ``budget_usd`` ($): bandwidths ``bw``
+    (GB/s, (D,)), its time and cost, the proven lower bound and the gap."""
 
     budget_usd: float
     bw: np.ndarray
@@ -134,33 +66,82 @@ class FrontPoint:
     (:mod:`hieropt.solvers.near_cheapest`: its LP has no budget row)."""
 
 
-TAIL_GAIN = 0.01
-"""Without an upper limit on bandwidth the front has no fastest end; it is cut where 4 x the budget
-saves less than this share of the iteration time."""
+@dataclass(frozen=True)
+class Front:
+    """A time-cost Pareto front: budget-ascending ``points``; ``fastest`` the performance optimum
+    (None without an upper limit on bandwidth); ``best_per_cost`` the performance-per-cost optimum
+    (None when it does not exist: no bandwidth floor); ``notes`` on how the budget range was chosen;
+    ``solve_seconds`` the wall time of the front (s) and ``lps`` the LPs of its points."""
+
+    points: tuple[FrontPoint, ...]
+    fastest: Solution | None
+    best_per_cost: Solution | None
+    notes: tuple[str, ...]
+    solve_seconds: float
+    lps: int
 
 
-def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: str = "linear",
-                 progress: Callable[[int, int], None] | None = None
-                 ) -> tuple[list[FrontPoint], list[str]]:
-    """Exact points (budget, time, cost, bandwidths) from the cheapest feasible network to the
-    fastest, the budgets spaced by ``spacing`` (:data:`SPACINGS`; log spacing needs a positive left
-    end, else it is linear, with a note).
+@scoped
+def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
+           spacing: str = "linear", progress: Callable[[int, int], None] | None = None, *,
+           cache: Cache | None = None) -> Front:
+    """The exact time-cost Pareto front of ``instance`` (module docstring) at ``points`` (>= 2)
+    budgets, each point proven to 1e-8.
 
-    The right end is the cheapest network within :data:`FASTEST_SLACK` of the minimum time (without
-    an upper limit on bandwidth, where the minimum time is only approached: the budget beyond which
-    4 x the budget saves less than :data:`TAIL_GAIN` of the time); the left end the cheapest
-    feasible network (exact, from :func:`hieropt.solvers.cost_range.cheapest_network`; its budget
-    :data:`CHEAPEST_SLACK` above it), or, when that leaves a loaded dimension without bandwidth
-    (infinite time), the first budget of :data:`STARVED_SLACKS` above it whose fastest design is
-    certified (else 1 % of the way to the right end). Returns the points (budget ascending) and
-    notes on how the range was chosen; ``progress(done, total)`` is called after each point.
+    Args:
+        time_limit_s: time limit of each LP, s.
+        spacing: ``"linear"`` (even steps in $) or ``"log"`` (even steps in log $; linear, with a
+            note, when the cheapest network costs $0), :data:`SPACINGS`.
+        progress: called as ``progress(done, points)`` after each budget is solved.
+        cache: the memo tables the front's solves share (default: a new one for this call).
 
     Raises:
+        InputError: ``points`` not a whole number >= 2, or an unknown ``spacing``.
         NoSolutionError: infeasible constraints.
+        SolverError: a point failed independent verification.
     """
+    if isinstance(points, bool) or not isinstance(points, int | np.integer):
+        raise InputError("points", None, f"{points!r} is not a whole number",
+                         "ask for a number of points >= 2")
+    if points < 2:
+        raise InputError("points", None, f"{points} point{'' if points == 1 else 's'} asked for "
+                         "(a front has two ends)", "ask for at least 2 points")
+    time_limit_s = check_time_limit(time_limit_s)
+    if spacing not in SPACINGS:
+        raise InputError("spacing", None, f"unknown spacing {spacing!r}",
+                         f"use one of {', '.join(SPACINGS)}")
+    start = time.perf_counter()
+    core = TimeLP(instance, build_time_model(instance), time_limit_s)
+    try:
+        front, notes = _points(core, points, SUB_GAP, spacing, progress)
+    finally:
+        core.close()
+    for p in front:  # (as a solve's design: the rows, its budget, its time)
+        cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
+        if not cert.ok:
+            raise SolverError("independent verification of a front point failed: "
+                              + "; ".join(cert.problems))
+    seconds = time.perf_counter() - start
+    options = SolveOptions(time_limit_s=time_limit_s)
+    try:
+        fastest = solve(instance, "performance", options=options).raise_for_status()
+    except NoSolutionError as e:  # no upper limit on bandwidth: the front has no fastest end
+        if e.kind != "unbounded":
+            raise
+        fastest = None
+    try:
+        best = solve(instance, "performance_per_cost", options=options).raise_for_status()
+    except NoSolutionError as e:
+        best = None
+        notes.append(f"no performance-per-cost optimum: {e}")
+    return Front(tuple(front), fastest, best, tuple(notes), seconds, core.lps)
+
+
+def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
+            progress: Callable[[int, int], None] | None) -> tuple[list[FrontPoint], list[str]]:
+    """The front's points (budget ascending) and notes on how its ends were chosen."""
     notes: list[str] = []
     core.cost_range()  # (infeasible rows are reported as such)
-    # exact, however far the ceiling
     k_min, _, cheapest = cheapest_network(core.instance, core.solver.time_limit_s)
     try:
         fastest = core.min_time(rel_gap)
@@ -175,12 +156,7 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: s
         k_hi = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap).upper
         notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
                      f"minimum time {fastest.upper:,.1f} ns")
-    # the cheapest design (exact, from the B-space LP) with a finite time: the front starts there
-    # (at exactly its cost the designs are one face, met to tolerances: CHEAPEST_SLACK above it);
-    # without one, as close above it as a certified optimum exists (the budgets a hair above are
-    # solved on the reduced budget row, near_cheapest.py)
-    k_lo = k_min * (1 + CHEAPEST_SLACK)
-    first = None
+    k_lo, first = k_min * (1 + CHEAPEST_SLACK), None
     if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)
         starved = (f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries "
@@ -194,15 +170,12 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: s
             notes.insert(0, f"{starved}, and no budget up to 1e-2 above it has a certified "
                          f"optimum; the front starts at 1% of the way to the fastest network "
                          f"(${k_lo:,.6g})")
-    # the constraints may fix the cost (the two ends then differ by round-off only)
-    k_hi = max(k_hi, k_lo)
+    k_hi = max(k_hi, k_lo)  # (the constraints may fix the cost: the ends differ by round-off)
     if spacing == "log" and not k_lo > 0:
         notes.append("log spacing needs a cheapest network that costs more than $0: the budgets "
                      "are spaced evenly")
         spacing = "linear"
-    if points <= 1:
-        budgets = np.array([k_hi])
-    elif spacing == "log":
+    if spacing == "log":
         budgets = np.geomspace(k_lo, k_hi, points)
         budgets[0], budgets[-1] = k_lo, k_hi  # (the ends exactly, not as exp(log(.)))
     else:
@@ -210,8 +183,7 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: s
     out = []
     for i, kappa in enumerate(budgets):
         res = first if i == 0 and first is not None else fastest_design(core, rel_gap, float(kappa))
-        # 0 when the budget row does not bind (or no dual)
-        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)
+        dual = getattr(res, "budget_dual_ns_per_usd", 0.0)  # (0: the budget row does not bind)
         out.append(FrontPoint(float(kappa), res.bw, res.upper, core.network_cost(res.bw),
                               min(res.lower, res.upper), res.gap,
                               1e6 / abs(dual) if dual < 0 else None))
@@ -220,20 +192,10 @@ def pareto_front(core: TimeLP, points: int, rel_gap: float = SUB_GAP, spacing: s
     return out, notes
 
 
-CHEAPEST_SLACK = 1e-6
-"""The front's cheapest point has this relative room above the cheapest network's cost: at exactly
-that cost the feasible designs are one face of the rows, which the LPs meet only to their
-tolerances."""
-STARVED_SLACKS = (CHEAPEST_SLACK, 1e-5, 1e-4, 1e-3, 1e-2)
-"""Where the cheapest network leaves a loaded dimension without bandwidth (infinite time), the front
-starts at the first of these relative rooms above it whose fastest design is a certified optimum."""
-
-
 def _starved_start(core: TimeLP, k_min: float, k_hi: float,
                    rel_gap: float) -> tuple[float, OAResult | None]:
-    """The first budget k_min x (1 + s), s in :data:`STARVED_SLACKS` (below ``k_hi``; k_hi x s when
-    the cheapest network costs $0), whose fastest design is certified (status OPTIMAL), with that
-    design; else the budget 1 % of the way to ``k_hi`` and None."""
+    """The left end above a starving cheapest network (module docstring; k_hi x s when it costs
+    $0) and its certified fastest design, or the budget 1 % of the way to ``k_hi`` and None."""
     for slack in STARVED_SLACKS:
         budget = k_min * (1 + slack) if k_min > 0 else k_hi * slack
         if budget >= k_hi:
@@ -248,9 +210,7 @@ def _starved_start(core: TimeLP, k_min: float, k_hi: float,
 
 
 def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
-    """The first budget 4^j x kappa_0 (kappa_0: twice the cheapest network, or $1 when that is 0)
-    whose fastest time is within :data:`TAIL_GAIN` of the fastest time at 4 x that budget, at most
-    4^10 (about 1e6) x kappa_0 (without compute or latency the time keeps falling as 1/budget)."""
+    """The right end without an upper limit on bandwidth (module docstring)."""
     kappa = 2.0 * k_min if k_min > 0 else 1.0
     prev = None
     for _ in range(11):
@@ -258,8 +218,7 @@ def _tail_budget(core: TimeLP, k_min: float, rel_gap: float) -> float:
             t = fastest_design(core, rel_gap, kappa).upper
         except NoSolutionError:  # a loaded dimension still without bandwidth: spend more
             t = INF
-        # the budgets have grown beyond what the LPs resolve: the front ends here
-        except SolverError:
+        except SolverError:  # (the budgets have grown beyond what the LPs resolve: the end)
             if prev is None:
                 raise
             return prev[0]

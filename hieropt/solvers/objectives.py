@@ -11,18 +11,18 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, fields, replace
+from functools import partial
 
 from ..cache import scoped
-from ..errors import HieroptError, InputError, NoSolutionError, SolverError
+from ..errors import HieroptError, InputError, NoSolutionError
 from ..model.cutmodel import cut_model, prefers_cuts
 from ..model.run import power_cap_problem
-from ..model.timing import TimeModel, build_time_model
+from ..model.timing import build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit, with_targets
 from .cutting import REL_GAP, TimeLP
-from .hours import hours_weighted
-from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest
+from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design
 from .routes import METHODS, UNITS, Case, solve_case, verified
 
@@ -177,8 +177,6 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if o.portfolio and len(instance.jobs) > 1 and sol.success:
-        from .portfolio import own_optima, portfolio_of  # (Pyomo: loaded only here)
-
         optima = own_optima(instance, REL_GAP, time_limit_s)
         sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
                       solve_seconds=time.perf_counter() - start)
@@ -186,7 +184,10 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
         sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for min_run_cost (the "
                                               "run's time and $ are in the run figures)",))
     elif sensitivity and sol.success:
-        sol = _with_sensitivity(instance, tm, obj, sol, gap, time_limit_s, o.sensitivity_ranges)
+        from .sensitivity import with_sensitivity
+
+        again = partial(solve, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s))
+        sol = with_sensitivity(instance, tm, sol, again, time_limit_s, o.sensitivity_ranges)
         sol = replace(sol, solve_seconds=time.perf_counter() - start)
     return sol
 
@@ -206,51 +207,6 @@ def _gap(rel_gap: float | None, obj: str) -> float:
         raise InputError("rel_gap", None, f"relative gap {gap:g} is outside [{MIN_REL_GAP:g}, 1)",
                          fix)
     return gap
-
-
-def _with_sensitivity(instance: Instance, tm: TimeModel, obj: str, sol: Solution, gap: float,
-                      time_limit_s: float, ranges: bool) -> Solution:
-    """``sol`` with its sensitivity (:mod:`hieropt.solvers.sensitivity`, each binding value
-    re-checked by :mod:`hieropt.solvers.sensitivity_check`), or a note saying why there is none. A
-    budget a hair above the cheapest network (within 10 x
-    :data:`hieropt.solvers.near_cheapest.NEAR_SLACK`) is differentiated by exact re-solves
-    (:mod:`hieropt.solvers.sensitivity_near`) where the cheapest network starves a dimension (the
-    LP's duals do not resolve that room), and wherever the LP's values fail (their +-1e-4 secants
-    may leave the room)."""
-    from .sensitivity import sensitivity as analyse
-    from .sensitivity_check import check_marginals, without_sensitivity
-
-    def again(moved: Instance) -> Solution:  # a certified solve with one parameter moved
-        return solve(moved, options=SolveOptions(rel_gap=gap, time_limit_s=time_limit_s)
-                     ).raise_for_status()
-
-    def by_differences() -> Solution:
-        from .sensitivity_near import near_sensitivity
-
-        try:
-            sens, steps, left_out = near_sensitivity(instance, tm, sol, again, ranges=ranges)
-        except (SolverError, NoSolutionError) as e:
-            return replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
-        out = replace(sol, sensitivity=sens, notes=sol.notes + left_out)
-        reason = check_marginals(instance, out, sens, again, steps)
-        return out if reason is None else without_sensitivity(out, reason)
-
-    budget = instance.max_network_cost_usd
-    near = (obj == "performance" and budget is not None
-            and near_budget(instance, budget, 10 * NEAR_SLACK))
-    if near and near_cheapest(instance, tm, budget) is not None:
-        return by_differences()
-    try:
-        sens = analyse(instance, tm, obj, sol.bw_gbps, ranges=ranges, time_limit_s=time_limit_s)
-    except (SolverError, NoSolutionError) as e:  # (the optimum stands)
-        if near:
-            return by_differences()
-        return replace(sol, notes=sol.notes + (f"sensitivity not available: {e}",))
-    out = replace(sol, sensitivity=sens)
-    reason = check_marginals(instance, out, sens, again)
-    if reason is None:
-        return out
-    return by_differences() if near else without_sensitivity(out, reason)
 
 
 @scoped

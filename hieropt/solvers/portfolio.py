@@ -34,8 +34,8 @@ from ..spec import Instance
 from .cut_lp import Loop
 from .cutting import INF, REL_GAP, OAResult, TimeLP, cost_cap
 
-__all__ = ["RegretLP", "max_ratio", "min_cost_within_regret", "min_max_regret", "own_optima",
-           "portfolio_of", "single_job"]
+__all__ = ["RegretLP", "hours_weighted", "max_ratio", "min_cost_within_regret", "min_max_regret",
+           "own_optima", "portfolio_of", "single_job"]
 
 
 def single_job(instance: Instance, w: int) -> Instance:
@@ -65,6 +65,35 @@ def own_optima(instance: Instance, rel_gap: float = REL_GAP,
         finally:
             core.close()
     return out
+
+
+def hours_weighted(instance: Instance,
+                   time_limit_s: float = 60.0) -> tuple[Instance, tuple[str, ...]]:
+    """``instance`` with its shares of the cluster's hours (``[[workloads]] hours_share``,
+    :attr:`hieropt.spec.Instance.weights` = ``"hours"``) turned into plain weights, and a note
+    saying so; ``instance`` itself and no note when its weights are plain. A job with the share h_w
+    of the hours H runs h_w H / T_w* iterations at its own optimum T_w* (:func:`own_optima`); on a
+    fabric B that work takes H sum_w h_w T_w(B) / T_w* hours: the weights are h_w / T_w* (1/ns),
+    and the weighted time is the hour-weighted relative iteration time (1 when every job runs at
+    its own optimum).
+
+    Raises:
+        NoSolutionError, SolverError: a workload has no certified own optimum.
+    """
+    if instance.weights != "hours":
+        return instance, ()
+    optima = [r.upper for r in own_optima(instance, REL_GAP, time_limit_s)]
+    shares = [j.weight for j in instance.jobs]
+    w = [h / t for h, t in zip(shares, optima, strict=True)]
+    more = tuple(j.model_copy(update={"weight": wj})
+                 for j, wj in zip(instance.more_workloads, w[1:], strict=True))
+    out = instance.model_copy(update={"workload_weight": w[0], "more_workloads": more,
+                                      "weights": "plain"})
+    each = ", ".join(f"{j.workload.name} {h:.4g} / {t:,.1f} ns = {wj:.6g}"
+                     for j, h, t, wj in zip(instance.jobs, shares, optima, w, strict=True))
+    note = (f"weights from shares of hours: {each} (share / own optimum: the weighted time is the "
+            "hour-weighted relative iteration time)")
+    return out, (note,)
 
 
 def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],

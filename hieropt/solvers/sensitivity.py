@@ -1,35 +1,43 @@
-"""Sensitivity of an optimum: what each GB/s, each design constraint, each bound and the budget is
-worth.
+"""Sensitivity of an optimum: what each design row, bound, GB/s, the budget and the time target is
+worth, every value from re-solves with one parameter moved, held against exact solves before it is
+reported (:func:`with_sensitivity`).
 
 V(theta) is the optimal value (ns for ``performance``, $ for ``min_cost``) as a function of one
-parameter theta: a design row's right-hand side, a bound the optimum sits at, the budget, the
-min_cost time target, or a free bonus delta_d of bandwidth on dimension d (B_d = B'_d + delta_d,
-every row, bound and the budget on B'). V is convex in each (the value function of a convex
-program in a right-hand side), so its one-sided derivatives exist and are monotone.
+parameter theta (:func:`parameters`): a design row's right-hand side, a bound the optimum sits at,
+the budget, the min_cost time target, or a free bonus delta_d of bandwidth on dimension d (B_d =
+B'_d + delta_d, every row, bound and the budget on B'). V is convex in each (the value function of a
+convex program in a right-hand side): its one-sided derivatives exist and are monotone.
 
-**Values**: the instance is re-solved at theta +- h (h = :data:`STEP` of the parameter's scale;
-certified to :data:`SENS_GAP`) and the multipliers of the loop's bound are read there
-(:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row, the budget or the
-time target; for a bound of B_d or the bonus the derivative of the Lagrangian's term of d, g_d -
-P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus), g_d and P_d the reduced costs of B_d and t_d
-(:mod:`hieropt.solvers.dual_bound`). They are subgradients of V at theta +- h, so they tend to V's
-right and left derivatives: the two-sided value is their mean (error O(h^2)) when they agree within
-:data:`KINK_TOL`; otherwise each side is extrapolated from +-h and +-2h (a kink, typical at ties).
-Both sides 0: not binding; no side feasible (equalities that pin the design): binding, no value.
+- **Multipliers** (:func:`sensitivity`): re-solves at theta +- h (h = :data:`STEP` of the
+  parameter's scale, certified to :data:`SENS_GAP`) and the multipliers of the loop's bound there
+  (:class:`hieropt.solvers.cut_lp.Multipliers`): the row multiplier of a design row, the budget or
+  the target; for a bound of B_d or the bonus the derivative of the Lagrangian's term of d, g_d -
+  P_d / B_d^2 (bound) or -P_d / B_d^2 (bonus), g_d and P_d the reduced costs of B_d and t_d
+  (:mod:`hieropt.solvers.dual_bound`). They tend to V's one-sided derivatives: the value is their
+  mean (error O(h^2)) when they agree within :data:`KINK_TOL`, else each side is extrapolated from
+  +-h and +-2h (a kink). Both 0: not binding; no side feasible (equalities pin the design): binding,
+  no value.
+- **Differences** (:func:`near_sensitivity`), for a budget a hair above the cheapest network, where
+  V grows like 1 / room (room = budget - cheapest cost, 1e-13 ... 1e-2 of it), which the
+  multipliers at +-1e-6 neither resolve nor stay inside: theta moves by h changing the room by
+  :data:`NEAR_STEP` of itself (at most NEAR_STEP of the parameter's size), V solved exactly at +-h
+  and +-2h; one-sided values 2 D(h) - D(2h) of the secants D, the two-sided value (4 C(h) - C(2h))
+  / 3 of the central differences C where the sides agree (Richardson).
+- **Check** (:func:`check_marginals`): every binding value against two exact solves at +-h (h =
+  :data:`FD_STEP` of the parameter's size; near the cheapest network :data:`CHECK_STEP` of the
+  room): V'(theta+) <= (V(theta + h) - V(theta)) / h and V'(theta-) >= (V(theta) - V(theta - h)) /
+  h, up to the gaps and :data:`FD_TOL`. The bonus is not a parameter of the instance: not checked.
 
-**Ranges**: the largest of :data:`RANGE_STEPS` each way with the marginal value within
-:data:`RANGE_TOL` of its value at the optimum (an "at least" range: V' is monotone); exact for a row
-that does not bind.
+**Ranges** (:func:`holds_over`): the largest of :data:`RANGE_STEPS` each way with the value within
+:data:`RANGE_TOL` of its value at the optimum ("at least": V' is monotone); exact for a slack row.
 
 **$ per ms along the time-cost front**: 1e6 / |dV/d budget| with a binding budget; 1e6 x |dV/d
 target| for min_cost; at the fastest network the secant over a relaxation of :data:`FRONT_STEP` of
-the time (two certified min_cost solves), since where two dimensions tie as the slowest the front is
-C0 - k sqrt(dT), its slope unbounded at the fastest time.
-
-**performance_per_cost**: V = T x C at kappa* = C(B*); by the envelope theorem dV/dtheta = kappa* x
-df/dtheta, f(kappa) the fastest time within budget kappa (no ranges: first order only).
+the time (two certified min_cost solves: where two dimensions tie as the slowest the front is C0 - k
+sqrt(dT), its slope unbounded there). **performance_per_cost**: V = T x C at kappa* = C(B*), so
+dV/dtheta = kappa* x df/dtheta (envelope theorem), f(kappa) the fastest time within budget kappa
+(first order only: no ranges).
 """
-
 from __future__ import annotations
 
 import math
@@ -40,242 +48,287 @@ from functools import partial
 
 import numpy as np
 
-from ..errors import NoSolutionError, SolverError
+from ..errors import HieroptError, NoSolutionError, SolverError
 from ..formulation.scale import MS_NS
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
-from ..result import Marginal, Sensitivity, Status
+from ..result import Marginal, Sensitivity, Solution, Status
 from ..spec import Bound, Instance
 from .cut_lp import Multipliers
 from .cutting import INF, OAResult, TimeLP
 from .dual_bound import transpose_product
+from .near_cheapest import NEAR_SLACK, near_budget, near_cheapest, reduced_budget_row, vertex_of
 
-__all__ = ["sensitivity", "parameters", "Param", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP"]
+__all__ = ["with_sensitivity", "sensitivity", "near_sensitivity", "check_marginals", "resolver",
+           "parameters", "Param", "holds_over", "KINK_TOL", "RANGE_TOL", "RANGE_STEPS", "STEP",
+           "FD_STEP", "FD_TOL", "NEAR_STEP", "CHECK_STEP"]
 
-KINK_TOL = 1e-3
-"""Relative difference of the one-sided derivatives above which the optimum is reported as a
-kink."""
+KINK_TOL = 1e-3  # (the constants as the module docstring names them)
 RANGE_TOL = 0.10
-"""A marginal value 'holds' while it stays within this relative distance of its value at the
-optimum."""
 RANGE_STEPS = (0.01, 0.03, 0.1, 0.3, 1.0)
-"""Steps (fractions of the parameter's scale) at which ranges are checked by re-solves."""
 STEP = 1e-6
-"""Perturbation of the one-sided derivatives, as a fraction of the parameter's scale."""
 SENS_GAP = 5e-9
-"""Relative gap of every re-solve."""
-METHOD = "multipliers of certified re-solves at +-1e-6 perturbations, one-sided at kinks"
 FRONT_STEP = 1e-3
-"""The time-cost front at the fastest network is given as the secant over this relative relaxation
-of the time."""
+FD_STEP = 1e-4
+FD_TOL = 0.02
+NEAR_STEP = 1e-3
+CHECK_STEP = 1e-2
+METHOD = "multipliers of certified re-solves at +-1e-6 perturbations, one-sided at kinks"
+NEAR_METHOD = ("differences of exact re-solves (steps 1e-3 of the room above the cheapest network; "
+               "Richardson-extrapolated, one-sided at kinks)")
+UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s",
+         "bandwidth": "per GB/s", "budget": "per $", "time_target": "per ns"}
+"""The unit of a marginal value of each kind of parameter, after the objective's unit."""
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter theta of the problem at an optimum.
-
-    Attributes:
-        name: as printed ("constraint 'sum(bw) <= 500'", "upper bound of bw[1]", ...).
-        kind: ``constraint``, ``bound``, ``bandwidth`` (the free bonus), ``budget`` or
-            ``time_target``.
-        current: its value (user units: the row's, GB/s, $, ns).
-        scale: its own size (steps are fractions of it).
-        moved: delta -> the instance with theta moved by delta (user units).
-        index: the design row (constraint) or the dimension (bound, bandwidth).
-        slack: a design row's or the budget's distance from binding at the optimum (user units;
-            None: not a row).
-        sense: a design row's sense.
-    """
+    """One parameter theta of ``instance`` at an optimum: ``name`` as printed, ``kind``
+    (``constraint``, ``bound``, ``bandwidth`` = the free bonus, ``budget``, ``time_target``), its
+    value ``current`` and ``scale`` (user units: the row's, GB/s, $, ns; steps are fractions of the
+    scale), ``index`` (the design row or the dimension), ``slack`` (a row's or the budget's distance
+    from binding at the optimum; None: not a row) and ``sense`` (``<=``, ``>=``, ``==``; a bound:
+    lower, upper, fixed)."""
 
     name: str
     kind: str
     current: float
     scale: float
-    moved: Callable[[float], Instance]
+    instance: Instance
     index: int = -1
     slack: float | None = None
     sense: str = ""
 
+    def moved(self, delta: float) -> Instance:
+        """The instance with theta moved by ``delta`` (user units); the bonus moves every row,
+        bound (a lower bound of 0 stays) and the budget on B'.
+
+        Raises:
+            ValueError: a bound moved past the other.
+        """
+        inst, d, sense = self.instance, self.index, self.sense
+        if self.kind in ("budget", "time_target"):
+            key = "max_network_cost_usd" if self.kind == "budget" else "max_iteration_time_ns"
+            return inst.model_copy(update={key: self.current + delta})
+        rows, bs = list(inst.constraints), list(inst.bounds_or_default)
+        if self.kind == "constraint":
+            rows[d] = rows[d].model_copy(update={"rhs": rows[d].rhs + delta})
+            return inst.model_copy(update={"constraints": tuple(rows)})
+        lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
+        if self.kind == "bound":
+            lo = lo + delta if sense in (">=", "==") else lo
+            hi = hi + delta if sense in ("<=", "==") else hi
+            bs[d] = Bound(lower_gbps=max(lo, 0.0) if sense != "==" else lo, upper_gbps=hi)
+            return inst.model_copy(update={"bounds": tuple(bs)})
+        price = float(cluster_cost_usd_per_gbps(inst)[d])
+        rows = [c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta})
+                if c.coefficients[d] else c for c in rows]
+        bs[d] = Bound(lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo,
+                      upper_gbps=None if hi is None else hi + delta)
+        budget = inst.max_network_cost_usd
+        return inst.model_copy(update={
+            "constraints": tuple(rows), "bounds": tuple(bs),
+            "max_network_cost_usd": None if budget is None else budget + price * delta})
+
 
 def parameters(inst: Instance, tm: TimeModel, bw: np.ndarray,
                objective: str = "performance") -> list[Param]:
-    """The parameters of the optimum ``bw`` (GB/s, (D,)) of ``inst`` (module docstring): every
-    design row, every bound the optimum sits at (lower bounds of 0 aside), a free GB/s on every
-    loaded dimension, the budget (not for ``performance_per_cost``) and the min_cost time target,
-    each with the instance it moves."""
-    out = [_row(inst, i, bw) for i in range(len(inst.constraints))]
-    bounds = inst.bounds_or_default
-    for d, b in enumerate(bounds):
-        if b.lower_gbps == b.upper_gbps and b.lower_gbps > 0:  # a fixed dimension moves as one
+    """The parameters of the optimum ``bw`` (GB/s, (D,)) of ``inst``: every design row, every bound
+    the optimum sits at (lower bounds of 0 aside; a fixed dimension moves as one), a free GB/s on
+    every loaded dimension, the budget (not for ``performance_per_cost``) and the min_cost time
+    target."""
+    out, price = [], cluster_cost_usd_per_gbps(inst)
+    pos = bw[bw > 0]
+    mean = float(pos.mean()) if pos.size else 1.0
+    for i, c in enumerate(inst.constraints):
+        slack = abs(c.rhs - float(np.dot(c.coefficients, bw))) if c.sense != "==" else 0.0
+        out.append(Param(f"constraint '{c.text}'", "constraint", c.rhs, max(abs(c.rhs), mean),
+                         inst, i, slack, c.sense))
+    for d, b in enumerate(inst.bounds_or_default):
+        if b.lower_gbps == b.upper_gbps and b.lower_gbps > 0:
             out.append(Param(f"fixed bandwidth of bw[{d}]", "bound", b.lower_gbps, b.lower_gbps,
-                             partial(_bound_moved, inst, d, "fixed"), d))
+                             inst, d, sense="=="))
             continue
-        for which, value in (("lower", b.lower_gbps), ("upper", b.upper_gbps)):
+        for which, value, sense in (("lower", b.lower_gbps, ">="), ("upper", b.upper_gbps, "<=")):
             if (value is None or abs(bw[d] - value) > 1e-7 * max(value, 1e-12)
                     or (which == "lower" and value == 0)):
                 continue
-            out.append(Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9),
-                             partial(_bound_moved, inst, d, which), d))
-    price = cluster_cost_usd_per_gbps(inst)
+            out.append(Param(f"{which} bound of bw[{d}]", "bound", value, max(value, 1e-9), inst,
+                             d, sense=sense))
     for d in np.flatnonzero(tm.carries_traffic).tolist():
         out.append(Param(f"bandwidth of dimension {d}", "bandwidth", float(bw[d]), float(bw[d]),
-                         lambda delta, d=d: _bonus_moved(inst, d, float(price[d]), delta), d))
-    budget = inst.max_network_cost_usd
+                         inst, d))
+    budget, target = inst.max_network_cost_usd, inst.max_iteration_time_ns
     if budget is not None and objective != "performance_per_cost":
-        out.append(Param("budget", "budget", budget, budget,
-                         lambda delta: _with(inst, max_network_cost_usd=budget + delta),
+        out.append(Param("budget", "budget", budget, budget, inst,
                          slack=budget - float(price @ bw), sense="<="))
-    target = inst.max_iteration_time_ns
     if objective == "min_cost" and target is not None:
-        out.append(Param("time target", "time_target", target, target,
-                         lambda delta: _with(inst, max_iteration_time_ns=target + delta)))
+        out.append(Param("time target", "time_target", target, target, inst))
     return out
 
 
-def _with(inst: Instance, **update) -> Instance:
-    return inst.model_copy(update=update)
+def resolver(solve: Callable[[Instance], Solution]) -> Callable[[Param, float], Solution | None]:
+    """``at(p, delta)``: ``solve`` (the objective's solve) of the instance with ``p`` moved by
+    ``delta``, None where it has no design; each move solved once. Errors of ``solve`` and of the
+    move propagate."""
+    memo: dict[tuple[str, int, float], Solution | None] = {}
+
+    def at(p: Param, delta: float) -> Solution | None:
+        key = (p.name, p.index, delta)
+        if key not in memo:
+            try:
+                memo[key] = solve(p.moved(delta)).raise_for_status()
+            except NoSolutionError:
+                memo[key] = None
+        return memo[key]
+
+    return at
 
 
-def _row(inst: Instance, i: int, bw: np.ndarray) -> Param:
-    c = inst.constraints[i]
-    lhs = float(np.dot(c.coefficients, bw))
-    pos = bw[bw > 0]
-    mean = float(pos.mean()) if pos.size else 1.0
+def with_sensitivity(instance: Instance, tm: TimeModel, sol: Solution,
+                     solve: Callable[[Instance], Solution], time_limit_s: float,
+                     ranges: bool) -> Solution:
+    """``sol`` (the certified optimum of ``instance`` for its objective, ``tm`` its time model) with
+    its sensitivity, or with a note saying why there is none. By multipliers; a budget within 10 x
+    :data:`hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network by differences where
+    that network starves a dimension or the multipliers fail; every value then checked
+    (:func:`check_marginals`). ``solve``: the objective's solve of a moved instance, at the gap
+    of ``sol``; ``time_limit_s``: of each LP, s; ``ranges``: also the range of each value."""
+    obj, budget = instance.objective, instance.max_network_cost_usd
+    params, at = parameters(instance, tm, sol.bw_gbps, obj), resolver(solve)
+    near = obj == "performance" and budget is not None
+    near = near and near_budget(instance, budget, 10 * NEAR_SLACK)
+    starved = near and near_cheapest(instance, tm, budget) is not None
+    reason, last = "", sol
+    for way in ([] if starved else ["multipliers"]) + (["differences"] if near else []):
+        last = sol
+        try:
+            if way == "multipliers":
+                sens, steps, notes = sensitivity(instance, tm, obj, sol.bw_gbps, ranges=ranges,
+                                                 time_limit_s=time_limit_s), {}, ()
+            else:
+                sens, steps, notes = near_sensitivity(instance, sol, params, at, ranges=ranges)
+        except (SolverError, NoSolutionError) as e:  # (the optimum stands)
+            reason = str(e)
+            continue
+        last = replace(sol, sensitivity=sens, notes=sol.notes + notes)
+        if (reason := check_marginals(last, sens, params, at, steps)) is None:
+            return last
+    return replace(last, sensitivity=None,
+                   notes=last.notes + (f"sensitivity not available: {reason}",))
 
-    def moved(delta: float) -> Instance:
-        rows = list(inst.constraints)
-        rows[i] = rows[i].model_copy(update={"rhs": rows[i].rhs + delta})
-        return _with(inst, constraints=tuple(rows))
 
-    return Param(f"constraint '{c.text}'", "constraint", c.rhs, max(abs(c.rhs), mean), moved, i,
-                 abs(c.rhs - lhs) if c.sense != "==" else 0.0, c.sense)
-
-
-def _bound_moved(inst: Instance, d: int, which: str, delta: float) -> Instance:
-    """``inst`` with the ``which`` (``lower``, ``upper`` or, for a fixed dimension, ``fixed``:
-    both) bound of dimension ``d`` moved by ``delta`` GB/s.
+def _resolve(inst: Instance, tm: TimeModel, objective: str,
+             time_limit_s: float) -> tuple[OAResult, Multipliers | None]:
+    """The optimum of ``inst`` certified to :data:`SENS_GAP` (V = ``.upper``, ns or $) and the
+    multipliers of its bound.
 
     Raises:
-        ValueError: a bound moved below zero or past the other (the re-solves skip that side).
+        NoSolutionError: ``inst`` is infeasible.
+        SolverError: the solve stopped short of its gap.
     """
-    bs = list(inst.bounds_or_default)
-    lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
-    lo = lo + delta if which in ("lower", "fixed") else lo
-    hi = hi + delta if which in ("upper", "fixed") else hi
-    bs[d] = Bound(lower_gbps=max(lo, 0.0) if which != "fixed" else lo, upper_gbps=hi)
-    return _with(inst, bounds=tuple(bs))
+    core = TimeLP(inst, tm, time_limit_s)
+    try:
+        budget = inst.max_network_cost_usd
+        res = core.min_time(SENS_GAP, budget_usd=budget)
+        if objective == "min_cost":
+            target = inst.max_iteration_time_ns
+            if res.upper > target:
+                raise NoSolutionError("infeasible", "the time target is below the fastest time")
+            res = core.min_cost(target, res.bw, SENS_GAP, budget)
+        if res.status is not Status.OPTIMAL:
+            raise SolverError(f"a sensitivity re-solve stopped short of its gap: {res.message}")
+        return res, core.certificate
+    finally:
+        core.close()
 
 
-def _bonus_moved(inst: Instance, d: int, price: float, delta: float) -> Instance:
-    """B_d = B'_d + delta: every row, bound and the budget on B' (a lower bound of 0 stays)."""
-    rows = tuple(
-        c.model_copy(update={"rhs": c.rhs + c.coefficients[d] * delta}) if c.coefficients[d] else c
-        for c in inst.constraints)
-    bs = list(inst.bounds_or_default)
-    lo, hi = bs[d].lower_gbps, bs[d].upper_gbps
-    bs[d] = Bound(lower_gbps=max(lo + delta, 0.0) if lo > 0 else lo,
-                  upper_gbps=None if hi is None else hi + delta)
-    budget = inst.max_network_cost_usd
-    return _with(inst, constraints=rows, bounds=tuple(bs),
-                 max_network_cost_usd=None if budget is None else budget + price * delta)
+def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, *,
+                ranges: bool = True, time_limit_s: float = 60.0) -> Sensitivity:
+    """Marginal values of every parameter at the optimum ``bw`` ((D,) GB/s, certified) of
+    ``objective`` (``performance``, ``min_cost`` or ``performance_per_cost``) of ``instance``
+    (``tm`` its time model), by multipliers (module docstring), in ns (or $, or ns*$) per unit of
+    each parameter; with ``ranges`` the range of each (not for performance per cost).
+    ``time_limit_s``: of each LP, s.
 
+    Raises:
+        NoSolutionError: the instance has no optimum to re-solve.
+        SolverError: a re-solve stopped short of its gap or has no multipliers.
+    """
+    start = time.perf_counter()
+    bw = np.asarray(bw, dtype=float)
+    kappa = None
+    if objective == "performance_per_cost":
+        kappa = float(cluster_cost_usd_per_gbps(instance) @ bw)
+        instance = instance.model_copy(update={"max_network_cost_usd": kappa})
 
-def derivative(p: Param, m: Multipliers, objective: str, bw: np.ndarray) -> float:
-    """dV/d theta (user units) from the multipliers ``m`` of a re-solve whose optimum is ``bw``
-    (GB/s, (D,)) (module docstring)."""
-    arr, sc, u = m.arr, m.scale, m.duals
-    unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled objective unit
-    if p.kind == "constraint":
-        return float(u[arr.design.start + p.index]) * unit / float(arr.row_scale[p.index])
-    if p.kind == "budget":
-        return float(u[arr.budget_row]) * unit / sc.cost_usd
-    if p.kind == "time_target":
-        return float(u[arr.time_row]) * sc.cost_usd / sc.time_ns
-    d = p.index
-    r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
-    P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
-    B = float(bw[d] / sc.bw_gbps[d])
-    g = float(r[arr.b_col[d]]) if p.kind == "bound" else 0.0
-    return (g - (P / B**2 if P else 0.0)) * unit / float(sc.bw_gbps[d])
-
-
-class _Analysis:
-    """The parameters of one optimum and the re-solves that differentiate V (owned by one
-    :func:`sensitivity`)."""
-
-    def __init__(self, instance: Instance, tm: TimeModel, objective: str, time_limit_s: float):
-        self.inst, self.tm, self.objective = instance, tm, objective
-        self.time_limit_s, self.budget = time_limit_s, instance.max_network_cost_usd
-
-    def resolve(self, inst: Instance) -> tuple[OAResult, Multipliers | None]:
-        """The certified optimum of ``inst`` (V in ns or $) and the multipliers of its bound.
-
-        Raises:
-            NoSolutionError: ``inst`` is infeasible.
-            SolverError: the solve stopped short of its gap.
-        """
-        core = TimeLP(inst, self.tm, self.time_limit_s)
+    def slope(p: Param, delta: float) -> float | None:
+        """dV/d theta (user units) with ``p`` moved by ``delta`` from the multipliers there (module
+        docstring); None: infeasible there."""
         try:
-            budget = inst.max_network_cost_usd
-            res = core.min_time(SENS_GAP, budget_usd=budget)
-            if self.objective == "min_cost":
-                target = inst.max_iteration_time_ns
-                if res.upper > target:
-                    raise NoSolutionError("infeasible", "the time target is below the fastest time")
-                res = core.min_cost(target, res.bw, SENS_GAP, budget)
-            if res.status is not Status.OPTIMAL:
-                raise SolverError(f"a sensitivity re-solve stopped short of its gap: {res.message}")
-            return res, core.certificate
-        finally:
-            core.close()
-
-    def one_sided(self, p: Param, delta: float) -> float | None:
-        """dV/d theta with ``p`` moved by ``delta`` (None: infeasible there)."""
-        try:
-            res, m = self.resolve(p.moved(delta))
+            res, m = _resolve(p.moved(delta), tm, objective, time_limit_s)
         except NoSolutionError:
             return None
         if m is None:
             raise SolverError(f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) has no "
                               "multipliers")
-        return derivative(p, m, self.objective, res.bw)
+        arr, sc, u = m.arr, m.scale, m.duals
+        unit = sc.cost_usd if objective == "min_cost" else sc.time_ns  # V per scaled unit
+        if p.kind == "constraint":
+            return float(u[arr.design.start + p.index]) * unit / float(arr.row_scale[p.index])
+        if p.kind == "budget":
+            return float(u[arr.budget_row]) * unit / sc.cost_usd
+        if p.kind == "time_target":
+            return float(u[arr.time_row]) * sc.cost_usd / sc.time_ns
+        d = p.index
+        r = m.costs - transpose_product(arr, np.asarray(u[:arr.n_rows], dtype=float))
+        P = float(r[arr.t_col[d]]) if arr.t_col[d] >= 0 else 0.0
+        B = float(res.bw[d] / sc.bw_gbps[d])
+        g = float(r[arr.b_col[d]]) if p.kind == "bound" else 0.0
+        return (g - (P / B**2 if P else 0.0)) * unit / float(sc.bw_gbps[d])
 
-    def marginal(self, p: Param, v0: float, ranges: bool) -> Marginal:
-        """The marginal value of parameter ``p`` at the optimum of value ``v0`` (the objective's
-        unit per the parameter's unit): the mean of the one-sided derivatives at theta +- h
-        (h = :data:`STEP` x the parameter's scale) where they agree within :data:`KINK_TOL`, else
-        both sides extrapolated from +-h and +-2h; 0 for a row with slack; with ``ranges``, the
-        range over which it holds (not for performance per cost).
+    v0 = _resolve(instance, tm, objective, time_limit_s)[0].upper
+    unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
+    marginals = []
+    for p in parameters(instance, tm, bw, objective):
+        mg = _marginal(p, v0, partial(slope, p), ranges and kappa is None)
+        if kappa is not None:  # envelope over kappa: dV/dtheta = kappa* df/dtheta
+            value, up, dn = (None if x is None else x * kappa
+                             for x in (mg.value, mg.increase, mg.decrease))
+            mg = replace(mg, value=value, increase=up, decrease=dn)
+        marginals.append(replace(mg, unit=f"{unit} {UNITS[mg.kind]}"))
+    usd_per_ms, note = _front_slope(instance, tm, objective, marginals, v0, time_limit_s)
+    return Sensitivity(objective, unit.replace("$", "USD"), tuple(marginals), usd_per_ms, note,
+                       METHOD + ("; ranges by exact re-solves" if ranges else ""),
+                       time.perf_counter() - start)
 
-        Raises:
-            SolverError: a re-solve stops short of its gap or has no multipliers.
-        """
-        h = STEP * p.scale
-        up, dn = self.one_sided(p, h), self.one_sided(p, -h)
-        tiny = 1e-9 * abs(v0) / p.scale
-        both = [g for g in (up, dn) if g is not None]
-        # (no side feasible: the other rows pin it)
-        zero = bool(both) and all(abs(g) <= tiny for g in both)
-        if _row_slack(p) is not None and _row_slack(p) > 1e-9 * p.scale:
-            zero = True  # a row with slack never binds (its duals are 0 up to the LP tolerance)
-            up, dn = (0.0 if up is not None else None), (0.0 if dn is not None else None)
-        smooth = len(both) == 2 and (zero or abs(up - dn) <= KINK_TOL * max(abs(up), abs(dn)))
-        value = 0.0 if zero and len(both) == 2 else ((up + dn) / 2 if smooth else None)
-        # one-sided: extrapolate the duals at +-h and +-2h to the limits at theta
-        if value is None and not zero:
-            if up is not None and (up2 := self.one_sided(p, 2 * h)) is not None:
-                up = 2 * up - up2
-            if dn is not None and (dn2 := self.one_sided(p, -2 * h)) is not None:
-                dn = 2 * dn - dn2
-        rng = None
-        if ranges and self.objective != "performance_per_cost" and both:
-            rng = self._range(p, value, up, dn, zero)
-        return Marginal(p.name, p.kind, "", p.current, value, up, dn, not zero, rng)
 
-    def _range(self, p: Param, value, up, dn, zero: bool) -> tuple[float, float] | None:
-        if zero and _row_slack(p) is not None:
-            return slack_range(p)
-        return holds_over(p, value, up, dn, p.scale, lambda at: self.one_sided(p, at))
+def _marginal(p: Param, v0: float, slope: Callable[[float], float | None],
+              ranges: bool) -> Marginal:
+    """The marginal value of ``p`` at the optimum of value ``v0`` from ``slope(delta)`` (dV/d theta
+    with theta moved by delta) at +-h and, at a kink, +-2h; 0 for a row with slack."""
+    h = STEP * p.scale
+    up, dn = slope(h), slope(-h)
+    tiny = 1e-9 * abs(v0) / p.scale
+    both = [g for g in (up, dn) if g is not None]
+    # (no side feasible: the other rows pin it)
+    zero = bool(both) and all(abs(g) <= tiny for g in both)
+    if p.kind == "constraint" and p.slack > 1e-9 * p.scale:
+        zero = True  # a row with slack never binds (its duals are 0 up to the LP tolerance)
+        up, dn = (0.0 if up is not None else None), (0.0 if dn is not None else None)
+    smooth = len(both) == 2 and (zero or abs(up - dn) <= KINK_TOL * max(abs(up), abs(dn)))
+    value = 0.0 if zero and len(both) == 2 else ((up + dn) / 2 if smooth else None)
+    # one-sided: extrapolate the duals at +-h and +-2h to the limits at theta
+    if value is None and not zero:
+        if up is not None and (up2 := slope(2 * h)) is not None:
+            up = 2 * up - up2
+        if dn is not None and (dn2 := slope(-2 * h)) is not None:
+            dn = 2 * dn - dn2
+    rng = None
+    if ranges and both:
+        rng = (slack_range(p) if zero and p.kind == "constraint"
+               else holds_over(p, value, up, dn, p.scale, slope))
+    return Marginal(p.name, p.kind, "", p.current, value, up, dn, not zero, rng)
 
 
 def slack_range(p: Param) -> tuple[float, float]:
@@ -290,7 +343,7 @@ def holds_over(p: Param, value: float | None, up: float | None, dn: float | None
     """The range of a marginal value: ``p`` moved by the largest of :data:`RANGE_STEPS` x ``reach``
     each way at which ``slope(move)`` (dV/d theta there; None: not available) stays within
     :data:`RANGE_TOL` of ``value``, or of the one-sided value ``dn`` / ``up`` on that side at a
-    kink; V' is monotone, so it is an "at least" range."""
+    kink."""
     out = []
     for sign, ref in ((-1.0, value if value is not None else dn),
                       (1.0, value if value is not None else up)):
@@ -304,66 +357,15 @@ def holds_over(p: Param, value: float | None, up: float | None, dn: float | None
     return out[0], out[1]
 
 
-def _row_slack(p: Param) -> float | None:
-    """A design row's distance from binding (None for the other parameters)."""
-    return p.slack if p.kind == "constraint" else None
-
-
-UNITS = {"constraint": "per unit of the right-hand side", "bound": "per GB/s",
-         "bandwidth": "per GB/s", "budget": "per $", "time_target": "per ns"}
-"""The unit of a marginal value of each kind of parameter, after the objective's unit."""
-
-
-def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, *,
-                ranges: bool = True, time_limit_s: float = 60.0) -> Sensitivity:
-    """Marginal values of every parameter at the optimum ``bw`` of ``objective`` (module docstring).
-
-    Args:
-        instance: the solved instance (its design rows, bounds, budget and min_cost time target).
-        tm: its time model.
-        objective: ``performance``, ``min_cost`` or ``performance_per_cost``.
-        bw: (D,) the certified optimum, GB/s.
-        ranges: also compute the ranges (a few re-solves per parameter).
-        time_limit_s: time limit of each LP, s.
-
-    Returns:
-        A :class:`hieropt.result.Sensitivity`; marginal values are ns (or $, or ns*$) per unit of
-        each parameter.
-
-    Raises:
-        NoSolutionError: the instance has no optimum to re-solve.
-        SolverError: a re-solve stopped short of its gap.
-    """
-    start = time.perf_counter()
-    bw = np.asarray(bw, dtype=float)
-    kappa = None
-    if objective == "performance_per_cost":
-        kappa = float(cluster_cost_usd_per_gbps(instance) @ bw)
-        instance = _with(instance, max_network_cost_usd=kappa)
-    a = _Analysis(instance, tm, objective, time_limit_s)
-    v0 = a.resolve(instance)[0].upper
-    unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
-    marginals = []
-    for p in parameters(instance, tm, bw, objective):
-        mg = a.marginal(p, v0, ranges)
-        if kappa is not None:  # envelope over kappa: dV/dtheta = kappa* df/dtheta
-            value, up, dn = (None if x is None else x * kappa
-                             for x in (mg.value, mg.increase, mg.decrease))
-            mg = replace(mg, value=value, increase=up, decrease=dn, range=None)
-        marginals.append(replace(mg, unit=f"{unit} {UNITS[mg.kind]}"))
-    usd_per_ms, note = _front_slope(a, marginals, v0)
-    value_unit = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
-    return Sensitivity(objective, value_unit[objective], tuple(marginals), usd_per_ms, note,
-                       METHOD + ("; ranges by exact re-solves" if ranges else ""),
-                       time.perf_counter() - start)
-
-
-def _front_slope(a: _Analysis, marginals: list[Marginal], v0: float) -> tuple[float | None, str]:
-    """$ per ms along the exact time-cost front at this optimum."""
+def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[Marginal],
+                 v0: float, time_limit_s: float) -> tuple[float | None, str]:
+    """$ per ms along the exact time-cost front at this optimum of value ``v0`` (module
+    docstring); at the fastest network the cheapest networks at (nearly) v0 and at v0 x (1 +
+    :data:`FRONT_STEP`), a difference their gaps do not resolve not reported."""
     by_kind = {m.kind: m for m in marginals}
-    if a.objective == "performance_per_cost":
+    if objective == "performance_per_cost":
         return None, "not defined at the performance-per-cost optimum (cost is chosen with time)"
-    if a.objective == "min_cost":
+    if objective == "min_cost":
         m = by_kind.get("time_target")
         g = None if m is None else (m.value if m.value is not None else m.increase)
         if g is None or g == 0:
@@ -371,28 +373,15 @@ def _front_slope(a: _Analysis, marginals: list[Marginal], v0: float) -> tuple[fl
         return abs(g) * 1e6, ("relaxing the time target by 1 ms saves this much (the target row's "
                               "dual)")
     m = by_kind.get("budget")
-    if m is not None and m.binding:
-        g = m.value if m.value is not None else m.increase
-        if g:
-            return 1e6 / abs(g), ("the budget row's dual: $ per ms of iteration time saved by "
-                                  "spending more")
-    # fastest network, no binding budget: the front's slope there can be unbounded (C0 - k sqrt(dT)
-    # where two dimensions tie as the slowest), so no derivative: the secant of two certified
-    # min-cost solves instead
-    return _front_secant(a, v0)
-
-
-def _front_secant(a: _Analysis, v0: float) -> tuple[float | None, str]:
-    """$ per ms saved by relaxing the fastest time ``v0`` (ns) by :data:`FRONT_STEP` of itself: the
-    cheapest network at (nearly) the fastest time and at v0 x (1 + FRONT_STEP), both certified
-    min-cost solves, their cost difference over the step. Their gaps bound the difference; a
-    difference the gaps do not resolve is not reported."""
-    step_ns = FRONT_STEP * v0
-    core = TimeLP(a.inst, a.tm, a.time_limit_s)
+    if m is not None and m.binding and (g := m.value if m.value is not None else m.increase):
+        return 1e6 / abs(g), ("the budget row's dual: $ per ms of iteration time saved by spending "
+                              "more")
+    step_ns, budget = FRONT_STEP * v0, inst.max_network_cost_usd
+    core = TimeLP(inst, tm, time_limit_s)
     try:
-        fastest = core.min_time(SENS_GAP, budget_usd=a.budget)
-        at = core.min_cost(v0 * (1 + 1e-7), fastest.bw, SENS_GAP, a.budget)
-        relaxed = core.min_cost(v0 + step_ns, at.bw, SENS_GAP, a.budget)
+        fastest = core.min_time(SENS_GAP, budget_usd=budget)
+        at = core.min_cost(v0 * (1 + 1e-7), fastest.bw, SENS_GAP, budget)
+        relaxed = core.min_cost(v0 + step_ns, at.bw, SENS_GAP, budget)
     except (NoSolutionError, SolverError, ValueError):
         return None, "not available (a min-cost solve near the optimal time failed)"
     finally:
@@ -409,3 +398,131 @@ def _front_secant(a: _Analysis, v0: float) -> tuple[float | None, str]:
         f"ms) saves {money}, the secant of two certified min-cost solves (the front's slope at "
         "the fastest time itself can be unbounded)"
     )
+
+
+def near_sensitivity(inst: Instance, sol: Solution, params: list[Param],
+                     at: Callable[[Param, float], Solution | None], *, ranges: bool = False
+                     ) -> tuple[Sensitivity, dict[str, float], tuple[str, ...]]:
+    """Marginal values of ``params`` (:func:`parameters`) at the optimum ``sol`` of the fastest
+    network within the budget of ``inst``, a hair above the cheapest network, by differences of the
+    solves ``at`` (:func:`resolver`; module docstring); the check's step of each (by name); notes
+    on the parameters left out, whose value is below what the solves resolve (under 10 x 5 / h
+    times their certified errors: e.g. a GB/s more on a dimension the cheapest network fills).
+    With ``ranges`` the range of each value.
+
+    Raises:
+        SolverError: no room above the cheapest network, or a solve stopped short of its gap.
+    """
+    start = time.perf_counter()
+    vertex = vertex_of(inst)
+    reduced = reduced_budget_row(inst, vertex, float(inst.max_network_cost_usd))
+    room = reduced.room_usd if reduced is not None else 0.0
+    if not room > 0:
+        raise SolverError("the budget is the cheapest network's cost to within round-off: no "
+                          "room to move")
+    v0 = sol.objective_value
+
+    def value(p: Param, delta: float) -> Solution | None:
+        """The certified solve with ``p`` moved by ``delta`` (None: infeasible)."""
+        if (other := at(p, delta)) is not None and not other.success:
+            raise SolverError(f"a sensitivity re-solve ({p.name} moved by {delta:+.3g}) "
+                              f"stopped short of its gap: {other.message}")
+        return other
+
+    def central(p: Param, h: float, move: float) -> float | None:
+        """The central difference of V over +-h around ``p`` moved by ``move``; None where a
+        side is infeasible or its solve fails."""
+        try:
+            a, b = value(p, move + h), value(p, move - h)
+        except HieroptError:
+            return None
+        return None if a is None or b is None else (a.objective_value - b.objective_value) / (2 * h)
+
+    # d room / d theta ($ per unit) from the cheapest network's multipliers: 1 for the budget, -y_i
+    # for design row i, -r_d for a bound of dimension d or a free GB/s on it (r = p - A'y)
+    y, price, dm = vertex.row_duals, cluster_cost_usd_per_gbps(inst), inst.design_matrix
+    r = price - dm.A.T @ y if dm.A.size else price.copy()
+    marginals, steps, unresolved = [], {}, []
+    for p in params:
+        rate = 1.0 if p.kind == "budget" else -float(y[p.index] if p.kind == "constraint"
+                                                     else r[p.index])
+        reach = min(p.scale, room / abs(rate)) if rate != 0 else p.scale  # (the scale V changes on)
+        h = NEAR_STEP * reach
+        steps[p.name] = min(FD_STEP * max(abs(p.current), 1e-9), CHECK_STEP * reach)
+        if (p.slack or 0.0) > (NEAR_STEP * room if p.kind == "budget" else 1e-9 * p.scale):
+            rng = slack_range(p) if ranges else None  # (a row with slack never binds)
+            marginals.append(Marginal(p.name, p.kind, f"ns {UNITS[p.kind]}", p.current, 0.0, 0.0,
+                                      0.0, False, rng))
+            continue
+        sols = [value(p, s * h) for s in (1, 2, -1, -2)]
+        up1, up2, dn1, dn2 = (None if s is None else s.objective_value for s in sols)
+        up = None if up1 is None or up2 is None else 2 * (up1 - v0) / h - (up2 - v0) / (2 * h)
+        dn = None if dn1 is None or dn2 is None else 2 * (v0 - dn1) / h - (v0 - dn2) / (2 * h)
+        # what the certified gaps leave of each difference (5 / h times the largest error)
+        errs = (s.gap * s.objective_value for s in sols if s is not None)
+        resolution = 5 * (sol.gap * v0 + max(errs, default=0.0)) / h
+        both = [g for g in (up, dn) if g is not None]
+        if both and max(abs(g) for g in both) < 10 * resolution:
+            unresolved.append((p, resolution))
+            continue
+        smooth = (up is not None and dn is not None
+                  and abs(up - dn) <= max(KINK_TOL * max(abs(up), abs(dn)), 2 * resolution))
+        mid = (4 * (up1 - dn1) / (2 * h) - (up2 - dn2) / (4 * h)) / 3 if smooth else None
+        rng = holds_over(p, mid, up, dn, reach, partial(central, p, h)) if ranges else None
+        marginals.append(Marginal(p.name, p.kind, f"ns {UNITS[p.kind]}", p.current, mid, up, dn,
+                                  True, rng))
+    budget = next((m for m in marginals if m.kind == "budget"), None)
+    g = None if budget is None else (budget.value if budget.value is not None else budget.increase)
+    usd_per_ms, note = ((1e6 / abs(g), "the budget's marginal value: $ per ms of iteration time "
+                         "saved by spending more") if g else (None, "not resolved"))
+    notes = tuple(
+        f"{p.name}: its marginal value is below what exact re-solves resolve at this budget "
+        f"(|value| < {10 * r:.3g} ns {UNITS[p.kind]}: the time moves by less than the re-solves' "
+        "certified gaps)" for p, r in unresolved)
+    return Sensitivity("performance", "ns", tuple(marginals), usd_per_ms, note,
+                       NEAR_METHOD + ("; ranges by exact re-solves" if ranges else ""),
+                       time.perf_counter() - start), steps, notes
+
+
+def check_marginals(sol: Solution, sens: Sensitivity, params: list[Param],
+                    at: Callable[[Param, float], Solution | None],
+                    steps: dict[str, float] | None = None) -> str | None:
+    """None when every re-checkable marginal of ``sens`` at the optimum ``sol`` that binds, or
+    whose row, bound or budget the optimum meets, lies within its secants (module docstring), each
+    side solved by ``at`` (:func:`resolver`) with its :class:`Param` (by name, from ``params``);
+    else the reason, one line. ``steps``: the secants' step of a marginal by its name where
+    :data:`FD_STEP` of its size would be too far (:func:`near_sensitivity`)."""
+    v0, steps = sol.objective_value, steps or {}
+    by_name = {p.name: p for p in reversed(params)}
+    for m in sens.marginals:
+        p = by_name.get(m.name)
+        if p is None or p.kind == "bandwidth" or not (
+                m.binding or p.slack is None or p.slack <= 1e-9 * (abs(p.current) + p.slack)):
+            continue  # (a row or budget with slack never binds and is not re-solved)
+        h = steps.get(m.name, FD_STEP * max(abs(m.current), 1e-9))
+        for sign, claimed in ((1.0, m.value if m.value is not None else m.increase),
+                              (-1.0, m.value if m.value is not None else m.decrease)):
+            try:
+                other = at(p, sign * h)
+            # (a bound moved below zero or past the other, or a solve that cannot be made: the LP's
+            # value stands unconfirmed, not refuted)
+            except (ValueError, HieroptError):
+                continue
+            side = "increase" if sign > 0 else "decrease"
+            if other is None or not other.success:
+                if claimed is not None and other is None:
+                    return (f"{m.name}: a marginal value on its {side} side, but moving it by "
+                            f"{sign * h:+.3g} is infeasible")
+                continue
+            if claimed is None:
+                return (f"{m.name}: its {side} side was reported infeasible, but an exact solve "
+                        f"moved by {sign * h:+.3g} succeeds")
+            secant = (other.objective_value - v0) / (sign * h)
+            noise = (sol.gap * abs(v0) + other.gap * abs(other.objective_value)) / h
+            slack = FD_TOL * max(abs(secant), abs(claimed)) + noise
+            # convexity: right <= secant, left >= secant
+            off = claimed - secant if sign > 0 else secant - claimed
+            if off > slack or abs(claimed - secant) > 0.5 * max(abs(secant), abs(claimed)) + noise:
+                return (f"{m.name}: the LP's marginal value {claimed:.6g} {m.unit} disagrees with "
+                        f"exact re-solves (secant {secant:.6g} over {sign * h:+.3g})")
+    return None

@@ -116,7 +116,7 @@ class Instance(Frozen):
     within ``max_regret`` (0.05 = 5 %) of its own optimum), ``min_max_regret`` (several workloads:
     minimise the largest T_w(B) / T_w*, T_w* each workload's own optimum), ``min_run_cost`` (the $
     of one training run: run time x the cluster's cost rate, which needs ``cluster``;
-    :mod:`hieropt.solvers.run_cost`). ``tokens``: the token budget of one run; ``cluster``: the
+    :mod:`hieropt.solvers.routes`). ``tokens``: the token budget of one run; ``cluster``: the
     whole cluster's cost and power (:class:`hieropt.spec.cluster.Cluster`). ``max_network_cost_usd``
     caps the network cost ($) under any objective; ``max_iteration_time_ns`` caps the iteration time
     (ns). Raises pydantic's ``ValidationError`` (turned into :class:`hieropt.errors.InputError` by
@@ -168,8 +168,8 @@ class Instance(Frozen):
     weights: Literal["plain", "hours"] = "plain"
     """``hours``: the workloads' weights are their shares of the cluster's hours (summing to 1); a
     solve turns each into h_w / T_w*, T_w* the workload's own optimum
-    (:mod:`hieropt.solvers.hours`), so that the objective is the hour-weighted relative iteration
-    time sum_w h_w T_w(B) / T_w*."""
+    (:func:`hieropt.solvers.portfolio.hours_weighted`), so that the objective is the hour-weighted
+    relative iteration time sum_w h_w T_w(B) / T_w*."""
 
     @field_validator("max_regret")
     @classmethod

@@ -142,7 +142,7 @@ def test_power_needs_every_figure(tmp_path: Path):
 def test_time_cost_power_tradeoff(problem):
     # the grid of cost levels 6,840..7,920 $ and power levels 458..524 W has two non-dominated
     # designs: the 1:1 fabric (fastest) and the 2:1 fabric (cheapest and lowest power)
-    from hieropt.solvers.tradeoff import provision_tradeoff
+    from hieropt.solvers.provision_milp import provision_tradeoff
 
     inst, cat = problem
     tr = provision_tradeoff(inst, cat, levels=3)

@@ -414,7 +414,8 @@ def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
     bound the optimum sits at."""
     from dataclasses import replace
 
-    from hieropt.solvers.sensitivity_check import check_marginals
+    from hieropt.model.timing import build_time_model
+    from hieropt.solvers.sensitivity import check_marginals, parameters, resolver
     from hieropt.spec import Bound
 
     inst = api.load_instance(
@@ -434,7 +435,8 @@ def test_an_upper_bound_tied_with_the_t_floor_has_its_marginal():
     fake = replace(
         sol.sensitivity, marginals=tuple(wrong if x is m else x for x in sol.sensitivity.marginals)
     )
-    reason = check_marginals(inst, sol, fake, lambda moved: api.solve(moved))
+    params = parameters(inst, build_time_model(inst), sol.bw_gbps, sol.objective)
+    reason = check_marginals(sol, fake, params, resolver(api.solve))
     assert reason is not None and "upper bound of bw[0]" in reason
 
 

@@ -1,7 +1,7 @@
 """Sensitivity of the fastest network within a budget a hair above the cheapest network
-(hieropt/solvers/ sensitivity_near.py). Taken on the performance LP's path instead it is "not
-available": that path's duals disagree with the exact re-solves by 40x, or its +-1e-4 secants leave
-the room ("moving it by +0.01 is infeasible").
+(``near_sensitivity`` in hieropt/solvers/sensitivity.py). Taken on the performance LP's path
+instead it is "not available": that path's duals disagree with the exact re-solves by 40x, or its
++-1e-4 secants leave the room ("moving it by +0.01 is infeasible").
 
 Every value is held against an exact oracle: the derivatives of the closed-form optimum.
 - :func:`tests.solve.test_near_cheapest.two_dims` (one all-reduce over both dimensions, sum(bw) ==

@@ -311,11 +311,11 @@ def _objective(objective: str, t_lb, c_lb, k=1.0, f=0.0):
 
 def _run_terms(space: CodesignSpace, npus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per shape (its NPUs ``npus``) min_run_cost's $ per (ns x $) and fixed $ ($ of a run =
-    k T (f + C), :func:`hieropt.solvers.run_cost.terms_of`, increasing in T and C); ones and
+    k T (f + C), :func:`hieropt.solvers.routes.terms_of`, increasing in T and C); ones and
     zeros for the other objectives."""
     if space.objective != "min_run_cost":
         return np.ones(len(npus)), np.zeros(len(npus))
-    from ...solvers.run_cost import terms_of
+    from ...solvers.routes import terms_of
 
     b = space.base
     per = b.plan.global_batch_size * b.model.sequence_length
