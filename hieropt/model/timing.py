@@ -327,7 +327,9 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             r = replace(
                 r,
                 T=_composed(instance, comp, runs, False),
-                compute_ns=_composed(instance, comp, runs, True),
+                ideal_ns=_composed(instance, comp, runs, True),
+                compute_ns=instance.step.microbatches * max(float(x.C.sum()) for x in runs)
+                + runs[comp[1]].U,
             )
         if len(runs) > 1:
             for stage, x in zip(job.workload.stages, runs, strict=True):
@@ -390,9 +392,14 @@ class _Run:
     traffic: np.ndarray
     C: np.ndarray
     U: float
-    compute_ns: float | None = None
+    ideal_ns: float | None = None
     """T with every collective taking no time, when the loop's formula alone does not give it (the
     composed pipeline)."""
+    compute_ns: float | None = None
+    """The composed pipeline's compute without the bubble: m x the largest stage compute per
+    micro-batch + the first stage's optimizer step (:mod:`hieropt.model.breakdown`)."""
+    sums: np.ndarray | None = None
+    """(L, 3) the collectives whose dimensions' times add up (``sequential``), None for none."""
     own: np.ndarray | None = None
     """(L, 3) the phases on their own stream (:mod:`hieropt.model.overlap`), None for none."""
 
@@ -466,7 +473,8 @@ def _stage_runs(
         C, U = table.compute_ns[r], float(table.update_ns[r].sum())
         mine = _own(own, r).get("own")
         T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U, mine)
-        out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U, own=mine))
+        out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U, own=mine,
+                        sums=sums[r] if sums.any() else None))
     return out
 
 
