@@ -77,8 +77,10 @@ class Breakdown:
             before), empty otherwise: each the iteration time if every stage were that one. A
             workload's T is the slowest stage's, or, where the schedule composes its stages (the
             1F1B and interleaved pipelines), that composition, which charges fill and drain at
-            each stage's own pace and can be below the largest of these; every other figure of
-            the workload is the slowest stage's.
+            each stage's own pace and can be below the largest of these. The split (compute,
+            bubble, exposed communication) is of the workload's T; the issued and per-dimension
+            figures (``communication_by_phase_ns`` ... ``bottleneck_ns_per_dim``) are the slowest
+            stage's.
     """
 
     bw_gbps: np.ndarray

@@ -158,8 +158,9 @@ def stage_lines(bd: Breakdown, instance: Instance) -> list[str]:
     (:func:`hieropt.model.timing.evaluate`).
     Under a schedule that composes the stages (:func:`hieropt.model.pipeline.composition`) the
     iteration time charges the fill and drain at each stage's own pace, so it can be below the
-    slowest stage's figure; otherwise it is the slowest's. The breakdown below is the slowest
-    stage's."""
+    slowest stage's figure; otherwise it is the slowest's. The split below (compute, bubble,
+    exposed communication) is the iteration's; the issued and per-dimension figures are the
+    slowest stage's."""
     if not bd.stage_times_ns:
         return []
     composed = any(composition(instance, job) is not None for job in instance.jobs)
@@ -171,7 +172,7 @@ def stage_lines(bd: Breakdown, instance: Instance) -> list[str]:
     )
     return [
         f"pipeline stages (each: the iteration time if every stage were this one; {how}; the "
-        f"breakdown below is {bd.slowest_stage}'s): "
+        f"issued and per-dimension figures below are {bd.slowest_stage}'s): "
         + ", ".join(f"{name} {fmt_ms(t)} ms" for name, t in bd.stage_times_ns.items())
     ]
 
