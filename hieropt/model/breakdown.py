@@ -9,7 +9,9 @@ schedule at infinite bandwidth),
 
 - ``compute_ns``: the compute of the stage with the most compute per micro-batch over the
   iteration, m x (its forward and backward, recompute included) plus the optimizer step that ends
-  the iteration (the first stage's under a composed pipeline); without a pipeline, T_0;
+  the iteration (the first stage's under a composed pipeline; with stages not composed, each stage
+  timed as if the pipeline were made of it, the stage with the largest T_0 and its own step);
+  without a pipeline, T_0;
 - ``bubble_ns``: T_0 - compute, the pipeline's fill and drain with free communication (a property
   of the plan, independent of the bandwidths; 0 without a pipeline; with equal stages Narayanan et
   al.'s (p - 1)/v micro-batch slots, arXiv 2104.04473, §2.2);

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 import hieropt
@@ -206,3 +208,28 @@ def test_codesign_splits_as_solve_and_workload_plan_by_hand(tmp_path):
     line = next(x for x in summary_lines(result) if "= compute" in x)
     assert "= compute 1.4746 + bubble 0.3072 + exposed communication " in line
     assert "issued per iteration by the slowest stage (not parts of the sum): " in line
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    m=st.integers(1, 6),
+    v=st.sampled_from([1, 2]),
+    overlap=st.booleans(),
+    ids=st.sampled_from([((0,), (1,), (2,)), ((0, 1), (2,)), ((0,), (1, 2)), ()]),
+    bw=st.tuples(st.floats(0.5, 1e4), st.floats(0.5, 1e4)),
+)
+def test_the_split_holds_on_every_schedule(m, v, overlap, ids, bw):
+    """Graph, interleaved composition, overlapped last backward, stages not composed: compute,
+    bubble and exposed communication are non-negative and add up to T; compute + bubble is T with
+    free communication; every dimension's slowest time is at most its busy time."""
+    inst = _three_stages(m=m, v=v, overlap=overlap, ids=ids)
+    if ids == ():
+        inst = inst.model_copy(update={"workload": inst.workload.model_copy(
+            update={"pipeline_stages": ()})})
+    bd = hieropt.evaluate(inst, list(bw))
+    T = bd.iteration_time_ns
+    assert bd.compute_ns > 0 and bd.bubble_ns >= 0 and bd.communication_ns > 0
+    assert bd.compute_ns + bd.bubble_ns + bd.communication_ns == pytest.approx(T, rel=1e-12)
+    free = hieropt.evaluate(inst, [1e18, 1e18]).iteration_time_ns
+    assert bd.compute_ns + bd.bubble_ns == pytest.approx(free, rel=1e-9)
+    assert np.all(bd.bottleneck_ns_per_dim <= bd.busy_ns_per_dim * (1 + 1e-12))
