@@ -1,6 +1,27 @@
 """The :class:`Breakdown` of the iteration time at one bandwidth vector: where the time goes
-(compute, exposed communication, each phase's collectives, each dimension's bytes, busy time and
-bottleneck time) and the cost, as :func:`hieropt.model.timing.evaluate` finds it layer by layer."""
+(compute, pipeline bubble and exposed communication, which add up to the iteration time; the
+collective time each phase issues; each dimension's bytes, busy time and bottleneck time) and the
+cost, as :func:`hieropt.model.timing.evaluate` finds it layer by layer.
+
+The split of the iteration time T(B) (one decomposition, used by ``solve``, ``evaluate`` and
+``codesign`` alike): with T_0 the iteration time with every collective taking no time (the same
+schedule at infinite bandwidth),
+
+- ``compute_ns``: the compute of the stage with the most compute per micro-batch over the
+  iteration, m x (its forward and backward, recompute included) plus the optimizer step that ends
+  the iteration (the first stage's under a composed pipeline; with stages not composed, each stage
+  timed as if the pipeline were made of it, the stage with the largest T_0 and its own step);
+  without a pipeline, T_0;
+- ``bubble_ns``: T_0 - compute, the pipeline's fill and drain with free communication (a property
+  of the plan, independent of the bandwidths; 0 without a pipeline; with equal stages Narayanan et
+  al.'s (p - 1)/v micro-batch slots, arXiv 2104.04473, §2.2);
+- ``communication_ns``: T - T_0, the exposed communication: what the network adds to the
+  iteration, the collectives and pipeline sends on the critical path, those of the fill and drain
+  included (so under a pipeline it can exceed what one stage issues).
+
+``communication_by_phase_ns`` is the collective time the (slowest) stage issues per iteration, by
+phase: under overlap loops part of it is hidden, under a pipeline the critical path also passes
+other stages' collectives in the fill and drain; it is not a part of the sum."""
 
 from __future__ import annotations
 
@@ -32,16 +53,24 @@ class Breakdown:
     Attributes:
         bw_gbps: (D,) the evaluated per-NPU bandwidths.
         iteration_time_ns: T(B).
-        compute_ns: T with every collective taking no time (the compute on the critical path).
-        communication_ns: exposed communication, T - compute_ns.
-        communication_by_phase_ns: collective time issued in forward / input_grad / weight_grad
-            phases (and ``p2p`` for the pipeline loop), per iteration; under overlap loops part of
-            it is hidden.
+        compute_ns: the compute on the critical path without the pipeline bubble (module
+            docstring); ``compute_ns + bubble_ns`` is T with every collective taking no time.
+        bubble_ns: the pipeline's fill and drain with free communication (0 without a pipeline).
+        communication_ns: exposed communication, T - compute_ns - bubble_ns (the time the network
+            adds; under a pipeline it includes the fill and drain's collectives).
+        communication_by_phase_ns: collective time the slowest stage issues in the forward /
+            input_grad / weight_grad phases (and ``p2p`` for the pipeline loop) per iteration; not
+            parts of ``communication_ns`` (overlap loops hide part of it, a pipeline's fill and
+            drain add other stages').
         bytes_per_dim: (D,) bytes each NPU sends on each dimension in one iteration.
-        busy_ns_per_dim: (D,) time dimension d transmits (bytes/B plus latency).
+        busy_ns_per_dim: (D,) time dimension d transmits (bytes/B plus latency) per iteration.
         utilisation_per_dim: (D,) busy time / iteration time.
-        bottleneck_ns_per_dim: (D,) collective time during which d is the slowest dimension (ties:
-            lowest d).
+        bottleneck_ns_per_dim: (D,) issued collective time during which d is the slowest
+            dimension, per iteration (ties: lowest d): a collective whose dimensions work
+            concurrently counts its time (its slowest dimension's) for that dimension; one whose
+            dimensions work one after another (``sequential``) counts each dimension's own part
+            for it. So every entry is at most ``busy_ns_per_dim`` and they add up to the issued
+            collective time (``sum(communication_by_phase_ns.values())``).
         cost_per_dim_usd: (D,) network cost of each dimension; ``network_cost_usd`` their sum.
         iteration_time_by_workload_ns: T of each workload (unweighted), by workload name, in the
             instance's order (a name that repeats gets `` (workload k)``, k its 0-based position).
@@ -50,8 +79,10 @@ class Breakdown:
             before), empty otherwise: each the iteration time if every stage were that one. A
             workload's T is the slowest stage's, or, where the schedule composes its stages (the
             1F1B and interleaved pipelines), that composition, which charges fill and drain at
-            each stage's own pace and can be below the largest of these; every other figure of
-            the workload is the slowest stage's.
+            each stage's own pace and can be below the largest of these. The split (compute,
+            bubble, exposed communication) is of the workload's T; the issued and per-dimension
+            figures (``communication_by_phase_ns`` ... ``bottleneck_ns_per_dim``) are the slowest
+            stage's.
     """
 
     bw_gbps: np.ndarray
@@ -69,10 +100,18 @@ class Breakdown:
     computed: dict[str, Any] | None = field(default=None, repr=False)
     """The other figures, when given up front."""
 
-    compute_ns = _figure("compute_ns", "T with every collective taking no time (ns).")
-    communication_ns = _figure("communication_ns", "Exposed communication, T - compute_ns (ns).")
+    compute_ns = _figure(
+        "compute_ns", "Compute on the critical path, the pipeline bubble excluded (ns)."
+    )
+    bubble_ns = _figure(
+        "bubble_ns", "The pipeline's fill and drain with free communication (ns; 0 without one)."
+    )
+    communication_ns = _figure(
+        "communication_ns", "Exposed communication, T - compute_ns - bubble_ns (ns)."
+    )
     communication_by_phase_ns = _figure(
-        "communication_by_phase_ns", "Collective time issued per phase (ns per iteration)."
+        "communication_by_phase_ns",
+        "Collective time the slowest stage issues per phase (ns per iteration; not parts of T).",
     )
     bytes_per_dim = _figure(
         "bytes_per_dim", "(D,) bytes each NPU sends on each dimension in one iteration."
@@ -81,7 +120,8 @@ class Breakdown:
     utilisation_per_dim = _figure("utilisation_per_dim", "(D,) busy time / iteration time.")
     bottleneck_ns_per_dim = _figure(
         "bottleneck_ns_per_dim",
-        "(D,) collective time during which d is the slowest dimension (ns).",
+        "(D,) issued collective time during which d is the slowest dimension (ns per iteration; "
+        "at most busy_ns_per_dim).",
     )
 
     def _details(self) -> dict[str, Any]:
@@ -133,6 +173,7 @@ class Breakdown:
             "bw_gbps_per_dim": [float(x) for x in self.bw_gbps],
             "iteration_time_ns": self.iteration_time_ns,
             "compute_ns": self.compute_ns,
+            "bubble_ns": self.bubble_ns,
             "communication_ns": self.communication_ns,
             "communication_by_phase_ns": self.communication_by_phase_ns,
             "bytes_per_dim": [float(x) for x in self.bytes_per_dim],
@@ -152,6 +193,7 @@ _FIGURES = (
     "bw_gbps",
     "iteration_time_ns",
     "compute_ns",
+    "bubble_ns",
     "communication_ns",
     "communication_by_phase_ns",
     "bytes_per_dim",
@@ -183,27 +225,18 @@ def detail_figures(
 ) -> dict[str, Any]:
     """The figures of a :class:`Breakdown` beyond T (``total``, ns) and the cost, from each
     workload's slowest stage's run (:func:`hieropt.model.timing.evaluate`; its ``T``, ``C``, ``U``,
-    ``coll`` (L, 3), ``per_dim`` and ``traffic`` (L, 3, D), ``p2p_ns``): a dict of ``compute_ns``
-    ... ``bottleneck_ns_per_dim`` (the formulas of :mod:`hieropt.model.timing`, compute alone by the
-    same loop formula)."""
+    ``coll`` (L, 3), ``per_dim`` and ``traffic`` (L, 3, D), ``p2p_ns``, ``sums`` (L, 3) or None,
+    and for a composed pipeline ``ideal_ns`` and ``compute_ns``): a dict of ``compute_ns`` ...
+    ``bottleneck_ns_per_dim`` (the split of the module docstring; the formulas of
+    :mod:`hieropt.model.timing`, T with free communication by the same loop formula)."""
     D = bw.size
-    compute_total = 0.0
+    compute_total = ideal_total = 0.0
     by_phase = dict.fromkeys(PHASES, 0.0)
     bytes_per_dim, busy, bottleneck = np.zeros(D), np.zeros(D), np.zeros(D)
     for w, r in slowest:
-        # (a composed pipeline: its own compute-only time)
-        if getattr(r, "compute_ns", None) is not None:
-            compute_total += w * r.compute_ns
-        else:
-            compute_total += w * loop_time(
-                instance.training_loop,
-                r.C,
-                np.zeros_like(r.coll),
-                0.0,
-                instance,
-                np.zeros_like(r.per_dim),
-                r.U,
-            )
+        ideal, compute = free_times(instance, r)
+        ideal_total += w * ideal
+        compute_total += w * compute
         for p, v in zip(PHASES, (r.coll.sum(axis=0) * execs).tolist(), strict=True):
             by_phase[p] += w * v
         bytes_per_dim += w * stage_bytes(r.traffic, execs, p2p_count, p2p)
@@ -212,22 +245,64 @@ def detail_figures(
             busy += w * (np.einsum("ljd,j->d", r.per_dim, execs) + p2p_count * p2p_dim_ns)
         else:
             busy += w * np.einsum("ljd,j->d", r.per_dim, execs)
-        slowest_dim = r.per_dim.argmax(axis=2)
-        bottleneck += w * np.bincount(
-            slowest_dim.ravel(), weights=(r.coll * execs[None, :]).ravel(), minlength=D
-        )
+        bottleneck += w * bottleneck_times(r.coll, r.per_dim, getattr(r, "sums", None), execs)
         if p2p_count:
             by_phase["p2p"] = by_phase.get("p2p", 0.0) + w * p2p_count * r.p2p_ns
             bottleneck[int(np.argmax(p2p_dim_ns))] += w * p2p_count * r.p2p_ns
     return {
         "compute_ns": compute_total,
-        "communication_ns": total - compute_total,
+        "bubble_ns": ideal_total - compute_total,
+        "communication_ns": total - ideal_total,
         "communication_by_phase_ns": by_phase,
         "bytes_per_dim": bytes_per_dim,
         "busy_ns_per_dim": busy,
         "utilisation_per_dim": busy / total if total > 0 else np.zeros(D),
         "bottleneck_ns_per_dim": bottleneck,
     }
+
+
+def free_times(instance: Instance, r: Any) -> tuple[float, float]:
+    """(T_0, compute) of one workload's run (ns; module docstring): T_0 the iteration time with
+    every collective taking no time (a composed pipeline's ``r.ideal_ns``, else the loop formula
+    of :func:`hieropt.model.loops.loop_time` on the run's compute ``r.C`` (L, 3) and optimizer step
+    ``r.U``), compute the critical stage's compute without the bubble (a composed pipeline's
+    ``r.compute_ns``; loop ``step``: m x the stage's compute + U; loop ``pipeline``: m x the
+    stage's compute; other loops: T_0)."""
+    ideal = getattr(r, "ideal_ns", None)
+    if ideal is None:
+        ideal = loop_time(instance.training_loop, r.C, np.zeros_like(r.coll), 0.0, instance,
+                          np.zeros_like(r.per_dim), r.U)
+    compute = getattr(r, "compute_ns", None)
+    if compute is None:
+        loop = instance.training_loop
+        if loop == "step":
+            compute = instance.step.microbatches * float(r.C.sum()) + r.U
+        elif loop == "pipeline":
+            compute = instance.pipeline.microbatches * float(r.C.sum())
+        else:
+            compute = ideal
+    return float(ideal), float(compute)
+
+
+def bottleneck_times(coll: np.ndarray, per_dim: np.ndarray, sums: np.ndarray | None,
+                     execs: np.ndarray) -> np.ndarray:
+    """(D,) ns per iteration during which each dimension is the slowest of the stage's collectives
+    (``coll`` (L, 3) their times, ``per_dim`` (L, 3, D) each dimension's busy time, ``sums`` (L, 3)
+    the collectives whose dimensions work one after another, or None; ``execs`` (3,) runs per
+    iteration of each phase): a concurrent collective's time goes to its slowest dimension (the
+    first of equals), a sequential one's to each dimension by its own part. Each entry is at most
+    that dimension's busy time and the entries add up to ``sum(coll x execs)``."""
+    D = per_dim.shape[2]
+    weights = coll * execs[None, :]
+    if sums is not None and sums.any():
+        weights = np.where(sums, 0.0, weights)
+        own = np.einsum("ljd,lj,j->d", per_dim, sums.astype(float), execs)
+    else:
+        own = np.zeros(D)
+    if not D:
+        return own
+    slowest_dim = per_dim.argmax(axis=2)
+    return own + np.bincount(slowest_dim.ravel(), weights=weights.ravel(), minlength=D)
 
 
 def stage_bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
@@ -238,4 +313,4 @@ def stage_bytes(traffic: np.ndarray, execs: np.ndarray, p2p_count: float,
     return out + p2p_count * p2p[0] if p2p is not None else out
 
 
-__all__ = ["Breakdown", "detail_figures", "stage_bytes"]
+__all__ = ["Breakdown", "bottleneck_times", "detail_figures", "free_times", "stage_bytes"]

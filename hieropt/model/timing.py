@@ -85,7 +85,7 @@ from ..errors import InputError
 from ..spec import Instance
 from .algorithms import p2p_links
 from .bandwidths import check_bw
-from .breakdown import Breakdown, stage_bytes
+from .breakdown import Breakdown, free_times, stage_bytes
 from .cost import cost_per_dim_usd
 from .loops import LOOPS, DimRefs, cross_backward, cross_time, executions, loop_time, p2p_row
 from .overlap import add_slot, own_stream
@@ -327,8 +327,15 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
             r = replace(
                 r,
                 T=_composed(instance, comp, runs, False),
-                compute_ns=_composed(instance, comp, runs, True),
+                ideal_ns=_composed(instance, comp, runs, True),
+                compute_ns=instance.step.microbatches * max(float(x.C.sum()) for x in runs)
+                + runs[comp[1]].U,
             )
+        elif len(runs) > 1:
+            # (T with free communication is the largest stage's then: its compute and bubble)
+            free = [free_times(instance, x) for x in runs]
+            ideal, compute = max(free, key=lambda f: f[0])
+            r = replace(r, ideal_ns=ideal, compute_ns=compute)
         if len(runs) > 1:
             for stage, x in zip(job.workload.stages, runs, strict=True):
                 name = (
@@ -390,9 +397,16 @@ class _Run:
     traffic: np.ndarray
     C: np.ndarray
     U: float
+    ideal_ns: float | None = None
+    """T with every collective taking no time, when the run's own loop formula does not give it (the
+    composed pipeline; stages not composed: the largest stage's)."""
     compute_ns: float | None = None
-    """T with every collective taking no time, when the loop's formula alone does not give it (the
-    composed pipeline)."""
+    """The compute without the bubble, when the loop's formula alone does not give it: the composed
+    pipeline's m x the largest stage compute per micro-batch + the first stage's optimizer step;
+    with stages not composed, that of the stage with the largest T with free communication
+    (:mod:`hieropt.model.breakdown`)."""
+    sums: np.ndarray | None = None
+    """(L, 3) the collectives whose dimensions' times add up (``sequential``), None for none."""
     own: np.ndarray | None = None
     """(L, 3) the phases on their own stream (:mod:`hieropt.model.overlap`), None for none."""
 
@@ -466,7 +480,8 @@ def _stage_runs(
         C, U = table.compute_ns[r], float(table.update_ns[r].sum())
         mine = _own(own, r).get("own")
         T = loop_time(instance.training_loop, C, coll[r], p2p_ns, instance, per_dim[r], U, mine)
-        out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U, own=mine))
+        out.append(_Run(T, coll[r], per_dim[r], p2p_ns, traffic[r], C, U, own=mine,
+                        sums=sums[r] if sums.any() else None))
     return out
 
 

@@ -232,7 +232,7 @@ def codesign_detail(data: dict[str, Any]) -> list[str]:
         "iteration ms",
         "compute ms",
         "bubble ms",
-        "communication ms",
+        "exposed communication ms",
         "memory GB per NPU",
         "network $",
         "GB/s per NPU",

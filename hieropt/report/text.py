@@ -36,10 +36,10 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
         t.add_column(col, justify="left" if col in ("block", "class") else "right")
     t.caption = (
         "GB/s/NPU: per-NPU bandwidth; GB sent: bytes each NPU sends on the dimension per "
-        "iteration; busy: "
-        "time the dimension transmits; util: busy / iteration time; slowest: collective "
-        "time during which "
-        "it is the slowest dimension"
+        "iteration; busy: time the dimension transmits per iteration; util: busy / iteration "
+        "time; slowest: issued collective time per iteration during which it is the slowest "
+        "dimension (a collective whose dimensions work one after another counts its part on "
+        "each), at most busy"
     )
     for d, dim in enumerate(instance.network.dims):
         t.add_row(str(d), dim.block, str(dim.npus), dim.cost_class, f"{bd.bw_gbps[d]:,.3f}",
@@ -50,26 +50,43 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
 
 
 def time_table(bd: Breakdown, loop: str = "no_overlap") -> Table:
-    """Iteration time split into compute and per-phase communication (ms). Under loops that overlap
-    or repeat collectives (pipeline bubbles, overlap streams) the per-phase rows are the collective
-    time issued per iteration, and the exposed communication (iteration - compute) is its own
-    row."""
+    """Iteration time split into compute, pipeline bubble and exposed communication (ms; the
+    decomposition of :mod:`hieropt.model.breakdown`, the rows add up to the iteration time). When
+    the collective time issued per phase is the exposed communication (no overlap, no pipeline), the
+    per-phase rows are its parts; otherwise they follow the iteration row as what the slowest stage
+    issues, not parts of the sum (overlap hides part of it, a pipeline's fill and drain add other
+    stages' collectives to the exposed communication)."""
     t = Table(title=f"Iteration time ({loop})", title_justify="left")
     t.add_column("part")
     t.add_column("time (ms)", justify="right")
     t.add_column("share", justify="right")
     T = bd.iteration_time_ns
+    tol = 1e-9 * max(T, 1.0)
     issued = sum(bd.communication_by_phase_ns.values())
-    exposed_row = abs(issued - bd.communication_ns) > 1e-9 * max(T, 1.0)
-    label = "issued in" if exposed_row else "communication:"
-    rows = [("compute", bd.compute_ns)] + [
-        (f"{label} {p}", v) for p, v in bd.communication_by_phase_ns.items()
-    ]
-    if exposed_row:
+    parts = abs(issued - bd.communication_ns) <= tol
+    bubble = abs(bd.bubble_ns) > tol
+    rows = [("compute", bd.compute_ns)]
+    if bubble:
+        rows.append(("pipeline bubble (fill and drain)", bd.bubble_ns))
+    if parts:
+        rows += [(f"communication: {p}", v) for p, v in bd.communication_by_phase_ns.items()]
+    else:
         rows.append(("exposed communication", bd.communication_ns))
     for name, v in rows:
         t.add_row(name, fmt_ms(v), f"{v / T:.1%}" if T > 0 else "-")
-    t.add_row(Text("iteration", style="bold"), Text(fmt_ms(T), style="bold"), "100.0%")
+    t.add_row(Text("iteration", style="bold"), Text(fmt_ms(T), style="bold"), "100.0%",
+              end_section=not parts)
+    if not parts:
+        for p, v in bd.communication_by_phase_ns.items():
+            t.add_row(f"issued in {p}", fmt_ms(v), "-")
+        who = f" by {bd.slowest_stage}" if bd.slowest_stage else ""
+        t.caption = (
+            "bubble: fill and drain with free communication; exposed communication: iteration - "
+            f"compute - bubble, what the network adds; issued: collective time{who} per "
+            "iteration, not parts of the sum ("
+            + ("the fill and drain add other stages' collectives to the exposed figure; "
+               if bubble else "") + "overlap hides some)"
+        )
     return t
 
 
@@ -141,8 +158,9 @@ def stage_lines(bd: Breakdown, instance: Instance) -> list[str]:
     (:func:`hieropt.model.timing.evaluate`).
     Under a schedule that composes the stages (:func:`hieropt.model.pipeline.composition`) the
     iteration time charges the fill and drain at each stage's own pace, so it can be below the
-    slowest stage's figure; otherwise it is the slowest's. The breakdown below is the slowest
-    stage's."""
+    slowest stage's figure; otherwise it is the slowest's. The split below (compute, bubble,
+    exposed communication) is the iteration's; the issued and per-dimension figures are the
+    slowest stage's."""
     if not bd.stage_times_ns:
         return []
     composed = any(composition(instance, job) is not None for job in instance.jobs)
@@ -154,7 +172,7 @@ def stage_lines(bd: Breakdown, instance: Instance) -> list[str]:
     )
     return [
         f"pipeline stages (each: the iteration time if every stage were this one; {how}; the "
-        f"breakdown below is {bd.slowest_stage}'s): "
+        f"issued and per-dimension figures below are {bd.slowest_stage}'s): "
         + ", ".join(f"{name} {fmt_ms(t)} ms" for name, t in bd.stage_times_ns.items())
     ]
 

@@ -37,7 +37,8 @@ def test_composed_stages_are_labelled_as_each_stage_alone():
     assert line.startswith(
         "pipeline stages (each: the iteration time if every stage were this one; the iteration "
         "time composes the stages by the schedule, the fill and drain at each stage's own pace, so "
-        "it can be below the largest of these; the breakdown below is s0's): s0 76.0030 ms"
+        "it can be below the largest of these; the issued and per-dimension figures below are "
+        "s0's): s0 76.0030 ms"
     )
     assert "is the slowest's" not in line
 
@@ -49,7 +50,8 @@ def test_stages_not_composed_take_the_slowest():
     line = _stage_line(evaluation_lines(inst, bd))
     assert line.startswith(
         "pipeline stages (each: the iteration time if every stage were this one; the iteration "
-        "time is the slowest's; the breakdown below is L's): H 480.0000 ms, L 560.0000 ms"
+        "time is the slowest's; the issued and per-dimension figures below are L's): H "
+        "480.0000 ms, L 560.0000 ms"
     )
 
 

@@ -160,7 +160,10 @@ def test_pipeline_by_hand():
     expect = 11 * (600 + TF(b0) + TIG(b0) + 2 * 1e8 / b1) + TWG(b1)
     bd = hieropt.evaluate(inst, [b0, b1])
     assert bd.iteration_time_ns == pytest.approx(expect, rel=1e-12)
-    assert bd.compute_ns == pytest.approx(11 * 600, rel=1e-12)
+    # compute m C, bubble (p - 1) C, the rest exposed communication
+    assert bd.compute_ns == pytest.approx(8 * 600, rel=1e-12)
+    assert bd.bubble_ns == pytest.approx(3 * 600, rel=1e-12)
+    assert bd.communication_ns == pytest.approx(expect - 11 * 600, rel=1e-12)
     assert bd.communication_by_phase_ns["p2p"] == pytest.approx(16 * 1e8 / b1, rel=1e-12)
     sol = hieropt.solve(inst)
     _, best = _dense_opt(lambda x, y: 11 * (600 + TF(x) + TIG(x) + 2e8 / y) + TWG(y))

@@ -112,7 +112,11 @@ def test_the_evaluator_takes_the_slowest_stage_by_hand():
         "L": pytest.approx(F * 140 * MS, rel=1e-14),
     }
     assert low.iteration_time_ns == pytest.approx(560 * MS, rel=1e-14) and low.slowest_stage == "L"
-    assert low.compute_ns == pytest.approx(F * 40 * MS, rel=1e-14)  # the slowest stage's figures
+    # with free communication H is the slowest (F x 60 ms): compute m x 60 ms, bubble (F - m) x 60
+    # ms, the rest exposed communication
+    assert low.compute_ns == pytest.approx(3 * 60 * MS, rel=1e-14)
+    assert low.bubble_ns == pytest.approx((F - 3) * 60 * MS, rel=1e-14)
+    assert low.communication_ns == pytest.approx((560 - 240) * MS, rel=1e-14)
     # m = 3 x (20, 2 x 10)
     assert low.bytes_per_dim.tolist() == pytest.approx([3 * 20 * MB, 3 * 20 * MB], rel=1e-14)
     high = hieropt.evaluate(inst, [1.0, 1.0])  # B1 > 0.5: the heavy stage

@@ -38,8 +38,13 @@ def test_plan_instance_from_the_header():
     assert bd.iteration_time_ns == pytest.approx(sol.iteration_time_ns, rel=1e-9)
     # = hieropt workload plan's ideal iteration
     figures = plan_figures(read_llm(REPO / "models" / "gpt3-175b-llm.toml"))
-    assert bd.compute_ns == pytest.approx(figures.compute()["ideal_iteration_ns"], rel=1e-9)
-    assert sol.iteration_time_ns > bd.compute_ns
+    c = figures.compute()
+    assert bd.compute_ns == pytest.approx(c["iteration_compute_ns"] + c["optimizer_ns"], rel=1e-9)
+    assert bd.bubble_ns == pytest.approx(c["bubble_ns"], rel=1e-9)
+    assert bd.compute_ns + bd.bubble_ns == pytest.approx(c["ideal_iteration_ns"], rel=1e-9)
+    assert bd.communication_ns == pytest.approx(
+        sol.iteration_time_ns - c["ideal_iteration_ns"], rel=1e-9
+    ) and bd.communication_ns > 0
 
 
 def test_explicit_named_groups_and_step(tmp_path):

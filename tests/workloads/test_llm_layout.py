@@ -64,8 +64,11 @@ def test_interleaved_uneven_time_by_hand():
     assert inst.step.virtual_stages == 2 and inst.step.microbatches == 4
     bd = evaluate(inst, [1.0, 1.0, 1.0])
     t0, t1 = 2 * BLOCK, 4 * BLOCK + OUTPUT
-    assert bd.compute_ns == pytest.approx((t0 + t1) / 2 + 3.5 * t1, rel=1e-12)
-    assert bd.iteration_time_ns > bd.compute_ns
+    # compute m t_1 (the stage with the most compute), bubble the rest of the free schedule
+    assert bd.compute_ns == pytest.approx(4 * t1, rel=1e-12)
+    assert bd.bubble_ns == pytest.approx((t0 + t1) / 2 - t1 / 2, rel=1e-12)
+    assert bd.compute_ns + bd.bubble_ns == pytest.approx((t0 + t1) / 2 + 3.5 * t1, rel=1e-12)
+    assert bd.communication_ns > 0
 
 
 def test_chunks_split_as_evenly_as_possible():

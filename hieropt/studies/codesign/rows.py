@@ -60,10 +60,13 @@ COLUMNS: tuple[tuple[str, type], ...] = (
 )
 """Columns of a co-design results file, with their types (empty: not applicable). ``status`` is
 ``optimal``, ``limit``, ``infeasible``, ``unbounded``, ``error`` or ``pruned`` (bound >= incumbent,
-not solved). ``placement`` (group -> its size on each dimension), ``communication_by_group_ns``
-(group -> ns per iteration) and ``bw_gbps`` (GB/s per NPU per dimension) are an object, an object
-and an array, ``notes`` an array of texts (e.g. TP on a scale-out dimension) (JSON text in a CSV
-cell or Parquet string). ``nics``: :func:`hieropt.spec.space.nic_count`."""
+not solved). ``compute_ns`` + ``bubble_ns`` + ``communication_ns`` (exposed) =
+``iteration_time_ns``, the evaluator's split (:mod:`hieropt.model.breakdown`). ``placement`` (group
+-> its size on each dimension), ``communication_by_group_ns`` (group -> ns per iteration the slowest
+stage issues; not parts of the exposed communication) and ``bw_gbps`` (GB/s per NPU per dimension)
+are an object, an object and an array, ``notes`` an array of texts (e.g. TP on a scale-out
+dimension) (JSON text in a CSV cell or Parquet string). ``nics``:
+:func:`hieropt.spec.space.nic_count`."""
 NAMES = tuple(n for n, _ in COLUMNS)
 
 

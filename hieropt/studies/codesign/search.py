@@ -48,7 +48,7 @@ from ..explore.results import ResultSink, typed_row
 from ..explore.run import SOLVED
 from .candidates import CodesignCandidate, CodesignEnumeration, enumerate_candidates
 from .rows import COLUMNS, KEEP_ROWS, OWN_COLUMNS, CodesignRow, Tally, UnsolvedRows
-from .solve import solve_codesign_candidate, split_ns
+from .solve import issued_by_group_ns, solve_codesign_candidate
 
 INFEASIBLE_BY_BOUND = "its time bound exceeds the time target"
 """The message of a candidate settled infeasible without a solve (its proven time bound is above the
@@ -450,7 +450,7 @@ __all__ = [
     "OWN_COLUMNS",
     "UnsolvedRows",
     "solve_codesign_candidate",
-    "split_ns",
+    "issued_by_group_ns",
     "codesign_fingerprint",
     "CodesignRow",
     "INFEASIBLE_BY_BOUND",

@@ -1,9 +1,8 @@
 """One co-design candidate solved exactly (:func:`solve_codesign_candidate`, its row of
-:data:`~hieropt.studies.codesign.rows.COLUMNS`), and the time split of a solved row
-(:func:`split_ns`): compute m C + U, pipeline bubble (F - m) S with S one micro-batch's stage time,
-and the communication of every group per iteration (m x its per-micro-batch collectives + its
-per-iteration ones; these add up to the iteration time without ``overlap_dp``), at the optimum of
-the slowest pipeline stage there."""
+:data:`~hieropt.studies.codesign.rows.COLUMNS`), and the communication each group issues per
+iteration (:func:`issued_by_group_ns`). A row's split of the iteration time (compute, pipeline
+bubble, exposed communication) is the evaluator's (:mod:`hieropt.model.breakdown`), the one
+``hieropt solve`` prints for the same instance."""
 
 from __future__ import annotations
 
@@ -37,14 +36,14 @@ def space_constraints(space: CodesignSpace, n_dims: int):
                           lambda: tuple(constraint_for(t, n_dims) for t in texts))
 
 
-def split_ns(
-    inst, bw: np.ndarray, stage: str | None = None
-) -> tuple[float, float, dict[str, float]]:
-    """(compute m C + U, bubble (F - m) S, communication per group per iteration) of a step-loop
-    instance at ``bw`` (ns) for its slowest pipeline stage there (the stage named ``stage``, when
-    the caller knows it; a workload of one stage: that one); see the module docstring. Each group's
-    communication is summed phase by phase, layer by layer (one ``bincount`` over the phases in that
-    order)."""
+def issued_by_group_ns(inst, bw: np.ndarray, stage: str | None = None) -> dict[str, float]:
+    """The collective time each group issues per iteration (ns: m x its per-micro-batch collectives
+    + its per-iteration ones) of a step-loop instance at ``bw`` (D,) GB/s per NPU, on its slowest
+    pipeline stage there (the stage named ``stage``, when the caller knows it; a workload of one
+    stage: that one). Issued, not exposed: overlap hides part of it, and a pipeline's fill and
+    drain put other stages' collectives on the critical path, so these are not parts of the
+    exposed communication. Summed phase by phase, layer by layer (one ``bincount`` over the phases
+    in that order)."""
     st = inst.step
     job = inst.jobs[0]
     if inst.workload.more_stages:
@@ -52,34 +51,31 @@ def split_ns(
         job = next(j for j in stage_jobs(job) if j.workload.name == name)
     table = job.workload.table
     coll = phase_times(inst, job, bw)  # (L, 3)
-    names, ids, C, U = _group_ids(table)
-    per_micro = C + float(coll[:, :2].sum())
+    names, ids = _group_ids(table)
     t = coll.T.ravel()  # phase-major: the order the per-group sums run in
     live = t > 0
     times = np.repeat([float(st.microbatches), float(st.microbatches), 1.0], coll.shape[0])
     sums = np.bincount(ids[live], weights=(times * t)[live], minlength=len(names))
     used = np.bincount(ids[live], minlength=len(names))
-    by_group = {names[i]: float(sums[i]) for i in np.flatnonzero(used)}
-    return st.microbatches * C + U, (st.slots - st.microbatches) * per_micro, by_group
+    return {names[i]: float(sums[i]) for i in np.flatnonzero(used)}
 
 
 GROUP_IDS_KEPT = 12
 """Tables whose group ids :func:`_group_ids` keeps (a plan has up to three distinct stages)."""
 
 
-def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
+def _group_ids(table) -> tuple[tuple[str, ...], np.ndarray]:
     """The group names of a step workload's phases (a named group, else ``tp`` forward / input
-    gradient and ``dp`` weight gradient), each phase's name index, phase-major, and the compute C
-    and optimizer step U of the table, ns (the last few tables' are kept in the active cache)."""
+    gradient and ``dp`` weight gradient) and each phase's name index, phase-major (the last few
+    tables' are kept in the active cache)."""
     return current().memo("group ids", Same(table), lambda: _ids_of(table), GROUP_IDS_KEPT)
 
 
-def _ids_of(table) -> tuple[tuple[str, ...], np.ndarray, float, float]:
+def _ids_of(table) -> tuple[tuple[str, ...], np.ndarray]:
     names: dict[str, int] = {}
     ids = [names.setdefault(g or ("tp" if j < 2 else "dp"), len(names))
            for j in range(3) for g in table.group[:, j].tolist()]
-    return (tuple(names), np.array(ids, dtype=np.int64), float(table.compute_ns.sum()),
-            float(table.update_ns.sum()))
+    return tuple(names), np.array(ids, dtype=np.int64)
 
 
 SCALE_UP_GROUPS = ("tp",)
@@ -158,7 +154,8 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
         # sequential mode): this row only
         row.update(status="error", message=str(validation_error(e, cand.id)))
     else:
-        compute, bubble, by_group = split_ns(inst, sol.bw_gbps, sol.breakdown.slowest_stage)
+        bd = sol.breakdown
+        by_group = issued_by_group_ns(inst, sol.bw_gbps, bd.slowest_stage)
         row.update(
             status=str(sol.status),
             message=sol.message,
@@ -167,9 +164,9 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
             objective_unit=sol.objective_unit,
             gap=sol.gap,
             iteration_time_ns=sol.iteration_time_ns,
-            compute_ns=compute,
-            bubble_ns=bubble,
-            communication_ns=sol.iteration_time_ns - compute - bubble,
+            compute_ns=bd.compute_ns,
+            bubble_ns=bd.bubble_ns,
+            communication_ns=bd.communication_ns,
             communication_by_group_ns={g: t for g, t in sorted(by_group.items())},
             network_cost_usd=sol.network_cost_usd,
             bw_gbps=[float(b) for b in sol.bw_gbps],
@@ -197,7 +194,7 @@ def _worker() -> str:
 
 __all__ = [
     "solve_codesign_candidate",
-    "split_ns",
+    "issued_by_group_ns",
     "space_constraints",
     "scale_out_dims",
     "scale_up_notes",
