@@ -34,18 +34,42 @@ def fmt_tokens(n: float) -> str:
 
 def calibration_note(accelerator: str | None) -> str | None:
     """The caveat on days, MFU and $ per run computed with ``accelerator``'s shipped default
-    calibration (:attr:`hieropt.spec.Training.default_calibration`; None: no caveat). On the 37
-    published A100 / H100 runs of ``validation/`` that calibration predicts a mean 20.7 % error,
-    almost every run too fast: its matrix efficiency is the maximum achievable matmul rate, above
-    the 0.71-0.77 fitted on measured runs (docs/validation.md)."""
+    calibration (:attr:`hieropt.spec.Training.default_calibration`; None: no caveat).
+
+    A kernel-level default (no ``runs_file`` in its catalog entry, or a name the shipped catalog
+    lacks): on the 37 published A100 / H100 runs of ``validation/`` such figures predict a mean
+    20.7 % error, almost every run too fast: the maximum achievable matmul rate is above the
+    0.71-0.77 fitted on measured runs (docs/validation.md). A default fitted on measured runs (the
+    H100-SXM on three runs of one node): the runs file it was fitted on, and that runs of other
+    models and cluster sizes are predicted within about 20 % with it (the H100's held-out runs,
+    docs/validation.md)."""
     if accelerator is None:
         return None
+    runs = _default_runs_file(accelerator)
+    if runs is not None:
+        return (
+            f"the {accelerator} compute calibration is the catalog's default, fitted on the "
+            f"measured runs in {runs}: other models and cluster sizes are predicted within about "
+            "20 % with it; fit it with 'hieropt calibrate' on runs of your own cluster "
+            "(docs/validation.md)"
+        )
     return (
         f"the {accelerator} compute calibration is the catalog's kernel-level default, not fitted "
         "on measured runs: published training runs are predicted up to ~20 % too fast with it "
         "(days and $ per run low, MFU high); fit it with 'hieropt calibrate' on measured runs "
         "(docs/validation.md)"
     )
+
+
+def _default_runs_file(accelerator: str) -> str | None:
+    """The runs file the shipped catalog's default calibration of ``accelerator`` was fitted on,
+    else None (kernel-level figures, or no such accelerator)."""
+    from ..io.npus import read_npu_catalog
+
+    try:
+        return read_npu_catalog().find(accelerator).calibration.runs_file
+    except KeyError:
+        return None
 
 
 def instance_calibration(instance: Any) -> str | None:
