@@ -6,7 +6,8 @@ Format: ``[[accelerator]]`` entries (name, aliases, vendor, ``hbm_gib``, ``hbm_g
 ``scaleup_gbps``, ``price_usd``), each with ``[accelerator.peak_tflops]`` (dense TFLOP/s per number
 format), ``[accelerator.sources]`` (every figure's source and date) and
 ``[accelerator.calibration]`` (the roofline's defaults,
-:data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, and ``fitted_on``).
+:data:`~hieropt.workloads.llm.accelerators.CALIBRATION_FIELDS`, ``fitted_on`` and, for a default
+fitted on measured runs, ``runs_file``).
 """
 
 from __future__ import annotations
@@ -90,10 +91,12 @@ def fill_npu(npu: Any, source: str | Path, catalog: str | Path | None = None) ->
 def default_calibration_of(npu: Any) -> str | None:
     """The accelerator's name when ``npu`` (:class:`hieropt.workloads.llm.NPU`) is timed by the
     roofline with exactly the shipped catalog's (:data:`DEFAULT_CATALOG`) default calibration of its
-    ``accelerator``: kernel-level figures (the maximum achievable matmul rate, per-layer times), not
-    fitted on measured end-to-end runs. None for an NPU given inline, the flat ``efficiency`` model,
-    an accelerator the shipped catalog lacks, or any calibration value that differs (given in the
-    model file, or fitted by ``hieropt calibrate``)."""
+    ``accelerator``: kernel-level figures (the maximum achievable matmul rate, per-layer times), or
+    where the entry names a ``runs_file`` the values fitted on those measured runs (what
+    :func:`hieropt.report.run.calibration_note` says of it differs). None for an NPU given
+    inline, the flat ``efficiency`` model, an accelerator the shipped catalog lacks, or any
+    calibration value that differs (given in the model file, or fitted by ``hieropt
+    calibrate``)."""
     name = getattr(npu, "accelerator", None)
     if name is None or getattr(npu, "efficiency", None) is not None:
         return None

@@ -32,29 +32,59 @@ def fmt_tokens(n: float) -> str:
     return f"{n:,.0f}"
 
 
-UNCALIBRATED = {"runs": 37, "least_pct": 3.7, "worst_pct": 69.3, "mean_pct": 20.7}
-"""What ``hieropt validate validation/*.csv`` measures with the catalog's default calibrations
-(docs/validation.md, "Uncalibrated"): over its 37 published A100 / H100 runs every iteration time is
-predicted below the measured one, by 3.7 % to 69.3 % (mean absolute error 20.7 %)."""
+UNCALIBRATED = {"runs": 35, "least_pct": 6.0, "worst_pct": 69.3, "mean_pct": 21.4}
+"""What ``hieropt validate validation/*.csv`` measures on the runs of accelerators whose catalog
+default is kernel-level (the A100 runs; docs/validation.md, "Uncalibrated"): every iteration time is
+predicted below the measured one, by least_pct % to worst_pct % (mean absolute error mean_pct %)."""
+
+FITTED = {"runs": 6, "mean_pct": 7.9, "worst_pct": 9.5}
+"""What ``hieropt validate validation/*.csv`` measures on the runs, outside its calibration runs,
+of the accelerator whose catalog default is fitted on measured runs (the H100-SXM: Llama 3.1 70B
+on 64-2,048 GPUs, Llama 3 405B on 8,192 and 16,384; docs/validation.md): mean absolute error
+mean_pct %, worst worst_pct %."""
 
 
 def calibration_note(accelerator: str | None) -> str | None:
     """The caveat on days, MFU and $ per run computed with ``accelerator``'s shipped default
-    calibration (:attr:`hieropt.spec.Training.default_calibration`; None: no caveat), with what the
-    validation measured for such defaults (:data:`UNCALIBRATED`): its matrix efficiency is the
-    maximum achievable matmul rate, above the 0.71-0.77 fitted on measured runs
-    (docs/validation.md)."""
+    calibration (:attr:`hieropt.spec.Training.default_calibration`; None: no caveat).
+
+    A default fitted on measured runs (a ``runs_file`` in its catalog entry): that file, and what
+    the validation measured on other runs with it (:data:`FITTED`). A kernel-level default (no
+    ``runs_file``, or a name the shipped catalog lacks): what the validation measured with such
+    figures (:data:`UNCALIBRATED`): the maximum achievable matmul rate is above the 0.60-0.77
+    fitted on measured runs (docs/validation.md)."""
     if accelerator is None:
         return None
+    runs = _default_runs_file(accelerator)
+    if runs is not None:
+        f = FITTED
+        return (
+            f"the {accelerator} compute calibration is the catalog's default, fitted on the "
+            f"measured runs in {runs}: on {f['runs']} published runs of other models and cluster "
+            f"sizes it predicts iteration times within {f['worst_pct']:g} % (mean "
+            f"{f['mean_pct']:g} %); fit it with 'hieropt calibrate' on runs of your own cluster "
+            "(docs/validation.md)"
+        )
     u = UNCALIBRATED
     return (
         f"the {accelerator} compute calibration is the catalog's kernel-level default, not fitted "
-        f"on measured runs: on the {u['runs']} published A100 / H100 runs of docs/validation.md "
-        f"such defaults predict iteration times {u['least_pct']:g} % to {u['worst_pct']:.0f} % "
-        f"below the measured ones (mean {u['mean_pct']:g} %; Llama 3 405B on H100: 3.7 % and "
-        "13.6 %), how far depending on the software stack, so days and $ per run are likely low "
-        "and MFU high; fit it with 'hieropt calibrate' on measured runs"
+        f"on measured runs: on the {u['runs']} published A100 runs of docs/validation.md such "
+        f"defaults predict iteration times {u['least_pct']:g} % to {u['worst_pct']:.0f} % below "
+        f"the measured ones (mean {u['mean_pct']:g} %), how far depending on the software stack, "
+        "so days and $ per run are likely low and MFU high; fit it with 'hieropt calibrate' on "
+        "measured runs"
     )
+
+
+def _default_runs_file(accelerator: str) -> str | None:
+    """The runs file the shipped catalog's default calibration of ``accelerator`` was fitted on,
+    else None (kernel-level figures, or no such accelerator)."""
+    from ..io.npus import read_npu_catalog
+
+    try:
+        return read_npu_catalog().find(accelerator).calibration.runs_file
+    except KeyError:
+        return None
 
 
 def instance_calibration(instance: Any) -> str | None:

@@ -26,7 +26,8 @@ class Training(Frozen):
         npus: NPUs in the job.
         peak_flops_per_npu: the NPU's dense peak in the training number format, FLOP/s.
         default_calibration: the accelerator whose compute was timed with the shipped catalog's
-            kernel-level default calibration (``catalogs/npus.toml``, not fitted on measured runs:
+            default calibration (``catalogs/npus.toml``: kernel-level figures, or fitted on the
+            measured runs its entry's ``runs_file`` names;
             :func:`hieropt.io.npus.default_calibration_of`), set by the model-file reader; None
             for a calibration given in the file, fitted by ``hieropt calibrate``, or the flat
             efficiency.

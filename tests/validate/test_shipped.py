@@ -17,6 +17,7 @@ from hieropt.studies.validate import validate
 REPO = Path(__file__).resolve().parents[2]
 FILES = sorted((REPO / "validation").glob("*.csv"))
 CALIBRATION = REPO / "validation" / "calibration" / "a100-one-node.csv"
+H100_CALIBRATION = REPO / "validation" / "calibration" / "h100-one-node.csv"
 runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
                         "COLUMNS": "200"})
 
@@ -33,7 +34,7 @@ def test_the_published_tables_are_shipped():
     assert CALIBRATION.is_file()
 
 
-@pytest.mark.parametrize("path", [*FILES, CALIBRATION], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*FILES, CALIBRATION, H100_CALIBRATION], ids=lambda p: p.name)
 def test_a_shipped_runs_file_parses_with_its_sources(path: Path):
     runs = read_runs(path)
     assert len(runs) == data_rows(path) >= 1
@@ -67,6 +68,27 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
     assert max(abs(x.error) for x in ptdp) == pytest.approx(0.265, abs=0.0005)
     assert sum(abs(x.error) for x in megatron) / len(megatron) == pytest.approx(0.060, abs=0.0005)
     assert max(abs(x.error) for x in megatron) == pytest.approx(0.118, abs=0.0005)
+
+
+def test_the_h100_default_is_its_fit_on_one_node():
+    """The catalog's H100-SXM default (catalogs/npus.toml) is what ``hieropt calibrate`` fits on
+    the runs file its ``runs_file`` names: three measured BF16 runs of Llama 3.1 8B on one DGX H100
+    node (one plan, three software releases: 12.91, 12.78 and 12.27 s). The MAPE fit lands on the
+    middle run (0.0 %), the others 1.0 % and 4.2 % off: the releases' spread, not at a bound."""
+    from hieropt.io.npus import read_npu_catalog
+    from hieropt.studies.validate import calibrate
+
+    entry = read_npu_catalog().find("H100-SXM").calibration
+    assert REPO / entry.runs_file == H100_CALIBRATION
+    (fit,) = calibrate(read_runs(H100_CALIBRATION))
+    assert fit.npu == "H100-SXM" and fit.runs == 3 and set(fit.values) == {"matrix_efficiency"}
+    assert fit.values["matrix_efficiency"] == pytest.approx(entry.matrix_efficiency, abs=5e-5)
+    assert fit.mape == pytest.approx(0.0172, abs=5e-4)
+    assert fit.worst == pytest.approx(0.0416, abs=5e-4)
+    assert fit.at_bound == ()
+    # with the catalog's default the runs are predicted as fitted: the middle one (12.78 s) exact
+    v = validate([H100_CALIBRATION])
+    assert [round(x.error, 3) for x in v.rows] == [-0.010, 0.0, 0.042]
 
 
 def test_hieropt_validate_prints_the_table_and_writes_json_in_file_order():

@@ -147,7 +147,16 @@ class StrictModel(BaseModel):
 
 class Calibration(StrictModel):
     """Default calibration of one accelerator (:data:`CALIBRATION_FIELDS`) and what it was fitted
-    on."""
+    on.
+
+    Attributes:
+        fitted_on: what the values rest on (kernel-level measurements, or the measured runs and
+            their source), one line.
+        runs_file: the runs file its ``from_runs`` fields were fitted on by ``hieropt
+            calibrate`` (path relative to the repository's root, e.g.
+            ``validation/calibration/h100-one-node.csv``); None (default): kernel-level figures,
+            not fitted on any measured run.
+    """
 
     matrix_efficiency: float = calibration_field("matrix_efficiency", ...)
     gemm_half_gflop: float = calibration_field("gemm_half_gflop", ...)
@@ -155,6 +164,7 @@ class Calibration(StrictModel):
     kernel_overhead_us: float = calibration_field("kernel_overhead_us", ...)
     attention_efficiency: float = calibration_field("attention_efficiency", ...)
     fitted_on: str = Field(min_length=1)
+    runs_file: str | None = Field(default=None, min_length=1)
 
 
 _FIGURES = ("peak_tflops", "hbm_gib", "hbm_gbps", "tdp_w", "scaleup_gbps")
