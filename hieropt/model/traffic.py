@@ -74,13 +74,16 @@ def _classes(table) -> tuple[np.ndarray, np.ndarray] | None:
     L = table.size_bytes.shape[0]
     out = None
     if 3 * L <= CLASS_ROWS:
-        ids: dict[object, int] = {}
-        group = [ids.setdefault(g, len(ids)) for g in table.group.ravel().tolist()]
         keys = np.empty((L, 3, 4))
         keys[:, :, 0] = np.arange(3)
         keys[:, :, 1] = collective_codes(table)
         keys[:, :, 2] = table.size_bytes
-        keys[:, :, 3] = np.reshape(group, (L, 3))
+        if (table.group != None).any():  # noqa: E711 (element-wise)
+            ids: dict[object, int] = {}
+            group = [ids.setdefault(g, len(ids)) for g in table.group.ravel().tolist()]
+            keys[:, :, 3] = np.reshape(group, (L, 3))
+        else:  # (no named group: every phase's group is None, numbered 0)
+            keys[:, :, 3] = 0.0
         first, inverse, _ = distinct_rows(keys.reshape(3 * L, 4) + 0.0)
         out = (first, inverse)
         for a in out:
@@ -196,6 +199,8 @@ def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
 
     def build() -> np.ndarray:
         out = np.zeros((table.size_bytes.shape[0], 3), dtype=bool)
+        if not (sums_dims(key[0]) or any(sums_dims(a) for _, a in key[1])):
+            return read_only(out)  # (no algorithm of this job sums: the common case)
         p2p = collective_codes(table) == KINDS.index(Collective.P2P)
         for j in range(3):
             for name, rows in _group_rows(table, j):
@@ -213,18 +218,20 @@ def model_mode(instance: Instance) -> str:
     composite terms, :meth:`hieropt.model.terms.TermBuilder.term_sum`); the instance's
     ``dimension_mode`` when no collective spans several dimensions."""
     def build() -> str:
+        jobs = [stage_rows(job)[0] if job.workload.more_stages else job for job in instance.jobs]
+        sums = [phase_sums(instance, job) for job in jobs]
+        if instance.dimension_mode == "concurrent" and not any(s.any() for s in sums):
+            return "concurrent"  # (no collective sums its dimensions: concurrent either way)
         summing = other = False
-        for job in instance.jobs:
-            job = stage_rows(job)[0] if job.workload.more_stages else job
+        for job, sums_ in zip(jobs, sums, strict=True):
             multi = (
                 np.count_nonzero(
                     (phase_traffic(instance, job) > 0) | (phase_latency(instance, job) > 0), axis=2
                 )
                 > 1
             )
-            sums = phase_sums(instance, job)
-            summing |= bool((multi & sums).any())
-            other |= bool((multi & ~sums).any())
+            summing |= bool((multi & sums_).any())
+            other |= bool((multi & ~sums_).any())
         if summing == other:
             return instance.dimension_mode if not summing else "concurrent"
         return "sequential" if summing else "concurrent"
