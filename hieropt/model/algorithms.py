@@ -224,7 +224,7 @@ def p2p_links(network: Network) -> tuple[float, ...]:
     bandwidth there: a FullyConnected dimension of n NPUs gives each peer one link of B / (n - 1),
     so n - 1; a Ring (the neighbour's link) and a Switch (the NPU's port) carry the whole B, so
     1."""
-    return tuple(float(d.npus - 1) if d.block == "FullyConnected" else 1.0 for d in network.dims)
+    return tuple([float(d.npus - 1) if d.block == "FullyConnected" else 1.0 for d in network.dims])
 
 
 def sums_dims(algorithm: str) -> bool:

@@ -199,8 +199,8 @@ def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
 
     def build() -> np.ndarray:
         out = np.zeros((table.size_bytes.shape[0], 3), dtype=bool)
-        if not (sums_dims(key[0]) or any(sums_dims(a) for _, a in key[1])):
-            return read_only(out)  # (no algorithm of this job sums: the common case)
+        if not may_sum(instance, job):
+            return read_only(out)  # (the common case)
         p2p = collective_codes(table) == KINDS.index(Collective.P2P)
         for j in range(3):
             for name, rows in _group_rows(table, j):
@@ -211,6 +211,15 @@ def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
     return current().memo("phase_sums", (Same(table), key), build, KEPT, KEPT_ELEMENTS)
 
 
+def may_sum(instance: Instance, job: Job) -> bool:
+    """Whether any collective of ``job`` may take the sum of its dimensions' times: the instance's
+    ``dimension_mode`` or one of the workload's :attr:`~hieropt.spec.Workload.group_algorithms`
+    sums (:func:`hieropt.model.algorithms.sums_dims`). False: :func:`phase_sums` is all False."""
+    return sums_dims(instance.dimension_mode) or any(
+        sums_dims(a) for _, a in job.workload.group_algorithms
+    )
+
+
 def model_mode(instance: Instance) -> str:
     """The ``dimension_mode`` of the instance's :class:`~hieropt.model.terms.TimeModel`:
     ``sequential`` when every collective that spans several dimensions sums their times
@@ -219,19 +228,19 @@ def model_mode(instance: Instance) -> str:
     ``dimension_mode`` when no collective spans several dimensions."""
     def build() -> str:
         jobs = [stage_rows(job)[0] if job.workload.more_stages else job for job in instance.jobs]
-        sums = [phase_sums(instance, job) for job in jobs]
-        if instance.dimension_mode == "concurrent" and not any(s.any() for s in sums):
+        if instance.dimension_mode == "concurrent" and not any(may_sum(instance, j) for j in jobs):
             return "concurrent"  # (no collective sums its dimensions: concurrent either way)
         summing = other = False
-        for job, sums_ in zip(jobs, sums, strict=True):
+        for job in jobs:
+            sums = phase_sums(instance, job)
             multi = (
                 np.count_nonzero(
                     (phase_traffic(instance, job) > 0) | (phase_latency(instance, job) > 0), axis=2
                 )
                 > 1
             )
-            summing |= bool((multi & sums_).any())
-            other |= bool((multi & ~sums_).any())
+            summing |= bool((multi & sums).any())
+            other |= bool((multi & ~sums).any())
         if summing == other:
             return instance.dimension_mode if not summing else "concurrent"
         return "sequential" if summing else "concurrent"
