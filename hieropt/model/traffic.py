@@ -166,6 +166,14 @@ def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     classes = phase_classes(table)
     # one row per class of equal phases, then every phase's copy of its class's row
+    if classes is not None and not any(
+        g is not None for g in table.group[classes[0] // 3, classes[0] % 3].tolist()
+    ):  # (no named group: each phase column's group, one unit row per class)
+        layer, col = np.divmod(classes[0], 3)
+        algorithm = group_algorithm(instance, job, None)
+        unit = np.stack([unit_rows(job.mapping.group(p), algorithm, links) for p in PHASES])
+        rep = table.size_bytes[layer, col][:, None] * unit[col, collective_codes(table)[layer, col]]
+        return rep[classes[1]].reshape(L, 3, D)
     if classes is not None:
         rep = np.empty((classes[0].size, D))
         for j, name, idx, size, kinds in _class_groups(table, classes):
@@ -226,12 +234,15 @@ def model_mode(instance: Instance) -> str:
     (:func:`phase_sums`), ``concurrent`` when another takes their largest (the summing ones are then
     composite terms, :meth:`hieropt.model.terms.TermBuilder.term_sum`); the instance's
     ``dimension_mode`` when no collective spans several dimensions."""
+    if instance.dimension_mode == "concurrent" and not any(
+        may_sum(instance, job) for job in instance.jobs
+    ):  # (no collective sums its dimensions, a stage's neither: concurrent either way)
+        return "concurrent"
+
     def build() -> str:
-        jobs = [stage_rows(job)[0] if job.workload.more_stages else job for job in instance.jobs]
-        if instance.dimension_mode == "concurrent" and not any(may_sum(instance, j) for j in jobs):
-            return "concurrent"  # (no collective sums its dimensions: concurrent either way)
         summing = other = False
-        for job in jobs:
+        for job in instance.jobs:
+            job = stage_rows(job)[0] if job.workload.more_stages else job
             sums = phase_sums(instance, job)
             multi = (
                 np.count_nonzero(
