@@ -127,10 +127,17 @@ class Cache:
         t = self.tables.get(name)
         if t is None:
             t = self.tables[name] = Table(count, elements)
-        hit = t.get(key, _MISSING)
+        items = t.items  # (Table.get and Table.put inlined for the common cases: a hot path)
+        hit = items.get(key, _MISSING)
         if hit is not _MISSING:
+            if len(items) > 1:
+                items.move_to_end(key)
             return hit
-        return t.put(key, build())
+        value = build()
+        if t.elements is None and len(items) < t.count and key not in items:
+            items[key] = value  # (a new key in a table with room: nothing to drop)
+            return value
+        return t.put(key, value)
 
     def __len__(self) -> int:
         """Entries in all tables."""

@@ -413,34 +413,35 @@ def phase_refs(
             mix them with others.
     """
     L, _, D = traffic.shape
-    flag = np.zeros((L * 3, 1)) if sums is None else sums.reshape(L * 3, 1).astype(float)
+    # (the summing flag as a last column, when there is one: rows differing in it stay apart)
+    parts = [traffic.reshape(L * 3, D), latency.reshape(L * 3, D)]
+    if sums is not None:
+        parts.append(sums.reshape(L * 3, 1).astype(float))
     if classes is not None:
         cfirst, cinv = classes
-        rows = np.concatenate([traffic.reshape(L * 3, D)[cfirst], latency.reshape(L * 3, D)[cfirst],
-                               flag[cfirst]], axis=1) + 0.0
+        rows = np.concatenate([p[cfirst] for p in parts], axis=1) + 0.0
         sub_first, sub_inverse, _ = distinct_rows(rows)
         uniq = rows[sub_first]
         inverse = sub_inverse[cinv]
         first = cfirst[sub_first]
         counts = np.bincount(inverse, minlength=first.size)
     else:
-        rows = (
-            np.concatenate([traffic.reshape(L * 3, D), latency.reshape(L * 3, D), flag], axis=1)
-            + 0.0
-        )
+        rows = np.concatenate(parts, axis=1) + 0.0
         first, inverse, counts = distinct_rows(rows)  # (+ 0.0: -0.0 == 0.0)
         uniq = rows[first]
-    summing = (uniq[:, 2 * D] > 0) & (
-        np.count_nonzero(uniq[:, : 2 * D].reshape(-1, 2, D).any(axis=1), axis=1) > 1
-    )
-    uniq = uniq[:, :2 * D]
+    summing = None
+    if sums is not None:
+        summing = (uniq[:, 2 * D] > 0) & (
+            np.count_nonzero(uniq[:, : 2 * D].reshape(-1, 2, D).any(axis=1), axis=1) > 1
+        )
+        uniq = uniq[:, :2 * D]
     peak = uniq[:, :D].max(axis=1)
     peak = np.where(peak > 0, peak, uniq[:, D:].max(axis=1))
     k = np.full(len(uniq), -1, dtype=int)
     a = np.zeros(len(uniq))
     live = np.flatnonzero(peak > 0)
     # many distinct rows: group them by direction with numpy,
-    if live.size > 4096 and not summing.any():
+    if live.size > 4096 and (summing is None or not summing.any()):
         # register one row per direction
         keys = direction_rows(uniq[live] / peak[live, None])
         first_of, group, _ = unique_rows(keys)
@@ -456,7 +457,7 @@ def phase_refs(
         a[live] = peak[live] / np.asarray(b.peaks)[k[live]]
     elif live.size:
         for i, key in zip(live, direction_key(uniq[live] / peak[live, None]), strict=True):
-            add = b.term_sum if summing[i] else b.term_keyed
+            add = b.term_sum if summing is not None and summing[i] else b.term_keyed
             k[i], a[i] = add(key, uniq[i, :D], uniq[i, D:], float(peak[i]), int(counts[i]))
     inverse = inverse.reshape(-1)
     return PhaseRefs(k=k[inverse].reshape(L, 3), a=a[inverse].reshape(L, 3))

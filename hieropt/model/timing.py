@@ -95,6 +95,7 @@ from .terms import PhaseRefs, Piece, TermBuilder, TimeModel, collective_times, p
 from .traffic import (
     CLASS_ROWS,
     job_arrays,
+    may_sum,
     model_fields,
     model_mode,
     phase_classes,
@@ -196,7 +197,8 @@ def _add_job(
         job, rows = stage_rows(job)
     traffic, latency = phase_traffic(instance, job), phase_latency(instance, job)
     table = job.workload.table
-    sums = phase_sums(instance, job) if (mode or model_mode(instance)) == "concurrent" else None
+    concurrent = (mode or model_mode(instance)) == "concurrent"
+    sums = phase_sums(instance, job) if concurrent and may_sum(instance, job) else None
     refs = phase_refs(
         b, traffic, latency, phase_classes(table), sums if sums is not None and sums.any() else None
     )

@@ -74,13 +74,16 @@ def _classes(table) -> tuple[np.ndarray, np.ndarray] | None:
     L = table.size_bytes.shape[0]
     out = None
     if 3 * L <= CLASS_ROWS:
-        ids: dict[object, int] = {}
-        group = [ids.setdefault(g, len(ids)) for g in table.group.ravel().tolist()]
         keys = np.empty((L, 3, 4))
         keys[:, :, 0] = np.arange(3)
         keys[:, :, 1] = collective_codes(table)
         keys[:, :, 2] = table.size_bytes
-        keys[:, :, 3] = np.reshape(group, (L, 3))
+        if (table.group != None).any():  # noqa: E711 (element-wise)
+            ids: dict[object, int] = {}
+            group = [ids.setdefault(g, len(ids)) for g in table.group.ravel().tolist()]
+            keys[:, :, 3] = np.reshape(group, (L, 3))
+        else:  # (no named group: every phase's group is None, numbered 0)
+            keys[:, :, 3] = 0.0
         first, inverse, _ = distinct_rows(keys.reshape(3 * L, 4) + 0.0)
         out = (first, inverse)
         for a in out:
@@ -163,6 +166,14 @@ def _traffic(instance: Instance, job: Job, table, links) -> np.ndarray:
     L, D = table.size_bytes.shape[0], instance.network.n_dims
     classes = phase_classes(table)
     # one row per class of equal phases, then every phase's copy of its class's row
+    if classes is not None and not any(
+        g is not None for g in table.group[classes[0] // 3, classes[0] % 3].tolist()
+    ):  # (no named group: each phase column's group, one unit row per class)
+        layer, col = np.divmod(classes[0], 3)
+        algorithm = group_algorithm(instance, job, None)
+        unit = np.stack([unit_rows(job.mapping.group(p), algorithm, links) for p in PHASES])
+        rep = table.size_bytes[layer, col][:, None] * unit[col, collective_codes(table)[layer, col]]
+        return rep[classes[1]].reshape(L, 3, D)
     if classes is not None:
         rep = np.empty((classes[0].size, D))
         for j, name, idx, size, kinds in _class_groups(table, classes):
@@ -196,6 +207,8 @@ def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
 
     def build() -> np.ndarray:
         out = np.zeros((table.size_bytes.shape[0], 3), dtype=bool)
+        if not may_sum(instance, job):
+            return read_only(out)  # (the common case)
         p2p = collective_codes(table) == KINDS.index(Collective.P2P)
         for j in range(3):
             for name, rows in _group_rows(table, j):
@@ -206,23 +219,37 @@ def phase_sums(instance: Instance, job: Job | None = None) -> np.ndarray:
     return current().memo("phase_sums", (Same(table), key), build, KEPT, KEPT_ELEMENTS)
 
 
+def may_sum(instance: Instance, job: Job) -> bool:
+    """Whether any collective of ``job`` may take the sum of its dimensions' times: the instance's
+    ``dimension_mode`` or one of the workload's :attr:`~hieropt.spec.Workload.group_algorithms`
+    sums (:func:`hieropt.model.algorithms.sums_dims`). False: :func:`phase_sums` is all False."""
+    return sums_dims(instance.dimension_mode) or any(
+        sums_dims(a) for _, a in job.workload.group_algorithms
+    )
+
+
 def model_mode(instance: Instance) -> str:
     """The ``dimension_mode`` of the instance's :class:`~hieropt.model.terms.TimeModel`:
     ``sequential`` when every collective that spans several dimensions sums their times
     (:func:`phase_sums`), ``concurrent`` when another takes their largest (the summing ones are then
     composite terms, :meth:`hieropt.model.terms.TermBuilder.term_sum`); the instance's
     ``dimension_mode`` when no collective spans several dimensions."""
+    if instance.dimension_mode == "concurrent" and not any(
+        may_sum(instance, job) for job in instance.jobs
+    ):  # (no collective sums its dimensions, a stage's neither: concurrent either way)
+        return "concurrent"
+
     def build() -> str:
         summing = other = False
         for job in instance.jobs:
             job = stage_rows(job)[0] if job.workload.more_stages else job
+            sums = phase_sums(instance, job)
             multi = (
                 np.count_nonzero(
                     (phase_traffic(instance, job) > 0) | (phase_latency(instance, job) > 0), axis=2
                 )
                 > 1
             )
-            sums = phase_sums(instance, job)
             summing |= bool((multi & sums).any())
             other |= bool((multi & ~sums).any())
         if summing == other:

@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import SolverError
 from ..formulation.arrays import LPArrays, tangent_cut
 from ..result import Status
-from .dense_lp import MAX_COLS, MAX_ROWS, DenseLP
+from .dense_lp import MAX_COLS, MAX_ROWS, SEEN, DenseLP
 from .dual_bound import lagrangian_bound
 from .highs import TIGHT_TOLERANCE, HighsLP, LPBackend, LPResult
 from .kkt import polish
@@ -117,8 +117,8 @@ class CutLP:
         self._bounds()
         seeds = self._seeds()
         # (the LP with its seed cuts, kept on the shared compiled arrays)
-        saved = self.arr.cache.get("seeded")
-        if (saved is not None and saved[0] == seeds
+        saved = self.arr.cache.get("seeded")  # (kept from the second use of the arrays on: SEEN)
+        if (saved is not None and saved is not SEEN and saved[0] == seeds
                 and (solver := saved[1].copy(time_limit_s)) is not None):
             self.solver = solver
             self._cut_j, self._cut_b = list(saved[2]), list(saved[3])
@@ -129,7 +129,11 @@ class CutLP:
         self._clear_span()
         self.solver = _backend(self.arr, time_limit_s)
         self._add_cuts(seeds)
-        if isinstance(self.solver, DenseLP) and (kept := self.solver.copy()) is not None:
+        if not isinstance(self.solver, DenseLP):
+            return
+        if saved is None:
+            self.arr.cache["seeded"] = SEEN
+        elif (kept := self.solver.copy()) is not None:
             self.arr.cache["seeded"] = (seeds, kept, list(self._cut_j), list(self._cut_b),
                                         (list(self._span[0]), list(self._span[1])))
 

@@ -45,6 +45,9 @@ feasibility tolerance. On 1,500 random LPs of up to 30 rows and 11 columns with 
 1e-3..1e3 these gave the largest relative error against HiGHS's optimum, 2e-12 (median 2e-16), and
 no failure; DAQP's default stopping rule gave 3e-8, ``eps_prox`` 1e-3 6e-11."""
 _OPTIMAL = 1
+SEEN = "seen once"
+"""The mark a compiled LP's ``cache`` holds for a state kept from its second use on (a loaded
+layout, a seeded LP): a solve that uses its LP once copies nothing for later solves."""
 
 
 class _Arrays:
@@ -89,14 +92,12 @@ def _layout(arrays: Any) -> dict[str, Any]:
     :data:`DAQP_INF`, and what was given."""
     m, n = arrays.n_rows, arrays.n_cols
     cap = max(m, min(MAX_ROWS, m + ROOM))  # (room for the cuts to come)
-    C = np.zeros((n + cap, n))  # the columns' bounds as unit rows, then the rows (DAQP's order)
-    C[:n] = np.eye(n)
+    C = np.eye(n + cap, n)  # the columns' bounds as unit rows, then the rows (DAQP's order)
     C[n:n + m] = _dense(arrays)
     upper = np.full(n + cap, DAQP_INF)  # DAQP's layout: the columns' bounds, then the rows'
     lower = np.full(n + cap, -DAQP_INF)
-    for where, lo, hi in ((slice(0, n), arrays.col_lower, arrays.col_upper),
-                          (slice(n, n + m), arrays.row_lower, arrays.row_upper)):
-        lower[where], upper[where] = np.maximum(lo, -DAQP_INF), np.minimum(hi, DAQP_INF)
+    np.maximum(np.concatenate([arrays.col_lower, arrays.row_lower]), -DAQP_INF, out=lower[:n + m])
+    np.minimum(np.concatenate([arrays.col_upper, arrays.row_upper]), DAQP_INF, out=upper[:n + m])
     given = [(np.array(arrays.col_lower, dtype=float), np.array(arrays.col_upper, dtype=float)),
              ([np.array(arrays.row_lower, dtype=float)], [np.array(arrays.row_upper, dtype=float)])]
     return {
@@ -148,19 +149,23 @@ class DenseLP:
 
     # ------------------------------------------------------------------------------------ the model
     def load(self, arrays: Any) -> None:
-        """Replace the model by ``arrays`` (cold). The loaded layout is kept in ``arrays.cache``
-        when the arrays have one (compiled LPs are shared, read-only, by repeated solves): a re-load
-        copies it."""
+        """Replace the model by ``arrays`` (cold). From the second load of the same arrays on, the
+        loaded layout is kept in ``arrays.cache`` when the arrays have one (compiled LPs are shared,
+        read-only, by repeated solves): a re-load copies it. The first load only marks the arrays
+        (:data:`SEEN`): an LP loaded once, as a cold solve's, is not copied."""
         if self._highs is not None:
             self._highs.load(arrays)
             return
         cache = getattr(arrays, "cache", None)
-        fresh = cache.get("dense_lp") if cache is not None else None
-        if fresh is None:
-            fresh = _layout(arrays)
+        kept = cache.get("dense_lp") if cache is not None else None
+        if kept is None or kept is SEEN:
+            state = _layout(arrays)
             if cache is not None:
-                cache["dense_lp"] = fresh
-        self.__dict__.update(_copied(fresh))
+                cache["dense_lp"] = SEEN if kept is None else state
+                state = state if kept is None else _copied(state)
+        else:
+            state = _copied(kept)
+        self.__dict__.update(state)
         if self.n_cols > MAX_COLS or self._m > MAX_ROWS:
             self._switch()
 
