@@ -40,8 +40,9 @@ H100_FILES = ("llama3-2024.csv", "dgxc-h100-2024.csv")
 
 
 def test_the_notes_are_what_validate_measures(tmp_path):
-    """The shipped runs with the catalog's defaults (no --calibrate-on): the A100 runs (kernel-level
-    default) every one predicted too fast, by 6.0 % to 69.3 % (ZeRO-3), mean 21.4 %; the H100 runs outside its calibration runs within 9.5 %, mean 7.9 %."""
+    """The shipped runs with the catalog's defaults (no --calibrate-on): the A100 runs
+    (kernel-level default) every one predicted too fast, by 6.0 % to 69.3 % (ZeRO-3), mean
+    21.4 %; the H100 runs outside its calibration runs within 9.5 %, mean 7.9 %."""
     runs = sorted(str(p) for p in (REPO / "validation").glob("*.csv"))
     r = run("validate", *runs, "--json", tmp_path / "v.json")
     assert r.exit_code == 0, r.output
