@@ -61,9 +61,8 @@ activation, n tokens, r routed token copies:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
-from ...cache import Same
+from ...cache import Same, current
 from . import layout
 from .comms import A2A, AG, AR, P2P, RS, Comm, cp_comms, dp_comms, tp_comms
 from .counts import (
@@ -206,10 +205,10 @@ def peak_in_flight(p: LLMParams, stage: int, weights: tuple[float, ...]) -> floa
     if not total or len(set(weights)) <= 1:
         return in_flight(p, stage)
     pl = p.plan
-    return _peak(pl.microbatches, pl.group_size, warmup_forwards(p, stage), weights) / total
+    key = (pl.microbatches, pl.group_size, warmup_forwards(p, stage), weights)
+    return current().memo("peak_in_flight", key, lambda: _peak(*key), 1024) / total
 
 
-@lru_cache(maxsize=1024)
 def _peak(m: int, n: int, warm: int, weights: tuple[float, ...]) -> float:
     v = len(weights)
     order = [c for g in range(0, m, n) for c in range(v) for _ in range(g, min(g + n, m))]
