@@ -8,6 +8,8 @@
 - An own optimum that stops at LIMIT, or a portfolio LP that fails on every retry, gives LIMIT
   (or a certified optimum) with a bound below the true optimum, never a SolverError.
 - A portfolio with no collective traffic (every group of size 1) solves as ``performance`` does.
+- The cheapest network within a tight regret lies inside every bound exactly, though the LP's point
+  may lie a solver tolerance outside one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import pytest
 
 from hieropt import SolveOptions, api
-from hieropt.model.timing import job_time_models
+from hieropt.model.timing import evaluate, job_time_models
 from hieropt.result import Status
 from hieropt.solvers import cutting
 from hieropt.solvers import portfolio as portfolio_solver
@@ -31,7 +33,9 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from hieropt.verify import verify
 from tests.cases import random_jobs
+from tests.fuzz.checks import unit_costs
 from tests.fuzz.strategies import Spec, WorkloadSpec
 from tests.solve.test_portfolio import COST, random_portfolio, ternary
 
@@ -220,3 +224,88 @@ def test_a_workload_that_takes_no_time_is_at_ratio_one():
         options=SolveOptions(max_regret=alone.objective_value - 1 + 0.01),
     )
     assert cheap.success
+
+
+def _tiny_bound_portfolio() -> Instance:
+    """(found by the portfolio fuzz) Three workloads on three dimensions, dimension 0 bounded by
+    1.7924344 GB/s."""
+    spec = Spec(
+        dims=(
+            ("Switch", 8, "A", 0.0, "halving_doubling"),
+            ("Ring", 2, "A", 79.4328, None),
+            ("FullyConnected", 16, "B", 0.0, None),
+        ),
+        prices={"A": (2.11349, 1.37246, 14.5378), "B": (1.33352, None, None)},
+        workloads=(
+            WorkloadSpec(
+                layers=(((0.0, "ALLGATHER", 48977900.0), (0.0, "ALLREDUCE", 125893.0),
+                         (0.0, "ALLTOALL", 836566.0)),),
+                groups=((8, 1, 1), (4, 1, 1), (8, 1, 16)),
+                weight=0.0199526,
+            ),
+            WorkloadSpec(
+                layers=(((0.0, "ALLREDUCE", 2065.38), (0.0, "REDUCESCATTER", 9172.76),
+                         (346737.0, "ALLGATHER", 42413.1)),),
+                groups=((8, 2, 16), (2, 1, 4), (8, 1, 8)),
+                weight=97.7237,
+            ),
+            WorkloadSpec(
+                layers=(((0.0, "REDUCESCATTER", 1000.0), (151.356, "P2P", 27.0),
+                         (562341.0, "P2P", 17885500.0)),),
+                groups=((4, 1, 4), (2, 2, 2), (2, 1, 8)),
+                weight=1.90546,
+            ),
+        ),
+        loop="recompute",
+        mode="concurrent",
+        rows=(),
+        bounds=((0.0, 1.7924343999999999), (0.0, 461.685382), (0.0, 247.144916)),
+        x0=(1.2517, 251.189, 180.926),
+    )
+    return spec.instance()
+
+
+def test_cheapest_within_a_tight_regret_stays_inside_a_tiny_bound():
+    """(found by the portfolio fuzz) min_cost with max_regret 1e-7 under an upper bound of 1.79
+    GB/s on dimension 0, which workload 0's time hinges on: an LP point 5.7e-9 (relative) above
+    that bound, within the LP solver's tolerance, let the other dimensions drop so far that the
+    answer cost 29970.99 $, 2 % below the loop's own proven bound for designs inside the bounds
+    (30578.334 $). The answer lies inside every bound exactly, meets every workload's regret cap
+    by the evaluator, and its bound is below its value."""
+    inst = _tiny_bound_portfolio()
+    cap = 1e-7
+    sol = api.solve(inst, objective="min_cost", options=SolveOptions(max_regret=cap))
+    dm = inst.design_matrix
+    bw = sol.bw_gbps
+    assert np.all(bw >= dm.bw_lower) and np.all(bw <= dm.bw_upper), bw.tolist()
+    assert verify(inst, bw).max_violation == 0.0
+    own = sol.portfolio.own_optima_ns
+    # (the time model the solver bisects on meets the cap exactly; the evaluator, which sums in
+    # another order, to round-off: its ratio here is 1 ulp above)
+    for w, tm in enumerate(job_time_models(inst)):
+        assert tm.time_ns(bw) / own[w] <= 1 + cap
+        t = evaluate(portfolio_solver.single_job(inst, w), bw).iteration_time_ns
+        assert t / own[w] <= (1 + cap) * (1 + 1e-14)
+    assert sol.network_cost_usd == pytest.approx(
+        float(unit_costs(inst) @ bw), rel=1e-12)
+    assert sol.objective_value == sol.network_cost_usd
+    # (the loop's proven bound, 30578.334 $, held the out-of-bounds answer off by 2 %)
+    assert sol.objective_value >= 30578.33
+    assert sol.objective_bound <= sol.objective_value
+    # (LIMIT at 1.4e-7: the regret row's multiplier, 4e6 times the cost, floors the bound)
+    assert sol.status in (Status.OPTIMAL, Status.LIMIT) and sol.gap <= 2e-7
+    if sol.status is Status.OPTIMAL:
+        assert sol.gap <= 1e-8
+
+
+def test_the_regret_loops_bound_is_not_above_its_answer():
+    """The same instance through :func:`hieropt.solvers.portfolio.min_cost_within_regret`: the
+    loop's Lagrangian bound on the cost is at most the cost of the design it returns (it was
+    30578.334 $ above an answer of 29970.99 $ outside the bounds)."""
+    inst = _tiny_bound_portfolio()
+    optima = portfolio_solver.own_optima(inst)
+    regret = portfolio_solver.min_max_regret(inst, optima)
+    res = portfolio_solver.min_cost_within_regret(inst, optima, 1e-7, regret)
+    dm = inst.design_matrix
+    assert np.all(res.bw >= dm.bw_lower) and np.all(res.bw <= dm.bw_upper)
+    assert res.lower <= res.upper
