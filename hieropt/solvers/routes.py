@@ -26,7 +26,7 @@ from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel
 from ..model.run import cost_rate
 from ..model.timing import TimeModel
-from ..result import Solution
+from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.cluster import Cluster
 from ..units import implausible_bw_notes
@@ -82,6 +82,11 @@ UNITS = {
 """Unit of each objective's value."""
 
 
+BOUND_SLACK = 1e-9
+"""How far (relative) a loop's proven bound may exceed the evaluator's value of its answer: the
+bound rests on the LP's arithmetic and the value on the evaluator's; beyond this, the two
+contradict each other and the answer is not certified."""
+
 _GAP_TEXT = re.compile(r"proven relative gap (?:[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
 """The gap a loop's message states ("stopped after 15 LPs at proven relative gap 9.13e-08
 (...)")."""
@@ -102,7 +107,9 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
 
     Raises:
         SolverError: the evaluator finds the point infeasible, or its objective value differs from
-            the solver's by more than 1e-9 (relative).
+            the solver's by more than 1e-9 (relative). A loop's bound above that value by more
+            than :data:`BOUND_SLACK` is no certificate: the Solution is then LIMIT with the safe
+            bound 0.
     """
     cert = verify(instance, res.bw, target_ns=instance.max_iteration_time_ns,
                   budget_usd=instance.max_network_cost_usd)
@@ -124,14 +131,23 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
         "the constraints allow; any feasible value is equally good"
         for d in np.flatnonzero(~tm.carries_traffic)
     ) + implausible_bw_notes(res.bw, tm.carries_traffic) + ignored_price_notes(instance)
-    bound = min(res.lower, value)
+    status, message = res.status, res.message
+    if res.lower > value * (1 + BOUND_SLACK):  # the bound contradicts the verified answer
+        status, bound = Status.LIMIT, 0.0
+        message = (
+            f"not certified: the loop's bound {res.lower:.12g} {UNITS[obj]} is above the "
+            f"verified value of its answer, {value:.12g}; the design is feasible, its optimality "
+            "is not proven (the only safe bound is 0)"
+        )
+    else:
+        bound = min(res.lower, value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
     # a loop's message states its gap before the bound's last slack and the evaluator's value:
     # restated, so that the status line and the gap line agree
-    message = res.message and _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", res.message)
+    message = message and _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", message)
     extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(
-        status=res.status, message=message, objective=obj, bw_gbps=res.bw,
+        status=status, message=message, objective=obj, bw_gbps=res.bw,
         iteration_time_ns=bd.iteration_time_ns, network_cost_usd=bd.network_cost_usd,
         objective_value=value, objective_bound=bound, objective_unit=UNITS[obj],
         lower_bound_ns=bound if obj == "performance" else None, gap=gap, iterations=counts.lps,

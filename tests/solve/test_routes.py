@@ -115,3 +115,28 @@ def test_a_solution_without_a_design_has_a_short_json_dict():
     assert (
         d["status"] == "infeasible" and d["message"] == sol.message and "bw_gbps_per_dim" not in d
     )
+
+
+def test_a_bound_above_the_verified_answer_is_no_certificate():
+    """A loop whose bound exceeds the evaluator's value of its own (feasible) answer contradicts
+    itself: the answer is kept as LIMIT with the only safe bound, 0 (gap 1), never printed as
+    optimal with the bound clamped to the value. The hand case "fastest-sum": its optimum
+    1.65e7 ns at b = 100 m / (m0 + m1), offered with a bound 1e-6 above it."""
+    from hieropt.result import Status
+    from hieropt.solvers.outcome import OAResult
+    from hieropt.solvers.procurement import Counts
+    from hieropt.solvers.routes import verified
+
+    hc = next(h for h in HAND_CASES if h.id == "fastest-sum")
+    tm = build_time_model(hc.instance)
+    bw = np.array(hc.bw_gbps)
+    value = float(tm.time_ns(bw))
+    assert value == pytest.approx(hc.value, rel=1e-12)
+    sound = OAResult(Status.OPTIMAL, bw, value, value * (1 - 1e-12), 3, "optimal")
+    sol = verified(hc.instance, tm, Counts(lps=3), sound, "performance", time.perf_counter(), {})
+    assert sol.status is Status.OPTIMAL and sol.objective_bound == value * (1 - 1e-12)
+    wrong = OAResult(Status.OPTIMAL, bw, value, value * (1 + 1e-6), 3, "optimal")
+    sol = verified(hc.instance, tm, Counts(lps=3), wrong, "performance", time.perf_counter(), {})
+    assert sol.status is Status.LIMIT and sol.objective_bound == 0.0 and sol.gap == 1.0
+    assert sol.message.startswith("not certified: the loop's bound")
+    assert sol.objective_value == value and list(sol.bw_gbps) == list(bw)
