@@ -12,28 +12,12 @@ from hieropt.errors import InputError
 from hieropt.io.astrasim_bundle import write_bundle
 from hieropt.io.llm import read_llm
 from hieropt.model.groups import instance_for
+from tests.validate.tiny import MODEL as TINY
 
-MODEL = """generator = "llm"
-[params.model]
-name = "tiny"
-layers = 2
-hidden_size = 64
-heads = 4
-ffn_size = 256
-vocab_size = 128
-sequence_length = 32
-[params.plan]
-npus = 4
-dp = 4
-zero_stage = 2
-global_batch_size = 16
-{overlap}
-[params.npu]
-name = "toy"
-peak_tflops = 1.0
-efficiency = 0.5
-hbm_gib = 1.0
-"""
+MODEL = TINY.replace(  # the validate tests' tiny LLM on 4 NPUs, ZeRO-2, 4 micro-batches
+    "npus = 2\ndp = 2\nglobal_batch_size = 4\n",
+    "npus = 4\ndp = 4\nzero_stage = 2\nglobal_batch_size = 16\n{overlap}\n",
+)
 
 INSTANCE = """name = "tiny-zero2"
 objective = "performance"
