@@ -40,6 +40,7 @@ from .cost_range import (
 )
 from .cut_lp import INF, CutLP, Loop, OAResult
 from .line_search import meet_target, within_budget, within_rows
+from .row_leak import row_exact_candidate
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "cost_cap"]
 
@@ -343,7 +344,12 @@ class TimeLP(CutLP):
         """``bw`` as a candidate under the budget
         (:func:`hieropt.solvers.line_search.within_budget`), as a list."""
         point = within_budget(self.instance, bw, self._budget, self.unit_cost)
-        return [] if point is None else [point]
+        if point is None or self._budget is None:
+            return [] if point is None else [point]
+        dm = self.instance.design_matrix
+        exact = row_exact_candidate(self.instance, np.clip(bw, dm.bw_lower, dm.bw_upper), point,
+                                    self._budget, self.unit_cost)
+        return [point if exact is None else exact]
 
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""

@@ -1,0 +1,123 @@
+"""The fastest design within a budget a hair above the cheapest network, when that network gives
+every loaded dimension bandwidth (the time LP's route, not the reduced budget row's): the candidate
+must hold the design rows exactly, not to HiGHS's tolerance.
+
+Two random instances of three dimensions (prices $2,048,170, $648 and $2,048,000 per GB/s) with
+``sum(bw) == 1122.97918`` and bw[1] <= 226.552872: the cheapest network is bw[0] at its floor
+0.7309874936, bw[1] at its cap and bw[2] the rest; a budget eps above it buys a shift delta = room /
+(p0 - p2) of bandwidth from bw[2] to bw[0] ($169.7 per GB/s), 1.08e-6 GB/s at eps = 1e-13. An LP
+point 2.7e-9 GB/s short of the row (met to 2.4e-12 of its size) frees $5.6e-3, 30 times the room of
+$1.8e-4; taken as the answer it was 1.9e-5 faster than the loop's (valid) bound. The hand design
+(bw[0] = floor + delta, exactly on the row and within the budget) is feasible, so every valid bound
+lies below its time.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import hieropt
+from hieropt.model.cost import cluster_cost_usd_per_gbps
+from hieropt.model.timing import evaluate
+from hieropt.result import Status
+from hieropt.solvers.cost_range import network_cost_range
+from hieropt.solvers.near_cheapest import vertex_of
+from hieropt.solvers.row_leak import row_exact_candidate, row_leak_usd
+from tests.fuzz.strategies import Row, Spec, WorkloadSpec
+
+
+def spec(last_layer: tuple[float, str, float]) -> Spec:
+    """The two instances (their last phase differs): random specs of the answers corpus."""
+    return Spec(
+        dims=(("Switch", 16, "B", 138.038, "halving_doubling"), ("Ring", 2, "A", 0.0, "direct"),
+              ("FullyConnected", 64, "B", 7943.28, "halving_doubling")),
+        prices={"A": (0.316228, None, None), "B": (1000.0, 0.01, 0.0728618)},
+        workloads=(WorkloadSpec(
+            layers=(((0.0, "ALLGATHER", 66069.3), (0.0, "P2P", 13489600.0),
+                     (473.151, "P2P", 25704000.0)),
+                    ((301.995, "NONE", 0.0), (0.0, "ALLTOALL", 630957.0), last_layer)),
+            groups=((1, 1, 2), (4, 1, 16), (16, 1, 16)), weight=0.0707946),),
+        loop="recompute", mode="concurrent",
+        rows=(Row(coef=(1.0, 1.0, 1.0), sense="==", rhs=1122.97918, text="sum(bw) == S"),),
+        bounds=((0.7309874935999999, None), (8.400594719999999, 226.552872),
+                (78.8290935, None)),
+        x0=(1.09018, 177.828, 944.061), objective="performance_per_cost")
+
+
+CASES = {"a": (100000000.0, "ALLTOALL", 32.0), "b": (0.0, "NONE", 32.0)}
+S = Fraction(1122.97918)
+
+
+def exact_cost(instance, bw) -> Fraction:
+    """The network cost of ``bw`` ($), exact."""
+    p = cluster_cost_usd_per_gbps(instance)
+    return sum((Fraction(float(c)) * Fraction(float(b)) for c, b in zip(p, bw, strict=True)),
+               Fraction(0))
+
+
+def hand_design(instance, budget_usd: float) -> np.ndarray:
+    """bw[0] = floor + delta, bw[1] at its cap, bw[2] the rest of the row (GB/s), delta the most
+    that the budget buys exactly (stepped back by ulps until the exact cost is within it)."""
+    dm = instance.design_matrix
+    p = [Fraction(float(c)) for c in cluster_cost_usd_per_gbps(instance)]
+    lo0, cap1 = Fraction(float(dm.bw_lower[0])), Fraction(float(dm.bw_upper[1]))
+    base = p[0] * lo0 + p[1] * cap1 + p[2] * (S - lo0 - cap1)
+    delta = (Fraction(budget_usd) - base) / (p[0] - p[2])
+    for k in range(1, 100):
+        b0 = lo0 + delta * (1 - Fraction(k, 10**6))
+        bw = np.array([float(b0), float(cap1), float(S - b0 - cap1)])
+        if exact_cost(instance, bw) <= Fraction(budget_usd):
+            return bw
+    raise AssertionError("no hand design within the budget")
+
+
+@pytest.mark.parametrize(("case", "eps"), [("a", 1e-13), ("a", 1e-12), ("b", 1e-9)])
+def test_a_budget_a_hair_above_a_cheapest_network_without_a_starved_dimension(case, eps):
+    """The answer holds the budget exactly (Fraction), the bounds and the row to round-off of the
+    room; its proven bound is > 0 and at most its own value and the hand design's time; the status
+    is OPTIMAL, or LIMIT at HiGHS's tolerance floor with that bound."""
+    inst = spec(CASES[case]).instance()
+    lo = network_cost_range(inst)[0]
+    budget = lo * (1 + eps)
+    sol = hieropt.solve(inst, "performance", options=hieropt.SolveOptions(
+        budget_usd=budget, sensitivity=False))
+    bw = np.asarray(sol.bw_gbps)
+    dm = inst.design_matrix
+    assert exact_cost(inst, bw) <= Fraction(budget)
+    assert (bw >= dm.bw_lower).all() and (bw <= dm.bw_upper).all()
+    room = budget - lo
+    # the row's miss, at the dearest price, is worth at most 1% of the room
+    assert abs(sum(Fraction(float(b)) for b in bw) - S) * 2_048_170 <= Fraction(room) / 100
+    assert sol.status in (Status.OPTIMAL, Status.LIMIT)
+    value, bound = sol.objective_value, sol.objective_bound
+    assert 0 < bound <= value
+    hand = evaluate(inst, hand_design(inst, budget)).iteration_time_ns
+    assert bound <= hand
+    assert value <= hand * (1 + 1e-6)
+    if sol.status is Status.OPTIMAL:
+        assert sol.gap <= 1e-8
+
+
+def test_a_candidate_short_of_the_row_is_stated_again_on_it():
+    """The LP point of instance a at eps = 1e-13 (2.7e-9 GB/s short of the row, $9.6e-4 over
+    budget) and the candidate the budget's scaling made of it (3.4e-9 short, within budget: its
+    miss worth $6.9e-3, 38 times the room): stated again, it holds the row to round-off and the
+    budget exactly, and bw[0] gains at most the delta the budget buys."""
+    inst = spec(CASES["a"]).instance()
+    budget = network_cost_range(inst)[0] * (1 + 1e-13)
+    p = cluster_cost_usd_per_gbps(inst)
+    lp = np.array([0.7310279839606034, 226.55287200006768, 895.6952800132444])
+    scaled = np.array([0.7310279839606034, 226.55287199987413, 895.6952800127731])
+    room = budget - vertex_of(inst).cost_usd
+    assert row_leak_usd(inst, scaled, p) > 30 * room
+    dm = inst.design_matrix
+    out = row_exact_candidate(inst, np.clip(lp, dm.bw_lower, dm.bw_upper), scaled, budget, p)
+    assert out is not None
+    assert exact_cost(inst, out) <= Fraction(budget)
+    assert row_leak_usd(inst, out, p) <= 1e-2 * room
+    assert out[0] <= hand_design(inst, budget)[0] * (1 + 1e-12)
+    # a candidate that holds the row is left as it is
+    assert row_exact_candidate(inst, out, out, budget, p) is None
