@@ -25,11 +25,17 @@ from ..spec import Instance
 from .line_search import meets_rows
 from .near_cheapest import NEAR_SLACK, vertex_of
 
-__all__ = ["LEAK_SHARE", "row_leak_usd", "row_exact_candidate"]
+__all__ = ["LEAK_SHARE", "LEAK_ULPS", "row_leak_usd", "row_exact_candidate"]
 
 LEAK_SHARE = 1e-6
 """Share of the room above the cheapest network that a candidate's row misses may be worth before
 it is stated again on exact rows."""
+LEAK_ULPS = 64
+"""...and the number of units in the last place of the cheapest network's cost they must be worth
+too: a float design holds its rows and cost only to a few such units (the designs stated again
+differ from the LP's by that round-off and no more), while a row held to HiGHS's tolerance frees
+thousands of them."""
+EPS = float(np.finfo(float).eps)
 
 
 def row_leak_usd(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndarray) -> float:
@@ -52,7 +58,8 @@ def row_exact_candidate(instance: Instance, bw: np.ndarray, candidate: np.ndarra
     ``budget_usd`` ($) that meets the design rows to round-off, when the budget is within
     :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network and the caller's
     ``candidate`` for it (GB/s) misses rows worth more than :data:`LEAK_SHARE` of the room above
-    that network (:func:`row_leak_usd`); None otherwise (the caller's candidate stands).
+    that network and :data:`LEAK_ULPS` units in the last place of its cost (:func:`row_leak_usd`);
+    None otherwise (the caller's candidate stands).
     ``price_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension.
 
     The point is projected onto every row it misses or holds to 1e-9 of its size (onto that bound;
@@ -66,7 +73,8 @@ def row_exact_candidate(instance: Instance, bw: np.ndarray, candidate: np.ndarra
     room = budget_usd - v.cost_usd
     if not (v.cost_usd > 0 and 0 <= room <= NEAR_SLACK * v.cost_usd):
         return None
-    if row_leak_usd(instance, candidate, price_usd_per_gbps) <= LEAK_SHARE * room:
+    floor = max(LEAK_SHARE * room, LEAK_ULPS * EPS * v.cost_usd)
+    if row_leak_usd(instance, candidate, price_usd_per_gbps) <= floor:
         return None
     x = _onto_rows(instance, bw)
     if x is None:
