@@ -21,6 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import NoSolutionError, SolverError
 from ..spec import Instance
 from .line_search import meets_rows
 from .near_cheapest import NEAR_SLACK, vertex_of
@@ -69,12 +70,19 @@ def row_exact_candidate(instance: Instance, bw: np.ndarray, candidate: np.ndarra
     arithmetic (both ends hold every row, so the point does; each entry's rounding is paid from f).
     Returns None also when the projection or the move fails (a row or bound then missed by more
     than :data:`~hieropt.solvers.line_search.ROW_TOL`)."""
-    v = vertex_of(instance)
+    leak = row_leak_usd(instance, candidate, price_usd_per_gbps)
+    # (near the cheapest network its cost is at least budget / (1 + NEAR_SLACK): no LP when the
+    # leak is round-off)
+    if not leak > LEAK_ULPS * EPS * budget_usd / (1 + NEAR_SLACK):
+        return None
+    try:
+        v = vertex_of(instance)
+    except (NoSolutionError, SolverError):
+        return None
     room = budget_usd - v.cost_usd
     if not (v.cost_usd > 0 and 0 <= room <= NEAR_SLACK * v.cost_usd):
         return None
-    floor = max(LEAK_SHARE * room, LEAK_ULPS * EPS * v.cost_usd)
-    if row_leak_usd(instance, candidate, price_usd_per_gbps) <= floor:
+    if leak <= max(LEAK_SHARE * room, LEAK_ULPS * EPS * v.cost_usd):
         return None
     x = _onto_rows(instance, bw)
     if x is None:
