@@ -272,11 +272,12 @@ first)."""
 class _Kept:
     """A certified performance optimum kept by :func:`fastest_once`: what it was solved for (the
     time model, the instance's design matrix and cluster prices; its full key, :func:`_inputs_key`,
-    made on the first look-up that needs it), the outcome (its ``bw`` a private copy) and the
-    solve's LP and cut counts."""
+    made on the first look-up that needs it), the outcome (frozen but for its ``bw``, whose values
+    are kept in ``bw``: a private copy) and the solve's LP and cut counts."""
 
     inputs: tuple
     res: OAResult
+    bw: np.ndarray
     lps: int
     cuts: int
     key: tuple | None = None
@@ -334,7 +335,7 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
         if hit is not None:
             counts.lps += hit.lps
             counts.cuts += hit.cuts
-            return replace(hit.res, bw=hit.res.bw.copy()), tm
+            return replace(hit.res, bw=hit.bw.copy()), tm
     core = TimeLP(instance, tm, time_limit_s)
     try:
         res = fastest_design(core, rel_gap, budget, target)
@@ -343,7 +344,7 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
     counts.add(core)
     if kept is not None and res.status is Status.OPTIMAL and res.bw is not None:
         bucket = kept.get(near) or kept.put(near, [])
-        entry = _Kept(_inputs(instance, tm), replace(res, bw=res.bw.copy()), core.lps, core.cuts)
+        entry = _Kept(_inputs(instance, tm), res, res.bw.copy(), core.lps, core.cuts)
         bucket.insert(0, entry)
         del bucket[FASTEST_KEPT:]
     return res, core.tm
