@@ -260,8 +260,54 @@ decide)."""
 
 
 FASTEST_KEPT = 32
-"""Certified performance optima :func:`fastest_once` keeps in the active cache (a sweep's candidates
-that share a time model and rows come one after another: the shapes of one plan)."""
+"""Certified performance optima :func:`fastest_once` keeps in the active cache per bucket (budget,
+time target, gap, time limit and shapes; a sweep's candidates that share a time model and rows come
+one after another: the shapes of one plan)."""
+FASTEST_BUCKETS = 8
+"""Buckets of :data:`FASTEST_KEPT` optima the active cache keeps (the least recently used goes
+first)."""
+
+
+@dataclass
+class _Kept:
+    """A certified performance optimum kept by :func:`fastest_once`: what it was solved for (the
+    time model, the instance's design matrix and cluster prices; its full key, :func:`_inputs_key`,
+    made on the first look-up that needs it), the outcome (frozen but for its ``bw``, whose values
+    are kept in ``bw``: a private copy) and the solve's LP and cut counts."""
+
+    inputs: tuple
+    res: OAResult
+    bw: np.ndarray
+    lps: int
+    cuts: int
+    key: tuple | None = None
+
+    def full_key(self) -> tuple:
+        """:func:`_inputs_key` of the kept inputs (made once)."""
+        if self.key is None:
+            self.key = _inputs_key(*self.inputs)
+        return self.key
+
+
+def _inputs(instance: Instance, tm: TimeModel) -> tuple:
+    """(``tm``, the design matrix, the cluster's $ per GB/s) of ``instance``: what the loop reads
+    beyond :func:`fastest_once`'s bucket."""
+    return tm, instance.design_matrix, cluster_cost_usd_per_gbps(instance)
+
+
+def _inputs_key(tm: TimeModel, dm, unit_cost: np.ndarray) -> tuple:
+    """The inputs of :func:`_inputs` by value: the time model's
+    :attr:`~hieropt.model.terms.TimeModel.fingerprint`, the design rows and bounds, and the prices
+    (as bytes)."""
+    rows = tuple(a.tobytes() for a in (dm.A, dm.lower, dm.upper, dm.rhs, dm.sense, dm.bw_lower,
+                                       dm.bw_upper))
+    return tm.fingerprint, rows, unit_cost.tobytes()
+
+
+def _kept_optimum(bucket: list[_Kept], instance: Instance, tm: TimeModel) -> _Kept | None:
+    """The entry of ``bucket`` solved for the same inputs as ``instance`` and ``tm``, if any."""
+    key = _inputs_key(*_inputs(instance, tm))
+    return next((e for e in bucket if e.full_key() == key), None)
 
 
 def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float,
@@ -273,24 +319,23 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
     An OPTIMAL outcome is kept in the active cache (:data:`FASTEST_KEPT`) by the values the loop
     reads (design rows and bounds, prices, budget, time target, the time model's
     :attr:`~hieropt.model.terms.TimeModel.fingerprint`, gap, time limit): another instance with the
-    same inputs gets a copy, with the same LP and cut counts, without a solve. Raises what
+    same inputs gets a copy, with the same LP and cut counts, without a solve. The outcomes are
+    filed by the plain values and the shapes; the fingerprint and the rows' bytes are compared only
+    within a bucket that holds one (a single solve, the common case, makes none). Raises what
     :func:`fastest_design` raises (not kept).
     """
     budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
-    kept = key = None
+    kept = near = None
     if not isinstance(tm, CutModel):
-        kept = current().table("fastest design", FASTEST_KEPT)
-        dm = instance.design_matrix
-        rows = tuple(a.tobytes() for a in (dm.A, dm.lower, dm.upper, dm.rhs, dm.sense,
-                                           dm.bw_lower, dm.bw_upper))
-        key = (tm.fingerprint, dm.A.shape, rows, cluster_cost_usd_per_gbps(instance).tobytes(),
-               budget, target, rel_gap, time_limit_s)
-        hit = kept.get(key)
+        kept = current().table("fastest design", FASTEST_BUCKETS)
+        near = (instance.design_matrix.A.shape, tm.terms_bytes.shape, budget, target, rel_gap,
+                time_limit_s)
+        bucket = kept.get(near)
+        hit = _kept_optimum(bucket, instance, tm) if bucket else None
         if hit is not None:
-            res, lps, cuts = hit
-            counts.lps += lps
-            counts.cuts += cuts
-            return replace(res, bw=res.bw.copy()), tm
+            counts.lps += hit.lps
+            counts.cuts += hit.cuts
+            return replace(hit.res, bw=hit.bw.copy()), tm
     core = TimeLP(instance, tm, time_limit_s)
     try:
         res = fastest_design(core, rel_gap, budget, target)
@@ -298,7 +343,10 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
         core.close()
     counts.add(core)
     if kept is not None and res.status is Status.OPTIMAL and res.bw is not None:
-        kept.put(key, (replace(res, bw=res.bw.copy()), core.lps, core.cuts))
+        bucket = kept.get(near) or kept.put(near, [])
+        entry = _Kept(_inputs(instance, tm), res, res.bw.copy(), core.lps, core.cuts)
+        bucket.insert(0, entry)
+        del bucket[FASTEST_KEPT:]
     return res, core.tm
 
 

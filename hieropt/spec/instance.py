@@ -349,7 +349,14 @@ class Instance(Frozen):
     def design_matrix(self) -> DesignMatrix:
         """The design constraints and bounds as arrays (:class:`DesignMatrix`), computed once per
         instance."""
-        # (the constraints themselves, not their tuple, which validation copies)
+        # (first by the fields themselves, a few identity tests: a solve reads the matrix about
+        # ten times; then by the constraints, not their tuple, which validation copies)
+        return self.memo("_design_fields", (self.constraints, self.bounds, self.network),
+                         self._design_matrix_of_rows)
+
+    def _design_matrix_of_rows(self) -> DesignMatrix:
+        """:attr:`design_matrix` by the constraints and the bounds (the memo copies of an instance
+        with the same rows share)."""
         bounds = self.bounds_or_default
         return self.memo("_design_matrix", (*self.constraints, bounds),
                          lambda: DesignMatrix.of(self.constraints, bounds))

@@ -52,3 +52,22 @@ def test_an_equal_instance_gets_the_kept_optimum_and_other_rows_are_solved(monke
     other, _ = _solve(capped, shared)
     assert len(made) == 2
     assert other.upper > fresh.upper
+
+
+def test_a_lone_solve_makes_no_full_key_and_a_twin_compares_one(monkeypatch):
+    """The time model's fingerprint and the rows' bytes are made only when a kept optimum shares
+    the bucket (budget, target, gap, time limit, shapes): none for one solve, one per side for a
+    twin."""
+    made = []
+    real = procurement._inputs_key
+    monkeypatch.setattr(procurement, "_inputs_key", lambda *a: made.append(1) or real(*a))
+    inst = load_instance(ROOT / "instances" / "gpt3-4d.toml").model_copy(
+        update={"objective": "performance"})
+    shared = Cache()
+    _solve(inst, shared)
+    assert made == []
+    _solve(inst.model_copy(update={"name": "another name"}), shared)
+    assert len(made) == 2  # the twin's key and the kept optimum's
+    budgeted = inst.model_copy(update={"max_network_cost_usd": 1e12})
+    _solve(budgeted, shared)  # another bucket: no key made
+    assert len(made) == 2

@@ -4,12 +4,17 @@ verifier and every candidate test) against numpy's ``violations`` and hand-compu
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hieropt.io.instance import load_instance
 from hieropt.spec.design import DesignMatrix
+from hieropt.spec.instance import Bound, LinearConstraint
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _matrix(A, rhs, sense) -> DesignMatrix:
@@ -43,3 +48,21 @@ def test_python_floats_match_numpy(n, D, seed):
     # (the two sums round differently: at most D eps of the row's size, so of the relative
     # violation)
     assert np.allclose(ref[~np.isnan(ref)], got[~np.isnan(got)], rtol=1e-12, atol=1e-14)
+
+
+def test_a_copy_with_other_rows_or_bounds_gets_its_own_matrix():
+    """The matrix follows the instance's constraints and bounds, in copies too (its look-up by the
+    fields' identities never returns another field's matrix)."""
+    inst = load_instance(ROOT / "instances" / "gpt3-4d.toml")
+    dm = inst.design_matrix
+    assert inst.design_matrix is dm
+    D = dm.A.shape[1]
+    cap = LinearConstraint(coefficients=(1.0,) + (0.0,) * (D - 1), sense="<=", rhs=7.0)
+    more = inst.model_copy(update={"constraints": (*inst.constraints, cap)})
+    assert more.design_matrix.A.shape == (dm.A.shape[0] + 1, D)
+    assert more.design_matrix.upper[-1] == 7.0
+    bounded = inst.model_copy(update={"bounds": (Bound(lower_gbps=3.0),) * D})
+    np.testing.assert_array_equal(bounded.design_matrix.bw_lower, np.full(D, 3.0))
+    np.testing.assert_array_equal(inst.design_matrix.bw_lower, dm.bw_lower)
+    renamed = inst.model_copy(update={"name": "another"})
+    assert renamed.design_matrix is dm
