@@ -293,7 +293,8 @@ def load_instance(path: str | Path) -> Instance:
     if "step" in data or loop == "step":
         extra["step"] = step_entry(data.get("step"), workload, src)
     else:
-        check_plan_loop(workload, loop, src)
+        for job in jobs:  # (every workload of a mix, not only the first)
+            check_plan_loop(job[0], loop, src)
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
     extra.update(buyer_entries(data, src))

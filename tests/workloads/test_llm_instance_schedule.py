@@ -92,3 +92,18 @@ def test_another_loop_refuses_the_plans_overlap(tmp_path):
         hieropt.load_instance(path)
     (tmp_path / "tiny.toml").write_text(MODEL.format(overlap=""), encoding="utf-8")
     assert hieropt.load_instance(path).training_loop == "no_overlap"
+
+
+def test_another_loop_refuses_the_overlap_of_any_workload_of_a_mix(tmp_path):
+    """A mix under loop ``no_overlap`` whose second workload's plan overlaps is refused too."""
+    (tmp_path / "plain.toml").write_text(MODEL.format(overlap=""), encoding="utf-8")
+    (tmp_path / "tiny.toml").write_text(MODEL.format(overlap="overlap_sharded_comms = true"),
+                                        encoding="utf-8")
+    top = 'name = "mix"\nobjective = "performance"\ntraining_loop = "no_overlap"\nconstraints = []\n'
+    jobs = "".join(f'[[workloads]]\nworkload = "{w}"\nweight = 1.0\n' for w in ("plain.toml",
+                                                                             "tiny.toml"))
+    path = tmp_path / "mix.toml"
+    rest = INSTANCE.format(step="")
+    path.write_text(top + jobs + rest[rest.index("[network]"):], encoding="utf-8")
+    with pytest.raises(InputError, match="overlap_sharded_comms"):
+        hieropt.load_instance(path)
