@@ -99,7 +99,8 @@ def test_another_loop_refuses_the_overlap_of_any_workload_of_a_mix(tmp_path):
     (tmp_path / "plain.toml").write_text(MODEL.format(overlap=""), encoding="utf-8")
     (tmp_path / "tiny.toml").write_text(MODEL.format(overlap="overlap_sharded_comms = true"),
                                         encoding="utf-8")
-    top = 'name = "mix"\nobjective = "performance"\ntraining_loop = "no_overlap"\nconstraints = []\n'
+    top = ('name = "mix"\nobjective = "performance"\ntraining_loop = "no_overlap"\n'
+           "constraints = []\n")
     jobs = "".join(f'[[workloads]]\nworkload = "{w}"\nweight = 1.0\n' for w in ("plain.toml",
                                                                              "tiny.toml"))
     path = tmp_path / "mix.toml"
