@@ -24,7 +24,8 @@ from ..spec.overrides import check_time_limit, with_targets
 from .cutting import REL_GAP, TimeLP
 from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design
-from .routes import METHODS, UNITS, Case, solve_case, verified
+from .routes import METHODS, ROUTES, UNITS, Case, verified
+from .routing import first_route
 
 MIN_REL_GAP = 5e-9
 """Smallest relative gap :func:`solve` accepts (the cutting-plane loop stalls near 2.5e-9 with 1e-9
@@ -171,7 +172,7 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
         sensitivity = False
         skipped = ("sensitivity: not computed for a large workload solved by cutting planes on T "
                    "(the re-solves need the dense model, which grows with the distinct layers)",)
-    route, sol = solve_case(Case(instance, tm, gap, time_limit_s, start, sensitivity))
+    route, sol = first_route(ROUTES, Case(instance, tm, gap, time_limit_s, start, sensitivity))
     if route.complete:
         return sol
     if skipped or hours_note:

@@ -141,73 +141,36 @@ class BudgetCase:
         return self.budget_usd / float(np.sum(self.core.lp.cost_musd_per_gbps) * 1e6)
 
 
-class NearCheapestBudget:
-    """A budget within :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above a cheapest network
-    that leaves a loaded dimension without bandwidth: the budget row's slack is lost in the
-    rounding of the cost, so the row is stated exactly from that network's duals
-    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). Decision record: a budget a hair
-    above the cheapest network."""
-
-    name = "near_cheapest_budget"
-
-    def accepts(self, case: BudgetCase) -> bool:
-        """Whether the case has such a cheapest network (``case.near``)."""
-        return case.near is not None
-
-    def solve(self, case: BudgetCase) -> OAResult:
-        """The fastest design within the budget (ns), on the exact reduced budget row."""
-        core = case.core
-        out, lps = fastest_near_cheapest(core.instance, core.tm, case.near, case.rel_gap,
-                                         core.solver.time_limit_s)
-        core.lps += lps
-        return out
+def near_cheapest_budget(case: BudgetCase) -> OAResult:
+    """Route ``near_cheapest_budget``, for a budget within
+    :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above a cheapest network that leaves a loaded
+    dimension without bandwidth (``case.near``): the budget row's slack is lost in the rounding of
+    the cost, so the row is stated exactly from that network's duals
+    (:func:`hieropt.solvers.near_cheapest.fastest_near_cheapest`). The fastest design within the
+    budget (ns). Decision record: a budget a hair above the cheapest network."""
+    core = case.core
+    out, lps = fastest_near_cheapest(core.instance, core.tm, case.near, case.rel_gap,
+                                     core.solver.time_limit_s)
+    core.lps += lps
+    return out
 
 
-class BudgetFarBelowScale:
-    """A budget whose uniform bandwidth (budget / sum of prices) is more than 100 x below the
-    performance LP's unit (set by the instance's tightest upper limit, e.g. a cap far above what the
-    budget buys): the time LP's cuts would sit under HiGHS's absolute tolerances, so the cost-share
-    LP, whose units follow the budget, solves it (:func:`fastest_by_shares`). Decision record: a
-    budget far below the LP's scale."""
-
-    name = "budget_far_below_scale"
-
-    def accepts(self, case: BudgetCase) -> bool:
-        """Whether the case has a budget far below the LP's unit."""
-        return case.budget_usd is not None and case.uniform_gbps < 1e-2 * case.core.s
-
-    def solve(self, case: BudgetCase) -> OAResult:
-        """The fastest design within the budget (ns) on the cost-share LP."""
-        return fastest_by_shares(case)
-
-
-class TimeLPWithinBudget:
-    """Every other case: Kelley's cutting planes on the performance LP
+def time_lp_within_budget(case: BudgetCase) -> OAResult:
+    """Route ``time_lp``, every other case: Kelley's cutting planes on the performance LP
     (:meth:`hieropt.solvers.cutting.TimeLP.min_time`), with or without a budget row; when that
     fails with a budget (anything but unbounded), the cost-share LP, whose units follow the budget
-    (:func:`fastest_by_shares`). Decision record: cutting planes with a Lagrangian bound."""
+    (:func:`fastest_by_shares`). The fastest design within the budget (ns), if any. Decision
+    record: cutting planes with a Lagrangian bound.
 
-    name = "time_lp"
-
-    def accepts(self, case: BudgetCase) -> bool:
-        """Every case."""
-        return True
-
-    def solve(self, case: BudgetCase) -> OAResult:
-        """The fastest design within the budget (ns), if any. Raises NoSolutionError (infeasible
-        or unbounded, :meth:`hieropt.solvers.cutting.TimeLP.min_time`)."""
-        try:
-            return case.core.min_time(case.rel_gap, budget_usd=case.budget_usd)
-        except (SolverError, NoSolutionError) as e:
-            if case.budget_usd is None or isinstance(e, NoSolutionError) and e.kind == "unbounded":
-                raise
-            return fastest_by_shares(case)
-
-
-BUDGET_ROUTES: tuple[Route, ...] = (NearCheapestBudget(), BudgetFarBelowScale(),
-                                    TimeLPWithinBudget())
-"""The routes of the fastest design within a budget, in the order walked (the last accepts every
-case)."""
+    Raises:
+        NoSolutionError: infeasible or unbounded (:meth:`hieropt.solvers.cutting.TimeLP.min_time`).
+    """
+    try:
+        return case.core.min_time(case.rel_gap, budget_usd=case.budget_usd)
+    except (SolverError, NoSolutionError) as e:
+        if case.budget_usd is None or isinstance(e, NoSolutionError) and e.kind == "unbounded":
+            raise
+        return fastest_by_shares(case)
 
 
 def fastest_by_shares(case: BudgetCase) -> OAResult:
@@ -228,6 +191,19 @@ def fastest_by_shares(case: BudgetCase) -> OAResult:
     finally:
         rc.close()
         core.lps += rc.lps
+
+
+BUDGET_ROUTES: tuple[Route, ...] = (
+    Route("near_cheapest_budget", lambda c: c.near is not None, near_cheapest_budget),
+    Route("budget_far_below_scale", lambda c: c.budget_usd is not None
+          and c.uniform_gbps < 1e-2 * c.core.s, fastest_by_shares),
+    Route("time_lp", lambda c: True, time_lp_within_budget))
+"""The routes of the fastest design within a budget, in the order walked (the last accepts every
+case). ``budget_far_below_scale``: a budget whose uniform bandwidth (budget / sum of prices) is more
+than 100 x below the performance LP's unit (set by the instance's tightest upper limit, e.g. a cap
+far above what the budget buys): the time LP's cuts would sit under HiGHS's absolute tolerances, so
+the cost-share LP, whose units follow the budget, solves it (:func:`fastest_by_shares`; decision
+record: a budget far below the LP's scale)."""
 
 
 def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None,

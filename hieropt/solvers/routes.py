@@ -1,8 +1,8 @@
-"""The routes of :func:`hieropt.solvers.objectives.solve`: one object per way an objective is
-solved, walked in the order of :data:`ROUTES` (the first route that accepts the case and does not
-decline answers it; see :mod:`hieropt.solvers.routing`). The fastest design within a budget has
-routes of its own (:data:`hieropt.solvers.procurement.BUDGET_ROUTES`), which
-:class:`FastestByCuttingPlanes` walks.
+"""The routes of :func:`hieropt.solvers.objectives.solve`: one
+:class:`~hieropt.solvers.routing.Route` per way an objective is solved, walked in the order of
+:data:`ROUTES` (the first route that accepts the case and does not decline answers it). The fastest
+design within a budget has routes of its own (:data:`hieropt.solvers.procurement.BUDGET_ROUTES`),
+which :func:`fastest_by_cutting_planes` walks.
 
 Every route ends in :func:`verified`: the solver's point re-checked by the independent evaluator
 (:mod:`hieropt.verify`), its objective value re-evaluated, its gap restated from that value, and
@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 import numpy as np
 
@@ -39,14 +38,12 @@ from .procurement import (
     fastest_once,
     min_time_cost_product,
 )
-from .routing import Route, first_route
+from .routing import Route
 from .single_term import METHOD as SINGLE_TERM_METHOD
 from .single_term import fastest_single_term
 
-__all__ = ["Case", "ObjectiveRoute", "PortfolioObjectives", "SingleTermRate",
-           "FastestByCuttingPlanes", "CheapestMeetingTarget", "RunCost", "TimeCostProduct",
-           "ROUTES", "solve_case", "verified", "METHODS", "UNITS", "REGRET_COST_METHOD",
-           "RunCostTerms", "run_cost_terms", "terms_of", "NS_PER_HOUR"]
+__all__ = ["Case", "ROUTES", "verified", "METHODS", "UNITS", "REGRET_COST_METHOD", "RunCostTerms",
+           "run_cost_terms", "terms_of", "NS_PER_HOUR"]
 
 METHODS = {
     "performance": "outer approximation (Kelley cutting planes) on one LP (DAQP while small, then "
@@ -176,188 +173,146 @@ class Case:
         return self.instance.objective
 
 
-class ObjectiveRoute(Route, Protocol):
-    """A route of :data:`ROUTES`: a :class:`hieropt.solvers.routing.Route` whose ``solve(case)``
-    returns a verified :class:`Solution` (or None: declined).
+def portfolio_objectives(case: Case) -> Solution:
+    """Route ``portfolio``: ``min_max_regret``, or ``min_cost`` with ``max_regret``: every
+    workload's own optimum first (the regret is relative to it), then the min-max-regret optimum,
+    then (target form) the cheapest network within the regret; separate loops on the portfolio
+    model (:mod:`hieropt.solvers.portfolio`, Pyomo loaded only here). Its Solution carries the
+    portfolio table and is final; sensitivity is not computed (each workload's regret is in that
+    table).
 
-    Attributes:
-        complete: True when its Solution is final (the caller adds no portfolio table, notes or
-            sensitivity).
+    Raises:
+        NoSolutionError: no fabric keeps every workload within ``max_regret``; infeasible or
+            unbounded.
+        SolverError: a workload's slowdown exceeds ``max_regret`` on the answer (failed
+            verification).
     """
+    from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
 
-    complete: bool
-
-
-class PortfolioObjectives:
-    """``min_max_regret``, or ``min_cost`` with ``max_regret``: every workload's own optimum first
-    (the regret is relative to it), then the min-max-regret optimum, then (target form) the cheapest
-    network within the regret; separate loops on the portfolio model
-    (:mod:`hieropt.solvers.portfolio`). Its Solution carries the portfolio table; sensitivity is not
-    computed (each workload's regret is in that table)."""
-
-    name = "portfolio"
-    complete = True
-    """Its Solution is final: no portfolio table, hours note or sensitivity is added by the
-    caller."""
-
-    def accepts(self, case: Case) -> bool:
-        """The objective ``min_max_regret``, or any objective with ``max_regret``."""
-        return case.objective == "min_max_regret" or case.instance.max_regret is not None
-
-    def solve(self, case: Case) -> Solution:
-        """The portfolio optimum (Pyomo loaded only here).
-
-        Raises:
-            NoSolutionError: no fabric keeps every workload within ``max_regret``; infeasible or
-                unbounded.
-            SolverError: a workload's slowdown exceeds ``max_regret`` on the answer (failed
-                verification).
-        """
-        from .portfolio import min_cost_within_regret, min_max_regret, own_optima, portfolio_of
-
-        instance, gap, limit = case.instance, case.rel_gap, case.time_limit_s
-        optima = own_optima(instance, min(gap, REL_GAP), limit)
-        regret = min_max_regret(instance, optima, min(gap, REL_GAP), limit)
-        lps = sum(r.iterations for r in optima) + regret.iterations
-        extra = {
-            "own_optima_ns": [r.upper for r in optima],
-            "own_optima_gap": max(r.gap for r in optima),
-        }
-        if instance.objective == "min_max_regret":
-            res, obj = regret, "min_max_regret"
-        else:
-            res = min_cost_within_regret(instance, optima, instance.max_regret, regret, gap, limit)
-            obj = "min_cost"
-            lps += res.iterations
-        pf = portfolio_of(instance, res.bw, optima, instance.max_regret)
-        value = pf.worst_ratio if obj == "min_max_regret" else None
-        cap = instance.max_regret
-        if cap is not None and pf.worst_ratio > (1 + cap) * (1 + 1e-9):
-            raise SolverError(
-                f"independent verification failed: a workload is {pf.worst_ratio - 1:.6g} slower "
-                f"than its own optimum, above max_regret {instance.max_regret:g}"
-            )
-        method = REGRET_COST_METHOD if obj == "min_cost" else None
-        sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value,
-                       method)
-        notes = ("sensitivity: not computed for the portfolio objectives (each workload's regret "
-                 "is in the portfolio table)",) if case.sensitivity else ()
-        return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - case.start,
-                       notes=sol.notes + notes)
+    instance, gap, limit = case.instance, case.rel_gap, case.time_limit_s
+    optima = own_optima(instance, min(gap, REL_GAP), limit)
+    regret = min_max_regret(instance, optima, min(gap, REL_GAP), limit)
+    lps = sum(r.iterations for r in optima) + regret.iterations
+    extra = {
+        "own_optima_ns": [r.upper for r in optima],
+        "own_optima_gap": max(r.gap for r in optima),
+    }
+    if instance.objective == "min_max_regret":
+        res, obj = regret, "min_max_regret"
+    else:
+        res = min_cost_within_regret(instance, optima, instance.max_regret, regret, gap, limit)
+        obj = "min_cost"
+        lps += res.iterations
+    pf = portfolio_of(instance, res.bw, optima, instance.max_regret)
+    value = pf.worst_ratio if obj == "min_max_regret" else None
+    cap = instance.max_regret
+    if cap is not None and pf.worst_ratio > (1 + cap) * (1 + 1e-9):
+        raise SolverError(
+            f"independent verification failed: a workload is {pf.worst_ratio - 1:.6g} slower "
+            f"than its own optimum, above max_regret {instance.max_regret:g}"
+        )
+    method = REGRET_COST_METHOD if obj == "min_cost" else None
+    sol = verified(instance, case.tm, Counts(lps=lps), res, obj, case.start, extra, value,
+                   method)
+    notes = ("sensitivity: not computed for the portfolio objectives (each workload's regret "
+             "is in the portfolio table)",) if case.sensitivity else ()
+    return replace(sol, portfolio=pf, solve_seconds=time.perf_counter() - case.start,
+                   notes=sol.notes + notes)
 
 
-class SingleTermRate:
-    """``performance`` when the time model has a single collective term, T = c + w / u(B):
-    linear-fractional, so one exact LP in the term's rate u (Charnes-Cooper) gives the optimum,
-    certified by the safe bound of its duals (:mod:`hieropt.solvers.single_term`); no cuts, no
-    polish. It declines (the next route solves the case) when the LP is not optimal or its
-    certificate misses the gap target; infeasible and unbounded cases are explained by the general
-    route. Decision record: one collective term, a rate LP."""
-
-    name = "single_term_rate"
-    complete = False
-
-    def accepts(self, case: Case) -> bool:
-        """``performance`` on a time model of one collective term."""
-        if case.objective != "performance":
-            return False
-        tm = case.tm
-        return case.instance.memo("_single_term", (tm,), lambda: single_term(tm)) is not None
-
-    def solve(self, case: Case) -> Solution | None:
-        """The certified optimum by one LP, or None (declined).
-
-        Raises:
-            NoSolutionError: the instance's time target is below the optimum (or within its gap).
-        """
-        inst = case.instance
-        budget, target = inst.max_network_cost_usd, inst.max_iteration_time_ns
-        res = fastest_single_term(inst, case.tm, case.rel_gap, budget, case.time_limit_s)
-        if res is None:
-            return None
-        res = against_target(res, target, budget)
-        return verified(inst, case.tm, Counts(lps=res.iterations), res, "performance", case.start,
-                        {}, method=SINGLE_TERM_METHOD)
+def is_single_term(case: Case) -> bool:
+    """Whether ``case`` is ``performance`` on a time model of one collective term."""
+    tm = case.tm
+    return case.objective == "performance" and case.instance.memo(
+        "_single_term", (tm,), lambda: single_term(tm)) is not None
 
 
-class FastestByCuttingPlanes:
-    """``performance`` in general: Kelley's cutting planes on the performance LP with the Lagrangian
-    bound, within the instance's budget by the routes of
-    :data:`hieropt.solvers.procurement.BUDGET_ROUTES`, and the time target checked against the
-    optimum (:func:`hieropt.solvers.procurement.fastest_design`). A large workload's T is itself cut
-    (:class:`hieropt.model.cutmodel.CutModel`). Decision records: cutting planes with a Lagrangian
-    bound; large workloads of distinct layers."""
+def single_term_rate(case: Case) -> Solution | None:
+    """Route ``single_term_rate``: ``performance`` when the time model has a single collective
+    term, T = c + w / u(B): linear-fractional, so one exact LP in the term's rate u (Charnes-Cooper)
+    gives the optimum, certified by the safe bound of its duals
+    (:mod:`hieropt.solvers.single_term`); no cuts, no polish. Declines (None: the next route solves
+    the case) when the LP is not optimal or its certificate misses the gap target; infeasible and
+    unbounded cases are explained by the general route. Decision record: one collective term, a
+    rate LP.
 
-    name = "fastest_cutting_planes"
-    complete = False
-
-    def accepts(self, case: Case) -> bool:
-        """Every ``performance`` case."""
-        return case.objective == "performance"
-
-    def solve(self, case: Case) -> Solution:
-        """The certified optimum (LIMIT with the proven gap when the target was not reached).
-
-        Raises:
-            NoSolutionError: infeasible, unbounded, or a time target below (or within the gap of)
-                the optimum.
-        """
-        inst, counts, extra = case.instance, Counts(), {}
-        res, tm = fastest_once(inst, case.tm, case.rel_gap, case.time_limit_s, counts)
-        if isinstance(tm, CutModel):
-            extra.update(time_model="cutting planes on T", time_pieces=len(tm.pieces))
-        return verified(inst, case.tm, counts, res, "performance", case.start, extra)
+    Raises:
+        NoSolutionError: the instance's time target is below the optimum (or within its gap).
+    """
+    inst = case.instance
+    budget, target = inst.max_network_cost_usd, inst.max_iteration_time_ns
+    res = fastest_single_term(inst, case.tm, case.rel_gap, budget, case.time_limit_s)
+    if res is None:
+        return None
+    res = against_target(res, target, budget)
+    return verified(inst, case.tm, Counts(lps=res.iterations), res, "performance", case.start,
+                    {}, method=SINGLE_TERM_METHOD)
 
 
-class CheapestMeetingTarget:
-    """``min_cost``: the cheapest network meeting the time target, by cutting planes from a design
-    that meets it (:func:`hieropt.solvers.procurement.cheapest_meeting`); without an upper limit on
-    bandwidth, such a design is found first within growing budgets and caps the cost. Decision
-    record: min cost without a bandwidth cap."""
+def fastest_by_cutting_planes(case: Case) -> Solution:
+    """Route ``fastest_cutting_planes``: ``performance`` in general, Kelley's cutting planes on the
+    performance LP with the Lagrangian bound, within the instance's budget by the routes of
+    :data:`hieropt.solvers.procurement.BUDGET_ROUTES`, the time target checked against the optimum
+    (:func:`hieropt.solvers.procurement.fastest_once`); LIMIT with the proven gap when the target
+    was not reached. A large workload's T is itself cut (:class:`hieropt.model.cutmodel.CutModel`).
+    Decision records: cutting planes with a Lagrangian bound; large workloads of distinct layers.
 
-    name = "cheapest_meeting_target"
-    complete = False
-
-    def accepts(self, case: Case) -> bool:
-        """Every ``min_cost`` case with a time target (not the portfolio's ``max_regret`` form)."""
-        return case.objective == "min_cost" and case.instance.max_regret is None
-
-    def solve(self, case: Case) -> Solution:
-        """The certified cheapest network.
-
-        Raises:
-            NoSolutionError: infeasible constraints, budget or target.
-        """
-        counts = Counts()
-        res = min_cost(case, counts)
-        return verified(case.instance, case.tm, counts, res, "min_cost", case.start, {})
+    Raises:
+        NoSolutionError: infeasible, unbounded, or a time target below (or within the gap of) the
+            optimum.
+    """
+    inst, counts, extra = case.instance, Counts(), {}
+    res, tm = fastest_once(inst, case.tm, case.rel_gap, case.time_limit_s, counts)
+    if isinstance(tm, CutModel):
+        extra.update(time_model="cutting planes on T", time_pieces=len(tm.pieces))
+    return verified(inst, case.tm, counts, res, "performance", case.start, extra)
 
 
-class TimeCostProduct:
-    """``performance_per_cost``: min T(B) x cost(B) is not convex in B but is in cost shares x_d =
-    p_d B_d / C (Charnes-Cooper), so the global optimum is one convex program solved by cutting
-    planes (:func:`hieropt.solvers.procurement.min_time_cost_product`). With a time target, the
-    cheapest network meeting it is solved first: its cost is a floor of the cost range. Decision
-    record: time x cost in cost shares."""
+def cheapest_meeting_target(case: Case) -> Solution:
+    """Route ``cheapest_meeting_target``: ``min_cost``, the cheapest network meeting the time
+    target, by cutting planes from a design that meets it
+    (:func:`hieropt.solvers.procurement.cheapest_meeting`); without an upper limit on bandwidth,
+    such a design is found first within growing budgets and caps the cost. Decision record: min
+    cost without a bandwidth cap.
 
-    name = "time_cost_product"
-    complete = False
+    Raises:
+        NoSolutionError: infeasible constraints, budget or target.
+    """
+    counts = Counts()
+    res = min_cost(case, counts)
+    return verified(case.instance, case.tm, counts, res, "min_cost", case.start, {})
 
-    def accepts(self, case: Case) -> bool:
-        """Every ``performance_per_cost`` case."""
-        return case.objective == "performance_per_cost"
 
-    def solve(self, case: Case) -> Solution:
-        """The certified global optimum of time x cost.
+def time_cost_product(case: Case) -> Solution:
+    """Routes ``time_cost_product`` and ``run_cost``: min T(B) x (A + cost(B)), the global optimum
+    of one convex program in cost shares x_d = p_d B_d / C (Charnes-Cooper) solved by cutting planes
+    (:func:`product`); with a time target, the cheapest network meeting it is solved first: its
+    cost is a floor of the cost range. ``performance_per_cost``: A = 0. ``min_run_cost``: the $ of
+    one training run, run time x the cluster's cost rate, affine in the network's capex C(B)
+    (:func:`hieropt.model.run.cost_rate`): F + C(B) / H ($ / h; F the accelerators, servers, racks,
+    facility and electricity, or an all-in NPU-hour rate; H the amortisation hours), so I
+    iterations of T(B) ns cost [I / (3.6e12 H)] x T(B) (A + C(B)), A = F H (:func:`run_cost_terms`;
+    I = tokens / tokens per iteration with a token budget, else 1: $ per iteration); a larger A
+    buys more network. Decision record: time x cost in cost shares.
 
-        Raises:
-            NoSolutionError: infeasible; or unbounded (no floor on bandwidth, or no compute and no
-                cap).
-        """
-        counts = Counts()
+    Raises:
+        InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
+            several workloads.
+        NoSolutionError: infeasible; or unbounded (no floor on bandwidth, or no compute and no cap).
+    """
+    counts, obj, extra = Counts(), case.objective, {}
+    if obj == "min_run_cost":
+        terms = run_cost_terms(case.instance)
+        res = product(case, counts, terms.fixed_usd)
+        rate = terms.usd_per_ns_usd
+        res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
+        extra = {"run_cost_per": terms.per, "fixed_cost_usd": terms.fixed_usd}
+    else:
         res = product(case, counts)
-        return verified(case.instance, case.tm, counts, res, "performance_per_cost", case.start,
-                        kappa_extra(res))
+    extra.update(kappa_evaluations=res.iterations, kappa_nodes=0,
+                 kappa_range_usd=[float(k) for k in res.kappa_range])
+    return verified(case.instance, case.tm, counts, res, obj, case.start, extra)
+
 
 
 NS_PER_HOUR = 3.6e12
@@ -424,57 +379,19 @@ def terms_of(cluster: Cluster | None, npus: int, tokens: float | None,
     return RunCostTerms(rate.fixed_usd, iterations * rate.per_network_usd / NS_PER_HOUR, per)
 
 
-class RunCost:
-    """``min_run_cost``: the $ of one training run, run time x the cluster's cost rate. The rate is
-    affine in the network's capex C(B) (:func:`hieropt.model.run.cost_rate`): F + C(B) / H ($ / h;
-    F the accelerators, servers, racks, facility and electricity, or an all-in NPU-hour rate; H the
-    amortisation hours), so I iterations of T(B) ns cost [I / (3.6e12 H)] x T(B) (A + C(B)), A = F
-    H: the time-cost product with a fixed term A on the same cost-share LP
-    (:func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`'s ``fixed_usd``), certified as it
-    is. A = 0 is performance per cost; a larger A buys more network. $ per run with a token budget
-    (I = tokens / tokens per iteration), else $ per iteration (I = 1). Sensitivity is not computed
-    (the run's time and $ are in the run figures)."""
-
-    name = "run_cost"
-    complete = False
-
-    def accepts(self, case: Case) -> bool:
-        """Every ``min_run_cost`` case."""
-        return case.objective == "min_run_cost"
-
-    def solve(self, case: Case) -> Solution:
-        """The certified cheapest run ($ per run, or per iteration without a token budget).
-
-        Raises:
-            InputError: no cost rate in the instance's ``[cluster]``, or several workloads.
-            NoSolutionError: as :class:`TimeCostProduct`.
-        """
-        terms = run_cost_terms(case.instance)
-        counts = Counts()
-        res = product(case, counts, terms.fixed_usd)
-        rate = terms.usd_per_ns_usd
-        res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
-        extra = {"run_cost_per": terms.per, "fixed_cost_usd": terms.fixed_usd, **kappa_extra(res)}
-        return verified(case.instance, case.tm, counts, res, "min_run_cost", case.start, extra)
-
-
-ROUTES: tuple[ObjectiveRoute, ...] = (PortfolioObjectives(), SingleTermRate(),
-                                      FastestByCuttingPlanes(), CheapestMeetingTarget(),
-                                      TimeCostProduct(), RunCost())
+ROUTES: tuple[Route, ...] = (
+    Route("portfolio", lambda c: c.objective == "min_max_regret" or c.instance.max_regret
+          is not None, portfolio_objectives, complete=True),
+    Route("single_term_rate", is_single_term, single_term_rate),
+    Route("fastest_cutting_planes", lambda c: c.objective == "performance",
+          fastest_by_cutting_planes),
+    Route("cheapest_meeting_target", lambda c: c.objective == "min_cost"
+          and c.instance.max_regret is None, cheapest_meeting_target),
+    Route("time_cost_product", lambda c: c.objective == "performance_per_cost", time_cost_product),
+    Route("run_cost", lambda c: c.objective == "min_run_cost", time_cost_product))
 """The objective routes, walked in this order: the portfolio objectives first (they take
 ``min_cost`` with ``max_regret``), the single-term LP before the general performance route it may
 decline to."""
-
-
-def solve_case(case: Case) -> tuple[ObjectiveRoute, Solution]:
-    """(route, verified Solution) of the first route of :data:`ROUTES` that accepts ``case`` and
-    answers it.
-
-    Raises:
-        NoSolutionError: the case has no answer (infeasible, unbounded, undecided).
-        SolverError: the solver failed or its answer failed verification.
-    """
-    return first_route(ROUTES, case)
 
 
 def min_cost(case: Case, counts: Counts):
@@ -500,10 +417,3 @@ def product(case: Case, counts: Counts, fixed_usd: float = 0.0):
     counts.lps += res.iterations
     counts.cuts += res.cuts
     return res
-
-
-def kappa_extra(res) -> dict:
-    """The statistics of a cost-share solve (an OAResult): LPs, and the network costs searched
-    ($)."""
-    return {"kappa_evaluations": res.iterations, "kappa_nodes": 0,
-            "kappa_range_usd": [float(k) for k in res.kappa_range]}

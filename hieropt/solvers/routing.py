@@ -8,39 +8,35 @@ that handle a narrow case exactly or in better units (:mod:`hieropt.solvers.rout
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["Route", "first_route"]
 
 
-class Route(Protocol):
+@dataclass(frozen=True)
+class Route:
     """One way to solve a case: ``accepts(case)``, a cheap check of the case's form (no LP), and
     ``solve(case)``, its answer or None when it declines after trying (its check needs the LP's
-    answer); its docstring says when and why it exists.
-
-    ``solve`` raises NoSolutionError when the case has no answer (infeasible, unbounded,
-    undecided) and SolverError when the solver failed.
+    answer); the docstring of ``solve`` says when and why the route exists. ``solve`` raises
+    NoSolutionError when the case has no answer (infeasible, unbounded, undecided) and SolverError
+    when the solver failed.
 
     Attributes:
         name: a short identifier, e.g. ``"single_term_rate"`` (the decision records and tests name
             routes so).
+        complete: an objective route's Solution is final (the caller adds no portfolio table, notes
+            or sensitivity).
     """
 
     name: str
-
-    def accepts(self, case: Any) -> bool:
-        """Whether this route handles ``case``."""
-        ...
-
-    def solve(self, case: Any) -> Any:
-        """The answer for ``case``, or None when the route declines after trying."""
-        ...
+    accepts: Callable[[Any], bool]
+    solve: Callable[[Any], Any]
+    complete: bool = False
 
 
-R = TypeVar("R", bound=Route)
-
-
-def first_route(routes: tuple[R, ...], case: Any) -> tuple[R, Any]:
+def first_route(routes: tuple[Route, ...], case: Any) -> tuple[Route, Any]:
     """(route, answer) of the first route of ``routes`` that accepts ``case`` and does not decline.
 
     Raises:
