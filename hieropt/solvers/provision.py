@@ -41,13 +41,14 @@ from ..spec.overrides import check_time_limit
 from .objectives import solve
 from .provision_milp import (
     MILP_REL_GAP,
-    NS_USD_PER_UNIT,
+    PRIMARY,
     ProvisionSolver,
     catalog_for,
     check_power_figures,
     design_value,
     explain_infeasible,
     instance_options,
+    native,
     option_key,
     options_milp,
     tie_break,
@@ -57,11 +58,6 @@ from .provision_milp import (
 __all__ = ["provision", "Provisioning", "Rounding", "PROVISION_OBJECTIVES", "MILP_REL_GAP"]
 
 UNITS = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD", "min_power": "W"}
-_PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost",
-            "performance_per_cost": "obj_product", "min_power": "obj_power"}
-_SCALE = {"performance": MS_NS, "min_cost": MUSD, "performance_per_cost": NS_USD_PER_UNIT,
-          "min_power": KW}
-"""Units of each objective in the MILP (ns, $, ns*$, W per model unit)."""
 
 
 @dataclass(frozen=True)
@@ -238,12 +234,12 @@ def provision(
     limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
     _add_caps(m, tm, *limits)
     solver = ProvisionSolver(milp, time_limit_s)
-    run = solver.solve(_PRIMARY[objective])
+    run = solver.solve(PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
         raise explain_infeasible(solver, instance, tm, options, *limits)
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
-    final, claim = run, (_PRIMARY[objective], run.incumbent)
+    final, claim = run, (PRIMARY[objective], run.incumbent)
     first_value = design_value(objective, milp, tm, run.choice)
     if run.status is Status.OPTIMAL and objective in ("performance", "min_cost", "min_power"):
         tie = tie_break(solver, objective, milp, tm, run.choice)
@@ -252,8 +248,7 @@ def provision(
             claim = ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent)
     design = tuple(options[d][o] for d, o in enumerate(final.choice))
     bd, value = verify_design(instance, tm, milp, objective, final.choice, design, claim, *limits)
-    offset = tm.compute_ns if objective == "performance" else 0.0
-    bound = offset + run.bound * _SCALE[objective] if run.bound is not None else -math.inf
+    bound = native(PRIMARY[objective], run.bound, tm) if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
     notes = [f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
@@ -425,7 +420,7 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
             continue
         if banned:
             m.rounding = pyo.Constraint(expr=sum(m.z[d, o] for d, o in banned) == 0)
-        run = solver.solve(_PRIMARY[objective])
+        run = solver.solve(PRIMARY[objective])
         if banned:
             m.del_component(m.rounding)
         if run.choice is None:
@@ -433,7 +428,7 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
             continue
         design = tuple(options[d][o] for d, o in enumerate(run.choice))
         bd, value = verify_design(instance, tm, milp, objective, run.choice, design,
-                                  (_PRIMARY[objective], run.incumbent), *limits)
+                                  (PRIMARY[objective], run.incumbent), *limits)
         saving = max(0.0, (value - exact_value) / value) if value > 0 else 0.0
         out.append(Rounding(name, text, True, design, bd.iteration_time_ns,
                             milp.cost(run.choice), value, saving))

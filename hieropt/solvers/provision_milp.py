@@ -202,40 +202,47 @@ def check_power_figures(catalog: Catalog, instance: Instance, why: str) -> None:
                          "add watts = <W per unit> (0 for passive parts)")
 
 
+PRIMARY = {"performance": "obj_time", "min_cost": "obj_cost",
+           "performance_per_cost": "obj_product", "min_power": "obj_power"}
+"""The MILP's objective component of each provisioning objective."""
+PER_UNIT = {"obj_time": MS_NS, "obj_cost": MUSD, "obj_product": NS_USD_PER_UNIT, "obj_power": KW}
+"""ns, $, ns*$ or W per model unit of each MILP objective (time: of its communication part)."""
+
+
+def native(name: str, value: float, tm: TimeModel) -> float:
+    """The model value ``value`` of the MILP objective ``name`` (:data:`PER_UNIT`) in ns, $, ns*$ or
+    W (time: with the compute ``tm.compute_ns``)."""
+    return (tm.compute_ns if name == "obj_time" else 0.0) + value * PER_UNIT[name]
+
+
 def design_value(objective: str, milp: ProvisionMILP, tm: TimeModel,
                  choice: tuple[int, ...]) -> float:
     """Exact objective value of ``choice`` (ns, $, ns*$ or W) from the aggregated time model and
     the option costs and powers."""
     T = tm.compute_ns + milp.comm_ms(choice, tm) * MS_NS
-    return _value(objective, T, milp.cost(choice), milp.power(choice))
+    return _value(PRIMARY[objective], T, milp.cost(choice), milp.power(choice))
 
 
-def _value(objective: str, T: float, C: float, P: float) -> float:
-    return {"performance": T, "min_cost": C, "performance_per_cost": T * C,
-            "min_power": P}[objective]
+def _value(name: str, T: float, C: float, P: float) -> float:
+    return {"obj_time": T, "obj_cost": C, "obj_product": T * C, "obj_power": P}[name]
 
 
 def tie_break(solver: ProvisionSolver, objective: str, milp: ProvisionMILP, tm: TimeModel,
-               choice: tuple[int, ...]) -> MilpRun | None:
+              choice: tuple[int, ...]) -> MilpRun | None:
     """Second solve: cheapest design of (nearly) the optimal time, or fastest design of the optimal
     cost (power)."""
-    m = milp.model
-    comm = milp.comm_ms(choice, tm)
-    held = {"performance": (m.comm, comm), "min_cost": (m.cost, milp.cost(choice) / MUSD),
-            "min_power": (m.power, milp.power(choice) / KW)}[objective]
-    m.tie = pyo.Constraint(expr=held[0] <= held[1] * (1 + TIE_TOL)
-                           + (1e-12 if objective == "min_power" else 0.0))
+    m, power = milp.model, objective == "min_power"
+    value = {"comm": lambda c: milp.comm_ms(c, tm), "cost": milp.cost, "power": milp.power}
+    held, other = ("comm", "cost") if objective == "performance" else (objective[4:], "comm")
+    per_unit = {"comm": 1.0, "cost": MUSD, "power": KW}[held]
+    m.tie = pyo.Constraint(expr=getattr(m, held) <= value[held](choice) / per_unit * (1 + TIE_TOL)
+                           + (1e-12 if power else 0.0))
     run = solver.solve("obj_cost" if objective == "performance" else "obj_time")
     m.del_component(m.tie)
     if run.status is not Status.OPTIMAL or run.choice is None:
         return None
-    c2 = milp.comm_ms(run.choice, tm)
-    if objective == "performance":
-        better = c2 <= comm * (1 + TIE_TOL) and milp.cost(run.choice) < milp.cost(choice)
-    elif objective == "min_cost":
-        better = milp.cost(run.choice) <= milp.cost(choice) * (1 + TIE_TOL) and c2 < comm
-    else:
-        better = milp.power(run.choice) <= milp.power(choice) * (1 + TIE_TOL) + 1e-9 and c2 < comm
+    first = value[held](choice) * (1 + TIE_TOL) + (1e-9 if power else 0.0)
+    better = value[held](run.choice) <= first and value[other](run.choice) < value[other](choice)
     return run if better else None
 
 
@@ -267,9 +274,7 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
         problems.append(f"bill of materials ${C:,.2f} differs from the MILP's option cost "
                         f"${milp.cost(choice):,.2f}")
     name, incumbent = claim
-    claimed = {"obj_time": tm.compute_ns + incumbent * MS_NS, "obj_cost": incumbent * MUSD,
-               "obj_product": incumbent * NS_USD_PER_UNIT, "obj_power": incumbent * KW}[name]
-    exact = {"obj_time": T, "obj_cost": C, "obj_product": T * C, "obj_power": P}[name]
+    claimed, exact = native(name, incumbent, tm), _value(name, T, C, P)
     if abs(P - milp.power(choice)) > 1e-9 * max(P, 1.0):
         problems.append(f"bill of materials {P:,.1f} W differs from the MILP's option power "
                         f"{milp.power(choice):,.1f} W")
@@ -286,7 +291,7 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
     if problems:
         raise SolverError("independent verification of the integer design failed: "
                           + "; ".join(problems))
-    return bd, _value(objective, T, C, P)
+    return bd, _value(PRIMARY[objective], T, C, P)
 
 
 def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeModel,
@@ -409,7 +414,7 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
             bd, value = verify_design(instance, tm, milp, "performance", run.choice, design,
                                       ("obj_time", run.incumbent), None, float(c) * (1 + 1e-9),
                                       float(p) * (1 + 1e-9) + 1e-9)
-            bound = tm.compute_ns + (run.bound if run.bound is not None else run.incumbent) * MS_NS
+            bound = native("obj_time", run.bound if run.bound is not None else run.incumbent, tm)
             point = TradeoffPoint(float(c), float(p), design, value, milp.cost(run.choice),
                                   milp.power(run.choice),
                                   max(0.0, (value - min(bound, value)) / value))
