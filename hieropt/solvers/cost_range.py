@@ -8,6 +8,7 @@ dimension's reach and whether it has an upper limit at all."""
 from __future__ import annotations
 
 import math
+from contextlib import closing
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -110,8 +111,7 @@ def network_cost_range(instance: Instance, time_limit_s: float = 60.0,
 def _vertex(instance: Instance, time_limit_s: float,
             unit_gbps: float | np.ndarray) -> CheapestVertex:
     lp = compile_cost_range_lp(instance, unit_gbps)
-    solver = HighsLP(lp, time_limit_s)
-    try:
+    with closing(HighsLP(lp, time_limit_s)) as solver:
         low = solver.solve()
         if low.status is Status.INFEASIBLE:
             raise rows_infeasible(instance)
@@ -120,8 +120,6 @@ def _vertex(instance: Instance, time_limit_s: float,
         duals = solver.row_duals()[:lp.n_rows] if lp.n_rows else np.zeros(0)
         solver.set_costs(lp.time_costs, maximize=True)
         high = solver.solve()
-    finally:
-        solver.close()
     cheapest = max(low.objective, 0.0) * lp.unit_usd
     dearest = high.objective * lp.unit_usd if high.status is Status.OPTIMAL else INF
     dm = instance.design_matrix
@@ -173,8 +171,7 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
         return ()
     lp = _cone_lp(instance, priced)
     out = []
-    solver = HighsLP(lp, time_limit_s)
-    try:
+    with closing(HighsLP(lp, time_limit_s)) as solver:
         for d in dims:
             if lp.col_upper[d] == 0:
                 continue
@@ -186,8 +183,6 @@ def unlimited_dimensions(instance: Instance, dims: tuple[int, ...] | list[int],
             if res.objective >= 0.5:
                 out.append(int(d))
             solver.change_col_bounds(int(d), 0.0, INF)
-    finally:
-        solver.close()
     return tuple(out)
 
 
@@ -206,8 +201,7 @@ def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.nda
     unit = _unit_gbps(instance)
     lp = compile_cost_range_lp(instance, unit)
     out = np.array(fallback_gbps, dtype=float)
-    solver = HighsLP(lp, time_limit_s)
-    try:
+    with closing(HighsLP(lp, time_limit_s)) as solver:
         for d in dims:
             res = _maximise(solver, lp.n_cols, d)
             if res.status is Status.INFEASIBLE:
@@ -218,8 +212,6 @@ def reach_centre_gbps(instance: Instance, dims: list[int], fallback_gbps: np.nda
             reach = res.objective * unit if res.status is Status.OPTIMAL else INF
             if np.isfinite(reach) and reach > 0:
                 out[d] = 0.5 * reach
-    finally:
-        solver.close()
     return out
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,11 +112,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
         raise InputError("spacing", None, f"unknown spacing {spacing!r}",
                          f"use one of {', '.join(SPACINGS)}")
     start = time.perf_counter()
-    core = TimeLP(instance, build_time_model(instance), time_limit_s)
-    try:
+    with closing(TimeLP(instance, build_time_model(instance), time_limit_s)) as core:
         front, notes = _points(core, points, SUB_GAP, spacing, progress)
-    finally:
-        core.close()
     for p in front:  # (as a solve's design: the rows, its budget, its time)
         cert = verify(instance, p.bw, p.iteration_time_ns, budget_usd=p.budget_usd)
         if not cert.ok:

@@ -10,6 +10,7 @@ import inspect
 import os
 import time
 import warnings
+from contextlib import closing
 from dataclasses import dataclass, fields, replace
 from functools import partial
 
@@ -235,9 +236,8 @@ def solve_fastest_cheapest(instance: Instance,
     start = time.perf_counter()
     tm = build_time_model(instance)
     counts = Counts()
-    core = TimeLP(instance, tm, time_limit_s)
-    core.cut_first = False  # (the min-cost loop goes on from these cuts: see cut_lp.Loop.cut_first)
-    try:
+    with closing(TimeLP(instance, tm, time_limit_s)) as core:
+        core.cut_first = False  # (the min-cost loop goes on from these cuts: Loop.cut_first)
         res = fastest_design(core, REL_GAP, instance.max_network_cost_usd,
                              instance.max_iteration_time_ns)
         counts.add(core)
@@ -254,6 +254,4 @@ def solve_fastest_cheapest(instance: Instance,
                                               start, {})
         except HieroptError as e:
             design = str(e)
-    finally:
-        core.close()
     return sol, design

@@ -20,6 +20,7 @@ by the independent evaluator (:func:`hieropt.model.timing.evaluate`).
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import replace
 
 import numpy as np
@@ -60,11 +61,8 @@ def own_optima(instance: Instance, rel_gap: float = REL_GAP,
 """
     out = []
     for w, tm in enumerate(job_time_models(instance)):
-        core = TimeLP(single_job(instance, w), tm, time_limit_s)
-        try:
+        with closing(TimeLP(single_job(instance, w), tm, time_limit_s)) as core:
             out.append(core.min_time(rel_gap, budget_usd=instance.max_network_cost_usd))
-        finally:
-            core.close()
     return out
 
 
@@ -270,11 +268,8 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         z = max_ratio(tms, U, start)
         res = OAResult(Status.OPTIMAL, start, z, z, 0, "no collective traffic")
         return _honest(res, optima, ratio=True)
-    core = RegretLP(instance, U, time_limit_s)
-    try:
+    with closing(RegretLP(instance, U, time_limit_s)) as core:
         res = core.min_ratio(start, rel_gap, max_iterations)
-    finally:
-        core.close()
     return _honest(res, optima, ratio=True)
 
 
@@ -297,9 +292,6 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
         raise NoSolutionError("infeasible", (
             f"max_regret {max_regret:.4g} is within the optimality gap of the best achievable "
             f"{regret.upper - 1:.6g}; allow a slightly larger regret"))
-    core = RegretLP(instance, _uppers(optima), time_limit_s, z_bounds=(cap, cap))
-    try:
+    with closing(RegretLP(instance, _uppers(optima), time_limit_s, z_bounds=(cap, cap))) as core:
         res = core.min_cost_within(regret.bw, rel_gap, max_iterations)
-    finally:
-        core.close()
     return _honest(res, optima, ratio=False)

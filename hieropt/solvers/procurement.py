@@ -13,6 +13,7 @@ budget far below the LP's bandwidth unit, the performance LP for every other cas
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -80,7 +81,7 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
     unit = product_bandwidth(instance, tm, target_ns, bounds)
     core = RatioCore(instance, tm, unit, time_limit_s, budget_usd, prune=True, cost_bounds=bounds,
                      share_units_gbps=share_units_gbps(instance, tm, unit), fixed_usd=fixed_usd)
-    try:
+    with closing(core):  # (the HiGHS object goes back to this thread's pool)
         k_min, k_max = core.search_range(budget_usd)
         if budget_usd is not None:
             if budget_usd < k_min * (1 - 1e-9):
@@ -99,8 +100,6 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
                                   "time x cost is the same at every scale; add a bandwidth budget")
         hi = max(k_max, lo)
         out = core.min_product(rel_gap, fixed + lo, fixed + hi, target_ns, meets)
-    finally:
-        core.close()  # (the HiGHS object goes back to this thread's pool)
     if out.bw is None:
         raise NoSolutionError("infeasible", "no network within the cost range gives every loaded "
                               f"dimension bandwidth ({out.message})")
@@ -312,11 +311,8 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
             counts.lps += hit.lps
             counts.cuts += hit.cuts
             return replace(hit.res, bw=hit.bw.copy()), tm
-    core = TimeLP(instance, tm, time_limit_s)
-    try:
+    with closing(TimeLP(instance, tm, time_limit_s)) as core:
         res = fastest_design(core, rel_gap, budget, target)
-    finally:
-        core.close()
     counts.add(core)
     if kept is not None and res.status is Status.OPTIMAL and res.bw is not None:
         bucket = kept.get(near) or kept.put(near, [])

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -227,8 +228,7 @@ def _resolve(inst: Instance, tm: TimeModel, objective: str,
         NoSolutionError: ``inst`` is infeasible.
         SolverError: the solve stopped short of its gap.
     """
-    core = TimeLP(inst, tm, time_limit_s)
-    try:
+    with closing(TimeLP(inst, tm, time_limit_s)) as core:
         budget = inst.max_network_cost_usd
         res = core.min_time(SENS_GAP, budget_usd=budget)
         if objective == "min_cost":
@@ -239,8 +239,6 @@ def _resolve(inst: Instance, tm: TimeModel, objective: str,
         if res.status is not Status.OPTIMAL:
             raise SolverError(f"a sensitivity re-solve stopped short of its gap: {res.message}")
         return res, core.certificate
-    finally:
-        core.close()
 
 
 def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarray, *,

@@ -20,6 +20,7 @@ the general cutting-plane loop, which also explains infeasible and unbounded pro
 from __future__ import annotations
 
 import math
+from contextlib import closing
 
 import numpy as np
 
@@ -64,14 +65,11 @@ def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float,
                           lambda: choose_scale(instance, tm, budget_usd, target, limits))
     arr = instance.memo("_rate_lp", (tm, scale, budget_usd, instance.design_matrix, unit_cost),
                         lambda: read_only(compile_rate_lp(instance, m, scale, budget_usd)))
-    lp = DenseLP(arr, time_limit_s, vertex=True)  # (its point is the answer)
-    try:
+    with closing(DenseLP(arr, time_limit_s, vertex=True)) as lp:  # (its point is the answer)
         res = lp.solve()
         if res.status is not Status.OPTIMAL:
             return None
         duals = lp.row_duals()
-    finally:
-        lp.close()
     D = m.size
     bw = within_budget(instance, np.maximum(res.x[:D], 0.0) * scale.bw_gbps + 0.0, budget_usd,
                        unit_cost)
