@@ -239,15 +239,13 @@ def provision(
         raise explain_infeasible(solver, instance, tm, options, *limits)
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
-    final, claim = run, (PRIMARY[objective], run.incumbent)
+    final, claim = run, PRIMARY[objective]
     first_value = design_value(objective, milp, tm, run.choice)
     if run.status is Status.OPTIMAL and objective in ("performance", "min_cost", "min_power"):
         tie = tie_break(solver, objective, milp, tm, run.choice)
         if tie is not None:
-            final = tie
-            claim = ("obj_cost" if objective == "performance" else "obj_time", tie.incumbent)
-    design = tuple(options[d][o] for d, o in enumerate(final.choice))
-    bd, value = verify_design(instance, tm, milp, objective, final.choice, design, claim, *limits)
+            final, claim = tie, "obj_cost" if objective == "performance" else "obj_time"
+    design, bd, value = verify_design(instance, tm, milp, objective, options, final, claim, *limits)
     bound = native(PRIMARY[objective], run.bound, tm) if run.bound is not None else -math.inf
     bound = min(bound, value, first_value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
@@ -313,9 +311,9 @@ def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: fl
         raise InputError("objective", None, f"unknown objective {objective!r}",
                          f"use one of {', '.join(PROVISION_OBJECTIVES)}")
     if max_iteration_time_ns is None:
-        max_iteration_time_ns = getattr(instance, "max_iteration_time_ns", None)
+        max_iteration_time_ns = instance.max_iteration_time_ns
     if max_cost_usd is None:
-        max_cost_usd = getattr(instance, "max_network_cost_usd", None)
+        max_cost_usd = instance.max_network_cost_usd
     limits = (("max_iteration_time_ns", max_iteration_time_ns), ("max_cost_usd", max_cost_usd),
               ("max_power_w", max_power_w))
     for flag, value in limits:
@@ -361,12 +359,9 @@ def _continuous(instance: Instance, options: list[list[Option]]) -> tuple[Soluti
         lo, hi = min(o.bw_gbps for o in opts), max(o.bw_gbps for o in opts)
         bounds.append(Bound(lower_gbps=max(b.lower_gbps, lo),
                             upper_gbps=hi if b.upper_gbps is None else min(b.upper_gbps, hi)))
-    update: dict[str, Any] = {"bounds": tuple(bounds), "objective": "performance"}
-    # catalog targets are not the LIBRA cost model's
-    for k in ("max_iteration_time_ns", "max_network_cost_usd"):
-        if k in type(instance).model_fields:
-            update[k] = None
-    relaxed = instance.model_copy(update=update)
+    relaxed = instance.model_copy(update={  # (catalog targets are not the LIBRA cost model's)
+        "bounds": tuple(bounds), "objective": "performance", "max_iteration_time_ns": None,
+        "max_network_cost_usd": None})
     try:
         sol = solve(relaxed).raise_for_status()
     except HieroptError as e:
@@ -426,9 +421,8 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
         if run.choice is None:
             out.append(Rounding(name, text, False))
             continue
-        design = tuple(options[d][o] for d, o in enumerate(run.choice))
-        bd, value = verify_design(instance, tm, milp, objective, run.choice, design,
-                                  (PRIMARY[objective], run.incumbent), *limits)
+        design, bd, value = verify_design(instance, tm, milp, objective, options, run,
+                                          PRIMARY[objective], *limits)
         saving = max(0.0, (value - exact_value) / value) if value > 0 else 0.0
         out.append(Rounding(name, text, True, design, bd.iteration_time_ns,
                             milp.cost(run.choice), value, saving))

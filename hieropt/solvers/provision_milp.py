@@ -247,18 +247,22 @@ def tie_break(solver: ProvisionSolver, objective: str, milp: ProvisionMILP, tm: 
 
 
 def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, objective: str,
-                  choice: tuple[int, ...], design: tuple[Option, ...], claim: tuple[str, float],
-                  max_time: float | None, max_cost: float | None,
-                  max_power: float | None = None) -> tuple[Breakdown, float]:
-    """Re-check a MILP design with the independent evaluator against the constraints, the MILP's
-    claim ``(objective name, incumbent in model units)`` and the limits (ns, $, W).
+                  options: list[list[Option]], run: MilpRun, name: str, max_time: float | None,
+                  max_cost: float | None,
+                  max_power: float | None = None) -> tuple[tuple[Option, ...], Breakdown, float]:
+    """Re-check the design of a MILP solve ``run`` (its choice among ``options``) with the
+    independent evaluator against the constraints, the MILP's claim (its incumbent of the objective
+    component ``name``, model units) and the limits (ns, $, W).
 
     Returns:
-        The evaluator's breakdown and the exact objective value (ns, $, ns*$ or W).
+        The design (one option per dimension), the evaluator's breakdown and the exact objective
+        value (ns, $, ns*$ or W).
 
     Raises:
         SolverError: any disagreement, every one named.
     """
+    choice, incumbent = run.choice, run.incumbent
+    design = tuple(options[d][o] for d, o in enumerate(choice))
     bw = np.array([o.bw_gbps for o in design])
     bd = evaluate(instance, bw)
     T = bd.iteration_time_ns
@@ -273,7 +277,6 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
     if abs(C - milp.cost(choice)) > 1e-9 * max(C, 1.0):
         problems.append(f"bill of materials ${C:,.2f} differs from the MILP's option cost "
                         f"${milp.cost(choice):,.2f}")
-    name, incumbent = claim
     claimed, exact = native(name, incumbent, tm), _value(name, T, C, P)
     if abs(P - milp.power(choice)) > 1e-9 * max(P, 1.0):
         problems.append(f"bill of materials {P:,.1f} W differs from the MILP's option power "
@@ -291,7 +294,7 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
     if problems:
         raise SolverError("independent verification of the integer design failed: "
                           + "; ".join(problems))
-    return bd, _value(PRIMARY[objective], T, C, P)
+    return design, bd, _value(PRIMARY[objective], T, C, P)
 
 
 def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeModel,
@@ -410,10 +413,9 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
                 continue
             if run.status is not Status.OPTIMAL:
                 raise SolverError(f"a trade-off point stopped at '{run.termination}'")
-            design = tuple(options[d][o] for d, o in enumerate(run.choice))
-            bd, value = verify_design(instance, tm, milp, "performance", run.choice, design,
-                                      ("obj_time", run.incumbent), None, float(c) * (1 + 1e-9),
-                                      float(p) * (1 + 1e-9) + 1e-9)
+            design, _, value = verify_design(instance, tm, milp, "performance", options, run,
+                                             "obj_time", None, float(c) * (1 + 1e-9),
+                                             float(p) * (1 + 1e-9) + 1e-9)
             bound = native("obj_time", run.bound if run.bound is not None else run.incumbent, tm)
             point = TradeoffPoint(float(c), float(p), design, value, milp.cost(run.choice),
                                   milp.power(run.choice),
