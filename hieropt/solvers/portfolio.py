@@ -115,16 +115,6 @@ def max_ratio(tms: list[TimeModel], optima_ns: np.ndarray, bw: np.ndarray) -> fl
         return max(slowdown_ratio(tm.time_ns(bw), u) for tm, u in zip(tms, optima_ns, strict=True))
 
 
-def _loaded(instance: Instance) -> bool:
-    """Whether any workload puts bytes on a dimension (else every design gives every workload the
-    same time)."""
-    return any(tm.carries_traffic.any() for tm in job_time_models(instance))
-
-
-def _uppers(optima: list[OAResult]) -> np.ndarray:
-    return np.array([r.upper for r in optima])
-
-
 def _honest(res: OAResult, optima: list[OAResult], ratio: bool) -> OAResult:
     """``res`` as LIMIT when an own optimum is not certified: its message says by how much; for the
     min-max ratio the bound is scaled by min_w L_w / U_w (the ratio to T_w* in [L_w, U_w] may be
@@ -260,11 +250,11 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         NoSolutionError: infeasible rows or budget.
         SolverError: every LP failed.
 """
-    U = _uppers(optima)
-    tms = job_time_models(instance)
+    U, tms = np.array([r.upper for r in optima]), job_time_models(instance)
     # (each own optimum meets every row)
     start = min((r.bw for r in optima), key=lambda bw: max_ratio(tms, U, bw))
-    if not _loaded(instance):  # no collective traffic: every design is each workload's own optimum
+    if not any(tm.carries_traffic.any() for tm in tms):
+        # no collective traffic: every design gives every workload its own optimum
         z = max_ratio(tms, U, start)
         res = OAResult(Status.OPTIMAL, start, z, z, 0, "no collective traffic")
         return _honest(res, optima, ratio=True)
@@ -292,6 +282,7 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
         raise NoSolutionError("infeasible", (
             f"max_regret {max_regret:.4g} is within the optimality gap of the best achievable "
             f"{regret.upper - 1:.6g}; allow a slightly larger regret"))
-    with closing(RegretLP(instance, _uppers(optima), time_limit_s, z_bounds=(cap, cap))) as core:
+    uppers = [r.upper for r in optima]
+    with closing(RegretLP(instance, uppers, time_limit_s, z_bounds=(cap, cap))) as core:
         res = core.min_cost_within(regret.bw, rel_gap, max_iterations)
     return _honest(res, optima, ratio=False)

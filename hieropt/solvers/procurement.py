@@ -246,22 +246,19 @@ first)."""
 @dataclass
 class _Kept:
     """A certified performance optimum kept by :func:`fastest_once`: what it was solved for (the
-    time model, the instance's design matrix and cluster prices; its full key, :func:`_inputs_key`,
-    made on the first look-up that needs it), the outcome (frozen but for its ``bw``, whose values
-    are kept in ``bw``: a private copy) and the solve's LP and cut counts."""
+    time model, the instance's design matrix and cluster prices), the outcome (frozen but for its
+    ``bw``, whose values are kept in ``bw``: a private copy) and the solve's LP and cut counts."""
 
     inputs: tuple
     res: OAResult
     bw: np.ndarray
     lps: int
     cuts: int
-    key: tuple | None = None
 
+    @cached_property
     def full_key(self) -> tuple:
-        """:func:`_inputs_key` of the kept inputs (made once)."""
-        if self.key is None:
-            self.key = _inputs_key(*self.inputs)
-        return self.key
+        """:func:`_inputs_key` of the kept inputs (made on the first look-up that needs it)."""
+        return _inputs_key(*self.inputs)
 
 
 def _inputs(instance: Instance, tm: TimeModel) -> tuple:
@@ -282,7 +279,7 @@ def _inputs_key(tm: TimeModel, dm, unit_cost: np.ndarray) -> tuple:
 def _kept_optimum(bucket: list[_Kept], instance: Instance, tm: TimeModel) -> _Kept | None:
     """The entry of ``bucket`` solved for the same inputs as ``instance`` and ``tm``, if any."""
     key = _inputs_key(*_inputs(instance, tm))
-    return next((e for e in bucket if e.full_key() == key), None)
+    return next((e for e in bucket if e.full_key == key), None)
 
 
 def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float,

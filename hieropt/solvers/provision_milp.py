@@ -50,6 +50,11 @@ TIE_TOL = 1e-9
 
 
 NS_USD_PER_UNIT = MS_NS * MUSD  # ns*$ per model unit of the product objective (ms * M$)
+_T = TerminationCondition
+STATUS = {_T.convergenceCriteriaSatisfied: Status.OPTIMAL, _T.provenInfeasible: Status.INFEASIBLE,
+          _T.infeasibleOrUnbounded: Status.INFEASIBLE, _T.maxTimeLimit: Status.LIMIT,
+          _T.iterationLimit: Status.LIMIT}
+"""The status of each HiGHS termination of a MILP solve (any other: ERROR)."""
 
 
 @dataclass(frozen=True)
@@ -97,15 +102,9 @@ class ProvisionSolver:
             if res.termination_condition != TerminationCondition.error:
                 break
         tc = res.termination_condition
-        if tc == TerminationCondition.convergenceCriteriaSatisfied:
-            status = Status.OPTIMAL
-        elif tc in (TerminationCondition.provenInfeasible,
-                    TerminationCondition.infeasibleOrUnbounded):
-            return MilpRun(Status.INFEASIBLE, tc.name, None, None, None)
-        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit):
-            status = Status.LIMIT
-        else:
-            return MilpRun(Status.ERROR, tc.name, None, None, None)
+        status = STATUS.get(tc, Status.ERROR)
+        if status in (Status.INFEASIBLE, Status.ERROR):
+            return MilpRun(status, tc.name, None, None, None)
         if res.incumbent_objective is None:
             status = Status.ERROR if status is Status.OPTIMAL else status
             return MilpRun(status, tc.name, None, None, res.objective_bound)
