@@ -302,30 +302,26 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
     """Why no design exists (to raise): the time target (ns), the budget ($) or the power budget
     (W), each with the best a design achieves without it, else the design constraints with the
     bandwidths the parts give."""
-    m = solver.milp.model
-    for name, what in (("time_cap", "time"), ("budget", "cost"), ("power_cap", "power")):
+    m, within = solver.milp.model, f" within the budget ${max_cost:,.0f}" if max_cost else ""
+    for name, objective, why in (
+            ("time_cap", "performance", "time target {max_time:,.1f} ns: the fastest design from "
+             "the catalog{within} takes {best:,.1f} ns; raise the target or add faster parts"),
+            ("budget", "min_cost", "budget ${max_cost:,.0f}: the cheapest design from the "
+             "catalog that meets the constraints costs ${best:,.0f}; raise the budget or add "
+             "cheaper parts"),
+            ("power_cap", "min_power", "power budget {max_power:,.0f} W: the lowest-power design "
+             "from the catalog that meets the other limits draws {best:,.0f} W; raise the power "
+             "budget")):
         if not hasattr(m, name):
             continue
         getattr(m, name).deactivate()
-        run = solver.solve({"time": "obj_time", "cost": "obj_cost", "power": "obj_power"}[what])
+        run = solver.solve(PRIMARY[objective])
         getattr(m, name).activate()
-        if run.choice is None:
-            continue
-        if what == "time":
-            best = tm.compute_ns + solver.milp.comm_ms(run.choice, tm) * MS_NS
-            within = f" within the budget ${max_cost:,.0f}" if max_cost is not None else ""
-            return NoSolutionError("infeasible", (
-                f"time target {max_time:,.1f} ns: the fastest design from the catalog{within} "
-                f"takes {best:,.1f} ns; raise the target or add faster parts"))
-        if what == "power":
-            best = solver.milp.power(run.choice)
-            return NoSolutionError("infeasible", (
-                f"power budget {max_power:,.0f} W: the lowest-power design from the catalog that "
-                f"meets the other limits draws {best:,.0f} W; raise the power budget"))
-        best = solver.milp.cost(run.choice)
-        return NoSolutionError("infeasible", (
-            f"budget ${max_cost:,.0f}: the cheapest design from the catalog that meets the "
-            f"constraints costs ${best:,.0f}; raise the budget or add cheaper parts"))
+        if run.choice is not None:
+            best = design_value(objective, solver.milp, tm, run.choice)
+            return NoSolutionError("infeasible", why.format(max_time=max_time, max_cost=max_cost,
+                                                            max_power=max_power, within=within,
+                                                            best=best))
     ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
     cons = "; ".join(c.text for c in instance.constraints) or "(none)"
     return NoSolutionError("infeasible", (
