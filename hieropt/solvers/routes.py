@@ -314,7 +314,6 @@ def time_cost_product(case: Case) -> Solution:
     return verified(case.instance, case.tm, counts, res, obj, case.start, extra)
 
 
-
 NS_PER_HOUR = 3.6e12
 
 
