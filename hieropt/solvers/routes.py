@@ -278,40 +278,49 @@ def cheapest_meeting_target(case: Case) -> Solution:
     Raises:
         NoSolutionError: infeasible constraints, budget or target.
     """
-    counts = Counts()
-    res = min_cost(case, counts)
-    return verified(case.instance, case.tm, counts, res, "min_cost", case.start, {})
+    inst, counts = case.instance, Counts()
+    res = cheapest_meeting(inst, case.tm, inst.max_iteration_time_ns, case.rel_gap,
+                           inst.max_network_cost_usd, case.time_limit_s, counts)
+    return verified(inst, case.tm, counts, res, "min_cost", case.start, {})
 
 
 def time_cost_product(case: Case) -> Solution:
     """Routes ``time_cost_product`` and ``run_cost``: min T(B) x (A + cost(B)), the global optimum
     of one convex program in cost shares x_d = p_d B_d / C (Charnes-Cooper) solved by cutting planes
-    (:func:`product`); with a time target, the cheapest network meeting it is solved first: its
-    cost is a floor of the cost range. ``performance_per_cost``: A = 0. ``min_run_cost``: the $ of
-    one training run, run time x the cluster's cost rate, affine in the network's capex C(B)
-    (:func:`hieropt.model.run.cost_rate`): F + C(B) / H ($ / h; F the accelerators, servers, racks,
-    facility and electricity, or an all-in NPU-hour rate; H the amortisation hours), so I
-    iterations of T(B) ns cost [I / (3.6e12 H)] x T(B) (A + C(B)), A = F H (:func:`run_cost_terms`;
-    I = tokens / tokens per iteration with a token budget, else 1: $ per iteration); a larger A
-    buys more network. Decision record: time x cost in cost shares.
+    (:func:`hieropt.solvers.procurement.min_time_cost_product`); with a time target, the cheapest
+    network meeting it is solved first: its cost is a floor of the cost range.
+    ``performance_per_cost``: A = 0. ``min_run_cost``: the $ of one training run, run time x the
+    cluster's cost rate, affine in the network's capex C(B) (:func:`hieropt.model.run.cost_rate`):
+    F + C(B) / H ($ / h; F the accelerators, servers, racks, facility and electricity, or an all-in
+    NPU-hour rate; H the amortisation hours), so I iterations of T(B) ns cost [I / (3.6e12 H)] x
+    T(B) (A + C(B)), A = F H (:func:`run_cost_terms`; I = tokens / tokens per iteration with a
+    token budget, else 1: $ per iteration); a larger A buys more network. Decision record: time x
+    cost in cost shares.
 
     Raises:
         InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
             several workloads.
         NoSolutionError: infeasible; or unbounded (no floor on bandwidth, or no compute and no cap).
     """
-    counts, obj, extra = Counts(), case.objective, {}
-    if obj == "min_run_cost":
-        terms = run_cost_terms(case.instance)
-        res = product(case, counts, terms.fixed_usd)
+    inst, counts, obj, extra = case.instance, Counts(), case.objective, {}
+    terms = run_cost_terms(inst) if obj == "min_run_cost" else None
+    floor = meets = None
+    target = inst.max_iteration_time_ns
+    if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
+        cheapest = cheapest_meeting(inst, case.tm, target, REL_GAP, inst.max_network_cost_usd,
+                                    case.time_limit_s, counts)
+        floor, meets = cheapest.lower, cheapest.bw
+    res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
+                                target, meets, case.time_limit_s, terms.fixed_usd if terms else 0.0)
+    counts.lps += res.iterations
+    counts.cuts += res.cuts
+    if terms is not None:
         rate = terms.usd_per_ns_usd
         res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
         extra = {"run_cost_per": terms.per, "fixed_cost_usd": terms.fixed_usd}
-    else:
-        res = product(case, counts)
     extra.update(kappa_evaluations=res.iterations, kappa_nodes=0,
                  kappa_range_usd=[float(k) for k in res.kappa_range])
-    return verified(case.instance, case.tm, counts, res, obj, case.start, extra)
+    return verified(inst, case.tm, counts, res, obj, case.start, extra)
 
 
 NS_PER_HOUR = 3.6e12
@@ -391,28 +400,3 @@ ROUTES: tuple[Route, ...] = (
 """The objective routes, walked in this order: the portfolio objectives first (they take
 ``min_cost`` with ``max_regret``), the single-term LP before the general performance route it may
 decline to."""
-
-
-def min_cost(case: Case, counts: Counts):
-    """The cheapest network meeting the instance's time target ($, an OAResult), counted in
-    ``counts``."""
-    inst = case.instance
-    return cheapest_meeting(inst, case.tm, inst.max_iteration_time_ns, case.rel_gap,
-                            inst.max_network_cost_usd, case.time_limit_s, counts)
-
-
-def product(case: Case, counts: Counts, fixed_usd: float = 0.0):
-    """min T x (``fixed_usd`` + cost) within the instance's budget and time target (an OAResult,
-    ns x $), counted in ``counts``; with a time target, the cheapest network meeting it bounds the
-    cost range below."""
-    inst = case.instance
-    floor = meets = None
-    target = inst.max_iteration_time_ns
-    if target is not None:  # time <= target  <=>  cost >= the cheapest network meeting it
-        cheapest = min_cost(replace(case, rel_gap=REL_GAP), counts)
-        floor, meets = cheapest.lower, cheapest.bw
-    res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
-                                target, meets, case.time_limit_s, fixed_usd)
-    counts.lps += res.iterations
-    counts.cuts += res.cuts
-    return res
