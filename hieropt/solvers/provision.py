@@ -382,11 +382,8 @@ def _roundings(solver: ProvisionSolver, objective: str, instance: Instance, cata
     down: list[set[int]] = [set() for _ in options]
     up: list[set[int]] = [set() for _ in options]
     for d in range(len(options)):
-        lines: dict[tuple, list[Option]] = {}
-        for o in dimension_options(catalog, instance.network, d):
-            lines.setdefault(o.line, []).append(o)
-        for line_opts in lines.values():
-            part = line_opts[0].part
+        lines = {o.line: o.part for o in dimension_options(catalog, instance.network, d)}
+        for part in lines.values():  # (a product line's options differ in unit count only)
             exact_units = bw_cont[d] * part.share / part.unit_gbps
             # the continuous optimum's bandwidths are known to ~1e-4 relative where it is flat
             # (solver_probe P4): a value that close to a whole number of units is that number, not a
