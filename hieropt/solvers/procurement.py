@@ -393,13 +393,12 @@ def cheapest_meeting(instance: Instance, tm: TimeModel, target_ns: float, rel_ga
         try:
             meets = fastest_design(core, min(rel_gap, REL_GAP), budget_usd, target_ns).bw
         except NoSolutionError as e:
-            counts.add(core)
             if e.kind != "unbounded":
                 raise
             meets = _meets_without_cap(instance, tm, target_ns, budget_usd, time_limit_s, counts)
             cost = core.network_cost(meets)
             cap = cost if budget_usd is None else min(budget_usd, cost)
-        else:
+        finally:
             counts.add(core)
     t_meets = float(tm.time_ns(meets))
     if t_meets <= target_ns * (1 + MEETS_ROUNDOFF):  # (met to round-off, as in against_target)

@@ -375,15 +375,13 @@ def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[
         return 1e6 / abs(g), ("the budget row's dual: $ per ms of iteration time saved by spending "
                               "more")
     step_ns, budget = FRONT_STEP * v0, inst.max_network_cost_usd
-    core = TimeLP(inst, tm, time_limit_s)
-    try:
-        fastest = core.min_time(SENS_GAP, budget_usd=budget)
-        at = core.min_cost(v0 * (1 + 1e-7), fastest.bw, SENS_GAP, budget)
-        relaxed = core.min_cost(v0 + step_ns, at.bw, SENS_GAP, budget)
-    except (NoSolutionError, SolverError, ValueError):
-        return None, "not available (a min-cost solve near the optimal time failed)"
-    finally:
-        core.close()
+    with closing(TimeLP(inst, tm, time_limit_s)) as core:
+        try:
+            fastest = core.min_time(SENS_GAP, budget_usd=budget)
+            at = core.min_cost(v0 * (1 + 1e-7), fastest.bw, SENS_GAP, budget)
+            relaxed = core.min_cost(v0 + step_ns, at.bw, SENS_GAP, budget)
+        except (NoSolutionError, SolverError, ValueError):
+            return None, "not available (a min-cost solve near the optimal time failed)"
     saved, slack = at.upper - relaxed.upper, (at.upper - at.lower) + (relaxed.upper - relaxed.lower)
     if not (math.isfinite(saved) and saved > slack):
         return None, ("no money buys time here: the design constraints, not the cost, set the "
