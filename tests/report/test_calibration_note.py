@@ -3,7 +3,7 @@
 their ``runs_file`` names, which the note says with what it predicts on the other published runs
 of that accelerator; for the others kernel-level figures, not fitted on measured runs, of which the
 note says what the A100's kernel-level figure (0.869) measured: every published A100 run of
-``validation/`` predicted too fast, by 6.0 % to 69.3 %, mean 21.4 %. Printed by ``solve``,
+``validation/`` predicted too fast, by 6.0 % to 69.3 %, mean 21.5 %. Printed by ``solve``,
 ``evaluate``, ``codesign`` and ``report``, and in their JSON ``notes``, exactly when the NPU's
 calibration is the catalog's default; a calibration given in the model file (as ``hieropt
 calibrate`` writes it) or the flat efficiency model gets none."""
@@ -30,13 +30,13 @@ def test_the_note_says_what_and_how():
     assert NOTE == (
         "the A100-SXM-80GB compute calibration is the catalog's default, fitted on the measured "
         "runs in validation/calibration/a100-one-node.csv: on 33 published runs of other models "
-        "and cluster sizes it predicts iteration times within 67.3 % (mean 15.3 %); fit it with "
+        "and cluster sizes it predicts iteration times within 67.3 % (mean 15.4 %); fit it with "
         "'hieropt calibrate' on runs of your own cluster (docs/validation.md)"
     )
     assert calibration_note("B200") == (
         "the B200 compute calibration is the catalog's kernel-level default, not fitted "
         "on measured runs: on the 35 published A100 runs of docs/validation.md such figures "
-        "predict iteration times 6 % to 69 % below the measured ones (mean 21.4 %), how far "
+        "predict iteration times 6 % to 69 % below the measured ones (mean 21.5 %), how far "
         "depending on the software stack, so days and $ per run are likely low and MFU high; fit "
         "it with 'hieropt calibrate' on measured runs"
     )
@@ -50,10 +50,10 @@ H100_CAL = "validation/calibration/h100-one-node.csv"
 
 def test_the_notes_are_what_validate_measures(tmp_path):
     """The shipped runs with the catalog's defaults (no --calibrate-on): the A100 runs outside the
-    two one-node runs its default was fitted on (marked in sample) within 67.3 %, mean 15.3 %; the
+    two one-node runs its default was fitted on (marked in sample) within 67.3 %, mean 15.4 %; the
     H100 runs outside its calibration runs within 9.5 %, mean 7.9 %. With the A100's kernel-level
     figure (the maximum achievable matmul rate, 271.2 of 312 TFLOP/s) every A100 run is predicted
-    too fast, by 6.0 % to 69.3 %, mean 21.4 %: what the note on a kernel-level default says."""
+    too fast, by 6.0 % to 69.3 %, mean 21.5 %: what the note on a kernel-level default says."""
     from hieropt.io.runs import read_runs
     from hieropt.studies.validate.predict import predict_ms
 

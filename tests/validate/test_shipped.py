@@ -58,14 +58,14 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
     assert all(0.01 <= v <= 1 for v in fit.values.values())
     assert sum(x.in_sample for x in v.rows) == 2  # the calibration runs, marked, not validated
     # the published numbers of docs/validation.md (calibrated on one node, predicting the other
-    # models' multi-node runs): the A100 runs other than DeepSpeed's ZeRO-3 within 8.5 % on average,
+    # models' multi-node runs): the A100 runs other than DeepSpeed's ZeRO-3 within 8.6 % on average,
     # the Megatron-LM runs (the calibration runs' software) within 6.0 %, worst 11.8 %
     a100 = [x for x in v.rows if not x.in_sample and x.run.params.npu.name == "A100-SXM-80GB"]
     ptdp = [x for x in a100 if x.run.params.plan.zero_stage < 3]
     megatron = [x for x in ptdp if x.run.path.name in ("narayanan2021.csv", "korthikanti2022.csv")]
     assert (len(a100), len(ptdp), len(megatron)) == (33, 27, 23)
-    assert sum(abs(x.error) for x in ptdp) / len(ptdp) == pytest.approx(0.085, abs=0.0005)
-    assert max(abs(x.error) for x in ptdp) == pytest.approx(0.265, abs=0.0005)
+    assert sum(abs(x.error) for x in ptdp) / len(ptdp) == pytest.approx(0.086, abs=0.0005)
+    assert max(abs(x.error) for x in ptdp) == pytest.approx(0.279, abs=0.0005)
     assert sum(abs(x.error) for x in megatron) / len(megatron) == pytest.approx(0.060, abs=0.0005)
     assert max(abs(x.error) for x in megatron) == pytest.approx(0.118, abs=0.0005)
 
@@ -116,14 +116,14 @@ def test_the_a100_default_is_its_fit_on_one_node():
 def test_validate_without_calibration_runs_marks_the_default_s_runs_in_sample():
     """``hieropt validate validation/*.csv`` with the catalog's defaults gives the out-of-sample
     summary of ``--calibrate-on validation/calibration/a100-one-node.csv`` (the A100 default is
-    that fit, rounded to 4 digits): 39 runs, MAPE 14.2 %, worst 67.3 % (DeepSpeed ZeRO-3, 175B on
+    that fit, rounded to 4 digits): 39 runs, MAPE 14.3 %, worst 67.3 % (DeepSpeed ZeRO-3, 175B on
     1,536 GPUs), the two 22B rows of korthikanti2022.csv (the default's runs) in sample."""
     plain = validate(FILES)
     fitted = validate(FILES, calibrate_on=[CALIBRATION])
     assert [x.run.label for x in plain.rows if x.in_sample] == ["22B full", "22B selective+SP"]
     assert [x.in_sample for x in plain.rows] == [x.in_sample for x in fitted.rows]
     assert sum(not x.in_sample for x in plain.rows) == 39
-    assert round(plain.mape, 3) == round(fitted.mape, 3) == 0.142
+    assert round(plain.mape, 3) == round(fitted.mape, 3) == 0.143
     assert round(plain.worst, 3) == round(fitted.worst, 3) == 0.673
     for a, b in zip(plain.rows, fitted.rows, strict=True):
         assert a.predicted_ms == pytest.approx(b.predicted_ms, rel=1e-4)
