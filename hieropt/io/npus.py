@@ -108,4 +108,38 @@ def default_calibration_of(npu: Any) -> str | None:
     return entry.name if same else None
 
 
-__all__ = ["read_npu_catalog", "fill_npu", "default_calibration_of", "DEFAULT_CATALOG"]
+def default_runs_file(npu: Any) -> Path | None:
+    """The runs file (a path) that the shipped catalog's default calibration of ``npu``'s
+    accelerator was fitted on, when ``npu`` is timed with exactly that default
+    (:func:`default_calibration_of`) and its entry names a ``runs_file`` (relative to the
+    repository's root, the folder above ``catalogs/``); else None (kernel-level figures, another
+    calibration, the flat model).
+
+    Raises:
+        InputError: the entry names a runs file that is missing (its in-sample runs could not be
+            told).
+    """
+    name = default_calibration_of(npu)
+    if name is None:
+        return None
+    runs = read_npu_catalog().find(name).calibration.runs_file
+    if runs is None:
+        return None
+    path = DEFAULT_CATALOG.parents[1] / runs
+    if not path.is_file():
+        raise InputError(
+            DEFAULT_CATALOG,
+            f"{name}: calibration.runs_file",
+            f"{runs} is missing (the runs this default was fitted on)",
+            "restore the file, or remove runs_file if the default is not fitted on runs",
+        )
+    return path
+
+
+__all__ = [
+    "read_npu_catalog",
+    "fill_npu",
+    "default_calibration_of",
+    "default_runs_file",
+    "DEFAULT_CATALOG",
+]

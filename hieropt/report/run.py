@@ -32,16 +32,23 @@ def fmt_tokens(n: float) -> str:
     return f"{n:,.0f}"
 
 
-UNCALIBRATED = {"runs": 35, "least_pct": 6.0, "worst_pct": 69.3, "mean_pct": 21.4}
-"""What ``hieropt validate validation/*.csv`` measures on the runs of accelerators whose catalog
-default is kernel-level (the A100 runs; docs/validation.md, "Uncalibrated"): every iteration time is
-predicted below the measured one, by least_pct % to worst_pct % (mean absolute error mean_pct %)."""
+UNCALIBRATED = {"runs": 35, "least_pct": 6.0, "worst_pct": 69.3, "mean_pct": 21.5}
+"""What ``hieropt validate validation/*.csv`` measures on the A100 runs with the A100's
+kernel-level figures (``matrix_efficiency`` = 0.869, the maximum achievable matmul rate, in place
+of its fitted default; docs/validation.md, "Kernel-level figures"): every iteration time is
+predicted below the measured one, by least_pct % to worst_pct % (mean absolute error mean_pct %).
+What the note on an accelerator whose default is still kernel-level says of such figures."""
 
-FITTED = {"runs": 6, "mean_pct": 7.9, "worst_pct": 9.5}
-"""What ``hieropt validate validation/*.csv`` measures on the runs, outside its calibration runs,
-of the accelerator whose catalog default is fitted on measured runs (the H100-SXM: Llama 3.1 70B
-on 64-2,048 GPUs, Llama 3 405B on 8,192 and 16,384; docs/validation.md): mean absolute error
-mean_pct %, worst worst_pct %."""
+FITTED = {
+    "validation/calibration/a100-one-node.csv": {"runs": 33, "mean_pct": 15.4, "worst_pct": 67.3},
+    "validation/calibration/h100-one-node.csv": {"runs": 6, "mean_pct": 7.9, "worst_pct": 9.5},
+}
+"""Per runs file a catalog default was fitted on (its entry's ``runs_file``): what ``hieropt
+validate validation/*.csv`` measures with that default on the runs of its accelerator outside the
+calibration runs (docs/validation.md): the A100-SXM-80GB's on 33 runs (BLOOM, MT-NLG, Narayanan
+et al. 2021 and Korthikanti et al. 2022's multi-node runs, ZeRO-3 the worst), the H100-SXM's on 6
+(Llama 3.1 70B on 64-2,048 GPUs, Llama 3 405B on 8,192 and 16,384): mean absolute error mean_pct %,
+worst worst_pct %."""
 
 
 def calibration_note(accelerator: str | None) -> str | None:
@@ -50,26 +57,30 @@ def calibration_note(accelerator: str | None) -> str | None:
 
     A default fitted on measured runs (a ``runs_file`` in its catalog entry): that file, and what
     the validation measured on other runs with it (:data:`FITTED`). A kernel-level default (no
-    ``runs_file``, or a name the shipped catalog lacks): what the validation measured with such
-    figures (:data:`UNCALIBRATED`): the maximum achievable matmul rate is above the 0.60-0.77
-    fitted on measured runs (docs/validation.md)."""
+    ``runs_file``, or a name the shipped catalog lacks): what the validation measured with the
+    A100's kernel-level figures (:data:`UNCALIBRATED`): the maximum achievable matmul rate is
+    above the 0.60-0.77 fitted on measured runs (docs/validation.md)."""
     if accelerator is None:
         return None
     runs = _default_runs_file(accelerator)
     if runs is not None:
-        f = FITTED
+        f = FITTED.get(runs)
+        measured = (
+            f": on {f['runs']} published runs of other models and cluster sizes it predicts "
+            f"iteration times within {f['worst_pct']:g} % (mean {f['mean_pct']:g} %)"
+            if f
+            else ""
+        )
         return (
             f"the {accelerator} compute calibration is the catalog's default, fitted on the "
-            f"measured runs in {runs}: on {f['runs']} published runs of other models and cluster "
-            f"sizes it predicts iteration times within {f['worst_pct']:g} % (mean "
-            f"{f['mean_pct']:g} %); fit it with 'hieropt calibrate' on runs of your own cluster "
-            "(docs/validation.md)"
+            f"measured runs in {runs}{measured}; fit it with 'hieropt calibrate' on runs of your "
+            "own cluster (docs/validation.md)"
         )
     u = UNCALIBRATED
     return (
         f"the {accelerator} compute calibration is the catalog's kernel-level default, not fitted "
         f"on measured runs: on the {u['runs']} published A100 runs of docs/validation.md such "
-        f"defaults predict iteration times {u['least_pct']:g} % to {u['worst_pct']:.0f} % below "
+        f"figures predict iteration times {u['least_pct']:g} % to {u['worst_pct']:.0f} % below "
         f"the measured ones (mean {u['mean_pct']:g} %), how far depending on the software stack, "
         "so days and $ per run are likely low and MFU high; fit it with 'hieropt calibrate' on "
         "measured runs"

@@ -76,9 +76,15 @@ def summary_lines(v: Validation) -> list[str]:
             + ("" if used else f" (no run uses the accelerator {c.npu})")
         )
     n = sum(not x.in_sample for x in v.rows)
+    whose = ""
+    if not v.calibrations:
+        fitted = any(x.in_sample for x in v.rows)
+        whose = " (the model files' calibration" + (
+            "; (fit): the runs a catalog default was fitted on)" if fitted else ")"
+        )
     lines.append(
         f"{n} runs out of sample: mean absolute error {_pct(v.mape)}, worst {_pct(v.worst)}"
-        + ("" if v.calibrations else " (the model files' calibration)")
+        + whose
     )
     return lines
 

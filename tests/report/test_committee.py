@@ -204,7 +204,8 @@ def test_codesign_json_alone_and_a_fixed_plan(tmp_path, codesign_json):
 
 
 def test_codesign_space_is_searched(tmp_path, codesign_json):
-    """A space file is searched here: the same best as `codesign` (64.8 % MFU), the same figures."""
+    """A space file is searched here: the same best as `codesign` (59.3 % MFU with the A100's
+    catalog default fitted on one node of measured runs), the same figures."""
     out = tmp_path / "out"
     r = run("report", SPACE, "--tokens", "300e9", "-o", out, "--json", "-")
     assert r.exit_code == 0, r.output
@@ -213,7 +214,7 @@ def test_codesign_space_is_searched(tmp_path, codesign_json):
     assert data["kind"] == "codesign" and alt(data, "best")["mfu"] == pytest.approx(
         run_figures["mfu"], rel=1e-12
     )
-    assert run_figures["mfu"] == pytest.approx(0.648, abs=5e-4)
+    assert run_figures["mfu"] == pytest.approx(0.593, abs=5e-4)
 
 
 @pytest.mark.parametrize(

@@ -202,3 +202,32 @@ def test_generic_defaults_are_the_a100_fit():
     assert {f.name: f.default for f in CALIBRATION_FIELDS} == {
         n: getattr(cal, n) for n in CALIBRATION_NAMES
     }
+
+
+def test_the_runs_a_default_was_fitted_on(monkeypatch):
+    """``default_runs_file``: the shipped A100's default names its one-node runs; an NPU whose
+    calibration differs from the default, or a kernel-level default, has none; a catalog entry
+    naming a runs file that is gone is one line naming the catalog, the field and the fix."""
+    from hieropt.io import npus
+    from hieropt.io.npus import default_runs_file, fill_npu
+    from hieropt.workloads.llm.npu import NPU
+
+    a100 = NPU(**fill_npu({"accelerator": "A100"}, "m.toml"))
+    assert default_runs_file(a100) == ROOT / "validation/calibration/a100-one-node.csv"
+    kernel = NPU(**fill_npu({"accelerator": "A100", "matrix_efficiency": 0.869}, "m.toml"))
+    assert default_runs_file(kernel) is None
+    assert default_runs_file(NPU(**fill_npu({"accelerator": "B200"}, "m.toml"))) is None
+    cat = read_npu_catalog()
+    gone = [
+        a.model_copy(update={"calibration": a.calibration.model_copy(
+            update={"runs_file": "validation/calibration/gone.csv"})})
+        if a.name == "A100-SXM-80GB" else a
+        for a in cat.accelerator
+    ]
+    edited = cat.model_copy(update={"accelerator": gone})
+    monkeypatch.setattr(npus, "read_npu_catalog", lambda: edited)
+    with pytest.raises(InputError) as e:
+        default_runs_file(a100)
+    assert str(e.value).count("\n") == 0
+    assert "npus.toml" in str(e.value) and "A100-SXM-80GB: calibration.runs_file" in str(e.value)
+    assert "gone.csv is missing" in str(e.value) and "restore the file" in str(e.value)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...cache import Cache, scoped
+from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
 from .calibrate import Calibration, CalibrationField, calibrate
@@ -114,16 +115,33 @@ def run_key(run: Run) -> tuple:
 def predict_runs(
     runs: Sequence[Run], calibrations: Sequence[Calibration] = (), fitted_on: Sequence[Run] = ()
 ) -> list[ValidationRow]:
-    """Each run's prediction, with the calibration of its accelerator applied where there is one."""
+    """Each run's prediction, with the calibration of its accelerator applied where there is one.
+
+    A run is ``in_sample`` when it is one of ``fitted_on`` (the runs ``calibrations`` were fitted
+    on) or, timed with its accelerator's shipped catalog default, one of the runs that default was
+    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`)."""
     fits = {c.npu: c for c in calibrations}
     seen = {run_key(r) for r in fitted_on}
+    defaults: dict[Path, set[tuple]] = {}
     out = []
     for r in runs:
         c = fits.get(r.params.npu.name)
         t = predict_ms(r, c.overrides if c else ())
         room = memory(r.params).fits
-        out.append(ValidationRow(r, t, c.npu if c else "", run_key(r) in seen, room))
+        fit = run_key(r) in seen or (c is None and run_key(r) in _default_keys(r, defaults))
+        out.append(ValidationRow(r, t, c.npu if c else "", fit, room))
     return out
+
+
+def _default_keys(run: Run, known: dict[Path, set[tuple]]) -> set[tuple]:
+    """The :func:`run_key` of the runs the catalog default timing ``run`` was fitted on (empty
+    for none); each runs file read once into ``known``."""
+    path = default_runs_file(run.params.npu)
+    if path is None:
+        return set()
+    if path not in known:
+        known[path] = {run_key(r) for r in read_runs(path)}
+    return known[path]
 
 
 def summarise(

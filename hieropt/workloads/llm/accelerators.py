@@ -62,7 +62,7 @@ CALIBRATION_FIELDS: tuple[CalibrationField, ...] = (
         0.01,
         False,
         1.0,
-        0.869,
+        0.7706,
         "fraction of peak",
         "the largest GEMMs' sustained fraction of the peak FLOP/s "
         "(the efficiency curve's asymptote)",
