@@ -31,7 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import NoSolutionError
+from ..errors import NoSolutionError, SolverError
 from ..formulation.scale import bytes_per_dim
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
@@ -43,7 +43,8 @@ from .line_search import meets_rows, within_rows
 from .outcome import OAResult
 from .ratio import INF, RatioCore
 
-__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_budget",
+__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "cheapest_anchor",
+           "near_budget",
            "near_cheapest", "complete", "fastest_near_cheapest"]
 
 NEAR_SLACK = 1e-2
@@ -66,6 +67,16 @@ def vertex_of(instance: Instance) -> CheapestVertex:
     key = (instance.constraints, instance.bounds, instance.network, instance.cost)
     return instance.memo("_cheapest_vertex", key,
                          lambda: _polished(instance, cheapest_vertex(instance)))
+
+
+def cheapest_anchor(instance: Instance) -> np.ndarray | None:
+    """The cheapest network's bandwidth (GB/s, shape (D,); :func:`vertex_of`, on its rows to
+    round-off), or None when it cannot be found: the anchor of
+    :func:`hieropt.solvers.line_search.within_budget`."""
+    try:
+        return vertex_of(instance).bw_gbps
+    except (NoSolutionError, SolverError):
+        return None
 
 
 def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
