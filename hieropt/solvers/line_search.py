@@ -108,7 +108,7 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
     if budget_usd is None:
         return bw
     cost = float(np.dot(p, bw))
-    if cost <= budget_usd:
+    if cost <= budget_usd and _exact_cost(p, bw) <= Fraction(budget_usd):
         return bw
     if cost > budget_usd * (1 + 1e-6):
         return None
@@ -176,8 +176,8 @@ def _exact_cost(price_usd_per_gbps: np.ndarray, bw: np.ndarray) -> Fraction:
 
 def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
              budget_usd: float) -> np.ndarray | None:
-    """anchor + f (x - anchor) with the largest f whose exact cost is within ``budget_usd`` (None
-    without an anchor within the budget)."""
+    """anchor + f (x - anchor) with the largest f whose cost is within ``budget_usd``, exactly and
+    as the float dot product sums it (None without an anchor within the budget)."""
     if anchor is None:
         return None
     budget = Fraction(budget_usd)
@@ -188,8 +188,9 @@ def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
     for _ in range(8):  # (the rounding of each entry may cost more than the room: step back by it)
         point = anchor + f * (x - anchor)
         over = _exact_cost(p, point) - budget
-        if over <= 0:
+        if over <= 0 and float(np.dot(p, point)) <= budget_usd:
             return point
+        over = max(over, Fraction(float(np.spacing(budget_usd))))
         f -= max(2 * float(over / (cost - base)), 1e-12 * f)
     return None
 
