@@ -108,7 +108,7 @@ def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
     if budget_usd is None:
         return bw
     cost = float(np.dot(p, bw))
-    if cost <= budget_usd and _exact_cost(p, bw) <= Fraction(budget_usd):
+    if cost <= budget_usd:
         return bw
     if cost > budget_usd * (1 + 1e-6):
         return None
@@ -187,10 +187,9 @@ def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
     f = float((budget - base) / (cost - base))
     for _ in range(8):  # (the rounding of each entry may cost more than the room: step back by it)
         point = anchor + f * (x - anchor)
-        over = _exact_cost(p, point) - budget
-        if over <= 0 and float(np.dot(p, point)) <= budget_usd:
+        over = max(_exact_cost(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
+        if over <= 0:
             return point
-        over = max(over, Fraction(float(np.spacing(budget_usd))))
         f -= max(2 * float(over / (cost - base)), 1e-12 * f)
     return None
 
