@@ -122,16 +122,28 @@ def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK
     return bool(c > 0 and c <= budget_usd <= c * (1 + slack))
 
 
-def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> ReducedBudget | None:
+def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float,
+                  edges: bool = False) -> ReducedBudget | None:
     """The reduced budget row at ``budget_usd`` ($) when it is within :data:`NEAR_SLACK` above the
     cheapest network's cost and that network leaves a dimension that carries traffic without
-    bandwidth (infinite time) that a reduced price keeps from the slack (not a tie in price); else
-    None."""
+    bandwidth (infinite time) that a reduced price keeps from the slack (not a tie in price); with
+    ``edges``, also when it holds a dimension that carries traffic at a bound other than 0 with a
+    reduced price (bw[d] = lower + what the room buys: the room is a sliver of the cost, and the
+    budget row, a float of the cost's size, does not resolve it; the reduced row does, exactly);
+    else None."""
     v = vertex_of(instance)
-    if not near_budget(instance, budget_usd) or np.isfinite(tm.time_ns(v.bw_gbps)):
+    if not near_budget(instance, budget_usd):
+        return None
+    starved = not np.isfinite(tm.time_ns(v.bw_gbps))
+    if not (starved or edges):
         return None
     reduced = reduced_budget_row(instance, v, budget_usd)
-    return reduced if reduced is not None and (reduced.coef[tm.carries_traffic] > 0).any() else None
+    if reduced is None:
+        return None
+    if starved and (reduced.coef[tm.carries_traffic] > 0).any():
+        return reduced
+    edge = any(key[0] != "row" and tm.carries_traffic[key[1]] for key, _, _ in reduced.slacks)
+    return reduced if edges and edge else None
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,7 @@ class BudgetCase:
         """:func:`hieropt.solvers.near_cheapest.near_cheapest` of the case (None without budget)."""
         if self.budget_usd is None:
             return None
-        return near_cheapest(self.core.instance, self.core.tm, self.budget_usd)
+        return near_cheapest(self.core.instance, self.core.tm, self.budget_usd, edges=True)
 
     @property
     def uniform_gbps(self) -> float:
