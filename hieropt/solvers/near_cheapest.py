@@ -44,8 +44,7 @@ from .outcome import OAResult
 from .ratio import INF, RatioCore
 
 __all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "cheapest_anchor",
-           "near_budget",
-           "near_cheapest", "complete", "fastest_near_cheapest"]
+           "near_budget", "near_cheapest", "complete", "fastest_near_cheapest", "sharpened"]
 
 NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network
@@ -472,3 +471,27 @@ def _units(tm: TimeModel, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
         units[pos] = b0[pos] + w * (room / float(r[pos] @ w))
     top = float(units.max(initial=0.0))
     return np.where(units > 0, units, top if top > 0 else 1.0)
+
+
+def sharpened(out: OAResult, case) -> OAResult:
+    """The time LP's outcome ``out`` of a fastest-within-a-budget ``case``
+    (:class:`hieropt.solvers.procurement.BudgetCase`), or, when it misses the case's gap target
+    and the budget is a hair above a cheapest network that holds a loaded dimension at a bound
+    other than 0 (:func:`near_cheapest` with ``edges``), the outcome of
+    :func:`fastest_near_cheapest` on the exact reduced budget row when its proven gap is smaller.
+    There the room is a sliver of the cost that the LP's float budget row does not resolve (its
+    bound stalls 1e-7 below the time); the reduced row states it exactly. Both bounds are valid
+    for every exactly feasible design; the LPs of the second solve are added to ``case.core``."""
+    core, budget = case.core, case.budget_usd
+    if budget is None or not out.gap > case.rel_gap:
+        return out
+    reduced = near_cheapest(core.instance, core.tm, budget, edges=True)
+    if reduced is None:
+        return out
+    try:
+        exact, lps = fastest_near_cheapest(core.instance, core.tm, reduced, case.rel_gap,
+                                           core.solver.time_limit_s)
+    except (NoSolutionError, SolverError):
+        return out
+    core.lps += lps
+    return exact if exact.bw is not None and exact.gap < out.gap else out

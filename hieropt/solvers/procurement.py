@@ -34,7 +34,7 @@ from ..spec import Instance
 from ..units import time_unit_hint
 from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest
+from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest, sharpened
 from .ratio import BOUND_SLACK, RatioCore
 from .routing import Route, first_route
 
@@ -133,7 +133,7 @@ class BudgetCase:
         """:func:`hieropt.solvers.near_cheapest.near_cheapest` of the case (None without budget)."""
         if self.budget_usd is None:
             return None
-        return near_cheapest(self.core.instance, self.core.tm, self.budget_usd, edges=True)
+        return near_cheapest(self.core.instance, self.core.tm, self.budget_usd)
 
     @property
     def uniform_gbps(self) -> float:
@@ -197,7 +197,7 @@ class TimeLPWithinBudget:
         """The fastest design within the budget (ns), if any. Raises NoSolutionError (infeasible
         or unbounded, :meth:`hieropt.solvers.cutting.TimeLP.min_time`)."""
         try:
-            return case.core.min_time(case.rel_gap, budget_usd=case.budget_usd)
+            return sharpened(case.core.min_time(case.rel_gap, budget_usd=case.budget_usd), case)
         except (SolverError, NoSolutionError) as e:
             if case.budget_usd is None or isinstance(e, NoSolutionError) and e.kind == "unbounded":
                 raise
