@@ -40,7 +40,7 @@ from .cost_range import (
 )
 from .cut_lp import INF, CutLP, Loop, OAResult
 from .line_search import meet_target, within_budget, within_rows
-from .row_leak import row_exact_candidate
+from .near_cheapest import cheapest_anchor
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "cost_cap"]
 
@@ -343,13 +343,9 @@ class TimeLP(CutLP):
     def _within_budget(self, bw: np.ndarray) -> list[np.ndarray]:
         """``bw`` as a candidate under the budget
         (:func:`hieropt.solvers.line_search.within_budget`), as a list."""
-        point = within_budget(self.instance, bw, self._budget, self.unit_cost)
-        if point is None or self._budget is None:
-            return [] if point is None else [point]
-        dm = self.instance.design_matrix
-        exact = row_exact_candidate(self.instance, np.clip(bw, dm.bw_lower, dm.bw_upper), point,
-                                    self._budget, self.unit_cost)
-        return [point if exact is None else exact]
+        point = within_budget(self.instance, bw, self._budget, self.unit_cost,
+                              lambda: cheapest_anchor(self.instance))
+        return [] if point is None else [point]
 
     def network_cost(self, bw: np.ndarray) -> float:
         """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""

@@ -6,13 +6,17 @@ evaluator agrees, else a hair inside. Used by the min-cost loop of
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from fractions import Fraction
+
 import numpy as np
 
 from ..errors import InputError
 from ..model.timing import TimeModel, evaluate
 from ..spec import Instance
 
-__all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "TARGET_MARGIN", "ROW_TOL"]
+__all__ = ["meet_target", "meets_rows", "within_rows", "within_budget", "onto_rows", "row_leak_usd",
+           "TARGET_MARGIN", "ROW_TOL", "LEAK_ULPS"]
 
 EPS = float(np.finfo(float).eps)
 LINE_GRID = np.arange(1, 16) / 16.0
@@ -72,40 +76,136 @@ def meets_rows(instance: Instance, bw: np.ndarray) -> bool:
 
 
 def within_budget(instance: Instance, bw: np.ndarray, budget_usd: float | None,
-                  unit_cost_usd_per_gbps: np.ndarray) -> np.ndarray | None:
-    """An LP's ``bw`` (GB/s, shape (D,)) as a candidate under ``budget_usd`` ($; None: no budget),
-    or None.
+                  unit_cost_usd_per_gbps: np.ndarray,
+                  anchor: Callable[[], np.ndarray | None] | None = None) -> np.ndarray | None:
+    """An LP's ``bw`` (GB/s, shape (D,)) as a candidate under ``budget_usd`` ($; None: no budget)
+    that holds the design rows to round-off, or None.
 
-    The candidate meets every bound exactly (``bw`` clipped into them: an LP point meets them only
-    to HiGHS's tolerance) and costs at most the budget exactly. An LP point meets the budget row
-    only to that tolerance too, so a point over budget by a hair (at most 1e-6 relative) is moved
-    onto it by scaling its bandwidth above the lower bounds, bw' = lo + f (bw - lo) (the bounds stay
-    exact; design rows move by as little). Near the cheapest network the room above it is a sliver
-    of the cost, and a design 1e-10 below its floors, or 1e-10 over budget, spends room that the
-    budget does not give (a time below the proven bound). A point further over budget, or one that
-    misses a design row (:func:`meets_rows`; an LP point does unless its units hid a row: never
-    taken on trust), is no candidate. ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of
-    each dimension."""
+    An LP point meets the bounds, the design rows and the budget row only to HiGHS's tolerance.
+    Near the cheapest network (or wherever the budget row is almost parallel to a design row, as
+    ``sum(bw) == S`` and equal prices) the room a budget leaves is a sliver of the cost, and a row
+    missed by 1e-12 of its size frees more cost than that room (:func:`row_leak_usd`): such a design
+    is faster than every design exactly within the rows and the budget, and the loop's bound, valid
+    for those, lies above its time. So the candidate is ``bw`` clipped into its bounds, projected
+    onto the rows it misses or holds (:func:`onto_rows`) when they are worth more than
+    :data:`LEAK_ULPS` units in the last place of its cost, then, when over budget by a hair (at
+    most 1e-6 relative), moved onto the budget towards ``anchor()`` (a design on the rows to
+    round-off and within the budget: the cheapest network), c + f (x - c) with the largest f whose
+    cost is within the budget in exact rational arithmetic: both ends hold every row, so the point
+    does. Without an anchor the change above the lower bounds is scaled instead, bw' = lo + f (bw -
+    lo), kept only when its row misses stay round-off. A point that misses a design row
+    (:func:`meets_rows`; an LP point does unless its units hid a row) or is further over budget is
+    no candidate. ``unit_cost_usd_per_gbps``: (D,) the cluster's $ per GB/s of each dimension."""
     if not meets_rows(instance, bw):
         return None
     dm = instance.design_matrix
     bw = np.minimum(np.maximum(bw, dm.bw_lower), dm.bw_upper)
+    p = unit_cost_usd_per_gbps
+    if _leaks(instance, bw, p):
+        bw = onto_rows(instance, bw)
+        if bw is None:
+            return None
     if budget_usd is None:
         return bw
-    cost = float(np.dot(unit_cost_usd_per_gbps, bw))
+    cost = float(np.dot(p, bw))
     if cost <= budget_usd:
         return bw
     if cost > budget_usd * (1 + 1e-6):
         return None
-    floor = float(np.dot(unit_cost_usd_per_gbps, dm.bw_lower))
+    point = _towards(p, bw, anchor() if anchor is not None else None, budget_usd)
+    if point is None:
+        point = _scaled_down(instance, p, bw, budget_usd)
+    if point is None or not meets_rows(instance, point) or _leaks(instance, point, p):
+        return None
+    return point
+
+
+LEAK_ULPS = 64
+"""Units in the last place of a candidate's cost that its row misses (:func:`row_leak_usd`) may be
+worth: a float design holds its rows and cost only to a few such units, a row held to HiGHS's
+tolerance frees thousands of them."""
+
+
+def _leaks(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndarray) -> bool:
+    """Whether the row misses of ``bw`` are worth more than :data:`LEAK_ULPS` ulps of its cost."""
+    leak = row_leak_usd(instance, bw, price_usd_per_gbps)
+    return leak > LEAK_ULPS * EPS * abs(float(np.dot(price_usd_per_gbps, bw)))
+
+
+def row_leak_usd(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndarray) -> float:
+    """An upper estimate of the cost ($) that ``bw`` (GB/s, shape (D,)) saves by missing design
+    rows: each row's miss (GB/s-weighted units of the row) times the dearest price per unit of that
+    row among its dimensions (``price_usd_per_gbps``: (D,) $ per GB/s); 0 when every row holds."""
+    dm = instance.design_matrix
+    if not dm.A.size:
+        return 0.0
+    lhs = dm.A @ bw
+    miss = np.abs(lhs - np.clip(lhs, dm.lower, dm.upper))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_unit = np.where(dm.A != 0, price_usd_per_gbps / np.abs(dm.A), 0.0).max(axis=1)
+    return float(miss @ per_unit)
+
+
+def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:
+    """``bw`` (GB/s, within its bounds) moved onto the design rows it misses or holds to 1e-9 of
+    their size (each onto that bound), the dimensions strictly inside their bounds moving (least
+    squares); None when that leaves a row or bound missed by more than :data:`ROW_TOL`."""
+    dm = instance.design_matrix
+    lhs = dm.A @ bw
+    size = np.maximum(np.abs(dm.A * bw).sum(axis=1), np.abs(dm.rhs))
+    near = 1e-9 * np.maximum(size, 1e-300)
+    target = np.where(lhs <= dm.lower + near, dm.lower,
+                      np.where(lhs >= dm.upper - near, dm.upper, lhs))
+    rows = target != lhs
+    free = (bw > dm.bw_lower) & (bw < dm.bw_upper)
+    if not rows.any():
+        return bw
+    if not free.any():
+        return None
+    x = bw.copy()
+    x[free] += np.linalg.lstsq(dm.A[rows][:, free], (target - lhs)[rows], rcond=None)[0]
+    x = np.minimum(np.maximum(x, dm.bw_lower), dm.bw_upper)
+    return x if meets_rows(instance, x) else None
+
+
+def _exact_cost(price_usd_per_gbps: np.ndarray, bw: np.ndarray) -> Fraction:
+    """The cost of ``bw`` ($), exact."""
+    return sum((Fraction(float(c)) * Fraction(float(b))
+                for c, b in zip(price_usd_per_gbps, bw, strict=True)), Fraction(0))
+
+
+def _towards(p: np.ndarray, x: np.ndarray, anchor: np.ndarray | None,
+             budget_usd: float) -> np.ndarray | None:
+    """anchor + f (x - anchor) with the largest f whose cost is within ``budget_usd``, exactly and
+    as the float dot product sums it (None without an anchor within the budget)."""
+    if anchor is None:
+        return None
+    budget = Fraction(budget_usd)
+    base, cost = _exact_cost(p, anchor), _exact_cost(p, x)
+    if base > budget or not cost > base:
+        return None
+    f = float((budget - base) / (cost - base))
+    for _ in range(8):  # (the rounding of each entry may cost more than the room: step back by it)
+        point = anchor + f * (x - anchor)
+        over = max(_exact_cost(p, point) - budget, Fraction(float(np.dot(p, point)) - budget_usd))
+        if over <= 0:
+            return point
+        f -= max(2 * float(over / (cost - base)), 1e-12 * f)
+    return None
+
+
+def _scaled_down(instance: Instance, p: np.ndarray, bw: np.ndarray,
+                 budget_usd: float) -> np.ndarray | None:
+    """lo + f (bw - lo) with the largest f (to a few ulps) whose cost is within ``budget_usd``."""
+    dm = instance.design_matrix
+    floor = float(np.dot(p, dm.bw_lower))
     if not floor < budget_usd:
         return None
-    f = (budget_usd - floor) / (cost - floor)
+    f = (budget_usd - floor) / (float(np.dot(p, bw)) - floor)
     for _ in range(4):  # (rounding: a few ulps less until the sum is within the budget)
         scaled = dm.bw_lower + f * (bw - dm.bw_lower)
-        if float(np.dot(unit_cost_usd_per_gbps, scaled)) <= budget_usd:
-            # (scaled down: a floor row may then fail)
-            return scaled if meets_rows(instance, scaled) else None
+        if float(np.dot(p, scaled)) <= budget_usd:
+            return scaled
         f *= 1 - 4 * EPS
     return None
 

@@ -31,7 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import NoSolutionError
+from ..errors import NoSolutionError, SolverError
 from ..formulation.scale import bytes_per_dim
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
@@ -43,8 +43,8 @@ from .line_search import meets_rows, within_rows
 from .outcome import OAResult
 from .ratio import INF, RatioCore
 
-__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "near_budget",
-           "near_cheapest", "complete", "fastest_near_cheapest"]
+__all__ = ["NEAR_SLACK", "ReducedBudget", "reduced_budget_row", "vertex_of", "cheapest_anchor",
+           "near_budget", "near_cheapest", "complete", "fastest_near_cheapest", "sharpened"]
 
 NEAR_SLACK = 1e-2
 """Budgets within this relative slack above the cheapest network are solved here when that network
@@ -66,6 +66,16 @@ def vertex_of(instance: Instance) -> CheapestVertex:
     key = (instance.constraints, instance.bounds, instance.network, instance.cost)
     return instance.memo("_cheapest_vertex", key,
                          lambda: _polished(instance, cheapest_vertex(instance)))
+
+
+def cheapest_anchor(instance: Instance) -> np.ndarray | None:
+    """The cheapest network's bandwidth (GB/s, shape (D,); :func:`vertex_of`, on its rows to
+    round-off), or None when it cannot be found: the anchor of
+    :func:`hieropt.solvers.line_search.within_budget`."""
+    try:
+        return vertex_of(instance).bw_gbps
+    except (NoSolutionError, SolverError):
+        return None
 
 
 def _polished(instance: Instance, v: CheapestVertex) -> CheapestVertex:
@@ -111,16 +121,28 @@ def near_budget(instance: Instance, budget_usd: float, slack: float = NEAR_SLACK
     return bool(c > 0 and c <= budget_usd <= c * (1 + slack))
 
 
-def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float) -> ReducedBudget | None:
+def near_cheapest(instance: Instance, tm: TimeModel, budget_usd: float,
+                  edges: bool = False) -> ReducedBudget | None:
     """The reduced budget row at ``budget_usd`` ($) when it is within :data:`NEAR_SLACK` above the
     cheapest network's cost and that network leaves a dimension that carries traffic without
-    bandwidth (infinite time) that a reduced price keeps from the slack (not a tie in price); else
-    None."""
+    bandwidth (infinite time) that a reduced price keeps from the slack (not a tie in price); with
+    ``edges``, also when it holds a dimension that carries traffic at a bound other than 0 with a
+    reduced price (bw[d] = lower + what the room buys: the room is a sliver of the cost, and the
+    budget row, a float of the cost's size, does not resolve it; the reduced row does, exactly);
+    else None."""
     v = vertex_of(instance)
-    if not near_budget(instance, budget_usd) or np.isfinite(tm.time_ns(v.bw_gbps)):
+    if not near_budget(instance, budget_usd):
+        return None
+    starved = not np.isfinite(tm.time_ns(v.bw_gbps))
+    if not (starved or edges):
         return None
     reduced = reduced_budget_row(instance, v, budget_usd)
-    return reduced if reduced is not None and (reduced.coef[tm.carries_traffic] > 0).any() else None
+    if reduced is None:
+        return None
+    if starved and (reduced.coef[tm.carries_traffic] > 0).any():
+        return reduced
+    edge = any(key[0] != "row" and tm.carries_traffic[key[1]] for key, _, _ in reduced.slacks)
+    return reduced if edges and edge else None
 
 
 @dataclass(frozen=True)
@@ -449,3 +471,27 @@ def _units(tm: TimeModel, b0: np.ndarray, reduced: ReducedBudget) -> np.ndarray:
         units[pos] = b0[pos] + w * (room / float(r[pos] @ w))
     top = float(units.max(initial=0.0))
     return np.where(units > 0, units, top if top > 0 else 1.0)
+
+
+def sharpened(out: OAResult, case) -> OAResult:
+    """The time LP's outcome ``out`` of a fastest-within-a-budget ``case``
+    (:class:`hieropt.solvers.procurement.BudgetCase`), or, when it misses the case's gap target
+    and the budget is a hair above a cheapest network that holds a loaded dimension at a bound
+    other than 0 (:func:`near_cheapest` with ``edges``), the outcome of
+    :func:`fastest_near_cheapest` on the exact reduced budget row when its proven gap is smaller.
+    There the room is a sliver of the cost that the LP's float budget row does not resolve (its
+    bound stalls 1e-7 below the time); the reduced row states it exactly. Both bounds are valid
+    for every exactly feasible design; the LPs of the second solve are added to ``case.core``."""
+    core, budget = case.core, case.budget_usd
+    if budget is None or not out.gap > case.rel_gap:
+        return out
+    reduced = near_cheapest(core.instance, core.tm, budget, edges=True)
+    if reduced is None:
+        return out
+    try:
+        exact, lps = fastest_near_cheapest(core.instance, core.tm, reduced, case.rel_gap,
+                                           core.solver.time_limit_s)
+    except (NoSolutionError, SolverError):
+        return out
+    core.lps += lps
+    return exact if exact.bw is not None and exact.gap < out.gap else out

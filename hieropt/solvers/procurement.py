@@ -35,7 +35,7 @@ from ..spec import Instance
 from ..units import time_unit_hint
 from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest
+from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest, sharpened
 from .ratio import BOUND_SLACK, RatioCore
 from .routing import Route, first_route
 
@@ -165,7 +165,7 @@ def time_lp_within_budget(case: BudgetCase) -> OAResult:
         NoSolutionError: infeasible or unbounded (:meth:`hieropt.solvers.cutting.TimeLP.min_time`).
     """
     try:
-        return case.core.min_time(case.rel_gap, budget_usd=case.budget_usd)
+        return sharpened(case.core.min_time(case.rel_gap, budget_usd=case.budget_usd), case)
     except (SolverError, NoSolutionError) as e:
         if case.budget_usd is None or isinstance(e, NoSolutionError) and e.kind == "unbounded":
             raise

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hieropt
+from hieropt.model.cutmodel import cut_model
 from hieropt.model.timing import build_time_model
 from hieropt.spec import (
     Collective,
@@ -21,6 +22,7 @@ from hieropt.spec import (
     Network,
     Phase,
     Pipeline,
+    StepSchedule,
     Workload,
 )
 
@@ -263,3 +265,30 @@ def test_two_workloads_weighted():
     assert b_dp < b_mix < b_tp
     _, best = _dense_opt(lambda x, y: hieropt.evaluate(mix, [x, y]).iteration_time_ns)
     assert hieropt.solve(mix).iteration_time_ns == pytest.approx(best, rel=1e-8)
+
+
+def test_step_interleaved_with_overlapped_last_backward_by_hand():
+    """Loop ``step``, m = 9 micro-batches, p = 7 stages, v = 2 chunks, ``overlap_dp``: F = m + (p -
+    1) / v = 12 micro-batch slots; the last backward runs the weight-gradient all-reduce on its own
+    stream (one layer: it starts when the compute stream ends), so T = 12 (100 + T_f) + 12 (500 +
+    T_ig) + T_wg. The evaluator, the dense time model and the cut model's piece agree with it; the
+    piece lies below T elsewhere; the optimum matches a dense search."""
+    inst = _inst("step", step=StepSchedule(microbatches=9, stages=7, virtual_stages=2,
+                                           overlap_dp=True))
+
+    def hand(b0, b1):
+        return 12 * (100 + TF(b0)) + 12 * (500 + TIG(b0)) + TWG(b1)
+
+    cm = cut_model(inst)
+    for bw in ((50.0, 50.0), (90.0, 10.0), (99.0, 1.0)):
+        expect = hand(*bw)
+        assert hieropt.evaluate(inst, bw).iteration_time_ns == pytest.approx(expect, rel=1e-12)
+        assert build_time_model(inst).time_ns(np.array(bw)) == pytest.approx(expect, rel=1e-12)
+        c, g = cm.piece(np.array(bw))
+        assert c + g @ (1 / np.array(bw)) == pytest.approx(expect, rel=1e-12)
+        other = np.array([30.0, 70.0])
+        assert c + g @ (1 / other) <= hand(*other) * (1 + 1e-12)
+    sol = hieropt.solve(inst)
+    _, best = _dense_opt(hand)
+    assert sol.success and sol.gap <= 1e-8
+    assert sol.iteration_time_ns == pytest.approx(best, rel=1e-8)
