@@ -83,9 +83,11 @@ def validate_command(
     and error, the mean absolute error and the worst, per runs file, and per group of runs compared
     with each other the Spearman rank correlation and the measured rank of the predicted-fastest
     plan. Each run is an LLM plan on its network at its bandwidths, timed as hieropt evaluate times
-    it (training loop step, every pipeline stage). Without --calibrate-on or --npu, a run timed with
-    its accelerator's catalog default that is one of the runs that default was fitted on (the
-    catalog entry's runs_file) is marked (fit) and left out of the summary."""
+    it (training loop step, every pipeline stage).
+
+    Without --calibrate-on or --npu, a run timed with its accelerator's catalog default that is one
+    of the runs that default was fitted on (the catalog entry's runs_file) is marked (fit) and left
+    out of the summary."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 
