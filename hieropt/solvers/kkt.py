@@ -47,11 +47,11 @@ run-away."""
 MAX_SINGULAR = 3
 """Least-squares Newton steps (singular matrix) per Newton run before it gives up."""
 MAX_DROPS = 3
+"""Tie rows tried one at a time out of a singular active set before all of them leave."""
 NEWTON_STEPS = 20
 """Newton steps per run at most. Quadratic convergence needs a handful from a good start; a start
 from the previous active set's KKT point (one row left) can need more: 13 on LIBRA's Turing-NLG 4D
 multiple_constraints perf-per-cost LP, where 12 made the polish fail and cost a second LP."""
-"""Tie rows tried one at a time out of a singular active set before all of them leave."""
 
 
 @dataclass(frozen=True)
@@ -99,12 +99,10 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         # (a singular system with tie rows: try without them)
         guessed = tied is not None and any(tied.tolist())
         system = (A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work)
-        sol = _attempt(active, *system, max_singular=0 if guessed else MAX_SINGULAR)
+        sol = _attempt(active, system, max_singular=0 if guessed else MAX_SINGULAR)
         if sol is None and guessed:
             sol, active = _without_ties(active, tied, system)
-        if work.left < 0:  # (spent: the loop keeps the LP's point)
-            return None
-        if sol is None:
+        if sol is None or work.left < 0:  # (spent: the loop keeps the LP's point)
             return None
         start = x, y, nu
         x, yE, nu, converged, E = sol
@@ -185,7 +183,7 @@ def _start(
         v = rl[t] if rl[t] >= 0.0 or rl[t] != rl[t] else 0.0  # (np.maximum)
         nul.append(v)
         rc[t] = rl[t] - v
-        rc[b] = rl[b] - _divide(v, xl[b] * xl[b])
+        rc[b] = rl[b] - float(np.float64(v) / (xl[b] * xl[b]))  # (numpy's: no ZeroDivisionError)
     linear, pairs = _structure(arr, A)[3]
     cl, cu, cost = arr.col_lower.tolist(), arr.col_upper.tolist(), costs.tolist()
     links = set(ctl)  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
@@ -204,7 +202,7 @@ def _start(
     free = []
     for i, (b, t) in enumerate(zip(cbl, ctl, strict=True)):
         xb = xl[b]
-        xl[t] = _divide(1.0, xb)
+        xl[t] = float(np.float64(1.0) / xb)
         if fixed[b]:
             fixed[t] = True
         else:
@@ -224,16 +222,6 @@ def _start(
         np.array([not f for f in fixed], dtype=bool),
         np.array(wanted, dtype=bool),
     )
-
-
-def _divide(a: float, b: float) -> float:
-    """``a / b`` as numpy divides floats (a zero divisor gives a signed infinity or NaN, not an
-    exception)."""
-    if b != 0:
-        return a / b
-    if a == 0 or a != a:
-        return math.nan
-    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _changes(
@@ -290,32 +278,17 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
     for drop in [*singles, rows]:
         trial = active.copy()
         trial[drop] = False
-        sol = _attempt(trial, *system, max_singular=0)  # (a guess: no least-squares runs)
+        sol = _attempt(trial, system, max_singular=0)  # (a guess: no least-squares runs)
         if sol is not None:
             return sol, trial
     return None, active
 
 
-def _attempt(
-    active,
-    A,
-    costs,
-    x,
-    y,
-    nu,
-    upper_side,
-    lo,
-    hi,
-    movable,
-    wanted,
-    nonzero,
-    ct,
-    cb,
-    work: Work,
-    max_singular: int = MAX_SINGULAR,
-):
-    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``,
-    ``nu``); its result with the active rows' indices ``E`` appended."""
+def _attempt(active, system: tuple, max_singular: int = MAX_SINGULAR):
+    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) of ``system`` (A,
+    costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work: Newton starts from
+    x, y, nu); its result with the active rows' indices ``E`` appended."""
+    A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work = system
     E = active.nonzero()[0]
     # (a boolean product: the columns an active row touches)
     free = movable & (wanted | (active @ nonzero))
