@@ -325,10 +325,8 @@ class CutLP:
 
     def _polish(self, spec: Loop, x: np.ndarray, costs: np.ndarray, duals: np.ndarray, it: int):
         """The Newton polish (:func:`hieropt.solvers.kkt.polish`) of the LP's point ``x`` and
-        ``duals``, or None when it fails or is skipped. Skipped (:attr:`Loop.cut_first`) on the
-        first LP when ``x`` is not :meth:`trusted`: outside its cuts' span a link's t is a guess
-        (the seeds only), and a failing polish costs several Newton runs, a warm LP with cuts at
-        the LP's point a fraction of one."""
+        ``duals``, or None when it fails or is skipped (:attr:`Loop.cut_first`: the first LP's ``x``
+        not :meth:`trusted`)."""
         if spec.cut_first and it == 1 and not self.trusted(x):
             return None
         return polish(self.arr, costs, x, duals, self._row_lower, self._row_upper)

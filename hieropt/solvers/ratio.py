@@ -66,6 +66,8 @@ class RatioCore(CutLP):
             exact cost range, two LPs over B, is then computed first when the rows' own cost bounds
             are far apart). Only for searches that never go above that cap.
         cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
+        share_units_gbps: (D,) a bandwidth unit per dimension (GB/s) for the shares, in place of
+            ``bw_unit_gbps``.
         exact_rows: design and bound rows without rounding
             (:func:`~hieropt.formulation.ratio_arrays.compile_ratio_lp`), for bounds that must hold
             for exactly feasible designs.
