@@ -1,9 +1,8 @@
 """The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent
 cuts, reused by every objective that optimises over the bandwidths directly.
 
-The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s. Cuts are
-valid for any budget or time target, so they accumulate across sub-solves: after the first solve,
-each further one (another budget on a Pareto front) needs a warm LP or two.
+The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s: after the
+first solve, each further one (another budget on a Pareto front) needs a warm LP or two.
 
 - :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]; also returns the
   budget row's multiplier, the slope of a line under the value function f(budget).

@@ -2,13 +2,10 @@
 :mod:`hieropt.formulation.ratio_arrays`): one persistent HiGHS LP in cost-share variables for time x
 cost (global, one convex solve) and for the fastest network within a budget.
 
-The loop is :class:`hieropt.solvers.cut_lp.CutLP`'s: ``r_d >= 1/x_d`` and ``kap >= 1/u`` are
-outer-approximated by tangent cuts, valid for every objective and bound, so they accumulate across
-the solves of one call (a Pareto front re-uses every cut); the proven lower bound is the Lagrangian
-dual function of the true problem at the LP's (or the polished) duals; the LP's shares and cost
-level give designs whose objective is evaluated exactly (upper bounds). Every loop is bounded by an
-LP count; when it stops short of its gap target, or HiGHS fails on every retry, the result is LIMIT
-with the bounds proven so far, never a claim beyond them.
+The loop is :class:`hieropt.solvers.cut_lp.CutLP`'s, with the links ``r_d >= 1/x_d`` and
+``kap >= 1/u``; the LP's shares and cost level give the candidate designs. Every loop is bounded by
+an LP count (:data:`MAX_LPS`); when it stops short of its gap target, or HiGHS fails on every retry,
+the result is LIMIT with the bounds proven so far, never a claim beyond them.
 """
 
 from __future__ import annotations
