@@ -8,7 +8,7 @@ capture, 100x HiGHS's own time on these LPs (measured). Other settings, all meas
 one thread (HiGHS's worker threads cost 60-80 us per solve of an LP this small, and a forked child
 never sees them), presolve off, and highspy objects re-used per thread (creating one costs ~100 us);
 every option that a solve may change is set again when an object is handed out, so nothing persists
-from one solve call to the next (probe pitfall P1).
+from one solve call to the next.
 
 :meth:`HighsLP.solve` never gives up on the first failure: a non-optimal status is re-tried cold,
 with the primal simplex, and with the interior-point method (crossover on) before it is reported.

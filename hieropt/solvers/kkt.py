@@ -303,7 +303,7 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
     return None, active
 
 
-def _attempt(active, system: tuple, max_singular: int = MAX_SINGULAR):
+def _attempt(active, system: tuple, max_singular: int):
     """:func:`_newton` on the active rows ``active`` (a mask of the base rows) of ``system`` (A,
     costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work: Newton starts from
     x, y, nu); its result with the active rows' indices ``E`` appended."""
@@ -361,8 +361,7 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
     return tied
 
 
-def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: int = NEWTON_STEPS,
-            max_singular: int = MAX_SINGULAR):
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular: int):
     """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu,
     True) at convergence, (the last iterate, False) when the steps run towards B = 0 (damped more
     than three times by the fraction to the boundary), None when the system is singular or not one
@@ -411,7 +410,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
     step_bl = flat[k:k + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
     zb, znu = z[:nl], z[k:]  # views of z
     damped = singular = 0
-    for _ in range(max_steps):
+    for _ in range(NEWTON_STEPS):
         inv = (1.0 / zb).tolist()  # (numpy's division: inf at B = 0, no exception)
         inv2 = [v * v for v in inv]
         nul = znu.tolist()
