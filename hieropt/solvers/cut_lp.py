@@ -215,15 +215,14 @@ class CutLP:
         pair_t, pair_b = self._pairs()
         if not pair_b:
             return True
-        lo, hi = {}, {}  # (each link's span of cuts)
-        for j, b in self._cuts:
-            lo[j], hi[j] = min(lo.get(j, INF), b), max(hi.get(j, -INF), b)
         xl, unit = x.tolist(), self._unit().tolist()
         for j, (cb, ct) in enumerate(zip(pair_b, pair_t, strict=True)):
+            if not xl[cb] * xl[ct] < TRUST:  # (the cheap test first: the span only when it fails)
+                continue
             b = xl[cb] * unit[j]
             slack = 1e-9 * abs(b)
-            outside = b < lo.get(j, INF) - slack or b > hi.get(j, -INF) + slack
-            if outside and xl[cb] * xl[ct] < TRUST:
+            span = [c for i, c in self._cuts if i == j]
+            if b < min(span, default=INF) - slack or b > max(span, default=-INF) + slack:
                 return False
         return True
 
