@@ -202,7 +202,8 @@ def _start(
         v = rl[t] if rl[t] >= 0.0 or rl[t] != rl[t] else 0.0  # (np.maximum)
         nul.append(v)
         rc[t] = rl[t] - v
-        rc[b] = rl[b] - float(np.float64(v) / (xl[b] * xl[b]))  # (numpy's: no ZeroDivisionError)
+        # (numpy's division at a zero divisor: inf or NaN, not ZeroDivisionError)
+        rc[b] = rl[b] - (v / b2 if (b2 := xl[b] * xl[b]) else float(np.float64(v) / b2))
     linear, pairs = _structure(arr, A)[3]
     cl, cu, cost = arr.col_lower.tolist(), arr.col_upper.tolist(), costs.tolist()
     links = set(ctl)  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
@@ -221,7 +222,7 @@ def _start(
     free = []
     for i, (b, t) in enumerate(zip(cbl, ctl, strict=True)):
         xb = xl[b]
-        xl[t] = float(np.float64(1.0) / xb)
+        xl[t] = 1.0 / xb if xb else float(np.float64(1.0) / xb)
         if fixed[b]:
             fixed[t] = True
         else:
