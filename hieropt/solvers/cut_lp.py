@@ -87,27 +87,21 @@ class CutLP:
     """An LP with reciprocal links in HiGHS, its cuts (kept in native units: they survive a
     re-scale), and the loop.
 
-    Subclasses set ``self.scale``, implement :meth:`_compile` (the LP at a scale), :meth:`_unit`
-    (each link's B unit at the scale, native units per scaled unit), :meth:`_col_upper` (implied
-    column upper limits) and :meth:`_rescaled` (a scale centred on a design), then call
+    Subclasses set ``self.scale`` (None: an LP whose scale is never re-centred), implement
+    ``_compile(scale)`` (the LP at a scale), ``_unit()`` (each link's B unit at the scale, native
+    units per scaled unit), ``_rescaled(design)`` (a scale centred on a (D,) design in GB/s, unless
+    the scale is None) and, optionally, :meth:`_col_upper` (implied column upper limits), then call
     :meth:`_start`.
     """
 
     scale: object
     arr: LPArrays
     solver: LPBackend
-
-    def _compile(self, scale) -> LPArrays:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _unit(self) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    unit_cost: np.ndarray
+    """(D,) the network's prices, $ per GB/s of per-NPU bandwidth."""
 
     def _col_upper(self) -> np.ndarray | None:
         return None
-
-    def _rescaled(self, design: np.ndarray):  # pragma: no cover - abstract
-        raise NotImplementedError
 
     def _start(self, time_limit_s: float) -> None:
         self.certificate: Multipliers | None = None  # (of the last loop's best bound)
@@ -120,13 +114,9 @@ class CutLP:
         saved = self.arr.cache.get("seeded")  # (kept from the second use of the arrays on: SEEN)
         if (saved is not None and saved is not SEEN and saved[0] == seeds
                 and (solver := saved[1].copy(time_limit_s)) is not None):
-            self.solver = solver
-            self._cut_j, self._cut_b = list(saved[2]), list(saved[3])
-            self._span = (list(saved[4][0]), list(saved[4][1]))
+            self.solver, self._cuts = solver, list(saved[2])
             return
-        self._cut_j: list[int] = []
-        self._cut_b: list[float] = []
-        self._clear_span()
+        self._cuts: list[tuple[int, float]] = []  # (link, B in native units) of every cut
         self.solver = _backend(self.arr, time_limit_s)
         self._add_cuts(seeds)
         if not isinstance(self.solver, DenseLP):
@@ -134,8 +124,7 @@ class CutLP:
         if saved is None:
             self.arr.cache["seeded"] = SEEN
         elif (kept := self.solver.copy()) is not None:
-            self.arr.cache["seeded"] = (seeds, kept, list(self._cut_j), list(self._cut_b),
-                                        (list(self._span[0]), list(self._span[1])))
+            self.arr.cache["seeded"] = (seeds, kept, list(self._cuts))
 
     def _seeds(self) -> list[tuple[int, float]]:
         """The initial cuts, (link, B in native units): :data:`SEED_POINTS` times each link's
@@ -146,7 +135,7 @@ class CutLP:
     @property
     def cuts(self) -> int:
         """Tangent cuts in the LP."""
-        return len(self._cut_j)
+        return len(self._cuts)
 
     def close(self) -> None:
         """Release the HiGHS object (for re-use by the next LP of this thread)."""
@@ -156,16 +145,18 @@ class CutLP:
         self._row_lower = self.arr.row_lower.copy()
         self._row_upper = self.arr.row_upper.copy()
 
-    def _set_row_upper(self, row: int, hi: float) -> None:
-        self.solver.change_row_bounds(row, -INF, hi)
-        self._row_upper[row] = hi
+    @property
+    def loaded(self) -> tuple[int, ...]:
+        """Dimensions that carry traffic."""
+        return self.arr.loaded
 
-    def _rebuild(self, scale) -> None:
-        """Re-build the LP at ``scale`` with every cut so far and the seeds (cold: the next solve
-        has no basis)."""
-        self.scale = scale
-        self._reload(seeds=True)
-        self.rescales += 1
+    def network_cost(self, bw: np.ndarray) -> float:
+        """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
+        return float(np.dot(self.unit_cost, bw))
+
+    def _set_row(self, row: int, lo: float, hi: float) -> None:
+        self.solver.change_row_bounds(row, lo, hi)
+        self._row_lower[row], self._row_upper[row] = lo, hi
 
     def _reload(self, seeds: bool = False) -> None:
         """Re-compile the LP at the current scale (its model or scale changed) with every tangent
@@ -173,9 +164,7 @@ class CutLP:
         self.arr = self._compile(self.scale)
         self.solver.load(self.arr)
         self._bounds()
-        cuts = list(zip(self._cut_j, self._cut_b, strict=True))
-        self._cut_j, self._cut_b = [], []
-        self._clear_span()
+        cuts, self._cuts = self._cuts, []
         self._add_cuts(cuts + self._seeds() if seeds else cuts)
 
     def _solve(self, costs: np.ndarray, maximize: bool = False) -> LPResult:
@@ -191,24 +180,20 @@ class CutLP:
             return
         unit = self._unit().tolist()
         pair_t, pair_b = self._pairs()
-        span_lo, span_hi = self._span
         low, high = CUT_RANGE
-        js, bs, index, value = [], [], [], []
+        new, index, value = [], [], []
         for j, b in points:
             j, b = int(j), float(b)
             beta = b / unit[j]
             if not low <= beta <= high:  # (a NaN is skipped too)
                 continue
-            js.append(j)
-            bs.append(b)
-            span_lo[j] = min(span_lo[j], b)
-            span_hi[j] = max(span_hi[j], b)
+            new.append((j, b))
             index += (pair_t[j], pair_b[j])
             value += tangent_cut(beta)
-        n = len(js)
+        n = len(new)
         if not n:
             return
-        self._cut_j, self._cut_b = self._cut_j + js, self._cut_b + bs
+        self._cuts += new
         self.solver.add_rows(np.full(n, 2.0), np.full(n, INF),
                              np.arange(0, 2 * n, 2, dtype=np.int32),
                              np.array(index, dtype=np.int32), np.array(value))
@@ -219,11 +204,6 @@ class CutLP:
             out = self.arr.cache["pair_lists"] = (self.arr.pair_t.tolist(),
                                                   self.arr.pair_b.tolist())
         return out
-
-    def _clear_span(self) -> None:
-        """Forget the cuts' span (:meth:`trusted`): the cut list is rebuilt next."""
-        n = self.arr.pair_b.size
-        self._span = ([INF] * n, [-INF] * n)
 
     def trusted(self, x: np.ndarray) -> bool:
         """False when a link's B at the LP point ``x`` (scaled) lies outside the span of that link's
@@ -237,10 +217,12 @@ class CutLP:
             return True
         xl, unit = x.tolist(), self._unit().tolist()
         for j, (cb, ct) in enumerate(zip(pair_b, pair_t, strict=True)):
+            if not xl[cb] * xl[ct] < TRUST:  # (the cheap test first: the span only when it fails)
+                continue
             b = xl[cb] * unit[j]
             slack = 1e-9 * abs(b)
-            outside = b < self._span[0][j] - slack or b > self._span[1][j] + slack
-            if outside and xl[cb] * xl[ct] < TRUST:
+            span = [c for i, c in self._cuts if i == j]
+            if b < min(span, default=INF) - slack or b > max(span, default=-INF) + slack:
                 return False
         return True
 
@@ -261,28 +243,21 @@ class CutLP:
         return out
 
     def _centre(self, design: np.ndarray | None, force: bool = False) -> bool:
-        """Re-centre the scale on ``design`` when a link's value leaves :data:`CENTRE` of its unit
-        (or ``force``)."""
-        if design is None or self.rescales >= MAX_RESCALES or not self.arr.pair_b.size:
+        """Re-build the LP at a scale centred on ``design`` ((D,), GB/s) with every cut so far and
+        the seeds (cold: the next solve has no basis) when a link's value leaves :data:`CENTRE` of
+        its unit (or ``force``); never for an LP without a scale."""
+        if (design is None or self.scale is None or self.rescales >= MAX_RESCALES
+                or not self.arr.pair_b.size):
             return False
         if not force:  # (before the new scale, which evaluates T once: most rounds keep theirs)
-            values = self._link_values(design)
-            if values is None:
-                return False
-            ratio = values / self._unit()
+            ratio = design[self.arr.pair_b] / self._unit()
             ratio = ratio[ratio > 0]
             if ratio.size == 0 or (ratio.min() >= CENTRE[0] and ratio.max() <= CENTRE[1]):
                 return False
-        scale = self._rescaled(design)
-        if scale is None:
-            return False
-        self._rebuild(scale)
+        self.scale = self._rescaled(design)
+        self._reload(seeds=True)
+        self.rescales += 1
         return True
-
-    def _link_values(self, design: np.ndarray) -> np.ndarray | None:
-        """Each link's B of ``design`` (native units), to compare with :meth:`_unit`; None for an LP
-        whose scale is never re-centred (:meth:`_rescaled` gives None)."""
-        return None
 
     # ------------------------------------------------------------------------------------- the loop
     def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
@@ -349,10 +324,8 @@ class CutLP:
 
     def _polish(self, spec: Loop, x: np.ndarray, costs: np.ndarray, duals: np.ndarray, it: int):
         """The Newton polish (:func:`hieropt.solvers.kkt.polish`) of the LP's point ``x`` and
-        ``duals``, or None when it fails or is skipped. Skipped (:attr:`Loop.cut_first`) on the
-        first LP when ``x`` is not :meth:`trusted`: outside its cuts' span a link's t is a guess
-        (the seeds only), and a failing polish costs several Newton runs, a warm LP with cuts at
-        the LP's point a fraction of one."""
+        ``duals``, or None when it fails or is skipped (:attr:`Loop.cut_first`: the first LP's ``x``
+        not :meth:`trusted`)."""
         if spec.cut_first and it == 1 and not self.trusted(x):
             return None
         return polish(self.arr, costs, x, duals, self._row_lower, self._row_upper)

@@ -1,9 +1,8 @@
 """The convex core: the performance LP of :mod:`hieropt.formulation.arrays` in HiGHS, with tangent
 cuts, reused by every objective that optimises over the bandwidths directly.
 
-The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s. Cuts are
-valid for any budget or time target, so they accumulate across sub-solves: after the first solve,
-each further one (another budget on a Pareto front) needs a warm LP or two.
+The loop (bounds, polish, cuts, safety nets) is :class:`hieropt.solvers.cut_lp.CutLP`'s: after the
+first solve, each further one (another budget on a Pareto front) needs a warm LP or two.
 
 - :meth:`TimeLP.min_time` — min T(B) s.t. design constraints [and cost <= budget]; also returns the
   budget row's multiplier, the slope of a line under the value function f(budget).
@@ -19,6 +18,7 @@ reach the little bandwidth it needs).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,16 +123,13 @@ class TimeLP(CutLP):
         if loaded and all(0 < v < INF for v in limits):
             self.bounded, self.reach_gbps, self.unlimited = True, float(np.sum(limits)), ()
             return
-        budget, target = self._budget, self._target
-        self._set_budget(None)
-        self._set_target(None)
         costs = np.zeros(self.arr.n_cols)
         costs[self.arr.b_col[loaded]] = self.scale.bw_gbps[loaded]
-        res = self._solve(costs if loaded else self.arr.cost_costs, maximize=True)
-        if res.status is not Status.OPTIMAL:
+        with self._rows_alone():
+            res = self._solve(costs if loaded else self.arr.cost_costs, maximize=True)
             # bounded below by 0: not optimal means infeasible
-            check = self._solve(self.arr.cost_costs)
-            if check.status is not Status.OPTIMAL:
+            if (res.status is not Status.OPTIMAL
+                    and self._solve(self.arr.cost_costs).status is not Status.OPTIMAL):
                 raise rows_infeasible(self.instance)
         # (decided on the rows' recession cone, the same at every scale: not on this LP's optimum,
         # which HiGHS reports as a huge finite value at some scales and as 'Unbounded' at others)
@@ -140,8 +137,18 @@ class TimeLP(CutLP):
                                               time_limit_s=self.solver.time_limit_s)
         self.bounded = not self.unlimited
         self.reach_gbps = res.objective if self.bounded and res.status is Status.OPTIMAL else INF
-        self._set_budget(budget)
-        self._set_target(target)
+
+    @contextmanager
+    def _rows_alone(self):
+        """The LP without its budget and time-target rows while the block runs."""
+        budget, target = self._budget, self._target
+        self._set_budget(None)
+        self._set_target(None)
+        try:
+            yield
+        finally:
+            self._set_budget(budget)
+            self._set_target(target)
 
     def _require(self, budget_usd: float | None) -> None:
         """Raise NoSolutionError unless the rows (with ``budget_usd``) admit a solution with finite
@@ -173,21 +180,16 @@ class TimeLP(CutLP):
         Raises:
             NoSolutionError: the design constraints are infeasible.
         """
-        budget, target = self._budget, self._target
-        self._set_budget(None)
-        self._set_target(None)
-        lo = self._solve(self.arr.cost_costs)
+        with self._rows_alone():
+            lo = self._solve(self.arr.cost_costs)
+            ok = lo.status is Status.OPTIMAL
+            hi = self._solve(self.arr.cost_costs, maximize=True) if ok else None
         # infeasible rows, or HiGHS failing on this LP's cuts and units: the
-        if lo.status is not Status.OPTIMAL:
+        if hi is None:
             # rows alone, in their own units, tell which (raises when they are infeasible)
-            self._set_budget(budget)
-            self._set_target(target)
             self._cheapest, dearest = network_cost_range(self.instance, self.solver.time_limit_s)
             self._cheapest_lp = self._cheapest
             return self._cheapest, dearest
-        hi = self._solve(self.arr.cost_costs, maximize=True)
-        self._set_budget(budget)
-        self._set_target(target)
         self._cheapest = self.network_cost(self._bw(lo.x))
         # the LP's own value: its notion of the cheapest
         self._cheapest_lp = lo.objective * self.scale.cost_usd
@@ -206,8 +208,8 @@ class TimeLP(CutLP):
             if budget is not None and budget < self._cheapest_lp * (1 - 1e-9):
                 raise below_cheapest(budget, self._cheapest)
             if budget is not None and budget < self._cheapest_lp * (1 + 1e-9):
-                self._set_row_upper(self.arr.budget_row,
-                                    self._cheapest_lp * (1 + 1e-12) / self.scale.cost_usd)
+                self._set_row(self.arr.budget_row, -INF,
+                              self._cheapest_lp * (1 + 1e-12) / self.scale.cost_usd)
                 return True
             return False
         bw = self._bw(x)
@@ -260,9 +262,6 @@ class TimeLP(CutLP):
 
     def _unit(self) -> np.ndarray:
         return self.scale.bw_gbps[self.arr.pair_b]
-
-    def _link_values(self, design: np.ndarray) -> np.ndarray:
-        return design[self.arr.pair_b]
 
     def _rescaled(self, design: np.ndarray) -> Scale:
         return self.scale.rescaled(self.tm, self.unit_cost, design)
@@ -319,22 +318,17 @@ class TimeLP(CutLP):
         loaded = list(self.loaded) or list(range(self.tm.n_dims))
         return float(self.scale.bw_gbps[loaded].min())
 
-    @property
-    def loaded(self) -> tuple[int, ...]:
-        """Dimensions that carry traffic."""
-        return self.arr.loaded
-
     def _set_budget(self, budget_usd: float | None) -> None:
         if budget_usd != self._budget:
             self._budget = budget_usd
-            self._set_row_upper(self.arr.budget_row,
-                                INF if budget_usd is None else budget_usd / self.scale.cost_usd)
+            self._set_row(self.arr.budget_row, -INF,
+                          INF if budget_usd is None else budget_usd / self.scale.cost_usd)
 
     def _set_target(self, target_ns: float | None) -> None:
         if target_ns != self._target:
             self._target = target_ns
-            self._set_row_upper(self.arr.time_row, INF if target_ns is None else
-                                (target_ns - self.tm.constant_ns) / self.scale.time_ns)
+            self._set_row(self.arr.time_row, -INF, INF if target_ns is None else
+                          (target_ns - self.tm.constant_ns) / self.scale.time_ns)
 
     def _bw(self, x: np.ndarray) -> np.ndarray:
         """B (GB/s) from the LP's columns, with LP round-off below zero (and -0.0) clipped to 0."""
@@ -346,10 +340,6 @@ class TimeLP(CutLP):
         point = within_budget(self.instance, bw, self._budget, self.unit_cost,
                               lambda: cheapest_anchor(self.instance))
         return [] if point is None else [point]
-
-    def network_cost(self, bw: np.ndarray) -> float:
-        """cost(B) in $ for per-NPU bandwidths ``bw`` (GB/s, shape (D,))."""
-        return float(np.dot(self.unit_cost, bw))
 
     # ----------------------------------------------------------------------------------- objectives
     def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,

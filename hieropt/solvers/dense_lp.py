@@ -20,6 +20,7 @@ lower bound when minimising).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import daqp
@@ -50,42 +51,6 @@ SEEN = "seen once"
 layout, a seeded LP): a solve that uses its LP once copies nothing for later solves."""
 
 
-class _Arrays:
-    """The LP's current state in the layout :meth:`HighsLP.load` reads (handed over on a switch to
-    HiGHS)."""
-
-    def __init__(self, col_lower, col_upper, costs, row_lower, row_upper, A):
-        self.col_lower, self.col_upper, self.time_costs = col_lower, col_upper, costs
-        self.row_lower, self.row_upper = row_lower, row_upper
-        rows, cols = np.nonzero(A)
-        self.start = np.zeros(A.shape[0] + 1, dtype=np.int32)
-        np.cumsum(np.bincount(rows, minlength=A.shape[0]), out=self.start[1:])
-        self.index, self.value = cols.astype(np.int32), A[rows, cols]
-
-    @property
-    def n_cols(self) -> int:
-        return self.col_lower.size
-
-    @property
-    def n_rows(self) -> int:
-        return self.row_lower.size
-
-
-def _dense(arrays: Any) -> np.ndarray:
-    """(rows, columns) dense matrix of ``arrays``' row-wise sparse one (cached in ``arrays.cache``
-    when it has one: the compiled LPs are shared, read-only, by repeated solves)."""
-    cache = getattr(arrays, "cache", None)
-    A = cache.get("dense") if cache is not None else None
-    if A is None:
-        m, n = arrays.n_rows, arrays.n_cols
-        A = np.zeros((m, n))
-        rows = np.repeat(np.arange(m), np.diff(arrays.start[:m + 1]))
-        A[rows, arrays.index[:arrays.start[m]]] = arrays.value[:arrays.start[m]]
-        if cache is not None:
-            cache["dense"] = A
-    return A
-
-
 def _layout(arrays: Any) -> dict[str, Any]:
     """The state of a freshly loaded :class:`DenseLP` (its attributes): DAQP's dense rows after the
     columns' unit rows, with :data:`ROOM` free rows for cuts, the bounds clipped to
@@ -93,7 +58,9 @@ def _layout(arrays: Any) -> dict[str, Any]:
     m, n = arrays.n_rows, arrays.n_cols
     cap = max(m, min(MAX_ROWS, m + ROOM))  # (room for the cuts to come)
     C = np.eye(n + cap, n)  # the columns' bounds as unit rows, then the rows (DAQP's order)
-    C[n:n + m] = _dense(arrays)
+    end = arrays.start[m]
+    C[np.repeat(np.arange(n, n + m), np.diff(arrays.start[:m + 1])), arrays.index[:end]] = (
+        arrays.value[:end])
     upper = np.full(n + cap, DAQP_INF)  # DAQP's layout: the columns' bounds, then the rows'
     lower = np.full(n + cap, -DAQP_INF)
     np.maximum(np.concatenate([arrays.col_lower, arrays.row_lower]), -DAQP_INF, out=lower[:n + m])
@@ -153,9 +120,6 @@ class DenseLP:
         loaded layout is kept in ``arrays.cache`` when the arrays have one (compiled LPs are shared,
         read-only, by repeated solves): a re-load copies it. The first load only marks the arrays
         (:data:`SEEN`): an LP loaded once, as a cold solve's, is not copied."""
-        if self._highs is not None:
-            self._highs.load(arrays)
-            return
         cache = getattr(arrays, "cache", None)
         kept = cache.get("dense_lp") if cache is not None else None
         if kept is None or kept is SEEN:
@@ -195,10 +159,15 @@ class DenseLP:
         """Hand the LP as it stands to HiGHS, for good: the arrays and rows as given, then every
         bound change in its order (as a HighsLP used from the start would have seen them: HiGHS
         reads a bound beyond 1e20 as infinite, so a column first loaded with 1e26 .. 3e26 would be
-        refused, while a later change is not)."""
-        n, end = self.n_cols, self.n_cols + self._m
+        refused, while a later change is not). From then on the LP's methods are HiGHS's."""
+        n, m = self.n_cols, self._m
         (cl, cu), (rl, ru) = self._given
-        state = _Arrays(cl, cu, self._costs, np.concatenate(rl), np.concatenate(ru), self._C[n:end])
+        rows, cols = np.nonzero(self._C[n:n + m])  # (the rows as they stand, row-wise sparse)
+        start = np.searchsorted(rows, np.arange(m + 1)).astype(np.int32)
+        state = SimpleNamespace(
+            n_cols=n, n_rows=m, col_lower=cl, col_upper=cu, time_costs=self._costs, start=start,
+            row_lower=np.concatenate(rl), row_upper=np.concatenate(ru), index=cols.astype(np.int32),
+            value=self._C[n + rows, cols])
         self._highs = HighsLP(state, self.time_limit_s)
         for row, i, lower, upper in self._changes:
             (self._highs.change_row_bounds if row else self._highs.change_col_bounds)(
@@ -206,11 +175,13 @@ class DenseLP:
             )
         if self._maximize:
             self._highs.set_costs(self._costs, maximize=True)
+        for name in ("load", "add_rows", "set_costs", "change_row_bounds", "change_col_bounds",
+                     "set_tolerance", "solve", "row_duals", "close"):
+            setattr(self, name, getattr(self._highs, name))
 
     def close(self) -> None:
-        """Release HiGHS's object, if any (for re-use by the next LP of this thread)."""
-        if self._highs is not None:
-            self._highs.close()
+        """Release HiGHS's object, if any (for re-use by the next LP of this thread): none before
+        the LP is HiGHS's."""
 
     @property
     def num_rows(self) -> int:
@@ -220,15 +191,11 @@ class DenseLP:
     def set_tolerance(self, tol: float) -> None:
         """Set the primal and dual feasibility tolerances: HiGHS's job (the LP moves there for
         good)."""
-        if self._highs is None:
-            self._switch()
-        self._highs.set_tolerance(tol)
+        self._switch()
+        self.set_tolerance(tol)
 
     def set_costs(self, costs: np.ndarray, maximize: bool = False) -> None:
         """Replace the objective by ``costs @ x``, minimised or maximised."""
-        if self._highs is not None:
-            self._highs.set_costs(costs, maximize)
-            return
         self._costs = np.array(costs, dtype=float)
         self._maximize = maximize
 
@@ -236,16 +203,12 @@ class DenseLP:
                  value: np.ndarray) -> None:
         """Append rows ``lower <= A x <= upper`` given row-wise (``start`` has one entry per
         row)."""
-        if self._highs is not None:
-            self._highs.add_rows(lower, upper, start, index, value)
-            return
         k, m, n = len(lower), self._m, self.n_cols
         if not k:
             return
         if m + k > MAX_ROWS:
             self._switch()
-            self._highs.add_rows(lower, upper, start, index, value)
-            return
+            return self.add_rows(lower, upper, start, index, value)
         if n + m + k > self._C.shape[0]:  # (more room)
             cap = min(MAX_ROWS, 2 * (m + k))
             self._C = np.vstack([self._C[:n + m], np.zeros((cap - m, n))])
@@ -261,35 +224,27 @@ class DenseLP:
 
     def change_row_bounds(self, row: int, lower: float, upper: float) -> None:
         """Change the bounds of row ``row``."""
-        if self._highs is not None:
-            self._highs.change_row_bounds(row, lower, upper)
-            return
         self._bound(self.n_cols + row, lower, upper)
         self._changes.append((True, row, lower, upper))
 
     def change_col_bounds(self, col: int, lower: float, upper: float) -> None:
         """Change the bounds of column ``col``."""
-        if self._highs is not None:
-            self._highs.change_col_bounds(col, lower, upper)
-            return
         self._bound(col, lower, upper)
         self._changes.append((False, col, lower, upper))
 
     # -------------------------------------------------------------------------------------- solving
     def row_duals(self) -> np.ndarray:
         """Row duals of the last optimal solve (HiGHS's sign convention)."""
-        return self._highs.row_duals() if self._highs is not None else self._duals
+        return self._duals
 
-    def solve(self, retry: bool = True) -> LPResult:
+    def solve(self) -> LPResult:
         """Solve and return status, objective and column values: by DAQP when it finds the optimum,
-        else by HiGHS (:meth:`HighsLP.solve`, with its retries unless ``retry`` is False), which
-        keeps the LP from then on."""
-        if self._highs is None:
-            out = self._dense_solve()
-            if out is not None:
-                return out
-            self._switch()
-        return self._highs.solve(retry)
+        else by HiGHS (:meth:`HighsLP.solve`, with its retries), which keeps the LP from then on."""
+        out = self._dense_solve()
+        if out is not None:
+            return out
+        self._switch()
+        return self.solve()
 
     def _dense_solve(self) -> LPResult | None:
         """DAQP's optimum, or None (not optimal, or DAQP failed)."""

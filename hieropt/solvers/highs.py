@@ -8,7 +8,7 @@ capture, 100x HiGHS's own time on these LPs (measured). Other settings, all meas
 one thread (HiGHS's worker threads cost 60-80 us per solve of an LP this small, and a forked child
 never sees them), presolve off, and highspy objects re-used per thread (creating one costs ~100 us);
 every option that a solve may change is set again when an object is handed out, so nothing persists
-from one solve call to the next (probe pitfall P1).
+from one solve call to the next.
 
 :meth:`HighsLP.solve` never gives up on the first failure: a non-optimal status is re-tried cold,
 with the primal simplex, and with the interior-point method (crossover on) before it is reported.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -66,30 +66,11 @@ _DEFAULTS: tuple[tuple[str, Any], ...] = (
 )
 
 
-def map_status(model_status: Any) -> Status:
-    """Map a ``highspy.HighsModelStatus`` to a :class:`Status` (ERROR for anything not in
-    :data:`STATUS_OF`)."""
-    return STATUS_OF.get(model_status, Status.ERROR)
-
-
 _OUTPUT_LOCK = threading.RLock()
 """Held while file descriptor 1 is redirected and while Pyomo captures solver output
 (``set_instance``, Pyomo's ``solve``): both are process-wide, so two threads doing it at once swap
 each other's stdout (and Pyomo's TeeStream reader threads deadlock). Independent solves in threads
 stay independent; only these short sections take turns."""
-
-
-def _after_fork_in_child() -> None:
-    """A forked child starts with a fresh output lock (another thread of the parent may have held
-    it) and a fresh HiGHS task scheduler: the parent's scheduler threads do not exist in the child,
-    and a MIP solve would wait for them forever (provision() in a forked child after one in the
-    parent would never return)."""
-    global _OUTPUT_LOCK
-    _OUTPUT_LOCK = threading.RLock()
-    highspy.Highs.resetGlobalScheduler(True)
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager
@@ -129,32 +110,34 @@ _THREADS = [1]
 _BANNER_SHOWN = [False]
 
 
-def _acquire(time_limit_s: float) -> highspy.Highs:
+def _acquire() -> highspy.Highs:
     """A highspy object with :data:`_DEFAULTS` (a pooled one was reset to them when it was handed
     back; each solve sets its own time limit)."""
     if _POOL.idle:
         h = _POOL.idle.pop()  # cleared, with the default options, when it was handed back
         h.setOptionValue("threads", _THREADS[0])
         return h
-    if not _BANNER_SHOWN[0]:
-        with quiet_stdout():
-            h = highspy.Highs()
-        _BANNER_SHOWN[0] = True
-    else:
+    with quiet_stdout() if not _BANNER_SHOWN[0] else nullcontext():
         h = highspy.Highs()
+    _BANNER_SHOWN[0] = True
     for name, value in _DEFAULTS:
         h.setOptionValue(name, value)
     h.setOptionValue("threads", _THREADS[0])
-    h.setOptionValue("time_limit", float(time_limit_s))
     return h
 
 
-def _after_fork() -> None:  # pragma: no cover - runs in forked children
+def _after_fork_in_child() -> None:  # pragma: no cover - runs in forked children
+    """A forked child starts with a fresh output lock (another thread of the parent may have held
+    it), no pooled objects, and a fresh HiGHS task scheduler: the parent's scheduler threads do not
+    exist in the child, and a MIP solve would wait for them forever (provision() in a forked child
+    after one in the parent would never return)."""
+    global _OUTPUT_LOCK
+    _OUTPUT_LOCK = threading.RLock()
     _POOL.idle = []
+    highspy.Highs.resetGlobalScheduler(True)
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @dataclass(frozen=True)
@@ -187,7 +170,7 @@ class LPBackend(Protocol):
     def change_row_bounds(self, row: int, lower: float, upper: float) -> None: ...
     def change_col_bounds(self, col: int, lower: float, upper: float) -> None: ...
     def set_tolerance(self, tol: float) -> None: ...
-    def solve(self, retry: bool = True) -> LPResult: ...
+    def solve(self) -> LPResult: ...
     def row_duals(self) -> np.ndarray: ...
     def close(self) -> None: ...
 
@@ -207,7 +190,7 @@ class HighsLP:
     def __init__(self, arrays: Any, time_limit_s: float = 60.0):
         self.time_limit_s = float(time_limit_s)
         self._tightened = False
-        self._h: highspy.Highs | None = _acquire(self.time_limit_s)
+        self._h: highspy.Highs | None = _acquire()
         self.load(arrays)
 
     def load(self, arrays: Any) -> None:
@@ -244,9 +227,6 @@ class HighsLP:
                 self.set_tolerance(LP_TOLERANCE)
             _POOL.idle.append(self._h)
             self._h = None
-
-    def __del__(self):  # pragma: no cover - best effort
-        self._h = None
 
     @property
     def num_rows(self) -> int:
@@ -301,18 +281,17 @@ class HighsLP:
             status = h.getModelStatus()
         return status
 
-    def solve(self, retry: bool = True) -> LPResult:
+    def solve(self) -> LPResult:
         """Solve in place (warm-started from the previous basis) and return status, objective and
         column values.
 
         A warm start can fail on badly scaled cut rows (HiGHS: "excessive dual values", a false
-        Infeasible or an error); unless ``retry`` is False, a non-optimal status is re-tried cold,
-        then with the primal simplex, then with the interior-point method, and only the last status
-        is reported.
+        Infeasible or an error): a non-optimal status is re-tried cold, then with the primal
+        simplex, then with the interior-point method, and only the last status is reported.
         """
         h = self._h
         status = self._run()
-        if status != _MS.kOptimal and retry:
+        if status != _MS.kOptimal:
             for options in _RETRIES:
                 for name, value in options:
                     h.setOptionValue(name, value)
@@ -322,7 +301,7 @@ class HighsLP:
                     h.setOptionValue(name, dict(_DEFAULTS)[name])
                 if status == _MS.kOptimal:
                     break
-        mapped = map_status(status)
+        mapped = STATUS_OF.get(status, Status.ERROR)
         if mapped is not Status.OPTIMAL:
             return LPResult(mapped, h.modelStatusToString(status), float("nan"), np.zeros(0))
         x = np.asarray(h.getSolution().col_value, dtype=float)

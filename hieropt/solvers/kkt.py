@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dual_bound import DENSE, dense_matrix
-from .linalg import LSTSQ_COST, Work
 from .linalg import solve as _solve
 
 MAX_UNKNOWNS = 400
@@ -47,11 +46,31 @@ run-away."""
 MAX_SINGULAR = 3
 """Least-squares Newton steps (singular matrix) per Newton run before it gives up."""
 MAX_DROPS = 3
+"""Tie rows tried one at a time out of a singular active set before all of them leave."""
 NEWTON_STEPS = 20
 """Newton steps per run at most. Quadratic convergence needs a handful from a good start; a start
 from the previous active set's KKT point (one row left) can need more: 13 on LIBRA's Turing-NLG 4D
 multiple_constraints perf-per-cost LP, where 12 made the polish fail and cost a second LP."""
-"""Tie rows tried one at a time out of a singular active set before all of them leave."""
+WORK = 40 * 400 ** 3
+"""Work one polish may spend, in (unknowns)^3 of the Newton systems it solves: an LU step costs N^3,
+a least-squares step (SVD) :data:`LSTSQ_COST` N^3. Spent, the polish gives up (None: the loop keeps
+the LP's point and cuts on). About 40 LU steps of the largest system the polish takes (400
+unknowns), a fraction of a second: a 3-workload, 50-layer LP (340 unknowns, singular active sets)
+spent 2-4 s per polish in failing least-squares runs without it."""
+LSTSQ_COST = 20
+"""An SVD least-squares solve costs about this many LU solves of the same size."""
+
+
+class Work:
+    """The work left to one polish (:data:`WORK`)."""
+
+    def __init__(self, units: float = WORK):
+        self.left = float(units)
+
+    def spend(self, units: float) -> bool:
+        """Take ``units``; False when there were not enough left."""
+        self.left -= units
+        return self.left >= 0
 
 
 @dataclass(frozen=True)
@@ -99,12 +118,10 @@ def _polish(arr, costs, x, duals, row_lower, row_upper) -> Polished | None:
         # (a singular system with tie rows: try without them)
         guessed = tied is not None and any(tied.tolist())
         system = (A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work)
-        sol = _attempt(active, *system, max_singular=0 if guessed else MAX_SINGULAR)
+        sol = _attempt(active, system, max_singular=0 if guessed else MAX_SINGULAR)
         if sol is None and guessed:
             sol, active = _without_ties(active, tied, system)
-        if work.left < 0:  # (spent: the loop keeps the LP's point)
-            return None
-        if sol is None:
+        if sol is None or work.left < 0:  # (spent: the loop keeps the LP's point)
             return None
         start = x, y, nu
         x, yE, nu, converged, E = sol
@@ -185,7 +202,8 @@ def _start(
         v = rl[t] if rl[t] >= 0.0 or rl[t] != rl[t] else 0.0  # (np.maximum)
         nul.append(v)
         rc[t] = rl[t] - v
-        rc[b] = rl[b] - _divide(v, xl[b] * xl[b])
+        # (numpy's division at a zero divisor: inf or NaN, not ZeroDivisionError)
+        rc[b] = rl[b] - (v / b2 if (b2 := xl[b] * xl[b]) else float(np.float64(v) / b2))
     linear, pairs = _structure(arr, A)[3]
     cl, cu, cost = arr.col_lower.tolist(), arr.col_upper.tolist(), costs.tolist()
     links = set(ctl)  # t = 1/B: a t at its LP bound (a cut that does not reach it) follows its B
@@ -204,7 +222,7 @@ def _start(
     free = []
     for i, (b, t) in enumerate(zip(cbl, ctl, strict=True)):
         xb = xl[b]
-        xl[t] = _divide(1.0, xb)
+        xl[t] = 1.0 / xb if xb else float(np.float64(1.0) / xb)
         if fixed[b]:
             fixed[t] = True
         else:
@@ -224,16 +242,6 @@ def _start(
         np.array([not f for f in fixed], dtype=bool),
         np.array(wanted, dtype=bool),
     )
-
-
-def _divide(a: float, b: float) -> float:
-    """``a / b`` as numpy divides floats (a zero divisor gives a signed infinity or NaN, not an
-    exception)."""
-    if b != 0:
-        return a / b
-    if a == 0 or a != a:
-        return math.nan
-    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _changes(
@@ -290,32 +298,17 @@ def _without_ties(active: np.ndarray, tied: np.ndarray, system: tuple):
     for drop in [*singles, rows]:
         trial = active.copy()
         trial[drop] = False
-        sol = _attempt(trial, *system, max_singular=0)  # (a guess: no least-squares runs)
+        sol = _attempt(trial, system, max_singular=0)  # (a guess: no least-squares runs)
         if sol is not None:
             return sol, trial
     return None, active
 
 
-def _attempt(
-    active,
-    A,
-    costs,
-    x,
-    y,
-    nu,
-    upper_side,
-    lo,
-    hi,
-    movable,
-    wanted,
-    nonzero,
-    ct,
-    cb,
-    work: Work,
-    max_singular: int = MAX_SINGULAR,
-):
-    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) from (``x``, ``y``,
-    ``nu``); its result with the active rows' indices ``E`` appended."""
+def _attempt(active, system: tuple, max_singular: int):
+    """:func:`_newton` on the active rows ``active`` (a mask of the base rows) of ``system`` (A,
+    costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work: Newton starts from
+    x, y, nu); its result with the active rows' indices ``E`` appended."""
+    A, costs, x, y, nu, upper_side, lo, hi, movable, wanted, nonzero, ct, cb, work = system
     E = active.nonzero()[0]
     # (a boolean product: the columns an active row touches)
     free = movable & (wanted | (active @ nonzero))
@@ -369,8 +362,7 @@ def _regroup(arr, slack: np.ndarray, tiny: np.ndarray, joins: np.ndarray, active
     return tied
 
 
-def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: int = NEWTON_STEPS,
-            max_singular: int = MAX_SINGULAR):
+def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_singular: int):
     """Newton's method on [grad L = 0 (free columns, a mask), A_E x = rhs, t = 1/B]: (x, y_E, nu,
     True) at convergence, (the last iterate, False) when the steps run towards B = 0 (damped more
     than three times by the fraction to the boundary), None when the system is singular or not one
@@ -419,7 +411,7 @@ def _newton(A, costs, x, yE, nu, E, rhs, free, ct, cb, work: Work, max_steps: in
     step_bl = flat[k:k + nl * (N + 1):N + 1]  # diagonal of J[:nl, links]
     zb, znu = z[:nl], z[k:]  # views of z
     damped = singular = 0
-    for _ in range(max_steps):
+    for _ in range(NEWTON_STEPS):
         inv = (1.0 / zb).tolist()  # (numpy's division: inf at B = 0, no exception)
         inv2 = [v * v for v in inv]
         nul = znu.tolist()

@@ -139,14 +139,12 @@ class LoopState:
     def result(self, it: int, max_iterations: int) -> OAResult:
         """The loop's outcome after ``it`` LPs: OPTIMAL when :meth:`done`, else LIMIT with the
         proven relative gap and why it stopped (the iteration limit or a stall)."""
-        if self.done():
-            return OAResult(Status.OPTIMAL, self.best, self.upper, self.lower, it,
-                            "optimal within the gap target",
-                            budget_dual_ns_per_usd=self.anchor[1], lp_lower_ns=self.anchor[0])
-        upper = self.upper
-        gap = (upper - self.lower) / upper if upper > 0 and np.isfinite(upper) else INF
-        why = ("iteration limit" if it >= max_iterations
-               else "no further progress at the LP tolerance floor")
-        return OAResult(Status.LIMIT, self.best, upper, self.lower, it,
-                        f"stopped after {it} LPs at proven relative gap {gap:.3g} ({why})",
+        upper, status, message = self.upper, Status.OPTIMAL, "optimal within the gap target"
+        if not self.done():
+            gap = (upper - self.lower) / upper if upper > 0 and np.isfinite(upper) else INF
+            why = ("iteration limit" if it >= max_iterations
+                   else "no further progress at the LP tolerance floor")
+            status = Status.LIMIT
+            message = f"stopped after {it} LPs at proven relative gap {gap:.3g} ({why})"
+        return OAResult(status, self.best, upper, self.lower, it, message,
                         budget_dual_ns_per_usd=self.anchor[1], lp_lower_ns=self.anchor[0])

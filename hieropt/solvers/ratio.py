@@ -2,13 +2,10 @@
 :mod:`hieropt.formulation.ratio_arrays`): one persistent HiGHS LP in cost-share variables for time x
 cost (global, one convex solve) and for the fastest network within a budget.
 
-The loop is :class:`hieropt.solvers.cut_lp.CutLP`'s: ``r_d >= 1/x_d`` and ``kap >= 1/u`` are
-outer-approximated by tangent cuts, valid for every objective and bound, so they accumulate across
-the solves of one call (a Pareto front re-uses every cut); the proven lower bound is the Lagrangian
-dual function of the true problem at the LP's (or the polished) duals; the LP's shares and cost
-level give designs whose objective is evaluated exactly (upper bounds). Every loop is bounded by an
-LP count; when it stops short of its gap target, or HiGHS fails on every retry, the result is LIMIT
-with the bounds proven so far, never a claim beyond them.
+The loop is :class:`hieropt.solvers.cut_lp.CutLP`'s, with the links ``r_d >= 1/x_d`` and
+``kap >= 1/u``; the LP's shares and cost level give the candidate designs. Every loop is bounded by
+an LP count (:data:`MAX_LPS`); when it stops short of its gap target, or HiGHS fails on every retry,
+the result is LIMIT with the bounds proven so far, never a claim beyond them.
 """
 
 from __future__ import annotations
@@ -66,6 +63,8 @@ class RatioCore(CutLP):
             exact cost range, two LPs over B, is then computed first when the rows' own cost bounds
             are far apart). Only for searches that never go above that cap.
         cost_bounds: :func:`hieropt.formulation.scale.cost_bounds_usd` of ``instance``, if known.
+        share_units_gbps: (D,) a bandwidth unit per dimension (GB/s) for the shares, in place of
+            ``bw_unit_gbps``.
         exact_rows: design and bound rows without rounding
             (:func:`~hieropt.formulation.ratio_arrays.compile_ratio_lp`), for bounds that must hold
             for exactly feasible designs.
@@ -100,7 +99,8 @@ class RatioCore(CutLP):
                                                exact_rows=exact_rows, slacks=slacks,
                                                fixed_usd=fixed_usd)
         self.K = self.lp.cost_unit_usd
-        self.scale = None
+        self.unit_cost = self.lp.price_usd_per_gbps
+        self.scale = None  # (shares and the cost level are of order 1 by construction)
         self._start(time_limit_s)
 
     # ---------------------------------------------------------------------------------- CutLP hooks
@@ -116,19 +116,7 @@ class RatioCore(CutLP):
             (n - 1, v) for v in LEVEL_SEEDS
         ]
 
-    def _rescaled(self, design: np.ndarray):
-        return None  # shares and the cost level are of order 1 by construction
-
     # ------------------------------------------------------------------------------------- plumbing
-    @property
-    def loaded(self) -> tuple[int, ...]:
-        """Dimensions that carry traffic."""
-        return self.lp.arr.loaded
-
-    def network_cost(self, bw: np.ndarray) -> float:
-        """cost(B) in $."""
-        return float(np.dot(self.lp.price_usd_per_gbps, bw))
-
     def _bound_col(self, col: int, lo: float, hi: float) -> None:
         self.solver.change_col_bounds(col, lo, hi)
         self.arr.col_lower[col], self.arr.col_upper[col] = lo, hi
@@ -137,9 +125,7 @@ class RatioCore(CutLP):
              share_equal: bool = True) -> None:
         self._bound_col(self.lp.u_col, *u)
         self._bound_col(self.lp.kap_col, *kap)
-        lo = 1.0 if share_equal else -INF
-        self.solver.change_row_bounds(self.lp.share_row, lo, 1.0)
-        self._row_lower[self.lp.share_row], self._row_upper[self.lp.share_row] = lo, 1.0
+        self._set_row(self.lp.share_row, 1.0 if share_equal else -INF, 1.0)
 
     def _design(self, x: np.ndarray, cost_usd: float) -> np.ndarray | None:
         """The design of shares x at network cost ``cost_usd``, if it meets every design row and
@@ -300,8 +286,7 @@ class RatioCore(CutLP):
         u = self.K / budget_usd
         self._set(u=(u, u), kap=(1.0 / u, 1.0 / u), share_equal=False)
         if not budget_row:
-            self.solver.change_row_bounds(self.lp.share_row, -INF, INF)
-            self._row_lower[self.lp.share_row], self._row_upper[self.lp.share_row] = -INF, INF
+            self._set_row(self.lp.share_row, -INF, INF)
             # (shares <= 1 up to rounding)
             for col, g in zip(self.lp.x_col, self.lp.share_scale, strict=True):
                 self._bound_col(int(col), 0.0, g * (1 + 8 * EPS))
