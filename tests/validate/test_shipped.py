@@ -70,47 +70,46 @@ def test_every_shipped_run_is_predicted_with_finite_metrics():
     assert max(abs(x.error) for x in megatron) == pytest.approx(0.118, abs=0.0005)
 
 
-def test_the_h100_default_is_its_fit_on_one_node():
-    """The catalog's H100-SXM default (catalogs/npus.toml) is what ``hieropt calibrate`` fits on
-    the runs file its ``runs_file`` names: three measured BF16 runs of Llama 3.1 8B on one DGX H100
-    node (one plan, three software releases: 12.91, 12.78 and 12.27 s). The MAPE fit lands on the
-    middle run (0.0 %), the others 1.0 % and 4.2 % off: the releases' spread, not at a bound."""
+@pytest.mark.parametrize(
+    ("npu", "runs", "mape", "worst", "errors"),
+    [
+        ("H100-SXM", H100_CALIBRATION, 0.0172, 0.0416, [-0.010, 0.0, 0.042]),
+        ("A100-SXM-80GB", CALIBRATION, 0.0133, 0.0267, [0.0, -0.027]),
+    ],
+)
+def test_the_default_is_its_fit_on_one_node(npu, runs, mape, worst, errors):
+    """A catalog default fitted on one node (catalogs/npus.toml) is what ``hieropt calibrate`` fits
+    on the runs file its ``runs_file`` names, and ``validate`` with that default predicts the runs
+    as fitted (not at a bound of the fit).
+
+    H100-SXM: three measured BF16 runs of Llama 3.1 8B on one DGX H100 node (one plan, three
+    software releases: 12.91, 12.78 and 12.27 s); the MAPE fit lands on the middle run (0.0 %), the
+    others 1.0 % and 4.2 % off: the releases' spread. A100-SXM-80GB: the two 8-GPU runs of
+    Korthikanti et al. 2022 Table 5 (22B, TP 8; 1.42 s with full recompute, 1.10 s with selective
+    recompute and sequence parallelism); the fit lands on the full-recompute run (0.0 %), the other
+    2.7 % off."""
     from hieropt.io.npus import read_npu_catalog
 
-    entry = read_npu_catalog().find("H100-SXM").calibration
-    assert REPO / entry.runs_file == H100_CALIBRATION
-    (fit,) = calibrate(read_runs(H100_CALIBRATION))
-    assert fit.npu == "H100-SXM" and fit.runs == 3 and set(fit.values) == {"matrix_efficiency"}
+    entry = read_npu_catalog().find(npu).calibration
+    assert REPO / entry.runs_file == runs
+    (fit,) = calibrate(read_runs(runs))
+    assert fit.npu == npu and set(fit.values) == {"matrix_efficiency"}
+    assert fit.runs == len(errors)
     assert fit.values["matrix_efficiency"] == pytest.approx(entry.matrix_efficiency, abs=5e-5)
-    assert fit.mape == pytest.approx(0.0172, abs=5e-4)
-    assert fit.worst == pytest.approx(0.0416, abs=5e-4)
+    assert (fit.mape, fit.worst) == pytest.approx((mape, worst), abs=5e-4)
     assert fit.at_bound == ()
-    # with the catalog's default the runs are predicted as fitted: the middle one (12.78 s) exact
-    v = validate([H100_CALIBRATION])
-    assert [round(x.error, 3) for x in v.rows] == [-0.010, 0.0, 0.042]
+    assert [round(x.error, 3) for x in validate([runs]).rows] == errors
 
 
-def test_the_a100_default_is_its_fit_on_one_node():
-    """The catalog's A100-SXM-80GB default (catalogs/npus.toml) is what ``hieropt calibrate`` fits
-    on the runs file its ``runs_file`` names: the two 8-GPU runs of Korthikanti et al. 2022 Table
-    5 (22B, TP 8; 1.42 s with full recompute, 1.10 s with selective recompute and sequence
-    parallelism). The MAPE fit lands on the full-recompute run (0.0 %), the other 2.7 % off; the
-    40 GB A100 takes the same fit (the same die and peaks)."""
+def test_the_siblings_take_the_fit_of_their_die():
+    """The 40 GB A100 takes the 80 GB A100's fit and the H200 the H100's (the same die and peaks;
+    stated in their ``fitted_on``)."""
     from hieropt.io.npus import read_npu_catalog
 
     cat = read_npu_catalog()
-    entry = cat.find("A100-SXM-80GB").calibration
-    assert REPO / entry.runs_file == CALIBRATION
-    (fit,) = calibrate(read_runs(CALIBRATION))
-    assert fit.npu == "A100-SXM-80GB" and fit.runs == 2 and set(fit.values) == {"matrix_efficiency"}
-    assert fit.values["matrix_efficiency"] == pytest.approx(entry.matrix_efficiency, abs=5e-5)
-    assert fit.mape == pytest.approx(0.0133, abs=5e-4)
-    assert fit.worst == pytest.approx(0.0267, abs=5e-4)
-    assert fit.at_bound == ()
-    small = cat.find("A100-SXM-40GB").calibration
-    assert (small.matrix_efficiency, small.runs_file) == (entry.matrix_efficiency, entry.runs_file)
-    v = validate([CALIBRATION])
-    assert [round(x.error, 3) for x in v.rows] == [0.0, -0.027]
+    for small, big in (("A100-SXM-40GB", "A100-SXM-80GB"), ("H200-SXM", "H100-SXM")):
+        a, b = cat.find(small).calibration, cat.find(big).calibration
+        assert (a.matrix_efficiency, a.runs_file) == (b.matrix_efficiency, b.runs_file)
 
 
 def test_validate_without_calibration_runs_marks_the_default_s_runs_in_sample():
