@@ -12,6 +12,7 @@ turn them into one-line :class:`hieropt.errors.InputError` messages.
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any, Literal
 
@@ -230,16 +231,26 @@ class Instance(Frozen):
             for job in self.jobs:
                 check_stages(job.workload, self.pipeline.stages, self.network.npus_total)
 
+    def _unknown_class(self, d: int, name: str) -> str:
+        """The message for dimension ``d``'s cost class ``name`` that the cost model lacks: a
+        priced class no dimension uses whose name is close to it (:func:`difflib.get_close_matches`)
+        is named as the likely misspelling, else the classes there are."""
+        used = {dim.cost_class for dim in self.network.dims}
+        unused = [c for c in self.cost.classes if c not in used]
+        close = difflib.get_close_matches(name, unused, n=1)
+        head = f"network.dims[{d}].cost_class: unknown cost class '{name}'; fix: "
+        if close:
+            return (head + f"use '{close[0]}' (priced, and used by no dimension) or rename the "
+                    f"cost model's '{close[0]}' to '{name}'")
+        return head + f"use one of {sorted(self.cost.classes)} or add it to the cost model"
+
     def _check_prices(self) -> None:
         """Every dimension's cost class exists, and a Switch dimension's class has switch and NIC
         prices. Raises ValueError naming the field and the fix."""
         for d, dim in enumerate(self.network.dims):
             cc = self.cost.classes.get(dim.cost_class)
             if cc is None:
-                raise ValueError(
-                    f"network.dims[{d}].cost_class: unknown cost class '{dim.cost_class}'; "
-                    f"fix: use one of {sorted(self.cost.classes)} or add it to the cost model"
-                )
+                raise ValueError(self._unknown_class(d, dim.cost_class))
             if dim.block == "Switch" and (
                 cc.switch_usd_per_gbps is None or cc.nic_usd_per_gbps is None
             ):

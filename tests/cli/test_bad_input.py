@@ -408,7 +408,8 @@ def test_libra_unknown_cost_class(files: Files) -> None:
         "n.yml",
         "CostDimension[1]",
         "unknown cost class 'Outr'",
-        "fix: use one of ['Inner', 'Outer'] or add it to the cost model",
+        "fix: use 'Outer' (priced, and used by no dimension) or rename the cost model's 'Outer' "
+        "to 'Outr'",
         str(files.cost),
     )
 
@@ -421,6 +422,33 @@ def test_inline_unknown_cost_class(files: Files) -> None:
         "i.toml",
         "network.dims[1].cost_class",
         "unknown cost class 'Outr'",
+        "fix: use 'Outer' (priced, and used by no dimension) or rename the cost model's 'Outer' "
+        "to 'Outr'",
+    )
+
+
+def test_misspelled_cost_table_is_named(files: Files) -> None:
+    """A cost table whose name is a misspelling of a dimension's class ([cost.Outr] for "Outer"):
+    the error names the table as the likely misspelling, not only the classes priced."""
+    inst = files.variant("t.toml", files.instance, "[cost.Outer]", "[cost.Outr]")
+    assert_error(
+        run("solve", inst),
+        2,
+        "t.toml",
+        "network.dims[1].cost_class",
+        "unknown cost class 'Outer'",
+        "fix: use 'Outr' (priced, and used by no dimension) or rename the cost model's 'Outr' "
+        "to 'Outer'",
+    )
+
+
+def test_unknown_cost_class_far_from_every_table(files: Files) -> None:
+    inst = files.variant("f.toml", files.instance, 'cost_class = "Outer"', 'cost_class = "Qz"')
+    assert_error(
+        run("solve", inst),
+        2,
+        "f.toml",
+        "unknown cost class 'Qz'",
         "fix: use one of ['Inner', 'Outer'] or add it to the cost model",
     )
 
