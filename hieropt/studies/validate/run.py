@@ -112,8 +112,9 @@ def run_key(run: Run) -> str:
     """What makes two rows the same run: what they resolve to, not how they are written.
 
     The run's parameters after the model file and the row's cells are applied (model, plan, NPU,
-    precision; the labels ``name`` and ``model.name``, the NPU's :data:`CALIBRATED` fields and
-    ``plan.npus`` beyond the run's NPU count left out), its network sized to the run (each
+    precision; the labels ``name`` and ``model.name`` and the NPU's :data:`CALIBRATED` fields left
+    out, ``plan.npus`` as the run's NPU count whether the row gives it or not), its network sized
+    to the run (each
     dimension's building block, NPUs, latency and algorithm; the cost class plays no part in a
     time), the network file's settings and mapped groups, the bandwidths (GB/s per NPU per
     dimension) and the measured time (ms), as one JSON text."""
