@@ -13,6 +13,11 @@ Both thresholds are far from any real run, so that a correct row is never refuse
   ``peak_tflops``): no run sustains more than the peak, and real runs sustain 30-60 % of it) looks
   like seconds: a run measured in seconds and written as ms is 1000 x too small, caught unless it
   sustained below 1 % of the peak.
+- a measured iteration time above the time the model's FLOPs take at :data:`SLOW_FRACTION` (1 %)
+  of the NPUs' peak looks like microseconds: a run measured in µs and written as ms is 1000 x too
+  large, so it would have sustained below 0.1 % of the peak (always caught). The slowest shipped
+  runs (Narayanan et al. 2021's ZeRO-3 runs, ``validation/narayanan2021.csv``) sustain 10.6 % of
+  the peak, 10.6 x above the threshold.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ BANDWIDTH_FACTOR = 2.0
 refused as Gb/s."""
 SPEED_FACTOR = 10.0
 """A measured time this many times below the peak-FLOP/s time is refused as seconds."""
+SLOW_FRACTION = 0.01
+"""A measured time above the peak-FLOP/s time / this fraction (the run sustained less than 1 % of
+the NPUs' peak FLOP/s) is refused as microseconds."""
 
 
 def scaleup_gbps(params: LLMParams, model_data: dict[str, Any], model: Path) -> float | None:
@@ -81,20 +89,31 @@ def peak_time_ms(params: LLMParams) -> float:
 
 
 def check_measured(measured_ms: float, params: LLMParams, where: str) -> None:
-    """Refuse a measured time below 1 / :data:`SPEED_FACTOR` of :func:`peak_time_ms`.
+    """Refuse a measured time below 1 / :data:`SPEED_FACTOR` of :func:`peak_time_ms` (seconds
+    written as ms) or above :func:`peak_time_ms` / :data:`SLOW_FRACTION` (µs written as ms).
 
     Raises:
-        InputError: ``where: measured_ms``, the bound, and the value x 1000 as the fix when it is
-            plausible in ms (else: check the plan).
+        InputError: ``where: measured_ms``, the bound, and the value x 1000 (or / 1000) as the fix
+            when that is plausible in ms (else: check the plan).
     """
     bound = peak_time_ms(params)
-    if measured_ms * SPEED_FACTOR >= bound:
-        return
+    if measured_ms * SPEED_FACTOR < bound:
+        _refuse_fast(measured_ms, bound, params.plan.total_npus, where)
+    if measured_ms * SLOW_FRACTION > bound:
+        _refuse_slow(measured_ms, bound, params.plan.total_npus, where)
+
+
+def _plausible(measured_ms: float, bound: float) -> bool:
+    """Whether ``measured_ms`` is within both thresholds of the peak-FLOP/s time ``bound``."""
+    return measured_ms * SPEED_FACTOR >= bound and measured_ms * SLOW_FRACTION <= bound
+
+
+def _refuse_fast(measured_ms: float, bound: float, npus: int, where: str) -> None:
     head = (
         f"{measured_ms:g} ms is {bound / measured_ms:,.0f} x less than the model's FLOPs take at "
-        f"the peak FLOP/s of its {params.plan.total_npus} NPUs ({bound:,.4g} ms)"
+        f"the peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms)"
     )
-    if measured_ms * 1000 >= bound:
+    if _plausible(measured_ms * 1000, bound):
         raise InputError(
             where,
             "measured_ms",
@@ -109,9 +128,30 @@ def check_measured(measured_ms: float, params: LLMParams, where: str) -> None:
     )
 
 
+def _refuse_slow(measured_ms: float, bound: float, npus: int, where: str) -> None:
+    head = (
+        f"{measured_ms:.10g} ms is {measured_ms / bound:,.0f} x what the model's FLOPs take at the "
+        f"peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms): below {SLOW_FRACTION:.0%} of the peak"
+    )
+    if _plausible(measured_ms / 1000, bound):
+        raise InputError(
+            where,
+            "measured_ms",
+            f"{head}: looks like µs",
+            f"give the iteration time in ms: {measured_ms / 1000:.10g} for {measured_ms:.10g} µs",
+        )
+    raise InputError(
+        where,
+        "measured_ms",
+        head,
+        "give the iteration time in ms, and check the row's model fields and global_batch_size",
+    )
+
+
 __all__ = [
     "BANDWIDTH_FACTOR",
     "SPEED_FACTOR",
+    "SLOW_FRACTION",
     "scaleup_gbps",
     "check_bandwidths",
     "peak_time_ms",

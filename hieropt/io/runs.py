@@ -15,7 +15,8 @@ formulas) and blank lines are skipped. Columns:
   (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs; a run of exactly the
   inner dimensions' NPUs drops the outermost dimension (and its bandwidth);
 - ``bw_gbps``: per-NPU bandwidth of each dimension of the file, GB/s per direction (1 GB = 1e9
-  bytes), ``;``-separated, dimension 0 first (as ``hieropt evaluate --bw``);
+  bytes), ``;``-separated, dimension 0 first (the values ``hieropt evaluate --bw`` takes
+  comma-separated: ``300;25`` here is ``--bw 300,25``);
 - ``measured_ms``: the measured iteration time, ms;
 - optional ``group`` (runs compared with each other: ranked), ``source`` (where the measurement is
   published), ``name`` (a label) and ``note``;
@@ -28,7 +29,7 @@ formulas) and blank lines are skipped. Columns:
 
 Every problem is one :class:`~hieropt.errors.InputError` naming the file, the line, the column and
 the fix; that includes a ``bw_gbps`` or ``measured_ms`` that looks like the wrong unit (Gb/s,
-seconds: :mod:`hieropt.io.run_units`).
+seconds, microseconds: :mod:`hieropt.io.run_units`).
 """
 
 from __future__ import annotations

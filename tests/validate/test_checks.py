@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.calibration import read_calibration
-from hieropt.io.run_units import BANDWIDTH_FACTOR, SPEED_FACTOR, peak_time_ms
+from hieropt.io.run_units import BANDWIDTH_FACTOR, SLOW_FRACTION, SPEED_FACTOR, peak_time_ms
 from hieropt.io.runs import read_runs
 from hieropt.studies.validate import CalibrationField, fit_npu
 from hieropt.studies.validate.checks import check_fit_quality
@@ -246,4 +246,61 @@ def test_a_percentage_in_a_calibrated_file_names_the_file_and_the_field(tmp_path
     assert e.value.one_line() == (
         f"{pct}: params.npu.matrix_efficiency: 870 is outside [0.01, 1]; fix: give a value in "
         "[0.01, 1]"
+    )
+
+
+def test_measured_times_in_microseconds_are_refused_with_the_conversion(tmp_path: Path):
+    # 1420000 for the 1.42 s of the 22B full-recompute run: before, validate reported -99.9 % and
+    # calibrate fitted it (mean error 49.9 %, just under the 50 % refusal)
+    path = copy_of(tmp_path, ONE_NODE, (",1420,", ",1420000,"))
+    for args in (["calibrate", str(path), "--out", str(tmp_path / "x.toml")],
+                 ["validate", str(path)],
+                 ["validate", str(KORTHIKANTI), "--calibrate-on", str(path)]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2
+        # 1420000 / 458.15 ms (the peak-FLOP/s time, by hand above) = 3099
+        assert r.stderr.strip() == (
+            f"error: {path}: line 7: measured_ms: 1420000 ms is 3,099 x what the model's FLOPs "
+            "take at the peak FLOP/s of its 8 NPUs (458.2 ms): below 1% of the peak: looks like "
+            "µs; fix: give the iteration time in ms: 1420 for 1420000 µs"
+        )
+    assert not (tmp_path / "x.toml").exists()
+    assert SLOW_FRACTION == 0.01
+
+
+def test_an_implausibly_slow_time_that_is_not_microseconds_names_the_plan(tmp_path: Path):
+    # 1e9 ms (11.6 days) = 2,182,656 x 458.157 ms; / 1000 still below 1 % of the peak: no
+    # conversion offered
+    path = copy_of(tmp_path, ONE_NODE, (",1100,", ",1e9,"))
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    line = e.value.one_line()
+    assert line.startswith(f"{path}: line 8: measured_ms: 1000000000 ms is 2,182,656 x what")
+    assert "looks like" not in line and "check the row's model fields" in line
+
+
+def test_every_shipped_run_sustains_ten_times_the_slow_threshold():
+    # the slowest: Narayanan et al. 2021's ZeRO-3 run of the 175B model on 1,536 GPUs, 10.6 % of
+    # the peak FLOP/s; the threshold 1 %
+    slowest = min(
+        peak_time_ms(r.params) / r.measured_ms
+        for path in [*VALIDATION.glob("*.csv"), *VALIDATION.glob("calibration/*.csv")]
+        for r in read_runs(path)
+    )
+    assert round(slowest, 3) == 0.106
+    assert slowest > 10 * SLOW_FRACTION
+
+
+def test_one_calibration_run_in_another_unit_is_named_by_its_line(tmp_path: Path):
+    # one of the runs predicted 1000 x faster than measured at the fit (a time in µs), the others
+    # exact: the median ratio is 1, so only the per-run check names it
+    runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.37",)))
+    predicted = [r.measured_ms for r in runs]
+    predicted[1] /= 1000
+    with pytest.raises(InputError) as e:
+        check_fit_quality(runs, predicted, 0.999 / len(runs), {"efficiency": 0.37})
+    assert e.value.one_line() == (
+        f"{runs[1].where}: measured_ms: predicted / measured 0.001 at the best fit (efficiency = "
+        f"0.37): measured_ms {runs[1].measured_ms:.10g} looks like microseconds; fix: give "
+        f"measured_ms in milliseconds: {runs[1].measured_ms / 1000:.10g}"
     )

@@ -6,7 +6,9 @@ runs (:func:`check_fit_inputs`: such a fit matches anything and drives the field
 and a calibration run whose plan the memory model finds does not fit in the NPU's memory (a row
 whose plan is not the plan that ran). After the search (:func:`check_fit_quality`): a best fit whose
 mean absolute error exceeds :data:`ABSURD_MAPE` (no value of the fields within their bounds explains
-the runs: a unit or a plan is wrong), with what the ratio of predicted to measured times points at.
+the runs: a unit or a plan is wrong), with what the ratio of predicted to measured times points at,
+and a single run whose predicted / measured time is off by a unit (:data:`SECONDS_RATIO`,
+:data:`MICROSECONDS_RATIO`) while the median is not, named by its line.
 
 Warned (:func:`at_bound`): a fitted value within :data:`BOUND_TOLERANCE` of the range of a bound —
 the runs ask for a value the bounds do not allow, so the fit is not an interior optimum.
@@ -74,10 +76,12 @@ def check_fit_quality(
     Raises:
         InputError: naming the runs files, the column most likely wrong and the fix.
     """
-    if not mape > ABSURD_MAPE:
-        return
     ratios = sorted(p / r.measured_ms for p, r in zip(predicted, runs, strict=True))
     median = ratios[len(ratios) // 2]
+    if MICROSECONDS_RATIO <= median <= SECONDS_RATIO:
+        _check_each_run(runs, predicted, values)
+    if not mape > ABSURD_MAPE:
+        return
     files = ", ".join(dict.fromkeys(str(r.path) for r in runs))
     fitted = ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
     head = (
@@ -103,6 +107,30 @@ def check_fit_quality(
             "each row's plan is the plan measured"
         )
     raise InputError(files, column, f"{head}: {hint}", fix)
+
+
+def _check_each_run(
+    runs: Sequence[Run], predicted: Sequence[float], values: dict[str, float]
+) -> None:
+    """Refuse a run whose predicted / measured time at the fit is above :data:`SECONDS_RATIO` or
+    below :data:`MICROSECONDS_RATIO`: its measured_ms is in the wrong unit, whatever the others
+    (one such run among several leaves the median, and possibly the mean error, unremarkable)."""
+    fitted = ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
+    for p, r in zip(predicted, runs, strict=True):
+        ratio = p / r.measured_ms
+        if MICROSECONDS_RATIO <= ratio <= SECONDS_RATIO:
+            continue
+        slow = ratio < 1
+        unit, fixed = ("microseconds", r.measured_ms / 1000) if slow else (
+            "seconds", r.measured_ms * 1000
+        )
+        raise InputError(
+            r.where,
+            "measured_ms",
+            f"predicted / measured {ratio:.3g} at the best fit ({fitted}): measured_ms "
+            f"{r.measured_ms:.10g} looks like {unit}",
+            f"give measured_ms in milliseconds: {fixed:.10g}",
+        )
 
 
 def at_bound(values: dict[str, float], bounds: dict[str, tuple[float, float]]) -> tuple[str, ...]:

@@ -6,13 +6,15 @@ absolute percentage error (MAPE) and the worst error; per group of runs compared
 runs file's ``group`` column) Spearman's rank correlation of predicted and measured times and the
 measured rank of the predicted-fastest run. With calibration runs, each accelerator's calibration
 parameters are first fitted on them (:func:`~hieropt.studies.validate.calibrate.calibrate`) and
-applied to the runs of that accelerator; a run that is also a calibration run (same model file,
-fields, network, bandwidths and measurement) is marked ``in_sample`` and left out of the MAPE, the
-worst error and the groups.
+applied to the runs of that accelerator; a run that is also a calibration run (one that resolves
+to the same model, plan, NPU and precision, network, bandwidths and measurement: :func:`run_key`,
+however its row is written) is marked ``in_sample`` and left out of the MAPE, the worst error and
+the groups.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from ...cache import Cache, scoped
 from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
+from ...workloads.llm.accelerators import CALIBRATION_NAMES
 from .calibrate import Calibration, CalibrationField, calibrate
 from .metrics import (
     mape,
@@ -100,16 +103,30 @@ class Validation:
     calibrations: tuple[Calibration, ...] = ()
 
 
-def run_key(run: Run) -> tuple:
-    """What makes two rows the same run: model file, fields, network file, bandwidths, measured
-    time."""
-    return (
-        run.model_path.resolve(),
-        tuple(sorted(run.overrides)),
-        run.net.path.resolve(),
-        run.bw_gbps,
-        run.measured_ms,
-    )
+CALIBRATED = ("efficiency", *CALIBRATION_NAMES)
+"""The NPU fields a calibration sets (the flat model's and the roofline's): left out of
+:func:`run_key`, so that a run timed with other calibration values is still the same run."""
+
+
+def run_key(run: Run) -> str:
+    """What makes two rows the same run: what they resolve to, not how they are written.
+
+    The run's parameters after the model file and the row's cells are applied (model, plan, NPU,
+    precision; the labels ``name`` and ``model.name`` and the NPU's :data:`CALIBRATED` fields left
+    out, ``plan.npus`` as the run's NPU count whether the row gives it or not), its network sized
+    to the run (each
+    dimension's building block, NPUs, latency and algorithm; the cost class plays no part in a
+    time), the network file's settings and mapped groups, the bandwidths (GB/s per NPU per
+    dimension) and the measured time (ms), as one JSON text."""
+    p = run.params.model_dump(mode="json")
+    p.pop("name", None)
+    p["model"].pop("name", None)
+    p["plan"]["npus"] = run.params.plan.total_npus
+    for f in CALIBRATED:
+        p["npu"].pop(f, None)
+    dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]
+    where = [dims, run.net.settings, run.net.placement, list(run.bw_gbps)]
+    return json.dumps([p, where, run.measured_ms], sort_keys=True, default=str)
 
 
 def predict_runs(
@@ -122,7 +139,7 @@ def predict_runs(
     fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`)."""
     fits = {c.npu: c for c in calibrations}
     seen = {run_key(r) for r in fitted_on}
-    defaults: dict[Path, set[tuple]] = {}
+    defaults: dict[Path, set[str]] = {}
     out = []
     for r in runs:
         c = fits.get(r.params.npu.name)
@@ -133,7 +150,7 @@ def predict_runs(
     return out
 
 
-def _default_keys(run: Run, known: dict[Path, set[tuple]]) -> set[tuple]:
+def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
     """The :func:`run_key` of the runs the catalog default timing ``run`` was fitted on (empty
     for none); each runs file read once into ``known``."""
     path = default_runs_file(run.params.npu)
@@ -229,4 +246,5 @@ __all__ = [
     "predict_runs",
     "summarise",
     "run_key",
+    "CALIBRATED",
 ]

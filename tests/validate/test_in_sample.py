@@ -1,0 +1,98 @@
+"""A run is in sample when it IS a calibration run, however its row is written: the match is on what
+the row resolves to (model, plan, NPU, precision, network, bandwidths, measured time), the
+calibrated NPU fields and the labels left out; a run that differs in any of those is not."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hieropt.cli import app
+from hieropt.studies.validate import validate
+
+REPO = Path(__file__).resolve().parents[2]
+VALIDATION = REPO / "validation"
+ONE_NODE = VALIDATION / "calibration" / "a100-one-node.csv"
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
+                        "COLUMNS": "200"})
+
+
+def rewritten(tmp_path: Path, name: str, *edits: tuple[str, str]) -> Path:
+    """The one-node calibration runs (``validation/calibration/a100-one-node.csv``) with each (old,
+    new) edit applied to every line, written to ``tmp_path/calibration/name`` beside copies of the
+    model and network folders (so that its relative paths resolve as in validation/)."""
+    for folder in ("models", "networks"):
+        if not (tmp_path / folder).exists():
+            shutil.copytree(VALIDATION / folder, tmp_path / folder)
+    lines = ONE_NODE.read_text().splitlines()
+    for old, new in edits:
+        assert any(old in t for t in lines), old
+        lines = [t.replace(old, new) for t in lines]
+    (tmp_path / "calibration").mkdir(exist_ok=True)
+    out = tmp_path / "calibration" / name
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def marks(path: Path, calibrate_on: tuple[Path, ...] = ()) -> list[bool]:
+    """Whether each run of ``path`` is marked in sample (with ``calibrate_on`` runs fitted first;
+    none: the catalog default, fitted on the one-node runs)."""
+    return [x.in_sample for x in validate([path], calibrate_on=calibrate_on).rows]
+
+
+def test_the_calibration_runs_without_their_model_name_column_are_in_sample(tmp_path: Path):
+    # the model's name is a label: without it the rows resolve to the 1.7B model file's name, but
+    # the same 22B model (layers, widths), plan, network and measurements. Before, both were
+    # predicted "out of sample": "2 runs out of sample: mean absolute error 1.3%"
+    path = rewritten(tmp_path, "renamed.csv", ("model.name,", ""), (",gpt-22b,", ","))
+    assert marks(path, (ONE_NODE,)) == [True, True]
+    assert marks(path) == [True, True]  # the catalog default's runs_file
+    r = runner.invoke(app, ["validate", str(path), "--calibrate-on", str(ONE_NODE)])
+    assert r.exit_code == 0, r.output
+    assert "0 runs out of sample" in r.stdout
+    assert r.stdout.count("(fit)") == 3  # two rows and the note
+
+
+def test_an_accelerator_column_the_model_file_names_in_another_case_is_the_same_run(
+    tmp_path: Path,
+):
+    path = rewritten(
+        tmp_path,
+        "accelerator.csv",
+        ("name,model,", "name,accelerator,model,"),
+        ("full,../models", "full,a100-sxm-80gb,../models"),
+        ("+SP,../models", "+SP,A100-80GB,../models"),  # (an alias of the catalog entry)
+    )
+    assert marks(path, (ONE_NODE,)) == [True, True]
+    assert marks(path) == [True, True]
+
+
+def test_a_calibrated_field_in_the_row_does_not_make_the_run_another(tmp_path: Path):
+    # the catalog default's fitted value (0.7706) given in a column: the run is timed with that
+    # default, one of its runs; with --calibrate-on the fit replaces it, the same run still
+    path = rewritten(
+        tmp_path,
+        "fitted.csv",
+        ("name,model,", "name,matrix_efficiency,model,"),
+        ("full,../models", "full,0.7706,../models"),
+        ("+SP,../models", "+SP,0.7706,../models"),
+    )
+    assert marks(path) == [True, True]
+    assert marks(path, (ONE_NODE,)) == [True, True]
+
+
+def test_a_run_that_differs_is_out_of_sample(tmp_path: Path):
+    # another measured time (1421 ms, not 1420) on the first row
+    path = rewritten(tmp_path, "slower.csv", (",1420,", ",1421,"))
+    assert marks(path, (ONE_NODE,)) == [False, True]
+    assert marks(path) == [False, True]
+    # another plan: tp 4 x dp 2, micro-batch 2, instead of tp 8 (the same GPUs, batch, time)
+    plan = (",8,1,1,4,4,1f1b,1,selective", ",4,1,2,2,4,1f1b,1,selective")
+    path = rewritten(tmp_path, "tp4.csv", plan)
+    assert marks(path, (ONE_NODE,)) == [True, False]
+    # another bandwidth of the node's NVLink on the first row
+    first = ("300;25,gpt-22b,48,6144,64,24576,8,1,1,4,4,1f1b,1,full,",)
+    path = rewritten(tmp_path, "nvlink.csv", (first[0], "150" + first[0][3:]))
+    assert marks(path, (ONE_NODE,)) == [False, True]
