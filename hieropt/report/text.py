@@ -3,6 +3,7 @@ prints."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.table import Table
@@ -135,10 +136,11 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
         lo, hi = sol.extra["kappa_range_usd"]
+        top = "no upper end (nothing caps bandwidth)" if math.isinf(hi) else f"${hi:,.6g}"
         lines.append(
             f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} "
             "LPs, costs "
-            f"searched within ${lo:,.6g} .. ${hi:,.6g}"
+            f"searched within ${lo:,.6g} .. {top}"
         )
     lines.append(
         f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, "
