@@ -18,6 +18,18 @@ from ..verify import constraint_violations
 from .common import fmt_ms
 
 
+def design_title(sol: Solution) -> str:
+    """The title of the table of a solve's design: "Optimal ..." only for a certified optimum
+    (status optimal); a design of a solver limit is the best found, not proven optimal, within its
+    proven relative gap."""
+    if sol.success:
+        return "Optimal per-dimension bandwidth"
+    if not math.isfinite(sol.gap):
+        return "Best per-dimension bandwidth found (not proven optimal)"
+    return (f"Best per-dimension bandwidth found (not proven optimal: within relative gap "
+            f"{sol.gap:.3g})")
+
+
 def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
     """Per-dimension table: building block, NPUs, bandwidth, traffic, busy time, utilisation,
     cost."""
