@@ -60,7 +60,9 @@ class Solution:
             infeasible, unbounded or undecided: then ``bw_gbps`` is empty and the numbers are NaN).
         method: the algorithm used.
         notes: remarks a user should read (e.g. dimensions without traffic).
-        extra: method-specific statistics (cuts, LP rows, ...).
+        extra: method-specific statistics (cuts, LP rows, ...). ``kappa_range_usd`` (performance
+            per cost): the network costs searched, $, lowest and highest; the highest is ``inf``
+            when no constraint caps bandwidth (written ``null`` by :meth:`to_dict`).
     """
 
     status: Status
@@ -132,7 +134,7 @@ class Solution:
         the buyer's figures ``run`` (:class:`hieropt.model.run.RunFigures`), and the instance echo
         of ``instance`` or of the instance it was solved for; None when neither is known). Without a
         design (:attr:`has_design`): only status, message, objective, its unit, the solve time and
-        the instance echo."""
+        the instance echo. An unbounded end of a range in ``extra`` is None (:func:`json_extra`)."""
         inst = instance if instance is not None else self.instance
         if not self.has_design:
             return {"status": self.status.value, "message": self.message,
@@ -166,13 +168,28 @@ class Solution:
             "solve_seconds": self.solve_seconds,
             "method": self.method,
             "notes": list(self.notes),
-            "extra": self.extra,
+            "extra": json_extra(self.extra),
             "breakdown": self.breakdown.to_dict(),
             "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
             "portfolio": None if self.portfolio is None else self.portfolio.to_dict(),
             "run": None if run is None else run.to_dict(),
             "instance": None if inst is None else inst.summary_dict(),
         }
+
+
+UNBOUNDED_ENDS = ("kappa_range_usd",)
+"""Keys of :attr:`Solution.extra` that are ranges whose end may be unbounded (``inf``)."""
+
+
+def json_extra(extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` as JSON writes it: an unbounded end (``inf`` or ``-inf``) of a range in
+    :data:`UNBOUNDED_ENDS` becomes None (JSON ``null``: no bound), as JSON has no infinity. Any
+    other number is kept as it is (a NaN or infinity elsewhere is still refused by the writer)."""
+    out = dict(extra)
+    for key in UNBOUNDED_ENDS:
+        if key in out:
+            out[key] = [None if abs(float(x)) == float("inf") else x for x in out[key]]
+    return out
 
 
 def slowdown_ratio(time_ns: float, own_ns: float) -> float:

@@ -94,3 +94,19 @@ def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
                 f"max_iteration_time_ns = {target_ns * ns:g})"
             )
     return f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: times are ns"
+
+
+def usd_cents(usd: float, up: bool) -> str:
+    """``usd`` ($) to the cent with thousands separators, without the ``$`` (``9,555,552.00``),
+    rounded exactly (decimal arithmetic on the double's exact value, at any magnitude): ``up``
+    (toward +inf) for a floor such as the cheapest network's cost, so that a budget of the printed
+    amount is never below it; else down (toward -inf), for a limit such as a budget, never shown
+    above what was given. From $1e15 up, where a double no longer holds cents, the shortest decimal
+    that reads back as the same double (``1e+300``, ``1,000,000,000,000,000.2``); a NaN or infinity
+    as Python writes it (``inf``)."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+    if not abs(usd) < 1e15:
+        return f"{usd:,}"
+    cents = Decimal(usd).quantize(Decimal("0.01"), ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{cents:,.2f}"

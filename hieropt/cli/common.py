@@ -125,7 +125,9 @@ def usage_exit(e: Any, args: list[str], json: bool, command: str | None = None) 
 class Command(TyperCommand):
     """typer's command with flags shown without a value type in ``--help`` and lazily built value
     coercions; a command line it cannot parse still writes the error document to its ``--json`` file
-    (:func:`usage_error_json`)."""
+    (:func:`usage_error_json`), and so does an error raised by a writer after the command's own
+    checks (a result that is not JSON, :func:`write_json`): :func:`fail`, so that an earlier run's
+    answer there never survives an exit 2."""
 
     def get_params(self, ctx):  # noqa: D102 - click's
         return _prepared(super().get_params(ctx))
@@ -145,6 +147,8 @@ class Command(TyperCommand):
             ) from None
 
     def invoke(self, ctx):  # noqa: D102 - click's
+        from ..errors import HieroptError
+
         try:
             return super().invoke(ctx)
         except UsageError as e:  # (a typer.BadParameter raised by the command itself)
@@ -152,6 +156,16 @@ class Command(TyperCommand):
             raise usage_exit(
                 e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)
             ) from None
+        except HieroptError as e:  # (raised by a writer after the command's own checks)
+            raise fail(error_console(), e, self.json_file(ctx)) from None
+
+    def json_file(self, ctx) -> Path | None:
+        """The command's ``--json`` file as given (``-``: stdout), None when it has none."""
+        for p in self.params:
+            if "--json" in getattr(p, "opts", ()):
+                value = ctx.params.get(p.name)
+                return None if value is None else Path(value)
+        return None
 
 
 class Group(TyperGroup):
@@ -335,7 +349,8 @@ def write_json(path: Path, data: dict) -> None:
 
     Raises:
         InputError: ``data`` holds a NaN or an infinity (not JSON), naming the field
-            (:func:`hieropt.io.files.json_text`); nothing is written.
+            (:func:`hieropt.io.files.json_text`); ``path`` is not written (the command's
+            :class:`Command` then writes the error document of :func:`fail` there).
     """
     from ..io.files import json_text
 

@@ -186,7 +186,7 @@ def solve_command(
     run = run_lines(sol.run, instance_calibration(inst))
     for line in text.summary_lines(inst, sol) + run + knee_line:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
-    out.print(text.dimension_table(inst, sol.breakdown, "Optimal per-dimension bandwidth"))
+    out.print(text.dimension_table(inst, sol.breakdown, text.design_title(sol)))
     out.print(text.time_table(sol.breakdown, inst.training_loop))
     table = portfolio_table(sol.portfolio, sol.objective)
     if table is not None:

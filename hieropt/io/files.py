@@ -188,6 +188,6 @@ def json_text(data: object, source: str) -> str:
             field,
             "the result is not a finite number (an input value too large or too "
             "small for a double)",
-            "bring the inputs that produce it into range; nothing was written",
+            "bring the inputs that produce it into range; no result was written",
         )
     return json.dumps(data, indent=2, allow_nan=False) + "\n"

@@ -205,10 +205,32 @@ def write_report(
                          for p in front.points]
     if committee is not None:
         data["committee"] = committee.to_dict()
-    write_atomic(out / "report.html", html_page(comp, data["display"], images, notes, committee))
     data["files"] = [p.name for p in paths] + ["report.html", "report.json"]
-    write_atomic(out / "report.json", json_text(data, str(out / "report.json")))
+    text = report_json(out, data)
+    write_atomic(out / "report.html", html_page(comp, data["display"], images, notes, committee))
+    write_atomic(out / "report.json", text)
     return data
+
+
+def report_json(out: Path, data: dict[str, Any]) -> str:
+    """The text of ``out``/report.json for ``data``, made before the page is written.
+
+    Raises:
+        InputError: a NaN or infinity in ``data`` (:func:`hieropt.io.files.json_text`); an earlier
+            run's report.json and report.html in ``out`` are removed first, so that the folder never
+            shows an earlier answer as this run's.
+    """
+    from ..errors import InputError
+
+    try:
+        return json_text(data, str(out / "report.json"))
+    except InputError:
+        for name in ("report.json", "report.html"):
+            try:
+                (out / name).unlink(missing_ok=True)
+            except OSError:  # (a folder of that name, no permission: left as it is)
+                pass
+        raise
 
 
 def codesign_detail(data: dict[str, Any]) -> list[str]:
@@ -286,6 +308,12 @@ def write_codesign_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     name = committee.name
+    report = {
+        "committee": committee.to_dict(),
+        "codesign": data,
+        "files": ["report.html", "report.json"],
+    }
+    text = report_json(out, report)
     write_atomic(
         out / "report.html",
         page(
@@ -294,10 +322,5 @@ def write_codesign_report(
             [*committee_sections(committee), *codesign_detail(data)],
         ),
     )
-    report = {
-        "committee": committee.to_dict(),
-        "codesign": data,
-        "files": ["report.html", "report.json"],
-    }
-    write_atomic(out / "report.json", json_text(report, str(out / "report.json")))
+    write_atomic(out / "report.json", text)
     return report

@@ -3,6 +3,7 @@ prints."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.table import Table
@@ -15,6 +16,18 @@ from ..result import Solution
 from ..spec import Instance
 from ..verify import constraint_violations
 from .common import fmt_ms
+
+
+def design_title(sol: Solution) -> str:
+    """The title of the table of a solve's design: "Optimal ..." only for a certified optimum
+    (status optimal); a design of a solver limit is the best found, not proven optimal, within its
+    proven relative gap."""
+    if sol.success:
+        return "Optimal per-dimension bandwidth"
+    if not math.isfinite(sol.gap):
+        return "Best per-dimension bandwidth found (not proven optimal)"
+    return (f"Best per-dimension bandwidth found (not proven optimal: within relative gap "
+            f"{sol.gap:.3g})")
 
 
 def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
@@ -135,10 +148,11 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
         lo, hi = sol.extra["kappa_range_usd"]
+        top = "no upper end (nothing caps bandwidth)" if math.isinf(hi) else f"${hi:,.6g}"
         lines.append(
             f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} "
             "LPs, costs "
-            f"searched within ${lo:,.6g} .. ${hi:,.6g}"
+            f"searched within ${lo:,.6g} .. {top}"
         )
     lines.append(
         f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, "

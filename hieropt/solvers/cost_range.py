@@ -19,6 +19,7 @@ from ..formulation.scale import cost_bounds_usd
 from ..model.cost import cluster_cost_usd_per_gbps
 from ..result import Status
 from ..spec import Instance
+from ..units import usd_cents
 from .highs import HighsLP
 
 __all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex",
@@ -33,9 +34,11 @@ def rows_infeasible(instance: Instance) -> NoSolutionError:
 
 
 def below_cheapest(budget_usd: float, cheapest_usd: float) -> NoSolutionError:
-    """The error of a budget ($) below the cheapest network the design constraints allow ($)."""
-    return NoSolutionError("infeasible", f"the budget ${budget_usd:,.6g} is below the cheapest "
-                           f"network the design constraints allow, ${cheapest_usd:,.6g}")
+    """The error of a budget ($) below the cheapest network the design constraints allow ($): both
+    to the cent, the cheapest rounded up, so a budget of the printed amount is never below it."""
+    return NoSolutionError("infeasible", f"the budget ${usd_cents(budget_usd, up=False)} is below "
+                           f"the cheapest network the design constraints allow, "
+                           f"${usd_cents(cheapest_usd, up=True)}")
 
 
 INF = float("inf")

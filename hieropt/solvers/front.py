@@ -28,6 +28,7 @@ from ..model.timing import build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
+from ..units import usd_cents
 from ..verify import verify
 from .cost_range import cheapest_network
 from .cutting import INF, OAResult, TimeLP
@@ -157,7 +158,8 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
     k_lo, first = k_min * (1 + CHEAPEST_SLACK), None
     if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)
-        starved = (f"the cheapest feasible network (${k_min:,.6g}) leaves a dimension that carries "
+        starved = (f"the cheapest feasible network (${usd_cents(k_min, up=True)}) leaves a "
+                   "dimension that carries "
                    "traffic without bandwidth")
         if first is not None:
             room = (f"{k_lo / k_min - 1:.0e} above it" if k_min > 0 else

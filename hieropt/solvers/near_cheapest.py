@@ -414,7 +414,7 @@ def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
                f"${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the cheapest network "
                f"(${cheapest_usd:,.10g}), and the design found meets the rows and the budget only "
                f"to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), which leaves "
-               f"{allowance:.2g} of the time undecided")
+               "the time undecided within that gap")
     elif out.status is Status.LIMIT:
         msg = out.message
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 import types
 from functools import cached_property
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -76,6 +77,21 @@ def _whole_fields(cls: type) -> frozenset[str]:
         name for name, f in cls.model_fields.items() if _whole(f.annotation)))
 
 
+_NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s].*)")
+"""A number followed by a unit or other text (``80GB``, ``500 GB/s``): the number, the rest."""
+
+
+def text_for_number(name: str, text: str) -> str:
+    """The problem and fix (``"<field>: <problem>; fix: <fix>"``) of ``text`` given to the numeric
+    field ``name``: a number with a unit (``80GB``) is told that the unit is implied by the field's
+    name, any other text to write the number without quotes."""
+    m = _NUMBER_WITH_UNIT.fullmatch(text)
+    if m is None:
+        return f"{name}: {text!r} is text, not a number; fix: write the number without quotes"
+    return (f"{name}: {text!r} is text, not a number: a number takes no unit, the unit is implied "
+            f"by the field's name; fix: write {m[1]} (in the unit of '{name}')")
+
+
 def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
     """``data`` (the raw input of model ``cls``) unchanged, after checking its numeric fields: a
     number given as text (``npus = "32"``) or as true / false is an error, never converted; a field
@@ -96,9 +112,7 @@ def check_number_fields(cls: type[BaseModel], data: Any) -> Any:
         if bad is not None:
             if isinstance(bad, bool):
                 raise ValueError(f"{name}: {bad!r} is a boolean, not a number; fix: write a number")
-            raise ValueError(
-                f"{name}: {bad!r} is text, not a number; fix: write the number without quotes"
-            )
+            raise ValueError(text_for_number(name, bad))
         if name in whole:
             bad = next((x for x in items if isinstance(x, float)), None)
             if bad is not None:

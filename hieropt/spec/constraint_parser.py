@@ -36,6 +36,24 @@ _TOKEN_RE = re.compile(
 _NUMBER_TAIL_RE = re.compile(r"[\w.]*", re.ASCII)
 
 
+_UNIT_RE = re.compile(r"\s*(?P<unit>(?P<prefix>[kKMGT]?i?)(?P<b>[Bb])(?P<word>ytes?|its?)?"
+                      r"(?:/s|ps)?)(?![\w/])", re.ASCII)
+"""A unit written after a number (``500 GB/s``, ``4000Gb/s``, ``25Gbps``, ``80 GiB``)."""
+
+
+_UNIT_PREFIX_GB = {"": 1e-9, "k": 1e-6, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3,
+                   "Ki": 2.0**10 / 1e9, "Mi": 2.0**20 / 1e9, "Gi": 2.0**30 / 1e9,
+                   "Ti": 2.0**40 / 1e9}
+"""GB (1e9 bytes) in one byte of each prefix of :data:`_UNIT_RE`."""
+
+
+def _in_gbps(number: str, m: re.Match) -> float:
+    """``number`` in the unit matched by ``m`` as GB/s (1 GB = 1e9 bytes): bits divided by 8."""
+    word = m["word"] or ""
+    bits = word.startswith("it") or (m["b"] == "b" and not word.startswith("yte"))
+    return float(number) * _UNIT_PREFIX_GB[m["prefix"]] / (8.0 if bits else 1.0)
+
+
 _BAD_SENSE_FIX = {
     "=": "use == for equality",
     "=<": "use <=",
@@ -116,6 +134,16 @@ class ConstraintParser:
     def _syntax(self, pos: int, problem: str, fix: str) -> InputError:
         return self.error(f"syntax error at column {pos + 1}: {problem}", fix)
 
+    def _unit(self, pos: int, number: str, unit: re.Match) -> InputError:
+        """The error of ``number`` written with the unit ``unit`` (:data:`_UNIT_RE`): constraints
+        take plain numbers in GB/s per NPU; the fix gives the number to write."""
+        gbps = _in_gbps(number, unit)
+        how = "" if gbps == float(number) else f"{number} {unit['unit']} = "
+        return self._syntax(
+            pos, f"'{number}' has the unit '{unit['unit']}': constraints take plain numbers, "
+            "in GB/s per NPU (1 GB = 1e9 bytes; Gb/s / 8 = GB/s)",
+            f"write the number alone: {gbps:.10g} ({how}{gbps:.10g} GB/s per NPU)")
+
     def _snip(self, e: Lin) -> str:
         return self.shown[e.start : e.end]
 
@@ -165,6 +193,8 @@ class ConstraintParser:
                 )
                 raise self._syntax(pos, f"unexpected character {ch!r}", fix)
             kind, tok = m.lastgroup, m.group()
+            if kind == "num" and (unit := _UNIT_RE.match(text, m.end())) is not None:
+                raise self._unit(pos, tok, unit)
             if kind == "num":
                 tail = _NUMBER_TAIL_RE.match(text, m.end()).group()
                 if tail:

@@ -450,3 +450,26 @@ def test_arbitrary_unicode_raises_only_input_error(text: str) -> None:
         parse_constraint(text, 3)
     except InputError as e:
         assert len(str(e).splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "unit", "write"),
+    [
+        ("sum(bw) == 500 GB/s", "GB/s", "500 (500 GB/s per NPU)"),
+        ("sum(bw) == 4000Gb/s", "Gb/s", "500 (4000 Gb/s = 500 GB/s per NPU)"),
+        ("bw[0] <= 25Gbps", "Gbps", "3.125 (25 Gbps = 3.125 GB/s per NPU)"),
+        ("sum(bw) == 500e9 bytes/s", "bytes/s", "500 (500e9 bytes/s = 500 GB/s per NPU)"),
+        # (GiB = 2^30 bytes: 80 x 1.073741824)
+        ("sum(bw) <= 80 GiB/s", "GiB/s", "85.89934592 (80 GiB/s = 85.89934592 GB/s per NPU)"),
+    ],
+)
+def test_a_number_with_a_unit_is_told_the_constraints_unit(text: str, unit: str, write: str):
+    e = _error(text)
+    assert f"has the unit '{unit}': constraints take plain numbers, in GB/s per NPU" in e.problem
+    assert "Gb/s / 8 = GB/s" in e.problem
+    assert e.fix == f"write the number alone: {write}"
+
+
+def test_a_factor_next_to_bw_is_not_a_unit() -> None:
+    assert "missing operator" in _error("2 bw[0] <= 1").problem
+    assert "malformed number '5x'" in _error("sum(bw) == 5x").problem

@@ -135,6 +135,11 @@ def test_bad_plans_are_one_line_errors(overrides, message):
             "zero_stage=4: Input should be less than or equal to 3; fix: got 4; use a number <= 3",
         ),
         ("npus=abc", "npus=abc: 'abc' is text, not a number; fix: write the number without quotes"),
+        (
+            "npu.hbm_gib=80GB",
+            "npu.hbm_gib=80GB: '80GB' is text, not a number: a number takes no unit, the unit is "
+            "implied by the field's name; fix: write 80 (in the unit of 'hbm_gib')",
+        ),
         ("model.layers=0", "model.layers=0: Input should be greater than or equal to 1"),
         # (a layer count beyond any model is refused at once, not lowered layer by layer for hours)
         (
