@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError, SolverError
+from ..errors import InputError, NoSolutionError, SolverError
 from ..formulation.rate import single_term
 from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel
@@ -37,6 +37,7 @@ from .procurement import (
     cheapest_meeting,
     fastest_once,
     min_time_cost_product,
+    near_cheapest_product,
 )
 from .routing import Route
 from .single_term import METHOD as SINGLE_TERM_METHOD
@@ -310,10 +311,7 @@ def time_cost_product(case: Case) -> Solution:
         cheapest = cheapest_meeting(inst, case.tm, target, REL_GAP, inst.max_network_cost_usd,
                                     case.time_limit_s, counts)
         floor, meets = cheapest.lower, cheapest.bw
-    res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
-                                target, meets, case.time_limit_s, terms.fixed_usd if terms else 0.0)
-    counts.lps += res.iterations
-    counts.cuts += res.cuts
+    res = _product_or_near(case, counts, terms.fixed_usd if terms else 0.0, floor, meets)
     if terms is not None:
         rate = terms.usd_per_ns_usd
         res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
@@ -321,6 +319,37 @@ def time_cost_product(case: Case) -> Solution:
     extra.update(kappa_evaluations=res.iterations, kappa_nodes=0,
                  kappa_range_usd=[float(k) for k in res.kappa_range])
     return verified(inst, case.tm, counts, res, obj, case.start, extra)
+
+
+def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float | None,
+                     meets: np.ndarray | None):
+    """The outcome of :func:`hieropt.solvers.procurement.min_time_cost_product` (ns x $), its LPs
+    and cuts added to ``counts``; when it is not OPTIMAL or finds no design (infeasible, or the
+    LP failed) and the budget is a hair above the cheapest network, the better of it and the
+    fastest design within the budget, with the higher bound
+    (:func:`hieropt.solvers.procurement.near_cheapest_product`): there the cost-share LP does not
+    resolve the room above the cheapest network, and would call a feasible budget infeasible.
+
+    Raises:
+        NoSolutionError, SolverError: as :func:`time_cost_product`.
+    """
+    inst = case.instance
+    try:
+        res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
+                                    inst.max_iteration_time_ns, meets, case.time_limit_s,
+                                    fixed_usd)
+    except (NoSolutionError, SolverError) as e:
+        if isinstance(e, NoSolutionError) and e.kind != "infeasible":
+            raise
+        near = near_cheapest_product(inst, case.tm, None, case.rel_gap, case.time_limit_s, counts,
+                                     fixed_usd, floor)
+        if near is None:  # (not a near-cheapest budget: the cost-share LP's answer stands)
+            raise
+        return near
+    counts.lps += res.iterations
+    counts.cuts += res.cuts
+    return near_cheapest_product(inst, case.tm, res, case.rel_gap, case.time_limit_s, counts,
+                                 fixed_usd, floor)
 
 
 NS_PER_HOUR = 3.6e12
