@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from contextlib import closing
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -36,16 +35,7 @@ from ..spec import Instance
 from ..units import time_unit_hint
 from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
-from .linalg import round_outwards
-from .near_cheapest import (
-    ReducedBudget,
-    fastest_near_cheapest,
-    near_budget,
-    near_cheapest,
-    reduced_budget_row,
-    sharpened,
-    vertex_of,
-)
+from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest, sharpened
 from .ratio import BOUND_SLACK, RatioCore
 from .routing import Route, first_route
 
@@ -115,89 +105,6 @@ def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PP
                               f"dimension bandwidth ({out.message})")
     msg = out.message if hi > lo else "the constraints fix the network cost; " + out.message
     return replace(out, iterations=core.lps, message=msg, kappa_range=(lo, hi), cuts=core.cuts)
-
-
-def cheapest_cost_floor_usd(instance: Instance, budget_usd: float) -> float | None:
-    """A proven lower bound ($) on the cost of every design within ``budget_usd`` ($) that meets
-    the design rows and bounds, when the budget is within
-    :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network; else None.
-
-    Weak LP duality at the cheapest network, in exact rational arithmetic: with its row multipliers
-    y and reduced prices r = p - A'y, every design has p.B = y.(A B) + r.B, and each term is at
-    least its value at the bound the cheapest network holds it at, so p.B >= budget - room, the
-    room of :func:`hieropt.solvers.near_cheapest.reduced_budget_row` (rounded up, with the margin
-    of every rounded reduced price). The cheapest network's own cost is only HiGHS's float of it.
-    None also when a dimension has no price or the cheapest network cannot be found."""
-    try:
-        if not near_budget(instance, budget_usd):
-            return None
-        reduced = reduced_budget_row(instance, vertex_of(instance), budget_usd)
-    except (NoSolutionError, SolverError):
-        return None
-    if reduced is None:
-        return None
-    return round_outwards(Fraction(budget_usd) - Fraction(reduced.room_usd), up=False)
-
-
-def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | None,
-                          rel_gap: float, time_limit_s: float, counts: Counts,
-                          fixed_usd: float = 0.0, cost_floor_usd: float | None = None,
-                          ) -> OAResult | None:
-    """Min T(B) x (``fixed_usd`` + cost(B)) (ns x $) within a budget a hair above the cheapest
-    network, where the cost-share LP of :func:`min_time_cost_product` does not resolve the room
-    (its outcome ``out``: LIMIT, or None when it found no design and called the case infeasible).
-
-    The fastest design B_p within the budget U, solved on :data:`BUDGET_ROUTES` (which state such a
-    budget exactly), has time T_p and a proven bound L_p <= T(B) for every design B within U; every
-    such B also costs at least C_lo (:func:`cheapest_cost_floor_usd`, or ``cost_floor_usd`` when
-    higher: the cheapest network meeting a time target). So T(B) x (A + C(B)) >= L_p x (A + C_lo)
-    for every feasible B, and B_p is feasible: a relative gap of at most (1 + gap_p) (A + U) / (A +
-    C_lo) - 1, at most ~1e-2 here. The better design of the two and the higher bound are kept;
-    OPTIMAL when that gap meets ``rel_gap``, else LIMIT with it. Decision record: a budget a hair
-    above the cheapest network.
-
-    Returns:
-        ``out`` unchanged when it is OPTIMAL, the instance has no budget, or the budget is not
-        within :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network (or
-        None then); else the combined :class:`OAResult` (its ``iterations``: the LPs of the
-        fastest design alone; ``counts`` gets them and its cuts).
-
-    Raises:
-        NoSolutionError: ``out`` is None and the fastest design within the budget has none either
-            (infeasible, or a time target below the fastest possible time); SolverError likewise.
-    """
-    budget = instance.max_network_cost_usd
-    if budget is None or out is not None and out.status is Status.OPTIMAL:
-        return out
-    c_lo = cheapest_cost_floor_usd(instance, budget)
-    if c_lo is None:
-        return out
-    lps0 = counts.lps
-    try:
-        fast, _ = fastest_once(instance, tm, min(rel_gap, SUB_GAP), time_limit_s, counts)
-    except (NoSolutionError, SolverError):
-        if out is None:
-            raise
-        return out
-    if fast.bw is None or not np.isfinite(fast.upper):
-        return out
-    c_lo = max(c_lo, cost_floor_usd or 0.0)
-    value = float(tm.time_ns(fast.bw)) * (fixed_usd + float(
-        cluster_cost_usd_per_gbps(instance) @ fast.bw))
-    lower = max(fast.lower, 0.0) * (fixed_usd + c_lo)
-    best = replace(fast, upper=value, lower=lower, iterations=counts.lps - lps0, cuts=0,
-                   budget_dual_ns_per_usd=0.0, lp_lower_ns=0.0, kappa_range=(c_lo, budget))
-    if out is not None and out.bw is not None and out.upper < value:
-        best = replace(best, bw=out.bw, upper=out.upper)
-    if out is not None:
-        best = replace(best, lower=max(best.lower, out.lower))
-    if best.upper - best.lower <= rel_gap * best.upper:
-        return replace(best, status=Status.OPTIMAL, message="optimal within the gap target")
-    return replace(best, status=Status.LIMIT, message=(
-        f"stopped at proven relative gap {best.gap:.3g}: the budget is only "
-        f"{budget / c_lo - 1:.2g} above the cheapest network (${c_lo:,.10g}), which the cost-share "
-        "LP does not resolve; the bound is the fastest time's bound within the budget (its gap "
-        f"{fast.gap:.2g}) x the cheapest network's cost"))
 
 
 def _ns_pair(a: float, b: float) -> tuple[str, str]:

@@ -31,13 +31,13 @@ from ..spec.cluster import Cluster
 from ..units import implausible_bw_notes
 from ..verify import verify
 from .cutting import REL_GAP
+from .near_product import near_cheapest_product
 from .procurement import (
     Counts,
     against_target,
     cheapest_meeting,
     fastest_once,
     min_time_cost_product,
-    near_cheapest_product,
 )
 from .routing import Route
 from .single_term import METHOD as SINGLE_TERM_METHOD
@@ -327,7 +327,7 @@ def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float 
     and cuts added to ``counts``; when it is not OPTIMAL or finds no design (infeasible, or the
     LP failed) and the budget is a hair above the cheapest network, the better of it and the
     fastest design within the budget, with the higher bound
-    (:func:`hieropt.solvers.procurement.near_cheapest_product`): there the cost-share LP does not
+    (:func:`hieropt.solvers.near_product.near_cheapest_product`): there the cost-share LP does not
     resolve the room above the cheapest network, and would call a feasible budget infeasible.
 
     Raises:
