@@ -67,7 +67,10 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
     C_lo) - 1, at most ~1e-2 here. Splitting the costs in two (:func:`_split_bound`, one more
     fastest-design solve) usually closes the part U / C_lo - 1 of it. The best design found (B_p,
     the split's, ``out``'s) and the highest bound are kept; OPTIMAL when their gap meets
-    ``rel_gap``, else LIMIT with it. Decision record: a budget a hair above the cheapest network.
+    ``rel_gap``, else LIMIT with it. Where the room is within the round-off of a cost, a design
+    of ``out`` may meet the rows and the budget only to that round-off and so beat the bound here,
+    which holds for exactly feasible designs (or ``out``'s bound, the value here): the two do not
+    combine, and ``out`` is kept. Decision record: a budget a hair above the cheapest network.
 
     Returns:
         ``out`` unchanged when it is OPTIMAL, the instance has no budget, or the budget is not
@@ -102,6 +105,9 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
     split, below = _split_bound(instance, tm, fast.lower, value, c_lo, rel_gap, time_limit_s,
                                 counts, fixed_usd)
     best = replace(best, lower=max(lower, split), iterations=counts.lps - lps0, cuts=0)
+    if out is not None and out.bw is not None and (out.upper < best.lower
+                                                   or out.lower > best.upper):
+        return out  # (the two disagree by round-off: see the docstring)
     if below is not None and (v := _product(instance, tm, below, fixed_usd)) < best.upper:
         best = replace(best, bw=below, upper=v)
     if out is not None and out.bw is not None and out.upper < best.upper:
