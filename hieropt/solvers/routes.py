@@ -295,8 +295,10 @@ def time_cost_product(case: Case) -> Solution:
     F + C(B) / H ($ / h; F the accelerators, servers, racks, facility and electricity, or an all-in
     NPU-hour rate; H the amortisation hours), so I iterations of T(B) ns cost [I / (3.6e12 H)] x
     T(B) (A + C(B)), A = F H (:func:`run_cost_terms`; I = tokens / tokens per iteration with a
-    token budget, else 1: $ per iteration); a larger A buys more network. Decision record: time x
-    cost in cost shares.
+    token budget, else 1: $ per iteration); a larger A buys more network. Within a budget a hair
+    above the cheapest network, where the cost-share LP does not resolve the room, the fastest
+    design within the budget bounds the product from both sides (:func:`_product_or_near`).
+    Decision records: time x cost in cost shares; a budget a hair above the cheapest network.
 
     Raises:
         InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
