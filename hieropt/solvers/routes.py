@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError, SolverError
+from ..errors import InputError, NoSolutionError, SolverError
 from ..formulation.rate import single_term
 from ..model.cost import ignored_price_notes
 from ..model.cutmodel import CutModel
@@ -31,6 +31,7 @@ from ..spec.cluster import Cluster
 from ..units import implausible_bw_notes
 from ..verify import verify
 from .cutting import REL_GAP
+from .near_product import near_cheapest_product
 from .procurement import (
     Counts,
     against_target,
@@ -294,8 +295,10 @@ def time_cost_product(case: Case) -> Solution:
     F + C(B) / H ($ / h; F the accelerators, servers, racks, facility and electricity, or an all-in
     NPU-hour rate; H the amortisation hours), so I iterations of T(B) ns cost [I / (3.6e12 H)] x
     T(B) (A + C(B)), A = F H (:func:`run_cost_terms`; I = tokens / tokens per iteration with a
-    token budget, else 1: $ per iteration); a larger A buys more network. Decision record: time x
-    cost in cost shares.
+    token budget, else 1: $ per iteration); a larger A buys more network. Within a budget a hair
+    above the cheapest network, where the cost-share LP does not resolve the room, the fastest
+    design within the budget bounds the product from both sides (:func:`_product_or_near`).
+    Decision records: time x cost in cost shares; a budget a hair above the cheapest network.
 
     Raises:
         InputError: min_run_cost without a cost rate in the instance's ``[cluster]``, or with
@@ -310,10 +313,7 @@ def time_cost_product(case: Case) -> Solution:
         cheapest = cheapest_meeting(inst, case.tm, target, REL_GAP, inst.max_network_cost_usd,
                                     case.time_limit_s, counts)
         floor, meets = cheapest.lower, cheapest.bw
-    res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
-                                target, meets, case.time_limit_s, terms.fixed_usd if terms else 0.0)
-    counts.lps += res.iterations
-    counts.cuts += res.cuts
+    res = _product_or_near(case, counts, terms.fixed_usd if terms else 0.0, floor, meets)
     if terms is not None:
         rate = terms.usd_per_ns_usd
         res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
@@ -321,6 +321,37 @@ def time_cost_product(case: Case) -> Solution:
     extra.update(kappa_evaluations=res.iterations, kappa_nodes=0,
                  kappa_range_usd=[float(k) for k in res.kappa_range])
     return verified(inst, case.tm, counts, res, obj, case.start, extra)
+
+
+def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float | None,
+                     meets: np.ndarray | None):
+    """The outcome of :func:`hieropt.solvers.procurement.min_time_cost_product` (ns x $), its LPs
+    and cuts added to ``counts``; when it is not OPTIMAL or finds no design (infeasible, or the
+    LP failed) and the budget is a hair above the cheapest network, the better of it and the
+    fastest design within the budget, with the higher bound
+    (:func:`hieropt.solvers.near_product.near_cheapest_product`): there the cost-share LP does not
+    resolve the room above the cheapest network, and would call a feasible budget infeasible.
+
+    Raises:
+        NoSolutionError, SolverError: as :func:`time_cost_product`.
+    """
+    inst = case.instance
+    try:
+        res = min_time_cost_product(inst, case.tm, case.rel_gap, inst.max_network_cost_usd, floor,
+                                    inst.max_iteration_time_ns, meets, case.time_limit_s,
+                                    fixed_usd)
+    except (NoSolutionError, SolverError) as e:
+        if isinstance(e, NoSolutionError) and e.kind != "infeasible":
+            raise
+        near = near_cheapest_product(inst, case.tm, None, case.rel_gap, case.time_limit_s, counts,
+                                     fixed_usd, floor)
+        if near is None:  # (not a near-cheapest budget: the cost-share LP's answer stands)
+            raise
+        return near
+    counts.lps += res.iterations
+    counts.cuts += res.cuts
+    return near_cheapest_product(inst, case.tm, res, case.rel_gap, case.time_limit_s, counts,
+                                 fixed_usd, floor)
 
 
 NS_PER_HOUR = 3.6e12

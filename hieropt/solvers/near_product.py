@@ -1,0 +1,156 @@
+"""Time x cost (performance per cost, or a run's cost) within a budget a hair above the cheapest
+network, where the cost-share LP of :func:`hieropt.solvers.procurement.min_time_cost_product` does
+not resolve the room above that network (decision record: a budget a hair above the cheapest
+network): the fastest design within the budget, solved on
+:data:`hieropt.solvers.procurement.BUDGET_ROUTES`, which state such a budget exactly, bounds the
+product from both sides, since every design within the budget costs at least the cheapest network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import NoSolutionError, SolverError
+from ..model.cost import cluster_cost_usd_per_gbps
+from ..model.timing import TimeModel
+from ..result import Status
+from ..spec import Instance
+from .cutting import INF, TimeLP
+from .linalg import round_outwards
+from .near_cheapest import near_budget, reduced_budget_row, vertex_of
+from .outcome import OAResult
+from .procurement import SUB_GAP, Counts, fastest_design, fastest_once
+
+__all__ = ["cheapest_cost_floor_usd", "near_cheapest_product"]
+
+
+def cheapest_cost_floor_usd(instance: Instance, budget_usd: float) -> float | None:
+    """A proven lower bound ($) on the cost of every design within ``budget_usd`` ($) that meets
+    the design rows and bounds, when the budget is within
+    :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network; else None.
+
+    Weak LP duality at the cheapest network, in exact rational arithmetic: with its row multipliers
+    y and reduced prices r = p - A'y, every design has p.B = y.(A B) + r.B, and each term is at
+    least its value at the bound the cheapest network holds it at, so p.B >= budget - room, the
+    room of :func:`hieropt.solvers.near_cheapest.reduced_budget_row` (rounded up, with the margin
+    of every rounded reduced price). The cheapest network's own cost is only HiGHS's float of it.
+    None also when a dimension has no price or the cheapest network cannot be found."""
+    try:
+        if not near_budget(instance, budget_usd):
+            return None
+        reduced = reduced_budget_row(instance, vertex_of(instance), budget_usd)
+    except (NoSolutionError, SolverError):
+        return None
+    if reduced is None:
+        return None
+    return round_outwards(Fraction(budget_usd) - Fraction(reduced.room_usd), up=False)
+
+
+def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | None,
+                          rel_gap: float, time_limit_s: float, counts: Counts,
+                          fixed_usd: float = 0.0, cost_floor_usd: float | None = None,
+                          ) -> OAResult | None:
+    """Min T(B) x (``fixed_usd`` + cost(B)) (ns x $) within a budget a hair above the cheapest
+    network, where the cost-share LP of
+    :func:`~hieropt.solvers.procurement.min_time_cost_product` does not resolve the room (its
+    outcome ``out``: LIMIT, or None when it found no design and called the case infeasible).
+
+    The fastest design B_p within the budget U, solved on
+    :data:`~hieropt.solvers.procurement.BUDGET_ROUTES` (which state such a budget exactly), has
+    time T_p and a proven bound L_p <= T(B) for every design B within U; every
+    such B also costs at least C_lo (:func:`cheapest_cost_floor_usd`, or ``cost_floor_usd`` when
+    higher: the cheapest network meeting a time target). So T(B) x (A + C(B)) >= L_p x (A + C_lo)
+    for every feasible B, and B_p is feasible: a relative gap of at most (1 + gap_p) (A + U) / (A +
+    C_lo) - 1, at most ~1e-2 here. Splitting the costs in two (:func:`_split_bound`, one more
+    fastest-design solve) usually closes the part U / C_lo - 1 of it. The best design found (B_p,
+    the split's, ``out``'s) and the highest bound are kept; OPTIMAL when their gap meets
+    ``rel_gap``, else LIMIT with it. Where the room is within the round-off of a cost, a design
+    of ``out`` may meet the rows and the budget only to that round-off and so beat the bound here,
+    which holds for exactly feasible designs (or ``out``'s bound, the value here): the two do not
+    combine, and ``out`` is kept. Decision record: a budget a hair above the cheapest network.
+
+    Returns:
+        ``out`` unchanged when it is OPTIMAL, the instance has no budget, or the budget is not
+        within :data:`~hieropt.solvers.near_cheapest.NEAR_SLACK` above the cheapest network (or
+        None then); else the combined :class:`OAResult` (its ``iterations``: the LPs of the
+        fastest-design solves; ``counts`` gets them and their cuts).
+
+    Raises:
+        NoSolutionError: ``out`` is None and the fastest design within the budget has none either
+            (infeasible, or a time target below the fastest possible time); SolverError likewise.
+    """
+    budget = instance.max_network_cost_usd
+    if budget is None or out is not None and out.status is Status.OPTIMAL:
+        return out
+    c_lo = cheapest_cost_floor_usd(instance, budget)
+    if c_lo is None:
+        return out
+    lps0 = counts.lps
+    try:
+        fast, _ = fastest_once(instance, tm, min(rel_gap, SUB_GAP), time_limit_s, counts)
+    except (NoSolutionError, SolverError):
+        if out is None:
+            raise
+        return out
+    if fast.bw is None or not np.isfinite(fast.upper):
+        return out
+    c_lo = max(c_lo, cost_floor_usd or 0.0)
+    value = _product(instance, tm, fast.bw, fixed_usd)
+    lower = max(fast.lower, 0.0) * (fixed_usd + c_lo)
+    best = replace(fast, upper=value, lower=lower, budget_dual_ns_per_usd=0.0, lp_lower_ns=0.0,
+                   kappa_range=(c_lo, budget))
+    split, below = _split_bound(instance, tm, fast.lower, value, c_lo, rel_gap, time_limit_s,
+                                counts, fixed_usd)
+    best = replace(best, lower=max(lower, split), iterations=counts.lps - lps0, cuts=0)
+    if out is not None and out.bw is not None and (out.upper < best.lower
+                                                   or out.lower > best.upper):
+        return out  # (the two disagree by round-off: see the docstring)
+    if below is not None and (v := _product(instance, tm, below, fixed_usd)) < best.upper:
+        best = replace(best, bw=below, upper=v)
+    if out is not None and out.bw is not None and out.upper < best.upper:
+        best = replace(best, bw=out.bw, upper=out.upper)
+    if out is not None:
+        best = replace(best, lower=max(best.lower, out.lower))
+    if best.upper - best.lower <= rel_gap * best.upper:
+        return replace(best, status=Status.OPTIMAL, message="optimal within the gap target")
+    return replace(best, status=Status.LIMIT, message=(
+        f"stopped at proven relative gap {best.gap:.3g}: the budget is only "
+        f"{budget / c_lo - 1:.2g} above the cheapest network (${c_lo:,.10g}), which the cost-share "
+        "LP does not resolve; the bound is the fastest time's bound within the budget (its gap "
+        f"{fast.gap:.2g}) x the cheapest network's cost, or a split of the costs in two"))
+
+
+def _product(instance: Instance, tm: TimeModel, bw: np.ndarray, fixed_usd: float) -> float:
+    """T(``bw``) x (``fixed_usd`` + cost(``bw``)), ns x $."""
+    return float(tm.time_ns(bw)) * (fixed_usd + float(cluster_cost_usd_per_gbps(instance) @ bw))
+
+
+def _split_bound(instance: Instance, tm: TimeModel, lower_ns: float, value: float, c_lo: float,
+                 rel_gap: float, time_limit_s: float, counts: Counts,
+                 fixed_usd: float) -> tuple[float, np.ndarray | None]:
+    """A bound on min T x (A + C) (ns x $) within the budget U by splitting the costs [c_lo, U] at
+    c_m: a design that costs at least c_m has T >= L_U (``lower_ns``, the fastest time's bound
+    within U, ns), so T x (A + C) >= L_U (A + c_m); one that costs at most c_m has T >= L_m, the
+    fastest time's bound within the budget c_m, so T x (A + C) >= L_m (A + c_lo). The bound is the
+    smaller of the two. c_m is chosen so that the first meets half the gap target against
+    ``value`` (the fastest design's T x (A + C), ns x $); the second holds where the time grows
+    fast as the budget nears the cheapest network (a starved dimension: T ~ 1 / (C - c_lo)).
+    Returns (the bound, the fastest design within c_m), or (-inf, None) when c_m falls outside
+    (c_lo, U) or that solve fails; its LPs and cuts are added to ``counts``."""
+    c_m = value * (1 - 0.5 * rel_gap) / lower_ns - fixed_usd if lower_ns > 0 else 0.0
+    if not c_lo < c_m < instance.max_network_cost_usd:
+        return -INF, None
+    core = TimeLP(instance, tm, time_limit_s)
+    try:
+        low = fastest_design(core, min(rel_gap, SUB_GAP), c_m, instance.max_iteration_time_ns)
+    except (NoSolutionError, SolverError):
+        return -INF, None
+    finally:
+        counts.add(core)
+        core.close()
+    if low.bw is None or not low.lower > 0:
+        return -INF, None
+    return min(low.lower * (fixed_usd + c_lo), lower_ns * (fixed_usd + c_m)), low.bw
