@@ -133,8 +133,10 @@ class LoopState:
         return improved
 
     def done(self) -> bool:
-        """True when there is an incumbent and the proven gap meets the target."""
-        return self.best is not None and self.upper - self.lower <= self.rel_gap * self.upper
+        """True when there is an incumbent of finite value and the proven gap meets the target (an
+        infinite value, a design that starves a loaded dimension, proves nothing)."""
+        return (self.best is not None and self.upper < INF
+                and self.upper - self.lower <= self.rel_gap * self.upper)
 
     def result(self, it: int, max_iterations: int) -> OAResult:
         """The loop's outcome after ``it`` LPs: OPTIMAL when :meth:`done`, else LIMIT with the

@@ -251,8 +251,10 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         SolverError: every LP failed.
 """
     U, tms = np.array([r.upper for r in optima]), job_time_models(instance)
-    # (each own optimum meets every row)
-    start = min((r.bw for r in optima), key=lambda bw: max_ratio(tms, U, bw))
+    # each own optimum meets every row and the budget, and so does their mean, which gives every
+    # dimension a workload loads bandwidth when each own optimum starves another's dimension
+    starts = [r.bw for r in optima] + [np.mean([r.bw for r in optima], axis=0)]
+    start = min(starts, key=lambda bw: max_ratio(tms, U, bw))
     if not any(tm.carries_traffic.any() for tm in tms):
         # no collective traffic: every design gives every workload its own optimum
         z = max_ratio(tms, U, start)

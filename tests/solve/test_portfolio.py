@@ -153,6 +153,43 @@ def test_min_max_regret_matches_dense_search_on_two_dimensions(seed):
         ).raise_for_status()
 
 
+def disjoint_portfolio(compute_ns: float = 0.0) -> Instance:
+    """Two workloads on two Ring dimensions of 2 NPUs, ``sum(bw) == 100``: A all-reduces 1e9 bytes
+    on dimension 0 only, B on dimension 1 only. A ring all-reduce of S bytes on 2 NPUs sends
+    2 (n - 1) / n S = S per NPU: T_A = c + 1e9 / B_0, T_B = c + 1e9 / B_1 (ns at GB/s), c the
+    compute of the forward and input-gradient phases."""
+    network = Network(dims=(Dimension(block="Ring", npus=2, cost_class="C"),) * 2)
+    none = Phase(compute_ns=compute_ns, collective=Collective("NONE"), size_bytes=0.0)
+    grad = Phase(compute_ns=0.0, collective=Collective("ALLREDUCE"), size_bytes=1e9)
+
+    def job(d: int) -> tuple[Workload, Mapping]:
+        layer = Layer(name=f"l{d}", forward=none, input_grad=none, weight_grad=grad)
+        group = (2, 1) if d == 0 else (1, 2)
+        return (Workload(name=f"w{d}", layers=(layer,)),
+                Mapping(forward=(1, 1), input_grad=(1, 1), weight_grad=group))
+
+    (wa, ma), (wb, mb) = job(0), job(1)
+    return Instance(
+        name="disjoint", network=network, workload=wa, mapping=ma,
+        more_workloads=(Job(workload=wb, mapping=mb, weight=1.0),), cost=COST,
+        constraints=(LinearConstraint(coefficients=(1.0, 1.0), sense="==", rhs=100.0,
+                                      text="sum(bw) == 100"),),
+        objective="performance", training_loop="no_overlap",
+    )
+
+
+@pytest.mark.parametrize(("compute_ns", "ratio"), [(0.0, 2.0), (1e7, 4 / 3)])
+def test_min_max_regret_when_each_own_optimum_starves_the_other(compute_ns, ratio):
+    """Each workload's own optimum gives the other's dimension no bandwidth (an infinite time), so
+    no own optimum is a finite start. By hand: c = 2 x compute_ns (forward and input gradient), T_w*
+    = c + 1e7 ns (all 100 GB/s on its dimension); by symmetry the min-max regret is at B = (50, 50):
+    (c + 2e7) / (c + 1e7) = 2 for c = 0, 4 / 3 for c = 2e7 ns."""
+    sol = api.solve(disjoint_portfolio(compute_ns), objective="min_max_regret")
+    assert sol.success and sol.objective_value == pytest.approx(ratio, rel=1e-8)
+    assert sol.objective_bound <= ratio * (1 + 1e-12)
+    assert sol.bw_gbps == pytest.approx([50.0, 50.0], rel=1e-6)
+
+
 def test_time_target_form_matches_dense_search_on_cost():
     # with a cost row that differs per dimension, the cheapest fabric within x of every optimum is a
     # 1-D problem too
@@ -216,3 +253,90 @@ def test_regret_rows_hold_each_workloads_ratio_exactly(loop):
     for w, ratio in enumerate(ratios):
         row = lp.regret_rows[w]
         assert arr.row_upper[row] - activity[row] == pytest.approx(z - ratio, rel=1e-12)
+
+
+def test_min_max_regret_from_starts_that_all_starve_a_dimension():
+    """Three workloads on 3 dimensions, sum(bw) == 3.15951: every own optimum leaves a dimension
+    another workload loads without bandwidth (infinite ratio), and the loop once stopped at such a
+    start as "optimal" with value inf (then the evaluator refused the design). Now OPTIMAL with a
+    finite ratio, every dimension a workload loads given bandwidth, and no design of a grid over
+    the rows beats the proven bound."""
+    inst = starved_spec().instance(bw_scale=1.0, price_scale=1.0)
+    sol = api.solve(inst, objective="min_max_regret")
+    assert sol.success and 1.0 < sol.objective_value < 1.1
+    assert sol.objective_bound <= sol.objective_value
+    tms = job_time_models(inst)
+    optima = np.array(sol.portfolio.own_optima_ns)
+    total = inst.constraints[0].rhs
+    best = min(
+        max(tm.time_ns(np.array([a, b, total - a - b])) / u
+            for tm, u in zip(tms, optima, strict=True))
+        for a in np.linspace(0.9 * total, total, 60)
+        for b in np.linspace(0.0, 1e-4 * total, 30)
+        if a + b < total
+    )
+    assert best >= sol.objective_bound * (1 - 1e-9)
+
+
+
+def starved_spec():
+    """The fuzz reproducer as found (tests/fuzz/strategies.py's Spec)."""
+    from tests.fuzz.strategies import Row, Spec, WorkloadSpec
+
+    return Spec(
+        dims=(
+            ("Ring", 4, "C", 0.0, "halving_doubling"),
+            ("Switch", 2, "A", 0.0, "direct"),
+            ("Ring", 8, "A", 114.815, "ring"),
+        ),
+        prices={"A": (298.538, 0.0771792, 1.53993), "C": (0.0129569, None, None)},
+        workloads=(
+            WorkloadSpec(
+                layers=(
+                    (
+                        (100000000.0, "ALLGATHER", 13883500000.0),
+                        (2660730.0, "NONE", 1.0),
+                        (118.85, "REDUCESCATTER", 1.0),
+                    ),
+                ),
+                groups=((2, 1, 1), (2, 1, 2), (2, 2, 1)),
+                weight=1.0,
+            ),
+            WorkloadSpec(
+                layers=(
+                    (
+                        (100.0, "ALLREDUCE", 63.0),
+                        (107.152, "ALLGATHER", 1174.9),
+                        (110.917, "ALLGATHER", 2.0),
+                    ),
+                ),
+                groups=((1, 1, 4), (4, 1, 1), (4, 1, 8)),
+                weight=0.0114815,
+            ),
+            WorkloadSpec(
+                layers=(
+                    (
+                        (114.815, "ALLGATHER", 1.0),
+                        (114.815, "ALLGATHER", 10000000000.0),
+                        (100.0, "ALLREDUCE", 83.0),
+                    ),
+                    (
+                        (123027.0, "NONE", 10000000000.0),
+                        (100.0, "NONE", 39129.1),
+                        (3162280.0, "ALLREDUCE", 5432.5),
+                    ),
+                ),
+                groups=((1, 1, 1), (1, 1, 1), (1, 1, 1)),
+                weight=0.0104713,
+            ),
+        ),
+        loop="pipeline",
+        mode="sequential",
+        rows=(Row(coef=(1.0, 1.0, 1.0), sense="==", rhs=3.15951, text="sum(bw) == S"),),
+        bounds=None,
+        x0=(1.05317, 1.05317, 1.05317),
+        pipeline=(2, 1, 234423.0, 0),
+        step=None,
+        objective="performance",
+        extra={},
+    )
