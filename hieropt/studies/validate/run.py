@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...cache import Cache, scoped
+from ...errors import InputError
 from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
@@ -136,18 +137,61 @@ def predict_runs(
 
     A run is ``in_sample`` when it is one of ``fitted_on`` (the runs ``calibrations`` were fitted
     on) or, timed with its accelerator's shipped catalog default, one of the runs that default was
-    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`)."""
+    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`).
+
+    Raises:
+        InputError: a calibration read from a file records a field it did not fit with a value
+            other than the run's (:func:`check_recorded`)."""
     fits = {c.npu: c for c in calibrations}
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
     out = []
     for r in runs:
         c = fits.get(r.params.npu.name)
+        if c is not None:
+            check_recorded(c, r)
         t = predict_ms(r, c.overrides if c else ())
         room = memory(r.params).fits
         fit = run_key(r) in seen or (c is None and run_key(r) in _default_keys(r, defaults))
         out.append(ValidationRow(r, t, c.npu if c else "", fit, room))
     return out
+
+
+def _flat(d: dict, prefix: str = "") -> dict[str, object]:
+    """``d`` with nested tables as dotted keys."""
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def check_recorded(c: Calibration, run: Run) -> None:
+    """Refuse a calibrated file (``c.source``) whose ``[params.npu]`` gives a field it did not fit
+    (not in ``[calibration] fields``) a value other than ``run``'s accelerator: only the fitted
+    values are applied, the others record the accelerator the fit was made on, so a value edited
+    there would otherwise be ignored without a word (``hbm_gbps = "fast"``, ``hbm_efficiency =
+    0.1``). The name is a label; a fit made here (no ``source``) is not checked.
+
+    Raises:
+        InputError: naming the file, the field, both values and the fix.
+    """
+    if not c.source:
+        return
+    has = _flat(run.params.npu.model_dump(mode="json", exclude_none=True))
+    for k, v in _flat(c.npu_fields).items():
+        if k in c.values or k == "name" or has.get(k) == v:
+            continue
+        raise InputError(
+            c.source,
+            f"params.npu.{k}",
+            f"{v!r} differs from the runs' {has.get(k)!r} ({run.path} line {run.line}): only "
+            "the fitted fields (calibration.fields) are applied, the others record the "
+            "accelerator the fit was made on",
+            "change the value in the runs' model file instead, and calibrate again on the runs",
+        )
 
 
 def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
@@ -246,5 +290,6 @@ __all__ = [
     "predict_runs",
     "summarise",
     "run_key",
+    "check_recorded",
     "CALIBRATED",
 ]
