@@ -9,7 +9,9 @@ parameters are first fitted on them (:func:`~hieropt.studies.validate.calibrate.
 applied to the runs of that accelerator; a run that is also a calibration run (one that resolves
 to the same model, plan, NPU and precision, network, bandwidths and measurement: :func:`run_key`,
 however its row is written) is marked ``in_sample`` and left out of the MAPE, the worst error and
-the groups.
+the groups. A run given twice (the same file twice, or a row that resolves to the run of an earlier
+row, :func:`run_key`) is predicted and shown each time but counted once: the repeat is marked
+``repeats`` and left out the same way.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class ValidationRow:
         fits_memory: whether the memory model (:func:`hieropt.model.memory.memory`) finds that
             the measured plan fits in the NPU's memory: a run that ran but "does not fit" points at
             the memory model.
+        repeats: the earlier row this run repeats (``file line N``, the same :func:`run_key`), ''
+            for a run's first row; a repeat is left out of the summary.
     """
 
     run: Run
@@ -56,6 +60,12 @@ class ValidationRow:
     calibrated: str = ""
     in_sample: bool = False
     fits_memory: bool = True
+    repeats: str = ""
+
+    @property
+    def counted(self) -> bool:
+        """Whether the run counts in the summary: out of sample and not a repeat."""
+        return not self.in_sample and not self.repeats
 
     @property
     def error(self) -> float:
@@ -137,7 +147,8 @@ def predict_runs(
 
     A run is ``in_sample`` when it is one of ``fitted_on`` (the runs ``calibrations`` were fitted
     on) or, timed with its accelerator's shipped catalog default, one of the runs that default was
-    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`).
+    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`). A run whose
+    :func:`run_key` an earlier run of ``runs`` has ``repeats`` that run (``file line N``).
 
     Raises:
         InputError: a calibration read from a file records a field it did not fit with a value
@@ -145,6 +156,7 @@ def predict_runs(
     fits = {c.npu: c for c in calibrations}
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
+    first: dict[str, str] = {}
     out = []
     for r in runs:
         c = fits.get(r.params.npu.name)
@@ -152,8 +164,11 @@ def predict_runs(
             check_recorded(c, r)
         t = predict_ms(r, c.overrides if c else ())
         room = memory(r.params).fits
-        fit = run_key(r) in seen or (c is None and run_key(r) in _default_keys(r, defaults))
-        out.append(ValidationRow(r, t, c.npu if c else "", fit, room))
+        key = run_key(r)
+        fit = key in seen or (c is None and key in _default_keys(r, defaults))
+        repeats = first.get(key, "")
+        first.setdefault(key, f"{r.path} line {r.line}")
+        out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats))
     return out
 
 
@@ -209,7 +224,7 @@ def summarise(
     rows: Sequence[ValidationRow], calibrations: Sequence[Calibration] = ()
 ) -> Validation:
     """The metrics of the module docstring over ``rows``."""
-    used = [x for x in rows if not x.in_sample]
+    used = [x for x in rows if x.counted]
     groups: dict[tuple[str, str], list[ValidationRow]] = {}
     files: dict[str, list[ValidationRow]] = {}
     for x in used:
