@@ -147,10 +147,15 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         )
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
+        from ..solvers.near_product import NEAR_PRODUCT_METHOD
+
         lo, hi = sol.extra["kappa_range_usd"]
         top = "no upper end (nothing caps bandwidth)" if math.isinf(hi) else f"${hi:,.6g}"
+        how = "one convex LP in cost shares"
+        if sol.method == NEAR_PRODUCT_METHOD:
+            how = "the fastest design within a budget a hair above the cheapest network"
         lines.append(
-            f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} "
+            f"global search: {how}, {sol.extra['kappa_evaluations']} "
             "LPs, costs "
             f"searched within ${lo:,.6g} .. {top}"
         )
