@@ -15,7 +15,7 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from ..verify import constraint_violations
-from .common import fmt_ms
+from .common import fmt_money, fmt_ms
 
 
 def design_title(sol: Solution) -> str:
@@ -122,7 +122,7 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
             if sol.lower_bound_ns is not None
             else ""
         ),
-        f"network cost: ${sol.network_cost_usd:,.0f}",
+        f"network cost: {fmt_money(sol.network_cost_usd)}",
     ]
     mp = instance.mapping
     lines.insert(1, f"mapping (group size per dimension): forward {list(mp.forward)}, input_grad "
@@ -213,7 +213,7 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
                 f"  {job.workload.name} (weight {job.weight:.8g}): iteration time {t:,.1f} ns "
                 f"({t / 1e6:,.6f} ms)"
             )
-    lines.append(f"network cost: ${bd.network_cost_usd:,.0f}")
+    lines.append(f"network cost: {fmt_money(bd.network_cost_usd)}")
     lines += stage_lines(bd, instance)
     lines += [f"warning: {w}" for w in constraint_warnings(instance, bd.bw_gbps)]
     return lines
