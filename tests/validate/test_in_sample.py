@@ -124,3 +124,13 @@ def test_a_run_given_twice_counts_once():
         "7 runs out of sample: mean absolute error 3.1%, worst 6.3% (the model files' calibration; "
         "(fit): the runs a catalog default was fitted on) (9 repeated runs counted once)"
     ) in r.stdout
+
+
+def test_a_schedule_and_recompute_in_another_case_are_the_same_run(tmp_path: Path):
+    # "1F1B" as the papers write it: refused before, while the accelerator column ignores case
+    path = rewritten(tmp_path, "upper.csv", (",1f1b,", ",1F1B,"), (",selective", ",Selective"),
+                     (",full,", ",FULL,"))
+    assert marks(path) == [True, True]
+    r = runner.invoke(app, ["validate", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "0 runs out of sample" in r.stdout
