@@ -70,7 +70,9 @@ def validate_command(
         typer.Option(
             "--npu",
             help="Calibrated accelerator file written by hieropt calibrate: its fitted values "
-            "replace the model files' for the runs of that accelerator, and the runs it was "
+            "replace the model files' for the runs of that accelerator (its other [params.npu] "
+            "fields record the accelerator fitted: one that differs from the runs' is refused), "
+            "and the runs it was "
             "fitted on (its [calibration] files) are marked (fit), as with --calibrate-on; "
             "repeatable.",
         ),

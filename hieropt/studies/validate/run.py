@@ -199,10 +199,11 @@ def check_recorded(c: Calibration, run: Run) -> None:
     for k, v in _flat(c.npu_fields).items():
         if k in c.values or k == "name" or has.get(k) == v:
             continue
+        theirs = repr(has[k]) if k in has else "none (the field is not set there)"
         raise InputError(
             c.source,
             f"params.npu.{k}",
-            f"{v!r} differs from the runs' {has.get(k)!r} ({run.path} line {run.line}): only "
+            f"{v!r} differs from the runs' {theirs} ({run.path} line {run.line}): only "
             "the fitted fields (calibration.fields) are applied, the others record the "
             "accelerator the fit was made on",
             "change the value in the runs' model file instead, and calibrate again on the runs",
