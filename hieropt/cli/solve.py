@@ -138,8 +138,10 @@ def solve_command(
     communication split, per-dimension utilisation, network cost, the proven gap and the solve time;
     for a pipelined LLM plan every distinct stage's time (the iteration time is the slowest
     stage's); the training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance,
-    the knee. Exit 3 when the problem is infeasible (e.g. a time target below the fastest possible
-    time) or unbounded.
+    the knee. Exit 3 without a certified answer: infeasible (e.g. a time target below the fastest
+    possible time), unbounded, undecided (a time target within the fastest time's gap), or a limit
+    reached before the gap target (the best design found is printed, with its proven gap) or a
+    failed verification.
     """
     from ..errors import HieroptError
 

@@ -70,12 +70,22 @@ def validate_command(
         typer.Option(
             "--npu",
             help="Calibrated accelerator file written by hieropt calibrate: its fitted values "
-            "replace the model files' for the runs of that accelerator, and the runs it was "
+            "replace the model files' for the runs of that accelerator (its other [params.npu] "
+            "fields record the accelerator fitted: one that differs from the runs' is refused), "
+            "and the runs it was "
             "fitted on (its [calibration] files) are marked (fit), as with --calibrate-on; "
             "repeatable.",
         ),
     ] = None,
-    loss: LossOpt = "mape",
+    loss: Annotated[
+        str | None,
+        typer.Option(
+            "--loss",
+            help="What the fit of --calibrate-on minimises: mape (mean |predicted - measured| / "
+            "measured, the default) or log (mean |ln(predicted / measured)|).",
+            show_default=False,
+        ),
+    ] = None,
     fit: FitOpt = None,
     json_out: JsonOpt = None,
 ) -> None:
@@ -102,15 +112,16 @@ def validate_command(
                 "given with --calibrate-on",
                 "fit on runs (--calibrate-on) or apply a fitted accelerator file (--npu), not both",
             )
+        for name, given in (("--fit", fit), ("--loss", loss)):
+            if given and not calibrate_on:
+                raise InputError(
+                    name, None, "given without --calibrate-on", "give the runs to fit on"
+                )
         from ..studies.validate import read_calibrated, validate
 
         fits = tuple(read_calibrated(str(p)) for p in npu or [])
-        if fit and not calibrate_on:
-            raise InputError(
-                "--fit", None, "given without --calibrate-on", "give the runs to fit on"
-            )
         result = validate(
-            runs, calibrate_on or [], fit_names(fit), loss=loss, calibrations=fits
+            runs, calibrate_on or [], fit_names(fit), loss=loss or "mape", calibrations=fits
         )
     except HieroptError as e:
         raise fail(err, e, json_out) from None

@@ -212,4 +212,14 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
     return npu["name"], values, {**meta, "files": [_runs_file(f, path) for f in files]}
 
 
-__all__ = ["calibration_text", "write_calibration", "read_calibration"]
+def read_npu_table(path: str | Path) -> dict[str, Any]:
+    """The ``[params.npu]`` table of a calibrated accelerator file (checked by
+    :func:`read_calibration`), every field as written.
+
+    Raises:
+        InputError: a missing or bad file.
+    """
+    return dict(read_toml(Path(path), "calibrated accelerator")["params"]["npu"])
+
+
+__all__ = ["calibration_text", "write_calibration", "read_calibration", "read_npu_table"]

@@ -303,10 +303,12 @@ def network_budget_usd(instance: Instance, total_usd: float) -> float:
     accelerators, servers, racks and facility (:func:`cost_rate`).
 
     Raises:
-        InputError: no ``[cluster]`` capex (accelerator_usd and amortisation_years), or a total
-            below it.
+        InputError: no ``[cluster]`` capex (accelerator_usd and amortisation_years) (exit 2).
+        NoSolutionError: ``infeasible``, a total at or below that capex: no network fits in it, as
+            a network budget below the cheapest network (exit 3, docs/reference/exit-codes.md).
     """
-    from ..errors import InputError
+    from ..errors import InputError, NoSolutionError
+    from ..units import usd_cents
 
     rate = (
         None
@@ -322,12 +324,11 @@ def network_budget_usd(instance: Instance, total_usd: float) -> float:
         )
     left = total_usd - rate.capex_fixed_usd
     if left <= 0:
-        raise InputError(
-            "total budget",
-            None,
-            f"${total_usd:,.0f} does not cover the cluster without its network "
-            f"(${rate.capex_fixed_usd:,.0f})",
-            "raise the total budget",
+        raise NoSolutionError(
+            "infeasible",
+            f"the total budget ${usd_cents(total_usd, up=False)} does not cover the cluster "
+            f"without its network, ${usd_cents(rate.capex_fixed_usd, up=True)} (accelerators, "
+            "servers, racks and facility): raise the total budget above it",
         )
     return left
 

@@ -18,6 +18,12 @@ def fmt_usd(usd: float | None) -> str:
     return "-" if usd is None else f"{usd:,.0f}"
 
 
+def fmt_money(usd: float) -> str:
+    """$ with its sign: to the cent below $1,000 (``$0.28``, so that a small amount is not
+    ``$0``), else to the dollar (``$13,661,707``); both rounded to nearest."""
+    return f"${usd:,.2f}" if abs(usd) < 999.995 else f"${usd:,.0f}"
+
+
 def fmt_product(x: float | None) -> str:
     """time x cost, ns x $, 7 significant digits."""
     return "-" if x is None else f"{x:.6e}"

@@ -15,7 +15,7 @@ from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
 from ..verify import constraint_violations
-from .common import fmt_ms
+from .common import fmt_money, fmt_ms
 
 
 def design_title(sol: Solution) -> str:
@@ -122,7 +122,7 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
             if sol.lower_bound_ns is not None
             else ""
         ),
-        f"network cost: ${sol.network_cost_usd:,.0f}",
+        f"network cost: {fmt_money(sol.network_cost_usd)}",
     ]
     mp = instance.mapping
     lines.insert(1, f"mapping (group size per dimension): forward {list(mp.forward)}, input_grad "
@@ -147,10 +147,15 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         )
     lines.append(f"relative gap {sol.gap:.2e} (proven)")
     if "kappa_evaluations" in sol.extra:
+        from ..solvers.near_product import NEAR_PRODUCT_METHOD
+
         lo, hi = sol.extra["kappa_range_usd"]
         top = "no upper end (nothing caps bandwidth)" if math.isinf(hi) else f"${hi:,.6g}"
+        how = "one convex LP in cost shares"
+        if sol.method == NEAR_PRODUCT_METHOD:
+            how = "the fastest design within a budget a hair above the cheapest network"
         lines.append(
-            f"global search: one convex LP in cost shares, {sol.extra['kappa_evaluations']} "
+            f"global search: {how}, {sol.extra['kappa_evaluations']} "
             "LPs, costs "
             f"searched within ${lo:,.6g} .. {top}"
         )
@@ -208,7 +213,7 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
                 f"  {job.workload.name} (weight {job.weight:.8g}): iteration time {t:,.1f} ns "
                 f"({t / 1e6:,.6f} ms)"
             )
-    lines.append(f"network cost: ${bd.network_cost_usd:,.0f}")
+    lines.append(f"network cost: {fmt_money(bd.network_cost_usd)}")
     lines += stage_lines(bd, instance)
     lines += [f"warning: {w}" for w in constraint_warnings(instance, bd.bw_gbps)]
     return lines

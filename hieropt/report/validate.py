@@ -35,7 +35,8 @@ def short_file(path: str) -> str:
 
 def rows_table(v: Validation) -> Table:
     """One line per run: file, line, run, group, measured and predicted ms, error (predicted vs
-    measured); a calibration run marked ``(fit)``, a plan the memory model does not fit ``*``."""
+    measured); a calibration run marked ``(fit)``, a repeat of an earlier row's run ``(repeat)``, a
+    plan the memory model does not fit ``*``."""
     t = Table(
         title="Measured runs: predicted vs measured iteration time "
         "(error = predicted / measured - 1)",
@@ -47,7 +48,7 @@ def rows_table(v: Validation) -> Table:
             justify="right" if col in ("line", "measured ms", "predicted ms", "error") else "left",
         )
     for x in v.rows:
-        mark = " (fit)" if x.in_sample else ""
+        mark = " (fit)" if x.in_sample else " (repeat)" if x.repeats else ""
         t.add_row(
             short_file(str(x.run.path)),
             str(x.run.line),
@@ -58,6 +59,9 @@ def rows_table(v: Validation) -> Table:
             _pct(x.error, True) + mark,
         )
     notes = ["(fit): a calibration run, left out of the summary"] * any(x.in_sample for x in v.rows)
+    if any(x.repeats for x in v.rows):
+        notes.append("(repeat): the run of an earlier row (the same file or run given twice), "
+                     "counted once")
     if not all(x.fits_memory for x in v.rows):
         notes.append("*: the memory model finds that this measured plan does not fit in memory")
     t.caption = "; ".join(notes) or None
@@ -75,13 +79,16 @@ def summary_lines(v: Validation) -> list[str]:
             + f"; applied to {used} runs"
             + ("" if used else f" (no run uses the accelerator {c.npu})")
         )
-    n = sum(not x.in_sample for x in v.rows)
+    n = sum(x.counted for x in v.rows)
     whose = ""
     if not v.calibrations:
         fitted = any(x.in_sample for x in v.rows)
         whose = " (the model files' calibration" + (
             "; (fit): the runs a catalog default was fitted on)" if fitted else ")"
         )
+    repeats = sum(bool(x.repeats) for x in v.rows)
+    if repeats:
+        whose += f" ({repeats} repeated runs counted once)"
     lines.append(
         f"{n} runs out of sample: mean absolute error {_pct(v.mape)}, worst {_pct(v.worst)}"
         + whose
@@ -184,6 +191,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
             "error": x.error,
             "calibrated": x.calibrated or None,
             "in_sample": x.in_sample,
+            "repeats": x.repeats or None,
             "fits_memory": x.fits_memory,
         }
         for x in v.rows
@@ -191,7 +199,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
     return {
         "rows": rows,
         "summary": {
-            "runs": sum(not x.in_sample for x in v.rows),
+            "runs": sum(x.counted for x in v.rows),
             "mape": _finite(v.mape),
             "worst": _finite(v.worst),
         },

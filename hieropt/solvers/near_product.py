@@ -24,7 +24,15 @@ from .near_cheapest import near_budget, reduced_budget_row, vertex_of
 from .outcome import OAResult
 from .procurement import SUB_GAP, Counts, fastest_design, fastest_once
 
-__all__ = ["cheapest_cost_floor_usd", "near_cheapest_product"]
+__all__ = ["cheapest_cost_floor_usd", "near_cheapest_product", "NEAR_PRODUCT_METHOD"]
+
+NEAR_PRODUCT_METHOD = (
+    "within a budget a hair above the cheapest network, which the cost-share LP does not resolve: "
+    "the fastest design within the budget (Kelley cutting planes on one LP), its time's bound x "
+    "the cheapest network's cost (or a split of the costs in two) the bound, the cost-share LP's "
+    "design kept when better"
+)
+"""The ``method`` of a time x cost answer :func:`near_cheapest_product` gives (not ``out``)."""
 
 
 def cheapest_cost_floor_usd(instance: Instance, budget_usd: float) -> float | None:

@@ -321,7 +321,8 @@ def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: fl
             raise InputError(flag, None, number_problem(value), "give a finite value > 0")
     if objective in ("min_cost", "min_power") and max_iteration_time_ns is None:
         raise InputError("max_iteration_time_ns", None, f"missing for objective {objective}",
-                         "give the iteration-time target in ns, e.g. 1.3e9")
+                         "give the iteration-time target (--max-time 1.3s, or "
+                         "max_iteration_time_ns in ns)")
     return objective, max_iteration_time_ns, max_cost_usd
 
 

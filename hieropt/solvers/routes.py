@@ -31,7 +31,8 @@ from ..spec.cluster import Cluster
 from ..units import implausible_bw_notes
 from ..verify import verify
 from .cutting import REL_GAP
-from .near_product import near_cheapest_product
+from .near_product import NEAR_PRODUCT_METHOD, near_cheapest_product
+from .outcome import OAResult
 from .procurement import (
     Counts,
     against_target,
@@ -313,24 +314,26 @@ def time_cost_product(case: Case) -> Solution:
         cheapest = cheapest_meeting(inst, case.tm, target, REL_GAP, inst.max_network_cost_usd,
                                     case.time_limit_s, counts)
         floor, meets = cheapest.lower, cheapest.bw
-    res = _product_or_near(case, counts, terms.fixed_usd if terms else 0.0, floor, meets)
+    res, near = _product_or_near(case, counts, terms.fixed_usd if terms else 0.0, floor, meets)
     if terms is not None:
         rate = terms.usd_per_ns_usd
         res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
         extra = {"run_cost_per": terms.per, "fixed_cost_usd": terms.fixed_usd}
     extra.update(kappa_evaluations=res.iterations, kappa_nodes=0,
                  kappa_range_usd=[float(k) for k in res.kappa_range])
-    return verified(inst, case.tm, counts, res, obj, case.start, extra)
+    return verified(inst, case.tm, counts, res, obj, case.start, extra,
+                    method=NEAR_PRODUCT_METHOD if near else None)
 
 
 def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float | None,
-                     meets: np.ndarray | None):
+                     meets: np.ndarray | None) -> tuple[OAResult, bool]:
     """The outcome of :func:`hieropt.solvers.procurement.min_time_cost_product` (ns x $), its LPs
     and cuts added to ``counts``; when it is not OPTIMAL or finds no design (infeasible, or the
     LP failed) and the budget is a hair above the cheapest network, the better of it and the
     fastest design within the budget, with the higher bound
     (:func:`hieropt.solvers.near_product.near_cheapest_product`): there the cost-share LP does not
     resolve the room above the cheapest network, and would call a feasible budget infeasible.
+    Returns the outcome and whether that near-cheapest step gave it.
 
     Raises:
         NoSolutionError, SolverError: as :func:`time_cost_product`.
@@ -347,11 +350,12 @@ def _product_or_near(case: Case, counts: Counts, fixed_usd: float, floor: float 
                                      fixed_usd, floor)
         if near is None:  # (not a near-cheapest budget: the cost-share LP's answer stands)
             raise
-        return near
+        return near, True
     counts.lps += res.iterations
     counts.cuts += res.cuts
-    return near_cheapest_product(inst, case.tm, res, case.rel_gap, case.time_limit_s, counts,
+    near = near_cheapest_product(inst, case.tm, res, case.rel_gap, case.time_limit_s, counts,
                                  fixed_usd, floor)
+    return near, near is not res
 
 
 NS_PER_HOUR = 3.6e12

@@ -99,7 +99,7 @@ def test_a_total_budget_leaves_the_rest_for_the_network(llama):
     # $11.7M
     fixed = 16384 * 33750 + 11.7e6 * 16384 * (700 + 4600 / 8) / 1e6
     assert network_budget_usd(llama, 1e9) == pytest.approx(1e9 - fixed, rel=1e-12)
-    with pytest.raises(InputError, match="does not cover"):
+    with pytest.raises(NoSolutionError, match="does not cover"):
         network_budget_usd(llama, 5e8)
     r = run(
         "solve",
@@ -272,3 +272,19 @@ def test_a_missed_deadline_is_said_in_days_and_ms(llama, answers):
         f"{fast / 1e6:,.1f} ms: {50 * fast / target:,.1f} d"
     )
     assert "4,646.0 ms" in r.stderr and "ms: 67.9 d" in r.stderr
+
+
+def test_a_total_budget_below_the_cluster_is_no_design_as_a_budget_below_the_network():
+    # exit 3 (no design), as --budget below the cheapest network; it was exit 2 (bad input)
+    fixed = 16384 * 33750 + 11.7e6 * 16384 * (700 + 4600 / 8) / 1e6
+    r = run("solve", LLAMA, "--total-budget", "500M", "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 3
+    message = (
+        "infeasible: the total budget $500,000,000.00 does not cover the cluster without its "
+        f"network, ${fixed:,.2f} (accelerators, servers, racks and facility): raise the total "
+        "budget above it"
+    )
+    assert error_line(r) == f"error: {message}"
+    assert json.loads(r.stdout) == {"status": "infeasible", "message": message, "exit_code": 3}
+    r = run("solve", GPT3, "--budget", "1000")
+    assert r.exit_code == 3 and error_line(r).startswith("error: infeasible: the budget $1,000.00")

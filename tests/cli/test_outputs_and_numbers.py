@@ -326,3 +326,17 @@ def test_an_interrupt_after_the_answer_keeps_it(tmp_path, monkeypatch):
     assert r.exit_code == 130
     data = json.loads(out.read_text())
     assert "status" not in data and data["ranking"]
+
+
+@pytest.mark.parametrize(
+    ("bw", "cost"),
+    [
+        # 1e-6 GB/s on each dimension: $0.2762 (printed "$0" before)
+        ("0.000001,0.000001,0.000001,0.000001", "network cost: $0.28\n"),
+        (BW_OK, "network cost: $17,080,320\n"),
+    ],
+)
+def test_evaluate_prints_a_small_network_cost_in_cents(bw: str, cost: str):
+    r = run("evaluate", GPT3, "--bw", bw)
+    assert r.exit_code == 0, r.output
+    assert cost in r.stdout

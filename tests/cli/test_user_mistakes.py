@@ -786,3 +786,20 @@ def test_a_bounds_entry_without_a_bound_is_refused(tmp_path):
     r = run("solve", str(p), "--no-sensitivity")
     assert r.exit_code == 2
     assert "bounds[0]: dimension 0 has neither lower_gbps nor upper_gbps" in error_line(r)
+
+
+def test_solve_help_lists_every_exit_3():
+    # a LIMIT answer prints its design and exits 3; the help said exit 3 only for infeasible or
+    # unbounded problems
+    gpt3 = REPO / "instances" / "gpt3-4d.toml"
+    r = run("solve", gpt3, "--objective", "performance_per_cost", "--budget", "4096000.0000004096")
+    assert r.exit_code == 3
+    assert "status: limit (stopped at proven relative gap " in r.stdout
+    assert "network cost:" in r.stdout
+    text = " ".join(run("solve", "--help").stdout.replace("│", " ").split())
+    assert (
+        "Exit 3 without a certified answer: infeasible (e.g. a time target below the fastest "
+        "possible time), unbounded, undecided (a time target within the fastest time's gap), or a "
+        "limit reached before the gap target (the best design found is printed, with its proven "
+        "gap) or a failed verification."
+    ) in text

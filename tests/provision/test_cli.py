@@ -350,3 +350,13 @@ def test_sourced_catalogs_end_to_end(tmp_path):
         )
         # 18 NVLink switch chips per NVL72 rack
         assert data["design"][0]["switches_total"] == 32 * 18
+
+
+@pytest.mark.parametrize("objective", ["min_power", "min_cost"])
+def test_a_missing_time_target_is_asked_for_with_a_unit(objective: str):
+    # the fix said "give the iteration-time target in ns, e.g. 1.3e9", while --max-time takes units
+    msg = assert_error(run(INSTANCE, "--catalog", CATALOG, "--objective", objective), 2)
+    assert msg == (
+        f"error: --max-time: missing for objective {objective}; fix: give the iteration-time "
+        "target (--max-time 1.3s, or max_iteration_time_ns in ns)"
+    )

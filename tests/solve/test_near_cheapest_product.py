@@ -99,3 +99,25 @@ def test_gpt3_time_cost_proven_against_a_budget_scan(eps):
         product = sol.iteration_time_ns * sol.network_cost_usd
         assert ppc.objective_bound <= product
         assert ppc.objective_value <= product * (1 + ppc.gap)
+
+
+def test_the_method_says_which_step_answered():
+    """The near-cheapest step's answer says so in its method and the report's search line; an answer
+    of the cost-share LP keeps that LP's method. Before, both read "one convex LP in cost
+    shares"."""
+    from hieropt.report.text import summary_lines
+    from hieropt.solvers.routes import METHODS
+
+    ppc, _, _ = solve_both("gpt3-4d.toml", 1e-10)  # the budget 4096000.0004096
+    assert ppc.method.startswith(
+        "within a budget a hair above the cheapest network, which the cost-share LP does not "
+        "resolve: the fastest design within the budget"
+    )
+    text = "\n".join(summary_lines(ppc.instance, ppc))
+    assert "global search: the fastest design within a budget a hair above the cheapest " in text
+    assert "one convex LP in cost shares" not in text
+    wide = hieropt.solve(load("gpt3-4d.toml"), objective="performance_per_cost",
+                         options=SolveOptions(budget_usd=2 * CHEAPEST_USD))
+    assert wide.method == METHODS["performance_per_cost"]
+    assert "global search: one convex LP in cost shares, " in "\n".join(
+        summary_lines(wide.instance, wide))

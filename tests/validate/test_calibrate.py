@@ -136,6 +136,12 @@ def test_bad_command_lines_are_one_line_errors(tmp_path: Path):
     assert r.exit_code == 2 and "unknown loss" in r.stderr
     r = runner.invoke(app, ["validate", str(path), "--fit", "efficiency"])
     assert r.exit_code == 2 and "--fit: given without --calibrate-on" in r.stderr
+    for more in ([], ["--npu", str(tmp_path / "x.toml")]):  # (before: ignored, exit 0)
+        r = runner.invoke(app, ["validate", str(path), "--loss", "log", *more])
+        assert r.exit_code == 2
+        assert r.stderr.strip() == (
+            "error: --loss: given without --calibrate-on; fix: give the runs to fit on"
+        )
     out = str(tmp_path / "x.toml")
     r = runner.invoke(app, ["calibrate", str(path), "--out", out, "--fit", "matrix_efficiency"])
     assert r.exit_code == 2 and "toy's flat compute model; fix: name one" in r.stderr

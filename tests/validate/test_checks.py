@@ -304,3 +304,30 @@ def test_one_calibration_run_in_another_unit_is_named_by_its_line(tmp_path: Path
         f"0.37): measured_ms {runs[1].measured_ms:.10g} looks like microseconds; fix: give "
         f"measured_ms in milliseconds: {runs[1].measured_ms / 1000:.10g}"
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown"),
+    [
+        ("hbm_gbps = 2039.0", 'hbm_gbps = "fast"', "'fast' differs from the runs' 2039.0"),
+        ("hbm_efficiency = 0.65", "hbm_efficiency = 0.1", "0.1 differs from the runs' 0.65"),
+    ],
+)
+def test_a_calibrated_file_field_it_did_not_fit_is_refused_when_edited(
+    tmp_path: Path, old: str, new: str, shown: str
+):
+    # only the fitted fields are applied: before, an edited record was ignored without a word
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0
+    text = out.read_text()
+    assert old in text
+    edited = tmp_path / "edited.toml"
+    edited.write_text(text.replace(old, new))
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(edited)])
+    assert r.exit_code == 2
+    field = old.split(" = ")[0]
+    assert r.stderr.startswith(f"error: {edited}: params.npu.{field}: {shown} (")
+    assert "only the fitted fields (calibration.fields) are applied" in r.stderr
+    assert "fix: change the value in the runs' model file instead" in r.stderr
+    # the file as written is applied
+    assert runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(out)]).exit_code == 0

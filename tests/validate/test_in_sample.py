@@ -96,3 +96,41 @@ def test_a_run_that_differs_is_out_of_sample(tmp_path: Path):
     first = ("300;25,gpt-22b,48,6144,64,24576,8,1,1,4,4,1f1b,1,full,",)
     path = rewritten(tmp_path, "nvlink.csv", (first[0], "150" + first[0][3:]))
     assert marks(path, (ONE_NODE,)) == [False, True]
+
+
+def test_a_run_given_twice_counts_once():
+    # the shipped runs with the calibration runs: Narayanan's Table 1 is in both narayanan2021.csv
+    # and calibration/a100-narayanan-table1.csv. Before, its ten runs counted twice: "49 runs out of
+    # sample: mean absolute error 12.6%"
+    shipped = sorted(VALIDATION.glob("*.csv"))
+    calibration = sorted((VALIDATION / "calibration").glob("*.csv"))
+    alone = validate(shipped)
+    both = validate(shipped + calibration)
+    table1 = [x for x in both.rows if x.run.path.name == "a100-narayanan-table1.csv"]
+    assert len(table1) == 10
+    first = str(VALIDATION / "narayanan2021.csv") + " line "
+    assert all(x.repeats.startswith(first) for x in table1)
+    assert not any(x.repeats for x in alone.rows)
+    assert (both.mape, both.worst) == (alone.mape, alone.worst)
+    assert sum(x.counted for x in both.rows) == sum(x.counted for x in alone.rows) == 39
+    # the same file twice: every row of the second copy repeats the first's
+    path = VALIDATION / "korthikanti2022.csv"
+    r = runner.invoke(app, ["validate", str(path), str(path)])
+    assert r.exit_code == 0, r.output
+    # seven rows and the note (the two 22B runs stay marked (fit), as the catalog default's own)
+    assert r.stdout.count("(repeat)") == 7 + 1
+    assert r.stdout.count("(fit)") == 4 + 2  # and the note and the summary
+    assert (
+        "7 runs out of sample: mean absolute error 3.1%, worst 6.3% (the model files' calibration; "
+        "(fit): the runs a catalog default was fitted on) (9 repeated runs counted once)"
+    ) in r.stdout
+
+
+def test_a_schedule_and_recompute_in_another_case_are_the_same_run(tmp_path: Path):
+    # "1F1B" as the papers write it: refused before, while the accelerator column ignores case
+    path = rewritten(tmp_path, "upper.csv", (",1f1b,", ",1F1B,"), (",selective", ",Selective"),
+                     (",full,", ",FULL,"))
+    assert marks(path) == [True, True]
+    r = runner.invoke(app, ["validate", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "0 runs out of sample" in r.stdout

@@ -181,3 +181,14 @@ def test_no_answer_names_the_statuses_and_a_reason():
         f"no candidate has a certified answer: {n} infeasible (e.g. infeasible: "
     )
     assert "sum(bw) <= -5" in text
+
+
+def test_schedule_and_recompute_names_in_any_case():
+    """``schedule = ["1F1B"]`` as the papers write it was refused ("Input should be '1f1b' or
+    'interleaved'"); a plan's names are taken in any case, and a name listed twice in two cases is
+    still listed twice."""
+    choices = PlanChoices(schedule=["1F1B", "Interleaved"], recompute=["None", "FULL"])
+    assert choices.schedule == ("1f1b", "interleaved")
+    assert choices.recompute == ("none", "full")
+    with pytest.raises(ValidationError, match="'full' is listed twice"):
+        PlanChoices(recompute=["full", "Full"])

@@ -134,10 +134,11 @@ class Calibration:
         runs: the number of runs it rests on; ``files``: their runs files.
         loss: ``mape`` or ``log``; ``evaluations``: loss evaluations of the search.
         npu_fields: every field of the fitted accelerator (the runs' NPU with ``values``), for
-            writing.
+            writing; read from a calibrated file, its ``[params.npu]``.
         at_bound: the fitted fields whose value sits at a bound of their range
             (:func:`~hieropt.studies.validate.checks.at_bound`: the runs ask for more than the
             bounds allow).
+        source: the calibrated file it was read from ('' for a fit made here).
     """
 
     npu: str
@@ -151,6 +152,7 @@ class Calibration:
     evaluations: int
     npu_fields: dict[str, Any]
     at_bound: tuple[str, ...] = ()
+    source: str = ""
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -274,12 +276,15 @@ def calibrate(
 def read_calibrated(path: str) -> Calibration:
     """A calibrated accelerator file written by ``hieropt calibrate``
     (:mod:`hieropt.io.calibration`) as the :class:`Calibration` it records (its fields' bounds those
-    of either compute model, or the value itself for a field of neither).
+    of either compute model, or the value itself for a field of neither). Its ``npu_fields`` are the
+    file's ``[params.npu]``: only the fitted fields are applied; the others record the accelerator
+    it was fitted on (:func:`~hieropt.studies.validate.run.predict_runs` refuses one that differs
+    from the runs').
 
     Raises:
         InputError: a missing or bad file.
     """
-    from ...io.calibration import read_calibration
+    from ...io.calibration import read_calibration, read_npu_table
 
     npu, values, meta = read_calibration(path)
     known = {f.name: f for f in CALIBRATION_FIELDS + as_fields(ROOFLINE_FIELDS)}
@@ -301,8 +306,9 @@ def read_calibrated(path: str) -> Calibration:
         files=tuple(map(str, meta.get("files", []))),
         loss=str(meta.get("loss", "mape")),
         evaluations=0,
-        npu_fields={},
+        npu_fields=read_npu_table(path),
         at_bound=tuple(map(str, bound)) if isinstance(bound, list) else (),
+        source=str(path),
     )
 
 

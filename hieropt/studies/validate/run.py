@@ -9,7 +9,9 @@ parameters are first fitted on them (:func:`~hieropt.studies.validate.calibrate.
 applied to the runs of that accelerator; a run that is also a calibration run (one that resolves
 to the same model, plan, NPU and precision, network, bandwidths and measurement: :func:`run_key`,
 however its row is written) is marked ``in_sample`` and left out of the MAPE, the worst error and
-the groups.
+the groups. A run given twice (the same file twice, or a row that resolves to the run of an earlier
+row, :func:`run_key`) is predicted and shown each time but counted once: the repeat is marked
+``repeats`` and left out the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...cache import Cache, scoped
+from ...errors import InputError
 from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
@@ -48,6 +51,8 @@ class ValidationRow:
         fits_memory: whether the memory model (:func:`hieropt.model.memory.memory`) finds that
             the measured plan fits in the NPU's memory: a run that ran but "does not fit" points at
             the memory model.
+        repeats: the earlier row this run repeats (``file line N``, the same :func:`run_key`), ''
+            for a run's first row; a repeat is left out of the summary.
     """
 
     run: Run
@@ -55,6 +60,12 @@ class ValidationRow:
     calibrated: str = ""
     in_sample: bool = False
     fits_memory: bool = True
+    repeats: str = ""
+
+    @property
+    def counted(self) -> bool:
+        """Whether the run counts in the summary: out of sample and not a repeat."""
+        return not self.in_sample and not self.repeats
 
     @property
     def error(self) -> float:
@@ -136,18 +147,67 @@ def predict_runs(
 
     A run is ``in_sample`` when it is one of ``fitted_on`` (the runs ``calibrations`` were fitted
     on) or, timed with its accelerator's shipped catalog default, one of the runs that default was
-    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`)."""
+    fitted on (the entry's ``runs_file``, :func:`hieropt.io.npus.default_runs_file`). A run whose
+    :func:`run_key` an earlier run of ``runs`` has ``repeats`` that run (``file line N``).
+
+    Raises:
+        InputError: a calibration read from a file records a field it did not fit with a value
+            other than the run's (:func:`check_recorded`)."""
     fits = {c.npu: c for c in calibrations}
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
+    first: dict[str, str] = {}
     out = []
     for r in runs:
         c = fits.get(r.params.npu.name)
+        if c is not None:
+            check_recorded(c, r)
         t = predict_ms(r, c.overrides if c else ())
         room = memory(r.params).fits
-        fit = run_key(r) in seen or (c is None and run_key(r) in _default_keys(r, defaults))
-        out.append(ValidationRow(r, t, c.npu if c else "", fit, room))
+        key = run_key(r)
+        fit = key in seen or (c is None and key in _default_keys(r, defaults))
+        repeats = first.get(key, "")
+        first.setdefault(key, f"{r.path} line {r.line}")
+        out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats))
     return out
+
+
+def _flat(d: dict, prefix: str = "") -> dict[str, object]:
+    """``d`` with nested tables as dotted keys."""
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def check_recorded(c: Calibration, run: Run) -> None:
+    """Refuse a calibrated file (``c.source``) whose ``[params.npu]`` gives a field it did not fit
+    (not in ``[calibration] fields``) a value other than ``run``'s accelerator: only the fitted
+    values are applied, the others record the accelerator the fit was made on, so a value edited
+    there would otherwise be ignored without a word (``hbm_gbps = "fast"``, ``hbm_efficiency =
+    0.1``). The name is a label; a fit made here (no ``source``) is not checked.
+
+    Raises:
+        InputError: naming the file, the field, both values and the fix.
+    """
+    if not c.source:
+        return
+    has = _flat(run.params.npu.model_dump(mode="json", exclude_none=True))
+    for k, v in _flat(c.npu_fields).items():
+        if k in c.values or k == "name" or has.get(k) == v:
+            continue
+        theirs = repr(has[k]) if k in has else "none (the field is not set there)"
+        raise InputError(
+            c.source,
+            f"params.npu.{k}",
+            f"{v!r} differs from the runs' {theirs} ({run.path} line {run.line}): only "
+            "the fitted fields (calibration.fields) are applied, the others record the "
+            "accelerator the fit was made on",
+            "change the value in the runs' model file instead, and calibrate again on the runs",
+        )
 
 
 def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
@@ -165,7 +225,7 @@ def summarise(
     rows: Sequence[ValidationRow], calibrations: Sequence[Calibration] = ()
 ) -> Validation:
     """The metrics of the module docstring over ``rows``."""
-    used = [x for x in rows if not x.in_sample]
+    used = [x for x in rows if x.counted]
     groups: dict[tuple[str, str], list[ValidationRow]] = {}
     files: dict[str, list[ValidationRow]] = {}
     for x in used:
@@ -246,5 +306,6 @@ __all__ = [
     "predict_runs",
     "summarise",
     "run_key",
+    "check_recorded",
     "CALIBRATED",
 ]

@@ -194,7 +194,7 @@ class Plan(_Frozen):
         sequence_parallel: Megatron sequence parallelism (Korthikanti et al. 2022): TP all-reduces
             become reduce-scatter + all-gather and norm/dropout activations are split over TP.
         schedule: ``1f1b`` (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) or ``interleaved``
-            (§2.2.2).
+            (§2.2.2), in any case.
         virtual_stages: model chunks per stage v of the interleaved schedule (>= 2 there, 1 with
             1f1b).
         microbatch_group_size: the interleaved schedule's N, micro-batches each stage runs back to
@@ -216,7 +216,7 @@ class Plan(_Frozen):
         global_batch_size: sequences per iteration B (fixed); micro-batches per iteration m = B /
             (dp b).
         recompute: activation recompute ``none``, ``selective`` (attention core, Korthikanti et al.
-            2022 §5) or ``full`` (every block from its input checkpoint).
+            2022 §5) or ``full`` (every block from its input checkpoint), in any case.
         vocab_pad_multiple: the vocabulary is padded to a multiple of this x tp (Megatron-LM's
             make-vocab-size-divisible-by, 128).
         overlap_grad_reduce: the per-iteration DP collectives overlap the last micro-batch's
@@ -261,6 +261,12 @@ class Plan(_Frozen):
     flash_attention: bool = False
     scatter_gather_sends: bool = True
     collective_algorithms: tuple[tuple[Literal[PLAN_GROUPS], Literal[GROUP_ALGORITHMS]], ...] = ()
+
+    @field_validator("schedule", "recompute", mode="before")
+    @classmethod
+    def _name_any_case(cls, v: Any) -> Any:
+        """A schedule or recompute name in any case (``1F1B``, as the papers write it)."""
+        return v.lower() if isinstance(v, str) else v
 
     @field_validator("collective_algorithms", mode="before")
     @classmethod

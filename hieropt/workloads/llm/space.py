@@ -11,7 +11,7 @@ per (plan, shape); ``all_placements`` tries every placement of the groups on the
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, field_validator, model_validator
 
@@ -57,6 +57,12 @@ class PlanChoices(_Frozen):
     micro_batch_size: tuple[_Degree, ...] = Field(default=(1,), min_length=1)
     overlap_grad_reduce: tuple[StrictBool, ...] = Field(default=(False,), min_length=1)
     schedule: tuple[Literal["1f1b", "interleaved"], ...] | None = Field(default=None, min_length=1)
+
+    @field_validator("schedule", "recompute", mode="before")
+    @classmethod
+    def _names_any_case(cls, v: Any) -> Any:
+        """Schedule and recompute names in any case (``1F1B``), as a plan's."""
+        return [x.lower() if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
 
     @field_validator("*")
     @classmethod
