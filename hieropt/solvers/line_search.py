@@ -141,9 +141,7 @@ def row_leak_usd(instance: Instance, bw: np.ndarray, price_usd_per_gbps: np.ndar
         return 0.0
     lhs = dm.A @ bw
     miss = np.abs(lhs - np.clip(lhs, dm.lower, dm.upper))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_unit = np.where(dm.A != 0, price_usd_per_gbps / np.abs(dm.A), 0.0).max(axis=1)
-    return float(miss @ per_unit)
+    return float(miss @ (dm.units_per_coefficient * price_usd_per_gbps).max(axis=1))
 
 
 def onto_rows(instance: Instance, bw: np.ndarray) -> np.ndarray | None:

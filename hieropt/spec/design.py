@@ -102,6 +102,16 @@ class DesignMatrix:
         return math.nan if any(x != x for x in v) else max(v)
 
     @cached_property
+    def units_per_coefficient(self) -> np.ndarray:
+        """(n, D) 1 / |a_rd| where a_rd != 0, else 0: GB/s of dimension d per unit of row r (a row
+        missed by m units frees at most m x max_d price_d / |a_rd| of cost), read-only."""
+        out = np.zeros_like(self.A)
+        nz = self.A != 0
+        out[nz] = 1.0 / np.abs(self.A[nz])
+        out.flags.writeable = False
+        return out
+
+    @cached_property
     def bw_lower_list(self) -> list[float]:
         """:attr:`bw_lower` as Python floats (GB/s)."""
         return self.bw_lower.tolist()
