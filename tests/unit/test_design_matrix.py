@@ -66,3 +66,20 @@ def test_a_copy_with_other_rows_or_bounds_gets_its_own_matrix():
     np.testing.assert_array_equal(inst.design_matrix.bw_lower, dm.bw_lower)
     renamed = inst.model_copy(update={"name": "another"})
     assert renamed.design_matrix is dm
+
+
+def test_units_per_coefficient_by_hand():
+    """1 / |a_rd| where a_rd != 0, else 0: a row missed by m units frees at most m x max_d p_d /
+    |a_rd| of cost (the budget candidates' row leak)."""
+    from hieropt.solvers.line_search import row_leak_usd
+
+    dm = _matrix([[1, 1], [4, -2], [0, 0.5]], [100, 10, 30], [0, 1, 2])
+    assert dm.units_per_coefficient.tolist() == [[1.0, 1.0], [0.25, 0.5], [0.0, 2.0]]
+    assert not dm.units_per_coefficient.flags.writeable
+
+    class Inst:  # row_leak_usd reads only the design matrix
+        design_matrix = dm
+
+    # at (80, 30): row 0 lhs 110 misses 100 by 10 units, row 1 lhs 260 holds, row 2 lhs 15 misses
+    # 30 by 15 units; prices (3, 2) $ per GB/s: 10 x max(3, 2) + 0 + 15 x max(0, 2 x 2) = 90 $
+    assert row_leak_usd(Inst(), np.array([80.0, 30.0]), np.array([3.0, 2.0])) == 90.0
