@@ -448,3 +448,65 @@ NEAR_TARGET_LIMIT = Spec(
     objective="performance",
     extra={},
 )
+
+
+# inst = spec.instance(bw_scale=1.0, price_scale=1.0); hieropt.solve(inst, objective="min_max_regret")
+# every own optimum starves a dimension another workload loads: the regret loop once stopped at
+# such a start as "optimal" with value inf (tests/solve/test_portfolio.py)
+STARVED_REGRET = Spec(
+    dims=(
+        ("Ring", 4, "C", 0.0, "halving_doubling"),
+        ("Switch", 2, "A", 0.0, "direct"),
+        ("Ring", 8, "A", 114.815, "ring"),
+    ),
+    prices={"A": (298.538, 0.0771792, 1.53993), "C": (0.0129569, None, None)},
+    workloads=(
+        WorkloadSpec(
+            layers=(
+                (
+                    (100000000.0, "ALLGATHER", 13883500000.0),
+                    (2660730.0, "NONE", 1.0),
+                    (118.85, "REDUCESCATTER", 1.0),
+                ),
+            ),
+            groups=((2, 1, 1), (2, 1, 2), (2, 2, 1)),
+            weight=1.0,
+        ),
+        WorkloadSpec(
+            layers=(
+                (
+                    (100.0, "ALLREDUCE", 63.0),
+                    (107.152, "ALLGATHER", 1174.9),
+                    (110.917, "ALLGATHER", 2.0),
+                ),
+            ),
+            groups=((1, 1, 4), (4, 1, 1), (4, 1, 8)),
+            weight=0.0114815,
+        ),
+        WorkloadSpec(
+            layers=(
+                (
+                    (114.815, "ALLGATHER", 1.0),
+                    (114.815, "ALLGATHER", 10000000000.0),
+                    (100.0, "ALLREDUCE", 83.0),
+                ),
+                (
+                    (123027.0, "NONE", 10000000000.0),
+                    (100.0, "NONE", 39129.1),
+                    (3162280.0, "ALLREDUCE", 5432.5),
+                ),
+            ),
+            groups=((1, 1, 1), (1, 1, 1), (1, 1, 1)),
+            weight=0.0104713,
+        ),
+    ),
+    loop="pipeline",
+    mode="sequential",
+    rows=(Row(coef=(1.0, 1.0, 1.0), sense="==", rhs=3.15951, text="sum(bw) == S"),),
+    bounds=None,
+    x0=(1.05317, 1.05317, 1.05317),
+    pipeline=(2, 1, 234423.0, 0),
+    step=None,
+    objective="performance",
+    extra={},
+)

@@ -36,6 +36,7 @@ from hieropt.spec import (
     Phase,
     Workload,
 )
+from tests.fuzz.found import STARVED_REGRET
 from tests.fuzz.strategies import divisors
 
 COST = CostModel(
@@ -261,7 +262,7 @@ def test_min_max_regret_from_starts_that_all_starve_a_dimension():
     start as "optimal" with value inf (then the evaluator refused the design). Now OPTIMAL with a
     finite ratio, every dimension a workload loads given bandwidth, and no design of a grid over
     the rows beats the proven bound."""
-    inst = starved_spec().instance(bw_scale=1.0, price_scale=1.0)
+    inst = STARVED_REGRET.instance(bw_scale=1.0, price_scale=1.0)
     sol = api.solve(inst, objective="min_max_regret")
     assert sol.success and 1.0 < sol.objective_value < 1.1
     assert sol.objective_bound <= sol.objective_value
@@ -278,65 +279,3 @@ def test_min_max_regret_from_starts_that_all_starve_a_dimension():
     assert best >= sol.objective_bound * (1 - 1e-9)
 
 
-
-def starved_spec():
-    """The fuzz reproducer as found (tests/fuzz/strategies.py's Spec)."""
-    from tests.fuzz.strategies import Row, Spec, WorkloadSpec
-
-    return Spec(
-        dims=(
-            ("Ring", 4, "C", 0.0, "halving_doubling"),
-            ("Switch", 2, "A", 0.0, "direct"),
-            ("Ring", 8, "A", 114.815, "ring"),
-        ),
-        prices={"A": (298.538, 0.0771792, 1.53993), "C": (0.0129569, None, None)},
-        workloads=(
-            WorkloadSpec(
-                layers=(
-                    (
-                        (100000000.0, "ALLGATHER", 13883500000.0),
-                        (2660730.0, "NONE", 1.0),
-                        (118.85, "REDUCESCATTER", 1.0),
-                    ),
-                ),
-                groups=((2, 1, 1), (2, 1, 2), (2, 2, 1)),
-                weight=1.0,
-            ),
-            WorkloadSpec(
-                layers=(
-                    (
-                        (100.0, "ALLREDUCE", 63.0),
-                        (107.152, "ALLGATHER", 1174.9),
-                        (110.917, "ALLGATHER", 2.0),
-                    ),
-                ),
-                groups=((1, 1, 4), (4, 1, 1), (4, 1, 8)),
-                weight=0.0114815,
-            ),
-            WorkloadSpec(
-                layers=(
-                    (
-                        (114.815, "ALLGATHER", 1.0),
-                        (114.815, "ALLGATHER", 10000000000.0),
-                        (100.0, "ALLREDUCE", 83.0),
-                    ),
-                    (
-                        (123027.0, "NONE", 10000000000.0),
-                        (100.0, "NONE", 39129.1),
-                        (3162280.0, "ALLREDUCE", 5432.5),
-                    ),
-                ),
-                groups=((1, 1, 1), (1, 1, 1), (1, 1, 1)),
-                weight=0.0104713,
-            ),
-        ),
-        loop="pipeline",
-        mode="sequential",
-        rows=(Row(coef=(1.0, 1.0, 1.0), sense="==", rhs=3.15951, text="sum(bw) == S"),),
-        bounds=None,
-        x0=(1.05317, 1.05317, 1.05317),
-        pipeline=(2, 1, 234423.0, 0),
-        step=None,
-        objective="performance",
-        extra={},
-    )
