@@ -202,6 +202,7 @@ def scip_min_run_cost(inst, fixed_usd: float) -> tuple[np.ndarray, float]:
     return np.array([max(0.0, m.getVal(v)) for v in B]), m.getDualbound() * t0 * c0
 
 
+@pytest.mark.oracle
 @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(instances(), st.sampled_from([0.01, 0.3, 1.0, 5.0, 100.0]))
 def test_matches_scip_on_small_random_instances(inst, ratio):
