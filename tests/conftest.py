@@ -10,10 +10,12 @@ Markers (registered in pyproject.toml) are applied by folder, so a test file nee
 | ``shared_data`` | every test using the ``shared_data`` fixture | the reference data folder |
 | ``docs`` | ``tests/docs`` | runs the tutorial's commands |
 | ``browser`` | ``tests/report/test_browser.py`` | headless Chromium (skipped without it) |
+| ``heavy`` | marked in the test file (several seconds each) | left out of ``--quick`` only |
 | ``slow`` | marked in the test file (larger samples) | run by ``--slow`` or ``-m slow`` |
 
 Select with ``-m``, e.g. ``-m "not oracle and not fuzz"``; ``scripts/test --quick`` runs the
-unit, solve, CLI, workload and tutorial tests without the oracle, fuzz, fidelity and slow ones.
+unit, solve, CLI, workload and tutorial tests without the oracle, fuzz, fidelity, heavy and slow
+ones.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ def brute_force(path: Path, deadline_days: float | None):
 
 
 @pytest.mark.parametrize(("usd", "deadline_days", "size"), [
-    (20000, None, 1024), (20000, 16, 2048), (20000, 9, 4096), (200000, None, 1024)])
+    (20000, None, 1024), pytest.param(20000, 16, 2048, marks=pytest.mark.heavy), (20000, 9, 4096),
+    (200000, None, 1024)])
 def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, size):
     path = _space(tmp_path, usd)
     (value, npus), brute = brute_force(path, deadline_days)

@@ -170,6 +170,7 @@ def test_a_fit_at_its_bound_is_reported(tmp_path: Path):
     assert fit_npu(runs).at_bound == ()  # 0.9 recovered inside [0.05, 1]
 
 
+@pytest.mark.heavy
 def test_calibrate_reports_a_field_at_its_bound_in_the_file_json_and_stderr(tmp_path: Path):
     # the GEMM and HBM efficiencies on the two one-node runs: the HBM one goes to 1.0 (its bound)
     out, js = tmp_path / "x.toml", tmp_path / "x.json"

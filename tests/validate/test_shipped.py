@@ -112,6 +112,7 @@ def test_the_siblings_take_the_fit_of_their_die():
         assert (a.matrix_efficiency, a.runs_file) == (b.matrix_efficiency, b.runs_file)
 
 
+@pytest.mark.heavy
 def test_validate_without_calibration_runs_marks_the_default_s_runs_in_sample():
     """``hieropt validate validation/*.csv`` with the catalog's defaults gives the out-of-sample
     summary of ``--calibrate-on validation/calibration/a100-one-node.csv`` (the A100 default is

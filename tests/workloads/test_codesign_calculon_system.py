@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hieropt.io.codesign import load_codesign
 from hieropt.studies.codesign.search import codesign
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.heavy
 def test_the_pick_keeps_tp_inside_the_node():
     rows: list[dict] = []
     codesign(

@@ -111,6 +111,7 @@ def test_pruned_search_equals_brute_force_all_placements():
     assert brute.enumeration.count > lowest.enumeration.count  # several placements per shape
 
 
+@pytest.mark.heavy
 def test_pruned_search_equals_brute_force_performance_per_cost():
     pruned, _ = _check_pruned_equals_brute_force(space(objective="performance_per_cost"))
     assert pruned.pruned > 0
@@ -127,7 +128,8 @@ def test_min_cost_prunes_by_the_time_target_and_the_cost_bound():
     assert dropped and all(r["status"] == "infeasible" for r in dropped)
 
 
-@pytest.mark.parametrize("objective", ["performance", "performance_per_cost"])
+@pytest.mark.parametrize(
+    "objective", ["performance", pytest.param("performance_per_cost", marks=pytest.mark.heavy)])
 def test_a_time_cap_prunes_under_every_objective(objective):
     """A time cap below every candidate's proven time bound settles them all as infeasible without a
     solve, under any objective (it did so only for min_cost: a 1T space with --max-time-ns 1e9
@@ -185,6 +187,7 @@ def test_no_plan_fits():
         codesign(space(plans=PlanChoices(tp=(3,))), workers=1)
 
 
+@pytest.mark.heavy
 def test_the_ranking_follows_the_slowest_stage():
     """A plan's iteration time composes every stage's micro-batch slot (the slowest one paces the
     steady state). The tiny model on a 0.1 TFLOP/s NPU, one block per stage at pp 4 (stage_layers 1,
