@@ -352,7 +352,7 @@ class CutLP:
         better = lb > run.lower + 1e-13 * abs(run.lower)
         if lb > run.lower:
             run.lower = lb
-            run.anchor = (lb, min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0)
+            run.budget_slope = min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0
             self.certificate = Multipliers(self.arr, self.scale, costs, x, duals)
         return better, db.point
 

@@ -108,7 +108,7 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
     c_lo = max(c_lo, cost_floor_usd or 0.0)
     value = _product(instance, tm, fast.bw, fixed_usd)
     lower = max(fast.lower, 0.0) * (fixed_usd + c_lo)
-    best = replace(fast, upper=value, lower=lower, budget_dual_ns_per_usd=0.0, lp_lower_ns=0.0,
+    best = replace(fast, upper=value, lower=lower, budget_dual_ns_per_usd=0.0,
                    kappa_range=(c_lo, budget))
     split, below = _split_bound(instance, tm, fast.lower, value, c_lo, rel_gap, time_limit_s,
                                 counts, fixed_usd)

@@ -30,8 +30,7 @@ class OAResult:
         iterations: LPs solved.
         message: one line.
         budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget,
-            lp_lower_ns); 0 when no budget row was set.
-        lp_lower_ns: the anchor of that line, a proven lower bound of f at this budget, ns.
+            lower); 0 when no budget row was set.
         cuts: tangent cuts in the loop's LP at the end (where the caller does not hold the LP).
         kappa_range: performance per cost: the network costs ($) searched, the exact cheapest and
             dearest or bounds that contain them.
@@ -44,7 +43,6 @@ class OAResult:
     iterations: int
     message: str
     budget_dual_ns_per_usd: float = 0.0
-    lp_lower_ns: float = 0.0
     cuts: int = 0
     kappa_range: tuple[float, float] = (0.0, 0.0)
 
@@ -112,14 +110,14 @@ class Loop:
 @dataclass
 class LoopState:
     """One loop's incumbent and bounds in the objective's unit: the best design and its value (the
-    upper bound), the best proven lower bound and its anchor (that bound, d bound / d budget)."""
+    upper bound), the best proven lower bound and its slope in the budget (d bound / d budget)."""
 
     spec: Loop
     rel_gap: float
     best: np.ndarray | None
     upper: float = INF
     lower: float = -INF
-    anchor: tuple[float, float] = (-INF, 0.0)
+    budget_slope: float = 0.0
 
     def offer(self, x: np.ndarray) -> bool:
         """Score the objective's candidate designs at the LP point ``x`` and keep the best.
@@ -149,4 +147,4 @@ class LoopState:
             status = Status.LIMIT
             message = f"stopped after {it} LPs at proven relative gap {gap:.3g} ({why})"
         return OAResult(status, self.best, upper, self.lower, it, message,
-                        budget_dual_ns_per_usd=self.anchor[1], lp_lower_ns=self.anchor[0])
+                        budget_dual_ns_per_usd=self.budget_slope)
