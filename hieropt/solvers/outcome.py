@@ -15,6 +15,9 @@ from ..result import Status
 __all__ = ["Loop", "LoopState", "Multipliers", "OAResult"]
 
 INF = float("inf")
+STALL_ROUNDS = 4
+"""Rounds without an improved bound before the next step of the stall rule
+(:meth:`LoopState.stall`)."""
 
 
 @dataclass(frozen=True)
@@ -109,8 +112,9 @@ class Loop:
 
 @dataclass
 class LoopState:
-    """One loop's incumbent and bounds in the objective's unit: the best design and its value (the
-    upper bound), the best proven lower bound and its slope in the budget (d bound / d budget)."""
+    """One loop's progress: its incumbent and bounds in the objective's unit (the best design and
+    its value, the upper bound; the best proven lower bound and its slope in the budget, d bound /
+    d budget) and its stall count (rounds without progress, steps of the stall rule taken)."""
 
     spec: Loop
     rel_gap: float
@@ -118,6 +122,8 @@ class LoopState:
     upper: float = INF
     lower: float = -INF
     budget_slope: float = 0.0
+    idle_rounds: int = 0
+    stall_steps: int = 0
 
     def offer(self, x: np.ndarray) -> bool:
         """Score the objective's candidate designs at the LP point ``x`` and keep the best.
@@ -129,6 +135,17 @@ class LoopState:
                 improved = improved or value < self.upper * (1 - 1e-13)
                 self.best, self.upper = design, value
         return improved
+
+    def stall(self, improved: bool) -> str | None:
+        """The stall rule, for a round that ``improved`` the incumbent or the bound or not: after
+        :data:`STALL_ROUNDS` rounds without progress "tighten" (tighter LP tolerances), after the
+        next such run "rescale", then "stop" (status LIMIT with the gap proved); None meanwhile."""
+        self.idle_rounds = 0 if improved else self.idle_rounds + 1
+        if self.idle_rounds < STALL_ROUNDS:
+            return None
+        self.idle_rounds = 0
+        self.stall_steps += 1
+        return ("tighten", "rescale", "stop")[min(self.stall_steps, 3) - 1]
 
     def done(self) -> bool:
         """True when there is an incumbent of finite value and the proven gap meets the target (an
