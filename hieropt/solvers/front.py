@@ -149,8 +149,9 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
             raise
         k_hi = _tail_budget(core, k_min, rel_gap)
         notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at "
-                     f"${k_hi:,.6g}, where 4 x the budget saves less than {TAIL_GAIN:.0%} of the "
-                     "iteration time (or at about 1e6 x the cheapest network)")
+                     f"${usd_cents(k_hi, up=False)}, where 4 x the budget saves less than "
+                     f"{TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the cheapest "
+                     "network)")
     else:
         k_hi = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap).upper
         notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
@@ -164,12 +165,12 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
         if first is not None:
             room = (f"{k_lo / k_min - 1:.0e} above it" if k_min > 0 else
                     f"at {k_lo / k_hi:.0e} of the fastest network's cost")
-            notes.insert(0, f"{starved}: the front starts {room} (${k_lo:,.10g}), where that "
-                         "dimension has only the bandwidth the difference buys")
+            notes.insert(0, f"{starved}: the front starts {room} (${usd_cents(k_lo, up=False)}), "
+                         "where that dimension has only the bandwidth the difference buys")
         else:
             notes.insert(0, f"{starved}, and no budget up to 1e-2 above it has a certified "
                          f"optimum; the front starts at 1% of the way to the fastest network "
-                         f"(${k_lo:,.6g})")
+                         f"(${usd_cents(k_lo, up=False)})")
     k_hi = max(k_hi, k_lo)  # (the constraints may fix the cost: the ends differ by round-off)
     if spacing == "log" and not k_lo > 0:
         notes.append("log spacing needs a cheapest network that costs more than $0: the budgets "

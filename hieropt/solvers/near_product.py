@@ -18,6 +18,7 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from ..units import usd_cents
 from .cutting import INF, TimeLP
 from .linalg import round_outwards
 from .near_cheapest import near_budget, reduced_budget_row, vertex_of
@@ -126,9 +127,10 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
         return replace(best, status=Status.OPTIMAL, message="optimal within the gap target")
     return replace(best, status=Status.LIMIT, message=(
         f"stopped at proven relative gap {best.gap:.3g}: the budget is only "
-        f"{budget / c_lo - 1:.2g} above the cheapest network (${c_lo:,.10g}), which the cost-share "
-        "LP does not resolve; the bound is the fastest time's bound within the budget (its gap "
-        f"{fast.gap:.2g}) x the cheapest network's cost, or a split of the costs in two"))
+        f"{budget / c_lo - 1:.2g} above the cheapest network (${usd_cents(c_lo, up=True)}), which "
+        "the cost-share LP does not resolve; the bound is the fastest time's bound within the "
+        f"budget (its gap {fast.gap:.2g}) x the cheapest network's cost, or a split of the costs "
+        "in two"))
 
 
 def _product(instance: Instance, tm: TimeModel, bw: np.ndarray, fixed_usd: float) -> float:

@@ -23,6 +23,7 @@ from ..formulation.scale import MS_NS, cost_bounds_usd
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from ..units import usd_cents
 from .cost_range import cheapest_network
 from .cut_lp import CutLP, Loop
 from .linalg import round_outwards
@@ -314,11 +315,11 @@ class RatioCore(CutLP):
 
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns,
                     candidates=candidates, score=self.tm.time_ns if score is None else score)
-        out = self._outcome(spec, rel_gap, f"budget ${budget_usd:,.6g}")
+        out = self._outcome(spec, rel_gap, f"budget ${usd_cents(budget_usd, up=False)}")
         if out.bw is None:
             raise NoSolutionError(
                 "infeasible",
-                f"the budget ${budget_usd:,.6g} leaves a dimension that carries "
+                f"the budget ${usd_cents(budget_usd, up=False)} leaves a dimension that carries "
                 "traffic (almost) without bandwidth",
             )
         return out
