@@ -8,7 +8,7 @@ the minimum time; without an upper limit on bandwidth, where the minimum time is
 the first budget 4^j x kappa_0 (kappa_0 twice the cheapest network, or $1) beyond which 4 x the
 budget saves less than :data:`TAIL_GAIN` of the time, at most 4^10 x kappa_0. The left end is
 :data:`CHEAPEST_SLACK` above the cheapest feasible network (exact, from
-:func:`hieropt.solvers.cost_range.cheapest_network`); when that network leaves a loaded dimension
+:func:`hieropt.solvers.cost_range.cheapest_vertex`); when that network leaves a loaded dimension
 without bandwidth (infinite time), the first budget :data:`STARVED_SLACKS` above it whose fastest
 design is certified, else 1 % of the way to the right end.
 """
@@ -30,7 +30,7 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import usd_cents
 from ..verify import verify
-from .cost_range import cheapest_network
+from .cost_range import cheapest_vertex
 from .cutting import INF, OAResult, TimeLP
 from .objectives import SolveOptions, solve
 from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
@@ -141,7 +141,8 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
     """The front's points (budget ascending) and notes on how its ends were chosen."""
     notes: list[str] = []
     core.cost_range()  # (infeasible rows are reported as such)
-    k_min, _, cheapest = cheapest_network(core.instance, core.solver.time_limit_s)
+    vertex = cheapest_vertex(core.instance, core.solver.time_limit_s)
+    k_min, cheapest = vertex.cost_usd, vertex.bw_gbps
     try:
         fastest = core.min_time(rel_gap)
     except NoSolutionError as e:

@@ -137,7 +137,7 @@ class BudgetCase:
     @property
     def uniform_gbps(self) -> float:
         """The bandwidth (GB/s) on every dimension that the budget buys."""
-        return self.budget_usd / float(np.sum(self.core.lp.cost_musd_per_gbps) * 1e6)
+        return self.budget_usd / float(np.sum(self.core.unit_cost / 1e6) * 1e6)
 
 
 def near_cheapest_budget(case: BudgetCase) -> OAResult:

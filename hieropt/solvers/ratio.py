@@ -24,7 +24,7 @@ from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
 from ..units import usd_cents
-from .cost_range import cheapest_network
+from .cost_range import cheapest_vertex
 from .cut_lp import CutLP, Loop
 from .linalg import round_outwards
 from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
@@ -155,16 +155,15 @@ class RatioCore(CutLP):
     def cost_range(self) -> tuple[float, float]:
         """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs
         over B alone in this core's bandwidth unit
-        (:func:`hieropt.solvers.cost_range.network_cost_range`; computed once).
+        (:func:`hieropt.solvers.cost_range.cheapest_vertex`; computed once).
 
         Raises:
             NoSolutionError: the design constraints and bounds are infeasible.
             SolverError: HiGHS fails on the cheapest network's LP.
         """
         if self._range is None:
-            lo, hi, self._cheapest_bw = cheapest_network(self.instance, self.time_limit_s,
-                                                         self._unit_gbps)
-            self._range = (lo, hi)
+            v = cheapest_vertex(self.instance, self.time_limit_s, self._unit_gbps)
+            self._range, self._cheapest_bw = (v.cost_usd, v.dearest_usd), v.bw_gbps
         return self._range
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
