@@ -77,6 +77,8 @@ class CutLP:
 
     scale: object
     arr: LPArrays
+    max_lps: int = 500
+    """LPs one loop (:meth:`_loop`) solves before it stops with status LIMIT and the gap proved."""
     solver: LPBackend
     unit_cost: np.ndarray
     """(D,) the network's prices, $ per GB/s of per-NPU bandwidth."""
@@ -241,18 +243,18 @@ class CutLP:
         return True
 
     # ------------------------------------------------------------------------------------- the loop
-    def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
+    def _loop(self, spec: Loop, rel_gap: float) -> OAResult:
         """Solve, bound, polish, cut (module docstring) until the gap target, a stall or
-        ``max_iterations`` LPs."""
+        :attr:`max_lps` LPs."""
         run = LoopState(spec, rel_gap, spec.start)
         self.certificate = None
         if run.best is not None:
             run.upper = spec.score(run.best)
         it = 0
-        for it in range(1, max_iterations + 1):
+        for it in range(1, self.max_lps + 1):
             if self._round(run, it):
                 break
-        return run.result(it, max_iterations)
+        return run.result(it, self.max_lps)
 
     def _round(self, run: LoopState, it: int) -> bool:
         """LP number ``it``: solve, polish, offer and bound, cut, then the re-centre and stall

@@ -332,8 +332,7 @@ class TimeLP(CutLP):
         return [] if point is None else [point]
 
     # ----------------------------------------------------------------------------------- objectives
-    def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
-                 max_iterations: int = 500) -> OAResult:
+    def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None) -> OAResult:
         """Minimise T(B) (ns) under the design constraints and, if given, cost(B) <= ``budget_usd``.
 
         Raises:
@@ -370,7 +369,7 @@ class TimeLP(CutLP):
             refine=self._refine if isinstance(tm, CutModel) else None,
             cut_first=self.cut_first,
         )
-        out = self._loop(spec, rel_gap, max_iterations)
+        out = self._loop(spec, rel_gap)
         if out.bw is None or not np.isfinite(out.upper):
             raise NoSolutionError(
                 "infeasible",
@@ -381,7 +380,7 @@ class TimeLP(CutLP):
         return out
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
-                 budget_usd: float | None = None, max_iterations: int = 500) -> OAResult:
+                 budget_usd: float | None = None) -> OAResult:
         """Minimise cost(B) ($) s.t. T(B) <= ``target_ns`` and the design constraints.
 
         Args:
@@ -429,7 +428,7 @@ class TimeLP(CutLP):
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
                     candidates=candidates, score=self.network_cost, start=meets)
         try:
-            return self._loop(spec, rel_gap, max_iterations)
+            return self._loop(spec, rel_gap)
         finally:
             self._set_target(None)
             self._set_budget(budget_usd)

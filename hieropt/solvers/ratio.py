@@ -76,6 +76,8 @@ class RatioCore(CutLP):
             objective ``min_run_cost``, :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`).
     """
 
+    max_lps = MAX_LPS
+
     def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float,
                  time_limit_s: float = 60.0, budget_usd: float | None = None, prune: bool = False,
                  cost_bounds: tuple[float, float] | None = None,
@@ -145,7 +147,7 @@ class RatioCore(CutLP):
 
         spec.on_empty = empty
         try:
-            out = self._loop(spec, rel_gap, MAX_LPS)
+            out = self._loop(spec, rel_gap)
         except SolverError as e:
             return OAResult(Status.LIMIT, None, INF, -INF, self.lps, str(e))
         bw = out.bw if out.bw is not None and np.isfinite(out.upper) else None
