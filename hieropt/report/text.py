@@ -14,6 +14,7 @@ from ..model.run import run_figures
 from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
+from ..units import usd_cents
 from ..verify import constraint_violations
 from .common import fmt_money, fmt_ms
 
@@ -150,14 +151,15 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         from ..solvers.near_product import NEAR_PRODUCT_METHOD
 
         lo, hi = sol.extra["kappa_range_usd"]
-        top = "no upper end (nothing caps bandwidth)" if math.isinf(hi) else f"${hi:,.6g}"
+        top = ("no upper end (nothing caps bandwidth)" if math.isinf(hi)
+               else f"${usd_cents(hi, up=True)}")
         how = "one convex LP in cost shares"
         if sol.method == NEAR_PRODUCT_METHOD:
             how = "the fastest design within a budget a hair above the cheapest network"
         lines.append(
             f"global search: {how}, {sol.extra['kappa_evaluations']} "
             "LPs, costs "
-            f"searched within ${lo:,.6g} .. {top}"
+            f"searched within ${usd_cents(lo, up=False)} .. {top}"
         )
     lines.append(
         f"solved in {sol.solve_seconds * 1e3:.1f} ms: {sol.iterations} LPs, "

@@ -22,7 +22,7 @@ from ..spec import Instance
 from ..units import usd_cents
 from .highs import HighsLP
 
-__all__ = ["network_cost_range", "cheapest_network", "cheapest_vertex", "CheapestVertex",
+__all__ = ["cheapest_vertex", "CheapestVertex",
            "reach_centre_gbps", "unlimited_dimensions", "rows_infeasible", "below_cheapest"]
 
 
@@ -94,21 +94,6 @@ def cheapest_vertex(instance: Instance, time_limit_s: float = 60.0,
         if w.cost_usd < v.cost_usd:
             v = replace(w, dearest_usd=max(v.dearest_usd, w.dearest_usd))
     return v
-
-
-def cheapest_network(instance: Instance, time_limit_s: float = 60.0,
-                     unit_gbps: float | None = None) -> tuple[float, float, np.ndarray]:
-    """(cheapest $, dearest $, a cheapest design (D,) GB/s) of :func:`cheapest_vertex`; raises as
-    it."""
-    v = cheapest_vertex(instance, time_limit_s, unit_gbps)
-    return v.cost_usd, v.dearest_usd, v.bw_gbps
-
-
-def network_cost_range(instance: Instance, time_limit_s: float = 60.0,
-                       unit_gbps: float | None = None) -> tuple[float, float]:
-    """(cheapest, dearest) network cost in $ of :func:`cheapest_vertex`; raises as it."""
-    v = cheapest_vertex(instance, time_limit_s, unit_gbps)
-    return v.cost_usd, v.dearest_usd
 
 
 def _vertex(instance: Instance, time_limit_s: float,

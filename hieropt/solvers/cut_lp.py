@@ -52,8 +52,6 @@ TRUST = 0.5
 """A link outside its cuts' span whose LP t is below this fraction of 1/B is cut before the polish
 (:meth:`CutLP. trusted`)."""
 MAX_RESCALES = 6
-STALL_ROUNDS = 4
-"""Rounds without an improved bound before the next step of the stall rule (:class:`Stall`)."""
 INF = float("inf")
 
 
@@ -64,23 +62,6 @@ def _backend(arrays: LPArrays, time_limit_s: float) -> LPBackend:
     if arrays.n_cols > MAX_COLS or arrays.n_rows > MAX_ROWS:
         return HighsLP(arrays, time_limit_s)
     return DenseLP(arrays, time_limit_s)
-
-
-class Stall:
-    """The loop's stall rule: after :data:`STALL_ROUNDS` rounds without progress, tighter LP
-    tolerances, then a re-scale, then a stop with status LIMIT and the gap proved."""
-
-    def __init__(self) -> None:
-        self.rounds, self.step = 0, 0
-
-    def progress(self, improved: bool) -> str | None:
-        """Record one round; returns "tighten", "rescale", "stop" or None."""
-        self.rounds = 0 if improved else self.rounds + 1
-        if self.rounds < STALL_ROUNDS:
-            return None
-        self.rounds = 0
-        self.step += 1
-        return ("tighten", "rescale", "stop")[min(self.step, 3) - 1]
 
 
 class CutLP:
@@ -96,6 +77,8 @@ class CutLP:
 
     scale: object
     arr: LPArrays
+    max_lps: int = 500
+    """LPs one loop (:meth:`_loop`) solves before it stops with status LIMIT and the gap proved."""
     solver: LPBackend
     unit_cost: np.ndarray
     """(D,) the network's prices, $ per GB/s of per-NPU bandwidth."""
@@ -260,21 +243,20 @@ class CutLP:
         return True
 
     # ------------------------------------------------------------------------------------- the loop
-    def _loop(self, spec: Loop, rel_gap: float, max_iterations: int) -> OAResult:
+    def _loop(self, spec: Loop, rel_gap: float) -> OAResult:
         """Solve, bound, polish, cut (module docstring) until the gap target, a stall or
-        ``max_iterations`` LPs."""
+        :attr:`max_lps` LPs."""
         run = LoopState(spec, rel_gap, spec.start)
         self.certificate = None
         if run.best is not None:
             run.upper = spec.score(run.best)
-        stall = Stall()
         it = 0
-        for it in range(1, max_iterations + 1):
-            if self._round(run, stall, it):
+        for it in range(1, self.max_lps + 1):
+            if self._round(run, it):
                 break
-        return run.result(it, max_iterations)
+        return run.result(it, self.max_lps)
 
-    def _round(self, run: LoopState, stall: Stall, it: int) -> bool:
+    def _round(self, run: LoopState, it: int) -> bool:
         """LP number ``it``: solve, polish, offer and bound, cut, then the re-centre and stall
         rules. Returns True when the loop stops (gap target met, failed LP with an incumbent,
         stall)."""
@@ -303,7 +285,7 @@ class CutLP:
         self._next_cuts(run, res.x, pol, points + self._cut_points(res.x, point), it)
         if self._centre(run.best if run.best is not None else self._starved(res.x)):
             return False
-        return self._stalled(stall, improved, run.best)
+        return self._stalled(run, improved)
 
     def _empty_again(self, run: LoopState, res: LPResult, it: int) -> bool:
         """True when one of the first two LPs is infeasible before any candidate and
@@ -352,7 +334,7 @@ class CutLP:
         better = lb > run.lower + 1e-13 * abs(run.lower)
         if lb > run.lower:
             run.lower = lb
-            run.anchor = (lb, min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0)
+            run.budget_slope = min(spec.slope(db.budget_multiplier), 0.0) if spec.slope else 0.0
             self.certificate = Multipliers(self.arr, self.scale, costs, x, duals)
         return better, db.point
 
@@ -369,15 +351,15 @@ class CutLP:
             spec.refine(x, None if pol is None else pol.x)
         self._add_cuts(points)
 
-    def _stalled(self, stall: Stall, improved: bool, best: np.ndarray | None) -> bool:
-        """Apply the stall rule (:class:`Stall`) to a round that ``improved``
-        the incumbent or the bound or not: tighten HiGHS's tolerances, re-scale on ``best``, or
-        stop (True)."""
-        action = stall.progress(improved)
+    def _stalled(self, run: LoopState, improved: bool) -> bool:
+        """Apply the stall rule (:meth:`hieropt.solvers.outcome.LoopState.stall`) to a round that
+        ``improved`` the incumbent or the bound or not: tighten HiGHS's tolerances, re-scale on the
+        incumbent, or stop (True)."""
+        action = run.stall(improved)
         if action == "tighten":
             self.solver.set_tolerance(TIGHT_TOLERANCE)
         elif action == "rescale":
-            self._centre(best, force=True)
+            self._centre(run.best, force=True)
         return action == "stop"
 
     def _centre_default(self) -> np.ndarray | None:

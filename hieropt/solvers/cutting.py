@@ -19,7 +19,6 @@ reach the little bandwidth it needs).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,7 +32,7 @@ from ..result import Status
 from ..spec import Instance
 from .cost_range import (
     below_cheapest,
-    network_cost_range,
+    cheapest_vertex,
     reach_centre_gbps,
     rows_infeasible,
     unlimited_dimensions,
@@ -49,14 +48,6 @@ REL_GAP = 1e-8
 STARVE = 1e-3
 """Factor on the unit of a loaded dimension that the LP leaves at zero bandwidth before any finite
 candidate."""
-
-
-@dataclass(frozen=True)
-class _Prices:
-    """The network's prices as the procurement solvers read them: (D,) M$ per GB/s of per-NPU
-    bandwidth."""
-
-    cost_musd_per_gbps: np.ndarray
 
 
 class TimeLP(CutLP):
@@ -78,7 +69,6 @@ class TimeLP(CutLP):
                  bw_scale: float | None = None):
         self.instance, self.tm = instance, tm
         self.unit_cost = cluster_cost_usd_per_gbps(instance)  # $ per GB/s, (D,), read-only
-        self.lp = _Prices(self.unit_cost / 1e6)
         # GB/s, from single rows and bounds (the budget comes on top)
         self._limits = upper_limits_gbps(instance)
         budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
@@ -187,9 +177,9 @@ class TimeLP(CutLP):
         # infeasible rows, or HiGHS failing on this LP's cuts and units: the
         if hi is None:
             # rows alone, in their own units, tell which (raises when they are infeasible)
-            self._cheapest, dearest = network_cost_range(self.instance, self.solver.time_limit_s)
-            self._cheapest_lp = self._cheapest
-            return self._cheapest, dearest
+            v = cheapest_vertex(self.instance, self.solver.time_limit_s)
+            self._cheapest = self._cheapest_lp = v.cost_usd
+            return v.cost_usd, v.dearest_usd
         self._cheapest = self.network_cost(self._bw(lo.x))
         # the LP's own value: its notion of the cheapest
         self._cheapest_lp = lo.objective * self.scale.cost_usd
@@ -342,8 +332,7 @@ class TimeLP(CutLP):
         return [] if point is None else [point]
 
     # ----------------------------------------------------------------------------------- objectives
-    def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None,
-                 max_iterations: int = 500) -> OAResult:
+    def min_time(self, rel_gap: float = REL_GAP, budget_usd: float | None = None) -> OAResult:
         """Minimise T(B) (ns) under the design constraints and, if given, cost(B) <= ``budget_usd``.
 
         Raises:
@@ -380,7 +369,7 @@ class TimeLP(CutLP):
             refine=self._refine if isinstance(tm, CutModel) else None,
             cut_first=self.cut_first,
         )
-        out = self._loop(spec, rel_gap, max_iterations)
+        out = self._loop(spec, rel_gap)
         if out.bw is None or not np.isfinite(out.upper):
             raise NoSolutionError(
                 "infeasible",
@@ -391,7 +380,7 @@ class TimeLP(CutLP):
         return out
 
     def min_cost(self, target_ns: float, meets: np.ndarray, rel_gap: float = REL_GAP,
-                 budget_usd: float | None = None, max_iterations: int = 500) -> OAResult:
+                 budget_usd: float | None = None) -> OAResult:
         """Minimise cost(B) ($) s.t. T(B) <= ``target_ns`` and the design constraints.
 
         Args:
@@ -439,7 +428,7 @@ class TimeLP(CutLP):
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
                     candidates=candidates, score=self.network_cost, start=meets)
         try:
-            return self._loop(spec, rel_gap, max_iterations)
+            return self._loop(spec, rel_gap)
         finally:
             self._set_target(None)
             self._set_budget(budget_usd)

@@ -8,7 +8,7 @@ the minimum time; without an upper limit on bandwidth, where the minimum time is
 the first budget 4^j x kappa_0 (kappa_0 twice the cheapest network, or $1) beyond which 4 x the
 budget saves less than :data:`TAIL_GAIN` of the time, at most 4^10 x kappa_0. The left end is
 :data:`CHEAPEST_SLACK` above the cheapest feasible network (exact, from
-:func:`hieropt.solvers.cost_range.cheapest_network`); when that network leaves a loaded dimension
+:func:`hieropt.solvers.cost_range.cheapest_vertex`); when that network leaves a loaded dimension
 without bandwidth (infinite time), the first budget :data:`STARVED_SLACKS` above it whose fastest
 design is certified, else 1 % of the way to the right end.
 """
@@ -30,7 +30,7 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit
 from ..units import usd_cents
 from ..verify import verify
-from .cost_range import cheapest_network
+from .cost_range import cheapest_vertex
 from .cutting import INF, OAResult, TimeLP
 from .objectives import SolveOptions, solve
 from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
@@ -141,7 +141,8 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
     """The front's points (budget ascending) and notes on how its ends were chosen."""
     notes: list[str] = []
     core.cost_range()  # (infeasible rows are reported as such)
-    k_min, _, cheapest = cheapest_network(core.instance, core.solver.time_limit_s)
+    vertex = cheapest_vertex(core.instance, core.solver.time_limit_s)
+    k_min, cheapest = vertex.cost_usd, vertex.bw_gbps
     try:
         fastest = core.min_time(rel_gap)
     except NoSolutionError as e:
@@ -149,8 +150,9 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
             raise
         k_hi = _tail_budget(core, k_min, rel_gap)
         notes.append(f"no upper limit on bandwidth: the front has no fastest end and is cut at "
-                     f"${k_hi:,.6g}, where 4 x the budget saves less than {TAIL_GAIN:.0%} of the "
-                     "iteration time (or at about 1e6 x the cheapest network)")
+                     f"${usd_cents(k_hi, up=False)}, where 4 x the budget saves less than "
+                     f"{TAIL_GAIN:.0%} of the iteration time (or at about 1e6 x the cheapest "
+                     "network)")
     else:
         k_hi = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap).upper
         notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
@@ -164,12 +166,12 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
         if first is not None:
             room = (f"{k_lo / k_min - 1:.0e} above it" if k_min > 0 else
                     f"at {k_lo / k_hi:.0e} of the fastest network's cost")
-            notes.insert(0, f"{starved}: the front starts {room} (${k_lo:,.10g}), where that "
-                         "dimension has only the bandwidth the difference buys")
+            notes.insert(0, f"{starved}: the front starts {room} (${usd_cents(k_lo, up=False)}), "
+                         "where that dimension has only the bandwidth the difference buys")
         else:
             notes.insert(0, f"{starved}, and no budget up to 1e-2 above it has a certified "
                          f"optimum; the front starts at 1% of the way to the fastest network "
-                         f"(${k_lo:,.6g})")
+                         f"(${usd_cents(k_lo, up=False)})")
     k_hi = max(k_hi, k_lo)  # (the constraints may fix the cost: the ends differ by round-off)
     if spacing == "log" and not k_lo > 0:
         notes.append("log spacing needs a cheapest network that costs more than $0: the budgets "

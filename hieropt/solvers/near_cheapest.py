@@ -37,6 +37,7 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from ..units import usd_cents
 from .cost_range import CheapestVertex, cheapest_vertex
 from .linalg import round_outwards
 from .line_search import meets_rows, within_rows
@@ -355,9 +356,10 @@ def fastest_near_cheapest(instance: Instance, tm: TimeModel, reduced: ReducedBud
         c = reduced.coef[d]
         if dm.bw_lower[d] <= 0 and c > 0 and room / c <= dm.bw_lower[d]:
             raise NoSolutionError("infeasible", (
-                f"the budget ${budget_usd:,.10g} is the cheapest network's cost "
-                f"(${vertex.cost_usd:,.10g}) to within round-off, and every design within it has "
-                f"bw[{d}] = 0 on dimension {d}, which carries traffic: no finite iteration time"))
+                f"the budget ${usd_cents(budget_usd, up=False)} is the cheapest network's cost "
+                f"(${usd_cents(vertex.cost_usd, up=True)}) to within round-off, and every design "
+                f"within it has bw[{d}] = 0 on dimension {d}, which carries traffic: no finite "
+                "iteration time"))
     p = cluster_cost_usd_per_gbps(instance)
     keys_caps = {key: cap for key, _, cap in reduced.slacks}
     rc = RatioCore(instance, tm, budget_usd / float(p.sum()), time_limit_s, budget_usd, prune=True,
@@ -412,9 +414,9 @@ def _finished(out: OAResult, allowance: float, rel_gap: float, room_usd: float,
     if allowance >= 0.5 * rel_gap:
         msg = (f"stopped at proven relative gap {out.gap:.3g}: the budget is only "
                f"${room_usd:.3g} ({room_usd / cheapest_usd:.2g} of it) above the cheapest network "
-               f"(${cheapest_usd:,.10g}), and the design found meets the rows and the budget only "
-               f"to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), which leaves "
-               "the time undecided within that gap")
+               f"(${usd_cents(cheapest_usd, up=True)}), and the design found meets the rows and "
+               f"the budget only to the round-off of a cost (about ${EPS * cheapest_usd:.2g}), "
+               "which leaves the time undecided within that gap")
     elif out.status is Status.LIMIT:
         msg = out.message
     else:

@@ -18,6 +18,7 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
+from ..units import usd_cents
 from .cutting import INF, TimeLP
 from .linalg import round_outwards
 from .near_cheapest import near_budget, reduced_budget_row, vertex_of
@@ -108,7 +109,7 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
     c_lo = max(c_lo, cost_floor_usd or 0.0)
     value = _product(instance, tm, fast.bw, fixed_usd)
     lower = max(fast.lower, 0.0) * (fixed_usd + c_lo)
-    best = replace(fast, upper=value, lower=lower, budget_dual_ns_per_usd=0.0, lp_lower_ns=0.0,
+    best = replace(fast, upper=value, lower=lower, budget_dual_ns_per_usd=0.0,
                    kappa_range=(c_lo, budget))
     split, below = _split_bound(instance, tm, fast.lower, value, c_lo, rel_gap, time_limit_s,
                                 counts, fixed_usd)
@@ -126,9 +127,10 @@ def near_cheapest_product(instance: Instance, tm: TimeModel, out: OAResult | Non
         return replace(best, status=Status.OPTIMAL, message="optimal within the gap target")
     return replace(best, status=Status.LIMIT, message=(
         f"stopped at proven relative gap {best.gap:.3g}: the budget is only "
-        f"{budget / c_lo - 1:.2g} above the cheapest network (${c_lo:,.10g}), which the cost-share "
-        "LP does not resolve; the bound is the fastest time's bound within the budget (its gap "
-        f"{fast.gap:.2g}) x the cheapest network's cost, or a split of the costs in two"))
+        f"{budget / c_lo - 1:.2g} above the cheapest network (${usd_cents(c_lo, up=True)}), which "
+        "the cost-share LP does not resolve; the bound is the fastest time's bound within the "
+        f"budget (its gap {fast.gap:.2g}) x the cheapest network's cost, or a split of the costs "
+        "in two"))
 
 
 def _product(instance: Instance, tm: TimeModel, bw: np.ndarray, fixed_usd: float) -> float:

@@ -15,6 +15,9 @@ from ..result import Status
 __all__ = ["Loop", "LoopState", "Multipliers", "OAResult"]
 
 INF = float("inf")
+STALL_ROUNDS = 4
+"""Rounds without an improved bound before the next step of the stall rule
+(:meth:`LoopState.stall`)."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,7 @@ class OAResult:
         iterations: LPs solved.
         message: one line.
         budget_dual_ns_per_usd: slope (<= 0, ns per $) of a line under f(budget) through (budget,
-            lp_lower_ns); 0 when no budget row was set.
-        lp_lower_ns: the anchor of that line, a proven lower bound of f at this budget, ns.
+            lower); 0 when no budget row was set.
         cuts: tangent cuts in the loop's LP at the end (where the caller does not hold the LP).
         kappa_range: performance per cost: the network costs ($) searched, the exact cheapest and
             dearest or bounds that contain them.
@@ -44,7 +46,6 @@ class OAResult:
     iterations: int
     message: str
     budget_dual_ns_per_usd: float = 0.0
-    lp_lower_ns: float = 0.0
     cuts: int = 0
     kappa_range: tuple[float, float] = (0.0, 0.0)
 
@@ -111,15 +112,18 @@ class Loop:
 
 @dataclass
 class LoopState:
-    """One loop's incumbent and bounds in the objective's unit: the best design and its value (the
-    upper bound), the best proven lower bound and its anchor (that bound, d bound / d budget)."""
+    """One loop's progress: its incumbent and bounds in the objective's unit (the best design and
+    its value, the upper bound; the best proven lower bound and its slope in the budget, d bound /
+    d budget) and its stall count (rounds without progress, steps of the stall rule taken)."""
 
     spec: Loop
     rel_gap: float
     best: np.ndarray | None
     upper: float = INF
     lower: float = -INF
-    anchor: tuple[float, float] = (-INF, 0.0)
+    budget_slope: float = 0.0
+    idle_rounds: int = 0
+    stall_steps: int = 0
 
     def offer(self, x: np.ndarray) -> bool:
         """Score the objective's candidate designs at the LP point ``x`` and keep the best.
@@ -131,6 +135,17 @@ class LoopState:
                 improved = improved or value < self.upper * (1 - 1e-13)
                 self.best, self.upper = design, value
         return improved
+
+    def stall(self, improved: bool) -> str | None:
+        """The stall rule, for a round that ``improved`` the incumbent or the bound or not: after
+        :data:`STALL_ROUNDS` rounds without progress "tighten" (tighter LP tolerances), after the
+        next such run "rescale", then "stop" (status LIMIT with the gap proved); None meanwhile."""
+        self.idle_rounds = 0 if improved else self.idle_rounds + 1
+        if self.idle_rounds < STALL_ROUNDS:
+            return None
+        self.idle_rounds = 0
+        self.stall_steps += 1
+        return ("tighten", "rescale", "stop")[min(self.stall_steps, 3) - 1]
 
     def done(self) -> bool:
         """True when there is an incumbent of finite value and the proven gap meets the target (an
@@ -149,4 +164,4 @@ class LoopState:
             status = Status.LIMIT
             message = f"stopped after {it} LPs at proven relative gap {gap:.3g} ({why})"
         return OAResult(status, self.best, upper, self.lower, it, message,
-                        budget_dual_ns_per_usd=self.anchor[1], lp_lower_ns=self.anchor[0])
+                        budget_dual_ns_per_usd=self.budget_slope)

@@ -173,7 +173,7 @@ class RegretLP(TimeLP):
         self._set_budget(budget)
         return budget
 
-    def min_ratio(self, start: np.ndarray, rel_gap: float, max_iterations: int) -> OAResult:
+    def min_ratio(self, start: np.ndarray, rel_gap: float) -> OAResult:
         """min z: the design minimising max_w T_w(B) / U_w, from the feasible design ``start``."""
         self._ready()
 
@@ -185,9 +185,9 @@ class RegretLP(TimeLP):
         spec = Loop(costs=lambda: self.regret.z_costs, native=float,
                     candidates=lambda x: self._within_budget(self._bw(x)), score=score, start=start,
                     on_empty=self._diagnose_empty)
-        return self._loop(spec, rel_gap, max_iterations)
+        return self._loop(spec, rel_gap)
 
-    def min_cost_within(self, meets: np.ndarray, rel_gap: float, max_iterations: int) -> OAResult:
+    def min_cost_within(self, meets: np.ndarray, rel_gap: float) -> OAResult:
         """The cheapest design with every ratio within z's (fixed) bound, from the design ``meets``
         that meets it and the rows and bounds: the LP's points, inside the bounds and rows
         (:meth:`_inside`), moved towards ``meets`` into the targets are the candidates."""
@@ -210,7 +210,7 @@ class RegretLP(TimeLP):
         spec = Loop(costs=lambda: self.arr.cost_costs, native=lambda v: v * self.scale.cost_usd,
                     candidates=candidates, score=score, start=meets)
         try:
-            return self._loop(spec, rel_gap, max_iterations)
+            return self._loop(spec, rel_gap)
         finally:
             self._set_budget(budget)
 
@@ -242,7 +242,7 @@ class RegretLP(TimeLP):
 
 
 def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = REL_GAP,
-                   time_limit_s: float = 60.0, max_iterations: int = 500) -> OAResult:
+                   time_limit_s: float = 60.0) -> OAResult:
     """min_B max_w T_w(B) / U_w (module docstring); ``upper`` / ``lower`` are ratios (1 = every
     workload at its own optimum), the bound the loop's Lagrangian bound on z.
 
@@ -261,13 +261,13 @@ def min_max_regret(instance: Instance, optima: list[OAResult], rel_gap: float = 
         res = OAResult(Status.OPTIMAL, start, z, z, 0, "no collective traffic")
         return _honest(res, optima, ratio=True)
     with closing(RegretLP(instance, U, time_limit_s)) as core:
-        res = core.min_ratio(start, rel_gap, max_iterations)
+        res = core.min_ratio(start, rel_gap)
     return _honest(res, optima, ratio=True)
 
 
 def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regret: float,
-                           regret: OAResult, rel_gap: float = REL_GAP, time_limit_s: float = 60.0,
-                           max_iterations: int = 500) -> OAResult:
+                           regret: OAResult, rel_gap: float = REL_GAP,
+                           time_limit_s: float = 60.0) -> OAResult:
     """The cheapest network with T_w(B) <= (1 + ``max_regret``) U_w for every workload (module
     docstring); ``regret`` is the min-max-regret optimum (its design meets every target when z* <=
     1 + max_regret), the bound the loop's Lagrangian bound on the cost with z fixed.
@@ -286,5 +286,5 @@ def min_cost_within_regret(instance: Instance, optima: list[OAResult], max_regre
             f"{regret.upper - 1:.6g}; allow a slightly larger regret"))
     uppers = [r.upper for r in optima]
     with closing(RegretLP(instance, uppers, time_limit_s, z_bounds=(cap, cap))) as core:
-        res = core.min_cost_within(regret.bw, rel_gap, max_iterations)
+        res = core.min_cost_within(regret.bw, rel_gap)
     return _honest(res, optima, ratio=False)

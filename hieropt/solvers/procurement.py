@@ -32,7 +32,7 @@ from ..model.cutmodel import CutModel
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from ..units import time_unit_hint
+from ..units import time_unit_hint, usd_cents
 from .cost_range import below_cheapest
 from .cutting import INF, REL_GAP, OAResult, TimeLP
 from .near_cheapest import ReducedBudget, fastest_near_cheapest, near_cheapest, sharpened
@@ -137,7 +137,7 @@ class BudgetCase:
     @property
     def uniform_gbps(self) -> float:
         """The bandwidth (GB/s) on every dimension that the budget buys."""
-        return self.budget_usd / float(np.sum(self.core.lp.cost_musd_per_gbps) * 1e6)
+        return self.budget_usd / float(np.sum(self.core.unit_cost / 1e6) * 1e6)
 
 
 def near_cheapest_budget(case: BudgetCase) -> OAResult:
@@ -219,8 +219,9 @@ def fastest_design(core: TimeLP, rel_gap: float, budget_usd: float | None = None
     """
     if budget_usd is not None and budget_usd <= 0 and any(core.unit_cost[d] > 0
                                                           for d in core.loaded):
-        raise NoSolutionError("infeasible", f"a budget of ${budget_usd:,.6g} buys no bandwidth for "
-                              "the priced dimensions that carry traffic: no finite iteration time")
+        raise NoSolutionError("infeasible", f"a budget of ${usd_cents(budget_usd, up=False)} buys "
+                              "no bandwidth for the priced dimensions that carry traffic: no "
+                              "finite iteration time")
     res = first_route(BUDGET_ROUTES, BudgetCase(core, budget_usd, rel_gap))[1]
     if target_ns is not None and res.lower <= target_ns < res.upper and rel_gap > TARGET_GAP:
         # the target lies in the gap: close it
@@ -328,7 +329,8 @@ def against_target(res: OAResult, target_ns: float | None,
         NoSolutionError: the target is below the fastest possible time ("fastest possible is ...
             ns", kind infeasible) or inside the optimality gap of it (kind undecided).
     """
-    within = f" within the budget ${budget_usd:,.6g}" if budget_usd is not None else ""
+    within = (f" within the budget ${usd_cents(budget_usd, up=False)}" if budget_usd is not None
+              else "")
     if target_ns is not None and res.lower > target_ns:
         t, fast = _ns_pair(target_ns, res.lower)
         found = (f" (proven; the fastest design found takes {res.upper:,.1f} ns)"
@@ -466,10 +468,11 @@ def _meets_without_cap(instance: Instance, tm: TimeModel, target_ns: float,
             if budget_usd is not None and kappa >= budget_usd:
                 raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: fastest "
                                       f"possible is {best:,.1f} ns within the budget "
-                                      f"${budget_usd:,.6g}")
+                                      f"${usd_cents(budget_usd, up=False)}")
             kappa *= 4.0
     finally:
         rc.close()
         counts.add(rc)
     raise NoSolutionError("infeasible", f"time target {target_ns:,.1f} ns: no network up to "
-                          f"${kappa / 4:,.6g} meets it (the fastest found takes {best:,.1f} ns)")
+                          f"${usd_cents(kappa / 4, up=False)} meets it (the fastest found takes "
+                          f"{best:,.1f} ns)")

@@ -26,6 +26,7 @@ from ..model.timing import Breakdown, build_time_model, evaluate
 from ..result import Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
+from ..units import usd_cents
 from ..verify import constraint_violations
 from .highs import quiet_stdout
 
@@ -302,12 +303,13 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
     """Why no design exists (to raise): the time target (ns), the budget ($) or the power budget
     (W), each with the best a design achieves without it, else the design constraints with the
     bandwidths the parts give."""
-    m, within = solver.milp.model, f" within the budget ${max_cost:,.0f}" if max_cost else ""
+    budget = usd_cents(max_cost, up=False) if max_cost else ""
+    m, within = solver.milp.model, f" within the budget ${budget}" if max_cost else ""
     for name, objective, why in (
             ("time_cap", "performance", "time target {max_time:,.1f} ns: the fastest design from "
              "the catalog{within} takes {best:,.1f} ns; raise the target or add faster parts"),
-            ("budget", "min_cost", "budget ${max_cost:,.0f}: the cheapest design from the "
-             "catalog that meets the constraints costs ${best:,.0f}; raise the budget or add "
+            ("budget", "min_cost", "budget ${budget}: the cheapest design from the "
+             "catalog that meets the constraints costs ${floor}; raise the budget or add "
              "cheaper parts"),
             ("power_cap", "min_power", "power budget {max_power:,.0f} W: the lowest-power design "
              "from the catalog that meets the other limits draws {best:,.0f} W; raise the power "
@@ -319,9 +321,9 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
         getattr(m, name).activate()
         if run.choice is not None:
             best = design_value(objective, solver.milp, tm, run.choice)
-            return NoSolutionError("infeasible", why.format(max_time=max_time, max_cost=max_cost,
-                                                            max_power=max_power, within=within,
-                                                            best=best))
+            return NoSolutionError("infeasible", why.format(
+                max_time=max_time, budget=budget, max_power=max_power, within=within, best=best,
+                floor=usd_cents(best, up=True)))
     ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
     cons = "; ".join(c.text for c in instance.constraints) or "(none)"
     return NoSolutionError("infeasible", (

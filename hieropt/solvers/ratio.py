@@ -23,7 +23,8 @@ from ..formulation.scale import MS_NS, cost_bounds_usd
 from ..model.timing import TimeModel
 from ..result import Status
 from ..spec import Instance
-from .cost_range import cheapest_network
+from ..units import usd_cents
+from .cost_range import cheapest_vertex
 from .cut_lp import CutLP, Loop
 from .linalg import round_outwards
 from .line_search import ROW_TOL, meet_target, meets_rows, within_rows
@@ -74,6 +75,8 @@ class RatioCore(CutLP):
         fixed_usd: a fixed cost ($) added to the network's in the product (:meth:`min_product` only:
             objective ``min_run_cost``, :func:`hieropt.formulation.ratio_arrays.compile_ratio_lp`).
     """
+
+    max_lps = MAX_LPS
 
     def __init__(self, instance: Instance, tm: TimeModel, bw_unit_gbps: float,
                  time_limit_s: float = 60.0, budget_usd: float | None = None, prune: bool = False,
@@ -144,7 +147,7 @@ class RatioCore(CutLP):
 
         spec.on_empty = empty
         try:
-            out = self._loop(spec, rel_gap, MAX_LPS)
+            out = self._loop(spec, rel_gap)
         except SolverError as e:
             return OAResult(Status.LIMIT, None, INF, -INF, self.lps, str(e))
         bw = out.bw if out.bw is not None and np.isfinite(out.upper) else None
@@ -154,16 +157,15 @@ class RatioCore(CutLP):
     def cost_range(self) -> tuple[float, float]:
         """(cheapest, dearest) feasible network cost in $ (0 / inf when unbounded), from two LPs
         over B alone in this core's bandwidth unit
-        (:func:`hieropt.solvers.cost_range.network_cost_range`; computed once).
+        (:func:`hieropt.solvers.cost_range.cheapest_vertex`; computed once).
 
         Raises:
             NoSolutionError: the design constraints and bounds are infeasible.
             SolverError: HiGHS fails on the cheapest network's LP.
         """
         if self._range is None:
-            lo, hi, self._cheapest_bw = cheapest_network(self.instance, self.time_limit_s,
-                                                         self._unit_gbps)
-            self._range = (lo, hi)
+            v = cheapest_vertex(self.instance, self.time_limit_s, self._unit_gbps)
+            self._range, self._cheapest_bw = (v.cost_usd, v.dearest_usd), v.bw_gbps
         return self._range
 
     def search_range(self, budget_usd: float | None) -> tuple[float, float]:
@@ -314,11 +316,11 @@ class RatioCore(CutLP):
 
         spec = Loop(costs=lambda: self.arr.time_costs, native=lambda v: v * to_ns,
                     candidates=candidates, score=self.tm.time_ns if score is None else score)
-        out = self._outcome(spec, rel_gap, f"budget ${budget_usd:,.6g}")
+        out = self._outcome(spec, rel_gap, f"budget ${usd_cents(budget_usd, up=False)}")
         if out.bw is None:
             raise NoSolutionError(
                 "infeasible",
-                f"the budget ${budget_usd:,.6g} leaves a dimension that carries "
+                f"the budget ${usd_cents(budget_usd, up=False)} leaves a dimension that carries "
                 "traffic (almost) without bandwidth",
             )
         return out

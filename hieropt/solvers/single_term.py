@@ -92,7 +92,7 @@ def fastest_single_term(instance: Instance, tm: TimeModel, rel_gap: float,
         slope = -w * (-y_budget / scale.cost_usd) / (rate * rate * arr.rate_unit)
     return OAResult(Status.OPTIMAL, bw, upper, lower, 1,
                     "optimal within the gap target (one exact LP: a single collective term)",
-                    budget_dual_ns_per_usd=slope, lp_lower_ns=lower)
+                    budget_dual_ns_per_usd=slope)
 
 
 def _rate_bound(arr: RateArrays, duals: np.ndarray, cap: np.ndarray) -> float:

@@ -20,6 +20,7 @@ from ..result import Solution
 from ..solvers.cutting import REL_GAP
 from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
 from ..spec import Instance
+from ..units import usd_cents
 
 WITHIN = 0.01
 """The default slack of the knee: the cheapest design within 1 % of the fastest time."""
@@ -57,16 +58,35 @@ class Knee:
 
     def line(self) -> str:
         """One line: the knee against the fastest, e.g. "knee (cheapest within 1 % of the fastest):
-        1.9 % slower, $36.3M instead of $94.1M: the last 1 % costs $57.9M (61 % of the network)"."""
-        slower = self.knee_ns / self.fastest_ns - 1
-        share = self.last_usd / self.fastest_usd if self.fastest_usd > 0 else 0.0
+        1.9 % slower, $36.3M instead of $94.1M: the last 1 % costs $57.9M (61 % of the network)".
+        Costs that agree to the dollar are printed to the cent, rounded up (the budget that buys
+        each design), with the saving as the difference of the printed figures. When they agree
+        to the cent there is no knee: giving up speed saves nothing a buyer can spend, and the
+        line says so (a budget that binds: a hair above the cheapest network every design within
+        the slack costs the budget to a fraction of a cent; a catalog's designs may all cost the
+        budget)."""
         pct = f"{self.within * 100:g} %"
+        head = f"knee (the cheapest design within {pct} of the fastest time): "
+        knee_usd, fastest_usd = (usd_cents(u, up=True) for u in (self.knee_usd, self.fastest_usd))
+        if knee_usd == fastest_usd or self.last_usd <= 0:
+            return head + (
+                f"none: no design within {pct} of the fastest time costs a cent less than the "
+                f"fastest (${fastest_usd}): buy the fastest"
+            ) + self.reference_words()
+        if round(self.knee_usd) == round(self.fastest_usd):
+            saved = float(fastest_usd.replace(",", "")) - float(knee_usd.replace(",", ""))
+            last_usd = f"${saved:,.2f}"
+        else:
+            knee_usd, fastest_usd, last_usd = (f"{u:,.0f}" for u in (
+                self.knee_usd, self.fastest_usd, self.last_usd))
+            last_usd = f"${last_usd}"
+        slower = self.knee_ns / self.fastest_ns - 1
+        slower_text = f"{slower:.2%}" if abs(slower) >= 5e-5 else f"{slower * 100:.2g}%"
+        share = self.last_usd / self.fastest_usd if self.fastest_usd > 0 else 0.0
+        share_text = f"{share:.1%}" if share >= 1e-3 else f"{share * 100:.1g} %"
         return (
-            f"knee (the cheapest design within {pct} of the fastest time): {slower:.2%} "
-            "slower, network "
-            f"${self.knee_usd:,.0f} instead of ${self.fastest_usd:,.0f}: the last {pct} of "
-            "speed costs "
-            f"${self.last_usd:,.0f} ({share:.1%} of the fastest network)"
+            f"{head}{slower_text} slower, network ${knee_usd} instead of ${fastest_usd}: the last "
+            f"{pct} of speed costs {last_usd} ({share_text} of the fastest network)"
         ) + self.reference_words()
 
     def reference_words(self) -> str:
@@ -161,4 +181,5 @@ def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float
                 p.network_cost_usd, p)
 
 
-__all__ = ["EQUAL_TIME", "knee_after", "Knee", "knee", "provision_knee", "check_within", "WITHIN"]
+__all__ = ["EQUAL_TIME", "knee_after", "Knee", "knee", "provision_knee",
+           "check_within", "WITHIN"]

@@ -115,3 +115,43 @@ def test_pareto_says_why_its_last_point_is_cheaper_than_the_fastest_design():
         f"designs within 1e-07 of that time: {last['iteration_time_ns'] / 1e6:,.4f} ms at "
         f"${last['network_cost_usd']:,.0f}, ${less:,} less"
     )
+
+
+def test_no_knee_when_the_last_of_speed_costs_less_than_a_cent():
+    # a budget 1e-11 above the cheapest network ($4,096,000): every design within 1 % of the
+    # fastest time spends the budget to a fraction of a cent (the figures of gpt3-4d at a budget
+    # of $4,096,000.04096); the fastest costs $4,096,000.0409599994, up to the cent $.05
+    k = Knee(0.01, 100.0, 4096000.0409599994, 101.0, 4096000.0405582036, None)
+    assert k.line() == (
+        "knee (the cheapest design within 1 % of the fastest time): none: no design within 1 % of "
+        "the fastest time costs a cent less than the fastest ($4,096,000.05): buy the fastest")
+    # round-off may put the knee a hair above the fastest: still no knee
+    assert ": none: no design" in Knee(0.01, 100.0, 1e6, 101.0, 1e6 + 1e-9, None).line()
+    # costs that differ by less than a cent up to the cent: no knee either
+    assert ": none: no design" in Knee(0.01, 100.0, 1e6, 101.0, 1e6 - 0.005, None).line()
+    # two cents saved is a knee: $999,999.98 against $1,000,000.00
+    assert Knee(0.01, 100.0, 1e6, 101.0, 1e6 - 0.02, None).line().endswith(
+        "1.00% slower, network $999,999.98 instead of $1,000,000.00: the last 1 % of speed costs "
+        "$0.02 (2e-06 % of the fastest network)")
+
+
+def test_a_knee_within_a_dollar_is_printed_to_the_cent():
+    # $4,096,040.554448 -> $4,096,040.56 and $4,096,040.959999 -> $4,096,040.96 (up: the budget
+    # that buys each); the saving, of the printed figures, $0.40: 9.9e-8 of the fastest network
+    k = Knee(0.01, 100.0, 4096040.95999959, 101.0, 4096040.554448021, None)
+    assert k.line() == (
+        "knee (the cheapest design within 1 % of the fastest time): 1.00% slower, network "
+        "$4,096,040.56 instead of $4,096,040.96: the last 1 % of speed costs $0.40 (1e-05 % of "
+        "the fastest network)")
+    # a knee a hair slower than the fastest keeps its digits (not "0.00%")
+    tiny = Knee(1e-6, 100.0, 2000.0, 100.00002, 1000.0, None)
+    assert tiny.line().startswith("knee (the cheapest design within 0.0001 % of the fastest "
+                                  "time): 2e-05% slower, network $1,000 instead of $2,000")
+
+
+def test_solve_says_there_is_no_knee_a_hair_above_the_cheapest_network():
+    r = run("solve", GPT3, "--no-sensitivity", "--budget", "4096000.04096")
+    assert r.exit_code == 0, r.output
+    assert ("knee (the cheapest design within 1 % of the fastest time): none: no design within "
+            "1 % of the fastest time costs a cent less than the fastest ($4,096,000.05): buy the "
+            "fastest") in " ".join(r.stdout.split())

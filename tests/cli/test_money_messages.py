@@ -59,3 +59,23 @@ def test_usd_cents(usd, up, text):
     assert usd_cents(usd, up=up) == text
     if abs(usd) >= 1e15 and usd != float("inf"):
         assert _usd(text) == usd  # (reads back as the same double)
+
+
+def test_a_budget_in_a_message_is_printed_to_the_cent_rounded_down():
+    # by hand: the fastest design within $5,000,000.125 (at most $5,000,000.12 to the cent, never
+    # shown above what was given) takes 3.04 s, above the 2 s target
+    line = error_line(run("solve", GPT3, "--budget", "5000000.125", "--max-time", "2s",
+                          "--no-sensitivity"))
+    assert line.startswith("error: infeasible: time target 2,000,000,000.0 ns: fastest possible "
+                           "is 3,036,9"), line
+    assert line.endswith(" ns within the budget $5,000,000.12"), line
+
+
+def test_a_hair_above_the_cheapest_network_the_floor_is_printed_to_the_cent():
+    # a budget 1e-12 above the cheapest network ($4,096,000): the loop stops at a proven gap and
+    # names the cheapest network as a floor, to the cent (not "$4.096e+06" or "$4,096,000")
+    r = run("solve", GPT3, "--budget", "4096000.000004096", "--no-sensitivity")
+    assert r.exit_code == 3, r.output  # (a limit, not a certified optimum)
+    m = re.search(r"the budget is only \$4\.1e-06 \(1e-12 of it\) above the cheapest network "
+                  rf"\({CENTS}\), and the design found", " ".join(r.stdout.split()))
+    assert m and m[1] == "4,096,000.00", r.stdout

@@ -271,12 +271,18 @@ def test_unreachable_time_target():
 
 
 def test_budget_below_the_cheapest_design():
+    # the cheapest design is printed to the cent, rounded up: a budget of it is met, a cent less
+    # is not
     assert_error(
         run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "1e6"),
         3,
-        "infeasible: budget $1,000,000: the cheapest design from the catalog that meets the "
-        "constraints costs",
+        "infeasible: budget $1,000,000.00: the cheapest design from the catalog that meets the "
+        "constraints costs $14,443,520.00; raise the budget or add cheaper parts",
     )
+    assert run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "14443520").exit_code == 0
+    assert_error(run(INSTANCE, "--catalog", CATALOG, "--max-cost-usd", "14443519.99"), 3,
+                 "budget $14,443,519.99: the cheapest design from the catalog that meets the "
+                 "constraints costs $14,443,520.00")
 
 
 # --------------------------------------------------------------------------------- sourced catalogs

@@ -23,7 +23,7 @@ import hieropt
 from hieropt.model.cost import cluster_cost_usd_per_gbps
 from hieropt.model.timing import evaluate
 from hieropt.result import Status
-from hieropt.solvers.cost_range import network_cost_range
+from hieropt.solvers.cost_range import cheapest_vertex
 from hieropt.solvers.line_search import row_leak_usd, within_budget
 from hieropt.solvers.near_cheapest import cheapest_anchor, vertex_of
 from tests.fuzz.strategies import Row, Spec, WorkloadSpec
@@ -85,7 +85,7 @@ def test_a_budget_a_hair_above_a_cheapest_network_without_a_starved_dimension(ca
     with a reduced price, so the budget is stated by the exact reduced row (the time LP's float
     budget row stalled at a gap of 1.3e-7 .. 3.2e-7)."""
     inst = spec(CASES[case]).instance()
-    lo = network_cost_range(inst)[0]
+    lo = cheapest_vertex(inst).cost_usd
     budget = lo * (1 + eps)
     sol = hieropt.solve(inst, "performance", options=hieropt.SolveOptions(
         budget_usd=budget, sensitivity=False))
@@ -113,7 +113,7 @@ def test_a_candidate_short_of_the_row_is_stated_again_on_it():
     and the budget exactly, and bw[0] gains at most the delta the budget buys. Without the cheapest
     network to move towards, no candidate that leaks the row is returned."""
     inst = spec(CASES["a"]).instance()
-    budget = network_cost_range(inst)[0] * (1 + 1e-13)
+    budget = cheapest_vertex(inst).cost_usd * (1 + 1e-13)
     p = cluster_cost_usd_per_gbps(inst)
     lp = np.array([0.7310279839606034, 226.55287200006768, 895.6952800132444])
     scaled = np.array([0.7310279839606034, 226.55287199987413, 895.6952800127731])
