@@ -80,20 +80,32 @@ def implausible_bw_notes(
 
 def time_unit_hint(target_ns: float, fastest_ns: float) -> str:
     """A hint for a time target ``target_ns`` (ns) at least 1,000 x below the fastest possible
-    ``fastest_ns`` (ns), which is almost always a time written in ms or s but read as ns
-    (``--max-time-ns 1300`` meant 1.3 s); "" when the target is not that far below."""
+    ``fastest_ns`` (ns); "" when the target is not that far below.
+
+    A target under ``PLAIN_SLIP_NS`` (100 us: no training iteration is that short) is almost always
+    a time written in ms or s but read as ns (``--max-time 1300`` meant 1.3 s): the hint names the
+    unit that makes it feasible. A larger one was written with a unit or in ns on purpose (``1ms``
+    below a 3 s optimum), so the hint states both times and asks to check the unit."""
     if not (target_ns > 0 and fastest_ns >= 1e3 * target_ns):
         return ""
+    below = f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest"
+    if target_ns >= PLAIN_SLIP_NS:
+        return (f"{below} ({target_ns / 1e6:,.6g} ms against {fastest_ns / 1e6:,.6g} ms): "
+                "check the target's unit")
     # (the smallest unit that makes it feasible)
     for unit, ns in (("us", 1e3), ("ms", 1e6), ("s", 1e9)):
         if target_ns * ns >= fastest_ns:
             return (
-                f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: a "
-                "plain number is ns; "
+                f"{below}: a plain number is ns; "
                 f"did you mean {target_ns:g}{unit}? (write --max-time {target_ns:g}{unit}, or "
                 f"max_iteration_time_ns = {target_ns * ns:g})"
             )
-    return f" — the target is {fastest_ns / target_ns:,.3g}x below the fastest: times are ns"
+    return f"{below}: times are ns"
+
+
+PLAIN_SLIP_NS = 1e5
+"""A time target (ns) below which :func:`time_unit_hint` reads it as a number typed without its unit
+(100 us: shorter than any training iteration)."""
 
 
 def usd_cents(usd: float, up: bool) -> str:

@@ -288,3 +288,9 @@ def test_a_total_budget_below_the_cluster_is_no_design_as_a_budget_below_the_net
     assert json.loads(r.stdout) == {"status": "infeasible", "message": message, "exit_code": 3}
     r = run("solve", GPT3, "--budget", "1000")
     assert r.exit_code == 3 and error_line(r).startswith("error: infeasible: the budget $1,000.00")
+
+
+def test_a_time_target_given_with_its_unit_is_not_read_as_a_slip():
+    line = error_line(run("solve", GPT3, "--objective", "min_cost", "--max-time", "1ms"))
+    assert "did you mean" not in line
+    assert "the target is 1.17e+03x below the fastest (1 ms against 1,166.51 ms): check the" in line
