@@ -179,3 +179,24 @@ def test_export_bundle_size_of_a_pipelined_plan(tmp_path):
         "313,816,084 | 41,964 |",
     )
     on_page("explanation/model.md", "about 314 MB for Llama 3 70B on 512 NPUs")
+
+
+def test_procurement_sensitivity_quotes():
+    budget = printed("solve", GPT3_4D, "--budget-usd", "1e7")
+    for line in (
+        "+1 on the right-hand side of 'sum(bw) == 500' costs 2.571e+04 ns per iteration",
+        "1 GB/s more per NPU on dim 0 saves 0.2658 ms per iteration (4,096 GB/s = 32.77 Tb/s "
+        "across the cluster)",
+        "1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s "
+        "across the cluster)",
+        "budget: $1 more saves 35.58 ns per iteration",
+        "the budget row is worth $28,102 per ms",
+    ):
+        assert line in budget, line
+        on_page("how-to/procurement.md", line)
+    quoted("how-to/procurement.md", "1 GB/s more per NPU on dim 3 saves $227,537", "solve",
+           GPT3_4D, "--objective", "min_cost", "--max-time-ns", "1.3e9")
+    quoted("how-to/procurement.md", "relaxing the iteration time by 0.1% (1.167 ms) saves "
+           "$549,090", "solve", GPT3_4D)
+    quoted("how-to/procurement.md", "(within 10 % for bw[3] in [23.4, 43.46] GB/s)", "solve",
+           GPT3_4D, "--ranges")
