@@ -136,8 +136,9 @@ def solve_command(
     the fastest within a budget (performance --budget 10M), the cheapest training run (min_run_cost,
     with a [cluster] section). Prints the bandwidth table, iteration time with its compute /
     communication split, per-dimension utilisation, network cost, the proven gap and the solve time;
-    for a pipelined LLM plan every distinct stage's time (the iteration time is the slowest
-    stage's); the training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance,
+    for a pipelined LLM plan every distinct stage's time as if every stage were it (the schedule
+    composes the stages, each at its own pace: the iteration time can be below the largest); the
+    training run's figures (tokens/s, MFU, days, MWh, $ per run) and, for performance,
     the knee. Exit 3 without a certified answer: infeasible (e.g. a time target below the fastest
     possible time), unbounded, undecided (a time target within the fastest time's gap), or a limit
     reached before the gap target (the best design found is printed, with its proven gap) or a
@@ -281,8 +282,8 @@ def evaluate_command(
     """Evaluate a given bandwidth allocation: iteration time, breakdown, utilisation and cost (no
     solver).
 
-    A pipelined LLM plan: every distinct stage's time, the iteration time and the breakdown of the
-    slowest.
+    A pipelined LLM plan: every distinct stage's time as if every stage were it, the iteration time
+    (the schedule's composition of the stages) and the breakdown of the slowest stage.
     """
     from ..errors import HieroptError
 

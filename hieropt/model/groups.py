@@ -15,9 +15,9 @@ ordered so that neighbours differ in one coordinate, e.g. boustrophedon).
 - :func:`placements`: every placement (for searches).
 
 :func:`instance_for` builds the :class:`~hieropt.spec.Instance` of a plan on a network: the plan's
-workload (every distinct pipeline stage, :func:`hieropt.workloads.llm.lower.lower_plan`: the
-iteration time is the slowest stage's), a :class:`~hieropt.spec.Mapping` with the placement's named
-groups, and loop ``step``.
+workload (every distinct pipeline stage, :func:`hieropt.workloads.llm.lower.lower_plan`, which
+loop ``step`` composes by the schedule: :mod:`hieropt.model.pipeline`), a
+:class:`~hieropt.spec.Mapping` with the placement's named groups, and loop ``step``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""The iteration time of a pipelined workload in the time model's form: the max over its distinct
-stages (:attr:`hieropt.spec.Workload.more_stages`) of each stage's time under the training loop, as
-one more max node of :class:`~hieropt.model.terms.TermBuilder` (1F1B runs every stage through the
-same micro-batch slots, and the steady state goes at the pace of the slowest stage: Narayanan et al.
-2021 §2.2; Calculon, calculon/llm/llm.py, times the fullest stage). The independent evaluator
-(:func:`hieropt.model.timing.evaluate`) takes the same maximum its own way, stage by stage."""
+"""The max over a pipelined workload's distinct stages (:attr:`hieropt.spec.Workload.more_stages`)
+in the time model's form, as one more max node of :class:`~hieropt.model.terms.TermBuilder`: of
+each stage's time under the training loop, as if every stage were it, for stages whose pipeline
+positions are not known (Narayanan et al. 2021 §2.2; Calculon, calculon/llm/llm.py, times the
+fullest stage), and of the stages' micro-batch slots in the closed composition of
+:mod:`hieropt.model.pipeline` (its steady state goes at the slowest stage's pace). The independent
+evaluator (:func:`hieropt.model.timing.evaluate`) takes the same maximum its own way, stage by
+stage."""
 
 from __future__ import annotations
 

@@ -34,14 +34,23 @@ def _num(v: float) -> str:
 
 # --------------------------------------------------------------------------------------------- show
 def header_lines(w: Workload) -> list[str]:
-    """The workload's name, size, its further pipeline stages, and its header, field by field."""
+    """The workload's name, size, its further pipeline stages (and how the iteration time combines
+    them: composed by the schedule when the stages' pipeline positions are known,
+    :func:`hieropt.model.pipeline.composition`; else the slowest stage's), and its header, field by
+    field."""
     lines = [f"workload {w.name}: {len(w.layers):,} layers"]
     if w.more_stages:
         lines.append(
             f"pipeline stages: {len(w.stages)} distinct, this one (the most compute; shown "
             "below) and "
             + ", ".join(f"{s.name} ({len(s.layers):,} layers)" for s in w.more_stages)
-            + "; the iteration time is the slowest stage's at the bandwidths in question"
+            + (
+                "; loop step composes them by the schedule (each stage's forwards and backwards "
+                "at its own pace, the steady state at the slowest stage's), so the iteration time "
+                "can be below the slowest stage's time as if every stage were it"
+                if w.pipeline_stages
+                else "; the iteration time is the slowest stage's at the bandwidths in question"
+            )
         )
     h = w.header
     if h is None:

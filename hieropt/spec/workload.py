@@ -192,11 +192,12 @@ class Workload(Frozen):
     name; the :attr:`policy` property gives the header's policy line.
 
     ``more_stages``: the other distinct stages of a pipelined workload (an LLM plan with pp > 1,
-    each one stage for one micro-batch, as this workload's own layers are), on the same mapping. The
-    iteration time is then the slowest stage's: T = max over :attr:`stages` of each stage's T under
-    the training loop (in 1F1B every stage runs the same micro-batch slots, and the steady state
-    goes at the pace of the slowest; Narayanan et al. 2021 §2.2, Calculon's time of its fullest
-    stage). Empty (the default): one stage. A further stage has no further stages of its own.
+    each one stage for one micro-batch, as this workload's own layers are), on the same mapping.
+    With :attr:`pipeline_stages` under loop ``step`` the schedule composes them (below); otherwise
+    the iteration time is the slowest stage's: T = max over :attr:`stages` of each stage's T under
+    the training loop, as if every stage were it (Narayanan et al. 2021 §2.2, Calculon's time of its
+    fullest stage). Empty (the default): one stage. A further stage has no further stages of its
+    own.
 
     ``group_npus``: ``(phase or named group, parameter, NPUs)`` entries a workload generator states
     for the parallel degrees it sized the collectives for, e.g. ``("weight_grad", "dp", 256)`` for a

@@ -63,3 +63,29 @@ def test_the_shipped_405b_instance_says_why_its_stage_is_above_the_iteration_tim
     assert r.exit_code == 0, r.output
     assert "pipeline stages (each: the iteration time if every stage were this one; the " \
         "iteration time composes the stages" in r.stdout
+
+
+def test_workload_show_says_the_schedule_composes_the_stages():
+    """``workload show`` of a plan whose stages' pipeline positions are known (the LLM generator's:
+    Llama 3 405B, 16 stages as 3 distinct ones) says loop step composes them, not that the
+    iteration time is the slowest stage's; a workload of several stages without positions (the
+    two stages above) says the slowest's."""
+    from hieropt.report.workload import header_lines
+    from tests.cli.util import run
+    from tests.report.conftest import REPO
+
+    r = run("workload", "show", REPO / "models" / "llama3-405b.toml", "--summary")
+    assert r.exit_code == 0, r.output
+    printed = " ".join(r.stdout.split())
+    assert (
+        "pipeline stages: 3 distinct, this one (the most compute; shown below) and "
+        "llama3-405b-stage0 (65 layers), llama3-405b-stage15 (67 layers); loop step composes them "
+        "by the schedule (each stage's forwards and backwards at its own pace, the steady state at "
+        "the slowest stage's), so the iteration time can be below the slowest stage's time as if "
+        "every stage were it" in printed
+    )
+    assert "the iteration time is the slowest stage's" not in printed
+    (line,) = [x for x in header_lines(two_stages(10.0).workload) if x.startswith("pipeline")]
+    assert line.endswith(
+        "; the iteration time is the slowest stage's at the bandwidths in question"
+    )

@@ -1,8 +1,9 @@
-"""A pipelined plan's iteration time is its slowest stage's (hieropt.spec.Workload.more_stages):
-hand-computed answers for two stages where the stage with less compute is the bottleneck at low
-bandwidth and the one with more compute at high bandwidth, the old single-stage answer shown wrong
-there, and a shipped model's plan (Llama 3 70B with uneven stages) where the stage with the most
-compute is not the slowest at the optimum.
+"""A pipelined workload's stages (hieropt.spec.Workload.more_stages): without their pipeline
+positions the iteration time is the slowest stage's (each as if every stage were it), with them the
+1F1B schedule composes them (hieropt.model.pipeline). Hand-computed answers for two stages where the
+stage with less compute is the bottleneck at low bandwidth and the one with more compute at high
+bandwidth, the old single-stage answer shown wrong there, and a shipped model's plan (Llama 3 70B
+with uneven stages) where the stage with the most compute is not the slowest at the optimum.
 
 The two stages (loop ``step``, m = 3 micro-batches, p = 2 stages: F = m + p - 1 = 4 slots; 2 x
 FullyConnected 2, tp on dimension 0, pp on dimension 1; 1 GB/s = 1 byte/ns; every size x 1e6):
@@ -269,6 +270,11 @@ def test_a_shipped_plan_whose_slowest_stage_has_less_compute():
     assert truth.iteration_time_ns == pytest.approx(7661.046e6, rel=1e-6)
     assert sol.iteration_time_ns == pytest.approx(7660.425e6, rel=1e-6)
     assert sol.iteration_time_ns < truth.iteration_time_ns < old.iteration_time_ns
+    # at the optimum each stage as if every stage were it (docs/how-to/llm-plans.md): the middle
+    # stage 1 above the last stage 3, both above the composed iteration time
+    stages = sol.breakdown.stage_times_ns
+    assert stages["llama3-70b-stage3"] == pytest.approx(7696.611e6, rel=1e-6)
+    assert stages["llama3-70b-stage1"] == pytest.approx(7737.827e6, rel=1e-6)
     # no random design on the budget beats the certified optimum
     rng = np.random.default_rng(0)
     designs = np.vstack([rng.dirichlet(np.ones(3), 2000) * 500,

@@ -5,8 +5,9 @@ it runs on; the plan goes into the ASTRA-sim header (SimAI's dialect) and into t
 workload) is its stage with the most compute, with every other stage whose layers differ as
 :attr:`~hieropt.spec.Workload.more_stages` (the first stage has the embedding and sends forward
 only, the last the output layer and sends backward only, a middle stage sends both ways; uneven
-``stage_layers`` and interleaved chunks differ further), so that the iteration time is the slowest
-stage's at every bandwidth.
+``stage_layers`` and interleaved chunks differ further), and the pipeline positions each stands for
+(:attr:`~hieropt.spec.Workload.pipeline_stages`), so that loop ``step`` composes the iteration from
+every stage's own forwards and backwards at every bandwidth (:mod:`hieropt.model.pipeline`).
 
 Rules (``build_step`` documents what each collective is):
 
@@ -223,8 +224,8 @@ def lower_plan(step: Step) -> Workload:
     """The plan of ``step`` as a hieropt workload: :func:`bottleneck_stage` lowered
     (:func:`lower_stage`), with the other :func:`distinct_stages` as its
     :attr:`~hieropt.spec.Workload.more_stages` (none for pp = 1; their layers, those of
-    :func:`lower_stage`, held as columns), so that every training loop times the plan by its slowest
-    stage."""
+    :func:`lower_stage`, held as columns) and the pipeline positions of each, so that loop ``step``
+    composes the plan's stages by its schedule (:mod:`hieropt.model.pipeline`)."""
     first, *rest = distinct_stages(step)
     w = lower_stage(step, first)
     if not rest:

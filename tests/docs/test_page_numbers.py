@@ -1,0 +1,202 @@
+"""The figures the documentation quotes from commands are what those commands print.
+
+Each check names a page, the command the page states (run in-process, the repository's shipped
+inputs) and the figures as the page writes them: every figure must be on the page (spaces collapsed,
+so a quote may break across lines) and come out of the command, so that a change of the code that
+moves a quoted figure fails here until the page follows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.cases import REPO
+from tests.cli.util import run
+
+DOCS = REPO / "docs"
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def on_page(page: str, *phrases: str) -> None:
+    """Each phrase is on ``docs/<page>`` (spaces collapsed)."""
+    text = squash((DOCS / page).read_text())
+    for phrase in phrases:
+        assert squash(phrase) in text, f"docs/{page} does not say: {phrase}"
+
+
+def printed(*args: str | Path) -> str:
+    """What ``hieropt ARGS`` prints (exit 0), spaces collapsed."""
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    return squash(r.stdout)
+
+
+def solved(tmp_path: Path, *args: str | Path) -> dict:
+    """``hieropt solve ARGS --no-sensitivity --json``'s answer."""
+    out = tmp_path / "answer.json"
+    r = run("solve", *args, "--no-sensitivity", "--json", out)
+    assert r.exit_code == 0, r.output
+    return json.loads(out.read_text())
+
+
+def quoted(page: str, phrase: str, *args: str | Path) -> None:
+    """``phrase`` is on the page and in what ``hieropt ARGS`` prints."""
+    on_page(page, phrase)
+    assert squash(phrase) in printed(*args), f"hieropt {' '.join(map(str, args))}: {phrase}"
+
+
+GPT3_4D = REPO / "instances" / "gpt3-4d.toml"
+L405 = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+
+
+def test_procurement_headline_figures(tmp_path):
+    fast = solved(tmp_path, GPT3_4D)
+    ppc = solved(tmp_path, GPT3_4D, "--objective", "performance_per_cost")
+    cheap = solved(tmp_path, GPT3_4D, "--objective", "min_cost", "--max-time-ns", "1.3e9")
+    budget = solved(tmp_path, GPT3_4D, "--budget-usd", "1e7")
+
+    def ms(a):
+        return f"{a['iteration_time_ns'] / 1e6:,.2f} ms"
+
+    def musd(a):
+        return f"${a['network_cost_usd'] / 1e6:.2f} M"
+
+    on_page(
+        "how-to/procurement.md",
+        f"the fastest network trains an iteration in {ms(fast)} for {musd(fast)}",
+        f"the best performance per cost is {ms(ppc)} for {musd(ppc)}",
+        f"the cheapest network meeting 1,300 ms costs {musd(cheap)}",
+        f"$10 M buys {ms(budget)}",
+    )
+
+
+def test_procurement_front_and_knee_quotes():
+    quoted(
+        "how-to/procurement.md",
+        "fastest (performance optimum): 1,166.5117 ms at $13,661,707; the front's last point (#50) "
+        "is the cheapest of the designs within 1e-07 of that time: 1,166.5118 ms at $13,656,184, "
+        "$5,523 less",
+        "pareto",
+        GPT3_4D,
+    )
+    phrase = (
+        "$13,659,960 is the cheapest of the designs as fast as the optimum (within 1e-08 of its "
+        "time), $1,747 less than the fastest design printed ($13,661,707)"
+    )
+    on_page("buyer.md", phrase)
+    quoted("how-to/procurement.md", phrase, "solve", GPT3_4D, "--no-sensitivity")
+
+
+def test_buyer_knee_and_sensitivity_of_the_llama_example():
+    out = printed("solve", L405, "--objective", "performance")
+    knee = "the last 1 % of speed costs $53,577,386 (16.8% of the fastest network)"
+    assert knee in out
+    on_page("buyer.md", "the last 1 % of speed costs $53,577,386 of a $319.5M network (16.8 %)")
+    line = (
+        "1 GB/s more per NPU on dim 1 saves 6.259 ms per iteration (16,384 GB/s = 131.1 Tb/s "
+        "across the cluster; saves 0.06736 days per run; costs $199k per run)"
+    )
+    assert line in out
+    on_page("buyer.md", line)
+
+
+@pytest.mark.parametrize(
+    "objective, row",
+    [
+        ("performance", "| $319.5M | 67.9 | 43.1 % | $39.0M |"),
+        ("performance_per_cost", "| $120.6M | 137.7 | 21.2 % | $64.1M |"),
+        ("min_run_cost", "| $240.7M | 69.1 | 42.3 % | $36.7M |"),
+    ],
+)
+def test_buyer_objectives_table(tmp_path, objective, row):
+    a = solved(tmp_path, L405, "--objective", objective)
+    r = a["run"]
+    assert row == (
+        f"| ${a['network_cost_usd'] / 1e6:.1f}M | {r['time_to_train_days']:.1f} | "
+        f"{100 * r['mfu']:.1f} % | ${r['run_cost_usd'] / 1e6:.1f}M |"
+    )
+    on_page("buyer.md", row)
+
+
+def test_codesign_llama_space_counts():
+    out = printed("codesign", REPO / "spaces" / "codesign-llama3-405b.toml", "--workers", "1")
+    assert "candidates (plan x shape x placement): 23,078" in out
+    assert "solved 154, pruned 22,924" in out
+    on_page(
+        "codesign.md",
+        "| `codesign-llama3-405b.toml` (3 sizes, 13,824 plan combinations, 2-4 dimensions) | "
+        "23,078 | 154 |",
+    )
+
+
+LLAMA_512 = """name = "llama70b-512"
+objective = "performance"
+training_loop = "step"
+workload = "model.toml"
+constraints = []
+bounds = [{ dim = 0, lower_gbps = 50, upper_gbps = 450 },
+          { dim = 1, lower_gbps = 12.5, upper_gbps = 50 }]
+[network]
+dims = [{ block = "Switch", npus = 8, cost_class = "A" },
+        { block = "Switch", npus = 64, cost_class = "B" }]
+[cost.A]
+link_usd_per_gbps = 0.01
+switch_usd_per_gbps = 0.01
+nic_usd_per_gbps = 0.01
+[cost.B]
+link_usd_per_gbps = 56.0
+switch_usd_per_gbps = 93.75
+nic_usd_per_gbps = 240.0
+"""
+
+
+def test_export_bundle_size_of_a_pipelined_plan(tmp_path):
+    """Llama 3 70B on 512 H100s (TP 8 x PP 4 x DP 16, m = 32): the bundle's size as
+    docs/how-to/llm-plans.md and docs/astra-sim.md give it."""
+    model = (REPO / "models" / "llama3-70b.toml").read_text()
+    model = model.replace("npus = 4096", "npus = 512").replace("dp = 128", "dp = 16")
+    model = model.replace("global_batch_size = 2048", "global_batch_size = 512")
+    (tmp_path / "model.toml").write_text(model)
+    (tmp_path / "inst.toml").write_text(LLAMA_512)
+    bundle = tmp_path / "bundle"
+    out = printed("export", tmp_path / "inst.toml", "--astra-sim", bundle)
+    assert "517 files (512 trace names per workload, 512 distinct trace file(s)" in out
+    assert "1 workload(s), 41,964 trace nodes" in out
+    # (run.sh names the bundle's folder: a few bytes depend on its path)
+    size = int(re.search(r"([\d,]+) bytes; 1 workload", out)[1].replace(",", ""))
+    assert abs(size - 313_816_084) < 1_000, size
+    on_page("how-to/llm-plans.md", "writes about 314 MB (313,816,084 bytes)")
+    on_page(
+        "astra-sim.md",
+        "| Llama 3 70B, tp 8 × pp 4 × dp 16, m = 32 (Switch 8 × Switch 64) | 512 | 517 | 512 | "
+        "313,816,084 | 41,964 |",
+    )
+    on_page("explanation/model.md", "about 314 MB for Llama 3 70B on 512 NPUs")
+
+
+def test_procurement_sensitivity_quotes():
+    budget = printed("solve", GPT3_4D, "--budget-usd", "1e7")
+    for line in (
+        "+1 on the right-hand side of 'sum(bw) == 500' costs 2.571e+04 ns per iteration",
+        "1 GB/s more per NPU on dim 0 saves 0.2658 ms per iteration (4,096 GB/s = 32.77 Tb/s "
+        "across the cluster)",
+        "1 GB/s more per NPU on dim 3 saves 8.341 ms per iteration (4,096 GB/s = 32.77 Tb/s "
+        "across the cluster)",
+        "budget: $1 more saves 35.58 ns per iteration",
+        "the budget row is worth $28,102 per ms",
+    ):
+        assert line in budget, line
+        on_page("how-to/procurement.md", line)
+    quoted("how-to/procurement.md", "1 GB/s more per NPU on dim 3 saves $227,537", "solve",
+           GPT3_4D, "--objective", "min_cost", "--max-time-ns", "1.3e9")
+    quoted("how-to/procurement.md", "relaxing the iteration time by 0.1% (1.167 ms) saves "
+           "$549,090", "solve", GPT3_4D)
+    quoted("how-to/procurement.md", "(within 10 % for bw[3] in [23.4, 43.46] GB/s)", "solve",
+           GPT3_4D, "--ranges")
