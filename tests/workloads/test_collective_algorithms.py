@@ -253,3 +253,27 @@ def test_a_plan_names_its_groups_algorithms():
         read_llm(model, ['collective_algorithms={tp="ringg"}'])
     with pytest.raises(InputError, match="xx: no such group"):
         read_llm(model, ['collective_algorithms={xx="flat_ring"}'])
+
+
+def test_the_simulator_cannot_run_a_flat_group_over_several_dimensions():
+    """ASTRA-sim runs every collective hierarchically: a group that spans both dimensions with a
+    ring or a direct algorithm is named as the reason its run cannot match; hierarchical groups
+    and a flat group within one dimension are not."""
+    from hieropt.studies.simulate import mode_mismatch, unsimulated_group
+
+    for algorithm in ("nccl_ring", "flat_ring", "flat_tree", "flat_direct"):
+        inst = _inst({"tp": algorithm}, mode="sequential")
+        assert unsimulated_group(inst) == f"tp ({algorithm})"
+        assert mode_mismatch(inst, 1) == (
+            f"group tp ({algorithm}) spans several dimensions, and the simulator runs its "
+            "collectives hierarchically (name it 'sequential' in the plan's collective_algorithms "
+            "to compare)"
+        )
+    for algorithm in ("sequential", "concurrent"):
+        assert unsimulated_group(_inst({"tp": algorithm})) is None
+    one_dim = _inst({"tp": "nccl_ring"}, mode="sequential")
+    one_dim = one_dim.model_copy(
+        update={"mapping": one_dim.mapping.model_copy(update={"groups": {"tp": (4, 1)}})}
+    )
+    assert unsimulated_group(one_dim) is None
+    assert mode_mismatch(one_dim, 1) is None
