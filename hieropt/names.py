@@ -32,13 +32,16 @@ DEFAULT_ALGORITHM = {"Ring": "ring", "FullyConnected": "direct", "Switch": "dire
 counts)."""
 
 
-GROUP_ALGORITHMS = ("concurrent", "sequential", "flat_ring", "flat_tree", "flat_direct")
+GROUP_ALGORITHMS = ("concurrent", "sequential", "flat_ring", "flat_tree", "flat_direct",
+                    "nccl_ring")
 """How a group's collective runs over the dimensions it spans
 (:func:`hieropt.model.traffic.unit_traffic`): ``concurrent`` hierarchical, every dimension at once
 (LIBRA; ASTRA-sim with many chunks); ``sequential`` hierarchical, one dimension after another
 (ASTRA-sim with one chunk); ``flat_ring`` / ``flat_tree`` one NCCL-style ring / double binary tree
 over the whole group, paced by its slowest link; ``flat_direct`` every NPU to every other at once
-(switch-style one-shot)."""
+(switch-style one-shot); ``nccl_ring`` one ring over the whole group as NCCL lays it out on nodes of
+several NPUs (dimension 0 first, channels spread over every NPU's links: only the ring's edges that
+cross a dimension load it)."""
 
 
 LLM_DEFAULT_ALGORITHM = "sequential"

@@ -32,6 +32,17 @@ time of a collective of S bytes at per-NPU bandwidths B (bytes/ns) is, with m_d 
   a reduce up and a broadcast down the two trees, each NPU sending 2 S in all, in 2 ceil(log2 P)
   steps, paced by the slowest link as the ring; the other collectives have no tree (NCCL) and run as
   ``flat_ring``.
+- ``nccl_ring`` (one NCCL ring over all P NPUs as NCCL lays it out on nodes of several NPUs: each
+  channel enters a node through a NIC, visits every NPU of the node and leaves through a NIC, NCCL's
+  topology search ``src/graph/search.cc``, "NET n -> GPU a -> GPU b -> .. -> GPU x -> NET n"; so
+  the ring visits dimension 0 first, only e_d of its P edges cross dimension d, and its channels
+  are spread over every NPU's links): every NPU sends the flat ring's volume V in all, of which
+  the share e_d / P crosses dimension d: m_d = V e_d / P, with e_d = p_d for the outermost spanned
+  dimension (the ring's cycle over its blocks) and e_d = (p_d - 1) prod_(spanned e > d) p_e for an
+  inner one (a path through p_d blocks inside each block); sum_d e_d = P. Steps as ``flat_ring``;
+  all-to-all (which NCCL runs as direct sends) as ``flat_direct``. T = max_d (m_d / B_d + s_d
+  alpha_d). Over two nodes of 8 a ring takes 2 x 15/16 S = 1.875 S off each node, the
+  hierarchical forms S.
 - ``flat_direct`` (every NPU to every other at once, one step per phase: a switch's one-shot
   algorithm): a message to a peer whose highest differing coordinate is d crosses dimension d; n_d =
   prod_(e <= d) p_e - prod_(e < d) p_e peers are such, so m_d = n_d x (all-reduce 2 S/P,
@@ -119,9 +130,37 @@ def _unit(collective: Collective, group: tuple[int, ...], algorithm: str,
         for d in spanned:
             m[d] = volume
         return m
-    if algorithm == "flat_direct":
+    if algorithm == "flat_direct" or (algorithm == "nccl_ring" and collective is _A2A):
         return _direct(collective, group, spanned)
+    if algorithm == "nccl_ring":
+        return _spread_ring(collective, group, spanned)
     return _hierarchical(collective, group, spanned)
+
+
+def ring_edges(group: tuple[int, ...]) -> list[int]:
+    """Edges of a ring over the group's NPUs, laid out dimension 0 first, whose highest differing
+    coordinate is d (shape (D,), summing to the group's NPU count): the outermost spanned dimension
+    p_d (the cycle over its blocks), an inner spanned one (p_d - 1) x the product of the spanned
+    sizes above it, an unspanned one 0.
+
+    Example: a group of 8 NPUs on each of 2 nodes, (8, 2): [14, 2].
+    """
+    spanned = [d for d, p in enumerate(group) if p > 1]
+    edges = [0] * len(group)
+    above = 1
+    for k, d in enumerate(reversed(spanned)):
+        edges[d] = group[d] if k == 0 else (group[d] - 1) * above
+        above *= group[d]
+    return edges
+
+
+def _spread_ring(collective: Collective, group: tuple[int, ...],
+                 spanned: list[int]) -> list[float]:
+    """NCCL's ring with its channels spread over every NPU's links: the flat ring's volume, its
+    share e_d / P on dimension d (module docstring)."""
+    P = math.prod(group[d] for d in spanned)
+    volume = float(_flat_volume(collective, P, "flat_ring"))
+    return [volume * e / P for e in ring_edges(group)]
 
 
 def _hierarchical(collective: Collective, group: tuple[int, ...],
@@ -191,7 +230,8 @@ def collective_steps(collective: Collective, group: tuple[int, ...], algorithms:
     dimension of p NPUs: ``ring`` p-1 steps, ``direct`` 1, ``halving_doubling`` ceil(log2 p); an
     all-reduce is two phases, an all-to-all one. Flat ring: 2 (P-1) for an all-reduce, P-1
     otherwise; flat tree: 2 ceil(log2 P) for an all-reduce, else as the ring; flat direct: 2 for an
-    all-reduce, 1 otherwise; on every spanned dimension (each step waits for the slowest). A
+    all-reduce, 1 otherwise; NCCL's ring as the flat ring, its all-to-all as flat direct; on every
+    spanned dimension (each step waits for the slowest). A
     point-to-point send: 1 step on each spanned dimension. Dimensions the group does not span take 0
     steps.
     """
@@ -205,9 +245,11 @@ def collective_steps(collective: Collective, group: tuple[int, ...], algorithms:
         return out
     if not phases or not spanned:
         return out
-    if algorithm in ("flat_ring", "flat_tree", "flat_direct"):
+    if algorithm in ("flat_ring", "flat_tree", "flat_direct", "nccl_ring"):
         P = math.prod(group[d] for d in spanned)
-        if algorithm == "flat_direct":
+        if algorithm == "flat_direct" or (
+            algorithm == "nccl_ring" and collective is Collective.ALL_TO_ALL
+        ):
             steps = phases
         elif algorithm == "flat_tree" and collective is Collective.ALL_REDUCE:
             steps = 2 * math.ceil(math.log2(P))
@@ -237,4 +279,5 @@ def sums_dims(algorithm: str) -> bool:
     return algorithm in SUMMING
 
 
-__all__ = ["unit_traffic", "collective_steps", "p2p_links", "sums_dims", "SUMMING"]
+__all__ = ["unit_traffic", "collective_steps", "p2p_links", "ring_edges", "sums_dims",
+           "SUMMING"]

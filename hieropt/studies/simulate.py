@@ -228,6 +228,22 @@ def _one_in_flight(instance: Instance, mode: str, chunks: int) -> Instance:
     )
 
 
+def unsimulated_group(instance: Instance) -> str | None:
+    """The first group of ``instance``'s workloads (every job and pipeline stage) whose collectives
+    run an algorithm other than the hierarchical ``sequential`` / ``concurrent`` over more than one
+    dimension, as ``"name (algorithm)"``, or None: ASTRA-sim runs every collective hierarchically,
+    so it cannot reproduce such a group (an LLM plan's ``tp`` runs ``nccl_ring`` by default)."""
+    for job in instance.jobs:
+        for stage in job.workload.stages:
+            for name, algorithm in stage.group_algorithms:
+                group = job.mapping.groups.get(name, ())
+                if algorithm not in ("sequential", "concurrent") and sum(
+                    p > 1 for p in group
+                ) > 1:
+                    return f"{name} ({algorithm})"
+    return None
+
+
 def mode_mismatch(
     instance: Instance, chunks: int, bw_gbps: Sequence[float] | None = None
 ) -> str | None:
@@ -235,7 +251,15 @@ def mode_mismatch(
     ``instance`` was optimised in, or None when it can: sequential dimensions need 1 chunk (several
     approach concurrent), concurrent dimensions several (1 runs them one after another), and at
     ``bw_gbps`` the instance's own model must not gain from several collectives in flight (ASTRA-sim
-    runs one at a time) or from paying latency once per collective (ASTRA-sim pays it per chunk)."""
+    runs one at a time) or from paying latency once per collective (ASTRA-sim pays it per chunk);
+    and no group may run a non-hierarchical algorithm over several dimensions
+    (:func:`unsimulated_group`)."""
+    group = unsimulated_group(instance)
+    if group is not None:
+        return (
+            f"group {group} spans several dimensions, and the simulator runs its collectives "
+            "hierarchically (name it 'sequential' in the plan's collective_algorithms to compare)"
+        )
     mode = instance.dimension_mode
     if mode == "sequential" and chunks > 1:
         return (
@@ -459,6 +483,7 @@ __all__ = [
     "check_binary",
     "matching_instance",
     "mode_mismatch",
+    "unsimulated_group",
     "simulator_chunks",
     "TOLERANCE",
     "MAX_CHUNKS",

@@ -33,7 +33,14 @@ def _bytes(kind: Collective, g: list[int], algorithm: str, links: list[float]) -
         if algorithm == "flat_tree" and kind is Collective.ALL_REDUCE:
             vol = 2.0
         return [vol if d in span else 0.0 for d in range(D)]
-    if algorithm == "flat_direct":
+    if algorithm == "nccl_ring" and kind is not Collective.ALL_TO_ALL:
+        vol = {Collective.ALL_REDUCE: 2 * (P - 1) / P, Collective.REDUCE_SCATTER: (P - 1) / P,
+               Collective.ALL_GATHER: P - 1}[kind]
+        edges = _gray_cycle_edges([g[d] for d in span])
+        for k, d in enumerate(span):
+            out[d] = vol * edges[k] / P
+        return out
+    if algorithm in ("flat_direct", "nccl_ring"):
         share = {
             Collective.ALL_REDUCE: 2 / P,
             Collective.REDUCE_SCATTER: 1 / P,
@@ -55,6 +62,26 @@ def _bytes(kind: Collective, g: list[int], algorithm: str, links: list[float]) -
     return out
 
 
+def _gray_cycle_edges(sizes: list[int]) -> list[int]:
+    """Walk a ring through every coordinate of ``sizes`` (dimension 0 fastest) in reflected
+    mixed-radix Gray order, closing the cycle, and count its edges by the highest coordinate that
+    differs between the two ends."""
+    order = [[0] * len(sizes)]
+    for _ in range(math.prod(sizes) - 1):
+        nxt = list(order[-1])
+        for d, size in enumerate(sizes):  # the lowest digit that can move in its direction
+            upward = sum(nxt[e] for e in range(d + 1, len(sizes))) % 2 == 0
+            if (upward and nxt[d] < size - 1) or (not upward and nxt[d] > 0):
+                nxt[d] += 1 if upward else -1
+                break
+        order.append(nxt)
+    edges = [0] * len(sizes)
+    for a, b in zip(order, order[1:] + order[:1], strict=True):
+        assert a != b
+        edges[max(d for d in range(len(sizes)) if a[d] != b[d])] += 1
+    return edges
+
+
 def _steps(kind: Collective, g: list[int], algorithm: str, dim_algos: list[str]) -> list[float]:
     D = len(g)
     span = [d for d in range(D) if g[d] > 1]
@@ -65,11 +92,13 @@ def _steps(kind: Collective, g: list[int], algorithm: str, dim_algos: list[str])
     P = math.prod(g)
     out = [0.0] * D
     for d in span:
-        if algorithm == "flat_direct":
+        if algorithm == "flat_direct" or (
+            algorithm == "nccl_ring" and kind is Collective.ALL_TO_ALL
+        ):
             out[d] = phases
         elif algorithm == "flat_tree" and kind is Collective.ALL_REDUCE:
             out[d] = 2 * math.ceil(math.log2(P))
-        elif algorithm in ("flat_ring", "flat_tree"):
+        elif algorithm in ("flat_ring", "flat_tree", "nccl_ring"):
             out[d] = phases * (P - 1)
         else:
             per = {"ring": g[d] - 1, "direct": 1, "halving_doubling": math.ceil(math.log2(g[d]))}[

@@ -58,6 +58,7 @@ def test_the_oracle_states_the_same_bytes_steps_and_sums(algorithm, plan):
         {"tp": "sequential", "dp": "flat_ring"},
         {"tp": "flat_direct", "dp": "sequential", "pp": "sequential"},
         {"tp": "concurrent", "dp": "flat_tree"},
+        {"tp": "nccl_ring", "dp": "sequential"},
     ],
 )
 @pytest.mark.parametrize("plan", PLANS[:2])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hieropt
-from hieropt.model.algorithms import collective_steps, p2p_links, unit_traffic
+from hieropt.model.algorithms import collective_steps, p2p_links, ring_edges, unit_traffic
 from hieropt.model.timing import build_time_model
 from hieropt.spec import (
     Collective,
@@ -52,6 +52,11 @@ G = (4, 2)  # 8 NPUs: 4 on dimension 0, 2 on dimension 1
     (RS, "flat_direct", [3 / 8, 4 / 8]),
     (AG, "flat_direct", [3, 4]),
     (A2A, "flat_direct", [3 / 8, 4 / 8]),
+    # NCCL's ring, dimension 0 first: 6 of its 8 edges inside a block of 4, 2 between the blocks
+    (AR, "nccl_ring", [2 * 7 / 8 * 6 / 8, 2 * 7 / 8 * 2 / 8]),
+    (RS, "nccl_ring", [7 / 8 * 6 / 8, 7 / 8 * 2 / 8]),
+    (AG, "nccl_ring", [7 * 6 / 8, 7 * 2 / 8]),
+    (A2A, "nccl_ring", [3 / 8, 4 / 8]),  # direct sends, as NCCL runs an all-to-all
     (P2P, "flat_ring", [1, 1]),
 ])
 def test_bytes_per_dimension_by_hand(kind, algorithm, want):
@@ -76,10 +81,41 @@ def test_direct_sends_the_volume_of_the_hierarchical_decomposition():
     (RS, "flat_tree", [7, 7]),
     (AR, "flat_direct", [2, 2]),
     (A2A, "flat_direct", [1, 1]),
+    (AR, "nccl_ring", [14, 14]),
+    (AG, "nccl_ring", [7, 7]),
+    (A2A, "nccl_ring", [1, 1]),
     (P2P, "concurrent", [1, 1]),
 ])
 def test_steps_per_dimension_by_hand(kind, algorithm, want):
     assert collective_steps(kind, G, ("ring", "direct"), algorithm) == pytest.approx(want)
+
+
+@pytest.mark.parametrize("group, want", [
+    ((8, 2), [14, 2]),  # into each node and out of it once; 7 NVLink hops in each node
+    ((4, 2), [6, 2]),
+    ((2, 2, 2), [4, 2, 2]),
+    ((8, 1, 64), [7 * 64, 0, 64]),  # an unspanned dimension carries none
+    ((1, 16), [0, 16]),
+    ((8,), [8]),
+])
+def test_ring_edges_by_hand(group, want):
+    assert ring_edges(group) == want
+    assert sum(want) == np.prod(group)
+
+
+def test_a_ring_over_two_nodes_takes_its_whole_volume_off_each_node():
+    """TP 16 over two nodes of 8 GPUs (NVLink 300 GB/s, four 200 Gb/s NICs per node: 12.5 GB/s
+    per GPU): each of a node's 8 GPUs sends 1/8 of the ring's 2 x 15/16 S through the NICs, 1.875 S
+    in all, where the hierarchical forms send S (S / 8 per GPU); the all-reduce of S = 1 GB takes
+    1.875 / 100 s, the IB-bound ring, against the sequential form's 1.75 / 300 + 1 / 100 s."""
+    ring = unit_traffic(AR, (8, 2), "nccl_ring")
+    assert ring == pytest.approx([1.875 * 14 / 16, 1.875 * 2 / 16], rel=1e-15)
+    assert 8 * ring[1] == pytest.approx(1.875, rel=1e-15)
+    assert 8 * unit_traffic(AR, (8, 2), "sequential")[1] == pytest.approx(1.0, rel=1e-15)
+    bw = np.array([300.0, 12.5])  # GB/s = bytes/ns; S = 1e9 bytes
+    assert max(1e9 * ring / bw) == pytest.approx(1e9 * 1.875 / 100, rel=1e-15)
+    seq = unit_traffic(AR, (8, 2), "sequential")
+    assert sum(1e9 * seq / bw) == pytest.approx(1e9 * (1.75 / 300 + 1 / 100), rel=1e-15)
 
 
 def test_a_send_over_a_fully_connected_dimension_gets_one_link():
@@ -140,10 +176,12 @@ def _by_hand(algorithm: str, b0: float, b1: float) -> float:
         return max(1.75 * S / b0 + 14 * ALPHA[0], 1.75 * S / b1 + 14 * ALPHA[1])
     if algorithm == "flat_tree":
         return max(2 * S / b0 + 6 * ALPHA[0], 2 * S / b1 + 6 * ALPHA[1])
+    if algorithm == "nccl_ring":
+        return max(1.3125 * S / b0 + 14 * ALPHA[0], 0.4375 * S / b1 + 14 * ALPHA[1])
     return max(0.75 * S / b0 + 2 * ALPHA[0], 1.0 * S / b1 + 2 * ALPHA[1])  # flat_direct
 
 
-ALGOS = ("concurrent", "sequential", "flat_ring", "flat_tree", "flat_direct")
+ALGOS = ("concurrent", "sequential", "flat_ring", "flat_tree", "flat_direct", "nccl_ring")
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)
@@ -166,7 +204,7 @@ def test_groups_without_an_algorithm_follow_the_dimension_mode():
 
 
 @pytest.mark.parametrize("pair", [("sequential", "concurrent"), ("sequential", "flat_ring"),
-                                  ("flat_direct", "sequential")])
+                                  ("flat_direct", "sequential"), ("nccl_ring", "sequential")])
 def test_two_algorithms_in_one_model(pair):
     """A sequential group beside a max-taking one: the model holds the sum as one-dimension terms
     (exact); its optimum under sum(bw) == 100 is the dense search's."""
@@ -210,8 +248,32 @@ def test_a_plan_names_its_groups_algorithms():
     with pytest.raises(
         InputError,
         match=r"params.plan.collective_algorithms: tp: unknown algorithm 'ringg'; fix: "
-        "use one of concurrent, sequential, flat_ring, flat_tree, flat_direct",
+        "use one of concurrent, sequential, flat_ring, flat_tree, flat_direct, nccl_ring",
     ):
         read_llm(model, ['collective_algorithms={tp="ringg"}'])
     with pytest.raises(InputError, match="xx: no such group"):
         read_llm(model, ['collective_algorithms={xx="flat_ring"}'])
+
+
+def test_the_simulator_cannot_run_a_flat_group_over_several_dimensions():
+    """ASTRA-sim runs every collective hierarchically: a group that spans both dimensions with a
+    ring or a direct algorithm is named as the reason its run cannot match; hierarchical groups
+    and a flat group within one dimension are not."""
+    from hieropt.studies.simulate import mode_mismatch, unsimulated_group
+
+    for algorithm in ("nccl_ring", "flat_ring", "flat_tree", "flat_direct"):
+        inst = _inst({"tp": algorithm}, mode="sequential")
+        assert unsimulated_group(inst) == f"tp ({algorithm})"
+        assert mode_mismatch(inst, 1) == (
+            f"group tp ({algorithm}) spans several dimensions, and the simulator runs its "
+            "collectives hierarchically (name it 'sequential' in the plan's collective_algorithms "
+            "to compare)"
+        )
+    for algorithm in ("sequential", "concurrent"):
+        assert unsimulated_group(_inst({"tp": algorithm})) is None
+    one_dim = _inst({"tp": "nccl_ring"}, mode="sequential")
+    one_dim = one_dim.model_copy(
+        update={"mapping": one_dim.mapping.model_copy(update={"groups": {"tp": (4, 1)}})}
+    )
+    assert unsimulated_group(one_dim) is None
+    assert mode_mismatch(one_dim, 1) is None
