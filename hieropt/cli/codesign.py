@@ -110,7 +110,8 @@ def codesign_command(
         typer.Option(
             "--prune/--no-prune",
             help="Skip candidates whose proven bound (compute + bubble + communication volume over "
-            "the bandwidth budget) cannot beat the best found (exact; default: the space's prune).",
+            "the bandwidth budget) cannot beat the best found on its cluster size (exact: each "
+            "size's best is its own optimum; default: the space's prune).",
             show_default=False,
         ),
     ] = None,

@@ -134,16 +134,18 @@ def provision_command(
             knee = provision_knee(inst, catalog, result, slack)
     except HieroptError as e:
         raise fail(err, _named(e, catalog), json_out) from None
-    from ..model.run import run_figures
+    from ..model.run import provisioned_run
     from ..report import provision as report_provision
     from ..report.run import instance_calibration, run_lines, run_notes
 
-    # (the catalog's bill of materials)
-    run = run_figures(inst, result.iteration_time_ns, result.network_cost_usd)
+    # (the catalog's bill of materials: its cost and power)
+    run, power_line = provisioned_run(inst, result.iteration_time_ns, result.network_cost_usd,
+                                      result.power_w)
+    power_lines = [] if power_line is None else [power_line]
     calibration = instance_calibration(inst)
     data = {**report_provision.provision_dict(inst, result), "run": run.to_dict(),
             "knee": None if knee is None else knee.to_dict()}
-    data["notes"] = list(data.get("notes", [])) + run_notes(run, calibration)
+    data["notes"] = list(data.get("notes", [])) + power_lines + run_notes(run, calibration)
     try:
         _finite(data, catalog)
     except HieroptError as e:
@@ -151,7 +153,8 @@ def provision_command(
     if json_out is not None:  # the file first (as above)
         write_json(json_out, data)
     knee_line = [] if knee is None else [knee.line()]
-    lines = report_provision.summary_lines(inst, result) + run_lines(run, calibration)
+    lines = (report_provision.summary_lines(inst, result) + run_lines(run, calibration)
+             + power_lines)
     for line in lines + knee_line:
         out.print(line, highlight=False, soft_wrap=True)
     out.print(report_provision.design_table(inst, result))

@@ -105,6 +105,9 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
     else:
         data = parse_toml(read_text(path, "parts catalog"), src)
     catalog = parse_catalog(data, src)
+    from .cluster_units import check_catalog_units
+
+    check_catalog_units(catalog, src)
     if instance is not None:
         check_catalog(catalog, instance, src)
     return catalog

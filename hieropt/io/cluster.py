@@ -34,7 +34,8 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
 
     Raises:
         InputError: not a table, a figure neither a number nor ``{value, source}``, an unknown key,
-            a bad value or an unknown source (naming ``src`` and the field).
+            a bad value, a unit slip (:func:`hieropt.io.cluster_units.check_cluster_units`: 0.7 W
+            per accelerator looks like kW) or an unknown source (naming ``src`` and the field).
     """
     from pydantic import ValidationError
 
@@ -73,10 +74,14 @@ def cluster_entry(value: Any, src: str | Path, field: str = "cluster") -> Cluste
         raise InputError(src, f"{field}.sources", "expected [cluster.sources.<key>] tables",
                          "write [cluster.sources.<key>] with ref, date and kind")
     try:
-        return Cluster(**figures, sources=sources, references=refs,
-                       require_sources=value.get("require_sources", False))
+        cluster = Cluster(**figures, sources=sources, references=refs,
+                          require_sources=value.get("require_sources", False))
     except ValidationError as e:
         raise validation_error(e, src, field) from e
+    from .cluster_units import check_cluster_units
+
+    check_cluster_units(cluster, src, field)
+    return cluster
 
 
 MIN_RUN_TOKENS = 1e6

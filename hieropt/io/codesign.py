@@ -109,11 +109,15 @@ def load_codesign(path: str | Path) -> CodesignSpace:
     texts = _strings(data, "constraints", src, "expected a list of strings",
                      'write constraints = ["sum(bw) == 500"]')
     try:
-        return CodesignSpace(name=str(data.get("name", path.stem)), base=base, npus=data["npus"],
-                             plans=choices, cost=cost_entry(data["cost"], path.parent, src),
-                             constraints=tuple(texts), objective=objective, **parts)
+        space = CodesignSpace(name=str(data.get("name", path.stem)), base=base, npus=data["npus"],
+                              plans=choices, cost=cost_entry(data["cost"], path.parent, src),
+                              constraints=tuple(texts), objective=objective, **parts)
     except ValidationError as e:
         raise validation_error(e, src) from e
+    from .cluster_units import check_servers
+
+    check_servers(space.cluster, space.sizes, src)
+    return space
 
 
 def _check_keys(data: dict[str, Any], src: str) -> None:

@@ -297,7 +297,7 @@ def load_instance(path: str | Path) -> Instance:
             check_plan_loop(job[0], loop, src)
     if "heuristic_ratios" in data:
         extra["heuristic_ratios"] = data["heuristic_ratios"]
-    extra.update(buyer_entries(data, src))
+    extra.update(buyer_entries(data, src, (network.npus_total,), network.dims[0].npus))
     return _instance(
         src,
         name=str(data.get("name", path.stem)),
@@ -318,16 +318,20 @@ def load_instance(path: str | Path) -> Instance:
     )
 
 
-def buyer_entries(data: dict[str, Any], src: str) -> dict[str, Any]:
+def buyer_entries(data: dict[str, Any], src: str, sizes: tuple[int, ...] = (),
+                  scaleup: int | None = None) -> dict[str, Any]:
     """The ``tokens`` and ``[cluster]`` entries of a file's table ``data`` (those given), read by
-    :mod:`hieropt.io.cluster`. Raises InputError naming ``src`` and the field."""
+    :mod:`hieropt.io.cluster`, the servers checked against the cluster ``sizes`` (NPUs; scaleup:
+    the first dimension's NPUs). Raises InputError naming ``src`` and the field."""
     from .cluster import cluster_entry, tokens_entry
+    from .cluster_units import check_servers
 
     out: dict[str, Any] = {}
     if "tokens" in data:
         out["tokens"] = tokens_entry(data["tokens"], src)
     if "cluster" in data:
         out["cluster"] = cluster_entry(data["cluster"], src)
+        check_servers(out["cluster"], sizes, src, scaleup)
     return out
 
 

@@ -19,7 +19,7 @@ model, e.g. an ASTRA-sim text file or LIBRA's, has no tokens or FLOPs; an instan
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..spec import Instance
@@ -275,6 +275,39 @@ def _cost_figures(
 
 
 
+def provisioned_run(instance: Instance, iteration_time_ns: float, network_cost_usd: float,
+                    bom_power_w: float | None) -> tuple[RunFigures, str | None]:
+    """The buyer's figures of a design provisioned from a catalog (:func:`run_figures` with the
+    bill of materials' cost as the network's capex) and the line saying which network power they
+    count (None when nothing is to say).
+
+    The bill of materials' power ``bom_power_w`` (W, the whole network; None when a part has no
+    ``watts``) is the network's power in the IT power, MW, MWh and $ per run when the
+    ``[cluster]`` section gives no ``network_w_per_npu`` (as ``bom_power_w`` / N W per NPU); when
+    it gives one, that figure is used and the line says so. With neither, the network's power is
+    in ``left_out``."""
+    cluster, n = instance.cluster, instance.network.npus_total
+    if cluster is None or cluster.accelerator_w is None:
+        return run_figures(instance, iteration_time_ns, network_cost_usd), None
+    given = cluster.network_w_per_npu
+    if given is None and bom_power_w is not None:
+        per = bom_power_w / n
+        inst = instance.model_copy(
+            update={"cluster": cluster.model_copy(update={"network_w_per_npu": per})})
+        return run_figures(inst, iteration_time_ns, network_cost_usd), (
+            f"network power: the bill of materials' {bom_power_w:,.0f} W ({per:,.5g} W per NPU) "
+            "is counted in the cluster's MW, MWh and $")
+    run = run_figures(instance, iteration_time_ns, network_cost_usd)
+    if given is not None:
+        bom = ("" if bom_power_w is None else
+               f"; the bill of materials says {bom_power_w:,.0f} W ({bom_power_w / n:,.5g} W per "
+               "NPU)")
+        return run, (f"network power: [cluster] network_w_per_npu = {given:,.5g} W per NPU is "
+                     f"counted in the cluster's MW, MWh and $" + bom)
+    left = "the network's power (a part of the bill of materials has no watts)"
+    return replace(run, left_out=run.left_out + (left,)), None
+
+
 def iteration_target_ns(instance: Instance, deadline_ns: float) -> float:
     """The iteration-time target (ns) that trains the instance's token budget within ``deadline_ns``
     (ns of wall time): deadline / (tokens / tokens per iteration). "15T tokens within 90 days" is
@@ -365,6 +398,7 @@ __all__ = [
     "iteration_target_ns",
     "network_budget_usd",
     "power_cap_problem",
+    "provisioned_run",
     "run_figures",
     "HOURS_PER_YEAR",
     "SECONDS_PER_DAY",

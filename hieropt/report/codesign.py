@@ -66,7 +66,7 @@ def summary_lines(result: Codesign) -> list[str]:
         *invalid_lines(en.skipped, what="pairs", field="skipped"),
         f"solved {result.solved:,}, pruned {result.pruned - result.infeasible_by_bound:,} "
         "(proven bound >= "
-        "incumbent)"
+        + ("incumbent of its cluster size)" if len(sp.sizes) > 1 else "incumbent)")
         + (
             f", infeasible by their time bound {result.infeasible_by_bound:,} (above the "
             "target, or "
@@ -208,7 +208,7 @@ def dims_table(result: Codesign) -> Table:
 
 def sizes_table(result: Codesign, deadline: bool = False) -> Table:
     """Best per cluster size (a space with several): how many NPUs to buy and what each size
-    gives; a size without a solved candidate says why (no plan fits, skipped by its proven bound,
+    gives; a size without a solved candidate says why (no plan fits,
     or no candidate has an answer, within the deadline when ``deadline``:
     :func:`hieropt.studies.sizing.size_outcomes`)."""
     sp = result.space

@@ -72,6 +72,18 @@ def result_npus(data: dict[str, Any]) -> int:
     return int(n)
 
 
+def result_tokens(data: dict[str, Any], space: Any | None, tokens: float | None) -> float | None:
+    """The token budget of a co-design report: ``tokens`` (``--tokens``) when given, else the
+    space's ``tokens`` (a :class:`~hieropt.workloads.llm.space.CodesignSpace`), else, without a
+    space, the budget the result's best was figured for (its JSON ``run.tokens``); None when none
+    of them gives one."""
+    if tokens is not None:
+        return tokens
+    if space is not None:
+        return getattr(space, "tokens", None)
+    return (data.get("run") or {}).get("tokens")
+
+
 def _run_of(data: dict[str, Any]) -> RunFigures | None:
     run = data.get("run")
     if not run:
@@ -247,7 +259,9 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
                        within: float = 0.01, fixed: dict[str, Any] | None = None,
                        fixed_space: Any | None = None) -> Committee:
     """The :class:`~hieropt.report.committee.Committee` of a co-design result (module docstring);
-    its plot from the ranked rows. Raises InputError when the result has no solved candidate."""
+    its plot from the ranked rows. ``tokens`` (the run's token budget) defaults to the space's
+    (:func:`result_tokens`). Raises InputError when the result has no solved candidate."""
+    tokens = result_tokens(data, space, tokens)
     alts, missing, designs = codesign_alternatives(data, space, tokens, within, fixed, fixed_space)
     alts_t = ordered(alts)
     key, why = recommend(list(alts_t), within)
@@ -287,4 +301,5 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     )
 
 
-__all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus", "NO_SPACE"]
+__all__ = ["codesign_committee", "codesign_alternatives", "row_figures", "result_npus",
+           "result_tokens", "NO_SPACE"]

@@ -56,6 +56,15 @@ FIGURES = (
 
 Money = float | None
 
+CAPEX_FIGURES = (
+    "accelerator_usd",
+    "server_usd",
+    "rack_usd",
+    "facility_usd_per_mw",
+    "electricity_usd_per_kwh",
+)
+"""The figures ``usd_per_npu_hour`` replaces (a file giving both is refused)."""
+
 
 class ClusterSource(Frozen):
     """Where a figure comes from: ``ref`` (URL or citation), ``date`` it was read (YYYY-MM-DD),
@@ -153,6 +162,13 @@ class Cluster(Frozen):
             ("rack_usd", "npus_per_rack"),
             ("rack_w", "npus_per_rack"),
         )
+        capex = [k for k in CAPEX_FIGURES if getattr(self, k) is not None]
+        if self.usd_per_npu_hour is not None and capex:
+            raise ValueError(
+                f"usd_per_npu_hour: given with {', '.join(capex)}, which the all-in NPU-hour rate "
+                "replaces; fix: give either usd_per_npu_hour (a rental or internal rate) or the "
+                "capex figures, not both"
+            )
         for figure, count in pairs:
             if getattr(self, figure) is not None and getattr(self, count) is None:
                 raise ValueError(
@@ -166,4 +182,4 @@ class Cluster(Frozen):
         return {k: getattr(self, k) for k in FIGURES if getattr(self, k) is not None}
 
 
-__all__ = ["Cluster", "ClusterSource", "FIGURES", "SOURCE_KINDS"]
+__all__ = ["Cluster", "ClusterSource", "FIGURES", "CAPEX_FIGURES", "SOURCE_KINDS"]

@@ -3,11 +3,12 @@ deadline ("15T tokens within 90 days") as its time target.
 
 **One search.** ``--sizes`` (``sizes``) sets the space's ``npus`` list: the size is a dimension of
 one co-design search (:func:`hieropt.studies.codesign.codesign`), whose candidates of every size
-are ordered by their proven lower bound and pruned against the best found over all sizes. A size
-none of whose candidates is solved because its smallest bound is at least the best found
-(:meth:`~hieropt.studies.codesign.candidates.CodesignEnumeration.size_bounds`) is *skipped*: none
-of its candidates can be better. The sizes need a shape space (``[[levels]]``): a fixed network
-holds one NPU count.
+are ordered by their proven lower bound and pruned against the best found on their own size, so
+each size's best is that size's optimum (what buying that many NPUs gives), not only the overall
+one. A size's smallest bound
+(:meth:`~hieropt.studies.codesign.candidates.CodesignEnumeration.size_bounds`) says how far it is
+from the best. The sizes need a shape space (``[[levels]]``): a fixed network holds one NPU
+count.
 
 **Deadline.** A run of D tokens at B s tokens per iteration takes D / (B s) iterations whatever
 the size, so a deadline W is the same iteration-time target W B s / D (ns) for every size and plan
@@ -37,8 +38,8 @@ from .codesign import Codesign, codesign
 @dataclass(frozen=True)
 class SizeOutcome:
     """One cluster size: ``npus``, its smallest candidate bound (inf: no candidate), its best
-    solved row (a row dictionary, None when it has none) and why it has no answer or was skipped
-    (None when it has one)."""
+    solved row (a row dictionary, None when it has none) and why it has no answer (None when it has
+    one)."""
 
     npus: int
     bound: float
@@ -103,12 +104,10 @@ def sized_space(space: CodesignSpace, sizes: list[int] | None = None,
         raise validation_error(e, space.name) from e
 
 
-def _note(space: CodesignSpace, bound: float, value: float, deadline: bool) -> str:
-    """Why a size without a solved candidate has no answer (``value``: the best found)."""
+def _note(space: CodesignSpace, bound: float, deadline: bool) -> str:
+    """Why a size without a solved candidate has no answer."""
     if bound == float("inf"):
         return "no plan fits and places on a shape of this size"
-    if space.prune and bound >= value:
-        return f"skipped: its proven bound {bound:.6g} is not below the best found, {value:.6g}"
     within = (" within the deadline" if deadline else " within the time target"
               if space.max_iteration_time_ns is not None else "")
     return "no candidate has an answer" + within
@@ -120,11 +119,10 @@ def size_outcomes(result: Codesign, deadline: bool = False) -> Sizing:
     space = result.space
     bounds = result.enumeration.size_bounds()
     best = {e["npus"]: e["best"] for e in result.by_npus()}
-    value = min((b["objective_value"] for b in best.values()), default=float("inf"))
     outcomes = []
     for n in space.sizes:
         bound = bounds.get(n, float("inf"))
-        note = None if n in best else _note(space, bound, value, deadline)
+        note = None if n in best else _note(space, bound, deadline)
         outcomes.append(SizeOutcome(n, bound, best.get(n), note))
     answered = [o for o in outcomes if o.best is not None]
     chosen = min(answered, key=lambda o: (o.best["objective_value"], o.npus), default=None)

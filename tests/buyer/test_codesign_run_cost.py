@@ -70,3 +70,34 @@ def test_pruned_search_equals_brute_force(tmp_path, usd):
 def test_min_run_cost_space_needs_a_cluster(tmp_path):
     with pytest.raises(InputError, match="cluster"):
         hieropt.load_codesign(_space(tmp_path, ""))
+
+
+@pytest.mark.heavy
+def test_report_of_a_space_uses_its_token_budget_and_cluster(tmp_path):
+    """`hieropt report SPACE` (and `report RESULT.json --space SPACE`) read the space's `tokens` and
+    `[cluster]` as `codesign` does: without --tokens the least $ per run is recommended and its $
+    is the hand-computed run cost of its row. GPT-3 (B = 1,536, s = 2,048): 300e9 / 3,145,728 =
+    95,367.43 iterations; 4,096 NPUs at $20,000 over 4 years: rate = (81.92M + C) / 35,040 $/h."""
+    import json
+
+    from tests.cli.util import run
+
+    path = _space(tmp_path, CLUSTER.format(usd=20000))
+    path.write_text(path.read_text().replace("tp = [4, 8]", "tp = [8]"))  # 6 candidates
+    result = tmp_path / "cd.json"
+    assert run("codesign", path, "--workers", "1", "--json", result).exit_code == 0
+    best = json.loads(result.read_text())["best"]
+    for args in ([path], [result, "--space", path]):
+        r = run("report", *args, "-o", tmp_path / "out", "--json", "-")
+        assert r.exit_code == 0, r.output
+        data = json.loads(r.stdout)
+        assert data["recommended"] == "min_run_cost"
+        assert "a run of 300B tokens" in data["subject"]
+        head = data["headline"]
+        iterations = 300e9 / (1536 * 2048)
+        assert iterations == pytest.approx(95367.431640625, rel=1e-15)
+        hours = iterations * head["iteration_time_ns"] / 3.6e12
+        rate = (4096 * 20000 + head["network_cost_usd"]) / (4 * 8760)
+        assert head["run_cost_usd"] == pytest.approx(hours * rate, rel=1e-9)
+        assert head["run_cost_usd"] == pytest.approx(best["objective_value"], rel=1e-9)
+        assert head["time_to_train_days"] == pytest.approx(hours / 24, rel=1e-12)

@@ -1,6 +1,7 @@
 """How many accelerators to buy: a co-design space with three cluster sizes (its npus list, one
 search) and a deadline returns the cheapest size that meets it, as the brute force (every size
-searched alone, every candidate solved) does; sizes are skipped only by a proven bound."""
+searched alone, every candidate solved) does; each size's best is its own optimum (a candidate is
+pruned only by a proven bound against the best found on its size)."""
 
 from __future__ import annotations
 
@@ -91,21 +92,35 @@ def test_the_cheapest_size_meeting_the_deadline(tmp_path, usd, deadline_days, si
         assert o.bound == pytest.approx(min(r["lower_bound"] for r in brute[o.npus]), rel=1e-12)
         optima = [r["objective_value"] for r in brute[o.npus] if r["status"] == "optimal"]
         assert all(o.bound <= v * (1 + 1e-9) for v in optima)
+        # each size's row is that size's own optimum (pruned against its own incumbent)
+        if optima:
+            assert o.best["objective_value"] == pytest.approx(min(optima), rel=1e-12)
+        else:
+            assert o.best is None
     if deadline_days is not None:  # the chosen run meets the deadline; the smaller sizes miss it
         days = got.chosen.best["iteration_time_ns"] * 300e9 / (1536 * 2048) / 86400e9
         assert days <= deadline_days * (1 + 1e-9)
         assert all(r["status"] == "infeasible" for n in SIZES if n < size for r in brute[n])
 
 
-def test_dear_accelerators_skip_the_largest_size_by_its_bound(tmp_path):
+def test_each_size_keeps_its_own_incumbent(tmp_path):
+    """With dear accelerators ($200,000) 4,096 NPUs cannot give the cheapest run (its least bound is
+    above 1,024 NPUs' best), yet its row is its own best, as the brute force's: a candidate is
+    pruned only by a bound at least the best found on its own size."""
     rows: list[dict] = []
     got = size_cluster(_space(tmp_path, 200000), SIZES, on_row=rows.append)
-    skipped = [o for o in got.sizes if o.note is not None and o.note.startswith("skipped")]
-    assert [o.npus for o in skipped] == [4096]
-    assert skipped[0].bound >= got.chosen.best["objective_value"]
-    largest = [r for r in rows if r["npus"] == 4096]  # none solved: every one pruned by its bound
-    assert largest and all(r["status"] == "pruned" for r in largest)
-    assert min(r["lower_bound"] for r in largest) == pytest.approx(skipped[0].bound, rel=1e-12)
+    _, brute = brute_force(_space(tmp_path, 200000), None)
+    largest = next(o for o in got.sizes if o.npus == 4096)
+    assert largest.bound >= got.chosen.best["objective_value"] and largest.note is None
+    own = min(r["objective_value"] for r in brute[4096] if r["status"] == "optimal")
+    assert largest.best["objective_value"] == pytest.approx(own, rel=1e-12)
+    for r in rows:
+        if r["status"] == "pruned":
+            n = r["npus"]
+            incumbent = min(q["objective_value"] for q in rows
+                            if q["npus"] == n and q["status"] == "optimal")
+            assert r["lower_bound"] >= incumbent
+            assert f"incumbent of {n} NPUs" in r["message"]
 
 
 def test_no_size_meets_an_impossible_deadline(tmp_path):
@@ -146,3 +161,102 @@ def test_codesign_command_with_sizes_and_a_deadline(tmp_path):
         run("codesign", path, "--sizes", "1024", "--deadline", "5d", "--workers", "1").exit_code
         == 3
     )
+
+
+LLAMA_SPACE = """
+name = "llama70b-sizes"
+model = "{model}"
+set = ["npus=512", "dp=16", "global_batch_size=512"]
+npus = [256, 512, 1024]
+objective = "min_run_cost"
+tokens = 2e12
+constraints = ["bw[0] <= 450", "bw[0] >= 50", "sum(bw[1:]) <= 50", "sum(bw[1:]) >= 12.5"]
+mapping_rule = "lowest"
+nic_gbps = 50
+dims = [2, 2]
+switch_only_at_top = false
+[plans]
+tp = [4, 8]
+pp = [1, 2, 4, 8]
+zero_stage = [1]
+recompute = ["selective", "full"]
+micro_batch_size = [1]
+[[levels]]
+name = "nvl"
+blocks = ["Switch"]
+npus = [8, 8]
+cost_class = "NVLink"
+min_dims = 1
+[[levels]]
+name = "spine"
+blocks = ["Switch"]
+npus = [2, 4096]
+cost_class = "ScaleOut"
+min_dims = 1
+[cost.NVLink]
+link_usd_per_gbps = 0.01
+switch_usd_per_gbps = 0.01
+nic_usd_per_gbps = 0.01
+[cost.ScaleOut]
+link_usd_per_gbps = 56.0
+switch_usd_per_gbps = 93.75
+nic_usd_per_gbps = 240.0
+[cluster]
+accelerator_usd = 33750
+accelerator_w = 700
+npus_per_server = 8
+server_w = 4600
+facility_usd_per_mw = 11.7e6
+pue = 1.25
+electricity_usd_per_kwh = 0.0826
+amortisation_years = 5
+facility_amortisation_years = 15
+"""
+"""Llama 3 70B (B = 512, s = 8,192) on 256, 512 or 1,024 H100 at $33,750, 700 W, 8 per 4.6 kW
+server, $11.7M per MW over 15 years, PUE 1.25, 8.26 cents per kWh, 5-year amortisation, 2T
+tokens: 43 candidates. The best of 512 and 1,024 NPUs are candidates whose bound is above the
+overall best (256 NPUs), so a search pruning against the overall best alone reports others."""
+
+
+def _usd_per_hour(npus: int, network_usd: float) -> float:
+    """The cost rate of :data:`LLAMA_SPACE`'s cluster by hand: IT W = N 700 + N / 8 x 4,600."""
+    it_mw = (npus * 700 + npus // 8 * 4600) / 1e6
+    return ((npus * 33750 + network_usd) / (5 * 8760) + 11.7e6 * it_mw / (15 * 8760)
+            + it_mw * 1.25 * 1000 * 0.0826)
+
+
+@pytest.mark.heavy
+def test_per_size_rows_equal_the_search_without_pruning(tmp_path):
+    """`codesign --json` sizes[].best of the pruned search are each size's optimum, as `--no-prune`
+    finds them (512 NPUs: tp4 pp4 dp32 at $770,172 per run, not tp8 pp1 dp64 at $858,795; 1,024:
+    tp4 pp2 dp128 at $925,187, not tp8 pp1 dp128 at $975,201), and each $ per run is the run's
+    hours at the hand-computed cost rate: 2e12 / (512 x 8,192) = 476,837.16 iterations."""
+    import json
+
+    from tests.cli.util import run
+
+    path = tmp_path / "llama.toml"
+    path.write_text(LLAMA_SPACE.format(model=REPO / "models" / "llama3-70b.toml"))
+    out = {}
+    for flag in ("--prune", "--no-prune"):
+        r = run("codesign", path, flag, "--workers", "1", "--json", "-")
+        assert r.exit_code == 0, r.output
+        out[flag] = json.loads(r.stdout)
+    pruned, brute = out["--prune"], out["--no-prune"]
+    assert brute["pruned"] == 0 and brute["solved"] == 43 > pruned["solved"]
+    for a, b in zip(pruned["sizes"], brute["sizes"], strict=True):
+        assert a["npus"] == b["npus"] and a["note"] is None
+        assert a["best"]["id"] == b["best"]["id"]
+        assert a["best"]["objective_value"] == pytest.approx(b["best"]["objective_value"],
+                                                             rel=1e-12)
+    best = {s["npus"]: s["best"] for s in pruned["sizes"]}
+    assert best[512]["plan"].startswith("tp4 pp4 dp32 ")
+    assert best[1024]["plan"].startswith("tp4 pp2 dp128 ")
+    iterations = 2e12 / (512 * 8192)
+    for n, usd in ((256, 687_193), (512, 770_172), (1024, 925_187)):
+        b = best[n]
+        hours = iterations * b["iteration_time_ns"] / 3.6e12
+        assert b["objective_value"] == pytest.approx(
+            hours * _usd_per_hour(n, b["network_cost_usd"]), rel=1e-9)
+        assert b["objective_value"] == pytest.approx(usd, abs=0.5)
+    assert pruned["chosen_npus"] == 256

@@ -238,6 +238,15 @@ class CodesignEnumeration:
         bound = self._bound_matrix()[p[first], s[first]]
         return {int(n): float(b) for n, b in zip(npus, bound, strict=True)}
 
+    def size_ends(self) -> dict[int, int]:
+        """Cluster size (NPUs) -> the position of its last pair in the best-bound-first order (a
+        size without a candidate is absent): from the next position on it has no candidate."""
+        if not self.pairs:
+            return {}
+        sizes = self._shape_npus[self._order % len(self.shapes)][::-1]
+        npus, first = np.unique(sizes, return_index=True)
+        return {int(n): self.pairs - 1 - int(i) for n, i in zip(npus, first, strict=True)}
+
     def _sorted_pairs(self) -> np.ndarray:
         """Flat indices p S + s of the pairs with a placement, by (bound, plan id, shape id) (a
         stable sort of the plan-major index: plans and shapes are held in id order)."""

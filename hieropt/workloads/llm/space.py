@@ -108,8 +108,8 @@ class CodesignSpace(_Frozen):
         cost, constraints (text, ``top`` = last dimension), objective, max_iteration_time_ns,
         max_network_cost_usd,
             dimension_mode: as in instance files.
-        prune: skip candidates whose proven lower bound cannot beat the incumbent (exact; False
-            solves all).
+        prune: skip candidates whose proven lower bound cannot beat the incumbent of their
+            cluster size (exact; False solves all).
         nic_gbps: GB/s of one scale-out NIC port; nic_npus: the NPUs whose NICs are bought together
             (1: whole NICs per NPU; a node's NPU count: per node). Each row's ``nics`` =
             :func:`hieropt.spec.space.nic_count` over the scale-out dimensions, those of the last

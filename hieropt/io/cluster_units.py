@@ -1,0 +1,207 @@
+"""Plausibility of the ``[cluster]`` figures' and the parts catalogs' units: a figure that looks
+like the wrong unit (kW for W, $k for $, $M per MW for $ per MW, cents for $) is refused with the
+conversion, as :mod:`hieropt.io.run_units` refuses a runs file's Gb/s and seconds.
+
+Each bound is far from any real part, so that a correct figure is never refused, and a figure of
+0 (free, bundled, or none) is always accepted. The figures behind the bounds:
+
+- an accelerator draws 70-1,400 W (an inference card about 70 W; H100 SXM 700 W, B200 1,000 W,
+  GB200 1,200 W: the NVIDIA datasheets) and costs about $17,500-$47,400 (``catalogs/npus.toml``);
+- a server without its accelerators draws 3.3-4.6 kW (DGX A100 6.5 kW and DGX H100 10.2 kW system
+  power less 8 x 400 W and 8 x 700 W: the NVIDIA user guides); a GB200 NVL72 rack taken as one
+  server draws about 120 kW and costs about $3.1M;
+- the network draws tens of W per NPU (a 400G NIC about 25 W, an 800G transceiver 17 W: the
+  parts catalogs);
+- a data centre costs $9.3M-$15.0M per MW of critical load (Cushman & Wakefield, Data Center
+  Development Cost Guide 2025), "AI-optimised" builds above $20M;
+- US industrial electricity costs 5.75-35.28 cents per kWh by state (EIA Electric Power Annual
+  2023);
+- a NIC and the switch port it plugs into cost and draw alike (:data:`PORT_RATIO`); catalogs of
+  hand-made examples use toy prices, so a catalog's parts are checked against each other, not
+  against absolute bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..model.catalog import Catalog
+    from ..spec.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class Plausible:
+    """A figure's plausible range and the unit slips a value outside it looks like.
+
+    Attributes:
+        low, high: the range (0 is always accepted); the unit is the figure's own (W, $, ...).
+        unit: the figure's unit as a message says it (``"W per accelerator"``).
+        slips: (factor, wrong unit) pairs tried in order for a value below ``low``: value x factor
+            in the range means the value was given in the wrong unit (``(1e3, "kW")``).
+        fix: the fix's words, with ``{}`` for the converted value (``"give watts, e.g. {}"``).
+        high_fix: the fix for a value above ``high``.
+    """
+
+    low: float
+    high: float
+    unit: str
+    slips: tuple[tuple[float, str], ...]
+    fix: str
+    high_fix: str
+
+
+_W = "give watts, e.g. {}"
+_USD = "give dollars, e.g. {}"
+CLUSTER_RANGES: dict[str, Plausible] = {
+    "accelerator_w": Plausible(10, 5e3, "W per accelerator", ((1e3, "kW"),), _W,
+                               "give one accelerator's power in W (H100: 700)"),
+    "server_w": Plausible(50, 2e5, "W per server", ((1e3, "kW"),), _W,
+                          "give one server's power without its accelerators, in W (DGX H100: "
+                          "4,600)"),
+    "rack_w": Plausible(50, 2e5, "W per rack", ((1e3, "kW"),), _W,
+                        "give one rack's power beyond its servers, in W"),
+    "network_w_per_npu": Plausible(1, 5e3, "W of network per NPU", ((1e3, "kW"),), _W,
+                                   "give the network's W per NPU (NICs, switches, optics)"),
+    "accelerator_usd": Plausible(100, 1e6, "$ per accelerator", ((1e3, "thousands of $"),), _USD,
+                                 "give one accelerator's price in $ (H100: about 33750)"),
+    "server_usd": Plausible(100, 1e7, "$ per server", ((1e3, "thousands of $"),), _USD,
+                            "give one server's price without its accelerators, in $"),
+    "rack_usd": Plausible(100, 1e7, "$ per rack", ((1e3, "thousands of $"),), _USD,
+                          "give one rack's price beyond its servers, in $"),
+    "facility_usd_per_mw": Plausible(1e5, 1e9, "$ per MW", ((1e6, "$M per MW"),
+                                                            (1e3, "$ per kW")),
+                                     "give $ per MW of IT power, e.g. {}",
+                                     "give $ per MW of IT power (about 11.7e6)"),
+    "electricity_usd_per_kwh": Plausible(0, 1, "$ per kWh", (), "give $ per kWh, e.g. {}",
+                                         "give $ per kWh, e.g. 0.0826 for 8.26 cents"),
+}
+"""The ``[cluster]`` figures checked, with their ranges (module docstring for the figures)."""
+
+PORT_RATIO = 300.0
+"""A NIC and the switch port it plugs into cost and draw alike: a 400G NIC about $1,500 and 25 W,
+a port of a 64 x 800G switch ($200,000, about 2 kW) about $3,125 and 31 W, within 2-4 x of each
+other (``catalogs/nvl72-ethernet.toml``: a ConnectX-7 about $12,000). One of them this many times
+below the other looks like the wrong unit ($k for $, kW for W): the factor of such a slip is 1,000,
+and the catalogs of hand-made examples stay within 50 x."""
+
+
+def _num(x: float) -> str:
+    """``x`` as a file would give it: 700, 33750, 11.7e6."""
+    return f"{x / 1e6:g}e6" if x >= 1e6 else f"{x:g}"
+
+
+def unit_problem(value: float, rule: Plausible) -> tuple[str, str] | None:
+    """(problem, fix) of ``value`` outside ``rule``'s range, else None (0 is always accepted)."""
+    if value == 0 or rule.low <= value <= rule.high:
+        return None
+    if value > rule.high:
+        if rule.unit == "$ per kWh" and value <= 100:
+            return (f"{value:g} {rule.unit} looks like cents per kWh",
+                    rule.fix.format(f"{value / 100:g}"))
+        return f"{value:g} {rule.unit} is above {rule.high:g}", rule.high_fix
+    for factor, wrong in rule.slips:
+        if rule.low <= value * factor <= rule.high:
+            return (f"{value:g} {rule.unit} looks like {wrong}",
+                    rule.fix.format(_num(value * factor)))
+    return f"{value:g} {rule.unit} is below {rule.low:g}", rule.high_fix
+
+
+def check_cluster_units(cluster: Cluster, src: str | Path, field: str = "cluster") -> None:
+    """Refuse a ``[cluster]`` figure outside :data:`CLUSTER_RANGES`.
+
+    Raises:
+        InputError: ``src``, ``cluster.<figure>``, the unit it looks like and the converted value.
+    """
+    for key, rule in CLUSTER_RANGES.items():
+        value = getattr(cluster, key)
+        found = None if value is None else unit_problem(float(value), rule)
+        if found is not None:
+            raise InputError(src, f"{field}.{key}", *found)
+
+
+def check_servers(cluster: Cluster | None, sizes: tuple[int, ...], src: str | Path,
+                  scaleup: int | None = None) -> None:
+    """Refuse ``npus_per_server`` that does not divide every cluster size of ``sizes`` (NPUs): a
+    cluster is whole servers. ``scaleup``: the first dimension's NPUs, named in the fix when it
+    divides the size.
+
+    Raises:
+        InputError: ``src``, ``cluster.npus_per_server``, the size and the fix.
+    """
+    if cluster is None or cluster.npus_per_server is None:
+        return
+    per = cluster.npus_per_server
+    for n in sizes:
+        if n % per:
+            hint = (f", e.g. {scaleup} (the first dimension's NPUs)"
+                    if scaleup and n % scaleup == 0 else "")
+            raise InputError(src, "cluster.npus_per_server",
+                             f"{per} NPUs per server do not divide the cluster's {n:,} NPUs",
+                             f"give the NPUs of one server, a divisor of {n:,}{hint}")
+
+
+def _port(switch) -> tuple[float | None, float | None]:
+    """A switch's ($, W) per port (None where not given or 0)."""
+    usd = (switch.usd_per_port if switch.usd_per_port is not None else
+           None if switch.usd_per_switch is None else switch.usd_per_switch / switch.radix)
+    watts = None if switch.watts is None else switch.watts / switch.radix
+    return usd or None, watts or None
+
+
+def _slip(what: str, value: float, other: str, against: float, unit: str, wrong: str,
+          fix: str) -> tuple[str, str] | None:
+    """(problem, ``fix``) when ``value`` is :data:`PORT_RATIO` times below ``against``, else
+    None."""
+    if not value or value * PORT_RATIO >= against:
+        return None
+    return (f"{what} is {value:g} {unit}, {against / value:,.0f} x below {other} "
+            f"({against:,.4g} {unit}): looks like {wrong}", fix)
+
+
+def _class_slip(pc) -> tuple[str, str, str] | None:
+    """(field, problem, fix) of the first NIC or switch of a class whose $ or W per port is
+    :data:`PORT_RATIO` times below its counterpart's."""
+    for i, nic in enumerate(pc.nics):
+        for j, sw in enumerate(pc.switches):
+            usd, watts = _port(sw)
+            for field, a, b, unit, wrong, fix in (
+                ("usd", nic.usd, usd, "$", "thousands of $", _USD),
+                ("watts", nic.watts, watts, "W", "kW", _W),
+            ):
+                if a is None or b is None:
+                    continue
+                found = _slip(f"NIC '{nic.name}'", a, f"a port of switch '{sw.name}'", b,
+                              unit, wrong, fix.format(_num(a * 1e3)))
+                if found is not None:
+                    return f"nics[{i}].{field}", *found
+                key = "usd_per_port" if field == "usd" and sw.usd_per_port else (
+                    "usd_per_switch" if field == "usd" else "watts")
+                given = _num(getattr(sw, key) * 1e3)
+                found = _slip(f"a port of switch '{sw.name}'", b, f"NIC '{nic.name}'", a,
+                              unit, wrong, f"give {key} in {unit}, e.g. {given}")
+                if found is not None:
+                    return f"switches[{j}].{key}", *found
+    return None
+
+
+def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
+    """Refuse a Switch class whose NIC and switch port differ in $ or W per port by more than
+    :data:`PORT_RATIO` (one of them is in $k or kW).
+
+    Raises:
+        InputError: ``src``, ``classes.<class>.<nics|switches>[i].<field>``, the unit it looks like
+            and the converted value.
+    """
+    for cname, pc in catalog.classes.items():
+        found = _class_slip(pc)
+        if found is not None:
+            raise InputError(src, f"classes.{cname}.{found[0]}", found[1], found[2])
+
+
+__all__ = ["Plausible", "CLUSTER_RANGES", "PORT_RATIO",
+           "unit_problem", "check_cluster_units", "check_servers", "check_catalog_units"]

@@ -1,0 +1,133 @@
+"""Unit slips in a `[cluster]` section and in a parts catalog are refused with one line naming the
+file, the field and the converted value (exit 2); the shipped figures load unchanged."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import hieropt
+from hieropt.errors import InputError
+from hieropt.io.cluster_units import CLUSTER_RANGES, unit_problem
+from tests.cli.util import error_line, run
+
+REPO = Path(__file__).resolve().parents[2]
+LLAMA = REPO / "instances" / "llama3-405b-16k-cluster.toml"
+"""16,384 H100 (8 per server on NVLink, 2,048-way scale-out) with a sourced [cluster]."""
+
+
+def _variant(tmp_path: Path, old: str, new: str) -> Path:
+    text = LLAMA.read_text().replace('"../models/', f'"{REPO}/models/')
+    assert old in text
+    path = tmp_path / "inst.toml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+SLIPS = [
+    ('accelerator_w = { value = 700,', 'accelerator_w = { value = 0.7,', "cluster.accelerator_w",
+     "0.7 W per accelerator looks like kW; fix: give watts, e.g. 700"),
+    ('server_w = { value = 4600,', 'server_w = { value = 4.6,', "cluster.server_w",
+     "4.6 W per server looks like kW; fix: give watts, e.g. 4600"),
+    ('facility_usd_per_mw = { value = 11.7e6,', 'facility_usd_per_mw = { value = 11.7,',
+     "cluster.facility_usd_per_mw",
+     "11.7 $ per MW looks like $M per MW; fix: give $ per MW of IT power, e.g. 11.7e6"),
+    ('facility_usd_per_mw = { value = 11.7e6,', 'facility_usd_per_mw = { value = 11700,',
+     "cluster.facility_usd_per_mw",
+     "11700 $ per MW looks like $ per kW; fix: give $ per MW of IT power, e.g. 11.7e6"),
+    ('accelerator_usd = { value = 33750,', 'accelerator_usd = { value = 33.75,',
+     "cluster.accelerator_usd",
+     "33.75 $ per accelerator looks like thousands of $; fix: give dollars, e.g. 33750"),
+    ('electricity_usd_per_kwh = { value = 0.0826,', 'electricity_usd_per_kwh = { value = 8.26,',
+     "cluster.electricity_usd_per_kwh",
+     "8.26 $ per kWh looks like cents per kWh; fix: give $ per kWh, e.g. 0.0826"),
+    ('npus_per_server = { value = 8,', 'npus_per_server = { value = 3,', "cluster.npus_per_server",
+     "3 NPUs per server do not divide the cluster's 16,384 NPUs; fix: give the NPUs of one "
+     "server, a divisor of 16,384, e.g. 8 (the first dimension's NPUs)"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "field", "words"), SLIPS)
+def test_a_unit_slip_is_refused_with_the_conversion(tmp_path, old, new, field, words):
+    path = _variant(tmp_path, old, new)
+    r = run("solve", path, "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {path}: {field}: {words}"
+
+
+def test_an_npu_hour_rate_with_capex_figures_is_refused(tmp_path):
+    """A rental rate replaces the accelerators, servers, facility and electricity: given with them,
+    one of the two would be dropped silently."""
+    path = _variant(tmp_path, "[cluster]\nrequire_sources = true\n",
+                    "[cluster]\nusd_per_npu_hour = 2.5\n")
+    r = run("solve", path, "--no-sensitivity")
+    assert r.exit_code == 2
+    line = error_line(r)
+    assert line.startswith(f"error: {path}: cluster: usd_per_npu_hour: given with "
+                           "accelerator_usd, facility_usd_per_mw, electricity_usd_per_kwh")
+    assert "give either usd_per_npu_hour" in line
+
+
+def test_the_shipped_figures_and_zero_are_accepted(tmp_path):
+    inst = hieropt.load_instance(LLAMA)
+    assert inst.cluster.accelerator_w == 700 and inst.cluster.facility_usd_per_mw == 11.7e6
+    # 0 is free (bundled) or none, never a slip
+    for key, rule in CLUSTER_RANGES.items():
+        assert unit_problem(0.0, rule) is None, key
+        assert unit_problem(rule.low, rule) is None and unit_problem(rule.high, rule) is None
+    free = _variant(tmp_path, "accelerator_usd = { value = 33750,",
+                    "accelerator_usd = { value = 0,")
+    assert hieropt.load_instance(free).cluster.accelerator_usd == 0
+
+
+def test_a_space_checks_every_cluster_size(tmp_path):
+    """A co-design space's npus_per_server must divide each of its sizes."""
+    from tests.buyer.test_sizing import LLAMA_SPACE
+
+    text = LLAMA_SPACE.format(model=REPO / "models" / "llama3-70b.toml").replace(
+        "npus_per_server = 8", "npus_per_server = 512")  # 256 NPUs are half a server
+    path = tmp_path / "space.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=re.escape(
+            "cluster.npus_per_server: 512 NPUs per server do not divide the cluster's 256 NPUs")):
+        hieropt.load_codesign(path)
+
+
+CATALOG = """
+name = "two-part-example"
+[classes.RoCE]
+nics = [{ name = "nic-400G", gbit_per_s = 400, usd = 1500, max_per_npu = 1, watts = 25 }]
+[[classes.RoCE.switches]]
+name = "sw-64x800G"
+radix = 64
+usd_per_switch = 200000
+port_gbit_per_s = 800
+watts = 2000
+"""
+"""A 400G NIC at $1,500 and 25 W; a 64-port 800G switch at $200,000 and 2,000 W: $3,125 and
+31.25 W per port."""
+
+
+@pytest.mark.parametrize(("old", "new", "field", "words"), [
+    ("usd = 1500,", "usd = 1.5,", "nics[0].usd",
+     "NIC 'nic-400G' is 1.5 $, 2,083 x below a port of switch 'sw-64x800G' (3,125 $): looks like "
+     "thousands of $; fix: give dollars, e.g. 1500"),
+    ("watts = 2000", "watts = 2", "switches[0].watts",
+     "a port of switch 'sw-64x800G' is 0.03125 W, 800 x below NIC 'nic-400G' (25 W): looks like "
+     "kW; fix: give watts in W, e.g. 2000"),
+    ("usd = 1500,", "usd = 1500e3,", "switches[0].usd_per_switch",
+     "a port of switch 'sw-64x800G' is 3125 $, 480 x below NIC 'nic-400G' (1.5e+06 $): looks "
+     "like thousands of $; fix: give usd_per_switch in $, e.g. 200e6"),
+])
+def test_a_catalog_part_in_the_wrong_unit_is_refused(tmp_path, old, new, field, words):
+    """A NIC and a port of the switch it plugs into cost and draw alike (within 2-4 x in the
+    shipped catalogs); one of them 300 x below the other is in $k or kW."""
+    path = tmp_path / "cat.toml"
+    path.write_text(CATALOG)
+    assert hieropt.load_catalog(path).classes["RoCE"].nics[0].usd == 1500
+    path.write_text(CATALOG.replace(old, new))
+    with pytest.raises(InputError) as e:
+        hieropt.load_catalog(path)
+    assert e.value.one_line() == f"{path}: classes.RoCE.{field}: {words}"
