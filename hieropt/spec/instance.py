@@ -33,6 +33,7 @@ from .mapping import (
 )
 from .network import Network
 from .ranges import PRICE_RANGE, WEIGHT_RANGE, check_bound, check_design, check_row
+from .training import tokens_problem
 from .workload import StepSchedule, Workload
 
 
@@ -216,6 +217,11 @@ class Instance(Frozen):
         self._check_prices()
         self._check_constraint_sizes(D)
         self._check_portfolio_settings()
+        training = None if self.more_workloads else self.workload.training  # (a run's facts)
+        if (why := tokens_problem(self.tokens, training)) is not None:
+            raise ValueError(
+                f"tokens: {why}; fix: give the run's token budget, at least one iteration's"
+            )
         if self.bounds is not None and len(self.bounds) != D:
             raise ValueError(
                 f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per "
