@@ -178,10 +178,21 @@ def group_layout(instance: Instance, source: str = "ASTRA-sim export") -> GroupL
         spans[name] = tuple(
             sorted(where[(a, d)] for a in sub for d in range(len(sizes)) if groups[a][d] > 1)
         )
-    for phase in [ph for ph in PHASES if ph not in spans]:  # (equal to a named group)
+    for phase in [ph for ph in PHASES if ph not in spans]:
         g = tuple(mapping.group(phase))
         named = [n for n in PHASE_GROUP[phase] + tuple(ordered(groups)) if groups.get(n) == g]
-        spans[phase] = spans[named[0]]
+        sub = (named[0],) if named else factor_subset(g, atoms, groups)
+        if sub is None:
+            if all(x == 1 for x in g):
+                spans[phase] = ()
+                continue
+            raise InputError(
+                source,
+                f"mapping.{phase}",
+                f"{list(g)} is no product of the named groups {', '.join(atoms)}",
+                "give the phase the sizes of a named group",
+            )
+        spans[phase] = tuple(sorted({s for n in sub for s in spans[n]}))
     pp_dims = spans.get(PIPELINE, ())
     stages = tuple(snake([flat[s] for s in pp_dims]))
     return GroupLayout(tuple(factors), spans, tuple(flat), stages, pp_dims)

@@ -12,7 +12,7 @@ from pydantic import Field, field_validator
 from ..names import PHASES, TRANSFORMER_POLICIES
 from .base import Frozen
 from .network import Collective, Network
-from .tiling import mapping_groups, tiling_problem
+from .tiling import ORDER, mapping_groups, tiling_problem
 from .workload import Workload
 
 
@@ -201,11 +201,17 @@ def check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> No
 
 
 def states_parallelism(workload: Workload, mapping: Mapping) -> bool:
-    """Whether the job says which parallelism its groups run: named groups (an LLM plan), an
-    ASTRA-sim header (its policy: forward and input_grad on the model-parallel group, weight_grad
-    on the data-parallel one) or a generator's degrees. A workload read from a file without a
-    header (LIBRA's layer files, hand-made tables) does not: its phase groups are taken as given."""
-    return bool(mapping.groups) or workload.header is not None or bool(workload.group_npus)
+    """Whether the job says which parallelism its groups run: a plan's named groups (tp, cp, ep,
+    edp, dp, pp), a generator's degrees (a transformer's tp and dp) or an ASTRA-sim header's
+    model-parallel group size (forward and input_grad then run on the model-parallel group,
+    weight_grad on the data-parallel one). A workload that states none (a LIBRA layer file, a
+    header without a group size, groups of other names) has its groups taken as given."""
+    h = workload.header
+    return (
+        any(name in ORDER for name in mapping.groups)
+        or bool(workload.group_npus)
+        or (h is not None and h.model_parallel_npu_group is not None)
+    )
 
 
 def check_tiling(

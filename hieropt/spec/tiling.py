@@ -77,23 +77,31 @@ def factor_subset(g: tuple[int, ...], factors: list[str], groups: Groups) -> tup
     return None
 
 
+def _nested(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether ``a`` is a part of ``b`` on every dimension (its size divides b's)."""
+    return len(a) == len(b) and all(y % x == 0 for x, y in zip(a, b, strict=True))
+
+
 def mapping_groups(named: Groups, phases: Groups, sizes: tuple[int, ...]) -> Groups:
-    """The groups of a mapping on dimensions of ``sizes`` NPUs: its named groups, then each phase
-    group under the phase's name, but for a phase that runs on a named group (equal sizes), the
-    input gradient on the forward's group (equal sizes: both model parallel), and the weight
-    gradient on the forward's group when that is the whole network (the whole-cluster policies).
-    A weight gradient equal to a smaller forward group is a group of its own: tp (2, 2) and dp (2,
-    2) on 4 x 4 NPUs are two orthogonal groups."""
+    """The groups of a mapping on dimensions of ``sizes`` NPUs: its named groups, then the phase
+    groups that no named group equals, under the phase's name. The forward and input-gradient
+    phases both run model parallel: when one is part of the other (equal, or a subgroup), they are
+    one group, the larger. The weight gradient runs on a group of its own, orthogonal to the
+    model-parallel one, unless it equals the forward group and that is the whole network (the
+    whole-cluster policies): tp (2, 2) and dp (2, 2) on 4 x 4 NPUs are two groups."""
     out = {k: tuple(v) for k, v in named.items()}
-    for phase, g in phases.items():
-        g = tuple(g)
-        if g in named.values() or (
-            phase != "forward"
-            and g == tuple(phases.get("forward", ()))
-            and (phase == "input_grad" or g == tuple(sizes))
-        ):
-            continue
-        out[phase] = g
+    ph = {k: tuple(v) for k, v in phases.items()}
+    fwd, inp = ph.get("forward"), ph.get("input_grad")
+    if fwd is not None and inp is not None:
+        if _nested(inp, fwd):
+            ph.pop("input_grad")
+        elif _nested(fwd, inp):
+            ph.pop("forward")
+    model = ph.get("forward", ph.get("input_grad"))
+    for phase, g in ph.items():
+        whole = phase == "weight_grad" and g == model and g == tuple(sizes)
+        if g not in named.values() and not whole:
+            out[phase] = g
     return out
 
 

@@ -211,6 +211,8 @@ def test_a_network_larger_than_the_plan_is_refused_with_explicit_groups(tmp_path
     ({}, {"forward": (8, 1), "input_grad": (8, 1), "weight_grad": (8, 4)}, (8, 4),
      ("weight_grad", "[8, 4] does not fit beside forward [8, 1]: on dimension 0 they need 8 x 8 "
       "= 64 NPUs, and it has 8")),
+    # an input-gradient group that is part of the forward one: one model-parallel group
+    ({}, {"forward": (8, 1), "input_grad": (2, 1), "weight_grad": (9, 32)}, (72, 32), None),
     # TP 4 x DP 2 on 4 x 4: half of dimension 1 holds no group
     ({}, {"forward": (4, 1), "input_grad": (4, 1), "weight_grad": (1, 2)}, (4, 4),
      ("groups", "the groups forward, weight_grad give 2 of dimension 1's 4 NPUs")),
@@ -225,3 +227,16 @@ def test_one_stage_of_a_pipeline_need_not_fill_the_network():
     phases = {"forward": (4, 1), "input_grad": (4, 1), "weight_grad": (1, 2)}
     assert tiling_problem(mapping_groups({}, phases, (4, 4)), (4, 4), exact=False) is None
 
+
+
+def test_a_workload_that_states_no_parallelism_keeps_its_groups(tmp_path):
+    """An ASTRA-sim header without a group size (DATA) and a phase mapping that would not tile:
+    the phases' groups are taken as given (hand-made and fuzz instances), the instance loads."""
+    (tmp_path / "w.txt").write_text(
+        "DATA\n1\nl0 -1 1000 ALLREDUCE 1000000 1000 NONE 0 2000 ALLREDUCE 2000000 0\n"
+    )
+    text = GPT3.read_text().replace('"../models/gpt3-175b.toml"', '"w.txt"')
+    text = text.replace("weight_grad = [1, 2, 4, 32]", "weight_grad = [4, 1, 4, 32]")
+    (tmp_path / "i.toml").write_text(text)
+    inst = load_instance(tmp_path / "i.toml")
+    assert inst.mapping.weight_grad == (4, 1, 4, 32)
