@@ -130,7 +130,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "fitted values, the fit's mean and worst error and the number of runs it rests on. "
         "Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in memory, "
         "a best fit more than 50 % off (with the unit it points at); a fitted value at a bound "
-        "of its range is a note on stderr and in the file.",
+        "of its range is a note on stderr and in the file, and two runs of the same plan "
+        "measured more than 10 % apart a note on stderr and in the JSON.",
     ),
     "workload": (
         "workload",

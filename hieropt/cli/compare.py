@@ -65,20 +65,19 @@ def _instance(
     budget: str | None,
     tokens: str | None = None,
 ) -> Instance:
-    from .numbers import parse_amount, parse_time_ns, parse_tokens
+    from .numbers import parse_amount, parse_time_ns, parse_tokens, with_run_tokens
 
     max_time_ns, budget_usd = (
         parse_time_ns(max_time, "--max-time"),
         parse_amount(budget, "--budget"),
     )
     inst = load_instance_args(instance, network, workload, communicator, cost, constraint)
-    run_tokens = parse_tokens(tokens)
+    inst = with_run_tokens(inst, parse_tokens(tokens))
     update = {
         k: v
         for k, v in (
             ("max_iteration_time_ns", max_time_ns),
             ("max_network_cost_usd", budget_usd),
-            ("tokens", run_tokens),
         )
         if v is not None
     }

@@ -199,6 +199,27 @@ def parse_tokens(text: str | None, flag: str = "--tokens") -> float | None:
     return value
 
 
+def with_run_tokens(inst, tokens: float | None, flag: str = "--tokens"):
+    """``inst`` (a :class:`hieropt.spec.Instance`) with the run's token budget ``tokens`` (from
+    :func:`parse_tokens`; None: ``inst`` as it is), checked against one iteration's tokens as the
+    instance file's ``tokens`` is (:func:`hieropt.spec.training.tokens_problem`).
+
+    Raises:
+        InputError: a budget below one iteration's tokens, naming ``flag`` and them.
+    """
+    if tokens is None:
+        return inst
+    from ..errors import InputError
+    from ..spec.training import tokens_problem
+
+    training = None if inst.more_workloads else inst.workload.training
+    if (problem := tokens_problem(tokens, training)) is not None:
+        raise InputError(flag, None, problem,
+                         "give the run's token budget, at least one iteration's, e.g. "
+                         f"{flag} 15T")
+    return inst.model_copy(update={"tokens": tokens})
+
+
 def parse_fraction(text: str | None, flag: str) -> float | None:
     """A slack given to ``flag`` as ``1%`` or ``0.01``: the fraction (0.01), or None for ``0`` (off)
     or None.

@@ -16,7 +16,7 @@ TokensOpt = Annotated[
         help="Token budget of one training run, e.g. 15e12 or 15T: adds the time to train "
         "(days), the "
         "energy (MWh) and the $ per run to the answer (overrides the file's tokens); at least "
-        "1M (a plain 15 is 15 tokens), at most 1000T.",
+        "1M (a plain 15 is 15 tokens) and one iteration's tokens, at most 1000T.",
         show_default=False,
     ),
 ]

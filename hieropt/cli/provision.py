@@ -11,7 +11,13 @@ import typer
 
 from ..names import PROVISION_OBJECTIVES
 from .common import console, error_console, fail, to_stdout, write_json
-from .numbers import parse_amount, parse_fraction, parse_time_ns, parse_tokens
+from .numbers import (
+    parse_amount,
+    parse_fraction,
+    parse_time_ns,
+    parse_tokens,
+    with_run_tokens,
+)
 from .options import BudgetOpt, MaxTimeOpt, TokensOpt, WithinOpt
 
 
@@ -115,8 +121,7 @@ def provision_command(
             parse_amount(budget, "--budget"),
         )
         inst = load_instance(instance)
-        run_tokens = parse_tokens(tokens)
-        inst = inst if run_tokens is None else inst.model_copy(update={"tokens": run_tokens})
+        inst = with_run_tokens(inst, parse_tokens(tokens))
         # loaded once the input is valid (a bad input is reported fast)
         from ..solvers.provision import provision
 

@@ -33,6 +33,7 @@ from .numbers import (
     parse_fraction,
     parse_time_ns,
     parse_tokens,
+    with_run_tokens,
 )
 from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
 
@@ -203,8 +204,7 @@ def solve_command(
 
 def with_tokens(inst, tokens: str | None):
     """``inst`` with the run's token budget ``--tokens`` (``15e12``, ``15T``) when given."""
-    value = parse_tokens(tokens)
-    return inst if value is None else inst.model_copy(update={"tokens": value})
+    return with_run_tokens(inst, parse_tokens(tokens))
 
 
 def _knee(sol, within: float | None, jobs: int):

@@ -126,8 +126,8 @@ def validate_command(
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report.validate import (
-        bound_notes,
         files_table,
+        fit_notes,
         groups_table,
         rows_table,
         summary_lines,
@@ -147,7 +147,7 @@ def validate_command(
     for line in summary_lines(result):
         out.print(line, highlight=False, soft_wrap=True)
     for c in result.calibrations:
-        for line in bound_notes(c):
+        for line in fit_notes(c):
             err.print(line, highlight=False, soft_wrap=True)
 
 
@@ -173,7 +173,8 @@ def calibrate_command(
     accelerator with its fitted values, the fit's mean and worst error and the number of runs it
     rests on. Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in
     memory, a best fit more than 50 % off (with the unit it points at); a fitted value at a bound
-    of its range is a note on stderr and in the file."""
+    of its range is a note on stderr and in the file, and two runs of the same plan measured more
+    than 10 % apart a note on stderr and in the JSON."""
     from ..errors import HieroptError, InputError
     from .common import check_output_file, to_stdout, write_json
 
@@ -195,11 +196,11 @@ def calibrate_command(
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:
         raise fail(err, e, json_out) from None
-    from ..report.validate import bound_notes, calibration_dict, calibration_line
+    from ..report.validate import calibration_dict, calibration_line, fit_notes
 
     if json_out is not None:
         write_json(json_out, calibration_dict(fit))
     out.print(calibration_line(fit), highlight=False, soft_wrap=True)
-    for line in bound_notes(fit):
+    for line in fit_notes(fit):
         err.print(line, highlight=False, soft_wrap=True)
     out.print(f"wrote {out_file}", highlight=False)

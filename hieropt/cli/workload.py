@@ -160,7 +160,10 @@ def generate_workload(
                 model,
                 "generator",
                 f"the model is for generator {gen!r}, not {kind!r}",
-                f"use 'hieropt workload {gen}' for it"
+                f"use 'hieropt workload plan {model}' or 'hieropt workload show {model}' "
+                "for an LLM plan"
+                if gen == "llm"
+                else f"use 'hieropt workload {gen} --model {model}' for it"
                 if gen in GENERATOR_NAMES
                 else f'give a model with generator = "{kind}"',
             )

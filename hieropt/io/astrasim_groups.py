@@ -27,18 +27,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 from ..errors import InputError
 from ..spec import PHASES, Instance
+from ..spec.tiling import (
+    ORDER,
+    PIPELINE,
+    derived_parts,
+    factor_subset,
+    group_factors,
+    mapping_groups,
+    ordered,
+    tiling_problem,
+)
 
-ORDER = ("tp", "cp", "ep", "edp", "dp", "pp")
-"""Named groups in Megatron-LM's rank order, innermost first (others follow alphabetically)."""
-PIPELINE = "pp"
-"""The named group the pipeline stages run along."""
-DERIVED = {"dp": ("ep", "edp"), "edp": ("dp",)}
-"""Groups that are the product of others when those are factors (dp = ep x edp; a dense plan's edp =
-dp)."""
 PHASE_GROUP = {"forward": ("tp",), "input_grad": ("tp",), "weight_grad": ("dp", "edp")}
 """The named groups a phase group is looked up in first (equal sizes), before any factor product."""
 
@@ -130,51 +132,6 @@ def snake(radices: Sequence[int]) -> list[tuple[int, ...]]:
     return out
 
 
-def _ordered(names) -> list[str]:
-    return [n for n in ORDER if n in names] + sorted(n for n in names if n not in ORDER)
-
-
-def _parts(
-    name: str, g: tuple[int, ...], atoms: list[str], groups: dict[str, tuple[int, ...]]
-) -> tuple | None:
-    """The factors ``name`` is the product of on every dimension: its :data:`DERIVED` parts that are
-    factors."""
-    parts = tuple(a for a in DERIVED.get(name, ()) if a in atoms)
-    if parts and all(math.prod(groups[a][d] for a in parts) == x for d, x in enumerate(g)):
-        return parts
-    return None
-
-
-def _atoms(groups: dict[str, tuple[int, ...]], sizes: tuple[int, ...]) -> list[str]:
-    """The groups that are factors: in :data:`ORDER`, each group that is neither all ones nor a
-    product of its
-    :data:`DERIVED` parts, and that divides what the earlier factors leave of every dimension."""
-    atoms: list[str] = []
-    room = list(sizes)
-    for name in _ordered(groups):
-        g = groups[name]
-        if all(x == 1 for x in g) or _parts(name, g, atoms, groups) is not None:
-            continue
-        if any(r % x for r, x in zip(room, g, strict=True)):
-            continue  # (not a factor of what is left: resolved as a product of factors, or refused)
-        atoms.append(name)
-        room = [r // x for r, x in zip(room, g, strict=True)]
-    return atoms
-
-
-def _subset(
-    g: tuple[int, ...], atoms: list[str], groups: dict[str, tuple[int, ...]]
-) -> tuple[str, ...] | None:
-    """Factors whose sizes multiply to ``g`` on every dimension (the pipeline group last), or
-    None."""
-    pool = [a for a in atoms if a != PIPELINE] + [a for a in atoms if a == PIPELINE]
-    for k in range(1, len(pool) + 1):
-        for sub in combinations(pool, k):
-            if all(math.prod(groups[a][d] for a in sub) == x for d, x in enumerate(g)):
-                return sub
-    return None
-
-
 def group_layout(instance: Instance, source: str = "ASTRA-sim export") -> GroupLayout:
     """The simulator dimensions of ``instance``'s named groups (module docstring).
 
@@ -194,59 +151,37 @@ def group_layout(instance: Instance, source: str = "ASTRA-sim export") -> GroupL
                 "set of simulator dimensions cannot hold",
                 "give every workload the same groups",
             )
-    groups = {k: tuple(v) for k, v in mapping.groups.items()}
-    for phase in PHASES:  # (a phase group no named group states is a group of its own)
-        g = tuple(mapping.group(phase))
-        if g not in groups.values():
-            groups[phase] = g
     sizes = tuple(d.npus for d in instance.network.dims)
-    atoms = _atoms(groups, sizes)
+    groups = mapping_groups(
+        mapping.groups, {phase: tuple(mapping.group(phase)) for phase in PHASES}, sizes
+    )
+    if (why := tiling_problem(groups, sizes)) is not None:
+        raise InputError(source, f"mapping.{why[0]}", why[1], why[2])
+    atoms = group_factors(groups, sizes)
     factors, flat, where = [], [], {}
     for d, p in enumerate(sizes):
         row = [(a, groups[a][d]) for a in atoms if groups[a][d] > 1]
-        if math.prod(n for _, n in row) != p:
-            raise InputError(
-                source,
-                "mapping.groups",
-                f"the groups {', '.join(atoms)} give "
-                f"{math.prod(n for _, n in row)} of dimension {d}'s {p} NPUs",
-                "give groups that tile every dimension (their sizes multiply to its NPUs)",
-            )
         for a, n in row or [("", p)]:
             where[(a, d)] = len(flat)
             flat.append(n)
         factors.append(tuple(row) or (("", p),))
     spans: dict[str, tuple[int, ...]] = {}
-    for name in _ordered(groups):
+    for name in ordered(groups):  # (every group is a product of factors: tiling_problem)
         g = groups[name]
-        if all(x == 1 for x in g):
-            spans[name] = ()
-            continue
         sub = (
-            (name,)
+            ()
+            if all(x == 1 for x in g)
+            else (name,)
             if name in atoms
-            else _parts(name, g, atoms, groups) or _subset(g, atoms, groups)
+            else derived_parts(name, g, atoms, groups) or factor_subset(g, atoms, groups)
         )
-        if sub is None:
-            raise InputError(
-                source,
-                f"mapping.groups.{name}",
-                f"{list(g)} is no product of the groups "
-                f"{', '.join(atoms)} on every dimension, so it cannot be whole simulator "
-                "dimensions",
-                "give groups that tile every dimension",
-            )
         spans[name] = tuple(
             sorted(where[(a, d)] for a in sub for d in range(len(sizes)) if groups[a][d] > 1)
         )
     for phase in [ph for ph in PHASES if ph not in spans]:
         g = tuple(mapping.group(phase))
-        named = [
-            n
-            for n in PHASE_GROUP[phase] + tuple(_ordered(groups))
-            if n in groups and groups[n] == g
-        ]
-        sub = (named[0],) if named else _subset(g, atoms, groups)
+        named = [n for n in PHASE_GROUP[phase] + tuple(ordered(groups)) if groups.get(n) == g]
+        sub = (named[0],) if named else factor_subset(g, atoms, groups)
         if sub is None:
             if all(x == 1 for x in g):
                 spans[phase] = ()
@@ -258,8 +193,6 @@ def group_layout(instance: Instance, source: str = "ASTRA-sim export") -> GroupL
                 "give the phase the sizes of a named group",
             )
         spans[phase] = tuple(sorted({s for n in sub for s in spans[n]}))
-    for phase in PHASES:
-        spans.setdefault(phase, ())
     pp_dims = spans.get(PIPELINE, ())
     stages = tuple(snake([flat[s] for s in pp_dims]))
     return GroupLayout(tuple(factors), spans, tuple(flat), stages, pp_dims)

@@ -80,9 +80,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..model.catalog import LINK_BLOCKS, Catalog, Part
+from ..model.catalog import LINK_BLOCKS, Catalog, Part, PartClass
 from ..spec import Instance
-from .common import parse_toml, read_text, read_yaml_mapping, validation_error
+from .common import (
+    model_fields_at,
+    parse_toml,
+    read_text,
+    read_yaml_mapping,
+    unknown_key_error,
+    validation_error,
+)
 
 __all__ = ["read_catalog", "check_catalog"]
 
@@ -177,10 +184,16 @@ def _unique_names(pc: dict, cname: str, source: str) -> None:
 
 
 def _precheck(p: Any, field: str, kind: str, source: str) -> None:
-    """Errors pydantic would word poorly: a part that is not a table, a missing price."""
+    """Errors pydantic would word poorly: a part that is not a table, an unknown key (named with
+    the key it most likely meant, before the price it misspells is reported missing), a missing
+    price."""
     if not isinstance(p, dict):
         raise InputError(source, field, f"expected a table, got {p!r}", "write { name = ..., ... }")
     name = f"{field} ('{p['name']}')" if isinstance(p.get("name"), str) else field
+    known = model_fields_at(PartClass, (kind,))
+    for key in p:  # (an unknown key first: a misspelt price is not a missing one)
+        if key not in known:
+            raise unknown_key_error(source, f"{name}.{key}", key, known)
     if kind in ("links", "nics", "optics") and "usd" not in p:
         raise InputError(
             source, f"{name}.usd", "missing price", f"add usd = <price of one {_KINDS[kind]} in $>"

@@ -120,57 +120,6 @@ def _network(value: Any, base: Path, src: str) -> Network:
                          "see docs/reference/file-formats.md") from e
 
 
-def _mapping(value: Any, base: Path, src: str, network: Network) -> Mapping:
-    from ..spec import Mapping
-    from .libra import parse_group, read_communicator
-
-    if isinstance(value, str):
-        return read_communicator(
-            referenced_file(base, value, src, "mapping", "communicator"), network
-        )
-    if not isinstance(value, dict):
-        raise InputError(src, "mapping", f"expected a file name or a table, got {value!r}",
-                         "see docs/reference/file-formats.md")
-    extra = set(value) - {"forward", "input_grad", "weight_grad", "groups"}
-    if extra:
-        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key",
-                         "use forward, input_grad, weight_grad and [mapping.groups]")
-    groups = {}
-    named = value.get("groups", {})
-    if not isinstance(named, dict):
-        raise InputError(
-            src,
-            "mapping.groups",
-            "expected a table",
-            "write [mapping.groups] tp = [4, 2, 1, 1] ...",
-        )
-    for name, g in named.items():
-        if not isinstance(g, list):
-            raise InputError(
-                src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2, 1, 1]"
-            )
-    parsed = {
-        name: parse_group(g, f"mapping.groups.{name}", src, network) for name, g in named.items()
-    }
-    for phase in ("forward", "input_grad", "weight_grad"):
-        default = parsed.get("dp" if phase == "weight_grad" else "tp")
-        if phase not in value and default is not None and "tp" in parsed and "dp" in parsed:
-            # a plan's groups: tp for forward and input_grad, dp for weight_grad
-            groups[phase] = default
-            continue
-        if phase not in value:
-            raise InputError(
-                src,
-                f"mapping.{phase}",
-                "missing",
-                "give one group size per dimension (1: not spanned)",
-            )
-        if not isinstance(value[phase], list):
-            raise InputError(src, f"mapping.{phase}", "expected a list", "write e.g. [4, 4, 1, 1]")
-        groups[phase] = parse_group(value[phase], f"mapping.{phase}", src, network)
-    return Mapping(**groups, groups=parsed)
-
-
 def cost_entry(value: Any, base: Path, src: str) -> CostModel:
     """A ``cost`` entry of file ``src``: a LIBRA cost-model path (relative to ``base``) or an inline
     table ($ per GB/s). Raises InputError naming ``src`` and the field."""
@@ -468,7 +417,9 @@ def _mapping_or_derived(value: Any, workload: Workload, base: Path, src: str,
                         network: Network) -> tuple[Mapping, str | None]:
     """The given mapping, or the one the workload header implies with a note saying so."""
     if value is not None:
-        return _mapping(value, base, src, network), None
+        from .mapping_entry import mapping_entry
+
+        return mapping_entry(value, workload, base, src, network), None
     from ..model.mapping import derive_mapping
 
     mapping, why = derive_mapping(workload, network, src)

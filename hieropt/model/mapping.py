@@ -73,14 +73,8 @@ def _plan_mapping(workload: Workload, network: Network, source: str) -> tuple[Ma
             f"not divide the network's {N} NPUs",
             "give a network of tp x pp x dp NPUs or an explicit mapping",
         )
+    # (a plan of all_gpus NPUs on another network: refused by the instance, check_npus)
     dp = N // (tp * pp * cp)
-    if h.all_gpus is not None and h.all_gpus != N:
-        raise InputError(
-            source,
-            "mapping",
-            f"the workload is planned for {h.all_gpus} NPUs but the network has {N}",
-            "regenerate the workload for this network (e.g. --set dp=...) or give another network",
-        )
     uses = workload.named_groups
     order = [("tp", tp)] + ([("cp", cp)] if cp > 1 else []) + (
         [("ep", ep), ("edp", dp // ep)] if {"ep", "edp"} & uses else [("dp", dp)]) + [("pp", pp)]

@@ -121,6 +121,12 @@ def bound_notes(c: Calibration) -> list[str]:
     return out
 
 
+def fit_notes(c: Calibration) -> list[str]:
+    """The ``note:`` lines of a fit: :func:`bound_notes`, then one per pair of runs of the same
+    plan measured more than 10 % apart (:attr:`Calibration.contradictions`)."""
+    return bound_notes(c) + [f"note: {c.npu}: {w}" for w in c.contradictions]
+
+
 def files_table(v: Validation) -> Table:
     """Per runs file: runs out of sample, MAPE and worst error."""
     t = Table(title="Per runs file (out of sample)", title_justify="left")
@@ -172,6 +178,7 @@ def calibration_dict(c: Calibration) -> dict[str, Any]:
         "loss": c.loss,
         "evaluations": c.evaluations,
         "at_bound": list(c.at_bound),
+        "contradictions": list(c.contradictions),
     }
 
 
@@ -248,6 +255,7 @@ __all__ = [
     "summary_lines",
     "calibration_line",
     "bound_notes",
+    "fit_notes",
     "files_table",
     "groups_table",
     "calibration_dict",

@@ -23,9 +23,17 @@ from ..names import OBJECTIVES, TRAINING_LOOPS
 from .base import Frozen, NonNegFloat, check_max_regret
 from .cluster import Cluster
 from .design import DesignMatrix
-from .mapping import Mapping, check_job, check_mapping, check_stages
+from .mapping import (
+    Mapping,
+    check_job,
+    check_mapping,
+    check_npus,
+    check_stages,
+    check_tiling,
+)
 from .network import Network
 from .ranges import PRICE_RANGE, WEIGHT_RANGE, check_bound, check_design, check_row
+from .training import tokens_problem
 from .workload import StepSchedule, Workload
 
 
@@ -187,18 +195,33 @@ class Instance(Frozen):
             check_mapping(self.mapping, self.network, "mapping")
             passed.put(key, True)
         mode = self.dimension_mode
+        exact = self.training_loop != "pipeline"  # (its mapping is one stage's)
+        if exact:
+            check_npus(self.workload, self.network.npus_total)
         if passed.get(key := (Same(self.mapping), Same(self.workload), mode)) is None:
             check_job(self.workload, self.mapping, "mapping", mode)  # (not the network's)
             passed.put(key, True)
+        if passed.get(
+            key := (Same(self.mapping), Same(self.workload), Same(self.network), exact)
+        ) is None:
+            check_tiling(self.workload, self.mapping, self.network, "mapping", exact)
+            passed.put(key, True)
         for j, job in enumerate(self.more_workloads):
-            check_mapping(job.mapping, self.network, f"more_workloads[{j}].mapping")
-            check_job(
-                job.workload, job.mapping, f"more_workloads[{j}].mapping", self.dimension_mode
-            )
+            label = f"more_workloads[{j}].mapping"
+            check_mapping(job.mapping, self.network, label)
+            if exact:
+                check_npus(job.workload, self.network.npus_total)
+            check_job(job.workload, job.mapping, label, self.dimension_mode)
+            check_tiling(job.workload, job.mapping, self.network, label, exact)
         self._check_schedule(D)
         self._check_prices()
         self._check_constraint_sizes(D)
         self._check_portfolio_settings()
+        training = None if self.more_workloads else self.workload.training  # (a run's facts)
+        if (why := tokens_problem(self.tokens, training)) is not None:
+            raise ValueError(
+                f"tokens: {why}; fix: give the run's token budget, at least one iteration's"
+            )
         if self.bounds is not None and len(self.bounds) != D:
             raise ValueError(
                 f"bounds: {len(self.bounds)} entries for {D} dimensions; fix: give one per "

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 from ..names import PHASES, TRANSFORMER_POLICIES
 from .base import Frozen
 from .network import Collective, Network
+from .tiling import ORDER, mapping_groups, tiling_problem
 from .workload import Workload
 
 
@@ -197,6 +198,72 @@ def check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> No
     # (every stage of a pipelined workload runs on the same mapping)
     for stage in workload.more_stages:
         check_job(stage, mapping, label, mode)
+
+
+def states_parallelism(workload: Workload, mapping: Mapping) -> bool:
+    """Whether the job says which parallelism its groups run: a plan's named groups (tp, cp, ep,
+    edp, dp, pp), a generator's degrees (a transformer's tp and dp) or an ASTRA-sim header's
+    model-parallel group size (forward and input_grad then run on the model-parallel group,
+    weight_grad on the data-parallel one). A workload that states none (a LIBRA layer file, a
+    header without a group size, groups of other names) has its groups taken as given."""
+    h = workload.header
+    return (
+        any(name in ORDER for name in mapping.groups)
+        or bool(workload.group_npus)
+        or (h is not None and h.model_parallel_npu_group is not None)
+    )
+
+
+def check_tiling(
+    workload: Workload, mapping: Mapping, network: Network, label: str, exact: bool = True
+) -> None:
+    """The job's groups can sit on ``network`` together (:mod:`hieropt.spec.tiling`): every group is
+    a product of orthogonal factors that fit every dimension, and (``exact``: every loop but
+    ``pipeline``, whose mapping is one stage's) multiply to its NPUs. Checked only when the job
+    states its parallelism (:func:`states_parallelism`).
+
+    Raises:
+        ValueError: ``"<label>.groups.<name>: [2, 8] does not fit beside tp [8, 1], ...; fix: give
+            groups that tile every dimension (...)"``.
+    """
+    if not states_parallelism(workload, mapping):
+        return
+    sizes = tuple(d.npus for d in network.dims)
+    groups = mapping_groups(
+        mapping.groups, {p: tuple(mapping.group(p)) for p in PHASES}, sizes
+    )
+    why = tiling_problem(groups, sizes, exact)
+    if why is not None:
+        raise ValueError(f"{label}.{why[0]}: {why[1]}; fix: {why[2]}")
+
+
+def check_npus(workload: Workload, npus: int) -> None:
+    """The NPUs the workload is planned for, as it states them (a generator's degrees,
+    :attr:`~hieropt.spec.Workload.stated_degrees`, e.g. GPT-3 TP 16 x DP 256 = 4,096; else an
+    LLM plan's or SimAI header's ``all_gpus``), are the network's ``npus``: the network's cost and
+    power are for every NPU, the tokens/s and MFU for the job's. A workload that states neither
+    is not checked (its groups are taken as filling the network). Every loop but ``pipeline``
+    (:func:`check_stages`, one stage of the workload per group of NPUs).
+
+    Raises:
+        ValueError: ``"network: the workload gpt3-175b is planned for tp 16 x dp 256 = 4,096 NPUs
+            but the network has 8,192; fix: ..."``.
+    """
+    degrees = dict(workload.stated_degrees)
+    h = workload.header
+    need = math.prod(degrees.values()) if degrees else (h.all_gpus if h is not None else None)
+    if need is None or need == npus:
+        return
+    what = " x ".join(f"{k} {n}" for k, n in degrees.items()) + " = " if degrees else ""
+    fix = f"give a network of {need:,} NPUs"
+    if "dp" in degrees and (npus * degrees["dp"]) % need == 0:
+        fix = f"set dp = {npus * degrees['dp'] // need} in the workload model, or {fix}"
+    elif not degrees:
+        fix = f"regenerate the workload for this network (e.g. --set dp=...), or {fix}"
+    raise ValueError(
+        f"network: the workload {workload.name} is planned for {what}{need:,} NPUs but the "
+        f"network has {npus:,} (its cost and power are for every NPU); fix: {fix}"
+    )
 
 
 def check_stages(workload: Workload, stages: int, npus: int) -> None:

@@ -61,4 +61,18 @@ class Training(Frozen):
         return self.hardware_flops_per_iteration > self.model_flops_per_iteration * (1 + 1e-12)
 
 
-__all__ = ["Training"]
+def tokens_problem(tokens: float | None, training: Training | None) -> str | None:
+    """Why a run's token budget ``tokens`` cannot be trained by a workload of ``training`` facts:
+    fewer tokens than one iteration consumes (a run is whole iterations; ``--tokens 1M`` on a plan
+    of 4.19M tokens per iteration would print a run of no days and $1). The problem of an error
+    message (``"1,000,000 tokens is fewer than one iteration of llama3-70b (4,194,304 tokens per
+    iteration)"``), or None: no budget, no training facts, or at least one iteration."""
+    if tokens is None or training is None or tokens >= training.tokens_per_iteration:
+        return None
+    return (
+        f"{tokens:,.0f} tokens is fewer than one iteration of {training.model} "
+        f"({training.tokens_per_iteration:,.0f} tokens per iteration)"
+    )
+
+
+__all__ = ["Training", "tokens_problem"]

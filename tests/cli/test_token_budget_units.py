@@ -34,10 +34,10 @@ def test_a_suffixed_budget_below_the_limit_gets_no_guess():
     assert "999,000 tokens is below 1,000,000" in line and "did you mean" not in line
 
 
-def test_at_the_limit_and_with_the_suffix_it_runs():
-    r = run("solve", INST, "--tokens", "1M")
+def test_one_iteration_and_with_the_suffix_it_runs():
+    r = run("solve", INST, "--tokens", "16777216")  # one iteration of the plan
     assert r.exit_code == 0, r.output
-    assert "run of 1M tokens:" in r.stdout
+    assert "run of 16.78M tokens: 0.0 days, 0 MWh, $39 per run" in r.stdout
     r = run("solve", INST, "--tokens", "15T")
     assert r.exit_code == 0, r.output
     # 15e12 / 16,777,216 tokens per iteration x 6.4166 s = 66.4 days
@@ -84,4 +84,32 @@ def test_an_absurd_budget_in_an_instance_file(tmp_path):
         f"error: {path}: tokens: 1e+30 tokens is above 1,000T (1e15), about 28 x the largest "
         "published pre-training run (36T tokens, Qwen3 Technical Report, arXiv:2505.09388); fix: "
         "give the run's token budget, at most 1e15, e.g. tokens = 15e12"
+    )
+
+
+@pytest.mark.parametrize("cmd", ["solve", "evaluate", "compare", "report"])
+def test_a_budget_below_one_iteration_is_refused(cmd, tmp_path):
+    """1M tokens passes the unit check but is not one iteration of the 405B plan (16,777,216
+    tokens): its run would be "0.0 days"."""
+    extra = {"report": ["-o", tmp_path / "r"], "evaluate": ["--bw", "400,50"]}.get(cmd, [])
+    r = run(cmd, INST, "--tokens", "1M", *extra)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --tokens: 1,000,000 tokens is fewer than one iteration of llama3-405b "
+        "(16,777,216 tokens per iteration); fix: give the run's token budget, at least one "
+        "iteration's, e.g. --tokens 15T"
+    )
+
+
+def test_a_file_budget_below_one_iteration_is_refused(tmp_path):
+    text = INST.read_text().replace("tokens = 15.6e12", "tokens = 16e6", 1)
+    text = text.replace('"../models/', f'"{REPO}/models/')
+    path = tmp_path / "inst.toml"
+    path.write_text(text)
+    r = run("solve", path)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {path}: tokens: 16,000,000 tokens is fewer than one iteration of llama3-405b "
+        "(16,777,216 tokens per iteration); fix: give the run's token budget, at least one "
+        "iteration's"
     )

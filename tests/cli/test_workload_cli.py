@@ -271,3 +271,24 @@ def test_generate_errors(tmp_path: Path) -> None:
         "params.dense_features",
     )
     assert not (tmp_path / "x.txt").exists()
+
+
+@pytest.mark.parametrize(("command", "model", "fix"), [
+    ("transformer", "llama3-70b.toml",
+     "use 'hieropt workload plan {m}' or 'hieropt workload show {m}' for an LLM plan"),
+    ("dlrm", "gpt3-175b.toml", "use 'hieropt workload transformer --model {m}' for it"),
+])
+def test_a_model_of_another_generator_names_a_command_that_exists(
+    tmp_path: Path, command: str, model: str, fix: str
+) -> None:
+    m = REPO / "models" / model
+    r = run("workload", command, "--model", m, "-o", tmp_path / "x.txt")
+    gen = "llm" if model.startswith("llama") else "transformer"
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {m}: generator: the model is for generator '{gen}', not '{command}'; fix: "
+        + fix.format(m=m)
+    )
+    suggested = fix.format(m=m).split("'")[1].split()[1:]
+    out = [] if gen == "llm" else ["-o", tmp_path / "y.txt"]
+    assert run(*suggested, *out).exit_code == 0  # (the command it names runs on the model)

@@ -151,11 +151,16 @@ def test_export_of_a_dimension_without_bandwidth_names_the_instance(sandbox: Pat
     """The optimum leaves a dimension that carries no traffic at 0 GB/s; the simulator needs > 0
     there."""
     path = sandbox / "instances" / "gpt3-4d.toml"
-    path.write_text(
-        path.read_text().replace("weight_grad = [1, 2, 4, 32]", "weight_grad = [1, 2, 4, -1]")
+    # a data-parallel workload (its header states no group size: the mapping is taken as given)
+    # whose one all-reduce runs on dimensions 0-2 only
+    (sandbox / "models" / "data.txt").write_text(
+        "DATA\n1\nl0 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1000000 0\n"
     )
-    model = sandbox / "models" / "gpt3-175b.toml"  # DP 8 on dimensions 1-2, as the mapping says
-    model.write_text(model.read_text().replace("dp = 256", "dp = 8"))
+    path.write_text(
+        path.read_text()
+        .replace("weight_grad = [1, 2, 4, 32]", "weight_grad = [4, 2, 4, -1]")
+        .replace('"../models/gpt3-175b.toml"', '"../models/data.txt"')
+    )
     line = _one_error_line(
         cli(["export", "instances/gpt3-4d.toml", "--astra-sim", "out/net.yml"], str(sandbox))
     )

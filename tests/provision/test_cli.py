@@ -148,6 +148,21 @@ def test_missing_switch_price(tmp_path: Path):
     )
 
 
+@pytest.mark.parametrize(("old", "new", "line"), [
+    (", usd_per_switch = 45000", ", usd_per_swich = 45000",
+     "classes.InterPod.switches[0] ('switch-64x400G').usd_per_swich: unknown key (did you mean "
+     "'usd_per_switch'?); fix: rename 'usd_per_swich' to 'usd_per_switch'"),
+    ("gbps = 25, usd = 60, max_per_npu = 16", "gbps = 25, usd_ = 60, max_per_npu = 16",
+     "classes.InterChiplet.links[0] ('d2d-port-25GBs').usd_: unknown key (did you mean 'usd'?); "
+     "fix: rename 'usd_' to 'usd'"),
+])
+def test_a_misspelt_price_is_an_unknown_key_not_a_missing_price(tmp_path: Path, old, new, line):
+    cat = variant(tmp_path, old, new)
+    r = run(INSTANCE, "--catalog", cat)
+    assert r.exit_code == 2
+    assert r.stderr.strip() == f"error: {cat}: {line}"
+
+
 def test_two_parts_of_one_name(tmp_path: Path):
     """Two parts named alike in one class were accepted, and the bill of materials could not tell
     which was bought (new-user review)."""

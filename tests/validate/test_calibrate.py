@@ -190,3 +190,27 @@ def test_the_roofline_fit_recovers_its_matrix_and_hbm_efficiencies(tmp_path: Pat
     fit = fit_npu(runs)
     assert set(fit.values) == {"matrix_efficiency"} and fit.npu_fields["hbm_efficiency"] == 0.5
     assert fit.mape > 1e-3  # the HBM time is wrong by 0.8 / 0.5: no exact fit with one parameter
+
+
+@pytest.mark.parametrize(("factor", "warned"), [(1.45, True), (1.05, False)])
+def test_one_plan_measured_far_apart_is_warned_about(tmp_path: Path, factor: float, warned: bool):
+    """The first plan again at ``factor`` x its time: 45 % apart is named (stderr and JSON), 5 %
+    (repeated measurements' scatter) is not."""
+    path = synthetic(tmp_path, ("npu.efficiency=0.42",))
+    lines = path.read_text().splitlines()
+    first = lines[2].rsplit(",", 2)
+    t = float(first[1])
+    lines.append(f"{first[0]},{t * factor!r},g")
+    path.write_text("\n".join(lines) + "\n")
+    js = tmp_path / "c.json"
+    r = runner.invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "t.toml"),
+                            "--json", str(js)])
+    assert r.exit_code == 0, r.output
+    warning = (
+        f"{path}: line 7 and {path}: line 3 are the same plan measured at {t * factor:,.10g} and "
+        f"{t:,.10g} ms (45% apart, more than 10%): the fit can match neither; check the rows, or "
+        "leave one out"
+    )
+    assert json.loads(js.read_text())["contradictions"] == ([warning] if warned else [])
+    notes = [x for x in r.stderr.splitlines() if x.startswith("note: toy: ")]
+    assert notes == ([f"note: toy: {warning}"] if warned else [])

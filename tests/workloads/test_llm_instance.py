@@ -92,10 +92,13 @@ def test_network_of_another_size(tmp_path):
         "npus = 32, cost_class", "npus = 16, cost_class")
     path = tmp_path / "small.toml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(
-        InputError, match="the workload is planned for 4096 NPUs but the network has 2048"
-    ):
+    with pytest.raises(InputError) as e:
         load_instance(path)
+    assert str(e.value) == (
+        f"{path}: network: the workload gpt3-175b-stage7 is planned for 4,096 NPUs but the network "
+        "has 2,048 (its cost and power are for every NPU); fix: regenerate the workload for this "
+        "network (e.g. --set dp=...), or give a network of 4,096 NPUs"
+    )
 
 
 def test_tp_workload_given_a_smaller_forward_group(tmp_path):

@@ -25,7 +25,7 @@ from ...errors import InputError
 from ...io.runs import Run
 from ...workloads.llm import NPU
 from ...workloads.llm.accelerators import CALIBRATION_FIELDS as ROOFLINE_FIELDS
-from .checks import at_bound, check_fit_inputs, check_fit_quality
+from .checks import at_bound, check_fit_inputs, check_fit_quality, contradictions
 from .metrics import mape, mean_log_error, worst_error
 from .predict import predict_ms
 from .search import minimise
@@ -139,6 +139,8 @@ class Calibration:
             (:func:`~hieropt.studies.validate.checks.at_bound`: the runs ask for more than the
             bounds allow).
         source: the calibrated file it was read from ('' for a fit made here).
+        contradictions: one warning per pair of runs of the same plan measured more than 10 %
+            apart (:func:`~hieropt.studies.validate.checks.contradictions`).
     """
 
     npu: str
@@ -153,6 +155,7 @@ class Calibration:
     npu_fields: dict[str, Any]
     at_bound: tuple[str, ...] = ()
     source: str = ""
+    contradictions: tuple[str, ...] = ()
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -224,6 +227,7 @@ def fit_npu(
         evaluations=count,
         npu_fields=npu.model_dump(exclude_none=True),
         at_bound=at_bound(values, {f.name: (f.lower, f.upper) for f in fields}),
+        contradictions=contradictions(runs),
     )
 
 

@@ -11,16 +11,21 @@ and a single run whose predicted / measured time is off by a unit (:data:`SECOND
 :data:`MICROSECONDS_RATIO`) while the median is not, named by its line.
 
 Warned (:func:`at_bound`): a fitted value within :data:`BOUND_TOLERANCE` of the range of a bound —
-the runs ask for a value the bounds do not allow, so the fit is not an interior optimum.
+the runs ask for a value the bounds do not allow, so the fit is not an interior optimum. Warned
+(:func:`contradictions`): two runs of the same plan on the same network and bandwidths
+(:func:`plan_key`) whose measured times differ by more than :data:`REPEAT_SPREAD`, which no model
+can both predict (a mislabelled row, or a run measured under other conditions).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from ...errors import InputError
 from ...io.runs import Run
 from ...model.memory import memory
+from ...workloads.llm.accelerators import CALIBRATION_NAMES
 
 ABSURD_MAPE = 0.5
 """A best fit with a larger mean absolute error (fraction) is refused: a calibrated model is within
@@ -31,6 +36,53 @@ SECONDS_RATIO = 100.0
 """A median predicted / measured time above this: the measured times look like seconds."""
 MICROSECONDS_RATIO = 1.0 / 100.0
 """A median predicted / measured time below this: the measured times look like microseconds."""
+REPEAT_SPREAD = 0.10
+"""Two runs of one plan whose measured times differ by more than this fraction of the smaller one
+are warned about: repeated measurements of one training step agree within a few per cent."""
+CALIBRATED = ("efficiency", *CALIBRATION_NAMES)
+"""The NPU fields a calibration sets (the flat model's and the roofline's): left out of
+:func:`plan_key`, so that a run timed with other calibration values is still the same run."""
+
+
+def plan_key(run: Run) -> str:
+    """What makes two rows the same plan where it ran: what they resolve to, not how they are
+    written.
+
+    The run's parameters after the model file and the row's cells are applied (model, plan, NPU,
+    precision; the labels ``name`` and ``model.name`` and the NPU's :data:`CALIBRATED` fields left
+    out, ``plan.npus`` as the run's NPU count whether the row gives it or not), its network sized
+    to the run (each dimension's building block, NPUs, latency and algorithm; the cost class plays
+    no part in a time), the network file's settings and mapped groups, and the bandwidths (GB/s per
+    NPU per dimension), as one JSON text; the measured time is not part of it."""
+    p = run.params.model_dump(mode="json")
+    p.pop("name", None)
+    p["model"].pop("name", None)
+    p["plan"]["npus"] = run.params.plan.total_npus
+    for f in CALIBRATED:
+        p["npu"].pop(f, None)
+    dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]
+    where = [dims, run.net.settings, run.net.placement, list(run.bw_gbps)]
+    return json.dumps([p, where], sort_keys=True, default=str)
+
+
+def contradictions(runs: Sequence[Run]) -> tuple[str, ...]:
+    """One warning per run whose plan (:func:`plan_key`) an earlier run of ``runs`` has, with a
+    measured time more than :data:`REPEAT_SPREAD` apart (relative to the smaller), naming both
+    lines: ``"runs.csv: line 3 and runs.csv: line 2 are the same plan measured at 16,000 and 11,000
+    ms (45% apart): the fit can match neither; check the rows, or leave one out"``."""
+    first: dict[str, Run] = {}
+    out = []
+    for r in runs:
+        k = plan_key(r)
+        a = first.setdefault(k, r)
+        lo, hi = sorted((a.measured_ms, r.measured_ms))
+        if a is not r and hi > lo * (1 + REPEAT_SPREAD):
+            out.append(
+                f"{r.where} and {a.where} are the same plan measured at {r.measured_ms:,.10g} and "
+                f"{a.measured_ms:,.10g} ms ({hi / lo - 1:.0%} apart, more than "
+                f"{REPEAT_SPREAD:.0%}): the fit can match neither; check the rows, or leave one out"
+            )
+    return tuple(out)
 
 
 def check_fit_inputs(runs: Sequence[Run], names: Sequence[str]) -> None:
@@ -150,6 +202,10 @@ __all__ = [
     "BOUND_TOLERANCE",
     "SECONDS_RATIO",
     "MICROSECONDS_RATIO",
+    "REPEAT_SPREAD",
+    "CALIBRATED",
+    "plan_key",
+    "contradictions",
     "check_fit_inputs",
     "check_fit_quality",
     "at_bound",

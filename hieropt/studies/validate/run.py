@@ -27,8 +27,8 @@ from ...errors import InputError
 from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
-from ...workloads.llm.accelerators import CALIBRATION_NAMES
 from .calibrate import Calibration, CalibrationField, calibrate
+from .checks import CALIBRATED, plan_key
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -114,30 +114,11 @@ class Validation:
     calibrations: tuple[Calibration, ...] = ()
 
 
-CALIBRATED = ("efficiency", *CALIBRATION_NAMES)
-"""The NPU fields a calibration sets (the flat model's and the roofline's): left out of
-:func:`run_key`, so that a run timed with other calibration values is still the same run."""
-
-
 def run_key(run: Run) -> str:
-    """What makes two rows the same run: what they resolve to, not how they are written.
-
-    The run's parameters after the model file and the row's cells are applied (model, plan, NPU,
-    precision; the labels ``name`` and ``model.name`` and the NPU's :data:`CALIBRATED` fields left
-    out, ``plan.npus`` as the run's NPU count whether the row gives it or not), its network sized
-    to the run (each
-    dimension's building block, NPUs, latency and algorithm; the cost class plays no part in a
-    time), the network file's settings and mapped groups, the bandwidths (GB/s per NPU per
-    dimension) and the measured time (ms), as one JSON text."""
-    p = run.params.model_dump(mode="json")
-    p.pop("name", None)
-    p["model"].pop("name", None)
-    p["plan"]["npus"] = run.params.plan.total_npus
-    for f in CALIBRATED:
-        p["npu"].pop(f, None)
-    dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]
-    where = [dims, run.net.settings, run.net.placement, list(run.bw_gbps)]
-    return json.dumps([p, where, run.measured_ms], sort_keys=True, default=str)
+    """What makes two rows the same run: the same plan where it ran
+    (:func:`~hieropt.studies.validate.checks.plan_key`: what the row resolves to, not how it is
+    written) and the same measured time (ms), as one JSON text."""
+    return json.dumps([plan_key(run), run.measured_ms])
 
 
 def predict_runs(
