@@ -176,7 +176,9 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
 
 
 def dims_table(result: Codesign) -> Table:
-    """Best per dimension count, with its scale-out bandwidth and NICs."""
+    """Best per dimension count, with its scale-out bandwidth and NICs, and whether it is proven
+    the count's optimum (``optimal``) or only the best found, the optimum at least the proven
+    bound shown (``>= x``; :meth:`~hieropt.studies.codesign.search.Codesign.by_dims`)."""
     sp = result.space
     t = Table(
         title="Per dimension count: the best plan-and-network and its scale-out",
@@ -186,6 +188,7 @@ def dims_table(result: Codesign) -> Table:
         "dims",
         "solved",
         _UNIT[sp.objective],
+        "proven",
         "best plan",
         "best network",
         "scale-out GB/s/NPU",
@@ -198,11 +201,16 @@ def dims_table(result: Codesign) -> Table:
             str(e["n_dims"]),
             str(e["solved"]),
             _value(b, sp.objective),
+            "optimal" if e["proven"] else
+            ">= " + _value({"objective_value": e["proven_bound"]}, sp.objective),
             b["plan"],
             b["shape"],
             f"{b['scaleout_gbps_per_npu']:,.2f}",
             "-" if b["nics"] is None else f"{b['nics']:,}",
         )
+    t.caption = ("proven: optimal = the count's own optimum; >= x = the best found, the count's "
+                 "optimum proven at least x (candidates are pruned against the best found on "
+                 "their cluster size, not on their dimension count)")
     return t
 
 
