@@ -16,6 +16,14 @@ Each bound is far from any real part, so that a correct figure is never refused,
   Development Cost Guide 2025), "AI-optimised" builds above $20M;
 - US industrial electricity costs 5.75-35.28 cents per kWh by state (EIA Electric Power Annual
   2023);
+- a site's power cap is 1 kW-10 GW of facility power: one 8-GPU server draws about 10 kW (DGX H100
+  10.2 kW, NVIDIA user guide); the largest announced AI campuses are 1-5 GW (Meta's Hyperion, up
+  to 5 GW, Meta 2025; Stargate Abilene, 1.2 GW, OpenAI/Oracle 2025), so a cap above 10,000 MW is
+  kW (25,000 for 25 MW) or W;
+- accelerators, servers and networks are depreciated over 0.5-10 years: 5-6 years at the
+  hyperscalers (Microsoft and Alphabet 6 years, 10-K 2023; Meta 5.5 years, 10-K 2025; Amazon 5
+  years, 10-K 2025; CoreWeave 6 years, S-1 2025), a short lease half a year; a figure above 10 that
+  is 0.5-10 years when divided by 12 (48 for 4 years) is months;
 - a NIC and the switch port it plugs into cost and draw alike (:data:`PORT_RATIO`); catalogs of
   hand-made examples use toy prices, so a catalog's parts are checked against each other, not
   against absolute bounds.
@@ -45,6 +53,9 @@ class Plausible:
             in the range means the value was given in the wrong unit (``(1e3, "kW")``).
         fix: the fix's words, with ``{}`` for the converted value (``"give watts, e.g. {}"``).
         high_fix: the fix for a value above ``high``.
+        high_slips: (divisor, wrong unit) pairs tried in order for a value above ``high``: value /
+            divisor in the range means the value was given in the smaller unit (``(1e3, "kW")``
+            for MW).
     """
 
     low: float
@@ -53,6 +64,7 @@ class Plausible:
     slips: tuple[tuple[float, str], ...]
     fix: str
     high_fix: str
+    high_slips: tuple[tuple[float, str], ...] = ()
 
 
 _W = "give watts, e.g. {}"
@@ -79,6 +91,12 @@ CLUSTER_RANGES: dict[str, Plausible] = {
                                      "give $ per MW of IT power (about 11.7e6)"),
     "electricity_usd_per_kwh": Plausible(0, 1, "$ per kWh", (), "give $ per kWh, e.g. {}",
                                          "give $ per kWh, e.g. 0.0826 for 8.26 cents"),
+    "max_power_mw": Plausible(1e-3, 1e4, "MW", (), "give the site's power cap in MW, e.g. {}",
+                              "give the site's power cap in MW of facility power (e.g. 25)",
+                              ((1e3, "kW"), (1e6, "W"))),
+    "amortisation_years": Plausible(0.5, 10, "years", (), "give years, e.g. {}",
+                                    "give the years over which the hardware is paid (e.g. 5)",
+                                    ((12, "months"),)),
 }
 """The ``[cluster]`` figures checked, with their ranges (module docstring for the figures)."""
 
@@ -103,6 +121,10 @@ def unit_problem(value: float, rule: Plausible) -> tuple[str, str] | None:
         if rule.unit == "$ per kWh" and value <= 100:
             return (f"{value:g} {rule.unit} looks like cents per kWh",
                     rule.fix.format(f"{value / 100:g}"))
+        for divisor, wrong in rule.high_slips:
+            if rule.low <= value / divisor <= rule.high:
+                return (f"{value:g} {rule.unit} looks like {wrong}",
+                        rule.fix.format(_num(value / divisor)))
         return f"{value:g} {rule.unit} is above {rule.high:g}", rule.high_fix
     for factor, wrong in rule.slips:
         if rule.low <= value * factor <= rule.high:

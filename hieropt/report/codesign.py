@@ -176,7 +176,9 @@ def ranking_table(result: Codesign, top: int = 20) -> Table:
 
 
 def dims_table(result: Codesign) -> Table:
-    """Best per dimension count, with its scale-out bandwidth and NICs."""
+    """Best per dimension count, with its scale-out bandwidth and NICs, and whether it is proven
+    the count's optimum (``optimal``) or only the best found, the optimum at least the proven
+    bound shown (``>= x``; :meth:`~hieropt.studies.codesign.search.Codesign.by_dims`)."""
     sp = result.space
     t = Table(
         title="Per dimension count: the best plan-and-network and its scale-out",
@@ -186,6 +188,7 @@ def dims_table(result: Codesign) -> Table:
         "dims",
         "solved",
         _UNIT[sp.objective],
+        "proven",
         "best plan",
         "best network",
         "scale-out GB/s/NPU",
@@ -198,11 +201,16 @@ def dims_table(result: Codesign) -> Table:
             str(e["n_dims"]),
             str(e["solved"]),
             _value(b, sp.objective),
+            "optimal" if e["proven"] else
+            ">= " + _value({"objective_value": e["proven_bound"]}, sp.objective),
             b["plan"],
             b["shape"],
             f"{b['scaleout_gbps_per_npu']:,.2f}",
             "-" if b["nics"] is None else f"{b['nics']:,}",
         )
+    t.caption = ("proven: optimal = the count's own optimum; >= x = the best found, the count's "
+                 "optimum proven at least x (candidates are pruned against the best found on "
+                 "their cluster size, not on their dimension count)")
     return t
 
 
@@ -247,31 +255,35 @@ def sizes_table(result: Codesign, deadline: bool = False) -> Table:
     return t
 
 
+def _run_cells(r: dict[str, Any]) -> list[str]:
+    """A provisioned row's run figures: facility MW, MWh and $ per run ("-" where unknown)."""
+    run = r.get("run") or {}
+    return ["-" if run.get(k) is None else fmt.format(run[k]) for k, fmt in (
+        ("power_mw", "{:,.3f}"), ("energy_mwh", "{:,.0f}"), ("run_cost_usd", "{:,.0f}"))]
+
+
 def provision_table(rows: list[dict[str, Any]]) -> Table:
     """The best candidates provisioned from a catalog, ranked by the integer design (catalog
-    prices)."""
+    prices); with a ``[cluster]`` section, each design's facility MW, MWh and $ per run with the
+    catalog's cost and the bill of materials' power, as ``hieropt provision`` gives them
+    (:func:`hieropt.model.run.provisioned_run`)."""
     t = Table(
         title="Best candidates provisioned from the catalog (integer designs, catalog prices; "
         "ranked by the "
         "integer objective)",
         title_justify="left",
     )
-    for col in (
-        "bom rank",
-        "continuous rank",
-        "candidate",
-        "time ms",
-        "catalog cost $",
-        "power W",
-        "gap",
-        "parts",
-    ):
+    runs = any(x != "-" for r in rows if r["bom_rank"] is not None for x in _run_cells(r))
+    cols = ["bom rank", "continuous rank", "candidate", "time ms", "catalog cost $", "power W",
+            *(["MW", "MWh", "$ per run"] if runs else []), "gap", "parts"]
+    for col in cols:
         t.add_column(
             col, justify="left" if col in ("candidate", "parts") else "right", overflow="fold"
         )
     for r in rows:
         if r["bom_rank"] is None:
-            t.add_row("-", str(r["continuous_rank"]), r["id"], "-", "-", "-", "-", r["message"])
+            t.add_row("-", str(r["continuous_rank"]), r["id"], "-", "-", "-",
+                      *(["-"] * 3 if runs else []), "-", r["message"])
             continue
         t.add_row(
             str(r["bom_rank"]),
@@ -280,10 +292,24 @@ def provision_table(rows: list[dict[str, Any]]) -> Table:
             f"{r['iteration_time_ns'] / 1e6:,.4f}",
             f"{r['network_cost_usd']:,.0f}",
             "-" if r["power_w"] is None else f"{r['power_w']:,.0f}",
+            *(_run_cells(r) if runs else []),
             f"{r['gap']:.1e}",
             "; ".join(r["parts"]),
         )
+    if runs:
+        t.caption = _power_caption(rows)
     return t
+
+
+def _power_caption(rows: list[dict[str, Any]]) -> str:
+    """Which network power the MW, MWh and $ per run count: each design's bill of materials
+    (``power W``), the ``[cluster]``'s network_w_per_npu, or none (a part without watts)."""
+    lines = [r["network_power"] for r in rows if r.get("network_power")]
+    if any(x.startswith("network power: the bill of materials'") for x in lines):
+        return "MW, MWh and $ per run count each design's bill of materials' power (power W)"
+    if lines:
+        return lines[0].split(";")[0]
+    return "MW, MWh and $ per run leave out the network's power (a part has no watts)"
 
 
 def codesign_dict(result: Codesign, top: int = 20) -> dict[str, Any]:

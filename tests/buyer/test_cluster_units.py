@@ -43,6 +43,17 @@ SLIPS = [
     ('electricity_usd_per_kwh = { value = 0.0826,', 'electricity_usd_per_kwh = { value = 8.26,',
      "cluster.electricity_usd_per_kwh",
      "8.26 $ per kWh looks like cents per kWh; fix: give $ per kWh, e.g. 0.0826"),
+    ('amortisation_years = { value = 5,', 'amortisation_years = { value = 48,',
+     "cluster.amortisation_years", "48 years looks like months; fix: give years, e.g. 4"),
+    ("[cluster]\nrequire_sources = true\n", "[cluster]\nmax_power_mw = 25000\n",
+     "cluster.max_power_mw",
+     "25000 MW looks like kW; fix: give the site's power cap in MW, e.g. 25"),
+    ("[cluster]\nrequire_sources = true\n", "[cluster]\nmax_power_mw = 25e6\n",
+     "cluster.max_power_mw",
+     "2.5e+07 MW looks like W; fix: give the site's power cap in MW, e.g. 25"),
+    ("[cluster]\nrequire_sources = true\n", "[cluster]\nmax_power_mw = 25e9\n",
+     "cluster.max_power_mw", "2.5e+10 MW is above 10000; fix: give the site's power cap in MW of "
+     "facility power (e.g. 25)"),
     ('npus_per_server = { value = 8,', 'npus_per_server = { value = 3,', "cluster.npus_per_server",
      "3 NPUs per server do not divide the cluster's 16,384 NPUs; fix: give the NPUs of one "
      "server, a divisor of 16,384, e.g. 8 (the first dimension's NPUs)"),
@@ -77,6 +88,10 @@ def test_the_shipped_figures_and_zero_are_accepted(tmp_path):
     for key, rule in CLUSTER_RANGES.items():
         assert unit_problem(0.0, rule) is None, key
         assert unit_problem(rule.low, rule) is None and unit_problem(rule.high, rule) is None
+    # the shipped amortisation and a 5 GW site (the largest announced) load unchanged
+    assert inst.cluster.amortisation_years == 5
+    assert unit_problem(5000.0, CLUSTER_RANGES["max_power_mw"]) is None
+    assert unit_problem(10.0, CLUSTER_RANGES["amortisation_years"]) is None
     free = _variant(tmp_path, "accelerator_usd = { value = 33750,",
                     "accelerator_usd = { value = 0,")
     assert hieropt.load_instance(free).cluster.accelerator_usd == 0

@@ -247,6 +247,25 @@ class CodesignEnumeration:
         npus, first = np.unique(sizes, return_index=True)
         return {int(n): self.pairs - 1 - int(i) for n, i in zip(npus, first, strict=True)}
 
+    def dims_floor(self, start: int, target: float | None = None) -> dict[int, float]:
+        """Dimension count -> the least objective bound of the candidates of the pairs from
+        position ``start`` on that are not infeasible by their time bound (finite, and within
+        ``target`` ns when given); a count without one is absent. Read off the order, without
+        making the candidates."""
+        if start >= self.pairs:
+            return {}
+        p, s = np.divmod(self._order[start:], len(self.shapes))
+        t = self._T[p, self._dcol[s]]
+        ok = ~(np.isinf(t) | np.isinf(self._C[s]))
+        if target is not None:
+            ok &= t <= target
+        p, s = p[ok], s[ok]
+        dims = np.array([net.n_dims for _, net in self.shapes], dtype=np.int64)[s]
+        # (the order is by bound: a count's first pair has its least bound)
+        keys, first = np.unique(dims, return_index=True)
+        bound = self._bound_matrix()[p[first], s[first]]
+        return {int(d): float(b) for d, b in zip(keys, bound, strict=True)}
+
     def _sorted_pairs(self) -> np.ndarray:
         """Flat indices p S + s of the pairs with a placement, by (bound, plan id, shape id) (a
         stable sort of the plan-major index: plans and shapes are held in id order)."""

@@ -13,6 +13,7 @@ from ...errors import InputError
 from ...model.catalog import Catalog
 from ...model.groups import instance_for
 from ...spec import Instance, Network
+from ...spec.cluster import Cluster
 from ...spec.space import resolve_top
 from ...workloads.llm.comms import own_stream_groups
 from ...workloads.llm.params import LLMParams
@@ -45,7 +46,8 @@ def row_network(result: Codesign, row: dict[str, Any]) -> Network:
 
 def candidate_instance(result: Codesign, row: dict[str, Any]) -> Instance:
     """The instance the search solved for ``row`` (the same plan, network, placement, constraints,
-    targets and dimension mode)."""
+    targets and dimension mode), with the space's token budget and ``[cluster]``: the instance
+    ``hieropt provision`` and ``solve`` give the run's days, MW, MWh and $ of."""
     space = result.space
     net = row_network(result, row)
     placement = {k: tuple(v) for k, v in row["placement"].items()}
@@ -60,6 +62,8 @@ def candidate_instance(result: Codesign, row: dict[str, Any]) -> Instance:
         max_iteration_time_ns=space.max_iteration_time_ns,
         max_network_cost_usd=space.max_network_cost_usd,
         dimension_mode=space.dimension_mode,
+        tokens=space.tokens,
+        cluster=space.cluster,
     )
 
 
@@ -68,7 +72,8 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
     plan inline (``workload = {generator = "llm", params = ...}``), the network, the placement as
     named groups, the step options (micro-batches, stages, virtual stages, ``overlap_dp`` = the
     plan's ``overlap_grad_reduce``, the own-stream groups of its ``overlap_sharded_comms``), the
-    constraints, targets, dimension mode and cost model."""
+    constraints, targets, dimension mode and cost model, and the space's token budget and
+    ``[cluster]`` (its figures with their sources) when it has them."""
     space = result.space
     p = row_params(space, row)
     net = row_network(result, row)
@@ -93,10 +98,30 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
         },
         "cost": {k: _clean(c.model_dump(mode="json")) for k, c in space.cost.classes.items()},
     }
-    for k in ("max_iteration_time_ns", "max_network_cost_usd"):
+    for k in ("max_iteration_time_ns", "max_network_cost_usd", "tokens"):
         if getattr(space, k) is not None:
             doc[k] = getattr(space, k)
+    if space.cluster is not None:
+        doc["cluster"] = cluster_table(space.cluster)
     return doc
+
+
+def cluster_table(cluster: Cluster) -> dict[str, Any]:
+    """A ``[cluster]`` section as a file gives it (TOML-ready), read back by
+    :func:`hieropt.io.cluster.cluster_entry` to the same :class:`Cluster`: each figure a number,
+    or ``{value, source}`` when it names a source, and the ``sources`` tables."""
+    skip = {"sources", "references", "require_sources"}
+    out: dict[str, Any] = {k: v for k, v in cluster.model_dump(mode="json").items()
+                           if k not in skip and v is not None}
+    for k, key in cluster.sources.items():
+        if k in out:
+            out[k] = {"value": out[k], "source": key}
+    if cluster.references:
+        out["sources"] = {k: _clean(r.model_dump(mode="json"))
+                          for k, r in cluster.references.items()}
+    if cluster.require_sources:
+        out["require_sources"] = True
+    return out
 
 
 def _groups(placement: dict[str, Any]) -> dict[str, list[int]]:
@@ -191,6 +216,7 @@ __all__ = [
     "row_network",
     "candidate_instance",
     "instance_document",
+    "cluster_table",
     "write_instances",
     "provision_codesign",
 ]

@@ -20,6 +20,7 @@ from typing import Any
 from ...errors import HieroptError, InputError
 from ...io.catalog import read_catalog
 from ...model.catalog import Catalog
+from ...model.run import provisioned_run
 from ...solvers.provision import provision
 from ...spec import Instance
 from .enumerate import build_instance
@@ -80,7 +81,11 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         One dict per item: the entry plus ``status``, ``message`` and, when provisioned,
         ``objective_value`` (in ``objective_unit``), ``gap``, ``iteration_time_ns``,
         ``network_cost_usd`` (catalog $), ``power_w`` (W), ``bw_gbps`` (GB/s per NPU per
-        dimension) and ``parts`` (one label per dimension). Provisioned ones come first, by
+        dimension), ``parts`` (one label per dimension), ``run`` (the buyer's figures of the
+        integer design, :meth:`~hieropt.model.run.RunFigures.to_dict`: days, MW, MWh, $ per run
+        with the catalog's cost and the bill of materials' power, as ``hieropt provision`` gives
+        them, :func:`hieropt.model.run.provisioned_run`) and ``network_power`` (the line saying
+        which network power they count, or None). Provisioned ones come first, by
         objective value, with ``bom_rank`` 1, 2, ...; those not provisioned keep ``bom_rank`` None
         and carry the reason in ``message``.
 
@@ -106,6 +111,8 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
                 e = e.with_source(src)
             out.append({**entry, "status": "not provisioned", "message": str(e)})
             continue
+        run, power_line = provisioned_run(inst, p.iteration_time_ns, p.network_cost_usd,
+                                          p.power_w)
         out.append(
             {
                 **entry,
@@ -119,6 +126,8 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
                 "power_w": p.power_w,
                 "bw_gbps": [float(x) for x in p.bw_gbps],
                 "parts": [o.label() for o in p.design],
+                "run": run.to_dict(),
+                "network_power": power_line,
             }
         )
     ranked = sorted((e for e in out if "objective_value" in e),

@@ -1,0 +1,88 @@
+"""One design provisioned from a catalog has one set of run figures: `codesign --catalog` and
+`explore --catalog` count the bill of materials' power in the run's MW, MWh and $ as `hieropt
+provision` does (hieropt.model.run.provisioned_run), and a written co-design instance carries the
+space's token budget and [cluster], so `provision` of that file gives the same figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import hieropt
+from hieropt.model.run import provisioned_run
+from tests.buyer.test_sizing import LLAMA_SPACE
+from tests.cli.util import run
+
+REPO = Path(__file__).resolve().parents[2]
+CATALOG = REPO / "catalogs" / "nvl72-infiniband.toml"
+
+
+def _space(tmp_path: Path) -> Path:
+    """Llama 3 70B on 256 H100 (8 per 4.6 kW server, PUE 1.25, 2T tokens: LLAMA_SPACE's
+    [cluster]) with up to 200 GB/s of scale-out, so an 800G NIC (100 GB/s) fits."""
+    text = LLAMA_SPACE.format(model=REPO / "models" / "llama3-70b.toml")
+    for old, new in (("npus = [256, 512, 1024]", "npus = 256"), ('"npus=512", "dp=16"',
+                     '"npus=256", "dp=8"'), ('"sum(bw[1:]) <= 50"', '"sum(bw[1:]) <= 200"')):
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "space.toml"
+    path.write_text(text)
+    return path
+
+
+def test_codesign_catalog_and_provision_agree_to_the_watt_and_the_dollar(tmp_path):
+    space = _space(tmp_path)
+    r = run("codesign", space, "--objective", "performance", "--workers", "1", "--catalog",
+            CATALOG, "--provision-top", "1", "--top", "1", "--write-instances", tmp_path / "inst",
+            "--json", tmp_path / "codesign.json")
+    assert r.exit_code == 0, r.output
+    got = json.loads((tmp_path / "codesign.json").read_text())["provisioned"][0]
+    assert got["bom_rank"] == 1 and got["power_w"] == pytest.approx(89248, abs=0.5)
+    assert got["run"]["run_cost_usd"] == pytest.approx(1181688, abs=1)  # (as docs/buyer.md says)
+    # facility MW = (256 x 700 W + 32 servers x 4,600 W + the bill's W) x PUE 1.25
+    mw = (256 * 700 + 32 * 4600 + got["power_w"]) * 1.25 / 1e6
+    assert got["run"]["power_mw"] == pytest.approx(mw, rel=1e-12)
+    assert got["run"]["energy_mwh"] == pytest.approx(
+        mw * got["run"]["time_to_train_days"] * 24, rel=1e-12)
+    assert got["network_power"].startswith(
+        f"network power: the bill of materials' {got['power_w']:,.0f} W")
+    assert "MW, MWh and $ per run count each design's bill of materials' power" in r.stdout
+
+    path = next((tmp_path / "inst").glob("*.toml"))
+    inst = hieropt.load_instance(path)
+    assert inst.cluster == hieropt.load_codesign(space).cluster and inst.tokens == 2e12
+    p = run("provision", path, "--catalog", CATALOG, "--no-compare", "--json", "-")
+    assert p.exit_code == 0, p.output
+    want = json.loads(p.stdout)
+    assert want["power_w"] == got["power_w"] and want["network_cost_usd"] == got[
+        "network_cost_usd"]
+    assert want["run"]["power_mw"] * 1e6 == pytest.approx(got["run"]["power_mw"] * 1e6, abs=1)
+    for key in ("run_cost_usd", "cost_per_hour_usd", "capex_usd"):
+        assert want["run"][key] == pytest.approx(got["run"][key], abs=1), key
+    assert want["run"]["energy_mwh"] == pytest.approx(got["run"]["energy_mwh"], rel=1e-12)
+    assert got["network_power"] in want["notes"]
+
+
+def test_explore_shortlist_runs_are_provisions(tmp_path):
+    """A shape space has no [cluster] or tokens: its shortlist's run figures are those of
+    provisioned_run on the shape's instance with the catalog's design, and say what is unknown."""
+    from hieropt.studies.explore import build_instance, explore, load_space, provision_shortlist
+    from tests.explore.test_provision_shortlist import CATALOG as SMALL
+    from tests.explore.util import write_space
+
+    result = explore(load_space(write_space(tmp_path)), workers=1)
+    cat = tmp_path / "cat.toml"
+    cat.write_text(SMALL, encoding="utf-8")
+    cands = {c.id: c for c in result.enumeration.candidates}
+    rows = [r for r in provision_shortlist(result, cat, top=2) if r["bom_rank"] is not None]
+    assert rows
+    for r in rows:
+        inst = build_instance(result.space, cands[r["shape_id"]])
+        p = hieropt.provision(inst, cat, compare=False)
+        fig, line = provisioned_run(inst, p.iteration_time_ns, p.network_cost_usd, p.power_w)
+        assert r["run"] == fig.to_dict() and r["network_power"] == line is None
+        assert r["run"]["network_capex_usd"] == r["network_cost_usd"]
+        assert r["run"]["power_mw"] is None
+        assert "power, capex and $: no [cluster] section" in r["run"]["unknown"]
