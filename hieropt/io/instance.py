@@ -252,8 +252,16 @@ def load_instance(path: str | Path) -> Instance:
     """Read an instance TOML file and the files it names (see the module docstring for the format).
 
     Raises:
-        InputError: any bad file or field, naming the file, the field and the fix.
+        InputError: any bad file or field, naming the file, the field and the fix; a ``path``
+            that is no str or Path (naming the argument ``path``).
     """
+    if not isinstance(path, str | Path):
+        raise InputError(
+            "path",
+            None,
+            f"expected the path (str or Path) of an instance file, got a {type(path).__name__}",
+            'pass the file\'s path, e.g. hieropt.load_instance("instances/gpt3-4d.toml")',
+        )
     path = Path(path)
     src = str(path)
     data = read_toml(path, "instance")
