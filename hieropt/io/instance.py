@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS
 from .common import (
+    path_argument,
     read_text,
     read_toml,
     referenced_file,
@@ -252,17 +253,9 @@ def load_instance(path: str | Path) -> Instance:
     """Read an instance TOML file and the files it names (see the module docstring for the format).
 
     Raises:
-        InputError: any bad file or field, naming the file, the field and the fix; a ``path``
-            that is no str or Path (naming the argument ``path``).
+        InputError: a bad file or field, or a ``path`` not a str or Path, naming it and the fix.
     """
-    if not isinstance(path, str | Path):
-        raise InputError(
-            "path",
-            None,
-            f"expected the path (str or Path) of an instance file, got a {type(path).__name__}",
-            'pass the file\'s path, e.g. hieropt.load_instance("instances/gpt3-4d.toml")',
-        )
-    path = Path(path)
+    path = path_argument(path, "an instance file", 'hieropt.load_instance("instances/x.toml")')
     src = str(path)
     data = read_toml(path, "instance")
     for k in data:

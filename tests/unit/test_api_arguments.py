@@ -111,7 +111,7 @@ def test_load_instance_wants_a_path():
         hieropt.load_instance(None)
     assert str(e.value) == (
         "path: expected the path (str or Path) of an instance file, got a NoneType; fix: pass "
-        "the file's path, e.g. hieropt.load_instance(\"instances/gpt3-4d.toml\")"
+        "the file's path, e.g. hieropt.load_instance(\"instances/x.toml\")"
     )
 
 
