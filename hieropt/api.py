@@ -6,10 +6,13 @@ this module only names them (see docs/architecture.md)."""
 from __future__ import annotations
 
 import importlib
+import math
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, NoSolutionError, SolverError
+import numpy as np
+
+from .errors import InputError, NoSolutionError, SolverError, number_problem
 from .io.catalog import read_catalog as load_catalog
 from .io.instance import as_instance, load_instance, load_libra
 from .io.llm import load_llm
@@ -17,13 +20,15 @@ from .model import timing
 from .model.catalog import Catalog
 from .model.memory import memory
 from .model.plan import plan_figures
-from .model.run import RunFigures, iteration_target_ns, network_budget_usd, run_figures
+from .model.run import RunFigures, iteration_target_ns, network_budget_usd
+from .model.run import run_figures as _model_run_figures
 from .model.timing import Breakdown, TimeModel, build_time_model
 from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers import objectives
 from .solvers.front import FrontPoint
 from .solvers.objectives import MIN_REL_GAP, SolveOptions
 from .spec import Instance
+from .spec.overrides import is_real
 from .verify import Certificate
 from .verify import verify as _verify
 
@@ -78,7 +83,72 @@ def _budget_named(fn: Any, old: str) -> Any:
     return call
 
 
-solve = _takes_a_path(objectives.solve)
+def _checked_options(options: Any) -> SolveOptions:
+    """``options`` when it is a :class:`SolveOptions` whose switches are booleans and whose budget
+    is a finite number > 0 or None (the other fields are checked by the solve, naming them).
+
+    Raises:
+        InputError: another type (e.g. a dict), a switch that is not True or False (``"no"`` is
+            no boolean), or a budget that is not a finite number > 0, naming the field.
+    """
+    if not isinstance(options, SolveOptions):
+        raise InputError(
+            "options",
+            None,
+            f"expected a hieropt.SolveOptions, got a {type(options).__name__}",
+            "pass options=hieropt.SolveOptions(rel_gap=1e-3, ...)",
+        )
+    for name in ("sensitivity", "sensitivity_ranges", "portfolio"):
+        value = getattr(options, name)
+        if not isinstance(value, bool | np.bool_):
+            raise InputError(
+                name, None, f"{value!r} is not a boolean", f"give {name}=True or {name}=False"
+            )
+    _check_number("budget_usd", options.budget_usd, "a number > 0",
+                  "give the network budget in $, e.g. budget_usd=12e6 (None: the instance's)",
+                  allow_none=True)
+    return options
+
+
+def _check_number(name: str, value: Any, want: str, fix: str, *, allow_none: bool = False,
+                  positive: bool = True) -> None:
+    """Raise an :class:`InputError` naming the argument ``name`` (problem: not ``want``; ``fix``)
+    unless ``value`` is a real number (not a bool, not text), finite and > 0 (``positive``) or >= 0;
+    None passes when ``allow_none``."""
+    if value is None and allow_none:
+        return
+    if not is_real(value):
+        raise InputError(name, None, f"{value!r} is not a number", fix)
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise InputError(name, None, number_problem(v, want), fix)
+
+
+_DEFAULT_OPTIONS = SolveOptions()
+
+
+@wraps(objectives.solve)
+def _solve(instance: Any, objective: str | None = None, *,
+           options: SolveOptions = _DEFAULT_OPTIONS, **old_keywords: Any) -> Solution:
+    return objectives.solve(instance, objective, options=_checked_options(options),
+                            **old_keywords)
+
+
+@wraps(_model_run_figures)
+def _run_figures(instance: Any, iteration_time_ns: Any, network_cost_usd: Any = None,
+                 tokens: Any = None) -> RunFigures:
+    _check_number("iteration_time_ns", iteration_time_ns, "a number > 0",
+                  "give the iteration time in ns, e.g. 1.2e9 (the solution's iteration_time_ns)")
+    _check_number("network_cost_usd", network_cost_usd, "a number >= 0",
+                  "give the network's cost in $ (None: unknown)", allow_none=True, positive=False)
+    _check_number("tokens", tokens, "a number > 0",
+                  "give the run's token budget as a number, e.g. 15e12 for 15T (None: the "
+                  "instance's)", allow_none=True)
+    return _model_run_figures(instance, iteration_time_ns, network_cost_usd, tokens)
+
+
+solve = _takes_a_path(_solve)
+run_figures = _takes_a_path(_run_figures)
 evaluate = _takes_a_path(timing.evaluate)
 verify = _takes_a_path(_verify)
 

@@ -47,7 +47,9 @@ ChunksOpt = Annotated[
         "preferred-dataset-splits). Default: the instance's mode as solved: "
         "its chunks (1) for sequential dimensions, which 1 reproduces "
         "exactly; for concurrent ones enough chunks (a power of two, at most "
-        "256) that the simulator lands within 3 % of the concurrent time.",
+        "256) that the simulator lands within 3 % of the concurrent time, or, "
+        "where the latency paid per chunk outweighs the overlap more chunks "
+        "give, the count expected to differ least.",
         min=1,
         show_default=False,
     ),

@@ -297,6 +297,7 @@ FLAGS = {
     "rel_gap": "--gap",
     "max_iteration_time_ns": "--max-time",
     "max_network_cost_usd": "--budget",
+    "budget_usd": "--budget",
     "max_cost_usd": "--budget",
     "max_power_w": "--max-power-w",
     "max_regret": "--max-regret",

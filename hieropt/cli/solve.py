@@ -307,9 +307,7 @@ def evaluate_command(
     run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
     calibration = instance_calibration(inst)
     if json_out is not None:  # the file first (see solve)
-        write_json(json_out, {"breakdown": dicts.breakdown_dict(bd), "run": run.to_dict(),
-                              "notes": run_notes(run, calibration),
-                              "instance": dicts.instance_dict(inst)})
+        write_json(json_out, dicts.evaluation_dict(inst, bd, run, run_notes(run, calibration)))
     for line in text.evaluation_lines(inst, bd) + run_lines(run, calibration):
         out.print(line, highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))

@@ -15,6 +15,24 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
+def path_argument(path: Any, what: str, example: str) -> Path:
+    """``path`` (a str or Path, the argument of a library reader of ``what``, e.g. "an instance
+    file") as a Path.
+
+    Raises:
+        InputError: another type (None, a dict, ...), naming the argument ``path``; the fix shows
+            the call ``example``.
+    """
+    if not isinstance(path, str | Path):
+        raise InputError(
+            "path",
+            None,
+            f"expected the path (str or Path) of {what}, got a {type(path).__name__}",
+            f"pass the file's path, e.g. {example}",
+        )
+    return Path(path)
+
+
 def read_text(path: Path, what: str) -> str:
     """Read a text file (UTF-8, CRLF tolerated; a leading UTF-8 byte-order mark, which some Windows
     editors write, is dropped: every TOML, YAML and workload reader reads through here).

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS
 from .common import (
+    path_argument,
     read_text,
     read_toml,
     referenced_file,
@@ -201,9 +202,9 @@ def load_instance(path: str | Path) -> Instance:
     """Read an instance TOML file and the files it names (see the module docstring for the format).
 
     Raises:
-        InputError: any bad file or field, naming the file, the field and the fix.
+        InputError: a bad file or field, or a ``path`` not a str or Path, naming it and the fix.
     """
-    path = Path(path)
+    path = path_argument(path, "an instance file", 'hieropt.load_instance("instances/x.toml")')
     src = str(path)
     data = read_toml(path, "instance")
     for k in data:

@@ -1,10 +1,11 @@
 """The committee page of a procurement answer: an instance solved for the alternatives a committee
 weighs, each a certified optimum (:func:`hieropt.solvers.objectives.solve`):
 
-- ``fastest``: the least iteration time, with the cheapest network among equally fast designs
-  (:func:`~hieropt.solvers.objectives.solve_fastest_cheapest`);
+- ``fastest``: the least iteration time, the design ``hieropt solve`` prints (the performance
+  optimum of :func:`~hieropt.solvers.objectives.solve_fastest_cheapest`);
 - ``knee``: the cheapest network within ``within`` of that time (objective ``min_cost`` with the
-  time target (1 + within) x the fastest time);
+  time target (1 + within) x the proven lower bound on the fastest time,
+  :func:`hieropt.studies.knee.knee_of`, the knee ``hieropt solve`` prints);
 - ``min_run_cost``: the least $ per training run (needs the instance's ``[cluster]`` cost rate);
 - ``performance_per_cost``: the least iteration time x network cost;
 - ``cheapest``: the fastest design at the cheapest network's cost (the Pareto front's first point);
@@ -22,7 +23,7 @@ from typing import Any
 from ..errors import HieroptError
 from ..model.run import run_figures
 from ..spec import Instance
-from ..studies.knee import knee_after
+from ..studies.knee import knee_of
 from .committee import (
     Alternative,
     Committee,
@@ -92,7 +93,7 @@ def alternative(
                        run_figures(instance, time_ns, cost_usd), power_w)
 
 
-WHAT = {"fastest": "the least iteration time, the cheapest network among equally fast designs",
+WHAT = {"fastest": "the least iteration time (the performance optimum hieropt solve prints)",
         "knee": "the cheapest network with an iteration time within the slack of the fastest",
         "min_run_cost": "the least $ per training run (run time x the cluster's cost rate)",
         "performance_per_cost": "the least iteration time x network capex"}
@@ -155,12 +156,9 @@ def procurement_alternatives(
             ),
         ]
     else:
-        fastest = cheap if not isinstance(cheap, str) else fast
-        alts.append(_solved(instance, "fastest", "fastest", fastest))
+        alts.append(_solved(instance, "fastest", "fastest", fast))  # (the design solve prints)
         try:
-            k = knee_after(
-                instance, fastest.iteration_time_ns, fastest.network_cost_usd, within, time_limit_s
-            )
+            k = knee_of(instance, fast, cheap, within, time_limit_s)
             alts.append(_solved(instance, "knee", f"knee (cheapest within {pct})", k.knee))
         except HieroptError as e:
             missing.append(Missing("knee", f"knee (cheapest within {pct})", str(e)))

@@ -18,6 +18,19 @@ def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
     return bd.to_dict()
 
 
+def evaluation_dict(instance: Instance, bd: Breakdown, run: Any, notes: Any) -> dict[str, Any]:
+    """What ``hieropt evaluate --json`` writes: the iteration time (ns, as ``solve --json`` has it
+    at the top), the breakdown, the buyer's figures ``run`` (a
+    :class:`hieropt.model.run.RunFigures`), their ``notes`` and the instance echo."""
+    return {
+        "iteration_time_ns": bd.iteration_time_ns,
+        "breakdown": breakdown_dict(bd),
+        "run": run.to_dict(),
+        "notes": list(notes),
+        "instance": instance_dict(instance),
+    }
+
+
 def instance_dict(instance: Instance) -> dict[str, Any]:
     """The instance echoed into JSON output: :meth:`hieropt.spec.Instance.summary_dict`."""
     return instance.summary_dict()

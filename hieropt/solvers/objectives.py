@@ -24,7 +24,7 @@ from ..spec import Instance
 from ..spec.overrides import check_time_limit, with_targets
 from .cutting import REL_GAP, TimeLP
 from .portfolio import hours_weighted, own_optima, portfolio_of
-from .procurement import PPC_GAP, Counts, cheapest_meeting, fastest_design
+from .procurement import FASTEST_SLACK, PPC_GAP, Counts, cheapest_meeting, fastest_design
 from .routes import METHODS, ROUTES, UNITS, Case, verified
 from .routing import first_route
 
@@ -216,7 +216,8 @@ def solve_fastest_cheapest(instance: Instance,
                            time_limit_s: float = 60.0) -> tuple[Solution, Solution | str]:
     """The performance optimum of ``instance`` (as :func:`solve` with ``objective="performance"``)
     and the cheapest design whose time is within the gap target of it (as :func:`solve` with
-    ``objective="min_cost"`` and the time target ``objective_value * (1 + 1e-8)``), on one time
+    ``objective="min_cost"`` and the time target ``objective_value * (1 + FASTEST_SLACK)``, 1e-8:
+    :data:`hieropt.solvers.procurement.FASTEST_SLACK`), on one time
     model and one cutting-plane LP: the min-cost loop starts from the performance solve's cuts and
     design instead of solving the fastest design again. Both results are re-checked by the
     independent evaluator (:mod:`hieropt.verify`). A sweep's tie-break: with the performance
@@ -243,7 +244,7 @@ def solve_fastest_cheapest(instance: Instance,
         counts.add(core)
         sol = verified(instance, tm, counts, res, "performance", start, {})
         start = time.perf_counter()
-        target = sol.objective_value * (1 + REL_GAP)
+        target = sol.objective_value * (1 + FASTEST_SLACK)
         try:
             design_inst = with_targets(instance, "min_cost", target, None)
             cost_counts = Counts()

@@ -43,9 +43,12 @@ PPC_GAP = 1e-7
 """Default relative gap of the performance-per-cost search."""
 SUB_GAP = 1e-8
 """Relative gap of each fastest-within-a-budget solve."""
-FASTEST_SLACK = 1e-7
-"""The front's fastest point is the cheapest network within this relative slack of the minimum
-time."""
+FASTEST_SLACK = REL_GAP
+"""Designs whose iteration times are within this relative slack of the minimum time are equally
+fast (the performance solve's gap target, 1e-8): the cheapest of them is the tie-break of
+:func:`hieropt.solvers.objectives.solve_fastest_cheapest`, the knee's reference
+(:mod:`hieropt.studies.knee`) and the Pareto front's fastest point (:mod:`hieropt.solvers.front`).
+One constant for the three, so they name the same design."""
 
 
 def min_time_cost_product(instance: Instance, tm: TimeModel, rel_gap: float = PPC_GAP,

@@ -39,11 +39,15 @@ from .workload import StepSchedule, Workload
 
 class CostClass(Frozen):
     """Prices of one cost class in $ per GB/s of per-NPU bandwidth (LIBRA cost model), each in
-    :data:`PRICE_RANGE`. Switch dimensions also pay for the switch and the NIC."""
+    :data:`PRICE_RANGE`, except the NIC price, which may also be 0 (a scale-up domain such as
+    NVLink has no NIC). Switch dimensions also pay for the switch and the NIC. The model sees only
+    each dimension's sum of prices (:func:`hieropt.model.cost.unit_costs`), which the link price
+    (>= 1e-12) keeps positive, so a NIC price of 0 leaves every cost column priced and the LP
+    bounded as before."""
 
     link_usd_per_gbps: float = Field(ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
     switch_usd_per_gbps: float | None = Field(default=None, ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
-    nic_usd_per_gbps: float | None = Field(default=None, ge=PRICE_RANGE[0], le=PRICE_RANGE[1])
+    nic_usd_per_gbps: float | None = Field(default=None, ge=0.0, le=PRICE_RANGE[1])
 
 
 class CostModel(Frozen):
@@ -280,11 +284,13 @@ class Instance(Frozen):
                 prices = (("Switch", "switch_usd_per_gbps", cc.switch_usd_per_gbps),
                           ("Nic", "nic_usd_per_gbps", cc.nic_usd_per_gbps))
                 missing = [(n, key) for n, key, v in prices if v is None]
-                keys = ", ".join(f"{key} ({n} in a LIBRA cost YAML)" for n, key in missing)
+                keys = " and ".join(f"{key} ({n} in a LIBRA cost YAML)" for n, key in missing)
+                lacks = "neither" if len(missing) == 2 else f"no {missing[0][0]} price"
                 raise ValueError(
-                    f"cost.{dim.cost_class}: dimension {d} is a Switch but its cost class has no "
-                    f"{' or '.join(n for n, _ in missing)} price; fix: add "
-                    f"{keys}, $ per GB/s, to cost class '{dim.cost_class}'"
+                    f"cost.{dim.cost_class}: dimension {d} is a Switch, which needs both a Switch "
+                    f"and a Nic price, and its cost class has {lacks}; fix: add {keys}, $ per "
+                    f"GB/s, to cost class '{dim.cost_class}' (a Nic price of 0 for a domain "
+                    "without NICs, e.g. NVLink)"
                 )
 
     def _check_constraint_sizes(self, D: int) -> None:

@@ -17,16 +17,18 @@ from typing import Any
 from ..cache import scoped
 from ..errors import InputError
 from ..result import Solution
-from ..solvers.cutting import REL_GAP
 from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
+from ..solvers.procurement import FASTEST_SLACK
 from ..spec import Instance
 from ..units import usd_cents
 
 WITHIN = 0.01
 """The default slack of the knee: the cheapest design within 1 % of the fastest time."""
-EQUAL_TIME = REL_GAP
+EQUAL_TIME = FASTEST_SLACK
 """Designs whose times are within this relative slack of the fastest are equally fast (the
-performance solve's gap target): the knee's reference is the cheapest of them."""
+performance solve's gap target, :data:`hieropt.solvers.procurement.FASTEST_SLACK`, the one
+definition the solve's tie-break and the Pareto front's fastest point use): the knee's reference
+is the cheapest of them."""
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,14 @@ class Knee:
     Attributes:
         within: the slack (0.01 = 1 %).
         fastest_ns, fastest_usd: the fastest time and the cheapest network that reaches it.
-        knee_ns, knee_usd: the cheapest design's time (<= (1 + within) x fastest) and cost.
+        knee_ns, knee_usd: the cheapest design's time (<= (1 + within) x ``fastest_bound_ns``, so
+            within ``within`` of the optimum whatever it is inside the proven gap) and cost.
         knee: the knee's solution (a :class:`~hieropt.result.Solution`, or a provisioning result).
         design_usd: the network cost of the fastest design printed beside the knee ($), when that
             design is not the cheapest of the equally fast ones (the optimum is often flat: many
             designs are as fast within the proven gap :data:`EQUAL_TIME`); None: it is.
+        fastest_bound_ns: the proven lower bound on the fastest time (ns) the slack is measured
+            from; None: ``fastest_ns`` (a catalog's integer optimum).
     """
 
     within: float
@@ -50,6 +55,7 @@ class Knee:
     knee_usd: float
     knee: Any
     design_usd: float | None = None
+    fastest_bound_ns: float | None = None
 
     @property
     def last_usd(self) -> float:
@@ -113,6 +119,7 @@ class Knee:
             "last_usd": self.last_usd,
             "knee_bw_gbps": [float(b) for b in self.knee.bw_gbps],
             "design_usd": self.design_usd,
+            "fastest_bound_ns": self.fastest_bound_ns,
             "equal_time_rel": EQUAL_TIME,
         }
 
@@ -141,17 +148,34 @@ def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0,
     """
     check_within(within)
     fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
+    return knee_of(instance, fast, cheap, within, time_limit_s, design_usd)
+
+
+def knee_of(instance: Instance, fast: Solution, cheap: Solution | str, within: float = WITHIN,
+            time_limit_s: float = 60.0, design_usd: float | None = None) -> Knee:
+    """The knee of ``instance`` from :func:`~hieropt.solvers.objectives.solve_fastest_cheapest`'s
+    answers: ``fast`` the performance optimum (its time and proven lower bound, ns), ``cheap`` the
+    cheapest of the designs within :data:`EQUAL_TIME` of it (the knee's reference cost, $; the
+    reason it failed as a str: then ``fast``'s cost). ``design_usd`` ($): as :func:`knee`.
+
+    Raises:
+        as :func:`knee_after`.
+    """
     fastest_usd = cheap.network_cost_usd if isinstance(cheap, Solution) else fast.network_cost_usd
-    k = knee_after(instance, fast.iteration_time_ns, fastest_usd, within, time_limit_s)
+    bound = fast.lower_bound_ns if fast.lower_bound_ns is not None else fast.objective_bound
+    k = knee_after(instance, fast.iteration_time_ns, fastest_usd, within, time_limit_s, bound)
     shown = fast.network_cost_usd if design_usd is None else design_usd
     return replace(k, design_usd=shown)
 
 
 def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within: float = WITHIN,
-               time_limit_s: float = 60.0) -> Knee:
-    """The knee of ``instance`` once its fastest time ``fastest_ns`` (ns) and that design's network
-    cost ``fastest_usd`` ($) are known: one certified ``min_cost`` solve with the target (1 +
-    ``within``) x fastest.
+               time_limit_s: float = 60.0, bound_ns: float | None = None) -> Knee:
+    """The knee of ``instance`` once its fastest time ``fastest_ns`` (ns), the proven lower bound
+    on it ``bound_ns`` (ns; None: ``fastest_ns``) and that design's network cost ``fastest_usd``
+    ($) are known: one certified ``min_cost`` solve with the target (1 + ``within``) x
+    ``bound_ns``. Measured from the bound, the knee's time is within ``within`` of the optimum
+    wherever the optimum lies inside the proven gap, and never above (1 + ``within``) x the
+    fastest time printed.
 
     Raises:
         InputError: ``within`` not in (0, 1).
@@ -160,10 +184,11 @@ def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within
         SolverError: as :func:`hieropt.solvers.objectives.solve`.
     """
     check_within(within)
-    target = fastest_ns * (1 + within)
+    target = (fastest_ns if bound_ns is None else min(bound_ns, fastest_ns)) * (1 + within)
     options = SolveOptions(max_iteration_time_ns=target, time_limit_s=time_limit_s)
     sol = solve(instance, "min_cost", options=options).raise_for_status()
-    return Knee(within, fastest_ns, fastest_usd, sol.iteration_time_ns, sol.network_cost_usd, sol)
+    return Knee(within, fastest_ns, fastest_usd, sol.iteration_time_ns, sol.network_cost_usd, sol,
+                fastest_bound_ns=bound_ns)
 
 
 def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float = WITHIN) -> Knee:
@@ -181,5 +206,5 @@ def provision_knee(instance: Instance, catalog: Any, fastest: Any, within: float
                 p.network_cost_usd, p)
 
 
-__all__ = ["EQUAL_TIME", "knee_after", "Knee", "knee", "provision_knee",
+__all__ = ["EQUAL_TIME", "knee_after", "knee_of", "Knee", "knee", "provision_knee",
            "check_within", "WITHIN"]

@@ -207,19 +207,36 @@ def simulator_chunks(
 ) -> int:
     """Chunks per collective for the simulator to run ``instance`` at ``bw_gbps`` (GB/s per NPU) in
     its own dimension mode: the instance's ``chunks`` for ``sequential`` (1 reproduces it exactly);
-    for ``concurrent`` the smallest power of two c >= :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) /
-    ``tolerance`` (T of hieropt's evaluator with one collective in flight, sequential and
-    concurrent; the simulator's excess over T_conc is about (T_seq - T_conc) / c), at least the
-    instance's ``chunks`` and at most :data:`MAX_CHUNKS`."""
+    for ``concurrent`` the smallest power of two c whose expected difference
+    :func:`chunk_difference` is within ``tolerance``, else the one that minimises it; at least 2 and
+    the instance's ``chunks``, at most :data:`MAX_CHUNKS`. Without latency this is the smallest c >=
+    :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) / ``tolerance``; a latency paid per chunk stops the
+    count where more chunks cost more latency than they save overlap."""
     if instance.dimension_mode == "sequential":
         return instance.chunks
     bw = list(bw_gbps)
+    first = max(2, 2 ** math.ceil(math.log2(max(instance.chunks, 1))))
+    candidates = [c for c in (2**k for k in range(1, 9)) if first <= c <= MAX_CHUNKS] or [first]
+    differences = {c: chunk_difference(instance, bw, c) for c in candidates}
+    within = [c for c in candidates if differences[c] <= tolerance]
+    best = within[0] if within else min(candidates, key=lambda c: (differences[c], c))
+    return int(min(MAX_CHUNKS, max(best, instance.chunks)))
+
+
+def chunk_difference(instance: Instance, bw_gbps: Sequence[float], chunks: int) -> float:
+    """The expected relative difference between the simulator at ``chunks`` chunks per collective
+    and the concurrent prediction at ``bw_gbps`` (GB/s per NPU), the sum of its two measured terms
+    (docs/simulate.md): the overlap the chunks leave, :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) /
+    c, falling with c, and the latency paid per chunk, T_conc(c) / T_conc(1) - 1, rising with c
+    (T of hieropt's evaluator with one collective in flight; T_conc(c) pays each step's latency c
+    times, as the simulator does)."""
+    bw = list(bw_gbps)
     seq = float(evaluate(matching_instance(instance, 1), bw).iteration_time_ns)
     conc = float(evaluate(_one_in_flight(instance, "concurrent", 1), bw).iteration_time_ns)
-    excess = seq / conc - 1 if conc > 0 else 0.0
-    need = CHUNK_MARGIN * excess / tolerance
-    chunks = 1 if need <= 1 else 2 ** math.ceil(math.log2(need))
-    return int(min(MAX_CHUNKS, max(chunks, instance.chunks, 2)))
+    if not conc > 0:
+        return 0.0
+    chunked = float(evaluate(_one_in_flight(instance, "concurrent", chunks), bw).iteration_time_ns)
+    return CHUNK_MARGIN * (seq / conc - 1) / chunks + (chunked / conc - 1)
 
 
 def _one_in_flight(instance: Instance, mode: str, chunks: int) -> Instance:
@@ -485,6 +502,7 @@ __all__ = [
     "mode_mismatch",
     "unsimulated_group",
     "simulator_chunks",
+    "chunk_difference",
     "TOLERANCE",
     "MAX_CHUNKS",
 ]

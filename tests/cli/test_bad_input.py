@@ -478,10 +478,10 @@ def test_libra_switch_cost_class_without_price(files: Files, drop: str, part: st
         2,
         "k.yml",
         "cost.Outer",
-        f"dimension 1 is a Switch but its cost class has no {part} price",
+        f"dimension 1 is a Switch, which needs both a Switch and a Nic price, and its cost "
+        f"class has no {part} price",
         f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, "
-        "to cost class "
-        "'Outer'",
+        "to cost class 'Outer' (a Nic price of 0 for a domain without NICs, e.g. NVLink)",
     )
 
 
@@ -496,8 +496,67 @@ def test_inline_switch_cost_class_without_price(files: Files, drop: str, part: s
         "cost.Outer",
         f"has no {part} price",
         f"fix: add {part.lower()}_usd_per_gbps ({part} in a LIBRA cost YAML), $ per GB/s, "
-        "to cost class "
-        "'Outer'",
+        "to cost class 'Outer' (a Nic price of 0 for a domain without NICs, e.g. NVLink)",
+    )
+
+
+COSTMSG_TOML = """name = "costmsg"
+objective = "performance"
+training_loop = "no_overlap"
+workload = "ar.txt"
+constraints = ["sum(bw) == 150"]
+[network]
+dims = [
+  { block = "Switch", npus = 8, cost_class = "NVLink" },
+  { block = "Switch", npus = 4, cost_class = "B" },
+]
+[cost.NVLink]
+link_usd_per_gbps = 10.0
+PRICES
+[cost.B]
+link_usd_per_gbps = 5.0
+switch_usd_per_gbps = 7.0
+nic_usd_per_gbps = 11.0
+"""
+
+
+def _costmsg(tmp_path: Path, prices: str) -> Path:
+    (tmp_path / "ar.txt").write_text(
+        "DATA\n1\nlayer0\t-1\t1000\tNONE\t0\t2000\tNONE\t0\t3000\tALLREDUCE\t1000000000\t0\n"
+    )
+    (tmp_path / "i.toml").write_text(COSTMSG_TOML.replace("PRICES", prices))
+    return tmp_path / "i.toml"
+
+
+def test_a_switch_class_without_either_price_names_both_in_one_message(tmp_path: Path) -> None:
+    r = run("solve", _costmsg(tmp_path, ""))
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {tmp_path / 'i.toml'}: cost.NVLink: dimension 0 is a Switch, which needs both a "
+        "Switch and a Nic price, and its cost class has neither; fix: add switch_usd_per_gbps "
+        "(Switch in a LIBRA cost YAML) and nic_usd_per_gbps (Nic in a LIBRA cost YAML), $ per "
+        "GB/s, to cost class 'NVLink' (a Nic price of 0 for a domain without NICs, e.g. NVLink)"
+    )
+
+
+def test_a_nic_price_of_zero_is_a_domain_without_nics(tmp_path: Path) -> None:
+    """NVLink: link $10 + switch $5 + NIC $0 = $15 per GB/s per NPU on dim 0, $23 on dim 1, 32
+    NPUs: at 100 and 50 GB/s the network costs 32 x (15 x 100 + 23 x 50) = $84,800; the solve is
+    certified like any other."""
+    import hieropt
+
+    nvlink = "switch_usd_per_gbps = 5.0\nnic_usd_per_gbps = 0"
+    inst = hieropt.load_instance(_costmsg(tmp_path, nvlink))
+    assert inst.cost.classes["NVLink"].nic_usd_per_gbps == 0.0
+    assert hieropt.evaluate(inst, [100.0, 50.0]).network_cost_usd == 84_800.0
+    sol = hieropt.solve(inst)
+    assert sol.status.value == "optimal" and sol.gap <= 1e-8
+    assert sol.network_cost_usd == pytest.approx(32 * (15 * sol.bw_gbps[0] + 23 * sol.bw_gbps[1]),
+                                                 rel=1e-12)
+    assert hieropt.verify(inst, sol.bw_gbps, sol.iteration_time_ns).ok
+    r = run("solve", _costmsg(tmp_path, "switch_usd_per_gbps = 5.0\nnic_usd_per_gbps = -1"))
+    assert r.exit_code == 2 and "nic_usd_per_gbps: Input should be greater than or equal to 0" in (
+        r.stderr
     )
 
 

@@ -81,8 +81,8 @@ def test_procurement_front_and_knee_quotes():
     quoted(
         "how-to/procurement.md",
         "fastest (performance optimum): 1,166.5117 ms at $13,661,707; the front's last point (#50) "
-        "is the cheapest of the designs within 1e-07 of that time: 1,166.5118 ms at $13,656,184, "
-        "$5,523 less",
+        "is the cheapest of the designs within 1e-08 of that time: 1,166.5117 ms at $13,659,960, "
+        "$1,747 less",
         "pareto",
         GPT3_4D,
     )

@@ -241,7 +241,7 @@ def _network(draw, max_dims: int, latency: bool | None):
     """``(dims, prices)``: 1..``max_dims`` dimensions (block, NPUs, cost class, latency ns,
     algorithm; latency on some dimensions, or forced on/off by ``latency``) and each class's
     (link, switch, nic) prices, $ per GB/s (switch and NIC prices for a class with a Switch
-    dimension only)."""
+    dimension only; the NIC price sometimes 0)."""
     D = draw(st.integers(1, max_dims))
     blocks = [draw(st.sampled_from(["Ring", "FullyConnected", "Switch"])) for _ in range(D)]
     npus = [draw(st.sampled_from(NPUS)) for _ in range(D)]
@@ -256,8 +256,10 @@ def _network(draw, max_dims: int, latency: bool | None):
     for name in sorted(set(classes)):
         switch = any(b == "Switch" and c == name for b, c in zip(blocks, classes, strict=True))
         link = draw(_log_uniform(-2, 3))
-        prices[name] = (link, draw(_log_uniform(-2, 3)) if switch else None,
-                        draw(_log_uniform(-2, 3)) if switch else None)
+        sw = draw(_log_uniform(-2, 3)) if switch else None
+        # (a NIC price of 0 now and then: a scale-up domain without NICs)
+        nic = draw(st.one_of(st.just(0.0), _log_uniform(-2, 3))) if switch else None
+        prices[name] = (link, sw, nic)
     return dims, prices
 
 

@@ -72,3 +72,74 @@ def test_integer_and_numpy_bandwidths_evaluate_alike(inst):
     for bw in ([250, 125, 75, 50], (250, 125, 75, 50), np.array([250, 125, 75, 50], dtype=np.int32),
                [np.float32(250), np.int64(125), 75, 50]):
         assert hieropt.evaluate(inst, bw).iteration_time_ns == ref
+
+
+def test_options_must_be_solve_options(inst):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.solve(inst, options={"rel_gap": 1e-3})
+    assert str(e.value) == (
+        "options: expected a hieropt.SolveOptions, got a dict; fix: pass "
+        "options=hieropt.SolveOptions(rel_gap=1e-3, ...)"
+    )
+
+
+@pytest.mark.parametrize("field", ["sensitivity", "sensitivity_ranges", "portfolio"])
+def test_switches_must_be_booleans(inst, field):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.solve(inst, options=SolveOptions(**{field: "no"}))
+    assert str(e.value) == (
+        f"{field}: 'no' is not a boolean; fix: give {field}=True or {field}=False"
+    )
+
+
+@pytest.mark.parametrize(
+    "budget, problem",
+    [(-5, "-5 is not a number > 0"), (0, "0 is not a number > 0"),
+     ("10M", "'10M' is not a number"), (float("nan"), "nan is not a number (want a number > 0)")],
+)
+def test_budget_errors_name_budget_usd(inst, budget, problem):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.solve(inst, options=SolveOptions(budget_usd=budget))
+    assert str(e.value) == (
+        f"budget_usd: {problem}; fix: give the network budget in $, e.g. budget_usd=12e6 (None: "
+        "the instance's)"
+    )
+
+
+def test_load_instance_wants_a_path():
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.load_instance(None)
+    assert str(e.value) == (
+        "path: expected the path (str or Path) of an instance file, got a NoneType; fix: pass "
+        "the file's path, e.g. hieropt.load_instance(\"instances/x.toml\")"
+    )
+
+
+_TIME_FIX = "give the iteration time in ns, e.g. 1.2e9 (the solution's iteration_time_ns)"
+_TOKENS_FIX = "give the run's token budget as a number, e.g. 15e12 for 15T (None: the instance's)"
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        ((-1.0, 1e6), {}, f"iteration_time_ns: -1 is not a number > 0; fix: {_TIME_FIX}"),
+        ((0.0, 1e6), {}, f"iteration_time_ns: 0 is not a number > 0; fix: {_TIME_FIX}"),
+        (("1e9",), {}, f"iteration_time_ns: '1e9' is not a number; fix: {_TIME_FIX}"),
+        ((1e9, -1.0), {}, "network_cost_usd: -1 is not a number >= 0; fix: give the network's "
+         "cost in $ (None: unknown)"),
+        ((1e9, 1e6), {"tokens": "15T"}, f"tokens: '15T' is not a number; fix: {_TOKENS_FIX}"),
+        ((1e9, 1e6), {"tokens": -5}, f"tokens: -5 is not a number > 0; fix: {_TOKENS_FIX}"),
+    ],
+)
+def test_run_figures_arguments(inst, args, kwargs, message):
+    with pytest.raises(hieropt.InputError) as e:
+        hieropt.run_figures(inst, *args, **kwargs)
+    assert str(e.value) == message
+
+
+def test_run_figures_of_a_free_network_and_a_token_budget(inst):
+    """A network of $0 is a known cost; 15e12 tokens of 524,288 per 1 s iteration take
+    15e12 / 524288 s = 331.13 days."""
+    f = hieropt.run_figures(inst, 1e9, 0.0, tokens=15e12)
+    assert f.network_capex_usd == 0.0
+    assert f.time_to_train_days == pytest.approx(15e12 / 524288 / 86400, rel=1e-12)

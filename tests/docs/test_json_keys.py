@@ -1,0 +1,56 @@
+"""docs/reference/json.md lists exactly the keys ``solve``, ``evaluate`` and ``pareto`` write to
+``--json``: each table's keys against the file the command writes (the run figures and breakdown of
+a plain instance; the pipeline-only breakdown keys against a pipeline plan)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.cases import REPO
+from tests.cli.util import run
+
+PAGE = REPO / "docs" / "reference" / "json.md"
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
+ONLY_PIPELINES = {"stage_times_ns", "slowest_stage"}
+
+
+def tables() -> dict[str, list[str]]:
+    """Each heading's table keys, in order (the first column's `key`)."""
+    out: dict[str, list[str]] = {}
+    heading = None
+    for line in PAGE.read_text().splitlines():
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+        elif heading and (m := re.match(r"\| `([a-z_]+)` \|", line)):
+            out.setdefault(heading, []).append(m.group(1))
+    return out
+
+
+def written(*args) -> dict:
+    r = run(*args, "--json", "-")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_the_documented_keys_are_those_written():
+    doc = tables()
+    assert set(doc) == {"solve --json", "knee", "breakdown", "run", "evaluate --json",
+                        "pareto --json", "points"}
+    solved = written("solve", GPT3, "--no-sensitivity")
+    assert list(solved) == doc["solve --json"]
+    assert list(solved["knee"]) == doc["knee"]
+    assert list(solved["run"]) == doc["run"]
+    assert list(solved["breakdown"]) == [k for k in doc["breakdown"] if k not in ONLY_PIPELINES]
+    evaluated = written("evaluate", GPT3, "--bw", "250,125,75,50")
+    assert list(evaluated) == doc["evaluate --json"]
+    assert evaluated["iteration_time_ns"] == evaluated["breakdown"]["iteration_time_ns"]
+    assert list(evaluated["breakdown"]) == list(solved["breakdown"])
+    assert list(evaluated["run"]) == doc["run"]
+    front = written("pareto", GPT3, "--points", "3")
+    assert list(front) == doc["pareto --json"]
+    assert list(front["points"][0]) == doc["points"]
+    assert list(front["fastest"]) == [k for k in doc["solve --json"] if k != "knee"]
+    plan = written("evaluate", PLAN, "--bw", "250,125,75,50")
+    assert list(plan["breakdown"]) == doc["breakdown"]
