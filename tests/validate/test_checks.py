@@ -228,6 +228,47 @@ def test_a_calibrated_file_whose_runs_are_gone_is_refused(tmp_path: Path):
     )
 
 
+def test_a_runs_file_entry_is_never_found_in_the_working_folder(tmp_path: Path, monkeypatch):
+    # the NPU file moved away from its runs; a file of the same name in the working folder holds
+    # other runs. Before, those were marked (fit) and the out-of-sample summary was wrong
+    path = copy_of(tmp_path, ONE_NODE)
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(path), "--out", str(out)]).exit_code == 0
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "a100.toml").write_text(out.read_text())
+    monkeypatch.chdir(tmp_path)  # calibration/a100-one-node.csv exists relative to here
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", "moved/a100.toml"])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        "error: moved/a100.toml: calibration.files: runs file calibration/a100-one-node.csv not "
+        "found at moved/calibration/a100-one-node.csv (the runs the accelerator was fitted on are "
+        "marked in sample from it; entries are relative to this file); fix: keep the runs file at "
+        "that path relative to this file, or correct the entry"
+    )
+
+
+def test_a_runs_file_edited_after_the_fit_is_refused_by_its_hash(tmp_path: Path):
+    import hashlib
+
+    path = copy_of(tmp_path, ONE_NODE)
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(path), "--out", str(out)]).exit_code == 0
+    meta = tomllib.loads(out.read_text())["calibration"]
+    assert meta["sha256"] == [hashlib.sha256(path.read_bytes()).hexdigest()]
+    assert read_calibration(out)[2]["files"] == [str(path)]
+    path.write_text(path.read_text().replace(",1420,", ",1520,"))
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(out)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {out}: calibration.sha256: runs file {path} is not the file the accelerator was "
+        "fitted on (its sha256 differs); fix: restore that runs file, or calibrate again on it"
+    )
+    # a file written without hashes (before they were recorded) is taken as it is
+    out.write_text("\n".join(t for t in out.read_text().splitlines() if "sha256" not in t))
+    assert read_calibration(out)[2]["files"] == [str(path)]
+
+
 def test_a_percentage_in_a_calibrated_file_names_the_file_and_the_field(tmp_path: Path):
     out = tmp_path / "a100.toml"
     assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0
