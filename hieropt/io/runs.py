@@ -201,6 +201,7 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
                 "model fields as --set keys, optional group, source)",
             )
     seen = set()
+    fields: dict[tuple[str, ...], str] = {}
     for col in header:
         if not col or col in seen:
             raise InputError(
@@ -208,15 +209,30 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
             )
         seen.add(col)
         if col not in REQUIRED + OPTIONAL:
-            try:
-                override_path(col, where)
-            except InputError as e:
-                raise InputError(
-                    where,
-                    col,
-                    "unknown column: not a model, plan, NPU or precision field",
-                    f"{e.fix}; or one of {', '.join(REQUIRED + OPTIONAL)}",
-                ) from None
+            _check_field_column(col, where, fields)
+
+
+def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]) -> None:
+    """Refuse a column that names no model field, or the field of an earlier column ``fields``
+    holds (``tp`` and ``plan.tp``: which cell the run was measured with is not known); record
+    its field in ``fields``."""
+    try:
+        key = tuple(override_path(col, where))
+    except InputError as e:
+        raise InputError(
+            where,
+            col,
+            "unknown column: not a model, plan, NPU or precision field",
+            f"{e.fix}; or one of {', '.join(REQUIRED + OPTIONAL)}",
+        ) from None
+    if key in fields:
+        raise InputError(
+            where,
+            col,
+            f"repeated column: the field {'.'.join(key)} of column '{fields[key]}'",
+            "give each field in one column",
+        )
+    fields[key] = col
 
 
 def _run(

@@ -176,3 +176,19 @@ def test_a_measured_plan_the_memory_model_does_not_fit_is_marked(tmp_path: Path)
     v = validate([path])
     assert [x.fits_memory for x in v.rows] == [True, False]
     assert v.rows[0].predicted_ms == v.rows[1].predicted_ms  # predicted all the same
+
+
+@pytest.mark.parametrize("first, second, field", [
+    ("tp", "plan.tp", "plan.tp"),
+    ("plan.dp", "dp", "plan.dp"),
+    ("efficiency", "npu.efficiency", "npu.efficiency"),
+])
+def test_two_columns_of_one_field_are_refused(tmp_path: Path, first, second, field):
+    # before, the later column silently won: tp=2 with plan.tp=4 was a TP-4 run
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1,1,1"], f"{HEADER},{first},{second}")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 2: {second}: repeated column: the field {field} of column '{first}'; "
+        "fix: give each field in one column"
+    )
