@@ -176,7 +176,7 @@ def calibrate_command(
     of its range is a note on stderr and in the file, and two runs of the same plan measured more
     than 10 % apart a note on stderr and in the JSON."""
     from ..errors import HieroptError, InputError
-    from .common import check_output_file, to_stdout, write_json
+    from .common import check_not_input, check_output_file, to_stdout, write_json
 
     err = error_console()
     out = err if to_stdout(json_out) else console(160)
@@ -192,7 +192,9 @@ def calibrate_command(
         from ..report.validate import calibration_file_parts
         from ..studies.validate import fit_npu
 
-        fit = fit_npu([r for p in runs for r in read_runs(p)], fit_names(fit), loss=loss)
+        measured = [r for p in runs for r in read_runs(p)]
+        check_not_input(out_file, "--out")  # (a model or network file the runs name, too)
+        fit = fit_npu(measured, fit_names(fit), loss=loss)
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:
         raise fail(err, e, json_out) from None

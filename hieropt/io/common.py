@@ -5,6 +5,7 @@ file is reported before the spec models are loaded."""
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,21 @@ from ..errors import InputError, number_problem
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+
+_READ: dict[str, None] = {}
+"""The real paths of the files :func:`read_text` has read since :func:`forget_files_read`, in
+order (the command line refuses an output file that is one of them)."""
+
+
+def files_read() -> tuple[Path, ...]:
+    """The files :func:`read_text` has read since :func:`forget_files_read` (real paths)."""
+    return tuple(map(Path, _READ))
+
+
+def forget_files_read() -> None:
+    """Start a new record of :func:`files_read` (one per command)."""
+    _READ.clear()
 
 
 def read_text(path: Path, what: str) -> str:
@@ -60,7 +76,9 @@ def read_text(path: Path, what: str) -> str:
             "current folder, or from the folder of the file that names it)",
         )
     try:
-        return path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
+        _READ[os.path.realpath(path)] = None
+        return text
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(
             path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file"
