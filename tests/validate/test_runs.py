@@ -192,3 +192,20 @@ def test_two_columns_of_one_field_are_refused(tmp_path: Path, first, second, fie
         f"{path}: line 2: {second}: repeated column: the field {field} of column '{first}'; "
         "fix: give each field in one column"
     )
+
+
+def test_a_run_in_two_groups_is_in_both_and_counted_once_in_the_summary(tmp_path: Path):
+    # line 3 (group g) and line 5 (group h) are one run (same plan, bandwidth and measurement);
+    # before, the repeat was dropped from h, which then held one run
+    rows = ["tiny.toml,net.toml,10,0.2,g", "tiny.toml,net.toml,20,0.1,g",
+            "tiny.toml,net.toml,10,0.2,h", "tiny.toml,net.toml,5,0.2,h"]
+    v = validate([write_case(tmp_path, rows, HEADER + ",group")])
+    assert [x.repeats != "" for x in v.rows] == [False, False, True, False]
+    p10, p20, p5 = ((COMPUTE_NS + GRADIENT_BYTES / b) / 1e6 for b in (10, 20, 5))
+    assert [(g.group, g.runs) for g in v.groups] == [("g", 2), ("h", 2)]
+    # h: at 10 and 5 GB/s, both measured 0.2 ms: the predicted ratio p5 / p10 against 1
+    assert v.groups[1].ratio_error == pytest.approx(p5 / p10 - 1, rel=1e-9)
+    assert v.groups[1].fastest_rank == 1  # (a tie in the measured times: rank 1)
+    # the summary: three runs, the repeat once
+    errors = [abs(p10 / 0.2 - 1), abs(p20 / 0.1 - 1), abs(p5 / 0.2 - 1)]
+    assert v.mape == pytest.approx(sum(errors) / 3, rel=1e-12)

@@ -205,14 +205,18 @@ def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
 def summarise(
     rows: Sequence[ValidationRow], calibrations: Sequence[Calibration] = ()
 ) -> Validation:
-    """The metrics of the module docstring over ``rows``."""
+    """The metrics of the module docstring over ``rows``: the summary and the files' figures over
+    the counted runs (a repeat once); a group over its out-of-sample runs, each run once in it
+    (a repeat of a run of another group is in this one too)."""
     used = [x for x in rows if x.counted]
-    groups: dict[tuple[str, str], list[ValidationRow]] = {}
     files: dict[str, list[ValidationRow]] = {}
     for x in used:
         files.setdefault(str(x.run.path), []).append(x)
-        if x.run.group:
-            groups.setdefault((str(x.run.path), x.run.group), []).append(x)
+    groups: dict[tuple[str, str], dict[str, ValidationRow]] = {}
+    for x in rows:
+        if x.run.group and not x.in_sample:
+            members = groups.setdefault((str(x.run.path), x.run.group), {})
+            members.setdefault(run_key(x.run), x)
     results = tuple(
         GroupResult(
             f,
@@ -222,7 +226,7 @@ def summarise(
             measured_rank_of_predicted_fastest(*_pm(xs)),
             worst_ratio_error(*_pm(xs)),
         )
-        for (f, g), xs in groups.items()
+        for (f, g), xs in ((k, list(v.values())) for k, v in groups.items())
     )
     by_file = {f: (len(xs), mape(*_pm(xs)), worst_error(*_pm(xs))) for f, xs in files.items()}
     p, m = _pm(used)
