@@ -35,8 +35,9 @@ def short_file(path: str) -> str:
 
 def rows_table(v: Validation) -> Table:
     """One line per run: file, line, run, group, measured and predicted ms, error (predicted vs
-    measured); a calibration run marked ``(fit)``, a repeat of an earlier row's run ``(repeat)``, a
-    plan the memory model does not fit ``*``."""
+    measured); a calibration run marked ``(fit)``, a repeat of an earlier row's run ``(repeat)``
+    (both, ``(fit) (repeat)``, for a calibration run given twice), a plan the memory model does not
+    fit ``*``."""
     t = Table(
         title="Measured runs: predicted vs measured iteration time "
         "(error = predicted / measured - 1)",
@@ -48,7 +49,7 @@ def rows_table(v: Validation) -> Table:
             justify="right" if col in ("line", "measured ms", "predicted ms", "error") else "left",
         )
     for x in v.rows:
-        mark = " (fit)" if x.in_sample else " (repeat)" if x.repeats else ""
+        mark = " (fit)" * x.in_sample + " (repeat)" * bool(x.repeats)
         t.add_row(
             short_file(str(x.run.path)),
             str(x.run.line),

@@ -117,8 +117,10 @@ def test_a_run_given_twice_counts_once():
     path = VALIDATION / "korthikanti2022.csv"
     r = runner.invoke(app, ["validate", str(path), str(path)])
     assert r.exit_code == 0, r.output
-    # seven rows and the note (the two 22B runs stay marked (fit), as the catalog default's own)
-    assert r.stdout.count("(repeat)") == 7 + 1
+    # seven rows and the note; the two 22B runs stay marked (fit), as the catalog default's own,
+    # and are marked (repeat) as well
+    assert r.stdout.count("(fit) (repeat)") == 2
+    assert r.stdout.count("(repeat)") == 7 + 2 + 1
     assert r.stdout.count("(fit)") == 4 + 2  # and the note and the summary
     assert (
         "7 runs out of sample: mean absolute error 3.1%, worst 6.3% (the model files' calibration; "

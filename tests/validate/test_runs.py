@@ -209,3 +209,23 @@ def test_a_run_in_two_groups_is_in_both_and_counted_once_in_the_summary(tmp_path
     # the summary: three runs, the repeat once
     errors = [abs(p10 / 0.2 - 1), abs(p20 / 0.1 - 1), abs(p5 / 0.2 - 1)]
     assert v.mape == pytest.approx(sum(errors) / 3, rel=1e-12)
+
+
+def test_a_calibration_run_given_twice_is_marked_fit_and_repeat(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from hieropt.cli import app
+
+    rows = ["tiny.toml,net.toml,10,0.2", "tiny.toml,net.toml,10,0.2", "tiny.toml,net.toml,20,0.15"]
+    path = write_case(tmp_path, rows)
+    cal = tmp_path / "cal.csv"
+    cal.write_text(f"{HEADER}\ntiny.toml,net.toml,10,0.2\ntiny.toml,net.toml,5,0.3\n")
+    v = validate([path], calibrate_on=[cal])
+    assert [(x.in_sample, x.repeats) for x in v.rows] == [
+        (True, ""), (True, f"{path} line 3"), (False, "")]
+    r = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"}).invoke(
+        app, ["validate", str(path), "--calibrate-on", str(cal)])
+    assert r.exit_code == 0, r.output
+    marks = [t.split("│")[-2].strip().split("%")[1] for t in r.stdout.splitlines()
+             if t.startswith("│ runs.csv")]
+    assert marks == [" (fit)", " (fit) (repeat)", ""]
