@@ -12,6 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from ..studies.validate import Calibration, Validation
+from ..studies.validate.checks import row_calibration_cells
 
 
 def _pct(x: float, sign: bool = False) -> str:
@@ -84,7 +85,7 @@ def summary_lines(v: Validation) -> list[str]:
     whose = ""
     if not v.calibrations:
         fitted = any(x.in_sample for x in v.rows)
-        whose = " (the model files' calibration" + (
+        whose = " (the model files' calibration" + _own_cells(v) + (
             "; (fit): the runs a catalog default was fitted on)" if fitted else ")"
         )
     repeats = sum(bool(x.repeats) for x in v.rows)
@@ -95,6 +96,15 @@ def summary_lines(v: Validation) -> list[str]:
         + whose
     )
     return lines
+
+
+def _own_cells(v: Validation) -> str:
+    """``, the rows' own matrix_efficiency in 2 runs``: the counted runs whose rows give a
+    calibration field (timed with it, not with the model file's), or ''."""
+    own = [row_calibration_cells(x.run) for x in v.rows if x.counted]
+    names = sorted({k for cells in own for k in cells})
+    n = sum(bool(cells) for cells in own)
+    return f", the rows' own {', '.join(names)} in {n} of them" if n else ""
 
 
 def calibration_line(c: Calibration, verb: str = "fitted") -> str:

@@ -28,7 +28,7 @@ from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
 from .calibrate import Calibration, CalibrationField, calibrate
-from .checks import CALIBRATED, plan_key
+from .checks import CALIBRATED, check_no_fitted_cells, plan_key
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -133,7 +133,8 @@ def predict_runs(
 
     Raises:
         InputError: a calibration read from a file records a field it did not fit with a value
-            other than the run's (:func:`check_recorded`)."""
+            other than the run's (:func:`check_recorded`); a run whose row gives a field its
+            accelerator's calibration fits (the fitted value would replace the cell's)."""
     fits = {c.npu: c for c in calibrations}
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
@@ -143,6 +144,8 @@ def predict_runs(
         c = fits.get(r.params.npu.name)
         if c is not None:
             check_recorded(c, r)
+            check_no_fitted_cells([r], list(c.values), f"--npu {c.source}" if c.source
+                                  else "--calibrate-on")
         t = predict_ms(r, c.overrides if c else ())
         room = memory(r.params).fits
         key = run_key(r)
