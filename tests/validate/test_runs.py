@@ -229,3 +229,28 @@ def test_a_calibration_run_given_twice_is_marked_fit_and_repeat(tmp_path: Path):
     marks = [t.split("│")[-2].strip().split("%")[1] for t in r.stdout.splitlines()
              if t.startswith("│ runs.csv")]
     assert marks == [" (fit)", " (fit) (repeat)", ""]
+
+
+@pytest.mark.parametrize("header, row, message", [
+    # before: "line 2: model: missing column" for each
+    ("model;network;bw_gbps;measured_ms", "tiny.toml;net.toml;10;1",
+     "line 2: the header is one column: separated by ';'?; fix: separate the columns with ',' "
+     "(a bw_gbps cell keeps ';' between its values)"),
+    ("model\tnetwork\tbw_gbps\tmeasured_ms", "tiny.toml\tnet.toml\t10\t1",
+     "line 2: the header is one column: separated by tabs?; fix: separate the columns with ',' "
+     "(a bw_gbps cell keeps ';' between its values)"),
+    ("Model,network,bw_gbps,measured_ms", "tiny.toml,net.toml,10,1",
+     "line 2: model: missing column (did you mean 'model'? found 'Model'); fix: rename the "
+     "column 'Model' to 'model' (column names are lower case)"),
+    (HEADER + ",DP", "tiny.toml,net.toml,10,1,2",
+     "line 2: DP: unknown column (did you mean 'dp'? found 'DP'); fix: rename the column 'DP' "
+     "to 'dp' (column names are lower case)"),
+    (HEADER + ",Group", "tiny.toml,net.toml,10,1,g",
+     "line 2: Group: unknown column (did you mean 'group'? found 'Group'); fix: rename the "
+     "column 'Group' to 'group' (column names are lower case)"),
+])
+def test_another_separator_or_case_in_the_header_is_named(tmp_path: Path, header, row, message):
+    path = write_case(tmp_path, [row], header)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == f"{path}: {message}"
