@@ -16,7 +16,13 @@ from typer.testing import CliRunner
 from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.calibration import read_calibration
-from hieropt.io.run_units import BANDWIDTH_FACTOR, SLOW_FRACTION, SPEED_FACTOR, peak_time_ms
+from hieropt.io.run_units import (
+    BANDWIDTH_FACTOR,
+    SCALEOUT_GBPS,
+    SLOW_FRACTION,
+    SPEED_FACTOR,
+    peak_time_ms,
+)
 from hieropt.io.runs import read_runs
 from hieropt.studies.validate import CalibrationField, fit_npu
 from hieropt.studies.validate.checks import check_fit_quality
@@ -88,6 +94,30 @@ def test_bandwidths_in_gbit_are_refused_with_the_conversion(tmp_path: Path):
         "bidirectional figure / 2): 300;25 if every value is Gb/s"
     )
     assert BANDWIDTH_FACTOR == 2.0
+
+
+@pytest.mark.parametrize("bw, accepted", [
+    ("300;250", False),  # 250 Gb/s written as GB/s: above two 800 Gb/s NICs, below NVLink's 300
+    ("300;200", True),  # two 800 Gb/s NICs per GPU: the most the catalogs provision
+    ("300;300", True),  # an outer tier at the scale-up bandwidth (an NVLink domain)
+])
+def test_a_scale_out_bandwidth_in_gbit_is_refused(tmp_path: Path, bw, accepted):
+    # before, only the 2 x scale-up bound applied: 400 Gb/s NICs written as 400 on an H100
+    # passed
+    path = copy_of(tmp_path, KORTHIKANTI, ("300;25,gpt-530b,105", f"{bw},gpt-530b,105"))
+    if accepted:
+        (run,) = [r for r in read_runs(path) if r.line == 14]
+        assert run.bw_gbps == tuple(map(float, bw.split(";")))
+        return
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 14: bw_gbps: dimension 1 (scale-out): 250 GB/s per NPU is more than 200 "
+        "GB/s, two 800 Gb/s NICs per NPU: 250 looks like Gb/s: 31.25 GB/s; fix: give GB/s per "
+        "NPU per direction (NICs per NPU x Gb/s / 8): 300;31.25 if it is Gb/s; an outer "
+        "scale-up tier runs at the scale-up 300 GB/s"
+    )
+    assert SCALEOUT_GBPS == 2 * 800 / 8
 
 
 def test_every_shipped_runs_file_is_far_from_the_unit_thresholds():
