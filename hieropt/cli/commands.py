@@ -127,9 +127,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "their bounds, "
         "minimising the mean absolute percentage error (or the log error), and write the "
         "accelerator with its "
-        "fitted values, the fit's mean and worst error and the number of runs it rests on. "
+        "fitted values, the fit's mean and worst error, the number of runs it rests on and each "
+        "runs file's SHA-256 (validate --npu refuses a runs file changed since). "
         "Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in memory, "
-        "a best fit more than 50 % off (with the unit it points at); a fitted value at a bound "
+        "a row giving a fitted field, a best fit more than 50 % off (with the unit it points at), "
+        "an --out or --json file that is one of the inputs; a fitted value at a bound "
         "of its range is a note on stderr and in the file, and two runs of the same plan "
         "measured more than 10 % apart a note on stderr and in the JSON.",
     ),

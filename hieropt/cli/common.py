@@ -15,6 +15,14 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from .outputs import (
+    check_command_outputs,
+    check_not_input,
+    clashing_arg,
+    command_inputs,
+    input_clash,
+    known_inputs,
+)
 from .usage import json_option, usage_error_line
 
 if TYPE_CHECKING:
@@ -108,7 +116,7 @@ def usage_error_json(args: list[str], e: Any, command: str | None = None) -> Non
     named in ``args`` (nothing when none is), so a script never reads an earlier run's answer there
     after exit 2; its message is :func:`usage_error_line`."""
     path = json_option(args)
-    if path is not None:
+    if path is not None and not clashing_arg(path, args):  # (never over an input file)
         write_error_json(path, "bad_input", usage_error_line(e, args, command), e.exit_code)
 
 
@@ -148,16 +156,20 @@ class Command(TyperCommand):
 
     def invoke(self, ctx):  # noqa: D102 - click's
         from ..errors import HieroptError
+        from ..io.common import recording_reads
 
-        try:
-            return super().invoke(ctx)
-        except UsageError as e:  # (a typer.BadParameter raised by the command itself)
-            raw = getattr(self, "raw", None) or sys.argv[1:]
-            raise usage_exit(
-                e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)
-            ) from None
-        except HieroptError as e:  # (raised by a writer after the command's own checks)
-            raise fail(error_console(), e, self.json_file(ctx)) from None
+        # (the files it is given and those it reads: no output may replace one)
+        with recording_reads(), command_inputs(self.params, ctx.params) as inputs:
+            try:
+                check_command_outputs(self.params, ctx.params, inputs)  # (before any work)
+                return super().invoke(ctx)
+            except UsageError as e:  # (a typer.BadParameter raised by the command itself)
+                raw = getattr(self, "raw", None) or sys.argv[1:]
+                raise usage_exit(
+                    e, raw, any("--json" in getattr(p, "opts", ()) for p in self.params)
+                ) from None
+            except HieroptError as e:  # (raised by a writer after the command's own checks)
+                raise fail(error_console(), e, self.json_file(ctx)) from None
 
     def json_file(self, ctx) -> Path | None:
         """The command's ``--json`` file as given (``-``: stdout), None when it has none."""
@@ -337,8 +349,11 @@ def fail(err: Console, e: HieroptError, json_out: Path | None = None,
 
 def write_error_json(path: Path, status: str, message: str, exit_code: int) -> None:
     """Write the error document ``{"status", "message", "exit_code"}`` of a failed run to ``path``
-    (``-``: stdout); a file that cannot be written is left as it is (the run's own error is the one
+    (``-``: stdout); a file that cannot be written, or that is one of the command's input files
+    (:func:`hieropt.cli.outputs.known_inputs`), is left as it is (the run's own error is the one
     to report)."""
+    if input_clash(path, known_inputs()) is not None:
+        return
     try:
         write_json(path, {"status": status, "message": message, "exit_code": exit_code})
     except OSError:
@@ -362,7 +377,9 @@ def write_output(path: Path, text: str, flag: str) -> None:
     """Write ``text`` to the output file ``path`` of ``flag`` (``-``: stdout, :func:`write_stdout`)
     atomically (:func:`hieropt.io.files.write_atomic`: an earlier file there stays intact when the
     write fails). A file that cannot be written raises an OSError named ``FLAG PATH`` (the one-line
-    message of :func:`hieropt.cli.main`)."""
+    message of :func:`hieropt.cli.main`); one that is an input file of the command is refused
+    (:func:`hieropt.cli.outputs.check_not_input`: an InputError)."""
+    check_not_input(path, flag)
     if str(path) == "-":
         write_stdout(text)
         return

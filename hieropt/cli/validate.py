@@ -73,8 +73,9 @@ def validate_command(
             "replace the model files' for the runs of that accelerator (its other [params.npu] "
             "fields record the accelerator fitted: one that differs from the runs' is refused), "
             "and the runs it was "
-            "fitted on (its [calibration] files) are marked (fit), as with --calibrate-on; "
-            "repeatable.",
+            "fitted on (its [calibration] files, relative to it; refused when gone or changed "
+            "since the fit) are marked (fit), as with --calibrate-on; a row giving a fitted "
+            "field is refused; repeatable.",
         ),
     ] = None,
     loss: Annotated[
@@ -170,13 +171,15 @@ def calibrate_command(
     """Fit the accelerator's calibration parameters (flat model: [params.npu] efficiency; roofline:
     matrix_efficiency, or the fields --fit names) to measured runs of one accelerator, within their
     bounds, minimising the mean absolute percentage error (or the log error), and write the
-    accelerator with its fitted values, the fit's mean and worst error and the number of runs it
-    rests on. Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in
-    memory, a best fit more than 50 % off (with the unit it points at); a fitted value at a bound
+    accelerator with its fitted values, the fit's mean and worst error, the number of runs it
+    rests on and each runs file's SHA-256 (validate --npu refuses a runs file changed since).
+    Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in memory, a
+    row giving a fitted field, a best fit more than 50 % off (with the unit it points at), an
+    --out or --json file that is one of the inputs; a fitted value at a bound
     of its range is a note on stderr and in the file, and two runs of the same plan measured more
     than 10 % apart a note on stderr and in the JSON."""
     from ..errors import HieroptError, InputError
-    from .common import check_output_file, to_stdout, write_json
+    from .common import check_not_input, check_output_file, to_stdout, write_json
 
     err = error_console()
     out = err if to_stdout(json_out) else console(160)
@@ -192,7 +195,9 @@ def calibrate_command(
         from ..report.validate import calibration_file_parts
         from ..studies.validate import fit_npu
 
-        fit = fit_npu([r for p in runs for r in read_runs(p)], fit_names(fit), loss=loss)
+        measured = [r for p in runs for r in read_runs(p)]
+        check_not_input(out_file, "--out")  # (a model or network file the runs name, too)
+        fit = fit_npu(measured, fit_names(fit), loss=loss)
         write_calibration(out_file, *calibration_file_parts(fit))
     except HieroptError as e:
         raise fail(err, e, json_out) from None

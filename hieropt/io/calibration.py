@@ -10,6 +10,7 @@ validate --npu``::
     fields = ["matrix_efficiency"]   # the fitted fields (their values are in [params.npu])
     runs = 2                         # the number of measured runs the fit rests on
     files = ["../validation/calibration/a100-one-node.csv"]  # relative to this file
+    sha256 = ["9f86d0..."]           # each runs file's content hash when the fit was written
     loss = "mape"                    # mape (mean |p - m| / m) or log (mean |ln(p / m)|)
     mape = 0.0131                    # the fit's mean and worst |p - m| / m on those runs
     worst = 0.0265
@@ -17,11 +18,14 @@ validate --npu``::
 
 The ``[params.npu]`` table can be pasted into a model file. Reading refuses a fitted value outside
 its field's range (a fraction written as a percentage: with the fraction as the fix) and finds the
-runs files (``validate`` marks their runs in sample).
+runs files relative to this file only (``validate`` marks their runs in sample): a runs file that
+is gone, or whose content differs from the ``sha256`` recorded, is refused, so the runs marked in
+sample are the runs the fit rests on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -75,13 +79,19 @@ def write_calibration(
     path: str | Path, npu: dict[str, Any], meta: dict[str, Any], comment: str = ""
 ) -> None:
     """Write :func:`calibration_text` to ``path``, the runs files of ``meta["files"]`` written
-relative to the folder of ``path`` (:func:`read_calibration` finds them from there).
+relative to the folder of ``path`` (:func:`read_calibration` finds them from there) with their
+content hashes (``sha256``, hex, one per file, when every file can be read).
 
     Raises:
         InputError: the file cannot be written (naming it and the fix).
     """
     if isinstance(meta.get("files"), list):
-        meta = {**meta, "files": [_relative_to(f, Path(path)) for f in meta["files"]]}
+        files = [str(f) for f in meta["files"]]
+        meta = {**meta, "files": [_relative_to(f, Path(path)) for f in files]}
+        try:
+            meta["sha256"] = [file_sha256(f) for f in files]
+        except OSError:
+            pass
     try:
         Path(path).write_text(calibration_text(npu, meta, comment), encoding="utf-8")
     except OSError as e:
@@ -101,23 +111,56 @@ def _relative_to(runs_file: str, toml: Path) -> str:
         return str(runs_file)
 
 
-def _runs_file(entry: Any, path: Path) -> str:
-    """A ``[calibration] files`` entry as a path that exists: relative to the calibrated file's
-    folder, else to the working folder (files written before the entries were relative).
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of the bytes of the file at ``path``, as 64 hex digits.
 
     Raises:
-        InputError: neither exists (the validation could not tell the fit's own runs).
+        OSError: the file cannot be read.
     """
-    for p in (path.parent / str(entry), Path(str(entry))):
-        if p.is_file():
-            return str(p)
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _runs_file(entry: Any, path: Path) -> str:
+    """A ``[calibration] files`` entry as a path that exists, relative to the calibrated file's
+    folder only (never the working folder: a file of the same name there holds other runs).
+
+    Raises:
+        InputError: it does not exist there (the validation could not tell the fit's own runs),
+            naming the path looked for.
+    """
+    p = path.parent / str(entry)
+    if p.is_file():
+        return str(p)
     raise InputError(
         path,
         "calibration.files",
-        f"runs file {entry} not found (the runs the accelerator was fitted on are marked "
-        "in sample from it)",
+        f"runs file {entry} not found at {p} (the runs the accelerator was fitted on are marked "
+        "in sample from it; entries are relative to this file)",
         "keep the runs file at that path relative to this file, or correct the entry",
     )
+
+
+def _check_hashes(files: list[str], hashes: Any, path: Path) -> None:
+    """Refuse a runs file whose content differs from its recorded ``[calibration] sha256``
+    (files written without hashes are taken as they are)."""
+    if hashes is None:
+        return
+    if not isinstance(hashes, list) or len(hashes) != len(files):
+        raise InputError(
+            path,
+            "calibration.sha256",
+            f"expected one hash per runs file ({len(files)})",
+            "give a file written by hieropt calibrate",
+        )
+    for f, h in zip(files, hashes, strict=True):
+        if file_sha256(f) != h:
+            raise InputError(
+                path,
+                "calibration.sha256",
+                f"runs file {f} is not the file the accelerator was fitted on (its sha256 "
+                "differs)",
+                "restore that runs file, or calibrate again on it",
+            )
 
 
 def _check_fractions(npu: dict[str, Any], path: Path) -> None:
@@ -157,14 +200,14 @@ def _check_bounds(values: dict[str, float], path: Path) -> None:
 
 def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
     """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
-    ``[calibration]`` (its ``files`` as paths that exist: relative to the file's folder, else to
-    the working folder).
+    ``[calibration]`` (its ``files`` as paths that exist, relative to the file's folder).
 
     Raises:
         InputError: a missing or bad file, a missing table or name, a fitted field without a
             numeric value, a fraction given as a percentage (``matrix_efficiency = 87``: the fix
-            says 0.87) or another value outside its field's range, or a runs file of ``files``
-            that is not found.
+            says 0.87) or another value outside its field's range, a runs file of ``files``
+            that is not found beside the file, or whose content differs from its recorded
+            ``sha256``.
     """
     path = Path(path)
     data = read_toml(path, "calibrated accelerator")
@@ -209,7 +252,9 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
         raise InputError(
             path, "calibration.files", "expected a list of runs files", 'write files = ["runs.csv"]'
         )
-    return npu["name"], values, {**meta, "files": [_runs_file(f, path) for f in files]}
+    found = [_runs_file(f, path) for f in files]
+    _check_hashes(found, meta.get("sha256"), path)
+    return npu["name"], values, {**meta, "files": found}
 
 
 def read_npu_table(path: str | Path) -> dict[str, Any]:
@@ -222,4 +267,10 @@ def read_npu_table(path: str | Path) -> dict[str, Any]:
     return dict(read_toml(Path(path), "calibrated accelerator")["params"]["npu"])
 
 
-__all__ = ["calibration_text", "write_calibration", "read_calibration", "read_npu_table"]
+__all__ = [
+    "calibration_text",
+    "write_calibration",
+    "read_calibration",
+    "read_npu_table",
+    "file_sha256",
+]

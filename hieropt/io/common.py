@@ -5,7 +5,11 @@ file is reported before the spec models are loaded."""
 from __future__ import annotations
 
 import math
+import os
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +17,29 @@ from ..errors import InputError, number_problem
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+
+_READS: ContextVar[dict[str, None] | None] = ContextVar("hieropt_files_read", default=None)
+"""The record of the innermost :func:`recording_reads` block (None outside one: a library caller
+records nothing)."""
+
+
+@contextmanager
+def recording_reads() -> Iterator[None]:
+    """Within the block, :func:`read_text` records the real path of every file it reads, in order
+    (:func:`files_read`): the command line's record of the files a command reads, none of which an
+    output may replace. Blocks nest; each starts empty and ends with its record."""
+    token = _READS.set({})
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def files_read() -> tuple[Path, ...]:
+    """The files :func:`read_text` has read inside the innermost :func:`recording_reads` block
+    (real paths; none outside a block)."""
+    return tuple(map(Path, _READS.get() or ()))
 
 
 def path_argument(path: Any, what: str, example: str) -> Path:
@@ -78,7 +105,11 @@ def read_text(path: Path, what: str) -> str:
             "current folder, or from the folder of the file that names it)",
         )
     try:
-        return path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
+        record = _READS.get()
+        if record is not None:
+            record[os.path.realpath(path)] = None
+        return text
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(
             path, None, f"cannot read {what} file: {e}", "give a readable UTF-8 text file"

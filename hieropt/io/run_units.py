@@ -8,6 +8,10 @@ Both thresholds are far from any real run, so that a correct row is never refuse
   (``scaleup_gbps`` of its catalog entry: NVLink, Infinity Fabric; GB/s per NPU per direction; a
   scale-out NIC is slower still) looks like Gb/s: ``2400`` for an A100's NVLink (300 GB/s) is
   ``2400 / 8 = 300`` GB/s. Checked only for an NPU named by a catalog entry (``accelerator``).
+- the outermost dimension of a run that spans two or more dimensions is its scale-out network:
+  a bandwidth there above :data:`SCALEOUT_GBPS` (two of the fastest NICs the project's catalogs
+  know per NPU) and below the accelerator's scale-up bandwidth (an outer NVLink tier runs at
+  that) looks like Gb/s: ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s.
 - a measured iteration time below 1 / :data:`SPEED_FACTOR` of the time the model's FLOPs take at
   the NPUs' peak (:func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
   ``peak_tflops``): no run sustains more than the peak, and real runs sustain 30-60 % of it) looks
@@ -35,6 +39,11 @@ if TYPE_CHECKING:
 BANDWIDTH_FACTOR = 2.0
 """A dimension's bandwidth above this multiple of the accelerator's scale-up bandwidth is
 refused as Gb/s."""
+SCALEOUT_GBPS = 200.0
+"""The most scale-out bandwidth per NPU, GB/s per direction: two NICs of 800 Gb/s (100 GB/s each)
+per NPU, the fastest NIC and the most per NPU the shipped catalogs provision (NVIDIA ConnectX-8
+SuperNIC, 800 Gb/s, ``max_per_npu = 2`` in catalogs/nvl72-ethernet.toml and
+nvl72-infiniband.toml)."""
 SPEED_FACTOR = 10.0
 """A measured time this many times below the peak-FLOP/s time is refused as seconds."""
 SLOW_FRACTION = 0.01
@@ -61,7 +70,8 @@ def check_bandwidths(
     bw_gbps: tuple[float, ...], scaleup: float | None, npu: str, where: str
 ) -> None:
     """Refuse a dimension bandwidth above :data:`BANDWIDTH_FACTOR` x ``scaleup`` (GB/s per NPU per
-    direction; None: not checked).
+    direction; None: not checked), and an outermost dimension of two or more above
+    :data:`SCALEOUT_GBPS` and below ``scaleup`` (a NIC's Gb/s).
 
     Raises:
         InputError: ``where: bw_gbps``, the dimension, the figure / 8 and the fix.
@@ -79,6 +89,25 @@ def check_bandwidths(
                 "give GB/s per NPU per direction (a Gb/s link rate / 8, a bidirectional figure "
                 f"/ 2): {';'.join(f'{x / 8:g}' for x in bw_gbps)} if every value is Gb/s",
             )
+    _check_scaleout(bw_gbps, scaleup, where)
+
+
+def _check_scaleout(bw_gbps: tuple[float, ...], scaleup: float, where: str) -> None:
+    """Refuse an outermost (scale-out) dimension of two or more above :data:`SCALEOUT_GBPS` and
+    below ``scaleup`` (module docstring)."""
+    b = bw_gbps[-1]
+    if len(bw_gbps) < 2 or not SCALEOUT_GBPS < b < scaleup:
+        return
+    i = len(bw_gbps) - 1
+    raise InputError(
+        where,
+        "bw_gbps",
+        f"dimension {i} (scale-out): {b:g} GB/s per NPU is more than {SCALEOUT_GBPS:g} GB/s, two "
+        f"800 Gb/s NICs per NPU: {b:g} looks like Gb/s: {b / 8:g} GB/s",
+        "give GB/s per NPU per direction (NICs per NPU x Gb/s / 8): "
+        + ";".join(f"{x:g}" for x in bw_gbps[:-1] + (b / 8,))
+        + f" if it is Gb/s; an outer scale-up tier runs at the scale-up {scaleup:g} GB/s",
+    )
 
 
 def peak_time_ms(params: LLMParams) -> float:
@@ -150,6 +179,7 @@ def _refuse_slow(measured_ms: float, bound: float, npus: int, where: str) -> Non
 
 __all__ = [
     "BANDWIDTH_FACTOR",
+    "SCALEOUT_GBPS",
     "SPEED_FACTOR",
     "SLOW_FRACTION",
     "scaleup_gbps",

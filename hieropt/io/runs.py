@@ -191,8 +191,15 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
 
 def _check_header(path: Path, line: int, header: list[str]) -> None:
     where = f"{path}: line {line}"
+    _check_separator(where, header)
     for col in REQUIRED:
         if col not in header:
+            found = next((h for h in header if h.lower() == col), None)
+            if found is not None:
+                raise InputError(
+                    where, col, f"missing column (did you mean '{col}'? found '{found}')",
+                    f"rename the column '{found}' to '{col}' (column names are lower case)",
+                )
             raise InputError(
                 where,
                 col,
@@ -201,6 +208,7 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
                 "model fields as --set keys, optional group, source)",
             )
     seen = set()
+    fields: dict[tuple[str, ...], str] = {}
     for col in header:
         if not col or col in seen:
             raise InputError(
@@ -208,15 +216,60 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
             )
         seen.add(col)
         if col not in REQUIRED + OPTIONAL:
-            try:
-                override_path(col, where)
-            except InputError as e:
-                raise InputError(
-                    where,
-                    col,
-                    "unknown column: not a model, plan, NPU or precision field",
-                    f"{e.fix}; or one of {', '.join(REQUIRED + OPTIONAL)}",
-                ) from None
+            _check_field_column(col, where, fields)
+
+
+def _check_separator(where: str, header: list[str]) -> None:
+    """Refuse a header of one column that holds ``;`` or tabs: a file separated by them (a
+    spreadsheet's export in a locale whose decimal mark is a comma, or a TSV file)."""
+    if len(header) != 1:
+        return
+    for sep, name in ((";", "';'"), ("\t", "tabs")):
+        if sep in header[0]:
+            raise InputError(
+                where,
+                None,
+                f"the header is one column: separated by {name}?",
+                "separate the columns with ',' (a bw_gbps cell keeps ';' between its values)",
+            )
+
+
+def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]) -> None:
+    """Refuse a column that names no model field, or the field of an earlier column ``fields``
+    holds (``tp`` and ``plan.tp``: which cell the run was measured with is not known); record
+    its field in ``fields``."""
+    try:
+        key = tuple(override_path(col, where))
+    except InputError as e:
+        low = col.lower()
+        if low in OPTIONAL or (low != col and _is_field(low, where)):
+            raise InputError(
+                where, col, f"unknown column (did you mean '{low}'? found '{col}')",
+                f"rename the column '{col}' to '{low}' (column names are lower case)",
+            ) from None
+        raise InputError(
+            where,
+            col,
+            "unknown column: not a model, plan, NPU or precision field",
+            f"{e.fix}; or one of {', '.join(REQUIRED + OPTIONAL)}",
+        ) from None
+    if key in fields:
+        raise InputError(
+            where,
+            col,
+            f"repeated column: the field {'.'.join(key)} of column '{fields[key]}'",
+            "give each field in one column",
+        )
+    fields[key] = col
+
+
+def _is_field(col: str, where: str) -> bool:
+    """Whether ``col`` names a model, plan, NPU or precision field."""
+    try:
+        override_path(col, where)
+    except InputError:
+        return False
+    return True
 
 
 def _run(

@@ -12,6 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from ..studies.validate import Calibration, Validation
+from ..studies.validate.checks import row_calibration_cells
 
 
 def _pct(x: float, sign: bool = False) -> str:
@@ -35,8 +36,9 @@ def short_file(path: str) -> str:
 
 def rows_table(v: Validation) -> Table:
     """One line per run: file, line, run, group, measured and predicted ms, error (predicted vs
-    measured); a calibration run marked ``(fit)``, a repeat of an earlier row's run ``(repeat)``, a
-    plan the memory model does not fit ``*``."""
+    measured); a calibration run marked ``(fit)``, a repeat of an earlier row's run ``(repeat)``
+    (both, ``(fit) (repeat)``, for a calibration run given twice), a plan the memory model does not
+    fit ``*``."""
     t = Table(
         title="Measured runs: predicted vs measured iteration time "
         "(error = predicted / measured - 1)",
@@ -48,7 +50,7 @@ def rows_table(v: Validation) -> Table:
             justify="right" if col in ("line", "measured ms", "predicted ms", "error") else "left",
         )
     for x in v.rows:
-        mark = " (fit)" if x.in_sample else " (repeat)" if x.repeats else ""
+        mark = " (fit)" * x.in_sample + " (repeat)" * bool(x.repeats)
         t.add_row(
             short_file(str(x.run.path)),
             str(x.run.line),
@@ -83,7 +85,7 @@ def summary_lines(v: Validation) -> list[str]:
     whose = ""
     if not v.calibrations:
         fitted = any(x.in_sample for x in v.rows)
-        whose = " (the model files' calibration" + (
+        whose = " (the model files' calibration" + _own_cells(v) + (
             "; (fit): the runs a catalog default was fitted on)" if fitted else ")"
         )
     repeats = sum(bool(x.repeats) for x in v.rows)
@@ -94,6 +96,15 @@ def summary_lines(v: Validation) -> list[str]:
         + whose
     )
     return lines
+
+
+def _own_cells(v: Validation) -> str:
+    """``, the rows' own matrix_efficiency in 2 runs``: the counted runs whose rows give a
+    calibration field (timed with it, not with the model file's), or ''."""
+    own = [row_calibration_cells(x.run) for x in v.rows if x.counted]
+    names = sorted({k for cells in own for k in cells})
+    n = sum(bool(cells) for cells in own)
+    return f", the rows' own {', '.join(names)} in {n} of them" if n else ""
 
 
 def calibration_line(c: Calibration, verb: str = "fitted") -> str:

@@ -16,7 +16,13 @@ from typer.testing import CliRunner
 from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.calibration import read_calibration
-from hieropt.io.run_units import BANDWIDTH_FACTOR, SLOW_FRACTION, SPEED_FACTOR, peak_time_ms
+from hieropt.io.run_units import (
+    BANDWIDTH_FACTOR,
+    SCALEOUT_GBPS,
+    SLOW_FRACTION,
+    SPEED_FACTOR,
+    peak_time_ms,
+)
 from hieropt.io.runs import read_runs
 from hieropt.studies.validate import CalibrationField, fit_npu
 from hieropt.studies.validate.checks import check_fit_quality
@@ -88,6 +94,30 @@ def test_bandwidths_in_gbit_are_refused_with_the_conversion(tmp_path: Path):
         "bidirectional figure / 2): 300;25 if every value is Gb/s"
     )
     assert BANDWIDTH_FACTOR == 2.0
+
+
+@pytest.mark.parametrize("bw, accepted", [
+    ("300;250", False),  # 250 Gb/s written as GB/s: above two 800 Gb/s NICs, below NVLink's 300
+    ("300;200", True),  # two 800 Gb/s NICs per GPU: the most the catalogs provision
+    ("300;300", True),  # an outer tier at the scale-up bandwidth (an NVLink domain)
+])
+def test_a_scale_out_bandwidth_in_gbit_is_refused(tmp_path: Path, bw, accepted):
+    # before, only the 2 x scale-up bound applied: 400 Gb/s NICs written as 400 on an H100
+    # passed
+    path = copy_of(tmp_path, KORTHIKANTI, ("300;25,gpt-530b,105", f"{bw},gpt-530b,105"))
+    if accepted:
+        (run,) = [r for r in read_runs(path) if r.line == 14]
+        assert run.bw_gbps == tuple(map(float, bw.split(";")))
+        return
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 14: bw_gbps: dimension 1 (scale-out): 250 GB/s per NPU is more than 200 "
+        "GB/s, two 800 Gb/s NICs per NPU: 250 looks like Gb/s: 31.25 GB/s; fix: give GB/s per "
+        "NPU per direction (NICs per NPU x Gb/s / 8): 300;31.25 if it is Gb/s; an outer "
+        "scale-up tier runs at the scale-up 300 GB/s"
+    )
+    assert SCALEOUT_GBPS == 2 * 800 / 8
 
 
 def test_every_shipped_runs_file_is_far_from_the_unit_thresholds():
@@ -226,6 +256,47 @@ def test_a_calibrated_file_whose_runs_are_gone_is_refused(tmp_path: Path):
     assert r.stderr.startswith(
         f"error: {out}: calibration.files: runs file calibration/a100-one-node.csv not found"
     )
+
+
+def test_a_runs_file_entry_is_never_found_in_the_working_folder(tmp_path: Path, monkeypatch):
+    # the NPU file moved away from its runs; a file of the same name in the working folder holds
+    # other runs. Before, those were marked (fit) and the out-of-sample summary was wrong
+    path = copy_of(tmp_path, ONE_NODE)
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(path), "--out", str(out)]).exit_code == 0
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "a100.toml").write_text(out.read_text())
+    monkeypatch.chdir(tmp_path)  # calibration/a100-one-node.csv exists relative to here
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", "moved/a100.toml"])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        "error: moved/a100.toml: calibration.files: runs file calibration/a100-one-node.csv not "
+        "found at moved/calibration/a100-one-node.csv (the runs the accelerator was fitted on are "
+        "marked in sample from it; entries are relative to this file); fix: keep the runs file at "
+        "that path relative to this file, or correct the entry"
+    )
+
+
+def test_a_runs_file_edited_after_the_fit_is_refused_by_its_hash(tmp_path: Path):
+    import hashlib
+
+    path = copy_of(tmp_path, ONE_NODE)
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(path), "--out", str(out)]).exit_code == 0
+    meta = tomllib.loads(out.read_text())["calibration"]
+    assert meta["sha256"] == [hashlib.sha256(path.read_bytes()).hexdigest()]
+    assert read_calibration(out)[2]["files"] == [str(path)]
+    path.write_text(path.read_text().replace(",1420,", ",1520,"))
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(out)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {out}: calibration.sha256: runs file {path} is not the file the accelerator was "
+        "fitted on (its sha256 differs); fix: restore that runs file, or calibrate again on it"
+    )
+    # a file written without hashes (before they were recorded) is taken as it is
+    out.write_text("\n".join(t for t in out.read_text().splitlines() if "sha256" not in t))
+    assert read_calibration(out)[2]["files"] == [str(path)]
 
 
 def test_a_percentage_in_a_calibrated_file_names_the_file_and_the_field(tmp_path: Path):

@@ -71,7 +71,7 @@ def test_an_accelerator_column_the_model_file_names_in_another_case_is_the_same_
 
 def test_a_calibrated_field_in_the_row_does_not_make_the_run_another(tmp_path: Path):
     # the catalog default's fitted value (0.7706) given in a column: the run is timed with that
-    # default, one of its runs; with --calibrate-on the fit replaces it, the same run still
+    # default, one of its runs
     path = rewritten(
         tmp_path,
         "fitted.csv",
@@ -80,7 +80,40 @@ def test_a_calibrated_field_in_the_row_does_not_make_the_run_another(tmp_path: P
         ("+SP,../models", "+SP,0.7706,../models"),
     )
     assert marks(path) == [True, True]
-    assert marks(path, (ONE_NODE,)) == [True, True]
+
+
+def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
+    # before, --calibrate-on's fitted value replaced the row's 0.9 without a word
+    path = rewritten(
+        tmp_path,
+        "fitted.csv",
+        ("name,model,", "name,matrix_efficiency,model,"),
+        ("full,../models", "full,0.9,../models"),
+        ("+SP,../models", "+SP,,../models"),
+    )
+    r = runner.invoke(app, ["validate", str(path), "--calibrate-on", str(ONE_NODE)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {path}: line 7: matrix_efficiency: 0.9 given in the row, and matrix_efficiency "
+        "is fitted by --calibrate-on: the fitted value would replace it; fix: leave the "
+        "matrix_efficiency cell empty to use the fitted value, or give the run without "
+        "--calibrate-on to time it with 0.9"
+    )
+    r = runner.invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "a.toml")])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {path}: line 7: matrix_efficiency: 0.9 given in the row, and matrix_efficiency "
+        "is fitted on this run: the fitted value would replace it; fix: leave the "
+        "matrix_efficiency cell empty: the fit sets matrix_efficiency"
+    )
+    # without a fit the row's value times the run, and the summary says so
+    r = runner.invoke(app, ["validate", str(path)])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip().splitlines()[-1] == (
+        "1 runs out of sample: mean absolute error 7.6%, worst 7.6% (the model files' "
+        "calibration, the rows' own matrix_efficiency in 1 of them; (fit): the runs a catalog "
+        "default was fitted on)"
+    )
 
 
 def test_a_run_that_differs_is_out_of_sample(tmp_path: Path):
@@ -117,8 +150,10 @@ def test_a_run_given_twice_counts_once():
     path = VALIDATION / "korthikanti2022.csv"
     r = runner.invoke(app, ["validate", str(path), str(path)])
     assert r.exit_code == 0, r.output
-    # seven rows and the note (the two 22B runs stay marked (fit), as the catalog default's own)
-    assert r.stdout.count("(repeat)") == 7 + 1
+    # seven rows and the note; the two 22B runs stay marked (fit), as the catalog default's own,
+    # and are marked (repeat) as well
+    assert r.stdout.count("(fit) (repeat)") == 2
+    assert r.stdout.count("(repeat)") == 7 + 2 + 1
     assert r.stdout.count("(fit)") == 4 + 2  # and the note and the summary
     assert (
         "7 runs out of sample: mean absolute error 3.1%, worst 6.3% (the model files' calibration; "

@@ -176,3 +176,81 @@ def test_a_measured_plan_the_memory_model_does_not_fit_is_marked(tmp_path: Path)
     v = validate([path])
     assert [x.fits_memory for x in v.rows] == [True, False]
     assert v.rows[0].predicted_ms == v.rows[1].predicted_ms  # predicted all the same
+
+
+@pytest.mark.parametrize("first, second, field", [
+    ("tp", "plan.tp", "plan.tp"),
+    ("plan.dp", "dp", "plan.dp"),
+    ("efficiency", "npu.efficiency", "npu.efficiency"),
+])
+def test_two_columns_of_one_field_are_refused(tmp_path: Path, first, second, field):
+    # before, the later column silently won: tp=2 with plan.tp=4 was a TP-4 run
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1,1,1"], f"{HEADER},{first},{second}")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 2: {second}: repeated column: the field {field} of column '{first}'; "
+        "fix: give each field in one column"
+    )
+
+
+def test_a_run_in_two_groups_is_in_both_and_counted_once_in_the_summary(tmp_path: Path):
+    # line 3 (group g) and line 5 (group h) are one run (same plan, bandwidth and measurement);
+    # before, the repeat was dropped from h, which then held one run
+    rows = ["tiny.toml,net.toml,10,0.2,g", "tiny.toml,net.toml,20,0.1,g",
+            "tiny.toml,net.toml,10,0.2,h", "tiny.toml,net.toml,5,0.2,h"]
+    v = validate([write_case(tmp_path, rows, HEADER + ",group")])
+    assert [x.repeats != "" for x in v.rows] == [False, False, True, False]
+    p10, p20, p5 = ((COMPUTE_NS + GRADIENT_BYTES / b) / 1e6 for b in (10, 20, 5))
+    assert [(g.group, g.runs) for g in v.groups] == [("g", 2), ("h", 2)]
+    # h: at 10 and 5 GB/s, both measured 0.2 ms: the predicted ratio p5 / p10 against 1
+    assert v.groups[1].ratio_error == pytest.approx(p5 / p10 - 1, rel=1e-9)
+    assert v.groups[1].fastest_rank == 1  # (a tie in the measured times: rank 1)
+    # the summary: three runs, the repeat once
+    errors = [abs(p10 / 0.2 - 1), abs(p20 / 0.1 - 1), abs(p5 / 0.2 - 1)]
+    assert v.mape == pytest.approx(sum(errors) / 3, rel=1e-12)
+
+
+def test_a_calibration_run_given_twice_is_marked_fit_and_repeat(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from hieropt.cli import app
+
+    rows = ["tiny.toml,net.toml,10,0.2", "tiny.toml,net.toml,10,0.2", "tiny.toml,net.toml,20,0.15"]
+    path = write_case(tmp_path, rows)
+    cal = tmp_path / "cal.csv"
+    cal.write_text(f"{HEADER}\ntiny.toml,net.toml,10,0.2\ntiny.toml,net.toml,5,0.3\n")
+    v = validate([path], calibrate_on=[cal])
+    assert [(x.in_sample, x.repeats) for x in v.rows] == [
+        (True, ""), (True, f"{path} line 3"), (False, "")]
+    r = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"}).invoke(
+        app, ["validate", str(path), "--calibrate-on", str(cal)])
+    assert r.exit_code == 0, r.output
+    marks = [t.split("│")[-2].strip().split("%")[1] for t in r.stdout.splitlines()
+             if t.startswith("│ runs.csv")]
+    assert marks == [" (fit)", " (fit) (repeat)", ""]
+
+
+@pytest.mark.parametrize("header, row, message", [
+    # before: "line 2: model: missing column" for each
+    ("model;network;bw_gbps;measured_ms", "tiny.toml;net.toml;10;1",
+     "line 2: the header is one column: separated by ';'?; fix: separate the columns with ',' "
+     "(a bw_gbps cell keeps ';' between its values)"),
+    ("model\tnetwork\tbw_gbps\tmeasured_ms", "tiny.toml\tnet.toml\t10\t1",
+     "line 2: the header is one column: separated by tabs?; fix: separate the columns with ',' "
+     "(a bw_gbps cell keeps ';' between its values)"),
+    ("Model,network,bw_gbps,measured_ms", "tiny.toml,net.toml,10,1",
+     "line 2: model: missing column (did you mean 'model'? found 'Model'); fix: rename the "
+     "column 'Model' to 'model' (column names are lower case)"),
+    (HEADER + ",DP", "tiny.toml,net.toml,10,1,2",
+     "line 2: DP: unknown column (did you mean 'dp'? found 'DP'); fix: rename the column 'DP' "
+     "to 'dp' (column names are lower case)"),
+    (HEADER + ",Group", "tiny.toml,net.toml,10,1,g",
+     "line 2: Group: unknown column (did you mean 'group'? found 'Group'); fix: rename the "
+     "column 'Group' to 'group' (column names are lower case)"),
+])
+def test_another_separator_or_case_in_the_header_is_named(tmp_path: Path, header, row, message):
+    path = write_case(tmp_path, [row], header)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == f"{path}: {message}"

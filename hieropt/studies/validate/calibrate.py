@@ -25,7 +25,13 @@ from ...errors import InputError
 from ...io.runs import Run
 from ...workloads.llm import NPU
 from ...workloads.llm.accelerators import CALIBRATION_FIELDS as ROOFLINE_FIELDS
-from .checks import at_bound, check_fit_inputs, check_fit_quality, contradictions
+from .checks import (
+    at_bound,
+    check_fit_inputs,
+    check_fit_quality,
+    check_no_fitted_cells,
+    contradictions,
+)
 from .metrics import mape, mean_log_error, worst_error
 from .predict import predict_ms
 from .search import minimise
@@ -174,7 +180,8 @@ def fit_npu(
 
     Raises:
         InputError: no runs, runs of several accelerators, an unknown loss, no field or a field the
-            NPU does not have, and what :mod:`~hieropt.studies.validate.checks` refuses: more
+            NPU does not have, a run whose row gives a fitted field (the fit would replace its
+            value), and what :mod:`~hieropt.studies.validate.checks` refuses: more
             fields than runs, a run whose plan does not fit in memory, a best fit whose mean
             absolute error exceeds 50 % (with the unit it points at).
     """
@@ -195,6 +202,7 @@ def fit_npu(
             "calibrate each accelerator on its own runs",
         )
     fields = resolve_fields(runs[0].params.npu, fields)
+    check_no_fitted_cells(runs, [f.name for f in fields])
     check_fit_inputs(runs, [f.name for f in fields])
     measured = [r.measured_ms for r in runs]
     metric = mape if loss == "mape" else mean_log_error

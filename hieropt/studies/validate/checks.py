@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 
 from ...errors import InputError
+from ...io.llm import override_path
 from ...io.runs import Run
 from ...model.memory import memory
 from ...workloads.llm.accelerators import CALIBRATION_NAMES
@@ -63,6 +64,47 @@ def plan_key(run: Run) -> str:
     dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]
     where = [dims, run.net.settings, run.net.placement, list(run.bw_gbps)]
     return json.dumps([p, where], sort_keys=True, default=str)
+
+
+def row_calibration_cells(run: Run) -> dict[str, tuple[str, str]]:
+    """The :data:`CALIBRATED` NPU fields ``run``'s row gives a value (field -> (column, value):
+    ``matrix_efficiency`` -> (``npu.matrix_efficiency``, ``0.9``)): cells that time the run
+    with their own calibration rather than the model file's."""
+    out = {}
+    for o in run.overrides:
+        column, _, value = o.partition("=")
+        path = override_path(column.strip(), run.where)
+        if len(path) == 2 and path[0] == "npu" and path[1] in CALIBRATED:
+            out[path[1]] = (column.strip(), value)
+    return out
+
+
+def check_no_fitted_cells(runs: Sequence[Run], fitted: Sequence[str], by: str = "") -> None:
+    """Refuse a run whose row gives a field that a fit sets: the row states what the run was timed
+    with, and the fit would replace the cell's value without a word. ``by``: the option whose fit
+    is applied to the runs (``--npu FILE``, ``--calibrate-on``); '' for the runs being fitted.
+
+    Raises:
+        InputError: naming the run's line, the column, the value and the fix.
+    """
+    for run in runs:
+        cells = row_calibration_cells(run)
+        for name in fitted:
+            if name in cells:
+                column, value = cells[name]
+                fix = (
+                    f"leave the {column} cell empty to use the fitted value, or give the run "
+                    f"without {by} to time it with {value}"
+                    if by
+                    else f"leave the {column} cell empty: the fit sets {name}"
+                )
+                raise InputError(
+                    run.where,
+                    column,
+                    f"{value} given in the row, and {name} is fitted "
+                    f"{f'by {by}' if by else 'on this run'}: the fitted value would replace it",
+                    fix,
+                )
 
 
 def contradictions(runs: Sequence[Run]) -> tuple[str, ...]:
@@ -205,6 +247,8 @@ __all__ = [
     "REPEAT_SPREAD",
     "CALIBRATED",
     "plan_key",
+    "row_calibration_cells",
+    "check_no_fitted_cells",
     "contradictions",
     "check_fit_inputs",
     "check_fit_quality",

@@ -28,7 +28,7 @@ from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
 from .calibrate import Calibration, CalibrationField, calibrate
-from .checks import CALIBRATED, plan_key
+from .checks import CALIBRATED, check_no_fitted_cells, plan_key
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -133,7 +133,8 @@ def predict_runs(
 
     Raises:
         InputError: a calibration read from a file records a field it did not fit with a value
-            other than the run's (:func:`check_recorded`)."""
+            other than the run's (:func:`check_recorded`); a run whose row gives a field its
+            accelerator's calibration fits (the fitted value would replace the cell's)."""
     fits = {c.npu: c for c in calibrations}
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
@@ -143,6 +144,8 @@ def predict_runs(
         c = fits.get(r.params.npu.name)
         if c is not None:
             check_recorded(c, r)
+            check_no_fitted_cells([r], list(c.values), f"--npu {c.source}" if c.source
+                                  else "--calibrate-on")
         t = predict_ms(r, c.overrides if c else ())
         room = memory(r.params).fits
         key = run_key(r)
@@ -205,14 +208,18 @@ def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
 def summarise(
     rows: Sequence[ValidationRow], calibrations: Sequence[Calibration] = ()
 ) -> Validation:
-    """The metrics of the module docstring over ``rows``."""
+    """The metrics of the module docstring over ``rows``: the summary and the files' figures over
+    the counted runs (a repeat once); a group over its out-of-sample runs, each run once in it
+    (a repeat of a run of another group is in this one too)."""
     used = [x for x in rows if x.counted]
-    groups: dict[tuple[str, str], list[ValidationRow]] = {}
     files: dict[str, list[ValidationRow]] = {}
     for x in used:
         files.setdefault(str(x.run.path), []).append(x)
-        if x.run.group:
-            groups.setdefault((str(x.run.path), x.run.group), []).append(x)
+    groups: dict[tuple[str, str], dict[str, ValidationRow]] = {}
+    for x in rows:
+        if x.run.group and not x.in_sample:
+            members = groups.setdefault((str(x.run.path), x.run.group), {})
+            members.setdefault(run_key(x.run), x)
     results = tuple(
         GroupResult(
             f,
@@ -222,7 +229,7 @@ def summarise(
             measured_rank_of_predicted_fastest(*_pm(xs)),
             worst_ratio_error(*_pm(xs)),
         )
-        for (f, g), xs in groups.items()
+        for (f, g), xs in ((k, list(v.values())) for k, v in groups.items())
     )
     by_file = {f: (len(xs), mape(*_pm(xs)), worst_error(*_pm(xs))) for f, xs in files.items()}
     p, m = _pm(used)

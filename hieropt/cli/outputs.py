@@ -1,0 +1,151 @@
+"""Output files never replace input files: the one check every output option of every command
+goes through (``--json``, ``--out``, ``-o/--output``, ``--csv``, ``--plot``, ...). A path that is
+the same file (:func:`os.path.samefile`: the same path, a link to it, another spelling of it) as
+one of the command's input files is refused with exit 2 before any work and before any error
+document is written there: the input files named on its command line
+(:func:`check_command_outputs`, run by :class:`hieropt.cli.common.Command` before the command
+starts) and every file its readers opened since (:func:`check_not_input`, run by the writers: a
+model file a runs file names, the workload file an instance names). Imports only the standard
+library at load time."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+OUTPUT_FLAGS = (
+    "--json",
+    "--out",
+    "--output",
+    "--csv",
+    "--plot",
+    "--astra-sim",
+    "--keep",
+    "--write-instances",
+)
+"""The options that name a file or folder a command writes; every other path-valued option and
+argument is an input."""
+
+_COMMAND_INPUTS: ContextVar[tuple[tuple[Path, str], ...]] = ContextVar(
+    "hieropt_command_inputs", default=()
+)
+"""The input files named on the command line of the command running in the innermost
+:func:`command_inputs` block, each with its option or argument name (none outside one)."""
+
+
+@contextmanager
+def command_inputs(params: list, values: dict[str, Any]) -> Iterator[tuple[tuple[Path, str], ...]]:
+    """Within the block, the running command's input files are every path-valued parameter of
+    ``params`` not in :data:`OUTPUT_FLAGS` (with parsed ``values`` by parameter name), each with its
+    option or argument name (:func:`known_inputs`); yields them."""
+    inputs = tuple(
+        (x, _input_name(p))
+        for p in params
+        if not _is_output(p)
+        for x in _param_paths(values.get(p.name))
+    )
+    token = _COMMAND_INPUTS.set(inputs)
+    try:
+        yield inputs
+    finally:
+        _COMMAND_INPUTS.reset(token)
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether ``a`` and ``b`` are one existing file (:func:`os.path.samefile`); False when either
+    does not exist or cannot be examined."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def input_clash(path: Path | None, inputs: Any) -> tuple[Path, str] | None:
+    """The first (input file, its name) of ``inputs`` that the output ``path`` is (None, ``-``, a
+    folder or a missing path: none)."""
+    if path is None or str(path) == "-" or not Path(path).is_file():
+        return None
+    return next(((p, name) for p, name in inputs if same_file(path, p)), None)
+
+
+def known_inputs() -> list[tuple[Path, str]]:
+    """The running command's input files: those of its command line, then every file its readers
+    opened (:func:`hieropt.io.common.files_read`, named ``read``)."""
+    from ..io.common import files_read
+
+    return [*_COMMAND_INPUTS.get(), *((p, "read") for p in files_read())]
+
+
+def check_not_input(path: Path | None, flag: str, inputs: Any = None) -> None:
+    """Refuse an output ``path`` of ``flag`` that is one of ``inputs`` ((path, name) pairs; default:
+    the running command's input files, :func:`known_inputs`).
+
+    Raises:
+        InputError: naming ``flag`` and the path, the input it is and the fix.
+    """
+    from ..errors import InputError
+
+    hit = input_clash(path, known_inputs() if inputs is None else inputs)
+    if hit is None:
+        return
+    what = "a file this command reads" if hit[1] == "read" else f"the command's {hit[1]}"
+    raise InputError(
+        f"{flag} {path}",
+        None,
+        f"is {what} ({hit[0]}): writing there would replace it",
+        "give another output path",
+    )
+
+
+def _param_paths(value: Any) -> list[Path]:
+    """The path values of one parsed parameter (typer gives a path parameter as a
+    :class:`~pathlib.Path`, a repeatable one as a list of them; any other value: none)."""
+    values = value if isinstance(value, list | tuple) else [value]
+    return [Path(v) for v in values if isinstance(v, os.PathLike) and str(v) != "-"]
+
+
+def _is_output(param: Any) -> bool:
+    return any(o in OUTPUT_FLAGS for o in getattr(param, "opts", ()))
+
+
+def _input_name(param: Any) -> str:
+    opts = [o for o in getattr(param, "opts", ()) if o.startswith("--")]
+    return opts[0] if opts else param.name.upper()
+
+
+def check_command_outputs(params: list, values: dict[str, Any], inputs: Any) -> None:
+    """Refuse an output option of ``params`` (with parsed ``values`` by parameter name) that names
+    one of the command's ``inputs`` ((path, name) pairs, :func:`command_inputs`) with
+    :func:`check_not_input`: before the command does any work.
+
+    Raises:
+        InputError: ``--json inst.toml: is the command's INSTANCE (inst.toml): ...``.
+    """
+    for p in params:
+        if _is_output(p):
+            for x in _param_paths(values.get(p.name)):
+                check_not_input(x, next(o for o in p.opts if o in OUTPUT_FLAGS), inputs)
+
+
+def clashing_arg(path: Path, args: list[str]) -> bool:
+    """Whether the output ``path`` is the same file as another of the raw command-line words
+    ``args`` (``--x=VALUE`` taken as VALUE) besides its own: an input named on a command line click
+    could not parse."""
+    words = [a.split("=", 1)[1] if a.startswith("--") and "=" in a else a for a in args]
+    return sum(same_file(path, w) for w in words) > 1
+
+
+__all__ = [
+    "OUTPUT_FLAGS",
+    "command_inputs",
+    "same_file",
+    "input_clash",
+    "known_inputs",
+    "check_not_input",
+    "check_command_outputs",
+    "clashing_arg",
+]
