@@ -88,7 +88,7 @@ def summary_lines(v: Validation) -> list[str]:
         whose = " (the model files' calibration" + _own_cells(v) + (
             "; (fit): the runs a catalog default was fitted on)" if fitted else ")"
         )
-    repeats = sum(bool(x.repeats) for x in v.rows)
+    repeats = sum(bool(x.repeats) and not x.in_sample for x in v.rows)
     if repeats:
         whose += f" ({repeats} repeated runs counted once)"
     lines.append(

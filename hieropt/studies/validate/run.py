@@ -208,16 +208,17 @@ def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
 def summarise(
     rows: Sequence[ValidationRow], calibrations: Sequence[Calibration] = ()
 ) -> Validation:
-    """The metrics of the module docstring over ``rows``: the summary and the files' figures over
-    the counted runs (a repeat once); a group over its out-of-sample runs, each run once in it
-    (a repeat of a run of another group is in this one too)."""
+    """The metrics of the module docstring over ``rows``: the summary over the counted runs (a
+    repeat once); a file's figures and a group's over their out-of-sample runs, each run once in
+    it (a repeat of a run of another file or group is in this one too)."""
     used = [x for x in rows if x.counted]
-    files: dict[str, list[ValidationRow]] = {}
-    for x in used:
-        files.setdefault(str(x.run.path), []).append(x)
+    files: dict[str, dict[str, ValidationRow]] = {}
     groups: dict[tuple[str, str], dict[str, ValidationRow]] = {}
     for x in rows:
-        if x.run.group and not x.in_sample:
+        if x.in_sample:
+            continue
+        files.setdefault(str(x.run.path), {}).setdefault(run_key(x.run), x)
+        if x.run.group:
             members = groups.setdefault((str(x.run.path), x.run.group), {})
             members.setdefault(run_key(x.run), x)
     results = tuple(
@@ -231,7 +232,10 @@ def summarise(
         )
         for (f, g), xs in ((k, list(v.values())) for k, v in groups.items())
     )
-    by_file = {f: (len(xs), mape(*_pm(xs)), worst_error(*_pm(xs))) for f, xs in files.items()}
+    by_file = {
+        f: (len(xs), mape(*_pm(xs)), worst_error(*_pm(xs)))
+        for f, xs in ((k, list(v.values())) for k, v in files.items())
+    }
     p, m = _pm(used)
     return Validation(
         rows=tuple(rows),
