@@ -197,6 +197,11 @@ def _read_space(space: Path, max_time: str | None, budget: str | None, tokens: s
         from ..io.dask_address import check_dask_address
 
         check_dask_address(dask)
+    if (problem := plans.tokens_problem(run_tokens)) is not None:
+        from ..errors import InputError
+
+        raise InputError("--tokens", None, problem,
+                         "give the run's token budget, at least one iteration's, e.g. --tokens 15T")
     plans = plans if run_tokens is None else plans.model_copy(update={"tokens": run_tokens})
     if sizes is not None or deadline is not None:  # the sizes, the deadline's target
         from ..studies.sizing import sized_space

@@ -113,3 +113,22 @@ def test_a_file_budget_below_one_iteration_is_refused(tmp_path):
         "(16,777,216 tokens per iteration); fix: give the run's token budget, at least one "
         "iteration's"
     )
+
+
+def test_a_codesign_budget_below_one_iteration_is_refused():
+    # Llama 3 405B's space: global batch 2,048 sequences of 8,192 tokens per iteration
+    from pydantic import ValidationError
+
+    from hieropt.io.codesign import load_codesign
+
+    path = REPO / "spaces" / "codesign-llama3-405b.toml"
+    assert error_line(run("codesign", path, "--tokens", "1M")) == (
+        "error: --tokens: 1,000,000 tokens is fewer than one iteration of llama3-405b "
+        "(16,777,216 tokens per iteration); fix: give the run's token budget, at least one "
+        "iteration's, e.g. --tokens 15T"
+    )
+    space = load_codesign(path)
+    assert space.tokens_per_iteration == 2048 * 8192
+    with pytest.raises(ValidationError, match=r"tokens: 16,777,215 tokens is fewer than one"):
+        type(space).model_validate({**space.model_dump(), "tokens": 16_777_215})
+    assert type(space).model_validate({**space.model_dump(), "tokens": 16_777_216}).tokens

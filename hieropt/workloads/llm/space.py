@@ -146,6 +146,20 @@ class CodesignSpace(_Frozen):
         return (self.npus,) if isinstance(self.npus, int) else tuple(sorted(self.npus))
 
     @property
+    def tokens_per_iteration(self) -> int:
+        """Tokens one iteration consumes: the global batch (fixed by the model file's plan) times
+        the sequence length."""
+        return self.base.plan.global_batch_size * self.base.model.sequence_length
+
+    def tokens_problem(self, tokens: float | None) -> str | None:
+        """Why ``tokens`` cannot be a run's token budget: fewer than one iteration's (a run is
+        whole iterations); None when it can (or is None)."""
+        if tokens is None or tokens >= self.tokens_per_iteration:
+            return None
+        return (f"{tokens:,.0f} tokens is fewer than one iteration of {self.base.workload_name} "
+                f"({self.tokens_per_iteration:,} tokens per iteration)")
+
+    @property
     def scale_out_class(self) -> str:
         """The cost class of the scale-out dimensions: the last level's (shape space) or the last
         dimension's."""
@@ -197,6 +211,9 @@ class CodesignSpace(_Frozen):
             raise ValueError(
                 f"dims: min {self.min_dims} exceeds max {self.max_dims}; fix: give [min, max]"
             )
+        if (problem := self.tokens_problem(self.tokens)) is not None:
+            raise ValueError(f"tokens: {problem}; fix: give the run's whole token budget, e.g. "
+                             "tokens = 15e12")
         for n in self.sizes:
             if n % self.nic_npus:
                 raise ValueError(
