@@ -5,7 +5,9 @@ The named groups are those the workload runs collectives on (an LLM plan's tp, d
 tp and dp, which give the phases' groups when a phase is not written (forward and input_grad run on
 tp, weight_grad on dp). Any other name is refused as an unknown key, with the closest name the
 workload uses (``dpp`` -> ``dp``), except a group of one NPU on every dimension of a name a plan
-may have (``cp = [1, 1]``). Whether the groups fit the network together is the instance's check
+may have (``cp = [1, 1]``). The groups the given ones imply are added as a plan's placement has
+them (:func:`hieropt.model.groups.complete`: dp = ep x edp, dpc = dp x cp), so the mapping ``solve``
+prints can be written back. Whether the groups fit the network together is the instance's check
 (:func:`hieropt.spec.mapping.check_tiling`).
 """
 
@@ -99,9 +101,15 @@ def mapping_entry(value: Any, workload: Workload, base: Path, src: str,
                 src, f"mapping.groups.{name}", "expected a list", "write e.g. [4, 2, 1, 1]"
             )
     check_group_names(list(named), named, workload, src)
+    from ..model.groups import complete
+
     parsed = {
         name: parse_group(g, f"mapping.groups.{name}", src, network) for name, g in named.items()
     }
+    # (with the groups they imply that the workload runs on, as a plan's own placement has them:
+    # dp = ep x edp, dpc = dp x cp)
+    needed = {*used_groups(workload), "dp"}
+    parsed |= {k: v for k, v in complete(parsed).items() if k not in parsed and k in needed}
     groups = {}
     for phase, default in PHASE_DEFAULT.items():
         if phase in value:

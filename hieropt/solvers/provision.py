@@ -306,8 +306,13 @@ def _limits(instance: Instance, objective: str | None, max_iteration_time_ns: fl
         InputError: an unknown objective, a target or budget not finite and > 0, min_cost or
             min_power without a time target.
     """
+    given = objective is not None
     objective = objective or instance.objective
     if objective not in PROVISION_OBJECTIVES:
+        if not given:  # (the instance file's: not an option the user gave)
+            raise InputError(f"{instance.name}: objective", None,
+                             f"{objective!r} has no integer provisioning",
+                             f"give --objective, one of {', '.join(PROVISION_OBJECTIVES)}")
         raise InputError("objective", None, f"unknown objective {objective!r}",
                          f"use one of {', '.join(PROVISION_OBJECTIVES)}")
     if max_iteration_time_ns is None:

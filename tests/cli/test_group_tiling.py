@@ -240,3 +240,47 @@ def test_a_workload_that_states_no_parallelism_keeps_its_groups(tmp_path):
     (tmp_path / "i.toml").write_text(text)
     inst = load_instance(tmp_path / "i.toml")
     assert inst.mapping.weight_grad == (4, 1, 4, 32)
+
+
+MIXTRAL_3LEVEL = """name = "mixtral-3level"
+objective = "performance"
+training_loop = "step"
+workload = "{model}"
+constraints = ["sum(bw) == 600"]
+[network]
+dims = [
+  {{ block = "Ring", npus = 2, cost_class = "Chiplet" }},
+  {{ block = "Switch", npus = 4, cost_class = "Node" }},
+  {{ block = "Switch", npus = 64, cost_class = "ScaleOut" }},
+]
+{mapping}
+[cost.Chiplet]
+link_usd_per_gbps = 1.0
+[cost.Node]
+link_usd_per_gbps = 4.0
+switch_usd_per_gbps = 13.0
+nic_usd_per_gbps = 1.0
+[cost.ScaleOut]
+link_usd_per_gbps = 50.0
+switch_usd_per_gbps = 93.75
+nic_usd_per_gbps = 120.0
+"""
+
+
+def test_the_placement_solve_prints_can_be_written_back(tmp_path):
+    # an MoE plan's placement as solve prints it (tp, ep, edp, pp: dp = ep x edp is implied)
+    # gives the derived placement's optimum
+    import hieropt
+
+    model = REPO / "models" / "mixtral-8x7b.toml"
+    derived = tmp_path / "derived.toml"
+    derived.write_text(MIXTRAL_3LEVEL.format(model=model, mapping=""))
+    pasted = tmp_path / "pasted.toml"
+    pasted.write_text(MIXTRAL_3LEVEL.format(model=model, mapping=(
+        "[mapping.groups]\ntp = [2, 1, 1]\nep = [1, 4, 2]\nedp = [1, 1, 8]\npp = [1, 1, 4]")))
+    options = hieropt.SolveOptions(sensitivity=False)
+    a = hieropt.solve(hieropt.load_instance(derived), options=options)
+    b = hieropt.solve(hieropt.load_instance(pasted), options=options)
+    assert a.status.value == b.status.value == "optimal"
+    assert a.iteration_time_ns == b.iteration_time_ns
+    assert round(a.iteration_time_ns / 1e6, 3) == 1855.272

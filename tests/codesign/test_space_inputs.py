@@ -36,3 +36,14 @@ def test_bad_new_fields_are_one_line_errors(tmp_path, edit, message):
     with pytest.raises(InputError) as e:
         load_codesign(_files(tmp_path, text))
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_plan_keeps_the_model_file_s_context_parallelism():
+    # N = tp x cp x pp x dp: with the base's cp 2, 32 NPUs at tp 2, pp 2 leave dp 4 (not 8)
+    from hieropt.studies.codesign.plans import plan_params
+    from tests.workloads.tiny import params
+
+    base = params(cp=2, dp=2)
+    choice = {"tp": 2, "pp": 2, "virtual_stages": 1, "micro_batch_size": 1}
+    plan = plan_params(base, 32, choice).plan
+    assert (plan.tp, plan.cp, plan.pp, plan.dp, plan.npus) == (2, 2, 2, 4, 32)

@@ -381,3 +381,14 @@ def test_a_missing_time_target_is_asked_for_with_a_unit(objective: str):
         f"error: --max-time: missing for objective {objective}; fix: give the iteration-time "
         "target (--max-time 1.3s, or max_iteration_time_ns in ns)"
     )
+
+
+def test_an_instance_objective_without_integer_provisioning_names_the_file_s_objective():
+    # llama3-405b-16k-cluster.toml asks for min_run_cost; --objective was not given
+    r = run(REPO / "instances" / "llama3-405b-16k-cluster.toml", "--catalog",
+            REPO / "catalogs" / "nvl72-infiniband.toml")
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines()[-1] == (
+        "error: llama3-405b-16k-cluster: objective: 'min_run_cost' has no integer provisioning; "
+        "fix: give --objective, one of performance, min_cost, performance_per_cost, min_power"
+    )

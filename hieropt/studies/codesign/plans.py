@@ -120,16 +120,17 @@ def balanced_stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
 
 def plan_params(base: LLMParams, npus: int, choice: dict[str, Any]) -> LLMParams:
     """The plan of one combination of choices: ``base`` with the fields of ``choice`` (the
-    :class:`PlanChoices` fields), dp = N / (tp pp), the schedule ``interleaved`` for v > 1 (else
-    ``1f1b``), and the base's stage_layers replaced when pp or v differ from it: by
-    :func:`balanced_stage_layers` for a 1f1b plan whose pp does not divide the layers, else none
-    (even stages).
+    :class:`PlanChoices` fields), dp = N / (tp cp pp) (cp: the base's), the schedule
+    ``interleaved`` for v > 1 (else ``1f1b``), and the base's stage_layers replaced when pp or v
+    differ from it: by :func:`balanced_stage_layers` for a 1f1b plan whose pp does not divide the
+    layers, else none (even stages).
 
     Raises:
         pydantic.ValidationError: the model rejects the plan (module docstring).
     """
     upd = dict(choice)
-    upd["dp"] = npus // (upd["tp"] * upd["pp"])
+    cp = upd.get("cp", base.plan.cp)  # (context parallelism: the model file's, fixed)
+    upd["dp"] = npus // (upd["tp"] * cp * upd["pp"])
     upd["npus"] = npus
     upd.setdefault("schedule", "interleaved" if upd["virtual_stages"] > 1 else "1f1b")
     plan = base.plan.model_dump() | upd
