@@ -40,6 +40,7 @@ from ..errors import InputError
 from ..spec import PHASES, Collective, Instance, Job
 from .astrasim_network import SimNetwork
 from .chakra import EtNode
+from .instance import own_stream_flags
 
 COMM_NAME = {Collective.ALL_REDUCE: "ALL_REDUCE", Collective.REDUCE_SCATTER: "REDUCE_SCATTER",
              Collective.ALL_GATHER: "ALL_GATHER", Collective.ALL_TO_ALL: "ALL_TO_ALL"}
@@ -143,7 +144,8 @@ def check_traceable(instance: Instance, source: str = "ASTRA-sim export") -> Non
             raise InputError(source, "step.overlap_groups",
                              "per-micro-batch collectives on their own stream are not written to "
                              "the traces (each runs in its layer's place)",
-                             "export the plan with overlap_sharded_comms = false")
+                             "export the plan with "
+                             f"{own_stream_flags(instance.step.overlap_groups)} = false")
         p = instance.step.stages
         for job in instance.jobs:
             pp = job.mapping.groups.get("pp")

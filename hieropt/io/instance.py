@@ -285,10 +285,19 @@ def buyer_entries(data: dict[str, Any], src: str, sizes: tuple[int, ...] = (),
     return out
 
 
+def own_stream_flags(groups: tuple[str, ...]) -> str:
+    """The LLM plan fields that put ``groups`` (a step's ``overlap_groups``) on their own stream,
+    as a user sets them: ``overlap_tp_comms`` for ``tp``, ``overlap_sharded_comms`` for the
+    data-parallel groups, joined by " and "."""
+    flags = ["overlap_tp_comms"] if "tp" in groups else []
+    flags += ["overlap_sharded_comms"] if set(groups) - {"tp"} else []
+    return " and ".join(flags)
+
+
 def check_plan_loop(workload: Workload, loop: str, src: str) -> None:
     """A plan whose collectives run on their own stream (an LLM model file's
-    ``overlap_sharded_comms`` or ``overlap_grad_reduce``) runs on loop ``step`` only: under another
-    loop its overlap would be silently dropped.
+    ``overlap_sharded_comms``, ``overlap_tp_comms`` or ``overlap_grad_reduce``) runs on loop
+    ``step`` only: under another loop its overlap would be silently dropped.
 
     Raises:
         InputError: such a plan under ``loop``, naming ``training_loop`` and the fix.
@@ -296,7 +305,7 @@ def check_plan_loop(workload: Workload, loop: str, src: str) -> None:
     sch = workload.schedule
     if sch is None or not (sch.overlap_dp or sch.overlap_groups):
         return
-    flag = "overlap_grad_reduce" if sch.overlap_dp else "overlap_sharded_comms"
+    flag = "overlap_grad_reduce" if sch.overlap_dp else own_stream_flags(sch.overlap_groups)
     raise InputError(
         src, "training_loop",
         f"{loop!r} cannot run the plan's {flag} (collectives on their own stream)",

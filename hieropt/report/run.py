@@ -41,7 +41,7 @@ What the note on an accelerator whose default is still kernel-level says of such
 
 FITTED = {
     "validation/calibration/a100-one-node.csv": {"runs": 33, "mean_pct": 15.4, "worst_pct": 67.3},
-    "validation/calibration/h100-one-node.csv": {"runs": 6, "mean_pct": 7.9, "worst_pct": 9.5},
+    "validation/calibration/h100-one-node.csv": {"runs": 6, "mean_pct": 2.7, "worst_pct": 6.4},
 }
 """Per runs file a catalog default was fitted on (its entry's ``runs_file``): what ``hieropt
 validate validation/*.csv`` measures with that default on the runs of its accelerator outside the

@@ -51,7 +51,7 @@ H100_CAL = "validation/calibration/h100-one-node.csv"
 def test_the_notes_are_what_validate_measures(tmp_path):
     """The shipped runs with the catalog's defaults (no --calibrate-on): the A100 runs outside the
     two one-node runs its default was fitted on (marked in sample) within 67.3 %, mean 15.4 %; the
-    H100 runs outside its calibration runs within 9.5 %, mean 7.9 %. With the A100's kernel-level
+    H100 runs outside its calibration runs within 6.4 %, mean 2.7 %. With the A100's kernel-level
     figure (the maximum achievable matmul rate, 271.2 of 312 TFLOP/s) every A100 run is predicted
     too fast, by 6.0 % to 69.3 %, mean 21.5 %: what the note on a kernel-level default says."""
     from hieropt.io.runs import read_runs
@@ -91,7 +91,7 @@ def test_a_default_fitted_on_measured_runs_says_on_which():
     assert note == (
         "the H100-SXM compute calibration is the catalog's default, fitted on the measured runs "
         "in validation/calibration/h100-one-node.csv: on 6 published runs of other models and "
-        "cluster sizes it predicts iteration times within 9.5 % (mean 7.9 %); fit it with "
+        "cluster sizes it predicts iteration times within 6.4 % (mean 2.7 %); fit it with "
         "'hieropt calibrate' on runs of your own cluster (docs/validation.md)"
     )
     assert calibration_note("A100-SXM-40GB") == NOTE.replace("A100-SXM-80GB", "A100-SXM-40GB")

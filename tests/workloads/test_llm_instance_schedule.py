@@ -108,3 +108,15 @@ def test_another_loop_refuses_the_overlap_of_any_workload_of_a_mix(tmp_path):
     path.write_text(top + jobs + rest[rest.index("[network]"):], encoding="utf-8")
     with pytest.raises(InputError, match="overlap_sharded_comms"):
         hieropt.load_instance(path)
+
+
+def test_another_loop_names_the_tp_overlap(tmp_path):
+    """A plan with the TP collectives on their own stream under loop ``no_overlap``: refused,
+    naming ``overlap_tp_comms`` (not the ZeRO flag the plan does not set)."""
+    model = TINY.replace("npus = 2\ndp = 2\n",
+                         "npus = 4\ntp = 2\ndp = 2\noverlap_tp_comms = true\n")
+    (tmp_path / "tiny.toml").write_text(model, encoding="utf-8")
+    path = tmp_path / "inst.toml"
+    path.write_text(INSTANCE.format(step="").replace('"step"', '"no_overlap"'), encoding="utf-8")
+    with pytest.raises(InputError, match="or overlap_tp_comms = false in the model file"):
+        hieropt.load_instance(path)

@@ -133,3 +133,57 @@ def test_the_simulator_export_refuses_own_stream_collectives(tmp_path):
         write_bundle(inst, [300.0, 25.0], tmp_path / "b")
     plain = instance_for(params(**ZERO2), _net(2, 2), COST)
     assert write_bundle(plain, [300.0, 25.0], tmp_path / "c").workloads
+
+
+TP4 = dict(tp=4, pp=1, dp=1, global_batch_size=4)  # m = 4 / (1 x 2) = 2
+
+
+def test_tp_overlap_hides_the_tp_collectives_by_hand():
+    """The tiny model, tp 4 on 2 x 2 NPUs, pp 1, dp 1, m = 2, ``overlap_tp_comms``: every layer's
+    forward and input-gradient all-reduces run on their own stream, so the iteration is 2 max(the
+    compute, the all-reduces) + the optimizer step. An all-reduce of S over 2 x 2 ascending
+    (sequential): reduce-scatter S/2 on dim 0 then S/4 on dim 1, the all-gather back: S (1 / B_0 +
+    1 / (2 B_1)). Exposed, the all-reduces add to the compute instead; the evaluator, the LP and
+    this formula agree."""
+    p, q = params(**TP4, overlap_tp_comms=True), params(**TP4)
+    assert schedule(p).overlap_groups == ("tp",) and schedule(q).overlap_groups == ()
+    net = _net(2, 2)
+    on, off = instance_for(p, net, COST), instance_for(q, net, COST)
+    step = build_step(p)
+    compute, update = sum(step.compute_ns(0)), step.update_ns(0)
+    w = on.workload.table
+    L = w.size_bytes.shape[0]
+    for bw in ([1e9, 1e9], [300.0, 25.0], [0.3, 0.01]):
+        stream = sum(w.size_bytes[i, c] * (1 / bw[0] + 1 / 2 / bw[1])
+                     for i in range(L) for c in (0, 1) if w.group[i, c] == "tp")
+        assert stream > 0
+        t_on = hieropt.evaluate(on, bw).iteration_time_ns
+        t_off = hieropt.evaluate(off, bw).iteration_time_ns
+        assert build_time_model(on).time_ns(np.array(bw)) == pytest.approx(t_on, rel=1e-9)
+        assert t_on == pytest.approx(2 * max(compute, stream) + update, rel=1e-9)
+        assert t_off == pytest.approx(2 * (compute + stream) + update, rel=1e-9)
+
+
+def test_tp_overlap_with_sharded_comms_shares_one_stream_and_names_its_flags():
+    """Both overlaps: TP and the DP groups on one own stream; the 1F1B plan's last-backward
+    overlap cannot be combined with it (refused, naming the flag), the interleaved schedule's
+    can (it has no last-backward overlap to lose)."""
+    both = params(**{**ZERO2, "tp": 2, "dp": 2}, overlap_sharded_comms=True,
+                  overlap_tp_comms=True)
+    assert schedule(both).overlap_groups == ("tp", "dp", "edp", "dpc")
+    with pytest.raises(ValueError, match="plan.overlap_tp_comms: not with overlap_grad_reduce"):
+        params(**TP4, overlap_tp_comms=True, overlap_grad_reduce=True)
+    inter = params(tp=2, pp=2, dp=1, global_batch_size=8, schedule="interleaved",
+                   virtual_stages=2, overlap_tp_comms=True, overlap_grad_reduce=True)
+    assert schedule(inter).overlap_groups == ("tp",)
+
+
+def test_the_tp_overlap_flag_is_named_where_it_cannot_run(tmp_path):
+    """The simulator export refuses a plan with the TP collectives on their own stream, naming
+    ``overlap_tp_comms``; with TP 1 the flag has nothing to overlap
+    and changes nothing (the plan's schedule has no own stream)."""
+    inst = instance_for(params(**TP4, overlap_tp_comms=True), _net(2, 2), COST)
+    with pytest.raises(InputError, match="export the plan with overlap_tp_comms = false"):
+        write_bundle(inst, [300.0, 25.0], tmp_path / "b")
+    assert schedule(params(**{**TP4, "tp": 1, "dp": 4, "global_batch_size": 16},
+                           overlap_tp_comms=True)).overlap_groups == ()

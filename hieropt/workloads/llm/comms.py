@@ -120,10 +120,13 @@ def dp_comms(p: LLMParams, params: int, group: str, size: int, what: str) -> lis
 
 def own_stream_groups(plan) -> tuple[str, ...]:
     """The groups whose per-micro-batch collectives run on their own stream under ``plan`` (a
-    :class:`~hieropt.workloads.llm.params.Plan`): the data-parallel groups of ZeRO stage 2 or 3
-    with ``overlap_sharded_comms`` (:func:`dp_comms`' per-micro-batch collectives run on them),
-    else none."""
-    return ("dp", "edp", "dpc") if plan.overlap_sharded_comms and plan.zero_stage >= 2 else ()
+    :class:`~hieropt.workloads.llm.params.Plan`): ``tp`` with ``overlap_tp_comms`` and tp > 1
+    (:func:`tp_comms` run on it), the data-parallel groups of ZeRO stage 2 or 3 with
+    ``overlap_sharded_comms`` (:func:`dp_comms`' per-micro-batch collectives run on them); none
+    without either."""
+    tp = ("tp",) if plan.overlap_tp_comms and plan.tp > 1 else ()
+    dp = ("dp", "edp", "dpc") if plan.overlap_sharded_comms and plan.zero_stage >= 2 else ()
+    return tp + dp
 
 
 __all__ = ["own_stream_groups", "Comm", "AR", "RS", "AG", "A2A", "P2P", "tp_comms", "cp_comms",

@@ -226,6 +226,15 @@ class Plan(_Frozen):
             through the micro-batch, as FSDP and DeepSpeed (overlap_comm, prefetching) run them
             (loop ``step``'s ``overlap_groups``, :mod:`hieropt.model.overlap`); False (default):
             exposed, each in its pass.
+        overlap_tp_comms: the TP collectives (all-reduces; with sequence parallelism the
+            all-gathers and reduce-scatters) run on their own stream, pipelined with the GEMMs
+            they feed and follow, as Megatron-Core and Transformer Engine run them
+            (``tp_comm_overlap``, userbuffers; Wang et al. 2022, "Overlap Communication with
+            Dependent Computation via Decomposition in Large Deep Learning Models", ASPLOS'23):
+            the micro-batch slot of :mod:`hieropt.model.overlap` with the TP group on the own
+            stream; False (default): each counted exposed in its layer. Not with
+            ``overlap_grad_reduce`` under the 1F1B schedule (one overlap of the last backward per
+            plan).
         scatter_gather_sends: without sequence parallelism, a pipeline send is split over the t NPUs
             of the TP group (each sends n h e / t over its own link) and all-gathered over TP on
             arrival (Megatron-LM's default scatter/gather, Narayanan et al. 2021 §4.1); False: every
@@ -258,6 +267,7 @@ class Plan(_Frozen):
     vocab_pad_multiple: int = Field(default=128, ge=1)
     overlap_grad_reduce: bool = False
     overlap_sharded_comms: bool = False
+    overlap_tp_comms: bool = False
     flash_attention: bool = False
     scatter_gather_sends: bool = True
     collective_algorithms: tuple[tuple[Literal[PLAN_GROUPS], Literal[GROUP_ALGORITHMS]], ...] = ()

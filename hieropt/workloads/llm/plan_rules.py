@@ -39,6 +39,10 @@ def check_degrees(p: Plan) -> None:
     if p.overlap_sharded_comms and p.overlap_grad_reduce and p.zero_stage >= 2:
         raise ValueError("plan.overlap_sharded_comms: not with overlap_grad_reduce (one overlap "
                          "of the DP collectives per plan); fix: set one of them to false")
+    if p.overlap_tp_comms and p.overlap_grad_reduce and p.virtual_stages == 1:
+        raise ValueError("plan.overlap_tp_comms: not with overlap_grad_reduce under the 1f1b "
+                         "schedule (one overlap of the last backward per plan); fix: set one of "
+                         "them to false")
 
 
 def check_pp(m: Architecture, p: Plan) -> None:
