@@ -76,3 +76,23 @@ def test_own_stream_overlap_is_kept(tmp_path):
     assert solve(inst).objective_value == pytest.approx(brute.best.objective_value, rel=1e-9)
     exposed = inst.model_copy(update={"step": inst.step.model_copy(update={"overlap_groups": ()})})
     assert solve(exposed).objective_value > solve(inst).objective_value * (1 + 1e-6)
+
+
+def test_tp_overlap_with_the_interleaved_grad_reduce_writes_a_loadable_instance(tmp_path):
+    """A base plan with ``overlap_tp_comms`` and ``overlap_grad_reduce``: the 1F1B candidates
+    that would combine the two overlaps of the last backward are left out (the plan rule), the
+    interleaved ones run the TP stream; the written instance states the lowering's schedule (the
+    own stream, no last-backward overlap), loads, and re-solves to the same optimum."""
+    from ..workloads.test_codesign_search import SLOW
+
+    plan = SLOW.plan.model_copy(update={"overlap_tp_comms": True})
+    sp = space(base=SLOW.model_copy(update={"plan": plan}),
+               plans=PlanChoices(tp=(2,), pp=(2,), virtual_stages=(1, 2),
+                                 overlap_grad_reduce=(True,)))
+    r = codesign(sp, workers=1, prune=False)
+    assert {row["virtual_stages"] for row in r.ranking} == {2}
+    path = write_instances(r, tmp_path, top=1)[0]
+    doc = tomllib.loads(path.read_text())
+    assert doc["step"]["overlap_groups"] == ["tp"] and doc["step"]["overlap_dp"] is False
+    inst = load_instance(path)
+    assert solve(inst).objective_value == pytest.approx(r.best.objective_value, rel=1e-9)

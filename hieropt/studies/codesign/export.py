@@ -93,7 +93,8 @@ def instance_document(result: Codesign, row: dict[str, Any]) -> dict[str, Any]:
             "microbatches": pl.microbatches,
             "stages": pl.pp,
             "virtual_stages": pl.virtual_stages,
-            "overlap_dp": bool(pl.overlap_grad_reduce),
+            # (the lowering's schedule: an own stream replaces the last backward's overlap)
+            "overlap_dp": bool(pl.overlap_grad_reduce) and not own_stream_groups(pl),
             **({"overlap_groups": list(own)} if (own := own_stream_groups(pl)) else {}),
         },
         "cost": {k: _clean(c.model_dump(mode="json")) for k, c in space.cost.classes.items()},
