@@ -356,6 +356,11 @@ class TimeLP(CutLP):
                 self._diagnose_empty(res.x)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)
+            if budget_usd is not None:  # (the LP meets its budget row to HiGHS's tolerance only)
+                fit = self._within_budget(bw)
+                if not fit:
+                    raise below_cheapest(budget_usd, float(self.unit_cost @ bw))
+                bw = fit[0]
             # does not depend on bandwidth (latency-only collectives and max nodes included)
             T = tm.time_ns(bw)
             return OAResult(Status.OPTIMAL, bw, T, T, 1, "no collective traffic")

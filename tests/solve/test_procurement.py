@@ -234,3 +234,39 @@ def test_objective_override_validation():
         hieropt.solve(inst, objective="min_cost")
     with pytest.raises(hieropt.InputError, match="unknown objective"):
         hieropt.solve(inst, objective="fastest")
+
+
+def test_a_budget_below_the_cheapest_network_without_traffic_is_infeasible():
+    """No collective traffic (one all-reduce over a group of one NPU): every design is fastest and
+    the answer is the cheapest network, 'sum(bw) == 3' with each dimension at its floor and the
+    rest, 2.59388 GB/s, on the ring of two NPUs (or the fully connected dimension of the same class,
+    at the same price per GB/s) (the switch dimension's NIC priced
+    $0). The LP meets its budget row to HiGHS's tolerance only: a budget 1e-7 below that network
+    printed it as the optimum ($1.1e-7 over the budget) and the evaluator refused it. Now
+    infeasible, saying so; at the cheapest network's cost, that network."""
+    from hieropt.model.cost import cluster_cost_usd_per_gbps
+    from tests.fuzz.strategies import Row, Spec, WorkloadSpec
+
+    spec = Spec(
+        dims=(("FullyConnected", 4, "B", 0.0, "ring"), ("Switch", 4, "A", 0.0, "direct"),
+              ("Ring", 2, "B", 1.04713, None)),
+        prices={"A": (0.0365174, 0.01, 0.0), "B": (0.0115478, None, None)},
+        workloads=(WorkloadSpec(layers=(((114.815, "ALLREDUCE", 1.0), (123.027, "NONE", 0.0),
+                                         (103.514, "NONE", 0.0)),),
+                                groups=((1, 1, 1), (1, 1, 1), (1, 1, 2)), weight=0.0107152),),
+        loop="tp_dp_overlap", mode="concurrent",
+        rows=(Row(coef=(1.0, 1.0, 1.0), sense="==", rhs=3.0, text="sum(bw) == S"),),
+        bounds=((0.39612, None), (0.01, None), (0.01392, None)), x0=(1.0, 1.0, 1.0),
+        pipeline=None, step=None, objective="performance", extra={})
+    inst = spec.instance(bw_scale=1.0, price_scale=1.0)
+    cheapest = np.array([0.39612, 0.01, 3 - 0.39612 - 0.01])
+    cost = float(cluster_cost_usd_per_gbps(inst) @ cheapest)
+    for budget in (1.1197789589009939, cost * (1 - 1e-7)):  # (the first: HiGHS's row met to 1e-7)
+        below = hieropt.solve(inst, options=SolveOptions(budget_usd=budget))
+        assert below.status == "infeasible"
+        assert "is below the cheapest network the design constraints allow, $1.12" in below.message
+    at = hieropt.solve(inst, options=SolveOptions(budget_usd=cost))
+    assert at.status == "optimal" and at.message == "no collective traffic"
+    # (dimensions 0 and 2 cost the same per GB/s: any split of the rest between them is cheapest)
+    assert at.network_cost_usd == pytest.approx(cost, rel=1e-12)
+    assert sum(at.bw_gbps) == pytest.approx(3.0, rel=1e-12) and at.bw_gbps[1] == pytest.approx(0.01)
