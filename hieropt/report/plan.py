@@ -8,6 +8,7 @@ from rich.table import Table
 
 from ..model.plan import PlanFigures
 from ..units import GB
+from ..workloads.llm.comms import own_stream_groups
 
 _PHASE = {"forward": "forward", "input_grad": "input-grad", "weight_grad": "weight-grad"}
 
@@ -21,13 +22,16 @@ def summary_lines(fig: PlanFigures) -> list[str]:
     p, pl = fig.params, fig.params.plan
     sched = pl.schedule + (f" v={pl.virtual_stages}" if pl.virtual_stages > 1 else "")
     lines = [
-        f"{p.workload_name}: {pl.total_npus:,} NPUs = TP {pl.tp} x PP {pl.pp} x DP {pl.dp}"
+        f"{p.workload_name}: {pl.total_npus:,} NPUs = TP {pl.tp}"
+        + (f" x CP {pl.cp}" if pl.cp > 1 else "") + f" x PP {pl.pp} x DP {pl.dp}"
         + (f" (EP {pl.ep} x expert-DP {pl.edp})" if pl.ep > 1 else "")
         + f"; {'sequence parallel, ' if pl.sequence_parallel else ''}{sched}, ZeRO "
         f"{pl.zero_stage}, recompute "
         f"{pl.recompute}; micro-batch {pl.micro_batch_size} x {pl.microbatches} per "
         "iteration, global batch "
-        f"{pl.global_batch_size} sequences of {p.model.sequence_length} tokens",
+        f"{pl.global_batch_size} sequences of {p.model.sequence_length} tokens"
+        + (f"; {', '.join(own)} collectives on their own stream" if (own := own_stream_groups(pl))
+           else ""),
         f"memory per NPU: {fig.memory.message()}",
     ]
     c = fig.compute()

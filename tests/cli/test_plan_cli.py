@@ -118,3 +118,19 @@ def test_plan_bad_input(sets, message):
 def test_plan_needs_an_llm_model():
     r = runner.invoke(app, ["workload", "plan", str(REPO / "models" / "gpt3-175b.toml")])
     assert r.exit_code == 2 and "'transformer' is not the LLM generator" in r.stderr
+
+
+def test_the_plan_line_counts_every_degree_and_names_the_own_stream():
+    """A context-parallel plan's line gives the degrees whose product is its NPU count (TP 4 x CP 2
+    x PP 1 x DP 1 = 8, not TP 4 x PP 1 x DP 1), and says which collectives run on their own
+    stream (``overlap_tp_comms``)."""
+    model = str(REPO / "validation" / "models" / "llama3-8b-h100.toml")
+    sets = ["tp=4", "cp=2", "pp=1", "dp=1", "npus=8", "global_batch_size=16",
+            "overlap_tp_comms=true", "overlap_grad_reduce=false"]
+    r = runner.invoke(app, ["workload", "plan", model, *[x for s in sets for x in ("--set", s)]])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0] == (
+        "llama3.1-8b: 8 NPUs = TP 4 x CP 2 x PP 1 x DP 1; 1f1b, ZeRO 1, recompute none; "
+        "micro-batch 1 x 16 per iteration, global batch 16 sequences of 8192 tokens; tp "
+        "collectives on their own stream"
+    )
