@@ -29,6 +29,8 @@ is a full
 example)::
 
     require_sources = true                       # every price needs a source
+    check_units = false                          # (toy prices only) a NIC and a switch port
+                                                 # 300 x apart in $ or W are meant, not a slip
     [sources.vendor-sheet]
     ref = "https://... (vendor data sheet)"
     date = "2026-12-01"
@@ -95,7 +97,7 @@ from .common import (
 __all__ = ["read_catalog", "check_catalog", "checked_catalog"]
 
 _KINDS = {"links": "link port", "nics": "NIC", "switches": "switch", "optics": "optic"}
-_TOP = ("name", "description", "classes", "sources", "require_sources")
+_TOP = ("name", "description", "classes", "sources", "require_sources", "check_units")
 _CLASS_KEYS = (*_KINDS, "fabric")
 
 
