@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ..names import PROVISION_OBJECTIVES
-from .common import console, error_console, fail, to_stdout, write_json
+from .common import console, error_console, error_line, fail, to_stdout, write_json
 from .numbers import (
     parse_amount,
     parse_fraction,
@@ -28,6 +28,22 @@ def _named(e, catalog: Path):
     from ..errors import InputError
 
     return e.with_source(catalog) if isinstance(e, InputError) and e.source == "catalog" else e
+
+
+def _usable(catalog: Path, inst, err):
+    """The catalog file read and checked against ``inst``, without the parts no design can use;
+    one ``note:`` line on ``err`` per part left out (naming it, the bound or constraint and the
+    file).
+
+    Raises:
+        InputError: a bad catalog, or one that cannot serve the instance.
+    """
+    from ..io.catalog import checked_catalog, read_catalog
+
+    usable, notes = checked_catalog(read_catalog(catalog), inst, catalog)
+    for note in notes:
+        error_line(err, note, label="note:", style="yellow")
+    return usable
 
 
 def provision_command(
@@ -103,9 +119,10 @@ def provision_command(
     if tradeoff is not None:
         try:
             inst = load_instance(instance)
+            parts = _usable(catalog, inst, err)
             from ..solvers.provision_milp import provision_tradeoff  # (once the input is valid)
 
-            tr = provision_tradeoff(inst, catalog, tradeoff)
+            tr = provision_tradeoff(inst, parts, tradeoff)
         except HieroptError as e:
             raise fail(err, _named(e, catalog), json_out) from None
         from ..report import provision as report_provision
@@ -122,10 +139,11 @@ def provision_command(
         )
         inst = load_instance(instance)
         inst = with_run_tokens(inst, parse_tokens(tokens))
+        parts = _usable(catalog, inst, err)
         # loaded once the input is valid (a bad input is reported fast)
         from ..solvers.provision import provision
 
-        result = provision(inst, catalog, objective=objective, max_iteration_time_ns=max_time_ns,
+        result = provision(inst, parts, objective=objective, max_iteration_time_ns=max_time_ns,
                            max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
         knee = None
         slack = parse_fraction(within, "--within")
@@ -136,7 +154,7 @@ def provision_command(
         ):
             from ..studies.knee import provision_knee
 
-            knee = provision_knee(inst, catalog, result, slack)
+            knee = provision_knee(inst, parts, result, slack)
     except HieroptError as e:
         raise fail(err, _named(e, catalog), json_out) from None
     from ..model.run import provisioned_run

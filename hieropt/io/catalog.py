@@ -29,6 +29,8 @@ is a full
 example)::
 
     require_sources = true                       # every price needs a source
+    check_units = false                          # (toy prices only) a NIC and a switch port
+                                                 # 300 x apart in $ or W are meant, not a slip
     [sources.vendor-sheet]
     ref = "https://... (vendor data sheet)"
     date = "2026-12-01"
@@ -66,22 +68,23 @@ an unknown source key, a bad source date or kind, negative power, a switch radix
 oversubscription below 1, optics or a fabric on a class without Switch dimensions, optics without
 link lengths, zero or negative bandwidth, a cost class the instance's network does not use (or one
 it uses with no parts), parts of the wrong kind for the dimension's building block, a node size that
-does not divide the cluster, and a part that can never meet a design constraint or bound of the
-instance (checked by interval arithmetic over the other dimensions' reachable bandwidths, so no
-usable part is ever rejected).
+does not divide the cluster, and a dimension none of whose parts can meet the instance's bounds and
+design constraints. A part that cannot while others of its dimension can is left out with a note
+(:mod:`hieropt.io.catalog_fit`: interval arithmetic over the other dimensions' reachable
+bandwidths, so no usable part is ever left out).
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..model.catalog import LINK_BLOCKS, Catalog, Part, PartClass
+from ..model.catalog import LINK_BLOCKS, Catalog, PartClass
 from ..spec import Instance
+from .catalog_fit import dimension_parts, part_label, usable_catalog
 from .common import (
     model_fields_at,
     parse_toml,
@@ -91,16 +94,17 @@ from .common import (
     validation_error,
 )
 
-__all__ = ["read_catalog", "check_catalog"]
+__all__ = ["read_catalog", "check_catalog", "checked_catalog"]
 
 _KINDS = {"links": "link port", "nics": "NIC", "switches": "switch", "optics": "optic"}
-_TOP = ("name", "description", "classes", "sources", "require_sources")
+_TOP = ("name", "description", "classes", "sources", "require_sources", "check_units")
 _CLASS_KEYS = (*_KINDS, "fabric")
 
 
 def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
     """Read a catalog file (``.toml``, or ``.yml`` / ``.yaml``) and, if ``instance`` is given, check
-    it against the instance (:func:`check_catalog`).
+    it against the instance (:func:`check_catalog`: then without the parts no design of the
+    instance can use).
 
     Raises:
         InputError: any bad file, key or value, naming the file, the field and the fix.
@@ -116,7 +120,7 @@ def read_catalog(path: str | Path, instance: Instance | None = None) -> Catalog:
 
     check_catalog_units(catalog, src)
     if instance is not None:
-        check_catalog(catalog, instance, src)
+        catalog = check_catalog(catalog, instance, src)
     return catalog
 
 
@@ -226,17 +230,28 @@ def _error(e: ValidationError, data: dict[str, Any], source: str) -> InputError:
     return out
 
 
-def _part_label(cname: str, kind: str, i: int, part: Any) -> str:
-    return f"classes.{cname}.{kind}[{i}] ('{part.name}')"
+def check_catalog(catalog: Catalog, instance: Instance,
+                  source: str | Path = "catalog") -> Catalog:
+    """:func:`checked_catalog` without its notes: ``catalog`` checked against ``instance``, without
+    the parts no design can use.
+
+    Raises:
+        InputError: as :func:`checked_catalog`.
+    """
+    return checked_catalog(catalog, instance, source)[0]
 
 
-def check_catalog(catalog: Catalog, instance: Instance, source: str | Path = "catalog") -> None:
-    """Check ``catalog`` against ``instance``'s network, design constraints and bounds.
+def checked_catalog(catalog: Catalog, instance: Instance,
+                    source: str | Path = "catalog") -> tuple[Catalog, tuple[str, ...]]:
+    """Check ``catalog`` against ``instance``'s network, design constraints and bounds; return it
+    without the parts no design can use, and one note per part left out naming it, the bound or
+    constraint it cannot meet and the file (:func:`hieropt.io.catalog_fit.usable_catalog`).
 
     Raises:
         InputError: a catalog class the network does not use, a network class without parts, parts
             of the wrong kind for a building block, a node size that does not divide the NPU count,
-            or a part that can never meet a design constraint or bound.
+            a dimension none of whose parts can meet its bounds and the design constraints, or
+            more options than the MILP takes.
     """
     src = str(source)
     net = instance.network
@@ -289,13 +304,14 @@ def check_catalog(catalog: Catalog, instance: Instance, source: str | Path = "ca
                 if part.node_npus is not None and (part.node_npus > N or N % part.node_npus):
                     raise InputError(
                         src,
-                        f"{_part_label(cname, kind, i, part)}.node_npus",
+                        f"{part_label(cname, kind, i, part)}.node_npus",
                         f"a node of {part.node_npus} NPUs does not divide the cluster's {N:,} NPUs",
                         f"use a divisor of {N}",
                     )
     _check_fabrics(catalog, instance, src)
-    _check_option_count(catalog, instance, src)
-    _check_reachable(catalog, instance, src)
+    usable, notes = usable_catalog(catalog, instance, src)
+    _check_option_count(usable, instance, src)
+    return usable, notes
 
 
 MAX_OPTIONS = 20_000
@@ -316,14 +332,14 @@ def _check_option_count(catalog: Catalog, instance: Instance, src: str) -> None:
                 len(spec.placement) * len(spec.ratio_choices()) if spec is not None else 1
             )
             per_unit = max(1, len(pc.switches)) * max(1, fabric_choices)
-        parts = _parts(catalog, instance, d)
+        parts = dimension_parts(catalog, instance, d)
         count = sum(p.max_units for _, _, p in parts) * per_unit
         if count > MAX_OPTIONS:
             kind, i, part = max(parts, key=lambda e: e[2].max_units)
             key = "max_per_npu" if part.per == "NPU" else "max_per_node"
             raise InputError(
                 src,
-                f"{_part_label(dim.cost_class, kind, i, part)}.{key}",
+                f"{part_label(dim.cost_class, kind, i, part)}.{key}",
                 f"{part.max_units:,} units per {part.per} give dimension {d} {count:,} "
                 "options (one "
                 f"MILP binary each; at most {MAX_OPTIONS:,})",
@@ -354,211 +370,3 @@ def _check_fabrics(catalog: Catalog, instance: Instance, src: str) -> None:
                 "missing: optics are chosen by the length of each link level",
                 "add [classes.<class>.fabric] link_length_m = [NIC-leaf, leaf-spine, ...] in m",
             )
-
-
-def _parts(catalog: Catalog, instance: Instance, d: int) -> list[tuple[str, int, Part]]:
-    dim = instance.network.dims[d]
-    kind = "links" if dim.block in LINK_BLOCKS else "nics"
-    return [(kind, i, p) for i, p in enumerate(getattr(catalog.classes[dim.cost_class], kind))]
-
-
-def _range(part: Part) -> tuple[float, float]:
-    return part.bw_gbps(1), part.bw_gbps(part.max_units)
-
-
-def _reach(part: Part) -> str:
-    """``'name' 4 x 25 GB/s = 100``: the most a part gives (GB/s per NPU; per node of n when
-    shared)."""
-    return (f"'{part.name}' {part.max_units} x {part.unit_gbps:g} GB/s"
-            + (f" per node of {part.share}" if part.share > 1 else "") + f" = {_range(part)[1]:g}")
-
-
-def _units_for(part: Part, need_gbps: float) -> str:
-    key = "max_per_npu" if part.per == "NPU" else "max_per_node"
-    return f"'{part.name}' {key} >= {math.ceil(need_gbps * part.share / part.unit_gbps - 1e-9)}"
-
-
-def _check_served(catalog: Catalog, instance: Instance, src: str) -> None:
-    """Reject a network that no choice of parts can serve: a bound or a design constraint out of
-    reach of every part of the dimensions it involves (interval arithmetic over each dimension's
-    whole range, so the error is certain). The error names every part of the dimensions concerned
-    and what each reaches, not one of them."""
-    D = instance.network.n_dims
-    parts = [[p for _, _, p in _parts(catalog, instance, d)] for d in range(D)]
-    ranges = [(min(_range(p)[0] for p in ps), max(_range(p)[1] for p in ps)) for ps in parts]
-
-    def where(d: int) -> str:
-        return f"dimension {d} (class {instance.network.dims[d].cost_class})"
-
-    for d, ps in enumerate(parts):
-        if len(ps) < 2:
-            continue  # one part: the per-part check below names it
-        bound = instance.bounds_or_default[d]
-        if ranges[d][1] < bound.lower_gbps * (1 - 1e-9):
-            raise InputError(
-                src,
-                f"classes.{instance.network.dims[d].cost_class}",
-                f"no part serves {where(d)}: "
-                f"the bound bw[{d}] >= {bound.lower_gbps:g} needs {bound.lower_gbps:g} GB/s "
-                "per NPU, "
-                f"but its parts reach at most {', '.join(_reach(p) for p in ps)} GB/s per NPU",
-                "raise a unit limit "
-                f"({', '.join(_units_for(p, bound.lower_gbps) for p in ps)}), add a "
-                f"faster part, or lower the bound",
-            )
-        if bound.upper_gbps is not None and ranges[d][0] > bound.upper_gbps * (1 + 1e-9):
-            raise InputError(
-                src,
-                f"classes.{instance.network.dims[d].cost_class}",
-                f"no part serves {where(d)}: "
-                f"the bound bw[{d}] <= {bound.upper_gbps:g}, but one unit of its slowest "
-                "part gives "
-                f"{ranges[d][0]:g} GB/s per NPU",
-                "add a slower part, or raise the bound",
-            )
-    for con in instance.constraints:
-        a = con.coefficients
-        dims = [d for d in range(D) if a[d] != 0]
-        if len(dims) == 1 and len(parts[dims[0]]) < 2:
-            continue  # one part on one dimension: the per-part check names it
-        lhs_lo = sum(min(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in dims)
-        lhs_hi = sum(max(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in dims)
-        tol = 1e-9 * max(1.0, abs(con.rhs))
-        too_low = con.sense in (">=", "==") and lhs_hi < con.rhs - tol
-        too_high = con.sense in ("<=", "==") and lhs_lo > con.rhs + tol
-        if not (too_low or too_high):
-            continue
-        if len(dims) == 1:
-            d = dims[0]
-            field = f"classes.{instance.network.dims[d].cost_class}"
-            bound = con.rhs / a[d]
-            if too_low == (a[d] > 0):
-                raise InputError(
-                    src,
-                    field,
-                    f"no part serves {where(d)}: constraint '{con.text}' needs {bound:g} GB/s "
-                    "per NPU, but its parts reach at most "
-                    f"{', '.join(_reach(p) for p in parts[d])} GB/s "
-                    "per NPU",
-                    f"raise a unit limit ({', '.join(_units_for(p, bound) for p in parts[d])}),"
-                    " add a faster part, or relax the constraint",
-                )
-            raise InputError(
-                src,
-                field,
-                f"no part serves {where(d)}: constraint '{con.text}' allows at most {bound:g} "
-                f"GB/s per NPU, but one unit of its slowest part gives {ranges[d][0]:g}",
-                "add a slower part, or relax the constraint",
-            )
-        if too_low:
-            side = f"reaches at most {lhs_hi:g}"
-            each = "; ".join(
-                f"{where(d)}: at most {', '.join(_reach(p) for p in parts[d])} GB/s per NPU"
-                for d in dims
-            )
-            fix = (
-                "raise the unit limits (max_per_npu / max_per_node) or add faster parts, or "
-                "relax the constraint"
-            )
-        else:
-            side = f"is at least {lhs_lo:g}"
-            each = "; ".join(
-                f"{where(d)}: one unit gives at least {ranges[d][0]:g} GB/s per NPU" for d in dims
-            )
-            fix = "add slower parts, or relax the constraint"
-        raise InputError(
-            src,
-            "classes",
-            f"no choice of parts serves this network: the left-hand side of constraint "
-            f"'{con.text}' {side} with any of them ({each})",
-            fix,
-        )
-
-
-def _check_reachable(catalog: Catalog, instance: Instance, src: str) -> None:
-    """Reject a network that no choice of parts can serve (:func:`_check_served`, naming every part
-    concerned), then a part whose bandwidth range can never satisfy a bound or a design constraint,
-    whatever the other dimensions choose (interval arithmetic over their reachable ranges), while
-    other parts of its dimension can."""
-    _check_served(catalog, instance, src)
-    D = instance.network.n_dims
-    ranges = []
-    for d in range(D):
-        rs = [_range(p) for _, _, p in _parts(catalog, instance, d)]
-        ranges.append((min(r[0] for r in rs), max(r[1] for r in rs)))
-    for d in range(D):
-        cname = instance.network.dims[d].cost_class
-        bound = instance.bounds_or_default[d]
-        for kind, i, part in _parts(catalog, instance, d):
-            lo, hi = _range(part)
-            label = _part_label(cname, kind, i, part)
-            reach = (
-                f"{part.max_units} x {part.unit_gbps:g} GB/s"
-                + (f" per node of {part.share}" if part.share > 1 else "")
-                + f" = {hi:g} GB/s per NPU"
-            )
-            if hi < bound.lower_gbps * (1 - 1e-9):
-                raise InputError(
-                    src,
-                    label,
-                    f"reaches at most {reach} on dimension {d}, below the instance's "
-                    f"bound bw[{d}] >= {bound.lower_gbps:g}",
-                    _more_units(part, bound.lower_gbps),
-                )
-            if bound.upper_gbps is not None and lo > bound.upper_gbps * (1 + 1e-9):
-                raise InputError(
-                    src,
-                    label,
-                    f"one unit gives {lo:g} GB/s per NPU on dimension {d}, above the "
-                    f"instance's bound bw[{d}] <= {bound.upper_gbps:g}",
-                    "use a slower part or remove it",
-                )
-            for con in instance.constraints:
-                a = con.coefficients
-                others_lo = sum(
-                    min(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d
-                )
-                others_hi = sum(
-                    max(a[j] * ranges[j][0], a[j] * ranges[j][1]) for j in range(D) if j != d
-                )
-                lhs_lo = others_lo + min(a[d] * lo, a[d] * hi)
-                lhs_hi = others_hi + max(a[d] * lo, a[d] * hi)
-                tol = 1e-9 * max(1.0, abs(con.rhs))
-                too_low = con.sense in (">=", "==") and lhs_hi < con.rhs - tol
-                too_high = con.sense in ("<=", "==") and lhs_lo > con.rhs + tol
-                if not (too_low or too_high) or a[d] == 0:
-                    continue
-                alone = sum(1 for x in a if x != 0) == 1
-                if alone and too_low == (a[d] > 0):
-                    need = con.rhs / a[d]
-                    raise InputError(
-                        src,
-                        label,
-                        f"reaches at most {reach} on dimension {d}, but constraint "
-                        f"'{con.text}' needs {need:g}",
-                        _more_units(part, need),
-                    )
-                if alone:
-                    raise InputError(
-                        src,
-                        label,
-                        f"one unit gives {lo:g} GB/s per NPU on dimension {d}, but "
-                        f"constraint '{con.text}' allows at most {con.rhs / a[d]:g}",
-                        "use a slower part or remove it",
-                    )
-                side = f"reaches at most {lhs_hi:g}" if too_low else f"is at least {lhs_lo:g}"
-                raise InputError(
-                    src,
-                    label,
-                    f"with this part on dimension {d} ({lo:g} to {hi:g} GB/s per NPU) the "
-                    f"left-hand side of constraint '{con.text}' {side} whatever the other "
-                    "dimensions "
-                    "choose",
-                    "change the part's unit bandwidth or unit limit, or remove it",
-                )
-
-
-def _more_units(part: Part, need_gbps: float) -> str:
-    units = math.ceil(need_gbps * part.share / part.unit_gbps - 1e-9)
-    key = "max_per_npu" if part.per == "NPU" else "max_per_node"
-    return f"raise {key} to at least {units}, use a faster part, or remove it"

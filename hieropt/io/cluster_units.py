@@ -26,7 +26,8 @@ Each bound is far from any real part, so that a correct figure is never refused,
   is 0.5-10 years when divided by 12 (48 for 4 years) is months;
 - a NIC and the switch port it plugs into cost and draw alike (:data:`PORT_RATIO`); catalogs of
   hand-made examples use toy prices, so a catalog's parts are checked against each other, not
-  against absolute bounds.
+  against absolute bounds, and a catalog whose toy figures are meant that far apart says so with
+  ``check_units = false`` (named in the error's fix).
 """
 
 from __future__ import annotations
@@ -175,14 +176,19 @@ def _port(switch) -> tuple[float | None, float | None]:
     return usd or None, watts or None
 
 
+MEANT = "if {} is meant, write check_units = false at the top of the catalog"
+"""How a catalog states that figures refused as a unit slip are as meant (toy prices)."""
+
+
 def _slip(what: str, value: float, other: str, against: float, unit: str, wrong: str,
           fix: str) -> tuple[str, str] | None:
     """(problem, ``fix``) when ``value`` is :data:`PORT_RATIO` times below ``against``, else
-    None."""
+    None; the fix also says how to keep the figure if it is meant (:data:`MEANT`)."""
     if not value or value * PORT_RATIO >= against:
         return None
     return (f"{what} is {value:g} {unit}, {against / value:,.0f} x below {other} "
-            f"({against:,.4g} {unit}): looks like {wrong}", fix)
+            f"({against:,.4g} {unit}): looks like {wrong}",
+            f"{fix} ({MEANT.format(f'{value:g} {unit}')})")
 
 
 def _class_slip(pc) -> tuple[str, str, str] | None:
@@ -213,12 +219,15 @@ def _class_slip(pc) -> tuple[str, str, str] | None:
 
 def check_catalog_units(catalog: Catalog, src: str | Path) -> None:
     """Refuse a Switch class whose NIC and switch port differ in $ or W per port by more than
-    :data:`PORT_RATIO` (one of them is in $k or kW).
+    :data:`PORT_RATIO` (one of them is in $k or kW), unless the catalog says its figures are meant
+    (``check_units = false``).
 
     Raises:
-        InputError: ``src``, ``classes.<class>.<nics|switches>[i].<field>``, the unit it looks like
-            and the converted value.
+        InputError: ``src``, ``classes.<class>.<nics|switches>[i].<field>``, the unit it looks like,
+            the converted value and how to keep the figure if it is meant.
     """
+    if not catalog.check_units:
+        return
     for cname, pc in catalog.classes.items():
         found = _class_slip(pc)
         if found is not None:

@@ -395,7 +395,8 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
                 )
             wl = workload_entry(e["workload"], base, src)
             out.append(
-                (wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network), float(w))
+                (wl, *_mapping_or_derived(e.get("mapping"), wl, base, src, network,
+                                          _stages(data)), float(w))
             )
         # (shares normalised to sum 1)
         total = sum(w for *_, w in out) if key == "hours_share" else 1.0
@@ -405,7 +406,18 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
             src, "workload", "missing", "name the workload file or inline it (or use [[workloads]])"
         )
     wl = workload_entry(data["workload"], base, src)
-    return [(wl, *_mapping_or_derived(data.get("mapping"), wl, base, src, network), 1.0)]
+    return [(wl, *_mapping_or_derived(data.get("mapping"), wl, base, src, network,
+                                      _stages(data)), 1.0)]
+
+
+def _stages(data: dict[str, Any]) -> int:
+    """The pipeline loop's stage count as the file gives it (a derived mapping is one stage's), 1
+    for another loop or a count the instance's checks will refuse."""
+    pipeline = data.get("pipeline")
+    if data.get("training_loop") != "pipeline" or not isinstance(pipeline, dict):
+        return 1
+    stages = pipeline.get("stages")
+    return stages if type(stages) is int and stages >= 2 else 1
 
 
 def hours_key(entries: list[dict[str, Any]], i: int, src: str) -> str:
@@ -424,15 +436,16 @@ def hours_key(entries: list[dict[str, Any]], i: int, src: str) -> str:
 
 
 def _mapping_or_derived(value: Any, workload: Workload, base: Path, src: str,
-                        network: Network) -> tuple[Mapping, str | None]:
-    """The given mapping, or the one the workload header implies with a note saying so."""
+                        network: Network, stages: int = 1) -> tuple[Mapping, str | None]:
+    """The given mapping, or the one the workload header implies with a note saying so (on one of
+    ``stages`` pipeline stages: :func:`hieropt.model.mapping.derive_mapping`)."""
     if value is not None:
         from .mapping_entry import mapping_entry
 
         return mapping_entry(value, workload, base, src, network), None
     from ..model.mapping import derive_mapping
 
-    mapping, why = derive_mapping(workload, network, src)
+    mapping, why = derive_mapping(workload, network, src, stages)
     return mapping, f"mapping of {workload.name} derived from its header: {why}"
 
 

@@ -10,8 +10,10 @@ Both thresholds are far from any real run, so that a correct row is never refuse
   ``2400 / 8 = 300`` GB/s. Checked only for an NPU named by a catalog entry (``accelerator``).
 - the outermost dimension of a run that spans two or more dimensions is its scale-out network:
   a bandwidth there above :data:`SCALEOUT_GBPS` (two of the fastest NICs the project's catalogs
-  know per NPU) and below the accelerator's scale-up bandwidth (an outer NVLink tier runs at
-  that) looks like Gb/s: ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s.
+  know per NPU) and other than the accelerator's scale-up bandwidth (an outer NVLink tier runs at
+  that; no network beyond it is faster than the NPU's own scale-up links) looks like Gb/s:
+  ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s, and ``800`` for an H100's
+  800 Gb/s (above its 450 GB/s NVLink) is ``100`` GB/s.
 - a measured iteration time below 1 / :data:`SPEED_FACTOR` of the time the model's FLOPs take at
   the NPUs' peak (:func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
   ``peak_tflops``): no run sustains more than the peak, and real runs sustain 30-60 % of it) looks
@@ -71,7 +73,7 @@ def check_bandwidths(
 ) -> None:
     """Refuse a dimension bandwidth above :data:`BANDWIDTH_FACTOR` x ``scaleup`` (GB/s per NPU per
     direction; None: not checked), and an outermost dimension of two or more above
-    :data:`SCALEOUT_GBPS` and below ``scaleup`` (a NIC's Gb/s).
+    :data:`SCALEOUT_GBPS` other than ``scaleup`` (a NIC's Gb/s).
 
     Raises:
         InputError: ``where: bw_gbps``, the dimension, the figure / 8 and the fix.
@@ -93,10 +95,10 @@ def check_bandwidths(
 
 
 def _check_scaleout(bw_gbps: tuple[float, ...], scaleup: float, where: str) -> None:
-    """Refuse an outermost (scale-out) dimension of two or more above :data:`SCALEOUT_GBPS` and
-    below ``scaleup`` (module docstring)."""
+    """Refuse an outermost (scale-out) dimension of two or more above :data:`SCALEOUT_GBPS` other
+    than ``scaleup`` (module docstring)."""
     b = bw_gbps[-1]
-    if len(bw_gbps) < 2 or not SCALEOUT_GBPS < b < scaleup:
+    if len(bw_gbps) < 2 or b <= SCALEOUT_GBPS or abs(b - scaleup) <= 1e-9 * scaleup:
         return
     i = len(bw_gbps) - 1
     raise InputError(

@@ -238,7 +238,9 @@ class PartClass(Frozen):
                     f"NIC '{nic.name}': gbps = {nic.gbps:g} GB/s per direction is a "
                     f"{nic.gbps * 8 / 1000:g} Tb/s NIC, and {nic.gbps:g} is a NIC's rating "
                     "in Gb/s; fix: "
-                    f"write gbit_per_s = {nic.gbps:g} (or gbps = {nic.gbps / 8:g})"
+                    f"write gbit_per_s = {nic.gbps:g} (or gbps = {nic.gbps / 8:g}); if a "
+                    f"{nic.gbps * 8 / 1000:g} Tb/s NIC is meant, write gbit_per_s = "
+                    f"{nic.gbps * 8:g}"
                 )
         return self
 
@@ -246,11 +248,15 @@ class PartClass(Frozen):
 class Catalog(Frozen):
     """A parts catalog: cost class name -> :class:`PartClass`. Prices in $, power in W, bandwidths
     in GB/s per direction; ``sources`` by key; ``require_sources``: every price must name its
-    source."""
+    source; ``check_units``: refuse a NIC and a switch port 300 x apart in $ or W as a unit slip
+    (false for toy prices meant that way)."""
 
     name: str = "catalog"
     description: str = ""
     require_sources: bool = False
+    check_units: bool = True
+    """False: the NIC and switch-port $ and W are as meant, however far apart (toy prices); the
+    unit-slip check of :func:`hieropt.io.cluster_units.check_catalog_units` is skipped."""
     sources: dict[str, Source] = Field(default_factory=dict)
     classes: dict[str, PartClass] = Field(min_length=1)
 

@@ -85,14 +85,45 @@ def _plan_mapping(workload: Workload, network: Network, source: str) -> tuple[Ma
     ), f"the plan's groups placed on the lowest dimensions first: {text}"
 
 
-def derive_mapping(workload: Workload, network: Network, source: str) -> tuple[Mapping, str]:
+def stage_network(network: Network, stages: int, source: str) -> Network:
+    """The part of ``network`` one of ``stages`` pipeline stages holds: its lowest dimensions with
+    N / ``stages`` NPUs (whole dimensions, then a divisor of the next; a dimension the stage does
+    not reach keeps 1 NPU), the stages taking the rest (the pipeline loop's workload and mapping
+    are one stage's). ``stages`` = 1: ``network`` itself.
+
+    Raises:
+        InputError: ``pipeline.stages`` does not split the network that way (e.g. 3 stages of 4,096
+            NPUs), naming the fix.
+    """
+    if stages == 1:
+        return network
+    N = network.npus_total
+    shape = " x ".join(str(d.npus) for d in network.dims)
+    why = InputError(source, "pipeline.stages",
+                     f"{stages} stages do not split the {shape} network's {N:,} NPUs into equal "
+                     "stages on its outermost dimensions (the mapping is derived for one stage)",
+                     "give a stage count that does, or the mapping (one stage's groups)")
+    if N % stages:
+        raise why
+    try:
+        sizes = lowest_dims_group(network, N // stages, source)
+    except InputError:
+        raise why from None
+    return network.model_copy(update={"dims": tuple(
+        d.model_copy(update={"npus": n}) for d, n in zip(network.dims, sizes, strict=True))})
+
+
+def derive_mapping(workload: Workload, network: Network, source: str,
+                   stages: int = 1) -> tuple[Mapping, str]:
     """The mapping implied by the workload's header policy, and a one-line explanation of it.
+    ``stages``: the pipeline loop's stage count, whose workload is one stage: the mapping is then
+    derived on one stage's NPUs (:func:`stage_network`), not the whole network's.
 
     Raises:
         InputError: no header, HYBRID_CUSTOMIZED, a group size that does not fit the network, a
-            SimAI header's pp or ep (the rule has no place for them), or a mapping the workload
-            cannot run on (``Workload.mapping_mismatch``: a GPT-3 model generated for dp = 256 on a
-            network of 32 NPUs).
+            SimAI header's pp or ep (the rule has no place for them), stages that do not split the
+            network, or a mapping the workload cannot run on (``Workload.mapping_mismatch``: a
+            GPT-3 model generated for dp = 256 on a network of 32 NPUs).
     """
     h = workload.header
     if h is not None and not workload.named_groups and ((h.pp or 1) > 1 or (h.ep or 1) > 1):
@@ -105,18 +136,20 @@ def derive_mapping(workload: Workload, network: Network, source: str) -> tuple[M
             "data parallelism on all the rest",
             "give the mapping (each phase's group on every dimension)",
         )
-    m, why = _derived(workload, network, source)
+    stage = stage_network(network, stages, source)
+    m, why = _derived(workload, stage, source)
     wrong = workload.mapping_mismatch(
-        {p: m.group(p) for p in PHASES}, " (a mapping, or a network of another size)"
+        {p: m.group(p) for p in PHASES}, " (a mapping, or a network of another size)",
+        npus=stage.npus_total,
     )
+    where = (f"this network of {network.npus_total} NPUs" if stages == 1 else
+             f"one of the {stages} pipeline stages of this network ({stage.npus_total} of its "
+             f"{network.npus_total} NPUs)")
     if wrong:
-        raise InputError(
-            source,
-            "mapping",
-            f"none given; derived from the header on this network of "
-            f"{network.npus_total} NPUs, {wrong[0]}",
-            wrong[1],
-        )
+        raise InputError(source, "mapping", f"none given; derived from the header on {where}, "
+                         f"{wrong[0]}", wrong[1])
+    if stages > 1:
+        why = f"one pipeline stage's {stage.npus_total} NPUs: {why}"
     return m, why
 
 

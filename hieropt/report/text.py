@@ -132,11 +132,11 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
     # (the $ of one training run, or of one iteration without a token budget)
     if sol.objective == "min_run_cost":
         per = sol.extra.get("run_cost_per", "run")
+        fixed = ("the cluster's rate alone" if "fixed_cost_usd" not in sol.extra else
+                 f"fixed cost ${sol.extra['fixed_cost_usd']:,.0f} in network-capex dollars")
         lines.append(
             f"objective min_run_cost: ${sol.objective_value:,.0f} per {per}; proven lower bound "
-            f"${sol.objective_bound:,.0f} (fixed cost "
-            f"${sol.extra.get('fixed_cost_usd', 0):,.0f} in "
-            "network-capex dollars)"
+            f"${sol.objective_bound:,.0f} ({fixed})"
         )
     elif sol.objective != "performance":
         unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)"}[

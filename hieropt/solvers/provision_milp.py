@@ -119,7 +119,8 @@ class ProvisionSolver:
 
 
 def catalog_for(catalog: Catalog | str | Path, instance: Instance) -> Catalog:
-    """``catalog``, read from its file when it is a path, checked against ``instance``.
+    """``catalog``, read from its file when it is a path, checked against ``instance``, without the
+    parts no design of ``instance`` can use (:func:`hieropt.io.catalog.check_catalog`).
 
     Raises:
         InputError: a bad catalog file or a catalog that does not fit the instance's network.
@@ -128,8 +129,7 @@ def catalog_for(catalog: Catalog | str | Path, instance: Instance) -> Catalog:
 
     if isinstance(catalog, str | Path):
         return read_catalog(catalog, instance)
-    check_catalog(catalog, instance, "catalog")
-    return catalog
+    return check_catalog(catalog, instance, "catalog")
 
 
 def options_milp(instance: Instance, tm: TimeModel, options: list[list[Option]],

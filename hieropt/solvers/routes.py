@@ -364,15 +364,29 @@ NS_PER_HOUR = 3.6e12
 @dataclass(frozen=True)
 class RunCostTerms:
     """The objective's parts: ``fixed_usd`` A ($), ``usd_per_ns_usd`` the factor I / (3.6e12 H) that
-    turns T x (A + C) (ns x $) into $ of a run, and ``per`` (``"run"`` or ``"iteration"``)."""
+    turns T x (A + C) (ns x $) into $ of a run, and ``per`` (``"run"`` or ``"iteration"``).
+
+    A cluster priced by ``usd_per_npu_hour`` alone (no ``amortisation_years``: rented, the network
+    has no capex of its own to pay off) has ``usd_per_ns_usd`` 0 and A infinite: its run costs
+    ``usd_per_ns`` = I x N x rate / 3.6e12 $ per ns of T, whatever the network costs
+    (:attr:`rented`)."""
 
     fixed_usd: float
     usd_per_ns_usd: float
     per: str
+    usd_per_ns: float = 0.0
+
+    @property
+    def rented(self) -> bool:
+        """Whether the run's cost is T x ``usd_per_ns`` alone (the network's price does not enter
+        it)."""
+        return self.usd_per_ns_usd == 0
 
     def value(self, iteration_time_ns: float, network_cost_usd: float) -> float:
         """$ per run (or per iteration) of a design of time ``iteration_time_ns`` (ns) and network
         cost ``network_cost_usd`` ($)."""
+        if self.rented:
+            return self.usd_per_ns * iteration_time_ns
         return self.usd_per_ns_usd * iteration_time_ns * (self.fixed_usd + network_cost_usd)
 
 
@@ -381,9 +395,9 @@ def run_cost_terms(instance: Instance) -> RunCostTerms:
     :func:`terms_of`).
 
     Raises:
-        InputError: no ``[cluster]``, or one without a cost rate or without ``amortisation_years``
-            (the network's capex then has no rate, and the optimum would be the fastest network at
-            any price).
+        InputError: no ``[cluster]``, or one without a cost rate: neither ``usd_per_npu_hour`` nor
+            ``accelerator_usd`` with ``amortisation_years`` (capex needs the years it is paid
+            over), or a rate of $0 per hour.
     """
     if len(instance.jobs) > 1:
         raise InputError("objective", None, "min_run_cost prices one training run, and several "
@@ -404,22 +418,65 @@ def terms_of(cluster: Cluster | None, npus: int, tokens: float | None,
     Raises:
         InputError: as :func:`run_cost_terms`.
     """
-    fix = ("add [cluster] with accelerator_usd (or usd_per_npu_hour), amortisation_years and the "
-           "other figures you have (see docs/buyer.md)")
+    fix = ("add [cluster] with usd_per_npu_hour (a rented cluster), or accelerator_usd with "
+           "amortisation_years, and the other figures you have (see docs/buyer.md)")
     if cluster is None:
         raise InputError("cluster", None, "objective min_run_cost needs the cluster's cost: no "
                          "[cluster] section", fix)
     rate = cost_rate(cluster, npus)
-    if rate is None or rate.per_network_usd <= 0:
-        raise InputError("cluster", "amortisation_years" if rate is not None else "accelerator_usd",
-                         "objective min_run_cost needs a cost rate: accelerator_usd (or "
-                         "usd_per_npu_hour) and amortisation_years (the network's capex per hour)",
-                         fix)
+    if rate is None:
+        field = "amortisation_years" if cluster.accelerator_usd is not None else "accelerator_usd"
+        raise InputError("cluster", field, "objective min_run_cost needs a cost rate: "
+                         "usd_per_npu_hour, or accelerator_usd with amortisation_years (the years "
+                         "its capex is paid over)", fix)
+    if rate.usd_per_h(0.0) <= 0 and rate.per_network_usd <= 0:
+        raise InputError("cluster", "usd_per_npu_hour", "$0 per NPU-hour and no "
+                         "amortisation_years: every design's run would cost $0",
+                         "give the cluster's $ per NPU-hour, or amortisation_years to pay off the "
+                         "network's capex")
     if tokens is not None and tokens_per_iteration is not None:
         iterations, per = tokens / tokens_per_iteration, "run"
     else:
         iterations, per = 1.0, "iteration"
-    return RunCostTerms(rate.fixed_usd, iterations * rate.per_network_usd / NS_PER_HOUR, per)
+    return RunCostTerms(rate.fixed_usd, iterations * rate.per_network_usd / NS_PER_HOUR, per,
+                        iterations * rate.fixed_usd_per_h / NS_PER_HOUR)
+
+
+RENTED_NOTE = ("the cluster is priced by usd_per_npu_hour alone (no amortisation_years): the "
+               "network comes with the hours, its price does not enter the $ per run, so the "
+               "cheapest run is the fastest design (give amortisation_years to pay off the "
+               "network's capex on top)")
+"""The note of a min_run_cost answer on a rented cluster (:attr:`RunCostTerms.rented`)."""
+
+
+def is_rented_run_cost(case: Case) -> bool:
+    """Whether ``case`` is ``min_run_cost`` on a cluster priced by ``usd_per_npu_hour`` alone."""
+    c = case.instance.cluster
+    return (case.objective == "min_run_cost" and c is not None
+            and c.usd_per_npu_hour is not None and c.amortisation_years is None)
+
+
+def rented_run_cost(case: Case) -> Solution:
+    """Route ``rented_run_cost``: ``min_run_cost`` on a rented cluster
+    (:attr:`RunCostTerms.rented`): a run of I iterations costs I x T(B) x N x rate / 3.6e12 $, a
+    constant times T(B), so its optimum is the fastest design within the constraints, the budget
+    and the time target (:func:`hieropt.solvers.procurement.fastest_once`), its value and bound
+    that factor times the fastest time's.
+
+    Raises:
+        InputError: several workloads, or a rate of $0 (:func:`run_cost_terms`).
+        NoSolutionError: infeasible; unbounded (no upper limit on bandwidth: the fastest network
+            has none).
+    """
+    inst, counts = case.instance, Counts()
+    terms = run_cost_terms(inst)
+    res, _ = fastest_once(inst, case.tm, case.rel_gap, case.time_limit_s, counts)
+    rate = terms.usd_per_ns
+    res = replace(res, upper=res.upper * rate, lower=res.lower * rate)
+    sol = verified(inst, case.tm, counts, res, "min_run_cost", case.start,
+                   {"run_cost_per": terms.per, "usd_per_ns": rate},
+                   method="the fastest design (cutting planes), priced by the cluster's rate")
+    return replace(sol, notes=sol.notes + (RENTED_NOTE,))
 
 
 ROUTES: tuple[Route, ...] = (
@@ -431,6 +488,7 @@ ROUTES: tuple[Route, ...] = (
     Route("cheapest_meeting_target", lambda c: c.objective == "min_cost"
           and c.instance.max_regret is None, cheapest_meeting_target),
     Route("time_cost_product", lambda c: c.objective == "performance_per_cost", time_cost_product),
+    Route("rented_run_cost", is_rented_run_cost, rented_run_cost),
     Route("run_cost", lambda c: c.objective == "min_run_cost", time_cost_product))
 """The objective routes, walked in this order: the portfolio objectives first (they take
 ``min_cost`` with ``max_regret``), the single-term LP before the general performance route it may

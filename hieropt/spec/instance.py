@@ -202,8 +202,9 @@ class Instance(Frozen):
         exact = self.training_loop != "pipeline"  # (its mapping is one stage's)
         if exact:
             check_npus(self.workload, self.network.npus_total)
-        if passed.get(key := (Same(self.mapping), Same(self.workload), mode)) is None:
-            check_job(self.workload, self.mapping, "mapping", mode)  # (not the network's)
+        npus = self._job_npus(exact)
+        if passed.get(key := (Same(self.mapping), Same(self.workload), mode, npus)) is None:
+            check_job(self.workload, self.mapping, "mapping", mode, npus)  # (not the network's)
             passed.put(key, True)
         if passed.get(
             key := (Same(self.mapping), Same(self.workload), Same(self.network), exact)
@@ -215,7 +216,7 @@ class Instance(Frozen):
             check_mapping(job.mapping, self.network, label)
             if exact:
                 check_npus(job.workload, self.network.npus_total)
-            check_job(job.workload, job.mapping, label, self.dimension_mode)
+            check_job(job.workload, job.mapping, label, self.dimension_mode, npus)
             check_tiling(job.workload, job.mapping, self.network, label, exact)
         self._check_schedule(D)
         self._check_prices()
@@ -233,6 +234,16 @@ class Instance(Frozen):
             )
         check_design(self.constraints, self.bounds)
         return self
+
+    def _job_npus(self, exact: bool) -> int | None:
+        """The NPUs a job's degrees must multiply to: the network's, or under the pipeline loop
+        one stage's (None when the stage count does not divide the network: refused by
+        :meth:`_check_schedule`)."""
+        N = self.network.npus_total
+        if exact:
+            return N
+        stages = self.pipeline.stages if self.pipeline is not None else 0
+        return N // stages if stages and N % stages == 0 else None
 
     def _check_schedule(self, D: int) -> None:
         """The pipeline and step loops come with their sections ([pipeline], [step]) and only they

@@ -121,11 +121,14 @@ _HEADER_GROUPS = (("tp", "model_parallel_npu_group"), ("pp", "pp"), ("ep", "ep")
 and ``ep``)."""
 
 
-def check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> None:
+def check_job(workload: Workload, mapping: Mapping, label: str, mode: str,
+              npus: int | None = None) -> None:
     """The named groups the workload uses exist, fit its header, and its point-to-point sends cross
     one dimension in sequential mode; a transformer header's model-parallel size and a generator's
     degrees (``group_npus``, e.g. dp) match the groups they are given; every further stage
-    (``more_stages``) likewise.
+    (``more_stages``) likewise. ``npus``: the NPUs the workload's degrees must multiply to (the
+    network's, or one pipeline stage's), so that a fix is offered only when it meets that too
+    (:meth:`~hieropt.spec.Workload.mapping_mismatch`).
 
     Raises:
         ValueError: ``"<label>.<group>: <problem>; fix: <fix>"``.
@@ -175,7 +178,8 @@ def check_job(workload: Workload, mapping: Mapping, label: str, mode: str) -> No
                     f"{workload.name}'s header says model_parallel_NPU_group = {mp}; fix: give the "
                     f"forward (and input_grad) group {mp} NPUs"
                 )
-    if wrong := workload.mapping_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups):
+    if wrong := workload.mapping_mismatch({p: mapping.group(p) for p in PHASES} | mapping.groups,
+                                          npus=npus):
         raise ValueError(f"{label}.{wrong[0]}; fix: {wrong[1]}")
     # (a group with an algorithm: the sends' max)
     if mode == "sequential" and not workload.group_algorithms:
@@ -271,7 +275,9 @@ def check_stages(workload: Workload, stages: int, npus: int) -> None:
     (:attr:`~hieropt.spec.Workload.stated_degrees`): the workload is one stage for one micro-batch
     and the network holds every stage (its cost is N x the per-NPU price; the stages exchange
     activations over ``p2p_dim``), so one stage's NPUs x ``stages`` must be the network's ``npus``.
-    A workload that states no degree is not checked.
+    A workload that states no degree is not checked. The fix names the dp that fits and the mapping
+    groups that run on it (the mapping is one stage's), so that following it passes
+    :func:`check_job` too.
 
     Raises:
         ValueError: ``"pipeline.stages: <problem>; fix: <fix>"``.
@@ -287,11 +293,16 @@ def check_stages(workload: Workload, stages: int, npus: int) -> None:
     if npus % stages == 0:
         want = npus // stages
         names = " x ".join(k for k, _ in degrees)
-        fix = (
-            f"size the workload for one stage of {npus} / {stages} = {want} NPUs ({names} = "
-            f"{want}, not "
-            f"{per_stage}), or " + fix
-        )
+        size = (f"size the workload for one stage of {npus} / {stages} = {want} NPUs ({names} = "
+                f"{want}, not {per_stage})")
+        dp = dict(degrees).get("dp")
+        if dp is not None and (want * dp) % per_stage == 0:
+            new = want * dp // per_stage
+            groups = [k for k, p, _ in workload.group_npus if p == "dp"]
+            size = (f"set dp = {new} in the workload model ({names} = {want} NPUs, one stage of "
+                    f"{npus} / {stages})" + "".join(f" and give the {k} group {new} NPUs"
+                                                    for k in groups))
+        fix = f"{size}, or {fix}"
     raise ValueError(
         f"pipeline.stages: {stages} stages of the workload {workload.name} ({what} = "
         f"{per_stage} NPUs "

@@ -369,7 +369,7 @@ class Workload(Frozen):
         return table
 
     def mapping_mismatch(
-        self, sizes: dict[str, tuple[int, ...]], how: str = ""
+        self, sizes: dict[str, tuple[int, ...]], how: str = "", npus: int | None = None
     ) -> tuple[str, str] | None:
         """The first reason the group sizes ``sizes`` (phase or named group -> NPUs on each
         dimension, e.g. a mapping's ``weight_grad = (1, 2, 4, 16)``) cannot state this workload, as
@@ -381,23 +381,44 @@ class Workload(Frozen):
         - an entry of :attr:`group_npus` whose phase or named group ``sizes`` gives another NPU
           count: ``("weight_grad: [1, 2, 4, 16] has 128 NPUs but ...", "give the weight_grad group
           256 NPUs, ...")`` (``how``: how to give it, added to the fix).
+
+        ``npus``: the NPUs the stated degrees (:attr:`stated_degrees`) must multiply to (the
+        network's, or one pipeline stage's; None: not known). The fix then offers only what meets
+        it too (:meth:`_degree_fix`), so that following it does not trade this error for the
+        network's or the stages' check, whose fix would point back here.
         """
         # (not the method's name)
         mixed = self.memo("_mixed_scopes_of", (self.layers,), self._mixed_scopes)
         if mixed is not None:
             return mixed
-        for key, param, npus in self.group_npus:
+        for key, param, want in self.group_npus:
             got = sizes.get(key)  # (a named group the mapping lacks is reported by the instance)
-            if got is not None and (n := math.prod(got)) != npus:
+            if got is not None and (n := math.prod(got)) != want:
                 where = key if key in PHASES else f"groups.{key}"
                 return (
                     f"{where}: {list(got)} has {n} NPUs but the workload {self.name} was "
                     "generated for "
-                    f"{param} = {npus} (its {key} collectives run over {npus} NPUs)",
-                    f"give the {key} group {npus} NPUs{how}, or set {param} = {n} in the "
-                    "workload model",
+                    f"{param} = {want} (its {key} collectives run over {want} NPUs)",
+                    self._degree_fix(key, param, want, n, how, npus),
                 )
         return None
+
+    def _degree_fix(self, key: str, param: str, want: int, got: int, how: str,
+                    npus: int | None) -> str:
+        """The fix of a group of ``got`` NPUs for the degree ``param`` = ``want``: give the group
+        ``want`` NPUs, or set ``param`` = ``got``; only the one that keeps the stated degrees'
+        product at ``npus`` when exactly one does (both when ``npus`` or the degree is not
+        known)."""
+        give = f"give the {key} group {want} NPUs{how}"
+        change = f"set {param} = {got} in the workload model"
+        stated = dict(self.stated_degrees)
+        if npus is None or param not in stated:
+            return f"{give}, or {change}"
+        keeps = math.prod(stated.values()) == npus
+        changed = math.prod({**stated, param: got}.values()) == npus
+        if keeps != changed:
+            return give if keeps else change
+        return f"{give}, or {change}"
 
     def _mixed_scopes(self) -> tuple[str, str] | None:
         if not isinstance(self.layers, LayerTable) and not any(

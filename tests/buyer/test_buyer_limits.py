@@ -248,6 +248,10 @@ def test_a_nic_rated_in_gbit_written_as_gbps_is_refused(tmp_path):
         read_catalog(cat)
     msg = str(e.value)
     assert "6.4 Tb/s NIC" in msg and "gbit_per_s = 800" in msg and "gbps = 100" in msg
+    # a 6.4 Tb/s NIC that is meant is written in Gb/s and loads
+    assert msg.endswith("if a 6.4 Tb/s NIC is meant, write gbit_per_s = 6400")
+    cat.write_text(text.replace("gbit_per_s = 800", "gbit_per_s = 6400", 1))
+    assert read_catalog(cat).classes["ScaleOut"].nics[1].unit_gbps == 800.0
 
 
 @pytest.mark.parametrize("command", ["solve", "codesign"])

@@ -4,6 +4,7 @@ file, the field and the converted value (exit 2); the shipped figures load uncha
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import hieropt
 from hieropt.errors import InputError
 from hieropt.io.cluster_units import CLUSTER_RANGES, unit_problem
+from hieropt.model.catalog import Catalog
 from tests.cli.util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -128,13 +130,16 @@ watts = 2000
 @pytest.mark.parametrize(("old", "new", "field", "words"), [
     ("usd = 1500,", "usd = 1.5,", "nics[0].usd",
      "NIC 'nic-400G' is 1.5 $, 2,083 x below a port of switch 'sw-64x800G' (3,125 $): looks like "
-     "thousands of $; fix: give dollars, e.g. 1500"),
+     "thousands of $; fix: give dollars, e.g. 1500 (if 1.5 $ is meant, write check_units = "
+     "false at the top of the catalog)"),
     ("watts = 2000", "watts = 2", "switches[0].watts",
      "a port of switch 'sw-64x800G' is 0.03125 W, 800 x below NIC 'nic-400G' (25 W): looks like "
-     "kW; fix: give watts in W, e.g. 2000"),
+     "kW; fix: give watts in W, e.g. 2000 (if 0.03125 W is meant, write check_units = false "
+     "at the top of the catalog)"),
     ("usd = 1500,", "usd = 1500e3,", "switches[0].usd_per_switch",
      "a port of switch 'sw-64x800G' is 3125 $, 480 x below NIC 'nic-400G' (1.5e+06 $): looks "
-     "like thousands of $; fix: give usd_per_switch in $, e.g. 200e6"),
+     "like thousands of $; fix: give usd_per_switch in $, e.g. 200e6 (if 3125 $ is meant, "
+     "write check_units = false at the top of the catalog)"),
 ])
 def test_a_catalog_part_in_the_wrong_unit_is_refused(tmp_path, old, new, field, words):
     """A NIC and a port of the switch it plugs into cost and draw alike (within 2-4 x in the
@@ -146,3 +151,43 @@ def test_a_catalog_part_in_the_wrong_unit_is_refused(tmp_path, old, new, field, 
     with pytest.raises(InputError) as e:
         hieropt.load_catalog(path)
     assert e.value.one_line() == f"{path}: classes.RoCE.{field}: {words}"
+    # the figure as meant: the catalog says so, and it loads with it
+    text = "check_units = false\n" + CATALOG.replace(old, new)
+    path.write_text(text)
+    assert hieropt.load_catalog(path) == Catalog(**tomllib.loads(text))
+
+
+TOY = """\
+check_units = false
+[classes.In]
+links = [{ name = "l", gbps = 50, usd = 10, max_per_npu = 1 }]
+[classes.Out]
+nics = [{ name = "nic100", gbit_per_s = 100, usd = 1, max_per_npu = 2 }]
+switches = [{ name = "sw8", radix = 8, usd_per_port = 500 }]
+"""
+"""Toy prices: a $1 NIC and a $500 switch port, 500 x apart, meant that way."""
+
+
+def test_toy_prices_meant_far_apart_are_provisioned_as_given(tmp_path: Path):
+    """Ring 2 x Switch 8 (16 NPUs, 2 switch groups of 8), bw[1] >= 25: 2 NICs of 100 Gb/s per
+    NPU (32 NICs, 16 ports per group, radix 8: 4 leaves + 2 spines per group, 12 switches) and one
+    50 GB/s link port per NPU: 16 x $10 + 32 x $1 + 12 x 8 ports x $500 = $48,192. Without
+    ``check_units = false`` the catalog is refused, the fix naming the key."""
+    from tests.provision.util import load
+
+    dims = [("Ring", 2, "In"), ("Switch", 8, "Out")]
+    mapping = {"forward": [2, 1], "input_grad": [1, 1], "weight_grad": [1, 8]}
+    layers = [(1e6, "ALLREDUCE", 1e9, 0, "NONE", 0, 0, "ALLREDUCE", 1e9)]
+    inst, path = load(tmp_path, dims, mapping, layers, TOY, constraints=["bw[1] >= 25"])
+    p = hieropt.provision(inst, path)
+    assert [(o.part.name, o.units_total) for o in p.design] == [("l", 16), ("nic100", 32)]
+    assert p.design[1].switches == 12
+    assert p.network_cost_usd == 16 * 10 + 32 * 1 + 12 * 8 * 500 == 48_192
+    path.write_text(TOY.replace("check_units = false\n", ""))
+    with pytest.raises(InputError) as e:
+        hieropt.provision(inst, path)
+    assert e.value.one_line() == (
+        f"{path}: classes.Out.nics[0].usd: NIC 'nic100' is 1 $, 500 x below a port of switch "
+        "'sw8' (500 $): looks like thousands of $; fix: give dollars, e.g. 1000 (if 1 $ is "
+        "meant, write check_units = false at the top of the catalog)"
+    )

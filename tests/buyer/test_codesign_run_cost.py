@@ -67,6 +67,26 @@ def test_pruned_search_equals_brute_force(tmp_path, usd):
     assert run.run_cost_usd == pytest.approx(pruned.best.objective_value, rel=1e-9)
 
 
+@pytest.mark.heavy
+def test_a_rented_cluster_space(tmp_path):
+    """A space priced by usd_per_npu_hour alone ($2 per NPU-hour, no amortisation_years): the
+    pruned search returns the brute force's best, whose $ per run is 300e9 / 3,145,728 iterations
+    x T x 4,096 NPUs x $2 / 3.6e12 (the network's price does not enter)."""
+    path = _space(tmp_path, "[cluster]\nusd_per_npu_hour = 2.0\n")
+    pruned = hieropt.codesign(path, workers=1)
+    rows: list[dict] = []
+    brute = hieropt.codesign(path, workers=1, prune=False, on_row=rows.append)
+    assert brute.solved == len(rows) == 12
+    best = min((r for r in rows if r["status"] == "optimal"), key=lambda r: r["objective_value"])
+    assert pruned.best.id == best["id"]
+    for r in rows:
+        assert r["lower_bound"] <= r["objective_value"] * (1 + 1e-9)
+        assert r["objective_value"] == pytest.approx(
+            300e9 / 3_145_728 * r["iteration_time_ns"] * 4096 * 2.0 / 3.6e12, rel=1e-9)
+    assert codesign_run(pruned).run_cost_usd == pytest.approx(pruned.best.objective_value,
+                                                              rel=1e-9)
+
+
 def test_min_run_cost_space_needs_a_cluster(tmp_path):
     with pytest.raises(InputError, match="cluster"):
         hieropt.load_codesign(_space(tmp_path, ""))

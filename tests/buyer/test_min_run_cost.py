@@ -146,13 +146,56 @@ def test_value_is_the_run_figures_dollars_per_run():
 def test_min_run_cost_needs_a_cluster():
     with pytest.raises(InputError, match="no \\[cluster\\] section"):
         hieropt.solve(hieropt.load_instance(NVL), objective="min_run_cost")
-    with pytest.raises(InputError, match="amortisation_years"):
-        hieropt.solve(
-            hieropt.load_instance(NVL).model_copy(
-                update={"cluster": Cluster(usd_per_npu_hour=2.0)}
-            ),
-            objective="min_run_cost",
-        )
+    nvl = hieropt.load_instance(NVL)
+    # capex needs the years it is paid over; a rate of $0 makes every run free
+    for cluster, words in (
+        (Cluster(accelerator_usd=30000.0),
+         "cluster: amortisation_years: objective min_run_cost needs a cost rate: "
+         "usd_per_npu_hour, or accelerator_usd with amortisation_years (the years its capex is "
+         "paid over)"),
+        (Cluster(usd_per_npu_hour=0.0),
+         "cluster: usd_per_npu_hour: $0 per NPU-hour and no amortisation_years: every design's "
+         "run would cost $0; fix: give the cluster's $ per NPU-hour, or amortisation_years to pay "
+         "off the network's capex"),
+    ):
+        with pytest.raises(InputError) as e:
+            hieropt.solve(nvl.model_copy(update={"cluster": cluster}), objective="min_run_cost")
+        assert str(e.value).startswith(words)
+
+
+def test_a_rented_cluster_is_priced_by_its_rate():
+    """usd_per_npu_hour alone (a rented cluster: no capex, so no amortisation_years) was refused
+    for want of amortisation_years. The network comes with the hours, so an iteration costs
+    T x N x rate / 3.6e12 $ (2,304 NPUs at $2 per NPU-hour) and the cheapest is the fastest
+    design: the performance optimum's bandwidths."""
+    nvl = hieropt.load_instance(NVL)
+    inst = nvl.model_copy(update={"cluster": Cluster(usd_per_npu_hour=2.0)})
+    sol = hieropt.solve(inst, objective="min_run_cost")
+    fastest = hieropt.solve(nvl, objective="performance")
+    assert sol.success and sol.gap <= 1e-6 and sol.extra["run_cost_per"] == "iteration"
+    np.testing.assert_allclose(sol.bw_gbps, fastest.bw_gbps, rtol=1e-6)
+    assert sol.objective_value == pytest.approx(sol.iteration_time_ns * 2304 * 2.0 / 3.6e12,
+                                                rel=1e-12)
+    assert sol.iteration_time_ns == pytest.approx(fastest.iteration_time_ns, rel=1e-6)
+    assert any("priced by usd_per_npu_hour alone" in n for n in sol.notes)
+
+
+def test_a_rented_cluster_run_by_hand(tmp_path: Path):
+    """The Llama 3 405B cluster (16,384 H100) rented at $2.50 per GPU-hour for 15.6T tokens: 15.6e12
+    / 16,777,216 = 929,832.46 iterations of 6,310.52 ms = 1,629.9 h x 16,384 x $2.50 = $66.76M,
+    the run figures' $ per run."""
+    text = (REPO / "instances" / "llama3-405b-16k-cluster.toml").read_text(encoding="utf-8")
+    head = text[:text.index("\n[cluster]\n")].replace('"../models/', f'"{REPO / "models"}/')
+    p = tmp_path / "rented.toml"
+    p.write_text(head + "\n[cluster]\nusd_per_npu_hour = 2.5\n", encoding="utf-8")
+    sol = hieropt.solve(hieropt.load_instance(p))
+    iterations = 15.6e12 / 16_777_216
+    hours = iterations * sol.iteration_time_ns / 3.6e12
+    assert sol.objective == "min_run_cost" and sol.success
+    assert sol.objective_value == pytest.approx(hours * 16_384 * 2.5, rel=1e-12)
+    assert round(hours, 1) == 1629.9 and round(sol.objective_value / 1e6, 2) == 66.76
+    assert sol.run.run_cost_usd == pytest.approx(sol.objective_value, rel=1e-12)
+    np.testing.assert_allclose(sol.bw_gbps, [450.0, 50.0], rtol=1e-9)  # the bounds' maxima
 
 
 # --------------------------------------------------------------------------------------------- SCIP

@@ -8,6 +8,7 @@ repository.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -82,9 +83,9 @@ def test_explicit_mapping_against_the_models_dp_is_refused(tmp_path):
         f"error: {p}: mapping.weight_grad: [1, 2, 4, 16] has 128 NPUs but the workload "
         "gpt3-175b was generated for "
         "dp = 256 (its weight_grad collectives run over 256 NPUs); fix: give the "
-        "weight_grad group 256 NPUs, or set "
-        "dp = 128 in the workload model"
-    )
+        "weight_grad group 256 NPUs"
+    )  # (not "or set dp = 128": TP 16 x DP 128 is 2,048 NPUs, refused on this 4,096-NPU network
+    # with "set dp = 256", which would point back here)
 
 
 def test_model_on_a_matching_cluster_still_solves(tmp_path):
@@ -756,14 +757,62 @@ def test_pipeline_stages_beyond_the_network_are_refused(tmp_path):
         "4096 NPUs per stage) need "
         "32768 NPUs, but the network has 4096 (the pipeline loop's workload is one stage "
         "and the network holds every "
-        "stage); fix: size the workload for one stage of 4096 / 8 = 512 NPUs (tp x dp = "
-        "512, not 4096), "
-        "or give a network of 32768 NPUs"
+        "stage); fix: set dp = 32 in the workload model (tp x dp = 512 NPUs, one stage of "
+        "4096 / 8) and give the weight_grad group 32 NPUs, or give a network of 32768 NPUs"
+    )
+    # following only half of it: dp = 32 with the 256-NPU group is refused, the fix the group
+    # alone (it offered "or set dp = 256", which the stage count refuses, pointing back)
+    p = _pipelined(tmp_path, 32, "[1, 2, 4, 32]")
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping.weight_grad: [1, 2, 4, 32] has 256 NPUs but the workload gpt3-175b "
+        "was generated for dp = 32 (its weight_grad collectives run over 32 NPUs); fix: give the "
+        "weight_grad group 32 NPUs"
     )
     # TP 16 x DP 32 x PP 8 = 4,096
     r = run("solve", _pipelined(tmp_path, 32, "[1, 2, 4, 4]"), "--no-sensitivity")
     assert r.exit_code == 0, r.output
     assert "status: optimal" in r.stdout
+
+
+def _without_mapping(path: Path) -> Path:
+    text = path.read_text()
+    cut = "[mapping]\nforward = [4, 4, 1, 1]\ninput_grad = [4, 4, 1, 1]\n"
+    start = text.index(cut)
+    end = text.index("\n", start + len(cut)) + 1
+    out = path.with_name(path.stem + "-derived.toml")
+    out.write_text(text[:start] + text[end:])
+    return out
+
+
+def test_pipeline_mapping_is_derived_for_one_stage(tmp_path):
+    """Without a mapping the pipeline loop's groups are derived on one stage's NPUs (4,096 / 8 =
+    512 NPUs: TP 16 on [4, 4, 1, 1], DP 32 on [1, 2, 4, 4]), not the whole network's: DP 256 was
+    derived, and the error ("set dp = 256") and the stage count's ("set dp so that tp x dp =
+    512") pointed at each other. The derived answer is the explicit one-stage mapping's."""
+    derived = _without_mapping(_pipelined(tmp_path, 32, "[1, 2, 4, 4]"))
+    assert "weight_grad" not in derived.read_text()
+    r = run("solve", derived, "--no-sensitivity", "--json", "-")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    assert ("one pipeline stage's 512 NPUs: model parallel group of 16 NPUs [4, 4, 1, 1] on the "
+            "lowest dimensions, data parallel [1, 2, 4, 4] on the rest"
+            in got["instance"]["mapping_note"])
+    r = run("solve", _pipelined(tmp_path, 32, "[1, 2, 4, 4]"), "--no-sensitivity", "--json", "-")
+    want = json.loads(r.stdout)
+    assert got["iteration_time_ns"] == want["iteration_time_ns"]
+    assert got["bw_gbps_per_dim"] == want["bw_gbps_per_dim"]
+    # DP 256 (4,096 NPUs per stage): one fix, which works
+    p = _without_mapping(_pipelined(tmp_path, 256, "[1, 2, 4, 32]"))
+    r = run("solve", p)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: {p}: mapping: none given; derived from the header on one of the 8 pipeline "
+        "stages of this network (512 of its 4096 NPUs), weight_grad: [1, 2, 4, 4] has 32 NPUs but "
+        "the workload gpt3-175b was generated for dp = 256 (its weight_grad collectives run over "
+        "256 NPUs); fix: set dp = 32 in the workload model"
+    )
 
 
 def test_stated_degrees_of_the_generators():

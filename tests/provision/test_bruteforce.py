@@ -89,7 +89,8 @@ def random_problem(seed: int):
 
 
 def _constraints(rng, inst, catalog) -> list[str]:
-    """Random linear constraints; an equality is set from a random design so that it can be met."""
+    """Random linear constraints; an equality is set from a random design so that it can be met
+    (written with all its digits: a rounded right-hand side is met only within tolerances)."""
     D = inst.network.n_dims
     opts = [dimension_options(catalog, inst.network, d) for d in range(D)]
     pick = np.array([float(rng.choice([o.bw_gbps for o in opts[d]])) for d in range(D)])
@@ -101,10 +102,10 @@ def _constraints(rng, inst, catalog) -> list[str]:
     if kind == 1:
         return [f"sum(bw) <= {lo + (hi - lo) * rng.uniform(0.2, 0.8):.6g}"]
     if kind == 2:
-        return [f"sum(bw) == {pick.sum():g}"]
+        return [f"sum(bw) == {pick.sum():.17g}"]
     if D >= 2:
-        return ["bw[0] >= bw[1]", f"bw[0] + 2*bw[{D - 1}] <= {pick[0] + 2 * pick[-1]:g}"]
-    return [f"bw[0] >= {pick[0]:g}"]
+        return ["bw[0] >= bw[1]", f"bw[0] + 2*bw[{D - 1}] <= {pick[0] + 2 * pick[-1]:.17g}"]
+    return [f"bw[0] >= {pick[0]:.17g}"]
 
 
 def enumerate_designs(inst, catalog):

@@ -120,6 +120,39 @@ def test_a_scale_out_bandwidth_in_gbit_is_refused(tmp_path: Path, bw, accepted):
     assert SCALEOUT_GBPS == 2 * 800 / 8
 
 
+DGXC = VALIDATION / "dgxc-h100-2024.csv"
+"""NVIDIA DGX Cloud H100 runs (NVLink 4 at 450 GB/s; 8 x 400 Gb/s NDR per node = 50 GB/s per
+GPU)."""
+
+
+@pytest.mark.parametrize("source, old, bw, line, want", [
+    # an H100's 800 Gb/s written as 800: above its 450 GB/s NVLink, below the 2 x 900 bound, so
+    # neither check caught it
+    (DGXC, "70B 64 GPUs,models/llama3-8b-h100.toml,networks/dgx-h100-ndr.toml,450;50",
+     "450;800", 16, "800 GB/s per NPU is more than 200 GB/s, two 800 Gb/s NICs per NPU: 800 "
+     "looks like Gb/s: 100 GB/s; fix: give GB/s per NPU per direction (NICs per NPU x Gb/s / 8): "
+     "450;100 if it is Gb/s; an outer scale-up tier runs at the scale-up 450 GB/s"),
+    # an A100's 400 Gb/s written as 400: above its 300 GB/s NVLink
+    (KORTHIKANTI, "300;25,gpt-530b,105", "300;400", 14, "400 GB/s per NPU is more than 200 "
+     "GB/s, two 800 Gb/s NICs per NPU: 400 looks like Gb/s: 50 GB/s; fix: give GB/s per NPU per "
+     "direction (NICs per NPU x Gb/s / 8): 300;50 if it is Gb/s; an outer scale-up tier runs at "
+     "the scale-up 300 GB/s"),
+    (DGXC, "70B 64 GPUs,models/llama3-8b-h100.toml,networks/dgx-h100-ndr.toml,450;50",
+     "450;450", 16, None),  # an outer NVLink tier at the scale-up bandwidth
+])
+def test_a_scale_out_above_the_scale_up_in_gbit_is_refused(tmp_path: Path, source, old, bw, line,
+                                                           want):
+    path = copy_of(tmp_path, source, (old, old.replace("450;50" if source == DGXC else "300;25",
+                                                       bw)))
+    if want is None:
+        (run,) = [r for r in read_runs(path) if r.line == line]
+        assert run.bw_gbps == tuple(map(float, bw.split(";")))
+        return
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == f"{path}: line {line}: bw_gbps: dimension 1 (scale-out): {want}"
+
+
 def test_every_shipped_runs_file_is_far_from_the_unit_thresholds():
     for path in [*VALIDATION.glob("*.csv"), *VALIDATION.glob("calibration/*.csv")]:
         for r in read_runs(path):

@@ -175,7 +175,7 @@ class CodesignEnumeration:
             dtype=float,
         ).reshape(len(self.fitting), len(dims))
         self._C = np.array([cost_floor_usd(space, net) for _, net in self.shapes], dtype=float)
-        self._K, self._F = _run_terms(space, self._shape_npus)
+        self._K, self._F, self._R = _run_terms(space, self._shape_npus)
         groups: dict[tuple, int] = {}
         self._gkey = np.array(
             [groups.setdefault(tuple(plan_groups(pc.params)), len(groups)) for pc in self.fitting],
@@ -218,12 +218,12 @@ class CodesignEnumeration:
         ``s``."""
         t = float(self._T[p, self._dcol[s]])
         c, k, f = float(self._C[s]), float(self._K[s]), float(self._F[s])
-        return _objective(self.space.objective, t, c, k, f), t
+        return _objective(self.space.objective, t, c, k, f, float(self._R[s])), t
 
     def _bound_matrix(self) -> np.ndarray:
         t = self._T[:, self._dcol]  # (P, S)
         c, k, f = self._C[None, :], self._K[None, :], self._F[None, :]
-        bound = _objective(self.space.objective, t, c, k, f)
+        bound = _objective(self.space.objective, t, c, k, f, self._R[None, :])
         return np.broadcast_to(bound, t.shape)
 
     def size_bounds(self) -> dict[int, float]:
@@ -326,30 +326,37 @@ def _sum_by(skipped: dict[tuple[int, int], str], per_group: np.ndarray) -> Count
     return out
 
 
-def _objective(objective: str, t_lb, c_lb, k=1.0, f=0.0):
+def _objective(objective: str, t_lb, c_lb, k=1.0, f=0.0, r=0.0):
     """The objective bound from the time and cost bounds (floats or arrays;
     :func:`.bounds.objective_bound`): ``k`` and ``f`` are min_run_cost's $ per (ns x $) and
-    fixed $ (:func:`_run_terms`)."""
+    fixed $, ``r`` its $ per ns on a rented cluster (``k`` 0: the network's price does not enter;
+    :func:`_run_terms`)."""
     if objective == "performance":
         return t_lb
     if objective == "performance_per_cost":
         return t_lb * c_lb
-    return k * t_lb * (f + c_lb) if objective == "min_run_cost" else c_lb
+    if objective != "min_run_cost":
+        return c_lb
+    with np.errstate(invalid="ignore"):  # (k 0 and f inf where rented: that side is not taken)
+        return np.where(k > 0, k * t_lb * (f + c_lb), r * t_lb) if np.ndim(k) else (
+            k * t_lb * (f + c_lb) if k > 0 else r * t_lb)
 
 
-def _run_terms(space: CodesignSpace, npus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per shape (its NPUs ``npus``) min_run_cost's $ per (ns x $) and fixed $ ($ of a run =
-    k T (f + C), :func:`hieropt.solvers.routes.terms_of`, increasing in T and C); ones and
-    zeros for the other objectives."""
+def _run_terms(space: CodesignSpace,
+               npus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per shape (its NPUs ``npus``) min_run_cost's $ per (ns x $), fixed $ ($ of a run =
+    k T (f + C), :func:`hieropt.solvers.routes.terms_of`, increasing in T and C) and, on a rented
+    cluster (k = 0), $ per ns (a run = r T); ones and zeros for the other objectives."""
     if space.objective != "min_run_cost":
-        return np.ones(len(npus)), np.zeros(len(npus))
+        return np.ones(len(npus)), np.zeros(len(npus)), np.zeros(len(npus))
     from ...solvers.routes import terms_of
 
     b = space.base
     per = b.plan.global_batch_size * b.model.sequence_length
     terms = {n: terms_of(space.cluster, n, space.tokens, per) for n in sorted(set(npus.tolist()))}
     return (np.array([terms[n].usd_per_ns_usd for n in npus.tolist()], dtype=float),
-            np.array([terms[n].fixed_usd for n in npus.tolist()], dtype=float))
+            np.array([terms[n].fixed_usd for n in npus.tolist()], dtype=float),
+            np.array([terms[n].usd_per_ns for n in npus.tolist()], dtype=float))
 
 
 def _options(

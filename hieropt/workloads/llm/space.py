@@ -199,7 +199,7 @@ class CodesignSpace(_Frozen):
         if self.objective == "min_run_cost" and self.cluster is None:
             raise ValueError(
                 "cluster: objective min_run_cost needs the cluster's cost; fix: add [cluster] with "
-                "accelerator_usd (or usd_per_npu_hour) and amortisation_years"
+                "usd_per_npu_hour, or accelerator_usd and amortisation_years"
             )
         if self.objective == "min_max_regret":
             raise ValueError(
