@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, number_problem
+from ..spec.base import text_for_number
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -146,6 +147,9 @@ def positive_number(value: Any, source: str | Path, field: str, fix: str) -> flo
             0, or a number that is not finite as a float (an integer with hundreds of digits
             overflows).
     """
+    if isinstance(value, str):  # ("15e12", "10M": the number it stands for)
+        problem, _, text_fix = text_for_number(field, value).partition(": ")[2].partition("; fix: ")
+        raise InputError(source, field, problem, text_fix)
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise InputError(source, field, f"{short_repr(value)} is not a positive number", fix)
     try:

@@ -80,16 +80,57 @@ def _whole_fields(cls: type) -> frozenset[str]:
 _NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s].*)")
 """A number followed by a unit or other text (``80GB``, ``500 GB/s``): the number, the rest."""
 
+MULTIPLIERS = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12}
+"""A suffix that multiplies (``10M`` $, ``15T`` tokens; ``B`` for billion)."""
+TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 6e10, "h": 3.6e12}
+"""Time units in ns, for a time given with its unit to a field named ``..._ns`` / ``_ms`` /
+``_s``."""
+FIELD_UNITS = {"gbps": ("gb/s", "gbps"), "gb": ("gb",), "gib": ("gib",), "w": ("w",),
+               "mw": ("mw",), "usd": ("$", "usd"), "tflops": ("tflop/s", "tflops")}
+"""A field's unit (the last part of its name) and the ways a user writes that unit."""
+
+
+def _fix_for(name: str, number: str, unit: str) -> str | None:
+    """The plain number that ``number`` followed by ``unit`` is in the unit of field ``name``, or
+    None when it cannot be told."""
+    suffix = name.rsplit("_", 1)[-1].lower()
+    if unit in ("k", "K") and float(number) * 1024 == int(float(number) * 1024):
+        x = float(number)
+        return f"{x * 1e3:.6g}, or {x * 1024:.6g} if {number}Ki (x 1,024) is meant"
+    if unit in MULTIPLIERS:
+        return f"{float(number) * MULTIPLIERS[unit]:.6g}"
+    if suffix in ("ns", "ms", "s") and unit in TIME_UNITS_NS:
+        return f"{float(number) * TIME_UNITS_NS[unit] / TIME_UNITS_NS[suffix]:.6g}"
+    if unit.lower() in FIELD_UNITS.get(suffix, ()):
+        return number
+    gib = 2.0**30 / 1e9  # (GB in a GiB)
+    if (suffix, unit.lower()) in (("gib", "gb"), ("gb", "gib")):
+        return f"{float(number) / gib if suffix == 'gib' else float(number) * gib:.6g}"
+    return None
+
 
 def text_for_number(name: str, text: str) -> str:
     """The problem and fix (``"<field>: <problem>; fix: <fix>"``) of ``text`` given to the numeric
-    field ``name``: a number with a unit (``80GB``) is told that the unit is implied by the field's
-    name, any other text to write the number without quotes."""
+    field ``name``: a quoted number (``"1e7"``) is told to drop the quotes; a number with a
+    multiplier (``10M``: 1e+07), with a time unit the field's differs from (``1.3s`` to a field in
+    ns: 1.3e+09), with GB for GiB or back (``80GB`` to ``hbm_gib``: 74.5058) or with the field's own
+    unit (``80GB`` to ``hbm_gb``) gets the plain number in the field's unit; any other text is told
+    to write the number in the field's unit."""
+    try:
+        float(text)
+    except ValueError:
+        pass
+    else:
+        return f"{name}: {text!r} is text, not a number; fix: write {text.strip()} without quotes"
     m = _NUMBER_WITH_UNIT.fullmatch(text)
     if m is None:
         return f"{name}: {text!r} is text, not a number; fix: write the number without quotes"
-    return (f"{name}: {text!r} is text, not a number: a number takes no unit, the unit is implied "
-            f"by the field's name; fix: write {m[1]} (in the unit of '{name}')")
+    plain = _fix_for(name, m[1], m[2].strip())
+    head = (f"{name}: {text!r} is text, not a number: a number takes no unit, the unit is implied "
+            f"by the field's name; fix: ")
+    if plain is None:
+        return head + f"write the number in the unit of '{name}', without quotes"
+    return head + f"write {plain} (in the unit of '{name}')"
 
 
 def check_number_fields(cls: type[BaseModel], data: Any) -> Any:

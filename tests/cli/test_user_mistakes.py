@@ -707,7 +707,7 @@ def test_a_float_parallel_degree_is_refused(tmp_path):
         tmp_path, MODELS / "gpt3-175b-llm.toml", "\ntp = 8\n", '\ntp = "8"\n', "text.toml"
     )
     assert error_line(run("workload", "show", text)).endswith(
-        "tp: '8' is text, not a number; fix: write the number without quotes"
+        "tp: '8' is text, not a number; fix: write 8 without quotes"
     )
     tr = _edited(tmp_path, MODELS / "gpt3-175b.toml", "\ntp = 16 ", "\ntp = 16.5 ", "tr.toml")
     r = run("workload", "show", tr)
