@@ -212,7 +212,7 @@ def simulator_chunks(
     the instance's ``chunks``, at most :data:`MAX_CHUNKS`. Without latency this is the smallest c >=
     :data:`CHUNK_MARGIN` x (T_seq / T_conc - 1) / ``tolerance``; a latency paid per chunk stops the
     count where more chunks cost more latency than they save overlap."""
-    if instance.dimension_mode == "sequential":
+    if collective_mode(instance) == "sequential":
         return instance.chunks
     bw = list(bw_gbps)
     first = max(2, 2 ** math.ceil(math.log2(max(instance.chunks, 1))))
@@ -261,6 +261,26 @@ def unsimulated_group(instance: Instance) -> str | None:
     return None
 
 
+def collective_mode(instance: Instance) -> str | None:
+    """The dimension mode ``instance``'s collectives run in: the hierarchical algorithm of every
+    group with collectives over several dimensions when they all run one (``sequential`` or
+    ``concurrent``; an LLM plan's groups run ``sequential`` unless its ``collective_algorithms``
+    says otherwise), the instance's ``dimension_mode`` when no group states one, or None when the
+    groups mix the two (no simulator run reproduces both)."""
+    modes = set()
+    for job in instance.jobs:
+        for stage in job.workload.stages:
+            used = stage.named_groups  # (a plan states every group's algorithm, used or not)
+            for name, algorithm in stage.group_algorithms:
+                if name in used and algorithm in ("sequential", "concurrent") and sum(
+                    p > 1 for p in job.mapping.groups.get(name, ())
+                ) > 1:
+                    modes.add(algorithm)
+    if not modes:
+        return instance.dimension_mode
+    return modes.pop() if len(modes) == 1 else None
+
+
 def mode_mismatch(
     instance: Instance, chunks: int, bw_gbps: Sequence[float] | None = None
 ) -> str | None:
@@ -277,7 +297,11 @@ def mode_mismatch(
             f"group {group} spans several dimensions, and the simulator runs its collectives "
             "hierarchically (name it 'sequential' in the plan's collective_algorithms to compare)"
         )
-    mode = instance.dimension_mode
+    mode = collective_mode(instance)
+    if mode is None:
+        return ("the plan's groups run some collectives sequential and others concurrent over "
+                "the dimensions, and the simulator runs every collective in one mode (name one "
+                "mode for every group in the plan's collective_algorithms to compare)")
     if mode == "sequential" and chunks > 1:
         return (
             f"the instance's dimensions are sequential, and with {chunks} chunks per "
@@ -486,12 +510,13 @@ def simulate_allocations(
         tolerance,
         tuple(rows),
         tuple(notes),
-        instance.dimension_mode,
+        collective_mode(instance) or "mixed",
         mismatch,
     )
 
 
 __all__ = [
+    "collective_mode",
     "Simulated",
     "SimulationStudy",
     "simulate",

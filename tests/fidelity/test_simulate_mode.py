@@ -21,6 +21,7 @@ from hieropt.studies.heuristics import equal_split, traffic_proportional
 from hieropt.studies.simulate import (
     MAX_CHUNKS,
     chunk_difference,
+    collective_mode,
     matching_instance,
     mode_mismatch,
     simulator_chunks,
@@ -249,3 +250,93 @@ def test_the_simulator_agrees_at_the_chunks_picked_with_latency(tmp_path):
     assert r.exit_code == 3
     worse = json.loads((tmp_path / "s128.json").read_text())["largest_relative_error"]
     assert worse == pytest.approx(0.0558, abs=1e-4)
+
+
+TINY_LLM = """name = "tiny-pp"
+objective = "performance"
+training_loop = "step"
+constraints = ["sum(bw) == 200"]
+
+[network]
+dims = [
+    { block = "Switch", npus = 4, cost_class = "NVLink" },
+    { block = "Switch", npus = 4, cost_class = "ScaleOut" },
+]
+
+[workload]
+generator = "llm"
+
+[workload.params.model]
+name = "tiny"
+layers = 4
+hidden_size = 2048
+heads = 16
+kv_heads = 8
+ffn_size = 8192
+gated_ffn = true
+vocab_size = 32000
+sequence_length = 2048
+
+[workload.params.plan]
+npus = 16
+tp = 2
+pp = 2
+dp = 4
+sequence_parallel = true
+zero_stage = 1
+global_batch_size = 8
+
+[workload.params.npu]
+accelerator = "H100-SXM"
+
+[cost.NVLink]
+link_usd_per_gbps = 4.0
+switch_usd_per_gbps = 13.0
+nic_usd_per_gbps = 0.01
+
+[cost.ScaleOut]
+link_usd_per_gbps = 50.0
+switch_usd_per_gbps = 93.75
+nic_usd_per_gbps = 120.0
+"""
+
+
+def test_an_llm_plans_sequential_groups_are_simulated_with_one_chunk(tmp_path):
+    """An LLM plan's groups run ``sequential`` over the dimensions (the plan's default algorithm)
+    whatever the instance's ``dimension_mode`` (concurrent by default): the simulator reproduces
+    them with 1 chunk, and several chunks are named as the mismatch; a group named
+    ``concurrent`` gets several. It picked 2 chunks from the instance's mode and failed a valid
+    instance (4.8 %, exit 3)."""
+    path = tmp_path / "llm.toml"
+    path.write_text(TINY_LLM, encoding="utf-8")
+    inst = load_instance(path)
+    assert inst.dimension_mode == "concurrent" and collective_mode(inst) == "sequential"
+    assert simulator_chunks(inst, [135.0, 65.0]) == 1
+    assert mode_mismatch(inst, 1) is None
+    assert "with 2 chunks per collective the simulator overlaps them" in mode_mismatch(inst, 2)
+    # the DP group (2 x 2 over both dimensions) named concurrent: the simulator's several chunks
+    conc = load_instance_text(tmp_path, TINY_LLM.replace(
+        "global_batch_size = 8", 'global_batch_size = 8\ncollective_algorithms = {dp = '
+        '"concurrent"}'))
+    assert collective_mode(conc) == "concurrent" and simulator_chunks(conc, [135.0, 65.0]) > 1
+    assert "with 1 chunk per collective the simulator runs them one" in mode_mismatch(conc, 1)
+
+
+def load_instance_text(tmp_path: Path, text: str):
+    path = tmp_path / "other.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_instance(path)
+
+
+@pytest.mark.skipif(not BINARY.is_file(), reason="ASTRA-sim binary not found (set ASTRA_SIM)")
+def test_the_simulator_confirms_an_llm_plan_at_one_chunk(tmp_path):
+    """The real binary on the same plan: 1 chunk, within 0.01 % at every allocation (exit 0)."""
+    path = tmp_path / "llm.toml"
+    path.write_text(TINY_LLM, encoding="utf-8")
+    r = run("simulate", path, "--astra-sim", BINARY, "--json", tmp_path / "s.json")
+    if "error while loading shared libraries" in r.output:
+        pytest.skip("ASTRA-sim cannot start (apt-get install -y libprotobuf32)")
+    assert r.exit_code == 0, r.output
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["chunks"] == 1 and data["agree"] and data["optimum_fastest"]
+    assert data["largest_relative_error"] < 1e-4
