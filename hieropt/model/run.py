@@ -389,8 +389,50 @@ def power_cap_problem(instance: Instance) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class SitePower:
+    """The site's power cap (``[cluster] max_power_mw``) as a limit on the network's own power, for
+    a cluster whose network power comes from its parts (no ``network_w_per_npu``): facility power
+    = (fixed IT power + network power) x PUE <= cap (:func:`it_power_w`, :func:`power_cap_problem`).
+
+    Attributes:
+        cap_mw: the site's power cap, MW of facility power.
+        fixed_it_w: IT power of the accelerators, servers and racks without the network, W.
+        pue: the facility's PUE (1 when not given).
+    """
+
+    cap_mw: float
+    fixed_it_w: float
+    pue: float
+
+    @property
+    def network_cap_w(self) -> float:
+        """The most the network's parts may draw under the cap, W: cap / PUE - fixed IT power."""
+        return self.cap_mw * 1e6 / self.pue - self.fixed_it_w
+
+    def cluster_mw(self, network_w: float) -> float:
+        """Facility power of the cluster with a network drawing ``network_w`` W, MW."""
+        return (self.fixed_it_w + network_w) * self.pue / 1e6
+
+
+def site_power(instance: Instance) -> SitePower | None:
+    """The site's power cap of ``instance`` as a limit on its network's power (:class:`SitePower`),
+    or None when the cluster's power does not depend on the network's parts: no cap, no
+    ``accelerator_w`` (power unknown) or a ``network_w_per_npu`` figure (then
+    :func:`power_cap_problem` alone decides)."""
+    c = instance.cluster
+    if c is None or c.max_power_mw is None or c.network_w_per_npu is not None:
+        return None
+    fixed = it_power_w(c, instance.network.npus_total)
+    if fixed is None:
+        return None
+    return SitePower(c.max_power_mw, fixed, c.pue or 1.0)
+
+
 __all__ = [
     "CostRate",
+    "SitePower",
+    "site_power",
     "RunFigures",
     "cost_rate",
     "figures",

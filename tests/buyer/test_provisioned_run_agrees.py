@@ -86,3 +86,34 @@ def test_explore_shortlist_runs_are_provisions(tmp_path):
         assert r["run"]["network_capex_usd"] == r["network_cost_usd"]
         assert r["run"]["power_mw"] is None
         assert "power, capex and $: no [cluster] section" in r["run"]["unknown"]
+
+
+def _capped_codesign(tmp_path: Path, cap_mw: float, *options: str) -> list[dict]:
+    """The provisioned shortlist of :func:`_space` with a site power cap of ``cap_mw`` MW."""
+    space = _space(tmp_path)
+    text = space.read_text()
+    space.write_text(text.replace("[cluster]\n", f"[cluster]\nmax_power_mw = {cap_mw}\n"))
+    r = run("codesign", space, *options, "--workers", "1", "--catalog", CATALOG,
+            "--provision-top", "1", "--top", "1", "--json", tmp_path / "codesign.json")
+    assert r.exit_code == 0, r.output
+    return json.loads((tmp_path / "codesign.json").read_text())["provisioned"]
+
+
+@pytest.mark.parametrize(("cap_mw", "bom_w"), [(0.5, 51328), (0.45, 23920)])
+def test_codesign_catalog_keeps_the_site_power_cap(tmp_path, cap_mw, bom_w):
+    # the fastest design's parts draw 89,248 W: (326,400 + 89,248) x 1.25 = 0.51956 MW. Under a
+    # cap the fastest design that fits: (256 x 700 + 32 x 4,600 + its W) x 1.25 <= the cap
+    (got,) = _capped_codesign(tmp_path, cap_mw, "--objective", "performance")
+    assert got["status"] == "optimal" and got["power_w"] == pytest.approx(bom_w, abs=0.5)
+    assert got["run"]["power_mw"] == pytest.approx((326400 + bom_w) * 1.25 / 1e6, rel=1e-12)
+    assert got["run"]["power_mw"] <= cap_mw
+
+
+def test_codesign_catalog_says_when_no_design_fits_the_site_power_cap(tmp_path):
+    (got,) = _capped_codesign(tmp_path, 0.41, "--objective", "performance")
+    assert got["status"] == "not provisioned" and got["bom_rank"] is None
+    # the lowest-power design's parts draw 16,880 W: (326,400 + 16,880) x 1.25 = 429,100 W
+    assert got["message"] == (
+        "infeasible: the site's power cap of 0.41 MW: with the lowest-power design from the "
+        "catalog that meets the other limits (its parts draw 16,880 W) the cluster draws 0.4291 MW "
+        "with PUE; fewer NPUs, lower-power parts or a higher cap")
