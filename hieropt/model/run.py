@@ -26,6 +26,9 @@ from ..spec import Instance
 from ..spec.cluster import Cluster
 from ..spec.training import Training
 
+NETWORK_POWER_LEFT_OUT = "network power (no network_w_per_npu): not in the MW, MWh, facility or $"
+"""The ``left_out`` line of a cluster with ``accelerator_w`` but no ``network_w_per_npu``: its
+power, energy, facility capex and cost rate count no network power."""
 HOURS_PER_YEAR = 8760.0
 """Hours in one (non-leap) year: amortisation years -> hours."""
 SECONDS_PER_DAY = 86400.0
@@ -133,7 +136,8 @@ class RunFigures:
         cost_per_hour_usd: the cost rate with this network, $ / h; run_cost_usd: rate x time to
             train, $.
         unknown: why figures are None, one line each.
-        left_out: what the cost rate does not count.
+        left_out: what the cost rate, the power and the energy do not count (e.g.
+            :data:`NETWORK_POWER_LEFT_OUT`).
     """
 
     iteration_time_ns: float
@@ -241,6 +245,9 @@ def figures(
         )
     out.update(_cost_figures(cluster, npus, rate, network_cost_usd, out.get("time_to_train_days")))
     left = rate.left_out if rate is not None else ()
+    c = cluster
+    if c is not None and c.accelerator_w is not None and c.network_w_per_npu is None:
+        left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
     return RunFigures(**out, unknown=tuple(unknown), left_out=left)
 
 
@@ -305,7 +312,8 @@ def provisioned_run(instance: Instance, iteration_time_ns: float, network_cost_u
         return run, (f"network power: [cluster] network_w_per_npu = {given:,.5g} W per NPU is "
                      f"counted in the cluster's MW, MWh and $" + bom)
     left = "the network's power (a part of the bill of materials has no watts)"
-    return replace(run, left_out=run.left_out + (left,)), None
+    kept = tuple(x for x in run.left_out if x != NETWORK_POWER_LEFT_OUT)  # (said more precisely)
+    return replace(run, left_out=kept + (left,)), None
 
 
 def iteration_target_ns(instance: Instance, deadline_ns: float) -> float:
@@ -443,5 +451,6 @@ __all__ = [
     "provisioned_run",
     "run_figures",
     "HOURS_PER_YEAR",
+    "NETWORK_POWER_LEFT_OUT",
     "SECONDS_PER_DAY",
 ]
