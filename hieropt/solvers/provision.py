@@ -196,7 +196,10 @@ def provision(
         max_cost_usd: budget on the catalog cost, $ (default: the instance's
             ``max_network_cost_usd``, if any).
         max_power_w: power budget of the network's parts, W (needs ``watts`` on every part the
-            design may use).
+            design may use). The site's power cap (``[cluster] max_power_mw``, MW of facility
+            power) applies too: without ``network_w_per_npu`` as the row (fixed IT W + the parts'
+            W) x PUE <= cap (:func:`hieropt.model.run.site_power`; ``watts`` needed on every
+            part), with it as the check of :func:`hieropt.model.run.power_cap_problem`.
         compare: also solve the continuous optimum and its roundings (a few more solves).
         time_limit_s: time limit of each MILP solve, s.
 
@@ -205,10 +208,10 @@ def provision(
 
     Raises:
         InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target,
-            a non-positive target or budget, a power objective or budget with a part that has no
-            power figure.
-        NoSolutionError: no catalog design meets the constraints, the time target or the budget
-            (exit code 3).
+            a non-positive target or budget, a power objective, budget or site cap with a part that
+            has no power figure.
+        NoSolutionError: no catalog design meets the constraints, the time target, the budget,
+            the power budget or the site's power cap (its MW in the message) (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
             3).
     """
