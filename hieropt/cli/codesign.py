@@ -243,7 +243,11 @@ def _write_summary(json_out: Path, result, top: int, shortlist, written, run,
 
     data = codesign_dict(result, top)
     if shortlist is not None:
+        from ..studies.explore.provision import all_failed
+
         data["provisioned"] = shortlist
+        if (problem := all_failed(shortlist)) is not None:  # (exit 3)
+            data["provision_error"] = problem
     if written is not None:
         data["instances"] = [str(p) for p in written]
     data["run"] = None if run is None else run.to_dict()
@@ -263,7 +267,8 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
     instance files.
 
     Raises:
-        typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer.
+        typer.Exit: code 3 (after a line on ``err``) when no candidate has a certified answer, or
+            no shortlisted candidate could be provisioned.
     """
     from ..report.codesign import dims_table, no_answer, ranking_table
 
@@ -278,8 +283,14 @@ def _print_tables(console, err, result, top: int, shortlist, written, write_inst
         console.print(sizes_table(result, deadline))
     if shortlist is not None:
         from ..report.codesign import provision_table
+        from ..studies.explore.provision import all_failed
 
         console.print(provision_table(shortlist))
+        for note in dict.fromkeys(r["note"] for r in shortlist if r.get("note")):
+            console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        if (problem := all_failed(shortlist)) is not None:
+            error_line(err, problem)
+            raise typer.Exit(3)
     if written is not None:
         console.print(f"instance files: {len(written)} in {write_instances} "
                       f"(hieropt solve {written[0]})", highlight=False, soft_wrap=True)

@@ -180,9 +180,15 @@ def explore_command(
         if catalog is not None:
             from ..report.explore import provision_table
             from ..studies.explore import provision_shortlist
+            from ..studies.explore.provision import all_failed
 
             try:
                 rows = provision_shortlist(result, catalog, provision_top)
             except HieroptError as e:
                 raise fail(err, e, json_out) from None
             out_console.print(provision_table(rows))
+            for note in dict.fromkeys(r["note"] for r in rows if r.get("note")):
+                out_console.print(f"note: {note}", highlight=False, soft_wrap=True)
+            if (problem := all_failed(rows)) is not None:
+                error_line(err, problem)
+                raise typer.Exit(3)

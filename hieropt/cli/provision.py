@@ -109,7 +109,8 @@ def provision_command(
     Prints per dimension the part, parts per NPU and in the cluster, switches and fabric, bandwidth
     and cost; the bill of materials with power; the proven gap; and the comparison with the
     continuous optimum (a lower bound on time) and with its roundings to whole units. Exit 3 when no
-    catalog design meets the constraints, the time target, the budget or the power budget.
+    catalog design meets the constraints, the time target, the budget, the power budget or the
+    site's power cap ([cluster] max_power_mw, MW with the parts' power).
     """
     from ..errors import HieroptError
     from ..io.instance import load_instance

@@ -300,16 +300,21 @@ def evaluate_command(
         bd = api.evaluate(inst, values)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
-    from ..model.run import run_figures
+    from ..model.run import power_cap_problem, run_figures
     from ..report import dicts, text
     from ..report.run import instance_calibration, run_lines, run_notes
 
     run = run_figures(inst, bd.iteration_time_ns, bd.network_cost_usd)
     calibration = instance_calibration(inst)
+    over = power_cap_problem(inst)  # (solve and provision call such a design infeasible)
+    cap = [] if over is None else [f"infeasible at this site (solve exits 3): {over}"]
     if json_out is not None:  # the file first (see solve)
-        write_json(json_out, dicts.evaluation_dict(inst, bd, run, run_notes(run, calibration)))
+        notes = run_notes(run, calibration) + cap
+        write_json(json_out, dicts.evaluation_dict(inst, bd, run, notes))
     for line in text.evaluation_lines(inst, bd) + run_lines(run, calibration):
         out.print(line, highlight=False, soft_wrap=True)
+    for note in cap:
+        out.print(f"warning: {note}", highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
     out.print(text.time_table(bd, inst.training_loop))
 

@@ -26,6 +26,9 @@ from ..spec import Instance
 from ..spec.cluster import Cluster
 from ..spec.training import Training
 
+NETWORK_POWER_LEFT_OUT = "network power (no network_w_per_npu): not in the MW, MWh, facility or $"
+"""The ``left_out`` line of a cluster with ``accelerator_w`` but no ``network_w_per_npu``: its
+power, energy, facility capex and cost rate count no network power."""
 HOURS_PER_YEAR = 8760.0
 """Hours in one (non-leap) year: amortisation years -> hours."""
 SECONDS_PER_DAY = 86400.0
@@ -133,7 +136,8 @@ class RunFigures:
         cost_per_hour_usd: the cost rate with this network, $ / h; run_cost_usd: rate x time to
             train, $.
         unknown: why figures are None, one line each.
-        left_out: what the cost rate does not count.
+        left_out: what the cost rate, the power and the energy do not count (e.g.
+            :data:`NETWORK_POWER_LEFT_OUT`).
     """
 
     iteration_time_ns: float
@@ -241,6 +245,9 @@ def figures(
         )
     out.update(_cost_figures(cluster, npus, rate, network_cost_usd, out.get("time_to_train_days")))
     left = rate.left_out if rate is not None else ()
+    c = cluster
+    if c is not None and c.accelerator_w is not None and c.network_w_per_npu is None:
+        left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
     return RunFigures(**out, unknown=tuple(unknown), left_out=left)
 
 
@@ -305,7 +312,8 @@ def provisioned_run(instance: Instance, iteration_time_ns: float, network_cost_u
         return run, (f"network power: [cluster] network_w_per_npu = {given:,.5g} W per NPU is "
                      f"counted in the cluster's MW, MWh and $" + bom)
     left = "the network's power (a part of the bill of materials has no watts)"
-    return replace(run, left_out=run.left_out + (left,)), None
+    kept = tuple(x for x in run.left_out if x != NETWORK_POWER_LEFT_OUT)  # (said more precisely)
+    return replace(run, left_out=kept + (left,)), None
 
 
 def iteration_target_ns(instance: Instance, deadline_ns: float) -> float:
@@ -389,8 +397,50 @@ def power_cap_problem(instance: Instance) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class SitePower:
+    """The site's power cap (``[cluster] max_power_mw``) as a limit on the network's own power, for
+    a cluster whose network power comes from its parts (no ``network_w_per_npu``): facility power
+    = (fixed IT power + network power) x PUE <= cap (:func:`it_power_w`, :func:`power_cap_problem`).
+
+    Attributes:
+        cap_mw: the site's power cap, MW of facility power.
+        fixed_it_w: IT power of the accelerators, servers and racks without the network, W.
+        pue: the facility's PUE (1 when not given).
+    """
+
+    cap_mw: float
+    fixed_it_w: float
+    pue: float
+
+    @property
+    def network_cap_w(self) -> float:
+        """The most the network's parts may draw under the cap, W: cap / PUE - fixed IT power."""
+        return self.cap_mw * 1e6 / self.pue - self.fixed_it_w
+
+    def cluster_mw(self, network_w: float) -> float:
+        """Facility power of the cluster with a network drawing ``network_w`` W, MW."""
+        return (self.fixed_it_w + network_w) * self.pue / 1e6
+
+
+def site_power(instance: Instance) -> SitePower | None:
+    """The site's power cap of ``instance`` as a limit on its network's power (:class:`SitePower`),
+    or None when the cluster's power does not depend on the network's parts: no cap, no
+    ``accelerator_w`` (power unknown) or a ``network_w_per_npu`` figure (then
+    :func:`power_cap_problem` alone decides)."""
+    c = instance.cluster
+    if c is None or c.max_power_mw is None or c.network_w_per_npu is not None:
+        return None
+    fixed = it_power_w(c, instance.network.npus_total)
+    if fixed is None:
+        return None
+    return SitePower(c.max_power_mw, fixed, c.pue or 1.0)
+
+
 __all__ = [
     "CostRate",
+    "SitePower",
+    "site_power",
     "RunFigures",
     "cost_rate",
     "figures",
@@ -401,5 +451,6 @@ __all__ = [
     "provisioned_run",
     "run_figures",
     "HOURS_PER_YEAR",
+    "NETWORK_POWER_LEFT_OUT",
     "SECONDS_PER_DAY",
 ]

@@ -302,10 +302,12 @@ def subject_lines(
 
 
 def unknown_lines(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:
-    """Why figures are unknown, each reason once."""
+    """Why figures are unknown, and what they leave out (``left out: ...``, e.g. the network's
+    power), each reason once."""
     seen: list[str] = []
     for a in alternatives:
-        seen += [u for u in a.run.unknown if u not in seen]
+        lines = [*a.run.unknown, *(f"left out: {x}" for x in a.run.left_out)]
+        seen += [u for u in lines if u not in seen]
     return tuple(seen)
 
 

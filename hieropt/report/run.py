@@ -159,7 +159,7 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
     if cluster:
         lines.append("cluster: " + ", ".join(cluster))
     if fig.left_out:
-        lines.append("cost rate leaves out: " + "; ".join(fig.left_out))
+        lines.append("left out: " + "; ".join(fig.left_out))
     lines += [f"unknown {u}" for u in fig.unknown]
     lines += [f"note: {n}" for n in run_notes(fig, calibration)]
     return lines

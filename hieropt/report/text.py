@@ -266,6 +266,9 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         "solved without "
         "that row)"
     )
+    left = dict.fromkeys(x for r in runs for x in r.left_out) if (days or dollars) else {}
+    if left:  # (as solve's "left out:" line)
+        t.caption += "; left out: " + "; ".join(left)
     for i in shown:
         p = front.points[i]
         t.add_row(

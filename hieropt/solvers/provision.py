@@ -33,6 +33,7 @@ from ..formulation.milp import KW, MUSD, ProvisionMILP
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import BomLine, Option, dimension_options
+from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.timing import Breakdown, TimeModel, build_time_model
 from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
@@ -195,7 +196,10 @@ def provision(
         max_cost_usd: budget on the catalog cost, $ (default: the instance's
             ``max_network_cost_usd``, if any).
         max_power_w: power budget of the network's parts, W (needs ``watts`` on every part the
-            design may use).
+            design may use). The site's power cap (``[cluster] max_power_mw``, MW of facility
+            power) applies too: without ``network_w_per_npu`` as the row (fixed IT W + the parts'
+            W) x PUE <= cap (:func:`hieropt.model.run.site_power`; ``watts`` needed on every
+            part), with it as the check of :func:`hieropt.model.run.power_cap_problem`.
         compare: also solve the continuous optimum and its roundings (a few more solves).
         time_limit_s: time limit of each MILP solve, s.
 
@@ -204,10 +208,10 @@ def provision(
 
     Raises:
         InputError: a bad catalog, an unknown objective, min_cost / min_power without a time target,
-            a non-positive target or budget, a power objective or budget with a part that has no
-            power figure.
-        NoSolutionError: no catalog design meets the constraints, the time target or the budget
-            (exit code 3).
+            a non-positive target or budget, a power objective, budget or site cap with a part that
+            has no power figure.
+        NoSolutionError: no catalog design meets the constraints, the time target, the budget,
+            the power budget or the site's power cap (its MW in the message) (exit code 3).
         SolverError: HiGHS failed, or the independent evaluator disagrees with the MILP (exit code
             3).
     """
@@ -216,9 +220,14 @@ def provision(
     objective, max_iteration_time_ns, max_cost_usd = _limits(
         instance, objective, max_iteration_time_ns, max_cost_usd, max_power_w)
     catalog = catalog_for(catalog, instance)
-    power = objective == "min_power" or max_power_w is not None
+    if (over := power_cap_problem(instance)) is not None:  # (the site's cap, whatever the network)
+        raise NoSolutionError("infeasible", over)
+    site = site_power(instance)
+    power = objective == "min_power" or max_power_w is not None or site is not None
     if power:
-        why = "objective min_power" if objective == "min_power" else "--max-power-w"
+        why = ("objective min_power" if objective == "min_power" else "--max-power-w"
+               if max_power_w is not None else "the site's power cap ([cluster] max_power_mw, no "
+               "network_w_per_npu)")
         check_power_figures(catalog, instance, why)
 
     tm = build_time_model(instance)
@@ -233,10 +242,13 @@ def provision(
     m = milp.model
     limits = (max_iteration_time_ns, max_cost_usd, max_power_w)
     _add_caps(m, tm, *limits)
+    if site is not None:
+        m.site_cap = pyo.Constraint(expr=m.power <= site.network_cap_w / KW)
     solver = ProvisionSolver(milp, time_limit_s)
     run = solver.solve(PRIMARY[objective])
     if run.status is Status.INFEASIBLE:
-        raise explain_infeasible(solver, instance, tm, options, *limits)
+        raise explain_infeasible(solver, instance, tm, options, *limits, site=site)
+    limits = (max_iteration_time_ns, max_cost_usd, _power_limit(max_power_w, site))
     if run.choice is None:
         raise SolverError(f"HiGHS found no design ({run.termination})")
     final, claim = run, PRIMARY[objective]
@@ -250,7 +262,7 @@ def provision(
     bound = min(bound, value, first_value)
     gap = max(0.0, (value - bound) / value) if value > 0 else 0.0
     notes = [f"dimension {d} carries no traffic: its option is the cheapest the constraints allow"
-             for d in np.flatnonzero(~tm.carries_traffic)]
+             for d in np.flatnonzero(~tm.carries_traffic)] + _site_note(site, design)
     continuous, cnote, roundings = None, "not computed (compare=False)", ()
     if compare:
         continuous, cnote = _continuous(instance, options)
@@ -341,6 +353,23 @@ def _add_caps(m, tm, max_iteration_time_ns: float | None, max_cost_usd: float | 
         m.budget = pyo.Constraint(expr=m.cost <= max_cost_usd / MUSD)
     if max_power_w is not None:
         m.power_cap = pyo.Constraint(expr=m.power <= max_power_w / KW)
+
+
+def _power_limit(max_power_w: float | None, site: SitePower | None) -> float | None:
+    """The tighter of the network's power budget (W) and the network's share of the site's cap
+    (W), for the exact re-check of a design."""
+    caps = [w for w in (max_power_w, None if site is None else site.network_cap_w) if w is not None]
+    return min(caps) if caps else None
+
+
+def _site_note(site: SitePower | None, design: tuple[Option, ...]) -> list[str]:
+    """The line saying how the design meets the site's power cap (none without one)."""
+    if site is None:
+        return []
+    w = float(sum(o.power_w or 0.0 for o in design))
+    return [f"the site's power cap {site.cap_mw:,.6g} MW: the cluster draws "
+            f"{site.cluster_mw(w):,.6g} MW with PUE (the network's parts {w:,.0f} W; at most "
+            f"{max(site.network_cap_w, 0.0):,.0f} W fit under the cap)"]
 
 
 def _method(objective: str) -> str:

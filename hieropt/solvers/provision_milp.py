@@ -21,6 +21,7 @@ from ..formulation.milp import KW, MUSD, ProvisionMILP, build_provision_milp
 from ..formulation.scale import MS_NS
 from ..model.catalog import Catalog
 from ..model.options import Option, dimension_options
+from ..model.run import SitePower, power_cap_problem, site_power
 from ..model.terms import TimeModel
 from ..model.timing import Breakdown, build_time_model, evaluate
 from ..result import Status
@@ -299,10 +300,11 @@ def verify_design(instance: Instance, tm: TimeModel, milp: ProvisionMILP, object
 
 def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeModel,
                        options: list[list[Option]], max_time: float | None,
-                       max_cost: float | None, max_power: float | None = None) -> NoSolutionError:
-    """Why no design exists (to raise): the time target (ns), the budget ($) or the power budget
-    (W), each with the best a design achieves without it, else the design constraints with the
-    bandwidths the parts give."""
+                       max_cost: float | None, max_power: float | None = None, *,
+                       site: SitePower | None = None) -> NoSolutionError:
+    """Why no design exists (to raise): the time target (ns), the budget ($), the power budget
+    (W) or the site's power cap (``site``, MW of the whole cluster), each with the best a design
+    achieves without it, else the design constraints with the bandwidths the parts give."""
     budget = usd_cents(max_cost, up=False) if max_cost else ""
     m, within = solver.milp.model, f" within the budget ${budget}" if max_cost else ""
     for name, objective, why in (
@@ -313,7 +315,11 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
              "cheaper parts"),
             ("power_cap", "min_power", "power budget {max_power:,.0f} W: the lowest-power design "
              "from the catalog that meets the other limits draws {best:,.0f} W; raise the power "
-             "budget")):
+             "budget"),
+            ("site_cap", "min_power", "the site's power cap of {cap_mw:,.6g} MW: with the "
+             "lowest-power design from the catalog that meets the other limits (its parts draw "
+             "{best:,.0f} W) the cluster draws {mw:,.6g} MW with PUE; fewer NPUs, lower-power "
+             "parts or a higher cap")):
         if not hasattr(m, name):
             continue
         getattr(m, name).deactivate()
@@ -323,7 +329,8 @@ def explain_infeasible(solver: ProvisionSolver, instance: Instance, tm: TimeMode
             best = design_value(objective, solver.milp, tm, run.choice)
             return NoSolutionError("infeasible", why.format(
                 max_time=max_time, budget=budget, max_power=max_power, within=within, best=best,
-                floor=usd_cents(best, up=True)))
+                floor=usd_cents(best, up=True), cap_mw=site.cap_mw if site else 0.0,
+                mw=site.cluster_mw(best) if site else 0.0))
     ranges = "; ".join(f"bw[{d}] in {{{_values(opts)}}}" for d, opts in enumerate(options))
     cons = "; ".join(c.text for c in instance.constraints) or "(none)"
     return NoSolutionError("infeasible", (
@@ -367,12 +374,13 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
     (Haimes, Lasdon and Wismer 1971): on a ``levels`` x ``levels`` grid of cost levels C_i (the
     cheapest catalog design to the cost of the fastest, $) and power levels P_j (the lowest-power
     design to the power of the fastest, W), each point the exact MILP min T(B) s.t. cost <= C_i,
-    power <= P_j, the design rows and whole parts, on one persistent HiGHS model, re-checked by the
-    independent evaluator; the points not dominated in (time, cost, power) are the front.
+    power <= P_j, the design rows and whole parts (and the site's power cap, ``[cluster]
+    max_power_mw``), on one persistent HiGHS model, re-checked by the independent evaluator; the
+    points not dominated in (time, cost, power) are the front.
 
     Raises:
         InputError: fewer than 2 levels, a bad catalog, or a part without a power figure.
-        NoSolutionError: no catalog design meets the design constraints.
+        NoSolutionError: no catalog design meets the design constraints or the site's power cap.
         SolverError: HiGHS failed, or a design failed independent verification.
     """
     start = time.perf_counter()
@@ -384,15 +392,19 @@ def provision_tradeoff(instance: Instance, catalog: Catalog | str | Path, levels
         raise InputError("levels", None, f"{levels} levels", "ask for at least 2 levels per axis")
     catalog = catalog_for(catalog, instance)
     check_power_figures(catalog, instance, "the time-cost-power trade-off")
+    if (over := power_cap_problem(instance)) is not None:  # (the site's cap, whatever the network)
+        raise NoSolutionError("infeasible", over)
     tm = build_time_model(instance)
     options = instance_options(catalog, instance, power=True)
     milp = options_milp(instance, tm, options)
     m = milp.model
+    if (site := site_power(instance)) is not None:
+        m.site_cap = pyo.Constraint(expr=m.power <= site.network_cap_w / KW)
     solver = ProvisionSolver(milp, time_limit_s)
     ends = []  # the fastest, the cheapest and the lowest-power design
     for objective in ("obj_time", "obj_cost", "obj_power"):
         if (choice := solver.solve(objective).choice) is None:
-            raise explain_infeasible(solver, instance, tm, options, None, None)
+            raise explain_infeasible(solver, instance, tm, options, None, None, site=site)
         ends.append(choice)
     c_hi, p_hi = milp.cost(ends[0]), milp.power(ends[0])
     c_lo, p_lo = milp.cost(ends[1]), milp.power(ends[2])

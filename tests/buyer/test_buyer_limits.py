@@ -133,6 +133,27 @@ def test_the_site_power_cap(llama):
     )
 
 
+def _capped_file(tmp_path: Path, cap_mw: float) -> Path:
+    """The Llama 3 instance file with ``max_power_mw = cap_mw`` in its ``[cluster]``."""
+    text = LLAMA.read_text().replace('"../models/', f'"{REPO}/models/')
+    path = tmp_path / "capped.toml"
+    cap = f'max_power_mw = {{ value = {cap_mw}, source = "epoch-cost-model" }}'
+    path.write_text(text.replace("\n[cluster]\n", f"\n[cluster]\n{cap}\n", 1))
+    return path
+
+
+def test_evaluate_says_a_design_is_above_the_site_power_cap(tmp_path):
+    # 16,384 x (700 + 4,600 / 8) W x 1.25 = 26.112 MW, above a 25 MW cap
+    r = run("evaluate", _capped_file(tmp_path, 25), "--bw", "450,50", "--json", "-")
+    assert r.exit_code == 0, r.output
+    note = ("infeasible at this site (solve exits 3): the cluster draws 26.11 MW (with PUE), above "
+            "the site's power cap of 25.00 MW; fewer NPUs or a higher cap")
+    assert note in json.loads(r.stdout)["notes"]
+    assert f"warning: {note}" in r.stderr
+    under = run("evaluate", _capped_file(tmp_path, 26.2), "--bw", "450,50")
+    assert under.exit_code == 0 and "site" not in under.output
+
+
 @pytest.mark.parametrize(
     ("text", "ns"),
     [

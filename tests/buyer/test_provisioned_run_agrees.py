@@ -13,7 +13,7 @@ import pytest
 import hieropt
 from hieropt.model.run import provisioned_run
 from tests.buyer.test_sizing import LLAMA_SPACE
-from tests.cli.util import run
+from tests.cli.util import error_line, run
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG = REPO / "catalogs" / "nvl72-infiniband.toml"
@@ -86,3 +86,61 @@ def test_explore_shortlist_runs_are_provisions(tmp_path):
         assert r["run"]["network_capex_usd"] == r["network_cost_usd"]
         assert r["run"]["power_mw"] is None
         assert "power, capex and $: no [cluster] section" in r["run"]["unknown"]
+
+
+def _capped_codesign(tmp_path: Path, cap_mw: float, *options: str, code: int = 0) -> list[dict]:
+    """The provisioned shortlist of :func:`_space` with a site power cap of ``cap_mw`` MW (the
+    command's exit code asserted to be ``code``)."""
+    space = _space(tmp_path)
+    text = space.read_text()
+    space.write_text(text.replace("[cluster]\n", f"[cluster]\nmax_power_mw = {cap_mw}\n"))
+    r = run("codesign", space, *options, "--workers", "1", "--catalog", CATALOG,
+            "--provision-top", "1", "--top", "1", "--json", tmp_path / "codesign.json")
+    assert r.exit_code == code, r.output
+    data = json.loads((tmp_path / "codesign.json").read_text())
+    if code == 3:  # every shortlisted design failed: one error line naming the first reason
+        assert data["provision_error"] == error_line(r).removeprefix("error: ")
+        assert data["provision_error"].startswith(
+            "no shortlisted design could be provisioned from the catalog: ")
+    return data["provisioned"]
+
+
+@pytest.mark.parametrize(("cap_mw", "bom_w"), [(0.5, 51328), (0.45, 23920)])
+def test_codesign_catalog_keeps_the_site_power_cap(tmp_path, cap_mw, bom_w):
+    # the fastest design's parts draw 89,248 W: (326,400 + 89,248) x 1.25 = 0.51956 MW. Under a
+    # cap the fastest design that fits: (256 x 700 + 32 x 4,600 + its W) x 1.25 <= the cap
+    (got,) = _capped_codesign(tmp_path, cap_mw, "--objective", "performance")
+    assert got["status"] == "optimal" and got["power_w"] == pytest.approx(bom_w, abs=0.5)
+    assert got["run"]["power_mw"] == pytest.approx((326400 + bom_w) * 1.25 / 1e6, rel=1e-12)
+    assert got["run"]["power_mw"] <= cap_mw
+
+
+def test_codesign_catalog_says_when_no_design_fits_the_site_power_cap(tmp_path):
+    (got,) = _capped_codesign(tmp_path, 0.41, "--objective", "performance", code=3)
+    assert got["status"] == "not provisioned" and got["bom_rank"] is None
+    # the lowest-power design's parts draw 16,880 W: (326,400 + 16,880) x 1.25 = 429,100 W
+    assert got["message"] == (
+        "infeasible: the site's power cap of 0.41 MW: with the lowest-power design from the "
+        "catalog that meets the other limits (its parts draw 16,880 W) the cluster draws 0.4291 MW "
+        "with PUE; fewer NPUs, lower-power parts or a higher cap")
+
+
+def test_codesign_catalog_on_a_min_run_cost_space_provisions_the_fastest(tmp_path):
+    """The space's objective is min_run_cost, which integer provisioning has not: each shortlisted
+    candidate gets its fastest whole-part design (as --objective performance gives it, $1,181,688
+    per run for the best) and the rows are ranked by $ per run, which the output says."""
+    space = _space(tmp_path)
+    assert hieropt.load_codesign(space).objective == "min_run_cost"
+    r = run("codesign", space, "--workers", "1", "--catalog", CATALOG, "--provision-top", "2",
+            "--top", "2", "--json", tmp_path / "codesign.json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads((tmp_path / "codesign.json").read_text())["provisioned"]
+    assert [row["bom_rank"] for row in rows] == [1, 2]
+    assert all(row["status"] == "optimal" and row["provisioned_for"] == "performance"
+               and row["objective_unit"] == "ns" for row in rows)
+    usd = [row["run"]["run_cost_usd"] for row in rows]
+    assert usd == sorted(usd) and usd[0] == pytest.approx(1181688, abs=1)
+    note = ("provisioned for performance: integer provisioning has no min_run_cost objective; each "
+            "row is the fastest whole-part design (the cheapest of that time), ranked by its $ per "
+            "run")
+    assert rows[0]["note"] == note and f"note: {note}" in r.stdout

@@ -100,7 +100,29 @@ def test_run_cost_from_a_cluster_section():
     # as docs/buyer.md states them: $3,919 per hour, $1,038,261 per run
     assert round(fig.cost_per_hour_usd) == 3_919 and round(fig.run_cost_usd) == 1_038_261
     assert fig.capex_usd == pytest.approx(capex_it + 11.7e6 * it_mw + net, rel=1e-12)
-    assert fig.left_out == ()
+    # no network_w_per_npu: the MW, MWh, facility and $ count no network power, and say so
+    assert fig.left_out == (
+        "network power (no network_w_per_npu): not in the MW, MWh, facility or $",)
+    with_net = inst.model_copy(update={"cluster": cl.model_copy(update={"network_w_per_npu": 0.0})})
+    assert run_figures(with_net, 10e9, network_cost_usd=net).left_out == ()
+
+
+def test_solve_names_the_network_power_it_leaves_out():
+    """The Llama 3 example (no network_w_per_npu): its 26.11 MW is 16,384 x 700 W + 2,048 x
+    4,600 W at PUE 1.25, without the network; the JSON's run.left_out and the text's "left out:"
+    line say so."""
+    import json
+
+    from tests.cli.util import run
+
+    r = run("solve", REPO / "instances" / "llama3-405b-16k-cluster.toml", "--objective",
+            "performance", "--json", "-")
+    assert r.exit_code == 0, r.output
+    fig = json.loads(r.stdout)["run"]
+    assert fig["power_mw"] == pytest.approx((16384 * 700 + 2048 * 4600) * 1.25 / 1e6, rel=1e-12)
+    line = "network power (no network_w_per_npu): not in the MW, MWh, facility or $"
+    assert fig["left_out"] == [line]
+    assert f"left out: {line}" in r.stderr.splitlines()
 
 
 def test_an_npu_hour_rate_replaces_the_fixed_figures():

@@ -26,6 +26,7 @@ import pytest
 
 import hieropt
 from hieropt.errors import InputError, NoSolutionError
+from hieropt.model.run import provisioned_run
 
 from .util import load
 
@@ -152,3 +153,69 @@ def test_time_cost_power_tradeoff(problem):
         (pytest.approx(T25, rel=1e-12), 6840.0, 458.0),
     ]
     assert all(q.gap <= 1e-9 for q in tr.points)
+
+
+def _with_site(inst, cap_mw: float, **more):
+    """The instance with a cluster of 16 accelerators at 1,000 W (16,000 W of IT power without the
+    network), PUE 1.25 and a site power cap of ``cap_mw`` MW."""
+    from hieropt.spec.cluster import Cluster
+
+    cluster = Cluster(accelerator_w=1000, pue=1.25, max_power_mw=cap_mw, **more)
+    return inst.model_copy(update={"cluster": cluster})
+
+
+def test_site_power_cap_limits_the_network(problem):
+    # 1:1 fabric: (16,000 + 524) W x 1.25 = 20,655 W; 2:1: (16,000 + 458) x 1.25 = 20,572.5 W.
+    # A cap of 0.0206 MW leaves 20,600 / 1.25 - 16,000 = 480 W to the network: only the 2:1 fits
+    inst, cat = problem
+    free = hieropt.provision(_with_site(inst, 1.0), cat, objective="performance", compare=False)
+    assert _summary(free)[-1] == 524.0
+    p = hieropt.provision(_with_site(inst, 0.0206), cat, objective="performance", compare=False)
+    assert _summary(p) == ((2.0,), 5, 25.0, 6840.0, 458.0)
+    assert p.iteration_time_ns == pytest.approx(T25, rel=1e-12)
+    assert ("the site's power cap 0.0206 MW: the cluster draws 0.0205725 MW with PUE (the "
+            "network's parts 458 W; at most 480 W fit under the cap)") in p.notes
+    run, _ = provisioned_run(_with_site(inst, 0.0206), p.iteration_time_ns, p.network_cost_usd,
+                             p.power_w)
+    assert run.power_mw == pytest.approx(0.0205725, rel=1e-12)
+
+
+def test_site_power_cap_infeasible_in_mw(problem):
+    inst, cat = problem
+    # 400 W left to the network, the lowest-power design draws 458 W
+    with pytest.raises(NoSolutionError, match=(
+            r"^infeasible: the site's power cap of 0\.0205 MW: with the lowest-power design from "
+            r"the catalog that meets the other limits \(its parts draw 458 W\) the cluster draws "
+            r"0\.0205725 MW with PUE; fewer NPUs, lower-power parts or a higher cap$")):
+        hieropt.provision(_with_site(inst, 0.0205), cat, objective="performance", compare=False)
+    # the accelerators alone draw 16,000 x 1.25 = 20,000 W, above a 0.019 MW cap: as solve says
+    with pytest.raises(NoSolutionError, match=(
+            r"the cluster draws 0\.02 MW \(with PUE\), above the site's power cap of 0\.02 MW")):
+        hieropt.provision(_with_site(inst, 0.019), cat, compare=False)
+    # a given network_w_per_npu fixes the network's power: (1,000 + 30) x 16 x 1.25 = 20,600 W
+    sol = hieropt.provision(_with_site(inst, 0.0206, network_w_per_npu=30.0), cat, compare=False)
+    assert _summary(sol)[-1] == 524.0  # the parts' power is not the cluster's here
+    with pytest.raises(NoSolutionError, match="above the site's power cap"):
+        hieropt.provision(_with_site(inst, 0.0205, network_w_per_npu=30.0), cat, compare=False)
+
+
+def test_site_power_cap_needs_every_power_figure(tmp_path: Path):
+    inst, cat = load(
+        tmp_path,
+        [("Switch", 16, "Out")],
+        {"forward": [1], "input_grad": [1], "weight_grad": [16]},
+        [(1e6, "NONE", 0, 0, "NONE", 0, 0, "ALLREDUCE", 8e9)],
+        CATALOG.replace("usd_per_switch = 1000\nwatts = 50\n", "usd_per_switch = 1000\n"),
+    )
+    with pytest.raises(InputError, match=(
+            r"\('sw8'\)\.watts: no power figure, but the site's power cap \(\[cluster\] "
+            r"max_power_mw, no network_w_per_npu\) needs one on every part")):
+        hieropt.provision(_with_site(inst, 1.0), cat, compare=False)
+
+
+def test_site_power_cap_in_the_tradeoff(problem):
+    from hieropt.solvers.provision_milp import provision_tradeoff
+
+    inst, cat = problem
+    tr = provision_tradeoff(_with_site(inst, 0.0206), cat, levels=3)
+    assert [(q.network_cost_usd, q.power_w) for q in tr.points] == [(6840.0, 458.0)]

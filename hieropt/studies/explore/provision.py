@@ -21,12 +21,35 @@ from ...errors import HieroptError, InputError
 from ...io.catalog import read_catalog
 from ...model.catalog import Catalog
 from ...model.run import provisioned_run
+from ...names import PROVISION_OBJECTIVES
 from ...solvers.provision import provision
 from ...spec import Instance
 from .enumerate import build_instance
 from .run import Exploration
 
-__all__ = ["provision_shortlist", "provision_ranked"]
+__all__ = ["provision_shortlist", "provision_ranked", "provisioned_objective", "all_failed"]
+
+
+def provisioned_objective(objective: str) -> tuple[str, str | None]:
+    """The provisioning objective for a study's ``objective`` and the line saying so when they
+    differ: integer provisioning (:data:`hieropt.names.PROVISION_OBJECTIVES`) has no
+    ``min_run_cost`` (nor any other study objective): such a shortlist is provisioned for
+    ``performance`` (the fastest whole-part design, the cheapest of that time) and ranked by the $
+    per run of that design when every provisioned row has one."""
+    if objective in PROVISION_OBJECTIVES:
+        return objective, None
+    return "performance", (
+        f"provisioned for performance: integer provisioning has no {objective} objective; each "
+        "row is the fastest whole-part design (the cheapest of that time)"
+        + (", ranked by its $ per run" if objective == "min_run_cost" else ""))
+
+
+def all_failed(rows: list[dict[str, Any]]) -> str | None:
+    """The error line when no row of a provisioned shortlist has a design (naming the first
+    row's reason), else None."""
+    if not rows or any(r["bom_rank"] is not None for r in rows):
+        return None
+    return f"no shortlisted design could be provisioned from the catalog: {rows[0]['message']}"
 
 
 def provision_shortlist(
@@ -73,7 +96,8 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
             with ``bom_rank`` None.
         catalog: a :class:`~hieropt.model.catalog.Catalog`, or the path of a catalog file (read
             once, before the first instance is drawn; its errors then name the file).
-        objective: the objective to provision for (``performance``, ``min_cost``, ...).
+        objective: the study's objective; provisioned for it, or for ``performance`` when
+            provisioning has no such objective (:func:`provisioned_objective`).
         max_iteration_time_ns: the time target in ns when ``objective`` is ``min_cost``, else None.
         id_key: the entry field that orders equal objectives.
 
@@ -84,14 +108,17 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         dimension), ``parts`` (one label per dimension), ``run`` (the buyer's figures of the
         integer design, :meth:`~hieropt.model.run.RunFigures.to_dict`: days, MW, MWh, $ per run
         with the catalog's cost and the bill of materials' power, as ``hieropt provision`` gives
-        them, :func:`hieropt.model.run.provisioned_run`) and ``network_power`` (the line saying
-        which network power they count, or None). Provisioned ones come first, by
-        objective value, with ``bom_rank`` 1, 2, ...; those not provisioned keep ``bom_rank`` None
-        and carry the reason in ``message``.
+        them, :func:`hieropt.model.run.provisioned_run`), ``provisioned_for`` (the provisioning
+        objective), ``note`` (only when that is not ``objective``) and ``network_power`` (the
+        line saying which network power they count, or None). Provisioned ones come first, by
+        objective value (for ``min_run_cost``: by $ per run when every one has it), with
+        ``bom_rank`` 1, 2, ...; those not provisioned keep ``bom_rank`` None and carry the reason
+        in ``message``.
 
     Raises:
         InputError: a bad catalog file.
     """
+    asked, (objective, note) = objective, provisioned_objective(objective)
     src = None
     if not isinstance(catalog, Catalog):
         src = str(catalog)
@@ -128,10 +155,14 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
                 "parts": [o.label() for o in p.design],
                 "run": run.to_dict(),
                 "network_power": power_line,
+                "provisioned_for": objective,
+                **({"note": note} if note else {}),
             }
         )
-    ranked = sorted((e for e in out if "objective_value" in e),
-                    key=lambda e: (e["objective_value"], e[id_key]))
+    done = [e for e in out if "objective_value" in e]
+    by_usd = asked == "min_run_cost" and all(e["run"]["run_cost_usd"] is not None for e in done)
+    ranked = sorted(done, key=lambda e: (e["run"]["run_cost_usd"] if by_usd else
+                                         e["objective_value"], e[id_key]))
     for i, e in enumerate(ranked, 1):
         e["bom_rank"] = i
     return ranked + [e for e in out if "objective_value" not in e]
