@@ -1,8 +1,9 @@
 """Runs files: measured training iterations, one per row of a CSV file, for ``hieropt validate`` and
 ``calibrate``.
 
-A runs file is CSV with a header row; lines starting with ``#`` are comments (sources, FLOP
-formulas) and blank lines are skipped. Columns:
+A runs file is CSV with a header row, parsed by :mod:`csv` over the whole text (a quoted cell may
+hold commas and line breaks); lines starting with ``#`` where a row would start are comments
+(sources, FLOP formulas), and blank lines and rows of only commas are skipped. Columns:
 
 - ``model``: an LLM model file (``generator = "llm"``, :mod:`hieropt.io.llm`), path relative to the
   CSV file;
@@ -35,7 +36,9 @@ seconds, microseconds: :mod:`hieropt.io.run_units`).
 from __future__ import annotations
 
 import csv
+import io
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,30 +153,27 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             N: COLUMN: problem; fix: ...``.
     """
     path = Path(path)
-    lines = [
-        (i + 1, t)
-        for i, t in enumerate(read_text(path, "runs").splitlines())
-        if t.strip() and not t.lstrip().startswith("#")
-    ]
-    if not lines:
+    records = list(csv_records(path, read_text(path, "runs")))
+    if not records:
         raise InputError(
             path, None, "no header row", f"write a header row: {','.join(REQUIRED)},tp,pp,dp,..."
         )
-    rows = list(csv.reader([t for _, t in lines]))
-    header = [h.strip() for h in rows[0]]
-    _check_header(path, lines[0][0], header)
-    if len(rows) < 2:
+    (header_line, _, header_cells), rows = records[0], records[1:]
+    header = [h.strip() for h in header_cells]
+    _check_header(path, header_line, header)
+    if not rows:
         raise InputError(path, None, "no runs (only a header row)", "add one row per measured run")
     models: dict[Path, dict[str, Any]] = {}
     networks: dict[Path, NetworkFile] = {}
     out = []
-    for (line, _), cells in zip(lines[1:], rows[1:], strict=True):
+    for line, last, cells in rows:
         where = f"{path}: line {line}"
         if len(cells) != len(header):
+            spans = f" (the row runs on to line {last})" if last > line else ""
             raise InputError(
                 where,
                 None,
-                f"{len(cells)} cells for {len(header)} columns",
+                f"{len(cells)} cells for {len(header)} columns{spans}",
                 "give one cell per column (quote a cell holding a comma)",
             )
         out.append(
@@ -187,6 +187,46 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             )
         )
     return tuple(out)
+
+
+def csv_records(path: Path, text: str) -> Iterator[tuple[int, int, list[str]]]:
+    """The records of the CSV ``text`` of file ``path``, parsed by :mod:`csv` over the whole text
+    (a quoted cell may hold commas and line breaks): ``(first line, last line, cells)``, lines
+    1-based as :attr:`csv.reader.line_num` counts them. A line starting with ``#`` where a record
+    starts is a comment (a ``#`` inside a quoted cell is text), and a blank line is skipped.
+
+    Raises:
+        InputError: text the CSV parser refuses (strict: a quote left open to the end of the file,
+            text after a closing quote, a NUL byte), naming the line where the row starts.
+    """
+    starting = [True]
+
+    def lines() -> Iterator[str]:
+        for t in io.StringIO(text, newline=""):
+            comment = starting[0] and t.lstrip().startswith("#")
+            starting[0] = False
+            yield "\n" if comment else t
+
+    reader = csv.reader(lines(), strict=True)
+    while True:
+        first = reader.line_num + 1
+        starting[0] = True
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(
+                f"{path}: line {first}",
+                None,
+                f"not CSV: {e} (a quoted cell's quote left open runs to the end of the file)"
+                if "end of data" in str(e)
+                else f"not CSV: {e}",
+                "close each quoted cell with '\"' right before the next ',' or the end of the "
+                "line (a quote inside a quoted cell is written twice: \"\")",
+            ) from None
+        if any(c.strip() for c in cells):
+            yield first, reader.line_num, cells
 
 
 def _check_header(path: Path, line: int, header: list[str]) -> None:
@@ -379,4 +419,5 @@ __all__ = [
     "row_params",
     "REQUIRED",
     "OPTIONAL",
+    "csv_records",
 ]

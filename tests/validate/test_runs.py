@@ -254,3 +254,34 @@ def test_another_separator_or_case_in_the_header_is_named(tmp_path: Path, header
     with pytest.raises(InputError) as e:
         read_runs(path)
     assert e.value.one_line() == f"{path}: {message}"
+
+
+def test_a_quoted_cell_may_hold_line_breaks_and_lines_are_counted_by_the_reader(tmp_path: Path):
+    # before: a traceback (the file was split into lines before the CSV parser saw it), and the
+    # error of the row after a two-line cell named the line before it
+    header = HEADER + ",note"
+    rows = ['tiny.toml,net.toml,10,0.2,"measured twice\n# not a comment, second value dropped"',
+            "# a comment between rows",
+            "tiny.toml,net.toml,10,-1,"]
+    path = write_case(tmp_path, rows, header)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 6: measured_ms: -1 is not a positive, finite number; fix: give the "
+        "measured iteration time in ms")
+    path.write_text(path.read_text().replace("-1", "0.1"))
+    a, b = read_runs(path)
+    assert (a.line, b.line) == (3, 6)
+    assert a.note == "measured twice\n# not a comment, second value dropped"
+
+
+def test_a_quote_left_open_is_named_with_the_line_it_opens_on(tmp_path: Path):
+    # an open quote would otherwise swallow the rows after it into one cell
+    path = write_case(tmp_path, ['tiny.toml,net.toml,10,0.2,"open', "tiny.toml,net.toml,10,0.1,"],
+                      HEADER + ",note")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: not CSV: unexpected end of data (a quoted cell's quote left open runs "
+        "to the end of the file); fix: close each quoted cell with '\"' right before the next ',' "
+        'or the end of the line (a quote inside a quoted cell is written twice: "")')
