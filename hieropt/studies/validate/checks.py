@@ -66,6 +66,23 @@ def plan_key(run: Run) -> str:
     return json.dumps([p, where], sort_keys=True, default=str)
 
 
+def run_key(run: Run) -> str:
+    """What makes two rows the same run: the same plan where it ran
+    (:func:`plan_key`: what the row resolves to, not how it is
+    written) and the same measured time (ms), as one JSON text."""
+    return json.dumps([plan_key(run), run.measured_ms])
+
+
+def distinct_runs(runs: Sequence[Run]) -> list[Run]:
+    """``runs`` without the repeats: a run whose :func:`run_key` an earlier one has (the same file
+    given twice, or a row that resolves to the run of an earlier row, however it is written) is
+    left out, so that a fit counts and weighs each run once, as ``validate``'s summary does."""
+    first: dict[str, Run] = {}
+    for r in runs:
+        first.setdefault(run_key(r), r)
+    return list(first.values())
+
+
 def row_calibration_cells(run: Run) -> dict[str, tuple[str, str]]:
     """The :data:`CALIBRATED` NPU fields ``run``'s row gives a value (field -> (column, value):
     ``matrix_efficiency`` -> (``npu.matrix_efficiency``, ``0.9``)): cells that time the run
@@ -247,6 +264,8 @@ __all__ = [
     "REPEAT_SPREAD",
     "CALIBRATED",
     "plan_key",
+    "run_key",
+    "distinct_runs",
     "row_calibration_cells",
     "check_no_fitted_cells",
     "contradictions",

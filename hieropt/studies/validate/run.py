@@ -16,7 +16,6 @@ row, :func:`run_key`) is predicted and shown each time but counted once: the rep
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
 from .calibrate import Calibration, CalibrationField, calibrate
-from .checks import CALIBRATED, check_no_fitted_cells, plan_key
+from .checks import CALIBRATED, check_no_fitted_cells, run_key
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -112,13 +111,6 @@ class Validation:
     worst: float
     by_file: dict[str, tuple[int, float, float]] = field(default_factory=dict)
     calibrations: tuple[Calibration, ...] = ()
-
-
-def run_key(run: Run) -> str:
-    """What makes two rows the same run: the same plan where it ran
-    (:func:`~hieropt.studies.validate.checks.plan_key`: what the row resolves to, not how it is
-    written) and the same measured time (ms), as one JSON text."""
-    return json.dumps([plan_key(run), run.measured_ms])
 
 
 def predict_runs(
