@@ -162,7 +162,8 @@ def test_the_roofline_fit_recovers_its_matrix_and_hbm_efficiencies(tmp_path: Pat
     # (GEMM time grows as h^2 s, element-wise time as h s and the scores' as s^2: the two rates
     # are told apart): the fit of the two fields iteration times identify finds them again
     shapes = [(64, 256, 32), (128, 512, 32), (64, 256, 128), (256, 1024, 64)]
-    rows = [f"tiny.toml,net.toml,10,{h},{f},{s},1" for h, f, s in shapes]
+    # (2 ms until the times are known: above each model's FLOPs at the peak, at most 1.28 ms)
+    rows = [f"tiny.toml,net.toml,10,{h},{f},{s},2" for h, f, s in shapes]
     path = write_case(tmp_path, rows, WIDTHS, ROOFLINE_MODEL)
     truth = ("npu.matrix_efficiency=0.42", "npu.hbm_efficiency=0.8")
     times = [predict_ms(r, truth) for r in read_runs(path)]

@@ -185,7 +185,9 @@ def check_fit_quality(
         values: the fitted values (named in the message).
 
     Raises:
-        InputError: naming the runs files, the column most likely wrong and the fix.
+        InputError: naming the runs files, the column most likely wrong and the fix; when the
+            predictions are too slow or too fast, also the run farthest off (its line, predicted
+            and measured times).
     """
     ratios = sorted(p / r.measured_ms for p, r in zip(predicted, runs, strict=True))
     median = ratios[len(ratios) // 2]
@@ -216,6 +218,13 @@ def check_fit_quality(
         column, hint, fix = "measured_ms", "the predictions are too slow", (
             "check measured_ms is ms per iteration, bw_gbps is GB/s per NPU per direction, and "
             "each row's plan is the plan measured"
+        )
+    if column == "bw_gbps" or hint.endswith("slow"):
+        pairs = zip(predicted, runs, strict=True)
+        p, r = max(pairs, key=lambda x: abs(x[0] / x[1].measured_ms - 1))
+        hint += (
+            f"; the worst: {r.where}, predicted {p:,.4g} ms for a measured {r.measured_ms:,.10g} "
+            f"ms ({p / r.measured_ms - 1:+.0%})"
         )
     raise InputError(files, column, f"{head}: {hint}", fix)
 
