@@ -8,9 +8,11 @@ hold commas and line breaks); lines starting with ``#`` where a row would start 
 - ``model``: an LLM model file (``generator = "llm"``, :mod:`hieropt.io.llm`), path relative to the
   CSV file;
 - ``network``: a network file, path relative to the CSV file: a LIBRA network YAML, a TOML file with
-  a ``[network]`` table (``dims = [{block, npus, cost_class}, ...]``) and optionally
-  ``dimension_mode``, ``chunks``, ``collectives_in_flight`` and ``description``, or a whole instance
-  file (its network, cost, those settings and the named groups of its ``[mapping.groups]``). The
+  a ``[network]`` table (``dims = [{block, npus, cost_class}, ...]``) and optionally ``chunks``,
+  ``collectives_in_flight`` and ``description`` (not ``dimension_mode``: each group of the plan
+  runs its collectives by the plan's algorithm, a ``collective_algorithms`` column, default
+  ``sequential``), or a whole instance file (its network, cost, those settings and the named groups
+  of its ``[mapping.groups]``). The
   plan's groups are placed lowest-first (tp, dp, pp, :func:`hieropt.model.groups.place_lowest`)
   unless the file maps them. The outermost dimension is sized to the run: a file of 8 NPUs per node
   (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs; a run of exactly the

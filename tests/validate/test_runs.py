@@ -285,3 +285,27 @@ def test_a_quote_left_open_is_named_with_the_line_it_opens_on(tmp_path: Path):
         f"{path}: line 3: not CSV: unexpected end of data (a quoted cell's quote left open runs "
         "to the end of the file); fix: close each quoted cell with '\"' right before the next ',' "
         'or the end of the line (a quote inside a quoted cell is written twice: "")')
+
+
+def test_dimension_mode_in_a_network_file_is_refused_for_the_plan_s_algorithm(tmp_path: Path):
+    # before: accepted and without effect (each group runs by the plan's algorithm, default
+    # sequential): a 22B TP-16 run predicted 9,791.9 ms with and without dimension_mode
+    path = write_case(tmp_path, ["tiny.toml,net2.toml,10;5,1,2"], HEADER + ",dp")
+    two = '[network]\ndims = [{ block = "Switch", npus = 2, cost_class = "a" }, ' \
+        '{ block = "Switch", npus = 2, cost_class = "b" }]\n'
+    (tmp_path / "net2.toml").write_text('dimension_mode = "concurrent"\n' + two)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: network: {tmp_path / 'net2.toml'}: dimension_mode: has no effect on a "
+        "run: each group of the LLM plan runs its collectives over its dimensions by the plan's "
+        "algorithm (collective_algorithms; default sequential); fix: remove it, and give the runs "
+        'file a collective_algorithms column (e.g. {tp = "concurrent"}) for a group whose '
+        "dimensions work concurrently")
+    # the column does change the time: dp over both dimensions, concurrently (the all-reduce's
+    # slower dimension alone) against one after the other (the sum)
+    (tmp_path / "net2.toml").write_text(two)
+    path = write_case(tmp_path, ["tiny.toml,net2.toml,10;5,1,4,", "tiny.toml,net2.toml,10;5,1,4,"
+                                 '"{dp = ""concurrent""}"'], HEADER + ",dp,collective_algorithms")
+    seq, conc = (predict_ms(r) for r in read_runs(path))
+    assert conc < seq
