@@ -124,10 +124,11 @@ def predict_runs(
     :func:`run_key` an earlier run of ``runs`` has ``repeats`` that run (``file line N``).
 
     Raises:
-        InputError: a calibration read from a file records a field it did not fit with a value
+        InputError: two calibrations of one accelerator (:func:`one_per_accelerator`); a
+            calibration read from a file records a field it did not fit with a value
             other than the run's (:func:`check_recorded`); a run whose row gives a field its
             accelerator's calibration fits (the fitted value would replace the cell's)."""
-    fits = {c.npu: c for c in calibrations}
+    fits = one_per_accelerator(calibrations)
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
     first: dict[str, str] = {}
@@ -145,6 +146,28 @@ def predict_runs(
         repeats = first.get(key, "")
         first.setdefault(key, f"{r.path} line {r.line}")
         out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats))
+    return out
+
+
+def one_per_accelerator(calibrations: Sequence[Calibration]) -> dict[str, Calibration]:
+    """``calibrations`` by accelerator name (``[params.npu] name``).
+
+    Raises:
+        InputError: two of one accelerator (two ``--npu`` files of the same NPU: only one could
+            apply), naming both files.
+    """
+    out: dict[str, Calibration] = {}
+    for c in calibrations:
+        if c.npu in out:
+            first = out[c.npu].source or "--calibrate-on"
+            raise InputError(
+                f"--npu {c.source}" if c.source else "--npu",
+                None,
+                f"a second calibration of {c.npu}: {first} calibrates it too, and only one can "
+                "apply to its runs",
+                f"give one --npu file per accelerator ({first} or {c.source})",
+            )
+        out[c.npu] = c
     return out
 
 
@@ -290,6 +313,7 @@ __all__ = [
     "predict_runs",
     "summarise",
     "run_key",
+    "one_per_accelerator",
     "check_recorded",
     "CALIBRATED",
 ]
