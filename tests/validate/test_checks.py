@@ -25,7 +25,7 @@ from hieropt.io.run_units import (
 )
 from hieropt.io.runs import read_runs
 from hieropt.studies.validate import CalibrationField, fit_npu, predict_ms
-from hieropt.studies.validate.checks import check_fit_quality
+from hieropt.studies.validate.checks import at_bound, check_fit_quality
 
 from .test_calibrate import HEADER, PLANS, synthetic
 from .tiny import write_case
@@ -264,6 +264,23 @@ def test_a_fit_at_its_bound_is_reported(tmp_path: Path):
     fit = fit_npu(runs, [CalibrationField("efficiency", 0.1, 0.6)])
     assert fit.at_bound == ("efficiency",)
     assert fit_npu(runs).at_bound == ()  # 0.9 recovered inside [0.05, 1]
+
+
+@pytest.mark.parametrize("name, lower, upper, value, at", [
+    # before, 0.1 % of the range: anything below 10 GFLOP (of [0, 1e4]) or 1 µs (of [0, 1000])
+    # was "at its lower bound 0"
+    ("gemm_half_gflop", 0.0, 1e4, 5.0, False),
+    ("gemm_half_gflop", 0.0, 1e4, 0.09, True),  # within the search's resolution, 1e-5 x 1e4
+    ("gemm_half_gflop", 0.0, 1e4, 0.11, False),
+    ("kernel_overhead_us", 0.0, 1e3, 0.5, False),
+    ("kernel_overhead_us", 0.0, 1e3, 0.0, True),
+    ("efficiency", 0.05, 1.0, 0.9995, True),  # within 0.1 % of the bound 1
+    ("efficiency", 0.05, 1.0, 0.998, False),
+    ("efficiency", 0.05, 1.0, 0.05004, True),  # within 0.1 % of the fitted value, 5.004e-5
+    ("efficiency", 0.05, 1.0, 0.0501, False),  # (before: within 0.1 % of 0.95, at the bound)
+])
+def test_at_bound_is_relative_to_the_parameter_s_scale(name, lower, upper, value, at):
+    assert at_bound({name: value}, {name: (lower, upper)}) == ((name,) if at else ())
 
 
 @pytest.mark.heavy
