@@ -3,7 +3,8 @@
 
 A runs file is CSV with a header row, parsed by :mod:`csv` over the whole text (a quoted cell may
 hold commas and line breaks); lines starting with ``#`` where a row would start are comments
-(sources, FLOP formulas), and blank lines and rows of only commas are skipped. Columns:
+(sources, FLOP formulas), and blank lines and rows of only commas are skipped; empty cells past
+the last named column (a spreadsheet's trailing commas) are ignored. Columns:
 
 - ``model``: an LLM model file (``generator = "llm"``, :mod:`hieropt.io.llm`), path relative to the
   CSV file;
@@ -161,7 +162,7 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             path, None, "no header row", f"write a header row: {','.join(REQUIRED)},tp,pp,dp,..."
         )
     (header_line, _, header_cells), rows = records[0], records[1:]
-    header = [h.strip() for h in header_cells]
+    header = without_trailing_empty([h.strip() for h in header_cells])
     _check_header(path, header_line, header)
     if not rows:
         raise InputError(path, None, "no runs (only a header row)", "add one row per measured run")
@@ -170,6 +171,8 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
     out = []
     for line, last, cells in rows:
         where = f"{path}: line {line}"
+        if len(cells) > len(header) and not any(c.strip() for c in cells[len(header) :]):
+            cells = cells[: len(header)]  # (empty cells past the last column: Excel's commas)
         if len(cells) != len(header):
             spans = f" (the row runs on to line {last})" if last > line else ""
             raise InputError(
@@ -189,6 +192,16 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             )
         )
     return tuple(out)
+
+
+def without_trailing_empty(header: list[str]) -> list[str]:
+    """``header`` without the empty names after its last named column: a spreadsheet's export of
+    a sheet whose empty columns were once used (Excel writes ``a,b,c,,``); an empty name before a
+    named column stays, to be refused."""
+    n = len(header)
+    while n and not header[n - 1]:
+        n -= 1
+    return header[:n]
 
 
 def csv_records(path: Path, text: str) -> Iterator[tuple[int, int, list[str]]]:
@@ -422,4 +435,5 @@ __all__ = [
     "REQUIRED",
     "OPTIONAL",
     "csv_records",
+    "without_trailing_empty",
 ]

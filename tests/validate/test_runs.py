@@ -309,3 +309,23 @@ def test_dimension_mode_in_a_network_file_is_refused_for_the_plan_s_algorithm(tm
                                  '"{dp = ""concurrent""}"'], HEADER + ",dp,collective_algorithms")
     seq, conc = (predict_ms(r) for r in read_runs(path))
     assert conc < seq
+
+
+def test_a_spreadsheet_s_trailing_commas_and_rows_of_commas_are_read(tmp_path: Path):
+    # before: "empty or repeated column name" for the header's trailing commas, and "model:
+    # empty cell" for a row of only commas
+    rows = ["tiny.toml,net.toml,10,0.2,,", ",,,,,", "tiny.toml,net.toml,20,0.1,,"]
+    runs = read_runs(write_case(tmp_path, rows, HEADER + ",,"))
+    assert [(r.line, r.bw_gbps, r.measured_ms) for r in runs] == [(3, (10.0,), 0.2),
+                                                                 (5, (20.0,), 0.1)]
+    # a cell past the last named column is not empty: refused
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,0.2,,x"], HEADER + ",,")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: 6 cells for 4 columns; fix: give one cell per column (quote a cell "
+        "holding a comma)")
+    # an empty column name before a named one: refused
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,0.2,,g"], HEADER + ",,group")
+    with pytest.raises(InputError, match=r"line 2: \(empty\): empty or repeated column name"):
+        read_runs(path)
