@@ -60,6 +60,22 @@ REQUIRED = ("model", "network", "bw_gbps", "measured_ms")
 """Columns every runs file has."""
 OPTIONAL = ("group", "source", "name", "note")
 """Columns that describe a run but are not model fields."""
+ALIASES = {
+    "mbs": "micro_batch_size",
+    "micro_batch": "micro_batch_size",
+    "gbs": "global_batch_size",
+    "global_batch": "global_batch_size",
+    "gpus": "npus",
+    "num_gpus": "npus",
+    "n_gpus": "npus",
+    "world_size": "npus",
+    "seq_len": "sequence_length",
+    "seq_length": "sequence_length",
+    "seqlen": "sequence_length",
+}
+"""Column names papers and training scripts use for a model field (Megatron-LM's ``mbs``,
+``gbs``, ``seq_len``; ``gpus``), in lower case: such a column is refused naming the field's
+key."""
 
 
 @dataclass(frozen=True)
@@ -297,6 +313,12 @@ def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]
         key = tuple(override_path(col, where))
     except InputError as e:
         low = col.lower()
+        alias = ALIASES.get(low.replace("-", "_").replace(" ", "_"))
+        if alias is not None:
+            raise InputError(
+                where, col, f"unknown column (did you mean '{alias}'? found '{col}')",
+                f"rename the column '{col}' to '{alias}' (the model field's key)",
+            ) from None
         if low in OPTIONAL or (low != col and _is_field(low, where)):
             raise InputError(
                 where, col, f"unknown column (did you mean '{low}'? found '{col}')",
@@ -434,6 +456,7 @@ __all__ = [
     "row_params",
     "REQUIRED",
     "OPTIONAL",
+    "ALIASES",
     "csv_records",
     "without_trailing_empty",
 ]

@@ -248,6 +248,19 @@ def test_a_calibration_run_given_twice_is_marked_fit_and_repeat(tmp_path: Path):
     (HEADER + ",Group", "tiny.toml,net.toml,10,1,g",
      "line 2: Group: unknown column (did you mean 'group'? found 'Group'); fix: rename the "
      "column 'Group' to 'group' (column names are lower case)"),
+    # before: "unknown column: not a model, plan, NPU or precision field" and the list of keys
+    (HEADER + ",mbs", "tiny.toml,net.toml,10,1,1",
+     "line 2: mbs: unknown column (did you mean 'micro_batch_size'? found 'mbs'); fix: rename "
+     "the column 'mbs' to 'micro_batch_size' (the model field's key)"),
+    (HEADER + ",GBS", "tiny.toml,net.toml,10,1,4",
+     "line 2: GBS: unknown column (did you mean 'global_batch_size'? found 'GBS'); fix: rename "
+     "the column 'GBS' to 'global_batch_size' (the model field's key)"),
+    (HEADER + ",gpus", "tiny.toml,net.toml,10,1,2",
+     "line 2: gpus: unknown column (did you mean 'npus'? found 'gpus'); fix: rename the column "
+     "'gpus' to 'npus' (the model field's key)"),
+    (HEADER + ",seq_len", "tiny.toml,net.toml,10,1,32",
+     "line 2: seq_len: unknown column (did you mean 'sequence_length'? found 'seq_len'); fix: "
+     "rename the column 'seq_len' to 'sequence_length' (the model field's key)"),
 ])
 def test_another_separator_or_case_in_the_header_is_named(tmp_path: Path, header, row, message):
     path = write_case(tmp_path, [row], header)
