@@ -430,8 +430,16 @@ def parse_bw_cell(text: str, n_dims: int, where: str) -> tuple[float, ...]:
     """A ``bw_gbps`` cell: ``n_dims`` positive GB/s values separated by ``;`` (``"300;25"``).
 
     Raises:
-        InputError: another count of values, or a value that is not a positive, finite number.
+        InputError: values separated by ``,`` (a quoted cell), another count of values, or a value
+            that is not a positive, finite number.
     """
+    if "," in text:
+        raise InputError(
+            where,
+            "bw_gbps",
+            f"'{text}': values separated by ',' (the columns' separator)",
+            f"separate the values with ';', dimension 0 first: {text.replace(',', ';')}",
+        )
     parts = [t.strip() for t in text.split(";")]
     if len(parts) != n_dims:
         raise InputError(

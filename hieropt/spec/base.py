@@ -81,13 +81,24 @@ _NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\
 """A number followed by a unit or other text (``80GB``, ``500 GB/s``): the number, the rest."""
 
 
+_LEADING_ZEROS = re.compile(r"[-+]?0\d+")
+"""A whole number written with leading zeros (``08``), which TOML does not read as a number."""
+
+
 def text_for_number(name: str, text: str) -> str:
     """The problem and fix (``"<field>: <problem>; fix: <fix>"``) of ``text`` given to the numeric
     field ``name``: a number with a unit (``80GB``) is told that the unit is implied by the field's
-    name, any other text to write the number without quotes."""
+    name, a percentage (``50%``) to write the fraction (``0.5``), a whole number with leading zeros
+    (``08``) to write it without them, any other text to write the number without quotes."""
+    if _LEADING_ZEROS.fullmatch(text):  # (TOML refuses 08: read as a word)
+        return (f"{name}: {text!r} is text, not a number: a number has no leading zeros; fix: "
+                f"write {int(text)}")
     m = _NUMBER_WITH_UNIT.fullmatch(text)
     if m is None:
         return f"{name}: {text!r} is text, not a number; fix: write the number without quotes"
+    if m[2].strip() == "%":
+        return (f"{name}: {text!r} is text, not a number: a percentage is a fraction; fix: write "
+                f"{float(m[1]) / 100:g} for {m[1]} %")
     return (f"{name}: {text!r} is text, not a number: a number takes no unit, the unit is implied "
             f"by the field's name; fix: write {m[1]} (in the unit of '{name}')")
 

@@ -342,3 +342,23 @@ def test_a_spreadsheet_s_trailing_commas_and_rows_of_commas_are_read(tmp_path: P
     path = write_case(tmp_path, ["tiny.toml,net.toml,10,0.2,,g"], HEADER + ",,group")
     with pytest.raises(InputError, match=r"line 2: \(empty\): empty or repeated column name"):
         read_runs(path)
+
+
+@pytest.mark.parametrize("header, row, message", [
+    # before: "fix: write 50 (in the unit of 'efficiency')", which is then refused as above 1
+    (HEADER + ",efficiency", "tiny.toml,net.toml,10,1,50%",
+     "efficiency=50%: '50%' is text, not a number: a percentage is a fraction; fix: write 0.5 for "
+     "50 %"),
+    # before: "fix: write the number without quotes" (there are none)
+    (HEADER + ",dp", "tiny.toml,net.toml,10,1,02",
+     "dp=02: '02' is text, not a number: a number has no leading zeros; fix: write 2"),
+    # before: "1 values for the network's 1 dimensions" without a word of the comma
+    (HEADER, 'tiny.toml,net.toml,"10,5",1',
+     "bw_gbps: '10,5': values separated by ',' (the columns' separator); fix: separate the "
+     "values with ';', dimension 0 first: 10;5"),
+])
+def test_a_cell_s_fix_is_what_the_cell_needs(tmp_path: Path, header, row, message):
+    path = write_case(tmp_path, [row], header)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == f"{path}: line 3: {message}"
