@@ -292,9 +292,19 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
 
 def _check_separator(where: str, header: list[str]) -> None:
     """Refuse a header of one column that holds ``;`` or tabs: a file separated by them (a
-    spreadsheet's export in a locale whose decimal mark is a comma, or a TSV file)."""
+    spreadsheet's export in a locale whose decimal mark is a comma, or a TSV file); and a first
+    line that is a TOML key or table (``generator = "llm"``, ``[network]``): a model or network
+    file given as the runs file."""
     if len(header) != 1:
         return
+    if "=" in header[0] or header[0].startswith("["):
+        raise InputError(
+            where,
+            None,
+            f"the header is '{header[0]}': a TOML file (a model or network file?), not a runs file",
+            f"give a runs file: CSV whose header row is {','.join(REQUIRED)},tp,pp,dp,...; a "
+            "model or network file is named in a row's model or network cell",
+        )
     for sep, name in ((";", "';'"), ("\t", "tabs")):
         if sep in header[0]:
             raise InputError(

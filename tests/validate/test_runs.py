@@ -362,3 +362,16 @@ def test_a_cell_s_fix_is_what_the_cell_needs(tmp_path: Path, header, row, messag
     with pytest.raises(InputError) as e:
         read_runs(path)
     assert e.value.one_line() == f"{path}: line 3: {message}"
+
+
+def test_a_toml_file_given_as_the_runs_file_is_named_as_such(tmp_path: Path):
+    # before: "line 2: model: missing column"
+    write_case(tmp_path, ["tiny.toml,net.toml,10,1"])
+    path = tmp_path / "tiny.toml"
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 1: the header is 'generator = \"llm\"': a TOML file (a model or network "
+        "file?), not a runs file; fix: give a runs file: CSV whose header row is model,network,"
+        "bw_gbps,measured_ms,tp,pp,dp,...; a model or network file is named in a row's model or "
+        "network cell")
