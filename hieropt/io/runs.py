@@ -39,6 +39,7 @@ seconds, microseconds: :mod:`hieropt.io.run_units`).
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import math
 from collections.abc import Iterator
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from .common import parse_toml, read_text
-from .llm import llm_params, override_path
+from .llm import SECTIONS, llm_params, override_path
 from .run_network import NetworkFile, read_network_file, sized
 from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
@@ -340,6 +341,7 @@ def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]
             "unknown column: not a model, plan, NPU or precision field",
             f"{e.fix}; or one of {', '.join(REQUIRED + OPTIONAL)}",
         ) from None
+    _check_dotted(col, key, where)
     if key in fields:
         raise InputError(
             where,
@@ -348,6 +350,29 @@ def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]
             "give each field in one column",
         )
     fields[key] = col
+
+
+def _check_dotted(col: str, key: tuple[str, ...], where: str) -> None:
+    """Refuse, at the header, a dotted column whose last section (``model``, ``plan``, ``npu``,
+    ``precision``, ``model.moe``) has no field of the next name (``model.seq_len``), with the
+    nearest field's name when one is near."""
+    sections = dict(SECTIONS)
+    for i in range(len(key) - 1, 0, -1):
+        section, cls = ".".join(key[:i]), sections.get(".".join(key[:i]))
+        if cls is None:
+            continue
+        names = list(cls.model_fields)
+        if key[i] in names:
+            return
+        alias = ALIASES.get(key[i])
+        near = [alias] if alias in names else difflib.get_close_matches(key[i], names, 1)
+        raise InputError(
+            where,
+            col,
+            f"unknown column: {section} has no field '{key[i]}'"
+            + (f" (did you mean '{section}.{near[0]}'?)" if near else ""),
+            f"use one of {section}'s fields: {', '.join(sorted(names))}",
+        )
 
 
 def _is_field(col: str, where: str) -> bool:

@@ -375,3 +375,19 @@ def test_a_toml_file_given_as_the_runs_file_is_named_as_such(tmp_path: Path):
         "file?), not a runs file; fix: give a runs file: CSV whose header row is model,network,"
         "bw_gbps,measured_ms,tp,pp,dp,...; a model or network file is named in a row's model or "
         "network cell")
+
+
+def test_a_dotted_column_naming_no_field_is_refused_at_the_header(tmp_path: Path):
+    # before: "line 3: model.seq_len=32: unknown key", at the first row
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1,32"], HEADER + ",model.seq_len")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 2: model.seq_len: unknown column: model has no field 'seq_len' (did you "
+        "mean 'model.sequence_length'?); fix: use one of model's fields: biases, dropout, "
+        "ffn_size, gated_ffn, head_dim, heads, hidden_size, kv_heads, layers, moe, name, norm, "
+        "position_embedding, sequence_length, tied_embeddings, vocab_size")
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1,4"], HEADER + ",plan.global_batchsize")
+    with pytest.raises(InputError, match=r"line 2: plan.global_batchsize: unknown column: plan has "
+                       r"no field 'global_batchsize' \(did you mean 'plan.global_batch_size'\?\)"):
+        read_runs(path)
