@@ -75,7 +75,7 @@ def validate_command(
             "and the runs it was "
             "fitted on (its [calibration] files, relative to it; refused when gone or changed "
             "since the fit) are marked (fit), as with --calibrate-on; a row giving a fitted "
-            "field is refused; repeatable.",
+            "field is refused; repeatable, one file per accelerator.",
         ),
     ] = None,
     loss: Annotated[
@@ -173,6 +173,7 @@ def calibrate_command(
     bounds, minimising the mean absolute percentage error (or the log error), and write the
     accelerator with its fitted values, the fit's mean and worst error, the number of runs it
     rests on and each runs file's SHA-256 (validate --npu refuses a runs file changed since).
+    Each distinct run counts once (a row repeating a run, or a file given twice, does not add one).
     Refused (exit 2): more fitted fields than runs, a run whose plan does not fit in memory, a
     row giving a fitted field, a best fit more than 50 % off (with the unit it points at), an
     --out or --json file that is one of the inputs; a fitted value at a bound

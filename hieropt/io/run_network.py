@@ -19,11 +19,12 @@ NETWORK_KEYS = (
     "description",
     "name",
     "network",
-    "dimension_mode",
     "chunks",
     "collectives_in_flight",
 )
-"""Keys of a network TOML file (one without a workload)."""
+"""Keys of a network TOML file (one without a workload). Not ``dimension_mode``: each group of an
+LLM plan runs its collectives by the plan's algorithm (``collective_algorithms``, default
+``sequential``), so it would have no effect on a run; refused, pointing at that column."""
 SETTINGS = ("dimension_mode", "chunks", "collectives_in_flight")
 """Instance settings a network or instance file passes on to each run's instance."""
 
@@ -35,8 +36,9 @@ class NetworkFile:
     Attributes:
         path: the file.
         network: its dimensions (before sizing to a run).
-        settings: instance fields it sets (``dimension_mode``, ``chunks``,
-            ``collectives_in_flight``).
+        settings: instance fields it sets (``chunks``, ``collectives_in_flight``; an instance
+            file's ``dimension_mode`` too, which, as in ``hieropt evaluate``, no group of an LLM
+            plan runs by).
         cost: an instance file's cost model, or None (runs are priced at 1 $ per GB/s: cost plays no
             part here).
         placement: an instance file's named groups (group -> size on each dimension), or None:
@@ -54,7 +56,8 @@ def read_network_file(path: Path) -> NetworkFile:
     """A runs file's network: LIBRA YAML, a network TOML or an instance file (module docstring).
 
     Raises:
-        InputError: a missing or bad file, naming it and the field.
+        InputError: a missing or bad file, naming it and the field; a network TOML file setting
+            ``dimension_mode`` (no effect on an LLM run: :data:`NETWORK_KEYS`).
     """
     if path.suffix.lower() in (".yml", ".yaml"):
         from .libra import read_network
@@ -72,6 +75,15 @@ def read_network_file(path: Path) -> NetworkFile:
             cost=inst.cost,
             placement=groups or None,
             settings={k: data[k] for k in SETTINGS if k in data},
+        )
+    if "dimension_mode" in data:
+        raise InputError(
+            path,
+            "dimension_mode",
+            "has no effect on a run: each group of the LLM plan runs its collectives over its "
+            "dimensions by the plan's algorithm (collective_algorithms; default sequential)",
+            "remove it, and give the runs file a collective_algorithms column "
+            '(e.g. {tp = "concurrent"}) for a group whose dimensions work concurrently',
         )
     for k in data:
         if k not in NETWORK_KEYS:

@@ -14,11 +14,15 @@ Both thresholds are far from any real run, so that a correct row is never refuse
   that; no network beyond it is faster than the NPU's own scale-up links) looks like Gb/s:
   ``400`` for a 400 Gb/s NIC per GPU is ``400 / 8 = 50`` GB/s, and ``800`` for an H100's
   800 Gb/s (above its 450 GB/s NVLink) is ``100`` GB/s.
-- a measured iteration time below 1 / :data:`SPEED_FACTOR` of the time the model's FLOPs take at
-  the NPUs' peak (:func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
-  ``peak_tflops``): no run sustains more than the peak, and real runs sustain 30-60 % of it) looks
-  like seconds: a run measured in seconds and written as ms is 1000 x too small, caught unless it
-  sustained below 1 % of the peak.
+- a measured iteration time below the time the model's FLOPs take at the NPUs' peak
+  (:func:`peak_time_ms`: :func:`hieropt.workloads.llm.flops.model_flops_per_iteration` / (NPUs x
+  ``peak_tflops``)) is faster than physically possible: no run sustains more than the peak (real
+  runs sustain 30-60 % of it; the fastest shipped run, ``validation/calibration/h100-one-node.csv``
+  line 17, 62.5 %). Below 1 / :data:`SPEED_FACTOR` of it, and plausible x 1000, it looks like
+  seconds: a run measured in seconds and written as ms is 1000 x too small, caught unless it
+  sustained below 1 % of the peak. Otherwise the row's plan is not the run's: too few NPUs (a
+  ``dp`` or ``npus`` cell left empty takes the model file's value) or too large a global batch
+  (one written in tokens rather than sequences).
 - a measured iteration time above the time the model's FLOPs take at :data:`SLOW_FRACTION` (1 %)
   of the NPUs' peak looks like microseconds: a run measured in µs and written as ms is 1000 x too
   large, so it would have sustained below 0.1 % of the peak (always caught). The slowest shipped
@@ -120,16 +124,17 @@ def peak_time_ms(params: LLMParams) -> float:
 
 
 def check_measured(measured_ms: float, params: LLMParams, where: str) -> None:
-    """Refuse a measured time below 1 / :data:`SPEED_FACTOR` of :func:`peak_time_ms` (seconds
-    written as ms) or above :func:`peak_time_ms` / :data:`SLOW_FRACTION` (µs written as ms).
+    """Refuse a measured time below :func:`peak_time_ms` (faster than the NPUs' peak FLOP/s: below
+    1 / :data:`SPEED_FACTOR` of it, seconds written as ms; else a plan that is not the run's) or
+    above :func:`peak_time_ms` / :data:`SLOW_FRACTION` (µs written as ms).
 
     Raises:
         InputError: ``where: measured_ms``, the bound, and the value x 1000 (or / 1000) as the fix
             when that is plausible in ms (else: check the plan).
     """
     bound = peak_time_ms(params)
-    if measured_ms * SPEED_FACTOR < bound:
-        _refuse_fast(measured_ms, bound, params.plan.total_npus, where)
+    if measured_ms < bound:
+        _refuse_fast(measured_ms, bound, params, where)
     if measured_ms * SLOW_FRACTION > bound:
         _refuse_slow(measured_ms, bound, params.plan.total_npus, where)
 
@@ -139,23 +144,29 @@ def _plausible(measured_ms: float, bound: float) -> bool:
     return measured_ms * SPEED_FACTOR >= bound and measured_ms * SLOW_FRACTION <= bound
 
 
-def _refuse_fast(measured_ms: float, bound: float, npus: int, where: str) -> None:
-    head = (
-        f"{measured_ms:g} ms is {bound / measured_ms:,.0f} x less than the model's FLOPs take at "
-        f"the peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms)"
-    )
-    if _plausible(measured_ms * 1000, bound):
+def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str) -> None:
+    npus = params.plan.total_npus
+    if measured_ms * SPEED_FACTOR < bound and _plausible(measured_ms * 1000, bound):
         raise InputError(
             where,
             "measured_ms",
-            f"{head}: looks like seconds",
+            f"{measured_ms:g} ms is {bound / measured_ms:,.0f} x less than the model's FLOPs take "
+            f"at the peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms): looks like seconds",
             f"give the iteration time in ms: {measured_ms * 1000:g} for {measured_ms:g} s",
         )
+    p = params.plan
+    ratio = bound / measured_ms
+    times = f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.3g}"
     raise InputError(
         where,
         "measured_ms",
-        head,
-        "give the iteration time in ms, and check the row's model fields and global_batch_size",
+        f"{measured_ms:,.10g} ms is faster than physically possible: {times} x less than the "
+        f"model's FLOPs take at the peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms at "
+        f"{params.npu.peak_tflops:g} TFLOP/s each)",
+        f"check the plan the row resolves to against the run measured: tp {p.tp} x pp {p.pp} x "
+        f"dp {p.dp} = {npus} NPUs (too few?), global_batch_size {p.global_batch_size} "
+        "sequences (too many? in sequences, not tokens), an empty cell taking the model file's "
+        "value; and that measured_ms is ms per iteration",
     )
 
 

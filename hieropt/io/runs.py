@@ -1,15 +1,19 @@
 """Runs files: measured training iterations, one per row of a CSV file, for ``hieropt validate`` and
 ``calibrate``.
 
-A runs file is CSV with a header row; lines starting with ``#`` are comments (sources, FLOP
-formulas) and blank lines are skipped. Columns:
+A runs file is CSV with a header row, parsed by :mod:`csv` over the whole text (a quoted cell may
+hold commas and line breaks); lines starting with ``#`` where a row would start are comments
+(sources, FLOP formulas), and blank lines and rows of only commas are skipped; empty cells past
+the last named column (a spreadsheet's trailing commas) are ignored. Columns:
 
 - ``model``: an LLM model file (``generator = "llm"``, :mod:`hieropt.io.llm`), path relative to the
   CSV file;
 - ``network``: a network file, path relative to the CSV file: a LIBRA network YAML, a TOML file with
-  a ``[network]`` table (``dims = [{block, npus, cost_class}, ...]``) and optionally
-  ``dimension_mode``, ``chunks``, ``collectives_in_flight`` and ``description``, or a whole instance
-  file (its network, cost, those settings and the named groups of its ``[mapping.groups]``). The
+  a ``[network]`` table (``dims = [{block, npus, cost_class}, ...]``) and optionally ``chunks``,
+  ``collectives_in_flight`` and ``description`` (not ``dimension_mode``: each group of the plan
+  runs its collectives by the plan's algorithm, a ``collective_algorithms`` column, default
+  ``sequential``), or a whole instance file (its network, cost, those settings and the named groups
+  of its ``[mapping.groups]``). The
   plan's groups are placed lowest-first (tp, dp, pp, :func:`hieropt.model.groups.place_lowest`)
   unless the file maps them. The outermost dimension is sized to the run: a file of 8 NPUs per node
   (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs; a run of exactly the
@@ -35,14 +39,17 @@ seconds, microseconds: :mod:`hieropt.io.run_units`).
 from __future__ import annotations
 
 import csv
+import difflib
+import io
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from .common import parse_toml, read_text
-from .llm import llm_params, override_path
+from .llm import SECTIONS, llm_params, override_path
 from .run_network import NetworkFile, read_network_file, sized
 from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
@@ -54,6 +61,22 @@ REQUIRED = ("model", "network", "bw_gbps", "measured_ms")
 """Columns every runs file has."""
 OPTIONAL = ("group", "source", "name", "note")
 """Columns that describe a run but are not model fields."""
+ALIASES = {
+    "mbs": "micro_batch_size",
+    "micro_batch": "micro_batch_size",
+    "gbs": "global_batch_size",
+    "global_batch": "global_batch_size",
+    "gpus": "npus",
+    "num_gpus": "npus",
+    "n_gpus": "npus",
+    "world_size": "npus",
+    "seq_len": "sequence_length",
+    "seq_length": "sequence_length",
+    "seqlen": "sequence_length",
+}
+"""Column names papers and training scripts use for a model field (Megatron-LM's ``mbs``,
+``gbs``, ``seq_len``; ``gpus``), in lower case: such a column is refused naming the field's
+key."""
 
 
 @dataclass(frozen=True)
@@ -150,30 +173,29 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             N: COLUMN: problem; fix: ...``.
     """
     path = Path(path)
-    lines = [
-        (i + 1, t)
-        for i, t in enumerate(read_text(path, "runs").splitlines())
-        if t.strip() and not t.lstrip().startswith("#")
-    ]
-    if not lines:
+    records = list(csv_records(path, read_text(path, "runs")))
+    if not records:
         raise InputError(
             path, None, "no header row", f"write a header row: {','.join(REQUIRED)},tp,pp,dp,..."
         )
-    rows = list(csv.reader([t for _, t in lines]))
-    header = [h.strip() for h in rows[0]]
-    _check_header(path, lines[0][0], header)
-    if len(rows) < 2:
+    (header_line, _, header_cells), rows = records[0], records[1:]
+    header = without_trailing_empty([h.strip() for h in header_cells])
+    _check_header(path, header_line, header)
+    if not rows:
         raise InputError(path, None, "no runs (only a header row)", "add one row per measured run")
     models: dict[Path, dict[str, Any]] = {}
     networks: dict[Path, NetworkFile] = {}
     out = []
-    for (line, _), cells in zip(lines[1:], rows[1:], strict=True):
+    for line, last, cells in rows:
         where = f"{path}: line {line}"
+        if len(cells) > len(header) and not any(c.strip() for c in cells[len(header) :]):
+            cells = cells[: len(header)]  # (empty cells past the last column: Excel's commas)
         if len(cells) != len(header):
+            spans = f" (the row runs on to line {last})" if last > line else ""
             raise InputError(
                 where,
                 None,
-                f"{len(cells)} cells for {len(header)} columns",
+                f"{len(cells)} cells for {len(header)} columns{spans}",
                 "give one cell per column (quote a cell holding a comma)",
             )
         out.append(
@@ -187,6 +209,56 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             )
         )
     return tuple(out)
+
+
+def without_trailing_empty(header: list[str]) -> list[str]:
+    """``header`` without the empty names after its last named column: a spreadsheet's export of
+    a sheet whose empty columns were once used (Excel writes ``a,b,c,,``); an empty name before a
+    named column stays, to be refused."""
+    n = len(header)
+    while n and not header[n - 1]:
+        n -= 1
+    return header[:n]
+
+
+def csv_records(path: Path, text: str) -> Iterator[tuple[int, int, list[str]]]:
+    """The records of the CSV ``text`` of file ``path``, parsed by :mod:`csv` over the whole text
+    (a quoted cell may hold commas and line breaks): ``(first line, last line, cells)``, lines
+    1-based as :attr:`csv.reader.line_num` counts them. A line starting with ``#`` where a record
+    starts is a comment (a ``#`` inside a quoted cell is text), and a blank line is skipped.
+
+    Raises:
+        InputError: text the CSV parser refuses (strict: a quote left open to the end of the file,
+            text after a closing quote, a NUL byte), naming the line where the row starts.
+    """
+    starting = [True]
+
+    def lines() -> Iterator[str]:
+        for t in io.StringIO(text, newline=""):
+            comment = starting[0] and t.lstrip().startswith("#")
+            starting[0] = False
+            yield "\n" if comment else t
+
+    reader = csv.reader(lines(), strict=True)
+    while True:
+        first = reader.line_num + 1
+        starting[0] = True
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(
+                f"{path}: line {first}",
+                None,
+                f"not CSV: {e} (a quoted cell's quote left open runs to the end of the file)"
+                if "end of data" in str(e)
+                else f"not CSV: {e}",
+                "close each quoted cell with '\"' right before the next ',' or the end of the "
+                "line (a quote inside a quoted cell is written twice: \"\")",
+            ) from None
+        if any(c.strip() for c in cells):
+            yield first, reader.line_num, cells
 
 
 def _check_header(path: Path, line: int, header: list[str]) -> None:
@@ -221,9 +293,19 @@ def _check_header(path: Path, line: int, header: list[str]) -> None:
 
 def _check_separator(where: str, header: list[str]) -> None:
     """Refuse a header of one column that holds ``;`` or tabs: a file separated by them (a
-    spreadsheet's export in a locale whose decimal mark is a comma, or a TSV file)."""
+    spreadsheet's export in a locale whose decimal mark is a comma, or a TSV file); and a first
+    line that is a TOML key or table (``generator = "llm"``, ``[network]``): a model or network
+    file given as the runs file."""
     if len(header) != 1:
         return
+    if "=" in header[0] or header[0].startswith("["):
+        raise InputError(
+            where,
+            None,
+            f"the header is '{header[0]}': a TOML file (a model or network file?), not a runs file",
+            f"give a runs file: CSV whose header row is {','.join(REQUIRED)},tp,pp,dp,...; a "
+            "model or network file is named in a row's model or network cell",
+        )
     for sep, name in ((";", "';'"), ("\t", "tabs")):
         if sep in header[0]:
             raise InputError(
@@ -242,6 +324,12 @@ def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]
         key = tuple(override_path(col, where))
     except InputError as e:
         low = col.lower()
+        alias = ALIASES.get(low.replace("-", "_").replace(" ", "_"))
+        if alias is not None:
+            raise InputError(
+                where, col, f"unknown column (did you mean '{alias}'? found '{col}')",
+                f"rename the column '{col}' to '{alias}' (the model field's key)",
+            ) from None
         if low in OPTIONAL or (low != col and _is_field(low, where)):
             raise InputError(
                 where, col, f"unknown column (did you mean '{low}'? found '{col}')",
@@ -253,6 +341,7 @@ def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]
             "unknown column: not a model, plan, NPU or precision field",
             f"{e.fix}; or one of {', '.join(REQUIRED + OPTIONAL)}",
         ) from None
+    _check_dotted(col, key, where)
     if key in fields:
         raise InputError(
             where,
@@ -261,6 +350,29 @@ def _check_field_column(col: str, where: str, fields: dict[tuple[str, ...], str]
             "give each field in one column",
         )
     fields[key] = col
+
+
+def _check_dotted(col: str, key: tuple[str, ...], where: str) -> None:
+    """Refuse, at the header, a dotted column whose last section (``model``, ``plan``, ``npu``,
+    ``precision``, ``model.moe``) has no field of the next name (``model.seq_len``), with the
+    nearest field's name when one is near."""
+    sections = dict(SECTIONS)
+    for i in range(len(key) - 1, 0, -1):
+        section, cls = ".".join(key[:i]), sections.get(".".join(key[:i]))
+        if cls is None:
+            continue
+        names = list(cls.model_fields)
+        if key[i] in names:
+            return
+        alias = ALIASES.get(key[i])
+        near = [alias] if alias in names else difflib.get_close_matches(key[i], names, 1)
+        raise InputError(
+            where,
+            col,
+            f"unknown column: {section} has no field '{key[i]}'"
+            + (f" (did you mean '{section}.{near[0]}'?)" if near else ""),
+            f"use one of {section}'s fields: {', '.join(sorted(names))}",
+        )
 
 
 def _is_field(col: str, where: str) -> bool:
@@ -353,8 +465,16 @@ def parse_bw_cell(text: str, n_dims: int, where: str) -> tuple[float, ...]:
     """A ``bw_gbps`` cell: ``n_dims`` positive GB/s values separated by ``;`` (``"300;25"``).
 
     Raises:
-        InputError: another count of values, or a value that is not a positive, finite number.
+        InputError: values separated by ``,`` (a quoted cell), another count of values, or a value
+            that is not a positive, finite number.
     """
+    if "," in text:
+        raise InputError(
+            where,
+            "bw_gbps",
+            f"'{text}': values separated by ',' (the columns' separator)",
+            f"separate the values with ';', dimension 0 first: {text.replace(',', ';')}",
+        )
     parts = [t.strip() for t in text.split(";")]
     if len(parts) != n_dims:
         raise InputError(
@@ -379,4 +499,7 @@ __all__ = [
     "row_params",
     "REQUIRED",
     "OPTIONAL",
+    "ALIASES",
+    "csv_records",
+    "without_trailing_empty",
 ]

@@ -109,13 +109,21 @@ def _fix_for(name: str, number: str, unit: str) -> str | None:
     return None
 
 
+_LEADING_ZEROS = re.compile(r"[-+]?0\d+")
+"""A whole number written with leading zeros (``08``), which TOML does not read as a number."""
+
+
 def text_for_number(name: str, text: str) -> str:
     """The problem and fix (``"<field>: <problem>; fix: <fix>"``) of ``text`` given to the numeric
-    field ``name``: a quoted number (``"1e7"``) is told to drop the quotes; a number with a
-    multiplier (``10M``: 1e+07), with a time unit the field's differs from (``1.3s`` to a field in
-    ns: 1.3e+09), with GB for GiB or back (``80GB`` to ``hbm_gib``: 74.5058) or with the field's own
-    unit (``80GB`` to ``hbm_gb``) gets the plain number in the field's unit; any other text is told
-    to write the number in the field's unit."""
+    field ``name``: a whole number with leading zeros (``08``) is told to write it without them, a
+    quoted number (``"1e7"``) to drop the quotes, a percentage (``50%``) to write the fraction
+    (``0.5``); a number with a multiplier (``10M``: 1e+07), with a time unit the field's differs
+    from (``1.3s`` to a field in ns: 1.3e+09), with GB for GiB or back (``80GB`` to ``hbm_gib``:
+    74.5058) or with the field's own unit (``80GB`` to ``hbm_gb``) gets the plain number in the
+    field's unit; any other text is told to write the number in the field's unit."""
+    if _LEADING_ZEROS.fullmatch(text):  # (TOML refuses 08: read as a word)
+        return (f"{name}: {text!r} is text, not a number: a number has no leading zeros; fix: "
+                f"write {int(text)}")
     try:
         float(text)
     except ValueError:
@@ -125,6 +133,9 @@ def text_for_number(name: str, text: str) -> str:
     m = _NUMBER_WITH_UNIT.fullmatch(text)
     if m is None:
         return f"{name}: {text!r} is text, not a number; fix: write the number without quotes"
+    if m[2].strip() == "%":
+        return (f"{name}: {text!r} is text, not a number: a percentage is a fraction; fix: write "
+                f"{float(m[1]) / 100:g} for {m[1]} %")
     plain = _fix_for(name, m[1], m[2].strip())
     head = (f"{name}: {text!r} is text, not a number: a number takes no unit, the unit is implied "
             f"by the field's name; fix: ")

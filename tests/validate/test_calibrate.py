@@ -162,7 +162,8 @@ def test_the_roofline_fit_recovers_its_matrix_and_hbm_efficiencies(tmp_path: Pat
     # (GEMM time grows as h^2 s, element-wise time as h s and the scores' as s^2: the two rates
     # are told apart): the fit of the two fields iteration times identify finds them again
     shapes = [(64, 256, 32), (128, 512, 32), (64, 256, 128), (256, 1024, 64)]
-    rows = [f"tiny.toml,net.toml,10,{h},{f},{s},1" for h, f, s in shapes]
+    # (2 ms until the times are known: above each model's FLOPs at the peak, at most 1.28 ms)
+    rows = [f"tiny.toml,net.toml,10,{h},{f},{s},2" for h, f, s in shapes]
     path = write_case(tmp_path, rows, WIDTHS, ROOFLINE_MODEL)
     truth = ("npu.matrix_efficiency=0.42", "npu.hbm_efficiency=0.8")
     times = [predict_ms(r, truth) for r in read_runs(path)]
@@ -214,3 +215,27 @@ def test_one_plan_measured_far_apart_is_warned_about(tmp_path: Path, factor: flo
     assert json.loads(js.read_text())["contradictions"] == ([warning] if warned else [])
     notes = [x for x in r.stderr.splitlines() if x.startswith("note: toy: ")]
     assert notes == ([f"note: toy: {warning}"] if warned else [])
+
+
+def test_a_run_given_in_several_rows_or_files_counts_once(tmp_path: Path):
+    # before: three rows of one run (other names) made three runs, so a 2-field fit on one run
+    # passed the "more fields than runs" guard, and a file given twice was fitted on 8 runs
+    row = "tiny.toml,net.toml,10,2,4,1,0.2,g,{}"
+    (tmp_path / "one").mkdir()
+    path = write_case(tmp_path / "one", [row.format(n) for n in "abc"], HEADER + ",name")
+    fields = [CalibrationField("efficiency", 0.05, 1.0), CalibrationField("hbm_gbps", 10.0, 1e3)]
+    with pytest.raises(InputError) as e:
+        fit_npu(read_runs(path) + read_runs(path), fields)
+    assert e.value.one_line() == (
+        f"--fit: 2 fields to fit (efficiency, hbm_gbps) on 1 runs of {path}: more fields than "
+        "runs do not determine them (any values fit); fix: fit at most 1 field(s), or add runs "
+        "that separate them (several micro-batch sizes, models and recompute strategies)")
+    cal = synthetic(tmp_path, ("npu.efficiency=0.37",))
+    once = fit_npu(read_runs(cal))
+    twice = fit_npu(read_runs(cal) + read_runs(cal)[:1])
+    assert (once.runs, twice.runs) == (4, 4) and twice.values == once.values
+    r = runner.invoke(app, ["calibrate", str(cal), str(cal), "--out", str(tmp_path / "o.toml")])
+    assert r.exit_code == 0, r.output
+    assert "toy fitted on 4 runs of runs.csv (mape): efficiency = 0.37;" in r.stdout
+    v = validate([cal], calibrate_on=[cal, cal])
+    assert v.calibrations[0].runs == 4

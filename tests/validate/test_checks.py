@@ -24,10 +24,11 @@ from hieropt.io.run_units import (
     peak_time_ms,
 )
 from hieropt.io.runs import read_runs
-from hieropt.studies.validate import CalibrationField, fit_npu
-from hieropt.studies.validate.checks import check_fit_quality
+from hieropt.studies.validate import CalibrationField, fit_npu, predict_ms
+from hieropt.studies.validate.checks import at_bound, check_fit_quality
 
-from .test_calibrate import synthetic
+from .test_calibrate import HEADER, PLANS, synthetic
+from .tiny import write_case
 
 REPO = Path(__file__).resolve().parents[2]
 VALIDATION = REPO / "validation"
@@ -74,6 +75,29 @@ def test_measured_times_in_seconds_are_refused_with_the_conversion(tmp_path: Pat
     assert run.measured_ms / peak_time_ms(run.params) == pytest.approx(3.0994, abs=1e-4)
     assert "1.42 ms is 323 x less than" in line
     assert SPEED_FACTOR == 10.0
+
+
+def test_a_time_faster_than_the_peak_flops_is_refused_naming_the_plan(tmp_path: Path):
+    # 1,420 ms measured (458.15 ms at the peak, by hand above) written as 400: 87 % of the way
+    # down to the peak time, past it; before, only a time below 1/10 of it was refused
+    path = copy_of(tmp_path, ONE_NODE, (",1420,", ",400,"))
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 7: measured_ms: 400 ms is faster than physically possible: 1.15 x less "
+        "than the model's FLOPs take at the peak FLOP/s of its 8 NPUs (458.2 ms at 312 TFLOP/s "
+        "each); fix: "
+        "check the plan the row resolves to against the run measured: tp 8 x pp 1 x dp 1 = 8 NPUs "
+        "(too few?), global_batch_size 4 sequences (too many? in sequences, not tokens), an empty "
+        "cell taking the model file's value; and that measured_ms is ms per iteration")
+    # 458.15 ms is allowed (100 % of the peak), 458.1 is not
+    for ms, ok in (("458.16", True), ("458.1", False)):
+        path = copy_of(tmp_path, ONE_NODE, (",1420,", f",{ms},"))
+        if ok:
+            assert read_runs(path)[0].measured_ms == float(ms)
+        else:
+            with pytest.raises(InputError, match="faster than physically possible"):
+                read_runs(path)
 
 
 def test_a_multi_gpu_step_of_half_a_millisecond_is_refused(tmp_path: Path):
@@ -162,7 +186,9 @@ def test_every_shipped_runs_file_is_far_from_the_unit_thresholds():
 
 def test_a_calibration_run_that_does_not_fit_in_memory_is_refused(tmp_path: Path):
     # the 22B model on 8 GPUs without tensor parallelism: 367 GB per GPU on an 80 GiB A100
-    path = copy_of(tmp_path, ONE_NODE, ("8,1,1,4,4,1f1b,1,full", "1,1,8,4,32,1f1b,1,full"))
+    # (batch 32: 8 x the FLOPs, so 8 x the measured time, above the peak-FLOP/s time)
+    path = copy_of(tmp_path, ONE_NODE, ("8,1,1,4,4,1f1b,1,full", "1,1,8,4,32,1f1b,1,full"),
+                   (",1420,", ",11360,"))
     for args in (["calibrate", str(path), "--out", str(tmp_path / "x.toml")],
                  ["validate", str(KORTHIKANTI), "--calibrate-on", str(path)]):
         r = runner.invoke(app, args)
@@ -200,19 +226,25 @@ def test_an_empty_fit_is_refused(tmp_path: Path):
 
 
 def test_a_fit_far_from_its_runs_is_refused_with_what_it_points_at(tmp_path: Path):
-    # measured 10 x faster than the model at efficiency 0.5: above the FLOP bound / 10, so the
-    # runs file loads, but no efficiency <= 1 explains it (the best, 1, predicts 4-5 x too slow)
-    path = synthetic(tmp_path, ("npu.efficiency=0.05",))
-    text = path.read_text()
-    runs = read_runs(path)
-    for r in runs:
-        text = text.replace(f",{r.measured_ms!r},", f",{r.measured_ms / 100!r},")
-    path.write_text(text)
+    # measured 1 % above the time the FLOPs take at the peak (so the runs file loads), at 1 GB/s
+    # where the all-reduce alone takes 220.7 µs: no efficiency <= 1 explains it
+    rows = [f"tiny.toml,net.toml,1,{dp},{gbs},{mb},1,g" for _, dp, gbs, mb in PLANS]
+    path = write_case(tmp_path, rows, HEADER)
+    bounds = [peak_time_ms(r.params) * 1.01 for r in read_runs(path)]
+    path = write_case(tmp_path, [r.replace(",1,g", f",{t!r},g") for r, t in zip(
+        rows, bounds, strict=True)], HEADER)
     with pytest.raises(InputError) as e:
         fit_npu(read_runs(path))
     line = e.value.one_line()
     assert line.startswith(f"{path}: measured_ms: the best fit (efficiency = 1) leaves a mean ")
-    assert "the predictions are too slow; fix: check measured_ms is ms per iteration" in line
+    at_one = ("npu.efficiency=1.0",)
+    worst = max(read_runs(path), key=lambda r: predict_ms(r, at_one) / r.measured_ms)
+    p = predict_ms(worst, at_one)
+    assert (
+        f"the predictions are too slow; the worst: {path}: line {worst.line}, predicted "
+        f"{p:,.4g} ms for a measured {worst.measured_ms:,.10g} ms "
+        f"({p / worst.measured_ms - 1:+.0%}); fix: check measured_ms is ms per iteration"
+    ) in line
     # the diagnosis by the median ratio of predicted to measured times
     runs = read_runs(synthetic(tmp_path, ("npu.efficiency=0.37",)))
     m = [r.measured_ms for r in runs]
@@ -221,7 +253,8 @@ def test_a_fit_far_from_its_runs_is_refused_with_what_it_points_at(tmp_path: Pat
         check_fit_quality(runs, [1000 * x for x in m], 999.0, values)
     with pytest.raises(InputError, match="measured_ms looks like microseconds"):
         check_fit_quality(runs, [x / 1000 for x in m], 0.999, values)
-    with pytest.raises(InputError, match=r"bw_gbps: .*too fast; fix: .*Gb/s figure is 8 x"):
+    with pytest.raises(InputError,
+                       match=r"bw_gbps: .*too fast; the worst: .*line .*; fix: .*Gb/s figure "):
         check_fit_quality(runs, [x / 5 for x in m], 0.8, values)
     check_fit_quality(runs, [x * 1.5 for x in m], 0.5, values)  # 50 %: accepted
 
@@ -231,6 +264,23 @@ def test_a_fit_at_its_bound_is_reported(tmp_path: Path):
     fit = fit_npu(runs, [CalibrationField("efficiency", 0.1, 0.6)])
     assert fit.at_bound == ("efficiency",)
     assert fit_npu(runs).at_bound == ()  # 0.9 recovered inside [0.05, 1]
+
+
+@pytest.mark.parametrize("name, lower, upper, value, at", [
+    # before, 0.1 % of the range: anything below 10 GFLOP (of [0, 1e4]) or 1 µs (of [0, 1000])
+    # was "at its lower bound 0"
+    ("gemm_half_gflop", 0.0, 1e4, 5.0, False),
+    ("gemm_half_gflop", 0.0, 1e4, 0.09, True),  # within the search's resolution, 1e-5 x 1e4
+    ("gemm_half_gflop", 0.0, 1e4, 0.11, False),
+    ("kernel_overhead_us", 0.0, 1e3, 0.5, False),
+    ("kernel_overhead_us", 0.0, 1e3, 0.0, True),
+    ("efficiency", 0.05, 1.0, 0.9995, True),  # within 0.1 % of the bound 1
+    ("efficiency", 0.05, 1.0, 0.998, False),
+    ("efficiency", 0.05, 1.0, 0.05004, True),  # within 0.1 % of the fitted value, 5.004e-5
+    ("efficiency", 0.05, 1.0, 0.0501, False),  # (before: within 0.1 % of 0.95, at the bound)
+])
+def test_at_bound_is_relative_to_the_parameter_s_scale(name, lower, upper, value, at):
+    assert at_bound({name: value}, {name: (lower, upper)}) == ((name,) if at else ())
 
 
 @pytest.mark.heavy

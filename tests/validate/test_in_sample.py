@@ -175,3 +175,18 @@ def test_a_schedule_and_recompute_in_another_case_are_the_same_run(tmp_path: Pat
     r = runner.invoke(app, ["validate", str(path)])
     assert r.exit_code == 0, r.output
     assert "0 runs out of sample" in r.stdout
+
+
+def test_two_npu_files_of_one_accelerator_are_refused_naming_both(tmp_path: Path):
+    # before: the last one applied, both reported as applied
+    path = rewritten(tmp_path, "one.csv")
+    a, b = tmp_path / "calibration" / "a.toml", tmp_path / "calibration" / "b.toml"
+    r = runner.invoke(app, ["calibrate", str(path), "--out", str(a)])
+    assert r.exit_code == 0, r.output
+    shutil.copy(a, b)
+    r = runner.invoke(app, ["validate", str(path), "--npu", str(a), "--npu", str(b)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: --npu {b}: a second calibration of A100-SXM-80GB: {a} calibrates it too, and "
+        f"only one can apply to its runs; fix: give one --npu file per accelerator ({a} or {b})"
+    )

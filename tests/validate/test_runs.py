@@ -248,9 +248,146 @@ def test_a_calibration_run_given_twice_is_marked_fit_and_repeat(tmp_path: Path):
     (HEADER + ",Group", "tiny.toml,net.toml,10,1,g",
      "line 2: Group: unknown column (did you mean 'group'? found 'Group'); fix: rename the "
      "column 'Group' to 'group' (column names are lower case)"),
+    # before: "unknown column: not a model, plan, NPU or precision field" and the list of keys
+    (HEADER + ",mbs", "tiny.toml,net.toml,10,1,1",
+     "line 2: mbs: unknown column (did you mean 'micro_batch_size'? found 'mbs'); fix: rename "
+     "the column 'mbs' to 'micro_batch_size' (the model field's key)"),
+    (HEADER + ",GBS", "tiny.toml,net.toml,10,1,4",
+     "line 2: GBS: unknown column (did you mean 'global_batch_size'? found 'GBS'); fix: rename "
+     "the column 'GBS' to 'global_batch_size' (the model field's key)"),
+    (HEADER + ",gpus", "tiny.toml,net.toml,10,1,2",
+     "line 2: gpus: unknown column (did you mean 'npus'? found 'gpus'); fix: rename the column "
+     "'gpus' to 'npus' (the model field's key)"),
+    (HEADER + ",seq_len", "tiny.toml,net.toml,10,1,32",
+     "line 2: seq_len: unknown column (did you mean 'sequence_length'? found 'seq_len'); fix: "
+     "rename the column 'seq_len' to 'sequence_length' (the model field's key)"),
 ])
 def test_another_separator_or_case_in_the_header_is_named(tmp_path: Path, header, row, message):
     path = write_case(tmp_path, [row], header)
     with pytest.raises(InputError) as e:
         read_runs(path)
     assert e.value.one_line() == f"{path}: {message}"
+
+
+def test_a_quoted_cell_may_hold_line_breaks_and_lines_are_counted_by_the_reader(tmp_path: Path):
+    # before: a traceback (the file was split into lines before the CSV parser saw it), and the
+    # error of the row after a two-line cell named the line before it
+    header = HEADER + ",note"
+    rows = ['tiny.toml,net.toml,10,0.2,"measured twice\n# not a comment, second value dropped"',
+            "# a comment between rows",
+            "tiny.toml,net.toml,10,-1,"]
+    path = write_case(tmp_path, rows, header)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 6: measured_ms: -1 is not a positive, finite number; fix: give the "
+        "measured iteration time in ms")
+    path.write_text(path.read_text().replace("-1", "0.1"))
+    a, b = read_runs(path)
+    assert (a.line, b.line) == (3, 6)
+    assert a.note == "measured twice\n# not a comment, second value dropped"
+
+
+def test_a_quote_left_open_is_named_with_the_line_it_opens_on(tmp_path: Path):
+    # an open quote would otherwise swallow the rows after it into one cell
+    path = write_case(tmp_path, ['tiny.toml,net.toml,10,0.2,"open', "tiny.toml,net.toml,10,0.1,"],
+                      HEADER + ",note")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: not CSV: unexpected end of data (a quoted cell's quote left open runs "
+        "to the end of the file); fix: close each quoted cell with '\"' right before the next ',' "
+        'or the end of the line (a quote inside a quoted cell is written twice: "")')
+
+
+def test_dimension_mode_in_a_network_file_is_refused_for_the_plan_s_algorithm(tmp_path: Path):
+    # before: accepted and without effect (each group runs by the plan's algorithm, default
+    # sequential): a 22B TP-16 run predicted 9,791.9 ms with and without dimension_mode
+    path = write_case(tmp_path, ["tiny.toml,net2.toml,10;5,1,2"], HEADER + ",dp")
+    two = '[network]\ndims = [{ block = "Switch", npus = 2, cost_class = "a" }, ' \
+        '{ block = "Switch", npus = 2, cost_class = "b" }]\n'
+    (tmp_path / "net2.toml").write_text('dimension_mode = "concurrent"\n' + two)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: network: {tmp_path / 'net2.toml'}: dimension_mode: has no effect on a "
+        "run: each group of the LLM plan runs its collectives over its dimensions by the plan's "
+        "algorithm (collective_algorithms; default sequential); fix: remove it, and give the runs "
+        'file a collective_algorithms column (e.g. {tp = "concurrent"}) for a group whose '
+        "dimensions work concurrently")
+    # the column does change the time: dp over both dimensions, concurrently (the all-reduce's
+    # slower dimension alone) against one after the other (the sum)
+    (tmp_path / "net2.toml").write_text(two)
+    path = write_case(tmp_path, ["tiny.toml,net2.toml,10;5,1,4,", "tiny.toml,net2.toml,10;5,1,4,"
+                                 '"{dp = ""concurrent""}"'], HEADER + ",dp,collective_algorithms")
+    seq, conc = (predict_ms(r) for r in read_runs(path))
+    assert conc < seq
+
+
+def test_a_spreadsheet_s_trailing_commas_and_rows_of_commas_are_read(tmp_path: Path):
+    # before: "empty or repeated column name" for the header's trailing commas, and "model:
+    # empty cell" for a row of only commas
+    rows = ["tiny.toml,net.toml,10,0.2,,", ",,,,,", "tiny.toml,net.toml,20,0.1,,"]
+    runs = read_runs(write_case(tmp_path, rows, HEADER + ",,"))
+    assert [(r.line, r.bw_gbps, r.measured_ms) for r in runs] == [(3, (10.0,), 0.2),
+                                                                 (5, (20.0,), 0.1)]
+    # a cell past the last named column is not empty: refused
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,0.2,,x"], HEADER + ",,")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: 6 cells for 4 columns; fix: give one cell per column (quote a cell "
+        "holding a comma)")
+    # an empty column name before a named one: refused
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,0.2,,g"], HEADER + ",,group")
+    with pytest.raises(InputError, match=r"line 2: \(empty\): empty or repeated column name"):
+        read_runs(path)
+
+
+@pytest.mark.parametrize("header, row, message", [
+    # before: "fix: write 50 (in the unit of 'efficiency')", which is then refused as above 1
+    (HEADER + ",efficiency", "tiny.toml,net.toml,10,1,50%",
+     "efficiency=50%: '50%' is text, not a number: a percentage is a fraction; fix: write 0.5 for "
+     "50 %"),
+    # before: "fix: write the number without quotes" (there are none)
+    (HEADER + ",dp", "tiny.toml,net.toml,10,1,02",
+     "dp=02: '02' is text, not a number: a number has no leading zeros; fix: write 2"),
+    # before: "1 values for the network's 1 dimensions" without a word of the comma
+    (HEADER, 'tiny.toml,net.toml,"10,5",1',
+     "bw_gbps: '10,5': values separated by ',' (the columns' separator); fix: separate the "
+     "values with ';', dimension 0 first: 10;5"),
+])
+def test_a_cell_s_fix_is_what_the_cell_needs(tmp_path: Path, header, row, message):
+    path = write_case(tmp_path, [row], header)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == f"{path}: line 3: {message}"
+
+
+def test_a_toml_file_given_as_the_runs_file_is_named_as_such(tmp_path: Path):
+    # before: "line 2: model: missing column"
+    write_case(tmp_path, ["tiny.toml,net.toml,10,1"])
+    path = tmp_path / "tiny.toml"
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 1: the header is 'generator = \"llm\"': a TOML file (a model or network "
+        "file?), not a runs file; fix: give a runs file: CSV whose header row is model,network,"
+        "bw_gbps,measured_ms,tp,pp,dp,...; a model or network file is named in a row's model or "
+        "network cell")
+
+
+def test_a_dotted_column_naming_no_field_is_refused_at_the_header(tmp_path: Path):
+    # before: "line 3: model.seq_len=32: unknown key", at the first row
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1,32"], HEADER + ",model.seq_len")
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 2: model.seq_len: unknown column: model has no field 'seq_len' (did you "
+        "mean 'model.sequence_length'?); fix: use one of model's fields: biases, dropout, "
+        "ffn_size, gated_ffn, head_dim, heads, hidden_size, kv_heads, layers, moe, name, norm, "
+        "position_embedding, sequence_length, tied_embeddings, vocab_size")
+    path = write_case(tmp_path, ["tiny.toml,net.toml,10,1,4"], HEADER + ",plan.global_batchsize")
+    with pytest.raises(InputError, match=r"line 2: plan.global_batchsize: unknown column: plan has "
+                       r"no field 'global_batchsize' \(did you mean 'plan.global_batch_size'\?\)"):
+        read_runs(path)

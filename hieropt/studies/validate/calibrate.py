@@ -31,6 +31,7 @@ from .checks import (
     check_fit_quality,
     check_no_fitted_cells,
     contradictions,
+    distinct_runs,
 )
 from .metrics import mape, mean_log_error, worst_error
 from .predict import predict_ms
@@ -137,7 +138,8 @@ class Calibration:
         values: fitted value of each calibration field.
         fields: the fields fitted, with their bounds.
         mape, worst: the fit's mean and largest |p - m| / m on the runs it rests on (fractions).
-        runs: the number of runs it rests on; ``files``: their runs files.
+        runs: the number of distinct runs it rests on (a repeated row once); ``files``: their
+            runs files.
         loss: ``mape`` or ``log``; ``evaluations``: loss evaluations of the search.
         npu_fields: every field of the fitted accelerator (the runs' NPU with ``values``), for
             writing; read from a calibrated file, its ``[params.npu]``.
@@ -176,7 +178,8 @@ def fit_npu(
 ) -> Calibration:
     """Fit the calibration ``fields`` (default :func:`calibration_fields` of the runs' NPU: the flat
     or the roofline model's; names are looked up with :func:`fields_named`) of the one accelerator
-    of ``runs``.
+    of ``runs``, each run once (:func:`~hieropt.studies.validate.checks.distinct_runs`: a row
+    repeating an earlier run, or a file given twice, neither counts nor weighs twice).
 
     Raises:
         InputError: no runs, runs of several accelerators, an unknown loss, no field or a field the
@@ -193,6 +196,7 @@ def fit_npu(
         raise InputError(
             "calibration", None, "no runs to fit on", "give a runs file with measured runs"
         )
+    runs = distinct_runs(runs)  # (a run given twice counts, and weighs in the fit, once)
     names = sorted({r.params.npu.name for r in runs})
     if len(names) > 1:
         raise InputError(

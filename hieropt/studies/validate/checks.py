@@ -10,7 +10,8 @@ the runs: a unit or a plan is wrong), with what the ratio of predicted to measur
 and a single run whose predicted / measured time is off by a unit (:data:`SECONDS_RATIO`,
 :data:`MICROSECONDS_RATIO`) while the median is not, named by its line.
 
-Warned (:func:`at_bound`): a fitted value within :data:`BOUND_TOLERANCE` of the range of a bound —
+Warned (:func:`at_bound`): a fitted value within :data:`BOUND_TOLERANCE` of a bound's value (or
+of the fitted value), or within the search's resolution of it —
 the runs ask for a value the bounds do not allow, so the fit is not an interior optimum. Warned
 (:func:`contradictions`): two runs of the same plan on the same network and bandwidths
 (:func:`plan_key`) whose measured times differ by more than :data:`REPEAT_SPREAD`, which no model
@@ -27,12 +28,20 @@ from ...io.llm import override_path
 from ...io.runs import Run
 from ...model.memory import memory
 from ...workloads.llm.accelerators import CALIBRATION_NAMES
+from .search import TOLERANCE as SEARCH_TOLERANCE
 
 ABSURD_MAPE = 0.5
 """A best fit with a larger mean absolute error (fraction) is refused: a calibrated model is within
 a few per cent of the runs it rests on (the shipped fits: 1.3 % and 2.4 %)."""
 BOUND_TOLERANCE = 1e-3
-"""A fitted value this close to a bound (fraction of the field's range) is reported at the bound."""
+"""A fitted value this close to a bound, as a fraction of the bound's value or of the fitted value
+(the larger), is reported at the bound: 0.999 and 1 for a bound of 1, but not 5 GFLOP for a bound
+of 0."""
+SEARCH_RESOLUTION = 10 * SEARCH_TOLERANCE
+"""A fitted value this close to a bound, as a fraction of the field's range, is reported at the
+bound whatever the bound's value: 10 x the search's resolution
+(:data:`~hieropt.studies.validate.search.TOLERANCE`), within which it cannot tell a value from the
+bound (0.1 GFLOP for ``gemm_half_gflop`` in [0, 10,000])."""
 SECONDS_RATIO = 100.0
 """A median predicted / measured time above this: the measured times look like seconds."""
 MICROSECONDS_RATIO = 1.0 / 100.0
@@ -64,6 +73,23 @@ def plan_key(run: Run) -> str:
     dims = [d.model_dump(mode="json", exclude={"cost_class"}) for d in run.network.dims]
     where = [dims, run.net.settings, run.net.placement, list(run.bw_gbps)]
     return json.dumps([p, where], sort_keys=True, default=str)
+
+
+def run_key(run: Run) -> str:
+    """What makes two rows the same run: the same plan where it ran
+    (:func:`plan_key`: what the row resolves to, not how it is
+    written) and the same measured time (ms), as one JSON text."""
+    return json.dumps([plan_key(run), run.measured_ms])
+
+
+def distinct_runs(runs: Sequence[Run]) -> list[Run]:
+    """``runs`` without the repeats: a run whose :func:`run_key` an earlier one has (the same file
+    given twice, or a row that resolves to the run of an earlier row, however it is written) is
+    left out, so that a fit counts and weighs each run once, as ``validate``'s summary does."""
+    first: dict[str, Run] = {}
+    for r in runs:
+        first.setdefault(run_key(r), r)
+    return list(first.values())
 
 
 def row_calibration_cells(run: Run) -> dict[str, tuple[str, str]]:
@@ -168,7 +194,9 @@ def check_fit_quality(
         values: the fitted values (named in the message).
 
     Raises:
-        InputError: naming the runs files, the column most likely wrong and the fix.
+        InputError: naming the runs files, the column most likely wrong and the fix; when the
+            predictions are too slow or too fast, also the run farthest off (its line, predicted
+            and measured times).
     """
     ratios = sorted(p / r.measured_ms for p, r in zip(predicted, runs, strict=True))
     median = ratios[len(ratios) // 2]
@@ -200,6 +228,13 @@ def check_fit_quality(
             "check measured_ms is ms per iteration, bw_gbps is GB/s per NPU per direction, and "
             "each row's plan is the plan measured"
         )
+    if column == "bw_gbps" or hint.endswith("slow"):
+        pairs = zip(predicted, runs, strict=True)
+        p, r = max(pairs, key=lambda x: abs(x[0] / x[1].measured_ms - 1))
+        hint += (
+            f"; the worst: {r.where}, predicted {p:,.4g} ms for a measured {r.measured_ms:,.10g} "
+            f"ms ({p / r.measured_ms - 1:+.0%})"
+        )
     raise InputError(files, column, f"{head}: {hint}", fix)
 
 
@@ -228,13 +263,15 @@ def _check_each_run(
 
 
 def at_bound(values: dict[str, float], bounds: dict[str, tuple[float, float]]) -> tuple[str, ...]:
-    """The fields of ``values`` whose fitted value lies within :data:`BOUND_TOLERANCE` of the
-    range of a bound (``bounds``: field -> (lower, upper)), in ``values``' order."""
+    """The fields of ``values`` whose fitted value lies at a bound (``bounds``: field -> (lower,
+    upper)), in ``values``' order: within :data:`BOUND_TOLERANCE` of the bound's value or of the
+    fitted value (the larger: relative to the parameter's scale, not to its range), or within
+    :data:`SEARCH_RESOLUTION` of the range."""
     out = []
     for name, v in values.items():
         lo, hi = bounds[name]
-        tol = BOUND_TOLERANCE * (hi - lo)
-        if v - lo <= tol or hi - v <= tol:
+        floor = SEARCH_RESOLUTION * (hi - lo)
+        if any(abs(v - b) <= max(BOUND_TOLERANCE * max(abs(b), abs(v)), floor) for b in (lo, hi)):
             out.append(name)
     return tuple(out)
 
@@ -242,11 +279,14 @@ def at_bound(values: dict[str, float], bounds: dict[str, tuple[float, float]]) -
 __all__ = [
     "ABSURD_MAPE",
     "BOUND_TOLERANCE",
+    "SEARCH_RESOLUTION",
     "SECONDS_RATIO",
     "MICROSECONDS_RATIO",
     "REPEAT_SPREAD",
     "CALIBRATED",
     "plan_key",
+    "run_key",
+    "distinct_runs",
     "row_calibration_cells",
     "check_no_fitted_cells",
     "contradictions",

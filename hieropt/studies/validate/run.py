@@ -16,7 +16,6 @@ row, :func:`run_key`) is predicted and shown each time but counted once: the rep
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from ...io.npus import default_runs_file
 from ...io.runs import Run, read_runs
 from ...model.memory import memory
 from .calibrate import Calibration, CalibrationField, calibrate
-from .checks import CALIBRATED, check_no_fitted_cells, plan_key
+from .checks import CALIBRATED, check_no_fitted_cells, run_key
 from .metrics import (
     mape,
     measured_rank_of_predicted_fastest,
@@ -114,13 +113,6 @@ class Validation:
     calibrations: tuple[Calibration, ...] = ()
 
 
-def run_key(run: Run) -> str:
-    """What makes two rows the same run: the same plan where it ran
-    (:func:`~hieropt.studies.validate.checks.plan_key`: what the row resolves to, not how it is
-    written) and the same measured time (ms), as one JSON text."""
-    return json.dumps([plan_key(run), run.measured_ms])
-
-
 def predict_runs(
     runs: Sequence[Run], calibrations: Sequence[Calibration] = (), fitted_on: Sequence[Run] = ()
 ) -> list[ValidationRow]:
@@ -132,10 +124,11 @@ def predict_runs(
     :func:`run_key` an earlier run of ``runs`` has ``repeats`` that run (``file line N``).
 
     Raises:
-        InputError: a calibration read from a file records a field it did not fit with a value
+        InputError: two calibrations of one accelerator (:func:`one_per_accelerator`); a
+            calibration read from a file records a field it did not fit with a value
             other than the run's (:func:`check_recorded`); a run whose row gives a field its
             accelerator's calibration fits (the fitted value would replace the cell's)."""
-    fits = {c.npu: c for c in calibrations}
+    fits = one_per_accelerator(calibrations)
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
     first: dict[str, str] = {}
@@ -153,6 +146,28 @@ def predict_runs(
         repeats = first.get(key, "")
         first.setdefault(key, f"{r.path} line {r.line}")
         out.append(ValidationRow(r, t, c.npu if c else "", fit, room, repeats))
+    return out
+
+
+def one_per_accelerator(calibrations: Sequence[Calibration]) -> dict[str, Calibration]:
+    """``calibrations`` by accelerator name (``[params.npu] name``).
+
+    Raises:
+        InputError: two of one accelerator (two ``--npu`` files of the same NPU: only one could
+            apply), naming both files.
+    """
+    out: dict[str, Calibration] = {}
+    for c in calibrations:
+        if c.npu in out:
+            first = out[c.npu].source or "--calibrate-on"
+            raise InputError(
+                f"--npu {c.source}" if c.source else "--npu",
+                None,
+                f"a second calibration of {c.npu}: {first} calibrates it too, and only one can "
+                "apply to its runs",
+                f"give one --npu file per accelerator ({first} or {c.source})",
+            )
+        out[c.npu] = c
     return out
 
 
@@ -298,6 +313,7 @@ __all__ = [
     "predict_runs",
     "summarise",
     "run_key",
+    "one_per_accelerator",
     "check_recorded",
     "CALIBRATED",
 ]
