@@ -66,3 +66,33 @@ def test_equally_fast_rows_rank_cheapest_first(result):
     assert result.best.network_cost_usd == costs[0]
     two = next(e for e in result.by_dims() if e["n_dims"] == 2)
     assert two["best"]["network_cost_usd"] == costs[0]
+
+
+def test_committee_knee_is_solve_knee_of_the_written_instance(tmp_path):
+    """The committee page's knee (a co-design JSON read back with its space) is the knee ``hieropt
+    solve`` prints for the written instance of the fastest candidate: 1 % slower for $109.7M
+    instead of the $156.8M of the fastest design (the rows alone, each at its own optimum, would
+    offer only $156.8M)."""
+    import json
+    from pathlib import Path
+
+    from hieropt.io.codesign import load_codesign
+    from hieropt.report.committee_codesign import codesign_committee
+    from hieropt.studies.codesign.export import write_instances
+    from hieropt.studies.knee import knee
+
+    path = Path(__file__).parents[2] / "spaces" / "codesign-gpt3-nvl72-2304.toml"
+    r = codesign(path, workers=1)
+    data = json.loads(json.dumps(r.to_dict(50)))  # (as the JSON file gives it)
+    committee = codesign_committee(data, load_codesign(path))
+    alt = next(a for a in committee.alternatives if a.key == "knee")
+    (written,) = write_instances(r, tmp_path, top=1)
+    k = knee(hieropt.load_instance(written))
+    assert alt.network_cost_usd == pytest.approx(k.knee_usd, rel=1e-9)
+    assert alt.network_cost_usd == pytest.approx(109_703_065, abs=1)
+    assert alt.iteration_time_ns == pytest.approx(k.knee_ns, rel=1e-9)
+    assert alt.iteration_time_ns <= k.fastest_bound_ns * 1.01
+    fastest = next(a for a in committee.alternatives if a.key == "fastest")
+    assert fastest.network_cost_usd == pytest.approx(k.fastest_usd, rel=1e-9)
+    assert fastest.network_cost_usd == pytest.approx(156_807_859, abs=1)
+    assert committee.recommended == "knee"
