@@ -24,7 +24,7 @@ from ...model.run import provisioned_run
 from ...solvers.provision import provision
 from ...spec import Instance
 from .enumerate import build_instance
-from .run import Exploration
+from .run import Exploration, rank_rows
 
 __all__ = ["provision_shortlist", "provision_ranked"]
 
@@ -75,7 +75,7 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
             once, before the first instance is drawn; its errors then name the file).
         objective: the objective to provision for (``performance``, ``min_cost``, ...).
         max_iteration_time_ns: the time target in ns when ``objective`` is ``min_cost``, else None.
-        id_key: the entry field that orders equal objectives.
+        id_key: the entry field that orders equal objectives of equal cost (or time).
 
     Returns:
         One dict per item: the entry plus ``status``, ``message`` and, when provisioned,
@@ -86,8 +86,10 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         with the catalog's cost and the bill of materials' power, as ``hieropt provision`` gives
         them, :func:`hieropt.model.run.provisioned_run`) and ``network_power`` (the line saying
         which network power they count, or None). Provisioned ones come first, by
-        objective value, with ``bom_rank`` 1, 2, ...; those not provisioned keep ``bom_rank`` None
-        and carry the reason in ``message``.
+        objective value (within the gap target equal, then cheapest first with the performance
+        objective, else fastest first:
+        :func:`~hieropt.studies.explore.run.rank_rows`), with ``bom_rank`` 1, 2, ...; those not
+        provisioned keep ``bom_rank`` None and carry the reason in ``message``.
 
     Raises:
         InputError: a bad catalog file.
@@ -130,8 +132,9 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
                 "network_power": power_line,
             }
         )
-    ranked = sorted((e for e in out if "objective_value" in e),
-                    key=lambda e: (e["objective_value"], e[id_key]))
+    # (the continuous ranking's rule: equal objectives within the gap target cheapest first)
+    ranked = [{k: v for k, v in e.items() if k != "rank"}
+              for e in rank_rows([e for e in out if "objective_value" in e], objective, id_key)]
     for i, e in enumerate(ranked, 1):
         e["bom_rank"] = i
     return ranked + [e for e in out if "objective_value" not in e]
