@@ -96,3 +96,23 @@ def test_committee_knee_is_solve_knee_of_the_written_instance(tmp_path):
     assert fastest.network_cost_usd == pytest.approx(k.fastest_usd, rel=1e-9)
     assert fastest.network_cost_usd == pytest.approx(156_807_859, abs=1)
     assert committee.recommended == "knee"
+
+
+def test_catalog_shortlist_ranks_equally_fast_designs_cheapest_first(result, tmp_path):
+    """The four tied candidates in whole parts (25 GB/s links at $40 on class A; 50 GB/s NICs at
+    $2,000 and 16-port switches at $10,000 on class B): all reach 100 + 100 GB/s per NPU and the
+    same time, so the bill of materials ranks them cheapest first: 8 NPUs x 8 links x $40 = $2,560
+    on the two chiplet levels, $2,560 / 2 + 16 NICs x $2,000 + 2 or 4 switches on a switch level (by
+    id the dear a:FC2 b:SW4 came before the cheap a:FC4 a:FC2)."""
+    from hieropt.studies.codesign.export import provision_codesign
+
+    from ..explore.test_provision_shortlist import CATALOG
+
+    cat = tmp_path / "cat.toml"
+    cat.write_text(CATALOG, encoding="utf-8")
+    rows = provision_codesign(result, cat, top=4)
+    assert [r["bom_rank"] for r in rows] == [1, 2, 3, 4]
+    assert len({r["objective_value"] for r in rows}) == 1
+    assert [r["network_cost_usd"] for r in rows] == [2560.0, 2560.0, 53280.0, 73280.0]
+    assert [r["id"].split(" | ")[1] for r in rows] == ["a:FC2 a:R4", "a:FC4 a:FC2",
+                                                      "a:FC2 b:SW4", "a:FC4 b:SW2"]
