@@ -168,20 +168,9 @@ def codesign_alternatives(
             npus,
         )
     )
-    limit = fastest["iteration_time_ns"] * (1 + within)
-    knee = min(
-        (r for r in rows if r["iteration_time_ns"] <= limit), key=lambda r: r["network_cost_usd"]
-    )
-    pct = f"{within * 100:g} %"
+    knee, how = _knee(rows, fastest, space, within, among)
     alts.append(
-        _row_alt(
-            "knee",
-            f"knee (cheapest within {pct})",
-            f"the cheapest network within {pct} of the fastest time {among}",
-            knee,
-            fig(knee),
-            npus,
-        )
+        _row_alt("knee", f"knee (cheapest within {within * 100:g} %)", how, knee, fig(knee), npus)
     )
     missing = []
     figs = [(r, fig(r)) for r in rows]
@@ -224,6 +213,35 @@ def codesign_alternatives(
             )
         )
     return alts, missing, [(r["iteration_time_ns"], r["network_cost_usd"], f) for r, f in figs]
+
+
+def _knee(rows: list[dict[str, Any]], fastest: dict[str, Any], space: Any | None, within: float,
+          among: str) -> tuple[dict[str, Any], str]:
+    """The knee's row (with its design) and how it was found: with the space, each ranked candidate
+    that reaches the time solved for its cheapest network within ``within`` of the fastest
+    (:func:`hieropt.studies.codesign.export.codesign_knee`, the knee ``hieropt solve`` prints for
+    the fastest candidate's instance); without it, the cheapest of the ranked rows' designs."""
+    pct = f"{within * 100:g} %"
+    if space is not None:
+        from ..studies.codesign.export import codesign_knee
+
+        found = codesign_knee(space, rows, within)
+        if found is not None:
+            row, k = found
+            sol = k.knee
+            design = {**row, "iteration_time_ns": sol.iteration_time_ns,
+                      "network_cost_usd": sol.network_cost_usd,
+                      "bw_gbps": [float(b) for b in sol.bw_gbps]}
+            return design, (f"the cheapest network within {pct} of the fastest time: each ranked "
+                            "candidate that reaches it solved for its cheapest network (min_cost "
+                            "at that time, as hieropt solve's knee)")
+    limit = fastest["iteration_time_ns"] * (1 + within)
+    knee = min(
+        (r for r in rows if r["iteration_time_ns"] <= limit), key=lambda r: r["network_cost_usd"]
+    )
+    return knee, (f"the cheapest network within {pct} of the fastest time {among}, each at its "
+                  "own optimum (give the space, --space, to solve each for its cheapest network "
+                  "within the slack)")
 
 
 def _provisioned(data: dict[str, Any], rows: list[dict[str, Any]], fig: Any, npus: int,

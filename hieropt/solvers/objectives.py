@@ -234,6 +234,8 @@ def solve_fastest_cheapest(instance: Instance,
         SolverError: as :func:`solve`.
     """
     instance = with_targets(instance, "performance", None, None)
+    if (over := power_cap_problem(instance)) is not None:  # (as solve: the site's power cap)
+        raise NoSolutionError("infeasible", over)
     start = time.perf_counter()
     tm = build_time_model(instance)
     counts = Counts()

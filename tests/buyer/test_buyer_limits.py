@@ -125,6 +125,11 @@ def test_the_site_power_cap(llama):
     )
     with pytest.raises(NoSolutionError, match="26.11 MW"):
         hieropt.solve(capped, options=SolveOptions(sensitivity=False)).raise_for_status()
+    # the sweeps' tie-break (explore's and codesign's rows) refuses it too
+    from hieropt.solvers.objectives import solve_fastest_cheapest
+
+    with pytest.raises(NoSolutionError, match="26.11 MW"):
+        solve_fastest_cheapest(capped)
     ok = llama.model_copy(
         update={"cluster": llama.cluster.model_copy(update={"max_power_mw": 26.2})}
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import InputError, NoSolutionError
 from ...model.catalog import Catalog
 from ...model.groups import instance_for
 from ...spec import Instance, Network
@@ -18,6 +18,7 @@ from ...spec.space import resolve_top
 from ...workloads.llm.comms import own_stream_groups
 from ...workloads.llm.params import LLMParams
 from ...workloads.llm.space import CodesignSpace, PlanChoices
+from ..knee import WITHIN, Knee, check_within, knee_after
 from .plans import plan_params
 from .search import Codesign
 from .solve import space_constraints
@@ -44,12 +45,34 @@ def row_network(result: Codesign, row: dict[str, Any]) -> Network:
     )
 
 
+def space_row_network(space: CodesignSpace, row: dict[str, Any]) -> Network:
+    """The network of a row's shape from its space alone (the shapes of the row's cluster size, as
+    the search enumerated them: :func:`~hieropt.studies.codesign.candidates.shapes_of`), for a
+    result read back from its JSON.
+
+    Raises:
+        InputError: the space has no shape of that id (the row is of another space)."""
+    from ...workloads.llm.lower import lower_stage
+    from ...workloads.llm.step import build_step
+    from .candidates import shapes_of
+
+    placeholder = lower_stage(build_step(row_params(space, row)))
+    for sid, net in shapes_of(space, placeholder, row["npus"] or space.npus):
+        if sid == row["shape"]:
+            return net
+    raise InputError("row", "shape", f"no shape {row['shape']!r} in the space {space.name}",
+                     "give the space the result was searched on")
+
+
 def candidate_instance(result: Codesign, row: dict[str, Any]) -> Instance:
     """The instance the search solved for ``row`` (the same plan, network, placement, constraints,
     targets and dimension mode), with the space's token budget and ``[cluster]``: the instance
     ``hieropt provision`` and ``solve`` give the run's days, MW, MWh and $ of."""
-    space = result.space
-    net = row_network(result, row)
+    return row_instance(result.space, row, row_network(result, row))
+
+
+def row_instance(space: CodesignSpace, row: dict[str, Any], net: Network) -> Instance:
+    """:func:`candidate_instance` of ``row`` on ``net`` (its shape's network) in ``space``."""
     placement = {k: tuple(v) for k, v in row["placement"].items()}
     return instance_for(
         row_params(space, row),
@@ -182,6 +205,42 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
     return out
 
 
+def codesign_knee(space: CodesignSpace, rows: list[dict[str, Any]],
+                  within: float = WITHIN) -> tuple[dict[str, Any], Knee] | None:
+    """The knee of a co-design answer: the cheapest network within ``within`` of the fastest
+    ranked time, over the ranked ``rows`` (:data:`~hieropt.studies.codesign.rows.COLUMNS`; a
+    result's ranking, read back from its JSON) that reach that time. The target is (1 + within) x
+    the fastest row's proven lower bound on its time (its ``objective_bound`` with the performance
+    objective, else its time), and each row's candidate is solved for its cheapest network meeting
+    it (:func:`hieropt.studies.knee.knee_after`, the min-cost solve of ``hieropt solve``'s knee):
+    for the fastest candidate that is the knee ``hieropt solve`` prints for its instance, and a
+    candidate that trades time for network $ better gives a cheaper knee.
+
+    Returns:
+        (the knee's row, its :class:`~hieropt.studies.knee.Knee`: ``knee`` the design's
+        Solution), or None when no row's candidate has a certified answer at the target.
+
+    Raises:
+        InputError: ``within`` not in (0, 1), or a row whose shape is not in ``space``.
+    """
+    check_within(within)
+    fastest = min(rows, key=lambda r: (r["iteration_time_ns"], r["network_cost_usd"]))
+    t, usd = float(fastest["iteration_time_ns"]), float(fastest["network_cost_usd"])
+    bound = fastest.get("objective_bound") if space.objective == "performance" else None
+    bound = min(t, float(bound)) if bound is not None else t
+    target = bound * (1 + within)
+    best: tuple[dict[str, Any], Knee] | None = None
+    for row in (r for r in rows if r["iteration_time_ns"] <= target):
+        inst = row_instance(space, row, space_row_network(space, row))
+        try:
+            k = knee_after(inst, t, usd, within, bound_ns=bound)
+        except NoSolutionError:
+            continue
+        if best is None or k.knee_usd < best[1].knee_usd:
+            best = row, k
+    return best
+
+
 def provision_codesign(
     result: Codesign, catalog: Catalog | str | Path, top: int = 5
 ) -> list[dict[str, Any]]:
@@ -216,6 +275,9 @@ __all__ = [
     "row_params",
     "row_network",
     "candidate_instance",
+    "row_instance",
+    "space_row_network",
+    "codesign_knee",
     "instance_document",
     "cluster_table",
     "write_instances",

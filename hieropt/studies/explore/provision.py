@@ -25,7 +25,7 @@ from ...names import PROVISION_OBJECTIVES
 from ...solvers.provision import provision
 from ...spec import Instance
 from .enumerate import build_instance
-from .run import Exploration
+from .run import Exploration, rank_rows
 
 __all__ = ["provision_shortlist", "provision_ranked", "provisioned_objective", "all_failed"]
 
@@ -99,7 +99,7 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         objective: the study's objective; provisioned for it, or for ``performance`` when
             provisioning has no such objective (:func:`provisioned_objective`).
         max_iteration_time_ns: the time target in ns when ``objective`` is ``min_cost``, else None.
-        id_key: the entry field that orders equal objectives.
+        id_key: the entry field that orders equal objectives of equal cost (or time).
 
     Returns:
         One dict per item: the entry plus ``status``, ``message`` and, when provisioned,
@@ -111,9 +111,10 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         them, :func:`hieropt.model.run.provisioned_run`), ``provisioned_for`` (the provisioning
         objective), ``note`` (only when that is not ``objective``) and ``network_power`` (the
         line saying which network power they count, or None). Provisioned ones come first, by
-        objective value (for ``min_run_cost``: by $ per run when every one has it), with
-        ``bom_rank`` 1, 2, ...; those not provisioned keep ``bom_rank`` None and carry the reason
-        in ``message``.
+        objective value (within the gap target equal, then cheapest first with the performance
+        objective, else fastest first: :func:`~hieropt.studies.explore.run.rank_rows`; for
+        ``min_run_cost``: by $ per run when every one has it), with ``bom_rank`` 1, 2, ...; those
+        not provisioned keep ``bom_rank`` None and carry the reason in ``message``.
 
     Raises:
         InputError: a bad catalog file.
@@ -161,8 +162,11 @@ def provision_ranked(items: Iterable[tuple[dict[str, Any], Instance]],
         )
     done = [e for e in out if "objective_value" in e]
     by_usd = asked == "min_run_cost" and all(e["run"]["run_cost_usd"] is not None for e in done)
-    ranked = sorted(done, key=lambda e: (e["run"]["run_cost_usd"] if by_usd else
-                                         e["objective_value"], e[id_key]))
+    if by_usd:
+        ranked = sorted(done, key=lambda e: (e["run"]["run_cost_usd"], e[id_key]))
+    else:  # (the continuous ranking's rule: equal objectives within the gap target cheapest first)
+        ranked = [{k: v for k, v in e.items() if k != "rank"}
+                  for e in rank_rows(done, objective, id_key)]
     for i, e in enumerate(ranked, 1):
         e["bom_rank"] = i
     return ranked + [e for e in out if "objective_value" not in e]
