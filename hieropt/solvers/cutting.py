@@ -38,7 +38,7 @@ from .cost_range import (
     unlimited_dimensions,
 )
 from .cut_lp import INF, CutLP, Loop, OAResult
-from .line_search import meet_target, within_budget, within_rows
+from .line_search import meet_target, meets_rows, within_budget, within_rows
 from .near_cheapest import cheapest_anchor
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "cost_cap"]
@@ -356,6 +356,9 @@ class TimeLP(CutLP):
                 self._diagnose_empty(res.x)
                 raise SolverError(f"HiGHS stopped with '{res.termination}'")
             bw = self._bw(res.x)
+            if not meets_rows(self.instance, bw):  # (round-off clipped at 0 can break a row)
+                anchor = cheapest_anchor(self.instance)
+                bw = bw if anchor is None else within_rows(self.instance, bw, anchor)
             if budget_usd is not None:  # (the LP meets its budget row to HiGHS's tolerance only)
                 fit = self._within_budget(bw)
                 if not fit:

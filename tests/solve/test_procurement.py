@@ -270,3 +270,32 @@ def test_a_budget_below_the_cheapest_network_without_traffic_is_infeasible():
     # (dimensions 0 and 2 cost the same per GB/s: any split of the rest between them is cheapest)
     assert at.network_cost_usd == pytest.approx(cost, rel=1e-12)
     assert sum(at.bw_gbps) == pytest.approx(3.0, rel=1e-12) and at.bw_gbps[1] == pytest.approx(0.01)
+
+
+def test_a_design_without_traffic_meets_a_row_its_round_off_would_break():
+    """No collective traffic (every collective NONE): the cheapest network is the answer. HiGHS's
+    point had bw[0] = 3e-31 and bw[1] = -1e-31, clipped to 0: 'bw[1] >= bw[0]' missed by the whole
+    of its (tiny) size, and the evaluator refused the answer. The point is now moved inside the rows
+    towards the cheapest network: everything on the $0.01 ring of dimension 3."""
+    from tests.fuzz.strategies import Row, Spec, WorkloadSpec
+
+    spec = Spec(
+        dims=(("Switch", 6, "D", 3090.3, None), ("Ring", 3, "B", 3019.95, None),
+              ("Switch", 4, "B", 3019.95, "halving_doubling"),
+              ("Ring", 3, "A", 0.0, "halving_doubling")),
+        prices={"A": (0.01, None, None), "B": (0.21752, 0.446684, 0.0),
+                "D": (0.010292, 0.0105925, 0.0)},
+        workloads=(WorkloadSpec(layers=(((127.35, "NONE", 0.0), (114.815, "NONE", 2.0),
+                                         (323594.0, "NONE", 1.0)),),
+                                groups=((1, 1, 1, 1), (1, 1, 1, 1), (6, 1, 1, 3)),
+                                weight=0.0104713),),
+        loop="tp_dp_overlap", mode="concurrent",
+        rows=(Row(coef=(1.0, 1.0, 1.0, 1.0), sense="==", rhs=4.0877, text="sum(bw) == S"),
+              Row(coef=(-1.0, 1.0, 0.0, 0.0), sense=">=", rhs=0.0, text="bw[1] >= bw[0]"),
+              Row(coef=(1.0, 1.0, 1.0, 0.0), sense="<=", rhs=3.0525599999999997,
+                  text="sum(bw[0:3]) <= c")),
+        bounds=None, x0=(1.01742, 1.03514, 1.0, 1.03514), pipeline=None, step=None,
+        objective="performance", extra={})
+    sol = hieropt.solve(spec.instance(bw_scale=1.0, price_scale=1.0))
+    assert sol.status == "optimal" and sol.message == "no collective traffic"
+    assert list(sol.bw_gbps) == [0.0, 0.0, 0.0, 4.0877]

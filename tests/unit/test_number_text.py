@@ -48,3 +48,19 @@ def test_a_quoted_number_in_a_file_field_gets_the_same_fix():
     with pytest.raises(InputError, match=r"fix: write 1.5e\+13 \(in the unit of 'tokens'\)"):
         positive_number("15T", "run.toml", "tokens", "give the run's token budget")
     assert positive_number(15e12, "run.toml", "tokens", "-") == 15e12
+
+
+
+def test_a_model_size_beyond_any_model_is_refused_not_a_traceback():
+    """A vocabulary of 311 digits was an OverflowError traceback in ``workload plan`` (an integer
+    division into a float); widths, heads, vocabulary and sequence length stop at 2^40."""
+    from pydantic import ValidationError
+
+    from hieropt.workloads.llm import Architecture
+    from hieropt.workloads.llm.params import MAX_SIZE
+
+    fields = dict(name="m", layers=2, hidden_size=64, heads=4, ffn_size=256, sequence_length=32)
+    with pytest.raises(ValidationError, match="vocab_size\n  Input should be less than or equal "
+                                              "to 1099511627776"):
+        Architecture(**fields, vocab_size=10**310)
+    assert Architecture(**fields, vocab_size=MAX_SIZE).vocab_size == 2**40

@@ -30,6 +30,11 @@ MAX_LAYERS = 10_000
 """The most transformer blocks a model may have (the largest published models have under 200; a step
 of 10,000 layers takes seconds to lower, and time grows linearly beyond)."""
 
+MAX_SIZE = 2**40
+"""The largest width, head count, vocabulary or sequence length a model may state (about 1.1e12; the
+largest published are below 1e6): the byte and FLOP figures are products of several of them in
+floats, and a vocabulary of 60 digits overflowed one."""
+
 SCHEDULES = ("1f1b", "interleaved")
 
 PLAN_GROUPS = ("tp", "cp", "pp", "dp", "ep", "edp", "dpc")
@@ -73,7 +78,7 @@ class MoE(_Frozen):
 
     experts: int = Field(ge=2)
     top_k: int = Field(ge=1)
-    expert_ffn_size: int = Field(gt=0)
+    expert_ffn_size: int = Field(gt=0, le=MAX_SIZE)
     shared_experts: int = Field(default=0, ge=0)
     first_dense_layers: int = Field(default=0, ge=0)
     moe_layer_interval: int = Field(default=1, ge=1)
@@ -117,14 +122,14 @@ class Architecture(_Frozen):
 
     name: str = Field(min_length=1)
     layers: int = Field(ge=1, le=MAX_LAYERS)
-    hidden_size: int = Field(gt=0)
-    heads: int = Field(ge=1)
-    kv_heads: int | None = Field(default=None, ge=1)
-    head_dim: int | None = Field(default=None, gt=0)
-    ffn_size: int = Field(gt=0)
+    hidden_size: int = Field(gt=0, le=MAX_SIZE)
+    heads: int = Field(ge=1, le=MAX_SIZE)
+    kv_heads: int | None = Field(default=None, ge=1, le=MAX_SIZE)
+    head_dim: int | None = Field(default=None, gt=0, le=MAX_SIZE)
+    ffn_size: int = Field(gt=0, le=MAX_SIZE)
     gated_ffn: bool = False
-    vocab_size: int = Field(gt=0)
-    sequence_length: int = Field(gt=0)
+    vocab_size: int = Field(gt=0, le=MAX_SIZE)
+    sequence_length: int = Field(gt=0, le=MAX_SIZE)
     norm: Literal["layernorm", "rmsnorm"] = "layernorm"
     biases: bool = True
     dropout: bool = True
