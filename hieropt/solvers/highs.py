@@ -71,7 +71,8 @@ RETRIES: tuple[tuple[tuple[str, Any], ...], ...] = (
 _DEFAULTS: tuple[tuple[str, Any], ...] = (
     ("output_flag", False), ("presolve", "off"), ("solver", "simplex"), ("simplex_strategy", 1),
     ("run_crossover", "on"), ("primal_feasibility_tolerance", LP_TOLERANCE),
-    ("dual_feasibility_tolerance", LP_TOLERANCE), ("ipm_iteration_limit", 2147483647),
+    ("dual_feasibility_tolerance", LP_TOLERANCE),
+    ("ipm_iteration_limit", 2147483647),  # (HiGHS's own default: no limit)
 )
 
 
