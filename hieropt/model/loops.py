@@ -49,6 +49,10 @@ class DimRefs:
         """Boolean (D,): dimensions the collective of (layer, phase) keeps busy."""
         return (self.traffic[lay, j] > 0) | (self.latency[lay, j] > 0)
 
+    def busy_all(self) -> np.ndarray:
+        """Boolean (L, 3, D): :meth:`busy` of every (layer, phase)."""
+        return (self.traffic > 0) | (self.latency > 0)
+
 
 def _loop_tp_dp_overlap(
     b: TermBuilder,

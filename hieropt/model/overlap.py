@@ -42,10 +42,16 @@ def own_stream(instance: Instance, groups: np.ndarray) -> np.ndarray | None:
     st = instance.step
     if instance.training_loop != "step" or st is None or not st.overlap_groups or groups is None:
         return None
-    named = set(st.overlap_groups)
-    rows = [[g in named for g in row] for row in groups.tolist()]
-    mask = np.array(rows, dtype=bool).reshape(groups.shape)
+    return instance.memo("_own_stream", (st, groups), lambda: _own_mask(st.overlap_groups, groups))
+
+
+def _own_mask(named, groups: np.ndarray) -> np.ndarray | None:
+    """:func:`own_stream`'s mask (read-only) of the groups ``named``, or None when it is empty."""
+    mask = np.zeros(groups.shape, dtype=bool)
+    for g in set(named):  # (object arrays: one vectorised comparison per name)
+        mask |= groups == g
     mask[:, 2] = False
+    mask.flags.writeable = False
     return mask if mask.any() else None
 
 
@@ -77,9 +83,9 @@ def add_slot(b: TermBuilder, C: np.ndarray, refs: PhaseRefs, dims, own: np.ndarr
         pieces.append((0.0, _merge(main + side), []))
     else:
         cells = list(zip(*np.nonzero(has), strict=True))
-        none = [[False]]
-        busy_m = np.any([dims.busy(lay, j) for lay, j in cells if not own[lay, j]] or none, axis=0)
-        busy_o = np.any([dims.busy(lay, j) for lay, j in cells if own[lay, j]] or none, axis=0)
+        busy = dims.busy_all()  # (L, 3, D)
+        busy_m = busy[has & ~own].any(axis=0)
+        busy_o = busy[has & own].any(axis=0)
         for d in np.flatnonzero(busy_m & busy_o):
             pieces.append((0.0, _merge([dims(lay, j, d) for lay, j in cells]), []))
     b.node(pieces, weight)

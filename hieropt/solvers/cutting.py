@@ -38,7 +38,7 @@ from .cost_range import (
     unlimited_dimensions,
 )
 from .cut_lp import INF, CutLP, Loop, OAResult
-from .line_search import meet_target, meets_rows, within_budget, within_rows
+from .line_search import TARGET_MARGIN, meet_target, meets_rows, within_budget, within_rows
 from .near_cheapest import cheapest_anchor
 
 __all__ = ["TimeLP", "OAResult", "REL_GAP", "INF", "cost_cap"]
@@ -418,12 +418,24 @@ class TimeLP(CutLP):
             # target met at a floor far below the fastest design), where the move costs far more
             # than the gap
             bw = self._bw(x)
-            out = [meet_target(self.instance, self.tm, bw, meets, t_meets, target_ns)]
+
+            def towards(anchor: np.ndarray, t_anchor: float) -> np.ndarray:
+                # (a point that cannot undercut the cheapest found, whose cost rises along the
+                # segment from bw, needs no exact digits: no evaluator call)
+                cost = self.network_cost(bw)
+                tight = cost < best[1] or self.network_cost(anchor) < cost
+                return meet_target(self.instance, self.tm, bw, anchor, t_anchor, target_ns, tight)
+
+            out = [towards(meets, t_meets)]
+            raised = raised_anchor(self.instance, self.tm, within_rows(self.instance, bw, meets),
+                                   target_ns)
+            if raised is not None:
+                out.append(towards(*raised))
             near = best[0] * (1 + ANCHOR_RISE)
             t_near = self.tm.time_ns(near)
             if (best[0] is not meets and t_near < target_ns
                     and within_rows(self.instance, near, best[0]) is near):
-                out.append(meet_target(self.instance, self.tm, bw, near, t_near, target_ns))
+                out.append(towards(near, t_near))
             for point in out:
                 cost = self.network_cost(point)
                 if cost < best[1] and self.tm.time_ns(point) <= target_ns:
@@ -458,6 +470,36 @@ short)."""
 CAP_SLACK = 1e-6
 """Relative slack of the min-cost loop's cost cap above the cheapest design found (the LP stays
 strictly feasible)."""
+
+
+RAISES = (1e-10, 1e-8, 1e-6)
+"""Relative raises of every bandwidth of an LP point tried, smallest first, as the anchor of
+:func:`raised_anchor`."""
+
+
+def raised_anchor(instance: Instance, tm: TimeModel, bw: np.ndarray,
+                  target_ns: float) -> tuple[np.ndarray, float] | None:
+    """A near anchor for the min-cost line search from ``bw`` ((D,) GB/s, within the design rows):
+    ``bw`` x (1 + r) for the smallest r of :data:`RAISES` that keeps the design rows and has
+    T <= ``target_ns`` (1 - :data:`~hieropt.solvers.line_search.TARGET_MARGIN`), with its time
+    (ns); None when no raise does.
+
+    Why: at a point that meets the target only to round-off (the polished optimum, T = target),
+    the evaluators' last ulps decide, and the fallback move towards the fastest design costs
+    (cost(fastest) - cost(bw)) / (T(bw) - T(fastest)) per ns of time, which near the fastest time
+    (a tie-break's target, 1e-8 above it) is orders of magnitude above the optimum's marginal cost
+    of time: a move of 1e-12 of the time then cost 3e-6 of the network, and the loop closed the
+    gap over a dozen LPs. Raising every bandwidth by r costs r of the network and lowers every
+    collective's time, so the move costs at most r."""
+    limit = target_ns * (1 - TARGET_MARGIN)
+    for r in RAISES:
+        point = bw * (1 + r)
+        if not meets_rows(instance, point):
+            return None
+        t = tm.time_ns(point)
+        if t <= limit:
+            return point, t
+    return None
 
 
 def cost_cap(budget_usd: float | None, incumbent_usd: float) -> float:

@@ -31,8 +31,8 @@ TARGET_MARGIN = 1e-12
 """Relative margin below a time target that min-cost candidates keep (round-off of the evaluators'
 sums)."""
 ULP_STEPS = 64
-"""Before the margin, :func:`meet_target` tries the exact target and this many ulps (relative)
-inside it."""
+"""Before the margin, :func:`meet_target` tries the point this many ulps (relative) inside the
+target (the time model's and the evaluator's sums differ in their last bits)."""
 ROW_TOL = 1e-9
 """Relative violation of a design row (:meth:`~hieropt.spec.design.DesignMatrix.violations`) or
 bound a candidate may keep (HiGHS's own tolerance); the independent evaluator allows 1e-6."""
@@ -209,7 +209,7 @@ def _scaled_down(instance: Instance, p: np.ndarray, bw: np.ndarray,
 
 
 def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.ndarray,
-                t_meets: float, target_ns: float) -> np.ndarray:
+                t_meets: float, target_ns: float, tight: bool = True) -> np.ndarray:
     """The point of the segment [meets, bw] nearest ``bw`` with T <= target (a line search; T is
     convex), after :func:`within_rows` (``bw`` moved inside the design rows first; ``meets`` meets
     them and the target).
@@ -219,10 +219,14 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
         bw: (D,) the LP's (or polished) design, GB/s; ``meets``: (D,) a design that meets the rows
             and the target, GB/s, with time ``t_meets`` (ns).
         target_ns: the iteration-time target, ns.
+        tight: try the point :data:`ULP_STEPS` ulps inside the target first (False: straight to the
+            margin's point, with no call of the evaluator; for a point that cannot be the cheapest
+            found, whose last digits do not matter).
 
     Returns:
-        (D,) GB/s. It is the point of the exact target when both evaluators (the time model and the
-        independent :func:`hieropt.model.timing.evaluate`) find it within the target. Otherwise it
+        (D,) GB/s. It is the point :data:`ULP_STEPS` ulps inside the target when both evaluators
+        (the time model and the independent :func:`hieropt.model.timing.evaluate`) find it within
+        the target. Otherwise it
         is the point that keeps a margin of :data:`TARGET_MARGIN` (relative) below the target when
         ``meets`` has it, so that the evaluator, which sums in another order, also finds T <= target
         (not 1 ulp above).
@@ -232,18 +236,18 @@ def meet_target(instance: Instance, tm: TimeModel, bw: np.ndarray, meets: np.nda
     difference between ``bw`` and ``meets``, and min_cost would stall at that gap (3e-8 on a fuzz
     case) with the exact optimum in hand."""
     bw = within_rows(instance, bw, meets)
-    exact = target_ns
+    target = target_ns
     if t_meets <= target_ns * (1 - TARGET_MARGIN):
         target_ns *= 1 - TARGET_MARGIN
     t_bw = tm.time_ns(bw)
     if t_bw <= target_ns:
         return bw
-    # the exact target first, then a few ulps inside it: the evaluators sum in other orders
-    if target_ns < exact:
-        for goal in (exact, exact * (1 - ULP_STEPS * EPS)):
-            point = bw if t_bw <= goal else _segment_point(tm, bw, meets, t_bw, t_meets, goal)
-            if tm.time_ns(point) <= goal and _evaluated_within(instance, point, exact):
-                return point
+    # a few ulps inside the target first (the evaluators sum in other orders), then the margin
+    if tight and target_ns < target:
+        goal = target * (1 - ULP_STEPS * EPS)
+        point = bw if t_bw <= goal else _segment_point(tm, bw, meets, t_bw, t_meets, goal)
+        if tm.time_ns(point) <= goal and _evaluated_within(instance, point, target):
+            return point
     return _segment_point(tm, bw, meets, t_bw, t_meets, target_ns)
 
 

@@ -30,9 +30,10 @@ from .counts import attention_flops, ffn_flops, moe_flops, output_flops, shape
 from .params import LLMParams
 
 
-def _block_flops(p: LLMParams, i: int) -> float:
-    """FLOPs of block ``i`` per micro-batch (forward, input and weight gradient)."""
-    ffn = moe_flops(p) if p.model.is_moe(i) else ffn_flops(p, shape(p).f_t)
+def _block_flops(p: LLMParams, moe: bool) -> float:
+    """FLOPs of one block per micro-batch (forward, input and weight gradient), an MoE block or a
+    dense one."""
+    ffn = moe_flops(p) if moe else ffn_flops(p, shape(p).f_t)
     return float(sum(attention_flops(p)) + sum(ffn))
 
 
@@ -51,7 +52,9 @@ def balanced_stage_layers(p: LLMParams) -> tuple[int, ...]:
             "use fewer "
             "stages or chunks"
         )
-    block = sum(_block_flops(p, i) for i in range(L)) / L
+    n_moe = sum(1 for i in range(L) if p.model.is_moe(i))
+    kinds = [(n_moe, True), (L - n_moe, False)]
+    block = sum(n * _block_flops(p, moe) for n, moe in kinds if n) / L
     extra = [0.0] * pp
     extra[-1] += float(sum(output_flops(p)))
     n = [v] * pp
