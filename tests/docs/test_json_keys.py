@@ -1,7 +1,7 @@
-"""docs/reference/json.md lists exactly the keys ``solve``, ``evaluate``, ``pareto``, ``validate`` and
-``calibrate`` write to ``--json``, and the ``[calibration]`` keys of the file ``calibrate --out``
-writes: each table's keys against the file the command writes (the run figures and breakdown of a
-plain instance; the pipeline-only breakdown keys against a pipeline plan)."""
+"""docs/reference/json.md lists exactly the keys ``solve``, ``evaluate``, ``pareto``, ``validate``
+and ``calibrate`` write to ``--json``, and the ``[calibration]`` keys of the file written by
+``calibrate --out``: each table's keys against the file the command writes (the run figures and
+breakdown of a plain instance; the pipeline-only breakdown keys against a pipeline plan)."""
 
 from __future__ import annotations
 
