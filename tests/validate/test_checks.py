@@ -486,3 +486,55 @@ def test_a_calibrated_file_field_it_did_not_fit_is_refused_when_edited(
     assert "fix: change the value in the runs' model file instead" in r.stderr
     # the file as written is applied
     assert runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(out)]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "error"),
+    [
+        ("runs = 2", "runs = -2", "calibration.runs: -2 is not a number of runs (a whole number, "
+         "at least 1); fix: give the number of measured runs the fit rests on, or calibrate again"),
+        ("runs = 2", "runs = 2.5", "calibration.runs: 2.5 is not a number of runs (a whole "
+         "number, at least 1); fix: give the number of measured runs the fit rests on, or "
+         "calibrate again"),
+        ("mape = 0.0133", 'mape = "1.3%"', "calibration.mape: '1.3%' is not a fraction of at "
+         "least 0 (the fit's mean |predicted - measured| / measured); fix: write the fraction as "
+         "a number: 0.013"),
+        ("worst = 0.0267", "worst = -0.0267", "calibration.worst: -0.0267 is not a fraction of at "
+         "least 0 (the fit's largest |predicted - measured| / measured); fix: write the fraction "
+         "as a number (0.013 for 1.3 %), or calibrate again"),
+        ("worst = 0.0267", "worst = 0.001", "calibration.worst: 0.001 is below the mean error "
+         "(mape 0.0133); fix: give the fit's largest error, at least its mean, or calibrate again"),
+        ('loss = "mape"', 'loss = "l2"', "calibration.loss: unknown loss 'l2'; fix: use one of "
+         "mape, log"),
+        ("at_bound = []", 'at_bound = ["hbm_efficiency"]', "calibration.at_bound: "
+         "['hbm_efficiency'] is not a list of fitted fields (calibration.fields); fix: write "
+         'at_bound = [] or a list of names from fields, e.g. ["matrix_efficiency"]'),
+        ('loss = "mape"', 'loss = "mape"\nsource = "Korthikanti"', "calibration.source: unknown "
+         "key; fix: remove it: [calibration] holds fields, runs, files, loss, mape, worst, "
+         "at_bound, sha256"),
+        ('loss = "mape"', 'loss = "mape"\nrun = 2', "calibration.run: unknown key (did you mean "
+         "'runs'?); fix: remove it: [calibration] holds fields, runs, files, loss, mape, worst, "
+         "at_bound, sha256"),
+    ],
+)
+def test_a_bad_calibration_record_names_the_file_the_field_and_the_fix(
+    tmp_path: Path, old: str, new: str, error: str
+):
+    # before, a negative run count, an error written as text or an unknown key was taken as it
+    # was (and the text shown as a NaN mean error)
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0
+    text = "\n".join(
+        f"{k} = {float(v):.3g}" if k in ("mape", "worst") else line
+        for line in out.read_text().splitlines()
+        for k, _, v in [line.partition(" = ")]
+    )
+    assert old in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(old, new, 1))
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(bad)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == f"error: {bad}: {error}"
+    # the file as rounded here is taken
+    out.write_text(text)
+    assert runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(out)]).exit_code == 0
