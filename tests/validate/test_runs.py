@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.instance import load_instance
 from hieropt.io.runs import read_runs
 from hieropt.model.timing import evaluate
+from hieropt.report.validate import short_files
 from hieropt.studies.validate import predict_ms, validate
 
 from .tiny import HEADER, write_case
@@ -26,6 +29,8 @@ COMPUTE_NS = 44_040_192 / 500.0
 # final norm 128: 110,336 parameters = 220,672 bytes; an all-reduce over 2 NPUs sends
 # 2 (n - 1) / n x 220,672 = 220,672 bytes per NPU: at B GB/s, 220,672 / B ns.
 GRADIENT_BYTES = 220_672
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
+                        "COLUMNS": "200"})
 
 
 def test_a_hand_computed_runs_file(tmp_path: Path):
@@ -391,3 +396,36 @@ def test_a_dotted_column_naming_no_field_is_refused_at_the_header(tmp_path: Path
     with pytest.raises(InputError, match=r"line 2: plan.global_batchsize: unknown column: plan has "
                        r"no field 'global_batchsize' \(did you mean 'plan.global_batch_size'\?\)"):
         read_runs(path)
+
+
+def test_two_runs_files_of_one_name_are_told_apart_in_the_tables(tmp_path: Path):
+    # before, both files' rows (and both lines of the per-file table) read "runs.csv"
+    for folder, ms in (("a", "0.2"), ("b", "0.1")):
+        (tmp_path / folder).mkdir()
+        write_case(tmp_path / folder, [f"tiny.toml,net.toml,10,{ms}"])
+    r = runner.invoke(app, ["validate", str(tmp_path / "a" / "runs.csv"),
+                            str(tmp_path / "b" / "runs.csv")])
+    assert r.exit_code == 0, r.output
+    cells = [[c.strip() for c in line.split("│")[1:-1]]
+             for line in r.stdout.splitlines() if "│" in line]
+    # the runs table (line 3 of each file: a comment and the header above; the same predicted
+    # 0.110147584 ms against each file's measured time), then the file table
+    assert [c[:2] + c[-1:] for c in cells] == [
+        ["a/runs.csv", "3", "-44.9%"],
+        ["b/runs.csv", "3", "+10.1%"],
+        ["a/runs.csv", "1", "44.9%"],
+        ["b/runs.csv", "1", "10.1%"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("paths", "shown"),
+    [
+        (["x/runs.csv", "y/runs.csv", "y/other.csv"], ["x/runs.csv", "y/runs.csv", "other.csv"]),
+        (["p/a/runs.csv", "q/a/runs.csv"], ["p/a/runs.csv", "q/a/runs.csv"]),
+        (["runs.csv", "a/runs.csv"], ["runs.csv", "a/runs.csv"]),
+        (["runs.csv", "./runs.csv"], ["runs.csv", "runs.csv"]),  # one file, two paths
+    ],
+)
+def test_a_runs_file_is_shown_by_as_few_folders_as_tell_it_apart(paths, shown):
+    assert list(short_files(paths).values()) == shown
