@@ -34,9 +34,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import InputError
 from ..workloads.llm.accelerators import CALIBRATION_FIELDS
-from .common import read_toml, unknown_key_error
+from ..workloads.llm.npu import NPU
+from .common import read_toml, unknown_key_error, validation_error
 
 FRACTIONS = ("efficiency",) + tuple(f.name for f in CALIBRATION_FIELDS if f.upper == 1.0)
 """The calibration fields that are fractions in (0, 1] (of peak FLOP/s or HBM bandwidth): a value
@@ -292,7 +295,9 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
     Raises:
         InputError: a missing or bad file, a missing table or name, a fitted field without a
             numeric value, a ``[calibration]`` record that is not what calibrate writes
-            (:func:`check_meta`: an unknown key, a bad run count, loss or error), a fraction
+            (:func:`check_meta`: an unknown key, a bad run count, loss or error), a
+            ``[params.npu]`` that is not a whole accelerator (a figure missing, of the wrong
+            kind or out of its range, as in a model file), a fraction
             given as a percentage (``matrix_efficiency = 87``: the fix
             says 0.87) or another value outside its field's range, a runs file of ``files``
             that is not found beside the file, or whose content differs from its recorded
@@ -337,6 +342,14 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
     check_meta(meta, path)
     _check_fractions(npu, path)
     _check_bounds(values, path)
+    try:  # (the accelerator the runs are timed on: every figure, as a model file would give it)
+        NPU.model_validate(npu)
+    except ValidationError as e:
+        err = validation_error(e, path, "params.npu", NPU)
+        head, sep, rest = err.problem.partition(": ")  # ("hbm_gbps: 'fast' is text": the field)
+        if err.field == "params.npu" and sep and head.isidentifier():
+            raise InputError(path, f"params.npu.{head}", rest, err.fix) from None
+        raise err from None
     files = meta.get("files", [])
     if not isinstance(files, list):
         raise InputError(

@@ -229,7 +229,7 @@ def calibration_dict(c: Calibration) -> dict[str, Any]:
 def validation_dict(v: Validation) -> dict[str, Any]:
     """The result as JSON: ``rows`` in the files' order (``predicted_ms``, ``measured_ms``,
     ``error``, ...), ``summary`` (MAPE and worst as fractions; null when undefined), ``files``,
-    ``groups``, ``calibrations``."""
+    ``groups``, ``calibrations``, ``notes``."""
     rows = [
         {
             "file": str(x.run.path),
@@ -270,6 +270,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
             for g in v.groups
         ],
         "calibrations": [calibration_dict(c) for c in v.calibrations],
+        "notes": list(v.notes),
     }
 
 
