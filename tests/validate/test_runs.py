@@ -429,3 +429,56 @@ def test_two_runs_files_of_one_name_are_told_apart_in_the_tables(tmp_path: Path)
 )
 def test_a_runs_file_is_shown_by_as_few_folders_as_tell_it_apart(paths, shown):
     assert list(short_files(paths).values()) == shown
+
+
+NET3 = """description = "pairs of NPUs, two pairs per board, two boards"
+[network]
+dims = [
+  { block = "Switch", npus = 2, cost_class = "x" },
+  { block = "Switch", npus = 2, cost_class = "y" },
+  { block = "Switch", npus = 2, cost_class = "z" },
+]
+"""
+
+
+def test_a_run_within_the_inner_dimension_uses_it_alone(tmp_path: Path):
+    # the tiny plan on 2 NPUs, on a file of 2 x 2 x 2: before, refused ("do not fit the 2 x 2 x 2
+    # network ... inner dimensions (4 NPUs)"), and bandwidths were asked for every dimension
+    path = write_case(tmp_path, ["tiny.toml,net3.toml,10;5;1,0.2", "tiny.toml,net3.toml,10,0.2"])
+    (tmp_path / "net3.toml").write_text(NET3)
+    runs = read_runs(path)
+    for r in runs:
+        assert [d.npus for d in r.network.dims] == [2] and r.bw_gbps == (10.0,)
+        # no traffic on the unused dimensions: the one-dimension hand computation
+        assert predict_ms(r) == pytest.approx((COMPUTE_NS + GRADIENT_BYTES / 10) / 1e6, rel=1e-12)
+    assert validate([path]).rows[1].repeats == f"{path} line 3"  # the same run, however written
+
+
+@pytest.mark.parametrize(
+    ("dp", "bw", "dims"),
+    [
+        (4, "10;5", [2, 2]),
+        (4, "10;5;1", [2, 2]),
+        (8, "10;5;1", [2, 2, 2]),
+        (16, "10;5;1", [2, 2, 4]),
+    ],
+)
+def test_a_run_uses_the_inner_dimensions_it_needs(tmp_path: Path, dp, bw, dims):
+    rows = [f"tiny.toml,net3.toml,{bw},1,{dp},{2 * dp}"]
+    path = write_case(tmp_path, rows, header=HEADER + ",dp,global_batch_size")
+    (tmp_path / "net3.toml").write_text(NET3)
+    (run,) = read_runs(path)
+    assert [d.npus for d in run.network.dims] == dims
+    assert run.bw_gbps == tuple(float(b) for b in bw.split(";"))[: len(dims)]
+
+
+def test_a_bandwidth_cell_of_neither_count_names_both(tmp_path: Path):
+    path = write_case(tmp_path, ["tiny.toml,net3.toml,10;5,0.2"])
+    (tmp_path / "net3.toml").write_text(NET3)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: bw_gbps: 2 values for the network's 3 dimensions (the run uses the "
+        "first 1); fix: give 3 values separated by ';', dimension 0 first (e.g. 300;25), or the "
+        "first 1"
+    )
