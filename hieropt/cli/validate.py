@@ -69,10 +69,10 @@ def validate_command(
         list[Path] | None,
         typer.Option(
             "--npu",
-            help="Calibrated accelerator file written by hieropt calibrate: its fitted values "
-            "replace the model files' for the runs of that accelerator (its other [params.npu] "
-            "fields record the accelerator fitted: one that differs from the runs' is refused), "
-            "and the runs it was "
+            help="Calibrated accelerator file written by hieropt calibrate: its [params.npu] "
+            "(the fitted values and every other figure of the accelerator) replaces the model "
+            "files' for the runs of that accelerator (a figure edited there is used, with a note "
+            "on stderr), and the runs it was "
             "fitted on (its [calibration] files, relative to it; refused when gone or changed "
             "since the fit) are marked (fit), as with --calibrate-on; a row giving a fitted "
             "field is refused; repeatable, one file per accelerator.",
@@ -150,6 +150,8 @@ def validate_command(
     for c in result.calibrations:
         for line in fit_notes(c):
             err.print(line, highlight=False, soft_wrap=True)
+    for line in result.notes:
+        err.print(line, highlight=False, soft_wrap=True)
 
 
 def calibrate_command(

@@ -16,11 +16,13 @@ validate --npu``::
     worst = 0.0265
     at_bound = []                    # fitted fields whose value sits at a bound of its range
 
-The ``[params.npu]`` table can be pasted into a model file. Reading refuses a fitted value outside
-its field's range (a fraction written as a percentage: with the fraction as the fix) and finds the
-runs files relative to this file only (``validate`` marks their runs in sample): a runs file that
-is gone, or whose content differs from the ``sha256`` recorded, is refused, so the runs marked in
-sample are the runs the fit rests on.
+The ``[params.npu]`` table can be pasted into a model file. Reading refuses a ``[calibration]``
+record that is not what ``calibrate`` writes (a key not listed above, a run count that is not a
+whole number of at least 1, a loss, mean or worst error that is not one, :func:`check_meta`), a
+fitted value outside its field's range (a fraction written as a percentage: with the fraction as the
+fix) and finds the runs files relative to this file only (``validate`` marks their runs in sample):
+a runs file that is gone, or whose content differs from the ``sha256`` recorded, is refused, so the
+runs marked in sample are the runs the fit rests on.
 """
 
 from __future__ import annotations
@@ -32,9 +34,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import InputError
 from ..workloads.llm.accelerators import CALIBRATION_FIELDS
-from .common import read_toml
+from ..workloads.llm.npu import NPU
+from .common import read_toml, unknown_key_error, validation_error
 
 FRACTIONS = ("efficiency",) + tuple(f.name for f in CALIBRATION_FIELDS if f.upper == 1.0)
 """The calibration fields that are fractions in (0, 1] (of peak FLOP/s or HBM bandwidth): a value
@@ -198,13 +203,102 @@ def _check_bounds(values: dict[str, float], path: Path) -> None:
             )
 
 
+META_KEYS = ("fields", "runs", "files", "loss", "mape", "worst", "at_bound", "sha256")
+"""The keys of a ``[calibration]`` table, in the order ``hieropt calibrate`` writes them."""
+LOSSES = ("mape", "log")
+"""The losses a fit minimises (``[calibration] loss``)."""
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _fraction_fix(v: Any) -> str:
+    """The fix for a fit-quality figure that is not a fraction: the fraction of a percentage
+    written as text (``"1.3%"`` -> 0.013), else how to write one."""
+    text = str(v).strip()
+    if isinstance(v, str) and text.endswith("%"):
+        try:
+            return f"write the fraction as a number: {float(text[:-1]) / 100:g}"
+        except ValueError:
+            pass
+    return "write the fraction as a number (0.013 for 1.3 %), or calibrate again"
+
+
+def check_meta(meta: dict[str, Any], path: str | Path) -> None:
+    """Refuse a ``[calibration]`` table whose record of the fit is not what ``hieropt calibrate``
+    writes: a key other than :data:`META_KEYS`, a ``runs`` that is not a whole number of at least
+    1, a ``loss`` other than :data:`LOSSES`, a ``mape`` or ``worst`` that is not a number of at
+    least 0 (text such as ``"1.3%"``: the fraction is the fix) or a ``worst`` below ``mape``, an
+    ``at_bound`` that is not a list of fitted field names, or ``files`` / ``sha256`` entries that
+    are not text. ``fields`` is checked by :func:`read_calibration`.
+
+    Raises:
+        InputError: naming ``path``, ``calibration.KEY`` and the fix.
+    """
+    for key in meta:
+        if key not in META_KEYS:
+            raise unknown_key_error(
+                path, f"calibration.{key}", key, META_KEYS,
+                f"remove it: [calibration] holds {', '.join(META_KEYS)}",
+            )
+    runs = meta.get("runs")
+    if "runs" in meta and not (isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1):
+        raise InputError(
+            path, "calibration.runs",
+            f"{runs!r} is not a number of runs (a whole number, at least 1)",
+            "give the number of measured runs the fit rests on, or calibrate again",
+        )
+    if "loss" in meta and meta["loss"] not in LOSSES:
+        raise InputError(
+            path, "calibration.loss", f"unknown loss {meta['loss']!r}",
+            f"use one of {', '.join(LOSSES)}",
+        )
+    for key in ("mape", "worst"):
+        v = meta.get(key)
+        if key in meta and not (_number(v) and (math.isnan(v) or v >= 0)):
+            raise InputError(
+                path, f"calibration.{key}",
+                f"{v!r} is not a fraction of at least 0 (the fit's "
+                f"{'mean' if key == 'mape' else 'largest'} |predicted - measured| / measured)",
+                _fraction_fix(v),
+            )
+    mape, worst = meta.get("mape"), meta.get("worst")
+    if _number(mape) and _number(worst) and worst < mape:
+        raise InputError(
+            path, "calibration.worst", f"{worst!r} is below the mean error (mape {mape!r})",
+            "give the fit's largest error, at least its mean, or calibrate again",
+        )
+    fields = meta.get("fields")
+    bound = meta.get("at_bound", [])
+    if not isinstance(bound, list) or not all(
+        isinstance(b, str) and isinstance(fields, list) and b in fields for b in bound
+    ):
+        raise InputError(
+            path, "calibration.at_bound",
+            f"{bound!r} is not a list of fitted fields (calibration.fields)",
+            'write at_bound = [] or a list of names from fields, e.g. ["matrix_efficiency"]',
+        )
+    for key in ("files", "sha256"):
+        v = meta.get(key)
+        if isinstance(v, list) and not all(isinstance(x, str) for x in v):
+            raise InputError(
+                path, f"calibration.{key}", f"{v!r} is not a list of text entries",
+                "quote each entry, or calibrate again",
+            )
+
+
 def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str, Any]]:
     """A calibrated accelerator file: the NPU's name, its fitted values (field -> value) and
     ``[calibration]`` (its ``files`` as paths that exist, relative to the file's folder).
 
     Raises:
         InputError: a missing or bad file, a missing table or name, a fitted field without a
-            numeric value, a fraction given as a percentage (``matrix_efficiency = 87``: the fix
+            numeric value, a ``[calibration]`` record that is not what calibrate writes
+            (:func:`check_meta`: an unknown key, a bad run count, loss or error), a
+            ``[params.npu]`` that is not a whole accelerator (a figure missing, of the wrong
+            kind or out of its range, as in a model file), a fraction
+            given as a percentage (``matrix_efficiency = 87``: the fix
             says 0.87) or another value outside its field's range, a runs file of ``files``
             that is not found beside the file, or whose content differs from its recorded
             ``sha256``.
@@ -245,8 +339,17 @@ def read_calibration(path: str | Path) -> tuple[str, dict[str, float], dict[str,
                 "give its value in [params.npu]",
             )
         values[f] = float(v)
+    check_meta(meta, path)
     _check_fractions(npu, path)
     _check_bounds(values, path)
+    try:  # (the accelerator the runs are timed on: every figure, as a model file would give it)
+        NPU.model_validate(npu)
+    except ValidationError as e:
+        err = validation_error(e, path, "params.npu", NPU)
+        head, sep, rest = err.problem.partition(": ")  # ("hbm_gbps: 'fast' is text": the field)
+        if err.field == "params.npu" and sep and head.isidentifier():
+            raise InputError(path, f"params.npu.{head}", rest, err.fix) from None
+        raise err from None
     files = meta.get("files", [])
     if not isinstance(files, list):
         raise InputError(
@@ -273,4 +376,7 @@ __all__ = [
     "read_calibration",
     "read_npu_table",
     "file_sha256",
+    "check_meta",
+    "META_KEYS",
+    "LOSSES",
 ]

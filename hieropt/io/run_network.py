@@ -118,21 +118,27 @@ def read_network_file(path: Path) -> NetworkFile:
     )
 
 
-def sized(
-    net: NetworkFile, npus: int, bw: tuple[float, ...], where: str
-) -> tuple[Network, tuple[float, ...]]:
-    """The network of ``net`` holding ``npus`` NPUs (its outermost dimension resized, or dropped
-    when the inner ones hold them) and the bandwidths of the dimensions kept.
+def sized_network(net: NetworkFile, npus: int, where: str) -> Network:
+    """The network of ``net`` holding ``npus`` NPUs: the dimensions, innermost first, up to the
+    first whose NPUs with the inner ones' reach ``npus``, that one resized to hold them; the outer
+    ones, which a run within the inner ones does not use and which carry none of its traffic,
+    dropped. A file of 8 NPUs per node, 4 nodes per leaf and leaves holds a run of 8 NPUs on
+    dimension 0 alone, one of 16 on dimension 0 and 2 nodes of dimension 1, one of 64 on all
+    three (2 leaves); a run of more NPUs than the file grows its outermost dimension. A file that
+    maps the groups holds only runs of its own size.
 
     Raises:
-        InputError: the inner dimensions' NPU count does not divide ``npus``, or a mapped file of
-            another size.
+        InputError: the kept inner dimensions' NPU count does not divide ``npus`` (naming it), a
+            run of one NPU, or a mapped file of another size.
     """
     dims = net.network.dims
     if net.network.npus_total == npus:
-        return net.network, bw
-    inner = math.prod(d.npus for d in dims[:-1])
-    if net.placement is not None or npus % inner or npus == inner == 1:
+        return net.network
+    kept = len(dims)
+    while kept > 1 and npus <= math.prod(d.npus for d in dims[: kept - 1]):
+        kept -= 1
+    inner = math.prod(d.npus for d in dims[: kept - 1])
+    if net.placement is not None or npus % inner or npus // inner < 2:
         sizes = " x ".join(str(d.npus) for d in dims)
         raise InputError(
             where,
@@ -142,10 +148,31 @@ def sized(
             f"use a network whose inner dimensions ({inner} NPUs) divide the run's NPUs, "
             "or check the plan's degrees",
         )
-    if npus == inner:
-        return type(net.network)(dims=dims[:-1]), bw[:-1]
-    last = dims[-1].model_copy(update={"npus": npus // inner})
-    return type(net.network)(dims=(*dims[:-1], last)), bw
+    last = dims[kept - 1]
+    if last.npus != npus // inner:
+        last = last.model_copy(update={"npus": npus // inner})
+    return type(net.network)(dims=(*dims[: kept - 1], last))
 
 
-__all__ = ["NetworkFile", "read_network_file", "sized", "NETWORK_KEYS", "SETTINGS"]
+def sized(
+    net: NetworkFile, npus: int, bw: tuple[float, ...], where: str
+) -> tuple[Network, tuple[float, ...]]:
+    """The network of ``net`` holding ``npus`` NPUs (:func:`sized_network`) and the bandwidths of
+    the dimensions kept (``bw``: one per dimension of the file, or only those of the dimensions
+    kept).
+
+    Raises:
+        InputError: as :func:`sized_network`.
+    """
+    network = sized_network(net, npus, where)
+    return network, bw[: network.n_dims]
+
+
+__all__ = [
+    "NetworkFile",
+    "read_network_file",
+    "sized",
+    "sized_network",
+    "NETWORK_KEYS",
+    "SETTINGS",
+]

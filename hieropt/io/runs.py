@@ -15,12 +15,15 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
   ``sequential``), or a whole instance file (its network, cost, those settings and the named groups
   of its ``[mapping.groups]``). The
   plan's groups are placed lowest-first (tp, dp, pp, :func:`hieropt.model.groups.place_lowest`)
-  unless the file maps them. The outermost dimension is sized to the run: a file of 8 NPUs per node
-  (dimension 0) and nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs; a run of exactly the
-  inner dimensions' NPUs drops the outermost dimension (and its bandwidth);
+  unless the file maps them. The network is sized to the run
+  (:func:`~hieropt.io.run_network.sized_network`): a file of 8 NPUs per node (dimension 0) and
+  nodes (dimension 1) holds runs of 16, 64 or 3,072 NPUs (the outermost dimension resized); a run
+  within the inner dimensions (8 NPUs: one node) drops the outer ones, which carry none of its
+  traffic, and their bandwidths, however many the file has;
 - ``bw_gbps``: per-NPU bandwidth of each dimension of the file, GB/s per direction (1 GB = 1e9
   bytes), ``;``-separated, dimension 0 first (the values ``hieropt evaluate --bw`` takes
-  comma-separated: ``300;25`` here is ``--bw 300,25``);
+  comma-separated: ``300;25`` here is ``--bw 300,25``), or only those of the dimensions the run
+  uses (``300`` for a run of one node);
 - ``measured_ms``: the measured iteration time, ms;
 - optional ``group`` (runs compared with each other: ranked), ``source`` (where the measurement is
   published), ``name`` (a label) and ``note``;
@@ -50,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .common import parse_toml, read_text
 from .llm import SECTIONS, llm_params, override_path
-from .run_network import NetworkFile, read_network_file, sized
+from .run_network import NetworkFile, read_network_file, sized, sized_network
 from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
 if TYPE_CHECKING:
@@ -408,8 +411,9 @@ def _run(
         except InputError as e:
             raise InputError(where, "network", _inner(e), e.fix) from None
     net = networks[net_path]
-    bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where)
-    network, bw = sized(net, params.plan.total_npus, bw, where)
+    network = sized_network(net, params.plan.total_npus, where)
+    bw = parse_bw_cell(row["bw_gbps"], net.network.n_dims, where, network.n_dims)
+    bw = bw[: network.n_dims]  # (the bandwidths of dimensions the run does not use: no traffic)
     check_bandwidths(bw, scaleup_gbps(params, data, model), params.npu.name, where)
     measured = _positive(
         row["measured_ms"], where, "measured_ms", "give the measured iteration time in ms"
@@ -461,8 +465,12 @@ def _positive(text: str, where: str, column: str, fix: str) -> float:
     return value
 
 
-def parse_bw_cell(text: str, n_dims: int, where: str) -> tuple[float, ...]:
-    """A ``bw_gbps`` cell: ``n_dims`` positive GB/s values separated by ``;`` (``"300;25"``).
+def parse_bw_cell(
+    text: str, n_dims: int, where: str, used: int | None = None
+) -> tuple[float, ...]:
+    """A ``bw_gbps`` cell: ``n_dims`` positive GB/s values separated by ``;`` (``"300;25"``), or
+    only the ``used`` innermost dimensions' (those of the network sized to the run,
+    :func:`~hieropt.io.run_network.sized_network`: the outer ones carry none of its traffic).
 
     Raises:
         InputError: values separated by ``,`` (a quoted cell), another count of values, or a value
@@ -476,12 +484,15 @@ def parse_bw_cell(text: str, n_dims: int, where: str) -> tuple[float, ...]:
             f"separate the values with ';', dimension 0 first: {text.replace(',', ';')}",
         )
     parts = [t.strip() for t in text.split(";")]
-    if len(parts) != n_dims:
+    if len(parts) != n_dims and (used is None or len(parts) != used):
+        fewer = used is not None and used < n_dims
         raise InputError(
             where,
             "bw_gbps",
-            f"{len(parts)} values for the network's {n_dims} dimensions",
-            f"give {n_dims} values separated by ';', dimension 0 first (e.g. 300;25)",
+            f"{len(parts)} values for the network's {n_dims} dimensions"
+            + (f" (the run uses the first {used})" if fewer else ""),
+            f"give {n_dims} values separated by ';', dimension 0 first (e.g. 300;25)"
+            + (f", or the first {used}" if fewer else ""),
         )
     return tuple(
         _positive(t, where, "bw_gbps", "give GB/s per NPU per direction, e.g. 300;25")

@@ -34,11 +34,41 @@ def short_file(path: str) -> str:
     return Path(path).name
 
 
+def short_files(paths: list[str]) -> dict[str, str]:
+    """Each runs file of ``paths`` as the fewest of its last path parts that tell it from the
+    other files: its name (``runs.csv``), or with as many folders as needed where two files
+    share a name (``a/runs.csv`` and ``b/runs.csv``; ``x/a/runs.csv`` and ``y/a/runs.csv``). Two
+    paths of one file (``runs.csv`` and ``./runs.csv``) are one file; a path whose parts run out
+    is shown whole."""
+    given = list(dict.fromkeys(paths))
+    same = {p: Path(p).resolve() for p in given}
+    out = {}
+    for p in given:
+        parts = Path(p).parts
+        others = [Path(q).parts for q in given if same[q] != same[p]]
+
+        def clash(n: int, parts: tuple[str, ...] = parts, others: list = others) -> bool:
+            return any(q[-n:] == parts[-n:] for q in others)
+
+        n = 1
+        while n < len(parts) and clash(n):
+            n += 1
+        out[p] = p if clash(n) else str(Path(*parts[-n:]))
+    return out
+
+
+def _labels(v: Validation) -> dict[str, str]:
+    """:func:`short_files` of every runs file of ``v``'s rows."""
+    return short_files([str(x.run.path) for x in v.rows])
+
+
 def rows_table(v: Validation) -> Table:
     """One line per run: file, line, run, group, measured and predicted ms, error (predicted vs
     measured); a calibration run marked ``(fit)``, a repeat of an earlier row's run ``(repeat)``
     (both, ``(fit) (repeat)``, for a calibration run given twice), a plan the memory model does not
-    fit ``*``."""
+    fit ``*``. A file is shown by its name, with as many of its folders as tell it from another
+    file of the same name (:func:`short_files`)."""
+    label = _labels(v)
     t = Table(
         title="Measured runs: predicted vs measured iteration time "
         "(error = predicted / measured - 1)",
@@ -52,7 +82,7 @@ def rows_table(v: Validation) -> Table:
     for x in v.rows:
         mark = " (fit)" * x.in_sample + " (repeat)" * bool(x.repeats)
         t.add_row(
-            short_file(str(x.run.path)),
+            label[str(x.run.path)],
             str(x.run.line),
             x.run.label + ("" if x.fits_memory else " *"),
             x.run.group,
@@ -139,20 +169,23 @@ def fit_notes(c: Calibration) -> list[str]:
 
 
 def files_table(v: Validation) -> Table:
-    """Per runs file: runs out of sample, MAPE and worst error."""
+    """Per runs file (named as in :func:`rows_table`): runs out of sample, MAPE and worst
+    error."""
+    label = _labels(v)
     t = Table(title="Per runs file (out of sample)", title_justify="left")
     for col in ("file", "runs", "mean abs error", "worst"):
         t.add_column(col, justify="left" if col == "file" else "right")
     for f, (n, m, w) in v.by_file.items():
-        t.add_row(short_file(f), str(n), _pct(m), _pct(w))
+        t.add_row(label.get(f, short_file(f)), str(n), _pct(m), _pct(w))
     return t
 
 
 def groups_table(v: Validation) -> Table | None:
     """Per group: runs, Spearman's rank correlation, measured rank of the predicted-fastest run;
-    None: no groups."""
+    None: no groups. Files are named as in :func:`rows_table`."""
     if not v.groups:
         return None
+    label = _labels(v)
     t = Table(title="Groups of runs compared with each other", title_justify="left")
     cols = (
         "file",
@@ -166,7 +199,7 @@ def groups_table(v: Validation) -> Table | None:
         t.add_column(col, justify="left" if col in ("file", "group") else "right")
     for g in v.groups:
         t.add_row(
-            short_file(g.file),
+            label.get(g.file, short_file(g.file)),
             g.group,
             str(g.runs),
             _num(g.spearman),
@@ -196,7 +229,7 @@ def calibration_dict(c: Calibration) -> dict[str, Any]:
 def validation_dict(v: Validation) -> dict[str, Any]:
     """The result as JSON: ``rows`` in the files' order (``predicted_ms``, ``measured_ms``,
     ``error``, ...), ``summary`` (MAPE and worst as fractions; null when undefined), ``files``,
-    ``groups``, ``calibrations``."""
+    ``groups``, ``calibrations``, ``notes``."""
     rows = [
         {
             "file": str(x.run.path),
@@ -237,6 +270,7 @@ def validation_dict(v: Validation) -> dict[str, Any]:
             for g in v.groups
         ],
         "calibrations": [calibration_dict(c) for c in v.calibrations],
+        "notes": list(v.notes),
     }
 
 
@@ -273,4 +307,5 @@ __all__ = [
     "validation_dict",
     "calibration_file_parts",
     "short_file",
+    "short_files",
 ]

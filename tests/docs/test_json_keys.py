@@ -1,11 +1,14 @@
-"""docs/reference/json.md lists exactly the keys ``solve``, ``evaluate`` and ``pareto`` write to
-``--json``: each table's keys against the file the command writes (the run figures and breakdown of
-a plain instance; the pipeline-only breakdown keys against a pipeline plan)."""
+"""docs/reference/json.md lists exactly the keys ``solve``, ``evaluate``, ``pareto``, ``validate``
+and ``calibrate`` write to ``--json``, and the ``[calibration]`` keys of the file written by
+``calibrate --out``: each table's keys against the file the command writes (the run figures and
+breakdown of a plain instance; the pipeline-only breakdown keys against a pipeline plan)."""
 
 from __future__ import annotations
 
 import json
 import re
+import tomllib
+from pathlib import Path
 
 from tests.cases import REPO
 from tests.cli.util import run
@@ -14,6 +17,8 @@ PAGE = REPO / "docs" / "reference" / "json.md"
 GPT3 = REPO / "instances" / "gpt3-4d.toml"
 PLAN = REPO / "instances" / "gpt3-plan-4d.toml"
 ONLY_PIPELINES = {"stage_times_ns", "slowest_stage"}
+KORTHIKANTI = REPO / "validation" / "korthikanti2022.csv"
+ONE_NODE = REPO / "validation" / "calibration" / "a100-one-node.csv"
 
 
 def tables() -> dict[str, list[str]]:
@@ -23,7 +28,7 @@ def tables() -> dict[str, list[str]]:
     for line in PAGE.read_text().splitlines():
         if line.startswith("#"):
             heading = line.lstrip("#").strip()
-        elif heading and (m := re.match(r"\| `([a-z_]+)` \|", line)):
+        elif heading and (m := re.match(r"\| `([a-z0-9_]+)` \|", line)):
             out.setdefault(heading, []).append(m.group(1))
     return out
 
@@ -37,7 +42,8 @@ def written(*args) -> dict:
 def test_the_documented_keys_are_those_written():
     doc = tables()
     assert set(doc) == {"solve --json", "knee", "breakdown", "run", "evaluate --json",
-                        "pareto --json", "points"}
+                        "pareto --json", "points", "validate --json", "rows", "summary", "files",
+                        "groups", "calibrate --json", "fields", "calibrate --out"}
     solved = written("solve", GPT3, "--no-sensitivity")
     assert list(solved) == doc["solve --json"]
     assert list(solved["knee"]) == doc["knee"]
@@ -54,3 +60,22 @@ def test_the_documented_keys_are_those_written():
     assert list(front["fastest"]) == [k for k in doc["solve --json"] if k != "knee"]
     plan = written("evaluate", PLAN, "--bw", "250,125,75,50")
     assert list(plan["breakdown"]) == doc["breakdown"]
+
+
+def test_the_documented_validate_and_calibrate_keys_are_those_written(tmp_path: Path):
+    doc = tables()
+    # fitted on the one-node runs and applied to Korthikanti et al.'s: every table has an entry
+    checked = written("validate", KORTHIKANTI, "--calibrate-on", ONE_NODE)
+    assert list(checked) == doc["validate --json"]
+    assert list(checked["rows"][0]) == doc["rows"]
+    assert list(checked["summary"]) == doc["summary"]
+    assert list(checked["files"][0]) == doc["files"]
+    assert list(checked["groups"][0]) == doc["groups"]
+    assert list(checked["calibrations"][0]) == doc["calibrate --json"]
+    assert checked["summary"]["runs"] == 7  # the two 22B runs are the fit's own
+    out = tmp_path / "a100.toml"
+    fit = written("calibrate", ONE_NODE, "--out", out)
+    assert list(fit) == doc["calibrate --json"]
+    assert list(fit["fields"][0]) == doc["fields"]
+    assert fit["runs"] == 2 and fit["fields"][0]["name"] == "matrix_efficiency"
+    assert list(tomllib.loads(out.read_text())["calibration"]) == doc["calibrate --out"]

@@ -462,16 +462,19 @@ def test_one_calibration_run_in_another_unit_is_named_by_its_line(tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "shown"),
+    ("old", "new", "error"),
     [
-        ("hbm_gbps = 2039.0", 'hbm_gbps = "fast"', "'fast' differs from the runs' 2039.0"),
-        ("hbm_efficiency = 0.65", "hbm_efficiency = 0.1", "0.1 differs from the runs' 0.65"),
+        ("hbm_gbps = 2039.0", 'hbm_gbps = "fast"', "params.npu.hbm_gbps: 'fast' is text, not a "
+         "number; fix: write the number without quotes"),
+        ("hbm_gbps = 2039.0", "hbm_gbs = 2039.0", "params.npu.hbm_gbs: unknown key (did you mean "
+         "'hbm_gbps'?); fix: rename 'hbm_gbs' to 'hbm_gbps'"),
+        ("hbm_reserve_gib = 4.0", "hbm_reserve_gib = 90.0", "params.npu.hbm_reserve_gib: 90 GiB "
+         "leaves nothing of the 80 GiB HBM; fix: use a reserve below 80"),
     ],
 )
-def test_a_calibrated_file_field_it_did_not_fit_is_refused_when_edited(
-    tmp_path: Path, old: str, new: str, shown: str
+def test_a_calibrated_file_s_bad_accelerator_figure_names_the_file_and_the_field(
+    tmp_path: Path, old: str, new: str, error: str
 ):
-    # only the fitted fields are applied: before, an edited record was ignored without a word
     out = tmp_path / "a100.toml"
     assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0
     text = out.read_text()
@@ -480,9 +483,99 @@ def test_a_calibrated_file_field_it_did_not_fit_is_refused_when_edited(
     edited.write_text(text.replace(old, new))
     r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(edited)])
     assert r.exit_code == 2
-    field = old.split(" = ")[0]
-    assert r.stderr.startswith(f"error: {edited}: params.npu.{field}: {shown} (")
-    assert "only the fitted fields (calibration.fields) are applied" in r.stderr
-    assert "fix: change the value in the runs' model file instead" in r.stderr
-    # the file as written is applied
+    assert r.stderr.strip() == f"error: {edited}: {error}"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sets"),
+    [
+        ("hbm_gbps = 2039.0", "hbm_gbps = 1000.0", "npu.hbm_gbps=1000.0"),
+        ("hbm_efficiency = 0.65", "hbm_efficiency = 0.1", "npu.hbm_efficiency=0.1"),
+    ],
+)
+def test_a_calibrated_file_s_edited_figure_times_the_runs_as_fitting_on_them_would(
+    tmp_path: Path, old: str, new: str, sets: str
+):
+    # --npu applied the fitted values on the runs' model files (the catalog's figures), so an
+    # edited figure of the file was refused (before: ignored) while the file's own accelerator
+    # was the one named; now the file's [params.npu] is the accelerator the runs are timed on
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0
+    text = out.read_text()
+    fitted = tomllib.loads(text)["params"]["npu"]["matrix_efficiency"]
+    assert fitted == pytest.approx(0.7706, abs=1e-4)
+    edited = tmp_path / "edited.toml"
+    edited.write_text(text.replace(old, new))
+    by: dict[str, list[float]] = {}
+    for how in (["--npu", str(out)], ["--calibrate-on", str(ONE_NODE)], ["--npu", str(edited)]):
+        js = tmp_path / "v.json"
+        r = runner.invoke(app, ["validate", str(KORTHIKANTI), *how, "--json", str(js)])
+        assert r.exit_code == 0, r.output
+        by[how[1]] = [x["predicted_ms"] for x in json.loads(js.read_text())["rows"]]
+    # the file as written and the fit made here time every run alike
+    assert by[str(out)] == pytest.approx(by[str(ONE_NODE)], rel=1e-12)
+    assert by[str(out)][0] == pytest.approx(1420.0, rel=1e-6)  # the 22B full run, fitted on
+    # the edited file times each run as the model file with the fitted value and the edit
+    expected = [predict_ms(run, (f"npu.matrix_efficiency={fitted!r}", sets))
+                for run in read_runs(KORTHIKANTI)]
+    assert by[str(edited)] == pytest.approx(expected, rel=1e-12)
+    assert all(e > u for e, u in zip(by[str(edited)], by[str(out)], strict=True))  # slower HBM
+    field, value = new.split(" = ")
+    assert r.stderr.strip() == (
+        f"note: {edited}: params.npu.{field} = {float(value)!r} where the runs' model file gives "
+        f"{float(old.split(' = ')[1])!r} ({KORTHIKANTI}: line 10): the runs of A100-SXM-80GB are "
+        "timed with the file's value, and its fit (matrix_efficiency) was made with the value it "
+        "was written with"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "error"),
+    [
+        ("runs = 2", "runs = -2", "calibration.runs: -2 is not a number of runs (a whole number, "
+         "at least 1); fix: give the number of measured runs the fit rests on, or calibrate again"),
+        ("runs = 2", "runs = 2.5", "calibration.runs: 2.5 is not a number of runs (a whole "
+         "number, at least 1); fix: give the number of measured runs the fit rests on, or "
+         "calibrate again"),
+        ("mape = 0.0133", 'mape = "1.3%"', "calibration.mape: '1.3%' is not a fraction of at "
+         "least 0 (the fit's mean |predicted - measured| / measured); fix: write the fraction as "
+         "a number: 0.013"),
+        ("worst = 0.0267", "worst = -0.0267", "calibration.worst: -0.0267 is not a fraction of at "
+         "least 0 (the fit's largest |predicted - measured| / measured); fix: write the fraction "
+         "as a number (0.013 for 1.3 %), or calibrate again"),
+        ("worst = 0.0267", "worst = 0.001", "calibration.worst: 0.001 is below the mean error "
+         "(mape 0.0133); fix: give the fit's largest error, at least its mean, or calibrate again"),
+        ('loss = "mape"', 'loss = "l2"', "calibration.loss: unknown loss 'l2'; fix: use one of "
+         "mape, log"),
+        ("at_bound = []", 'at_bound = ["hbm_efficiency"]', "calibration.at_bound: "
+         "['hbm_efficiency'] is not a list of fitted fields (calibration.fields); fix: write "
+         'at_bound = [] or a list of names from fields, e.g. ["matrix_efficiency"]'),
+        ('loss = "mape"', 'loss = "mape"\nsource = "Korthikanti"', "calibration.source: unknown "
+         "key; fix: remove it: [calibration] holds fields, runs, files, loss, mape, worst, "
+         "at_bound, sha256"),
+        ('loss = "mape"', 'loss = "mape"\nrun = 2', "calibration.run: unknown key (did you mean "
+         "'runs'?); fix: remove it: [calibration] holds fields, runs, files, loss, mape, worst, "
+         "at_bound, sha256"),
+    ],
+)
+def test_a_bad_calibration_record_names_the_file_the_field_and_the_fix(
+    tmp_path: Path, old: str, new: str, error: str
+):
+    # before, a negative run count, an error written as text or an unknown key was taken as it
+    # was (and the text shown as a NaN mean error)
+    out = tmp_path / "a100.toml"
+    assert runner.invoke(app, ["calibrate", str(ONE_NODE), "--out", str(out)]).exit_code == 0
+    text = "\n".join(
+        f"{k} = {float(v):.3g}" if k in ("mape", "worst") else line
+        for line in out.read_text().splitlines()
+        for k, _, v in [line.partition(" = ")]
+    )
+    assert old in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(old, new, 1))
+    r = runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(bad)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == f"error: {bad}: {error}"
+    # the file as rounded here is taken
+    out.write_text(text)
     assert runner.invoke(app, ["validate", str(KORTHIKANTI), "--npu", str(out)]).exit_code == 0

@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from hieropt.cli import app
 from hieropt.errors import InputError
 from hieropt.io.instance import load_instance
 from hieropt.io.runs import read_runs
 from hieropt.model.timing import evaluate
+from hieropt.report.validate import short_files
 from hieropt.studies.validate import predict_ms, validate
 
 from .tiny import HEADER, write_case
@@ -26,6 +29,8 @@ COMPUTE_NS = 44_040_192 / 500.0
 # final norm 128: 110,336 parameters = 220,672 bytes; an all-reduce over 2 NPUs sends
 # 2 (n - 1) / n x 220,672 = 220,672 bytes per NPU: at B GB/s, 220,672 / B ns.
 GRADIENT_BYTES = 220_672
+runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
+                        "COLUMNS": "200"})
 
 
 def test_a_hand_computed_runs_file(tmp_path: Path):
@@ -391,3 +396,89 @@ def test_a_dotted_column_naming_no_field_is_refused_at_the_header(tmp_path: Path
     with pytest.raises(InputError, match=r"line 2: plan.global_batchsize: unknown column: plan has "
                        r"no field 'global_batchsize' \(did you mean 'plan.global_batch_size'\?\)"):
         read_runs(path)
+
+
+def test_two_runs_files_of_one_name_are_told_apart_in_the_tables(tmp_path: Path):
+    # before, both files' rows (and both lines of the per-file table) read "runs.csv"
+    for folder, ms in (("a", "0.2"), ("b", "0.1")):
+        (tmp_path / folder).mkdir()
+        write_case(tmp_path / folder, [f"tiny.toml,net.toml,10,{ms}"])
+    r = runner.invoke(app, ["validate", str(tmp_path / "a" / "runs.csv"),
+                            str(tmp_path / "b" / "runs.csv")])
+    assert r.exit_code == 0, r.output
+    cells = [[c.strip() for c in line.split("│")[1:-1]]
+             for line in r.stdout.splitlines() if "│" in line]
+    # the runs table (line 3 of each file: a comment and the header above; the same predicted
+    # 0.110147584 ms against each file's measured time), then the file table
+    assert [c[:2] + c[-1:] for c in cells] == [
+        ["a/runs.csv", "3", "-44.9%"],
+        ["b/runs.csv", "3", "+10.1%"],
+        ["a/runs.csv", "1", "44.9%"],
+        ["b/runs.csv", "1", "10.1%"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("paths", "shown"),
+    [
+        (["x/runs.csv", "y/runs.csv", "y/other.csv"], ["x/runs.csv", "y/runs.csv", "other.csv"]),
+        (["p/a/runs.csv", "q/a/runs.csv"], ["p/a/runs.csv", "q/a/runs.csv"]),
+        (["runs.csv", "a/runs.csv"], ["runs.csv", "a/runs.csv"]),
+        (["runs.csv", "./runs.csv"], ["runs.csv", "runs.csv"]),  # one file, two paths
+    ],
+)
+def test_a_runs_file_is_shown_by_as_few_folders_as_tell_it_apart(paths, shown):
+    assert list(short_files(paths).values()) == shown
+
+
+NET3 = """description = "pairs of NPUs, two pairs per board, two boards"
+[network]
+dims = [
+  { block = "Switch", npus = 2, cost_class = "x" },
+  { block = "Switch", npus = 2, cost_class = "y" },
+  { block = "Switch", npus = 2, cost_class = "z" },
+]
+"""
+
+
+def test_a_run_within_the_inner_dimension_uses_it_alone(tmp_path: Path):
+    # the tiny plan on 2 NPUs, on a file of 2 x 2 x 2: before, refused ("do not fit the 2 x 2 x 2
+    # network ... inner dimensions (4 NPUs)"), and bandwidths were asked for every dimension
+    path = write_case(tmp_path, ["tiny.toml,net3.toml,10;5;1,0.2", "tiny.toml,net3.toml,10,0.2"])
+    (tmp_path / "net3.toml").write_text(NET3)
+    runs = read_runs(path)
+    for r in runs:
+        assert [d.npus for d in r.network.dims] == [2] and r.bw_gbps == (10.0,)
+        # no traffic on the unused dimensions: the one-dimension hand computation
+        assert predict_ms(r) == pytest.approx((COMPUTE_NS + GRADIENT_BYTES / 10) / 1e6, rel=1e-12)
+    assert validate([path]).rows[1].repeats == f"{path} line 3"  # the same run, however written
+
+
+@pytest.mark.parametrize(
+    ("dp", "bw", "dims"),
+    [
+        (4, "10;5", [2, 2]),
+        (4, "10;5;1", [2, 2]),
+        (8, "10;5;1", [2, 2, 2]),
+        (16, "10;5;1", [2, 2, 4]),
+    ],
+)
+def test_a_run_uses_the_inner_dimensions_it_needs(tmp_path: Path, dp, bw, dims):
+    rows = [f"tiny.toml,net3.toml,{bw},1,{dp},{2 * dp}"]
+    path = write_case(tmp_path, rows, header=HEADER + ",dp,global_batch_size")
+    (tmp_path / "net3.toml").write_text(NET3)
+    (run,) = read_runs(path)
+    assert [d.npus for d in run.network.dims] == dims
+    assert run.bw_gbps == tuple(float(b) for b in bw.split(";"))[: len(dims)]
+
+
+def test_a_bandwidth_cell_of_neither_count_names_both(tmp_path: Path):
+    path = write_case(tmp_path, ["tiny.toml,net3.toml,10;5,0.2"])
+    (tmp_path / "net3.toml").write_text(NET3)
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    assert e.value.one_line() == (
+        f"{path}: line 3: bw_gbps: 2 values for the network's 3 dimensions (the run uses the "
+        "first 1); fix: give 3 values separated by ';', dimension 0 first (e.g. 300;25), or the "
+        "first 1"
+    )

@@ -293,9 +293,8 @@ def read_calibrated(path: str) -> Calibration:
     """A calibrated accelerator file written by ``hieropt calibrate``
     (:mod:`hieropt.io.calibration`) as the :class:`Calibration` it records (its fields' bounds those
     of either compute model, or the value itself for a field of neither). Its ``npu_fields`` are the
-    file's ``[params.npu]``: only the fitted fields are applied; the others record the accelerator
-    it was fitted on (:func:`~hieropt.studies.validate.run.predict_runs` refuses one that differs
-    from the runs').
+    file's ``[params.npu]``: the whole accelerator the runs of its name are timed on, fitted fields
+    and others (:func:`~hieropt.studies.validate.run.timed_params`).
 
     Raises:
         InputError: a missing or bad file.

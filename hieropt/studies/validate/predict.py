@@ -47,15 +47,18 @@ def run_instance(run: Run, params: LLMParams | None = None) -> Instance:
         ) from None
 
 
-def predict_ms(run: Run, overrides: tuple[str, ...] = ()) -> float:
+def predict_ms(
+    run: Run, overrides: tuple[str, ...] = (), params: LLMParams | None = None
+) -> float:
     """The predicted iteration time of ``run``, ms, with ``overrides`` (``KEY=VALUE``, after the
-    row's own).
+    row's own), or with ``params`` in place of the run's (e.g. the accelerator of a calibrated file,
+    :func:`hieropt.studies.validate.run.timed_params`).
 
     Raises:
         InputError: a value the model rejects, a plan that cannot be placed, or bandwidths the
             network rejects, naming the run's line.
     """
-    p = run.with_values(overrides) if overrides else run.params
+    p = params if params is not None else run.with_values(overrides) if overrides else run.params
     inst = run_instance(run, p)
     try:
         return evaluate(inst, list(run.bw_gbps)).iteration_time_ns / 1e6

@@ -6,26 +6,28 @@ absolute percentage error (MAPE) and the worst error; per group of runs compared
 runs file's ``group`` column) Spearman's rank correlation of predicted and measured times and the
 measured rank of the predicted-fastest run. With calibration runs, each accelerator's calibration
 parameters are first fitted on them (:func:`~hieropt.studies.validate.calibrate.calibrate`) and
-applied to the runs of that accelerator; a run that is also a calibration run (one that resolves
-to the same model, plan, NPU and precision, network, bandwidths and measurement: :func:`run_key`,
-however its row is written) is marked ``in_sample`` and left out of the MAPE, the worst error and
-the groups. A run given twice (the same file twice, or a row that resolves to the run of an earlier
-row, :func:`run_key`) is predicted and shown each time but counted once: the repeat is marked
-``repeats`` and left out the same way.
+applied to the runs of that accelerator (a calibrated file, ``--npu``: its whole accelerator, every
+figure of its ``[params.npu]``, :func:`timed_params`); a run that is also a calibration run (one
+that resolves to the same model, plan, NPU and precision, network, bandwidths and measurement:
+:func:`run_key`, however its row is written) is marked ``in_sample`` and left out of the MAPE, the
+worst error and the groups. A run given twice (the same file twice, or a row that resolves to the
+run of an earlier row, :func:`run_key`) is predicted and shown each time but counted once: the
+repeat is marked ``repeats`` and left out the same way.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...cache import Cache, scoped
 from ...errors import InputError
 from ...io.npus import default_runs_file
-from ...io.runs import Run, read_runs
+from ...io.runs import Run, read_runs, row_params
 from ...model.memory import memory
+from ...workloads.llm.params import LLMParams
 from .calibrate import Calibration, CalibrationField, calibrate
 from .checks import CALIBRATED, check_no_fitted_cells, run_key
 from .metrics import (
@@ -103,6 +105,8 @@ class Validation:
         mape, worst: over the out-of-sample runs (fractions; NaN when there are none).
         by_file: file -> (runs, MAPE, worst) over its out-of-sample runs.
         calibrations: the fits applied (empty without calibration runs).
+        notes: one line each, e.g. a calibrated file's figure that differs from the runs' model
+            files (:func:`recorded_differences`).
     """
 
     rows: tuple[ValidationRow, ...]
@@ -111,12 +115,14 @@ class Validation:
     worst: float
     by_file: dict[str, tuple[int, float, float]] = field(default_factory=dict)
     calibrations: tuple[Calibration, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def predict_runs(
     runs: Sequence[Run], calibrations: Sequence[Calibration] = (), fitted_on: Sequence[Run] = ()
 ) -> list[ValidationRow]:
-    """Each run's prediction, with the calibration of its accelerator applied where there is one.
+    """Each run's prediction, with the calibration of its accelerator applied where there is one
+    (:func:`timed_params`: a calibrated file's whole accelerator, a fit made here its values).
 
     A run is ``in_sample`` when it is one of ``fitted_on`` (the runs ``calibrations`` were fitted
     on) or, timed with its accelerator's shipped catalog default, one of the runs that default was
@@ -125,9 +131,9 @@ def predict_runs(
 
     Raises:
         InputError: two calibrations of one accelerator (:func:`one_per_accelerator`); a
-            calibration read from a file records a field it did not fit with a value
-            other than the run's (:func:`check_recorded`); a run whose row gives a field its
-            accelerator's calibration fits (the fitted value would replace the cell's)."""
+            calibrated file's accelerator the model refuses with a run (:func:`timed_params`); a
+            run whose row gives a field its accelerator's calibration fits (the fitted value
+            would replace the cell's)."""
     fits = one_per_accelerator(calibrations)
     seen = {run_key(r) for r in fitted_on}
     defaults: dict[Path, set[str]] = {}
@@ -136,11 +142,11 @@ def predict_runs(
     for r in runs:
         c = fits.get(r.params.npu.name)
         if c is not None:
-            check_recorded(c, r)
             check_no_fitted_cells([r], list(c.values), f"--npu {c.source}" if c.source
                                   else "--calibrate-on")
-        t = predict_ms(r, c.overrides if c else ())
-        room = memory(r.params).fits
+        p = timed_params(r, c)
+        t = predict_ms(r, params=p)
+        room = memory(p).fits
         key = run_key(r)
         fit = key in seen or (c is None and key in _default_keys(r, defaults))
         repeats = first.get(key, "")
@@ -182,31 +188,57 @@ def _flat(d: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def check_recorded(c: Calibration, run: Run) -> None:
-    """Refuse a calibrated file (``c.source``) whose ``[params.npu]`` gives a field it did not fit
-    (not in ``[calibration] fields``) a value other than ``run``'s accelerator: only the fitted
-    values are applied, the others record the accelerator the fit was made on, so a value edited
-    there would otherwise be ignored without a word (``hbm_gbps = "fast"``, ``hbm_efficiency =
-    0.1``). The name is a label; a fit made here (no ``source``) is not checked.
+def timed_params(run: Run, c: Calibration | None) -> LLMParams:
+    """The parameters ``run`` is timed with under the calibration ``c`` of its accelerator: with
+    none, the run's own; with a fit made here (``--calibrate-on``), the run's with the fitted
+    values; with a calibrated file (``--npu``, ``c.source``), the run's model file with the file's
+    ``[params.npu]`` in place of its own: every figure of the accelerator the file records, fitted
+    or not (an edited ``hbm_gbps`` times the runs with it), the row's own cells applied after it
+    as before.
 
     Raises:
-        InputError: naming the file, the field, both values and the fix.
+        InputError: the file's accelerator with the run's model, plan or cells is refused by the
+            model (naming the file, the field and the run's line).
     """
+    if c is None:
+        return run.params
     if not c.source:
-        return
-    has = _flat(run.params.npu.model_dump(mode="json", exclude_none=True))
-    for k, v in _flat(c.npu_fields).items():
-        if k in c.values or k == "name" or has.get(k) == v:
-            continue
-        theirs = repr(has[k]) if k in has else "none (the field is not set there)"
+        return run.with_values(c.overrides)
+    data = dict(run.model_data)
+    data["params"] = {**(data.get("params") or {}), "npu": dict(c.npu_fields)}
+    try:
+        return row_params(data, run.model_path, run.overrides, run.where)
+    except InputError as e:
         raise InputError(
-            c.source,
-            f"params.npu.{k}",
-            f"{v!r} differs from the runs' {theirs} ({run.path} line {run.line}): only "
-            "the fitted fields (calibration.fields) are applied, the others record the "
-            "accelerator the fit was made on",
-            "change the value in the runs' model file instead, and calibrate again on the runs",
-        )
+            c.source, e.field, f"{e.problem} (the file's accelerator for {run.where})", e.fix
+        ) from None
+
+
+def recorded_differences(
+    calibrations: Sequence[Calibration], runs: Sequence[Run]
+) -> tuple[str, ...]:
+    """One note per calibrated file (``c.source``) and field of its ``[params.npu]`` that it did
+    not fit (not in ``[calibration] fields``) whose value differs from a run of its accelerator
+    (the first such run named): that run is timed with the file's value (:func:`timed_params`),
+    while the fit was made with the value the file was written with. The name is a label; a fit
+    made here (no ``source``) has no file, so no note."""
+    fits = {c.npu: c for c in calibrations if c.source}
+    out: dict[tuple[str, str], str] = {}
+    for run in runs:
+        c = fits.get(run.params.npu.name)
+        if c is None:
+            continue
+        has = _flat(run.params.npu.model_dump(mode="json", exclude_none=True))
+        for k, v in _flat(c.npu_fields).items():
+            if k in c.values or k == "name" or has.get(k) == v or (c.source, k) in out:
+                continue
+            theirs = repr(has[k]) if k in has else "none"
+            out[c.source, k] = (
+                f"note: {c.source}: params.npu.{k} = {v!r} where the runs' model file gives "
+                f"{theirs} ({run.where}): the runs of {c.npu} are timed with the file's value, "
+                f"and its fit ({', '.join(c.values)}) was made with the value it was written with"
+            )
+    return tuple(out.values())
 
 
 def _default_keys(run: Run, known: dict[Path, set[str]]) -> set[str]:
@@ -302,7 +334,8 @@ def validate(
     else:  # (a fit made before: its own runs, read from the files it records, are in sample)
         fits = tuple(calibrations)
         cal_runs = [r for c in fits for f in c.files for r in read_runs(f)]
-    return summarise(predict_runs(runs, fits, cal_runs), fits)
+    result = summarise(predict_runs(runs, fits, cal_runs), fits)
+    return replace(result, notes=recorded_differences(fits, runs))
 
 
 __all__ = [
@@ -314,6 +347,7 @@ __all__ = [
     "summarise",
     "run_key",
     "one_per_accelerator",
-    "check_recorded",
+    "timed_params",
+    "recorded_differences",
     "CALIBRATED",
 ]
