@@ -131,7 +131,9 @@ def procurement_alternatives(
     rate for ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
     from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
+    from ..solvers.portfolio import hours_weighted
 
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     alts: list[Alternative] = []
     missing: list[Missing] = []
     pct = f"{within * 100:g} %"

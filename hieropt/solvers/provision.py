@@ -40,6 +40,7 @@ from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
 from .objectives import solve
+from .portfolio import hours_weighted
 from .provision_milp import (
     MILP_REL_GAP,
     PRIMARY,
@@ -230,6 +231,7 @@ def provision(
                "network_w_per_npu)")
         check_power_figures(catalog, instance, why)
 
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     tm = build_time_model(instance)
     if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
         raise NoSolutionError(

@@ -29,6 +29,7 @@ from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution
 from ..solvers.objectives import solve
+from ..solvers.portfolio import hours_weighted
 from ..spec import Instance
 from .heuristics import HeuristicResult, ratio_problems, run_all
 from .placement import OBJECTIVES_PLACED, relative_gap
@@ -288,6 +289,8 @@ def compare(instance: Instance, objective: str | None = None, *,
     """
     start = time.perf_counter()
     check_ratios(instance)
+    # (shares of hours -> weights once: the optimum and every heuristic on the one objective)
+    instance, _ = hours_weighted(instance)
     sol = solve(instance, objective).raise_for_status()
     obj = sol.objective
     inst = instance if obj == instance.objective else instance.model_copy(update={"objective": obj})
