@@ -28,7 +28,7 @@ from ..model.timing import build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
-from ..units import objective_unit, usd_cents
+from ..units import fmt_relative, objective_unit, usd_cents
 from ..verify import verify
 from .cost_range import cheapest_vertex
 from .cutting import INF, OAResult, TimeLP
@@ -162,8 +162,10 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
                      "network)")
     else:
         k_hi = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap).upper
+        least = (fmt_relative(fastest.upper) if core.instance.relative_time
+                 else f"{fastest.upper:,.1f} ns")
         notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
-                     f"minimum time {fastest.upper:,.1f} ns")
+                     f"minimum time {least}")
     k_lo, first = k_min * (1 + CHEAPEST_SLACK), None
     if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)
