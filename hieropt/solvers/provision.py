@@ -39,6 +39,7 @@ from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
+from ..units import RELATIVE_UNIT
 from .objectives import solve
 from .portfolio import hours_weighted
 from .provision_milp import (
@@ -281,7 +282,8 @@ def provision(
         status=status,
         message=message,
         objective=objective,
-        objective_unit=UNITS[objective],
+        objective_unit=(UNITS[objective].replace("ns", RELATIVE_UNIT) if instance.relative_time
+                        else UNITS[objective]),  # (shares of hours: the hour-weighted ratio)
         design=design,
         bw_gbps=bd.bw_gbps,
         iteration_time_ns=bd.iteration_time_ns,
