@@ -15,7 +15,7 @@ from ..model.run import run_figures
 from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
-from ..units import RELATIVE_UNIT, RELATIVE_WORDS, fmt_relative, usd_cents
+from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
 from ..verify import constraint_violations
 from .common import fmt_money, fmt_ms, fmt_time, time_header
 
@@ -149,7 +149,8 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         )
     elif sol.objective != "performance":
         unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)",
-                f"{RELATIVE_UNIT}*USD": f"x $ ({RELATIVE_WORDS[2:]}, times the network's $)"}[
+                f"{RELATIVE_UNIT}*USD": "ratio x $ (the hour-weighted ratio to the workloads' "
+                "own optima times the network's $)"}[
             sol.objective_unit
         ]
         lines.append(
