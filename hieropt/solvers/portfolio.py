@@ -70,7 +70,9 @@ def hours_weighted(instance: Instance,
                    time_limit_s: float = 60.0) -> tuple[Instance, tuple[str, ...]]:
     """The one definition of a portfolio's objective with shares of the cluster's hours
     (``[[workloads]] hours_share``, :attr:`hieropt.spec.Instance.weights` = ``"hours"``): every
-    command (solve, evaluate, compare, report, pareto, explore, sensitivity, knee) calls this first.
+    command (solve and its sensitivity, evaluate, compare, report, pareto, the knee, provision,
+    export, simulate) calls this first; the time model refuses the raw shares
+    (:meth:`hieropt.spec.Instance.require_resolved_weights`).
 
     Returns ``instance`` with each share h_w (summing to 1) turned into the weight h_w / T_w*
     (1/ns), T_w* the workload's own optimum under the instance's rows, bounds and budget
