@@ -77,6 +77,7 @@ _NAMES = {
     "network_budget_usd": "api",
     "knee": "api",
     "size_cluster": "api",
+    "hours_weighted": "api",
 }
 """Public name -> the module (relative to this package) that defines or re-exports it."""
 
@@ -115,6 +116,7 @@ __all__ += ["codesign", "Codesign", "load_codesign", "load_llm", "plan_figures",
 __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
 __all__ += ["run_figures", "RunFigures", "iteration_target_ns", "network_budget_usd"]
 __all__ += ["knee", "size_cluster"]
+__all__ += ["hours_weighted"]
 
 
 def __getattr__(name: str) -> Any:
@@ -153,6 +155,7 @@ if TYPE_CHECKING:  # static checkers and IDEs see the eager imports
         Solution,
         SolveOptions,
         evaluate,
+        hours_weighted,
         load_catalog,
         load_instance,
         load_libra,

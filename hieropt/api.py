@@ -27,6 +27,7 @@ from .result import Marginal, Portfolio, Sensitivity, Solution, Status
 from .solvers import objectives
 from .solvers.front import FrontPoint
 from .solvers.objectives import MIN_REL_GAP, SolveOptions
+from .solvers.portfolio import hours_weighted
 from .spec import Instance
 from .spec.overrides import is_real
 from .verify import Certificate
@@ -147,10 +148,21 @@ def _run_figures(instance: Any, iteration_time_ns: Any, network_cost_usd: Any = 
     return _model_run_figures(instance, iteration_time_ns, network_cost_usd, tokens)
 
 
+@wraps(timing.evaluate)
+def _evaluate(instance: Instance, bw_gbps: Any) -> Breakdown:
+    # (shares of hours -> weights, as solve: the one objective of every command)
+    return timing.evaluate(hours_weighted(instance)[0], bw_gbps)
+
+
+@wraps(_verify)
+def _verify_weighted(instance: Instance, bw_gbps: Any, *args: Any, **kwargs: Any) -> Certificate:
+    return _verify(hours_weighted(instance)[0], bw_gbps, *args, **kwargs)
+
+
 solve = _takes_a_path(_solve)
 run_figures = _takes_a_path(_run_figures)
-evaluate = _takes_a_path(timing.evaluate)
-verify = _takes_a_path(_verify)
+evaluate = _takes_a_path(_evaluate)
+verify = _takes_a_path(_verify_weighted)
 
 _LAZY: dict[str, tuple[str, str, bool]] = {
     "pareto": ("solvers.front", "pareto", True),
@@ -234,3 +246,4 @@ __all__ += ["export_astrasim", "simulate", "SimulationStudy"]
 __all__ += ["validate", "Validation", "calibrate", "Calibration", "load_runs"]
 __all__ += ["RunFigures", "run_figures", "iteration_target_ns", "network_budget_usd"]
 __all__ += ["knee", "size_cluster"]
+__all__ += ["hours_weighted"]

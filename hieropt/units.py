@@ -122,3 +122,36 @@ def usd_cents(usd: float, up: bool) -> str:
         return f"{usd:,}"
     cents = Decimal(usd).quantize(Decimal("0.01"), ROUND_CEILING if up else ROUND_FLOOR)
     return f"{cents:,.2f}"
+
+
+RELATIVE_UNIT = "hours_weighted_ratio"
+"""Unit of the time objective of a portfolio weighted by shares of the cluster's hours
+(``[[workloads]] hours_share``): sum_w h_w T_w(B) / T_w*, each workload's iteration time over its
+own optimum, weighted by its share h_w (summing to 1). Dimensionless: 1 when every workload runs at
+its own optimum."""
+
+RELATIVE_WORDS = "× the workloads' own optima, weighted by hours share"
+"""How the text outputs name :data:`RELATIVE_UNIT` after a value (``1.0423 × ...``)."""
+
+OBJECTIVE_UNITS = {
+    "performance": "ns",
+    "min_cost": "USD",
+    "performance_per_cost": "ns*USD",
+    "min_max_regret": "ratio",
+    "min_run_cost": "USD",
+}
+"""Unit of each objective's value with plain weights."""
+
+
+def objective_unit(objective: str, relative: bool) -> str:
+    """The unit of ``objective``'s value: :data:`OBJECTIVE_UNITS`, with ns replaced by
+    :data:`RELATIVE_UNIT` when ``relative`` (the instance's weights are shares of hours,
+    :attr:`hieropt.spec.Instance.relative_time`); "" for an unknown objective."""
+    unit = OBJECTIVE_UNITS.get(objective, "")
+    return unit.replace("ns", RELATIVE_UNIT) if relative else unit
+
+
+def fmt_relative(value: float, digits: int = 6) -> str:
+    """A value of :data:`RELATIVE_UNIT` as text: ``1.04231 × the workloads' own optima, weighted
+    by hours share`` (``digits`` significant digits)."""
+    return f"{value:.{digits}g} {RELATIVE_WORDS}"

@@ -71,9 +71,12 @@ def _allocation(inst, bw: str | None, gap: float) -> tuple[list[float], str]:
             f"no certified optimum to export ({sol.status.value}: {sol.message}); nothing written "
             "(pass --bw to export a given allocation)"
         )
-    return list(
-        sol.bw_gbps
-    ), f"optimum ({sol.iteration_time_ns / 1e6:,.6f} ms, relative gap {sol.gap:.2g})"
+    from ..units import fmt_relative
+
+    # (shares of hours: the hour-weighted ratio, not ms)
+    value = (fmt_relative(sol.iteration_time_ns) if inst.relative_time
+             else f"{sol.iteration_time_ns / 1e6:,.6f} ms")
+    return list(sol.bw_gbps), f"optimum ({value}, relative gap {sol.gap:.2g})"
 
 
 def export_command(
@@ -120,6 +123,10 @@ def export_command(
         if not alone:
             # before solving: refuse what the bundle cannot state
             check_traceable(inst, str(instance))
+            from .. import api
+
+            # (shares of hours -> weights, as solve: the bundle combines the workloads with them)
+            inst, _ = api.hours_weighted(inst)
         values, what = _allocation(inst, bw, gap)
         simnet = sim_network(inst, values, f"{instance}: ASTRA-sim export")
         if alone:

@@ -408,7 +408,7 @@ def _finish(
     )
     for key in HEADLINE:
         out.print(
-            f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key])}",
+            f"  {LABELS[key]}: {fmt_figure(key, rec.figures()[key], rec.time_unit)}",
             highlight=False,
             soft_wrap=True,
             markup=False,

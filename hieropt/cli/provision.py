@@ -184,7 +184,7 @@ def provision_command(
     out.print(report_provision.design_table(inst, result))
     out.print(report_provision.bom_table(result))
     if compare:
-        out.print(report_provision.comparison_table(result))
+        out.print(report_provision.comparison_table(result, inst.relative_time))
         for line in report_provision.rounding_lines(result):
             out.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(0 if result.success else 3)

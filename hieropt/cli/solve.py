@@ -191,7 +191,7 @@ def solve_command(
     for line in text.summary_lines(inst, sol) + run + knee_line:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
     out.print(text.dimension_table(inst, sol.breakdown, text.design_title(sol)))
-    out.print(text.time_table(sol.breakdown, inst.training_loop))
+    out.print(text.time_table(sol.breakdown, inst.training_loop, inst.relative_time))
     table = portfolio_table(sol.portfolio, sol.objective)
     if table is not None:
         out.print(table)
@@ -316,7 +316,7 @@ def evaluate_command(
     for note in cap:
         out.print(f"warning: {note}", highlight=False, soft_wrap=True)
     out.print(text.dimension_table(inst, bd, "Given per-dimension bandwidth"))
-    out.print(text.time_table(bd, inst.training_loop))
+    out.print(text.time_table(bd, inst.training_loop, inst.relative_time))
 
 
 def pareto_command(

@@ -117,6 +117,7 @@ def cut_model(instance: Instance) -> CutModel:
     """
     if not supported(instance):
         raise ValueError("the serial cross-layer overlap needs the dense time model")
+    instance.require_resolved_weights()
     jobs = tuple(job_arrays(instance))
     D = instance.network.n_dims
     execs, p2p_count = executions(instance)

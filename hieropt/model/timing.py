@@ -131,6 +131,7 @@ def _shared_time_model(instance: Instance) -> TimeModel:
 
 
 def _new_time_model(instance: Instance) -> TimeModel:
+    instance.require_resolved_weights()
     b = TermBuilder(instance.network.n_dims)
     mode = model_mode(instance)
     for job in instance.jobs:
@@ -306,8 +307,10 @@ def evaluate(instance: Instance, bw_gbps: np.ndarray | list[float]) -> Breakdown
     Raises:
         InputError (naming ``bw_gbps``): not a sequence of D numbers, a negative or non-finite
             entry, zero bandwidth on a dimension with traffic, or bandwidths so small (or large)
-            that the time (or cost) overflows.
+            that the time (or cost) overflows; (naming ``weights``) the weights are still shares
+            of hours (:meth:`hieropt.spec.Instance.require_resolved_weights`).
     """
+    instance.require_resolved_weights()
     bw = check_bw(instance.network.n_dims, bw_gbps)
     execs, p2p_count = executions(instance)
     total = 0.0

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.run import RunFigures
+from ..units import RELATIVE_UNIT, fmt_relative
 from .run import fmt_money, fmt_tokens
 
 HEADLINE = (
@@ -62,12 +63,16 @@ ORDER = (
 """The alternatives' order on the page (those present)."""
 
 
-def fmt_figure(key: str, value: Any) -> str:
-    """A headline figure as the page shows it, with its unit; ``unknown`` for None."""
+def fmt_figure(key: str, value: Any, time_unit: str = "ns") -> str:
+    """A headline figure as the page shows it, with its unit; ``unknown`` for None. ``time_unit``:
+    the unit of ``iteration_time_ns`` (:attr:`Alternative.time_unit`): ns shown as ms, or the
+    hour-weighted ratio of workloads weighted by shares of hours, never ms."""
     if value is None:
         return "unknown"
     if key in ("plan", "fabric"):
         return str(value)
+    if key == "iteration_time_ns" and time_unit == RELATIVE_UNIT:
+        return fmt_relative(value, 5)
     formats = {
         "npus": lambda v: f"{v:,} NPUs",
         "time_to_train_days": lambda v: f"{v:,.1f} days",
@@ -94,6 +99,9 @@ class Alternative:
         iteration_time_ns: ns; network_cost_usd: the network's capex, $ (a catalog's bill of
             materials for ``catalog``).
         run: its buyer's figures; power_w: the network's power from a catalog, W (None otherwise).
+        time_unit: the unit of ``iteration_time_ns``: ns, or :data:`hieropt.units.RELATIVE_UNIT`
+            for workloads weighted by shares of hours (the hour-weighted ratio to their own
+            optima, the objective every command reports).
     """
 
     key: str
@@ -107,6 +115,7 @@ class Alternative:
     network_cost_usd: float
     run: RunFigures
     power_w: float | None = None
+    time_unit: str = "ns"
 
     def figures(self) -> dict[str, Any]:
         """The headline figures (:data:`HEADLINE`), None where unknown."""
@@ -120,7 +129,8 @@ class Alternative:
         """JSON-ready: key, label, how, the headline figures, bandwidths, the network's power and
         every run figure (``run``)."""
         return {"key": self.key, "label": self.label, "how": self.how, **self.figures(),
-                "bw_gbps": list(self.bw_gbps), "power_w": self.power_w, "run": self.run.to_dict()}
+                "time_unit": self.time_unit, "bw_gbps": list(self.bw_gbps),
+                "power_w": self.power_w, "run": self.run.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -260,6 +270,10 @@ def non_dominated(points: list[tuple[float, float]]) -> tuple[tuple[float, float
     return tuple(out)
 
 
+RATIO_LABEL = "hour-weighted ratio to the own optima"
+"""The x axis of the committee's plot for workloads weighted by shares of hours."""
+
+
 def pareto_data(
     designs: list[tuple[float, float, RunFigures]],
     alternatives: tuple[Alternative, ...],
@@ -278,11 +292,14 @@ def pareto_data(
         return ParetoData(
             "run", "days to train", "$ per run", non_dominated(curve), pts, source, tuple(curve)
         )
-    curve = [(t / 1e6, c) for t, c, _ in designs]
-    pts = tuple((a.key, a.iteration_time_ns / 1e6, a.network_cost_usd) for a in alternatives)
+    # (workloads weighted by shares of hours: the hour-weighted ratio, not ms)
+    rel = bool(alternatives) and alternatives[0].time_unit == RELATIVE_UNIT
+    scale = 1.0 if rel else 1e6
+    curve = [(t / scale, c) for t, c, _ in designs]
+    pts = tuple((a.key, a.iteration_time_ns / scale, a.network_cost_usd) for a in alternatives)
     return ParetoData(
         "network",
-        "iteration time (ms)",
+        RATIO_LABEL if rel else "iteration time (ms)",
         "network capex ($)",
         non_dominated(curve),
         pts,
@@ -315,6 +332,7 @@ __all__ = [
     "HEADLINE",
     "LABELS",
     "ORDER",
+    "RATIO_LABEL",
     "Alternative",
     "Missing",
     "ParetoData",

@@ -24,6 +24,7 @@ from ..errors import HieroptError
 from ..model.run import run_figures
 from ..spec import Instance
 from ..studies.knee import knee_of
+from ..units import objective_unit
 from .committee import (
     Alternative,
     Committee,
@@ -85,12 +86,13 @@ def alternative(
     cost_usd: float,
     power_w: float | None = None,
 ) -> Alternative:
-    """The :class:`Alternative` of a design of ``instance`` (bandwidths GB/s per NPU, time ns, cost
-    $)."""
+    """The :class:`Alternative` of a design of ``instance`` (bandwidths GB/s per NPU, time ns or the
+    hour-weighted ratio of workloads weighted by shares of hours, cost $)."""
     bw = tuple(float(b) for b in bw)
     return Alternative(key, label, how, plan_text(instance), fabric_text(instance, bw),
                        instance.network.npus_total, bw, float(time_ns), float(cost_usd),
-                       run_figures(instance, time_ns, cost_usd), power_w)
+                       run_figures(instance, time_ns, cost_usd), power_w,
+                       objective_unit("performance", instance.relative_time))
 
 
 WHAT = {"fastest": "the least iteration time (the performance optimum hieropt solve prints)",
@@ -131,7 +133,9 @@ def procurement_alternatives(
     rate for ``min_run_cost``, ...) is Missing, with the solver's one-line reason.
     """
     from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
+    from ..solvers.portfolio import hours_weighted
 
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     alts: list[Alternative] = []
     missing: list[Missing] = []
     pct = f"{within * 100:g} %"

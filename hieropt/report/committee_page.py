@@ -12,7 +12,7 @@ import io
 import json
 from typing import Any
 
-from .committee import HEADLINE, LABELS, Committee, ParetoData, fmt_figure
+from .committee import HEADLINE, LABELS, RATIO_LABEL, Committee, ParetoData, fmt_figure
 from .run import fmt_money
 
 COLORS = {
@@ -49,9 +49,10 @@ def data_value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def figure_cell(tag: str, key: str, value: Any, extra: str = "") -> str:
-    """One figure as ``<tag data-key=... data-value=...>`` with its text and unit."""
-    text = fmt_figure(key, value)
+def figure_cell(tag: str, key: str, value: Any, extra: str = "", time_unit: str = "ns") -> str:
+    """One figure as ``<tag data-key=... data-value=...>`` with its text and unit (``time_unit``:
+    of the iteration time, :func:`hieropt.report.committee.fmt_figure`)."""
+    text = fmt_figure(key, value, time_unit)
     cls = " class='unknown'" if value is None else ""
     return (
         f"<{tag}{cls}{extra} data-key='{key}' "
@@ -64,7 +65,8 @@ def recommendation_html(c: Committee) -> str:
     """The recommendation block: what is recommended, why, and its headline figures."""
     a = c.recommendation
     figs = a.figures()
-    items = "".join(f"<dt>{LABELS[k]}</dt>{figure_cell('dd', k, figs[k])}" for k in HEADLINE)
+    items = "".join(f"<dt>{LABELS[k]}</dt>{figure_cell('dd', k, figs[k], '', a.time_unit)}"
+                    for k in HEADLINE)
     return (
         f"<section class='rec' data-alt='{a.key}' data-recommended='true'>"
         f"<h2>Recommendation: {html.escape(a.label)}</h2><p class='why'>{html.escape(c.why)}</p>"
@@ -86,7 +88,7 @@ def alternatives_html(c: Committee) -> str:
         kind = "text" if key in ("plan", "fabric") else "num"
         cells = "".join(
             f"<td class='{kind} {k}' data-alt='{a.key}'>"
-            + figure_cell("span", key, a.figures()[key])
+            + figure_cell("span", key, a.figures()[key], "", a.time_unit)
             + "</td>"
             for a, k in zip(alts, cls, strict=True)
         )
@@ -180,7 +182,7 @@ def pareto_html(c: Committee) -> str:
     if p is None:
         return "<p>No trade-off plot: fewer than two designs are known.</p>"
     title = ("$ per run against days to train" if p.axes == "run" else
-             "network capex ($) against iteration time (ms): no $ per run known")
+             f"network capex ($) against {p.x_label}: no $ per run known")
     labels = {a.key: a.label for a in c.alternatives}
     pts = "; ".join(f"{labels[k]} ({_xy(p, x, y)})" for k, x, y in p.points)
     return (
@@ -192,11 +194,11 @@ def pareto_html(c: Committee) -> str:
 
 
 def _xy(p: ParetoData, x: float, y: float) -> str:
-    return (
-        f"{x:,.1f} days, {fmt_money(y)} per run"
-        if p.axes == "run"
-        else f"{x:,.1f} ms, {fmt_money(y)}"
-    )
+    if p.axes == "run":
+        return f"{x:,.1f} days, {fmt_money(y)} per run"
+    if p.x_label == RATIO_LABEL:  # (shares of hours: the hour-weighted ratio, not ms)
+        return f"{x:,.5g} × the own optima, {fmt_money(y)}"
+    return f"{x:,.1f} ms, {fmt_money(y)}"
 
 
 def committee_sections(c: Committee) -> list[str]:

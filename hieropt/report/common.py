@@ -13,6 +13,20 @@ def fmt_ms(ns: float | None) -> str:
     return "-" if ns is None else f"{ns / 1e6:,.4f}"
 
 
+def fmt_time(value: float | None, relative: bool) -> str:
+    """A weighted time: ns as ms (:func:`fmt_ms`), or with ``relative`` (workloads weighted by
+    shares of hours, :data:`hieropt.units.RELATIVE_UNIT`) the ratio with 6 decimals."""
+    if value is None or not relative:
+        return fmt_ms(value)
+    return f"{value:,.6f}"
+
+
+def time_header(relative: bool) -> str:
+    """The unit of :func:`fmt_time`'s column: ``ms``, or ``ratio`` (to the workloads' own optima,
+    hour-weighted)."""
+    return "ratio" if relative else "ms"
+
+
 def fmt_usd(usd: float | None) -> str:
     """$ rounded to the dollar."""
     return "-" if usd is None else f"{usd:,.0f}"

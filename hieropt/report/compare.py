@@ -11,7 +11,18 @@ from rich.table import Table
 from rich.text import Text
 
 from ..studies.compare import Comparison, Row, dimension_name
-from .common import floats, fmt_bw, fmt_gap, fmt_ms, fmt_product, fmt_ratio, fmt_usd, fmt_util
+from ..units import fmt_relative, objective_unit
+from .common import (
+    floats,
+    fmt_bw,
+    fmt_gap,
+    fmt_ms,
+    fmt_product,
+    fmt_ratio,
+    fmt_time,
+    fmt_usd,
+    fmt_util,
+)
 from .dicts import breakdown_dict, instance_dict, solution_dict
 
 OBJECTIVE_WORDS = {"performance": "iteration time", "performance_per_cost": "time x cost",
@@ -28,11 +39,12 @@ def summary_table(comp: Comparison) -> dict[str, list]:
     bottleneck."""
     # (the objective's time is then the weighted sum of the workloads')
     several = len(comp.instance.jobs) > 1
+    rel = comp.instance.relative_time  # (shares of hours: the hour-weighted ratio, not ms)
     cols = [
         "design",
-        "weighted iteration ms" if several else "iteration ms",
+        "hour-weighted ratio" if rel else "weighted iteration ms" if several else "iteration ms",
         "network cost $",
-        "time x cost (ns x $)",
+        "time x cost (ratio x $)" if rel else "time x cost (ns x $)",
         f"gap ({OBJECTIVE_WORDS[comp.objective]})",
         "optimum's speed-up",
         "bottleneck",
@@ -52,7 +64,7 @@ def summary_table(comp: Comparison) -> dict[str, list]:
         rows.append(
             [
                 r.label,
-                fmt_ms(r.iteration_time_ns),
+                fmt_time(r.iteration_time_ns, rel),
                 fmt_usd(r.network_cost_usd),
                 fmt_product(r.time_x_cost),
                 gap,
@@ -89,6 +101,18 @@ def explanation_table(comp: Comparison) -> dict[str, list]:
     return {"columns": ["heuristic", "where it loses", "how the vector was obtained"], "rows": rows}
 
 
+def _optimum_time(comp: Comparison) -> str:
+    """The optimum's (weighted) iteration time in its unit: ms, or the hour-weighted ratio of
+    workloads weighted by shares of hours (:data:`hieropt.units.RELATIVE_UNIT`, never ms)."""
+    inst, t = comp.instance, comp.optimum.iteration_time_ns
+    n = len(inst.jobs)
+    if inst.relative_time:
+        return (f"{fmt_relative(t)} (sum over {n} workloads of hours share x iteration time / "
+                "own optimum)")
+    return f"{fmt_ms(t)} ms" + (
+        f" (weighted sum over {n} workloads of weight x iteration time)" if n > 1 else "")
+
+
 def headline_lines(comp: Comparison) -> list[str]:
     """The optimum, then the gain over each heuristic in one sentence each."""
     opt = comp.optimum
@@ -97,14 +121,9 @@ def headline_lines(comp: Comparison) -> list[str]:
         f"instance {inst.name}: {inst.network.npus_total:,} NPUs, {inst.network.n_dims} "
         "dimensions, objective "
         f"{comp.objective}; constraints: {', '.join(c.text for c in inst.constraints) or 'none'}",
-        f"exact optimum: {fmt_ms(opt.iteration_time_ns)} ms"
-        + (
-            f" (weighted sum over {len(inst.jobs)} workloads of weight x iteration time)"
-            if len(inst.jobs) > 1
-            else ""
-        )
-        + f", ${fmt_usd(opt.network_cost_usd)}, time x cost "
-        f"{fmt_product(opt.iteration_time_ns * opt.network_cost_usd)} ns x $; proven relative gap "
+        f"exact optimum: {_optimum_time(comp)}, ${fmt_usd(opt.network_cost_usd)}, time x cost "
+        f"{fmt_product(opt.iteration_time_ns * opt.network_cost_usd)} "
+        f"{'ratio' if inst.relative_time else 'ns'} x $; proven relative gap "
         f"{opt.gap:.1e}; solved in {opt.solve_seconds * 1e3:,.1f} ms",
     ]
     for r in comp.heuristics:
@@ -224,9 +243,9 @@ def comparison_dict(comp: Comparison) -> dict[str, Any]:
     return {
         "units": {
             "bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)",
-            "time": "ns",
+            "time": objective_unit("performance", comp.instance.relative_time),
             "cost": "USD",
-            "time_x_cost": "ns*USD",
+            "time_x_cost": objective_unit("performance_per_cost", comp.instance.relative_time),
             "gap_pct": "% of the optimum's objective value",
         },
         "objective": comp.objective,
@@ -271,6 +290,7 @@ def figure_data(comp: Comparison, front: Any | None) -> dict[str, Any]:
     if front is not None:
         out["front.png"] = {
             "title": "Time-cost Pareto front (exact) and the heuristics",
+            "time_unit": objective_unit("performance", comp.instance.relative_time),
             "front_cost_usd": [float(p.network_cost_usd) for p in front.points],
             "front_time_ns": [float(p.iteration_time_ns) for p in front.points],
             "points": [

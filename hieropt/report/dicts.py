@@ -9,6 +9,7 @@ from ..model.run import run_figures
 from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
+from ..units import RELATIVE_UNIT, objective_unit
 from .common import floats, gap_or_none
 from .run import instance_calibration, run_notes
 
@@ -21,9 +22,12 @@ def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
 def evaluation_dict(instance: Instance, bd: Breakdown, run: Any, notes: Any) -> dict[str, Any]:
     """What ``hieropt evaluate --json`` writes: the iteration time (ns, as ``solve --json`` has it
     at the top), the breakdown, the buyer's figures ``run`` (a
-    :class:`hieropt.model.run.RunFigures`), their ``notes`` and the instance echo."""
+    :class:`hieropt.model.run.RunFigures`), their ``notes`` and the instance echo;
+    ``objective_unit`` the unit of ``iteration_time_ns``: ns, or the hour-weighted ratio of
+    workloads weighted by shares of hours (:data:`hieropt.units.RELATIVE_UNIT`)."""
     return {
         "iteration_time_ns": bd.iteration_time_ns,
+        "objective_unit": objective_unit("performance", instance.relative_time),
         "breakdown": breakdown_dict(bd),
         "run": run.to_dict(),
         "notes": list(notes),
@@ -57,18 +61,23 @@ def _point_dict(p: Any, instance: Instance) -> dict[str, Any]:
         "lower_bound_ns": p.lower_bound_ns,
         "gap": gap_or_none(p.gap),
         "bw_gbps_per_dim": floats(p.bw),
-        "usd_per_ms": p.usd_per_ms,
+        # (shares of hours: the time is a ratio, not ms; its dual is left out)
+        "usd_per_ms": None if instance.relative_time else p.usd_per_ms,
     }
 
 
 def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
-    """JSON-ready front: points, the two marked optima, notes, timing, instance echo."""
+    """JSON-ready front: points, the two marked optima, notes, timing, instance echo. The points'
+    times are in ``units.time`` = ``objective_unit``: ns, or the hour-weighted ratio of workloads
+    weighted by shares of hours (:data:`hieropt.units.RELATIVE_UNIT`)."""
+    unit = objective_unit("performance", instance.relative_time)
     return {
         "units": {
             "bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)",
-            "time": "ns",
+            "time": unit,
             "cost": "USD",
         },
+        "objective_unit": unit,
         "points": [_point_dict(p, instance) for p in front.points],
         "fastest": solution_dict(instance, front.fastest) if front.fastest else None,
         "best_per_cost": solution_dict(instance, front.best_per_cost)
@@ -82,7 +91,9 @@ def front_dict(instance: Instance, front: Any) -> dict[str, Any]:
 
 
 def front_csv(instance: Instance, front: Any) -> str:
-    """The front as CSV text (one row per budget; units in the header).
+    """The front as CSV text (one row per budget; units in the header: the time columns are
+    ``hours_weighted_ratio`` and ``lower_bound_hours_weighted_ratio`` for workloads weighted by
+    shares of hours).
 
     Raises:
         InputError: a NaN or infinity in a row (not a number a reader takes back), naming the row
@@ -91,7 +102,10 @@ def front_csv(instance: Instance, front: Any) -> str:
     from ..errors import InputError
     from ..io.files import nonfinite_field
 
-    head = ["budget_usd", "network_cost_usd", "iteration_time_ns", "lower_bound_ns", "gap"]
+    # (shares of hours: the time columns hold the hour-weighted ratio, not ns)
+    time = ([RELATIVE_UNIT, f"lower_bound_{RELATIVE_UNIT}"] if instance.relative_time
+            else ["iteration_time_ns", "lower_bound_ns"])
+    head = ["budget_usd", "network_cost_usd", *time, "gap"]
     head += [f"bw{d}_gbps" for d in range(instance.network.n_dims)]
     rows = [",".join(head)]
     for i, p in enumerate(front.points, start=1):

@@ -11,6 +11,7 @@ from typing import Any
 from ..io.files import json_text, write_atomic
 from ..model.cost import unit_cost_usd_per_gbps
 from ..studies.compare import Comparison
+from ..units import RELATIVE_UNIT
 from .committee import Committee
 from .committee_page import CSS, committee_sections
 from .common import floats, fmt_bw, fmt_ms, fmt_usd, gap_or_none
@@ -196,6 +197,10 @@ def write_report(
     data["display"]["headline"] += run_lines(comp.optimum.run, calibration)
     notes = ([compared_note] if compared_note else []) + report_notes(comp, front, front_error)
     notes += run_notes(comp.optimum.run, calibration)
+    if comp.instance.relative_time:  # (the page's footer says ns: not for these times)
+        notes.append(f"the workloads are weighted by shares of hours: every iteration time on "
+                     f"this page is the hour-weighted ratio ({RELATIVE_UNIT}), the sum over "
+                     "the workloads of hours share x iteration time / own optimum, not ns or ms")
     data["figures"] = figs
     data["notes"] = notes
     if front is not None:

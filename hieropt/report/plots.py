@@ -9,11 +9,21 @@ from typing import Any
 import numpy as np
 
 from ..spec import Instance
+from ..units import RELATIVE_UNIT
 from .common import fmt_gap
 
 
+def time_axis(unit: str) -> tuple[float, str]:
+    """The divisor and label of a time axis in ``unit``: ns shown as ms, or
+    :data:`hieropt.units.RELATIVE_UNIT` (workloads weighted by shares of hours) as it is."""
+    if unit == RELATIVE_UNIT:
+        return 1.0, "hour-weighted ratio to the own optima"
+    return 1e6, "iteration time (ms)"
+
+
 def plot_front(instance: Instance, front: Any, path: Any) -> None:
-    """Draw the front (cost $M vs iteration time ms) with the two optima marked, to a PNG at
+    """Draw the front (cost $M vs iteration time ms, or the hour-weighted ratio of workloads
+    weighted by shares of hours: ``front.time_unit``) with the two optima marked, to a PNG at
     ``path``."""
     import matplotlib
 
@@ -21,23 +31,26 @@ def plot_front(instance: Instance, front: Any, path: Any) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    scale, label = time_axis(getattr(front, "time_unit", "ns"))
     cost = [p.network_cost_usd / 1e6 for p in front.points]
-    time_ms = [p.iteration_time_ns / 1e6 for p in front.points]
+    time_ms = [p.iteration_time_ns / scale for p in front.points]
     ax.plot(cost, time_ms, "o-", ms=3, lw=1.2, label="Pareto front (fastest network per budget)")
     f = front.fastest
     if f is not None:
-        ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / 1e6, "s", ms=9, color="tab:red",
+        ax.plot(f.network_cost_usd / 1e6, f.iteration_time_ns / scale, "s", ms=9, color="tab:red",
                 label="performance optimum")
     b = front.best_per_cost
     if b is not None:
-        ax.plot(b.network_cost_usd / 1e6, b.iteration_time_ns / 1e6, "*", ms=13, color="tab:green",
+        ax.plot(b.network_cost_usd / 1e6, b.iteration_time_ns / scale, "*", ms=13,
+                color="tab:green",
                 label="performance-per-cost optimum")
     ax.set_xlabel("network cost (M$)")
-    ax.set_ylabel("iteration time (ms)")
+    ax.set_ylabel(label)
     # (a cheap end that starves a dimension)
     if time_ms and min(time_ms) > 0 and max(time_ms) > 100 * min(time_ms):
         ax.set_yscale("log")
-        ax.set_ylabel("iteration time (ms, log scale)")
+        ax.set_ylabel(label.replace("(ms)", "(ms, log scale)") if "(ms)" in label
+                      else f"{label} (log scale)")
     ax.set_title(
         f"{instance.name}: {instance.network.npus_total:,} NPUs, {instance.network.n_dims} "
         "dimensions"
@@ -123,12 +136,14 @@ def plot_grouped(data: dict[str, Any], path: Any, ylabel: str) -> None:
 
 
 def plot_front_points(data: dict[str, Any], path: Any) -> None:
-    """The exact Pareto front (cost M$ vs iteration time ms) with every design as a point."""
+    """The exact Pareto front (cost M$ vs iteration time ms, or the hour-weighted ratio:
+    ``data["time_unit"]``) with every design as a point."""
     plt = _plt()
+    scale, label = time_axis(data.get("time_unit", "ns"))
     fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
     ax.plot(
         np.array(data["front_cost_usd"]) / 1e6,
-        np.array(data["front_time_ns"]) / 1e6,
+        np.array(data["front_time_ns"]) / scale,
         "-",
         color="#999999",
         lw=1.5,
@@ -139,7 +154,7 @@ def plot_front_points(data: dict[str, Any], path: Any) -> None:
         opt = p["label"] == "exact optimum"
         ax.plot(
             p["cost_usd"] / 1e6,
-            p["time_ns"] / 1e6,
+            p["time_ns"] / scale,
             "*" if opt else "o",
             ms=14 if opt else 8,
             color=c,
@@ -152,16 +167,16 @@ def plot_front_points(data: dict[str, Any], path: Any) -> None:
         c = np.linspace(
             min(p["cost_usd"] for p in pts) * 0.5, max(p["cost_usd"] for p in pts) * 1.05, 200
         )
-        ax.plot(c / 1e6, iso / c / 1e6, "--", color="#222222", lw=0.8, alpha=0.6,
+        ax.plot(c / 1e6, iso / c / scale, "--", color="#222222", lw=0.8, alpha=0.6,
                 label="same time x cost as the optimum")
     # zoom on the designs: the front's cheapest end can be orders of magnitude slower
-    times = [p["time_ns"] / 1e6 for p in pts] + [t / 1e6 for t in data["front_time_ns"]]
+    times = [p["time_ns"] / scale for p in pts] + [t / scale for t in data["front_time_ns"]]
     top = max(p["time_ns"] for p in pts) / 1e6
     ax.set_ylim(
         min(times) - 0.05 * (top - min(times)) - 1e-9, top + 0.6 * (top - min(times)) + 1e-9
     )
     ax.set_xlabel("network cost (M$)")
-    ax.set_ylabel("iteration time (ms)")
+    ax.set_ylabel(label)
     ax.set_title(data["title"] + " (zoomed on the designs)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

@@ -11,7 +11,8 @@ from rich.text import Text
 from ..model.options import Option
 from ..solvers.provision import Provisioning
 from ..spec import Instance
-from .common import gap_or_none
+from ..units import RELATIVE_UNIT, fmt_relative
+from .common import fmt_time, gap_or_none
 
 
 def _units_per_npu(o: Option) -> str:
@@ -31,6 +32,8 @@ def _count(o: Option) -> str:
 def _obj(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
+    if unit == RELATIVE_UNIT:
+        return fmt_relative(value)
     if unit == "ns":
         return f"{value / 1e6:,.4f} ms"
     if unit == "USD":
@@ -82,7 +85,10 @@ def summary_lines(instance: Instance, p: Provisioning) -> list[str]:
         + (f"; budget ${p.max_cost_usd:,.0f}" if p.max_cost_usd is not None else "")
         + (f"; power budget {p.max_power_w:,.0f} W" if p.max_power_w is not None else ""),
         f"status: {p.status.value} ({p.message})",
-        f"iteration time: {p.iteration_time_ns:,.1f} ns ({p.iteration_time_ns / 1e6:,.6f} ms); "
+        (f"hour-weighted relative iteration time: {fmt_relative(p.iteration_time_ns)}; "
+         if instance.relative_time else
+         f"iteration time: {p.iteration_time_ns:,.1f} ns ({p.iteration_time_ns / 1e6:,.6f} ms); ")
+        +
         f"network cost (catalog): ${p.network_cost_usd:,.0f}; power: "
         + (f"{p.power_w:,.0f} W" if p.power_w is not None else "not known (a part has no watts)"),
         f"objective {_obj(p.objective_value, p.objective_unit)}; proven lower bound "
@@ -90,8 +96,10 @@ def summary_lines(instance: Instance, p: Provisioning) -> list[str]:
     ]
     if p.continuous is not None:
         lines.append(
-            f"continuous optimum (fractional units, same bandwidth ranges): "
-            f"{p.continuous.iteration_time_ns:,.1f} ns, a lower bound on every integer "
+            "continuous optimum (fractional units, same bandwidth ranges): "
+            + (fmt_relative(p.continuous.iteration_time_ns) if instance.relative_time
+               else f"{p.continuous.iteration_time_ns:,.1f} ns")
+            + ", a lower bound on every integer "
             "design's time; "
             f"the integer design is {p.continuous_gap:.2%} slower"
         )
@@ -176,13 +184,15 @@ def bom_table(p: Provisioning) -> Table:
     return t
 
 
-def comparison_table(p: Provisioning) -> Table:
-    """The exact design against the continuous optimum and its roundings to whole units."""
+def comparison_table(p: Provisioning, relative: bool = False) -> Table:
+    """The exact design against the continuous optimum and its roundings to whole units;
+    ``relative``: workloads weighted by shares of hours, the times are the hour-weighted ratio."""
     t = Table(
         title="Exact integer design vs the continuous optimum and its roundings",
         title_justify="left",
     )
-    for col in ("design", "GB/s per NPU", "time ms", "cost $", "objective", "exact saves"):
+    time_col = "hour-weighted ratio" if relative else "time ms"
+    for col in ("design", "GB/s per NPU", time_col, "cost $", "objective", "exact saves"):
         t.add_column(col, justify="left" if col in ("design", "GB/s per NPU") else "right")
     t.caption = (
         "continuous: fractional units (time is a lower bound; its cost is not a catalog "
@@ -197,7 +207,7 @@ def comparison_table(p: Provisioning) -> Table:
     t.add_row(
         "exact (this design)",
         bw(p.bw_gbps),
-        f"{p.iteration_time_ns / 1e6:,.4f}",
+        fmt_time(p.iteration_time_ns, relative),
         f"{p.network_cost_usd:,.0f}",
         _obj(p.objective_value, p.objective_unit),
         "-",
@@ -206,7 +216,7 @@ def comparison_table(p: Provisioning) -> Table:
         t.add_row(
             "continuous optimum",
             bw(p.continuous.bw_gbps),
-            f"{p.continuous.iteration_time_ns / 1e6:,.4f}",
+            fmt_time(p.continuous.iteration_time_ns, relative),
             "-",
             "-",
             "-",
@@ -218,7 +228,7 @@ def comparison_table(p: Provisioning) -> Table:
         t.add_row(
             f"round {r.name}",
             bw(r.bw_gbps),
-            f"{r.iteration_time_ns / 1e6:,.4f}",
+            fmt_time(r.iteration_time_ns, relative),
             f"{r.network_cost_usd:,.0f}",
             _obj(r.objective_value, p.objective_unit),
             f"{r.saving:.2%}",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..result import Marginal, Sensitivity
+from ..units import RELATIVE_UNIT
 from .run import BuyerScale, bandwidth_effect
 
 __all__ = ["sensitivity_lines", "sensitivity_dict"]
@@ -23,6 +24,10 @@ def _amount(v: float, unit: str) -> str:
     """A change of the objective, always positive: '8.341 ms', '35.58 ns', '$227,537', '1.2e+15
     ns*$'."""
     a = abs(v)
+    if unit == RELATIVE_UNIT:
+        return f"{a:,.4g} of the hour-weighted ratio to the own optima"
+    if unit == f"{RELATIVE_UNIT}*USD":
+        return f"{a:.4g} ratio*$"
     if unit == "ns":
         return f"{a / 1e6:,.4g} ms" if a >= 1e5 else f"{a:,.4g} ns"
     if unit == "USD":
@@ -114,7 +119,8 @@ def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None)
     (:func:`hieropt.report.run.buyer_scale`: the cluster's capacity, days and $ per run)."""
     if sens is None:
         return []
-    out = [f"sensitivity of the optimal {'time' if sens.value_unit == 'ns' else 'value'} "
+    what = {"ns": "time", RELATIVE_UNIT: "hour-weighted ratio"}.get(sens.value_unit, "value")
+    out = [f"sensitivity of the optimal {what} "
            f"({sens.method}; {sens.seconds * 1e3:.0f} ms):"]
     out += ["  " + _line(m, sens.value_unit, scale) for m in sens.marginals]
     budget = next((m for m in sens.marginals if m.kind == "budget" and m.binding), None)

@@ -4,6 +4,7 @@ prints."""
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from rich.table import Table
@@ -14,9 +15,9 @@ from ..model.run import run_figures
 from ..model.timing import Breakdown
 from ..result import Solution
 from ..spec import Instance
-from ..units import usd_cents
+from ..units import RELATIVE_UNIT, fmt_relative, usd_cents
 from ..verify import constraint_violations
-from .common import fmt_money, fmt_ms
+from .common import fmt_money, fmt_ms, fmt_time, time_header
 
 
 def design_title(sol: Solution) -> str:
@@ -33,7 +34,10 @@ def design_title(sol: Solution) -> str:
 
 def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
     """Per-dimension table: building block, NPUs, bandwidth, traffic, busy time, utilisation,
-    cost."""
+    cost. With workloads weighted by shares of hours the weighted bytes have no unit of their own
+    (shown as -) and the busy and slowest columns are parts of the hour-weighted ratio."""
+    rel = instance.relative_time
+    unit = time_header(rel)
     t = Table(title=title, title_justify="left")
     for col in (
         "dim",
@@ -42,9 +46,9 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
         "class",
         "GB/s/NPU",
         "GB sent",
-        "busy ms",
+        f"busy {unit}",
         "util",
-        "slowest ms",
+        f"slowest {unit}",
         "cost $",
     ):
         t.add_column(col, justify="left" if col in ("block", "class") else "right")
@@ -54,25 +58,30 @@ def dimension_table(instance: Instance, bd: Breakdown, title: str) -> Table:
         "time; slowest: issued collective time per iteration during which it is the slowest "
         "dimension (a collective whose dimensions work one after another counts its part on "
         "each), at most busy"
+        + ("; ratio: part of the iteration times over the workloads' own optima, weighted by "
+           "hours share (the weighted bytes are not shown)" if rel else "")
     )
     for d, dim in enumerate(instance.network.dims):
+        sent = "-" if rel else f"{bd.bytes_per_dim[d] / 1e9:,.4f}"
         t.add_row(str(d), dim.block, str(dim.npus), dim.cost_class, f"{bd.bw_gbps[d]:,.3f}",
-                  f"{bd.bytes_per_dim[d] / 1e9:,.4f}", fmt_ms(bd.busy_ns_per_dim[d]),
+                  sent, fmt_time(bd.busy_ns_per_dim[d], rel),
                   f"{bd.utilisation_per_dim[d]:.1%}",
-                  fmt_ms(bd.bottleneck_ns_per_dim[d]), f"{bd.cost_per_dim_usd[d]:,.0f}")
+                  fmt_time(bd.bottleneck_ns_per_dim[d], rel), f"{bd.cost_per_dim_usd[d]:,.0f}")
     return t
 
 
-def time_table(bd: Breakdown, loop: str = "no_overlap") -> Table:
+def time_table(bd: Breakdown, loop: str = "no_overlap", relative: bool = False) -> Table:
     """Iteration time split into compute, pipeline bubble and exposed communication (ms; the
     decomposition of :mod:`hieropt.model.breakdown`, the rows add up to the iteration time). When
     the collective time issued per phase is the exposed communication (no overlap, no pipeline), the
     per-phase rows are its parts; otherwise they follow the iteration row as what the slowest stage
     issues, not parts of the sum (overlap hides part of it, a pipeline's fill and drain add other
-    stages' collectives to the exposed communication)."""
+    stages' collectives to the exposed communication). ``relative``: workloads weighted by shares
+    of hours, the parts of the hour-weighted ratio instead of ms."""
+    fmt = partial(fmt_time, relative=relative)
     t = Table(title=f"Iteration time ({loop})", title_justify="left")
     t.add_column("part")
-    t.add_column("time (ms)", justify="right")
+    t.add_column(f"time ({time_header(relative)})", justify="right")
     t.add_column("share", justify="right")
     T = bd.iteration_time_ns
     tol = 1e-9 * max(T, 1.0)
@@ -87,12 +96,12 @@ def time_table(bd: Breakdown, loop: str = "no_overlap") -> Table:
     else:
         rows.append(("exposed communication", bd.communication_ns))
     for name, v in rows:
-        t.add_row(name, fmt_ms(v), f"{v / T:.1%}" if T > 0 else "-")
-    t.add_row(Text("iteration", style="bold"), Text(fmt_ms(T), style="bold"), "100.0%",
+        t.add_row(name, fmt(v), f"{v / T:.1%}" if T > 0 else "-")
+    t.add_row(Text("iteration", style="bold"), Text(fmt(T), style="bold"), "100.0%",
               end_section=not parts)
     if not parts:
         for p, v in bd.communication_by_phase_ns.items():
-            t.add_row(f"issued in {p}", fmt_ms(v), "-")
+            t.add_row(f"issued in {p}", fmt(v), "-")
         who = f" by {bd.slowest_stage}" if bd.slowest_stage else ""
         t.caption = (
             "bubble: fill and drain with free communication; exposed communication: iteration - "
@@ -112,14 +121,14 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         f"objective {sol.objective}, loop {instance.training_loop}",
         f"status: {sol.status.value} ({sol.message})",
         (
-            f"weighted iteration time (sum over {len(instance.jobs)} workloads of weight x "
-            "time; per workload below): "
+            weighted_head(instance, "; per workload below")
             if len(instance.jobs) > 1
             else "iteration time: "
         )
-        + f"{sol.iteration_time_ns:,.1f} ns ({sol.iteration_time_ns / 1e6:,.6f} ms)"
+        + weighted_time_text(sol.iteration_time_ns, instance.relative_time)
         + (
-            f"; proven lower bound {sol.lower_bound_ns:,.1f} ns"
+            "; proven lower bound "
+            + weighted_time_text(sol.lower_bound_ns, instance.relative_time, short=True)
             if sol.lower_bound_ns is not None
             else ""
         ),
@@ -139,7 +148,9 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
             f"${sol.objective_bound:,.0f} ({fixed})"
         )
     elif sol.objective != "performance":
-        unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)"}[
+        unit = {"USD": "$", "ns*USD": "ns x $", "ratio": "(largest time / own optimum)",
+                f"{RELATIVE_UNIT}*USD": "ratio x $ (the hour-weighted ratio to the workloads' "
+                "own optima times the network's $)"}[
             sol.objective_unit
         ]
         lines.append(
@@ -173,6 +184,27 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
     return lines
 
 
+def weighted_head(instance: Instance, more: str = "") -> str:
+    """The label of a portfolio's weighted time, ``more`` added inside its parentheses: the
+    weighted sum of iteration times, or with shares of hours the hour-weighted relative iteration
+    time sum_w h_w T_w / T_w* (:func:`hieropt.solvers.portfolio.hours_weighted`)."""
+    n = len(instance.jobs)
+    if instance.relative_time:
+        return (f"hour-weighted relative iteration time (sum over {n} workloads of hours share x "
+                f"time / own optimum{more}): ")
+    return f"weighted iteration time (sum over {n} workloads of weight x time{more}): "
+
+
+def weighted_time_text(value: float, relative: bool, short: bool = False) -> str:
+    """The (weighted) iteration time as text: ``1,166,511,725.3 ns (1,166.511725 ms)`` (``short``:
+    without the ms), or with ``relative`` (workloads weighted by shares of hours,
+    :data:`hieropt.units.RELATIVE_UNIT`) the dimensionless ``1.04231 × the workloads' own optima,
+    weighted by hours share``, never ns."""
+    if relative:
+        return f"{value:.10g}" if short else fmt_relative(value)
+    return f"{value:,.1f} ns" + ("" if short else f" ({value / 1e6:,.6f} ms)")
+
+
 def stage_lines(bd: Breakdown, instance: Instance) -> list[str]:
     """A pipelined workload's stage times at the bandwidths (none for a workload of one stage),
     each the iteration time if every pipeline stage were that one
@@ -204,15 +236,16 @@ def evaluation_lines(instance: Instance, bd: Breakdown) -> list[str]:
     follows."""
     jobs = instance.jobs
     head = (
-        f"weighted iteration time (sum over {len(jobs)} workloads of weight x time): "
+        weighted_head(instance)
         if len(jobs) > 1
         else "iteration time: "
     )
-    lines = [f"{head}{bd.iteration_time_ns:,.1f} ns ({bd.iteration_time_ns / 1e6:,.6f} ms)"]
+    lines = [head + weighted_time_text(bd.iteration_time_ns, instance.relative_time)]
+    what = "hours share" if instance.weights == "hours" else "weight"
     if len(jobs) > 1:
         for job, t in zip(jobs, bd.iteration_time_by_workload_ns.values(), strict=True):
             lines.append(
-                f"  {job.workload.name} (weight {job.weight:.8g}): iteration time {t:,.1f} ns "
+                f"  {job.workload.name} ({what} {job.weight:.8g}): iteration time {t:,.1f} ns "
                 f"({t / 1e6:,.6f} ms)"
             )
     lines.append(f"network cost: {fmt_money(bd.network_cost_usd)}")
@@ -248,7 +281,9 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
     some = f", {len(shown)} of them shown: --csv or --json has every point" if n > max_rows else ""
     t = Table(title=f"Time-cost Pareto front ({n} budgets, each point proven optimal{some})",
               title_justify="left")
-    for col in ("#", "budget $", "cost $", "iteration ms", "gap", "$ per ms"):
+    rel = instance.relative_time  # (shares of hours: the hour-weighted ratio, no $ per ms)
+    time_col = "hour-weighted ratio" if rel else "iteration ms"
+    for col in ("#", "budget $", "cost $", time_col, "gap", "$ per ms"):
         t.add_column(col, justify="right")
     for d in range(instance.network.n_dims):
         t.add_column(f"bw[{d}] GB/s", justify="right")
@@ -265,6 +300,8 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
         "(-: the budget does not bind, or the point is a hair above the cheapest network, "
         "solved without "
         "that row)"
+        + ("; hour-weighted ratio: sum over the workloads of hours share x iteration time / own "
+           "optimum (no $ per ms: the time is a ratio)" if rel else "")
     )
     left = dict.fromkeys(x for r in runs for x in r.left_out) if (days or dollars) else {}
     if left:  # (as solve's "left out:" line)
@@ -275,9 +312,9 @@ def front_table(instance: Instance, front: Any, max_rows: int = FRONT_ROWS) -> T
             str(i + 1),
             f"{p.budget_usd:,.0f}",
             f"{p.network_cost_usd:,.0f}",
-            fmt_ms(p.iteration_time_ns),
+            fmt_time(p.iteration_time_ns, rel),
             f"{p.gap:.1e}",
-            "-" if p.usd_per_ms is None else f"{p.usd_per_ms:,.0f}",
+            "-" if p.usd_per_ms is None or rel else f"{p.usd_per_ms:,.0f}",
             *(f"{b:,.3f}" if b >= 1e-3 or b == 0 else f"{b:.3g}" for b in p.bw),
             *([f"{runs[i].time_to_train_days:,.2f}"] if days else []),
             *([f"{runs[i].run_cost_usd:,.0f}"] if dollars else []),
@@ -305,7 +342,7 @@ def front_end_words(front: Any) -> str:
     diff = f"${less:,.0f} less" if less > 0 else f"${-less:,.0f} more"
     return (
         f"; the front's last point (#{len(front.points)}) is the cheapest of the designs within "
-        f"{FASTEST_SLACK:g} of that time: {fmt_ms(last.iteration_time_ns)} ms at "
+        f"{FASTEST_SLACK:g} of that time: {front_time(front, last.iteration_time_ns)} at "
         f"${last.network_cost_usd:,.0f}, {diff}"
     )
 
@@ -317,21 +354,30 @@ def front_lines(front: Any) -> list[str]:
         []
         if f is None
         else [
-            f"fastest (performance optimum): {fmt_ms(f.iteration_time_ns)} ms at "
+            f"fastest (performance optimum): {front_time(front, f.iteration_time_ns)} at "
             f"${f.network_cost_usd:,.0f}" + front_end_words(front)
         ]
     )
     b = front.best_per_cost
     if b is not None:
         lines.append(
-            f"best performance per cost: {fmt_ms(b.iteration_time_ns)} ms at "
-            f"${b.network_cost_usd:,.0f} "
-            f"(time x cost {b.objective_value:.6g} ns x $, gap {b.gap:.1e})"
+            f"best performance per cost: {front_time(front, b.iteration_time_ns)} at "
+            f"${b.network_cost_usd:,.0f} (time x cost {b.objective_value:.6g} "
+            f"{'ratio' if front.time_unit == RELATIVE_UNIT else 'ns'} x $, gap {b.gap:.1e})"
         )
     lines += [f"note: {n}" for n in front.notes]
     lines.append(
         f"front solved in {front.solve_seconds * 1e3:.0f} ms ({front.lps} LPs on one persistent LP)"
     )
     return lines
+
+
+def front_time(front: Any, value: float) -> str:
+    """A front's (weighted) time as text in its ``time_unit``: ``1,166.5117 ms``, or the
+    hour-weighted ratio (:data:`hieropt.units.RELATIVE_UNIT`) of workloads weighted by shares of
+    hours, never ms."""
+    if getattr(front, "time_unit", "ns") == RELATIVE_UNIT:
+        return fmt_relative(value)
+    return f"{fmt_ms(value)} ms"
 
 

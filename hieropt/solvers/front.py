@@ -28,11 +28,12 @@ from ..model.timing import build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit
-from ..units import usd_cents
+from ..units import fmt_relative, objective_unit, usd_cents
 from ..verify import verify
 from .cost_range import cheapest_vertex
 from .cutting import INF, OAResult, TimeLP
 from .objectives import SolveOptions, solve
+from .portfolio import hours_weighted
 from .procurement import FASTEST_SLACK, SUB_GAP, fastest_design
 
 __all__ = ["Front", "FrontPoint", "SPACINGS", "pareto", "CHEAPEST_SLACK"]
@@ -73,7 +74,10 @@ class Front:
     """A time-cost Pareto front: budget-ascending ``points``; ``fastest`` the performance optimum
     (None without an upper limit on bandwidth); ``best_per_cost`` the performance-per-cost optimum
     (None when it does not exist: no bandwidth floor); ``notes`` on how the budget range was chosen;
-    ``solve_seconds`` the wall time of the front (s) and ``lps`` the LPs of its points."""
+    ``solve_seconds`` the wall time of the front (s) and ``lps`` the LPs of its points;
+    ``time_unit`` the unit of the points' ``iteration_time_ns`` and ``lower_bound_ns``: ``"ns"``, or
+    :data:`hieropt.units.RELATIVE_UNIT` for workloads weighted by shares of hours (the weighted
+    time is then the hour-weighted ratio to their own optima, as every command reports it)."""
 
     points: tuple[FrontPoint, ...]
     fastest: Solution | None
@@ -81,6 +85,7 @@ class Front:
     notes: tuple[str, ...]
     solve_seconds: float
     lps: int
+    time_unit: str = "ns"
 
 
 @scoped
@@ -113,6 +118,7 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
         raise InputError("spacing", None, f"unknown spacing {spacing!r}",
                          f"use one of {', '.join(SPACINGS)}")
     start = time.perf_counter()
+    instance, hours_note = hours_weighted(instance, time_limit_s)  # (as solve)
     with closing(TimeLP(instance, build_time_model(instance), time_limit_s)) as core:
         front, notes = _points(core, points, SUB_GAP, spacing, progress)
     for p in front:  # (as a solve's design: the rows, its budget, its time)
@@ -133,7 +139,8 @@ def pareto(instance: Instance, points: int = 50, time_limit_s: float = 60.0,
     except NoSolutionError as e:
         best = None
         notes.append(f"no performance-per-cost optimum: {e}")
-    return Front(tuple(front), fastest, best, tuple(notes), seconds, core.lps)
+    unit = objective_unit("performance", instance.relative_time)
+    return Front(tuple(front), fastest, best, tuple(notes) + hours_note, seconds, core.lps, unit)
 
 
 def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
@@ -155,8 +162,10 @@ def _points(core: TimeLP, points: int, rel_gap: float, spacing: str,
                      "network)")
     else:
         k_hi = core.min_cost(fastest.upper * (1 + FASTEST_SLACK), fastest.bw, rel_gap).upper
+        least = (fmt_relative(fastest.upper) if core.instance.relative_time
+                 else f"{fastest.upper:,.1f} ns")
         notes.append(f"the fastest point is the cheapest network within {FASTEST_SLACK:g} of the "
-                     f"minimum time {fastest.upper:,.1f} ns")
+                     f"minimum time {least}")
     k_lo, first = k_min * (1 + CHEAPEST_SLACK), None
     if not np.isfinite(core.tm.time_ns(cheapest)):
         k_lo, first = _starved_start(core, k_min, k_hi, rel_gap)

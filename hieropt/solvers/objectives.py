@@ -22,6 +22,7 @@ from ..model.timing import build_time_model
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.overrides import check_time_limit, with_targets
+from ..units import objective_unit
 from .cutting import REL_GAP, TimeLP
 from .portfolio import hours_weighted, own_optima, portfolio_of
 from .procurement import FASTEST_SLACK, PPC_GAP, Counts, cheapest_meeting, fastest_design
@@ -149,7 +150,8 @@ def solve(instance: Instance, objective: str | None = None, *,
     except NoSolutionError as e:
         obj = objective or instance.objective
         reason = str(e).removeprefix(f"{e.kind}: ")
-        return Solution.without_design(Status(e.kind), reason, obj, UNITS.get(obj, ""),
+        unit = objective_unit(obj, instance.relative_time)
+        return Solution.without_design(Status(e.kind), reason, obj, unit,
                                        time.perf_counter() - start, instance)
 
 
@@ -236,6 +238,7 @@ def solve_fastest_cheapest(instance: Instance,
     instance = with_targets(instance, "performance", None, None)
     if (over := power_cap_problem(instance)) is not None:  # (as solve: the site's power cap)
         raise NoSolutionError("infeasible", over)
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     start = time.perf_counter()
     tm = build_time_model(instance)
     counts = Counts()

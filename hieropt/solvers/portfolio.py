@@ -25,7 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import NoSolutionError
+from ..errors import InputError, NoSolutionError
 from ..formulation.arrays import LPArrays, read_only
 from ..formulation.portfolio import compile_regret_lp, stack_time_models
 from ..model.terms import TimeModel
@@ -47,7 +47,7 @@ def single_job(instance: Instance, w: int) -> Instance:
     return instance.model_copy(update={
         "workload": job.workload, "mapping": job.mapping, "workload_weight": 1.0,
         "more_workloads": (), "objective": "performance", "max_regret": None,
-        "max_iteration_time_ns": None})
+        "max_iteration_time_ns": None, "weights": "plain"})
 
 
 def own_optima(instance: Instance, rel_gap: float = REL_GAP,
@@ -68,30 +68,47 @@ def own_optima(instance: Instance, rel_gap: float = REL_GAP,
 
 def hours_weighted(instance: Instance,
                    time_limit_s: float = 60.0) -> tuple[Instance, tuple[str, ...]]:
-    """``instance`` with its shares of the cluster's hours (``[[workloads]] hours_share``,
-    :attr:`hieropt.spec.Instance.weights` = ``"hours"``) turned into plain weights, and a note
-    saying so; ``instance`` itself and no note when its weights are plain. A job with the share h_w
-    of the hours H runs h_w H / T_w* iterations at its own optimum T_w* (:func:`own_optima`); on a
-    fabric B that work takes H sum_w h_w T_w(B) / T_w* hours: the weights are h_w / T_w* (1/ns),
-    and the weighted time is the hour-weighted relative iteration time (1 when every job runs at
-    its own optimum).
+    """The one definition of a portfolio's objective with shares of the cluster's hours
+    (``[[workloads]] hours_share``, :attr:`hieropt.spec.Instance.weights` = ``"hours"``): every
+    command (solve and its sensitivity, evaluate, compare, report, pareto, the knee, provision,
+    export, simulate) calls this first; the time model refuses the raw shares
+    (:meth:`hieropt.spec.Instance.require_resolved_weights`).
+
+    Returns ``instance`` with each share h_w (summing to 1) turned into the weight h_w / T_w*
+    (1/ns), T_w* the workload's own optimum under the instance's rows, bounds and budget
+    (:func:`own_optima`), weights ``"relative"``, and a note giving the weights; ``instance`` itself
+    and no note when its weights are plain or already relative (calling it twice is calling it
+    once). A job with the share h_w of the hours H runs h_w H / T_w* iterations at its own optimum;
+    on a fabric B that work takes H sum_w h_w T_w(B) / T_w* hours, so the weighted time is the
+    hour-weighted relative iteration time: dimensionless (:data:`hieropt.units.RELATIVE_UNIT`), 1
+    when every job runs at its own optimum.
 
     Raises:
+        InputError: the instance also gives a time target in ns (``max_iteration_time_ns``), which
+            this dimensionless objective cannot be held to.
         NoSolutionError, SolverError: a workload has no certified own optimum.
     """
     if instance.weights != "hours":
         return instance, ()
+    if instance.max_iteration_time_ns is not None:
+        raise InputError(
+            "max_iteration_time_ns", None,
+            "a time target in ns is given for workloads weighted by hours_share, whose weighted "
+            "time is a ratio to their own optima, not ns",
+            "give max_regret (each workload within that fraction of its own optimum), or weights "
+            "instead of hours_share")
     optima = [r.upper for r in own_optima(instance, REL_GAP, time_limit_s)]
     shares = [j.weight for j in instance.jobs]
     w = [h / t for h, t in zip(shares, optima, strict=True)]
     more = tuple(j.model_copy(update={"weight": wj})
                  for j, wj in zip(instance.more_workloads, w[1:], strict=True))
     out = instance.model_copy(update={"workload_weight": w[0], "more_workloads": more,
-                                      "weights": "plain"})
+                                      "weights": "relative"})
     each = ", ".join(f"{j.workload.name} {h:.4g} / {t:,.1f} ns = {wj:.6g}"
                      for j, h, t, wj in zip(instance.jobs, shares, optima, w, strict=True))
     note = (f"weights from shares of hours: {each} (share / own optimum: the weighted time is the "
-            "hour-weighted relative iteration time)")
+            "hour-weighted relative iteration time, a ratio, 1 when every workload runs at its own "
+            "optimum)")
     return out, (note,)
 
 

@@ -39,7 +39,9 @@ from ..names import PROVISION_OBJECTIVES
 from ..result import Solution, Status
 from ..spec import Bound, Instance
 from ..spec.overrides import check_time_limit
+from ..units import RELATIVE_UNIT
 from .objectives import solve
+from .portfolio import hours_weighted
 from .provision_milp import (
     MILP_REL_GAP,
     PRIMARY,
@@ -230,6 +232,7 @@ def provision(
                "network_w_per_npu)")
         check_power_figures(catalog, instance, why)
 
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     tm = build_time_model(instance)
     if max_iteration_time_ns is not None and max_iteration_time_ns <= tm.compute_ns:
         raise NoSolutionError(
@@ -279,7 +282,8 @@ def provision(
         status=status,
         message=message,
         objective=objective,
-        objective_unit=UNITS[objective],
+        objective_unit=(UNITS[objective].replace("ns", RELATIVE_UNIT) if instance.relative_time
+                        else UNITS[objective]),  # (shares of hours: the hour-weighted ratio)
         design=design,
         bw_gbps=bd.bw_gbps,
         iteration_time_ns=bd.iteration_time_ns,

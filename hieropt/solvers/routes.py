@@ -28,7 +28,7 @@ from ..model.timing import TimeModel
 from ..result import Solution, Status
 from ..spec import Instance
 from ..spec.cluster import Cluster
-from ..units import implausible_bw_notes
+from ..units import OBJECTIVE_UNITS, implausible_bw_notes, objective_unit
 from ..verify import verify
 from .cutting import REL_GAP
 from .near_product import NEAR_PRODUCT_METHOD, near_cheapest_product
@@ -71,14 +71,9 @@ REGRET_COST_METHOD = (
     "cheapest network under the dual-weighted sum of those rows"
 )
 """The ``method`` of min_cost with ``max_regret``."""
-UNITS = {
-    "performance": "ns",
-    "min_cost": "USD",
-    "performance_per_cost": "ns*USD",
-    "min_max_regret": "ratio",
-    "min_run_cost": "USD",
-}
-"""Unit of each objective's value."""
+UNITS = OBJECTIVE_UNITS
+"""Unit of each objective's value with plain weights (:func:`hieropt.units.objective_unit`:
+with shares of hours)."""
 
 
 BOUND_SLACK = 1e-9
@@ -148,7 +143,8 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
     return Solution(
         status=status, message=message, objective=obj, bw_gbps=res.bw,
         iteration_time_ns=bd.iteration_time_ns, network_cost_usd=bd.network_cost_usd,
-        objective_value=value, objective_bound=bound, objective_unit=UNITS[obj],
+        objective_value=value, objective_bound=bound,
+        objective_unit=objective_unit(obj, instance.relative_time),
         lower_bound_ns=bound if obj == "performance" else None, gap=gap, iterations=counts.lps,
         solve_seconds=time.perf_counter() - start, breakdown=bd, method=method or METHODS[obj],
         notes=notes, extra=extra, instance=instance)

@@ -55,6 +55,7 @@ from ..model.cost import cluster_cost_usd_per_gbps
 from ..model.timing import TimeModel
 from ..result import Marginal, Sensitivity, Solution, Status
 from ..spec import Bound, Instance
+from ..units import RELATIVE_UNIT
 from .cut_lp import Multipliers
 from .cutting import INF, OAResult, TimeLP
 from .dual_bound import transpose_product
@@ -287,6 +288,8 @@ def sensitivity(instance: Instance, tm: TimeModel, objective: str, bw: np.ndarra
 
     v0 = _resolve(instance, tm, objective, time_limit_s)[0].upper
     unit = {"performance": "ns", "min_cost": "$", "performance_per_cost": "ns*$"}[objective]
+    if instance.relative_time:  # (shares of hours: the time is the hour-weighted ratio)
+        unit = unit.replace("ns", RELATIVE_UNIT)
     marginals = []
     for p in parameters(instance, tm, bw, objective):
         mg = _marginal(p, v0, partial(slope, p), ranges and kappa is None)
@@ -359,7 +362,9 @@ def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[
                  v0: float, time_limit_s: float) -> tuple[float | None, str]:
     """$ per ms along the exact time-cost front at this optimum of value ``v0`` (module
     docstring); at the fastest network the cheapest networks at (nearly) v0 and at v0 x (1 +
-    :data:`FRONT_STEP`), a difference their gaps do not resolve not reported."""
+    :data:`FRONT_STEP`), a difference their gaps do not resolve not reported. With workloads
+    weighted by shares of hours the time is a ratio, not ms: None, and the note says what a step of
+    the ratio is worth."""
     by_kind = {m.kind: m for m in marginals}
     if objective == "performance_per_cost":
         return None, "not defined at the performance-per-cost optimum (cost is chosen with time)"
@@ -371,7 +376,11 @@ def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[
         return abs(g) * 1e6, ("relaxing the time target by 1 ms saves this much (the target row's "
                               "dual)")
     m = by_kind.get("budget")
+    relative = inst.relative_time  # (shares of hours: no ms, the note gives $ per 0.001 of it)
     if m is not None and m.binding and (g := m.value if m.value is not None else m.increase):
+        if relative:
+            return None, (f"the budget row's dual: ${1e-3 / abs(g):,.4g} per 0.001 of the "
+                          "hour-weighted ratio saved by spending more")
         return 1e6 / abs(g), ("the budget row's dual: $ per ms of iteration time saved by spending "
                               "more")
     step_ns, budget = FRONT_STEP * v0, inst.max_network_cost_usd
@@ -389,6 +398,10 @@ def _front_slope(inst: Instance, tm: TimeModel, objective: str, marginals: list[
                       "solves' gaps can resolve)")
     step_ms = step_ns / MS_NS
     money = f"${saved:,.0f}" if saved >= 1000 else f"${saved:.4g}"
+    if relative:
+        return None, (
+            f"at the fastest design: relaxing the hour-weighted ratio by {FRONT_STEP:.1%} (to "
+            f"{v0 + step_ns:.6g}) saves {money}, the secant of two certified min-cost solves")
     return saved / step_ms, (
         f"at the fastest time: relaxing the iteration time by {FRONT_STEP:.1%} ({step_ms:,.4g} "
         f"ms) saves {money}, the secant of two certified min-cost solves (the front's slope at "

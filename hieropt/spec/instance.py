@@ -178,11 +178,13 @@ class Instance(Frozen):
     cluster: Cluster | None = None
     """The whole cluster's cost and power beyond the network
     (:class:`hieropt.spec.cluster.Cluster`)."""
-    weights: Literal["plain", "hours"] = "plain"
-    """``hours``: the workloads' weights are their shares of the cluster's hours (summing to 1); a
-    solve turns each into h_w / T_w*, T_w* the workload's own optimum
+    weights: Literal["plain", "hours", "relative"] = "plain"
+    """``hours``: the workloads' weights are their shares of the cluster's hours (summing to 1);
+    every command turns each into h_w / T_w*, T_w* the workload's own optimum
     (:func:`hieropt.solvers.portfolio.hours_weighted`), so that the objective is the hour-weighted
-    relative iteration time sum_w h_w T_w(B) / T_w*."""
+    relative iteration time sum_w h_w T_w(B) / T_w* (dimensionless, 1 when every workload runs at
+    its own optimum). ``relative``: those weights h_w / T_w* (1/ns), already computed. The time
+    model refuses ``hours`` (:attr:`relative_time`)."""
 
     @field_validator("max_regret")
     @classmethod
@@ -382,6 +384,32 @@ class Instance(Frozen):
             "tokens": self.tokens,
             "cluster": None if self.cluster is None else self.cluster.given(),
         }
+
+    @property
+    def relative_time(self) -> bool:
+        """True when the time objective is the hour-weighted relative iteration time
+        sum_w h_w T_w(B) / T_w* (weights ``hours`` or ``relative``): a dimensionless ratio,
+        :data:`hieropt.units.RELATIVE_UNIT`, not ns."""
+        return self.weights != "plain"
+
+    def require_resolved_weights(self) -> None:
+        """Refuse weights that are still shares of hours (``weights == "hours"``): a weighted time
+        needs them turned into h_w / T_w* first (:func:`hieropt.solvers.portfolio.hours_weighted`,
+        which every command calls); the raw shares would weight ns of workloads whose iterations
+        differ by orders of magnitude, another objective than the one documented.
+
+        Raises:
+            InputError: the weights are shares of hours.
+        """
+        if self.weights == "hours":
+            from ..errors import InputError
+
+            raise InputError(
+                "weights", None,
+                "the workloads' weights are shares of hours (hours_share), not yet turned into "
+                "share / own optimum",
+                "pass the instance through hieropt.hours_weighted(instance) first (hieropt.solve, "
+                "evaluate, pareto and compare do)")
 
     @property
     def jobs(self) -> tuple[Job, ...]:

@@ -29,7 +29,9 @@ from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution
 from ..solvers.objectives import solve
+from ..solvers.portfolio import hours_weighted
 from ..spec import Instance
+from ..units import objective_unit
 from .heuristics import HeuristicResult, ratio_problems, run_all
 from .placement import OBJECTIVES_PLACED, relative_gap
 
@@ -38,7 +40,6 @@ MATCH_REL = 1e-6
 TIE_REL = 1e-6
 """Dimensions within this relative time of a collective's slowest dimension tie as its
 bottleneck."""
-_UNIT = {"performance": "ns", "min_cost": "USD", "performance_per_cost": "ns*USD"}
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,9 @@ class Comparison:
     Attributes:
         instance: the instance.
         objective: ``performance``, ``performance_per_cost`` or ``min_cost``.
-        objective_unit: ``ns``, ``ns*USD`` or ``USD``.
+        objective_unit: ``ns``, ``ns*USD`` or ``USD`` (:func:`hieropt.units.objective_unit`: with
+            workloads weighted by shares of hours the times are the hour-weighted ratio
+            :data:`hieropt.units.RELATIVE_UNIT`).
         optimum: the exact, verified :class:`Solution`.
         rows: the optimum first, then the heuristics in registry order, then the instance's vendor
             ratios.
@@ -288,6 +291,8 @@ def compare(instance: Instance, objective: str | None = None, *,
     """
     start = time.perf_counter()
     check_ratios(instance)
+    # (shares of hours -> weights once: the optimum and every heuristic on the one objective)
+    instance, _ = hours_weighted(instance)
     sol = solve(instance, objective).raise_for_status()
     obj = sol.objective
     inst = instance if obj == instance.objective else instance.model_copy(update={"objective": obj})
@@ -361,4 +366,5 @@ def compare(instance: Instance, objective: str | None = None, *,
                 tied,
             )
         )
-    return Comparison(inst, obj, _UNIT[obj], sol, tuple(rows), time.perf_counter() - start)
+    unit = objective_unit(obj, inst.relative_time)
+    return Comparison(inst, obj, unit, sol, tuple(rows), time.perf_counter() - start)

@@ -18,6 +18,7 @@ from ..cache import scoped
 from ..errors import InputError
 from ..result import Solution
 from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
+from ..solvers.portfolio import hours_weighted
 from ..solvers.procurement import FASTEST_SLACK
 from ..spec import Instance
 from ..units import usd_cents
@@ -147,6 +148,7 @@ def knee(instance: Instance, within: float = WITHIN, time_limit_s: float = 60.0,
         NoSolutionError, SolverError: as :func:`hieropt.solvers.objectives.solve`.
     """
     check_within(within)
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     fast, cheap = solve_fastest_cheapest(instance, time_limit_s)
     return knee_of(instance, fast, cheap, within, time_limit_s, design_usd)
 
@@ -184,6 +186,7 @@ def knee_after(instance: Instance, fastest_ns: float, fastest_usd: float, within
         SolverError: as :func:`hieropt.solvers.objectives.solve`.
     """
     check_within(within)
+    instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     target = (fastest_ns if bound_ns is None else min(bound_ns, fastest_ns)) * (1 + within)
     options = SolveOptions(max_iteration_time_ns=target, time_limit_s=time_limit_s)
     sol = solve(instance, "min_cost", options=options).raise_for_status()

@@ -33,6 +33,7 @@ from ..io.astrasim_bundle import Bundle, write_bundle
 from ..io.astrasim_network import sim_network
 from ..io.astrasim_trace import check_traceable
 from ..model.timing import evaluate
+from ..solvers.portfolio import hours_weighted
 from ..spec import Instance
 
 RESULT = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
@@ -347,6 +348,7 @@ def simulate(instance: Instance, bw_gbps: Sequence[float], binary: str | Path, c
     """
     binary = check_binary(binary)
     bw = tuple(float(b) for b in bw_gbps)
+    instance, _ = hours_weighted(instance)  # (as solve: shares of hours -> weights)
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="hieropt-astrasim-") as tmp:
             return simulate(instance, bw, binary, chunks, tmp, timeout_s, source)
@@ -472,6 +474,8 @@ def simulate_allocations(
     """
     from ..solvers.objectives import solve
     from .heuristics import equal_split, traffic_proportional
+
+    instance, _ = hours_weighted(instance)  # (as solve: shares of hours -> weights)
 
     if not (math.isfinite(tolerance) and 0 < tolerance < 1):
         raise InputError(
