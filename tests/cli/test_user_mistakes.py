@@ -219,15 +219,16 @@ def test_a_target_at_the_printed_fastest_time_tells_the_two_apart():
 
 
 def test_a_limit_states_one_gap(monkeypatch):
-    """The LIMIT this target gave before the line search tried the exact target: the margin below
-    the target cost 9.2e-8 of the cost next to the fastest design. Forced here by refusing the
-    exact-target points."""
+    """The LIMIT this target gave before the line search tried the points just inside the target
+    and the raised anchors: the margin below the target cost 9.2e-8 of the cost next to the fastest
+    design. Forced here by refusing those points and anchors."""
     import re
 
     import hieropt
-    from hieropt.solvers import line_search
+    from hieropt.solvers import cutting, line_search
 
     monkeypatch.setattr(line_search, "_evaluated_within", lambda *args: False)
+    monkeypatch.setattr(cutting, "RAISES", ())
     inst = hieropt.load_instance(REPO / "instances" / "gpt3-4d.toml")
     sol = hieropt.solve(
         inst, objective="min_cost", options=SolveOptions(max_iteration_time_ns=1166511725.4)
@@ -239,7 +240,7 @@ def test_a_limit_states_one_gap(monkeypatch):
 
 
 def test_a_target_a_hair_above_the_fastest_time_is_certified():
-    """The same target without the forcing: the point on the exact target, which the independent
+    """The same target without the forcing: the point just inside the target, which the independent
     evaluator also finds within it, closes the gap in 2 LPs (before: LIMIT after 14 LPs at
     9.2e-8)."""
     import hieropt
