@@ -104,6 +104,34 @@ def check_compared_objective(inst: Instance, objective: str | None, path: Path |
     )
 
 
+def check_report_objective(objective: str | None, path: Path | None = None) -> None:
+    """Raise an InputError naming ``report`` when ``objective`` (its ``--objective``) is one the
+    rules of thumb of the page's detail are not placed for (``min_run_cost``, ``min_max_regret``),
+    with what to do instead (``path``: the instance file, named in the ``solve`` to run; None:
+    ``INSTANCE``); None or any other objective passes (an unknown one is refused by the
+    comparison)."""
+    from ..errors import InputError
+    from ..studies.placement import OBJECTIVES_PLACED
+
+    if objective not in ("min_run_cost", "min_max_regret"):
+        return
+    placed = ", ".join(OBJECTIVES_PLACED)
+    answer = (
+        "the page's 'least $ per run' column is the min_run_cost design (it needs [cluster])"
+        if objective == "min_run_cost"
+        else f"'hieropt solve {path or 'INSTANCE'} --objective min_max_regret' gives the "
+        "min_max_regret design"
+    )
+    raise InputError(
+        "--objective",
+        None,
+        f"report does not compare the rules of thumb for objective {objective!r} (its detail "
+        f"places them for {placed} only)",
+        f"leave out --objective (report then compares for the instance's objective, or for "
+        f"performance with a note) or give one of {placed}; {answer}",
+    )
+
+
 def _print_comparison(out: Console, comp: Comparison) -> None:
     from ..report import compare as rc
     from ..report.run import instance_calibration, run_lines
@@ -345,6 +373,7 @@ def report_command(
             budget_usd,
             tokens,
         )
+        check_report_objective(objective, instance)
         # loaded once the input is valid (a bad input is reported fast)
         from ..studies.compare import compare, comparison_objective
 

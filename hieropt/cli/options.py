@@ -64,14 +64,18 @@ TotalBudgetOpt = Annotated[
         show_default=False,
     ),
 ]
-WithinOpt = Annotated[
-    str,
-    typer.Option(
-        "--within",
-        help="With the performance objective: also the knee, the cheapest design within this "
-        "slack of the "
-        "fastest time (1% or 0.01), and what the last slack of speed costs; 0 turns it off.",
-    ),
+WITHIN_HELP = (
+    "With the performance objective: also the knee, the cheapest design within this slack of the "
+    "fastest time (1% or 0.01), and what the last slack of speed costs; 0 turns it off."
+)
+"""The help of ``--within`` (``solve`` and ``provision``)."""
+WithinOpt = Annotated[str, typer.Option("--within", help=WITHIN_HELP)]
+GivenWithinOpt = Annotated[
+    str | None,
+    typer.Option("--within", help=WITHIN_HELP + " Default 1%.", show_default=False),
 ]
+"""``--within`` with no value when not given (None), for a command that says when it was given
+for an objective without a knee; None means the default 1 %."""
 
-__all__ = ["WithinOpt", "TokensOpt", "MaxTimeOpt", "BudgetOpt", "DeadlineOpt", "TotalBudgetOpt"]
+__all__ = ["WithinOpt", "GivenWithinOpt", "WITHIN_HELP", "TokensOpt", "MaxTimeOpt", "BudgetOpt",
+           "DeadlineOpt", "TotalBudgetOpt"]

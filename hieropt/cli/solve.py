@@ -35,7 +35,14 @@ from .numbers import (
     parse_tokens,
     with_run_tokens,
 )
-from .options import BudgetOpt, DeadlineOpt, MaxTimeOpt, TokensOpt, TotalBudgetOpt, WithinOpt
+from .options import (
+    BudgetOpt,
+    DeadlineOpt,
+    GivenWithinOpt,
+    MaxTimeOpt,
+    TokensOpt,
+    TotalBudgetOpt,
+)
 
 CommOpt = Annotated[
     Path | None,
@@ -90,7 +97,7 @@ def solve_command(
     tokens: TokensOpt = None,
     deadline: DeadlineOpt = None,
     total_budget: TotalBudgetOpt = None,
-    within: WithinOpt = "1%",
+    within: GivenWithinOpt = None,
     json_out: JsonOpt = None,
     gap: Annotated[
         float | None,
@@ -164,7 +171,7 @@ def solve_command(
         # loaded once the input is valid: a bad input never imports the solvers or reports
         from .. import api
 
-        slack = parse_fraction(within, "--within")
+        slack = parse_fraction("1%" if within is None else within, "--within")
         options = api.SolveOptions(
             rel_gap=gap, max_iteration_time_ns=max_time_ns, budget_usd=budget_usd,
             sensitivity=sensitivity, sensitivity_ranges=ranges, max_regret=max_regret,
@@ -172,7 +179,8 @@ def solve_command(
         sol = api.solve(inst, objective, options=options)
         sol = missed_deadline(inst, sol, deadline, max_time_ns, budget_usd)
         sol.raise_for_status()  # (no design: exit 3)
-        knee = _knee(sol, slack, len(inst.jobs))
+        knee = _knee(sol, slack)
+        sol = _without_knee_note(sol, slack, within is not None)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
     from ..report import dicts, text
@@ -207,14 +215,29 @@ def with_tokens(inst, tokens: str | None):
     return with_run_tokens(inst, parse_tokens(tokens))
 
 
-def _knee(sol, within: float | None, jobs: int):
-    """The knee beside a performance optimum (:mod:`hieropt.studies.knee`), or None: not asked for,
-    another objective, several workloads or no certified optimum."""
-    if within is None or sol.objective != "performance" or not sol.success or jobs > 1:
+def _knee(sol, within: float | None):
+    """The knee beside a performance optimum (:func:`hieropt.studies.knee.knee`, the knee ``hieropt
+    report`` recommends: one workload's iteration time or several workloads' weighted objective),
+    or None: not asked for, another objective or no certified optimum."""
+    if within is None or sol.objective != "performance" or not sol.success:
         return None
     from ..studies.knee import knee
 
     return knee(sol.instance, within, design_usd=sol.network_cost_usd)
+
+
+def _without_knee_note(sol, within: float | None, given: bool):
+    """``sol`` with a note saying why no knee is printed when ``--within`` was ``given`` (and not
+    0) for an objective other than performance: the knee is measured from the fastest time, which
+    only the performance objective's answer is. Else ``sol`` as it is."""
+    if not given or within is None or sol.objective == "performance" or not sol.success:
+        return sol
+    from dataclasses import replace
+
+    note = (f"--within: no knee beside objective {sol.objective}: the knee is the cheapest "
+            "design within the slack of the fastest time, measured from the performance "
+            "optimum; give --objective performance (or run hieropt report) for it")
+    return replace(sol, notes=(*sol.notes, note))
 
 
 def missed_deadline(inst, sol, deadline: str | None, max_time_ns: float | None,

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..model.run import RunFigures
 from ..units import RELATIVE_UNIT, fmt_relative
+from ..verify import FEAS_TOL
 from .run import fmt_money, fmt_tokens
 
 HEADLINE = (
@@ -256,6 +257,79 @@ def recommend(alternatives: list[Alternative], within: float) -> tuple[str, str]
     return a.key, f"{a.label}: neither the $ per run, nor a knee, nor the fastest design is known"
 
 
+PRACTICAL_SLOWDOWN = 10.0
+"""The page's rule for a practical option: an alternative whose iteration time exceeds this multiple
+of the fastest design's on the page (e.g. the cheapest network of a fabric whose bandwidth may go
+to ~0 on a dimension, thousands of years to train), or exceeds the input's iteration-time cap when
+it has one, is not offered to the committee: it is listed under the table as not a practical
+option, with its time, and the plot leaves out the designs beyond that limit. The recommendation
+is never dropped."""
+
+
+def practical_limit(alternatives: list[Alternative] | tuple[Alternative, ...],
+                    cap_ns: float | None = None) -> float | None:
+    """The longest iteration time of a practical option (:data:`PRACTICAL_SLOWDOWN`), in the
+    alternatives' time unit (ns, or the hour-weighted ratio): that multiple of the least iteration
+    time among ``alternatives``, or the input's iteration-time cap ``cap_ns`` when smaller (met
+    to the verifier's :data:`hieropt.verify.FEAS_TOL`: a design solved at the cap lands on it);
+    None without alternatives."""
+    times = [a.iteration_time_ns for a in alternatives]
+    if not times:
+        return None
+    limit = PRACTICAL_SLOWDOWN * min(times)
+    return limit if cap_ns is None else min(limit, cap_ns * (1 + FEAS_TOL))
+
+
+def practical(alternatives: tuple[Alternative, ...], recommended: str,
+              cap_ns: float | None = None) -> tuple[tuple[Alternative, ...], tuple[Missing, ...]]:
+    """(the practical alternatives, the others as :class:`Missing` saying why): an alternative
+    other than the ``recommended`` one whose iteration time exceeds :func:`practical_limit` is
+    not a practical option (its why gives its time against the fastest, or against the cap
+    ``cap_ns``, in the alternatives' time unit)."""
+    limit = practical_limit(alternatives, cap_ns)
+    if limit is None:
+        return alternatives, ()
+    fastest = min(a.iteration_time_ns for a in alternatives)
+    kept: list[Alternative] = []
+    dropped: list[Missing] = []
+    for a in alternatives:
+        if a.key == recommended or a.iteration_time_ns <= limit:
+            kept.append(a)
+            continue
+        t = _time_words(a.iteration_time_ns, a.time_unit)
+        days = a.run.time_to_train_days
+        took = t if days is None else f"{t}, {fmt_figure('time_to_train_days', days)} to train"
+        if cap_ns is not None and limit < PRACTICAL_SLOWDOWN * fastest:
+            cap = _time_words(cap_ns, a.time_unit)
+            why = f"its iteration time ({took}) exceeds the iteration-time cap of {cap}"
+        else:
+            r = a.iteration_time_ns / fastest
+            times = f"{r:,.0f}" if r >= 100 else f"{r:.3g}"
+            why = (f"its iteration time is {times} x the fastest "
+                   f"design's ({took}), beyond the page's limit of {PRACTICAL_SLOWDOWN:g} x")
+        dropped.append(Missing(a.key, a.label, f"not a practical option: {why}"))
+    return tuple(kept), tuple(dropped)
+
+
+def _time_words(value: float, time_unit: str) -> str:
+    """An iteration time for a line of text: ms from 1 ms up, else ns (a small instance's times
+    stay readable), or the hour-weighted ratio (``time_unit``)."""
+    if time_unit == RELATIVE_UNIT:
+        return fmt_relative(value, 5)
+    return f"{value / 1e6:,.1f} ms" if value >= 1e6 else f"{value:,.1f} ns"
+
+
+def practical_note(cap_ns: float | None = None) -> str:
+    """The page's rule (:data:`PRACTICAL_SLOWDOWN`) as one note."""
+    cap = "" if cap_ns is None else ", or the iteration-time cap given,"
+    return (
+        f"an alternative whose iteration time exceeds {PRACTICAL_SLOWDOWN:g} x the fastest "
+        f"design's on this page{cap} is not a practical option: it is listed as not shown, with "
+        "its time, and the plot leaves out the designs beyond that limit (the recommendation is "
+        "always shown)"
+    )
+
+
 def ordered(alternatives: list[Alternative]) -> tuple[Alternative, ...]:
     """The alternatives in :data:`ORDER`."""
     return tuple(sorted(alternatives, key=lambda a: ORDER.index(a.key)))
@@ -340,6 +414,10 @@ __all__ = [
     "fmt_figure",
     "recommend",
     "ordered",
+    "PRACTICAL_SLOWDOWN",
+    "practical",
+    "practical_limit",
+    "practical_note",
     "non_dominated",
     "pareto_data",
     "subject_lines",

@@ -32,6 +32,9 @@ from .committee import (
     non_dominated,
     ordered,
     pareto_data,
+    practical,
+    practical_limit,
+    practical_note,
     recommend,
     subject_lines,
     unknown_lines,
@@ -244,12 +247,19 @@ def procurement_committee(
         raise NoSolutionError("infeasible", f"no design to recommend: {missing[0].why}")
     alts_t = ordered(alts)
     key, why = recommend(list(alts_t), within)
+    cap = instance.max_iteration_time_ns
+    alts_t, dropped = practical(alts_t, key, cap)
+    missing += dropped
+    limit = practical_limit(alts_t, cap)
+    points = front.points if front is not None else ()
     designs = [(p.iteration_time_ns, p.network_cost_usd, run_figures(instance, p.iteration_time_ns,
                                                                      p.network_cost_usd))
-               for p in (front.points if front is not None else ())]
-    pareto = pareto_data(
-        designs, alts_t, f"the exact time-cost Pareto front ({len(designs)} budgets)"
-    )
+               for p in points if limit is None or p.iteration_time_ns <= limit]
+    source = f"the exact time-cost Pareto front ({len(points)} budgets)"
+    if len(designs) < len(points):
+        source += (f"; {len(points) - len(designs)} of its designs, beyond the practical limit, "
+                   "left out")
+    pareto = pareto_data(designs, alts_t, source)
     tr = instance.workload.training
     notes = [
         "every alternative is a certified optimum of its objective, re-checked by the "
@@ -257,6 +267,7 @@ def procurement_committee(
         "the instance fixes the training plan: every alternative is the network for that "
         "plan (as LIBRA "
         "designs it); a co-design result shows the plan chosen with the network",
+        practical_note(cap),
     ]
     note = calibration_note(instance_calibration(instance))
     if note is not None and tr is not None:

@@ -24,6 +24,9 @@ from .committee import (
     Missing,
     ordered,
     pareto_data,
+    practical,
+    practical_limit,
+    practical_note,
     recommend,
     subject_lines,
     unknown_lines,
@@ -283,9 +286,14 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
     alts, missing, designs = codesign_alternatives(data, space, tokens, within, fixed, fixed_space)
     alts_t = ordered(alts)
     key, why = recommend(list(alts_t), within)
-    pareto = pareto_data(
-        designs, alts_t, f"the {len(designs)} ranked candidates of the co-design result"
-    )
+    alts_t, dropped = practical(alts_t, key)
+    missing = [*missing, *dropped]
+    limit = practical_limit(alts_t)
+    source = f"the {len(designs)} ranked candidates of the co-design result"
+    kept = [d for d in designs if limit is None or d[0] <= limit]
+    if len(kept) < len(designs):
+        source += f"; {len(designs) - len(kept)} of them, beyond the practical limit, left out"
+    pareto = pareto_data(kept, alts_t, source)
     model = space.base.model.name if space is not None else None
     notes = [
         f"co-design {data.get('space')}: {data.get('candidates', 0):,} candidates, "
@@ -296,6 +304,7 @@ def codesign_committee(data: dict[str, Any], space: Any | None = None, tokens: f
         "fastest, cheapest, knee and least $ per run are chosen among the ranked candidates "
         "the result kept "
         "(codesign --top sets how many)",
+        practical_note(),
     ]
     if space is not None:
         from ..io.npus import default_calibration_of

@@ -1,0 +1,58 @@
+"""``hieropt report --objective`` with an objective the page's rules of thumb are not placed for is
+refused by ``report``'s own message (exit 2, one line, nothing written): it names ``report`` (not
+``compare``) and says what to do instead."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cases import REPO
+from tests.cli.util import error_line, run
+
+MIX = REPO / "instances" / "mix-gpt3-dlrm-4d.toml"
+GPT3 = REPO / "instances" / "gpt3-4d.toml"
+PLACED = "performance, performance_per_cost, min_cost"
+
+
+@pytest.mark.parametrize(
+    ("path", "objective", "instead"),
+    [
+        (MIX, "min_max_regret",
+         f"'hieropt solve {MIX} --objective min_max_regret' gives the min_max_regret design"),
+        (GPT3, "min_run_cost",
+         "the page's 'least $ per run' column is the min_run_cost design (it needs [cluster])"),
+    ],
+)
+def test_report_refuses_an_objective_without_rules_of_thumb_in_its_own_words(
+    tmp_path, path, objective, instead
+):
+    out = tmp_path / "rep"
+    r = run("report", path, "--objective", objective, "-o", out)
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        f"error: --objective: report does not compare the rules of thumb for objective "
+        f"'{objective}' (its detail places them for {PLACED} only); fix: leave out --objective "
+        f"(report then compares for the instance's objective, or for performance with a note) "
+        f"or give one of {PLACED}; {instead}"
+    )
+    assert "compare does not" not in r.output and not out.exists()
+
+
+def test_the_refusal_reaches_the_json_file(tmp_path):
+    r = run("report", MIX, "--objective", "min_max_regret", "-o", tmp_path / "rep",
+            "--json", tmp_path / "c.json")
+    assert r.exit_code == 2
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["status"] == "bad_input" and data["exit_code"] == 2
+    assert data["message"].startswith("--objective: report does not compare the rules of thumb")
+
+
+def test_compare_keeps_its_own_words():
+    r = run("compare", MIX, "--objective", "min_max_regret")
+    assert r.exit_code == 2
+    assert error_line(r) == (
+        "error: --objective: compare does not place heuristics for objective 'min_max_regret'; "
+        f"fix: use one of {PLACED}"
+    )
