@@ -4,6 +4,8 @@ solve``'s knee and ``explore`` define it), and equally fast rows rank cheapest f
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import hieropt
@@ -45,7 +47,13 @@ def test_each_row_is_the_cheapest_design_of_its_optimal_time(result):
         assert row["network_cost_usd"] == pytest.approx(cheapest.network_cost_usd, rel=1e-8)
         assert row["network_cost_usd"] < fastest.network_cost_usd * (1 - 2e-4)
         assert row["iteration_time_ns"] <= target
-        assert "design: the cheapest within 1e-08 of the optimal time" in row["message"]
+        # (certified to 1e-8, or at the tie-break's LP limit with its proven gap stated: this face
+        # ends there at 1.3e-8 .. 3.5e-8 however many LPs are spent)
+        words = re.search(r"design: the cheapest (found )?within 1e-08 of the optimal time"
+                          r"(, its cost proven within (\S+) of the cheapest)?", row["message"])
+        assert words is not None and bool(words.group(1)) == bool(words.group(2))
+        if words.group(3) is not None:
+            assert float(words.group(3)) < 5e-8
         assert max(row["bw_gbps"]) == pytest.approx(100.0, rel=1e-9)
         assert min(row["bw_gbps"]) < 99.95  # (the outer dimension below its bound)
 
