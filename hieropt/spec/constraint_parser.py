@@ -65,6 +65,24 @@ _BAD_SENSE_FIX = {
 }
 
 
+_SENSE_RUN_RE = re.compile(r"[<>=!]+")
+"""The comparison characters written together at a position (``>==``: one operator typed)."""
+
+
+def _sense_fix(run: str) -> str:
+    """The fix of ``run``, comparison characters written together that are not an operator: the
+    operator nearest to it (``>==``: >=, ``===``: ==, ``=<``: <=)."""
+    if run in _BAD_SENSE_FIX:
+        return _BAD_SENSE_FIX[run]
+    if "!" in run:
+        return _BAD_SENSE_FIX["!="]
+    if "<" in run and ">" in run:
+        return "use one of <=, >=, =="
+    if "<" in run or ">" in run:
+        return f"use {'<' if '<' in run else '>'}="
+    return "use == for equality"
+
+
 _UNICODE_SENSE_FIX = {
     "≤": "use <=",
     "≥": "use >=",
@@ -202,10 +220,12 @@ class ConstraintParser:
                         pos, f"malformed number '{tok + tail}'",
                         "separate a factor with *, e.g. 2*bw[0]; write exponents as 1e3 or 2.5e-4",
                     )
-            elif kind == "badsense":
-                raise self._syntax(
-                    pos, f"'{tok}' is not a comparison operator", _BAD_SENSE_FIX[tok]
-                )
+            elif kind in ("sense", "badsense"):
+                run = _SENSE_RUN_RE.match(text, pos).group()
+                if kind == "badsense" or run != tok:  # ('>==': one operator, not '>=' and '=')
+                    raise self._syntax(
+                        pos, f"'{run}' is not a comparison operator", _sense_fix(run)
+                    )
             if kind != "ws":
                 tokens.append(Token(kind, tok, pos))
             pos = m.end()

@@ -196,6 +196,25 @@ def test_bad_sense(text: str, fix: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "typed", "fix"),
+    [
+        # one operator typed with a key too many: the operator nearest to it, not '==' for the '='
+        ("bw[0] >== 100", ">==", "use >="),
+        ("bw[0] <== 100", "<==", "use <="),
+        ("bw[0] =>= 100", "=>=", "use >="),
+        ("bw[0] === 100", "===", "use == for equality"),
+        ("bw[0] !== 100", "!==", "'not equal' is not a linear constraint; use <=, >= or =="),
+        ("bw[0] <=> 100", "<=>", "use one of <=, >=, =="),
+    ],
+)
+def test_an_operator_typed_with_a_key_too_many_is_named_whole(text: str, typed: str,
+                                                               fix: str) -> None:
+    e = _error(text)
+    assert e.problem == f"syntax error at column 7: '{typed}' is not a comparison operator"
+    assert e.fix == fix
+
+
+@pytest.mark.parametrize(
     ("text", "column"),
     [
         ("bw[0] <= (1", 12),
