@@ -123,7 +123,8 @@ def _valid_refs(n: int) -> str:
 
 
 class ConstraintParser:
-    """Grammar (``bw`` indices are non-negative integer literals)::
+    """Grammar (``bw`` indices are non-negative integer literals; with ``top``, a space's texts,
+    also the word ``top``: the last dimension)::
 
         constraint := expr SENSE expr END          SENSE := '<=' | '>=' | '=='
         expr       := term (('+' | '-') term)*
@@ -133,10 +134,11 @@ class ConstraintParser:
                     | 'sum' '(' 'bw' ['[' [INT] ':' [INT] ']'] ')'
     """
 
-    def __init__(self, text: str, n_dims: int, source: str):
+    def __init__(self, text: str, n_dims: int, source: str, top: bool = False):
         self.text = text
         self.n = n_dims
         self.source = source
+        self.top = top  # a space's text: an index or slice bound 'top' is the last dimension
         # shown in messages: line breaks and tabs as single spaces, so the message stays one line
         # and columns match
         self.shown = "".join(" " if c.isspace() else c for c in text)
@@ -375,8 +377,12 @@ class ConstraintParser:
         )
 
     def _index(self, what: str) -> int:
-        """A non-negative integer literal (the current token)."""
+        """A non-negative integer literal (the current token), or ``top`` (the last dimension,
+        ``n - 1``) in a space's text."""
         tok = self._peek()
+        if self.top and tok.kind == "name" and tok.text == "top":
+            self._next()
+            return self.n - 1
         if self._is(tok, "-") and self.tokens[self.i + 1].kind == "num":
             value = self.tokens[self.i + 1].text
             raise self._syntax(

@@ -196,3 +196,34 @@ def test_codesign_catalog_gives_an_integer_bill_of_materials():
             part.split(" x ")[0].isdigit() for dim in x["parts"] for part in dim.split(" + ")
         )
     assert "provisioned from the catalog" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# A space's constraint errors named no file and quoted 'bw[1]' for the 'bw[top]' written.
+
+def _nvl72(tmp_path: Path, old: str, new: str) -> Path:
+    text = (REPO / "spaces" / "codesign-gpt3-nvl72-2304.toml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "space.toml"
+    path.write_text(text.replace(old, new).replace('"../models/', f'"{REPO}/models/'),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('"bw[top] <= 200"', '"bw[top] <= 200 Gb/s"',
+     "constraints[2]: 'bw[top] <= 200 Gb/s': syntax error at column 12: '200' has the unit 'Gb/s'"),
+    ('"bw[top] >= 12.5"', '"bw[5] >= 12.5"',
+     "constraints[3]: 'bw[5] >= 12.5': bw[5] at column 1 is out of range: the network has 2 "
+     "dimensions; fix: use bw[0]..bw[1]"),
+    ('"bw[top] >= 12.5"', '"bw[top] >== 12.5"',
+     "constraints[3]: 'bw[top] >== 12.5': syntax error at column 9: '>==' is not a comparison "
+     "operator; fix: use >="),
+])
+def test_a_bad_constraint_of_a_space_names_the_file_and_the_text(tmp_path, old, new, message):
+    from tests.cli.util import error_line
+
+    path = _nvl72(tmp_path, old, new)
+    r = runner.invoke(app, ["codesign", str(path), "--workers", "1"])
+    assert r.exit_code == 2
+    assert error_line(r).startswith(f"error: {path}: {message}")

@@ -47,3 +47,52 @@ def test_a_plan_keeps_the_model_file_s_context_parallelism():
     choice = {"tp": 2, "pp": 2, "virtual_stages": 1, "micro_batch_size": 1}
     plan = plan_params(base, 32, choice).plan
     assert (plan.tp, plan.cp, plan.pp, plan.dp, plan.npus) == (2, 2, 2, 4, 32)
+
+
+# --------------------------------------------------------------------------------------------------
+# A space's constraints were parsed only during the sweep, with 'top' replaced first: the error
+# named no file and quoted text never written ("constraints: constraint 'bw[1] <= 200 Gb/s'", at
+# column 10).
+
+_FIXED = (
+    SPACE[: SPACE.index("[[levels]]")].replace("dims = [1, 2]\n", "")
+    + SPACE[SPACE.index("[cost.A]"):]
+    + '[network]\ndims = [{block = "Ring", npus = 2, cost_class = "A"}, '
+    '{block = "Switch", npus = 4, cost_class = "B"}]\n'
+)
+
+
+@pytest.mark.parametrize(("constraint", "message"), [
+    ("bw[top] <= 200 Gb/s",
+     "constraints[1]: 'bw[top] <= 200 Gb/s': syntax error at column 12: '200' has the unit 'Gb/s': "
+     "constraints take plain numbers, in GB/s per NPU (1 GB = 1e9 bytes; Gb/s / 8 = GB/s); fix: "
+     "write the number alone: 25 (200 Gb/s = 25 GB/s per NPU)"),
+    ("bw[top] >== 1",
+     "constraints[1]: 'bw[top] >== 1': syntax error at column 9: '>==' is not a comparison "
+     "operator; fix: use >="),
+    ("bw[5] >= 1",
+     "constraints[1]: 'bw[5] >= 1': bw[5] at column 1 is out of range: the network has 2 "
+     "dimensions; fix: use bw[0]..bw[1]"),
+])
+def test_a_bad_constraint_names_the_file_the_entry_and_the_text_as_written(tmp_path, constraint,
+                                                                             message):
+    text = _FIXED.replace('["sum(bw) == 3"]', f'["sum(bw) == 3", "{constraint}"]')
+    path = _files(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == f"{path}: {message}"
+
+
+def test_a_constraint_that_fits_only_some_shapes_names_the_count(tmp_path):
+    # the shape space has shapes of 1 and 2 dimensions: bw[1] is no dimension of the first
+    text = SPACE.replace('["sum(bw) == 3"]', '["sum(bw) == 3", "bw[1] <= 2"]')
+    path = _files(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == (
+        f"{path}: constraints[1]: 'bw[1] <= 2' does not fit 1 dimension: bw[1] at column 1 is out "
+        "of range: the network has 1 dimension; fix: use bw[0] (sum(bw), or bw[top] for the last "
+        "dimension)"
+    )
+    assert load_codesign(_files(tmp_path, text.replace("bw[1]", "bw[top]"))).constraints[1] == (
+        "bw[top] <= 2")
