@@ -50,6 +50,55 @@ def test_a_plan_keeps_the_model_file_s_context_parallelism():
 
 
 # --------------------------------------------------------------------------------------------------
+# A NIC's rating in Gb/s written as nic_gbps (400 for a 400 Gb/s = 50 GB/s port) was taken as a
+# 3.2 Tb/s NIC and counted 8x too few NICs; the parts catalog refuses the same slip, by one rule.
+
+_NIC_SLIP = (
+    "nic_gbps: 400 GB/s per direction is a 3.2 Tb/s NIC, and 400 is a NIC's rating in Gb/s; fix: "
+    "write nic_gbit_per_s = 400 (or nic_gbps = 50); if a 3.2 Tb/s NIC is meant, write "
+    "nic_gbit_per_s = 3200"
+)
+
+
+def test_a_nic_rating_in_gbit_written_as_nic_gbps_is_refused(tmp_path):
+    path = _files(tmp_path, SPACE.replace("nic_gbps = 1\n", "nic_gbps = 400\n"))
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == f"{path}: {_NIC_SLIP}"
+
+
+@pytest.mark.parametrize(("line", "gbps"), [
+    ("nic_gbit_per_s = 400", 50.0),  # the rating in Gb/s, / 8
+    ("nic_gbit_per_s = 3200", 400.0),  # a 3.2 Tb/s NIC that is meant
+    ("nic_gbps = 100", 100.0),  # an 800 Gb/s NIC: 100 GB/s is no Gb/s rating
+])
+def test_a_nic_is_given_in_gbit_or_as_gbps_that_is_no_rating(tmp_path, line, gbps):
+    assert load_codesign(_files(tmp_path, SPACE.replace("nic_gbps = 1", line))).nic_gbps == gbps
+
+
+def test_a_nic_speed_given_twice_is_refused(tmp_path):
+    text = SPACE.replace("nic_gbps = 1\n", "nic_gbps = 50\nnic_gbit_per_s = 400\n")
+    path = _files(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == (f"{path}: nic_gbit_per_s: given together with nic_gbps; fix: give the "
+                            "NIC's speed once: nic_gbps (GB/s) or nic_gbit_per_s (Gb/s)")
+
+
+def test_the_shape_space_reader_refuses_the_same_slip(tmp_path):
+    from hieropt.io.space import load_space
+    from tests.explore.util import space_text
+
+    path = tmp_path / "space.toml"
+    path.write_text(space_text().replace("nic_gbps = 50", "nic_gbps = 400"), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        load_space(path)
+    assert str(e.value) == f"{path}: {_NIC_SLIP}"
+    path.write_text(space_text().replace("nic_gbps = 50", "nic_gbit_per_s = 400"), encoding="utf-8")
+    assert load_space(path).nic_gbps == 50.0
+
+
+# --------------------------------------------------------------------------------------------------
 # A space's constraints were parsed only during the sweep, with 'top' replaced first: the error
 # named no file and quoted text never written ("constraints: constraint 'bw[1] <= 200 Gb/s'", at
 # column 10).
