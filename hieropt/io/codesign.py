@@ -51,7 +51,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
-from .common import missing_key, validation_error
+from .common import missing_key, unknown_key_error, validation_error
 from .instance import buyer_entries, cost_entry, read_toml, required_choice
 from .llm import override_path, parse_override_value, read_llm
 from .space import dims_entry, level_entry, nic_entry
@@ -127,7 +127,7 @@ def _check_keys(data: dict[str, Any], src: str) -> None:
     missing ``model``, ``npus`` or ``cost`` (in that order)."""
     for k in data:
         if k not in _TOP_KEYS:
-            raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
+            raise unknown_key_error(src, k, k, _TOP_KEYS, f"use only {', '.join(_TOP_KEYS)}")
     for k, fix in (
         ("model", 'name the LLM model file, e.g. model = "../models/gpt3-175b-llm.toml"'),
         ("npus", "give the total number of NPUs, e.g. npus = 4096"),

@@ -130,7 +130,8 @@ def load_space(path: str | Path) -> ShapeSpace:
         )
     extra = set(mapping) - {"rule", "tp"}
     if extra:
-        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key", "use rule and tp")
+        k = sorted(extra)[0]
+        raise unknown_key_error(src, f"mapping.{k}", k, ("rule", "tp"), "use rule and tp")
     rule = mapping.get("rule", "tp_lowest")
     if rule not in MAPPING_RULES:
         raise InputError(
@@ -239,12 +240,9 @@ def level_entry(value: dict[str, Any], i: int, src: str) -> dict[str, Any]:
     or values."""
     extra = set(value) - set(_LEVEL_KEYS)
     if extra:
-        raise InputError(
-            src,
-            f"levels[{i}].{sorted(extra)[0]}",
-            "unknown key",
-            f"use only {', '.join(_LEVEL_KEYS)}",
-        )
+        k = sorted(extra)[0]
+        raise unknown_key_error(src, f"levels[{i}].{k}", k, _LEVEL_KEYS,
+                                f"use only {', '.join(_LEVEL_KEYS)}")
     out = dict(value)
     npus = value.get("npus")
     fix = "write npus = [2, 8] (smallest and largest dimension at this level) or npus = 4"
@@ -301,9 +299,9 @@ def _jobs(
         where = label.format(i)
         extra = set(e) - {"workload", "weight", "tp"}
         if extra:
-            raise InputError(
-                src, f"{where}.{sorted(extra)[0]}", "unknown key", "use workload, weight, tp"
-            )
+            k = sorted(extra)[0]
+            raise unknown_key_error(src, f"{where}.{k}", k, ("workload", "weight", "tp"),
+                                    "use workload, weight, tp")
         if "workload" not in e:
             raise InputError(
                 src, f"{where}.workload", "missing", "give the workload file or an inline generator"

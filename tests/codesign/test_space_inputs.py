@@ -145,3 +145,10 @@ def test_a_constraint_that_fits_only_some_shapes_names_the_count(tmp_path):
     )
     assert load_codesign(_files(tmp_path, text.replace("bw[1]", "bw[top]"))).constraints[1] == (
         "bw[top] <= 2")
+
+
+def test_a_misspelled_key_of_a_space_names_the_key_meant(tmp_path):
+    path = _files(tmp_path, SPACE.replace("[plans]", "[plan]"))
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value).startswith(f"{path}: plan: unknown key (did you mean 'plans'?); fix: ")
