@@ -31,6 +31,30 @@ def gbps_binary_to_decimal(gib_per_s: float) -> float:
     return gib_per_s * GIB / GB
 
 
+GBIT_RATINGS = (400.0, 800.0, 1600.0, 3200.0)
+"""NIC ratings in Gb/s (400G, 800G, 1.6T, 3.2T Ethernet and InfiniBand ports): given as GB/s they
+would be NICs of 3.2 to 25.6 Tb/s, 2x to 16x the fastest NIC sold, so a NIC's GB/s equal to one of
+them is refused as a Gb/s rating (:func:`gbit_rating_slip`). 100 and 200 GB/s are not among them:
+800 Gb/s and 1.6 Tb/s NICs exist."""
+
+
+def gbit_rating_slip(gbps: float, gbps_key: str, gbit_key: str) -> tuple[str, str] | None:
+    """(problem, fix) when ``gbps``, a NIC's GB/s per direction given as the field ``gbps_key``, is
+    one of :data:`GBIT_RATINGS` (a rating in Gb/s written in the GB/s field): the problem names
+    the NIC that would be, the fix the Gb/s field ``gbit_key`` (or the GB/s value); None
+    otherwise. One rule for the parts catalog (``gbps`` / ``gbit_per_s``) and the spaces
+    (``nic_gbps`` / ``nic_gbit_per_s``)."""
+    if gbps not in GBIT_RATINGS:
+        return None
+    tbps = gbps * 8 / 1000
+    return (
+        f"{gbps:g} GB/s per direction is a {tbps:g} Tb/s NIC, and {gbps:g} is a NIC's rating "
+        "in Gb/s",
+        f"write {gbit_key} = {gbps:g} (or {gbps_key} = {gbps / 8:g}); if a {tbps:g} Tb/s NIC is "
+        f"meant, write {gbit_key} = {gbps * 8:g}",
+    )
+
+
 MAX_PLAUSIBLE_BW_GBPS = 1e6
 """Per-NPU bandwidth (GB/s, 1 GB = 1e9 bytes) above which an optimum is flagged as implausible: 1e6
 GB/s per NPU is about a thousand times today's fastest scale-up links (NVLink 5: 900 GB/s per GPU),

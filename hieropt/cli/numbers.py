@@ -1,6 +1,6 @@
 """Numbers typed on the command line: ``--bw`` lists, the positive limits (``--budget 10M``,
-``--max-time 1.3s``), each refused with a one-line InputError naming the flag. Imports only the
-standard library at load time."""
+``--max-time 1.3s``, ``--max-power-w 500kW``), each refused with a one-line InputError naming the
+flag. Imports only the standard library at load time."""
 
 from __future__ import annotations
 
@@ -88,6 +88,9 @@ none: ns)."""
 MONEY_SUFFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 """Suffixes of money and counts (``10M`` = 1e7, ``2.5B`` = 2.5e9, ``15T`` = 1.5e13); a leading ``$``
 is allowed."""
+POWER_UNITS_W = {"": 1.0, "W": 1.0, "kW": 1e3, "MW": 1e6}
+"""Suffixes a power on the command line may carry, and W per unit (``500kW``, ``1.2MW``; none:
+W)."""
 _SUFFIXED = re.compile(r"\s*\$?\s*(" + PLAIN_NUMBER.pattern + r")\s*([A-Za-zµ]*)\s*")
 
 
@@ -168,6 +171,19 @@ def parse_amount(text: str | None, flag: str, what: str = "$") -> float | None:
         return None
     fix = f"write e.g. {flag} 10M ({what}; suffixes k, M, B = 1e9, T = 1e12)"
     return _scaled(text, flag, MONEY_SUFFIXES, "suffix", fix)
+
+
+def parse_power_w(text: str | None, flag: str) -> float | None:
+    """A power given to ``flag`` as W: ``500kW``, ``1.2MW``, ``5e5W``; a plain number is W.
+
+    Raises:
+        InputError: an unknown unit (``500kw`` or ``500mW`` are named: the units are W, kW, MW), or
+            a value that is not a finite number > 0.
+    """
+    if text is None:
+        return None
+    fix = f"write e.g. {flag} 500kW (units: W, kW, MW; a plain number is W)"
+    return _scaled(text, flag, POWER_UNITS_W, "power unit", fix)
 
 
 def parse_tokens(text: str | None, flag: str = "--tokens") -> float | None:

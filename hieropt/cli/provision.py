@@ -14,6 +14,7 @@ from .common import console, error_console, error_line, fail, to_stdout, write_j
 from .numbers import (
     parse_amount,
     parse_fraction,
+    parse_power_w,
     parse_time_ns,
     parse_tokens,
     with_run_tokens,
@@ -73,9 +74,12 @@ def provision_command(
     tokens: TokensOpt = None,
     within: WithinOpt = "1%",
     max_power_w: Annotated[
-        float | None,
+        str | None,
         typer.Option(
-            "--max-power-w", help="Power budget of the network's parts, W (every part needs watts)."
+            "--max-power-w",
+            help="Power budget of the network's parts: 500kW, 1.2MW (a plain number is W; every "
+            "part needs watts).",
+            show_default=False,
         ),
     ] = None,
     json_out: Annotated[
@@ -134,9 +138,10 @@ def provision_command(
         out.print(report_provision.tradeoff_table(tr))
         raise typer.Exit(0)
     try:
-        max_time_ns, max_cost_usd = (
+        max_time_ns, max_cost_usd, max_power = (
             parse_time_ns(max_time, "--max-time"),
             parse_amount(budget, "--budget"),
+            parse_power_w(max_power_w, "--max-power-w"),
         )
         inst = load_instance(instance)
         inst = with_run_tokens(inst, parse_tokens(tokens))
@@ -145,7 +150,7 @@ def provision_command(
         from ..solvers.provision import provision
 
         result = provision(inst, parts, objective=objective, max_iteration_time_ns=max_time_ns,
-                           max_cost_usd=max_cost_usd, max_power_w=max_power_w, compare=compare)
+                           max_cost_usd=max_cost_usd, max_power_w=max_power, compare=compare)
         knee = None
         slack = parse_fraction(within, "--within")
         if (

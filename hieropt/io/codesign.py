@@ -51,10 +51,10 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..spec import OBJECTIVES, Network
 from ..workloads.llm.space import CodesignSpace, PlanChoices
-from .common import missing_key, validation_error
+from .common import missing_key, unknown_key_error, validation_error
 from .instance import buyer_entries, cost_entry, read_toml, required_choice
 from .llm import override_path, parse_override_value, read_llm
-from .space import dims_entry, level_entry
+from .space import dims_entry, level_entry, nic_entry
 
 _TOP_KEYS = (
     "name",
@@ -76,6 +76,7 @@ _TOP_KEYS = (
     "max_network_cost_usd",
     "dimension_mode",
     "nic_gbps",
+    "nic_gbit_per_s",
     "nic_npus",
 )
 # the run's token budget and the cluster's cost (hieropt.io.cluster)
@@ -101,8 +102,9 @@ def load_codesign(path: str | Path) -> CodesignSpace:
                  else "performance")
     parts: dict[str, Any] = {k: data[k] for k in ("mapping_rule", "prune", "switch_only_at_top",
                                                    "max_iteration_time_ns", "max_network_cost_usd",
-                                                   "dimension_mode", "nic_gbps", "nic_npus")
+                                                   "dimension_mode", "nic_npus")
                              if k in data}
+    parts.update(nic_entry(data, src))
     parts.update(buyer_entries(data, src))
     choices = _plan_choices(data, base, src)
     parts.update(_network_parts(data, src))
@@ -125,7 +127,7 @@ def _check_keys(data: dict[str, Any], src: str) -> None:
     missing ``model``, ``npus`` or ``cost`` (in that order)."""
     for k in data:
         if k not in _TOP_KEYS:
-            raise InputError(src, k, "unknown key", f"use only {', '.join(_TOP_KEYS)}")
+            raise unknown_key_error(src, k, k, _TOP_KEYS, f"use only {', '.join(_TOP_KEYS)}")
     for k, fix in (
         ("model", 'name the LLM model file, e.g. model = "../models/gpt3-175b-llm.toml"'),
         ("npus", "give the total number of NPUs, e.g. npus = 4096"),

@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..names import OBJECTIVES, TRAINING_LOOPS
+from ..spec.base import text_for_number
 from .common import (
+    close_key,
     path_argument,
     read_text,
     read_toml,
@@ -367,28 +369,23 @@ def _jobs(data: dict[str, Any], base: Path, src: str,
                              "write [[workloads]] with workload = ..., mapping = ..., weight = ...")
         out = []
         for i, e in enumerate(entries):
-            extra = set(e) - {"workload", "mapping", "weight", "hours_share"}
+            extra = set(e) - set(_JOB_KEYS)
             if extra:
-                raise InputError(src, f"workloads[{i}].{sorted(extra)[0]}", "unknown key",
-                                 "use workload, mapping, weight (or hours_share)")
+                k = sorted(extra)[0]
+                fix = (None if close_key(k, _JOB_KEYS)
+                       else "use workload, mapping, weight or hours_share")
+                raise unknown_key_error(src, f"workloads[{i}].{k}", k, _JOB_KEYS, fix)
             key = hours_key(entries, i, src)
             for k in ("workload", key):
                 if k not in e:
                     raise InputError(src, f"workloads[{i}].{k}", "missing", f"give the {k}")
-            w = e[key]
-            if isinstance(w, bool) or not isinstance(w, int | float) or not 0 < w < math.inf:
-                raise InputError(
-                    src,
-                    f"workloads[{i}].weight",
-                    f"{short_repr(w)} is not a positive, finite number",
-                    "give the workload's weight, e.g. its share of cluster hours",
-                )
+            w = job_weight(e[key], key, src, f"workloads[{i}].{key}")
             from ..spec.ranges import WEIGHT_RANGE
 
             if not WEIGHT_RANGE[0] <= w <= WEIGHT_RANGE[1]:
                 raise InputError(
                     src,
-                    f"workloads[{i}].weight",
+                    f"workloads[{i}].{key}",
                     f"{w:g} is outside the accepted {WEIGHT_RANGE[0]:g} .. "
                     f"{WEIGHT_RANGE[1]:g} (weights are multiplied into bytes and times)",
                     "give the weights on a common scale, e.g. shares of cluster hours",
@@ -418,6 +415,36 @@ def _stages(data: dict[str, Any]) -> int:
         return 1
     stages = pipeline.get("stages")
     return stages if type(stages) is int and stages >= 2 else 1
+
+
+_JOB_KEYS = ("workload", "mapping", "weight", "hours_share")
+"""The keys of a ``[[workloads]]`` entry of an instance file."""
+
+
+def job_weight(value: Any, key: str, src: str, field: str) -> float:
+    """A ``[[workloads]]`` entry's ``weight`` or ``hours_share`` (``key``, at ``field``) as a number
+    > 0, as given (shares are normalised later).
+
+    Raises:
+        InputError: naming ``field``, for text (a percentage: the share as a plain number, in the
+            scale of the others), true / false, a value <= 0, or one that is not finite.
+    """
+    share = key == "hours_share"
+    fix = ("give the workload's share of the cluster's hours, a number > 0 (the shares are "
+           "normalised to sum 1: 60 and 40, or 0.6 and 0.4); remove a workload that gets no hours"
+           if share else "give the workload's weight, e.g. its share of cluster hours")
+    if isinstance(value, str):
+        number = value.strip().removesuffix("%").strip()
+        if share and value.strip().endswith("%") and re.fullmatch(r"[0-9]*\.?[0-9]+", number):
+            raise InputError(src, field, f"{value!r} is text, not a number",
+                             f"write {number} without '%' (the shares are normalised to sum 1: "
+                             "give every workload's share in one scale, e.g. 60 and 40 for 60 % "
+                             "and 40 %)")
+        problem, _, text_fix = text_for_number(key, value).partition(": ")[2].partition("; fix: ")
+        raise InputError(src, field, problem, text_fix)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise InputError(src, field, f"{short_repr(value)} is not a positive, finite number", fix)
+    return value
 
 
 def hours_key(entries: list[dict[str, Any]], i: int, src: str) -> str:

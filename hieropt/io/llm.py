@@ -27,6 +27,7 @@ value (``8``, ``true``, ``[7, 8]``, ``"x"``), a bare word standing for a string
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -80,13 +81,36 @@ def override_path(key: str, source: str = "--set") -> list[str]:
     return hits[0].split(".") + [key]
 
 
+_MORE_PAIRS = re.compile(r",\s*[A-Za-z_][\w.]*\s*=")
+"""A second ``KEY=`` after a comma in an override's value (``tp=8,pp=8``)."""
+
+
+def _one_pair(item: str, value: str, source: str) -> None:
+    """Refuse an override ``item`` whose unparsed ``value`` holds more ``KEY=VALUE`` pairs after
+    commas (``tp=8,pp=8``: one override per key), with the overrides to write.
+
+    Raises:
+        InputError: naming ``item``, with one ``--set`` (or one ``set`` entry) per pair.
+    """
+    if parse_override_value(value) != value or not _MORE_PAIRS.search(value):
+        return
+    pairs = [p.strip() for p in item.split(",") if p.strip()]
+    if source == "--set":
+        one, fix = "--set", "give one --set per key: " + " ".join(f"--set {p}" for p in pairs)
+    else:
+        one = "entry"
+        fix = "give one entry per key: set = [" + ", ".join(f'"{p}"' for p in pairs) + "]"
+    raise InputError(source, item, f"{len(pairs)} KEY=VALUE pairs in one {one}", fix)
+
+
 def apply_overrides(
     params: dict[str, Any], overrides: Iterable[str], source: str = "--set"
 ) -> dict[str, Any]:
     """``params`` (the file's ``[params]`` table) with ``KEY=VALUE`` overrides applied (a new dict).
 
     Raises:
-        InputError: an override without ``=`` or with an unknown key.
+        InputError: an override without ``=``, with an unknown key, or with several ``KEY=VALUE``
+            pairs separated by commas (one override per key).
     """
     out = _deep_copy(params)
     for item in overrides:
@@ -100,6 +124,7 @@ def apply_overrides(
                 "write e.g. --set tp=8" if source == "--set" else 'write e.g. set = ["tp=8"]',
             )
         path = override_path(key, source)
+        _one_pair(item, value.strip(), source)
         node = out
         for part in path[:-1]:
             nxt = node.setdefault(part, {})

@@ -12,6 +12,7 @@
     constraints = ["sum(bw) == 500"]     # parsed for every dimension count; 'top' = index of the
                                          # last dimension
     nic_gbps = 50                        # optional: GB/s per scale-out NIC, for the NIC count
+                                         # (or nic_gbit_per_s = 400, its rating in Gb/s)
     nic_npus = 1                         # optional: NPUs whose NICs are bought together (1: whole
                                          # NICs per NPU;
                                          # 8: per node of 8), hieropt.spec.space.nic_count
@@ -69,6 +70,7 @@ _TOP_KEYS = (
     "cost",
     "constraints",
     "nic_gbps",
+    "nic_gbit_per_s",
     "nic_npus",
     "switch_only_at_top",
     "scale_out_level",
@@ -128,7 +130,8 @@ def load_space(path: str | Path) -> ShapeSpace:
         )
     extra = set(mapping) - {"rule", "tp"}
     if extra:
-        raise InputError(src, f"mapping.{sorted(extra)[0]}", "unknown key", "use rule and tp")
+        k = sorted(extra)[0]
+        raise unknown_key_error(src, f"mapping.{k}", k, ("rule", "tp"), "use rule and tp")
     rule = mapping.get("rule", "tp_lowest")
     if rule not in MAPPING_RULES:
         raise InputError(
@@ -152,7 +155,6 @@ def load_space(path: str | Path) -> ShapeSpace:
     parts = {
         k: data[k]
         for k in (
-            "nic_gbps",
             "nic_npus",
             "switch_only_at_top",
             "scale_out_level",
@@ -163,6 +165,7 @@ def load_space(path: str | Path) -> ShapeSpace:
         )
         if k in data
     }
+    parts.update(nic_entry(data, src))
     try:
         return ShapeSpace(
             name=str(data.get("name", path.stem)),
@@ -187,6 +190,36 @@ def load_space(path: str | Path) -> ShapeSpace:
         raise err from e
 
 
+def nic_entry(data: dict[str, Any], src: str) -> dict[str, Any]:
+    """The scale-out NIC speed of a space file's ``data`` as ``{"nic_gbps": GB/s}`` ({} when not
+    given): ``nic_gbps`` (GB/s per direction, as given: the space's schema checks it is a number
+    > 0) or ``nic_gbit_per_s`` (the NIC's rating in Gb/s, / 8 by
+    :func:`hieropt.units.gbit_to_gbyte`), as a parts catalog's ``gbps`` and ``gbit_per_s``.
+
+    Raises:
+        InputError: both given; ``nic_gbit_per_s`` not a number > 0; a ``nic_gbps`` equal to a
+            NIC's rating in Gb/s (:func:`hieropt.units.gbit_rating_slip`, the catalog's rule:
+            ``nic_gbps = 400`` would be a 3.2 Tb/s NIC), with the fix.
+    """
+    from ..units import gbit_rating_slip, gbit_to_gbyte
+
+    if "nic_gbps" in data and "nic_gbit_per_s" in data:
+        raise InputError(src, "nic_gbit_per_s", "given together with nic_gbps",
+                         "give the NIC's speed once: nic_gbps (GB/s) or nic_gbit_per_s (Gb/s)")
+    if "nic_gbit_per_s" in data:
+        gbit = positive_number(data["nic_gbit_per_s"], src, "nic_gbit_per_s",
+                               "give the NIC's rating in Gb/s, e.g. nic_gbit_per_s = 400")
+        return {"nic_gbps": gbit_to_gbyte(gbit)}
+    if "nic_gbps" not in data:
+        return {}
+    value = data["nic_gbps"]
+    if type(value) in (int, float) and (
+        slip := gbit_rating_slip(value, "nic_gbps", "nic_gbit_per_s")
+    ):
+        raise InputError(src, "nic_gbps", *slip)
+    return {"nic_gbps": value}
+
+
 def _int(value: Any, src: str, field: str, fix: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(src, field, f"expected a whole number, got {value!r}", fix)
@@ -207,12 +240,9 @@ def level_entry(value: dict[str, Any], i: int, src: str) -> dict[str, Any]:
     or values."""
     extra = set(value) - set(_LEVEL_KEYS)
     if extra:
-        raise InputError(
-            src,
-            f"levels[{i}].{sorted(extra)[0]}",
-            "unknown key",
-            f"use only {', '.join(_LEVEL_KEYS)}",
-        )
+        k = sorted(extra)[0]
+        raise unknown_key_error(src, f"levels[{i}].{k}", k, _LEVEL_KEYS,
+                                f"use only {', '.join(_LEVEL_KEYS)}")
     out = dict(value)
     npus = value.get("npus")
     fix = "write npus = [2, 8] (smallest and largest dimension at this level) or npus = 4"
@@ -269,9 +299,9 @@ def _jobs(
         where = label.format(i)
         extra = set(e) - {"workload", "weight", "tp"}
         if extra:
-            raise InputError(
-                src, f"{where}.{sorted(extra)[0]}", "unknown key", "use workload, weight, tp"
-            )
+            k = sorted(extra)[0]
+            raise unknown_key_error(src, f"{where}.{k}", k, ("workload", "weight", "tp"),
+                                    "use workload, weight, tp")
         if "workload" not in e:
             raise InputError(
                 src, f"{where}.workload", "missing", "give the workload file or an inline generator"

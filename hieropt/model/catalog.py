@@ -36,7 +36,7 @@ import math
 from pydantic import Field, field_validator, model_validator
 
 from ..spec.base import Frozen
-from ..units import gbit_to_gbyte
+from ..units import gbit_rating_slip, gbit_to_gbyte
 from .fabric import check_radix
 from .parts import MAX_PART_USD, FabricSpec, OpticPart, Source, check_power, check_sources
 
@@ -45,12 +45,6 @@ __all__ = ["Part", "Switch", "PartClass", "Catalog", "LINK_BLOCKS"]
 LINK_BLOCKS = ("Ring", "FullyConnected")
 """Building blocks provisioned with link ports; Switch dimensions use NICs and switches."""
 
-
-
-GBIT_RATINGS = (400.0, 800.0, 1600.0, 3200.0)
-"""NIC ratings in Gb/s (400G, 800G, 1.6T, 3.2T Ethernet and InfiniBand ports): given as ``gbps``
-(GB/s) they would be NICs of 3.2 to 25.6 Tb/s, 2x to 16x the fastest NIC sold, so the catalog reader
-refuses them with the fix."""
 
 UNIT_BW_RANGE = (1e-9, 1e12)
 """Bandwidths a part may state per unit (GB/s or Gb/s): far beyond any real part either way, and
@@ -233,15 +227,9 @@ class PartClass(Frozen):
     @model_validator(mode="after")
     def _nic_in_gbit(self) -> PartClass:
         for nic in self.nics:  # a NIC rated 800 Gb/s written as gbps = 800 would be a 6.4 Tb/s NIC
-            if nic.gbps in GBIT_RATINGS:
-                raise ValueError(
-                    f"NIC '{nic.name}': gbps = {nic.gbps:g} GB/s per direction is a "
-                    f"{nic.gbps * 8 / 1000:g} Tb/s NIC, and {nic.gbps:g} is a NIC's rating "
-                    "in Gb/s; fix: "
-                    f"write gbit_per_s = {nic.gbps:g} (or gbps = {nic.gbps / 8:g}); if a "
-                    f"{nic.gbps * 8 / 1000:g} Tb/s NIC is meant, write gbit_per_s = "
-                    f"{nic.gbps * 8:g}"
-                )
+            slip = gbit_rating_slip(nic.gbps, "gbps", "gbit_per_s") if nic.gbps else None
+            if slip is not None:
+                raise ValueError(f"NIC '{nic.name}': gbps = {slip[0]}; fix: {slip[1]}")
         return self
 
 

@@ -65,6 +65,24 @@ _BAD_SENSE_FIX = {
 }
 
 
+_SENSE_RUN_RE = re.compile(r"[<>=!]+")
+"""The comparison characters written together at a position (``>==``: one operator typed)."""
+
+
+def _sense_fix(run: str) -> str:
+    """The fix of ``run``, comparison characters written together that are not an operator: the
+    operator nearest to it (``>==``: >=, ``===``: ==, ``=<``: <=)."""
+    if run in _BAD_SENSE_FIX:
+        return _BAD_SENSE_FIX[run]
+    if "!" in run:
+        return _BAD_SENSE_FIX["!="]
+    if "<" in run and ">" in run:
+        return "use one of <=, >=, =="
+    if "<" in run or ">" in run:
+        return f"use {'<' if '<' in run else '>'}="
+    return "use == for equality"
+
+
 _UNICODE_SENSE_FIX = {
     "≤": "use <=",
     "≥": "use >=",
@@ -105,7 +123,8 @@ def _valid_refs(n: int) -> str:
 
 
 class ConstraintParser:
-    """Grammar (``bw`` indices are non-negative integer literals)::
+    """Grammar (``bw`` indices are non-negative integer literals; with ``top``, a space's texts,
+    also the word ``top``: the last dimension)::
 
         constraint := expr SENSE expr END          SENSE := '<=' | '>=' | '=='
         expr       := term (('+' | '-') term)*
@@ -115,10 +134,11 @@ class ConstraintParser:
                     | 'sum' '(' 'bw' ['[' [INT] ':' [INT] ']'] ')'
     """
 
-    def __init__(self, text: str, n_dims: int, source: str):
+    def __init__(self, text: str, n_dims: int, source: str, top: bool = False):
         self.text = text
         self.n = n_dims
         self.source = source
+        self.top = top  # a space's text: an index or slice bound 'top' is the last dimension
         # shown in messages: line breaks and tabs as single spaces, so the message stays one line
         # and columns match
         self.shown = "".join(" " if c.isspace() else c for c in text)
@@ -202,10 +222,12 @@ class ConstraintParser:
                         pos, f"malformed number '{tok + tail}'",
                         "separate a factor with *, e.g. 2*bw[0]; write exponents as 1e3 or 2.5e-4",
                     )
-            elif kind == "badsense":
-                raise self._syntax(
-                    pos, f"'{tok}' is not a comparison operator", _BAD_SENSE_FIX[tok]
-                )
+            elif kind in ("sense", "badsense"):
+                run = _SENSE_RUN_RE.match(text, pos).group()
+                if kind == "badsense" or run != tok:  # ('>==': one operator, not '>=' and '=')
+                    raise self._syntax(
+                        pos, f"'{run}' is not a comparison operator", _sense_fix(run)
+                    )
             if kind != "ws":
                 tokens.append(Token(kind, tok, pos))
             pos = m.end()
@@ -355,8 +377,12 @@ class ConstraintParser:
         )
 
     def _index(self, what: str) -> int:
-        """A non-negative integer literal (the current token)."""
+        """A non-negative integer literal (the current token), or ``top`` (the last dimension,
+        ``n - 1``) in a space's text."""
         tok = self._peek()
+        if self.top and tok.kind == "name" and tok.text == "top":
+            self._next()
+            return self.n - 1
         if self._is(tok, "-") and self.tokens[self.i + 1].kind == "num":
             value = self.tokens[self.i + 1].text
             raise self._syntax(

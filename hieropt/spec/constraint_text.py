@@ -18,7 +18,8 @@ from .ranges import row_range_problem
 __all__ = ["parse_constraint"]
 
 
-def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> LinearConstraint:
+def parse_constraint(text: str, n_dims: int, source: str = "--constraint",
+                     top: bool = False) -> LinearConstraint:
     """Parse a linear design constraint on per-dimension bandwidth (GB/s per NPU) without evaluating
     any code.
 
@@ -45,6 +46,9 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> Li
         text: the constraint as the user wrote it.
         n_dims: number of network dimensions (length of ``coefficients``), at least 1.
         source: where the text came from, used as the error's source (default ``"--constraint"``).
+        top: also take ``top`` as an index or slice bound, standing for ``n_dims - 1`` (a space's
+            texts, written once for every dimension count: ``bw[top] <= 100``, ``sum(bw[:top])``);
+            the text is parsed as written, so a message's columns are the text's.
 
     Returns:
         ``LinearConstraint(coefficients, sense, rhs, text=text.strip())`` with ``len(coefficients)
@@ -66,7 +70,7 @@ def parse_constraint(text: str, n_dims: int, source: str = "--constraint") -> Li
     """
     if not isinstance(n_dims, int) or isinstance(n_dims, bool) or n_dims < 1:
         raise ValueError(f"n_dims must be a positive integer, got {n_dims!r}")
-    parser = ConstraintParser(text, n_dims, source)
+    parser = ConstraintParser(text, n_dims, source, top)
     if not text.strip():
         raise parser.error("empty constraint", f"write a comparison, {EXAMPLE}")
     lhs, sense, rhs = parser.parse()

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -230,19 +231,10 @@ class ShapeSpace(Frozen):
 
     def _check_constraints(self) -> None:
         """Refuse a constraint text that does not parse for every dimension count from ``min_dims``
-        to ``max_dims``."""
-        for i, text in enumerate(self.constraints):
-            for D in range(self.min_dims, self.max_dims + 1):
-                try:
-                    constraint_for(text, D)
-                except InputError as e:
-                    raise ValueError(
-                        f"constraints[{i}]: '{text}' does not fit {D} dimensions: "
-                        f"{e.problem}; fix: "
-                        f"{e.fix or 'write it for every dimension count'} (sum(bw), or "
-                        "bw[top] for the "
-                        "last dimension)"
-                    ) from None
+        to ``max_dims`` (:func:`constraints_problem`)."""
+        problem = constraints_problem(self.constraints, range(self.min_dims, self.max_dims + 1))
+        if problem is not None:
+            raise ValueError(problem)
 
     @property
     def scale_out_index(self) -> int:
@@ -281,6 +273,37 @@ def nic_count(npus: int, scale_out_gbps: list[float], nic_gbps: float, nic_npus:
     return npus // nic_npus * per_group
 
 
+def constraints_problem(texts: Sequence[str], counts: Sequence[int]) -> str | None:
+    """Why a space's constraint ``texts`` (``top`` = the last dimension) cannot be parsed for every
+    dimension count in ``counts`` (a fixed network's one, or a shape space's ``min_dims`` to
+    ``max_dims``), as ``"constraints[i]: '<text as written>': <problem>; fix: <fix>"`` for the
+    first text that fails, at the smallest count it fails on; None when all parse. A text that
+    parses for another of the counts ``does not fit`` the one it fails on (the fix then also names
+    ``sum(bw)`` and ``bw[top]``, which fit every count); the problem and fix are
+    :func:`hieropt.spec.constraint_text.parse_constraint`'s, its columns the text's."""
+    for i, text in enumerate(texts):
+        for n in counts:
+            try:
+                constraint_for(text, n)
+            except InputError as e:
+                shown = e.field.removeprefix("constraint ") if e.field else repr(text)
+                fix = e.fix or "write it for every dimension count"
+                if any(_parses(text, m) for m in counts if m != n):
+                    dims = f"{n} dimension{'s' if n != 1 else ''}"
+                    return (f"constraints[{i}]: {shown} does not fit {dims}: {e.problem}; "
+                            f"fix: {fix} (sum(bw), or bw[top] for the last dimension)")
+                return f"constraints[{i}]: {shown}: {e.problem}; fix: {fix}"
+    return None
+
+
+def _parses(text: str, n_dims: int) -> bool:
+    try:
+        constraint_for(text, n_dims)
+    except InputError:
+        return False
+    return True
+
+
 def constraint_for(text: str, n_dims: int) -> LinearConstraint:
     """Parse one constraint text for ``n_dims`` dimensions, ``top`` standing for ``n_dims - 1``. The
     last 256 (text, n_dims) pairs are kept in the active cache (the result is frozen; a sweep asks
@@ -295,7 +318,7 @@ def constraint_for(text: str, n_dims: int) -> LinearConstraint:
 def _parsed(text: str, n_dims: int) -> LinearConstraint:
     from .constraint_text import parse_constraint
 
-    c = parse_constraint(_TOP_RE.sub(str(n_dims - 1), text), n_dims, "constraints")
+    c = parse_constraint(text, n_dims, "constraints", top=True)
     return c.model_copy(update={"text": text})
 
 
@@ -307,6 +330,7 @@ __all__ = [
     "MAX_DIMS",
     "BLOCKS",
     "constraint_for",
+    "constraints_problem",
     "resolve_top",
     "nic_count",
 ]

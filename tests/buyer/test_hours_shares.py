@@ -92,3 +92,43 @@ def test_weight_and_hours_share_are_not_mixed(tmp_path):
     bad.write_text(text)
     with pytest.raises(InputError, match="workloads\\[1\\].weight"):
         hieropt.load_instance(bad)
+
+
+# --------------------------------------------------------------------------------------------------
+# A bad hours_share was named 'workloads[1].weight', a key the file does not hold, with a fix about
+# weights; 'hours_shares' got no "did you mean", as a misspelled top-level key does.
+
+_SHARE_FIX = ("give the workload's share of the cluster's hours, a number > 0 (the shares are "
+              "normalised to sum 1: 60 and 40, or 0.6 and 0.4); remove a workload that gets no "
+              "hours")
+
+
+@pytest.mark.parametrize(("share", "message"), [
+    ("-40", f"workloads[1].hours_share: -40 is not a positive, finite number; fix: {_SHARE_FIX}"),
+    ("0", f"workloads[1].hours_share: 0 is not a positive, finite number; fix: {_SHARE_FIX}"),
+    ("true", f"workloads[1].hours_share: True is not a positive, finite number; fix: {_SHARE_FIX}"),
+    ('"40%"', "workloads[1].hours_share: '40%' is text, not a number; fix: write 40 without '%' "
+              "(the shares are normalised to sum 1: give every workload's share in one scale, e.g. "
+              "60 and 40 for 60 % and 40 %)"),
+    ('"40"', "workloads[1].hours_share: '40' is text, not a number; fix: write 40 without quotes"),
+    ("1e300", "workloads[1].hours_share: 1e+300 is outside the accepted 1e-100 .. 1e+100"),
+])
+def test_a_bad_share_names_the_hours_share(tmp_path, share, message):
+    path = _with_shares(tmp_path, "60", share)
+    with pytest.raises(InputError) as e:
+        hieropt.load_instance(path)
+    assert str(e.value).startswith(f"{path}: {message}")
+
+
+def test_a_misspelled_hours_share_names_the_key_meant(tmp_path):
+    path = _with_shares(tmp_path, "60", "40")
+    path.write_text(path.read_text().replace("hours_share = 40", "hours_shares = 40"))
+    with pytest.raises(InputError) as e:
+        hieropt.load_instance(path)
+    assert str(e.value) == (f"{path}: workloads[1].hours_shares: unknown key (did you mean "
+                            "'hours_share'?); fix: rename 'hours_shares' to 'hours_share'")
+    path.write_text(path.read_text().replace("hours_shares = 40", "colour = 40"))
+    with pytest.raises(InputError) as e:
+        hieropt.load_instance(path)
+    assert str(e.value) == (f"{path}: workloads[1].colour: unknown key; fix: use workload, "
+                            "mapping, weight or hours_share")

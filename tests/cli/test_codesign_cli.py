@@ -196,3 +196,55 @@ def test_codesign_catalog_gives_an_integer_bill_of_materials():
             part.split(" x ")[0].isdigit() for dim in x["parts"] for part in dim.split(" + ")
         )
     assert "provisioned from the catalog" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# The shipped NVL72 space with its NIC written as 400 (Gb/s) in nic_gbps ran, exit 0, and counted
+# 2,304 NICs for 200 GB/s per NPU (the shipped file: 9,216); a space's constraint errors named no
+# file and quoted 'bw[1]' for the 'bw[top]' written.
+
+def _nvl72(tmp_path: Path, old: str, new: str) -> Path:
+    text = (REPO / "spaces" / "codesign-gpt3-nvl72-2304.toml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "space.toml"
+    path.write_text(text.replace(old, new).replace('"../models/', f'"{REPO}/models/'),
+                    encoding="utf-8")
+    return path
+
+
+def test_a_nic_rating_in_gbit_is_refused_and_counted_when_written_as_gbit(tmp_path):
+    from tests.cli.util import error_line
+
+    r = runner.invoke(app, ["codesign", str(_nvl72(tmp_path, "nic_gbps = 50 ", "nic_gbps = 400 ")),
+                            "--workers", "1"])
+    assert r.exit_code == 2
+    assert error_line(r).endswith(
+        "nic_gbps: 400 GB/s per direction is a 3.2 Tb/s NIC, and 400 is a NIC's rating in Gb/s; "
+        "fix: write nic_gbit_per_s = 400 (or nic_gbps = 50); if a 3.2 Tb/s NIC is meant, write "
+        "nic_gbit_per_s = 3200")
+    path = _nvl72(tmp_path, "nic_gbps = 50 ", "nic_gbit_per_s = 400 ")
+    r = runner.invoke(app, ["codesign", str(path), "--workers", "1", "--json", "-"])
+    assert r.exit_code == 0, r.output
+    best = json.loads(r.stdout)["best"]
+    # bw[top] <= 200 binds: 200 GB/s per NPU / 50 GB/s per NIC = 4 NICs on each of 2,304 NPUs
+    assert best["scaleout_gbps_per_npu"] == pytest.approx(200.0, rel=1e-6)
+    assert best["nics"] == 4 * 2304 == 9216
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('"bw[top] <= 200"', '"bw[top] <= 200 Gb/s"',
+     "constraints[2]: 'bw[top] <= 200 Gb/s': syntax error at column 12: '200' has the unit 'Gb/s'"),
+    ('"bw[top] >= 12.5"', '"bw[5] >= 12.5"',
+     "constraints[3]: 'bw[5] >= 12.5': bw[5] at column 1 is out of range: the network has 2 "
+     "dimensions; fix: use bw[0]..bw[1]"),
+    ('"bw[top] >= 12.5"', '"bw[top] >== 12.5"',
+     "constraints[3]: 'bw[top] >== 12.5': syntax error at column 9: '>==' is not a comparison "
+     "operator; fix: use >="),
+])
+def test_a_bad_constraint_of_a_space_names_the_file_and_the_text(tmp_path, old, new, message):
+    from tests.cli.util import error_line
+
+    path = _nvl72(tmp_path, old, new)
+    r = runner.invoke(app, ["codesign", str(path), "--workers", "1"])
+    assert r.exit_code == 2
+    assert error_line(r).startswith(f"error: {path}: {message}")

@@ -47,3 +47,108 @@ def test_a_plan_keeps_the_model_file_s_context_parallelism():
     choice = {"tp": 2, "pp": 2, "virtual_stages": 1, "micro_batch_size": 1}
     plan = plan_params(base, 32, choice).plan
     assert (plan.tp, plan.cp, plan.pp, plan.dp, plan.npus) == (2, 2, 2, 4, 32)
+
+
+# --------------------------------------------------------------------------------------------------
+# A NIC's rating in Gb/s written as nic_gbps (400 for a 400 Gb/s = 50 GB/s port) was taken as a
+# 3.2 Tb/s NIC and counted 8x too few NICs; the parts catalog refuses the same slip, by one rule.
+
+_NIC_SLIP = (
+    "nic_gbps: 400 GB/s per direction is a 3.2 Tb/s NIC, and 400 is a NIC's rating in Gb/s; fix: "
+    "write nic_gbit_per_s = 400 (or nic_gbps = 50); if a 3.2 Tb/s NIC is meant, write "
+    "nic_gbit_per_s = 3200"
+)
+
+
+def test_a_nic_rating_in_gbit_written_as_nic_gbps_is_refused(tmp_path):
+    path = _files(tmp_path, SPACE.replace("nic_gbps = 1\n", "nic_gbps = 400\n"))
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == f"{path}: {_NIC_SLIP}"
+
+
+@pytest.mark.parametrize(("line", "gbps"), [
+    ("nic_gbit_per_s = 400", 50.0),  # the rating in Gb/s, / 8
+    ("nic_gbit_per_s = 3200", 400.0),  # a 3.2 Tb/s NIC that is meant
+    ("nic_gbps = 100", 100.0),  # an 800 Gb/s NIC: 100 GB/s is no Gb/s rating
+])
+def test_a_nic_is_given_in_gbit_or_as_gbps_that_is_no_rating(tmp_path, line, gbps):
+    assert load_codesign(_files(tmp_path, SPACE.replace("nic_gbps = 1", line))).nic_gbps == gbps
+
+
+def test_a_nic_speed_given_twice_is_refused(tmp_path):
+    text = SPACE.replace("nic_gbps = 1\n", "nic_gbps = 50\nnic_gbit_per_s = 400\n")
+    path = _files(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == (f"{path}: nic_gbit_per_s: given together with nic_gbps; fix: give the "
+                            "NIC's speed once: nic_gbps (GB/s) or nic_gbit_per_s (Gb/s)")
+
+
+def test_the_shape_space_reader_refuses_the_same_slip(tmp_path):
+    from hieropt.io.space import load_space
+    from tests.explore.util import space_text
+
+    path = tmp_path / "space.toml"
+    path.write_text(space_text().replace("nic_gbps = 50", "nic_gbps = 400"), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        load_space(path)
+    assert str(e.value) == f"{path}: {_NIC_SLIP}"
+    path.write_text(space_text().replace("nic_gbps = 50", "nic_gbit_per_s = 400"), encoding="utf-8")
+    assert load_space(path).nic_gbps == 50.0
+
+
+# --------------------------------------------------------------------------------------------------
+# A space's constraints were parsed only during the sweep, with 'top' replaced first: the error
+# named no file and quoted text never written ("constraints: constraint 'bw[1] <= 200 Gb/s'", at
+# column 10).
+
+_FIXED = (
+    SPACE[: SPACE.index("[[levels]]")].replace("dims = [1, 2]\n", "")
+    + SPACE[SPACE.index("[cost.A]"):]
+    + '[network]\ndims = [{block = "Ring", npus = 2, cost_class = "A"}, '
+    '{block = "Switch", npus = 4, cost_class = "B"}]\n'
+)
+
+
+@pytest.mark.parametrize(("constraint", "message"), [
+    ("bw[top] <= 200 Gb/s",
+     "constraints[1]: 'bw[top] <= 200 Gb/s': syntax error at column 12: '200' has the unit 'Gb/s': "
+     "constraints take plain numbers, in GB/s per NPU (1 GB = 1e9 bytes; Gb/s / 8 = GB/s); fix: "
+     "write the number alone: 25 (200 Gb/s = 25 GB/s per NPU)"),
+    ("bw[top] >== 1",
+     "constraints[1]: 'bw[top] >== 1': syntax error at column 9: '>==' is not a comparison "
+     "operator; fix: use >="),
+    ("bw[5] >= 1",
+     "constraints[1]: 'bw[5] >= 1': bw[5] at column 1 is out of range: the network has 2 "
+     "dimensions; fix: use bw[0]..bw[1]"),
+])
+def test_a_bad_constraint_names_the_file_the_entry_and_the_text_as_written(tmp_path, constraint,
+                                                                             message):
+    text = _FIXED.replace('["sum(bw) == 3"]', f'["sum(bw) == 3", "{constraint}"]')
+    path = _files(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == f"{path}: {message}"
+
+
+def test_a_constraint_that_fits_only_some_shapes_names_the_count(tmp_path):
+    # the shape space has shapes of 1 and 2 dimensions: bw[1] is no dimension of the first
+    text = SPACE.replace('["sum(bw) == 3"]', '["sum(bw) == 3", "bw[1] <= 2"]')
+    path = _files(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value) == (
+        f"{path}: constraints[1]: 'bw[1] <= 2' does not fit 1 dimension: bw[1] at column 1 is out "
+        "of range: the network has 1 dimension; fix: use bw[0] (sum(bw), or bw[top] for the last "
+        "dimension)"
+    )
+    assert load_codesign(_files(tmp_path, text.replace("bw[1]", "bw[top]"))).constraints[1] == (
+        "bw[top] <= 2")
+
+
+def test_a_misspelled_key_of_a_space_names_the_key_meant(tmp_path):
+    path = _files(tmp_path, SPACE.replace("[plans]", "[plan]"))
+    with pytest.raises(InputError) as e:
+        load_codesign(path)
+    assert str(e.value).startswith(f"{path}: plan: unknown key (did you mean 'plans'?); fix: ")

@@ -92,8 +92,10 @@ def test_the_bandwidth_cap_and_cost_floor_come_from_every_row():
 
     from hieropt.studies.codesign.bounds import bandwidth_cap, bandwidth_floor, lp_lower_bound
 
+    # (shapes of 2 dimensions and more: sum(bw[1:]) selects no dimension of a 1-dimensional one)
     sp = space(
-        constraints=("bw[0] <= 450", "bw[0] >= 50", "sum(bw[1:]) <= 400", "sum(bw[1:]) >= 50")
+        min_dims=2,
+        constraints=("bw[0] <= 450", "bw[0] >= 50", "sum(bw[1:]) <= 400", "sum(bw[1:]) >= 50"),
     )
     assert bandwidth_cap(sp, 3) == pytest.approx(850, rel=1e-11) and bandwidth_cap(sp, 3) >= 850
     assert bandwidth_floor(sp, 3) == pytest.approx(100, rel=1e-11) and bandwidth_floor(sp, 3) <= 100

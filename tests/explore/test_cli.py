@@ -65,6 +65,11 @@ def test_cli_ranked_table_summary_and_pareto(tmp_path):
     ("change", "message"),
     [
         (("npus = 16\n", "npus = 16\ncolour = 3\n"), "colour: unknown key; fix: use only"),
+        # a misspelled key below the top level names the key meant, as one at the top does
+        (("max_dims = 2", "max_dim = 2"),
+         "levels[0].max_dim: unknown key (did you mean 'max_dims'?); fix: use only name, blocks"),
+        (('rule = "tp_lowest"', 'rules = "tp_lowest"'),
+         "mapping.rules: unknown key (did you mean 'rule'?); fix: use rule and tp"),
         (
             ('rule = "tp_lowest"', 'rule = "tp_everywhere"'),
             "mapping.rule: unknown rule 'tp_everywhere'; fix: use one of",

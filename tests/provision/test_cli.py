@@ -412,3 +412,33 @@ def test_an_instance_objective_without_integer_provisioning_names_the_file_s_obj
         "error: llama3-405b-16k-cluster: objective: 'min_run_cost' has no integer provisioning; "
         "fix: give --objective, one of performance, min_cost, performance_per_cost, min_power"
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# --max-power-w took only a plain number: '500kW' was "unable to parse", though --budget 10M and
+# --max-time 1.3s take their units.
+
+NVL72 = REPO / "instances" / "gpt3-nvl72-2304.toml"
+NVL72_CATALOG = REPO / "catalogs" / "nvl72-ethernet.toml"
+
+
+@pytest.mark.parametrize("power", ["300kW", "0.3MW", "300000W"])
+def test_a_power_budget_takes_its_unit(power):
+    r = run(NVL72, "--catalog", NVL72_CATALOG, "--max-power-w", power, "--no-compare",
+            "--json", "-")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    # the budget is 300,000 W however written; the fastest design within it draws 266,976 W (the
+    # fastest of all: 425,952 W)
+    assert out["max_power_w"] == pytest.approx(3e5, rel=1e-15)
+    assert out["power_w"] == 266976.0
+
+
+@pytest.mark.parametrize(("power", "problem"), [
+    ("500kw", "unknown power unit 'kw' in '500kw'"),
+    ("500 GB", "unknown power unit 'GB' in '500 GB'"),
+    ("-5kW", "-5000 is not a positive number"),
+])
+def test_a_power_budget_in_another_unit_is_refused(power, problem):
+    assert_error(run(NVL72, "--catalog", NVL72_CATALOG, "--max-power-w", power), 2,
+                 f"error: --max-power-w: {problem}; fix: ")

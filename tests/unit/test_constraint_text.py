@@ -196,6 +196,50 @@ def test_bad_sense(text: str, fix: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "typed", "fix"),
+    [
+        # one operator typed with a key too many: the operator nearest to it, not '==' for the '='
+        ("bw[0] >== 100", ">==", "use >="),
+        ("bw[0] <== 100", "<==", "use <="),
+        ("bw[0] =>= 100", "=>=", "use >="),
+        ("bw[0] === 100", "===", "use == for equality"),
+        ("bw[0] !== 100", "!==", "'not equal' is not a linear constraint; use <=, >= or =="),
+        ("bw[0] <=> 100", "<=>", "use one of <=, >=, =="),
+    ],
+)
+def test_an_operator_typed_with_a_key_too_many_is_named_whole(text: str, typed: str,
+                                                               fix: str) -> None:
+    e = _error(text)
+    assert e.problem == f"syntax error at column 7: '{typed}' is not a comparison operator"
+    assert e.fix == fix
+
+
+@pytest.mark.parametrize(
+    ("text", "coefficients", "rhs"),
+    [
+        ("bw[top] <= 100", (0, 0, 1), 100),
+        ("sum(bw[:top]) >= 300", (1, 1, 0), 300),
+        ("sum(bw[top:]) + bw[0] <= 7", (1, 0, 1), 7),
+    ],
+)
+def test_top_is_the_last_dimension_in_a_space_s_text(text, coefficients, rhs) -> None:
+    c = parse_constraint(text, 3, top=True)
+    assert c.coefficients == tuple(float(x) for x in coefficients) and c.rhs == rhs
+    # elsewhere 'top' is no index
+    assert "must be a non-negative integer, found 'top'" in _error(text, 3).problem
+
+
+def test_a_space_s_text_is_parsed_as_written_so_its_columns_are_the_text_s() -> None:
+    # 'top' was replaced by the last index before parsing: the message quoted 'bw[1] <= 200 Gb/s',
+    # text never written, at column 10 of that text
+    with pytest.raises(InputError) as ei:
+        parse_constraint("bw[top] <= 200 Gb/s", 2, "space.toml", top=True)
+    assert ei.value.field == "constraint 'bw[top] <= 200 Gb/s'"
+    assert ei.value.problem.startswith("syntax error at column 12: '200' has the unit 'Gb/s'")
+    assert ei.value.fix == "write the number alone: 25 (200 Gb/s = 25 GB/s per NPU)"
+
+
+@pytest.mark.parametrize(
     ("text", "column"),
     [
         ("bw[0] <= (1", 12),

@@ -212,3 +212,19 @@ def test_memory_says_how_much_too_big():
     assert not rep.fits
     assert rep.over_bytes > 100e9
     assert rep.message().startswith("does not fit: stage 0 needs")
+
+
+def test_several_settings_in_one_override_are_told_one_per_key():
+    # ('8,pp=8' was read as the text value of tp: "'8,pp=8' is text, not a number")
+    with pytest.raises(InputError) as e:
+        read_llm(MODELS / "gpt3-175b-llm.toml", ["tp=8,pp=8"])
+    assert str(e.value) == ("--set: tp=8,pp=8: 2 KEY=VALUE pairs in one --set; fix: give one --set "
+                            "per key: --set tp=8 --set pp=8")
+    with pytest.raises(InputError) as e:
+        read_llm(MODELS / "gpt3-175b-llm.toml", ["tp=8, pp=8,dp=4"], "space.toml: set")
+    assert str(e.value) == ('space.toml: set: tp=8, pp=8,dp=4: 3 KEY=VALUE pairs in one entry; '
+                            'fix: give one entry per key: set = ["tp=8", "pp=8", "dp=4"]')
+    # a value that is a TOML table may hold commas and '='
+    p = read_llm(MODELS / "gpt3-175b-llm.toml",
+                 ['collective_algorithms={tp="concurrent",dp="sequential"}'])
+    assert p.plan.collective_algorithms == (("dp", "sequential"), ("tp", "concurrent"))

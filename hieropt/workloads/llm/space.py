@@ -19,7 +19,7 @@ from ...names import OBJECTIVES
 from ...spec import CostModel, Network
 from ...spec.base import Frozen
 from ...spec.cluster import Cluster
-from ...spec.space import Level
+from ...spec.space import Level, constraints_problem
 from .params import LLMParams
 
 CODESIGN_RULES = ("lowest", "all_placements")
@@ -242,6 +242,20 @@ class CodesignSpace(_Frozen):
                     "NIC price; "
                     "fix: add switch_usd_per_gbps and nic_usd_per_gbps"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _constraints(self) -> CodesignSpace:
+        """Refuse a constraint text that does not parse for the fixed network's dimension count,
+        or for every count from ``min_dims`` to ``max_dims`` of a shape space
+        (:func:`hieropt.spec.space.constraints_problem`)."""
+        counts = (
+            (self.network.n_dims,)
+            if self.network is not None
+            else range(self.min_dims, self.max_dims + 1)
+        )
+        if (problem := constraints_problem(self.constraints, counts)) is not None:
+            raise ValueError(problem)
         return self
 
 
