@@ -22,9 +22,9 @@ from ...model.stages import stage_jobs
 from ...model.timing import evaluate
 from ...model.traffic import phase_times
 from ...result import Solution
-from ...solvers.procurement import FASTEST_SLACK
 from ...spec.space import constraint_for, nic_count
 from ...workloads.llm.space import CodesignSpace
+from ..explore.executors import tie_break_words
 from .candidates import CodesignCandidate
 from .rows import base_row
 
@@ -158,7 +158,7 @@ def solve_codesign_candidate(space: CodesignSpace, cand: CodesignCandidate) -> d
     else:
         row.update(
             status=str(sol.status),
-            message=sol.message + _design_words(sol, design),
+            message=sol.message + tie_break_words(sol, design),
             objective_value=sol.objective_value,
             objective_bound=sol.objective_bound,
             objective_unit=sol.objective_unit,
@@ -206,18 +206,6 @@ def _fastest_design(inst, objective: str):
         return solve_fastest_cheapest(inst)
     sol = solve(inst).raise_for_status()
     return sol, sol
-
-
-def _design_words(sol: Solution, design: Solution | str) -> str:
-    """What the row's message adds about its design: nothing when it is the optimum's own."""
-    if isinstance(design, str):
-        return f"; design: the solver's (no cheaper tie found: {design})"
-    if design is sol:
-        return ""
-    if str(design.status) != "optimal":  # (the tie-break's LP limit: its cost's proven gap)
-        return (f"; design: the cheapest found within {FASTEST_SLACK:g} of the optimal time, its "
-                f"cost proven within {design.gap:.2g} of the cheapest")
-    return f"; design: the cheapest within {FASTEST_SLACK:g} of the optimal time"
 
 
 def _worker() -> str:

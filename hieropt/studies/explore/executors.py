@@ -16,7 +16,8 @@ from typing import Any
 
 from ...cache import Cache, scoped, use
 from ...errors import HieroptError, InputError, NoSolutionError, SolverError, raise_terminated
-from ...solvers.cutting import REL_GAP
+from ...result import Solution
+from ...solvers.procurement import FASTEST_SLACK
 from ...spec import Mapping
 from ...spec.space import ShapeSpace, nic_count
 from .enumerate import Candidate, build_instance
@@ -67,12 +68,9 @@ def solve_candidate(space: ShapeSpace, cand: Candidate) -> dict[str, Any]:
     except HieroptError as e:
         row.update(status="error", message=str(e))
     else:
-        message = sol.message
+        message = sol.message + tie_break_words(sol, sol_design)
         if isinstance(sol_design, str):
-            message += f"; design: the solver's (no cheaper tie found: {sol_design})"
             sol_design = sol
-        elif sol_design is not sol:
-            message += f"; design: the cheapest within {REL_GAP:g} of the optimal time"
         row.update(
             status=str(sol.status),
             message=message,
@@ -156,6 +154,21 @@ def _pool_task(cand: Any) -> dict[str, Any]:
     space, task, cache = _WORKER
     with use(cache):
         return task(space, cand)
+
+
+def tie_break_words(sol: Solution, design: Solution | str) -> str:
+    """What a sweep row's message adds about its design, from
+    :func:`hieropt.solvers.objectives.solve_fastest_cheapest`'s answers: nothing when the design is
+    the optimum's own (``sol``); the tie-break's answer, certified or at its LP limit with its
+    cost's proven gap; or why it failed (``design`` a str: the optimum's design stands)."""
+    if isinstance(design, str):
+        return f"; design: the solver's (no cheaper tie found: {design})"
+    if design is sol:
+        return ""
+    if str(design.status) != "optimal":  # (the tie-break's LP limit: its cost's proven gap)
+        return (f"; design: the cheapest found within {FASTEST_SLACK:g} of the optimal time, its "
+                f"cost proven within {design.gap:.2g} of the cheapest")
+    return f"; design: the cheapest within {FASTEST_SLACK:g} of the optimal time"
 
 
 def run_serial(
