@@ -21,13 +21,14 @@ def breakdown_dict(bd: Breakdown) -> dict[str, Any]:
 
 def evaluation_dict(instance: Instance, bd: Breakdown, run: Any, notes: Any) -> dict[str, Any]:
     """What ``hieropt evaluate --json`` writes: the iteration time (ns, as ``solve --json`` has it
-    at the top), the breakdown, the buyer's figures ``run`` (a
+    at the top), the network cost ($), the breakdown, the buyer's figures ``run`` (a
     :class:`hieropt.model.run.RunFigures`), their ``notes`` and the instance echo;
     ``objective_unit`` the unit of ``iteration_time_ns``: ns, or the hour-weighted ratio of
     workloads weighted by shares of hours (:data:`hieropt.units.RELATIVE_UNIT`)."""
     return {
         "iteration_time_ns": bd.iteration_time_ns,
         "objective_unit": objective_unit("performance", instance.relative_time),
+        "network_cost_usd": bd.network_cost_usd,
         "breakdown": breakdown_dict(bd),
         "run": run.to_dict(),
         "notes": list(notes),

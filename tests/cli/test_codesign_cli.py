@@ -164,6 +164,14 @@ def test_codesign_writes_instances_that_solve_reads(tmp_path):
         assert json.loads(s.stdout)["objective_value"] == pytest.approx(
             row["objective_value"], rel=1e-9
         )
+        # the header's evaluate line gives the row's own design: its time and network cost
+        line = next(t for t in Path(path).read_text().splitlines() if "hieropt evaluate" in t)
+        bw = line.split("--bw ")[1]
+        e = runner.invoke(app, ["evaluate", path, "--bw", bw, "--json", "-"])
+        assert e.exit_code == 0, e.output
+        ev = json.loads(e.stdout)
+        assert ev["iteration_time_ns"] == pytest.approx(row["iteration_time_ns"], rel=1e-12)
+        assert ev["network_cost_usd"] == pytest.approx(row["network_cost_usd"], rel=1e-12)
 
 
 REPO = Path(__file__).resolve().parents[2]

@@ -167,6 +167,20 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _design_lines(objective: str, row: dict[str, Any], name: str) -> list[str]:
+    """The written file's lines on the row's design: the command that evaluates it, and the re-solve
+    (with the performance objective ``hieropt solve`` prints the fastest design it finds, equally
+    fast, and this design's cost as its knee line's cheapest of the equally fast designs)."""
+    bw = ",".join(repr(float(b)) for b in row["bw_gbps"])
+    out = [f"the row's design, GB/s per NPU: hieropt evaluate {name} --bw {bw}"]
+    if objective == "performance":
+        out.append(f"re-solve: hieropt solve {name} (the same time; the design it prints may be "
+                   "dearer: its knee line names this design's cost, the cheapest equally fast)")
+    else:
+        out.append("re-solve: hieropt solve " + name)
+    return out
+
+
 def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[Path]:
     """Write the ``top`` best candidates of ``result`` as instance files
     ``FOLDER/<space>-rank<r>-<k>.toml`` (:func:`instance_document`; a header comment gives the
@@ -198,7 +212,7 @@ def write_instances(result: Codesign, folder: str | Path, top: int = 1) -> list[
             f"{row['rank']}: {result.space.objective} {row['objective_value']!r} "
             f"{row['objective_unit'] or ''}",
             f"iteration {row['iteration_time_ns']!r} ns, network ${row['network_cost_usd']!r}",
-            "re-solve: hieropt solve " + path.name,
+            *_design_lines(result.space.objective, row, path.name),
         ]
         write_instance_file(path, instance_document(result, row), head)
         out.append(path)
