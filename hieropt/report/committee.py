@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.run import RunFigures
+from ..result import Portfolio, slowdown_ratio
 from ..units import RELATIVE_UNIT, fmt_relative
 from ..verify import FEAS_TOL
 from .run import fmt_money, fmt_tokens
@@ -103,6 +104,9 @@ class Alternative:
         time_unit: the unit of ``iteration_time_ns``: ns, or :data:`hieropt.units.RELATIVE_UNIT`
             for workloads weighted by shares of hours (the hour-weighted ratio to their own
             optima, the objective every command reports).
+        portfolio: with several workloads, each workload's iteration time at this design against
+            its own optimum (:func:`hieropt.solvers.portfolio.portfolio_of`, the table ``hieropt
+            solve`` prints); None for one workload.
     """
 
     key: str
@@ -117,6 +121,7 @@ class Alternative:
     run: RunFigures
     power_w: float | None = None
     time_unit: str = "ns"
+    portfolio: Portfolio | None = None
 
     def figures(self) -> dict[str, Any]:
         """The headline figures (:data:`HEADLINE`), None where unknown."""
@@ -126,12 +131,89 @@ class Alternative:
                 "power_mw": r.power_mw, "mfu": r.mfu, "iteration_time_ns": self.iteration_time_ns,
                 "network_cost_usd": self.network_cost_usd, "tokens_per_s": r.tokens_per_s}
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: key, label, how, the headline figures, bandwidths, the network's power and
-        every run figure (``run``)."""
+    def to_dict(self, fastest: Alternative | None = None) -> dict[str, Any]:
+        """JSON-ready: key, label, how, the headline figures, bandwidths, the network's power,
+        every run figure (``run``) and ``portfolio`` (:func:`workload_rows` against ``fastest``;
+        null for one workload)."""
         return {"key": self.key, "label": self.label, "how": self.how, **self.figures(),
                 "time_unit": self.time_unit, "bw_gbps": list(self.bw_gbps),
-                "power_w": self.power_w, "run": self.run.to_dict()}
+                "power_w": self.power_w, "run": self.run.to_dict(),
+                "portfolio": portfolio_json(self, fastest)}
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    """One workload at one design (:attr:`Alternative.portfolio`).
+
+    Attributes:
+        name: the workload; weight: its weight in the weighted objective (for shares of hours:
+            share / own optimum, 1/ns).
+        time_ns: its iteration time at the design, ns (the independent evaluator).
+        own_optimum_ns: its own optimum under the same rows, bounds and budget, ns.
+        ratio: time / own optimum (1 = as fast as on its own best network).
+        vs_fastest: time / its time at the fastest design (None without a fastest design).
+    """
+
+    name: str
+    weight: float
+    time_ns: float
+    own_optimum_ns: float
+    ratio: float
+    vs_fastest: float | None
+
+
+def workload_rows(a: Alternative, fastest: Alternative | None = None) -> tuple[WorkloadRow, ...]:
+    """Each workload of ``a``'s portfolio (empty for one workload), its ratio to its own optimum
+    and to its time at the ``fastest`` design (both ratios by
+    :func:`hieropt.result.slowdown_ratio`, as ``hieropt solve``'s portfolio table)."""
+    p = a.portfolio
+    if p is None:
+        return ()
+    ref = None if fastest is None else fastest.portfolio
+    ref_times = (None,) * len(p.names) if ref is None else ref.times_ns
+    return tuple(
+        WorkloadRow(n, w, t, u, slowdown_ratio(t, u), None if f is None else slowdown_ratio(t, f))
+        for n, w, t, u, f in zip(p.names, p.weights, p.times_ns, p.own_optima_ns, ref_times,
+                                 strict=True))
+
+
+def portfolio_json(a: Alternative, fastest: Alternative | None = None) -> dict[str, Any] | None:
+    """``a``'s portfolio as JSON (:meth:`hieropt.result.Portfolio.to_dict`, times ns), each
+    workload also with ``ratio_to_own_optimum`` and ``ratio_to_fastest`` (:func:`workload_rows`;
+    null without a fastest design); None for one workload."""
+    if a.portfolio is None:
+        return None
+    out = a.portfolio.to_dict()
+    for d, r in zip(out["workloads"], workload_rows(a, fastest), strict=True):
+        d.update(ratio_to_own_optimum=r.ratio, ratio_to_fastest=r.vs_fastest)
+    return out
+
+
+def fmt_change(ratio: float) -> str:
+    """A ratio of two times as a signed change in %: 1.1399 -> ``+14.0 %``."""
+    return f"{(ratio - 1) * 100:+.1f} %"
+
+
+def slowdown_words(a: Alternative, fastest: Alternative | None) -> str | None:
+    """One sentence on how the design ``a`` treats each workload (None for one workload): its
+    largest slowdown against the ``fastest`` design (time / time there, per workload), and its
+    largest against each workload's own best network (time / own optimum) beside the fastest
+    design's; only the latter when ``a`` is the fastest or there is none."""
+    rows = workload_rows(a, fastest)
+    if not rows:
+        return None
+    own = max(rows, key=lambda r: r.ratio)
+    own_words = (f"against each workload's own optimum its largest slowdown is {own.name} "
+                 f"{fmt_change(own.ratio)}")
+    if fastest is None or a.key == fastest.key or fastest.portfolio is None:
+        return f"per workload, {own_words}"
+    worst = max(rows, key=lambda r: r.vs_fastest or 0.0)
+    best = max(workload_rows(fastest), key=lambda r: r.ratio)
+    vs = (f"its largest slowdown against the fastest design is {worst.name} "
+          f"{fmt_change(worst.vs_fastest or 1.0)}" if (worst.vs_fastest or 0.0) > 1.0
+          else "no workload is slower than at the fastest design")
+    return (f"per workload, {vs}; {own_words} (the fastest design's: {best.name} "
+            f"{fmt_change(best.ratio)})")
 
 
 @dataclass(frozen=True)
@@ -213,6 +295,11 @@ class Committee:
         """The recommended alternative."""
         return next(a for a in self.alternatives if a.key == self.recommended)
 
+    @property
+    def fastest(self) -> Alternative | None:
+        """The ``fastest`` alternative, None when the page has none."""
+        return next((a for a in self.alternatives if a.key == "fastest"), None)
+
     def headline(self) -> dict[str, Any]:
         """The recommendation's headline figures (:data:`HEADLINE`), None where unknown."""
         return self.recommendation.figures()
@@ -227,7 +314,7 @@ class Committee:
             "recommended": self.recommended,
             "why": self.why,
             "headline": self.headline(),
-            "alternatives": [a.to_dict() for a in self.alternatives],
+            "alternatives": [a.to_dict(self.fastest) for a in self.alternatives],
             "missing": [{"key": m.key, "label": m.label, "why": m.why} for m in self.missing],
             "within": self.within,
             "pareto": None if self.pareto is None else self.pareto.to_dict(),
@@ -408,6 +495,11 @@ __all__ = [
     "ORDER",
     "RATIO_LABEL",
     "Alternative",
+    "WorkloadRow",
+    "workload_rows",
+    "portfolio_json",
+    "slowdown_words",
+    "fmt_change",
     "Missing",
     "ParetoData",
     "Committee",

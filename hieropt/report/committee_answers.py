@@ -36,6 +36,7 @@ from .committee import (
     practical_limit,
     practical_note,
     recommend,
+    slowdown_words,
     subject_lines,
     unknown_lines,
 )
@@ -51,11 +52,52 @@ def plan_text(instance: Instance) -> str:
     (``llama3-405b: TP 8 x PP 16 x DP 128 = 16,384 NPUs``, with ``(EP 8 x expert-DP 16)`` for
     experts), else its other named groups' sizes, else the sizes of the forward and weight-gradient
     groups, with the workload's name."""
+    return f"{workload_name(instance)}: {_plan_sizes(instance)}"
+
+
+def workload_name(instance: Instance) -> str:
+    """The primary workload's name: its LLM model's, else the workload file's."""
+    training = instance.workload.training
+    return training.model if training is not None and training.model else instance.workload.name
+
+
+def weight_words(instance: Instance, w: int) -> str:
+    """Workload ``w``'s weight as the input gives it: ``60 % of the hours`` for shares of hours
+    (``hours_share``, normalised), else ``weight 0.466555``."""
+    job = instance.jobs[w]
+    if instance.weights == "hours":
+        return f"{job.weight * 100:.4g} % of the hours"
+    return f"weight {job.weight:.6g}"
+
+
+def workloads_text(instance: Instance) -> str:
+    """Every workload of ``instance`` with its weight (:func:`weight_words`), joined by `` + ``
+    (``gpt3-175b (weight 0.466555) + dlrm (weight 3263)``); the workload's name alone for one."""
+    from ..solvers.portfolio import single_job
+
+    if len(instance.jobs) == 1:
+        return workload_name(instance)
+    return " + ".join(f"{workload_name(single_job(instance, w))} ({weight_words(instance, w)})"
+                      for w in range(len(instance.jobs)))
+
+
+def plans_text(instance: Instance) -> str:
+    """The training plan of every workload (:func:`plan_text`), each with its weight
+    (:func:`weight_words`) when several share the fabric, joined by ``; ``."""
+    from ..solvers.portfolio import single_job
+
+    if len(instance.jobs) == 1:
+        return plan_text(instance)
+    jobs = (single_job(instance, w) for w in range(len(instance.jobs)))
+    return "; ".join(f"{workload_name(j)} ({weight_words(instance, w)}): {_plan_sizes(j)}"
+                     for w, j in enumerate(jobs))
+
+
+def _plan_sizes(instance: Instance) -> str:
+    """The sizes of :func:`plan_text` (the part after the workload's name)."""
     from math import prod
 
     m = instance.mapping
-    training = instance.workload.training
-    name = training.model if training is not None and training.model else instance.workload.name
     groups = {g: prod(s) for g, s in (m.groups or {}).items()}
     factors = {g: groups[g] for g in PLAN_FACTORS if groups.get(g, 1) > 1}
     others = {g: n for g, n in groups.items() if g not in ("edp", "dpc") and n > 1}
@@ -69,7 +111,7 @@ def plan_text(instance: Instance) -> str:
     else:
         sizes = (f"forward groups {prod(m.forward):,}, weight-gradient groups "
                  f"{prod(m.weight_grad):,}")
-    return f"{name}: {sizes}"
+    return sizes
 
 
 def fabric_text(instance: Instance, bw_gbps: Any) -> str:
@@ -138,6 +180,7 @@ def procurement_alternatives(
     from ..solvers.objectives import SolveOptions, solve, solve_fastest_cheapest
     from ..solvers.portfolio import hours_weighted
 
+    given = instance
     instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     alts: list[Alternative] = []
     missing: list[Missing] = []
@@ -196,7 +239,29 @@ def procurement_alternatives(
         missing.append(Missing("cheapest", "cheapest network", "no Pareto front"))
     if catalog is not None:
         alts += _catalog(instance, catalog, missing, time_limit_s)
-    return alts, missing
+    return with_workloads(given, instance, alts, time_limit_s), missing
+
+
+def with_workloads(given: Instance, instance: Instance, alts: list[Alternative],
+                   time_limit_s: float = 60.0) -> list[Alternative]:
+    """``alts`` with every workload of a multi-workload ``instance`` (its weights resolved,
+    :func:`hieropt.solvers.portfolio.hours_weighted`): the plan of each, with its weight as
+    ``given`` (:func:`plans_text`), and each workload's time at the design against its own optimum
+    (:func:`hieropt.solvers.portfolio.portfolio_of`, the table ``hieropt solve`` prints; the own
+    optima solved once); ``alts`` unchanged for one workload."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from ..solvers.cutting import REL_GAP
+    from ..solvers.portfolio import own_optima, portfolio_of
+
+    if len(instance.jobs) == 1 or not alts:
+        return alts
+    optima = own_optima(instance, REL_GAP, time_limit_s)
+    plans = plans_text(given)
+    return [replace(a, plan=plans, portfolio=portfolio_of(instance, np.asarray(a.bw_gbps), optima))
+            for a in alts]
 
 
 def _catalog(
@@ -227,6 +292,16 @@ def _catalog(
     ]
 
 
+WORKLOADS_NOTE = (
+    "several workloads share the fabric: each design's iteration time is their weighted "
+    "objective (sum of weight x time; for shares of hours the hour-weighted ratio), and the "
+    "portfolio table gives each workload's own iteration time at "
+    "each design (the independent evaluator), its ratio to its own optimum (its fastest network "
+    "under the same constraints and budget) and to its time at the fastest design, as hieropt "
+    "solve's portfolio table")
+"""The page's note on a portfolio of workloads."""
+
+
 def procurement_committee(
     instance: Instance,
     front: Any | None,
@@ -250,6 +325,9 @@ def procurement_committee(
     cap = instance.max_iteration_time_ns
     alts_t, dropped = practical(alts_t, key, cap)
     missing += dropped
+    fastest = next((a for a in alts_t if a.key == "fastest"), None)
+    words = slowdown_words(next(a for a in alts_t if a.key == key), fastest)
+    why = why if words is None else f"{why}; {words}"
     limit = practical_limit(alts_t, cap)
     points = front.points if front is not None else ()
     designs = [(p.iteration_time_ns, p.network_cost_usd, run_figures(instance, p.iteration_time_ns,
@@ -269,6 +347,8 @@ def procurement_committee(
         "designs it); a co-design result shows the plan chosen with the network",
         practical_note(cap),
     ]
+    if len(instance.jobs) > 1:
+        notes.append(WORKLOADS_NOTE)
     note = calibration_note(instance_calibration(instance))
     if note is not None and tr is not None:
         notes.append(note)
@@ -281,7 +361,8 @@ def procurement_committee(
         "procurement",
         instance.name,
         subject_lines(
-            tr.model if tr else instance.workload.name,
+            workloads_text(instance) if len(instance.jobs) > 1 else
+            (tr.model if tr else instance.workload.name),
             instance.network.npus_total,
             instance.tokens,
             instance.objective,
@@ -301,6 +382,11 @@ __all__ = [
     "procurement_committee",
     "procurement_alternatives",
     "plan_text",
+    "plans_text",
+    "workloads_text",
+    "workload_name",
+    "weight_words",
+    "with_workloads",
     "fabric_text",
     "alternative",
 ]

@@ -12,7 +12,16 @@ import io
 import json
 from typing import Any
 
-from .committee import HEADLINE, LABELS, RATIO_LABEL, Committee, ParetoData, fmt_figure
+from .committee import (
+    HEADLINE,
+    LABELS,
+    RATIO_LABEL,
+    Committee,
+    ParetoData,
+    fmt_change,
+    fmt_figure,
+    workload_rows,
+)
 from .run import fmt_money
 
 COLORS = {
@@ -121,6 +130,53 @@ def alternatives_html(c: Committee) -> str:
     return "".join(out)
 
 
+def workloads_html(c: Committee) -> str:
+    """The portfolio table of a multi-workload page: one row per workload, its weight and own
+    optimum, then one column per alternative with the workload's iteration time there, its change
+    against its own optimum and against the fastest design (:func:`workload_rows`, the figures of
+    ``hieropt solve``'s portfolio table); each cell carries ``data-alt``, ``data-workload``,
+    ``data-time-ns``, ``data-ratio`` (to the own optimum) and ``data-vs-fastest`` (``null``
+    without a fastest design). Empty for one workload."""
+    alts = [a for a in c.alternatives if a.portfolio is not None]
+    if not alts:
+        return ""
+    fastest = c.fastest
+    cols = [workload_rows(a, fastest) for a in alts]
+    cls = ["recommended" if a.key == c.recommended else "" for a in alts]
+    head = "".join(f"<th class='{k}' data-alt='{a.key}'>{html.escape(a.label)}</th>"
+                   for a, k in zip(alts, cls, strict=True))
+    rows = []
+    for i, first in enumerate(cols[0]):
+        cells = []
+        for a, k, col in zip(alts, cls, cols, strict=True):
+            r = col[i]
+            vs = "" if r.vs_fastest is None or a.key == "fastest" else (
+                f"<br>{fmt_change(r.vs_fastest)} vs fastest")
+            cells.append(
+                f"<td class='num {k}' data-alt='{a.key}' data-workload='{html.escape(r.name)}' "
+                f"data-time-ns='{data_value(r.time_ns)}' data-ratio='{data_value(r.ratio)}' "
+                f"data-vs-fastest='{data_value(r.vs_fastest)}'>{_ms(r.time_ns)}"
+                f"<br>{fmt_change(r.ratio)} vs own optimum{vs}</td>")
+        rows.append(f"<tr><th>{html.escape(first.name)}</th><td class='num'>{first.weight:.6g}"
+                    f"</td><td class='num'>{_ms(first.own_optimum_ns)}</td>{''.join(cells)}</tr>")
+    caption = (
+        "Each workload's iteration time at each design (the independent evaluator), against its "
+        "own optimum (its fastest network under the same constraints and budget) and against its "
+        "time at the fastest design; hieropt solve prints the same figures for one design. The "
+        "alternatives' iteration time above is the workloads' weighted objective (sum of weight x "
+        "time).")
+    return (
+        "<table class='alts workloads'><thead><tr><th>workload</th><th>weight</th>"
+        f"<th>own optimum</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<p class='small'>{html.escape(caption)}</p>"
+    )
+
+
+def _ms(time_ns: float) -> str:
+    """An iteration time in ms from 1 ms up, else in µs (a DLRM iteration: 63.1 µs)."""
+    return f"{time_ns / 1e6:,.1f} ms" if time_ns >= 1e6 else f"{time_ns / 1e3:,.1f} µs"
+
+
 def pareto_svg(p: ParetoData, recommended: str, labels: dict[str, str]) -> str:
     """The trade-off plot as an inline SVG (matplotlib): every design of its source as a light
     point, the non-dominated ones joined by a line, every alternative as a labelled point, the
@@ -202,13 +258,18 @@ def _xy(p: ParetoData, x: float, y: float) -> str:
 
 
 def committee_sections(c: Committee) -> list[str]:
-    """The committee's HTML sections, in the page's order: head, recommendation, alternatives, plot,
-    unknowns."""
+    """The committee's HTML sections, in the page's order: head, recommendation, alternatives, the
+    portfolio table (several workloads), plot, unknowns."""
     parts = [
         "<ul class='head'>" + "".join(f"<li>{html.escape(s)}</li>" for s in c.subject) + "</ul>",
         recommendation_html(c),
         "<h2>Alternatives side by side</h2>",
         alternatives_html(c),
+    ]
+    table = workloads_html(c)
+    if table:
+        parts += ["<h2>Each workload at each design (the portfolio table)</h2>", table]
+    parts += [
         "<h2>The trade-off</h2>",
         pareto_html(c),
     ]
@@ -230,6 +291,7 @@ __all__ = [
     "committee_sections",
     "recommendation_html",
     "alternatives_html",
+    "workloads_html",
     "pareto_svg",
     "pareto_html",
     "figure_cell",

@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..model.cost import unit_cost_usd_per_gbps
 from ..model.timing import Breakdown, TimeModel, build_time_model, evaluate
 from ..result import Solution
-from ..solvers.objectives import solve
+from ..solvers.objectives import SolveOptions, solve
 from ..solvers.portfolio import hours_weighted
 from ..spec import Instance
 from ..units import objective_unit
@@ -293,7 +293,8 @@ def compare(instance: Instance, objective: str | None = None, *,
     check_ratios(instance)
     # (shares of hours -> weights once: the optimum and every heuristic on the one objective)
     instance, _ = hours_weighted(instance)
-    sol = solve(instance, objective).raise_for_status()
+    # (several workloads: each one's time against its own optimum, as solve's portfolio table)
+    sol = solve(instance, objective, options=SolveOptions(portfolio=True)).raise_for_status()
     obj = sol.objective
     inst = instance if obj == instance.objective else instance.model_copy(update={"objective": obj})
     opt_bd = sol.breakdown
