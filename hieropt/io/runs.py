@@ -7,7 +7,7 @@ hold commas and line breaks); lines starting with ``#`` where a row would start 
 the last named column (a spreadsheet's trailing commas) are ignored. Columns:
 
 - ``model``: an LLM model file (``generator = "llm"``, :mod:`hieropt.io.llm`), path relative to the
-  CSV file;
+  CSV file; not an instance file (:mod:`hieropt.io.run_model`);
 - ``network``: a network file, path relative to the CSV file: a LIBRA network YAML, a TOML file with
   a ``[network]`` table (``dims = [{block, npus, cost_class}, ...]``) and optionally ``chunks``,
   ``collectives_in_flight`` and ``description`` (not ``dimension_mode``: each group of the plan
@@ -54,6 +54,7 @@ from ..errors import InputError
 from ..units import plural
 from .common import parse_toml, read_text
 from .llm import SECTIONS, llm_params, override_path
+from .run_model import check_model_file
 from .run_network import NetworkFile, read_network_file, sized, sized_network
 from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
@@ -401,6 +402,7 @@ def _run(
         except InputError as e:
             raise InputError(where, "model", _inner(e), e.fix) from None
     data = models[model]
+    check_model_file(data, model, row["model"], path, where)
     overrides = tuple(f"{k}={v}" for k, v in row.items() if k not in REQUIRED + OPTIONAL and v)
     if not any(o.startswith(("npus=", "plan.npus=")) for o in overrides):
         data = _without_npus(data)
