@@ -6,6 +6,7 @@ hieropt works internally in bytes, ns, GB/s per NPU per dimension and $. With 1 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 GB = 1e9
@@ -179,3 +180,24 @@ def fmt_relative(value: float, digits: int = 6) -> str:
     """A value of :data:`RELATIVE_UNIT` as text: ``1.04231 × the workloads' own optima, weighted
     by hours share`` (``digits`` significant digits)."""
     return f"{value:.{digits}g} {RELATIVE_WORDS}"
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """A count with its noun in the number it takes: ``1 run``, ``0 runs``, ``3 values``
+    (``many``: the plural when it is not ``noun + "s"``, e.g. ``plural(2, "NPU", "NPUs")``). The
+    count is written with thousands separators (``3,072 NPUs``)."""
+    return f"{n:,} {noun if n == 1 else many or noun + 's'}"
+
+
+def fmt_sig(value: float, digits: int = 4) -> str:
+    """``value`` in plain decimal with thousands separators and no exponent: at least ``digits``
+    significant digits, the integer part never rounded, trailing zeros dropped: ``40,230``
+    (40,229.7), ``102,630``, ``1,180`` (1,180.4), ``458.2``, ``0.1234``; one format for every
+    magnitude, where ``:,.4g`` switches to ``4.023e+04`` from 10,000 up. Zero, a NaN or an infinity
+    as ``:g`` writes it."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    if decimals <= 0:
+        return f"{value:,.0f}"
+    return f"{round(value, decimals):,.{decimals}f}".rstrip("0").rstrip(".")

@@ -22,7 +22,9 @@ Both thresholds are far from any real run, so that a correct row is never refuse
   seconds: a run measured in seconds and written as ms is 1000 x too small, caught unless it
   sustained below 1 % of the peak. Otherwise the row's plan is not the run's: too few NPUs (a
   ``dp`` or ``npus`` cell left empty takes the model file's value) or too large a global batch
-  (one written in tokens rather than sequences).
+  (one written in tokens rather than sequences). Either way, a value between :data:`SLOW_FRACTION`
+  of the NPU's peak TFLOP/s and the peak may be a TFLOP/s per NPU figure typed as the time: the
+  message says so, with the time it implies (:func:`tflops_hint`).
 - a measured iteration time above the time the model's FLOPs take at :data:`SLOW_FRACTION` (1 %)
   of the NPUs' peak looks like microseconds: a run measured in µs and written as ms is 1000 x too
   large, so it would have sustained below 0.1 % of the peak (always caught). The slowest shipped
@@ -36,7 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..workloads.llm.flops import model_flops_per_iteration
+from ..units import fmt_sig, plural
+from ..workloads.llm.flops import model_flops_per_iteration, recompute_flops_per_iteration
 from .npus import DEFAULT_CATALOG, read_npu_catalog
 
 if TYPE_CHECKING:
@@ -146,13 +149,17 @@ def _plausible(measured_ms: float, bound: float) -> bool:
 
 def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str) -> None:
     npus = params.plan.total_npus
+    per_npu = tflops_hint(measured_ms, bound, params)
+    typed = fmt_sig(measured_ms, 10)
     if measured_ms * SPEED_FACTOR < bound and _plausible(measured_ms * 1000, bound):
         raise InputError(
             where,
             "measured_ms",
-            f"{measured_ms:g} ms is {bound / measured_ms:,.0f} x less than the model's FLOPs take "
-            f"at the peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms): looks like seconds",
-            f"give the iteration time in ms: {measured_ms * 1000:g} for {measured_ms:g} s",
+            f"{typed} ms is {bound / measured_ms:,.0f} x less than the model's "
+            f"FLOPs take at the peak FLOP/s of its {plural(npus, 'NPU')} ({fmt_sig(bound)} ms): "
+            "looks like seconds" + (per_npu and ", or a TFLOP/s per NPU figure (not a time)"),
+            f"give the iteration time in ms: {measured_ms * 1000:.10g} for {measured_ms:.10g} s"
+            + (per_npu and f"; {per_npu}"),
         )
     p = params.plan
     ratio = bound / measured_ms
@@ -160,20 +167,58 @@ def _refuse_fast(measured_ms: float, bound: float, params: LLMParams, where: str
     raise InputError(
         where,
         "measured_ms",
-        f"{measured_ms:,.10g} ms is faster than physically possible: {times} x less than the "
-        f"model's FLOPs take at the peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms at "
-        f"{params.npu.peak_tflops:g} TFLOP/s each)",
-        f"check the plan the row resolves to against the run measured: tp {p.tp} x pp {p.pp} x "
-        f"dp {p.dp} = {npus} NPUs (too few?), global_batch_size {p.global_batch_size} "
-        "sequences (too many? in sequences, not tokens), an empty cell taking the model file's "
-        "value; and that measured_ms is ms per iteration",
+        f"{typed} ms is faster than physically possible: {times} x less than the "
+        f"model's FLOPs take at the peak FLOP/s of its {plural(npus, 'NPU')} ({fmt_sig(bound)} ms "
+        f"at {params.npu.peak_tflops:g} TFLOP/s each)"
+        + (per_npu and f"; {typed} looks like a TFLOP/s per NPU figure (not a time)"),
+        (f"give the iteration time in ms: {per_npu}; else " if per_npu else "")
+        + "check the plan the row resolves to against the run measured: tp "
+        f"{p.tp} x pp {p.pp} x dp {p.dp} = {plural(npus, 'NPU')} (too few?), global_batch_size "
+        f"{p.global_batch_size} sequences (too many? in sequences, not tokens), an empty cell "
+        "taking the model file's value; and that measured_ms is ms per iteration",
     )
+
+
+def tflops_hint(measured_ms: float, bound: float, params: LLMParams) -> str:
+    """For a ``measured_ms`` below the peak-FLOP/s time ``bound`` (ms) that could be a TFLOP/s per
+    NPU figure typed as the time (published runs quote both: Narayanan et al. 2021's Table 1 gives
+    163 TFLOP/s per GPU for the 1T model's 102.6 s iteration): the time that figure implies, in
+    words: model FLOPs per iteration / (TFLOP/s x NPUs), ms, and for a plan that recomputes also
+    with the recompute's FLOPs (the hardware FLOPs such tables count); "" when it could not be one.
+
+    It could be one when the figure is at most the NPU's peak (``peak_tflops``, which no run
+    sustains more than) and at least :data:`SLOW_FRACTION` of it: exactly when the time it implies,
+    ``bound`` x peak / figure, is between ``bound`` and ``bound`` / :data:`SLOW_FRACTION`, the times
+    :func:`check_measured` accepts.
+    """
+    peak = params.npu.peak_tflops
+    if not (measured_ms < bound and SLOW_FRACTION * peak <= measured_ms <= peak):
+        return ""
+    npus = params.plan.total_npus
+    figure = fmt_sig(measured_ms, 10)
+
+    def ms(flops: float) -> str:
+        return fmt_sig(flops / (measured_ms * 1e12 * npus) * 1e3)
+
+    flops = model_flops_per_iteration(params)
+    text = (
+        f"{figure} TFLOP/s per NPU is {ms(flops)} ms (the model's FLOPs per iteration / (TFLOP/s x "
+        f"NPUs): {fmt_sig(flops / 1e15)} PFLOP / ({figure} TFLOP/s x {plural(npus, 'NPU')}))"
+    )
+    extra = recompute_flops_per_iteration(params)
+    if extra:
+        text += (
+            f", or {ms(flops + extra)} ms if the figure counts the {params.plan.recompute} "
+            f"recompute's FLOPs too ({fmt_sig((flops + extra) / 1e15)} PFLOP)"
+        )
+    return text
 
 
 def _refuse_slow(measured_ms: float, bound: float, npus: int, where: str) -> None:
     head = (
-        f"{measured_ms:.10g} ms is {measured_ms / bound:,.0f} x what the model's FLOPs take at the "
-        f"peak FLOP/s of its {npus} NPUs ({bound:,.4g} ms): below {SLOW_FRACTION:.0%} of the peak"
+        f"{fmt_sig(measured_ms, 10)} ms is {measured_ms / bound:,.0f} x what the model's FLOPs "
+        f"take at the peak FLOP/s of its {plural(npus, 'NPU')} ({fmt_sig(bound)} ms): below "
+        f"{SLOW_FRACTION:.0%} of the peak"
     )
     if _plausible(measured_ms / 1000, bound):
         raise InputError(
@@ -199,4 +244,5 @@ __all__ = [
     "check_bandwidths",
     "peak_time_ms",
     "check_measured",
+    "tflops_hint",
 ]

@@ -7,7 +7,7 @@ hold commas and line breaks); lines starting with ``#`` where a row would start 
 the last named column (a spreadsheet's trailing commas) are ignored. Columns:
 
 - ``model``: an LLM model file (``generator = "llm"``, :mod:`hieropt.io.llm`), path relative to the
-  CSV file;
+  CSV file; not an instance file (:mod:`hieropt.io.run_model`);
 - ``network``: a network file, path relative to the CSV file: a LIBRA network YAML, a TOML file with
   a ``[network]`` table (``dims = [{block, npus, cost_class}, ...]``) and optionally ``chunks``,
   ``collectives_in_flight`` and ``description`` (not ``dimension_mode``: each group of the plan
@@ -23,7 +23,7 @@ the last named column (a spreadsheet's trailing commas) are ignored. Columns:
 - ``bw_gbps``: per-NPU bandwidth of each dimension of the file, GB/s per direction (1 GB = 1e9
   bytes), ``;``-separated, dimension 0 first (the values ``hieropt evaluate --bw`` takes
   comma-separated: ``300;25`` here is ``--bw 300,25``), or only those of the dimensions the run
-  uses (``300`` for a run of one node);
+  uses (``300`` for a run of one node); a trailing ``;`` is refused (:func:`parse_bw_cell`);
 - ``measured_ms``: the measured iteration time, ms;
 - optional ``group`` (runs compared with each other: ranked), ``source`` (where the measurement is
   published), ``name`` (a label) and ``note``;
@@ -51,8 +51,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..units import plural
 from .common import parse_toml, read_text
 from .llm import SECTIONS, llm_params, override_path
+from .run_model import check_model_file
 from .run_network import NetworkFile, read_network_file, sized, sized_network
 from .run_units import check_bandwidths, check_measured, scaleup_gbps
 
@@ -198,7 +200,7 @@ def read_runs(path: str | Path) -> tuple[Run, ...]:
             raise InputError(
                 where,
                 None,
-                f"{len(cells)} cells for {len(header)} columns{spans}",
+                f"{plural(len(cells), 'cell')} for {plural(len(header), 'column')}{spans}",
                 "give one cell per column (quote a cell holding a comma)",
             )
         out.append(
@@ -400,6 +402,7 @@ def _run(
         except InputError as e:
             raise InputError(where, "model", _inner(e), e.fix) from None
     data = models[model]
+    check_model_file(data, model, row["model"], path, where)
     overrides = tuple(f"{k}={v}" for k, v in row.items() if k not in REQUIRED + OPTIONAL and v)
     if not any(o.startswith(("npus=", "plan.npus=")) for o in overrides):
         data = _without_npus(data)
@@ -473,8 +476,9 @@ def parse_bw_cell(
     :func:`~hieropt.io.run_network.sized_network`: the outer ones carry none of its traffic).
 
     Raises:
-        InputError: values separated by ``,`` (a quoted cell), another count of values, or a value
-            that is not a positive, finite number.
+        InputError: values separated by ``,`` (a quoted cell), a trailing ``;`` (refused, not
+            ignored: it may end a list whose last value is missing) or another empty value,
+            another count of values, or a value that is not a positive, finite number.
     """
     if "," in text:
         raise InputError(
@@ -484,20 +488,55 @@ def parse_bw_cell(
             f"separate the values with ';', dimension 0 first: {text.replace(',', ';')}",
         )
     parts = [t.strip() for t in text.split(";")]
-    if len(parts) != n_dims and (used is None or len(parts) != used):
-        fewer = used is not None and used < n_dims
+    fewer = used is not None and used < n_dims
+    example = bw_example(n_dims)
+    counts = (
+        f"{n_dims} values separated by ';', dimension 0 first (e.g. {example})"
+        if n_dims > 1
+        else f"1 value (e.g. {example})"
+    )
+    if used is not None and fewer:
+        counts += f", or {_first(used)} (e.g. {';'.join(example.split(';')[:used])})"
+    if len(parts) > 1 and not parts[-1]:
+        kept = text.strip().rstrip(";").strip()
+        fits = len(kept.split(";")) in (n_dims, used)
         raise InputError(
             where,
             "bw_gbps",
-            f"{len(parts)} values for the network's {n_dims} dimensions"
-            + (f" (the run uses the first {used})" if fewer else ""),
-            f"give {n_dims} values separated by ';', dimension 0 first (e.g. 300;25)"
-            + (f", or the first {used}" if fewer else ""),
+            f"'{text}': a trailing ';' with no value after it",
+            f"drop the trailing ';': {kept}" if fits else f"give {counts}",
         )
-    return tuple(
-        _positive(t, where, "bw_gbps", "give GB/s per NPU per direction, e.g. 300;25")
-        for t in parts
-    )
+    if len(parts) > 1 and not all(parts):
+        raise InputError(
+            where,
+            "bw_gbps",
+            f"'{text}': an empty value (dimension {parts.index('')})",
+            f"give {counts}",
+        )
+    if len(parts) != n_dims and (used is None or len(parts) != used):
+        raise InputError(
+            where,
+            "bw_gbps",
+            f"{plural(len(parts), 'value')} for the network's {plural(n_dims, 'dimension')}"
+            + (f" (the run uses {_first(used)})" if used is not None and fewer else ""),
+            f"give {counts}",
+        )
+    fix = f"give GB/s per NPU per direction, e.g. {bw_example(len(parts))}"
+    return tuple(_positive(t, where, "bw_gbps", fix) for t in parts)
+
+
+def bw_example(n: int) -> str:
+    """An example ``bw_gbps`` cell of ``n`` values, GB/s per NPU per direction, dimension 0 first:
+    an NVLink-class 300 first, an InfiniBand-class 25 last (``300;25``, as an A100 node and its
+    HDR NIC), halving steps from 100 between (``300;100;25``, ``300;100;50;25``)."""
+    if n <= 1:
+        return "300"
+    return ";".join(["300"] + [f"{100 / 2**k:g}" for k in range(n - 2)] + ["25"])
+
+
+def _first(used: int) -> str:
+    """The dimensions a run of ``used`` inner ones uses, in words."""
+    return "dimension 0 only" if used == 1 else f"the first {used}"
 
 
 __all__ = [
@@ -506,6 +545,7 @@ __all__ = [
     "read_runs",
     "read_network_file",
     "parse_bw_cell",
+    "bw_example",
     "sized",
     "row_params",
     "REQUIRED",

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..studies.validate import Calibration, Validation
 from ..studies.validate.checks import row_calibration_cells
+from ..units import plural
 
 
 def _pct(x: float, sign: bool = False) -> str:
@@ -108,7 +109,7 @@ def summary_lines(v: Validation) -> list[str]:
         used = sum(x.calibrated == c.npu for x in v.rows)
         lines.append(
             calibration_line(c, "calibrated")
-            + f"; applied to {used} runs"
+            + f"; applied to {plural(used, 'run')}"
             + ("" if used else f" (no run uses the accelerator {c.npu})")
         )
     n = sum(x.counted for x in v.rows)
@@ -120,28 +121,29 @@ def summary_lines(v: Validation) -> list[str]:
         )
     repeats = sum(bool(x.repeats) and not x.in_sample for x in v.rows)
     if repeats:
-        whose += f" ({repeats} repeated runs counted once)"
+        whose += f" ({plural(repeats, 'repeated run')} counted once)"
     lines.append(
-        f"{n} runs out of sample: mean absolute error {_pct(v.mape)}, worst {_pct(v.worst)}"
-        + whose
+        f"{plural(n, 'run')} out of sample: mean absolute error {_pct(v.mape)}, "
+        f"worst {_pct(v.worst)}{whose}"
     )
     return lines
 
 
 def _own_cells(v: Validation) -> str:
-    """``, the rows' own matrix_efficiency in 2 runs``: the counted runs whose rows give a
-    calibration field (timed with it, not with the model file's), or ''."""
+    """``, the rows' own matrix_efficiency in 2 of them`` (``in it`` of a single run): the counted
+    runs whose rows give a calibration field (timed with it, not with the model file's), or ''."""
     own = [row_calibration_cells(x.run) for x in v.rows if x.counted]
     names = sorted({k for cells in own for k in cells})
     n = sum(bool(cells) for cells in own)
-    return f", the rows' own {', '.join(names)} in {n} of them" if n else ""
+    of = "it" if len(own) == 1 else f"{n} of them"
+    return f", the rows' own {', '.join(names)} in {of}" if n else ""
 
 
 def calibration_line(c: Calibration, verb: str = "fitted") -> str:
     """One calibration in a line: accelerator, values, runs, quality."""
     values = ", ".join(f"{k} = {v:.4g}" for k, v in c.values.items())
     return (
-        f"{c.npu} {verb} on {c.runs} runs of {', '.join(short_file(f) for f in c.files)} "
+        f"{c.npu} {verb} on {plural(c.runs, 'run')} of {', '.join(short_file(f) for f in c.files)} "
         f"({c.loss}): {values}; fit: mean absolute error {_pct(c.mape)}, worst {_pct(c.worst)}"
     )
 

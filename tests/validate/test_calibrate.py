@@ -227,8 +227,8 @@ def test_a_run_given_in_several_rows_or_files_counts_once(tmp_path: Path):
     with pytest.raises(InputError) as e:
         fit_npu(read_runs(path) + read_runs(path), fields)
     assert e.value.one_line() == (
-        f"--fit: 2 fields to fit (efficiency, hbm_gbps) on 1 runs of {path}: more fields than "
-        "runs do not determine them (any values fit); fix: fit at most 1 field(s), or add runs "
+        f"--fit: 2 fields to fit (efficiency, hbm_gbps) on 1 run of {path}: more fields than "
+        "runs do not determine them (any values fit); fix: fit at most 1 field, or add runs "
         "that separate them (several micro-batch sizes, models and recompute strategies)")
     cal = synthetic(tmp_path, ("npu.efficiency=0.37",))
     once = fit_npu(read_runs(cal))

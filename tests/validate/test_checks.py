@@ -208,7 +208,7 @@ def test_more_fitted_fields_than_runs_are_refused(tmp_path: Path):
         "error: --fit: 5 fields to fit (matrix_efficiency, gemm_half_gflop, hbm_efficiency, "
         f"kernel_overhead_us, attention_efficiency) on 2 runs of {ONE_NODE}"
     )
-    assert "fix: fit at most 2 field(s)" in r.stderr
+    assert "fix: fit at most 2 fields, or add runs" in r.stderr
 
 
 def test_an_empty_fit_is_refused(tmp_path: Path):
@@ -415,7 +415,7 @@ def test_measured_times_in_microseconds_are_refused_with_the_conversion(tmp_path
         assert r.exit_code == 2
         # 1420000 / 458.15 ms (the peak-FLOP/s time, by hand above) = 3099
         assert r.stderr.strip() == (
-            f"error: {path}: line 7: measured_ms: 1420000 ms is 3,099 x what the model's FLOPs "
+            f"error: {path}: line 7: measured_ms: 1,420,000 ms is 3,099 x what the model's FLOPs "
             "take at the peak FLOP/s of its 8 NPUs (458.2 ms): below 1% of the peak: looks like "
             "µs; fix: give the iteration time in ms: 1420 for 1420000 µs"
         )
@@ -430,7 +430,7 @@ def test_an_implausibly_slow_time_that_is_not_microseconds_names_the_plan(tmp_pa
     with pytest.raises(InputError) as e:
         read_runs(path)
     line = e.value.one_line()
-    assert line.startswith(f"{path}: line 8: measured_ms: 1000000000 ms is 2,182,656 x what")
+    assert line.startswith(f"{path}: line 8: measured_ms: 1,000,000,000 ms is 2,182,656 x what")
     assert "looks like" not in line and "check the row's model fields" in line
 
 

@@ -110,8 +110,8 @@ def test_a_fitted_field_in_a_row_is_refused_with_a_fit_applied(tmp_path: Path):
     r = runner.invoke(app, ["validate", str(path)])
     assert r.exit_code == 0, r.output
     assert r.stdout.strip().splitlines()[-1] == (
-        "1 runs out of sample: mean absolute error 7.6%, worst 7.6% (the model files' "
-        "calibration, the rows' own matrix_efficiency in 1 of them; (fit): the runs a catalog "
+        "1 run out of sample: mean absolute error 7.6%, worst 7.6% (the model files' "
+        "calibration, the rows' own matrix_efficiency in it; (fit): the runs a catalog "
         "default was fitted on)"
     )
 

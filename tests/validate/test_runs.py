@@ -102,7 +102,7 @@ BAD = [
     (HEADER + ",colour", "tiny.toml,net.toml,10,1,red", ["line 2", "colour", "unknown column"]),
     (HEADER, "tiny.toml,net.toml,10,fast", ["line 3", "measured_ms", "not a number"]),
     (HEADER, "tiny.toml,net.toml,10,-1", ["line 3", "measured_ms", "positive"]),
-    (HEADER, "tiny.toml,net.toml,10;20,1", ["line 3", "bw_gbps", "2 values", "1 dimensions"]),
+    (HEADER, "tiny.toml,net.toml,10;20,1", ["line 3", "bw_gbps", "2 values", "1 dimension;"]),
     (HEADER, "tiny.toml,net.toml,0,1", ["line 3", "bw_gbps", "positive"]),
     (HEADER, "nope.toml,net.toml,10,1", ["line 3", "model", "nope.toml", "not found"]),
     (HEADER, "tiny.toml,nonet.toml,10,1", ["line 3", "network", "nonet.toml", "not found"]),
@@ -478,7 +478,7 @@ def test_a_bandwidth_cell_of_neither_count_names_both(tmp_path: Path):
     with pytest.raises(InputError) as e:
         read_runs(path)
     assert e.value.one_line() == (
-        f"{path}: line 3: bw_gbps: 2 values for the network's 3 dimensions (the run uses the "
-        "first 1); fix: give 3 values separated by ';', dimension 0 first (e.g. 300;25), or the "
-        "first 1"
+        f"{path}: line 3: bw_gbps: 2 values for the network's 3 dimensions (the run uses "
+        "dimension 0 only); fix: give 3 values separated by ';', dimension 0 first (e.g. "
+        "300;100;25), or dimension 0 only (e.g. 300)"
     )

@@ -23,6 +23,7 @@ import numpy as np
 from ...cache import scoped
 from ...errors import InputError
 from ...io.runs import Run
+from ...units import plural
 from ...workloads.llm import NPU
 from ...workloads.llm.accelerators import CALIBRATION_FIELDS as ROOFLINE_FIELDS
 from .checks import (
@@ -171,6 +172,29 @@ class Calibration:
         return tuple(f"npu.{k}={v!r}" for k, v in self.values.items())
 
 
+def accelerators_of(runs: Sequence[Run]) -> str:
+    """Each accelerator of ``runs`` with its runs files, names sorted: ``A100-SXM-80GB
+    (a100-one-node.csv), H100-SXM (h100-one-node.csv)``; a file that holds runs of several gives
+    the lines of each one's rows (``mix.csv lines 2, 3``, the first 5 then ``...``)."""
+    files: dict[str, dict[str, list[int]]] = {}
+    owners: dict[str, set[str]] = {}
+    for r in runs:
+        name, path = r.params.npu.name, str(r.path)
+        files.setdefault(name, {}).setdefault(path, []).append(r.line)
+        owners.setdefault(path, set()).add(name)
+
+    def where(path: str, lines: list[int]) -> str:
+        if len(owners[path]) == 1:
+            return path
+        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        return f"{path} line{'s' if len(lines) > 1 else ''} {shown}"
+
+    return ", ".join(
+        f"{name} ({', '.join(where(p, lines) for p, lines in files[name].items())})"
+        for name in sorted(files)
+    )
+
+
 def fit_npu(
     runs: Sequence[Run],
     fields: Sequence[CalibrationField | str] | None = None,
@@ -200,10 +224,11 @@ def fit_npu(
     names = sorted({r.params.npu.name for r in runs})
     if len(names) > 1:
         raise InputError(
-            runs[0].path,
+            "calibration",
             "npu",
-            f"runs of several accelerators ({', '.join(names)})",
-            "calibrate each accelerator on its own runs",
+            f"runs of {plural(len(names), 'accelerator')}: {accelerators_of(runs)}",
+            "calibrate each accelerator on its own runs: one calibrate per accelerator, given "
+            "its files (a file that holds several: split its rows by accelerator)",
         )
     fields = resolve_fields(runs[0].params.npu, fields)
     check_no_fitted_cells(runs, [f.name for f in fields])
@@ -337,6 +362,7 @@ __all__ = [
     "model_fields",
     "fields_named",
     "resolve_fields",
+    "accelerators_of",
     "fit_npu",
     "calibrate",
     "LOSSES",

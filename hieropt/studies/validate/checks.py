@@ -27,6 +27,7 @@ from ...errors import InputError
 from ...io.llm import override_path
 from ...io.runs import Run
 from ...model.memory import memory
+from ...units import plural
 from ...workloads.llm.accelerators import CALIBRATION_NAMES
 from .search import TOLERANCE as SEARCH_TOLERANCE
 
@@ -165,9 +166,10 @@ def check_fit_inputs(runs: Sequence[Run], names: Sequence[str]) -> None:
         raise InputError(
             "--fit",
             None,
-            f"{len(names)} fields to fit ({', '.join(names)}) on {len(runs)} runs of {files}: "
+            f"{plural(len(names), 'field')} to fit ({', '.join(names)}) on "
+            f"{plural(len(runs), 'run')} of {files}: "
             "more fields than runs do not determine them (any values fit)",
-            f"fit at most {len(runs)} field(s), or add runs that separate them (several "
+            f"fit at most {plural(len(runs), 'field')}, or add runs that separate them (several "
             "micro-batch sizes, models and recompute strategies)",
         )
     for r in runs:
