@@ -213,6 +213,8 @@ class Portfolio:
             budget (the best time found, certified to the gap target), ns; own_bounds_ns: their
             proven lower bounds.
         max_regret: the min_cost form's bound on every slowdown (None otherwise).
+        optima_within_budget: whether the own optima were held to the instance's budget (False
+            for the weights from shares of hours, whose own optima ignore the budget).
     """
 
     names: tuple[str, ...]
@@ -221,6 +223,7 @@ class Portfolio:
     own_optima_ns: tuple[float, ...]
     own_bounds_ns: tuple[float, ...]
     max_regret: float | None = None
+    optima_within_budget: bool = True
 
     @property
     def slowdowns(self) -> tuple[float, ...]:
