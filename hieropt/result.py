@@ -13,6 +13,7 @@ from .errors import NoSolutionError
 from .model.run import RunFigures, run_figures
 from .model.timing import Breakdown
 from .spec import Instance
+from .units import RELATIVE_UNIT, objective_unit
 
 
 class Status(StrEnum):
@@ -134,7 +135,9 @@ class Solution:
         the buyer's figures ``run`` (:class:`hieropt.model.run.RunFigures`), and the instance echo
         of ``instance`` or of the instance it was solved for; None when neither is known). Without a
         design (:attr:`has_design`): only status, message, objective, its unit, the solve time and
-        the instance echo. An unbounded end of a range in ``extra`` is None (:func:`json_extra`)."""
+        the instance echo. An unbounded end of a range in ``extra`` is None (:func:`json_extra`).
+        ``units.time`` is the unit of ``iteration_time_ns`` and ``lower_bound_ns``: ns, or
+        :data:`hieropt.units.RELATIVE_UNIT` for workloads weighted by shares of hours."""
         inst = instance if instance is not None else self.instance
         if not self.has_design:
             return {"status": self.status.value, "message": self.message,
@@ -146,10 +149,14 @@ class Solution:
             if inst is None
             else run_figures(inst, self.iteration_time_ns, self.network_cost_usd)
         )
+        # (workloads weighted by shares of hours: iteration_time_ns and lower_bound_ns hold the
+        # hour-weighted ratio, whatever the objective)
+        relative = (inst.relative_time if inst is not None
+                    else RELATIVE_UNIT in self.objective_unit)
         return {
             "units": {
                 "bw": "GB/s per NPU per dimension (1 GB = 1e9 bytes)",
-                "time": "ns",
+                "time": objective_unit("performance", relative),
                 "cost": "USD",
                 "bytes": "bytes per NPU",
             },
@@ -213,6 +220,8 @@ class Portfolio:
             budget (the best time found, certified to the gap target), ns; own_bounds_ns: their
             proven lower bounds.
         max_regret: the min_cost form's bound on every slowdown (None otherwise).
+        optima_within_budget: whether the own optima were held to the instance's budget (False
+            for the weights from shares of hours, whose own optima ignore the budget).
     """
 
     names: tuple[str, ...]
@@ -221,6 +230,7 @@ class Portfolio:
     own_optima_ns: tuple[float, ...]
     own_bounds_ns: tuple[float, ...]
     max_regret: float | None = None
+    optima_within_budget: bool = True
 
     @property
     def slowdowns(self) -> tuple[float, ...]:

@@ -33,6 +33,50 @@ nic_usd_per_gbps = 1.0
 its workload in ``model.toml`` beside it (the test writes that model)."""
 
 
+HOURS_PAIR_TOML = """\
+name = "hours-pair"
+objective = "performance"
+training_loop = "no_overlap"
+constraints = ["bw[0] + bw[1] == 100", "bw[0] >= 10", "bw[1] >= 10"]
+
+[[workloads]]
+workload = "a.txt"
+hours_share = 90
+mapping = { forward = [1, 1], input_grad = [1, 1], weight_grad = [2, 1] }
+
+[[workloads]]
+workload = "b.txt"
+hours_share = 10
+mapping = { forward = [1, 1], input_grad = [1, 1], weight_grad = [1, 2] }
+
+[network]
+dims = [
+  { block = "Ring", npus = 2, cost_class = "A" },
+  { block = "Ring", npus = 2, cost_class = "B" },
+]
+
+[cost.A]
+link_usd_per_gbps = 1.0
+[cost.B]
+link_usd_per_gbps = 3.0
+"""
+"""Two workloads weighted by shares of hours (90 and 10) on two 2-NPU rings, bw[0] + bw[1] == 100,
+each >= 10 (cost 4 b0 + 12 b1 $): a takes 1,000 + 9e4 / b0 ns (own optimum 2,000 ns at b0 = 90),
+b 1e6 + 9e7 / b1 ns (own optimum 2e6 ns at b1 = 90); the hour-weighted ratio is
+0.5 + 40.5 / b0 + 4.5 / b1, least at (75, 25) with 1.22 (tests/solve/test_hours_share_objective.py
+derives it). :func:`hours_pair` writes it with its workloads."""
+
+
+def hours_pair(folder: Path, text: str = HOURS_PAIR_TOML) -> Path:
+    """Write :data:`HOURS_PAIR_TOML` (or ``text``) as ``folder/pair.toml`` with its workloads
+    ``a.txt`` and ``b.txt`` beside it; returns the instance's path."""
+    (folder / "a.txt").write_text("a -1 1000 NONE 0 0 NONE 0 0 ALLREDUCE 90000 0\n")
+    (folder / "b.txt").write_text("b -1 1000000 NONE 0 0 NONE 0 0 ALLREDUCE 90000000 0\n")
+    path = folder / "pair.toml"
+    path.write_text(text)
+    return path
+
+
 def shared_data_dir() -> Path | None:
     """The reference data folder (LIBRA files, ASTRA-sim workloads, reference optima), or None.
 

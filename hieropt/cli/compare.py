@@ -94,13 +94,19 @@ def check_compared_objective(inst: Instance, objective: str | None, path: Path |
 
     if comparison_objective(inst, objective)[1] is None:
         return
+    regret = inst.objective == "min_cost" and inst.max_regret is not None
+    what = f"min_cost with max_regret {inst.max_regret:g}" if regret else repr(inst.objective)
+    why = ("min_cost at a time target in ns, not within max_regret of each workload's own "
+           "optimum" if regret else ", ".join(OBJECTIVES_PLACED))
+    # (workloads weighted by hours_share take no time target in ns: min_cost is not comparable)
+    also = "" if inst.relative_time else " (min_cost also needs --max-time)"
     raise InputError(
         path or "instance",
         "objective",
-        f"the instance's objective {inst.objective!r} has no heuristic comparison (compare places "
-        f"the rules of thumb for {', '.join(OBJECTIVES_PLACED)})",
-        f"choose one with --objective, e.g. --objective performance (min_cost also needs "
-        f"--max-time); 'hieropt solve' answers {inst.objective}",
+        f"the instance's objective {what} has no heuristic comparison (compare places "
+        f"the rules of thumb for {why})",
+        f"choose one with --objective, e.g. --objective performance{also}; "
+        f"'hieropt solve {path or 'INSTANCE'}' answers {what}",
     )
 
 
@@ -189,7 +195,9 @@ def compare_command(
         )
         check_compared_objective(inst, objective, instance)
         # loaded once the input is valid (a bad input is reported fast)
-        from ..studies.compare import compare
+        from ..studies.compare import check_min_cost_target, compare
+
+        check_min_cost_target(inst, objective, instance)
 
         comp = compare(inst, objective=objective)
     except HieroptError as e:
@@ -375,9 +383,10 @@ def report_command(
         )
         check_report_objective(objective, instance)
         # loaded once the input is valid (a bad input is reported fast)
-        from ..studies.compare import compare, comparison_objective
+        from ..studies.compare import check_min_cost_target, compare, comparison_objective
 
         compared, compared_note = comparison_objective(inst, objective)
+        check_min_cost_target(inst, compared, instance)
         comp = compare(inst, objective=compared)
     except HieroptError as e:
         raise fail(err, e, json_out) from None
@@ -393,6 +402,10 @@ def report_command(
             raise fail(err, e, json_out) from None
         front_error = str(e)
         error_line(err, f"no Pareto front: {e}", label="note:", style="yellow")
+    # (its alternatives are the fastest, the knee, the least $ per run...: none takes the regret
+    # bound of min_cost, which 'hieropt solve' answers)
+    if inst.max_regret is not None:
+        inst = inst.model_copy(update={"max_regret": None})
     try:
         committee = procurement_committee(inst, front, slack, catalog)
     except HieroptError as e:

@@ -27,11 +27,11 @@ def portfolio_table(p: Portfolio | None, objective: str) -> Table | None:
     t = Table(title=title, title_justify="left")
     for col in ("workload", "weight", "time ms", "share", "own optimum ms", "slowdown"):
         t.add_column(col, justify="left" if col == "workload" else "right")
+    under = ("the same constraints and budget" if p.optima_within_budget else
+             "the same constraints, whatever the budget")
     t.caption = (
         "time: this workload's iteration time on this network; share: weight x time / the "
-        "weighted sum; "
-        "own optimum: its fastest network under the same constraints and budget; slowdown: "
-        "time / own "
+        f"weighted sum; own optimum: its fastest network under {under}; slowdown: time / own "
         "optimum - 1"
     )
     total = sum(w * tn for w, tn in zip(p.weights, p.times_ns, strict=True))

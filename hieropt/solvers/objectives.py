@@ -182,8 +182,11 @@ def _solve(instance: Instance, objective: str | None, options: SolveOptions,
     if skipped or hours_note:
         sol = replace(sol, notes=sol.notes + hours_note + skipped)
     if o.portfolio and len(instance.jobs) > 1 and sol.success:
-        optima = own_optima(instance, REL_GAP, time_limit_s)
-        sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima),
+        # (with shares of hours, the optima of the weights: without the budget)
+        within = not instance.relative_time
+        optima = own_optima(instance, REL_GAP, time_limit_s, within_budget=within)
+        sol = replace(sol, portfolio=portfolio_of(instance, sol.bw_gbps, optima,
+                                                  within_budget=within),
                       solve_seconds=time.perf_counter() - start)
     if sensitivity and sol.success and obj == "min_run_cost":
         sol = replace(sol, notes=sol.notes + ("sensitivity: not computed for min_run_cost (the "

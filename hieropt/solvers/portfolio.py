@@ -1,10 +1,11 @@
 """Portfolios of workloads on one fabric: each workload's own optimum, min-max regret, and its
 time-target form.
 
-- **Own optima** T_w* = min T_w(B) under the instance's rows, bounds and budget, one cutting-plane
-  solve each (:class:`hieropt.solvers.cutting.TimeLP`), proven in [L_w, U_w]; U_w is used as T_w*.
-  When one stops short of its gap the portfolio's answer is LIMIT, saying by how much, and a
-  min-max ratio's bound is scaled by min_w L_w / U_w.
+- **Own optima** T_w* = min T_w(B) under the instance's rows, bounds and budget (without the budget
+  for the weights from shares of hours), one cutting-plane solve each
+  (:class:`hieropt.solvers.cutting.TimeLP`), proven in [L_w, U_w]; U_w is used as T_w*. When one
+  stops short of its gap the portfolio's answer is LIMIT, saying by how much, and a min-max
+  ratio's bound is scaled by min_w L_w / U_w.
 - **Min-max regret**: min z s.t. T_w(B) <= z U_w for every w, on the portfolio LP
   (:mod:`hieropt.formulation.portfolio`) solved by the loop of :class:`hieropt.solvers.cut_lp.CutLP`
   from the best own optimum's design: candidates max_w T_w(B) / U_w evaluated exactly, the bound
@@ -50,19 +51,24 @@ def single_job(instance: Instance, w: int) -> Instance:
         "max_iteration_time_ns": None, "weights": "plain"})
 
 
-def own_optima(instance: Instance, rel_gap: float = REL_GAP,
-               time_limit_s: float = 60.0) -> list[OAResult]:
-    """T_w* of every workload under the instance's rows, bounds and budget (one solve each; a solve
-    that stops short of its gap target is kept with status LIMIT and its proven bound: the portfolio
-    is then LIMIT too).
+def own_optima(instance: Instance, rel_gap: float = REL_GAP, time_limit_s: float = 60.0, *,
+               within_budget: bool = True) -> list[OAResult]:
+    """T_w* of every workload under the instance's rows and bounds, and its budget when
+    ``within_budget`` (one solve each, never a time target; a solve that stops short of its gap
+    target is kept with status LIMIT and its proven bound: the portfolio is then LIMIT too). The
+    weights from shares of hours (:func:`hours_weighted`) take them without the budget, so that the
+    objective of an instance does not depend on the budget a command asks about; min-max regret and
+    its time-target form within it (the regret's start designs must meet the budget).
 
     Raises:
         NoSolutionError: a workload has no optimum (infeasible or unbounded constraints).
 """
+    budget = instance.max_network_cost_usd if within_budget else None
+    alone = instance.model_copy(update={"max_network_cost_usd": budget})
     out = []
-    for w, tm in enumerate(job_time_models(instance)):
-        with closing(TimeLP(single_job(instance, w), tm, time_limit_s)) as core:
-            out.append(core.min_time(rel_gap, budget_usd=instance.max_network_cost_usd))
+    for w, tm in enumerate(job_time_models(alone)):
+        with closing(TimeLP(single_job(alone, w), tm, time_limit_s)) as core:
+            out.append(core.min_time(rel_gap, budget_usd=budget))
     return out
 
 
@@ -75,13 +81,15 @@ def hours_weighted(instance: Instance,
     (:meth:`hieropt.spec.Instance.require_resolved_weights`).
 
     Returns ``instance`` with each share h_w (summing to 1) turned into the weight h_w / T_w*
-    (1/ns), T_w* the workload's own optimum under the instance's rows, bounds and budget
-    (:func:`own_optima`), weights ``"relative"``, and a note giving the weights; ``instance`` itself
-    and no note when its weights are plain or already relative (calling it twice is calling it
-    once). A job with the share h_w of the hours H runs h_w H / T_w* iterations at its own optimum;
-    on a fabric B that work takes H sum_w h_w T_w(B) / T_w* hours, so the weighted time is the
-    hour-weighted relative iteration time: dimensionless (:data:`hieropt.units.RELATIVE_UNIT`), 1
-    when every job runs at its own optimum.
+    (1/ns), T_w* the workload's own optimum under the instance's rows and bounds, without its
+    budget or time targets (:func:`own_optima` with ``within_budget=False``: a $10M budget on
+    the network must not make the optima slower and every network look better), weights
+    ``"relative"``, and a note giving the weights; ``instance`` itself and no note when its
+    weights are plain or already relative (calling it twice is calling it once). A job with the
+    share h_w of the hours H runs h_w H / T_w* iterations at its own optimum; on a fabric B that
+    work takes H sum_w h_w T_w(B) / T_w* hours, so the weighted time is the hour-weighted
+    relative iteration time: dimensionless (:data:`hieropt.units.RELATIVE_UNIT`), 1 when every
+    job runs at its own optimum.
 
     Raises:
         InputError: the instance also gives a time target in ns (``max_iteration_time_ns``), which
@@ -97,7 +105,7 @@ def hours_weighted(instance: Instance,
             "time is a ratio to their own optima, not ns",
             "give max_regret (each workload within that fraction of its own optimum), or weights "
             "instead of hours_share")
-    optima = [r.upper for r in own_optima(instance, REL_GAP, time_limit_s)]
+    optima = [r.upper for r in own_optima(instance, REL_GAP, time_limit_s, within_budget=False)]
     shares = [j.weight for j in instance.jobs]
     w = [h / t for h, t in zip(shares, optima, strict=True)]
     more = tuple(j.model_copy(update={"weight": wj})
@@ -113,16 +121,17 @@ def hours_weighted(instance: Instance,
 
 
 def portfolio_of(instance: Instance, bw: np.ndarray, optima: list[OAResult],
-                 max_regret: float | None = None) -> Portfolio:
+                 max_regret: float | None = None, within_budget: bool = True) -> Portfolio:
     """Each workload's time (ns) on ``bw`` ((D,) GB/s, by the independent evaluator) against its
-    own optimum ``optima`` (:func:`own_optima`), with the ``max_regret`` asked for (a fraction)."""
+    own optimum ``optima`` (:func:`own_optima`, ``within_budget`` as it was called), with the
+    ``max_regret`` asked for (a fraction)."""
     jobs = instance.jobs
     times = tuple(evaluate(single_job(instance, w), bw).iteration_time_ns for w in range(len(jobs)))
     return Portfolio(names=tuple(j.workload.name for j in jobs),
                      weights=tuple(j.weight for j in jobs), times_ns=times,
                      own_optima_ns=tuple(r.upper for r in optima),
                      own_bounds_ns=tuple(max(r.lower, 0.0) for r in optima),
-                     max_regret=max_regret)
+                     max_regret=max_regret, optima_within_budget=within_budget)
 
 
 def max_ratio(tms: list[TimeModel], optima_ns: np.ndarray, bw: np.ndarray) -> float:

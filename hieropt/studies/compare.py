@@ -267,13 +267,56 @@ def comparison_objective(
     one, or the instance's (None, no note) when heuristics are placed for it; performance (the
     iteration time), with a note saying so, when none was given and the instance's objective
     (``min_run_cost``, ``min_max_regret``) has no heuristic comparison."""
-    if objective is not None or instance.objective in OBJECTIVES_PLACED:
+    regret = instance.objective == "min_cost" and instance.max_regret is not None
+    if objective is not None or (instance.objective in OBJECTIVES_PLACED and not regret):
         return objective, None
+    what = (f"min_cost with max_regret {instance.max_regret:g} (every workload within that "
+            "fraction of its own optimum; 'hieropt solve' answers it)" if regret
+            else instance.objective)
     return "performance", (
         f"the rules of thumb are compared for performance (iteration time): the instance's "
-        f"objective {instance.objective} has no heuristic comparison (give --objective to compare "
+        f"objective {what} has no heuristic comparison (give --objective to compare "
         f"for {', '.join(OBJECTIVES_PLACED)})"
     )
+
+
+def check_min_cost_target(instance: Instance, objective: str | None,
+                          path: object = None) -> None:
+    """Refuse a comparison for ``min_cost`` (``objective``, or the instance's when None) without a
+    time target in ns: the rules of thumb are placed at the cheapest point of their ratios that
+    meets that target. The fix said is one the instance can take: a time target, or, for
+    workloads weighted by ``hours_share`` (whose weighted time is a ratio, no ns target) or a
+    ``max_regret`` bound (each workload against its own optimum, which the heuristics are not
+    placed for), ``hieropt solve`` for the cheapest network within the regret (``path``: the
+    instance file it names; None: ``INSTANCE``) and a comparison for performance.
+
+    Raises:
+        InputError: min_cost without ``max_iteration_time_ns``.
+    """
+    obj = objective or instance.objective
+    if obj != "min_cost" or instance.max_iteration_time_ns is not None:
+        return
+    regret = instance.max_regret if instance.max_regret is not None else 0.1
+    answer = (f"'hieropt solve {path or 'INSTANCE'} --objective min_cost --max-regret {regret:g}' "
+              f"gives the cheapest network with every workload within {regret * 100:g} % of its "
+              "own optimum")
+    if instance.relative_time:
+        raise InputError(
+            "objective", None,
+            "compare places the rules of thumb for min_cost at a time target in ns, which "
+            "workloads weighted by hours_share do not take (their weighted time is a ratio to "
+            "their own optima)",
+            f"compare them with --objective performance (or performance_per_cost); {answer}")
+    if instance.max_regret is not None:
+        raise InputError(
+            "max_regret", None,
+            "compare places the rules of thumb for min_cost at a time target in ns, not within "
+            "max_regret of each workload's own optimum",
+            f"give a time target (--max-time 1.3s, or max_iteration_time_ns in ns), or compare "
+            f"with --objective performance; {answer}")
+    raise InputError(
+        "max_iteration_time_ns", None, "missing for objective min_cost",
+        "give the iteration-time target (--max-time 1.3s, or max_iteration_time_ns in ns)")
 
 
 @scoped
@@ -284,13 +327,18 @@ def compare(instance: Instance, objective: str | None = None, *,
     default: a new one).
 
     Raises:
-        InputError: invalid ``heuristic_ratios``, unknown objective, min_cost without a time target.
+        InputError: invalid ``heuristic_ratios``, unknown objective, min_cost without a time target
+            (:func:`check_min_cost_target`).
         NoSolutionError: the instance has no optimum (infeasible, unbounded, no bandwidth floor for
             performance_per_cost); the heuristics would have none either.
         SolverError: HiGHS failed or the exact answer failed verification.
     """
     start = time.perf_counter()
     check_ratios(instance)
+    check_min_cost_target(instance, objective)
+    if (objective or instance.objective) != "min_cost" and instance.max_regret is not None:
+        # (the regret bound is min_cost's: a comparison for another objective leaves it out)
+        instance = instance.model_copy(update={"max_regret": None})
     # (shares of hours -> weights once: the optimum and every heuristic on the one objective)
     instance, _ = hours_weighted(instance)
     # (several workloads: each one's time against its own optimum, as solve's portfolio table)

@@ -34,6 +34,7 @@ import pytest
 import hieropt
 from hieropt.errors import InputError
 from hieropt.model.timing import build_time_model
+from tests.cases import HOURS_PAIR_TOML, hours_pair
 from tests.cli.util import error_line, run
 
 RATIO = 1.22
@@ -42,41 +43,8 @@ DESIGN = (75.0, 25.0)
 """Its design, GB/s per NPU."""
 UNIT = "hours_weighted_ratio"
 
-INSTANCE = """\
-name = "hours-pair"
-objective = "performance"
-training_loop = "no_overlap"
-constraints = ["bw[0] + bw[1] == 100", "bw[0] >= 10", "bw[1] >= 10"]
-
-[[workloads]]
-workload = "a.txt"
-hours_share = 90
-mapping = { forward = [1, 1], input_grad = [1, 1], weight_grad = [2, 1] }
-
-[[workloads]]
-workload = "b.txt"
-hours_share = 10
-mapping = { forward = [1, 1], input_grad = [1, 1], weight_grad = [1, 2] }
-
-[network]
-dims = [
-  { block = "Ring", npus = 2, cost_class = "A" },
-  { block = "Ring", npus = 2, cost_class = "B" },
-]
-
-[cost.A]
-link_usd_per_gbps = 1.0
-[cost.B]
-link_usd_per_gbps = 3.0
-"""
-
-
-def _pair(tmp_path: Path, text: str = INSTANCE) -> Path:
-    (tmp_path / "a.txt").write_text("a -1 1000 NONE 0 0 NONE 0 0 ALLREDUCE 90000 0\n")
-    (tmp_path / "b.txt").write_text("b -1 1000000 NONE 0 0 NONE 0 0 ALLREDUCE 90000000 0\n")
-    path = tmp_path / "pair.toml"
-    path.write_text(text)
-    return path
+INSTANCE = HOURS_PAIR_TOML
+_pair = hours_pair
 
 
 def _json(path: Path) -> dict:
@@ -165,3 +133,59 @@ def test_a_time_target_in_ns_is_refused_for_hours_shares(tmp_path):
     r = run("solve", _pair(tmp_path), "--objective", "min_cost", "--max-time", "1ms")
     assert r.exit_code == 2
     assert "hours_share" in error_line(r) and "max_regret" in error_line(r)
+
+
+def test_a_budget_does_not_change_the_own_optima_of_the_weights(tmp_path):
+    """The own optima T_w* of the weights are the workloads' fastest networks under the rows and
+    bounds, whatever the budget: with a $560 budget (cost 4 b0 + 12 b1 $, so with b0 + b1 = 100
+    b1 <= 20) they stay 2,000 ns and 2e6 ns. The objective 0.5 + 40.5 / b0 + 4.5 / b1 falls as
+    b1 grows up to 25, so the budget binds: B = (80, 20) and 0.5 + 40.5 / 80 + 4.5 / 20 =
+    1.23125, what evaluate says of (80, 20). The optima under the budget (b's 5.5e6 ns at b1 = 20)
+    made solve and compare print about 1.052 for the same question, below the unconstrained
+    optimum's 1.22: a dearer question scored as a better network."""
+    inst = _pair(tmp_path)
+    value = 0.5 + 40.5 / 80 + 4.5 / 20
+    assert value == pytest.approx(1.23125, rel=1e-15)
+    r = run("solve", inst, "--budget", "560", "--json", tmp_path / "solve.json")
+    assert r.exit_code == 0, r.output
+    solve = _json(tmp_path / "solve.json")
+    assert solve["objective_value"] == pytest.approx(value, rel=1e-8)
+    np.testing.assert_allclose(solve["bw_gbps_per_dim"], (80.0, 20.0), rtol=1e-6)
+    own = [w["own_optimum_ns"] for w in solve["portfolio"]["workloads"]]
+    np.testing.assert_allclose(own, [2_000.0, 2e6], rtol=1e-8)
+    assert "whatever the budget" in r.stdout
+
+    r = run("compare", inst, "--budget", "560", "--json", tmp_path / "compare.json")
+    assert r.exit_code == 0, r.output
+    optimum = _json(tmp_path / "compare.json")["rows"][0]
+    assert optimum["objective_value"] == pytest.approx(value, rel=1e-8)
+
+    r = run("evaluate", inst, "--bw", "80,20", "--json", tmp_path / "e.json")
+    assert r.exit_code == 0, r.output
+    assert _json(tmp_path / "e.json")["iteration_time_ns"] == pytest.approx(value, rel=1e-12)
+
+
+def test_json_time_unit_is_the_ratio_in_solve_pareto_and_the_regret_form(tmp_path):
+    """``units.time`` names the unit of ``iteration_time_ns``: the ratio, as ``objective_unit``
+    says, not ns. With min_cost and max_regret 0.5 (each workload within 1.5 x its own optimum):
+    9e4 / b0 <= 2,000 and 9e7 / b1 <= 2e6 need b0, b1 >= 45, and the cheapest of 4 b0 + 12 b1 on
+    b0 + b1 = 100 is (55, 45): $760, the ratio 0.5 + 40.5 / 55 + 4.5 / 45."""
+    inst = _pair(tmp_path)
+    r = run("solve", inst, "--json", tmp_path / "solve.json")
+    assert r.exit_code == 0, r.output
+    assert _json(tmp_path / "solve.json")["units"]["time"] == UNIT
+
+    r = run("solve", inst, "--objective", "min_cost", "--max-regret", "0.5",
+            "--json", tmp_path / "regret.json")
+    assert r.exit_code == 0, r.output
+    regret = _json(tmp_path / "regret.json")
+    assert regret["objective_unit"] == "USD" and regret["units"]["time"] == UNIT
+    assert regret["objective_value"] == pytest.approx(760.0, rel=1e-7)
+    np.testing.assert_allclose(regret["bw_gbps_per_dim"], (55.0, 45.0), rtol=1e-6)
+    assert regret["iteration_time_ns"] == pytest.approx(0.5 + 40.5 / 55 + 4.5 / 45, rel=1e-6)
+
+    r = run("pareto", inst, "--points", "3", "--json", tmp_path / "front.json")
+    assert r.exit_code == 0, r.output
+    front = _json(tmp_path / "front.json")
+    assert front["fastest"]["units"]["time"] == UNIT
+    assert front["best_per_cost"]["units"]["time"] == UNIT
