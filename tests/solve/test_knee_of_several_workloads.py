@@ -27,36 +27,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cases import REPO
+from tests.cases import HOURS_PAIR_TOML, REPO
 from tests.cli.util import run
 
-INSTANCE = """\
-name = "weighted-pair"
-objective = "performance"
-training_loop = "no_overlap"
-constraints = ["bw[0] + bw[1] == 100", "bw[0] >= 10", "bw[1] >= 10"]
-
-[[workloads]]
-workload = "a.txt"
-weight = 1
-mapping = { forward = [1, 1], input_grad = [1, 1], weight_grad = [2, 1] }
-
-[[workloads]]
-workload = "b.txt"
-weight = 1
-mapping = { forward = [1, 1], input_grad = [1, 1], weight_grad = [1, 2] }
-
-[network]
-dims = [
-  { block = "Ring", npus = 2, cost_class = "A" },
-  { block = "Ring", npus = 2, cost_class = "B" },
-]
-
-[cost.A]
-link_usd_per_gbps = 1.0
-[cost.B]
-link_usd_per_gbps = 3.0
-"""
+INSTANCE = (HOURS_PAIR_TOML.replace('name = "hours-pair"', 'name = "weighted-pair"')
+            .replace("hours_share = 90", "weight = 1").replace("hours_share = 10", "weight = 1"))
+"""The two-workload pair of :data:`tests.cases.HOURS_PAIR_TOML` with plain weights 1 and 1."""
 
 B0 = (258_000 + math.sqrt(258_000**2 - 4 * 1_780 * 9e6)) / (2 * 1_780)
 """The knee's bandwidth on dimension 0 (module docstring), GB/s per NPU: 86.4718..."""
