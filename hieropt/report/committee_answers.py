@@ -248,7 +248,8 @@ def with_workloads(given: Instance, instance: Instance, alts: list[Alternative],
     :func:`hieropt.solvers.portfolio.hours_weighted`): the plan of each, with its weight as
     ``given`` (:func:`plans_text`), and each workload's time at the design against its own optimum
     (:func:`hieropt.solvers.portfolio.portfolio_of`, the table ``hieropt solve`` prints; the own
-    optima solved once); ``alts`` unchanged for one workload."""
+    optima solved once, as solve solves them: without the budget for shares of hours); ``alts``
+    unchanged for one workload."""
     from dataclasses import replace
 
     import numpy as np
@@ -258,9 +259,11 @@ def with_workloads(given: Instance, instance: Instance, alts: list[Alternative],
 
     if len(instance.jobs) == 1 or not alts:
         return alts
-    optima = own_optima(instance, REL_GAP, time_limit_s)
+    within = not instance.relative_time  # (as solve: the optima of shares of hours, no budget)
+    optima = own_optima(instance, REL_GAP, time_limit_s, within_budget=within)
     plans = plans_text(given)
-    return [replace(a, plan=plans, portfolio=portfolio_of(instance, np.asarray(a.bw_gbps), optima))
+    return [replace(a, plan=plans, portfolio=portfolio_of(instance, np.asarray(a.bw_gbps), optima,
+                                                          within_budget=within))
             for a in alts]
 
 
@@ -297,7 +300,8 @@ WORKLOADS_NOTE = (
     "objective (sum of weight x time; for shares of hours the hour-weighted ratio), and the "
     "portfolio table gives each workload's own iteration time at "
     "each design (the independent evaluator), its ratio to its own optimum (its fastest network "
-    "under the same constraints and budget) and to its time at the fastest design, as hieropt "
+    "under the same constraints and budget; for shares of hours whatever the budget) and to its "
+    "time at the fastest design, as hieropt "
     "solve's portfolio table")
 """The page's note on a portfolio of workloads."""
 

@@ -161,7 +161,8 @@ def workloads_html(c: Committee) -> str:
                     f"</td><td class='num'>{_ms(first.own_optimum_ns)}</td>{''.join(cells)}</tr>")
     caption = (
         "Each workload's iteration time at each design (the independent evaluator), against its "
-        "own optimum (its fastest network under the same constraints and budget) and against its "
+        "own optimum (its fastest network under the same constraints and budget; for shares of "
+        "hours whatever the budget) and against its "
         "time at the fastest design; hieropt solve prints the same figures for one design. The "
         "alternatives' iteration time above is the workloads' weighted objective (sum of weight x "
         "time).")

@@ -170,3 +170,23 @@ def test_a_single_workload_page_has_no_portfolio(unpriced):
     page = (out / "report.html").read_text()
     assert "portfolio table" not in page and "data-workload" not in page
     assert "per workload" not in data["why"]
+
+
+def test_shares_of_hours_under_a_budget_keep_their_own_optima(tmp_path):
+    """With shares of hours the own optima are the workloads' fastest networks whatever the budget
+    (the objective's definition): on the hand-computed pair (own optima 2,000 ns and 2,000,000 ns
+    on the rows alone) a $560 budget leaves them, on the page as in ``hieropt solve``."""
+    from tests.cases import hours_pair
+
+    pair = hours_pair(tmp_path)
+    data = report([pair, "--budget", "560"], tmp_path / "out")
+    r = run("solve", pair, "--budget", "560", "--json", tmp_path / "solve.json")
+    assert r.exit_code == 0, r.output
+    solved = json.loads((tmp_path / "solve.json").read_text())["portfolio"]["workloads"]
+    assert [w["own_optimum_ns"] for w in solved] == pytest.approx([2_000.0, 2_000_000.0],
+                                                                  rel=1e-9)
+    for alt in data["alternatives"]:
+        if alt.get("portfolio") is None:
+            continue
+        got = [w["own_optimum_ns"] for w in alt["portfolio"]["workloads"]]
+        assert got == pytest.approx([2_000.0, 2_000_000.0], rel=1e-9), alt["key"]
