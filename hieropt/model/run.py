@@ -210,7 +210,7 @@ def figures(
         unknown.append(
             "tokens, FLOPs and the run: several workloads share the fabric and the time is "
             "their weighted "
-            "sum, no one run's (see the portfolio table for each workload's time)"
+            "sum, no one run's (hieropt solve's portfolio table gives each workload's time)"
         )
     elif tr is None:
         unknown.append(

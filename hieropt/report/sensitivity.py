@@ -120,8 +120,11 @@ def sensitivity_lines(sens: Sensitivity | None, scale: BuyerScale | None = None)
     if sens is None:
         return []
     what = {"ns": "time", RELATIVE_UNIT: "hour-weighted ratio"}.get(sens.value_unit, "value")
+    held = (", the weights h_w / T_w* held: a change of a row also moves the own optima T_w*, "
+            "which these do not count; re-solve to see it" if sens.value_unit == RELATIVE_UNIT
+            else "")
     out = [f"sensitivity of the optimal {what} "
-           f"({sens.method}; {sens.seconds * 1e3:.0f} ms):"]
+           f"({sens.method}; {sens.seconds * 1e3:.0f} ms{held}):"]
     out += ["  " + _line(m, sens.value_unit, scale) for m in sens.marginals]
     budget = next((m for m in sens.marginals if m.kind == "budget" and m.binding), None)
     if sens.usd_per_ms is not None:
