@@ -73,6 +73,7 @@ __all__ = [
     "FatTree",
     "SwitchFabric",
     "check_radix",
+    "MAX_RADIX",
     "check_ratio",
     "port_splits",
     "fat_tree",
@@ -82,6 +83,9 @@ __all__ = [
 
 MIN_RADIX = 4
 """Smallest radix with a fat tree that grows with its tiers (a tier must have >= 2 down ports)."""
+MAX_RADIX = 65_536
+"""Largest radix taken (ports per switch): the largest switches of this field have 512 ports; a
+radix beyond this is a typo (and its $ per port overflowed a float)."""
 MAX_SPLIT_COMBINATIONS = 4096
 """Most port-split combinations :func:`design_fat_tree` compares (beyond: the splits with the most
 down ports)."""
@@ -90,12 +94,19 @@ PLACEMENTS = ("per_group", "multi_plane", "rail_optimized")
 
 
 def check_radix(radix: int) -> int:
-    """Return ``radix`` if it is an integer >= :data:`MIN_RADIX`, else raise ValueError."""
+    """Return ``radix`` if it is an integer in [:data:`MIN_RADIX`, :data:`MAX_RADIX`], else raise
+    ValueError."""
     if isinstance(radix, bool) or not isinstance(radix, int) or radix < MIN_RADIX:
         raise ValueError(
             f"radix {radix!r} is below {MIN_RADIX}: a fat tree of such switches cannot grow "
             "with its "
             f"tiers; fix: give a switch radix >= {MIN_RADIX}"
+        )
+    if radix > MAX_RADIX:
+        shown = f"{radix:,}" if radix < 10**30 else f"a {len(str(radix))}-digit number"
+        raise ValueError(
+            f"radix {shown} is above {MAX_RADIX:,} ports per switch (the largest switches have "
+            "512); fix: give the switch's port count"
         )
     return radix
 

@@ -94,6 +94,9 @@ def test_good_catalog(tmp_path, instance):
 BAD = [
     ("watts = 25\n", "watts = -25\n", "classes.ScaleOut.nics[0] ('cx7').watts", "negative"),
     ("radix = 64\n", "radix = 3\n", "classes.ScaleOut.switches[0] ('qm').radix", "below 4"),
+    # (a 60-digit radix overflowed a float in the $ per port check: a traceback)
+    ("radix = 64\n", f"radix = {10**60}\n", "classes.ScaleOut.switches[0] ('qm').radix",
+     "61-digit number is above 65,536"),
     ("oversubscription = [[1, 2]]", "oversubscription = [[1, 0.5]]", "oversubscription", "below 1"),
     (
         'usd = 2000\nwatts = 25\nsource = "s"\n',
