@@ -17,18 +17,12 @@ from hieropt.studies.validate.calibrate import accelerators_of
 from hieropt.units import fmt_sig, plural
 
 from .test_runs import NET3
-from .tiny import HEADER, MODEL, write_case
+from .tiny import HEADER, MODEL, refused, write_case
 
 VALIDATION = Path(__file__).resolve().parents[2] / "validation"
 CALIBRATION = VALIDATION / "calibration"
 runner = CliRunner(env={"FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1",
                         "COLUMNS": "200"})
-
-
-def refused(path: Path) -> str:
-    with pytest.raises(InputError) as e:
-        read_runs(path)
-    return e.value.one_line()
 
 
 def test_counts_and_numbers_in_words():

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from hieropt.errors import InputError
+from hieropt.io.runs import read_runs
+
 MODEL = """generator = "llm"
 [params.model]
 name = "tiny"
@@ -44,3 +49,11 @@ def write_case(folder: Path, rows: list[str], header: str = HEADER, model: str =
     path = folder / "runs.csv"
     path.write_text("\n".join(["# a comment line", header, *rows]) + "\n", encoding="utf-8")
     return path
+
+
+def refused(path: Path) -> str:
+    """The one-line error :func:`hieropt.io.runs.read_runs` refuses the runs file ``path`` with
+    (the test fails when it reads the file)."""
+    with pytest.raises(InputError) as e:
+        read_runs(path)
+    return e.value.one_line()
