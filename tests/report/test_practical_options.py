@@ -122,7 +122,7 @@ def test_an_alternative_beyond_the_time_cap_is_not_offered(tmp_path):
     )
 
 
-def test_the_testers_gpt3_page_lists_no_design_of_thousands_of_years(tmp_path):
+def test_the_gpt3_page_lists_no_design_of_thousands_of_years(tmp_path):
     """``report instances/gpt3-4d.toml --tokens 300B``: its cheapest network (500 GB/s on the
     chiplet ring, ~1e-4 GB/s elsewhere) would train for millions of days."""
     data = _report(REPO / "instances" / "gpt3-4d.toml", tmp_path / "rep", "--tokens", "300B")

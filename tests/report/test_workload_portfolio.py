@@ -69,7 +69,7 @@ def test_each_alternative_carries_each_workloads_time_as_solve_and_evaluate_give
     _, data = mixed
     fastest = _solve_json(tmp_path, "--no-sensitivity")["portfolio"]
     knee = _alt(data, "knee")
-    # the brief's check: the cheapest network at the knee's weighted time
+    # the cheapest network at the knee's weighted time (solve's min cost there)
     at_knee = _solve_json(
         tmp_path, "--objective", "min_cost", "--max-time", f"{knee['iteration_time_ns']:.2f}"
     )["portfolio"]

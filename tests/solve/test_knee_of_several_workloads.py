@@ -71,7 +71,7 @@ def test_the_knee_of_two_workloads_is_the_hand_computed_one(tmp_path):
 
 
 def test_solve_prints_the_knee_report_recommends_for_several_workloads(tmp_path):
-    """The tester's instance: GPT-3 and DLRM weighted on one fabric; the knee of ``solve --within
+    """The shipped mix instance: GPT-3 and DLRM weighted on one fabric; the knee of ``solve --within
     5%`` is the design and cost of the committee page's knee, to the last digit (one function)."""
     text, out = _solved(MIX, "--within", "5%")
     r = run("report", MIX, "--within", "5%", "--points", "2", "-o", tmp_path / "rep",
