@@ -25,7 +25,15 @@ from ..spec.overrides import check_time_limit, with_targets
 from ..units import objective_unit
 from .cutting import REL_GAP, TimeLP
 from .portfolio import hours_weighted, own_optima, portfolio_of
-from .procurement import FASTEST_SLACK, PPC_GAP, Counts, cheapest_meeting, fastest_design
+from .procurement import (
+    FASTEST_SLACK,
+    PPC_GAP,
+    Counts,
+    cheapest_meeting,
+    fastest_design,
+    keep_outcome,
+    recall_outcome,
+)
 from .routes import METHODS, ROUTES, UNITS, Case, verified
 from .routing import first_route
 
@@ -255,24 +263,54 @@ def solve_fastest_cheapest(instance: Instance,
     instance, _ = hours_weighted(instance, time_limit_s)  # (as solve: shares of hours -> weights)
     start = time.perf_counter()
     tm = build_time_model(instance)
-    counts = Counts()
+    extra = (time_limit_s, TIE_BREAK_LPS)
+    kept = recall_outcome("fastest and cheapest", instance, tm, extra)
+    if kept is None:
+        *solved, sol = _fastest_then_cheapest(instance, tm, time_limit_s, start)
+    res, counts, cheap, cost_counts = kept or solved
+    if kept is not None:
+        sol = verified(instance, tm, counts, res, "performance", start, {})
+    start = time.perf_counter()
+    design_inst = with_targets(instance, "min_cost", _tie_break_target(sol), None)
+    try:
+        if isinstance(cheap, str):
+            raise HieroptError(cheap)
+        design: Solution | str = verified(design_inst, tm, cost_counts, cheap, "min_cost", start,
+                                          {})
+    except HieroptError as e:
+        design = str(e)
+    if kept is None and res.status is Status.OPTIMAL and not isinstance(design, str):
+        keep_outcome("fastest and cheapest", instance, tm, extra,
+                     (res, counts, cheap, cost_counts))
+    return sol, design
+
+
+def _tie_break_target(sol: Solution) -> float:
+    """The time target of the tie-break after the performance optimum ``sol``: its time within
+    :data:`~hieropt.solvers.procurement.FASTEST_SLACK`."""
+    return sol.objective_value * (1 + FASTEST_SLACK)
+
+
+def _fastest_then_cheapest(instance: Instance, tm, time_limit_s: float, start: float) -> tuple:
+    """The two solves of :func:`solve_fastest_cheapest` on one cutting-plane LP (``start``: the
+    call's :func:`time.perf_counter`): (the performance OAResult, its :class:`Counts`, the
+    tie-break's OAResult or the message of its error, its Counts, the re-checked performance
+    Solution, whose evaluated time sets the tie-break's target). Raises what :func:`solve` raises
+    for the performance optimum."""
+    counts, cost_counts = Counts(), Counts()
     with closing(TimeLP(instance, tm, time_limit_s)) as core:
         core.cut_first = False  # (the min-cost loop goes on from these cuts: Loop.cut_first)
         res = fastest_design(core, REL_GAP, instance.max_network_cost_usd,
                              instance.max_iteration_time_ns)
         counts.add(core)
         sol = verified(instance, tm, counts, res, "performance", start, {})
-        start = time.perf_counter()
-        target = sol.objective_value * (1 + FASTEST_SLACK)
+        target = _tie_break_target(sol)
+        design_inst = with_targets(instance, "min_cost", target, None)
+        core.max_lps = TIE_BREAK_LPS
         try:
-            design_inst = with_targets(instance, "min_cost", target, None)
-            cost_counts = Counts()
-            core.max_lps = TIE_BREAK_LPS
             cheap = cheapest_meeting(design_inst, tm, target, REL_GAP,
                                      design_inst.max_network_cost_usd, time_limit_s, cost_counts,
                                      fastest=(core, res.bw))
-            design: Solution | str = verified(design_inst, tm, cost_counts, cheap, "min_cost",
-                                              start, {})
         except HieroptError as e:
-            design = str(e)
-    return sol, design
+            cheap = str(e)
+    return res, counts, cheap, cost_counts, sol

@@ -249,15 +249,12 @@ first)."""
 
 @dataclass
 class _Kept:
-    """A certified performance optimum kept by :func:`fastest_once`: what it was solved for (the
-    time model, the instance's design matrix and cluster prices), the outcome (frozen but for its
-    ``bw``, whose values are kept in ``bw``: a private copy) and the solve's LP and cut counts."""
+    """Certified outcomes kept by :func:`recall_outcome` / :func:`keep_outcome`: what they were
+    solved for (the time model, the instance's design matrix and cluster prices) and the outcome (a
+    tuple of :class:`OAResult` with private copies of their ``bw``, and plain values)."""
 
     inputs: tuple
-    res: OAResult
-    bw: np.ndarray
-    lps: int
-    cuts: int
+    outcome: tuple
 
     @cached_property
     def full_key(self) -> tuple:
@@ -267,7 +264,7 @@ class _Kept:
 
 def _inputs(instance: Instance, tm: TimeModel) -> tuple:
     """(``tm``, the design matrix, the cluster's $ per GB/s) of ``instance``: what the loop reads
-    beyond :func:`fastest_once`'s bucket."""
+    beyond :func:`recall_outcome`'s bucket."""
     return tm, instance.design_matrix, cluster_cost_usd_per_gbps(instance)
 
 
@@ -280,10 +277,46 @@ def _inputs_key(tm: TimeModel, dm, unit_cost: np.ndarray) -> tuple:
     return tm.fingerprint, rows, unit_cost.tobytes()
 
 
-def _kept_optimum(bucket: list[_Kept], instance: Instance, tm: TimeModel) -> _Kept | None:
-    """The entry of ``bucket`` solved for the same inputs as ``instance`` and ``tm``, if any."""
+def _copied(outcome: tuple) -> tuple:
+    """``outcome`` with a private copy of every :class:`OAResult`'s ``bw``."""
+    return tuple(replace(x, bw=x.bw.copy()) if isinstance(x, OAResult) and x.bw is not None
+                 else x for x in outcome)
+
+
+def _bucket_key(instance: Instance, tm: TimeModel, extra: tuple) -> tuple:
+    """The plain values that file an outcome: shapes, budget, time target and ``extra``."""
+    return (instance.design_matrix.A.shape, tm.terms_bytes.shape, instance.max_network_cost_usd,
+            instance.max_iteration_time_ns, *extra)
+
+
+def recall_outcome(name: str, instance: Instance, tm: TimeModel, extra: tuple) -> tuple | None:
+    """A copy of the outcome :func:`keep_outcome` kept in the active cache's table ``name`` for
+    the same inputs as ``instance`` and ``tm`` (design rows and bounds, prices, budget, time
+    target, the time model's :attr:`~hieropt.model.terms.TimeModel.fingerprint`) and the same
+    ``extra`` values (gap, time limit, ...), or None. The outcomes are filed by the plain values and
+    the shapes; the fingerprint and the rows' bytes are compared only within a bucket that holds
+    one. Nothing is kept for a :class:`~hieropt.model.cutmodel.CutModel` (it gains pieces)."""
+    if isinstance(tm, CutModel):
+        return None
+    bucket = current().table(name, FASTEST_BUCKETS).get(_bucket_key(instance, tm, extra))
+    if not bucket:
+        return None
     key = _inputs_key(*_inputs(instance, tm))
-    return next((e for e in bucket if e.full_key == key), None)
+    hit = next((e for e in bucket if e.full_key == key), None)
+    return None if hit is None else _copied(hit.outcome)
+
+
+def keep_outcome(name: str, instance: Instance, tm: TimeModel, extra: tuple,
+                 outcome: tuple) -> None:
+    """Keep ``outcome`` (a certified answer for these inputs, see :func:`recall_outcome`) in the
+    active cache's table ``name``: at most :data:`FASTEST_KEPT` per bucket, the oldest dropped."""
+    if isinstance(tm, CutModel):
+        return
+    table = current().table(name, FASTEST_BUCKETS)
+    near = _bucket_key(instance, tm, extra)
+    bucket = table.get(near) or table.put(near, [])
+    bucket.insert(0, _Kept(_inputs(instance, tm), _copied(outcome)))
+    del bucket[FASTEST_KEPT:]
 
 
 def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s: float,
@@ -292,34 +325,22 @@ def fastest_once(instance: Instance, tm: TimeModel, rel_gap: float, time_limit_s
     instance's budget and time target, its LPs and cuts added to ``counts``: (the outcome, the
     core's time model at the end; a :class:`~hieropt.model.cutmodel.CutModel` gains pieces).
 
-    An OPTIMAL outcome is kept in the active cache (:data:`FASTEST_KEPT`) by the values the loop
-    reads (design rows and bounds, prices, budget, time target, the time model's
-    :attr:`~hieropt.model.terms.TimeModel.fingerprint`, gap, time limit): another instance with the
-    same inputs gets a copy, with the same LP and cut counts, without a solve. The outcomes are
-    filed by the plain values and the shapes; the fingerprint and the rows' bytes are compared only
-    within a bucket that holds one (a single solve, the common case, makes none). Raises what
-    :func:`fastest_design` raises (not kept).
+    An OPTIMAL outcome is kept (:func:`keep_outcome`, with the gap and the time limit): another
+    instance with the same inputs gets a copy, with the same LP and cut counts, without a solve.
+    Raises what :func:`fastest_design` raises (not kept).
     """
-    budget, target = instance.max_network_cost_usd, instance.max_iteration_time_ns
-    kept = near = None
-    if not isinstance(tm, CutModel):
-        kept = current().table("fastest design", FASTEST_BUCKETS)
-        near = (instance.design_matrix.A.shape, tm.terms_bytes.shape, budget, target, rel_gap,
-                time_limit_s)
-        bucket = kept.get(near)
-        hit = _kept_optimum(bucket, instance, tm) if bucket else None
-        if hit is not None:
-            counts.lps += hit.lps
-            counts.cuts += hit.cuts
-            return replace(hit.res, bw=hit.bw.copy()), tm
+    extra = (rel_gap, time_limit_s)
+    if (hit := recall_outcome("fastest design", instance, tm, extra)) is not None:
+        res, counts_hit = hit
+        counts.lps += counts_hit.lps
+        counts.cuts += counts_hit.cuts
+        return res, tm
     with closing(TimeLP(instance, tm, time_limit_s)) as core:
-        res = fastest_design(core, rel_gap, budget, target)
+        res = fastest_design(core, rel_gap, instance.max_network_cost_usd,
+                             instance.max_iteration_time_ns)
     counts.add(core)
-    if kept is not None and res.status is Status.OPTIMAL and res.bw is not None:
-        bucket = kept.get(near) or kept.put(near, [])
-        entry = _Kept(_inputs(instance, tm), res, res.bw.copy(), core.lps, core.cuts)
-        bucket.insert(0, entry)
-        del bucket[FASTEST_KEPT:]
+    if res.status is Status.OPTIMAL and res.bw is not None:
+        keep_outcome("fastest design", instance, tm, extra, (res, Counts(core.lps, core.cuts)))
     return res, core.tm
 
 

@@ -1,7 +1,8 @@
-"""The performance optimum kept by its inputs (hieropt/solvers/procurement.py, ``fastest_once``): an
+"""Certified optima kept by their inputs (hieropt/solvers/procurement.py, ``recall_outcome``): an
 instance that differs from an earlier one only where the loop does not read (its name) gets the
 earlier certified optimum without a solve, to the last bit, with the same LP and cut counts; one
-whose rows differ is solved."""
+whose rows differ is solved. Both users: the performance optimum (``fastest_once``) and a sweep's
+pair of the fastest design and the cheapest equally fast one (``solve_fastest_cheapest``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+import hieropt.solvers.objectives as objectives
 import hieropt.solvers.procurement as procurement
 from hieropt.cache import Cache, use
 from hieropt.io.instance import load_instance
@@ -71,3 +73,36 @@ def test_a_lone_solve_makes_no_full_key_and_a_twin_compares_one(monkeypatch):
     budgeted = inst.model_copy(update={"max_network_cost_usd": 1e12})
     _solve(budgeted, shared)  # another bucket: no key made
     assert len(made) == 2
+
+
+def test_a_twin_gets_the_kept_fastest_and_cheapest_pair_re_checked(monkeypatch):
+    """The pair of a sweep's row: the twin's performance and tie-break Solutions equal the first's
+    (values, designs, LP counts) without an LP made, and both are still re-checked by the
+    evaluator; another budget is solved."""
+    inst = load_instance(ROOT / "instances" / "gpt3-4d.toml").model_copy(
+        update={"objective": "performance"})
+    made, checked = [], []
+    real_lp, real_verified = objectives.TimeLP, objectives.verified
+    monkeypatch.setattr(objectives, "TimeLP", lambda *a, **k: made.append(1) or real_lp(*a, **k))
+    monkeypatch.setattr(objectives, "verified",
+                        lambda *a, **k: checked.append(a[4]) or real_verified(*a, **k))
+    shared = Cache()
+    with use(shared):
+        fast, cheap = objectives.solve_fastest_cheapest(inst)
+        twin_fast, twin_cheap = objectives.solve_fastest_cheapest(
+            inst.model_copy(update={"name": "another name"}))
+    assert len(made) == 1
+    assert checked == ["performance", "min_cost", "performance", "min_cost"]
+    assert twin_fast.objective_value == fast.objective_value
+    assert twin_cheap.objective_value == cheap.objective_value  # its network's $
+    np.testing.assert_array_equal(twin_cheap.bw_gbps, cheap.bw_gbps)
+    np.testing.assert_array_equal(twin_fast.bw_gbps, fast.bw_gbps)
+    assert (twin_cheap.iterations, twin_fast.iterations) == (cheap.iterations, fast.iterations)
+    # the tie-break: no dearer than the fastest design, and within 1e-8 of its time
+    assert cheap.network_cost_usd <= fast.network_cost_usd
+    assert cheap.iteration_time_ns <= fast.objective_value * (1 + 1e-8)
+    budgeted = inst.model_copy(update={"max_network_cost_usd": 0.5 * fast.network_cost_usd})
+    with use(shared):
+        slow, _ = objectives.solve_fastest_cheapest(budgeted)
+    assert len(made) == 2
+    assert slow.objective_value > fast.objective_value
