@@ -178,8 +178,11 @@ def node_values_batch(levels_of: tuple, n_nodes: int, tau: np.ndarray) -> np.nda
     + sum b y_u, y_v = the max of its pieces."""
     const, tp, tk, ta, levels = levels_of
     S = tau.shape[0]
-    base = np.repeat(const[:, None], S, axis=1)  # (pieces, S)
-    np.add.at(base, tp, (tau[:, tk] * ta).T)
+    # (pieces, S): const + each piece's weighted term times, summed as node_values sums them (a
+    # weighted count over piece x design: far faster than an unbuffered np.add.at)
+    flat = (tp[:, None] * S + np.arange(S)).ravel()
+    parts = np.bincount(flat, weights=(tau[:, tk] * ta).T.ravel(), minlength=const.size * S)
+    base = const[:, None] + parts.reshape(const.size, S)
     y = np.zeros((n_nodes, S))
     for rows, nodes, starts, rp, ru, rb, unique in levels:
         val = base[rows]
