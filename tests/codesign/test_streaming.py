@@ -106,3 +106,20 @@ def test_the_bandwidth_cap_and_cost_floor_come_from_every_row():
     G, h = np.array([[1.0, 1.0]]), np.array([3.0])
     assert lp_lower_bound((G, h), np.array([2.0, 5.0])) == pytest.approx(6.0, rel=1e-11)
     assert lp_lower_bound((G, h), np.array([2.0, 5.0])) <= 6.0
+
+
+def test_a_results_file_whose_rows_mean_something_else_is_not_resumed(tmp_path, monkeypatch):
+    """The fingerprint holds the rows' meaning (``ROWS_VERSION``): a file written when a row's design
+    was the performance solve's own point is refused on resume with the fix, not read back as if
+    its designs were the cheapest equally fast ones."""
+    import hieropt.studies.explore.results as results
+    from hieropt.errors import InputError
+
+    sp = space(plans=PlanChoices(tp=(1, 2), pp=(1,)))
+    out = tmp_path / "rows.csv"
+    monkeypatch.setattr(results, "ROWS_VERSION", results.ROWS_VERSION - 1)
+    codesign(sp, workers=1, out=out)
+    monkeypatch.undo()
+    with pytest.raises(InputError, match="rows mean something else") as e:
+        codesign(sp, workers=1, out=out)
+    assert "delete this one to start over" in str(e.value)

@@ -35,7 +35,6 @@ counted, not made.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from array import array
@@ -53,7 +52,7 @@ from ...io.common import validation_error
 from ...spec.overrides import with_targets
 from ...workloads.llm.space import CodesignSpace
 from ..explore.executors import client_address, paused_gc, run_admitted
-from ..explore.results import ResultSink, typed_row
+from ..explore.results import ResultSink, fingerprint, typed_row
 from ..explore.run import SOLVED
 from .candidates import CodesignCandidate, CodesignEnumeration, enumerate_candidates
 from .rows import COLUMNS, KEEP_ROWS, OWN_COLUMNS, CodesignRow, Tally, UnsolvedRows
@@ -182,10 +181,9 @@ class Codesign:
 
 
 def codesign_fingerprint(space: CodesignSpace) -> str:
-    """Short sha256 of the space: a results file belongs to one fingerprint."""
-    return hashlib.sha256(
-        json.dumps(space.model_dump(mode="json"), sort_keys=True).encode()
-    ).hexdigest()[:12]
+    """Short sha256 of the space and the rows' meaning
+    (:func:`~hieropt.studies.explore.results.fingerprint`): a results file belongs to one."""
+    return fingerprint(space.model_dump(mode="json"))
 
 
 class _Seen:

@@ -4,6 +4,7 @@ candidate, and the reader that resumes from it (checked against the space's fing
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -12,6 +13,20 @@ from typing import Any
 
 from ...errors import InputError
 from ...io.files import OutputError, replacing
+
+ROWS_VERSION = 2
+"""What a results row's design is: version 2, with the performance objective, the cheapest design
+within 1e-8 of the optimal time (version 1: the performance solve's own point, which may cost more
+for the same time). Part of every results file's fingerprint (:func:`fingerprint`), so that a file
+whose rows mean something else is not resumed."""
+
+
+def fingerprint(space: dict) -> str:
+    """Short sha256 (12 hex digits) of a space's fields ``space`` (its JSON dump: objective and
+    targets included) and :data:`ROWS_VERSION`: a results file belongs to one fingerprint."""
+    text = json.dumps({"space": space, "rows": ROWS_VERSION}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
 
 # ---------------------------------------------------------------------------------------- one solve
 COLUMNS: tuple[tuple[str, type], ...] = (
@@ -145,8 +160,8 @@ def _check_hash(row: dict[str, Any], path: Path, where: Any, space_hash: str) ->
         raise InputError(
             path,
             f"line {where} space_hash",
-            f"written for another space or objective "
-            f"({row['space_hash']}, this sweep is {space_hash})",
+            f"written for another space or objective, or by a hieropt whose rows mean something "
+            f"else ({row['space_hash']}, this sweep is {space_hash})",
             "give another --out file, or delete this one to start over",
         )
     return row

@@ -47,9 +47,7 @@ cost class; run it on the shapes you shortlist).
 from __future__ import annotations
 
 import bisect
-import hashlib
 import itertools
-import json
 import os
 import time
 from collections.abc import Callable
@@ -67,7 +65,7 @@ from ...spec.space import ShapeSpace
 from .enumerate import Enumeration
 from .executors import client_address, paused_gc, run_dask, run_pool, run_serial
 from .keys import candidates
-from .results import ResultSink, typed_row
+from .results import ResultSink, fingerprint, typed_row
 
 __all__ = ["explore", "Exploration", "load_space", "space_fingerprint", "rank_rows", "SOLVED"]
 
@@ -238,10 +236,9 @@ def _tie_groups(rows: list[dict[str, Any]], field: str, tol: float):
 
 
 def space_fingerprint(space: ShapeSpace) -> str:
-    """Short sha256 of the space (objective and targets included): a results file belongs to one
-    fingerprint."""
-    text = json.dumps(space.model_dump(mode="json"), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    """Short sha256 of the space (objective and targets included) and the rows' meaning
+    (:func:`~hieropt.studies.explore.results.fingerprint`): a results file belongs to one."""
+    return fingerprint(space.model_dump(mode="json"))
 
 
 
