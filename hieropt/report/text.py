@@ -134,10 +134,7 @@ def summary_lines(instance: Instance, sol: Solution) -> list[str]:
         ),
         f"network cost: {fmt_money(sol.network_cost_usd)}",
     ]
-    mp = instance.mapping
-    lines.insert(1, f"mapping (group size per dimension): forward {list(mp.forward)}, input_grad "
-                 f"{list(mp.input_grad)}, weight_grad {list(mp.weight_grad)}"
-                 + (f" — {instance.mapping_note}" if instance.mapping_note else ""))
+    lines[1:1] = _mapping_lines(instance)
     # (the $ of one training run, or of one iteration without a token budget)
     if sol.objective == "min_run_cost":
         per = sol.extra.get("run_cost_per", "run")
@@ -381,3 +378,17 @@ def front_time(front: Any, value: float) -> str:
     return f"{fmt_ms(value)} ms"
 
 
+
+
+def _mapping_lines(instance: Instance) -> list[str]:
+    """The group sizes per dimension of each workload's phases: one line, or one per workload
+    (named) when several share the fabric; the instance's mapping note after the first."""
+    jobs = instance.jobs
+    out = []
+    for i, job in enumerate(jobs):
+        mp = job.mapping
+        who = f" of {job.workload.name}" if len(jobs) > 1 else ""
+        note = f" — {instance.mapping_note}" if i == 0 and instance.mapping_note else ""
+        out.append(f"mapping{who} (group size per dimension): forward {list(mp.forward)}, "
+                   f"input_grad {list(mp.input_grad)}, weight_grad {list(mp.weight_grad)}{note}")
+    return out

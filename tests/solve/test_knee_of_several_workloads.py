@@ -104,3 +104,19 @@ def test_within_given_for_another_objective_is_noted_not_ignored(tmp_path):
     # 0 turns the knee off, with nothing to note
     text, out = _solved(pair, "--within", "0")
     assert out["knee"] is None and not any("--within" in n for n in out["notes"])
+
+
+def test_solve_prints_each_workloads_mapping(tmp_path):
+    """Each workload's phases have their own groups: a on dimension 0 (weight_grad [2, 1]), b on
+    dimension 1 ([1, 2]); solve names both, not the first twice."""
+    from tests.cases import hours_pair
+
+    r = run("solve", hours_pair(tmp_path, INSTANCE))
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.stdout.splitlines() if x.startswith("mapping")]
+    assert lines == [
+        "mapping of a (group size per dimension): forward [1, 1], input_grad [1, 1], "
+        "weight_grad [2, 1]",
+        "mapping of b (group size per dimension): forward [1, 1], input_grad [1, 1], "
+        "weight_grad [1, 2]",
+    ]
