@@ -124,3 +124,14 @@ def test_catalog_shortlist_ranks_equally_fast_designs_cheapest_first(result, tmp
     assert [r["network_cost_usd"] for r in rows] == [2560.0, 2560.0, 53280.0, 73280.0]
     assert [r["id"].split(" | ")[1] for r in rows] == ["a:FC2 a:R4", "a:FC4 a:FC2",
                                                       "a:FC2 b:SW4", "a:FC4 b:SW2"]
+
+
+def test_a_network_of_fixed_bandwidths_has_no_tie_to_break():
+    """Every bandwidth fixed by the rows: the tie-break can only return the optimum's own design,
+    and the rows say nothing about a cheaper one (no "design: the cheapest ..." words)."""
+    sp = space(min_dims=2, constraints=("bw[0] == 1", "bw[top] == 2"),
+               plans=PlanChoices(tp=(1, 2), pp=(1,), zero_stage=(0,), recompute=("none",)))
+    res = codesign(sp, workers=1, prune=False)
+    solved = [r for r in res.ranking if r["status"] == "optimal"]
+    assert solved and all(r["bw_gbps"] == pytest.approx([1.0, 2.0], rel=1e-15) for r in solved)
+    assert all("design:" not in r["message"] for r in solved)

@@ -14,6 +14,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_complete
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from ...cache import Cache, scoped, use
 from ...errors import HieroptError, InputError, NoSolutionError, SolverError, raise_terminated
 from ...result import Solution
@@ -159,11 +161,12 @@ def _pool_task(cand: Any) -> dict[str, Any]:
 def tie_break_words(sol: Solution, design: Solution | str) -> str:
     """What a sweep row's message adds about its design, from
     :func:`hieropt.solvers.objectives.solve_fastest_cheapest`'s answers: nothing when the design is
-    the optimum's own (``sol``); the tie-break's answer, certified or at its LP limit with its
-    cost's proven gap; or why it failed (``design`` a str: the optimum's design stands)."""
+    the optimum's own (``sol``, or the same bandwidths: a network whose bandwidths are fixed has
+    no cheaper tie to find); the tie-break's answer, certified or at its LP limit with its cost's
+    proven gap; or why it failed (``design`` a str: the optimum's design stands)."""
     if isinstance(design, str):
         return f"; design: the solver's (no cheaper tie found: {design})"
-    if design is sol:
+    if design is sol or np.array_equal(design.bw_gbps, sol.bw_gbps):
         return ""
     if str(design.status) != "optimal":  # (the tie-break's LP limit: its cost's proven gap)
         return (f"; design: the cheapest found within {FASTEST_SLACK:g} of the optimal time, its "
