@@ -90,7 +90,8 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
              extra: dict, value: float | None = None, method: str | None = None) -> Solution:
     """Re-check the solver's point ``res`` (an outcome with ``bw``, ``upper``, ``lower``, ``status``
     and ``message``) with the independent evaluator and package the :class:`Solution` of objective
-    ``obj``.
+    ``obj``. A bandwidth within 1e-12 of the value the rows fix it at is that value
+    (:meth:`hieropt.spec.design.DesignMatrix.on_fixed`: the LP's round-off), before the check.
 
     Args:
         instance, tm: the problem and its time model; counts: LPs and cuts of the solve; start: its
@@ -105,7 +106,8 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
             than :data:`BOUND_SLACK` is no certificate: the Solution is then LIMIT with the safe
             bound 0.
     """
-    cert = verify(instance, res.bw, target_ns=instance.max_iteration_time_ns,
+    bw = instance.design_matrix.on_fixed(res.bw)  # (round-off off a bandwidth the rows fix)
+    cert = verify(instance, bw, target_ns=instance.max_iteration_time_ns,
                   budget_usd=instance.max_network_cost_usd)
     if not cert.ok:
         raise SolverError("independent verification failed: " + "; ".join(cert.problems))
@@ -121,10 +123,10 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
             f"but the evaluator gives {value:.12g}"
         )
     notes = tuple(
-        f"dimension {d} carries no traffic: its bandwidth ({res.bw[d]:.6g} GB/s) is whatever "
+        f"dimension {d} carries no traffic: its bandwidth ({bw[d]:.6g} GB/s) is whatever "
         "the constraints allow; any feasible value is equally good"
         for d in np.flatnonzero(~tm.carries_traffic)
-    ) + implausible_bw_notes(res.bw, tm.carries_traffic) + ignored_price_notes(instance)
+    ) + implausible_bw_notes(bw, tm.carries_traffic) + ignored_price_notes(instance)
     status, message = res.status, res.message
     if res.lower > value * (1 + BOUND_SLACK):  # the bound contradicts the verified answer
         status, bound = Status.LIMIT, 0.0
@@ -141,7 +143,7 @@ def verified(instance: Instance, tm: TimeModel, counts: Counts, res, obj: str, s
     message = message and _GAP_TEXT.sub(f"proven relative gap {gap:.3g}", message)
     extra.update(cuts=counts.cuts, terms=int(tm.terms_bytes.shape[0]), collectives=tm.n_collectives)
     return Solution(
-        status=status, message=message, objective=obj, bw_gbps=res.bw,
+        status=status, message=message, objective=obj, bw_gbps=bw,
         iteration_time_ns=bd.iteration_time_ns, network_cost_usd=bd.network_cost_usd,
         objective_value=value, objective_bound=bound,
         objective_unit=objective_unit(obj, instance.relative_time),

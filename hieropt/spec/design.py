@@ -102,6 +102,29 @@ class DesignMatrix:
         return math.nan if any(x != x for x in v) else max(v)
 
     @cached_property
+    def fixed_gbps(self) -> np.ndarray:
+        """(D,) the bandwidth (GB/s per NPU) each dimension must equal: its bounds where they meet,
+        or r / a for an equality row ``a bw[d] == r`` on that dimension alone; NaN where nothing
+        fixes it. Read-only."""
+        out = np.where(self.bw_lower == self.bw_upper, self.bw_lower, np.nan)
+        nz = self.A != 0
+        for r in np.flatnonzero((self.sense == 2) & (nz.sum(axis=1) == 1)):
+            d = int(np.flatnonzero(nz[r])[0])
+            out[d] = self.rhs[r] / self.A[r, d]
+        out.flags.writeable = False
+        return out
+
+    def on_fixed(self, bw: np.ndarray, rel: float = 1e-12) -> np.ndarray:
+        """``bw`` (D,) GB/s with each bandwidth within ``rel`` (relative) of the value its rows fix
+        (:attr:`fixed_gbps`) set to that value: an LP's round-off (2 x (1 / 2) scaled back to
+        1.9999999999999998) off a bandwidth the user fixed. ``bw`` itself when nothing moves."""
+        fixed = self.fixed_gbps
+        near = np.abs(bw - fixed) <= rel * np.abs(fixed)  # (False where fixed is NaN)
+        if not near.any() or np.array_equal(bw[near], fixed[near]):
+            return bw
+        return np.where(near, fixed, bw)
+
+    @cached_property
     def units_per_coefficient(self) -> np.ndarray:
         """(n, D) 1 / |a_rd| where a_rd != 0, else 0: GB/s of dimension d per unit of row r (a row
         missed by m units frees at most m x max_d price_d / |a_rd| of cost), read-only."""

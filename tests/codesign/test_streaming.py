@@ -109,9 +109,9 @@ def test_the_bandwidth_cap_and_cost_floor_come_from_every_row():
 
 
 def test_a_results_file_whose_rows_mean_something_else_is_not_resumed(tmp_path, monkeypatch):
-    """The fingerprint holds the rows' meaning (``ROWS_VERSION``): a file written when a row's design
-    was the performance solve's own point is refused on resume with the fix, not read back as if
-    its designs were the cheapest equally fast ones."""
+    """The fingerprint holds the rows' meaning (``ROWS_VERSION``): a file written when a row's
+    design was the performance solve's own point is refused on resume with the fix, not read back
+    as if its designs were the cheapest equally fast ones."""
     import hieropt.studies.explore.results as results
     from hieropt.errors import InputError
 

@@ -133,5 +133,6 @@ def test_a_network_of_fixed_bandwidths_has_no_tie_to_break():
                plans=PlanChoices(tp=(1, 2), pp=(1,), zero_stage=(0,), recompute=("none",)))
     res = codesign(sp, workers=1, prune=False)
     solved = [r for r in res.ranking if r["status"] == "optimal"]
-    assert solved and all(r["bw_gbps"] == pytest.approx([1.0, 2.0], rel=1e-15) for r in solved)
+    # (exactly the fixed values: the LP's round-off, 1.9999999999999998 on some shapes, is put back)
+    assert solved and all(r["bw_gbps"] == [1.0, 2.0] for r in solved)
     assert all("design:" not in r["message"] for r in solved)

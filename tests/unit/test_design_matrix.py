@@ -1,5 +1,6 @@
 """The design rows' violation check in Python floats (``DesignMatrix.violation_list``, used by the
-verifier and every candidate test) against numpy's ``violations`` and hand-computed values."""
+verifier and every candidate test) against numpy's ``violations`` and hand-computed values; the
+bandwidths the rows fix (``fixed_gbps``, ``on_fixed``)."""
 
 from __future__ import annotations
 
@@ -83,3 +84,18 @@ def test_units_per_coefficient_by_hand():
     # at (80, 30): row 0 lhs 110 misses 100 by 10 units, row 1 lhs 260 holds, row 2 lhs 15 misses
     # 30 by 15 units; prices (3, 2) $ per GB/s: 10 x max(3, 2) + 0 + 15 x max(0, 2 x 2) = 90 $
     assert row_leak_usd(Inst(), np.array([80.0, 30.0]), np.array([3.0, 2.0])) == 90.0
+
+
+def test_fixed_bandwidths_and_round_off_put_back_on_them():
+    # rows: b0 + b1 <= 100 (not a fix), 3 b1 == 30 (b1 = 10), and bounds 5 <= b2 <= 5
+    A = np.array([[1, 1, 0, 0], [0, 3, 0, 0]], dtype=float)
+    rhs, sense = np.array([100.0, 30.0]), np.array([0, 2])
+    lower, upper = np.where(sense >= 1, rhs, -np.inf), np.where(sense != 1, rhs, np.inf)
+    dm = DesignMatrix(A, lower, upper, rhs, sense, np.array([0.0, 0.0, 5.0, 1.0]),
+                      np.array([np.inf, np.inf, 5.0, 2.0]))
+    fixed = dm.fixed_gbps
+    assert np.isnan(fixed[0]) and np.isnan(fixed[3]) and fixed[1:3].tolist() == [10.0, 5.0]
+    off = np.array([7.0, np.nextafter(10.0, 0.0), np.nextafter(5.0, 9.0), 1.5])
+    assert dm.on_fixed(off).tolist() == [7.0, 10.0, 5.0, 1.5]
+    far = np.array([7.0, 10.001, 5.0, 1.5])  # (not round-off: left for the verifier to judge)
+    assert dm.on_fixed(far) is far
