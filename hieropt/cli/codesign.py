@@ -163,7 +163,7 @@ def codesign_command(
             outcome.answered = True
         from ..report.codesign import summary_lines
 
-        for line in summary_lines(result) + run_lines(run) + [f"note: {n}" for n in notes]:
+        for line in summary_lines(result) + run_lines(run, codesign_calibration(result)):
             console.print(line, highlight=False, soft_wrap=True)
         _print_tables(console, err, result, top, shortlist, written, write_instances,
                       deadline is not None)

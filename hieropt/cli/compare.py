@@ -368,8 +368,10 @@ def report_command(
         if _is_codesign(instance):
             committee, data = _codesign_report(instance, out_dir, space, fixed_plan,
                                                parse_tokens(tokens), slack)
-            return _finish(out, json_out, committee, out_dir, data["files"], 0,
-                           _space_notes(instance, space))
+            from ..report.committee_codesign import caveat_notes
+
+            notes = caveat_notes(committee.alternatives) + _space_notes(instance, space)
+            return _finish(out, json_out, committee, out_dir, data["files"], 0, notes)
         inst = _instance(
             instance,
             network,

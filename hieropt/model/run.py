@@ -138,6 +138,8 @@ class RunFigures:
         unknown: why figures are None, one line each.
         left_out: what the cost rate, the power and the energy do not count (e.g.
             :data:`NETWORK_POWER_LEFT_OUT`).
+        caveats: what the validation says of the plan's features it does not cover or predicts
+            worst (:attr:`hieropt.spec.Training.caveats`), one sentence each.
     """
 
     iteration_time_ns: float
@@ -158,11 +160,14 @@ class RunFigures:
     run_cost_usd: float | None = None
     unknown: tuple[str, ...] = ()
     left_out: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: every field (None where unknown), ``unknown`` and ``left_out`` as lists."""
+        """JSON-ready: every field (None where unknown), ``unknown``, ``left_out`` and
+        ``caveats`` as lists."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["unknown"], out["left_out"] = list(self.unknown), list(self.left_out)
+        out["caveats"] = list(self.caveats)
         return out
 
 
@@ -248,7 +253,8 @@ def figures(
     c = cluster
     if c is not None and c.accelerator_w is not None and c.network_w_per_npu is None:
         left += (NETWORK_POWER_LEFT_OUT,)  # (the power is known without the network's)
-    return RunFigures(**out, unknown=tuple(unknown), left_out=left)
+    caveats = tr.caveats if tr is not None else ()
+    return RunFigures(**out, unknown=tuple(unknown), left_out=left, caveats=caveats)
 
 
 def _cost_figures(

@@ -166,13 +166,15 @@ def run_lines(fig: RunFigures | None, calibration: str | None = None) -> list[st
 
 
 def run_notes(fig: RunFigures | None, calibration: str | None) -> list[str]:
-    """The :func:`calibration_note` of ``calibration`` (the accelerator timed with its shipped
-    default calibration, or None) when ``fig`` shows MFU or days to train; else none. For a JSON's
-    ``notes``."""
-    note = calibration_note(calibration)
-    if note is None or fig is None or (fig.mfu is None and fig.time_to_train_days is None):
+    """The plan's caveats (:attr:`~hieropt.model.run.RunFigures.caveats`: features the validation
+    does not cover or predicts worst) and the :func:`calibration_note` of ``calibration`` (the
+    accelerator timed with its shipped default calibration, or None) when ``fig`` shows MFU or
+    days to train. For a JSON's ``notes``."""
+    if fig is None:
         return []
-    return [note]
+    note = calibration_note(calibration)
+    shown = fig.mfu is not None or fig.time_to_train_days is not None
+    return list(fig.caveats) + ([note] if note is not None and shown else [])
 
 
 def codesign_run(result: Any, tokens: float | None = None) -> RunFigures | None:

@@ -34,6 +34,8 @@ class Training(Frozen):
         microbatch_group: the plan's interleaved micro-batch group N when it sets one (None: the
             default, the pipeline stages); a loaded instance's ``[step]`` takes it
             (:class:`hieropt.spec.StepSchedule`).
+        caveats: what the validation against measured runs (docs/validation.md) says of the
+            plan's features it does not cover or predicts worst, one sentence each (empty: none).
     """
 
     model: str
@@ -44,6 +46,7 @@ class Training(Frozen):
     peak_flops_per_npu: float = Field(gt=0, allow_inf_nan=False)
     default_calibration: str | None = None
     microbatch_group: int | None = Field(default=None, ge=1)
+    caveats: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _ordered(self) -> Training:

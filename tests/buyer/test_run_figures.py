@@ -215,3 +215,25 @@ def test_several_workloads_have_no_run_of_their_own():
             ),
             objective="min_run_cost",
         )
+
+
+def test_plans_outside_the_validation_carry_its_caveat():
+    """ZeRO-3 (measured 1.3-3.1x slower than predicted, docs/validation.md) and experts (no
+    measured MoE run) carry their caveat into the run figures and every command's notes; a plan
+    the measured runs cover (GPT-3's TP x PP x DP, ZeRO 1) carries none."""
+    from hieropt.report.run import run_notes
+    from hieropt.workloads.llm.flops import MOE_CAVEAT, ZERO3_CAVEAT
+
+    assert training_of(read_llm(GPT3)).caveats == ()
+    z3 = training_of(read_llm(GPT3, ["zero_stage=3"]))
+    assert z3.caveats == (ZERO3_CAVEAT,) and "1.3-3.1x" in ZERO3_CAVEAT
+    moe = training_of(read_llm(REPO / "models" / "mixtral-8x7b.toml"))
+    assert moe.caveats == (MOE_CAVEAT,)
+    inst = hieropt.load_instance(PLAN)
+    fig = run_figures(inst, 10e9)
+    assert fig.caveats == () and fig.to_dict()["caveats"] == []
+    from hieropt.model.run import figures
+
+    fig3 = figures(z3, 4096, 10e9)
+    assert fig3.to_dict()["caveats"] == [ZERO3_CAVEAT]
+    assert run_notes(fig3, None) == [ZERO3_CAVEAT]  # (with or without the MFU shown)

@@ -72,10 +72,39 @@ def recompute_flops_per_iteration(p: LLMParams) -> int:
     return 0
 
 
+ZERO3_CAVEAT = (
+    "ZeRO stage 3 (parameters sharded over DP) is the model's least validated plan feature: the "
+    "only measured ZeRO-3 runs in docs/validation.md (DeepSpeed, Narayanan et al. 2021 Table 2, "
+    "175B and 530B on 384-2,240 A100) took 1.3-3.1x the time this model predicts for them, more "
+    "on more GPUs; take this plan's iteration time, days and MFU as optimistic until runs of "
+    "your software stack calibrate it"
+)
+"""The caveat :func:`training_of` gives a plan with ``zero_stage = 3``: measured / predicted is
+81,579 / 62,274 = 1.31 (174.6B, 384 GPUs) to 66,746 / 21,809 = 3.06 (1,536 GPUs) in
+``validation/narayanan2021.csv`` with the A100's default calibration."""
+MOE_CAVEAT = (
+    "expert parallelism (MoE) is not validated: docs/validation.md holds no measured MoE run, so "
+    "its all-to-all and expert compute times are the model's alone"
+)
+"""The caveat :func:`training_of` gives a plan with experts (``ep`` > 1 or a MoE model)."""
+
+
+def plan_caveats(p: LLMParams) -> tuple[str, ...]:
+    """What the validation says of plan ``p``'s features it does not cover or predicts worst
+    (:data:`ZERO3_CAVEAT`, :data:`MOE_CAVEAT`), in that order; empty for the features the
+    measured runs cover (TP, PP, DP, CP, interleaving, recompute, ZeRO 1-2)."""
+    out = []
+    if p.plan.zero_stage == 3:
+        out.append(ZERO3_CAVEAT)
+    if p.plan.ep > 1 or p.model.moe is not None:
+        out.append(MOE_CAVEAT)
+    return tuple(out)
+
+
 def training_of(p: LLMParams) -> Training:
     """The :class:`~hieropt.spec.Training` facts of plan ``p``: tokens B s, model and hardware FLOPs
-    per iteration, NPUs, the NPU's peak (``peak_tflops`` x 1e12 FLOP/s) and the interleaved
-    schedule's micro-batch group if the plan sets one."""
+    per iteration, NPUs, the NPU's peak (``peak_tflops`` x 1e12 FLOP/s), the interleaved
+    schedule's micro-batch group if the plan sets one, and its :func:`plan_caveats`."""
     model = model_flops_per_iteration(p)
     return Training(
         model=p.model.name,
@@ -85,6 +114,7 @@ def training_of(p: LLMParams) -> Training:
         npus=p.plan.total_npus,
         peak_flops_per_npu=p.npu.peak_tflops * 1e12,
         microbatch_group=p.plan.microbatch_group_size,
+        caveats=plan_caveats(p),
     )
 
 
@@ -95,4 +125,7 @@ __all__ = [
     "model_flops_per_iteration",
     "recompute_flops_per_iteration",
     "training_of",
+    "plan_caveats",
+    "ZERO3_CAVEAT",
+    "MOE_CAVEAT",
 ]
