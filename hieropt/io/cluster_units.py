@@ -95,6 +95,9 @@ CLUSTER_RANGES: dict[str, Plausible] = {
     "max_power_mw": Plausible(1e-3, 1e4, "MW", (), "give the site's power cap in MW, e.g. {}",
                               "give the site's power cap in MW of facility power (e.g. 25)",
                               ((1e3, "kW"), (1e6, "W"))),
+    "usd_per_npu_hour": Plausible(0.05, 100, "$ per NPU-hour", ((1e3, "thousands of $"),), _USD,
+                                  "give the all-in rate of one NPU for one hour in $ (H100 rented: "
+                                  "about 2-4)"),
     "amortisation_years": Plausible(0.5, 10, "years", (), "give years, e.g. {}",
                                     "give the years over which the hardware is paid (e.g. 5)",
                                     ((12, "months"),)),

@@ -191,3 +191,26 @@ def test_toy_prices_meant_far_apart_are_provisioned_as_given(tmp_path: Path):
         "'sw8' (500 $): looks like thousands of $; fix: give dollars, e.g. 1000 (if 1 $ is "
         "meant, write check_units = false at the top of the catalog)"
     )
+
+
+@pytest.mark.parametrize(("rate", "words"), [
+    (0.002, "0.002 $ per NPU-hour looks like thousands of $; fix: give dollars, e.g. 2"),
+    (2000, "2000 $ per NPU-hour is above 100; fix: give the all-in rate of one NPU for one hour in "
+           "$ (H100 rented: about 2-4)"),
+])
+def test_an_npu_hour_rate_in_the_wrong_unit_is_refused(tmp_path, rate, words):
+    """An all-in rental rate far outside $0.05-$100 per NPU-hour is a unit slip: it would set the $
+    per run and move the min_run_cost design."""
+    text = LLAMA.read_text().replace('"../models/', f'"{REPO}/models/')
+    capex = ("require_sources", "accelerator_usd", "server_usd", "rack_usd",
+             "facility_usd_per_mw", "electricity_usd_per_kwh")
+    kept = [x for x in text.splitlines() if not x.startswith(capex)]
+    text = "\n".join(kept).replace("\n[cluster]\n", f"\n[cluster]\nusd_per_npu_hour = {rate}\n")
+    path = tmp_path / "inst.toml"
+    path.write_text(text + "\n")
+    r = run("solve", path, "--no-sensitivity")
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {path}: cluster.usd_per_npu_hour: {words}"
+    ok = tmp_path / "ok.toml"
+    ok.write_text(text.replace(f"usd_per_npu_hour = {rate}", "usd_per_npu_hour = 2.5") + "\n")
+    assert run("solve", ok, "--no-sensitivity").exit_code == 0
