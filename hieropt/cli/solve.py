@@ -43,6 +43,7 @@ from .options import (
     TokensOpt,
     TotalBudgetOpt,
 )
+from .outputs import answer_outputs
 
 CommOpt = Annotated[
     Path | None,
@@ -381,6 +382,7 @@ def pareto_command(
 
     err = error_console()
     out = err if to_stdout(json_out, csv_out) else console()
+    answer_outputs(csv_out, plot)  # (a run without its answer leaves no earlier one there)
     try:
         if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise InputError(
@@ -408,7 +410,7 @@ def pareto_command(
         finally:
             bar.stop()
     except HieroptError as e:
-        raise fail(err, e, json_out, stale=(csv_out, plot)) from None
+        raise fail(err, e, json_out) from None
     from ..report import dicts, plots, text
 
     # the files first (see solve); the CSV on stdout (--csv -) is this run's stdout, the tables then
