@@ -164,8 +164,9 @@ def terminated_as_interrupt() -> Iterator[None]:
 def interrupted(err: Console, e: KeyboardInterrupt) -> typer.Exit:
     """End the running command interrupted by ``e`` (Ctrl-C: exit 130; SIGTERM,
     :class:`hieropt.errors.Terminated`: 143): one line ``interrupted: WHERE`` (``terminated:``) on
-    ``err``, WHERE a sweep's note on its rows (:func:`hieropt.cli.outputs.interrupt_note`) or that
-    the run has no answer; ``{"status": "interrupted", "message", "exit_code"}`` in the ``--json``
+    ``err``, WHERE a sweep's note on its rows (:func:`hieropt.cli.outputs.interrupt_note`), the
+    files of its answer when the run had written every output, or that the run has no answer;
+    ``{"status": "interrupted", "message", "exit_code"}`` in the ``--json``
     file unless this run wrote its answer there; its other outputs not written by this run are
     removed by :class:`Command` (:func:`hieropt.cli.outputs.discard_stale`). Returns the
     :class:`typer.Exit`."""
@@ -174,7 +175,12 @@ def interrupted(err: Console, e: KeyboardInterrupt) -> typer.Exit:
 
     terminated = isinstance(e, Terminated)
     run = current_outputs()
-    where = run.where or "the run ended before its answer; rerun the same command"
+    outputs = [p for p in [run.json, *(p for p, _ in run.answers)] if p is not None]
+    done = bool(outputs) and all(written(p) for p in outputs)
+    where = run.where or (
+        f"after writing its answer to {', '.join(map(str, outputs))}" if done
+        else "the run ended before its answer; rerun the same command"
+    )
     message = f"{'terminated' if terminated else 'interrupted'}: {where}"
     code = 143 if terminated else 130
     err.print(message, highlight=False, soft_wrap=True)

@@ -137,6 +137,7 @@ def test_an_interrupt_after_the_files_keeps_them(tmp_path, monkeypatch):
     earlier(js, csv)
     r = run("pareto", GPT3, "--points", "3", "--json", js, "--csv", csv)
     assert r.exit_code == 130
+    assert r.stderr.strip() == f"interrupted: after writing its answer to {js}, {csv}"
     assert len(json.loads(js.read_text())["points"]) == 3
     assert len(csv.read_text().splitlines()) == 4  # the header and 3 points
 
